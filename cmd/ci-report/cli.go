@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK      = 0
+	exitVerdict = 1 // --fail-on-verdict and the verdict is not PASS; run: a case failed
+	exitUsage   = 2 // bad usage or unreadable input
+	exitGitHub  = 3 // post: GitHub refused or was unreachable
+)
+
+// env is what a subcommand sees of the process: streams and environment.
+// Tests build one by hand; nothing reads os.* directly below Main.
+type env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// command is one subcommand: it parses its own args and does its work.
+type command struct {
+	Summary string
+	Run     func(ctx context.Context, e *env, args []string) error
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each subcommand's file calls it from init.
+func register(name string, c command) {
+	if _, dup := commands[name]; dup {
+		panic("ci-report: subcommand registered twice: " + name)
+	}
+	commands[name] = c
+}
+
+// exitError carries an exit code through an error; the code is mapped in one
+// place, Main.
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+// usageErrorf returns an error that exits 2.
+func usageErrorf(format string, a ...any) error {
+	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// withCode wraps err so that it exits with code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{Code: code, Err: err}
+}
+
+// errSilent is an exit code with nothing more to print (the command already said why).
+func errSilent(code int) error { return &exitError{Code: code} }
+
+// Main runs ci-report with args and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}, args)
+}
+
+func mainEnv(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(e.Stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.Stderr, "ci-report: unknown command %q\n", args[0])
+		printUsage(e.Stderr)
+		return exitUsage
+	}
+	err := c.Run(ctx, e, args[1:])
+	return exitCode(e.Stderr, args[0], err)
+}
+
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	code := exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.Code
+		if ee.Err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(stderr, "ci-report %s: %v\n", name, err)
+	return code
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ci-report <command> [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].Summary)
+	}
+	fmt.Fprintln(w, "\nRun 'ci-report <command> -h' for a command's flags.")
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet("ci-report "+name, flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	return fs
+}
+
+// parseFlags parses args, mapping a flag error to a usage error (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{Code: exitUsage, Err: err}
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may stand before, between or after the
+// positional arguments (`render dir1 dir2 --comment c.md`), and returns the
+// positional ones. "--" ends flag parsing.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag stops at "--" (consumed) or at the first positional argument.
+		consumedDashDash := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
+		if consumedDashDash {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

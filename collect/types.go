@@ -1,0 +1,239 @@
+package collect
+
+import "encoding/json"
+
+// PartMeta is part.json (SPEC-formats §2): the provenance and plan of one part.
+type PartMeta struct {
+	Format  int    `json:"format"`
+	Part    string `json:"part"`
+	Profile string `json:"profile"`
+	// Complete is nil when absent (treated as true when summary.json exists).
+	Complete        *bool          `json:"complete"`
+	Planned         []string       `json:"planned"`
+	RunID           string         `json:"run_id,omitempty"`
+	StartedAt       string         `json:"started_at,omitempty"`
+	FinishedAt      string         `json:"finished_at,omitempty"`
+	Host            string         `json:"host,omitempty"`
+	CIReportVersion string         `json:"ci_report_version,omitempty"`
+	GitHub          *GitHubContext `json:"github,omitempty"`
+}
+
+// GitHubContext is the GitHub Actions run context of a part (part.json "github").
+type GitHubContext struct {
+	RunID      int64  `json:"run_id,omitempty"`
+	RunAttempt int    `json:"run_attempt,omitempty"`
+	Job        string `json:"job,omitempty"`
+	CheckRunID int64  `json:"check_run_id,omitempty"`
+	SHA        string `json:"sha,omitempty"`
+	Ref        string `json:"ref,omitempty"`
+	ServerURL  string `json:"server_url,omitempty"`
+	Repository string `json:"repository,omitempty"`
+}
+
+// Setup is setup.json (SPEC-formats §3): what a part tested. After merge it is
+// the merged setup of every part.
+type Setup struct {
+	Profile          string           `json:"profile"`
+	KvcachedSHA      *string          `json:"kvcached_sha"`
+	GPUs             []GPU            `json:"gpus"`
+	Engines          Ordered[Engine]  `json:"engines"`
+	StopSignal       string           `json:"stop_signal,omitempty"`
+	ModelRevisions   Ordered[*string] `json:"model_revisions"`
+	Workload         []string         `json:"workload"`
+	Checks           Ordered[string]  `json:"checks"`
+	Cases            []CaseSetup      `json:"cases"`
+	Elastic          []ElasticSetup   `json:"elastic,omitempty"`
+	ElasticWorkload  []string         `json:"elastic_workload,omitempty"`
+	ElasticChecks    Ordered[string]  `json:"elastic_checks,omitempty"`
+	Limit            []LimitSetup     `json:"limit,omitempty"`
+	LimitWorkload    []string         `json:"limit_workload,omitempty"`
+	LimitChecks      Ordered[string]  `json:"limit_checks,omitempty"`
+	Priority         []PrioritySetup  `json:"priority,omitempty"`
+	PriorityWorkload []string         `json:"priority_workload,omitempty"`
+	PriorityChecks   Ordered[string]  `json:"priority_checks,omitempty"`
+	// Parts holds the display names of the merged parts when there is more than one.
+	Parts []string `json:"parts,omitempty"`
+}
+
+// GPU is one GPU of a part; an empty field was absent or null.
+type GPU struct {
+	Name   string `json:"name"`
+	Memory string `json:"memory"`
+	Driver string `json:"driver"`
+}
+
+// Engine is an engine's image and versions (setup.json "engines" values).
+type Engine struct {
+	Image    string `json:"image,omitempty"`
+	Digest   string `json:"digest,omitempty"`
+	Engine   string `json:"engine,omitempty"` // the engine's version, e.g. 0.30.0
+	Kvcached string `json:"kvcached,omitempty"`
+	Torch    string `json:"torch,omitempty"`
+	CUDA     string `json:"cuda,omitempty"`
+	Env      Env    `json:"env"`
+	Server   string `json:"server,omitempty"`
+}
+
+// CaseSetup is the setup of one server (a server case, or a server of a pair).
+type CaseSetup struct {
+	Name         string   `json:"name"`
+	Engine       string   `json:"engine"`
+	Model        string   `json:"model"`
+	HFID         string   `json:"hf_id"`
+	Layout       *string  `json:"layout"` // "c1", "c0", or nil for native
+	TP           int      `json:"tp"`
+	KVCacheDtype *string  `json:"kv_cache_dtype"`
+	ModelArgs    []string `json:"model_args"`
+	Env          Env      `json:"env"`
+	ExtraArgs    []string `json:"extra_args"`
+	Cmd          string   `json:"cmd"`
+	// Priority is set for the servers of a priority pair (0 low, 1 high).
+	Priority *int `json:"priority,omitempty"`
+}
+
+// ElasticSetup is an elastic pair: two servers sharing one GPU.
+type ElasticSetup struct {
+	Name  string    `json:"name"`
+	Kind  string    `json:"kind"`
+	GPU   string    `json:"gpu"`
+	Batch int       `json:"batch"`
+	A     CaseSetup `json:"a"`
+	B     CaseSetup `json:"b"`
+}
+
+// LimitSetup is a memory-limit case: one server's setup under the case's name.
+type LimitSetup struct {
+	Kind string `json:"kind"`
+	CaseSetup
+}
+
+// PrioritySetup is a priority pair (new): a low-priority server that gives up
+// its idle cache to a high-priority server's burst.
+type PrioritySetup struct {
+	Name       string    `json:"name"`
+	Kind       string    `json:"kind"`
+	GPU        string    `json:"gpu"`
+	Batch      int       `json:"batch"`
+	Layers     []string  `json:"layers"`
+	BallastMiB *int      `json:"ballast_mib"`
+	Low        CaseSetup `json:"low"`
+	High       CaseSetup `json:"high"`
+}
+
+// Summary is summary.json (SPEC-formats §4).
+type Summary struct {
+	OK    bool         `json:"ok"`
+	Cases []CaseResult `json:"cases"`
+}
+
+// CaseResult is one case's outcome. Readers that only render leave Phases nil.
+type CaseResult struct {
+	Name   string          `json:"name"`
+	OK     bool            `json:"ok"`
+	Checks []Check         `json:"checks"`
+	Log    json.RawMessage `json:"log,omitempty"`
+	Phases *Ordered[Phase] `json:"phases,omitempty"`
+}
+
+// Failed reports whether the case counts as failed: not ok, or any check failed.
+func (c *CaseResult) Failed() bool {
+	if !c.OK {
+		return true
+	}
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Check is one named check of a case.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Phase is one phase of requests of a case.
+type Phase struct {
+	Name        string          `json:"name"`
+	Concurrency int             `json:"concurrency"`
+	Results     []RequestResult `json:"results"`
+}
+
+// RequestResult is one request's outcome. Status 0 is a transport error.
+type RequestResult struct {
+	Status       int     `json:"status"`
+	TokenIDs     []int   `json:"token_ids"`
+	Text         *string `json:"text"`
+	PromptTokens *int    `json:"prompt_tokens"`
+	CachedTokens *int    `json:"cached_tokens"`
+	LatencyS     float64 `json:"latency_s"`
+	Error        *string `json:"error"`
+}
+
+// OK reports whether the request succeeded: status 200 with token ids.
+func (r *RequestResult) OK() bool { return r.Status == 200 && r.TokenIDs != nil }
+
+// LogInfo is what the runner parsed from a server's serve.log.
+type LogInfo struct {
+	Patched         []string `json:"patched"`
+	Capacity        *int64   `json:"capacity"`
+	Tokens          []int64  `json:"tokens"`
+	KvcachedLines   int      `json:"kvcached_lines"`
+	BlockSize       []int    `json:"block_size"`
+	Errors          []string `json:"errors"`
+	ErrorsAfterStop []string `json:"errors_after_stop"`
+}
+
+// LedgerSample is one reading of the kvcached ledger (SPEC-formats §4.3).
+type LedgerSample struct {
+	T        float64                 `json:"t"`
+	GPUs     Ordered[Ordered[int64]] `json:"gpus"`
+	Segments Ordered[Ordered[int64]] `json:"segments"`
+}
+
+// PerfSetup is perf/setup.json (SPEC-formats §6).
+type PerfSetup struct {
+	KvcachedSHA *string            `json:"kvcached_sha"`
+	GPUs        []GPU              `json:"gpus"`
+	Versions    Ordered[string]    `json:"versions"`
+	Models      Ordered[PerfModel] `json:"models"`
+	Server      string             `json:"server,omitempty"`
+	KvcachedEnv Env                `json:"kvcached_env"`
+	Bench       json.RawMessage    `json:"bench,omitempty"`
+	Arms        []string           `json:"arms"`
+	Concurrency Ordered[int]       `json:"concurrency"`
+	Warmup      *PerfWarmup        `json:"warmup,omitempty"`
+}
+
+// PerfModel is one model of the perf run.
+type PerfModel struct {
+	HFID     string   `json:"hf_id"`
+	Revision *string  `json:"revision"`
+	Args     []string `json:"args"`
+}
+
+// PerfWarmup is the warm-up of the perf run.
+type PerfWarmup struct {
+	Concurrency int `json:"concurrency"`
+	Prompts     int `json:"prompts"`
+}
+
+// PerfSummary is perf/summary.json (SPEC-formats §6).
+type PerfSummary struct {
+	Runs   []json.RawMessage `json:"runs"`
+	Table  []PerfRow         `json:"table"`
+	Errors []string          `json:"errors"`
+}
+
+// PerfRow is one row of the perf comparison table; Ratio is kvcached/native.
+type PerfRow struct {
+	Model       string   `json:"model"`
+	Concurrency int      `json:"concurrency"`
+	Metric      string   `json:"metric"`
+	Native      *float64 `json:"native"`
+	Kvcached    *float64 `json:"kvcached"`
+	Ratio       *float64 `json:"ratio"`
+}

@@ -1,0 +1,57 @@
+package merge
+
+import (
+	"encoding/json"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Report is merged.json (SPEC-formats §7): every part of one workflow run
+// combined. render turns a Report into documents; it is also what
+// `ci-report merge` writes.
+type Report struct {
+	Format        int            `json:"format"`
+	Setup         *collect.Setup `json:"setup"`
+	SetupComplete bool           `json:"setup_complete"`
+	Cases         []Case         `json:"cases"`
+	Parts         []PartStatus   `json:"parts"`
+	Perf          *Perf          `json:"perf,omitempty"`
+	Verdict       string         `json:"verdict"`
+}
+
+// Case is one case of the report, in report order: a finished case (phases
+// dropped) or a planned case that did not run.
+type Case struct {
+	Name   string          `json:"name"`
+	OK     bool            `json:"ok"`
+	Checks []collect.Check `json:"checks"`
+	Log    json.RawMessage `json:"log,omitempty"`
+	// NotRun marks a case planned in part.json that never finished.
+	NotRun bool `json:"not_run,omitempty"`
+	// Part is the display name of the part the case came from.
+	Part string `json:"part"`
+}
+
+// Part status values.
+const (
+	StatusComplete = "complete"
+	StatusPartial  = "partial"
+	StatusMissing  = "missing"
+)
+
+// PartStatus says how far one part got.
+type PartStatus struct {
+	Name     string `json:"name"`
+	Display  string `json:"display"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason"`
+	ErrorTxt bool   `json:"error_txt"`
+	Planned  int    `json:"planned"`
+	Ran      int    `json:"ran"`
+}
+
+// Perf holds the perf artifacts (SPEC-formats §6) when the root has perf/.
+type Perf struct {
+	Setup   *collect.PerfSetup   `json:"setup"`
+	Summary *collect.PerfSummary `json:"summary"`
+}
