@@ -1,0 +1,53 @@
+// Package render turns a merged report into the Markdown documents of the
+// results issue (SPEC-render.md): the run's comment, the issue-description
+// section, the pull-request variant and the perf documents; it also splices a
+// section into an issue body, and draws HTML previews and terminal tables.
+//
+// Render is a pure function of the report, the options and the templates: no
+// clock, environment, disk or network reads happen here.
+package render
+
+// Options are everything besides the report that a document depends on. The
+// CLI fills them from flags and the GitHub Actions environment.
+type Options struct {
+	Profile     string // resolved profile; "perf" selects perf mode
+	RunURL      string // link of the workflow run; empty: no [Run] link
+	RunID       string // empty: no marker line
+	RunAttempt  string // empty: "1"
+	SHA         string // kvcached commit; empty: the merged setup's kvcached_sha
+	Subject     string // commit subject; empty: no parentheses
+	Prev        string // previous run as "sha:conclusion"; empty: unknown
+	ArtifactURL string // empty: the logs line links the run
+	PR          int    // > 0: pull-request variant
+	Date        string // YYYY-MM-DD, passed by the CLI (render reads no clock)
+	Config      Config
+}
+
+// Config holds the constants of SPEC-render §1 that a repository may change
+// (--config ci-report.json). Every field is optional; DefaultConfig fills the gaps.
+type Config struct {
+	RepositoryURL string            `json:"repository_url,omitempty"`
+	Titles        map[string]string `json:"titles,omitempty"`
+	Schedules     map[string]string `json:"schedules,omitempty"`
+	Workflows     map[string]string `json:"workflows,omitempty"`
+	RetentionDays RetentionDays     `json:"retention_days,omitempty"`
+}
+
+// RetentionDays is how long artifacts are kept, per kind of run.
+type RetentionDays struct {
+	Correctness int `json:"correctness,omitempty"`
+	Perf        int `json:"perf,omitempty"`
+}
+
+// Documents are what one render produces.
+type Documents struct {
+	// Comment is the run's comment (correctness, pull-request or perf variant).
+	Comment string
+	// Section is the issue-description section, without splice markers; empty
+	// when none can be produced (a part without setup.json, or smoke / PR runs).
+	Section string
+	// SectionName is the splice name of Section: the profile, or "perf".
+	SectionName string
+	// Verdict is PASS, FAIL (...) or DID NOT RUN.
+	Verdict string
+}
