@@ -1,0 +1,51 @@
+// Package gpu is the runner's view of the GPUs: names, memory and compute
+// processes. Three backends implement it: NVML (go-nvml, cgo on Linux), the
+// simulated GPU of runner/sim, and None for machines without a GPU.
+package gpu
+
+import "errors"
+
+// ErrNoGPU is returned by every query of the None backend.
+var ErrNoGPU = errors.New("no GPU backend: NVML is not available on this machine (use --simulate to run without a GPU)")
+
+// Info describes one GPU.
+type Info struct {
+	Index     int
+	Name      string
+	MemoryMiB int64 // total memory
+	Driver    string
+}
+
+// Process is one compute process on a GPU.
+type Process struct {
+	PID     int
+	UsedMiB int64
+}
+
+// Backend answers questions about the run's GPUs. Implementations are safe
+// for concurrent use (the samplers and the case code call them at once).
+type Backend interface {
+	// GPUs lists the run's GPUs.
+	GPUs() ([]Info, error)
+	// UsedMiB returns the memory in use on GPU index.
+	UsedMiB(index int) (int64, error)
+	// Processes lists the compute processes on GPU index.
+	Processes(index int) ([]Process, error)
+	// Close releases the backend.
+	Close() error
+}
+
+// None is the backend of a machine without a GPU: every query fails with ErrNoGPU.
+type None struct{}
+
+// GPUs implements Backend.
+func (None) GPUs() ([]Info, error) { return nil, ErrNoGPU }
+
+// UsedMiB implements Backend.
+func (None) UsedMiB(int) (int64, error) { return 0, ErrNoGPU }
+
+// Processes implements Backend.
+func (None) Processes(int) ([]Process, error) { return nil, ErrNoGPU }
+
+// Close implements Backend.
+func (None) Close() error { return nil }
