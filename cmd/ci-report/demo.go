@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func init() {
+	register("demo", command{
+		Summary: "run a simulated profile through run, merge, render and a dry-run post",
+		Run:     runDemo,
+	})
+}
+
+// demoOptions are the flags of `ci-report demo`.
+type demoOptions struct {
+	Out       string
+	Profile   string
+	Faults    string
+	Timescale string
+	Now       func() time.Time
+}
+
+func (o *demoOptions) validate() error {
+	if o.Out == "" {
+		return usageErrorf("--out must not be empty")
+	}
+	if o.Profile == "" {
+		return usageErrorf("--profile must not be empty")
+	}
+	return nil
+}
+
+// runDemo runs the main job end to end on this machine: the simulated
+// profile through `run`, then `merge`, `render` (comment, section, HTML
+// preview) and `post --dry-run`, each as the very subcommand a workflow
+// calls, so the demo exercises exactly what CI does.
+func runDemo(ctx context.Context, e *env, args []string) error {
+	o := demoOptions{Now: time.Now}
+	fs := newFlagSet("demo", e)
+	fs.StringVar(&o.Out, "out", "ci-report-demo", "directory to write everything into (replaced)")
+	fs.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
+	fs.StringVar(&o.Faults, "faults", "", "simulator faults to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
+	fs.StringVar(&o.Timescale, "timescale", "0.05", "simulator time scale (CI_REPORT_SIM_TIMESCALE)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("demo takes no arguments, got %q", pos)
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return fmt.Errorf("demo: resolve --out %s: %w", o.Out, err)
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return fmt.Errorf("demo: clear %s: %w", out, err)
+	}
+	results := filepath.Join(out, "results")
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return fmt.Errorf("demo: create %s: %w", results, err)
+	}
+
+	// The demo never talks to GitHub and never picks up a token or an
+	// Actions context from the caller's environment.
+	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, o)}
+	date := o.Now().UTC().Format("2006-01-02")
+	part := filepath.Join(results, "all")
+	mergedPath := filepath.Join(out, "merged.json")
+	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", results}
+
+	steps := []struct {
+		what string
+		args []string
+		// okCodes are exit codes that still let the demo go on: a failed
+		// case (run exits 1) is a result to look at, not a broken demo.
+		okCodes []int
+		stdout  string
+	}{
+		{"run the simulated " + o.Profile + " profile", []string{"run", "--simulate", "--profile", o.Profile,
+			"--out", part, "--part", "all", "--run-id", "demo"}, []int{exitOK, exitVerdict}, ""},
+		{"merge the parts", []string{"merge", "--out", mergedPath, results}, []int{exitOK}, ""},
+		{"render the comment, section and HTML preview", append([]string{"render",
+			"--comment", filepath.Join(out, "comment.md"),
+			"--section", filepath.Join(out, "section.md"),
+			"--html", filepath.Join(out, "preview.html")}, renderArgs...), []int{exitOK}, ""},
+		{"show the failed cases", append([]string{"render", "--format", "text"}, renderArgs...),
+			[]int{exitOK}, filepath.Join(out, "report.txt")},
+		{"dry-run the post", append([]string{"post", "--dry-run", "--repo", "ovg-project/kvcached",
+			"--issue", "1"}, renderArgs...), []int{exitOK}, filepath.Join(out, "post-dry-run.txt")},
+	}
+	for i, st := range steps {
+		fmt.Fprintf(e.Stderr, "demo %d/%d: %s: ci-report %s\n", i+1, len(steps), st.what, strings.Join(st.args, " "))
+		s := *sub
+		var f *os.File
+		if st.stdout != "" {
+			if f, err = os.Create(st.stdout); err != nil {
+				return fmt.Errorf("demo: %s: %w", st.what, err)
+			}
+			s.Stdout = f
+		}
+		code := mainEnv(ctx, &s, st.args)
+		if f != nil {
+			if cerr := f.Close(); cerr != nil {
+				return fmt.Errorf("demo: %s: close %s: %w", st.what, st.stdout, cerr)
+			}
+		}
+		if ctx.Err() != nil {
+			return withCode(exitVerdict, fmt.Errorf("demo interrupted during %q: %w", st.what, ctx.Err()))
+		}
+		if !containsInt(st.okCodes, code) {
+			return withCode(code, errors.New("demo stopped: "+st.what+" failed (see above)"))
+		}
+	}
+
+	fmt.Fprintf(e.Stdout, `ci-report demo: the simulated %s profile ran through run, merge, render and a dry-run post.
+Look at:
+  %s	the part written by 'ci-report run' (part.json, setup.json, summary.json, cases.jsonl, per-case serve.log)
+  %s	the merged report
+  %s	the results-issue comment
+  %s	the issue-description section
+  %s	both, as a page for a browser
+  %s	the failed cases as terminal tables
+  %s	the GitHub requests 'ci-report post' would send
+`, o.Profile, part, mergedPath, filepath.Join(out, "comment.md"), filepath.Join(out, "section.md"),
+		filepath.Join(out, "preview.html"), filepath.Join(out, "report.txt"), filepath.Join(out, "post-dry-run.txt"))
+	return nil
+}
+
+// demoGetenv hides the caller's GitHub credentials and Actions context, and
+// sets the simulator's knobs.
+func demoGetenv(getenv func(string) string, o demoOptions) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "CI_REPORT_SIM_FAULTS":
+			return o.Faults
+		case "CI_REPORT_SIM_TIMESCALE":
+			return o.Timescale
+		}
+		if k == "GITHUB_TOKEN" || k == "GH_TOKEN" || strings.HasPrefix(k, "GITHUB_") || k == "CI_REPORT_CHECK_RUN_ID" {
+			return ""
+		}
+		return getenv(k)
+	}
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
