@@ -1,0 +1,286 @@
+// Package ledger is the runner's only reader and writer of the kvcached
+// ledger: it runs `kvctl list --json`, `kvctl limit <ipc> <bytes>` and
+// `kvctl priority <ipc> <p>` (behind an optional exec prefix such as
+// `docker exec -i NAME`) and condenses a listing into the LedgerSample of
+// SPEC-formats §4.3.
+//
+// kvctl prints one JSON object per kvcached segment:
+//
+//	[{"ipc": "e2e_1007_vllm_qwen05b_kv_c1", "gpu": 0, "limit_bytes": ..., "used_bytes": ...,
+//	  "priority": 0, "charged_bytes": ..., "shortfall_bytes": ..., "watermark_bytes": ...}, ...]
+//
+// `gpu` absent means GPU 0, a missing numeric field counts as 0, and segments
+// that belong to no server of the case (other runs, other tenants) are ignored.
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultTimeout is the limit of one kvctl call (SPEC-runner §4).
+const DefaultTimeout = 10 * time.Second
+
+// Known ledger fields, in the order they are written in samples.
+const (
+	FieldLimit     = "limit_bytes"
+	FieldUsed      = "used_bytes"
+	FieldPriority  = "priority"
+	FieldCharged   = "charged_bytes"
+	FieldShortfall = "shortfall_bytes"
+	FieldWatermark = "watermark_bytes"
+)
+
+// KnownFields are the numeric fields every sample carries (0 when kvctl did
+// not print them), in output order; other numeric fields follow, sorted.
+var KnownFields = []string{FieldLimit, FieldUsed, FieldPriority, FieldCharged, FieldShortfall, FieldWatermark}
+
+// ExecFunc runs argv to completion and returns its standard output. A non-zero
+// exit must be an error; ctx carries the call's timeout.
+type ExecFunc func(ctx context.Context, argv []string) ([]byte, error)
+
+// Client runs kvctl. The zero value is not usable: Argv must name kvctl.
+type Client struct {
+	// Argv is the exec prefix words followed by the kvctl words, e.g.
+	// ["docker", "exec", "-i", "vllm", "kvctl"] or [self, "sim", "kvctl"].
+	Argv []string
+	// Exec runs one command; nil runs it with os/exec.
+	Exec ExecFunc
+	// Timeout bounds each call; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Entry is one segment of a kvctl listing.
+type Entry struct {
+	IPC string
+	GPU int
+	// Fields holds the numeric fields as printed (gpu and ipc excluded).
+	Fields map[string]int64
+}
+
+// Get returns field f, 0 when kvctl did not print it.
+func (e Entry) Get(f string) int64 { return e.Fields[f] }
+
+// List runs `kvctl list --json` and parses its output.
+func (c *Client) List(ctx context.Context) ([]Entry, error) {
+	out, err := c.run(ctx, "list", "--json")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := ParseList(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.describe("list", "--json"), err)
+	}
+	return entries, nil
+}
+
+// SetLimit runs `kvctl limit <ipc> <bytes>`.
+func (c *Client) SetLimit(ctx context.Context, ipc string, bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("kvctl limit %s: negative size %d", ipc, bytes)
+	}
+	_, err := c.run(ctx, "limit", ipc, strconv.FormatInt(bytes, 10))
+	return err
+}
+
+// PriorityResult is what publishing one priority showed: the value wanted,
+// the value a following listing reported (nil when the segment or the field
+// was missing), and why it did not count as set.
+type PriorityResult struct {
+	IPC  string
+	Want int64
+	Got  *int64
+	Err  error
+}
+
+// OK reports whether the listing read back the wanted priority.
+func (r PriorityResult) OK() bool { return r.Err == nil && r.Got != nil && *r.Got == r.Want }
+
+// SetPriority runs `kvctl priority <ipc> <p>` and reads it back with `kvctl
+// list --json`: kvctl exits 0 even when the ledger rejected the publish, so
+// only the read-back counts.
+func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityResult {
+	r := PriorityResult{IPC: ipc, Want: p}
+	if _, err := c.run(ctx, "priority", ipc, strconv.FormatInt(p, 10)); err != nil {
+		r.Err = err
+		return r
+	}
+	entries, err := c.List(ctx)
+	if err != nil {
+		r.Err = fmt.Errorf("read back priority of %s: %w", ipc, err)
+		return r
+	}
+	for _, e := range entries {
+		if e.IPC != ipc {
+			continue
+		}
+		if v, ok := e.Fields[FieldPriority]; ok {
+			r.Got = &v
+			if v != p {
+				r.Err = fmt.Errorf("kvctl priority %s %d: the ledger shows priority %d (publish rejected)", ipc, p, v)
+			}
+			return r
+		}
+		r.Err = fmt.Errorf("kvctl priority %s %d: the listing of %s has no priority field", ipc, p, ipc)
+		return r
+	}
+	r.Err = fmt.Errorf("kvctl priority %s %d: segment %s is not in kvctl list --json", ipc, p, ipc)
+	return r
+}
+
+func (c *Client) describe(args ...string) string {
+	return "kvctl " + strings.Join(args, " ")
+}
+
+func (c *Client) run(ctx context.Context, args ...string) ([]byte, error) {
+	if len(c.Argv) == 0 {
+		return nil, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	argv := append(append([]string(nil), c.Argv...), args...)
+	run := c.Exec
+	if run == nil {
+		run = ExecCommand
+	}
+	out, err := run(ctx, argv)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: timed out after %s (%s)", c.describe(args...), timeout, strings.Join(argv, " "))
+		}
+		return nil, fmt.Errorf("%s (%s): %w", c.describe(args...), strings.Join(argv, " "), err)
+	}
+	return out, nil
+}
+
+// ExecCommand runs argv with os/exec and returns its standard output; on
+// failure the error carries the exit status and the tail of standard error.
+func ExecCommand(ctx context.Context, argv []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	// kvctl may be a wrapper script (or docker exec) whose children hold the
+	// pipes: on timeout the whole group is killed, and WaitDelay bounds the rest.
+	killGroupOnCancel(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Run(); err != nil {
+		if msg := tail(stderr.Bytes(), 300); msg != "" {
+			return nil, fmt.Errorf("%w: %s", err, msg)
+		}
+		return nil, err
+	}
+	return stdout.Bytes(), nil
+}
+
+// tail returns the last n runes of b as one valid UTF-8 line.
+func tail(b []byte, n int) string {
+	s := strings.ToValidUTF8(strings.TrimSpace(string(b)), "\uFFFD")
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return "…" + string(r[len(r)-n+1:])
+}
+
+// ParseList parses the output of `kvctl list --json`: a JSON array of
+// objects. Anything else is an error; so is a `gpu` that is not a
+// non-negative integer. Non-numeric fields other than ipc and gpu are ignored.
+func ParseList(out []byte) ([]Entry, error) {
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) == 0 {
+		return nil, errors.New("empty output, want a JSON array of segments")
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return nil, fmt.Errorf("output is not a JSON array of segments: %v (output starts %q)", err, tail(firstBytes(trimmed, 120), 120))
+	}
+	entries := make([]Entry, 0, len(raw))
+	for i, r := range raw {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("segment %d is not a JSON object: %s", i, tail(firstBytes(r, 80), 80))
+		}
+		e := Entry{Fields: map[string]int64{}}
+		for k, v := range obj {
+			switch k {
+			case "ipc":
+				// A non-string ipc names no server of ours: the entry stays foreign.
+				_ = json.Unmarshal(v, &e.IPC)
+			case "gpu":
+				g, ok := intValue(v)
+				if string(bytes.TrimSpace(v)) == "null" {
+					continue
+				}
+				if !ok || g < 0 || g > 1<<20 {
+					return nil, fmt.Errorf("segment %d: gpu is %s, want a GPU index", i, tail(firstBytes(v, 40), 40))
+				}
+				e.GPU = int(g)
+			default:
+				if n, ok := intValue(v); ok {
+					e.Fields[k] = n
+				}
+			}
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+func firstBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// intValue reads a JSON number (an integer, or a float truncated toward zero)
+// or a string holding an integer; other values are not numeric.
+func intValue(v json.RawMessage) (int64, bool) {
+	var num json.Number
+	if err := json.Unmarshal(v, &num); err != nil {
+		return 0, false
+	}
+	if n, err := num.Int64(); err == nil {
+		return n, true
+	}
+	f, err := num.Float64()
+	if err != nil || f != f || f > 9.2e18 || f < -9.2e18 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// fieldOrder returns the known fields followed by every other field seen, sorted.
+func fieldOrder(entries []Entry) []string {
+	extra := map[string]bool{}
+	for _, e := range entries {
+		for k := range e.Fields {
+			extra[k] = true
+		}
+	}
+	for _, k := range KnownFields {
+		delete(extra, k)
+	}
+	order := append([]string(nil), KnownFields...)
+	rest := make([]string, 0, len(extra))
+	for k := range extra {
+		rest = append(rest, k)
+	}
+	sort.Strings(rest)
+	return append(order, rest...)
+}
