@@ -1,0 +1,231 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// This file holds the checks of the elastic pair (SPEC-runner §5) and the
+// helpers the three co-location kinds (elastic, limit, priority) share. Every
+// check is a pure function of recorded observations; memory is in MiB.
+
+// ElasticChecks are the "passes when" texts of the elastic pair, in check
+// order (setup.json elastic_checks).
+func ElasticChecks() collect.Ordered[string] {
+	var o collect.Ordered[string]
+	o.Set("<A>_ready", "server A answers GET /health with 200 before the ready timeout")
+	o.Set("<B>_ready", "server B answers GET /health with 200 before the ready timeout")
+	o.Set("a_requests_ok", "every request of A's burst succeeded")
+	o.Set("a_filled_memory", "A's KV cache grew by more than half of the GPU memory free before the burst")
+	o.Set("a_released_memory", "after its drain A keeps less than half of what it grew")
+	o.Set("b_requests_ok", "every request of B's burst succeeded")
+	o.Set("b_reused_a_memory", "B's KV cache grew by more than the GPU memory free at A's peak: B used pages A released")
+	o.Set("contended_requests_ok", "every request of the burst sent to A and B at once succeeded")
+	o.Set("<server>_probe_unchanged", "each server's 3 greedy probe prompts give the same tokens after the load as before it")
+	o.Set("<server>_alive", "each server still runs after the load")
+	o.Set("<server>_<shutdown check>", ShutdownChecksText)
+	o.Set("no_gpu_process_left", "no compute process is left on the pair's GPU within 60 s after both servers stopped")
+	return o
+}
+
+// ElasticWorkload is the workload of the elastic pair, one step a line
+// (setup.json elastic_workload).
+func ElasticWorkload() []string {
+	return []string{
+		"Two kvcached servers A and B (contiguous layout, batch limit 128) share one GPU; a ballast can make a large GPU behave like a smaller one.",
+		"GPU memory and both servers' KV cache (kvctl list --json) are sampled every second.",
+		"Probe: 3 greedy prompts × 32 tokens per server.",
+		"Calibrate: 4 requests per server give the KV cache per request; reset the prefix cache and wait until usage stops falling.",
+		"Each server gets as many distinct 3000-word prompts × 1024 tokens (ignore_eos) as fill 70% of the free memory (at most 128).",
+		"Burst A, drain A, burst B, drain B, then both at once; probe again.",
+	}
+}
+
+// ShutdownChecksText describes the per-server shutdown checks of a
+// co-location case.
+const ShutdownChecksText = "each server passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name"
+
+// AFilledMemory: A's growth during its burst is more than half of the memory
+// free before it.
+func AFilledMemory(aGrowth, free float64) collect.Check {
+	return collect.Check{
+		Name:   "a_filled_memory",
+		OK:     free > 0 && aGrowth > free/2,
+		Detail: fmt.Sprintf("A grew %s MiB of %s MiB free", MiB(aGrowth), MiB(free)) + barHalf(free),
+	}
+}
+
+// AReleasedMemory: after its drain A holds less than half of what it grew
+// (aAfter is A's KV above its level before the burst).
+func AReleasedMemory(aAfter, aGrowth float64) collect.Check {
+	return collect.Check{
+		Name:   "a_released_memory",
+		OK:     aGrowth > 0 && aAfter < aGrowth/2,
+		Detail: fmt.Sprintf("A still holds %s of the %s MiB it grew", MiB(aAfter), MiB(aGrowth)) + barBelowHalf(aGrowth),
+	}
+}
+
+// BReusedAMemory: B grew by more than was free at A's peak, which is possible
+// only with memory A gave back.
+func BReusedAMemory(bGrowth, freeAtAPeak float64) collect.Check {
+	return collect.Check{
+		Name:   "b_reused_a_memory",
+		OK:     bGrowth > freeAtAPeak,
+		Detail: fmt.Sprintf("B grew %s MiB; %s MiB was free at A's peak", MiB(bGrowth), MiB(freeAtAPeak)),
+	}
+}
+
+// RequestsOK is the check that every request of a burst or fill succeeded
+// (a_requests_ok, b_requests_ok, contended_requests_ok, limit_requests_ok,
+// l_requests_ok, h_requests_ok). No request at all fails: the step did not run.
+func RequestsOK(name string, results []collect.RequestResult) collect.Check {
+	c := collect.Check{Name: name}
+	if len(results) == 0 {
+		c.Detail = "no request was sent"
+		return c
+	}
+	var failed []string
+	for i := range results {
+		if !results[i].OK() {
+			failed = append(failed, requestError(&results[i]))
+		}
+	}
+	if len(failed) == 0 {
+		c.OK = true
+		c.Detail = fmt.Sprintf("%d/%d ok", len(results), len(results))
+		return c
+	}
+	c.Detail = Cut(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300)
+	return c
+}
+
+// ProbeUnchanged is `<server>_probe_unchanged`: the probe prompts give the
+// same tokens after the load as before it.
+func ProbeUnchanged(server string, before, after []collect.RequestResult) collect.Check {
+	c := collect.Check{Name: server + "_probe_unchanged"}
+	switch {
+	case len(before) == 0:
+		c.Detail = "no probe before the load"
+		return c
+	case len(after) != len(before):
+		c.Detail = fmt.Sprintf("%d probe results after the load, %d before", len(after), len(before))
+		return c
+	}
+	for i := range before {
+		b, a := &before[i], &after[i]
+		if !b.OK() {
+			c.Detail = Cut(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300)
+			return c
+		}
+		if !a.OK() {
+			c.Detail = Cut(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300)
+			return c
+		}
+		if d := firstDivergence(b.TokenIDs, a.TokenIDs); d != "" {
+			c.Detail = fmt.Sprintf("prompt %d: %s", i, d)
+			return c
+		}
+	}
+	c.OK = true
+	c.Detail = fmt.Sprintf("%d prompts, same tokens", len(before))
+	return c
+}
+
+// ServerAlive is `<server>_alive`: the server's process group still ran after
+// the load. why says what was seen when it did not.
+func ServerAlive(server string, alive bool, why string) collect.Check {
+	c := collect.Check{Name: server + "_alive", OK: alive}
+	switch {
+	case alive:
+		c.Detail = "running after the load"
+	case why != "":
+		c.Detail = Cut("not running after the load: "+why, 300)
+	default:
+		c.Detail = "not running after the load"
+	}
+	return c
+}
+
+// firstDivergence describes where two token sequences first differ; "" when equal.
+func firstDivergence(want, got []int) string {
+	n := min(len(want), len(got))
+	for i := 0; i < n; i++ {
+		if want[i] != got[i] {
+			return fmt.Sprintf("token %d is %d after the load, %d before", i, got[i], want[i])
+		}
+	}
+	if len(want) != len(got) {
+		return fmt.Sprintf("%d tokens after the load, %d before", len(got), len(want))
+	}
+	return ""
+}
+
+func requestError(r *collect.RequestResult) string {
+	msg := ""
+	if r.Error != nil {
+		msg = *r.Error
+	} else if r.Status == 200 {
+		msg = "no token ids"
+	}
+	if msg == "" {
+		return fmt.Sprintf("%d", r.Status)
+	}
+	return fmt.Sprintf("%d %s", r.Status, msg)
+}
+
+// dedupe keeps the first of repeated messages, counting repeats, so a burst
+// of 128 identical errors stays readable.
+func dedupe(msgs []string) []string {
+	count := map[string]int{}
+	var order []string
+	for _, m := range msgs {
+		if count[m] == 0 {
+			order = append(order, m)
+		}
+		count[m]++
+	}
+	out := make([]string, len(order))
+	for i, m := range order {
+		if count[m] > 1 {
+			out[i] = fmt.Sprintf("%s (×%d)", m, count[m])
+		} else {
+			out[i] = m
+		}
+	}
+	return out
+}
+
+// Cut shortens s to at most n code points, the marking "…" included, and
+// makes it valid UTF-8 on one line.
+func Cut(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// MiB formats a MiB amount for a detail: whole MiB, one decimal below 10.
+func MiB(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "?"
+	}
+	if math.Abs(v) < 10 && v != math.Trunc(v) {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func barHalf(total float64) string {
+	return fmt.Sprintf(" (needs more than %s MiB)", MiB(total/2))
+}
+
+func barBelowHalf(total float64) string {
+	return fmt.Sprintf(" (needs less than %s MiB)", MiB(total/2))
+}

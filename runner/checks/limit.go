@@ -1,0 +1,125 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// LimitChecks are the "passes when" texts of the limit case, in check order
+// (setup.json limit_checks).
+func LimitChecks() collect.Ordered[string] {
+	var o collect.Ordered[string]
+	o.Set("<case>_ready", "the server answers GET /health with 200 before the ready timeout")
+	o.Set("limit_cache_filled", "filling the prefix cache grew the server's KV cache above its idle size")
+	o.Set("limit_set", "kvctl limit lowered the limit to a quarter of the cache's growth above idle, and later restored the original limit")
+	o.Set("limit_released_idle", "within 30 s of lowering the limit the KV cache shrank to at most the limit (idle cache evicted)")
+	o.Set("limit_requests_ok", "every request under the lowered limit succeeded")
+	o.Set("limit_held_under_load", "the KV cache never exceeded the lowered limit under load")
+	o.Set("limit_raised_regrows", "after the limit was restored, filling again grew the KV cache past the lowered limit")
+	o.Set("<case>_probe_unchanged", "the 3 greedy probe prompts give the same tokens at the end as before the fill")
+	o.Set("<case>_alive", "the server still runs after the load")
+	o.Set("<case>_<shutdown check>", "the server passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name")
+	o.Set("no_gpu_process_left", "no compute process is left on the GPU within 60 s after the server stopped")
+	return o
+}
+
+// LimitWorkload is the workload of the limit case (setup.json limit_workload).
+func LimitWorkload() []string {
+	return []string{
+		"One kvcached server (contiguous layout); its KV cache is read with kvctl list --json.",
+		"Probe: 3 greedy prompts × 32 tokens.",
+		"Fill: 24 distinct 1500-word prompts × 1 token, 8 at a time.",
+		"Lower the limit with kvctl limit to idle + (filled − idle)/4 and wait up to 30 s for the cache to shrink to it.",
+		"Load: 100 distinct 150-word prompts × 16 tokens, 8 at a time, then 4 distinct 1200-word prompts × 16 tokens one at a time.",
+		"Restore the original limit, fill again with new prompts, probe again.",
+	}
+}
+
+// LimitCacheFilled: the fill grew the KV cache above its idle size.
+func LimitCacheFilled(idle, filled float64) collect.Check {
+	return collect.Check{
+		Name:   "limit_cache_filled",
+		OK:     filled > idle,
+		Detail: fmt.Sprintf("filled %s MiB, idle %s MiB", MiB(filled), MiB(idle)),
+	}
+}
+
+// LimitSetObservation is one `kvctl limit` call of the limit case: the bytes
+// asked for, and the error of the call or of its read-back ("" when the
+// listing showed the new limit).
+type LimitSetObservation struct {
+	What  string // "lower" or "restore"
+	Bytes int64
+	Err   string
+}
+
+// LimitSet is `limit_set`: both the lowering and the restoring call
+// succeeded and were read back. A missing observation (the case stopped
+// before) fails.
+func LimitSet(lower, restore *LimitSetObservation) collect.Check {
+	c := collect.Check{Name: "limit_set", OK: true}
+	var parts []string
+	for _, o := range []struct {
+		what string
+		obs  *LimitSetObservation
+	}{{"lowered", lower}, {"restored", restore}} {
+		switch {
+		case o.obs == nil:
+			c.OK = false
+			parts = append(parts, "not "+o.what)
+		case o.obs.Err != "":
+			c.OK = false
+			parts = append(parts, fmt.Sprintf("%s to %s MiB failed: %s", o.what, MiB(bytesToMiB(o.obs.Bytes)), o.obs.Err))
+		default:
+			parts = append(parts, fmt.Sprintf("%s to %s MiB", o.what, MiB(bytesToMiB(o.obs.Bytes))))
+		}
+	}
+	c.Detail = Cut(joinSemi(parts), 300)
+	return c
+}
+
+// LimitReleasedIdle: within the wait, the KV cache came down to the limit.
+// released is the last reading, after waited seconds.
+func LimitReleasedIdle(released, limit, waited float64) collect.Check {
+	return collect.Check{
+		Name:   "limit_released_idle",
+		OK:     released <= limit,
+		Detail: fmt.Sprintf("%s MiB after %.0f s, limit %s MiB", MiB(released), waited, MiB(limit)),
+	}
+}
+
+// LimitHeldUnderLoad: the KV cache's peak under load stayed at or below the
+// limit. samples is the number of readings the peak was taken from; none fails.
+func LimitHeldUnderLoad(peak, limit float64, samples int) collect.Check {
+	c := collect.Check{Name: "limit_held_under_load", OK: samples > 0 && peak <= limit}
+	if samples == 0 {
+		c.Detail = fmt.Sprintf("no KV reading under load, limit %s MiB", MiB(limit))
+		return c
+	}
+	c.Detail = fmt.Sprintf("peak %s MiB, limit %s MiB", MiB(peak), MiB(limit))
+	return c
+}
+
+// LimitRaisedRegrows: after restoring the limit the second fill grew the KV
+// cache past the lowered limit.
+func LimitRaisedRegrows(regrown, limit float64) collect.Check {
+	return collect.Check{
+		Name:   "limit_raised_regrows",
+		OK:     regrown > limit,
+		Detail: fmt.Sprintf("regrew to %s MiB, lowered limit %s MiB", MiB(regrown), MiB(limit)),
+	}
+}
+
+func bytesToMiB(b int64) float64 { return float64(b) / (1 << 20) }
+
+func joinSemi(parts []string) string {
+	s := ""
+	for i, p := range parts {
+		if i > 0 {
+			s += "; "
+		}
+		s += p
+	}
+	return s
+}
