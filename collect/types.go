@@ -206,6 +206,8 @@ type PerfSetup struct {
 	Arms        []string           `json:"arms"`
 	Concurrency Ordered[int]       `json:"concurrency"`
 	Warmup      *PerfWarmup        `json:"warmup,omitempty"`
+	// Image is the container image the perf servers ran in (optional, new).
+	Image string `json:"image,omitempty"`
 }
 
 // PerfModel is one model of the perf run.
