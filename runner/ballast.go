@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+// ballastReadyLine is what a ballast prints once it holds its memory.
+const ballastReadyLine = "ballast ready"
+
+// DefaultBallastReadyTimeout is how long a ballast may take to say it is
+// ready (SPEC-runner §4).
+const DefaultBallastReadyTimeout = 120 * time.Second
+
+// ballastConfig says how to start the ballast of a co-location case: a helper
+// holding part of the GPU so that a large GPU behaves like a smaller one.
+type ballastConfig struct {
+	// Name is the case directory, `<kind>-ballast`.
+	Name string
+	// Dir is that directory's path.
+	Dir string
+	// Argv is the ballast command (after the exec prefix); `--mib M --gpu N`
+	// are appended.
+	Argv       []string
+	ExecPrefix []string
+	// MiB is what the ballast holds: the GPU's total minus the size the case
+	// wants to see.
+	MiB int64
+	GPU int
+	// ReadyTimeout bounds the wait for `ballast ready` (DefaultBallastReadyTimeout).
+	ReadyTimeout time.Duration
+	// Poll is the interval between looks at the ballast's log (default 200 ms).
+	Poll time.Duration
+	// Server carries the stop signal, redaction and stop timing.
+	Server engine.ServerConfig
+}
+
+// ballastMiB is what a ballast must hold so that a GPU of totalMiB behaves
+// like one of wantMiB; 0 means no ballast is needed.
+func ballastMiB(totalMiB, wantMiB int64) int64 {
+	if wantMiB <= 0 || totalMiB <= wantMiB {
+		return 0
+	}
+	return totalMiB - wantMiB
+}
+
+// startBallast starts the ballast and waits until its log says it is ready.
+// On failure the ballast is stopped again and the error says why, with the
+// end of its log.
+func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error) {
+	if len(cfg.Argv) == 0 {
+		return nil, fmt.Errorf("ballast %s: no ballast command configured (--ballast-cmd)", cfg.Name)
+	}
+	timeout := cfg.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultBallastReadyTimeout
+	}
+	poll := cfg.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	sc := cfg.Server
+	sc.Name, sc.Dir, sc.ExecPrefix = cfg.Name, cfg.Dir, cfg.ExecPrefix
+	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.MiB, 10), "--gpu", strconv.Itoa(cfg.GPU))
+	srv, err := engine.Start(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("ballast of %d MiB on GPU %d: %w", cfg.MiB, cfg.GPU, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		logData, _ := os.ReadFile(srv.LogPath())
+		if bytes.Contains(logData, []byte(ballastReadyLine)) {
+			return srv, nil
+		}
+		var why string
+		switch {
+		case !srv.Alive():
+			why = "exited before it said " + strconv.Quote(ballastReadyLine)
+		case time.Now().After(deadline):
+			why = fmt.Sprintf("did not say %q within %s", ballastReadyLine, timeout)
+		case ctx.Err() != nil:
+			why = "interrupted while waiting for it"
+		}
+		if why != "" {
+			srv.Stop()
+			logData, _ = os.ReadFile(srv.LogPath())
+			msg := fmt.Sprintf("ballast of %d MiB on GPU %d (%s) %s", cfg.MiB, cfg.GPU, sc.CommandLine(), why)
+			if t := logTail(logData, 300); t != "" {
+				msg += "; log ends: " + t
+			}
+			return nil, fmt.Errorf("%s", msg)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+	}
+}
+
+// logTail is the end of a log as one line of valid UTF-8, at most n code points.
+func logTail(data []byte, n int) string {
+	data = bytes.TrimSpace(data)
+	if len(data) > 4*n {
+		data = data[len(data)-4*n:]
+	}
+	s := string(bytes.Join(bytes.Fields(data), []byte(" ")))
+	r := []rune(string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
+	if len(r) > n {
+		return "…" + string(r[len(r)-n+1:])
+	}
+	return string(r)
+}

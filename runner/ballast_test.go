@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+func TestBallastMiB(t *testing.T) {
+	type tc struct{ total, want, got int64 }
+	for _, c := range []tc{{81920, 24576, 57344}, {24576, 24576, 0}, {16384, 24576, 0}, {81920, 0, 0}} {
+		if got := ballastMiB(c.total, c.want); got != c.got {
+			t.Errorf("ballastMiB(%d, %d) = %d, want %d", c.total, c.want, got, c.got)
+		}
+	}
+}
+
+func TestStartBallast(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) []string {
+		p := filepath.Join(dir, name+".sh")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return []string{p}
+	}
+	type tc struct {
+		name    string
+		argv    []string
+		wantErr string
+	}
+	for _, c := range []tc{
+		{name: "ready", argv: script("ready", `echo "holding $2 MiB on GPU $4"; echo ballast ready; exec sleep 30`)},
+		{name: "exits", argv: script("exits", `echo "CUDA out of memory" >&2; exit 1`), wantErr: `exited before it said "ballast ready"; log ends: CUDA out of memory`},
+		{name: "silent", argv: script("silent", `exec sleep 30`), wantErr: `did not say "ballast ready" within 300ms`},
+		{name: "none", wantErr: "no ballast command configured"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := ballastConfig{
+				Name: "elastic-ballast", Dir: filepath.Join(dir, c.name, "elastic-ballast"), Argv: c.argv,
+				MiB: 57344, GPU: 0, ReadyTimeout: 300 * time.Millisecond, Poll: 20 * time.Millisecond,
+				Server: engine.ServerConfig{Timing: engine.Timing{StopTimeout: 2 * time.Second, StopPoll: 20 * time.Millisecond, KillWait: time.Second}},
+			}
+			srv, err := startBallast(context.Background(), cfg)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := srv.Stop()
+			if !res.Exited || res.Killed {
+				t.Errorf("stop: %+v", res)
+			}
+			log, _ := os.ReadFile(filepath.Join(cfg.Dir, "serve.log"))
+			if !strings.Contains(string(log), "holding 57344 MiB on GPU 0") {
+				t.Errorf("serve.log = %q", log)
+			}
+			cmd, _ := os.ReadFile(filepath.Join(cfg.Dir, "cmd.txt"))
+			if !strings.HasSuffix(strings.TrimSpace(string(cmd)), "--mib 57344 --gpu 0") {
+				t.Errorf("cmd.txt = %q", cmd)
+			}
+		})
+	}
+}
