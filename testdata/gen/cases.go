@@ -1,0 +1,274 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// item is one case of a part's plan: an engine's setup case, a server case,
+// or an elastic, limit or priority case.
+type item struct {
+	Kind    string // "setup", "server", "elastic", "limit", "priority"
+	Engine  string // setup cases
+	S       srv    // server and limit cases
+	A, B    srv    // elastic: A and B; priority: L and H
+	GPU     string
+	Batch   int
+	Ballast *int
+	// Compare: a kvcached case whose group has a native case, so it carries
+	// the comparison checks.
+	Compare bool
+	// BlockMatched: a native case that ran with the block size its group's
+	// kvcached case logged.
+	BlockMatched int
+	// Fail holds the failed checks and their details, by check name.
+	Fail map[string]string
+	// NotOK marks a case whose ok is false although no check failed.
+	NotOK bool
+	// LogErrors are error signatures matched in the serve.log of the case's
+	// (first) server.
+	LogErrors []string
+}
+
+func (it item) name() string {
+	switch it.Kind {
+	case "setup":
+		return it.Engine + "-setup"
+	case "server":
+		return it.S.name()
+	case "limit":
+		return fmt.Sprintf("limit-%s-%s", it.S.Engine, it.S.Model)
+	case "elastic":
+		return fmt.Sprintf("elastic-%s-%s+%s-%s", it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
+	case "priority":
+		return fmt.Sprintf("priority-%s-%s+%s-%s", it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
+	}
+	panic("unknown kind " + it.Kind)
+}
+
+// servers are the servers the case starts, in start order.
+func (it item) servers() []srv {
+	switch it.Kind {
+	case "server", "limit":
+		return []srv{it.S}
+	case "elastic", "priority":
+		return []srv{it.A, it.B}
+	}
+	return nil
+}
+
+// Constructors used by the scenarios.
+
+func setupCase(engine string) item { return item{Kind: "setup", Engine: engine} }
+
+func server(engine, model, layout string) item {
+	return item{Kind: "server", S: srv{Engine: engine, Model: model, Layout: layout, TP: 1}}
+}
+
+// group is an engine/model group: its kvcached layouts, then native, with
+// the comparison checks on the kvcached cases (SPEC-runner §2, §5). On vLLM a
+// hybrid model's kvcached case logs an enlarged block size, so the native case
+// runs with it.
+func group(engine, model string, tp int, layouts ...string) []item {
+	var out []item
+	hasNative := false
+	for _, l := range layouts {
+		if l == "" {
+			hasNative = true
+		}
+	}
+	block := 0
+	if engine == "vllm" && models[model].Hybrid {
+		block = 1056
+	}
+	for _, l := range layouts {
+		it := item{Kind: "server", S: srv{Engine: engine, Model: model, Layout: l, TP: tp}}
+		if l != "" {
+			it.Compare = hasNative
+		} else if block > 0 {
+			it.S.Extra = []string{"--block-size", fmt.Sprint(block)}
+			it.BlockMatched = block
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func elastic(eA, mA, eB, mB string) item {
+	a := srv{Engine: eA, Model: mA, Layout: "c1", TP: 1, Tag: "elastic", Extra: batchArgs(eA, 128)}
+	b := srv{Engine: eB, Model: mB, Layout: "c1", TP: 1, Tag: "elastic", Extra: batchArgs(eB, 128)}
+	if a.name() == b.name() {
+		a.Suffix, b.Suffix = "-a", "-b"
+	}
+	return item{Kind: "elastic", A: a, B: b, GPU: "0", Batch: 128}
+}
+
+func limit(engine, model string) item {
+	return item{Kind: "limit", S: srv{Engine: engine, Model: model, Layout: "c1", TP: 1, Tag: "limit"}}
+}
+
+func priority(eL, mL, eH, mH string, ballast *int) item {
+	p0, p1 := 0, 1
+	l := srv{Engine: eL, Model: mL, Layout: "c1", TP: 1, Tag: "priority", Extra: batchArgs(eL, 128), Priority: &p0, LiftCap: true}
+	h := srv{Engine: eH, Model: mH, Layout: "c1", TP: 1, Tag: "priority", Extra: batchArgs(eH, 128), Priority: &p1}
+	if l.name() == h.name() {
+		l.Suffix, h.Suffix = "-l", "-h"
+	}
+	return item{Kind: "priority", A: l, B: h, GPU: "0", Batch: 128, Ballast: ballast}
+}
+
+func batchArgs(engine string, n int) []string {
+	return []string{engines[engine].BatchFlag, fmt.Sprint(n)}
+}
+
+func fail(it item, checks ...string) item {
+	if len(checks)%2 != 0 {
+		panic("fail: check/detail pairs")
+	}
+	if it.Fail == nil {
+		it.Fail = map[string]string{}
+	}
+	for i := 0; i < len(checks); i += 2 {
+		it.Fail[checks[i]] = checks[i+1]
+	}
+	return it
+}
+
+var serverPhases = []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"}
+
+var shutdownChecks = []string{"clean_exit_on_signal", "no_error_signatures"}
+
+var kvcachedShutdownChecks = []string{"kvcached_active", "shm_removed", "socket_dirs_removed"}
+
+var compareChecks = []string{
+	"gen_seq_tokens_equal", "apc_0_tokens_equal", "apc_1_tokens_equal", "apc_2_tokens_equal",
+	"apc_0_cached_tokens_equal", "apc_1_cached_tokens_equal", "apc_2_cached_tokens_equal",
+}
+
+// shutdown are the shutdown checks of one server, prefixed as in pairs.
+func shutdown(s srv, prefix string) []string {
+	var out []string
+	for _, c := range shutdownChecks {
+		out = append(out, prefix+c)
+	}
+	if s.Layout != "" {
+		for _, c := range kvcachedShutdownChecks {
+			out = append(out, prefix+c)
+		}
+	} else {
+		out = append(out, prefix+"kvcached_inactive")
+	}
+	return out
+}
+
+// checkNames are the case's checks in the order the runner records them
+// (SPEC-runner §5).
+func (it item) checkNames() []string {
+	switch it.Kind {
+	case "setup":
+		return []string{"install_kvcached"}
+	case "server":
+		out := []string{"server_ready", "prefix_cache_reset"}
+		for _, p := range serverPhases {
+			out = append(out, p+"_ok")
+		}
+		out = append(out, "server_alive_after_load")
+		out = append(out, shutdown(it.S, "")...)
+		out = append(out, "no_gpu_process_left")
+		if it.BlockMatched > 0 {
+			out = append(out, "native_block_size_matched")
+		}
+		if it.Compare {
+			out = append(out, compareChecks...)
+		}
+		return out
+	case "elastic":
+		a, b := it.A.name(), it.B.name()
+		out := []string{a + "_ready", b + "_ready", "a_requests_ok", "a_filled_memory", "a_released_memory",
+			"b_requests_ok", "b_reused_a_memory", "contended_requests_ok",
+			a + "_probe_unchanged", b + "_probe_unchanged", a + "_alive", b + "_alive"}
+		out = append(out, shutdown(it.A, a+"_")...)
+		out = append(out, shutdown(it.B, b+"_")...)
+		return append(out, "no_gpu_process_left")
+	case "limit":
+		c := it.S.name()
+		out := []string{c + "_ready", "limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok",
+			"limit_held_under_load", "limit_raised_regrows", c + "_probe_unchanged", c + "_alive"}
+		out = append(out, shutdown(it.S, c+"_")...)
+		return append(out, "no_gpu_process_left")
+	case "priority":
+		l, h := it.A.name(), it.B.name()
+		out := []string{l + "_ready", h + "_ready", "priority_set", "l_requests_ok", "l_filled_memory",
+			"l_held_at_burst", "h_requests_ok", "h_shortfall_posted", "l_watermark_raised", "l_released_for_h",
+			"h_reused_l_memory", l + "_probe_unchanged", h + "_probe_unchanged", l + "_alive", h + "_alive"}
+		out = append(out, shutdown(it.A, l+"_")...)
+		out = append(out, shutdown(it.B, h+"_")...)
+		return append(out, "no_gpu_process_left")
+	}
+	return nil
+}
+
+// passDetail is what a passing check records; many record a number, some
+// nothing.
+func (it item) passDetail(check string, r *rng) string {
+	switch {
+	case check == "install_kvcached":
+		return "kvcached 0.1.6 installed"
+	case strings.HasSuffix(check, "_ready"):
+		return fmt.Sprintf("ready after %d.%d s", 30+r.intn(60), r.intn(10))
+	case strings.HasSuffix(check, "_ok") && strings.HasPrefix(check, "apc_"):
+		return "4/4 ok"
+	case strings.HasSuffix(check, "_ok") && strings.HasPrefix(check, "gen_"):
+		return "9/9 ok"
+	case check == "native_block_size_matched":
+		return fmt.Sprintf("native ran with --block-size %d, as the kvcached case logged", it.BlockMatched)
+	case strings.HasSuffix(check, "clean_exit_on_signal"):
+		return fmt.Sprintf("exited %d.%d s after SIGINT", 2+r.intn(9), r.intn(10))
+	case check == "a_filled_memory":
+		return "A grew 9120 MiB of 14310 MiB free"
+	case check == "a_released_memory":
+		return "A still holds 512 of the 9120 MiB it grew"
+	case check == "b_reused_a_memory":
+		return "B grew 11776 MiB; 5190 MiB was free at A's peak"
+	case check == "limit_held_under_load":
+		return "peak 3010 MiB, limit 3072 MiB"
+	case check == "limit_released_idle":
+		return "2988 MiB after 4 s, limit 3072 MiB"
+	case check == "l_filled_memory":
+		return "L grew 8210 MiB of 14302 MiB free"
+	case check == "l_released_for_h":
+		return "L still charged 1024 of the 8210 MiB it grew"
+	case check == "h_reused_l_memory":
+		return "H grew 11264 MiB; 6092 MiB was free when the burst began"
+	case strings.HasSuffix(check, "_requests_ok"):
+		n := 40 + r.intn(60)
+		return fmt.Sprintf("%d/%d ok", n, n)
+	}
+	return ""
+}
+
+// checks are the recorded checks of the case.
+func (it item) checks(r *rng) []obj {
+	var out []obj
+	for _, c := range it.checkNames() {
+		ok, detail := true, ""
+		if d, failed := it.Fail[c]; failed {
+			ok, detail = false, d
+		} else {
+			detail = it.passDetail(c, r)
+		}
+		out = append(out, obj{{"name", c}, {"ok", ok}, {"detail", detail}})
+	}
+	for c := range it.Fail {
+		found := false
+		for _, n := range it.checkNames() {
+			found = found || n == c
+		}
+		if !found {
+			panic(fmt.Sprintf("case %s has no check %s", it.name(), c))
+		}
+	}
+	return out
+}
+
+func (it item) ok() bool { return len(it.Fail) == 0 && !it.NotOK }

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Part modes: how far the runner got.
+const (
+	modeComplete   = "complete"        // every file, part.json complete: true
+	modeLegacy     = "legacy"          // the older harness: no part.json, no cases.jsonl
+	modePartialSum = "partial-summary" // interrupted: summary.json of the first Ran cases, complete: false
+	modePartialL   = "partial-jsonl"   // killed: cases.jsonl only, with a torn last line
+	modeUnfinished = "unfinished"      // killed during its first case: part.json and setup.json only
+	modeZero       = "zero"            // finished with zero cases (a --cases glob matched nothing)
+	modeErrorTxt   = "error"           // no GPU obtained: error.txt (and maybe run.log) only
+	modeRunLog     = "runlog"          // crashed before part.json: run.log only
+)
+
+// partDef is one part directory to write.
+type partDef struct {
+	Dir      string
+	Name     string // part.json part; empty: Dir
+	Profile  string
+	RunID    string
+	SHA      string
+	GPUs     []obj
+	Mode     string
+	Ran      int    // partial modes: cases that finished
+	ErrorTxt string // modeErrorTxt
+	EnvPairs bool   // engines' env as [key, value] pairs (older files)
+	Python   bool   // JSON written with \u escapes, as Python's json.dumps
+	Short    bool   // 4 tokens per request instead of max_tokens (smaller trees)
+	NoDirs   bool   // no server directories (big trees)
+	Items    []item
+	Start    time.Time
+}
+
+var shaMain = "3f9e2d1c0b4a59687766554433221100ffeeddcc"
+
+func l4(n int) []obj {
+	var out []obj
+	for i := 0; i < n; i++ {
+		out = append(out, obj{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}})
+	}
+	return out
+}
+
+func writeFile(path string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		panic(err)
+	}
+}
+
+func (p partDef) name() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Dir
+}
+
+func (p partDef) json(v any) []byte {
+	b := indentJSON(v)
+	if p.Python {
+		b = pythonEscape(b)
+	}
+	return b
+}
+
+// setup is setup.json (SPEC-formats §3) of the part's plan.
+func (p partDef) setup() obj {
+	var engineKeys, modelKeys []string
+	seenE, seenM := map[string]bool{}, map[string]bool{}
+	var cases, el, li, pr []obj
+	note := func(s srv) {
+		if !seenE[s.Engine] {
+			seenE[s.Engine] = true
+			engineKeys = append(engineKeys, s.Engine)
+		}
+		if !seenM[s.Model] {
+			seenM[s.Model] = true
+			modelKeys = append(modelKeys, s.Model)
+		}
+	}
+	for _, it := range p.Items {
+		if it.Kind == "setup" && !seenE[it.Engine] {
+			seenE[it.Engine] = true
+			engineKeys = append(engineKeys, it.Engine)
+		}
+		for _, s := range it.servers() {
+			note(s)
+		}
+		switch it.Kind {
+		case "server":
+			cases = append(cases, it.S.caseSetup(p.RunID, 18000))
+		case "elastic":
+			el = append(el, it.elasticSetup(p.RunID))
+		case "limit":
+			li = append(li, it.limitSetup(p.RunID))
+		case "priority":
+			pr = append(pr, it.prioritySetup(p.RunID))
+		}
+	}
+	engs := obj{}
+	for _, k := range engineKeys {
+		e := engines[k]
+		var env any
+		if p.EnvPairs {
+			pairs := [][]string{}
+			for _, p := range e.Env {
+				pairs = append(pairs, []string{p[0], p[1]})
+			}
+			env = pairs
+		} else {
+			o := obj{}
+			for _, p := range e.Env {
+				o = append(o, kv{p[0], p[1]})
+			}
+			env = o
+		}
+		engs = append(engs, kv{k, obj{{"image", e.Image}, {"digest", e.Digest}, {"engine", e.Version},
+			{"kvcached", "0.1.6"}, {"torch", e.Torch}, {"cuda", e.CUDA}, {"env", env},
+			{"server", strings.Replace(strings.Replace(e.ServerArgv, "%s", "<hf_id>", 1), "%d", "<port>", 1)}}})
+	}
+	revs := obj{}
+	for _, k := range modelKeys {
+		m := models[k]
+		var rev any
+		if m.Rev != "" {
+			rev = m.Rev
+		}
+		revs = append(revs, kv{m.HF, rev})
+	}
+	var sha any
+	if p.SHA != "" {
+		sha = p.SHA
+	}
+	if cases == nil {
+		cases = []obj{}
+	}
+	o := obj{
+		{"profile", p.Profile}, {"kvcached_sha", sha}, {"gpus", p.GPUs}, {"engines", engs},
+		{"stop_signal", "INT"}, {"model_revisions", revs},
+		{"workload", serverWorkload}, {"checks", serverChecks}, {"cases", cases},
+	}
+	if el != nil {
+		o = append(o, kv{"elastic", el}, kv{"elastic_workload", elasticWorkload}, kv{"elastic_checks", elasticChecks})
+	}
+	if li != nil {
+		o = append(o, kv{"limit", li}, kv{"limit_workload", limitWorkload}, kv{"limit_checks", limitChecks})
+	}
+	if pr != nil && p.Mode != modeLegacy {
+		o = append(o, kv{"priority", pr}, kv{"priority_workload", priorityWorkload}, kv{"priority_checks", priorityChecks})
+	}
+	return o
+}
+
+func (p partDef) result(it item) obj {
+	r := newRNG("checks/" + it.name())
+	var ph any = obj{}
+	if it.Kind == "server" {
+		ph = phases(it, p.Short)
+	}
+	return obj{{"name", it.name()}, {"ok", it.ok()}, {"checks", it.checks(r)}, {"log", it.caseLog(p.RunID)}, {"phases", ph}}
+}
+
+func (p partDef) partJSON(complete bool) obj {
+	planned := []string{}
+	for _, it := range p.Items {
+		planned = append(planned, it.name())
+	}
+	finished := p.Start.Add(time.Duration(len(p.Items)) * 11 * time.Minute)
+	return obj{
+		{"format", 1}, {"part", p.name()}, {"profile", p.Profile}, {"complete", complete},
+		{"planned", planned}, {"run_id", p.RunID},
+		{"started_at", p.Start.Format(time.RFC3339)}, {"finished_at", finished.Format(time.RFC3339)},
+		{"host", "gpu-runner-" + p.Dir}, {"ci_report_version", "0.3.0"},
+		{"github", obj{{"run_id", 12093847561}, {"run_attempt", 1}, {"job", "e2e (" + p.name() + ")"},
+			{"check_run_id", 33920011000 + int64(len(p.Dir))}, {"sha", p.SHA}, {"ref", "refs/heads/main"},
+			{"server_url", "https://github.com"}, {"repository", "ovg-project/kvcached"}}},
+	}
+}
+
+// summaryMD is summary.md (SPEC-formats §5).
+func summaryMD(items []item) string {
+	var b strings.Builder
+	b.WriteString("| case | result | failed checks |\n|---|---|---|\n")
+	for _, it := range items {
+		res, failed := "PASS", []string{}
+		if !it.ok() {
+			res = "FAIL"
+		}
+		for _, c := range it.checkNames() {
+			if d, ok := it.Fail[c]; ok {
+				d = strings.ReplaceAll(strings.ReplaceAll(d, "|", `\|`), "\n", " ")
+				failed = append(failed, fmt.Sprintf("%s (%s)", c, d))
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", it.name(), res, strings.Join(failed, "; "))
+	}
+	return b.String()
+}
+
+func (p partDef) runLog(items []item, tail string) string {
+	var b strings.Builder
+	t := p.Start
+	fmt.Fprintf(&b, "%s ci-report 0.3.0 run --profile %s --out %s --run-id %s\n", t.Format("15:04:05"), p.Profile, p.Dir, p.RunID)
+	for _, it := range items {
+		t = t.Add(11 * time.Minute)
+		if it.ok() {
+			fmt.Fprintf(&b, "%s %s: PASS\n", t.Format("15:04:05"), it.name())
+			continue
+		}
+		var failed []string
+		for _, c := range it.checkNames() {
+			if _, ok := it.Fail[c]; ok {
+				failed = append(failed, c)
+			}
+		}
+		fmt.Fprintf(&b, "%s %s: FAIL (%s)\n", t.Format("15:04:05"), it.name(), strings.Join(failed, ", "))
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+// write writes the part directory under root.
+func (p partDef) write(root string) {
+	dir := filepath.Join(root, p.Dir)
+	f := func(name string, data []byte) { writeFile(filepath.Join(dir, name), data) }
+	switch p.Mode {
+	case modeErrorTxt:
+		f("error.txt", []byte(p.ErrorTxt))
+		return
+	case modeRunLog:
+		f("run.log", []byte(p.runLog(nil, "panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0x7a3f21]\n")))
+		return
+	}
+	finished := p.Items
+	if p.Mode == modePartialSum || p.Mode == modePartialL {
+		finished = p.Items[:p.Ran]
+	}
+	if p.Mode == modeUnfinished || p.Mode == modeZero {
+		finished = nil
+	}
+	if p.Mode != modeLegacy {
+		f("part.json", p.json(p.partJSON(p.Mode == modeComplete || p.Mode == modeZero)))
+	}
+	f("setup.json", p.json(p.setup()))
+	var jsonl []byte
+	var results []obj
+	for _, it := range finished {
+		res := p.result(it)
+		results = append(results, res)
+		line := compactJSON(res)
+		if p.Python {
+			line = pythonEscape(line)
+		}
+		jsonl = append(append(jsonl, line...), '\n')
+	}
+	if p.Mode == modePartialL && p.Ran < len(p.Items) {
+		// The runner was killed while appending the next case's line.
+		line := compactJSON(p.result(p.Items[p.Ran]))
+		jsonl = append(jsonl, line[:len(line)*2/3]...)
+	}
+	if p.Mode != modeLegacy && p.Mode != modeUnfinished && p.Mode != modeZero {
+		f("cases.jsonl", jsonl)
+	}
+	allOK := true
+	for _, it := range finished {
+		allOK = allOK && it.ok()
+	}
+	if results == nil {
+		results = []obj{}
+	}
+	switch p.Mode {
+	case modeComplete, modeLegacy, modePartialSum, modeZero:
+		f("summary.json", p.json(obj{{"ok", allOK}, {"cases", results}}))
+		f("summary.md", []byte(summaryMD(finished)))
+	}
+	tail := "done\n"
+	switch p.Mode {
+	case modePartialSum:
+		tail = "received SIGTERM: stopping the running servers; part written with complete: false\n"
+	case modePartialL, modeUnfinished:
+		tail = ""
+	}
+	f("run.log", []byte(p.runLog(finished, tail)))
+	if p.NoDirs {
+		return
+	}
+	started := finished
+	if p.Mode == modePartialL || p.Mode == modeUnfinished {
+		// The case being run when the runner died has its server directory.
+		if len(finished) < len(p.Items) {
+			started = p.Items[:len(finished)+1]
+		}
+	}
+	for i, it := range started {
+		for j, s := range it.servers() {
+			var errs []string
+			if j == 0 {
+				errs = it.LogErrors
+			}
+			sd := filepath.Join(dir, s.name())
+			port := 18000
+			if it.Kind == "elastic" || it.Kind == "priority" {
+				port = 18001 + j
+			}
+			writeFile(filepath.Join(sd, "cmd.txt"), []byte(s.cmd(p.RunID, port)+"\n"))
+			writeFile(filepath.Join(sd, "serve.log"), []byte(serveLog(s, facts(s, errs), i == 0 && j == 0)))
+			writeFile(filepath.Join(sd, "server.pid"), []byte(fmt.Sprintf("%d\n", 4000+newRNG(s.name()).intn(50000))))
+		}
+		switch it.Kind {
+		case "elastic":
+			f(it.name()+"-usage.json", p.json(it.usage(1)))
+		case "priority":
+			f(it.name()+"-usage.json", p.json(it.usage(2)))
+		}
+	}
+}
