@@ -1,0 +1,57 @@
+package collect
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// GitHubFromEnv reads the GitHub Actions run context from the environment
+// (GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT, GITHUB_JOB, GITHUB_SHA, GITHUB_REF,
+// GITHUB_SERVER_URL, GITHUB_REPOSITORY). checkRunID is --check-run-id, or
+// CI_REPORT_CHECK_RUN_ID when it is empty; no Actions variable carries it.
+// It returns nil outside Actions (GITHUB_ACTIONS is not "true") and an error
+// naming the variable when a number is malformed.
+func GitHubFromEnv(getenv func(string) string, checkRunID string) (*GitHubContext, error) {
+	if checkRunID == "" {
+		checkRunID = getenv("CI_REPORT_CHECK_RUN_ID")
+	}
+	if getenv("GITHUB_ACTIONS") != "true" && checkRunID == "" {
+		return nil, nil
+	}
+	g := &GitHubContext{
+		Job:        getenv("GITHUB_JOB"),
+		SHA:        getenv("GITHUB_SHA"),
+		Ref:        getenv("GITHUB_REF"),
+		ServerURL:  getenv("GITHUB_SERVER_URL"),
+		Repository: getenv("GITHUB_REPOSITORY"),
+	}
+	var err error
+	if g.RunID, err = envInt(getenv, "GITHUB_RUN_ID", ""); err != nil {
+		return nil, err
+	}
+	attempt, err := envInt(getenv, "GITHUB_RUN_ATTEMPT", "")
+	if err != nil {
+		return nil, err
+	}
+	g.RunAttempt = int(attempt)
+	if g.CheckRunID, err = envInt(getenv, "check run id (--check-run-id / CI_REPORT_CHECK_RUN_ID)", checkRunID); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// envInt parses the variable name (or value when given) as a non-negative
+// integer; empty is 0.
+func envInt(getenv func(string) string, name, value string) (int64, error) {
+	if value == "" {
+		value = getenv(name)
+	}
+	if value == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("GitHub context: %s is %q, want a non-negative integer", name, value)
+	}
+	return n, nil
+}

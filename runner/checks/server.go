@@ -1,0 +1,367 @@
+// Package checks holds the runner's checks as pure functions of recorded
+// observations (request results, log facts, stop results, directory
+// listings, memory and ledger samples), separate from the code that drives
+// servers, so each is unit-tested with a passing and a failing input
+// (SPEC-runner §5). Every failed check's detail states the measured value
+// against its bar in one line (SPEC-formats §4.2).
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// MaxPhaseDetail is the longest `<phase>_ok` detail (code points).
+const MaxPhaseDetail = 500
+
+func pass(name, detail string) collect.Check {
+	return collect.Check{Name: name, OK: true, Detail: detail}
+}
+func fail(name, detail string) collect.Check {
+	return collect.Check{Name: name, OK: false, Detail: detail}
+}
+
+// cut makes s valid UTF-8 of at most n code points, `…` included.
+func cut(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Join(strings.Fields(s), " ") // one line
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Ready is `<name>` (server_ready, <server>_ready): ok when problem is empty;
+// otherwise problem (why the server never answered /health) is the detail.
+func Ready(name, problem string) collect.Check {
+	if problem == "" {
+		return pass(name, "")
+	}
+	return fail(name, cut(problem, 300))
+}
+
+// PrefixCacheReset is `prefix_cache_reset`: ok when the reset call succeeded.
+func PrefixCacheReset(problem string) collect.Check {
+	return Ready("prefix_cache_reset", problem)
+}
+
+// PhaseOK is `<phase>_ok`: the phase has at least one result and all are ok.
+// The detail lists the failed requests' `status error`, joined, ≤500 chars.
+func PhaseOK(ph collect.Phase) collect.Check {
+	name := ph.Name + "_ok"
+	if len(ph.Results) == 0 {
+		return fail(name, "no requests recorded")
+	}
+	var bad []string
+	for i := range ph.Results {
+		r := &ph.Results[i]
+		if r.OK() {
+			continue
+		}
+		msg := "no token_ids"
+		if r.Error != nil {
+			msg = *r.Error
+		}
+		bad = append(bad, fmt.Sprintf("%d %s", r.Status, msg))
+	}
+	if len(bad) == 0 {
+		return pass(name, "")
+	}
+	return fail(name, cut(fmt.Sprintf("%d/%d failed: %s", len(bad), len(ph.Results), strings.Join(bad, "; ")), MaxPhaseDetail))
+}
+
+// AliveAfterLoad is `server_alive_after_load` (or `<server>_alive`): the
+// server's group still runs after the load.
+func AliveAfterLoad(name string, alive bool) collect.Check {
+	if alive {
+		return pass(name, "")
+	}
+	return fail(name, "the server's process group had exited before the stop signal")
+}
+
+// Stop is what stopping a server observed, as the checks need it.
+type Stop struct {
+	Signal        string
+	AlreadyExited bool
+	Exited        bool
+	Killed        bool
+	Left          bool
+	ElapsedS      float64
+	TimeoutS      float64
+	Err           string
+}
+
+// CleanExit is `clean_exit_on_signal`: the whole group exited within the
+// stop timeout of the stop signal, without SIGKILL.
+func CleanExit(prefix string, s Stop) collect.Check {
+	name := prefix + "clean_exit_on_signal"
+	switch {
+	case s.Err != "":
+		return fail(name, cut(s.Err, 300))
+	case s.AlreadyExited:
+		return pass(name, "the group had already exited before "+s.Signal)
+	case s.Killed && s.Left:
+		return fail(name, fmt.Sprintf("still running %.0f s after %s, and after SIGKILL", s.TimeoutS, s.Signal))
+	case s.Killed || !s.Exited:
+		return fail(name, fmt.Sprintf("still running %.0f s after %s; needed SIGKILL", s.TimeoutS, s.Signal))
+	}
+	return pass(name, fmt.Sprintf("exited %.1f s after %s", s.ElapsedS, s.Signal))
+}
+
+// NoErrorSignatures is `no_error_signatures`: no error signature in the log
+// before the stop signal.
+func NoErrorSignatures(prefix string, info collect.LogInfo) collect.Check {
+	name := prefix + "no_error_signatures"
+	if len(info.Errors) == 0 {
+		if len(info.ErrorsAfterStop) > 0 {
+			return pass(name, "after the stop signal only: "+cut(strings.Join(info.ErrorsAfterStop, ", "), 300))
+		}
+		return pass(name, "")
+	}
+	return fail(name, cut("serve.log matched "+strings.Join(info.Errors, ", "), 300))
+}
+
+// KvcachedActive is `kvcached_active`: every required patch was logged and a
+// capacity line was found.
+func KvcachedActive(prefix string, info collect.LogInfo, required []string) collect.Check {
+	name := prefix + "kvcached_active"
+	var missing []string
+	for _, p := range required {
+		if !slices.Contains(info.Patched, p) {
+			missing = append(missing, p)
+		}
+	}
+	var probs []string
+	if len(missing) > 0 {
+		probs = append(probs, "patches not logged: "+strings.Join(missing, ", "))
+	}
+	if info.Capacity == nil {
+		probs = append(probs, "no kvcached capacity line")
+	}
+	if len(probs) > 0 {
+		return fail(name, cut(strings.Join(probs, "; "), 300))
+	}
+	return pass(name, fmt.Sprintf("%d patches, capacity %d", len(info.Patched), *info.Capacity))
+}
+
+// KvcachedInactive is `kvcached_inactive` (native servers): no `[kvcached]` line.
+func KvcachedInactive(prefix string, info collect.LogInfo) collect.Check {
+	name := prefix + "kvcached_inactive"
+	if info.KvcachedLines == 0 {
+		return pass(name, "")
+	}
+	return fail(name, fmt.Sprintf("%d [kvcached] lines in a native server's log", info.KvcachedLines))
+}
+
+// Listing is a directory listing for a leftover check; Err says why it could
+// not be read (then the check fails: nothing proves the entry is gone).
+type Listing struct {
+	Dir     string
+	Entries []string
+	Err     string
+}
+
+// ShmRemoved is `shm_removed`: no entry of the shm directory starts with the IPC name.
+func ShmRemoved(prefix, ipc string, l Listing) collect.Check {
+	return leftover(prefix+"shm_removed", ipc, l, strings.HasPrefix)
+}
+
+// SocketDirsRemoved is `socket_dirs_removed`: no entry of the tmp directory contains the IPC name.
+func SocketDirsRemoved(prefix, ipc string, l Listing) collect.Check {
+	return leftover(prefix+"socket_dirs_removed", ipc, l, strings.Contains)
+}
+
+func leftover(name, ipc string, l Listing, match func(s, sub string) bool) collect.Check {
+	if l.Err != "" {
+		return fail(name, cut("could not list "+l.Dir+": "+l.Err, 300))
+	}
+	if ipc == "" {
+		return fail(name, "no IPC name recorded for this server")
+	}
+	var left []string
+	for _, e := range l.Entries {
+		if match(e, ipc) {
+			left = append(left, e)
+		}
+	}
+	if len(left) == 0 {
+		return pass(name, "")
+	}
+	slices.Sort(left)
+	return fail(name, cut(fmt.Sprintf("left in %s: %s", l.Dir, strings.Join(left, ", ")), 300))
+}
+
+// Shutdown is what the shutdown checks of one server look at.
+type Shutdown struct {
+	Stop     Stop
+	Log      collect.LogInfo
+	LogErr   string // serve.log could not be parsed
+	Kvcached bool   // the server ran with kvcached enabled
+	Required []string
+	IPC      string
+	Shm      Listing
+	Tmp      Listing
+}
+
+// ShutdownChecks are the shutdown checks of one server, in order:
+// clean_exit_on_signal, no_error_signatures, then kvcached_active,
+// shm_removed, socket_dirs_removed for kvcached servers or kvcached_inactive
+// for native ones. prefix is "" for a server case and "<server>_" in pairs.
+func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
+	out := []collect.Check{CleanExit(prefix, o.Stop)}
+	if o.LogErr != "" {
+		c := fail(prefix+"no_error_signatures", cut(o.LogErr, 300))
+		out = append(out, c)
+	} else {
+		out = append(out, NoErrorSignatures(prefix, o.Log))
+	}
+	if o.Kvcached {
+		out = append(out, KvcachedActive(prefix, o.Log, o.Required),
+			ShmRemoved(prefix, o.IPC, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.Tmp))
+	} else {
+		out = append(out, KvcachedInactive(prefix, o.Log))
+	}
+	return out
+}
+
+// GPUProcesses is the last look at the run's GPUs while waiting for them to empty.
+type GPUProcesses struct {
+	// PIDs per GPU index still holding a compute context, empty when clear.
+	Left map[int][]int
+	// WaitedS is how long the runner waited.
+	WaitedS float64
+	// Err says why the GPUs could not be queried.
+	Err string
+}
+
+// NoGPUProcessLeft is `no_gpu_process_left`: no compute process on the run's
+// GPUs within the wait (60 s).
+func NoGPUProcessLeft(g GPUProcesses) collect.Check {
+	const name = "no_gpu_process_left"
+	if g.Err != "" {
+		return fail(name, cut("could not query the GPUs: "+g.Err, 300))
+	}
+	var parts []string
+	idx := make([]int, 0, len(g.Left))
+	for i, pids := range g.Left {
+		if len(pids) > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		pids := slices.Clone(g.Left[i])
+		slices.Sort(pids)
+		s := make([]string, len(pids))
+		for k, p := range pids {
+			s[k] = fmt.Sprint(p)
+		}
+		parts = append(parts, fmt.Sprintf("GPU %d: pid %s", i, strings.Join(s, ", ")))
+	}
+	if len(parts) == 0 {
+		return pass(name, "")
+	}
+	return fail(name, cut(fmt.Sprintf("%s still running after %.0f s", strings.Join(parts, "; "), g.WaitedS), 300))
+}
+
+// TokensEqual is `<phase>_tokens_equal`: every request of the kvcached phase
+// produced the same tokens as the native one (detail: `prompt <i>: <first
+// divergence>`).
+func TokensEqual(kv, native collect.Phase) collect.Check {
+	name := kv.Name + "_tokens_equal"
+	if len(kv.Results) != len(native.Results) {
+		return fail(name, fmt.Sprintf("kvcached has %d results, native %d", len(kv.Results), len(native.Results)))
+	}
+	if len(kv.Results) == 0 {
+		return fail(name, "no requests recorded")
+	}
+	for i := range kv.Results {
+		a, b := kv.Results[i].TokenIDs, native.Results[i].TokenIDs
+		if a == nil || b == nil {
+			which := "kvcached"
+			if a != nil {
+				which = "native"
+			} else if b == nil {
+				which = "both"
+			}
+			return fail(name, fmt.Sprintf("prompt %d: no tokens (%s)", i, which))
+		}
+		if d := tokenDivergence(a, b); d != "" {
+			return fail(name, cut(fmt.Sprintf("prompt %d: %s", i, d), 300))
+		}
+	}
+	return pass(name, fmt.Sprintf("%d prompts", len(kv.Results)))
+}
+
+func tokenDivergence(a, b []int) string {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return fmt.Sprintf("token %d: kvcached %d vs native %d", i, a[i], b[i])
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("kvcached %d tokens vs native %d", len(a), len(b))
+	}
+	return ""
+}
+
+// CachedTokensEqual is `<phase>_cached_tokens_equal`: the kvcached phase's
+// cached-token counts equal the native ones (detail `kvcached [..] vs native [..]`).
+func CachedTokensEqual(kv, native collect.Phase) collect.Check {
+	name := kv.Name + "_cached_tokens_equal"
+	a, b := cachedList(kv), cachedList(native)
+	if len(kv.Results) == 0 {
+		return fail(name, "no requests recorded")
+	}
+	if a == b {
+		return pass(name, a)
+	}
+	return fail(name, cut("kvcached "+a+" vs native "+b, 300))
+}
+
+func cachedList(ph collect.Phase) string {
+	s := make([]string, len(ph.Results))
+	for i, r := range ph.Results {
+		if r.CachedTokens == nil {
+			s[i] = "null"
+		} else {
+			s[i] = fmt.Sprint(*r.CachedTokens)
+		}
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// NativeBlockSizeMatched is `native_block_size_matched`: the native case ran
+// with the block size a kvcached case of its group enlarged to (ok, with a note).
+func NativeBlockSizeMatched(blockSize int, from string, started bool) collect.Check {
+	const name = "native_block_size_matched"
+	if !started {
+		return fail(name, fmt.Sprintf("the native server with --block-size %d did not start", blockSize))
+	}
+	return pass(name, fmt.Sprintf("ran with --block-size %d, as %s logged", blockSize, from))
+}
+
+// InstallKvcached is `install_kvcached` of an `<engine>-setup` case: the
+// install command exited 0 (or, without one, the server command is on the PATH).
+func InstallKvcached(problem, note string) collect.Check {
+	if problem == "" {
+		return pass("install_kvcached", cut(note, 300))
+	}
+	return fail("install_kvcached", cut(problem, 300))
+}
+
+// CaseOK is a case's `ok`: every check ok (no checks is ok).
+func CaseOK(checks []collect.Check) bool {
+	for _, c := range checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,59 @@
+// Package runner executes one part of a profile (SPEC-runner): it resolves
+// the plan, runs each case through its Kind over shared servers, clients,
+// GPU backend and part writer, and writes the part directory of
+// SPEC-formats.md.
+//
+// # The plan file
+//
+// `ci-report plan --profile P` prints the resolved plan as JSON, and
+// `ci-report run --plan FILE` runs such a file instead of a built-in profile.
+// Its fields:
+//
+//	{
+//	  "profile": "smoke",                 the profile name (setup.json profile)
+//	  "engines": {                        engine name → engine, in order
+//	    "vllm": {
+//	      "image": "vllm/vllm-openai:v0.30.0",
+//	      "env": {"VLLM_USE_V2_MODEL_RUNNER": "1", ...},   every server of the engine
+//	      "patches": ["elastic_block_pool", ...],          kvcached_active requires them
+//	      "server": ["vllm", "serve", "{hf_id}", ..., "--port", "{port}", ...]
+//	    }                                 {hf_id} and {port} are replaced per server
+//	  },
+//	  "cases": [                          in execution order
+//	    {"kind": "setup", "name": "vllm-setup", "engine": "vllm"},
+//	    {"kind": "server", "name": "vllm-qwen05b-kv_c1", "group": "vllm-qwen05b",
+//	     "servers": [Server]},
+//	    {"kind": "elastic", "name": "elastic-vllm-qwen05b+vllm-qwen35_4b", "gpu": "0",
+//	     "batch": 128, "servers": [Server A, Server B]},
+//	    {"kind": "limit", "name": "limit-vllm-qwen05b", "servers": [Server]},
+//	    {"kind": "priority", "name": "priority-...+...", "gpu": "0", "batch": 128,
+//	     "servers": [Server low, Server high]}
+//	  ]
+//	}
+//
+// A Server is
+//
+//	{"name": "vllm-qwen05b-kv_c1",        case directory, log key, check prefix
+//	 "engine": "vllm", "model": "qwen05b", "hf_id": "Qwen/Qwen2.5-0.5B-Instruct",
+//	 "layout": "c1" | "c0" | null,        null: native (kvcached off)
+//	 "tp": 1, "kv_cache_dtype": null | "fp8",
+//	 "model_args": ["--dtype", "bfloat16", ...],
+//	 "env": {"ENABLE_KVCACHED": "true", ...},   the IPC name is added per run
+//	 "extra_args": [...],                 after model_args (TP, fp8 KV)
+//	 "patches": [...],                    model patches required beyond the engine's
+//	 "priority": 0 | 1}                   priority pairs only
+//
+// A server's command is the engine's server template, then model_args, then
+// extra_args; it starts as `env K=V ... <argv>` with the engine's env, the
+// server's env, KVCACHED_IPC_NAME (kvcached servers: `e2e_<run id>_<name>`
+// with every character outside [A-Za-z0-9_] replaced by `_`) and
+// CUDA_VISIBLE_DEVICES. Server cases of one group run kvcached layouts
+// first, then the native case, which they are compared with.
+//
+// # Kinds
+//
+// Every plan kind is a Kind registered by name. A kind gets a *Case, starts
+// servers with Case.StartServer, stops each with Case.StopServer (which
+// returns the shutdown checks), ends with Case.WaitNoGPUProcess, and returns
+// its CaseResult built with Case.Result.
+package runner

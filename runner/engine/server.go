@@ -1,0 +1,410 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Timing holds the waits of a server's life; zero fields take the spec's
+// values (SPEC-runner §3). Under --simulate the runner scales them.
+type Timing struct {
+	ReadyPoll     time.Duration // between /health probes (3 s)
+	HealthTimeout time.Duration // one /health probe (10 s)
+	ReadyTimeout  time.Duration // give up waiting for readiness (30 min, --ready-timeout)
+	StopPoll      time.Duration // between liveness polls after the stop signal (1 s)
+	StopTimeout   time.Duration // wait for the group to exit before SIGKILL (90 s)
+	KillWait      time.Duration // wait after SIGKILL (3 s)
+}
+
+// DefaultTiming is the spec's timing.
+var DefaultTiming = Timing{
+	ReadyPoll: 3 * time.Second, HealthTimeout: 10 * time.Second, ReadyTimeout: 30 * time.Minute,
+	StopPoll: time.Second, StopTimeout: 90 * time.Second, KillWait: 3 * time.Second,
+}
+
+// WithDefaults returns t with zero fields set to DefaultTiming's.
+func (t Timing) WithDefaults() Timing {
+	d := DefaultTiming
+	set := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&t.ReadyPoll, d.ReadyPoll)
+	set(&t.HealthTimeout, d.HealthTimeout)
+	set(&t.ReadyTimeout, d.ReadyTimeout)
+	set(&t.StopPoll, d.StopPoll)
+	set(&t.StopTimeout, d.StopTimeout)
+	set(&t.KillWait, d.KillWait)
+	return t
+}
+
+// ServerConfig says how to start one server.
+type ServerConfig struct {
+	// Name is the case directory name (also the log key and check prefix).
+	Name string
+	// Engine is VLLM or SGLang.
+	Engine string
+	// Dir is the case directory; serve.log, server.pid and cmd.txt go there.
+	Dir string
+	// Env is put before Argv as `env K=V ...` (so it also crosses an exec prefix).
+	Env collect.Env
+	// Argv is the server command.
+	Argv []string
+	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME).
+	ExecPrefix []string
+	// Port is where the server listens on 127.0.0.1.
+	Port int
+	// StopSignal is sent to the group to stop it (default SIGINT).
+	StopSignal syscall.Signal
+	// Redact is applied to the server's output before it reaches serve.log.
+	Redact *collect.Redactor
+	// HTTP is the client for /health and requests (nil: a default one).
+	HTTP *http.Client
+	// Timing holds the waits; zero fields take the spec's values.
+	Timing Timing
+}
+
+// Command returns the full argv started: prefix, `env K=V ...`, argv.
+func (c *ServerConfig) Command() []string {
+	var out []string
+	out = append(out, c.ExecPrefix...)
+	if c.Env.Len() > 0 {
+		out = append(out, "env")
+		for _, k := range c.Env.Keys() {
+			v, _ := c.Env.Get(k)
+			out = append(out, k+"="+v)
+		}
+	}
+	return append(out, c.Argv...)
+}
+
+// CommandLine is cmd.txt: `K=V ... argv`, shell-quoted, one line.
+func (c *ServerConfig) CommandLine() string {
+	var parts []string
+	for _, k := range c.Env.Keys() {
+		v, _ := c.Env.Get(k)
+		parts = append(parts, k+"="+ShellQuote(v))
+	}
+	for _, a := range c.Argv {
+		parts = append(parts, ShellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// StopResult is what stopping a server observed.
+type StopResult struct {
+	// Signal is the stop signal's name, e.g. SIGINT.
+	Signal string
+	// AlreadyExited: the group was gone before the signal (e.g. it crashed).
+	AlreadyExited bool
+	// Exited: the group exited within the stop timeout, without SIGKILL.
+	Exited bool
+	// Killed: SIGKILL was needed.
+	Killed bool
+	// Left: some process of the group was still alive after SIGKILL and the kill wait.
+	Left bool
+	// Elapsed is from the stop signal to the group's exit (or to giving up).
+	Elapsed time.Duration
+	// Timeout is the stop timeout that applied.
+	Timeout time.Duration
+	// LogOffset is serve.log's size when the signal was sent.
+	LogOffset int64
+	// Err says why the signal could not be sent, if so.
+	Err string
+}
+
+// Server is one started server process group.
+type Server struct {
+	Config ServerConfig
+	// Client speaks the server's API.
+	Client *Client
+
+	pgid     int
+	started  time.Time
+	done     chan struct{} // closed when the leader was reaped
+	waitErr  error
+	copyDone chan struct{} // closed when serve.log got the pipe's EOF
+	pipeR    *os.File
+	log      *countingFile
+
+	stopOnce sync.Once
+	stopRes  StopResult
+}
+
+// Start starts the server described by cfg in a new process group; the
+// group is stopped when ctx is cancelled (exec's Cancel sends the stop
+// signal to the group). It creates cfg.Dir with cmd.txt, serve.log and
+// server.pid.
+func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	cfg.Timing = cfg.Timing.WithDefaults()
+	if cfg.StopSignal == 0 {
+		cfg.StopSignal = syscall.SIGINT
+	}
+	argv := cfg.Command()
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("start server %s: empty command", cfg.Name)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+	}
+	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cfg.Redact.Bytes([]byte(cfg.CommandLine()+"\n"))); err != nil {
+		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+	}
+	logPath := filepath.Join(cfg.Dir, "serve.log")
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+	}
+	s := &Server{
+		Config:   cfg,
+		done:     make(chan struct{}),
+		copyDone: make(chan struct{}),
+		log:      &countingFile{f: lf},
+		Client:   &Client{Engine: cfg.Engine, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("start server %s: pipe: %w", cfg.Name, err)
+	}
+	s.pipeR = pr
+	pgid, err := startGroup(ctx, argv, pw, cfg.StopSignal, cfg.Timing.StopTimeout+cfg.Timing.KillWait, s.done, &s.waitErr)
+	pw.Close() // the children hold their own copies; EOF comes when all of them exit
+	if err != nil {
+		pr.Close()
+		fmt.Fprintf(lf, "ci-report: could not start %q: %v\n", argv[0], err)
+		lf.Close()
+		close(s.copyDone)
+		return nil, fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
+	}
+	s.pgid, s.started = pgid, time.Now()
+	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(pgid)+"\n")); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+	}
+	go func() {
+		defer close(s.copyDone)
+		rw := cfg.Redact.Writer(s.log)
+		io.Copy(rw, pr)
+		rw.Close()
+	}()
+	return s, nil
+}
+
+// PGID returns the server's process-group id.
+func (s *Server) PGID() int { return s.pgid }
+
+// LogPath returns the path of serve.log.
+func (s *Server) LogPath() string { return filepath.Join(s.Config.Dir, "serve.log") }
+
+// LogSize returns the bytes written to serve.log so far.
+func (s *Server) LogSize() int64 { return s.log.Size() }
+
+// Alive reports whether any non-zombie process of the server's group lives.
+func (s *Server) Alive() bool { return groupAlive(s.pgid) }
+
+// WaitReady polls GET /health until it answers 200, the group dies, the
+// ready timeout passes or ctx ends; the error says which.
+func (s *Server) WaitReady(ctx context.Context) error {
+	t := s.Config.Timing
+	deadline := time.Now().Add(t.ReadyTimeout)
+	var last error
+	for {
+		if err := s.Client.Health(ctx, t.HealthTimeout); err == nil {
+			return nil
+		} else {
+			last = err
+		}
+		if !s.Alive() {
+			return fmt.Errorf("server %s exited before it was ready (%s)", s.Config.Name, s.exitText())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server %s not ready after %s (last /health: %v)", s.Config.Name, t.ReadyTimeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server %s: waiting for readiness interrupted: %w", s.Config.Name, context.Cause(ctx))
+		case <-time.After(t.ReadyPoll):
+		}
+	}
+}
+
+func (s *Server) exitText() string {
+	select {
+	case <-s.done:
+		if s.waitErr != nil {
+			return s.waitErr.Error()
+		}
+		return "exit status 0"
+	default:
+		return "its leader still runs but the group is gone"
+	}
+}
+
+// Stop sends the stop signal to the whole group, polls until it is gone (up
+// to the stop timeout), then SIGKILLs it and waits the kill wait. It closes
+// serve.log once the output is drained. Calling it again returns the first
+// result. It does not take a context: an interrupted run must still stop.
+func (s *Server) Stop() StopResult {
+	s.stopOnce.Do(func() { s.stopRes = s.stop() })
+	return s.stopRes
+}
+
+func (s *Server) stop() StopResult {
+	t := s.Config.Timing
+	r := StopResult{Signal: signalName(s.Config.StopSignal), Timeout: t.StopTimeout, LogOffset: s.log.Size()}
+	start := time.Now()
+	if !s.Alive() {
+		r.AlreadyExited, r.Exited = true, true
+	} else {
+		if err := syscall.Kill(-s.pgid, s.Config.StopSignal); err != nil && !errors.Is(err, syscall.ESRCH) {
+			r.Err = fmt.Sprintf("send %s to group %d: %v", r.Signal, s.pgid, err)
+		}
+		r.Exited = pollGone(s.pgid, t.StopTimeout, t.StopPoll)
+		if !r.Exited {
+			r.Killed = true
+			syscall.Kill(-s.pgid, syscall.SIGKILL)
+			r.Left = !pollGone(s.pgid, t.KillWait, min(t.StopPoll, 100*time.Millisecond))
+		}
+	}
+	r.Elapsed = time.Since(start)
+	// The leader is reaped by its Wait goroutine; the pipe's EOF follows the
+	// group's exit. A process that escaped the group may hold the pipe: stop
+	// waiting for it after the kill wait.
+	select {
+	case <-s.copyDone:
+	case <-time.After(t.KillWait):
+		s.pipeR.Close()
+		<-s.copyDone
+	}
+	s.pipeR.Close()
+	s.log.Close()
+	return r
+}
+
+func pollGone(pgid int, timeout, every time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if !groupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(every)
+	}
+}
+
+// LogInfo parses serve.log; stop is the StopResult's offset (errors before it
+// count as `errors`). Call it after Stop.
+func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
+	return ParseLogFile(s.LogPath(), stopOffset)
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return "signal " + strconv.Itoa(int(sig))
+}
+
+// ParseSignal maps a --stop-signal name (INT, SIGTERM, 15) to a signal.
+func ParseSignal(name string) (syscall.Signal, error) {
+	n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")
+	switch n {
+	case "INT":
+		return syscall.SIGINT, nil
+	case "TERM":
+		return syscall.SIGTERM, nil
+	case "HUP":
+		return syscall.SIGHUP, nil
+	case "QUIT":
+		return syscall.SIGQUIT, nil
+	case "KILL":
+		return syscall.SIGKILL, nil
+	case "USR1":
+		return syscall.Signal(10), nil
+	case "USR2":
+		return syscall.Signal(12), nil
+	}
+	if v, err := strconv.Atoi(n); err == nil && v > 0 && v < 65 {
+		return syscall.Signal(v), nil
+	}
+	return 0, fmt.Errorf("unknown stop signal %q (want INT, TERM, HUP, QUIT, KILL or a number)", name)
+}
+
+// countingFile is serve.log: a file that knows its size, safe for one writer
+// and concurrent readers of the size.
+type countingFile struct {
+	mu     sync.Mutex
+	f      *os.File
+	n      int64
+	closed bool
+}
+
+func (c *countingFile) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return len(p), nil // late output after Stop gave up on the pipe: drop, the file is final
+	}
+	n, err := c.f.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingFile) Size() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (c *countingFile) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	return c.f.Close()
+}

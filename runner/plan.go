@@ -1,0 +1,359 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Entry kinds of a plan.
+const (
+	KindSetup    = "setup"
+	KindServer   = "server"
+	KindElastic  = "elastic"
+	KindLimit    = "limit"
+	KindPriority = "priority"
+)
+
+// Plan is what a part runs: the engines and the ordered cases. It is the
+// JSON that `ci-report plan` prints and `--plan` accepts; see the package doc.
+type Plan struct {
+	Profile string                      `json:"profile"`
+	Engines collect.Ordered[EnginePlan] `json:"engines"`
+	Cases   []Entry                     `json:"cases"`
+}
+
+// EnginePlan is one engine: its image, environment, the patches every
+// kvcached server of it must log, and its server command template.
+type EnginePlan struct {
+	Image string      `json:"image"`
+	Env   collect.Env `json:"env"`
+	// Patches are the kvcached patches every kvcached server must log.
+	Patches []string `json:"patches"`
+	// Server is the server command; `{hf_id}` and `{port}` are replaced.
+	Server []string `json:"server"`
+}
+
+// Entry is one case of the plan.
+type Entry struct {
+	// Kind is setup, server, elastic, limit or priority.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Engine is the engine of a setup case.
+	Engine string `json:"engine,omitempty"`
+	// Group joins the server cases compared with one native case
+	// (`<engine>-<model>[-tpN][-fp8kv]`); shards never split it.
+	Group string `json:"group,omitempty"`
+	// GPU is the GPU index of a pair ("0").
+	GPU string `json:"gpu,omitempty"`
+	// Batch is the batch limit of a pair's servers.
+	Batch int `json:"batch,omitempty"`
+	// Servers are the servers of the case: one for server and limit cases,
+	// two for pairs (elastic: A then B; priority: low then high).
+	Servers []ServerPlan `json:"servers,omitempty"`
+}
+
+// ServerPlan is one server of a case.
+type ServerPlan struct {
+	// Name is the server's case directory, log key and check prefix.
+	Name   string `json:"name"`
+	Engine string `json:"engine"`
+	Model  string `json:"model"`
+	HFID   string `json:"hf_id"`
+	// Layout is c1, c0, or null for native.
+	Layout       *string  `json:"layout"`
+	TP           int      `json:"tp"`
+	KVCacheDtype *string  `json:"kv_cache_dtype"`
+	ModelArgs    []string `json:"model_args"`
+	// Env is the server's own environment (kvcached switches), without the
+	// per-server IPC name, which the runner adds.
+	Env       collect.Env `json:"env"`
+	ExtraArgs []string    `json:"extra_args"`
+	// Patches are the model's patches required beyond the engine's.
+	Patches []string `json:"patches,omitempty"`
+	// Priority is set for the servers of a priority pair (0 low, 1 high).
+	Priority *int `json:"priority,omitempty"`
+}
+
+// Kvcached reports whether the server runs with kvcached (a layout is set).
+func (s *ServerPlan) Kvcached() bool { return s.Layout != nil }
+
+// Argv is the server's command line on port: the engine's template, then
+// the model's and the extra arguments.
+func (s *ServerPlan) Argv(e EnginePlan, port int) []string {
+	out := make([]string, 0, len(e.Server)+len(s.ModelArgs)+len(s.ExtraArgs))
+	for _, a := range e.Server {
+		a = strings.ReplaceAll(a, "{hf_id}", s.HFID)
+		a = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
+		out = append(out, a)
+	}
+	out = append(out, s.ModelArgs...)
+	return append(out, s.ExtraArgs...)
+}
+
+var ipcUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+// IPCName is the kvcached IPC name of a server: `e2e_<run id>_<name>` with
+// every character outside [A-Za-z0-9_] replaced by `_`.
+func IPCName(runID, name string) string {
+	return ipcUnsafe.ReplaceAllString("e2e_"+runID+"_"+name, "_")
+}
+
+// ReadPlan reads a --plan file and validates it.
+func ReadPlan(file string) (*Plan, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	var p Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", file, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", file, err)
+	}
+	return &p, nil
+}
+
+// Validate checks that the plan can run: known kinds, unique names, known
+// engines, the right number of servers per kind.
+func (p *Plan) Validate() error {
+	if p.Profile == "" {
+		return fmt.Errorf("no profile name")
+	}
+	names := map[string]bool{}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if e.Name == "" {
+			return fmt.Errorf("case %d has no name", i)
+		}
+		if names[e.Name] {
+			return fmt.Errorf("case %s appears twice", e.Name)
+		}
+		names[e.Name] = true
+		want := map[string]int{KindSetup: 0, KindServer: 1, KindLimit: 1, KindElastic: 2, KindPriority: 2}
+		n, ok := want[e.Kind]
+		if !ok {
+			return fmt.Errorf("case %s: unknown kind %q (want setup, server, elastic, limit or priority)", e.Name, e.Kind)
+		}
+		if len(e.Servers) != n {
+			return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, n, len(e.Servers))
+		}
+		if e.Kind == KindSetup {
+			if _, ok := p.Engines.Get(e.Engine); !ok {
+				return fmt.Errorf("case %s: unknown engine %q", e.Name, e.Engine)
+			}
+		}
+		if e.Kind == KindServer && e.Group == "" {
+			return fmt.Errorf("case %s: a server case needs a group", e.Name)
+		}
+		for j := range e.Servers {
+			s := &e.Servers[j]
+			eng, ok := p.Engines.Get(s.Engine)
+			if !ok {
+				return fmt.Errorf("case %s: server %s: unknown engine %q", e.Name, s.Name, s.Engine)
+			}
+			if len(eng.Server) == 0 {
+				return fmt.Errorf("engine %s has no server command", s.Engine)
+			}
+			if s.Name == "" || s.HFID == "" {
+				return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)
+			}
+			if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
+				return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
+			}
+		}
+	}
+	return nil
+}
+
+// EntryEngines returns the engines an entry's servers use, in order.
+func (e *Entry) EntryEngines() []string {
+	if e.Kind == KindSetup {
+		return []string{e.Engine}
+	}
+	var out []string
+	for _, s := range e.Servers {
+		if !slices.Contains(out, s.Engine) {
+			out = append(out, s.Engine)
+		}
+	}
+	return out
+}
+
+// Selection narrows a plan (SPEC-runner §1).
+type Selection struct {
+	Engines []string // --engines; empty keeps all
+	Models  []string // --models; empty keeps all
+	Cases   []string // --cases globs; empty keeps all
+	// ShardIndex/ShardCount are --shard i/n (1-based); 0 keeps all.
+	ShardIndex, ShardCount                          int
+	SkipCases, SkipElastic, SkipLimit, SkipPriority bool
+}
+
+// ParseShard parses `i/n` with 1 ≤ i ≤ n.
+func ParseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("--shard %q: want i/n with 1 ≤ i ≤ n", s)
+	}
+	return i, n, nil
+}
+
+// Select returns a copy of the plan with only the selected cases, in plan
+// order. A selected kvcached server case brings its group's native case; a
+// shard keeps every n-th group or pair; setup cases are kept for the engines
+// the remaining cases use.
+func (p *Plan) Select(sel Selection) (*Plan, error) {
+	for _, g := range sel.Cases {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("--cases %q: %w", g, err)
+		}
+	}
+	keep := func(e *Entry) bool {
+		switch e.Kind {
+		case KindServer:
+			if sel.SkipCases {
+				return false
+			}
+		case KindElastic:
+			if sel.SkipElastic {
+				return false
+			}
+		case KindLimit:
+			if sel.SkipLimit {
+				return false
+			}
+		case KindPriority:
+			if sel.SkipPriority {
+				return false
+			}
+		}
+		for _, s := range e.Servers {
+			if len(sel.Engines) > 0 && !slices.Contains(sel.Engines, s.Engine) {
+				return false
+			}
+			if len(sel.Models) > 0 && !slices.Contains(sel.Models, s.Model) {
+				return false
+			}
+		}
+		return true
+	}
+	matches := func(name string) bool {
+		if len(sel.Cases) == 0 {
+			return true
+		}
+		for _, g := range sel.Cases {
+			if ok, _ := path.Match(g, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	chosen := map[string]bool{}
+	explicitSetup := map[string]bool{}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if e.Kind == KindSetup {
+			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) {
+				explicitSetup[e.Engine] = true
+			}
+			continue
+		}
+		if keep(e) && matches(e.Name) {
+			chosen[e.Name] = true
+		}
+	}
+	// A kvcached case brings its group's native case, for the comparison.
+	groupsNeedingNative := map[string]bool{}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if chosen[e.Name] && e.Kind == KindServer && e.Servers[0].Kvcached() {
+			groupsNeedingNative[e.Group] = true
+		}
+	}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if e.Kind == KindServer && groupsNeedingNative[e.Group] && !e.Servers[0].Kvcached() && keep(e) {
+			chosen[e.Name] = true
+		}
+	}
+	// Shard units: a group of server cases, or one pair / limit case.
+	if sel.ShardCount > 1 {
+		unitOf := func(e *Entry) string {
+			if e.Kind == KindServer {
+				return "group:" + e.Group
+			}
+			return "case:" + e.Name
+		}
+		var units []string
+		for i := range p.Cases {
+			e := &p.Cases[i]
+			if chosen[e.Name] && !slices.Contains(units, unitOf(e)) {
+				units = append(units, unitOf(e))
+			}
+		}
+		mine := map[string]bool{}
+		for k, u := range units {
+			if k%sel.ShardCount == sel.ShardIndex-1 {
+				mine[u] = true
+			}
+		}
+		for i := range p.Cases {
+			e := &p.Cases[i]
+			if chosen[e.Name] && !mine[unitOf(e)] {
+				delete(chosen, e.Name)
+			}
+		}
+	}
+	usedEngines := map[string]bool{}
+	for i := range p.Cases {
+		if chosen[p.Cases[i].Name] {
+			for _, en := range p.Cases[i].EntryEngines() {
+				usedEngines[en] = true
+			}
+		}
+	}
+	out := &Plan{Profile: p.Profile}
+	for _, k := range p.Engines.Keys() {
+		ep, _ := p.Engines.Get(k)
+		if keepEngine(sel, k) {
+			out.Engines.Set(k, ep)
+		}
+	}
+	for i := range p.Cases {
+		e := p.Cases[i]
+		if e.Kind == KindSetup {
+			if usedEngines[e.Engine] || explicitSetup[e.Engine] {
+				out.Cases = append(out.Cases, e)
+			}
+			continue
+		}
+		if chosen[e.Name] {
+			out.Cases = append(out.Cases, e)
+		}
+	}
+	return out, nil
+}
+
+func keepEngine(sel Selection, engine string) bool {
+	return len(sel.Engines) == 0 || slices.Contains(sel.Engines, engine)
+}
+
+// Names returns the case names in plan order (part.json `planned`).
+func (p *Plan) Names() []string {
+	out := make([]string, len(p.Cases))
+	for i := range p.Cases {
+		out[i] = p.Cases[i].Name
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Profiles are the built-in profile names.
+var Profiles = []string{"smoke", "nightly", "weekly", "hopper"}
+
+// model is a built-in model (SPEC-runner §2).
+type model struct {
+	key, hfID string
+	batch     int
+	memory    map[string]string // engine → memory fraction
+	extra     []string          // model-specific arguments
+	patches   map[string][]string
+	engines   []string // engines it runs on
+}
+
+var bothEngines = []string{"vllm", "sglang"}
+
+func stdMemory() map[string]string { return map[string]string{"vllm": "0.9", "sglang": "0.85"} }
+
+var hybridPatches = map[string][]string{
+	"vllm":   {"mamba_partial_tail", "hybrid_block_size_align"},
+	"sglang": {"elastic_mamba_pool"},
+}
+
+var models = []model{
+	{key: "qwen05b", hfID: "Qwen/Qwen2.5-0.5B-Instruct", batch: 32, memory: map[string]string{"vllm": "0.8", "sglang": "0.8"}, engines: bothEngines},
+	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), patches: hybridPatches, engines: bothEngines},
+	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
+	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), patches: hybridPatches, engines: bothEngines},
+	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines},
+	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
+	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, engines: []string{"vllm"}},
+}
+
+func findModel(key string) (*model, error) {
+	for i := range models {
+		if models[i].key == key {
+			return &models[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown model %q", key)
+}
+
+// engineFlags are the per-engine flag names.
+type engineFlags struct {
+	tp, batch, memory, context string
+	fp8                        []string
+}
+
+var flags = map[string]engineFlags{
+	"vllm":   {tp: "--tensor-parallel-size", batch: "--max-num-seqs", memory: "--gpu-memory-utilization", context: "--max-model-len", fp8: []string{"--kv-cache-dtype", "fp8"}},
+	"sglang": {tp: "--tp-size", batch: "--max-running-requests", memory: "--mem-fraction-static", context: "--context-length", fp8: []string{"--kv-cache-dtype", "fp8_e4m3"}},
+}
+
+func builtinEngines() collect.Ordered[EnginePlan] {
+	var o collect.Ordered[EnginePlan]
+	var venv collect.Env
+	venv.Set("VLLM_USE_V2_MODEL_RUNNER", "1")
+	venv.Set("VLLM_SERVER_DEV_MODE", "1")
+	o.Set("vllm", EnginePlan{
+		Image:   "vllm/vllm-openai:v0.30.0",
+		Env:     venv,
+		Patches: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"},
+		Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "e2e", "--host", "127.0.0.1",
+			"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
+			"--async-scheduling", "--compilation-config.backend=eager"},
+	})
+	o.Set("sglang", EnginePlan{
+		Image:   "lmsysorg/sglang:v0.5.20",
+		Env:     collect.Env{},
+		Patches: []string{"elastic_allocator", "elastic_memory_pool"},
+		Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "e2e",
+			"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
+	})
+	return o
+}
+
+// serverOpts describe one server to build.
+type serverOpts struct {
+	engine, model, layout string // layout "c1", "c0" or "" (native)
+	tp                    int
+	fp8                   bool
+	batch                 int // 0: the model's
+	tag                   string
+	suffix                string // -a/-b, -l/-h for same-named servers of a pair
+	env                   [][2]string
+}
+
+// ServerName is `[<tag>-]<engine>-<model>-<kv_c1|kv_c0|native>[-tp<N>][-fp8kv]`.
+func serverName(o serverOpts) string {
+	lay := "native"
+	if o.layout != "" {
+		lay = "kv_" + o.layout
+	}
+	n := o.engine + "-" + o.model + "-" + lay
+	if o.tp > 1 {
+		n += "-tp" + strconv.Itoa(o.tp)
+	}
+	if o.fp8 {
+		n += "-fp8kv"
+	}
+	if o.tag != "" {
+		n = o.tag + "-" + n
+	}
+	return n + o.suffix
+}
+
+func buildServer(o serverOpts) ServerPlan {
+	m, err := findModel(o.model)
+	if err != nil {
+		panic(err) // built-in tables only; a test covers every profile
+	}
+	f := flags[o.engine]
+	batch := m.batch
+	if o.batch > 0 {
+		batch = o.batch
+	}
+	if o.tp == 0 {
+		o.tp = 1
+	}
+	s := ServerPlan{
+		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
+		ModelArgs: []string{"--dtype", "bfloat16", f.context, "8192", f.batch, strconv.Itoa(batch), f.memory, m.memory[o.engine]},
+		ExtraArgs: []string{},
+		Patches:   m.patches[o.engine],
+	}
+	s.ModelArgs = append(s.ModelArgs, m.extra...)
+	if o.tp > 1 {
+		s.ExtraArgs = append(s.ExtraArgs, f.tp, strconv.Itoa(o.tp))
+	}
+	if o.fp8 {
+		s.ExtraArgs = append(s.ExtraArgs, f.fp8...)
+		s.KVCacheDtype = &f.fp8[1]
+	}
+	if o.layout != "" {
+		lay := o.layout
+		s.Layout = &lay
+		s.Env.Set("ENABLE_KVCACHED", "true")
+		s.Env.Set("KVCACHED_AUTOPATCH", "1")
+		s.Env.Set("KVCACHED_CONTIGUOUS_LAYOUT", strconv.FormatBool(lay == "c1"))
+	} else {
+		s.Env.Set("ENABLE_KVCACHED", "false")
+		s.Env.Set("KVCACHED_AUTOPATCH", "0")
+	}
+	for _, kv := range o.env {
+		s.Env.Set(kv[0], kv[1])
+	}
+	return s
+}
+
+// plan builder
+type builder struct {
+	p       Plan
+	engines []string
+}
+
+func (b *builder) setup(engine string) {
+	for _, e := range b.p.Cases {
+		if e.Kind == KindSetup && e.Engine == engine {
+			return
+		}
+	}
+	b.p.Cases = append(b.p.Cases, Entry{Kind: KindSetup, Name: engine + "-setup", Engine: engine})
+}
+
+// group adds the server cases of one engine/model group: layouts in order
+// (kvcached first, then native when asked).
+func (b *builder) group(engine, modelKey string, tp int, fp8 bool, layouts ...string) {
+	b.setup(engine)
+	base := serverOpts{engine: engine, model: modelKey, tp: tp, fp8: fp8}
+	group := engine + "-" + modelKey
+	if tp > 1 {
+		group += "-tp" + strconv.Itoa(tp)
+	}
+	if fp8 {
+		group += "-fp8kv"
+	}
+	for _, l := range layouts {
+		o := base
+		o.layout = l
+		s := buildServer(o)
+		b.p.Cases = append(b.p.Cases, Entry{Kind: KindServer, Name: s.Name, Group: group, Servers: []ServerPlan{s}})
+	}
+}
+
+func pairName(kind string, a, b ServerPlan) string {
+	return kind + "-" + a.Engine + "-" + a.Model + "+" + b.Engine + "-" + b.Model
+}
+
+func (b *builder) elastic(ea, ma, eb, mb string) {
+	oa := serverOpts{engine: ea, model: ma, layout: "c1", batch: 128, tag: "elastic"}
+	ob := serverOpts{engine: eb, model: mb, layout: "c1", batch: 128, tag: "elastic"}
+	if serverName(oa) == serverName(ob) {
+		oa.suffix, ob.suffix = "-a", "-b"
+	}
+	sa, sb := buildServer(oa), buildServer(ob)
+	b.p.Cases = append(b.p.Cases, Entry{Kind: KindElastic, Name: pairName("elastic", sa, sb), GPU: "0", Batch: 128, Servers: []ServerPlan{sa, sb}})
+}
+
+func (b *builder) limit(engine, modelKey string) {
+	s := buildServer(serverOpts{engine: engine, model: modelKey, layout: "c1", tag: "limit"})
+	b.p.Cases = append(b.p.Cases, Entry{Kind: KindLimit, Name: "limit-" + engine + "-" + modelKey, Servers: []ServerPlan{s}})
+}
+
+func (b *builder) priority(el, ml, eh, mh string) {
+	ol := serverOpts{engine: el, model: ml, layout: "c1", batch: 128, tag: "priority",
+		env: [][2]string{{"KVCACHED_MAX_CACHED_TOKENS", "-1"}}}
+	oh := serverOpts{engine: eh, model: mh, layout: "c1", batch: 128, tag: "priority"}
+	if serverName(ol) == serverName(oh) {
+		ol.suffix, oh.suffix = "-l", "-h"
+	}
+	sl, sh := buildServer(ol), buildServer(oh)
+	lo, hi := 0, 1
+	sl.Priority, sh.Priority = &lo, &hi
+	b.p.Cases = append(b.p.Cases, Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
+}
+
+// BuiltinPlan returns the built-in plan of a profile (SPEC-runner §2).
+func BuiltinPlan(profile string) (*Plan, error) {
+	b := &builder{p: Plan{Profile: profile, Engines: builtinEngines()}}
+	all := []string{"c1", "c0", ""}
+	switch profile {
+	case "smoke":
+		for _, e := range bothEngines {
+			b.group(e, "qwen05b", 1, false, "c1")
+		}
+	case "nightly":
+		for _, e := range bothEngines {
+			for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
+				b.group(e, m, 1, false, all...)
+			}
+		}
+		b.elastic("vllm", "qwen05b", "vllm", "qwen35_4b")
+		b.elastic("sglang", "qwen05b", "sglang", "qwen35_4b")
+		b.limit("vllm", "qwen05b")
+		b.limit("sglang", "qwen05b")
+	case "weekly":
+		for _, e := range bothEngines {
+			for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
+				mm, _ := findModel(m)
+				if !slices.Contains(mm.engines, e) {
+					continue
+				}
+				b.group(e, m, 2, false, all...)
+			}
+			b.group(e, "qwen05b", 1, true, "c1")
+		}
+		b.elastic("vllm", "qwen05b", "sglang", "qwen35_4b")
+		b.priority("vllm", "qwen05b", "vllm", "qwen35_4b")
+	case "hopper":
+		b.group("vllm", "qwen38_27b", 1, false, "c1")
+	default:
+		return nil, fmt.Errorf("unknown profile %q (built in: smoke, nightly, weekly, hopper; use --plan for others)", profile)
+	}
+	if err := b.p.Validate(); err != nil {
+		return nil, fmt.Errorf("built-in profile %s: %w", profile, err)
+	}
+	return &b.p, nil
+}

@@ -1,0 +1,539 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/gpu"
+	"github.com/ovg-project/ci-report/runner/ledger"
+)
+
+// Timing holds every wait of the runner; zero fields take the spec's values
+// (DefaultTiming). Under --simulate they are scaled by the simulator's time
+// scale, so the fault suite runs in seconds.
+type Timing struct {
+	// Server is the readiness and stop timing of every server.
+	Server engine.Timing
+	// RequestTimeout bounds one generation request (30 min).
+	RequestTimeout time.Duration
+	// ResetTimeout bounds a prefix-cache reset (2 min).
+	ResetTimeout time.Duration
+	// GPUProcessWait is how long no_gpu_process_left waits for the GPUs to empty (60 s).
+	GPUProcessWait time.Duration
+	// GPUProcessPoll is the step of that wait (1 s).
+	GPUProcessPoll time.Duration
+	// KvctlTimeout bounds one kvctl call (10 s).
+	KvctlTimeout time.Duration
+	// BallastReady bounds the wait for `ballast ready` (120 s).
+	BallastReady time.Duration
+	// ElasticSample is the sampling period of elastic pairs (1 s).
+	ElasticSample time.Duration
+	// PrioritySample is the sampling period of priority pairs (2 s).
+	PrioritySample time.Duration
+	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax (5 s, 60 s).
+	DrainStep, DrainMax time.Duration
+	// LimitWait bounds the wait for usage to fall under a lowered limit (30 s).
+	LimitWait time.Duration
+	// InstallTimeout bounds an --install-cmd (30 min).
+	InstallTimeout time.Duration
+}
+
+// DefaultTiming is the spec's timing.
+var DefaultTiming = Timing{
+	Server:         engine.DefaultTiming,
+	RequestTimeout: 30 * time.Minute, ResetTimeout: 2 * time.Minute,
+	GPUProcessWait: 60 * time.Second, GPUProcessPoll: time.Second,
+	KvctlTimeout: 10 * time.Second, BallastReady: 120 * time.Second,
+	ElasticSample: time.Second, PrioritySample: 2 * time.Second,
+	DrainStep: 5 * time.Second, DrainMax: 60 * time.Second,
+	LimitWait: 30 * time.Second, InstallTimeout: 30 * time.Minute,
+}
+
+// WithDefaults returns t with zero fields set to DefaultTiming's.
+func (t Timing) WithDefaults() Timing {
+	d := DefaultTiming
+	t.Server = t.Server.WithDefaults()
+	for _, p := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&t.RequestTimeout, d.RequestTimeout}, {&t.ResetTimeout, d.ResetTimeout},
+		{&t.GPUProcessWait, d.GPUProcessWait}, {&t.GPUProcessPoll, d.GPUProcessPoll},
+		{&t.KvctlTimeout, d.KvctlTimeout}, {&t.BallastReady, d.BallastReady},
+		{&t.ElasticSample, d.ElasticSample}, {&t.PrioritySample, d.PrioritySample},
+		{&t.DrainStep, d.DrainStep}, {&t.DrainMax, d.DrainMax},
+		{&t.LimitWait, d.LimitWait}, {&t.InstallTimeout, d.InstallTimeout},
+	} {
+		if *p.v <= 0 {
+			*p.v = p.def
+		}
+	}
+	return t
+}
+
+// Scaled returns t (defaults filled) with every wait multiplied by f, each
+// kept at least 1 ms. The ready timeout is scaled too: a simulated server
+// loads in scaled time.
+func (t Timing) Scaled(f float64) Timing {
+	t = t.WithDefaults()
+	if f <= 0 || f == 1 {
+		return t
+	}
+	sc := func(d *time.Duration) {
+		*d = max(time.Duration(float64(*d)*f), time.Millisecond)
+	}
+	for _, d := range []*time.Duration{
+		&t.Server.ReadyPoll, &t.Server.HealthTimeout, &t.Server.ReadyTimeout, &t.Server.StopPoll,
+		&t.Server.StopTimeout, &t.Server.KillWait,
+		&t.RequestTimeout, &t.ResetTimeout, &t.GPUProcessWait, &t.GPUProcessPoll, &t.KvctlTimeout,
+		&t.BallastReady, &t.ElasticSample, &t.PrioritySample, &t.DrainStep, &t.DrainMax, &t.LimitWait,
+	} {
+		sc(d)
+	}
+	return t
+}
+
+// Sim is the simulated world of --simulate (runner/sim): servers, kvctl and
+// ballast run as this binary's `sim` subcommands.
+type Sim struct {
+	// Self is the argv that runs this binary's sim subcommand, e.g.
+	// [/path/ci-report, sim]; a test binary re-executes itself.
+	Self []string
+	// Dir is CI_REPORT_SIM_DIR, the simulated world.
+	Dir string
+	// Env is passed to every simulated process (CI_REPORT_SIM_DIR,
+	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE, a test's dispatch variable).
+	Env collect.Env
+}
+
+// Runner runs one part: a resolved, selected plan into a part directory.
+// Dependencies are fields: tests set them.
+type Runner struct {
+	// Plan is what to run (already selected).
+	Plan *Plan
+	// OutDir is the part directory; Part its name (default: OutDir's base name).
+	OutDir, Part string
+	// RunID goes into IPC names and part.json (default: start time as MMDDHHMM).
+	RunID string
+	// CheckRunID is --check-run-id (else CI_REPORT_CHECK_RUN_ID).
+	CheckRunID string
+	// GPUs are the run's GPU indices (default [0]).
+	GPUs []int
+	// Port is the base port (default 18000).
+	Port int
+	// StopSignal stops servers (default SIGINT).
+	StopSignal syscall.Signal
+	// ElasticGPUMiB and PriorityGPUMiB: a ballast makes the GPU behave like one of this size (0: none).
+	ElasticGPUMiB, PriorityGPUMiB int
+	// BallastCmd is the ballast helper's argv (under --simulate: sim ballast).
+	BallastCmd []string
+	// Kvctl is kvctl's argv (default [kvctl]; under --simulate: sim kvctl).
+	Kvctl []string
+	// ExecPrefix maps an engine to the words put before its commands; the
+	// key "" applies to every engine without its own.
+	ExecPrefix map[string][]string
+	// InstallCmd maps an engine to the shell command its setup case runs.
+	InstallCmd map[string]string
+	// ShmDir and TmpDir are where kvcached leaves segments and socket dirs
+	// (default /dev/shm, /tmp; under --simulate, inside the world).
+	ShmDir, TmpDir string
+	// Timing holds every wait.
+	Timing Timing
+	// Sim is set under --simulate.
+	Sim *Sim
+	// Version is ci-report's version for part.json.
+	Version string
+
+	// GPU is the GPU backend (gpu.None without one).
+	GPU gpu.Backend
+	// HTTP is the client of every server request (nil: a fresh one per server).
+	HTTP *http.Client
+	// Exec runs short commands (kvctl, leftover listings through an exec
+	// prefix, the PATH check); nil runs them with os/exec.
+	Exec ledger.ExecFunc
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
+	Getenv func(string) string
+	// Stderr gets the progress lines.
+	Stderr io.Writer
+	// Terminal: stderr is a terminal, so a live phase line is shown.
+	Terminal bool
+	// Hostname is part.json's host.
+	Hostname string
+	// Kinds overrides the built-in kinds by name (tests).
+	Kinds map[string]Kind
+
+	redact *collect.Redactor
+	writer *collect.PartWriter
+	gpus   []gpu.Info
+	gpuErr error
+	progMu sync.Mutex
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) getenv(k string) string {
+	if r.Getenv != nil {
+		return r.Getenv(k)
+	}
+	return ""
+}
+
+func (r *Runner) stderr() io.Writer {
+	if r.Stderr != nil {
+		return r.Stderr
+	}
+	return io.Discard
+}
+
+// Redactor returns the secret redactor of the run.
+func (r *Runner) Redactor() *collect.Redactor {
+	if r.redact == nil {
+		r.redact = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
+	}
+	return r.redact
+}
+
+// PrefixFor returns the exec prefix of engine.
+func (r *Runner) PrefixFor(engineName string) []string {
+	if p, ok := r.ExecPrefix[engineName]; ok {
+		return p
+	}
+	return r.ExecPrefix[""]
+}
+
+// Case is one running entry of the plan, what a Kind works with.
+type Case struct {
+	// R is the runner (options and dependencies).
+	R *Runner
+	// Entry is the plan entry.
+	Entry *Entry
+	// Group is the comparison group's state (server cases only).
+	Group *GroupState
+
+	mu      sync.Mutex
+	servers []*Server
+}
+
+// Server is one started server of a case.
+type Server struct {
+	*engine.Server
+	// Plan is the server's plan entry.
+	Plan *ServerPlan
+	// IPC is its kvcached IPC name ("" for native servers).
+	IPC string
+	// Port is where it listens.
+	Port int
+	// GPUs are the GPU indices it was given.
+	GPUs []int
+}
+
+// Dir returns the directory of a server of the case: `<part>/<name>`.
+func (c *Case) Dir(name string) string { return filepath.Join(c.R.OutDir, name) }
+
+// Port returns the base port plus offset (pairs use +1 and +2).
+func (c *Case) Port(offset int) int { return c.R.Port + offset }
+
+// Engine returns the engine plan of name.
+func (c *Case) Engine(name string) EnginePlan {
+	e, _ := c.R.Plan.Engines.Get(name)
+	return e
+}
+
+// ServerEnv is the environment a server starts with: the engine's, the
+// server's own, its IPC name, CUDA_VISIBLE_DEVICES, and the simulator's.
+func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
+	var env collect.Env
+	e := c.Engine(sp.Engine)
+	for _, k := range e.Env.Keys() {
+		v, _ := e.Env.Get(k)
+		env.Set(k, v)
+	}
+	for _, k := range sp.Env.Keys() {
+		v, _ := sp.Env.Get(k)
+		env.Set(k, v)
+	}
+	if sp.Kvcached() {
+		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
+	}
+	if len(gpus) > 0 {
+		s := make([]string, len(gpus))
+		for i, g := range gpus {
+			s[i] = strconv.Itoa(g)
+		}
+		env.Set("CUDA_VISIBLE_DEVICES", strings.Join(s, ","))
+	}
+	if c.R.Sim != nil {
+		for _, k := range c.R.Sim.Env.Keys() {
+			v, _ := c.R.Sim.Env.Get(k)
+			env.Set(k, v)
+		}
+	}
+	return env
+}
+
+// ServerArgv is the command a server runs: the plan's argv, or under
+// --simulate `<self> sim serve --engine E -- <argv>`.
+func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
+	argv := append(sp.Argv(c.Engine(sp.Engine), port), extra...)
+	if c.R.Sim != nil {
+		return append(append(slices.Clone(c.R.Sim.Self), "serve", "--engine", sp.Engine, "--"), argv...)
+	}
+	return argv
+}
+
+// Setup is the setup.json entry of a server of this plan (cmd as on the base port).
+func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
+	c := &Case{R: r}
+	cfg := engine.ServerConfig{Env: sp.Env, Argv: sp.Argv(c.Engine(sp.Engine), port)}
+	var env collect.Env
+	for _, k := range sp.Env.Keys() {
+		v, _ := sp.Env.Get(k)
+		env.Set(k, v)
+	}
+	return collect.CaseSetup{
+		Name: sp.Name, Engine: sp.Engine, Model: sp.Model, HFID: sp.HFID, Layout: sp.Layout, TP: sp.TP,
+		KVCacheDtype: sp.KVCacheDtype, ModelArgs: nonNil(sp.ModelArgs), Env: env, ExtraArgs: nonNil(sp.ExtraArgs),
+		Cmd: r.Redactor().String(cfg.CommandLine()), Priority: sp.Priority,
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// StartServer starts sp on port with gpus (nil: the run's GPUs) and extra
+// arguments, in its case directory. The case remembers it, so the run loop
+// stops it should the kind return without doing so.
+func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus []int, extra ...string) (*Server, error) {
+	if gpus == nil {
+		gpus = c.R.GPUs
+	}
+	cfg := engine.ServerConfig{
+		Name: sp.Name, Engine: sp.Engine, Dir: c.Dir(sp.Name),
+		Env: c.ServerEnv(sp, gpus), Argv: c.ServerArgv(sp, port, extra...),
+		ExecPrefix: c.R.PrefixFor(sp.Engine), Port: port, StopSignal: c.R.StopSignal,
+		Redact: c.R.Redactor(), HTTP: c.R.HTTP, Timing: c.R.Timing.Server,
+	}
+	es, err := engine.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	es.Client.RequestTimeout, es.Client.ResetTimeout = c.R.Timing.RequestTimeout, c.R.Timing.ResetTimeout
+	s := &Server{Server: es, Plan: sp, Port: port, GPUs: gpus}
+	if sp.Kvcached() {
+		s.IPC = IPCName(c.R.RunID, sp.Name)
+	}
+	c.mu.Lock()
+	c.servers = append(c.servers, s)
+	c.mu.Unlock()
+	return s, nil
+}
+
+// ServerEnd is what stopping a server yields: its shutdown checks and its
+// parsed log (for the case log).
+type ServerEnd struct {
+	Checks []collect.Check
+	Log    collect.LogInfo
+	Stop   engine.StopResult
+}
+
+// StopServer stops s (its whole group) and runs the shutdown checks with
+// prefix ("" for a server case, "<server>_" in pairs). Safe to call twice:
+// the second stop returns the first's result.
+func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
+	st := s.Stop()
+	info, err := s.LogInfo(st.LogOffset)
+	obs := checks.Shutdown{
+		Stop: checks.Stop{
+			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
+			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
+		},
+		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
+		Required: append(slices.Clone(c.Engine(s.Plan.Engine).Patches), s.Plan.Patches...),
+	}
+	if err != nil {
+		obs.LogErr = err.Error()
+	}
+	if s.Plan.Kvcached() {
+		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.shmDir())
+		obs.Tmp = c.R.listDir(s.Plan.Engine, c.R.tmpDir())
+	}
+	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info, Stop: st}
+}
+
+// stopAll stops every server the case started and has not stopped.
+func (c *Case) stopAll() {
+	c.mu.Lock()
+	servers := slices.Clone(c.servers)
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Stop() }()
+	}
+	wg.Wait()
+}
+
+func (r *Runner) shmDir() string {
+	if r.ShmDir != "" {
+		return r.ShmDir
+	}
+	if r.Sim != nil {
+		return filepath.Join(r.Sim.Dir, "shm")
+	}
+	return "/dev/shm"
+}
+
+func (r *Runner) tmpDir() string {
+	if r.TmpDir != "" {
+		return r.TmpDir
+	}
+	if r.Sim != nil {
+		return filepath.Join(r.Sim.Dir, "tmp")
+	}
+	return "/tmp"
+}
+
+// listDir lists dir, through the engine's exec prefix when it has one (the
+// server ran in a container, so its /dev/shm is the container's).
+func (r *Runner) listDir(engineName, dir string) checks.Listing {
+	l := checks.Listing{Dir: dir}
+	prefix := r.PrefixFor(engineName)
+	if len(prefix) == 0 {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			l.Err = err.Error()
+			return l
+		}
+		for _, e := range entries {
+			l.Entries = append(l.Entries, e.Name())
+		}
+		return l
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.Timing.KvctlTimeout)
+	defer cancel()
+	out, err := r.exec()(ctx, append(slices.Clone(prefix), "ls", "-1A", dir))
+	if err != nil {
+		l.Err = err.Error()
+		return l
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			l.Entries = append(l.Entries, line)
+		}
+	}
+	return l
+}
+
+func (r *Runner) exec() ledger.ExecFunc {
+	if r.Exec != nil {
+		return r.Exec
+	}
+	return ledger.ExecCommand
+}
+
+// Ledger returns a kvctl client for servers of engine (its exec prefix).
+func (c *Case) Ledger(engineName string) *ledger.Client {
+	argv := append(slices.Clone(c.R.PrefixFor(engineName)), c.R.Kvctl...)
+	return &ledger.Client{Argv: argv, Exec: c.R.Exec, Timeout: c.R.Timing.KvctlTimeout}
+}
+
+// WaitNoGPUProcess waits (up to Timing.GPUProcessWait) until no compute
+// process is left on gpus (nil: the run's GPUs) and returns the
+// no_gpu_process_left check.
+func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
+	if gpus == nil {
+		gpus = c.R.GPUs
+	}
+	t := c.R.Timing
+	start := time.Now()
+	var obs checks.GPUProcesses
+	for {
+		obs = checks.GPUProcesses{Left: map[int][]int{}}
+		for _, g := range gpus {
+			procs, err := c.R.GPU.Processes(g)
+			if err != nil {
+				obs.Err = fmt.Sprintf("GPU %d: %v", g, err)
+				break
+			}
+			for _, p := range procs {
+				obs.Left[g] = append(obs.Left[g], p.PID)
+			}
+		}
+		obs.WaitedS = time.Since(start).Seconds()
+		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			// Interrupted: look once more without waiting.
+		case <-time.After(t.GPUProcessPoll):
+			continue
+		}
+		break
+	}
+	return checks.NoGPUProcessLeft(obs)
+}
+
+// Progress shows the running phase of the case on a terminal (a live line);
+// elsewhere it does nothing.
+func (c *Case) Progress(phase string) {
+	if !c.R.Terminal {
+		return
+	}
+	c.R.progMu.Lock()
+	defer c.R.progMu.Unlock()
+	fmt.Fprintf(c.R.stderr(), "\r\033[K%s %s: %s", c.R.now().UTC().Format("15:04:05"), c.Entry.Name, phase)
+}
+
+// marshalLog encodes a case log; an encoding failure becomes a log that says so.
+func (c *Case) marshalLog(log any) json.RawMessage {
+	if log == nil {
+		return json.RawMessage("{}")
+	}
+	data, err := json.Marshal(log)
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
+	}
+	return data
+}
+
+// GroupState is what the server cases of one comparison group share: the
+// native case's phases for the comparison and the block size a kvcached case
+// enlarged to.
+type GroupState struct {
+	// Name is the group.
+	Name string
+	// HasNative: the selected plan has a native case in the group.
+	HasNative bool
+	// BlockSize is the enlarged attention block size a kvcached case logged (0: none).
+	BlockSize int
+	// BlockSizeFrom names the case that logged it.
+	BlockSizeFrom string
+	// Pending are the finished kvcached cases waiting for the native case.
+	Pending []*collect.CaseResult
+}
