@@ -31,6 +31,11 @@ type Config struct {
 	Schedules     map[string]string `json:"schedules,omitempty"`
 	Workflows     map[string]string `json:"workflows,omitempty"`
 	RetentionDays RetentionDays     `json:"retention_days,omitempty"`
+	// NightlyKinds are the kinds of tests ("cases", "elastic", "limit",
+	// "priority") that the nightly profile runs: other profiles point to the
+	// nightly section for their workload and checks instead of repeating them
+	// (SPEC-render §4.6-7).
+	NightlyKinds []string `json:"nightly_kinds,omitempty"`
 }
 
 // RetentionDays is how long artifacts are kept, per kind of run.
@@ -44,10 +49,14 @@ type Documents struct {
 	// Comment is the run's comment (correctness, pull-request or perf variant).
 	Comment string
 	// Section is the issue-description section, without splice markers; empty
-	// when none can be produced (a part without setup.json, or smoke / PR runs).
+	// when none can be produced (a part without setup.json, a perf run without
+	// perf/setup.json, or a pull-request run, whose comment carries it).
 	Section string
 	// SectionName is the splice name of Section: the profile, or "perf".
 	SectionName string
 	// Verdict is PASS, FAIL (...) or DID NOT RUN.
 	Verdict string
+	// Warnings say where a document was degraded to fit (e.g. a section left
+	// out); the CLI prints them on stderr.
+	Warnings []string
 }

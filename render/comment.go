@@ -1,0 +1,257 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// plan is one way to lay out the failed-cases table: the comment is rendered
+// with successively tighter plans until it fits its budget (SPEC-render §7).
+type plan struct {
+	rows   int // failed rows listed; the rest are counted in "and K more"
+	detail int // code points per check detail; 0 drops details
+	// squeeze is the last resort for pathological input (a case with
+	// thousands of failed checks, kilobyte-long names): names, briefs and the
+	// subject are cut, and each row lists checks only up to a cap.
+	squeeze bool
+}
+
+// Row caps under plan.squeeze, in code points of raw text.
+const (
+	squeezeName    = 200
+	squeezeChecks  = 1500
+	squeezeSubject = 200
+)
+
+// plans lists the layouts to try, loosest first: fewer rows (down to 10),
+// then shorter details, then no details with fewer rows still, then squeeze.
+func plans(failed int) []plan {
+	top := min(failed, maxFailedRows)
+	floor := min(top, 10)
+	var out []plan
+	for _, d := range []int{detailCut, 150, 60} {
+		for n := top; n >= floor; n-- {
+			out = append(out, plan{rows: n, detail: d})
+		}
+	}
+	for n := top; n >= min(top, 1); n-- {
+		out = append(out, plan{rows: n})
+	}
+	for n := top; n >= min(top, 1); n-- {
+		out = append(out, plan{rows: n, squeeze: true})
+	}
+	return out
+}
+
+// fit renders with each plan in turn and returns the first document within
+// budget; every plan is a full re-render from data, never a cut of Markdown.
+func fit(budget int, failed int, render func(plan) (string, error)) (string, error) {
+	var last string
+	for _, p := range plans(failed) {
+		out, err := render(p)
+		if err != nil {
+			return "", err
+		}
+		if runeCount(out) <= budget {
+			return out, nil
+		}
+		last = out
+	}
+	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
+}
+
+// failedCases are the rows of the failed-cases table: failed or not-run cases
+// in report order.
+func (r *renderer) failedCases() []merge.Case {
+	var out []merge.Case
+	for _, c := range r.rep.Cases {
+		if c.NotRun || caseFailed(&c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func caseFailed(c *merge.Case) bool {
+	if !c.OK {
+		return true
+	}
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// caseName shows a repeated -setup case with its part: shards of one engine
+// each have one.
+func (r *renderer) caseName(c *merge.Case) string {
+	if strings.HasSuffix(c.Name, "-setup") && c.Part != "" {
+		n := 0
+		for i := range r.rep.Cases {
+			if r.rep.Cases[i].Name == c.Name {
+				n++
+			}
+		}
+		if n > 1 {
+			return c.Name + " (" + c.Part + ")"
+		}
+	}
+	return c.Name
+}
+
+// failedTable is the failed-cases table under plan p, with its "and K more"
+// line, or "" when no case failed.
+func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	rows := make([][]string, 0, p.rows)
+	for i := 0; i < p.rows && i < len(failed); i++ {
+		c := &failed[i]
+		name := r.caseName(c)
+		brief := r.ix.brief(c.Name)
+		if p.squeeze {
+			name = Cut(name, squeezeName)
+			if runeCount(brief) > 2*squeezeName {
+				brief = ""
+			}
+		}
+		rows = append(rows, []string{Plain(name), brief, r.failedChecks(w, c, p)})
+	}
+	out := w.mdTable([]string{"case", "setup", "failed checks"}, rows)
+	if more := len(failed) - len(rows); more > 0 {
+		out += "\n\n" + w.t("more_rows", more)
+	}
+	return out
+}
+
+// failedChecks is the failed-checks cell: `check` (detail); ...
+func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
+	if c.NotRun {
+		return w.t("not_run", nil)
+	}
+	var parts []string
+	total, shown := 0, 0
+	for _, ch := range c.Checks {
+		if ch.OK {
+			continue
+		}
+		total++
+		name := ch.Name
+		if p.squeeze {
+			name = Cut(name, 100)
+		}
+		s := CodeCell(name)
+		if s == "" {
+			s = Plain("(unnamed)")
+		}
+		if p.detail > 0 && ch.Detail != "" {
+			s += " (" + Plain(Cut(ch.Detail, p.detail)) + ")"
+		}
+		if p.squeeze && shown > 0 && runeCount(strings.Join(parts, "; "))+runeCount(s) > squeezeChecks {
+			continue
+		}
+		parts = append(parts, s)
+		shown++
+	}
+	if total == 0 {
+		return w.t("no_failed_check", nil)
+	}
+	if shown < total {
+		parts = append(parts, fmt.Sprintf("and %d more failed checks", total-shown))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// images lists the engines' images, in the order of the merged engines.
+func (r *renderer) images() string {
+	if r.rep.Setup == nil {
+		return ""
+	}
+	var imgs []string
+	for _, k := range r.rep.Setup.Engines.Keys() {
+		e, _ := r.rep.Setup.Engines.Get(k)
+		if e.Image != "" {
+			imgs = append(imgs, Code(Cut(e.Image, 200)))
+		}
+	}
+	return strings.Join(imgs, ", ")
+}
+
+// correctness renders the correctness comment (or its pull-request variant)
+// and the issue-description section.
+func (r *renderer) correctness() (Documents, error) {
+	verdict := r.rep.Verdict
+	if verdict == "" {
+		return Documents{}, fmt.Errorf("render: the report has no verdict")
+	}
+	docs := Documents{Verdict: verdict, SectionName: r.profile}
+	section, warn, err := r.section()
+	if err != nil {
+		return Documents{}, err
+	}
+	docs.Warnings = append(docs.Warnings, warn...)
+	if r.opts.PR == 0 {
+		docs.Section = section
+	}
+	if verdict == "DID NOT RUN" {
+		docs.Comment, err = r.didNotRun(verdict)
+		return docs, err
+	}
+	failed := r.failedCases()
+	var prBlock string
+	if r.opts.PR > 0 && section != "" {
+		// The section's title line is replaced by the <details> summary.
+		_, body, _ := strings.Cut(section, "\n\n")
+		prBlock = (&writer{}).t("pr_setup", body)
+	}
+	docs.Comment, err = fit(CommentBudget, len(failed), func(p plan) (string, error) {
+		return r.comment(verdict, failed, prBlock, p)
+	})
+	return docs, err
+}
+
+func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, p plan) (string, error) {
+	w := &writer{}
+	subjectCut := 1 << 30
+	if p.squeeze {
+		subjectCut = squeezeSubject
+	}
+	machine := machineLine(r.setupGPUs(), r.partDisplays())
+	if imgs := r.images(); imgs != "" {
+		machine += " · " + imgs
+	}
+	var blocks []string
+	if pl := r.partLines(w); pl != "" {
+		blocks = append(blocks, pl)
+	}
+	if t := r.failedTable(w, failed, p); t != "" {
+		blocks = append(blocks, t)
+	} else {
+		blocks = append(blocks, w.t("all_passed", r.passedCount()))
+	}
+	data := map[string]any{
+		"Marker":      r.marker(w),
+		"Header":      r.header(verdict),
+		"RunLine":     r.runLine(w, subjectCut),
+		"MachineLine": machine,
+		"Blocks":      blocks,
+		"SetupBlock":  prBlock,
+		"OnlyLogs":    r.opts.PR > 0 && prBlock == "",
+		"LogsLine":    r.logsLine(w),
+	}
+	out := w.t("comment", data)
+	return out, w.err
+}
+
+func (r *renderer) setupGPUs() []collect.GPU {
+	if r.rep.Setup == nil {
+		return nil
+	}
+	return r.rep.Setup.GPUs
+}

@@ -1,0 +1,131 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// DefaultConfig returns the constants of SPEC-render §1: titles, schedules,
+// workflow files, the repository URL and retention days.
+func DefaultConfig() Config {
+	return Config{
+		RepositoryURL: "https://github.com/ovg-project/kvcached",
+		Titles: map[string]string{
+			"nightly": "Nightly correctness",
+			"weekly":  "Weekly correctness",
+			"smoke":   "Smoke correctness",
+			"perf":    "Weekly performance",
+		},
+		Schedules: map[string]string{
+			"nightly": "Daily at 08:00 UTC",
+			"weekly":  "Saturdays at 12:00 UTC",
+			"perf":    "Sundays at 10:00 UTC",
+		},
+		Workflows: map[string]string{
+			"nightly": "gpu-correctness.yml",
+			"weekly":  "gpu-correctness.yml",
+			"smoke":   "gpu-correctness.yml",
+			"perf":    "gpu-perf-weekly.yml",
+			"pr":      "gpu-pr.yml",
+		},
+		RetentionDays: RetentionDays{Correctness: 30, Perf: 90},
+		NightlyKinds:  []string{"cases", "elastic", "limit"},
+	}
+}
+
+// LoadConfig reads a --config file's contents over DefaultConfig: every key is
+// optional, and map entries are merged one by one, so a file that sets one
+// title keeps the other defaults. Unknown keys are an error, since a typo in
+// a key would otherwise be silently ignored.
+func LoadConfig(data []byte) (Config, error) {
+	var file Config
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return Config{}, err
+	}
+	if dec.More() {
+		return Config{}, fmt.Errorf("more than one JSON value")
+	}
+	return MergeConfig(DefaultConfig(), file), nil
+}
+
+// MergeConfig returns base with every non-zero field of over applied on top.
+func MergeConfig(base, over Config) Config {
+	out := base
+	if over.RepositoryURL != "" {
+		out.RepositoryURL = over.RepositoryURL
+	}
+	out.Titles = mergeMap(base.Titles, over.Titles)
+	out.Schedules = mergeMap(base.Schedules, over.Schedules)
+	out.Workflows = mergeMap(base.Workflows, over.Workflows)
+	if over.RetentionDays.Correctness != 0 {
+		out.RetentionDays.Correctness = over.RetentionDays.Correctness
+	}
+	if over.RetentionDays.Perf != 0 {
+		out.RetentionDays.Perf = over.RetentionDays.Perf
+	}
+	if over.NightlyKinds != nil {
+		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)
+	}
+	return out
+}
+
+func mergeMap(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// withDefaults fills the zero fields of c from DefaultConfig, so that a
+// hand-built Options (tests, other packages) renders like the CLI's.
+func (c Config) withDefaults() Config { return MergeConfig(DefaultConfig(), c) }
+
+var profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// ValidProfile reports whether name may be used as a profile: it lands in HTML
+// comments, titles and status contexts, so it is restricted to
+// [a-z0-9][a-z0-9_-]*.
+func ValidProfile(name string) bool { return profileRE.MatchString(name) }
+
+// Title is the document title of a profile: the configured one, else the
+// profile name itself.
+func (c Config) Title(profile string) string {
+	if t, ok := c.Titles[profile]; ok && t != "" {
+		return t
+	}
+	return profile
+}
+
+func (c Config) schedule(profile string) string {
+	if s, ok := c.Schedules[profile]; ok && s != "" {
+		return s
+	}
+	return "On demand"
+}
+
+func (c Config) workflow(profile string) string {
+	if w, ok := c.Workflows[profile]; ok && w != "" {
+		return w
+	}
+	return "gpu-correctness.yml"
+}
+
+func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
+
+func (c Config) nightlyRuns(kind string) bool {
+	for _, k := range c.NightlyKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	htmltemplate "html/template"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer/html"
+
+	"github.com/ovg-project/ci-report/merge"
+	"github.com/ovg-project/ci-report/templates"
+)
+
+var pageTemplate = htmltemplate.Must(htmltemplate.New("").ParseFS(templates.FS, "page.tmpl"))
+
+// markdown converts GitHub-flavoured Markdown as the results issue shows it.
+// Raw HTML is let through because our own documents use it (<details>, the
+// marker comment); every string from a run is escaped before it gets here.
+var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe()))
+
+// HTML renders the comment and the section as one standalone HTML page, for
+// a local look in a browser before anything is posted.
+func HTML(docs Documents, title string) ([]byte, error) {
+	type part struct {
+		Label string
+		HTML  htmltemplate.HTML
+	}
+	var parts []part
+	for _, d := range []struct{ label, md string }{
+		{"Comment", docs.Comment},
+		{"Issue description section " + docs.SectionName, docs.Section},
+	} {
+		if d.md == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := markdown.Convert([]byte(d.md), &b); err != nil {
+			return nil, fmt.Errorf("html: convert the %s: %w", strings.ToLower(d.label), err)
+		}
+		// #nosec: goldmark's output of our escaped Markdown, see markdown.
+		parts = append(parts, part{Label: d.label, HTML: htmltemplate.HTML(b.String())})
+	}
+	var out bytes.Buffer
+	if err := pageTemplate.ExecuteTemplate(&out, "page", map[string]any{"Title": title, "Docs": parts}); err != nil {
+		return nil, fmt.Errorf("html: page: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// Text writes, for a person at a terminal, the run's verdict and its failed
+// cases as aligned tables. Cells are plain text with control characters
+// replaced, so a hostile check detail cannot drive the terminal.
+func Text(out io.Writer, rep *merge.Report, opts Options) error {
+	if rep == nil {
+		return fmt.Errorf("render: no report")
+	}
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		return err
+	}
+	// Pin the width mode: without it tablewriter measures ambiguous-width
+	// characters by the locale and RUNEWIDTH_* variables.
+	twwidth.SetEastAsian(false)
+	verdict := rep.Verdict
+	if r.perfMode {
+		verdict = r.perfVerdict()
+	}
+	sha := r.sha()
+	summary := [][]string{
+		{"report", termText(r.cfg.Title(r.profile), 200)},
+		{"commit", termText(ShortSHA(sha), 20)},
+		{"verdict", termText(verdict, 500)},
+	}
+	if opts.Date != "" {
+		summary = append(summary[:1], append([][]string{{"date", opts.Date}}, summary[1:]...)...)
+	}
+	if err := textTable(out, nil, summary); err != nil {
+		return fmt.Errorf("text: summary table: %w", err)
+	}
+	if len(rep.Parts) > 0 {
+		rows := make([][]string, len(rep.Parts))
+		for i, p := range rep.Parts {
+			rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
+		}
+		fmt.Fprintln(out)
+		if err := textTable(out, []string{"part", "status", "ran", "planned", "reason"}, rows); err != nil {
+			return fmt.Errorf("text: parts table: %w", err)
+		}
+	}
+	failed := r.failedCases()
+	fmt.Fprintln(out)
+	if len(failed) == 0 {
+		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n", r.passedCount())
+		return err
+	}
+	ix := *r.ix
+	ix.esc = func(s string) string { return termText(s, 300) }
+	ix.code = ix.esc
+	rows := make([][]string, len(failed))
+	for i := range failed {
+		c := &failed[i]
+		checks := "not run"
+		if !c.NotRun {
+			var parts []string
+			for _, ch := range c.Checks {
+				if ch.OK {
+					continue
+				}
+				s := termText(ch.Name, 100)
+				if ch.Detail != "" {
+					s += " (" + termText(ch.Detail, detailCut) + ")"
+				}
+				parts = append(parts, s)
+			}
+			checks = strings.Join(parts, "; ")
+			if checks == "" {
+				checks = "no failed check recorded"
+			}
+		}
+		rows[i] = []string{termText(r.caseName(c), 200), ix.brief(c.Name), checks}
+	}
+	if err := textTable(out, []string{"case", "setup", "failed checks"}, rows); err != nil {
+		return fmt.Errorf("text: failed-cases table: %w", err)
+	}
+	return nil
+}
+
+// termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
+// no control characters (ANSI escapes included).
+func termText(s string, n int) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		if unicode.IsControl(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, Cut(s, n))
+}

@@ -1,0 +1,325 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// perfRow is one line of the perf table: a model at a concurrency.
+type perfRow struct {
+	model       string
+	concurrency int
+	metrics     map[string]collect.PerfRow
+}
+
+// perfVerdict: DID NOT RUN without perf/summary.json; FAIL with errors, a
+// failed Hopper case or no Hopper summary; else PASS.
+func (r *renderer) perfVerdict() string {
+	if r.rep.Perf == nil || r.rep.Perf.Summary == nil {
+		return "DID NOT RUN"
+	}
+	if len(r.rep.Perf.Summary.Errors) > 0 || !r.hopperRan() || len(r.failedCases()) > 0 {
+		return "FAIL"
+	}
+	return "PASS"
+}
+
+// hopperRan reports whether the Hopper correctness part left a summary.
+func (r *renderer) hopperRan() bool {
+	for _, p := range r.rep.Parts {
+		if p.Status != merge.StatusMissing {
+			return len(r.rep.Cases) > 0
+		}
+	}
+	return false
+}
+
+func (r *renderer) perf() (Documents, error) {
+	verdict := r.perfVerdict()
+	docs := Documents{Verdict: verdict, SectionName: "perf"}
+	section, warn, err := r.perfSection()
+	if err != nil {
+		return Documents{}, err
+	}
+	docs.Section, docs.Warnings = section, warn
+	if verdict == "DID NOT RUN" {
+		docs.Comment, err = r.didNotRun(verdict)
+		return docs, err
+	}
+	failed := r.failedCases()
+	docs.Comment, err = fit(CommentBudget, len(failed), func(p plan) (string, error) {
+		return r.perfComment(verdict, failed, p)
+	})
+	return docs, err
+}
+
+func (r *renderer) perfSetup() *collect.PerfSetup {
+	if r.rep.Perf == nil || r.rep.Perf.Setup == nil {
+		return &collect.PerfSetup{}
+	}
+	return r.rep.Perf.Setup
+}
+
+// perfImage is the image the perf servers ran in: perf/setup.json's, else
+// the Hopper part's vLLM image.
+func (r *renderer) perfImage() string {
+	if img := r.perfSetup().Image; img != "" {
+		return img
+	}
+	if r.rep.Setup != nil {
+		if e, ok := r.rep.Setup.Engines.Get("vllm"); ok {
+			return e.Image
+		}
+	}
+	return ""
+}
+
+func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (string, error) {
+	w := &writer{}
+	ps := r.perfSetup()
+	sum := r.rep.Perf.Summary
+	subjectCut := 1 << 30
+	if p.squeeze {
+		subjectCut = squeezeSubject
+	}
+	machine := GPULine(ps.GPUs)
+	if img := r.perfImage(); img != "" {
+		machine += " · " + Code(Cut(img, 200))
+	}
+	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
+		machine += " · vLLM " + Plain(Cut(v, 40))
+	}
+	var blocks []string
+	rows := perfRows(sum.Table)
+	if len(rows) > 0 {
+		blocks = append(blocks, w.t("perf_ratios", nil))
+		cells := make([][]string, len(rows))
+		for i, pr := range rows {
+			tput := pr.metrics["output_throughput"]
+			cells[i] = []string{Plain(Cut(pr.model, 200)), itoa(pr.concurrency),
+				num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
+				num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
+				num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
+		}
+		blocks = append(blocks, w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells))
+	} else {
+		blocks = append(blocks, w.t("perf_no_table", nil))
+	}
+	idle, err := idleMemory(sum.Runs)
+	if err != nil {
+		return "", err
+	}
+	if len(idle) > 0 {
+		lines := []string{w.t("perf_idle", nil)}
+		for _, m := range idle {
+			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, 200)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
+		}
+		blocks = append(blocks, strings.Join(lines, "\n"))
+	}
+	if len(sum.Errors) > 0 {
+		lines := []string{w.t("perf_errors", nil)}
+		limit := perfErrorCut
+		if p.squeeze {
+			limit = 100
+		}
+		for i, e := range sum.Errors {
+			if p.squeeze && i >= 20 {
+				lines = append(lines, fmt.Sprintf("- and %d more", len(sum.Errors)-i))
+				break
+			}
+			lines = append(lines, "- "+Plain(Cut(e, limit)))
+		}
+		blocks = append(blocks, strings.Join(lines, "\n"))
+	}
+	switch {
+	case !r.hopperRan():
+		blocks = append(blocks, w.t("hopper_none", nil))
+	case len(failed) == 0:
+		blocks = append(blocks, w.t("hopper_passed", r.passedCount()))
+	default:
+		blocks = append(blocks, w.t("hopper_failed", nil), r.failedTable(w, failed, p))
+	}
+	out := w.t("perf_comment", map[string]any{
+		"Marker":      r.marker(w),
+		"Header":      r.header(verdict),
+		"RunLine":     r.runLine(w, subjectCut),
+		"MachineLine": machine,
+		"Blocks":      blocks,
+		"LogsLine":    r.logsLine(w),
+	})
+	return out, w.err
+}
+
+// perfRows groups the table's metric rows by model and concurrency, in
+// first-appearance order.
+func perfRows(table []collect.PerfRow) []perfRow {
+	var out []perfRow
+	index := map[string]int{}
+	for _, t := range table {
+		k := fmt.Sprintf("%s\x00%d", t.Model, t.Concurrency)
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, perfRow{model: t.Model, concurrency: t.Concurrency, metrics: map[string]collect.PerfRow{}})
+		}
+		out[i].metrics[t.Metric] = t
+	}
+	return out
+}
+
+func num(v *float64, format string) string {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+type idleRow struct {
+	model            string
+	native, kvcached *float64
+}
+
+// idleMemory is each model's idle GPU memory per arm, the larger of the
+// arm's runs, in first-appearance order of the runs.
+func idleMemory(runs []json.RawMessage) ([]idleRow, error) {
+	var out []idleRow
+	index := map[string]int{}
+	for i, raw := range runs {
+		var run struct {
+			Model   string   `json:"model"`
+			Arm     string   `json:"arm"`
+			IdleMiB *float64 `json:"idle_gpu_mib"`
+		}
+		if err := json.Unmarshal(raw, &run); err != nil {
+			return nil, fmt.Errorf("render: perf summary runs[%d]: %w", i, err)
+		}
+		if run.IdleMiB == nil {
+			continue
+		}
+		j, ok := index[run.Model]
+		if !ok {
+			j = len(out)
+			index[run.Model] = j
+			out = append(out, idleRow{model: run.Model})
+		}
+		var slot **float64
+		switch run.Arm {
+		case "native":
+			slot = &out[j].native
+		case "kvcached":
+			slot = &out[j].kvcached
+		default:
+			continue
+		}
+		if *slot == nil || **slot < *run.IdleMiB {
+			v := *run.IdleMiB
+			*slot = &v
+		}
+	}
+	return out, nil
+}
+
+// perfSection describes the perf setup, or "" without perf/setup.json.
+func (r *renderer) perfSection() (string, []string, error) {
+	if r.rep.Perf == nil || r.rep.Perf.Setup == nil {
+		return "", nil, nil
+	}
+	var last string
+	for _, p := range sectionPlans {
+		out, err := r.perfSectionWith(p)
+		if err != nil {
+			return "", nil, err
+		}
+		if runeCount(out) <= SectionBudget {
+			return out, nil, nil
+		}
+		last = out
+	}
+	return "", []string{fmt.Sprintf("the perf section is left out: it needs %d code points even at its smallest, over the budget of %d", runeCount(last), SectionBudget)}, nil
+}
+
+func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
+	w := &writer{}
+	ps := r.perfSetup()
+	machine := GPULine(ps.GPUs)
+	if img := r.perfImage(); img != "" {
+		machine += " · " + Code(Cut(img, 200))
+	}
+	sentence := w.t("perf_when", map[string]string{
+		"Schedule": Plain(r.cfg.schedule("perf")),
+		"Workflow": r.cfg.workflow("perf"),
+		"Repo":     r.cfg.repo(),
+		"Machine":  machine,
+	})
+	var blocks []string
+	if ps.Versions.Len() > 0 {
+		var vs []string
+		for _, k := range ps.Versions.Keys() {
+			v, _ := ps.Versions.Get(k)
+			vs = append(vs, p.st(k+" "+v))
+		}
+		blocks = append(blocks, w.t("perf_versions", strings.Join(vs, ", ")))
+	}
+	if ps.Models.Len() > 0 {
+		var rows [][]string
+		for _, k := range ps.Models.Keys() {
+			m, _ := ps.Models.Get(k)
+			rows = append(rows, []string{perfModelLink(p, m), p.code(strings.Join(m.Args, " "), true)})
+		}
+		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
+	}
+	if ps.Server != "" || ps.KvcachedEnv.Len() > 0 {
+		server := p.code(ps.Server, false)
+		if server == "" {
+			server = "the image's server command"
+		}
+		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered, nil)}))
+	}
+	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
+		arms := make([]string, len(ps.Arms))
+		for i, a := range ps.Arms {
+			arms[i] = p.st(a)
+		}
+		var levels []string
+		for _, k := range ps.Concurrency.Keys() {
+			n, _ := ps.Concurrency.Get(k)
+			levels = append(levels, fmt.Sprintf("%s (%d prompts)", p.st(k), n))
+		}
+		warmup := ""
+		if ps.Warmup != nil {
+			warmup = w.t("perf_warmup", ps.Warmup)
+		}
+		blocks = append(blocks, w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")}))
+	}
+	if s := r.rep.Setup; s != nil && r.rep.SetupComplete && len(s.Cases) > 0 {
+		blocks = append(blocks, w.t("hopper_heading", nil))
+		if p.summarizeCases {
+			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, s.Cases))
+		} else {
+			blocks = append(blocks, r.casesTable(w, p, s.Cases))
+		}
+	}
+	out := w.t("perf_section", map[string]any{"Title": Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
+	return out, w.err
+}
+
+func perfModelLink(p sectionPlan, m collect.PerfModel) string {
+	hf := m.HFID
+	if p.cutText > 0 {
+		hf = Cut(hf, p.cutText)
+	}
+	code := CodeCell(hf)
+	if m.Revision == nil || *m.Revision == "" {
+		return code
+	}
+	if !isHex(*m.Revision) || !safeURLPath(m.HFID) {
+		return code + " @ " + Plain(ShortSHA(*m.Revision))
+	}
+	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*m.Revision), m.HFID, *m.Revision)
+}

@@ -1,0 +1,303 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Budgets in code points (SPEC-render §7).
+const (
+	// CommentBudget is what a comment is planned to fit: GitHub refuses a
+	// comment over 65,536 characters, and the rest is margin.
+	CommentBudget = 65000
+	// SectionBudget is what one issue-description section is planned to fit:
+	// up to three sections and hand-written text share one issue body.
+	SectionBudget = 20000
+	// maxFailedRows is the most failed-case rows a comment lists.
+	maxFailedRows = 30
+	// detailCut is how long a check detail may be in the failed-cases table.
+	detailCut = 300
+	// perfErrorCut is how long a perf error may be.
+	perfErrorCut = 500
+)
+
+var (
+	dateRE  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	tokenRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
+
+// Render turns a merged report into the documents of one run: the comment
+// (correctness, pull-request or perf variant) and the issue-description
+// section, each planned to fit its size budget. It reads nothing but its
+// arguments, so the same report and options give the same bytes everywhere.
+func Render(rep *merge.Report, opts Options) (Documents, error) {
+	if rep == nil {
+		return Documents{}, errors.New("render: no report")
+	}
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		return Documents{}, err
+	}
+	if r.perfMode {
+		return r.perf()
+	}
+	return r.correctness()
+}
+
+// renderer holds what every document of one render shares.
+type renderer struct {
+	rep      *merge.Report
+	opts     Options
+	cfg      Config
+	profile  string
+	perfMode bool
+	ix       *setupIndex
+}
+
+func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
+	r := &renderer{rep: rep, opts: opts, cfg: opts.Config.withDefaults()}
+	r.profile = opts.Profile
+	if r.profile == "" && rep.Setup != nil {
+		r.profile = rep.Setup.Profile
+	}
+	r.perfMode = r.profile == "perf" || rep.Perf != nil
+	if r.perfMode {
+		r.profile = "perf"
+	}
+	if r.profile == "" {
+		return nil, errors.New("render: no profile: the report's setup has none and none was given")
+	}
+	if !ValidProfile(r.profile) {
+		return nil, fmt.Errorf("render: profile %q is not valid: want [a-z0-9][a-z0-9_-]*", r.profile)
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	r.ix = newSetupIndex(rep.Setup)
+	return r, nil
+}
+
+// validate rejects options that would land in links or HTML comments
+// unescaped: they come from flags and the Actions environment.
+func (o Options) validate() error {
+	for _, u := range []struct{ name, v string }{{"run URL", o.RunURL}, {"artifact URL", o.ArtifactURL}, {"repository URL", o.Config.RepositoryURL}} {
+		if u.v != "" && !SafeURL(u.v) {
+			return fmt.Errorf("render: %s %q is not a plain http(s) URL", u.name, u.v)
+		}
+	}
+	for _, t := range []struct{ name, v string }{{"run id", o.RunID}, {"run attempt", o.RunAttempt}} {
+		if t.v != "" && !tokenRE.MatchString(t.v) {
+			return fmt.Errorf("render: %s %q: want letters, digits, '.', '_' or '-'", t.name, t.v)
+		}
+	}
+	for profile, wf := range o.Config.Workflows {
+		if wf != "" && !safeURLPath(wf) {
+			return fmt.Errorf("render: workflow file %q of profile %q: want letters, digits, '-', '_', '.' or '/'", wf, profile)
+		}
+	}
+	if o.Date != "" && !dateRE.MatchString(o.Date) {
+		return fmt.Errorf("render: date %q: want YYYY-MM-DD", o.Date)
+	}
+	if o.PR < 0 {
+		return fmt.Errorf("render: pull request number %d is negative", o.PR)
+	}
+	return nil
+}
+
+// SafeURL reports whether u can be a Markdown link destination as it is: an
+// http(s) URL without spaces, parentheses, angle brackets or quotes.
+func SafeURL(u string) bool {
+	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return false
+	}
+	for _, c := range u {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune("()<>\"'`\\[]{}|^", c) {
+			return false
+		}
+	}
+	return utf8.ValidString(u)
+}
+
+// runCount counts code points, the unit of every budget.
+func runeCount(s string) int { return utf8.RuneCountInString(s) }
+
+// sha is the commit under test: --sha, else the merged setup's kvcached_sha.
+func (r *renderer) sha() string {
+	if r.opts.SHA != "" {
+		return r.opts.SHA
+	}
+	if r.rep.Setup != nil && r.rep.Setup.KvcachedSHA != nil {
+		return *r.rep.Setup.KvcachedSHA
+	}
+	if r.rep.Perf != nil && r.rep.Perf.Setup != nil && r.rep.Perf.Setup.KvcachedSHA != nil {
+		return *r.rep.Perf.Setup.KvcachedSHA
+	}
+	return ""
+}
+
+func (r *renderer) marker(w *writer) string {
+	if r.opts.RunID == "" {
+		return ""
+	}
+	attempt := r.opts.RunAttempt
+	if attempt == "" {
+		attempt = "1"
+	}
+	return w.t("marker", map[string]string{"RunID": r.opts.RunID, "Attempt": attempt, "Profile": r.profile})
+}
+
+func (r *renderer) header(verdict string) string {
+	parts := []string{Plain(r.cfg.Title(r.profile))}
+	if r.opts.Date != "" {
+		parts = append(parts, r.opts.Date)
+	}
+	parts = append(parts, Plain(verdict))
+	return strings.Join(parts, " · ")
+}
+
+// runLine: [Run](url) · kvcached [sha7](commit) (subject)<previous>.
+func (r *renderer) runLine(w *writer, subjectCut int) string {
+	var parts []string
+	if r.opts.RunURL != "" {
+		parts = append(parts, "[Run]("+r.opts.RunURL+")")
+	}
+	sha := r.sha()
+	commit := "kvcached " + r.commitRef(sha)
+	if r.opts.Subject != "" {
+		commit += " (" + Plain(Cut(r.opts.Subject, subjectCut)) + ")"
+	}
+	parts = append(parts, commit)
+	return strings.Join(parts, " · ") + r.previous(w, sha)
+}
+
+func (r *renderer) commitRef(sha string) string {
+	switch {
+	case sha == "":
+		return "unknown"
+	case isHex(sha):
+		return "[" + ShortSHA(sha) + "](" + r.cfg.repo() + "/commit/" + sha + ")"
+	}
+	return Plain(ShortSHA(sha))
+}
+
+func (r *renderer) previous(w *writer, sha string) string {
+	if r.opts.Prev == "" {
+		return ""
+	}
+	prev, conclusion, _ := strings.Cut(r.opts.Prev, ":")
+	state := conclusion
+	switch conclusion {
+	case "success":
+		state = "PASS"
+	case "failure":
+		state = "FAIL"
+	case "":
+		state = "?"
+	}
+	state = Plain(Cut(state, 40))
+	if prev == sha && prev != "" {
+		return w.t("prev_same", map[string]string{"State": state})
+	}
+	if !isHex(prev) || !isHex(sha) {
+		// Without two commit ids there is no compare link to give.
+		return " · previous run at " + Plain(ShortSHA(prev)) + " (" + state + ")"
+	}
+	return w.t("prev_changes", map[string]string{"Repo": r.cfg.repo(), "Prev": prev, "SHA": sha, "Prev7": ShortSHA(prev), "State": state})
+}
+
+// logsLine links the artifact (else the run) and says how long it is kept.
+func (r *renderer) logsLine(w *writer) string {
+	days := r.cfg.RetentionDays.Correctness
+	if r.perfMode {
+		days = r.cfg.RetentionDays.Perf
+	}
+	switch {
+	case r.opts.ArtifactURL != "":
+		return w.t("logs_artifact", map[string]any{"URL": r.opts.ArtifactURL, "Days": days})
+	case r.opts.RunURL != "":
+		return w.t("logs_run", map[string]any{"URL": r.opts.RunURL, "Days": days})
+	}
+	return w.t("logs_unknown", map[string]any{"Days": days})
+}
+
+// didNotRunReason says why nothing ran, without provider error text.
+func (r *renderer) didNotRunReason(w *writer) string {
+	finishedEmpty := false
+	for _, p := range r.rep.Parts {
+		if p.ErrorTxt {
+			return w.t("reason_no_gpu", nil)
+		}
+		if p.Status != merge.StatusMissing {
+			finishedEmpty = true
+		}
+	}
+	if finishedEmpty && len(r.rep.Cases) == 0 {
+		return w.t("reason_no_cases", nil)
+	}
+	return w.t("reason_unfinished", nil)
+}
+
+func (r *renderer) didNotRun(verdict string) (string, error) {
+	w := &writer{}
+	out := w.t("comment_did_not_run", map[string]string{
+		"Marker": r.marker(w),
+		"Header": r.header(verdict),
+		"Reason": r.didNotRunReason(w),
+	})
+	return out, w.err
+}
+
+// partLines: one line per missing or partial part.
+func (r *renderer) partLines(w *writer) string {
+	var lines []string
+	for _, p := range r.rep.Parts {
+		display := Plain(Cut(partDisplay(p), 100))
+		switch p.Status {
+		case merge.StatusMissing:
+			lines = append(lines, w.t("part_missing", map[string]any{"Display": display}))
+		case merge.StatusPartial:
+			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned}))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func partDisplay(p merge.PartStatus) string {
+	if p.Display != "" {
+		return p.Display
+	}
+	return p.Name
+}
+
+func (r *renderer) partDisplays() []string {
+	if len(r.rep.Parts) > 1 {
+		out := make([]string, len(r.rep.Parts))
+		for i, p := range r.rep.Parts {
+			out[i] = partDisplay(p)
+		}
+		return out
+	}
+	if r.rep.Setup != nil && len(r.rep.Setup.Parts) > 1 {
+		return r.rep.Setup.Parts
+	}
+	return nil
+}
+
+// passedCount counts the cases whose name does not end in -setup.
+func (r *renderer) passedCount() int {
+	n := 0
+	for _, c := range r.rep.Cases {
+		if !strings.HasSuffix(c.Name, "-setup") {
+			n++
+		}
+	}
+	return n
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

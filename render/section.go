@@ -1,0 +1,370 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// sectionPlan is one layout of the issue-description section, loosest first.
+type sectionPlan struct {
+	summarizeCases bool // the cases table becomes counts per engine, model and KV cache
+	summarizePairs bool // the elastic, limit and priority tables become counts
+	cutText        int  // > 0: every free text from setup.json is cut to this many code points
+}
+
+var sectionPlans = []sectionPlan{{}, {summarizeCases: true}, {summarizeCases: true, summarizePairs: true}, {summarizeCases: true, summarizePairs: true, cutText: 200}, {summarizeCases: true, summarizePairs: true, cutText: 40}}
+
+// section renders the issue-description section of a correctness profile
+// (SPEC-render §4), or "" when a part has no setup.json.
+func (r *renderer) section() (string, []string, error) {
+	if r.rep.Setup == nil || !r.rep.SetupComplete {
+		return "", nil, nil
+	}
+	var last string
+	for _, p := range sectionPlans {
+		out, err := r.sectionWith(p)
+		if err != nil {
+			return "", nil, err
+		}
+		if runeCount(out) <= SectionBudget {
+			return out, nil, nil
+		}
+		last = out
+	}
+	return "", []string{fmt.Sprintf("the %s section is left out: it needs %d code points even at its smallest, over the budget of %d", r.profile, runeCount(last), SectionBudget)}, nil
+}
+
+// st cuts free text from setup.json under the plan, then escapes it.
+func (p sectionPlan) st(s string) string {
+	if p.cutText > 0 {
+		s = Cut(s, p.cutText)
+	}
+	return Plain(s)
+}
+
+func (p sectionPlan) code(s string, inCell bool) string {
+	if p.cutText > 0 {
+		s = Cut(s, p.cutText*4)
+	}
+	if inCell {
+		return CodeCell(s)
+	}
+	return Code(s)
+}
+
+// spellOut says whether a kind of test shows its own workload and checks, or
+// points to the nightly section that already does (SPEC-render §4.6-7).
+func (r *renderer) spellOut(kind string) bool {
+	if r.opts.PR > 0 || r.profile == "nightly" {
+		return true
+	}
+	if r.profile != "weekly" && r.profile != "smoke" {
+		return true
+	}
+	return !r.cfg.nightlyRuns(kind)
+}
+
+func (r *renderer) sectionWith(p sectionPlan) (string, error) {
+	w := &writer{}
+	s := r.rep.Setup
+	machine := machineLine(s.GPUs, r.partDisplays())
+	when := map[string]string{
+		"Schedule": Plain(r.cfg.schedule(r.profile)),
+		"Workflow": r.cfg.workflow(r.profile),
+		"Repo":     r.cfg.repo(),
+		"Machine":  machine,
+	}
+	var sentence string
+	if r.opts.PR > 0 {
+		when["Workflow"] = r.cfg.workflow("pr")
+		sentence = w.t("when_pr", when)
+	} else {
+		sentence = w.t("when_scheduled", when)
+	}
+	blocks := []string{r.enginesTable(w, p)}
+	if b := r.engineBullets(w, p); b != "" {
+		blocks = append(blocks, b)
+	}
+	if len(s.Cases) > 0 {
+		blocks = append(blocks, w.t("cases_heading", nil))
+		if p.summarizeCases {
+			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, s.Cases))
+		} else {
+			blocks = append(blocks, w.t("cases_sentence", nil), r.casesTable(w, p, s.Cases))
+		}
+		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
+	}
+	if len(s.Elastic) > 0 {
+		blocks = append(blocks, w.t("elastic_heading", nil), w.t("elastic_sentence", nil))
+		if p.summarizePairs {
+			blocks = append(blocks, w.t("pairs_summary", len(s.Elastic)))
+		} else {
+			rows := make([][]string, len(s.Elastic))
+			for i, e := range s.Elastic {
+				rows[i] = []string{p.st(e.Name), p.st(e.GPU), r.serverCell(p, &e.A), r.serverCell(p, &e.B)}
+			}
+			blocks = append(blocks, w.mdTable([]string{"case", "GPU", "server A", "server B"}, rows))
+		}
+		blocks = append(blocks, r.workload(w, p, "elastic", "each_pair", s.ElasticWorkload, &s.ElasticChecks)...)
+	}
+	if len(s.Limit) > 0 {
+		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", nil))
+		if p.summarizePairs {
+			blocks = append(blocks, w.t("pairs_summary", len(s.Limit)))
+		} else {
+			rows := make([][]string, len(s.Limit))
+			for i := range s.Limit {
+				rows[i] = []string{p.st(s.Limit[i].Name), r.serverCell(p, &s.Limit[i].CaseSetup)}
+			}
+			blocks = append(blocks, w.mdTable([]string{"case", "server"}, rows))
+		}
+		blocks = append(blocks, r.workload(w, p, "limit", "each_case", s.LimitWorkload, &s.LimitChecks)...)
+	}
+	if len(s.Priority) > 0 {
+		blocks = append(blocks, w.t("priority_heading", nil), w.t("priority_sentence", nil))
+		if p.summarizePairs {
+			blocks = append(blocks, w.t("pairs_summary", len(s.Priority)))
+		} else {
+			rows := make([][]string, len(s.Priority))
+			for i, e := range s.Priority {
+				layers := make([]string, len(e.Layers))
+				for j, l := range e.Layers {
+					layers[j] = p.st(l)
+				}
+				rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(layers, ", "),
+					r.serverCell(p, &e.Low) + ", priority " + prio(e.Low.Priority, 0),
+					r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
+			}
+			blocks = append(blocks, w.mdTable([]string{"case", "GPU", "layers", "low priority", "high priority"}, rows))
+		}
+		blocks = append(blocks, r.workload(w, p, "priority", "each_pair", s.PriorityWorkload, &s.PriorityChecks)...)
+	}
+	out := w.t("section", map[string]any{
+		"Title":    Plain(r.cfg.Title(r.profile)),
+		"Sentence": sentence,
+		"Blocks":   blocks,
+	})
+	return out, w.err
+}
+
+// workload is "Each case:" with one bullet per step and the checks table, or
+// the line pointing to the nightly section; nothing when there is neither.
+func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps []string, checks *collect.Ordered[string]) []string {
+	if len(steps) == 0 && checks.Len() == 0 {
+		return nil
+	}
+	if !r.spellOut(kind) {
+		return []string{w.t("pointer", nil)}
+	}
+	var out []string
+	if len(steps) > 0 {
+		bullets := make([]string, len(steps))
+		for i, st := range steps {
+			bullets[i] = "- " + p.st(st)
+		}
+		out = append(out, w.t(lead, nil), strings.Join(bullets, "\n"))
+	}
+	if checks.Len() > 0 {
+		rows := make([][]string, 0, checks.Len())
+		for _, k := range checks.Keys() {
+			v, _ := checks.Get(k)
+			rows = append(rows, []string{p.code(k, true), p.st(v)})
+		}
+		out = append(out, w.mdTable([]string{"check", "passes when"}, rows))
+	}
+	return out
+}
+
+func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
+	if p.cutText > 0 {
+		cc := *c
+		cc.HFID = Cut(cc.HFID, p.cutText)
+		cc.ModelArgs, cc.ExtraArgs = nil, []string{Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
+		if cc.ExtraArgs[0] == "" {
+			cc.ExtraArgs = nil
+		}
+		return r.ix.serverCell(&cc)
+	}
+	return r.ix.serverCell(c)
+}
+
+// enginesTable: | engine | image | versions |.
+func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
+	s := r.rep.Setup
+	var rows [][]string
+	for _, k := range s.Engines.Keys() {
+		e, _ := s.Engines.Get(k)
+		image := p.code(e.Image, true)
+		if e.Digest != "" {
+			d := e.Digest
+			if i := strings.LastIndexByte(d, '@'); i >= 0 {
+				d = d[i+1:]
+			}
+			image += " (" + CodeCell(cutBytesRunes(d, 19)+ellipsis) + ")"
+		}
+		var versions []string
+		for _, v := range []struct{ name, val string }{{k, e.Engine}, {"kvcached", e.Kvcached}, {"torch", e.Torch}, {"CUDA", e.CUDA}} {
+			if v.val != "" {
+				versions = append(versions, p.st(v.name+" "+v.val))
+			}
+		}
+		rows = append(rows, []string{EngineDisplay(p.st(k)), strings.TrimSpace(image), strings.Join(versions, ", ")})
+	}
+	return w.mdTable([]string{"engine", "image", "versions"}, rows)
+}
+
+// engineServers are every server setup of one engine: server cases, limit
+// cases and the servers of pairs.
+func (r *renderer) engineServers(engine string) []*collect.CaseSetup {
+	s := r.rep.Setup
+	var out []*collect.CaseSetup
+	add := func(c *collect.CaseSetup) {
+		if c.Engine == engine {
+			out = append(out, c)
+		}
+	}
+	for i := range s.Cases {
+		add(&s.Cases[i])
+	}
+	for i := range s.Limit {
+		add(&s.Limit[i].CaseSetup)
+	}
+	for i := range s.Elastic {
+		add(&s.Elastic[i].A)
+		add(&s.Elastic[i].B)
+	}
+	for i := range s.Priority {
+		add(&s.Priority[i].Low)
+		add(&s.Priority[i].High)
+	}
+	return out
+}
+
+// engineBullets: per engine, the server command and the env every server
+// gets, then what kvcached and native cases add.
+func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
+	s := r.rep.Setup
+	var lines []string
+	for _, k := range s.Engines.Keys() {
+		e, _ := s.Engines.Get(k)
+		lines = append(lines, w.t("engine_bullet", map[string]string{
+			"Display": EngineDisplay(p.st(k)),
+			"Server":  p.code(e.Server, false),
+			"Env":     envList(p, &e.Env.Ordered, nil),
+		}))
+		var kv, native []*collect.CaseSetup
+		for _, c := range r.engineServers(k) {
+			if c.Layout != nil {
+				kv = append(kv, c)
+			} else {
+				native = append(native, c)
+			}
+		}
+		if len(kv) > 0 {
+			shared, varying := envSplit(kv, &e.Env.Ordered)
+			lines = append(lines, w.t("kvcached_bullet", map[string]string{
+				"Shared": envList(p, shared, nil), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
+			}))
+		}
+		if len(native) > 0 {
+			shared, varying := envSplit(native, &e.Env.Ordered)
+			lines = append(lines, w.t("native_bullet", map[string]string{
+				"Shared": envList(p, shared, nil), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
+			}))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// envSplit finds the env keys that all cases share with one value (beyond
+// the engine's env) and the keys that vary between them, in first-seen order.
+func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*collect.Ordered[string], []string) {
+	shared := &collect.Ordered[string]{}
+	var varying []string
+	seen := map[string]bool{}
+	for _, c := range cases {
+		for _, k := range c.Env.Keys() {
+			if seen[k] || k == "KVCACHED_IPC_NAME" {
+				continue
+			}
+			seen[k] = true
+			v, _ := c.Env.Get(k)
+			same := true
+			for _, o := range cases {
+				ov, ok := o.Env.Get(k)
+				if !ok || ov != v {
+					same = false
+					break
+				}
+			}
+			if !same {
+				varying = append(varying, k)
+				continue
+			}
+			if bv, ok := base.Get(k); ok && bv == v {
+				continue
+			}
+			shared.Set(k, v)
+		}
+	}
+	return shared, varying
+}
+
+func envList(p sectionPlan, env *collect.Ordered[string], _ []string) string {
+	items := make([]string, 0, env.Len())
+	for _, k := range env.Keys() {
+		v, _ := env.Get(k)
+		items = append(items, p.code(k+"="+v, false))
+	}
+	return strings.Join(items, ", ")
+}
+
+func keyList(p sectionPlan, keys []string) string {
+	items := make([]string, len(keys))
+	for i, k := range keys {
+		items[i] = p.code(k, false)
+	}
+	return strings.Join(items, ", ")
+}
+
+// casesTable: | case | model | KV cache | TP | KV dtype | case flags |.
+func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetup) string {
+	rows := make([][]string, len(cases))
+	for i := range cases {
+		c := &cases[i]
+		hf := c.HFID
+		if p.cutText > 0 {
+			hf = Cut(hf, p.cutText)
+		}
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
+	}
+	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
+}
+
+// casesSummary: | engine | model | KV cache | cases |, counted in first-seen order.
+func (r *renderer) casesSummary(w *writer, cases []collect.CaseSetup) string {
+	type key struct{ engine, model, layout string }
+	counts := map[key]int{}
+	var order []key
+	for i := range cases {
+		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(cases[i].Layout)}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	rows := make([][]string, len(order))
+	for i, k := range order {
+		rows[i] = []string{Plain(Cut(k.engine, 40)), CodeCell(Cut(k.model, 200)), k.layout, itoa(counts[k])}
+	}
+	return w.mdTable([]string{"engine", "model", "KV cache", "cases"}, rows)
+}
+
+func vary(n int) string {
+	if n == 1 {
+		return "varies"
+	}
+	return "vary"
+}

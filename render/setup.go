@@ -1,0 +1,295 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Facts about a case's setup as the documents show them (SPEC-render §1).
+
+// EngineDisplay is the display name of an engine key: vLLM, SGLang, else the key.
+func EngineDisplay(engine string) string {
+	switch engine {
+	case "vllm":
+		return "vLLM"
+	case "sglang":
+		return "SGLang"
+	}
+	return engine
+}
+
+// LayoutLabel is the KV cache column of a layout (c1, c0 or native for nil),
+// as escaped Markdown.
+func LayoutLabel(layout *string) string {
+	if layout != nil && *layout != "c1" && *layout != "c0" {
+		return Plain(layoutRaw(layout))
+	}
+	return layoutRaw(layout)
+}
+
+func layoutRaw(layout *string) string {
+	if layout == nil {
+		return "native"
+	}
+	switch *layout {
+	case "c1":
+		return "kvcached, contiguous"
+	case "c0":
+		return "kvcached, non-contiguous"
+	}
+	return "kvcached, " + Cut(*layout, 40)
+}
+
+// ShortSHA is the first 7 characters of sha, or "unknown".
+func ShortSHA(sha string) string {
+	if sha == "" {
+		return "unknown"
+	}
+	return cutBytesRunes(sha, 7)
+}
+
+func cutBytesRunes(s string, n int) string {
+	r := []rune(strings.ToValidUTF8(s, "\uFFFD"))
+	if len(r) > n {
+		r = r[:n]
+	}
+	return string(r)
+}
+
+// isHex reports whether s looks like a commit id, safe to put in a URL.
+func isHex(s string) bool {
+	if len(s) < 4 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// GPULine describes the GPUs: "GPU unknown", or "<n>x <name> (<memory>,
+// driver <driver>)" from the first GPU, "?" for a missing field. The result
+// is escaped running text.
+func GPULine(gpus []collect.GPU) string {
+	if len(gpus) == 0 {
+		return "GPU unknown"
+	}
+	q := func(s string) string {
+		if s == "" {
+			return "?"
+		}
+		return Plain(Cut(s, 100))
+	}
+	g := gpus[0]
+	return fmt.Sprintf("%dx %s (%s, driver %s)", len(gpus), q(g.Name), q(g.Memory), q(g.Driver))
+}
+
+// machineLine is the GPU line plus, with more than one part, that the parts'
+// cases run at the same time on one GPU each.
+func machineLine(gpus []collect.GPU, parts []string) string {
+	line := GPULine(gpus)
+	if len(parts) > 1 {
+		names := make([]string, len(parts))
+		for i, p := range parts {
+			names[i] = Plain(Cut(p, 100))
+		}
+		line += "; the " + strings.Join(names, " and ") + " cases run at the same time, one GPU each"
+	}
+	return line
+}
+
+// CaseFlags is the flags a case's server gets beyond the engine's command:
+// the model args without those that extra args override, then the extra args.
+func CaseFlags(modelArgs, extraArgs []string) string {
+	override := map[string]bool{}
+	for _, a := range extraArgs {
+		if strings.HasPrefix(a, "--") {
+			override[flagName(a)] = true
+		}
+	}
+	var kept []string
+	for i := 0; i < len(modelArgs); i++ {
+		a := modelArgs[i]
+		takesValue := strings.HasPrefix(a, "--") && !strings.Contains(a, "=") &&
+			i+1 < len(modelArgs) && !strings.HasPrefix(modelArgs[i+1], "--")
+		if strings.HasPrefix(a, "--") && override[flagName(a)] {
+			if takesValue {
+				i++
+			}
+			continue
+		}
+		kept = append(kept, a)
+		if takesValue {
+			kept = append(kept, modelArgs[i+1])
+			i++
+		}
+	}
+	return strings.Join(append(kept, extraArgs...), " ")
+}
+
+func flagName(a string) string {
+	if i := strings.IndexByte(a, '='); i >= 0 {
+		return a[:i]
+	}
+	return a
+}
+
+// setupIndex finds the setup of a case by name in a merged setup.
+type setupIndex struct {
+	setup    *collect.Setup
+	servers  map[string]*collect.CaseSetup
+	limits   map[string]*collect.LimitSetup
+	elastic  map[string]*collect.ElasticSetup
+	priority map[string]*collect.PrioritySetup
+	// esc and code escape the pieces of a brief: Markdown by default, plain
+	// terminal text for --format text.
+	esc, code func(string) string
+}
+
+func newSetupIndex(s *collect.Setup) *setupIndex {
+	ix := &setupIndex{
+		setup:    s,
+		servers:  map[string]*collect.CaseSetup{},
+		limits:   map[string]*collect.LimitSetup{},
+		elastic:  map[string]*collect.ElasticSetup{},
+		priority: map[string]*collect.PrioritySetup{},
+		esc:      Plain,
+		code:     CodeCell,
+	}
+	if s == nil {
+		return ix
+	}
+	// First wins: with --allow-mixed a name may repeat, and the first part's
+	// setup is the one its first case ran with.
+	for i := range s.Cases {
+		if _, ok := ix.servers[s.Cases[i].Name]; !ok {
+			ix.servers[s.Cases[i].Name] = &s.Cases[i]
+		}
+	}
+	for i := range s.Limit {
+		if _, ok := ix.limits[s.Limit[i].Name]; !ok {
+			ix.limits[s.Limit[i].Name] = &s.Limit[i]
+		}
+	}
+	for i := range s.Elastic {
+		if _, ok := ix.elastic[s.Elastic[i].Name]; !ok {
+			ix.elastic[s.Elastic[i].Name] = &s.Elastic[i]
+		}
+	}
+	for i := range s.Priority {
+		if _, ok := ix.priority[s.Priority[i].Name]; !ok {
+			ix.priority[s.Priority[i].Name] = &s.Priority[i]
+		}
+	}
+	return ix
+}
+
+// brief is the setup column of the failed-cases table for a case, as escaped
+// cell text; "" for -setup cases and names the setup does not know.
+func (ix *setupIndex) brief(name string) string {
+	if strings.HasSuffix(name, "-setup") {
+		return ""
+	}
+	if p, ok := ix.elastic[name]; ok {
+		return fmt.Sprintf("%s %s + %s %s on GPU %s, batch limit %d",
+			EngineDisplay(ix.esc(p.A.Engine)), ix.esc(p.A.HFID), EngineDisplay(ix.esc(p.B.Engine)), ix.esc(p.B.HFID), ix.esc(p.GPU), p.Batch)
+	}
+	if p, ok := ix.priority[name]; ok {
+		s := fmt.Sprintf("%s %s (priority %s) + %s %s (priority %s) on GPU %s, batch limit %d",
+			EngineDisplay(ix.esc(p.Low.Engine)), ix.esc(p.Low.HFID), prio(p.Low.Priority, 0),
+			EngineDisplay(ix.esc(p.High.Engine)), ix.esc(p.High.HFID), prio(p.High.Priority, 1), ix.esc(p.GPU), p.Batch)
+		if p.BallastMiB != nil {
+			s += fmt.Sprintf(", ballast %d MiB", *p.BallastMiB)
+		}
+		return s
+	}
+	if l, ok := ix.limits[name]; ok {
+		return ix.serverBrief(&l.CaseSetup)
+	}
+	if c, ok := ix.servers[name]; ok {
+		return ix.serverBrief(c)
+	}
+	return ""
+}
+
+func prio(p *int, def int) string {
+	if p == nil {
+		return strconv.Itoa(def)
+	}
+	return strconv.Itoa(*p)
+}
+
+// serverBrief: "<Display> <version>, <hf>@<rev7>, <layout>, TP <tp>, KV <dtype>[, `extra`]".
+func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
+	var b strings.Builder
+	b.WriteString(EngineDisplay(ix.esc(c.Engine)))
+	if e, ok := ix.setup.Engines.Get(c.Engine); ok && e.Engine != "" {
+		b.WriteString(" " + ix.esc(Cut(e.Engine, 40)))
+	}
+	rev := "unknown"
+	if r, ok := ix.setup.ModelRevisions.Get(c.HFID); ok && r != nil && *r != "" {
+		rev = ix.esc(ShortSHA(*r))
+	}
+	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(c.Layout)), c.TP, ix.esc(kvDtypeRaw(c.KVCacheDtype)))
+	if len(c.ExtraArgs) > 0 {
+		b.WriteString(", " + ix.code(strings.Join(c.ExtraArgs, " ")))
+	}
+	return b.String()
+}
+
+func kvDtype(d *string) string { return Plain(kvDtypeRaw(d)) }
+
+func kvDtypeRaw(d *string) string {
+	if d == nil || *d == "" {
+		return "model dtype"
+	}
+	return *d
+}
+
+// modelLink is `hf` alone, or `hf` @ [rev7](https://huggingface.co/<hf>/tree/<rev>).
+func (ix *setupIndex) modelLink(hf string, inCell bool) string {
+	code := Code(hf)
+	if inCell {
+		code = CodeCell(hf)
+	}
+	if ix.setup == nil {
+		return code
+	}
+	r, ok := ix.setup.ModelRevisions.Get(hf)
+	if !ok || r == nil || *r == "" {
+		return code
+	}
+	if !isHex(*r) || !safeURLPath(hf) {
+		return code + " @ " + Plain(ShortSHA(*r))
+	}
+	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*r), hf, *r)
+}
+
+// safeURLPath reports whether s can go into a link destination unescaped.
+func safeURLPath(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
+// pair and limit tables.
+func (ix *setupIndex) serverCell(c *collect.CaseSetup) string {
+	s := EngineDisplay(Plain(c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(c.Layout)
+	if f := CaseFlags(c.ModelArgs, c.ExtraArgs); f != "" {
+		s += ", " + CodeCell(f)
+	}
+	return s
+}
