@@ -1,0 +1,163 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// API is the part of the GitHub REST API that post uses. The production
+// implementation is GitHubAPI (go-github v60); every method returns an
+// *APIError for a response GitHub refused, so the retry and message logic
+// never depends on go-github's error types. List methods take a 1-based page
+// and return the next page, 0 after the last.
+type API interface {
+	// DefaultBranch returns the repository's default branch (GET /repos/{o}/{r}).
+	DefaultBranch(ctx context.Context, repo Repo) (string, error)
+	// GetWorkflowRun returns one workflow run (GET .../actions/runs/{id}).
+	GetWorkflowRun(ctx context.Context, repo Repo, id int64) (WorkflowRun, error)
+	// ListWorkflowRuns lists the runs of a workflow file, newest first.
+	ListWorkflowRuns(ctx context.Context, repo Repo, file string, opts RunFilter, page int) ([]WorkflowRun, int, error)
+	// GetIssue returns an issue or pull request by number.
+	GetIssue(ctx context.Context, repo Repo, number int) (Issue, error)
+	// ListIssues lists open issues (pull requests included, as GitHub does) carrying label.
+	ListIssues(ctx context.Context, repo Repo, label string, page int) ([]Issue, int, error)
+	// CreateIssue opens an issue.
+	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (Issue, error)
+	// EditIssueBody replaces an issue's body.
+	EditIssueBody(ctx context.Context, repo Repo, number int, body string) (Issue, error)
+	// ListComments lists the comments of an issue or pull request, oldest first.
+	ListComments(ctx context.Context, repo Repo, number int, page int) ([]Comment, int, error)
+	// CreateComment adds a comment to an issue or pull request.
+	CreateComment(ctx context.Context, repo Repo, number int, body string) (Comment, error)
+	// EditComment replaces a comment's body.
+	EditComment(ctx context.Context, repo Repo, id int64, body string) (Comment, error)
+	// AuthenticatedUser returns the login of the token's identity (GET /user).
+	AuthenticatedUser(ctx context.Context) (string, error)
+	// PullRequestHeadSHA returns the head commit of a pull request.
+	PullRequestHeadSHA(ctx context.Context, repo Repo, number int) (string, error)
+	// CreateStatus sets a commit status.
+	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
+}
+
+// Repo names a repository.
+type Repo struct {
+	Owner string
+	Name  string
+}
+
+// ParseRepo parses "owner/name".
+func ParseRepo(s string) (Repo, error) {
+	owner, name, ok := strings.Cut(s, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") ||
+		strings.ContainsAny(s, " \t\r\n?#%") {
+		return Repo{}, fmt.Errorf("repository %q: want owner/name", s)
+	}
+	return Repo{Owner: owner, Name: name}, nil
+}
+
+func (r Repo) String() string { return r.Owner + "/" + r.Name }
+
+// RunFilter narrows ListWorkflowRuns.
+type RunFilter struct {
+	Branch string
+	Status string // e.g. "completed"
+}
+
+// WorkflowRun is what post needs of a workflow run.
+type WorkflowRun struct {
+	ID           int64
+	HeadSHA      string
+	Status       string
+	Conclusion   string
+	DisplayTitle string
+}
+
+// Issue is what post needs of an issue (or of a pull request, which the
+// issues API also returns).
+type Issue struct {
+	Number      int
+	Title       string
+	Body        string
+	PullRequest bool
+}
+
+// Comment is an issue or pull-request comment.
+type Comment struct {
+	ID     int64
+	Author string
+	Body   string
+}
+
+// Status is a commit status.
+type Status struct {
+	State       string // success, failure, error or pending
+	Description string
+	Context     string
+	TargetURL   string
+}
+
+// ErrorKind classifies a refused or failed request.
+type ErrorKind int
+
+// Kinds of APIError.
+const (
+	KindOther         ErrorKind = iota
+	KindPrimaryRate             // primary rate limit: wait for Reset
+	KindSecondaryRate           // secondary rate limit: wait RetryAfter, then back off
+	KindAuth                    // 401 or a 403 that is not a rate limit
+	KindNotFound                // 404
+	KindValidation              // 422
+	KindServer                  // 5xx
+	KindNetwork                 // no response: connection refused, reset, timeout
+)
+
+// APIError is a request that GitHub refused or that got no response.
+type APIError struct {
+	Kind       ErrorKind
+	Method     string // HTTP method
+	Path       string // API path, e.g. /repos/o/r/issues/7
+	StatusCode int    // 0 when no response came
+	Message    string // GitHub's message, plus validation details
+	// Reset is when a primary rate limit ends (zero when unknown).
+	Reset time.Time
+	// RetryAfter is the server's Retry-After (0 when absent).
+	RetryAfter time.Duration
+	Err        error // the underlying error, for errors.Is/As
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: ", e.Method, e.Path)
+	switch {
+	case e.StatusCode == 0:
+		b.WriteString("no response")
+	default:
+		fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	} else if e.StatusCode == 0 && e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *APIError) Unwrap() error { return e.Err }
+
+// ErrInput marks failures caused by post's inputs or by data it cannot
+// use (a malformed issue body, a body that would exceed GitHub's limit), as
+// opposed to GitHub refusing or being unreachable. The CLI maps it to exit 2.
+var ErrInput = errors.New("invalid input")
+
+// inputErrorf returns an error that wraps ErrInput.
+func inputErrorf(format string, a ...any) error {
+	return &inputError{fmt.Sprintf(format, a...)}
+}
+
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrInput }

@@ -1,0 +1,341 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+	"golang.org/x/oauth2"
+)
+
+// DefaultAPIURL is the REST API of github.com.
+const DefaultAPIURL = "https://api.github.com/"
+
+// GitHubAPI implements API with go-github v60.
+//
+// It builds a fresh go-github client for every request: v60 remembers a
+// rate-limit response and then refuses further calls locally (judged by the
+// real clock) until the reset, which would defeat the waits and retries that
+// Publisher does itself. The clients share one *http.Client, so connections
+// are reused.
+type GitHubAPI struct {
+	http    *http.Client
+	baseURL *url.URL
+	token   string
+}
+
+// NewGitHubAPI returns an API talking to apiURL (GITHUB_API_URL; empty means
+// api.github.com) with token as a static OAuth2 token. base is the transport
+// under the token source (nil: http.DefaultTransport); tests and the dry run
+// put their own there. An empty token sends no Authorization header.
+func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Duration) (*GitHubAPI, error) {
+	if apiURL == "" {
+		apiURL = DefaultAPIURL
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("GitHub API URL %q: want http(s)://host/path", apiURL)
+	}
+	// go-github resolves paths against BaseURL and requires the trailing slash.
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	var rt http.RoundTripper = base
+	if token != "" {
+		rt = &oauth2.Transport{
+			Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
+			Base:   base,
+		}
+	}
+	return &GitHubAPI{http: &http.Client{Transport: rt, Timeout: timeout}, baseURL: u, token: token}, nil
+}
+
+func (g *GitHubAPI) client() *github.Client {
+	c := github.NewClient(g.http)
+	u := *g.baseURL
+	c.BaseURL = &u
+	c.UserAgent = "ci-report"
+	return c
+}
+
+// apiPath is the path of a request relative to the API root, as the error
+// messages and logs show it (/repos/o/r/issues/7).
+func (g *GitHubAPI) apiPath(u *url.URL) string {
+	p := u.Path
+	if strings.HasPrefix(p, g.baseURL.Path) {
+		p = "/" + strings.TrimPrefix(p, g.baseURL.Path)
+	}
+	return p
+}
+
+// wrap turns go-github's result into an *APIError, or nil.
+func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &APIError{Kind: KindOther, Method: method, Path: path, Err: err}
+	if resp != nil && resp.Response != nil {
+		e.StatusCode = resp.StatusCode
+		if resp.Request != nil {
+			e.Path = g.apiPath(resp.Request.URL)
+		}
+		if s := resp.Header.Get("Retry-After"); s != "" {
+			if n, perr := strconv.Atoi(strings.TrimSpace(s)); perr == nil && n >= 0 {
+				e.RetryAfter = time.Duration(n) * time.Second
+			}
+		}
+	}
+	var (
+		rle *github.RateLimitError
+		are *github.AbuseRateLimitError
+		er  *github.ErrorResponse
+	)
+	switch {
+	case errors.As(err, &rle):
+		e.Kind = KindPrimaryRate
+		e.Message = rle.Message
+		e.Reset = rle.Rate.Reset.Time
+	case errors.As(err, &are):
+		e.Kind = KindSecondaryRate
+		e.Message = are.Message
+		if are.RetryAfter != nil && e.RetryAfter == 0 {
+			// go-github derives it from X-RateLimit-Reset with the real clock;
+			// prefer the header we parsed, use this only when that was absent.
+			e.RetryAfter = *are.RetryAfter
+		}
+	case errors.As(err, &er):
+		e.Message = validationMessage(er)
+		switch c := e.StatusCode; {
+		case c == http.StatusTooManyRequests:
+			// v60 does not recognise 429; GitHub sends it for both limits.
+			if resp.Rate.Remaining == 0 && !resp.Rate.Reset.IsZero() && e.RetryAfter == 0 {
+				e.Kind = KindPrimaryRate
+				e.Reset = resp.Rate.Reset.Time
+			} else {
+				e.Kind = KindSecondaryRate
+			}
+		case c == http.StatusUnauthorized || c == http.StatusForbidden:
+			e.Kind = KindAuth
+		case c == http.StatusNotFound:
+			e.Kind = KindNotFound
+		case c == http.StatusUnprocessableEntity:
+			e.Kind = KindValidation
+		case c >= 500:
+			e.Kind = KindServer
+		}
+	default:
+		switch {
+		case errors.Is(err, context.Canceled):
+			// The caller gave up: not GitHub's fault, and not retried.
+		case resp == nil || resp.Response == nil:
+			e.Kind = KindNetwork
+		case e.StatusCode >= 500:
+			e.Kind = KindServer
+		}
+	}
+	if e.StatusCode == 0 {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// url.Error prints the full URL; keep the message to the cause.
+			e.Err = ue.Err
+		}
+	}
+	// A hostile or broken server may echo the Authorization header back.
+	if g.token != "" {
+		e.Message = strings.ReplaceAll(e.Message, g.token, "***")
+		if strings.Contains(e.Err.Error(), g.token) {
+			e.Err = errors.New(strings.ReplaceAll(e.Err.Error(), g.token, "***"))
+		}
+	}
+	return e
+}
+
+// validationMessage is GitHub's message plus the details of its errors array
+// (422 answers put the useful part there).
+func validationMessage(er *github.ErrorResponse) string {
+	msg := er.Message
+	var details []string
+	for _, d := range er.Errors {
+		switch {
+		case d.Message != "":
+			details = append(details, d.Message)
+		case d.Code != "":
+			details = append(details, strings.TrimSpace(fmt.Sprintf("%s %s %s", d.Resource, d.Field, d.Code)))
+		}
+	}
+	if len(details) > 0 {
+		msg += " (" + strings.Join(details, "; ") + ")"
+	}
+	return msg
+}
+
+func (g *GitHubAPI) repoPath(r Repo, rest string) string {
+	return "/repos/" + r.Owner + "/" + r.Name + rest
+}
+
+// DefaultBranch implements API.
+func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
+	repo, resp, err := g.client().Repositories.Get(ctx, r.Owner, r.Name)
+	if err != nil {
+		return "", g.wrap("GET", g.repoPath(r, ""), resp, err)
+	}
+	return repo.GetDefaultBranch(), nil
+}
+
+func toRun(w *github.WorkflowRun) WorkflowRun {
+	return WorkflowRun{
+		ID:           w.GetID(),
+		HeadSHA:      w.GetHeadSHA(),
+		Status:       w.GetStatus(),
+		Conclusion:   w.GetConclusion(),
+		DisplayTitle: w.GetDisplayTitle(),
+	}
+}
+
+// GetWorkflowRun implements API.
+func (g *GitHubAPI) GetWorkflowRun(ctx context.Context, r Repo, id int64) (WorkflowRun, error) {
+	w, resp, err := g.client().Actions.GetWorkflowRunByID(ctx, r.Owner, r.Name, id)
+	if err != nil {
+		return WorkflowRun{}, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
+	}
+	return toRun(w), nil
+}
+
+// ListWorkflowRuns implements API.
+func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f RunFilter, page int) ([]WorkflowRun, int, error) {
+	opts := &github.ListWorkflowRunsOptions{Branch: f.Branch, Status: f.Status,
+		ListOptions: github.ListOptions{Page: page, PerPage: 100}}
+	runs, resp, err := g.client().Actions.ListWorkflowRunsByFileName(ctx, r.Owner, r.Name, file, opts)
+	if err != nil {
+		return nil, 0, g.wrap("GET", g.repoPath(r, "/actions/workflows/"+file+"/runs"), resp, err)
+	}
+	out := make([]WorkflowRun, 0, len(runs.WorkflowRuns))
+	for _, w := range runs.WorkflowRuns {
+		out = append(out, toRun(w))
+	}
+	return out, resp.NextPage, nil
+}
+
+func toIssue(i *github.Issue) Issue {
+	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), PullRequest: i.IsPullRequest()}
+}
+
+// GetIssue implements API.
+func (g *GitHubAPI) GetIssue(ctx context.Context, r Repo, n int) (Issue, error) {
+	i, resp, err := g.client().Issues.Get(ctx, r.Owner, r.Name, n)
+	if err != nil {
+		return Issue{}, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
+	}
+	return toIssue(i), nil
+}
+
+// ListIssues implements API.
+func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page int) ([]Issue, int, error) {
+	opts := &github.IssueListByRepoOptions{State: "open", Labels: []string{label},
+		Sort: "created", Direction: "asc", ListOptions: github.ListOptions{Page: page, PerPage: 100}}
+	is, resp, err := g.client().Issues.ListByRepo(ctx, r.Owner, r.Name, opts)
+	if err != nil {
+		return nil, 0, g.wrap("GET", g.repoPath(r, "/issues"), resp, err)
+	}
+	out := make([]Issue, 0, len(is))
+	for _, i := range is {
+		out = append(out, toIssue(i))
+	}
+	return out, resp.NextPage, nil
+}
+
+// CreateIssue implements API.
+func (g *GitHubAPI) CreateIssue(ctx context.Context, r Repo, title, body string, labels []string) (Issue, error) {
+	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body), Labels: &labels}
+	i, resp, err := g.client().Issues.Create(ctx, r.Owner, r.Name, req)
+	if err != nil {
+		return Issue{}, g.wrap("POST", g.repoPath(r, "/issues"), resp, err)
+	}
+	return toIssue(i), nil
+}
+
+// EditIssueBody implements API.
+func (g *GitHubAPI) EditIssueBody(ctx context.Context, r Repo, n int, body string) (Issue, error) {
+	i, resp, err := g.client().Issues.Edit(ctx, r.Owner, r.Name, n, &github.IssueRequest{Body: github.String(body)})
+	if err != nil {
+		return Issue{}, g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
+	}
+	return toIssue(i), nil
+}
+
+func toComment(c *github.IssueComment) Comment {
+	return Comment{ID: c.GetID(), Author: c.GetUser().GetLogin(), Body: c.GetBody()}
+}
+
+// ListComments implements API.
+func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{Page: page, PerPage: 100}}
+	cs, resp, err := g.client().Issues.ListComments(ctx, r.Owner, r.Name, n, opts)
+	if err != nil {
+		return nil, 0, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
+	}
+	out := make([]Comment, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, toComment(c))
+	}
+	return out, resp.NextPage, nil
+}
+
+// CreateComment implements API.
+func (g *GitHubAPI) CreateComment(ctx context.Context, r Repo, n int, body string) (Comment, error) {
+	c, resp, err := g.client().Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
+	if err != nil {
+		return Comment{}, g.wrap("POST", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
+	}
+	return toComment(c), nil
+}
+
+// EditComment implements API.
+func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body string) (Comment, error) {
+	c, resp, err := g.client().Issues.EditComment(ctx, r.Owner, r.Name, id, &github.IssueComment{Body: github.String(body)})
+	if err != nil {
+		return Comment{}, g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/comments/%d", id)), resp, err)
+	}
+	return toComment(c), nil
+}
+
+// AuthenticatedUser implements API.
+func (g *GitHubAPI) AuthenticatedUser(ctx context.Context) (string, error) {
+	u, resp, err := g.client().Users.Get(ctx, "")
+	if err != nil {
+		return "", g.wrap("GET", "/user", resp, err)
+	}
+	return u.GetLogin(), nil
+}
+
+// PullRequestHeadSHA implements API.
+func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (string, error) {
+	pr, resp, err := g.client().PullRequests.Get(ctx, r.Owner, r.Name, n)
+	if err != nil {
+		return "", g.wrap("GET", g.repoPath(r, fmt.Sprintf("/pulls/%d", n)), resp, err)
+	}
+	return pr.GetHead().GetSHA(), nil
+}
+
+// CreateStatus implements API.
+func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Status) error {
+	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),
+		Context: github.String(st.Context)}
+	if st.TargetURL != "" {
+		rs.TargetURL = github.String(st.TargetURL)
+	}
+	_, resp, err := g.client().Repositories.CreateStatus(ctx, r.Owner, r.Name, sha, rs)
+	if err != nil {
+		return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
+	}
+	return nil
+}

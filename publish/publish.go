@@ -1,0 +1,646 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/render"
+)
+
+// ResultsIssueMarker marks the body of the results issue found by label.
+const ResultsIssueMarker = "<!-- ci-report:results-issue -->"
+
+// DefaultIssueTitle is the title of an issue opened by --create.
+const DefaultIssueTitle = "GPU CI results"
+
+// MaxBodyChars is GitHub's limit on an issue body or comment, in characters.
+const MaxBodyChars = 65536
+
+// maxRunPages bounds the previous-run search: nightly, weekly and smoke share
+// one workflow file, so the newest run with our title is near the top; 500
+// runs back is weeks of history.
+const maxRunPages = 5
+
+// spliceTries bounds the read-back loop of the issue-body splice.
+const spliceTries = 3
+
+var (
+	profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	digitsRE  = regexp.MustCompile(`^[0-9]+$`)
+)
+
+// Publisher publishes rendered documents to GitHub (SPEC-publish.md). Its
+// dependencies and timings are fields so tests run instantly; zero values
+// mean the spec's defaults.
+type Publisher struct {
+	API  API
+	Repo Repo
+	// Log receives progress and every wait, with its reason (stderr).
+	Log io.Writer
+
+	Now    func() time.Time
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Jitter func() float64 // in [0, 1); default math/rand
+
+	MaxWait       time.Duration // longest primary rate-limit wait (--max-wait)
+	WriteGap      time.Duration // spacing of POST/PATCH requests
+	Backoff       time.Duration // first backoff after a 5xx or connection error
+	SecondaryWait time.Duration // secondary limit without Retry-After
+	// SettleDelay is the pause between writing the issue body and reading it
+	// back, so that a concurrent writer's edit has a chance to show. Negative
+	// disables it.
+	SettleDelay time.Duration
+
+	// Splice puts a section into an issue body; nil means render.Splice.
+	Splice func(body, name, section string) (string, error)
+
+	// DryRun: the transport prints writes instead of sending them, so there is
+	// no spacing between them and nothing to read back.
+	DryRun bool
+	// Offline: a dry run without a token; no request reaches GitHub, so the
+	// issue body is taken as empty and no comment as existing.
+	Offline bool
+
+	lastWrite time.Time
+}
+
+// Run identifies the workflow run being reported.
+type Run struct {
+	ID      string // GITHUB_RUN_ID
+	Attempt string // GITHUB_RUN_ATTEMPT; empty means "1"
+	// WorkflowFile is the workflow's file name (gpu-correctness.yml), from
+	// GITHUB_WORKFLOW_REF.
+	WorkflowFile string
+	// URL is the run's page, the commit status's link.
+	URL string
+}
+
+// Target says where the documents go: exactly one of Issue, Label or PR.
+type Target struct {
+	Issue  int
+	Label  string
+	Title  string // for Create; empty means DefaultIssueTitle
+	Create bool
+	PR     int
+	// HeadSHA is the PR head commit for the status; empty: read from the PR.
+	HeadSHA string
+	// BotLogin is the identity to match comments by when GET /user is not
+	// allowed (a workflow or App token); empty means github-actions[bot].
+	BotLogin string
+}
+
+// Post is what one run publishes.
+type Post struct {
+	Run     Run
+	Profile string
+	// Comment is the rendered comment; it must carry the marker line
+	// (render writes it when the run id is known).
+	Comment string
+	// Section and SectionName are the issue-description section; an empty
+	// Section publishes none. The CLI passes one only for a complete setup.
+	Section     string
+	SectionName string
+	Verdict     string
+}
+
+// Result says what Publish did.
+type Result struct {
+	Issue          int   // the issue or PR commented on (0 in an offline dry run found by label)
+	CommentID      int64 // 0 in a dry run that creates
+	CommentCreated bool
+	BodyPatches    int    // PATCHes of the issue body
+	StatusSHA      string // PR mode: the commit the status was set on
+}
+
+// CommentMarker is the hidden line that keys a run's comment.
+func CommentMarker(runID, attempt, profile string) string {
+	if attempt == "" {
+		attempt = "1"
+	}
+	return fmt.Sprintf("<!-- ci-report:comment run=%s attempt=%s profile=%s -->", runID, attempt, profile)
+}
+
+// WorkflowFileFromRef extracts the file name from GITHUB_WORKFLOW_REF
+// (owner/repo/.github/workflows/gpu-correctness.yml@refs/heads/main).
+func WorkflowFileFromRef(ref string) string {
+	path, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndex(path, "/"); i >= 0 {
+		path = path[i+1:]
+	}
+	return path
+}
+
+func (p *Publisher) repoOp(what string) string { return what + " of " + p.Repo.String() }
+
+// PreviousRun returns the newest completed run of the same workflow file on
+// the default branch whose display title equals this run's, other than this
+// run, as "sha:conclusion"; empty when there is none or the run is unknown.
+// It runs before rendering, because the comment links the previous run.
+func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
+	if p.Offline {
+		p.logf("previous run: not looked up (dry run without a token)")
+		return "", nil
+	}
+	if run.ID == "" || run.WorkflowFile == "" {
+		p.logf("previous run: unknown (no run id or workflow file: GITHUB_RUN_ID, GITHUB_WORKFLOW_REF)")
+		return "", nil
+	}
+	id, err := strconv.ParseInt(run.ID, 10, 64)
+	if err != nil || id <= 0 {
+		return "", inputErrorf("run id %q: want a positive number", run.ID)
+	}
+	var this WorkflowRun
+	if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("read workflow run %d", id)), permission: "actions: read"},
+		func(ctx context.Context) (err error) { this, err = p.API.GetWorkflowRun(ctx, p.Repo, id); return }); err != nil {
+		return "", err
+	}
+	var branch string
+	if err := p.call(ctx, op{what: p.repoOp("read the default branch"), permission: "contents: read"},
+		func(ctx context.Context) (err error) { branch, err = p.API.DefaultBranch(ctx, p.Repo); return }); err != nil {
+		return "", err
+	}
+	filter := RunFilter{Branch: branch, Status: "completed"}
+	for page := 1; page != 0 && page <= maxRunPages; {
+		var runs []WorkflowRun
+		next := 0
+		if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)),
+			permission: "actions: read"},
+			func(ctx context.Context) (err error) {
+				runs, next, err = p.API.ListWorkflowRuns(ctx, p.Repo, run.WorkflowFile, filter, page)
+				return
+			}); err != nil {
+			return "", err
+		}
+		for _, r := range runs {
+			if r.ID == id || r.DisplayTitle != this.DisplayTitle || r.HeadSHA == "" {
+				continue
+			}
+			prev := r.HeadSHA + ":" + r.Conclusion
+			p.logf("previous run: %d (%q) at %s", r.ID, r.DisplayTitle, prev)
+			return prev, nil
+		}
+		page = next
+	}
+	p.logf("previous run: none completed on %s titled %q", branch, this.DisplayTitle)
+	return "", nil
+}
+
+// validate checks what Publish needs before any request.
+func (t Target) validate() error {
+	n := 0
+	if t.Issue != 0 {
+		n++
+	}
+	if t.Label != "" {
+		n++
+	}
+	if t.PR != 0 {
+		n++
+	}
+	switch {
+	case n != 1:
+		return inputErrorf("give exactly one of --issue, --issue-label or --pr")
+	case t.Issue < 0 || t.PR < 0:
+		return inputErrorf("issue and pull request numbers must be positive")
+	case t.Create && t.Label == "":
+		return inputErrorf("--create needs --issue-label")
+	case t.HeadSHA != "" && t.PR == 0:
+		return inputErrorf("--head-sha needs --pr")
+	case t.HeadSHA != "" && !regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`).MatchString(t.HeadSHA):
+		return inputErrorf("--head-sha %q: want a hex commit SHA", t.HeadSHA)
+	}
+	return nil
+}
+
+func (post Post) validate() error {
+	switch {
+	case !profileRE.MatchString(post.Profile):
+		return inputErrorf("profile %q: want [a-z0-9][a-z0-9_-]*", post.Profile)
+	case post.Run.ID == "":
+		return inputErrorf("the run id is unknown (GITHUB_RUN_ID or --run-id): post keys its comment by it, so a retried step edits instead of posting twice")
+	case !digitsRE.MatchString(post.Run.ID):
+		return inputErrorf("run id %q: want digits", post.Run.ID)
+	case post.Run.Attempt != "" && !digitsRE.MatchString(post.Run.Attempt):
+		return inputErrorf("run attempt %q: want digits", post.Run.Attempt)
+	case utf8.RuneCountInString(post.Comment) > MaxBodyChars:
+		return inputErrorf("the comment has %d characters; GitHub takes at most %d", utf8.RuneCountInString(post.Comment), MaxBodyChars)
+	case post.Section != "" && !profileRE.MatchString(post.SectionName):
+		return inputErrorf("section name %q: want [a-z0-9][a-z0-9_-]*", post.SectionName)
+	}
+	if !hasLine(post.Comment, CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile)) {
+		return inputErrorf("the comment does not carry the marker line %s", CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile))
+	}
+	return nil
+}
+
+// hasLine reports whether text has line as one of its lines, whatever the
+// line ends (a comment edited in the web editor comes back with CRLF).
+func hasLine(text, line string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == line {
+			return true
+		}
+	}
+	return false
+}
+
+// Publish posts or edits the run's comment and, outside PR mode, splices the
+// section into the results issue's body; in PR mode it sets the commit status.
+func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, error) {
+	var res Result
+	if err := t.validate(); err != nil {
+		return res, err
+	}
+	if err := post.validate(); err != nil {
+		return res, err
+	}
+	identity, err := p.identity(ctx, t.BotLogin)
+	if err != nil {
+		return res, err
+	}
+	number, err := p.resolveTarget(ctx, t)
+	if err != nil {
+		return res, err
+	}
+	res.Issue = number
+	marker := CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile)
+	if err := p.upsertComment(ctx, t, number, identity, marker, post.Comment, &res); err != nil {
+		return res, err
+	}
+	if t.PR != 0 {
+		err := p.setStatus(ctx, t, post, &res)
+		return res, err
+	}
+	if post.Section == "" || post.Profile == "smoke" {
+		p.logf("issue body: no section to splice (profile %s)", post.Profile)
+		return res, nil
+	}
+	err = p.spliceSection(ctx, number, post.SectionName, post.Section, &res)
+	return res, err
+}
+
+// identity is the login whose comments post may edit.
+func (p *Publisher) identity(ctx context.Context, botLogin string) (string, error) {
+	fallback := botLogin
+	if fallback == "" {
+		fallback = botFallbackLogin
+	}
+	if p.Offline {
+		return fallback, nil
+	}
+	var login string
+	err := p.call(ctx, op{what: "read the token's identity (GET /user)"},
+		func(ctx context.Context) (err error) { login, err = p.API.AuthenticatedUser(ctx); return })
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Kind == KindAuth && ae.StatusCode == 403 {
+		// A workflow's GITHUB_TOKEN (or an App token) cannot read /user:
+		// GitHub answers 403 "Resource not accessible by integration".
+		p.logf("identity: %s (GET /user is not allowed for this token: %s)", fallback, ae.Message)
+		return fallback, nil
+	}
+	if err != nil {
+		if errors.As(err, &ae) && ae.StatusCode == 401 {
+			return "", fmt.Errorf("read the token's identity (GET /user): %w: GitHub rejected the token (GITHUB_TOKEN or GH_TOKEN)", ae)
+		}
+		return "", err
+	}
+	p.logf("identity: %s", login)
+	return login, nil
+}
+
+func (p *Publisher) issueOp(what string, n int, write bool) op {
+	return op{
+		what:       p.repoOp(fmt.Sprintf("%s issue #%d", what, n)),
+		write:      write,
+		permission: "issues: write",
+		notFound:   fmt.Sprintf("issue #%d does not exist in %s (or the token cannot see it)", n, p.Repo),
+	}
+}
+
+// resolveTarget returns the issue or PR number to comment on.
+func (p *Publisher) resolveTarget(ctx context.Context, t Target) (int, error) {
+	switch {
+	case t.PR != 0:
+		return t.PR, nil
+	case t.Issue != 0:
+		if p.Offline {
+			return t.Issue, nil
+		}
+		var is Issue
+		if err := p.call(ctx, p.issueOp("read", t.Issue, false),
+			func(ctx context.Context) (err error) { is, err = p.API.GetIssue(ctx, p.Repo, t.Issue); return }); err != nil {
+			return 0, err
+		}
+		if is.PullRequest {
+			return 0, inputErrorf("--issue %d: #%d of %s is a pull request, not an issue (use --pr for pull requests)", t.Issue, t.Issue, p.Repo)
+		}
+		return t.Issue, nil
+	}
+	found, err := p.findIssueByLabel(ctx, t.Label)
+	if err != nil {
+		return 0, err
+	}
+	if found != 0 {
+		return found, nil
+	}
+	if !t.Create {
+		if p.Offline {
+			p.logf("results issue: not looked up (dry run without a token); issue 0 stands for the open issue labelled %q", t.Label)
+			return 0, nil
+		}
+		return 0, fmt.Errorf("find the results issue of %s: no open issue labelled %q has the marker %s in its body; pass --create to open one, or --issue N",
+			p.Repo, t.Label, ResultsIssueMarker)
+	}
+	return p.createIssue(ctx, t)
+}
+
+// findIssueByLabel lists every page of open issues with the label (never the
+// search API, whose index lags and duplicates) and returns the oldest one
+// whose body carries the marker, 0 when none.
+func (p *Publisher) findIssueByLabel(ctx context.Context, label string) (int, error) {
+	var matches []int
+	for page := 1; page != 0; {
+		var issues []Issue
+		next := 0
+		if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("list open issues labelled %q", label)), permission: "issues: write"},
+			func(ctx context.Context) (err error) {
+				issues, next, err = p.API.ListIssues(ctx, p.Repo, label, page)
+				return
+			}); err != nil {
+			return 0, err
+		}
+		for _, is := range issues {
+			if !is.PullRequest && strings.Contains(is.Body, ResultsIssueMarker) {
+				matches = append(matches, is.Number)
+			}
+		}
+		page = next
+	}
+	if len(matches) == 0 {
+		return 0, nil
+	}
+	oldest := matches[0]
+	for _, n := range matches[1:] {
+		oldest = min(oldest, n)
+	}
+	if len(matches) > 1 {
+		p.logf("results issue: %d open issues labelled %q carry the marker; using the oldest, #%d", len(matches), label, oldest)
+	} else {
+		p.logf("results issue: #%d (labelled %q)", oldest, label)
+	}
+	return oldest, nil
+}
+
+// createIssue opens the results issue. A POST that failed without an answer
+// may still have created it, so every retry looks for it first.
+func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
+	title := t.Title
+	if title == "" {
+		title = DefaultIssueTitle
+	}
+	body := ResultsIssueMarker + "\n" +
+		"This issue collects the results of the GPU end-to-end CI: every run adds a comment, and the description keeps one section per profile saying what it tests. " +
+		"ci-report edits only the text between its `gpu-ci` markers.\n"
+	var created Issue
+	tries := 0
+	err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("open the results issue %q", title)), write: true, permission: "issues: write"},
+		func(ctx context.Context) error {
+			tries++
+			if tries > 1 && !p.DryRun {
+				n, err := p.findIssueByLabel(ctx, t.Label)
+				if err != nil {
+					return err
+				}
+				if n != 0 {
+					created = Issue{Number: n}
+					return nil
+				}
+			}
+			var err error
+			created, err = p.API.CreateIssue(ctx, p.Repo, title, body, []string{t.Label})
+			return err
+		})
+	if err != nil {
+		return 0, err
+	}
+	p.logf("results issue: %s #%d %q", p.did("opened"), created.Number, title)
+	return created.Number, nil
+}
+
+// upsertComment edits this run's comment when one by identity exists (every
+// page is listed), else creates it.
+func (p *Publisher) upsertComment(ctx context.Context, t Target, number int, identity, marker, body string, res *Result) error {
+	where := fmt.Sprintf("issue #%d", number)
+	perm := "issues: write"
+	if t.PR != 0 {
+		where = fmt.Sprintf("pull request #%d", number)
+		perm = "pull-requests: write"
+	}
+	where += " of " + p.Repo.String()
+	existing, err := p.findComment(ctx, number, where, perm, identity, marker)
+	if err != nil {
+		return err
+	}
+	if existing != 0 {
+		res.CommentID = existing
+		return p.call(ctx, op{what: fmt.Sprintf("edit comment %d on %s", existing, where), write: true, permission: perm},
+			func(ctx context.Context) error {
+				_, err := p.API.EditComment(ctx, p.Repo, existing, body)
+				if err == nil {
+					p.logf("comment: %s %d on %s", p.did("edited"), existing, where)
+				}
+				return err
+			})
+	}
+	tries := 0
+	return p.call(ctx, op{what: "post the comment on " + where, write: true, permission: perm,
+		notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
+		func(ctx context.Context) error {
+			tries++
+			if tries > 1 && !p.DryRun {
+				// The failed POST may have landed: never post twice.
+				id, err := p.findComment(ctx, number, where, perm, identity, marker)
+				if err != nil {
+					return err
+				}
+				if id != 0 {
+					_, err := p.API.EditComment(ctx, p.Repo, id, body)
+					if err == nil {
+						res.CommentID, res.CommentCreated = id, true
+						p.logf("comment: the failed POST had landed as %d on %s; edited it instead of posting again", id, where)
+					}
+					return err
+				}
+			}
+			c, err := p.API.CreateComment(ctx, p.Repo, number, body)
+			if err == nil {
+				res.CommentID, res.CommentCreated = c.ID, true
+				p.logf("comment: %s on %s", p.did("created"), where)
+			}
+			return err
+		})
+}
+
+// findComment returns the id of the oldest comment by identity carrying the
+// marker, 0 when none.
+func (p *Publisher) findComment(ctx context.Context, number int, where, perm, identity, marker string) (int64, error) {
+	if p.Offline {
+		return 0, nil
+	}
+	var ids []int64
+	for page := 1; page != 0; {
+		var cs []Comment
+		next := 0
+		if err := p.call(ctx, op{what: "list the comments of " + where, permission: perm,
+			notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
+			func(ctx context.Context) (err error) {
+				cs, next, err = p.API.ListComments(ctx, p.Repo, number, page)
+				return
+			}); err != nil {
+			return 0, err
+		}
+		for _, c := range cs {
+			if strings.EqualFold(c.Author, identity) && hasLine(c.Body, marker) {
+				ids = append(ids, c.ID)
+			}
+		}
+		page = next
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if len(ids) > 1 {
+		p.logf("comment: %d comments by %s carry %s; editing the oldest, %d", len(ids), identity, marker, ids[0])
+	}
+	return ids[0], nil
+}
+
+// spliceSection puts the section into the issue body, PATCHing only on
+// change, and reads the body back: when a concurrent writer dropped our
+// section, it splices again (at most spliceTries times).
+func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
+	splice := p.Splice
+	if splice == nil {
+		splice = render.Splice
+	}
+	body, err := p.readBody(ctx, number)
+	if err != nil {
+		return err
+	}
+	for try := 1; try <= spliceTries; try++ {
+		spliced, err := splice(body, name, section)
+		if err != nil {
+			return inputErrorf("splice the %s section into issue #%d of %s: %v; fix the gpu-ci markers in the issue body by hand", name, number, p.Repo, err)
+		}
+		if spliced == body {
+			p.logf("issue body: the %s section is unchanged; not editing #%d", name, number)
+			return nil
+		}
+		if n := utf8.RuneCountInString(spliced); n > MaxBodyChars {
+			return inputErrorf("splice the %s section into issue #%d of %s: the body would have %d characters; GitHub takes at most %d (shorten the hand-written text or the sections)",
+				name, number, p.Repo, n, MaxBodyChars)
+		}
+		if err := p.call(ctx, p.issueOp("edit the body of", number, true),
+			func(ctx context.Context) error {
+				_, err := p.API.EditIssueBody(ctx, p.Repo, number, spliced)
+				return err
+			}); err != nil {
+			return err
+		}
+		res.BodyPatches++
+		p.logf("issue body: %s the %s section into #%d", p.did("spliced"), name, number)
+		if p.DryRun {
+			return nil
+		}
+		if d := p.settleDelay(); d > 0 {
+			p.logf("waiting %s before reading issue #%d back, so that a concurrent edit shows", roundWait(d), number)
+			if err := p.sleep(ctx, d); err != nil {
+				return fmt.Errorf("read back issue #%d: %w", number, err)
+			}
+		}
+		if body, err = p.readBody(ctx, number); err != nil {
+			return err
+		}
+		if sectionPresent(body, name, section) {
+			p.logf("issue body: read back #%d; the %s section is there", number, name)
+			return nil
+		}
+		if try < spliceTries {
+			p.logf("issue body: another writer changed #%d and our %s section is gone; splicing again (try %d of %d)",
+				number, name, try+1, spliceTries)
+		}
+	}
+	return fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept replacing the body; the section is not in it after %d tries",
+		name, number, p.Repo, spliceTries)
+}
+
+// sectionPresent reports whether body holds the section between its
+// markers. It ignores line-end style and surrounding white space, so that a
+// body GitHub stored with other line ends still counts as ours.
+func sectionPresent(body, name, section string) bool {
+	norm := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+	block := "<!-- gpu-ci:" + name + ":start -->\n" + strings.TrimSpace(norm(section)) + "\n<!-- gpu-ci:" + name + ":end -->"
+	return strings.Contains(norm(body), block)
+}
+
+// did words a log line for what happened, or in a dry run what would have.
+func (p *Publisher) did(verb string) string {
+	if p.DryRun {
+		return "would have " + verb
+	}
+	return verb
+}
+
+func (p *Publisher) settleDelay() time.Duration {
+	switch {
+	case p.SettleDelay < 0:
+		return 0
+	case p.SettleDelay == 0:
+		return DefaultSettleDelay
+	}
+	return p.SettleDelay
+}
+
+func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
+	if p.Offline {
+		return "", nil
+	}
+	var is Issue
+	err := p.call(ctx, p.issueOp("read", number, false),
+		func(ctx context.Context) (err error) { is, err = p.API.GetIssue(ctx, p.Repo, number); return })
+	return is.Body, err
+}
+
+// setStatus sets `GPU CI (<profile>)` on the PR head commit.
+func (p *Publisher) setStatus(ctx context.Context, t Target, post Post, res *Result) error {
+	sha := t.HeadSHA
+	if sha == "" && !p.Offline {
+		if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("read pull request #%d", t.PR)), permission: "pull-requests: write",
+			notFound: fmt.Sprintf("pull request #%d does not exist in %s", t.PR, p.Repo)},
+			func(ctx context.Context) (err error) { sha, err = p.API.PullRequestHeadSHA(ctx, p.Repo, t.PR); return }); err != nil {
+			return err
+		}
+	}
+	if sha == "" && p.Offline {
+		sha = "HEAD_SHA"
+		p.logf("status: the head commit of #%d is not read (dry run without a token); HEAD_SHA stands for it", t.PR)
+	}
+	st := Status{State: "failure", Description: "Failed or did not finish", Context: "GPU CI (" + post.Profile + ")", TargetURL: post.Run.URL}
+	if post.Verdict == "PASS" {
+		st.State, st.Description = "success", "All cases passed"
+	}
+	if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("set the status %q on %s", st.Context, sha)), write: true, permission: "statuses: write"},
+		func(ctx context.Context) error { return p.API.CreateStatus(ctx, p.Repo, sha, st) }); err != nil {
+		return err
+	}
+	res.StatusSHA = sha
+	p.logf("status: %s %s %q on %s", p.did("set"), st.State, st.Context, sha)
+	return nil
+}

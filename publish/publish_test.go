@@ -1,0 +1,486 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	testToken = "ghs_test0123456789SECRETtoken"
+	runID     = "4242"
+)
+
+var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// harness wires a Publisher to a fake GitHub with a fake clock: sleeps
+// advance the clock instantly and are recorded.
+type harness struct {
+	fake   *fakeGitHub
+	pub    *Publisher
+	log    bytes.Buffer
+	clock  time.Time
+	sleeps []time.Duration
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{clock: t0}
+	fake, srv := newFake(t, testToken)
+	h.fake = fake
+	api, err := NewGitHubAPI(srv.URL, testToken, nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pub = &Publisher{
+		API:    api,
+		Repo:   Repo{Owner: "kv", Name: "cache"},
+		Log:    &h.log,
+		Now:    func() time.Time { return h.clock },
+		Sleep:  h.sleep,
+		Jitter: func() float64 { return 0.5 },
+	}
+	return h
+}
+
+func (h *harness) sleep(_ context.Context, d time.Duration) error {
+	h.sleeps = append(h.sleeps, d)
+	h.clock = h.clock.Add(d)
+	return nil
+}
+
+func testPost(profile, verdict string) Post {
+	title := map[string]string{"nightly": "Nightly correctness", "weekly": "Weekly correctness", "smoke": "Smoke correctness"}[profile]
+	return Post{
+		Run:         Run{ID: runID, Attempt: "1", WorkflowFile: "gpu-correctness.yml", URL: "https://github.com/kv/cache/actions/runs/" + runID},
+		Profile:     profile,
+		Comment:     CommentMarker(runID, "1", profile) + "\n### " + title + " · 2026-11-28 · " + verdict + "\n\nAll 3 cases passed.\n",
+		Section:     "## " + title + "\n\nRuns at 08:00 UTC on one L4.\n",
+		SectionName: profile,
+		Verdict:     verdict,
+	}
+}
+
+const handText = "Results of the GPU CI.\r\n\r\nWritten by hand, kept byte for byte.\r\n"
+
+// resultsIssue is #7 with the marker and hand-written text.
+func (h *harness) resultsIssue() {
+	h.fake.issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
+}
+
+// report is the golden record of one scenario: every request GitHub saw,
+// the log, the waits, what Publish returned and the state afterwards.
+func (h *harness) report(res Result, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "== requests\n%s\n", h.fake.requests())
+	fmt.Fprintf(&b, "== log\n%s", h.log.String())
+	fmt.Fprintf(&b, "== sleeps\n")
+	for _, s := range h.sleeps {
+		fmt.Fprintf(&b, "%s\n", s)
+	}
+	fmt.Fprintf(&b, "== result\nissue=%d comment=%d created=%t body_patches=%d status_sha=%s\n",
+		res.Issue, res.CommentID, res.CommentCreated, res.BodyPatches, res.StatusSHA)
+	if err != nil {
+		fmt.Fprintf(&b, "== error\n%v\n", err)
+	}
+	fmt.Fprintf(&b, "== state\n")
+	for _, n := range h.fake.issueNumbers() {
+		is := h.fake.issues[n]
+		fmt.Fprintf(&b, "issue #%d pr=%t labels=%v title=%q\n%s\n", n, is.PR, is.Labels, is.Title, strconv.Quote(is.Body))
+	}
+	for _, c := range h.fake.comments {
+		fmt.Fprintf(&b, "comment %d on #%d by %s: %s\n", c.ID, c.Issue, c.Author, strconv.Quote(c.Body))
+	}
+	for _, s := range h.fake.statuses {
+		fmt.Fprintf(&b, "status %s\n", s)
+	}
+	return b.String()
+}
+
+func secondaryBody() string {
+	return `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
+}
+
+func primaryHeaders(reset time.Time) map[string]string {
+	return map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
+		"X-RateLimit-Reset": strconv.FormatInt(reset.Unix(), 10)}
+}
+
+// TestPublishScenarios runs each scenario of SPEC-publish "Tests" against the
+// fake and compares the whole exchange with its golden file.
+func TestPublishScenarios(t *testing.T) {
+	comment7 := func(h *harness, author string) {
+		h.fake.comments = append(h.fake.comments, &fakeComment{ID: 555, Issue: 7, Author: author,
+			Body: CommentMarker(runID, "1", "nightly") + "\n### Nightly correctness · 2026-11-28 · FAIL\n"})
+	}
+	sectionBody := ResultsIssueMarker + "\r\n" + handText + "\n<!-- gpu-ci:nightly:start -->\n## Nightly correctness\n\nRuns at 08:00 UTC on one L4.\n<!-- gpu-ci:nightly:end -->\n"
+	tests := []struct {
+		name    string
+		setup   func(h *harness)
+		target  Target
+		post    Post
+		prev    bool // also run PreviousRun first
+		wantErr string
+	}{
+		{name: "first-post", prev: true, target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.runs = []fakeRun{
+					{ID: 4242, Title: "GPU Correctness (nightly)", SHA: "cccccccccccccccccccccccccccccccccccccccc", Branch: "main", Status: "in_progress", File: "gpu-correctness.yml"},
+					{ID: 4200, Title: "GPU Correctness (weekly)", SHA: "dddddddddddddddddddddddddddddddddddddddd", Branch: "main", Status: "completed", Conclusion: "success", File: "gpu-correctness.yml"},
+					{ID: 4199, Title: "GPU Correctness (nightly)", SHA: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", Branch: "dev", Status: "completed", Conclusion: "success", File: "gpu-correctness.yml"},
+					{ID: 4100, Title: "GPU Correctness (nightly)", SHA: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Branch: "main", Status: "completed", Conclusion: "failure", File: "gpu-correctness.yml"},
+				}
+			}},
+		{name: "retried-post", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.issues[7].Body = sectionBody
+				comment7(h, "github-actions[bot]")
+			}},
+		{name: "unchanged-body", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) { h.resultsIssue(); h.fake.issues[7].Body = sectionBody }},
+		{name: "concurrent-body-change", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) { h.resultsIssue(); h.fake.dropSectionOnce = true }},
+		{name: "paged-comments", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.login = "ci-bot"
+				h.fake.pageSize = 2
+				for i := range 4 {
+					h.fake.comments = append(h.fake.comments, &fakeComment{ID: int64(500 + i), Issue: 7, Author: "someone", Body: "hello " + strconv.Itoa(i)})
+				}
+				// Someone else quoting our marker must not make us edit their comment.
+				h.fake.comments = append(h.fake.comments, &fakeComment{ID: 504, Issue: 7, Author: "mallory",
+					Body: CommentMarker(runID, "1", "nightly") + "\nnot ours"})
+				h.fake.comments = append(h.fake.comments, &fakeComment{ID: 505, Issue: 7, Author: "CI-Bot",
+					Body: CommentMarker(runID, "1", "nightly") + "\r\nold text"})
+			}},
+		{name: "label-lookup", target: Target{Label: "gpu-ci"}, post: testPost("weekly", "FAIL (1 of 3 cases)"),
+			setup: func(h *harness) {
+				h.fake.pageSize = 2
+				h.fake.issues[3] = &fakeIssue{Title: "PR quoting the marker", Body: ResultsIssueMarker, Labels: []string{"gpu-ci"}, PR: true}
+				h.fake.issues[4] = &fakeIssue{Title: "other", Body: "no marker", Labels: []string{"gpu-ci"}}
+				h.fake.issues[5] = &fakeIssue{Title: "unlabelled", Body: ResultsIssueMarker}
+				h.fake.issues[6] = &fakeIssue{Title: "PR 2", Body: "", Labels: []string{"gpu-ci"}, PR: true}
+				h.fake.issues[8] = &fakeIssue{Title: "closed", Body: ResultsIssueMarker, Labels: []string{"gpu-ci"}, Closed: true}
+				h.fake.issues[9] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\n", Labels: []string{"gpu-ci"}}
+			}},
+		{name: "label-missing", target: Target{Label: "gpu-ci"}, post: testPost("nightly", "PASS"),
+			wantErr: "pass --create to open one",
+			setup: func(h *harness) {
+				h.fake.issues[4] = &fakeIssue{Title: "other", Body: "no marker", Labels: []string{"gpu-ci"}}
+			}},
+		{name: "create", target: Target{Label: "gpu-ci", Create: true, Title: "Kvcached GPU CI"}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {}},
+		{name: "pr-mode", target: Target{PR: 12}, post: testPost("nightly", "FAIL (1 of 3 cases)"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.issues[12] = &fakeIssue{Title: "Speed up KV", Body: "PR text", PR: true}
+				h.fake.pulls[12] = "abcdef0123456789abcdef0123456789abcdef01"
+			}},
+		{name: "pr-mode-head-sha", target: Target{PR: 12, HeadSHA: "1234567890abcdef1234567890abcdef12345678"}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.fake.issues[12] = &fakeIssue{Title: "Speed up KV", Body: "PR text", PR: true}
+			}},
+		{name: "smoke-no-section", target: Target{Issue: 7}, post: testPost("smoke", "PASS"),
+			setup: func(h *harness) { h.resultsIssue() }},
+		{name: "rate-primary-403", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1,
+					Header: primaryHeaders(t0.Add(30 * time.Second)),
+					Body:   `{"message":"API rate limit exceeded for installation ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`}}
+			}},
+		{name: "rate-primary-too-long", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "exhausted until 2026-11-28T12:10:00Z",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+					Header: primaryHeaders(t0.Add(10 * time.Minute)),
+					Body:   `{"message":"API rate limit exceeded for installation ID 1."}`}}
+			}},
+		{name: "rate-secondary-403", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 2,
+					Header: map[string]string{"Retry-After": "7"}, Body: secondaryBody()}}
+			}},
+		{name: "rate-secondary-no-retry-after", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1, Body: secondaryBody()}}
+			}},
+		{name: "rate-429", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{
+					{Method: "GET", Path: fakeRepo + "/issues/7/comments", Status: 429, Times: 1,
+						Header: map[string]string{"Retry-After": "3"}, Body: `{"message":"Too Many Requests"}`},
+					{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 429, Times: 1,
+						Header: primaryHeaders(t0.Add(20 * time.Second)), Body: `{"message":"Too Many Requests"}`},
+				}
+			}},
+		{name: "server-error-then-success", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 502, Times: 2, Body: `{"message":"Server Error"}`}}
+			}},
+		{name: "server-error-exhausted", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "after 4 tries",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7/comments", Status: 503, Times: 9}}
+			}},
+		{name: "lost-create-answer", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 502, Times: 1, Landed: true}}
+			}},
+		{name: "unauthorized-401", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "`issues: write`",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 401, Times: 1,
+					Body: `{"message":"Bad credentials"}`}}
+			}},
+		{name: "forbidden-403", target: Target{PR: 12, HeadSHA: "1234567890abcdef1234567890abcdef12345678"}, post: testPost("nightly", "PASS"),
+			wantErr: "`statuses: write`",
+			setup: func(h *harness) {
+				h.fake.issues[12] = &fakeIssue{Title: "fork PR", PR: true}
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/statuses/1234567890abcdef1234567890abcdef12345678", Status: 403, Times: 1,
+					Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/commits/statuses#create-a-commit-status"}`}}
+			}},
+		{name: "not-found-404", target: Target{Issue: 99}, post: testPost("nightly", "PASS"),
+			wantErr: "issue #99 does not exist in kv/cache",
+			setup:   func(h *harness) { h.resultsIssue() }},
+		{name: "validation-422", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "body is too long (maximum is 65536 characters)",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 422, Times: 1,
+					Body: `{"message":"Validation Failed","errors":[{"resource":"IssueComment","code":"custom","field":"body","message":"body is too long (maximum is 65536 characters)"}],"documentation_url":"https://docs.github.com/rest/issues/comments#create-an-issue-comment"}`}}
+			}},
+		{name: "malformed-markers", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "fix the gpu-ci markers",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.issues[7].Body += "<!-- gpu-ci:nightly:start -->\nhalf a section\n"
+			}},
+		{name: "body-too-long", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "GitHub takes at most 65536",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.issues[7].Body += strings.Repeat("é", 65500)
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.pub.SettleDelay = 2 * time.Second
+			tc.setup(h)
+			ctx := context.Background()
+			if tc.prev {
+				prev, err := h.pub.PreviousRun(ctx, tc.post.Run)
+				if err != nil {
+					t.Fatalf("PreviousRun: %v", err)
+				}
+				fmt.Fprintf(&h.log, "(test) previous run = %q\n", prev)
+			}
+			res, err := h.pub.Publish(ctx, tc.target, tc.post)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("Publish: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("Publish error = %v, want one containing %q", err, tc.wantErr)
+			}
+			got := h.report(res, err)
+			if strings.Contains(got, testToken) {
+				t.Errorf("the token appears in the exchange, log or error")
+			}
+			checkGolden(t, tc.name, got)
+		})
+	}
+}
+
+// TestAcceptanceTwoRuns is the acceptance of the issue: the same run id and
+// attempt posted twice creates exactly one comment and patches the body once;
+// the second run edits that comment and sends no body PATCH; rate limits on
+// the way are waited out.
+func TestAcceptanceTwoRuns(t *testing.T) {
+	h := newHarness(t)
+	h.pub.SettleDelay = -1
+	h.resultsIssue()
+	h.fake.faults = []*fault{
+		{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 429, Times: 1,
+			Header: map[string]string{"Retry-After": "5"}, Body: `{"message":"Too Many Requests"}`},
+		{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+			Header: map[string]string{"Retry-After": "9"}, Body: secondaryBody()},
+	}
+	post := testPost("nightly", "PASS")
+	count := func(method, path string) int {
+		n := 0
+		for _, l := range strings.Split(h.fake.requests(), "\n") {
+			if l == method+" "+path {
+				n++
+			}
+		}
+		return n
+	}
+	for run := 1; run <= 2; run++ {
+		res, err := h.pub.Publish(context.Background(), Target{Issue: 7}, post)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if run == 1 && !res.CommentCreated {
+			t.Errorf("run 1 did not create the comment")
+		}
+		if run == 2 && (res.CommentCreated || res.BodyPatches != 0) {
+			t.Errorf("run 2: created=%t body patches=%d, want an edit and no body PATCH", res.CommentCreated, res.BodyPatches)
+		}
+	}
+	if len(h.fake.comments) != 1 {
+		t.Errorf("%d comments, want exactly 1", len(h.fake.comments))
+	}
+	// POSTs: one refused (429), one landed. PATCHes of the body: one refused
+	// (secondary), one landed; the second run sends none.
+	if got := count("POST", fakeRepo+"/issues/7/comments"); got != 2 {
+		t.Errorf("%d comment POSTs, want 2 (a 429, then the one that landed)", got)
+	}
+	if got := count("PATCH", fakeRepo+"/issues/7"); got != 2 {
+		t.Errorf("%d body PATCHes, want 2 (a secondary limit, then the one that landed)", got)
+	}
+	if got := count("PATCH", fakeRepo+"/issues/comments/1001"); got != 1 {
+		t.Errorf("%d comment edits, want 1 (the second run)", got)
+	}
+	waited := fmt.Sprint(h.sleeps)
+	if !strings.Contains(waited, "5s") || !strings.Contains(waited, "9s") {
+		t.Errorf("waits %v, want the 429's 5s and the secondary limit's 9s among them", h.sleeps)
+	}
+	if !strings.Contains(h.fake.issues[7].Body, "<!-- gpu-ci:nightly:start -->") ||
+		!strings.HasPrefix(h.fake.issues[7].Body, ResultsIssueMarker+"\r\n"+strings.TrimSpace(handText)) {
+		t.Errorf("issue body after two runs:\n%s", h.fake.issues[7].Body)
+	}
+}
+
+// TestPRModeLeavesIssueAlone: in PR mode the results issue is never read or
+// written and the status lands on the PR head.
+func TestPRModeLeavesIssueAlone(t *testing.T) {
+	h := newHarness(t)
+	h.resultsIssue()
+	before := h.fake.issues[7].Body
+	h.fake.issues[12] = &fakeIssue{Title: "PR", PR: true}
+	h.fake.pulls[12] = "abcdef0123456789abcdef0123456789abcdef01"
+	res, err := h.pub.Publish(context.Background(), Target{PR: 12, Issue: 0}, testPost("nightly", "PASS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.fake.issues[7].Body != before || strings.Contains(h.fake.requests(), "/issues/7") {
+		t.Errorf("PR mode touched the results issue:\n%s", h.fake.requests())
+	}
+	if res.StatusSHA != h.fake.pulls[12] || len(h.fake.statuses) != 1 ||
+		h.fake.statuses[0] != "abcdef0123456789abcdef0123456789abcdef01 | success | GPU CI (nightly) | All cases passed | https://github.com/kv/cache/actions/runs/4242" {
+		t.Errorf("statuses %q, result sha %q", h.fake.statuses, res.StatusSHA)
+	}
+}
+
+// TestTokenNeverShown: a server that echoes the Authorization header into its
+// error message must not get the token into the error or the log.
+func TestTokenNeverShown(t *testing.T) {
+	for _, status := range []int{403, 422, 500} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			h := newHarness(t)
+			h.resultsIssue()
+			h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: status, Times: 9, EchoAuth: true}}
+			_, err := h.pub.Publish(context.Background(), Target{Issue: 7}, testPost("nightly", "PASS"))
+			if err == nil {
+				t.Fatal("Publish succeeded against a refusing server")
+			}
+			if !strings.Contains(err.Error(), "forbidden for Bearer ***") {
+				t.Errorf("error %q does not show the redacted message", err)
+			}
+			for what, s := range map[string]string{"error": err.Error(), "log": h.log.String()} {
+				if strings.Contains(s, testToken) || strings.Contains(s, testToken[4:20]) {
+					t.Errorf("the token appears in the %s: %s", what, s)
+				}
+			}
+		})
+	}
+}
+
+func TestValidation(t *testing.T) {
+	good := testPost("nightly", "PASS")
+	tests := []struct {
+		name    string
+		target  Target
+		edit    func(p *Post)
+		wantErr string
+	}{
+		{name: "no target", target: Target{}, wantErr: "exactly one of"},
+		{name: "two targets", target: Target{Issue: 1, PR: 2}, wantErr: "exactly one of"},
+		{name: "create without label", target: Target{Issue: 1, Create: true}, wantErr: "--create needs --issue-label"},
+		{name: "head sha without pr", target: Target{Issue: 1, HeadSHA: "abcdef0"}, wantErr: "--head-sha needs --pr"},
+		{name: "bad head sha", target: Target{PR: 1, HeadSHA: "main"}, wantErr: "want a hex commit SHA"},
+		{name: "bad profile", target: Target{Issue: 1}, edit: func(p *Post) { p.Profile = "Night ly" }, wantErr: "profile"},
+		{name: "no run id", target: Target{Issue: 1}, edit: func(p *Post) { p.Run.ID = "" }, wantErr: "run id is unknown"},
+		{name: "run id not digits", target: Target{Issue: 1}, edit: func(p *Post) { p.Run.ID = "12 --> x" }, wantErr: "want digits"},
+		{name: "no marker", target: Target{Issue: 1}, edit: func(p *Post) { p.Comment = "### hi\n" }, wantErr: "marker line"},
+		{name: "marker of another attempt", target: Target{Issue: 1}, edit: func(p *Post) { p.Run.Attempt = "2" }, wantErr: "marker line"},
+		{name: "comment too long", target: Target{Issue: 1}, edit: func(p *Post) { p.Comment += strings.Repeat("x", MaxBodyChars) }, wantErr: "at most 65536"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := good
+			if tc.edit != nil {
+				tc.edit(&p)
+			}
+			h := newHarness(t)
+			_, err := h.pub.Publish(context.Background(), tc.target, p)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrInput) {
+				t.Errorf("err = %v, want an ErrInput containing %q", err, tc.wantErr)
+			}
+			if got := h.fake.requests(); got != "" {
+				t.Errorf("requests sent before validation failed:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestWorkflowFileFromRef(t *testing.T) {
+	tests := []struct{ ref, want string }{
+		{"kv/cache/.github/workflows/gpu-correctness.yml@refs/heads/main", "gpu-correctness.yml"},
+		{"kv/cache/.github/workflows/gpu-pr.yml@refs/pull/12/merge", "gpu-pr.yml"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		if got := WorkflowFileFromRef(tc.ref); got != tc.want {
+			t.Errorf("WorkflowFileFromRef(%q) = %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}
+
+func TestParseRepo(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Repo
+		wantErr bool
+	}{
+		{in: "kv/cache", want: Repo{"kv", "cache"}},
+		{in: "kv", wantErr: true},
+		{in: "/cache", wantErr: true},
+		{in: "kv/cache/x", wantErr: true},
+		{in: "kv/ca che", wantErr: true},
+		{in: "kv/cache?x=1", wantErr: true},
+	}
+	for _, tc := range tests {
+		got, err := ParseRepo(tc.in)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("ParseRepo(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Defaults of the Publisher's timing fields (SPEC-publish "Failures").
+const (
+	DefaultMaxWait       = 5 * time.Minute
+	DefaultWriteGap      = time.Second
+	DefaultBackoff       = 2 * time.Second
+	DefaultSecondaryWait = 60 * time.Second
+	DefaultSettleDelay   = 2 * time.Second
+	maxTransientTries    = 4 // 5xx and connection errors, first try included
+	maxRateLimitWaits    = 5 // rate-limit waits for one request
+	botFallbackLogin     = "github-actions[bot]"
+)
+
+// op describes one logical GitHub request for retries and messages.
+type op struct {
+	what       string // "post the comment on issue #7 of o/r"
+	write      bool   // content-creating (POST/PATCH): spaced WriteGap apart
+	permission string // the `permissions:` entry the request needs
+	notFound   string // message for a 404, empty for the generic one
+}
+
+// call runs fn, waiting out rate limits and retrying transient failures per
+// the spec, and turns a final failure into an error that says what was being
+// done and what to change.
+func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context) error) error {
+	var (
+		transient  int
+		rateWaits  int
+		secondWait time.Duration
+	)
+	for {
+		if o.write {
+			if err := p.spaceWrite(ctx, o); err != nil {
+				return err
+			}
+		}
+		err := fn(ctx)
+		if o.write {
+			p.lastWrite = p.now()
+		}
+		if err == nil {
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("%s: %w", o.what, cerr)
+		}
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			return fmt.Errorf("%s: %w", o.what, err)
+		}
+		var wait time.Duration
+		var reason string
+		switch ae.Kind {
+		case KindPrimaryRate:
+			rateWaits++
+			now := p.now()
+			if ae.Reset.IsZero() {
+				wait = ae.RetryAfter
+				if wait <= 0 {
+					wait = p.secondaryDefault()
+				}
+				reason = fmt.Sprintf("GitHub API rate limit (HTTP %d, no reset time given)", ae.StatusCode)
+			} else {
+				// One second past the reset: GitHub's clock and ours differ slightly.
+				wait = ae.Reset.Sub(now) + time.Second
+				if wait < time.Second {
+					wait = time.Second
+				}
+				reason = fmt.Sprintf("GitHub API rate limit (HTTP %d), resets at %s",
+					ae.StatusCode, ae.Reset.UTC().Format(time.RFC3339))
+			}
+			if wait > p.maxWait() {
+				return fmt.Errorf("%s: %w; GitHub API rate limit exhausted until %s, %s from now, longer than --max-wait %s",
+					o.what, ae, ae.Reset.UTC().Format(time.RFC3339), roundWait(ae.Reset.Sub(now)), p.maxWait())
+			}
+		case KindSecondaryRate:
+			rateWaits++
+			wait = ae.RetryAfter
+			src := "Retry-After"
+			if wait <= 0 {
+				wait, src = p.secondaryDefault(), "no Retry-After, default"
+			}
+			if secondWait > 0 && wait < 2*secondWait {
+				wait, src = 2*secondWait, "backing off"
+			}
+			secondWait = wait
+			reason = fmt.Sprintf("GitHub secondary rate limit (HTTP %d, %s)", ae.StatusCode, src)
+			if wait > p.maxWait() {
+				return fmt.Errorf("%s: %w; GitHub's secondary rate limit persists: the next wait (%s) is longer than --max-wait %s",
+					o.what, ae, wait, p.maxWait())
+			}
+		case KindServer, KindNetwork:
+			transient++
+			if transient >= maxTransientTries {
+				return fmt.Errorf("%s: GitHub unreachable or failing after %d tries: %w", o.what, transient, ae)
+			}
+			// Exponential backoff with jitter in [0.5, 1.5) so that parallel
+			// jobs do not retry in step.
+			f := 0.5 + p.jitter()
+			wait = time.Duration(float64(p.backoff()) * math.Pow(2, float64(transient-1)) * f)
+			what := "no response"
+			if ae.StatusCode != 0 {
+				what = fmt.Sprintf("HTTP %d", ae.StatusCode)
+			}
+			reason = fmt.Sprintf("GitHub failed (%s), try %d of %d", what, transient+1, maxTransientTries)
+		default:
+			return p.explain(o, ae)
+		}
+		if rateWaits > maxRateLimitWaits {
+			return fmt.Errorf("%s: still rate limited after %d waits: %w", o.what, maxRateLimitWaits, ae)
+		}
+		p.logf("waiting %s before retrying %s %s: %s", roundWait(wait), ae.Method, ae.Path, reason)
+		if err := p.sleep(ctx, wait); err != nil {
+			return fmt.Errorf("%s: %w", o.what, err)
+		}
+	}
+}
+
+// explain turns a refusal that is not retried into an actionable error.
+func (p *Publisher) explain(o op, ae *APIError) error {
+	switch ae.Kind {
+	case KindAuth:
+		if o.permission == "" {
+			return fmt.Errorf("%s: GitHub refused the token: %w", o.what, ae)
+		}
+		hint := ""
+		if ae.StatusCode == 401 {
+			hint = " (or the token is invalid or expired)"
+		}
+		return fmt.Errorf("%s: %w: the token lacks the `%s` permission%s: add `%s` to the job's `permissions:`; "+
+			"pull requests from forks get a read-only GITHUB_TOKEN, so they cannot post", o.what, ae, o.permission, hint, o.permission)
+	case KindNotFound:
+		if o.notFound != "" {
+			return fmt.Errorf("%s: %s: %w", o.what, o.notFound, ae)
+		}
+		return fmt.Errorf("%s: not found: %w", o.what, ae)
+	case KindValidation:
+		return fmt.Errorf("%s: GitHub rejected the request: %w", o.what, ae)
+	}
+	return fmt.Errorf("%s: %w", o.what, ae)
+}
+
+// spaceWrite keeps content-creating requests WriteGap apart, as GitHub asks
+// of integrations to stay clear of the secondary rate limit.
+func (p *Publisher) spaceWrite(ctx context.Context, o op) error {
+	if p.DryRun || p.lastWrite.IsZero() {
+		return nil
+	}
+	gap := p.WriteGap
+	if gap == 0 {
+		gap = DefaultWriteGap
+	}
+	wait := gap - p.now().Sub(p.lastWrite)
+	if wait <= 0 {
+		return nil
+	}
+	p.logf("waiting %s before the next write (%s): content-creating requests are spaced %s apart",
+		roundWait(wait), o.what, gap)
+	if err := p.sleep(ctx, wait); err != nil {
+		return fmt.Errorf("%s: %w", o.what, err)
+	}
+	return nil
+}
+
+func (p *Publisher) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Publisher) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (p *Publisher) jitter() float64 {
+	if p.Jitter != nil {
+		return p.Jitter()
+	}
+	return rand.Float64()
+}
+
+func (p *Publisher) maxWait() time.Duration {
+	if p.MaxWait > 0 {
+		return p.MaxWait
+	}
+	return DefaultMaxWait
+}
+
+func (p *Publisher) backoff() time.Duration {
+	if p.Backoff > 0 {
+		return p.Backoff
+	}
+	return DefaultBackoff
+}
+
+func (p *Publisher) secondaryDefault() time.Duration {
+	if p.SecondaryWait > 0 {
+		return p.SecondaryWait
+	}
+	return DefaultSecondaryWait
+}
+
+func (p *Publisher) logf(format string, a ...any) {
+	if p.Log == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintln(p.Log, "post: "+strings.TrimRight(msg, "\n"))
+}
+
+// roundWait prints a wait to the tenth of a second: logs stay readable and
+// do not depend on sub-millisecond timing.
+func roundWait(d time.Duration) time.Duration {
+	return d.Round(100 * time.Millisecond)
+}

@@ -1,0 +1,141 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// flakyTransport fails the first n requests as a refused connection would.
+type flakyTransport struct {
+	mu   sync.Mutex
+	n    int
+	base http.RoundTripper
+}
+
+func (f *flakyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	fail := f.n > 0
+	f.n--
+	f.mu.Unlock()
+	if fail {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	}
+	return f.base.RoundTrip(req)
+}
+
+func TestConnectionErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		fail       int
+		wantErr    string
+		wantSleeps string
+	}{
+		{name: "two refused then success", fail: 2, wantSleeps: "[2s 4s]"},
+		{name: "always refused", fail: 99, wantErr: "after 4 tries: GET /user: no response: dial tcp: connect: connection refused", wantSleeps: "[2s 4s 8s]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.fake.login = "ci-bot"
+			h.resultsIssue()
+			srvURL := h.pub.API.(*GitHubAPI).baseURL.String()
+			api, err := NewGitHubAPI(srvURL, testToken, &flakyTransport{n: tc.fail, base: http.DefaultTransport}, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.pub.API = api
+			h.pub.SettleDelay = -1
+			_, err = h.pub.Publish(context.Background(), Target{Issue: 7}, testPost("nightly", "PASS"))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Publish: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Publish error = %v, want one containing %q", err, tc.wantErr)
+			}
+			// Only the transient waits of GET /user, which comes first.
+			var transient []time.Duration
+			for _, s := range h.sleeps {
+				if s != time.Second {
+					transient = append(transient, s)
+				}
+			}
+			if got := fmt.Sprint(transient); got != tc.wantSleeps {
+				t.Errorf("transient waits %s, want %s", got, tc.wantSleeps)
+			}
+		})
+	}
+}
+
+// TestCancelDuringWait: a cancelled context ends a rate-limit wait at once.
+func TestCancelDuringWait(t *testing.T) {
+	h := newHarness(t)
+	h.resultsIssue()
+	h.fake.faults = []*fault{{Method: "GET", Path: "/user", Status: 403, Times: 9, Body: secondaryBody()}}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.pub.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }
+	_, err := h.pub.Publish(ctx, Target{Issue: 7}, testPost("nightly", "PASS"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestDryRun: with a token the dry run reads (to show the real edit-or-create
+// decision) and sends no write; without one it sends nothing at all.
+func TestDryRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		token  bool
+		target Target
+		post   Post
+	}{
+		{name: "dry-run-token", token: true, target: Target{Issue: 7}, post: testPost("nightly", "PASS")},
+		{name: "dry-run-token-pr", token: true, target: Target{PR: 12}, post: testPost("nightly", "PASS")},
+		{name: "dry-run-offline-issue", target: Target{Issue: 7}, post: testPost("nightly", "PASS")},
+		{name: "dry-run-offline-label-create", target: Target{Label: "gpu-ci", Create: true}, post: testPost("weekly", "PASS")},
+		{name: "dry-run-offline-label", target: Target{Label: "gpu-ci"}, post: testPost("weekly", "PASS")},
+		{name: "dry-run-offline-pr", target: Target{PR: 12}, post: testPost("nightly", "FAIL (1 of 2 cases)")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.resultsIssue()
+			h.fake.issues[7].Body = ResultsIssueMarker + "\n<!-- gpu-ci:nightly:start -->\nold\n<!-- gpu-ci:nightly:end -->\n"
+			h.fake.issues[12] = &fakeIssue{Title: "PR", PR: true}
+			h.fake.pulls[12] = "abcdef0123456789abcdef0123456789abcdef01"
+			srvURL := h.pub.API.(*GitHubAPI).baseURL.String()
+			var out bytes.Buffer
+			dry := &DryRunTransport{Out: &out, Root: "/"}
+			token := ""
+			if tc.token {
+				dry.Base, token = http.DefaultTransport, testToken
+			}
+			api, err := NewGitHubAPI(srvURL, token, dry, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.pub.API, h.pub.DryRun, h.pub.Offline = api, true, !tc.token
+			res, err := h.pub.Publish(context.Background(), tc.target, tc.post)
+			if err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+			if n := h.fake.writes(); n != 0 {
+				t.Errorf("the dry run sent %d writes:\n%s", n, h.fake.requests())
+			}
+			if !tc.token && h.fake.requests() != "" {
+				t.Errorf("the dry run without a token reached GitHub:\n%s", h.fake.requests())
+			}
+			if len(h.sleeps) != 0 {
+				t.Errorf("the dry run waited %v", h.sleeps)
+			}
+			checkGolden(t, tc.name, "== stdout\n"+out.String()+h.report(res, nil))
+		})
+	}
+}
