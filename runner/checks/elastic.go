@@ -135,21 +135,6 @@ func ProbeUnchanged(server string, before, after []collect.RequestResult) collec
 	return c
 }
 
-// ServerAlive is `<server>_alive`: the server's process group still ran after
-// the load. why says what was seen when it did not.
-func ServerAlive(server string, alive bool, why string) collect.Check {
-	c := collect.Check{Name: server + "_alive", OK: alive}
-	switch {
-	case alive:
-		c.Detail = "running after the load"
-	case why != "":
-		c.Detail = Cut("not running after the load: "+why, 300)
-	default:
-		c.Detail = "not running after the load"
-	}
-	return c
-}
-
 // firstDivergence describes where two token sequences first differ; "" when equal.
 func firstDivergence(want, got []int) string {
 	n := min(len(want), len(got))

@@ -109,18 +109,6 @@ func TestProbeUnchanged(t *testing.T) {
 	})
 }
 
-func TestServerAliveReady(t *testing.T) {
-	runCheckCases(t, []checkCase{
-		{name: "alive", got: ServerAlive("x", true, ""), wantName: "x_alive", wantOK: true, wantDetail: "running after the load"},
-		{name: "dead", got: ServerAlive("x", false, "process group 123 exited"), wantName: "x_alive",
-			wantDetail: "not running after the load: process group 123 exited"},
-		{name: "dead no reason", got: ServerAlive("x", false, ""), wantName: "x_alive", wantDetail: "not running after the load"},
-		{name: "ready", got: ServerReady("x", 41.6, ""), wantName: "x_ready", wantOK: true, wantDetail: "ready after 42 s"},
-		{name: "not ready", got: ServerReady("x", 0, "process group exited before GET /health answered"), wantName: "x_ready",
-			wantDetail: "process group exited before GET /health answered"},
-	})
-}
-
 func TestCut(t *testing.T) {
 	type tc struct {
 		in   string

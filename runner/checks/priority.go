@@ -175,15 +175,3 @@ func HReusedLMemory(hGrowth, freeAtBurst float64) collect.Check {
 		Detail: fmt.Sprintf("H grew %s MiB; %s MiB was free when the burst began", MiB(hGrowth), MiB(freeAtBurst)),
 	}
 }
-
-// ServerReady is `<server>_ready` of a co-location case: ready after the
-// given seconds, or why not.
-func ServerReady(server string, readyAfter float64, err string) collect.Check {
-	c := collect.Check{Name: server + "_ready", OK: err == ""}
-	if c.OK {
-		c.Detail = fmt.Sprintf("ready after %.0f s", readyAfter)
-	} else {
-		c.Detail = Cut(err, 300)
-	}
-	return c
-}
