@@ -100,7 +100,7 @@ func (o *Ordered[V]) UnmarshalJSON(data []byte) error {
 		k := kt.(string)
 		var v V
 		if err := dec.Decode(&v); err != nil {
-			return fmt.Errorf("key %q: %w", k, err)
+			return &fieldError{Field: k, Err: describeJSONError(err)}
 		}
 		o.Set(k, v)
 	}

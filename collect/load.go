@@ -1,0 +1,276 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Status says how far a part got (SPEC-formats §1).
+type Status string
+
+// The statuses of a part.
+const (
+	// StatusComplete: summary.json was read and part.json, when present,
+	// says "complete": true.
+	StatusComplete Status = "complete"
+	// StatusPartial: the part finished some cases (part.json says
+	// "complete": false or could not be read, or only cases.jsonl holds
+	// cases).
+	StatusPartial Status = "partial"
+	// StatusMissing: the part did not finish (no readable summary.json and
+	// no case in cases.jsonl), or was not found at all.
+	StatusMissing Status = "missing"
+)
+
+// ReasonNotFound is the Reason of a part whose directory does not exist, or
+// of an artifact root without part directories.
+const ReasonNotFound = "not found"
+
+// partFiles are the files whose presence makes a directory a part.
+var partFiles = []string{"part.json", "setup.json", "summary.json", "cases.jsonl", "run.log", "error.txt"}
+
+// Part is one part directory as read from disk, with how far it got.
+type Part struct {
+	// Dir is the part's directory as found (it may not exist).
+	Dir string
+	// Name is part.json's "part", else the directory name.
+	Name string
+	// Display is the name shown in reports: vLLM, SGLang, or Name.
+	Display string
+	// Status and Reason say how far the part got; Reason is empty for a
+	// complete part.
+	Status Status
+	Reason string
+	// ErrorTxt is set when the part holds error.txt (the runner could not
+	// start, e.g. no GPU was obtained). Its text is never read: it may hold
+	// provider details that must not reach a report.
+	ErrorTxt bool
+	// Meta is part.json; nil when absent or unreadable.
+	Meta *PartMeta
+	// Setup is setup.json; nil when absent or unreadable.
+	Setup *Setup
+	// HasSummary is set when summary.json was read.
+	HasSummary bool
+	// Cases are the finished cases in execution order, without phases:
+	// from summary.json, else from cases.jsonl.
+	Cases []CaseResult
+	// Planned are the case names of part.json's plan; nil without one.
+	Planned []string
+	// Problems are defects of the part's files that did not stop it from
+	// being read (a malformed setup.json, bad cases.jsonl lines, ...), each
+	// naming the file and the field. A report must show them.
+	Problems []string
+}
+
+// DisplayName is the report name of a part: vLLM for vllm, SGLang for
+// sglang, else the name itself.
+func DisplayName(name string) string {
+	switch name {
+	case "vllm":
+		return "vLLM"
+	case "sglang":
+		return "SGLang"
+	}
+	return name
+}
+
+// IsPartDir reports whether dir holds any of the files that make a part.
+func IsPartDir(dir string) bool {
+	for _, f := range partFiles {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// partDir is a directory that LoadParts will read as a part.
+type partDir struct {
+	dir     string
+	missing bool // known not to exist, or a root without parts
+}
+
+// LoadParts reads the parts named by paths: each path is a part directory
+// or an artifact root whose sub-directories are parts (except perf/, see
+// LoadPerf, and hidden ones). A path that does not exist, or a root with no
+// part directory, becomes a part that did not finish with reason "not
+// found". Parts come back in byte order of their directory names, read in
+// parallel. The error is for paths that exist but cannot be read as
+// directories.
+func LoadParts(paths []string) ([]Part, error) {
+	var dirs []partDir
+	for _, p := range paths {
+		found, err := partDirs(p)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, found...)
+	}
+	sort.SliceStable(dirs, func(i, j int) bool {
+		bi, bj := filepath.Base(dirs[i].dir), filepath.Base(dirs[j].dir)
+		if bi != bj {
+			return bi < bj
+		}
+		return dirs[i].dir < dirs[j].dir
+	})
+	parts := make([]Part, len(dirs))
+	// Parts are read in parallel: scanning summary.json is CPU-bound.
+	workers := min(runtime.GOMAXPROCS(0), len(dirs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				parts[i] = loadPart(dirs[i])
+			}
+		}()
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return parts, nil
+}
+
+// partDirs expands one command-line path into part directories.
+func partDirs(p string) ([]partDir, error) {
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []partDir{{dir: p, missing: true}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("read %s: not a directory (want a part directory or an artifact root)", p)
+	}
+	if IsPartDir(p) {
+		return []partDir{{dir: p}}, nil
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, fmt.Errorf("read artifact root %s: %w", p, err)
+	}
+	var out []partDir
+	for _, e := range entries { // ReadDir sorts by name
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || name == PerfDir {
+			continue
+		}
+		sub := filepath.Join(p, name)
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(sub); err == nil {
+				isDir = st.IsDir()
+			}
+		}
+		if isDir {
+			out = append(out, partDir{dir: sub})
+		}
+	}
+	if len(out) == 0 {
+		return []partDir{{dir: p, missing: true}}, nil
+	}
+	return out, nil
+}
+
+// loadPart reads one part directory and decides its status (SPEC-formats §1).
+func loadPart(d partDir) (p Part) {
+	name := filepath.Base(d.dir)
+	if abs, err := filepath.Abs(d.dir); err == nil && (name == "." || name == string(filepath.Separator)) {
+		name = filepath.Base(abs)
+	}
+	p = Part{Dir: d.dir, Name: name}
+	defer func() { p.Display = DisplayName(p.Name) }() // after part.json may rename
+	if d.missing {
+		p.Status, p.Reason = StatusMissing, ReasonNotFound
+		return p
+	}
+	file := func(n string) string { return filepath.Join(d.dir, n) }
+	exists := func(n string) bool { _, err := os.Lstat(file(n)); return err == nil }
+
+	p.ErrorTxt = exists("error.txt")
+
+	metaBroken := ""
+	var meta PartMeta
+	switch err := ReadJSONFile(file("part.json"), maxSmallFile, &meta); {
+	case err == nil:
+		p.Meta = &meta
+		if meta.Part != "" {
+			p.Name = meta.Part
+		}
+		p.Planned = meta.Planned
+	case !errors.Is(err, fs.ErrNotExist):
+		metaBroken = err.Error()
+		p.Problems = append(p.Problems, metaBroken+" (the part's plan and completion are unknown)")
+	}
+
+	var setup Setup
+	switch err := ReadJSONFile(file("setup.json"), maxSmallFile, &setup); {
+	case err == nil:
+		p.Setup = &setup
+	case !errors.Is(err, fs.ErrNotExist):
+		p.Problems = append(p.Problems, err.Error()+" (the part contributes no setup)")
+	}
+
+	summaryErr := ""
+	sum, err := ReadSummary(file("summary.json"))
+	switch {
+	case err == nil:
+		p.HasSummary = true
+		p.Cases = sum.Cases
+	case errors.Is(err, fs.ErrNotExist):
+		summaryErr = "no summary.json"
+	default:
+		summaryErr = err.Error()
+		p.Problems = append(p.Problems, summaryErr)
+	}
+
+	if !p.HasSummary {
+		res, err := ReadCasesJSONL(file("cases.jsonl"))
+		switch {
+		case err == nil:
+			p.Cases = res.Cases
+			for _, b := range res.Bad {
+				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (line skipped)", file("cases.jsonl"), b))
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			p.Problems = append(p.Problems, err.Error())
+		}
+	}
+
+	switch {
+	case p.HasSummary && metaBroken != "":
+		p.Status, p.Reason = StatusPartial, "part.json could not be read, so the part's completion is unknown"
+	case p.HasSummary && p.Meta != nil && p.Meta.Complete != nil && !*p.Meta.Complete:
+		p.Status, p.Reason = StatusPartial, "part.json says complete: false"
+	case p.HasSummary:
+		p.Status = StatusComplete
+	case len(p.Cases) > 0:
+		p.Status = StatusPartial
+		p.Reason = fmt.Sprintf("%s; %d finished cases from cases.jsonl", summaryErr, len(p.Cases))
+	default:
+		p.Status = StatusMissing
+		p.Cases = nil
+		switch {
+		case !IsPartDir(d.dir):
+			p.Reason = "no part files"
+		case summaryErr == "no summary.json" && p.ErrorTxt:
+			p.Reason = "no summary.json; error.txt says why the part could not start"
+		default:
+			p.Reason = summaryErr
+		}
+	}
+	return p
+}

@@ -1,0 +1,218 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// PerfRun is one server start of the perf run (an element of perf/summary.json
+// `runs`): its model, arm and repetition, the benchmark metrics per
+// concurrency level, and the GPU memory around loading.
+type PerfRun struct {
+	Model string
+	Arm   string // "native" or "kvcached"
+	Run   int
+	// Levels holds the metrics per concurrency level under their file keys
+	// ("c1", "c32", ...), in file order; a level whose benchmark failed is absent.
+	Levels          Ordered[PerfMetrics]
+	IdleGPUMiB      *float64
+	AfterLoadGPUMiB *float64
+}
+
+// PerfMetrics are the benchmark results of one run at one concurrency level;
+// nil is a metric the benchmark did not report.
+type PerfMetrics struct {
+	RequestThroughput *float64 `json:"request_throughput"`
+	OutputThroughput  *float64 `json:"output_throughput"`
+	MeanTTFTMs        *float64 `json:"mean_ttft_ms"`
+	MedianTTFTMs      *float64 `json:"median_ttft_ms"`
+	P99TTFTMs         *float64 `json:"p99_ttft_ms"`
+	MeanTPOTMs        *float64 `json:"mean_tpot_ms"`
+	MedianTPOTMs      *float64 `json:"median_tpot_ms"`
+	P99TPOTMs         *float64 `json:"p99_tpot_ms"`
+	PeakGPUMiB        *float64 `json:"peak_gpu_mib"`
+}
+
+// LevelConcurrency returns the concurrency of a Levels key ("c32" → 32).
+func LevelConcurrency(key string) (int, bool) {
+	if len(key) < 2 || key[0] != 'c' {
+		return 0, false
+	}
+	for _, c := range key[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(key[1:])
+	return n, err == nil
+}
+
+// UnmarshalJSON reads a run: the named fields, and every `c<N>` key as a
+// concurrency level. Other keys are ignored.
+func (r *PerfRun) UnmarshalJSON(data []byte) error {
+	var fields Ordered[json.RawMessage]
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	*r = PerfRun{}
+	for _, k := range fields.Keys() {
+		raw, _ := fields.Get(k)
+		var err error
+		switch k {
+		case "model":
+			err = json.Unmarshal(raw, &r.Model)
+		case "arm":
+			err = json.Unmarshal(raw, &r.Arm)
+		case "run":
+			err = json.Unmarshal(raw, &r.Run)
+		case "idle_gpu_mib":
+			err = json.Unmarshal(raw, &r.IdleGPUMiB)
+		case "after_load_gpu_mib":
+			err = json.Unmarshal(raw, &r.AfterLoadGPUMiB)
+		default:
+			if _, ok := LevelConcurrency(k); !ok {
+				continue
+			}
+			var m *PerfMetrics
+			if err = json.Unmarshal(raw, &m); err == nil && m != nil {
+				r.Levels.Set(k, *m)
+			}
+		}
+		if err != nil {
+			return &fieldError{Field: k, Err: describeJSONError(err)}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes a run in the file's shape: model, arm, run, the levels,
+// then the memory fields.
+func (r PerfRun) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	put := func(k string, v any) error {
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf.WriteString(strconv.Quote(k))
+		buf.WriteByte(':')
+		buf.Write(b)
+		return nil
+	}
+	if err := put("model", r.Model); err != nil {
+		return nil, err
+	}
+	if err := put("arm", r.Arm); err != nil {
+		return nil, err
+	}
+	if err := put("run", r.Run); err != nil {
+		return nil, err
+	}
+	for _, k := range r.Levels.Keys() {
+		m, _ := r.Levels.Get(k)
+		if err := put(k, m); err != nil {
+			return nil, err
+		}
+	}
+	if err := put("idle_gpu_mib", r.IdleGPUMiB); err != nil {
+		return nil, err
+	}
+	if err := put("after_load_gpu_mib", r.AfterLoadGPUMiB); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// ParseRuns decodes the runs of the summary. LoadPerf has already checked
+// that they decode, so an error here means Runs was built by hand.
+func (s *PerfSummary) ParseRuns() ([]PerfRun, error) {
+	if s == nil {
+		return nil, nil
+	}
+	out := make([]PerfRun, len(s.Runs))
+	for i, raw := range s.Runs {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, &fieldError{Field: fmt.Sprintf("runs[%d]", i), Err: describeJSONError(err)}
+		}
+	}
+	return out, nil
+}
+
+// PerfDir is the sub-directory of an artifact root that holds the perf
+// artifacts (SPEC-formats §6); it is never a part.
+const PerfDir = "perf"
+
+// IsPerfRoot reports whether dir holds a perf/ directory.
+func IsPerfRoot(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, PerfDir))
+	return err == nil && fi.IsDir()
+}
+
+// LoadPerf reads perf/setup.json and perf/summary.json under root. A missing
+// file is nil; a file that cannot be read or has fields of the wrong type is
+// nil too, with the reason (naming file and field) in problems, so that the
+// report shows it instead of failing. Runs are stored compact, so that a
+// report read back from merged.json is identical.
+func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []string) {
+	dir := filepath.Join(root, PerfDir)
+	var st PerfSetup
+	switch err := ReadJSONFile(filepath.Join(dir, "setup.json"), maxSmallFile, &st); {
+	case err == nil:
+		setup = &st
+	case !errors.Is(err, fs.ErrNotExist):
+		problems = append(problems, err.Error())
+	}
+	p := filepath.Join(dir, "summary.json")
+	var sum PerfSummary
+	switch err := ReadJSONFile(p, maxSmallFile, &sum); {
+	case err == nil:
+		if err := sum.compactRuns(); err != nil {
+			problems = append(problems, fmt.Sprintf("read %s: %v", p, err))
+			break
+		}
+		if _, err := sum.ParseRuns(); err != nil {
+			problems = append(problems, fmt.Sprintf("read %s: %v", p, err))
+			break
+		}
+		summary = &sum
+	case !errors.Is(err, fs.ErrNotExist):
+		problems = append(problems, err.Error())
+	}
+	return setup, summary, problems
+}
+
+// compactRuns rewrites each run without insignificant white space.
+func (s *PerfSummary) compactRuns() error {
+	for i, raw := range s.Runs {
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return fmt.Errorf("runs[%d]: %w", i, err)
+		}
+		if strings.TrimSpace(b.String()) == "null" {
+			return &fieldError{Field: fmt.Sprintf("runs[%d]", i), Err: &kindError{want: "object", got: "null"}}
+		}
+		s.Runs[i] = b.Bytes()
+	}
+	return nil
+}
+
+// CompactRuns is compactRuns for readers of merged.json, which hold runs as
+// merge wrote them (indented).
+func (s *PerfSummary) CompactRuns() error {
+	if s == nil {
+		return nil
+	}
+	return s.compactRuns()
+}

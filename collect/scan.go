@@ -1,0 +1,1049 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// The scanner reads summary.json and cases.jsonl without holding them: it
+// walks the bytes once, skips (but validates) every value it does not need,
+// above all the per-request `phases`, and hands only the small values it
+// keeps (`name`, `ok`, `checks`, `log` of each case, the top-level `ok`) to
+// encoding/json. Decoding a whole summary.json with encoding/json would hold
+// hundreds of MB and run at about 50 MB/s; skipping runs at the speed of
+// memory.
+//
+// Its decisions agree with encoding/json decoding into a struct that has no
+// `phases` field: the same documents are accepted, keys match exactly or
+// else case-insensitively, a repeated key is decoded again into the same
+// value, null leaves a value as it was, and nesting deeper than 10000 is
+// refused (FuzzLoadSummary checks this agreement).
+
+// maxNesting is encoding/json's limit on nesting depth, kept so that both
+// readers refuse the same documents.
+const maxNesting = 10000
+
+// scanBufSize is the read buffer of one scanner; a few parts are scanned at
+// once, so this bounds the memory of reading at a few MiB.
+const scanBufSize = 256 << 10
+
+// syntaxError is a malformed document: what was wrong and at which byte.
+type syntaxError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg) }
+
+// errTorn marks an input that ended inside a value: a torn write.
+var errTorn = errors.New("unexpected end of input")
+
+// scanner is a forward-only JSON reader over an io.Reader.
+type scanner struct {
+	r    io.Reader
+	buf  []byte
+	i, n int   // unread bytes are buf[i:n]
+	base int64 // input offset of buf[0]
+	eof  bool
+	rerr error // read error other than io.EOF
+
+	// rec, when recording, collects the bytes of the value being read;
+	// recFrom is where the not yet collected part starts in buf.
+	recording bool
+	rec       []byte
+	recFrom   int
+
+	depth int // nesting of the current position, for maxNesting
+}
+
+func newScanner(r io.Reader) *scanner {
+	return &scanner{r: r, buf: make([]byte, scanBufSize)}
+}
+
+// fill reads more input once buf[i:n] is used up; it reports whether bytes
+// are available.
+func (s *scanner) fill() bool {
+	if s.i < s.n {
+		return true
+	}
+	if s.eof || s.rerr != nil {
+		return false
+	}
+	if s.recording {
+		s.rec = append(s.rec, s.buf[s.recFrom:s.n]...)
+		s.recFrom = 0
+	}
+	s.base += int64(s.n)
+	s.i, s.n = 0, 0
+	for s.n == 0 {
+		n, err := s.r.Read(s.buf)
+		s.n = n
+		if err == io.EOF {
+			s.eof = true
+			break
+		}
+		if err != nil {
+			s.rerr = err
+			break
+		}
+	}
+	return s.n > 0
+}
+
+func (s *scanner) offset() int64 { return s.base + int64(s.i) }
+
+func (s *scanner) errorf(format string, a ...any) error {
+	return &syntaxError{Offset: s.offset(), Msg: fmt.Sprintf(format, a...)}
+}
+
+// endErr is the error for input that ended too early.
+func (s *scanner) endErr() error {
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return errTorn
+}
+
+// startRecording starts collecting bytes at the current position.
+func (s *scanner) startRecording() {
+	s.recording = true
+	s.rec = s.rec[:0]
+	s.recFrom = s.i
+}
+
+// stopRecording returns the bytes read since startRecording; the slice is
+// valid until the next startRecording.
+func (s *scanner) stopRecording() []byte {
+	s.rec = append(s.rec, s.buf[s.recFrom:s.i]...)
+	s.recording = false
+	return s.rec
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// nonSpace skips white space and returns the next byte without consuming it.
+func (s *scanner) nonSpace() (byte, error) {
+	for {
+		for s.i < s.n {
+			c := s.buf[s.i]
+			if !isSpace(c) {
+				return c, nil
+			}
+			s.i++
+		}
+		if !s.fill() {
+			return 0, s.endErr()
+		}
+	}
+}
+
+// expect consumes byte c after optional white space.
+func (s *scanner) expect(c byte, what string) error {
+	got, err := s.nonSpace()
+	if err != nil {
+		return err
+	}
+	if got != c {
+		return s.errorf("invalid character %s %s", quoteChar(got), what)
+	}
+	s.i++
+	return nil
+}
+
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	q := strconv.Quote(string(rune(c)))
+	if c >= 0x80 {
+		q = fmt.Sprintf(`"\x%02x"`, c)
+	}
+	return "'" + q[1:len(q)-1] + "'"
+}
+
+// strByte classifies bytes inside a string: 0 ordinary, 1 quote or
+// backslash, 2 control character (invalid unescaped).
+var strByte = func() (t [256]byte) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = 2
+	}
+	t['"'], t['\\'] = 1, 1
+	return t
+}()
+
+// skipString consumes a string whose opening quote is the next byte.
+func (s *scanner) skipString() error {
+	s.i++ // opening quote
+	for {
+		for s.i < s.n {
+			switch strByte[s.buf[s.i]] {
+			case 0:
+				s.i++
+				continue
+			case 2:
+				return s.errorf("invalid character %s in string literal", quoteChar(s.buf[s.i]))
+			}
+			if s.buf[s.i] == '"' {
+				s.i++
+				return nil
+			}
+			s.i++ // backslash
+			if err := s.skipEscape(); err != nil {
+				return err
+			}
+		}
+		if !s.fill() {
+			return s.endErr()
+		}
+	}
+}
+
+func (s *scanner) next() (byte, error) {
+	if s.i >= s.n && !s.fill() {
+		return 0, s.endErr()
+	}
+	c := s.buf[s.i]
+	s.i++
+	return c, nil
+}
+
+func (s *scanner) skipEscape() error {
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return nil
+	case 'u':
+		for k := 0; k < 4; k++ {
+			h, err := s.next()
+			if err != nil {
+				return err
+			}
+			if !isHex(h) {
+				s.i--
+				return s.errorf("invalid character %s in \\u hexadecimal character escape", quoteChar(h))
+			}
+		}
+		return nil
+	}
+	s.i--
+	return s.errorf("invalid character %s in string escape code", quoteChar(c))
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// peekByte returns the next byte, if any, without consuming it.
+func (s *scanner) peekByte() (byte, bool) {
+	if s.i >= s.n && !s.fill() {
+		return 0, false
+	}
+	return s.buf[s.i], true
+}
+
+// skipDigits consumes a run of digits and returns how many there were.
+func (s *scanner) skipDigits() int {
+	count := 0
+	for {
+		j := s.i
+		for j < s.n && isDigit(s.buf[j]) {
+			j++
+		}
+		count += j - s.i
+		s.i = j
+		if j < s.n || !s.fill() {
+			return count
+		}
+	}
+}
+
+// skipNumber consumes a number that starts at the next byte: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+func (s *scanner) skipNumber() error {
+	c, _ := s.peekByte()
+	if c == '-' {
+		s.i++
+		c2, ok := s.peekByte()
+		if !ok {
+			return s.endErr()
+		}
+		if !isDigit(c2) {
+			return s.errorf("invalid character %s in numeric literal", quoteChar(c2))
+		}
+		c = c2
+	}
+	if c == '0' {
+		s.i++
+	} else {
+		s.skipDigits()
+	}
+	c, ok := s.peekByte()
+	if !ok {
+		return nil // the caller decides whether the input may end here
+	}
+	if c == '.' {
+		s.i++
+		if s.skipDigits() == 0 {
+			c, ok := s.peekByte()
+			if !ok {
+				return s.endErr()
+			}
+			return s.errorf("invalid character %s after decimal point in numeric literal", quoteChar(c))
+		}
+		if c, ok = s.peekByte(); !ok {
+			return nil
+		}
+	}
+	if c == 'e' || c == 'E' {
+		s.i++
+		c, ok := s.peekByte()
+		if !ok {
+			return s.endErr()
+		}
+		if c == '+' || c == '-' {
+			s.i++
+		}
+		if s.skipDigits() == 0 {
+			c, ok := s.peekByte()
+			if !ok {
+				return s.endErr()
+			}
+			return s.errorf("invalid character %s in exponent of numeric literal", quoteChar(c))
+		}
+	}
+	return nil
+}
+
+// skipLiteral consumes true, false or null.
+func (s *scanner) skipLiteral(word string) error {
+	for k := 0; k < len(word); k++ {
+		c, err := s.next()
+		if err != nil {
+			return err
+		}
+		if c != word[k] {
+			s.i--
+			return s.errorf("invalid character %s in literal %s (expecting %s)", quoteChar(c), word, quoteChar(word[k]))
+		}
+	}
+	return nil
+}
+
+// skipScalar consumes a string, number or literal starting with c.
+func (s *scanner) skipScalar(c byte) error {
+	switch {
+	case c == '"':
+		return s.skipString()
+	case c == '-' || isDigit(c):
+		return s.skipNumber()
+	case c == 't':
+		return s.skipLiteral("true")
+	case c == 'f':
+		return s.skipLiteral("false")
+	case c == 'n':
+		return s.skipLiteral("null")
+	}
+	return s.errorf("invalid character %s looking for beginning of value", quoteChar(c))
+}
+
+// skipValue consumes one value of any kind and checks its syntax, holding
+// nothing but a nesting stack.
+func (s *scanner) skipValue() error {
+	var stack []byte // '{' or '[' per open container
+	defer func() { s.depth -= len(stack) }()
+	push := func(c byte) error {
+		s.i++
+		stack = append(stack, c)
+		s.depth++
+		if s.depth > maxNesting {
+			return s.errorf("exceeded max depth")
+		}
+		return nil
+	}
+	for {
+		// A value is expected here.
+		c, err := s.nonSpace()
+		if err != nil {
+			return err
+		}
+		if len(stack) > 0 && stack[len(stack)-1] == '[' && (c == '-' || isDigit(c)) {
+			// Arrays of integers (token ids) are most of a summary.json.
+			s.skipIntegerRun()
+			if c, err = s.nonSpace(); err != nil {
+				return err
+			}
+		}
+		switch c {
+		case '{':
+			if err := push('{'); err != nil {
+				return err
+			}
+			c, err := s.nonSpace()
+			if err != nil {
+				return err
+			}
+			if c == '}' {
+				s.i++
+				stack = stack[:len(stack)-1]
+				s.depth--
+				break
+			}
+			if err := s.skipKey(c); err != nil {
+				return err
+			}
+			continue
+		case '[':
+			if err := push('['); err != nil {
+				return err
+			}
+			c, err := s.nonSpace()
+			if err != nil {
+				return err
+			}
+			if c == ']' {
+				s.i++
+				stack = stack[:len(stack)-1]
+				s.depth--
+				break
+			}
+			continue
+		default:
+			if err := s.skipScalar(c); err != nil {
+				return err
+			}
+		}
+		// After a value: close containers until one continues with a comma.
+		for {
+			if len(stack) == 0 {
+				return nil
+			}
+			c, err := s.nonSpace()
+			if err != nil {
+				return err
+			}
+			top := stack[len(stack)-1]
+			if c == ',' {
+				s.i++
+				if top == '{' {
+					c, err := s.nonSpace()
+					if err != nil {
+						return err
+					}
+					if err := s.skipKey(c); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if c == '}' && top == '{' || c == ']' && top == '[' {
+				s.i++
+				stack = stack[:len(stack)-1]
+				s.depth--
+				continue
+			}
+			if top == '{' {
+				return s.errorf("invalid character %s after object key:value pair", quoteChar(c))
+			}
+			return s.errorf("invalid character %s after array element", quoteChar(c))
+		}
+	}
+}
+
+// skipIntegerRun is the fast path of skipValue inside an array: it consumes
+// elements of the form `-?(0|[1-9][0-9]*) *, *` while they lie whole in the
+// buffer, and stops at the start of any other element (a value of another
+// form, the last element, or one cut by the buffer's end), which the general
+// path then reads. It accepts exactly what the general path would.
+func (s *scanner) skipIntegerRun() {
+	buf := s.buf[:s.n]
+	j := s.i
+	for {
+		k := j
+		if k < len(buf) && buf[k] == '-' {
+			k++
+		}
+		if k >= len(buf) {
+			break
+		}
+		if c := buf[k]; c == '0' {
+			k++
+		} else if '1' <= c && c <= '9' {
+			k++
+			for k < len(buf) && isDigit(buf[k]) {
+				k++
+			}
+		} else {
+			break
+		}
+		for k < len(buf) && isSpace(buf[k]) {
+			k++
+		}
+		if k >= len(buf) || buf[k] != ',' {
+			break
+		}
+		k++
+		for k < len(buf) && isSpace(buf[k]) {
+			k++
+		}
+		j = k
+	}
+	s.i = j
+}
+
+// skipKey consumes an object key starting with c and its colon.
+func (s *scanner) skipKey(c byte) error {
+	if c != '"' {
+		return s.errorf("invalid character %s looking for beginning of object key string", quoteChar(c))
+	}
+	if err := s.skipString(); err != nil {
+		return err
+	}
+	return s.expect(':', "after object key")
+}
+
+// readKey consumes an object key starting with c and its colon, and returns
+// the key decoded.
+func (s *scanner) readKey(c byte) (string, error) {
+	if c != '"' {
+		return "", s.errorf("invalid character %s looking for beginning of object key string", quoteChar(c))
+	}
+	s.startRecording()
+	err := s.skipString()
+	raw := s.stopRecording()
+	if err != nil {
+		return "", err
+	}
+	var key string
+	if bytes.IndexByte(raw, '\\') < 0 && isASCII(raw) {
+		key = string(raw[1 : len(raw)-1])
+	} else if err := json.Unmarshal(raw, &key); err != nil {
+		return "", s.errorf("object key: %v", err)
+	}
+	return key, s.expect(':', "after object key")
+}
+
+// isASCII reports whether b is plain ASCII; other keys go through
+// encoding/json, which replaces invalid UTF-8 exactly as the format's readers do.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// recordValue consumes one value and returns its bytes (valid until the next
+// recording).
+func (s *scanner) recordValue() ([]byte, error) {
+	if _, err := s.nonSpace(); err != nil {
+		return nil, err
+	}
+	s.startRecording()
+	err := s.skipValue()
+	raw := s.stopRecording()
+	return raw, err
+}
+
+// objectFields walks an object whose '{' is the next non-space byte, calling
+// field for each key with the scanner positioned at the value; field must
+// consume the value. null is accepted as an object with no fields and
+// reported through isNull.
+func (s *scanner) objectFields(field func(key string) error) (isNull bool, err error) {
+	c, err := s.nonSpace()
+	if err != nil {
+		return false, err
+	}
+	if c == 'n' {
+		return true, s.skipLiteral("null")
+	}
+	if c != '{' {
+		return false, &kindError{want: "object", got: kindOf(c)}
+	}
+	s.i++
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.depth > maxNesting {
+		return false, s.errorf("exceeded max depth")
+	}
+	c, err = s.nonSpace()
+	if err != nil {
+		return false, err
+	}
+	if c == '}' {
+		s.i++
+		return false, nil
+	}
+	for {
+		key, err := s.readKey(c)
+		if err != nil {
+			return false, err
+		}
+		if err := field(key); err != nil {
+			return false, err
+		}
+		c, err = s.nonSpace()
+		if err != nil {
+			return false, err
+		}
+		s.i++
+		switch c {
+		case '}':
+			return false, nil
+		case ',':
+		default:
+			s.i--
+			return false, s.errorf("invalid character %s after object key:value pair", quoteChar(c))
+		}
+		if c, err = s.nonSpace(); err != nil {
+			return false, err
+		}
+	}
+}
+
+// kindError is a value of the wrong JSON kind.
+type kindError struct{ want, got string }
+
+func (e *kindError) Error() string { return "want " + e.want + ", got " + e.got }
+
+func kindOf(c byte) string {
+	switch {
+	case c == '{':
+		return "object"
+	case c == '[':
+		return "array"
+	case c == '"':
+		return "string"
+	case c == 't' || c == 'f':
+		return "bool"
+	case c == 'n':
+		return "null"
+	case c == '-' || isDigit(c):
+		return "number"
+	}
+	return fmt.Sprintf("invalid character %s", quoteChar(c))
+}
+
+// fieldError places err at a field path such as cases[3].checks.
+type fieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *fieldError) Error() string {
+	if e.Field == "" {
+		return e.Err.Error()
+	}
+	if inner, ok := e.Err.(*fieldError); ok && inner.Field != "" {
+		// Nested fields read as one path: engines.vllm.env, cases[2].tp.
+		if strings.HasPrefix(inner.Field, "[") {
+			return e.Field + inner.Error()
+		}
+		return e.Field + "." + inner.Error()
+	}
+	return e.Field + ": " + e.Err.Error()
+}
+
+func (e *fieldError) Unwrap() error { return e.Err }
+
+func atField(field string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return err // the innermost field is the most precise
+	}
+	return &fieldError{Field: field, Err: err}
+}
+
+// matchKey returns the known field that key selects, as encoding/json would
+// choose it: an exact match, else a case-insensitive one.
+func matchKey(key string, known ...string) string {
+	for _, k := range known {
+		if key == k {
+			return k
+		}
+	}
+	for _, k := range known {
+		if strings.EqualFold(key, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// decodeField decodes raw into v (a pointer into the value being built),
+// turning encoding/json's type errors into "want X, got Y" at the field.
+func decodeField(field string, raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return atField(field, describeJSONError(err))
+	}
+	return nil
+}
+
+// describeJSONError rewrites encoding/json errors in the words of this
+// package's errors: the sub-field and the kinds.
+func describeJSONError(err error) error {
+	if fe, ok := err.(*fieldError); ok {
+		return fe
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := te.Type.String()
+		switch te.Type.Kind().String() {
+		case "slice", "array":
+			want = "array"
+		case "struct", "map":
+			want = "object"
+		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+			want = "integer"
+		case "float32", "float64":
+			want = "number"
+		}
+		got := te.Value
+		if got == "number" && (want == "integer") {
+			got = "non-integer number"
+		}
+		inner := &kindError{want: want, got: got}
+		if te.Field != "" {
+			return &fieldError{Field: te.Field, Err: inner}
+		}
+		return inner
+	}
+	return err
+}
+
+// caseFields are the CaseResult fields a reader keeps; everything else,
+// phases included, is skipped.
+var caseFields = []string{"name", "ok", "checks", "log"}
+
+// readCase reads one case object into c (which may hold a previous decode of
+// the same array slot, as encoding/json would reuse it). field is its path.
+func (s *scanner) readCase(field string, c *CaseResult) error {
+	_, err := s.objectFields(func(key string) error {
+		k := matchKey(key, caseFields...)
+		if k == "" {
+			return atField(field+"."+key, s.skipValue())
+		}
+		raw, err := s.recordValue()
+		if err != nil {
+			return atField(field+"."+k, err)
+		}
+		switch k {
+		case "name":
+			return decodeField(field+".name", raw, &c.Name)
+		case "ok":
+			return decodeField(field+".ok", raw, &c.OK)
+		case "checks":
+			return decodeChecks(field+".checks", raw, &c.Checks)
+		default:
+			if err := json.Unmarshal(raw, &c.Log); err != nil {
+				return atField(field+".log", err)
+			}
+			return nil
+		}
+	})
+	return atField(field, err)
+}
+
+// decodeChecks decodes a checks array, naming the element at fault.
+func decodeChecks(field string, raw []byte, checks *[]Check) error {
+	if err := json.Unmarshal(raw, checks); err == nil {
+		return nil
+	}
+	// Find the element at fault, for the message only.
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return atField(field, describeJSONError(err))
+	}
+	for i, e := range elems {
+		var ch Check
+		if err := json.Unmarshal(e, &ch); err != nil {
+			err = describeJSONError(err)
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				return &fieldError{Field: fmt.Sprintf("%s[%d].%s", field, i, fe.Field), Err: fe.Err}
+			}
+			return &fieldError{Field: fmt.Sprintf("%s[%d]", field, i), Err: err}
+		}
+	}
+	return atField(field, errors.New("invalid checks"))
+}
+
+// readCases reads the cases array (or null) into *cases, reusing existing
+// slots as encoding/json does when the key repeats.
+func (s *scanner) readCases(cases *[]CaseResult) error {
+	c, err := s.nonSpace()
+	if err != nil {
+		return atField("cases", err)
+	}
+	if c == 'n' {
+		*cases = nil // as encoding/json sets a slice to null
+		return atField("cases", s.skipLiteral("null"))
+	}
+	if c != '[' {
+		return atField("cases", &kindError{want: "array", got: kindOf(c)})
+	}
+	s.i++
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.depth > maxNesting {
+		return atField("cases", s.errorf("exceeded max depth"))
+	}
+	out := (*cases)[:0]
+	if *cases == nil {
+		out = []CaseResult{}
+	}
+	c, err = s.nonSpace()
+	if err != nil {
+		return atField("cases", err)
+	}
+	if c == ']' {
+		s.i++
+		*cases = out
+		return nil
+	}
+	for n := 0; ; n++ {
+		field := fmt.Sprintf("cases[%d]", n)
+		if n < cap(out) {
+			out = out[:n+1]
+		} else {
+			out = append(out, CaseResult{})
+		}
+		c, err := s.nonSpace()
+		if err != nil {
+			return atField(field, err)
+		}
+		if c == 'n' {
+			if err := s.skipLiteral("null"); err != nil {
+				return atField(field, err)
+			}
+		} else if c != '{' {
+			return atField(field, &kindError{want: "object", got: kindOf(c)})
+		} else if err := s.readCase(field, &out[n]); err != nil {
+			return err
+		}
+		c, err = s.nonSpace()
+		if err != nil {
+			return atField("cases", err)
+		}
+		s.i++
+		if c == ']' {
+			*cases = out
+			return nil
+		}
+		if c != ',' {
+			s.i--
+			return atField("cases", s.errorf("invalid character %s after array element", quoteChar(c)))
+		}
+	}
+}
+
+// end checks that only white space follows the top-level value.
+func (s *scanner) end() error {
+	c, err := s.nonSpace()
+	if errors.Is(err, errTorn) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.errorf("invalid character %s after top-level value", quoteChar(c))
+}
+
+// ScanSummary reads a summary.json document from r, skipping every case's
+// phases (Phases stays nil). It fails, naming the field, when the document
+// is not an object with a cases array or a kept field has the wrong type.
+func ScanSummary(r io.Reader) (*Summary, error) {
+	s := newScanner(r)
+	var sum Summary
+	isNull, err := s.objectFields(func(key string) error {
+		switch matchKey(key, "ok", "cases") {
+		case "ok":
+			raw, err := s.recordValue()
+			if err != nil {
+				return atField("ok", err)
+			}
+			return decodeField("ok", raw, &sum.OK)
+		case "cases":
+			return s.readCases(&sum.Cases)
+		}
+		return atField(key, s.skipValue())
+	})
+	if err != nil {
+		return nil, err
+	}
+	if isNull {
+		return nil, &kindError{want: "object", got: "null"}
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	if sum.Cases == nil {
+		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
+	}
+	return &sum, nil
+}
+
+// ReadSummary reads the summary.json at path without its phases (see
+// ScanSummary); errors name the file and the field.
+func ReadSummary(path string) (*Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sum, err := ScanSummary(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return sum, nil
+}
+
+// JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
+type JSONLResult struct {
+	// Cases are the whole, valid lines in order.
+	Cases []CaseResult
+	// Torn is set when the last line ended without its newline and did not
+	// parse: a write cut short, ignored by the format.
+	Torn bool
+	// Bad describes lines that were whole but did not parse (line numbers
+	// from 1); they are skipped, and reported.
+	Bad []string
+}
+
+// ScanCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
+// phases skipped. Blank lines are ignored.
+func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) {
+	s := newScanner(r)
+	res := &JSONLResult{Cases: []CaseResult{}}
+	line := 1
+	for {
+		c, err := s.lineStart(&line)
+		if err != nil {
+			if errors.Is(err, errTorn) {
+				return res, nil
+			}
+			return nil, err
+		}
+		field := fmt.Sprintf("line %d", line)
+		var cr CaseResult
+		var perr error
+		if c != '{' {
+			perr = atField(field, s.skipValue())
+			if perr == nil {
+				perr = &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(c)}}
+			}
+		} else {
+			perr = s.readCase(field, &cr)
+		}
+		if perr == nil {
+			c, ended, newline := s.lineEnd()
+			if ended {
+				res.Cases = append(res.Cases, cr)
+				if newline {
+					line++
+				}
+				continue
+			}
+			perr = atField(field, s.errorf("invalid character %s after the case", quoteChar(c)))
+		}
+		if s.rerr != nil {
+			return nil, s.rerr
+		}
+		// Resynchronise at the next newline: a raw newline cannot occur
+		// inside a JSON value, so it always ends the line.
+		if !s.skipLine() {
+			res.Torn = true
+			return res, nil
+		}
+		res.Bad = append(res.Bad, perr.Error())
+		line++
+	}
+}
+
+// lineStart skips blank space up to the first byte of a value, counting
+// newlines into *line.
+func (s *scanner) lineStart(line *int) (byte, error) {
+	for {
+		for s.i < s.n {
+			c := s.buf[s.i]
+			if c == '\n' {
+				*line++
+			} else if !isSpace(c) {
+				return c, nil
+			}
+			s.i++
+		}
+		if !s.fill() {
+			return 0, s.endErr()
+		}
+	}
+}
+
+// lineEnd skips spaces after a value; ended reports whether the line ends
+// there (a newline, consumed, or the end of input), newline which of both.
+func (s *scanner) lineEnd() (c byte, ended, newline bool) {
+	for {
+		c, ok := s.peekByte()
+		if !ok {
+			return 0, true, false
+		}
+		switch c {
+		case '\n':
+			s.i++
+			return c, true, true
+		case ' ', '\t', '\r':
+			s.i++
+		default:
+			return c, false, false
+		}
+	}
+}
+
+// skipLine consumes through the next newline; false when the input ended
+// first.
+func (s *scanner) skipLine() bool {
+	for {
+		if k := bytes.IndexByte(s.buf[s.i:s.n], '\n'); k >= 0 {
+			s.i += k + 1
+			return true
+		}
+		s.i = s.n
+		if !s.fill() {
+			return false
+		}
+	}
+}
+
+// ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL).
+func ReadCasesJSONL(path string) (*JSONLResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := ScanCasesJSONL(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,239 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// refSummary is summary.json as encoding/json decodes it when the reader has
+// no phases field: the reference the scanner must agree with.
+type refSummary struct {
+	OK    bool      `json:"ok"`
+	Cases []refCase `json:"cases"`
+}
+
+type refCase struct {
+	Name   string          `json:"name"`
+	OK     bool            `json:"ok"`
+	Checks []Check         `json:"checks"`
+	Log    json.RawMessage `json:"log"`
+}
+
+// rawEqual compares raw JSON as bytes (cmp's element-wise walk is slow on
+// megabytes).
+var rawEqual = cmp.Comparer(func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+
+// checkAgreement scans data and compares the result with encoding/json's.
+func checkAgreement(t *testing.T, data []byte) {
+	t.Helper()
+	var ref refSummary
+	refErr := json.Unmarshal(data, &ref)
+	// Read in small pieces so every buffer boundary is crossed somewhere.
+	got, err := ScanSummary(iotest.HalfReader(bytes.NewReader(data)))
+	got2, err2 := ScanSummary(bytes.NewReader(data))
+	if (err == nil) != (err2 == nil) {
+		t.Fatalf("scanner disagrees with itself across reads: %v vs %v", err, err2)
+	}
+	if err == nil && !cmp.Equal(got, got2, rawEqual) {
+		t.Fatalf("scanner result depends on read sizes:\n%s", cmp.Diff(got2, got))
+	}
+	switch {
+	case refErr != nil && err == nil:
+		t.Fatalf("encoding/json refuses (%v) but the scanner accepts %q", refErr, data)
+	case refErr == nil && ref.Cases != nil && err != nil:
+		t.Fatalf("encoding/json accepts but the scanner refuses (%v): %q", err, data)
+	case refErr == nil && ref.Cases == nil && err == nil:
+		t.Fatalf("scanner accepts a summary without a cases array: %q", data)
+	case err != nil:
+		return
+	}
+	want := &Summary{OK: ref.OK, Cases: make([]CaseResult, len(ref.Cases))}
+	for i, c := range ref.Cases {
+		want.Cases[i] = CaseResult{Name: c.Name, OK: c.OK, Checks: c.Checks, Log: c.Log}
+	}
+	if diff := cmp.Diff(want, got, rawEqual); diff != "" {
+		t.Fatalf("scanner differs from encoding/json (-json +scanner):\n%s\ninput %q", diff, data)
+	}
+}
+
+func TestScanSummaryAgreesWithEncodingJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+	}{
+		{"empty cases", `{"ok":true,"cases":[]}`},
+		{"one case with phases", `{"ok":false,"cases":[{"name":"a","ok":true,"checks":[{"name":"c","ok":true,"detail":"d"}],"log":{"x":[1,2]},"phases":{"p":{"name":"p","concurrency":2,"results":[{"status":200,"token_ids":[1,2,3],"text":"h\u00e9\n\"q\"","latency_s":1.5e-3,"error":null}]}}}]}`},
+		{"unknown fields", `{"x":[{"y":{}}],"cases":[{"zz":-0.5E+10,"name":"b"}],"ok":null}`},
+		{"case-insensitive keys", `{"CASES":[{"Name":"a","OK":true,"Checks":[],"LOG":{}}]}`},
+		{"repeated keys merge", `{"cases":[{"name":"x","checks":[{"name":"c","detail":"d"}]}],"cases":[{"ok":true,"checks":[{"ok":true}]}]}`},
+		{"null cases after array", `{"cases":[{"name":"x"}],"cases":null}`},
+		{"null case", `{"cases":[null,{"name":"a"}]}`},
+		{"null fields", `{"cases":[{"name":null,"ok":null,"checks":null,"log":null}]}`},
+		{"whitespace", " \t\r\n{ \"cases\" : [ { \"name\" : \"a\" } ] } \n"},
+		{"escaped key", `{"c\u0061ses":[{"n\u0061me":"a"}]}`},
+		{"invalid utf8 in name", "{\"cases\":[{\"name\":\"a\xffb\"}]}"},
+		{"missing cases", `{"ok":true}`},
+		{"cases not array", `{"cases":{}}`},
+		{"case not object", `{"cases":[1]}`},
+		{"checks wrong type", `{"cases":[{"checks":"x"}]}`},
+		{"check ok wrong type", `{"cases":[{"checks":[{"ok":"yes"}]}]}`},
+		{"name wrong type", `{"cases":[{"name":5}]}`},
+		{"top-level null", `null`},
+		{"top-level array", `[]`},
+		{"trailing data", `{"cases":[]} x`},
+		{"two values", `{"cases":[]}{}`},
+		{"torn", `{"cases":[{"name":"a","phases":{"p":[1,2`},
+		{"bad number in phases", `{"cases":[{"phases":[01]}]}`},
+		{"bad number 2", `{"cases":[{"phases":[-]}]}`},
+		{"bad number 3", `{"cases":[{"phases":[1.]}]}`},
+		{"bad number 4", `{"cases":[{"phases":[1e]}]}`},
+		{"good numbers", `{"cases":[{"phases":[0,-0,1.25,-3e5,4E-2,5e+1,0.0]}]}`},
+		{"bad escape", `{"cases":[{"phases":"\x"}]}`},
+		{"bad unicode escape", `{"cases":[{"phases":"\u12g4"}]}`},
+		{"control char in string", "{\"cases\":[{\"phases\":\"a\tb\"}]}"},
+		{"bad literal", `{"cases":[{"phases":nul}]}`},
+		{"trailing comma", `{"cases":[{"phases":[1,]}]}`},
+		{"trailing comma object", `{"cases":[{"phases":{"a":1,}}]}`},
+		{"missing colon", `{"cases":[{"phases":{"a" 1}}]}`},
+		{"mismatched close", `{"cases":[{"phases":[1}]}`},
+		{"non-string key", `{"cases":[{"phases":{1:2}}]}`},
+		{"empty", ``},
+		{"deep nesting ok", `{"cases":[{"phases":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}]}`},
+		{"too deep", `{"cases":[{"phases":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkAgreement(t, []byte(tc.in)) })
+	}
+}
+
+func TestScanSummaryErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"checks type", `{"cases":[{},{},{},{"checks":"x"}]}`, "cases[3].checks: want array, got string"},
+		{"check field type", `{"cases":[{"checks":[{},{"ok":1}]}]}`, "cases[0].checks[1].ok: want bool, got number"},
+		{"name type", `{"cases":[{"name":[]}]}`, "cases[0].name: want string, got array"},
+		{"case type", `{"cases":["x"]}`, "cases[0]: want object, got string"},
+		{"cases type", `{"cases":"x"}`, "cases: want array, got string"},
+		{"cases missing", `{"ok":true}`, "cases: missing: want an array of cases"},
+		{"phases syntax", `{"cases":[{"name":"a","phases":{"p":[1,2,x]}}]}`, "cases[0].phases: byte 41: invalid character 'x' looking for beginning of value"},
+		{"torn", `{"cases":[{"name":"a","phases":[1,2`, "cases[0].phases: unexpected end of input"},
+		{"not an object", `[1]`, "want object, got array"},
+		{"trailing", `{"cases":[]}]`, "byte 12: invalid character ']' after top-level value"},
+		{"log syntax", `{"cases":[{"log":{"a":tru}}]}`, "cases[0].log: byte 25: invalid character '}' in literal true (expecting 'e')"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ScanSummary(strings.NewReader(tc.in))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadSummaryNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(p, []byte(`{"cases":[{},{},{},{"checks":"x"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadSummary(p)
+	want := "read " + p + ": cases[3].checks: want array, got string"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
+
+// errReader fails after its data, as a disk error would.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		return n, e.err
+	}
+	return n, err
+}
+
+func TestScanSummaryReadError(t *testing.T) {
+	boom := errors.New("disk on fire")
+	_, err := ScanSummary(&errReader{r: strings.NewReader(`{"cases":[{"phases":[1,2`), err: boom})
+	if !errors.Is(err, boom) {
+		t.Fatalf("error = %v, want the read error", err)
+	}
+}
+
+func TestScanSummaryLargeValues(t *testing.T) {
+	// A log value and a phases string far larger than the read buffer.
+	big := strings.Repeat("x\\\"é", 300_000)
+	in := fmt.Sprintf(`{"cases":[{"name":"a","log":{"errors":[%q]},"phases":{"p":{"results":[{"text":"%s"}]}}}]}`, big, big)
+	checkAgreement(t, []byte(in))
+}
+
+func TestScanCasesJSONL(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		in        string
+		wantNames []string
+		wantTorn  bool
+		wantBad   []string
+	}{
+		{"empty", "", nil, false, nil},
+		{"two lines", "{\"name\":\"a\",\"ok\":true}\n{\"name\":\"b\",\"phases\":{\"p\":[1]}}\n", []string{"a", "b"}, false, nil},
+		{"no final newline", "{\"name\":\"a\"}\n{\"name\":\"b\"}", []string{"a", "b"}, false, nil},
+		{"torn last line", "{\"name\":\"a\"}\n{\"name\":\"b\",\"phases\":[1,2", []string{"a"}, true, nil},
+		{"torn inside string", "{\"name\":\"a\"}\n{\"name\":\"b", []string{"a"}, true, nil},
+		{"blank lines", "\n\n{\"name\":\"a\"}\n\n{\"name\":\"b\"}\n\n", []string{"a", "b"}, false, nil},
+		{"bad middle line", "{\"name\":\"a\"}\n{\"name\":5}\n{\"name\":\"c\"}\n", []string{"a", "c"}, false, []string{"line 2.name: want string, got number"}},
+		{"garbage line", "{\"name\":\"a\"}\nnot json\n{\"name\":\"c\"}\n", []string{"a", "c"}, false, []string{"line 2: byte 14: invalid character 'o' in literal null (expecting 'u')"}},
+		{"two values on a line", "{\"name\":\"a\"} {\"name\":\"b\"}\n{\"name\":\"c\"}\n", []string{"c"}, false, []string{"line 1: byte 13: invalid character '{' after the case"}},
+		{"line numbers count blanks", "\n{\"name\":\"a\"}\n\n{\"ok\":\"x\"}\n", []string{"a"}, false, []string{"line 4.ok: want bool, got string"}},
+		{"crlf", "{\"name\":\"a\"}\r\n{\"name\":\"b\"}\r\n", []string{"a", "b"}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ScanCasesJSONL(iotest.OneByteReader(strings.NewReader(tc.in)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, c := range res.Cases {
+				names = append(names, c.Name)
+			}
+			if diff := cmp.Diff(tc.wantNames, names); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+			if res.Torn != tc.wantTorn {
+				t.Errorf("torn = %v, want %v", res.Torn, tc.wantTorn)
+			}
+			if diff := cmp.Diff(tc.wantBad, res.Bad); diff != "" {
+				t.Errorf("bad lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzLoadSummary(f *testing.F) {
+	for _, s := range []string{
+		`{"ok":true,"cases":[]}`,
+		`{"ok":false,"cases":[{"name":"a","ok":true,"checks":[{"name":"c","ok":false,"detail":"3/20 failed"}],"log":{"a":{"patched":["x"],"capacity":null}},"phases":{"p":{"name":"p","concurrency":2,"results":[{"status":200,"token_ids":[1,2],"text":"h\u00e9","latency_s":0.5,"error":null}]}}}]}`,
+		`{"cases":[{"name":"x"}],"cases":[{"ok":true}]}`,
+		`{"CASES":[null,{"Name":"a","LOG":null}]}`,
+		`{"cases":[{"phases":[-0.5e+3,"\u0041\\",true,false,null,{}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgreement(t, data)
+	})
+}
