@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+func init() {
+	registerKind(KindServer, KindFunc(runServerCase))
+}
+
+// Server-case workload sizes (SPEC-runner §5).
+const (
+	genTokens     = 64
+	apcTokens     = 32
+	apcWords      = 1300
+	apcQuestions  = 4
+	apcDocSeed    = 4
+	apcConcurrent = 4
+)
+
+// fillerWords are the filler documents of the gen phases; seeds 1, 2, 3.
+var fillerWords = []int{300, 900, 1800}
+
+// GenRequests are the 9 requests of gen_seq and gen_conc: the six short
+// questions and fillers of 300, 900 and 1800 words, 64 tokens each.
+func GenRequests() []engine.Request {
+	var out []engine.Request
+	for _, q := range engine.ShortQuestions {
+		out = append(out, engine.Request{Prompt: q, MaxTokens: genTokens})
+	}
+	for i, n := range fillerWords {
+		out = append(out, engine.Request{Prompt: engine.Filler(i+1, n), MaxTokens: genTokens})
+	}
+	return out
+}
+
+// APCRequests are the 4 requests of each apc phase: one 1300-word document
+// followed by each of 4 questions, 32 tokens each.
+func APCRequests() []engine.Request {
+	out := make([]engine.Request, apcQuestions)
+	for i := range out {
+		out[i] = engine.Request{Prompt: engine.DocumentQuestion(apcDocSeed, apcWords, engine.ShortQuestions[i]), MaxTokens: apcTokens}
+	}
+	return out
+}
+
+// ServerPhases are the phase names of the server case, in order.
+var ServerPhases = []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"}
+
+// ComparedPhases are the phases whose tokens a kvcached case must share
+// with its native case; CachedPhases those whose cached-token counts too.
+var (
+	ComparedPhases = []string{"gen_seq", "apc_0", "apc_1", "apc_2"}
+	CachedPhases   = []string{"apc_0", "apc_1", "apc_2"}
+)
+
+// ServerChecks are the "passes when" texts of the server case (setup.json checks).
+func ServerChecks() collect.Ordered[string] {
+	var o collect.Ordered[string]
+	o.Set("server_ready", "the server answers GET /health with 200 before the ready timeout")
+	o.Set("prefix_cache_reset", "the prefix-cache reset call answers 200")
+	for _, p := range ServerPhases {
+		o.Set(p+"_ok", "every request of "+p+" answers 200 with token ids")
+	}
+	o.Set("server_alive_after_load", "the server's process group still runs after the load")
+	o.Set("clean_exit_on_signal", "the whole process group exits within 90 s of the stop signal, without SIGKILL")
+	o.Set("no_error_signatures", "serve.log shows no traceback, CUDA error, illegal memory access, CUDA out of memory, Failed to patch or Error applying before the stop signal")
+	o.Set("kvcached_active", "kvcached cases: every required patch is logged and a KV capacity line is found")
+	o.Set("shm_removed", "kvcached cases: no /dev/shm entry starts with the server's IPC name after it stopped")
+	o.Set("socket_dirs_removed", "kvcached cases: no /tmp entry contains the server's IPC name after it stopped")
+	o.Set("kvcached_inactive", "native cases: serve.log has no [kvcached] line")
+	o.Set("no_gpu_process_left", "no compute process is left on the run's GPUs within 60 s after the server stopped")
+	o.Set("<phase>_tokens_equal", "kvcached cases with a native case: gen_seq and apc_0..2 give the same tokens as native")
+	o.Set("apc_<n>_cached_tokens_equal", "kvcached cases with a native case: apc_0..2 report the same cached tokens as native")
+	o.Set("native_block_size_matched", "native cases after a kvcached case enlarged the attention block size: run with that --block-size")
+	return o
+}
+
+// ServerWorkload is the server case's workload, one step a line (setup.json workload).
+func ServerWorkload() []string {
+	return []string{
+		"gen_seq: 9 prompts (6 short questions, filler documents of 300, 900 and 1800 words), 64 tokens, greedy, one at a time.",
+		"gen_conc: the same 9 prompts, all at once.",
+		"Reset the prefix cache.",
+		"apc_0, apc_1, apc_2: a 1300-word document followed by each of 4 questions, 32 tokens, one at a time.",
+		"apc_conc: the same 4 prompts, 4 at once.",
+		"Stop the server with the stop signal; check its log, shared-memory segments, socket directories and GPU processes.",
+	}
+}
+
+// runServerCase is the server case (SPEC-runner §5).
+func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
+	sp := &c.Entry.Servers[0]
+	var list []collect.Check
+	log := collect.Ordered[any]{}
+	log.Set("setup", c.R.Setup(sp, c.Port(0)))
+	var phases collect.Ordered[collect.Phase]
+
+	var extra []string
+	blockNote := ""
+	if !sp.Kvcached() && c.Group != nil && c.Group.BlockSize > 0 {
+		extra = []string{"--block-size", strconv.Itoa(c.Group.BlockSize)}
+		blockNote = c.Group.BlockSizeFrom
+	}
+	finish := func() collect.CaseResult {
+		if blockNote != "" {
+			_, started := log.Get(sp.Name)
+			list = append(list, checks.NativeBlockSizeMatched(c.Group.BlockSize, blockNote, started))
+		}
+		return c.Result(list, log, &phases)
+	}
+	if c.R.gpuErr != nil {
+		list = append(list, checks.Ready("server_ready", "no GPU: "+c.R.gpuErr.Error()))
+		return finish()
+	}
+	c.Progress("starting server")
+	s, err := c.StartServer(ctx, sp, c.Port(0), nil, extra...)
+	if err != nil {
+		list = append(list, checks.Ready("server_ready", err.Error()))
+		return finish()
+	}
+	c.Progress("waiting for readiness")
+	readyErr := s.WaitReady(ctx)
+	list = append(list, checks.Ready("server_ready", errText(readyErr)))
+	if readyErr == nil {
+		client := s.Client
+		gen, apc := GenRequests(), APCRequests()
+		runPhase := func(name string, reqs []engine.Request, conc int) {
+			if ctx.Err() != nil {
+				return
+			}
+			c.Progress(name)
+			phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
+		}
+		runPhase("gen_seq", gen, 1)
+		runPhase("gen_conc", gen, len(gen))
+		c.Progress("prefix-cache reset")
+		list = append(list, checks.PrefixCacheReset(errText(client.ResetPrefixCache(ctx))))
+		runPhase("apc_0", apc, 1)
+		runPhase("apc_1", apc, 1)
+		runPhase("apc_2", apc, 1)
+		runPhase("apc_conc", apc, apcConcurrent)
+		for _, name := range ServerPhases {
+			ph, ok := phases.Get(name)
+			if !ok {
+				ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
+			}
+			list = append(list, checks.PhaseOK(ph))
+		}
+		list = append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
+	}
+	c.Progress("stopping server")
+	end := c.StopServer(s, "")
+	list = append(list, end.Checks...)
+	log.Set(sp.Name, end.Log)
+	c.Progress("waiting for the GPU to empty")
+	list = append(list, c.WaitNoGPUProcess(ctx, nil))
+	if sp.Kvcached() && c.Group != nil && len(end.Log.BlockSize) == 2 && end.Log.BlockSize[0] > end.Log.BlockSize[1] && c.Group.BlockSize == 0 {
+		c.Group.BlockSize, c.Group.BlockSizeFrom = end.Log.BlockSize[0], sp.Name
+	}
+	return finish()
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// compareWithNative appends the comparison checks of a kvcached case against
+// its group's native case (nil: the native case did not finish).
+func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string) {
+	get := func(cr *collect.CaseResult, name string) (collect.Phase, bool) {
+		if cr == nil || cr.Phases == nil {
+			return collect.Phase{Name: name}, false
+		}
+		return cr.Phases.Get(name)
+	}
+	missing := func(name string) string {
+		if native == nil {
+			return fmt.Sprintf("native case %s did not finish: nothing to compare with", nativeName)
+		}
+		return fmt.Sprintf("native case %s has no %s results", nativeName, name)
+	}
+	for _, name := range ComparedPhases {
+		k, _ := get(kv, name)
+		k.Name = name
+		n, ok := get(native, name)
+		if !ok {
+			kv.Checks = append(kv.Checks, collect.Check{Name: name + "_tokens_equal", Detail: missing(name)})
+			continue
+		}
+		kv.Checks = append(kv.Checks, checks.TokensEqual(k, n))
+	}
+	for _, name := range CachedPhases {
+		k, _ := get(kv, name)
+		k.Name = name
+		n, ok := get(native, name)
+		if !ok {
+			kv.Checks = append(kv.Checks, collect.Check{Name: name + "_cached_tokens_equal", Detail: missing(name)})
+			continue
+		}
+		kv.Checks = append(kv.Checks, checks.CachedTokensEqual(k, n))
+	}
+	kv.OK = checks.CaseOK(kv.Checks)
+}
+

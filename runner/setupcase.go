@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+func init() {
+	registerKind(KindSetup, KindFunc(runSetupCase))
+}
+
+// runSetupCase is `<engine>-setup`: with --install-cmd it runs the command
+// (output to `<engine>-install.log`), otherwise it checks that the engine's
+// server command is on the PATH. Without a GPU it fails too: the engine's
+// cases could not run.
+func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
+	name := c.Entry.Engine
+	var list []collect.Check
+	if c.R.gpuErr != nil {
+		list = append(list, collect.Check{Name: "gpu_available", Detail: checks.Cut(c.R.gpuErr.Error(), 300)})
+	}
+	problem, note := c.install(ctx, name)
+	list = append(list, checks.InstallKvcached(problem, note))
+	return c.Result(list, struct{}{}, nil)
+}
+
+func (c *Case) install(ctx context.Context, engineName string) (problem, note string) {
+	prefix := c.R.PrefixFor(engineName)
+	if cmdline, ok := c.R.InstallCmd[engineName]; ok && cmdline != "" {
+		logName := engineName + "-install.log"
+		logPath := filepath.Join(c.R.OutDir, logName)
+		f, err := os.Create(logPath)
+		if err != nil {
+			return fmt.Sprintf("create %s: %v", logPath, err), ""
+		}
+		defer f.Close()
+		argv := append(slices.Clone(prefix), "sh", "-c", cmdline)
+		ictx, cancel := context.WithTimeout(ctx, c.R.Timing.InstallTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ictx, argv[0], argv[1:]...)
+		rw := c.R.Redactor().Writer(f)
+		tail := &tailBuffer{max: 300}
+		cmd.Stdout = multiWriter{rw, tail}
+		cmd.Stderr = cmd.Stdout
+		prepareGroup(cmd)
+		err = cmd.Run()
+		rw.Close()
+		if err != nil {
+			last := strings.TrimSpace(tail.String())
+			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+				last = last[i+1:]
+			}
+			return c.R.Redactor().String(fmt.Sprintf("install command failed (%v); see %s: %s", err, logName, last)), ""
+		}
+		return "", "installed; output in " + logName
+	}
+	if c.R.Sim != nil {
+		self := c.R.Sim.Self[0]
+		if _, err := os.Stat(self); err != nil {
+			return fmt.Sprintf("simulator %s: %v", self, err), ""
+		}
+		return "", "simulated " + engineName + " server"
+	}
+	server := c.Engine(engineName).Server
+	if len(server) == 0 {
+		return fmt.Sprintf("engine %s has no server command", engineName), ""
+	}
+	if len(prefix) == 0 {
+		p, err := exec.LookPath(server[0])
+		if err != nil {
+			return fmt.Sprintf("server command %s is not on the PATH: %v", server[0], err), ""
+		}
+		return "", "no --install-cmd; " + server[0] + " is " + p
+	}
+	argv := append(slices.Clone(prefix), "sh", "-c", "command -v "+engine.ShellQuote(server[0]))
+	tctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
+	defer cancel()
+	out, err := c.R.exec()(tctx, argv)
+	if err != nil {
+		return fmt.Sprintf("server command %s is not on the PATH of %s: %v", server[0], strings.Join(prefix, " "), err), ""
+	}
+	return "", "no --install-cmd; " + server[0] + " is " + strings.TrimSpace(string(out))
+}
+
+type multiWriter []interface{ Write([]byte) (int, error) }
+
+func (m multiWriter) Write(p []byte) (int, error) {
+	for _, w := range m {
+		if _, err := w.Write(p); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.ToValidUTF8(string(t.b), "\uFFFD") }
+
