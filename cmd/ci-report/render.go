@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/ovg-project/ci-report/render"
+)
+
+func init() {
+	register("render", command{
+		Summary: "render the run's comment, issue section, HTML preview or terminal tables",
+		Run:     runRender,
+	})
+}
+
+// jobSummaryLimit is what GitHub accepts in one step's job summary.
+const jobSummaryLimit = 1 << 20
+
+// renderOptions are the flags of `ci-report render` besides the shared inputs.
+type renderOptions struct {
+	inputs      renderInputs
+	comment     string
+	section     string
+	html        string
+	format      string
+	jobSummary  bool
+	failVerdict bool
+	positionals []string
+}
+
+func (o *renderOptions) validate() error {
+	if o.format != "md" && o.format != "text" {
+		return usageErrorf("--format %q: want md or text", o.format)
+	}
+	return nil
+}
+
+func runRender(ctx context.Context, e *env, args []string) error {
+	o := renderOptions{}
+	fs := newFlagSet("render", e)
+	o.inputs.bind(fs)
+	fs.StringVar(&o.comment, "comment", "", "write the comment to `file` (default: stdout)")
+	fs.StringVar(&o.section, "section", "", "write the issue-description section to `file`; removed when there is none")
+	fs.StringVar(&o.html, "html", "", "write an HTML preview of the comment and section to `file`")
+	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment) or text (aligned tables)")
+	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
+	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	o.positionals = pos
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return o.run(ctx, e)
+}
+
+func (o *renderOptions) run(ctx context.Context, e *env) error {
+	rep, opts, err := o.inputs.load(ctx, e, o.positionals)
+	if err != nil {
+		return err
+	}
+	docs, err := render.Render(rep, opts)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	for _, w := range docs.Warnings {
+		fmt.Fprintf(e.Stderr, "ci-report render: warning: %s\n", w)
+	}
+	if o.comment != "" {
+		if err := os.WriteFile(o.comment, []byte(docs.Comment), 0o644); err != nil {
+			return fmt.Errorf("write comment: %w", err)
+		}
+	}
+	if o.section != "" {
+		if docs.Section == "" {
+			// A stale section from an earlier render must not be spliced.
+			if err := os.Remove(o.section); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove section file: %w", err)
+			}
+		} else if err := os.WriteFile(o.section, []byte(docs.Section), 0o644); err != nil {
+			return fmt.Errorf("write section: %w", err)
+		}
+	}
+	if o.html != "" {
+		page, err := render.HTML(docs, opts.Config.Title(opts.Profile))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.html, page, 0o644); err != nil {
+			return fmt.Errorf("write HTML preview: %w", err)
+		}
+	}
+	switch {
+	case o.format == "text":
+		if err := render.Text(e.Stdout, rep, opts); err != nil {
+			return fmt.Errorf("terminal tables: %w", err)
+		}
+	case o.comment == "":
+		if _, err := io.WriteString(e.Stdout, docs.Comment); err != nil {
+			return fmt.Errorf("write comment to stdout: %w", err)
+		}
+	}
+	if o.jobSummary {
+		if err := appendJobSummary(e, docs.Comment); err != nil {
+			return err
+		}
+	}
+	if o.failVerdict && docs.Verdict != "PASS" {
+		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
+	}
+	return nil
+}
+
+// appendJobSummary appends the comment to $GITHUB_STEP_SUMMARY, or a short
+// note when the comment would take the file over GitHub's 1 MiB.
+func appendJobSummary(e *env, comment string) error {
+	path := e.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		fmt.Fprintln(e.Stderr, "ci-report render: warning: --job-summary: GITHUB_STEP_SUMMARY is not set; no job summary written")
+		return nil
+	}
+	var size int64
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	text := "\n" + comment
+	if size+int64(len(text)) > jobSummaryLimit {
+		text = fmt.Sprintf("\nThe ci-report comment (%d bytes) does not fit in this job summary's 1 MiB; the results issue has it.\n", len(comment))
+		if size+int64(len(text)) > jobSummaryLimit {
+			fmt.Fprintln(e.Stderr, "ci-report render: warning: --job-summary: the job summary is full; nothing appended")
+			return nil
+		}
+		fmt.Fprintf(e.Stderr, "ci-report render: warning: --job-summary: the comment does not fit in %s; a note was appended instead\n", path)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("job summary: %w", err)
+	}
+	if _, err := io.WriteString(f, text); err != nil {
+		f.Close()
+		return fmt.Errorf("job summary %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("job summary %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/merge"
+	"github.com/ovg-project/ci-report/render"
+)
+
+// renderInputs are the inputs `render` and `post` share: where the report
+// comes from and every render.Option, from flags and, where a flag is not
+// given, the GitHub Actions environment. bind adds the flags; load reads the
+// report and resolves the options.
+type renderInputs struct {
+	profile     string
+	runURL      string
+	runID       string
+	runAttempt  string
+	sha         string
+	subject     string
+	prev        string
+	artifactURL string
+	pr          int
+	date        string
+	config      string
+	allowMixed  bool
+
+	// Now is the clock for the default --date (today, UTC).
+	Now func() time.Time
+	// LoadTree merges part directories or artifact roots; merge.Load by default.
+	LoadTree func(paths []string, allowMixed bool) (*merge.Report, error)
+	// ReadFile reads merged.json and the --config file; os.ReadFile by default.
+	ReadFile func(string) ([]byte, error)
+}
+
+// bind adds the shared flags to fs.
+func (r *renderInputs) bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.profile, "profile", "", "profile `name` (default: the parts' profile; perf with a perf/ tree)")
+	fs.StringVar(&r.runURL, "run-url", "", "workflow run `URL` (default: from GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID)")
+	fs.StringVar(&r.runID, "run-id", "", "workflow run `id` for the comment marker (default: GITHUB_RUN_ID)")
+	fs.StringVar(&r.runAttempt, "run-attempt", "", "workflow run `attempt` (default: GITHUB_RUN_ATTEMPT, else 1)")
+	fs.StringVar(&r.sha, "sha", "", "kvcached commit `SHA` (default: the setup's kvcached_sha, else GITHUB_SHA)")
+	fs.StringVar(&r.subject, "subject", "", "commit `subject` line")
+	fs.StringVar(&r.prev, "prev", "", "previous run as `SHA:CONCLUSION` (e.g. abc123:success)")
+	fs.StringVar(&r.artifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
+	fs.IntVar(&r.pr, "pr", 0, "pull request `number`: render the pull-request variant")
+	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
+	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days)")
+	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
+}
+
+// load reads the report named by args (part directories, artifact roots, or
+// one merged.json) and resolves the render options. Bad flags and unreadable
+// input are usage errors (exit 2); a profile that overrides the parts' is
+// warned about on e.Stderr.
+func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Report, render.Options, error) {
+	var opts render.Options
+	if len(args) == 0 {
+		return nil, opts, usageErrorf("no input: give part directories, artifact roots or a merged.json")
+	}
+	if r.profile != "" && !render.ValidProfile(r.profile) {
+		return nil, opts, usageErrorf("--profile %q: want [a-z0-9][a-z0-9_-]*", r.profile)
+	}
+	if r.pr < 0 {
+		return nil, opts, usageErrorf("--pr %d: want a pull request number", r.pr)
+	}
+	if r.prev != "" && !strings.Contains(r.prev, ":") {
+		return nil, opts, usageErrorf("--prev %q: want SHA:CONCLUSION", r.prev)
+	}
+	readFile := r.ReadFile
+	if readFile == nil {
+		readFile = os.ReadFile
+	}
+	cfg := render.DefaultConfig()
+	cfgSetsRepo := false
+	if r.config != "" {
+		data, err := readFile(r.config)
+		if err != nil {
+			return nil, opts, usageErrorf("read config: %v", err)
+		}
+		cfg, err = render.LoadConfig(data)
+		if err != nil {
+			return nil, opts, usageErrorf("config %s: %v", r.config, err)
+		}
+		var probe struct {
+			RepositoryURL string `json:"repository_url"`
+		}
+		_ = json.Unmarshal(data, &probe) // already decoded above; this only asks whether the key is set
+		cfgSetsRepo = probe.RepositoryURL != ""
+	}
+	if !cfgSetsRepo {
+		// The workflow runs in the repository under test (kvcached or a
+		// fork); its commit and compare links belong there.
+		if server, repo := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"); server != "" && repo != "" {
+			cfg.RepositoryURL = strings.TrimRight(server, "/") + "/" + repo
+		}
+	}
+
+	rep, err := r.readReport(args, readFile)
+	if err != nil {
+		return nil, opts, err
+	}
+
+	opts = render.Options{
+		Profile:     r.profile,
+		RunURL:      r.runURL,
+		RunID:       firstNonEmpty(r.runID, e.Getenv("GITHUB_RUN_ID")),
+		RunAttempt:  firstNonEmpty(r.runAttempt, e.Getenv("GITHUB_RUN_ATTEMPT")),
+		SHA:         r.sha,
+		Subject:     r.subject,
+		Prev:        r.prev,
+		ArtifactURL: r.artifactURL,
+		PR:          r.pr,
+		Date:        r.date,
+		Config:      cfg,
+	}
+	if opts.RunURL == "" {
+		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
+		if server != "" && repo != "" && id != "" {
+			opts.RunURL = strings.TrimRight(server, "/") + "/" + repo + "/actions/runs/" + id
+		}
+	}
+	if opts.SHA == "" && reportSHA(rep) == "" {
+		opts.SHA = e.Getenv("GITHUB_SHA")
+	}
+	if opts.Date == "" {
+		now := r.Now
+		if now == nil {
+			now = time.Now
+		}
+		opts.Date = now().UTC().Format("2006-01-02")
+	} else if _, err := time.Parse("2006-01-02", opts.Date); err != nil {
+		return nil, opts, usageErrorf("--date %q: want YYYY-MM-DD", opts.Date)
+	}
+
+	partsProfile := ""
+	if rep.Setup != nil {
+		partsProfile = rep.Setup.Profile
+	}
+	if rep.Perf != nil {
+		partsProfile = "perf"
+	}
+	switch {
+	case opts.Profile == "" && partsProfile == "":
+		return nil, opts, usageErrorf("no profile: the parts have no setup.json to take it from; pass --profile")
+	case opts.Profile == "":
+		opts.Profile = partsProfile
+	case partsProfile != "" && opts.Profile != partsProfile:
+		fmt.Fprintf(e.Stderr, "ci-report: warning: --profile %s differs from the parts' profile %s; using %s\n", opts.Profile, partsProfile, opts.Profile)
+	}
+	if !render.ValidProfile(opts.Profile) {
+		return nil, opts, usageErrorf("the parts' profile %q is not valid: want [a-z0-9][a-z0-9_-]*; pass --profile", opts.Profile)
+	}
+	for _, u := range []struct{ flag, v string }{{"--run-url", opts.RunURL}, {"--artifact-url", opts.ArtifactURL}, {"repository_url", opts.Config.RepositoryURL}} {
+		if u.v != "" && !render.SafeURL(u.v) {
+			return nil, opts, usageErrorf("%s %q: want a plain http(s) URL", u.flag, u.v)
+		}
+	}
+	for _, t := range []struct{ flag, v string }{{"--run-id", opts.RunID}, {"--run-attempt", opts.RunAttempt}} {
+		if t.v != "" {
+			if _, err := strconv.ParseUint(t.v, 10, 64); err != nil {
+				return nil, opts, usageErrorf("%s %q: want a number", t.flag, t.v)
+			}
+		}
+	}
+	return rep, opts, nil
+}
+
+// readReport reads one merged.json, or merges the given directories.
+func (r *renderInputs) readReport(args []string, readFile func(string) ([]byte, error)) (*merge.Report, error) {
+	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
+		if st, err := os.Stat(args[0]); err == nil && !st.IsDir() {
+			return readMerged(args[0], readFile)
+		}
+	}
+	loadTree := r.LoadTree
+	if loadTree == nil {
+		loadTree = loadMergeTree
+	}
+	rep, err := loadTree(args, r.allowMixed)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	if rep == nil {
+		return nil, usageErrorf("merge %s: no report", strings.Join(args, " "))
+	}
+	return rep, nil
+}
+
+// readMerged reads a merged.json written by `ci-report merge`.
+func readMerged(path string, readFile func(string) ([]byte, error)) (*merge.Report, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, usageErrorf("read merged report: %v", err)
+	}
+	var rep merge.Report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&rep); err != nil {
+		return nil, usageErrorf("merged report %s: %v", path, err)
+	}
+	if rep.Format != 1 {
+		return nil, usageErrorf("merged report %s: format %d, want 1", path, rep.Format)
+	}
+	if rep.Verdict == "" {
+		return nil, usageErrorf("merged report %s: no verdict", path)
+	}
+	return &rep, nil
+}
+
+func reportSHA(rep *merge.Report) string {
+	if rep.Setup != nil && rep.Setup.KvcachedSHA != nil {
+		return *rep.Setup.KvcachedSHA
+	}
+	if rep.Perf != nil && rep.Perf.Setup != nil && rep.Perf.Setup.KvcachedSHA != nil {
+		return *rep.Perf.Setup.KvcachedSHA
+	}
+	return ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+var errNoLoader = errors.New("merging directories is not available in this build")
