@@ -42,7 +42,7 @@ func failWith(checks ...string) func(item) item {
 
 const hostileDetail = "prompt 2: kvcached `| 3 |` vs native `|3|` after 17 tokens\n" +
 	"see <details><summary>diff</summary> cc @someone, same as #123 and ovg-project/kvcached#45</details> <!-- x --> " +
-	"in C:\\_tmp and a*b*c, [link](http://x) ```fence```"
+	"in C:\\_tmp and a*b*c, [link](http://x) ```fence``` &amp; &#64;someone"
 
 func nightlyFail() scenario {
 	v := nightlyItems("vllm")
@@ -62,7 +62,7 @@ func nightlyFail() scenario {
 	})
 	return scenario{
 		Name:  "nightly-fail",
-		About: "Nightly run, two complete parts (vllm, sglang). Fails: the vLLM elastic pair (a_released_memory, b_reused_a_memory), the server case sglang-qwen35_4b-kv_c1 (four checks, one detail with `|`, a newline, backticks, @someone, #123, owner/repo#45, <details>, <!--, C:\\_tmp, a*b*c, a link and a fence) and vllm-gemma4e2b-native (ok: false with no failed check). Full request phases in summary.json; the first server's serve.log holds bytes that are not UTF-8 and a 20,000-byte line.",
+		About: "Nightly run, two complete parts (vllm, sglang). Fails: the vLLM elastic pair (a_released_memory, b_reused_a_memory), the server case sglang-qwen35_4b-kv_c1 (four checks, one detail with `|`, a newline, backticks, @someone, #123, owner/repo#45, <details>, <!--, C:\\_tmp, a*b*c, a link, a fence and the entities &amp; and &#64;) and vllm-gemma4e2b-native (ok: false with no failed check). Full request phases in summary.json; the first server's serve.log holds bytes that are not UTF-8 and a 20,000-byte line.",
 		Parts: []partDef{
 			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Items: v, Start: day},
 			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Items: s, Start: day},

@@ -1,0 +1,230 @@
+package render_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ovg-project/ci-report/merge"
+	"github.com/ovg-project/ci-report/render"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from the rendered documents")
+
+// Paths relative to this package's directory.
+const (
+	treesDir  = "../testdata/trees"
+	goldenDir = "../testdata/golden"
+)
+
+// Fixed options of every golden render: what the CLI would take from flags and
+// the Actions environment. The subject carries an issue reference and
+// Markdown punctuation that must come out as written.
+var baseOpts = render.Options{
+	RunURL:      "https://github.com/ovg-project/kvcached/actions/runs/12093847561",
+	RunID:       "12093847561",
+	RunAttempt:  "1",
+	SHA:         "3f9e2d1c0b4a59687766554433221100ffeeddcc",
+	Subject:     "Release idle pages on a *priority* shortfall (#512) [ci]",
+	Prev:        "0123456789abcdef0123456789abcdef01234567:failure",
+	ArtifactURL: "https://github.com/ovg-project/kvcached/actions/runs/12093847561/artifacts/2233445566",
+	Date:        "2026-11-28",
+}
+
+// goldenCase is one rendering of one artifact tree.
+type goldenCase struct {
+	name   string   // directory under testdata/golden
+	tree   string   // directory under testdata/trees
+	inputs []string // paths inside the tree given to merge.Load; nil: the tree root
+	opts   func(*render.Options)
+}
+
+var goldenCases = []goldenCase{
+	{name: "nightly-fail", tree: "nightly-fail"},
+	{name: "nightly-fail-parts", tree: "nightly-fail", inputs: []string{"sglang", "vllm"}},
+	{name: "nightly-pass", tree: "nightly-pass", opts: func(o *render.Options) {
+		o.Prev = o.SHA + ":success" // the same commit as the previous run
+	}},
+	{name: "weekly-priority", tree: "weekly-priority", opts: func(o *render.Options) {
+		o.Prev = "" // no previous run known
+	}},
+	{name: "missing-part-empty", tree: "missing-part", inputs: []string{"vllm", "sglang"}},
+	{name: "missing-part-absent", tree: "missing-part", inputs: []string{"vllm", "absent/sglang"}, opts: func(o *render.Options) {
+		// Unknown values are left out: no run link, no subject, no artifact link.
+		o.RunURL, o.Subject, o.ArtifactURL, o.Prev = "", "", "", ""
+	}},
+	{name: "partial-part", tree: "partial-part"},
+	{name: "nothing-ran-error", tree: "nothing-ran-error", opts: func(o *render.Options) { o.Profile = "nightly" }},
+	{name: "nothing-ran-zero", tree: "nothing-ran-zero"},
+	{name: "nothing-ran-unfinished", tree: "nothing-ran-unfinished"},
+	{name: "nothing-ran-empty", tree: "nothing-ran-empty", opts: func(o *render.Options) { o.Profile = "nightly" }},
+	{name: "many-failures", tree: "many-failures"},
+	{name: "pr", tree: "pr", opts: func(o *render.Options) {
+		o.PR = 123
+		o.SHA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+		o.Prev = ""
+	}},
+	{name: "perf", tree: "perf", opts: func(o *render.Options) {
+		o.Prev = "0123456789abcdef0123456789abcdef01234567:success"
+	}},
+	{name: "acceptance", tree: "acceptance"},
+}
+
+func (gc goldenCase) paths() []string {
+	root := filepath.Join(treesDir, gc.tree)
+	if gc.inputs == nil {
+		return []string{root}
+	}
+	var out []string
+	for _, in := range gc.inputs {
+		out = append(out, filepath.Join(root, in))
+	}
+	return out
+}
+
+func (gc goldenCase) options() render.Options {
+	o := baseOpts
+	if gc.opts != nil {
+		gc.opts(&o)
+	}
+	return o
+}
+
+// load merges the case's tree.
+func (gc goldenCase) load(t *testing.T) *merge.Report {
+	t.Helper()
+	rep, err := merge.Load(gc.paths(), merge.Options{})
+	if err != nil {
+		t.Fatalf("merge.Load(%v): %v", gc.paths(), err)
+	}
+	return rep
+}
+
+func (gc goldenCase) render(t *testing.T, rep *merge.Report) render.Documents {
+	t.Helper()
+	docs, err := render.Render(rep, gc.options())
+	if err != nil {
+		t.Fatalf("render %s: %v", gc.name, err)
+	}
+	return docs
+}
+
+// checkGolden compares got with the golden file, or rewrites it under
+// -update. A nil got means the document must not exist (an empty section).
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if got == nil {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if got == nil {
+		if err == nil {
+			t.Errorf("%s exists, but nothing was rendered for it (go test ./render -update removes it)", path)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("read golden file: %v (go test ./render -run TestGolden -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendered document (-golden +rendered; go test ./render -run TestGolden -update rewrites it):\n%s",
+			path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+func orNil(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// TestGolden renders every artifact tree with fixed options and compares
+// merged.json, the comment and the section with testdata/golden.
+func TestGolden(t *testing.T) {
+	for _, gc := range goldenCases {
+		t.Run(gc.name, func(t *testing.T) {
+			rep := gc.load(t)
+			docs := gc.render(t, rep)
+			dir := filepath.Join(goldenDir, gc.name)
+			merged, err := json.MarshalIndent(rep, "", "  ")
+			if err != nil {
+				t.Fatalf("marshal the merged report: %v", err)
+			}
+			checkGolden(t, filepath.Join(dir, "merged.json"), append(merged, '\n'))
+			checkGolden(t, filepath.Join(dir, "comment.md"), []byte(docs.Comment))
+			checkGolden(t, filepath.Join(dir, "section.md"), orNil(docs.Section))
+			// The perf verdict also weighs perf errors; a correctness verdict is the merged one.
+			if gc.tree != "perf" && docs.Verdict != rep.Verdict {
+				t.Errorf("Documents.Verdict = %q, merged verdict %q", docs.Verdict, rep.Verdict)
+			}
+		})
+	}
+}
+
+// TestGoldenTreeEqualsMergedJSON: rendering a tree and rendering the
+// merged.json written from it give byte-identical documents (SPEC-formats §7).
+func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
+	for _, gc := range goldenCases {
+		t.Run(gc.name, func(t *testing.T) {
+			rep := gc.load(t)
+			fromTree := gc.render(t, rep)
+			data, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatalf("marshal the merged report: %v", err)
+			}
+			path := filepath.Join(t.TempDir(), "merged.json")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			again, err := merge.Load([]string{path}, merge.Options{})
+			if err != nil {
+				t.Fatalf("merge.Load(merged.json of %s): %v", gc.name, err)
+			}
+			fromJSON := gc.render(t, again)
+			if diff := cmp.Diff(fromTree, fromJSON); diff != "" {
+				t.Errorf("tree and its merged.json render differently (-tree +merged.json):\n%s", diff)
+			}
+			data2, err := json.Marshal(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, data2) {
+				t.Errorf("merged.json does not survive a load: %s", cmp.Diff(string(data), string(data2)))
+			}
+		})
+	}
+}
+
+// TestGoldenDeterministic: rendering the same tree twice, and the same
+// report twice, gives the same bytes (no map order, clock or environment).
+func TestGoldenDeterministic(t *testing.T) {
+	for _, gc := range goldenCases {
+		t.Run(gc.name, func(t *testing.T) {
+			a := gc.render(t, gc.load(t))
+			rep := gc.load(t)
+			for i := 0; i < 3; i++ {
+				if b := gc.render(t, rep); !cmp.Equal(a, b) {
+					t.Fatalf("render %d differs: %s", i, cmp.Diff(a, b))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,647 @@
+package render_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+	"github.com/ovg-project/ci-report/render"
+)
+
+// The well-formedness tests parse every rendered document back with goldmark
+// (GFM, as GitHub renders it) and check the structure, not the bytes: the
+// golden files prove the bytes did not change, these prove the bytes are right
+// for any input.
+
+var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// tb is the part of testing.TB the checks use, so that a test can run them
+// on bad documents and see them complain.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+}
+
+// docCheck is what one document is checked against.
+type docCheck struct {
+	name string
+	doc  string
+	// details allows the collapsed `<details>` block of the pull-request
+	// comment; every other document has no HTML but the marker comment.
+	details bool
+	// rep, when set, is the report whose failed and not-run cases the
+	// document's failed-cases table must list.
+	rep *merge.Report
+}
+
+var (
+	markerRE  = regexp.MustCompile(`^<!-- ci-report:comment run=[A-Za-z0-9._-]+ attempt=[A-Za-z0-9._-]+ profile=[a-z0-9][a-z0-9_-]* -->$`)
+	detailsRE = regexp.MustCompile(`^(<details><summary>Setup of every case</summary>|</details>)$`)
+	// What GitHub turns into a notification or a cross-reference.
+	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
+	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b`)
+	sepRE     = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
+	fenceRE   = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
+	// Zero-width characters a renderer may use to break a mention; they are
+	// not part of the text a reader sees.
+	zeroWidth = strings.NewReplacer("\u200d", "", "\u2060", "", "\u200b", "", "\ufeff", "")
+)
+
+// checkDoc runs every structural check on one document.
+func checkDoc(t tb, dc docCheck) {
+	t.Helper()
+	if !utf8.ValidString(dc.doc) {
+		t.Errorf("%s: not valid UTF-8", dc.name)
+	}
+	tables := scanTables(t, dc)
+	src := []byte(dc.doc)
+	root := gfm.Parser().Parse(text.NewReader(src))
+	var parsed []*extast.Table
+	openDetails := 0
+	err := ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch v := n.(type) {
+		case *extast.Table:
+			parsed = append(parsed, v)
+			checkParsedTable(t, dc.name, v)
+		case *ast.HTMLBlock:
+			for _, line := range htmlBlockLines(v, src) {
+				switch {
+				case line == "":
+				case markerRE.MatchString(line):
+				case dc.details && detailsRE.MatchString(line):
+					if strings.HasPrefix(line, "</") {
+						openDetails--
+					} else {
+						openDetails++
+					}
+					if openDetails < 0 || openDetails > 1 {
+						t.Errorf("%s: <details> blocks out of order at %q", dc.name, line)
+					}
+				default:
+					t.Errorf("%s: raw HTML block line %q (only the marker comment%s may be HTML)", dc.name, line,
+						map[bool]string{true: " and the <details> block", false: ""}[dc.details])
+				}
+			}
+		case *ast.RawHTML:
+			var b strings.Builder
+			for i := 0; i < v.Segments.Len(); i++ {
+				seg := v.Segments.At(i)
+				b.Write(seg.Value(src))
+			}
+			t.Errorf("%s: inline raw HTML %q", dc.name, b.String())
+		case *ast.Paragraph, *extast.TableCell, *ast.Heading, *ast.ListItem:
+			plain := plainText(n, src, false)
+			if m := mentionRE.FindString(plain); m != "" {
+				t.Errorf("%s: a mention survives (%q) in %q", dc.name, m, plain)
+			}
+			if m := issueRE.FindString(plain); m != "" {
+				t.Errorf("%s: an issue reference survives (%q) in %q", dc.name, m, plain)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if openDetails != 0 {
+		t.Errorf("%s: %d <details> block(s) not closed", dc.name, openDetails)
+	}
+	if len(parsed) != tables {
+		t.Errorf("%s: %d tables in the text, but goldmark parses %d", dc.name, tables, len(parsed))
+	}
+	if dc.rep != nil {
+		checkFailedTable(t, dc, parsed, src)
+	}
+}
+
+// scanTables checks fences and table rows line by line, the way GitHub splits
+// them (a backslash escapes the next character, so `\|` is not a cell border),
+// and returns how many tables it found.
+func scanTables(t tb, dc docCheck) int {
+	t.Helper()
+	lines := strings.Split(dc.doc, "\n")
+	fence := ""
+	tables := 0
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if m := fenceRE.FindStringSubmatch(line); m != nil {
+			switch {
+			case fence == "":
+				fence = m[1]
+			case m[1][0] == fence[0] && len(m[1]) >= len(fence) && strings.TrimSpace(m[2]) == "":
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" || !strings.HasPrefix(line, "|") || i+1 >= len(lines) || !sepRE.MatchString(lines[i+1]) {
+			continue
+		}
+		tables++
+		header := cellCount(line)
+		if n := cellCount(lines[i+1]); n != header {
+			t.Errorf("%s line %d: separator has %d cells, header %d", dc.name, i+2, n, header)
+		}
+		j := i + 2
+		for ; j < len(lines) && strings.HasPrefix(lines[j], "|"); j++ {
+			if n := cellCount(lines[j]); n != header {
+				t.Errorf("%s line %d: %d cells, header has %d: %q", dc.name, j+1, n, header, lines[j])
+			}
+			if !strings.HasSuffix(lines[j], "|") || strings.HasSuffix(lines[j], `\|`) && !strings.HasSuffix(lines[j], `\\|`) {
+				t.Errorf("%s line %d: row does not end with a cell border: %q", dc.name, j+1, lines[j])
+			}
+		}
+		i = j - 1
+	}
+	if fence != "" {
+		t.Errorf("%s: code fence %q not closed", dc.name, fence)
+	}
+	return tables
+}
+
+// cellCount counts the cells of a table row written `| a | b |`.
+func cellCount(line string) int {
+	line = strings.TrimSpace(line)
+	borders := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '|':
+			borders++
+		}
+	}
+	return borders - 1
+}
+
+func checkParsedTable(t tb, name string, tb *extast.Table) {
+	t.Helper()
+	want := -1
+	for row := tb.FirstChild(); row != nil; row = row.NextSibling() {
+		n := row.ChildCount()
+		if want < 0 {
+			want = n
+		} else if n != want {
+			t.Errorf("%s: parsed table row with %d cells, header %d", name, n, want)
+		}
+	}
+}
+
+func htmlBlockLines(b *ast.HTMLBlock, src []byte) []string {
+	var out []string
+	for i := 0; i < b.Lines().Len(); i++ {
+		seg := b.Lines().At(i)
+		out = append(out, strings.TrimRight(string(seg.Value(src)), "\r\n"))
+	}
+	if b.HasClosure() {
+		out = append(out, strings.TrimRight(string(b.ClosureLine.Value(src)), "\r\n"))
+	}
+	return out
+}
+
+// plainText is the text a reader sees in n: escapes and entities resolved,
+// soft breaks as spaces. With marks, code spans are wrapped in ⟦ ⟧ and
+// emphasis, links and raw HTML are marked, so that run text that turned into
+// markup shows as a difference; without, code spans become a space (GitHub
+// finds no mentions in them).
+func plainText(n ast.Node, src []byte, marks bool) string {
+	var b strings.Builder
+	inCode := 0
+	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch v := n.(type) {
+		case *ast.CodeSpan:
+			if entering {
+				inCode++
+			} else {
+				inCode--
+			}
+			if marks {
+				b.WriteString(map[bool]string{true: "⟦", false: "⟧"}[entering])
+			} else {
+				b.WriteString(" ")
+			}
+		case *ast.Emphasis:
+			if marks {
+				b.WriteString(map[bool]string{true: "⟨em⟩", false: "⟨/em⟩"}[entering])
+			}
+		case *ast.Link:
+			if marks {
+				b.WriteString(map[bool]string{true: "⟨a⟩", false: "⟨/a⟩"}[entering])
+			}
+		case *ast.RawHTML:
+			if entering && marks {
+				b.WriteString("⟨html⟩")
+			}
+		case *ast.AutoLink:
+			if entering {
+				b.Write(v.Label(src))
+			}
+		case *ast.Text:
+			if !entering {
+				break
+			}
+			if inCode > 0 && !marks {
+				break
+			}
+			seg := v.Segment.Value(src)
+			if v.IsRaw() {
+				b.Write(seg)
+			} else {
+				b.WriteString(unescape(seg))
+			}
+			if v.SoftLineBreak() || v.HardLineBreak() {
+				b.WriteString(" ")
+			}
+		case *ast.String:
+			if !entering || inCode > 0 && !marks {
+				break
+			}
+			if v.IsCode() || v.IsRaw() {
+				b.Write(v.Value)
+			} else {
+				b.WriteString(unescape(v.Value))
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
+}
+
+// unescape resolves backslash escapes and entities as goldmark's HTML
+// renderer does, then undoes the HTML escaping.
+func unescape(seg []byte) string {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	gmhtml.DefaultWriter.Write(w, seg)
+	_ = w.Flush()
+	return html.UnescapeString(buf.String())
+}
+
+// listed reports whether the case belongs in the failed-cases table.
+func listed(c *merge.Case) bool {
+	if c.NotRun || !c.OK {
+		return true
+	}
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFailedTable finds the `| case | setup | failed checks |` table and
+// checks that it lists the report's failed and not-run cases in order, with
+// each name and each check detail reading back as the original text (cut to
+// 300 code points, `…` included, or shorter when the budget needed it).
+func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
+	t.Helper()
+	var want []*merge.Case
+	for i := range dc.rep.Cases {
+		if listed(&dc.rep.Cases[i]) {
+			want = append(want, &dc.rep.Cases[i])
+		}
+	}
+	var tb *extast.Table
+	for _, cand := range tables {
+		h := cand.FirstChild()
+		if h != nil && h.ChildCount() == 3 && plainText(h, src, true) == "casesetupfailed checks" {
+			tb = cand
+		}
+	}
+	if tb == nil {
+		if len(want) > 0 {
+			t.Errorf("%s: %d failed or not-run cases, but no failed-cases table", dc.name, len(want))
+		}
+		return
+	}
+	rows := 0
+	for row := tb.FirstChild().NextSibling(); row != nil; row = row.NextSibling() {
+		if rows >= len(want) {
+			t.Errorf("%s: more rows than failed cases", dc.name)
+			break
+		}
+		c := want[rows]
+		rows++
+		nameCell := row.FirstChild()
+		checksCell := row.LastChild()
+		gotName := zeroWidth.Replace(plainText(nameCell, src, true))
+		wantName := flat(c.Name)
+		if strings.HasSuffix(c.Name, "-setup") && gotName != wantName {
+			wantName += " (" + c.Part + ")"
+		}
+		if gotName != wantName {
+			t.Errorf("%s row %d: case cell reads %q, want %q", dc.name, rows, gotName, wantName)
+		}
+		got := zeroWidth.Replace(plainText(checksCell, src, true))
+		if msg := matchChecks(c, got); msg != "" {
+			t.Errorf("%s row %d (%s): failed-checks cell %q: %s", dc.name, rows, c.Name, got, msg)
+		}
+	}
+	if rows == 0 && len(want) > 0 {
+		t.Errorf("%s: the failed-cases table has no rows", dc.name)
+	}
+	if more := len(want) - rows; more > 0 {
+		line := fmt.Sprintf("and %d more; see the run's job summary.", more)
+		if !strings.Contains(dc.doc, "\n"+line+"\n") {
+			t.Errorf("%s: %d rows of %d failed cases, but no line %q", dc.name, rows, len(want), line)
+		}
+	} else if rows > 30 {
+		t.Errorf("%s: %d rows, at most 30 allowed", dc.name, rows)
+	}
+}
+
+// flat is text as a table cell shows it: newlines as spaces, without the
+// zero-width characters that break mentions.
+func flat(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", " ")
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "\r", " ")
+	return zeroWidth.Replace(s)
+}
+
+// matchChecks says what is wrong with a failed-checks cell's text, or "".
+func matchChecks(c *merge.Case, got string) string {
+	if c.NotRun {
+		if got != "not run" {
+			return `want "not run"`
+		}
+		return ""
+	}
+	var failed []collect.Check
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			failed = append(failed, ch)
+		}
+	}
+	if len(failed) == 0 {
+		if got != "no failed check recorded" {
+			return `want "no failed check recorded"`
+		}
+		return ""
+	}
+	rest := got
+	for i, ch := range failed {
+		if i > 0 {
+			if !strings.HasPrefix(rest, "; ") {
+				return fmt.Sprintf("no `; ` before check %s at %q", ch.Name, rest)
+			}
+			rest = rest[2:]
+		}
+		head := "⟦" + flat(ch.Name) + "⟧"
+		if !strings.HasPrefix(rest, head) {
+			return fmt.Sprintf("check %s not in a code span at %q", ch.Name, rest)
+		}
+		rest = rest[len(head):]
+		if ch.Detail == "" || !strings.HasPrefix(rest, " (") {
+			continue // no detail, or the budget dropped details
+		}
+		detail := []rune(flat(ch.Detail))
+		if strings.HasPrefix(rest, " ("+string(detail)+")") && len(detail) <= 300 {
+			rest = rest[len(" ("+string(detail)+")"):]
+			continue
+		}
+		matched := false
+		for n := min(len(detail), 300); n >= 1; n-- {
+			cut := " (" + string(detail[:n-1]) + "…)"
+			if strings.HasPrefix(rest, cut) {
+				rest, matched = rest[len(cut):], true
+				break
+			}
+		}
+		if !matched {
+			return fmt.Sprintf("detail of %s does not read back as %q cut to at most 300 code points", ch.Name, string(detail))
+		}
+	}
+	if rest != "" {
+		return fmt.Sprintf("unexpected text after the last check: %q", rest)
+	}
+	return ""
+}
+
+// TestWellFormed checks every document rendered from the artifact trees.
+func TestWellFormed(t *testing.T) {
+	for _, gc := range goldenCases {
+		t.Run(gc.name, func(t *testing.T) {
+			rep := gc.load(t)
+			docs := gc.render(t, rep)
+			opts := gc.options()
+			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0, rep: rep})
+			if docs.Section != "" {
+				checkDoc(t, docCheck{name: "section", doc: docs.Section})
+			}
+			checkBudgets(t, docs)
+			checkHeadline(t, docs, opts)
+		})
+	}
+}
+
+func checkBudgets(t tb, docs render.Documents) {
+	t.Helper()
+	if n := utf8.RuneCountInString(docs.Comment); n > render.CommentBudget {
+		t.Errorf("comment has %d code points, budget %d", n, render.CommentBudget)
+	}
+	if n := utf8.RuneCountInString(docs.Section); n > render.SectionBudget {
+		t.Errorf("section has %d code points, budget %d", n, render.SectionBudget)
+	}
+}
+
+// checkHeadline: the header line with its verdict and the run link always
+// survive, whatever the budget did to the rest.
+func checkHeadline(t tb, docs render.Documents, opts render.Options) {
+	t.Helper()
+	lines := strings.Split(docs.Comment, "\n")
+	head := 0
+	if opts.RunID != "" {
+		if !markerRE.MatchString(lines[0]) {
+			t.Errorf("first line %q is not the marker comment", lines[0])
+		}
+		head = 1
+	}
+	if head >= len(lines) || !strings.HasPrefix(lines[head], "### ") || !strings.HasSuffix(lines[head], " · "+docs.Verdict) {
+		t.Errorf("header line %q: want `### <title> · <date> · %s`", lines[min(head, len(lines)-1)], docs.Verdict)
+	}
+	if opts.RunURL != "" && !strings.Contains(docs.Comment, "("+opts.RunURL+")") {
+		t.Errorf("the run link %s is missing", opts.RunURL)
+	}
+}
+
+// hostile are fragments a check detail may hold: Markdown and HTML
+// punctuation, mentions and references, entities, escapes, wide and
+// combining characters, newlines and backtick runs.
+var hostile = []string{
+	"|", `\`, `\|`, "`", "```", "````x````", "\n", "*", "_", "[", "]", "(x)", "<", ">", "<details>", "</details>",
+	"<!--", "-->", "<img src=x>", "@someone", "@org/team", "#1", "#12345", "ovg-project/kvcached#45", "&amp;", "&#64;x",
+	"&lt;", "~~", "#", "!", "$x", "${{ secrets.X }}", "  ", "\t", "é", "e\u0301", "漢字", "👩‍🔬", "🇯🇵", "\u200d",
+	"http://example.com/a_b", "www.example.com", "- ", "1. ", "> ", "---", "===", "::", "%s",
+}
+
+func randomText(r *rand.Rand, maxRunes int) string {
+	if maxRunes == 0 {
+		return ""
+	}
+	var b strings.Builder
+	target := r.IntN(maxRunes + 1)
+	for utf8.RuneCountInString(b.String()) < target {
+		if r.IntN(3) == 0 {
+			b.WriteString(hostile[r.IntN(len(hostile))])
+		} else {
+			b.WriteString([]string{"alloc ", "failed ", "MiB ", "prompt 3: ", "kvcached ", "native ", "9120 ", "of "}[r.IntN(8)])
+		}
+	}
+	return b.String()
+}
+
+// TestWellFormedBudgetProperty renders seeded random reports with up to
+// thousands of failures and details up to thousands of code points, and
+// checks every budget and the structure of every document.
+func TestWellFormedBudgetProperty(t *testing.T) {
+	base := goldenCase{name: "nightly-fail", tree: "nightly-fail"}
+	baseRep := base.load(t)
+	baseJSON, err := json.Marshal(baseRep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type shape struct{ failures, checks, detail, extraSetups int }
+	shapes := []shape{
+		{0, 0, 0, 0}, {1, 1, 300, 0}, {1, 3, 301, 0}, {29, 2, 299, 0}, {30, 2, 300, 0}, {31, 2, 301, 0},
+		{200, 4, 2000, 0}, {2000, 1, 50, 0}, {500, 3, 5000, 400}, {40, 2, 300, 2000},
+	}
+	r := rand.New(rand.NewPCG(20261128, 1))
+	for i := 0; i < 6; i++ {
+		shapes = append(shapes, shape{r.IntN(600), 1 + r.IntN(5), r.IntN(3000), r.IntN(800)})
+	}
+	for i, sh := range shapes {
+		t.Run(fmt.Sprintf("%d_failures%d_checks%d_detail%d_setups%d", i, sh.failures, sh.checks, sh.detail, sh.extraSetups), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			var rep merge.Report
+			if err := json.Unmarshal(baseJSON, &rep); err != nil {
+				t.Fatal(err)
+			}
+			for j := 0; j < sh.failures; j++ {
+				// A cell's edges are trimmed by every Markdown reader, so names have none.
+				c := merge.Case{Name: fmt.Sprintf("vllm-m%d-kv_c1%s", j, strings.TrimSpace(flat(randomText(r, 20)))), Part: "vLLM"}
+				if r.IntN(10) == 0 {
+					c.NotRun = true
+				} else {
+					for k := 0; k < sh.checks; k++ {
+						detail := randomText(r, sh.detail)
+						if r.IntN(4) == 0 {
+							detail = strings.Repeat("漢", sh.detail) // exactly at the boundary
+						}
+						c.Checks = append(c.Checks, collect.Check{Name: fmt.Sprintf("check_%d", k), OK: false, Detail: detail})
+					}
+				}
+				rep.Cases = append(rep.Cases, c)
+			}
+			for j := 0; j < sh.extraSetups; j++ {
+				cs := rep.Setup.Cases[j%len(rep.Setup.Cases)]
+				cs.Name = fmt.Sprintf("%s-x%d", cs.Name, j)
+				cs.ExtraArgs = append(append([]string{}, cs.ExtraArgs...), "--note", randomText(r, 60))
+				rep.Setup.Cases = append(rep.Setup.Cases, cs)
+			}
+			opts := baseOpts
+			if i%3 == 1 {
+				opts.PR = 7
+			}
+			docs, err := render.Render(&rep, opts)
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			checkBudgets(t, docs)
+			checkHeadline(t, docs, opts)
+			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0, rep: &rep})
+			if docs.Section != "" {
+				checkDoc(t, docCheck{name: "section", doc: docs.Section})
+			}
+		})
+	}
+}
+
+// recorder is a tb that keeps the complaints instead of failing.
+type recorder struct{ errs []string }
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
+func (r *recorder) Fatal(a ...any) { r.errs = append(r.errs, fmt.Sprint(a...)) }
+
+// TestWellFormedCatches proves the checks can fail: each bad document must
+// draw a complaint that names its fault, and the good one none.
+func TestWellFormedCatches(t *testing.T) {
+	rep := &merge.Report{Cases: []merge.Case{
+		{Name: "vllm-setup", OK: true, Part: "vLLM"},
+		{Name: "sglang-a-kv_c1", OK: false, Part: "SGLang", Checks: []collect.Check{
+			{Name: "gen_ok", OK: false, Detail: "3/9 | failed @bob\nnext"},
+			{Name: "shm_removed", OK: true},
+			{Name: "apc_ok", OK: false, Detail: strings.Repeat("漢", 301)},
+		}},
+		{Name: "sglang-setup", OK: false, Part: "SGLang"},
+		{Name: "sglang-b-native", NotRun: true, Part: "SGLang"},
+	}}
+	cut := strings.Repeat("漢", 299) + "…"
+	good := "<!-- ci-report:comment run=1 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · FAIL\n\n" +
+		"| case | setup | failed checks |\n|---|---|---|\n" +
+		"| sglang-a-kv\\_c1 | x | `gen_ok` (3/9 \\| failed @\u200dbob next); `apc_ok` (" + cut + ") |\n" +
+		"| sglang-setup (SGLang) |  | no failed check recorded |\n" +
+		"| sglang-b-native |  | not run |\n\nSee ```` ``` ```` there.\n"
+	tc := []struct {
+		name    string
+		doc     string
+		details bool
+		want    string // a fragment of the complaint; "" for none
+	}{
+		{"good", good, false, ""},
+		{"extra cell", strings.Replace(good, "| not run |", "| not | run |", 1), false, "4 cells, header has 3"},
+		{"unescaped pipe", strings.Replace(good, `3/9 \| failed`, `3/9 | failed`, 1), false, "4 cells, header has 3"},
+		{"missing row", strings.Replace(good, "| sglang-b-native |  | not run |\n", "", 1), false, "and 1 more"},
+		{"detail changed", strings.Replace(good, "next)", "nxt)", 1), false, "does not read back"},
+		{"cut too long", strings.Replace(good, cut, strings.Repeat("漢", 300)+"…", 1), false, "does not read back"},
+		{"check name not code", strings.Replace(good, "`gen_ok`", "gen_ok", 1), false, "not in a code span"},
+		{"emphasis from run text", strings.Replace(good, "3/9 \\| failed", "3/9 \\| *failed*", 1), false, "does not read back"},
+		{"mention", strings.Replace(good, "@\u200dbob", "@bob", 1), false, "mention survives"},
+		{"entity mention", strings.Replace(good, "@\u200dbob", "&#64;bob", 1), false, "mention survives"},
+		{"issue reference", strings.Replace(good, "See", "See #12", 1), false, "issue reference survives"},
+		{"raw html block", good + "\n<img src=x>\n", false, "raw HTML block"},
+		{"inline html", strings.Replace(good, "See", "See <b>x</b>", 1), false, "inline raw HTML"},
+		{"details not allowed", good + "\n<details><summary>Setup of every case</summary>\n\nx\n\n</details>\n", false, "raw HTML block"},
+		{"details allowed", good + "\n<details><summary>Setup of every case</summary>\n\nx\n\n</details>\n", true, ""},
+		{"details not closed", good + "\n<details><summary>Setup of every case</summary>\n\nx\n", true, "not closed"},
+		{"details swallow a line", good + "\n<details><summary>Setup of every case</summary>\n\nx\n\n</details>\nLogs: [run](http://x)\n", true, "raw HTML block"},
+		{"fence not closed", good + "\n```\ncode\n", false, "not closed"},
+		{"bad marker", strings.Replace(good, "profile=nightly", "profile=Night ly", 1), false, "raw HTML block"},
+	}
+	for _, c := range tc {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recorder{}
+			checkDoc(r, docCheck{name: c.name, doc: c.doc, details: c.details, rep: rep})
+			all := strings.Join(r.errs, "\n")
+			if c.want == "" && len(r.errs) > 0 {
+				t.Errorf("complaints about a good document:\n%s", all)
+			}
+			if c.want != "" && !strings.Contains(all, c.want) {
+				t.Errorf("no complaint containing %q; got:\n%s", c.want, all)
+			}
+		})
+	}
+}
