@@ -159,7 +159,6 @@ func buildServer(o serverOpts) ServerPlan {
 // plan builder
 type builder struct {
 	p       Plan
-	engines []string
 }
 
 func (b *builder) setup(engine string) {
