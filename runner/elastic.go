@@ -1,0 +1,585 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/ledger"
+)
+
+func init() {
+	registerKind(KindElastic, KindFunc(runElastic))
+	registerKind(KindLimit, KindFunc(runLimit))
+	registerKind(KindPriority, KindFunc(runPriority))
+}
+
+// Workload shapes of the co-location kinds (SPEC-runner §5).
+const (
+	loadWords     = 3000 // elastic and priority load prompts
+	loadTokens    = 1024
+	probeTokens   = 32
+	calibrateReqs = 4
+	fillShare     = 0.7 // bursts and fills aim at 70% of the free memory
+	defaultBatch  = 128
+	// maxFill bounds a priority fill whose per-request size was mis-measured,
+	// so a broken calibration cannot send tens of thousands of requests.
+	maxFill = 4096
+)
+
+// coloc is the machinery the co-location kinds share: the GPU, an optional
+// ballast, the servers with their ready and shutdown checks, the memory
+// sampler, request phases and the case log.
+type coloc struct {
+	c   *Case
+	ctx context.Context
+
+	gpu      int     // GPU index of the pair
+	totalMiB float64 // its memory
+	gpuErr   string  // why the GPU could not be used ("" when fine)
+
+	plans   []ServerPlan
+	servers []*Server // started servers, in plan order
+	ready   bool      // every planned server became ready
+
+	ballast        *engine.Server
+	ballastMiB     int   // the size the ballast makes the GPU behave like (--*-gpu-mib)
+	ballastHeldMiB int64 // what it holds
+
+	sampler *memSampler
+	checks  []collect.Check
+	phases  collect.Ordered[collect.Phase]
+	nextSeed int
+	log     collect.Ordered[any]
+}
+
+func newColoc(ctx context.Context, c *Case, setup any) *coloc {
+	k := &coloc{c: c, ctx: ctx, plans: c.Entry.Servers, nextSeed: 1}
+	k.log.Set("setup", setup)
+	k.gpu = pairGPU(c)
+	infos, err := c.R.GPU.GPUs()
+	switch {
+	case err != nil:
+		k.gpuErr = fmt.Sprintf("GPU %d: %v", k.gpu, err)
+	default:
+		k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
+		for _, g := range infos {
+			if g.Index == k.gpu {
+				k.totalMiB, k.gpuErr = float64(g.MemoryMiB), ""
+			}
+		}
+	}
+	return k
+}
+
+// pairGPU is the GPU index a co-location case runs on: the plan's `gpu` as an
+// index into the run's GPUs (so `--gpus 2,3` puts pairs on GPU 2).
+func pairGPU(c *Case) int {
+	i, err := strconv.Atoi(c.Entry.GPU)
+	if err != nil || i < 0 {
+		i = 0
+	}
+	if i < len(c.R.GPUs) {
+		return c.R.GPUs[i]
+	}
+	return i
+}
+
+func (k *coloc) now() time.Time { return k.c.R.now() }
+
+func (k *coloc) add(cs ...collect.Check) { k.checks = append(k.checks, cs...) }
+
+// start starts the ballast (when wantMiB asks for one) and the planned
+// servers one after another on ports, recording each `<server>_ready`. It
+// stops at the first server that does not become ready and reports whether
+// all did. The sampler is set up for the started servers.
+func (k *coloc) start(wantMiB int, ports []int) bool {
+	c := k.c
+	if k.gpuErr != "" {
+		k.add(checks.Ready(k.plans[0].Name+"_ready", "cannot run a co-location case without its GPU: "+k.gpuErr))
+		return false
+	}
+	if held := ballastMiB(int64(k.totalMiB), int64(wantMiB)); held > 0 {
+		k.ballastMiB, k.ballastHeldMiB = wantMiB, held
+		c.Progress("ballast")
+		b, err := startBallast(k.ctx, k.ballastConfig(held))
+		if err != nil {
+			k.add(collect.Check{Name: "ballast_ready", Detail: checks.Cut(err.Error(), 300)})
+			return false
+		}
+		k.ballast = b
+	}
+	for i := range k.plans {
+		sp := &k.plans[i]
+		c.Progress("start " + sp.Name)
+		s, err := c.StartServer(k.ctx, sp, ports[i], []int{k.gpu})
+		if err != nil {
+			k.add(checks.Ready(sp.Name+"_ready", err.Error()))
+			return false
+		}
+		k.servers = append(k.servers, s)
+		if err := s.WaitReady(k.ctx); err != nil {
+			k.add(checks.Ready(sp.Name+"_ready", err.Error()))
+			return false
+		}
+		k.add(checks.Ready(sp.Name+"_ready", ""))
+	}
+	k.ready = true
+	k.sampler = k.newSampler()
+	return true
+}
+
+func (k *coloc) ballastConfig(held int64) ballastConfig {
+	r := k.c.R
+	argv := r.BallastCmd
+	if len(argv) == 0 && r.Sim != nil {
+		argv = append(slices.Clone(r.Sim.Self), "ballast")
+	}
+	name := k.c.Entry.Kind + "-ballast"
+	var env collect.Env
+	if r.Sim != nil {
+		for _, key := range r.Sim.Env.Keys() {
+			v, _ := r.Sim.Env.Get(key)
+			env.Set(key, v)
+		}
+	}
+	return ballastConfig{
+		Name: name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
+		MiB: held, GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
+		Poll: min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
+		Server: engine.ServerConfig{Env: env, StopSignal: r.StopSignal, Redact: r.Redactor(), Timing: r.Timing.Server},
+	}
+}
+
+func (k *coloc) newSampler() *memSampler {
+	s := &memSampler{
+		GPU: k.c.R.GPU, GPUIndex: k.gpu, Kvctl: k.c.Ledger(k.plans[0].Engine),
+		Now: k.c.R.Now,
+	}
+	for _, srv := range k.servers {
+		s.Names = append(s.Names, srv.Plan.Name)
+		s.IPCs = append(s.IPCs, srv.IPC)
+	}
+	return s
+}
+
+// seeds returns n fresh prompt seeds: distinct prompts use distinct seeds.
+func (k *coloc) seeds(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = k.nextSeed
+		k.nextSeed++
+	}
+	return out
+}
+
+// requests builds n distinct filler prompts of words words.
+func (k *coloc) requests(n, words, maxTokens int, ignoreEOS bool) []engine.Request {
+	reqs := make([]engine.Request, 0, n)
+	for _, seed := range k.seeds(n) {
+		reqs = append(reqs, engine.Request{Prompt: engine.Filler(seed, words), MaxTokens: maxTokens, IgnoreEOS: ignoreEOS})
+	}
+	return reqs
+}
+
+// probeRequests are the probe: 3 greedy short prompts × 32 tokens, the same
+// before and after the load.
+func probeRequests() []engine.Request {
+	reqs := make([]engine.Request, 3)
+	for i := range reqs {
+		reqs[i] = engine.Request{Prompt: engine.ShortQuestions[i], MaxTokens: probeTokens}
+	}
+	return reqs
+}
+
+// phase runs reqs on server i and records the phase under name.
+func (k *coloc) phase(i int, name string, reqs []engine.Request, concurrency int) collect.Phase {
+	k.c.Progress(name)
+	ph := k.servers[i].Client.RunPhase(k.ctx, name, reqs, concurrency)
+	k.phases.Set(name, ph)
+	return ph
+}
+
+// phasesAtOnce runs one batch of requests per server concurrently, each all
+// at once, and records them.
+func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.Phase {
+	out := make([]collect.Phase, len(names))
+	var wg sync.WaitGroup
+	k.c.Progress(names[0])
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = k.servers[i].Client.RunPhase(k.ctx, names[i], reqs[i], max(len(reqs[i]), 1))
+		}()
+	}
+	wg.Wait()
+	for i, n := range names {
+		k.phases.Set(n, out[i])
+	}
+	return out
+}
+
+// calibrate sends calibrateReqs requests of each server's shape, all servers
+// at once, and returns each server's KV per request: max(growth, 1 MiB)/4,
+// growth being the server's peak KV during and right after the requests
+// above its level before.
+func (k *coloc) calibrate(names []string, shapes []func() []engine.Request) []float64 {
+	before := k.sampler.Read(k.ctx)
+	t0 := before.At
+	reqs := make([][]engine.Request, len(shapes))
+	for i, shape := range shapes {
+		reqs[i] = shape()
+	}
+	k.phasesAtOnce(names, reqs)
+	k.sampler.Read(k.ctx)
+	readings := k.sampler.Readings(t0, k.now())
+	out := make([]float64, len(shapes))
+	for i := range shapes {
+		base, _ := before.kv(i)
+		peak, _, _ := peakKV(readings, i)
+		out[i] = max(peak-base, 1) / calibrateReqs
+	}
+	return out
+}
+
+// resetAndDrain empties the servers' prefix caches, then drains.
+func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
+	var problems []string
+	for _, i := range idx {
+		if err := k.servers[i].Client.ResetPrefixCache(k.ctx); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", k.servers[i].Plan.Name, err))
+		}
+	}
+	return k.drain(idx...), problems
+}
+
+// drain waits in DrainStep steps until the KV cache of the servers idx stops
+// falling, at most DrainMax, and returns the last reading.
+func (k *coloc) drain(idx ...int) memReading {
+	t := k.c.R.Timing
+	k.c.Progress("drain")
+	prev := k.sampler.Read(k.ctx)
+	deadline := k.now().Add(t.DrainMax)
+	for k.now().Before(deadline) {
+		select {
+		case <-k.ctx.Done():
+			return prev
+		case <-time.After(t.DrainStep):
+		}
+		cur := k.sampler.Read(k.ctx)
+		if !(sumKV(cur, idx) < sumKV(prev, idx)) {
+			return cur
+		}
+		prev = cur
+	}
+	return prev
+}
+
+// sumKV sums the KV of servers idx in r; NaN when one was not read, so an
+// unreadable ledger ends a drain instead of looking like a fall.
+func sumKV(r memReading, idx []int) float64 {
+	s := 0.0
+	for _, i := range idx {
+		v, ok := r.kv(i)
+		if !ok {
+			return math.NaN()
+		}
+		s += v
+	}
+	return s
+}
+
+// freeMiB is the GPU memory free at reading r (0 when the GPU was not read).
+func (k *coloc) freeMiB(r memReading) float64 {
+	if !r.GPUOK {
+		return 0
+	}
+	return max(k.totalMiB-r.GPUMiB, 0)
+}
+
+// burstSize is how many requests of perRequest MiB make fillShare of free
+// MiB, at least 1 and at most limit.
+func burstSize(free, perRequest float64, limit int) int {
+	if perRequest <= 0 || math.IsNaN(free) || free <= 0 {
+		return 1
+	}
+	n := math.Ceil(fillShare * free / perRequest)
+	if n < 1 {
+		return 1
+	}
+	if n > float64(limit) {
+		return limit
+	}
+	return int(n)
+}
+
+// finish probes again, records probe_unchanged and alive per server, stops
+// everything with the shutdown checks, waits for the GPU to empty and
+// writes the usage timeline. before holds each server's first probe.
+func (k *coloc) finish(before [][]collect.RequestResult) {
+	if k.ready {
+		after := make([][]collect.RequestResult, len(k.servers))
+		for i, s := range k.servers {
+			after[i] = k.phase(i, s.Plan.Name+"_probe_after", probeRequests(), 1).Results
+		}
+		for i, s := range k.servers {
+			k.add(checks.ProbeUnchanged(s.Plan.Name, before[i], after[i]))
+		}
+		for _, s := range k.servers {
+			k.add(checks.AliveAfterLoad(s.Plan.Name+"_alive", s.Alive()))
+		}
+	}
+	k.stop()
+}
+
+// stop stops the servers (shutdown checks) and the ballast, and ends with
+// no_gpu_process_left; the servers' log facts go into the case log.
+func (k *coloc) stop() {
+	k.c.Progress("stop")
+	ends := make([]ServerEnd, len(k.servers))
+	var wg sync.WaitGroup
+	for i, s := range k.servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); ends[i] = k.c.StopServer(s, s.Plan.Name+"_") }()
+	}
+	wg.Wait()
+	for i, s := range k.servers {
+		k.add(ends[i].Checks...)
+		k.log.Set(s.Plan.Name, ends[i].Log)
+	}
+	if k.ballast != nil {
+		k.ballast.Stop()
+	}
+	k.add(k.c.WaitNoGPUProcess(k.ctx, []int{k.gpu}))
+	if k.sampler != nil {
+		n, last := k.sampler.LedgerErrors()
+		k.log.Set("ledger_errors", n)
+		if n > 0 {
+			k.log.Set("ledger_last_error", checks.Cut(last, 300))
+		}
+		if n, last := k.sampler.GPUErrors(); n > 0 {
+			k.log.Set("gpu_errors", n)
+			k.log.Set("gpu_last_error", checks.Cut(last, 300))
+		}
+	}
+}
+
+// writeUsage writes `<case>-usage.json`; a failure is noted in the case log
+// (the case's verdict does not depend on it).
+func (k *coloc) writeUsage() {
+	if k.sampler == nil {
+		return
+	}
+	data, err := k.sampler.UsageTimeline()
+	if err == nil {
+		err = collect.WriteFileAtomic(filepath.Join(k.c.R.OutDir, k.c.Entry.Name+"-usage.json"), data)
+	}
+	if err != nil {
+		k.log.Set("usage_error", checks.Cut(err.Error(), 300))
+	}
+}
+
+func (k *coloc) result() collect.CaseResult {
+	k.writeUsage()
+	return k.c.Result(k.checks, k.log, &k.phases)
+}
+
+// segmentsSummary is the elastic log's `segments`: per server segment the
+// last limit kvctl showed and the peak KV, in MiB.
+func (k *coloc) segmentsSummary() collect.Ordered[any] {
+	var out collect.Ordered[any]
+	readings := k.sampler.Readings(time.Time{}, time.Time{})
+	for i, ipc := range k.sampler.IPCs {
+		var limit any
+		for _, r := range readings {
+			if v, ok := ledger.Segment(r.Ledger, ipc, ledger.FieldLimit); ok && r.KVMiB != nil && v > 0 {
+				limit = tenth(float64(v) / (1 << 20))
+			}
+		}
+		var seg collect.Ordered[any]
+		seg.Set("limit_mib", limit)
+		if peak, _, ok := peakKV(readings, i); ok {
+			seg.Set("peak_mib", tenth(peak))
+		} else {
+			seg.Set("peak_mib", nil)
+		}
+		out.Set(ipc, seg)
+	}
+	return out
+}
+
+// memoryLog is an ordered memory_mib object; floats are rounded to 0.1 MiB.
+type memoryLog struct{ collect.Ordered[any] }
+
+func (m *memoryLog) mib(key string, v float64) { m.Set(key, tenth(v)) }
+func (m *memoryLog) n(key string, v int)       { m.Set(key, v) }
+
+// windowPeak is server i's peak KV in [from, to] and the reading it was
+// seen in; ok is false when no reading had it.
+func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool) {
+	return peakKV(k.sampler.Readings(from, to), i)
+}
+
+// runElastic is the elastic pair (SPEC-runner §5): A bursts and drains, B
+// bursts into the memory A gave back, then both at once.
+func runElastic(ctx context.Context, c *Case) collect.CaseResult {
+	r := c.R
+	k := newColoc(ctx, c, elasticSetup(r, c.Entry))
+	if len(k.plans) != 2 {
+		k.add(collect.Check{Name: "elastic_plan", Detail: fmt.Sprintf("an elastic pair needs 2 servers, the plan has %d", len(k.plans))})
+		return k.result()
+	}
+	if r.ElasticGPUMiB > 0 {
+		k.log.Set("ballast_mib", r.ElasticGPUMiB)
+	}
+	if !k.start(r.ElasticGPUMiB, []int{c.Port(1), c.Port(2)}) {
+		k.stop()
+		return k.result()
+	}
+	if k.ballastHeldMiB > 0 {
+		k.log.Set("ballast_held_mib", k.ballastHeldMiB)
+	}
+	batch := c.Entry.Batch
+	if batch <= 0 {
+		batch = defaultBatch
+	}
+	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
+	defer stopSampling()
+	nameA, nameB := k.servers[0].Plan.Name, k.servers[1].Plan.Name
+
+	before := [][]collect.RequestResult{
+		k.phase(0, nameA+"_probe_before", probeRequests(), 1).Results,
+		k.phase(1, nameB+"_probe_before", probeRequests(), 1).Results,
+	}
+	load := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
+	perReq := k.calibrate([]string{"a_calibrate", "b_calibrate"}, []func() []engine.Request{
+		func() []engine.Request { return load(calibrateReqs) }, func() []engine.Request { return load(calibrateReqs) }})
+	idle, resetProblems := k.resetAndDrain(0, 1)
+	if len(resetProblems) > 0 {
+		k.log.Set("reset_errors", resetProblems)
+	}
+	free := k.freeMiB(idle)
+	nA, nB := burstSize(free, perReq[0], batch), burstSize(free, perReq[1], batch)
+
+	// Burst A, drain A.
+	startA := k.sampler.Read(ctx)
+	phA := k.phase(0, "a_burst", load(nA), nA)
+	k.sampler.Read(ctx)
+	baseA, _ := startA.kv(0)
+	peakA, atPeakA, _ := k.windowPeak(0, startA.At, k.now())
+	aGrowth := max(peakA-baseA, 0)
+	freeAtAPeak := k.freeMiB(atPeakA)
+	drainedA := k.drain(0)
+	heldA, _ := drainedA.kv(0)
+	aAfter := max(heldA-baseA, 0)
+	gpuFreeAfterA := k.freeMiB(drainedA)
+
+	// Burst B, drain B.
+	startB := k.sampler.Read(ctx)
+	phB := k.phase(1, "b_burst", load(nB), nB)
+	k.sampler.Read(ctx)
+	baseB, _ := startB.kv(1)
+	peakB, _, _ := k.windowPeak(1, startB.At, k.now())
+	bGrowth := max(peakB-baseB, 0)
+	k.drain(1)
+
+	// Both at once.
+	both := k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(nA), load(nB)})
+	stopSampling()
+
+	k.add(
+		checks.RequestsOK("a_requests_ok", phA.Results),
+		checks.AFilledMemory(aGrowth, free),
+		checks.AReleasedMemory(aAfter, aGrowth),
+		checks.RequestsOK("b_requests_ok", phB.Results),
+		checks.BReusedAMemory(bGrowth, freeAtAPeak),
+		checks.RequestsOK("contended_requests_ok", append(slices.Clone(both[0].Results), both[1].Results...)),
+	)
+	var mem memoryLog
+	mem.mib("free", free)
+	mem.mib("per_request_a", perReq[0])
+	mem.mib("per_request_b", perReq[1])
+	mem.n("n_a", nA)
+	mem.n("n_b", nB)
+	mem.mib("gpu_free_after_a", gpuFreeAfterA)
+	mem.mib("a_growth", aGrowth)
+	mem.mib("a_after", aAfter)
+	mem.mib("free_at_a_peak", freeAtAPeak)
+	mem.mib("b_growth", bGrowth)
+	k.log.Set("memory_mib", mem.Ordered)
+	k.log.Set("segments", k.segmentsSummary())
+	k.finish(before)
+	return k.result()
+}
+
+// latencyStats is p50 and max of the latencies of results, in seconds
+// rounded to the millisecond; nil without results.
+func latencyStats(results []collect.RequestResult) any {
+	if len(results) == 0 {
+		return nil
+	}
+	l := make([]float64, len(results))
+	for i, r := range results {
+		l[i] = r.LatencyS
+	}
+	sort.Float64s(l)
+	n := len(l)
+	p50 := l[n/2]
+	if n%2 == 0 {
+		p50 = (l[n/2-1] + l[n/2]) / 2
+	}
+	var o collect.Ordered[float64]
+	o.Set("p50", math.Round(p50*1000)/1000)
+	o.Set("max", math.Round(l[n-1]*1000)/1000)
+	return o
+}
+
+// elasticSetup is the setup.json entry of an elastic pair.
+func elasticSetup(r *Runner, e *Entry) collect.ElasticSetup {
+	s := collect.ElasticSetup{Name: e.Name, Kind: KindElastic, GPU: e.GPU, Batch: e.Batch}
+	if len(e.Servers) > 0 {
+		s.A = r.Setup(&e.Servers[0], r.basePort()+1)
+	}
+	if len(e.Servers) > 1 {
+		s.B = r.Setup(&e.Servers[1], r.basePort()+2)
+	}
+	return s
+}
+
+// basePort is the runner's base port (18000 by default).
+func (r *Runner) basePort() int {
+	if r.Port > 0 {
+		return r.Port
+	}
+	return 18000
+}
+
+// AddCoLocationSetup adds the setup.json entry of a co-location plan entry
+// (elastic, limit, priority) to s, with its kind's workload and checks
+// texts; it reports whether e was such an entry.
+func (r *Runner) AddCoLocationSetup(s *collect.Setup, e *Entry) bool {
+	switch e.Kind {
+	case KindElastic:
+		s.Elastic = append(s.Elastic, elasticSetup(r, e))
+		s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
+	case KindLimit:
+		s.Limit = append(s.Limit, limitSetup(r, e))
+		s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
+	case KindPriority:
+		s.Priority = append(s.Priority, prioritySetup(r, e))
+		s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/ledger"
+)
+
+// Workload of the limit case (SPEC-runner §5).
+const (
+	limitFillN, limitFillWords, limitFillConc = 24, 1500, 8
+	limitSmallN, limitSmallWords              = 100, 150
+	limitLongN, limitLongWords                = 4, 1200
+	limitLoadTokens, limitLoadConc            = 16, 8
+)
+
+// limitSetup is the setup.json entry of a limit case: its server's setup
+// under the case's name.
+func limitSetup(r *Runner, e *Entry) collect.LimitSetup {
+	s := collect.LimitSetup{Kind: KindLimit}
+	if len(e.Servers) > 0 {
+		s.CaseSetup = r.Setup(&e.Servers[0], r.basePort())
+	}
+	s.Name = e.Name
+	return s
+}
+
+// runLimit is the memory-limit case: fill the prefix cache, lower the limit
+// with kvctl to a quarter of the growth, see the idle cache released and the
+// limit held under load, restore it and see the cache grow again.
+func runLimit(ctx context.Context, c *Case) collect.CaseResult {
+	r := c.R
+	k := newColoc(ctx, c, limitSetup(r, c.Entry))
+	if len(k.plans) != 1 {
+		k.add(collect.Check{Name: "limit_plan", Detail: fmt.Sprintf("a limit case needs 1 server, the plan has %d", len(k.plans))})
+		return k.result()
+	}
+	if !k.start(0, []int{c.Port(0)}) {
+		k.stop()
+		return k.result()
+	}
+	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
+	defer stopSampling()
+	srv := k.servers[0]
+	name := srv.Plan.Name
+	kvctl := c.Ledger(srv.Plan.Engine)
+
+	before := [][]collect.RequestResult{k.phase(0, name+"_probe_before", probeRequests(), 1).Results}
+	idleReading := k.sampler.Read(ctx)
+	idle, _ := idleReading.kv(0)
+
+	k.phase(0, "fill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc)
+	filledReading := k.sampler.Read(ctx)
+	filled, _ := filledReading.kv(0)
+	k.add(checks.LimitCacheFilled(idle, filled))
+
+	limitMiB := idle + (filled-idle)/4
+	limitBytes := int64(limitMiB * (1 << 20))
+	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
+	lower := &checks.LimitSetObservation{What: "lower", Bytes: limitBytes}
+	lower.Err = setLimitReadBack(ctx, kvctl, srv.IPC, limitBytes)
+
+	// Wait for the idle cache to be evicted under the lowered limit.
+	c.Progress("limit_released_idle")
+	waitStart := k.now()
+	released := filled
+	for {
+		rd := k.sampler.Read(ctx)
+		if v, ok := rd.kv(0); ok {
+			released = v
+			if v <= limitMiB {
+				break
+			}
+		}
+		if k.now().Sub(waitStart) >= r.Timing.LimitWait || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(r.Timing.ElasticSample):
+		}
+	}
+	waited := k.now().Sub(waitStart).Seconds()
+
+	loadStart := k.now()
+	small := k.phase(0, "limit_load_short", k.requests(limitSmallN, limitSmallWords, limitLoadTokens, false), limitLoadConc)
+	long := k.phase(0, "limit_load_long", k.requests(limitLongN, limitLongWords, limitLoadTokens, false), 1)
+	k.sampler.Read(ctx)
+	loadReadings := k.sampler.Readings(loadStart, k.now())
+	peak, _, _ := peakKV(loadReadings, 0)
+	withKV := 0
+	for _, rd := range loadReadings {
+		if _, ok := rd.kv(0); ok {
+			withKV++
+		}
+	}
+
+	restore := &checks.LimitSetObservation{What: "restore", Bytes: original}
+	switch {
+	case !haveOriginal || original <= 0:
+		// kvctl showed no limit to go back to: lift it to the whole GPU so
+		// the rest of the case can run, and say so.
+		restore.Bytes = int64(k.totalMiB) << 20
+		restore.Err = "kvctl list showed no original limit_bytes for " + srv.IPC + "; lifted to the GPU's memory"
+		if err := setLimitReadBack(ctx, kvctl, srv.IPC, restore.Bytes); err != "" {
+			restore.Err += "; " + err
+		}
+	default:
+		restore.Err = setLimitReadBack(ctx, kvctl, srv.IPC, original)
+	}
+
+	refillStart := k.now()
+	k.phase(0, "refill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc)
+	k.sampler.Read(ctx)
+	regrown, _, _ := k.windowPeak(0, refillStart, k.now())
+	stopSampling()
+
+	k.add(
+		checks.LimitSet(lower, restore),
+		checks.LimitReleasedIdle(released, limitMiB, waited),
+		checks.RequestsOK("limit_requests_ok", append(append([]collect.RequestResult(nil), small.Results...), long.Results...)),
+		checks.LimitHeldUnderLoad(peak, limitMiB, withKV),
+		checks.LimitRaisedRegrows(regrown, limitMiB),
+	)
+	var mem memoryLog
+	mem.mib("idle", idle)
+	mem.mib("filled", filled)
+	mem.mib("limit", limitMiB)
+	mem.mib("released", released)
+	mem.mib("peak_under_limit", peak)
+	mem.mib("regrown", regrown)
+	k.log.Set("memory_mib", mem.Ordered)
+	k.finish(before)
+	return k.result()
+}
+
+// setLimitReadBack runs `kvctl limit` and checks with a listing that the
+// segment shows the new limit; it returns "" or what went wrong.
+func setLimitReadBack(ctx context.Context, kvctl *ledger.Client, ipc string, bytes int64) string {
+	if err := kvctl.SetLimit(ctx, ipc, bytes); err != nil {
+		return err.Error()
+	}
+	entries, err := kvctl.List(ctx)
+	if err != nil {
+		return "read back: " + err.Error()
+	}
+	for _, e := range entries {
+		if e.IPC == ipc {
+			if got := e.Get(ledger.FieldLimit); got != bytes {
+				return fmt.Sprintf("kvctl list shows limit_bytes %d, not %d", got, bytes)
+			}
+			return ""
+		}
+	}
+	return "segment " + ipc + " is not in kvctl list --json"
+}
