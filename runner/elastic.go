@@ -55,11 +55,11 @@ type coloc struct {
 	ballastMiB     int   // the size the ballast makes the GPU behave like (--*-gpu-mib)
 	ballastHeldMiB int64 // what it holds
 
-	sampler *memSampler
-	checks  []collect.Check
-	phases  collect.Ordered[collect.Phase]
+	sampler  *memSampler
+	checks   []collect.Check
+	phases   collect.Ordered[collect.Phase]
 	nextSeed int
-	log     collect.Ordered[any]
+	log      collect.Ordered[any]
 }
 
 func newColoc(ctx context.Context, c *Case, setup any) *coloc {
@@ -155,7 +155,7 @@ func (k *coloc) ballastConfig(held int64) ballastConfig {
 	return ballastConfig{
 		Name: name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
 		MiB: held, GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
-		Poll: min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
+		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
 		Server: engine.ServerConfig{Env: env, StopSignal: r.StopSignal, Redact: r.Redactor(), Timing: r.Timing.Server},
 	}
 }

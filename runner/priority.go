@@ -178,4 +178,6 @@ func lChargedAfter(end memReading, ipc string, li int, baseUsed float64, baseCha
 	return max(used-baseUsed, 0)
 }
 
-func roundMilli(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+func roundMilli(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
