@@ -207,12 +207,3 @@ func (s *PerfSummary) compactRuns() error {
 	}
 	return nil
 }
-
-// CompactRuns is compactRuns for readers of merged.json, which hold runs as
-// merge wrote them (indented).
-func (s *PerfSummary) CompactRuns() error {
-	if s == nil {
-		return nil
-	}
-	return s.compactRuns()
-}

@@ -17,6 +17,11 @@ type Report struct {
 	Parts         []PartStatus   `json:"parts"`
 	Perf          *Perf          `json:"perf,omitempty"`
 	Verdict       string         `json:"verdict"`
+	// Problems are defects of the input that did not stop the report (a
+	// setup.json with a field of the wrong type, skipped cases.jsonl lines,
+	// an unreadable perf file), each naming the part, file and field. A
+	// report shows them; nothing is dropped silently.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Case is one case of the report, in report order: a finished case (phases

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ovg-project/ci-report/merge"
+)
+
+func init() {
+	register("merge", command{
+		Summary: "merge the parts of one workflow run into merged.json",
+		Run:     mergeCommand,
+	})
+}
+
+// mergeOptions are the flags and arguments of `ci-report merge`.
+type mergeOptions struct {
+	Out        string   // merged.json path; empty: stdout
+	AllowMixed bool     // keep duplicate cases, mixed profiles and commits
+	Paths      []string // part directories and artifact roots
+}
+
+func (o *mergeOptions) validate() error {
+	if len(o.Paths) == 0 {
+		return usageErrorf("no part directories or artifact roots given (usage: ci-report merge [--out merged.json] [--allow-mixed] <dirs...>)")
+	}
+	return nil
+}
+
+func mergeCommand(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("merge", e)
+	var o mergeOptions
+	fs.StringVar(&o.Out, "out", "", "write merged.json to `file` (default: stdout)")
+	fs.BoolVar(&o.AllowMixed, "allow-mixed", false, "merge parts that repeat case names or differ in profile or kvcached commit")
+	fs.Usage = func() {
+		fmt.Fprintln(e.Stderr, "usage: ci-report merge [--out merged.json] [--allow-mixed] <part dirs or artifact roots...>")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	o.Paths = pos
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return runMerge(ctx, e, o)
+}
+
+// runMerge reads the parts, writes merged.json and says on stderr what it
+// found. The verdict never changes the exit code: a failed run merges fine.
+func runMerge(_ context.Context, e *env, o mergeOptions) error {
+	rep, err := merge.Load(o.Paths, merge.Options{AllowMixed: o.AllowMixed})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(e.Stderr, "ci-report merge: warning: %s\n", p)
+	}
+	for _, p := range rep.Parts {
+		line := fmt.Sprintf("ci-report merge: part %s: %s, %d cases ran", p.Display, p.Status, p.Ran)
+		if p.Planned > 0 {
+			line += fmt.Sprintf(" of %d planned", p.Planned)
+		}
+		if p.Reason != "" {
+			line += " (" + p.Reason + ")"
+		}
+		fmt.Fprintln(e.Stderr, line)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		return withCode(exitUsage, err)
+	}
+	if o.Out == "" {
+		if _, err := e.Stdout.Write(buf.Bytes()); err != nil {
+			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
+		}
+	} else if err := writeFileAtomic(o.Out, buf.Bytes()); err != nil {
+		return withCode(exitUsage, err)
+	}
+	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, so that a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// maxMergedFile bounds a merged.json read back: it holds no phases, so even
+// thousands of cases stay far below this.
+const maxMergedFile = 512 << 20
+
+// Load builds the Report of paths: part directories and artifact roots
+// (read with collect.LoadParts and merged; an artifact root holding perf/
+// also gives the perf artifacts), or a single merged.json file, read back.
+// Defects that do not stop the report are in Report.Problems.
+func Load(paths []string, opts Options) (*Report, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no part directories, artifact roots or merged.json given")
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue // LoadParts reports what is missing or unreadable
+		}
+		if len(paths) != 1 {
+			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)
+		}
+		return ReadMerged(p)
+	}
+	parts, err := collect.LoadParts(paths)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Merge(parts, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() || collect.IsPartDir(p) || !collect.IsPerfRoot(p) {
+			continue
+		}
+		if rep.Perf != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("perf: %s also holds perf artifacts; only the first root's are reported", p))
+			continue
+		}
+		setup, summary, problems := collect.LoadPerf(p)
+		rep.Perf = &Perf{Setup: setup, Summary: summary}
+		rep.Perf.normalize()
+		for _, msg := range problems {
+			rep.Problems = append(rep.Problems, "perf: "+msg)
+		}
+	}
+	return rep, nil
+}
+
+// ReadMerged reads a merged.json written by WriteJSON. Unknown fields are
+// ignored; a field of the wrong type or another format version is an error
+// naming the file and the field.
+func ReadMerged(path string) (*Report, error) {
+	var rep Report
+	if err := collect.ReadJSONFile(path, maxMergedFile, &rep); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil, err
+	}
+	if rep.Format != FormatVersion {
+		return nil, fmt.Errorf("read %s: format: %d, want %d (not a merged.json of this version)", path, rep.Format, FormatVersion)
+	}
+	if rep.Cases == nil || rep.Parts == nil || rep.Verdict == "" {
+		return nil, fmt.Errorf("read %s: not a merged.json: want cases, parts and verdict", path)
+	}
+	for i := range rep.Cases {
+		rep.Cases[i].Log = normalizeRaw(rep.Cases[i].Log)
+		if rep.Cases[i].Checks == nil {
+			rep.Cases[i].Checks = []collect.Check{}
+		}
+	}
+	rep.Perf.normalize()
+	return &rep, nil
+}
+
+// WriteJSON writes the report as merged.json: 2-space indent, trailing
+// newline, HTML characters as they are; the same report gives the same
+// bytes.
+func (r *Report) WriteJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode merged.json: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// normalize makes the raw JSON of the perf artifacts compact, as normalizeRaw
+// does for case logs, so that they read back from merged.json unchanged.
+func (p *Perf) normalize() {
+	if p == nil {
+		return
+	}
+	if p.Setup != nil {
+		p.Setup.Bench = normalizeRaw(p.Setup.Bench)
+	}
+	if p.Summary != nil {
+		for i := range p.Summary.Runs {
+			p.Summary.Runs[i] = normalizeRaw(p.Summary.Runs[i])
+		}
+	}
+}

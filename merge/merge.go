@@ -1,0 +1,374 @@
+// Package merge combines the parts of one workflow run into one Report
+// (merged.json, SPEC-formats §7): the merged setup, every case in part order
+// with planned cases that never ran, the status of each part, and the
+// verdict.
+//
+// A Report is built either from part directories and artifact roots (Load →
+// collect.LoadParts → Merge) or read back from a merged.json (ReadMerged);
+// both give identical Reports, so render output does not depend on which
+// one it was given.
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// FormatVersion is the merged.json format this package writes and reads.
+const FormatVersion = 1
+
+// Options change how parts are merged.
+type Options struct {
+	// AllowMixed merges parts that would otherwise be refused: the same case
+	// name in two parts (both are kept, in part order), or parts of
+	// different profiles or kvcached commits (the first part's setup wins).
+	AllowMixed bool
+}
+
+// Verdict words (SPEC-render §1); a failing verdict is "FAIL (...)".
+const (
+	VerdictPass     = "PASS"
+	VerdictDidNotRun = "DID NOT RUN"
+)
+
+// MixError is the refusal to merge parts that do not belong together.
+type MixError struct {
+	// What is the conflict, e.g. `case "vllm-qwen05b-kv_c1"` or `profile`.
+	What string
+	// A and B describe the two parts, as `<Display> (<dir>)`.
+	A, B string
+	// ValueA and ValueB are the conflicting values; empty for a shared case.
+	ValueA, ValueB string
+}
+
+func (e *MixError) Error() string {
+	if e.ValueA == "" && e.ValueB == "" {
+		return fmt.Sprintf("%s is in both parts %s and %s (--allow-mixed keeps both)", e.What, e.A, e.B)
+	}
+	return fmt.Sprintf("parts %s and %s have different %s: %q and %q (--allow-mixed merges them anyway)",
+		e.A, e.B, e.What, e.ValueA, e.ValueB)
+}
+
+// IsSetupCase reports whether name is a per-part engine install case
+// (`<engine>-setup`), which may repeat across parts and counts in the
+// verdict's total only when it failed.
+func IsSetupCase(name string) bool { return strings.HasSuffix(name, "-setup") }
+
+// Merge combines parts, in the order given (LoadParts sorts them), into a
+// Report. It refuses mixed parts (see Options.AllowMixed) with a *MixError.
+// The Report shares values with parts, which must not change afterwards.
+func Merge(parts []collect.Part, opts Options) (*Report, error) {
+	if !opts.AllowMixed {
+		if err := checkMixed(parts); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{
+		Format: FormatVersion,
+		Cases:  []Case{},
+		Parts:  make([]PartStatus, 0, len(parts)),
+	}
+	owner := map[string]int{} // case name → index of the part that has it
+	for i := range parts {
+		p := &parts[i]
+		seen := make(map[string]bool, len(p.Cases))
+		add := func(c Case) error {
+			if !IsSetupCase(c.Name) {
+				if j, dup := owner[c.Name]; dup && j != i && !opts.AllowMixed {
+					return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&parts[j]), B: describe(p)}
+				}
+				if _, dup := owner[c.Name]; !dup {
+					owner[c.Name] = i
+				}
+			}
+			rep.Cases = append(rep.Cases, c)
+			return nil
+		}
+		for _, c := range p.Cases {
+			seen[c.Name] = true
+			if err := add(caseOf(c, p.Display)); err != nil {
+				return nil, err
+			}
+		}
+		// Planned cases that never finished, after the part's cases. A part
+		// that did not finish at all is reported as such instead.
+		if p.Status != collect.StatusMissing {
+			for _, name := range p.Planned {
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				if err := add(Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		rep.Parts = append(rep.Parts, PartStatus{
+			Name:     p.Name,
+			Display:  p.Display,
+			Status:   string(p.Status),
+			Reason:   p.Reason,
+			ErrorTxt: p.ErrorTxt,
+			Planned:  len(p.Planned),
+			Ran:      len(p.Cases),
+		})
+		for _, msg := range p.Problems {
+			rep.Problems = append(rep.Problems, p.Display+": "+msg)
+		}
+	}
+	rep.Setup, rep.SetupComplete = mergeSetups(parts)
+	rep.Verdict = rep.computeVerdict()
+	return rep, nil
+}
+
+// describe names a part in errors: its display name and directory.
+func describe(p *collect.Part) string { return fmt.Sprintf("%s (%s)", p.Display, p.Dir) }
+
+// caseOf converts a finished case for the report.
+func caseOf(c collect.CaseResult, display string) Case {
+	checks := c.Checks
+	if checks == nil {
+		checks = []collect.Check{}
+	}
+	return Case{Name: c.Name, OK: c.OK, Checks: checks, Log: normalizeRaw(c.Log), Part: display}
+}
+
+// normalizeRaw makes raw JSON compact and valid UTF-8, so that a log reads
+// back from merged.json as the same bytes it was written from. Invalid
+// UTF-8 can only sit inside strings of valid JSON; it becomes U+FFFD.
+func normalizeRaw(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw // not produced by the readers, which validate
+	}
+	return bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
+}
+
+// profileOf is a part's profile: setup.json's, else part.json's.
+func profileOf(p *collect.Part) string {
+	if p.Setup != nil && p.Setup.Profile != "" {
+		return p.Setup.Profile
+	}
+	if p.Meta != nil {
+		return p.Meta.Profile
+	}
+	return ""
+}
+
+// checkMixed refuses parts of different profiles or kvcached commits. An
+// unknown profile or commit (absent, null) conflicts with nothing.
+func checkMixed(parts []collect.Part) error {
+	profileFrom, shaFrom := -1, -1
+	for i := range parts {
+		p := &parts[i]
+		if prof := profileOf(p); prof != "" {
+			if profileFrom < 0 {
+				profileFrom = i
+			} else if first := profileOf(&parts[profileFrom]); first != prof {
+				return &MixError{What: "profiles", A: describe(&parts[profileFrom]), B: describe(p), ValueA: first, ValueB: prof}
+			}
+		}
+		if p.Setup != nil && p.Setup.KvcachedSHA != nil && *p.Setup.KvcachedSHA != "" {
+			if shaFrom < 0 {
+				shaFrom = i
+			} else if first := *parts[shaFrom].Setup.KvcachedSHA; first != *p.Setup.KvcachedSHA {
+				return &MixError{What: "kvcached_sha", A: describe(&parts[shaFrom]), B: describe(p), ValueA: first, ValueB: *p.Setup.KvcachedSHA}
+			}
+		}
+	}
+	return nil
+}
+
+// mergeSetups combines the parts' setups (SPEC-formats §7): the first
+// part's setup, GPUs and case lists concatenated, engines and model
+// revisions united (a later part wins on equal keys; keys keep their first
+// place). Workload and check texts come from the first part that has them,
+// so that a kind of case that only a later part runs is still described.
+// complete is set when every part has a setup.
+func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
+	complete = len(parts) > 0
+	for i := range parts {
+		s := parts[i].Setup
+		if s == nil {
+			complete = false
+			continue
+		}
+		if merged == nil {
+			m := *s
+			m.GPUs = []collect.GPU{}
+			m.Engines = collect.Ordered[collect.Engine]{}
+			m.ModelRevisions = collect.Ordered[*string]{}
+			m.Cases, m.Elastic, m.Limit, m.Priority = nil, nil, nil, nil
+			m.Parts = nil
+			merged = &m
+		}
+		merged.GPUs = append(merged.GPUs, s.GPUs...)
+		for _, k := range s.Engines.Keys() {
+			v, _ := s.Engines.Get(k)
+			merged.Engines.Set(k, v)
+		}
+		for _, k := range s.ModelRevisions.Keys() {
+			v, _ := s.ModelRevisions.Get(k)
+			merged.ModelRevisions.Set(k, v)
+		}
+		merged.Cases = append(merged.Cases, s.Cases...)
+		merged.Elastic = append(merged.Elastic, s.Elastic...)
+		merged.Limit = append(merged.Limit, s.Limit...)
+		merged.Priority = append(merged.Priority, s.Priority...)
+		fillStrings(&merged.Workload, s.Workload)
+		fillOrdered(&merged.Checks, s.Checks)
+		fillStrings(&merged.ElasticWorkload, s.ElasticWorkload)
+		fillOrdered(&merged.ElasticChecks, s.ElasticChecks)
+		fillStrings(&merged.LimitWorkload, s.LimitWorkload)
+		fillOrdered(&merged.LimitChecks, s.LimitChecks)
+		fillStrings(&merged.PriorityWorkload, s.PriorityWorkload)
+		fillOrdered(&merged.PriorityChecks, s.PriorityChecks)
+	}
+	if merged == nil {
+		return nil, false
+	}
+	if merged.Cases == nil {
+		merged.Cases = []collect.CaseSetup{}
+	}
+	if len(parts) > 1 {
+		merged.Parts = make([]string, len(parts))
+		for i := range parts {
+			merged.Parts[i] = parts[i].Display
+		}
+	}
+	return merged, complete
+}
+
+func fillStrings(dst *[]string, src []string) {
+	if len(*dst) == 0 && len(src) > 0 {
+		*dst = src
+	}
+}
+
+func fillOrdered(dst *collect.Ordered[string], src collect.Ordered[string]) {
+	if dst.Len() == 0 && src.Len() > 0 {
+		*dst = src
+	}
+}
+
+// Failed reports whether the case ran and failed: not ok, or a failed
+// check. A not-run case has not failed (it counts apart).
+func (c *Case) Failed() bool {
+	if c.NotRun {
+		return false
+	}
+	if !c.OK {
+		return true
+	}
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Label is how a case is named in a report: its name, and for an
+// `<engine>-setup` case, which may repeat across parts, `<name> (<part>)`.
+func (c *Case) Label() string {
+	if IsSetupCase(c.Name) && c.Part != "" {
+		return c.Name + " (" + c.Part + ")"
+	}
+	return c.Name
+}
+
+// FailedChecks returns the checks of the case that failed, in order.
+func (c *Case) FailedChecks() []collect.Check {
+	var out []collect.Check
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// FailedCases returns the cases a failed-cases table lists, in report
+// order: every case that failed or did not run.
+func (r *Report) FailedCases() []Case {
+	var out []Case
+	for i := range r.Cases {
+		if r.Cases[i].NotRun || r.Cases[i].Failed() {
+			out = append(out, r.Cases[i])
+		}
+	}
+	return out
+}
+
+// Counts are the numbers behind the verdict.
+type Counts struct {
+	// Failed counts cases that ran and failed, `-setup` cases included.
+	Failed int
+	// Total counts the cases whose name does not end in `-setup`, failed
+	// `-setup` cases and not-run cases, so that Failed never exceeds it.
+	Total int
+	// NotRun counts planned cases that did not run.
+	NotRun int
+	// Ran counts the cases that finished, `-setup` cases included.
+	Ran int
+	// Passed counts the cases that ran and passed whose name does not end
+	// in `-setup` (the N of "All N cases passed.").
+	Passed int
+}
+
+// Counts returns the verdict's numbers (SPEC-formats §7).
+func (r *Report) Counts() Counts {
+	var n Counts
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		switch {
+		case c.NotRun:
+			n.NotRun++
+			n.Total++
+		case c.Failed():
+			n.Ran++
+			n.Failed++
+			n.Total++
+		default:
+			n.Ran++
+			if !IsSetupCase(c.Name) {
+				n.Total++
+				n.Passed++
+			}
+		}
+	}
+	return n
+}
+
+// computeVerdict is SPEC-formats §7's verdict: PASS, DID NOT RUN, or
+// `FAIL (<failed> of <total> cases<suffix>)`.
+func (r *Report) computeVerdict() string {
+	n := r.Counts()
+	if n.Ran == 0 {
+		return VerdictDidNotRun
+	}
+	allComplete := true
+	var suffix strings.Builder
+	for _, p := range r.Parts {
+		if p.Status != StatusComplete {
+			allComplete = false
+		}
+		if p.Status == StatusMissing {
+			fmt.Fprintf(&suffix, "; the %s cases did not finish", p.Display)
+		}
+	}
+	if n.Failed == 0 && n.NotRun == 0 && allComplete {
+		return VerdictPass
+	}
+	if n.NotRun > 0 {
+		fmt.Fprintf(&suffix, "; %d not run", n.NotRun)
+	}
+	return fmt.Sprintf("FAIL (%d of %d cases%s)", n.Failed, n.Total, suffix.String())
+}
