@@ -31,7 +31,7 @@ type Options struct {
 
 // Verdict words (SPEC-render §1); a failing verdict is "FAIL (...)".
 const (
-	VerdictPass     = "PASS"
+	VerdictPass      = "PASS"
 	VerdictDidNotRun = "DID NOT RUN"
 )
 
