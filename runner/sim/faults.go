@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The faults of CI_REPORT_SIM_FAULTS (see the package doc).
+const (
+	FaultNoRelease      = "no-release"
+	FaultRejectPriority = "reject-priority"
+	FaultCrashInBurst   = "crash-in-burst"
+	FaultNeverReady     = "never-ready"
+	FaultIgnoreStop     = "ignore-stop"
+	FaultWrongTokens    = "wrong-tokens"
+	FaultLeakSegment    = "leak-segment"
+	FaultCapNotLifted   = "cap-not-lifted"
+)
+
+var knownFaults = map[string]bool{
+	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
+	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultCapNotLifted: true,
+}
+
+// defaultCrashBurst is how many requests in flight make a "large concurrent
+// burst": more than a server case's gen_conc (9) and apc_conc (4) and the limit
+// case's 8 at a time, so crash-in-burst hits only the co-location bursts.
+const defaultCrashBurst = 16
+
+// fault is one entry of CI_REPORT_SIM_FAULTS: name[=N][@scope].
+type fault struct {
+	Name  string
+	N     int    // parameter (crash-in-burst: requests in flight), 0 when absent
+	Scope string // substring of the process's identity, "" for every process
+}
+
+// faultSet is the parsed CI_REPORT_SIM_FAULTS.
+type faultSet []fault
+
+// parseFaults parses a comma-separated fault list; unknown names are an error
+// so that a typo cannot silently turn a fault test into a passing run.
+func parseFaults(s string) (faultSet, error) {
+	var out faultSet
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		f := fault{}
+		rest, scope, hasScope := strings.Cut(item, "@")
+		if hasScope {
+			if scope == "" {
+				return nil, fmt.Errorf("CI_REPORT_SIM_FAULTS: %q: empty scope after @", item)
+			}
+			f.Scope = scope
+		}
+		name, param, hasParam := strings.Cut(rest, "=")
+		f.Name = name
+		if !knownFaults[name] {
+			return nil, fmt.Errorf("CI_REPORT_SIM_FAULTS: unknown fault %q (known: %s)", name, strings.Join(faultNames(), ", "))
+		}
+		if hasParam {
+			n, err := strconv.Atoi(param)
+			if err != nil || n < 1 || name != FaultCrashInBurst {
+				return nil, fmt.Errorf("CI_REPORT_SIM_FAULTS: %q: only crash-in-burst takes =N, a positive count of requests in flight", item)
+			}
+			f.N = n
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func faultNames() []string {
+	var n []string
+	for k := range knownFaults {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// get returns the fault named name that applies to a process known by the
+// identity strings ids (IPC name, model, engine, port=N), if any.
+func (fs faultSet) get(name string, ids ...string) (fault, bool) {
+	for _, f := range fs {
+		if f.Name != name {
+			continue
+		}
+		if f.Scope == "" {
+			return f, true
+		}
+		for _, id := range ids {
+			if id != "" && strings.Contains(id, f.Scope) {
+				return f, true
+			}
+		}
+	}
+	return fault{}, false
+}
+
+func (fs faultSet) has(name string, ids ...string) bool {
+	_, ok := fs.get(name, ids...)
+	return ok
+}

@@ -1,0 +1,296 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+)
+
+// maxBody bounds a request body; the runner's largest prompt is ~20 KB.
+const maxBody = 16 << 20
+
+func (s *simServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", s.handleHealth)
+	if s.cfg.Engine == "vllm" {
+		mux.HandleFunc("/v1/completions", s.handleCompletions)
+		mux.HandleFunc("/v1/models", s.handleModels)
+		mux.HandleFunc("/reset_prefix_cache", s.handleReset)
+	} else {
+		mux.HandleFunc("/health_generate", s.handleHealth)
+		mux.HandleFunc("/generate", s.handleGenerate)
+		mux.HandleFunc("/flush_cache", s.handleReset)
+		mux.HandleFunc("/get_model_info", s.handleModels)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			writeJSON(rec, 404, map[string]string{"detail": "Not Found"})
+		} else {
+			h.ServeHTTP(rec, r)
+		}
+		s.log.uvicorn("%s - \"%s %s HTTP/%d.%d\" %d %s", r.RemoteAddr, r.Method, r.URL.Path, r.ProtoMajor, r.ProtoMinor, rec.status, http.StatusText(rec.status))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = 500, []byte(`{"error":"encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func methodOK(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	writeJSON(w, 405, map[string]string{"detail": "Method Not Allowed"})
+	return false
+}
+
+func (s *simServer) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if !methodOK(w, r, http.MethodGet, http.MethodHead) {
+		return
+	}
+	select {
+	case <-s.dead:
+		w.WriteHeader(503)
+		return
+	default:
+	}
+	w.WriteHeader(200)
+}
+
+func (s *simServer) handleModels(w http.ResponseWriter, r *http.Request) {
+	if !methodOK(w, r, http.MethodGet) {
+		return
+	}
+	if s.cfg.Engine == "sglang" {
+		writeJSON(w, 200, map[string]any{"model_path": s.cfg.ModelArg, "tokenizer_path": s.cfg.ModelArg, "is_generation": true})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
+		"id": s.cfg.ServedName, "object": "model", "owned_by": "vllm", "root": s.cfg.ModelArg, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
+	}}})
+}
+
+func (s *simServer) handleReset(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Engine == "vllm" && !s.devMode {
+		// vLLM serves its dev endpoints only with VLLM_SERVER_DEV_MODE=1.
+		writeJSON(w, 404, map[string]string{"detail": "Not Found"})
+		return
+	}
+	if !methodOK(w, r, http.MethodPost, http.MethodGet) {
+		return
+	}
+	freed, err := s.resetCache()
+	if err != nil {
+		writeJSON(w, 500, map[string]string{"error": err.Error()})
+		return
+	}
+	if s.elastic {
+		s.log.kvcached("prefix cache reset: released %d bytes", freed)
+	}
+	if s.cfg.Engine == "vllm" {
+		s.log.info("api_server.py:1101", "Resetting prefix cache...")
+		w.WriteHeader(200)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(200)
+	fmt.Fprint(w, "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n")
+}
+
+// vllmError writes vLLM's OpenAI-style error body.
+func vllmError(w http.ResponseWriter, status int, msg string) {
+	typ := map[int]string{400: "BadRequestError", 404: "NotFoundError", 413: "BadRequestError"}[status]
+	if typ == "" {
+		typ = "InternalServerError"
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
+}
+
+func statusOf(err error) (int, string) {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status, he.msg
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return 499, "request cancelled by the client"
+	}
+	return 500, err.Error()
+}
+
+type completionRequest struct {
+	Model          *string          `json:"model"`
+	Prompt         *json.RawMessage `json:"prompt"`
+	MaxTokens      *int             `json:"max_tokens"`
+	Temperature    *float64         `json:"temperature"`
+	ReturnTokenIDs bool             `json:"return_token_ids"`
+	IgnoreEOS      bool             `json:"ignore_eos"`
+	Seed           *int64           `json:"seed"`
+}
+
+func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	if !methodOK(w, r, http.MethodPost) {
+		return
+	}
+	var req completionRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	if err := dec.Decode(&req); err != nil {
+		vllmError(w, 400, "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Model != nil && *req.Model != s.cfg.ServedName && *req.Model != s.cfg.ModelArg {
+		vllmError(w, 404, fmt.Sprintf("The model `%s` does not exist.", *req.Model))
+		return
+	}
+	var prompt string
+	if req.Prompt == nil || json.Unmarshal(*req.Prompt, &prompt) != nil {
+		vllmError(w, 400, "prompt: the simulator accepts one prompt string")
+		return
+	}
+	maxTokens := 16
+	if req.MaxTokens != nil {
+		maxTokens = *req.MaxTokens
+	}
+	if maxTokens < 1 {
+		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
+		return
+	}
+	c, err := s.generateOne(r.Context(), prompt, maxTokens, req.IgnoreEOS)
+	if err != nil {
+		st, msg := statusOf(err)
+		vllmError(w, st, msg)
+		return
+	}
+	finish := "length"
+	if c.stopped {
+		finish = "stop"
+	}
+	choice := map[string]any{"index": 0, "text": detokenize(c.tokens), "logprobs": nil, "finish_reason": finish, "stop_reason": nil}
+	if req.ReturnTokenIDs {
+		choice["token_ids"] = c.tokens
+		choice["prompt_token_ids"] = c.promptIDs
+	} else {
+		choice["token_ids"] = nil
+		choice["prompt_token_ids"] = nil
+	}
+	usage := map[string]any{"prompt_tokens": len(c.promptIDs), "completion_tokens": len(c.tokens),
+		"total_tokens": len(c.promptIDs) + len(c.tokens), "prompt_tokens_details": nil}
+	if s.cfg.PromptDetails {
+		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": c.cached}
+	}
+	s.mu.Lock()
+	s.reqSeq++
+	id := s.reqSeq
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"id": fmt.Sprintf("cmpl-%016x", id), "object": "text_completion", "created": s.now().Unix(),
+		"model": s.cfg.ServedName, "choices": []any{choice}, "usage": usage})
+}
+
+type generateRequest struct {
+	Text           *json.RawMessage `json:"text"`
+	SamplingParams struct {
+		Temperature  *float64 `json:"temperature"`
+		MaxNewTokens *int     `json:"max_new_tokens"`
+		IgnoreEOS    bool     `json:"ignore_eos"`
+	} `json:"sampling_params"`
+}
+
+func sglangError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg}})
+}
+
+func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
+	if !methodOK(w, r, http.MethodPost, http.MethodPut) {
+		return
+	}
+	var req generateRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		sglangError(w, 400, "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Text == nil {
+		sglangError(w, 400, "Either text, input_ids or input_embeds should be provided.")
+		return
+	}
+	var texts []string
+	var one string
+	list := false
+	if json.Unmarshal(*req.Text, &one) == nil {
+		texts = []string{one}
+	} else if json.Unmarshal(*req.Text, &texts) == nil && len(texts) > 0 {
+		list = true
+	} else {
+		sglangError(w, 400, "text must be a string or a non-empty list of strings")
+		return
+	}
+	maxTokens := 128
+	if req.SamplingParams.MaxNewTokens != nil {
+		maxTokens = *req.SamplingParams.MaxNewTokens
+	}
+	if maxTokens < 0 {
+		sglangError(w, 400, fmt.Sprintf("max_new_tokens must be at least 0, got %d.", maxTokens))
+		return
+	}
+	// A list is a batch: its prompts run at once.
+	results := make([]map[string]any, len(texts))
+	errs := make([]error, len(texts))
+	var wg sync.WaitGroup
+	for i, t := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := s.generateOne(r.Context(), t, maxTokens, req.SamplingParams.IgnoreEOS)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			finish := map[string]any{"type": "length", "length": len(c.tokens)}
+			if c.stopped {
+				finish = map[string]any{"type": "stop", "matched": 151645}
+			}
+			s.mu.Lock()
+			s.reqSeq++
+			id := s.reqSeq
+			s.mu.Unlock()
+			results[i] = map[string]any{"text": detokenize(c.tokens), "output_ids": c.tokens, "meta_info": map[string]any{
+				"id": fmt.Sprintf("%032x", id), "finish_reason": finish, "prompt_tokens": len(c.promptIDs),
+				"completion_tokens": len(c.tokens), "cached_tokens": c.cached, "e2e_latency": c.latency.Seconds(),
+			}}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			st, msg := statusOf(err)
+			sglangError(w, st, msg)
+			return
+		}
+	}
+	if list {
+		writeJSON(w, 200, results)
+		return
+	}
+	writeJSON(w, 200, results[0])
+}

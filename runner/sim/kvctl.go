@@ -1,0 +1,279 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var sizeSuffixes = []struct {
+	suffix string
+	mul    float64
+}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}}
+
+// parseSize reads a size as the real kvctl does: bytes, or a number with a
+// k/m/g(b) suffix ("512M", "1.5g"), commas and underscores ignored.
+func parseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.NewReplacer(",", "", "_", "").Replace(t)
+	mul := 1.0
+	for _, suf := range sizeSuffixes {
+		if strings.HasSuffix(t, suf.suffix) {
+			t, mul = strings.TrimSuffix(t, suf.suffix), suf.mul
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*mul > 1<<62 {
+		return 0, fmt.Errorf("invalid size string '%s'", s)
+	}
+	return int64(f * mul), nil
+}
+
+// runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc> <p>`.
+func runKvctl(ctx context.Context, dir string, getenv func(string) string, args []string, stdout, stderr io.Writer) int {
+	usage := func(msg string) int {
+		fmt.Fprintln(stderr, "usage: kvctl list [--json] [ipc ...] | limit <ipc> <size> | priority <ipc> <priority>")
+		if msg != "" {
+			fmt.Fprintln(stderr, "kvctl: error:", msg)
+		}
+		return 2
+	}
+	if len(args) == 0 {
+		return usage("")
+	}
+	w, err := openWorld(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 1
+	}
+	defer w.lock.Close()
+	switch args[0] {
+	case "list":
+		jsonOut := false
+		var only []string
+		for _, a := range args[1:] {
+			if a == "--json" {
+				jsonOut = true
+			} else if strings.HasPrefix(a, "-") {
+				return usage("unrecognized arguments: " + a)
+			} else {
+				only = append(only, a)
+			}
+		}
+		return kvctlList(w, only, jsonOut, stdout, stderr)
+	case "limit":
+		if len(args) != 3 {
+			return usage("limit takes <ipc> <size>")
+		}
+		size, err := parseSize(args[2])
+		if err != nil {
+			fmt.Fprintln(stderr, "Error:", err)
+			return 1
+		}
+		return kvctlLimit(w, args[1], size, stderr)
+	case "priority":
+		if len(args) != 3 {
+			return usage("priority takes <ipc> <priority>")
+		}
+		p, err := strconv.Atoi(args[2])
+		if err != nil {
+			return usage(fmt.Sprintf("argument priority: invalid int value: '%s'", args[2]))
+		}
+		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
+		if err != nil {
+			fmt.Fprintln(stderr, "kvctl:", err)
+			return 2
+		}
+		scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
+		if err != nil {
+			fmt.Fprintln(stderr, "kvctl:", err)
+			return 2
+		}
+		return kvctlPriority(ctx, w, args[1], p, faults, scale, stdout, stderr)
+	default:
+		return usage("unknown command " + strconvQuote(args[0]))
+	}
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }
+
+func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) int {
+	segs, errs := w.segments()
+	for _, e := range errs {
+		fmt.Fprintln(stderr, "kvctl: warning:", e)
+	}
+	res := []kvctlEntry{}
+	for _, s := range segs {
+		if len(only) > 0 && !contains(only, s.IPC) {
+			continue
+		}
+		res = append(res, kvctlEntry{IPC: s.IPC, GPU: s.GPU, LimitBytes: s.LimitBytes, UsedBytes: s.UsedBytes, Priority: s.Priority,
+			ChargedBytes: s.ChargedBytes, ShortfallBytes: s.ShortfallBytes, WatermarkBytes: s.WatermarkBytes})
+	}
+	if jsonOut {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	if len(res) == 0 {
+		fmt.Fprintln(stdout, "No active KVCached segments found.")
+		return 0
+	}
+	fmt.Fprintf(stdout, "%-24s %12s %12s %6s\n", "IPC", "Limit", "Used", "%")
+	for _, e := range res {
+		pct := 0.0
+		if e.LimitBytes > 0 {
+			pct = float64(e.UsedBytes) / float64(e.LimitBytes) * 100
+		}
+		fmt.Fprintf(stdout, "%-24s %12s %12s %5.1f %%\n", e.IPC, humanSize(e.LimitBytes), humanSize(e.UsedBytes), pct)
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func humanSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.2f KB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+func kvctlLimit(w *world, ipc string, size int64, stderr io.Writer) int {
+	if err := validIPC(ipc); err != nil {
+		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
+		return 1
+	}
+	if err := w.lock.Lock(); err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 1
+	}
+	defer w.lock.Unlock()
+	seg, err := w.readSegment(ipc)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
+		if segs, _ := w.segments(); len(segs) > 0 {
+			var names []string
+			for _, s := range segs {
+				names = append(names, s.IPC)
+			}
+			fmt.Fprintln(stderr, "Active IPC names:", strings.Join(names, ", "))
+		}
+		return 1
+	}
+	seg.LimitBytes = size
+	if err := w.writeSegment(seg); err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 1
+	}
+	return 0
+}
+
+// kvctlPriority publishes a priority and waits for the owning server to take
+// or refuse it. Like the real kvctl it exits 0 even when the publish is
+// rejected: only a following list shows whether it took.
+func kvctlPriority(ctx context.Context, w *world, ipc string, p int, faults faultSet, scale float64, stdout, stderr io.Writer) int {
+	if err := validIPC(ipc); err != nil {
+		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
+		return 1
+	}
+	if faults.has(FaultRejectPriority, ipc) {
+		fmt.Fprintf(stdout, "priority %d for %s: publish rejected\n", p, ipc)
+		return 0
+	}
+	if err := w.lock.Lock(); err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 1
+	}
+	seg, err := w.readSegment(ipc)
+	if err != nil {
+		w.lock.Unlock()
+		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
+		return 1
+	}
+	seg.PriorityRequest = p
+	seg.PriorityRequestSeq++
+	seq := seg.PriorityRequestSeq
+	if !processAlive(seg.PID, seg.PIDStart) {
+		seg.Priority = p // nobody to refuse it
+		seg.PriorityAckSeq = seq
+	}
+	err = w.writeSegment(seg)
+	w.lock.Unlock()
+	if err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 1
+	}
+	deadline := time.Now().Add(scaled(2*time.Second, scale, 500*time.Millisecond))
+	for {
+		cur, err := w.readSegment(ipc)
+		if err == nil && cur.PriorityAckSeq >= seq {
+			if cur.PriorityRejected {
+				fmt.Fprintf(stdout, "priority %d for %s: publish rejected\n", p, ipc)
+			} else {
+				fmt.Fprintf(stdout, "priority of %s set to %d\n", ipc, p)
+			}
+			return 0
+		}
+		if err != nil || time.Now().After(deadline) || ctx.Err() != nil {
+			fmt.Fprintf(stdout, "priority %d for %s: published, not acknowledged\n", p, ipc)
+			return 0
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// runBallast is `sim ballast --mib M [--gpu N]`: it holds total − M MiB of a
+// simulated GPU until stopped, so the GPU behaves like an M MiB one.
+func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, stderr io.Writer) int {
+	if gpu < 0 || gpu >= len(w.gpus) {
+		fmt.Fprintf(stderr, "ballast: no GPU %d in a world of %d\n", gpu, len(w.gpus))
+		return 1
+	}
+	total := w.gpus[gpu].TotalMiB
+	hold := total - keepMiB
+	if hold < 0 {
+		hold = 0
+	}
+	if err := w.lock.Lock(); err != nil {
+		fmt.Fprintln(stderr, "ballast:", err)
+		return 1
+	}
+	free := w.totalBytes(gpu) - usedBytes(w.liveProcs(), gpu, os.Getpid())
+	if hold*mib > free {
+		w.lock.Unlock()
+		fmt.Fprintf(stderr, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %d MiB on GPU %d (%d MiB free)\n", hold, gpu, free/mib)
+		return 1
+	}
+	pid := os.Getpid()
+	err := w.writeProc(procRecord{PID: pid, Start: processStart(pid), Kind: "ballast", GPUs: []int{gpu}, BytesPer: hold * mib})
+	w.lock.Unlock()
+	if err != nil {
+		fmt.Fprintln(stderr, "ballast:", err)
+		return 1
+	}
+	defer os.Remove(w.procPath(pid))
+	fmt.Fprintf(stdout, "holding %d MiB of %d MiB on GPU %d, leaving %d MiB\n", hold, total, gpu, total-hold)
+	fmt.Fprintln(stdout, "ballast ready")
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "ballast released")
+	return 0
+}

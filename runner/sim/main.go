@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Main runs `ci-report sim <args>` with the process environment and returns
+// the exit status; a test binary's TestMain calls it to play a server.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainEnv(ctx, args, stdin, stdout, stderr, os.Getenv)
+}
+
+// MainEnv is Main with the environment given as a lookup function.
+func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usageText)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "serve":
+		return mainServe(ctx, args[1:], stdout, stderr, getenv)
+	case "kvctl":
+		fs := flag.NewFlagSet("ci-report sim kvctl", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
+		if err := fs.Parse(args[1:]); err != nil {
+			return flagCode(err)
+		}
+		return runKvctl(ctx, *dir, getenv, fs.Args(), stdout, stderr)
+	case "ballast":
+		fs := flag.NewFlagSet("ci-report sim ballast", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
+		keep := fs.Int64("mib", -1, "MiB of the GPU left free (the ballast holds the rest)")
+		gpu := fs.Int("gpu", -1, "GPU index (default: the first of CUDA_VISIBLE_DEVICES, else 0)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return flagCode(err)
+		}
+		if *keep < 0 || fs.NArg() > 0 {
+			fmt.Fprintln(stderr, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
+			return 2
+		}
+		if *gpu < 0 {
+			*gpu = 0
+			if v := strings.TrimSpace(strings.Split(getenv("CUDA_VISIBLE_DEVICES"), ",")[0]); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					fmt.Fprintf(stderr, "ballast: CUDA_VISIBLE_DEVICES=%q is not a GPU index\n", getenv("CUDA_VISIBLE_DEVICES"))
+					return 2
+				}
+				*gpu = n
+			}
+		}
+		w, err := openWorld(*dir)
+		if err != nil {
+			fmt.Fprintln(stderr, "ballast:", err)
+			return 1
+		}
+		defer w.lock.Close()
+		sctx, stop := stopContext(ctx)
+		defer stop()
+		return runBallast(sctx, w, *gpu, *keep, stdout, stderr)
+	case "world":
+		fs := flag.NewFlagSet("ci-report sim world", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory to create")
+		n := fs.Int("gpus", 1, "number of GPUs")
+		total := fs.Int64("mib", DefaultTotalMiB, "memory of each GPU in MiB")
+		name := fs.String("name", DefaultGPUName, "GPU name")
+		driver := fs.String("driver", DefaultDriver, "driver version")
+		if err := fs.Parse(args[1:]); err != nil {
+			return flagCode(err)
+		}
+		if *dir == "" || fs.NArg() > 0 || *n < 1 || *total < 1 {
+			fmt.Fprintln(stderr, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
+			return 2
+		}
+		if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver}); err != nil {
+			fmt.Fprintln(stderr, "ci-report sim world:", err)
+			return 1
+		}
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ci-report sim: unknown command %q\n%s", args[0], usageText)
+		return 2
+	}
+}
+
+const usageText = `usage: ci-report sim <command> [args]
+
+commands:
+  serve --engine vllm|sglang [--dir D] -- <real server argv>   a simulated inference server
+  kvctl [--dir D] list [--json] | limit <ipc> <size> | priority <ipc> <p>
+  ballast --mib M [--gpu N] [--dir D]   hold all but M MiB of a simulated GPU
+  world --dir D [--gpus N] [--mib M]     create a simulated world
+
+The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;
+time scale: $CI_REPORT_SIM_TIMESCALE. See the runner/sim package documentation.
+`
+
+func flagCode(err error) int {
+	if err == flag.ErrHelp {
+		return 0
+	}
+	return 2
+}
+
+func mainServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("ci-report sim serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	engine := fs.String("engine", "", "vllm or sglang")
+	dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
+	if err := fs.Parse(args); err != nil {
+		return flagCode(err)
+	}
+	if *engine != "vllm" && *engine != "sglang" {
+		fmt.Fprintln(stderr, "usage: ci-report sim serve --engine vllm|sglang [--dir D] -- <server argv>")
+		return 2
+	}
+	return runServe(ctx, serveEnv{getenv: getenv, stdout: stdout, stderr: stderr, now: time.Now, dir: *dir}, *engine, fs.Args())
+}
+
+// stopContext is ctx, also cancelled by SIGINT, SIGTERM, or the parent
+// process going away (a helper must never outlive its runner).
+func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	ppid := os.Getppid()
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != ppid {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}

@@ -1,0 +1,398 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// completion is one finished generation.
+type completion struct {
+	promptIDs []int
+	tokens    []int
+	stopped   bool // ended at EOS rather than max tokens
+	cached    int
+	latency   time.Duration
+}
+
+// httpError is a request failure with its HTTP status.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+var errCrashed = &httpError{500, "EngineCore encountered an issue. See stack trace (above) for the root cause."}
+
+// generateOne runs one request through the engine: slot, KV admission (which
+// may wait for memory), prefill and decode time, then the prefix cache.
+func (s *simServer) generateOne(ctx context.Context, prompt string, maxTokens int, ignoreEOS bool) (completion, error) {
+	start := s.now()
+	ids := tokenize(prompt)
+	if len(ids) == 0 {
+		return completion{}, &httpError{400, "The prompt is empty: it must hold at least one token."}
+	}
+	if max := s.cfg.MaxModelLenOr(1 << 30); len(ids)+maxTokens > max {
+		return completion{}, &httpError{400, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			max, len(ids)+maxTokens, len(ids), maxTokens)}
+	}
+	s.mu.Lock()
+	s.inflight++
+	n := s.inflight
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		s.lastBusy = s.now()
+		s.mu.Unlock()
+	}()
+	if f, ok := s.faults.get(FaultCrashInBurst, s.ids...); ok {
+		threshold := f.N
+		if threshold == 0 {
+			threshold = defaultCrashBurst
+		}
+		if n >= threshold {
+			s.crash(n)
+		}
+	}
+	select {
+	case <-s.dead:
+		return completion{}, errCrashed
+	default:
+	}
+	// A running slot (--max-num-seqs / --max-running-requests).
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return completion{}, ctx.Err()
+	case <-s.dead:
+		return completion{}, errCrashed
+	}
+	defer func() { <-s.slots }()
+
+	r := s.kv.newReservation(ids, maxTokens)
+	if err := s.admit(ctx, r); err != nil {
+		return completion{}, err
+	}
+	s.mu.Lock()
+	s.running++
+	running := s.running
+	s.mu.Unlock()
+	uncached := len(ids) - r.cachedN
+	busy := time.Duration(uncached)*prefillPerToken + time.Duration(float64(decodePerToken)*(1+float64(running)/32))*time.Duration(maxTokens)
+	t := time.NewTimer(scaled(busy, s.scale, 0))
+	var err error
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-s.dead:
+		err = errCrashed
+	}
+	t.Stop()
+	s.release(r, err == nil)
+	if err != nil {
+		return completion{}, err
+	}
+	wrong := s.elastic && len(ids) >= wrongTokensMinPrompt && s.faults.has(FaultWrongTokens, s.ids...)
+	out, stopped := generate(ids, maxTokens, ignoreEOS, wrong)
+	return completion{promptIDs: ids, tokens: out, stopped: stopped, cached: r.cachedN, latency: s.now().Sub(start)}, nil
+}
+
+// admit reserves r's KV cache, waiting for memory when the GPU, the limit or
+// the engine's capacity is short (vLLM and SGLang queue such requests).
+func (s *simServer) admit(ctx context.Context, r *reservation) error {
+	wt := &waiter{r: r, ready: make(chan struct{})}
+	if err := s.lockWorld(); err != nil {
+		return &httpError{500, err.Error()}
+	}
+	s.mu.Lock()
+	s.waiters = append(s.waiters, wt)
+	s.processWaitersLocked()
+	s.syncLocked(nil)
+	s.mu.Unlock()
+	s.unlockWorld()
+
+	timeout := time.NewTimer(scaled(allocWaitTimeout, s.scale, time.Second))
+	defer timeout.Stop()
+	select {
+	case <-wt.ready:
+		if wt.err != nil {
+			return wt.err
+		}
+		return nil
+	case <-ctx.Done():
+		s.dropWaiter(wt)
+		return ctx.Err()
+	case <-s.dead:
+		s.dropWaiter(wt)
+		return errCrashed
+	case <-timeout.C:
+		s.dropWaiter(wt)
+		return &httpError{500, fmt.Sprintf("kvcached: no KV memory for %d tokens within %s (limit %d bytes, %d bytes mapped)",
+			r.prompt+r.maxOut, scaled(allocWaitTimeout, s.scale, time.Second), s.kv.limitBytes, s.kv.mappedBytes())}
+	}
+}
+
+// dropWaiter forgets a waiter whose request gave up; if it was admitted
+// meanwhile, its reservation is returned.
+func (s *simServer) dropWaiter(wt *waiter) {
+	s.mu.Lock()
+	for i, x := range s.waiters {
+		if x == wt {
+			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+			s.mu.Unlock()
+			return
+		}
+	}
+	s.mu.Unlock()
+	<-wt.ready
+	if wt.err == nil {
+		s.release(wt.r, false)
+	}
+}
+
+// release ends an admitted request; cache says whether its prompt enters the
+// prefix cache (a completed request) or not (aborted).
+func (s *simServer) release(r *reservation, cache bool) {
+	if err := s.lockWorld(); err != nil {
+		s.log.warn("kvcached", "%v", err)
+	}
+	s.mu.Lock()
+	s.running--
+	if cache {
+		s.kv.finish(r)
+	} else {
+		s.kv.abort(r)
+	}
+	s.lastBusy = s.now()
+	s.processWaitersLocked()
+	s.syncLocked(nil)
+	s.mu.Unlock()
+	s.unlockWorld()
+}
+
+// lockWorld takes the world lock when the server shares GPU memory through
+// it (kvcached); a native server's preallocation needs no coordination.
+func (s *simServer) lockWorld() error {
+	if !s.elastic {
+		return nil
+	}
+	return s.w.lock.Lock()
+}
+
+func (s *simServer) unlockWorld() {
+	if s.elastic {
+		s.w.lock.Unlock()
+	}
+}
+
+// gpuFreeLocked is the GPU memory nobody holds on the server's tightest GPU,
+// read from the process records; the world lock must be held.
+func (s *simServer) gpuFreeLocked() int64 {
+	if !s.elastic {
+		return 0
+	}
+	procs := s.w.liveProcs()
+	free := int64(-1)
+	for _, g := range s.gpus {
+		f := s.w.totalBytes(g) - usedBytes(procs, g, s.pid) - s.fixed - s.kv.mappedBytes()
+		if free < 0 || f < free {
+			free = f
+		}
+	}
+	if free < 0 {
+		free = 0
+	}
+	return free
+}
+
+// processWaitersLocked admits waiting requests in arrival order and computes
+// the shortfall of those left; world lock and s.mu held.
+func (s *simServer) processWaitersLocked() {
+	if len(s.waiters) == 0 {
+		s.needBytes = 0
+		return
+	}
+	free := s.gpuFreeLocked()
+	for len(s.waiters) > 0 {
+		wt := s.waiters[0]
+		res, short, err := s.kv.tryAdmit(wt.r, free)
+		if err != nil {
+			wt.err = &httpError{400, fmt.Sprintf("%v: %d tokens needed, %d in the KV cache", err, wt.r.need, s.kv.capacityTokens)}
+			s.waiters = s.waiters[1:]
+			close(wt.ready)
+			continue
+		}
+		if res != admitted {
+			s.needBytes = 0
+			if res == blockedGPU {
+				// What the queue still needs beyond the free memory.
+				s.needBytes = short
+				for _, other := range s.waiters[1:] {
+					s.needBytes += s.kv.bytesFor(int64(other.r.prompt + other.r.maxOut))
+				}
+				if s.needBytes > s.shortfall || s.now().Sub(s.shortfallAt) > LedgerHold(s.scale) {
+					if s.shortfall == 0 {
+						s.log.kvcached("cannot map %d bytes on GPU %d (%d free): posting a shortfall of %d bytes", short, s.gpus[0], free, s.needBytes)
+					}
+					s.shortfall = s.needBytes
+				}
+				s.shortfallAt = s.now()
+			}
+			return
+		}
+		s.waiters = s.waiters[1:]
+		close(wt.ready)
+		free = s.gpuFreeLocked()
+	}
+	s.needBytes = 0
+}
+
+// syncLocked merges kvctl's changes from the segment file and writes the
+// server's state to it and to its process record; world lock and s.mu held.
+// seg, when not nil, is the segment just read.
+func (s *simServer) syncLocked(seg *segmentFile) {
+	if !s.elastic {
+		return
+	}
+	if seg == nil {
+		cur, err := s.w.readSegment(s.ipc)
+		if err != nil {
+			cur = segmentFile{}
+		}
+		seg = &cur
+	}
+	if err := s.w.writeSegment(s.segment(*seg)); err != nil {
+		s.log.kvcached("ERROR: %v", err)
+	}
+	if err := s.w.writeProc(s.procRecord()); err != nil {
+		s.log.kvcached("ERROR: %v", err)
+	}
+}
+
+// tickLoop runs the kvcached background work every tick: kvctl's limit and
+// priority, the priority protocol, the retention cap and waiting requests.
+func (s *simServer) tickLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	if !s.elastic {
+		<-stop
+		return
+	}
+	t := time.NewTicker(scaled(tickPeriod, s.scale, 5*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-s.dead:
+			return
+		case <-t.C:
+		}
+		s.tick()
+	}
+}
+
+func (s *simServer) tick() {
+	if err := s.w.lock.Lock(); err != nil {
+		s.log.kvcached("ERROR: %v", err)
+		return
+	}
+	defer s.w.lock.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	seg, err := s.w.readSegment(s.ipc)
+	if err != nil {
+		seg = segmentFile{} // removed behind our back: write it again
+	}
+	// kvctl limit: evict idle pages down to it; admission then caps at it.
+	if seg.LimitBytes > 0 && seg.LimitBytes != s.kv.limitBytes {
+		s.kv.limitBytes = seg.LimitBytes
+	}
+	if s.kv.mappedBytes() > s.kv.limitBytes {
+		if freed := s.kv.shrinkTo(s.kv.limitBytes); freed > 0 {
+			s.log.kvcached("limit %d bytes: released %d bytes of idle cache (%d bytes mapped)", s.kv.limitBytes, freed, s.kv.mappedBytes())
+		}
+	}
+	if s.kv.limitBytes != s.lastLimit {
+		s.log.kvcached("limit of %s set to %d bytes", s.ipc, s.kv.limitBytes)
+		s.lastLimit = s.kv.limitBytes
+	}
+	// kvctl priority: applied unless the fault rejects it.
+	if seg.PriorityRequestSeq > s.ackSeq {
+		s.ackSeq = seg.PriorityRequestSeq
+		if s.faults.has(FaultRejectPriority, s.ids...) {
+			seg.PriorityRejected = true
+			s.log.kvcached("WARNING: priority publish %d rejected (fault reject-priority)", seg.PriorityRequest)
+		} else {
+			seg.PriorityRejected = false
+			s.priority = seg.PriorityRequest
+			s.log.kvcached("priority of %s set to %d", s.ipc, s.priority)
+		}
+	}
+	// The priority protocol: a higher-priority shortfall on this GPU raises
+	// the watermark, and idle pages are released to cover it.
+	higher := s.higherShortfall()
+	if higher > 0 {
+		if s.watermark == 0 {
+			s.log.kvcached("higher-priority shortfall of %d bytes on GPU %d: raising watermark", higher, s.gpus[0])
+		}
+		if higher > s.watermark || now.Sub(s.watermarkAt) > LedgerHold(s.scale) {
+			s.watermark = higher
+		}
+		s.watermarkAt = now
+		if !s.faults.has(FaultNoRelease, s.ids...) {
+			if freed := s.kv.release(higher); freed > 0 {
+				s.log.kvcached("released %d bytes of idle cache for a higher-priority server (%d bytes mapped)", freed, s.kv.mappedBytes())
+			}
+		}
+	} else if s.watermark > 0 && now.Sub(s.watermarkAt) > LedgerHold(s.scale) {
+		s.watermark = 0
+		s.log.kvcached("watermark lowered")
+	}
+	if s.shortfall > 0 && s.needBytes == 0 && now.Sub(s.shortfallAt) > LedgerHold(s.scale) {
+		s.shortfall = 0
+	}
+	// The retention cap, once the server has gone idle.
+	if s.retainCap >= 0 && s.inflight == 0 && len(s.waiters) == 0 && now.Sub(s.lastBusy) >= RetentionGrace(s.scale) {
+		if freed := s.kv.trimTo(s.retainCap); freed > 0 {
+			s.log.kvcached("idle cache above the %d-token retention cap: released %d bytes (%d bytes mapped)", s.retainCap, freed, s.kv.mappedBytes())
+		}
+	}
+	s.processWaitersLocked()
+	s.syncLocked(&seg)
+}
+
+// higherShortfall sums the current shortfalls of live higher-priority
+// servers on this server's GPU.
+func (s *simServer) higherShortfall() int64 {
+	segs, _ := s.w.segments()
+	var sum int64
+	for _, o := range segs {
+		if o.IPC == s.ipc || o.GPU != s.gpus[0] || o.Priority <= s.priority || o.NeedBytes <= 0 {
+			continue
+		}
+		if !processAlive(o.PID, o.PIDStart) {
+			continue
+		}
+		sum += o.NeedBytes
+	}
+	return sum
+}
+
+// resetCache empties the prefix cache (vLLM reset_prefix_cache, SGLang flush_cache).
+func (s *simServer) resetCache() (int64, error) {
+	if err := s.lockWorld(); err != nil {
+		return 0, err
+	}
+	defer s.unlockWorld()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	freed := s.kv.reset()
+	s.processWaitersLocked()
+	s.syncLocked(nil)
+	return freed, nil
+}
+

@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// segmentFile is segments/<ipc>.json: one kvcached server's entry in the
+// ledger (the analogue of its /dev/shm MemInfo segment). The server owns the
+// usage fields; kvctl writes limit_bytes and priority requests. Every
+// read-modify-write happens under the world lock.
+type segmentFile struct {
+	IPC            string `json:"ipc"`
+	GPU            int    `json:"gpu"`
+	LimitBytes     int64  `json:"limit_bytes"`
+	UsedBytes      int64  `json:"used_bytes"`
+	Priority       int    `json:"priority"`
+	ChargedBytes   int64  `json:"charged_bytes"`
+	ShortfallBytes int64  `json:"shortfall_bytes"`
+	WatermarkBytes int64  `json:"watermark_bytes"`
+
+	// Simulator bookkeeping, not printed by kvctl.
+	PID      int    `json:"pid"`
+	PIDStart uint64 `json:"pid_start"`
+	Engine   string `json:"engine"`
+	// NeedBytes is the shortfall right now; ShortfallBytes stays posted a
+	// while longer so that a ledger sampler sees it.
+	NeedBytes          int64 `json:"need_bytes"`
+	PriorityRequest    int   `json:"priority_request"`
+	PriorityRequestSeq int64 `json:"priority_request_seq"`
+	PriorityAckSeq     int64 `json:"priority_ack_seq"`
+	PriorityRejected   bool  `json:"priority_rejected"`
+}
+
+// kvctlEntry is one element of `kvctl list --json`, in the real kvctl's field order.
+type kvctlEntry struct {
+	IPC            string `json:"ipc"`
+	GPU            int    `json:"gpu"`
+	LimitBytes     int64  `json:"limit_bytes"`
+	UsedBytes      int64  `json:"used_bytes"`
+	Priority       int    `json:"priority"`
+	ChargedBytes   int64  `json:"charged_bytes"`
+	ShortfallBytes int64  `json:"shortfall_bytes"`
+	WatermarkBytes int64  `json:"watermark_bytes"`
+}
+
+func (w *world) segmentPath(ipc string) string {
+	return filepath.Join(w.dir, segmentsDir, ipc+".json")
+}
+
+func (w *world) readSegment(ipc string) (segmentFile, error) {
+	var s segmentFile
+	b, err := os.ReadFile(w.segmentPath(ipc))
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("parse segment %s: %w", w.segmentPath(ipc), err)
+	}
+	return s, nil
+}
+
+// segments reads every segment file, sorted by IPC name; a file that cannot be
+// read or parsed is reported in errs and skipped.
+func (w *world) segments() (segs []segmentFile, errs []error) {
+	ents, err := os.ReadDir(filepath.Join(w.dir, segmentsDir))
+	if err != nil {
+		return nil, []error{fmt.Errorf("read %s: %w", filepath.Join(w.dir, segmentsDir), err)}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		s, err := w.readSegment(strings.TrimSuffix(name, ".json"))
+		if err != nil {
+			if !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		segs = append(segs, s)
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].IPC < segs[j].IPC })
+	return segs, errs
+}
+
+// validIPC rejects IPC names that would escape the segments directory.
+func validIPC(ipc string) error {
+	if ipc == "" || ipc == "." || ipc == ".." || strings.ContainsAny(ipc, "/\\\x00") {
+		return fmt.Errorf("invalid IPC name %q", ipc)
+	}
+	return nil
+}

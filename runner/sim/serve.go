@@ -1,0 +1,582 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Simulated times at time scale 1; CI_REPORT_SIM_TIMESCALE multiplies them.
+const (
+	vllmLoadTime     = 6 * time.Second
+	sglangLoadTime   = 5 * time.Second
+	prefillPerToken  = 20 * time.Microsecond
+	decodePerToken   = 4 * time.Millisecond
+	shutdownTime     = 400 * time.Millisecond
+	retentionGrace   = 3 * time.Second // idle time before the retention cap trims the idle cache
+	ledgerHold       = 6 * time.Second // how long a shortfall and a watermark stay posted
+	allocWaitTimeout = 300 * time.Second
+	tickPeriod       = 100 * time.Millisecond
+)
+
+// scaled multiplies d by the time scale, never below min.
+func scaled(d time.Duration, scale float64, min time.Duration) time.Duration {
+	s := time.Duration(float64(d) * scale)
+	if s < min {
+		return min
+	}
+	return s
+}
+
+// RetentionGrace is how long a kvcached server must have been idle (no request
+// running or waiting) before its idle cache is trimmed to the retention cap,
+// at time scale scale. A runner that measures growth right after a fill sees
+// the whole fill; one that waits longer than this sees the cap applied.
+func RetentionGrace(scale float64) time.Duration {
+	return scaled(retentionGrace, scale, 150*time.Millisecond)
+}
+
+// LedgerHold is how long a posted shortfall and a raised watermark stay in
+// the ledger after the condition ended, at time scale scale, so that a
+// sampler polling every 2 s (scaled) sees them.
+func LedgerHold(scale float64) time.Duration {
+	return scaled(ledgerHold, scale, 200*time.Millisecond)
+}
+
+// ParseTimescale reads CI_REPORT_SIM_TIMESCALE ("" means 1).
+func ParseTimescale(s string) (float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return 1, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f <= 0 || f > 1000 {
+		return 0, fmt.Errorf("CI_REPORT_SIM_TIMESCALE=%q: want a number > 0 and ≤ 1000", s)
+	}
+	return f, nil
+}
+
+// serveEnv is what sim serve reads from its environment and streams.
+type serveEnv struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+	now    func() time.Time
+	dir    string
+}
+
+// simServer is one simulated inference server.
+type simServer struct {
+	cfg       serverConfig
+	w         *world
+	gpus      []int
+	log       *engineLog
+	faults    faultSet
+	ids       []string // identities that fault scopes match
+	scale     float64
+	now       func() time.Time
+	pid       int
+	pidStart  uint64
+	elastic   bool
+	ipc       string
+	retainCap int64 // -1: no cap
+	fixed     int64 // weights + overhead on each GPU
+	devMode   bool  // vLLM: VLLM_SERVER_DEV_MODE=1 exposes /reset_prefix_cache
+
+	mu          sync.Mutex
+	kv          *kvModel
+	slots       chan struct{}
+	waiters     []*waiter
+	inflight    int
+	running     int
+	lastBusy    time.Time
+	needBytes   int64 // current shortfall
+	shortfall   int64 // posted shortfall (held for LedgerHold)
+	shortfallAt time.Time
+	watermark   int64
+	watermarkAt time.Time
+	priority    int
+	ackSeq      int64
+	reqSeq      int64
+	lastLimit   int64
+
+	dead      chan struct{} // closed when the engine crashed
+	crashOnce sync.Once
+	kick      chan struct{}
+}
+
+type waiter struct {
+	r     *reservation
+	ready chan struct{}
+	err   error
+}
+
+// runServe is `sim serve --engine E -- argv...`.
+func runServe(ctx context.Context, env serveEnv, engine string, argv []string) int {
+	cfg, err := parseEngineArgv(engine, argv)
+	if err != nil {
+		fmt.Fprintln(env.stderr, err)
+		return 2
+	}
+	faults, err := parseFaults(env.getenv("CI_REPORT_SIM_FAULTS"))
+	if err != nil {
+		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
+		return 2
+	}
+	scale, err := ParseTimescale(env.getenv("CI_REPORT_SIM_TIMESCALE"))
+	if err != nil {
+		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
+		return 2
+	}
+	s := &simServer{
+		cfg: cfg, faults: faults, scale: scale, now: env.now, pid: os.Getpid(),
+		log:  &engineLog{engine: engine, out: env.stdout, errw: env.stderr, now: env.now},
+		dead: make(chan struct{}), kick: make(chan struct{}, 1),
+	}
+	s.pidStart = processStart(s.pid)
+	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
+	s.devMode = env.getenv("VLLM_SERVER_DEV_MODE") == "1"
+	if s.elastic {
+		s.ipc = env.getenv("KVCACHED_IPC_NAME")
+		if s.ipc == "" {
+			s.ipc = "kvcached_" + engine + "_" + strconv.Itoa(s.pid)
+		}
+		if err := validIPC(s.ipc); err != nil {
+			fmt.Fprintln(env.stderr, "[kvcached] error:", err)
+			return 2
+		}
+	}
+	s.ids = []string{s.ipc, cfg.Model.HFID, cfg.Model.Key, cfg.ModelArg, engine, "port=" + strconv.Itoa(cfg.Port), cfg.ServedName}
+
+	// Signals first: a stop during loading must still be clean.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	stop := make(chan string, 1)
+	ignoreStop := s.faults.has(FaultIgnoreStop, s.ids...)
+	ppid := os.Getppid()
+	go func() {
+		orphan := time.NewTicker(200 * time.Millisecond)
+		defer orphan.Stop()
+		for {
+			select {
+			case sg := <-sig:
+				if ignoreStop {
+					s.ignoreSignal(sg)
+					continue
+				}
+				stop <- "signal " + sg.String()
+				return
+			case <-ctx.Done():
+				if ignoreStop {
+					continue
+				}
+				stop <- "context cancelled"
+				return
+			case <-orphan.C:
+				// A simulator must never outlive the runner that started it.
+				if os.Getppid() != ppid {
+					stop <- "parent process exited"
+					return
+				}
+			}
+		}
+	}()
+
+	code := s.run(env, stop)
+	return code
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// run loads the model, serves until stopped or crashed, and cleans up.
+func (s *simServer) run(env serveEnv, stop <-chan string) int {
+	cfg := s.cfg
+	s.startupLogs(env)
+	w, err := openWorld(env.dir)
+	if err != nil {
+		s.fatal([]string{`File "/usr/lib/python3/dist-packages/torch/cuda/__init__.py", line 372, in _lazy_init`,
+			`  torch._C._cuda_init()`}, "RuntimeError: No CUDA GPUs are available ("+err.Error()+")")
+		return 1
+	}
+	s.w = w
+	defer w.lock.Close()
+	gpus, err := visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), len(w.gpus))
+	if err != nil {
+		s.fatal(nil, "RuntimeError: CUDA error: invalid device ordinal ("+err.Error()+")")
+		return 1
+	}
+	if len(gpus) < cfg.TP {
+		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/ray_utils.py", line 310, in initialize_ray_cluster`},
+			fmt.Sprintf("ValueError: The number of required GPUs exceeds the total number of available GPUs (%d > %d)", cfg.TP, len(gpus)))
+		return 1
+	}
+	s.gpus = gpus[:cfg.TP]
+	s.fixed = cfg.weightsBytes() + cfg.overheadBytes()
+
+	// Loading the weights takes time; a stop meanwhile is clean.
+	load := vllmLoadTime
+	if cfg.Engine == "sglang" {
+		load = sglangLoadTime
+	}
+	if why, stopped := s.sleepOrStop(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
+		return s.shutdown(why, nil, false)
+	}
+	if err := s.allocate(env); err != nil {
+		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 239, in determine_available_memory`,
+			`  torch.cuda.empty_cache()`}, err.Error())
+		return 1
+	}
+	registered := true
+	if s.faults.has(FaultNeverReady, s.ids...) {
+		// Stuck after allocating: /health never answers.
+		s.log.info("core.py:95", "Initializing a V1 LLM engine with config: model=%q, dtype=torch.bfloat16", cfg.ModelArg)
+		why := <-stop
+		return s.shutdown(why, nil, registered)
+	}
+	if why, stopped := s.sleepOrStop(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
+		return s.shutdown(why, nil, registered)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(listenHost(cfg.Host), strconv.Itoa(cfg.Port)))
+	if err != nil {
+		s.fatal([]string{`File "/usr/lib/python3.12/asyncio/base_events.py", line 1536, in create_server`,
+			`  raise OSError(err.errno, msg) from None`},
+			fmt.Sprintf("OSError: [Errno 98] error while attempting to bind on address ('%s', %d): address already in use (%v)", cfg.Host, cfg.Port, err))
+		s.cleanup(registered)
+		return 1
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 30 * time.Second}
+	go srv.Serve(ln)
+	tickDone := make(chan struct{})
+	tickStop := make(chan struct{})
+	go s.tickLoop(tickStop, tickDone)
+	if cfg.Engine == "vllm" {
+		s.log.info("api_server.py:1912", "Starting vLLM API server 0 on http://%s:%d", cfg.Host, port)
+		s.log.uvicorn("Started server process [%d]", s.pid)
+		s.log.uvicorn("Waiting for application startup.")
+		s.log.uvicorn("Application startup complete.")
+	} else {
+		s.log.uvicorn("Started server process [%d]", s.pid)
+		s.log.uvicorn("Waiting for application startup.")
+		s.log.uvicorn("Application startup complete.")
+		s.log.uvicorn("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", cfg.Host, port)
+		s.log.info("http_server.py:1268", "The server is fired up and ready to roll!")
+	}
+	var why string
+	select {
+	case why = <-stop:
+	case <-s.dead:
+		time.Sleep(50 * time.Millisecond) // let the 500s of the running requests go out
+		close(tickStop)
+		<-tickDone
+		srv.Close()
+		s.cleanup(registered)
+		return 1
+	}
+	close(tickStop)
+	<-tickDone
+	return s.shutdown(why, srv, registered)
+}
+
+func listenHost(h string) string {
+	if h == "0.0.0.0" || h == "" {
+		return ""
+	}
+	return h
+}
+
+// visibleGPUs parses CUDA_VISIBLE_DEVICES into world GPU indices; empty means all.
+func visibleGPUs(v string, n int) ([]int, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= n {
+			return nil, fmt.Errorf("CUDA_VISIBLE_DEVICES=%q: no GPU %q in a world of %d", v, f, n)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+func (s *simServer) startupLogs(env serveEnv) {
+	cfg := s.cfg
+	if cfg.Engine == "vllm" {
+		s.log.info("__init__.py:241", "Automatically detected platform cuda.")
+		s.log.info("api_server.py:1805", "vLLM API server version 0.30.0 (simulated by ci-report)")
+		s.log.info("utils.py:326", "non-default args: {'model_tag': %q, 'host': %q, 'port': %d, 'served_model_name': [%q], 'max_num_seqs': %d, 'gpu_memory_utilization': %g}",
+			cfg.ModelArg, cfg.Host, cfg.Port, cfg.ServedName, cfg.MaxSeqs, cfg.MemFraction)
+	} else {
+		s.log.write(s.log.out, fmt.Sprintf("[%s] server_args=ServerArgs(model_path=%q, served_model_name=%q, host=%q, port=%d, mem_fraction_static=%g, max_running_requests=%d, tp_size=%d, random_seed=42)",
+			s.now().Format("2006-01-02 15:04:05"), cfg.ModelArg, cfg.ServedName, cfg.Host, cfg.Port, cfg.MemFraction, cfg.MaxSeqs, cfg.TP))
+	}
+	if s.elastic {
+		s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
+		s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
+	}
+	s.retainCap = DefaultMaxCachedTokens
+	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" && s.elastic {
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil || n < -1:
+			s.log.kvcached("WARNING: ignoring KVCACHED_MAX_CACHED_TOKENS=%q (want an integer ≥ -1); using %d", v, DefaultMaxCachedTokens)
+		case n == -1 && s.faults.has(FaultCapNotLifted, s.ids...):
+			// The fault: the lifted cap never reaches the allocator.
+		default:
+			s.retainCap = n
+		}
+	}
+	if s.elastic {
+		capText := strconv.FormatInt(s.retainCap, 10) + " tokens"
+		if s.retainCap < 0 {
+			capText = "unlimited"
+		}
+		s.log.kvcached("prefix cache retention cap: %s", capText)
+	}
+}
+
+// allocate loads the weights onto the GPUs and sets up the KV cache: the
+// whole preallocation natively, a virtual capacity and a segment under kvcached.
+func (s *simServer) allocate(env serveEnv) error {
+	cfg := s.cfg
+	if err := s.w.lock.Lock(); err != nil {
+		return fmt.Errorf("RuntimeError: %v", err)
+	}
+	defer s.w.lock.Unlock()
+	procs := s.w.liveProcs()
+	total := s.w.totalBytes(s.gpus[0])
+	budget := int64(cfg.MemFraction * float64(total))
+	kvBytes := budget - s.fixed
+	bpt := cfg.kvBytesPerToken()
+	if kvBytes < bpt*int64(cfg.MaxModelLenOr(8192)) {
+		return fmt.Errorf("ValueError: No available memory for the cache blocks: %s budget (%.2f × %s) minus %s of weights and activations leaves %s. Try increasing `gpu_memory_utilization` when initializing the engine.",
+			gib(budget), cfg.MemFraction, gib(total), gib(s.fixed), gib(kvBytes))
+	}
+	need := s.fixed
+	if !s.elastic {
+		need += kvBytes
+	}
+	for _, g := range s.gpus {
+		free := s.w.totalBytes(g) - usedBytes(procs, g, s.pid)
+		if need > free {
+			if s.elastic {
+				return fmt.Errorf("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free.", gib(need), g, gib(s.w.totalBytes(g)), gib(free))
+			}
+			return fmt.Errorf("ValueError: Free memory on device cuda:%d (%s/%s) on startup is less than desired GPU memory utilization (%g, %s). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+				g, gib(free), gib(s.w.totalBytes(g)), cfg.MemFraction, gib(budget))
+		}
+	}
+	block := cfg.BlockSize
+	if block == 0 {
+		block = 16
+	}
+	if s.elastic && cfg.Engine == "vllm" && cfg.Model.Hybrid && block < hybridBlockTokens {
+		// kvcached's hybrid_block_size_align: one attention block must fill whole pages.
+		s.log.info("config.py:412", "Setting attention block size to %d tokens (was %d)", hybridBlockTokens, block)
+		block = hybridBlockTokens
+	}
+	capTokens := kvBytes / bpt
+	s.kv = newKVModel(s.elastic, block, bpt, capTokens)
+	s.kv.limitBytes = kvBytes
+	s.lastLimit = s.kv.limitBytes
+	s.slots = make(chan struct{}, cfg.MaxSeqs)
+	s.lastBusy = s.now()
+	if cfg.Engine == "vllm" {
+		s.log.info("gpu_model_runner.py:2217", "Model loading took %s and %.1f seconds", gib(cfg.Model.WeightsMiB*mib), float64(vllmLoadTime)/2/float64(time.Second)*s.scale)
+		if s.elastic {
+			s.log.info("gpu_worker.py:276", "Using kvcached process-local KV capacity: budget=%d bytes, reserved=%d bytes, available=%d bytes", budget, s.fixed, kvBytes)
+		} else {
+			s.log.info("gpu_worker.py:298", "Available KV cache memory: %s", gib(kvBytes))
+		}
+		s.log.info("kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", commas(capTokens))
+		s.log.info("kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", commas(int64(cfg.MaxModelLenOr(8192))), float64(capTokens)/float64(cfg.MaxModelLenOr(8192)))
+	} else {
+		s.log.info("model_runner.py:640", "Load weight end. type=%s, dtype=torch.bfloat16, avail mem=%.2f GB, mem usage=%.2f GB.", cfg.Model.Arch, float64(total-s.fixed)/1e9, float64(s.fixed)/1e9)
+		s.log.info("memory_pool.py:320", "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", capTokens, float64(kvBytes)/2e9, float64(kvBytes)/2e9)
+		s.log.info("scheduler.py:310", "max_total_num_tokens=%d, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
+			capTokens, cfg.MaxSeqs, cfg.MaxModelLenOr(8192), float64(total-need)/1e9)
+	}
+	if err := s.w.writeProc(s.procRecord()); err != nil {
+		return fmt.Errorf("RuntimeError: %v", err)
+	}
+	if s.elastic {
+		if err := s.w.writeSegment(s.segment(segmentFile{})); err != nil {
+			return fmt.Errorf("RuntimeError: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, s.ipc), []byte(s.ipc+"\n"), 0o644); err != nil {
+			return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"), 0o755); err != nil {
+			return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+		}
+		s.log.kvcached("created shared memory segment /dev/shm/%s on GPU %d (limit %d bytes)", s.ipc, s.gpus[0], s.kv.limitBytes)
+	}
+	return nil
+}
+
+// hybridBlockTokens is the attention block size kvcached aligns hybrid models to.
+const hybridBlockTokens = 128
+
+// MaxModelLenOr is the context length, or def when the argv left it to the model.
+func (c serverConfig) MaxModelLenOr(def int) int {
+	if c.MaxModelLen > 0 && c.MaxModelLen < def {
+		return c.MaxModelLen
+	}
+	return def
+}
+
+func (s *simServer) procRecord() procRecord {
+	var kv int64
+	if s.kv != nil {
+		kv = s.kv.mappedBytes()
+	}
+	return procRecord{PID: s.pid, Start: s.pidStart, Kind: "server", Engine: s.cfg.Engine, Model: s.cfg.Model.HFID,
+		IPC: s.ipc, GPUs: s.gpus, BytesPer: s.fixed + kv}
+}
+
+// segment fills a segment from the server's state, keeping kvctl's fields of old.
+func (s *simServer) segment(old segmentFile) segmentFile {
+	seg := old
+	seg.IPC, seg.GPU, seg.PID, seg.PIDStart, seg.Engine = s.ipc, s.gpus[0], s.pid, s.pidStart, s.cfg.Engine
+	seg.LimitBytes = s.kv.limitBytes
+	seg.UsedBytes = s.kv.mappedBytes()
+	seg.ChargedBytes = seg.UsedBytes
+	seg.Priority = s.priority
+	seg.NeedBytes = s.needBytes
+	seg.ShortfallBytes = s.shortfall
+	seg.WatermarkBytes = s.watermark
+	seg.PriorityAckSeq = s.ackSeq
+	return seg
+}
+
+func (w *world) writeSegment(seg segmentFile) error {
+	return writeJSONAtomic(w.segmentPath(seg.IPC), seg)
+}
+
+func (s *simServer) ignoreSignal(sg os.Signal) {
+	// kvcached's own handler cleans its segment, then the engine's shutdown
+	// hangs: only the exit is missing, as with a real wedged engine.
+	s.log.uvicorn("Shutting down")
+	if s.elastic && s.w != nil {
+		s.removeKvcachedFiles()
+	}
+	s.log.warn("launcher.py:101", "received %s; shutdown is stuck waiting for the engine core (fault ignore-stop)", sg)
+}
+
+// sleepOrStop sleeps d unless a stop comes first.
+func (s *simServer) sleepOrStop(d time.Duration, stop <-chan string) (string, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return "", false
+	case why := <-stop:
+		return why, true
+	}
+}
+
+// fatal logs a startup failure the way the engine dies of it.
+func (s *simServer) fatal(frames []string, exc string) {
+	fr := append([]string{`File "/usr/local/bin/` + map[string]string{"vllm": "vllm", "sglang": "sglang"}[s.cfg.Engine] + `", line 10, in <module>`, `  sys.exit(main())`}, frames...)
+	s.log.traceback(fr, exc)
+}
+
+// shutdown stops serving and exits cleanly within the stop window.
+func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int {
+	if s.cfg.Engine == "vllm" {
+		s.log.info("launcher.py:101", "Shutting down FastAPI HTTP server (%s).", why)
+	} else {
+		s.log.info("http_server.py:1301", "Received %s, shutting down.", why)
+	}
+	if srv != nil {
+		srv.Close()
+	}
+	s.abortWaiters(errors.New("server shutting down"))
+	time.Sleep(scaled(shutdownTime, s.scale, 0))
+	s.log.uvicorn("Shutting down")
+	s.log.uvicorn("Waiting for application shutdown.")
+	s.log.uvicorn("Application shutdown complete.")
+	s.log.uvicorn("Finished server process [%d]", s.pid)
+	s.cleanup(registered)
+	return 0
+}
+
+// cleanup removes what the process registered in the world: its process
+// record always (the driver frees GPU memory of a dead process anyway), its
+// kvcached segment, shm entry and socket dir unless the fault leak-segment.
+func (s *simServer) cleanup(registered bool) {
+	if s.w == nil || !registered {
+		return
+	}
+	os.Remove(s.w.procPath(s.pid))
+	if s.elastic {
+		s.removeKvcachedFiles()
+	}
+}
+
+func (s *simServer) removeKvcachedFiles() {
+	if s.faults.has(FaultLeakSegment, s.ids...) {
+		s.log.kvcached("WARNING: leaving shared memory segment %s behind (fault leak-segment)", s.ipc)
+		return
+	}
+	if err := s.w.lock.Lock(); err == nil {
+		os.Remove(s.w.segmentPath(s.ipc))
+		s.w.lock.Unlock()
+	}
+	os.Remove(filepath.Join(s.w.dir, shmDir, s.ipc))
+	os.RemoveAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"))
+	s.log.kvcached("removed shared memory segment %s", s.ipc)
+}
+
+// crash makes the engine die with a traceback: every request in flight fails.
+func (s *simServer) crash(inflight int) {
+	s.crashOnce.Do(func() {
+		s.log.write(s.log.errw, fmt.Sprintf("ERROR %s [core.py:710] EngineCore encountered a fatal error with %d requests in flight.", s.now().Format("01-02 15:04:05"), inflight))
+		s.log.traceback([]string{
+			`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 701, in run_engine_core`,
+			`  engine_core.run_busy_loop()`,
+			`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 728, in run_busy_loop`,
+			`  self._process_engine_step()`,
+			`File "/usr/local/lib/python3.12/dist-packages/kvcached/vmm_ops.py", line 88, in map_to_kv_tensors`,
+			`  _vmm.map_pages(offsets)`,
+		}, "RuntimeError: CUDA error: an illegal memory access was encountered (fault crash-in-burst)")
+		close(s.dead)
+	})
+}
+
+func (s *simServer) abortWaiters(err error) {
+	if s.kv == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, wt := range s.waiters {
+		wt.err = err
+		close(wt.ready)
+	}
+	s.waiters = nil
+}
