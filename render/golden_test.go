@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,10 +43,12 @@ type goldenCase struct {
 	tree   string   // directory under testdata/trees
 	inputs []string // paths inside the tree given to merge.Load; nil: the tree root
 	opts   func(*render.Options)
+	html   bool // also compare the HTML preview (preview.html)
+	text   bool // also compare the terminal tables (text.txt)
 }
 
 var goldenCases = []goldenCase{
-	{name: "nightly-fail", tree: "nightly-fail"},
+	{name: "nightly-fail", tree: "nightly-fail", html: true, text: true},
 	{name: "nightly-fail-parts", tree: "nightly-fail", inputs: []string{"sglang", "vllm"}},
 	{name: "nightly-pass", tree: "nightly-pass", opts: func(o *render.Options) {
 		o.Prev = o.SHA + ":success" // the same commit as the previous run
@@ -58,20 +61,20 @@ var goldenCases = []goldenCase{
 		// Unknown values are left out: no run link, no subject, no artifact link.
 		o.RunURL, o.Subject, o.ArtifactURL, o.Prev = "", "", "", ""
 	}},
-	{name: "partial-part", tree: "partial-part"},
+	{name: "partial-part", tree: "partial-part", text: true},
 	{name: "nothing-ran-error", tree: "nothing-ran-error", opts: func(o *render.Options) { o.Profile = "nightly" }},
 	{name: "nothing-ran-zero", tree: "nothing-ran-zero"},
 	{name: "nothing-ran-unfinished", tree: "nothing-ran-unfinished"},
 	{name: "nothing-ran-empty", tree: "nothing-ran-empty", opts: func(o *render.Options) { o.Profile = "nightly" }},
-	{name: "many-failures", tree: "many-failures"},
+	{name: "many-failures", tree: "many-failures", text: true},
 	{name: "pr", tree: "pr", opts: func(o *render.Options) {
 		o.PR = 123
 		o.SHA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 		o.Prev = ""
-	}},
+	}, html: true},
 	{name: "perf", tree: "perf", opts: func(o *render.Options) {
 		o.Prev = "0123456789abcdef0123456789abcdef01234567:success"
-	}},
+	}, html: true, text: true},
 	{name: "acceptance", tree: "acceptance"},
 }
 
@@ -171,6 +174,26 @@ func TestGolden(t *testing.T) {
 			checkGolden(t, filepath.Join(dir, "merged.json"), append(merged, '\n'))
 			checkGolden(t, filepath.Join(dir, "comment.md"), []byte(docs.Comment))
 			checkGolden(t, filepath.Join(dir, "section.md"), orNil(docs.Section))
+			warnings := strings.Join(docs.Warnings, "\n")
+			if warnings != "" {
+				warnings += "\n"
+			}
+			checkGolden(t, filepath.Join(dir, "warnings.txt"), orNil(warnings))
+			if gc.html {
+				opts := gc.options()
+				page, err := render.HTML(docs, opts.Config.Title(docs.SectionName))
+				if err != nil {
+					t.Fatalf("render.HTML: %v", err)
+				}
+				checkGolden(t, filepath.Join(dir, "preview.html"), page)
+			}
+			if gc.text {
+				var buf bytes.Buffer
+				if err := render.Text(&buf, rep, gc.options()); err != nil {
+					t.Fatalf("render.Text: %v", err)
+				}
+				checkGolden(t, filepath.Join(dir, "text.txt"), buf.Bytes())
+			}
 			// The perf verdict also weighs perf errors; a correctness verdict is the merged one.
 			if gc.tree != "perf" && docs.Verdict != rep.Verdict {
 				t.Errorf("Documents.Verdict = %q, merged verdict %q", docs.Verdict, rep.Verdict)
