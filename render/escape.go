@@ -120,6 +120,12 @@ func codeSpan(s string, inCell bool) string {
 	if s == "" {
 		return ""
 	}
+	if inCell && strings.Contains(s, `\|`) {
+		// GFM splits cells on pipes not preceded by a backslash escape and
+		// then unescapes them, so a backslash right before a pipe cannot be
+		// shown exactly inside a code span in a cell; plain text can.
+		return Plain(s)
+	}
 	fence := strings.Repeat("`", longestRun(s, '`')+1)
 	inner := s
 	if inCell {

@@ -1,0 +1,111 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+func strp(s string) *string { return &s }
+
+func TestCaseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		model, extra []string
+		want         string
+	}{
+		{"spec example", []string{"--dtype", "bfloat16", "--max-num-seqs", "32", "--trust-remote-code"}, []string{"--max-num-seqs", "128"},
+			"--dtype bfloat16 --trust-remote-code --max-num-seqs 128"},
+		{"no extra", []string{"--dtype", "bfloat16"}, nil, "--dtype bfloat16"},
+		{"only extra", nil, []string{"--block-size", "1024"}, "--block-size 1024"},
+		{"flag without value overridden", []string{"--enforce-eager", "--dtype", "half"}, []string{"--enforce-eager"}, "--dtype half --enforce-eager"},
+		{"equals form", []string{"--max-model-len=4096", "--dtype", "half"}, []string{"--max-model-len", "8192"}, "--dtype half --max-model-len 8192"},
+		{"none", nil, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CaseFlags(tc.model, tc.extra); got != tc.want {
+				t.Errorf("CaseFlags(%q, %q) = %q, want %q", tc.model, tc.extra, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGPULine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gpus []collect.GPU
+		want string
+	}{
+		{"none", nil, "GPU unknown"},
+		{"two", []collect.GPU{{Name: "NVIDIA L4", Memory: "23034 MiB", Driver: "580.95.05"}, {Name: "NVIDIA L4"}}, "2x NVIDIA L4 (23034 MiB, driver 580.95.05)"},
+		{"missing fields", []collect.GPU{{Name: "NVIDIA H100"}}, "1x NVIDIA H100 (?, driver ?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := GPULine(tc.gpus); got != tc.want {
+				t.Errorf("GPULine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBriefEveryKind(t *testing.T) {
+	ix := newSetupIndex(sampleReport(t).Setup)
+	for _, tc := range []struct{ name, want string }{
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128"},
+		{"priority-vllm-qwen05b+vllm-qwen05b", "vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128, ballast 2048 MiB"},
+		{"limit-vllm-qwen05b", "vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, kvcached, contiguous, TP 1, KV model dtype"},
+		{"vllm-qwen05b-native", "vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, native, TP 1, KV model dtype, `--block-size 1024`"},
+		{"vllm-qwen05b-kv_c0", "vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, kvcached, non-contiguous, TP 1, KV fp8"},
+		{"sglang-qwen35_4b-kv_c1", "SGLang 0.5.0, Qwen/Qwen3.5-4B@unknown, kvcached, contiguous, TP 2, KV model dtype"},
+		{"vllm-setup", ""},
+		{"no-such-case", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ix.brief(tc.name); got != tc.want {
+				t.Errorf("brief(%s) =\n %q\nwant\n %q", tc.name, got, tc.want)
+			}
+		})
+	}
+	// Without ballast, and with no setup at all.
+	rep := sampleReport(t)
+	rep.Setup.Priority[0].BallastMiB = nil
+	if got := newSetupIndex(rep.Setup).brief("priority-vllm-qwen05b+vllm-qwen05b"); got != "vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128" {
+		t.Errorf("priority brief without ballast: %q", got)
+	}
+	if got := newSetupIndex(nil).brief("vllm-qwen05b-native"); got != "" {
+		t.Errorf("brief without setup: %q", got)
+	}
+}
+
+func TestModelLink(t *testing.T) {
+	rep := sampleReport(t)
+	ix := newSetupIndex(rep.Setup)
+	for _, tc := range []struct{ hf, want string }{
+		{"Qwen/Qwen2.5-0.5B-Instruct", "`Qwen/Qwen2.5-0.5B-Instruct` @ [aaaaaaa](https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/tree/aaaaaaabbbbbbbcccccccddddddd111111122222)"},
+		{"Qwen/Qwen3.5-4B", "`Qwen/Qwen3.5-4B`"},
+		{"unknown/model", "`unknown/model`"},
+	} {
+		if got := ix.modelLink(tc.hf, false); got != tc.want {
+			t.Errorf("modelLink(%s) = %q, want %q", tc.hf, got, tc.want)
+		}
+	}
+}
+
+func TestLayoutAndNames(t *testing.T) {
+	for _, tc := range []struct {
+		layout *string
+		want   string
+	}{{nil, "native"}, {strp("c1"), "kvcached, contiguous"}, {strp("c0"), "kvcached, non-contiguous"}} {
+		if got := LayoutLabel(tc.layout); got != tc.want {
+			t.Errorf("LayoutLabel = %q, want %q", got, tc.want)
+		}
+	}
+	for in, want := range map[string]string{"vllm": "vLLM", "sglang": "SGLang", "trt": "trt"} {
+		if got := EngineDisplay(in); got != want {
+			t.Errorf("EngineDisplay(%s) = %s", in, got)
+		}
+	}
+	if ShortSHA("") != "unknown" || ShortSHA("0123456789") != "0123456" {
+		t.Errorf("ShortSHA")
+	}
+}
