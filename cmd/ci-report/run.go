@@ -1,0 +1,361 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ovg-project/ci-report/runner"
+	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/gpu"
+)
+
+// Exit codes of an interrupted run: 128 + the signal.
+const (
+	exitInterrupted = 130
+	exitTerminated  = 143
+)
+
+func init() {
+	register("run", command{
+		Summary: "run one part of a profile on this machine's GPUs (or --simulate) and write the part directory",
+		Run:     runRun,
+	})
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// runOptions are the flags of `ci-report run` (SPEC-runner §1).
+type runOptions struct {
+	Profile, Out, Part, RunID, CheckRunID string
+	GPUs                                  string
+	Port                                  int
+	Engines, Models                       string
+	Cases                                 stringList
+	Shard                                 string
+	SkipCases, SkipElastic                bool
+	SkipLimit, SkipPriority               bool
+	PlanFile                              string
+	Simulate                              bool
+	ReadyTimeout                          time.Duration
+	StopSignal                            string
+	ElasticGPUMiB, PriorityGPUMiB         int
+	BallastCmd, Kvctl                     string
+	ExecPrefix, InstallCmd                stringList
+
+	// resolved by validate
+	plan       *runner.Plan
+	gpus       []int
+	stopSignal syscall.Signal
+	prefixes   map[string][]string
+	installs   map[string]string
+	kvctl      []string
+	ballast    []string
+}
+
+func (o *runOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.Profile, "profile", "", "profile to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
+	fs.StringVar(&o.Out, "out", "", "the part directory to write (required)")
+	fs.StringVar(&o.Part, "part", "", "the part's name (default: the --out directory's name)")
+	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
+	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
+	fs.StringVar(&o.GPUs, "gpus", "0", "the GPU indices this part may use, comma-separated")
+	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2)")
+	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
+	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
+	fs.Var(&o.Cases, "cases", "only cases matching this shell glob (repeatable); a kvcached case brings its native case")
+	fs.StringVar(&o.Shard, "shard", "", "i/n: keep every n-th group or pair of the plan, starting with the i-th")
+	fs.BoolVar(&o.SkipCases, "skip-cases", false, "skip the server cases")
+	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
+	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
+	fs.BoolVar(&o.SkipPriority, "skip-priority", false, "skip the priority pairs")
+	fs.StringVar(&o.PlanFile, "plan", "", "run this plan file (as printed by 'ci-report plan') instead of a built-in profile")
+	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
+	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long")
+	fs.StringVar(&o.StopSignal, "stop-signal", "INT", "signal that stops a server's process group (INT, TERM, ...)")
+	fs.IntVar(&o.ElasticGPUMiB, "elastic-gpu-mib", 0, "elastic pairs: a ballast makes the GPU behave like one of M MiB")
+	fs.IntVar(&o.PriorityGPUMiB, "priority-gpu-mib", 0, "priority pairs: a ballast makes the GPU behave like one of M MiB")
+	fs.StringVar(&o.BallastCmd, "ballast-cmd", "", "the ballast helper's command (it gets --mib M --gpu N)")
+	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
+	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
+	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
+}
+
+// validate checks the flags and resolves the plan; every error is a usage error.
+func (o *runOptions) validate() error {
+	if o.Out == "" {
+		return usageErrorf("--out is required (the part directory to write)")
+	}
+	if o.Profile == "" && o.PlanFile == "" {
+		return usageErrorf("--profile is required (smoke, nightly, weekly, hopper) unless --plan is given")
+	}
+	var err error
+	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
+		return usageErrorf("%v", err)
+	}
+	sel := runner.Selection{Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases,
+		SkipCases: o.SkipCases, SkipElastic: o.SkipElastic, SkipLimit: o.SkipLimit, SkipPriority: o.SkipPriority}
+	for _, en := range sel.Engines {
+		if _, ok := o.plan.Engines.Get(en); !ok {
+			return usageErrorf("--engines: unknown engine %q (the plan has %s)", en, strings.Join(o.plan.Engines.Keys(), ", "))
+		}
+	}
+	if o.Shard != "" {
+		if sel.ShardIndex, sel.ShardCount, err = runner.ParseShard(o.Shard); err != nil {
+			return usageErrorf("%v", err)
+		}
+	}
+	if o.plan, err = o.plan.Select(sel); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if len(o.plan.Cases) == 0 {
+		return usageErrorf("the selection leaves no case to run (profile %s)", o.plan.Profile)
+	}
+	for _, g := range strings.Split(o.GPUs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(g))
+		if err != nil || n < 0 {
+			return usageErrorf("--gpus %q: want comma-separated GPU indices", o.GPUs)
+		}
+		if !slices.Contains(o.gpus, n) {
+			o.gpus = append(o.gpus, n)
+		}
+	}
+	if o.Port < 1 || o.Port > 65533 {
+		return usageErrorf("--port %d: want 1..65533", o.Port)
+	}
+	if o.ReadyTimeout <= 0 {
+		return usageErrorf("--ready-timeout must be positive")
+	}
+	if o.ElasticGPUMiB < 0 || o.PriorityGPUMiB < 0 {
+		return usageErrorf("--elastic-gpu-mib and --priority-gpu-mib must not be negative")
+	}
+	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
+		return usageErrorf("--stop-signal: %v", err)
+	}
+	o.prefixes = map[string][]string{}
+	for _, v := range o.ExecPrefix {
+		eng, cmd := splitEngineValue(v, o.plan)
+		words, err := splitWords(cmd)
+		if err != nil || len(words) == 0 {
+			return usageErrorf("--exec-prefix %q: want [ENGINE=]COMMAND (%v)", v, err)
+		}
+		o.prefixes[eng] = words
+	}
+	o.installs = map[string]string{}
+	for _, v := range o.InstallCmd {
+		eng, cmd, ok := strings.Cut(v, "=")
+		if _, known := o.plan.Engines.Get(eng); !ok || !known || strings.TrimSpace(cmd) == "" {
+			return usageErrorf("--install-cmd %q: want ENGINE=CMD with a known engine (%s)", v, strings.Join(o.plan.Engines.Keys(), ", "))
+		}
+		o.installs[eng] = cmd
+	}
+	if o.kvctl, err = splitWords(o.Kvctl); err != nil || len(o.kvctl) == 0 {
+		return usageErrorf("--kvctl %q: want a command", o.Kvctl)
+	}
+	if o.BallastCmd != "" {
+		if o.ballast, err = splitWords(o.BallastCmd); err != nil {
+			return usageErrorf("--ballast-cmd %q: %v", o.BallastCmd, err)
+		}
+	}
+	return nil
+}
+
+// splitEngineValue splits `ENGINE=rest` when ENGINE is one of the plan's
+// engines; otherwise the whole value applies to every engine ("").
+func splitEngineValue(v string, p *runner.Plan) (string, string) {
+	if eng, rest, ok := strings.Cut(v, "="); ok {
+		if _, known := p.Engines.Get(eng); known {
+			return eng, rest
+		}
+	}
+	return "", v
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// splitWords splits a command line into words the way a POSIX shell would
+// for plain words, single and double quotes and backslashes (no expansions).
+func splitWords(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case quote == '"':
+			switch r {
+			case '"':
+				quote = 0
+			case '\\':
+				escaped = true
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 || escaped {
+		return nil, errors.New("unterminated quote or escape")
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+// resolvePlan is the --plan file, else the built-in profile.
+func resolvePlan(profile, file string) (*runner.Plan, error) {
+	if file != "" {
+		p, err := runner.ReadPlan(file)
+		if err != nil {
+			return nil, err
+		}
+		if profile != "" && profile != p.Profile {
+			return nil, fmt.Errorf("--profile %s but the plan %s is profile %s", profile, file, p.Profile)
+		}
+		return p, nil
+	}
+	return runner.BuiltinPlan(profile)
+}
+
+// runDeps are what runRun needs from outside: tests replace them.
+type runDeps struct {
+	// SimSelf is the argv that runs this program's sim subcommand (default [os.Executable(), "sim"]).
+	SimSelf []string
+	// SimEnv is extra environment for simulated processes (a test's dispatch variable).
+	SimEnv [][2]string
+	// OpenGPU opens the real GPU backend (default gpu.OpenNVML).
+	OpenGPU func() (gpu.Backend, error)
+	// IsTerminal says whether stderr is a terminal.
+	IsTerminal func(io.Writer) bool
+}
+
+// testRunDeps is set by tests in this package only.
+var testRunDeps *runDeps
+
+func runRun(ctx context.Context, e *env, args []string) error {
+	var o runOptions
+	fs := newFlagSet("run", e)
+	o.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("run takes no arguments, got %q", pos)
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	deps := runDeps{OpenGPU: gpu.OpenNVML, IsTerminal: isTerminal}
+	if testRunDeps != nil {
+		deps = *testRunDeps
+	}
+	return executeRun(ctx, e, &o, deps)
+}
+
+func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error {
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return fmt.Errorf("run: resolve --out %s: %w", o.Out, err)
+	}
+	host, _ := os.Hostname()
+	r := &runner.Runner{
+		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
+		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
+		ElasticGPUMiB: o.ElasticGPUMiB, PriorityGPUMiB: o.PriorityGPUMiB, BallastCmd: o.ballast,
+		Kvctl: o.kvctl, ExecPrefix: o.prefixes, InstallCmd: o.installs,
+		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host,
+	}
+	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
+	if deps.IsTerminal != nil {
+		r.Terminal = deps.IsTerminal(e.Stderr)
+	}
+	if o.Simulate {
+		cleanup, err := setupSimulation(r, e, o, deps)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	} else {
+		b, err := deps.OpenGPU()
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "ci-report run: no GPU backend: %v\n", err)
+			b = gpu.None{}
+		}
+		r.GPU = b
+		defer b.Close()
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if res.Interrupted {
+		fmt.Fprintf(e.Stderr, "ci-report run: interrupted (%v); part %s left incomplete with %d case(s) not run\n", res.Cause, out, len(res.NotRun))
+		if res.Cause != nil && strings.Contains(res.Cause.Error(), "terminated") {
+			return errSilent(exitTerminated)
+		}
+		return errSilent(exitInterrupted)
+	}
+	if !res.OK {
+		return errSilent(exitVerdict)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// version is ci-report's version, written into part.json.
+var version = "0.3.0"
+

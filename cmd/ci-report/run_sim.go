@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/ovg-project/ci-report/runner"
+	"github.com/ovg-project/ci-report/runner/sim"
+)
+
+// setupSimulation makes r run against the simulator (SPEC-runner §7): a
+// simulated world (CI_REPORT_SIM_DIR when set, else a fresh temporary one
+// removed afterwards), servers, kvctl and ballast as this program's `sim`
+// subcommands, the simulated GPU backend, and every wait scaled by
+// CI_REPORT_SIM_TIMESCALE.
+func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cleanup func(), err error) {
+	scale := 1.0
+	if v := e.Getenv("CI_REPORT_SIM_TIMESCALE"); v != "" {
+		if scale, err = sim.ParseTimescale(v); err != nil {
+			return nil, usageErrorf("CI_REPORT_SIM_TIMESCALE: %v", err)
+		}
+	}
+	dir := e.Getenv("CI_REPORT_SIM_DIR")
+	keep := dir != ""
+	if !keep {
+		if dir, err = os.MkdirTemp("", "ci-report-sim-"); err != nil {
+			return nil, fmt.Errorf("run --simulate: create the simulated world: %w", err)
+		}
+	}
+	if err := sim.NewWorld(dir, sim.WorldOptions{GPUs: slices.Max(o.gpus) + 1}); err != nil {
+		return nil, fmt.Errorf("run --simulate: %w", err)
+	}
+	self := deps.SimSelf
+	if len(self) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("run --simulate: find this program to run its simulator: %w", err)
+		}
+		self = []string{exe, "sim"}
+	}
+	s := &runner.Sim{Self: self, Dir: dir}
+	s.Env.Set("CI_REPORT_SIM_DIR", dir)
+	for _, k := range []string{"CI_REPORT_SIM_FAULTS", "CI_REPORT_SIM_TIMESCALE"} {
+		if v := e.Getenv(k); v != "" {
+			s.Env.Set(k, v)
+		}
+	}
+	for _, kv := range deps.SimEnv {
+		s.Env.Set(kv[0], kv[1])
+	}
+	r.Sim = s
+	r.Kvctl = append(slices.Clone(self), "kvctl")
+	if len(r.BallastCmd) == 0 {
+		r.BallastCmd = append(slices.Clone(self), "ballast")
+	}
+	r.GPU = sim.NewGPU(dir)
+	r.Timing = r.Timing.Scaled(scale)
+	return func() {
+		r.GPU.Close()
+		if !keep {
+			os.RemoveAll(dir)
+		}
+	}, nil
+}
