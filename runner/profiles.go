@@ -158,7 +158,7 @@ func buildServer(o serverOpts) ServerPlan {
 
 // plan builder
 type builder struct {
-	p       Plan
+	p Plan
 }
 
 func (b *builder) setup(engine string) {

@@ -211,4 +211,3 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 	}
 	kv.OK = checks.CaseOK(kv.Checks)
 }
-

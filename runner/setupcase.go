@@ -117,4 +117,3 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string { return strings.ToValidUTF8(string(t.b), "\uFFFD") }
-

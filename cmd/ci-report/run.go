@@ -358,4 +358,3 @@ func isTerminal(w io.Writer) bool {
 
 // version is ci-report's version, written into part.json.
 var version = "0.3.0"
-

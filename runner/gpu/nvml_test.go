@@ -8,11 +8,12 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
 func TestNVMLMock(t *testing.T) {
 	srv := dgxa100.New()
-	dev := srv.Devices[1].(*dgxa100.Device)
+	dev := srv.Devices[1].(*server.Device)
 	dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		return []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 3 << 30}}, nvml.SUCCESS
 	}
