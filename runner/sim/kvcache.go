@@ -63,9 +63,6 @@ func (m *kvModel) bytesFor(tokens int64) int64 {
 // idle pages under kvcached (charged_bytes), the whole preallocation natively.
 func (m *kvModel) mappedBytes() int64 { return m.bytesFor(m.live + m.cached) }
 
-// idleBytes is the part of mappedBytes held only by the idle cache.
-func (m *kvModel) idleBytes() int64 { return m.mappedBytes() - m.bytesFor(m.live) }
-
 // idleTokens counts unpinned cached tokens (evictable).
 func (m *kvModel) idleTokens() int64 { return int64(m.lru.Len()) * int64(m.blockTokens) }
 

@@ -395,4 +395,3 @@ func (s *simServer) resetCache() (int64, error) {
 	s.syncLocked(nil)
 	return freed, nil
 }
-

@@ -373,7 +373,7 @@ func (s *simServer) allocate(env serveEnv) error {
 	kvBytes := budget - s.fixed
 	bpt := cfg.kvBytesPerToken()
 	if kvBytes < bpt*int64(cfg.MaxModelLenOr(8192)) {
-		return fmt.Errorf("ValueError: No available memory for the cache blocks: %s budget (%.2f × %s) minus %s of weights and activations leaves %s. Try increasing `gpu_memory_utilization` when initializing the engine.",
+		return pyExc("ValueError: No available memory for the cache blocks: %s budget (%.2f × %s) minus %s of weights and activations leaves %s. Try increasing `gpu_memory_utilization` when initializing the engine.",
 			gib(budget), cfg.MemFraction, gib(total), gib(s.fixed), gib(kvBytes))
 	}
 	need := s.fixed
@@ -384,9 +384,9 @@ func (s *simServer) allocate(env serveEnv) error {
 		free := s.w.totalBytes(g) - usedBytes(procs, g, s.pid)
 		if need > free {
 			if s.elastic {
-				return fmt.Errorf("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free.", gib(need), g, gib(s.w.totalBytes(g)), gib(free))
+				return pyExc("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free.", gib(need), g, gib(s.w.totalBytes(g)), gib(free))
 			}
-			return fmt.Errorf("ValueError: Free memory on device cuda:%d (%s/%s) on startup is less than desired GPU memory utilization (%g, %s). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+			return pyExc("ValueError: Free memory on device cuda:%d (%s/%s) on startup is less than desired GPU memory utilization (%g, %s). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
 				g, gib(free), gib(s.w.totalBytes(g)), cfg.MemFraction, gib(budget))
 		}
 	}
@@ -580,3 +580,11 @@ func (s *simServer) abortWaiters(err error) {
 	}
 	s.waiters = nil
 }
+
+// pyException is an engine's start-up failure, worded as the Python
+// exception the real engine raises (so it ends in a period).
+type pyException string
+
+func (e pyException) Error() string { return string(e) }
+
+func pyExc(format string, a ...any) error { return pyException(fmt.Sprintf(format, a...)) }

@@ -1,0 +1,151 @@
+// Package sim is the simulated GPU world behind `ci-report run --simulate`:
+// inference servers that speak vLLM's and SGLang's HTTP APIs, a kvcached-like
+// memory model with its ledger, kvctl, a ballast and a GPU backend, all inside
+// the ci-report binary (`ci-report sim ...`, or sim.Main from a test binary).
+//
+// # World
+//
+// A world is a directory (CI_REPORT_SIM_DIR, or --dir) made by NewWorld:
+//
+//	gpus.json            {"gpus":[{"index":0,"name":"NVIDIA L4 (simulated)","memory_mib":24576,"driver":"580.95.05"}]}
+//	procs/<pid>.json     one live simulated process (server or ballast): the GPUs and bytes it holds
+//	segments/<ipc>.json  one kvcached server's ledger entry (what kvctl lists), updated atomically
+//	shm/<ipc>            the analogue of /dev/shm/<ipc> (ShmDir)
+//	tmp/kvcached_<ipc>_sock/  the analogue of kvcached's socket dir in /tmp (TmpDir)
+//	world.lock           flock taken for every allocation decision and ledger update
+//
+// NewGPU reads it as a gpu.Backend: memory used on a GPU = weights and
+// activations of live servers + their mapped KV pages (or, natively, their
+// whole preallocation) + ballasts; processes = their pids. Records of dead or
+// zombie processes are ignored (checked through /proc, with the start time
+// guarding against pid reuse).
+//
+// # sim serve
+//
+// `ci-report sim serve --engine vllm|sglang -- <real argv>` reads --port,
+// --host, --served-model-name, the model (vLLM: the word after `serve` or
+// --model; SGLang: --model-path), --max-num-seqs/--max-running-requests,
+// --gpu-memory-utilization/--mem-fraction-static,
+// --max-model-len/--context-length, --block-size/--page-size,
+// --tensor-parallel-size/--tp-size, --kv-cache-dtype (fp8* halves KV bytes)
+// and --enable-prompt-tokens-details, and ignores the rest. The environment:
+// ENABLE_KVCACHED and KVCACHED_AUTOPATCH (both true: kvcached), KVCACHED_IPC_NAME,
+// KVCACHED_CONTIGUOUS_LAYOUT, KVCACHED_MAX_CACHED_TOKENS, VLLM_SERVER_DEV_MODE
+// (vLLM serves /reset_prefix_cache only when it is 1, like the real one),
+// CUDA_VISIBLE_DEVICES (world GPU indices; empty: all), CI_REPORT_SIM_DIR,
+// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE.
+//
+// vLLM: GET /health, GET /v1/models, POST /v1/completions (one prompt
+// string; max_tokens default 16, return_token_ids, ignore_eos; the model must
+// be the served name; usage.prompt_tokens_details.cached_tokens only with
+// --enable-prompt-tokens-details), POST /reset_prefix_cache. SGLang: GET
+// /health, POST /generate (text a string or a list, answered by a list;
+// sampling_params.max_new_tokens default 128, ignore_eos; output_ids, text,
+// meta_info{prompt_tokens, completion_tokens, cached_tokens}), POST
+// /flush_cache. Temperature and seed are accepted and ignored: decoding is
+// always greedy. Logs are in the engine's style on stdout (warnings, errors
+// and tracebacks on stderr): the patch line `Successfully patched <engine>: ...`
+// (with the hybrid patches for qwen35_*), vLLM's `Using kvcached
+// process-local KV capacity: ... available=<N> bytes` and `GPU KV cache size:
+// N tokens`, SGLang's `max_total_num_tokens=N`, `[kvcached]` lines only under
+// kvcached, `Setting attention block size to 128 tokens (was 16)` for hybrid
+// models on vLLM under kvcached (a native server given --block-size 128 then
+// caches at the same granularity), uvicorn's access log, and a Python
+// traceback on a crash or a failed start (exit 1: weights that do not fit,
+// `Free memory on device ... less than desired GPU memory utilization` for a
+// native server on a shared GPU, port in use, TP larger than the visible GPUs).
+//
+// Tokens: a prompt is tokenised by whitespace-separated words (same word, same
+// id); the greedy output is a pure function of the prompt tokens, so every
+// server agrees (kvcached or native, alone or batched); without ignore_eos it
+// stops at an EOS position fixed by the prompt (24..223 tokens), never after
+// max_tokens. A prompt plus max_tokens beyond the context length is a 400.
+//
+// Prefix caching works in blocks (vLLM --block-size, default 16; SGLang
+// --page-size, default 16 here, though real SGLang matches single tokens):
+// cached_tokens counts the leading full blocks found, at most the prompt
+// less its last token. Reset drops every block not in use.
+//
+// Stop: SIGINT or SIGTERM (or the parent process going away) closes the HTTP
+// server, aborts requests, logs uvicorn's shutdown lines and exits 0 after
+// 0.4 s (scaled), removing its process record, segment, shm entry and socket
+// dir.
+//
+// # Memory model
+//
+// Each server holds, on each of its TP GPUs, weights/TP + 512 MiB/TP of
+// activations and its KV memory. A native server preallocates
+// fraction × total − weights − activations at start and fails when the GPU has
+// less free. A kvcached server gets that as a virtual capacity (and initial
+// limit_bytes) and maps 2 MiB pages on demand: mapped = pages(live + idle
+// tokens × KV bytes per token), where live tokens are the running requests'
+// uncached prompt plus max_tokens (reserved at admission) and idle tokens are
+// the prefix cache. A request is admitted when it fits the engine's capacity,
+// the kvctl limit and the GPU's free memory, after evicting the server's own
+// least recently used idle blocks; otherwise it waits (vLLM and SGLang queue
+// it), in arrival order, up to 300 s (scaled), then fails with a 500. A request
+// larger than the whole capacity is a 400.
+//
+// Retention: a finished request's prompt blocks stay as idle cache. Once the
+// server has been idle (nothing running or waiting) for RetentionGrace (3 s
+// scaled, ≥150 ms) the idle cache is trimmed to KVCACHED_MAX_CACHED_TOKENS
+// (default 16000, -1 no cap). So a runner sees a whole fill right after it,
+// and the cap applied once it waited longer than RetentionGrace.
+//
+// Limit: `kvctl limit` lowers limit_bytes; within a tick the server evicts
+// idle pages down to it, and admission never maps beyond it (requests wait).
+//
+// Priority: a kvcached server that cannot map pages for lack of GPU memory
+// posts the bytes its waiting requests need beyond the free memory as
+// shortfall_bytes. Every tick (100 ms scaled, ≥5 ms) a server reads the other
+// live segments on its GPU; when one of higher priority has a shortfall it
+// raises watermark_bytes to it and releases that much idle cache. A posted
+// shortfall and a raised watermark stay in the ledger for LedgerHold (6 s
+// scaled, ≥200 ms) after the condition ended, so a sampler sees them.
+// charged_bytes = used_bytes = mapped pages (live and idle). Default priority 0.
+//
+// # kvctl and ballast
+//
+// `ci-report sim kvctl list [--json] [ipc...]` prints, like the real kvctl
+// (json.dumps indent 2), an array of {ipc, gpu, limit_bytes, used_bytes,
+// priority, charged_bytes, shortfall_bytes, watermark_bytes}, one per segment
+// file, sorted by ipc (a leaked segment of a dead server is listed too, as a
+// stale /dev/shm entry would be). `limit <ipc> <size>` (bytes, or 512M, 1.5g)
+// and `priority <ipc> <p>` exit 1 for an unknown IPC; priority waits up to 2 s
+// (scaled, ≥0.5 s) for the server to take it and exits 0 even when rejected.
+// `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
+// (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
+// and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
+// [--mib M]` makes a world by hand.
+//
+// # Faults
+//
+// CI_REPORT_SIM_FAULTS is a comma-separated list of name[=N][@scope]; a
+// scope is a substring of the server's IPC name, model hf id or key, engine,
+// served name or `port=<port>` (e.g. `crash-in-burst@qwen35_4b`,
+// `wrong-tokens@port=18001`); unknown names are an error (exit 2).
+//
+//	no-release       under a raised watermark the server keeps its idle pages
+//	reject-priority  kvctl priority is not applied (kvctl still exits 0)
+//	crash-in-burst   the server crashes with a CUDA-error traceback when N
+//	                 requests (default 16: more than a server case's 9 or the
+//	                 limit case's 8) are in flight; they all get 500s and it
+//	                 exits 1 (its files are removed, as Python's atexit would)
+//	never-ready      the server never listens, so /health never answers; it
+//	                 still stops cleanly
+//	ignore-stop      SIGINT/SIGTERM are logged and ignored (kvcached's own
+//	                 handler still removes its segment, shm entry and socket
+//	                 dir, so only the exit is missing)
+//	wrong-tokens     a kvcached server's output diverges from the fourth token
+//	                 on for prompts of 200 or more tokens (the filler and apc
+//	                 documents, not the short questions); cached_tokens unchanged
+//	leak-segment     the segment, shm entry and socket dir stay after exit
+//	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
+//
+// # Time
+//
+// CI_REPORT_SIM_TIMESCALE (default 1) multiplies every simulated delay:
+// loading (vLLM 6 s, SGLang 5 s), prefill (20 µs per uncached prompt token),
+// decode (4 ms per output token, × (1 + running/32)), shutdown, the tick,
+// RetentionGrace and LedgerHold.
+package sim
