@@ -26,13 +26,13 @@ type ballastConfig struct {
 	// Dir is that directory's path.
 	Dir string
 	// Argv is the ballast command (after the exec prefix); `--mib M --gpu N`
-	// are appended.
+	// are appended, M being the GPU size the case wants to see: the ballast
+	// holds the GPU's total minus M (the contract of `ci-report sim ballast`).
 	Argv       []string
 	ExecPrefix []string
-	// MiB is what the ballast holds: the GPU's total minus the size the case
-	// wants to see.
-	MiB int64
-	GPU int
+	// KeepMiB is M, the memory the ballast leaves to the case.
+	KeepMiB int64
+	GPU     int
 	// ReadyTimeout bounds the wait for `ballast ready` (DefaultBallastReadyTimeout).
 	ReadyTimeout time.Duration
 	// Poll is the interval between looks at the ballast's log (default 200 ms).
@@ -67,10 +67,10 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	}
 	sc := cfg.Server
 	sc.Name, sc.Dir, sc.ExecPrefix = cfg.Name, cfg.Dir, cfg.ExecPrefix
-	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.MiB, 10), "--gpu", strconv.Itoa(cfg.GPU))
+	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.GPU))
 	srv, err := engine.Start(ctx, sc)
 	if err != nil {
-		return nil, fmt.Errorf("ballast of %d MiB on GPU %d: %w", cfg.MiB, cfg.GPU, err)
+		return nil, fmt.Errorf("ballast leaving %d MiB of GPU %d: %w", cfg.KeepMiB, cfg.GPU, err)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -90,7 +90,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 		if why != "" {
 			srv.Stop()
 			logData, _ = os.ReadFile(srv.LogPath())
-			msg := fmt.Sprintf("ballast of %d MiB on GPU %d (%s) %s", cfg.MiB, cfg.GPU, sc.CommandLine(), why)
+			msg := fmt.Sprintf("ballast leaving %d MiB of GPU %d (%s) %s", cfg.KeepMiB, cfg.GPU, sc.CommandLine(), why)
 			if t := logTail(logData, 300); t != "" {
 				msg += "; log ends: " + t
 			}

@@ -35,7 +35,7 @@ func TestStartBallast(t *testing.T) {
 		wantErr string
 	}
 	for _, c := range []tc{
-		{name: "ready", argv: script("ready", `echo "holding $2 MiB on GPU $4"; echo ballast ready; exec sleep 30`)},
+		{name: "ready", argv: script("ready", `echo "leaving $2 MiB of GPU $4"; echo ballast ready; exec sleep 30`)},
 		{name: "exits", argv: script("exits", `echo "CUDA out of memory" >&2; exit 1`), wantErr: `exited before it said "ballast ready"; log ends: CUDA out of memory`},
 		{name: "silent", argv: script("silent", `exec sleep 30`), wantErr: `did not say "ballast ready" within 300ms`},
 		{name: "none", wantErr: "no ballast command configured"},
@@ -43,7 +43,7 @@ func TestStartBallast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := ballastConfig{
 				Name: "elastic-ballast", Dir: filepath.Join(dir, c.name, "elastic-ballast"), Argv: c.argv,
-				MiB: 57344, GPU: 0, ReadyTimeout: 300 * time.Millisecond, Poll: 20 * time.Millisecond,
+				KeepMiB: 24576, GPU: 0, ReadyTimeout: 300 * time.Millisecond, Poll: 20 * time.Millisecond,
 				Server: engine.ServerConfig{Timing: engine.Timing{StopTimeout: 2 * time.Second, StopPoll: 20 * time.Millisecond, KillWait: time.Second}},
 			}
 			srv, err := startBallast(context.Background(), cfg)
@@ -61,11 +61,11 @@ func TestStartBallast(t *testing.T) {
 				t.Errorf("stop: %+v", res)
 			}
 			log, _ := os.ReadFile(filepath.Join(cfg.Dir, "serve.log"))
-			if !strings.Contains(string(log), "holding 57344 MiB on GPU 0") {
+			if !strings.Contains(string(log), "leaving 24576 MiB of GPU 0") {
 				t.Errorf("serve.log = %q", log)
 			}
 			cmd, _ := os.ReadFile(filepath.Join(cfg.Dir, "cmd.txt"))
-			if !strings.HasSuffix(strings.TrimSpace(string(cmd)), "--mib 57344 --gpu 0") {
+			if !strings.HasSuffix(strings.TrimSpace(string(cmd)), "--mib 24576 --gpu 0") {
 				t.Errorf("cmd.txt = %q", cmd)
 			}
 		})

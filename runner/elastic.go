@@ -111,7 +111,7 @@ func (k *coloc) start(wantMiB int, ports []int) bool {
 	if held := ballastMiB(int64(k.totalMiB), int64(wantMiB)); held > 0 {
 		k.ballastMiB, k.ballastHeldMiB = wantMiB, held
 		c.Progress("ballast")
-		b, err := startBallast(k.ctx, k.ballastConfig(held))
+		b, err := startBallast(k.ctx, k.ballastConfig())
 		if err != nil {
 			k.add(collect.Check{Name: "ballast_ready", Detail: checks.Cut(err.Error(), 300)})
 			return false
@@ -138,7 +138,7 @@ func (k *coloc) start(wantMiB int, ports []int) bool {
 	return true
 }
 
-func (k *coloc) ballastConfig(held int64) ballastConfig {
+func (k *coloc) ballastConfig() ballastConfig {
 	r := k.c.R
 	argv := r.BallastCmd
 	if len(argv) == 0 && r.Sim != nil {
@@ -154,7 +154,7 @@ func (k *coloc) ballastConfig(held int64) ballastConfig {
 	}
 	return ballastConfig{
 		Name: name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
-		MiB: held, GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
+		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
 		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
 		Server: engine.ServerConfig{Env: env, StopSignal: r.StopSignal, Redact: r.Redactor(), Timing: r.Timing.Server},
 	}
@@ -562,24 +562,4 @@ func (r *Runner) basePort() int {
 		return r.Port
 	}
 	return 18000
-}
-
-// AddCoLocationSetup adds the setup.json entry of a co-location plan entry
-// (elastic, limit, priority) to s, with its kind's workload and checks
-// texts; it reports whether e was such an entry.
-func (r *Runner) AddCoLocationSetup(s *collect.Setup, e *Entry) bool {
-	switch e.Kind {
-	case KindElastic:
-		s.Elastic = append(s.Elastic, elasticSetup(r, e))
-		s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
-	case KindLimit:
-		s.Limit = append(s.Limit, limitSetup(r, e))
-		s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
-	case KindPriority:
-		s.Priority = append(s.Priority, prioritySetup(r, e))
-		s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
-	default:
-		return false
-	}
-	return true
 }

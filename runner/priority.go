@@ -110,6 +110,10 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	k.sampler.Read(ctx)
 	peakL, _, _ := k.windowPeak(li, fillStart, k.now())
 	lGrowth := max(peakL-baseL, 0)
+	// L settles before the burst, as the elastic case drains after a burst:
+	// a retention cap still in force trims L's idle cache meanwhile, which
+	// l_held_at_burst then shows.
+	k.drain(li)
 
 	// 4. The burst begins: offsets into the logs, what L holds, what is free.
 	offsets := collect.Ordered[int64]{}

@@ -35,7 +35,7 @@ func PriorityWorkload() []string {
 		"Two kvcached servers (contiguous layout, batch limit 128) share one GPU: L (priority 0) started with its cache retention cap lifted (KVCACHED_MAX_CACHED_TOKENS=-1) holds idle cache, H (priority 1) bursts.",
 		"Publish both priorities with kvctl priority and read them back.",
 		"Probe: 3 greedy prompts × 32 tokens per server; calibrate the KV cache per request of each shape.",
-		"Fill L: distinct 3000-word prompts × 1 token, 8 at a time, as many as make 70% of the free memory.",
+		"Fill L: distinct 3000-word prompts × 1 token, 8 at a time, as many as make 70% of the free memory; then wait until L's cache stops shrinking.",
 		"From here to the end of the burst, kvctl list --json and GPU memory are sampled every 2 s.",
 		"Burst H: distinct 3000-word prompts × 1024 tokens (ignore_eos), all at once, as many as make 70% of the free memory plus what L retains.",
 		"Probe both again.",
