@@ -227,7 +227,7 @@ func (p *Publisher) logf(format string, a ...any) {
 		return
 	}
 	msg := fmt.Sprintf(format, a...)
-	fmt.Fprintln(p.Log, "post: "+strings.TrimRight(msg, "\n"))
+	fmt.Fprintln(p.Log, "ci-report post: "+strings.TrimRight(msg, "\n"))
 }
 
 // roundWait prints a wait to the tenth of a second: logs stay readable and

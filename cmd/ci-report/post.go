@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/publish"
+	"github.com/ovg-project/ci-report/render"
+)
+
+func init() {
+	register("post", command{
+		Summary: "render the run's report and publish it on the results issue or a pull request",
+		Run:     runPost,
+	})
+}
+
+// postOptions are the flags of `ci-report post` besides the shared render
+// inputs, and its dependencies (tests set them).
+type postOptions struct {
+	inputs      renderInputs
+	repo        string
+	issue       int
+	label       string
+	title       string
+	create      bool
+	headSHA     string
+	botLogin    string
+	workflowRef string
+	dryRun      bool
+	jobSummary  bool
+	maxWait     time.Duration
+	failVerdict bool
+	positionals []string
+
+	// Transport is the HTTP transport under the token (nil: the default).
+	Transport http.RoundTripper
+	// Now and Sleep are the poster's clock; tests make waits instant.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// SettleDelay overrides the pause before reading the issue body back.
+	SettleDelay time.Duration
+}
+
+func runPost(ctx context.Context, e *env, args []string) error {
+	o := &postOptions{}
+	return o.parseAndRun(ctx, e, args)
+}
+
+func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("post", e)
+	o.inputs.bind(fs)
+	fs.StringVar(&o.repo, "repo", "", "repository `owner/name` of the issue or pull request (default: GITHUB_REPOSITORY)")
+	fs.IntVar(&o.issue, "issue", 0, "results issue `number`")
+	fs.StringVar(&o.label, "issue-label", "", "find the results issue by this `label` and its hidden marker")
+	fs.StringVar(&o.title, "issue-title", publish.DefaultIssueTitle, "`title` of the issue --create opens")
+	fs.BoolVar(&o.create, "create", false, "with --issue-label: open the results issue when none exists")
+	fs.StringVar(&o.headSHA, "head-sha", "", "with --pr: the head commit `SHA` for the status (default: read from the pull request)")
+	fs.StringVar(&o.botLogin, "bot-login", "", "`login` whose comments are ours when the token cannot read GET /user (default: github-actions[bot])")
+	fs.StringVar(&o.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending writes (without a token: no network at all)")
+	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
+	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
+	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	o.positionals = pos
+	return o.run(ctx, e)
+}
+
+// target validates the target flags and returns them for publish.
+func (o *postOptions) target() (publish.Target, error) {
+	t := publish.Target{Issue: o.issue, Label: o.label, Title: o.title, Create: o.create,
+		PR: o.inputs.pr, HeadSHA: o.headSHA, BotLogin: o.botLogin}
+	n := 0
+	for _, set := range []bool{o.issue != 0, o.label != "", o.inputs.pr != 0} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return t, usageErrorf("no target: give --issue N, --issue-label LABEL or --pr N")
+	case n > 1:
+		return t, usageErrorf("give only one of --issue, --issue-label and --pr")
+	case o.issue < 0:
+		return t, usageErrorf("--issue %d: want an issue number", o.issue)
+	case o.create && o.label == "":
+		return t, usageErrorf("--create needs --issue-label")
+	case o.headSHA != "" && o.inputs.pr == 0:
+		return t, usageErrorf("--head-sha needs --pr")
+	case o.maxWait < 0:
+		return t, usageErrorf("--max-wait %s: want a duration of zero or more", o.maxWait)
+	case strings.TrimSpace(o.title) == "":
+		return t, usageErrorf("--issue-title: want a title")
+	}
+	return t, nil
+}
+
+func (o *postOptions) run(ctx context.Context, e *env) error {
+	target, err := o.target()
+	if err != nil {
+		return err
+	}
+	repoName := o.repo
+	if repoName == "" {
+		repoName = e.Getenv("GITHUB_REPOSITORY")
+	}
+	if repoName == "" {
+		return usageErrorf("no repository: pass --repo owner/name or set GITHUB_REPOSITORY")
+	}
+	repo, err := publish.ParseRepo(repoName)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	// The token comes from the environment only, and is kept out of
+	// everything this command prints.
+	token := e.Getenv("GITHUB_TOKEN")
+	if token == "" {
+		token = e.Getenv("GH_TOKEN")
+	}
+	if token == "" && !o.dryRun {
+		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
+	}
+	stdout, stderr := redactWriter(e.Stdout, token), redactWriter(e.Stderr, token)
+	err = o.publish(ctx, e, repo, target, token, stdout, stderr)
+	return redactError(err, token)
+}
+
+func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
+	rep, opts, err := o.inputs.load(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, o.positionals)
+	if err != nil {
+		return err
+	}
+	apiURL := e.Getenv("GITHUB_API_URL")
+	var transport http.RoundTripper = o.Transport
+	if o.dryRun {
+		dry := &publish.DryRunTransport{Out: stdout, Root: apiRoot(apiURL)}
+		if token != "" {
+			dry.Base = o.Transport
+			if dry.Base == nil {
+				dry.Base = http.DefaultTransport
+			}
+		}
+		transport = dry
+	}
+	api, err := publish.NewGitHubAPI(apiURL, token, transport, 60*time.Second)
+	if err != nil {
+		return usageErrorf("GITHUB_API_URL: %v", err)
+	}
+	pub := &publish.Publisher{
+		API: api, Repo: repo, Log: stderr,
+		Now: o.Now, Sleep: o.Sleep,
+		MaxWait:     o.maxWait,
+		SettleDelay: o.SettleDelay,
+		Splice:      render.Splice,
+		DryRun:      o.dryRun,
+		Offline:     o.dryRun && token == "",
+	}
+	if o.maxWait == 0 {
+		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
+		pub.MaxWait = time.Nanosecond
+	}
+	workflowRef := o.workflowRef
+	if workflowRef == "" {
+		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
+	}
+	run := publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL}
+	if opts.Prev == "" {
+		prev, err := pub.PreviousRun(ctx, run)
+		if err != nil {
+			return postError(fmt.Errorf("previous run: %w", err))
+		}
+		opts.Prev = prev
+	}
+	docs, err := render.Render(rep, opts)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	for _, w := range docs.Warnings {
+		fmt.Fprintf(stderr, "ci-report post: warning: %s\n", w)
+	}
+	post := publish.Post{Run: run, Profile: opts.Profile, Comment: docs.Comment, Verdict: docs.Verdict}
+	// Sections only describe a complete setup, and smoke runs and pull
+	// requests never touch the issue description.
+	if rep.SetupComplete && opts.Profile != "smoke" && opts.PR == 0 {
+		post.Section, post.SectionName = docs.Section, docs.SectionName
+	}
+	if o.jobSummary {
+		// Before publishing: the run page keeps the report even when GitHub refuses it.
+		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, docs.Comment); err != nil {
+			return err
+		}
+	}
+	res, err := pub.Publish(ctx, target, post)
+	if err != nil {
+		return postError(err)
+	}
+	where := fmt.Sprintf("issue #%d", res.Issue)
+	if target.PR != 0 {
+		where = fmt.Sprintf("pull request #%d", res.Issue)
+	}
+	verb := "published"
+	if o.dryRun {
+		verb = "dry run: nothing sent for"
+	}
+	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s)\n", verb, where, repo, docs.Verdict)
+	if o.failVerdict && docs.Verdict != "PASS" {
+		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
+	}
+	return nil
+}
+
+// postError maps a publish failure to its exit code: 2 for bad input, 3 for
+// GitHub refusing or being unreachable.
+func postError(err error) error {
+	if errors.Is(err, publish.ErrInput) {
+		return withCode(exitUsage, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return withCode(exitGitHub, fmt.Errorf("interrupted: %w", err))
+	}
+	return withCode(exitGitHub, err)
+}
+
+// apiRoot is the path of the API base URL, cut from dry-run paths.
+func apiRoot(apiURL string) string {
+	if apiURL == "" {
+		return "/"
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Path == "" {
+		return "/"
+	}
+	return strings.TrimSuffix(u.Path, "/") + "/"
+}
+
+// redactingWriter replaces the token in everything written through it.
+type redactingWriter struct {
+	w     io.Writer
+	token string
+}
+
+func (r *redactingWriter) Write(p []byte) (int, error) {
+	if !strings.Contains(string(p), r.token) {
+		return r.w.Write(p)
+	}
+	if _, err := io.WriteString(r.w, strings.ReplaceAll(string(p), r.token, "***")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func redactWriter(w io.Writer, token string) io.Writer {
+	if token == "" {
+		return w
+	}
+	return &redactingWriter{w: w, token: token}
+}
+
+// redactedError hides the token in an error's text and keeps its chain.
+type redactedError struct {
+	err   error
+	token string
+}
+
+func (r *redactedError) Error() string { return strings.ReplaceAll(r.err.Error(), r.token, "***") }
+func (r *redactedError) Unwrap() error { return r.err }
+
+// redactError hides the token in err, keeping the exit code on the outside
+// where Main looks for it.
+func redactError(err error, token string) error {
+	if err == nil || token == "" || !strings.Contains(err.Error(), token) {
+		return err
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return &exitError{Code: ee.Code, Err: &redactedError{err: err, token: token}}
+	}
+	return &redactedError{err: err, token: token}
+}
