@@ -180,8 +180,7 @@ func TestGolden(t *testing.T) {
 			}
 			checkGolden(t, filepath.Join(dir, "warnings.txt"), orNil(warnings))
 			if gc.html {
-				opts := gc.options()
-				page, err := render.HTML(docs, opts.Config.Title(docs.SectionName))
+				page, err := render.HTML(docs, render.DefaultConfig().Title(docs.SectionName))
 				if err != nil {
 					t.Fatalf("render.HTML: %v", err)
 				}

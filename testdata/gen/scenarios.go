@@ -189,17 +189,18 @@ func unicodeDetail(i int) string {
 		"مرحبا بالعالم ",
 	}
 	var b strings.Builder
-	for n := 0; len([]rune(b.String())) < 280+(i%4)*3; n++ {
+	for n := 0; len([]rune(b.String())) < 302; n++ {
 		s := segs[(n+i)%len(segs)]
 		if strings.Contains(s, "%d") {
 			s = fmt.Sprintf(s, i)
 		}
 		b.WriteString(s)
 	}
-	runes := []rune(b.String())
+	// The special fragment starts at code point 298..301 (0-based), so the
+	// 300-point cut (299 kept and the …) falls just before, on or after it.
+	runes := []rune(b.String())[:298+i%4]
 	special := []string{"|", "\\", "`", "\n", "@x"}[i%5]
-	out := string(runes) + special + strings.Repeat("尾", 30+i)
-	return out
+	return string(runes) + special + strings.Repeat("尾", 30+i)
 }
 
 func manyFailures() scenario {
@@ -240,7 +241,7 @@ func manyFailures() scenario {
 	v, s = failAll(v), failAll(s)
 	return scenario{
 		Name:  "many-failures",
-		About: "Nightly run with every model on both engines (two parts, 39 cases, 35 failed), each failure with details of more than 300 code points in CJK, Arabic, Hangul, emoji (ZWJ sequences, flags) and combining marks, with `|`, a backslash, a backtick, a newline or an @mention right after the 300th-or-so code point. sglang's JSON uses \\u escapes (surrogate pairs for emoji). Short token lists and no server directories, to keep the tree small.",
+		About: "Nightly run with every model on both engines (two parts, 39 cases, 35 failed), each failure with details of more than 300 code points in CJK, Arabic, Hangul, emoji (ZWJ sequences, flags) and combining marks, with `|`, a backslash, a backtick, a newline or an @mention starting at code point 299 to 302, where the 300-point cut falls. sglang's JSON uses \\u escapes (surrogate pairs for emoji). Short token lists and no server directories, to keep the tree small.",
 		Parts: []partDef{
 			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: v, Start: day},
 			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Python: true, Items: s, Start: day},
