@@ -68,7 +68,8 @@ type Publisher struct {
 	// issue body is taken as empty and no comment as existing.
 	Offline bool
 
-	lastWrite time.Time
+	lastWrite   time.Time
+	createdBody string // the body of the issue a dry run would have opened
 }
 
 // Run identifies the workflow run being reported.
@@ -409,7 +410,7 @@ func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
 		"This issue collects the results of the GPU end-to-end CI: every run adds a comment, and the description keeps one section per profile saying what it tests. " +
 		"ci-report edits only the text between its `gpu-ci` markers.\n"
 	var created Issue
-	tries := 0
+	tries, landed := 0, false
 	err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("open the results issue %q", title)), write: true, permission: "issues: write"},
 		func(ctx context.Context) error {
 			tries++
@@ -419,7 +420,7 @@ func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
 					return err
 				}
 				if n != 0 {
-					created = Issue{Number: n}
+					created, landed = Issue{Number: n}, true
 					return nil
 				}
 			}
@@ -430,7 +431,15 @@ func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	p.logf("results issue: %s #%d %q", p.did("opened"), created.Number, title)
+	switch {
+	case landed:
+		p.logf("results issue: the failed POST had landed as #%d; not opening another", created.Number)
+	case p.DryRun:
+		p.createdBody = body
+		p.logf("results issue: would have opened %q", title)
+	default:
+		p.logf("results issue: opened #%d %q", created.Number, title)
+	}
 	return created.Number, nil
 }
 
@@ -491,7 +500,8 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, number int, ide
 // findComment returns the id of the oldest comment by identity carrying the
 // marker, 0 when none.
 func (p *Publisher) findComment(ctx context.Context, number int, where, perm, identity, marker string) (int64, error) {
-	if p.Offline {
+	if p.Offline || number == 0 {
+		// Number 0 is the issue a dry run would have opened: nothing to read.
 		return 0, nil
 	}
 	var ids []int64
@@ -611,6 +621,10 @@ func (p *Publisher) settleDelay() time.Duration {
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 	if p.Offline {
 		return "", nil
+	}
+	if number == 0 {
+		// The issue a dry run would have opened, with the body it would have had.
+		return p.createdBody, nil
 	}
 	var is Issue
 	err := p.call(ctx, p.issueOp("read", number, false),

@@ -242,6 +242,10 @@ func TestPublishScenarios(t *testing.T) {
 				h.resultsIssue()
 				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 502, Times: 1, Landed: true}}
 			}},
+		{name: "lost-create-issue-answer", target: Target{Label: "gpu-ci", Create: true}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues", Status: 504, Times: 1, Landed: true}}
+			}},
 		{name: "unauthorized-401", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "`issues: write`",
 			setup: func(h *harness) {

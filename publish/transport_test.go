@@ -98,6 +98,7 @@ func TestDryRun(t *testing.T) {
 	}{
 		{name: "dry-run-token", token: true, target: Target{Issue: 7}, post: testPost("nightly", "PASS")},
 		{name: "dry-run-token-pr", token: true, target: Target{PR: 12}, post: testPost("nightly", "PASS")},
+		{name: "dry-run-token-label-create", token: true, target: Target{Label: "no-such-label", Create: true}, post: testPost("nightly", "PASS")},
 		{name: "dry-run-offline-issue", target: Target{Issue: 7}, post: testPost("nightly", "PASS")},
 		{name: "dry-run-offline-label-create", target: Target{Label: "gpu-ci", Create: true}, post: testPost("weekly", "PASS")},
 		{name: "dry-run-offline-label", target: Target{Label: "gpu-ci"}, post: testPost("weekly", "PASS")},
