@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -167,11 +166,11 @@ func TestGolden(t *testing.T) {
 			rep := gc.load(t)
 			docs := gc.render(t, rep)
 			dir := filepath.Join(goldenDir, gc.name)
-			merged, err := json.MarshalIndent(rep, "", "  ")
-			if err != nil {
-				t.Fatalf("marshal the merged report: %v", err)
+			var merged bytes.Buffer
+			if err := rep.WriteJSON(&merged); err != nil {
+				t.Fatalf("write merged.json: %v", err)
 			}
-			checkGolden(t, filepath.Join(dir, "merged.json"), append(merged, '\n'))
+			checkGolden(t, filepath.Join(dir, "merged.json"), merged.Bytes())
 			checkGolden(t, filepath.Join(dir, "comment.md"), []byte(docs.Comment))
 			checkGolden(t, filepath.Join(dir, "section.md"), orNil(docs.Section))
 			warnings := strings.Join(docs.Warnings, "\n")
@@ -208,10 +207,11 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 		t.Run(gc.name, func(t *testing.T) {
 			rep := gc.load(t)
 			fromTree := gc.render(t, rep)
-			data, err := json.Marshal(rep)
-			if err != nil {
-				t.Fatalf("marshal the merged report: %v", err)
+			var buf bytes.Buffer
+			if err := rep.WriteJSON(&buf); err != nil {
+				t.Fatalf("write merged.json: %v", err)
 			}
+			data := buf.Bytes()
 			path := filepath.Join(t.TempDir(), "merged.json")
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
@@ -224,11 +224,11 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 			if diff := cmp.Diff(fromTree, fromJSON); diff != "" {
 				t.Errorf("tree and its merged.json render differently (-tree +merged.json):\n%s", diff)
 			}
-			data2, err := json.Marshal(again)
-			if err != nil {
+			var buf2 bytes.Buffer
+			if err := again.WriteJSON(&buf2); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(data, data2) {
+			if data2 := buf2.Bytes(); !bytes.Equal(data, data2) {
 				t.Errorf("merged.json does not survive a load: %s", cmp.Diff(string(data), string(data2)))
 			}
 		})

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The golden documents under testdata/golden are written by the render
+// package's golden test (go test ./render -update). These tests prove that the
+// CLI, through its flags, its merge and its merged.json reader, produces
+// exactly those bytes.
+
+const (
+	cliTrees  = "../../testdata/trees"
+	cliGolden = "../../testdata/golden"
+)
+
+// goldenFlags are the flags matching the render golden test's fixed options.
+var goldenFlags = []string{
+	"--run-url", "https://github.com/ovg-project/kvcached/actions/runs/12093847561",
+	"--run-id", "12093847561",
+	"--run-attempt", "1",
+	"--sha", "3f9e2d1c0b4a59687766554433221100ffeeddcc",
+	"--subject", "Release idle pages on a *priority* shortfall (#512) [ci]",
+	"--prev", "0123456789abcdef0123456789abcdef01234567:failure",
+	"--artifact-url", "https://github.com/ovg-project/kvcached/actions/runs/12093847561/artifacts/2233445566",
+	"--date", "2026-11-28",
+}
+
+// withFlags returns goldenFlags with the given flags appended,
+// so that they win over the defaults, as a later flag does in the flag package.
+func withFlags(kv ...string) []string {
+	return append(append([]string{}, goldenFlags...), kv...)
+}
+
+type cliGoldenCase struct {
+	name   string   // directory under testdata/golden
+	tree   string   // directory under testdata/trees
+	inputs []string // inside the tree; nil: the tree root
+	flags  []string
+}
+
+var cliGoldenCases = []cliGoldenCase{
+	{name: "nightly-fail", tree: "nightly-fail", flags: goldenFlags},
+	{name: "nightly-fail-parts", tree: "nightly-fail", inputs: []string{"sglang", "vllm"}, flags: goldenFlags},
+	{name: "nightly-pass", tree: "nightly-pass", flags: withFlags("--prev", "3f9e2d1c0b4a59687766554433221100ffeeddcc:success")},
+	{name: "weekly-priority", tree: "weekly-priority", flags: withFlags("--prev", "")},
+	{name: "missing-part-empty", tree: "missing-part", inputs: []string{"vllm", "sglang"}, flags: goldenFlags},
+	{name: "missing-part-absent", tree: "missing-part", inputs: []string{"vllm", "absent/sglang"},
+		flags: withFlags("--run-url", "", "--subject", "", "--artifact-url", "", "--prev", "")},
+	{name: "partial-part", tree: "partial-part", flags: goldenFlags},
+	{name: "nothing-ran-error", tree: "nothing-ran-error", flags: withFlags("--profile", "nightly")},
+	{name: "nothing-ran-zero", tree: "nothing-ran-zero", flags: goldenFlags},
+	{name: "nothing-ran-unfinished", tree: "nothing-ran-unfinished", flags: goldenFlags},
+	{name: "nothing-ran-empty", tree: "nothing-ran-empty", flags: withFlags("--profile", "nightly")},
+	{name: "many-failures", tree: "many-failures", flags: goldenFlags},
+	{name: "pr", tree: "pr", flags: withFlags("--pr", "123", "--sha", "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "--prev", "")},
+	{name: "perf", tree: "perf", flags: withFlags("--prev", "0123456789abcdef0123456789abcdef01234567:success")},
+	{name: "acceptance", tree: "acceptance", flags: goldenFlags},
+}
+
+func (c cliGoldenCase) paths() []string {
+	root := filepath.Join(cliTrees, c.tree)
+	if c.inputs == nil {
+		return []string{root}
+	}
+	var out []string
+	for _, in := range c.inputs {
+		out = append(out, filepath.Join(root, in))
+	}
+	return out
+}
+
+// runCLI runs ci-report in-process with an empty environment (no GitHub
+// Actions variables) and returns the exit code and stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	code := mainEnv(context.Background(), e, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// renderToFiles runs `ci-report render` on inputs and returns the comment and
+// the section ("" when render wrote none).
+func renderToFiles(t *testing.T, inputs, flags []string) (comment, section string) {
+	t.Helper()
+	dir := t.TempDir()
+	cPath, sPath := filepath.Join(dir, "comment.md"), filepath.Join(dir, "section.md")
+	args := append([]string{"render"}, inputs...)
+	args = append(args, flags...)
+	args = append(args, "--comment", cPath, "--section", sPath)
+	code, _, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("ci-report %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr)
+	}
+	c, err := os.ReadFile(cPath)
+	if err != nil {
+		t.Fatalf("render wrote no comment: %v", err)
+	}
+	s, err := os.ReadFile(sPath)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(c), string(s)
+}
+
+func readGolden(t *testing.T, name, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(cliGolden, name, file))
+	if os.IsNotExist(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRenderGoldenCLI: `ci-report render <tree> --comment --section` writes
+// the golden comment and section, and no section file where the golden has
+// none.
+func TestRenderGoldenCLI(t *testing.T) {
+	for _, c := range cliGoldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			comment, section := renderToFiles(t, c.paths(), c.flags)
+			if want := readGolden(t, c.name, "comment.md"); comment != want {
+				t.Errorf("comment differs from %s/comment.md (-golden +cli):\n%s", c.name, cmp.Diff(want, comment))
+			}
+			if want := readGolden(t, c.name, "section.md"); section != want {
+				t.Errorf("section differs from %s/section.md (-golden +cli):\n%s", c.name, cmp.Diff(want, section))
+			}
+		})
+	}
+}
+
+// TestRenderGoldenCLIMergedJSON: `ci-report merge --out merged.json` writes
+// the golden merged.json, and `ci-report render merged.json` gives the same
+// documents as rendering the tree.
+func TestRenderGoldenCLIMergedJSON(t *testing.T) {
+	for _, c := range cliGoldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			merged := filepath.Join(t.TempDir(), "merged.json")
+			args := append(append([]string{"merge"}, c.paths()...), "--out", merged)
+			if code, _, stderr := runCLI(t, args...); code != exitOK {
+				t.Fatalf("ci-report %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr)
+			}
+			got, err := os.ReadFile(merged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := readGolden(t, c.name, "merged.json"); string(got) != want {
+				t.Errorf("merged.json differs from %s/merged.json (-golden +cli):\n%s", c.name, cmp.Diff(want, string(got)))
+			}
+			comment, section := renderToFiles(t, []string{merged}, c.flags)
+			if want := readGolden(t, c.name, "comment.md"); comment != want {
+				t.Errorf("comment from merged.json differs from %s/comment.md (-golden +cli):\n%s", c.name, cmp.Diff(want, comment))
+			}
+			if want := readGolden(t, c.name, "section.md"); section != want {
+				t.Errorf("section from merged.json differs from %s/section.md (-golden +cli):\n%s", c.name, cmp.Diff(want, section))
+			}
+		})
+	}
+}
+
+// TestRenderGoldenFailOnVerdict: --fail-on-verdict exits 1 exactly when the
+// verdict is not PASS, and the comment is still written.
+func TestRenderGoldenFailOnVerdict(t *testing.T) {
+	tc := []struct {
+		tree  string
+		flags []string
+		want  int
+	}{
+		{"nightly-pass", goldenFlags, exitOK},
+		{"nightly-fail", goldenFlags, exitVerdict},
+		{"partial-part", goldenFlags, exitVerdict},
+		{"nothing-ran-error", withFlags("--profile", "nightly"), exitVerdict},
+		{"perf", goldenFlags, exitVerdict},
+	}
+	for _, c := range tc {
+		t.Run(c.tree, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "comment.md")
+			args := append([]string{"render", filepath.Join(cliTrees, c.tree), "--fail-on-verdict", "--comment", out}, c.flags...)
+			code, _, stderr := runCLI(t, args...)
+			if code != c.want {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.want, stderr)
+			}
+			if b, err := os.ReadFile(out); err != nil || len(b) == 0 {
+				t.Errorf("no comment written with --fail-on-verdict: %v", err)
+			}
+		})
+	}
+}
