@@ -216,6 +216,20 @@ func TestPublishScenarios(t *testing.T) {
 				h.resultsIssue()
 				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1, Body: secondaryBody()}}
 			}},
+		{name: "rate-secondary-persistent", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "still rate limited after 5 waits",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
+					Header: map[string]string{"Retry-After": "1"}, Body: secondaryBody()}}
+			}},
+		{name: "rate-secondary-over-max-wait", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "longer than --max-wait 5m0s",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
+					Header: map[string]string{"Retry-After": "100"}, Body: secondaryBody()}}
+			}},
 		{name: "rate-429", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -138,5 +139,36 @@ func TestDryRun(t *testing.T) {
 			}
 			checkGolden(t, tc.name, "== stdout\n"+out.String()+h.report(res, nil))
 		})
+	}
+}
+
+// TestEnterpriseBaseURL: a GITHUB_API_URL with a path (GitHub Enterprise's
+// /api/v3) and no trailing slash still reaches the right paths, and errors
+// show the path below the API root.
+func TestEnterpriseBaseURL(t *testing.T) {
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Method+" "+r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		w.Write([]byte(`{"message":"Not Found"}`))
+	}))
+	defer srv.Close()
+	api, err := NewGitHubAPI(srv.URL+"/api/v3", testToken, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = api.GetIssue(context.Background(), Repo{"kv", "cache"}, 7)
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Kind != KindNotFound || ae.Path != "/repos/kv/cache/issues/7" {
+		t.Fatalf("err = %#v", err)
+	}
+	if fmt.Sprint(seen) != "[GET /api/v3/repos/kv/cache/issues/7]" {
+		t.Errorf("requests %v", seen)
+	}
+	for _, bad := range []string{"ftp://x/", "not a url", "https://"} {
+		if _, err := NewGitHubAPI(bad, "", nil, time.Second); err == nil {
+			t.Errorf("NewGitHubAPI(%q) accepted", bad)
+		}
 	}
 }
