@@ -78,6 +78,7 @@ type fault struct {
 	Header       map[string]string
 	Body         string
 	Times        int
+	Skip         int // let this many matching requests through first
 	Landed       bool
 	// EchoAuth puts the request's Authorization header in the message, as a
 	// hostile or broken proxy might.
@@ -137,6 +138,10 @@ func (f *fakeGitHub) route(r *http.Request, body []byte) (int, any, map[string]s
 	}
 	for _, ft := range f.faults {
 		if ft.Times > 0 && ft.Method == r.Method && ft.Path == r.URL.Path {
+			if ft.Skip > 0 {
+				ft.Skip--
+				continue
+			}
 			ft.Times--
 			if ft.Landed {
 				f.handle(r, body)

@@ -123,6 +123,10 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 			} else {
 				e.Kind = KindSecondaryRate
 			}
+		case c == http.StatusForbidden && (e.RetryAfter > 0 || strings.Contains(strings.ToLower(er.Message), "rate limit")):
+			// A secondary limit whose documentation_url go-github does not
+			// recognise: waiting is right, failing as a permission problem is not.
+			e.Kind = KindSecondaryRate
 		case c == http.StatusUnauthorized || c == http.StatusForbidden:
 			e.Kind = KindAuth
 		case c == http.StatusNotFound:

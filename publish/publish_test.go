@@ -230,6 +230,12 @@ func TestPublishScenarios(t *testing.T) {
 				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
 					Header: map[string]string{"Retry-After": "100"}, Body: secondaryBody()}}
 			}},
+		{name: "rate-secondary-unknown-doc-url", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1,
+					Body: `{"message":"You have exceeded a secondary rate limit and have been temporarily blocked from content creation.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/guides/best-practices-for-using-the-rest-api"}`}}
+			}},
 		{name: "rate-429", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
@@ -259,6 +265,16 @@ func TestPublishScenarios(t *testing.T) {
 		{name: "lost-create-issue-answer", target: Target{Label: "gpu-ci", Create: true}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues", Status: 504, Times: 1, Landed: true}}
+			}},
+		{name: "lost-create-answer-then-list-fails", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "list the comments of issue #7 of kv/cache: GitHub unreachable or failing after 4 tries",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.fake.faults = []*fault{
+					{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 502, Times: 1, Landed: true},
+					// The first listing (before the POST) works; the re-check after the 502 does not.
+					{Method: "GET", Path: fakeRepo + "/issues/7/comments", Skip: 1, Status: 503, Times: 99},
+				}
 			}},
 		{name: "unauthorized-401", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "`issues: write`",

@@ -34,6 +34,21 @@ type op struct {
 // the spec, and turns a final failure into an error that says what was being
 // done and what to change.
 func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context) error) error {
+	if err := p.retry(ctx, o, fn); err != nil {
+		return &finalError{err}
+	}
+	return nil
+}
+
+// finalError is a failure that call already retried and explained. fn may
+// itself make calls (a retried POST looks for what it may have created); their
+// failures end the outer call too instead of being retried again.
+type finalError struct{ err error }
+
+func (e *finalError) Error() string { return e.err.Error() }
+func (e *finalError) Unwrap() error { return e.err }
+
+func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context) error) error {
 	var (
 		transient  int
 		rateWaits  int
@@ -54,6 +69,9 @@ func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context)
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("%s: %w", o.what, cerr)
+		}
+		if fe := (*finalError)(nil); errors.As(err, &fe) {
+			return err
 		}
 		var ae *APIError
 		if !errors.As(err, &ae) {
