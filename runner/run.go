@@ -147,14 +147,26 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			return out, err
 		}
 	}
-	// kvcached cases whose native case never finished still count, with
-	// failed comparisons that say why.
+	// kvcached cases whose native case never finished still count. After an
+	// interrupt they are recorded as they ran (the native case shows as not
+	// run); otherwise failed comparisons say why nothing was compared.
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
-		if g := groups[e.Group]; e.Kind == KindServer && g != nil && len(g.Pending) > 0 {
-			if err := flushGroup(g, nil, nativeOf[e.Group]); err != nil {
-				return out, err
+		g := groups[e.Group]
+		if e.Kind != KindServer || g == nil || len(g.Pending) == 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			for _, p := range g.Pending {
+				if err := record(*p); err != nil {
+					return out, err
+				}
 			}
+			g.Pending = nil
+			continue
+		}
+		if err := flushGroup(g, nil, nativeOf[e.Group]); err != nil {
+			return out, err
 		}
 	}
 

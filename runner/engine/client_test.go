@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestClientBodiesAndResponses(t *testing.T) {
+	type tc struct {
+		name, engine, path string
+		req                Request
+		wantBody           map[string]any
+		response           string
+		status             int
+		wantTokens         []int
+		wantCached         *int
+		wantErr            string
+	}
+	seven := 7
+	cases := []tc{
+		{name: "vllm", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
+			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
+			response: `{"choices":[{"text":"x","token_ids":[1,2]}],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":7}}}`,
+			status:   200, wantTokens: []int{1, 2}, wantCached: &seven},
+		{name: "vllm ignore_eos", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "p", MaxTokens: 1024, IgnoreEOS: true},
+			wantBody: map[string]any{"model": "e2e", "prompt": "p", "temperature": 0.0, "max_tokens": 1024.0, "return_token_ids": true, "seed": 0.0, "ignore_eos": true},
+			response: `{"choices":[{"token_ids":[5]}]}`, status: 200, wantTokens: []int{5}},
+		{name: "sglang list", engine: SGLang, path: "/generate", req: Request{Prompt: "q", MaxTokens: 32, IgnoreEOS: true},
+			wantBody: map[string]any{"text": "q", "sampling_params": map[string]any{"temperature": 0.0, "max_new_tokens": 32.0, "ignore_eos": true}},
+			response: `[{"text":"a","output_ids":[9,8],"meta_info":{"prompt_tokens":4,"cached_tokens":7}}]`, status: 200, wantTokens: []int{9, 8}, wantCached: &seven},
+		{name: "sglang object", engine: SGLang, path: "/generate", req: Request{Prompt: "q", MaxTokens: 2},
+			wantBody: map[string]any{"text": "q", "sampling_params": map[string]any{"temperature": 0.0, "max_new_tokens": 2.0}},
+			response: `{"output_ids":[1]}`, status: 200, wantTokens: []int{1}},
+		{name: "http error", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "x", MaxTokens: 1},
+			wantBody: map[string]any{"model": "e2e", "prompt": "x", "temperature": 0.0, "max_tokens": 1.0, "return_token_ids": true, "seed": 0.0},
+			response: "overloaded", status: 503, wantErr: "HTTP 503: overloaded"},
+		{name: "no token ids", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "x", MaxTokens: 1},
+			wantBody: map[string]any{"model": "e2e", "prompt": "x", "temperature": 0.0, "max_tokens": 1.0, "return_token_ids": true, "seed": 0.0},
+			response: `{"choices":[{"text":"x"}]}`, status: 200, wantErr: "no choices[0].token_ids"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != c.path || r.Method != http.MethodPost {
+					t.Errorf("%s %s, want POST %s", r.Method, r.URL.Path, c.path)
+				}
+				var body map[string]any
+				data, _ := io.ReadAll(r.Body)
+				if err := json.Unmarshal(data, &body); err != nil {
+					t.Errorf("body %s: %v", data, err)
+				}
+				if d := cmp.Diff(c.wantBody, body); d != "" {
+					t.Errorf("body (-want +got):\n%s", d)
+				}
+				w.WriteHeader(c.status)
+				io.WriteString(w, c.response)
+			}))
+			defer srv.Close()
+			cl := &Client{Engine: c.engine, BaseURL: srv.URL}
+			res := cl.Generate(context.Background(), c.req)
+			if res.Status != c.status {
+				t.Fatalf("status %d", res.Status)
+			}
+			if c.wantErr != "" {
+				if res.Error == nil || !strings.Contains(*res.Error, c.wantErr) || res.OK() {
+					t.Fatalf("error %v, want %q", res.Error, c.wantErr)
+				}
+				return
+			}
+			if !res.OK() || cmp.Diff(c.wantTokens, res.TokenIDs) != "" || cmp.Diff(c.wantCached, res.CachedTokens) != "" {
+				t.Fatalf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestClientTransportErrorAndReset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reset_prefix_cache":
+			w.WriteHeader(200)
+		case "/flush_cache":
+			w.WriteHeader(500)
+		case "/health":
+			w.WriteHeader(200)
+		default:
+			time.Sleep(200 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	v := &Client{Engine: VLLM, BaseURL: srv.URL, RequestTimeout: 20 * time.Millisecond}
+	if err := v.ResetPrefixCache(context.Background()); err != nil {
+		t.Fatalf("vllm reset: %v", err)
+	}
+	if err := v.Health(context.Background(), time.Second); err != nil {
+		t.Fatalf("health: %v", err)
+	}
+	res := v.Generate(context.Background(), Request{Prompt: "x", MaxTokens: 1})
+	if res.Status != 0 || res.Error == nil || !strings.HasPrefix(*res.Error, "Timeout: ") {
+		t.Fatalf("timeout result %+v %v", res, res.Error)
+	}
+	s := &Client{Engine: SGLang, BaseURL: srv.URL}
+	if err := s.ResetPrefixCache(context.Background()); err == nil || !strings.Contains(err.Error(), "/flush_cache: HTTP 500") {
+		t.Fatalf("sglang reset: %v", err)
+	}
+	dead := &Client{Engine: VLLM, BaseURL: "http://127.0.0.1:1"}
+	res = dead.Generate(context.Background(), Request{Prompt: "x", MaxTokens: 1})
+	if res.Status != 0 || res.Error == nil || !strings.Contains(*res.Error, "connection refused") {
+		t.Fatalf("refused result %v", *res.Error)
+	}
+}
+
+func TestRunPhaseKeepsOrderAndConcurrency(t *testing.T) {
+	inFlight, peak := 0, 0
+	mu := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu <- struct{}{}
+		inFlight++
+		peak = max(peak, inFlight)
+		<-mu
+		time.Sleep(20 * time.Millisecond)
+		var body struct{ Prompt string }
+		json.NewDecoder(r.Body).Decode(&body)
+		mu <- struct{}{}
+		inFlight--
+		<-mu
+		io.WriteString(w, `{"choices":[{"token_ids":[`+body.Prompt+`]}]}`)
+	}))
+	defer srv.Close()
+	cl := &Client{Engine: VLLM, BaseURL: srv.URL}
+	reqs := []Request{{Prompt: "1"}, {Prompt: "2"}, {Prompt: "3"}, {Prompt: "4"}, {Prompt: "5"}}
+	ph := cl.RunPhase(context.Background(), "p", reqs, 2)
+	if ph.Name != "p" || ph.Concurrency != 2 || len(ph.Results) != 5 || peak > 2 {
+		t.Fatalf("phase %+v, peak %d", ph, peak)
+	}
+	for i, r := range ph.Results {
+		if len(r.TokenIDs) != 1 || r.TokenIDs[0] != i+1 {
+			t.Fatalf("result %d = %v", i, r.TokenIDs)
+		}
+	}
+}
+
+func TestPromptsDeterministic(t *testing.T) {
+	a, b := Filler(7, 300), Filler(7, 300)
+	if a != b {
+		t.Fatal("same seed, different prompts")
+	}
+	if Filler(8, 300) == a {
+		t.Fatal("different seeds, same prompt")
+	}
+	if !strings.HasPrefix(a, "Document #7: ") || !strings.HasSuffix(a, SummaryRequest) {
+		t.Fatalf("prompt shape: %.40q ... ", a)
+	}
+	if n := len(strings.Fields(Words(7, 300))); n != 302 {
+		t.Fatalf("%d fields, want 2 + 300 words", n)
+	}
+	// Pinned: a change of vocabulary or generator changes every prompt, and
+	// with it every recorded token; make it deliberate.
+	if got := Words(1, 5); got != "Document #1: desert tunnel kettle planet river" {
+		t.Fatalf("Words(1, 5) = %q", got)
+	}
+	if len(ShortQuestions) != 6 {
+		t.Fatal("want six short questions")
+	}
+}
+
+func TestCutText(t *testing.T) {
+	type tc struct {
+		in   string
+		n    int
+		want string
+	}
+	for _, c := range []tc{{"abc", 3, "abc"}, {"abcd", 3, "ab…"}, {"a\xffb", 5, "a\uFFFDb"}, {"ééé", 2, "é…"}} {
+		if got := CutText(c.in, c.n); got != c.want {
+			t.Errorf("CutText(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

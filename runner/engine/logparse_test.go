@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+)
+
+func i64(v int64) *int64 { return &v }
+
+func TestParseLog(t *testing.T) {
+	type tc struct {
+		name string
+		log  string
+		stop int64 // -1: whole log before stop; -2: stop at the marker "STOP\n"
+		want collect.LogInfo
+	}
+	vllmLog := "INFO Automatically detected platform cuda.\n" +
+		"[kvcached][12:00] Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n" +
+		"INFO Using kvcached process-local KV capacity: budget=2 bytes, reserved=1 bytes, available=19091213516 bytes\n" +
+		"INFO GPU KV cache size: 1,142,198 tokens\n" +
+		"INFO Setting attention block size to 32 tokens (was 16)\n"
+	cases := []tc{
+		{name: "vllm kvcached", log: vllmLog, stop: -1, want: collect.LogInfo{
+			Patched: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}, Capacity: i64(19091213516),
+			Tokens: []int64{1142198}, KvcachedLines: 1, BlockSize: []int{32, 16}, Errors: []string{}, ErrorsAfterStop: []string{}}},
+		{name: "sglang", log: "[kvcached] Successfully patched sglang: elastic_allocator,elastic_memory_pool\nmax_total_num_tokens=50000, chunked\n", stop: -1,
+			want: collect.LogInfo{Patched: []string{"elastic_allocator", "elastic_memory_pool"}, Capacity: i64(50000), Tokens: []int64{50000},
+				KvcachedLines: 1, Errors: []string{}, ErrorsAfterStop: []string{}}},
+		{name: "errors before and after stop", log: "CUDA out of memory. Tried\nSTOP\nTraceback (most recent call last):\n  File x\nFailed to patch y\n", stop: -2,
+			want: collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{"CUDA out of memory"},
+				ErrorsAfterStop: []string{"CUDA out of memory", "Failed to patch", `Traceback \(most recent call last\)`}}},
+		{name: "empty", log: "", stop: -1, want: EmptyLogInfo()},
+		{name: "no trailing newline", log: "illegal memory access", stop: -1,
+			want: collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{"illegal memory access"}, ErrorsAfterStop: []string{"illegal memory access"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stop := c.stop
+			if stop == -2 {
+				stop = int64(strings.Index(c.log, "STOP\n"))
+			}
+			got, err := ParseLog(strings.NewReader(c.log), stop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Fatalf("LogInfo (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestParseLogLongLinesAndBadBytes(t *testing.T) {
+	var b bytes.Buffer
+	// A 5 MiB line with a signature straddling the reader's 64 KiB buffer.
+	b.Write(bytes.Repeat([]byte{0xff, 'a'}, (64<<10)/2-5))
+	b.WriteString("CUDA error")
+	b.Write(bytes.Repeat([]byte("z"), 5<<20))
+	b.WriteString(" [kvcached] tail\n")
+	b.WriteString("[kvcached] Successfully patched vllm: a\xff, b\n")
+	got, err := ParseLog(&b, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.KvcachedLines != 2 || len(got.Errors) != 1 || got.Errors[0] != "CUDA error" {
+		t.Fatalf("got %+v", got)
+	}
+	if d := cmp.Diff([]string{"a\uFFFD", "b"}, got.Patched); d != "" {
+		t.Fatalf("patched not made valid UTF-8: %s", d)
+	}
+}
+
+func FuzzParseLog(f *testing.F) {
+	f.Add([]byte("Successfully patched vllm: a, b\nmax_total_num_tokens=3\n"), int64(-1))
+	f.Add([]byte("Traceback (most recent call last)\n\xff\xfe"), int64(3))
+	f.Fuzz(func(t *testing.T, data []byte, stop int64) {
+		info, err := ParseLog(bytes.NewReader(data), stop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(info.Errors) > len(info.ErrorsAfterStop) {
+			t.Fatalf("errors before stop %v not a subset of %v", info.Errors, info.ErrorsAfterStop)
+		}
+		for _, p := range info.Patched {
+			if !utf8.ValidString(p) {
+				t.Fatalf("invalid UTF-8 in patched name %q", p)
+			}
+		}
+	})
+}

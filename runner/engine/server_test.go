@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+func TestServerStartReadyStop(t *testing.T) {
+	cfg := childConfig(t, "server")
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := s.WaitReady(context.Background()); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	if !s.Alive() {
+		t.Fatal("not alive after ready")
+	}
+	st := s.Stop()
+	if !st.Exited || st.Killed || st.AlreadyExited || st.Signal != "SIGINT" {
+		t.Fatalf("Stop = %+v, want a clean exit on SIGINT", st)
+	}
+	if s.Alive() {
+		t.Fatal("alive after Stop")
+	}
+	if again := s.Stop(); again != st {
+		t.Fatalf("second Stop = %+v, want the first %+v", again, st)
+	}
+	pid, _ := os.ReadFile(filepath.Join(cfg.Dir, "server.pid"))
+	if strings.TrimSpace(string(pid)) != strconv.Itoa(s.PGID()) {
+		t.Fatalf("server.pid %q, pgid %d", pid, s.PGID())
+	}
+	cmdTxt, _ := os.ReadFile(filepath.Join(cfg.Dir, "cmd.txt"))
+	if want := childEnv + "=server ENGINE_TEST_PORT="; !strings.HasPrefix(string(cmdTxt), want) || strings.Count(string(cmdTxt), "\n") != 1 {
+		t.Fatalf("cmd.txt = %q, want one line starting %q", cmdTxt, want)
+	}
+	log, _ := os.ReadFile(s.LogPath())
+	for _, want := range []string{"child server starting", "request GET /health", "stopping on signal"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("serve.log lacks %q:\n%s", want, log)
+		}
+	}
+	// The line before the stop matches a signature; one after it would only count after stop.
+	info, err := s.LogInfo(st.LogOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Errors) != 1 || len(info.ErrorsAfterStop) != 1 {
+		t.Fatalf("LogInfo errors %v / %v", info.Errors, info.ErrorsAfterStop)
+	}
+}
+
+func TestStopChildIgnoringSIGINT(t *testing.T) {
+	cfg := childConfig(t, "ignore-int")
+	cfg.Timing.StopTimeout = 300 * time.Millisecond
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, s, "starting")
+	st := s.Stop()
+	if st.Exited || !st.Killed || st.Left {
+		t.Fatalf("Stop = %+v, want SIGKILL that worked", st)
+	}
+	if groupAlive(s.PGID()) {
+		t.Fatal("group alive after Stop")
+	}
+}
+
+func TestStopKillsGrandchild(t *testing.T) {
+	cfg := childConfig(t, "grandchild")
+	cfg.Timing.StopTimeout = 300 * time.Millisecond
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := waitForLog(t, s, `grandchild (\d+)`)
+	waitForLog(t, s, "child ignore-int starting")
+	gpid, _ := strconv.Atoi(regexp.MustCompile(`grandchild (\d+)`).FindStringSubmatch(line)[1])
+	if !pidAlive(gpid) {
+		t.Fatalf("grandchild %d not running", gpid)
+	}
+	st := s.Stop()
+	if !st.Killed || st.Left {
+		t.Fatalf("Stop = %+v: the grandchild ignores SIGINT, so SIGKILL is needed and must work", st)
+	}
+	if pidAlive(gpid) {
+		t.Fatalf("grandchild %d left behind", gpid)
+	}
+}
+
+func TestExitEarly(t *testing.T) {
+	cfg := childConfig(t, "exit-early")
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WaitReady(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Fatalf("WaitReady = %v", err)
+	}
+	st := s.Stop()
+	if !st.AlreadyExited {
+		t.Fatalf("Stop = %+v, want AlreadyExited", st)
+	}
+	info, _ := s.LogInfo(st.LogOffset)
+	if len(info.Errors) != 1 || info.Errors[0] != "CUDA error" {
+		t.Fatalf("errors %v", info.Errors)
+	}
+}
+
+func TestNeverReady(t *testing.T) {
+	cfg := childConfig(t, "ignore-int")
+	cfg.Timing.ReadyTimeout = 200 * time.Millisecond
+	cfg.Timing.StopTimeout = 200 * time.Millisecond
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	err = s.WaitReady(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not ready after") {
+		t.Fatalf("WaitReady = %v", err)
+	}
+	if st := s.Stop(); !st.Killed || groupAlive(s.PGID()) {
+		t.Fatalf("Stop = %+v", st)
+	}
+}
+
+func TestCancelStopsGroup(t *testing.T) {
+	cfg := childConfig(t, "server")
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	// exec's Cancel sent the stop signal to the group: it exits by itself.
+	deadline := time.Now().Add(5 * time.Second)
+	for groupAlive(s.PGID()) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if groupAlive(s.PGID()) {
+		t.Fatal("group alive after the context was cancelled")
+	}
+	if st := s.Stop(); !st.AlreadyExited {
+		t.Fatalf("Stop = %+v", st)
+	}
+	log, _ := os.ReadFile(s.LogPath())
+	if !strings.Contains(string(log), "stopping on signal") {
+		t.Fatalf("serve.log: %s", log)
+	}
+}
+
+func TestSecretsRedactedFromServeLog(t *testing.T) {
+	cfg := childConfig(t, "secret")
+	cfg.Env.Set("HF_TOKEN", "hf_SECRETVALUE")
+	cfg.Redact = collect.NewRedactor(func(k string) string {
+		if k == "HF_TOKEN" {
+			return "hf_SECRETVALUE"
+		}
+		return ""
+	}, collect.SecretEnvNames...)
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, s, "kvcached")
+	st := s.Stop()
+	data, _ := os.ReadFile(s.LogPath())
+	if strings.Contains(string(data), "SECRETVALUE") {
+		t.Fatal("secret in serve.log")
+	}
+	if !strings.Contains(string(data), "token=$HF_TOKEN end") {
+		t.Fatalf("split secret not replaced: %q", data[:min(len(data), 200)])
+	}
+	cmdTxt, _ := os.ReadFile(filepath.Join(cfg.Dir, "cmd.txt"))
+	if strings.Contains(string(cmdTxt), "SECRETVALUE") || !strings.Contains(string(cmdTxt), " HF_TOKEN=$HF_TOKEN ") {
+		t.Fatalf("cmd.txt = %s", cmdTxt)
+	}
+	info, _ := s.LogInfo(st.LogOffset)
+	if info.KvcachedLines != 1 {
+		t.Fatalf("kvcached lines %d, want 1 (after a 1 MiB prefix)", info.KvcachedLines)
+	}
+}
+
+func TestStartMissingCommand(t *testing.T) {
+	cfg := ServerConfig{Name: "x", Engine: VLLM, Dir: t.TempDir(), Argv: []string{"/nonexistent/ci-report-no-such-server"}, Port: 1}
+	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "start server x") {
+		t.Fatalf("Start = %v", err)
+	}
+	log, _ := os.ReadFile(filepath.Join(cfg.Dir, "serve.log"))
+	if !strings.Contains(string(log), "could not start") {
+		t.Fatalf("serve.log = %q", log)
+	}
+}
+
+// waitForLog waits until serve.log matches re and returns the matching line.
+func waitForLog(t *testing.T, s *Server, re string) string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(s.LogPath())
+		for _, line := range strings.Split(string(data), "\n") {
+			if rx.MatchString(line) {
+				return line
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("serve.log never matched %q", re)
+	return ""
+}
