@@ -1,0 +1,117 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// serverCheck is one input of a server check and what it must say.
+type serverCheck struct {
+	name       string
+	got        collect.Check
+	wantName   string
+	wantOK     bool
+	wantDetail string
+}
+
+func runServerChecks(t *testing.T, cases []serverCheck) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.got.Name != c.wantName || c.got.OK != c.wantOK || c.got.Detail != c.wantDetail {
+				t.Errorf("got %+v\nwant {Name:%s OK:%v Detail:%s}", c.got, c.wantName, c.wantOK, c.wantDetail)
+			}
+		})
+	}
+}
+
+func res(status int, tokens []int, cached *int, errText string) collect.RequestResult {
+	r := collect.RequestResult{Status: status, TokenIDs: tokens, CachedTokens: cached}
+	if errText != "" {
+		r.Error = &errText
+	}
+	return r
+}
+
+func intp(v int) *int { return &v }
+
+func TestServerChecks(t *testing.T) {
+	capa := int64(1000)
+	kvLog := collect.LogInfo{Patched: []string{"a", "b"}, Capacity: &capa, KvcachedLines: 3}
+	good := collect.Phase{Name: "gen_seq", Results: []collect.RequestResult{res(200, []int{1, 2}, intp(0), ""), res(200, []int{3}, intp(16), "")}}
+	other := collect.Phase{Name: "gen_seq", Results: []collect.RequestResult{res(200, []int{1, 2}, intp(0), ""), res(200, []int{4}, intp(0), "")}}
+	bad := collect.Phase{Name: "gen_conc", Results: []collect.RequestResult{res(200, []int{1}, nil, ""), res(0, nil, nil, "ConnectionError: refused"), res(500, nil, nil, "HTTP 500: boom")}}
+	runServerChecks(t, []serverCheck{
+		{"ready ok", Ready("server_ready", ""), "server_ready", true, ""},
+		{"ready fails", Ready("server_ready", "not ready after 30m0s"), "server_ready", false, "not ready after 30m0s"},
+		{"reset ok", PrefixCacheReset(""), "prefix_cache_reset", true, ""},
+		{"reset fails", PrefixCacheReset("POST /reset_prefix_cache: HTTP 404"), "prefix_cache_reset", false, "POST /reset_prefix_cache: HTTP 404"},
+		{"phase ok", PhaseOK(good), "gen_seq_ok", true, ""},
+		{"phase fails", PhaseOK(bad), "gen_conc_ok", false, "2/3 failed: 0 ConnectionError: refused; 500 HTTP 500: boom"},
+		{"phase empty", PhaseOK(collect.Phase{Name: "apc_0"}), "apc_0_ok", false, "no requests recorded"},
+		{"alive", AliveAfterLoad("server_alive_after_load", true), "server_alive_after_load", true, ""},
+		{"dead", AliveAfterLoad("server_alive_after_load", false), "server_alive_after_load", false, "the server's process group had exited before the stop signal"},
+		{"clean exit", CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 2.25, TimeoutS: 90}), "clean_exit_on_signal", true, "exited 2.2 s after SIGINT"},
+		{"killed", CleanExit("a_", Stop{Signal: "SIGINT", Killed: true, TimeoutS: 90}), "a_clean_exit_on_signal", false, "still running 90 s after SIGINT; needed SIGKILL"},
+		{"left", CleanExit("", Stop{Signal: "SIGTERM", Killed: true, Left: true, TimeoutS: 90}), "clean_exit_on_signal", false, "still running 90 s after SIGTERM, and after SIGKILL"},
+		{"no errors", NoErrorSignatures("", collect.LogInfo{}), "no_error_signatures", true, ""},
+		{"errors", NoErrorSignatures("", collect.LogInfo{Errors: []string{"CUDA error", "Failed to patch"}}), "no_error_signatures", false, "serve.log matched CUDA error, Failed to patch"},
+		{"active", KvcachedActive("", kvLog, []string{"a", "b"}), "kvcached_active", true, "2 patches, capacity 1000"},
+		{"inactive patch missing", KvcachedActive("", collect.LogInfo{Patched: []string{"a"}}, []string{"a", "b"}), "kvcached_active", false, "patches not logged: b; no kvcached capacity line"},
+		{"native clean", KvcachedInactive("", collect.LogInfo{}), "kvcached_inactive", true, ""},
+		{"native with kvcached", KvcachedInactive("", kvLog), "kvcached_inactive", false, "3 [kvcached] lines in a native server's log"},
+		{"shm gone", ShmRemoved("", "e2e_1_x", Listing{Dir: "/dev/shm", Entries: []string{"e2e_1_y", "other_e2e_1_x"}}), "shm_removed", true, ""},
+		{"shm left", ShmRemoved("", "e2e_1_x", Listing{Dir: "/dev/shm", Entries: []string{"e2e_1_x", "e2e_1_x_2"}}), "shm_removed", false, "left in /dev/shm: e2e_1_x, e2e_1_x_2"},
+		{"shm unreadable", ShmRemoved("", "e2e_1_x", Listing{Dir: "/dev/shm", Err: "permission denied"}), "shm_removed", false, "could not list /dev/shm: permission denied"},
+		{"sock gone", SocketDirsRemoved("", "e2e_1_x", Listing{Dir: "/tmp", Entries: []string{"kvcached_e2e_1_y_sock"}}), "socket_dirs_removed", true, ""},
+		{"sock left", SocketDirsRemoved("", "e2e_1_x", Listing{Dir: "/tmp", Entries: []string{"kvcached_e2e_1_x_sock"}}), "socket_dirs_removed", false, "left in /tmp: kvcached_e2e_1_x_sock"},
+		{"gpu clear", NoGPUProcessLeft(GPUProcesses{Left: map[int][]int{}}), "no_gpu_process_left", true, ""},
+		{"gpu busy", NoGPUProcessLeft(GPUProcesses{Left: map[int][]int{1: {9, 3}, 0: {5}}, WaitedS: 60}), "no_gpu_process_left", false, "GPU 0: pid 5; GPU 1: pid 3, 9 still running after 60 s"},
+		{"gpu unknown", NoGPUProcessLeft(GPUProcesses{Err: "NVML: gone"}), "no_gpu_process_left", false, "could not query the GPUs: NVML: gone"},
+		{"tokens equal", TokensEqual(good, good), "gen_seq_tokens_equal", true, "2 prompts"},
+		{"tokens differ", TokensEqual(good, other), "gen_seq_tokens_equal", false, "prompt 1: token 0: kvcached 3 vs native 4"},
+		{"tokens missing", TokensEqual(good, collect.Phase{Name: "gen_seq", Results: []collect.RequestResult{res(200, []int{1, 2}, nil, ""), res(500, nil, nil, "x")}}), "gen_seq_tokens_equal", false, "prompt 1: no tokens (native)"},
+		{"tokens length", TokensEqual(collect.Phase{Name: "apc_1", Results: []collect.RequestResult{res(200, []int{1}, nil, "")}}, collect.Phase{Results: []collect.RequestResult{res(200, []int{1, 2}, nil, "")}}), "apc_1_tokens_equal", false, "prompt 0: kvcached 1 tokens vs native 2"},
+		{"cached equal", CachedTokensEqual(collect.Phase{Name: "apc_0", Results: good.Results}, good), "apc_0_cached_tokens_equal", true, "[0, 16]"},
+		{"cached differ", CachedTokensEqual(collect.Phase{Name: "apc_1", Results: good.Results}, other), "apc_1_cached_tokens_equal", false, "kvcached [0, 16] vs native [0, 0]"},
+		{"block size", NativeBlockSizeMatched(32, "vllm-x-kv_c1", true), "native_block_size_matched", true, "ran with --block-size 32, as vllm-x-kv_c1 logged"},
+		{"block size no start", NativeBlockSizeMatched(32, "vllm-x-kv_c1", false), "native_block_size_matched", false, "the native server with --block-size 32 did not start"},
+		{"install ok", InstallKvcached("", "installed"), "install_kvcached", true, "installed"},
+		{"install fails", InstallKvcached("exit status 1", ""), "install_kvcached", false, "exit status 1"},
+	})
+}
+
+func TestShutdownChecksOrder(t *testing.T) {
+	capa := int64(1)
+	type tc struct {
+		name string
+		obs  Shutdown
+		want string
+	}
+	for _, c := range []tc{
+		{"kvcached", Shutdown{Kvcached: true, Log: collect.LogInfo{Capacity: &capa}, IPC: "i", Stop: Stop{Exited: true}},
+			"p_clean_exit_on_signal p_no_error_signatures p_kvcached_active p_shm_removed p_socket_dirs_removed"},
+		{"native", Shutdown{Stop: Stop{Exited: true}}, "p_clean_exit_on_signal p_no_error_signatures p_kvcached_inactive"},
+		{"log unreadable", Shutdown{LogErr: "parse server log: no such file", Stop: Stop{Exited: true}}, "p_clean_exit_on_signal p_no_error_signatures p_kvcached_inactive"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ShutdownChecks("p_", c.obs)
+			var names []string
+			for _, ch := range got {
+				names = append(names, ch.Name)
+			}
+			if strings.Join(names, " ") != c.want {
+				t.Fatalf("checks %v, want %s", names, c.want)
+			}
+			if c.obs.LogErr != "" && got[1].OK {
+				t.Fatal("an unreadable log passed no_error_signatures")
+			}
+		})
+	}
+	long := strings.Repeat("é", 600)
+	if ph := PhaseOK(collect.Phase{Name: "x", Results: []collect.RequestResult{res(0, nil, nil, long)}}); len([]rune(ph.Detail)) != MaxPhaseDetail || !strings.HasSuffix(ph.Detail, "…") {
+		t.Fatalf("detail of %d code points", len([]rune(ph.Detail)))
+	}
+}
