@@ -267,10 +267,13 @@ func (r *Redactor) String(s string) string {
 // bytes (which may hold the start of a secret that the next write
 // completes) and returns them as the rest to carry over.
 func (r *Redactor) replace(buf []byte, final bool) (out, rest []byte) {
+	// Outside the last maxLen-1 bytes every secret that starts at a position
+	// lies wholly in buf, so matches there are decided as in the whole text.
+	safe := len(buf) - (r.maxLen - 1)
 	i := 0
 	for {
 		j, s := r.next(buf, i)
-		if j < 0 {
+		if j < 0 || (!final && j >= safe) {
 			break
 		}
 		out = append(out, buf[i:j]...)
@@ -280,11 +283,9 @@ func (r *Redactor) replace(buf []byte, final bool) (out, rest []byte) {
 	if final {
 		return append(out, buf[i:]...), nil
 	}
-	// Any secret starting before safe would lie wholly inside buf and so
-	// would have been found above.
-	safe := max(i, len(buf)-(r.maxLen-1))
-	out = append(out, buf[i:safe]...)
-	return out, append([]byte(nil), buf[safe:]...)
+	cut := max(i, safe)
+	out = append(out, buf[i:cut]...)
+	return out, append([]byte(nil), buf[cut:]...)
 }
 
 // next finds the earliest secret at or after i (the longest on a tie).

@@ -1,0 +1,188 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.json")
+	if err := WriteFileAtomic(p, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(p, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	entries, _ := os.ReadDir(dir)
+	if string(got) != "two" || len(entries) != 1 {
+		t.Fatalf("content %q, %d entries (temporary files left?)", got, len(entries))
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "missing", "x"), nil); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("error %v does not name the path", err)
+	}
+}
+
+func TestPartWriterRedactsAndAppends(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "part")
+	red := NewRedactor(func(k string) string { return map[string]string{"GH_TOKEN": "ghp_abc123", "HF_TOKEN": ""}[k] }, SecretEnvNames...)
+	w, err := NewPartWriter(dir, red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c1 := CaseResult{Name: "a", OK: true, Checks: []Check{{Name: "x", OK: true, Detail: "token ghp_abc123"}}}
+	c2 := CaseResult{Name: "b", Checks: []Check{{Name: "y", Detail: "bad"}}}
+	for _, c := range []*CaseResult{&c1, &c2} {
+		if err := w.AppendCase(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteSummary(&Summary{Cases: []CaseResult{c1, c2}}); err != nil {
+		t.Fatal(err)
+	}
+	lines, _ := os.ReadFile(filepath.Join(dir, "cases.jsonl"))
+	summary, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	for name, data := range map[string][]byte{"cases.jsonl": lines, "summary.json": summary} {
+		if bytes.Contains(data, []byte("ghp_abc123")) || !bytes.Contains(data, []byte("$GH_TOKEN")) {
+			t.Errorf("%s not redacted: %s", name, data)
+		}
+	}
+	split := strings.Split(strings.TrimSpace(string(lines)), "\n")
+	if len(split) != 2 {
+		t.Fatalf("%d lines", len(split))
+	}
+	for _, l := range split {
+		var c CaseResult
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+	}
+}
+
+func TestSummaryMarkdown(t *testing.T) {
+	cases := []CaseResult{
+		{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
+		{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
+		{Name: "silent", OK: false},
+	}
+	got := string(SummaryMarkdown("vllm", cases))
+	want := "### vllm\n\n| case | result | failed checks |\n|---|---|---|\n" +
+		"| ok-case | PASS |  |\n" +
+		"| bad\\|case | FAIL | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
+		"| silent | FAIL | no failed check recorded |\n"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRedactorStreams(t *testing.T) {
+	type tc struct {
+		name    string
+		env     map[string]string
+		in      string
+		want    string
+		chunked bool
+	}
+	cases := []tc{
+		{name: "none", env: nil, in: "plain text", want: "plain text"},
+		{name: "empty value ignored", env: map[string]string{"GH_TOKEN": ""}, in: "abc", want: "abc"},
+		{name: "whole", env: map[string]string{"HF_TOKEN": "hf_xyz"}, in: "a hf_xyz b hf_xyz", want: "a $HF_TOKEN b $HF_TOKEN"},
+		{name: "split one byte a write", env: map[string]string{"HF_TOKEN": "hf_xyz", "GITHUB_TOKEN": "ghs_1234567"}, in: "x ghs_1234567 hf_xy hf_xyz\n", want: "x $GITHUB_TOKEN hf_xy $HF_TOKEN\n", chunked: true},
+		{name: "longest wins", env: map[string]string{"GH_TOKEN": "abc", "GITHUB_TOKEN": "abcdef"}, in: "abcdef abc", want: "$GITHUB_TOKEN $GH_TOKEN", chunked: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRedactor(func(k string) string { return c.env[k] }, SecretEnvNames...)
+			if got := r.String(c.in); got != c.want {
+				t.Fatalf("String = %q, want %q", got, c.want)
+			}
+			var buf bytes.Buffer
+			w := r.Writer(&buf)
+			var src = strings.NewReader(c.in)
+			if c.chunked {
+				rd := iotest.OneByteReader(src)
+				b := make([]byte, 1)
+				for {
+					n, err := rd.Read(b)
+					if n > 0 {
+						w.Write(b[:n])
+					}
+					if err != nil {
+						break
+					}
+				}
+			} else {
+				w.Write([]byte(c.in))
+			}
+			w.Close()
+			if buf.String() != c.want {
+				t.Fatalf("stream = %q, want %q", buf.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestGitHubFromEnv(t *testing.T) {
+	type tc struct {
+		name    string
+		env     map[string]string
+		flag    string
+		want    *GitHubContext
+		wantErr string
+	}
+	cases := []tc{
+		{name: "outside actions", env: map[string]string{}, want: nil},
+		{name: "actions", env: map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "123", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_JOB": "e2e",
+			"GITHUB_SHA": "abc", "GITHUB_REF": "refs/heads/main", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r", "CI_REPORT_CHECK_RUN_ID": "9"},
+			want: &GitHubContext{RunID: 123, RunAttempt: 2, Job: "e2e", CheckRunID: 9, SHA: "abc", Ref: "refs/heads/main", ServerURL: "https://github.com", Repository: "o/r"}},
+		{name: "flag beats env", env: map[string]string{"GITHUB_ACTIONS": "true", "CI_REPORT_CHECK_RUN_ID": "9"}, flag: "456", want: &GitHubContext{CheckRunID: 456}},
+		{name: "bad number", env: map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "12x"}, wantErr: "GITHUB_RUN_ID is \"12x\""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := GitHubFromEnv(func(k string) string { return c.env[k] }, c.flag)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzRedactorWriter: however a stream is cut into writes, the redacted
+// stream equals the redaction of the whole, and no secret survives.
+func FuzzRedactorWriter(f *testing.F) {
+	f.Add("say abcdef and abc", "abc", "abcdef", uint8(1))
+	f.Add("xxyxxy", "xy", "y", uint8(3))
+	f.Fuzz(func(t *testing.T, in, s1, s2 string, step uint8) {
+		if step == 0 {
+			step = 1
+		}
+		r := NewRedactor(func(k string) string { return map[string]string{"GH_TOKEN": s1, "HF_TOKEN": s2}[k] }, SecretEnvNames...)
+		whole := r.String(in)
+		var buf bytes.Buffer
+		w := r.Writer(&buf)
+		for i := 0; i < len(in); i += int(step) {
+			w.Write([]byte(in[i:min(len(in), i+int(step))]))
+		}
+		w.Close()
+		if buf.String() != whole {
+			t.Fatalf("stream %q != whole %q", buf.String(), whole)
+		}
+	})
+}
