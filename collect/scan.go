@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,11 @@ type scanner struct {
 
 func newScanner(r io.Reader) *scanner {
 	return &scanner{r: r, buf: make([]byte, scanBufSize)}
+}
+
+// reset makes s read r from its start, keeping its buffers.
+func (s *scanner) reset(r io.Reader) {
+	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0]}
 }
 
 // fill reads more input once buf[i:n] is used up; it reports whether bytes
@@ -703,7 +709,8 @@ func describeJSONError(err error) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+		// Offset counts the bytes read, the offending one included.
+		return fmt.Errorf("byte %d: %s", max(se.Offset-1, 0), strings.TrimPrefix(se.Error(), "json: "))
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -723,12 +730,26 @@ func describeJSONError(err error) error {
 			got = "non-integer number"
 		}
 		inner := &kindError{want: want, got: got}
-		if te.Field != "" {
-			return &fieldError{Field: te.Field, Err: inner}
+		if field := jsonPath(te.Field); field != "" {
+			return &fieldError{Field: field, Err: inner}
 		}
 		return inner
 	}
 	return err
+}
+
+// jsonPath drops the names of embedded Go structs (LimitSetup's CaseSetup)
+// from encoding/json's field path, leaving the JSON keys, which in these
+// formats never start with an upper-case letter.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p != "" && (p[0] < 'A' || p[0] > 'Z') {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 // caseFields are the CaseResult fields a reader keeps; everything else,
@@ -931,107 +952,87 @@ type JSONLResult struct {
 }
 
 // ScanCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
-// phases skipped. Blank lines are ignored.
+// phases skipped. Each line is read on its own (a line that does not parse
+// never takes the next one with it); blank lines are ignored. A line that
+// ends the input inside its value is torn (Torn); any other line that does
+// not parse is reported in Bad and skipped. Offsets in Bad count from the
+// start of the line.
 func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) {
-	s := newScanner(r)
+	br := bufio.NewReaderSize(r, scanBufSize)
+	s := newScanner(nil)
 	res := &JSONLResult{Cases: []CaseResult{}}
-	line := 1
-	for {
-		c, err := s.lineStart(&line)
-		if err != nil {
-			if errors.Is(err, errTorn) {
-				return res, nil
+	for line := 1; ; line++ {
+		lr := &lineReader{br: br}
+		s.reset(lr)
+		c, err := s.nonSpace()
+		if errors.Is(err, errTorn) { // a blank line, or the end
+			if lr.newline {
+				continue
 			}
-			return nil, err
+			return res, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		field := fmt.Sprintf("line %d", line)
 		var cr CaseResult
-		var perr error
 		if c != '{' {
-			perr = atField(field, s.skipValue())
-			if perr == nil {
-				perr = &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(c)}}
+			err = atField(field, s.skipValue())
+			if err == nil {
+				err = &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(c)}}
 			}
-		} else {
-			perr = s.readCase(field, &cr)
-		}
-		if perr == nil {
-			c, ended, newline := s.lineEnd()
-			if ended {
-				res.Cases = append(res.Cases, cr)
-				if newline {
-					line++
-				}
-				continue
-			}
-			perr = atField(field, s.errorf("invalid character %s after the case", quoteChar(c)))
+		} else if err = s.readCase(field, &cr); err == nil {
+			err = atField(field, s.end())
 		}
 		if s.rerr != nil {
-			return nil, s.rerr
+			return nil, fmt.Errorf("line %d: %w", line, s.rerr)
 		}
-		// Resynchronise at the next newline: a raw newline cannot occur
-		// inside a JSON value, so it always ends the line.
-		if !s.skipLine() {
+		if err == nil {
+			res.Cases = append(res.Cases, cr)
+			continue
+		}
+		if _, derr := io.Copy(io.Discard, lr); derr != nil {
+			return nil, fmt.Errorf("line %d: %w", line, derr)
+		}
+		if !lr.newline && errors.Is(err, errTorn) {
 			res.Torn = true
 			return res, nil
 		}
-		res.Bad = append(res.Bad, perr.Error())
-		line++
+		res.Bad = append(res.Bad, err.Error())
 	}
 }
 
-// lineStart skips blank space up to the first byte of a value, counting
-// newlines into *line.
-func (s *scanner) lineStart(line *int) (byte, error) {
-	for {
-		for s.i < s.n {
-			c := s.buf[s.i]
-			if c == '\n' {
-				*line++
-			} else if !isSpace(c) {
-				return c, nil
-			}
-			s.i++
-		}
-		if !s.fill() {
-			return 0, s.endErr()
-		}
-	}
+// lineReader reads one line of br, without its newline, then reports
+// io.EOF; newline says whether the line ended with one.
+type lineReader struct {
+	br      *bufio.Reader
+	done    bool
+	newline bool
 }
 
-// lineEnd skips spaces after a value; ended reports whether the line ends
-// there (a newline, consumed, or the end of input), newline which of both.
-func (s *scanner) lineEnd() (c byte, ended, newline bool) {
-	for {
-		c, ok := s.peekByte()
-		if !ok {
-			return 0, true, false
+func (l *lineReader) Read(p []byte) (int, error) {
+	if l.done || len(p) == 0 {
+		if l.done {
+			return 0, io.EOF
 		}
-		switch c {
-		case '\n':
-			s.i++
-			return c, true, true
-		case ' ', '\t', '\r':
-			s.i++
-		default:
-			return c, false, false
+		return 0, nil
+	}
+	if l.br.Buffered() == 0 {
+		if _, err := l.br.Peek(1); err != nil {
+			l.done = true
+			return 0, err
 		}
 	}
-}
-
-// skipLine consumes through the next newline; false when the input ended
-// first.
-func (s *scanner) skipLine() bool {
-	for {
-		if k := bytes.IndexByte(s.buf[s.i:s.n], '\n'); k >= 0 {
-			s.i += k + 1
-			return true
-		}
-		s.i = s.n
-		if !s.fill() {
-			return false
-		}
+	buf, _ := l.br.Peek(min(l.br.Buffered(), len(p)))
+	if k := bytes.IndexByte(buf, '\n'); k >= 0 {
+		copy(p, buf[:k])
+		l.br.Discard(k + 1)
+		l.done, l.newline = true, true
+		return k, nil
 	}
+	n := copy(p, buf)
+	l.br.Discard(n)
+	return n, nil
 }
 
 // ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL).
