@@ -458,7 +458,16 @@ func (r *Runner) exec() ledger.ExecFunc {
 
 // Ledger returns a kvctl client for servers of engine (its exec prefix).
 func (c *Case) Ledger(engineName string) *ledger.Client {
-	argv := append(slices.Clone(c.R.PrefixFor(engineName)), c.R.Kvctl...)
+	argv := slices.Clone(c.R.PrefixFor(engineName))
+	if c.R.Sim != nil && c.R.Sim.Env.Len() > 0 {
+		// The simulated kvctl finds its world through the environment.
+		argv = append(argv, "env")
+		for _, k := range c.R.Sim.Env.Keys() {
+			v, _ := c.R.Sim.Env.Get(k)
+			argv = append(argv, k+"="+v)
+		}
+	}
+	argv = append(argv, c.R.Kvctl...)
 	return &ledger.Client{Argv: argv, Exec: c.R.Exec, Timeout: c.R.Timing.KvctlTimeout}
 }
 
