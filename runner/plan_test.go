@@ -1,0 +1,240 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustPlan(t *testing.T, profile string) *Plan {
+	t.Helper()
+	p, err := BuiltinPlan(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBuiltinProfiles(t *testing.T) {
+	type tc struct {
+		profile string
+		want    []string // the case names, in order
+	}
+	nightly := []string{"vllm-setup"}
+	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
+		nightly = append(nightly, "vllm-"+m+"-kv_c1", "vllm-"+m+"-kv_c0", "vllm-"+m+"-native")
+	}
+	nightly = append(nightly, "sglang-setup")
+	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
+		nightly = append(nightly, "sglang-"+m+"-kv_c1", "sglang-"+m+"-kv_c0", "sglang-"+m+"-native")
+	}
+	nightly = append(nightly, "elastic-vllm-qwen05b+vllm-qwen35_4b", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-vllm-qwen05b", "limit-sglang-qwen05b")
+	weekly := []string{"vllm-setup"}
+	for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
+		weekly = append(weekly, "vllm-"+m+"-kv_c1-tp2", "vllm-"+m+"-kv_c0-tp2", "vllm-"+m+"-native-tp2")
+	}
+	weekly = append(weekly, "vllm-qwen05b-kv_c1-fp8kv", "sglang-setup")
+	for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b"} {
+		weekly = append(weekly, "sglang-"+m+"-kv_c1-tp2", "sglang-"+m+"-kv_c0-tp2", "sglang-"+m+"-native-tp2")
+	}
+	weekly = append(weekly, "sglang-qwen05b-kv_c1-fp8kv", "elastic-vllm-qwen05b+sglang-qwen35_4b", "priority-vllm-qwen05b+vllm-qwen35_4b")
+	for _, c := range []tc{
+		{"smoke", []string{"vllm-setup", "vllm-qwen05b-kv_c1", "sglang-setup", "sglang-qwen05b-kv_c1"}},
+		{"nightly", nightly},
+		{"weekly", weekly},
+		{"hopper", []string{"vllm-setup", "vllm-qwen38_27b-kv_c1"}},
+	} {
+		t.Run(c.profile, func(t *testing.T) {
+			if d := cmp.Diff(c.want, mustPlan(t, c.profile).Names()); d != "" {
+				t.Fatalf("cases (-want +got):\n%s", d)
+			}
+		})
+	}
+	if _, err := BuiltinPlan("monthly"); err == nil || !strings.Contains(err.Error(), "unknown profile") {
+		t.Fatalf("unknown profile: %v", err)
+	}
+}
+
+func TestServerPlans(t *testing.T) {
+	w := mustPlan(t, "weekly")
+	find := func(name string) (*Entry, *ServerPlan) {
+		for i := range w.Cases {
+			e := &w.Cases[i]
+			for j := range e.Servers {
+				if e.Servers[j].Name == name {
+					return e, &e.Servers[j]
+				}
+			}
+		}
+		t.Fatalf("no server %s", name)
+		return nil, nil
+	}
+	vllm, _ := w.Engines.Get("vllm")
+	_, s := find("sglang-dsv2lite-native-tp2")
+	eng, _ := w.Engines.Get("sglang")
+	want := []string{"python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V2-Lite-Chat", "--served-model-name", "e2e",
+		"--host", "127.0.0.1", "--port", "18000", "--random-seed", "42", "--enable-cache-report",
+		"--dtype", "bfloat16", "--context-length", "8192", "--max-running-requests", "16", "--mem-fraction-static", "0.85", "--trust-remote-code",
+		"--tp-size", "2"}
+	if d := cmp.Diff(want, s.Argv(eng, 18000)); d != "" {
+		t.Fatalf("argv (-want +got):\n%s", d)
+	}
+	if v, _ := s.Env.Get("ENABLE_KVCACHED"); v != "false" || s.Kvcached() {
+		t.Fatal("native server with kvcached on")
+	}
+	_, fp8 := find("vllm-qwen05b-kv_c1-fp8kv")
+	if fp8.KVCacheDtype == nil || *fp8.KVCacheDtype != "fp8" || !slices.Contains(fp8.Argv(vllm, 1), "--kv-cache-dtype") || fp8.TP != 1 {
+		t.Fatalf("fp8 server %+v", fp8)
+	}
+	pe, l := find("priority-vllm-qwen05b-kv_c1")
+	_, h := find("priority-vllm-qwen35_4b-kv_c1")
+	if cap, _ := l.Env.Get("KVCACHED_MAX_CACHED_TOKENS"); cap != "-1" || *l.Priority != 0 || *h.Priority != 1 || pe.Batch != 128 {
+		t.Fatalf("priority pair: L %+v H %+v", l, h)
+	}
+	if !slices.Contains(l.ModelArgs, "128") || slices.Contains(h.Patches, "mamba_partial_tail") == false {
+		t.Fatalf("pair batch or hybrid patches: %v %v", l.ModelArgs, h.Patches)
+	}
+	if got := IPCName("1007", "vllm-qwen05b-kv_c1"); got != "e2e_1007_vllm_qwen05b_kv_c1" {
+		t.Fatalf("IPCName = %s", got)
+	}
+	if got := IPCName("a.b", "elastic-vllm-x+y"); got != "e2e_a_b_elastic_vllm_x_y" {
+		t.Fatalf("IPCName = %s", got)
+	}
+	// Same-named servers of a pair get -a/-b.
+	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}}
+	b.elastic("vllm", "qwen05b", "vllm", "qwen05b")
+	if got := []string{b.p.Cases[0].Servers[0].Name, b.p.Cases[0].Servers[1].Name}; got[0] != "elastic-vllm-qwen05b-kv_c1-a" || got[1] != "elastic-vllm-qwen05b-kv_c1-b" {
+		t.Fatalf("pair names %v", got)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	type tc struct {
+		name    string
+		profile string
+		sel     Selection
+		want    []string
+		wantErr string
+	}
+	for _, c := range []tc{
+		{name: "cases glob brings native", profile: "nightly", sel: Selection{Cases: []string{"vllm-qwen35_4b-kv_c0"}},
+			want: []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native"}},
+		{name: "group glob", profile: "nightly", sel: Selection{Cases: []string{"sglang-qwen05b-*"}},
+			want: []string{"sglang-setup", "sglang-qwen05b-kv_c1", "sglang-qwen05b-kv_c0", "sglang-qwen05b-native"}},
+		{name: "repeatable", profile: "nightly", sel: Selection{Cases: []string{"limit-*", "elastic-sglang*"}},
+			want: []string{"vllm-setup", "sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-vllm-qwen05b", "limit-sglang-qwen05b"}},
+		{name: "explicit setup only", profile: "smoke", sel: Selection{Cases: []string{"vllm-setup"}}, want: []string{"vllm-setup"}},
+		{name: "engines", profile: "weekly", sel: Selection{Engines: []string{"sglang"}, SkipCases: true}, want: nil},
+		{name: "models and skips", profile: "nightly", sel: Selection{Models: []string{"qwen05b"}, SkipCases: true, SkipElastic: true},
+			want: []string{"vllm-setup", "sglang-setup", "limit-vllm-qwen05b", "limit-sglang-qwen05b"}},
+		{name: "cross-engine pair needs both setups", profile: "weekly", sel: Selection{Cases: []string{"elastic-*"}},
+			want: []string{"vllm-setup", "sglang-setup", "elastic-vllm-qwen05b+sglang-qwen35_4b"}},
+		{name: "shard 2/3 keeps whole groups", profile: "nightly", sel: Selection{ShardIndex: 2, ShardCount: 3},
+			// units 1, 4, 7 of 0..9 (six groups, two pairs, two limit cases)
+			want: []string{"vllm-setup", "vllm-qwen35_4b-kv_c1", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native", "sglang-setup",
+				"sglang-qwen35_4b-kv_c1", "sglang-qwen35_4b-kv_c0", "sglang-qwen35_4b-native", "elastic-sglang-qwen05b+sglang-qwen35_4b"}},
+		{name: "bad glob", profile: "smoke", sel: Selection{Cases: []string{"[x"}}, wantErr: "--cases"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := mustPlan(t, c.profile).Select(c.sel)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.want, got.Names(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
+				t.Fatalf("cases (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestShardsPartitionThePlan(t *testing.T) {
+	for _, profile := range Profiles {
+		full := mustPlan(t, profile)
+		for n := 1; n <= 4; n++ {
+			seen := map[string]int{}
+			for i := 1; i <= n; i++ {
+				p, err := full.Select(Selection{ShardIndex: i, ShardCount: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				groups := map[string]bool{}
+				for _, e := range p.Cases {
+					if e.Kind != KindSetup {
+						seen[e.Name]++
+					}
+					if e.Kind == KindServer {
+						groups[e.Group] = true
+					}
+				}
+				// A group is never split: all of it or none of it.
+				for _, e := range full.Cases {
+					if e.Kind == KindServer && groups[e.Group] && !slices.Contains(p.Names(), e.Name) {
+						t.Fatalf("%s %d/%d split group %s", profile, i, n, e.Group)
+					}
+				}
+			}
+			for _, e := range full.Cases {
+				if e.Kind != KindSetup && seen[e.Name] != 1 {
+					t.Fatalf("%s in %d shards of %s /%d, want 1", e.Name, seen[e.Name], profile, n)
+				}
+			}
+		}
+	}
+	if _, _, err := ParseShard("3/2"); err == nil {
+		t.Fatal("3/2 accepted")
+	}
+	if i, n, err := ParseShard("2/5"); err != nil || i != 2 || n != 5 {
+		t.Fatalf("2/5 = %d %d %v", i, n, err)
+	}
+}
+
+func TestPlanFileRoundTrip(t *testing.T) {
+	p := mustPlan(t, "weekly")
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "plan.json")
+	os.WriteFile(f, data, 0o644)
+	back, err := ReadPlan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.MarshalIndent(back, "", "  ")
+	if string(again) != string(data) {
+		t.Fatal("plan changed through its file")
+	}
+	type tc struct{ name, edit, wantErr string }
+	for _, c := range []tc{
+		{"bad kind", `"kind": "server"`, "unknown kind"},
+		{"bad json", `{`, "read plan"},
+		{"no profile", `"profile": "weekly"`, "no profile"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := string(data)
+			switch c.name {
+			case "bad kind":
+				s = strings.Replace(s, c.edit, `"kind": "serverz"`, 1)
+			case "bad json":
+				s = s[:10]
+			case "no profile":
+				s = strings.Replace(s, c.edit, `"profile": ""`, 1)
+			}
+			os.WriteFile(f, []byte(s), 0o644)
+			if _, err := ReadPlan(f); err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), f) {
+				t.Fatalf("err %v, want %q naming the file", err, c.wantErr)
+			}
+		})
+	}
+}
