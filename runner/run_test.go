@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/gpu"
+)
+
+// idleGPU is one idle simulated-looking GPU.
+type idleGPU struct{}
+
+func (idleGPU) GPUs() ([]gpu.Info, error) {
+	return []gpu.Info{{Index: 0, Name: "Fake L4", MemoryMiB: 23034, Driver: "1.2"}}, nil
+}
+func (idleGPU) UsedMiB(int) (int64, error)           { return 0, nil }
+func (idleGPU) Processes(int) ([]gpu.Process, error) { return nil, nil }
+func (idleGPU) Close() error                         { return nil }
+
+// phasesOf builds the phases of a fake server case whose every token is tok.
+func phasesOf(tok int) *collect.Ordered[collect.Phase] {
+	var o collect.Ordered[collect.Phase]
+	for _, p := range ServerPhases {
+		cached := 0
+		o.Set(p, collect.Phase{Name: p, Concurrency: 1, Results: []collect.RequestResult{{Status: 200, TokenIDs: []int{tok, tok}, CachedTokens: &cached}}})
+	}
+	return &o
+}
+
+type fakeRun struct {
+	r      *Runner
+	stderr *bytes.Buffer
+	env    map[string]string
+}
+
+func newFakeRun(t *testing.T, plan *Plan, kinds map[string]Kind) *fakeRun {
+	t.Helper()
+	f := &fakeRun{stderr: &bytes.Buffer{}, env: map[string]string{
+		"GITHUB_STEP_SUMMARY": filepath.Join(t.TempDir(), "step-summary.md"),
+		"HF_TOKEN":            "hf_topsecret",
+	}}
+	clock := time.Date(2026, 11, 28, 12, 0, 4, 0, time.UTC)
+	f.r = &Runner{
+		Plan: plan, OutDir: filepath.Join(t.TempDir(), "vllm"), RunID: "1007", GPU: idleGPU{}, Kinds: kinds,
+		Now:    func() time.Time { clock = clock.Add(time.Second); return clock },
+		Getenv: func(k string) string { return f.env[k] }, Stderr: f.stderr, Version: "test",
+	}
+	return f
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func passing(ctx context.Context, c *Case) collect.CaseResult {
+	return c.Result([]collect.Check{{Name: "fine", OK: true}}, nil, nil)
+}
+
+func TestRunWritesThePart(t *testing.T) {
+	plan, _ := mustPlan(t, "nightly").Select(Selection{Cases: []string{"vllm-qwen05b-*"}})
+	tokens := map[string]int{"vllm-qwen05b-kv_c1": 1, "vllm-qwen05b-kv_c0": 2, "vllm-qwen05b-native": 1}
+	f := newFakeRun(t, plan, map[string]Kind{
+		KindSetup: KindFunc(passing),
+		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			return c.Result([]collect.Check{{Name: "server_ready", OK: true, Detail: "token hf_topsecret"}}, map[string]string{"k": "v"}, phasesOf(tokens[c.Entry.Name]))
+		}),
+	})
+	out, err := f.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.OK || out.Interrupted || len(out.NotRun) != 0 {
+		t.Fatalf("outcome %+v", out)
+	}
+	dir := f.r.OutDir
+	var meta collect.PartMeta
+	readJSON(t, filepath.Join(dir, "part.json"), &meta)
+	if meta.Complete == nil || !*meta.Complete || meta.Part != "vllm" || meta.Profile != "nightly" || meta.RunID != "1007" ||
+		meta.StartedAt != "2026-11-28T12:00:05Z" || strings.Join(meta.Planned, " ") != "vllm-setup vllm-qwen05b-kv_c1 vllm-qwen05b-kv_c0 vllm-qwen05b-native" {
+		t.Fatalf("part.json %+v", meta)
+	}
+	var sum collect.Summary
+	readJSON(t, filepath.Join(dir, "summary.json"), &sum)
+	var names []string
+	for _, c := range sum.Cases {
+		names = append(names, c.Name)
+	}
+	if d := cmp.Diff([]string{"vllm-setup", "vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0", "vllm-qwen05b-native"}, names); d != "" {
+		t.Fatalf("order (-want +got):\n%s", d)
+	}
+	// kv_c1 agrees with native; kv_c0 does not.
+	failedChecks := func(c collect.CaseResult) (out []string) {
+		for _, ch := range c.Checks {
+			if !ch.OK {
+				out = append(out, ch.Name)
+			}
+		}
+		return out
+	}
+	if got := failedChecks(sum.Cases[1]); len(got) != 0 || !sum.Cases[1].OK {
+		t.Fatalf("kv_c1 failed %v", got)
+	}
+	if got := failedChecks(sum.Cases[2]); strings.Join(got, " ") != "gen_seq_tokens_equal apc_0_tokens_equal apc_1_tokens_equal apc_2_tokens_equal" || sum.Cases[2].OK {
+		t.Fatalf("kv_c0 failed %v", got)
+	}
+	if n := len(sum.Cases[1].Checks); n != 1+4+3 {
+		t.Fatalf("kv_c1 has %d checks, want its own and 7 comparisons", n)
+	}
+	jsonl, _ := os.ReadFile(filepath.Join(dir, "cases.jsonl"))
+	if strings.Count(string(jsonl), "\n") != 4 {
+		t.Fatalf("cases.jsonl has %d lines", strings.Count(string(jsonl), "\n"))
+	}
+	for _, name := range []string{"cases.jsonl", "summary.json", "run.log"} {
+		data, _ := os.ReadFile(filepath.Join(dir, name))
+		if bytes.Contains(data, []byte("hf_topsecret")) {
+			t.Errorf("%s holds the secret", name)
+		}
+	}
+	var setup collect.Setup
+	readJSON(t, filepath.Join(dir, "setup.json"), &setup)
+	if len(setup.Cases) != 3 || len(setup.GPUs) != 1 || setup.GPUs[0].Memory != "23034 MiB" || setup.Checks.Len() == 0 || setup.Engines.Len() != 1 {
+		t.Fatalf("setup.json %+v", setup)
+	}
+	if !strings.HasPrefix(setup.Cases[0].Cmd, "ENABLE_KVCACHED=true KVCACHED_AUTOPATCH=1 KVCACHED_CONTIGUOUS_LAYOUT=true vllm serve Qwen/Qwen2.5-0.5B-Instruct") {
+		t.Fatalf("cmd %s", setup.Cases[0].Cmd)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	step, _ := os.ReadFile(f.env["GITHUB_STEP_SUMMARY"])
+	if !bytes.Contains(md, []byte("| vllm-qwen05b-kv_c0 | FAIL | gen_seq_tokens_equal (prompt 0: token 0: kvcached 2 vs native 1);")) || !bytes.Contains(step, md) {
+		t.Fatalf("summary.md:\n%s", md)
+	}
+	lines := strings.Split(strings.TrimSpace(f.stderr.String()), "\n")
+	re := regexp.MustCompile(`^\d\d:\d\d:\d\d (\S+): (PASS|FAIL \(.*\))$`)
+	for _, l := range lines {
+		if !re.MatchString(l) {
+			t.Errorf("progress line %q", l)
+		}
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d progress lines:\n%s", len(lines), f.stderr)
+	}
+}
+
+func TestFailedSetupLeavesEngineNotRun(t *testing.T) {
+	plan := mustPlan(t, "smoke")
+	f := newFakeRun(t, plan, map[string]Kind{
+		KindSetup: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			return c.Result([]collect.Check{{Name: "install_kvcached", OK: c.Entry.Engine == "vllm", Detail: "pip failed"}}, nil, nil)
+		}),
+		KindServer: KindFunc(passing),
+	})
+	out, err := f.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"sglang-qwen05b-kv_c1"}, out.NotRun); d != "" || out.OK {
+		t.Fatalf("not run (-want +got):\n%s", d)
+	}
+	if !strings.Contains(f.stderr.String(), "sglang-qwen05b-kv_c1: NOT RUN (sglang-setup failed)") {
+		t.Fatalf("stderr:\n%s", f.stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(f.r.OutDir, "summary.md"))
+	if !bytes.Contains(md, []byte("Not run: sglang-qwen05b-kv_c1")) {
+		t.Fatalf("summary.md:\n%s", md)
+	}
+}
+
+func TestInterruptLeavesPartialPart(t *testing.T) {
+	plan := mustPlan(t, "smoke")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	f := newFakeRun(t, plan, map[string]Kind{
+		KindSetup: KindFunc(passing),
+		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			if c.Entry.Name == "vllm-qwen05b-kv_c1" {
+				cancel(context.Canceled)
+				<-ctx.Done()
+			}
+			return passing(ctx, c)
+		}),
+	})
+	out, err := f.r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted || len(out.Cases) != 1 || strings.Join(out.NotRun, " ") != "vllm-qwen05b-kv_c1 sglang-setup sglang-qwen05b-kv_c1" {
+		t.Fatalf("outcome %+v", out)
+	}
+	var meta collect.PartMeta
+	readJSON(t, filepath.Join(f.r.OutDir, "part.json"), &meta)
+	var sum collect.Summary
+	readJSON(t, filepath.Join(f.r.OutDir, "summary.json"), &sum)
+	if meta.Complete == nil || *meta.Complete || len(meta.Planned) != 4 || len(sum.Cases) != 1 || sum.OK {
+		t.Fatalf("part.json %+v, summary %+v", meta, sum)
+	}
+}
+
+func TestPanickingKindIsAFailedCase(t *testing.T) {
+	plan := mustPlan(t, "smoke")
+	f := newFakeRun(t, plan, map[string]Kind{
+		KindSetup: KindFunc(passing),
+		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			if c.Entry.Name == "vllm-qwen05b-kv_c1" {
+				var m map[string]int
+				m["boom"] = 1
+			}
+			return passing(ctx, c)
+		}),
+	})
+	out, err := f.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Cases) != 4 || !out.Cases[1].Failed() || out.Cases[1].Checks[0].Name != "case_completed" ||
+		!strings.Contains(out.Cases[1].Checks[0].Detail, "assignment to entry in nil map") || out.Cases[3].Failed() {
+		t.Fatalf("cases %+v", out.Cases)
+	}
+}
+
+func TestUnknownKindAndNoGPU(t *testing.T) {
+	plan := &Plan{Profile: "custom", Engines: builtinEngines(), Cases: []Entry{{Kind: KindSetup, Name: "vllm-setup", Engine: "vllm"}}}
+	f := newFakeRun(t, plan, nil)
+	f.r.GPU = gpu.None{}
+	f.r.Kinds = map[string]Kind{}
+	out, err := f.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The built-in setup kind: no GPU fails it, whatever the PATH holds.
+	c := out.Cases[0]
+	if !c.Failed() || c.Checks[0].Name != "gpu_available" || !strings.Contains(c.Checks[0].Detail, "no GPU backend") {
+		t.Fatalf("setup case %+v", c)
+	}
+	var setup collect.Setup
+	readJSON(t, filepath.Join(f.r.OutDir, "setup.json"), &setup)
+	if setup.GPUs == nil || len(setup.GPUs) != 0 {
+		t.Fatalf("gpus %v, want []", setup.GPUs)
+	}
+	r := &Runner{}
+	if _, err := r.kind("nope"); err == nil || !strings.Contains(err.Error(), `"nope" is not implemented`) {
+		t.Fatalf("kind: %v", err)
+	}
+}
+
+func TestTimingScaled(t *testing.T) {
+	got := Timing{}.Scaled(0.01)
+	if got.Server.StopTimeout != 900*time.Millisecond || got.GPUProcessWait != 600*time.Millisecond || got.InstallTimeout != 30*time.Minute {
+		t.Fatalf("scaled %+v", got)
+	}
+	if d := (Timing{}).WithDefaults(); d.Server.ReadyPoll != 3*time.Second || d.RequestTimeout != 30*time.Minute {
+		t.Fatalf("defaults %+v", d)
+	}
+}
