@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/sim"
+)
+
+// serverSim runs the selected server cases against the simulator (this
+// test binary re-executed as `ci-report sim`, see TestMain).
+func serverSim(t *testing.T, profile string, cases []string, faults string, ctx context.Context, tweak func(*Runner)) (*Outcome, *Runner) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulated server cases: skipped with -short")
+	}
+	plan, err := mustPlan(t, profile).Select(Selection{Cases: cases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	world := t.TempDir()
+	if err := sim.NewWorld(world, sim.WorldOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sim{Self: []string{exe, "sim"}, Dir: world}
+	s.Env.Set(simDispatchEnv, "1")
+	s.Env.Set("GORACE", "atexit_sleep_ms=0")
+	s.Env.Set("CI_REPORT_SIM_DIR", world)
+	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(simScale, 'g', -1, 64))
+	if faults != "" {
+		s.Env.Set("CI_REPORT_SIM_FAULTS", faults)
+	}
+	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", Port: freePortBase(t), Sim: s, GPU: sim.NewGPU(world)}
+	r.Timing = r.Timing.Scaled(simScale)
+	if tweak != nil {
+		tweak(r)
+	}
+	defer r.GPU.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	out, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing may be left behind: no process of any server's group, no
+	// segment or socket directory in the simulated world.
+	for _, c := range plan.Cases {
+		for _, sp := range c.Servers {
+			data, err := os.ReadFile(filepath.Join(r.OutDir, sp.Name, "server.pid"))
+			if err != nil {
+				continue
+			}
+			pgid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			if groupAliveForTest(pgid) {
+				t.Errorf("server %s (group %d) left running", sp.Name, pgid)
+			}
+		}
+	}
+	if !strings.Contains(faults, "leak-segment") {
+		for _, d := range []string{sim.ShmDir(world), sim.TmpDir(world)} {
+			if entries, _ := os.ReadDir(d); len(entries) > 0 {
+				t.Errorf("%s not empty: %v", d, entries)
+			}
+		}
+	}
+	return out, r
+}
+
+func failedNames(c collect.CaseResult) []string {
+	var out []string
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			out = append(out, ch.Name)
+		}
+	}
+	return out
+}
+
+func TestSimSmokeProfilePasses(t *testing.T) {
+	out, r := serverSim(t, "smoke", nil, "", context.Background(), nil)
+	if !out.OK || len(out.Cases) != 4 {
+		for _, c := range out.Cases {
+			t.Logf("%s: %v %v", c.Name, failedNames(c), c.Checks)
+		}
+		t.Fatalf("smoke did not pass: not run %v", out.NotRun)
+	}
+	c := out.Cases[1]
+	want := []string{"server_ready", "prefix_cache_reset", "gen_seq_ok", "gen_conc_ok", "apc_0_ok", "apc_1_ok", "apc_2_ok", "apc_conc_ok",
+		"server_alive_after_load", "clean_exit_on_signal", "no_error_signatures", "kvcached_active", "shm_removed", "socket_dirs_removed", "no_gpu_process_left"}
+	var got []string
+	for _, ch := range c.Checks {
+		got = append(got, ch.Name)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("checks of %s (-want +got):\n%s", c.Name, d)
+	}
+	if c.Phases == nil || strings.Join(c.Phases.Keys(), " ") != strings.Join(ServerPhases, " ") {
+		t.Fatalf("phases %v", c.Phases.Keys())
+	}
+	gen, _ := c.Phases.Get("gen_conc")
+	if gen.Concurrency != 9 || len(gen.Results) != 9 {
+		t.Fatalf("gen_conc %d requests at %d", len(gen.Results), gen.Concurrency)
+	}
+	for _, f := range []string{"part.json", "setup.json", "summary.json", "summary.md", "cases.jsonl", "run.log",
+		"vllm-qwen05b-kv_c1/serve.log", "vllm-qwen05b-kv_c1/cmd.txt", "vllm-qwen05b-kv_c1/server.pid"} {
+		if _, err := os.Stat(filepath.Join(r.OutDir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestSimServerFaults(t *testing.T) {
+	type tc struct {
+		fault   string
+		profile string
+		cases   []string
+		want    map[string][]string // case → its failed checks
+	}
+	tokens := []string{"gen_seq_tokens_equal", "apc_0_tokens_equal", "apc_1_tokens_equal", "apc_2_tokens_equal"}
+	for _, c := range []tc{
+		{"never-ready", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}}},
+		{"ignore-stop", "smoke", []string{"sglang-*"}, map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
+		{"leak-segment", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed", "socket_dirs_removed"}}},
+		{"wrong-tokens", "nightly", []string{"vllm-qwen05b-*"}, map[string][]string{
+			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil}},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			out, _ := serverSim(t, c.profile, c.cases, c.fault, context.Background(), func(r *Runner) {
+				r.Timing.Server.ReadyTimeout = 3 * time.Second
+			})
+			got := map[string][]string{}
+			for _, cr := range out.Cases {
+				if !strings.HasSuffix(cr.Name, "-setup") {
+					got[cr.Name] = failedNames(cr)
+				}
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Fatalf("failed checks (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestSimInterruptedRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, r := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "", ctx, func(r *Runner) {
+		// Interrupt while the second server case runs.
+		go func() {
+			for {
+				data, _ := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen05b-kv_c0", "serve.log"))
+				if strings.Contains(string(data), "/health") {
+					cancel()
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	})
+	if !out.Interrupted {
+		t.Fatal("not interrupted")
+	}
+	var meta collect.PartMeta
+	readJSON(t, filepath.Join(r.OutDir, "part.json"), &meta)
+	if meta.Complete == nil || *meta.Complete {
+		t.Fatal("part.json complete after an interrupt")
+	}
+	if !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c0", "vllm-qwen05b-native"}) {
+		t.Fatalf("not run %v", out.NotRun)
+	}
+	// The finished kvcached case is kept as it ran, without comparisons.
+	if len(out.Cases) != 2 || out.Cases[1].Name != "vllm-qwen05b-kv_c1" || out.Cases[1].Failed() {
+		t.Fatalf("cases %v", caseNames(out.Cases))
+	}
+}
