@@ -1,0 +1,292 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/sim"
+)
+
+// simScale is the simulator's time scale in these tests: each co-location
+// case takes seconds.
+const simScale = 0.05
+
+// simOpts describe one simulated run of a co-location case.
+type simOpts struct {
+	profile     string
+	cases       string // --cases glob selecting the case
+	faults      string // CI_REPORT_SIM_FAULTS
+	totalMiB    int64  // the simulated GPU (0: sim's default)
+	elasticMiB  int    // --elastic-gpu-mib
+	priorityMiB int    // --priority-gpu-mib
+	// readyTimeout replaces the scaled --ready-timeout (30 min × scale).
+	readyTimeout time.Duration
+}
+
+// simRun is a finished simulated run of one co-location case.
+type simRun struct {
+	res    collect.CaseResult
+	log    map[string]json.RawMessage
+	outDir string
+	world  string
+}
+
+// runSimCase runs the case selected by o through Runner.Run against the
+// simulator (this test binary re-executed as `ci-report sim`) and returns it.
+func runSimCase(t *testing.T, o simOpts) simRun {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulated co-location case: skipped with -short")
+	}
+	plan, err := BuiltinPlan(o.profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = plan.Select(Selection{Cases: []string{o.cases}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	world := t.TempDir()
+	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB}); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := []string{exe, "sim"}
+	s := &Sim{Self: self, Dir: world}
+	s.Env.Set(simDispatchEnv, "1")
+	// A race-instrumented binary sleeps 1 s at exit (atexit_sleep_ms) so
+	// that late race reports get out; every kvctl call and server stop
+	// would pay it.
+	s.Env.Set("GORACE", "atexit_sleep_ms=0")
+	s.Env.Set("CI_REPORT_SIM_DIR", world)
+	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(simScale, 'g', -1, 64))
+	if o.faults != "" {
+		s.Env.Set("CI_REPORT_SIM_FAULTS", o.faults)
+	}
+	out := filepath.Join(t.TempDir(), "part")
+	r := &Runner{
+		Plan: plan, OutDir: out, RunID: "1", GPUs: []int{0}, Port: freePortBase(t),
+		ElasticGPUMiB: o.elasticMiB, PriorityGPUMiB: o.priorityMiB,
+		Kvctl: simKvctl(s), BallastCmd: append(slices.Clone(self), "ballast"),
+		Sim: s, GPU: sim.NewGPU(world),
+	}
+	r.Timing = r.Timing.Scaled(simScale)
+	// A kvctl call is a process start of this (race-instrumented) binary on
+	// a busy machine: give it the real timeout, not a scaled one.
+	r.Timing.KvctlTimeout = 10 * time.Second
+	if o.readyTimeout > 0 {
+		r.Timing.Server.ReadyTimeout = o.readyTimeout
+	}
+	defer r.GPU.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	outcome, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range outcome.Cases {
+		if strings.HasPrefix(c.Name, plan.Cases[len(plan.Cases)-1].Name) {
+			run := simRun{res: c, outDir: out, world: world}
+			if err := json.Unmarshal(c.Log, &run.log); err != nil {
+				t.Fatalf("case log: %v", err)
+			}
+			return run
+		}
+	}
+	t.Fatalf("case %s not in the outcome (not run: %v); cases: %v", plan.Cases[len(plan.Cases)-1].Name, outcome.NotRun, caseNames(outcome.Cases))
+	return simRun{}
+}
+
+func caseNames(cs []collect.CaseResult) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// simKvctl is kvctl under the simulator: this binary as `sim kvctl`, with
+// the simulator's environment (the world, its faults and time scale, the
+// dispatch variable), which the kvctl child does not otherwise inherit.
+func simKvctl(s *Sim) []string {
+	argv := []string{"env"}
+	for _, k := range s.Env.Keys() {
+		v, _ := s.Env.Get(k)
+		argv = append(argv, k+"="+v)
+	}
+	return append(append(argv, s.Self...), "kvctl")
+}
+
+// freePortBase returns a port whose next two are very likely free too.
+func freePortBase(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if p+2 < 65536 && portFree(p+1) && portFree(p+2) {
+			return p
+		}
+	}
+	t.Fatal("no free port triple")
+	return 0
+}
+
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// failedChecks lists the names of the failed checks of a case.
+func failedChecks(c collect.CaseResult) []string {
+	var out []string
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			out = append(out, ch.Name)
+		}
+	}
+	return out
+}
+
+func checkNames(c collect.CaseResult) []string {
+	var out []string
+	for _, ch := range c.Checks {
+		out = append(out, ch.Name)
+	}
+	return out
+}
+
+func dumpChecks(t *testing.T, c collect.CaseResult) {
+	t.Helper()
+	for _, ch := range c.Checks {
+		mark := "ok  "
+		if !ch.OK {
+			mark = "FAIL"
+		}
+		t.Logf("%s %s: %s", mark, ch.Name, ch.Detail)
+	}
+}
+
+// memoryMiB decodes the case log's memory_mib.
+func (s simRun) memoryMiB(t *testing.T) map[string]float64 {
+	t.Helper()
+	var m map[string]float64
+	if err := json.Unmarshal(s.log["memory_mib"], &m); err != nil {
+		t.Fatalf("memory_mib: %v (%s)", err, s.log["memory_mib"])
+	}
+	return m
+}
+
+// usage reads `<case>-usage.json`.
+func (s simRun) usage(t *testing.T) []map[string]float64 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(s.outDir, s.res.Name+"-usage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u []map[string]float64
+	if err := json.Unmarshal(data, &u); err != nil {
+		t.Fatalf("usage timeline: %v", err)
+	}
+	return u
+}
+
+func TestElasticSimulated(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*", elasticMiB: 16384})
+	dumpChecks(t, run.res)
+	a, b := "elastic-vllm-qwen05b-kv_c1", "elastic-vllm-qwen35_4b-kv_c1"
+	wantChecks := []string{a + "_ready", b + "_ready", "a_requests_ok", "a_filled_memory", "a_released_memory",
+		"b_requests_ok", "b_reused_a_memory", "contended_requests_ok", a + "_probe_unchanged", b + "_probe_unchanged",
+		a + "_alive", b + "_alive"}
+	for _, s := range []string{a, b} {
+		for _, c := range []string{"clean_exit_on_signal", "no_error_signatures", "kvcached_active", "shm_removed", "socket_dirs_removed"} {
+			wantChecks = append(wantChecks, s+"_"+c)
+		}
+	}
+	wantChecks = append(wantChecks, "no_gpu_process_left")
+	if got := checkNames(run.res); !slices.Equal(got, wantChecks) {
+		t.Errorf("checks\n got %v\nwant %v", got, wantChecks)
+	}
+	if f := failedChecks(run.res); len(f) > 0 {
+		t.Errorf("failed checks: %v", f)
+	}
+	mem := run.memoryMiB(t)
+	for _, k := range []string{"free", "per_request_a", "per_request_b", "n_a", "n_b", "gpu_free_after_a", "a_growth", "a_after", "free_at_a_peak", "b_growth"} {
+		if _, ok := mem[k]; !ok {
+			t.Errorf("memory_mib lacks %s", k)
+		}
+	}
+	// The ballast made the 24576 MiB GPU a 16384 MiB one.
+	if mem["free"] > 16384 || mem["free"] < 1000 {
+		t.Errorf("free = %v MiB, want under the 16384 MiB the ballast leaves", mem["free"])
+	}
+	if string(run.log["ballast_mib"]) != "16384" || string(run.log["ballast_held_mib"]) != "8192" {
+		t.Errorf("ballast_mib %s, ballast_held_mib %s", run.log["ballast_mib"], run.log["ballast_held_mib"])
+	}
+	if _, err := os.Stat(filepath.Join(run.outDir, "elastic-ballast", "serve.log")); err != nil {
+		t.Errorf("ballast case dir: %v", err)
+	}
+	u := run.usage(t)
+	if len(u) < 10 {
+		t.Fatalf("usage timeline has %d samples", len(u))
+	}
+	sawA, sawB := false, false
+	for i, s := range u {
+		if i > 0 && s["t"] < u[i-1]["t"] {
+			t.Fatalf("usage timeline out of order at %d", i)
+		}
+		if _, ok := s["gpu"]; !ok {
+			t.Errorf("sample %d has no gpu", i)
+		}
+		sawA = sawA || s[a] > 0
+		sawB = sawB || s[b] > 0
+		if s["t"] != math.Round(s["t"]*10)/10 {
+			t.Errorf("t %v not rounded to 0.1 s", s["t"])
+		}
+	}
+	if !sawA || !sawB {
+		t.Errorf("KV of A seen %v, of B %v", sawA, sawB)
+	}
+	var ledgerErrors int
+	if err := json.Unmarshal(run.log["ledger_errors"], &ledgerErrors); err != nil || ledgerErrors != 0 {
+		t.Errorf("ledger_errors = %s", run.log["ledger_errors"])
+	}
+}
+
+// TestElasticNotReady: a server that never becomes ready ends the case
+// without hanging it: its _ready check fails, it is stopped with the
+// shutdown checks, and the second server is never started.
+func TestElasticNotReady(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*", faults: "never-ready@qwen05b", readyTimeout: 3 * time.Second})
+	dumpChecks(t, run.res)
+	a := "elastic-vllm-qwen05b-kv_c1"
+	got := checkNames(run.res)
+	want := []string{a + "_ready", a + "_clean_exit_on_signal", a + "_no_error_signatures", a + "_kvcached_active",
+		a + "_shm_removed", a + "_socket_dirs_removed", "no_gpu_process_left"}
+	if !slices.Equal(got, want) {
+		t.Errorf("checks\n got %v\nwant %v", got, want)
+	}
+	if f := failedChecks(run.res); len(f) == 0 || f[0] != a+"_ready" {
+		t.Errorf("failed %v, want %s_ready first", f, a)
+	}
+}

@@ -1,0 +1,26 @@
+package runner
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestLimitSimulated(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*"})
+	dumpChecks(t, run.res)
+	s := "limit-vllm-qwen05b-kv_c1"
+	want := []string{s + "_ready", "limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok",
+		"limit_held_under_load", "limit_raised_regrows", s + "_probe_unchanged", s + "_alive",
+		s + "_clean_exit_on_signal", s + "_no_error_signatures", s + "_kvcached_active", s + "_shm_removed",
+		s + "_socket_dirs_removed", "no_gpu_process_left"}
+	if got := checkNames(run.res); !slices.Equal(got, want) {
+		t.Errorf("checks\n got %v\nwant %v", got, want)
+	}
+	if f := failedChecks(run.res); len(f) > 0 {
+		t.Errorf("failed checks: %v", f)
+	}
+	mem := run.memoryMiB(t)
+	if !(mem["idle"] < mem["limit"] && mem["limit"] < mem["filled"] && mem["peak_under_limit"] <= mem["limit"] && mem["regrown"] > mem["limit"]) {
+		t.Errorf("memory_mib %v: want idle < limit < filled, peak ≤ limit < regrown", mem)
+	}
+}

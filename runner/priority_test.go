@@ -1,0 +1,146 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+const (
+	prioL = "priority-vllm-qwen05b-kv_c1"
+	prioH = "priority-vllm-qwen35_4b-kv_c1"
+)
+
+// priorityChecks are the checks of the weekly priority pair, in order.
+func priorityChecks() []string {
+	out := []string{prioL + "_ready", prioH + "_ready", "priority_set", "l_requests_ok", "l_filled_memory",
+		"l_held_at_burst", "h_requests_ok", "h_shortfall_posted", "l_watermark_raised", "l_released_for_h",
+		"h_reused_l_memory", prioL + "_probe_unchanged", prioH + "_probe_unchanged", prioL + "_alive", prioH + "_alive"}
+	for _, s := range []string{prioL, prioH} {
+		for _, c := range []string{"clean_exit_on_signal", "no_error_signatures", "kvcached_active", "shm_removed", "socket_dirs_removed"} {
+			out = append(out, s+"_"+c)
+		}
+	}
+	return append(out, "no_gpu_process_left")
+}
+
+// TestPrioritySimulated is the acceptance case: the weekly priority pair
+// passes, and its case log holds a ledger timeline sampled about every 2 s
+// (scaled) through the burst with H's shortfall and L's watermark in it, both
+// servers' latencies and burst offsets inside their serve.logs.
+func TestPrioritySimulated(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*"})
+	dumpChecks(t, run.res)
+	if got := checkNames(run.res); !slices.Equal(got, priorityChecks()) {
+		t.Errorf("checks\n got %v\nwant %v", got, priorityChecks())
+	}
+	if f := failedChecks(run.res); len(f) > 0 {
+		t.Errorf("failed checks: %v", f)
+	}
+	mem := run.memoryMiB(t)
+	for _, k := range []string{"free", "per_request_l", "per_request_h", "n_l", "n_h", "l_growth", "l_at_burst", "free_at_burst", "h_growth", "l_after_burst"} {
+		if _, ok := mem[k]; !ok {
+			t.Errorf("memory_mib lacks %s", k)
+		}
+	}
+
+	var samples []collect.LedgerSample
+	if err := json.Unmarshal(run.log["ledger"], &samples); err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	if len(samples) < 3 {
+		t.Fatalf("%d ledger samples during the burst", len(samples))
+	}
+	// About every 2 s scaled (0.1 s here); a kvctl call of this binary takes
+	// a while on a busy machine, so allow slack but not silence.
+	period := 2 * simScale
+	for i := 1; i < len(samples); i++ {
+		if gap := samples[i].T - samples[i-1].T; gap < 0 || gap > period+2.5 {
+			t.Errorf("ledger samples %d→%d are %.1f s apart", i-1, i, gap)
+		}
+	}
+	ipcL, ipcH := IPCName("1", prioL), IPCName("1", prioH)
+	shortfall, watermark := false, false
+	for _, s := range samples {
+		if seg, ok := s.Segments.Get(ipcH); ok {
+			if v, _ := seg.Get("shortfall_bytes"); v > 0 {
+				shortfall = true
+			}
+		}
+		if seg, ok := s.Segments.Get(ipcL); ok {
+			if v, _ := seg.Get("watermark_bytes"); v > 0 {
+				watermark = true
+			}
+		}
+		if s.GPUs.Len() != 1 || s.GPUs.Keys()[0] != "0" {
+			t.Errorf("sample gpus %v", s.GPUs.Keys())
+		}
+	}
+	if !shortfall || !watermark {
+		t.Errorf("ledger shows H's shortfall %v, L's watermark %v", shortfall, watermark)
+	}
+
+	var lat map[string]map[string]float64
+	if err := json.Unmarshal(run.log["latency_s"], &lat); err != nil {
+		t.Fatalf("latency_s: %v", err)
+	}
+	for _, s := range []string{prioL, prioH} {
+		if l := lat[s]; l["p50"] <= 0 || l["max"] < l["p50"] {
+			t.Errorf("latency of %s: %v", s, l)
+		}
+	}
+	var offsets map[string]int64
+	if err := json.Unmarshal(run.log["burst_offsets"], &offsets); err != nil {
+		t.Fatalf("burst_offsets: %v", err)
+	}
+	for _, s := range []string{prioL, prioH} {
+		st, err := os.Stat(filepath.Join(run.outDir, s, "serve.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if off := offsets[s]; off <= 0 || off >= st.Size() {
+			t.Errorf("burst offset of %s is %d, serve.log has %d bytes", s, off, st.Size())
+		}
+	}
+	if u := run.usage(t); len(u) < len(samples) {
+		t.Errorf("usage timeline has %d samples, the ledger %d", len(u), len(samples))
+	}
+}
+
+// TestPriorityFaults: each fault of the priority protocol fails exactly the
+// checks that guard against it.
+func TestPriorityFaults(t *testing.T) {
+	type tc struct {
+		fault      string
+		wantFailed []string
+	}
+	for _, c := range []tc{
+		// L keeps its pages under H's shortfall: the protocol ran (shortfall,
+		// watermark) but nothing was released.
+		{fault: "no-release", wantFailed: []string{"l_released_for_h", "h_reused_l_memory"}},
+		// L dropped its idle cache before the burst: nothing to take from it,
+		// so H fits without a shortfall and never needs L's pages.
+		{fault: "cap-not-lifted", wantFailed: []string{"l_held_at_burst", "h_shortfall_posted", "l_watermark_raised", "h_reused_l_memory"}},
+		// H is not above L: H's shortfall is posted, but L has no reason to give way.
+		{fault: "reject-priority", wantFailed: []string{"priority_set", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"}},
+		// H dies at the start of its burst: its requests, the protocol, its
+		// probe, liveness and log fail; L and the shutdown of both stay clean.
+		{fault: "crash-in-burst@qwen35_4b", wantFailed: []string{"h_requests_ok", "h_shortfall_posted", "l_watermark_raised",
+			"l_released_for_h", "h_reused_l_memory", prioH + "_probe_unchanged", prioH + "_alive", prioH + "_no_error_signatures"}},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*", faults: c.fault})
+			dumpChecks(t, run.res)
+			if got := checkNames(run.res); !slices.Equal(got, priorityChecks()) {
+				t.Errorf("checks\n got %v\nwant %v", got, priorityChecks())
+			}
+			if got := failedChecks(run.res); !slices.Equal(got, c.wantFailed) {
+				t.Errorf("failed checks\n got %v\nwant %v", got, c.wantFailed)
+			}
+		})
+	}
+}
