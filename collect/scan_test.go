@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -240,4 +242,72 @@ func FuzzLoadSummary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgreement(t, data)
 	})
+}
+
+// BenchmarkScanSummary scans a summary.json of token-heavy phases from
+// memory: the speed of the scanner alone, without disk reads.
+func BenchmarkScanSummary(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"ok":true,"cases":[`)
+	for c := 0; c < 80; c++ {
+		if c > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"name":"case%d","ok":true,"checks":[{"name":"x","ok":true,"detail":""}],"log":{"a":{"patched":["x"]}},"phases":{"p":{"name":"p","concurrency":8,"results":[`, c)
+		for r := 0; r < 32; r++ {
+			if r > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(`{"status":200,"token_ids":[`)
+			for t := 0; t < 600; t++ {
+				if t > 0 {
+					buf.WriteByte(',')
+				}
+				fmt.Fprintf(&buf, "%d", (t*7919+r*31+c)%151936)
+			}
+			buf.WriteString(`],"text":"Hello world, this is a reply with \"quotes\" and \u00e9.","prompt_tokens":12,"cached_tokens":null,"latency_s":1.234,"error":null}`)
+		}
+		buf.WriteString(`]}}}`)
+	}
+	buf.WriteString(`]}`)
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ScanSummary(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestScanIntegerArraysAgree drives the integer fast path (eight bytes at a
+// time, falling back near the buffer's end and at white space) with arrays
+// of numbers in many spellings, some invalid, and checks agreement with
+// encoding/json on each.
+func TestScanIntegerArraysAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	valid := []string{"0", "-0", "7", "42", "151935", "-12", "12345678", "123456789", "1234567890123", "1.5", "2e3", "-0.25E-2", `"x"`, "null", "[]", "[1,2]", "{}"}
+	invalid := []string{"01", "-", "--1", "1.", "1e", "+1", "0x1", "1a", "- 1", "00", "-01", "1,,2", ".5"}
+	seps := []string{",", ", ", " ,", ",\n    ", "\t,\r\n"}
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		b.WriteString(`{"cases":[{"name":"a","phases":[`)
+		n := rng.IntN(40)
+		bad := rng.IntN(4) == 0
+		for k := 0; k < n; k++ {
+			if k > 0 {
+				b.WriteString(seps[rng.IntN(len(seps))])
+			}
+			if bad && rng.IntN(n) == 0 {
+				b.WriteString(invalid[rng.IntN(len(invalid))])
+			} else if rng.IntN(3) == 0 {
+				b.WriteString(valid[rng.IntN(len(valid))])
+			} else {
+				b.WriteString(strconv.Itoa(rng.IntN(200000) - 100))
+			}
+		}
+		b.WriteString(`]}]}`)
+		checkAgreement(t, []byte(b.String()))
+	}
 }
