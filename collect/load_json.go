@@ -50,44 +50,54 @@ func readLimited(path string, limit int64) ([]byte, error) {
 }
 
 // explainJSONError turns encoding/json's error for decoding data into v
-// into one that names the field: it finds the first top-level key (in file
-// order) whose value fails on its own and, for arrays, the first element at
-// fault. encoding/json alone names neither array indexes nor the keys of
-// values that decode themselves (Ordered, Env).
+// into one that names the field: it walks down from the top, decoding each
+// key's value (in file order) and each array element on its own, to the
+// innermost value at fault. encoding/json alone names neither array indexes
+// nor the keys of values that decode themselves (Ordered, Env).
 func explainJSONError(data []byte, v any, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return describeJSONError(err)
 	}
-	t := reflect.TypeOf(v)
-	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return describeJSONError(err)
+	return explainAt(data, reflect.TypeOf(v), err)
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// explainAt explains err, the error of decoding data into a value of type t.
+func explainAt(data []byte, t reflect.Type, err error) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	var top Ordered[json.RawMessage]
-	if json.Unmarshal(data, &top) != nil {
-		return describeJSONError(err) // not an object: encoding/json said so
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return describeJSONError(err) // its own errors name their keys
 	}
-	for _, k := range top.Keys() {
-		f, ok := jsonField(t.Elem(), k)
-		if !ok {
-			continue
+	switch t.Kind() {
+	case reflect.Struct:
+		var top Ordered[json.RawMessage]
+		if json.Unmarshal(data, &top) != nil {
+			return describeJSONError(err) // not an object: encoding/json said so
 		}
-		raw, _ := top.Get(k)
-		ferr := json.Unmarshal(raw, reflect.New(f.Type).Interface())
-		if ferr == nil {
-			continue
-		}
-		if f.Type.Kind() == reflect.Slice {
-			var elems []json.RawMessage
-			if json.Unmarshal(raw, &elems) == nil {
-				for i, el := range elems {
-					if eerr := json.Unmarshal(el, reflect.New(f.Type.Elem()).Interface()); eerr != nil {
-						return &fieldError{Field: fmt.Sprintf("%s[%d]", k, i), Err: describeJSONError(eerr)}
-					}
-				}
+		for _, k := range top.Keys() {
+			f, ok := jsonField(t, k)
+			if !ok {
+				continue
+			}
+			raw, _ := top.Get(k)
+			if ferr := json.Unmarshal(raw, reflect.New(f.Type).Interface()); ferr != nil {
+				return &fieldError{Field: k, Err: explainAt(raw, f.Type, ferr)}
 			}
 		}
-		return &fieldError{Field: k, Err: describeJSONError(ferr)}
+	case reflect.Slice:
+		var elems []json.RawMessage
+		if json.Unmarshal(data, &elems) != nil {
+			return describeJSONError(err)
+		}
+		for i, el := range elems {
+			if eerr := json.Unmarshal(el, reflect.New(t.Elem()).Interface()); eerr != nil {
+				return &fieldError{Field: fmt.Sprintf("[%d]", i), Err: explainAt(el, t.Elem(), eerr)}
+			}
+		}
 	}
 	return describeJSONError(err)
 }

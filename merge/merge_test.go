@@ -1,0 +1,492 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// golden compares got with testdata/golden/<name>, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./merge -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (-want +got):\n%s", path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+// allFields compares reports including the unexported fields of Ordered.
+var allFields = cmp.Exporter(func(reflect.Type) bool { return true })
+
+func tp(b bool) *bool     { return &b }
+func sp(s string) *string { return &s }
+func ck(name string, ok bool) collect.Check {
+	return collect.Check{Name: name, OK: ok, Detail: "d " + name}
+}
+
+// cr is a finished case; ok false with no checks is "no failed check recorded".
+func cr(name string, ok bool, checks ...collect.Check) collect.CaseResult {
+	return collect.CaseResult{Name: name, OK: ok, Checks: checks, Log: json.RawMessage(`{ "k" : [1, 2] }`)}
+}
+
+// part builds a loaded part of the given status.
+func part(name string, status collect.Status, planned []string, cases ...collect.CaseResult) collect.Part {
+	p := collect.Part{Dir: "/r/" + name, Name: name, Display: collect.DisplayName(name), Status: status,
+		Planned: planned, Cases: cases, HasSummary: status != collect.StatusMissing}
+	if status != collect.StatusComplete {
+		p.Reason = "because"
+	}
+	if planned != nil {
+		p.Meta = &collect.PartMeta{Part: name, Profile: "nightly", Planned: planned, Complete: tp(status == collect.StatusComplete)}
+	}
+	if status == collect.StatusMissing {
+		p.Cases = nil
+	}
+	return p
+}
+
+func withSetup(p collect.Part, s *collect.Setup) collect.Part { p.Setup = s; return p }
+
+func TestVerdict(t *testing.T) {
+	pass := cr("a", true, ck("c", true))
+	for _, tc := range []struct {
+		name  string
+		parts []collect.Part
+		want  string
+	}{
+		{"all pass", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("vllm-setup", true), pass)}, "PASS"},
+		{"no parts", nil, "DID NOT RUN"},
+		{"only missing parts", []collect.Part{part("vllm", collect.StatusMissing, nil), part("sglang", collect.StatusMissing, []string{"x"})}, "DID NOT RUN"},
+		{"zero cases", []collect.Part{part("vllm", collect.StatusComplete, nil)}, "DID NOT RUN"},
+		{"zero cases with planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a"})}, "DID NOT RUN"},
+		{"failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", true, ck("c", false)))}, "FAIL (1 of 2 cases)"},
+		{"not ok without failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", false, ck("c", true)))}, "FAIL (1 of 2 cases)"},
+		{"passing setup not counted", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("vllm-setup", true), cr("b", false))}, "FAIL (1 of 1 cases)"},
+		{"failed setup counted in both", []collect.Part{part("vllm", collect.StatusComplete, []string{"vllm-setup", "a", "b"}, cr("vllm-setup", false))}, "FAIL (1 of 3 cases; 2 not run)"},
+		{"missing part", []collect.Part{part("sglang", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the SGLang cases did not finish)"},
+		{"two missing parts and a failure", []collect.Part{part("a1", collect.StatusMissing, nil), part("b1", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, cr("x", false))}, "FAIL (1 of 1 cases; the a1 cases did not finish; the b1 cases did not finish)"},
+		{"partial with not run", []collect.Part{part("vllm", collect.StatusPartial, []string{"a", "b", "c"}, pass)}, "FAIL (0 of 3 cases; 2 not run)"},
+		{"partial, all planned ran", []collect.Part{part("vllm", collect.StatusPartial, []string{"a"}, pass)}, "FAIL (0 of 1 cases)"},
+		{"complete with absent planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "b"}, pass)}, "FAIL (0 of 2 cases; 1 not run)"},
+		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases; the SGLang cases did not finish; 1 not run)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Merge(tc.parts, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tc.want {
+				t.Errorf("verdict = %q, want %q", rep.Verdict, tc.want)
+			}
+			n := rep.Counts()
+			if n.Failed > n.Total {
+				t.Errorf("failed %d > total %d", n.Failed, n.Total)
+			}
+		})
+	}
+}
+
+func TestMergeCases(t *testing.T) {
+	parts := []collect.Part{
+		part("sglang", collect.StatusPartial, []string{"sglang-setup", "s1", "s2", "s2", "s3"},
+			cr("sglang-setup", true), cr("s1", false, ck("x", false), ck("y", true))),
+		part("shard", collect.StatusMissing, []string{"m1"}),
+		part("vllm", collect.StatusComplete, []string{"vllm-setup", "v1", "v2"}, cr("vllm-setup", false), cr("v1", true)),
+	}
+	rep, err := Merge(parts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Part string
+		OK, NotRun bool
+		Checks     int
+		Failed     bool
+		Label      string
+	}
+	var got []row
+	for _, c := range rep.Cases {
+		got = append(got, row{c.Name, c.Part, c.OK, c.NotRun, len(c.Checks), c.Failed(), c.Label()})
+	}
+	want := []row{
+		{"sglang-setup", "SGLang", true, false, 0, false, "sglang-setup (SGLang)"},
+		{"s1", "SGLang", false, false, 2, true, "s1"},
+		{"s2", "SGLang", false, true, 0, false, "s2"},
+		{"s3", "SGLang", false, true, 0, false, "s3"},
+		{"vllm-setup", "vLLM", false, false, 0, true, "vllm-setup (vLLM)"},
+		{"v1", "vLLM", true, false, 0, false, "v1"},
+		{"v2", "vLLM", false, true, 0, false, "v2"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	for _, c := range rep.Cases {
+		if c.Checks == nil {
+			t.Errorf("case %s: checks nil, want an empty list", c.Name)
+		}
+	}
+	if got := string(rep.Cases[1].Log); got != `{"k":[1,2]}` {
+		t.Errorf("log not compacted: %s", got)
+	}
+	var failed []string
+	for _, c := range rep.FailedCases() {
+		failed = append(failed, c.Name)
+	}
+	if diff := cmp.Diff([]string{"s1", "s2", "s3", "vllm-setup", "v2"}, failed); diff != "" {
+		t.Errorf("FailedCases (-want +got):\n%s", diff)
+	}
+	wantParts := []PartStatus{
+		{Name: "sglang", Display: "SGLang", Status: "partial", Reason: "because", Planned: 5, Ran: 2},
+		{Name: "shard", Display: "shard", Status: "missing", Reason: "because", Planned: 1, Ran: 0},
+		{Name: "vllm", Display: "vLLM", Status: "complete", Planned: 3, Ran: 2},
+	}
+	if diff := cmp.Diff(wantParts, rep.Parts); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(Counts{Failed: 2, Total: 6, NotRun: 3, Ran: 4, Passed: 1}, rep.Counts()); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if rep.Verdict != "FAIL (2 of 6 cases; the shard cases did not finish; 3 not run)" {
+		t.Errorf("verdict = %q", rep.Verdict)
+	}
+}
+
+func TestMergeMixed(t *testing.T) {
+	a := part("sglang", collect.StatusComplete, nil, cr("sglang-setup", true), cr("x", true))
+	b := part("vllm", collect.StatusComplete, nil, cr("sglang-setup", false), cr("x", false))
+	setupA := &collect.Setup{Profile: "nightly", KvcachedSHA: sp("aaa")}
+	for _, tc := range []struct {
+		name    string
+		parts   []collect.Part
+		wantErr string
+	}{
+		{"same case in two parts", []collect.Part{a, b},
+			`case "x" is in both parts SGLang (/r/sglang) and vLLM (/r/vllm) (--allow-mixed keeps both)`},
+		{"same not-run case in two parts", []collect.Part{part("sglang", collect.StatusComplete, []string{"n"}, cr("s", true)), part("vllm", collect.StatusComplete, []string{"n"}, cr("v", true))},
+			`case "n" is in both parts SGLang (/r/sglang) and vLLM (/r/vllm) (--allow-mixed keeps both)`},
+		{"different profiles", []collect.Part{withSetup(part("sglang", collect.StatusComplete, nil, cr("s", true)), setupA), withSetup(part("vllm", collect.StatusComplete, nil, cr("v", true)), &collect.Setup{Profile: "weekly"})},
+			`parts SGLang (/r/sglang) and vLLM (/r/vllm) have different profiles: "nightly" and "weekly" (--allow-mixed merges them anyway)`},
+		{"profile from part.json", []collect.Part{part("sglang", collect.StatusComplete, []string{"s"}, cr("s", true)), withSetup(part("vllm", collect.StatusComplete, nil, cr("v", true)), &collect.Setup{Profile: "smoke"})},
+			`parts SGLang (/r/sglang) and vLLM (/r/vllm) have different profiles: "nightly" and "smoke" (--allow-mixed merges them anyway)`},
+		{"different commits", []collect.Part{withSetup(part("sglang", collect.StatusComplete, nil, cr("s", true)), setupA), withSetup(part("vllm", collect.StatusComplete, nil, cr("v", true)), &collect.Setup{Profile: "nightly", KvcachedSHA: sp("bbb")})},
+			`parts SGLang (/r/sglang) and vLLM (/r/vllm) have different kvcached_sha: "aaa" and "bbb" (--allow-mixed merges them anyway)`},
+		{"unknown commit conflicts with nothing", []collect.Part{withSetup(part("sglang", collect.StatusComplete, nil, cr("s", true)), setupA), withSetup(part("vllm", collect.StatusComplete, nil, cr("v", true)), &collect.Setup{Profile: "nightly"})}, ""},
+		{"setup cases repeat", []collect.Part{part("a", collect.StatusComplete, nil, cr("vllm-setup", true)), part("b", collect.StatusComplete, nil, cr("vllm-setup", true))}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Merge(tc.parts, Options{})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var me *MixError
+			if err == nil || err.Error() != tc.wantErr || !errors.As(err, &me) {
+				t.Fatalf("error = %v, want %q", err, tc.wantErr)
+			}
+			rep, err := Merge(tc.parts, Options{AllowMixed: true})
+			if err != nil {
+				t.Fatalf("with AllowMixed: %v", err)
+			}
+			n := 0
+			for _, p := range tc.parts {
+				n += len(p.Cases)
+			}
+			if len(rep.Cases) < n {
+				t.Errorf("AllowMixed kept %d cases of %d", len(rep.Cases), n)
+			}
+		})
+	}
+	// AllowMixed keeps both, in part order.
+	rep, err := Merge([]collect.Part{a, b}, Options{AllowMixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range rep.Cases {
+		got = append(got, c.Part+"/"+c.Name)
+	}
+	if diff := cmp.Diff([]string{"SGLang/sglang-setup", "SGLang/x", "vLLM/sglang-setup", "vLLM/x"}, got); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	if rep.Verdict != "FAIL (2 of 3 cases)" {
+		t.Errorf("verdict = %q", rep.Verdict)
+	}
+}
+
+func TestMergeSetups(t *testing.T) {
+	engines := func(kv ...string) collect.Ordered[collect.Engine] {
+		var o collect.Ordered[collect.Engine]
+		for i := 0; i < len(kv); i += 2 {
+			o.Set(kv[i], collect.Engine{Image: kv[i+1]})
+		}
+		return o
+	}
+	revs := func(kv ...string) collect.Ordered[*string] {
+		var o collect.Ordered[*string]
+		for i := 0; i < len(kv); i += 2 {
+			o.Set(kv[i], sp(kv[i+1]))
+		}
+		return o
+	}
+	var checks collect.Ordered[string]
+	checks.Set("answers_ok", "every request answered")
+	var limitChecks collect.Ordered[string]
+	limitChecks.Set("peak_under_limit", "peak below the limit")
+	s1 := &collect.Setup{
+		Profile: "nightly", KvcachedSHA: sp("abc"),
+		GPUs:           []collect.GPU{{Name: "L4"}},
+		Engines:        engines("sglang", "sg:1", "vllm", "vl:old"),
+		ModelRevisions: revs("m1", "r1", "m2", "r2"),
+		Workload:       []string{"warm up"}, Checks: checks,
+		Cases:   []collect.CaseSetup{{Name: "s1"}},
+		Elastic: []collect.ElasticSetup{{Name: "e1"}},
+	}
+	s2 := &collect.Setup{
+		Profile: "nightly", KvcachedSHA: sp("abc"),
+		GPUs:           []collect.GPU{{Name: "L4b"}},
+		Engines:        engines("vllm", "vl:new", "other", "o:1"),
+		ModelRevisions: revs("m3", "r3", "m1", "r1b"),
+		Workload:       []string{"something else"},
+		Cases:          []collect.CaseSetup{{Name: "v1"}},
+		Limit:          []collect.LimitSetup{{Kind: "limit", CaseSetup: collect.CaseSetup{Name: "l1"}}},
+		LimitChecks:    limitChecks,
+		Priority:       []collect.PrioritySetup{{Name: "p1"}},
+	}
+	for _, tc := range []struct {
+		name         string
+		parts        []collect.Part
+		wantComplete bool
+		check        func(t *testing.T, s *collect.Setup)
+	}{
+		{"two parts", []collect.Part{
+			withSetup(part("sglang", collect.StatusComplete, nil, cr("a", true)), s1),
+			withSetup(part("vllm", collect.StatusComplete, nil, cr("b", true)), s2)}, true,
+			func(t *testing.T, s *collect.Setup) {
+				if diff := cmp.Diff([]collect.GPU{{Name: "L4"}, {Name: "L4b"}}, s.GPUs); diff != "" {
+					t.Errorf("gpus: %s", diff)
+				}
+				if got := s.Engines.Keys(); !cmp.Equal(got, []string{"sglang", "vllm", "other"}) {
+					t.Errorf("engine order %v", got)
+				}
+				if e, _ := s.Engines.Get("vllm"); e.Image != "vl:new" {
+					t.Errorf("later part should win: %q", e.Image)
+				}
+				if got := s.ModelRevisions.Keys(); !cmp.Equal(got, []string{"m1", "m2", "m3"}) {
+					t.Errorf("revision order %v", got)
+				}
+				if r, _ := s.ModelRevisions.Get("m1"); *r != "r1b" {
+					t.Errorf("m1 = %s", *r)
+				}
+				if len(s.Cases) != 2 || s.Cases[0].Name != "s1" || s.Cases[1].Name != "v1" || len(s.Elastic) != 1 || len(s.Limit) != 1 || len(s.Priority) != 1 {
+					t.Errorf("case lists %+v", s)
+				}
+				if !cmp.Equal(s.Workload, []string{"warm up"}) || s.Checks.Len() != 1 {
+					t.Errorf("texts should come from the first part: %v", s.Workload)
+				}
+				if s.LimitChecks.Len() != 1 {
+					t.Errorf("limit checks only in the second part should be kept")
+				}
+				if !cmp.Equal(s.Parts, []string{"SGLang", "vLLM"}) {
+					t.Errorf("parts %v", s.Parts)
+				}
+			}},
+		{"one part has no setup", []collect.Part{
+			part("sglang", collect.StatusMissing, nil),
+			withSetup(part("vllm", collect.StatusComplete, nil, cr("b", true)), s2)}, false,
+			func(t *testing.T, s *collect.Setup) {
+				if s.Profile != "nightly" || len(s.GPUs) != 1 || !cmp.Equal(s.Parts, []string{"SGLang", "vLLM"}) {
+					t.Errorf("setup %+v", s)
+				}
+			}},
+		{"single part", []collect.Part{withSetup(part("vllm", collect.StatusComplete, nil, cr("b", true)), s1)}, true,
+			func(t *testing.T, s *collect.Setup) {
+				if s.Parts != nil {
+					t.Errorf("parts %v for one part", s.Parts)
+				}
+			}},
+		{"no setup at all", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("b", true))}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Merge(tc.parts, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.SetupComplete != tc.wantComplete {
+				t.Errorf("setup_complete = %v", rep.SetupComplete)
+			}
+			if tc.check == nil {
+				if rep.Setup != nil {
+					t.Errorf("setup = %+v, want nil", rep.Setup)
+				}
+				return
+			}
+			tc.check(t, rep.Setup)
+		})
+	}
+	// Merging must not change the parts' setups.
+	if s1.GPUs[0].Name != "L4" || len(s1.GPUs) != 1 || s1.Engines.Len() != 2 || len(s1.Cases) != 1 {
+		t.Errorf("Merge changed its input: %+v", s1)
+	}
+}
+
+func TestMergeProblems(t *testing.T) {
+	p := part("vllm", collect.StatusComplete, nil, cr("a", true))
+	p.Problems = []string{"read /r/vllm/setup.json: gpus: want array, got string (the part contributes no setup)"}
+	rep, err := Merge([]collect.Part{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"vLLM: " + p.Problems[0]}, rep.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// trees are the shared artifact trees (testdata/trees) and how to name them.
+var trees = []struct {
+	golden string
+	paths  []string
+}{
+	{"acceptance.json", []string{"acceptance"}},
+	{"many-failures.json", []string{"many-failures"}},
+	{"missing-part.json", []string{"missing-part"}},
+	{"missing-part-absent.json", []string{"missing-part/vllm", "missing-part/absent/sglang"}},
+	{"nightly-fail.json", []string{"nightly-fail"}},
+	{"nightly-pass.json", []string{"nightly-pass"}},
+	{"nothing-ran-empty.json", []string{"nothing-ran-empty"}},
+	{"nothing-ran-error.json", []string{"nothing-ran-error"}},
+	{"nothing-ran-unfinished.json", []string{"nothing-ran-unfinished"}},
+	{"nothing-ran-zero.json", []string{"nothing-ran-zero"}},
+	{"partial-part.json", []string{"partial-part"}},
+	{"perf.json", []string{"perf"}},
+	{"pr.json", []string{"pr/vllm", "pr/sglang"}},
+	{"weekly-priority.json", []string{"weekly-priority"}},
+}
+
+// TestTreesGolden merges every shared artifact tree, compares merged.json
+// with its golden file, and reads it back: the Report from merged.json must
+// equal the Report from the directories, and write the same bytes.
+func TestTreesGolden(t *testing.T) {
+	for _, tc := range trees {
+		t.Run(tc.golden, func(t *testing.T) {
+			var paths []string
+			for _, p := range tc.paths {
+				paths = append(paths, filepath.Join("..", "testdata", "trees", filepath.FromSlash(p)))
+			}
+			rep, err := Load(paths, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := rep.WriteJSON(&out); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.golden, out.Bytes())
+
+			file := filepath.Join(t.TempDir(), "merged.json")
+			if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			back, err := Load([]string{file}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(rep, back, allFields); diff != "" {
+				t.Errorf("report read back from merged.json differs (-dirs +merged.json):\n%s", diff)
+			}
+			var again bytes.Buffer
+			if err := back.WriteJSON(&again); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.Bytes(), again.Bytes()) {
+				t.Errorf("merged.json written again differs")
+			}
+		})
+	}
+}
+
+func TestLoadPerfRoot(t *testing.T) {
+	rep, err := Load([]string{filepath.Join("..", "testdata", "trees", "perf")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Perf == nil || rep.Perf.Setup == nil || rep.Perf.Summary == nil {
+		t.Fatalf("perf = %+v", rep.Perf)
+	}
+	if len(rep.Parts) != 1 || rep.Parts[0].Name != "e2e" {
+		t.Errorf("parts = %+v (perf/ must not be a part)", rep.Parts)
+	}
+	runs, err := rep.Perf.Summary.ParseRuns()
+	if err != nil || len(runs) == 0 {
+		t.Errorf("runs: %v %v", runs, err)
+	}
+}
+
+func TestReadMergedErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"other format", `{"format":2,"cases":[],"parts":[],"verdict":"PASS"}`, "format: 2, want 1 (not a merged.json of this version)"},
+		{"not merged", `{"format":1}`, "not a merged.json: want cases, parts and verdict"},
+		{"wrong type", `{"format":1,"cases":[{"name":"a","checks":[{"ok":"no"}]}],"parts":[],"verdict":"PASS"}`, "cases[0].checks[0].ok: want bool, got string"},
+		{"setup field", `{"format":1,"setup":{"gpus":{}},"cases":[],"parts":[],"verdict":"PASS"}`, "setup.gpus: want array, got object"},
+		{"syntax", `{"format":1,`, "byte 11: unexpected end of JSON input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadMerged(path)
+			want := "read " + path + ": " + tc.want
+			if err == nil || err.Error() != want {
+				t.Errorf("error = %v, want %q", err, want)
+			}
+		})
+	}
+	if _, err := Load([]string{filepath.Join(dir, "syntax.json"), dir}, Options{}); err == nil || !strings.Contains(err.Error(), "must be the only path") {
+		t.Errorf("a file among directories: error = %v", err)
+	}
+	if _, err := Load(nil, Options{}); err == nil {
+		t.Error("no paths: no error")
+	}
+}
+
+func TestLoadMixedError(t *testing.T) {
+	root := filepath.Join("..", "testdata", "trees")
+	_, err := Load([]string{filepath.Join(root, "pr", "vllm"), filepath.Join(root, "nightly-pass", "vllm")}, Options{})
+	var me *MixError
+	if !errors.As(err, &me) {
+		t.Fatalf("error = %v, want a MixError", err)
+	}
+	if !strings.Contains(err.Error(), "pr/vllm") || !strings.Contains(err.Error(), "nightly-pass/vllm") {
+		t.Errorf("error does not name both parts: %v", err)
+	}
+}
