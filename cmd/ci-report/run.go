@@ -273,9 +273,6 @@ type runDeps struct {
 	IsTerminal func(io.Writer) bool
 }
 
-// testRunDeps is set by tests in this package only.
-var testRunDeps *runDeps
-
 func runRun(ctx context.Context, e *env, args []string) error {
 	var o runOptions
 	fs := newFlagSet("run", e)
@@ -290,11 +287,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	deps := runDeps{OpenGPU: gpu.OpenNVML, IsTerminal: isTerminal}
-	if testRunDeps != nil {
-		deps = *testRunDeps
-	}
-	return executeRun(ctx, e, &o, deps)
+	return executeRun(ctx, e, &o, runDeps{OpenGPU: gpu.OpenNVML, IsTerminal: isTerminal})
 }
 
 func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error {

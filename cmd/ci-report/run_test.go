@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner"
+)
+
+func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}, &out, &errb
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	type tc struct {
+		name string
+		args []string
+		want string
+	}
+	out := t.TempDir()
+	for _, c := range []tc{
+		{"no out", []string{"--profile", "smoke"}, "--out is required"},
+		{"no profile", []string{"--out", out}, "--profile is required"},
+		{"unknown profile", []string{"--profile", "monthly", "--out", out}, `unknown profile "monthly"`},
+		{"bad shard", []string{"--profile", "smoke", "--out", out, "--shard", "0/2"}, "--shard"},
+		{"bad gpus", []string{"--profile", "smoke", "--out", out, "--gpus", "0,x"}, "--gpus"},
+		{"unknown engine", []string{"--profile", "smoke", "--out", out, "--engines", "trt"}, `unknown engine "trt"`},
+		{"empty selection", []string{"--profile", "smoke", "--out", out, "--cases", "nothing*"}, "leaves no case"},
+		{"bad install", []string{"--profile", "smoke", "--out", out, "--install-cmd", "pip install x"}, "--install-cmd"},
+		{"bad signal", []string{"--profile", "smoke", "--out", out, "--stop-signal", "NOPE"}, "--stop-signal"},
+		{"bad exec prefix", []string{"--profile", "smoke", "--out", out, "--exec-prefix", `docker "exec`}, "--exec-prefix"},
+		{"positional", []string{"--profile", "smoke", "--out", out, "extra"}, "takes no arguments"},
+		{"unknown flag", []string{"--profile", "smoke", "--out", out, "--frobnicate"}, "frobnicate"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, _, errb := testEnv(nil)
+			code := mainEnv(context.Background(), e, append([]string{"run"}, c.args...))
+			if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, errb.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestRunFlagsResolve(t *testing.T) {
+	o := runOptions{Profile: "weekly", Out: "x", GPUs: "1,0,1", Port: 18000, ReadyTimeout: time.Minute, StopSignal: "TERM", Kvctl: "kvctl --x 'a b'",
+		ExecPrefix: stringList{`docker exec -i "my box"`, "sglang=docker exec -i sg"}, InstallCmd: stringList{"vllm=pip install 'kvcached[all]'"},
+		Cases: stringList{"sglang-qwen05b-*"}}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]int{1, 0}, o.gpus); d != "" {
+		t.Fatal(d)
+	}
+	want := map[string][]string{"": {"docker", "exec", "-i", "my box"}, "sglang": {"docker", "exec", "-i", "sg"}}
+	if d := cmp.Diff(want, o.prefixes); d != "" {
+		t.Fatalf("prefixes: %s", d)
+	}
+	if o.installs["vllm"] != "pip install 'kvcached[all]'" || strings.Join(o.kvctl, "|") != "kvctl|--x|a b" || o.stopSignal != 15 {
+		t.Fatalf("options %+v", o)
+	}
+	if d := cmp.Diff([]string{"sglang-setup", "sglang-qwen05b-kv_c1-tp2", "sglang-qwen05b-kv_c0-tp2", "sglang-qwen05b-native-tp2", "sglang-qwen05b-kv_c1-fp8kv"}, o.plan.Names()); d != "" {
+		t.Fatalf("plan: %s", d)
+	}
+}
+
+func TestPlanCommandPrintsARunnablePlan(t *testing.T) {
+	e, out, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"plan", "--profile", "nightly", "--engines", "vllm", "--skip-cases"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var p runner.Plan
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"vllm-setup", "elastic-vllm-qwen05b+vllm-qwen35_4b", "limit-vllm-qwen05b"}, p.Names()); d != "" {
+		t.Fatal(d)
+	}
+	// The printed plan runs as --plan and prints the same again.
+	f := filepath.Join(t.TempDir(), "plan.json")
+	os.WriteFile(f, out.Bytes(), 0o644)
+	e2, out2, errb2 := testEnv(nil)
+	if code := mainEnv(context.Background(), e2, []string{"plan", "--plan", f}); code != 0 || out2.String() != out.String() {
+		t.Fatalf("exit %d (%s); plan changed through --plan", code, errb2)
+	}
+}
+
+// simRun runs `ci-report run --simulate` in-process; its servers are this
+// test binary re-executed as ci-report (TestMain).
+func simRun(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulated run: skipped with -short")
+	}
+	t.Setenv(mainDispatchEnv, "1")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	out := filepath.Join(t.TempDir(), "all")
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	vars["CI_REPORT_SIM_TIMESCALE"] = "0.05"
+	e, _, errb := testEnv(vars)
+	code := mainEnv(context.Background(), e, append([]string{"run", "--simulate", "--out", out, "--port", "18420"}, args...))
+	return code, out, errb.String()
+}
+
+func TestRunSimulatedSmoke(t *testing.T) {
+	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	var meta collect.PartMeta
+	data, _ := os.ReadFile(filepath.Join(out, "part.json"))
+	if err := json.Unmarshal(data, &meta); err != nil || meta.Complete == nil || !*meta.Complete || meta.RunID != "42" || meta.Part != "all" {
+		t.Fatalf("part.json %s (%v)", data, err)
+	}
+	if strings.Count(stderr, ": PASS") != 4 {
+		t.Fatalf("stderr:\n%s", stderr)
+	}
+}
+
+func TestRunSimulatedWrongTokensExits1(t *testing.T) {
+	code, out, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "wrong-tokens"}, "--profile", "nightly", "--cases", "sglang-qwen05b-kv_c1")
+	if code != exitVerdict {
+		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	if !strings.Contains(string(md), "| sglang-qwen05b-kv_c1 | FAIL | gen_seq_tokens_equal (prompt") || !strings.Contains(string(md), "| sglang-qwen05b-native | PASS |") {
+		t.Fatalf("summary.md:\n%s", md)
+	}
+}
