@@ -32,7 +32,11 @@ func Load(paths []string, opts Options) (*Report, error) {
 		if len(paths) != 1 {
 			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)
 		}
-		return ReadMerged(p)
+		rep, err := ReadMerged(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w (a file given must be a merged.json; parts are directories)", err)
+		}
+		return rep, nil
 	}
 	parts, err := collect.LoadParts(paths)
 	if err != nil {
