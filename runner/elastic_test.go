@@ -80,7 +80,7 @@ func runSimCase(t *testing.T, o simOpts) simRun {
 	r := &Runner{
 		Plan: plan, OutDir: out, RunID: "1", GPUs: []int{0}, Port: freePortBase(t),
 		ElasticGPUMiB: o.elasticMiB, PriorityGPUMiB: o.priorityMiB,
-		Kvctl: simKvctl(s), BallastCmd: append(slices.Clone(self), "ballast"),
+		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
 		Sim: s, GPU: sim.NewGPU(world),
 	}
 	r.Timing = r.Timing.Scaled(simScale)
@@ -116,18 +116,6 @@ func caseNames(cs []collect.CaseResult) []string {
 		out = append(out, c.Name)
 	}
 	return out
-}
-
-// simKvctl is kvctl under the simulator: this binary as `sim kvctl`, with
-// the simulator's environment (the world, its faults and time scale, the
-// dispatch variable), which the kvctl child does not otherwise inherit.
-func simKvctl(s *Sim) []string {
-	argv := []string{"env"}
-	for _, k := range s.Env.Keys() {
-		v, _ := s.Env.Get(k)
-		argv = append(argv, k+"="+v)
-	}
-	return append(append(argv, s.Self...), "kvctl")
 }
 
 // freePortBase returns a port whose next two are very likely free too.
@@ -288,5 +276,62 @@ func TestElasticNotReady(t *testing.T) {
 	}
 	if f := failedChecks(run.res); len(f) == 0 || f[0] != a+"_ready" {
 		t.Errorf("failed %v, want %s_ready first", f, a)
+	}
+}
+
+func TestBurstSize(t *testing.T) {
+	type tc struct {
+		free, per float64
+		limit     int
+		want      int
+	}
+	for _, c := range []tc{
+		{free: 5816, per: 47, limit: 128, want: 87},   // ceil(0.7·5816/47)
+		{free: 14000, per: 47, limit: 128, want: 128}, // capped at the batch
+		{free: 10, per: 47, limit: 128, want: 1},      // at least one request
+		{free: 0, per: 47, limit: 128, want: 1},       // GPU unread
+		{free: math.NaN(), per: 47, limit: 128, want: 1},
+		{free: 1000, per: 0, limit: 128, want: 1},
+	} {
+		if got := burstSize(c.free, c.per, c.limit); got != c.want {
+			t.Errorf("burstSize(%v, %v, %d) = %d, want %d", c.free, c.per, c.limit, got, c.want)
+		}
+	}
+}
+
+func TestLatencyStats(t *testing.T) {
+	res := func(l ...float64) []collect.RequestResult {
+		out := make([]collect.RequestResult, len(l))
+		for i, v := range l {
+			out[i].LatencyS = v
+		}
+		return out
+	}
+	type tc struct {
+		in   []collect.RequestResult
+		want string
+	}
+	for _, c := range []tc{
+		{res(3, 1, 2), `{"p50":2,"max":3}`},
+		{res(4, 1, 2, 3.00049), `{"p50":2.5,"max":4}`},
+		{res(0.0004), `{"p50":0,"max":0}`},
+		{nil, `null`},
+	} {
+		b, _ := json.Marshal(latencyStats(c.in))
+		if string(b) != c.want {
+			t.Errorf("latencyStats = %s, want %s", b, c.want)
+		}
+	}
+}
+
+func TestSumKV(t *testing.T) {
+	r := memReading{KVMiB: map[int]float64{0: 10, 1: 5}}
+	if got := sumKV(r, []int{0, 1}); got != 15 {
+		t.Errorf("sumKV = %v", got)
+	}
+	// A server without a reading makes the sum unknown, so a drain stops
+	// instead of mistaking a missing reading for a fall.
+	if got := sumKV(memReading{KVMiB: map[int]float64{0: 10}}, []int{0, 1}); !math.IsNaN(got) {
+		t.Errorf("sumKV with a missing server = %v, want NaN", got)
 	}
 }

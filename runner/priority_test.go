@@ -144,3 +144,45 @@ func TestPriorityFaults(t *testing.T) {
 		})
 	}
 }
+
+func TestLChargedAfter(t *testing.T) {
+	seg := func(used, charged int64) memReading {
+		var o collect.Ordered[int64]
+		o.Set("used_bytes", used)
+		o.Set("charged_bytes", charged)
+		r := memReading{KVMiB: map[int]float64{0: float64(used) / (1 << 20)}}
+		r.Ledger.Segments.Set("l", o)
+		return r
+	}
+	type tc struct {
+		name        string
+		end         memReading
+		baseUsed    float64
+		baseCharged int64
+		want        float64
+	}
+	for _, c := range []tc{
+		{name: "charged above its level before the fill", end: seg(100<<20, 612<<20), baseUsed: 0, baseCharged: 512 << 20, want: 100},
+		{name: "no charged field: used", end: seg(300<<20, 0), baseUsed: 100, want: 200},
+		{name: "released below the base", end: seg(0, 0), baseUsed: 50, want: 0},
+		{name: "ledger unread", end: memReading{}, baseUsed: 50, want: 0},
+	} {
+		if got := lChargedAfter(c.end, "l", 0, c.baseUsed, c.baseCharged); got != c.want {
+			t.Errorf("%s: lChargedAfter = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestPairGPU(t *testing.T) {
+	type tc struct {
+		gpu  string
+		gpus []int
+		want int
+	}
+	for _, c := range []tc{{"0", []int{2, 3}, 2}, {"1", []int{2, 3}, 3}, {"0", nil, 0}, {"x", []int{5}, 5}, {"7", []int{0}, 7}} {
+		got := pairGPU(&Case{R: &Runner{GPUs: c.gpus}, Entry: &Entry{GPU: c.gpu}})
+		if got != c.want {
+			t.Errorf("pairGPU(%q, %v) = %d, want %d", c.gpu, c.gpus, got, c.want)
+		}
+	}
+}
