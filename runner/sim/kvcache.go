@@ -128,10 +128,13 @@ func (m *kvModel) tryAdmit(r *reservation, gpuFree int64) (admitResult, int64, e
 		m.unpinAll(r)
 		return blockedCapacity, 0, errTooLarge
 	}
+	// Pages evicted below go back to the GPU, so the bar is what was mapped
+	// when the caller measured gpuFree.
+	base := m.mappedBytes()
 	for {
 		total := m.live + r.need + m.cached
 		newBytes := m.bytesFor(total)
-		extra := newBytes - m.mappedBytes()
+		extra := newBytes - base
 		capOK := total <= m.capacityTokens
 		limOK := !m.elastic || newBytes <= m.limitBytes
 		gpuOK := !m.elastic || extra <= gpuFree

@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseFaults(t *testing.T) {
+	type tc struct {
+		in      string
+		wantErr string
+		check   func(t *testing.T, fs faultSet)
+	}
+	tests := []tc{
+		{in: "", check: func(t *testing.T, fs faultSet) {
+			if len(fs) != 0 {
+				t.Errorf("empty list parsed to %v", fs)
+			}
+		}},
+		{in: "no-release, wrong-tokens", check: func(t *testing.T, fs faultSet) {
+			if !fs.has(FaultNoRelease, "x") || !fs.has(FaultWrongTokens) || fs.has(FaultLeakSegment, "x") {
+				t.Errorf("got %v", fs)
+			}
+		}},
+		{in: "crash-in-burst=4@qwen35_4b", check: func(t *testing.T, fs faultSet) {
+			f, ok := fs.get(FaultCrashInBurst, "e2e_1_priority_vllm_qwen05b_kv_c1_l", "Qwen/Qwen2.5-0.5B-Instruct")
+			if ok {
+				t.Errorf("scope qwen35_4b matched the qwen05b server: %v", f)
+			}
+			f, ok = fs.get(FaultCrashInBurst, "e2e_1_priority_vllm_qwen35_4b_kv_c1_h")
+			if !ok || f.N != 4 {
+				t.Errorf("got %v %v, want N=4", f, ok)
+			}
+		}},
+		{in: "leak-segment@port=18001", check: func(t *testing.T, fs faultSet) {
+			if fs.has(FaultLeakSegment, "port=18002") || !fs.has(FaultLeakSegment, "port=18001") {
+				t.Error("port scope")
+			}
+		}},
+		{in: "no-relase", wantErr: `unknown fault "no-relase"`},
+		{in: "no-release=3", wantErr: "only crash-in-burst takes =N"},
+		{in: "crash-in-burst=0", wantErr: "positive count"},
+		{in: "ignore-stop@", wantErr: "empty scope"},
+	}
+	for _, c := range tests {
+		t.Run(c.in, func(t *testing.T) {
+			fs, err := parseFaults(c.in)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, fs)
+		})
+	}
+}
