@@ -477,7 +477,7 @@ func (s *scanner) skipValue() error {
 // path then reads. It accepts exactly what the general path would.
 func (s *scanner) skipIntegerRun() {
 	buf := s.buf[:s.n]
-	j := s.i
+	j := skipDigitCommaWords(buf, s.i)
 	for {
 		k := j
 		// Eight bytes at a time where they are available: the length of
@@ -543,6 +543,54 @@ func (s *scanner) skipIntegerRun() {
 		j = k
 	}
 	s.i = j
+}
+
+// SWAR constants: a byte's high bit, its low seven bits, the ASCII of '0'
+// and ',' in every byte.
+const (
+	highBits  = 0x8080808080808080
+	low7Bits  = 0x7F7F7F7F7F7F7F7F
+	zeroChars = 0x3030303030303030
+	commas    = 0x2C2C2C2C2C2C2C2C
+)
+
+// zeroBytes returns the high bit of every byte of x that is zero (exact: no
+// carry crosses bytes).
+func zeroBytes(x uint64) uint64 { return ^(((x & low7Bits) + low7Bits) | x) & highBits }
+
+// skipDigitCommaWords is the fastest path of skipIntegerRun, for compact
+// integer arrays as encoding/json writes them: from j, the start of an
+// element, it checks eight bytes at a time that they continue the form
+// `[0-9]+(,[0-9]+)*` without a leading zero, and returns the start of the
+// element in which the first word that does not fit (or the buffer's end)
+// begins. No branch depends on the length of a number.
+func skipDigitCommaWords(buf []byte, j int) int {
+	start := j
+	prevComma := uint64(1) // byte 0 of the first word starts an element
+	for k := j; k+8 <= len(buf); k += 8 {
+		w := binary.LittleEndian.Uint64(buf[k:])
+		t := w ^ zeroChars                                                 // digits become 0..9
+		nonDigit := (((t & low7Bits) + 0x7676767676767676) | t) & highBits // t >= 10, exact
+		comma := zeroBytes(w ^ commas)
+		if nonDigit != comma {
+			break // a byte that is neither digit nor comma
+		}
+		starts := comma<<8 | prevComma<<7 // bytes that must begin a number
+		if comma&starts != 0 {
+			break // two commas in a row
+		}
+		if zs := zeroBytes(t) & starts; zs != 0 {
+			digitNext := (^nonDigit & highBits) >> 8 // byte i+1 is a digit
+			if zs&(digitNext|1<<63) != 0 {
+				break // a leading zero, or a 0 in the last byte whose follower is unknown
+			}
+		}
+		if comma != 0 {
+			start = k + (63-bits.LeadingZeros64(comma))>>3 + 1
+		}
+		prevComma = comma >> 63
+	}
+	return start
 }
 
 // skipKey consumes an object key starting with c and its colon.
