@@ -44,16 +44,6 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// get returns the value of key k, or nil.
-func (o obj) get(k string) any {
-	for _, m := range o {
-		if m.K == k {
-			return m.V
-		}
-	}
-	return nil
-}
-
 // marshal encodes v compactly without HTML escaping, so hostile strings
 // (`<details>`) appear in the files as a runner would write them.
 func marshal(v any) ([]byte, error) {
