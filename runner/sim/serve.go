@@ -112,7 +112,7 @@ type simServer struct {
 
 	dead      chan struct{} // closed when the engine crashed
 	crashOnce sync.Once
-	kick      chan struct{}
+	exit      func(code int) // os.Exit: a crashed engine dies at once
 }
 
 type waiter struct {
@@ -141,7 +141,7 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 	s := &simServer{
 		cfg: cfg, faults: faults, scale: scale, now: env.now, pid: os.Getpid(),
 		log:  &engineLog{engine: engine, out: env.stdout, errw: env.stderr, now: env.now},
-		dead: make(chan struct{}), kick: make(chan struct{}, 1),
+		dead: make(chan struct{}), exit: os.Exit,
 	}
 	s.pidStart = processStart(s.pid)
 	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
@@ -279,17 +279,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		s.log.uvicorn("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", cfg.Host, port)
 		s.log.info("http_server.py:1268", "The server is fired up and ready to roll!")
 	}
-	var why string
-	select {
-	case why = <-stop:
-	case <-s.dead:
-		time.Sleep(50 * time.Millisecond) // let the 500s of the running requests go out
-		close(tickStop)
-		<-tickDone
-		srv.Close()
-		s.cleanup(registered)
-		return 1
-	}
+	why := <-stop
 	close(tickStop)
 	<-tickDone
 	return s.shutdown(why, srv, registered)
@@ -552,7 +542,10 @@ func (s *simServer) removeKvcachedFiles() {
 	s.log.kvcached("removed shared memory segment %s", s.ipc)
 }
 
-// crash makes the engine die with a traceback: every request in flight fails.
+// crash makes the engine die with a traceback. The process exits at once,
+// after kvcached's atexit cleanup, so every request in flight sees its
+// connection drop and nothing answers afterwards: by the time a client
+// notices, the server is dead.
 func (s *simServer) crash(inflight int) {
 	s.crashOnce.Do(func() {
 		s.log.write(s.log.errw, fmt.Sprintf("ERROR %s [core.py:710] EngineCore encountered a fatal error with %d requests in flight.", s.now().Format("01-02 15:04:05"), inflight))
@@ -565,6 +558,8 @@ func (s *simServer) crash(inflight int) {
 			`  _vmm.map_pages(offsets)`,
 		}, "RuntimeError: CUDA error: an illegal memory access was encountered (fault crash-in-burst)")
 		close(s.dead)
+		s.cleanup(true)
+		s.exit(1)
 	})
 }
 

@@ -46,7 +46,7 @@ type child struct {
 func startChild(t *testing.T, dir string, env []string, args ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1", "CI_REPORT_SIM_DIR="+dir, "CI_REPORT_SIM_TIMESCALE="+testScale, "VLLM_SERVER_DEV_MODE=1")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "GORACE=atexit_sleep_ms=0", "CI_REPORT_SIM_DIR="+dir, "CI_REPORT_SIM_TIMESCALE="+testScale, "VLLM_SERVER_DEV_MODE=1")
 	cmd.Env = append(cmd.Env, env...)
 	c := &child{t: t, cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = c.out, c.out
