@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +30,8 @@ type simOpts struct {
 	priorityMiB int    // --priority-gpu-mib
 	// readyTimeout replaces the scaled --ready-timeout (30 min × scale).
 	readyTimeout time.Duration
+	// cancelAfter interrupts the run (as Ctrl-C would) after this long.
+	cancelAfter time.Duration
 }
 
 // simRun is a finished simulated run of one co-location case.
@@ -44,6 +45,26 @@ type simRun struct {
 // runSimCase runs the case selected by o through Runner.Run against the
 // simulator (this test binary re-executed as `ci-report sim`) and returns it.
 func runSimCase(t *testing.T, o simOpts) simRun {
+	t.Helper()
+	outcome, run := runSim(t, o)
+	name := run.res.Name
+	for _, c := range outcome.Cases {
+		if c.Name == name {
+			run.res = c
+			if err := json.Unmarshal(c.Log, &run.log); err != nil {
+				t.Fatalf("case log: %v", err)
+			}
+			return run
+		}
+	}
+	t.Fatalf("case %s not in the outcome (not run: %v); cases: %v", name, outcome.NotRun, caseNames(outcome.Cases))
+	return simRun{}
+}
+
+// runSim runs the plan selected by o against the simulator and returns the
+// outcome; the returned simRun has the selected co-location case's name, the
+// part and the world.
+func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("simulated co-location case: skipped with -short")
@@ -93,21 +114,14 @@ func runSimCase(t *testing.T, o simOpts) simRun {
 	defer r.GPU.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	if o.cancelAfter > 0 {
+		time.AfterFunc(o.cancelAfter, cancel)
+	}
 	outcome, err := r.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range outcome.Cases {
-		if strings.HasPrefix(c.Name, plan.Cases[len(plan.Cases)-1].Name) {
-			run := simRun{res: c, outDir: out, world: world}
-			if err := json.Unmarshal(c.Log, &run.log); err != nil {
-				t.Fatalf("case log: %v", err)
-			}
-			return run
-		}
-	}
-	t.Fatalf("case %s not in the outcome (not run: %v); cases: %v", plan.Cases[len(plan.Cases)-1].Name, outcome.NotRun, caseNames(outcome.Cases))
-	return simRun{}
+	return outcome, simRun{res: collect.CaseResult{Name: plan.Cases[len(plan.Cases)-1].Name}, outDir: out, world: world}
 }
 
 func caseNames(cs []collect.CaseResult) []string {
