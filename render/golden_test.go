@@ -16,11 +16,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from the rendered documents")
 
-// Paths relative to this package's directory.
+// Paths relative to the repository root, where atRoot moves the test, so
+// that file names in merged.json and errors read the same from every package.
 const (
-	treesDir  = "../testdata/trees"
-	goldenDir = "../testdata/golden"
+	treesDir  = "testdata/trees"
+	goldenDir = "testdata/golden"
 )
+
+// atRoot makes the repository root the working directory for the test.
+func atRoot(t *testing.T) { t.Chdir("..") }
 
 // Fixed options of every golden render: what the CLI would take from flags and
 // the Actions environment. The subject carries an issue reference and
@@ -42,6 +46,7 @@ type goldenCase struct {
 	tree   string   // directory under testdata/trees
 	inputs []string // paths inside the tree given to merge.Load; nil: the tree root
 	opts   func(*render.Options)
+	merge  merge.Options
 	html   bool // also compare the HTML preview (preview.html)
 	text   bool // also compare the terminal tables (text.txt)
 }
@@ -75,6 +80,8 @@ var goldenCases = []goldenCase{
 		o.Prev = "0123456789abcdef0123456789abcdef01234567:success"
 	}, html: true, text: true},
 	{name: "acceptance", tree: "acceptance"},
+	{name: "malformed", tree: "malformed", text: true},
+	{name: "duplicate-case-allow-mixed", tree: "duplicate-case", merge: merge.Options{AllowMixed: true}},
 }
 
 func (gc goldenCase) paths() []string {
@@ -100,7 +107,7 @@ func (gc goldenCase) options() render.Options {
 // load merges the case's tree.
 func (gc goldenCase) load(t *testing.T) *merge.Report {
 	t.Helper()
-	rep, err := merge.Load(gc.paths(), merge.Options{})
+	rep, err := merge.Load(gc.paths(), gc.merge)
 	if err != nil {
 		t.Fatalf("merge.Load(%v): %v", gc.paths(), err)
 	}
@@ -161,6 +168,7 @@ func orNil(s string) []byte {
 // TestGolden renders every artifact tree with fixed options and compares
 // merged.json, the comment and the section with testdata/golden.
 func TestGolden(t *testing.T) {
+	atRoot(t)
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
 			rep := gc.load(t)
@@ -203,6 +211,7 @@ func TestGolden(t *testing.T) {
 // TestGoldenTreeEqualsMergedJSON: rendering a tree and rendering the
 // merged.json written from it give byte-identical documents (SPEC-formats §7).
 func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
+	atRoot(t)
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
 			rep := gc.load(t)
@@ -216,7 +225,7 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			again, err := merge.Load([]string{path}, merge.Options{})
+			again, err := merge.Load([]string{path}, gc.merge)
 			if err != nil {
 				t.Fatalf("merge.Load(merged.json of %s): %v", gc.name, err)
 			}
@@ -238,6 +247,7 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 // TestGoldenDeterministic: rendering the same tree twice, and the same
 // report twice, gives the same bytes (no map order, clock or environment).
 func TestGoldenDeterministic(t *testing.T) {
+	atRoot(t)
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
 			a := gc.render(t, gc.load(t))
@@ -245,6 +255,32 @@ func TestGoldenDeterministic(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				if b := gc.render(t, rep); !cmp.Equal(a, b) {
 					t.Fatalf("render %d differs: %s", i, cmp.Diff(a, b))
+				}
+			}
+		})
+	}
+}
+
+// TestGoldenMergeRefuses: parts of different profiles, or the same case in
+// two parts, are an error that names both parts (SPEC-formats §7).
+func TestGoldenMergeRefuses(t *testing.T) {
+	atRoot(t)
+	tc := []struct {
+		tree  string
+		names []string // what the error must name
+	}{
+		{"mixed-profile", []string{"vllm", "sglang", "nightly", "weekly"}},
+		{"duplicate-case", []string{"shard-1", "shard-2", "vllm-qwen05b-kv_c1"}},
+	}
+	for _, c := range tc {
+		t.Run(c.tree, func(t *testing.T) {
+			rep, err := merge.Load([]string{filepath.Join(treesDir, c.tree)}, merge.Options{})
+			if err == nil {
+				t.Fatalf("merge.Load gave a report (verdict %q), want an error", rep.Verdict)
+			}
+			for _, n := range c.names {
+				if !strings.Contains(err.Error(), n) {
+					t.Errorf("error %q does not name %q", err, n)
 				}
 			}
 		})

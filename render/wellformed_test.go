@@ -442,6 +442,7 @@ func matchChecks(c *merge.Case, got string) string {
 
 // TestWellFormed checks every document rendered from the artifact trees.
 func TestWellFormed(t *testing.T) {
+	atRoot(t)
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
 			rep := gc.load(t)
@@ -518,6 +519,7 @@ func randomText(r *rand.Rand, maxRunes int) string {
 // thousands of failures and details up to thousands of code points, and
 // checks every budget and the structure of every document.
 func TestWellFormedBudgetProperty(t *testing.T) {
+	atRoot(t)
 	base := goldenCase{name: "nightly-fail", tree: "nightly-fail"}
 	baseRep := base.load(t)
 	baseJSON, err := json.Marshal(baseRep)

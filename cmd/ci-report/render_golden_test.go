@@ -16,10 +16,14 @@ import (
 // CLI, through its flags, its merge and its merged.json reader, produces
 // exactly those bytes.
 
+// Paths relative to the repository root, where cliAtRoot moves the test, so
+// that file names in merged.json read as in the render package's goldens.
 const (
-	cliTrees  = "../../testdata/trees"
-	cliGolden = "../../testdata/golden"
+	cliTrees  = "testdata/trees"
+	cliGolden = "testdata/golden"
 )
+
+func cliAtRoot(t *testing.T) { t.Chdir("../..") }
 
 // goldenFlags are the flags matching the render golden test's fixed options.
 var goldenFlags = []string{
@@ -44,6 +48,7 @@ type cliGoldenCase struct {
 	tree   string   // directory under testdata/trees
 	inputs []string // inside the tree; nil: the tree root
 	flags  []string
+	merge  []string // flags of `ci-report merge`
 }
 
 var cliGoldenCases = []cliGoldenCase{
@@ -63,6 +68,8 @@ var cliGoldenCases = []cliGoldenCase{
 	{name: "pr", tree: "pr", flags: withFlags("--pr", "123", "--sha", "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "--prev", "")},
 	{name: "perf", tree: "perf", flags: withFlags("--prev", "0123456789abcdef0123456789abcdef01234567:success")},
 	{name: "acceptance", tree: "acceptance", flags: goldenFlags},
+	{name: "malformed", tree: "malformed", flags: goldenFlags},
+	{name: "duplicate-case-allow-mixed", tree: "duplicate-case", flags: withFlags("--allow-mixed"), merge: []string{"--allow-mixed"}},
 }
 
 func (c cliGoldenCase) paths() []string {
@@ -127,6 +134,7 @@ func readGolden(t *testing.T, name, file string) string {
 // the golden comment and section, and no section file where the golden has
 // none.
 func TestRenderGoldenCLI(t *testing.T) {
+	cliAtRoot(t)
 	for _, c := range cliGoldenCases {
 		t.Run(c.name, func(t *testing.T) {
 			comment, section := renderToFiles(t, c.paths(), c.flags)
@@ -144,10 +152,11 @@ func TestRenderGoldenCLI(t *testing.T) {
 // the golden merged.json, and `ci-report render merged.json` gives the same
 // documents as rendering the tree.
 func TestRenderGoldenCLIMergedJSON(t *testing.T) {
+	cliAtRoot(t)
 	for _, c := range cliGoldenCases {
 		t.Run(c.name, func(t *testing.T) {
 			merged := filepath.Join(t.TempDir(), "merged.json")
-			args := append(append([]string{"merge"}, c.paths()...), "--out", merged)
+			args := append(append(append([]string{"merge"}, c.paths()...), c.merge...), "--out", merged)
 			if code, _, stderr := runCLI(t, args...); code != exitOK {
 				t.Fatalf("ci-report %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr)
 			}
@@ -172,6 +181,7 @@ func TestRenderGoldenCLIMergedJSON(t *testing.T) {
 // TestRenderGoldenFailOnVerdict: --fail-on-verdict exits 1 exactly when the
 // verdict is not PASS, and the comment is still written.
 func TestRenderGoldenFailOnVerdict(t *testing.T) {
+	cliAtRoot(t)
 	tc := []struct {
 		tree  string
 		flags []string
@@ -195,5 +205,37 @@ func TestRenderGoldenFailOnVerdict(t *testing.T) {
 				t.Errorf("no comment written with --fail-on-verdict: %v", err)
 			}
 		})
+	}
+}
+
+// TestRenderGoldenCLIRefusesMixed: render and merge exit 2 on parts that must
+// not be merged, and say which parts.
+func TestRenderGoldenCLIRefusesMixed(t *testing.T) {
+	cliAtRoot(t)
+	tc := []struct {
+		tree  string
+		names []string
+	}{
+		{"mixed-profile", []string{"vllm", "sglang"}},
+		{"duplicate-case", []string{"shard-1", "shard-2"}},
+	}
+	for _, c := range tc {
+		for _, cmd := range []string{"render", "merge"} {
+			t.Run(c.tree+"/"+cmd, func(t *testing.T) {
+				args := []string{cmd, filepath.Join(cliTrees, c.tree), "--out", filepath.Join(t.TempDir(), "out")}
+				if cmd == "render" {
+					args = append(append([]string{cmd, filepath.Join(cliTrees, c.tree)}, goldenFlags...), "--comment", filepath.Join(t.TempDir(), "c.md"))
+				}
+				code, _, stderr := runCLI(t, args...)
+				if code != exitUsage {
+					t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, stderr)
+				}
+				for _, n := range c.names {
+					if !strings.Contains(stderr, n) {
+						t.Errorf("stderr does not name %q:\n%s", n, stderr)
+					}
+				}
+			})
+		}
 	}
 }

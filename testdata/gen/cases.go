@@ -25,6 +25,8 @@ type item struct {
 	Fail map[string]string
 	// NotOK marks a case whose ok is false although no check failed.
 	NotOK bool
+	// Absent: planned, but never run (its engine's setup failed).
+	Absent bool
 	// LogErrors are error signatures matched in the serve.log of the case's
 	// (first) server.
 	LogErrors []string

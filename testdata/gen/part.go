@@ -248,6 +248,13 @@ func (p partDef) write(root string) {
 	if p.Mode == modeUnfinished || p.Mode == modeZero {
 		finished = nil
 	}
+	var ran []item
+	for _, it := range finished {
+		if !it.Absent {
+			ran = append(ran, it)
+		}
+	}
+	finished = ran
 	if p.Mode != modeLegacy {
 		f("part.json", p.json(p.partJSON(p.Mode == modeComplete || p.Mode == modeZero)))
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -326,8 +328,71 @@ func nvidiaSMI(name, mem string) string {
 `, name, mem)
 }
 
+// corrupt rewrites a file of a written tree: old must occur in it.
+func corrupt(path, old, new string, n int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	if !strings.Contains(string(b), old) {
+		panic(fmt.Sprintf("%s has no %q", path, old))
+	}
+	writeFile(path, []byte(strings.Replace(string(b), old, new, n)))
+}
+
+func malformed() scenario {
+	return scenario{
+		Name: "malformed",
+		About: "Nightly run with damaged files. vllm: setup.json has `\"tp\": \"1\"` (a string) in its first case, so the part contributes no setup; cases.jsonl has a line that is not JSON and a line whose `ok` is a string, between whole lines. " +
+			"sglang: summary.json is cut in the middle (unparsable) while part.json says complete: true and cases.jsonl has every case.",
+		Parts: []partDef{
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("vllm"), Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("sglang"), Start: day},
+		},
+		Writer: func(root string) {
+			corrupt(filepath.Join(root, "vllm", "setup.json"), `"tp": 1,`, `"tp": "1",`, 1)
+			corrupt(filepath.Join(root, "vllm", "cases.jsonl"), "\n{\"name\":\"vllm-qwen05b-kv_c0\",\"ok\":true,",
+				"\nthis line is not JSON\n{\"name\":\"vllm-qwen05b-kv_c0\",\"ok\":\"true\",", 1)
+			sum := filepath.Join(root, "sglang", "summary.json")
+			b, err := os.ReadFile(sum)
+			if err != nil {
+				panic(err)
+			}
+			writeFile(sum, b[:len(b)/2])
+		},
+	}
+}
+
+// mixed are trees that merge must refuse without --allow-mixed.
+func mixed() []scenario {
+	return []scenario{
+		{
+			Name:  "mixed-profile",
+			About: "Two parts of different profiles (vllm: nightly, sglang: weekly): merging them is an error that names both parts.",
+			Parts: []partDef{
+				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
+				{Dir: "sglang", Profile: "weekly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("sglang"), server("sglang", "qwen05b", "c1")}, Start: day},
+			},
+		},
+		{
+			Name:  "duplicate-case",
+			About: "Three shards of one nightly run. shard-1 and shard-2 both ran vllm-qwen05b-kv_c1 (shard-2's failed): an error naming both parts, unless --allow-mixed keeps both. vllm-setup repeats in all three, which is allowed; shard-3's failed (so its planned vllm-qwen35_4b-kv_c1 never ran, though the part is complete).",
+			Parts: []partDef{
+				{Dir: "shard-1", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
+				{Dir: "shard-2", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
+					setupCase("vllm"),
+					fail(server("vllm", "qwen05b", "c1"), "server_ready", "not ready after 1800 s; the process group exited with status 1")}, Start: day},
+				{Dir: "shard-3", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
+					fail(setupCase("vllm"), "install_kvcached", "pip exited 1: ERROR: No matching distribution found for kvcached==0.1.7"),
+					{Kind: "server", S: srv{Engine: "vllm", Model: "qwen35_4b", Layout: "c1", TP: 1}, Absent: true}}, Start: day},
+			},
+		},
+	}
+}
+
 func scenarios() []scenario {
-	out := []scenario{nightlyFail(), nightlyPass(), weeklyPriority(), missingPart(), partialPart()}
+	out := []scenario{nightlyFail(), nightlyPass(), weeklyPriority(), missingPart(), partialPart(), malformed()}
+	out = append(out, mixed()...)
 	out = append(out, nothingRan()...)
 	return append(out, manyFailures(), pr(), perf(), acceptance())
 }
