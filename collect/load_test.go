@@ -435,3 +435,16 @@ func FuzzLoadPart(f *testing.F) {
 		}
 	})
 }
+
+func TestReadJSONFileLimit(t *testing.T) {
+	root := writeTree(t, map[string]string{"setup.json": `{"profile":"` + strings.Repeat("x", 100) + `"}`})
+	p := filepath.Join(root, "setup.json")
+	var s Setup
+	err := ReadJSONFile(p, 64, &s)
+	if err == nil || !strings.Contains(err.Error(), "read "+p+": file too large") {
+		t.Errorf("error = %v, want file too large", err)
+	}
+	if err := ReadJSONFile(p, 1<<20, &s); err != nil || len(s.Profile) != 100 {
+		t.Errorf("within the limit: %v", err)
+	}
+}

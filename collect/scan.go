@@ -760,6 +760,24 @@ func atField(field string, err error) error {
 	return &fieldError{Field: field, Err: err}
 }
 
+// pathKey is an unknown key as it appears in a field path: plain names as
+// they are, anything else quoted and cut to 40 characters, so that a hostile
+// key cannot make an error message huge or ambiguous.
+func pathKey(key string) string {
+	plain := len(key) > 0 && len(key) <= 40
+	for i := 0; plain && i < len(key); i++ {
+		c := key[i]
+		plain = c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	if plain {
+		return key
+	}
+	if r := []rune(key); len(r) > 40 {
+		key = string(r[:39]) + "…"
+	}
+	return strconv.Quote(key)
+}
+
 // matchKey returns the known field that key selects, as encoding/json would
 // choose it: an exact match, else a case-insensitive one.
 func matchKey(key string, known ...string) string {
@@ -846,7 +864,7 @@ func (s *scanner) readCase(field string, c *CaseResult) error {
 	_, err := s.objectFields(func(key string) error {
 		k := matchKey(key, caseFields...)
 		if k == "" {
-			return atField(field+"."+key, s.skipValue())
+			return atField(field+"."+pathKey(key), s.skipValue())
 		}
 		raw, err := s.recordValue()
 		if err != nil {
@@ -991,7 +1009,7 @@ func ScanSummary(r io.Reader) (*Summary, error) {
 		case "cases":
 			return s.readCases(&sum.Cases)
 		}
-		return atField(key, s.skipValue())
+		return atField(pathKey(key), s.skipValue())
 	})
 	if err != nil {
 		return nil, err

@@ -130,6 +130,7 @@ func TestScanSummaryErrorsNameTheField(t *testing.T) {
 		{"torn", `{"cases":[{"name":"a","phases":[1,2`, "cases[0].phases: unexpected end of input"},
 		{"not an object", `[1]`, "want object, got array"},
 		{"trailing", `{"cases":[]}]`, "byte 12: invalid character ']' after top-level value"},
+		{"hostile key", `{"cases":[{"` + strings.Repeat("k.", 100) + `":[1,}]}`, `cases[0]."k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k…": byte 217: invalid character '}' looking for beginning of value`},
 		{"log syntax", `{"cases":[{"log":{"a":tru}}]}`, "cases[0].log: byte 25: invalid character '}' in literal true (expecting 'e')"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
