@@ -49,6 +49,9 @@ type docCheck struct {
 	// rep, when set, is the report whose failed and not-run cases the
 	// document's failed-cases table must list.
 	rep *merge.Report
+	// setup, when set, is the merged setup whose server cases the section's
+	// cases table must list, each with its case flags.
+	setup *collect.Setup
 }
 
 var (
@@ -131,6 +134,9 @@ func checkDoc(t tb, dc docCheck) {
 	}
 	if dc.rep != nil {
 		checkFailedTable(t, dc, parsed, src)
+	}
+	if dc.setup != nil {
+		checkCasesTable(t, dc, parsed, src)
 	}
 }
 
@@ -440,6 +446,73 @@ func matchChecks(c *merge.Case, got string) string {
 	return ""
 }
 
+// caseFlags is SPEC-render §1's case flags, written independently of the
+// renderer: model args as flag/value pairs, without the flags that the
+// extra args set again, then every extra arg.
+func caseFlags(cs collect.CaseSetup) string {
+	again := map[string]bool{}
+	for _, a := range cs.ExtraArgs {
+		if strings.HasPrefix(a, "--") {
+			again[a] = true
+		}
+	}
+	var out []string
+	for i := 0; i < len(cs.ModelArgs); i++ {
+		flag := cs.ModelArgs[i]
+		n := 1
+		if i+1 < len(cs.ModelArgs) && !strings.HasPrefix(cs.ModelArgs[i+1], "--") {
+			n = 2
+		}
+		if !again[flag] {
+			out = append(out, cs.ModelArgs[i:i+n]...)
+		}
+		i += n - 1
+	}
+	return strings.Join(append(out, cs.ExtraArgs...), " ")
+}
+
+// checkCasesTable finds the section's `| case | model | ... | case flags |`
+// table and checks each row's case name and flags against the setup. A
+// section that had to replace the table by its summary has none to check.
+func checkCasesTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
+	t.Helper()
+	var tb *extast.Table
+	for _, cand := range tables {
+		if h := cand.FirstChild(); h != nil && plainText(h, src, true) == "casemodelKV cacheTPKV dtypecase flags" {
+			tb = cand
+			break
+		}
+	}
+	if tb == nil {
+		return
+	}
+	i := 0
+	for row := tb.FirstChild().NextSibling(); row != nil; row = row.NextSibling() {
+		if i >= len(dc.setup.Cases) {
+			t.Errorf("%s: the cases table has more rows than setup.json has cases", dc.name)
+			return
+		}
+		cs := dc.setup.Cases[i]
+		i++
+		if got := zeroWidth.Replace(plainText(row.FirstChild(), src, true)); got != flat(cs.Name) {
+			t.Errorf("%s: cases table row %d reads %q, want case %q", dc.name, i, got, flat(cs.Name))
+		}
+		got := plainText(row.LastChild(), src, true)
+		want := flat(caseFlags(cs))
+		switch {
+		case want == "" && got == "":
+		case got == "⟦"+want+"⟧":
+		case strings.Contains(want, `\|`) && zeroWidth.Replace(got) == want:
+			// A backslash before a pipe cannot be shown in a code span in a cell.
+		default:
+			t.Errorf("%s: case flags of %s read %q, want %q in a code span", dc.name, cs.Name, got, want)
+		}
+	}
+	if i != len(dc.setup.Cases) {
+		t.Errorf("%s: the cases table has %d rows, setup.json %d cases", dc.name, i, len(dc.setup.Cases))
+	}
+}
+
 // TestWellFormed checks every document rendered from the artifact trees.
 func TestWellFormed(t *testing.T) {
 	atRoot(t)
@@ -450,7 +523,7 @@ func TestWellFormed(t *testing.T) {
 			opts := gc.options()
 			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0, rep: rep})
 			if docs.Section != "" {
-				checkDoc(t, docCheck{name: "section", doc: docs.Section})
+				checkDoc(t, docCheck{name: "section", doc: docs.Section, setup: rep.Setup})
 			}
 			checkBudgets(t, docs)
 			checkHeadline(t, docs, opts)
@@ -576,7 +649,7 @@ func TestWellFormedBudgetProperty(t *testing.T) {
 			checkHeadline(t, docs, opts)
 			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0, rep: &rep})
 			if docs.Section != "" {
-				checkDoc(t, docCheck{name: "section", doc: docs.Section})
+				checkDoc(t, docCheck{name: "section", doc: docs.Section, setup: rep.Setup})
 			}
 		})
 	}
@@ -646,6 +719,33 @@ func TestWellFormedCatches(t *testing.T) {
 			}
 			if c.want != "" && !strings.Contains(all, c.want) {
 				t.Errorf("no complaint containing %q; got:\n%s", c.want, all)
+			}
+		})
+	}
+}
+
+// TestWellFormedCatchesCasesTable proves the cases-table check can fail.
+func TestWellFormedCatchesCasesTable(t *testing.T) {
+	setup := &collect.Setup{Cases: []collect.CaseSetup{
+		{Name: "vllm-a-kv_c1", ModelArgs: []string{"--dtype", "bfloat16", "--max-num-seqs", "32", "--trust-remote-code"}, ExtraArgs: []string{"--max-num-seqs", "128"}},
+		{Name: "vllm-a-native", ExtraArgs: []string{"--note", "a|b"}},
+	}}
+	head := "| case | model | KV cache | TP | KV dtype | case flags |\n|---|---|---|---|---|---|\n"
+	good := head + "| vllm-a-kv\\_c1 | m | native | 1 | model dtype | `--dtype bfloat16 --trust-remote-code --max-num-seqs 128` |\n" +
+		"| vllm-a-native | m | native | 1 | model dtype | `--note a\\|b` |\n"
+	tc := []struct{ name, doc, want string }{
+		{"good", good, ""},
+		{"flag kept twice", strings.Replace(good, "--trust-remote-code --max-num-seqs 128", "--max-num-seqs 32 --trust-remote-code --max-num-seqs 128", 1), "case flags of vllm-a-kv_c1"},
+		{"flags not code", strings.Replace(good, "`--note a\\|b`", "--note a\\|b", 1), "case flags of vllm-a-native"},
+		{"row missing", strings.Replace(good, "| vllm-a-native | m | native | 1 | model dtype | `--note a\\|b` |\n", "", 1), "1 rows, setup.json 2 cases"},
+	}
+	for _, c := range tc {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recorder{}
+			checkDoc(r, docCheck{name: c.name, doc: c.doc, setup: setup})
+			all := strings.Join(r.errs, "\n")
+			if c.want == "" && all != "" || c.want != "" && !strings.Contains(all, c.want) {
+				t.Errorf("complaints %q, want one containing %q", all, c.want)
 			}
 		})
 	}
