@@ -45,7 +45,14 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	defer w.Close()
 	r.writer = w
-	runLog, err := os.OpenFile(filepath.Join(r.OutDir, "run.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// A reused part directory must not lend an earlier run's results to
+	// this one: a stale summary.json or cases.jsonl would be read as ours.
+	for _, name := range []string{"summary.json", "cases.jsonl", "summary.md"} {
+		if err := os.Remove(filepath.Join(r.OutDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("clear %s of an earlier run: %w", filepath.Join(r.OutDir, name), err)
+		}
+	}
+	runLog, err := os.OpenFile(filepath.Join(r.OutDir, "run.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open run log: %w", err)
 	}

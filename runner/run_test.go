@@ -137,7 +137,7 @@ func TestRunWritesThePart(t *testing.T) {
 	if len(setup.Cases) != 3 || len(setup.GPUs) != 1 || setup.GPUs[0].Memory != "23034 MiB" || setup.Checks.Len() == 0 || setup.Engines.Len() != 1 {
 		t.Fatalf("setup.json %+v", setup)
 	}
-	if !strings.HasPrefix(setup.Cases[0].Cmd, "ENABLE_KVCACHED=true KVCACHED_AUTOPATCH=1 KVCACHED_CONTIGUOUS_LAYOUT=true vllm serve Qwen/Qwen2.5-0.5B-Instruct") {
+	if !strings.HasPrefix(setup.Cases[0].Cmd, "VLLM_USE_V2_MODEL_RUNNER=1 VLLM_SERVER_DEV_MODE=1 ENABLE_KVCACHED=true KVCACHED_AUTOPATCH=1 KVCACHED_CONTIGUOUS_LAYOUT=true vllm serve Qwen/Qwen2.5-0.5B-Instruct") {
 		t.Fatalf("cmd %s", setup.Cases[0].Cmd)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
@@ -154,6 +154,21 @@ func TestRunWritesThePart(t *testing.T) {
 	}
 	if len(lines) != 4 {
 		t.Fatalf("%d progress lines:\n%s", len(lines), f.stderr)
+	}
+}
+
+func TestRunClearsAnEarlierRun(t *testing.T) {
+	f := newFakeRun(t, mustPlan(t, "smoke"), map[string]Kind{KindSetup: KindFunc(passing), KindServer: KindFunc(passing)})
+	os.MkdirAll(f.r.OutDir, 0o755)
+	os.WriteFile(filepath.Join(f.r.OutDir, "cases.jsonl"), []byte(`{"name":"stale","ok":true,"checks":[]}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(f.r.OutDir, "run.log"), []byte("old log\n"), 0o644)
+	if _, err := f.r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	jsonl, _ := os.ReadFile(filepath.Join(f.r.OutDir, "cases.jsonl"))
+	log, _ := os.ReadFile(filepath.Join(f.r.OutDir, "run.log"))
+	if bytes.Contains(jsonl, []byte("stale")) || bytes.Contains(log, []byte("old log")) || strings.Count(string(jsonl), "\n") != 4 {
+		t.Fatalf("cases.jsonl:\n%s\nrun.log:\n%s", jsonl, log)
 	}
 }
 

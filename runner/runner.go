@@ -305,7 +305,17 @@ func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
 // Setup is the setup.json entry of a server of this plan (cmd as on the base port).
 func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	c := &Case{R: r}
-	cfg := engine.ServerConfig{Env: sp.Env, Argv: sp.Argv(c.Engine(sp.Engine), port)}
+	// cmd is cmd.txt as the server would start on port, less what only the
+	// run knows (its IPC name, GPUs, simulator).
+	var cmdEnv collect.Env
+	eng := c.Engine(sp.Engine)
+	for _, e := range []collect.Env{eng.Env, sp.Env} {
+		for _, k := range e.Keys() {
+			v, _ := e.Get(k)
+			cmdEnv.Set(k, v)
+		}
+	}
+	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
 	var env collect.Env
 	for _, k := range sp.Env.Keys() {
 		v, _ := sp.Env.Get(k)
