@@ -61,6 +61,7 @@ var goldenCases = []goldenCase{
 		o.Prev = "" // no previous run known
 	}},
 	{name: "missing-part-empty", tree: "missing-part", inputs: []string{"vllm", "sglang"}},
+	{name: "missing-part-root", tree: "missing-part"}, // sglang/ is an empty sub-directory of the root
 	{name: "missing-part-absent", tree: "missing-part", inputs: []string{"vllm", "absent/sglang"}, opts: func(o *render.Options) {
 		// Unknown values are left out: no run link, no subject, no artifact link.
 		o.RunURL, o.Subject, o.ArtifactURL, o.Prev = "", "", "", ""

@@ -57,6 +57,7 @@ var cliGoldenCases = []cliGoldenCase{
 	{name: "nightly-pass", tree: "nightly-pass", flags: withFlags("--prev", "3f9e2d1c0b4a59687766554433221100ffeeddcc:success")},
 	{name: "weekly-priority", tree: "weekly-priority", flags: withFlags("--prev", "")},
 	{name: "missing-part-empty", tree: "missing-part", inputs: []string{"vllm", "sglang"}, flags: goldenFlags},
+	{name: "missing-part-root", tree: "missing-part", flags: goldenFlags},
 	{name: "missing-part-absent", tree: "missing-part", inputs: []string{"vllm", "absent/sglang"},
 		flags: withFlags("--run-url", "", "--subject", "", "--artifact-url", "", "--prev", "")},
 	{name: "partial-part", tree: "partial-part", flags: goldenFlags},
