@@ -153,6 +153,22 @@ func TestSimServerFaults(t *testing.T) {
 	}
 }
 
+// TestSimExecPrefix runs every server, kvctl and leftover listing behind an
+// exec prefix (`env`, which runs its arguments as they are).
+func TestSimExecPrefix(t *testing.T) {
+	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "leak-segment", context.Background(), func(r *Runner) {
+		r.ExecPrefix = map[string][]string{"vllm": {"env"}}
+	})
+	got := failedNames(out.Cases[1])
+	if strings.Join(got, " ") != "shm_removed socket_dirs_removed" {
+		t.Fatalf("failed %v: the leftovers must be found through the prefix", got)
+	}
+	cmd, _ := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen05b-kv_c1", "cmd.txt"))
+	if !strings.Contains(string(cmd), "KVCACHED_IPC_NAME=e2e_7_vllm_qwen05b_kv_c1") {
+		t.Fatalf("cmd.txt %s", cmd)
+	}
+}
+
 func TestSimInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
