@@ -194,7 +194,7 @@ func TestPairGPU(t *testing.T) {
 func TestPriorityInterrupted(t *testing.T) {
 	start := time.Now()
 	outcome, run := runSim(t, simOpts{profile: "weekly", cases: "priority-*", priorityMiB: 16384, cancelAfter: 3 * time.Second})
-	if took := time.Since(start); took > 25*time.Second {
+	if took := time.Since(start); took > 60*time.Second {
 		t.Errorf("the interrupted run took %s", took)
 	}
 	if !outcome.Interrupted {
