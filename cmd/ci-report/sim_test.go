@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSimCommand(t *testing.T) {
+	dir := t.TempDir()
+	type tc struct {
+		name     string
+		args     []string
+		env      map[string]string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}
+	tests := []tc{
+		{name: "world", args: []string{"sim", "world", "--dir", dir, "--gpus", "2", "--mib", "81559"}},
+		{name: "kvctl list from the environment", args: []string{"sim", "kvctl", "list", "--json"}, env: map[string]string{"CI_REPORT_SIM_DIR": dir}, wantOut: "[]\n"},
+		{name: "kvctl limit of an unknown IPC", args: []string{"sim", "kvctl", "--dir", dir, "limit", "nope", "1G"}, wantCode: 1, wantErr: "Error: IPC 'nope' not found."},
+		{name: "no world", args: []string{"sim", "kvctl", "list", "--json"}, wantCode: 1, wantErr: "CI_REPORT_SIM_DIR is not set"},
+		{name: "serve without engine", args: []string{"sim", "serve", "--", "vllm", "serve", "m"}, wantCode: 2, wantErr: "usage: ci-report sim serve"},
+		{name: "unknown subcommand", args: []string{"sim", "frob"}, wantCode: 2, wantErr: `unknown command "frob"`},
+		{name: "no subcommand", args: []string{"sim"}, wantCode: 2, wantErr: "usage: ci-report sim"},
+	}
+	for _, c := range tests {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			e := &env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return c.env[k] }}
+			code := mainEnv(context.Background(), e, c.args)
+			if code != c.wantCode || !strings.Contains(out.String(), c.wantOut) || !strings.Contains(errb.String(), c.wantErr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errb.String(), c.wantCode, c.wantOut, c.wantErr)
+			}
+		})
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "gpus.json"))
+	if err != nil || strings.Count(string(b), `"memory_mib": 81559`) != 2 {
+		t.Errorf("gpus.json = %s, %v", b, err)
+	}
+}
