@@ -280,3 +280,17 @@ func TestTimingScaled(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 }
+
+func TestServerCaseNeedsItsTPGPUs(t *testing.T) {
+	plan, _ := mustPlan(t, "weekly").Select(Selection{Cases: []string{"vllm-qwen05b-kv_c1-tp2"}})
+	f := newFakeRun(t, plan, map[string]Kind{KindSetup: KindFunc(passing)})
+	out, err := f.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Cases[1]
+	if c.Name != "vllm-qwen05b-kv_c1-tp2" || len(c.Checks) == 0 || c.Checks[0].Name != "server_ready" || c.Checks[0].OK ||
+		c.Checks[0].Detail != "tensor-parallel size 2 needs 2 GPUs; this part has 1 (--gpus 0)" {
+		t.Fatalf("case %+v", c)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/checks"
@@ -119,6 +120,10 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		list = append(list, checks.Ready("server_ready", "no GPU: "+c.R.gpuErr.Error()))
 		return finish()
 	}
+	if sp.TP > len(c.R.GPUs) {
+		list = append(list, checks.Ready("server_ready", fmt.Sprintf("tensor-parallel size %d needs %d GPUs; this part has %d (--gpus %s)", sp.TP, sp.TP, len(c.R.GPUs), joinInts(c.R.GPUs))))
+		return finish()
+	}
 	c.Progress("starting server")
 	s, err := c.StartServer(ctx, sp, c.Port(0), nil, extra...)
 	if err != nil {
@@ -165,6 +170,14 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		c.Group.BlockSize, c.Group.BlockSizeFrom = end.Log.BlockSize[0], sp.Name
 	}
 	return finish()
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func errText(err error) string {

@@ -72,7 +72,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Part, "part", "", "the part's name (default: the --out directory's name)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
-	fs.StringVar(&o.GPUs, "gpus", "0", "the GPU indices this part may use, comma-separated")
+	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
 	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2)")
 	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
 	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
@@ -124,6 +124,9 @@ func (o *runOptions) validate() error {
 	if len(o.plan.Cases) == 0 {
 		return usageErrorf("the selection leaves no case to run (profile %s)", o.plan.Profile)
 	}
+	if o.GPUs == "" {
+		o.GPUs = defaultGPUs(o.plan)
+	}
 	for _, g := range strings.Split(o.GPUs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(g))
 		if err != nil || n < 0 {
@@ -171,6 +174,22 @@ func (o *runOptions) validate() error {
 		}
 	}
 	return nil
+}
+
+// defaultGPUs is "0,1,...,n-1" for the largest tensor-parallel size n of
+// the plan's servers: a weekly (TP 2) part needs two GPUs.
+func defaultGPUs(p *runner.Plan) string {
+	n := 1
+	for _, e := range p.Cases {
+		for _, s := range e.Servers {
+			n = max(n, s.TP)
+		}
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return strings.Join(ids, ",")
 }
 
 // splitEngineValue splits `ENGINE=rest` when ENGINE is one of the plan's

@@ -73,6 +73,19 @@ func TestRunFlagsResolve(t *testing.T) {
 	}
 }
 
+func TestDefaultGPUsFollowTheLargestTP(t *testing.T) {
+	type tc struct{ profile, want string }
+	for _, c := range []tc{{"smoke", "0"}, {"weekly", "0,1"}} {
+		o := runOptions{Profile: c.profile, Out: "x", Port: 18000, ReadyTimeout: time.Minute, StopSignal: "INT", Kvctl: "kvctl"}
+		if err := o.validate(); err != nil {
+			t.Fatal(err)
+		}
+		if o.GPUs != c.want {
+			t.Errorf("%s: --gpus defaults to %q, want %q", c.profile, o.GPUs, c.want)
+		}
+	}
+}
+
 func TestPlanCommandPrintsARunnablePlan(t *testing.T) {
 	e, out, errb := testEnv(nil)
 	if code := mainEnv(context.Background(), e, []string{"plan", "--profile", "nightly", "--engines", "vllm", "--skip-cases"}); code != 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -175,6 +176,15 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("start server %s: empty command", cfg.Name)
 	}
+	// A server left from an earlier run (or another job on this machine)
+	// would answer our requests, and the case would test the wrong server.
+	if cfg.Port > 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("start server %s: port %d is already in use (a server left from an earlier run?): %w", cfg.Name, cfg.Port, err)
+		}
+		ln.Close()
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
@@ -241,14 +251,16 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	deadline := time.Now().Add(t.ReadyTimeout)
 	var last error
 	for {
-		if err := s.Client.Health(ctx, t.HealthTimeout); err == nil {
-			return nil
-		} else {
-			last = err
-		}
+		err := s.Client.Health(ctx, t.HealthTimeout)
+		// Alive after the answer: a 200 from a port our group no longer
+		// holds came from someone else.
 		if !s.Alive() {
 			return fmt.Errorf("server %s exited before it was ready (%s)", s.Config.Name, s.exitText())
 		}
+		if err == nil {
+			return nil
+		}
+		last = err
 		if time.Now().After(deadline) {
 			return fmt.Errorf("server %s not ready after %s (last /health: %v)", s.Config.Name, t.ReadyTimeout, last)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,6 +195,18 @@ func TestSecretsRedactedFromServeLog(t *testing.T) {
 	info, _ := s.LogInfo(st.LogOffset)
 	if info.KvcachedLines != 1 {
 		t.Fatalf("kvcached lines %d, want 1 (after a 1 MiB prefix)", info.KvcachedLines)
+	}
+}
+
+func TestStartRefusesABusyPort(t *testing.T) {
+	cfg := childConfig(t, "server")
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(cfg.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "already in use") {
+		t.Fatalf("Start on a busy port = %v", err)
 	}
 }
 
