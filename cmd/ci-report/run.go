@@ -335,8 +335,9 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	} else {
 		b, err := deps.OpenGPU()
 		if err != nil {
+			// Not fatal: the part still says, case by case, that it had no GPU.
 			fmt.Fprintf(e.Stderr, "ci-report run: no GPU backend: %v\n", err)
-			b = gpu.None{}
+			b = gpu.Unavailable{Reason: err}
 		}
 		r.GPU = b
 		defer b.Close()
