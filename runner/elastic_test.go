@@ -349,3 +349,17 @@ func TestSumKV(t *testing.T) {
 		t.Errorf("sumKV with a missing server = %v, want NaN", got)
 	}
 }
+
+// TestElasticCrashInBurst: A dies in its burst. The case still runs to its
+// end without hanging, and what fails is A's: its requests, its growth (and
+// so B's reuse of it), its probe, liveness and log; B and the cleanup stay
+// clean.
+func TestElasticCrashInBurst(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*", elasticMiB: 16384, faults: "crash-in-burst@qwen05b"})
+	dumpChecks(t, run.res)
+	a := "elastic-vllm-qwen05b-kv_c1"
+	want := []string{"a_requests_ok", "a_filled_memory", "b_reused_a_memory", "contended_requests_ok", a + "_probe_unchanged", a + "_alive", a + "_no_error_signatures"}
+	if got := failedChecks(run.res); !slices.Equal(got, want) {
+		t.Errorf("failed checks\n got %v\nwant %v", got, want)
+	}
+}
