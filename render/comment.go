@@ -8,57 +8,96 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// plan is one way to lay out the failed-cases table: the comment is rendered
-// with successively tighter plans until it fits its budget (SPEC-render §7).
+// plan is one way to lay out the failed-cases table. The comment is
+// planned to fit its budget by re-rendering from data with successively
+// tighter plans (SPEC-render §7), never by cutting finished Markdown.
 type plan struct {
-	rows   int // failed rows listed; the rest are counted in "and K more"
 	detail int // code points per check detail; 0 drops details
 	// squeeze is the last resort for pathological input (a case with
 	// thousands of failed checks, kilobyte-long names): names, briefs and the
 	// subject are cut, and each row lists checks only up to a cap.
 	squeeze bool
+	cells   [][]string // escaped cells of the first failed rows, built once per level
+	rows    int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
-// Row caps under plan.squeeze, in code points of raw text.
+// Row caps under plan.squeeze, in code points.
 const (
 	squeezeName    = 200
 	squeezeChecks  = 1500
 	squeezeSubject = 200
 )
 
-// plans lists the layouts to try, loosest first: fewer rows (down to 10),
-// then shorter details, then no details with fewer rows still, then squeeze.
-func plans(failed int) []plan {
-	top := min(failed, maxFailedRows)
-	floor := min(top, 10)
-	var out []plan
-	for _, d := range []int{detailCut, 150, 60} {
-		for n := top; n >= floor; n-- {
-			out = append(out, plan{rows: n, detail: d})
-		}
-	}
-	for n := top; n >= min(top, 1); n-- {
-		out = append(out, plan{rows: n})
-	}
-	for n := top; n >= min(top, 1); n-- {
-		out = append(out, plan{rows: n, squeeze: true})
-	}
-	return out
+// budgetLevel is one step of the planner: a detail length (or squeeze) and
+// the fewest rows it may go down to before the next step is tried.
+type budgetLevel struct {
+	detail  int
+	squeeze bool
+	floor   int
 }
 
-// fit renders with each plan in turn and returns the first document within
-// budget; every plan is a full re-render from data, never a cut of Markdown.
-func fit(budget int, failed int, render func(plan) (string, error)) (string, error) {
+// budgetLevels: first fewer rows (down to 10), then shorter details, then no
+// details with fewer rows still, then squeeze.
+var budgetLevels = []budgetLevel{
+	{detail: detailCut, floor: 10},
+	{detail: 150, floor: 10},
+	{detail: 60, floor: 10},
+	{detail: 0, floor: 1},
+	{detail: 0, squeeze: true, floor: 1},
+}
+
+// rowLen is the code points a compact table row of cells takes, newline included.
+func rowLen(cells []string) int {
+	n := 1 + 1
+	for _, c := range cells {
+		if c != "" {
+			n += 1 + runeCount(c)
+		}
+		n += 2
+	}
+	return n
+}
+
+// fit finds the loosest plan whose document fits budget. Each level builds
+// the row cells once; the row count is estimated from their lengths and
+// confirmed by rendering, so only documents near the budget are rendered.
+func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (string, error)) (string, error) {
+	top := min(len(failed), maxFailedRows)
 	var last string
-	for _, p := range plans(failed) {
-		out, err := render(p)
+	for _, lv := range budgetLevels {
+		p := plan{detail: lv.detail, squeeze: lv.squeeze}
+		w := &writer{}
+		p.cells = r.rowCells(w, failed[:top], p)
+		if w.err != nil {
+			return "", w.err
+		}
+		base, err := render(p) // no rows listed: every failure counted in "and K more"
 		if err != nil {
 			return "", err
 		}
-		if runeCount(out) <= budget {
-			return out, nil
+		n, est := top, runeCount(base)
+		if top > 0 {
+			est += rowLen([]string{"case", "setup", "failed checks"}) + len("|---|---|---|\n") + 2
+			for _, c := range p.cells {
+				est += rowLen(c)
+			}
 		}
-		last = out
+		floor := min(top, lv.floor)
+		for n > floor && est > budget {
+			n--
+			est -= rowLen(p.cells[n])
+		}
+		for ; n >= floor; n-- {
+			p.rows = n
+			out, err := render(p)
+			if err != nil {
+				return "", err
+			}
+			if runeCount(out) <= budget {
+				return out, nil
+			}
+			last = out
+		}
 	}
 	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
 }
@@ -104,14 +143,10 @@ func (r *renderer) caseName(c *merge.Case) string {
 	return c.Name
 }
 
-// failedTable is the failed-cases table under plan p, with its "and K more"
-// line, or "" when no case failed.
-func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
-	if len(failed) == 0 {
-		return ""
-	}
-	rows := make([][]string, 0, p.rows)
-	for i := 0; i < p.rows && i < len(failed); i++ {
+// rowCells builds the escaped cells of failed rows under plan p.
+func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
+	rows := make([][]string, 0, len(failed))
+	for i := range failed {
 		c := &failed[i]
 		name := r.caseName(c)
 		brief := r.ix.brief(c.Name)
@@ -123,9 +158,24 @@ func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
 		}
 		rows = append(rows, []string{Plain(name), brief, r.failedChecks(w, c, p)})
 	}
-	out := w.mdTable([]string{"case", "setup", "failed checks"}, rows)
-	if more := len(failed) - len(rows); more > 0 {
-		out += "\n\n" + w.t("more_rows", more)
+	return rows
+}
+
+// failedTable is the failed-cases table with the first p.rows rows and its
+// "and K more" line; "" when no case failed.
+func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	var out string
+	if p.rows > 0 {
+		out = w.mdTable([]string{"case", "setup", "failed checks"}, p.cells[:p.rows])
+	}
+	if more := len(failed) - p.rows; more > 0 {
+		if out != "" {
+			out += "\n\n"
+		}
+		out += w.t("more_rows", more)
 	}
 	return out
 }
@@ -136,7 +186,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		return w.t("not_run", nil)
 	}
 	var parts []string
-	total, shown := 0, 0
+	total, shown, used := 0, 0, 0
 	for _, ch := range c.Checks {
 		if ch.OK {
 			continue
@@ -153,10 +203,11 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		if p.detail > 0 && ch.Detail != "" {
 			s += " (" + Plain(Cut(ch.Detail, p.detail)) + ")"
 		}
-		if p.squeeze && shown > 0 && runeCount(strings.Join(parts, "; "))+runeCount(s) > squeezeChecks {
+		if p.squeeze && shown > 0 && used+runeCount(s) > squeezeChecks {
 			continue
 		}
 		parts = append(parts, s)
+		used += runeCount(s) + 2
 		shown++
 	}
 	if total == 0 {
@@ -210,7 +261,7 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", body)
 	}
-	docs.Comment, err = fit(CommentBudget, len(failed), func(p plan) (string, error) {
+	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
 		return r.comment(verdict, failed, prBlock, p)
 	})
 	return docs, err

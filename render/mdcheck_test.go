@@ -103,10 +103,36 @@ func checkTables(t *testing.T, md string) int {
 	return found
 }
 
-// checkClosed asserts that every <details> is closed and fences balance.
+// checkClosed asserts that every <details> that is markup (an HTML block or
+// inline HTML, not escaped text or a code span) is closed.
 func checkClosed(t *testing.T, md string) {
 	t.Helper()
-	if o, c := strings.Count(md, "<details>"), strings.Count(md, "</details>"); o != c {
-		t.Errorf("%d <details> but %d </details>", o, c)
+	src := []byte(md)
+	doc := gfm.Parser().Parse(text.NewReader(src))
+	var htmlText strings.Builder
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch h := n.(type) {
+		case *ast.HTMLBlock:
+			for i := 0; i < h.Lines().Len(); i++ {
+				seg := h.Lines().At(i)
+				htmlText.Write(seg.Value(src))
+			}
+			if h.HasClosure() {
+				htmlText.Write(h.ClosureLine.Value(src))
+			}
+		case *ast.RawHTML:
+			for i := 0; i < h.Segments.Len(); i++ {
+				seg := h.Segments.At(i)
+				htmlText.Write(seg.Value(src))
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	s := htmlText.String()
+	if o, c := strings.Count(s, "<details>"), strings.Count(s, "</details>"); o != c {
+		t.Errorf("%d <details> but %d </details> in markup", o, c)
 	}
 }

@@ -52,7 +52,7 @@ func (r *renderer) perf() (Documents, error) {
 		return docs, err
 	}
 	failed := r.failedCases()
-	docs.Comment, err = fit(CommentBudget, len(failed), func(p plan) (string, error) {
+	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
 		return r.perfComment(verdict, failed, p)
 	})
 	return docs, err
@@ -300,7 +300,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	if s := r.rep.Setup; s != nil && r.rep.SetupComplete && len(s.Cases) > 0 {
 		blocks = append(blocks, w.t("hopper_heading", nil))
 		if p.summarizeCases {
-			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, s.Cases))
+			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, p, s.Cases))
 		} else {
 			blocks = append(blocks, r.casesTable(w, p, s.Cases))
 		}

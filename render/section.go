@@ -10,11 +10,18 @@ import (
 // sectionPlan is one layout of the issue-description section, loosest first.
 type sectionPlan struct {
 	summarizeCases bool // the cases table becomes counts per engine, model and KV cache
+	coarse         bool // the summary counts per engine and KV cache only
 	summarizePairs bool // the elastic, limit and priority tables become counts
 	cutText        int  // > 0: every free text from setup.json is cut to this many code points
 }
 
-var sectionPlans = []sectionPlan{{}, {summarizeCases: true}, {summarizeCases: true, summarizePairs: true}, {summarizeCases: true, summarizePairs: true, cutText: 200}, {summarizeCases: true, summarizePairs: true, cutText: 40}}
+var sectionPlans = []sectionPlan{
+	{},
+	{summarizeCases: true},
+	{summarizeCases: true, summarizePairs: true},
+	{summarizeCases: true, summarizePairs: true, cutText: 200},
+	{summarizeCases: true, coarse: true, summarizePairs: true, cutText: 40},
+}
 
 // section renders the issue-description section of a correctness profile
 // (SPEC-render §4), or "" when a part has no setup.json.
@@ -90,7 +97,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if len(s.Cases) > 0 {
 		blocks = append(blocks, w.t("cases_heading", nil))
 		if p.summarizeCases {
-			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, s.Cases))
+			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, p, s.Cases))
 		} else {
 			blocks = append(blocks, w.t("cases_sentence", nil), r.casesTable(w, p, s.Cases))
 		}
@@ -344,20 +351,32 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 }
 
 // casesSummary: | engine | model | KV cache | cases |, counted in first-seen order.
-func (r *renderer) casesSummary(w *writer, cases []collect.CaseSetup) string {
+// Under p.coarse the models are counted instead of named, for setups with
+// so many models that even one row per model is over budget.
+func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSetup) string {
 	type key struct{ engine, model, layout string }
 	counts := map[key]int{}
+	models := map[key]map[string]bool{}
 	var order []key
 	for i := range cases {
 		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(cases[i].Layout)}
+		if p.coarse {
+			k.model = ""
+		}
 		if counts[k] == 0 {
 			order = append(order, k)
+			models[k] = map[string]bool{}
 		}
 		counts[k]++
+		models[k][cases[i].HFID] = true
 	}
 	rows := make([][]string, len(order))
 	for i, k := range order {
-		rows[i] = []string{Plain(Cut(k.engine, 40)), CodeCell(Cut(k.model, 200)), k.layout, itoa(counts[k])}
+		model := CodeCell(Cut(k.model, 200))
+		if p.coarse {
+			model = itoa(len(models[k])) + " models"
+		}
+		rows[i] = []string{Plain(Cut(k.engine, 40)), model, k.layout, itoa(counts[k])}
 	}
 	return w.mdTable([]string{"engine", "model", "KV cache", "cases"}, rows)
 }
