@@ -29,7 +29,7 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*mul > 1<<62 {
+	if err != nil || !(f >= 0 && f*mul <= 1<<62) { // written so that NaN fails
 		return 0, fmt.Errorf("invalid size string '%s'", s)
 	}
 	return int64(f * mul), nil

@@ -135,3 +135,15 @@ func TestKvctl(t *testing.T) {
 		t.Errorf("no world: code %d err %q", code, errs)
 	}
 }
+
+func TestNaNRejected(t *testing.T) {
+	if _, err := parseSize("nan"); err == nil {
+		t.Error("parseSize(nan) accepted")
+	}
+	if _, err := ParseTimescale("NaN"); err == nil {
+		t.Error("ParseTimescale(NaN) accepted")
+	}
+	if _, err := parseEngineArgv("vllm", []string{"vllm", "serve", "m", "--gpu-memory-utilization", "nan"}); err == nil {
+		t.Error("--gpu-memory-utilization nan accepted")
+	}
+}

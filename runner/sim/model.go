@@ -180,7 +180,7 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 		case "--gpu-memory-utilization", "--mem-fraction-static":
 			v, _ := next()
 			f, perr := strconv.ParseFloat(v, 64)
-			if perr != nil || f <= 0 || f > 1 {
+			if perr != nil || !(f > 0 && f <= 1) { // written so that NaN fails
 				err = bad(name, v, "float")
 			}
 			c.MemFraction = f

@@ -60,7 +60,7 @@ func ParseTimescale(s string) (float64, error) {
 		return 1, nil
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f <= 0 || f > 1000 {
+	if err != nil || !(f > 0 && f <= 1000) { // written so that NaN fails
 		return 0, fmt.Errorf("CI_REPORT_SIM_TIMESCALE=%q: want a number > 0 and ≤ 1000", s)
 	}
 	return f, nil
