@@ -68,7 +68,8 @@ func Plain(s string) string {
 			b.WriteRune(r)
 		case '@':
 			b.WriteRune(r)
-			if next, _ := utf8.DecodeRuneInString(s[i+1:]); isWordRune(next) && !isWordRune(prev) {
+			if next, _ := utf8.DecodeRuneInString(s[i+1:]); isWordRune(next) && !isAlnum(prev) {
+				// Not after a letter or digit, where it would be an email address.
 				b.WriteString(zwj)
 			}
 		case '#':
@@ -168,6 +169,10 @@ func markerFollows(rest string, same rune) bool {
 		return true
 	}
 	return same != 0 && rune(rest[0]) == same
+}
+
+func isAlnum(r rune) bool {
+	return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
 }
 
 func firstNonSpace(s string) int {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -36,9 +34,10 @@ type renderInputs struct {
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
-	// LoadTree merges part directories or artifact roots; merge.Load by default.
+	// LoadTree reads part directories, artifact roots or a merged.json;
+	// merge.Load by default.
 	LoadTree func(paths []string, allowMixed bool) (*merge.Report, error)
-	// ReadFile reads merged.json and the --config file; os.ReadFile by default.
+	// ReadFile reads the --config file; os.ReadFile by default.
 	ReadFile func(string) ([]byte, error)
 }
 
@@ -105,7 +104,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
-	rep, err := r.readReport(args, readFile)
+	rep, err := r.readReport(e, args)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -175,45 +174,26 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	return rep, opts, nil
 }
 
-// readReport reads one merged.json, or merges the given directories.
-func (r *renderInputs) readReport(args []string, readFile func(string) ([]byte, error)) (*merge.Report, error) {
-	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
-		if st, err := os.Stat(args[0]); err == nil && !st.IsDir() {
-			return readMerged(args[0], readFile)
-		}
-	}
+// readReport merges the given directories, or reads one merged.json: both
+// through merge.Load, so that they give byte-identical documents.
+func (r *renderInputs) readReport(e *env, args []string) (*merge.Report, error) {
 	loadTree := r.LoadTree
 	if loadTree == nil {
-		loadTree = loadMergeTree
+		loadTree = func(paths []string, allowMixed bool) (*merge.Report, error) {
+			return merge.Load(paths, merge.Options{AllowMixed: allowMixed})
+		}
 	}
 	rep, err := loadTree(args, r.allowMixed)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
 	if rep == nil {
-		return nil, usageErrorf("merge %s: no report", strings.Join(args, " "))
+		return nil, usageErrorf("load %s: no report", strings.Join(args, " "))
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(e.Stderr, "ci-report: warning: %s\n", p)
 	}
 	return rep, nil
-}
-
-// readMerged reads a merged.json written by `ci-report merge`.
-func readMerged(path string, readFile func(string) ([]byte, error)) (*merge.Report, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, usageErrorf("read merged report: %v", err)
-	}
-	var rep merge.Report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&rep); err != nil {
-		return nil, usageErrorf("merged report %s: %v", path, err)
-	}
-	if rep.Format != 1 {
-		return nil, usageErrorf("merged report %s: format %d, want 1", path, rep.Format)
-	}
-	if rep.Verdict == "" {
-		return nil, usageErrorf("merged report %s: no verdict", path)
-	}
-	return &rep, nil
 }
 
 func reportSHA(rep *merge.Report) string {
@@ -234,5 +214,3 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
-
-var errNoLoader = errors.New("merging directories is not available in this build")
