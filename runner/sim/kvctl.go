@@ -97,11 +97,9 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		}
 		return kvctlPriority(ctx, w, args[1], p, faults, scale, stdout, stderr)
 	default:
-		return usage("unknown command " + strconvQuote(args[0]))
+		return usage("unknown command " + strconv.Quote(args[0]))
 	}
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }
 
 func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) int {
 	segs, errs := w.segments()

@@ -130,8 +130,11 @@ func (s *simServer) admit(ctx context.Context, r *reservation) error {
 		return errCrashed
 	case <-timeout.C:
 		s.dropWaiter(wt)
+		s.mu.Lock()
+		limit, mapped := s.kv.limitBytes, s.kv.mappedBytes()
+		s.mu.Unlock()
 		return &httpError{500, fmt.Sprintf("kvcached: no KV memory for %d tokens within %s (limit %d bytes, %d bytes mapped)",
-			r.prompt+r.maxOut, scaled(allocWaitTimeout, s.scale, time.Second), s.kv.limitBytes, s.kv.mappedBytes())}
+			r.prompt+r.maxOut, scaled(allocWaitTimeout, s.scale, time.Second), limit, mapped)}
 	}
 }
 

@@ -638,7 +638,11 @@ func TestPriorityProtocol(t *testing.T) {
 			if filled < 800*mib {
 				t.Fatalf("L holds %d MiB after the fill, want ≥ 800", filled/mib)
 			}
-			time.Sleep(RetentionGrace(0.02) + 100*time.Millisecond)
+			if c.wantHeldAfterGrace {
+				time.Sleep(RetentionGrace(0.02) + 100*time.Millisecond)
+			} else {
+				waitFor(t, 10*time.Second, "L's cache trimmed to the cap", func() bool { return ledger(t, dir)["e2e_p_l"].ChargedBytes < filled/2 })
+			}
 			atBurst := ledger(t, dir)["e2e_p_l"].ChargedBytes
 			if held := atBurst >= filled/2; held != c.wantHeldAfterGrace {
 				t.Fatalf("L holds %d of %d MiB after the retention grace; want held=%v", atBurst/mib, filled/mib, c.wantHeldAfterGrace)
