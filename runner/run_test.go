@@ -294,3 +294,30 @@ func TestServerCaseNeedsItsTPGPUs(t *testing.T) {
 		t.Fatalf("case %+v", c)
 	}
 }
+
+func TestProgressOnActionsAndTerminal(t *testing.T) {
+	plan, _ := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+	f := newFakeRun(t, plan, map[string]Kind{
+		KindSetup: KindFunc(passing),
+		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			c.Progress("gen_seq")
+			return c.Result([]collect.Check{{Name: "server_ready", Detail: "x"}, {Name: "gen_seq_ok", OK: true}, {Name: "shm_removed", Detail: "y"}}, nil, nil)
+		}),
+	})
+	f.env["GITHUB_ACTIONS"] = "true"
+	f.r.Terminal = true
+	if _, err := f.r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := f.stderr.String()
+	for _, want := range []string{"::group::vllm-setup\n", "::endgroup::\n", "::group::vllm-qwen05b-kv_c1\n", "\r\033[K",
+		" vllm-qwen05b-kv_c1: gen_seq", " vllm-qwen05b-kv_c1: FAIL (server_ready, shm_removed)\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q:\n%q", want, got)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(f.r.OutDir, "run.log"))
+	if strings.Contains(string(log), "::group::") || strings.Contains(string(log), "\033") || strings.Count(string(log), "\n") != 2 {
+		t.Fatalf("run.log should hold only the result lines:\n%q", log)
+	}
+}
