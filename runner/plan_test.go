@@ -238,3 +238,28 @@ func TestPlanFileRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPlanFile: any plan file is either rejected by Validate or selects
+// without panicking.
+func FuzzPlanFile(f *testing.F) {
+	smoke, err := BuiltinPlan("smoke")
+	if err != nil {
+		f.Fatal(err)
+	}
+	data, _ := json.Marshal(smoke)
+	f.Add(data, "vllm-*")
+	f.Add([]byte(`{"profile":"x","cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
+	f.Fuzz(func(t *testing.T, data []byte, glob string) {
+		var p Plan
+		if json.Unmarshal(data, &p) != nil || p.Validate() != nil {
+			return
+		}
+		sel, err := p.Select(Selection{Cases: []string{glob}, ShardIndex: 1, ShardCount: 2})
+		if err != nil {
+			return
+		}
+		if err := sel.Validate(); err != nil && len(sel.Cases) > 0 {
+			t.Fatalf("a selection of a valid plan is invalid: %v", err)
+		}
+	})
+}

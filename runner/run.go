@@ -319,6 +319,9 @@ func (r *Runner) defaults() error {
 	if r.Plan == nil {
 		return errors.New("run: no plan")
 	}
+	if err := r.Plan.Validate(); err != nil {
+		return fmt.Errorf("run: plan %s: %w", r.Plan.Profile, err)
+	}
 	if r.OutDir == "" {
 		return errors.New("run: no part directory (--out)")
 	}
