@@ -2,7 +2,6 @@ package render
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/ovg-project/ci-report/merge"
@@ -93,26 +92,4 @@ func sampleOptions() Options {
 		ArtifactURL: "https://github.com/ovg-project/kvcached/actions/runs/123/artifacts/9",
 		Date:        "2026-11-28",
 	}
-}
-
-func TestSampleShow(t *testing.T) {
-	docs, err := Render(sampleReport(t), sampleOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("COMMENT:\n%s\nSECTION:\n%s\nWARN %v", docs.Comment, docs.Section, docs.Warnings)
-}
-
-func TestSampleShowText(t *testing.T) {
-	var b strings.Builder
-	if err := Text(&b, sampleReport(t), sampleOptions()); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", b.String())
-	docs, _ := Render(sampleReport(t), sampleOptions())
-	h, err := HTML(docs, "preview")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d bytes html", len(h))
 }

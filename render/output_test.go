@@ -1,0 +1,204 @@
+package render
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+func TestTextTables(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases[1].Checks[0].Detail = "red \x1b[31mALERT\x1b[0m\nsecond line \x07"
+	var b strings.Builder
+	if err := Text(&b, rep, sampleOptions()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, w := range []string{
+		"│ verdict │ FAIL (4 of 7 cases; 1 not run) │",
+		"│ vLLM   │ partial  │ 6   │ 7       │        │",
+		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128",
+		"all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)",
+		"│ not run",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("text output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reached the terminal")
+	}
+	// Every line of a table has the same display width.
+	var widths []int
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "│ case") {
+			widths = nil
+		}
+		if strings.HasPrefix(l, "│") {
+			widths = append(widths, len([]rune(l)))
+		}
+	}
+	for _, w := range widths {
+		if w != widths[0] {
+			t.Errorf("failed-cases table lines differ in width: %v", widths)
+			break
+		}
+	}
+}
+
+func TestHTMLPreview(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases[1].Checks[0].Detail = `<img src=x onerror=alert(1)> <script>alert(2)</script>`
+	opts := sampleOptions()
+	opts.PR = 3
+	docs := mustRender(t, rep, opts)
+	page, err := HTML(docs, "Nightly <correctness>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	for _, w := range []string{"<!DOCTYPE html>", "<title>Nightly &lt;correctness&gt;</title>", "<table>", "<th>case</th>", "<details><summary>Setup of every case</summary>", "&lt;img src=x"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	for _, a := range []string{"<img src=x", "<script>"} {
+		if strings.Contains(s, a) {
+			t.Errorf("run text became markup: %q", a)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		file    string
+		check   func(Config) bool
+		wantErr bool
+	}{
+		{"empty object keeps defaults", `{}`, func(c Config) bool {
+			return c.Title("nightly") == "Nightly correctness" && c.RetentionDays.Perf == 90 && c.schedule("weekly") == "Saturdays at 12:00 UTC"
+		}, false},
+		{"one title", `{"titles": {"smoke": "Smoke"}}`, func(c Config) bool {
+			return c.Title("smoke") == "Smoke" && c.Title("weekly") == "Weekly correctness"
+		}, false},
+		{"custom profile", `{"schedules": {"hopper": "Mondays"}}`, func(c Config) bool {
+			return c.schedule("hopper") == "Mondays" && c.Title("hopper") == "hopper" && c.schedule("other") == "On demand" && c.workflow("other") == "gpu-correctness.yml"
+		}, false},
+		{"repository and retention", `{"repository_url": "https://github.com/me/fork/", "retention_days": {"perf": 7}}`, func(c Config) bool {
+			return c.repo() == "https://github.com/me/fork" && c.RetentionDays.Perf == 7 && c.RetentionDays.Correctness == 30
+		}, false},
+		{"unknown key", `{"titels": {}}`, nil, true},
+		{"wrong type", `{"retention_days": {"perf": "90"}}`, nil, true},
+		{"not json", `titles`, nil, true},
+		{"two values", `{} {}`, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig([]byte(tc.file))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("LoadConfig error = %v, want error %v", err, tc.wantErr)
+			}
+			if err == nil && !tc.check(c) {
+				t.Errorf("config %+v", c)
+			}
+		})
+	}
+	for _, p := range []string{"nightly", "a", "0", "my_profile-2"} {
+		if !ValidProfile(p) {
+			t.Errorf("ValidProfile(%q) = false", p)
+		}
+	}
+	for _, p := range []string{"", "Nightly", "-x", "_x", "a b", "a/b", "a-->"} {
+		if ValidProfile(p) {
+			t.Errorf("ValidProfile(%q) = true", p)
+		}
+	}
+}
+
+func fp(v float64) *float64 { return &v }
+
+func perfReport(t *testing.T) *merge.Report {
+	t.Helper()
+	rep := sampleReport(t)
+	rep.Setup.Elastic, rep.Setup.Limit, rep.Setup.Priority = nil, nil, nil
+	rep.Cases = []merge.Case{{Name: "vllm-qwen05b-kv_c1", OK: true, Part: "e2e"}}
+	rep.Parts = []merge.PartStatus{{Name: "e2e", Display: "e2e", Status: merge.StatusComplete, Planned: 1, Ran: 1}}
+	rep.Verdict = "PASS"
+	var runs []json.RawMessage
+	for _, r := range []string{
+		`{"model":"m","arm":"native","run":1,"idle_gpu_mib":1000}`,
+		`{"model":"m","arm":"kvcached","run":1,"idle_gpu_mib":1200.4}`,
+		`{"model":"m","arm":"kvcached","run":2,"idle_gpu_mib":1300}`,
+		`{"model":"m","arm":"native","run":2,"idle_gpu_mib":900}`,
+	} {
+		runs = append(runs, json.RawMessage(r))
+	}
+	rep.Perf = &merge.Perf{
+		Setup: &collect.PerfSetup{GPUs: []collect.GPU{{Name: "NVIDIA H100", Memory: "81559 MiB", Driver: "580"}}},
+		Summary: &collect.PerfSummary{Runs: runs, Table: []collect.PerfRow{
+			{Model: "m", Concurrency: 1, Metric: "output_throughput", Native: fp(100), Kvcached: fp(90), Ratio: fp(0.9)},
+			{Model: "m", Concurrency: 1, Metric: "mean_tpot_ms", Ratio: fp(0.9)},
+			{Model: "m", Concurrency: 1, Metric: "p99_tpot_ms", Ratio: fp(0.9)},
+			{Model: "m", Concurrency: 1, Metric: "mean_ttft_ms", Ratio: fp(0.9)},
+			{Model: "m", Concurrency: 32, Metric: "output_throughput", Kvcached: fp(1543)},
+		}},
+	}
+	rep.Perf.Setup.Versions.Set("vllm", "0.30.0")
+	return rep
+}
+
+func TestPerf(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		edit    func(*merge.Report)
+		verdict string
+		want    []string
+	}{
+		{"pass", nil, "PASS", []string{
+			"<!-- ci-report:comment run=123 attempt=1 profile=perf -->\n### Weekly performance · 2026-11-28 · PASS\n",
+			"1x NVIDIA H100 (81559 MiB, driver 580) · `vllm/vllm-openai:v0.30.0` · vLLM 0.30.0\n",
+			"| model | concurrency | output tok/s, native | kvcached | ratio | mean TPOT ratio | p99 TPOT ratio | mean TTFT ratio |\n|---|---|---|---|---|---|---|---|\n| m | 1 | 100 | 90 | 0.90 | 0.90 | 0.90 | 0.90 |\n| m | 32 | - | 1543 | - | - | - | - |\n",
+			"- m: native 1000 MiB, kvcached 1300 MiB",
+			"Hopper correctness: all 1 cases passed.",
+			"kept 90 days",
+		}},
+		{"errors", func(r *merge.Report) { r.Perf.Summary.Errors = []string{strings.Repeat("e", 600)} }, "FAIL", []string{
+			"Failed runs:\n- " + strings.Repeat("e", 499) + "…\n",
+		}},
+		{"no hopper summary", func(r *merge.Report) {
+			r.Cases = nil
+			r.Parts[0].Status = merge.StatusMissing
+		}, "FAIL", []string{"Hopper correctness: no results."}},
+		{"failed hopper case", func(r *merge.Report) {
+			r.Cases[0].OK = false
+			r.Cases[0].Checks = []collect.Check{{Name: "all_ok", Detail: "1/20 failed"}}
+		}, "FAIL", []string{"Hopper correctness:\n\n| case | setup | failed checks |\n|---|---|---|\n| vllm-qwen05b-kv\\_c1 |"}},
+		{"no perf summary", func(r *merge.Report) { r.Perf.Summary = nil }, "DID NOT RUN", []string{
+			"### Weekly performance · 2026-11-28 · DID NOT RUN\n\nThe tests did not finish; the run log has the details.\n",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := perfReport(t)
+			if tc.edit != nil {
+				tc.edit(rep)
+			}
+			opts := sampleOptions()
+			opts.Profile = ""
+			docs := mustRender(t, rep, opts)
+			if docs.Verdict != tc.verdict || docs.SectionName != "perf" {
+				t.Errorf("verdict %q section name %q, want %q perf", docs.Verdict, docs.SectionName, tc.verdict)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(docs.Comment, w) {
+					t.Errorf("perf comment lacks %q:\n%s", w, docs.Comment)
+				}
+			}
+			if !strings.HasPrefix(docs.Section, "## Weekly performance\n\nSundays at 10:00 UTC ([`gpu-perf-weekly.yml`]") {
+				t.Errorf("perf section starts %q", Cut(docs.Section, 120))
+			}
+		})
+	}
+}
