@@ -43,7 +43,6 @@ func HTML(docs Documents, title string) ([]byte, error) {
 		if err := markdown.Convert([]byte(d.md), &b); err != nil {
 			return nil, fmt.Errorf("html: convert the %s: %w", strings.ToLower(d.label), err)
 		}
-		// #nosec: goldmark's output of our escaped Markdown, see markdown.
 		parts = append(parts, part{Label: d.label, HTML: htmltemplate.HTML(b.String())})
 	}
 	var out bytes.Buffer

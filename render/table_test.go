@@ -1,0 +1,39 @@
+package render
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMarkdownTable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header []string
+		rows   [][]string
+		want   string
+	}{
+		{"compact", []string{"a", "b"}, [][]string{{"1", "2"}}, "| a | b |\n|---|---|\n| 1 | 2 |"},
+		{"empty cell", []string{"a", "b", "c"}, [][]string{{"", "x", ""}}, "| a | b | c |\n|---|---|---|\n| | x | |"},
+		{"no rows", []string{"a"}, nil, "| a |\n|---|"},
+		{"cells pass through byte for byte", []string{"case", "setup"}, [][]string{
+			{Plain("  lead|ing  "), CodeCell("a|b `c`")},
+			{Plain("é長🙂 " + strings.Repeat("w", 500)), Plain("\\_*[]<>")},
+		}, "| case | setup |\n|---|---|\n| " + Plain("  lead|ing  ") + " | " + CodeCell("a|b `c`") + " |\n| " + Plain("é長🙂 "+strings.Repeat("w", 500)) + " | " + Plain("\\_*[]<>") + " |"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &writer{}
+			got := w.mdTable(tc.header, tc.rows)
+			if w.err != nil {
+				t.Fatal(w.err)
+			}
+			if got != tc.want {
+				t.Errorf("mdTable =\n%q\nwant\n%q", got, tc.want)
+			}
+			checkTables(t, got)
+		})
+	}
+	w := &writer{}
+	if w.mdTable([]string{"a", "b"}, [][]string{{"1"}}); w.err == nil {
+		t.Error("a row with too few cells was accepted")
+	}
+}
