@@ -372,21 +372,25 @@ func TestMergeProblems(t *testing.T) {
 var trees = []struct {
 	golden string
 	paths  []string
+	mixed  bool // merged with AllowMixed (the tree's own merge is refused, see TestLoadRefusesMixedTrees)
 }{
-	{"acceptance.json", []string{"acceptance"}},
-	{"many-failures.json", []string{"many-failures"}},
-	{"missing-part.json", []string{"missing-part"}},
-	{"missing-part-absent.json", []string{"missing-part/vllm", "missing-part/absent/sglang"}},
-	{"nightly-fail.json", []string{"nightly-fail"}},
-	{"nightly-pass.json", []string{"nightly-pass"}},
-	{"nothing-ran-empty.json", []string{"nothing-ran-empty"}},
-	{"nothing-ran-error.json", []string{"nothing-ran-error"}},
-	{"nothing-ran-unfinished.json", []string{"nothing-ran-unfinished"}},
-	{"nothing-ran-zero.json", []string{"nothing-ran-zero"}},
-	{"partial-part.json", []string{"partial-part"}},
-	{"perf.json", []string{"perf"}},
-	{"pr.json", []string{"pr/vllm", "pr/sglang"}},
-	{"weekly-priority.json", []string{"weekly-priority"}},
+	{"malformed.json", []string{"malformed"}, false},
+	{"duplicate-case-allow-mixed.json", []string{"duplicate-case"}, true},
+	{"mixed-profile-allow-mixed.json", []string{"mixed-profile"}, true},
+	{"acceptance.json", []string{"acceptance"}, false},
+	{"many-failures.json", []string{"many-failures"}, false},
+	{"missing-part.json", []string{"missing-part"}, false},
+	{"missing-part-absent.json", []string{"missing-part/vllm", "missing-part/absent/sglang"}, false},
+	{"nightly-fail.json", []string{"nightly-fail"}, false},
+	{"nightly-pass.json", []string{"nightly-pass"}, false},
+	{"nothing-ran-empty.json", []string{"nothing-ran-empty"}, false},
+	{"nothing-ran-error.json", []string{"nothing-ran-error"}, false},
+	{"nothing-ran-unfinished.json", []string{"nothing-ran-unfinished"}, false},
+	{"nothing-ran-zero.json", []string{"nothing-ran-zero"}, false},
+	{"partial-part.json", []string{"partial-part"}, false},
+	{"perf.json", []string{"perf"}, false},
+	{"pr.json", []string{"pr/vllm", "pr/sglang"}, false},
+	{"weekly-priority.json", []string{"weekly-priority"}, false},
 }
 
 // TestTreesGolden merges every shared artifact tree, compares merged.json
@@ -399,7 +403,7 @@ func TestTreesGolden(t *testing.T) {
 			for _, p := range tc.paths {
 				paths = append(paths, filepath.Join("..", "testdata", "trees", filepath.FromSlash(p)))
 			}
-			rep, err := Load(paths, Options{})
+			rep, err := Load(paths, Options{AllowMixed: tc.mixed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -476,6 +480,20 @@ func TestReadMergedErrors(t *testing.T) {
 	}
 	if _, err := Load(nil, Options{}); err == nil {
 		t.Error("no paths: no error")
+	}
+}
+
+func TestLoadRefusesMixedTrees(t *testing.T) {
+	for _, tc := range []struct{ tree, want string }{
+		{"duplicate-case", `case "vllm-qwen05b-kv_c1" is in both parts shard-1 (../testdata/trees/duplicate-case/shard-1) and shard-2 (../testdata/trees/duplicate-case/shard-2) (--allow-mixed keeps both)`},
+		{"mixed-profile", `parts SGLang (../testdata/trees/mixed-profile/sglang) and vLLM (../testdata/trees/mixed-profile/vllm) have different profiles: "weekly" and "nightly" (--allow-mixed merges them anyway)`},
+	} {
+		t.Run(tc.tree, func(t *testing.T) {
+			_, err := Load([]string{filepath.Join("..", "testdata", "trees", tc.tree)}, Options{})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error = %v\nwant    %s", err, tc.want)
+			}
+		})
 	}
 }
 
