@@ -279,7 +279,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		if server == "" {
 			server = "the image's server command"
 		}
-		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered, nil)}))
+		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
 		arms := make([]string, len(ps.Arms))

@@ -259,7 +259,7 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 		lines = append(lines, w.t("engine_bullet", map[string]string{
 			"Display": EngineDisplay(p.st(k)),
 			"Server":  p.code(e.Server, false),
-			"Env":     envList(p, &e.Env.Ordered, nil),
+			"Env":     envList(p, &e.Env.Ordered),
 		}))
 		var kv, native []*collect.CaseSetup
 		for _, c := range r.engineServers(k) {
@@ -272,13 +272,13 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 		if len(kv) > 0 {
 			shared, varying := envSplit(kv, &e.Env.Ordered)
 			lines = append(lines, w.t("kvcached_bullet", map[string]string{
-				"Shared": envList(p, shared, nil), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
+				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
 			}))
 		}
 		if len(native) > 0 {
 			shared, varying := envSplit(native, &e.Env.Ordered)
 			lines = append(lines, w.t("native_bullet", map[string]string{
-				"Shared": envList(p, shared, nil), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
+				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
 			}))
 		}
 	}
@@ -319,7 +319,7 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 	return shared, varying
 }
 
-func envList(p sectionPlan, env *collect.Ordered[string], _ []string) string {
+func envList(p sectionPlan, env *collect.Ordered[string]) string {
 	items := make([]string, 0, env.Len())
 	for _, k := range env.Keys() {
 		v, _ := env.Get(k)
