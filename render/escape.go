@@ -139,12 +139,6 @@ func codeSpan(s string, inCell bool) string {
 	return fence + inner + fence
 }
 
-// Fence returns the backtick fence for a fenced code block around s: a run
-// longer than any inside it, at least three.
-func Fence(s string) string {
-	return strings.Repeat("`", max(3, longestRun(s, '`')+1))
-}
-
 func longestRun(s string, c byte) int {
 	best, run := 0, 0
 	for i := 0; i < len(s); i++ {
