@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -147,6 +148,9 @@ func normalizeRaw(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return raw // not produced by the readers, which validate
+	}
+	if out := b.Bytes(); utf8.Valid(out) {
+		return out
 	}
 	return bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
 }
