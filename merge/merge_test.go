@@ -508,3 +508,35 @@ func TestLoadMixedError(t *testing.T) {
 		t.Errorf("error does not name both parts: %v", err)
 	}
 }
+
+func TestLogsNormalized(t *testing.T) {
+	// A log as the scanner keeps it: raw bytes, white space and invalid
+	// UTF-8 inside a string (serve.log quotes), and HTML characters.
+	c := collect.CaseResult{Name: "a", OK: true, Log: json.RawMessage("{ \"a\" : { \"errors\" : [\"bad \xff\xfe byte\", \"<details> & co\"] } }")}
+	rep, err := Merge([]collect.Part{part("vllm", collect.StatusComplete, nil, c)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"a\":{\"errors\":[\"bad \uFFFD byte\",\"<details> & co\"]}}"
+	if got := string(rep.Cases[0].Log); got != want {
+		t.Errorf("log = %q, want %q", got, want)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteJSON(&out); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "merged.json")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadMerged(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(back.Cases[0].Log); got != want {
+		t.Errorf("log read back = %q, want %q", got, want)
+	}
+	if !strings.Contains(out.String(), "<details> & co") {
+		t.Errorf("merged.json escapes HTML characters: %s", out.String())
+	}
+}
