@@ -56,6 +56,11 @@ type scanner struct {
 	eof  bool
 	rerr error // read error other than io.EOF
 
+	// recLimit bounds a kept value (a case's name, checks or log): a
+	// larger one is not held but refused with tooLarge.
+	recLimit int
+	tooLarge error
+
 	// rec, when recording, collects the bytes of the value being read;
 	// recFrom is where the not yet collected part starts in buf.
 	recording bool
@@ -65,13 +70,17 @@ type scanner struct {
 	depth int // nesting of the current position, for maxNesting
 }
 
+// maxKeptValue bounds one kept value of a case. Real logs are kilobytes;
+// a value of this size is a broken or hostile file, not one to load.
+const maxKeptValue = 64 << 20
+
 func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, scanBufSize)}
+	return &scanner{r: r, buf: make([]byte, scanBufSize), recLimit: maxKeptValue}
 }
 
 // reset makes s read r from its start, keeping its buffers.
 func (s *scanner) reset(r io.Reader) {
-	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0]}
+	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0], recLimit: s.recLimit}
 }
 
 // fill reads more input once buf[i:n] is used up; it reports whether bytes
@@ -80,10 +89,14 @@ func (s *scanner) fill() bool {
 	if s.i < s.n {
 		return true
 	}
-	if s.eof || s.rerr != nil {
+	if s.eof || s.rerr != nil || s.tooLarge != nil {
 		return false
 	}
 	if s.recording {
+		if len(s.rec)+s.n-s.recFrom > s.recLimit {
+			s.tooLarge = fmt.Errorf("value over %d MiB, not read", s.recLimit>>20)
+			return false
+		}
 		s.rec = append(s.rec, s.buf[s.recFrom:s.n]...)
 		s.recFrom = 0
 	}
@@ -112,6 +125,9 @@ func (s *scanner) errorf(format string, a ...any) error {
 
 // endErr is the error for input that ended too early.
 func (s *scanner) endErr() error {
+	if s.tooLarge != nil {
+		return s.tooLarge
+	}
 	if s.rerr != nil {
 		return s.rerr
 	}
@@ -996,7 +1012,10 @@ func (s *scanner) end() error {
 // phases (Phases stays nil). It fails, naming the field, when the document
 // is not an object with a cases array or a kept field has the wrong type.
 func ScanSummary(r io.Reader) (*Summary, error) {
-	s := newScanner(r)
+	return scanSummary(newScanner(r))
+}
+
+func scanSummary(s *scanner) (*Summary, error) {
 	var sum Summary
 	isNull, err := s.objectFields(func(key string) error {
 		switch matchKey(key, "ok", "cases") {

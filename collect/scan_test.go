@@ -317,3 +317,21 @@ func TestScanIntegerArraysAgree(t *testing.T) {
 		checkAgreement(t, []byte(b.String()))
 	}
 }
+
+func TestScanSummaryKeptValueLimit(t *testing.T) {
+	// A kept value over the limit is refused, not held; skipped values
+	// (phases) of any size are fine.
+	big := strings.Repeat("x", 3<<20)
+	in := `{"cases":[{"name":"a","phases":{"p":"` + big + `"},"log":{"e":"` + big + `"}}]}`
+	s := newScanner(strings.NewReader(in))
+	s.recLimit = 1 << 20
+	_, err := scanSummary(s)
+	if want := "cases[0].log: value over 1 MiB, not read"; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+	s = newScanner(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"` + big + `"}}]}`))
+	s.recLimit = 1 << 20
+	if sum, err := scanSummary(s); err != nil || len(sum.Cases) != 1 {
+		t.Errorf("skipped value over the limit: %v", err)
+	}
+}
