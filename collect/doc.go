@@ -155,7 +155,11 @@
 // phases hold every request's tokens and make summary.json hundreds of MB.
 // ReadSummary and ReadCasesJSONL skip them while scanning (validated, never
 // decoded nor held) and decode only name, ok, checks and log; parts are read
-// in parallel. Files are never held whole in memory.
+// in parallel. Files are never held whole in memory: summary.json and
+// cases.jsonl stream through a 256 KiB buffer, a kept value (a case's
+// name, checks or log) over 64 MiB is refused with an error rather than
+// held, and the small files read whole (part.json, setup.json, the perf
+// files) are refused over 64 MiB.
 //
 // # log, per kind of case
 //
