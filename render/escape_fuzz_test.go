@@ -1,0 +1,35 @@
+package render
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzPlain checks that any text, escaped with Plain, shows as exactly that
+// text once parsed as Markdown (mentions aside, broken by invisible joiners).
+func FuzzPlain(f *testing.F) {
+	for _, s := range hostile {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.Contains(s, zwj) {
+			return // the joiners we add are removed before comparing
+		}
+		// Whitespace runs are compared collapsed: HTML, not Markdown, decides
+		// how they show.
+		norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+		want := norm("x " + clean(s) + " y")
+		md := "x " + Plain(s) + " y"
+		if got := norm(shown(t, md)); got != want {
+			t.Fatalf("Plain(%q) = %q shows as %q", s, Plain(s), got)
+		}
+		// In a table cell, as text and as a code span: one cell, same text.
+		for _, cell := range []string{Cell(s), CodeCell(s)} {
+			md := "| h |\n|---|\n| " + cell + " |\n"
+			checkTables(t, md)
+			if got, want := norm(shown(t, md)), norm("h "+clean(s)); got != want {
+				t.Fatalf("cell %q of %q shows as %q, want %q", cell, s, got, want)
+			}
+		}
+	})
+}
