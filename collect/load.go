@@ -155,7 +155,9 @@ func partDirs(p string) ([]partDir, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("read %s: not a directory (want a part directory or an artifact root)", p)
 	}
-	if IsPartDir(p) {
+	// A perf root may hold error.txt and sandbox.json beside perf/ and e2e/
+	// (SPEC-formats §6): perf/ makes it a root whatever else it holds.
+	if IsPartDir(p) && !IsPerfRoot(p) {
 		return []partDir{{dir: p}}, nil
 	}
 	entries, err := os.ReadDir(p)

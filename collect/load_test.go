@@ -149,17 +149,21 @@ func TestLoadPartsStatus(t *testing.T) {
 
 func TestLoadPartsDirectories(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		"res/vllm/summary.json":   sumTwo,
-		"res/sglang/summary.json": sumTwo,
-		"res/B/run.log":           "x",
-		"res/a-b/run.log":         "x",
-		"res/perf/summary.json":   `{"runs":[]}`,
-		"res/.hidden/run.log":     "x",
-		"res/nvidia-smi.txt":      "smi",
-		"empty/nvidia-smi.txt":    "smi",
-		"shard/summary.json":      sumTwo,
-		"shard/part.json":         `{"part":"sglang","complete":true}`,
-		"other/zzz/summary.json":  sumTwo,
+		"res/vllm/summary.json":     sumTwo,
+		"res/sglang/summary.json":   sumTwo,
+		"res/B/run.log":             "x",
+		"res/a-b/run.log":           "x",
+		"res/perf/summary.json":     `{"runs":[]}`,
+		"res/.hidden/run.log":       "x",
+		"res/nvidia-smi.txt":        "smi",
+		"empty/nvidia-smi.txt":      "smi",
+		"shard/summary.json":        sumTwo,
+		"shard/part.json":           `{"part":"sglang","complete":true}`,
+		"other/zzz/summary.json":    sumTwo,
+		"perfroot/error.txt":        "no H100 in this zone",
+		"perfroot/sandbox.json":     "{}",
+		"perfroot/perf/setup.json":  "{}",
+		"perfroot/e2e/summary.json": sumTwo,
 	})
 	at := func(p string) string { return filepath.Join(root, p) }
 	for _, tc := range []struct {
@@ -179,6 +183,8 @@ func TestLoadPartsDirectories(t *testing.T) {
 			[]string{"nothing missing not found"}},
 		{"part.json names the part", []string{at("shard")},
 			[]string{"SGLang complete "}},
+		{"perf root holding error.txt is a root", []string{at("perfroot")},
+			[]string{"e2e complete "}},
 		{"roots combined", []string{at("other"), at("res/vllm")},
 			[]string{"vLLM complete ", "zzz complete "}},
 	} {

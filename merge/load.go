@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -48,7 +49,7 @@ func Load(paths []string, opts Options) (*Report, error) {
 	}
 	for _, p := range paths {
 		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() || collect.IsPartDir(p) || !collect.IsPerfRoot(p) {
+		if err != nil || !fi.IsDir() || !collect.IsPerfRoot(p) {
 			continue
 		}
 		if rep.Perf != nil {
@@ -57,6 +58,9 @@ func Load(paths []string, opts Options) (*Report, error) {
 		}
 		setup, summary, problems := collect.LoadPerf(p)
 		rep.Perf = &Perf{Setup: setup, Summary: summary}
+		if _, err := os.Lstat(filepath.Join(p, "error.txt")); err == nil {
+			rep.Perf.ErrorTxt = true
+		}
 		rep.Perf.normalize()
 		for _, msg := range problems {
 			rep.Problems = append(rep.Problems, "perf: "+msg)

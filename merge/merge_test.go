@@ -452,6 +452,33 @@ func TestLoadPerfRoot(t *testing.T) {
 	}
 }
 
+func TestLoadPerfRootWithErrorTxt(t *testing.T) {
+	root := t.TempDir()
+	for name, content := range map[string]string{
+		"error.txt":       "quota exceeded in us-east1",
+		"perf/setup.json": `{"kvcached_sha":"abc"}`,
+		"e2e/error.txt":   "quota exceeded in us-east1",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Load([]string{root}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Perf == nil || !rep.Perf.ErrorTxt || rep.Perf.Setup == nil || rep.Perf.Summary != nil {
+		t.Errorf("perf = %+v", rep.Perf)
+	}
+	if len(rep.Parts) != 1 || rep.Parts[0].Name != "e2e" || !rep.Parts[0].ErrorTxt || rep.Verdict != VerdictDidNotRun {
+		t.Errorf("parts %+v, verdict %q", rep.Parts, rep.Verdict)
+	}
+}
+
 func TestReadMergedErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {

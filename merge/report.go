@@ -59,4 +59,7 @@ type PartStatus struct {
 type Perf struct {
 	Setup   *collect.PerfSetup   `json:"setup"`
 	Summary *collect.PerfSummary `json:"summary"`
+	// ErrorTxt is set when the artifact root holds error.txt (the perf job
+	// could not start; its text is never read).
+	ErrorTxt bool `json:"error_txt,omitempty"`
 }
