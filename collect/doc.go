@@ -37,9 +37,10 @@
 //	  e2e/                  the perf run's correctness part (an ordinary part)
 //
 // A directory is a part when it holds any of part.json, setup.json,
-// summary.json, cases.jsonl, run.log or error.txt; otherwise it is an
-// artifact root and each of its sub-directories is a part, except perf/
-// (LoadPerf) and names starting with a dot. A part's name is part.json's
+// summary.json, cases.jsonl, run.log or error.txt, unless it also holds
+// perf/ (a perf root may hold error.txt); otherwise it is an artifact root
+// and each of its sub-directories is a part (an empty one did not finish),
+// except perf/ (LoadPerf) and names starting with a dot. A part's name is part.json's
 // "part", else its directory name; its display name is vLLM for vllm,
 // SGLang for sglang, else the name. Parts are taken in byte order of their
 // directory names.
