@@ -109,6 +109,8 @@ type simServer struct {
 	ackSeq      int64
 	reqSeq      int64
 	lastLimit   int64
+	// writtenProcBytes is what procs/<pid>.json last said.
+	writtenProcBytes int64
 
 	dead      chan struct{} // closed when the engine crashed
 	crashOnce sync.Once
@@ -413,6 +415,7 @@ func (s *simServer) allocate(env serveEnv) error {
 	if err := s.w.writeProc(s.procRecord()); err != nil {
 		return fmt.Errorf("RuntimeError: %v", err)
 	}
+	s.writtenProcBytes = s.procRecord().BytesPer
 	if s.elastic {
 		if err := s.w.writeSegment(s.segment(segmentFile{})); err != nil {
 			return fmt.Errorf("RuntimeError: %v", err)
