@@ -97,6 +97,11 @@ func (s *simServer) generateOne(ctx context.Context, prompt string, maxTokens in
 	}
 	wrong := s.elastic && len(ids) >= wrongTokensMinPrompt && s.faults.has(FaultWrongTokens, s.ids...)
 	out, stopped := generate(ids, maxTokens, ignoreEOS, wrong)
+	s.mu.Lock()
+	s.statPrompt += int64(len(ids))
+	s.statCached += int64(r.cachedN)
+	s.statGen += int64(len(out))
+	s.mu.Unlock()
 	return completion{promptIDs: ids, tokens: out, stopped: stopped, cached: r.cachedN, latency: s.now().Sub(start)}, nil
 }
 

@@ -28,6 +28,7 @@ const (
 	ledgerHold       = 6 * time.Second // how long a shortfall and a watermark stay posted
 	allocWaitTimeout = 300 * time.Second
 	tickPeriod       = 100 * time.Millisecond
+	statsPeriod      = 10 * time.Second // vLLM's and SGLang's periodic stats lines
 )
 
 // scaled multiplies d by the time scale, never below min.
@@ -111,6 +112,8 @@ type simServer struct {
 	lastLimit   int64
 	// writtenProcBytes is what procs/<pid>.json last said.
 	writtenProcBytes int64
+	// Since the last stats line: prompt, cached and generated tokens.
+	statPrompt, statCached, statGen int64
 
 	dead      chan struct{} // closed when the engine crashed
 	crashOnce sync.Once
@@ -269,6 +272,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	tickDone := make(chan struct{})
 	tickStop := make(chan struct{})
 	go s.tickLoop(tickStop, tickDone)
+	go s.statsLoop(tickStop)
 	if cfg.Engine == "vllm" {
 		s.log.info("api_server.py:1912", "Starting vLLM API server 0 on http://%s:%d", cfg.Host, port)
 		s.log.uvicorn("Started server process [%d]", s.pid)
@@ -586,3 +590,39 @@ type pyException string
 func (e pyException) Error() string { return string(e) }
 
 func pyExc(format string, a ...any) error { return pyException(fmt.Sprintf(format, a...)) }
+
+// statsLoop logs the engine's periodic stats line while it has work.
+func (s *simServer) statsLoop(stop <-chan struct{}) {
+	period := scaled(statsPeriod, s.scale, 20*time.Millisecond)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		prompt, cached, gen := s.statPrompt, s.statCached, s.statGen
+		running, waiting := s.running, len(s.waiters)
+		tokens := s.kv.live + s.kv.cached
+		usage := float64(tokens) / float64(s.kv.capacityTokens) * 100
+		s.statPrompt, s.statCached, s.statGen = 0, 0, 0
+		s.mu.Unlock()
+		if prompt == 0 && gen == 0 && running == 0 && waiting == 0 {
+			continue
+		}
+		secs := statsPeriod.Seconds() // the engine's own clock runs at scale 1
+		hit := 0.0
+		if prompt > 0 {
+			hit = float64(cached) / float64(prompt) * 100
+		}
+		if s.cfg.Engine == "vllm" {
+			s.log.info("loggers.py:123", "Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
+				float64(prompt)/secs, float64(gen)/secs, running, waiting, usage, hit)
+		} else {
+			s.log.info("scheduler.py:1421", "Decode batch. #running-req: %d, #token: %d, token usage: %.2f, gen throughput (token/s): %.2f, #queue-req: %d",
+				running, tokens, usage/100, float64(gen)/secs, waiting)
+		}
+	}
+}

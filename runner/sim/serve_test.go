@@ -319,6 +319,20 @@ func TestServeAPIAndMemory(t *testing.T) {
 		}
 	}
 
+	// Periodic stats lines while a long request runs (4096 tokens ≈ 0.35 s at this scale).
+	for _, c := range []struct {
+		c      *child
+		engine string
+		line   string
+	}{{kv, "vllm", "Engine 000: Avg prompt throughput: "}, {sg, "sglang", "Decode batch. #running-req: "}} {
+		done := make(chan result)
+		go func() { done <- c.c.complete(c.engine, prompts[0], 4096, true) }()
+		waitFor(t, 10*time.Second, "a stats line", func() bool { return strings.Contains(c.c.out.String(), c.line) })
+		if r := <-done; len(r.tokens) != 4096 {
+			t.Errorf("long request: %d tokens", len(r.tokens))
+		}
+	}
+
 	// The GPU: weights + KV of the three, their pids.
 	g := NewGPU(dir)
 	used, err := g.UsedMiB(0)
@@ -362,7 +376,7 @@ func TestServeAPIAndMemory(t *testing.T) {
 		start := time.Now()
 		code, exited := s.c.stop(syscall.SIGINT, 5*time.Second)
 		if !exited || code != 0 {
-			t.Errorf("%s: SIGINT: exited %v code %d", s.name, exited, code)
+			t.Errorf("%s: SIGINT: exited %v code %d; log:\n%s", s.name, exited, code, s.c.out.String())
 		}
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("%s took %s to stop", s.name, d)
