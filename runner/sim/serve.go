@@ -246,6 +246,8 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	if err := s.allocate(env); err != nil {
 		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 239, in determine_available_memory`,
 			`  torch.cuda.empty_cache()`}, err.Error())
+		// A failure half-way through registering must not leave a record behind.
+		s.cleanup(s.kv != nil)
 		return 1
 	}
 	registered := true
