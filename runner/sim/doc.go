@@ -48,7 +48,9 @@
 // (with the hybrid patches for qwen35_*), vLLM's `Using kvcached
 // process-local KV capacity: ... available=<N> bytes` and `GPU KV cache size:
 // N tokens`, SGLang's `max_total_num_tokens=N`, `[kvcached]` lines only under
-// kvcached, `Setting attention block size to 128 tokens (was 16)` for hybrid
+// kvcached, the periodic stats line every 10 s (scaled) while busy (vLLM
+// `Engine 000: Avg prompt throughput: ...`, SGLang `Decode batch. ...`),
+// `Setting attention block size to 128 tokens (was 16)` for hybrid
 // models on vLLM under kvcached (a native server given --block-size 128 then
 // caches at the same granularity), uvicorn's access log, and a Python
 // traceback on a crash or a failed start (exit 1: weights that do not fit,
@@ -129,8 +131,9 @@
 //	reject-priority  kvctl priority is not applied (kvctl still exits 0)
 //	crash-in-burst   the server crashes with a CUDA-error traceback when N
 //	                 requests (default 16: more than a server case's 9 or the
-//	                 limit case's 8) are in flight; they all get 500s and it
-//	                 exits 1 (its files are removed, as Python's atexit would)
+//	                 limit case's 8) are in flight, and exits 1 at once (its
+//	                 files removed first, as Python's atexit would): requests
+//	                 in flight see their connection drop, and by then it is dead
 //	never-ready      the server never listens, so /health never answers; it
 //	                 still stops cleanly
 //	ignore-stop      SIGINT/SIGTERM are logged and ignored (kvcached's own
