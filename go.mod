@@ -6,6 +6,7 @@ require (
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-github/v60 v60.0.0
+	github.com/olekukonko/ll v0.1.6
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/oauth2 v0.38.0
@@ -23,6 +24,5 @@ require (
 	github.com/mattn/go-runewidth v0.0.19 // indirect
 	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect
 	github.com/olekukonko/errors v1.2.0 // indirect
-	github.com/olekukonko/ll v0.1.6 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )
