@@ -59,8 +59,10 @@
 //     cases.jsonl; a torn last line (cut inside its value, no newline) is
 //     ignored, any other line that does not parse is skipped and reported;
 //   - missing: no readable summary.json and no case in cases.jsonl (the
-//     part did not finish); a named path that does not exist, or an artifact
-//     root without any part directory, is missing with reason "not found".
+//     part did not finish); a named path that does not exist is missing
+//     with reason "not found", and a directory holding neither part files
+//     nor part directories, whether named or found under a root, with
+//     reason "no part files".
 //     Never an error: a report of a run whose GPU job uploaded nothing must
 //     still be made (DID NOT RUN).
 //

@@ -29,9 +29,13 @@ const (
 	StatusMissing Status = "missing"
 )
 
-// ReasonNotFound is the Reason of a part whose directory does not exist, or
-// of an artifact root without part directories.
+// ReasonNotFound is the Reason of a part whose directory does not exist.
 const ReasonNotFound = "not found"
+
+// ReasonNoPartFiles is the Reason of a directory that exists but holds none
+// of the part files, whether it was named as a part directory or artifact
+// root or found under a root: one wording for one condition.
+const ReasonNoPartFiles = "no part files"
 
 // partFiles are the files whose presence makes a directory a part.
 var partFiles = []string{"part.json", "setup.json", "summary.json", "cases.jsonl", "run.log", "error.txt"}
@@ -65,7 +69,8 @@ type Part struct {
 	Planned []string
 	// Problems are defects of the part's files that did not stop it from
 	// being read (a malformed setup.json, bad cases.jsonl lines, ...), each
-	// naming the file and the field. A report must show them.
+	// naming the file (relative to Dir) and the field. A report must show
+	// them.
 	Problems []string
 }
 
@@ -94,15 +99,17 @@ func IsPartDir(dir string) bool {
 // partDir is a directory that LoadParts will read as a part.
 type partDir struct {
 	dir     string
-	missing bool // known not to exist, or a root without parts
+	missing bool // known not to exist
+	empty   bool // exists, but holds neither part files nor part directories
 }
 
 // LoadParts reads the parts named by paths: each path is a part directory
 // or an artifact root whose sub-directories are parts (except perf/, see
-// LoadPerf, and hidden ones). A path that does not exist, or a root with no
-// part directory, becomes a part that did not finish with reason "not
-// found". Parts come back in byte order of their directory names, read in
-// parallel. The error is for paths that exist but cannot be read as
+// LoadPerf, and hidden ones). A path that does not exist becomes a part that
+// did not finish with ReasonNotFound; a directory with neither part files
+// nor part directories, named or found under a root, one with
+// ReasonNoPartFiles. Parts come back in byte order of their directory names,
+// read in parallel. The error is for paths that exist but cannot be read as
 // directories.
 func LoadParts(paths []string) ([]Part, error) {
 	var dirs []partDir
@@ -182,7 +189,7 @@ func partDirs(p string) ([]partDir, error) {
 		}
 	}
 	if len(out) == 0 {
-		return []partDir{{dir: p, missing: true}}, nil
+		return []partDir{{dir: p, empty: true}}, nil
 	}
 	return out, nil
 }
@@ -194,9 +201,16 @@ func loadPart(d partDir) (p Part) {
 		name = filepath.Base(abs)
 	}
 	p = Part{Dir: d.dir, Name: name}
-	defer func() { p.Display = DisplayName(p.Name) }() // after part.json may rename
+	defer func() {
+		p.Display = DisplayName(p.Name) // after part.json may rename
+		p.Problems = RelativeProblems(p.Problems, d.dir)
+	}()
 	if d.missing {
 		p.Status, p.Reason = StatusMissing, ReasonNotFound
+		return p
+	}
+	if d.empty {
+		p.Status, p.Reason = StatusMissing, ReasonNoPartFiles
 		return p
 	}
 	file := func(n string) string { return filepath.Join(d.dir, n) }
@@ -267,7 +281,7 @@ func loadPart(d partDir) (p Part) {
 		p.Cases = nil
 		switch {
 		case !IsPartDir(d.dir):
-			p.Reason = "no part files"
+			p.Reason = ReasonNoPartFiles
 		case summaryErr == "no summary.json" && p.ErrorTxt:
 			p.Reason = "no summary.json; error.txt says why the part could not start"
 		default:
@@ -275,4 +289,17 @@ func loadPart(d partDir) (p Part) {
 		}
 	}
 	return p
+}
+
+// RelativeProblems makes problems read under dir name their files
+// relative to it ("setup.json: cases[0].tp: ..."): they reach the run's
+// comment, which must not show the paths of the machine that ran render, and
+// the report already names the part.
+func RelativeProblems(problems []string, dir string) []string {
+	prefix := "read " + filepath.Join(dir, "x")
+	prefix = prefix[:len(prefix)-1]
+	for i, msg := range problems {
+		problems[i] = strings.ReplaceAll(msg, prefix, "")
+	}
+	return problems
 }

@@ -164,8 +164,12 @@ func TestLoadPartsDirectories(t *testing.T) {
 		"perfroot/sandbox.json":     "{}",
 		"perfroot/perf/setup.json":  "{}",
 		"perfroot/e2e/summary.json": sumTwo,
+		"two/vllm/summary.json":     sumTwo,
 	})
 	at := func(p string) string { return filepath.Join(root, p) }
+	if err := os.Mkdir(at("two/sglang"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		paths []string
@@ -178,7 +182,11 @@ func TestLoadPartsDirectories(t *testing.T) {
 		{"missing directory named", []string{at("res/vllm"), at("absent/sglang")},
 			[]string{"SGLang missing not found", "vLLM complete "}},
 		{"root without parts", []string{at("empty")},
-			[]string{"empty missing not found"}},
+			[]string{"empty missing no part files"}},
+		{"empty part directory under a root", []string{at("two")},
+			[]string{"SGLang missing no part files", "vLLM complete "}},
+		{"empty part directory named: the same reason", []string{at("two/vllm"), at("two/sglang")},
+			[]string{"SGLang missing no part files", "vLLM complete "}},
 		{"root that does not exist", []string{at("nothing")},
 			[]string{"nothing missing not found"}},
 		{"part.json names the part", []string{at("shard")},
@@ -229,9 +237,10 @@ func TestLoadPartsErrorsNameFileAndField(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := "read " + filepath.Join(root, "vllm", tc.want)
-			if len(parts[0].Problems) != 1 || !strings.HasPrefix(parts[0].Problems[0], want) {
-				t.Errorf("problems = %q, want one starting %q", parts[0].Problems, want)
+			// Relative to the part directory: problems reach the comment,
+			// which must not show the paths of the machine that read them.
+			if len(parts[0].Problems) != 1 || !strings.HasPrefix(parts[0].Problems[0], tc.want) {
+				t.Errorf("problems = %q, want one starting %q", parts[0].Problems, tc.want)
 			}
 		})
 	}

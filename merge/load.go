@@ -62,7 +62,7 @@ func Load(paths []string, opts Options) (*Report, error) {
 			rep.Perf.ErrorTxt = true
 		}
 		rep.Perf.normalize()
-		for _, msg := range problems {
+		for _, msg := range collect.RelativeProblems(problems, p) {
 			rep.Problems = append(rep.Problems, "perf: "+msg)
 		}
 	}
