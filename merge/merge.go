@@ -352,27 +352,67 @@ func (r *Report) Counts() Counts {
 }
 
 // computeVerdict is SPEC-formats §7's verdict: PASS, DID NOT RUN, or
-// `FAIL (<failed> of <total> cases<suffix>)`.
+// `FAIL (<failed> of <total> cases<suffix>)`. Two deliberate extensions of
+// the suffix: a partial part none of whose cases counts as not run adds
+// `; the <Display> cases finished partly` (else nothing in the verdict would
+// say why it fails), and after maxVerdictParts part clauses the rest are
+// counted in `; <k> more parts did not finish`.
 func (r *Report) computeVerdict() string {
 	n := r.Counts()
 	if n.Ran == 0 {
 		return VerdictDidNotRun
 	}
 	allComplete := true
-	var suffix strings.Builder
+	notRunOf := map[string]int{} // display name → its not-run cases
+	for i := range r.Cases {
+		if r.Cases[i].NotRun {
+			notRunOf[r.Cases[i].Part]++
+		}
+	}
+	var clauses []string
 	for _, p := range r.Parts {
 		if p.Status != StatusComplete {
 			allComplete = false
 		}
-		if p.Status == StatusMissing {
-			fmt.Fprintf(&suffix, "; the %s cases did not finish", p.Display)
+		switch {
+		case p.Status == StatusMissing:
+			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases did not finish")
+		case p.Status == StatusPartial && notRunOf[p.Display] == 0:
+			// Nothing of the part counts as not run (it ran its whole plan
+			// but did not finish writing its results, or had no plan): without
+			// this the verdict would be FAIL with no reason in it.
+			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases finished partly")
 		}
 	}
 	if n.Failed == 0 && n.NotRun == 0 && allComplete {
 		return VerdictPass
 	}
+	var suffix strings.Builder
+	for i, c := range clauses {
+		if i == maxVerdictParts {
+			fmt.Fprintf(&suffix, "; %d more parts did not finish", len(clauses)-i)
+			break
+		}
+		suffix.WriteString(c)
+	}
 	if n.NotRun > 0 {
 		fmt.Fprintf(&suffix, "; %d not run", n.NotRun)
 	}
 	return fmt.Sprintf("FAIL (%d of %d cases%s)", n.Failed, n.Total, suffix.String())
+}
+
+// maxVerdictParts is the most parts a verdict names: the verdict is the
+// headline of every document and a commit status, so a run of thousands of
+// unfinished parts must not make it thousands of clauses long.
+const maxVerdictParts = 5
+
+// verdictName is a part's display name as a verdict shows it: cut, as a
+// part.json may name a part with any text.
+func verdictName(display string) string {
+	const limit = 100
+	if utf8.RuneCountInString(display) <= limit {
+		return display
+	}
+	rs := []rune(display)
+	return string(rs[:limit-1]) + "…"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -72,6 +73,15 @@ func part(name string, status collect.Status, planned []string, cases ...collect
 
 func withSetup(p collect.Part, s *collect.Setup) collect.Part { p.Setup = s; return p }
 
+// manyMissing is n missing parts m0, m1, ... and a complete one with c.
+func manyMissing(n int, c collect.CaseResult) []collect.Part {
+	var out []collect.Part
+	for i := 0; i < n; i++ {
+		out = append(out, part(fmt.Sprintf("m%d", i), collect.StatusMissing, nil))
+	}
+	return append(out, part("vllm", collect.StatusComplete, nil, c))
+}
+
 func TestVerdict(t *testing.T) {
 	pass := cr("a", true, ck("c", true))
 	for _, tc := range []struct {
@@ -91,7 +101,11 @@ func TestVerdict(t *testing.T) {
 		{"missing part", []collect.Part{part("sglang", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the SGLang cases did not finish)"},
 		{"two missing parts and a failure", []collect.Part{part("a1", collect.StatusMissing, nil), part("b1", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, cr("x", false))}, "FAIL (1 of 1 cases; the a1 cases did not finish; the b1 cases did not finish)"},
 		{"partial with not run", []collect.Part{part("vllm", collect.StatusPartial, []string{"a", "b", "c"}, pass)}, "FAIL (0 of 3 cases; 2 not run)"},
-		{"partial, all planned ran", []collect.Part{part("vllm", collect.StatusPartial, []string{"a"}, pass)}, "FAIL (0 of 1 cases)"},
+		{"partial, all planned ran", []collect.Part{part("vllm", collect.StatusPartial, []string{"a"}, pass)}, "FAIL (0 of 1 cases; the vLLM cases finished partly)"},
+		{"partial without a plan", []collect.Part{part("vllm", collect.StatusPartial, nil, pass)}, "FAIL (0 of 1 cases; the vLLM cases finished partly)"},
+		{"partial with and without not run", []collect.Part{part("sglang", collect.StatusPartial, []string{"a"}, pass), part("vllm", collect.StatusPartial, []string{"b", "c"}, cr("b", true))}, "FAIL (0 of 3 cases; the SGLang cases finished partly; 1 not run)"},
+		{"many missing parts counted after five", manyMissing(7, pass), "FAIL (0 of 1 cases; the m0 cases did not finish; the m1 cases did not finish; the m2 cases did not finish; the m3 cases did not finish; the m4 cases did not finish; 2 more parts did not finish)"},
+		{"long part name cut", []collect.Part{part(strings.Repeat("n", 150), collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the " + strings.Repeat("n", 99) + "… cases did not finish)"},
 		{"complete with absent planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "b"}, pass)}, "FAIL (0 of 2 cases; 1 not run)"},
 		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases; the SGLang cases did not finish; 1 not run)"},
 	} {
@@ -381,6 +395,7 @@ var trees = []struct {
 	{"many-failures.json", []string{"many-failures"}, false},
 	{"missing-part.json", []string{"missing-part"}, false},
 	{"missing-part-absent.json", []string{"missing-part/vllm", "missing-part/absent/sglang"}, false},
+	{"missing-part-empty.json", []string{"missing-part/vllm", "missing-part/sglang"}, false}, // same reason as under the root
 	{"nightly-fail.json", []string{"nightly-fail"}, false},
 	{"nightly-pass.json", []string{"nightly-pass"}, false},
 	{"nothing-ran-empty.json", []string{"nothing-ran-empty"}, false},
