@@ -21,8 +21,12 @@ const DefaultBallastReadyTimeout = 120 * time.Second
 // ballastConfig says how to start the ballast of a co-location case: a helper
 // holding part of the GPU so that a large GPU behaves like a smaller one.
 type ballastConfig struct {
-	// Name is the case directory, `<kind>-ballast`.
+	// Name is the case directory, `<kind>-ballast`, shared by the pairs of
+	// one kind in a part: each start appends to its serve.log and cmd.txt
+	// after a line `=== <Pair> ===`, so no pair's ballast log is lost.
 	Name string
+	// Pair names the case the ballast serves (the header line).
+	Pair string
 	// Dir is that directory's path.
 	Dir string
 	// Argv is the ballast command (after the exec prefix); `--mib M --gpu N`
@@ -67,6 +71,10 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	}
 	sc := cfg.Server
 	sc.Name, sc.Dir, sc.ExecPrefix = cfg.Name, cfg.Dir, cfg.ExecPrefix
+	sc.Header = cfg.Pair
+	if sc.Header == "" {
+		sc.Header = cfg.Name
+	}
 	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.GPU))
 	srv, err := engine.Start(ctx, sc)
 	if err != nil {
@@ -74,7 +82,9 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		logData, _ := os.ReadFile(srv.LogPath())
+		// Only this start's output counts: an earlier pair's ballast said
+		// it was ready in the same log.
+		logData := readFrom(srv.LogPath(), srv.LogStart())
 		if bytes.Contains(logData, []byte(ballastReadyLine)) {
 			return srv, nil
 		}
@@ -89,7 +99,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 		}
 		if why != "" {
 			srv.Stop()
-			logData, _ = os.ReadFile(srv.LogPath())
+			logData = readFrom(srv.LogPath(), srv.LogStart())
 			msg := fmt.Sprintf("ballast leaving %d MiB of GPU %d (%s) %s", cfg.KeepMiB, cfg.GPU, sc.CommandLine(), why)
 			if t := logTail(logData, 300); t != "" {
 				msg += "; log ends: " + t
@@ -101,6 +111,16 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 		case <-time.After(poll):
 		}
 	}
+}
+
+// readFrom returns file's bytes from offset on (nil when unreadable: the
+// caller waits or reports without them).
+func readFrom(file string, offset int64) []byte {
+	data, err := os.ReadFile(file)
+	if err != nil || offset > int64(len(data)) {
+		return nil
+	}
+	return data[offset:]
 }
 
 // logTail is the end of a log as one line of valid UTF-8, at most n code points.

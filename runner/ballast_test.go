@@ -71,3 +71,54 @@ func TestStartBallast(t *testing.T) {
 		})
 	}
 }
+
+// Two pairs of one kind share `<kind>-ballast`: the second start appends
+// under its own header, and its readiness is judged on its own output only.
+func TestBallastSharedDirKeepsEveryPairsLog(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) []string {
+		p := filepath.Join(dir, name+".sh")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return []string{p}
+	}
+	bdir := filepath.Join(dir, "part", "elastic-ballast")
+	type tc struct {
+		pair    string
+		argv    []string
+		wantErr string
+	}
+	for _, c := range []tc{
+		{pair: "elastic-x+y", argv: script("ready", `echo "first holds"; echo ballast ready; exec sleep 30`)},
+		// Silent: the first pair's "ballast ready" above must not count.
+		{pair: "elastic-z+w", argv: script("silent", `echo "second starts"; exec sleep 30`), wantErr: `did not say "ballast ready"`},
+	} {
+		cfg := ballastConfig{
+			Name: "elastic-ballast", Pair: c.pair, Dir: bdir, Argv: c.argv, KeepMiB: 16384,
+			ReadyTimeout: 300 * time.Millisecond, Poll: 20 * time.Millisecond,
+			Server: engine.ServerConfig{Timing: engine.Timing{StopTimeout: 2 * time.Second, StopPoll: 20 * time.Millisecond, KillWait: time.Second}},
+		}
+		srv, err := startBallast(context.Background(), cfg)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("%s: err = %v, want containing %q", c.pair, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.pair, err)
+		}
+		srv.Stop()
+	}
+	log, _ := os.ReadFile(filepath.Join(bdir, "serve.log"))
+	want := "=== elastic-x+y ===\nfirst holds\nballast ready\n=== elastic-z+w ===\nsecond starts\n"
+	if string(log) != want {
+		t.Errorf("serve.log\n got %q\nwant %q", log, want)
+	}
+	cmd, _ := os.ReadFile(filepath.Join(bdir, "cmd.txt"))
+	if strings.Count(string(cmd), "--mib 16384 --gpu 0\n") != 2 || !strings.HasPrefix(string(cmd), "=== elastic-x+y ===\n") ||
+		!strings.Contains(string(cmd), "=== elastic-z+w ===\n") {
+		t.Errorf("cmd.txt = %q", cmd)
+	}
+}

@@ -153,7 +153,7 @@ func (k *coloc) ballastConfig() ballastConfig {
 		}
 	}
 	return ballastConfig{
-		Name: name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
+		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
 		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
 		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
 		Server: engine.ServerConfig{Env: env, StopSignal: r.StopSignal, Redact: r.Redactor(), Timing: r.Timing.Server},
@@ -439,10 +439,10 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 		k.add(collect.Check{Name: "elastic_plan", Detail: fmt.Sprintf("an elastic pair needs 2 servers, the plan has %d", len(k.plans))})
 		return k.result()
 	}
-	if r.ElasticGPUMiB > 0 {
-		k.log.Set("ballast_mib", r.ElasticGPUMiB)
+	if m := r.elasticGPUMiB(); m > 0 {
+		k.log.Set("ballast_mib", m)
 	}
-	if !k.start(r.ElasticGPUMiB, []int{c.Port(1), c.Port(2)}) {
+	if !k.start(r.elasticGPUMiB(), []int{c.Port(1), c.Port(2)}) {
 		k.stop()
 		return k.result()
 	}

@@ -25,10 +25,35 @@ const (
 // Plan is what a part runs: the engines and the ordered cases. It is the
 // JSON that `ci-report plan` prints and `--plan` accepts; see the package doc.
 type Plan struct {
-	Profile string                      `json:"profile"`
+	Profile string `json:"profile"`
+	// ElasticGPUMiB is the GPU size the elastic pairs are designed for: on
+	// a larger GPU a ballast holds the rest, so the burst (at most Batch
+	// requests) can fill more than half of what is free (0: no ballast).
+	// --elastic-gpu-mib overrides it.
+	ElasticGPUMiB int `json:"elastic_gpu_mib,omitempty"`
+	// PriorityGPUMiB is the same for the priority pairs (--priority-gpu-mib).
+	PriorityGPUMiB int `json:"priority_gpu_mib,omitempty"`
+	// SimGPU is the GPU class `run --simulate` gives the part (nil: the
+	// simulator's L4-like default), so that a profile's models fit.
+	SimGPU  *SimGPU                     `json:"sim_gpu,omitempty"`
 	Engines collect.Ordered[EnginePlan] `json:"engines"`
 	Cases   []Entry                     `json:"cases"`
 }
+
+// SimGPU is a simulated GPU class: its name and memory.
+type SimGPU struct {
+	Name string `json:"name"`
+	MiB  int64  `json:"mib"`
+}
+
+// HopperSimGPU is the simulated GPU of the hopper profile: its 27B model
+// (~51 GiB of weights) does not fit the default 24 GiB one.
+var HopperSimGPU = SimGPU{Name: "NVIDIA H100 80GB HBM3 (simulated)", MiB: 81559}
+
+// DesignGPUMiB is the GPU size the built-in co-location pairs are designed
+// for (an L4-class 16 GiB of room): their bursts are capped at 128 requests,
+// which on a 24 GiB GPU would not reach half of the free memory.
+const DesignGPUMiB = 16384
 
 // EnginePlan is one engine: its image, environment, the patches every
 // kvcached server of it must log, and its server command template.
@@ -127,6 +152,12 @@ func ReadPlan(file string) (*Plan, error) {
 func (p *Plan) Validate() error {
 	if p.Profile == "" {
 		return fmt.Errorf("no profile name")
+	}
+	if p.ElasticGPUMiB < 0 || p.PriorityGPUMiB < 0 {
+		return fmt.Errorf("elastic_gpu_mib %d, priority_gpu_mib %d: want 0 (no ballast) or a size in MiB", p.ElasticGPUMiB, p.PriorityGPUMiB)
+	}
+	if g := p.SimGPU; g != nil && (g.Name == "" || g.MiB <= 0) {
+		return fmt.Errorf("sim_gpu {%q, %d}: want a name and a positive size in MiB", g.Name, g.MiB)
 	}
 	names := map[string]bool{}
 	for i := range p.Cases {
@@ -323,7 +354,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 			}
 		}
 	}
-	out := &Plan{Profile: p.Profile}
+	out := &Plan{Profile: p.Profile, ElasticGPUMiB: p.ElasticGPUMiB, PriorityGPUMiB: p.PriorityGPUMiB, SimGPU: p.SimGPU}
 	for _, k := range p.Engines.Keys() {
 		ep, _ := p.Engines.Get(k)
 		if keepEngine(sel, k) {

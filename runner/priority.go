@@ -17,8 +17,7 @@ const priorityFillConc = 8
 // prioritySetup is the setup.json entry of a priority pair.
 func prioritySetup(r *Runner, e *Entry) collect.PrioritySetup {
 	s := collect.PrioritySetup{Name: e.Name, Kind: KindPriority, GPU: e.GPU, Batch: e.Batch, Layers: checks.PriorityLayers()}
-	if r.PriorityGPUMiB > 0 {
-		m := r.PriorityGPUMiB
+	if m := r.priorityGPUMiB(); m > 0 {
 		s.BallastMiB = &m
 	}
 	if len(e.Servers) > 0 {
@@ -50,10 +49,10 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 		k.add(collect.Check{Name: "priority_plan", Detail: fmt.Sprintf("a priority pair needs 2 servers, the plan has %d", len(k.plans))})
 		return k.result()
 	}
-	if r.PriorityGPUMiB > 0 {
-		k.log.Set("ballast_mib", r.PriorityGPUMiB)
+	if m := r.priorityGPUMiB(); m > 0 {
+		k.log.Set("ballast_mib", m)
 	}
-	if !k.start(r.PriorityGPUMiB, []int{c.Port(1), c.Port(2)}) {
+	if !k.start(r.priorityGPUMiB(), []int{c.Port(1), c.Port(2)}) {
 		k.stop()
 		return k.result()
 	}

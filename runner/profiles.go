@@ -241,6 +241,7 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		b.elastic("sglang", "qwen05b", "sglang", "qwen35_4b")
 		b.limit("vllm", "qwen05b")
 		b.limit("sglang", "qwen05b")
+		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "weekly":
 		for _, e := range bothEngines {
 			for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
@@ -254,8 +255,13 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		}
 		b.elastic("vllm", "qwen05b", "sglang", "qwen35_4b")
 		b.priority("vllm", "qwen05b", "vllm", "qwen35_4b")
+		// The priority pair needs no ballast: H's burst outgrows the free
+		// memory of any GPU because L holds its idle cache.
+		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "hopper":
 		b.group("vllm", "qwen38_27b", 1, false, "c1")
+		g := HopperSimGPU
+		b.p.SimGPU = &g
 	default:
 		return nil, fmt.Errorf("unknown profile %q (built in: smoke, nightly, weekly, hopper; use --plan for others)", profile)
 	}

@@ -403,23 +403,13 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		}
 		switch e.Kind {
 		case KindServer:
-			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.Port))
+			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
 		case KindElastic:
-			s.Elastic = append(s.Elastic, collect.ElasticSetup{Name: e.Name, Kind: KindElastic, GPU: e.GPU, Batch: e.Batch,
-				A: r.Setup(&e.Servers[0], r.Port+1), B: r.Setup(&e.Servers[1], r.Port+2)})
+			s.Elastic = append(s.Elastic, elasticSetup(r, e))
 		case KindLimit:
-			cs := r.Setup(&e.Servers[0], r.Port)
-			s.Limit = append(s.Limit, collect.LimitSetup{Kind: KindLimit, CaseSetup: cs})
-			s.Limit[len(s.Limit)-1].Name = e.Name
+			s.Limit = append(s.Limit, limitSetup(r, e))
 		case KindPriority:
-			var ballast *int
-			if r.PriorityGPUMiB > 0 {
-				v := r.PriorityGPUMiB
-				ballast = &v
-			}
-			s.Priority = append(s.Priority, collect.PrioritySetup{Name: e.Name, Kind: KindPriority, GPU: e.GPU, Batch: e.Batch,
-				Layers: checks.PriorityLayers(), BallastMiB: ballast,
-				Low: r.Setup(&e.Servers[0], r.Port+1), High: r.Setup(&e.Servers[1], r.Port+2)})
+			s.Priority = append(s.Priority, prioritySetup(r, e))
 		}
 	}
 	if len(s.Elastic) > 0 {

@@ -273,8 +273,26 @@ func TestUnknownKindAndNoGPU(t *testing.T) {
 
 func TestTimingScaled(t *testing.T) {
 	got := Timing{}.Scaled(0.01)
-	if got.Server.StopTimeout != 900*time.Millisecond || got.GPUProcessWait != 600*time.Millisecond || got.InstallTimeout != 30*time.Minute {
-		t.Fatalf("scaled %+v", got)
+	for _, tc := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		// Waits on simulated behaviour are scaled.
+		{"stop timeout", got.Server.StopTimeout, 900 * time.Millisecond},
+		{"ready timeout", got.Server.ReadyTimeout, 18 * time.Second},
+		{"GPU process wait", got.GPUProcessWait, 600 * time.Millisecond},
+		{"drain step", got.DrainStep, 50 * time.Millisecond},
+		{"elastic sample", got.ElasticSample, 10 * time.Millisecond},
+		// Timeouts of single calls guard against hangs: the spec's values.
+		{"kvctl timeout", got.KvctlTimeout, 10 * time.Second},
+		{"health timeout", got.Server.HealthTimeout, 10 * time.Second},
+		{"request timeout", got.RequestTimeout, 30 * time.Minute},
+		{"reset timeout", got.ResetTimeout, 2 * time.Minute},
+		{"install timeout", got.InstallTimeout, 30 * time.Minute},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, tc.got, tc.want)
+		}
 	}
 	if d := (Timing{}).WithDefaults(); d.Server.ReadyPoll != 3*time.Second || d.RequestTimeout != 30*time.Minute {
 		t.Fatalf("defaults %+v", d)

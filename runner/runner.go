@@ -23,8 +23,9 @@ import (
 )
 
 // Timing holds every wait of the runner; zero fields take the spec's values
-// (DefaultTiming). Under --simulate they are scaled by the simulator's time
-// scale, so the fault suite runs in seconds.
+// (DefaultTiming). Under --simulate the waits on simulated behaviour are
+// scaled by the simulator's time scale (see Scaled), so the fault suite
+// runs in seconds.
 type Timing struct {
 	// Server is the readiness and stop timing of every server.
 	Server engine.Timing
@@ -85,9 +86,13 @@ func (t Timing) WithDefaults() Timing {
 	return t
 }
 
-// Scaled returns t (defaults filled) with every wait multiplied by f, each
-// kept at least 1 ms. The ready timeout is scaled too: a simulated server
-// loads in scaled time.
+// Scaled returns t (defaults filled) with every wait on simulated behaviour
+// multiplied by f, each kept at least 1 ms: polls, sampling, drains, the
+// ready and stop timeouts (a simulated server loads and stops in scaled
+// time). The timeouts of single calls that only guard against a hang — one
+// kvctl call, one /health probe, one request, one prefix-cache reset, an
+// install — keep the spec's values: scaled, a loaded machine would turn
+// them into failures (10 s of kvctl is 0.5 s at 0.05).
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()
 	if f <= 0 || f == 1 {
@@ -97,14 +102,30 @@ func (t Timing) Scaled(f float64) Timing {
 		*d = max(time.Duration(float64(*d)*f), time.Millisecond)
 	}
 	for _, d := range []*time.Duration{
-		&t.Server.ReadyPoll, &t.Server.HealthTimeout, &t.Server.ReadyTimeout, &t.Server.StopPoll,
+		&t.Server.ReadyPoll, &t.Server.ReadyTimeout, &t.Server.StopPoll,
 		&t.Server.StopTimeout, &t.Server.KillWait,
-		&t.RequestTimeout, &t.ResetTimeout, &t.GPUProcessWait, &t.GPUProcessPoll, &t.KvctlTimeout,
+		&t.GPUProcessWait, &t.GPUProcessPoll,
 		&t.BallastReady, &t.ElasticSample, &t.PrioritySample, &t.DrainStep, &t.DrainMax, &t.LimitWait,
 	} {
 		sc(d)
 	}
 	return t
+}
+
+// elasticGPUMiB is the GPU size elastic pairs run with (0: no ballast).
+func (r *Runner) elasticGPUMiB() int {
+	if r.ElasticGPUMiB > 0 {
+		return r.ElasticGPUMiB
+	}
+	return r.Plan.ElasticGPUMiB
+}
+
+// priorityGPUMiB is the GPU size priority pairs run with (0: no ballast).
+func (r *Runner) priorityGPUMiB() int {
+	if r.PriorityGPUMiB > 0 {
+		return r.PriorityGPUMiB
+	}
+	return r.Plan.PriorityGPUMiB
 }
 
 // Sim is the simulated world of --simulate (runner/sim): servers, kvctl and
@@ -137,7 +158,9 @@ type Runner struct {
 	Port int
 	// StopSignal stops servers (default SIGINT).
 	StopSignal syscall.Signal
-	// ElasticGPUMiB and PriorityGPUMiB: a ballast makes the GPU behave like one of this size (0: none).
+	// ElasticGPUMiB and PriorityGPUMiB, when > 0, override the plan's GPU
+	// size of its pairs: a ballast makes the GPU behave like one of this
+	// size. The plan's 0 means no ballast.
 	ElasticGPUMiB, PriorityGPUMiB int
 	// BallastCmd is the ballast helper's argv (under --simulate: sim ballast).
 	BallastCmd []string

@@ -28,6 +28,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
 	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
 	fs.BoolVar(&o.SkipPriority, "skip-priority", false, "skip the priority pairs")
+	o.registerGPUMiB(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

@@ -86,12 +86,17 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long")
 	fs.StringVar(&o.StopSignal, "stop-signal", "INT", "signal that stops a server's process group (INT, TERM, ...)")
-	fs.IntVar(&o.ElasticGPUMiB, "elastic-gpu-mib", 0, "elastic pairs: a ballast makes the GPU behave like one of M MiB")
-	fs.IntVar(&o.PriorityGPUMiB, "priority-gpu-mib", 0, "priority pairs: a ballast makes the GPU behave like one of M MiB")
+	o.registerGPUMiB(fs)
 	fs.StringVar(&o.BallastCmd, "ballast-cmd", "", "the ballast helper's command (it gets --mib M --gpu N)")
 	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
 	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
+}
+
+// registerGPUMiB registers the ballast sizes, which `plan` shows too.
+func (o *runOptions) registerGPUMiB(fs *flag.FlagSet) {
+	fs.IntVar(&o.ElasticGPUMiB, "elastic-gpu-mib", -1, "elastic pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
+	fs.IntVar(&o.PriorityGPUMiB, "priority-gpu-mib", -1, "priority pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
 }
 
 // validate checks the flags and resolves the plan; every error is a usage error.
@@ -142,8 +147,15 @@ func (o *runOptions) validate() error {
 	if o.ReadyTimeout <= 0 {
 		return usageErrorf("--ready-timeout must be positive")
 	}
-	if o.ElasticGPUMiB < 0 || o.PriorityGPUMiB < 0 {
-		return usageErrorf("--elastic-gpu-mib and --priority-gpu-mib must not be negative")
+	if o.ElasticGPUMiB < -1 || o.PriorityGPUMiB < -1 {
+		return usageErrorf("--elastic-gpu-mib and --priority-gpu-mib must not be negative (0: no ballast)")
+	}
+	// A flag given (0 included) replaces the plan's design size; -1 is unset.
+	if o.ElasticGPUMiB >= 0 {
+		o.plan.ElasticGPUMiB = o.ElasticGPUMiB
+	}
+	if o.PriorityGPUMiB >= 0 {
+		o.plan.PriorityGPUMiB = o.PriorityGPUMiB
 	}
 	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
 		return usageErrorf("--stop-signal: %v", err)
@@ -318,7 +330,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	r := &runner.Runner{
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
-		ElasticGPUMiB: o.ElasticGPUMiB, PriorityGPUMiB: o.PriorityGPUMiB, BallastCmd: o.ballast,
+		BallastCmd: o.ballast,
 		Kvctl: o.kvctl, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host,
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 
 	"github.com/ovg-project/ci-report/runner"
 	"github.com/ovg-project/ci-report/runner/sim"
@@ -13,7 +14,8 @@ import (
 // simulated world (CI_REPORT_SIM_DIR when set, else a fresh temporary one
 // removed afterwards), servers, kvctl and ballast as this program's `sim`
 // subcommands, the simulated GPU backend, and every wait scaled by
-// CI_REPORT_SIM_TIMESCALE.
+// CI_REPORT_SIM_TIMESCALE. The world's GPUs are the plan's sim_gpu class
+// (hopper: an H100), else the simulator's L4-like default.
 func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cleanup func(), err error) {
 	scale := 1.0
 	if v := e.Getenv("CI_REPORT_SIM_TIMESCALE"); v != "" {
@@ -28,7 +30,11 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 			return nil, fmt.Errorf("run --simulate: create the simulated world: %w", err)
 		}
 	}
-	if err := sim.NewWorld(dir, sim.WorldOptions{GPUs: slices.Max(o.gpus) + 1}); err != nil {
+	world := sim.WorldOptions{GPUs: slices.Max(o.gpus) + 1}
+	if g := o.plan.SimGPU; g != nil {
+		world.Name, world.TotalMiB = g.Name, g.MiB
+	}
+	if err := sim.NewWorld(dir, world); err != nil {
 		return nil, fmt.Errorf("run --simulate: %w", err)
 	}
 	self := deps.SimSelf
@@ -41,11 +47,11 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	}
 	s := &runner.Sim{Self: self, Dir: dir}
 	s.Env.Set("CI_REPORT_SIM_DIR", dir)
-	for _, k := range []string{"CI_REPORT_SIM_FAULTS", "CI_REPORT_SIM_TIMESCALE"} {
-		if v := e.Getenv(k); v != "" {
-			s.Env.Set(k, v)
-		}
-	}
+	// Both knobs are always set, from e.Getenv: a simulated process would
+	// otherwise inherit this process's environment, which is not what a
+	// caller such as demo (its own Getenv) asked for.
+	s.Env.Set("CI_REPORT_SIM_FAULTS", e.Getenv("CI_REPORT_SIM_FAULTS"))
+	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
 	for _, kv := range deps.SimEnv {
 		s.Env.Set(kv[0], kv[1])
 	}

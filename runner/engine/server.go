@@ -76,6 +76,11 @@ type ServerConfig struct {
 	HTTP *http.Client
 	// Timing holds the waits; zero fields take the spec's values.
 	Timing Timing
+	// Header, when set, makes Start append to an existing serve.log and
+	// cmd.txt instead of replacing them, after a line `=== <Header> ===`:
+	// helpers started once per pair in one directory (the ballast) keep
+	// every pair's log.
+	Header string
 }
 
 // Command returns the full argv started: prefix, `env K=V ...`, argv.
@@ -158,6 +163,7 @@ type Server struct {
 	copyDone chan struct{} // closed when serve.log got the pipe's EOF
 	pipeR    *os.File
 	log      *countingFile
+	logStart int64
 
 	stopOnce sync.Once
 	stopRes  StopResult
@@ -188,19 +194,47 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
-	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cfg.Redact.Bytes([]byte(cfg.CommandLine()+"\n"))); err != nil {
-		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-	}
+	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
 	logPath := filepath.Join(cfg.Dir, "serve.log")
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+	var lf *os.File
+	var start int64
+	if cfg.Header != "" {
+		header := cfg.Redact.Bytes([]byte("=== " + cfg.Header + " ===\n"))
+		if err := appendFile(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
+			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+		}
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+		}
+		if _, err := f.Write(header); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("start server %s: write %s: %w", cfg.Name, logPath, err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+		}
+		lf, start = f, st.Size()
+	} else {
+		if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
+			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+		}
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+		}
+		lf = f
 	}
 	s := &Server{
 		Config:   cfg,
 		done:     make(chan struct{}),
 		copyDone: make(chan struct{}),
-		log:      &countingFile{f: lf},
+		// With a header the size counts from the start of the file, so
+		// offsets (LogSize, LogStart, StopResult.LogOffset) stay absolute.
+		log:      &countingFile{f: lf, n: start},
+		logStart: start,
 		Client:   &Client{Engine: cfg.Engine, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
 	}
 	pr, pw, err := os.Pipe()
@@ -237,6 +271,23 @@ func (s *Server) PGID() int { return s.pgid }
 
 // LogPath returns the path of serve.log.
 func (s *Server) LogPath() string { return filepath.Join(s.Config.Dir, "serve.log") }
+
+// LogStart returns the offset in serve.log where this start's output
+// begins (0 unless Header appended to an earlier log).
+func (s *Server) LogStart() int64 { return s.logStart }
+
+// appendFile appends data to file, creating it.
+func appendFile(file string, data []byte) error {
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // LogSize returns the bytes written to serve.log so far.
 func (s *Server) LogSize() int64 { return s.log.Size() }
