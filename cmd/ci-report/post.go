@@ -196,7 +196,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	}
 	if o.jobSummary {
 		// Before publishing: the run page keeps the report even when GitHub refuses it.
-		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, docs.Comment); err != nil {
+		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment); err != nil {
 			return err
 		}
 	}

@@ -108,7 +108,7 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 		}
 	}
 	if o.jobSummary {
-		if err := appendJobSummary(e, docs.Comment); err != nil {
+		if err := appendJobSummary(e, "render", docs.Comment); err != nil {
 			return err
 		}
 	}
@@ -119,11 +119,15 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 }
 
 // appendJobSummary appends the comment to $GITHUB_STEP_SUMMARY, or a short
-// note when the comment would take the file over GitHub's 1 MiB.
-func appendJobSummary(e *env, comment string) error {
+// note when the comment would take the file over GitHub's 1 MiB. Its
+// warnings name cmd, the subcommand that called it (render or post).
+func appendJobSummary(e *env, cmd, comment string) error {
+	warnf := func(format string, args ...any) {
+		fmt.Fprintf(e.Stderr, "ci-report %s: warning: --job-summary: "+format+"\n", append([]any{cmd}, args...)...)
+	}
 	path := e.Getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
-		fmt.Fprintln(e.Stderr, "ci-report render: warning: --job-summary: GITHUB_STEP_SUMMARY is not set; no job summary written")
+		warnf("GITHUB_STEP_SUMMARY is not set; no job summary written")
 		return nil
 	}
 	var size int64
@@ -134,10 +138,10 @@ func appendJobSummary(e *env, comment string) error {
 	if size+int64(len(text)) > jobSummaryLimit {
 		text = fmt.Sprintf("\nThe ci-report comment (%d bytes) does not fit in this job summary's 1 MiB; the results issue has it.\n", len(comment))
 		if size+int64(len(text)) > jobSummaryLimit {
-			fmt.Fprintln(e.Stderr, "ci-report render: warning: --job-summary: the job summary is full; nothing appended")
+			warnf("the job summary is full; nothing appended")
 			return nil
 		}
-		fmt.Fprintf(e.Stderr, "ci-report render: warning: --job-summary: the comment does not fit in %s; a note was appended instead\n", path)
+		warnf("the comment does not fit in %s; a note was appended instead", path)
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,6 +150,38 @@ func TestRenderJobSummary(t *testing.T) {
 	code, _, errOut = runWith(t, nil, "", "render", "--job-summary", treePath("nightly-fail"))
 	if code != 0 || !strings.Contains(errOut, "GITHUB_STEP_SUMMARY is not set") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestAppendJobSummaryNamesCommand: the job-summary warnings name the
+// subcommand that wrote them, render or post.
+func TestAppendJobSummaryNamesCommand(t *testing.T) {
+	full := filepath.Join(t.TempDir(), "full.md")
+	if err := os.WriteFile(full, bytes.Repeat([]byte("x"), jobSummaryLimit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, cmd, path, want string
+	}{
+		{"render, unset", "render", "", "ci-report render: warning: --job-summary: GITHUB_STEP_SUMMARY is not set; no job summary written\n"},
+		{"post, unset", "post", "", "ci-report post: warning: --job-summary: GITHUB_STEP_SUMMARY is not set; no job summary written\n"},
+		{"post, full", "post", full, "ci-report post: warning: --job-summary: the job summary is full; nothing appended\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			e := &env{Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string {
+				if k == "GITHUB_STEP_SUMMARY" {
+					return tc.path
+				}
+				return ""
+			}}
+			if err := appendJobSummary(e, tc.cmd, "comment"); err != nil {
+				t.Fatal(err)
+			}
+			if stderr.String() != tc.want {
+				t.Errorf("stderr = %q, want %q", stderr.String(), tc.want)
+			}
+		})
 	}
 }
 
