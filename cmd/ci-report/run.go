@@ -52,7 +52,7 @@ type runOptions struct {
 	Simulate                              bool
 	ReadyTimeout                          time.Duration
 	StopSignal                            string
-	ElasticGPUMiB, PriorityGPUMiB         int
+	ElasticGPUMiB, PriorityGPUMiB         optionalMiB
 	BallastCmd, Kvctl                     string
 	ExecPrefix, InstallCmd                stringList
 
@@ -95,8 +95,31 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 
 // registerGPUMiB registers the ballast sizes, which `plan` shows too.
 func (o *runOptions) registerGPUMiB(fs *flag.FlagSet) {
-	fs.IntVar(&o.ElasticGPUMiB, "elastic-gpu-mib", -1, "elastic pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
-	fs.IntVar(&o.PriorityGPUMiB, "priority-gpu-mib", -1, "priority pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
+	fs.Var(&o.ElasticGPUMiB, "elastic-gpu-mib", "elastic pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
+	fs.Var(&o.PriorityGPUMiB, "priority-gpu-mib", "priority pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
+}
+
+// optionalMiB is a size flag that knows whether it was given: unset keeps
+// the plan's value, while 0 (no ballast) replaces it.
+type optionalMiB struct {
+	MiB   int
+	Given bool
+}
+
+func (m *optionalMiB) String() string {
+	if m == nil || !m.Given {
+		return ""
+	}
+	return strconv.Itoa(m.MiB)
+}
+
+func (m *optionalMiB) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a size in MiB ≥ 0 (0: no ballast), got %q", v)
+	}
+	m.MiB, m.Given = n, true
+	return nil
 }
 
 // validate checks the flags and resolves the plan; every error is a usage error.
@@ -147,15 +170,12 @@ func (o *runOptions) validate() error {
 	if o.ReadyTimeout <= 0 {
 		return usageErrorf("--ready-timeout must be positive")
 	}
-	if o.ElasticGPUMiB < -1 || o.PriorityGPUMiB < -1 {
-		return usageErrorf("--elastic-gpu-mib and --priority-gpu-mib must not be negative (0: no ballast)")
+	// A flag given (0 included) replaces the plan's design size.
+	if o.ElasticGPUMiB.Given {
+		o.plan.ElasticGPUMiB = o.ElasticGPUMiB.MiB
 	}
-	// A flag given (0 included) replaces the plan's design size; -1 is unset.
-	if o.ElasticGPUMiB >= 0 {
-		o.plan.ElasticGPUMiB = o.ElasticGPUMiB
-	}
-	if o.PriorityGPUMiB >= 0 {
-		o.plan.PriorityGPUMiB = o.PriorityGPUMiB
+	if o.PriorityGPUMiB.Given {
+		o.plan.PriorityGPUMiB = o.PriorityGPUMiB.MiB
 	}
 	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
 		return usageErrorf("--stop-signal: %v", err)

@@ -151,3 +151,76 @@ func TestRunSimulatedWrongTokensExits1(t *testing.T) {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 }
+
+func TestPlanGPUSizesAndOverrides(t *testing.T) {
+	type tc struct {
+		name                  string
+		args                  []string
+		wantElastic, wantPrio int
+		wantSimGPU            string
+	}
+	for _, c := range []tc{
+		{name: "nightly's design size", args: []string{"--profile", "nightly"}, wantElastic: runner.DesignGPUMiB},
+		{name: "weekly's design size", args: []string{"--profile", "weekly"}, wantElastic: runner.DesignGPUMiB},
+		{name: "0 turns the ballast off", args: []string{"--profile", "nightly", "--elastic-gpu-mib", "0"}},
+		{name: "flags override", args: []string{"--profile", "weekly", "--elastic-gpu-mib", "20000", "--priority-gpu-mib", "12000"}, wantElastic: 20000, wantPrio: 12000},
+		{name: "smoke has no pairs", args: []string{"--profile", "smoke"}},
+		{name: "hopper simulates an H100", args: []string{"--profile", "hopper"}, wantSimGPU: runner.HopperSimGPU.Name},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, out, errb := testEnv(nil)
+			if code := mainEnv(context.Background(), e, append([]string{"plan"}, c.args...)); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errb)
+			}
+			var p runner.Plan
+			if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+				t.Fatal(err)
+			}
+			gotSim := ""
+			if p.SimGPU != nil {
+				gotSim = p.SimGPU.Name
+			}
+			if p.ElasticGPUMiB != c.wantElastic || p.PriorityGPUMiB != c.wantPrio || gotSim != c.wantSimGPU {
+				t.Fatalf("elastic %d, priority %d, sim GPU %q; want %d, %d, %q", p.ElasticGPUMiB, p.PriorityGPUMiB, gotSim, c.wantElastic, c.wantPrio, c.wantSimGPU)
+			}
+		})
+	}
+	e, _, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"run", "--profile", "nightly", "--out", t.TempDir(), "--elastic-gpu-mib", "-5"}); code != exitUsage ||
+		!strings.Contains(errb.String(), "want a size in MiB") {
+		t.Fatalf("negative size: exit %d, %s", code, errb)
+	}
+}
+
+// The acceptance of the co-location issue: the built-in pairs pass on the
+// simulated (L4-like) GPU with no size flag, and the hopper profile's 27B
+// model starts on its simulated H100.
+func TestRunSimulatedPairsAndHopperPassWithoutFlags(t *testing.T) {
+	type tc struct {
+		name string
+		args []string
+		want []string // case lines that must say PASS
+	}
+	for _, c := range []tc{
+		{"nightly elastic", []string{"--profile", "nightly", "--cases", "elastic-vllm-*"}, []string{"elastic-vllm-qwen05b+vllm-qwen35_4b"}},
+		{"hopper", []string{"--profile", "hopper"}, []string{"vllm-qwen38_27b-kv_c1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := simRun(t, nil, c.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d:\n%s", code, stderr)
+			}
+			for _, name := range c.want {
+				if !strings.Contains(stderr, " "+name+": PASS\n") {
+					t.Errorf("%s did not pass:\n%s", name, stderr)
+				}
+			}
+			if c.name == "hopper" {
+				data, _ := os.ReadFile(filepath.Join(out, "setup.json"))
+				if !strings.Contains(string(data), `"name": "NVIDIA H100 80GB HBM3 (simulated)"`) {
+					t.Errorf("setup.json lacks the simulated H100:\n%s", data)
+				}
+			}
+		})
+	}
+}
