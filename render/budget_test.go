@@ -21,10 +21,36 @@ func hostileText(rng *rand.Rand, n int) string {
 	return Cut(b.String(), n)
 }
 
-// TestBudgetProperty: however many and however long the failures and the
-// setup, the comment fits 65,000 code points and the section 20,000, every
-// table row has its header's cell count, the headline, verdict and links
-// survive, and every <details> is closed.
+// hostilePool hands out hostile texts of a given length from a few made per
+// length: the property tests need thousands of multi-kilobyte check details,
+// and generating each afresh dominated their run time (seconds under -race)
+// without testing anything more, since the planner only sees their lengths
+// and characters.
+type hostilePool struct {
+	rng   *rand.Rand
+	texts map[int][]string
+}
+
+func newHostilePool(rng *rand.Rand) *hostilePool {
+	return &hostilePool{rng: rng, texts: map[int][]string{}}
+}
+
+// text returns a hostile text of n code points, one of at most 8 per n.
+func (p *hostilePool) text(n int) string {
+	ts := p.texts[n]
+	if len(ts) < 8 {
+		s := hostileText(p.rng, n)
+		p.texts[n] = append(ts, s)
+		return s
+	}
+	return ts[p.rng.Intn(len(ts))]
+}
+
+// TestBudgetProperty: however many and however long the failures, the
+// unfinished parts, the input problems and the setup, the comment fits
+// 65,000 code points and the section 20,000, every table row has its
+// header's cell count, the headline, verdict and links survive, and every
+// <details> is closed.
 func TestBudgetProperty(t *testing.T) {
 	iterations := 15
 	if testing.Short() {
@@ -32,6 +58,7 @@ func TestBudgetProperty(t *testing.T) {
 	}
 	for seed := 0; seed < iterations; seed++ {
 		rng := rand.New(rand.NewSource(int64(seed)))
+		pool := newHostilePool(rng)
 		rep := sampleReport(t)
 		nFailed := []int{0, 1, 29, 30, 31, 200, 3000}[rng.Intn(7)]
 		rep.Cases = nil
@@ -49,16 +76,30 @@ func TestBudgetProperty(t *testing.T) {
 			}
 			for j := 0; j < nChecks; j++ {
 				c.Checks = append(c.Checks, collect.Check{
-					Name:   hostileText(rng, 1+rng.Intn(60)),
+					Name:   pool.text(1 + rng.Intn(60)),
 					OK:     rng.Intn(4) == 0,
-					Detail: hostileText(rng, []int{0, 50, 300, 301, 4000}[rng.Intn(5)]),
+					Detail: pool.text([]int{0, 50, 300, 301, 4000}[rng.Intn(5)]),
 				})
 			}
 			c.NotRun = rng.Intn(10) == 0
 			rep.Cases = append(rep.Cases, c)
 		}
+		// Unfinished parts with hostile names and problems of the input:
+		// a few, or thousands, each with its own line in the comment.
+		nParts := []int{0, 0, 1, 25, 3000}[rng.Intn(5)]
+		for i := 0; i < nParts; i++ {
+			st := merge.PartStatus{Name: fmt.Sprintf("p%d", i), Display: pool.text([]int{5, 300}[rng.Intn(2)]), Status: merge.StatusMissing}
+			if rng.Intn(2) == 0 {
+				st.Status, st.Planned, st.Ran = merge.StatusPartial, 7, rng.Intn(8)
+			}
+			rep.Parts = append(rep.Parts, st)
+		}
+		nProblems := []int{0, 0, 1, 25, 3000}[rng.Intn(5)]
+		for i := 0; i < nProblems; i++ {
+			rep.Problems = append(rep.Problems, pool.text([]int{40, 2000}[rng.Intn(2)]))
+		}
 		rep.Verdict = fmt.Sprintf("FAIL (%d of %d cases)", nFailed, nFailed)
-		if nFailed == 0 {
+		if nFailed == 0 && nParts == 0 {
 			rep.Verdict = "PASS"
 		}
 		// A large setup: many cases with long hostile ids and flags.
@@ -66,9 +107,9 @@ func TestBudgetProperty(t *testing.T) {
 		base := rep.Setup.Cases[0]
 		for i := 0; i < nCases; i++ {
 			c := base
-			c.Name = fmt.Sprintf("gen-%d-%s", i, hostileText(rng, rng.Intn(80)))
-			c.HFID = hostileText(rng, 1+rng.Intn(120))
-			c.ExtraArgs = []string{hostileText(rng, rng.Intn(200))}
+			c.Name = fmt.Sprintf("gen-%d-%s", i, pool.text(rng.Intn(80)))
+			c.HFID = pool.text(1 + rng.Intn(120))
+			c.ExtraArgs = []string{pool.text(rng.Intn(200))}
 			rep.Setup.Cases = append(rep.Setup.Cases, c)
 		}
 		rep.Setup.Checks.Set(hostileText(rng, 40), hostileText(rng, rng.Intn(3000)))
@@ -77,7 +118,7 @@ func TestBudgetProperty(t *testing.T) {
 		if rng.Intn(3) == 0 {
 			opts.PR = 7
 		}
-		t.Run(fmt.Sprintf("seed%d-failed%d-cases%d-pr%d", seed, nFailed, nCases, opts.PR), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed%d-failed%d-cases%d-parts%d-problems%d-pr%d", seed, nFailed, nCases, nParts, nProblems, opts.PR), func(t *testing.T) {
 			docs, err := Render(rep, opts)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
@@ -112,6 +153,18 @@ func TestBudgetProperty(t *testing.T) {
 			rows := strings.Count(docs.Comment, "\n| case-")
 			if failed > 0 && rows == 0 {
 				t.Errorf("no failed row at all")
+			}
+			unfinished := 0
+			for _, p := range rep.Parts {
+				if p.Status != merge.StatusComplete {
+					unfinished++
+				}
+			}
+			if unfinished > maxPartLines && !strings.Contains(docs.Comment, fmt.Sprintf("\nAnd %d more parts did not finish; the run log has the details.\n", unfinished-maxPartLines)) {
+				t.Errorf("%d unfinished parts, no matching 'and K more parts' line", unfinished)
+			}
+			if nProblems > maxProblems && !strings.Contains(docs.Comment, fmt.Sprintf("\n- and %d more; the log", nProblems-maxProblems)) {
+				t.Errorf("%d problems, no matching 'and K more' line", nProblems)
 			}
 			if failed > rows && !strings.Contains(docs.Comment, fmt.Sprintf("and %d more; see the run's job summary.", failed-rows)) {
 				t.Errorf("%d failed, %d rows, no matching 'and K more' line", failed, rows)

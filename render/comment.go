@@ -281,10 +281,13 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	if pl := r.partLines(w); pl != "" {
 		blocks = append(blocks, pl)
 	}
+	if pr := r.problems(w); pr != "" {
+		blocks = append(blocks, pr)
+	}
 	if t := r.failedTable(w, failed, p); t != "" {
 		blocks = append(blocks, t)
 	} else {
-		blocks = append(blocks, w.t("all_passed", r.passedCount()))
+		blocks = append(blocks, r.noFailedCase(w, verdict))
 	}
 	data := map[string]any{
 		"Marker":      r.marker(w),

@@ -6,6 +6,7 @@ import (
 	htmltemplate "html/template"
 	"io"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -16,6 +17,14 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/templates"
 )
+
+// pinWidthMode pins tablewriter's width mode, once per process: without it
+// tablewriter measures ambiguous-width characters by the locale and the
+// RUNEWIDTH_* variables read at start-up. The mode is process-global (and
+// setting it purges tablewriter's width cache), so it is set once rather
+// than on every Text call, where concurrent calls would keep resetting it
+// and whatever else the process had chosen.
+var pinWidthMode = sync.OnceFunc(func() { twwidth.SetEastAsian(false) })
 
 var pageTemplate = htmltemplate.Must(htmltemplate.New("").ParseFS(templates.FS, "page.tmpl"))
 
@@ -63,9 +72,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
-	// Pin the width mode: without it tablewriter measures ambiguous-width
-	// characters by the locale and RUNEWIDTH_* variables.
-	twwidth.SetEastAsian(false)
+	pinWidthMode()
 	verdict := rep.Verdict
 	if r.perfMode {
 		verdict = r.perfVerdict()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -46,6 +48,28 @@ func TestTextTables(t *testing.T) {
 			t.Errorf("failed-cases table lines differ in width: %v", widths)
 			break
 		}
+	}
+}
+
+// TestTextPinsWidthModeOnce: Text pins tablewriter's process-global width
+// mode once, not on every call (which would undo the process's own choice
+// and purge tablewriter's cache each time).
+func TestTextPinsWidthModeOnce(t *testing.T) {
+	rep := sampleReport(t)
+	var b strings.Builder
+	if err := Text(&b, rep, sampleOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if twwidth.IsEastAsian() {
+		t.Fatalf("the first Text call did not pin the narrow width mode")
+	}
+	twwidth.SetEastAsian(true)
+	defer twwidth.SetEastAsian(false)
+	if err := Text(&b, rep, sampleOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !twwidth.IsEastAsian() {
+		t.Errorf("a second Text call set the process-global width mode again")
 	}
 }
 

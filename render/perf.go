@@ -262,7 +262,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		var vs []string
 		for _, k := range ps.Versions.Keys() {
 			v, _ := ps.Versions.Get(k)
-			vs = append(vs, p.st(k+" "+v))
+			vs = append(vs, p.st(versionName(k)+" "+v))
 		}
 		blocks = append(blocks, w.t("perf_versions", strings.Join(vs, ", ")))
 	}

@@ -25,6 +25,18 @@ const (
 	detailCut = 300
 	// perfErrorCut is how long a perf error may be.
 	perfErrorCut = 500
+	// maxPartLines is the most missing or partial parts a comment names one
+	// line each; the rest are counted in one line. With it, and the cuts
+	// below, the lines around the failed-cases table have a fixed bound, so
+	// the planner can always fit the comment however many parts a run has.
+	maxPartLines = 20
+	// partNameCut is how long a part's display name may be in a comment.
+	partNameCut = 100
+	// maxProblems is the most input problems a comment lists; the CLI prints
+	// them all as warnings.
+	maxProblems = 20
+	// problemCut is how long one listed problem may be.
+	problemCut = 300
 )
 
 var (
@@ -228,6 +240,9 @@ func (r *renderer) logsLine(w *writer) string {
 
 // didNotRunReason says why nothing ran, without provider error text.
 func (r *renderer) didNotRunReason(w *writer) string {
+	if r.rep.Perf != nil && r.rep.Perf.ErrorTxt {
+		return w.t("reason_no_gpu", nil)
+	}
 	finishedEmpty := false
 	for _, p := range r.rep.Parts {
 		if p.ErrorTxt {
@@ -245,19 +260,37 @@ func (r *renderer) didNotRunReason(w *writer) string {
 
 func (r *renderer) didNotRun(verdict string) (string, error) {
 	w := &writer{}
-	out := w.t("comment_did_not_run", map[string]string{
-		"Marker": r.marker(w),
-		"Header": r.header(verdict),
-		"Reason": r.didNotRunReason(w),
+	out := w.t("comment_did_not_run", map[string]any{
+		"Marker":   r.marker(w),
+		"Header":   r.header(verdict),
+		"Reason":   r.didNotRunReason(w),
+		"Problems": r.problems(w),
 	})
 	return out, w.err
 }
 
-// partLines: one line per missing or partial part.
+// unfinishedParts are the parts that are missing or partial, in part order.
+func (r *renderer) unfinishedParts() []merge.PartStatus {
+	var out []merge.PartStatus
+	for _, p := range r.rep.Parts {
+		if p.Status == merge.StatusMissing || p.Status == merge.StatusPartial {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// partLines: one line per missing or partial part, the first maxPartLines of
+// them, the rest counted in a last line.
 func (r *renderer) partLines(w *writer) string {
 	var lines []string
-	for _, p := range r.rep.Parts {
-		display := Plain(Cut(partDisplay(p), 100))
+	parts := r.unfinishedParts()
+	for i, p := range parts {
+		if i == maxPartLines {
+			lines = append(lines, w.t("parts_more", len(parts)-i))
+			break
+		}
+		display := Plain(Cut(partDisplay(p), partNameCut))
 		switch p.Status {
 		case merge.StatusMissing:
 			lines = append(lines, w.t("part_missing", map[string]any{"Display": display}))
@@ -268,6 +301,39 @@ func (r *renderer) partLines(w *writer) string {
 	return strings.Join(lines, "\n")
 }
 
+// problems lists the defects of the input that did not stop the report
+// (merge.Report.Problems: they name the part and the file relative to it),
+// so that a report made from damaged results says so where it is read, not
+// only in the log of the step that rendered it. The first maxProblems are
+// listed, each cut to problemCut; "" when there are none.
+func (r *renderer) problems(w *writer) string {
+	probs := r.rep.Problems
+	if len(probs) == 0 {
+		return ""
+	}
+	lines := []string{w.t("problems_head", len(probs))}
+	for i, msg := range probs {
+		if i == maxProblems {
+			lines = append(lines, w.t("problems_more", len(probs)-i))
+			break
+		}
+		lines = append(lines, "- "+Plain(Cut(msg, problemCut)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// noFailedCase is the line that replaces the failed-cases table when no
+// case failed or was left not run. Under a PASS verdict it is SPEC-render
+// §3's "All N cases passed."; under a FAIL verdict (a part that did not
+// finish, or did not finish writing its results, named in the lines above
+// it) it says that only the cases that ran passed, so that body and verdict
+// never disagree.
+func (r *renderer) noFailedCase(w *writer, verdict string) string {
+	if verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0 {
+		return w.t("all_passed", r.passedCount())
+	}
+	return w.t("none_failed_unfinished", r.passedCount())
+}
 func partDisplay(p merge.PartStatus) string {
 	if p.Display != "" {
 		return p.Display

@@ -29,6 +29,12 @@ func (r *renderer) section() (string, []string, error) {
 	if r.rep.Setup == nil || !r.rep.SetupComplete {
 		return "", nil, nil
 	}
+	if s := r.rep.Setup; s.Engines.Len() == 0 && len(s.Cases) == 0 && len(s.Elastic) == 0 && len(s.Limit) == 0 && len(s.Priority) == 0 {
+		// A run that planned nothing (a --cases glob that matched no case)
+		// has nothing to describe: the issue keeps its last description
+		// instead of one reduced to its schedule.
+		return "", []string{fmt.Sprintf("the %s section is left out: the setup has no engine and no case to describe", r.profile)}, nil
+	}
 	var last string
 	for _, p := range sectionPlans {
 		out, err := r.sectionWith(p)
@@ -90,7 +96,10 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	} else {
 		sentence = w.t("when_scheduled", when)
 	}
-	blocks := []string{r.enginesTable(w, p)}
+	var blocks []string
+	if s.Engines.Len() > 0 {
+		blocks = append(blocks, r.enginesTable(w, p))
+	}
 	if b := r.engineBullets(w, p); b != "" {
 		blocks = append(blocks, b)
 	}
@@ -212,7 +221,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 			image += " (" + CodeCell(cutBytesRunes(d, 19)+ellipsis) + ")"
 		}
 		var versions []string
-		for _, v := range []struct{ name, val string }{{k, e.Engine}, {"kvcached", e.Kvcached}, {"torch", e.Torch}, {"CUDA", e.CUDA}} {
+		for _, v := range []struct{ name, val string }{{k, e.Engine}, {"kvcached", e.Kvcached}, {"torch", e.Torch}, {versionName("cuda"), e.CUDA}} {
 			if v.val != "" {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
@@ -222,53 +231,51 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	return w.mdTable([]string{"engine", "image", "versions"}, rows)
 }
 
-// engineServers are every server setup of one engine: server cases, limit
-// cases and the servers of pairs.
-func (r *renderer) engineServers(engine string) []*collect.CaseSetup {
-	s := r.rep.Setup
-	var out []*collect.CaseSetup
-	add := func(c *collect.CaseSetup) {
-		if c.Engine == engine {
-			out = append(out, c)
-		}
+// versionName is how a version key is shown: `CUDA` capitalised, as
+// SPEC-render §4.3 writes it, in the engines table and the perf section alike.
+func versionName(k string) string {
+	if k == "cuda" {
+		return "CUDA"
 	}
-	for i := range s.Cases {
-		add(&s.Cases[i])
-	}
-	for i := range s.Limit {
-		add(&s.Limit[i].CaseSetup)
-	}
-	for i := range s.Elastic {
-		add(&s.Elastic[i].A)
-		add(&s.Elastic[i].B)
-	}
-	for i := range s.Priority {
-		add(&s.Priority[i].Low)
-		add(&s.Priority[i].High)
-	}
-	return out
+	return k
 }
 
 // engineBullets: per engine, the server command and the env every server
-// gets, then what kvcached and native cases add.
+// gets, then what kvcached and native cases add. The sub-bullets describe
+// the server cases (setup.json's cases) only: elastic, limit and priority
+// servers set env of their own (a priority server's
+// KVCACHED_MAX_CACHED_TOKENS) that is no property of the KV layout. An
+// engine without server cases gets no sub-bullets.
 func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var lines []string
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
-		lines = append(lines, w.t("engine_bullet", map[string]string{
-			"Display": EngineDisplay(p.st(k)),
-			"Server":  p.code(e.Server, false),
-			"Env":     envList(p, &e.Env.Ordered),
-		}))
 		var kv, native []*collect.CaseSetup
-		for _, c := range r.engineServers(k) {
-			if c.Layout != nil {
+		for i := range s.Cases {
+			c := &s.Cases[i]
+			switch {
+			case c.Engine != k:
+			case c.Layout != nil:
 				kv = append(kv, c)
-			} else {
+			default:
 				native = append(native, c)
 			}
 		}
+		bullet := w.t("engine_bullet", map[string]string{
+			"Display": EngineDisplay(p.st(k)),
+			"Server":  p.code(e.Server, false),
+			"Env":     envList(p, &e.Env.Ordered),
+		})
+		if e.Server == "" && e.Env.Len() == 0 {
+			// Nothing known about the engine's servers: no bullet of its
+			// own, only a lead-in for the sub-bullets, if any.
+			if len(kv)+len(native) == 0 {
+				continue
+			}
+			bullet = w.t("engine_bullet_unknown", EngineDisplay(p.st(k)))
+		}
+		lines = append(lines, bullet)
 		if len(kv) > 0 {
 			shared, varying := envSplit(kv, &e.Env.Ordered)
 			lines = append(lines, w.t("kvcached_bullet", map[string]string{

@@ -90,14 +90,24 @@ func GPULine(gpus []collect.GPU) string {
 	return fmt.Sprintf("%dx %s (%s, driver %s)", len(gpus), q(g.Name), q(g.Memory), q(g.Driver))
 }
 
+// maxMachineParts is the most part names a machine line lists.
+const maxMachineParts = 8
+
 // machineLine is the GPU line plus, with more than one part, that the parts'
 // cases run at the same time on one GPU each.
 func machineLine(gpus []collect.GPU, parts []string) string {
 	line := GPULine(gpus)
 	if len(parts) > 1 {
-		names := make([]string, len(parts))
+		// At most maxMachineParts names, so that a run of thousands of
+		// parts keeps a line of bounded length (the comment's budget is
+		// planned around it).
+		names := make([]string, 0, min(len(parts), maxMachineParts+1))
 		for i, p := range parts {
-			names[i] = Plain(Cut(p, 100))
+			if i == maxMachineParts {
+				names = append(names, fmt.Sprintf("%d other parts'", len(parts)-i))
+				break
+			}
+			names = append(names, Plain(Cut(p, partNameCut)))
 		}
 		line += "; the " + strings.Join(names, " and ") + " cases run at the same time, one GPU each"
 	}
