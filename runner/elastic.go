@@ -483,6 +483,13 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	heldA, _ := drainedA.kv(0)
 	aAfter := max(heldA-baseA, 0)
 	gpuFreeAfterA := k.freeMiB(drainedA)
+	// A server that died in its burst holds nothing: its process and its
+	// memory are gone, whatever its abandoned segment still reads. Its
+	// failure is a_requests_ok's and <A>_alive's to report.
+	aGone := !k.servers[0].Alive()
+	if aGone {
+		aAfter = 0
+	}
 
 	// Burst B, drain B.
 	startB := k.sampler.Read(ctx)
@@ -500,7 +507,7 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	k.add(
 		checks.RequestsOK("a_requests_ok", phA.Results),
 		checks.AFilledMemory(aGrowth, free),
-		checks.AReleasedMemory(aAfter, aGrowth),
+		checks.AReleasedMemory(aAfter, aGrowth, aGone),
 		checks.RequestsOK("b_requests_ok", phB.Results),
 		checks.BReusedAMemory(bGrowth, freeAtAPeak),
 		checks.RequestsOK("contended_requests_ok", append(slices.Clone(both[0].Results), both[1].Results...)),
@@ -517,6 +524,9 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	mem.mib("free_at_a_peak", freeAtAPeak)
 	mem.mib("b_growth", bGrowth)
 	k.log.Set("memory_mib", mem.Ordered)
+	if aGone {
+		k.log.Set("a_not_running_after_burst", true)
+	}
 	k.log.Set("segments", k.segmentsSummary())
 	k.finish(before)
 	return k.result()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,9 +106,6 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 		Sim: s, GPU: sim.NewGPU(world),
 	}
 	r.Timing = r.Timing.Scaled(simScale)
-	// A kvctl call is a process start of this (race-instrumented) binary on
-	// a busy machine: give it the real timeout, not a scaled one.
-	r.Timing.KvctlTimeout = 10 * time.Second
 	if o.readyTimeout > 0 {
 		r.Timing.Server.ReadyTimeout = o.readyTimeout
 	}
@@ -170,6 +168,16 @@ func failedChecks(c collect.CaseResult) []string {
 	return out
 }
 
+// checkDetail is the detail of the named check of a case ("" without it).
+func checkDetail(c collect.CaseResult, name string) string {
+	for _, ch := range c.Checks {
+		if ch.Name == name {
+			return ch.Detail
+		}
+	}
+	return ""
+}
+
 func checkNames(c collect.CaseResult) []string {
 	var out []string
 	for _, ch := range c.Checks {
@@ -214,7 +222,8 @@ func (s simRun) usage(t *testing.T) []map[string]float64 {
 }
 
 func TestElasticSimulated(t *testing.T) {
-	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*", elasticMiB: 16384})
+	// No size given: the nightly plan's elastic_gpu_mib (16384) applies.
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*"})
 	dumpChecks(t, run.res)
 	a, b := "elastic-vllm-qwen05b-kv_c1", "elastic-vllm-qwen35_4b-kv_c1"
 	wantChecks := []string{a + "_ready", b + "_ready", "a_requests_ok", "a_filled_memory", "a_released_memory",
@@ -361,5 +370,9 @@ func TestElasticCrashInBurst(t *testing.T) {
 	want := []string{"a_requests_ok", "a_filled_memory", "b_reused_a_memory", "contended_requests_ok", a + "_probe_unchanged", a + "_alive", a + "_no_error_signatures"}
 	if got := failedChecks(run.res); !slices.Equal(got, want) {
 		t.Errorf("failed checks\n got %v\nwant %v", got, want)
+	}
+	// A's memory went with its process, whatever its abandoned segment reads.
+	if d := checkDetail(run.res, "a_released_memory"); !strings.HasPrefix(d, "A is not running after its burst") {
+		t.Errorf("a_released_memory detail %q", d)
 	}
 }

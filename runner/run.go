@@ -201,6 +201,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := w.WriteSummary(&collect.Summary{OK: out.OK, Cases: cases}); err != nil {
 		return out, err
 	}
+	// The setup cases' version probes have run: the final setup.json
+	// carries the versions they found.
+	r.applyVersions(setup)
 	if err := w.WriteSetup(setup); err != nil {
 		return out, err
 	}
@@ -373,7 +376,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),
 		Workload: ServerWorkload(), Checks: ServerChecks(), Cases: []collect.CaseSetup{},
 	}
-	if sha := r.getenv("KVCACHED_SHA"); sha != "" {
+	if sha := r.kvcachedSHA(); sha != "" {
 		s.KvcachedSHA = &sha
 	}
 	for _, g := range r.gpus {

@@ -51,6 +51,8 @@ type Timing struct {
 	LimitWait time.Duration
 	// InstallTimeout bounds an --install-cmd (30 min).
 	InstallTimeout time.Duration
+	// VersionProbeTimeout bounds a setup case's version probe (2 min).
+	VersionProbeTimeout time.Duration
 }
 
 // DefaultTiming is the spec's timing.
@@ -62,6 +64,7 @@ var DefaultTiming = Timing{
 	ElasticSample: time.Second, PrioritySample: 2 * time.Second,
 	DrainStep: 5 * time.Second, DrainMax: 60 * time.Second,
 	LimitWait: 30 * time.Second, InstallTimeout: 30 * time.Minute,
+	VersionProbeTimeout: DefaultVersionProbeTimeout,
 }
 
 // WithDefaults returns t with zero fields set to DefaultTiming's.
@@ -78,6 +81,7 @@ func (t Timing) WithDefaults() Timing {
 		{&t.ElasticSample, d.ElasticSample}, {&t.PrioritySample, d.PrioritySample},
 		{&t.DrainStep, d.DrainStep}, {&t.DrainMax, d.DrainMax},
 		{&t.LimitWait, d.LimitWait}, {&t.InstallTimeout, d.InstallTimeout},
+		{&t.VersionProbeTimeout, d.VersionProbeTimeout},
 	} {
 		if *p.v <= 0 {
 			*p.v = p.def
@@ -171,6 +175,13 @@ type Runner struct {
 	ExecPrefix map[string][]string
 	// InstallCmd maps an engine to the shell command its setup case runs.
 	InstallCmd map[string]string
+	// VersionProbe is the command each setup case runs (after the exec
+	// prefix) to learn the engine's versions; `{engine}` is replaced
+	// (default DefaultVersionProbe; under --simulate `sim versions`).
+	VersionProbe []string
+	// KvcachedSHA is --kvcached-sha: the kvcached commit under test (else
+	// KVCACHED_SHA, else a version probe's kvcached_sha).
+	KvcachedSHA string
 	// ShmDir and TmpDir are where kvcached leaves segments and socket dirs
 	// (default /dev/shm, /tmp; under --simulate, inside the world).
 	ShmDir, TmpDir string
@@ -201,11 +212,12 @@ type Runner struct {
 	// Kinds overrides the built-in kinds by name (tests).
 	Kinds map[string]Kind
 
-	redact *collect.Redactor
-	writer *collect.PartWriter
-	gpus   []gpu.Info
-	gpuErr error
-	progMu sync.Mutex
+	redact   *collect.Redactor
+	writer   *collect.PartWriter
+	versions map[string]Versions // engine → its setup case's probe
+	gpus     []gpu.Info
+	gpuErr   error
+	progMu   sync.Mutex
 }
 
 func (r *Runner) now() time.Time {
@@ -491,17 +503,23 @@ func (r *Runner) exec() ledger.ExecFunc {
 
 // Ledger returns a kvctl client for servers of engine (its exec prefix).
 func (c *Case) Ledger(engineName string) *ledger.Client {
-	argv := slices.Clone(c.R.PrefixFor(engineName))
+	return &ledger.Client{Argv: c.commandArgv(engineName, c.R.Kvctl), Exec: c.R.Exec, Timeout: c.R.Timing.KvctlTimeout}
+}
+
+// commandArgv is a short command of engine's servers (kvctl, the version
+// probe) as run: the engine's exec prefix, then under --simulate `env K=V`
+// with the simulator's environment (a simulated helper finds its world
+// through it), then argv.
+func (c *Case) commandArgv(engineName string, argv []string) []string {
+	out := slices.Clone(c.R.PrefixFor(engineName))
 	if c.R.Sim != nil && c.R.Sim.Env.Len() > 0 {
-		// The simulated kvctl finds its world through the environment.
-		argv = append(argv, "env")
+		out = append(out, "env")
 		for _, k := range c.R.Sim.Env.Keys() {
 			v, _ := c.R.Sim.Env.Get(k)
-			argv = append(argv, k+"="+v)
+			out = append(out, k+"="+v)
 		}
 	}
-	argv = append(argv, c.R.Kvctl...)
-	return &ledger.Client{Argv: argv, Exec: c.R.Exec, Timeout: c.R.Timing.KvctlTimeout}
+	return append(out, argv...)
 }
 
 // WaitNoGPUProcess waits (up to Timing.GPUProcessWait) until no compute

@@ -21,7 +21,9 @@ func init() {
 // runSetupCase is `<engine>-setup`: with --install-cmd it runs the command
 // (output to `<engine>-install.log`), otherwise it checks that the engine's
 // server command is on the PATH. Without a GPU it fails too: the engine's
-// cases could not run.
+// cases could not run. Once installed, a version probe learns the engine's
+// versions for setup.json (case log `versions`); a failed probe is a note
+// (`version_probe_error`), not a failed case: the versions are context.
 func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	name := c.Entry.Engine
 	var list []collect.Check
@@ -30,7 +32,20 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	problem, note := c.install(ctx, name)
 	list = append(list, checks.InstallKvcached(problem, note))
-	return c.Result(list, struct{}{}, nil)
+	var log collect.Ordered[any]
+	if problem == "" {
+		v, err := c.probeVersions(ctx, name)
+		if err != nil {
+			log.Set("version_probe_error", checks.Cut(c.R.Redactor().String(err.Error()), 500))
+		} else {
+			log.Set("versions", v)
+			if c.R.versions == nil {
+				c.R.versions = map[string]Versions{}
+			}
+			c.R.versions[name] = v
+		}
+	}
+	return c.Result(list, log, nil)
 }
 
 func (c *Case) install(ctx context.Context, engineName string) (problem, note string) {

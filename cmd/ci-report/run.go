@@ -54,6 +54,7 @@ type runOptions struct {
 	StopSignal                            string
 	ElasticGPUMiB, PriorityGPUMiB         optionalMiB
 	BallastCmd, Kvctl                     string
+	KvcachedSHA                           string
 	ExecPrefix, InstallCmd                stringList
 
 	// resolved by validate
@@ -89,6 +90,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	o.registerGPUMiB(fs)
 	fs.StringVar(&o.BallastCmd, "ballast-cmd", "", "the ballast helper's command (it gets --mib M --gpu N)")
 	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
+	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
 	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
 }
@@ -350,7 +352,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	r := &runner.Runner{
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
-		BallastCmd: o.ballast, Kvctl: o.kvctl, ExecPrefix: o.prefixes, InstallCmd: o.installs,
+		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout

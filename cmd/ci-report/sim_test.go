@@ -25,6 +25,12 @@ func TestSimCommand(t *testing.T) {
 		{name: "kvctl limit of an unknown IPC", args: []string{"sim", "kvctl", "--dir", dir, "limit", "nope", "1G"}, wantCode: 1, wantErr: "Error: IPC 'nope' not found."},
 		{name: "no world", args: []string{"sim", "kvctl", "list", "--json"}, wantCode: 1, wantErr: "CI_REPORT_SIM_DIR is not set"},
 		{name: "serve without engine", args: []string{"sim", "serve", "--", "vllm", "serve", "m"}, wantCode: 2, wantErr: "usage: ci-report sim serve"},
+		{name: "versions", args: []string{"sim", "versions", "--engine", "sglang"},
+			wantOut: `{"cuda":"12.9","engine":"0.5.20+sim","kvcached":"0.1.0+sim","torch":"2.9.0+sim"}` + "\n"},
+		{name: "versions of an unknown engine", args: []string{"sim", "versions", "--engine", "trt"}, wantCode: 2, wantErr: `unknown engine "trt"`},
+		{name: "versions without engine", args: []string{"sim", "versions"}, wantCode: 2, wantErr: "usage: ci-report sim versions"},
+		{name: "versions-fail fault", args: []string{"sim", "versions", "--engine", "vllm"}, env: map[string]string{"CI_REPORT_SIM_FAULTS": "versions-fail@vllm"},
+			wantCode: 1, wantErr: "python3: can't open file"},
 		{name: "unknown subcommand", args: []string{"sim", "frob"}, wantCode: 2, wantErr: `unknown command "frob"`},
 		{name: "no subcommand", args: []string{"sim"}, wantCode: 2, wantErr: "usage: ci-report sim"},
 	}

@@ -60,8 +60,18 @@ func AFilledMemory(aGrowth, free float64) collect.Check {
 }
 
 // AReleasedMemory: after its drain A holds less than half of what it grew
-// (aAfter is A's KV above its level before the burst).
-func AReleasedMemory(aAfter, aGrowth float64) collect.Check {
+// (aAfter is A's KV above its level before the burst). When A is no longer
+// running (gone) its memory went with its process: the check passes and
+// says so, since a crash is the alive and requests checks' to fail, and a
+// stale segment of the dead server must not read as held memory.
+func AReleasedMemory(aAfter, aGrowth float64, gone bool) collect.Check {
+	if gone {
+		return collect.Check{
+			Name:   "a_released_memory",
+			OK:     true,
+			Detail: fmt.Sprintf("A is not running after its burst (see a_requests_ok and A's _alive); its memory went with it (it grew %s MiB)", MiB(aGrowth)),
+		}
+	}
 	return collect.Check{
 		Name:   "a_released_memory",
 		OK:     aGrowth > 0 && aAfter < aGrowth/2,

@@ -118,7 +118,9 @@
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
-// [--mib M]` makes a world by hand.
+// [--mib M]` makes a world by hand. `ci-report sim versions --engine E`
+// answers the setup case's version probe with one JSON object of simulated
+// versions (marked +sim; no kvcached commit).
 //
 // # Faults
 //
@@ -144,6 +146,8 @@
 //	                 documents, not the short questions); cached_tokens unchanged
 //	leak-segment     the segment, shm entry and socket dir stay after exit
 //	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
+//	versions-fail    `sim versions` (the setup case's version probe) exits 1
+//	                 as a missing python3 would (scope: the engine name)
 //
 // # Time
 //

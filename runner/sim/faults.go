@@ -17,11 +17,13 @@ const (
 	FaultWrongTokens    = "wrong-tokens"
 	FaultLeakSegment    = "leak-segment"
 	FaultCapNotLifted   = "cap-not-lifted"
+	FaultVersionsFail   = "versions-fail"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultCapNotLifted: true,
+	FaultVersionsFail: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent

@@ -72,6 +72,23 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		sctx, stop := stopContext(ctx)
 		defer stop()
 		return runBallast(sctx, w, *gpu, *keep, stdout, stderr)
+	case "versions":
+		fs := flag.NewFlagSet("ci-report sim versions", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		engine := fs.String("engine", "", "vllm or sglang")
+		if err := fs.Parse(args[1:]); err != nil {
+			return flagCode(err)
+		}
+		if *engine == "" || fs.NArg() > 0 {
+			fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang")
+			return 2
+		}
+		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
+		if err != nil {
+			fmt.Fprintln(stderr, "ci-report sim versions:", err)
+			return 2
+		}
+		return runVersions(*engine, faults, stdout, stderr)
 	case "world":
 		fs := flag.NewFlagSet("ci-report sim world", flag.ContinueOnError)
 		fs.SetOutput(stderr)
@@ -105,6 +122,7 @@ commands:
   kvctl [--dir D] list [--json] | limit <ipc> <size> | priority <ipc> <p>
   ballast --mib M [--gpu N] [--dir D]   hold all but M MiB of a simulated GPU
   world --dir D [--gpus N] [--mib M]     create a simulated world
+  versions --engine vllm|sglang          the runner's version probe: installed versions as JSON
 
 The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;
 time scale: $CI_REPORT_SIM_TIMESCALE. See the runner/sim package documentation.

@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+)
+
+// DefaultVersionProbe is the command each `<engine>-setup` case runs
+// (through the engine's exec prefix) to learn the versions setup.json's
+// engines report; `{engine}` is replaced by the engine's name. It prints
+// one JSON object of Versions; a package it cannot find is null. Reading
+// package metadata instead of importing the engine keeps it fast.
+var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
+from importlib import metadata as md
+def v(p):
+    try:
+        return md.version(p)
+    except Exception:
+        return None
+o = {"engine": v(sys.argv[1]), "kvcached": v("kvcached"), "torch": v("torch"), "cuda": None, "kvcached_sha": None}
+try:
+    import torch
+    o["cuda"] = torch.version.cuda
+except Exception:
+    pass
+try:
+    d = json.loads(md.distribution("kvcached").read_text("direct_url.json") or "{}")
+    o["kvcached_sha"] = (d.get("vcs_info") or {}).get("commit_id")
+except Exception:
+    pass
+print(json.dumps(o))`, "{engine}"}
+
+// DefaultVersionProbeTimeout bounds one version probe (importing torch can
+// take a while on a cold container).
+const DefaultVersionProbeTimeout = 2 * time.Minute
+
+// Versions is what a version probe prints: the installed engine, kvcached,
+// torch and CUDA versions, optionally kvcached's git commit and the image
+// digest. Absent or null fields stay empty.
+type Versions struct {
+	Engine      string `json:"engine,omitempty"`
+	Kvcached    string `json:"kvcached,omitempty"`
+	KvcachedSHA string `json:"kvcached_sha,omitempty"`
+	Torch       string `json:"torch,omitempty"`
+	CUDA        string `json:"cuda,omitempty"`
+	Digest      string `json:"digest,omitempty"`
+}
+
+// versionProbeArgv is the probe command for engine: the exec prefix, the
+// simulator's environment under --simulate, then the probe with {engine}
+// replaced.
+func (c *Case) versionProbeArgv(engineName string) []string {
+	probe := c.R.VersionProbe
+	if len(probe) == 0 {
+		probe = DefaultVersionProbe
+		if c.R.Sim != nil {
+			probe = append(slices.Clone(c.R.Sim.Self), "versions", "--engine", "{engine}")
+		}
+	}
+	out := make([]string, 0, len(probe))
+	for _, a := range probe {
+		out = append(out, strings.ReplaceAll(a, "{engine}", engineName))
+	}
+	return c.commandArgv(engineName, out)
+}
+
+// probeVersions runs the version probe of engine and parses its output.
+func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, error) {
+	argv := c.versionProbeArgv(engineName)
+	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.VersionProbeTimeout)
+	defer cancel()
+	out, err := c.R.exec()(pctx, argv)
+	what := c.R.Redactor().String(strings.Join(argv[:min(len(argv), 3)], " "))
+	if err != nil {
+		return Versions{}, fmt.Errorf("version probe (%s …): %v", what, err)
+	}
+	// The JSON is the last non-empty line: an exec prefix or the
+	// interpreter may print warnings first.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	var v Versions
+	dec := json.NewDecoder(bytes.NewReader([]byte(last)))
+	if err := dec.Decode(&v); err != nil {
+		return Versions{}, fmt.Errorf("version probe (%s …) printed %q, not a JSON object of versions: %v", what, checks.Cut(last, 200), err)
+	}
+	return v, nil
+}
+
+// applyVersions fills setup.json's engine versions from the probes of the
+// setup cases that ran, and kvcached_sha when neither --kvcached-sha nor
+// KVCACHED_SHA gave one (the first engine whose probe reports a commit).
+func (r *Runner) applyVersions(s *collect.Setup) {
+	for _, k := range s.Engines.Keys() {
+		v, ok := r.versions[k]
+		if !ok {
+			continue
+		}
+		e, _ := s.Engines.Get(k)
+		e.Engine, e.Kvcached, e.Torch, e.CUDA = v.Engine, v.Kvcached, v.Torch, v.CUDA
+		if v.Digest != "" {
+			e.Digest = v.Digest
+		}
+		s.Engines.Set(k, e)
+		if s.KvcachedSHA == nil && v.KvcachedSHA != "" {
+			sha := v.KvcachedSHA
+			s.KvcachedSHA = &sha
+		}
+	}
+}
+
+// kvcachedSHA is --kvcached-sha, else KVCACHED_SHA ("" for neither).
+func (r *Runner) kvcachedSHA() string {
+	if r.KvcachedSHA != "" {
+		return r.KvcachedSHA
+	}
+	return r.getenv("KVCACHED_SHA")
+}
