@@ -258,8 +258,10 @@ func (r *renderer) correctness() (Documents, error) {
 	var prBlock string
 	if r.opts.PR > 0 && section != "" {
 		// The section's title line is replaced by the <details> summary.
+		// One blank line before </details>: the section ends with a newline
+		// of its own.
 		_, body, _ := strings.Cut(section, "\n\n")
-		prBlock = (&writer{}).t("pr_setup", body)
+		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
 	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
 		return r.comment(verdict, failed, prBlock, p)

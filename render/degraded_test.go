@@ -145,6 +145,19 @@ func TestPerfErrorTxt(t *testing.T) {
 	if !strings.Contains(docs.Comment, "\nNo GPU could be obtained; the run log has the details.\n") {
 		t.Errorf("comment:\n%s", docs.Comment)
 	}
+	// With a summary: the comment says error.txt was left, and lists the
+	// problems of the perf files.
+	rep.Perf.Summary = &collect.PerfSummary{}
+	rep.Problems = []string{"perf: perf/setup.json: models: want object, got array"}
+	docs = mustRender(t, rep, opts)
+	for _, w := range []string{
+		"\nThe perf job left error.txt: part of it could not start; the run log has the details.\n",
+		"\n- perf: perf/setup.json: models: want object, got array\n",
+	} {
+		if !strings.Contains(docs.Comment, w) {
+			t.Errorf("comment lacks %q:\n%s", w, docs.Comment)
+		}
+	}
 }
 
 // TestEnvBulletsServerCasesOnly: the kvcached and native sub-bullets

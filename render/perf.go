@@ -136,6 +136,12 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 		}
 		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
+	if r.rep.Perf.ErrorTxt {
+		blocks = append(blocks, w.t("perf_error_txt", nil))
+	}
+	if pr := r.problems(w); pr != "" {
+		blocks = append(blocks, pr)
+	}
 	switch {
 	case !r.hopperRan():
 		blocks = append(blocks, w.t("hopper_none", nil))
