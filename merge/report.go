@@ -16,7 +16,12 @@ type Report struct {
 	Cases         []Case         `json:"cases"`
 	Parts         []PartStatus   `json:"parts"`
 	Perf          *Perf          `json:"perf,omitempty"`
-	Verdict       string         `json:"verdict"`
+	// Verdict is PASS, DID NOT RUN or `FAIL (<failed> of <total>
+	// cases<suffix>)` (SPEC-formats §7). Beyond the spec, the suffix says
+	// `; the <Display> cases finished partly` for a partial part none of
+	// whose cases counts as not run, and names at most five parts, counting
+	// the rest in `; <k> more parts did not finish`.
+	Verdict string `json:"verdict"`
 	// Problems are defects of the input that did not stop the report (a
 	// setup.json with a field of the wrong type, skipped cases.jsonl lines,
 	// an unreadable perf file), each naming the part, file and field. A

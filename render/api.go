@@ -5,6 +5,22 @@
 //
 // Render is a pure function of the report, the options and the templates: no
 // clock, environment, disk or network reads happen here.
+//
+// Deliberate extensions of SPEC-render.md, so that a report made from bad
+// input is clearly marked as such:
+//   - the comment lists the report's Problems (the input defects that did not
+//     stop it, naming part and file relative to the part directory), the
+//     first 20 cut to 300 code points, the rest counted; the DID NOT RUN and
+//     perf comments too, and the perf comment says when its root held
+//     error.txt;
+//   - under a FAIL verdict with no failed or not-run case, "All N cases
+//     passed." becomes "No case failed; the N cases that ran passed, but not
+//     every part finished." (the verdict then names the unfinished parts,
+//     see merge.Report.Verdict);
+//   - at most 20 missing or partial part lines and 8 part names in the
+//     machine line, the rest counted, so that Render always fits its budget;
+//   - the engines table is left out when the setup has no engine, and the
+//     section when it has neither engine nor case.
 package render
 
 // Options are everything besides the report that a document depends on. The
@@ -50,7 +66,9 @@ type Documents struct {
 	Comment string
 	// Section is the issue-description section, without splice markers; empty
 	// when none can be produced (a part without setup.json, a perf run without
-	// perf/setup.json, or a pull-request run, whose comment carries it).
+	// perf/setup.json, a setup with no engine and no case to describe, so
+	// that the issue keeps its last description, or a pull-request run,
+	// whose comment carries it).
 	Section string
 	// SectionName is the splice name of Section: the profile, or "perf".
 	SectionName string
