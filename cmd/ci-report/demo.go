@@ -23,6 +23,7 @@ type demoOptions struct {
 	Profile   string
 	Faults    string
 	Timescale string
+	Cases     stringList
 	Now       func() time.Time
 }
 
@@ -47,6 +48,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
 	fs.StringVar(&o.Faults, "faults", "", "simulator faults to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
 	fs.StringVar(&o.Timescale, "timescale", "0.05", "simulator time scale (CI_REPORT_SIM_TIMESCALE)")
+	fs.Var(&o.Cases, "cases", "only the profile's cases matching this shell glob (repeatable), as for run")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -78,6 +80,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	mergedPath := filepath.Join(out, "merged.json")
 	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", results}
 
+	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", part, "--part", "all", "--run-id", "demo"}
+	for _, g := range o.Cases {
+		runArgs = append(runArgs, "--cases", g)
+	}
 	steps := []struct {
 		what string
 		args []string
@@ -86,8 +92,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		okCodes []int
 		stdout  string
 	}{
-		{"run the simulated " + o.Profile + " profile", []string{"run", "--simulate", "--profile", o.Profile,
-			"--out", part, "--part", "all", "--run-id", "demo"}, []int{exitOK, exitVerdict}, ""},
+		{"run the simulated " + o.Profile + " profile", runArgs, []int{exitOK, exitVerdict}, ""},
 		{"merge the parts", []string{"merge", "--out", mergedPath, results}, []int{exitOK}, ""},
 		{"render the comment, section and HTML preview", append([]string{"render",
 			"--comment", filepath.Join(out, "comment.md"),
