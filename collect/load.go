@@ -296,10 +296,17 @@ func loadPart(d partDir) (p Part) {
 // comment, which must not show the paths of the machine that ran render, and
 // the report already names the part.
 func RelativeProblems(problems []string, dir string) []string {
-	prefix := "read " + filepath.Join(dir, "x")
-	prefix = prefix[:len(prefix)-1]
+	under := filepath.Join(dir, "x")
+	under = under[:len(under)-1] // dir and a separator; "" for "."
 	for i, msg := range problems {
-		problems[i] = strings.ReplaceAll(msg, prefix, "")
+		if under == "" {
+			problems[i] = strings.TrimPrefix(msg, "read ")
+			continue
+		}
+		// "read <dir>/f: ..." is "f: ..."; any other mention of a file
+		// under dir (an os error's "open <dir>/f: ...") loses the dir.
+		msg = strings.ReplaceAll(msg, "read "+under, "")
+		problems[i] = strings.ReplaceAll(msg, under, "")
 	}
 	return problems
 }

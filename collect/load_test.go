@@ -246,6 +246,33 @@ func TestLoadPartsErrorsNameFileAndField(t *testing.T) {
 	}
 }
 
+func TestRelativeProblems(t *testing.T) {
+	dir := filepath.Join("/abs", "run", "vllm")
+	for _, tc := range []struct{ name, in, want string }{
+		{"read prefix", "read " + filepath.Join(dir, "setup.json") + ": cases[1].tp: want integer, got string", "setup.json: cases[1].tp: want integer, got string"},
+		{"os error", "open " + filepath.Join(dir, "part.json") + ": permission denied", "open part.json: permission denied"},
+		{"other directory kept", "read /abs/run/vllm2/setup.json: x", "read /abs/run/vllm2/setup.json: x"},
+		{"no path", "cases[0]: want object", "cases[0]: want object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RelativeProblems([]string{tc.in}, dir)[0]; got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The current directory as the part: files are named as they are.
+	for _, tc := range []struct{ name, in, want string }{
+		{"read prefix, dot", "read setup.json: gpus: want array, got string", "setup.json: gpus: want array, got string"},
+		{"os error, dot", "open part.json: permission denied", "open part.json: permission denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RelativeProblems([]string{tc.in}, ".")[0]; got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestLoadPartsUnknownFieldsIgnored(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"vllm/summary.json": `{"future":{"x":[1]},"cases":[{"name":"a","ok":true,"new_field":[{"deep":null}]}],"ok":true}`,

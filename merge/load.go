@@ -53,7 +53,7 @@ func Load(paths []string, opts Options) (*Report, error) {
 			continue
 		}
 		if rep.Perf != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("perf: %s also holds perf artifacts; only the first root's are reported", p))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("perf: %s also holds perf artifacts; only the first root's are reported", filepath.Base(p)))
 			continue
 		}
 		setup, summary, problems := collect.LoadPerf(p)
