@@ -99,6 +99,17 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			return fmt.Errorf("text: parts table: %w", err)
 		}
 	}
+	if len(rep.Problems) > 0 {
+		// Every problem: a terminal has no size budget.
+		rows := make([][]string, len(rep.Problems))
+		for i, msg := range rep.Problems {
+			rows[i] = []string{termText(msg, problemCut)}
+		}
+		fmt.Fprintln(out)
+		if err := textTable(out, []string{"could not be read"}, rows); err != nil {
+			return fmt.Errorf("text: problems table: %w", err)
+		}
+	}
 	failed := r.failedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {

@@ -14,6 +14,7 @@ import (
 func TestTextTables(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases[1].Checks[0].Detail = "red \x1b[31mALERT\x1b[0m\nsecond line \x07"
+	rep.Problems = []string{"vLLM: setup.json: gpus: want array, got string \x1b"}
 	var b strings.Builder
 	if err := Text(&b, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
@@ -25,6 +26,7 @@ func TestTextTables(t *testing.T) {
 		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128",
 		"all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)",
 		"│ not run",
+		"│ vLLM: setup.json: gpus: want array, got string � │",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("text output lacks %q:\n%s", w, out)
