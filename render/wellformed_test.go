@@ -543,6 +543,8 @@ func checkBudgets(t tb, docs render.Documents) {
 
 // checkHeadline: the header line with its verdict and the run link always
 // survive, whatever the budget did to the rest.
+var allPassedRE = regexp.MustCompile(`(?m)^All \d+ cases passed\.$`)
+
 func checkHeadline(t tb, docs render.Documents, opts render.Options) {
 	t.Helper()
 	lines := strings.Split(docs.Comment, "\n")
@@ -555,6 +557,11 @@ func checkHeadline(t tb, docs render.Documents, opts render.Options) {
 	}
 	if head >= len(lines) || !strings.HasPrefix(lines[head], "### ") || !strings.HasSuffix(lines[head], " · "+docs.Verdict) {
 		t.Errorf("header line %q: want `### <title> · <date> · %s`", lines[min(head, len(lines)-1)], docs.Verdict)
+	}
+	// The body never contradicts the verdict: "All N cases passed." only
+	// under PASS.
+	if docs.Verdict != "PASS" && allPassedRE.MatchString(docs.Comment) {
+		t.Errorf("verdict %s, but the comment says every case passed", docs.Verdict)
 	}
 	// A run that did not run is only a header and a reason (SPEC-render §3).
 	if opts.RunURL != "" && docs.Verdict != "DID NOT RUN" && !strings.Contains(docs.Comment, "("+opts.RunURL+")") {
