@@ -22,13 +22,7 @@ func TestBallastMiB(t *testing.T) {
 
 func TestStartBallast(t *testing.T) {
 	dir := t.TempDir()
-	script := func(name, body string) []string {
-		p := filepath.Join(dir, name+".sh")
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return []string{p}
-	}
+	script := func(name, body string) []string { return writeScript(t, dir, name, body) }
 	type tc struct {
 		name    string
 		argv    []string
@@ -76,13 +70,7 @@ func TestStartBallast(t *testing.T) {
 // under its own header, and its readiness is judged on its own output only.
 func TestBallastSharedDirKeepsEveryPairsLog(t *testing.T) {
 	dir := t.TempDir()
-	script := func(name, body string) []string {
-		p := filepath.Join(dir, name+".sh")
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return []string{p}
-	}
+	script := func(name, body string) []string { return writeScript(t, dir, name, body) }
 	bdir := filepath.Join(dir, "part", "elastic-ballast")
 	type tc struct {
 		pair    string
@@ -121,4 +109,15 @@ func TestBallastSharedDirKeepsEveryPairsLog(t *testing.T) {
 		!strings.Contains(string(cmd), "=== elastic-z+w ===\n") {
 		t.Errorf("cmd.txt = %q", cmd)
 	}
+}
+
+// writeScript writes an executable shell script dir/name.sh running body
+// and returns its argv.
+func writeScript(t *testing.T, dir, name, body string) []string {
+	t.Helper()
+	p := filepath.Join(dir, name+".sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{p}
 }

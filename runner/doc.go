@@ -11,6 +11,9 @@
 //
 //	{
 //	  "profile": "smoke",                 the profile name (setup.json profile)
+//	  "elastic_gpu_mib": 16384,           GPU size the elastic pairs are designed for
+//	  "priority_gpu_mib": 0,              the same for priority pairs (0 / absent: none)
+//	  "sim_gpu": {"name": "...", "mib": 81559},   GPU class of --simulate (absent: L4-like)
 //	  "engines": {                        engine name → engine, in order
 //	    "vllm": {
 //	      "image": "vllm/vllm-openai:v0.30.0",
@@ -49,6 +52,36 @@
 // with every character outside [A-Za-z0-9_] replaced by `_`) and
 // CUDA_VISIBLE_DEVICES. Server cases of one group run kvcached layouts
 // first, then the native case, which they are compared with.
+//
+// # GPU size of the pairs
+//
+// A pair's burst is capped at its batch limit (128 requests, about 6 GiB for
+// qwen05b), so a_filled_memory (A grew more than half of the free memory)
+// holds only on a GPU of the size the pair is designed for. The nightly and
+// weekly plans carry `elastic_gpu_mib: 16384` (DesignGPUMiB, an L4's room
+// once the weights are loaded): on a larger GPU a ballast (case directory
+// `<kind>-ballast`) holds the rest, on a GPU of that size or smaller none
+// is needed. The priority pair needs none: L holds its idle cache, so H's
+// burst outgrows any GPU's free memory. `--elastic-gpu-mib` and
+// `--priority-gpu-mib` override the plan's size, 0 turning the ballast off;
+// the size used is the case log's `ballast_mib` (priority pairs: also
+// setup.json's). Pairs of one kind in a part share `<kind>-ballast`: each
+// ballast start appends to its serve.log and cmd.txt after a line
+// `=== <pair case name> ===`.
+//
+// The hopper plan's `sim_gpu` is a simulated H100 (81559 MiB): its 27B model
+// does not fit the simulator's default 24 GiB GPU. A real run ignores it.
+//
+// # Versions
+//
+// Each `<engine>-setup` case runs a version probe through the engine's exec
+// prefix (DefaultVersionProbe, a python3 one-liner reading the installed
+// engine, kvcached and torch versions and torch's CUDA; `sim versions`
+// under --simulate) and fills setup.json's engine, kvcached, torch, cuda
+// (and digest when it prints one). A failed probe is a note in the setup
+// case's log (`version_probe_error`), not a failed case. kvcached_sha is
+// --kvcached-sha, else KVCACHED_SHA, else the probe's kvcached_sha (the git
+// commit of a kvcached installed from git).
 //
 // # Kinds
 //

@@ -138,6 +138,34 @@ func (k *coloc) start(wantMiB int, ports []int) bool {
 	return true
 }
 
+// startPair opens a pair case (elastic, priority): it checks that the plan
+// gives it two servers (else the check planCheck fails, naming what), logs
+// the ballast, starts the ballast and both servers on ports base+1 and
+// base+2, and returns the batch limit. When it returns false the case is
+// over: whatever started is stopped with its checks, and the caller returns
+// k.result().
+func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok bool) {
+	if len(k.plans) != 2 {
+		k.add(collect.Check{Name: planCheck, Detail: fmt.Sprintf("%s needs 2 servers, the plan has %d", what, len(k.plans))})
+		return 0, false
+	}
+	if gpuMiB > 0 {
+		k.log.Set("ballast_mib", gpuMiB)
+	}
+	if !k.start(gpuMiB, []int{k.c.Port(1), k.c.Port(2)}) {
+		k.stop()
+		return 0, false
+	}
+	if k.ballastHeldMiB > 0 {
+		k.log.Set("ballast_held_mib", k.ballastHeldMiB)
+	}
+	batch = k.c.Entry.Batch
+	if batch <= 0 {
+		batch = defaultBatch
+	}
+	return batch, true
+}
+
 func (k *coloc) ballastConfig() ballastConfig {
 	r := k.c.R
 	argv := r.BallastCmd
@@ -435,23 +463,9 @@ func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool
 func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c, elasticSetup(r, c.Entry))
-	if len(k.plans) != 2 {
-		k.add(collect.Check{Name: "elastic_plan", Detail: fmt.Sprintf("an elastic pair needs 2 servers, the plan has %d", len(k.plans))})
+	batch, ok := k.startPair("elastic_plan", "an elastic pair", r.elasticGPUMiB())
+	if !ok {
 		return k.result()
-	}
-	if m := r.elasticGPUMiB(); m > 0 {
-		k.log.Set("ballast_mib", m)
-	}
-	if !k.start(r.elasticGPUMiB(), []int{c.Port(1), c.Port(2)}) {
-		k.stop()
-		return k.result()
-	}
-	if k.ballastHeldMiB > 0 {
-		k.log.Set("ballast_held_mib", k.ballastHeldMiB)
-	}
-	batch := c.Entry.Batch
-	if batch <= 0 {
-		batch = defaultBatch
 	}
 	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
 	defer stopSampling()

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -45,23 +44,9 @@ func planPriority(sp *ServerPlan, def int) int64 {
 func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c, prioritySetup(r, c.Entry))
-	if len(k.plans) != 2 {
-		k.add(collect.Check{Name: "priority_plan", Detail: fmt.Sprintf("a priority pair needs 2 servers, the plan has %d", len(k.plans))})
+	batch, ok := k.startPair("priority_plan", "a priority pair", r.priorityGPUMiB())
+	if !ok {
 		return k.result()
-	}
-	if m := r.priorityGPUMiB(); m > 0 {
-		k.log.Set("ballast_mib", m)
-	}
-	if !k.start(r.priorityGPUMiB(), []int{c.Port(1), c.Port(2)}) {
-		k.stop()
-		return k.result()
-	}
-	if k.ballastHeldMiB > 0 {
-		k.log.Set("ballast_held_mib", k.ballastHeldMiB)
-	}
-	batch := c.Entry.Batch
-	if batch <= 0 {
-		batch = defaultBatch
 	}
 	L, H := k.servers[0], k.servers[1]
 	const li, hi = 0, 1

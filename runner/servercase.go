@@ -202,25 +202,24 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		}
 		return fmt.Sprintf("native case %s has no %s results", nativeName, name)
 	}
-	for _, name := range ComparedPhases {
-		k, _ := get(kv, name)
-		k.Name = name
-		n, ok := get(native, name)
-		if !ok {
-			kv.Checks = append(kv.Checks, collect.Check{Name: name + "_tokens_equal", Detail: missing(name)})
-			continue
+	for _, cmp := range []struct {
+		phases []string
+		suffix string
+		check  func(kv, native collect.Phase) collect.Check
+	}{
+		{ComparedPhases, "_tokens_equal", checks.TokensEqual},
+		{CachedPhases, "_cached_tokens_equal", checks.CachedTokensEqual},
+	} {
+		for _, name := range cmp.phases {
+			k, _ := get(kv, name)
+			k.Name = name
+			n, ok := get(native, name)
+			if !ok {
+				kv.Checks = append(kv.Checks, collect.Check{Name: name + cmp.suffix, Detail: missing(name)})
+				continue
+			}
+			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
-		kv.Checks = append(kv.Checks, checks.TokensEqual(k, n))
-	}
-	for _, name := range CachedPhases {
-		k, _ := get(kv, name)
-		k.Name = name
-		n, ok := get(native, name)
-		if !ok {
-			kv.Checks = append(kv.Checks, collect.Check{Name: name + "_cached_tokens_equal", Detail: missing(name)})
-			continue
-		}
-		kv.Checks = append(kv.Checks, checks.CachedTokensEqual(k, n))
 	}
 	kv.OK = checks.CaseOK(kv.Checks)
 }

@@ -78,21 +78,11 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 	return out, r
 }
 
-func failedNames(c collect.CaseResult) []string {
-	var out []string
-	for _, ch := range c.Checks {
-		if !ch.OK {
-			out = append(out, ch.Name)
-		}
-	}
-	return out
-}
-
 func TestSimSmokeProfilePasses(t *testing.T) {
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), nil)
 	if !out.OK || len(out.Cases) != 4 {
 		for _, c := range out.Cases {
-			t.Logf("%s: %v %v", c.Name, failedNames(c), c.Checks)
+			t.Logf("%s: %v %v", c.Name, failedChecks(c), c.Checks)
 		}
 		t.Fatalf("smoke did not pass: not run %v", out.NotRun)
 	}
@@ -143,7 +133,7 @@ func TestSimServerFaults(t *testing.T) {
 			got := map[string][]string{}
 			for _, cr := range out.Cases {
 				if !strings.HasSuffix(cr.Name, "-setup") {
-					got[cr.Name] = failedNames(cr)
+					got[cr.Name] = failedChecks(cr)
 				}
 			}
 			if d := cmp.Diff(c.want, got); d != "" {
@@ -159,7 +149,7 @@ func TestSimExecPrefix(t *testing.T) {
 	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "leak-segment", context.Background(), func(r *Runner) {
 		r.ExecPrefix = map[string][]string{"vllm": {"env"}}
 	})
-	got := failedNames(out.Cases[1])
+	got := failedChecks(out.Cases[1])
 	if strings.Join(got, " ") != "shm_removed socket_dirs_removed" {
 		t.Fatalf("failed %v: the leftovers must be found through the prefix", got)
 	}

@@ -75,14 +75,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
 	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
 	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2)")
-	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
-	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
-	fs.Var(&o.Cases, "cases", "only cases matching this shell glob (repeatable); a kvcached case brings its native case")
-	fs.StringVar(&o.Shard, "shard", "", "i/n: keep every n-th group or pair of the plan, starting with the i-th")
-	fs.BoolVar(&o.SkipCases, "skip-cases", false, "skip the server cases")
-	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
-	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
-	fs.BoolVar(&o.SkipPriority, "skip-priority", false, "skip the priority pairs")
+	o.registerSelection(fs)
 	fs.StringVar(&o.PlanFile, "plan", "", "run this plan file (as printed by 'ci-report plan') instead of a built-in profile")
 	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long")
@@ -93,6 +86,19 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
 	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
+}
+
+// registerSelection registers the flags that narrow the plan (SPEC-runner
+// §1), which `run` and `plan` share.
+func (o *runOptions) registerSelection(fs *flag.FlagSet) {
+	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
+	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
+	fs.Var(&o.Cases, "cases", "only cases matching this shell glob (repeatable); a kvcached case brings its native case")
+	fs.StringVar(&o.Shard, "shard", "", "i/n: keep every n-th group or pair of the plan, starting with the i-th")
+	fs.BoolVar(&o.SkipCases, "skip-cases", false, "skip the server cases")
+	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
+	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
+	fs.BoolVar(&o.SkipPriority, "skip-priority", false, "skip the priority pairs")
 }
 
 // registerGPUMiB registers the ballast sizes, which `plan` shows too.
