@@ -497,13 +497,6 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	heldA, _ := drainedA.kv(0)
 	aAfter := max(heldA-baseA, 0)
 	gpuFreeAfterA := k.freeMiB(drainedA)
-	// A server that died in its burst holds nothing: its process and its
-	// memory are gone, whatever its abandoned segment still reads. Its
-	// failure is a_requests_ok's and <A>_alive's to report.
-	aGone := !k.servers[0].Alive()
-	if aGone {
-		aAfter = 0
-	}
 
 	// Burst B, drain B.
 	startB := k.sampler.Read(ctx)
@@ -518,6 +511,15 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	both := k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(nA), load(nB)})
 	stopSampling()
 
+	// A server that died in its burst holds nothing: its process and its
+	// memory are gone, whatever its abandoned segment read while it was
+	// dying. Its failure is a_requests_ok's and <A>_alive's to report.
+	// Looked at after B's and the contended phases, so that a crash in A's
+	// burst has long finished exiting.
+	aGone := !k.servers[0].Alive()
+	if aGone {
+		aAfter = 0
+	}
 	k.add(
 		checks.RequestsOK("a_requests_ok", phA.Results),
 		checks.AFilledMemory(aGrowth, free),
