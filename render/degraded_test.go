@@ -249,3 +249,30 @@ func TestVersionNames(t *testing.T) {
 		t.Errorf("perf section:\n%s", docs.Section)
 	}
 }
+
+// TestPerfHugeSummary: a perf summary with thousands of rows, runs and
+// errors still gives a comment within budget, the rest counted.
+func TestPerfHugeSummary(t *testing.T) {
+	sum := &collect.PerfSummary{}
+	for i := 0; i < 3000; i++ {
+		model := fmt.Sprintf("model-%d-%s", i, strings.Repeat("_|", 150))
+		v := 1.0
+		sum.Table = append(sum.Table, collect.PerfRow{Model: model, Concurrency: 1, Metric: "output_throughput", Native: &v, Kvcached: &v, Ratio: &v})
+		sum.Runs = append(sum.Runs, []byte(fmt.Sprintf(`{"model":%q,"arm":"native","idle_gpu_mib":100}`, model)))
+		sum.Errors = append(sum.Errors, strings.Repeat("e*", 400))
+	}
+	rep := &merge.Report{Format: 1, Cases: []merge.Case{}, Parts: []merge.PartStatus{}, Verdict: merge.VerdictDidNotRun, Perf: &merge.Perf{Summary: sum}}
+	opts := sampleOptions()
+	opts.Profile = "perf"
+	docs := mustRender(t, rep, opts)
+	if n := runeCount(docs.Comment); n > CommentBudget {
+		t.Fatalf("comment has %d code points, budget %d", n, CommentBudget)
+	}
+	checkTables(t, docs.Comment)
+	if got := strings.Count(docs.Comment, "\nand 2960 more; see perf/summary.json in the run's artifact.\n"); got != 1 {
+		t.Errorf("table rows not counted (%d):\n%.3000s", got, docs.Comment)
+	}
+	if !strings.Contains(docs.Comment, "\n- and 2960 more; see perf/summary.json in the run's artifact.\n") {
+		t.Errorf("idle lines not counted")
+	}
+}

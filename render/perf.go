@@ -10,6 +10,10 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
+// perfSqueezeRows is the most comparison rows and idle-memory lines a
+// squeezed perf comment lists.
+const perfSqueezeRows = 40
+
 // perfRow is one line of the perf table: a model at a concurrency.
 type perfRow struct {
 	model       string
@@ -94,19 +98,32 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
 		machine += " · vLLM " + Plain(Cut(v, 40))
 	}
+	// Under squeeze (pathological summaries only) the comparison table and
+	// the idle-memory list are capped, the rest counted, so that the comment
+	// always fits its budget.
+	rowCap, idleCap, modelCut := 1<<30, 1<<30, 200
+	if p.squeeze {
+		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
+	}
 	var blocks []string
 	rows := perfRows(sum.Table)
 	if len(rows) > 0 {
 		blocks = append(blocks, w.t("perf_ratios", nil))
+		moreRows := len(rows) - min(len(rows), rowCap)
+		rows = rows[:len(rows)-moreRows]
 		cells := make([][]string, len(rows))
 		for i, pr := range rows {
 			tput := pr.metrics["output_throughput"]
-			cells[i] = []string{Plain(Cut(pr.model, 200)), itoa(pr.concurrency),
+			cells[i] = []string{Plain(Cut(pr.model, modelCut)), itoa(pr.concurrency),
 				num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
 				num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
 				num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
 		}
-		blocks = append(blocks, w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells))
+		table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
+		if moreRows > 0 {
+			table += "\n\n" + w.t("perf_more", moreRows)
+		}
+		blocks = append(blocks, table)
 	} else {
 		blocks = append(blocks, w.t("perf_no_table", nil))
 	}
@@ -116,8 +133,12 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	}
 	if len(idle) > 0 {
 		lines := []string{w.t("perf_idle", nil)}
-		for _, m := range idle {
-			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, 200)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
+		for i, m := range idle {
+			if i == idleCap {
+				lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
+				break
+			}
+			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
 		}
 		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
