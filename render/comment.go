@@ -209,6 +209,13 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		parts = append(parts, s)
 		used += runeCount(s) + 2
 		shown++
+		if !p.squeeze && used > CommentBudget {
+			// The cell alone is over any comment's budget, so no document
+			// that lists it can fit: building the rest of it (thousands of
+			// checks) would only cost time. Over budget it stays, so the
+			// planner's decisions are the same as with the whole cell.
+			break
+		}
 	}
 	if total == 0 {
 		return w.t("no_failed_check", nil)
