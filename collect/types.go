@@ -136,11 +136,15 @@ type CaseResult struct {
 }
 
 // Failed reports whether the case counts as failed: not ok, or any check failed.
-func (c *CaseResult) Failed() bool {
-	if !c.OK {
+func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }
+
+// CaseFailed is the one rule of SPEC-formats §4 for a finished case: it failed
+// when it is not ok or any of its checks failed.
+func CaseFailed(ok bool, checks []Check) bool {
+	if !ok {
 		return true
 	}
-	for _, ch := range c.Checks {
+	for _, ch := range checks {
 		if !ch.OK {
 			return true
 		}

@@ -265,18 +265,7 @@ func fillOrdered(dst *collect.Ordered[string], src collect.Ordered[string]) {
 // Failed reports whether the case ran and failed: not ok, or a failed
 // check. A not-run case has not failed (it counts apart).
 func (c *Case) Failed() bool {
-	if c.NotRun {
-		return false
-	}
-	if !c.OK {
-		return true
-	}
-	for _, ch := range c.Checks {
-		if !ch.OK {
-			return true
-		}
-	}
-	return false
+	return !c.NotRun && collect.CaseFailed(c.OK, c.Checks)
 }
 
 // Label is how a case is named in a report: its name, and for an

@@ -146,7 +146,7 @@ func TestBudgetProperty(t *testing.T) {
 			}
 			failed := 0
 			for i := range rep.Cases {
-				if rep.Cases[i].NotRun || caseFailed(&rep.Cases[i]) {
+				if rep.Cases[i].NotRun || rep.Cases[i].Failed() {
 					failed++
 				}
 			}

@@ -102,30 +102,6 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
 }
 
-// failedCases are the rows of the failed-cases table: failed or not-run cases
-// in report order.
-func (r *renderer) failedCases() []merge.Case {
-	var out []merge.Case
-	for _, c := range r.rep.Cases {
-		if c.NotRun || caseFailed(&c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func caseFailed(c *merge.Case) bool {
-	if !c.OK {
-		return true
-	}
-	for _, ch := range c.Checks {
-		if !ch.OK {
-			return true
-		}
-	}
-	return false
-}
-
 // caseName shows a repeated -setup case with its part: shards of one engine
 // each have one.
 func (r *renderer) caseName(c *merge.Case) string {
@@ -261,7 +237,7 @@ func (r *renderer) correctness() (Documents, error) {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, err
 	}
-	failed := r.failedCases()
+	failed := r.rep.FailedCases()
 	var prBlock string
 	if r.opts.PR > 0 && section != "" {
 		// The section's title line is replaced by the <details> summary.

@@ -83,7 +83,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			edit: func(r *merge.Report, o *Options) {
 				var kept []merge.Case
 				for _, c := range r.Cases {
-					if !c.NotRun && !caseFailed(&c) {
+					if !c.NotRun && !c.Failed() {
 						kept = append(kept, c)
 					}
 				}

@@ -110,7 +110,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			return fmt.Errorf("text: problems table: %w", err)
 		}
 	}
-	failed := r.failedCases()
+	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
 		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n", r.passedCount())

@@ -27,7 +27,7 @@ func (r *renderer) perfVerdict() string {
 	if r.rep.Perf == nil || r.rep.Perf.Summary == nil {
 		return "DID NOT RUN"
 	}
-	if len(r.rep.Perf.Summary.Errors) > 0 || !r.hopperRan() || len(r.failedCases()) > 0 {
+	if len(r.rep.Perf.Summary.Errors) > 0 || !r.hopperRan() || len(r.rep.FailedCases()) > 0 {
 		return "FAIL"
 	}
 	return "PASS"
@@ -55,7 +55,7 @@ func (r *renderer) perf() (Documents, error) {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, err
 	}
-	failed := r.failedCases()
+	failed := r.rep.FailedCases()
 	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
 		return r.perfComment(verdict, failed, p)
 	})
