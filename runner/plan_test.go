@@ -55,6 +55,34 @@ func TestBuiltinProfiles(t *testing.T) {
 			}
 		})
 	}
+	// The GPU each profile's pairs and simulation are designed for.
+	type gpuTC struct {
+		profile          string
+		elastic, prio    int
+		simName          string
+		simMiB           int64
+		selectedElsewise string // a selection that must keep them
+	}
+	for _, c := range []gpuTC{
+		{profile: "smoke"},
+		{profile: "nightly", elastic: 16384, selectedElsewise: "limit-*"},
+		{profile: "weekly", elastic: 16384, selectedElsewise: "priority-*"},
+		{profile: "hopper", simName: "NVIDIA H100 80GB HBM3 (simulated)", simMiB: 81559, selectedElsewise: "vllm-*"},
+	} {
+		p := mustPlan(t, c.profile)
+		if c.selectedElsewise != "" {
+			p, _ = p.Select(Selection{Cases: []string{c.selectedElsewise}})
+		}
+		var name string
+		var mib int64
+		if p.SimGPU != nil {
+			name, mib = p.SimGPU.Name, p.SimGPU.MiB
+		}
+		if p.ElasticGPUMiB != c.elastic || p.PriorityGPUMiB != c.prio || name != c.simName || mib != c.simMiB {
+			t.Errorf("%s: elastic %d, priority %d, sim GPU %q %d; want %d, %d, %q %d", c.profile,
+				p.ElasticGPUMiB, p.PriorityGPUMiB, name, mib, c.elastic, c.prio, c.simName, c.simMiB)
+		}
+	}
 	if _, err := BuiltinPlan("monthly"); err == nil || !strings.Contains(err.Error(), "unknown profile") {
 		t.Fatalf("unknown profile: %v", err)
 	}
@@ -220,6 +248,8 @@ func TestPlanFileRoundTrip(t *testing.T) {
 		{"bad kind", `"kind": "server"`, "unknown kind"},
 		{"bad json", `{`, "read plan"},
 		{"no profile", `"profile": "weekly"`, "no profile"},
+		{"negative GPU size", `"elastic_gpu_mib": 16384`, "elastic_gpu_mib -1"},
+		{"sim GPU without size", `"elastic_gpu_mib": 16384`, "sim_gpu"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := string(data)
@@ -230,6 +260,10 @@ func TestPlanFileRoundTrip(t *testing.T) {
 				s = s[:10]
 			case "no profile":
 				s = strings.Replace(s, c.edit, `"profile": ""`, 1)
+			case "negative GPU size":
+				s = strings.Replace(s, c.edit, `"elastic_gpu_mib": -1`, 1)
+			case "sim GPU without size":
+				s = strings.Replace(s, c.edit, `"sim_gpu": {"name": "H100"}`, 1)
 			}
 			os.WriteFile(f, []byte(s), 0o644)
 			if _, err := ReadPlan(f); err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), f) {
@@ -260,6 +294,9 @@ func FuzzPlanFile(f *testing.F) {
 		}
 		if err := sel.Validate(); err != nil && len(sel.Cases) > 0 {
 			t.Fatalf("a selection of a valid plan is invalid: %v", err)
+		}
+		if sel.ElasticGPUMiB != p.ElasticGPUMiB || sel.PriorityGPUMiB != p.PriorityGPUMiB || sel.SimGPU != p.SimGPU {
+			t.Fatalf("the selection lost the plan's GPU design")
 		}
 	})
 }
