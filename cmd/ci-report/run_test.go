@@ -127,9 +127,21 @@ func simRun(t *testing.T, vars map[string]string, args ...string) (int, string, 
 }
 
 func TestRunSimulatedSmoke(t *testing.T) {
-	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42")
+	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42", "--kvcached-sha", "deadbeef")
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	// The setup cases' version probes (sim versions) fill the engines.
+	var setup collect.Setup
+	sdata, _ := os.ReadFile(filepath.Join(out, "setup.json"))
+	if err := json.Unmarshal(sdata, &setup); err != nil {
+		t.Fatalf("setup.json: %v", err)
+	}
+	vllm, _ := setup.Engines.Get("vllm")
+	sglang, _ := setup.Engines.Get("sglang")
+	if setup.KvcachedSHA == nil || *setup.KvcachedSHA != "deadbeef" || vllm.Engine != "0.30.0+sim" || sglang.Engine != "0.5.20+sim" ||
+		vllm.Kvcached == "" || vllm.Torch == "" || vllm.CUDA == "" {
+		t.Fatalf("setup.json versions: %s", sdata)
 	}
 	var meta collect.PartMeta
 	data, _ := os.ReadFile(filepath.Join(out, "part.json"))
