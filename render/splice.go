@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -93,21 +92,26 @@ func Splice(body, name, section string) (string, error) {
 		if e.begin < s.end {
 			return "", fmt.Errorf("splice: the end marker of section %q comes before its start marker", name)
 		}
+		// Replacing the range would delete another section's marker inside
+		// it (interleaved or nested sections), breaking that section for
+		// good: refuse rather than rewrite someone else's text.
+		for _, m := range marks {
+			if m.name != name && m.begin >= s.end && m.end <= e.begin {
+				return "", fmt.Errorf("splice: section %q holds a marker of section %q between its start and end markers", name, m.name)
+			}
+		}
 		return body[:s.begin] + block + body[e.end:], nil
 	}
 	// Insert before the first start marker of a section that sorts later.
 	later := -1
-	var laterNames []string
 	for _, m := range marks {
 		if m.start && rankLess(name, m.name) {
-			laterNames = append(laterNames, m.name)
 			if later < 0 || m.begin < later {
 				later = m.begin
 			}
 		}
 	}
 	if later >= 0 {
-		sort.Strings(laterNames)
 		return body[:later] + block + "\n\n" + body[later:], nil
 	}
 	trimmed := strings.TrimRight(body, " \t\r\n")

@@ -42,6 +42,8 @@ func TestSplice(t *testing.T) {
 		{name: "out of order", body: "<!-- gpu-ci:nightly:end -->\nx\n<!-- gpu-ci:nightly:start -->\n", sec: "nightly", section: "x", wantErr: "before its start"},
 		{name: "bad name", body: "", sec: "Nightly!", section: "x", wantErr: "not valid"},
 		{name: "section holds a marker", body: "", sec: "nightly", section: "a <!-- gpu-ci:weekly:end --> b", wantErr: "holds a splice marker"},
+		{name: "interleaved with another section", body: "<!-- gpu-ci:nightly:start -->\nn\n<!-- gpu-ci:weekly:start -->\nw\n<!-- gpu-ci:nightly:end -->\nw2\n<!-- gpu-ci:weekly:end -->\n", sec: "nightly", section: "x", wantErr: `section "nightly" holds a marker of section "weekly"`},
+		{name: "another section nested inside", body: "<!-- gpu-ci:nightly:start -->\n" + p + "\n<!-- gpu-ci:nightly:end -->\n", sec: "nightly", section: "x", wantErr: `holds a marker of section "perf"`},
 		{name: "other section broken is not ours", body: "<!-- gpu-ci:weekly:start -->\n", sec: "nightly", section: "x", want: block("nightly", "x") + "\n\n<!-- gpu-ci:weekly:start -->\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
