@@ -31,7 +31,10 @@ var pageTemplate = htmltemplate.Must(htmltemplate.New("").ParseFS(templates.FS, 
 // markdown converts GitHub-flavoured Markdown as the results issue shows it.
 // Raw HTML is let through because our own documents use it (<details>, the
 // marker comment); every string from a run is escaped before it gets here.
-var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe()))
+// Hard wraps: GitHub shows a newline in an issue body or comment as a line
+// break, so the run line and the machine line of a comment are two lines
+// there, and must be in the preview too.
+var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe(), html.WithHardWraps()))
 
 // HTML renders the comment and the section as one standalone HTML page, for
 // a local look in a browser before anything is posted.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,6 +87,11 @@ func TestHTMLPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(page)
+	// The run line and the machine line are consecutive lines, which
+	// GitHub shows as two lines: so must the preview.
+	if !regexp.MustCompile(`kvcached <a [^>]*>[0-9a-f]{7}</a>[^\n]*<br ?/?>\n`).MatchString(s) {
+		t.Errorf("page does not break the run line from the machine line as GitHub does:\n%s", s)
+	}
 	for _, w := range []string{"<!DOCTYPE html>", "<title>Nightly &lt;correctness&gt;</title>", "<table>", "<th>case</th>", "<details><summary>Setup of every case</summary>", "&lt;img src=x"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("page lacks %q", w)
