@@ -79,6 +79,10 @@ type Run struct {
 	// WorkflowFile is the workflow's file name (gpu-correctness.yml), from
 	// GITHUB_WORKFLOW_REF.
 	WorkflowFile string
+	// Repo is the repository the workflow runs in, where its runs are
+	// listed; the zero value means the Publisher's Repo. It differs from
+	// that when the results issue lives in another repository (--repo).
+	Repo Repo
 	// URL is the run's page, the commit status's link.
 	URL string
 }
@@ -128,6 +132,19 @@ func CommentMarker(runID, attempt, profile string) string {
 	return fmt.Sprintf("<!-- ci-report:comment run=%s attempt=%s profile=%s -->", runID, attempt, profile)
 }
 
+// WorkflowRepoFromRef extracts the repository from GITHUB_WORKFLOW_REF
+// (owner/repo/.github/workflows/gpu-correctness.yml@refs/heads/main); ok is
+// false when ref does not have that shape.
+func WorkflowRepoFromRef(ref string) (Repo, bool) {
+	path, _, _ := strings.Cut(ref, "@")
+	parts := strings.SplitN(path, "/", 3)
+	if len(parts) < 3 || !strings.HasPrefix(parts[2], ".github/workflows/") {
+		return Repo{}, false
+	}
+	r, err := ParseRepo(parts[0] + "/" + parts[1])
+	return r, err == nil
+}
+
 // WorkflowFileFromRef extracts the file name from GITHUB_WORKFLOW_REF
 // (owner/repo/.github/workflows/gpu-correctness.yml@refs/heads/main).
 func WorkflowFileFromRef(ref string) string {
@@ -157,24 +174,31 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 	if err != nil || id <= 0 {
 		return "", inputErrorf("run id %q: want a positive number", run.ID)
 	}
+	// The run id belongs to the workflow's repository, which is not the
+	// results issue's when --repo names another one.
+	repo := run.Repo
+	if repo == (Repo{}) {
+		repo = p.Repo
+	}
+	repoOp := func(what string) string { return what + " of " + repo.String() }
 	var this WorkflowRun
-	if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("read workflow run %d", id)), permission: "actions: read"},
-		func(ctx context.Context) (err error) { this, err = p.API.GetWorkflowRun(ctx, p.Repo, id); return }); err != nil {
+	if err := p.call(ctx, op{what: repoOp(fmt.Sprintf("read workflow run %d", id)), permission: "actions: read"},
+		func(ctx context.Context) (err error) { this, err = p.API.GetWorkflowRun(ctx, repo, id); return }); err != nil {
 		return "", err
 	}
 	var branch string
-	if err := p.call(ctx, op{what: p.repoOp("read the default branch"), permission: "contents: read"},
-		func(ctx context.Context) (err error) { branch, err = p.API.DefaultBranch(ctx, p.Repo); return }); err != nil {
+	if err := p.call(ctx, op{what: repoOp("read the default branch"), permission: "contents: read"},
+		func(ctx context.Context) (err error) { branch, err = p.API.DefaultBranch(ctx, repo); return }); err != nil {
 		return "", err
 	}
 	filter := RunFilter{Branch: branch, Status: "completed"}
 	for page := 1; page != 0 && page <= maxRunPages; {
 		var runs []WorkflowRun
 		next := 0
-		if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)),
+		if err := p.call(ctx, op{what: repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)),
 			permission: "actions: read"},
 			func(ctx context.Context) (err error) {
-				runs, next, err = p.API.ListWorkflowRuns(ctx, p.Repo, run.WorkflowFile, filter, page)
+				runs, next, err = p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, filter, page)
 				return
 			}); err != nil {
 			return "", err

@@ -498,6 +498,27 @@ func TestWorkflowFileFromRef(t *testing.T) {
 	}
 }
 
+func TestWorkflowRepoFromRef(t *testing.T) {
+	tests := []struct {
+		ref    string
+		want   Repo
+		wantOK bool
+	}{
+		{ref: "kv/cache/.github/workflows/gpu-correctness.yml@refs/heads/main", want: Repo{"kv", "cache"}, wantOK: true},
+		{ref: "fork/cache/.github/workflows/gpu-pr.yml@refs/pull/12/merge", want: Repo{"fork", "cache"}, wantOK: true},
+		{ref: ""},
+		{ref: "gpu-correctness.yml"},
+		{ref: "kv/cache/gpu-correctness.yml@main"},
+		{ref: "kv/ca che/.github/workflows/x.yml@main"},
+	}
+	for _, tc := range tests {
+		got, ok := WorkflowRepoFromRef(tc.ref)
+		if got != tc.want || ok != tc.wantOK {
+			t.Errorf("WorkflowRepoFromRef(%q) = %v, %v; want %v, %v", tc.ref, got, ok, tc.want, tc.wantOK)
+		}
+	}
+}
+
 func TestParseRepo(t *testing.T) {
 	tests := []struct {
 		in      string

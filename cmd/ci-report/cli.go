@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+	"time"
 )
 
 // Exit codes shared by every subcommand.
@@ -27,6 +28,10 @@ type env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Sleep waits d or until ctx ends; nil means a real timer. Commands that
+	// wait (post's rate-limit and retry waits) take it, so tests of the whole
+	// CLI run instantly.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // command is one subcommand: it parses its own args and does its work.

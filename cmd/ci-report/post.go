@@ -49,7 +49,7 @@ type postOptions struct {
 }
 
 func runPost(ctx context.Context, e *env, args []string) error {
-	o := &postOptions{}
+	o := &postOptions{Sleep: e.Sleep}
 	return o.parseAndRun(ctx, e, args)
 }
 
@@ -173,7 +173,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if workflowRef == "" {
 		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
 	}
-	run := publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL}
+	run := publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
+		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 	if opts.Prev == "" {
 		prev, err := pub.PreviousRun(ctx, run)
 		if err != nil {
@@ -217,6 +218,20 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
 	}
 	return nil
+}
+
+// workflowRepo is the repository the run belongs to, where its previous run
+// is looked up: the one in the workflow ref, else GITHUB_REPOSITORY, else the
+// target's. It differs from the target when --repo puts the results issue in
+// another repository than the workflow's.
+func workflowRepo(workflowRef, githubRepository string, target publish.Repo) publish.Repo {
+	if r, ok := publish.WorkflowRepoFromRef(workflowRef); ok {
+		return r
+	}
+	if r, err := publish.ParseRepo(githubRepository); err == nil {
+		return r
+	}
+	return target
 }
 
 // postError maps a publish failure to its exit code: 2 for bad input, 3 for

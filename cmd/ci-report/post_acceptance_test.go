@@ -1,0 +1,1047 @@
+package main
+
+// Acceptance of `ci-report post` against a GitHub REST fake written from the
+// API's documentation, independently of publish's own fake: the real CLI
+// (mainEnv) runs in-process over a generated tree with GITHUB_API_URL pointed
+// at an httptest server that answers like api.github.com (paths, JSON
+// shapes, per_page and Link pagination, rate-limit headers and messages).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/render"
+)
+
+const (
+	accToken = "ghs_ACCEPTANCEtoken0123456789abcdef"
+	accRepo  = "ovg-project/kvcached"
+	accBot   = "github-actions[bot]"
+	accFile  = "gpu-correctness.yml"
+)
+
+type ghIssue struct {
+	Number  int
+	Title   string
+	Body    string
+	Labels  []string
+	PR      bool
+	HeadSHA string // pull requests only
+}
+
+type ghComment struct {
+	ID    int64
+	Issue int
+	User  string
+	Body  string
+}
+
+type ghRun struct {
+	ID         int64
+	HeadSHA    string
+	Branch     string
+	Status     string
+	Conclusion string
+	Title      string
+}
+
+// ghFault is one refusal the fake answers instead of the real handler.
+type ghFault func(w http.ResponseWriter)
+
+// ghFake is a small api.github.com for one repository.
+type ghFake struct {
+	t     *testing.T
+	mu    sync.Mutex
+	token string
+
+	issues   map[int]*ghIssue
+	comments []*ghComment
+	nextID   int64
+	statuses []map[string]any
+	runs     []ghRun // newest first, as the API lists them
+	// runsRepo is the repository whose workflow runs are served (the
+	// workflow's); the issues always live in accRepo.
+	runsRepo string
+
+	// faults answer the next requests matching "METHOD /path" (path without
+	// the query), one fault per request, in order.
+	faults map[string][]ghFault
+	// afterBodyPatch runs once, after the first PATCH of an issue body has
+	// been stored: a concurrent writer replacing the body.
+	afterBodyPatch func(is *ghIssue)
+
+	log []string // "METHOD /path?query" of every request
+}
+
+func newGHFake(t *testing.T) *ghFake {
+	return &ghFake{t: t, token: accToken, issues: map[int]*ghIssue{}, nextID: 9000, runsRepo: accRepo, faults: map[string][]ghFault{}}
+}
+
+func (f *ghFake) addFault(key string, fault ghFault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults[key] = append(f.faults[key], fault)
+}
+
+// requests returns the logged requests, one per line.
+func (f *ghFake) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.log...)
+}
+
+// writes returns the logged requests that are not GETs.
+func (f *ghFake) writes() []string {
+	var out []string
+	for _, r := range f.requests() {
+		if !strings.HasPrefix(r, "GET ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (f *ghFake) issue(n int) ghIssue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *f.issues[n]
+}
+
+func (f *ghFake) commentsOn(n int) []ghComment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ghComment
+	for _, c := range f.comments {
+		if c.Issue == n {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+func ghJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func ghMessage(w http.ResponseWriter, status int, msg, doc string) {
+	ghJSON(w, status, map[string]any{"message": msg, "documentation_url": doc, "status": strconv.Itoa(status)})
+}
+
+// Refusals as GitHub sends them.
+func fault429(retryAfter int) ghFault {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		ghMessage(w, http.StatusTooManyRequests, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+			"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+	}
+}
+
+func faultSecondary403(retryAfter int) ghFault {
+	return func(w http.ResponseWriter) {
+		if retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		}
+		ghMessage(w, http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0400:1234:5678:9ABC:DEF0.",
+			"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+	}
+}
+
+func faultPrimary403(reset time.Time) ghFault {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("X-RateLimit-Limit", "5000")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Used", "5000")
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+		w.Header().Set("X-RateLimit-Resource", "core")
+		ghMessage(w, http.StatusForbidden, "API rate limit exceeded for installation ID 4711.",
+			"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting")
+	}
+}
+
+func (f *ghFake) issueJSON(is *ghIssue) map[string]any {
+	labels := []any{}
+	for _, l := range is.Labels {
+		labels = append(labels, map[string]any{"name": l, "color": "ededed"})
+	}
+	m := map[string]any{
+		"id": 100000 + is.Number, "node_id": "I_" + strconv.Itoa(is.Number), "number": is.Number, "title": is.Title,
+		"body": is.Body, "state": "open", "labels": labels, "locked": false, "comments": len(f.commentsLocked(is.Number)),
+		"user":     map[string]any{"login": "maintainer", "type": "User"},
+		"html_url": "https://github.com/" + accRepo + "/issues/" + strconv.Itoa(is.Number),
+	}
+	if is.PR {
+		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + accRepo + "/pulls/" + strconv.Itoa(is.Number)}
+	}
+	return m
+}
+
+func (f *ghFake) commentsLocked(n int) []*ghComment {
+	var out []*ghComment
+	for _, c := range f.comments {
+		if c.Issue == n {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func commentJSON(c *ghComment) map[string]any {
+	typ := "User"
+	if strings.HasSuffix(c.User, "[bot]") {
+		typ = "Bot"
+	}
+	return map[string]any{"id": c.ID, "node_id": "IC_" + strconv.FormatInt(c.ID, 10), "body": c.Body,
+		"user":     map[string]any{"login": c.User, "type": typ},
+		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", accRepo, c.Issue, c.ID)}
+}
+
+func runJSON(r ghRun) map[string]any {
+	return map[string]any{"id": r.ID, "name": "GPU Correctness", "display_title": r.Title, "head_sha": r.HeadSHA,
+		"head_branch": r.Branch, "status": r.Status, "conclusion": r.Conclusion, "path": ".github/workflows/" + accFile,
+		"event": "schedule", "run_attempt": 1}
+}
+
+// paginate serves items by the request's page and per_page (default 30, at
+// most 100) and sets the Link header as GitHub does.
+func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) []T {
+	q := r.URL.Query()
+	per, _ := strconv.Atoi(q.Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	per = min(per, 100)
+	page, _ := strconv.Atoi(q.Get("page"))
+	if page <= 0 {
+		page = 1
+	}
+	last := max(1, (len(items)+per-1)/per)
+	link := func(p int, rel string) string {
+		u := *r.URL
+		u.Scheme, u.Host = "http", r.Host
+		qq := u.Query()
+		qq.Set("page", strconv.Itoa(p))
+		qq.Set("per_page", strconv.Itoa(per))
+		u.RawQuery = qq.Encode()
+		return fmt.Sprintf("<%s>; rel=%q", u.String(), rel)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"), link(page-1, "prev"))
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	lo := min((page-1)*per, len(items))
+	hi := min(lo+per, len(items))
+	return items[lo:hi]
+}
+
+var (
+	reIssue        = regexp.MustCompile(`^/repos/` + accRepo + `/issues/(\d+)$`)
+	reIssueComment = regexp.MustCompile(`^/repos/` + accRepo + `/issues/(\d+)/comments$`)
+	reComment      = regexp.MustCompile(`^/repos/` + accRepo + `/issues/comments/(\d+)$`)
+	rePull         = regexp.MustCompile(`^/repos/` + accRepo + `/pulls/(\d+)$`)
+	reStatus       = regexp.MustCompile(`^/repos/` + accRepo + `/statuses/([0-9a-f]{40})$`)
+	reRun          = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
+	reRuns         = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
+	reRepo         = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
+)
+
+func (f *ghFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	line := r.Method + " " + r.URL.Path
+	if r.URL.RawQuery != "" {
+		line += "?" + r.URL.RawQuery
+	}
+	f.log = append(f.log, line)
+	w.Header().Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+	if r.Header.Get("Authorization") != "Bearer "+f.token {
+		ghMessage(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
+		return
+	}
+	if q := f.faults[r.Method+" "+r.URL.Path]; len(q) > 0 {
+		f.faults[r.Method+" "+r.URL.Path] = q[1:]
+		q[0](w)
+		return
+	}
+	w.Header().Set("X-RateLimit-Limit", "5000")
+	w.Header().Set("X-RateLimit-Remaining", "4321")
+	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+	var in struct {
+		Title       *string  `json:"title"`
+		Body        *string  `json:"body"`
+		Labels      []string `json:"labels"`
+		State       string   `json:"state"`
+		Description string   `json:"description"`
+		Context     string   `json:"context"`
+		TargetURL   string   `json:"target_url"`
+	}
+	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			ghMessage(w, http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/rest")
+			return
+		}
+	}
+	path := r.URL.Path
+	num := func(re *regexp.Regexp) (int, bool) {
+		m := re.FindStringSubmatch(path)
+		if m == nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(m[1])
+		return n, err == nil
+	}
+	notFound := func() {
+		ghMessage(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest")
+	}
+	switch {
+	case path == "/user" && r.Method == http.MethodGet:
+		// What a workflow's GITHUB_TOKEN gets.
+		ghMessage(w, http.StatusForbidden, "Resource not accessible by integration",
+			"https://docs.github.com/rest/users/users#get-the-authenticated-user")
+	case reRepo.MatchString(path) && r.Method == http.MethodGet:
+		full := reRepo.FindStringSubmatch(path)[1]
+		if full != accRepo && full != f.runsRepo {
+			notFound()
+			return
+		}
+		ghJSON(w, 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": "main", "private": false})
+	case path == "/repos/"+accRepo+"/issues" && r.Method == http.MethodGet:
+		q := r.URL.Query()
+		if q.Get("state") != "open" {
+			f.t.Errorf("issues listed with state=%q, want open", q.Get("state"))
+		}
+		want := strings.Split(q.Get("labels"), ",")
+		var nums []int
+		for n := range f.issues {
+			nums = append(nums, n)
+		}
+		sort.Ints(nums)
+		var items []map[string]any
+		for _, n := range nums {
+			is := f.issues[n]
+			if hasAll(is.Labels, want) {
+				items = append(items, f.issueJSON(is))
+			}
+		}
+		ghJSON(w, 200, nonNil(paginate(w, r, items)))
+	case path == "/repos/"+accRepo+"/issues" && r.Method == http.MethodPost:
+		if in.Title == nil || *in.Title == "" {
+			ghJSON(w, 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Issue", "field": "title", "code": "missing_field"}}})
+			return
+		}
+		n := 1
+		for k := range f.issues {
+			n = max(n, k+1)
+		}
+		is := &ghIssue{Number: n, Title: *in.Title, Labels: in.Labels}
+		if in.Body != nil {
+			is.Body = *in.Body
+		}
+		f.issues[n] = is
+		ghJSON(w, 201, f.issueJSON(is))
+	case reIssueComment.MatchString(path):
+		n, _ := num(reIssueComment)
+		if f.issues[n] == nil {
+			notFound()
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			var items []map[string]any
+			for _, c := range f.commentsLocked(n) {
+				items = append(items, commentJSON(c))
+			}
+			ghJSON(w, 200, nonNil(paginate(w, r, items)))
+		case http.MethodPost:
+			if in.Body == nil || *in.Body == "" {
+				ghJSON(w, 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "IssueComment", "field": "body", "code": "missing_field"}}})
+				return
+			}
+			f.nextID++
+			c := &ghComment{ID: f.nextID, Issue: n, User: accBot, Body: *in.Body}
+			f.comments = append(f.comments, c)
+			ghJSON(w, 201, commentJSON(c))
+		default:
+			notFound()
+		}
+	case reComment.MatchString(path):
+		id, _ := num(reComment)
+		for _, c := range f.comments {
+			if c.ID != int64(id) {
+				continue
+			}
+			switch r.Method {
+			case http.MethodGet:
+				ghJSON(w, 200, commentJSON(c))
+			case http.MethodPatch:
+				if c.User != accBot {
+					ghMessage(w, http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
+					return
+				}
+				if in.Body != nil {
+					c.Body = *in.Body
+				}
+				ghJSON(w, 200, commentJSON(c))
+			default:
+				notFound()
+			}
+			return
+		}
+		notFound()
+	case reIssue.MatchString(path):
+		n, _ := num(reIssue)
+		is := f.issues[n]
+		if is == nil {
+			notFound()
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			ghJSON(w, 200, f.issueJSON(is))
+		case http.MethodPatch:
+			if in.Body != nil {
+				is.Body = *in.Body
+			}
+			if in.Title != nil {
+				is.Title = *in.Title
+			}
+			ghJSON(w, 200, f.issueJSON(is))
+			if hook := f.afterBodyPatch; hook != nil && in.Body != nil {
+				f.afterBodyPatch = nil
+				hook(is)
+			}
+		default:
+			notFound()
+		}
+	case rePull.MatchString(path) && r.Method == http.MethodGet:
+		n, _ := num(rePull)
+		is := f.issues[n]
+		if is == nil || !is.PR {
+			notFound()
+			return
+		}
+		ghJSON(w, 200, map[string]any{"id": 500000 + n, "number": n, "state": "open", "title": is.Title, "body": is.Body,
+			"head": map[string]any{"sha": is.HeadSHA, "ref": "feature"}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}})
+	case reStatus.MatchString(path) && r.Method == http.MethodPost:
+		switch in.State {
+		case "error", "failure", "pending", "success":
+		default:
+			ghJSON(w, 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"}}})
+			return
+		}
+		st := map[string]any{"sha": reStatus.FindStringSubmatch(path)[1], "state": in.State, "description": in.Description,
+			"context": in.Context, "target_url": in.TargetURL}
+		f.statuses = append(f.statuses, st)
+		ghJSON(w, 201, st)
+	case reRun.MatchString(path) && r.Method == http.MethodGet:
+		m := reRun.FindStringSubmatch(path)
+		id, _ := strconv.ParseInt(m[2], 10, 64)
+		if m[1] != f.runsRepo {
+			notFound()
+			return
+		}
+		for _, run := range f.runs {
+			if run.ID == id {
+				ghJSON(w, 200, runJSON(run))
+				return
+			}
+		}
+		notFound()
+	case reRuns.MatchString(path) && r.Method == http.MethodGet:
+		if m := reRuns.FindStringSubmatch(path); m[1] != f.runsRepo || m[2] != accFile {
+			notFound()
+			return
+		}
+		q := r.URL.Query()
+		var items []map[string]any
+		for _, run := range f.runs {
+			if (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
+				items = append(items, runJSON(run))
+			}
+		}
+		total := len(items)
+		ghJSON(w, 200, map[string]any{"total_count": total, "workflow_runs": nonNil(paginate(w, r, items))})
+	default:
+		notFound()
+	}
+}
+
+func hasAll(have, want []string) bool {
+	for _, w := range want {
+		if w == "" {
+			continue
+		}
+		found := false
+		for _, h := range have {
+			if strings.EqualFold(h, w) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// accSetup is a repository with a results issue (#7, found by number or by
+// label), a pull request (#12), and workflow history for the previous run.
+func accSetup(t *testing.T) (*ghFake, *httptest.Server) {
+	f := newGHFake(t)
+	f.issues[7] = &ghIssue{Number: 7, Title: "GPU CI results", Labels: []string{"gpu-ci"},
+		Body: "<!-- ci-report:results-issue -->\r\nHand-written intro by the maintainers.\r\n"}
+	f.issues[12] = &ghIssue{Number: 12, Title: "Speed up page allocation", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01",
+		Body: "PR body"}
+	// Comments by others, one of them quoting our marker: never ours to edit.
+	f.comments = append(f.comments, &ghComment{ID: 10, Issue: 7, User: "octocat",
+		Body: "quoting:\n<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->\n"})
+	f.runs = []ghRun{
+		{ID: 4242, HeadSHA: "1111111111111111111111111111111111111111", Branch: "main", Status: "in_progress", Title: "GPU Correctness (nightly)"},
+		{ID: 4100, HeadSHA: "2222222222222222222222222222222222222222", Branch: "main", Status: "completed", Conclusion: "success", Title: "GPU Correctness (weekly)"},
+		{ID: 4000, HeadSHA: "3333333333333333333333333333333333333333", Branch: "feature", Status: "completed", Conclusion: "success", Title: "GPU Correctness (nightly)"},
+		{ID: 3900, HeadSHA: "4444444444444444444444444444444444444444", Branch: "main", Status: "completed", Conclusion: "failure", Title: "GPU Correctness (nightly)"},
+	}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func accEnv(srv *httptest.Server) map[string]string {
+	return map[string]string{
+		"GITHUB_TOKEN": accToken, "GITHUB_API_URL": srv.URL, "GITHUB_REPOSITORY": accRepo,
+		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_SHA":          "1111111111111111111111111111111111111111",
+		"GITHUB_WORKFLOW_REF": accRepo + "/.github/workflows/" + accFile + "@refs/heads/main",
+	}
+}
+
+type accResult struct {
+	code           int
+	stdout, stderr string
+	waits          []time.Duration
+}
+
+// accCLI runs the real CLI (mainEnv) with instant, recorded waits.
+func accCLI(t *testing.T, environ map[string]string, args ...string) accResult {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	var res accResult
+	var mu sync.Mutex
+	e := &env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(k string) string { return environ[k] },
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			res.waits = append(res.waits, d)
+			return ctx.Err()
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	res.code = mainEnv(ctx, e, args)
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("%v took %s: a wait was not instant", args, el)
+	}
+	res.stdout, res.stderr = stdout.String(), stderr.String()
+	for _, s := range []string{res.stdout, res.stderr} {
+		if strings.Contains(s, accToken) {
+			t.Errorf("%v printed the token:\n%s", args, s)
+		}
+	}
+	return res
+}
+
+var accTree = filepath.Join("..", "..", "testdata", "trees", "nightly-fail")
+
+func accParts() []string {
+	return []string{filepath.Join(accTree, "vllm"), filepath.Join(accTree, "sglang")}
+}
+
+// renderDocs is what `ci-report render` prints for the same inputs: the
+// comment on stdout and the section file.
+func renderDocs(t *testing.T, environ map[string]string, extra ...string) (comment, section string) {
+	t.Helper()
+	secPath := filepath.Join(t.TempDir(), "section.md")
+	args := append([]string{"render", "--date", "2026-11-28", "--section", secPath}, extra...)
+	r := accCLI(t, environ, append(args, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("render: exit %d\n%s", r.code, r.stderr)
+	}
+	sec, err := os.ReadFile(secPath)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return r.stdout, string(sec)
+}
+
+func countPrefix(lines []string, prefix string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// The acceptance of the issue: two posts with the same run id and attempt
+// create one comment and patch the body once; the second edits the comment
+// and sends no PATCH of the body; rate limits on the way are waited out.
+func TestAcceptancePostTwiceSameRun(t *testing.T) {
+	f, srv := accSetup(t)
+	// 150 other comments first, so ours lands on page 2 of per_page=100.
+	for i := 0; i < 150; i++ {
+		f.comments = append(f.comments, &ghComment{ID: int64(100 + i), Issue: 7, User: "someone", Body: "comment " + strconv.Itoa(i)})
+	}
+	environ := accEnv(srv)
+	original := f.issue(7).Body
+	// Rate limits on the way: a 429 on the comment POST, a secondary 403 on
+	// the body PATCH, a primary 403 on the comment list.
+	f.addFault("POST /repos/"+accRepo+"/issues/7/comments", fault429(17))
+	f.addFault("PATCH /repos/"+accRepo+"/issues/7", faultSecondary403(23))
+	f.addFault("GET /repos/"+accRepo+"/issues/7/comments", faultPrimary403(time.Now().Add(40*time.Second)))
+	args := []string{"post", "--issue", "7", "--date", "2026-11-28", "--artifact-url", "https://github.com/" + accRepo + "/actions/runs/4242#artifacts"}
+	args = append(args, accParts()...)
+
+	first := accCLI(t, environ, args...)
+	if first.code != exitOK {
+		t.Fatalf("first post: exit %d\n%s", first.code, first.stderr)
+	}
+	if first.stdout != "" {
+		t.Errorf("first post: stdout %q, want nothing", first.stdout)
+	}
+	w1 := f.writes()
+	if got := countPrefix(w1, "POST /repos/"+accRepo+"/issues/7/comments"); got != 2 { // the 429 and the retry
+		t.Errorf("first post: %d comment POSTs (one refused with 429), want 2: %v", got, w1)
+	}
+	if got := countPrefix(w1, "PATCH /repos/"+accRepo+"/issues/7"); got != 2 { // the 403 and the retry
+		t.Errorf("first post: %d body PATCHes (one refused with 403), want 2: %v", got, w1)
+	}
+	ours := func() []ghComment {
+		var out []ghComment
+		for _, c := range f.commentsOn(7) {
+			if c.User == accBot {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if cs := ours(); len(cs) != 1 {
+		t.Fatalf("after the first post: %d comments by %s, want 1", len(cs), accBot)
+	}
+	for _, want := range []time.Duration{17 * time.Second, 23 * time.Second} {
+		if !hasWait(first.waits, want, want) {
+			t.Errorf("first post: no wait of %s (Retry-After) in %v", want, first.waits)
+		}
+	}
+	if !hasWait(first.waits, 35*time.Second, 42*time.Second) {
+		t.Errorf("first post: no wait of about 41s for the primary reset in %v", first.waits)
+	}
+	for _, reason := range []string{"secondary rate limit (HTTP 429, Retry-After)", "secondary rate limit (HTTP 403, Retry-After)", "rate limit (HTTP 403), resets at"} {
+		if !strings.Contains(first.stderr, reason) {
+			t.Errorf("first post: stderr does not log the wait %q:\n%s", reason, first.stderr)
+		}
+	}
+	if strings.Contains(first.stderr, "github-actions[bot]") == false {
+		t.Errorf("first post: stderr does not say which identity it used:\n%s", first.stderr)
+	}
+	// The previous run: newest completed nightly on main, not this run.
+	if !strings.Contains(first.stderr, "previous run: 3900") {
+		t.Errorf("first post: previous run not found as 3900:\n%s", first.stderr)
+	}
+
+	// The comment and section are what `render` prints for the same inputs.
+	comment, section := renderDocs(t, environ, "--prev", "4444444444444444444444444444444444444444:failure",
+		"--artifact-url", "https://github.com/"+accRepo+"/actions/runs/4242#artifacts")
+	if !strings.HasPrefix(comment, "<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->\n") {
+		t.Errorf("render's comment does not start with the marker:\n%.200s", comment)
+	}
+	if got := ours()[0].Body; got != comment {
+		t.Errorf("posted comment differs from `ci-report render`:\n%s", firstDiff(got, comment))
+	}
+	wantBody, err := render.Splice(original, "nightly", section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.issue(7).Body; got != wantBody {
+		t.Errorf("issue body differs from splicing render's section:\n%s", firstDiff(got, wantBody))
+	}
+	// render.Splice trims the body's trailing line end before appending; the text itself stays.
+	if !strings.HasPrefix(f.issue(7).Body, strings.TrimRight(original, "\r\n")) {
+		t.Errorf("the hand-written text of the body was not kept:\n%.300q", f.issue(7).Body)
+	}
+
+	// Second post, same run id and attempt: edits, no new comment, no body PATCH.
+	before := len(f.requests())
+	second := accCLI(t, environ, args...)
+	if second.code != exitOK {
+		t.Fatalf("second post: exit %d\n%s", second.code, second.stderr)
+	}
+	w2 := []string{}
+	for _, r := range f.requests()[before:] {
+		if !strings.HasPrefix(r, "GET ") {
+			w2 = append(w2, r)
+		}
+	}
+	id := ours()[0].ID
+	if want := []string{fmt.Sprintf("PATCH /repos/%s/issues/comments/%d", accRepo, id)}; !equalStrings(w2, want) {
+		t.Errorf("second post writes %v, want %v", w2, want)
+	}
+	if cs := ours(); len(cs) != 1 || cs[0].Body != comment {
+		t.Errorf("after the second post: %d comments by us (want 1, body unchanged)", len(cs))
+	}
+	if got := f.issue(7).Body; got != wantBody {
+		t.Errorf("second post changed the body:\n%s", firstDiff(got, wantBody))
+	}
+	// The comment list was read to its last page, with the Link header.
+	if !containsLine(f.requests()[before:], "GET /repos/"+accRepo+"/issues/7/comments?page=2&per_page=100") {
+		t.Errorf("second post did not read page 2 of the comments: %v", f.requests()[before:])
+	}
+	// The quoting comment by another user was never touched.
+	for _, c := range f.commentsOn(7) {
+		if c.ID == 10 && !strings.HasPrefix(c.Body, "quoting:") {
+			t.Errorf("octocat's comment was edited")
+		}
+	}
+}
+
+func hasWait(ws []time.Duration, lo, hi time.Duration) bool {
+	for _, w := range ws {
+		if w >= lo && w <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+func equalStrings(a, b []string) bool {
+	return strings.Join(a, "\n") == strings.Join(b, "\n")
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// firstDiff shows where two long strings first differ.
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("at byte %d (len got %d, want %d)\ngot:  %q\nwant: %q", i, len(got), len(want),
+		got[lo:min(len(got), i+80)], want[lo:min(len(want), i+80)])
+}
+
+func TestAcceptancePRMode(t *testing.T) {
+	f, srv := accSetup(t)
+	environ := accEnv(srv)
+	bodyBefore := f.issue(7).Body
+	r := accCLI(t, environ, append([]string{"post", "--pr", "12", "--date", "2026-11-28"}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if got := f.issue(7).Body; got != bodyBefore {
+		t.Errorf("PR mode changed the results issue's body")
+	}
+	if got := f.issue(12).Body; got != "PR body" {
+		t.Errorf("PR mode changed the PR's body: %q", got)
+	}
+	writes := f.writes()
+	want := []string{
+		"POST /repos/" + accRepo + "/issues/12/comments",
+		"POST /repos/" + accRepo + "/statuses/abcdef0123456789abcdef0123456789abcdef01",
+	}
+	if !equalStrings(writes, want) {
+		t.Errorf("writes %v, want %v", writes, want)
+	}
+	if !containsLine(f.requests(), "GET /repos/"+accRepo+"/pulls/12") {
+		t.Errorf("the head SHA was not read from the pull request: %v", f.requests())
+	}
+	if len(f.statuses) != 1 {
+		t.Fatalf("statuses: %v", f.statuses)
+	}
+	st := f.statuses[0]
+	if st["state"] != "failure" || st["context"] != "GPU CI (nightly)" || st["description"] != "Failed or did not finish" ||
+		st["target_url"] != "https://github.com/"+accRepo+"/actions/runs/4242" {
+		t.Errorf("status %v", st)
+	}
+	comment, _ := renderDocs(t, environ, "--pr", "12", "--prev", "4444444444444444444444444444444444444444:failure")
+	cs := f.commentsOn(12)
+	if len(cs) != 1 || cs[0].Body != comment {
+		t.Errorf("PR comments: %d; want one equal to `render --pr 12`", len(cs))
+		if len(cs) == 1 {
+			t.Log(firstDiff(cs[0].Body, comment))
+		}
+	}
+
+	// --head-sha: no read of the pull request.
+	f2, srv2 := accSetup(t)
+	r = accCLI(t, accEnv(srv2), append([]string{"post", "--pr", "12", "--head-sha", "9999999999999999999999999999999999999999"}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("--head-sha: exit %d\n%s", r.code, r.stderr)
+	}
+	if containsLine(f2.requests(), "GET /repos/"+accRepo+"/pulls/12") {
+		t.Errorf("--head-sha still read the pull request")
+	}
+	if len(f2.statuses) != 1 || f2.statuses[0]["sha"] != "9999999999999999999999999999999999999999" {
+		t.Errorf("--head-sha statuses: %v", f2.statuses)
+	}
+}
+
+func TestAcceptanceDryRunSendsNoWrite(t *testing.T) {
+	f, srv := accSetup(t)
+	environ := accEnv(srv)
+	bodyBefore := f.issue(7).Body
+	r := accCLI(t, environ, append([]string{"post", "--dry-run", "--issue", "7"}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Errorf("the dry run sent writes: %v", w)
+	}
+	if f.issue(7).Body != bodyBefore || len(f.commentsOn(7)) != 1 {
+		t.Errorf("the dry run changed the repository")
+	}
+	for _, want := range []string{"POST /repos/" + accRepo + "/issues/7/comments\n{\"body\":\"<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->",
+		"PATCH /repos/" + accRepo + "/issues/7\n{\"body\":\"<!-- ci-report:results-issue -->"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run stdout lacks %q:\n%.600s", want, r.stdout)
+		}
+	}
+}
+
+// Label lookup lists every page of labelled issues, skips pull requests
+// (which the issues API returns too) even when their body quotes the marker,
+// and skips labelled issues without the marker.
+func TestAcceptanceLabelLookup(t *testing.T) {
+	f, srv := accSetup(t)
+	delete(f.issues, 7)
+	for n := 1; n <= 130; n++ {
+		f.issues[100+n] = &ghIssue{Number: 100 + n, Title: "flaky " + strconv.Itoa(n), Labels: []string{"gpu-ci"}, Body: "no marker"}
+	}
+	// An older pull request quoting the marker: must not be taken.
+	f.issues[50] = &ghIssue{Number: 50, Title: "docs: results issue", PR: true, Labels: []string{"gpu-ci"},
+		Body: "mentions <!-- ci-report:results-issue --> in a diff", HeadSHA: strings.Repeat("5", 40)}
+	f.issues[300] = &ghIssue{Number: 300, Title: "GPU CI results", Labels: []string{"gpu-ci", "ci"},
+		Body: "<!-- ci-report:results-issue -->\nintro\n"}
+	r := accCLI(t, accEnv(srv), append([]string{"post", "--issue-label", "gpu-ci"}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if cs := f.commentsOn(300); len(cs) != 1 {
+		t.Errorf("comments on #300: %d, want 1; writes %v", len(cs), f.writes())
+	}
+	if len(f.commentsOn(50)) != 0 || f.issue(50).Body != "mentions <!-- ci-report:results-issue --> in a diff" {
+		t.Errorf("the pull request was taken for the results issue")
+	}
+	if !strings.Contains(f.issue(300).Body, "<!-- gpu-ci:nightly:start -->") {
+		t.Errorf("no section in #300:\n%s", f.issue(300).Body)
+	}
+	if !containsLine(f.requests(), "GET /repos/"+accRepo+"/issues?direction=asc&labels=gpu-ci&page=2&per_page=100&sort=created&state=open") {
+		t.Errorf("page 2 of the labelled issues was not read: %v", f.requests())
+	}
+
+	// No labelled issue with the marker and --create: opens one, labelled.
+	f2, srv2 := accSetup(t)
+	delete(f2.issues, 7)
+	r = accCLI(t, accEnv(srv2), append([]string{"post", "--issue-label", "gpu-ci", "--create", "--issue-title", "Nightly GPU results"}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("--create: exit %d\n%s", r.code, r.stderr)
+	}
+	var created *ghIssue
+	for _, is := range f2.issues {
+		if is.Title == "Nightly GPU results" {
+			created = is
+		}
+	}
+	if created == nil || !equalStrings(created.Labels, []string{"gpu-ci"}) ||
+		!strings.HasPrefix(created.Body, "<!-- ci-report:results-issue -->\n") ||
+		!strings.Contains(created.Body, "<!-- gpu-ci:nightly:start -->") || len(f2.commentsOn(created.Number)) != 1 {
+		t.Errorf("--create: issue %+v", created)
+	}
+	// Without --create: exit 3 naming the label.
+	f3, srv3 := accSetup(t)
+	delete(f3.issues, 7)
+	r = accCLI(t, accEnv(srv3), append([]string{"post", "--issue-label", "gpu-ci"}, accParts()...)...)
+	if r.code != exitGitHub || !strings.Contains(r.stderr, `no open issue labelled "gpu-ci"`) {
+		t.Errorf("no results issue: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A concurrent writer replaces the body between our PATCH and the read-back,
+// dropping our section: post splices again into the writer's body.
+func TestAcceptanceConcurrentWriter(t *testing.T) {
+	f, srv := accSetup(t)
+	theirs := "<!-- ci-report:results-issue -->\r\nHand-written intro by the maintainers.\r\n\r\n<!-- gpu-ci:perf:start -->\nperf section\n<!-- gpu-ci:perf:end -->\r\n"
+	f.afterBodyPatch = func(is *ghIssue) { is.Body = theirs }
+	r := accCLI(t, accEnv(srv), append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if got := countPrefix(f.writes(), "PATCH /repos/"+accRepo+"/issues/7"); got != 2 {
+		t.Errorf("%d body PATCHes, want 2 (the second after the concurrent write): %v", got, f.writes())
+	}
+	_, section := renderDocs(t, accEnv(srv), "--prev", "4444444444444444444444444444444444444444:failure")
+	want, err := render.Splice(theirs, "nightly", section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.issue(7).Body; got != want {
+		t.Errorf("body after the concurrent write:\n%s", firstDiff(got, want))
+	}
+	if !strings.Contains(r.stderr, "another writer changed #7") {
+		t.Errorf("stderr does not say it spliced again:\n%s", r.stderr)
+	}
+}
+
+func TestAcceptanceExitCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		setup      func(f *ghFake, environ map[string]string)
+		args       []string
+		want       int
+		wantStderr string
+		wantWrites int
+	}{
+		{name: "no target", args: []string{"post"}, want: exitUsage, wantStderr: "no target"},
+		{name: "unknown flag", args: []string{"post", "--issue", "7", "--bogus"}, want: exitUsage, wantStderr: "flag provided but not defined"},
+		{name: "bad token 401", setup: func(_ *ghFake, env map[string]string) { env["GITHUB_TOKEN"] = "ghs_wrong" },
+			args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "Bad credentials"},
+		{name: "missing issue 404", args: []string{"post", "--issue", "77"}, want: exitGitHub, wantStderr: "issue #77 does not exist in " + accRepo},
+		{name: "issue is a pull request", args: []string{"post", "--issue", "12"}, want: exitUsage, wantStderr: "is a pull request"},
+		{name: "no permission 403", setup: func(f *ghFake, _ map[string]string) {
+			f.addFault("POST /repos/"+accRepo+"/issues/7/comments", func(w http.ResponseWriter) {
+				ghMessage(w, 403, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#create-an-issue-comment")
+			})
+		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "`issues: write`", wantWrites: 1},
+		{name: "primary limit past max-wait", setup: func(f *ghFake, _ map[string]string) {
+			f.addFault("GET /repos/"+accRepo+"/issues/7", faultPrimary403(time.Now().Add(2*time.Hour)))
+		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "longer than --max-wait"},
+		{name: "5xx then success", setup: func(f *ghFake, _ map[string]string) {
+			f.addFault("GET /repos/"+accRepo+"/issues/7/comments", func(w http.ResponseWriter) { ghMessage(w, 502, "Server Error", "") })
+		}, args: []string{"post", "--issue", "7"}, want: exitOK, wantWrites: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := accSetup(t)
+			environ := accEnv(srv)
+			if tc.setup != nil {
+				tc.setup(f, environ)
+			}
+			r := accCLI(t, environ, append(tc.args, accParts()...)...)
+			if r.code != tc.want {
+				t.Errorf("exit %d, want %d\n%s", r.code, tc.want, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.wantStderr, r.stderr)
+			}
+			if got := len(f.writes()); got != tc.wantWrites {
+				t.Errorf("%d writes, want %d: %v", got, tc.wantWrites, f.writes())
+			}
+			if strings.Contains(r.stderr, "ghs_wrong") {
+				t.Errorf("the wrong token is on stderr")
+			}
+		})
+	}
+}
+
+// The fake itself: the Link header a client follows.
+func TestGHFakePagination(t *testing.T) {
+	f, srv := accSetup(t)
+	for i := 0; i < 45; i++ {
+		f.comments = append(f.comments, &ghComment{ID: int64(200 + i), Issue: 7, User: "x", Body: "b"})
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/repos/"+accRepo+"/issues/7/comments?page=2", nil)
+	req.Header.Set("Authorization", "Bearer "+accToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var items []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 16 { // 46 comments, 30 a page
+		t.Errorf("page 2: %d items, want 16", len(items))
+	}
+	link := resp.Header.Get("Link")
+	u, _ := url.Parse(srv.URL)
+	if strings.Contains(link, `rel="next"`) || !strings.Contains(link, u.Host) || !strings.Contains(link, `rel="prev"`) {
+		t.Errorf("Link %q", link)
+	}
+}
+
+// The results issue may live in another repository (--repo) than the
+// workflow (GITHUB_REPOSITORY, GITHUB_WORKFLOW_REF): the previous run is
+// looked up where the workflow runs, since its run id means nothing in the
+// issue's repository.
+func TestAcceptanceIssueInOtherRepository(t *testing.T) {
+	const fork = "someone/kvcached-fork"
+	tests := []struct {
+		name    string
+		environ map[string]string
+	}{
+		{name: "workflow ref", environ: map[string]string{"GITHUB_REPOSITORY": fork,
+			"GITHUB_WORKFLOW_REF": fork + "/.github/workflows/" + accFile + "@refs/heads/main"}},
+		{name: "workflow ref of another repository than GITHUB_REPOSITORY", environ: map[string]string{"GITHUB_REPOSITORY": "elsewhere/x",
+			"GITHUB_WORKFLOW_REF": fork + "/.github/workflows/" + accFile + "@refs/heads/main"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := accSetup(t)
+			f.runsRepo = fork
+			environ := accEnv(srv)
+			for k, v := range tc.environ {
+				environ[k] = v
+			}
+			r := accCLI(t, environ, append([]string{"post", "--repo", accRepo, "--issue", "7"}, accParts()...)...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "previous run: 3900") {
+				t.Errorf("previous run not found in %s:\n%s", fork, r.stderr)
+			}
+			if !containsLine(f.requests(), "GET /repos/"+fork+"/actions/runs/4242") {
+				t.Errorf("the run was not read in %s: %v", fork, f.requests())
+			}
+			if len(f.commentsOn(7)) != 2 {
+				t.Errorf("no comment posted on %s#7", accRepo)
+			}
+		})
+	}
+}
