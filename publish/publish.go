@@ -573,7 +573,9 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 		if err != nil {
 			return inputErrorf("splice the %s section into issue #%d of %s: %v; fix the gpu-ci markers in the issue body by hand", name, number, p.Repo, err)
 		}
-		if spliced == body {
+		// A body saved from GitHub's web editor comes back with CRLF line
+		// ends throughout, our section included: that is no change.
+		if spliced == body || crlfToLF(spliced) == crlfToLF(body) {
 			p.logf("issue body: the %s section is unchanged; not editing #%d", name, number)
 			return nil
 		}
@@ -619,10 +621,11 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 // markers. It ignores line-end style and surrounding white space, so that a
 // body GitHub stored with other line ends still counts as ours.
 func sectionPresent(body, name, section string) bool {
-	norm := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
-	block := "<!-- gpu-ci:" + name + ":start -->\n" + strings.TrimSpace(norm(section)) + "\n<!-- gpu-ci:" + name + ":end -->"
-	return strings.Contains(norm(body), block)
+	block := "<!-- gpu-ci:" + name + ":start -->\n" + strings.TrimSpace(crlfToLF(section)) + "\n<!-- gpu-ci:" + name + ":end -->"
+	return strings.Contains(crlfToLF(body), block)
 }
+
+func crlfToLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
 // did words a log line for what happened, or in a dry run what would have.
 func (p *Publisher) did(verb string) string {

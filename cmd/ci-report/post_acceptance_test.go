@@ -77,8 +77,8 @@ type ghFake struct {
 	// workflow's); the issues always live in accRepo.
 	runsRepo string
 
-	// faults answer the next requests matching "METHOD /path" (path without
-	// the query), one fault per request, in order.
+	// faults answer the next requests matching "METHOD /path?query" or
+	// "METHOD /path", one fault per request, in order.
 	faults map[string][]ghFault
 	// afterBodyPatch runs once, after the first PATCH of an issue body has
 	// been stored: a concurrent writer replacing the body.
@@ -279,10 +279,13 @@ func (f *ghFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ghMessage(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
 		return
 	}
-	if q := f.faults[r.Method+" "+r.URL.Path]; len(q) > 0 {
-		f.faults[r.Method+" "+r.URL.Path] = q[1:]
-		q[0](w)
-		return
+	// A fault for the exact request (query included) goes first.
+	for _, key := range []string{line, r.Method + " " + r.URL.Path} {
+		if q := f.faults[key]; len(q) > 0 {
+			f.faults[key] = q[1:]
+			q[0](w)
+			return
+		}
 	}
 	w.Header().Set("X-RateLimit-Limit", "5000")
 	w.Header().Set("X-RateLimit-Remaining", "4321")
@@ -1043,5 +1046,93 @@ func TestAcceptanceIssueInOtherRepository(t *testing.T) {
 				t.Errorf("no comment posted on %s#7", accRepo)
 			}
 		})
+	}
+}
+
+// A rerun attempt posts its own comment; the section, unchanged, is not
+// patched. A rate limit on page 2 of the comments is waited out and page 2
+// is read again, not page 1.
+func TestAcceptanceRerunAttempt(t *testing.T) {
+	f, srv := accSetup(t)
+	for i := 0; i < 120; i++ {
+		f.comments = append(f.comments, &ghComment{ID: int64(100 + i), Issue: 7, User: "someone", Body: "comment"})
+	}
+	environ := accEnv(srv)
+	args := append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)
+	if r := accCLI(t, environ, args...); r.code != exitOK {
+		t.Fatalf("attempt 1: exit %d\n%s", r.code, r.stderr)
+	}
+	body := f.issue(7).Body
+	environ["GITHUB_RUN_ATTEMPT"] = "2"
+	page2 := "GET /repos/" + accRepo + "/issues/7/comments?page=2&per_page=100"
+	f.addFault(page2, fault429(5))
+	before := len(f.requests())
+	r := accCLI(t, environ, args...)
+	if r.code != exitOK {
+		t.Fatalf("attempt 2: exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := f.requests()[before:]
+	if n := countPrefix(reqs, page2); n != 2 {
+		t.Errorf("page 2 of the comments read %d times, want 2 (429, then again): %v", n, reqs)
+	}
+	var markers []string
+	for _, c := range f.commentsOn(7) {
+		if c.User == accBot {
+			markers = append(markers, strings.SplitN(c.Body, "\n", 2)[0])
+		}
+	}
+	want := []string{"<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->", "<!-- ci-report:comment run=4242 attempt=2 profile=nightly -->"}
+	if !equalStrings(markers, want) {
+		t.Errorf("our comments' markers %q, want %q", markers, want)
+	}
+	if got := f.issue(7).Body; got != body {
+		t.Errorf("attempt 2 changed the section:\n%s", firstDiff(got, body))
+	}
+	if n := countPrefix(f.requests()[before:], "PATCH /repos/"+accRepo+"/issues/7"); n != 0 {
+		t.Errorf("attempt 2 patched the unchanged body %d times", n)
+	}
+}
+
+// A maintainer who edits the hand-written text in the web editor turns the
+// whole body, our section included, into CRLF line ends. The next post with
+// the same section must not count that as a change.
+func TestAcceptanceBodyEditedInWebEditor(t *testing.T) {
+	f, srv := accSetup(t)
+	environ := accEnv(srv)
+	args := append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)
+	if r := accCLI(t, environ, args...); r.code != exitOK {
+		t.Fatalf("first post: exit %d\n%s", r.code, r.stderr)
+	}
+	f.mu.Lock()
+	f.issues[7].Body = strings.ReplaceAll(strings.ReplaceAll(f.issues[7].Body, "\r\n", "\n"), "\n", "\r\n")
+	edited := f.issues[7].Body
+	f.mu.Unlock()
+	before := len(f.requests())
+	r := accCLI(t, environ, args...)
+	if r.code != exitOK {
+		t.Fatalf("second post: exit %d\n%s", r.code, r.stderr)
+	}
+	if n := countPrefix(f.requests()[before:], "PATCH /repos/"+accRepo+"/issues/7"); n != 0 {
+		t.Errorf("the second post patched a body that differs only in line ends (%d PATCHes)", n)
+	}
+	if f.issue(7).Body != edited {
+		t.Errorf("the maintainer's body was rewritten")
+	}
+}
+
+// PR mode with a passing report: status success.
+func TestAcceptancePRModePass(t *testing.T) {
+	f, srv := accSetup(t)
+	tree := filepath.Join("..", "..", "testdata", "trees", "nightly-pass")
+	r := accCLI(t, accEnv(srv), "post", "--pr", "12", filepath.Join(tree, "vllm"), filepath.Join(tree, "sglang"))
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if len(f.statuses) != 1 || f.statuses[0]["state"] != "success" || f.statuses[0]["description"] != "All cases passed" ||
+		f.statuses[0]["sha"] != "abcdef0123456789abcdef0123456789abcdef01" {
+		t.Errorf("statuses %v", f.statuses)
+	}
+	if w := f.writes(); countPrefix(w, "PATCH ") != 0 {
+		t.Errorf("PR mode patched: %v", w)
 	}
 }
