@@ -181,7 +181,7 @@ func (f *ghFake) issueJSON(is *ghIssue) map[string]any {
 	}
 	m := map[string]any{
 		"id": 100000 + is.Number, "node_id": "I_" + strconv.Itoa(is.Number), "number": is.Number, "title": is.Title,
-		"body": is.Body, "state": "open", "labels": labels, "locked": false, "comments": len(f.commentsLocked(is.Number)),
+		"body": nilIfEmpty(is.Body), "state": "open", "labels": labels, "locked": false, "comments": len(f.commentsLocked(is.Number)),
 		"user":     map[string]any{"login": "maintainer", "type": "User"},
 		"html_url": "https://github.com/" + accRepo + "/issues/" + strconv.Itoa(is.Number),
 	}
@@ -201,13 +201,25 @@ func (f *ghFake) commentsLocked(n int) []*ghComment {
 	return out
 }
 
+// nilIfEmpty is how GitHub sends an issue without a description: "body": null.
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 func commentJSON(c *ghComment) map[string]any {
 	typ := "User"
 	if strings.HasSuffix(c.User, "[bot]") {
 		typ = "Bot"
 	}
+	var user any = map[string]any{"login": c.User, "type": typ}
+	if c.User == "" {
+		user = nil // a deleted account
+	}
 	return map[string]any{"id": c.ID, "node_id": "IC_" + strconv.FormatInt(c.ID, 10), "body": c.Body,
-		"user":     map[string]any{"login": c.User, "type": typ},
+		"user":     user,
 		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", accRepo, c.Issue, c.ID)}
 }
 
@@ -954,6 +966,19 @@ func TestAcceptanceExitCodes(t *testing.T) {
 		{name: "primary limit past max-wait", setup: func(f *ghFake, _ map[string]string) {
 			f.addFault("GET /repos/"+accRepo+"/issues/7", faultPrimary403(time.Now().Add(2*time.Hour)))
 		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "longer than --max-wait"},
+		{name: "empty description, deleted commenter", setup: func(f *ghFake, _ map[string]string) {
+			f.issues[7].Body = ""
+			f.comments = append(f.comments, &ghComment{ID: 11, Issue: 7, Body: "<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->"})
+		}, args: []string{"post", "--issue", "7"}, want: exitOK, wantWrites: 2},
+		{name: "proxy 502 with HTML every time", setup: func(f *ghFake, _ map[string]string) {
+			for i := 0; i < 4; i++ {
+				f.addFault("GET /repos/"+accRepo+"/issues/7", func(w http.ResponseWriter) {
+					w.Header().Set("Content-Type", "text/html")
+					w.WriteHeader(502)
+					_, _ = w.Write([]byte("<html><body><h1>502 Bad Gateway</h1></body></html>"))
+				})
+			}
+		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "read issue #7 of " + accRepo + ": GitHub unreachable or failing after 4 tries: GET /repos/" + accRepo + "/issues/7: HTTP 502"},
 		{name: "5xx then success", setup: func(f *ghFake, _ map[string]string) {
 			f.addFault("GET /repos/"+accRepo+"/issues/7/comments", func(w http.ResponseWriter) { ghMessage(w, 502, "Server Error", "") })
 		}, args: []string{"post", "--issue", "7"}, want: exitOK, wantWrites: 2},
