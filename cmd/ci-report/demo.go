@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,6 +25,7 @@ type demoOptions struct {
 	Faults    string
 	Timescale string
 	Cases     stringList
+	Port      int
 	Now       func() time.Time
 }
 
@@ -48,6 +50,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
 	fs.StringVar(&o.Faults, "faults", "", "simulator faults to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
 	fs.StringVar(&o.Timescale, "timescale", "0.05", "simulator time scale (CI_REPORT_SIM_TIMESCALE)")
+	fs.IntVar(&o.Port, "port", 18000, "first port of the simulated servers, as for run")
 	fs.Var(&o.Cases, "cases", "only the profile's cases matching this shell glob (repeatable), as for run")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -80,7 +83,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	mergedPath := filepath.Join(out, "merged.json")
 	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", results}
 
-	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", part, "--part", "all", "--run-id", "demo"}
+	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", part, "--part", "all", "--run-id", "demo",
+		"--port", strconv.Itoa(o.Port)}
 	for _, g := range o.Cases {
 		runArgs = append(runArgs, "--cases", g)
 	}

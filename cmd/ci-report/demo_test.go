@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,7 @@ func demoRun(t *testing.T, args ...string) (code int, out, stdout, stderr string
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	out = filepath.Join(t.TempDir(), "demo")
 	e, so, se := testEnv(map[string]string{"GITHUB_TOKEN": "ghp_mustnotbeused", "GITHUB_ACTIONS": "true"})
-	code = mainEnv(context.Background(), e, append([]string{"demo", "--out", out}, args...))
+	code = mainEnv(context.Background(), e, append([]string{"demo", "--out", out, "--port", strconv.Itoa(freePort(t))}, args...))
 	return code, out, so.String(), se.String()
 }
 

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,34 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner"
 )
+
+// freePort returns a port that was free a moment ago, with the few ports
+// after it that a simulated run also takes (pairs use base+1 and base+2), so
+// that tests never meet a server of another test binary on a fixed port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("find a free port: %v", err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		free := p+3 < 65536
+		for q := p + 1; free && q <= p+3; q++ {
+			if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q)); err != nil {
+				free = false
+			} else {
+				l2.Close()
+			}
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatal("no run of four free ports found")
+	return 0
+}
 
 func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
@@ -122,7 +153,7 @@ func simRun(t *testing.T, vars map[string]string, args ...string) (int, string, 
 	}
 	vars["CI_REPORT_SIM_TIMESCALE"] = "0.05"
 	e, _, errb := testEnv(vars)
-	code := mainEnv(context.Background(), e, append([]string{"run", "--simulate", "--out", out, "--port", "18420"}, args...))
+	code := mainEnv(context.Background(), e, append([]string{"run", "--simulate", "--out", out, "--port", strconv.Itoa(freePort(t))}, args...))
 	return code, out, errb.String()
 }
 
