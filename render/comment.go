@@ -102,29 +102,12 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
 }
 
-// caseName shows a repeated -setup case with its part: shards of one engine
-// each have one.
-func (r *renderer) caseName(c *merge.Case) string {
-	if strings.HasSuffix(c.Name, "-setup") && c.Part != "" {
-		n := 0
-		for i := range r.rep.Cases {
-			if r.rep.Cases[i].Name == c.Name {
-				n++
-			}
-		}
-		if n > 1 {
-			return c.Name + " (" + c.Part + ")"
-		}
-	}
-	return c.Name
-}
-
 // rowCells builds the escaped cells of failed rows under plan p.
 func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
 	rows := make([][]string, 0, len(failed))
 	for i := range failed {
 		c := &failed[i]
-		name := r.caseName(c)
+		name := c.Label()
 		brief := r.ix.brief(c.Name)
 		if p.squeeze {
 			name = Cut(name, squeezeName)

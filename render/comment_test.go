@@ -108,6 +108,15 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			},
 			want: []string{"| vllm-setup (shard-2) | | `install_kvcached` (pip failed) |"},
 		},
+		{
+			// SPEC-formats §7: a failed -setup case always names its part, so a
+			// reader knows which GPU job's install failed.
+			name: "setup case of one part",
+			edit: func(r *merge.Report, o *Options) {
+				r.Cases = append(r.Cases, merge.Case{Name: "sglang-setup", OK: false, Part: "SGLang", Checks: []collect.Check{{Name: "install_kvcached", Detail: "pip failed"}}})
+			},
+			want: []string{"| sglang-setup (SGLang) | | `install_kvcached` (pip failed) |"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, opts := sampleReport(t), sampleOptions()

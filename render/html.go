@@ -143,7 +143,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 				checks = "no failed check recorded"
 			}
 		}
-		rows[i] = []string{termText(r.caseName(c), 200), ix.brief(c.Name), checks}
+		rows[i] = []string{termText(c.Label(), 200), ix.brief(c.Name), checks}
 	}
 	if err := textTable(out, []string{"case", "setup", "failed checks"}, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
