@@ -1,0 +1,10 @@
+package merge
+
+// Exported to the external benchmark of merge + render (render imports merge,
+// so a benchmark that calls both lives in package merge_test).
+type BenchTree = benchTree
+
+var (
+	WriteBenchTree = writeBenchTree
+	ProcessCPUTime = processCPUTime
+)
