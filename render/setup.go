@@ -163,41 +163,28 @@ type setupIndex struct {
 }
 
 func newSetupIndex(s *collect.Setup) *setupIndex {
-	ix := &setupIndex{
-		setup:    s,
-		servers:  map[string]*collect.CaseSetup{},
-		limits:   map[string]*collect.LimitSetup{},
-		elastic:  map[string]*collect.ElasticSetup{},
-		priority: map[string]*collect.PrioritySetup{},
-		esc:      Plain,
-		code:     CodeCell,
-	}
+	ix := &setupIndex{setup: s, esc: Plain, code: CodeCell}
 	if s == nil {
-		return ix
+		s = &collect.Setup{}
 	}
-	// First wins: with --allow-mixed a name may repeat, and the first part's
-	// setup is the one its first case ran with.
-	for i := range s.Cases {
-		if _, ok := ix.servers[s.Cases[i].Name]; !ok {
-			ix.servers[s.Cases[i].Name] = &s.Cases[i]
-		}
-	}
-	for i := range s.Limit {
-		if _, ok := ix.limits[s.Limit[i].Name]; !ok {
-			ix.limits[s.Limit[i].Name] = &s.Limit[i]
-		}
-	}
-	for i := range s.Elastic {
-		if _, ok := ix.elastic[s.Elastic[i].Name]; !ok {
-			ix.elastic[s.Elastic[i].Name] = &s.Elastic[i]
-		}
-	}
-	for i := range s.Priority {
-		if _, ok := ix.priority[s.Priority[i].Name]; !ok {
-			ix.priority[s.Priority[i].Name] = &s.Priority[i]
-		}
-	}
+	ix.servers = indexByName(s.Cases, func(c *collect.CaseSetup) string { return c.Name })
+	ix.limits = indexByName(s.Limit, func(c *collect.LimitSetup) string { return c.Name })
+	ix.elastic = indexByName(s.Elastic, func(c *collect.ElasticSetup) string { return c.Name })
+	ix.priority = indexByName(s.Priority, func(c *collect.PrioritySetup) string { return c.Name })
 	return ix
+}
+
+// indexByName maps each name to its first setup. First wins: with
+// --allow-mixed a name may repeat, and the first part's setup is the one its
+// first case ran with.
+func indexByName[T any](list []T, name func(*T) string) map[string]*T {
+	m := make(map[string]*T, len(list))
+	for i := range list {
+		if _, ok := m[name(&list[i])]; !ok {
+			m[name(&list[i])] = &list[i]
+		}
+	}
+	return m
 }
 
 // brief is the setup column of the failed-cases table for a case, as escaped
