@@ -339,3 +339,31 @@ func TestProgressOnActionsAndTerminal(t *testing.T) {
 		t.Fatalf("run.log should hold only the result lines:\n%q", log)
 	}
 }
+
+// On GitHub Actions without a terminal, the phases are plain lines inside the
+// case's group, so a group is never empty and shows where a case stopped.
+func TestProgressLinesInsideActionsGroup(t *testing.T) {
+	plan, _ := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+	f := newFakeRun(t, plan, map[string]Kind{
+		KindSetup: KindFunc(passing),
+		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			c.Progress("gen_seq")
+			return c.Result([]collect.Check{{Name: "server_ready", OK: true}}, nil, nil)
+		}),
+	})
+	f.env["GITHUB_ACTIONS"] = "true"
+	if _, err := f.r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := f.stderr.String()
+	open := strings.Index(got, "::group::vllm-qwen05b-kv_c1\n")
+	phase := strings.Index(got, " vllm-qwen05b-kv_c1: gen_seq\n")
+	end := strings.LastIndex(got, "::endgroup::\n")
+	if open < 0 || phase < open || end < phase || strings.Contains(got, "\033") {
+		t.Fatalf("phase line not inside the case's group (or a terminal escape written):\n%q", got)
+	}
+	log, _ := os.ReadFile(filepath.Join(f.r.OutDir, "run.log"))
+	if strings.Contains(string(log), "gen_seq") {
+		t.Fatalf("run.log should hold only the result lines:\n%q", log)
+	}
+}

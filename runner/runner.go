@@ -559,15 +559,24 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 	return checks.NoGPUProcessLeft(obs)
 }
 
-// Progress shows the running phase of the case on a terminal (a live line);
-// elsewhere it does nothing.
+// Progress shows the running phase of the case: a live line on a terminal,
+// a plain line inside the case's ::group:: on GitHub Actions, else nothing.
 func (c *Case) Progress(phase string) {
-	if !c.R.Terminal {
+	// On GitHub Actions (not a terminal) each phase is a plain line, so the
+	// case's ::group:: shows how far the case got (where a hang sits)
+	// instead of being empty.
+	actions := !c.R.Terminal && c.R.getenv("GITHUB_ACTIONS") == "true"
+	if !c.R.Terminal && !actions {
 		return
 	}
 	c.R.progMu.Lock()
 	defer c.R.progMu.Unlock()
-	fmt.Fprintf(c.R.stderr(), "\r\033[K%s %s: %s", c.R.now().UTC().Format("15:04:05"), c.Entry.Name, phase)
+	line := fmt.Sprintf("%s %s: %s", c.R.now().UTC().Format("15:04:05"), c.Entry.Name, phase)
+	if actions {
+		fmt.Fprintln(c.R.stderr(), line)
+		return
+	}
+	fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 }
 
 // marshalLog encodes a case log; an encoding failure becomes a log that says so.
