@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"strconv"
 	"sync"
 	"syscall"
@@ -90,6 +91,48 @@ sample:
 		return ledger(t, dir)[ipc].UsedBytes <= (DefaultMaxCachedTokens*qwenBPT+pageBytes-1)/pageBytes*pageBytes
 	})
 	if code, exited := s.stop(syscall.SIGINT, 5*time.Second); !exited || code != 0 {
+		t.Errorf("stop: %v %d", exited, code)
+	}
+}
+
+// TestKvctlLimitSurvivesRequests: a request admitted or finished before the
+// server's next tick must not write the server's old limit back over a
+// `kvctl limit` (the simulated limit case's restore was undone that way: the
+// refill ran under the lowered limit and limit_raised_regrows failed). The
+// time scale is slow enough that no tick falls between the write and the
+// request.
+func TestKvctlLimitSurvivesRequests(t *testing.T) {
+	t.Parallel()
+	dir := newWorldDir(t, WorldOptions{})
+	const ipc = "e2e_9_limit_race_kv_c1"
+	s := startServer(t, dir, "vllm", "Qwen/Qwen2.5-0.5B-Instruct", kvEnv(ipc, "CI_REPORT_SIM_TIMESCALE=1"), "--max-num-seqs", "32")
+	original := ledger(t, dir)[ipc].LimitBytes
+	w, err := openWorld(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.lock.Close()
+	for _, limit := range []int64{64 * mib, original} {
+		if code := kvctlLimit(w, ipc, limit, io.Discard); code != 0 {
+			t.Fatalf("kvctl limit %d: exit %d", limit, code)
+		}
+		if r := s.complete("vllm", doc(int(limit%1000), 1500), 1, false); r.status != 200 {
+			t.Fatalf("request after kvctl limit %d: %d %s", limit, r.status, r.body)
+		}
+		if got := ledger(t, dir)[ipc].LimitBytes; got != limit {
+			t.Errorf("after kvctl limit %d and one request the ledger shows limit_bytes %d", limit, got)
+		}
+	}
+	// The raised limit holds for admission too: a fill grows past the lowered one.
+	for i := 0; i < 12; i++ {
+		if r := s.complete("vllm", doc(5000+i, 1500), 1, false); r.status != 200 {
+			t.Fatalf("fill: %d %s", r.status, r.body)
+		}
+	}
+	if used := ledger(t, dir)[ipc].UsedBytes; used <= 64*mib {
+		t.Errorf("after restoring the limit a fill reached only %d MiB", used/mib)
+	}
+	if code, exited := s.stop(syscall.SIGINT, 10*time.Second); !exited || code != 0 {
 		t.Errorf("stop: %v %d", exited, code)
 	}
 }

@@ -114,8 +114,9 @@ func (s *simServer) admit(ctx context.Context, r *reservation) error {
 	}
 	s.mu.Lock()
 	s.waiters = append(s.waiters, wt)
+	seg := s.mergeKvctlLocked()
 	s.processWaitersLocked()
-	s.syncLocked(nil)
+	s.syncLocked(seg)
 	s.mu.Unlock()
 	s.unlockWorld()
 
@@ -175,8 +176,9 @@ func (s *simServer) release(r *reservation, cache bool) {
 		s.kv.abort(r)
 	}
 	s.lastBusy = s.now()
+	seg := s.mergeKvctlLocked()
 	s.processWaitersLocked()
-	s.syncLocked(nil)
+	s.syncLocked(seg)
 	s.mu.Unlock()
 	s.unlockWorld()
 }
@@ -258,6 +260,27 @@ func (s *simServer) processWaitersLocked() {
 	s.needBytes = 0
 }
 
+// mergeKvctlLocked reads the segment file and adopts kvctl's limit from it
+// (the server never changes its own limit, so a difference is kvctl's write),
+// as kvcached reads the limit from its shm segment on every allocation. Every
+// read-modify-write of the segment must go through it: writing the server's
+// stale limit back would undo a `kvctl limit` made since the last tick. A
+// missing file (removed behind our back) is written again. World lock and
+// s.mu held.
+func (s *simServer) mergeKvctlLocked() *segmentFile {
+	if !s.elastic {
+		return nil
+	}
+	seg, err := s.w.readSegment(s.ipc)
+	if err != nil {
+		seg = segmentFile{}
+	}
+	if seg.LimitBytes > 0 && seg.LimitBytes != s.kv.limitBytes {
+		s.kv.limitBytes = seg.LimitBytes
+	}
+	return &seg
+}
+
 // syncLocked merges kvctl's changes from the segment file and writes the
 // server's state to it and to its process record; world lock and s.mu held.
 // seg, when not nil, is the segment just read.
@@ -266,11 +289,7 @@ func (s *simServer) syncLocked(seg *segmentFile) {
 		return
 	}
 	if seg == nil {
-		cur, err := s.w.readSegment(s.ipc)
-		if err != nil {
-			cur = segmentFile{}
-		}
-		seg = &cur
+		seg = s.mergeKvctlLocked()
 	}
 	// The process record (the GPU's view) is written before the segment (the
 	// ledger's), so a reader who sees the ledger change sees the memory change
@@ -321,14 +340,8 @@ func (s *simServer) tick() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	seg, err := s.w.readSegment(s.ipc)
-	if err != nil {
-		seg = segmentFile{} // removed behind our back: write it again
-	}
+	seg := *s.mergeKvctlLocked()
 	// kvctl limit: evict idle pages down to it; admission then caps at it.
-	if seg.LimitBytes > 0 && seg.LimitBytes != s.kv.limitBytes {
-		s.kv.limitBytes = seg.LimitBytes
-	}
 	if s.kv.mappedBytes() > s.kv.limitBytes {
 		if freed := s.kv.shrinkTo(s.kv.limitBytes); freed > 0 {
 			s.log.kvcached("limit %d bytes: released %d bytes of idle cache (%d bytes mapped)", s.kv.limitBytes, freed, s.kv.mappedBytes())
@@ -409,7 +422,8 @@ func (s *simServer) resetCache() (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	freed := s.kv.reset()
+	seg := s.mergeKvctlLocked()
 	s.processWaitersLocked()
-	s.syncLocked(nil)
+	s.syncLocked(seg)
 	return freed, nil
 }
