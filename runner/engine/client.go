@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -284,6 +285,14 @@ func errorText(err error) string {
 		typ = "Timeout"
 	case errors.Is(err, context.Canceled):
 		typ = "Canceled"
+	// The innermost types of these are errors.errorString and syscall.Errno,
+	// which tell a maintainer nothing; name what happened instead.
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		typ = "ConnectionClosed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		typ = "ConnectionRefused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		typ = "ConnectionReset"
 	default:
 		inner := err
 		for {
@@ -294,6 +303,9 @@ func errorText(err error) string {
 			inner = u
 		}
 		typ = strings.TrimPrefix(fmt.Sprintf("%T", inner), "*")
+		if typ == "errors.errorString" || typ == "fmt.wrapError" {
+			typ = "Error"
+		}
 	}
 	return CutText(typ+": "+err.Error(), MaxErrorLen)
 }

@@ -3,10 +3,16 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,5 +188,28 @@ func TestCutText(t *testing.T) {
 		if got := CutText(c.in, c.n); got != c.want {
 			t.Errorf("CutText(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
+	}
+}
+
+func TestErrorTextNamesWhatHappened(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"eof", &url.Error{Op: "Post", URL: "http://h/v1/completions", Err: io.EOF}, `ConnectionClosed: Post "http://h/v1/completions": EOF`},
+		{"unexpected eof", fmt.Errorf("read body: %w", io.ErrUnexpectedEOF), "ConnectionClosed: read body: unexpected EOF"},
+		{"refused", &url.Error{Op: "Get", URL: "http://h/health", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}},
+			`ConnectionRefused: Get "http://h/health": dial tcp: connect: connection refused`},
+		{"reset", fmt.Errorf("x: %w", syscall.ECONNRESET), "ConnectionReset: x: connection reset by peer"},
+		{"timeout", fmt.Errorf("x: %w", context.DeadlineExceeded), "Timeout: x: context deadline exceeded"},
+		{"plain", errors.New("boom"), "Error: boom"},
+		{"typed", &json.SyntaxError{}, "json.SyntaxError: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorText(tc.err); got != tc.want {
+				t.Errorf("errorText = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
