@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,6 +192,12 @@ func (o *runOptions) validate() error {
 	o.prefixes = map[string][]string{}
 	for _, v := range o.ExecPrefix {
 		eng, cmd := splitEngineValue(v, o.plan)
+		// A lowercase word before `=` is meant as an engine: a typo
+		// (`vlm=docker exec ...`) would otherwise become every engine's
+		// prefix and fail each server with a confusing "not found".
+		if name, _, ok := strings.Cut(cmd, "="); eng == "" && ok && engineLike.MatchString(name) {
+			return usageErrorf("--exec-prefix %q: unknown engine %q (known: %s)", v, name, strings.Join(o.plan.Engines.Keys(), ", "))
+		}
 		words, err := splitWords(cmd)
 		if err != nil || len(words) == 0 {
 			return usageErrorf("--exec-prefix %q: want [ENGINE=]COMMAND (%v)", v, err)
@@ -234,6 +241,10 @@ func defaultGPUs(p *runner.Plan) string {
 
 // splitEngineValue splits `ENGINE=rest` when ENGINE is one of the plan's
 // engines; otherwise the whole value applies to every engine ("").
+// engineLike is how an engine name in `ENGINE=...` looks (an environment
+// assignment in a prefix is uppercase).
+var engineLike = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+
 func splitEngineValue(v string, p *runner.Plan) (string, string) {
 	if eng, rest, ok := strings.Cut(v, "="); ok {
 		if _, known := p.Engines.Get(eng); known {

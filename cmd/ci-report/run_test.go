@@ -69,6 +69,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad install", []string{"--profile", "smoke", "--out", out, "--install-cmd", "pip install x"}, "--install-cmd"},
 		{"bad signal", []string{"--profile", "smoke", "--out", out, "--stop-signal", "NOPE"}, "--stop-signal"},
 		{"bad exec prefix", []string{"--profile", "smoke", "--out", out, "--exec-prefix", `docker "exec`}, "--exec-prefix"},
+		{"exec prefix of an unknown engine", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "vlm=docker exec -i c"}, `unknown engine "vlm"`},
 		{"positional", []string{"--profile", "smoke", "--out", out, "extra"}, "takes no arguments"},
 		{"unknown flag", []string{"--profile", "smoke", "--out", out, "--frobnicate"}, "frobnicate"},
 	} {
