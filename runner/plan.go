@@ -160,10 +160,14 @@ func (p *Plan) Validate() error {
 		return fmt.Errorf("sim_gpu {%q, %d}: want a name and a positive size in MiB", g.Name, g.MiB)
 	}
 	names := map[string]bool{}
+	serverOf := map[string]string{} // server name (its directory) → its case
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if e.Name == "" {
 			return fmt.Errorf("case %d has no name", i)
+		}
+		if err := checkDirName(e.Name); err != nil {
+			return fmt.Errorf("case %q: %v", e.Name, err)
 		}
 		if names[e.Name] {
 			return fmt.Errorf("case %s appears twice", e.Name)
@@ -197,6 +201,15 @@ func (p *Plan) Validate() error {
 			if s.Name == "" || s.HFID == "" {
 				return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)
 			}
+			// A server's name is its case directory and (with the run id) its
+			// IPC name: two servers of one name would share both.
+			if err := checkDirName(s.Name); err != nil {
+				return fmt.Errorf("case %s: server %q: %v", e.Name, s.Name, err)
+			}
+			if other, dup := serverOf[s.Name]; dup {
+				return fmt.Errorf("case %s: server name %s is already used in case %s; each server needs its own name (a pair's twins get -a/-b)", e.Name, s.Name, other)
+			}
+			serverOf[s.Name] = e.Name
 			if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
 				return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
 			}
@@ -387,4 +400,19 @@ func (p *Plan) Names() []string {
 		out[i] = p.Cases[i].Name
 	}
 	return out
+}
+
+// checkDirName rejects a case or server name that cannot be one directory
+// (or file-name stem) inside the part directory: a plan file is input, and a
+// name such as `../x` would write outside the part.
+func checkDirName(name string) error {
+	switch {
+	case name == "." || name == "..":
+		return fmt.Errorf("%q cannot name a directory", name)
+	case strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("a name must not contain '/', '\\' or NUL (it names a directory of the part)")
+	case len(name) > 200:
+		return fmt.Errorf("name of %d bytes is longer than 200", len(name))
+	}
+	return nil
 }

@@ -300,3 +300,48 @@ func FuzzPlanFile(f *testing.F) {
 		}
 	})
 }
+
+// A plan file's case and server names become directories of the part and
+// IPC names: names that leave the part or that two servers share are refused.
+func TestValidateRefusesUnsafeOrSharedNames(t *testing.T) {
+	type tc struct {
+		name string
+		edit func(p *Plan)
+		want string
+	}
+	for _, c := range []tc{
+		{"twin servers of a pair", func(p *Plan) {
+			e := p.entry("elastic-vllm-qwen05b+vllm-qwen35_4b")
+			e.Servers[1] = e.Servers[0]
+		}, "server name elastic-vllm-qwen05b-kv_c1 is already used in case elastic-vllm-qwen05b+vllm-qwen35_4b"},
+		{"server shared by two cases", func(p *Plan) {
+			p.entry("vllm-qwen05b-kv_c0").Servers[0].Name = "vllm-qwen05b-kv_c1"
+		}, "already used in case vllm-qwen05b-kv_c1"},
+		{"server leaves the part", func(p *Plan) { p.entry("vllm-qwen05b-kv_c1").Servers[0].Name = "../../etc/x" }, "must not contain '/'"},
+		{"case leaves the part", func(p *Plan) { p.entry("limit-vllm-qwen05b").Name = "limit/../../x" }, "must not contain '/'"},
+		{"dot dot", func(p *Plan) { p.entry("vllm-qwen05b-kv_c1").Servers[0].Name = ".." }, "cannot name a directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := mustPlan(t, "nightly")
+			c.edit(p)
+			err := p.Validate()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+	for _, name := range []string{"smoke", "nightly", "weekly", "hopper"} {
+		if err := mustPlan(t, name).Validate(); err != nil {
+			t.Errorf("built-in %s: %v", name, err)
+		}
+	}
+}
+
+func (p *Plan) entry(name string) *Entry {
+	for i := range p.Cases {
+		if p.Cases[i].Name == name {
+			return &p.Cases[i]
+		}
+	}
+	panic("no case " + name)
+}
