@@ -125,8 +125,36 @@ func ShellQuote(s string) string {
 	if safe {
 		return s
 	}
+	if strings.IndexFunc(s, isControl) >= 0 {
+		// cmd.txt is one line: a newline (or any control character) inside
+		// a value is written as an ANSI-C escape that bash and POSIX-2024
+		// shells read back as the same byte.
+		var b strings.Builder
+		b.WriteString("$'")
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '\\' || c == '\'':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c < 0x20 || c == 0x7f:
+				fmt.Fprintf(&b, `\x%02x`, c)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteByte('\'')
+		return b.String()
+	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // StopResult is what stopping a server observed.
 type StopResult struct {

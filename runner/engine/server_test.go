@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -237,4 +238,35 @@ func waitForLog(t *testing.T, s *Server, re string) string {
 	}
 	t.Fatalf("serve.log never matched %q", re)
 	return ""
+}
+
+// cmd.txt is one line whatever the values hold, and a shell reads each word
+// back as the original bytes.
+func TestShellQuoteOneLineRoundTrip(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", "--port", "--port"},
+		{"empty", "", "''"},
+		{"space and quote", "it's a b", `'it'\''s a b'`},
+		{"newline", "a\nb", `$'a\nb'`},
+		{"control and quote", "x'\\\t\r\x01\x7f", `$'x\'\\\t\r\x01\x7f'`},
+		{"utf-8 with newline", "é\n", "$'é\\n'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ShellQuote(tc.in)
+			if got != tc.want {
+				t.Errorf("ShellQuote(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if strings.ContainsAny(got, "\n\r") {
+				t.Errorf("ShellQuote(%q) = %q spans lines", tc.in, got)
+			}
+			if err != nil {
+				return // no bash here: the exact forms above still hold
+			}
+			out, err := exec.Command(bash, "-c", "printf %s "+got).Output()
+			if err != nil || string(out) != tc.in {
+				t.Errorf("bash read %q back as %q (%v)", got, out, err)
+			}
+		})
+	}
 }
