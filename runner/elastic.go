@@ -83,13 +83,17 @@ func newColoc(ctx context.Context, c *Case, setup any) *coloc {
 
 // pairGPU is the GPU index a co-location case runs on: the plan's `gpu` as an
 // index into the run's GPUs (so `--gpus 2,3` puts pairs on GPU 2).
-func pairGPU(c *Case) int {
-	i, err := strconv.Atoi(c.Entry.GPU)
+func pairGPU(c *Case) int { return c.R.pairGPU(c.Entry) }
+
+// pairGPU is the GPU entry e runs on; setup.json records it (the GPU the
+// servers, ballast and samples use), not the plan's index into --gpus.
+func (r *Runner) pairGPU(e *Entry) int {
+	i, err := strconv.Atoi(e.GPU)
 	if err != nil || i < 0 {
 		i = 0
 	}
-	if i < len(c.R.GPUs) {
-		return c.R.GPUs[i]
+	if i < len(r.GPUs) {
+		return r.GPUs[i]
 	}
 	return i
 }
@@ -572,7 +576,7 @@ func latencyStats(results []collect.RequestResult) any {
 
 // elasticSetup is the setup.json entry of an elastic pair.
 func elasticSetup(r *Runner, e *Entry) collect.ElasticSetup {
-	s := collect.ElasticSetup{Name: e.Name, Kind: KindElastic, GPU: e.GPU, Batch: e.Batch}
+	s := collect.ElasticSetup{Name: e.Name, Kind: KindElastic, GPU: strconv.Itoa(r.pairGPU(e)), Batch: e.Batch}
 	if len(e.Servers) > 0 {
 		s.A = r.Setup(&e.Servers[0], r.basePort()+1)
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -15,7 +16,7 @@ const priorityFillConc = 8
 
 // prioritySetup is the setup.json entry of a priority pair.
 func prioritySetup(r *Runner, e *Entry) collect.PrioritySetup {
-	s := collect.PrioritySetup{Name: e.Name, Kind: KindPriority, GPU: e.GPU, Batch: e.Batch, Layers: checks.PriorityLayers()}
+	s := collect.PrioritySetup{Name: e.Name, Kind: KindPriority, GPU: strconv.Itoa(r.pairGPU(e)), Batch: e.Batch, Layers: checks.PriorityLayers()}
 	if m := r.priorityGPUMiB(); m > 0 {
 		s.BallastMiB = &m
 	}

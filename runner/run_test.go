@@ -367,3 +367,29 @@ func TestProgressLinesInsideActionsGroup(t *testing.T) {
 		t.Fatalf("run.log should hold only the result lines:\n%q", log)
 	}
 }
+
+// setup.json names the GPU a pair really ran on: the plan's gpu "0" is an
+// index into --gpus, so with --gpus 3 the pairs are on GPU 3.
+func TestPairSetupNamesTheGPUUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gpus []int
+		want string
+	}{
+		{"default", nil, "0"},
+		{"gpus 3", []int{3}, "3"},
+		{"gpus 2,5", []int{2, 5}, "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeRun(t, mustPlan(t, "weekly"), nil)
+			f.r.GPUs = tc.gpus
+			s := f.r.BuildSetup()
+			if len(s.Elastic) != 1 || len(s.Priority) != 1 {
+				t.Fatalf("weekly setup has %d elastic, %d priority entries", len(s.Elastic), len(s.Priority))
+			}
+			if s.Elastic[0].GPU != tc.want || s.Priority[0].GPU != tc.want {
+				t.Errorf("elastic gpu %q, priority gpu %q; want %q", s.Elastic[0].GPU, s.Priority[0].GPU, tc.want)
+			}
+		})
+	}
+}
