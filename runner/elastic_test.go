@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,8 +33,28 @@ type simOpts struct {
 	priorityMiB int    // --priority-gpu-mib
 	// readyTimeout replaces the scaled --ready-timeout (30 min × scale).
 	readyTimeout time.Duration
-	// cancelAfter interrupts the run (as Ctrl-C would) after this long.
-	cancelAfter time.Duration
+	// cancelAtPhase interrupts the run (as Ctrl-C would) when the case
+	// starts this phase: an event, not a delay, so a fast machine cannot
+	// finish the case before the interrupt.
+	cancelAtPhase string
+}
+
+// phaseWatch is the runner's stderr in a test that interrupts at a phase: it
+// calls cancel once a progress line names the phase.
+type phaseWatch struct {
+	mu     sync.Mutex
+	phase  string
+	cancel func()
+}
+
+func (w *phaseWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel != nil && bytes.HasSuffix(p, []byte(": "+w.phase)) {
+		w.cancel()
+		w.cancel = nil
+	}
+	return len(p), nil
 }
 
 // simRun is a finished simulated run of one co-location case.
@@ -112,8 +134,9 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	defer r.GPU.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if o.cancelAfter > 0 {
-		time.AfterFunc(o.cancelAfter, cancel)
+	if o.cancelAtPhase != "" {
+		// Progress lines reach Stderr only on a terminal.
+		r.Terminal, r.Stderr = true, &phaseWatch{phase: o.cancelAtPhase, cancel: cancel}
 	}
 	outcome, err := r.Run(ctx)
 	if err != nil {

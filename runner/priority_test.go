@@ -193,7 +193,7 @@ func TestPairGPU(t *testing.T) {
 // with its servers and ballast stopped and nothing left in the world.
 func TestPriorityInterrupted(t *testing.T) {
 	start := time.Now()
-	outcome, run := runSim(t, simOpts{profile: "weekly", cases: "priority-*", priorityMiB: 16384, cancelAfter: 3 * time.Second})
+	outcome, run := runSim(t, simOpts{profile: "weekly", cases: "priority-*", priorityMiB: 16384, cancelAtPhase: "h_burst"})
 	if took := time.Since(start); took > 60*time.Second {
 		t.Errorf("the interrupted run took %s", took)
 	}
