@@ -79,7 +79,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	o.registerSelection(fs)
 	fs.StringVar(&o.PlanFile, "plan", "", "run this plan file (as printed by 'ci-report plan') instead of a built-in profile")
 	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
-	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long")
+	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long (under --simulate scaled by CI_REPORT_SIM_TIMESCALE, as every wait is)")
 	fs.StringVar(&o.StopSignal, "stop-signal", "INT", "signal that stops a server's process group (INT, TERM, ...)")
 	o.registerGPUMiB(fs)
 	fs.StringVar(&o.BallastCmd, "ballast-cmd", "", "the ballast helper's command (it gets --mib M --gpu N)")
