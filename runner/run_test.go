@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -162,8 +163,12 @@ func TestRunClearsAnEarlierRun(t *testing.T) {
 	os.MkdirAll(f.r.OutDir, 0o755)
 	os.WriteFile(filepath.Join(f.r.OutDir, "cases.jsonl"), []byte(`{"name":"stale","ok":true,"checks":[]}`+"\n"), 0o644)
 	os.WriteFile(filepath.Join(f.r.OutDir, "run.log"), []byte("old log\n"), 0o644)
+	os.WriteFile(filepath.Join(f.r.OutDir, "error.txt"), []byte("no GPU in zone x\n"), 0o644)
 	if _, err := f.r.Run(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.r.OutDir, "error.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("error.txt of an earlier attempt survived the run: %v", err)
 	}
 	jsonl, _ := os.ReadFile(filepath.Join(f.r.OutDir, "cases.jsonl"))
 	log, _ := os.ReadFile(filepath.Join(f.r.OutDir, "run.log"))
