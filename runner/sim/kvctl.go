@@ -111,8 +111,7 @@ func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) 
 		if len(only) > 0 && !contains(only, s.IPC) {
 			continue
 		}
-		res = append(res, kvctlEntry{IPC: s.IPC, GPU: s.GPU, LimitBytes: s.LimitBytes, UsedBytes: s.UsedBytes, Priority: s.Priority,
-			ChargedBytes: s.ChargedBytes, ShortfallBytes: s.ShortfallBytes, WatermarkBytes: s.WatermarkBytes})
+		res = append(res, s.kvctlEntry)
 	}
 	if jsonOut {
 		b, _ := json.MarshalIndent(res, "", "  ")

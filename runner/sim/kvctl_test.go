@@ -51,11 +51,11 @@ func kvctl(t *testing.T, w *world, env map[string]string, args ...string) (int, 
 func TestKvctl(t *testing.T) {
 	w := newTestWorld(t, WorldOptions{})
 	// A segment whose owner is gone (pid 0): kvctl applies a priority itself.
-	seg := segmentFile{IPC: "e2e_1_a", GPU: 0, LimitBytes: 1 << 30, UsedBytes: 4 << 20, ChargedBytes: 4 << 20, ShortfallBytes: 7, WatermarkBytes: 9, NeedBytes: 3}
+	seg := segmentFile{kvctlEntry: kvctlEntry{IPC: "e2e_1_a", GPU: 0, LimitBytes: 1 << 30, UsedBytes: 4 << 20, ChargedBytes: 4 << 20, ShortfallBytes: 7, WatermarkBytes: 9}, NeedBytes: 3}
 	if err := w.writeSegment(seg); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.writeSegment(segmentFile{IPC: "e2e_1_b", GPU: 1, LimitBytes: 5}); err != nil {
+	if err := w.writeSegment(segmentFile{kvctlEntry: kvctlEntry{IPC: "e2e_1_b", GPU: 1, LimitBytes: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, _ := kvctl(t, w, nil, "list", "--json")

@@ -14,14 +14,8 @@ import (
 // usage fields; kvctl writes limit_bytes and priority requests. Every
 // read-modify-write happens under the world lock.
 type segmentFile struct {
-	IPC            string `json:"ipc"`
-	GPU            int    `json:"gpu"`
-	LimitBytes     int64  `json:"limit_bytes"`
-	UsedBytes      int64  `json:"used_bytes"`
-	Priority       int    `json:"priority"`
-	ChargedBytes   int64  `json:"charged_bytes"`
-	ShortfallBytes int64  `json:"shortfall_bytes"`
-	WatermarkBytes int64  `json:"watermark_bytes"`
+	// kvctlEntry holds the fields kvctl prints (`kvctl list --json`).
+	kvctlEntry
 
 	// Simulator bookkeeping, not printed by kvctl.
 	PID      int    `json:"pid"`
