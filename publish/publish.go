@@ -34,6 +34,7 @@ const spliceTries = 3
 var (
 	profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	digitsRE  = regexp.MustCompile(`^[0-9]+$`)
+	shaRE     = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 )
 
 // Publisher publishes rendered documents to GitHub (SPEC-publish.md). Its
@@ -57,9 +58,6 @@ type Publisher struct {
 	// back, so that a concurrent writer's edit has a chance to show. Negative
 	// disables it.
 	SettleDelay time.Duration
-
-	// Splice puts a section into an issue body; nil means render.Splice.
-	Splice func(body, name, section string) (string, error)
 
 	// DryRun: the transport prints writes instead of sending them, so there is
 	// no spacing between them and nothing to read back.
@@ -238,7 +236,7 @@ func (t Target) validate() error {
 		return inputErrorf("--create needs --issue-label")
 	case t.HeadSHA != "" && t.PR == 0:
 		return inputErrorf("--head-sha needs --pr")
-	case t.HeadSHA != "" && !regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`).MatchString(t.HeadSHA):
+	case t.HeadSHA != "" && !shaRE.MatchString(t.HeadSHA):
 		return inputErrorf("--head-sha %q: want a hex commit SHA", t.HeadSHA)
 	}
 	return nil
@@ -560,22 +558,18 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 // change, and reads the body back: when a concurrent writer dropped our
 // section, it splices again (at most spliceTries times).
 func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
-	splice := p.Splice
-	if splice == nil {
-		splice = render.Splice
-	}
 	body, err := p.readBody(ctx, number)
 	if err != nil {
 		return err
 	}
 	for try := 1; try <= spliceTries; try++ {
-		spliced, err := splice(body, name, section)
+		spliced, err := render.Splice(body, name, section)
 		if err != nil {
 			return inputErrorf("splice the %s section into issue #%d of %s: %v; fix the gpu-ci markers in the issue body by hand", name, number, p.Repo, err)
 		}
 		// A body saved from GitHub's web editor comes back with CRLF line
 		// ends throughout, our section included: that is no change.
-		if spliced == body || crlfToLF(spliced) == crlfToLF(body) {
+		if crlfToLF(spliced) == crlfToLF(body) {
 			p.logf("issue body: the %s section is unchanged; not editing #%d", name, number)
 			return nil
 		}
