@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,6 @@ type demoOptions struct {
 	Timescale string
 	Cases     stringList
 	Port      int
-	Now       func() time.Time
 }
 
 func (o *demoOptions) validate() error {
@@ -44,7 +44,7 @@ func (o *demoOptions) validate() error {
 // preview) and `post --dry-run`, each as the very subcommand a workflow
 // calls, so the demo exercises exactly what CI does.
 func runDemo(ctx context.Context, e *env, args []string) error {
-	o := demoOptions{Now: time.Now}
+	var o demoOptions
 	fs := newFlagSet("demo", e)
 	fs.StringVar(&o.Out, "out", "ci-report-demo", "directory to write everything into (replaced)")
 	fs.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
@@ -78,7 +78,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	// The demo never talks to GitHub and never picks up a token or an
 	// Actions context from the caller's environment.
 	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, o)}
-	date := o.Now().UTC().Format("2006-01-02")
+	date := time.Now().UTC().Format("2006-01-02")
 	part := filepath.Join(results, "all")
 	mergedPath := filepath.Join(out, "merged.json")
 	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", results}
@@ -126,7 +126,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		if ctx.Err() != nil {
 			return withCode(exitVerdict, fmt.Errorf("demo interrupted during %q: %w", st.what, ctx.Err()))
 		}
-		if !containsInt(st.okCodes, code) {
+		if !slices.Contains(st.okCodes, code) {
 			return withCode(code, errors.New("demo stopped: "+st.what+" failed (see above)"))
 		}
 	}
@@ -160,13 +160,4 @@ func demoGetenv(getenv func(string) string, o demoOptions) func(string) string {
 		}
 		return getenv(k)
 	}
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -39,10 +39,7 @@ type postOptions struct {
 	failVerdict bool
 	positionals []string
 
-	// Transport is the HTTP transport under the token (nil: the default).
-	Transport http.RoundTripper
-	// Now and Sleep are the poster's clock; tests make waits instant.
-	Now   func() time.Time
+	// Sleep is the poster's wait; tests make waits instant.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// SettleDelay overrides the pause before reading the issue body back.
 	SettleDelay time.Duration
@@ -141,14 +138,11 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return err
 	}
 	apiURL := e.Getenv("GITHUB_API_URL")
-	var transport http.RoundTripper = o.Transport
+	var transport http.RoundTripper // nil: http.DefaultTransport
 	if o.dryRun {
 		dry := &publish.DryRunTransport{Out: stdout, Root: apiRoot(apiURL)}
 		if token != "" {
-			dry.Base = o.Transport
-			if dry.Base == nil {
-				dry.Base = http.DefaultTransport
-			}
+			dry.Base = http.DefaultTransport
 		}
 		transport = dry
 	}
@@ -158,10 +152,9 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	}
 	pub := &publish.Publisher{
 		API: api, Repo: repo, Log: stderr,
-		Now: o.Now, Sleep: o.Sleep,
+		Sleep:       o.Sleep,
 		MaxWait:     o.maxWait,
 		SettleDelay: o.SettleDelay,
-		Splice:      render.Splice,
 		DryRun:      o.dryRun,
 		Offline:     o.dryRun && token == "",
 	}
