@@ -29,6 +29,18 @@ type Report struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// KvcachedSHA is the commit under test as the parts recorded it: the merged
+// setup's kvcached_sha, else perf/setup.json's; "" when neither has one.
+func (r *Report) KvcachedSHA() string {
+	if r.Setup != nil && r.Setup.KvcachedSHA != nil {
+		return *r.Setup.KvcachedSHA
+	}
+	if r.Perf != nil && r.Perf.Setup != nil && r.Perf.Setup.KvcachedSHA != nil {
+		return *r.Perf.Setup.KvcachedSHA
+	}
+	return ""
+}
+
 // Case is one case of the report, in report order: a finished case (phases
 // dropped) or a planned case that did not run.
 type Case struct {
@@ -42,11 +54,11 @@ type Case struct {
 	Part string `json:"part"`
 }
 
-// Part status values.
+// Part status values: collect's, as PartStatus.Status holds them.
 const (
-	StatusComplete = "complete"
-	StatusPartial  = "partial"
-	StatusMissing  = "missing"
+	StatusComplete = string(collect.StatusComplete)
+	StatusPartial  = string(collect.StatusPartial)
+	StatusMissing  = string(collect.StatusMissing)
 )
 
 // PartStatus says how far one part got.

@@ -116,7 +116,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n", r.passedCount())
+		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n", r.rep.Counts().Passed)
 		return err
 	}
 	ix := *r.ix

@@ -167,7 +167,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	case !r.hopperRan():
 		blocks = append(blocks, w.t("hopper_none", nil))
 	case len(failed) == 0:
-		blocks = append(blocks, w.t("hopper_passed", r.passedCount()))
+		blocks = append(blocks, w.t("hopper_passed", r.rep.Counts().Passed))
 	default:
 		blocks = append(blocks, w.t("hopper_failed", nil), r.failedTable(w, failed, p))
 	}

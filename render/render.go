@@ -139,18 +139,12 @@ func SafeURL(u string) bool {
 // runCount counts code points, the unit of every budget.
 func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
-// sha is the commit under test: --sha, else the merged setup's kvcached_sha.
+// sha is the commit under test: --sha, else the one the parts recorded.
 func (r *renderer) sha() string {
 	if r.opts.SHA != "" {
 		return r.opts.SHA
 	}
-	if r.rep.Setup != nil && r.rep.Setup.KvcachedSHA != nil {
-		return *r.rep.Setup.KvcachedSHA
-	}
-	if r.rep.Perf != nil && r.rep.Perf.Setup != nil && r.rep.Perf.Setup.KvcachedSHA != nil {
-		return *r.rep.Perf.Setup.KvcachedSHA
-	}
-	return ""
+	return r.rep.KvcachedSHA()
 }
 
 func (r *renderer) marker(w *writer) string {
@@ -330,10 +324,11 @@ func (r *renderer) problems(w *writer) string {
 // never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
 	if verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0 {
-		return w.t("all_passed", r.passedCount())
+		return w.t("all_passed", r.rep.Counts().Passed)
 	}
-	return w.t("none_failed_unfinished", r.passedCount())
+	return w.t("none_failed_unfinished", r.rep.Counts().Passed)
 }
+
 func partDisplay(p merge.PartStatus) string {
 	if p.Display != "" {
 		return p.Display
@@ -353,17 +348,6 @@ func (r *renderer) partDisplays() []string {
 		return r.rep.Setup.Parts
 	}
 	return nil
-}
-
-// passedCount counts the cases whose name does not end in -setup.
-func (r *renderer) passedCount() int {
-	n := 0
-	for _, c := range r.rep.Cases {
-		if !strings.HasSuffix(c.Name, "-setup") {
-			n++
-		}
-	}
-	return n
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

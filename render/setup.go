@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // Facts about a case's setup as the documents show them (SPEC-render §1).
@@ -190,7 +191,7 @@ func indexByName[T any](list []T, name func(*T) string) map[string]*T {
 // brief is the setup column of the failed-cases table for a case, as escaped
 // cell text; "" for -setup cases and names the setup does not know.
 func (ix *setupIndex) brief(name string) string {
-	if strings.HasSuffix(name, "-setup") {
+	if merge.IsSetupCase(name) {
 		return ""
 	}
 	if p, ok := ix.elastic[name]; ok {

@@ -128,7 +128,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 			opts.RunURL = strings.TrimRight(server, "/") + "/" + repo + "/actions/runs/" + id
 		}
 	}
-	if opts.SHA == "" && reportSHA(rep) == "" {
+	if opts.SHA == "" && rep.KvcachedSHA() == "" {
 		opts.SHA = e.Getenv("GITHUB_SHA")
 	}
 	if opts.Date == "" {
@@ -194,16 +194,6 @@ func (r *renderInputs) readReport(e *env, args []string) (*merge.Report, error) 
 		fmt.Fprintf(e.Stderr, "ci-report: warning: %s\n", p)
 	}
 	return rep, nil
-}
-
-func reportSHA(rep *merge.Report) string {
-	if rep.Setup != nil && rep.Setup.KvcachedSHA != nil {
-		return *rep.Setup.KvcachedSHA
-	}
-	if rep.Perf != nil && rep.Perf.Setup != nil && rep.Perf.Setup.KvcachedSHA != nil {
-		return *rep.Perf.Setup.KvcachedSHA
-	}
-	return ""
 }
 
 func firstNonEmpty(s ...string) string {
