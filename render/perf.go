@@ -257,18 +257,7 @@ func (r *renderer) perfSection() (string, []string, error) {
 	if r.rep.Perf == nil || r.rep.Perf.Setup == nil {
 		return "", nil, nil
 	}
-	var last string
-	for _, p := range sectionPlans {
-		out, err := r.perfSectionWith(p)
-		if err != nil {
-			return "", nil, err
-		}
-		if runeCount(out) <= SectionBudget {
-			return out, nil, nil
-		}
-		last = out
-	}
-	return "", []string{fmt.Sprintf("the perf section is left out: it needs %d code points even at its smallest, over the budget of %d", runeCount(last), SectionBudget)}, nil
+	return fitSection("perf", r.perfSectionWith)
 }
 
 func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {

@@ -35,9 +35,16 @@ func (r *renderer) section() (string, []string, error) {
 		// instead of one reduced to its schedule.
 		return "", []string{fmt.Sprintf("the %s section is left out: the setup has no engine and no case to describe", r.profile)}, nil
 	}
+	return fitSection(r.profile, r.sectionWith)
+}
+
+// fitSection renders with each of sectionPlans in turn and keeps the first
+// that fits SectionBudget; when none does, the section named name is left
+// out with a warning.
+func fitSection(name string, with func(sectionPlan) (string, error)) (string, []string, error) {
 	var last string
 	for _, p := range sectionPlans {
-		out, err := r.sectionWith(p)
+		out, err := with(p)
 		if err != nil {
 			return "", nil, err
 		}
@@ -46,7 +53,7 @@ func (r *renderer) section() (string, []string, error) {
 		}
 		last = out
 	}
-	return "", []string{fmt.Sprintf("the %s section is left out: it needs %d code points even at its smallest, over the budget of %d", r.profile, runeCount(last), SectionBudget)}, nil
+	return "", []string{fmt.Sprintf("the %s section is left out: it needs %d code points even at its smallest, over the budget of %d", name, runeCount(last), SectionBudget)}, nil
 }
 
 // st cuts free text from setup.json under the plan, then escapes it.
