@@ -215,8 +215,9 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 	return "", nil
 }
 
-// validate checks what Publish needs before any request.
-func (t Target) validate() error {
+// Validate checks the target before any request: Publish calls it, and the
+// CLI calls it too so that bad flags fail before the previous-run lookup.
+func (t Target) Validate() error {
 	n := 0
 	if t.Issue != 0 {
 		n++
@@ -228,8 +229,10 @@ func (t Target) validate() error {
 		n++
 	}
 	switch {
-	case n != 1:
-		return inputErrorf("give exactly one of --issue, --issue-label or --pr")
+	case n == 0:
+		return inputErrorf("no target: give --issue N, --issue-label LABEL or --pr N")
+	case n > 1:
+		return inputErrorf("give only one of --issue, --issue-label and --pr")
 	case t.Issue < 0 || t.PR < 0:
 		return inputErrorf("issue and pull request numbers must be positive")
 	case t.Create && t.Label == "":
@@ -278,7 +281,7 @@ func hasLine(text, line string) bool {
 // section into the results issue's body; in PR mode it sets the commit status.
 func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, error) {
 	var res Result
-	if err := t.validate(); err != nil {
+	if err := t.Validate(); err != nil {
 		return res, err
 	}
 	if err := post.validate(); err != nil {

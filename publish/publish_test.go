@@ -455,8 +455,8 @@ func TestValidation(t *testing.T) {
 		edit    func(p *Post)
 		wantErr string
 	}{
-		{name: "no target", target: Target{}, wantErr: "exactly one of"},
-		{name: "two targets", target: Target{Issue: 1, PR: 2}, wantErr: "exactly one of"},
+		{name: "no target", target: Target{}, wantErr: "no target"},
+		{name: "two targets", target: Target{Issue: 1, PR: 2}, wantErr: "only one of"},
 		{name: "create without label", target: Target{Issue: 1, Create: true}, wantErr: "--create needs --issue-label"},
 		{name: "head sha without pr", target: Target{Issue: 1, HeadSHA: "abcdef0"}, wantErr: "--head-sha needs --pr"},
 		{name: "bad head sha", target: Target{PR: 1, HeadSHA: "main"}, wantErr: "want a hex commit SHA"},

@@ -77,23 +77,10 @@ func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) er
 func (o *postOptions) target() (publish.Target, error) {
 	t := publish.Target{Issue: o.issue, Label: o.label, Title: o.title, Create: o.create,
 		PR: o.inputs.pr, HeadSHA: o.headSHA, BotLogin: o.botLogin}
-	n := 0
-	for _, set := range []bool{o.issue != 0, o.label != "", o.inputs.pr != 0} {
-		if set {
-			n++
-		}
+	if err := t.Validate(); err != nil {
+		return t, withCode(exitUsage, err)
 	}
 	switch {
-	case n == 0:
-		return t, usageErrorf("no target: give --issue N, --issue-label LABEL or --pr N")
-	case n > 1:
-		return t, usageErrorf("give only one of --issue, --issue-label and --pr")
-	case o.issue < 0:
-		return t, usageErrorf("--issue %d: want an issue number", o.issue)
-	case o.create && o.label == "":
-		return t, usageErrorf("--create needs --issue-label")
-	case o.headSHA != "" && o.inputs.pr == 0:
-		return t, usageErrorf("--head-sha needs --pr")
 	case o.maxWait < 0:
 		return t, usageErrorf("--max-wait %s: want a duration of zero or more", o.maxWait)
 	case strings.TrimSpace(o.title) == "":

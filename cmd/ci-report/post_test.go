@@ -207,6 +207,7 @@ func TestPostExitCodes(t *testing.T) {
 	}{
 		{name: "no target", env: with("GITHUB_TOKEN", postTestToken), args: []string{okMerged}, want: exitUsage, wantStderr: "no target"},
 		{name: "two targets", env: with("GITHUB_TOKEN", postTestToken), args: []string{"--issue", "7", "--pr", "3", okMerged}, want: exitUsage, wantStderr: "only one of"},
+		{name: "bad head sha", env: with("GITHUB_TOKEN", postTestToken), args: []string{"--pr", "3", "--head-sha", "main", okMerged}, want: exitUsage, wantStderr: "want a hex commit SHA"},
 		{name: "no token", env: with(), args: []string{"--issue", "7", okMerged}, want: exitUsage, wantStderr: "no token"},
 		{name: "no repository", env: map[string]string{"GITHUB_TOKEN": postTestToken}, args: []string{"--issue", "7", okMerged}, want: exitUsage, wantStderr: "no repository"},
 		{name: "bad repository", env: with("GITHUB_TOKEN", postTestToken), args: []string{"--repo", "kv", "--issue", "7", okMerged}, want: exitUsage, wantStderr: "want owner/name"},
