@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -79,33 +78,9 @@ func runMerge(_ context.Context, e *env, o mergeOptions) error {
 		if _, err := e.Stdout.Write(buf.Bytes()); err != nil {
 			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
 		}
-	} else if err := writeFileAtomic(o.Out, buf.Bytes()); err != nil {
+	} else if err := collect.WriteFileAtomic(o.Out, buf.Bytes()); err != nil {
 		return withCode(exitUsage, err)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)
-	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so that a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	return nil
 }
