@@ -467,7 +467,7 @@ func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool
 func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c, elasticSetup(r, c.Entry))
-	batch, ok := k.startPair("elastic_plan", "an elastic pair", r.elasticGPUMiB())
+	batch, ok := k.startPair("elastic_plan", "an elastic pair", r.Plan.ElasticGPUMiB)
 	if !ok {
 		return k.result()
 	}

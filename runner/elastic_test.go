@@ -100,6 +100,13 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As run's --elastic-gpu-mib and --priority-gpu-mib do.
+	if o.elasticMiB > 0 {
+		plan.ElasticGPUMiB = o.elasticMiB
+	}
+	if o.priorityMiB > 0 {
+		plan.PriorityGPUMiB = o.priorityMiB
+	}
 	world := t.TempDir()
 	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB}); err != nil {
 		t.Fatal(err)
@@ -123,7 +130,6 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	out := filepath.Join(t.TempDir(), "part")
 	r := &Runner{
 		Plan: plan, OutDir: out, RunID: "1", GPUs: []int{0}, Port: freePortBase(t),
-		ElasticGPUMiB: o.elasticMiB, PriorityGPUMiB: o.priorityMiB,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
 		Sim: s, GPU: sim.NewGPU(world),
 	}

@@ -17,7 +17,7 @@ const priorityFillConc = 8
 // prioritySetup is the setup.json entry of a priority pair.
 func prioritySetup(r *Runner, e *Entry) collect.PrioritySetup {
 	s := collect.PrioritySetup{Name: e.Name, Kind: KindPriority, GPU: strconv.Itoa(r.pairGPU(e)), Batch: e.Batch, Layers: checks.PriorityLayers()}
-	if m := r.priorityGPUMiB(); m > 0 {
+	if m := r.Plan.PriorityGPUMiB; m > 0 {
 		s.BallastMiB = &m
 	}
 	if len(e.Servers) > 0 {
@@ -45,7 +45,7 @@ func planPriority(sp *ServerPlan, def int) int64 {
 func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c, prioritySetup(r, c.Entry))
-	batch, ok := k.startPair("priority_plan", "a priority pair", r.priorityGPUMiB())
+	batch, ok := k.startPair("priority_plan", "a priority pair", r.Plan.PriorityGPUMiB)
 	if !ok {
 		return k.result()
 	}

@@ -116,22 +116,6 @@ func (t Timing) Scaled(f float64) Timing {
 	return t
 }
 
-// elasticGPUMiB is the GPU size elastic pairs run with (0: no ballast).
-func (r *Runner) elasticGPUMiB() int {
-	if r.ElasticGPUMiB > 0 {
-		return r.ElasticGPUMiB
-	}
-	return r.Plan.ElasticGPUMiB
-}
-
-// priorityGPUMiB is the GPU size priority pairs run with (0: no ballast).
-func (r *Runner) priorityGPUMiB() int {
-	if r.PriorityGPUMiB > 0 {
-		return r.PriorityGPUMiB
-	}
-	return r.Plan.PriorityGPUMiB
-}
-
 // Sim is the simulated world of --simulate (runner/sim): servers, kvctl and
 // ballast run as this binary's `sim` subcommands.
 type Sim struct {
@@ -162,10 +146,6 @@ type Runner struct {
 	Port int
 	// StopSignal stops servers (default SIGINT).
 	StopSignal syscall.Signal
-	// ElasticGPUMiB and PriorityGPUMiB, when > 0, override the plan's GPU
-	// size of its pairs: a ballast makes the GPU behave like one of this
-	// size. The plan's 0 means no ballast.
-	ElasticGPUMiB, PriorityGPUMiB int
 	// BallastCmd is the ballast helper's argv (under --simulate: sim ballast).
 	BallastCmd []string
 	// Kvctl is kvctl's argv (default [kvctl]; under --simulate: sim kvctl).
