@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -727,7 +728,7 @@ func TestAcceptancePostTwiceSameRun(t *testing.T) {
 		}
 	}
 	id := ours()[0].ID
-	if want := []string{fmt.Sprintf("PATCH /repos/%s/issues/comments/%d", accRepo, id)}; !equalStrings(w2, want) {
+	if want := []string{fmt.Sprintf("PATCH /repos/%s/issues/comments/%d", accRepo, id)}; !slices.Equal(w2, want) {
 		t.Errorf("second post writes %v, want %v", w2, want)
 	}
 	if cs := ours(); len(cs) != 1 || cs[0].Body != comment {
@@ -737,7 +738,7 @@ func TestAcceptancePostTwiceSameRun(t *testing.T) {
 		t.Errorf("second post changed the body:\n%s", firstDiff(got, wantBody))
 	}
 	// The comment list was read to its last page, with the Link header.
-	if !containsLine(f.requests()[before:], "GET /repos/"+accRepo+"/issues/7/comments?page=2&per_page=100") {
+	if !slices.Contains(f.requests()[before:], "GET /repos/"+accRepo+"/issues/7/comments?page=2&per_page=100") {
 		t.Errorf("second post did not read page 2 of the comments: %v", f.requests()[before:])
 	}
 	// The quoting comment by another user was never touched.
@@ -751,19 +752,6 @@ func TestAcceptancePostTwiceSameRun(t *testing.T) {
 func hasWait(ws []time.Duration, lo, hi time.Duration) bool {
 	for _, w := range ws {
 		if w >= lo && w <= hi {
-			return true
-		}
-	}
-	return false
-}
-
-func equalStrings(a, b []string) bool {
-	return strings.Join(a, "\n") == strings.Join(b, "\n")
-}
-
-func containsLine(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
 			return true
 		}
 	}
@@ -800,10 +788,10 @@ func TestAcceptancePRMode(t *testing.T) {
 		"POST /repos/" + accRepo + "/issues/12/comments",
 		"POST /repos/" + accRepo + "/statuses/abcdef0123456789abcdef0123456789abcdef01",
 	}
-	if !equalStrings(writes, want) {
+	if !slices.Equal(writes, want) {
 		t.Errorf("writes %v, want %v", writes, want)
 	}
-	if !containsLine(f.requests(), "GET /repos/"+accRepo+"/pulls/12") {
+	if !slices.Contains(f.requests(), "GET /repos/"+accRepo+"/pulls/12") {
 		t.Errorf("the head SHA was not read from the pull request: %v", f.requests())
 	}
 	if len(f.statuses) != 1 {
@@ -829,7 +817,7 @@ func TestAcceptancePRMode(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("--head-sha: exit %d\n%s", r.code, r.stderr)
 	}
-	if containsLine(f2.requests(), "GET /repos/"+accRepo+"/pulls/12") {
+	if slices.Contains(f2.requests(), "GET /repos/"+accRepo+"/pulls/12") {
 		t.Errorf("--head-sha still read the pull request")
 	}
 	if len(f2.statuses) != 1 || f2.statuses[0]["sha"] != "9999999999999999999999999999999999999999" {
@@ -886,7 +874,7 @@ func TestAcceptanceLabelLookup(t *testing.T) {
 	if !strings.Contains(f.issue(300).Body, "<!-- gpu-ci:nightly:start -->") {
 		t.Errorf("no section in #300:\n%s", f.issue(300).Body)
 	}
-	if !containsLine(f.requests(), "GET /repos/"+accRepo+"/issues?direction=asc&labels=gpu-ci&page=2&per_page=100&sort=created&state=open") {
+	if !slices.Contains(f.requests(), "GET /repos/"+accRepo+"/issues?direction=asc&labels=gpu-ci&page=2&per_page=100&sort=created&state=open") {
 		t.Errorf("page 2 of the labelled issues was not read: %v", f.requests())
 	}
 
@@ -903,7 +891,7 @@ func TestAcceptanceLabelLookup(t *testing.T) {
 			created = is
 		}
 	}
-	if created == nil || !equalStrings(created.Labels, []string{"gpu-ci"}) ||
+	if created == nil || !slices.Equal(created.Labels, []string{"gpu-ci"}) ||
 		!strings.HasPrefix(created.Body, "<!-- ci-report:results-issue -->\n") ||
 		!strings.Contains(created.Body, "<!-- gpu-ci:nightly:start -->") || len(f2.commentsOn(created.Number)) != 1 {
 		t.Errorf("--create: issue %+v", created)
@@ -1064,7 +1052,7 @@ func TestAcceptanceIssueInOtherRepository(t *testing.T) {
 			if !strings.Contains(r.stderr, "previous run: 3900") {
 				t.Errorf("previous run not found in %s:\n%s", fork, r.stderr)
 			}
-			if !containsLine(f.requests(), "GET /repos/"+fork+"/actions/runs/4242") {
+			if !slices.Contains(f.requests(), "GET /repos/"+fork+"/actions/runs/4242") {
 				t.Errorf("the run was not read in %s: %v", fork, f.requests())
 			}
 			if len(f.commentsOn(7)) != 2 {
@@ -1107,7 +1095,7 @@ func TestAcceptanceRerunAttempt(t *testing.T) {
 		}
 	}
 	want := []string{"<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->", "<!-- ci-report:comment run=4242 attempt=2 profile=nightly -->"}
-	if !equalStrings(markers, want) {
+	if !slices.Equal(markers, want) {
 		t.Errorf("our comments' markers %q, want %q", markers, want)
 	}
 	if got := f.issue(7).Body; got != body {
