@@ -277,17 +277,6 @@ func (c *Case) Label() string {
 	return c.Name
 }
 
-// FailedChecks returns the checks of the case that failed, in order.
-func (c *Case) FailedChecks() []collect.Check {
-	var out []collect.Check
-	for _, ch := range c.Checks {
-		if !ch.OK {
-			out = append(out, ch)
-		}
-	}
-	return out
-}
-
 // FailedCases returns the cases a failed-cases table lists, in report
 // order: every case that failed or did not run.
 func (r *Report) FailedCases() []Case {

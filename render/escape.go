@@ -102,10 +102,6 @@ func Plain(s string) string {
 	return b.String()
 }
 
-// Cell escapes s for a table cell holding running text. Plain already escapes
-// `|`; a cell differs from running text only in that it may be empty.
-func Cell(s string) string { return Plain(s) }
-
 // Code renders s as a code span in running text, inside a backtick run
 // longer than any in s. Nothing inside is escaped: GitHub shows entities and
 // backslashes literally there, and code spans never mention anyone. An empty s

@@ -38,12 +38,12 @@ func TestPlainShowsAsWritten(t *testing.T) {
 			if got := shown(t, Plain(s)); got != want {
 				t.Errorf("Plain(%q) = %q shows as %q, want %q", s, Plain(s), got, want)
 			}
-			// In a table cell too.
-			md := "| h |\n|---|\n| " + Cell(s) + " |\n"
+			// In a table cell too (Plain escapes `|`).
+			md := "| h |\n|---|\n| " + Plain(s) + " |\n"
 			if got := shown(t, md); got != "h\n"+want && got != "h\n\n"+want {
 				got = strings.Join(strings.Fields(got), " ")
 				if got != strings.Join(strings.Fields("h "+want), " ") {
-					t.Errorf("cell %q shows as %q, want %q", Cell(s), got, want)
+					t.Errorf("cell %q shows as %q, want %q", Plain(s), got, want)
 				}
 			}
 			checkTables(t, md)
