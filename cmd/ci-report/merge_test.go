@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,10 +12,7 @@ import (
 // stdout and stderr.
 func runMergeCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	e := &env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
-	code := mainEnv(context.Background(), e, append([]string{"merge"}, args...))
-	return code, stdout.String(), stderr.String()
+	return runWith(t, nil, "", append([]string{"merge"}, args...)...)
 }
 
 func treePath(p ...string) string {

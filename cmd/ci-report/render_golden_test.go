@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,10 +87,7 @@ func (c cliGoldenCase) paths() []string {
 // Actions variables) and returns the exit code and stderr.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	e := &env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
-	code := mainEnv(context.Background(), e, args)
-	return code, stdout.String(), stderr.String()
+	return runWith(t, nil, "", args...)
 }
 
 // renderToFiles runs `ci-report render` on inputs and returns the comment and
