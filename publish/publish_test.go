@@ -205,6 +205,15 @@ func TestPublishScenarios(t *testing.T) {
 					Header: primaryHeaders(t0.Add(10 * time.Minute)),
 					Body:   `{"message":"API rate limit exceeded for installation ID 1."}`}}
 			}},
+		{name: "rate-primary-no-reset", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "no reset time given: the wait (1m0s) is longer than --max-wait 30s",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				h.pub.MaxWait = 30 * time.Second
+				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+					Header: map[string]string{"X-RateLimit-Remaining": "0"},
+					Body:   `{"message":"API rate limit exceeded for installation ID 1."}`}}
+			}},
 		{name: "rate-secondary-403", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()

@@ -99,6 +99,10 @@ func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context
 					ae.StatusCode, ae.Reset.UTC().Format(time.RFC3339))
 			}
 			if wait > p.maxWait() {
+				if ae.Reset.IsZero() {
+					return fmt.Errorf("%s: %w; GitHub API rate limit exhausted, no reset time given: the wait (%s) is longer than --max-wait %s",
+						o.what, ae, roundWait(wait), p.maxWait())
+				}
 				return fmt.Errorf("%s: %w; GitHub API rate limit exhausted until %s, %s from now, longer than --max-wait %s",
 					o.what, ae, ae.Reset.UTC().Format(time.RFC3339), roundWait(ae.Reset.Sub(now)), p.maxWait())
 			}
