@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
@@ -63,7 +64,7 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 				continue
 			}
 			pgid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-			if groupAliveForTest(pgid) {
+			if engine.GroupAlive(pgid) {
 				t.Errorf("server %s (group %d) left running", sp.Name, pgid)
 			}
 		}

@@ -32,9 +32,9 @@ func startGroup(ctx context.Context, argv []string, out *os.File, stop syscall.S
 	return pgid, nil
 }
 
-// groupAlive reports whether any process of group pgid lives that is not a
+// GroupAlive reports whether any process of group pgid lives that is not a
 // zombie, by reading /proc/<pid>/stat (field 3 state, field 5 pgrp).
-func groupAlive(pgid int) bool {
+func GroupAlive(pgid int) bool {
 	if pgid <= 0 {
 		return false
 	}

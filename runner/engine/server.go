@@ -321,7 +321,7 @@ func appendFile(file string, data []byte) error {
 func (s *Server) LogSize() int64 { return s.log.Size() }
 
 // Alive reports whether any non-zombie process of the server's group lives.
-func (s *Server) Alive() bool { return groupAlive(s.pgid) }
+func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 
 // WaitReady polls GET /health until it answers 200, the group dies, the
 // ready timeout passes or ctx ends; the error says which.
@@ -407,7 +407,7 @@ func (s *Server) stop() StopResult {
 func pollGone(pgid int, timeout, every time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		if !groupAlive(pgid) {
+		if !GroupAlive(pgid) {
 			return true
 		}
 		if time.Now().After(deadline) {

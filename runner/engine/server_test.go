@@ -74,7 +74,7 @@ func TestStopChildIgnoringSIGINT(t *testing.T) {
 	if st.Exited || !st.Killed || st.Left {
 		t.Fatalf("Stop = %+v, want SIGKILL that worked", st)
 	}
-	if groupAlive(s.PGID()) {
+	if GroupAlive(s.PGID()) {
 		t.Fatal("group alive after Stop")
 	}
 }
@@ -134,7 +134,7 @@ func TestNeverReady(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not ready after") {
 		t.Fatalf("WaitReady = %v", err)
 	}
-	if st := s.Stop(); !st.Killed || groupAlive(s.PGID()) {
+	if st := s.Stop(); !st.Killed || GroupAlive(s.PGID()) {
 		t.Fatalf("Stop = %+v", st)
 	}
 }
@@ -152,10 +152,10 @@ func TestCancelStopsGroup(t *testing.T) {
 	cancel()
 	// exec's Cancel sent the stop signal to the group: it exits by itself.
 	deadline := time.Now().Add(5 * time.Second)
-	for groupAlive(s.PGID()) && time.Now().Before(deadline) {
+	for GroupAlive(s.PGID()) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if groupAlive(s.PGID()) {
+	if GroupAlive(s.PGID()) {
 		t.Fatal("group alive after the context was cancelled")
 	}
 	if st := s.Stop(); !st.AlreadyExited {
