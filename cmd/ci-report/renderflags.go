@@ -104,11 +104,6 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
-	rep, err := r.readReport(e, args)
-	if err != nil {
-		return nil, opts, err
-	}
-
 	opts = render.Options{
 		Profile:     r.profile,
 		RunURL:      r.runURL,
@@ -128,9 +123,6 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 			opts.RunURL = strings.TrimRight(server, "/") + "/" + repo + "/actions/runs/" + id
 		}
 	}
-	if opts.SHA == "" && rep.KvcachedSHA() == "" {
-		opts.SHA = e.Getenv("GITHUB_SHA")
-	}
 	if opts.Date == "" {
 		now := r.Now
 		if now == nil {
@@ -139,6 +131,28 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		opts.Date = now().UTC().Format("2006-01-02")
 	} else if _, err := time.Parse("2006-01-02", opts.Date); err != nil {
 		return nil, opts, usageErrorf("--date %q: want YYYY-MM-DD", opts.Date)
+	}
+	// Every flag is checked before the report is read, which may be
+	// thousands of parts.
+	for _, u := range []struct{ flag, v string }{{"--run-url", opts.RunURL}, {"--artifact-url", opts.ArtifactURL}, {"repository_url", opts.Config.RepositoryURL}} {
+		if u.v != "" && !render.SafeURL(u.v) {
+			return nil, opts, usageErrorf("%s %q: want a plain http(s) URL", u.flag, u.v)
+		}
+	}
+	for _, t := range []struct{ flag, v string }{{"--run-id", opts.RunID}, {"--run-attempt", opts.RunAttempt}} {
+		if t.v != "" {
+			if _, err := strconv.ParseUint(t.v, 10, 64); err != nil {
+				return nil, opts, usageErrorf("%s %q: want a number", t.flag, t.v)
+			}
+		}
+	}
+
+	rep, err := r.readReport(e, args)
+	if err != nil {
+		return nil, opts, err
+	}
+	if opts.SHA == "" && rep.KvcachedSHA() == "" {
+		opts.SHA = e.Getenv("GITHUB_SHA")
 	}
 
 	partsProfile := ""
@@ -158,18 +172,6 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	}
 	if !render.ValidProfile(opts.Profile) {
 		return nil, opts, usageErrorf("the parts' profile %q is not valid: want [a-z0-9][a-z0-9_-]*; pass --profile", opts.Profile)
-	}
-	for _, u := range []struct{ flag, v string }{{"--run-url", opts.RunURL}, {"--artifact-url", opts.ArtifactURL}, {"repository_url", opts.Config.RepositoryURL}} {
-		if u.v != "" && !render.SafeURL(u.v) {
-			return nil, opts, usageErrorf("%s %q: want a plain http(s) URL", u.flag, u.v)
-		}
-	}
-	for _, t := range []struct{ flag, v string }{{"--run-id", opts.RunID}, {"--run-attempt", opts.RunAttempt}} {
-		if t.v != "" {
-			if _, err := strconv.ParseUint(t.v, 10, 64); err != nil {
-				return nil, opts, usageErrorf("%s %q: want a number", t.flag, t.v)
-			}
-		}
 	}
 	return rep, opts, nil
 }
