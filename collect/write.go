@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -202,9 +201,7 @@ func (w *PartWriter) AppendFile(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	bw := bufio.NewWriter(f)
-	bw.Write(w.Redact.Bytes(data))
-	err = bw.Flush()
+	_, err = f.Write(w.Redact.Bytes(data))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
