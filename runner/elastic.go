@@ -65,7 +65,7 @@ type coloc struct {
 func newColoc(ctx context.Context, c *Case, setup any) *coloc {
 	k := &coloc{c: c, ctx: ctx, plans: c.Entry.Servers, nextSeed: 1}
 	k.log.Set("setup", setup)
-	k.gpu = pairGPU(c)
+	k.gpu = c.R.pairGPU(c.Entry)
 	infos, err := c.R.GPU.GPUs()
 	switch {
 	case err != nil:
@@ -81,12 +81,9 @@ func newColoc(ctx context.Context, c *Case, setup any) *coloc {
 	return k
 }
 
-// pairGPU is the GPU index a co-location case runs on: the plan's `gpu` as an
-// index into the run's GPUs (so `--gpus 2,3` puts pairs on GPU 2).
-func pairGPU(c *Case) int { return c.R.pairGPU(c.Entry) }
-
-// pairGPU is the GPU entry e runs on; setup.json records it (the GPU the
-// servers, ballast and samples use), not the plan's index into --gpus.
+// pairGPU is the GPU entry e runs on: the plan's `gpu` as an index into the
+// run's GPUs (so `--gpus 2,3` puts pairs on GPU 2). setup.json records it
+// (the GPU the servers, ballast and samples use), not the plan's index.
 func (r *Runner) pairGPU(e *Entry) int {
 	i, err := strconv.Atoi(e.GPU)
 	if err != nil || i < 0 {

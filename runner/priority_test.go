@@ -182,7 +182,7 @@ func TestPairGPU(t *testing.T) {
 		want int
 	}
 	for _, c := range []tc{{"0", []int{2, 3}, 2}, {"1", []int{2, 3}, 3}, {"0", nil, 0}, {"x", []int{5}, 5}, {"7", []int{0}, 7}} {
-		got := pairGPU(&Case{R: &Runner{GPUs: c.gpus}, Entry: &Entry{GPU: c.gpu}})
+		got := (&Runner{GPUs: c.gpus}).pairGPU(&Entry{GPU: c.gpu})
 		if got != c.want {
 			t.Errorf("pairGPU(%q, %v) = %d, want %d", c.gpu, c.gpus, got, c.want)
 		}
