@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -114,9 +115,15 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	if token == "" && !o.dryRun {
 		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
 	}
-	stdout, stderr := redactWriter(e.Stdout, token), redactWriter(e.Stderr, token)
+	// The same streaming redactor as the runner's: a token split across two
+	// writes is caught too. Close writes out what it held back.
+	red := collect.NewRedactor(e.Getenv, collect.SecretEnvNames...)
+	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err = o.publish(ctx, e, repo, target, token, stdout, stderr)
-	return redactError(err, token)
+	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil && cerr != nil {
+		err = cerr
+	}
+	return redactError(err, red)
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
@@ -238,47 +245,24 @@ func apiRoot(apiURL string) string {
 	return strings.TrimSuffix(u.Path, "/") + "/"
 }
 
-// redactingWriter replaces the token in everything written through it.
-type redactingWriter struct {
-	w     io.Writer
-	token string
-}
-
-func (r *redactingWriter) Write(p []byte) (int, error) {
-	if !strings.Contains(string(p), r.token) {
-		return r.w.Write(p)
-	}
-	if _, err := io.WriteString(r.w, strings.ReplaceAll(string(p), r.token, "***")); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func redactWriter(w io.Writer, token string) io.Writer {
-	if token == "" {
-		return w
-	}
-	return &redactingWriter{w: w, token: token}
-}
-
-// redactedError hides the token in an error's text and keeps its chain.
+// redactedError hides the secrets in an error's text and keeps its chain.
 type redactedError struct {
-	err   error
-	token string
+	err error
+	red *collect.Redactor
 }
 
-func (r *redactedError) Error() string { return strings.ReplaceAll(r.err.Error(), r.token, "***") }
+func (r *redactedError) Error() string { return r.red.String(r.err.Error()) }
 func (r *redactedError) Unwrap() error { return r.err }
 
-// redactError hides the token in err, keeping the exit code on the outside
+// redactError hides the secrets in err, keeping the exit code on the outside
 // where Main looks for it.
-func redactError(err error, token string) error {
-	if err == nil || token == "" || !strings.Contains(err.Error(), token) {
+func redactError(err error, red *collect.Redactor) error {
+	if err == nil || red.String(err.Error()) == err.Error() {
 		return err
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return &exitError{Code: ee.Code, Err: &redactedError{err: err, token: token}}
+		return &exitError{Code: ee.Code, Err: &redactedError{err: err, red: red}}
 	}
-	return &redactedError{err: err, token: token}
+	return &redactedError{err: err, red: red}
 }
