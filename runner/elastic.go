@@ -176,10 +176,7 @@ func (k *coloc) ballastConfig() ballastConfig {
 	name := k.c.Entry.Kind + "-ballast"
 	var env collect.Env
 	if r.Sim != nil {
-		for _, key := range r.Sim.Env.Keys() {
-			v, _ := r.Sim.Env.Get(key)
-			env.Set(key, v)
-		}
+		setAll(&env, r.Sim.Env)
 	}
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),

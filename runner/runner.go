@@ -279,15 +279,8 @@ func (c *Case) Engine(name string) EnginePlan {
 // server's own, its IPC name, CUDA_VISIBLE_DEVICES, and the simulator's.
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
-	e := c.Engine(sp.Engine)
-	for _, k := range e.Env.Keys() {
-		v, _ := e.Env.Get(k)
-		env.Set(k, v)
-	}
-	for _, k := range sp.Env.Keys() {
-		v, _ := sp.Env.Get(k)
-		env.Set(k, v)
-	}
+	setAll(&env, c.Engine(sp.Engine).Env)
+	setAll(&env, sp.Env)
 	if sp.Kvcached() {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
 	}
@@ -299,12 +292,17 @@ func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 		env.Set("CUDA_VISIBLE_DEVICES", strings.Join(s, ","))
 	}
 	if c.R.Sim != nil {
-		for _, k := range c.R.Sim.Env.Keys() {
-			v, _ := c.R.Sim.Env.Get(k)
-			env.Set(k, v)
-		}
+		setAll(&env, c.R.Sim.Env)
 	}
 	return env
+}
+
+// setAll sets every variable of src in dst, in src's order.
+func setAll(dst *collect.Env, src collect.Env) {
+	for _, k := range src.Keys() {
+		v, _ := src.Get(k)
+		dst.Set(k, v)
+	}
 }
 
 // ServerArgv is the command a server runs: the plan's argv, or under
@@ -322,20 +320,12 @@ func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	c := &Case{R: r}
 	// cmd is cmd.txt as the server would start on port, less what only the
 	// run knows (its IPC name, GPUs, simulator).
-	var cmdEnv collect.Env
+	var cmdEnv, env collect.Env
 	eng := c.Engine(sp.Engine)
-	for _, e := range []collect.Env{eng.Env, sp.Env} {
-		for _, k := range e.Keys() {
-			v, _ := e.Get(k)
-			cmdEnv.Set(k, v)
-		}
-	}
+	setAll(&cmdEnv, eng.Env)
+	setAll(&cmdEnv, sp.Env)
 	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
-	var env collect.Env
-	for _, k := range sp.Env.Keys() {
-		v, _ := sp.Env.Get(k)
-		env.Set(k, v)
-	}
+	setAll(&env, sp.Env)
 	return collect.CaseSetup{
 		Name: sp.Name, Engine: sp.Engine, Model: sp.Model, HFID: sp.HFID, Layout: sp.Layout, TP: sp.TP,
 		KVCacheDtype: sp.KVCacheDtype, ModelArgs: nonNil(sp.ModelArgs), Env: env, ExtraArgs: nonNil(sp.ExtraArgs),
