@@ -60,7 +60,7 @@ var DefaultTiming = Timing{
 	Server:         engine.DefaultTiming,
 	RequestTimeout: 30 * time.Minute, ResetTimeout: 2 * time.Minute,
 	GPUProcessWait: 60 * time.Second, GPUProcessPoll: time.Second,
-	KvctlTimeout: 10 * time.Second, BallastReady: 120 * time.Second,
+	KvctlTimeout: ledger.DefaultTimeout, BallastReady: DefaultBallastReadyTimeout,
 	ElasticSample: time.Second, PrioritySample: 2 * time.Second,
 	DrainStep: 5 * time.Second, DrainMax: 60 * time.Second,
 	LimitWait: 30 * time.Second, InstallTimeout: 30 * time.Minute,
@@ -479,17 +479,13 @@ func (c *Case) Ledger(engineName string) *ledger.Client {
 // commandArgv is a short command of engine's servers (kvctl, the version
 // probe) as run: the engine's exec prefix, then under --simulate `env K=V`
 // with the simulator's environment (a simulated helper finds its world
-// through it), then argv.
+// through it), then argv: what a server's command is made of.
 func (c *Case) commandArgv(engineName string, argv []string) []string {
-	out := slices.Clone(c.R.PrefixFor(engineName))
-	if c.R.Sim != nil && c.R.Sim.Env.Len() > 0 {
-		out = append(out, "env")
-		for _, k := range c.R.Sim.Env.Keys() {
-			v, _ := c.R.Sim.Env.Get(k)
-			out = append(out, k+"="+v)
-		}
+	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(engineName), Argv: argv}
+	if c.R.Sim != nil {
+		cfg.Env = c.R.Sim.Env
 	}
-	return append(out, argv...)
+	return cfg.Command()
 }
 
 // WaitNoGPUProcess waits (up to Timing.GPUProcessWait) until no compute
