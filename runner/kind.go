@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -32,16 +31,6 @@ func registerKind(name string, k Kind) {
 		panic("runner: kind registered twice: " + name)
 	}
 	kinds[name] = k
-}
-
-// RegisteredKinds lists the built-in kinds, sorted.
-func RegisteredKinds() []string {
-	out := make([]string, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (r *Runner) kind(name string) (Kind, error) {
