@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +65,7 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		cmd := exec.CommandContext(ictx, argv[0], argv[1:]...)
 		rw := c.R.Redactor().Writer(f)
 		tail := &tailBuffer{max: 300}
-		cmd.Stdout = multiWriter{rw, tail}
+		cmd.Stdout = io.MultiWriter(rw, tail)
 		cmd.Stderr = cmd.Stdout
 		prepareGroup(cmd)
 		err = cmd.Run()
@@ -104,17 +105,6 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		return fmt.Sprintf("server command %s is not on the PATH of %s: %v", server[0], strings.Join(prefix, " "), err), ""
 	}
 	return "", "no --install-cmd; " + server[0] + " is " + strings.TrimSpace(string(out))
-}
-
-type multiWriter []interface{ Write([]byte) (int, error) }
-
-func (m multiWriter) Write(p []byte) (int, error) {
-	for _, w := range m {
-		if _, err := w.Write(p); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
 }
 
 // tailBuffer keeps the last max bytes written.
