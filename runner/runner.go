@@ -174,7 +174,7 @@ type Runner struct {
 
 	// GPU is the GPU backend (gpu.None without one).
 	GPU gpu.Backend
-	// HTTP is the client of every server request (nil: a fresh one per server).
+	// HTTP is the client of every server request (nil: http.DefaultClient).
 	HTTP *http.Client
 	// Exec runs short commands (kvctl, leftover listings through an exec
 	// prefix, the PATH check); nil runs them with os/exec.

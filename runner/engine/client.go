@@ -37,7 +37,7 @@ type Client struct {
 	Engine string
 	// BaseURL is the server's root, e.g. http://127.0.0.1:18000.
 	BaseURL string
-	// HTTP is the client used; nil means a fresh default client.
+	// HTTP is the client used; nil means http.DefaultClient.
 	HTTP *http.Client
 	// RequestTimeout bounds one generation (default 30 min).
 	RequestTimeout time.Duration

@@ -72,7 +72,7 @@ type ServerConfig struct {
 	StopSignal syscall.Signal
 	// Redact is applied to the server's output before it reaches serve.log.
 	Redact *collect.Redactor
-	// HTTP is the client for /health and requests (nil: a default one).
+	// HTTP is the client for /health and requests (nil: http.DefaultClient).
 	HTTP *http.Client
 	// Timing holds the waits; zero fields take the spec's values.
 	Timing Timing
