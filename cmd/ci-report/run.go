@@ -239,12 +239,12 @@ func defaultGPUs(p *runner.Plan) string {
 	return strings.Join(ids, ",")
 }
 
-// splitEngineValue splits `ENGINE=rest` when ENGINE is one of the plan's
-// engines; otherwise the whole value applies to every engine ("").
 // engineLike is how an engine name in `ENGINE=...` looks (an environment
 // assignment in a prefix is uppercase).
 var engineLike = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
 
+// splitEngineValue splits `ENGINE=rest` when ENGINE is one of the plan's
+// engines; otherwise the whole value applies to every engine ("").
 func splitEngineValue(v string, p *runner.Plan) (string, string) {
 	if eng, rest, ok := strings.Cut(v, "="); ok {
 		if _, known := p.Engines.Get(eng); known {
