@@ -29,9 +29,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("plan takes no arguments, got %q", pos)
 	}
-	// The run-only options are irrelevant here; fill them so validate passes.
-	o.Out, o.GPUs, o.Port, o.ReadyTimeout, o.StopSignal, o.Kvctl = "-", "0", 18000, 1, "INT", "kvctl"
-	if err := o.validate(); err != nil {
+	if err := o.resolve(); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(o.plan, "", "  ")

@@ -136,30 +136,9 @@ func (o *runOptions) validate() error {
 	if o.Out == "" {
 		return usageErrorf("--out is required (the part directory to write)")
 	}
-	if o.Profile == "" && o.PlanFile == "" {
-		return usageErrorf("--profile is required (smoke, nightly, weekly, hopper) unless --plan is given")
-	}
-	var err error
-	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
-		return usageErrorf("%v", err)
-	}
-	sel := runner.Selection{Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases,
-		SkipCases: o.SkipCases, SkipElastic: o.SkipElastic, SkipLimit: o.SkipLimit, SkipPriority: o.SkipPriority}
-	for _, en := range sel.Engines {
-		if _, ok := o.plan.Engines.Get(en); !ok {
-			return usageErrorf("--engines: unknown engine %q (the plan has %s)", en, strings.Join(o.plan.Engines.Keys(), ", "))
-		}
-	}
-	if o.Shard != "" {
-		if sel.ShardIndex, sel.ShardCount, err = runner.ParseShard(o.Shard); err != nil {
-			return usageErrorf("%v", err)
-		}
-	}
-	if o.plan, err = o.plan.Select(sel); err != nil {
-		return usageErrorf("%v", err)
-	}
-	if len(o.plan.Cases) == 0 {
-		return usageErrorf("the selection leaves no case to run (profile %s)", o.plan.Profile)
+	err := o.resolve()
+	if err != nil {
+		return err
 	}
 	if o.GPUs == "" {
 		o.GPUs = defaultGPUs(o.plan)
@@ -178,13 +157,6 @@ func (o *runOptions) validate() error {
 	}
 	if o.ReadyTimeout <= 0 {
 		return usageErrorf("--ready-timeout must be positive")
-	}
-	// A flag given (0 included) replaces the plan's design size.
-	if o.ElasticGPUMiB.Given {
-		o.plan.ElasticGPUMiB = o.ElasticGPUMiB.MiB
-	}
-	if o.PriorityGPUMiB.Given {
-		o.plan.PriorityGPUMiB = o.PriorityGPUMiB.MiB
 	}
 	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
 		return usageErrorf("--stop-signal: %v", err)
@@ -219,6 +191,45 @@ func (o *runOptions) validate() error {
 		if o.ballast, err = splitWords(o.BallastCmd); err != nil {
 			return usageErrorf("--ballast-cmd %q: %v", o.BallastCmd, err)
 		}
+	}
+	return nil
+}
+
+// resolve resolves the plan from --profile or --plan, the selection flags
+// and the ballast sizes, which `run` and `plan` share; every error is a
+// usage error.
+func (o *runOptions) resolve() error {
+	if o.Profile == "" && o.PlanFile == "" {
+		return usageErrorf("--profile is required (smoke, nightly, weekly, hopper) unless --plan is given")
+	}
+	var err error
+	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
+		return usageErrorf("%v", err)
+	}
+	sel := runner.Selection{Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases,
+		SkipCases: o.SkipCases, SkipElastic: o.SkipElastic, SkipLimit: o.SkipLimit, SkipPriority: o.SkipPriority}
+	for _, en := range sel.Engines {
+		if _, ok := o.plan.Engines.Get(en); !ok {
+			return usageErrorf("--engines: unknown engine %q (the plan has %s)", en, strings.Join(o.plan.Engines.Keys(), ", "))
+		}
+	}
+	if o.Shard != "" {
+		if sel.ShardIndex, sel.ShardCount, err = runner.ParseShard(o.Shard); err != nil {
+			return usageErrorf("%v", err)
+		}
+	}
+	if o.plan, err = o.plan.Select(sel); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if len(o.plan.Cases) == 0 {
+		return usageErrorf("the selection leaves no case to run (profile %s)", o.plan.Profile)
+	}
+	// A flag given (0 included) replaces the plan's design size.
+	if o.ElasticGPUMiB.Given {
+		o.plan.ElasticGPUMiB = o.ElasticGPUMiB.MiB
+	}
+	if o.PriorityGPUMiB.Given {
+		o.plan.PriorityGPUMiB = o.PriorityGPUMiB.MiB
 	}
 	return nil
 }
