@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -285,11 +284,7 @@ func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
 	}
 	if len(gpus) > 0 {
-		s := make([]string, len(gpus))
-		for i, g := range gpus {
-			s[i] = strconv.Itoa(g)
-		}
-		env.Set("CUDA_VISIBLE_DEVICES", strings.Join(s, ","))
+		env.Set("CUDA_VISIBLE_DEVICES", joinInts(gpus))
 	}
 	if c.R.Sim != nil {
 		setAll(&env, c.R.Sim.Env)
