@@ -134,7 +134,7 @@ func TestServerPlans(t *testing.T) {
 		t.Fatalf("IPCName = %s", got)
 	}
 	// Same-named servers of a pair get -a/-b.
-	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}}
+	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}, part: "x"}
 	b.elastic("vllm", "qwen05b", "vllm", "qwen05b")
 	if got := []string{b.p.Cases[0].Servers[0].Name, b.p.Cases[0].Servers[1].Name}; got[0] != "elastic-vllm-qwen05b-kv_c1-a" || got[1] != "elastic-vllm-qwen05b-kv_c1-b" {
 		t.Fatalf("pair names %v", got)
@@ -282,7 +282,7 @@ func FuzzPlanFile(f *testing.F) {
 	}
 	data, _ := json.Marshal(smoke)
 	f.Add(data, "vllm-*")
-	f.Add([]byte(`{"profile":"x","cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
+	f.Add([]byte(`{"profile":"x","parts":{"p":{"cases":["a"]}},"cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
 	f.Fuzz(func(t *testing.T, data []byte, glob string) {
 		var p Plan
 		if json.Unmarshal(data, &p) != nil || p.Validate() != nil {
@@ -297,6 +297,16 @@ func FuzzPlanFile(f *testing.F) {
 		}
 		if sel.ElasticGPUMiB != p.ElasticGPUMiB || sel.PriorityGPUMiB != p.PriorityGPUMiB || sel.SimGPU != p.SimGPU {
 			t.Fatalf("the selection lost the plan's GPU design")
+		}
+		// Each part is a valid plan of its own (what `plan --part` prints).
+		for _, name := range p.Parts.Keys() {
+			part, err := p.Select(Selection{Part: name})
+			if err != nil {
+				t.Fatalf("part %s of a valid plan: %v", name, err)
+			}
+			if err := part.Validate(); err != nil {
+				t.Fatalf("part %s of a valid plan is invalid: %v", name, err)
+			}
 		}
 	})
 }
