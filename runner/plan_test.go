@@ -147,9 +147,23 @@ func TestSelect(t *testing.T) {
 		profile string
 		sel     Selection
 		want    []string
-		wantErr string
+		// wantParts are the selection's parts, checked when set or when
+		// sel selects a part.
+		wantParts []string
+		wantErr   string
 	}
 	for _, c := range []tc{
+		{name: "a part", profile: "nightly", sel: Selection{Part: "sglang", SkipCases: true},
+			want: []string{"sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-sglang-qwen05b"}, wantParts: []string{"sglang"}},
+		{name: "cases of a part bring its native case", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"vllm-qwen05b-kv_c1-tp2"}},
+			want: []string{"vllm-setup", "vllm-qwen05b-kv_c1-tp2", "vllm-qwen05b-native-tp2"}, wantParts: []string{"vllm"}},
+		{name: "cases of another part", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-*"}}},
+		{name: "the setup of an engine the part does not use", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-setup"}}},
+		{name: "no part keeps every part", profile: "weekly", sel: Selection{Cases: []string{"*-qwen05b-kv_c1-fp8kv", "elastic-*"}},
+			want:      []string{"vllm-setup", "vllm-qwen05b-kv_c1-fp8kv", "sglang-setup", "sglang-qwen05b-kv_c1-fp8kv", "elastic-vllm-qwen05b+sglang-qwen35_4b"},
+			wantParts: []string{"vllm", "sglang", "colocation"}},
+		{name: "unknown part", profile: "weekly", sel: Selection{Part: "pairs"},
+			wantErr: `--part "pairs": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
 		{name: "cases glob brings native", profile: "nightly", sel: Selection{Cases: []string{"vllm-qwen35_4b-kv_c0"}},
 			want: []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native"}},
 		{name: "group glob", profile: "nightly", sel: Selection{Cases: []string{"sglang-qwen05b-*"}},
@@ -181,6 +195,14 @@ func TestSelect(t *testing.T) {
 			}
 			if d := cmp.Diff(c.want, got.Names(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
 				t.Fatalf("cases (-want +got):\n%s", d)
+			}
+			if c.wantParts != nil || c.sel.Part != "" {
+				if d := cmp.Diff(c.wantParts, got.Parts.Keys(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
+					t.Fatalf("parts (-want +got):\n%s", d)
+				}
+			}
+			if err := got.Validate(); err != nil && len(got.Cases) > 0 {
+				t.Fatalf("the selection is not a valid plan: %v", err)
 			}
 		})
 	}
