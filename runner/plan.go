@@ -232,7 +232,7 @@ func (e *Entry) EntryEngines() []string {
 	return out
 }
 
-// Selection narrows a plan (SPEC-runner §1).
+// Selection narrows a plan (docs/runner.md §1.2).
 type Selection struct {
 	Engines []string // --engines; empty keeps all
 	Models  []string // --models; empty keeps all

@@ -11,7 +11,7 @@ import (
 // Profiles are the built-in profile names.
 var Profiles = []string{"smoke", "nightly", "weekly", "hopper"}
 
-// model is a built-in model (SPEC-runner §2).
+// model is a built-in model (docs/runner.md §2.2).
 type model struct {
 	key, hfID string
 	batch     int
@@ -222,7 +222,7 @@ func (b *builder) priority(el, ml, eh, mh string) {
 	b.p.Cases = append(b.p.Cases, Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
 }
 
-// BuiltinPlan returns the built-in plan of a profile (SPEC-runner §2).
+// BuiltinPlan returns the built-in plan of a profile (docs/runner.md §2.4).
 func BuiltinPlan(profile string) (*Plan, error) {
 	b := &builder{p: Plan{Profile: profile, Engines: builtinEngines()}}
 	all := []string{"c1", "c0", ""}
