@@ -1,5 +1,5 @@
 // Package merge combines the parts of one workflow run into one Report
-// (merged.json, SPEC-formats §7): the merged setup, every case in part order
+// (merged.json, docs/formats.md §7): the merged setup, every case in part order
 // with planned cases that never ran, the status of each part, and the
 // verdict. Given the run's plan (Options.Expected, `--plan`), a part of the
 // plan that no directory holds and every case of the plan that no part ran
@@ -36,7 +36,7 @@ type Options struct {
 	Expected *Expected
 }
 
-// Verdict words (SPEC-render §1); a failing verdict is "FAIL (...)".
+// Verdict words (docs/render.md §1.2); a failing verdict is "FAIL (...)".
 const (
 	VerdictPass      = "PASS"
 	VerdictDidNotRun = "DID NOT RUN"
@@ -206,7 +206,7 @@ func checkMixed(parts []collect.Part) error {
 	return nil
 }
 
-// mergeSetups combines the parts' setups (SPEC-formats §7): the first
+// mergeSetups combines the parts' setups (docs/formats.md §7.2): the first
 // part's setup, GPUs and case lists concatenated, engines and model
 // revisions united (a later part wins on equal keys; keys keep their first
 // place). Workload and check texts come from the first part that has them,
@@ -321,7 +321,7 @@ type Counts struct {
 	Passed int
 }
 
-// Counts returns the verdict's numbers (SPEC-formats §7).
+// Counts returns the verdict's numbers (docs/formats.md §7.3).
 func (r *Report) Counts() Counts {
 	var n Counts
 	for i := range r.Cases {
@@ -345,7 +345,7 @@ func (r *Report) Counts() Counts {
 	return n
 }
 
-// computeVerdict is SPEC-formats §7's verdict: PASS, DID NOT RUN, or
+// computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
 // `FAIL (<failed> of <total> cases<suffix>)`. Two deliberate extensions of
 // the suffix: a partial part none of whose cases counts as not run adds
 // `; the <Display> cases finished partly` (else nothing in the verdict would

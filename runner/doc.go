@@ -1,7 +1,7 @@
-// Package runner executes one part of a profile (SPEC-runner): it resolves
+// Package runner executes one part of a profile (docs/runner.md): it resolves
 // the plan, runs each case through its Kind over shared servers, clients,
 // GPU backend and part writer, and writes the part directory of
-// SPEC-formats.md.
+// docs/formats.md.
 //
 // # The plan file
 //

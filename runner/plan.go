@@ -304,7 +304,7 @@ func (e *Entry) EntryEngines() []string {
 	return out
 }
 
-// Selection narrows a plan (SPEC-runner §1).
+// Selection narrows a plan (docs/runner.md §1.2).
 type Selection struct {
 	// Part keeps only the cases of this part of the plan (--part); "" keeps
 	// every part.

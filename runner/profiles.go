@@ -11,7 +11,7 @@ import (
 // Profiles are the built-in profile names.
 var Profiles = []string{"smoke", "nightly", "weekly", "hopper"}
 
-// model is a built-in model (SPEC-runner §2).
+// model is a built-in model (docs/runner.md §2.2).
 type model struct {
 	key, hfID string
 	batch     int
@@ -238,7 +238,7 @@ func (b *builder) priority(el, ml, eh, mh string) {
 	b.add(Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
 }
 
-// BuiltinPlan returns the built-in plan of a profile (SPEC-runner §2). Its
+// BuiltinPlan returns the built-in plan of a profile (docs/runner.md §2.4). Its
 // parts are the GPU jobs of the profile's workflow: one per engine, plus, in
 // weekly, one for the co-location pairs, whose cross-engine elastic pair
 // needs both engines' containers on one machine.

@@ -39,7 +39,7 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-// runOptions are the flags of `ci-report run` (SPEC-runner §1).
+// runOptions are the flags of `ci-report run` (docs/runner.md §1.1).
 type runOptions struct {
 	Profile, Out, Part, RunID, CheckRunID string
 	GPUs                                  string
@@ -88,8 +88,8 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
 }
 
-// registerSelection registers the flags that narrow the plan (SPEC-runner
-// §1), which `run` and `plan` share.
+// registerSelection registers the flags that narrow the plan (docs/runner.md
+// §1.2), which `run` and `plan` share.
 func (o *runOptions) registerSelection(fs *flag.FlagSet) {
 	fs.StringVar(&o.Part, "part", "", "only the cases of this part of the plan ('ci-report plan --list parts') and the setup cases of the engines they use; run names the part after it (default: every part, and run names the part after the --out directory)")
 	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
