@@ -275,6 +275,25 @@ func TestShellQuoteOneLineRoundTrip(t *testing.T) {
 	}
 }
 
+// startChild starts cfg and, when the test ends, SIGKILLs its groups (the
+// local one and the one behind an exec prefix) before stopping it: a test
+// that failed while Stop waited must not wait with it.
+func startChild(t *testing.T, ctx context.Context, cfg ServerConfig) *Server {
+	t.Helper()
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-s.PGID(), syscall.SIGKILL)
+		if g, ok := s.remoteGroup(time.Second); ok {
+			syscall.Kill(-g.ID, syscall.SIGKILL)
+		}
+		s.Stop()
+	})
+	return s
+}
+
 // hangGuard fails the test when f does not return within a generous bound:
 // a guard against a hang, not a timing assertion (the assertions are on
 // what f returns).
@@ -307,11 +326,7 @@ func TestInterruptedStopUsesTheInterruptTimeout(t *testing.T) {
 	cfg.Timing.StopTimeout = 10 * time.Minute
 	cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startChild(t, ctx, cfg)
 	startedPID(t, s, "ignore-stop")
 	cancel()
 	st := hangGuard(t, "Stop after the interrupt", s.Stop)
@@ -332,11 +347,7 @@ func TestKillEndsEveryGroupAtOnce(t *testing.T) {
 		cfg := childConfig(t, "ignore-stop")
 		cfg.Timing.StopTimeout = 10 * time.Minute
 		cfg.Kill = kill
-		s, err := Start(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Stop()
+		s := startChild(t, context.Background(), cfg)
 		startedPID(t, s, "ignore-stop")
 		servers = append(servers, s)
 	}
@@ -368,11 +379,7 @@ func prefixConfig(t *testing.T, mode string) ServerConfig {
 // reaches the server's own group there, not only the local client.
 func TestStopThroughExecPrefix(t *testing.T) {
 	cfg := prefixConfig(t, "server")
-	s, err := Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startChild(t, context.Background(), cfg)
 	pid := startedPID(t, s, "server")
 	if err := s.WaitReady(context.Background()); err != nil {
 		t.Fatalf("WaitReady: %v", err)
@@ -397,11 +404,7 @@ func TestInterruptedStopThroughExecPrefix(t *testing.T) {
 	cfg.Timing.StopTimeout = 10 * time.Minute
 	cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startChild(t, ctx, cfg)
 	pid := startedPID(t, s, "ignore-stop")
 	cancel()
 	st := hangGuard(t, "Stop after the interrupt", s.Stop)
@@ -418,14 +421,10 @@ func TestInterruptedStopThroughExecPrefix(t *testing.T) {
 func TestWaitReadyRejectsAForeignListener(t *testing.T) {
 	cfg := childConfig(t, "ignore-int") // a server that never listens
 	cfg.Timing.ReadyTimeout = 10 * time.Minute
-	s, err := Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startChild(t, context.Background(), cfg)
 	ln := foreignHealthServer(t, cfg.Port)
 	defer ln.Close()
-	err = hangGuard(t, "WaitReady", func() error { return s.WaitReady(context.Background()) })
+	err := hangGuard(t, "WaitReady", func() error { return s.WaitReady(context.Background()) })
 	want := "port " + strconv.Itoa(cfg.Port) + " is held by pid " + strconv.Itoa(os.Getpid()) + " ("
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "not by the server's process group") {
 		t.Fatalf("WaitReady = %v, want it to name %q", err, want)
