@@ -318,26 +318,6 @@ func startedPID(t *testing.T, s *Server, mode string) int {
 	return pid
 }
 
-// An interrupted run stops a server that ignores SIGINT and SIGTERM with the
-// interrupt stop timeout, not the stop timeout: with a stop timeout of ten
-// minutes, Stop returns only through the interrupt path.
-func TestInterruptedStopUsesTheInterruptTimeout(t *testing.T) {
-	cfg := childConfig(t, "ignore-stop")
-	cfg.Timing.StopTimeout = 10 * time.Minute
-	cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	s := startChild(t, ctx, cfg)
-	startedPID(t, s, "ignore-stop")
-	cancel()
-	st := hangGuard(t, "Stop after the interrupt", s.Stop)
-	if !st.Killed || st.Left || st.Exited || st.Timeout >= cfg.Timing.StopTimeout {
-		t.Fatalf("Stop = %+v, want SIGKILL after the interrupt stop timeout %s", st, cfg.Timing.InterruptStopTimeout)
-	}
-	if GroupAlive(s.PGID()) {
-		t.Fatal("group alive after Stop")
-	}
-}
-
 // Kill (a second interrupt) SIGKILLs every group at once: the one whose
 // Stop waits for it to exit and the one nobody stops yet.
 func TestKillEndsEveryGroupAtOnce(t *testing.T) {
@@ -397,22 +377,34 @@ func TestStopThroughExecPrefix(t *testing.T) {
 	}
 }
 
-// Interrupted, a server behind an exec prefix that ignores the stop signal
-// is SIGKILLed inside the prefix after the interrupt stop timeout.
-func TestInterruptedStopThroughExecPrefix(t *testing.T) {
-	cfg := prefixConfig(t, "ignore-stop")
-	cfg.Timing.StopTimeout = 10 * time.Minute
-	cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	s := startChild(t, ctx, cfg)
-	pid := startedPID(t, s, "ignore-stop")
-	cancel()
-	st := hangGuard(t, "Stop after the interrupt", s.Stop)
-	if !st.Killed || st.Left || st.Err != "" {
-		t.Fatalf("Stop = %+v, want SIGKILL inside the prefix", st)
-	}
-	if pidAlive(pid) {
-		t.Fatalf("server %d behind the exec prefix still runs after Stop", pid)
+// An interrupted run stops a server that ignores SIGINT and SIGTERM with the
+// interrupt stop timeout, not the stop timeout: with a stop timeout of ten
+// minutes, Stop returns only through the interrupt path. Behind an exec
+// prefix the SIGKILL must reach the server inside it.
+func TestInterruptedStopUsesTheInterruptTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		config func(*testing.T, string) ServerConfig
+	}{
+		{"own group", childConfig},
+		{"behind an exec prefix", prefixConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.config(t, "ignore-stop")
+			cfg.Timing.StopTimeout = 10 * time.Minute
+			cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			s := startChild(t, ctx, cfg)
+			pid := startedPID(t, s, "ignore-stop")
+			cancel()
+			st := hangGuard(t, "Stop after the interrupt", s.Stop)
+			if !st.Killed || st.Left || st.Exited || st.Err != "" || st.Timeout >= cfg.Timing.StopTimeout {
+				t.Fatalf("Stop = %+v, want SIGKILL after the interrupt stop timeout %s", st, cfg.Timing.InterruptStopTimeout)
+			}
+			if GroupAlive(s.PGID()) || pidAlive(pid) {
+				t.Fatalf("server %d (local group %d) alive after Stop", pid, s.PGID())
+			}
+		})
 	}
 }
 
