@@ -564,16 +564,22 @@ func (s *Server) stop() StopResult {
 	if s.gone() {
 		r.AlreadyExited, r.Exited = true, true
 	} else {
-		if err := s.signal(s.Config.StopSignal); err != nil {
-			r.Err = err.Error()
-		}
-		r.Exited, r.Timeout = s.waitStopped(start)
+		sigErr := s.signal(s.Config.StopSignal)
+		// The stop timeout counts from the signal's delivery: behind an
+		// exec prefix, sending it is a command of its own.
+		r.Exited, r.Timeout = s.waitStopped(time.Now())
 		if !r.Exited {
 			r.Killed = true
-			if err := s.signal(syscall.SIGKILL); err != nil && r.Err == "" {
-				r.Err = err.Error()
-			}
+			killErr := s.signal(syscall.SIGKILL)
 			r.Left = !s.pollGone(t.KillWait, min(t.StopPoll, 100*time.Millisecond))
+			// A failed signal matters only when the group did not go as
+			// it should (a group that is gone already fails `kill` too).
+			switch {
+			case sigErr != nil:
+				r.Err = sigErr.Error()
+			case r.Left && killErr != nil:
+				r.Err = killErr.Error()
+			}
 		}
 	}
 	r.Elapsed = time.Since(start)
@@ -605,7 +611,14 @@ func (s *Server) waitStopped(start time.Time) (bool, time.Duration) {
 		}
 		timeout := max(deadline.Sub(start), 0)
 		if s.gone() {
-			return true, timeout
+			// Gone by watch's SIGKILL (Kill is closed before it is sent)
+			// is not an exit.
+			select {
+			case <-s.Config.Kill:
+				return false, time.Since(start)
+			default:
+				return true, timeout
+			}
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {

@@ -359,6 +359,7 @@ func prefixConfig(t *testing.T, mode string) ServerConfig {
 // reaches the server's own group there, not only the local client.
 func TestStopThroughExecPrefix(t *testing.T) {
 	cfg := prefixConfig(t, "server")
+	cfg.Timing.StopTimeout = time.Minute // each look inside the prefix is a command: slow under -race
 	s := startChild(t, context.Background(), cfg)
 	pid := startedPID(t, s, "server")
 	if err := s.WaitReady(context.Background()); err != nil {
