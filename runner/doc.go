@@ -109,4 +109,18 @@
 // servers with Case.StartServer, stops each with Case.StopServer (which
 // returns the shutdown checks), ends with Case.WaitNoGPUProcess, and returns
 // its CaseResult built with Case.Result.
+//
+// # Interrupts
+//
+// The context given to Run is cancelled by the first SIGINT or SIGTERM, and
+// Runner.Kill is closed by the second. On the first, Run stops waiting for
+// the running case, which counts as not run: it writes summary.json, the
+// final setup.json, summary.md and part.json (complete: false) at once, and
+// only then waits for the case to stop its servers and ballast, each
+// SIGKILLed Timing.Server.InterruptStopTimeout (2 s) after the interrupt if
+// it ignores the stop signal; the second signal SIGKILLs every process group
+// at once. So a cancelled GitHub Actions job (SIGINT, SIGTERM ~7.5 s later,
+// SIGKILL ~10 s after cancelling) keeps a valid part and leaves no server.
+// A server behind --exec-prefix is stopped inside the prefix, its process
+// group there recorded by a wrapper at its start (see runner/engine).
 package runner

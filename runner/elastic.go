@@ -174,15 +174,15 @@ func (k *coloc) ballastConfig() ballastConfig {
 		argv = append(slices.Clone(r.Sim.Self), "ballast")
 	}
 	name := k.c.Entry.Kind + "-ballast"
-	var env collect.Env
+	sc := r.serverConfig()
 	if r.Sim != nil {
-		setAll(&env, r.Sim.Env)
+		setAll(&sc.Env, r.Sim.Env)
 	}
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
 		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
 		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
-		Server: engine.ServerConfig{Env: env, StopSignal: r.StopSignal, Redact: r.Redactor(), Timing: r.Timing.Server},
+		Server: sc,
 	}
 }
 

@@ -106,7 +106,7 @@ func (t Timing) Scaled(f float64) Timing {
 	}
 	for _, d := range []*time.Duration{
 		&t.Server.ReadyPoll, &t.Server.ReadyTimeout, &t.Server.StopPoll,
-		&t.Server.StopTimeout, &t.Server.KillWait,
+		&t.Server.StopTimeout, &t.Server.KillWait, &t.Server.InterruptStopTimeout,
 		&t.GPUProcessWait, &t.GPUProcessPoll,
 		&t.BallastReady, &t.ElasticSample, &t.PrioritySample, &t.DrainStep, &t.DrainMax, &t.LimitWait,
 	} {
@@ -145,6 +145,10 @@ type Runner struct {
 	Port int
 	// StopSignal stops servers (default SIGINT).
 	StopSignal syscall.Signal
+	// Kill, once closed (a second SIGINT or SIGTERM), SIGKILLs every
+	// server's and ballast's process group at once; nil never fires. The
+	// first interrupt is the context given to Run.
+	Kill <-chan struct{}
 	// BallastCmd is the ballast helper's argv (under --simulate: sim ballast).
 	BallastCmd []string
 	// Kvctl is kvctl's argv (default [kvctl]; under --simulate: sim kvctl).
@@ -193,6 +197,7 @@ type Runner struct {
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
+	verMu    sync.Mutex          // an interrupted setup case may still write versions while Run reads them
 	versions map[string]Versions // engine → its setup case's probe
 	gpus     []gpu.Info
 	gpuErr   error
@@ -342,12 +347,10 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	if gpus == nil {
 		gpus = c.R.GPUs
 	}
-	cfg := engine.ServerConfig{
-		Name: sp.Name, Engine: sp.Engine, Dir: c.Dir(sp.Name),
-		Env: c.ServerEnv(sp, gpus), Argv: c.ServerArgv(sp, port, extra...),
-		ExecPrefix: c.R.PrefixFor(sp.Engine), Port: port, StopSignal: c.R.StopSignal,
-		Redact: c.R.Redactor(), HTTP: c.R.HTTP, Timing: c.R.Timing.Server,
-	}
+	cfg := c.R.serverConfig()
+	cfg.Name, cfg.Engine, cfg.Dir = sp.Name, sp.Engine, c.Dir(sp.Name)
+	cfg.Env, cfg.Argv = c.ServerEnv(sp, gpus), c.ServerArgv(sp, port, extra...)
+	cfg.ExecPrefix, cfg.Port = c.R.PrefixFor(sp.Engine), port
 	es, err := engine.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -361,6 +364,15 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	c.servers = append(c.servers, s)
 	c.mu.Unlock()
 	return s, nil
+}
+
+// serverConfig is what every process group the run starts (servers,
+// ballasts) shares: how it is stopped, killed and redacted, and its timing.
+func (r *Runner) serverConfig() engine.ServerConfig {
+	return engine.ServerConfig{
+		StopSignal: r.StopSignal, Kill: r.Kill, Exec: r.Exec,
+		Redact: r.Redactor(), HTTP: r.HTTP, Timing: r.Timing.Server,
+	}
 }
 
 // ServerEnd is what stopping a server yields: its shutdown checks and its

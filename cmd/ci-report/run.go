@@ -381,7 +381,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host,
+		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
 	if deps.IsTerminal != nil {
@@ -409,15 +409,21 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	}
 	if res.Interrupted {
 		fmt.Fprintf(e.Stderr, "ci-report run: interrupted (%v); part %s left incomplete with %d case(s) not run\n", res.Cause, out, len(res.NotRun))
-		if res.Cause != nil && strings.Contains(res.Cause.Error(), "terminated") {
-			return errSilent(exitTerminated)
-		}
-		return errSilent(exitInterrupted)
+		return errSilent(interruptExit(res.Cause))
 	}
 	if !res.OK {
 		return errSilent(exitVerdict)
 	}
 	return nil
+}
+
+// interruptExit is 128 + the interrupting signal: 143 for SIGTERM, else 130.
+func interruptExit(cause error) int {
+	var ie interruptError
+	if errors.As(cause, &ie) && ie.Signal == syscall.SIGTERM {
+		return exitTerminated
+	}
+	return exitInterrupted
 }
 
 // isTerminal reports whether w is a character device (a terminal).
