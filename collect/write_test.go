@@ -72,7 +72,7 @@ func TestSummaryMarkdown(t *testing.T) {
 		{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
 		{Name: "silent", OK: false},
 	}
-	got := string(SummaryMarkdown("vllm", cases))
+	got := string(SummaryMarkdown("vllm", cases, nil))
 	want := "### vllm\n\n| case | result | failed checks |\n|---|---|---|\n" +
 		"| ok-case | PASS |  |\n" +
 		"| bad\\|case | FAIL | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +

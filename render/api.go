@@ -23,6 +23,8 @@
 //     section when it has neither engine nor case.
 package render
 
+import "github.com/ovg-project/ci-report/collect"
+
 // Options are everything besides the report that a document depends on. The
 // CLI fills them from flags and the GitHub Actions environment.
 type Options struct {
@@ -37,6 +39,11 @@ type Options struct {
 	PR          int    // > 0: pull-request variant
 	Date        string // YYYY-MM-DD, passed by the CLI (render reads no clock)
 	Config      Config
+	// Redact is the secret set: every text of the report (and the subject)
+	// is redacted with it before anything is cut or escaped. The CLI builds
+	// it from the environment (render reads none); nil: the token shapes
+	// alone (collect.NewRedactor without names).
+	Redact *collect.Redactor
 }
 
 // Config holds the constants of SPEC-render §1 that a repository may change

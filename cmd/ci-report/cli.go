@@ -11,6 +11,8 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/ovg-project/ci-report/collect"
 )
 
 // Exit codes shared by every subcommand.
@@ -28,10 +30,25 @@ type env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Environ lists the environment as NAME=value (os.Environ), so that
+	// every variable named like a secret is kept out of the output; nil:
+	// only collect.SecretEnvNames are.
+	Environ func() []string
 	// Sleep waits d or until ctx ends; nil means a real timer. Commands that
 	// wait (post's rate-limit and retry waits) take it, so tests of the whole
 	// CLI run instantly.
 	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// redactor hides the secrets of the environment (collect.SecretNames) and
+// the token shapes. render, post and run share it: what the runner kept out
+// of the part is kept out of every document too.
+func (e *env) redactor() *collect.Redactor {
+	var environ []string
+	if e.Environ != nil {
+		environ = e.Environ()
+	}
+	return collect.NewRedactor(e.Getenv, collect.SecretNames(environ)...)
 }
 
 // command is one subcommand: it parses its own args and does its work.
@@ -86,7 +103,7 @@ func errSilent(code int) error { return &exitError{Code: code} }
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}, args)
+	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Environ: os.Environ}, args)
 }
 
 func mainEnv(ctx context.Context, e *env, args []string) int {
