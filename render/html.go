@@ -74,6 +74,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
+	rep = r.rep // redacted
 	pinWidthMode()
 	verdict := rep.Verdict
 	if r.perfMode {
