@@ -37,8 +37,8 @@ var plantedSecrets = []struct{ text, fragment string }{
 
 // leakyTree copies the vLLM part of the nightly-fail tree and plants every
 // secret in a serve.log line quoted by a check detail and the case log, a
-// case name, setup values (GPU, engine image, a case's env and flags) and
-// the commit subject.
+// case name, setup values (GPU, engine image, a case's env and flags), the
+// part's name, a bad part.json and the commit subject.
 func leakyTree(t *testing.T) (dir, subject string) {
 	t.Helper()
 	var all []string
@@ -47,7 +47,9 @@ func leakyTree(t *testing.T) (dir, subject string) {
 	}
 	line := strings.Join(all, " ")
 	src := treePath("nightly-fail", "vllm")
-	dir = filepath.Join(t.TempDir(), "vllm")
+	// The part's name (its directory's, part.json being unreadable) holds
+	// a token too: it is in the part lines and in the listed problems.
+	dir = filepath.Join(t.TempDir(), "vllm-"+plantedSecrets[4].text)
 	os.MkdirAll(dir, 0o755)
 	edit := func(name string, v any, change func()) {
 		data, err := os.ReadFile(filepath.Join(src, name))
@@ -64,8 +66,9 @@ func leakyTree(t *testing.T) (dir, subject string) {
 			t.Fatal(err)
 		}
 	}
-	var meta collect.PartMeta
-	edit("part.json", &meta, func() { meta.Planned = nil })
+	if err := os.WriteFile(filepath.Join(dir, "part.json"), []byte(`{"format": 1, "complete": "`+plantedSecrets[6].text+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var setup collect.Setup
 	edit("setup.json", &setup, func() {
 		setup.GPUs[0].Name += " " + line
