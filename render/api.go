@@ -20,7 +20,12 @@
 //   - at most 20 missing or partial part lines and 8 part names in the
 //     machine line, the rest counted, so that Render always fits its budget;
 //   - the engines table is left out when the setup has no engine, and the
-//     section when it has neither engine nor case.
+//     section when it has neither engine nor case;
+//   - every text of the report is redacted (Options.Redact, and the GitHub
+//     and Hugging Face token shapes whatever the options) before it is cut
+//     or escaped, and run text never becomes a link, a mention or an issue
+//     reference, nor carries a control or bidirectional character (Plain,
+//     collect.InertText).
 package render
 
 import "github.com/ovg-project/ci-report/collect"
