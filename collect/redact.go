@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Secret redaction (SPEC-runner §3, §6). Whatever the runner writes and
+// Secret redaction (docs/runner.md §3.6). Whatever the runner writes and
 // whatever render and post put in a document passes through one Redactor,
 // which replaces
 //

@@ -42,8 +42,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// PartWriter writes the files of one part directory (SPEC-formats §1, §2,
-// SPEC-runner §6). Every whole file is written atomically and every byte
+// PartWriter writes the files of one part directory (docs/formats.md §1, §2;
+// docs/runner.md §6). Every whole file is written atomically and every byte
 // passes through Redact first. It is safe for concurrent use.
 type PartWriter struct {
 	// Dir is the part directory; NewPartWriter creates it.
@@ -136,7 +136,7 @@ func (w *PartWriter) Close() error {
 	return err
 }
 
-// SummaryMarkdown is summary.md (SPEC-formats §5): one table with a row per
+// SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
 // case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ".
 // Every text is redacted with red before it is escaped (escaping would hide
 // a secret from a literal match), and cells are escaped so a hostile check

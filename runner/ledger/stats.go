@@ -11,7 +11,7 @@ import (
 
 // Stats condenses a listing into a LedgerSample taken at t: per segment of
 // ours (ipcs, in that order) its fields, and per GPU the sums of those
-// segments' fields (SPEC-formats §4.3). Every known field is present (0 when
+// segments' fields (docs/formats.md §4.3). Every known field is present (0 when
 // missing); segments not in ipcs are foreign and ignored.
 func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 	ours := map[string]bool{}
@@ -75,7 +75,7 @@ func ordered(m map[string]int64, fields []string) collect.Ordered[int64] {
 }
 
 // UnixTenths is t as unix seconds rounded to 0.1 s, the resolution of every
-// timeline (SPEC-formats §4.4).
+// timeline (docs/formats.md §4.4).
 func UnixTenths(t time.Time) float64 {
 	return math.Round(float64(t.UnixMilli())/100) / 10
 }
