@@ -21,8 +21,15 @@
 //   - at most 20 missing or partial part lines and 8 part names in the
 //     machine line, the rest counted, so that Render always fits its budget;
 //   - the engines table is left out when the setup has no engine, and the
-//     section when it has neither engine nor case.
+//     section when it has neither engine nor case;
+//   - every text of the report is redacted (Options.Redact, and the GitHub
+//     and Hugging Face token shapes whatever the options) before it is cut
+//     or escaped, and run text never becomes a link, a mention or an issue
+//     reference, nor carries a control or bidirectional character (Plain,
+//     collect.InertText).
 package render
+
+import "github.com/ovg-project/ci-report/collect"
 
 // Options are everything besides the report that a document depends on. The
 // CLI fills them from flags and the GitHub Actions environment.
@@ -38,6 +45,11 @@ type Options struct {
 	PR          int    // > 0: pull-request variant
 	Date        string // YYYY-MM-DD, passed by the CLI (render reads no clock)
 	Config      Config
+	// Redact is the secret set: every text of the report (and the subject)
+	// is redacted with it before anything is cut or escaped. The CLI builds
+	// it from the environment (render reads none); nil: the token shapes
+	// alone (collect.NewRedactor without names).
+	Redact *collect.Redactor
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/yuin/goldmark"
@@ -75,6 +74,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
+	rep = r.rep // redacted
 	pinWidthMode()
 	verdict := rep.Verdict
 	if r.perfMode {
@@ -152,15 +152,6 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 }
 
 // termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
-// no control characters (ANSI escapes included).
-func termText(s string, n int) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		if unicode.IsControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, Cut(s, n))
-}
+// no control characters (ANSI escapes included) and no bidirectional
+// controls (collect.InertText, as every document has it).
+func termText(s string, n int) string { return clean(Cut(s, n)) }

@@ -73,6 +73,15 @@ type renderer struct {
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
+	red := opts.Redact
+	if red == nil {
+		red = shapesOnly
+	}
+	rep, err := redacted(rep, red)
+	if err != nil {
+		return nil, err
+	}
+	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
 	r := &renderer{rep: rep, opts: opts, cfg: opts.Config.withDefaults()}
 	r.profile = opts.Profile
 	if r.profile == "" && rep.Setup != nil {

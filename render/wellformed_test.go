@@ -59,7 +59,7 @@ var (
 	detailsRE = regexp.MustCompile(`^(<details><summary>Setup of every case</summary>|</details>)$`)
 	// What GitHub turns into a notification or a cross-reference.
 	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
-	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b`)
+	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b|(?i:\bgh-[0-9]+)`)
 	sepRE     = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
 	fenceRE   = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
 	// Zero-width characters a renderer may use to break a mention; they are
@@ -67,11 +67,21 @@ var (
 	zeroWidth = strings.NewReplacer("\u200d", "", "\u2060", "", "\u200b", "", "\ufeff", "")
 )
 
+// unsafeRune is what no document may hold: a control character other than
+// the newline between lines, or a bidirectional control.
+func unsafeRune(r rune) bool {
+	return r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
+		r == 0x200e || r == 0x200f || r == 0x061c || r == 0x2028 || r == 0x2029
+}
+
 // checkDoc runs every structural check on one document.
 func checkDoc(t tb, dc docCheck) {
 	t.Helper()
 	if !utf8.ValidString(dc.doc) {
 		t.Errorf("%s: not valid UTF-8", dc.name)
+	}
+	if i := strings.IndexFunc(dc.doc, unsafeRune); i >= 0 {
+		t.Errorf("%s: control or bidirectional character %U at %q", dc.name, []rune(dc.doc[i:])[0], dc.doc[max(0, i-20):min(len(dc.doc), i+20)])
 	}
 	tables := scanTables(t, dc)
 	src := []byte(dc.doc)
@@ -112,6 +122,14 @@ func checkDoc(t tb, dc docCheck) {
 				b.Write(seg.Value(src))
 			}
 			t.Errorf("%s: inline raw HTML %q", dc.name, b.String())
+		case *ast.AutoLink:
+			// Every link of ours is written [text](url); a bare URL or www.
+			// that GitHub links came from run text (an issue or pull
+			// request URL even cross-references it). Mail addresses are
+			// harmless.
+			if v.AutoLinkType != ast.AutoLinkEmail {
+				t.Errorf("%s: run text became a link: %q", dc.name, v.URL(src))
+			}
 		case *ast.Paragraph, *extast.TableCell, *ast.Heading, *ast.ListItem:
 			plain := plainText(n, src, false)
 			if m := mentionRE.FindString(plain); m != "" {
@@ -376,14 +394,21 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 	}
 }
 
-// flat is text as a table cell shows it: newlines and tabs as spaces, without the
-// zero-width characters that break mentions.
+// flat is text as a table cell shows it: newlines and tabs as spaces, other
+// controls and bidirectional characters as U+FFFD, without the zero-width
+// characters that break mentions.
 func flat(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", " ")
-	s = strings.ReplaceAll(s, "\n", " ")
-	s = strings.ReplaceAll(s, "\r", " ")
-	// A tab shows as white space either way; the renderer may write a space.
-	s = strings.ReplaceAll(s, "\t", " ")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		// A tab shows as white space either way; the renderer may write a space.
+		case r == '\n' || r == '\r' || r == '\t' || r == 0x85 || r == 0x2028 || r == 0x2029:
+			return ' '
+		case unsafeRune(r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 	return zeroWidth.Replace(s)
 }
 
@@ -577,6 +602,8 @@ var hostile = []string{
 	"<!--", "-->", "<img src=x>", "@someone", "@org/team", "#1", "#12345", "ovg-project/kvcached#45", "&amp;", "&#64;x",
 	"&lt;", "~~", "#", "!", "$x", "${{ secrets.X }}", "  ", "\t", "é", "e\u0301", "漢字", "👩‍🔬", "🇯🇵", "\u200d",
 	"http://example.com/a_b", "www.example.com", "- ", "1. ", "> ", "---", "===", "::", "%s",
+	"GH-5", "gh-12", "https://github.com/ovg-project/kvcached/issues/12", "http://github.com/o/r/pull/7", "WWW.github.com/o/r/pull/8",
+	"\x1b[31m", "\a", "\b", "\v", "\f", "\x7f", "\u0085", "\u009b", "\u202e", "\u202a", "\u2066", "\u2069", "\u200f", "\u061c", "\u2028",
 }
 
 func randomText(r *rand.Rand, maxRunes int) string {
@@ -707,6 +734,12 @@ func TestWellFormedCatches(t *testing.T) {
 		{"mention", strings.Replace(good, "@\u200dbob", "@bob", 1), false, "mention survives"},
 		{"entity mention", strings.Replace(good, "@\u200dbob", "&#64;bob", 1), false, "mention survives"},
 		{"issue reference", strings.Replace(good, "See", "See #12", 1), false, "issue reference survives"},
+		{"GH reference", strings.Replace(good, "See", "See GH-12", 1), false, "issue reference survives"},
+		{"issue URL", strings.Replace(good, "See", "See https://github.com/o/r/issues/12", 1), false, "run text became a link"},
+		{"www link", strings.Replace(good, "See", "See www.github.com/o/r/pull/3", 1), false, "run text became a link"},
+		{"mail address", strings.Replace(good, "See", "See a@b.io", 1), false, ""},
+		{"escape", strings.Replace(good, "next)", "\x1b[2Jnext)", 1), false, "control or bidirectional character U+001B"},
+		{"bidi override", strings.Replace(good, "next)", "\u202enext)", 1), false, "control or bidirectional character U+202E"},
 		{"raw html block", good + "\n<img src=x>\n", false, "raw HTML block"},
 		{"inline html", strings.Replace(good, "See", "See <b>x</b>", 1), false, "inline raw HTML"},
 		{"details not allowed", good + "\n<details><summary>Setup of every case</summary>\n\nx\n\n</details>\n", false, "raw HTML block"},

@@ -235,7 +235,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := w.WriteSetup(setup); err != nil {
 		return out, err
 	}
-	md := collect.SummaryMarkdown(r.Part, cases)
+	md := collect.SummaryMarkdown(r.Part, cases, r.Redactor())
 	if len(out.NotRun) > 0 {
 		md = append(md, fmt.Sprintf("\nNot run: %s\n", strings.Join(out.NotRun, ", "))...)
 	}

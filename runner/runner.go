@@ -186,6 +186,11 @@ type Runner struct {
 	Now func() time.Time
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
+	// Redact hides the secrets in everything the run writes (the part's
+	// files, serve.log, the job summary). The CLI builds it from the whole
+	// environment it saw (collect.SecretNames); nil: the values of
+	// collect.SecretEnvNames as Getenv reads them, and the token shapes.
+	Redact *collect.Redactor
 	// Stderr gets the progress lines.
 	Stderr io.Writer
 	// Terminal: stderr is a terminal, so a live phase line is shown.
@@ -225,8 +230,12 @@ func (r *Runner) stderr() io.Writer {
 	return io.Discard
 }
 
-// Redactor returns the secret redactor of the run.
+// Redactor returns the secret redactor of the run: Redact, else one of
+// collect.SecretEnvNames.
 func (r *Runner) Redactor() *collect.Redactor {
+	if r.redact == nil {
+		r.redact = r.Redact
+	}
 	if r.redact == nil {
 		r.redact = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
 	}

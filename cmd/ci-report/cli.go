@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ovg-project/ci-report/collect"
 )
 
 // Exit codes shared by every subcommand.
@@ -29,6 +31,10 @@ type env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Environ lists the environment as NAME=value (os.Environ), so that
+	// every variable named like a secret is kept out of the output; nil:
+	// only collect.SecretEnvNames are.
+	Environ func() []string
 	// Sleep waits d or until ctx ends; nil means a real timer. Commands that
 	// wait (post's rate-limit and retry waits) take it, so tests of the whole
 	// CLI run instantly.
@@ -36,6 +42,17 @@ type env struct {
 	// Kill is closed on a second SIGINT or SIGTERM (the first cancels the
 	// context): `run` then SIGKILLs every server at once. nil never fires.
 	Kill <-chan struct{}
+}
+
+// redactor hides the secrets of the environment (collect.SecretNames) and
+// the token shapes. render, post and run share it: what the runner kept out
+// of the part is kept out of every document too.
+func (e *env) redactor() *collect.Redactor {
+	var environ []string
+	if e.Environ != nil {
+		environ = e.Environ()
+	}
+	return collect.NewRedactor(e.Getenv, collect.SecretNames(environ)...)
 }
 
 // command is one subcommand: it parses its own args and does its work.
@@ -93,7 +110,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 	ctx, kill, stop := interruptContext(sigs)
 	defer stop()
-	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Kill: kill}, args)
+	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Environ: os.Environ, Kill: kill}, args)
 }
 
 // interruptContext turns the signals received on sigs into a context

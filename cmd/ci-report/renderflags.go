@@ -126,6 +126,8 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		PR:          r.pr,
 		Date:        r.date,
 		Config:      cfg,
+		// render redacts every text of the report with it, before escaping.
+		Redact: e.redactor(),
 	}
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")

@@ -381,7 +381,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
+		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
 	if deps.IsTerminal != nil {
