@@ -24,6 +24,8 @@
 //     section when it has neither engine nor case.
 package render
 
+import "github.com/ovg-project/ci-report/merge"
+
 // Options are everything besides the report that a document depends on. The
 // CLI fills them from flags and the GitHub Actions environment.
 type Options struct {
@@ -38,6 +40,10 @@ type Options struct {
 	PR          int    // > 0: pull-request variant
 	Date        string // YYYY-MM-DD, passed by the CLI (render reads no clock)
 	Config      Config
+	// KnownIssues are the known upstream issues (--known-issues, the config
+	// key known_issues; docs/render.md §10) the report is classified with
+	// before anything is rendered: they change the verdict and are shown.
+	KnownIssues []merge.KnownIssue
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change
@@ -53,6 +59,11 @@ type Config struct {
 	// nightly section for their workload and checks instead of repeating them
 	// (docs/render.md §4.6–4.7, §9).
 	NightlyKinds []string `json:"nightly_kinds,omitempty"`
+	// KnownIssues is the known-issues file (docs/render.md §10) to classify
+	// the report with, relative to the config file; the CLI reads it into
+	// Options.KnownIssues (render reads no files), and --known-issues
+	// replaces it.
+	KnownIssues string `json:"known_issues,omitempty"`
 }
 
 // RetentionDays is how long artifacts are kept, per kind of run.
