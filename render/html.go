@@ -113,6 +113,9 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			return fmt.Errorf("text: problems table: %w", err)
 		}
 	}
+	if err := r.knownText(out); err != nil {
+		return err
+	}
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
