@@ -21,7 +21,11 @@
 //   - at most 20 missing or partial part lines and 8 part names in the
 //     machine line, the rest counted, so that Render always fits its budget;
 //   - the engines table is left out when the setup has no engine, and the
-//     section when it has neither engine nor case.
+//     section when it has neither engine nor case;
+//   - with known upstream issues (Options.KnownIssues, docs/render.md §10) the
+//     report is classified before anything is rendered: failures they cover
+//     are listed apart with their links and left out of the verdict, and an
+//     entry whose checks pass again is reported as no longer reproducing.
 package render
 
 import "github.com/ovg-project/ci-report/merge"
