@@ -279,9 +279,17 @@ func fillOrdered(dst *collect.Ordered[string], src collect.Ordered[string]) {
 }
 
 // Failed reports whether the case ran and failed: not ok, or a failed
-// check. A not-run case has not failed (it counts apart).
+// check. A not-run case has not failed (it counts apart). A case whose only
+// failed checks a known upstream issue covers has not failed either
+// (Report.WithKnownIssues); any other failed check still fails it.
 func (c *Case) Failed() bool {
-	return !c.NotRun && collect.CaseFailed(c.OK, c.Checks)
+	if c.NotRun {
+		return false
+	}
+	if len(c.Known) > 0 {
+		return c.failedBeyondKnown()
+	}
+	return collect.CaseFailed(c.OK, c.Checks)
 }
 
 // Label is how a case is named in a report: its name, and for an
@@ -317,8 +325,12 @@ type Counts struct {
 	// Ran counts the cases that finished, `-setup` cases included.
 	Ran int
 	// Passed counts the cases that ran and passed whose name does not end
-	// in `-setup` (the N of "All N cases passed.").
+	// in `-setup` (the N of "All N cases passed."), those that failed only
+	// on known upstream issues included.
 	Passed int
+	// Known counts the cases of Passed that failed only on checks a known
+	// upstream issue covers.
+	Known int
 }
 
 // Counts returns the verdict's numbers (docs/formats.md §7.3).
@@ -339,6 +351,9 @@ func (r *Report) Counts() Counts {
 			if !IsSetupCase(c.Name) {
 				n.Total++
 				n.Passed++
+				if c.KnownFailed() {
+					n.Known++
+				}
 			}
 		}
 	}

@@ -27,6 +27,10 @@ type Report struct {
 	// an unreadable perf file), each naming the part, file and field. A
 	// report shows them; nothing is dropped silently.
 	Problems []string `json:"problems,omitempty"`
+	// KnownIssues are the known upstream issues this report was classified
+	// with (WithKnownIssues), in file order: a render-time input, never
+	// written to merged.json.
+	KnownIssues []KnownIssue `json:"-"`
 }
 
 // KvcachedSHA is the commit under test as the parts recorded it: the merged
@@ -52,6 +56,9 @@ type Case struct {
 	NotRun bool `json:"not_run,omitempty"`
 	// Part is the display name of the part the case came from.
 	Part string `json:"part"`
+	// Known are the checks that a known upstream issue covers, passing or
+	// failing, in check order (Report.WithKnownIssues); never in merged.json.
+	Known []KnownCheck `json:"-"`
 }
 
 // Part status values: collect's, as PartStatus.Status holds them.

@@ -27,9 +27,16 @@
 //     or escaped, and run text never becomes a link, a mention or an issue
 //     reference, nor carries a control or bidirectional character (Plain,
 //     collect.InertText).
+//   - with known upstream issues (Options.KnownIssues, docs/render.md §10) the
+//     report is classified before anything is rendered: failures they cover
+//     are listed apart with their links and left out of the verdict, and an
+//     entry whose checks pass again is reported as no longer reproducing.
 package render
 
-import "github.com/ovg-project/ci-report/collect"
+import (
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
 
 // Options are everything besides the report that a document depends on. The
 // CLI fills them from flags and the GitHub Actions environment.
@@ -50,6 +57,10 @@ type Options struct {
 	// it from the environment (render reads none); nil: the token shapes
 	// alone (collect.NewRedactor without names).
 	Redact *collect.Redactor
+	// KnownIssues are the known upstream issues (--known-issues, the config
+	// key known_issues; docs/render.md §10) the report is classified with
+	// before anything is rendered: they change the verdict and are shown.
+	KnownIssues []merge.KnownIssue
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change
@@ -65,6 +76,11 @@ type Config struct {
 	// nightly section for their workload and checks instead of repeating them
 	// (docs/render.md §4.6–4.7, §9).
 	NightlyKinds []string `json:"nightly_kinds,omitempty"`
+	// KnownIssues is the known-issues file (docs/render.md §10) to classify
+	// the report with, relative to the config file; the CLI reads it into
+	// Options.KnownIssues (render reads no files), and --known-issues
+	// replaces it.
+	KnownIssues string `json:"known_issues,omitempty"`
 }
 
 // RetentionDays is how long artifacts are kept, per kind of run.

@@ -68,6 +68,9 @@ func MergeConfig(base, over Config) Config {
 	if over.RetentionDays.Perf != 0 {
 		out.RetentionDays.Perf = over.RetentionDays.Perf
 	}
+	if over.KnownIssues != "" {
+		out.KnownIssues = over.KnownIssues
+	}
 	if over.NightlyKinds != nil {
 		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)
 	}

@@ -76,7 +76,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	rep = r.rep // redacted
 	pinWidthMode()
-	verdict := rep.Verdict
+	verdict := r.rep.Verdict // classified with the known issues
 	if r.perfMode {
 		verdict = r.perfVerdict()
 	}
@@ -113,6 +113,9 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			return fmt.Errorf("text: problems table: %w", err)
 		}
 	}
+	if err := r.knownText(out); err != nil {
+		return err
+	}
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
@@ -128,13 +131,16 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		checks := "not run"
 		if !c.NotRun {
 			var parts []string
-			for _, ch := range c.Checks {
+			for j, ch := range c.Checks {
 				if ch.OK {
 					continue
 				}
 				s := termText(ch.Name, 100)
 				if ch.Detail != "" {
 					s += " (" + termText(ch.Detail, detailCut) + ")"
+				}
+				if k, known := c.KnownIssueOf(j); known {
+					s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"
 				}
 				parts = append(parts, s)
 			}

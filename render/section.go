@@ -164,6 +164,9 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 		blocks = append(blocks, r.workload(w, p, "priority", "each_pair", s.PriorityWorkload, &s.PriorityChecks)...)
 	}
+	if k := r.knownSection(w); k != "" {
+		blocks = append(blocks, k)
+	}
 	out := w.t("section", map[string]any{
 		"Title":    Plain(r.cfg.Title(r.profile)),
 		"Sentence": sentence,

@@ -56,12 +56,14 @@ type docCheck struct {
 
 var (
 	markerRE  = regexp.MustCompile(`^<!-- ci-report:comment run=[A-Za-z0-9._-]+ attempt=[A-Za-z0-9._-]+ profile=[a-z0-9][a-z0-9_-]* -->$`)
-	detailsRE = regexp.MustCompile(`^(<details><summary>Setup of every case</summary>|</details>)$`)
+	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*)</summary>|</details>)$`)
 	// What GitHub turns into a notification or a cross-reference.
 	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
 	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b|(?i:\bgh-[0-9]+)`)
-	sepRE     = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
-	fenceRE   = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
+	// The mark after a known check's detail, as plainText reads it.
+	knownMarkRE = regexp.MustCompile(`^ \(known: ⟨a⟩[^⟨]*⟨/a⟩\)`)
+	sepRE       = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
+	fenceRE     = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
 	// Zero-width characters a renderer may use to break a mention; they are
 	// not part of the text a reader sees.
 	zeroWidth = strings.NewReplacer("\u200d", "", "\u2060", "", "\u200b", "", "\ufeff", "")
@@ -320,17 +322,23 @@ func unescape(seg []byte) string {
 	return html.UnescapeString(buf.String())
 }
 
-// listed reports whether the case belongs in the failed-cases table.
+// listed reports whether the case belongs in the failed-cases table: not
+// run, or a failed check that no known issue covers, or not ok without any
+// failed check.
 func listed(c *merge.Case) bool {
-	if c.NotRun || !c.OK {
+	if c.NotRun {
 		return true
 	}
-	for _, ch := range c.Checks {
+	anyFailed := false
+	for i, ch := range c.Checks {
 		if !ch.OK {
-			return true
+			anyFailed = true
+			if _, known := c.KnownIssueOf(i); !known {
+				return true
+			}
 		}
 	}
-	return false
+	return !anyFailed && !c.OK
 }
 
 // checkFailedTable finds the `| case | setup | failed checks |` table and
@@ -421,9 +429,12 @@ func matchChecks(c *merge.Case, got string) string {
 		return ""
 	}
 	var failed []collect.Check
-	for _, ch := range c.Checks {
+	var known []bool // known[i]: failed[i] is covered by a known issue
+	for j, ch := range c.Checks {
 		if !ch.OK {
 			failed = append(failed, ch)
+			_, k := c.KnownIssueOf(j)
+			known = append(known, k)
 		}
 	}
 	if len(failed) == 0 {
@@ -434,6 +445,14 @@ func matchChecks(c *merge.Case, got string) string {
 	}
 	rest := got
 	for i, ch := range failed {
+		if i > 0 && known[i-1] {
+			// A known check's mark follows its detail (docs/render.md §3.4).
+			m := knownMarkRE.FindString(rest)
+			if m == "" {
+				return fmt.Sprintf("known check %s has no ` (known: <link>)` at %q", failed[i-1].Name, rest)
+			}
+			rest = rest[len(m):]
+		}
 		if i > 0 {
 			if !strings.HasPrefix(rest, "; ") {
 				return fmt.Sprintf("no `; ` before check %s at %q", ch.Name, rest)
@@ -464,6 +483,13 @@ func matchChecks(c *merge.Case, got string) string {
 		if !matched {
 			return fmt.Sprintf("detail of %s does not read back as %q cut to at most 300 code points", ch.Name, string(detail))
 		}
+	}
+	if known[len(failed)-1] {
+		m := knownMarkRE.FindString(rest)
+		if m == "" {
+			return fmt.Sprintf("known check %s has no ` (known: <link>)` at %q", failed[len(failed)-1].Name, rest)
+		}
+		rest = rest[len(m):]
 	}
 	if rest != "" {
 		return fmt.Sprintf("unexpected text after the last check: %q", rest)
@@ -546,7 +572,9 @@ func TestWellFormed(t *testing.T) {
 			rep := gc.load(t)
 			docs := gc.render(t, rep)
 			opts := gc.options()
-			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0, rep: rep})
+			// The comment shows the report as classified with the known
+			// issues, whose own block is collapsed (docs/render.md §10).
+			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0 || len(opts.KnownIssues) > 0, rep: rep.WithKnownIssues(opts.KnownIssues)})
 			if docs.Section != "" {
 				checkDoc(t, docCheck{name: "section", doc: docs.Section, setup: rep.Setup})
 			}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ type renderInputs struct {
 	config      string
 	allowMixed  bool
 	plan        string
+	knownIssues string
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
@@ -54,9 +56,10 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.artifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
 	fs.IntVar(&r.pr, "pr", 0, "pull request `number`: render the pull-request variant")
 	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
-	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days)")
+	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days, nightly_kinds, known_issues)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
 	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
+	fs.StringVar(&r.knownIssues, "known-issues", "", "known upstream issues `file` (JSON [{check, cases, url, note}]): failures it covers are shown as known and do not fail the verdict (default: the config's known_issues)")
 }
 
 // load reads the report named by args (part directories, artifact roots, or
@@ -114,6 +117,11 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
+	known, err := r.readKnownIssues(readFile, cfg)
+	if err != nil {
+		return nil, opts, err
+	}
+
 	opts = render.Options{
 		Profile:     r.profile,
 		RunURL:      r.runURL,
@@ -127,7 +135,8 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		Date:        r.date,
 		Config:      cfg,
 		// render redacts every text of the report with it, before escaping.
-		Redact: e.redactor(),
+		Redact:      e.redactor(),
+		KnownIssues: known,
 	}
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
@@ -186,6 +195,32 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		return nil, opts, usageErrorf("the parts' profile %q is not valid: want [a-z0-9][a-z0-9_-]*; pass --profile", opts.Profile)
 	}
 	return rep, opts, nil
+}
+
+// readKnownIssues reads the known-issues file: --known-issues, else the
+// config's known_issues, which is relative to the config file so that a
+// repository's config and its list can sit side by side wherever the
+// workflow runs from (docs/render.md §9, §10). None: nil.
+func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
+	file := r.knownIssues
+	if file == "" && cfg.KnownIssues != "" {
+		file = cfg.KnownIssues
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(r.config), file)
+		}
+	}
+	if file == "" {
+		return nil, nil
+	}
+	data, err := readFile(file)
+	if err != nil {
+		return nil, usageErrorf("read known issues: %v", err)
+	}
+	known, err := render.ParseKnownIssues(file, data)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return known, nil
 }
 
 // readReport merges the given directories, or reads one merged.json: both
