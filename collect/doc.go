@@ -207,8 +207,9 @@
 // from `kvctl list --json`, an array of one object per kvcached segment with
 // ipc, gpu (absent: 0), limit_bytes, used_bytes, priority, charged_bytes,
 // shortfall_bytes and watermark_bytes. Per GPU the numeric fields are
-// summed, a missing field counting 0; segments of no server of the case are
-// ignored; output that is not an array of objects, or a kvctl that failed or
+// summed, a missing field counting 0; a server's segments are `<ipc>` and
+// `<ipc>_g<N>` (a hybrid model's further KV pool groups, each listed under
+// its own name), segments of no server of the case are ignored; output that is not an array of objects, or a kvctl that failed or
 // timed out, gives no sample and counts in the case log's ledger_errors.
 //
 // # Usage timeline <pair>-usage.json
