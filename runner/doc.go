@@ -49,8 +49,13 @@
 // A server's command is the engine's server template, then model_args, then
 // extra_args; it starts as `env K=V ... <argv>` with the engine's env, the
 // server's env, KVCACHED_IPC_NAME (kvcached servers: `e2e_<run id>_<name>`
-// with every character outside [A-Za-z0-9_] replaced by `_`) and
-// CUDA_VISIBLE_DEVICES. Server cases of one group run kvcached layouts
+// with every character outside [A-Za-z0-9_] replaced by `_`; one longer than
+// the 64 characters kvcached keeps is cut to 47, `_` and 16 hex digits of a
+// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES. The ledger,
+// shm_removed and socket_dirs_removed use that exact name: a server's
+// segments are `<ipc>` and its pool groups `<ipc>_g<N>`, whose usage is
+// summed; a plan whose servers' IPC names kvcached could not tell apart
+// (equal, or one another's `_g<N>`) is refused. Server cases of one group run kvcached layouts
 // first, then the native case, which they are compared with.
 //
 // # GPU size of the pairs

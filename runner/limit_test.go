@@ -2,7 +2,10 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 func TestLimitSimulated(t *testing.T) {
@@ -22,5 +25,22 @@ func TestLimitSimulated(t *testing.T) {
 	mem := run.memoryMiB(t)
 	if !(mem["idle"] < mem["limit"] && mem["limit"] < mem["filled"] && mem["peak_under_limit"] <= mem["limit"] && mem["regrown"] > mem["limit"]) {
 		t.Errorf("memory_mib %v: want idle < limit < filled, peak ≤ limit < regrown", mem)
+	}
+}
+
+// TestLimitLongRunID: with a 100-character --run-id the IPC name is one
+// kvcached keeps as it is, so the ledger finds the server's segment and a
+// leaked segment fails shm_removed instead of passing it by a name no
+// segment has.
+func TestLimitLongRunID(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*", faults: "leak-segment", runID: strings.Repeat("r", 100)})
+	s := "limit-vllm-qwen05b-kv_c1"
+	if got, want := failedChecks(run.res), []string{s + "_shm_removed", s + "_socket_dirs_removed"}; !slices.Equal(got, want) {
+		dumpChecks(t, run.res)
+		t.Errorf("failed checks %v, want %v", got, want)
+	}
+	ipc := IPCName(strings.Repeat("r", 100), s)
+	if d := checkDetail(run.res, s+"_shm_removed"); d != "left in "+sim.ShmDir(run.world)+": "+ipc {
+		t.Errorf("shm_removed detail %q, want the leaked segment %s", d, ipc)
 	}
 }

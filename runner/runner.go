@@ -382,7 +382,7 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
-		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
+		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.RunID),
 		Required: append(slices.Clone(c.Engine(s.Plan.Engine).Patches), s.Plan.Patches...),
 	}
 	if err != nil {

@@ -166,17 +166,28 @@ type Listing struct {
 	Err     string
 }
 
-// ShmRemoved is `shm_removed`: no entry of the shm directory starts with the IPC name.
-func ShmRemoved(prefix, ipc string, l Listing) collect.Check {
-	return leftover(prefix+"shm_removed", ipc, l, strings.HasPrefix)
+// ShmRemoved is `shm_removed`: no entry of the shm directory is the IPC
+// name or starts with it and `_` (its pool groups `<ipc>_g<N>`, or the
+// `<ipc>_<engine>_<pgid>` kvcached 0.1.3–0.1.5 fall back to when the name is
+// taken, kvcached/utils.py@2513db1 l.59-66). others are the run's other IPC
+// names: an entry that is a longer one's (`<ipc>_tp2`) is not this server's.
+func ShmRemoved(prefix, ipc string, others []string, l Listing) collect.Check {
+	return leftover(prefix+"shm_removed", ipc, others, l, shmEntryOf)
 }
 
-// SocketDirsRemoved is `socket_dirs_removed`: no entry of the tmp directory contains the IPC name.
-func SocketDirsRemoved(prefix, ipc string, l Listing) collect.Check {
-	return leftover(prefix+"socket_dirs_removed", ipc, l, strings.Contains)
+func shmEntryOf(entry, ipc string) bool {
+	return entry == ipc || strings.HasPrefix(entry, ipc+"_")
 }
 
-func leftover(name, ipc string, l Listing, match func(s, sub string) bool) collect.Check {
+// SocketDirsRemoved is `socket_dirs_removed`: no entry of the tmp directory
+// contains the IPC name (kvcached's `kvcached-tp-<ipc>-<8 hex>`,
+// tp_ipc_util.py@e8e6406 l.16-53), unless it contains a longer IPC name of
+// others that contains this one.
+func SocketDirsRemoved(prefix, ipc string, others []string, l Listing) collect.Check {
+	return leftover(prefix+"socket_dirs_removed", ipc, others, l, strings.Contains)
+}
+
+func leftover(name, ipc string, others []string, l Listing, match func(entry, ipc string) bool) collect.Check {
 	if l.Err != "" {
 		return fail(name, cut("could not list "+l.Dir+": "+l.Err, 300))
 	}
@@ -185,7 +196,7 @@ func leftover(name, ipc string, l Listing, match func(s, sub string) bool) colle
 	}
 	var left []string
 	for _, e := range l.Entries {
-		if match(e, ipc) {
+		if match(e, ipc) && !slices.ContainsFunc(others, func(o string) bool { return len(o) > len(ipc) && match(e, o) }) {
 			left = append(left, e)
 		}
 	}
@@ -204,8 +215,11 @@ type Shutdown struct {
 	Kvcached bool   // the server ran with kvcached enabled
 	Required []string
 	IPC      string
-	Shm      Listing
-	Tmp      Listing
+	// OtherIPCs are the run's other kvcached IPC names (leftovers of a server
+	// whose name extends this one's are not this server's).
+	OtherIPCs []string
+	Shm       Listing
+	Tmp       Listing
 }
 
 // ShutdownChecks are the shutdown checks of one server, in order:
@@ -222,7 +236,7 @@ func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 	}
 	if o.Kvcached {
 		out = append(out, KvcachedActive(prefix, o.Log, o.Required),
-			ShmRemoved(prefix, o.IPC, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.Tmp))
+			ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
 	} else {
 		out = append(out, KvcachedInactive(prefix, o.Log))
 	}

@@ -29,7 +29,9 @@
 // --max-model-len/--context-length, --block-size/--page-size,
 // --tensor-parallel-size/--tp-size, --kv-cache-dtype (fp8* halves KV bytes)
 // and --enable-prompt-tokens-details, and ignores the rest. The environment:
-// ENABLE_KVCACHED and KVCACHED_AUTOPATCH (both true: kvcached), KVCACHED_IPC_NAME,
+// ENABLE_KVCACHED and KVCACHED_AUTOPATCH (both true: kvcached),
+// KVCACHED_IPC_NAME (made a segment name as kvcached does: characters other
+// than letters, digits, `_` and `-` become `-`, then cut to 64),
 // KVCACHED_CONTIGUOUS_LAYOUT, KVCACHED_MAX_CACHED_TOKENS, VLLM_SERVER_DEV_MODE
 // (vLLM serves /reset_prefix_cache only when it is 1, like the real one),
 // CUDA_VISIBLE_DEVICES (world GPU indices; empty: all), CI_REPORT_SIM_DIR,

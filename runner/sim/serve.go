@@ -152,7 +152,7 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
 	s.devMode = env.getenv("VLLM_SERVER_DEV_MODE") == "1"
 	if s.elastic {
-		s.ipc = env.getenv("KVCACHED_IPC_NAME")
+		s.ipc = kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME"))
 		if s.ipc == "" {
 			s.ipc = "kvcached_" + engine + "_" + strconv.Itoa(s.pid)
 		}
