@@ -172,6 +172,15 @@ func (c *Client) parse(data []byte, res *collect.RequestResult) error {
 			res.PromptTokens = r.Usage.PromptTokens
 			if r.Usage.PromptTokensDetails != nil {
 				res.CachedTokens = r.Usage.PromptTokensDetails.CachedTokens
+			} else {
+				// vLLM omits prompt_tokens_details when no token was
+				// cached: `if self.enable_prompt_tokens_details and
+				// final_res.num_cached_tokens:` in its completion serving
+				// (vllm-ascend#9911 on vLLM main 27a93cd4: "zero-cache
+				// details are omitted"); newer code sends cached_tokens 0
+				// (vllm/entrypoints/openai/completion/serving.py@030ea52effcb).
+				// Either way no details means 0 cached, not unknown.
+				res.CachedTokens = ptr(0)
 			}
 		}
 	}
