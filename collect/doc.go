@@ -167,7 +167,8 @@
 // # log, per kind of case
 //
 //	<engine>-setup  {}   its only check is install_kvcached
-//	server          {"setup": <case setup>, "<case>": LogInfo}
+//	server          {"setup": <case setup>, "prefix_cache_reset": {answer: "200" or the
+//	                 error, cached_before, cached_after: int or null}, "<case>": LogInfo}
 //	elastic         {"setup", "ballast_mib"?, "memory_mib": {free, per_request_a, per_request_b,
 //	                 n_a, n_b, gpu_free_after_a, a_growth, a_after, free_at_a_peak, b_growth},
 //	                 "segments": {...}, "<server A>": LogInfo, "<server B>": LogInfo}

@@ -45,9 +45,43 @@ func Ready(name, problem string) collect.Check {
 	return fail(name, cut(problem, 300))
 }
 
-// PrefixCacheReset is `prefix_cache_reset`: ok when the reset call succeeded.
-func PrefixCacheReset(problem string) collect.Check {
-	return Ready("prefix_cache_reset", problem)
+// ResetObservation is what verifying a prefix-cache reset saw: the cached
+// tokens of one prompt sent right before and again right after the reset
+// (nil: the answer reported none), why a probe request failed, and the reset
+// call's own answer.
+type ResetObservation struct {
+	Before, After *int
+	ProbeErr      string
+	// Answer is "" when the call answered 200, else what it answered.
+	Answer string
+}
+
+// PrefixCacheReset is `prefix_cache_reset`: the reset is judged by its
+// effect, the repeated prompt's cached tokens dropping, and never by the
+// call's answer alone. vLLM's POST /reset_prefix_cache answers 200 whatever
+// happened ("we currently do not check if the prefix cache is successfully
+// reset", vllm/entrypoints/serve/cache/api_router.py@09cb327f1183) and is a
+// 404 without VLLM_SERVER_DEV_MODE; SGLang's /flush_cache answers 400 and
+// does nothing while requests run or wait
+// (python/sglang/srt/entrypoints/http_server.py@0025436eab05). A prompt with
+// no cached tokens before the reset leaves nothing to verify: ok, saying so.
+func PrefixCacheReset(o ResetObservation) collect.Check {
+	const name = "prefix_cache_reset"
+	answer := "answered 200"
+	if o.Answer != "" {
+		answer = o.Answer
+	}
+	switch {
+	case o.ProbeErr != "":
+		return fail(name, cut("the repeated prompt failed: "+o.ProbeErr+"; the reset "+answer, 300))
+	case o.Before == nil || o.After == nil:
+		return fail(name, cut("the server reported no cached tokens for the repeated prompt, so the reset cannot be verified; the reset "+answer, 300))
+	case *o.Before == 0:
+		return pass(name, cut(fmt.Sprintf("the repeated prompt had no cached tokens before the reset: nothing to verify (%d after; the reset %s)", *o.After, answer), 300))
+	case *o.After < *o.Before:
+		return pass(name, cut(fmt.Sprintf("cached tokens of the repeated prompt %d before the reset, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
+	}
+	return fail(name, cut(fmt.Sprintf("the reset had no effect: the repeated prompt had %d cached tokens before it, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
 }
 
 // PhaseOK is `<phase>_ok`: the phase has at least one result and all are ok.

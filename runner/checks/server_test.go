@@ -46,8 +46,22 @@ func TestServerChecks(t *testing.T) {
 	runServerChecks(t, []serverCheck{
 		{"ready ok", Ready("server_ready", ""), "server_ready", true, ""},
 		{"ready fails", Ready("server_ready", "not ready after 30m0s"), "server_ready", false, "not ready after 30m0s"},
-		{"reset ok", PrefixCacheReset(""), "prefix_cache_reset", true, ""},
-		{"reset fails", PrefixCacheReset("POST /reset_prefix_cache: HTTP 404"), "prefix_cache_reset", false, "POST /reset_prefix_cache: HTTP 404"},
+		{"reset took effect", PrefixCacheReset(ResetObservation{Before: ip(2384), After: ip(0)}), "prefix_cache_reset", true,
+			"cached tokens of the repeated prompt 2384 before the reset, 0 after (the reset answered 200)"},
+		// vLLM answers 200 whether or not anything was reset.
+		{"200 without effect", PrefixCacheReset(ResetObservation{Before: ip(2384), After: ip(2384)}), "prefix_cache_reset", false,
+			"the reset had no effect: the repeated prompt had 2384 cached tokens before it, 2384 after (the reset answered 200)"},
+		{"404 without dev mode", PrefixCacheReset(ResetObservation{Before: ip(2384), After: ip(2384), Answer: "POST http://h/reset_prefix_cache: HTTP 404: Not Found"}), "prefix_cache_reset", false,
+			"the reset had no effect: the repeated prompt had 2384 cached tokens before it, 2384 after (the reset POST http://h/reset_prefix_cache: HTTP 404: Not Found)"},
+		// SGLang answers 400 while requests run, yet a later look may show the effect.
+		{"effect despite 400", PrefixCacheReset(ResetObservation{Before: ip(96), After: ip(0), Answer: "POST http://h/flush_cache: HTTP 400: Cache flushed."}), "prefix_cache_reset", true,
+			"cached tokens of the repeated prompt 96 before the reset, 0 after (the reset POST http://h/flush_cache: HTTP 400: Cache flushed.)"},
+		{"nothing cached", PrefixCacheReset(ResetObservation{Before: ip(0), After: ip(0)}), "prefix_cache_reset", true,
+			"the repeated prompt had no cached tokens before the reset: nothing to verify (0 after; the reset answered 200)"},
+		{"not reported", PrefixCacheReset(ResetObservation{Before: ip(5)}), "prefix_cache_reset", false,
+			"the server reported no cached tokens for the repeated prompt, so the reset cannot be verified; the reset answered 200"},
+		{"probe failed", PrefixCacheReset(ResetObservation{ProbeErr: "ConnectionRefused: dial tcp", Answer: "POST x: Error: refused"}), "prefix_cache_reset", false,
+			"the repeated prompt failed: ConnectionRefused: dial tcp; the reset POST x: Error: refused"},
 		{"phase ok", PhaseOK(good), "gen_seq_ok", true, ""},
 		{"phase fails", PhaseOK(bad), "gen_conc_ok", false, "2/3 failed: 0 ConnectionError: refused; 500 HTTP 500: boom"},
 		{"phase empty", PhaseOK(collect.Phase{Name: "apc_0"}), "apc_0_ok", false, "no requests recorded"},
@@ -122,3 +136,5 @@ func TestShutdownChecksOrder(t *testing.T) {
 		t.Fatalf("detail of %d code points", len([]rune(ph.Detail)))
 	}
 }
+
+func ip(n int) *int { return &n }

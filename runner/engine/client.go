@@ -187,8 +187,11 @@ func (c *Client) parse(data []byte, res *collect.RequestResult) error {
 	return nil
 }
 
-// ResetPrefixCache empties the server's prefix cache (vLLM
-// /reset_prefix_cache, SGLang /flush_cache).
+// ResetPrefixCache asks the server to empty its prefix cache (vLLM POST
+// /reset_prefix_cache, SGLang POST /flush_cache) and returns nil when it
+// answered 200. That proves nothing: vLLM answers 200 without checking that
+// anything was reset (vllm/entrypoints/serve/cache/api_router.py@09cb327f1183),
+// so callers judge a reset by its effect on cached tokens.
 func (c *Client) ResetPrefixCache(ctx context.Context) error {
 	timeout := c.ResetTimeout
 	if timeout <= 0 {
