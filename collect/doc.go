@@ -191,7 +191,8 @@
 //	                             SGLang "max_total_num_tokens=<N>"
 //	tokens             [int]     vLLM "GPU KV cache size: 1,142,198 tokens", SGLang "max_total_num_tokens=N"
 //	kvcached_lines     int       lines containing "[kvcached]"
-//	block_size         [new, old] or null   "Setting attention block size to N tokens (was M)"
+//	block_size         [N] or null  vLLM's "Setting attention block size to N tokens to ensure that
+//	                             attention page size is >= mamba page size." (hybrid models)
 //	errors             [string]  error signatures (regular expressions, as text) that matched
 //	                             before the stop signal, sorted
 //	errors_after_stop  [string]  the same, anywhere in the log

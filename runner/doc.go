@@ -55,8 +55,12 @@
 // shm_removed and socket_dirs_removed use that exact name: a server's
 // segments are `<ipc>` and its pool groups `<ipc>_g<N>`, whose usage is
 // summed; a plan whose servers' IPC names kvcached could not tell apart
-// (equal, or one another's `_g<N>`) is refused. Server cases of one group run kvcached layouts
-// first, then the native case, which they are compared with.
+// (equal, or one another's `_g<N>`) is refused. Server cases of one group
+// run kvcached layouts first, then the native case, which they are compared
+// with. No server is given --block-size: vLLM picks a hybrid model's
+// attention block size itself, kvcached or not, and the native case's
+// native_block_size_matched compares the size its server logged with each
+// kvcached server's of its group.
 //
 // # GPU size of the pairs
 //

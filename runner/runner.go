@@ -553,17 +553,16 @@ func (c *Case) marshalLog(log any) json.RawMessage {
 }
 
 // GroupState is what the server cases of one comparison group share: the
-// native case's phases for the comparison and the block size a kvcached case
-// enlarged to.
+// finished kvcached cases waiting for the native case and the attention
+// block sizes their servers logged.
 type GroupState struct {
 	// Name is the group.
 	Name string
 	// HasNative: the selected plan has a native case in the group.
 	HasNative bool
-	// BlockSize is the enlarged attention block size a kvcached case logged (0: none).
-	BlockSize int
-	// BlockSizeFrom names the case that logged it.
-	BlockSizeFrom string
+	// BlockSizes are the attention block sizes the group's kvcached servers
+	// that became ready logged, in case order.
+	BlockSizes []checks.CaseBlockSize
 	// Pending are the finished kvcached cases waiting for the native case.
 	Pending []*collect.CaseResult
 }

@@ -260,3 +260,29 @@ func TestResetPrefixCacheByEffect(t *testing.T) {
 		}
 	}
 }
+
+// TestSimHybridBlockSize: vLLM sets a hybrid model's attention block size
+// itself, kvcached or not, so the native case gets no --block-size and
+// compares the size its server logged with the kvcached servers'.
+func TestSimHybridBlockSize(t *testing.T) {
+	out, r := serverSim(t, "nightly", []string{"vllm-qwen35_4b-*"}, "", context.Background(), nil)
+	if !out.OK {
+		for _, c := range out.Cases {
+			t.Logf("%s: %v", c.Name, failedChecks(c))
+		}
+		t.Fatal("the hybrid group did not pass")
+	}
+	var native collect.CaseResult
+	for _, c := range out.Cases {
+		if c.Name == "vllm-qwen35_4b-native" {
+			native = c
+		}
+	}
+	if d := checkDetail(native, "native_block_size_matched"); d != "block size 128, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged" {
+		t.Errorf("native_block_size_matched %q (checks %v)", d, native.Checks)
+	}
+	cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-native", "cmd.txt"))
+	if err != nil || strings.Contains(string(cmd), "--block-size") {
+		t.Errorf("native cmd.txt %s (%v): want no --block-size", cmd, err)
+	}
+}

@@ -9,6 +9,7 @@ package checks
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -385,14 +386,64 @@ func cachedList(ph collect.Phase) string {
 	return "[" + strings.Join(s, ", ") + "]"
 }
 
-// NativeBlockSizeMatched is `native_block_size_matched`: the native case ran
-// with the block size a kvcached case of its group enlarged to (ok, with a note).
-func NativeBlockSizeMatched(blockSize int, from string, started bool) collect.Check {
+// CaseBlockSize is the attention block size a case's server logged (0: it
+// logged none, so vLLM kept its default).
+type CaseBlockSize struct {
+	Case string
+	Size int
+}
+
+// NativeBlockSizeMatched is `native_block_size_matched` of a native case:
+// its server logged the same attention block size as each kvcached server
+// of its group (kvcached, the ready ones, in case order). vLLM sets a hybrid
+// model's block size itself, with or without kvcached (vLLM's
+// `Setting attention block size to N tokens to ensure that attention page
+// size is >= mamba page size.`), so a difference means kvcached changed it.
+// ok is false, and there is no check, when no server of the group logged a
+// size, or nothing is compared because neither side logged one.
+func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSize) (collect.Check, bool) {
 	const name = "native_block_size_matched"
-	if !started {
-		return fail(name, fmt.Sprintf("the native server with --block-size %d did not start", blockSize))
+	logged := native > 0
+	for _, k := range kvcached {
+		logged = logged || k.Size > 0
 	}
-	return pass(name, fmt.Sprintf("ran with --block-size %d, as %s logged", blockSize, from))
+	if !logged {
+		return collect.Check{}, false
+	}
+	size := func(n int) string {
+		if n <= 0 {
+			return "none (vLLM's default)"
+		}
+		return strconv.Itoa(n)
+	}
+	if !nativeReady {
+		return fail(name, cut("the native server did not become ready: nothing to compare with "+describeSizes(kvcached, size), 300)), true
+	}
+	if len(kvcached) == 0 {
+		return pass(name, fmt.Sprintf("block size %d; no kvcached case of the group became ready to compare with", native)), true
+	}
+	var differ []CaseBlockSize
+	for _, k := range kvcached {
+		if k.Size != native {
+			differ = append(differ, k)
+		}
+	}
+	if len(differ) > 0 {
+		return fail(name, cut(fmt.Sprintf("native logged block size %s; %s", size(native), describeSizes(differ, size)), 300)), true
+	}
+	names := make([]string, len(kvcached))
+	for i, k := range kvcached {
+		names[i] = k.Case
+	}
+	return pass(name, cut(fmt.Sprintf("block size %d, as %s logged", native, strings.Join(names, ", ")), 300)), true
+}
+
+func describeSizes(cs []CaseBlockSize, size func(int) string) string {
+	parts := make([]string, len(cs))
+	for i, k := range cs {
+		parts[i] = k.Case + " logged " + size(k.Size)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // InstallKvcached is `install_kvcached` of an `<engine>-setup` case: the

@@ -97,8 +97,6 @@ func TestServerChecks(t *testing.T) {
 		{"tokens length", TokensEqual(collect.Phase{Name: "apc_1", Results: []collect.RequestResult{res(200, []int{1}, nil, "")}}, collect.Phase{Results: []collect.RequestResult{res(200, []int{1, 2}, nil, "")}}), "apc_1_tokens_equal", false, "prompt 0: kvcached 1 tokens vs native 2"},
 		{"cached equal", CachedTokensEqual(collect.Phase{Name: "apc_0", Results: good.Results}, good), "apc_0_cached_tokens_equal", true, "[0, 16]"},
 		{"cached differ", CachedTokensEqual(collect.Phase{Name: "apc_1", Results: good.Results}, other), "apc_1_cached_tokens_equal", false, "kvcached [0, 16] vs native [0, 0]"},
-		{"block size", NativeBlockSizeMatched(32, "vllm-x-kv_c1", true), "native_block_size_matched", true, "ran with --block-size 32, as vllm-x-kv_c1 logged"},
-		{"block size no start", NativeBlockSizeMatched(32, "vllm-x-kv_c1", false), "native_block_size_matched", false, "the native server with --block-size 32 did not start"},
 		{"install ok", InstallKvcached("", "installed"), "install_kvcached", true, "installed"},
 		{"install fails", InstallKvcached("exit status 1", ""), "install_kvcached", false, "exit status 1"},
 	})
@@ -138,3 +136,47 @@ func TestShutdownChecksOrder(t *testing.T) {
 }
 
 func ip(n int) *int { return &n }
+
+func TestNativeBlockSizeMatched(t *testing.T) {
+	kv := func(sizes ...int) []CaseBlockSize {
+		var out []CaseBlockSize
+		for i, n := range sizes {
+			out = append(out, CaseBlockSize{Case: []string{"vllm-x-kv_c1", "vllm-x-kv_c0"}[i], Size: n})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name       string
+		native     int
+		ready      bool
+		kv         []CaseBlockSize
+		wantCheck  bool
+		wantOK     bool
+		wantDetail string
+	}{
+		{name: "not hybrid", native: 0, ready: true, kv: kv(0, 0)},
+		{name: "not hybrid, native not ready", native: 0, kv: kv(0)},
+		{name: "same size", native: 784, ready: true, kv: kv(784, 784), wantCheck: true, wantOK: true,
+			wantDetail: "block size 784, as vllm-x-kv_c1, vllm-x-kv_c0 logged"},
+		{name: "kvcached changed it", native: 784, ready: true, kv: kv(784, 1024), wantCheck: true,
+			wantDetail: "native logged block size 784; vllm-x-kv_c0 logged 1024"},
+		{name: "kvcached kept the default", native: 784, ready: true, kv: kv(0), wantCheck: true,
+			wantDetail: "native logged block size 784; vllm-x-kv_c1 logged none (vLLM's default)"},
+		{name: "only kvcached enlarged", native: 0, ready: true, kv: kv(784), wantCheck: true,
+			wantDetail: "native logged block size none (vLLM's default); vllm-x-kv_c1 logged 784"},
+		{name: "native not ready", native: 0, kv: kv(784), wantCheck: true,
+			wantDetail: "the native server did not become ready: nothing to compare with vllm-x-kv_c1 logged 784"},
+		{name: "no kvcached case ready", native: 784, ready: true, wantCheck: true, wantOK: true,
+			wantDetail: "block size 784; no kvcached case of the group became ready to compare with"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch, ok := NativeBlockSizeMatched(c.native, c.ready, c.kv)
+			if ok != c.wantCheck {
+				t.Fatalf("check present = %v, want %v (%+v)", ok, c.wantCheck, ch)
+			}
+			if ok && (ch.Name != "native_block_size_matched" || ch.OK != c.wantOK || ch.Detail != c.wantDetail) {
+				t.Errorf("%+v, want ok %v, %q", ch, c.wantOK, c.wantDetail)
+			}
+		})
+	}
+}

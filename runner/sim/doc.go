@@ -52,9 +52,10 @@
 // N tokens`, SGLang's `max_total_num_tokens=N`, `[kvcached]` lines only under
 // kvcached, the periodic stats line every 10 s (scaled) while busy (vLLM
 // `Engine 000: Avg prompt throughput: ...`, SGLang `Decode batch. ...`),
-// `Setting attention block size to 128 tokens (was 16)` for hybrid
-// models on vLLM under kvcached (a native server given --block-size 128 then
-// caches at the same granularity), uvicorn's access log, and a Python
+// vLLM's `Setting attention block size to 128 tokens to ensure that
+// attention page size is >= mamba page size.` for hybrid models, kvcached or
+// not, unless --block-size is at least 128 (then nothing: the server caches
+// at that granularity), uvicorn's access log, and a Python
 // traceback on a crash or a failed start (exit 1: weights that do not fit,
 // `Free memory on device ... less than desired GPU memory utilization` for a
 // native server on a shared GPU, port in use, TP larger than the visible GPUs).
