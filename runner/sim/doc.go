@@ -97,8 +97,11 @@
 // (default 16000, -1 no cap). So a runner sees a whole fill right after it,
 // and the cap applied once it waited longer than RetentionGrace.
 //
-// Limit: `kvctl limit` lowers limit_bytes; within a tick the server evicts
-// idle pages down to it, and admission never maps beyond it (requests wait).
+// Limit: `kvctl limit` lowers limit_bytes; within a tick the server takes it
+// up (and logs `limit of <ipc> set to N bytes`) but, as kvcached does,
+// applies it on the next allocation only: an idle server keeps its pages,
+// and admission evicts idle blocks until the request fits under the limit,
+// never mapping beyond it (requests wait).
 //
 // Priority: a kvcached server that cannot map pages for lack of GPU memory
 // posts the bytes its waiting requests need beyond the free memory as
