@@ -81,6 +81,15 @@
 // The hopper plan's `sim_gpu` is a simulated H100 (81559 MiB): its 27B model
 // does not fit the simulator's default 24 GiB GPU. A real run ignores it.
 //
+// # The limit case
+//
+// kvcached applies a lowered limit on the next allocation only (`kvctl
+// limit` rewrites the segment; the allocator reads it when it allocates), so
+// an idle server keeps its cache: the case records that usage (memory_mib
+// at_lower) without judging it, sends 8 requests, and then expects the cache
+// at most the limit (limit_applied_on_allocation, within LimitWait) and
+// under it through the load (limit_held_under_load).
+//
 // # Versions
 //
 // Each `<engine>-setup` case runs a version probe through the engine's exec
