@@ -71,6 +71,8 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 
 	limitMiB := idle + (filled-idle)/4
 	limitBytes := int64(limitMiB * (1 << 20))
+	// `kvctl limit <ipc>` writes the one segment <ipc> (not its pool groups
+	// <ipc>_g<N>), so that segment's own limit is what to restore.
 	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
 	lower := &checks.LimitSetObservation{What: "lower", Bytes: limitBytes}
 	lower.Err = setLimitReadBack(ctx, kvctl, srv.IPC, limitBytes)
