@@ -104,9 +104,12 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	var phases collect.Ordered[collect.Phase]
 
 	// The native server gets no --block-size: vLLM picks a hybrid model's
-	// attention block size itself, kvcached or not (and older vLLM accepts
-	// only 1..256 as --block-size, below the sizes hybrid models need), so
-	// the native case compares the sizes both logged.
+	// attention block size itself, kvcached or not, and which sizes
+	// --block-size accepts depends on the version (older
+	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128,
+	// 256]`, below the 528..1568 hybrid models get; newer,
+	// vllm/config/cache.py@002f10e0cfa1: any size > 0). So the native case
+	// compares the sizes both servers logged.
 	ready := false
 	var blockSize int
 	finish := func() collect.CaseResult {
