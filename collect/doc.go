@@ -1,11 +1,12 @@
 // Package collect holds the artifact formats of ci-report as Go types, reads
 // a tree of parts from disk, and writes a part for the runner.
 //
-// This comment is the reference of the wire format (SPEC-formats.md is its
-// design). Everything is UTF-8 JSON. Sizes are bytes unless a name ends in
-// _mib (MiB, integer or float) or _s (seconds, float). Readers ignore
-// unknown fields, so that newer writers stay readable; a known field of the
-// wrong type is an error that names the file and the field, such as
+// This comment is the reference of the wire format (docs/formats.md is its
+// design, with the rules between the files). Everything is UTF-8 JSON.
+// Sizes are bytes unless a name ends in _mib (MiB, integer or float) or _s
+// (seconds, float). Readers ignore unknown fields, so that newer writers
+// stay readable; a known field of the wrong type is an error that names the
+// file and the field, such as
 //
 //	read /results/vllm/setup.json: cases[2].tp: want integer, got string
 //

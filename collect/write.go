@@ -44,8 +44,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// PartWriter writes the files of one part directory (SPEC-formats §1, §2,
-// SPEC-runner §6). Every whole file is written atomically and every byte
+// PartWriter writes the files of one part directory (docs/formats.md §1, §2;
+// docs/runner.md §6). Every whole file is written atomically and every byte
 // passes through Redact first. It is safe for concurrent use.
 type PartWriter struct {
 	// Dir is the part directory; NewPartWriter creates it.
@@ -133,7 +133,7 @@ func (w *PartWriter) Close() error {
 	return err
 }
 
-// SummaryMarkdown is summary.md (SPEC-formats §5): one table with a row per
+// SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
 // case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ".
 // Cells are escaped so a hostile check detail cannot break the table.
 func SummaryMarkdown(title string, cases []CaseResult) []byte {
@@ -212,7 +212,7 @@ func (w *PartWriter) AppendFile(path string, data []byte) error {
 }
 
 // SecretEnvNames are the environment variables whose values never reach an
-// artifact (SPEC-runner §3, §6).
+// artifact (docs/runner.md §3.6).
 var SecretEnvNames = []string{"GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN"}
 
 // Redactor replaces secret values with `$NAME`. The zero value and nil

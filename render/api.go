@@ -1,13 +1,14 @@
 // Package render turns a merged report into the Markdown documents of the
-// results issue (SPEC-render.md): the run's comment, the issue-description
+// results issue (docs/render.md): the run's comment, the issue-description
 // section, the pull-request variant and the perf documents; it also splices a
 // section into an issue body, and draws HTML previews and terminal tables.
 //
 // Render is a pure function of the report, the options and the templates: no
 // clock, environment, disk or network reads happen here.
 //
-// Deliberate extensions of SPEC-render.md, so that a report made from bad
-// input is clearly marked as such:
+// Deliberate additions to the layout of kvcached's results issue, so that a
+// report made from bad input is clearly marked as such (docs/render.md §3.3,
+// §3.4, §4):
 //   - the comment lists the report's Problems (the input defects that did not
 //     stop it, naming part and file relative to the part directory), the
 //     first 20 cut to 300 code points, the rest counted; the DID NOT RUN and
@@ -39,7 +40,7 @@ type Options struct {
 	Config      Config
 }
 
-// Config holds the constants of SPEC-render §1 that a repository may change
+// Config holds the constants of docs/render.md §1.2 that a repository may change
 // (--config ci-report.json). Every field is optional; DefaultConfig fills the gaps.
 type Config struct {
 	RepositoryURL string            `json:"repository_url,omitempty"`
@@ -50,7 +51,7 @@ type Config struct {
 	// NightlyKinds are the kinds of tests ("cases", "elastic", "limit",
 	// "priority") that the nightly profile runs: other profiles point to the
 	// nightly section for their workload and checks instead of repeating them
-	// (SPEC-render §4.6-7).
+	// (docs/render.md §4.6–4.7, §9).
 	NightlyKinds []string `json:"nightly_kinds,omitempty"`
 }
 

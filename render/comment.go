@@ -10,7 +10,7 @@ import (
 
 // plan is one way to lay out the failed-cases table. The comment is
 // planned to fit its budget by re-rendering from data with successively
-// tighter plans (SPEC-render §7), never by cutting finished Markdown.
+// tighter plans (docs/render.md §7), never by cutting finished Markdown.
 type plan struct {
 	detail int // code points per check detail; 0 drops details
 	// squeeze is the last resort for pathological input (a case with

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// DefaultConfig returns the constants of SPEC-render §1: titles, schedules,
+// DefaultConfig returns the constants of docs/render.md §1.2: titles, schedules,
 // workflow files, the repository URL and retention days.
 func DefaultConfig() Config {
 	return Config{

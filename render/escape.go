@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// Escaping (SPEC-render §2). Text that came from a run must show as exactly
+// Escaping (docs/render.md §2). Text that came from a run must show as exactly
 // that text: it is cut first (code points, the ellipsis included), then
 // escaped for where it lands, so that a cut never falls inside an escape or a
 // UTF-8 sequence.

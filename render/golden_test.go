@@ -210,7 +210,7 @@ func TestGolden(t *testing.T) {
 }
 
 // TestGoldenTreeEqualsMergedJSON: rendering a tree and rendering the
-// merged.json written from it give byte-identical documents (SPEC-formats §7).
+// merged.json written from it give byte-identical documents (docs/formats.md §7.1).
 func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 	atRoot(t)
 	for _, gc := range goldenCases {
@@ -263,7 +263,7 @@ func TestGoldenDeterministic(t *testing.T) {
 }
 
 // TestGoldenMergeRefuses: parts of different profiles, or the same case in
-// two parts, are an error that names both parts (SPEC-formats §7).
+// two parts, are an error that names both parts (docs/formats.md §7.2).
 func TestGoldenMergeRefuses(t *testing.T) {
 	atRoot(t)
 	tc := []struct {

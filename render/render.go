@@ -11,7 +11,7 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Budgets in code points (SPEC-render §7).
+// Budgets in code points (docs/render.md §7).
 const (
 	// CommentBudget is what a comment is planned to fit: GitHub refuses a
 	// comment over 65,536 characters, and the rest is margin.
@@ -317,8 +317,8 @@ func (r *renderer) problems(w *writer) string {
 }
 
 // noFailedCase is the line that replaces the failed-cases table when no
-// case failed or was left not run. Under a PASS verdict it is SPEC-render
-// §3's "All N cases passed."; under a FAIL verdict (a part that did not
+// case failed or was left not run. Under a PASS verdict it is "All N cases
+// passed." (docs/render.md §3.4); under a FAIL verdict (a part that did not
 // finish, or did not finish writing its results, named in the lines above
 // it) it says that only the cases that ran passed, so that body and verdict
 // never disagree.

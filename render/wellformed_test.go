@@ -446,7 +446,7 @@ func matchChecks(c *merge.Case, got string) string {
 	return ""
 }
 
-// caseFlags is SPEC-render §1's case flags, written independently of the
+// caseFlags is the case flags of docs/render.md §1.2, written independently of the
 // renderer: model args as flag/value pairs, without the flags that the
 // extra args set again, then every extra arg.
 func caseFlags(cs collect.CaseSetup) string {
@@ -563,7 +563,7 @@ func checkHeadline(t tb, docs render.Documents, opts render.Options) {
 	if docs.Verdict != "PASS" && allPassedRE.MatchString(docs.Comment) {
 		t.Errorf("verdict %s, but the comment says every case passed", docs.Verdict)
 	}
-	// A run that did not run is only a header and a reason (SPEC-render §3).
+	// A run that did not run is only a header and a reason (docs/render.md §3.7).
 	if opts.RunURL != "" && docs.Verdict != "DID NOT RUN" && !strings.Contains(docs.Comment, "("+opts.RunURL+")") {
 		t.Errorf("the run link %s is missing", opts.RunURL)
 	}

@@ -1,7 +1,7 @@
-// Package runner executes one part of a profile (SPEC-runner): it resolves
+// Package runner executes one part of a profile (docs/runner.md): it resolves
 // the plan, runs each case through its Kind over shared servers, clients,
 // GPU backend and part writer, and writes the part directory of
-// SPEC-formats.md.
+// docs/formats.md.
 //
 // # The plan file
 //
@@ -21,6 +21,10 @@
 //	      "patches": ["elastic_block_pool", ...],          kvcached_active requires them
 //	      "server": ["vllm", "serve", "{hf_id}", ..., "--port", "{port}", ...]
 //	    }                                 {hf_id} and {port} are replaced per server
+//	  },
+//	  "parts": {                          part name → its cases, in order (see Parts)
+//	    "vllm": {"cases": ["vllm-qwen05b-kv_c1", ...]},
+//	    "sglang": {"cases": [...]}
 //	  },
 //	  "cases": [                          in execution order
 //	    {"kind": "setup", "name": "vllm-setup", "engine": "vllm"},
@@ -61,6 +65,22 @@
 // attention block size itself, kvcached or not, and the native case's
 // native_block_size_matched compares the size its server logged with each
 // kvcached server's of its group.
+//
+// # Parts
+//
+// A profile is split into parts, the GPU jobs of its workflow: `run --part
+// P` runs P's cases and the setup case of each engine they use (so a pair of
+// a vLLM and an SGLang server brings both setups, and its job needs both
+// engines' images), and `plan --part P` prints that plan. Every case but the
+// setup cases is in exactly one part, a group of server cases is never split
+// over two, and a part names only the plan's cases: Validate refuses a plan
+// file that breaks this, so a matrix that lists the parts runs every case
+// once. The built-in parts are one per engine (`vllm`, `sglang`), plus
+// `colocation` in weekly (its pairs, one of which mixes the engines) and
+// `e2e` in hopper (the perf workflow's Hopper job). `merge --plan` (and
+// render's and post's) reads the plan to report a part that never uploaded,
+// with its cases not run. A part's name is its directory's and artifact's:
+// letters, digits, `_`, `.` and `-`. Without --part, run runs every part.
 //
 // # GPU size of the pairs
 //

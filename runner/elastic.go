@@ -23,7 +23,7 @@ func init() {
 	registerKind(KindPriority, KindFunc(runPriority))
 }
 
-// Workload shapes of the co-location kinds (SPEC-runner §5).
+// Workload shapes of the co-location kinds (docs/runner.md §5.4–5.6).
 const (
 	loadWords     = 3000 // elastic and priority load prompts
 	loadTokens    = 1024
@@ -457,7 +457,7 @@ func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool
 	return peakKV(k.sampler.Readings(from, to), i)
 }
 
-// runElastic is the elastic pair (SPEC-runner §5): A bursts and drains, B
+// runElastic is the elastic pair (docs/runner.md §5.4): A bursts and drains, B
 // bursts into the memory A gave back, then both at once.
 func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R

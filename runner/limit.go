@@ -11,7 +11,7 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-// Workload of the limit case (SPEC-runner §5).
+// Workload of the limit case (docs/runner.md §5.5).
 const (
 	limitFillN, limitFillWords, limitFillConc = 24, 1500, 8
 	limitSmallN, limitSmallWords              = 100, 150

@@ -40,7 +40,17 @@ type Plan struct {
 	// simulator's L4-like default), so that a profile's models fit.
 	SimGPU  *SimGPU                     `json:"sim_gpu,omitempty"`
 	Engines collect.Ordered[EnginePlan] `json:"engines"`
-	Cases   []Entry                     `json:"cases"`
+	// Parts split the cases over the GPU jobs of a workflow: part name →
+	// its cases. Every case but the setup cases is in exactly one part (see
+	// Validate); a part runs the setup cases of the engines its cases use.
+	Parts collect.Ordered[PartPlan] `json:"parts"`
+	Cases []Entry                   `json:"cases"`
+}
+
+// PartPlan is one part of a plan: what one GPU job runs (`run --part`).
+type PartPlan struct {
+	// Cases are the part's case names, setup cases not listed.
+	Cases []string `json:"cases"`
 }
 
 // SimGPU is a simulated GPU class: its name and memory.
@@ -268,6 +278,68 @@ func (p *Plan) Validate() error {
 			}
 		}
 	}
+	return p.validateParts()
+}
+
+// partNameRE is how a part may be named: the name is the part's directory
+// and, in a workflow, part of its artifact's and its containers' names
+// (Docker allows [a-zA-Z0-9][a-zA-Z0-9_.-]*).
+var partNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+
+// validateParts checks that the parts partition the plan: each names only
+// the plan's cases, every case but the setup cases is in exactly one part,
+// and a group of server cases (its kvcached cases are compared with its
+// native case) is never split over two parts. A part runs the setup cases
+// of the engines its cases use, so a pair of two engines brings both: a
+// matrix of parts can drop nothing.
+func (p *Plan) validateParts() error {
+	byName := make(map[string]*Entry, len(p.Cases))
+	for i := range p.Cases {
+		byName[p.Cases[i].Name] = &p.Cases[i]
+	}
+	partOf := map[string]string{}    // case → its part
+	groupPart := map[string]string{} // server group → its part
+	for _, name := range p.Parts.Keys() {
+		if !partNameRE.MatchString(name) {
+			return fmt.Errorf("part %q: want a name of letters, digits, '_', '.' and '-' that starts with a letter or digit, at most 100 bytes (it names the part's directory and artifact)", name)
+		}
+		part, _ := p.Parts.Get(name)
+		if len(part.Cases) == 0 {
+			return fmt.Errorf("part %s has no cases", name)
+		}
+		for _, c := range part.Cases {
+			e, ok := byName[c]
+			if !ok {
+				return fmt.Errorf("part %s: the plan has no case %q", name, c)
+			}
+			if e.Kind == KindSetup {
+				return fmt.Errorf("part %s lists %s: setup cases are not listed (a part runs the setup of each engine its cases use)", name, c)
+			}
+			if other, dup := partOf[c]; dup {
+				if other == name {
+					return fmt.Errorf("part %s lists case %s twice", name, c)
+				}
+				return fmt.Errorf("case %s is in parts %s and %s; every case must be in exactly one part", c, other, name)
+			}
+			partOf[c] = name
+			if e.Kind == KindServer {
+				if other, ok := groupPart[e.Group]; ok && other != name {
+					return fmt.Errorf("group %s is split over parts %s and %s; its kvcached cases are compared with its native case, so the group must be in one part", e.Group, other, name)
+				}
+				groupPart[e.Group] = name
+			}
+		}
+	}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if e.Kind != KindSetup && partOf[e.Name] == "" {
+			parts := "the plan has no parts"
+			if p.Parts.Len() > 0 {
+				parts = "parts: " + strings.Join(p.Parts.Keys(), ", ")
+			}
+			return fmt.Errorf("case %s is in no part (%s); every case must be in exactly one part", e.Name, parts)
+		}
+	}
 	return nil
 }
 
@@ -285,8 +357,11 @@ func (e *Entry) EntryEngines() []string {
 	return out
 }
 
-// Selection narrows a plan (SPEC-runner §1).
+// Selection narrows a plan (docs/runner.md §1.2).
 type Selection struct {
+	// Part keeps only the cases of this part of the plan (--part); "" keeps
+	// every part.
+	Part    string
 	Engines []string // --engines; empty keeps all
 	Models  []string // --models; empty keeps all
 	Cases   []string // --cases globs; empty keeps all
@@ -316,7 +391,29 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 			return nil, fmt.Errorf("--cases %q: %w", g, err)
 		}
 	}
+	var inPart map[string]bool // nil: every part
+	partEngines := map[string]bool{}
+	if sel.Part != "" {
+		part, ok := p.Parts.Get(sel.Part)
+		if !ok {
+			return nil, fmt.Errorf("--part %q: the plan (profile %s) has no such part; its parts: %s", sel.Part, p.Profile, strings.Join(p.Parts.Keys(), ", "))
+		}
+		inPart = make(map[string]bool, len(part.Cases))
+		for _, c := range part.Cases {
+			inPart[c] = true
+		}
+		for i := range p.Cases {
+			if inPart[p.Cases[i].Name] {
+				for _, en := range p.Cases[i].EntryEngines() {
+					partEngines[en] = true
+				}
+			}
+		}
+	}
 	keep := func(e *Entry) bool {
+		if inPart != nil && !inPart[e.Name] {
+			return false
+		}
 		switch e.Kind {
 		case KindServer:
 			if sel.SkipCases {
@@ -361,7 +458,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if e.Kind == KindSetup {
-			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) {
+			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) && (inPart == nil || partEngines[e.Engine]) {
 				explicitSetup[e.Engine] = true
 			}
 			continue
@@ -423,8 +520,27 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	out := &Plan{Profile: p.Profile, ElasticGPUMiB: p.ElasticGPUMiB, PriorityGPUMiB: p.PriorityGPUMiB, SimGPU: p.SimGPU}
 	for _, k := range p.Engines.Keys() {
 		ep, _ := p.Engines.Get(k)
-		if keepEngine(sel, k) {
+		// A part keeps the engines it runs: a workflow starts a container
+		// for each (`plan --part P --list engines`).
+		if keepEngine(sel, k) && (inPart == nil || usedEngines[k] || explicitSetup[k]) {
 			out.Engines.Set(k, ep)
+		}
+	}
+	// The parts keep their selected cases, so that the selection is a plan
+	// whose parts still hold every case.
+	for _, k := range p.Parts.Keys() {
+		if sel.Part != "" && k != sel.Part {
+			continue
+		}
+		part, _ := p.Parts.Get(k)
+		var cases []string
+		for _, c := range part.Cases {
+			if chosen[c] {
+				cases = append(cases, c)
+			}
+		}
+		if len(cases) > 0 {
+			out.Parts.Set(k, PartPlan{Cases: cases})
 		}
 	}
 	for i := range p.Cases {

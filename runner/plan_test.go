@@ -135,7 +135,7 @@ func TestServerPlans(t *testing.T) {
 		t.Fatalf("IPCName = %s", got)
 	}
 	// Same-named servers of a pair get -a/-b.
-	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}}
+	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}, part: "x"}
 	b.elastic("vllm", "qwen05b", "vllm", "qwen05b")
 	if got := []string{b.p.Cases[0].Servers[0].Name, b.p.Cases[0].Servers[1].Name}; got[0] != "elastic-vllm-qwen05b-kv_c1-a" || got[1] != "elastic-vllm-qwen05b-kv_c1-b" {
 		t.Fatalf("pair names %v", got)
@@ -148,9 +148,23 @@ func TestSelect(t *testing.T) {
 		profile string
 		sel     Selection
 		want    []string
-		wantErr string
+		// wantParts are the selection's parts, checked when set or when
+		// sel selects a part.
+		wantParts []string
+		wantErr   string
 	}
 	for _, c := range []tc{
+		{name: "a part", profile: "nightly", sel: Selection{Part: "sglang", SkipCases: true},
+			want: []string{"sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-sglang-qwen05b"}, wantParts: []string{"sglang"}},
+		{name: "cases of a part bring its native case", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"vllm-qwen05b-kv_c1-tp2"}},
+			want: []string{"vllm-setup", "vllm-qwen05b-kv_c1-tp2", "vllm-qwen05b-native-tp2"}, wantParts: []string{"vllm"}},
+		{name: "cases of another part", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-*"}}},
+		{name: "the setup of an engine the part does not use", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-setup"}}},
+		{name: "no part keeps every part", profile: "weekly", sel: Selection{Cases: []string{"*-qwen05b-kv_c1-fp8kv", "elastic-*"}},
+			want:      []string{"vllm-setup", "vllm-qwen05b-kv_c1-fp8kv", "sglang-setup", "sglang-qwen05b-kv_c1-fp8kv", "elastic-vllm-qwen05b+sglang-qwen35_4b"},
+			wantParts: []string{"vllm", "sglang", "colocation"}},
+		{name: "unknown part", profile: "weekly", sel: Selection{Part: "pairs"},
+			wantErr: `--part "pairs": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
 		{name: "cases glob brings native", profile: "nightly", sel: Selection{Cases: []string{"vllm-qwen35_4b-kv_c0"}},
 			want: []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native"}},
 		{name: "group glob", profile: "nightly", sel: Selection{Cases: []string{"sglang-qwen05b-*"}},
@@ -182,6 +196,14 @@ func TestSelect(t *testing.T) {
 			}
 			if d := cmp.Diff(c.want, got.Names(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
 				t.Fatalf("cases (-want +got):\n%s", d)
+			}
+			if c.wantParts != nil || c.sel.Part != "" {
+				if d := cmp.Diff(c.wantParts, got.Parts.Keys(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
+					t.Fatalf("parts (-want +got):\n%s", d)
+				}
+			}
+			if err := got.Validate(); err != nil && len(got.Cases) > 0 {
+				t.Fatalf("the selection is not a valid plan: %v", err)
 			}
 		})
 	}
@@ -283,7 +305,7 @@ func FuzzPlanFile(f *testing.F) {
 	}
 	data, _ := json.Marshal(smoke)
 	f.Add(data, "vllm-*")
-	f.Add([]byte(`{"profile":"x","cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
+	f.Add([]byte(`{"profile":"x","parts":{"p":{"cases":["a"]}},"cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
 	f.Fuzz(func(t *testing.T, data []byte, glob string) {
 		var p Plan
 		if json.Unmarshal(data, &p) != nil || p.Validate() != nil {
@@ -298,6 +320,16 @@ func FuzzPlanFile(f *testing.F) {
 		}
 		if sel.ElasticGPUMiB != p.ElasticGPUMiB || sel.PriorityGPUMiB != p.PriorityGPUMiB || sel.SimGPU != p.SimGPU {
 			t.Fatalf("the selection lost the plan's GPU design")
+		}
+		// Each part is a valid plan of its own (what `plan --part` prints).
+		for _, name := range p.Parts.Keys() {
+			part, err := p.Select(Selection{Part: name})
+			if err != nil {
+				t.Fatalf("part %s of a valid plan: %v", name, err)
+			}
+			if err := part.Validate(); err != nil {
+				t.Fatalf("part %s of a valid plan is invalid: %v", name, err)
+			}
 		}
 	})
 }

@@ -30,7 +30,7 @@ type Outcome struct {
 	NotRun []string
 }
 
-// Run runs the plan into the part directory (SPEC-runner §6): part.json
+// Run runs the plan into the part directory (docs/runner.md §6): part.json
 // (planned) and setup.json first, each finished case appended to
 // cases.jsonl, then summary.json, the final setup.json, summary.md and
 // part.json with complete last. A failed case is data, not an error; the
@@ -372,7 +372,7 @@ func (r *Runner) defaults() error {
 	return nil
 }
 
-// BuildSetup is setup.json from the plan and the GPUs (SPEC-formats §3).
+// BuildSetup is setup.json from the plan and the GPUs (docs/formats.md §3).
 func (r *Runner) BuildSetup() *collect.Setup {
 	s := &collect.Setup{
 		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),

@@ -21,10 +21,10 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-// Timing holds every wait of the runner; zero fields take the spec's values
-// (DefaultTiming). Under --simulate the waits on simulated behaviour are
-// scaled by the simulator's time scale (see Scaled), so the fault suite
-// runs in seconds.
+// Timing holds every wait of the runner; zero fields take the documented
+// values (DefaultTiming, docs/runner.md §8). Under --simulate the waits on
+// simulated behaviour are scaled by the simulator's time scale (see Scaled),
+// so the fault suite runs in seconds.
 type Timing struct {
 	// Server is the readiness and stop timing of every server.
 	Server engine.Timing
@@ -54,7 +54,7 @@ type Timing struct {
 	VersionProbeTimeout time.Duration
 }
 
-// DefaultTiming is the spec's timing.
+// DefaultTiming is the documented timing (docs/runner.md §8).
 var DefaultTiming = Timing{
 	Server:         engine.DefaultTiming,
 	RequestTimeout: 30 * time.Minute, ResetTimeout: 2 * time.Minute,
@@ -94,7 +94,7 @@ func (t Timing) WithDefaults() Timing {
 // ready and stop timeouts (a simulated server loads and stops in scaled
 // time). The timeouts of single calls that only guard against a hang — one
 // kvctl call, one /health probe, one request, one prefix-cache reset, an
-// install — keep the spec's values: scaled, a loaded machine would turn
+// install — keep their documented values: scaled, a loaded machine would turn
 // them into failures (10 s of kvctl is 0.5 s at 0.05).
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()

@@ -38,7 +38,7 @@ func (r memReading) kv(i int) (float64, bool) {
 
 // memSampler reads the GPU and the ledger of one co-location case, on demand
 // (Read) and periodically (Run), and keeps every reading in time order for
-// the checks and the timelines (SPEC-formats §4.3, §4.4).
+// the checks and the timelines (docs/formats.md §4.3, §4.4).
 type memSampler struct {
 	GPU      gpu.Backend
 	GPUIndex int

@@ -15,7 +15,7 @@ func init() {
 	registerKind(KindServer, KindFunc(runServerCase))
 }
 
-// Server-case workload sizes (SPEC-runner §5).
+// Server-case workload sizes (docs/runner.md §5.2).
 const (
 	genTokens     = 64
 	apcTokens     = 32
@@ -95,7 +95,7 @@ func ServerWorkload() []string {
 	}
 }
 
-// runServerCase is the server case (SPEC-runner §5).
+// runServerCase is the server case (docs/runner.md §5.2).
 func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	sp := &c.Entry.Servers[0]
 	var list []collect.Check

@@ -164,10 +164,17 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 	if opts.Prev == "" {
 		prev, err := pub.PreviousRun(ctx, run)
-		if err != nil {
+		switch {
+		case err == nil:
+			opts.Prev = prev
+		case errors.Is(err, publish.ErrInput) || ctx.Err() != nil:
 			return postError(fmt.Errorf("previous run: %w", err))
+		default:
+			// The previous run only gives the comment its "changes" link: a
+			// token without `actions: read`, a 404 or GitHub failing there
+			// must not cost the run its report.
+			fmt.Fprintf(stderr, "ci-report post: warning: previous run: %v; publishing without the changes link\n", err)
 		}
-		opts.Prev = prev
 	}
 	docs, err := render.Render(rep, opts)
 	if err != nil {

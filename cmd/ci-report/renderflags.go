@@ -31,12 +31,13 @@ type renderInputs struct {
 	date        string
 	config      string
 	allowMixed  bool
+	plan        string
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
 	// LoadTree reads part directories, artifact roots or a merged.json;
 	// merge.Load by default.
-	LoadTree func(paths []string, allowMixed bool) (*merge.Report, error)
+	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
 	// ReadFile reads the --config file; os.ReadFile by default.
 	ReadFile func(string) ([]byte, error)
 }
@@ -55,6 +56,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
 	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
+	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
 }
 
 // load reads the report named by args (part directories, artifact roots, or
@@ -74,6 +76,14 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	}
 	if r.prev != "" && !strings.Contains(r.prev, ":") {
 		return nil, opts, usageErrorf("--prev %q: want SHA:CONCLUSION", r.prev)
+	}
+	mopts := merge.Options{AllowMixed: r.allowMixed}
+	if r.plan != "" {
+		exp, err := readExpected(r.plan)
+		if err != nil {
+			return nil, opts, usageErrorf("--plan: %v", err)
+		}
+		mopts.Expected = exp
 	}
 	readFile := r.ReadFile
 	if readFile == nil {
@@ -147,7 +157,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
-	rep, err := r.readReport(e, args)
+	rep, err := r.readReport(e, args, mopts)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -178,14 +188,12 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 
 // readReport merges the given directories, or reads one merged.json: both
 // through merge.Load, so that they give byte-identical documents.
-func (r *renderInputs) readReport(e *env, args []string) (*merge.Report, error) {
+func (r *renderInputs) readReport(e *env, args []string, opts merge.Options) (*merge.Report, error) {
 	loadTree := r.LoadTree
 	if loadTree == nil {
-		loadTree = func(paths []string, allowMixed bool) (*merge.Report, error) {
-			return merge.Load(paths, merge.Options{AllowMixed: allowMixed})
-		}
+		loadTree = merge.Load
 	}
-	rep, err := loadTree(args, r.allowMixed)
+	rep, err := loadTree(args, opts)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}

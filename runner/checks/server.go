@@ -2,8 +2,8 @@
 // observations (request results, log facts, stop results, directory
 // listings, memory and ledger samples), separate from the code that drives
 // servers, so each is unit-tested with a passing and a failing input
-// (SPEC-runner §5). Every failed check's detail states the measured value
-// against its bar in one line (SPEC-formats §4.2).
+// (docs/runner.md §5). Every failed check's detail states the measured value
+// against its bar in one line (docs/formats.md §4.2).
 package checks
 
 import (

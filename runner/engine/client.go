@@ -31,7 +31,7 @@ type Request struct {
 	IgnoreEOS bool
 }
 
-// Client speaks one engine's HTTP API (SPEC-runner §3).
+// Client speaks one engine's HTTP API (docs/runner.md §3.4).
 type Client struct {
 	// Engine is VLLM or SGLang.
 	Engine string

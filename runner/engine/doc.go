@@ -2,5 +2,5 @@
 // starting a server in its own process group with its output redacted into
 // serve.log, waiting for readiness, stopping the whole group, telling whether
 // any of it is alive, parsing serve.log into collect.LogInfo, the HTTP
-// clients of both engines, and the deterministic prompts (SPEC-runner §3).
+// clients of both engines, and the deterministic prompts (docs/runner.md §3).
 package engine

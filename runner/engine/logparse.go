@@ -16,7 +16,7 @@ import (
 )
 
 // ErrorSignatures are the regular expressions whose matches in serve.log
-// count as errors (SPEC-formats §4.1), as text.
+// count as errors (docs/formats.md §4.1), as text.
 var ErrorSignatures = []string{
 	`Traceback \(most recent call last\)`,
 	`CUDA error`,

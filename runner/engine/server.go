@@ -18,8 +18,8 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Timing holds the waits of a server's life; zero fields take the spec's
-// values (SPEC-runner §3). Under --simulate the runner scales them.
+// Timing holds the waits of a server's life; zero fields take the documented
+// values (docs/runner.md §8). Under --simulate the runner scales them.
 type Timing struct {
 	ReadyPoll     time.Duration // between /health probes (3 s)
 	HealthTimeout time.Duration // one /health probe (10 s)
@@ -29,7 +29,7 @@ type Timing struct {
 	KillWait      time.Duration // wait after SIGKILL (3 s)
 }
 
-// DefaultTiming is the spec's timing.
+// DefaultTiming is the documented timing (docs/runner.md §8).
 var DefaultTiming = Timing{
 	ReadyPoll: 3 * time.Second, HealthTimeout: 10 * time.Second, ReadyTimeout: 30 * time.Minute,
 	StopPoll: time.Second, StopTimeout: 90 * time.Second, KillWait: 3 * time.Second,
@@ -74,7 +74,7 @@ type ServerConfig struct {
 	Redact *collect.Redactor
 	// HTTP is the client for /health and requests (nil: http.DefaultClient).
 	HTTP *http.Client
-	// Timing holds the waits; zero fields take the spec's values.
+	// Timing holds the waits; zero fields take the documented values.
 	Timing Timing
 	// Header, when set, makes Start append to an existing serve.log and
 	// cmd.txt instead of replacing them, after a line `=== <Header> ===`:

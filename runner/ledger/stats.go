@@ -13,7 +13,7 @@ import (
 
 // Stats condenses a listing into a LedgerSample taken at t: per segment of
 // ours its fields, and per GPU the sums of those segments' fields
-// (SPEC-formats §4.3). A segment is ours when it belongs to one of ipcs (see
+// (docs/formats.md §4.3). A segment is ours when it belongs to one of ipcs (see
 // OwnerOf): the segments are listed server by server in the order of ipcs,
 // each server's own `<ipc>` first, then its `<ipc>_g<N>` by N. Every known
 // field is present (0 when missing); other segments are foreign and ignored.
@@ -129,7 +129,7 @@ func ordered(m map[string]int64, fields []string) collect.Ordered[int64] {
 }
 
 // UnixTenths is t as unix seconds rounded to 0.1 s, the resolution of every
-// timeline (SPEC-formats §4.4).
+// timeline (docs/formats.md §4.4).
 func UnixTenths(t time.Time) float64 {
 	return math.Round(float64(t.UnixMilli())/100) / 10
 }
