@@ -53,9 +53,18 @@
 // A server's command is the engine's server template, then model_args, then
 // extra_args; it starts as `env K=V ... <argv>` with the engine's env, the
 // server's env, KVCACHED_IPC_NAME (kvcached servers: `e2e_<run id>_<name>`
-// with every character outside [A-Za-z0-9_] replaced by `_`) and
-// CUDA_VISIBLE_DEVICES. Server cases of one group run kvcached layouts
-// first, then the native case, which they are compared with.
+// with every character outside [A-Za-z0-9_] replaced by `_`; one longer than
+// the 64 characters kvcached keeps is cut to 47, `_` and 16 hex digits of a
+// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES. The ledger,
+// shm_removed and socket_dirs_removed use that exact name: a server's
+// segments are `<ipc>` and its pool groups `<ipc>_g<N>`, whose usage is
+// summed; a plan whose servers' IPC names kvcached could not tell apart
+// (equal, or one another's `_g<N>`) is refused. Server cases of one group
+// run kvcached layouts first, then the native case, which they are compared
+// with. No server is given --block-size: vLLM picks a hybrid model's
+// attention block size itself, kvcached or not, and the native case's
+// native_block_size_matched compares the size its server logged with each
+// kvcached server's of its group.
 //
 // # Parts
 //
@@ -91,6 +100,15 @@
 //
 // The hopper plan's `sim_gpu` is a simulated H100 (81559 MiB): its 27B model
 // does not fit the simulator's default 24 GiB GPU. A real run ignores it.
+//
+// # The limit case
+//
+// kvcached applies a lowered limit on the next allocation only (`kvctl
+// limit` rewrites the segment; the allocator reads it when it allocates), so
+// an idle server keeps its cache: the case records that usage (memory_mib
+// at_lower) without judging it, sends 8 requests, and then expects the cache
+// at most the limit (limit_applied_on_allocation, within LimitWait) and
+// under it through the load (limit_held_under_load).
 //
 // # Versions
 //

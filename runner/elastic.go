@@ -420,15 +420,16 @@ func (k *coloc) result() collect.CaseResult {
 	return k.c.Result(k.checks, k.log, &k.phases)
 }
 
-// segmentsSummary is the elastic log's `segments`: per server segment the
-// last limit kvctl showed and the peak KV, in MiB.
+// segmentsSummary is the elastic log's `segments`: per server (its IPC name)
+// the last limit kvctl showed and the peak KV, in MiB, each summed over the
+// server's segments `<ipc>` and `<ipc>_g<N>`.
 func (k *coloc) segmentsSummary() collect.Ordered[any] {
 	var out collect.Ordered[any]
 	readings := k.sampler.Readings(time.Time{}, time.Time{})
 	for i, ipc := range k.sampler.IPCs {
 		var limit any
 		for _, r := range readings {
-			if v, ok := ledger.Segment(r.Ledger, ipc, ledger.FieldLimit); ok && r.KVMiB != nil && v > 0 {
+			if v, ok := ledger.Server(r.Ledger, ipc, ledger.FieldLimit); ok && r.KVMiB != nil && v > 0 {
 				limit = tenth(float64(v) / (1 << 20))
 			}
 		}

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
 // Entry kinds of a plan.
@@ -135,10 +138,44 @@ func (s *ServerPlan) Argv(e EnginePlan, port int) []string {
 
 var ipcUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
 
+// MaxIPCName is the longest IPC name kvcached uses as given: it replaces
+// every character of KVCACHED_IPC_NAME that is not alphanumeric, `_` or `-`
+// by `-` and truncates the result to 64 characters
+// (kvcached/utils.py@e8e6406 `_sanitize_segment`, l.40, l.72-78).
+const MaxIPCName = 64
+
+// ipcHashLen is the length of the hash that ends a shortened IPC name.
+const ipcHashLen = 16
+
 // IPCName is the kvcached IPC name of a server: `e2e_<run id>_<name>` with
-// every character outside [A-Za-z0-9_] replaced by `_`.
+// every character outside [A-Za-z0-9_] replaced by `_`. A longer name than
+// kvcached keeps (MaxIPCName) is shortened to its first 47 characters, `_`
+// and 16 hex digits of the SHA-256 of the unreplaced name, so it stays
+// unique per run and is exactly the name kvcached uses: a truncation by
+// kvcached would make the ledger miss the segment and shm_removed look for
+// a name no segment has.
 func IPCName(runID, name string) string {
-	return ipcUnsafe.ReplaceAllString("e2e_"+runID+"_"+name, "_")
+	full := "e2e_" + runID + "_" + name
+	s := ipcUnsafe.ReplaceAllString(full, "_")
+	if len(s) <= MaxIPCName {
+		return s
+	}
+	sum := sha256.Sum256([]byte(full))
+	return s[:MaxIPCName-1-ipcHashLen] + "_" + hex.EncodeToString(sum[:ipcHashLen/2])
+}
+
+// IPCNames are the IPC names of every kvcached server of the plan in a run,
+// in plan order.
+func (p *Plan) IPCNames(runID string) []string {
+	var out []string
+	for _, e := range p.Cases {
+		for i := range e.Servers {
+			if e.Servers[i].Kvcached() {
+				out = append(out, IPCName(runID, e.Servers[i].Name))
+			}
+		}
+	}
+	return out
 }
 
 // ReadPlan reads a --plan file and validates it.
@@ -171,6 +208,7 @@ func (p *Plan) Validate() error {
 	}
 	names := map[string]bool{}
 	serverOf := map[string]string{} // server name (its directory) → its case
+	var ipcOf [][2]string           // kvcached servers so far: name, IPC name less the run id
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if e.Name == "" {
@@ -220,6 +258,21 @@ func (p *Plan) Validate() error {
 				return fmt.Errorf("case %s: server name %s is already used in case %s; each server needs its own name (a pair's twins get -a/-b)", e.Name, s.Name, other)
 			}
 			serverOf[s.Name] = e.Name
+			if s.Kvcached() {
+				// Two servers must not share a kvcached segment, nor may one's
+				// segment be another's pool group `<ipc>_g<N>`. The run id
+				// prefixes every name alike, so the check holds for any run.
+				ipc := ipcUnsafe.ReplaceAllString(s.Name, "_")
+				for _, o := range ipcOf {
+					other, otherIPC := o[0], o[1]
+					_, clash := ledger.OwnerOf(ipc, []string{otherIPC})
+					_, clash2 := ledger.OwnerOf(otherIPC, []string{ipc})
+					if clash || clash2 {
+						return fmt.Errorf("case %s: servers %s and %s have kvcached IPC names e2e_<run id>_%s and e2e_<run id>_%s, which kvcached cannot tell apart (one segment would be both's, or one's the other's pool group <ipc>_g<N>); rename one", e.Name, s.Name, other, ipc, otherIPC)
+					}
+				}
+				ipcOf = append(ipcOf, [2]string{s.Name, ipc})
+			}
 			if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
 				return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
 			}

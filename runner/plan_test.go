@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -352,6 +353,10 @@ func TestValidateRefusesUnsafeOrSharedNames(t *testing.T) {
 		{"server leaves the part", func(p *Plan) { p.entry("vllm-qwen05b-kv_c1").Servers[0].Name = "../../etc/x" }, "must not contain '/'"},
 		{"case leaves the part", func(p *Plan) { p.entry("limit-vllm-qwen05b").Name = "limit/../../x" }, "must not contain '/'"},
 		{"dot dot", func(p *Plan) { p.entry("vllm-qwen05b-kv_c1").Servers[0].Name = ".." }, "cannot name a directory"},
+		{"IPC names equal once replaced", func(p *Plan) { p.entry("vllm-qwen05b-kv_c0").Servers[0].Name = "vllm-qwen05b-kv.c1" },
+			"servers vllm-qwen05b-kv.c1 and vllm-qwen05b-kv_c1 have kvcached IPC names e2e_<run id>_vllm_qwen05b_kv_c1 and e2e_<run id>_vllm_qwen05b_kv_c1"},
+		{"IPC name is another's pool group", func(p *Plan) { p.entry("vllm-qwen05b-kv_c0").Servers[0].Name = "vllm-qwen05b-kv_c1-g1" },
+			"servers vllm-qwen05b-kv_c1-g1 and vllm-qwen05b-kv_c1 have kvcached IPC names e2e_<run id>_vllm_qwen05b_kv_c1_g1 and"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustPlan(t, "nightly")
@@ -366,6 +371,31 @@ func TestValidateRefusesUnsafeOrSharedNames(t *testing.T) {
 		if err := mustPlan(t, name).Validate(); err != nil {
 			t.Errorf("built-in %s: %v", name, err)
 		}
+	}
+}
+
+// TestIPCName: names kvcached keeps as they are stay readable; longer ones
+// are cut to kvcached's 64 characters, deterministically and uniquely.
+func TestIPCName(t *testing.T) {
+	if got := IPCName("1007", "vllm-qwen05b-kv_c1"); got != "e2e_1007_vllm_qwen05b_kv_c1" {
+		t.Errorf("short name %q", got)
+	}
+	long := strings.Repeat("r", 100)
+	a, b := IPCName(long, "vllm-qwen05b-kv_c1"), IPCName(long, "vllm-qwen05b-kv_c0")
+	for _, n := range []string{a, b} {
+		if len(n) != MaxIPCName || !regexp.MustCompile(`^e2e_r{43}_[0-9a-f]{16}$`).MatchString(n) {
+			t.Errorf("long name %q (%d characters): want e2e_, 43 r, _ and 16 hex digits", n, len(n))
+		}
+	}
+	if a == b || a != IPCName(long, "vllm-qwen05b-kv_c1") {
+		t.Errorf("long names %q and %q: want distinct and stable", a, b)
+	}
+	// Names that agree once replaced still differ once shortened.
+	if IPCName(long, "x-y") == IPCName(long, "x.y") {
+		t.Error("x-y and x.y share a shortened IPC name")
+	}
+	if n := IPCName("ü"+strings.Repeat("1", 70), "\xff"); len(n) != MaxIPCName || ipcUnsafe.MatchString(n) {
+		t.Errorf("non-ASCII name %q", n)
 	}
 }
 

@@ -403,7 +403,7 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
-		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
+		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.RunID),
 		Required: append(slices.Clone(c.Engine(s.Plan.Engine).Patches), s.Plan.Patches...),
 	}
 	if err != nil {
@@ -574,17 +574,16 @@ func (c *Case) marshalLog(log any) json.RawMessage {
 }
 
 // GroupState is what the server cases of one comparison group share: the
-// native case's phases for the comparison and the block size a kvcached case
-// enlarged to.
+// finished kvcached cases waiting for the native case and the attention
+// block sizes their servers logged.
 type GroupState struct {
 	// Name is the group.
 	Name string
 	// HasNative: the selected plan has a native case in the group.
 	HasNative bool
-	// BlockSize is the enlarged attention block size a kvcached case logged (0: none).
-	BlockSize int
-	// BlockSizeFrom names the case that logged it.
-	BlockSizeFrom string
+	// BlockSizes are the attention block sizes the group's kvcached servers
+	// that became ready logged, in case order.
+	BlockSizes []checks.CaseBlockSize
 	// Pending are the finished kvcached cases waiting for the native case.
 	Pending []*collect.CaseResult
 }

@@ -11,6 +11,8 @@
 //
 // `gpu` absent means GPU 0, a missing numeric field counts as 0, and segments
 // that belong to no server of the case (other runs, other tenants) are ignored.
+// A server owns its segment `<ipc>` and, for a hybrid model's further KV pool
+// groups, `<ipc>_g<N>` (OwnerOf); its usage is the sum over them (Server).
 package ledger
 
 import (
