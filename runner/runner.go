@@ -194,6 +194,7 @@ type Runner struct {
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
 	versions map[string]Versions // engine → its setup case's probe
+	expect   map[string]picked   // engine → the expectation set its setup case picked
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex
@@ -274,11 +275,40 @@ func (c *Case) Engine(name string) EnginePlan {
 	return e
 }
 
-// ServerEnv is the environment a server starts with: the engine's, the
-// server's own, its IPC name, CUDA_VISIBLE_DEVICES, and the simulator's.
+// Expect returns what the kvcached servers of engine are held to: the
+// expectation set its setup case picked, or the engine's own patches when
+// it declares no sets (docs/runner.md §2.6). A validated plan runs an
+// engine's cases only after its setup case picked a set.
+func (c *Case) Expect(engineName string) Expectations {
+	eng := c.Engine(engineName)
+	if len(eng.Expectations) == 0 {
+		return Expectations{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
+	}
+	x := Expectations{Env: c.R.engineEnv(engineName)}
+	if p := c.R.expect[engineName]; p.set != nil {
+		x.Patches, x.HybridPatches, x.CapacityLine = p.set.Patches, p.set.HybridPatches, p.set.CapacityLine
+	}
+	return x
+}
+
+// engineEnv is the env every server of engine gets: the engine's, then the
+// picked expectation set's.
+func (r *Runner) engineEnv(engineName string) collect.Env {
+	e, _ := r.Plan.Engines.Get(engineName)
+	var env collect.Env
+	setAll(&env, e.Env)
+	if p := r.expect[engineName]; p.set != nil {
+		setAll(&env, p.set.Env)
+	}
+	return env
+}
+
+// ServerEnv is the environment a server starts with: the engine's (and its
+// expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
+// and the simulator's.
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
-	setAll(&env, c.Engine(sp.Engine).Env)
+	setAll(&env, c.R.engineEnv(sp.Engine))
 	setAll(&env, sp.Env)
 	if sp.Kvcached() {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
@@ -317,7 +347,7 @@ func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	// run knows (its IPC name, GPUs, simulator).
 	var cmdEnv, env collect.Env
 	eng := c.Engine(sp.Engine)
-	setAll(&cmdEnv, eng.Env)
+	setAll(&cmdEnv, r.engineEnv(sp.Engine))
 	setAll(&cmdEnv, sp.Env)
 	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
 	setAll(&env, sp.Env)
@@ -383,8 +413,9 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
 		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
-		Required: append(slices.Clone(c.Engine(s.Plan.Engine).Patches), s.Plan.Patches...),
 	}
+	x := c.Expect(s.Plan.Engine)
+	obs.Required, obs.CapacityOptional = x.Required(s.Plan), !x.CapacityLine
 	if err != nil {
 		obs.LogErr = err.Error()
 	}
