@@ -124,8 +124,8 @@ func TestServerPlans(t *testing.T) {
 	if cap, _ := l.Env.Get("KVCACHED_MAX_CACHED_TOKENS"); cap != "-1" || *l.Priority != 0 || *h.Priority != 1 || pe.Batch != 128 {
 		t.Fatalf("priority pair: L %+v H %+v", l, h)
 	}
-	if !slices.Contains(l.ModelArgs, "128") || slices.Contains(h.Patches, "mamba_partial_tail") == false {
-		t.Fatalf("pair batch or hybrid patches: %v %v", l.ModelArgs, h.Patches)
+	if !slices.Contains(l.ModelArgs, "128") || !h.Hybrid || l.Hybrid {
+		t.Fatalf("pair batch or hybrid: %v %v %v", l.ModelArgs, l.Hybrid, h.Hybrid)
 	}
 	if got := IPCName("1007", "vllm-qwen05b-kv_c1"); got != "e2e_1007_vllm_qwen05b_kv_c1" {
 		t.Fatalf("IPCName = %s", got)
