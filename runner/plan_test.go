@@ -377,3 +377,37 @@ func (p *Plan) entry(name string) *Entry {
 	}
 	panic("no case " + name)
 }
+
+// A plan's expectation sets are validated with the plan (a plan file
+// carries them: TestPlanFileRoundTrip's plan has them).
+func TestValidateExpectations(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		edit    func(p *Plan, e *EnginePlan)
+		wantErr string
+	}{
+		{"bad kvcached range", func(p *Plan, e *EnginePlan) { e.Expectations[0].Kvcached = ">=0.1.x" }, `engine vllm: expectations[0] (vllm-mrv2): kvcached: range ">=0.1.x"`},
+		{"bad engine range", func(p *Plan, e *EnginePlan) { e.Expectations[1].Engine = ">=0.29.*" }, `engine vllm: expectations[1] (vllm-v1): engine: range ">=0.29.*": >= cannot take a .* version`},
+		{"unnamed", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "" }, "engine vllm: expectations[1]: no name"},
+		{"twice", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "vllm-mrv2" }, "(vllm-mrv2): the name appears twice"},
+		{"no patches", func(p *Plan, e *EnginePlan) { e.Expectations[0].Patches = nil }, "(vllm-mrv2): no patches"},
+		{"bad patch name", func(p *Plan, e *EnginePlan) { e.Expectations[0].HybridPatches = []string{"a, b"} }, `patch name "a, b"`},
+		{"env twice", func(p *Plan, e *EnginePlan) { e.Env.Set("VLLM_USE_V2_MODEL_RUNNER", "1") }, "env VLLM_USE_V2_MODEL_RUNNER is also the engine's env"},
+		{"patches and sets", func(p *Plan, e *EnginePlan) { e.Patches = []string{"x"} }, "both patches and expectations"},
+		{"no setup case to pick a set", func(p *Plan, e *EnginePlan) { p.Cases = p.Cases[1:] }, "engine vllm declares expectation sets, so the plan needs its setup case"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := p.Engines.Get("vllm")
+			e.Expectations = slices.Clone(e.Expectations)
+			c.edit(p, &e)
+			p.Engines.Set("vllm", e)
+			if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err %v, want %q", err, c.wantErr)
+			}
+		})
+	}
+}
