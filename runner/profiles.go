@@ -17,8 +17,8 @@ type model struct {
 	batch     int
 	memory    map[string]string // engine → memory fraction
 	extra     []string          // model-specific arguments
-	hybrid    bool     // attention + Mamba: held to the set's hybrid_patches
-	engines   []string // engines it runs on
+	hybrid    bool              // attention + Mamba: held to the set's hybrid_patches
+	engines   []string          // engines it runs on
 }
 
 var bothEngines = []string{"vllm", "sglang"}
