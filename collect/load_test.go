@@ -74,8 +74,8 @@ func TestLoadPartsStatus(t *testing.T) {
 			StatusPartial, "no summary.json; 2 finished cases from cases.jsonl", []string{"vllm-setup", "vllm-a"}, false, false, 0},
 		{"unparsable summary, cases.jsonl", map[string]string{"vllm/summary.json": `{"ok":tru`, "vllm/cases.jsonl": jsonlTwo},
 			StatusPartial, "read ", []string{"vllm-setup", "vllm-a"}, false, false, 1},
-		{"summary with a bad field, no cases.jsonl", map[string]string{"vllm/summary.json": badSummary},
-			StatusMissing, "read ", nil, false, false, 1},
+		{"summary with a bad case: only that case is left out", map[string]string{"vllm/summary.json": badSummary},
+			StatusPartial, "summary.json: 1 case could not be read (see the problems)", nil, false, true, 1},
 		{"summary without cases", map[string]string{"vllm/summary.json": notASummary},
 			StatusMissing, "read ", nil, false, false, 1},
 		{"summary not an object", map[string]string{"vllm/summary.json": `[]`},
@@ -277,7 +277,7 @@ func TestLoadPartsUnknownFieldsIgnored(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"vllm/summary.json": `{"future":{"x":[1]},"cases":[{"name":"a","ok":true,"new_field":[{"deep":null}]}],"ok":true}`,
 		"vllm/part.json":    `{"part":"vllm","complete":true,"planned":["a"],"brand_new":{"k":1}}`,
-		"vllm/setup.json":   `{"profile":"nightly","future_key":[1,2],"cases":[{"name":"a","engine":"vllm","unknown":1}]}`,
+		"vllm/setup.json":   `{"profile":"nightly","future_key":[1,2],"engines":{},"cases":[{"name":"a","engine":"vllm","unknown":1}]}`,
 	})
 	parts, err := LoadParts([]string{root})
 	if err != nil {
