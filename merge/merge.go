@@ -10,8 +10,6 @@
 package merge
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -135,24 +133,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, Checks: checks, Log: normalizeRaw(c.Log), Part: display}
-}
-
-// normalizeRaw makes raw JSON compact and valid UTF-8, so that a log reads
-// back from merged.json as the same bytes it was written from. Invalid
-// UTF-8 can only sit inside strings of valid JSON; it becomes U+FFFD.
-func normalizeRaw(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return raw // not produced by the readers, which validate
-	}
-	if out := b.Bytes(); utf8.Valid(out) {
-		return out
-	}
-	return bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
+	return Case{Name: c.Name, OK: c.OK, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

@@ -1,0 +1,219 @@
+package merge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// mergedIndent is how many levels of merged.json are indented: the top
+// level, and the members of setup and perf and the elements of cases, parts
+// and problems. Everything deeper is compact JSON: indenting it all would
+// make the file grow with the square of a value's nesting (a 60 KB log
+// nested 9,990 deep made a 599 MB merged.json), and would repeat every line
+// of a log with its indentation.
+const mergedIndent = 2
+
+// WriteJSON writes the report as merged.json: one member of the top level,
+// of setup and of perf to a line (2-space indent), every case, part and
+// problem on a line of its own as compact JSON, a trailing newline, HTML
+// characters as they are; the same report gives the same bytes. Its size is
+// the compact JSON's plus a few bytes a line, whatever a log's nesting. It
+// is encoded a case at a time as it is written, so that it is never held
+// whole; a report over maxMergedFile, which ReadMerged would refuse, is
+// refused before anything is written.
+func (r *Report) WriteJSON(w io.Writer) error {
+	var size countWriter
+	if err := r.encode(&size); err != nil {
+		return err
+	}
+	if size.n > maxMergedFile {
+		return fmt.Errorf("encode merged.json: %d MiB, over the %d MiB that render reads back%s; render the part directories instead",
+			size.n>>20, maxMergedFile>>20, size.largest)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := r.encode(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// encode writes merged.json to w.
+func (r *Report) encode(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	marshal := func(v any) ([]byte, error) {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("encode merged.json: %w", err)
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	// Everything but the cases at once (setup.json and perf files are
+	// bounded), then the cases one by one into the place of "cases": null.
+	head := *r
+	head.Cases = nil
+	compact, err := marshal(&head)
+	if err != nil {
+		return err
+	}
+	compact = bytes.Clone(compact)
+	at := topLevelValue(compact, "cases")
+	if at < 0 || !bytes.HasPrefix(compact[at:], []byte("null")) {
+		return fmt.Errorf("encode merged.json: no cases member") // Report always has one
+	}
+	ind := &indenter{w: w, levels: mergedIndent}
+	ind.write(compact[:at])
+	ind.write([]byte("["))
+	cw, counting := w.(*countWriter)
+	for i := range r.Cases {
+		if i > 0 {
+			ind.write([]byte(","))
+		}
+		c, err := marshal(&r.Cases[i])
+		if err != nil {
+			return err
+		}
+		if counting {
+			cw.note(&r.Cases[i], len(c))
+		}
+		ind.write(c)
+	}
+	ind.write([]byte("]"))
+	ind.write(compact[at+len("null"):])
+	ind.write([]byte("\n"))
+	return ind.err
+}
+
+// countWriter counts what would be written, and remembers the largest case.
+type countWriter struct {
+	n       int64
+	max     int
+	largest string
+}
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+func (c *countWriter) note(cs *Case, size int) {
+	if size > c.max {
+		c.max = size
+		c.largest = fmt.Sprintf(" (the largest case is %s of %s: %d MiB)", cs.Name, cs.Part, size>>20)
+	}
+}
+
+// topLevelValue returns the offset of the value of key in the top-level
+// object of compact, valid JSON, or -1.
+func topLevelValue(compact []byte, key string) int {
+	want, _ := json.Marshal(key)
+	depth, inString, escaped := 0, false, false
+	for i, c := range compact {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			// A key of the top level starts after its '{' or a ','.
+			if depth == 1 && (compact[i-1] == '{' || compact[i-1] == ',') &&
+				bytes.HasPrefix(compact[i:], want) && len(compact) > i+len(want) && compact[i+len(want)] == ':' {
+				return i + len(want) + 1
+			}
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return -1
+}
+
+// indenter writes compact JSON, given in pieces, indented as encoding/json
+// indents with two spaces, but only to levels deep: the contents of a
+// container opened deeper stay compact.
+type indenter struct {
+	w      io.Writer
+	levels int
+	err    error
+
+	depth    int  // containers open
+	inString bool // inside a string
+	escaped  bool // after a backslash in a string
+	opened   bool // an indented container was just opened: empty or not is unknown
+}
+
+func (d *indenter) write(p []byte) {
+	from := 0 // p[from:i] is copied as it is
+	out := func(b []byte) {
+		if d.err == nil {
+			_, d.err = d.w.Write(b)
+		}
+	}
+	newline := func(i, depth int) {
+		out(p[from:i])
+		from = i
+		out(newlineIndent(depth))
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if d.inString {
+			switch {
+			case d.escaped:
+				d.escaped = false
+			case c == '\\':
+				d.escaped = true
+			case c == '"':
+				d.inString = false
+			}
+			continue
+		}
+		if d.opened {
+			d.opened = false
+			if c == '}' || c == ']' {
+				d.depth-- // empty: {} and [] as they are
+				continue
+			}
+			newline(i, d.depth)
+		}
+		switch c {
+		case '"':
+			d.inString = true
+		case '{', '[':
+			d.depth++
+			d.opened = d.depth <= d.levels
+		case '}', ']':
+			if d.depth <= d.levels {
+				newline(i, d.depth-1)
+			}
+			d.depth--
+		case ',':
+			if d.depth <= d.levels {
+				newline(i+1, d.depth)
+			}
+		case ':':
+			if d.depth <= d.levels {
+				out(p[from : i+1])
+				from = i + 1
+				out([]byte(" "))
+			}
+		}
+	}
+	out(p[from:])
+}
+
+// newlineIndent is a newline and the indentation of depth levels.
+func newlineIndent(depth int) []byte {
+	b := make([]byte, 1+2*depth)
+	b[0] = '\n'
+	for i := 1; i < len(b); i++ {
+		b[i] = ' '
+	}
+	return b
+}
