@@ -227,6 +227,11 @@ func TestLoadPartsErrorsNameFileAndField(t *testing.T) {
 		{"setup limit embedded", "setup.json", `{"limit":[{"name":"l","kind":"limit","hf_id":7}]}`, "setup.json: limit[0].hf_id: want string, got number"},
 		{"setup syntax", "setup.json", `{"profile":"x",}`, "setup.json: byte 15: invalid character '}' looking for beginning of object key string"},
 		{"setup not an object", "setup.json", `[1]`, "setup.json: want object, got array"},
+		{"setup null", "setup.json", "null\n", "setup.json: want object, got null (the part contributes no setup)"},
+		{"setup empty", "setup.json", `{}`, "setup.json: engines and cases: missing, so the setup is incomplete (the part contributes no setup)"},
+		{"setup without engines", "setup.json", `{"profile":"nightly","cases":[]}`, "setup.json: engines: missing, so the setup is incomplete"},
+		{"setup with null cases", "setup.json", `{"profile":"nightly","engines":{},"CASES":null}`, "setup.json: cases: missing, so the setup is incomplete"},
+		{"part null", "part.json", `null`, "part.json: want object, got null (the part's plan and completion are unknown)"},
 		{"part planned", "part.json", `{"planned":"vllm-a"}`, "part.json: planned: want array, got string"},
 		{"part complete", "part.json", `{"complete":"yes"}`, "part.json: complete: want bool, got string"},
 		{"part github", "part.json", `{"github":{"run_id":"12"}}`, "part.json: github.run_id: want integer, got string"},
@@ -373,6 +378,9 @@ func TestLoadPerfProblems(t *testing.T) {
 		{"null run", `{}`, `{"runs":[null]}`, true, false, "summary.json: runs[0]: want object, got null"},
 		{"table wrong type", `{}`, `{"table":[{"ratio":"x"}]}`, true, false, "summary.json: table[0].ratio: want number, got string"},
 		{"setup arms wrong", `{"arms":"native"}`, `{}`, false, true, "setup.json: arms: want array, got string"},
+		{"setup null", `null`, `{}`, false, true, "setup.json: want object, got null"},
+		{"bench nested too deep", `{"bench":` + strings.Repeat("[", 65) + strings.Repeat("]", 65) + `}`, `{}`, false, true, "setup.json: bench: nested deeper than 64, not read"},
+		{"run nested too deep", `{}`, `{"runs":[{"model":"m","x":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}]}`, true, false, "summary.json: runs[0]: nested deeper than 64, not read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"perf/": ""}
@@ -467,6 +475,16 @@ func FuzzLoadPart(f *testing.F) {
 		}
 		if p.Display == "" || p.Name == "" {
 			t.Fatalf("name %q display %q", p.Name, p.Display)
+		}
+		// Incomplete input is never taken as complete: no case without a
+		// name, no setup without engines and cases.
+		for _, c := range p.Cases {
+			if c.Name == "" {
+				t.Fatalf("a case without a name was kept")
+			}
+		}
+		if p.Setup != nil && incompleteSetup(setup, "setup.json") != nil {
+			t.Fatalf("an incomplete setup.json was taken as the part's setup")
 		}
 		if p.HasSummary {
 			// What the part holds is what ScanSummary reads.

@@ -296,6 +296,9 @@ func TestScanCasesJSONL(t *testing.T) {
 		{"cut line in the middle", "{\"name\":\"a\"\n{\"name\":\"b\"}\n", []string{"b"}, false, []string{"line 1: unexpected end of input"}},
 		{"whole bad last line without newline", "{\"name\":\"a\"}\n{\"name\":5}", []string{"a"}, false, []string{"line 2.name: want string, got number"}},
 		{"crlf", "{\"name\":\"a\"}\r\n{\"name\":\"b\"}\r\n", []string{"a", "b"}, false, nil},
+		{"nameless and null lines", "{\"name\":\"a\"}\n{\"ok\":true}\nnull\n{\"name\":\"\"}\n", []string{"a"}, false,
+			[]string{"line 2.name: missing or empty", "line 3: want object, got null", "line 4.name: missing or empty"}},
+		{"log of the wrong type", "{\"name\":\"a\",\"log\":[]}\n{\"name\":\"b\",\"log\":{}}\n", []string{"b"}, false, []string{"line 1.log: want object, got array"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := ScanCasesJSONL(iotest.OneByteReader(strings.NewReader(tc.in)))
@@ -316,6 +319,10 @@ func TestScanCasesJSONL(t *testing.T) {
 				t.Errorf("bad lines (-want +got):\n%s", diff)
 			}
 		})
+	}
+	res, err := ScanCasesJSONL(strings.NewReader("{\"name\":\"a\"}\n{\"name\":\"b\"}\n{\"name\":\"a\",\"ok\":true}\n"))
+	if want := []string{`line 3.name: "a" repeats line 1`}; err != nil || len(res.Cases) != 3 || !cmp.Equal(res.Repeated, want) {
+		t.Errorf("repeated name: %v, %d cases, repeated %q, want %q", err, len(res.Cases), res.Repeated, want)
 	}
 }
 
