@@ -167,6 +167,13 @@ func (s *scanner) collect(end int) {
 		s.rec = s.rec[:0]
 		return
 	}
+	if need := len(s.rec) + end - s.recFrom; need > cap(s.rec) {
+		// Doubling: append grows a large slice by a quarter, which for a
+		// 64 MiB log allocates five times its size on the way.
+		grown := make([]byte, len(s.rec), max(2*cap(s.rec), need, 4<<10))
+		copy(grown, s.rec)
+		s.rec = grown
+	}
 	s.rec = append(s.rec, s.buf[s.recFrom:end]...)
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/ovg-project/ci-report/collect"
 )
 
 // mergedIndent is how many levels of merged.json are indented: the top
@@ -24,26 +26,29 @@ const mergedIndent = 2
 // is encoded a case at a time as it is written, so that it is never held
 // whole; a report over maxMergedFile, which ReadMerged would refuse, is
 // refused before anything is written.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return r.writeJSON(w, maxMergedFile) }
+
+// writeJSON is WriteJSON refusing more than limit bytes.
+func (r *Report) writeJSON(w io.Writer, limit int64) error {
 	var size countWriter
-	if err := r.encode(&size); err != nil {
+	var buf bytes.Buffer // one case's JSON, kept for the second pass
+	if err := r.encode(&size, &buf); err != nil {
 		return err
 	}
-	if size.n > maxMergedFile {
+	if size.n > limit {
 		return fmt.Errorf("encode merged.json: %d MiB, over the %d MiB that render reads back%s; render the part directories instead",
-			size.n>>20, maxMergedFile>>20, size.largest)
+			size.n>>20, limit>>20, size.largest)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := r.encode(bw); err != nil {
+	if err := r.encode(bw, &buf); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-// encode writes merged.json to w.
-func (r *Report) encode(w io.Writer) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// encode writes merged.json to w, encoding each part into buf.
+func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	marshal := func(v any) ([]byte, error) {
 		buf.Reset()
@@ -73,19 +78,56 @@ func (r *Report) encode(w io.Writer) error {
 		if i > 0 {
 			ind.write([]byte(","))
 		}
-		c, err := marshal(&r.Cases[i])
+		pre, log, post, err := caseJSON(&r.Cases[i], marshal)
 		if err != nil {
 			return err
 		}
 		if counting {
-			cw.note(&r.Cases[i], len(c))
+			cw.note(&r.Cases[i], len(pre)+len(log)+len(post))
 		}
-		ind.write(c)
+		ind.write(pre)
+		ind.write(log)
+		ind.write(post)
 	}
 	ind.write([]byte("]"))
 	ind.write(compact[at+len("null"):])
 	ind.write([]byte("\n"))
 	return ind.err
+}
+
+// logPlaceholder stands for a case's log while the case is encoded.
+var logPlaceholder = []byte(`"log":0`)
+
+// caseJSON encodes c as pre + log + post: encoding/json for everything but
+// the log, which is written as it is held, so that a log of 64 MiB is not
+// copied twice more on its way out. Merge and ReadMerged hold logs compact
+// and valid (collect.CompactJSON); one that is not (a Report built by hand)
+// is compacted, and invalid JSON is an error, as encoding/json makes it.
+func caseJSON(c *Case, marshal func(any) ([]byte, error)) (pre, log, post []byte, err error) {
+	log = c.Log
+	if log != nil {
+		if !json.Valid(log) {
+			return nil, nil, nil, fmt.Errorf("encode merged.json: case %s: log is not valid JSON", c.Name)
+		}
+		log = collect.CompactJSON(log)
+	}
+	tmp := *c
+	if log != nil {
+		tmp.Log = json.RawMessage("0")
+	}
+	b, err := marshal(&tmp)
+	if err != nil || log == nil {
+		return b, nil, nil, err
+	}
+	// The only unescaped `"log":` in a case's JSON is its key: every other
+	// quote in it is part of an escaped string or of another key (name, ok,
+	// checks, detail, not_run, part).
+	i := bytes.Index(b, logPlaceholder)
+	if i < 0 {
+		return nil, nil, nil, fmt.Errorf("encode merged.json: case %s: no log key", c.Name)
+	}
+	j := i + len(logPlaceholder) - 1
+	return b[:j], log, b[j+1:], nil
 }
 
 // countWriter counts what would be written, and remembers the largest case.
