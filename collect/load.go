@@ -112,7 +112,19 @@ type partDir struct {
 // ReasonNoPartFiles. Parts come back in byte order of their directory names,
 // read in parallel. The error is for paths that exist but cannot be read as
 // directories.
-func LoadParts(paths []string) ([]Part, error) {
+func LoadParts(paths []string) ([]Part, error) { return LoadPartsWith(paths, LoadOptions{}) }
+
+// LoadOptions change what LoadPartsWith keeps of the parts.
+type LoadOptions struct {
+	// SkipLogs leaves every case's Log nil: each log is still read to its
+	// end and held to the same bounds and kind, so that the same cases are
+	// left out, but nothing of it is kept. For a report that is only
+	// rendered, as no document shows a log.
+	SkipLogs bool
+}
+
+// LoadPartsWith is LoadParts with options.
+func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 	var dirs []partDir
 	for _, p := range paths {
 		found, err := partDirs(p)
@@ -138,7 +150,7 @@ func LoadParts(paths []string) ([]Part, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				parts[i] = loadPart(dirs[i])
+				parts[i] = loadPart(dirs[i], opts)
 			}
 		}()
 	}
@@ -196,7 +208,7 @@ func partDirs(p string) ([]partDir, error) {
 }
 
 // loadPart reads one part directory and decides its status (SPEC-formats §1).
-func loadPart(d partDir) (p Part) {
+func loadPart(d partDir, opts LoadOptions) (p Part) {
 	name := filepath.Base(d.dir)
 	if abs, err := filepath.Abs(d.dir); err == nil && (name == "." || name == string(filepath.Separator)) {
 		name = filepath.Base(abs)
@@ -255,7 +267,7 @@ func loadPart(d partDir) (p Part) {
 
 	summaryErr := ""
 	f, err := openIn(root, d.dir, "summary.json")
-	sum, err := readSummaryFile(f, err, file("summary.json"))
+	sum, err := readSummaryFile(f, err, file("summary.json"), opts.SkipLogs)
 	switch {
 	case err == nil:
 		p.HasSummary = true
@@ -275,7 +287,7 @@ func loadPart(d partDir) (p Part) {
 
 	if !p.HasSummary {
 		f, err := openIn(root, d.dir, "cases.jsonl")
-		res, err := readCasesJSONLFile(f, err, file("cases.jsonl"))
+		res, err := readCasesJSONLFile(f, err, file("cases.jsonl"), opts.SkipLogs)
 		switch {
 		case err == nil:
 			p.Cases = res.Cases

@@ -64,13 +64,20 @@ type scanner struct {
 	recDepth  int
 	recDefect error
 
-	// rec, when recording, collects the bytes of the value being read;
-	// recFrom is where the not yet collected part starts in buf, recStart
-	// the nesting depth at which the value began.
-	recording bool
-	rec       []byte
-	recFrom   int
-	recStart  int
+	// rec, when recording, collects the bytes of the value being read
+	// (recN of them so far, counted also while recDiscard holds them
+	// back); recFrom is where the not yet collected part starts in buf,
+	// recStart the nesting depth at which the value began.
+	recording  bool
+	recDiscard bool
+	rec        []byte
+	recN       int
+	recFrom    int
+	recStart   int
+
+	// skipLogs reads each case's log to its end, to the same bounds, but
+	// keeps nothing of it (LoadOptions.SkipLogs).
+	skipLogs bool
 
 	depth int // nesting of the current position, for maxNesting
 }
@@ -97,7 +104,7 @@ func newScanner(r io.Reader) *scanner {
 
 // reset makes s read r from its start, keeping its buffers.
 func (s *scanner) reset(r io.Reader) {
-	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0], recLimit: s.recLimit, recDepth: s.recDepth}
+	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0], recLimit: s.recLimit, recDepth: s.recDepth, skipLogs: s.skipLogs}
 }
 
 // fill reads more input once buf[i:n] is used up; it reports whether bytes
@@ -151,6 +158,7 @@ func (s *scanner) startRecording() {
 		s.rec = nil
 	}
 	s.rec = s.rec[:0]
+	s.recN = 0
 	s.recFrom = s.i
 	s.recStart = s.depth
 	s.recDefect = nil
@@ -162,9 +170,13 @@ func (s *scanner) collect(end int) {
 	if s.recDefect != nil {
 		return
 	}
-	if len(s.rec)+end-s.recFrom > s.recLimit {
+	s.recN += end - s.recFrom
+	if s.recN > s.recLimit {
 		s.recDefect = fmt.Errorf("value over %d MiB, not read", s.recLimit>>20)
 		s.rec = s.rec[:0]
+		return
+	}
+	if s.recDiscard {
 		return
 	}
 	if need := len(s.rec) + end - s.recFrom; need > cap(s.rec) {
@@ -960,7 +972,13 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 			return atField(field+"."+pathKey(key), s.skipValue())
 		}
 		at := field + "." + k
+		first, err := s.nonSpace()
+		if err != nil {
+			return atField(at, err)
+		}
+		s.recDiscard = k == "log" && s.skipLogs
 		raw, bad, err := s.recordValue()
+		s.recDiscard = false
 		if err != nil {
 			return atField(at, err)
 		}
@@ -976,7 +994,7 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 		case "checks":
 			note(decodeChecks(at, raw, &c.Checks))
 		default:
-			note(decodeLog(at, raw, &c.Log))
+			note(decodeLog(at, first, raw, &c.Log, s.skipLogs))
 		}
 		return nil
 	})
@@ -984,11 +1002,16 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 }
 
 // decodeLog keeps a case's log, compacted and in its own bytes: an object,
-// or null (kept as null, as encoding/json keeps it). raw is a recorded
-// value, so it starts with its first byte and is valid JSON.
-func decodeLog(field string, raw []byte, log *json.RawMessage) error {
-	if raw[0] != '{' && raw[0] != 'n' {
-		return &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(raw[0])}}
+// or null (kept as null, as encoding/json keeps it). first is its first
+// byte, raw the recorded value (valid JSON), unless skip: then nothing is
+// kept.
+func decodeLog(field string, first byte, raw []byte, log *json.RawMessage, skip bool) error {
+	if first != '{' && first != 'n' {
+		return &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(first)}}
+	}
+	if skip {
+		*log = nil
+		return nil
 	}
 	*log = compactJSON(raw, true)
 	return nil
@@ -1185,6 +1208,13 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) {
 	return scanSummary(newScanner(r))
 }
 
+// newReader is a scanner of r for a reader that may skip logs.
+func newReader(r io.Reader, skipLogs bool) *scanner {
+	s := newScanner(r)
+	s.skipLogs = skipLogs
+	return s
+}
+
 func scanSummary(s *scanner) (*SummaryResult, error) {
 	slots, defects, ok, err := s.summarySlots()
 	if err != nil {
@@ -1239,16 +1269,16 @@ func (s *scanner) summarySlots() (slots []CaseResult, defects []error, ok bool, 
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
 	f, err := openPath(path)
-	return readSummaryFile(f, err, path)
+	return readSummaryFile(f, err, path, false)
 }
 
 // readSummaryFile reads summary.json from f, opened (with err) from path.
-func readSummaryFile(f *os.File, err error, path string) (*SummaryResult, error) {
+func readSummaryFile(f *os.File, err error, path string, skipLogs bool) (*SummaryResult, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sum, err := ScanSummary(f)
+	sum, err := scanSummary(newReader(f, skipLogs))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -1287,9 +1317,11 @@ const maxSkippedLine = 256 << 20
 // within maxSkippedLine bytes of where it failed: then the rest of the
 // input is not read, and Stopped says so. Offsets in Bad count from the
 // start of the line.
-func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) {
+func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return scanCasesJSONL(r, false) }
+
+func scanCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
-	s := newScanner(nil)
+	s := newReader(nil, skipLogs)
 	var l caseList
 	res := &JSONLResult{}
 	done := func() (*JSONLResult, error) {
@@ -1385,16 +1417,16 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
 	f, err := openPath(path)
-	return readCasesJSONLFile(f, err, path)
+	return readCasesJSONLFile(f, err, path, false)
 }
 
 // readCasesJSONLFile reads cases.jsonl from f, opened (with err) from path.
-func readCasesJSONLFile(f *os.File, err error, path string) (*JSONLResult, error) {
+func readCasesJSONLFile(f *os.File, err error, path string, skipLogs bool) (*JSONLResult, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := ScanCasesJSONL(f)
+	res, err := scanCasesJSONL(f, skipLogs)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -54,6 +54,25 @@ func checkAgreement(t *testing.T, data []byte) {
 	if err == nil && !cmp.Equal(got, got2, rawEqual) {
 		t.Fatalf("scanner result depends on read sizes:\n%s", cmp.Diff(got2, got))
 	}
+	// Skipping logs reads the same cases, leaves out the same, keeps no log.
+	noLogs, err3 := scanSummary(newReader(iotest.HalfReader(bytes.NewReader(data)), true))
+	if (err == nil) != (err3 == nil) {
+		t.Fatalf("skipping logs changes what is refused: %v vs %v", err, err3)
+	}
+	if err == nil {
+		withoutLogs := *got
+		withoutLogs.Cases = nil
+		for _, c := range got.Cases {
+			c.Log = nil
+			withoutLogs.Cases = append(withoutLogs.Cases, c)
+		}
+		if withoutLogs.Cases == nil {
+			withoutLogs.Cases = []CaseResult{}
+		}
+		if diff := cmp.Diff(&withoutLogs, noLogs, rawEqual); diff != "" {
+			t.Fatalf("skipping logs reads differently (-with logs, less them +skipping):\n%s", diff)
+		}
+	}
 	var te *json.UnmarshalTypeError
 	caseTypeErr := errors.As(refErr, &te) && (strings.HasPrefix(te.Field, "cases.") || te.Field == "cases" && ref.Cases != nil)
 	switch {
@@ -431,6 +450,12 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 	want := []string{"cases[0].log: value over 1 MiB, not read", "cases[1].checks: value over 1 MiB, not read"}
 	if diff := cmp.Diff(want, sum.Dropped); diff != "" || len(sum.Cases) != 1 || sum.Cases[0].Name != "c" {
 		t.Errorf("dropped (-want +got):\n%s\ncases %+v", diff, sum.Cases)
+	}
+	// A log that is not kept is held to the same bound.
+	s = newReader(strings.NewReader(in), true)
+	s.recLimit = 1 << 20
+	if sum, err := scanSummary(s); err != nil || !cmp.Equal(want, sum.Dropped) || len(sum.Cases) != 1 || sum.Cases[0].Log != nil {
+		t.Errorf("skipping logs: %v, dropped %q", err, sum.Dropped)
 	}
 	s = newScanner(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"` + big + `"}}]}`))
 	s.recLimit = 1 << 20

@@ -15,17 +15,38 @@ import (
 // genTree makes `go test ./merge -run TestGenerateTree -gen-tree DIR` write
 // the benchmark's artifact tree to DIR, to measure `ci-report merge DIR`
 // from outside (peak RSS with /usr/bin/time -v).
-var genTree = flag.String("gen-tree", "", "write the benchmark artifact tree (8 parts, ~3,000 cases, ~360 MiB) to this directory")
+var (
+	genTree  = flag.String("gen-tree", "", "write the benchmark artifact tree (8 parts, ~3,000 cases, ~360 MiB) to this directory")
+	genCases = flag.Int("gen-cases", 3000, "cases of the -gen-tree tree (about 120 KiB each)")
+
+	// `go test ./merge -run TestGenerateHostileTree -gen-hostile DIR` writes
+	// the tree of hostile inputs, to measure merge and render on it from
+	// outside.
+	genHostile = flag.String("gen-hostile", "", "write the hostile artifact tree to this directory")
+	genLogMiB  = flag.Int("gen-log-mib", 8, "size of the -gen-hostile tree's big log, nested 60 deep")
+	genPhases  = flag.Int("gen-phases-mib", 64, "size of the -gen-hostile tree's phases")
+)
 
 func TestGenerateTree(t *testing.T) {
 	if *genTree == "" {
 		t.Skip("no -gen-tree directory given")
 	}
-	n, err := writeBenchTree(*genTree, benchTree{Parts: 8, Cases: 3000, Requests: 16, Tokens: 590})
+	n, err := writeBenchTree(*genTree, benchTree{Parts: 8, Cases: *genCases, Requests: 16, Tokens: 590})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s: %.1f MiB", *genTree, float64(n)/(1<<20))
+}
+
+func TestGenerateHostileTree(t *testing.T) {
+	if *genHostile == "" {
+		t.Skip("no -gen-hostile directory given")
+	}
+	n, err := writeHostileTree(*genHostile, hostileTree{LogMiB: *genLogMiB, PhasesMiB: *genPhases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: %.1f MiB", *genHostile, float64(n)/(1<<20))
 }
 
 // benchTree sizes a generated artifact tree.

@@ -36,7 +36,7 @@ func Load(paths []string, opts Options) (*Report, error) {
 		}
 		return rep, nil
 	}
-	parts, err := collect.LoadParts(paths)
+	parts, err := collect.LoadPartsWith(paths, collect.LoadOptions{SkipLogs: opts.SkipLogs})
 	if err != nil {
 		return nil, err
 	}

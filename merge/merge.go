@@ -5,8 +5,8 @@
 //
 // A Report is built either from part directories and artifact roots (Load →
 // collect.LoadParts → Merge) or read back from a merged.json (ReadMerged);
-// both give identical Reports, so render output does not depend on which
-// one it was given.
+// both give identical Reports (but for the logs, with Options.SkipLogs), so
+// render output does not depend on which one it was given.
 package merge
 
 import (
@@ -26,6 +26,11 @@ type Options struct {
 	// name in two parts (both are kept, in part order), or parts of
 	// different profiles or kvcached commits (the first part's setup wins).
 	AllowMixed bool
+	// SkipLogs leaves out every case's log when reading part directories
+	// (collect.LoadOptions): for a report that is only rendered, since no
+	// document shows a log, so that render's memory does not grow with
+	// them. The same cases are read and left out as without it.
+	SkipLogs bool
 }
 
 // Verdict words (SPEC-render §1); a failing verdict is "FAIL (...)".

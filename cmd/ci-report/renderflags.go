@@ -35,7 +35,7 @@ type renderInputs struct {
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
 	// LoadTree reads part directories, artifact roots or a merged.json;
-	// merge.Load by default.
+	// merge.Load by default, without the cases' logs.
 	LoadTree func(paths []string, allowMixed bool) (*merge.Report, error)
 	// ReadFile reads the --config file; os.ReadFile by default.
 	ReadFile func(string) ([]byte, error)
@@ -182,7 +182,8 @@ func (r *renderInputs) readReport(e *env, args []string) (*merge.Report, error) 
 	loadTree := r.LoadTree
 	if loadTree == nil {
 		loadTree = func(paths []string, allowMixed bool) (*merge.Report, error) {
-			return merge.Load(paths, merge.Options{AllowMixed: allowMixed})
+			// Rendered only: no document shows a case's log.
+			return merge.Load(paths, merge.Options{AllowMixed: allowMixed, SkipLogs: true})
 		}
 	}
 	rep, err := loadTree(args, r.allowMixed)
