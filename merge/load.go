@@ -11,7 +11,8 @@ import (
 )
 
 // maxMergedFile bounds a merged.json read back: it holds no phases, so even
-// thousands of cases stay far below this.
+// thousands of cases stay far below this. WriteJSON refuses to write more,
+// so that whatever merge wrote, render reads.
 const maxMergedFile = 512 << 20
 
 // Load builds the Report of paths: part directories and artifact roots
@@ -68,7 +69,8 @@ func Load(paths []string, opts Options) (*Report, error) {
 
 // ReadMerged reads a merged.json written by WriteJSON. Unknown fields are
 // ignored; a field of the wrong type or another format version is an error
-// naming the file and the field.
+// naming the file and the field, and only a regular file is read (a FIFO
+// would block forever).
 func ReadMerged(path string) (*Report, error) {
 	var rep Report
 	if err := collect.ReadJSONFile(path, maxMergedFile, &rep); err != nil {
