@@ -207,29 +207,49 @@ func isCompact(raw []byte) bool {
 // outside its strings, and how deep it nests.
 func jsonShape(raw []byte) (compact bool, depth int) {
 	compact = true
-	inString, escaped, d := false, false, 0
-	for _, c := range raw {
+	WalkJSON(raw, func(_ int, c byte, d int) bool {
+		switch {
+		case c == '{' || c == '[':
+			depth = max(depth, d+1)
+		case isSpace(c):
+			compact = false
+		}
+		return true
+	})
+	return compact, depth
+}
+
+// WalkJSON calls f for each byte of raw, valid JSON, that lies outside its
+// strings, and for the opening quote of each string, with the offset of the
+// byte and the number of objects and arrays open before it; f returns false
+// to stop the walk.
+func WalkJSON(raw []byte, f func(i int, c byte, depth int) bool) {
+	inString, escaped, depth := false, false, 0
+	for i, c := range raw {
 		switch {
 		case escaped:
 			escaped = false
+			continue
 		case inString:
 			if c == '\\' {
 				escaped = true
 			} else if c == '"' {
 				inString = false
 			}
+			continue
 		case c == '"':
 			inString = true
-		case c == '{' || c == '[':
-			d++
-			depth = max(depth, d)
-		case c == '}' || c == ']':
-			d--
-		case isSpace(c):
-			compact = false
+		}
+		if !f(i, c, depth) {
+			return
+		}
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
 		}
 	}
-	return compact, depth
 }
 
 // checkRawDepth refuses a raw value that a reader keeps (perf's bench and

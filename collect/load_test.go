@@ -19,6 +19,15 @@ func writeTree(t testing.TB, files map[string]string) string {
 	return root
 }
 
+// caseNames are the names of cases, in order; nil for none.
+func caseNames(cases []CaseResult) []string {
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
 // writeFiles is writeTree into an existing directory.
 func writeFiles(t testing.TB, root string, files map[string]string) {
 	t.Helper()
@@ -122,10 +131,7 @@ func TestLoadPartsStatus(t *testing.T) {
 			if !strings.HasPrefix(p.Reason, tc.reason) || (tc.reason == "") != (p.Reason == "") {
 				t.Errorf("reason = %q, want prefix %q", p.Reason, tc.reason)
 			}
-			var names []string
-			for _, c := range p.Cases {
-				names = append(names, c.Name)
-			}
+			names := caseNames(p.Cases)
 			if diff := cmp.Diff(tc.cases, names); diff != "" {
 				t.Errorf("cases (-want +got):\n%s", diff)
 			}

@@ -248,10 +248,7 @@ func TestScanSummaryLeavesOutBadCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for _, c := range got.Cases {
-				names = append(names, c.Name)
-			}
+			names := caseNames(got.Cases)
 			if diff := cmp.Diff(tc.kept, names); diff != "" {
 				t.Errorf("kept (-want +got):\n%s", diff)
 			}
@@ -324,10 +321,7 @@ func TestScanCasesJSONL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for _, c := range res.Cases {
-				names = append(names, c.Name)
-			}
+			names := caseNames(res.Cases)
 			if diff := cmp.Diff(tc.wantNames, names); diff != "" {
 				t.Errorf("names (-want +got):\n%s", diff)
 			}

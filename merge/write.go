@@ -150,31 +150,17 @@ func (c *countWriter) note(cs *Case, size int) {
 // object of compact, valid JSON, or -1.
 func topLevelValue(compact []byte, key string) int {
 	want, _ := json.Marshal(key)
-	depth, inString, escaped := 0, false, false
-	for i, c := range compact {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			if c == '\\' {
-				escaped = true
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			// A key of the top level starts after its '{' or a ','.
-			if depth == 1 && (compact[i-1] == '{' || compact[i-1] == ',') &&
-				bytes.HasPrefix(compact[i:], want) && len(compact) > i+len(want) && compact[i+len(want)] == ':' {
-				return i + len(want) + 1
-			}
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
+	at := -1
+	collect.WalkJSON(compact, func(i int, c byte, depth int) bool {
+		// A key of the top level starts after its '{' or a ','.
+		if c == '"' && depth == 1 && (compact[i-1] == '{' || compact[i-1] == ',') &&
+			bytes.HasPrefix(compact[i:], want) && len(compact) > i+len(want) && compact[i+len(want)] == ':' {
+			at = i + len(want) + 1
+			return false
 		}
-	}
-	return -1
+		return true
+	})
+	return at
 }
 
 // indenter writes compact JSON, given in pieces, indented as encoding/json
