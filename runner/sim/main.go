@@ -30,6 +30,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	switch args[0] {
 	case "serve":
+		ignoreBrokenPipe()
 		return mainServe(ctx, args[1:], stdout, stderr, getenv)
 	case "kvctl":
 		fs := flag.NewFlagSet("ci-report sim kvctl", flag.ContinueOnError)
@@ -69,6 +70,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 1
 		}
 		defer w.lock.Close()
+		ignoreBrokenPipe()
 		sctx, stop := stopContext(ctx)
 		defer stop()
 		return runBallast(sctx, w, *gpu, *keep, stdout, stderr)
