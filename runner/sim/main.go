@@ -87,7 +87,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 		if err != nil {
-			fmt.Fprintln(stderr, "ci-report sim versions:", err)
+			fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
 			return 2
 		}
 		return runVersions(*engine, faults, stdout, stderr)

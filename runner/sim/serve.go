@@ -135,7 +135,7 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 	}
 	faults, err := parseFaults(env.getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
+		fmt.Fprintln(env.stderr, "ci-report sim serve: CI_REPORT_SIM_FAULTS:", err)
 		return 2
 	}
 	scale, err := ParseTimescale(env.getenv("CI_REPORT_SIM_TIMESCALE"))
