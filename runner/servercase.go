@@ -114,6 +114,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 			_, started := log.Get(sp.Name)
 			list = append(list, checks.NativeBlockSizeMatched(c.Group.BlockSize, blockNote, started))
 		}
+		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
 	if c.R.gpuErr != nil {
@@ -125,14 +126,11 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		return finish()
 	}
 	c.Progress("starting server")
-	s, err := c.StartServer(ctx, sp, c.Port(0), nil, extra...)
-	if err != nil {
-		list = append(list, checks.Ready("server_ready", err.Error()))
+	s, readyErr := c.StartReady(ctx, sp, 0, nil, extra...)
+	list = append(list, checks.Ready("server_ready", errText(readyErr)))
+	if s == nil {
 		return finish()
 	}
-	c.Progress("waiting for readiness")
-	readyErr := s.WaitReady(ctx)
-	list = append(list, checks.Ready("server_ready", errText(readyErr)))
 	if readyErr == nil {
 		client := s.Client
 		gen, apc := GenRequests(), APCRequests()

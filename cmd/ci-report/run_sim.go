@@ -66,6 +66,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 		r.BallastCmd = append(slices.Clone(self), "ballast")
 	}
 	r.GPU = sim.NewGPU(dir)
+	r.Peaks = sim.NewPeaks(dir)
 	r.Timing = r.Timing.Scaled(scale)
 	return func() {
 		r.GPU.Close()

@@ -18,12 +18,13 @@ const (
 	FaultLeakSegment    = "leak-segment"
 	FaultCapNotLifted   = "cap-not-lifted"
 	FaultVersionsFail   = "versions-fail"
+	FaultPortTaken      = "port-taken"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultCapNotLifted: true,
-	FaultVersionsFail: true,
+	FaultVersionsFail: true, FaultPortTaken: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent
