@@ -86,7 +86,17 @@
 // # Kinds
 //
 // Every plan kind is a Kind registered by name. A kind gets a *Case, starts
-// servers with Case.StartServer, stops each with Case.StopServer (which
-// returns the shutdown checks), ends with Case.WaitNoGPUProcess, and returns
-// its CaseResult built with Case.Result.
+// servers with Case.StartReady (a port slot: base+slot on a real run unless
+// taken, a free port with AnyPort; a port clash is retried), stops each
+// with Case.StopServer (which returns the shutdown checks), ends with
+// Case.WaitNoGPUProcess, and returns its CaseResult built with Case.Result.
+//
+// # Sampling
+//
+// The co-location kinds sample the GPU and kvctl (memSampler). Each reading
+// also carries the most each held since the reading before, from
+// Runner.Peaks: under --simulate the world's high-water marks, so a burst
+// shorter than the sampling period, or a reading delayed on a loaded
+// machine, cannot hide a peak (a_growth, free_at_a_peak, b_growth, ...); a
+// real run has none and reads what NVML and kvctl show at the time.
 package runner
