@@ -93,10 +93,12 @@
 //
 // # Sampling
 //
-// The co-location kinds sample the GPU and kvctl (memSampler). Each reading
-// also carries the most each held since the reading before, from
-// Runner.Peaks: under --simulate the world's high-water marks, so a burst
-// shorter than the sampling period, or a reading delayed on a loaded
-// machine, cannot hide a peak (a_growth, free_at_a_peak, b_growth, ...); a
-// real run has none and reads what NVML and kvctl show at the time.
+// The co-location kinds sample the GPU and kvctl (memSampler). While it
+// samples periodically, each reading also carries the most each held since
+// the reading before, from Runner.Peaks: under --simulate the world's
+// high-water marks, so a simulated burst shorter than the sampling period,
+// or a reading delayed on a loaded machine, cannot hide a peak that a real
+// run's sampler would see (a_growth, free_at_a_peak, b_growth, ...). A
+// reading outside periodic sampling (a priority pair's calibration) sees
+// the present, as on a real GPU; a real run has no marks at all.
 package runner

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -111,9 +112,10 @@ type memSampler struct {
 
 	// takeMu makes readings one after another, so that each one's peaks
 	// cover the time since the one before it.
-	takeMu sync.Mutex
-	lastAt time.Time // At of the last recorded reading
-	carry  peaks     // marks taken by a reading that was then dropped
+	takeMu   sync.Mutex
+	lastAt   time.Time    // At of the last recorded reading
+	carry    peaks        // marks taken by a reading that was then dropped
+	periodic atomic.Int32 // Run loops going
 
 	mu           sync.Mutex
 	readings     []memReading
@@ -140,12 +142,21 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 // sample takes a reading and records it. A periodic reading cut short by
 // ctx is dropped rather than counted as an error (ok false); the marks it
 // took go to the next reading.
+//
+// The marks stand in for what sampling at a real run's pace would see of
+// the workload (a real burst lasts many sampling periods, a simulated one
+// may not last one), so they count only while Run samples periodically. A
+// reading without periodic sampling sees the present, as on a real GPU,
+// where nothing samples between two such readings either (a priority
+// pair's calibration): the simulation must measure what a real run would.
+// Its marks are still taken, so the next reading's start from it.
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
 	s.takeMu.Lock()
 	defer s.takeMu.Unlock()
 	r, ledgerErr, gpuErr := s.take(ctx)
 	p := s.carry
 	s.carry = peaks{}
+	usePeaks := s.Peaks != nil && s.periodic.Load() > 0
 	if s.Peaks != nil {
 		gpuMiB, seg, err := s.Peaks.ReadPeaks(s.GPUIndex, s.IPCs)
 		if err != nil && gpuErr == nil {
@@ -161,19 +172,21 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 	}
 	r.Since, s.lastAt = s.lastAt, r.At
 	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
+	if !usePeaks {
+		s.record(r, ledgerErr, gpuErr)
+		return r, true
+	}
 	if p.gpuOK {
 		r.GPUPeakMiB, r.GPUPeakOK = max(r.GPUPeakMiB, float64(p.gpuMiB)), true
 	}
-	if s.Peaks != nil {
-		r.KVPeakMiB = map[int]float64{}
-		for i, ipc := range s.IPCs {
-			v, known := r.kv(i)
-			if b, ok := p.seg[ipc]; ok {
-				v, known = max(v, float64(b)/(1<<20)), true
-			}
-			if known {
-				r.KVPeakMiB[i] = v
-			}
+	r.KVPeakMiB = map[int]float64{}
+	for i, ipc := range s.IPCs {
+		v, known := r.kv(i)
+		if b, ok := p.seg[ipc]; ok {
+			v, known = max(v, float64(b)/(1<<20)), true
+		}
+		if known {
+			r.KVPeakMiB[i] = v
 		}
 	}
 	s.record(r, ledgerErr, gpuErr)
@@ -236,6 +249,7 @@ func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	s.periodic.Add(1)
 	go func() {
 		defer close(done)
 		t := time.NewTicker(period)
@@ -256,6 +270,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 		once.Do(func() {
 			cancel()
 			<-done
+			s.periodic.Add(-1)
 		})
 	}
 }

@@ -172,16 +172,24 @@ func (p *scriptedPeaks) ReadPeaks(gpu int, ipcs []string) (int64, map[string]int
 }
 
 // A peak between two readings counts in the window of the second one, GPU
-// and KV alike, and a peak before a window's first reading does not.
+// and KV alike, while the sampler runs periodically; a peak before a
+// window's first reading does not, and a reading without periodic sampling
+// sees only the present, as a real run would.
 func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 	g := &fakeGPU{total: 24576, used: 3000}
 	k := &scriptedKvctl{list: func(int) (string, error) { return `[{"ipc":"ipc_a","used_bytes":104857600}]`, nil }}
+	first := make(chan struct{})
 	p := &scriptedPeaks{marks: func(n int) (int64, map[string]int64, error) {
 		switch n {
-		case 0: // before the window: a high A, which is not the window's
+		case 0: // Run's first reading
+			close(first)
+			return 3000, map[string]int64{"ipc_a": 100 << 20}, nil
+		case 1: // before the window: a high A, which is not the window's
 			return 9000, map[string]int64{"ipc_a": 5000 << 20}, nil
-		case 1: // inside it: A went up to 700 MiB and back to 100
+		case 2: // inside it: A went up to 700 MiB and back to 100
 			return 3600, map[string]int64{"ipc_a": 700 << 20}, nil
+		case 4: // after periodic sampling stopped: not counted
+			return 9999, map[string]int64{"ipc_a": 9999 << 20}, nil
 		}
 		return 0, nil, errors.New("marks unreadable")
 	}}
@@ -190,6 +198,8 @@ func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 		Names: []string{"a"}, IPCs: []string{"ipc_a"},
 		Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 	ctx := context.Background()
+	stop := s.Run(ctx, time.Hour)
+	<-first // Run's reading is under way; the next ones wait for it
 	start := s.Read(ctx)
 	end := s.Read(ctx)
 	if v, _ := end.kv(0); v != 100 {
@@ -214,6 +224,11 @@ func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 	if n, last := s.GPUErrors(); n != 1 || !strings.Contains(last, "marks unreadable") {
 		t.Errorf("GPU errors %d, %q", n, last)
 	}
+	stop()
+	fourth := s.Read(ctx)
+	if v, _ := fourth.kvPeak(0); v != 100 || fourth.GPUPeakMiB != 3000 {
+		t.Errorf("without periodic sampling: KV peak %v, GPU peak %v; want the reading's 100 and 3000", v, fourth.GPUPeakMiB)
+	}
 }
 
 // The marks of a periodic reading cut short by stop are not lost: the next
@@ -237,15 +252,18 @@ func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
 		return 0, map[string]int64{"x": 1 << 20}, nil
 	}}
 	s := &memSampler{Kvctl: kv, Peaks: p, IPCs: []string{"x"}}
-	stop := s.Run(context.Background(), time.Hour)
+	stop1 := s.Run(context.Background(), time.Hour)
 	<-started
-	stop()
-	if n := len(s.Readings(time.Time{}, time.Time{})); n != 0 {
-		t.Fatalf("%d readings recorded from the call stop cut short", n)
-	}
-	r := s.Read(context.Background())
-	if v, _ := r.kvPeak(0); v != 800 {
-		t.Fatalf("next reading's peak %v MiB, want the dropped reading's 800", v)
+	// Periodic sampling goes on in a second loop, whose first reading
+	// waits for the first loop's call (it may be dropped too, when stop2
+	// comes first: then the Read has the marks).
+	stop2 := s.Run(context.Background(), time.Hour)
+	stop1()
+	s.Read(context.Background())
+	stop2()
+	rs := s.Readings(time.Time{}, time.Time{})
+	if peak, _, ok := peakKV(rs, 0); !ok || peak != 800 {
+		t.Fatalf("peak %v MiB (%v) over %d readings, want the dropped reading's 800", peak, ok, len(rs))
 	}
 }
 
@@ -275,6 +293,17 @@ func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
 	}
 	defer c.stopAll()
 	s := &memSampler{GPU: r.GPU, Kvctl: c.Ledger(srv.Plan.Engine), Peaks: sim.NewPeaks(world), IPCs: []string{srv.IPC}}
+	// Periodic sampling on (the marks count only then), with a period that
+	// takes no reading between the two below.
+	stop := s.Run(ctx, time.Hour)
+	defer stop()
+	// Run reads once at once: wait for that reading (an event, bounded),
+	// so that none falls inside the burst.
+	for deadline := time.Now().Add(time.Minute); len(s.Readings(time.Time{}, time.Time{})) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sampler took no reading in a minute")
+		}
+	}
 	before := s.Read(ctx)
 	var reqs []engine.Request
 	for i := range 8 {

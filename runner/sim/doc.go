@@ -82,8 +82,9 @@
 // gpu_peaks.json, and every change of a segment's used_bytes its
 // peak_used_bytes; Peaks.ReadPeaks returns the marks since its previous
 // call and restarts them, under the world lock. The runner's co-location
-// sampler reads them with each reading, so it cannot miss a peak that came
-// and went between two readings (kvctl list does not print the mark).
+// sampler reads them with each periodic reading, so it cannot miss a peak
+// that came and went between two readings (kvctl list does not print the
+// mark).
 //
 // # Memory model
 //
