@@ -2,7 +2,7 @@ package collect
 
 import "encoding/json"
 
-// PartMeta is part.json (SPEC-formats §2): the provenance and plan of one part.
+// PartMeta is part.json (docs/formats.md §2): the provenance and plan of one part.
 type PartMeta struct {
 	Format  int    `json:"format"`
 	Part    string `json:"part"`
@@ -30,7 +30,7 @@ type GitHubContext struct {
 	Repository string `json:"repository,omitempty"`
 }
 
-// Setup is setup.json (SPEC-formats §3): what a part tested. After merge it is
+// Setup is setup.json (docs/formats.md §3): what a part tested. After merge it is
 // the merged setup of every part.
 type Setup struct {
 	Profile          string           `json:"profile"`
@@ -120,7 +120,7 @@ type PrioritySetup struct {
 	High       CaseSetup `json:"high"`
 }
 
-// Summary is summary.json (SPEC-formats §4).
+// Summary is summary.json (docs/formats.md §4).
 type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
@@ -138,7 +138,7 @@ type CaseResult struct {
 // Failed reports whether the case counts as failed: not ok, or any check failed.
 func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }
 
-// CaseFailed is the one rule of SPEC-formats §4 for a finished case: it failed
+// CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed
 // when it is not ok or any of its checks failed.
 func CaseFailed(ok bool, checks []Check) bool {
 	if !ok {
@@ -191,14 +191,14 @@ type LogInfo struct {
 	ErrorsAfterStop []string `json:"errors_after_stop"`
 }
 
-// LedgerSample is one reading of the kvcached ledger (SPEC-formats §4.3).
+// LedgerSample is one reading of the kvcached ledger (docs/formats.md §4.3).
 type LedgerSample struct {
 	T        float64                 `json:"t"`
 	GPUs     Ordered[Ordered[int64]] `json:"gpus"`
 	Segments Ordered[Ordered[int64]] `json:"segments"`
 }
 
-// PerfSetup is perf/setup.json (SPEC-formats §6).
+// PerfSetup is perf/setup.json (docs/formats.md §6).
 type PerfSetup struct {
 	KvcachedSHA *string            `json:"kvcached_sha"`
 	GPUs        []GPU              `json:"gpus"`
@@ -227,7 +227,7 @@ type PerfWarmup struct {
 	Prompts     int `json:"prompts"`
 }
 
-// PerfSummary is perf/summary.json (SPEC-formats §6).
+// PerfSummary is perf/summary.json (docs/formats.md §6).
 type PerfSummary struct {
 	Runs   []json.RawMessage `json:"runs"`
 	Table  []PerfRow         `json:"table"`

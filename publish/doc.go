@@ -1,12 +1,28 @@
-// Package publish puts a rendered report on GitHub (SPEC-publish.md): it
+// Package publish puts a rendered report on GitHub (docs/publish.md): it
 // finds the results issue (by number, or by label and the hidden marker
 // <!-- ci-report:results-issue -->), upserts the run's comment keyed by
 // <!-- ci-report:comment run=<id> attempt=<n> profile=<p> --> among the
 // comments of the same identity, splices the profile's section into the
-// issue body (PATCH only on change, read back, re-splice when a concurrent
-// writer dropped it), and in pull-request mode comments on the PR and sets
-// the `GPU CI (<profile>)` commit status. It also finds the previous run of
-// the same workflow through the Actions API.
+// issue body, and in pull-request mode comments on the PR and sets the
+// `GPU CI (<profile>)` commit status. It also finds the previous run of the
+// same workflow through the Actions API.
+//
+// The issue body has no conditional write, and other writers share it: the
+// other profiles' posts splice their own sections, maintainers edit the
+// hand-written text. So the body is never written from a stale read: every
+// write reads the body, splices and PATCHes at once, the write spacing and
+// every retry wait coming before the read (a PATCH retried after a 5xx, a
+// rate limit or a lost answer is spliced again into the body as it is
+// then), and only on change. After each PATCH the body is read back; the
+// write stands when the read-back holds our section and, outside our
+// markers (the hand-written text and every other section), exactly the text
+// the splice was based on. Otherwise it reads and splices afresh, at most
+// three writes, and fails rather than report a section it could not keep.
+// What no read-back of ours can see is a write that lands between our GET
+// and GitHub applying our PATCH (no wait sits there): another profile's
+// post repairs its own section by its read-back, SettleDelay after its
+// write, when our PATCH landed before that; a maintainer's save in that gap
+// is lost.
 //
 // Publisher talks to GitHub through API, a narrow interface owned here;
 // GitHubAPI implements it with go-github v60 and a static OAuth2 token.

@@ -40,9 +40,23 @@ type fakeGitHub struct {
 	// older copy in between.
 	dropSectionOnce bool
 	dropped         map[int]string
+	// afterBodyPatch, when set, runs under the lock right after a PATCH of an
+	// issue body was stored: another writer acting between our PATCH and our
+	// read-back.
+	afterBodyPatch func(n int, is *fakeIssue)
+	// hold, when set, is called outside the lock for every request twice:
+	// before it is applied (applied false) and after, before it is answered
+	// (applied true). A test makes a request slow there by waiting on its
+	// virtual clock, so that other writers run meanwhile. It is set before the
+	// first request and never changed.
+	hold func(r *http.Request, applied bool)
 
 	log []string
 }
+
+// writerHeader tags each request with the writer that sent it (tagTransport),
+// so that faults and holds can pick one of several concurrent writers.
+const writerHeader = "X-Test-Writer"
 
 type fakeIssue struct {
 	Title  string
@@ -83,6 +97,8 @@ type fault struct {
 	// EchoAuth puts the request's Authorization header in the message, as a
 	// hostile or broken proxy might.
 	EchoAuth bool
+	// From, when set, matches only requests of that writer (writerHeader).
+	From string
 }
 
 const fakeRepo = "/repos/kv/cache"
@@ -96,18 +112,24 @@ func newFake(t *testing.T, token string) (*fakeGitHub, *httptest.Server) {
 }
 
 func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
+	if f.hold != nil {
+		f.hold(r, false)
+	}
 	entry := r.Method + " " + r.URL.RequestURI()
 	if len(body) > 0 {
 		entry += "\n" + strings.TrimRight(string(body), "\n")
 	}
+	f.mu.Lock()
 	status, resp, hdr := f.route(r, body)
+	f.log = append(f.log, fmt.Sprintf("%s\n-> %d", entry, status))
+	f.mu.Unlock()
+	if f.hold != nil {
+		f.hold(r, true)
+	}
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
-	f.log = append(f.log, fmt.Sprintf("%s\n-> %d", entry, status))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(resp)
@@ -137,7 +159,8 @@ func (f *fakeGitHub) route(r *http.Request, body []byte) (int, any, map[string]s
 		return 401, map[string]any{"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}, nil
 	}
 	for _, ft := range f.faults {
-		if ft.Times > 0 && ft.Method == r.Method && ft.Path == r.URL.Path {
+		if ft.Times > 0 && ft.Method == r.Method && ft.Path == r.URL.Path &&
+			(ft.From == "" || ft.From == r.Header.Get(writerHeader)) {
 			if ft.Skip > 0 {
 				ft.Skip--
 				continue
@@ -240,7 +263,11 @@ func (f *fakeGitHub) handle(r *http.Request, body []byte) (int, any, map[string]
 				f.dropSectionOnce = false
 			}
 			is.Body = str(in["body"])
-			return 200, is.json(n), nil
+			resp := is.json(n)
+			if f.afterBodyPatch != nil {
+				f.afterBodyPatch(n, is)
+			}
+			return 200, resp, nil
 		}
 		if old, ok := f.dropped[n]; ok {
 			is.Body = old

@@ -26,6 +26,9 @@ type harness struct {
 	log    bytes.Buffer
 	clock  time.Time
 	sleeps []time.Duration
+	// onSleep, when set, runs at every wait, before the clock moves on:
+	// another writer acting while post waits.
+	onSleep func(d time.Duration)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -49,6 +52,9 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) sleep(_ context.Context, d time.Duration) error {
+	if h.onSleep != nil {
+		h.onSleep(d)
+	}
 	h.sleeps = append(h.sleeps, d)
 	h.clock = h.clock.Add(d)
 	return nil
@@ -111,7 +117,7 @@ func primaryHeaders(reset time.Time) map[string]string {
 		"X-RateLimit-Reset": strconv.FormatInt(reset.Unix(), 10)}
 }
 
-// TestPublishScenarios runs each scenario of SPEC-publish "Tests" against the
+// TestPublishScenarios runs each scenario of docs/publish.md §13 against the
 // fake and compares the whole exchange with its golden file.
 func TestPublishScenarios(t *testing.T) {
 	comment7 := func(h *harness, author string) {
@@ -147,6 +153,28 @@ func TestPublishScenarios(t *testing.T) {
 			setup: func(h *harness) { h.resultsIssue(); h.fake.issues[7].Body = sectionBody }},
 		{name: "concurrent-body-change", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) { h.resultsIssue(); h.fake.dropSectionOnce = true }},
+		{name: "concurrent-edit-outside", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// A maintainer saves the hand-written text right after our
+				// PATCH, keeping our section: read again, nothing to write.
+				h.fake.afterBodyPatch = func(n int, is *fakeIssue) {
+					h.fake.afterBodyPatch = nil
+					is.Body = strings.Replace(is.Body, "Written by hand", "Edited by hand", 1)
+				}
+			}},
+		{name: "concurrent-writer-persistent", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "another writer kept changing the body: after each of 3 writes the read-back differed from what we wrote (last: our nightly section was gone)",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// Another writer saves a copy read before each of our PATCHes,
+				// with its own section: ours is gone every time.
+				writes := 0
+				h.fake.afterBodyPatch = func(n int, is *fakeIssue) {
+					writes++
+					is.Body = ResultsIssueMarker + "\r\n" + handText + "\n<!-- gpu-ci:weekly:start -->\nweekly " + strconv.Itoa(writes) + "\n<!-- gpu-ci:weekly:end -->\n"
+				}
+			}},
 		{name: "paged-comments", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
@@ -546,5 +574,48 @@ func TestParseRepo(t *testing.T) {
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("ParseRepo(%q) = %v, %v", tc.in, got, err)
 		}
+	}
+}
+
+// TestHandEditDuringWriteSpacing: a maintainer saves the hand-written text
+// while post waits out the write spacing after its comment, and again while
+// it waits before retrying a refused body PATCH. The body PATCH must be
+// spliced into the body as it is then, keeping both edits.
+func TestHandEditDuringWriteSpacing(t *testing.T) {
+	h := newHarness(t)
+	h.pub.SettleDelay = 2 * time.Second
+	h.resultsIssue()
+	h.fake.faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+		Header: map[string]string{"Retry-After": "7"}, Body: secondaryBody()}}
+	edits := []struct{ old, new string }{
+		{"Written by hand, kept byte for byte.", "Edited by hand during the write spacing."},
+		{"Results of the GPU CI.", "Results of the GPU CI, edited during the rate-limit wait."},
+	}
+	h.onSleep = func(d time.Duration) {
+		h.fake.mu.Lock()
+		defer h.fake.mu.Unlock()
+		// The first wait after the comment exists is the write spacing
+		// before the body PATCH; the 7 s one is the secondary limit's.
+		if len(h.fake.comments) == 0 || len(edits) == 0 || (len(edits) == 1 && d != 7*time.Second) {
+			return
+		}
+		is := h.fake.issues[7]
+		is.Body = strings.Replace(is.Body, edits[0].old, edits[0].new, 1)
+		edits = edits[1:]
+	}
+	if _, err := h.pub.Publish(context.Background(), Target{Issue: 7}, testPost("nightly", "PASS")); err != nil {
+		t.Fatal(err)
+	}
+	if len(edits) != 0 {
+		t.Fatalf("%d hand edits were not made: the waits were %v", len(edits), h.sleeps)
+	}
+	body := h.fake.issues[7].Body
+	want := ResultsIssueMarker + "\r\nResults of the GPU CI, edited during the rate-limit wait.\r\n\r\nEdited by hand during the write spacing."
+	if !strings.HasPrefix(body, want) {
+		t.Errorf("the hand edits were lost; body:\n%q\nwant it to start with\n%q", body, want)
+	}
+	post := testPost("nightly", "PASS")
+	if !sectionPresent(body, post.SectionName, post.Section) {
+		t.Errorf("the nightly section is missing; body:\n%q", body)
 	}
 }

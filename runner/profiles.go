@@ -11,7 +11,7 @@ import (
 // Profiles are the built-in profile names.
 var Profiles = []string{"smoke", "nightly", "weekly", "hopper"}
 
-// model is a built-in model (SPEC-runner §2).
+// model is a built-in model (docs/runner.md §2.2).
 type model struct {
 	key, hfID string
 	batch     int
@@ -156,9 +156,25 @@ func buildServer(o serverOpts) ServerPlan {
 	return s
 }
 
-// plan builder
+// builder builds a built-in plan: each case it adds goes into the part
+// named last with in.
 type builder struct {
-	p Plan
+	p    Plan
+	part string
+}
+
+// in makes the cases added next the cases of part name.
+func (b *builder) in(name string) { b.part = name }
+
+// add appends a case (not a setup case) to the plan and to the current part.
+func (b *builder) add(e Entry) {
+	if b.part == "" {
+		panic("builder: case " + e.Name + " added before a part was named") // built-in tables only; a test covers every profile
+	}
+	b.p.Cases = append(b.p.Cases, e)
+	part, _ := b.p.Parts.Get(b.part)
+	part.Cases = append(part.Cases, e.Name)
+	b.p.Parts.Set(b.part, part)
 }
 
 func (b *builder) setup(engine string) {
@@ -186,7 +202,7 @@ func (b *builder) group(engine, modelKey string, tp int, fp8 bool, layouts ...st
 		o := base
 		o.layout = l
 		s := buildServer(o)
-		b.p.Cases = append(b.p.Cases, Entry{Kind: KindServer, Name: s.Name, Group: group, Servers: []ServerPlan{s}})
+		b.add(Entry{Kind: KindServer, Name: s.Name, Group: group, Servers: []ServerPlan{s}})
 	}
 }
 
@@ -201,12 +217,12 @@ func (b *builder) elastic(ea, ma, eb, mb string) {
 		oa.suffix, ob.suffix = "-a", "-b"
 	}
 	sa, sb := buildServer(oa), buildServer(ob)
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindElastic, Name: pairName("elastic", sa, sb), GPU: "0", Batch: 128, Servers: []ServerPlan{sa, sb}})
+	b.add(Entry{Kind: KindElastic, Name: pairName("elastic", sa, sb), GPU: "0", Batch: 128, Servers: []ServerPlan{sa, sb}})
 }
 
 func (b *builder) limit(engine, modelKey string) {
 	s := buildServer(serverOpts{engine: engine, model: modelKey, layout: "c1", tag: "limit"})
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindLimit, Name: "limit-" + engine + "-" + modelKey, Servers: []ServerPlan{s}})
+	b.add(Entry{Kind: KindLimit, Name: "limit-" + engine + "-" + modelKey, Servers: []ServerPlan{s}})
 }
 
 func (b *builder) priority(el, ml, eh, mh string) {
@@ -219,31 +235,41 @@ func (b *builder) priority(el, ml, eh, mh string) {
 	sl, sh := buildServer(ol), buildServer(oh)
 	lo, hi := 0, 1
 	sl.Priority, sh.Priority = &lo, &hi
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
+	b.add(Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
 }
 
-// BuiltinPlan returns the built-in plan of a profile (SPEC-runner §2).
+// BuiltinPlan returns the built-in plan of a profile (docs/runner.md §2.4). Its
+// parts are the GPU jobs of the profile's workflow: one per engine, plus, in
+// weekly, one for the co-location pairs, whose cross-engine elastic pair
+// needs both engines' containers on one machine.
 func BuiltinPlan(profile string) (*Plan, error) {
 	b := &builder{p: Plan{Profile: profile, Engines: builtinEngines()}}
 	all := []string{"c1", "c0", ""}
 	switch profile {
 	case "smoke":
 		for _, e := range bothEngines {
+			b.in(e)
 			b.group(e, "qwen05b", 1, false, "c1")
 		}
 	case "nightly":
 		for _, e := range bothEngines {
+			b.in(e)
 			for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
 				b.group(e, m, 1, false, all...)
 			}
 		}
+		b.in("vllm")
 		b.elastic("vllm", "qwen05b", "vllm", "qwen35_4b")
+		b.in("sglang")
 		b.elastic("sglang", "qwen05b", "sglang", "qwen35_4b")
+		b.in("vllm")
 		b.limit("vllm", "qwen05b")
+		b.in("sglang")
 		b.limit("sglang", "qwen05b")
 		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "weekly":
 		for _, e := range bothEngines {
+			b.in(e)
 			for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
 				mm, _ := findModel(m)
 				if !slices.Contains(mm.engines, e) {
@@ -253,12 +279,17 @@ func BuiltinPlan(profile string) (*Plan, error) {
 			}
 			b.group(e, "qwen05b", 1, true, "c1")
 		}
+		// The pairs need one GPU, the server cases above two (TP 2); the
+		// elastic pair runs a vLLM and an SGLang server side by side.
+		b.in("colocation")
 		b.elastic("vllm", "qwen05b", "sglang", "qwen35_4b")
 		b.priority("vllm", "qwen05b", "vllm", "qwen35_4b")
 		// The priority pair needs no ballast: H's burst outgrows the free
 		// memory of any GPU because L holds its idle cache.
 		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "hopper":
+		// The part the perf workflow's Hopper job writes (<results>/e2e/).
+		b.in("e2e")
 		b.group("vllm", "qwen38_27b", 1, false, "c1")
 		g := HopperSimGPU
 		b.p.SimGPU = &g

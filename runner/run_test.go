@@ -288,7 +288,7 @@ func TestTimingScaled(t *testing.T) {
 		{"GPU process wait", got.GPUProcessWait, 600 * time.Millisecond},
 		{"drain step", got.DrainStep, 50 * time.Millisecond},
 		{"elastic sample", got.ElasticSample, 10 * time.Millisecond},
-		// Timeouts of single calls guard against hangs: the spec's values.
+		// Timeouts of single calls guard against hangs: the documented values.
 		{"kvctl timeout", got.KvctlTimeout, 10 * time.Second},
 		{"health timeout", got.Server.HealthTimeout, 10 * time.Second},
 		{"request timeout", got.RequestTimeout, 30 * time.Minute},

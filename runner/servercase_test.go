@@ -2,11 +2,17 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,6 +102,13 @@ func TestSimSmokeProfilePasses(t *testing.T) {
 			t.Logf("%s: %v %v", c.Name, failedChecks(c), c.Checks)
 		}
 		t.Fatalf("smoke did not pass: not run %v", out.NotRun)
+	}
+	// The reset is seen to take effect on both engines, not merely answered.
+	for _, c := range out.Cases {
+		if d := checkDetail(c, "prefix_cache_reset"); !strings.HasSuffix(c.Name, "-setup") &&
+			!regexp.MustCompile(`^cached tokens of the repeated prompt [1-9]\d* before the reset, 0 after \(the reset answered 200\)$`).MatchString(d) {
+			t.Errorf("%s: prefix_cache_reset %q", c.Name, d)
+		}
 	}
 	c := out.Cases[1]
 	want := []string{"server_ready", "prefix_cache_reset", "gen_seq_ok", "gen_conc_ok", "apc_0_ok", "apc_1_ok", "apc_2_ok", "apc_conc_ok",
@@ -200,5 +213,86 @@ func TestSimInterruptedRun(t *testing.T) {
 	// The finished kvcached case is kept as it ran, without comparisons.
 	if len(out.Cases) != 2 || out.Cases[1].Name != "vllm-qwen05b-kv_c1" || out.Cases[1].Failed() {
 		t.Fatalf("cases %v", caseNames(out.Cases))
+	}
+}
+
+// fakeVLLM answers completions with the cached tokens it holds for a prompt
+// seen before, and POST /reset_prefix_cache with 200, emptying its cache
+// only when resets is true: vLLM's answer is 200 either way.
+type fakeVLLM struct {
+	mu     sync.Mutex
+	resets bool
+	seen   map[string]bool
+}
+
+func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r.URL.Path {
+	case "/reset_prefix_cache":
+		if f.resets {
+			f.seen = map[string]bool{}
+		}
+	case "/v1/completions":
+		var body struct{ Prompt string }
+		json.NewDecoder(r.Body).Decode(&body)
+		usage := `{"prompt_tokens":2400}` // no prompt_tokens_details: nothing cached
+		if f.seen[body.Prompt] {
+			usage = `{"prompt_tokens":2400,"prompt_tokens_details":{"cached_tokens":2384}}`
+		}
+		f.seen[body.Prompt] = true
+		fmt.Fprintf(w, `{"choices":[{"text":"x","token_ids":[7]}],"usage":%s}`, usage)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// TestResetPrefixCacheByEffect: a 200 from /reset_prefix_cache does not pass
+// prefix_cache_reset; the repeated prompt's cached tokens must drop.
+func TestResetPrefixCacheByEffect(t *testing.T) {
+	for _, c := range []struct {
+		resets bool
+		wantOK bool
+		detail string
+	}{
+		{true, true, "cached tokens of the repeated prompt 2384 before the reset, 0 after (the reset answered 200)"},
+		{false, false, "the reset had no effect: the repeated prompt had 2384 cached tokens before it, 2384 after (the reset answered 200)"},
+	} {
+		f := &fakeVLLM{resets: c.resets, seen: map[string]bool{ResetProbe().Prompt: true}}
+		srv := httptest.NewServer(f)
+		ch, log := resetPrefixCache(context.Background(), &engine.Client{Engine: engine.VLLM, BaseURL: srv.URL})
+		srv.Close()
+		if ch.Name != "prefix_cache_reset" || ch.OK != c.wantOK || ch.Detail != c.detail {
+			t.Errorf("resets=%v: %+v, want ok %v, %q", c.resets, ch, c.wantOK, c.detail)
+		}
+		if b, _ := json.Marshal(log); c.resets && string(b) != `{"answer":"200","cached_before":2384,"cached_after":0}` {
+			t.Errorf("case log %s", b)
+		}
+	}
+}
+
+// TestSimHybridBlockSize: vLLM sets a hybrid model's attention block size
+// itself, kvcached or not, so the native case gets no --block-size and
+// compares the size its server logged with the kvcached servers'.
+func TestSimHybridBlockSize(t *testing.T) {
+	out, r := serverSim(t, "nightly", []string{"vllm-qwen35_4b-*"}, "", context.Background(), nil)
+	if !out.OK {
+		for _, c := range out.Cases {
+			t.Logf("%s: %v", c.Name, failedChecks(c))
+		}
+		t.Fatal("the hybrid group did not pass")
+	}
+	var native collect.CaseResult
+	for _, c := range out.Cases {
+		if c.Name == "vllm-qwen35_4b-native" {
+			native = c
+		}
+	}
+	if d := checkDetail(native, "native_block_size_matched"); d != "block size 128, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged" {
+		t.Errorf("native_block_size_matched %q (checks %v)", d, native.Checks)
+	}
+	cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-native", "cmd.txt"))
+	if err != nil || strings.Contains(string(cmd), "--block-size") {
+		t.Errorf("native cmd.txt %s (%v): want no --block-size", cmd, err)
 	}
 }

@@ -40,10 +40,12 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 			log.Set("version_probe_error", checks.Cut(c.R.Redactor().String(err.Error()), 500))
 		} else {
 			log.Set("versions", v)
+			c.R.verMu.Lock()
 			if c.R.versions == nil {
 				c.R.versions = map[string]Versions{}
 			}
 			c.R.versions[name] = v
+			c.R.verMu.Unlock()
 		}
 	}
 	return c.Result(list, log, nil)

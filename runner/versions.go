@@ -95,12 +95,23 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 }
 
 // applyVersions fills setup.json's engine versions from the probes of the
-// setup cases that ran, and kvcached_sha when neither --kvcached-sha nor
-// KVCACHED_SHA gave one (the first engine whose probe reports a commit).
-func (r *Runner) applyVersions(s *collect.Setup) {
+// setup cases that finished (done: by case name), and kvcached_sha when
+// neither --kvcached-sha nor KVCACHED_SHA gave one (the first engine whose
+// probe reports a commit). A setup case cut short by an interrupt may still
+// be probing: what it finds does not count, so setup.json does not depend
+// on how far it got.
+func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
+	finished := map[string]bool{}
+	for i := range r.Plan.Cases {
+		if e := &r.Plan.Cases[i]; e.Kind == KindSetup && done[e.Name] {
+			finished[e.Engine] = true
+		}
+	}
+	r.verMu.Lock()
+	defer r.verMu.Unlock()
 	for _, k := range s.Engines.Keys() {
 		v, ok := r.versions[k]
-		if !ok {
+		if !ok || !finished[k] {
 			continue
 		}
 		e, _ := s.Engines.Get(k)

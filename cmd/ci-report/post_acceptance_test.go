@@ -1149,3 +1149,93 @@ func TestAcceptancePRModePass(t *testing.T) {
 		t.Errorf("PR mode patched: %v", w)
 	}
 }
+
+// A previous run that cannot be looked up (a token without `actions: read`,
+// a 404, GitHub failing after the retries) costs the comment its changes
+// link, never the report: post warns, saying what failed, and publishes the
+// comment and section that `render` gives without --prev.
+func TestAcceptancePreviousRunUnavailable(t *testing.T) {
+	runPath := "/repos/" + accRepo + "/actions/runs/4242"
+	runsPath := "/repos/" + accRepo + "/actions/workflows/" + accFile + "/runs"
+	tests := []struct {
+		name       string
+		setup      func(f *ghFake)
+		wantWarn   []string // on stderr; none: the lookup works and the link is there
+		wantCalled string   // the request that failed
+	}{
+		{name: "lookup works", setup: func(f *ghFake) {}},
+		{name: "token without actions read", wantCalled: "GET " + runPath,
+			setup: func(f *ghFake) {
+				f.addFault("GET "+runPath, func(w http.ResponseWriter) {
+					ghMessage(w, http.StatusForbidden, "Resource not accessible by integration",
+						"https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run")
+				})
+			},
+			wantWarn: []string{"read workflow run 4242 of " + accRepo, "GET " + runPath + ": HTTP 403", "`actions: read`"}},
+		{name: "workflow file 404", wantCalled: "GET " + runsPath,
+			setup: func(f *ghFake) {
+				f.addFault("GET "+runsPath, func(w http.ResponseWriter) {
+					ghMessage(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow")
+				})
+			},
+			wantWarn: []string{"list runs of " + accFile + " on main of " + accRepo, "GET " + runsPath + ": HTTP 404"}},
+		{name: "5xx after the retries", wantCalled: "GET " + runPath,
+			setup: func(f *ghFake) {
+				for i := 0; i < 4; i++ {
+					f.addFault("GET "+runPath, func(w http.ResponseWriter) { ghMessage(w, http.StatusBadGateway, "Server Error", "") })
+				}
+			},
+			wantWarn: []string{"read workflow run 4242 of " + accRepo + ": GitHub unreachable or failing after 4 tries", "GET " + runPath + ": HTTP 502"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := accSetup(t)
+			environ := accEnv(srv)
+			original := f.issue(7).Body
+			tc.setup(f)
+			r := accCLI(t, environ, append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d, want %d (published)\n%s", r.code, exitOK, r.stderr)
+			}
+			var prevArgs []string
+			if tc.wantWarn == nil {
+				prevArgs = []string{"--prev", "4444444444444444444444444444444444444444:failure"}
+			} else {
+				for _, w := range append([]string{"ci-report post: warning: previous run: "}, tc.wantWarn...) {
+					if !strings.Contains(r.stderr, w) {
+						t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+					}
+				}
+				if !strings.Contains(r.stderr, "; publishing without the changes link") {
+					t.Errorf("stderr does not say the comment goes without the changes link:\n%s", r.stderr)
+				}
+				if !slices.ContainsFunc(f.requests(), func(l string) bool { return strings.HasPrefix(l, tc.wantCalled) }) {
+					t.Errorf("no %s among the requests: %v", tc.wantCalled, f.requests())
+				}
+			}
+			comment, section := renderDocs(t, environ, prevArgs...)
+			var ours []string
+			for _, c := range f.commentsOn(7) {
+				if c.User == accBot {
+					ours = append(ours, c.Body)
+				}
+			}
+			if len(ours) != 1 {
+				t.Fatalf("%d comments by %s, want 1", len(ours), accBot)
+			}
+			if ours[0] != comment {
+				t.Errorf("the comment is not what render gives:\n%s", firstDiff(ours[0], comment))
+			}
+			if hasLink := strings.Contains(ours[0], "[changes]("); hasLink != (tc.wantWarn == nil) {
+				t.Errorf("changes link in the comment: %t, want %t", hasLink, tc.wantWarn == nil)
+			}
+			want, err := render.Splice(original, "nightly", section)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.issue(7).Body; got != want {
+				t.Errorf("issue body:\n%s", firstDiff(got, want))
+			}
+		})
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
-// setupSimulation makes r run against the simulator (SPEC-runner §7): a
+// setupSimulation makes r run against the simulator (docs/runner.md §7): a
 // simulated world (CI_REPORT_SIM_DIR when set, else a fresh temporary one
 // removed afterwards), servers, kvctl and ballast as this program's `sim`
 // subcommands, the simulated GPU backend, and every wait scaled by
