@@ -72,6 +72,23 @@ type Engine struct {
 	CUDA     string `json:"cuda,omitempty"`
 	Env      Env    `json:"env"`
 	Server   string `json:"server,omitempty"`
+	// Expectations is the expectation set the engine's setup case picked
+	// by the probed versions (absent: the plan declares none, or none was
+	// picked).
+	Expectations *EngineExpectations `json:"expectations,omitempty"`
+}
+
+// EngineExpectations is the expectation set an engine's kvcached servers
+// were held to (docs/formats.md §3.1).
+type EngineExpectations struct {
+	// Set is the set's name; Why the versions that put it in its ranges.
+	Set string `json:"set"`
+	Why string `json:"why"`
+	// Patches are required of every kvcached server, HybridPatches of
+	// hybrid ones on top; CapacityLine: a KV capacity line is required.
+	Patches       []string `json:"patches"`
+	HybridPatches []string `json:"hybrid_patches,omitempty"`
+	CapacityLine  bool     `json:"capacity_line"`
 }
 
 // CaseSetup is the setup of one server (a server case, or a server of a pair).

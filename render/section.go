@@ -216,10 +216,18 @@ func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 	return r.ix.serverCell(c)
 }
 
-// enginesTable: | engine | image | versions |.
+// enginesTable: | engine | image | versions |, and | expectations | (the
+// set each engine's setup case picked by those versions, and why;
+// docs/runner.md §2.6) when any engine has one.
 func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var rows [][]string
+	withSets := false
+	for _, k := range s.Engines.Keys() {
+		if e, _ := s.Engines.Get(k); e.Expectations != nil {
+			withSets = true
+		}
+	}
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)
@@ -236,7 +244,18 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
 		}
-		rows = append(rows, []string{EngineDisplay(p.st(k)), strings.TrimSpace(image), strings.Join(versions, ", ")})
+		row := []string{EngineDisplay(p.st(k)), strings.TrimSpace(image), strings.Join(versions, ", ")}
+		if withSets {
+			cell := "none picked"
+			if x := e.Expectations; x != nil {
+				cell = p.code(x.Set, true) + " (" + p.st(Cut(x.Why, 200)) + ")"
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	if withSets {
+		return w.mdTable([]string{"engine", "image", "versions", "expectations"}, rows)
 	}
 	return w.mdTable([]string{"engine", "image", "versions"}, rows)
 }

@@ -116,10 +116,20 @@
 // prefix (DefaultVersionProbe, a python3 one-liner reading the installed
 // engine, kvcached and torch versions and torch's CUDA; `sim versions`
 // under --simulate) and fills setup.json's engine, kvcached, torch, cuda
-// (and digest when it prints one). A failed probe is a note in the setup
-// case's log (`version_probe_error`), not a failed case. kvcached_sha is
-// --kvcached-sha, else KVCACHED_SHA, else the probe's kvcached_sha (the git
-// commit of a kvcached installed from git).
+// (and digest when it prints one). It also lists the patch names the
+// installed kvcached's source defines (`kvcached_patches`). An engine of the
+// plan declares expectation sets keyed by kvcached and engine version ranges
+// (and by patch names defined or lacking, since builds of one kvcached
+// version differ): the setup case picks the first that matches
+// (`expectations_matched`), its env goes to every server of the engine and
+// kvcached_active holds the servers to its patches; no match, or no
+// versions, fails the setup case, so none of the engine's cases runs
+// (docs/runner.md §2.6). For an engine without sets a failed probe is a note
+// in the setup case's log (`version_probe_error`), not a failed case.
+// kvcached_sha is --kvcached-sha, else KVCACHED_SHA, else the probe's
+// kvcached_sha (the git commit of a kvcached installed from git); the sets
+// are not keyed by it, since a checkout installed with `pip install .`
+// records none.
 //
 // # Kinds
 //

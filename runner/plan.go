@@ -73,8 +73,14 @@ const DesignGPUMiB = 16384
 type EnginePlan struct {
 	Image string      `json:"image"`
 	Env   collect.Env `json:"env"`
-	// Patches are the kvcached patches every kvcached server must log.
+	// Patches are the kvcached patches every kvcached server must log, for
+	// an engine without expectation sets.
 	Patches []string `json:"patches"`
+	// Expectations are the engine's expectation sets by version
+	// (docs/runner.md §2.6): its setup case picks one, and its servers get
+	// the set's env and are held to its patches instead of Env and Patches
+	// alone.
+	Expectations []ExpectationSet `json:"expectations,omitempty"`
 	// Server is the server command; `{hf_id}` and `{port}` are replaced.
 	Server []string `json:"server"`
 }
@@ -116,6 +122,9 @@ type ServerPlan struct {
 	ExtraArgs []string    `json:"extra_args"`
 	// Patches are the model's patches required beyond the engine's.
 	Patches []string `json:"patches,omitempty"`
+	// Hybrid marks a hybrid (attention + Mamba) model's server: it is held
+	// to its expectation set's hybrid_patches too.
+	Hybrid bool `json:"hybrid,omitempty"`
 	// Priority is set for the servers of a priority pair (0 low, 1 high).
 	Priority *int `json:"priority,omitempty"`
 }
@@ -206,9 +215,21 @@ func (p *Plan) Validate() error {
 	if g := p.SimGPU; g != nil && (g.Name == "" || g.MiB <= 0) {
 		return fmt.Errorf("sim_gpu {%q, %d}: want a name and a positive size in MiB", g.Name, g.MiB)
 	}
+	for _, k := range p.Engines.Keys() {
+		e, _ := p.Engines.Get(k)
+		if err := validateExpectations(k, e); err != nil {
+			return err
+		}
+	}
 	names := map[string]bool{}
 	serverOf := map[string]string{} // server name (its directory) → its case
 	var ipcOf [][2]string           // kvcached servers so far: name, IPC name less the run id
+	setupOf := map[string]bool{}    // engines with a setup case
+	for i := range p.Cases {
+		if p.Cases[i].Kind == KindSetup {
+			setupOf[p.Cases[i].Engine] = true
+		}
+	}
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if e.Name == "" {
@@ -245,6 +266,11 @@ func (p *Plan) Validate() error {
 			}
 			if len(eng.Server) == 0 {
 				return fmt.Errorf("engine %s has no server command", s.Engine)
+			}
+			// Only a setup case picks an expectation set; without one the
+			// server would run against guessed expectations.
+			if len(eng.Expectations) > 0 && !setupOf[s.Engine] {
+				return fmt.Errorf("case %s: engine %s declares expectation sets, so the plan needs its setup case (kind setup, engine %s) to pick one", e.Name, s.Engine, s.Engine)
 			}
 			if s.Name == "" || s.HFID == "" {
 				return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)

@@ -125,8 +125,8 @@ func TestServerPlans(t *testing.T) {
 	if cap, _ := l.Env.Get("KVCACHED_MAX_CACHED_TOKENS"); cap != "-1" || *l.Priority != 0 || *h.Priority != 1 || pe.Batch != 128 {
 		t.Fatalf("priority pair: L %+v H %+v", l, h)
 	}
-	if !slices.Contains(l.ModelArgs, "128") || slices.Contains(h.Patches, "mamba_partial_tail") == false {
-		t.Fatalf("pair batch or hybrid patches: %v %v", l.ModelArgs, h.Patches)
+	if !slices.Contains(l.ModelArgs, "128") || !h.Hybrid || l.Hybrid {
+		t.Fatalf("pair batch or hybrid: %v %v %v", l.ModelArgs, l.Hybrid, h.Hybrid)
 	}
 	if got := IPCName("1007", "vllm-qwen05b-kv_c1"); got != "e2e_1007_vllm_qwen05b_kv_c1" {
 		t.Fatalf("IPCName = %s", got)
@@ -406,4 +406,38 @@ func (p *Plan) entry(name string) *Entry {
 		}
 	}
 	panic("no case " + name)
+}
+
+// A plan's expectation sets are validated with the plan (a plan file
+// carries them: TestPlanFileRoundTrip's plan has them).
+func TestValidateExpectations(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		edit    func(p *Plan, e *EnginePlan)
+		wantErr string
+	}{
+		{"bad kvcached range", func(p *Plan, e *EnginePlan) { e.Expectations[0].Kvcached = ">=0.1.x" }, `engine vllm: expectations[0] (vllm-mrv2): kvcached: range ">=0.1.x"`},
+		{"bad engine range", func(p *Plan, e *EnginePlan) { e.Expectations[1].Engine = ">=0.29.*" }, `engine vllm: expectations[1] (vllm-v1): engine: range ">=0.29.*": >= cannot take a .* version`},
+		{"unnamed", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "" }, "engine vllm: expectations[1]: no name"},
+		{"twice", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "vllm-mrv2" }, "(vllm-mrv2): the name appears twice"},
+		{"no patches", func(p *Plan, e *EnginePlan) { e.Expectations[0].Patches = nil }, "(vllm-mrv2): no patches"},
+		{"bad patch name", func(p *Plan, e *EnginePlan) { e.Expectations[0].HybridPatches = []string{"a, b"} }, `patch name "a, b"`},
+		{"env twice", func(p *Plan, e *EnginePlan) { e.Env.Set("VLLM_USE_V2_MODEL_RUNNER", "1") }, "env VLLM_USE_V2_MODEL_RUNNER is also the engine's env"},
+		{"patches and sets", func(p *Plan, e *EnginePlan) { e.Patches = []string{"x"} }, "both patches and expectations"},
+		{"no setup case to pick a set", func(p *Plan, e *EnginePlan) { p.Cases = p.Cases[1:] }, "engine vllm declares expectation sets, so the plan needs its setup case"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := p.Engines.Get("vllm")
+			e.Expectations = slices.Clone(e.Expectations)
+			c.edit(p, &e)
+			p.Engines.Set("vllm", e)
+			if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err %v, want %q", err, c.wantErr)
+			}
+		})
+	}
 }

@@ -17,24 +17,19 @@ type model struct {
 	batch     int
 	memory    map[string]string // engine → memory fraction
 	extra     []string          // model-specific arguments
-	patches   map[string][]string
-	engines   []string // engines it runs on
+	hybrid    bool              // attention + Mamba: held to the set's hybrid_patches
+	engines   []string          // engines it runs on
 }
 
 var bothEngines = []string{"vllm", "sglang"}
 
 func stdMemory() map[string]string { return map[string]string{"vllm": "0.9", "sglang": "0.85"} }
 
-var hybridPatches = map[string][]string{
-	"vllm":   {"mamba_partial_tail", "hybrid_block_size_align"},
-	"sglang": {"elastic_mamba_pool"},
-}
-
 var models = []model{
 	{key: "qwen05b", hfID: "Qwen/Qwen2.5-0.5B-Instruct", batch: 32, memory: map[string]string{"vllm": "0.8", "sglang": "0.8"}, engines: bothEngines},
-	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), patches: hybridPatches, engines: bothEngines},
+	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
-	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), patches: hybridPatches, engines: bothEngines},
+	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
 	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, engines: []string{"vllm"}},
@@ -63,20 +58,24 @@ var flags = map[string]engineFlags{
 func builtinEngines() collect.Ordered[EnginePlan] {
 	var o collect.Ordered[EnginePlan]
 	var venv collect.Env
-	venv.Set("VLLM_USE_V2_MODEL_RUNNER", "1")
+	// /reset_prefix_cache exists only in vLLM's dev mode. The model
+	// runner (VLLM_USE_V2_MODEL_RUNNER) depends on kvcached's version, so
+	// it is in the expectation sets (docs/runner.md §2.6).
 	venv.Set("VLLM_SERVER_DEV_MODE", "1")
 	o.Set("vllm", EnginePlan{
-		Image:   "vllm/vllm-openai:v0.30.0",
-		Env:     venv,
-		Patches: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"},
+		Image:        "vllm/vllm-openai:v0.30.0",
+		Env:          venv,
+		Patches:      []string{},
+		Expectations: vllmSets(),
 		Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "e2e", "--host", "127.0.0.1",
 			"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
 			"--async-scheduling", "--compilation-config.backend=eager"},
 	})
 	o.Set("sglang", EnginePlan{
-		Image:   "lmsysorg/sglang:v0.5.20",
-		Env:     collect.Env{},
-		Patches: []string{"elastic_allocator", "elastic_memory_pool"},
+		Image:        "lmsysorg/sglang:v0.5.20",
+		Env:          collect.Env{},
+		Patches:      []string{},
+		Expectations: sglangSets(),
 		Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "e2e",
 			"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
 	})
@@ -130,7 +129,7 @@ func buildServer(o serverOpts) ServerPlan {
 		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
 		ModelArgs: []string{"--dtype", "bfloat16", f.context, "8192", f.batch, strconv.Itoa(batch), f.memory, m.memory[o.engine]},
 		ExtraArgs: []string{},
-		Patches:   m.patches[o.engine],
+		Hybrid:    m.hybrid,
 	}
 	s.ModelArgs = append(s.ModelArgs, m.extra...)
 	if o.tp > 1 {

@@ -230,7 +230,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		return out, err
 	}
 	// The setup cases' version probes have run: the final setup.json
-	// carries the versions they found.
+	// carries the versions they found and, rebuilt, the env of the
+	// expectation sets they picked.
+	setup = r.BuildSetup()
 	r.applyVersions(setup, done)
 	if err := w.WriteSetup(setup); err != nil {
 		return out, err
@@ -431,7 +433,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")
-		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: ep.Env, Server: server})
+		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]

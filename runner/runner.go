@@ -216,6 +216,7 @@ type Runner struct {
 	writer   *collect.PartWriter
 	verMu    sync.Mutex          // an interrupted setup case may still write versions while Run reads them
 	versions map[string]Versions // engine → its setup case's probe
+	expect   map[string]picked   // engine → the expectation set its setup case picked
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex
@@ -302,11 +303,49 @@ func (c *Case) Engine(name string) EnginePlan {
 	return e
 }
 
-// ServerEnv is the environment a server starts with: the engine's, the
-// server's own, its IPC name, CUDA_VISIBLE_DEVICES, and the simulator's.
+// Expect returns what the kvcached servers of engine are held to: the
+// expectation set its setup case picked, or the engine's own patches when
+// it declares no sets (docs/runner.md §2.6). A validated plan runs an
+// engine's cases only after its setup case picked a set.
+func (c *Case) Expect(engineName string) Expectations {
+	eng := c.Engine(engineName)
+	if len(eng.Expectations) == 0 {
+		return Expectations{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
+	}
+	x := Expectations{Env: c.R.engineEnv(engineName)}
+	if p := c.R.picked(engineName); p.set != nil {
+		x.Patches, x.HybridPatches, x.CapacityLine = p.set.Patches, p.set.HybridPatches, p.set.CapacityLine
+	}
+	return x
+}
+
+// engineEnv is the env every server of engine gets: the engine's, then the
+// picked expectation set's.
+func (r *Runner) engineEnv(engineName string) collect.Env {
+	e, _ := r.Plan.Engines.Get(engineName)
+	var env collect.Env
+	setAll(&env, e.Env)
+	if p := r.picked(engineName); p.set != nil {
+		setAll(&env, p.set.Env)
+	}
+	return env
+}
+
+// picked is the expectation set engine's setup case picked (none yet: the
+// zero value). An interrupted setup case may still be writing it while Run
+// builds the final setup.json, hence the lock.
+func (r *Runner) picked(engineName string) picked {
+	r.verMu.Lock()
+	defer r.verMu.Unlock()
+	return r.expect[engineName]
+}
+
+// ServerEnv is the environment a server starts with: the engine's (and its
+// expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
+// and the simulator's.
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
-	setAll(&env, c.Engine(sp.Engine).Env)
+	setAll(&env, c.R.engineEnv(sp.Engine))
 	setAll(&env, sp.Env)
 	if sp.Kvcached() {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
@@ -345,7 +384,7 @@ func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	// run knows (its IPC name, GPUs, simulator).
 	var cmdEnv, env collect.Env
 	eng := c.Engine(sp.Engine)
-	setAll(&cmdEnv, eng.Env)
+	setAll(&cmdEnv, r.engineEnv(sp.Engine))
 	setAll(&cmdEnv, sp.Env)
 	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
 	setAll(&env, sp.Env)
@@ -418,8 +457,9 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
 		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.RunID),
-		Required: append(slices.Clone(c.Engine(s.Plan.Engine).Patches), s.Plan.Patches...),
 	}
+	x := c.Expect(s.Plan.Engine)
+	obs.Required, obs.CapacityOptional = x.Required(s.Plan), !x.CapacityLine
 	if err != nil {
 		obs.LogErr = err.Error()
 	}

@@ -110,6 +110,14 @@ func TestSimSmokeProfilePasses(t *testing.T) {
 			t.Errorf("%s: prefix_cache_reset %q", c.Name, d)
 		}
 	}
+	// The simulated versions pick the shipped sets, recorded in setup.json.
+	var setup collect.Setup
+	readJSON(t, filepath.Join(r.OutDir, "setup.json"), &setup)
+	for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+		if e, _ := setup.Engines.Get(eng); e.Expectations == nil || e.Expectations.Set != set {
+			t.Errorf("setup.json %s expectations %+v, want set %s", eng, e.Expectations, set)
+		}
+	}
 	c := out.Cases[1]
 	want := []string{"server_ready", "prefix_cache_reset", "gen_seq_ok", "gen_conc_ok", "apc_0_ok", "apc_1_ok", "apc_2_ok", "apc_conc_ok",
 		"server_alive_after_load", "clean_exit_on_signal", "no_error_signatures", "kvcached_active", "shm_removed", "socket_dirs_removed", "no_gpu_process_left"}
@@ -294,5 +302,39 @@ func TestSimHybridBlockSize(t *testing.T) {
 	cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-native", "cmd.txt"))
 	if err != nil || strings.Contains(string(cmd), "--block-size") {
 		t.Errorf("native cmd.txt %s (%v): want no --block-size", cmd, err)
+	}
+}
+
+// The simulated kvcached reports versions a shipped set covers
+// (TestSimSmokeProfilePasses); one reporting a version no set covers fails
+// its engines' setup cases, saying what it found and which ranges exist,
+// and no case of those engines runs against guessed expectations.
+func TestSimUnmatchedKvcachedVersion(t *testing.T) {
+	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
+		r.Sim.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
+	})
+	if out.OK || len(out.Cases) != 2 {
+		t.Fatalf("outcome ok=%v with %d cases, want the two setup cases only", out.OK, len(out.Cases))
+	}
+	if d := cmp.Diff([]string{"vllm-qwen05b-kv_c1", "sglang-qwen05b-kv_c1"}, out.NotRun); d != "" {
+		t.Fatalf("not run (-want +got):\n%s", d)
+	}
+	want := map[string]string{
+		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.2.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
+		"sglang-setup": "found sglang 0.5.20+sim, kvcached 0.2.0; no expectation set matches: sglang-mamba (kvcached >=0.1.5,<0.2, sglang >=0.4.9, defining elastic_mamba_pool); sglang-released (kvcached >=0.1.1,<0.1.6, sglang >=0.4.9, lacking elastic_mamba_pool)",
+	}
+	for _, c := range out.Cases {
+		if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" {
+			t.Errorf("%s failed checks (-want +got):\n%s", c.Name, d)
+		}
+		for _, ch := range c.Checks {
+			if ch.Name == "expectations_matched" && ch.Detail != want[c.Name] {
+				t.Errorf("%s: detail\n%s\nwant\n%s", c.Name, ch.Detail, want[c.Name])
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(r.OutDir, "run.log"))
+	if err != nil || !strings.Contains(string(data), "vllm-qwen05b-kv_c1: NOT RUN (vllm-setup failed)") {
+		t.Fatalf("run.log lacks the not-run line (%v):\n%s", err, data)
 	}
 }

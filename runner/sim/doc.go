@@ -139,7 +139,11 @@
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
 // [--mib M]` makes a world by hand. `ci-report sim versions --engine E`
 // answers the setup case's version probe with one JSON object of simulated
-// versions (marked +sim; no kvcached commit).
+// versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
+// names the simulated servers log, which the built-in expectation sets
+// vllm-mrv2 and sglang-mamba match. CI_REPORT_SIM_KVCACHED_VERSION replaces
+// the kvcached version it reports (a version no set covers makes the setup
+// cases fail `expectations_matched`).
 //
 // # Faults
 //
@@ -167,7 +171,8 @@
 //	                 documents, not the short questions); cached_tokens unchanged
 //	leak-segment     the segment, shm entry and socket dir stay after exit
 //	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
-//	versions-fail    `sim versions` (the setup case's version probe) exits 1
+//	versions-fail    `sim versions` (the setup case's version probe) exits 1;
+//	                 no expectation set can be picked, so the setup case fails
 //	                 as a missing python3 would (scope: the engine name)
 //	port-taken       the server fails to bind its port with `[Errno 98] ...
 //	                 address already in use` and exits 1, as when another
