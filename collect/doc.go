@@ -208,8 +208,13 @@
 //	                 "burst_offsets": {"<L>": int, "<H>": int}, "<L>": LogInfo, "<H>": LogInfo}
 //
 // burst_offsets are byte offsets into each server's serve.log at the moment
-// the burst began: where debugging a failed run starts. Readers keep log as
-// raw JSON, compacted (CompactJSON), or not at all with LoadOptions.SkipLogs.
+// the burst began: where debugging a failed run starts. Every kind that
+// starts servers adds "ports" (new): {"<server>": int}, the port each server
+// started on (the setup's cmd shows the base port; a simulated run takes free
+// ports, a real one another port when its own was taken), and after a server
+// had to be started again because its port was taken, "port_clashes" (new):
+// [string]. Readers keep log as raw JSON, compacted (CompactJSON), or not at
+// all with LoadOptions.SkipLogs.
 //
 // LogInfo, parsed from a serve.log:
 //

@@ -134,9 +134,21 @@
 // # Kinds
 //
 // Every plan kind is a Kind registered by name. A kind gets a *Case, starts
-// servers with Case.StartServer, stops each with Case.StopServer (which
-// returns the shutdown checks), ends with Case.WaitNoGPUProcess, and returns
-// its CaseResult built with Case.Result.
+// servers with Case.StartReady (a port slot: base+slot on a real run unless
+// taken, a free port with AnyPort; a port clash is retried), stops each
+// with Case.StopServer (which returns the shutdown checks), ends with
+// Case.WaitNoGPUProcess, and returns its CaseResult built with Case.Result.
+//
+// # Sampling
+//
+// The co-location kinds sample the GPU and kvctl (memSampler). While it
+// samples periodically, each reading also carries the most each held since
+// the reading before, from Runner.Peaks: under --simulate the world's
+// high-water marks, so a simulated burst shorter than the sampling period,
+// or a reading delayed on a loaded machine, cannot hide a peak that a real
+// run's sampler would see (a_growth, free_at_a_peak, b_growth, ...). A
+// reading outside periodic sampling (a priority pair's calibration) sees
+// the present, as on a real GPU; a real run has no marks at all.
 //
 // # Interrupts
 //

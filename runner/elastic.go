@@ -100,10 +100,11 @@ func (k *coloc) now() time.Time { return k.c.R.now() }
 func (k *coloc) add(cs ...collect.Check) { k.checks = append(k.checks, cs...) }
 
 // start starts the ballast (when wantMiB asks for one) and the planned
-// servers one after another on ports, recording each `<server>_ready`. It
-// stops at the first server that does not become ready and reports whether
-// all did. The sampler is set up for the started servers.
-func (k *coloc) start(wantMiB int, ports []int) bool {
+// servers one after another in port slots (see Runner.choosePort),
+// recording each `<server>_ready`. It stops at the first server that does
+// not become ready and reports whether all did. The sampler is set up for
+// the started servers.
+func (k *coloc) start(wantMiB int, slots []int) bool {
 	c := k.c
 	if k.gpuErr != "" {
 		k.add(checks.Ready(k.plans[0].Name+"_ready", "cannot run a co-location case without its GPU: "+k.gpuErr))
@@ -122,17 +123,14 @@ func (k *coloc) start(wantMiB int, ports []int) bool {
 	for i := range k.plans {
 		sp := &k.plans[i]
 		c.Progress("start " + sp.Name)
-		s, err := c.StartServer(k.ctx, sp, ports[i], []int{k.gpu})
+		s, err := c.StartReady(k.ctx, sp, slots[i], []int{k.gpu})
+		if s != nil {
+			k.servers = append(k.servers, s)
+		}
+		k.add(checks.Ready(sp.Name+"_ready", errText(err)))
 		if err != nil {
-			k.add(checks.Ready(sp.Name+"_ready", err.Error()))
 			return false
 		}
-		k.servers = append(k.servers, s)
-		if err := s.WaitReady(k.ctx); err != nil {
-			k.add(checks.Ready(sp.Name+"_ready", err.Error()))
-			return false
-		}
-		k.add(checks.Ready(sp.Name+"_ready", ""))
 	}
 	k.ready = true
 	k.sampler = k.newSampler()
@@ -141,8 +139,8 @@ func (k *coloc) start(wantMiB int, ports []int) bool {
 
 // startPair opens a pair case (elastic, priority): it checks that the plan
 // gives it two servers (else the check planCheck fails, naming what), logs
-// the ballast, starts the ballast and both servers on ports base+1 and
-// base+2, and returns the batch limit. When it returns false the case is
+// the ballast, starts the ballast and both servers in port slots 1 and 2
+// (base+1 and base+2 unless taken), and returns the batch limit. When it returns false the case is
 // over: whatever started is stopped with its checks, and the caller returns
 // k.result().
 func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok bool) {
@@ -153,7 +151,7 @@ func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok boo
 	if gpuMiB > 0 {
 		k.log.Set("ballast_mib", gpuMiB)
 	}
-	if !k.start(gpuMiB, []int{k.c.Port(1), k.c.Port(2)}) {
+	if !k.start(gpuMiB, []int{1, 2}) {
 		k.stop()
 		return 0, false
 	}
@@ -188,7 +186,7 @@ func (k *coloc) ballastConfig() ballastConfig {
 
 func (k *coloc) newSampler() *memSampler {
 	s := &memSampler{
-		GPU: k.c.R.GPU, GPUIndex: k.gpu, Kvctl: k.c.Ledger(k.plans[0].Engine),
+		GPU: k.c.R.GPU, GPUIndex: k.gpu, Kvctl: k.c.Ledger(k.plans[0].Engine), Peaks: k.c.R.Peaks,
 		Now: k.c.R.Now,
 	}
 	for _, srv := range k.servers {
@@ -333,6 +331,16 @@ func (k *coloc) freeMiB(r memReading) float64 {
 	return max(k.totalMiB-r.GPUMiB, 0)
 }
 
+// freeAtPeakMiB is the GPU memory free when the GPU held the most between
+// the reading before r and r (0 when the GPU was not read): the free memory
+// at a KV peak that r's peaks show.
+func (k *coloc) freeAtPeakMiB(r memReading) float64 {
+	if !r.GPUPeakOK {
+		return 0
+	}
+	return max(k.totalMiB-r.GPUPeakMiB, 0)
+}
+
 // burstSize is how many requests of perRequest MiB make fillShare of free
 // MiB, at least 1 and at most limit.
 func burstSize(free, perRequest float64, limit int) int {
@@ -417,6 +425,7 @@ func (k *coloc) writeUsage() {
 
 func (k *coloc) result() collect.CaseResult {
 	k.writeUsage()
+	k.c.logPorts(&k.log)
 	return k.c.Result(k.checks, k.log, &k.phases)
 }
 
@@ -491,7 +500,7 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	baseA, _ := startA.kv(0)
 	peakA, atPeakA, _ := k.windowPeak(0, startA.At, k.now())
 	aGrowth := max(peakA-baseA, 0)
-	freeAtAPeak := k.freeMiB(atPeakA)
+	freeAtAPeak := k.freeAtPeakMiB(atPeakA)
 	drainedA := k.drain(0)
 	heldA, _ := drainedA.kv(0)
 	aAfter := max(heldA-baseA, 0)

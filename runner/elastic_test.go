@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,9 +130,9 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	}
 	out := filepath.Join(t.TempDir(), "part")
 	r := &Runner{
-		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, Port: freePortBase(t),
+		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, AnyPort: true,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
-		Sim: s, GPU: sim.NewGPU(world),
+		Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
 	}
 	r.Timing = r.Timing.Scaled(simScale)
 	if o.readyTimeout > 0 {
@@ -159,33 +158,6 @@ func caseNames(cs []collect.CaseResult) []string {
 		out = append(out, c.Name)
 	}
 	return out
-}
-
-// freePortBase returns a port whose next two are very likely free too.
-func freePortBase(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 20; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+2 < 65536 && portFree(p+1) && portFree(p+2) {
-			return p
-		}
-	}
-	t.Fatal("no free port triple")
-	return 0
-}
-
-func portFree(p int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
 }
 
 // failedChecks lists the names of the failed checks of a case.

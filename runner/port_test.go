@@ -43,18 +43,24 @@ func serverReady(t *testing.T, out *Outcome, name string) collect.Check {
 	return collect.Check{}
 }
 
-// A port taken before the server starts fails server_ready at once (the
-// ready timeout is ten minutes), naming who holds it.
+// A port taken before the server starts is not the server's: a real run
+// (deterministic ports) starts it on a free port instead, so the case runs
+// against its own server and never against the foreign one (engine.Start,
+// given a taken port, refuses it naming who holds it:
+// TestStartRefusesABusyPort).
 func TestSimForeignListenerBeforeTheStart(t *testing.T) {
-	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+	const name = "vllm-qwen05b-kv_c1"
+	var base int
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
 		r.Timing.Server.ReadyTimeout = 10 * time.Minute
+		r.AnyPort, r.Port = false, freeTestPort(t)
+		base = r.Port
 		ln := foreignHealth(t, r.Port) // held during the run
 		t.Cleanup(func() { ln.Close() })
 	})
-	ch := serverReady(t, out, "vllm-qwen05b-kv_c1")
-	want := "port " + strconv.Itoa(r.Port) + " is already in use by pid " + strconv.Itoa(os.Getpid()) + " ("
-	if !strings.Contains(ch.Detail, want) {
-		t.Fatalf("server_ready detail %q, want %q", ch.Detail, want)
+	c, l := casePorts(t, out, name)
+	if c.Failed() || l.Ports[name] == base || l.Ports[name] == 0 {
+		t.Fatalf("%s: failed %v, on port %d (the foreign listener holds %d)", name, failedChecks(c), l.Ports[name], base)
 	}
 }
 
@@ -65,6 +71,7 @@ func TestSimForeignListenerAfterTheStart(t *testing.T) {
 	var port int
 	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "never-ready", context.Background(), func(r *Runner) {
 		r.Timing.Server.ReadyTimeout = 10 * time.Minute
+		r.AnyPort, r.Port = false, freeTestPort(t)
 		port = r.Port
 		pidFile := filepath.Join(r.OutDir, "vllm-qwen05b-kv_c1", "server.pid")
 		go func() {

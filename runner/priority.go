@@ -90,7 +90,8 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	nL := burstSize(free, perReq[li], maxFill)
 	baseL, _ := idle.kv(li)
 	baseLCharged, _ := ledger.Server(idle.Ledger, L.IPC, ledger.FieldCharged)
-	fillStart := k.now()
+	// Windows start with a reading, so that the peaks in them are theirs.
+	fillStart := k.sampler.Read(ctx).At
 	fill := k.phase(li, "l_fill", fillReqs(nL), priorityFillConc)
 	k.sampler.Read(ctx)
 	peakL, _, _ := k.windowPeak(li, fillStart, k.now())

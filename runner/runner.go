@@ -141,8 +141,16 @@ type Runner struct {
 	CheckRunID string
 	// GPUs are the run's GPU indices (default [0]).
 	GPUs []int
-	// Port is the base port (default 18000).
+	// Port is the base port (default 18000): a server case's server
+	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
+	// AnyPort makes every server take a port the kernel reports free
+	// instead (run --simulate without --port, or --port 0), so runs side by
+	// side on one machine never collide. See Case.StartReady.
+	AnyPort bool
+	// FreePort returns a port free now (nil: the kernel's, from a listener
+	// on 127.0.0.1:0).
+	FreePort func() (int, error)
 	// StopSignal stops servers (default SIGINT).
 	StopSignal syscall.Signal
 	// Kill, once closed (a second SIGINT or SIGTERM), SIGKILLs every
@@ -177,6 +185,10 @@ type Runner struct {
 
 	// GPU is the GPU backend (gpu.None without one).
 	GPU gpu.Backend
+	// Peaks gives the co-location samplers the high-water marks between
+	// their readings (under --simulate: sim.Peaks of the world); nil on a
+	// real run, whose readings are what NVML and kvctl show at the time.
+	Peaks PeakReader
 	// HTTP is the client of every server request (nil: http.DefaultClient).
 	HTTP *http.Client
 	// Exec runs short commands (kvctl, leftover listings through an exec
@@ -260,8 +272,10 @@ type Case struct {
 	// Group is the comparison group's state (server cases only).
 	Group *GroupState
 
-	mu      sync.Mutex
-	servers []*Server
+	mu          sync.Mutex
+	servers     []*Server
+	ports       collect.Ordered[int] // server name → the port it started on
+	portClashes []string             // servers started again on another port
 }
 
 // Server is one started server of a case.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -28,12 +29,72 @@ type memReading struct {
 	// Ledger is the listing condensed for the case's segments; valid when
 	// KVMiB is not nil.
 	Ledger collect.LedgerSample
+
+	// Since is the previous reading's At (zero for the first one): the
+	// peaks below cover (Since, At].
+	Since time.Time
+	// KVPeakMiB holds each server's most KV since the previous reading,
+	// at least KVMiB, from the sampler's PeakReader; nil without one (a
+	// real run), when the peak is the reading itself.
+	KVPeakMiB map[int]float64
+	// GPUPeakMiB is the most GPU memory in use since the previous reading
+	// (without a PeakReader: GPUMiB); valid when GPUPeakOK.
+	GPUPeakMiB float64
+	GPUPeakOK  bool
 }
 
 // kv returns server i's KV MiB and whether it was read.
 func (r memReading) kv(i int) (float64, bool) {
 	v, ok := r.KVMiB[i]
 	return v, ok
+}
+
+// kvPeak returns the most KV server i held since the previous reading and
+// whether it is known.
+func (r memReading) kvPeak(i int) (float64, bool) {
+	if v, ok := r.KVPeakMiB[i]; ok {
+		return v, true
+	}
+	return r.kv(i)
+}
+
+// clipped is r with its peaks dropped for the reading itself: for a
+// window that begins after Since, what came before it is not the window's.
+func (r memReading) clipped() memReading {
+	r.KVPeakMiB = nil
+	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
+	return r
+}
+
+// PeakReader gives high-water marks between readings: the most a GPU and
+// each of some kvcached segments held since its previous call (and from
+// then on, from what they hold now). The simulated world keeps them
+// (sim.Peaks), so the sampler cannot miss a peak the simulator produced,
+// however short or however late a reading; NVML and kvctl show only the
+// present, so a real run has none and its readings are what they show.
+type PeakReader interface {
+	ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error)
+}
+
+// peaks is one answer of a PeakReader.
+type peaks struct {
+	gpuMiB int64
+	gpuOK  bool
+	seg    map[string]int64
+}
+
+// merge keeps the larger of p's and o's marks.
+func (p peaks) merge(o peaks) peaks {
+	if o.gpuOK {
+		p.gpuMiB, p.gpuOK = max(p.gpuMiB, o.gpuMiB), true
+	}
+	for ipc, b := range o.seg {
+		if p.seg == nil {
+			p.seg = map[string]int64{}
+		}
+		p.seg[ipc] = max(p.seg[ipc], b)
+	}
+	return p
 }
 
 // memSampler reads the GPU and the ledger of one co-location case, on demand
@@ -43,10 +104,19 @@ type memSampler struct {
 	GPU      gpu.Backend
 	GPUIndex int
 	Kvctl    *ledger.Client
+	// Peaks, when set, gives the high-water marks between readings.
+	Peaks PeakReader
 	// Names are the servers' case names (timeline keys); IPCs their segments.
 	Names []string
 	IPCs  []string
 	Now   func() time.Time
+
+	// takeMu makes readings one after another, so that each one's peaks
+	// cover the time since the one before it.
+	takeMu   sync.Mutex
+	lastAt   time.Time    // At of the last recorded reading
+	carry    peaks        // marks taken by a reading that was then dropped
+	periodic atomic.Int32 // Run loops going
 
 	mu           sync.Mutex
 	readings     []memReading
@@ -66,9 +136,62 @@ func (s *memSampler) now() time.Time {
 // Read takes one reading now, records it and returns it. A ledger or GPU
 // error is counted and leaves that part of the reading out.
 func (s *memSampler) Read(ctx context.Context) memReading {
-	r, ledgerErr, gpuErr := s.take(ctx)
-	s.record(r, ledgerErr, gpuErr)
+	r, _ := s.sample(ctx, false)
 	return r
+}
+
+// sample takes a reading and records it. A periodic reading cut short by
+// ctx is dropped rather than counted as an error (ok false); the marks it
+// took go to the next reading.
+//
+// The marks stand in for what sampling at a real run's pace would see of
+// the workload (a real burst lasts many sampling periods, a simulated one
+// may not last one), so they count only while Run samples periodically. A
+// reading without periodic sampling sees the present, as on a real GPU,
+// where nothing samples between two such readings either (a priority
+// pair's calibration): the simulation must measure what a real run would.
+// Its marks are still taken, so the next reading's start from it.
+func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
+	s.takeMu.Lock()
+	defer s.takeMu.Unlock()
+	r, ledgerErr, gpuErr := s.take(ctx)
+	p := s.carry
+	s.carry = peaks{}
+	usePeaks := s.Peaks != nil && s.periodic.Load() > 0
+	if s.Peaks != nil {
+		gpuMiB, seg, err := s.Peaks.ReadPeaks(s.GPUIndex, s.IPCs)
+		if err != nil && gpuErr == nil {
+			gpuErr = fmt.Errorf("high-water marks: %w", err)
+		}
+		if err == nil {
+			p = p.merge(peaks{gpuMiB: gpuMiB, gpuOK: true, seg: seg})
+		}
+	}
+	if periodic && ctx.Err() != nil {
+		s.carry = p
+		return r, false
+	}
+	r.Since, s.lastAt = s.lastAt, r.At
+	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
+	if !usePeaks {
+		s.record(r, ledgerErr, gpuErr)
+		return r, true
+	}
+	if p.gpuOK {
+		r.GPUPeakMiB, r.GPUPeakOK = max(r.GPUPeakMiB, float64(p.gpuMiB)), true
+	}
+	r.KVPeakMiB = map[int]float64{}
+	for i, ipc := range s.IPCs {
+		v, known := r.kv(i)
+		if b, ok := p.seg[ipc]; ok {
+			v, known = max(v, float64(b)/(1<<20)), true
+		}
+		if known {
+			r.KVPeakMiB[i] = v
+		}
+	}
+	s.record(r, ledgerErr, gpuErr)
+	return r, true
 }
 
 func (s *memSampler) take(ctx context.Context) (memReading, error, error) {
@@ -128,16 +251,15 @@ func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	s.periodic.Add(1)
 	go func() {
 		defer close(done)
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
-			r, ledgerErr, gpuErr := s.take(ctx)
-			if ctx.Err() != nil {
+			if _, ok := s.sample(ctx, true); !ok {
 				return
 			}
-			s.record(r, ledgerErr, gpuErr)
 			select {
 			case <-ctx.Done():
 				return
@@ -150,11 +272,15 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 		once.Do(func() {
 			cancel()
 			<-done
+			s.periodic.Add(-1)
 		})
 	}
 }
 
-// Readings returns the readings taken in [from, to] (zero times: unbounded).
+// Readings returns the readings taken in [from, to] (zero times:
+// unbounded). A reading whose peaks began before from (the first one of a
+// window that starts with a reading) is clipped to the reading itself, so
+// that the peaks of the window are those inside it.
 func (s *memSampler) Readings(from, to time.Time) []memReading {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,6 +291,9 @@ func (s *memSampler) Readings(from, to time.Time) []memReading {
 		}
 		if !to.IsZero() && r.At.After(to) {
 			continue
+		}
+		if !from.IsZero() && r.Since.Before(from) {
+			r = r.clipped()
 		}
 		out = append(out, r)
 	}
@@ -226,13 +355,13 @@ func (s *memSampler) UsageTimeline() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// peakKV is server i's largest KV reading in readings, the reading it was
-// seen in, and whether any reading had it.
+// peakKV is server i's largest KV in readings (with their peaks between
+// readings), the reading it was seen in, and whether any reading had it.
 func peakKV(readings []memReading, i int) (float64, memReading, bool) {
 	var best memReading
 	peak, found := 0.0, false
 	for _, r := range readings {
-		if v, ok := r.kv(i); ok && (!found || v > peak) {
+		if v, ok := r.kvPeak(i); ok && (!found || v > peak) {
 			peak, best, found = v, r, true
 		}
 	}

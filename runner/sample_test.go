@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
 	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 // fakeGPU is a gpu.Backend whose used memory the test sets.
@@ -170,5 +172,179 @@ func TestMemSamplerStopDuringCall(t *testing.T) {
 	stop()
 	if n, _ := s.LedgerErrors(); n != 0 {
 		t.Errorf("%d ledger errors counted for an abandoned call", n)
+	}
+}
+
+// scriptedPeaks is a PeakReader whose marks the test sets per call.
+type scriptedPeaks struct {
+	mu    sync.Mutex
+	calls int
+	marks func(n int) (int64, map[string]int64, error)
+}
+
+func (p *scriptedPeaks) ReadPeaks(gpu int, ipcs []string) (int64, map[string]int64, error) {
+	p.mu.Lock()
+	n := p.calls
+	p.calls++
+	p.mu.Unlock()
+	return p.marks(n)
+}
+
+// A peak between two readings counts in the window of the second one, GPU
+// and KV alike, while the sampler runs periodically; a peak before a
+// window's first reading does not, and a reading without periodic sampling
+// sees only the present, as a real run would.
+func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
+	g := &fakeGPU{total: 24576, used: 3000}
+	k := &scriptedKvctl{list: func(int) (string, error) { return `[{"ipc":"ipc_a","used_bytes":104857600}]`, nil }}
+	first := make(chan struct{})
+	p := &scriptedPeaks{marks: func(n int) (int64, map[string]int64, error) {
+		switch n {
+		case 0: // Run's first reading
+			close(first)
+			return 3000, map[string]int64{"ipc_a": 100 << 20}, nil
+		case 1: // before the window: a high A, which is not the window's
+			return 9000, map[string]int64{"ipc_a": 5000 << 20}, nil
+		case 2: // inside it: A went up to 700 MiB and back to 100
+			return 3600, map[string]int64{"ipc_a": 700 << 20}, nil
+		case 4: // after periodic sampling stopped: not counted
+			return 9999, map[string]int64{"ipc_a": 9999 << 20}, nil
+		}
+		return 0, nil, errors.New("marks unreadable")
+	}}
+	clock := time.Unix(1700000000, 0)
+	s := &memSampler{GPU: g, Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, Peaks: p,
+		Names: []string{"a"}, IPCs: []string{"ipc_a"},
+		Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+	ctx := context.Background()
+	stop := s.Run(ctx, time.Hour)
+	<-first // Run's reading is under way; the next ones wait for it
+	start := s.Read(ctx)
+	end := s.Read(ctx)
+	if v, _ := end.kv(0); v != 100 {
+		t.Fatalf("the reading itself says %v MiB, want 100", v)
+	}
+	peak, at, ok := peakKV(s.Readings(start.At, end.At), 0)
+	if !ok || peak != 700 || !at.At.Equal(end.At) {
+		t.Fatalf("window peak %v at %v (%v), want 700 at the second reading", peak, at.At, ok)
+	}
+	if !at.GPUPeakOK || at.GPUPeakMiB != 3600 {
+		t.Errorf("GPU at the peak %v (%v), want 3600", at.GPUPeakMiB, at.GPUPeakOK)
+	}
+	if all, _, _ := peakKV(s.Readings(time.Time{}, time.Time{}), 0); all != 5000 {
+		t.Errorf("peak over all readings %v, want 5000", all)
+	}
+	// Unreadable marks: the reading is what the GPU and kvctl showed, and
+	// the failure is counted.
+	third := s.Read(ctx)
+	if v, ok := third.kvPeak(0); !ok || v != 100 || third.GPUPeakMiB != 3000 {
+		t.Errorf("without marks: KV %v (%v), GPU %v", v, ok, third.GPUPeakMiB)
+	}
+	if n, last := s.GPUErrors(); n != 1 || !strings.Contains(last, "marks unreadable") {
+		t.Errorf("GPU errors %d, %q", n, last)
+	}
+	stop()
+	fourth := s.Read(ctx)
+	if v, _ := fourth.kvPeak(0); v != 100 || fourth.GPUPeakMiB != 3000 {
+		t.Errorf("without periodic sampling: KV peak %v, GPU peak %v; want the reading's 100 and 3000", v, fourth.GPUPeakMiB)
+	}
+}
+
+// The marks of a periodic reading cut short by stop are not lost: the next
+// reading has them.
+func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
+	started := make(chan struct{})
+	kv := &ledger.Client{Argv: []string{"kvctl"}, Exec: func(ctx context.Context, argv []string) ([]byte, error) {
+		select {
+		case <-started: // later calls answer at once
+			return []byte(`[{"ipc":"x","used_bytes":1048576}]`), nil
+		default:
+		}
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	p := &scriptedPeaks{marks: func(n int) (int64, map[string]int64, error) {
+		if n == 0 {
+			return 0, map[string]int64{"x": 800 << 20}, nil
+		}
+		return 0, map[string]int64{"x": 1 << 20}, nil
+	}}
+	s := &memSampler{Kvctl: kv, Peaks: p, IPCs: []string{"x"}}
+	stop1 := s.Run(context.Background(), time.Hour)
+	<-started
+	// Periodic sampling goes on in a second loop, whose first reading
+	// waits for the first loop's call (it may be dropped too, when stop2
+	// comes first: then the Read has the marks).
+	stop2 := s.Run(context.Background(), time.Hour)
+	stop1()
+	s.Read(context.Background())
+	stop2()
+	rs := s.Readings(time.Time{}, time.Time{})
+	if peak, _, ok := peakKV(rs, 0); !ok || peak != 800 {
+		t.Fatalf("peak %v MiB (%v) over %d readings, want the dropped reading's 800", peak, ok, len(rs))
+	}
+}
+
+// TestMemSamplerSeesSimulatedPeak: a burst on a simulated kvcached server
+// comes and goes between two readings (its requests' output reservations
+// are released when they finish). The sampler reading the world's
+// high-water marks still sees the burst's peak, above both readings.
+func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulated server: skipped with -short")
+	}
+	plan, err := mustPlan(t, "smoke").Select(Selection{Cases: []string{"vllm-qwen05b-kv_c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, world := newSimRunner(t, plan, "")
+	defer r.GPU.Close()
+	if err := r.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	e := &plan.Cases[len(plan.Cases)-1]
+	c := &Case{R: r, Entry: e}
+	ctx := context.Background()
+	srv, err := c.StartReady(ctx, &e.Servers[0], 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stopAll()
+	s := &memSampler{GPU: r.GPU, Kvctl: c.Ledger(srv.Plan.Engine), Peaks: sim.NewPeaks(world), IPCs: []string{srv.IPC}}
+	// Periodic sampling on (the marks count only then), with a period that
+	// takes no reading between the two below.
+	stop := s.Run(ctx, time.Hour)
+	defer stop()
+	// Run reads once at once: wait for that reading (an event, bounded),
+	// so that none falls inside the burst.
+	for deadline := time.Now().Add(time.Minute); len(s.Readings(time.Time{}, time.Time{})) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sampler took no reading in a minute")
+		}
+	}
+	before := s.Read(ctx)
+	var reqs []engine.Request
+	for i := range 8 {
+		reqs = append(reqs, engine.Request{Prompt: engine.Filler(i+1, 300), MaxTokens: 512, IgnoreEOS: true})
+	}
+	if ph := srv.Client.RunPhase(ctx, "burst", reqs, len(reqs)); len(ph.Results) != len(reqs) || !ph.Results[0].OK() {
+		t.Fatalf("burst: %+v", ph.Results)
+	}
+	after := s.Read(ctx)
+	kvBefore, okBefore := before.kv(0)
+	kvAfter, okAfter := after.kv(0)
+	if !okBefore || !okAfter {
+		n, last := s.LedgerErrors()
+		t.Fatalf("kvctl did not list %s (%d errors, last %q)", srv.IPC, n, last)
+	}
+	peak, at, ok := peakKV(s.Readings(before.At, after.At), 0)
+	// 8 × 512 output tokens were reserved while the requests ran and
+	// released when they finished: the peak is above what is left.
+	if !ok || !(peak > kvAfter && kvAfter >= kvBefore) {
+		t.Fatalf("KV: %v MiB before, %v after, window peak %v (%v); want the peak above both", kvBefore, kvAfter, peak, ok)
+	}
+	if !(at.GPUPeakOK && at.GPUPeakMiB > after.GPUMiB) {
+		t.Fatalf("GPU at the peak %v MiB (%v), after the burst %v: the peak must show", at.GPUPeakMiB, at.GPUPeakOK, after.GPUMiB)
 	}
 }

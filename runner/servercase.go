@@ -118,6 +118,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
+		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
 	if c.R.gpuErr != nil {
@@ -129,14 +130,11 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		return finish()
 	}
 	c.Progress("starting server")
-	s, err := c.StartServer(ctx, sp, c.Port(0), nil)
-	if err != nil {
-		list = append(list, checks.Ready("server_ready", err.Error()))
+	s, readyErr := c.StartReady(ctx, sp, 0, nil)
+	list = append(list, checks.Ready("server_ready", errText(readyErr)))
+	if s == nil {
 		return finish()
 	}
-	c.Progress("waiting for readiness")
-	readyErr := s.WaitReady(ctx)
-	list = append(list, checks.Ready("server_ready", errText(readyErr)))
 	ready = readyErr == nil
 	if ready {
 		client := s.Client

@@ -33,24 +33,7 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 	if err != nil {
 		t.Fatal(err)
 	}
-	world := t.TempDir()
-	if err := sim.NewWorld(world, sim.WorldOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Sim{Self: []string{exe, "sim"}, Dir: world}
-	s.Env.Set(simDispatchEnv, "1")
-	s.Env.Set("GORACE", "atexit_sleep_ms=0")
-	s.Env.Set("CI_REPORT_SIM_DIR", world)
-	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(simScale, 'g', -1, 64))
-	if faults != "" {
-		s.Env.Set("CI_REPORT_SIM_FAULTS", faults)
-	}
-	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", Port: freePortBase(t), Sim: s, GPU: sim.NewGPU(world)}
-	r.Timing = r.Timing.Scaled(simScale)
+	r, world := newSimRunner(t, plan, faults)
 	if tweak != nil {
 		tweak(r)
 	}
@@ -83,6 +66,33 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 		}
 	}
 	return out, r
+}
+
+// newSimRunner is a runner of plan against a fresh simulated world (its
+// servers, kvctl and ballast this test binary re-executed as `ci-report
+// sim`, see TestMain), at time scale simScale, on free ports.
+func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
+	t.Helper()
+	world := t.TempDir()
+	if err := sim.NewWorld(world, sim.WorldOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sim{Self: []string{exe, "sim"}, Dir: world}
+	s.Env.Set(simDispatchEnv, "1")
+	s.Env.Set("GORACE", "atexit_sleep_ms=0")
+	s.Env.Set("CI_REPORT_SIM_DIR", world)
+	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(simScale, 'g', -1, 64))
+	if faults != "" {
+		s.Env.Set("CI_REPORT_SIM_FAULTS", faults)
+	}
+	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+		Kvctl: append(slices.Clone(s.Self), "kvctl")}
+	r.Timing = r.Timing.Scaled(simScale)
+	return r, world
 }
 
 func TestSimSmokeProfilePasses(t *testing.T) {

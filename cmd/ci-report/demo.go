@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 func init() {
@@ -29,12 +32,69 @@ type demoOptions struct {
 	Port      int
 }
 
+// validate checks the flags before the demo touches anything: a typo in
+// --faults or --timescale is a usage error, not a run of red cases.
 func (o *demoOptions) validate() error {
 	if o.Out == "" {
 		return usageErrorf("--out must not be empty")
 	}
 	if o.Profile == "" {
 		return usageErrorf("--profile must not be empty")
+	}
+	if err := sim.ValidateFaults(o.Faults); err != nil {
+		return usageErrorf("--faults: %v", err)
+	}
+	if _, err := sim.ParseTimescale(o.Timescale); err != nil {
+		return usageErrorf("--timescale: %v", err)
+	}
+	if o.Port < 0 || o.Port > 65533 {
+		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
+	}
+	return nil
+}
+
+// demoMarker is the file that says a directory is the demo's own: only a
+// directory holding it (or an empty one) is cleared by `demo --out`.
+const demoMarker = ".ci-report-demo"
+
+// prepareDemoOut makes out an empty directory of the demo's own, marked as
+// such. A missing or empty directory is taken; a directory with the marker
+// (an earlier demo's) is emptied; anything else (a non-empty directory the
+// demo did not make, a file, a symbolic link) is refused with a usage error,
+// before anything in it is touched: `--out .` must not empty the caller's
+// directory.
+func prepareDemoOut(out string) error {
+	st, err := os.Lstat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return fmt.Errorf("demo: create %s: %w", out, err)
+		}
+	case err != nil:
+		return fmt.Errorf("demo: look at --out %s: %w", out, err)
+	case !st.IsDir():
+		return usageErrorf("demo: --out %s is not a directory (%s); give a new or empty directory", out, st.Mode().Type())
+	default:
+		entries, err := os.ReadDir(out)
+		if err != nil {
+			return fmt.Errorf("demo: read --out %s: %w", out, err)
+		}
+		if len(entries) > 0 {
+			if _, err := os.Lstat(filepath.Join(out, demoMarker)); err != nil {
+				return usageErrorf("demo: --out %s is not empty and was not made by demo (no %s in it): give a new or empty directory, or remove it yourself", out, demoMarker)
+			}
+		}
+		// The directory itself stays (it may be the working directory);
+		// its contents are the earlier demo's.
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
+				return fmt.Errorf("demo: clear %s: %w", out, err)
+			}
+		}
+	}
+	marker := "This directory was made by `ci-report demo`; the next `ci-report demo --out` into it replaces everything in it.\n"
+	if err := os.WriteFile(filepath.Join(out, demoMarker), []byte(marker), 0o644); err != nil {
+		return fmt.Errorf("demo: mark %s as the demo's: %w", out, err)
 	}
 	return nil
 }
@@ -45,14 +105,14 @@ func (o *demoOptions) validate() error {
 // calls, so the demo exercises exactly what CI does.
 func runDemo(ctx context.Context, e *env, args []string) error {
 	var o demoOptions
-	fs := newFlagSet("demo", e)
-	fs.StringVar(&o.Out, "out", "ci-report-demo", "directory to write everything into (replaced)")
-	fs.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
-	fs.StringVar(&o.Faults, "faults", "", "simulator faults to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
-	fs.StringVar(&o.Timescale, "timescale", "0.05", "simulator time scale (CI_REPORT_SIM_TIMESCALE)")
-	fs.IntVar(&o.Port, "port", 18000, "first port of the simulated servers, as for run")
-	fs.Var(&o.Cases, "cases", "only the profile's cases matching this shell glob (repeatable), as for run")
-	pos, err := parseInterspersed(fs, args)
+	flags := newFlagSet("demo", e)
+	flags.StringVar(&o.Out, "out", "ci-report-demo", "directory to write everything into: new, empty or an earlier demo's (replaced)")
+	flags.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
+	flags.StringVar(&o.Faults, "faults", "", "simulator faults to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
+	flags.StringVar(&o.Timescale, "timescale", "0.05", "simulator time scale (CI_REPORT_SIM_TIMESCALE)")
+	flags.IntVar(&o.Port, "port", 0, "base port of the simulated servers, as for run (0: free ports the kernel picks)")
+	flags.Var(&o.Cases, "cases", "only the profile's cases matching this shell glob (repeatable), as for run")
+	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
 	}
@@ -67,8 +127,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo: resolve --out %s: %w", o.Out, err)
 	}
-	if err := os.RemoveAll(out); err != nil {
-		return fmt.Errorf("demo: clear %s: %w", out, err)
+	if err := prepareDemoOut(out); err != nil {
+		return err
 	}
 	results := filepath.Join(out, "results")
 	if err := os.MkdirAll(results, 0o755); err != nil {

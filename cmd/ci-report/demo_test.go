@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,7 +20,8 @@ func demoRun(t *testing.T, args ...string) (code int, out, stdout, stderr string
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	out = filepath.Join(t.TempDir(), "demo")
 	e, so, se := testEnv(map[string]string{"GITHUB_TOKEN": "ghp_mustnotbeused", "GITHUB_ACTIONS": "true"})
-	code = mainEnv(context.Background(), e, append([]string{"demo", "--out", out, "--port", strconv.Itoa(freePort(t))}, args...))
+	// No --port: the demo's servers take free ports.
+	code = mainEnv(context.Background(), e, append([]string{"demo", "--out", out}, args...))
 	return code, out, so.String(), se.String()
 }
 
@@ -62,5 +63,115 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	// Markdown escapes the underscores of the case name.
 	if !strings.Contains(c, "· FAIL") || !strings.Contains(c, `| priority-vllm-qwen05b+vllm-qwen35\_4b |`) || !strings.Contains(c, "`l_released_for_h`") {
 		t.Errorf("comment.md does not show the priority case failing:\n%s", c)
+	}
+}
+
+// TestPrepareDemoOut: demo clears only a directory that is its own (it has
+// the marker) or empty; anything else is refused before it is touched.
+func TestPrepareDemoOut(t *testing.T) {
+	type tc struct {
+		name    string
+		setup   func(t *testing.T, dir string) string // returns --out
+		wantErr string                                // "" : taken
+		survive []string                              // files that must still be there
+	}
+	write := func(t *testing.T, path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []tc{
+		{name: "new", setup: func(t *testing.T, dir string) string { return filepath.Join(dir, "a", "b") }},
+		{name: "empty", setup: func(t *testing.T, dir string) string { return dir }},
+		{name: "an earlier demo's", setup: func(t *testing.T, dir string) string {
+			write(t, filepath.Join(dir, demoMarker), "x")
+			write(t, filepath.Join(dir, "results", "all", "part.json"), "{}")
+			return dir
+		}},
+		{name: "a user's", wantErr: "is not empty and was not made by demo", survive: []string{"notes.txt"},
+			setup: func(t *testing.T, dir string) string {
+				write(t, filepath.Join(dir, "notes.txt"), "mine")
+				return dir
+			}},
+		{name: "a hidden user file", wantErr: "was not made by demo", survive: []string{".git/HEAD"},
+			setup: func(t *testing.T, dir string) string {
+				write(t, filepath.Join(dir, ".git", "HEAD"), "ref")
+				return dir
+			}},
+		{name: "a file", wantErr: "is not a directory", survive: []string{"f"},
+			setup: func(t *testing.T, dir string) string {
+				write(t, filepath.Join(dir, "f"), "mine")
+				return filepath.Join(dir, "f")
+			}},
+		{name: "a symbolic link to an earlier demo's", wantErr: "is not a directory", survive: []string{"real/" + demoMarker},
+			setup: func(t *testing.T, dir string) string {
+				write(t, filepath.Join(dir, "real", demoMarker), "x")
+				if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
+					t.Fatal(err)
+				}
+				return filepath.Join(dir, "link")
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := c.setup(t, dir)
+			err := prepareDemoOut(out)
+			if c.wantErr != "" {
+				var ee *exitError
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.As(err, &ee) || ee.Code != exitUsage {
+					t.Fatalf("err %v, want a usage error %q", err, c.wantErr)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries, _ := os.ReadDir(out)
+				if len(entries) != 1 || entries[0].Name() != demoMarker {
+					t.Fatalf("%s holds %v, want only the marker", out, entries)
+				}
+			}
+			for _, f := range c.survive {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("%s did not survive: %v", f, err)
+				}
+			}
+		})
+	}
+}
+
+// `demo --out .` in a directory of the user's refuses (exit 2) and leaves
+// it as it was; so do an unknown --faults name and a bad --timescale, before
+// --out is touched.
+func TestDemoRefusesBeforeAnyWork(t *testing.T) {
+	type tc struct {
+		name string
+		args []string
+		want string
+	}
+	for _, c := range []tc{
+		{"the working directory of a user", []string{"--out", "."}, "is not empty and was not made by demo"},
+		{"unknown fault", []string{"--out", "fresh", "--faults", "no-relase"}, `--faults: unknown fault "no-relase" (known: `},
+		{"bad timescale", []string{"--out", "fresh", "--timescale", "0"}, "--timescale"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			if err := os.WriteFile("notes.txt", []byte("mine"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, _, errb := testEnv(nil)
+			code := mainEnv(context.Background(), e, append([]string{"demo"}, c.args...))
+			if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, errb.String(), c.want)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 || entries[0].Name() != "notes.txt" {
+				t.Fatalf("the directory now holds %v", entries)
+			}
+		})
 	}
 }

@@ -58,6 +58,10 @@ type runOptions struct {
 	KvcachedSHA                           string
 	ExecPrefix, InstallCmd                stringList
 
+	// portGiven: --port was on the command line (run --simulate takes
+	// free ports without it).
+	portGiven bool
+
 	// resolved by validate
 	plan       *runner.Plan
 	gpus       []int
@@ -74,7 +78,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
 	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
-	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2)")
+	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")
 	o.registerSelection(fs)
 	fs.StringVar(&o.PlanFile, "plan", "", "run this plan file (as printed by 'ci-report plan') instead of a built-in profile")
 	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
@@ -152,8 +156,8 @@ func (o *runOptions) validate() error {
 			o.gpus = append(o.gpus, n)
 		}
 	}
-	if o.Port < 1 || o.Port > 65533 {
-		return usageErrorf("--port %d: want 1..65533", o.Port)
+	if o.Port < 0 || o.Port > 65533 {
+		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
 	}
 	if o.ReadyTimeout <= 0 {
 		return usageErrorf("--ready-timeout must be positive")
@@ -365,6 +369,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("run takes no arguments, got %q", pos)
 	}
+	fs.Visit(func(f *flag.Flag) { o.portGiven = o.portGiven || f.Name == "port" })
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -380,6 +385,10 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	r := &runner.Runner{
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
+		// A simulated run takes free ports unless told otherwise: two demos
+		// or test runs side by side, or anything else on 18000, must not
+		// turn its cases red. A real run keeps its deterministic ports.
+		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}

@@ -23,6 +23,11 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 			return nil, usageErrorf("CI_REPORT_SIM_TIMESCALE: %v", err)
 		}
 	}
+	// Checked here, before the world exists: every simulated process would
+	// otherwise refuse the list and each case fail for a typo.
+	if err := sim.ValidateFaults(e.Getenv("CI_REPORT_SIM_FAULTS")); err != nil {
+		return nil, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
+	}
 	dir := e.Getenv("CI_REPORT_SIM_DIR")
 	keep := dir != ""
 	if !keep {
@@ -62,6 +67,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 		r.BallastCmd = append(slices.Clone(self), "ballast")
 	}
 	r.GPU = sim.NewGPU(dir)
+	r.Peaks = sim.NewPeaks(dir)
 	r.Timing = r.Timing.Scaled(scale)
 	return func() {
 		r.GPU.Close()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,34 +16,6 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner"
 )
-
-// freePort returns a port that was free a moment ago, with the few ports
-// after it that a simulated run also takes (pairs use base+1 and base+2), so
-// that tests never meet a server of another test binary on a fixed port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("find a free port: %v", err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		free := p+3 < 65536
-		for q := p + 1; free && q <= p+3; q++ {
-			if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q)); err != nil {
-				free = false
-			} else {
-				l2.Close()
-			}
-		}
-		if free {
-			return p
-		}
-	}
-	t.Fatal("no run of four free ports found")
-	return 0
-}
 
 func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
@@ -72,6 +43,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"exec prefix of an unknown engine", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "vlm=docker exec -i c"}, `unknown engine "vlm"`},
 		{"positional", []string{"--profile", "smoke", "--out", out, "extra"}, "takes no arguments"},
 		{"unknown flag", []string{"--profile", "smoke", "--out", out, "--frobnicate"}, "frobnicate"},
+		{"negative port", []string{"--profile", "smoke", "--out", out, "--port", "-1"}, "--port -1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, _, errb := testEnv(nil)
@@ -154,7 +126,8 @@ func simRun(t *testing.T, vars map[string]string, args ...string) (int, string, 
 	}
 	vars["CI_REPORT_SIM_TIMESCALE"] = "0.05"
 	e, _, errb := testEnv(vars)
-	code := mainEnv(context.Background(), e, append([]string{"run", "--simulate", "--out", out, "--port", strconv.Itoa(freePort(t))}, args...))
+	// No --port: a simulated run takes free ports.
+	code := mainEnv(context.Background(), e, append([]string{"run", "--simulate", "--out", out}, args...))
 	return code, out, errb.String()
 }
 
@@ -266,5 +239,51 @@ func TestRunSimulatedPairsAndHopperPassWithoutFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunSimulatedTakesFreePorts: with the default base port and the two
+// after it taken by another process, a simulated run still passes: it takes
+// free ports, and each case log says which.
+func TestRunSimulatedTakesFreePorts(t *testing.T) {
+	for p := 18000; p <= 18002; p++ {
+		// Taken by this test, or already by someone else: either way taken.
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			t.Cleanup(func() { l.Close() })
+		}
+	}
+	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--cases", "vllm-*")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	lines, _ := os.ReadFile(filepath.Join(out, "cases.jsonl"))
+	var c struct {
+		Name string `json:"name"`
+		Log  struct {
+			Ports map[string]int `json:"ports"`
+		} `json:"log"`
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Name == "vllm-qwen05b-kv_c1" {
+			break
+		}
+	}
+	if p := c.Log.Ports["vllm-qwen05b-kv_c1"]; c.Name != "vllm-qwen05b-kv_c1" || p == 0 || (p >= 18000 && p <= 18002) {
+		t.Fatalf("case %s started on port %d", c.Name, p)
+	}
+}
+
+// An unknown fault is a usage error before anything runs, naming the known
+// ones, not a run whose every server refuses to start.
+func TestRunSimulatedUnknownFault(t *testing.T) {
+	code, out, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "no-relase"}, "--profile", "smoke")
+	if code != exitUsage || !strings.Contains(stderr, `CI_REPORT_SIM_FAULTS: unknown fault "no-relase" (known: `) || !strings.Contains(stderr, "no-release") {
+		t.Fatalf("exit %d, want 2 naming the fault and the known ones:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the part directory exists (%v): the run started", err)
 	}
 }

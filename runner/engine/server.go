@@ -349,7 +349,7 @@ func portFree(port int) error {
 	}
 	const why = "a server left from an earlier run, or another job on this machine"
 	if holders, _, _ := portHolders(port, 0); len(holders) > 0 {
-		return fmt.Errorf("port %d is already in use by %s (%s)", port, holdersText(holders), why)
+		return fmt.Errorf("port %d is already in use by %s (%s): %w", port, holdersText(holders), why, err)
 	}
 	return fmt.Errorf("port %d is already in use (%s): %w", port, why, err)
 }

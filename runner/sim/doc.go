@@ -13,6 +13,7 @@
 //	shm/<ipc>            the analogue of /dev/shm/<ipc> (ShmDir)
 //	tmp/kvcached_<ipc>_sock/  the analogue of kvcached's socket dir in /tmp (TmpDir)
 //	world.lock           flock taken for every allocation decision and ledger update
+//	gpu_peaks.json       {"peak_bytes":[...]}: the most each GPU held since Peaks last read it
 //
 // NewGPU reads it as a gpu.Backend: memory used on a GPU = weights and
 // activations of live servers + their mapped KV pages (or, natively, their
@@ -71,10 +72,22 @@
 // cached_tokens counts the leading full blocks found, at most the prompt
 // less its last token. Reset drops every block not in use.
 //
-// Stop: SIGINT or SIGTERM (or the parent process going away) closes the HTTP
-// server, aborts requests, logs uvicorn's shutdown lines and exits 0 after
-// 0.4 s (scaled), removing its process record, segment, shm entry and socket
-// dir.
+// Stop: SIGINT or SIGTERM (or the parent process going away: its parent
+// pid, polled every 200 ms, changes) closes the HTTP server, aborts
+// requests, logs uvicorn's shutdown lines and exits 0 after 0.4 s (scaled),
+// removing its process record, segment, shm entry and socket dir. SIGPIPE is
+// ignored (a server and a ballast write their logs to a pipe that a runner
+// killed with SIGKILL leaves closed): an orphan still cleans up.
+//
+// # High-water marks
+//
+// Every change of a GPU's use (a process record written) raises its mark in
+// gpu_peaks.json, and every change of a segment's used_bytes its
+// peak_used_bytes; Peaks.ReadPeaks returns the marks since its previous
+// call and restarts them, under the world lock. The runner's co-location
+// sampler reads them with each periodic reading, so it cannot miss a peak
+// that came and went between two readings (kvctl list does not print the
+// mark).
 //
 // # Memory model
 //
@@ -137,7 +150,9 @@
 // CI_REPORT_SIM_FAULTS is a comma-separated list of name[=N][@scope]; a
 // scope is a substring of the server's IPC name, model hf id or key, engine,
 // served name or `port=<port>` (e.g. `crash-in-burst@qwen35_4b`,
-// `wrong-tokens@port=18001`); unknown names are an error (exit 2).
+// `wrong-tokens@port=18001`; `run --simulate` takes free ports unless given
+// --port, so a port scope needs one); unknown names are an error (exit 2,
+// and `run --simulate` and `demo` refuse them before starting anything).
 //
 //	no-release       under a raised watermark the server keeps its idle pages
 //	reject-priority  kvctl priority is not applied (kvctl still exits 0)
@@ -159,6 +174,10 @@
 //	versions-fail    `sim versions` (the setup case's version probe) exits 1;
 //	                 no expectation set can be picked, so the setup case fails
 //	                 as a missing python3 would (scope: the engine name)
+//	port-taken       the server fails to bind its port with `[Errno 98] ...
+//	                 address already in use` and exits 1, as when another
+//	                 process took the port after the runner chose it (scope:
+//	                 port=N)
 //
 // # Time
 //

@@ -18,12 +18,13 @@ const (
 	FaultLeakSegment    = "leak-segment"
 	FaultCapNotLifted   = "cap-not-lifted"
 	FaultVersionsFail   = "versions-fail"
+	FaultPortTaken      = "port-taken"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultCapNotLifted: true,
-	FaultVersionsFail: true,
+	FaultVersionsFail: true, FaultPortTaken: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent
@@ -41,8 +42,19 @@ type fault struct {
 // faultSet is the parsed CI_REPORT_SIM_FAULTS.
 type faultSet []fault
 
+// ValidateFaults checks a CI_REPORT_SIM_FAULTS value (name[=N][@scope], comma
+// separated) without running anything; the error names the entry and, for an
+// unknown name, lists the known ones. `run --simulate` and `demo` call it
+// before any work, so a typo is a usage error rather than every simulated
+// process failing to start.
+func ValidateFaults(s string) error {
+	_, err := parseFaults(s)
+	return err
+}
+
 // parseFaults parses a comma-separated fault list; unknown names are an error
-// so that a typo cannot silently turn a fault test into a passing run.
+// so that a typo cannot silently turn a fault test into a passing run. The
+// errors do not name CI_REPORT_SIM_FAULTS: callers say where the list came from.
 func parseFaults(s string) (faultSet, error) {
 	var out faultSet
 	for _, item := range strings.Split(s, ",") {
@@ -54,19 +66,19 @@ func parseFaults(s string) (faultSet, error) {
 		rest, scope, hasScope := strings.Cut(item, "@")
 		if hasScope {
 			if scope == "" {
-				return nil, fmt.Errorf("CI_REPORT_SIM_FAULTS: %q: empty scope after @", item)
+				return nil, fmt.Errorf("%q: empty scope after @", item)
 			}
 			f.Scope = scope
 		}
 		name, param, hasParam := strings.Cut(rest, "=")
 		f.Name = name
 		if !knownFaults[name] {
-			return nil, fmt.Errorf("CI_REPORT_SIM_FAULTS: unknown fault %q (known: %s)", name, strings.Join(faultNames(), ", "))
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(faultNames(), ", "))
 		}
 		if hasParam {
 			n, err := strconv.Atoi(param)
 			if err != nil || n < 1 || name != FaultCrashInBurst {
-				return nil, fmt.Errorf("CI_REPORT_SIM_FAULTS: %q: only crash-in-burst takes =N, a positive count of requests in flight", item)
+				return nil, fmt.Errorf("%q: only crash-in-burst takes =N, a positive count of requests in flight", item)
 			}
 			f.N = n
 		}

@@ -56,7 +56,7 @@ func (g *simGPU) UsedMiB(index int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return (usedBytes(w.liveProcs(), index, 0) + mib - 1) / mib, nil
+	return ceilMiB(usedBytes(w.liveProcs(), index, 0)), nil
 }
 
 // Processes implements gpu.Backend.
@@ -69,7 +69,7 @@ func (g *simGPU) Processes(index int) ([]gpu.Process, error) {
 	for _, p := range w.liveProcs() {
 		for _, i := range p.GPUs {
 			if i == index {
-				out = append(out, gpu.Process{PID: p.PID, UsedMiB: (p.BytesPer + mib - 1) / mib})
+				out = append(out, gpu.Process{PID: p.PID, UsedMiB: ceilMiB(p.BytesPer)})
 			}
 		}
 	}
@@ -78,3 +78,6 @@ func (g *simGPU) Processes(index int) ([]gpu.Process, error) {
 
 // Close implements gpu.Backend.
 func (g *simGPU) Close() error { return nil }
+
+// ceilMiB is b in MiB, rounded up as NVML reports memory in use.
+func ceilMiB(b int64) int64 { return (b + mib - 1) / mib }

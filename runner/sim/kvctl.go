@@ -87,7 +87,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		}
 		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 		if err != nil {
-			fmt.Fprintln(stderr, "kvctl:", err)
+			fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_FAULTS:", err)
 			return 2
 		}
 		scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))

@@ -30,6 +30,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	switch args[0] {
 	case "serve":
+		ignoreBrokenPipe()
 		return mainServe(ctx, args[1:], stdout, stderr, getenv)
 	case "kvctl":
 		fs := flag.NewFlagSet("ci-report sim kvctl", flag.ContinueOnError)
@@ -69,6 +70,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 1
 		}
 		defer w.lock.Close()
+		ignoreBrokenPipe()
 		sctx, stop := stopContext(ctx)
 		defer stop()
 		return runBallast(sctx, w, *gpu, *keep, stdout, stderr)
@@ -85,7 +87,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 		if err != nil {
-			fmt.Fprintln(stderr, "ci-report sim versions:", err)
+			fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
 			return 2
 		}
 		return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), faults, stdout, stderr)

@@ -18,3 +18,6 @@ func funlock(*os.File) {}
 func processStart(int) uint64 { return 0 }
 
 func processAlive(pid int, _ uint64) bool { return pid > 0 && pid == os.Getpid() }
+
+// ignoreBrokenPipe: no SIGPIPE to ignore.
+func ignoreBrokenPipe() {}

@@ -29,6 +29,10 @@ type segmentFile struct {
 	PriorityRequestSeq int64 `json:"priority_request_seq"`
 	PriorityAckSeq     int64 `json:"priority_ack_seq"`
 	PriorityRejected   bool  `json:"priority_rejected"`
+	// PeakUsedBytes is the most used_bytes held since Peaks last read the
+	// segment (writeSegment keeps it, ReadPeaks restarts it), so that a
+	// sampler sees a peak that came and went between two of its readings.
+	PeakUsedBytes int64 `json:"peak_used_bytes"`
 }
 
 // kvctlEntry is one element of `kvctl list --json`, in the real kvctl's field order.

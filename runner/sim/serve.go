@@ -135,7 +135,7 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 	}
 	faults, err := parseFaults(env.getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
+		fmt.Fprintln(env.stderr, "ci-report sim serve: CI_REPORT_SIM_FAULTS:", err)
 		return 2
 	}
 	scale, err := ParseTimescale(env.getenv("CI_REPORT_SIM_TIMESCALE"))
@@ -260,7 +260,12 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	if why, stopped := s.sleepOrStop(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, registered)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(listenHost(cfg.Host), strconv.Itoa(cfg.Port)))
+	var ln net.Listener
+	if s.faults.has(FaultPortTaken, s.ids...) {
+		err = errors.New("listen tcp: bind: address already in use (fault port-taken)")
+	} else {
+		ln, err = net.Listen("tcp", net.JoinHostPort(listenHost(cfg.Host), strconv.Itoa(cfg.Port)))
+	}
 	if err != nil {
 		s.fatal([]string{`File "/usr/lib/python3.12/asyncio/base_events.py", line 1536, in create_server`,
 			`  raise OSError(err.errno, msg) from None`},
@@ -477,7 +482,10 @@ func (s *simServer) segment(old segmentFile) segmentFile {
 	return seg
 }
 
+// writeSegment writes seg, raising its high-water mark to its usage: every
+// change of used_bytes goes through here, under the world lock.
 func (w *world) writeSegment(seg segmentFile) error {
+	seg.PeakUsedBytes = max(seg.PeakUsedBytes, seg.UsedBytes)
 	return writeJSONAtomic(w.segmentPath(seg.IPC), seg)
 }
 

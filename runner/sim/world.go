@@ -34,6 +34,7 @@ const (
 	shmDir      = "shm"      // the analogue of /dev/shm
 	tmpDir      = "tmp"      // the analogue of /tmp
 	lockFile    = "world.lock"
+	gpuPeaks    = "gpu_peaks.json" // high-water mark of each GPU's use since Peaks last read it
 )
 
 // ShmDir returns the simulated /dev/shm of the world in dir, where a kvcached
@@ -147,8 +148,15 @@ func (w *world) procPath(pid int) string {
 	return filepath.Join(w.dir, procsDir, fmt.Sprintf("%d.json", pid))
 }
 
+// writeProc writes a process record and raises the high-water marks of
+// its GPUs to their new use; the world lock must be held, as for every
+// allocation decision. Every change of a GPU's use but a process exiting
+// (which only lowers it) goes through here.
 func (w *world) writeProc(p procRecord) error {
-	return writeJSONAtomic(w.procPath(p.PID), p)
+	if err := writeJSONAtomic(w.procPath(p.PID), p); err != nil {
+		return err
+	}
+	return w.raiseGPUPeaks(p.GPUs)
 }
 
 // liveProcs reads every process record whose process is still alive.

@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// portAttempts bounds the starts of one server whose port turns out to be
+// taken when it binds: the first start and two more on fresh free ports.
+const portAttempts = 3
+
+// kernelFreePort asks the kernel for a port free now: a listener on
+// 127.0.0.1:0, closed at once. Nothing reserves the port afterwards, which
+// is why StartReady retries a server that finds it taken.
+func kernelFreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("ask the kernel for a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// canListen reports whether a listener on 127.0.0.1:port can be opened now,
+// i.e. nobody else listens there.
+func canListen(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+func (r *Runner) freePort() (int, error) {
+	if r.FreePort != nil {
+		return r.FreePort()
+	}
+	return kernelFreePort()
+}
+
+// choosePort is the port a server in slot (0 for a server or limit case, 1
+// and 2 for the servers of a pair) starts on: Port+slot, the deterministic
+// port of a real run, unless AnyPort is set or something already listens
+// there; then a port the kernel reports free.
+func (r *Runner) choosePort(slot int) (int, error) {
+	if !r.AnyPort {
+		if p := r.basePort() + slot; canListen(p) {
+			return p, nil
+		}
+	}
+	return r.freePort()
+}
+
+// StartReady starts sp (as StartServer) on the port of slot (see choosePort)
+// and waits until it is ready. A port can be taken between choosing it and
+// the server binding it (by a process outside the run, or handed by the
+// kernel to someone else meanwhile); only the bind can tell. So a server
+// that could not start for it (engine.Start's own check) or exited before
+// it was ready saying `address already in use` is started again on a free
+// port, up to portAttempts starts. The port each server ended on is the case
+// log's `ports` (and each clash `port_clashes`, see logPorts).
+//
+// It returns the server, or nil when none could be started (err says why);
+// with a server, err is its readiness error (nil: ready).
+func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []int, extra ...string) (*Server, error) {
+	port, err := c.R.choosePort(slot)
+	if err != nil {
+		return nil, fmt.Errorf("start server %s: %w", sp.Name, err)
+	}
+	for attempt := 1; ; attempt++ {
+		last := attempt == portAttempts
+		s, err := c.StartServer(ctx, sp, port, gpus, extra...)
+		clash := err != nil && errors.Is(err, syscall.EADDRINUSE)
+		if err == nil {
+			c.Progress("waiting for readiness")
+			err = s.WaitReady(ctx)
+			// A server still running did not fail to bind: only one that
+			// exited before it was ready can have found its port taken.
+			clash = err != nil && !last && ctx.Err() == nil && !s.Alive() && c.dropIfPortClash(s)
+		}
+		if !clash || last {
+			if s != nil {
+				c.notePort(sp.Name, port)
+			}
+			return s, err
+		}
+		next, ferr := c.R.freePort()
+		if ferr != nil {
+			return nil, fmt.Errorf("start server %s: port %d was taken: %w", sp.Name, port, ferr)
+		}
+		c.noteClash(fmt.Sprintf("%s: port %d was taken when the server started (attempt %d); started again on %d", sp.Name, port, attempt, next))
+		port = next
+	}
+}
+
+// dropIfPortClash reports whether the exited server s failed because its
+// port was taken, by its serve.log; if so it is stopped (its output
+// drained, its log closed) and forgotten, as the next start replaces it.
+func (c *Case) dropIfPortClash(s *Server) bool {
+	s.Stop()
+	if !logSaysAddressInUse(s.LogPath(), s.LogStart()) {
+		return false
+	}
+	c.mu.Lock()
+	c.servers = slices.DeleteFunc(c.servers, func(x *Server) bool { return x == s })
+	c.mu.Unlock()
+	return true
+}
+
+// maxClashLog bounds what logSaysAddressInUse reads of a server's log: a
+// server that failed to bind exits right after loading, so its bind error
+// is near the end.
+const maxClashLog = 1 << 20
+
+// logSaysAddressInUse reports whether the log at path, from offset from,
+// says that a bind failed because the address was in use: Python's
+// `[Errno 98] ... address already in use` as vLLM, SGLang (uvicorn) and the
+// simulator print it. Only the last maxClashLog bytes are read.
+func logSaysAddressInUse(path string, from int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size()-from > maxClashLog {
+		from = st.Size() - maxClashLog
+	}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxClashLog))
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(bytes.ToLower(b), []byte("address already in use"))
+}
+
+func (c *Case) notePort(name string, port int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ports.Set(name, port)
+}
+
+func (c *Case) noteClash(what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.portClashes = append(c.portClashes, what)
+}
+
+// logPorts puts into a case log the port each server started on (`ports`:
+// server name → port; with AnyPort or a taken port it differs from the
+// setup's) and, when a server had to be started again, `port_clashes`.
+func (c *Case) logPorts(log *collect.Ordered[any]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ports.Len() > 0 {
+		log.Set("ports", c.ports)
+	}
+	if len(c.portClashes) > 0 {
+		log.Set("port_clashes", slices.Clone(c.portClashes))
+	}
+}

@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// holdPort listens on a port the kernel picks until the test ends.
+func holdPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// freeTestPort is a port free a moment ago: the kernel hands out ports at
+// random, so it stays free for the few seconds a case needs.
+func freeTestPort(t *testing.T) int {
+	t.Helper()
+	p, err := kernelFreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// portLog is what a case log says about ports.
+type portLog struct {
+	Ports       map[string]int `json:"ports"`
+	PortClashes []string       `json:"port_clashes"`
+}
+
+func casePorts(t *testing.T, out *Outcome, name string) (collect.CaseResult, portLog) {
+	t.Helper()
+	for _, c := range out.Cases {
+		if c.Name == name {
+			var l portLog
+			if err := json.Unmarshal(c.Log, &l); err != nil {
+				t.Fatalf("case log of %s: %v", name, err)
+			}
+			return c, l
+		}
+	}
+	t.Fatalf("case %s did not run (cases %v, not run %v)", name, caseNames(out.Cases), out.NotRun)
+	return collect.CaseResult{}, portLog{}
+}
+
+// TestPortsDeterministicUnlessTaken: a real run (no AnyPort) starts a
+// server case's server on the base port, and when something else listens
+// there, on a free port instead of failing the case.
+func TestPortsDeterministicUnlessTaken(t *testing.T) {
+	const name = "vllm-qwen05b-kv_c1"
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			base := freeTestPort(t)
+			if held {
+				base = holdPort(t)
+			}
+			out, r := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+				r.AnyPort, r.Port = false, base
+			})
+			c, l := casePorts(t, out, name)
+			if c.Failed() {
+				t.Fatalf("%s failed: %v", name, failedChecks(c))
+			}
+			got := l.Ports[name]
+			if held == (got == base) || got == 0 {
+				t.Fatalf("held %v: the server started on %d (base %d), log %+v", held, got, base, l)
+			}
+			if len(l.PortClashes) > 0 {
+				t.Errorf("clashes %v: a port seen taken before the start is not a clash", l.PortClashes)
+			}
+			cmd, _ := os.ReadFile(filepath.Join(r.OutDir, name, "cmd.txt"))
+			if !strings.Contains(string(cmd), "--port "+strconv.Itoa(got)+" ") {
+				t.Errorf("cmd.txt does not start the server on %d: %s", got, cmd)
+			}
+		})
+	}
+}
+
+// TestPortClashIsRetried: the port chosen for a server is taken by the time
+// it binds (the fault port-taken plays the other process). The server is
+// started again on another free port, the case passes and its log says so.
+func TestPortClashIsRetried(t *testing.T) {
+	const name = "vllm-qwen05b-kv_c1"
+	first, second := freeTestPort(t), freeTestPort(t)
+	for second == first {
+		second = freeTestPort(t)
+	}
+	var mu sync.Mutex
+	ports := []int{first, second}
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "port-taken@port="+strconv.Itoa(first), context.Background(), func(r *Runner) {
+		r.FreePort = func() (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(ports) == 0 {
+				return 0, fmt.Errorf("the test has no more ports")
+			}
+			p := ports[0]
+			ports = ports[1:]
+			return p, nil
+		}
+	})
+	c, l := casePorts(t, out, name)
+	if c.Failed() {
+		t.Fatalf("%s failed: %v", name, failedChecks(c))
+	}
+	if l.Ports[name] != second || len(l.PortClashes) != 1 || !strings.Contains(l.PortClashes[0], "port "+strconv.Itoa(first)+" was taken") {
+		t.Fatalf("ports %v, clashes %q; want %s on %d after a clash on %d", l.Ports, l.PortClashes, name, second, first)
+	}
+}

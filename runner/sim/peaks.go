@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// gpuPeaksDoc is gpu_peaks.json: by GPU index, the most the GPU's live
+// processes held at once since Peaks last read it.
+type gpuPeaksDoc struct {
+	PeakBytes []int64 `json:"peak_bytes"`
+}
+
+// readGPUPeaks reads gpu_peaks.json, one entry per GPU of the world; a
+// missing file (no process has written its record yet) or one that does
+// not parse counts as no marks, which only lowers a reading to the present.
+func (w *world) readGPUPeaks() gpuPeaksDoc {
+	var doc gpuPeaksDoc
+	if b, err := os.ReadFile(filepath.Join(w.dir, gpuPeaks)); err == nil {
+		_ = json.Unmarshal(b, &doc)
+	}
+	for len(doc.PeakBytes) < len(w.gpus) {
+		doc.PeakBytes = append(doc.PeakBytes, 0)
+	}
+	doc.PeakBytes = doc.PeakBytes[:len(w.gpus)]
+	return doc
+}
+
+// raiseGPUPeaks raises the marks of gpus to what their live processes hold
+// now; the world lock must be held.
+func (w *world) raiseGPUPeaks(gpus []int) error {
+	doc := w.readGPUPeaks()
+	procs := w.liveProcs()
+	raised := false
+	for _, g := range gpus {
+		if g < 0 || g >= len(doc.PeakBytes) {
+			continue
+		}
+		if used := usedBytes(procs, g, 0); used > doc.PeakBytes[g] {
+			doc.PeakBytes[g], raised = used, true
+		}
+	}
+	if !raised {
+		return nil
+	}
+	return writeJSONAtomic(filepath.Join(w.dir, gpuPeaks), doc)
+}
+
+// Peaks reads the high-water marks of a simulated world: what a sampler
+// polling the GPU and kvctl would miss when a peak comes and goes between
+// two of its readings (a burst shorter than the sampling period, or a
+// reading delayed on a loaded machine). Real NVML and kvctl show only the
+// present, so only a simulated run has them.
+type Peaks struct {
+	dir string
+}
+
+// NewPeaks returns the high-water marks of the world in dir.
+func NewPeaks(dir string) *Peaks { return &Peaks{dir: dir} }
+
+// ReadPeaks returns the most GPU gpu held (MiB, rounded up as the simulated
+// GPU's UsedMiB is) and the most used_bytes each segment of ipcs held since
+// the previous ReadPeaks (or since it appeared), and starts new marks from
+// what they hold now, all under the world lock: every moment of a GPU's or
+// a segment's use is in exactly one answer. A segment that is not in the
+// world is absent from the map.
+func (p *Peaks) ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error) {
+	w, err := openWorld(p.dir)
+	if err != nil {
+		return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
+	}
+	defer w.lock.Close()
+	if gpu < 0 || gpu >= len(w.gpus) {
+		return 0, nil, fmt.Errorf("simulated high-water marks: no GPU %d (the world in %s has %d)", gpu, p.dir, len(w.gpus))
+	}
+	if err := w.lock.Lock(); err != nil {
+		return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
+	}
+	defer w.lock.Unlock()
+	doc := w.readGPUPeaks()
+	now := usedBytes(w.liveProcs(), gpu, 0)
+	peak := max(doc.PeakBytes[gpu], now)
+	if doc.PeakBytes[gpu] != now {
+		doc.PeakBytes[gpu] = now
+		if err := writeJSONAtomic(filepath.Join(w.dir, gpuPeaks), doc); err != nil {
+			return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
+		}
+	}
+	segBytes = map[string]int64{}
+	for _, ipc := range ipcs {
+		if validIPC(ipc) != nil {
+			continue
+		}
+		seg, err := w.readSegment(ipc)
+		if err != nil {
+			continue // not (or no longer) in the world
+		}
+		segBytes[ipc] = max(seg.PeakUsedBytes, seg.UsedBytes)
+		if seg.PeakUsedBytes != seg.UsedBytes {
+			seg.PeakUsedBytes = seg.UsedBytes
+			if err := w.writeSegment(seg); err != nil {
+				return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
+			}
+		}
+	}
+	return ceilMiB(peak), segBytes, nil
+}
