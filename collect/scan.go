@@ -872,7 +872,7 @@ func jsonPath(field string) string {
 
 // caseFields are the CaseResult fields a reader keeps; everything else,
 // phases included, is skipped.
-var caseFields = []string{"name", "ok", "checks", "log"}
+var caseFields = []string{"name", "ok", "skipped", "duration_s", "checks", "log"}
 
 // readCase reads one case object into c (which may hold a previous decode of
 // the same array slot, as encoding/json would reuse it). field is its path.
@@ -891,6 +891,10 @@ func (s *scanner) readCase(field string, c *CaseResult) error {
 			return decodeField(field+".name", raw, &c.Name)
 		case "ok":
 			return decodeField(field+".ok", raw, &c.OK)
+		case "skipped":
+			return decodeField(field+".skipped", raw, &c.SkipReason)
+		case "duration_s":
+			return decodeField(field+".duration_s", raw, &c.DurationS)
 		case "checks":
 			return decodeChecks(field+".checks", raw, &c.Checks)
 		default:

@@ -25,10 +25,12 @@ type refSummary struct {
 }
 
 type refCase struct {
-	Name   string          `json:"name"`
-	OK     bool            `json:"ok"`
-	Checks []Check         `json:"checks"`
-	Log    json.RawMessage `json:"log"`
+	Name      string          `json:"name"`
+	OK        bool            `json:"ok"`
+	Skipped   string          `json:"skipped"`
+	DurationS float64         `json:"duration_s"`
+	Checks    []Check         `json:"checks"`
+	Log       json.RawMessage `json:"log"`
 }
 
 // rawEqual compares raw JSON as bytes (cmp's element-wise walk is slow on
@@ -61,7 +63,7 @@ func checkAgreement(t *testing.T, data []byte) {
 	}
 	want := &Summary{OK: ref.OK, Cases: make([]CaseResult, len(ref.Cases))}
 	for i, c := range ref.Cases {
-		want.Cases[i] = CaseResult{Name: c.Name, OK: c.OK, Checks: c.Checks, Log: c.Log}
+		want.Cases[i] = CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Checks: c.Checks, Log: c.Log}
 	}
 	if diff := cmp.Diff(want, got, rawEqual); diff != "" {
 		t.Fatalf("scanner differs from encoding/json (-json +scanner):\n%s\ninput %q", diff, data)
@@ -74,6 +76,9 @@ func TestScanSummaryAgreesWithEncodingJSON(t *testing.T) {
 	}{
 		{"empty cases", `{"ok":true,"cases":[]}`},
 		{"one case with phases", `{"ok":false,"cases":[{"name":"a","ok":true,"checks":[{"name":"c","ok":true,"detail":"d"}],"log":{"x":[1,2]},"phases":{"p":{"name":"p","concurrency":2,"results":[{"status":200,"token_ids":[1,2,3],"text":"h\u00e9\n\"q\"","latency_s":1.5e-3,"error":null}]}}}]}`},
+		{"skipped and duration", `{"ok":true,"cases":[{"name":"a","ok":true,"skipped":"kvctl has no priority command","duration_s":12.5,"checks":[]}]}`},
+		{"skipped wrong type", `{"cases":[{"name":"a","skipped":true}]}`},
+		{"duration wrong type", `{"cases":[{"name":"a","duration_s":"1s"}]}`},
 		{"unknown fields", `{"x":[{"y":{}}],"cases":[{"zz":-0.5E+10,"name":"b"}],"ok":null}`},
 		{"case-insensitive keys", `{"CASES":[{"Name":"a","OK":true,"Checks":[],"LOG":{}}]}`},
 		{"repeated keys merge", `{"cases":[{"name":"x","checks":[{"name":"c","detail":"d"}]}],"cases":[{"ok":true,"checks":[{"ok":true}]}]}`},
@@ -123,6 +128,8 @@ func TestScanSummaryErrorsNameTheField(t *testing.T) {
 		{"checks type", `{"cases":[{},{},{},{"checks":"x"}]}`, "cases[3].checks: want array, got string"},
 		{"check field type", `{"cases":[{"checks":[{},{"ok":1}]}]}`, "cases[0].checks[1].ok: want bool, got number"},
 		{"name type", `{"cases":[{"name":[]}]}`, "cases[0].name: want string, got array"},
+		{"skipped type", `{"cases":[{"name":"a","skipped":true}]}`, "cases[0].skipped: want string, got bool"},
+		{"duration type", `{"cases":[{"duration_s":"1s"}]}`, "cases[0].duration_s: want number, got string"},
 		{"case type", `{"cases":["x"]}`, "cases[0]: want object, got string"},
 		{"cases type", `{"cases":"x"}`, "cases: want array, got string"},
 		{"cases missing", `{"ok":true}`, "cases: missing: want an array of cases"},

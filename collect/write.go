@@ -134,8 +134,9 @@ func (w *PartWriter) Close() error {
 }
 
 // SummaryMarkdown is summary.md (SPEC-formats §5): one table with a row per
-// case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ".
-// Cells are escaped so a hostile check detail cannot break the table.
+// case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ";
+// a skipped case is SKIP with its reason. Cells are escaped so a hostile
+// check detail cannot break the table.
 func SummaryMarkdown(title string, cases []CaseResult) []byte {
 	var b bytes.Buffer
 	if title != "" {
@@ -146,6 +147,10 @@ func SummaryMarkdown(title string, cases []CaseResult) []byte {
 		c := &cases[i]
 		result := "PASS"
 		var failed []string
+		if c.Skipped() {
+			result = "SKIP"
+			failed = append(failed, c.SkipReason)
+		}
 		if c.Failed() {
 			result = "FAIL"
 			for _, ch := range c.Checks {

@@ -108,7 +108,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 				}
 			}
 		}
-		rep.Parts = append(rep.Parts, PartStatus{
+		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,
 			Status:   string(p.Status),
@@ -116,7 +116,11 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 			ErrorTxt: p.ErrorTxt,
 			Planned:  len(p.Planned),
 			Ran:      len(p.Cases),
-		})
+		}
+		if p.Meta != nil {
+			ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
+		}
+		rep.Parts = append(rep.Parts, ps)
 		for _, msg := range p.Problems {
 			rep.Problems = append(rep.Problems, p.Display+": "+msg)
 		}
@@ -135,7 +139,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, Checks: checks, Log: normalizeRaw(c.Log), Part: display}
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: normalizeRaw(c.Log), Part: display}
 }
 
 // normalizeRaw makes raw JSON compact and valid UTF-8, so that a log reads
@@ -268,6 +272,24 @@ func (c *Case) Failed() bool {
 	return !c.NotRun && collect.CaseFailed(c.OK, c.Checks)
 }
 
+// Skipped reports whether the case ran and was skipped: it has a reason
+// and did not fail (collect.CaseSkipped). A skipped case is neither failed
+// nor not run, and does not fail the verdict.
+func (c *Case) Skipped() bool {
+	return !c.NotRun && collect.CaseSkipped(c.SkipReason, c.OK, c.Checks)
+}
+
+// SkippedCases returns the skipped cases in report order.
+func (r *Report) SkippedCases() []Case {
+	var out []Case
+	for i := range r.Cases {
+		if r.Cases[i].Skipped() {
+			out = append(out, r.Cases[i])
+		}
+	}
+	return out
+}
+
 // Label is how a case is named in a report: its name, and for an
 // `<engine>-setup` case, which may repeat across parts, `<name> (<part>)`.
 func (c *Case) Label() string {
@@ -301,8 +323,12 @@ type Counts struct {
 	// Ran counts the cases that finished, `-setup` cases included.
 	Ran int
 	// Passed counts the cases that ran and passed whose name does not end
-	// in `-setup` (the N of "All N cases passed.").
+	// in `-setup` (the N of "All N cases passed."); skipped cases are not
+	// among them.
 	Passed int
+	// Skipped counts the cases that ran and were skipped, `-setup` cases
+	// included; those not named `-setup` count in Total too.
+	Skipped int
 }
 
 // Counts returns the verdict's numbers (SPEC-formats §7).
@@ -318,6 +344,12 @@ func (r *Report) Counts() Counts {
 			n.Ran++
 			n.Failed++
 			n.Total++
+		case c.Skipped():
+			n.Ran++
+			n.Skipped++
+			if !IsSetupCase(c.Name) {
+				n.Total++
+			}
 		default:
 			n.Ran++
 			if !IsSetupCase(c.Name) {
