@@ -76,7 +76,10 @@ func skipped(name, reason string) collect.CaseResult {
 	return withReason(cr(name, true), reason)
 }
 
-func withReason(c collect.CaseResult, reason string) collect.CaseResult { c.SkipReason = reason; return c }
+func withReason(c collect.CaseResult, reason string) collect.CaseResult {
+	c.SkipReason = reason
+	return c
+}
 
 func withSetup(p collect.Part, s *collect.Setup) collect.Part { p.Setup = s; return p }
 
