@@ -318,6 +318,16 @@ func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 	}
 }
 
+// appendText appends s to text that an element repeats (several
+// <system-out>), keeping at most maxText bytes in all: without the bound,
+// thousands of repeats would cost quadratic copying.
+func appendText(text, s string) string {
+	if room := maxText - len(text); room < len(s) {
+		s = strings.ToValidUTF8(s[:max(room, 0)], "")
+	}
+	return text + s
+}
+
 // attrs reads the plain (unprefixed) attributes of an element; the first of
 // a repeated name wins.
 func attrs(t xml.StartElement) map[string]string {
@@ -408,12 +418,12 @@ func (p *parser) suite(doc *Document, t xml.StartElement, parent []string) error
 		case "system-out":
 			var txt string
 			if txt, err = p.text(nil); err == nil {
-				out += txt
+				out = appendText(out, txt)
 			}
 		case "system-err":
 			var txt string
 			if txt, err = p.text(nil); err == nil {
-				errOut += txt
+				errOut = appendText(errOut, txt)
 			}
 		default:
 			err = p.skip()
@@ -498,11 +508,11 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 			return err
 		case k == "system-out":
 			txt, err := p.text(nil)
-			c.SystemOut += txt
+			c.SystemOut = appendText(c.SystemOut, txt)
 			return err
 		case k == "system-err":
 			txt, err := p.text(nil)
-			c.SystemErr += txt
+			c.SystemErr = appendText(c.SystemErr, txt)
 			return err
 		}
 		return p.skip()
@@ -521,7 +531,7 @@ func (p *parser) result(t xml.StartElement) (Outcome, error) {
 			return p.skip()
 		}
 		txt, err := p.text(nil)
-		trace += txt
+		trace = appendText(trace, txt)
 		return err
 	})
 	if err != nil {
