@@ -257,6 +257,9 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	} else {
 		blocks = append(blocks, r.noFailedCase(w, verdict))
 	}
+	if s := r.skippedLine(w, p); s != "" {
+		blocks = append(blocks, s)
+	}
 	data := map[string]any{
 		"Marker":      r.marker(w),
 		"Header":      r.header(verdict),
