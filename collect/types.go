@@ -178,6 +178,12 @@ type Suite struct {
 	Cases int `json:"cases"`
 }
 
+// JUnitPartProperty is the suite property by which ci-report's JUnit export
+// (`render --format junit`) marks each suite it writes, the part's name as
+// value: `import junit` then names each case by its testcase's name alone,
+// so that a report exported and imported again keeps its case names.
+const JUnitPartProperty = "ci-report.part"
+
 // Property is one name-value pair of a test suite or case (new); names may
 // repeat, so properties are a list.
 type Property struct {

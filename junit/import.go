@@ -30,11 +30,6 @@ const (
 // DefaultProfile is the profile of an imported part when none is given.
 const DefaultProfile = "junit"
 
-// ExportPartProperty is the suite property that marks a suite written by
-// ci-report's own JUnit export (`render --format junit`), whose test cases
-// are named as the report named them: its value is the part's name.
-const ExportPartProperty = "ci-report.part"
-
 // Import turns JUnit XML files into one part directory (see the package
 // doc). Its fields are the flags of `ci-report import junit` and the
 // dependencies it reads.
@@ -225,13 +220,13 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 }
 
 // CaseName is the name an imported case gets: as the suite's file named it
-// when ci-report wrote the suite (ExportPartProperty); as pytest shows it
+// when ci-report wrote the suite (collect.JUnitPartProperty); as pytest shows it
 // (its node id) for a pytest report; else `<classname>::<name>`, with the
 // suite's name standing in for a missing classname, or the bare name when
 // there is neither.
 func CaseName(s *Suite, c *Case) string {
 	for _, p := range s.Properties {
-		if p.Name == ExportPartProperty {
+		if p.Name == collect.JUnitPartProperty {
 			return c.Name
 		}
 	}

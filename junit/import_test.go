@@ -292,7 +292,7 @@ func TestImportTwoFilesAndDuplicates(t *testing.T) {
 }
 
 func TestCaseName(t *testing.T) {
-	exported := []Suite{{Name: "vLLM", Properties: []collect.Property{{Name: ExportPartProperty, Value: "vllm"}}}}
+	exported := []Suite{{Name: "vLLM", Properties: []collect.Property{{Name: collect.JUnitPartProperty, Value: "vllm"}}}}
 	for _, tc := range []struct {
 		name  string
 		suite Suite
