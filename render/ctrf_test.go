@@ -329,10 +329,10 @@ func TestCTRF(t *testing.T) {
 		byName[tc.Name] = tc
 	}
 	for name, want := range map[string]ctrfTest{
-		"sglang-setup (SGLang)":  {Status: "passed", Suite: []string{"SGLang"}, Steps: []ctrfStep{{"install_kvcached", "passed"}}},
-		"sglang-qwen35_4b-kv_c1": {Status: "failed", Duration: 12346, Message: "all_ok: 3/20 failed", Suite: []string{"SGLang"}, Steps: []ctrfStep{{"all_ok", "failed"}, {"no_errors", "passed"}}},
-		"vllm-qwen05b-native":    {Status: "failed", Message: "no failed check recorded", Suite: []string{"vLLM"}},
-		"priority-x":             {Status: "skipped", Message: "kvctl has no priority command", Suite: []string{"vLLM"}},
+		"sglang-setup (SGLang)":              {Status: "passed", Suite: []string{"SGLang"}, Steps: []ctrfStep{{"install_kvcached", "passed"}}},
+		"sglang-qwen35_4b-kv_c1":             {Status: "failed", Duration: 12346, Message: "all_ok: 3/20 failed", Suite: []string{"SGLang"}, Steps: []ctrfStep{{"all_ok", "failed"}, {"no_errors", "passed"}}},
+		"vllm-qwen05b-native":                {Status: "failed", Message: "no failed check recorded", Suite: []string{"vLLM"}},
+		"priority-x":                         {Status: "skipped", Message: "kvctl has no priority command", Suite: []string{"vLLM"}},
 		"priority-vllm-qwen05b+vllm-qwen05b": {Status: "other", RawStatus: "not run", Message: "planned, but did not run", Suite: []string{"vLLM"}},
 	} {
 		want.Name = name
