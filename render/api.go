@@ -1,7 +1,9 @@
 // Package render turns a merged report into the Markdown documents of the
 // results issue (SPEC-render.md): the run's comment, the issue-description
 // section, the pull-request variant and the perf documents; it also splices a
-// section into an issue body, and draws HTML previews and terminal tables.
+// section into an issue body, draws HTML previews and terminal tables, and
+// exports the report as JUnit XML (JUnit) and CTRF JSON (CTRF) for other
+// dashboards.
 //
 // Render is a pure function of the report, the options and the templates: no
 // clock, environment, disk or network reads happen here.
@@ -20,7 +22,11 @@
 //   - at most 20 missing or partial part lines and 8 part names in the
 //     machine line, the rest counted, so that Render always fits its budget;
 //   - the engines table is left out when the setup has no engine, and the
-//     section when it has neither engine nor case.
+//     section when it has neither engine nor case;
+//   - skipped cases (a case's "skipped" reason) are listed after the
+//     failed-cases table on a line `Skipped: <case> (<reason>), …`, the
+//     first 20 named (200 code points, reasons 150 and shorter with the
+//     plan's details), the rest counted; the text format lists them all.
 package render
 
 // Options are everything besides the report that a document depends on. The
