@@ -69,21 +69,15 @@ type Result struct {
 }
 
 // Failed counts the imported cases that failed.
-func (r *Result) Failed() int {
-	n := 0
-	for i := range r.Cases {
-		if r.Cases[i].Failed() {
-			n++
-		}
-	}
-	return n
-}
+func (r *Result) Failed() int { return r.count((*collect.CaseResult).Failed) }
 
 // Skipped counts the imported cases that were skipped.
-func (r *Result) Skipped() int {
+func (r *Result) Skipped() int { return r.count((*collect.CaseResult).Skipped) }
+
+func (r *Result) count(is func(*collect.CaseResult) bool) int {
 	n := 0
 	for i := range r.Cases {
-		if r.Cases[i].Skipped() {
+		if is(&r.Cases[i]) {
 			n++
 		}
 	}

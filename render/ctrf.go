@@ -86,9 +86,6 @@ type (
 // input problems. Like Render it reads nothing but its arguments: the same
 // report gives the same bytes.
 func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
-	if rep == nil {
-		return fmt.Errorf("render: no report")
-	}
 	r, err := newRenderer(rep, opts)
 	if err != nil {
 		return err

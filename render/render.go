@@ -73,6 +73,9 @@ type renderer struct {
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
+	if rep == nil {
+		return nil, errors.New("render: no report")
+	}
 	r := &renderer{rep: rep, opts: opts, cfg: opts.Config.withDefaults()}
 	r.profile = opts.Profile
 	if r.profile == "" && rep.Setup != nil {
