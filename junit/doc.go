@@ -67,11 +67,13 @@
 // The part directory is written through collect's PartWriter, as the
 // runner writes one (atomic files, every byte redacted): part.json first
 // with the cases as its plan and complete false, setup.json (the profile,
-// kvcached_sha from --revision, no engine or case setup), cases.jsonl,
-// summary.json (the cases, the suites' declared counts as "suites", and
+// kvcached_sha from --revision, no engine or case setup), summary.json
+// (the cases, the suites' declared counts as "suites", and
 // --deselected as "deselected"), summary.md, run.log (what was read, the
 // warnings, each suite's captured output), and part.json again with
-// complete true. part.json's started_at and finished_at span the suites'
+// complete true; no cases.jsonl, which keeps what a run killed mid-way
+// finished (an earlier one is removed, as are summary.md and error.txt).
+// part.json's started_at and finished_at span the suites'
 // timestamps (a timestamp without a zone is taken as UTC) and are absent
 // when none has one; host is the first suite's hostname.
 package junit

@@ -336,8 +336,8 @@ func tail(s string, n int) string {
 }
 
 // write writes the part directory through collect's writers, in the
-// runner's order: part.json with the plan, setup.json, cases.jsonl, then
-// summary.json, summary.md, run.log and part.json complete.
+// runner's order: part.json with the plan, setup.json, then summary.json,
+// summary.md, run.log and part.json complete.
 func (im *Import) write(docs []*Document, res *Result) error {
 	w, err := collect.NewPartWriter(im.Out, im.Redact)
 	if err != nil {
@@ -385,15 +385,10 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if err := w.WriteSetup(setup); err != nil {
 		return err
 	}
-	ok := true
-	for i := range res.Cases {
-		if err := w.AppendCase(&res.Cases[i]); err != nil {
-			return err
-		}
-		if res.Cases[i].Failed() {
-			ok = false
-		}
-	}
+	// No cases.jsonl: it keeps what a run killed mid-way finished, and an
+	// import has no mid-way (one fsync per case made a 20,000-case import
+	// take 30 s instead of 2).
+	ok := res.Failed() == 0
 	cases := res.Cases
 	if cases == nil {
 		cases = []collect.CaseResult{}

@@ -108,6 +108,9 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		// The name as the part has it (an <engine>-setup case is unique
 		// within its part's suite), so that an import reads the same case.
 		tc := junitCase{Name: c.Name, ClassName: c.Part, Time: seconds(c.DurationS)}
+		if strings.TrimSpace(tc.Name) == "" {
+			tc.Name = "(unnamed)" // readers need a name
+		}
 		switch {
 		case c.NotRun:
 			tc.Errors = append(tc.Errors, junitOutcome{Type: notRunType, Message: "planned, but did not run"})
