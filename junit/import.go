@@ -25,6 +25,9 @@ const (
 	outputCut = 2000
 	// runLogCut is how much of a suite's captured output run.log keeps.
 	runLogCut = 64 << 10
+	// maxWarnings is the most repeated case names warned about one by one;
+	// the rest are counted (a file given twice repeats every case).
+	maxWarnings = 20
 )
 
 // DefaultProfile is the profile of an imported part when none is given.
@@ -116,7 +119,8 @@ func (im *Import) Run() (*Result, error) {
 		docs = append(docs, doc)
 	}
 	seen := map[string]string{} // case name → where it was first read
-	var logs []*caseLog         // the log of each case, in order, encoded last
+	dups := 0
+	var logs []*caseLog // the log of each case, in order, encoded last
 	for _, doc := range docs {
 		for i := range doc.Suites {
 			s := &doc.Suites[i]
@@ -126,7 +130,9 @@ func (im *Import) Run() (*Result, error) {
 				cr, log := caseResult(doc.File, s, c)
 				where := fmt.Sprintf("%s:%d", base(doc.File), c.Line)
 				if first, dup := seen[cr.Name]; dup {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: case %q was already read at %s; both are kept", where, collect.CutDetail(cr.Name, 200), first))
+					if dups++; dups <= maxWarnings {
+						res.Warnings = append(res.Warnings, fmt.Sprintf("%s: case %q was already read at %s; both are kept", where, collect.CutDetail(cr.Name, 200), first))
+					}
 				} else {
 					seen[cr.Name] = where
 				}
@@ -134,6 +140,9 @@ func (im *Import) Run() (*Result, error) {
 				logs = append(logs, log)
 			}
 		}
+	}
+	if dups > maxWarnings {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("and %d more cases were read a second time; all are kept", dups-maxWarnings))
 	}
 	if im.Metrics != "" {
 		if err := addMetrics(im.Metrics, res.Cases, logs); err != nil {

@@ -3,6 +3,7 @@ package junit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,6 +292,22 @@ func TestImportTwoFilesAndDuplicates(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, res.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+
+	// A file of many cases given twice: the first 20 warned about, the rest counted.
+	var b strings.Builder
+	b.WriteString(`<testsuite name="s">`)
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&b, `<testcase classname="c" name="t%d"/>`, i)
+	}
+	b.WriteString(`</testsuite>`)
+	many := filepath.Join(t.TempDir(), "many.xml")
+	if err := os.WriteFile(many, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = importFiles(t, &Import{Files: []string{many, many}})
+	if len(res.Cases) != 100 || len(res.Warnings) != maxWarnings+1 || res.Warnings[maxWarnings] != "and 30 more cases were read a second time; all are kept" {
+		t.Errorf("%d cases, warnings %q", len(res.Cases), res.Warnings)
 	}
 }
 
