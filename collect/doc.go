@@ -1,11 +1,12 @@
 // Package collect holds the artifact formats of ci-report as Go types, reads
 // a tree of parts from disk, and writes a part for the runner.
 //
-// This comment is the reference of the wire format (SPEC-formats.md is its
-// design). Everything is UTF-8 JSON. Sizes are bytes unless a name ends in
-// _mib (MiB, integer or float) or _s (seconds, float). Readers ignore
-// unknown fields, so that newer writers stay readable; a known field of the
-// wrong type is an error that names the file and the field, such as
+// This comment is the reference of the wire format (docs/formats.md is its
+// design, with the rules between the files). Everything is UTF-8 JSON.
+// Sizes are bytes unless a name ends in _mib (MiB, integer or float) or _s
+// (seconds, float). Readers ignore unknown fields, so that newer writers
+// stay readable; a known field of the wrong type is an error that names the
+// file and the field, such as
 //
 //	read /results/vllm/setup.json: cases[2].tp: want integer, got string
 //
@@ -186,12 +187,13 @@
 // # log, per kind of case
 //
 //	<engine>-setup  {}   its only check is install_kvcached
-//	server          {"setup": <case setup>, "<case>": LogInfo}
+//	server          {"setup": <case setup>, "prefix_cache_reset": {answer: "200" or the
+//	                 error, cached_before, cached_after: int or null}, "<case>": LogInfo}
 //	elastic         {"setup", "ballast_mib"?, "memory_mib": {free, per_request_a, per_request_b,
 //	                 n_a, n_b, gpu_free_after_a, a_growth, a_after, free_at_a_peak, b_growth},
 //	                 "segments": {...}, "<server A>": LogInfo, "<server B>": LogInfo}
-//	limit           {"setup", "memory_mib": {idle, filled, limit, released, peak_under_limit,
-//	                 regrown}, "<case>": LogInfo}
+//	limit           {"setup", "memory_mib": {idle, filled, limit, at_lower, after_alloc,
+//	                 peak_under_limit, regrown}, "<case>": LogInfo}
 //	priority (new)  {"setup", "ballast_mib"?, "memory_mib": {free, per_request_l, per_request_h,
 //	                 n_l, n_h, l_growth, l_at_burst, free_at_burst, h_growth, l_after_burst},
 //	                 "latency_s": {"<L>": {p50, max}, "<H>": {p50, max}},
@@ -218,7 +220,8 @@
 //	                             SGLang "max_total_num_tokens=<N>"
 //	tokens             [int]     vLLM "GPU KV cache size: 1,142,198 tokens", SGLang "max_total_num_tokens=N"
 //	kvcached_lines     int       lines containing "[kvcached]"
-//	block_size         [new, old] or null   "Setting attention block size to N tokens (was M)"
+//	block_size         [N] or null  vLLM's "Setting attention block size to N tokens to ensure that
+//	                             attention page size is >= mamba page size." (hybrid models)
 //	errors             [string]  error signatures (regular expressions, as text) that matched
 //	                             before the stop signal, sorted
 //	errors_after_stop  [string]  the same, anywhere in the log
@@ -235,8 +238,9 @@
 // from `kvctl list --json`, an array of one object per kvcached segment with
 // ipc, gpu (absent: 0), limit_bytes, used_bytes, priority, charged_bytes,
 // shortfall_bytes and watermark_bytes. Per GPU the numeric fields are
-// summed, a missing field counting 0; segments of no server of the case are
-// ignored; output that is not an array of objects, or a kvctl that failed or
+// summed, a missing field counting 0; a server's segments are `<ipc>` and
+// `<ipc>_g<N>` (a hybrid model's further KV pool groups, each listed under
+// its own name), segments of no server of the case are ignored; output that is not an array of objects, or a kvctl that failed or
 // timed out, gives no sample and counts in the case log's ledger_errors.
 //
 // # Usage timeline <pair>-usage.json

@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// Status says how far a part got (SPEC-formats §1).
+// Status says how far a part got (docs/formats.md §1.3).
 type Status string
 
 // The statuses of a part.
@@ -163,7 +163,7 @@ func partDirs(p string) ([]partDir, error) {
 		return nil, fmt.Errorf("read %s: not a directory (want a part directory or an artifact root)", p)
 	}
 	// A perf root may hold error.txt and sandbox.json beside perf/ and e2e/
-	// (SPEC-formats §6): perf/ makes it a root whatever else it holds.
+	// (docs/formats.md §1.2, §6): perf/ makes it a root whatever else it holds.
 	if IsPartDir(p) && !IsPerfRoot(p) {
 		return []partDir{{dir: p}}, nil
 	}
@@ -194,7 +194,7 @@ func partDirs(p string) ([]partDir, error) {
 	return out, nil
 }
 
-// loadPart reads one part directory and decides its status (SPEC-formats §1).
+// loadPart reads one part directory and decides its status (docs/formats.md §1.3).
 func loadPart(d partDir) (p Part) {
 	name := filepath.Base(d.dir)
 	if abs, err := filepath.Abs(d.dir); err == nil && (name == "." || name == string(filepath.Separator)) {

@@ -151,7 +151,7 @@ func (s *PerfSummary) ParseRuns() ([]PerfRun, error) {
 }
 
 // PerfDir is the sub-directory of an artifact root that holds the perf
-// artifacts (SPEC-formats §6); it is never a part.
+// artifacts (docs/formats.md §6); it is never a part.
 const PerfDir = "perf"
 
 // IsPerfRoot reports whether dir holds a perf/ directory.

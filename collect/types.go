@@ -2,7 +2,7 @@ package collect
 
 import "encoding/json"
 
-// PartMeta is part.json (SPEC-formats §2): the provenance and plan of one part.
+// PartMeta is part.json (docs/formats.md §2): the provenance and plan of one part.
 type PartMeta struct {
 	Format  int    `json:"format"`
 	Part    string `json:"part"`
@@ -30,7 +30,7 @@ type GitHubContext struct {
 	Repository string `json:"repository,omitempty"`
 }
 
-// Setup is setup.json (SPEC-formats §3): what a part tested. After merge it is
+// Setup is setup.json (docs/formats.md §3): what a part tested. After merge it is
 // the merged setup of every part.
 type Setup struct {
 	Profile          string           `json:"profile"`
@@ -72,6 +72,23 @@ type Engine struct {
 	CUDA     string `json:"cuda,omitempty"`
 	Env      Env    `json:"env"`
 	Server   string `json:"server,omitempty"`
+	// Expectations is the expectation set the engine's setup case picked
+	// by the probed versions (absent: the plan declares none, or none was
+	// picked).
+	Expectations *EngineExpectations `json:"expectations,omitempty"`
+}
+
+// EngineExpectations is the expectation set an engine's kvcached servers
+// were held to (docs/formats.md §3.1).
+type EngineExpectations struct {
+	// Set is the set's name; Why the versions that put it in its ranges.
+	Set string `json:"set"`
+	Why string `json:"why"`
+	// Patches are required of every kvcached server, HybridPatches of
+	// hybrid ones on top; CapacityLine: a KV capacity line is required.
+	Patches       []string `json:"patches"`
+	HybridPatches []string `json:"hybrid_patches,omitempty"`
+	CapacityLine  bool     `json:"capacity_line"`
 }
 
 // CaseSetup is the setup of one server (a server case, or a server of a pair).
@@ -120,7 +137,7 @@ type PrioritySetup struct {
 	High       CaseSetup `json:"high"`
 }
 
-// Summary is summary.json (SPEC-formats §4).
+// Summary is summary.json (docs/formats.md §4).
 type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
@@ -199,7 +216,7 @@ type Metric struct {
 	Unit  string  `json:"unit"`
 }
 
-// CaseFailed is the one rule of SPEC-formats §4 for a finished case: it failed
+// CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed
 // when it is not ok or any of its checks failed.
 func CaseFailed(ok bool, checks []Check) bool {
 	if !ok {
@@ -252,14 +269,14 @@ type LogInfo struct {
 	ErrorsAfterStop []string `json:"errors_after_stop"`
 }
 
-// LedgerSample is one reading of the kvcached ledger (SPEC-formats §4.3).
+// LedgerSample is one reading of the kvcached ledger (docs/formats.md §4.3).
 type LedgerSample struct {
 	T        float64                 `json:"t"`
 	GPUs     Ordered[Ordered[int64]] `json:"gpus"`
 	Segments Ordered[Ordered[int64]] `json:"segments"`
 }
 
-// PerfSetup is perf/setup.json (SPEC-formats §6).
+// PerfSetup is perf/setup.json (docs/formats.md §6).
 type PerfSetup struct {
 	KvcachedSHA *string            `json:"kvcached_sha"`
 	GPUs        []GPU              `json:"gpus"`
@@ -288,7 +305,7 @@ type PerfWarmup struct {
 	Prompts     int `json:"prompts"`
 }
 
-// PerfSummary is perf/summary.json (SPEC-formats §6).
+// PerfSummary is perf/summary.json (docs/formats.md §6).
 type PerfSummary struct {
 	Runs   []json.RawMessage `json:"runs"`
 	Table  []PerfRow         `json:"table"`

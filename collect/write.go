@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -44,8 +42,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// PartWriter writes the files of one part directory (SPEC-formats §1, §2,
-// SPEC-runner §6). Every whole file is written atomically and every byte
+// PartWriter writes the files of one part directory (docs/formats.md §1, §2;
+// docs/runner.md §6). Every whole file is written atomically and every byte
 // passes through Redact first. It is safe for concurrent use.
 type PartWriter struct {
 	// Dir is the part directory; NewPartWriter creates it.
@@ -65,23 +63,28 @@ func NewPartWriter(dir string, redact *Redactor) (*PartWriter, error) {
 	return &PartWriter{Dir: dir, Redact: redact}, nil
 }
 
-// WriteJSON writes v as indented JSON to name inside the part directory, atomically.
+// WriteJSON writes v as indented JSON to name inside the part directory,
+// atomically, its strings redacted as JSON holds them (Redactor.JSON).
 func (w *PartWriter) WriteJSON(name string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Join(w.Dir, name), err)
 	}
-	data = append(data, '\n')
-	return w.WriteFile(name, data)
+	data = append(w.Redact.JSON(data), '\n')
+	return w.write(name, data)
 }
 
 // WriteFile writes data, redacted, to name inside the part directory, atomically.
 func (w *PartWriter) WriteFile(name string, data []byte) error {
+	return w.write(name, w.Redact.Bytes(data))
+}
+
+func (w *PartWriter) write(name string, data []byte) error {
 	path := filepath.Join(w.Dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, w.Redact.Bytes(data))
+	return WriteFileAtomic(path, data)
 }
 
 // WritePartMeta writes part.json.
@@ -101,7 +104,7 @@ func (w *PartWriter) AppendCase(c *CaseResult) error {
 	if err != nil {
 		return fmt.Errorf("encode case %s for %s: %w", c.Name, path, err)
 	}
-	data = append(w.Redact.Bytes(data), '\n')
+	data = append(w.Redact.JSON(data), '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cases == nil {
@@ -133,14 +136,16 @@ func (w *PartWriter) Close() error {
 	return err
 }
 
-// SummaryMarkdown is summary.md (SPEC-formats §5): one table with a row per
+// SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
 // case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ";
-// a skipped case is SKIP with its reason. Cells are escaped so a hostile
-// check detail cannot break the table.
-func SummaryMarkdown(title string, cases []CaseResult) []byte {
+// a skipped case is SKIP with its reason. Every text is redacted with red
+// before it is escaped (escaping would hide a secret from a literal match),
+// and cells are escaped so a hostile check detail cannot break the table.
+func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
+	cell := func(s string) string { return escapeCell(red.String(s)) }
 	var b bytes.Buffer
 	if title != "" {
-		fmt.Fprintf(&b, "### %s\n\n", escapeCell(title))
+		fmt.Fprintf(&b, "### %s\n\n", cell(title))
 	}
 	b.WriteString("| case | result | failed checks |\n|---|---|---|\n")
 	for i := range cases {
@@ -166,15 +171,15 @@ func SummaryMarkdown(title string, cases []CaseResult) []byte {
 				failed = append(failed, "no failed check recorded")
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", escapeCell(c.Name), result, escapeCell(strings.Join(failed, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(c.Name), result, cell(strings.Join(failed, "; ")))
 	}
 	return b.Bytes()
 }
 
-// escapeCell makes s safe inside one Markdown table cell: valid UTF-8, no
-// line breaks, pipes and HTML-significant characters escaped.
+// escapeCell makes s safe inside one Markdown table cell: inert one-line
+// text (InertText), pipes and HTML-significant characters escaped.
 func escapeCell(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = InertText(s)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -190,8 +195,6 @@ func escapeCell(s string) string {
 			b.WriteString("&amp;")
 		case '`':
 			b.WriteString("\\`")
-		case '\n', '\r', '\t':
-			b.WriteByte(' ')
 		default:
 			b.WriteRune(r)
 		}
@@ -214,135 +217,4 @@ func (w *PartWriter) AppendFile(path string, data []byte) error {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return nil
-}
-
-// SecretEnvNames are the environment variables whose values never reach an
-// artifact (SPEC-runner §3, §6).
-var SecretEnvNames = []string{"GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN"}
-
-// Redactor replaces secret values with `$NAME`. The zero value and nil
-// redact nothing.
-type Redactor struct {
-	secrets []secret // longest first, so a secret containing another wins
-	maxLen  int
-}
-
-type secret struct {
-	value []byte
-	repl  []byte
-}
-
-// NewRedactor returns a redactor for the values of names as getenv reports
-// them; empty values are ignored (replacing "" would corrupt everything).
-func NewRedactor(getenv func(string) string, names ...string) *Redactor {
-	r := &Redactor{}
-	for _, n := range names {
-		v := getenv(n)
-		if v == "" {
-			continue
-		}
-		r.secrets = append(r.secrets, secret{value: []byte(v), repl: []byte("$" + n)})
-		r.maxLen = max(r.maxLen, len(v))
-	}
-	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
-	return r
-}
-
-// Bytes returns data with every secret replaced; data itself is not modified.
-func (r *Redactor) Bytes(data []byte) []byte {
-	if r == nil || len(r.secrets) == 0 {
-		return data
-	}
-	out, _ := r.replace(data, true)
-	return out
-}
-
-// String returns s with every secret replaced.
-func (r *Redactor) String(s string) string {
-	if r == nil || len(r.secrets) == 0 {
-		return s
-	}
-	return string(r.Bytes([]byte(s)))
-}
-
-// replace rewrites buf. Unless final, it stops before the last maxLen-1
-// bytes (which may hold the start of a secret that the next write
-// completes) and returns them as the rest to carry over.
-func (r *Redactor) replace(buf []byte, final bool) (out, rest []byte) {
-	// Outside the last maxLen-1 bytes every secret that starts at a position
-	// lies wholly in buf, so matches there are decided as in the whole text.
-	safe := len(buf) - (r.maxLen - 1)
-	i := 0
-	for {
-		j, s := r.next(buf, i)
-		if j < 0 || (!final && j >= safe) {
-			break
-		}
-		out = append(out, buf[i:j]...)
-		out = append(out, s.repl...)
-		i = j + len(s.value)
-	}
-	if final {
-		return append(out, buf[i:]...), nil
-	}
-	cut := max(i, safe)
-	out = append(out, buf[i:cut]...)
-	return out, append([]byte(nil), buf[cut:]...)
-}
-
-// next finds the earliest secret at or after i (the longest on a tie).
-func (r *Redactor) next(buf []byte, i int) (int, *secret) {
-	best, bestS := -1, (*secret)(nil)
-	for k := range r.secrets {
-		s := &r.secrets[k]
-		j := bytes.Index(buf[i:], s.value)
-		if j < 0 {
-			continue
-		}
-		if best < 0 || i+j < best {
-			best, bestS = i+j, s
-		}
-	}
-	return best, bestS
-}
-
-// Writer returns a writer that redacts a stream into w, even when a secret
-// is split across writes. Close flushes what it holds back (and does not
-// close w).
-func (r *Redactor) Writer(w io.Writer) *RedactWriter {
-	return &RedactWriter{r: r, w: w}
-}
-
-// RedactWriter is a streaming redactor; see Redactor.Writer.
-type RedactWriter struct {
-	r    *Redactor
-	w    io.Writer
-	hold []byte
-}
-
-// Write redacts p into the underlying writer; it reports len(p) on success.
-func (rw *RedactWriter) Write(p []byte) (int, error) {
-	if rw.r == nil || len(rw.r.secrets) == 0 {
-		return rw.w.Write(p)
-	}
-	buf := append(rw.hold, p...)
-	out, rest := rw.r.replace(buf, false)
-	rw.hold = rest
-	if len(out) > 0 {
-		if _, err := rw.w.Write(out); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
-}
-
-// Close writes out the held-back tail.
-func (rw *RedactWriter) Close() error {
-	if len(rw.hold) == 0 {
-		return nil
-	}
-	out, _ := rw.r.replace(rw.hold, true)
-	rw.hold = nil
-	_, err := rw.w.Write(out)
-	return err
 }

@@ -72,7 +72,7 @@ func TestSummaryMarkdown(t *testing.T) {
 		{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
 		{Name: "silent", OK: false},
 	}
-	got := string(SummaryMarkdown("vllm", cases))
+	got := string(SummaryMarkdown("vllm", cases, nil))
 	want := "### vllm\n\n| case | result | failed checks |\n|---|---|---|\n" +
 		"| ok-case | PASS |  |\n" +
 		"| bad\\|case | FAIL | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
@@ -165,7 +165,8 @@ func TestGitHubFromEnv(t *testing.T) {
 }
 
 // FuzzRedactorWriter: however a stream is cut into writes, the redacted
-// stream equals the redaction of the whole, and no secret survives.
+// stream equals the redaction of the whole (secret values and token
+// shapes), and no secret survives.
 func FuzzRedactorWriter(f *testing.F) {
 	f.Add("say abcdef and abc", "abc", "abcdef", uint8(1))
 	f.Add("xxyxxy", "xy", "y", uint8(3))
@@ -183,6 +184,10 @@ func FuzzRedactorWriter(f *testing.F) {
 		w.Close()
 		if buf.String() != whole {
 			t.Fatalf("stream %q != whole %q", buf.String(), whole)
+		}
+		// The shape scan finds what trying every position finds.
+		if got, want := string(replaceAll(shapeMatcher{}, []byte(in))), naiveShapes(in); got != want {
+			t.Fatalf("shapes of %q: %q, want %q", in, got, want)
 		}
 	})
 }

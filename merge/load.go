@@ -33,6 +33,9 @@ func Load(paths []string, opts Options) (*Report, error) {
 		if len(paths) != 1 {
 			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)
 		}
+		if opts.Expected != nil {
+			return nil, fmt.Errorf("%s is a file: a plan applies to part directories, not to a merged.json (give --plan to the merge that writes it)", p)
+		}
 		rep, err := ReadMerged(p)
 		if err != nil {
 			return nil, fmt.Errorf("%w (a file given must be a merged.json; parts are directories)", err)

@@ -1,7 +1,9 @@
 // Package merge combines the parts of one workflow run into one Report
-// (merged.json, SPEC-formats §7): the merged setup, every case in part order
+// (merged.json, docs/formats.md §7): the merged setup, every case in part order
 // with planned cases that never ran, the status of each part, and the
-// verdict.
+// verdict. Given the run's plan (Options.Expected, `--plan`), a part of the
+// plan that no directory holds and every case of the plan that no part ran
+// are reported too, as not run.
 //
 // A Report is built either from part directories and artifact roots (Load →
 // collect.LoadParts → Merge) or read back from a merged.json (ReadMerged);
@@ -28,9 +30,13 @@ type Options struct {
 	// name in two parts (both are kept, in part order), or parts of
 	// different profiles or kvcached commits (the first part's setup wins).
 	AllowMixed bool
+	// Expected is the run's plan (--plan): a part of it that none of the
+	// parts is, and each of its cases that no part ran, are reported as not
+	// run. nil: the parts and their part.json plans are all there is.
+	Expected *Expected
 }
 
-// Verdict words (SPEC-render §1); a failing verdict is "FAIL (...)".
+// Verdict words (docs/render.md §1.2); a failing verdict is "FAIL (...)".
 const (
 	VerdictPass      = "PASS"
 	VerdictDidNotRun = "DID NOT RUN"
@@ -63,6 +69,14 @@ func IsSetupCase(name string) bool { return strings.HasSuffix(name, "-setup") }
 // Report. It refuses mixed parts (see Options.AllowMixed) with a *MixError.
 // The Report shares values with parts, which must not change afterwards.
 func Merge(parts []collect.Part, opts Options) (*Report, error) {
+	var listed []bool // listed[i]: part i's plan is listed even if it did not finish
+	var planProblems []string
+	if opts.Expected != nil {
+		var err error
+		if parts, listed, planProblems, err = expect(parts, opts.Expected); err != nil {
+			return nil, err
+		}
+	}
 	if !opts.AllowMixed {
 		if err := checkMixed(parts); err != nil {
 			return nil, err
@@ -73,6 +87,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 		Cases:  []Case{},
 		Parts:  make([]PartStatus, 0, len(parts)),
 	}
+	rep.Problems = append(rep.Problems, planProblems...)
 	owner := map[string]int{} // case name → index of the part that has it
 	for i := range parts {
 		p := &parts[i]
@@ -96,8 +111,9 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 			}
 		}
 		// Planned cases that never finished, after the part's cases. A part
-		// that did not finish at all is reported as such instead.
-		if p.Status != collect.StatusMissing {
+		// that did not finish at all is reported as such instead, unless
+		// the run's plan says what it should have run.
+		if p.Status != collect.StatusMissing || listed != nil && listed[i] {
 			for _, name := range p.Planned {
 				if seen[name] {
 					continue
@@ -194,7 +210,7 @@ func checkMixed(parts []collect.Part) error {
 	return nil
 }
 
-// mergeSetups combines the parts' setups (SPEC-formats §7): the first
+// mergeSetups combines the parts' setups (docs/formats.md §7.2): the first
 // part's setup, GPUs and case lists concatenated, engines and model
 // revisions united (a later part wins on equal keys; keys keep their first
 // place). Workload and check texts come from the first part that has them,
@@ -267,16 +283,25 @@ func fillOrdered(dst *collect.Ordered[string], src collect.Ordered[string]) {
 }
 
 // Failed reports whether the case ran and failed: not ok, or a failed
-// check. A not-run case has not failed (it counts apart).
+// check. A not-run case has not failed (it counts apart). A case whose only
+// failed checks a known upstream issue covers has not failed either
+// (Report.WithKnownIssues); any other failed check still fails it.
 func (c *Case) Failed() bool {
-	return !c.NotRun && collect.CaseFailed(c.OK, c.Checks)
+	if c.NotRun {
+		return false
+	}
+	if len(c.Known) > 0 {
+		return c.failedBeyondKnown()
+	}
+	return collect.CaseFailed(c.OK, c.Checks)
 }
 
 // Skipped reports whether the case ran and was skipped: it has a reason
-// and did not fail (collect.CaseSkipped). A skipped case is neither failed
-// nor not run, and does not fail the verdict.
+// and did not fail (the rule of collect.CaseSkipped, with Failed's account
+// of known issues). A skipped case is neither failed nor not run, and does
+// not fail the verdict.
 func (c *Case) Skipped() bool {
-	return !c.NotRun && collect.CaseSkipped(c.SkipReason, c.OK, c.Checks)
+	return !c.NotRun && c.SkipReason != "" && !c.Failed()
 }
 
 // SkippedCases returns the skipped cases in report order.
@@ -323,15 +348,18 @@ type Counts struct {
 	// Ran counts the cases that finished, `-setup` cases included.
 	Ran int
 	// Passed counts the cases that ran and passed whose name does not end
-	// in `-setup` (the N of "All N cases passed."); skipped cases are not
-	// among them.
+	// in `-setup` (the N of "All N cases passed."), those that failed only
+	// on known upstream issues included; skipped cases are not among them.
 	Passed int
+	// Known counts the cases of Passed that failed only on checks a known
+	// upstream issue covers.
+	Known int
 	// Skipped counts the cases that ran and were skipped, `-setup` cases
 	// included; those not named `-setup` count in Total too.
 	Skipped int
 }
 
-// Counts returns the verdict's numbers (SPEC-formats §7).
+// Counts returns the verdict's numbers (docs/formats.md §7.3).
 func (r *Report) Counts() Counts {
 	var n Counts
 	for i := range r.Cases {
@@ -355,13 +383,16 @@ func (r *Report) Counts() Counts {
 			if !IsSetupCase(c.Name) {
 				n.Total++
 				n.Passed++
+				if c.KnownFailed() {
+					n.Known++
+				}
 			}
 		}
 	}
 	return n
 }
 
-// computeVerdict is SPEC-formats §7's verdict: PASS, DID NOT RUN, or
+// computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
 // `FAIL (<failed> of <total> cases<suffix>)`. Two deliberate extensions of
 // the suffix: a partial part none of whose cases counts as not run adds
 // `; the <Display> cases finished partly` (else nothing in the verdict would

@@ -6,7 +6,7 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Report is merged.json (SPEC-formats §7): every part of one workflow run
+// Report is merged.json (docs/formats.md §7.1): every part of one workflow run
 // combined. render turns a Report into documents; it is also what
 // `ci-report merge` writes.
 type Report struct {
@@ -17,7 +17,7 @@ type Report struct {
 	Parts         []PartStatus   `json:"parts"`
 	Perf          *Perf          `json:"perf,omitempty"`
 	// Verdict is PASS, DID NOT RUN or `FAIL (<failed> of <total>
-	// cases<suffix>)` (SPEC-formats §7). Beyond the spec, the suffix says
+	// cases<suffix>)` (docs/formats.md §7.3). Beyond kvcached's reporter, the suffix says
 	// `; the <Display> cases finished partly` for a partial part none of
 	// whose cases counts as not run, and names at most five parts, counting
 	// the rest in `; <k> more parts did not finish`.
@@ -27,6 +27,10 @@ type Report struct {
 	// an unreadable perf file), each naming the part, file and field. A
 	// report shows them; nothing is dropped silently.
 	Problems []string `json:"problems,omitempty"`
+	// KnownIssues are the known upstream issues this report was classified
+	// with (WithKnownIssues), in file order: a render-time input, never
+	// written to merged.json.
+	KnownIssues []KnownIssue `json:"-"`
 }
 
 // KvcachedSHA is the commit under test as the parts recorded it: the merged
@@ -56,6 +60,9 @@ type Case struct {
 	NotRun bool `json:"not_run,omitempty"`
 	// Part is the display name of the part the case came from.
 	Part string `json:"part"`
+	// Known are the checks that a known upstream issue covers, passing or
+	// failing, in check order (Report.WithKnownIssues); never in merged.json.
+	Known []KnownCheck `json:"-"`
 }
 
 // Part status values: collect's, as PartStatus.Status holds them.
@@ -80,7 +87,7 @@ type PartStatus struct {
 	FinishedAt string `json:"finished_at,omitempty"`
 }
 
-// Perf holds the perf artifacts (SPEC-formats §6) when the root has perf/.
+// Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.
 type Perf struct {
 	Setup   *collect.PerfSetup   `json:"setup"`
 	Summary *collect.PerfSummary `json:"summary"`

@@ -1,4 +1,4 @@
-// Package publish puts a rendered report on GitHub (SPEC-publish.md): it
+// Package publish puts a rendered report on GitHub (docs/publish.md): it
 // finds the results issue (by number, or by label and the hidden marker
 // <!-- ci-report:results-issue -->), upserts the run's comment keyed by
 // <!-- ci-report:comment run=<id> attempt=<n> profile=<p> --> among the

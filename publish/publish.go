@@ -38,9 +38,9 @@ var (
 	shaRE     = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 )
 
-// Publisher publishes rendered documents to GitHub (SPEC-publish.md). Its
+// Publisher publishes rendered documents to GitHub (docs/publish.md). Its
 // dependencies and timings are fields so tests run instantly; zero values
-// mean the spec's defaults.
+// mean the documented defaults (docs/publish.md §8).
 type Publisher struct {
 	API  API
 	Repo Repo

@@ -117,7 +117,7 @@ func primaryHeaders(reset time.Time) map[string]string {
 		"X-RateLimit-Reset": strconv.FormatInt(reset.Unix(), 10)}
 }
 
-// TestPublishScenarios runs each scenario of SPEC-publish "Tests" against the
+// TestPublishScenarios runs each scenario of docs/publish.md §13 against the
 // fake and compares the whole exchange with its golden file.
 func TestPublishScenarios(t *testing.T) {
 	comment7 := func(h *harness, author string) {

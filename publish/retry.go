@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Defaults of the Publisher's timing fields (SPEC-publish "Failures").
+// Defaults of the Publisher's timing fields (docs/publish.md §8).
 const (
 	DefaultMaxWait       = 5 * time.Minute
 	DefaultWriteGap      = time.Second
@@ -30,9 +30,9 @@ type op struct {
 	notFound   string // message for a 404, empty for the generic one
 }
 
-// call runs fn, waiting out rate limits and retrying transient failures per
-// the spec, and turns a final failure into an error that says what was being
-// done and what to change.
+// call runs fn, waiting out rate limits and retrying transient failures as
+// docs/publish.md §8 says, and turns a final failure into an error that says
+// what was being done and what to change.
 func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context) error) error {
 	if err := p.retry(ctx, o, fn); err != nil {
 		return &finalError{err}

@@ -1,5 +1,5 @@
 // Package render turns a merged report into the Markdown documents of the
-// results issue (SPEC-render.md): the run's comment, the issue-description
+// results issue (docs/render.md): the run's comment, the issue-description
 // section, the pull-request variant and the perf documents; it also splices a
 // section into an issue body, draws HTML previews and terminal tables, and
 // exports the report as JUnit XML (JUnit) and CTRF JSON (CTRF) for other
@@ -8,8 +8,9 @@
 // Render is a pure function of the report, the options and the templates: no
 // clock, environment, disk or network reads happen here.
 //
-// Deliberate extensions of SPEC-render.md, so that a report made from bad
-// input is clearly marked as such:
+// Deliberate additions to the layout of kvcached's results issue, so that a
+// report made from bad input is clearly marked as such (docs/render.md §3.3,
+// §3.4, §4):
 //   - the comment lists the report's Problems (the input defects that did not
 //     stop it, naming part and file relative to the part directory), the
 //     first 20 cut to 300 code points, the rest counted; the DID NOT RUN and
@@ -23,11 +24,25 @@
 //     machine line, the rest counted, so that Render always fits its budget;
 //   - the engines table is left out when the setup has no engine, and the
 //     section when it has neither engine nor case;
+//   - every text of the report is redacted (Options.Redact, and the GitHub
+//     and Hugging Face token shapes whatever the options) before it is cut
+//     or escaped, and run text never becomes a link, a mention or an issue
+//     reference, nor carries a control or bidirectional character (Plain,
+//     collect.InertText).
+//   - with known upstream issues (Options.KnownIssues, docs/render.md §10) the
+//     report is classified before anything is rendered: failures they cover
+//     are listed apart with their links and left out of the verdict, and an
+//     entry whose checks pass again is reported as no longer reproducing;
 //   - skipped cases (a case's "skipped" reason) are listed after the
 //     failed-cases table on a line `Skipped: <case> (<reason>), …`, the
 //     first 20 named (200 code points, reasons 150 and shorter with the
 //     plan's details), the rest counted; the text format lists them all.
 package render
+
+import (
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
 
 // Options are everything besides the report that a document depends on. The
 // CLI fills them from flags and the GitHub Actions environment.
@@ -43,9 +58,18 @@ type Options struct {
 	PR          int    // > 0: pull-request variant
 	Date        string // YYYY-MM-DD, passed by the CLI (render reads no clock)
 	Config      Config
+	// Redact is the secret set: every text of the report (and the subject)
+	// is redacted with it before anything is cut or escaped. The CLI builds
+	// it from the environment (render reads none); nil: the token shapes
+	// alone (collect.NewRedactor without names).
+	Redact *collect.Redactor
+	// KnownIssues are the known upstream issues (--known-issues, the config
+	// key known_issues; docs/render.md §10) the report is classified with
+	// before anything is rendered: they change the verdict and are shown.
+	KnownIssues []merge.KnownIssue
 }
 
-// Config holds the constants of SPEC-render §1 that a repository may change
+// Config holds the constants of docs/render.md §1.2 that a repository may change
 // (--config ci-report.json). Every field is optional; DefaultConfig fills the gaps.
 type Config struct {
 	RepositoryURL string            `json:"repository_url,omitempty"`
@@ -56,8 +80,13 @@ type Config struct {
 	// NightlyKinds are the kinds of tests ("cases", "elastic", "limit",
 	// "priority") that the nightly profile runs: other profiles point to the
 	// nightly section for their workload and checks instead of repeating them
-	// (SPEC-render §4.6-7).
+	// (docs/render.md §4.6–4.7, §9).
 	NightlyKinds []string `json:"nightly_kinds,omitempty"`
+	// KnownIssues is the known-issues file (docs/render.md §10) to classify
+	// the report with, relative to the config file; the CLI reads it into
+	// Options.KnownIssues (render reads no files), and --known-issues
+	// replaces it.
+	KnownIssues string `json:"known_issues,omitempty"`
 }
 
 // RetentionDays is how long artifacts are kept, per kind of run.

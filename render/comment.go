@@ -10,7 +10,7 @@ import (
 
 // plan is one way to lay out the failed-cases table. The comment is
 // planned to fit its budget by re-rendering from data with successively
-// tighter plans (SPEC-render §7), never by cutting finished Markdown.
+// tighter plans (docs/render.md §7), never by cutting finished Markdown.
 type plan struct {
 	detail int // code points per check detail; 0 drops details
 	// squeeze is the last resort for pathological input (a case with
@@ -146,7 +146,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	}
 	var parts []string
 	total, shown, used := 0, 0, 0
-	for _, ch := range c.Checks {
+	for i, ch := range c.Checks {
 		if ch.OK {
 			continue
 		}
@@ -161,6 +161,9 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		}
 		if p.detail > 0 && ch.Detail != "" {
 			s += " (" + Plain(Cut(ch.Detail, p.detail)) + ")"
+		}
+		if k, known := c.KnownIssueOf(i); known {
+			s += knownMark(w, r.rep.KnownIssues[k].URL)
 		}
 		if p.squeeze && shown > 0 && used+runeCount(s) > squeezeChecks {
 			continue
@@ -259,6 +262,9 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	}
 	if s := r.skippedLine(w, p); s != "" {
 		blocks = append(blocks, s)
+	}
+	if k := r.knownBlock(w, p); k != "" {
+		blocks = append(blocks, k)
 	}
 	data := map[string]any{
 		"Marker":      r.marker(w),

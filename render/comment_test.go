@@ -109,7 +109,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			want: []string{"| vllm-setup (shard-2) | | `install_kvcached` (pip failed) |"},
 		},
 		{
-			// SPEC-formats §7: a failed -setup case always names its part, so a
+			// docs/formats.md §7.2: a failed -setup case always names its part, so a
 			// reader knows which GPU job's install failed.
 			name: "setup case of one part",
 			edit: func(r *merge.Report, o *Options) {

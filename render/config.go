@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// DefaultConfig returns the constants of SPEC-render §1: titles, schedules,
+// DefaultConfig returns the constants of docs/render.md §1.2: titles, schedules,
 // workflow files, the repository URL and retention days.
 func DefaultConfig() Config {
 	return Config{
@@ -67,6 +67,9 @@ func MergeConfig(base, over Config) Config {
 	}
 	if over.RetentionDays.Perf != 0 {
 		out.RetentionDays.Perf = over.RetentionDays.Perf
+	}
+	if over.KnownIssues != "" {
+		out.KnownIssues = over.KnownIssues
 	}
 	if over.NightlyKinds != nil {
 		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)

@@ -79,8 +79,10 @@ type (
 // since the epoch, from part.json; 0 when no part recorded them), with the
 // number of parts as suites; results.tests has every case in report order
 // with its label as name, its status, its duration in milliseconds, a
-// message (its failed checks as `check: detail` joined by "; ", its skip
-// reason, or that it did not run), its part as suite and its checks as
+// message (its failed checks as `check: detail` joined by "; ", those a
+// known upstream issue covers as `known upstream issue: check: detail
+// (url)`, its skip reason, or that it did not run; a case that failed only
+// on known issues passes, rawStatus "failed on known upstream issues"), its part as suite and its checks as
 // steps. results.environment holds the report's title, run and commit and
 // whether the verdict is PASS (healthy); results.extra the verdict and the
 // input problems. Like Render it reads nothing but its arguments: the same
@@ -90,6 +92,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
+	rep = r.rep // redacted, and classified with the known issues
 	doc := ctrfReport{ReportFormat: "CTRF", SpecVersion: CTRFSpecVersion, GeneratedBy: "ci-report"}
 	res := &doc.Results
 	res.Tool.Name = "ci-report"
@@ -106,26 +109,28 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 			res.Summary.Other++
 		case c.Failed():
 			t.Status = "failed"
+			failing, known := splitFailed(rep, c)
 			var msgs []string
-			for _, ch := range c.Checks {
-				if !ch.OK {
-					m := ch.Name
-					if ch.Detail != "" {
-						m += ": " + ch.Detail
-					}
-					msgs = append(msgs, m)
+			for _, ch := range failing {
+				m := ch.Name
+				if ch.Detail != "" {
+					m += ": " + ch.Detail
 				}
+				msgs = append(msgs, m)
 			}
-			t.Message = strings.Join(msgs, "; ")
-			if t.Message == "" {
-				t.Message = "no failed check recorded"
+			if len(msgs) == 0 {
+				msgs = append(msgs, "no failed check recorded")
 			}
+			t.Message = strings.Join(append(msgs, known...), "; ")
 			res.Summary.Failed++
 		case c.Skipped():
 			t.Status, t.Message = "skipped", c.SkipReason
 			res.Summary.Skipped++
 		default:
 			t.Status = "passed"
+			if _, known := splitFailed(rep, c); len(known) > 0 {
+				t.RawStatus, t.Message = "failed on known upstream issues", strings.Join(known, "; ")
+			}
 			res.Summary.Passed++
 		}
 		if t.Name == "" {

@@ -276,3 +276,20 @@ func TestPerfHugeSummary(t *testing.T) {
 		t.Errorf("idle lines not counted")
 	}
 }
+
+// TestSectionExpectations: the engines table names the expectation set each
+// engine's setup case picked, and why; an engine with none says so.
+func TestSectionExpectations(t *testing.T) {
+	rep := sampleReport(t)
+	e, _ := rep.Setup.Engines.Get("vllm")
+	e.Expectations = &collect.EngineExpectations{Set: "vllm-mrv2", Why: "kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31", Patches: []string{"model_runner_v2"}, CapacityLine: true}
+	rep.Setup.Engines.Set("vllm", e)
+	docs := mustRender(t, rep, sampleOptions())
+	if !strings.Contains(docs.Section, "| engine | image | versions | expectations |") || !strings.Contains(docs.Section, "| `vllm-mrv2` (kvcached 0.1.5 in") {
+		t.Errorf("section lacks the expectations column:\n%s", docs.Section)
+	}
+	if rep.Setup.Engines.Len() > 1 && !strings.Contains(docs.Section, "| none picked |") {
+		t.Errorf("an engine without a set is not marked:\n%s", docs.Section)
+	}
+	checkTables(t, docs.Section)
+}

@@ -3,36 +3,32 @@ package render
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/collect"
 )
 
-// Escaping (SPEC-render §2). Text that came from a run must show as exactly
+// Escaping (docs/render.md §2). Text that came from a run must show as exactly
 // that text: it is cut first (code points, the ellipsis included), then
 // escaped for where it lands, so that a cut never falls inside an escape or a
 // UTF-8 sequence.
 
 const ellipsis = "…"
 
-// zwj is the zero-width joiner put after `@` and `#` so that run text never
-// mentions a person or cross-references an issue every week.
+// zwj is the zero-width joiner that Plain puts into run text wherever GitHub
+// would otherwise make a mention (@name), a cross-reference (#12, GH-12,
+// owner/repo#12) or a link (https://…, www.…) of it: every weekly run would
+// notify that person or put "mentioned this issue" on that issue. The joiner
+// is invisible, so the text reads as written, and it stays in the text GitHub
+// scans for references (after the Markdown is rendered), between the # and
+// the digits. An HTML entity such as &#35; would not do: it is decoded back to
+// # before the references are looked for.
 const zwj = "\u200d"
 
-// clean makes s valid UTF-8 and one line: serve.log quotes and check details
-// may hold any bytes, and a newline would end a table row or a list item.
-func clean(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsAny(s, "\r\n\t\x00") {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '\r', '\n', '\t':
-			return ' '
-		case 0:
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
+// clean makes s valid UTF-8, one line and inert (collect.InertText): serve.log
+// quotes and check details may hold any bytes, a newline would end a table
+// row or a list item, and a control or bidirectional character would drive a
+// terminal or reorder what a reader sees.
+func clean(s string) string { return collect.InertText(s) }
 
 // Cut shortens s to at most n code points, the trailing … included, and
 // makes it valid UTF-8. n <= 0 gives "".
@@ -54,8 +50,10 @@ func Cut(s string, n int) string {
 }
 
 // Plain escapes s for Markdown running text: punctuation that would change the
-// rendering is backslash-escaped, raw HTML never becomes markup, mentions and
-// issue references are broken, and line breaks become spaces.
+// rendering is backslash-escaped, raw HTML never becomes markup, mentions,
+// issue references and autolinks are broken (see zwj), and line breaks
+// become spaces. The links ci-report makes (run, artifact, commit, changes,
+// model) are built around Plain, never through it.
 func Plain(s string) string {
 	s = clean(s)
 	var b strings.Builder
@@ -88,10 +86,23 @@ func Plain(s string) string {
 				b.WriteByte('\\')
 			}
 			b.WriteRune(r)
+			if r == '-' && i >= 2 && strings.EqualFold(s[i-2:i], "gh") && isDigitAt(s, i+1) {
+				b.WriteString(zwj) // GH-12 is a reference to issue 12
+			}
+		case ':':
+			b.WriteRune(r)
+			if strings.HasPrefix(s[i+1:], "//") && i > 0 && isLetter(prev) {
+				// scheme:// starts an autolink; an issue or pull request URL
+				// also cross-references it.
+				b.WriteString(zwj)
+			}
 		case '.', ')':
 			// "1." or "1)" at the start opens an ordered list.
 			if start := firstNonSpace(s); i > start && isDigits(s[start:i]) && markerFollows(s[i+1:], 0) {
 				b.WriteByte('\\')
+			}
+			if r == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www") && (i == 3 || !isAlnum(rune(s[i-4]))) {
+				b.WriteString(zwj) // www. starts an autolink
 			}
 			b.WriteRune(r)
 		default:
@@ -160,6 +171,10 @@ func markerFollows(rest string, same rune) bool {
 	}
 	return same != 0 && rune(rest[0]) == same
 }
+
+func isLetter(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') }
+
+func isDigitAt(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
 func isAlnum(r rune) bool {
 	return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')

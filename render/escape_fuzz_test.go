@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzPlain checks that any text, escaped with Plain, shows as exactly that
-// text once parsed as Markdown (mentions aside, broken by invisible joiners).
+// text once parsed as Markdown (mentions, references and autolinks aside,
+// broken by invisible joiners), links nowhere and holds no control.
 func FuzzPlain(f *testing.F) {
 	for _, s := range hostile {
 		f.Add(s)
@@ -22,6 +23,14 @@ func FuzzPlain(f *testing.F) {
 		md := "x " + Plain(s) + " y"
 		if got := norm(shown(t, md)); got != want {
 			t.Fatalf("Plain(%q) = %q shows as %q", s, Plain(s), got)
+		}
+		// Nor does it link anywhere (a mail address aside), or keep a
+		// control or bidirectional character.
+		if h := hrefs(t, md); len(h) > 0 {
+			t.Fatalf("Plain(%q) = %q links to %q", s, Plain(s), h)
+		}
+		if strings.ContainsFunc(Plain(s), func(r rune) bool { return clean(string(r)) != string(r) }) {
+			t.Fatalf("Plain(%q) = %q keeps a control character", s, Plain(s))
 		}
 		// In a table cell, as text and as a code span: one cell, same text.
 		for _, cell := range []string{Plain(s), CodeCell(s)} {

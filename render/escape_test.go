@@ -29,6 +29,11 @@ var hostile = []string{
 	"bad utf8 \xff\xfe end",
 	"tab\there",
 	"é長🙂 unicode",
+	"fixes GH-5 and gh-12",
+	"see https://github.com/o/r/issues/12 and http://github.com/o/r/pull/7",
+	"www.github.com/o/r/issues/3",
+	"esc \x1b[2J bel \a bs \b vt \v ff \f del \x7f",
+	"bidi \u202eevil\u202c \u2066iso\u2069 \u200f\u061c",
 }
 
 func TestPlainShowsAsWritten(t *testing.T) {
@@ -132,5 +137,46 @@ func TestCodeFence(t *testing.T) {
 	}
 	if got, want := CodeCell("a|b"), "`a\\|b`"; got != want {
 		t.Errorf("CodeCell(a|b) = %q, want %q", got, want)
+	}
+}
+
+// Run text never cross-references an issue or a pull request, and never
+// becomes a link: GitHub would put "mentioned this" on the issue every run.
+func TestReferencesAndLinksBroken(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"see GH-5", "see GH-" + zwj + "5"},
+		{"gh-12 and Gh-3", "gh-" + zwj + "12 and Gh-" + zwj + "3"},
+		{"GH-x and GH- 5", "GH-x and GH- 5"},
+		{"https://github.com/o/r/issues/12", "https:" + zwj + "//github.com/o/r/issues/12"},
+		{"(http://github.com/o/r/pull/7)", "(http:" + zwj + "//github.com/o/r/pull/7)"},
+		{"ftp://x and git+ssh://y", "ftp:" + zwj + "//x and git+ssh:" + zwj + "//y"},
+		{"www.example.com", "www" + zwj + ".example.com"},
+		{"see WWW.x.io", "see WWW" + zwj + ".x.io"},
+		{"awww.x, 10:30 //", "awww.x, 10:30 //"},
+		{"o/r#12", "o/r#" + zwj + "12"},
+	} {
+		if got := Plain(tc.in); got != tc.want {
+			t.Errorf("Plain(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Controls and bidirectional characters are shown as U+FFFD in every
+// document, line breaks as spaces; the same in Markdown and on a terminal.
+func TestControlsInert(t *testing.T) {
+	in := "a\x1b[31mred\x07\x08\x0b\x0c\x7f\u0085\u009b|\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c|\t\r\n\u2028\u2029\x00z"
+	want := "a\uFFFD[31mred\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD \uFFFD|" + strings.Repeat("\uFFFD", 12) + "|" + strings.Repeat(" ", 5) + "\uFFFDz"
+	if got := clean(in); got != want {
+		t.Errorf("clean = %q, want %q", got, want)
+	}
+	if got := termText(in, 1000); got != want {
+		t.Errorf("termText = %q, want %q", got, want)
+	}
+	for _, got := range []string{Plain(in), Code(in), CodeCell(in)} {
+		if strings.ContainsFunc(got, func(r rune) bool {
+			return r < 0x20 || r >= 0x7f && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+		}) {
+			t.Errorf("a control survives in %q", got)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/yuin/goldmark"
@@ -75,8 +74,9 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
+	rep = r.rep // redacted
 	pinWidthMode()
-	verdict := rep.Verdict
+	verdict := r.rep.Verdict // classified with the known issues
 	if r.perfMode {
 		verdict = r.perfVerdict()
 	}
@@ -113,6 +113,9 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			return fmt.Errorf("text: problems table: %w", err)
 		}
 	}
+	if err := r.knownText(out); err != nil {
+		return err
+	}
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
@@ -128,13 +131,16 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		checks := "not run"
 		if !c.NotRun {
 			var parts []string
-			for _, ch := range c.Checks {
+			for j, ch := range c.Checks {
 				if ch.OK {
 					continue
 				}
 				s := termText(ch.Name, 100)
 				if ch.Detail != "" {
 					s += " (" + termText(ch.Detail, detailCut) + ")"
+				}
+				if k, known := c.KnownIssueOf(j); known {
+					s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"
 				}
 				parts = append(parts, s)
 			}
@@ -157,15 +163,6 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 }
 
 // termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
-// no control characters (ANSI escapes included).
-func termText(s string, n int) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		if unicode.IsControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, Cut(s, n))
-}
+// no control characters (ANSI escapes included) and no bidirectional
+// controls (collect.InertText, as every document has it).
+func termText(s string, n int) string { return clean(Cut(s, n)) }

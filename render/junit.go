@@ -48,6 +48,7 @@ type (
 		Failures  []junitOutcome `xml:"failure"`
 		Errors    []junitOutcome `xml:"error"`
 		Skipped   *junitOutcome  `xml:"skipped"`
+		SystemOut string         `xml:"system-out,omitempty"`
 	}
 	junitOutcome struct {
 		Message string `xml:"message,attr"`
@@ -64,9 +65,11 @@ const notRunType = "not_run"
 // each with the part's cases in report order. A case is a <testcase> named
 // as in its part, with the part's display name as classname (the suite's
 // name, so that dorny/test-reporter shows no extra group) and its duration;
-// a failed case has a <failure> per failed check (type the check's name,
-// message and text its detail), or one without a type when it failed no
-// check; a case that did not run has an <error> of type not_run; a
+// a failed case has a <failure> per failed check no known upstream issue
+// covers (type the check's name, message and text its detail), or one
+// without a type when it failed no check; failed checks a known issue
+// covers, which do not fail the verdict, are lines `known upstream issue:
+// <check>: <detail> (<url>)` of the case's <system-out>; a case that did not run has an <error> of type not_run; a
 // skipped case a <skipped> with its reason. Each suite's properties say
 // collect.JUnitPartProperty (so that `import junit` reads the case names
 // back as they are), the part's status and reason, the commit under test
@@ -78,6 +81,7 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
+	rep = r.rep // redacted, and classified with the known issues
 	doc := junitSuites{Name: r.cfg.Title(r.profile)}
 	index := map[string]int{} // display name → suite
 	suite := func(display string) *junitSuite {
@@ -116,10 +120,9 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 			tc.Errors = append(tc.Errors, junitOutcome{Type: notRunType, Message: "planned, but did not run"})
 			s.Errors++
 		case c.Failed():
-			for _, ch := range c.Checks {
-				if !ch.OK {
-					tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
-				}
+			failing, _ := splitFailed(rep, c)
+			for _, ch := range failing {
+				tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
 			}
 			if len(tc.Failures) == 0 {
 				tc.Failures = append(tc.Failures, junitOutcome{Message: "no failed check recorded"})
@@ -128,6 +131,9 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		case c.Skipped():
 			tc.Skipped = &junitOutcome{Message: c.SkipReason}
 			s.Skipped++
+		}
+		if _, known := splitFailed(rep, c); len(known) > 0 {
+			tc.SystemOut = strings.Join(known, "\n") + "\n"
 		}
 		s.Tests++
 		s.time += c.DurationS
@@ -168,4 +174,25 @@ func seconds(s float64) string {
 		return "0"
 	}
 	return out
+}
+
+// splitFailed divides a case's failed checks into those that fail it and
+// those a known upstream issue covers, the latter as lines
+// `known upstream issue: <check>: <detail> (<url>)`.
+func splitFailed(rep *merge.Report, c *merge.Case) (failing []collect.Check, known []string) {
+	for i, ch := range c.Checks {
+		if ch.OK {
+			continue
+		}
+		if k, ok := c.KnownIssueOf(i); ok && k < len(rep.KnownIssues) {
+			line := "known upstream issue: " + ch.Name
+			if ch.Detail != "" {
+				line += ": " + ch.Detail
+			}
+			known = append(known, line+" ("+rep.KnownIssues[k].URL+")")
+			continue
+		}
+		failing = append(failing, ch)
+	}
+	return failing, known
 }

@@ -2,9 +2,12 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/merge"
 )
 
 func TestJUnit(t *testing.T) {
@@ -51,5 +54,40 @@ func TestSeconds(t *testing.T) {
 		if got := seconds(in); got != want {
 			t.Errorf("seconds(%v) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestExportsKnownIssues: a check a known upstream issue covers does not
+// fail the case in either export, and is named there with its link.
+func TestExportsKnownIssues(t *testing.T) {
+	opts := sampleOptions()
+	opts.KnownIssues = []merge.KnownIssue{{Check: "a_grew", Cases: "elastic-*", URL: "https://github.com/ovg-project/kvcached/issues/477"}}
+	var b bytes.Buffer
+	if err := JUnit(&b, sampleReport(t), opts); err != nil {
+		t.Fatal(err)
+	}
+	want := `<testcase name="elastic-vllm-qwen05b+sglang-qwen35_4b" classname="vLLM" time="0">` + "\n" +
+		`      <system-out>known upstream issue: a_grew: A grew 9120 MiB of 14310 MiB free (https://github.com/ovg-project/kvcached/issues/477)&#xA;</system-out>`
+	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), `failures="3"`) {
+		t.Errorf("JUnit output lacks %q or 3 failures:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := CTRF(&b, sampleReport(t), opts); err != nil {
+		t.Fatal(err)
+	}
+	var doc ctrfReport
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range doc.Results.Tests {
+		if tc.Name == "elastic-vllm-qwen05b+sglang-qwen35_4b" {
+			if tc.Status != "passed" || tc.RawStatus != "failed on known upstream issues" ||
+				tc.Message != "known upstream issue: a_grew: A grew 9120 MiB of 14310 MiB free (https://github.com/ovg-project/kvcached/issues/477)" {
+				t.Errorf("CTRF test %+v", tc)
+			}
+		}
+	}
+	if doc.Results.Extra.Verdict != "FAIL (3 of 7 cases; 1 not run)" {
+		t.Errorf("verdict %q", doc.Results.Extra.Verdict)
 	}
 }

@@ -33,6 +33,25 @@ func shown(t *testing.T, md string) string {
 	return strings.TrimSpace(strings.ReplaceAll(s, zwj, ""))
 }
 
+var hrefRE = regexp.MustCompile(`<a href="([^"]*)"`)
+
+// hrefs are the link targets of md as GitHub-flavoured Markdown (autolinks
+// included), mailto: links left out.
+func hrefs(t *testing.T, md string) []string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := gfm.Convert([]byte(md), &b); err != nil {
+		t.Fatalf("goldmark: %v", err)
+	}
+	var out []string
+	for _, m := range hrefRE.FindAllStringSubmatch(b.String(), -1) {
+		if !strings.HasPrefix(m[1], "mailto:") {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
 // splitRow splits a table line on pipes not escaped by a backslash, as GFM
 // does before it parses the cells.
 func splitRow(line string) []string {

@@ -11,7 +11,7 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Budgets in code points (SPEC-render §7).
+// Budgets in code points (docs/render.md §7).
 const (
 	// CommentBudget is what a comment is planned to fit: GitHub refuses a
 	// comment over 65,536 characters, and the rest is margin.
@@ -76,6 +76,15 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if rep == nil {
 		return nil, errors.New("render: no report")
 	}
+	red := opts.Redact
+	if red == nil {
+		red = shapesOnly
+	}
+	rep, err := redacted(rep, red)
+	if err != nil {
+		return nil, err
+	}
+	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
 	r := &renderer{rep: rep, opts: opts, cfg: opts.Config.withDefaults()}
 	r.profile = opts.Profile
 	if r.profile == "" && rep.Setup != nil {
@@ -94,6 +103,9 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	// Known issues are a render-time input (docs/render.md §10), so the
+	// same file gives the same documents from directories or merged.json.
+	r.rep = rep.WithKnownIssues(opts.KnownIssues)
 	r.ix = newSetupIndex(rep.Setup)
 	return r, nil
 }
@@ -121,6 +133,11 @@ func (o Options) validate() error {
 	}
 	if o.PR < 0 {
 		return fmt.Errorf("render: pull request number %d is negative", o.PR)
+	}
+	for i, k := range o.KnownIssues {
+		if err := validateKnownIssue(k); err != nil {
+			return fmt.Errorf("render: known issue %d: %v", i, err)
+		}
 	}
 	return nil
 }
@@ -320,13 +337,16 @@ func (r *renderer) problems(w *writer) string {
 }
 
 // noFailedCase is the line that replaces the failed-cases table when no
-// case failed or was left not run. Under a PASS verdict it is SPEC-render
-// §3's "All N cases passed."; under a FAIL verdict (a part that did not
+// case failed or was left not run. Under a PASS verdict it is "All N cases
+// passed." (docs/render.md §3.4); under a FAIL verdict (a part that did not
 // finish, or did not finish writing its results, named in the lines above
 // it) it says that only the cases that ran passed, so that body and verdict
 // never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
 	if verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0 {
+		if n := r.rep.Counts(); n.Known > 0 {
+			return w.t("all_passed_known", map[string]int{"Passed": n.Passed, "Known": n.Known})
+		}
 		return w.t("all_passed", r.rep.Counts().Passed)
 	}
 	return w.t("none_failed_unfinished", r.rep.Counts().Passed)

@@ -24,7 +24,7 @@ var sectionPlans = []sectionPlan{
 }
 
 // section renders the issue-description section of a correctness profile
-// (SPEC-render §4), or "" when a part has no setup.json.
+// (docs/render.md §4), or "" when a part has no setup.json.
 func (r *renderer) section() (string, []string, error) {
 	if r.rep.Setup == nil || !r.rep.SetupComplete {
 		return "", nil, nil
@@ -75,7 +75,7 @@ func (p sectionPlan) code(s string, inCell bool) string {
 }
 
 // spellOut says whether a kind of test shows its own workload and checks, or
-// points to the nightly section that already does (SPEC-render §4.6-7).
+// points to the nightly section that already does (docs/render.md §4.6–4.7).
 func (r *renderer) spellOut(kind string) bool {
 	if r.opts.PR > 0 || r.profile == "nightly" {
 		return true
@@ -164,6 +164,9 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 		blocks = append(blocks, r.workload(w, p, "priority", "each_pair", s.PriorityWorkload, &s.PriorityChecks)...)
 	}
+	if k := r.knownSection(w); k != "" {
+		blocks = append(blocks, k)
+	}
 	out := w.t("section", map[string]any{
 		"Title":    Plain(r.cfg.Title(r.profile)),
 		"Sentence": sentence,
@@ -213,10 +216,18 @@ func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 	return r.ix.serverCell(c)
 }
 
-// enginesTable: | engine | image | versions |.
+// enginesTable: | engine | image | versions |, and | expectations | (the
+// set each engine's setup case picked by those versions, and why;
+// docs/runner.md §2.6) when any engine has one.
 func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var rows [][]string
+	withSets := false
+	for _, k := range s.Engines.Keys() {
+		if e, _ := s.Engines.Get(k); e.Expectations != nil {
+			withSets = true
+		}
+	}
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)
@@ -233,13 +244,24 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
 		}
-		rows = append(rows, []string{EngineDisplay(p.st(k)), strings.TrimSpace(image), strings.Join(versions, ", ")})
+		row := []string{EngineDisplay(p.st(k)), strings.TrimSpace(image), strings.Join(versions, ", ")}
+		if withSets {
+			cell := "none picked"
+			if x := e.Expectations; x != nil {
+				cell = p.code(x.Set, true) + " (" + p.st(Cut(x.Why, 200)) + ")"
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	if withSets {
+		return w.mdTable([]string{"engine", "image", "versions", "expectations"}, rows)
 	}
 	return w.mdTable([]string{"engine", "image", "versions"}, rows)
 }
 
 // versionName is how a version key is shown: `CUDA` capitalised, as
-// SPEC-render §4.3 writes it, in the engines table and the perf section alike.
+// docs/render.md §4.3 writes it, in the engines table and the perf section alike.
 func versionName(k string) string {
 	if k == "cuda" {
 		return "CUDA"

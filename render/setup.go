@@ -9,7 +9,8 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Facts about a case's setup as the documents show them (SPEC-render §1).
+// Facts about a case's setup as the documents show them (docs/render.md §1.2,
+// §3.5).
 
 // EngineDisplay is the display name of an engine key: vLLM, SGLang, else the key.
 func EngineDisplay(engine string) string {

@@ -45,7 +45,7 @@ type marker struct {
 	begin, end int // byte range in the body
 }
 
-// Splice puts section into body between the markers of name (SPEC-render
+// Splice puts section into body between the markers of name (docs/render.md
 // §5): it replaces what the markers hold when both are present, else inserts
 // the block before the first section that sorts after name, else appends it.
 // Text outside the markers is kept byte for byte, CRLF line ends included.

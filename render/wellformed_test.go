@@ -56,22 +56,34 @@ type docCheck struct {
 
 var (
 	markerRE  = regexp.MustCompile(`^<!-- ci-report:comment run=[A-Za-z0-9._-]+ attempt=[A-Za-z0-9._-]+ profile=[a-z0-9][a-z0-9_-]* -->$`)
-	detailsRE = regexp.MustCompile(`^(<details><summary>Setup of every case</summary>|</details>)$`)
+	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*)</summary>|</details>)$`)
 	// What GitHub turns into a notification or a cross-reference.
 	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
-	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b`)
-	sepRE     = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
-	fenceRE   = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
+	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b|(?i:\bgh-[0-9]+)`)
+	// The mark after a known check's detail, as plainText reads it.
+	knownMarkRE = regexp.MustCompile(`^ \(known: ⟨a⟩[^⟨]*⟨/a⟩\)`)
+	sepRE       = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+\s*$`)
+	fenceRE     = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
 	// Zero-width characters a renderer may use to break a mention; they are
 	// not part of the text a reader sees.
 	zeroWidth = strings.NewReplacer("\u200d", "", "\u2060", "", "\u200b", "", "\ufeff", "")
 )
+
+// unsafeRune is what no document may hold: a control character other than
+// the newline between lines, or a bidirectional control.
+func unsafeRune(r rune) bool {
+	return r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
+		r == 0x200e || r == 0x200f || r == 0x061c || r == 0x2028 || r == 0x2029
+}
 
 // checkDoc runs every structural check on one document.
 func checkDoc(t tb, dc docCheck) {
 	t.Helper()
 	if !utf8.ValidString(dc.doc) {
 		t.Errorf("%s: not valid UTF-8", dc.name)
+	}
+	if i := strings.IndexFunc(dc.doc, unsafeRune); i >= 0 {
+		t.Errorf("%s: control or bidirectional character %U at %q", dc.name, []rune(dc.doc[i:])[0], dc.doc[max(0, i-20):min(len(dc.doc), i+20)])
 	}
 	tables := scanTables(t, dc)
 	src := []byte(dc.doc)
@@ -112,6 +124,14 @@ func checkDoc(t tb, dc docCheck) {
 				b.Write(seg.Value(src))
 			}
 			t.Errorf("%s: inline raw HTML %q", dc.name, b.String())
+		case *ast.AutoLink:
+			// Every link of ours is written [text](url); a bare URL or www.
+			// that GitHub links came from run text (an issue or pull
+			// request URL even cross-references it). Mail addresses are
+			// harmless.
+			if v.AutoLinkType != ast.AutoLinkEmail {
+				t.Errorf("%s: run text became a link: %q", dc.name, v.URL(src))
+			}
 		case *ast.Paragraph, *extast.TableCell, *ast.Heading, *ast.ListItem:
 			plain := plainText(n, src, false)
 			if m := mentionRE.FindString(plain); m != "" {
@@ -302,17 +322,23 @@ func unescape(seg []byte) string {
 	return html.UnescapeString(buf.String())
 }
 
-// listed reports whether the case belongs in the failed-cases table.
+// listed reports whether the case belongs in the failed-cases table: not
+// run, or a failed check that no known issue covers, or not ok without any
+// failed check.
 func listed(c *merge.Case) bool {
-	if c.NotRun || !c.OK {
+	if c.NotRun {
 		return true
 	}
-	for _, ch := range c.Checks {
+	anyFailed := false
+	for i, ch := range c.Checks {
 		if !ch.OK {
-			return true
+			anyFailed = true
+			if _, known := c.KnownIssueOf(i); !known {
+				return true
+			}
 		}
 	}
-	return false
+	return !anyFailed && !c.OK
 }
 
 // checkFailedTable finds the `| case | setup | failed checks |` table and
@@ -376,14 +402,21 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 	}
 }
 
-// flat is text as a table cell shows it: newlines and tabs as spaces, without the
-// zero-width characters that break mentions.
+// flat is text as a table cell shows it: newlines and tabs as spaces, other
+// controls and bidirectional characters as U+FFFD, without the zero-width
+// characters that break mentions.
 func flat(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", " ")
-	s = strings.ReplaceAll(s, "\n", " ")
-	s = strings.ReplaceAll(s, "\r", " ")
-	// A tab shows as white space either way; the renderer may write a space.
-	s = strings.ReplaceAll(s, "\t", " ")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		// A tab shows as white space either way; the renderer may write a space.
+		case r == '\n' || r == '\r' || r == '\t' || r == 0x85 || r == 0x2028 || r == 0x2029:
+			return ' '
+		case unsafeRune(r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 	return zeroWidth.Replace(s)
 }
 
@@ -396,9 +429,12 @@ func matchChecks(c *merge.Case, got string) string {
 		return ""
 	}
 	var failed []collect.Check
-	for _, ch := range c.Checks {
+	var known []bool // known[i]: failed[i] is covered by a known issue
+	for j, ch := range c.Checks {
 		if !ch.OK {
 			failed = append(failed, ch)
+			_, k := c.KnownIssueOf(j)
+			known = append(known, k)
 		}
 	}
 	if len(failed) == 0 {
@@ -409,6 +445,14 @@ func matchChecks(c *merge.Case, got string) string {
 	}
 	rest := got
 	for i, ch := range failed {
+		if i > 0 && known[i-1] {
+			// A known check's mark follows its detail (docs/render.md §3.4).
+			m := knownMarkRE.FindString(rest)
+			if m == "" {
+				return fmt.Sprintf("known check %s has no ` (known: <link>)` at %q", failed[i-1].Name, rest)
+			}
+			rest = rest[len(m):]
+		}
 		if i > 0 {
 			if !strings.HasPrefix(rest, "; ") {
 				return fmt.Sprintf("no `; ` before check %s at %q", ch.Name, rest)
@@ -440,13 +484,20 @@ func matchChecks(c *merge.Case, got string) string {
 			return fmt.Sprintf("detail of %s does not read back as %q cut to at most 300 code points", ch.Name, string(detail))
 		}
 	}
+	if known[len(failed)-1] {
+		m := knownMarkRE.FindString(rest)
+		if m == "" {
+			return fmt.Sprintf("known check %s has no ` (known: <link>)` at %q", failed[len(failed)-1].Name, rest)
+		}
+		rest = rest[len(m):]
+	}
 	if rest != "" {
 		return fmt.Sprintf("unexpected text after the last check: %q", rest)
 	}
 	return ""
 }
 
-// caseFlags is SPEC-render §1's case flags, written independently of the
+// caseFlags is the case flags of docs/render.md §1.2, written independently of the
 // renderer: model args as flag/value pairs, without the flags that the
 // extra args set again, then every extra arg.
 func caseFlags(cs collect.CaseSetup) string {
@@ -521,7 +572,9 @@ func TestWellFormed(t *testing.T) {
 			rep := gc.load(t)
 			docs := gc.render(t, rep)
 			opts := gc.options()
-			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0, rep: rep})
+			// The comment shows the report as classified with the known
+			// issues, whose own block is collapsed (docs/render.md §10).
+			checkDoc(t, docCheck{name: "comment", doc: docs.Comment, details: opts.PR > 0 || len(opts.KnownIssues) > 0, rep: rep.WithKnownIssues(opts.KnownIssues)})
 			if docs.Section != "" {
 				checkDoc(t, docCheck{name: "section", doc: docs.Section, setup: rep.Setup})
 			}
@@ -563,7 +616,7 @@ func checkHeadline(t tb, docs render.Documents, opts render.Options) {
 	if docs.Verdict != "PASS" && allPassedRE.MatchString(docs.Comment) {
 		t.Errorf("verdict %s, but the comment says every case passed", docs.Verdict)
 	}
-	// A run that did not run is only a header and a reason (SPEC-render §3).
+	// A run that did not run is only a header and a reason (docs/render.md §3.7).
 	if opts.RunURL != "" && docs.Verdict != "DID NOT RUN" && !strings.Contains(docs.Comment, "("+opts.RunURL+")") {
 		t.Errorf("the run link %s is missing", opts.RunURL)
 	}
@@ -577,6 +630,8 @@ var hostile = []string{
 	"<!--", "-->", "<img src=x>", "@someone", "@org/team", "#1", "#12345", "ovg-project/kvcached#45", "&amp;", "&#64;x",
 	"&lt;", "~~", "#", "!", "$x", "${{ secrets.X }}", "  ", "\t", "é", "e\u0301", "漢字", "👩‍🔬", "🇯🇵", "\u200d",
 	"http://example.com/a_b", "www.example.com", "- ", "1. ", "> ", "---", "===", "::", "%s",
+	"GH-5", "gh-12", "https://github.com/ovg-project/kvcached/issues/12", "http://github.com/o/r/pull/7", "WWW.github.com/o/r/pull/8",
+	"\x1b[31m", "\a", "\b", "\v", "\f", "\x7f", "\u0085", "\u009b", "\u202e", "\u202a", "\u2066", "\u2069", "\u200f", "\u061c", "\u2028",
 }
 
 func randomText(r *rand.Rand, maxRunes int) string {
@@ -707,6 +762,12 @@ func TestWellFormedCatches(t *testing.T) {
 		{"mention", strings.Replace(good, "@\u200dbob", "@bob", 1), false, "mention survives"},
 		{"entity mention", strings.Replace(good, "@\u200dbob", "&#64;bob", 1), false, "mention survives"},
 		{"issue reference", strings.Replace(good, "See", "See #12", 1), false, "issue reference survives"},
+		{"GH reference", strings.Replace(good, "See", "See GH-12", 1), false, "issue reference survives"},
+		{"issue URL", strings.Replace(good, "See", "See https://github.com/o/r/issues/12", 1), false, "run text became a link"},
+		{"www link", strings.Replace(good, "See", "See www.github.com/o/r/pull/3", 1), false, "run text became a link"},
+		{"mail address", strings.Replace(good, "See", "See a@b.io", 1), false, ""},
+		{"escape", strings.Replace(good, "next)", "\x1b[2Jnext)", 1), false, "control or bidirectional character U+001B"},
+		{"bidi override", strings.Replace(good, "next)", "\u202enext)", 1), false, "control or bidirectional character U+202E"},
 		{"raw html block", good + "\n<img src=x>\n", false, "raw HTML block"},
 		{"inline html", strings.Replace(good, "See", "See <b>x</b>", 1), false, "inline raw HTML"},
 		{"details not allowed", good + "\n<details><summary>Setup of every case</summary>\n\nx\n\n</details>\n", false, "raw HTML block"},

@@ -15,7 +15,7 @@ import (
 const ballastReadyLine = "ballast ready"
 
 // DefaultBallastReadyTimeout is how long a ballast may take to say it is
-// ready (SPEC-runner §4).
+// ready (docs/runner.md §4.3).
 const DefaultBallastReadyTimeout = 120 * time.Second
 
 // ballastConfig says how to start the ballast of a co-location case: a helper

@@ -1,7 +1,7 @@
-// Package runner executes one part of a profile (SPEC-runner): it resolves
+// Package runner executes one part of a profile (docs/runner.md): it resolves
 // the plan, runs each case through its Kind over shared servers, clients,
 // GPU backend and part writer, and writes the part directory of
-// SPEC-formats.md.
+// docs/formats.md.
 //
 // # The plan file
 //
@@ -21,6 +21,10 @@
 //	      "patches": ["elastic_block_pool", ...],          kvcached_active requires them
 //	      "server": ["vllm", "serve", "{hf_id}", ..., "--port", "{port}", ...]
 //	    }                                 {hf_id} and {port} are replaced per server
+//	  },
+//	  "parts": {                          part name → its cases, in order (see Parts)
+//	    "vllm": {"cases": ["vllm-qwen05b-kv_c1", ...]},
+//	    "sglang": {"cases": [...]}
 //	  },
 //	  "cases": [                          in execution order
 //	    {"kind": "setup", "name": "vllm-setup", "engine": "vllm"},
@@ -49,9 +53,34 @@
 // A server's command is the engine's server template, then model_args, then
 // extra_args; it starts as `env K=V ... <argv>` with the engine's env, the
 // server's env, KVCACHED_IPC_NAME (kvcached servers: `e2e_<run id>_<name>`
-// with every character outside [A-Za-z0-9_] replaced by `_`) and
-// CUDA_VISIBLE_DEVICES. Server cases of one group run kvcached layouts
-// first, then the native case, which they are compared with.
+// with every character outside [A-Za-z0-9_] replaced by `_`; one longer than
+// the 64 characters kvcached keeps is cut to 47, `_` and 16 hex digits of a
+// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES. The ledger,
+// shm_removed and socket_dirs_removed use that exact name: a server's
+// segments are `<ipc>` and its pool groups `<ipc>_g<N>`, whose usage is
+// summed; a plan whose servers' IPC names kvcached could not tell apart
+// (equal, or one another's `_g<N>`) is refused. Server cases of one group
+// run kvcached layouts first, then the native case, which they are compared
+// with. No server is given --block-size: vLLM picks a hybrid model's
+// attention block size itself, kvcached or not, and the native case's
+// native_block_size_matched compares the size its server logged with each
+// kvcached server's of its group.
+//
+// # Parts
+//
+// A profile is split into parts, the GPU jobs of its workflow: `run --part
+// P` runs P's cases and the setup case of each engine they use (so a pair of
+// a vLLM and an SGLang server brings both setups, and its job needs both
+// engines' images), and `plan --part P` prints that plan. Every case but the
+// setup cases is in exactly one part, a group of server cases is never split
+// over two, and a part names only the plan's cases: Validate refuses a plan
+// file that breaks this, so a matrix that lists the parts runs every case
+// once. The built-in parts are one per engine (`vllm`, `sglang`), plus
+// `colocation` in weekly (its pairs, one of which mixes the engines) and
+// `e2e` in hopper (the perf workflow's Hopper job). `merge --plan` (and
+// render's and post's) reads the plan to report a part that never uploaded,
+// with its cases not run. A part's name is its directory's and artifact's:
+// letters, digits, `_`, `.` and `-`. Without --part, run runs every part.
 //
 // # GPU size of the pairs
 //
@@ -72,16 +101,35 @@
 // The hopper plan's `sim_gpu` is a simulated H100 (81559 MiB): its 27B model
 // does not fit the simulator's default 24 GiB GPU. A real run ignores it.
 //
+// # The limit case
+//
+// kvcached applies a lowered limit on the next allocation only (`kvctl
+// limit` rewrites the segment; the allocator reads it when it allocates), so
+// an idle server keeps its cache: the case records that usage (memory_mib
+// at_lower) without judging it, sends 8 requests, and then expects the cache
+// at most the limit (limit_applied_on_allocation, within LimitWait) and
+// under it through the load (limit_held_under_load).
+//
 // # Versions
 //
 // Each `<engine>-setup` case runs a version probe through the engine's exec
 // prefix (DefaultVersionProbe, a python3 one-liner reading the installed
 // engine, kvcached and torch versions and torch's CUDA; `sim versions`
 // under --simulate) and fills setup.json's engine, kvcached, torch, cuda
-// (and digest when it prints one). A failed probe is a note in the setup
-// case's log (`version_probe_error`), not a failed case. kvcached_sha is
-// --kvcached-sha, else KVCACHED_SHA, else the probe's kvcached_sha (the git
-// commit of a kvcached installed from git).
+// (and digest when it prints one). It also lists the patch names the
+// installed kvcached's source defines (`kvcached_patches`). An engine of the
+// plan declares expectation sets keyed by kvcached and engine version ranges
+// (and by patch names defined or lacking, since builds of one kvcached
+// version differ): the setup case picks the first that matches
+// (`expectations_matched`), its env goes to every server of the engine and
+// kvcached_active holds the servers to its patches; no match, or no
+// versions, fails the setup case, so none of the engine's cases runs
+// (docs/runner.md §2.6). For an engine without sets a failed probe is a note
+// in the setup case's log (`version_probe_error`), not a failed case.
+// kvcached_sha is --kvcached-sha, else KVCACHED_SHA, else the probe's
+// kvcached_sha (the git commit of a kvcached installed from git); the sets
+// are not keyed by it, since a checkout installed with `pip install .`
+// records none.
 //
 // # Kinds
 //
@@ -89,4 +137,18 @@
 // servers with Case.StartServer, stops each with Case.StopServer (which
 // returns the shutdown checks), ends with Case.WaitNoGPUProcess, and returns
 // its CaseResult built with Case.Result.
+//
+// # Interrupts
+//
+// The context given to Run is cancelled by the first SIGINT or SIGTERM, and
+// Runner.Kill is closed by the second. On the first, Run stops waiting for
+// the running case, which counts as not run: it writes summary.json, the
+// final setup.json, summary.md and part.json (complete: false) at once, and
+// only then waits for the case to stop its servers and ballast, each
+// SIGKILLed Timing.Server.InterruptStopTimeout (2 s) after the interrupt if
+// it ignores the stop signal; the second signal SIGKILLs every process group
+// at once. So a cancelled GitHub Actions job (SIGINT, SIGTERM ~7.5 s later,
+// SIGKILL ~10 s after cancelling) keeps a valid part and leaves no server.
+// A server behind --exec-prefix is stopped inside the prefix, its process
+// group there recorded by a wrapper at its start (see runner/engine).
 package runner

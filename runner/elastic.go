@@ -23,7 +23,7 @@ func init() {
 	registerKind(KindPriority, KindFunc(runPriority))
 }
 
-// Workload shapes of the co-location kinds (SPEC-runner §5).
+// Workload shapes of the co-location kinds (docs/runner.md §5.4–5.6).
 const (
 	loadWords     = 3000 // elastic and priority load prompts
 	loadTokens    = 1024
@@ -174,15 +174,15 @@ func (k *coloc) ballastConfig() ballastConfig {
 		argv = append(slices.Clone(r.Sim.Self), "ballast")
 	}
 	name := k.c.Entry.Kind + "-ballast"
-	var env collect.Env
+	sc := r.serverConfig()
 	if r.Sim != nil {
-		setAll(&env, r.Sim.Env)
+		setAll(&sc.Env, r.Sim.Env)
 	}
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
 		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
 		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
-		Server: engine.ServerConfig{Env: env, StopSignal: r.StopSignal, Redact: r.Redactor(), Timing: r.Timing.Server},
+		Server: sc,
 	}
 }
 
@@ -420,15 +420,16 @@ func (k *coloc) result() collect.CaseResult {
 	return k.c.Result(k.checks, k.log, &k.phases)
 }
 
-// segmentsSummary is the elastic log's `segments`: per server segment the
-// last limit kvctl showed and the peak KV, in MiB.
+// segmentsSummary is the elastic log's `segments`: per server (its IPC name)
+// the last limit kvctl showed and the peak KV, in MiB, each summed over the
+// server's segments `<ipc>` and `<ipc>_g<N>`.
 func (k *coloc) segmentsSummary() collect.Ordered[any] {
 	var out collect.Ordered[any]
 	readings := k.sampler.Readings(time.Time{}, time.Time{})
 	for i, ipc := range k.sampler.IPCs {
 		var limit any
 		for _, r := range readings {
-			if v, ok := ledger.Segment(r.Ledger, ipc, ledger.FieldLimit); ok && r.KVMiB != nil && v > 0 {
+			if v, ok := ledger.Server(r.Ledger, ipc, ledger.FieldLimit); ok && r.KVMiB != nil && v > 0 {
 				limit = tenth(float64(v) / (1 << 20))
 			}
 		}
@@ -456,7 +457,7 @@ func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool
 	return peakKV(k.sampler.Readings(from, to), i)
 }
 
-// runElastic is the elastic pair (SPEC-runner §5): A bursts and drains, B
+// runElastic is the elastic pair (docs/runner.md §5.4): A bursts and drains, B
 // bursts into the memory A gave back, then both at once.
 func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R

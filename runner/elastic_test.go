@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
@@ -28,6 +29,7 @@ type simOpts struct {
 	profile     string
 	cases       string // --cases glob selecting the case
 	faults      string // CI_REPORT_SIM_FAULTS
+	runID       string // --run-id ("" for "1")
 	totalMiB    int64  // the simulated GPU (0: sim's default)
 	elasticMiB  int    // --elastic-gpu-mib
 	priorityMiB int    // --priority-gpu-mib
@@ -129,7 +131,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	}
 	out := filepath.Join(t.TempDir(), "part")
 	r := &Runner{
-		Plan: plan, OutDir: out, RunID: "1", GPUs: []int{0}, Port: freePortBase(t),
+		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, Port: freePortBase(t),
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
 		Sim: s, GPU: sim.NewGPU(world),
 	}

@@ -2,14 +2,17 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 func TestLimitSimulated(t *testing.T) {
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*"})
 	dumpChecks(t, run.res)
 	s := "limit-vllm-qwen05b-kv_c1"
-	want := []string{s + "_ready", "limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok",
+	want := []string{s + "_ready", "limit_cache_filled", "limit_set", "limit_applied_on_allocation", "limit_requests_ok",
 		"limit_held_under_load", "limit_raised_regrows", s + "_probe_unchanged", s + "_alive",
 		s + "_clean_exit_on_signal", s + "_no_error_signatures", s + "_kvcached_active", s + "_shm_removed",
 		s + "_socket_dirs_removed", "no_gpu_process_left"}
@@ -20,7 +23,30 @@ func TestLimitSimulated(t *testing.T) {
 		t.Errorf("failed checks: %v", f)
 	}
 	mem := run.memoryMiB(t)
-	if !(mem["idle"] < mem["limit"] && mem["limit"] < mem["filled"] && mem["peak_under_limit"] <= mem["limit"] && mem["regrown"] > mem["limit"]) {
-		t.Errorf("memory_mib %v: want idle < limit < filled, peak ≤ limit < regrown", mem)
+	if !(mem["idle"] < mem["limit"] && mem["limit"] < mem["filled"] && mem["after_alloc"] <= mem["limit"] &&
+		mem["peak_under_limit"] <= mem["limit"] && mem["regrown"] > mem["limit"]) {
+		t.Errorf("memory_mib %v: want idle < limit < filled, after_alloc ≤ limit, peak ≤ limit < regrown", mem)
+	}
+	// kvcached applies a lowered limit on the next allocation only: the idle
+	// server still holds its fill when the limit is lowered.
+	if mem["at_lower"] <= mem["limit"] {
+		t.Errorf("memory_mib %v: an idle server released its cache as soon as the limit was lowered", mem)
+	}
+}
+
+// TestLimitLongRunID: with a 100-character --run-id the IPC name is one
+// kvcached keeps as it is, so the ledger finds the server's segment and a
+// leaked segment fails shm_removed instead of passing it by a name no
+// segment has.
+func TestLimitLongRunID(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*", faults: "leak-segment", runID: strings.Repeat("r", 100)})
+	s := "limit-vllm-qwen05b-kv_c1"
+	if got, want := failedChecks(run.res), []string{s + "_shm_removed", s + "_socket_dirs_removed"}; !slices.Equal(got, want) {
+		dumpChecks(t, run.res)
+		t.Errorf("failed checks %v, want %v", got, want)
+	}
+	ipc := IPCName(strings.Repeat("r", 100), s)
+	if d := checkDetail(run.res, s+"_shm_removed"); d != "left in "+sim.ShmDir(run.world)+": "+ipc {
+		t.Errorf("shm_removed detail %q, want the leaked segment %s", d, ipc)
 	}
 }

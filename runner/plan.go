@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
 // Entry kinds of a plan.
@@ -37,7 +40,17 @@ type Plan struct {
 	// simulator's L4-like default), so that a profile's models fit.
 	SimGPU  *SimGPU                     `json:"sim_gpu,omitempty"`
 	Engines collect.Ordered[EnginePlan] `json:"engines"`
-	Cases   []Entry                     `json:"cases"`
+	// Parts split the cases over the GPU jobs of a workflow: part name →
+	// its cases. Every case but the setup cases is in exactly one part (see
+	// Validate); a part runs the setup cases of the engines its cases use.
+	Parts collect.Ordered[PartPlan] `json:"parts"`
+	Cases []Entry                   `json:"cases"`
+}
+
+// PartPlan is one part of a plan: what one GPU job runs (`run --part`).
+type PartPlan struct {
+	// Cases are the part's case names, setup cases not listed.
+	Cases []string `json:"cases"`
 }
 
 // SimGPU is a simulated GPU class: its name and memory.
@@ -60,8 +73,14 @@ const DesignGPUMiB = 16384
 type EnginePlan struct {
 	Image string      `json:"image"`
 	Env   collect.Env `json:"env"`
-	// Patches are the kvcached patches every kvcached server must log.
+	// Patches are the kvcached patches every kvcached server must log, for
+	// an engine without expectation sets.
 	Patches []string `json:"patches"`
+	// Expectations are the engine's expectation sets by version
+	// (docs/runner.md §2.6): its setup case picks one, and its servers get
+	// the set's env and are held to its patches instead of Env and Patches
+	// alone.
+	Expectations []ExpectationSet `json:"expectations,omitempty"`
 	// Server is the server command; `{hf_id}` and `{port}` are replaced.
 	Server []string `json:"server"`
 }
@@ -103,6 +122,9 @@ type ServerPlan struct {
 	ExtraArgs []string    `json:"extra_args"`
 	// Patches are the model's patches required beyond the engine's.
 	Patches []string `json:"patches,omitempty"`
+	// Hybrid marks a hybrid (attention + Mamba) model's server: it is held
+	// to its expectation set's hybrid_patches too.
+	Hybrid bool `json:"hybrid,omitempty"`
 	// Priority is set for the servers of a priority pair (0 low, 1 high).
 	Priority *int `json:"priority,omitempty"`
 }
@@ -125,10 +147,44 @@ func (s *ServerPlan) Argv(e EnginePlan, port int) []string {
 
 var ipcUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
 
+// MaxIPCName is the longest IPC name kvcached uses as given: it replaces
+// every character of KVCACHED_IPC_NAME that is not alphanumeric, `_` or `-`
+// by `-` and truncates the result to 64 characters
+// (kvcached/utils.py@e8e6406 `_sanitize_segment`, l.40, l.72-78).
+const MaxIPCName = 64
+
+// ipcHashLen is the length of the hash that ends a shortened IPC name.
+const ipcHashLen = 16
+
 // IPCName is the kvcached IPC name of a server: `e2e_<run id>_<name>` with
-// every character outside [A-Za-z0-9_] replaced by `_`.
+// every character outside [A-Za-z0-9_] replaced by `_`. A longer name than
+// kvcached keeps (MaxIPCName) is shortened to its first 47 characters, `_`
+// and 16 hex digits of the SHA-256 of the unreplaced name, so it stays
+// unique per run and is exactly the name kvcached uses: a truncation by
+// kvcached would make the ledger miss the segment and shm_removed look for
+// a name no segment has.
 func IPCName(runID, name string) string {
-	return ipcUnsafe.ReplaceAllString("e2e_"+runID+"_"+name, "_")
+	full := "e2e_" + runID + "_" + name
+	s := ipcUnsafe.ReplaceAllString(full, "_")
+	if len(s) <= MaxIPCName {
+		return s
+	}
+	sum := sha256.Sum256([]byte(full))
+	return s[:MaxIPCName-1-ipcHashLen] + "_" + hex.EncodeToString(sum[:ipcHashLen/2])
+}
+
+// IPCNames are the IPC names of every kvcached server of the plan in a run,
+// in plan order.
+func (p *Plan) IPCNames(runID string) []string {
+	var out []string
+	for _, e := range p.Cases {
+		for i := range e.Servers {
+			if e.Servers[i].Kvcached() {
+				out = append(out, IPCName(runID, e.Servers[i].Name))
+			}
+		}
+	}
+	return out
 }
 
 // ReadPlan reads a --plan file and validates it.
@@ -159,8 +215,21 @@ func (p *Plan) Validate() error {
 	if g := p.SimGPU; g != nil && (g.Name == "" || g.MiB <= 0) {
 		return fmt.Errorf("sim_gpu {%q, %d}: want a name and a positive size in MiB", g.Name, g.MiB)
 	}
+	for _, k := range p.Engines.Keys() {
+		e, _ := p.Engines.Get(k)
+		if err := validateExpectations(k, e); err != nil {
+			return err
+		}
+	}
 	names := map[string]bool{}
 	serverOf := map[string]string{} // server name (its directory) → its case
+	var ipcOf [][2]string           // kvcached servers so far: name, IPC name less the run id
+	setupOf := map[string]bool{}    // engines with a setup case
+	for i := range p.Cases {
+		if p.Cases[i].Kind == KindSetup {
+			setupOf[p.Cases[i].Engine] = true
+		}
+	}
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if e.Name == "" {
@@ -198,6 +267,11 @@ func (p *Plan) Validate() error {
 			if len(eng.Server) == 0 {
 				return fmt.Errorf("engine %s has no server command", s.Engine)
 			}
+			// Only a setup case picks an expectation set; without one the
+			// server would run against guessed expectations.
+			if len(eng.Expectations) > 0 && !setupOf[s.Engine] {
+				return fmt.Errorf("case %s: engine %s declares expectation sets, so the plan needs its setup case (kind setup, engine %s) to pick one", e.Name, s.Engine, s.Engine)
+			}
 			if s.Name == "" || s.HFID == "" {
 				return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)
 			}
@@ -210,9 +284,86 @@ func (p *Plan) Validate() error {
 				return fmt.Errorf("case %s: server name %s is already used in case %s; each server needs its own name (a pair's twins get -a/-b)", e.Name, s.Name, other)
 			}
 			serverOf[s.Name] = e.Name
+			if s.Kvcached() {
+				// Two servers must not share a kvcached segment, nor may one's
+				// segment be another's pool group `<ipc>_g<N>`. The run id
+				// prefixes every name alike, so the check holds for any run.
+				ipc := ipcUnsafe.ReplaceAllString(s.Name, "_")
+				for _, o := range ipcOf {
+					other, otherIPC := o[0], o[1]
+					_, clash := ledger.OwnerOf(ipc, []string{otherIPC})
+					_, clash2 := ledger.OwnerOf(otherIPC, []string{ipc})
+					if clash || clash2 {
+						return fmt.Errorf("case %s: servers %s and %s have kvcached IPC names e2e_<run id>_%s and e2e_<run id>_%s, which kvcached cannot tell apart (one segment would be both's, or one's the other's pool group <ipc>_g<N>); rename one", e.Name, s.Name, other, ipc, otherIPC)
+					}
+				}
+				ipcOf = append(ipcOf, [2]string{s.Name, ipc})
+			}
 			if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
 				return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
 			}
+		}
+	}
+	return p.validateParts()
+}
+
+// partNameRE is how a part may be named: the name is the part's directory
+// and, in a workflow, part of its artifact's and its containers' names
+// (Docker allows [a-zA-Z0-9][a-zA-Z0-9_.-]*).
+var partNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+
+// validateParts checks that the parts partition the plan: each names only
+// the plan's cases, every case but the setup cases is in exactly one part,
+// and a group of server cases (its kvcached cases are compared with its
+// native case) is never split over two parts. A part runs the setup cases
+// of the engines its cases use, so a pair of two engines brings both: a
+// matrix of parts can drop nothing.
+func (p *Plan) validateParts() error {
+	byName := make(map[string]*Entry, len(p.Cases))
+	for i := range p.Cases {
+		byName[p.Cases[i].Name] = &p.Cases[i]
+	}
+	partOf := map[string]string{}    // case → its part
+	groupPart := map[string]string{} // server group → its part
+	for _, name := range p.Parts.Keys() {
+		if !partNameRE.MatchString(name) {
+			return fmt.Errorf("part %q: want a name of letters, digits, '_', '.' and '-' that starts with a letter or digit, at most 100 bytes (it names the part's directory and artifact)", name)
+		}
+		part, _ := p.Parts.Get(name)
+		if len(part.Cases) == 0 {
+			return fmt.Errorf("part %s has no cases", name)
+		}
+		for _, c := range part.Cases {
+			e, ok := byName[c]
+			if !ok {
+				return fmt.Errorf("part %s: the plan has no case %q", name, c)
+			}
+			if e.Kind == KindSetup {
+				return fmt.Errorf("part %s lists %s: setup cases are not listed (a part runs the setup of each engine its cases use)", name, c)
+			}
+			if other, dup := partOf[c]; dup {
+				if other == name {
+					return fmt.Errorf("part %s lists case %s twice", name, c)
+				}
+				return fmt.Errorf("case %s is in parts %s and %s; every case must be in exactly one part", c, other, name)
+			}
+			partOf[c] = name
+			if e.Kind == KindServer {
+				if other, ok := groupPart[e.Group]; ok && other != name {
+					return fmt.Errorf("group %s is split over parts %s and %s; its kvcached cases are compared with its native case, so the group must be in one part", e.Group, other, name)
+				}
+				groupPart[e.Group] = name
+			}
+		}
+	}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if e.Kind != KindSetup && partOf[e.Name] == "" {
+			parts := "the plan has no parts"
+			if p.Parts.Len() > 0 {
+				parts = "parts: " + strings.Join(p.Parts.Keys(), ", ")
+			}
+			return fmt.Errorf("case %s is in no part (%s); every case must be in exactly one part", e.Name, parts)
 		}
 	}
 	return nil
@@ -232,8 +383,11 @@ func (e *Entry) EntryEngines() []string {
 	return out
 }
 
-// Selection narrows a plan (SPEC-runner §1).
+// Selection narrows a plan (docs/runner.md §1.2).
 type Selection struct {
+	// Part keeps only the cases of this part of the plan (--part); "" keeps
+	// every part.
+	Part    string
 	Engines []string // --engines; empty keeps all
 	Models  []string // --models; empty keeps all
 	Cases   []string // --cases globs; empty keeps all
@@ -263,7 +417,29 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 			return nil, fmt.Errorf("--cases %q: %w", g, err)
 		}
 	}
+	var inPart map[string]bool // nil: every part
+	partEngines := map[string]bool{}
+	if sel.Part != "" {
+		part, ok := p.Parts.Get(sel.Part)
+		if !ok {
+			return nil, fmt.Errorf("--part %q: the plan (profile %s) has no such part; its parts: %s", sel.Part, p.Profile, strings.Join(p.Parts.Keys(), ", "))
+		}
+		inPart = make(map[string]bool, len(part.Cases))
+		for _, c := range part.Cases {
+			inPart[c] = true
+		}
+		for i := range p.Cases {
+			if inPart[p.Cases[i].Name] {
+				for _, en := range p.Cases[i].EntryEngines() {
+					partEngines[en] = true
+				}
+			}
+		}
+	}
 	keep := func(e *Entry) bool {
+		if inPart != nil && !inPart[e.Name] {
+			return false
+		}
 		switch e.Kind {
 		case KindServer:
 			if sel.SkipCases {
@@ -308,7 +484,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if e.Kind == KindSetup {
-			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) {
+			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) && (inPart == nil || partEngines[e.Engine]) {
 				explicitSetup[e.Engine] = true
 			}
 			continue
@@ -370,8 +546,27 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	out := &Plan{Profile: p.Profile, ElasticGPUMiB: p.ElasticGPUMiB, PriorityGPUMiB: p.PriorityGPUMiB, SimGPU: p.SimGPU}
 	for _, k := range p.Engines.Keys() {
 		ep, _ := p.Engines.Get(k)
-		if keepEngine(sel, k) {
+		// A part keeps the engines it runs: a workflow starts a container
+		// for each (`plan --part P --list engines`).
+		if keepEngine(sel, k) && (inPart == nil || usedEngines[k] || explicitSetup[k]) {
 			out.Engines.Set(k, ep)
+		}
+	}
+	// The parts keep their selected cases, so that the selection is a plan
+	// whose parts still hold every case.
+	for _, k := range p.Parts.Keys() {
+		if sel.Part != "" && k != sel.Part {
+			continue
+		}
+		part, _ := p.Parts.Get(k)
+		var cases []string
+		for _, c := range part.Cases {
+			if chosen[c] {
+				cases = append(cases, c)
+			}
+		}
+		if len(cases) > 0 {
+			out.Parts.Set(k, PartPlan{Cases: cases})
 		}
 	}
 	for i := range p.Cases {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -124,8 +125,8 @@ func TestServerPlans(t *testing.T) {
 	if cap, _ := l.Env.Get("KVCACHED_MAX_CACHED_TOKENS"); cap != "-1" || *l.Priority != 0 || *h.Priority != 1 || pe.Batch != 128 {
 		t.Fatalf("priority pair: L %+v H %+v", l, h)
 	}
-	if !slices.Contains(l.ModelArgs, "128") || slices.Contains(h.Patches, "mamba_partial_tail") == false {
-		t.Fatalf("pair batch or hybrid patches: %v %v", l.ModelArgs, h.Patches)
+	if !slices.Contains(l.ModelArgs, "128") || !h.Hybrid || l.Hybrid {
+		t.Fatalf("pair batch or hybrid: %v %v %v", l.ModelArgs, l.Hybrid, h.Hybrid)
 	}
 	if got := IPCName("1007", "vllm-qwen05b-kv_c1"); got != "e2e_1007_vllm_qwen05b_kv_c1" {
 		t.Fatalf("IPCName = %s", got)
@@ -134,7 +135,7 @@ func TestServerPlans(t *testing.T) {
 		t.Fatalf("IPCName = %s", got)
 	}
 	// Same-named servers of a pair get -a/-b.
-	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}}
+	b := &builder{p: Plan{Profile: "x", Engines: builtinEngines()}, part: "x"}
 	b.elastic("vllm", "qwen05b", "vllm", "qwen05b")
 	if got := []string{b.p.Cases[0].Servers[0].Name, b.p.Cases[0].Servers[1].Name}; got[0] != "elastic-vllm-qwen05b-kv_c1-a" || got[1] != "elastic-vllm-qwen05b-kv_c1-b" {
 		t.Fatalf("pair names %v", got)
@@ -147,9 +148,23 @@ func TestSelect(t *testing.T) {
 		profile string
 		sel     Selection
 		want    []string
-		wantErr string
+		// wantParts are the selection's parts, checked when set or when
+		// sel selects a part.
+		wantParts []string
+		wantErr   string
 	}
 	for _, c := range []tc{
+		{name: "a part", profile: "nightly", sel: Selection{Part: "sglang", SkipCases: true},
+			want: []string{"sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-sglang-qwen05b"}, wantParts: []string{"sglang"}},
+		{name: "cases of a part bring its native case", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"vllm-qwen05b-kv_c1-tp2"}},
+			want: []string{"vllm-setup", "vllm-qwen05b-kv_c1-tp2", "vllm-qwen05b-native-tp2"}, wantParts: []string{"vllm"}},
+		{name: "cases of another part", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-*"}}},
+		{name: "the setup of an engine the part does not use", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-setup"}}},
+		{name: "no part keeps every part", profile: "weekly", sel: Selection{Cases: []string{"*-qwen05b-kv_c1-fp8kv", "elastic-*"}},
+			want:      []string{"vllm-setup", "vllm-qwen05b-kv_c1-fp8kv", "sglang-setup", "sglang-qwen05b-kv_c1-fp8kv", "elastic-vllm-qwen05b+sglang-qwen35_4b"},
+			wantParts: []string{"vllm", "sglang", "colocation"}},
+		{name: "unknown part", profile: "weekly", sel: Selection{Part: "pairs"},
+			wantErr: `--part "pairs": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
 		{name: "cases glob brings native", profile: "nightly", sel: Selection{Cases: []string{"vllm-qwen35_4b-kv_c0"}},
 			want: []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native"}},
 		{name: "group glob", profile: "nightly", sel: Selection{Cases: []string{"sglang-qwen05b-*"}},
@@ -181,6 +196,14 @@ func TestSelect(t *testing.T) {
 			}
 			if d := cmp.Diff(c.want, got.Names(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
 				t.Fatalf("cases (-want +got):\n%s", d)
+			}
+			if c.wantParts != nil || c.sel.Part != "" {
+				if d := cmp.Diff(c.wantParts, got.Parts.Keys(), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
+					t.Fatalf("parts (-want +got):\n%s", d)
+				}
+			}
+			if err := got.Validate(); err != nil && len(got.Cases) > 0 {
+				t.Fatalf("the selection is not a valid plan: %v", err)
 			}
 		})
 	}
@@ -282,7 +305,7 @@ func FuzzPlanFile(f *testing.F) {
 	}
 	data, _ := json.Marshal(smoke)
 	f.Add(data, "vllm-*")
-	f.Add([]byte(`{"profile":"x","cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
+	f.Add([]byte(`{"profile":"x","parts":{"p":{"cases":["a"]}},"cases":[{"kind":"server","name":"a","group":"g","servers":[{}]}]}`), "*")
 	f.Fuzz(func(t *testing.T, data []byte, glob string) {
 		var p Plan
 		if json.Unmarshal(data, &p) != nil || p.Validate() != nil {
@@ -297,6 +320,16 @@ func FuzzPlanFile(f *testing.F) {
 		}
 		if sel.ElasticGPUMiB != p.ElasticGPUMiB || sel.PriorityGPUMiB != p.PriorityGPUMiB || sel.SimGPU != p.SimGPU {
 			t.Fatalf("the selection lost the plan's GPU design")
+		}
+		// Each part is a valid plan of its own (what `plan --part` prints).
+		for _, name := range p.Parts.Keys() {
+			part, err := p.Select(Selection{Part: name})
+			if err != nil {
+				t.Fatalf("part %s of a valid plan: %v", name, err)
+			}
+			if err := part.Validate(); err != nil {
+				t.Fatalf("part %s of a valid plan is invalid: %v", name, err)
+			}
 		}
 	})
 }
@@ -320,6 +353,10 @@ func TestValidateRefusesUnsafeOrSharedNames(t *testing.T) {
 		{"server leaves the part", func(p *Plan) { p.entry("vllm-qwen05b-kv_c1").Servers[0].Name = "../../etc/x" }, "must not contain '/'"},
 		{"case leaves the part", func(p *Plan) { p.entry("limit-vllm-qwen05b").Name = "limit/../../x" }, "must not contain '/'"},
 		{"dot dot", func(p *Plan) { p.entry("vllm-qwen05b-kv_c1").Servers[0].Name = ".." }, "cannot name a directory"},
+		{"IPC names equal once replaced", func(p *Plan) { p.entry("vllm-qwen05b-kv_c0").Servers[0].Name = "vllm-qwen05b-kv.c1" },
+			"servers vllm-qwen05b-kv.c1 and vllm-qwen05b-kv_c1 have kvcached IPC names e2e_<run id>_vllm_qwen05b_kv_c1 and e2e_<run id>_vllm_qwen05b_kv_c1"},
+		{"IPC name is another's pool group", func(p *Plan) { p.entry("vllm-qwen05b-kv_c0").Servers[0].Name = "vllm-qwen05b-kv_c1-g1" },
+			"servers vllm-qwen05b-kv_c1-g1 and vllm-qwen05b-kv_c1 have kvcached IPC names e2e_<run id>_vllm_qwen05b_kv_c1_g1 and"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustPlan(t, "nightly")
@@ -337,6 +374,31 @@ func TestValidateRefusesUnsafeOrSharedNames(t *testing.T) {
 	}
 }
 
+// TestIPCName: names kvcached keeps as they are stay readable; longer ones
+// are cut to kvcached's 64 characters, deterministically and uniquely.
+func TestIPCName(t *testing.T) {
+	if got := IPCName("1007", "vllm-qwen05b-kv_c1"); got != "e2e_1007_vllm_qwen05b_kv_c1" {
+		t.Errorf("short name %q", got)
+	}
+	long := strings.Repeat("r", 100)
+	a, b := IPCName(long, "vllm-qwen05b-kv_c1"), IPCName(long, "vllm-qwen05b-kv_c0")
+	for _, n := range []string{a, b} {
+		if len(n) != MaxIPCName || !regexp.MustCompile(`^e2e_r{43}_[0-9a-f]{16}$`).MatchString(n) {
+			t.Errorf("long name %q (%d characters): want e2e_, 43 r, _ and 16 hex digits", n, len(n))
+		}
+	}
+	if a == b || a != IPCName(long, "vllm-qwen05b-kv_c1") {
+		t.Errorf("long names %q and %q: want distinct and stable", a, b)
+	}
+	// Names that agree once replaced still differ once shortened.
+	if IPCName(long, "x-y") == IPCName(long, "x.y") {
+		t.Error("x-y and x.y share a shortened IPC name")
+	}
+	if n := IPCName("ü"+strings.Repeat("1", 70), "\xff"); len(n) != MaxIPCName || ipcUnsafe.MatchString(n) {
+		t.Errorf("non-ASCII name %q", n)
+	}
+}
+
 func (p *Plan) entry(name string) *Entry {
 	for i := range p.Cases {
 		if p.Cases[i].Name == name {
@@ -344,4 +406,38 @@ func (p *Plan) entry(name string) *Entry {
 		}
 	}
 	panic("no case " + name)
+}
+
+// A plan's expectation sets are validated with the plan (a plan file
+// carries them: TestPlanFileRoundTrip's plan has them).
+func TestValidateExpectations(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		edit    func(p *Plan, e *EnginePlan)
+		wantErr string
+	}{
+		{"bad kvcached range", func(p *Plan, e *EnginePlan) { e.Expectations[0].Kvcached = ">=0.1.x" }, `engine vllm: expectations[0] (vllm-mrv2): kvcached: range ">=0.1.x"`},
+		{"bad engine range", func(p *Plan, e *EnginePlan) { e.Expectations[1].Engine = ">=0.29.*" }, `engine vllm: expectations[1] (vllm-v1): engine: range ">=0.29.*": >= cannot take a .* version`},
+		{"unnamed", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "" }, "engine vllm: expectations[1]: no name"},
+		{"twice", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "vllm-mrv2" }, "(vllm-mrv2): the name appears twice"},
+		{"no patches", func(p *Plan, e *EnginePlan) { e.Expectations[0].Patches = nil }, "(vllm-mrv2): no patches"},
+		{"bad patch name", func(p *Plan, e *EnginePlan) { e.Expectations[0].HybridPatches = []string{"a, b"} }, `patch name "a, b"`},
+		{"env twice", func(p *Plan, e *EnginePlan) { e.Env.Set("VLLM_USE_V2_MODEL_RUNNER", "1") }, "env VLLM_USE_V2_MODEL_RUNNER is also the engine's env"},
+		{"patches and sets", func(p *Plan, e *EnginePlan) { e.Patches = []string{"x"} }, "both patches and expectations"},
+		{"no setup case to pick a set", func(p *Plan, e *EnginePlan) { p.Cases = p.Cases[1:] }, "engine vllm declares expectation sets, so the plan needs its setup case"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := p.Engines.Get("vllm")
+			e.Expectations = slices.Clone(e.Expectations)
+			c.edit(p, &e)
+			p.Engines.Set("vllm", e)
+			if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err %v, want %q", err, c.wantErr)
+			}
+		})
+	}
 }

@@ -89,7 +89,7 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	// 3. Fill L.
 	nL := burstSize(free, perReq[li], maxFill)
 	baseL, _ := idle.kv(li)
-	baseLCharged, _ := ledger.Segment(idle.Ledger, L.IPC, ledger.FieldCharged)
+	baseLCharged, _ := ledger.Server(idle.Ledger, L.IPC, ledger.FieldCharged)
 	fillStart := k.now()
 	fill := k.phase(li, "l_fill", fillReqs(nL), priorityFillConc)
 	k.sampler.Read(ctx)
@@ -160,7 +160,7 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 // above its level before the fill, in MiB: the ledger's charged_bytes when it
 // shows them (live and idle pages), else L's used KV.
 func lChargedAfter(end memReading, ipc string, li int, baseUsed float64, baseCharged int64) float64 {
-	if charged, ok := ledger.Segment(end.Ledger, ipc, ledger.FieldCharged); ok && end.KVMiB != nil && (charged > 0 || baseCharged > 0) {
+	if charged, ok := ledger.Server(end.Ledger, ipc, ledger.FieldCharged); ok && end.KVMiB != nil && (charged > 0 || baseCharged > 0) {
 		return max(float64(charged-baseCharged)/(1<<20), 0)
 	}
 	used, _ := end.kv(li)

@@ -11,30 +11,25 @@ import (
 // Profiles are the built-in profile names.
 var Profiles = []string{"smoke", "nightly", "weekly", "hopper"}
 
-// model is a built-in model (SPEC-runner §2).
+// model is a built-in model (docs/runner.md §2.2).
 type model struct {
 	key, hfID string
 	batch     int
 	memory    map[string]string // engine → memory fraction
 	extra     []string          // model-specific arguments
-	patches   map[string][]string
-	engines   []string // engines it runs on
+	hybrid    bool              // attention + Mamba: held to the set's hybrid_patches
+	engines   []string          // engines it runs on
 }
 
 var bothEngines = []string{"vllm", "sglang"}
 
 func stdMemory() map[string]string { return map[string]string{"vllm": "0.9", "sglang": "0.85"} }
 
-var hybridPatches = map[string][]string{
-	"vllm":   {"mamba_partial_tail", "hybrid_block_size_align"},
-	"sglang": {"elastic_mamba_pool"},
-}
-
 var models = []model{
 	{key: "qwen05b", hfID: "Qwen/Qwen2.5-0.5B-Instruct", batch: 32, memory: map[string]string{"vllm": "0.8", "sglang": "0.8"}, engines: bothEngines},
-	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), patches: hybridPatches, engines: bothEngines},
+	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
-	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), patches: hybridPatches, engines: bothEngines},
+	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
 	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, engines: []string{"vllm"}},
@@ -63,20 +58,24 @@ var flags = map[string]engineFlags{
 func builtinEngines() collect.Ordered[EnginePlan] {
 	var o collect.Ordered[EnginePlan]
 	var venv collect.Env
-	venv.Set("VLLM_USE_V2_MODEL_RUNNER", "1")
+	// /reset_prefix_cache exists only in vLLM's dev mode. The model
+	// runner (VLLM_USE_V2_MODEL_RUNNER) depends on kvcached's version, so
+	// it is in the expectation sets (docs/runner.md §2.6).
 	venv.Set("VLLM_SERVER_DEV_MODE", "1")
 	o.Set("vllm", EnginePlan{
-		Image:   "vllm/vllm-openai:v0.30.0",
-		Env:     venv,
-		Patches: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"},
+		Image:        "vllm/vllm-openai:v0.30.0",
+		Env:          venv,
+		Patches:      []string{},
+		Expectations: vllmSets(),
 		Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "e2e", "--host", "127.0.0.1",
 			"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
 			"--async-scheduling", "--compilation-config.backend=eager"},
 	})
 	o.Set("sglang", EnginePlan{
-		Image:   "lmsysorg/sglang:v0.5.20",
-		Env:     collect.Env{},
-		Patches: []string{"elastic_allocator", "elastic_memory_pool"},
+		Image:        "lmsysorg/sglang:v0.5.20",
+		Env:          collect.Env{},
+		Patches:      []string{},
+		Expectations: sglangSets(),
 		Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "e2e",
 			"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
 	})
@@ -130,7 +129,7 @@ func buildServer(o serverOpts) ServerPlan {
 		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
 		ModelArgs: []string{"--dtype", "bfloat16", f.context, "8192", f.batch, strconv.Itoa(batch), f.memory, m.memory[o.engine]},
 		ExtraArgs: []string{},
-		Patches:   m.patches[o.engine],
+		Hybrid:    m.hybrid,
 	}
 	s.ModelArgs = append(s.ModelArgs, m.extra...)
 	if o.tp > 1 {
@@ -156,9 +155,25 @@ func buildServer(o serverOpts) ServerPlan {
 	return s
 }
 
-// plan builder
+// builder builds a built-in plan: each case it adds goes into the part
+// named last with in.
 type builder struct {
-	p Plan
+	p    Plan
+	part string
+}
+
+// in makes the cases added next the cases of part name.
+func (b *builder) in(name string) { b.part = name }
+
+// add appends a case (not a setup case) to the plan and to the current part.
+func (b *builder) add(e Entry) {
+	if b.part == "" {
+		panic("builder: case " + e.Name + " added before a part was named") // built-in tables only; a test covers every profile
+	}
+	b.p.Cases = append(b.p.Cases, e)
+	part, _ := b.p.Parts.Get(b.part)
+	part.Cases = append(part.Cases, e.Name)
+	b.p.Parts.Set(b.part, part)
 }
 
 func (b *builder) setup(engine string) {
@@ -186,7 +201,7 @@ func (b *builder) group(engine, modelKey string, tp int, fp8 bool, layouts ...st
 		o := base
 		o.layout = l
 		s := buildServer(o)
-		b.p.Cases = append(b.p.Cases, Entry{Kind: KindServer, Name: s.Name, Group: group, Servers: []ServerPlan{s}})
+		b.add(Entry{Kind: KindServer, Name: s.Name, Group: group, Servers: []ServerPlan{s}})
 	}
 }
 
@@ -201,12 +216,12 @@ func (b *builder) elastic(ea, ma, eb, mb string) {
 		oa.suffix, ob.suffix = "-a", "-b"
 	}
 	sa, sb := buildServer(oa), buildServer(ob)
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindElastic, Name: pairName("elastic", sa, sb), GPU: "0", Batch: 128, Servers: []ServerPlan{sa, sb}})
+	b.add(Entry{Kind: KindElastic, Name: pairName("elastic", sa, sb), GPU: "0", Batch: 128, Servers: []ServerPlan{sa, sb}})
 }
 
 func (b *builder) limit(engine, modelKey string) {
 	s := buildServer(serverOpts{engine: engine, model: modelKey, layout: "c1", tag: "limit"})
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindLimit, Name: "limit-" + engine + "-" + modelKey, Servers: []ServerPlan{s}})
+	b.add(Entry{Kind: KindLimit, Name: "limit-" + engine + "-" + modelKey, Servers: []ServerPlan{s}})
 }
 
 func (b *builder) priority(el, ml, eh, mh string) {
@@ -219,31 +234,41 @@ func (b *builder) priority(el, ml, eh, mh string) {
 	sl, sh := buildServer(ol), buildServer(oh)
 	lo, hi := 0, 1
 	sl.Priority, sh.Priority = &lo, &hi
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
+	b.add(Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
 }
 
-// BuiltinPlan returns the built-in plan of a profile (SPEC-runner §2).
+// BuiltinPlan returns the built-in plan of a profile (docs/runner.md §2.4). Its
+// parts are the GPU jobs of the profile's workflow: one per engine, plus, in
+// weekly, one for the co-location pairs, whose cross-engine elastic pair
+// needs both engines' containers on one machine.
 func BuiltinPlan(profile string) (*Plan, error) {
 	b := &builder{p: Plan{Profile: profile, Engines: builtinEngines()}}
 	all := []string{"c1", "c0", ""}
 	switch profile {
 	case "smoke":
 		for _, e := range bothEngines {
+			b.in(e)
 			b.group(e, "qwen05b", 1, false, "c1")
 		}
 	case "nightly":
 		for _, e := range bothEngines {
+			b.in(e)
 			for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
 				b.group(e, m, 1, false, all...)
 			}
 		}
+		b.in("vllm")
 		b.elastic("vllm", "qwen05b", "vllm", "qwen35_4b")
+		b.in("sglang")
 		b.elastic("sglang", "qwen05b", "sglang", "qwen35_4b")
+		b.in("vllm")
 		b.limit("vllm", "qwen05b")
+		b.in("sglang")
 		b.limit("sglang", "qwen05b")
 		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "weekly":
 		for _, e := range bothEngines {
+			b.in(e)
 			for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
 				mm, _ := findModel(m)
 				if !slices.Contains(mm.engines, e) {
@@ -253,12 +278,17 @@ func BuiltinPlan(profile string) (*Plan, error) {
 			}
 			b.group(e, "qwen05b", 1, true, "c1")
 		}
+		// The pairs need one GPU, the server cases above two (TP 2); the
+		// elastic pair runs a vLLM and an SGLang server side by side.
+		b.in("colocation")
 		b.elastic("vllm", "qwen05b", "sglang", "qwen35_4b")
 		b.priority("vllm", "qwen05b", "vllm", "qwen35_4b")
 		// The priority pair needs no ballast: H's burst outgrows the free
 		// memory of any GPU because L holds its idle cache.
 		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "hopper":
+		// The part the perf workflow's Hopper job writes (<results>/e2e/).
+		b.in("e2e")
 		b.group("vllm", "qwen38_27b", 1, false, "c1")
 		g := HopperSimGPU
 		b.p.SimGPU = &g

@@ -30,11 +30,17 @@ type Outcome struct {
 	NotRun []string
 }
 
-// Run runs the plan into the part directory (SPEC-runner §6): part.json
+// Run runs the plan into the part directory (docs/runner.md §6): part.json
 // (planned) and setup.json first, each finished case appended to
 // cases.jsonl, then summary.json, the final setup.json, summary.md and
 // part.json with complete last. A failed case is data, not an error; the
 // error is for a part that could not be written.
+//
+// When ctx is cancelled (an interrupt) Run does not wait for the running
+// case: it writes the partial part at once (the case counts as not run),
+// and only then waits for the case to stop its servers, each within the
+// interrupt stop timeout (engine.Timing), or at once when Kill closes. So
+// a job that is SIGKILLed soon after its cancellation keeps a valid part.
 func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := r.defaults(); err != nil {
 		return nil, err
@@ -56,6 +62,19 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	logw := r.Redactor().Writer(runLog)
 	defer logw.Close()
 	progress := io.MultiWriter(r.stderr(), logw)
+	// The case cut short by an interrupt, still stopping its servers: its
+	// result comes on running, after the part is written.
+	var running <-chan collect.CaseResult
+	var runningName string
+	defer func() {
+		if running == nil {
+			return
+		}
+		t := r.Timing.Server
+		r.printf(progress, "%s %s: stopping its servers (SIGKILL after %s; a second SIGINT or SIGTERM kills them at once)\n",
+			r.now().UTC().Format("15:04:05"), runningName, min(t.InterruptStopTimeout, t.StopTimeout))
+		<-running
+	}()
 
 	started := r.now().UTC()
 	gh, err := collect.GitHubFromEnv(r.getenv, r.CheckRunID)
@@ -111,7 +130,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			break
 		}
 		if why := r.blockedBySetup(e, failedSetup); why != "" {
-			fmt.Fprintf(progress, "%s %s: NOT RUN (%s)\n", r.now().UTC().Format("15:04:05"), e.Name, why)
+			r.printf(progress, "%s %s: NOT RUN (%s)\n", r.now().UTC().Format("15:04:05"), e.Name, why)
 			continue
 		}
 		c := &Case{R: r, Entry: e}
@@ -119,18 +138,25 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			c.Group = groups[e.Group]
 		}
 		if actions {
-			fmt.Fprintf(r.stderr(), "::group::%s\n", e.Name)
+			r.printf(r.stderr(), "::group::%s\n", e.Name)
 		}
-		res := r.runCase(ctx, c)
+		resCh := make(chan collect.CaseResult, 1)
+		go func() { resCh <- r.runCase(ctx, c) }()
+		var res collect.CaseResult
+		select {
+		case res = <-resCh:
+		case <-ctx.Done():
+			running, runningName = resCh, e.Name
+		}
 		if actions {
-			fmt.Fprintln(r.stderr(), "::endgroup::")
+			r.printf(r.stderr(), "::endgroup::\n")
 		}
 		if r.Terminal {
-			fmt.Fprint(r.stderr(), "\r\033[K")
+			r.printf(r.stderr(), "\r\033[K")
 		}
 		if ctx.Err() != nil {
 			// The case was cut short: it did not finish, so it is not run.
-			fmt.Fprintf(progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
+			r.printf(progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
 			break
 		}
 		if e.Kind == KindSetup && res.Failed() {
@@ -198,12 +224,14 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		return out, err
 	}
 	// The setup cases' version probes have run: the final setup.json
-	// carries the versions they found.
-	r.applyVersions(setup)
+	// carries the versions they found and, rebuilt, the env of the
+	// expectation sets they picked.
+	setup = r.BuildSetup()
+	r.applyVersions(setup, done)
 	if err := w.WriteSetup(setup); err != nil {
 		return out, err
 	}
-	md := collect.SummaryMarkdown(r.Part, cases)
+	md := collect.SummaryMarkdown(r.Part, cases, r.Redactor())
 	if len(out.NotRun) > 0 {
 		md = append(md, fmt.Sprintf("\nNot run: %s\n", strings.Join(out.NotRun, ", "))...)
 	}
@@ -212,7 +240,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	if p := r.getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		if err := w.AppendFile(p, append(md, '\n')); err != nil {
-			fmt.Fprintf(progress, "ci-report run: %v\n", err)
+			r.printf(progress, "ci-report run: %v\n", err)
 		}
 	}
 	complete := !out.Interrupted
@@ -273,6 +301,14 @@ func (r *Runner) blockedBySetup(e *Entry, failed map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// printf writes a progress line under the lock that Case.Progress takes: a
+// case cut short by an interrupt may still report while Run finishes.
+func (r *Runner) printf(w io.Writer, format string, a ...any) {
+	r.progMu.Lock()
+	defer r.progMu.Unlock()
+	fmt.Fprintf(w, format, a...)
 }
 
 func (r *Runner) progressLine(w io.Writer, res *collect.CaseResult) {
@@ -366,7 +402,7 @@ func (r *Runner) defaults() error {
 	return nil
 }
 
-// BuildSetup is setup.json from the plan and the GPUs (SPEC-formats §3).
+// BuildSetup is setup.json from the plan and the GPUs (docs/formats.md §3).
 func (r *Runner) BuildSetup() *collect.Setup {
 	s := &collect.Setup{
 		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),
@@ -391,7 +427,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")
-		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: ep.Env, Server: server})
+		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]

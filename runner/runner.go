@@ -21,10 +21,10 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-// Timing holds every wait of the runner; zero fields take the spec's values
-// (DefaultTiming). Under --simulate the waits on simulated behaviour are
-// scaled by the simulator's time scale (see Scaled), so the fault suite
-// runs in seconds.
+// Timing holds every wait of the runner; zero fields take the documented
+// values (DefaultTiming, docs/runner.md §8). Under --simulate the waits on
+// simulated behaviour are scaled by the simulator's time scale (see Scaled),
+// so the fault suite runs in seconds.
 type Timing struct {
 	// Server is the readiness and stop timing of every server.
 	Server engine.Timing
@@ -54,7 +54,7 @@ type Timing struct {
 	VersionProbeTimeout time.Duration
 }
 
-// DefaultTiming is the spec's timing.
+// DefaultTiming is the documented timing (docs/runner.md §8).
 var DefaultTiming = Timing{
 	Server:         engine.DefaultTiming,
 	RequestTimeout: 30 * time.Minute, ResetTimeout: 2 * time.Minute,
@@ -94,7 +94,7 @@ func (t Timing) WithDefaults() Timing {
 // ready and stop timeouts (a simulated server loads and stops in scaled
 // time). The timeouts of single calls that only guard against a hang — one
 // kvctl call, one /health probe, one request, one prefix-cache reset, an
-// install — keep the spec's values: scaled, a loaded machine would turn
+// install — keep their documented values: scaled, a loaded machine would turn
 // them into failures (10 s of kvctl is 0.5 s at 0.05).
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()
@@ -106,7 +106,7 @@ func (t Timing) Scaled(f float64) Timing {
 	}
 	for _, d := range []*time.Duration{
 		&t.Server.ReadyPoll, &t.Server.ReadyTimeout, &t.Server.StopPoll,
-		&t.Server.StopTimeout, &t.Server.KillWait,
+		&t.Server.StopTimeout, &t.Server.KillWait, &t.Server.InterruptStopTimeout,
 		&t.GPUProcessWait, &t.GPUProcessPoll,
 		&t.BallastReady, &t.ElasticSample, &t.PrioritySample, &t.DrainStep, &t.DrainMax, &t.LimitWait,
 	} {
@@ -145,6 +145,10 @@ type Runner struct {
 	Port int
 	// StopSignal stops servers (default SIGINT).
 	StopSignal syscall.Signal
+	// Kill, once closed (a second SIGINT or SIGTERM), SIGKILLs every
+	// server's and ballast's process group at once; nil never fires. The
+	// first interrupt is the context given to Run.
+	Kill <-chan struct{}
 	// BallastCmd is the ballast helper's argv (under --simulate: sim ballast).
 	BallastCmd []string
 	// Kvctl is kvctl's argv (default [kvctl]; under --simulate: sim kvctl).
@@ -182,6 +186,11 @@ type Runner struct {
 	Now func() time.Time
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
+	// Redact hides the secrets in everything the run writes (the part's
+	// files, serve.log, the job summary). The CLI builds it from the whole
+	// environment it saw (collect.SecretNames); nil: the values of
+	// collect.SecretEnvNames as Getenv reads them, and the token shapes.
+	Redact *collect.Redactor
 	// Stderr gets the progress lines.
 	Stderr io.Writer
 	// Terminal: stderr is a terminal, so a live phase line is shown.
@@ -193,7 +202,9 @@ type Runner struct {
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
+	verMu    sync.Mutex          // an interrupted setup case may still write versions while Run reads them
 	versions map[string]Versions // engine → its setup case's probe
+	expect   map[string]picked   // engine → the expectation set its setup case picked
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex
@@ -220,8 +231,12 @@ func (r *Runner) stderr() io.Writer {
 	return io.Discard
 }
 
-// Redactor returns the secret redactor of the run.
+// Redactor returns the secret redactor of the run: Redact, else one of
+// collect.SecretEnvNames.
 func (r *Runner) Redactor() *collect.Redactor {
+	if r.redact == nil {
+		r.redact = r.Redact
+	}
 	if r.redact == nil {
 		r.redact = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
 	}
@@ -274,11 +289,49 @@ func (c *Case) Engine(name string) EnginePlan {
 	return e
 }
 
-// ServerEnv is the environment a server starts with: the engine's, the
-// server's own, its IPC name, CUDA_VISIBLE_DEVICES, and the simulator's.
+// Expect returns what the kvcached servers of engine are held to: the
+// expectation set its setup case picked, or the engine's own patches when
+// it declares no sets (docs/runner.md §2.6). A validated plan runs an
+// engine's cases only after its setup case picked a set.
+func (c *Case) Expect(engineName string) Expectations {
+	eng := c.Engine(engineName)
+	if len(eng.Expectations) == 0 {
+		return Expectations{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
+	}
+	x := Expectations{Env: c.R.engineEnv(engineName)}
+	if p := c.R.picked(engineName); p.set != nil {
+		x.Patches, x.HybridPatches, x.CapacityLine = p.set.Patches, p.set.HybridPatches, p.set.CapacityLine
+	}
+	return x
+}
+
+// engineEnv is the env every server of engine gets: the engine's, then the
+// picked expectation set's.
+func (r *Runner) engineEnv(engineName string) collect.Env {
+	e, _ := r.Plan.Engines.Get(engineName)
+	var env collect.Env
+	setAll(&env, e.Env)
+	if p := r.picked(engineName); p.set != nil {
+		setAll(&env, p.set.Env)
+	}
+	return env
+}
+
+// picked is the expectation set engine's setup case picked (none yet: the
+// zero value). An interrupted setup case may still be writing it while Run
+// builds the final setup.json, hence the lock.
+func (r *Runner) picked(engineName string) picked {
+	r.verMu.Lock()
+	defer r.verMu.Unlock()
+	return r.expect[engineName]
+}
+
+// ServerEnv is the environment a server starts with: the engine's (and its
+// expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
+// and the simulator's.
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
-	setAll(&env, c.Engine(sp.Engine).Env)
+	setAll(&env, c.R.engineEnv(sp.Engine))
 	setAll(&env, sp.Env)
 	if sp.Kvcached() {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
@@ -317,7 +370,7 @@ func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	// run knows (its IPC name, GPUs, simulator).
 	var cmdEnv, env collect.Env
 	eng := c.Engine(sp.Engine)
-	setAll(&cmdEnv, eng.Env)
+	setAll(&cmdEnv, r.engineEnv(sp.Engine))
 	setAll(&cmdEnv, sp.Env)
 	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
 	setAll(&env, sp.Env)
@@ -342,12 +395,10 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	if gpus == nil {
 		gpus = c.R.GPUs
 	}
-	cfg := engine.ServerConfig{
-		Name: sp.Name, Engine: sp.Engine, Dir: c.Dir(sp.Name),
-		Env: c.ServerEnv(sp, gpus), Argv: c.ServerArgv(sp, port, extra...),
-		ExecPrefix: c.R.PrefixFor(sp.Engine), Port: port, StopSignal: c.R.StopSignal,
-		Redact: c.R.Redactor(), HTTP: c.R.HTTP, Timing: c.R.Timing.Server,
-	}
+	cfg := c.R.serverConfig()
+	cfg.Name, cfg.Engine, cfg.Dir = sp.Name, sp.Engine, c.Dir(sp.Name)
+	cfg.Env, cfg.Argv = c.ServerEnv(sp, gpus), c.ServerArgv(sp, port, extra...)
+	cfg.ExecPrefix, cfg.Port = c.R.PrefixFor(sp.Engine), port
 	es, err := engine.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -361,6 +412,15 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	c.servers = append(c.servers, s)
 	c.mu.Unlock()
 	return s, nil
+}
+
+// serverConfig is what every process group the run starts (servers,
+// ballasts) shares: how it is stopped, killed and redacted, and its timing.
+func (r *Runner) serverConfig() engine.ServerConfig {
+	return engine.ServerConfig{
+		StopSignal: r.StopSignal, Kill: r.Kill, Exec: r.Exec,
+		Redact: r.Redactor(), HTTP: r.HTTP, Timing: r.Timing.Server,
+	}
 }
 
 // ServerEnd is what stopping a server yields: its shutdown checks and its
@@ -382,9 +442,10 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
-		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
-		Required: append(slices.Clone(c.Engine(s.Plan.Engine).Patches), s.Plan.Patches...),
+		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.RunID),
 	}
+	x := c.Expect(s.Plan.Engine)
+	obs.Required, obs.CapacityOptional = x.Required(s.Plan), !x.CapacityLine
 	if err != nil {
 		obs.LogErr = err.Error()
 	}
@@ -553,17 +614,16 @@ func (c *Case) marshalLog(log any) json.RawMessage {
 }
 
 // GroupState is what the server cases of one comparison group share: the
-// native case's phases for the comparison and the block size a kvcached case
-// enlarged to.
+// finished kvcached cases waiting for the native case and the attention
+// block sizes their servers logged.
 type GroupState struct {
 	// Name is the group.
 	Name string
 	// HasNative: the selected plan has a native case in the group.
 	HasNative bool
-	// BlockSize is the enlarged attention block size a kvcached case logged (0: none).
-	BlockSize int
-	// BlockSizeFrom names the case that logged it.
-	BlockSizeFrom string
+	// BlockSizes are the attention block sizes the group's kvcached servers
+	// that became ready logged, in case order.
+	BlockSizes []checks.CaseBlockSize
 	// Pending are the finished kvcached cases waiting for the native case.
 	Pending []*collect.CaseResult
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // memReading is one reading of a co-location case's GPU and of its servers'
-// KV caches (used_bytes of their kvctl segments), taken at At.
+// KV caches (used_bytes of their kvctl segments, `<ipc>` and `<ipc>_g<N>`
+// summed), taken at At.
 type memReading struct {
 	At time.Time
 	// GPUMiB is the GPU memory in use; valid when GPUOK.
@@ -37,7 +38,7 @@ func (r memReading) kv(i int) (float64, bool) {
 
 // memSampler reads the GPU and the ledger of one co-location case, on demand
 // (Read) and periodically (Run), and keeps every reading in time order for
-// the checks and the timelines (SPEC-formats §4.3, §4.4).
+// the checks and the timelines (docs/formats.md §4.3, §4.4).
 type memSampler struct {
 	GPU      gpu.Backend
 	GPUIndex int
@@ -89,7 +90,8 @@ func (s *memSampler) take(ctx context.Context) (memReading, error, error) {
 			r.Ledger = ledger.Stats(entries, s.IPCs, r.At)
 			r.KVMiB = map[int]float64{}
 			for i, ipc := range s.IPCs {
-				if used, ok := ledger.Segment(r.Ledger, ipc, ledger.FieldUsed); ok {
+				// A hybrid server's KV is spread over <ipc> and <ipc>_g<N>.
+				if used, ok := ledger.Server(r.Ledger, ipc, ledger.FieldUsed); ok {
 					r.KVMiB[i] = float64(used) / (1 << 20)
 				}
 			}

@@ -108,6 +108,25 @@ func TestMemSamplerRead(t *testing.T) {
 	}
 }
 
+// TestMemSamplerSumsHybridGroups: a server's KV is its segment plus its
+// `<ipc>_g<N>` pool groups, and a segment of a server whose name only starts
+// with another's IPC name is not counted for it.
+func TestMemSamplerSumsHybridGroups(t *testing.T) {
+	k := &scriptedKvctl{list: func(int) (string, error) {
+		return `[{"ipc":"e2e_1_a","used_bytes":104857600},{"ipc":"e2e_1_a_g1","used_bytes":52428800},` +
+			`{"ipc":"e2e_1_ab","used_bytes":10485760},{"ipc":"e2e_1_a_tp2","used_bytes":1048576000}]`, nil
+	}}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec},
+		Names: []string{"a", "ab"}, IPCs: []string{"e2e_1_a", "e2e_1_ab"}}
+	r := s.Read(context.Background())
+	if v, ok := r.kv(0); !ok || v != 150 {
+		t.Errorf("kv(a) = %v, %v; want 150 MiB (<ipc> + <ipc>_g1)", v, ok)
+	}
+	if v, ok := r.kv(1); !ok || v != 10 {
+		t.Errorf("kv(ab) = %v, %v; want 10 MiB", v, ok)
+	}
+}
+
 func TestMemSamplerRunStops(t *testing.T) {
 	k := &scriptedKvctl{list: func(n int) (string, error) {
 		return fmt.Sprintf(`[{"ipc":"x","used_bytes":%d}]`, n<<20), nil

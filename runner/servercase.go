@@ -15,7 +15,7 @@ func init() {
 	registerKind(KindServer, KindFunc(runServerCase))
 }
 
-// Server-case workload sizes (SPEC-runner §5).
+// Server-case workload sizes (docs/runner.md §5.2).
 const (
 	genTokens     = 64
 	apcTokens     = 32
@@ -65,7 +65,7 @@ var (
 func ServerChecks() collect.Ordered[string] {
 	var o collect.Ordered[string]
 	o.Set("server_ready", "the server answers GET /health with 200 before the ready timeout")
-	o.Set("prefix_cache_reset", "the prefix-cache reset call answers 200")
+	o.Set("prefix_cache_reset", "the prefix-cache reset took effect: the 1800-word prompt, sent again right after the reset, has fewer cached tokens than right before it (nothing cached before: nothing to verify); the call's HTTP answer alone proves nothing")
 	for _, p := range ServerPhases {
 		o.Set(p+"_ok", "every request of "+p+" answers 200 with token ids")
 	}
@@ -73,13 +73,13 @@ func ServerChecks() collect.Ordered[string] {
 	o.Set("clean_exit_on_signal", "the whole process group exits within 90 s of the stop signal, without SIGKILL")
 	o.Set("no_error_signatures", "serve.log shows no traceback, CUDA error, illegal memory access, CUDA out of memory, Failed to patch or Error applying before the stop signal")
 	o.Set("kvcached_active", "kvcached cases: every required patch is logged and a KV capacity line is found")
-	o.Set("shm_removed", "kvcached cases: no /dev/shm entry starts with the server's IPC name after it stopped")
-	o.Set("socket_dirs_removed", "kvcached cases: no /tmp entry contains the server's IPC name after it stopped")
+	o.Set("shm_removed", "kvcached cases: after the server stopped, no /dev/shm entry is its IPC name or that name followed by _ (its pool groups _g<N> included; a longer IPC name of the run is another server's)")
+	o.Set("socket_dirs_removed", "kvcached cases: after the server stopped, no /tmp entry contains its IPC name (unless it contains a longer IPC name of the run)")
 	o.Set("kvcached_inactive", "native cases: serve.log has no [kvcached] line")
 	o.Set("no_gpu_process_left", "no compute process is left on the run's GPUs within 60 s after the server stopped")
 	o.Set("<phase>_tokens_equal", "kvcached cases with a native case: gen_seq and apc_0..2 give the same tokens as native")
 	o.Set("apc_<n>_cached_tokens_equal", "kvcached cases with a native case: apc_0..2 report the same cached tokens as native")
-	o.Set("native_block_size_matched", "native cases after a kvcached case enlarged the attention block size: run with that --block-size")
+	o.Set("native_block_size_matched", "native cases of a group where vLLM set a hybrid model's attention block size: the native server logged the same block size as each kvcached server of its group (vLLM computes it itself; no --block-size is passed)")
 	return o
 }
 
@@ -88,14 +88,14 @@ func ServerWorkload() []string {
 	return []string{
 		"gen_seq: 9 prompts (6 short questions, filler documents of 300, 900 and 1800 words), 64 tokens, greedy, one at a time.",
 		"gen_conc: the same 9 prompts, all at once.",
-		"Reset the prefix cache.",
+		"Reset the prefix cache, sending the 1800-word filler (1 token) right before and right after it to see its cached tokens drop.",
 		"apc_0, apc_1, apc_2: a 1300-word document followed by each of 4 questions, 32 tokens, one at a time.",
 		"apc_conc: the same 4 prompts, 4 at once.",
 		"Stop the server with the stop signal; check its log, shared-memory segments, socket directories and GPU processes.",
 	}
 }
 
-// runServerCase is the server case (SPEC-runner §5).
+// runServerCase is the server case (docs/runner.md §5.2).
 func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	sp := &c.Entry.Servers[0]
 	var list []collect.Check
@@ -103,16 +103,20 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	log.Set("setup", c.R.Setup(sp, c.Port(0)))
 	var phases collect.Ordered[collect.Phase]
 
-	var extra []string
-	blockNote := ""
-	if !sp.Kvcached() && c.Group != nil && c.Group.BlockSize > 0 {
-		extra = []string{"--block-size", strconv.Itoa(c.Group.BlockSize)}
-		blockNote = c.Group.BlockSizeFrom
-	}
+	// The native server gets no --block-size: vLLM picks a hybrid model's
+	// attention block size itself, kvcached or not, and which sizes
+	// --block-size accepts depends on the version (older
+	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128,
+	// 256]`, below the 528..1568 hybrid models get; newer,
+	// vllm/config/cache.py@002f10e0cfa1: any size > 0). So the native case
+	// compares the sizes both servers logged.
+	ready := false
+	var blockSize int
 	finish := func() collect.CaseResult {
-		if blockNote != "" {
-			_, started := log.Get(sp.Name)
-			list = append(list, checks.NativeBlockSizeMatched(c.Group.BlockSize, blockNote, started))
+		if !sp.Kvcached() && c.Group != nil {
+			if ch, ok := checks.NativeBlockSizeMatched(blockSize, ready, c.Group.BlockSizes); ok {
+				list = append(list, ch)
+			}
 		}
 		return c.Result(list, log, &phases)
 	}
@@ -125,7 +129,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		return finish()
 	}
 	c.Progress("starting server")
-	s, err := c.StartServer(ctx, sp, c.Port(0), nil, extra...)
+	s, err := c.StartServer(ctx, sp, c.Port(0), nil)
 	if err != nil {
 		list = append(list, checks.Ready("server_ready", err.Error()))
 		return finish()
@@ -133,7 +137,8 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	c.Progress("waiting for readiness")
 	readyErr := s.WaitReady(ctx)
 	list = append(list, checks.Ready("server_ready", errText(readyErr)))
-	if readyErr == nil {
+	ready = readyErr == nil
+	if ready {
 		client := s.Client
 		gen, apc := GenRequests(), APCRequests()
 		runPhase := func(name string, reqs []engine.Request, conc int) {
@@ -146,7 +151,9 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		runPhase("gen_seq", gen, 1)
 		runPhase("gen_conc", gen, len(gen))
 		c.Progress("prefix-cache reset")
-		list = append(list, checks.PrefixCacheReset(errText(client.ResetPrefixCache(ctx))))
+		resetCheck, resetLog := resetPrefixCache(ctx, client)
+		list = append(list, resetCheck)
+		log.Set("prefix_cache_reset", resetLog)
 		runPhase("apc_0", apc, 1)
 		runPhase("apc_1", apc, 1)
 		runPhase("apc_2", apc, 1)
@@ -166,10 +173,50 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	log.Set(sp.Name, end.Log)
 	c.Progress("waiting for the GPU to empty")
 	list = append(list, c.WaitNoGPUProcess(ctx, nil))
-	if sp.Kvcached() && c.Group != nil && len(end.Log.BlockSize) == 2 && end.Log.BlockSize[0] > end.Log.BlockSize[1] && c.Group.BlockSize == 0 {
-		c.Group.BlockSize, c.Group.BlockSizeFrom = end.Log.BlockSize[0], sp.Name
+	if len(end.Log.BlockSize) > 0 {
+		blockSize = end.Log.BlockSize[0]
+	}
+	if sp.Kvcached() && c.Group != nil && ready {
+		c.Group.BlockSizes = append(c.Group.BlockSizes, checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
 	}
 	return finish()
+}
+
+// ResetProbe is the request that shows a prefix-cache reset's effect: the
+// longest prompt of the gen phases, which they have cached.
+func ResetProbe() engine.Request {
+	last := len(fillerWords) - 1
+	return engine.Request{Prompt: engine.Filler(last+1, fillerWords[last]), MaxTokens: 1}
+}
+
+// resetPrefixCache resets the server's prefix cache and verifies the reset
+// by its effect: ResetProbe's cached tokens right before and right after it
+// (checks.PrefixCacheReset says why the HTTP answer is not enough). It
+// returns the check and the case log's prefix_cache_reset object.
+func resetPrefixCache(ctx context.Context, client *engine.Client) (collect.Check, collect.Ordered[any]) {
+	var obs checks.ResetObservation
+	before := client.Generate(ctx, ResetProbe())
+	obs.Answer = errText(client.ResetPrefixCache(ctx))
+	after := client.Generate(ctx, ResetProbe())
+	var probeErrs []string
+	for _, r := range []collect.RequestResult{before, after} {
+		if !r.OK() && r.Error != nil {
+			probeErrs = append(probeErrs, *r.Error)
+		} else if !r.OK() {
+			probeErrs = append(probeErrs, fmt.Sprintf("HTTP %d without token ids", r.Status))
+		}
+	}
+	obs.ProbeErr = strings.Join(probeErrs, "; ")
+	obs.Before, obs.After = before.CachedTokens, after.CachedTokens
+	var log collect.Ordered[any]
+	if obs.Answer == "" {
+		log.Set("answer", "200")
+	} else {
+		log.Set("answer", checks.Cut(obs.Answer, 300))
+	}
+	log.Set("cached_before", obs.Before)
+	log.Set("cached_after", obs.After)
+	return checks.PrefixCacheReset(obs), log
 }
 
 func joinInts(v []int) string {

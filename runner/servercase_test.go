@@ -2,11 +2,17 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +92,21 @@ func TestSimSmokeProfilePasses(t *testing.T) {
 			t.Logf("%s: %v %v", c.Name, failedChecks(c), c.Checks)
 		}
 		t.Fatalf("smoke did not pass: not run %v", out.NotRun)
+	}
+	// The reset is seen to take effect on both engines, not merely answered.
+	for _, c := range out.Cases {
+		if d := checkDetail(c, "prefix_cache_reset"); !strings.HasSuffix(c.Name, "-setup") &&
+			!regexp.MustCompile(`^cached tokens of the repeated prompt [1-9]\d* before the reset, 0 after \(the reset answered 200\)$`).MatchString(d) {
+			t.Errorf("%s: prefix_cache_reset %q", c.Name, d)
+		}
+	}
+	// The simulated versions pick the shipped sets, recorded in setup.json.
+	var setup collect.Setup
+	readJSON(t, filepath.Join(r.OutDir, "setup.json"), &setup)
+	for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+		if e, _ := setup.Engines.Get(eng); e.Expectations == nil || e.Expectations.Set != set {
+			t.Errorf("setup.json %s expectations %+v, want set %s", eng, e.Expectations, set)
+		}
 	}
 	c := out.Cases[1]
 	want := []string{"server_ready", "prefix_cache_reset", "gen_seq_ok", "gen_conc_ok", "apc_0_ok", "apc_1_ok", "apc_2_ok", "apc_conc_ok",
@@ -190,5 +211,120 @@ func TestSimInterruptedRun(t *testing.T) {
 	// The finished kvcached case is kept as it ran, without comparisons.
 	if len(out.Cases) != 2 || out.Cases[1].Name != "vllm-qwen05b-kv_c1" || out.Cases[1].Failed() {
 		t.Fatalf("cases %v", caseNames(out.Cases))
+	}
+}
+
+// fakeVLLM answers completions with the cached tokens it holds for a prompt
+// seen before, and POST /reset_prefix_cache with 200, emptying its cache
+// only when resets is true: vLLM's answer is 200 either way.
+type fakeVLLM struct {
+	mu     sync.Mutex
+	resets bool
+	seen   map[string]bool
+}
+
+func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r.URL.Path {
+	case "/reset_prefix_cache":
+		if f.resets {
+			f.seen = map[string]bool{}
+		}
+	case "/v1/completions":
+		var body struct{ Prompt string }
+		json.NewDecoder(r.Body).Decode(&body)
+		usage := `{"prompt_tokens":2400}` // no prompt_tokens_details: nothing cached
+		if f.seen[body.Prompt] {
+			usage = `{"prompt_tokens":2400,"prompt_tokens_details":{"cached_tokens":2384}}`
+		}
+		f.seen[body.Prompt] = true
+		fmt.Fprintf(w, `{"choices":[{"text":"x","token_ids":[7]}],"usage":%s}`, usage)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// TestResetPrefixCacheByEffect: a 200 from /reset_prefix_cache does not pass
+// prefix_cache_reset; the repeated prompt's cached tokens must drop.
+func TestResetPrefixCacheByEffect(t *testing.T) {
+	for _, c := range []struct {
+		resets bool
+		wantOK bool
+		detail string
+	}{
+		{true, true, "cached tokens of the repeated prompt 2384 before the reset, 0 after (the reset answered 200)"},
+		{false, false, "the reset had no effect: the repeated prompt had 2384 cached tokens before it, 2384 after (the reset answered 200)"},
+	} {
+		f := &fakeVLLM{resets: c.resets, seen: map[string]bool{ResetProbe().Prompt: true}}
+		srv := httptest.NewServer(f)
+		ch, log := resetPrefixCache(context.Background(), &engine.Client{Engine: engine.VLLM, BaseURL: srv.URL})
+		srv.Close()
+		if ch.Name != "prefix_cache_reset" || ch.OK != c.wantOK || ch.Detail != c.detail {
+			t.Errorf("resets=%v: %+v, want ok %v, %q", c.resets, ch, c.wantOK, c.detail)
+		}
+		if b, _ := json.Marshal(log); c.resets && string(b) != `{"answer":"200","cached_before":2384,"cached_after":0}` {
+			t.Errorf("case log %s", b)
+		}
+	}
+}
+
+// TestSimHybridBlockSize: vLLM sets a hybrid model's attention block size
+// itself, kvcached or not, so the native case gets no --block-size and
+// compares the size its server logged with the kvcached servers'.
+func TestSimHybridBlockSize(t *testing.T) {
+	out, r := serverSim(t, "nightly", []string{"vllm-qwen35_4b-*"}, "", context.Background(), nil)
+	if !out.OK {
+		for _, c := range out.Cases {
+			t.Logf("%s: %v", c.Name, failedChecks(c))
+		}
+		t.Fatal("the hybrid group did not pass")
+	}
+	var native collect.CaseResult
+	for _, c := range out.Cases {
+		if c.Name == "vllm-qwen35_4b-native" {
+			native = c
+		}
+	}
+	if d := checkDetail(native, "native_block_size_matched"); d != "block size 128, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged" {
+		t.Errorf("native_block_size_matched %q (checks %v)", d, native.Checks)
+	}
+	cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-native", "cmd.txt"))
+	if err != nil || strings.Contains(string(cmd), "--block-size") {
+		t.Errorf("native cmd.txt %s (%v): want no --block-size", cmd, err)
+	}
+}
+
+// The simulated kvcached reports versions a shipped set covers
+// (TestSimSmokeProfilePasses); one reporting a version no set covers fails
+// its engines' setup cases, saying what it found and which ranges exist,
+// and no case of those engines runs against guessed expectations.
+func TestSimUnmatchedKvcachedVersion(t *testing.T) {
+	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
+		r.Sim.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
+	})
+	if out.OK || len(out.Cases) != 2 {
+		t.Fatalf("outcome ok=%v with %d cases, want the two setup cases only", out.OK, len(out.Cases))
+	}
+	if d := cmp.Diff([]string{"vllm-qwen05b-kv_c1", "sglang-qwen05b-kv_c1"}, out.NotRun); d != "" {
+		t.Fatalf("not run (-want +got):\n%s", d)
+	}
+	want := map[string]string{
+		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.2.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
+		"sglang-setup": "found sglang 0.5.20+sim, kvcached 0.2.0; no expectation set matches: sglang-mamba (kvcached >=0.1.5,<0.2, sglang >=0.4.9, defining elastic_mamba_pool); sglang-released (kvcached >=0.1.1,<0.1.6, sglang >=0.4.9, lacking elastic_mamba_pool)",
+	}
+	for _, c := range out.Cases {
+		if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" {
+			t.Errorf("%s failed checks (-want +got):\n%s", c.Name, d)
+		}
+		for _, ch := range c.Checks {
+			if ch.Name == "expectations_matched" && ch.Detail != want[c.Name] {
+				t.Errorf("%s: detail\n%s\nwant\n%s", c.Name, ch.Detail, want[c.Name])
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(r.OutDir, "run.log"))
+	if err != nil || !strings.Contains(string(data), "vllm-qwen05b-kv_c1: NOT RUN (vllm-setup failed)") {
+		t.Fatalf("run.log lacks the not-run line (%v):\n%s", err, data)
 	}
 }

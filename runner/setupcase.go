@@ -23,8 +23,12 @@ func init() {
 // (output to `<engine>-install.log`), otherwise it checks that the engine's
 // server command is on the PATH. Without a GPU it fails too: the engine's
 // cases could not run. Once installed, a version probe learns the engine's
-// versions for setup.json (case log `versions`); a failed probe is a note
-// (`version_probe_error`), not a failed case: the versions are context.
+// versions for setup.json (case log `versions`). For an engine that declares
+// expectation sets the versions pick the set its cases are held to
+// (`expectations_matched`, docs/runner.md §2.6): no set, or no versions,
+// fails the case, so that no case runs against guessed expectations.
+// Without sets a failed probe is a note (`version_probe_error`), not a
+// failed case: the versions are context.
 func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	name := c.Entry.Engine
 	var list []collect.Check
@@ -35,15 +39,35 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	list = append(list, checks.InstallKvcached(problem, note))
 	var log collect.Ordered[any]
 	if problem == "" {
+		sets := c.Engine(name).Expectations
 		v, err := c.probeVersions(ctx, name)
 		if err != nil {
-			log.Set("version_probe_error", checks.Cut(c.R.Redactor().String(err.Error()), 500))
+			msg := checks.Cut(c.R.Redactor().String(err.Error()), 500)
+			log.Set("version_probe_error", msg)
+			if len(sets) > 0 {
+				list = append(list, checks.ExpectationsMatched("", "the version probe failed, so no expectation set can be picked: "+msg))
+			}
 		} else {
 			log.Set("versions", v)
+			c.R.verMu.Lock()
 			if c.R.versions == nil {
 				c.R.versions = map[string]Versions{}
 			}
 			c.R.versions[name] = v
+			if len(sets) > 0 {
+				p := pickExpectations(name, sets, v)
+				set := ""
+				if p.set != nil {
+					set = p.set.Name
+					if c.R.expect == nil {
+						c.R.expect = map[string]picked{}
+					}
+					c.R.expect[name] = p
+				}
+				log.Set("expectations", map[string]string{"set": set, "why": p.why})
+				list = append(list, checks.ExpectationsMatched(set, p.why))
+			}
+			c.R.verMu.Unlock()
 		}
 	}
 	return c.Result(list, log, nil)

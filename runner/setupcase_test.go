@@ -35,7 +35,7 @@ func TestSetupCase(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			plan := &Plan{Profile: "p", Engines: builtinEngines(), Cases: []Entry{{Kind: KindSetup, Name: "vllm-setup", Engine: "vllm"}}}
 			e, _ := plan.Engines.Get("vllm")
-			e.Server = []string{c.server, "serve"}
+			e.Server, e.Expectations = []string{c.server, "serve"}, nil // TestSetupCaseExpectations has the sets
 			plan.Engines.Set("vllm", e)
 			f := newFakeRun(t, plan, nil)
 			f.r.InstallCmd, f.r.ExecPrefix = c.install, c.prefix
@@ -88,7 +88,8 @@ func TestSetupCaseVersionProbe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			plan := &Plan{Profile: "p", Engines: builtinEngines(), Cases: []Entry{{Kind: KindSetup, Name: "vllm-setup", Engine: "vllm"}}}
 			e, _ := plan.Engines.Get("vllm")
-			e.Server = []string{"sh", "serve"}
+			// Without expectation sets a probe's failure is a note.
+			e.Server, e.Expectations = []string{"sh", "serve"}, nil
 			plan.Engines.Set("vllm", e)
 			f := newFakeRun(t, plan, nil)
 			f.r.VersionProbe = []string{"sh", "-c", c.probe, "probe", "{engine}"}
@@ -137,5 +138,106 @@ func TestVersionProbeArgv(t *testing.T) {
 	got = c.versionProbeArgv("vllm")
 	if d := cmp.Diff([]string{"env", "CI_REPORT_SIM_DIR=/w", "/bin/ci-report", "sim", "versions", "--engine", "vllm"}, got); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// The setup case picks the expectation set by the probed versions; the
+// engine's cases run against it, and with none they do not run at all.
+func TestSetupCaseExpectations(t *testing.T) {
+	const mrv2 = `"kvcached_patches":["elastic_block_pool","gpu_worker","kv_layout_v2","model_runner_v2"]`
+	const v1 = `"kvcached_patches":["elastic_block_pool","engine_core","gpu_model_runner","gpu_worker","kv_cache_coordinator"]`
+	type tc struct {
+		name       string
+		probe      string
+		wantSet    string // "" : the setup case fails
+		wantDetail string // expectations_matched's detail contains it
+		wantEnv    string // the server's VLLM_USE_V2_MODEL_RUNNER
+		wantReq    []string
+		wantCapOpt bool
+	}
+	for _, c := range []tc{
+		{name: "kvcached with MRV2 on vLLM 0.30", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + `}`,
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
+			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}},
+		{name: "released 0.1.5: the V1 runner, no capacity line", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + v1 + `}`,
+			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.1.5 in ==0.1.5", wantEnv: "0",
+			wantReq: []string{"elastic_block_pool", "gpu_model_runner", "gpu_worker"}, wantCapOpt: true},
+		{name: "a kvcached no set covers", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + `}`,
+			wantDetail: "found vllm 0.30.0, kvcached 0.2.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+		{name: "a vLLM no set covers", probe: `{"engine":"0.32.0","kvcached":"0.1.5",` + v1 + `}`,
+			wantDetail: "found vllm 0.32.0, kvcached 0.1.5; no expectation set matches"},
+		{name: "patch names unknown", probe: `{"engine":"0.30.0","kvcached":"0.1.5"}`,
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.5 (its patch names unknown); no expectation set matches"},
+		{name: "no kvcached", probe: `{"engine":"0.30.0","kvcached":null}`,
+			wantDetail: "found vllm 0.30.0, kvcached unknown"},
+		{name: "a failed probe picks nothing", probe: `oops`,
+			wantDetail: "the version probe failed, so no expectation set can be picked: version probe (sh -c"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan, err := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := plan.Engines.Get("vllm")
+			e.Server = []string{"sh", "serve"}
+			plan.Engines.Set("vllm", e)
+			var gotEnv string
+			var gotReq []string
+			var gotCapOpt bool
+			f := newFakeRun(t, plan, map[string]Kind{KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+				sp := &c.Entry.Servers[0]
+				env := c.ServerEnv(sp, nil)
+				gotEnv, _ = env.Get("VLLM_USE_V2_MODEL_RUNNER")
+				x := c.Expect(sp.Engine)
+				gotReq, gotCapOpt = x.Required(sp), !x.CapacityLine
+				return passing(ctx, c)
+			})})
+			f.r.VersionProbe = []string{"sh", "-c", "echo '" + c.probe + "'", "probe", "{engine}"}
+			out, err := f.r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			setupRes := out.Cases[0]
+			var got *collect.Check
+			for i := range setupRes.Checks {
+				if setupRes.Checks[i].Name == "expectations_matched" {
+					got = &setupRes.Checks[i]
+				}
+			}
+			if got == nil || got.OK != (c.wantSet != "") || !strings.Contains(got.Detail, c.wantDetail) {
+				t.Fatalf("expectations_matched %+v, want ok=%v with %q", got, c.wantSet != "", c.wantDetail)
+			}
+			var s collect.Setup
+			readJSON(t, filepath.Join(f.r.OutDir, "setup.json"), &s)
+			se, _ := s.Engines.Get("vllm")
+			if c.wantSet == "" {
+				// Nothing ran against guessed expectations.
+				if d := cmp.Diff([]string{"vllm-qwen05b-kv_c1"}, out.NotRun); d != "" || len(out.Cases) != 1 || out.OK {
+					t.Fatalf("not run (-want +got):\n%s\ncases %d", d, len(out.Cases))
+				}
+				if se.Expectations != nil {
+					t.Fatalf("setup.json records a set: %+v", se.Expectations)
+				}
+				return
+			}
+			if !out.OK || len(out.NotRun) > 0 {
+				t.Fatalf("run failed: not run %v, cases %+v", out.NotRun, out.Cases)
+			}
+			if gotEnv != c.wantEnv || gotCapOpt != c.wantCapOpt {
+				t.Errorf("server env VLLM_USE_V2_MODEL_RUNNER=%q capacity optional %v, want %q %v", gotEnv, gotCapOpt, c.wantEnv, c.wantCapOpt)
+			}
+			if d := cmp.Diff(c.wantReq, gotReq); d != "" {
+				t.Errorf("required patches (-want +got):\n%s", d)
+			}
+			if x := se.Expectations; x == nil || x.Set != c.wantSet || !strings.HasPrefix(x.Set+": "+x.Why, c.wantDetail) || x.CapacityLine == c.wantCapOpt {
+				t.Errorf("setup.json expectations %+v, want set %s", se.Expectations, c.wantSet)
+			}
+			if v, _ := se.Env.Get("VLLM_USE_V2_MODEL_RUNNER"); v != c.wantEnv {
+				t.Errorf("setup.json vllm env VLLM_USE_V2_MODEL_RUNNER=%q, want %q", v, c.wantEnv)
+			}
+			if !strings.HasPrefix(s.Cases[0].Cmd, "VLLM_SERVER_DEV_MODE=1 VLLM_USE_V2_MODEL_RUNNER="+c.wantEnv+" ") {
+				t.Errorf("setup.json cmd %s", s.Cases[0].Cmd)
+			}
+		})
 	}
 }

@@ -17,7 +17,11 @@ import (
 // (through the engine's exec prefix) to learn the versions setup.json's
 // engines report; `{engine}` is replaced by the engine's name. It prints
 // one JSON object of Versions; a package it cannot find is null. Reading
-// package metadata instead of importing the engine keeps it fast.
+// package metadata instead of importing the engine keeps it fast, and so
+// does reading kvcached's patch names from its installed source
+// (`patch_name = "…"` under kvcached/integration/) without importing it:
+// `import kvcached` imports torch. find_spec of a top-level package runs
+// none of its code.
 var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
 from importlib import metadata as md
 def v(p):
@@ -36,6 +40,18 @@ try:
     o["kvcached_sha"] = (d.get("vcs_info") or {}).get("commit_id")
 except Exception:
     pass
+try:
+    import importlib.util, os, re
+    names = set()
+    for root in importlib.util.find_spec("kvcached").submodule_search_locations:
+        for d, _, fs in os.walk(os.path.join(root, "integration")):
+            for f in fs:
+                if f.endswith(".py"):
+                    with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+                        names.update(re.findall(r"patch_name\s*=\s*[\"'](\w+)[\"']", fh.read()))
+    o["kvcached_patches"] = sorted(names)
+except Exception:
+    pass
 print(json.dumps(o))`, "{engine}"}
 
 // DefaultVersionProbeTimeout bounds one version probe (importing torch can
@@ -52,6 +68,10 @@ type Versions struct {
 	Torch       string `json:"torch,omitempty"`
 	CUDA        string `json:"cuda,omitempty"`
 	Digest      string `json:"digest,omitempty"`
+	// KvcachedPatches are the patch names the installed kvcached's source
+	// defines (nil: unknown), which the expectation sets may be keyed by
+	// (ExpectationSet.KvcachedDefines): builds of one version differ.
+	KvcachedPatches []string `json:"kvcached_patches,omitempty"`
 }
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
@@ -95,18 +115,35 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 }
 
 // applyVersions fills setup.json's engine versions from the probes of the
-// setup cases that ran, and kvcached_sha when neither --kvcached-sha nor
-// KVCACHED_SHA gave one (the first engine whose probe reports a commit).
-func (r *Runner) applyVersions(s *collect.Setup) {
+// setup cases that finished (done: by case name), and kvcached_sha when
+// neither --kvcached-sha nor KVCACHED_SHA gave one (the first engine whose
+// probe reports a commit). A setup case cut short by an interrupt may still
+// be probing: what it finds does not count, so setup.json does not depend
+// on how far it got.
+func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
+	finished := map[string]bool{}
+	for i := range r.Plan.Cases {
+		if e := &r.Plan.Cases[i]; e.Kind == KindSetup && done[e.Name] {
+			finished[e.Engine] = true
+		}
+	}
+	r.verMu.Lock()
+	defer r.verMu.Unlock()
 	for _, k := range s.Engines.Keys() {
 		v, ok := r.versions[k]
-		if !ok {
+		if !ok || !finished[k] {
 			continue
 		}
 		e, _ := s.Engines.Get(k)
 		e.Engine, e.Kvcached, e.Torch, e.CUDA = v.Engine, v.Kvcached, v.Torch, v.CUDA
 		if v.Digest != "" {
 			e.Digest = v.Digest
+		}
+		if x, ok := r.expect[k]; ok && x.set != nil {
+			e.Expectations = &collect.EngineExpectations{
+				Set: x.set.Name, Why: x.why, Patches: nonNil(x.set.Patches),
+				HybridPatches: x.set.HybridPatches, CapacityLine: x.set.CapacityLine,
+			}
 		}
 		s.Engines.Set(k, e)
 		if s.KvcachedSHA == nil && v.KvcachedSHA != "" {

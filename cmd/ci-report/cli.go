@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ovg-project/ci-report/collect"
 )
 
 // Exit codes shared by every subcommand.
@@ -28,10 +31,28 @@ type env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Environ lists the environment as NAME=value (os.Environ), so that
+	// every variable named like a secret is kept out of the output; nil:
+	// only collect.SecretEnvNames are.
+	Environ func() []string
 	// Sleep waits d or until ctx ends; nil means a real timer. Commands that
 	// wait (post's rate-limit and retry waits) take it, so tests of the whole
 	// CLI run instantly.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Kill is closed on a second SIGINT or SIGTERM (the first cancels the
+	// context): `run` then SIGKILLs every server at once. nil never fires.
+	Kill <-chan struct{}
+}
+
+// redactor hides the secrets of the environment (collect.SecretNames) and
+// the token shapes. render, post and run share it: what the runner kept out
+// of the part is kept out of every document too.
+func (e *env) redactor() *collect.Redactor {
+	var environ []string
+	if e.Environ != nil {
+		environ = e.Environ()
+	}
+	return collect.NewRedactor(e.Getenv, collect.SecretNames(environ)...)
 }
 
 // command is one subcommand: it parses its own args and does its work.
@@ -84,10 +105,53 @@ func errSilent(code int) error { return &exitError{Code: code} }
 
 // Main runs ci-report with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, kill, stop := interruptContext(sigs)
 	defer stop()
-	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}, args)
+	return mainEnv(ctx, &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Environ: os.Environ, Kill: kill}, args)
 }
+
+// interruptContext turns the signals received on sigs into a context
+// cancelled by the first, with an interruptError as its cause, and a channel
+// closed by the second. GitHub Actions cancels a job with SIGINT, then
+// SIGTERM about 7.5 s later and SIGKILL 2.5 s after that: the first stops
+// the servers gently (within seconds), the second kills them at once, and
+// neither is swallowed. stop ends the watch.
+func interruptContext(sigs <-chan os.Signal) (ctx context.Context, kill <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	killCh := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(interruptError{sig})
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			close(killCh)
+		case <-done:
+		}
+		// Later signals are still caught (and dropped): the run is already
+		// ending as fast as it can.
+	}()
+	var once sync.Once
+	return ctx, killCh, func() {
+		once.Do(func() {
+			close(done)
+			cancel(context.Canceled)
+		})
+	}
+}
+
+// interruptError is the cause of an interrupted context: the signal.
+type interruptError struct{ Signal os.Signal }
+
+// Error reads as signal.NotifyContext's cause did.
+func (e interruptError) Error() string { return e.Signal.String() + " signal received" }
 
 func mainEnv(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {

@@ -83,7 +83,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	mergedPath := filepath.Join(out, "merged.json")
 	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", results}
 
-	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", part, "--part", "all", "--run-id", "demo",
+	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", part, "--run-id", "demo",
 		"--port", strconv.Itoa(o.Port)}
 	for _, g := range o.Cases {
 		runArgs = append(runArgs, "--cases", g)

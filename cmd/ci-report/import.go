@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/junit"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -99,7 +98,7 @@ func importJUnitCommand(ctx context.Context, e *env, args []string) error {
 // merge, the results never change the exit code (a failed test imports
 // fine); input that cannot be read exits 2 and writes nothing.
 func runImportJUnit(_ context.Context, e *env, o importJUnitOptions) error {
-	red := collect.NewRedactor(e.Getenv, collect.SecretEnvNames...)
+	red := e.redactor()
 	im := &junit.Import{
 		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision,
 		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red,

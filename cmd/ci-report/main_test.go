@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // mainDispatchEnv makes this test binary behave as ci-report itself when a
@@ -16,4 +19,38 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// The first SIGINT or SIGTERM cancels the context with the signal as its
+// cause (exit 130 or 143), the second closes Kill: none is swallowed.
+func TestInterruptContextFirstCancelsSecondKills(t *testing.T) {
+	for _, tc := range []struct {
+		first, second os.Signal
+		exit          int
+	}{
+		{os.Interrupt, syscall.SIGTERM, exitInterrupted},
+		{syscall.SIGTERM, os.Interrupt, exitTerminated},
+	} {
+		t.Run(tc.first.String(), func(t *testing.T) {
+			sigs := make(chan os.Signal, 2)
+			ctx, kill, stop := interruptContext(sigs)
+			defer stop()
+			sigs <- tc.first
+			<-ctx.Done()
+			select {
+			case <-kill:
+				t.Fatal("Kill closed by the first signal")
+			default:
+			}
+			if got := interruptExit(context.Cause(ctx)); got != tc.exit || context.Cause(ctx).Error() != tc.first.String()+" signal received" {
+				t.Fatalf("cause %v, exit %d; want exit %d", context.Cause(ctx), got, tc.exit)
+			}
+			sigs <- tc.second
+			select {
+			case <-kill:
+			case <-time.After(30 * time.Second): // a bound against a hang
+				t.Fatal("the second signal was swallowed: Kill never closed")
+			}
+		})
+	}
 }

@@ -20,6 +20,7 @@ func init() {
 type mergeOptions struct {
 	Out        string   // merged.json path; empty: stdout
 	AllowMixed bool     // keep duplicate cases, mixed profiles and commits
+	Plan       string   // the run's plan file: its parts and cases are expected
 	Paths      []string // part directories and artifact roots
 }
 
@@ -35,8 +36,9 @@ func mergeCommand(ctx context.Context, e *env, args []string) error {
 	var o mergeOptions
 	fs.StringVar(&o.Out, "out", "", "write merged.json to `file` (default: stdout)")
 	fs.BoolVar(&o.AllowMixed, "allow-mixed", false, "merge parts that repeat case names or differ in profile or kvcached commit")
+	fs.StringVar(&o.Plan, "plan", "", planFlagUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(e.Stderr, "usage: ci-report merge [--out merged.json] [--allow-mixed] <part dirs or artifact roots...>")
+		fmt.Fprintln(e.Stderr, "usage: ci-report merge [--out merged.json] [--allow-mixed] [--plan plan.json] <part dirs or artifact roots...>")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -53,7 +55,15 @@ func mergeCommand(ctx context.Context, e *env, args []string) error {
 // runMerge reads the parts, writes merged.json and says on stderr what it
 // found. The verdict never changes the exit code: a failed run merges fine.
 func runMerge(_ context.Context, e *env, o mergeOptions) error {
-	rep, err := merge.Load(o.Paths, merge.Options{AllowMixed: o.AllowMixed})
+	opts := merge.Options{AllowMixed: o.AllowMixed}
+	if o.Plan != "" {
+		exp, err := readExpected(o.Plan)
+		if err != nil {
+			return usageErrorf("--plan: %v", err)
+		}
+		opts.Expected = exp
+	}
+	rep, err := merge.Load(o.Paths, opts)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

@@ -115,9 +115,11 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	if token == "" && !o.dryRun {
 		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
 	}
-	// The same streaming redactor as the runner's: a token split across two
-	// writes is caught too. Close writes out what it held back.
-	red := collect.NewRedactor(e.Getenv, collect.SecretEnvNames...)
+	// The same secrets as the runner's and render's, streamed: a token split
+	// across two writes is caught too. Close writes out what it held back.
+	// The documents themselves are redacted by render (inputs.load passes
+	// the secrets in), before escaping.
+	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err = o.publish(ctx, e, repo, target, token, stdout, stderr)
 	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil && cerr != nil {
@@ -127,7 +129,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
-	rep, opts, err := o.inputs.load(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, o.positionals)
+	rep, opts, err := o.inputs.load(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ}, o.positionals)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,16 @@ func runRender(ctx context.Context, e *env, args []string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	return o.run(ctx, e)
+	// The documents are redacted by render itself; the warnings (the input's
+	// problems name parts and files, which may hold anything) and whatever
+	// else reaches stdout and stderr go through the same secrets, as post's.
+	red := e.redactor()
+	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
+	err = o.run(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ, Sleep: e.Sleep})
+	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil {
+		err = cerr
+	}
+	return redactError(err, red)
 }
 
 func (o *renderOptions) run(ctx context.Context, e *env) error {

@@ -52,6 +52,7 @@ type cliGoldenCase struct {
 var cliGoldenCases = []cliGoldenCase{
 	{name: "nightly-fail", tree: "nightly-fail", flags: goldenFlags},
 	{name: "nightly-fail-parts", tree: "nightly-fail", inputs: []string{"sglang", "vllm"}, flags: goldenFlags},
+	{name: "nightly-fail-known", tree: "nightly-fail", flags: withFlags("--known-issues", "testdata/known/nightly-fail.json")},
 	{name: "nightly-pass", tree: "nightly-pass", flags: withFlags("--prev", "3f9e2d1c0b4a59687766554433221100ffeeddcc:success")},
 	{name: "weekly-priority", tree: "weekly-priority", flags: withFlags("--prev", "")},
 	{name: "missing-part-empty", tree: "missing-part", inputs: []string{"vllm", "sglang"}, flags: goldenFlags},

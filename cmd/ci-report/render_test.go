@@ -197,7 +197,7 @@ func TestRenderInputsDefaults(t *testing.T) {
 		return []byte(`{"titles": {"nightly": "Nightly e2e"}, "retention_days": {"correctness": 14}}`), nil
 	}
 	sha := "0123456789abcdef0123456789abcdef01234567"
-	in.LoadTree = func(paths []string, allowMixed bool) (*merge.Report, error) {
+	in.LoadTree = func(paths []string, _ merge.Options) (*merge.Report, error) {
 		return &merge.Report{Format: 1, Verdict: "DID NOT RUN", Setup: nil}, nil
 	}
 	e, _, _ := testEnv(map[string]string{"GITHUB_SHA": sha, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"})

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,12 +32,14 @@ type renderInputs struct {
 	date        string
 	config      string
 	allowMixed  bool
+	plan        string
+	knownIssues string
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
 	// LoadTree reads part directories, artifact roots or a merged.json;
 	// merge.Load by default.
-	LoadTree func(paths []string, allowMixed bool) (*merge.Report, error)
+	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
 	// ReadFile reads the --config file; os.ReadFile by default.
 	ReadFile func(string) ([]byte, error)
 }
@@ -53,8 +56,10 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.artifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
 	fs.IntVar(&r.pr, "pr", 0, "pull request `number`: render the pull-request variant")
 	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
-	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days)")
+	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days, nightly_kinds, known_issues)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
+	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
+	fs.StringVar(&r.knownIssues, "known-issues", "", "known upstream issues `file` (JSON [{check, cases, url, note}]): failures it covers are shown as known and do not fail the verdict (default: the config's known_issues)")
 }
 
 // load reads the report named by args (part directories, artifact roots, or
@@ -74,6 +79,14 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	}
 	if r.prev != "" && !strings.Contains(r.prev, ":") {
 		return nil, opts, usageErrorf("--prev %q: want SHA:CONCLUSION", r.prev)
+	}
+	mopts := merge.Options{AllowMixed: r.allowMixed}
+	if r.plan != "" {
+		exp, err := readExpected(r.plan)
+		if err != nil {
+			return nil, opts, usageErrorf("--plan: %v", err)
+		}
+		mopts.Expected = exp
 	}
 	readFile := r.ReadFile
 	if readFile == nil {
@@ -104,6 +117,11 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
+	known, err := r.readKnownIssues(readFile, cfg)
+	if err != nil {
+		return nil, opts, err
+	}
+
 	opts = render.Options{
 		Profile:     r.profile,
 		RunURL:      r.runURL,
@@ -116,6 +134,9 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		PR:          r.pr,
 		Date:        r.date,
 		Config:      cfg,
+		// render redacts every text of the report with it, before escaping.
+		Redact:      e.redactor(),
+		KnownIssues: known,
 	}
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
@@ -147,7 +168,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
-	rep, err := r.readReport(e, args)
+	rep, err := r.readReport(e, args, mopts)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -176,16 +197,40 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	return rep, opts, nil
 }
 
-// readReport merges the given directories, or reads one merged.json: both
-// through merge.Load, so that they give byte-identical documents.
-func (r *renderInputs) readReport(e *env, args []string) (*merge.Report, error) {
-	loadTree := r.LoadTree
-	if loadTree == nil {
-		loadTree = func(paths []string, allowMixed bool) (*merge.Report, error) {
-			return merge.Load(paths, merge.Options{AllowMixed: allowMixed})
+// readKnownIssues reads the known-issues file: --known-issues, else the
+// config's known_issues, which is relative to the config file so that a
+// repository's config and its list can sit side by side wherever the
+// workflow runs from (docs/render.md §9, §10). None: nil.
+func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
+	file := r.knownIssues
+	if file == "" && cfg.KnownIssues != "" {
+		file = cfg.KnownIssues
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(r.config), file)
 		}
 	}
-	rep, err := loadTree(args, r.allowMixed)
+	if file == "" {
+		return nil, nil
+	}
+	data, err := readFile(file)
+	if err != nil {
+		return nil, usageErrorf("read known issues: %v", err)
+	}
+	known, err := render.ParseKnownIssues(file, data)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return known, nil
+}
+
+// readReport merges the given directories, or reads one merged.json: both
+// through merge.Load, so that they give byte-identical documents.
+func (r *renderInputs) readReport(e *env, args []string, opts merge.Options) (*merge.Report, error) {
+	loadTree := r.LoadTree
+	if loadTree == nil {
+		loadTree = merge.Load
+	}
+	rep, err := loadTree(args, opts)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}

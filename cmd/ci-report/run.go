@@ -39,7 +39,7 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-// runOptions are the flags of `ci-report run` (SPEC-runner §1).
+// runOptions are the flags of `ci-report run` (docs/runner.md §1.1).
 type runOptions struct {
 	Profile, Out, Part, RunID, CheckRunID string
 	GPUs                                  string
@@ -71,7 +71,6 @@ type runOptions struct {
 func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Profile, "profile", "", "profile to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
 	fs.StringVar(&o.Out, "out", "", "the part directory to write (required)")
-	fs.StringVar(&o.Part, "part", "", "the part's name (default: the --out directory's name)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
 	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
@@ -89,9 +88,10 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
 }
 
-// registerSelection registers the flags that narrow the plan (SPEC-runner
-// §1), which `run` and `plan` share.
+// registerSelection registers the flags that narrow the plan (docs/runner.md
+// §1.2), which `run` and `plan` share.
 func (o *runOptions) registerSelection(fs *flag.FlagSet) {
+	fs.StringVar(&o.Part, "part", "", "only the cases of this part of the plan ('ci-report plan --list parts') and the setup cases of the engines they use; run names the part after it (default: every part, and run names the part after the --out directory)")
 	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
 	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
 	fs.Var(&o.Cases, "cases", "only cases matching this shell glob (repeatable); a kvcached case brings its native case")
@@ -206,7 +206,7 @@ func (o *runOptions) resolve() error {
 	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
 		return usageErrorf("%v", err)
 	}
-	sel := runner.Selection{Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases,
+	sel := runner.Selection{Part: o.Part, Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases,
 		SkipCases: o.SkipCases, SkipElastic: o.SkipElastic, SkipLimit: o.SkipLimit, SkipPriority: o.SkipPriority}
 	for _, en := range sel.Engines {
 		if _, ok := o.plan.Engines.Get(en); !ok {
@@ -381,7 +381,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		Version: version, Getenv: e.Getenv, Stderr: e.Stderr, Hostname: host,
+		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
 	if deps.IsTerminal != nil {
@@ -409,15 +409,21 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	}
 	if res.Interrupted {
 		fmt.Fprintf(e.Stderr, "ci-report run: interrupted (%v); part %s left incomplete with %d case(s) not run\n", res.Cause, out, len(res.NotRun))
-		if res.Cause != nil && strings.Contains(res.Cause.Error(), "terminated") {
-			return errSilent(exitTerminated)
-		}
-		return errSilent(exitInterrupted)
+		return errSilent(interruptExit(res.Cause))
 	}
 	if !res.OK {
 		return errSilent(exitVerdict)
 	}
 	return nil
+}
+
+// interruptExit is 128 + the interrupting signal: 143 for SIGTERM, else 130.
+func interruptExit(cause error) int {
+	var ie interruptError
+	if errors.As(cause, &ie) && ie.Signal == syscall.SIGTERM {
+		return exitTerminated
+	}
+	return exitInterrupted
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -10,7 +10,7 @@ import (
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
-// setupSimulation makes r run against the simulator (SPEC-runner §7): a
+// setupSimulation makes r run against the simulator (docs/runner.md §7): a
 // simulated world (CI_REPORT_SIM_DIR when set, else a fresh temporary one
 // removed afterwards), servers, kvctl and ballast as this program's `sim`
 // subcommands, the simulated GPU backend, and every wait scaled by
@@ -47,11 +47,12 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	}
 	s := &runner.Sim{Self: self, Dir: dir}
 	s.Env.Set("CI_REPORT_SIM_DIR", dir)
-	// Both knobs are always set, from e.Getenv: a simulated process would
+	// The knobs are always set, from e.Getenv: a simulated process would
 	// otherwise inherit this process's environment, which is not what a
 	// caller such as demo (its own Getenv) asked for.
 	s.Env.Set("CI_REPORT_SIM_FAULTS", e.Getenv("CI_REPORT_SIM_FAULTS"))
 	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
+	s.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", e.Getenv("CI_REPORT_SIM_KVCACHED_VERSION"))
 	for _, kv := range deps.SimEnv {
 		s.Env.Set(kv[0], kv[1])
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// This file holds the checks of the elastic pair (SPEC-runner §5) and the
+// This file holds the checks of the elastic pair (docs/runner.md §5.4) and the
 // helpers the three co-location kinds (elastic, limit, priority) share. Every
 // check is a pure function of recorded observations; memory is in MiB.
 

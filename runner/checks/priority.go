@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
 // PriorityChecks are the "passes when" texts of the priority pair, in check
@@ -110,18 +111,17 @@ func LHeldAtBurst(lAtBurst, lGrowth float64) collect.Check {
 	return c
 }
 
-// LedgerPeak is the largest value of field of segment ipc over samples, and
-// how many samples listed that segment.
+// LedgerPeak is the largest value of field of the server whose IPC name is
+// ipc over samples (summed over its segments `<ipc>` and `<ipc>_g<N>`, as
+// ledger.Server does), and how many samples listed any of them.
 func LedgerPeak(samples []collect.LedgerSample, ipc, field string) (peak int64, listed int) {
 	for _, s := range samples {
-		seg, ok := s.Segments.Get(ipc)
+		v, ok := ledger.Server(s, ipc, field)
 		if !ok {
 			continue
 		}
 		listed++
-		if v, _ := seg.Get(field); v > peak {
-			peak = v
-		}
+		peak = max(peak, v)
 	}
 	return peak, listed
 }

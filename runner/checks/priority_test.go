@@ -89,3 +89,21 @@ func TestLedgerPeak(t *testing.T) {
 		t.Errorf("LedgerPeak = %d, %d; want 9, 2", peak, listed)
 	}
 }
+
+// TestLedgerPeakSumsGroups: a shortfall posted by H's second pool group
+// (`<ipc>_g1`) is H's, a segment that only starts with H's name is not.
+func TestLedgerPeakSumsGroups(t *testing.T) {
+	seg := func(v int64) collect.Ordered[int64] {
+		var o collect.Ordered[int64]
+		o.Set("shortfall_bytes", v)
+		return o
+	}
+	var s1, s2 collect.LedgerSample
+	s1.Segments.Set("h", seg(0))
+	s1.Segments.Set("h_g1", seg(3))
+	s1.Segments.Set("hx", seg(100))
+	s2.Segments.Set("h_g1", seg(2))
+	if peak, listed := LedgerPeak([]collect.LedgerSample{s1, s2}, "h", "shortfall_bytes"); peak != 3 || listed != 2 {
+		t.Errorf("LedgerPeak = %d in %d samples, want 3 in 2", peak, listed)
+	}
+}

@@ -2,13 +2,14 @@
 // observations (request results, log facts, stop results, directory
 // listings, memory and ledger samples), separate from the code that drives
 // servers, so each is unit-tested with a passing and a failing input
-// (SPEC-runner §5). Every failed check's detail states the measured value
-// against its bar in one line (SPEC-formats §4.2).
+// (docs/runner.md §5). Every failed check's detail states the measured value
+// against its bar in one line (docs/formats.md §4.2).
 package checks
 
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -45,9 +46,43 @@ func Ready(name, problem string) collect.Check {
 	return fail(name, cut(problem, 300))
 }
 
-// PrefixCacheReset is `prefix_cache_reset`: ok when the reset call succeeded.
-func PrefixCacheReset(problem string) collect.Check {
-	return Ready("prefix_cache_reset", problem)
+// ResetObservation is what verifying a prefix-cache reset saw: the cached
+// tokens of one prompt sent right before and again right after the reset
+// (nil: the answer reported none), why a probe request failed, and the reset
+// call's own answer.
+type ResetObservation struct {
+	Before, After *int
+	ProbeErr      string
+	// Answer is "" when the call answered 200, else what it answered.
+	Answer string
+}
+
+// PrefixCacheReset is `prefix_cache_reset`: the reset is judged by its
+// effect, the repeated prompt's cached tokens dropping, and never by the
+// call's answer alone. vLLM's POST /reset_prefix_cache answers 200 whatever
+// happened ("we currently do not check if the prefix cache is successfully
+// reset", vllm/entrypoints/serve/cache/api_router.py@09cb327f1183) and is a
+// 404 without VLLM_SERVER_DEV_MODE; SGLang's /flush_cache answers 400 and
+// does nothing while requests run or wait
+// (python/sglang/srt/entrypoints/http_server.py@0025436eab05). A prompt with
+// no cached tokens before the reset leaves nothing to verify: ok, saying so.
+func PrefixCacheReset(o ResetObservation) collect.Check {
+	const name = "prefix_cache_reset"
+	answer := "answered 200"
+	if o.Answer != "" {
+		answer = o.Answer
+	}
+	switch {
+	case o.ProbeErr != "":
+		return fail(name, cut("the repeated prompt failed: "+o.ProbeErr+"; the reset "+answer, 300))
+	case o.Before == nil || o.After == nil:
+		return fail(name, cut("the server reported no cached tokens for the repeated prompt, so the reset cannot be verified; the reset "+answer, 300))
+	case *o.Before == 0:
+		return pass(name, cut(fmt.Sprintf("the repeated prompt had no cached tokens before the reset: nothing to verify (%d after; the reset %s)", *o.After, answer), 300))
+	case *o.After < *o.Before:
+		return pass(name, cut(fmt.Sprintf("cached tokens of the repeated prompt %d before the reset, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
+	}
+	return fail(name, cut(fmt.Sprintf("the reset had no effect: the repeated prompt had %d cached tokens before it, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
 }
 
 // PhaseOK is `<phase>_ok`: the phase has at least one result and all are ok.
@@ -127,8 +162,10 @@ func NoErrorSignatures(prefix string, info collect.LogInfo) collect.Check {
 }
 
 // KvcachedActive is `kvcached_active`: every required patch was logged and a
-// capacity line was found.
-func KvcachedActive(prefix string, info collect.LogInfo, required []string) collect.Check {
+// capacity line was found. capacityOptional: the kvcached under test logs no
+// capacity line (vLLM before kvcached #448, docs/runner.md §2.6), so none is
+// required.
+func KvcachedActive(prefix string, info collect.LogInfo, required []string, capacityOptional bool) collect.Check {
 	name := prefix + "kvcached_active"
 	var missing []string
 	for _, p := range required {
@@ -140,11 +177,14 @@ func KvcachedActive(prefix string, info collect.LogInfo, required []string) coll
 	if len(missing) > 0 {
 		probs = append(probs, "patches not logged: "+strings.Join(missing, ", "))
 	}
-	if info.Capacity == nil {
+	if info.Capacity == nil && !capacityOptional {
 		probs = append(probs, "no kvcached capacity line")
 	}
 	if len(probs) > 0 {
 		return fail(name, cut(strings.Join(probs, "; "), 300))
+	}
+	if info.Capacity == nil {
+		return pass(name, fmt.Sprintf("%d patches, no capacity line (none expected)", len(info.Patched)))
 	}
 	return pass(name, fmt.Sprintf("%d patches, capacity %d", len(info.Patched), *info.Capacity))
 }
@@ -166,17 +206,28 @@ type Listing struct {
 	Err     string
 }
 
-// ShmRemoved is `shm_removed`: no entry of the shm directory starts with the IPC name.
-func ShmRemoved(prefix, ipc string, l Listing) collect.Check {
-	return leftover(prefix+"shm_removed", ipc, l, strings.HasPrefix)
+// ShmRemoved is `shm_removed`: no entry of the shm directory is the IPC
+// name or starts with it and `_` (its pool groups `<ipc>_g<N>`, or the
+// `<ipc>_<engine>_<pgid>` kvcached 0.1.3–0.1.5 fall back to when the name is
+// taken, kvcached/utils.py@2513db1 l.59-66). others are the run's other IPC
+// names: an entry that is a longer one's (`<ipc>_tp2`) is not this server's.
+func ShmRemoved(prefix, ipc string, others []string, l Listing) collect.Check {
+	return leftover(prefix+"shm_removed", ipc, others, l, shmEntryOf)
 }
 
-// SocketDirsRemoved is `socket_dirs_removed`: no entry of the tmp directory contains the IPC name.
-func SocketDirsRemoved(prefix, ipc string, l Listing) collect.Check {
-	return leftover(prefix+"socket_dirs_removed", ipc, l, strings.Contains)
+func shmEntryOf(entry, ipc string) bool {
+	return entry == ipc || strings.HasPrefix(entry, ipc+"_")
 }
 
-func leftover(name, ipc string, l Listing, match func(s, sub string) bool) collect.Check {
+// SocketDirsRemoved is `socket_dirs_removed`: no entry of the tmp directory
+// contains the IPC name (kvcached's `kvcached-tp-<ipc>-<8 hex>`,
+// tp_ipc_util.py@e8e6406 l.16-53), unless it contains a longer IPC name of
+// others that contains this one.
+func SocketDirsRemoved(prefix, ipc string, others []string, l Listing) collect.Check {
+	return leftover(prefix+"socket_dirs_removed", ipc, others, l, strings.Contains)
+}
+
+func leftover(name, ipc string, others []string, l Listing, match func(entry, ipc string) bool) collect.Check {
 	if l.Err != "" {
 		return fail(name, cut("could not list "+l.Dir+": "+l.Err, 300))
 	}
@@ -185,7 +236,7 @@ func leftover(name, ipc string, l Listing, match func(s, sub string) bool) colle
 	}
 	var left []string
 	for _, e := range l.Entries {
-		if match(e, ipc) {
+		if match(e, ipc) && !slices.ContainsFunc(others, func(o string) bool { return len(o) > len(ipc) && match(e, o) }) {
 			left = append(left, e)
 		}
 	}
@@ -203,9 +254,14 @@ type Shutdown struct {
 	LogErr   string // serve.log could not be parsed
 	Kvcached bool   // the server ran with kvcached enabled
 	Required []string
-	IPC      string
-	Shm      Listing
-	Tmp      Listing
+	// CapacityOptional: no capacity line is expected (KvcachedActive).
+	CapacityOptional bool
+	IPC              string
+	// OtherIPCs are the run's other kvcached IPC names (leftovers of a server
+	// whose name extends this one's are not this server's).
+	OtherIPCs []string
+	Shm       Listing
+	Tmp       Listing
 }
 
 // ShutdownChecks are the shutdown checks of one server, in order:
@@ -221,8 +277,8 @@ func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 		out = append(out, NoErrorSignatures(prefix, o.Log))
 	}
 	if o.Kvcached {
-		out = append(out, KvcachedActive(prefix, o.Log, o.Required),
-			ShmRemoved(prefix, o.IPC, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.Tmp))
+		out = append(out, KvcachedActive(prefix, o.Log, o.Required, o.CapacityOptional),
+			ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
 	} else {
 		out = append(out, KvcachedInactive(prefix, o.Log))
 	}
@@ -337,14 +393,64 @@ func cachedList(ph collect.Phase) string {
 	return "[" + strings.Join(s, ", ") + "]"
 }
 
-// NativeBlockSizeMatched is `native_block_size_matched`: the native case ran
-// with the block size a kvcached case of its group enlarged to (ok, with a note).
-func NativeBlockSizeMatched(blockSize int, from string, started bool) collect.Check {
+// CaseBlockSize is the attention block size a case's server logged (0: it
+// logged none, so vLLM kept its default).
+type CaseBlockSize struct {
+	Case string
+	Size int
+}
+
+// NativeBlockSizeMatched is `native_block_size_matched` of a native case:
+// its server logged the same attention block size as each kvcached server
+// of its group (kvcached, the ready ones, in case order). vLLM sets a hybrid
+// model's block size itself, with or without kvcached (vLLM's
+// `Setting attention block size to N tokens to ensure that attention page
+// size is >= mamba page size.`), so a difference means kvcached changed it.
+// ok is false, and there is no check, when no server of the group logged a
+// size, or nothing is compared because neither side logged one.
+func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSize) (collect.Check, bool) {
 	const name = "native_block_size_matched"
-	if !started {
-		return fail(name, fmt.Sprintf("the native server with --block-size %d did not start", blockSize))
+	logged := native > 0
+	for _, k := range kvcached {
+		logged = logged || k.Size > 0
 	}
-	return pass(name, fmt.Sprintf("ran with --block-size %d, as %s logged", blockSize, from))
+	if !logged {
+		return collect.Check{}, false
+	}
+	size := func(n int) string {
+		if n <= 0 {
+			return "none (vLLM's default)"
+		}
+		return strconv.Itoa(n)
+	}
+	if !nativeReady {
+		return fail(name, cut("the native server did not become ready: nothing to compare with "+describeSizes(kvcached, size), 300)), true
+	}
+	if len(kvcached) == 0 {
+		return pass(name, fmt.Sprintf("block size %d; no kvcached case of the group became ready to compare with", native)), true
+	}
+	var differ []CaseBlockSize
+	for _, k := range kvcached {
+		if k.Size != native {
+			differ = append(differ, k)
+		}
+	}
+	if len(differ) > 0 {
+		return fail(name, cut(fmt.Sprintf("native logged block size %s; %s", size(native), describeSizes(differ, size)), 300)), true
+	}
+	names := make([]string, len(kvcached))
+	for i, k := range kvcached {
+		names[i] = k.Case
+	}
+	return pass(name, cut(fmt.Sprintf("block size %d, as %s logged", native, strings.Join(names, ", ")), 300)), true
+}
+
+func describeSizes(cs []CaseBlockSize, size func(int) string) string {
+	parts := make([]string, len(cs))
+	for i, k := range cs {
+		parts[i] = k.Case + " logged " + size(k.Size)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // InstallKvcached is `install_kvcached` of an `<engine>-setup` case: the
@@ -354,6 +460,18 @@ func InstallKvcached(problem, note string) collect.Check {
 		return pass("install_kvcached", cut(note, 300))
 	}
 	return fail("install_kvcached", cut(problem, 300))
+}
+
+// ExpectationsMatched is `expectations_matched` of an `<engine>-setup` case:
+// the probed versions picked an expectation set (set non-empty). The detail
+// is `<set>: <why>`, or why none matched: the versions found and the ranges
+// that exist (cut to 500 code points: it lists every set).
+func ExpectationsMatched(set, why string) collect.Check {
+	const name = "expectations_matched"
+	if set == "" {
+		return fail(name, cut(why, 500))
+	}
+	return pass(name, cut(set+": "+why, 500))
 }
 
 // CaseOK is a case's `ok`: every check ok (no checks is ok).

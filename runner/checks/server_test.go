@@ -46,8 +46,22 @@ func TestServerChecks(t *testing.T) {
 	runServerChecks(t, []serverCheck{
 		{"ready ok", Ready("server_ready", ""), "server_ready", true, ""},
 		{"ready fails", Ready("server_ready", "not ready after 30m0s"), "server_ready", false, "not ready after 30m0s"},
-		{"reset ok", PrefixCacheReset(""), "prefix_cache_reset", true, ""},
-		{"reset fails", PrefixCacheReset("POST /reset_prefix_cache: HTTP 404"), "prefix_cache_reset", false, "POST /reset_prefix_cache: HTTP 404"},
+		{"reset took effect", PrefixCacheReset(ResetObservation{Before: ip(2384), After: ip(0)}), "prefix_cache_reset", true,
+			"cached tokens of the repeated prompt 2384 before the reset, 0 after (the reset answered 200)"},
+		// vLLM answers 200 whether or not anything was reset.
+		{"200 without effect", PrefixCacheReset(ResetObservation{Before: ip(2384), After: ip(2384)}), "prefix_cache_reset", false,
+			"the reset had no effect: the repeated prompt had 2384 cached tokens before it, 2384 after (the reset answered 200)"},
+		{"404 without dev mode", PrefixCacheReset(ResetObservation{Before: ip(2384), After: ip(2384), Answer: "POST http://h/reset_prefix_cache: HTTP 404: Not Found"}), "prefix_cache_reset", false,
+			"the reset had no effect: the repeated prompt had 2384 cached tokens before it, 2384 after (the reset POST http://h/reset_prefix_cache: HTTP 404: Not Found)"},
+		// SGLang answers 400 while requests run, yet a later look may show the effect.
+		{"effect despite 400", PrefixCacheReset(ResetObservation{Before: ip(96), After: ip(0), Answer: "POST http://h/flush_cache: HTTP 400: Cache flushed."}), "prefix_cache_reset", true,
+			"cached tokens of the repeated prompt 96 before the reset, 0 after (the reset POST http://h/flush_cache: HTTP 400: Cache flushed.)"},
+		{"nothing cached", PrefixCacheReset(ResetObservation{Before: ip(0), After: ip(0)}), "prefix_cache_reset", true,
+			"the repeated prompt had no cached tokens before the reset: nothing to verify (0 after; the reset answered 200)"},
+		{"not reported", PrefixCacheReset(ResetObservation{Before: ip(5)}), "prefix_cache_reset", false,
+			"the server reported no cached tokens for the repeated prompt, so the reset cannot be verified; the reset answered 200"},
+		{"probe failed", PrefixCacheReset(ResetObservation{ProbeErr: "ConnectionRefused: dial tcp", Answer: "POST x: Error: refused"}), "prefix_cache_reset", false,
+			"the repeated prompt failed: ConnectionRefused: dial tcp; the reset POST x: Error: refused"},
 		{"phase ok", PhaseOK(good), "gen_seq_ok", true, ""},
 		{"phase fails", PhaseOK(bad), "gen_conc_ok", false, "2/3 failed: 0 ConnectionError: refused; 500 HTTP 500: boom"},
 		{"phase empty", PhaseOK(collect.Phase{Name: "apc_0"}), "apc_0_ok", false, "no requests recorded"},
@@ -58,15 +72,27 @@ func TestServerChecks(t *testing.T) {
 		{"left", CleanExit("", Stop{Signal: "SIGTERM", Killed: true, Left: true, TimeoutS: 90}), "clean_exit_on_signal", false, "still running 90 s after SIGTERM, and after SIGKILL"},
 		{"no errors", NoErrorSignatures("", collect.LogInfo{}), "no_error_signatures", true, ""},
 		{"errors", NoErrorSignatures("", collect.LogInfo{Errors: []string{"CUDA error", "Failed to patch"}}), "no_error_signatures", false, "serve.log matched CUDA error, Failed to patch"},
-		{"active", KvcachedActive("", kvLog, []string{"a", "b"}), "kvcached_active", true, "2 patches, capacity 1000"},
-		{"inactive patch missing", KvcachedActive("", collect.LogInfo{Patched: []string{"a"}}, []string{"a", "b"}), "kvcached_active", false, "patches not logged: b; no kvcached capacity line"},
+		{"active", KvcachedActive("", kvLog, []string{"a", "b"}, false), "kvcached_active", true, "2 patches, capacity 1000"},
+		{"inactive patch missing", KvcachedActive("", collect.LogInfo{Patched: []string{"a"}}, []string{"a", "b"}, false), "kvcached_active", false, "patches not logged: b; no kvcached capacity line"},
+		// kvcached 0.1.5 on vLLM logs no capacity line: its set does not ask for one.
+		{"no capacity line expected", KvcachedActive("", collect.LogInfo{Patched: []string{"a", "b"}}, []string{"a", "b"}, true), "kvcached_active", true, "2 patches, no capacity line (none expected)"},
+		{"patch missing, no capacity expected", KvcachedActive("", collect.LogInfo{Patched: []string{"a"}}, []string{"a", "b"}, true), "kvcached_active", false, "patches not logged: b"},
+		{"expectations matched", ExpectationsMatched("vllm-v1", "kvcached 0.1.5 in ==0.1.5"), "expectations_matched", true, "vllm-v1: kvcached 0.1.5 in ==0.1.5"},
+		{"no expectations", ExpectationsMatched("", "found vllm 0.30.0, kvcached 0.2.0; no expectation set matches: x"), "expectations_matched", false, "found vllm 0.30.0, kvcached 0.2.0; no expectation set matches: x"},
 		{"native clean", KvcachedInactive("", collect.LogInfo{}), "kvcached_inactive", true, ""},
 		{"native with kvcached", KvcachedInactive("", kvLog), "kvcached_inactive", false, "3 [kvcached] lines in a native server's log"},
-		{"shm gone", ShmRemoved("", "e2e_1_x", Listing{Dir: "/dev/shm", Entries: []string{"e2e_1_y", "other_e2e_1_x"}}), "shm_removed", true, ""},
-		{"shm left", ShmRemoved("", "e2e_1_x", Listing{Dir: "/dev/shm", Entries: []string{"e2e_1_x", "e2e_1_x_2"}}), "shm_removed", false, "left in /dev/shm: e2e_1_x, e2e_1_x_2"},
-		{"shm unreadable", ShmRemoved("", "e2e_1_x", Listing{Dir: "/dev/shm", Err: "permission denied"}), "shm_removed", false, "could not list /dev/shm: permission denied"},
-		{"sock gone", SocketDirsRemoved("", "e2e_1_x", Listing{Dir: "/tmp", Entries: []string{"kvcached_e2e_1_y_sock"}}), "socket_dirs_removed", true, ""},
-		{"sock left", SocketDirsRemoved("", "e2e_1_x", Listing{Dir: "/tmp", Entries: []string{"kvcached_e2e_1_x_sock"}}), "socket_dirs_removed", false, "left in /tmp: kvcached_e2e_1_x_sock"},
+		{"shm gone", ShmRemoved("", "e2e_1_x", nil, Listing{Dir: "/dev/shm", Entries: []string{"e2e_1_y", "other_e2e_1_x"}}), "shm_removed", true, ""},
+		{"shm left", ShmRemoved("", "e2e_1_x", nil, Listing{Dir: "/dev/shm", Entries: []string{"e2e_1_x", "e2e_1_x_2"}}), "shm_removed", false, "left in /dev/shm: e2e_1_x, e2e_1_x_2"},
+		{"shm unreadable", ShmRemoved("", "e2e_1_x", nil, Listing{Dir: "/dev/shm", Err: "permission denied"}), "shm_removed", false, "could not list /dev/shm: permission denied"},
+		{"sock gone", SocketDirsRemoved("", "e2e_1_x", nil, Listing{Dir: "/tmp", Entries: []string{"kvcached_e2e_1_y_sock"}}), "socket_dirs_removed", true, ""},
+		{"shm of names it prefixes", ShmRemoved("", "e2e_1_x", []string{"e2e_1_x", "e2e_1_x_tp2"}, Listing{Dir: "/dev/shm",
+			Entries: []string{"e2e_1_xy", "e2e_1_x_tp2", "e2e_1_x_tp2_g1", "e2e_1_x_g1", "e2e_1_x_vLLM_4242"}}),
+			"shm_removed", false, "left in /dev/shm: e2e_1_x_g1, e2e_1_x_vLLM_4242"},
+		{"sock of a longer name", SocketDirsRemoved("", "e2e_1_x", []string{"e2e_1_x_tp2"}, Listing{Dir: "/tmp",
+			Entries: []string{"kvcached-tp-e2e_1_x_tp2-0a1b2c3d"}}), "socket_dirs_removed", true, ""},
+		{"sock real name", SocketDirsRemoved("", "e2e_1_x", []string{"e2e_1_x_tp2"}, Listing{Dir: "/tmp",
+			Entries: []string{"kvcached-tp-e2e_1_x-0a1b2c3d"}}), "socket_dirs_removed", false, "left in /tmp: kvcached-tp-e2e_1_x-0a1b2c3d"},
+		{"sock left", SocketDirsRemoved("", "e2e_1_x", nil, Listing{Dir: "/tmp", Entries: []string{"kvcached_e2e_1_x_sock"}}), "socket_dirs_removed", false, "left in /tmp: kvcached_e2e_1_x_sock"},
 		{"gpu clear", NoGPUProcessLeft(GPUProcesses{Left: map[int][]int{}}), "no_gpu_process_left", true, ""},
 		{"gpu busy", NoGPUProcessLeft(GPUProcesses{Left: map[int][]int{1: {9, 3}, 0: {5}}, WaitedS: 60}), "no_gpu_process_left", false, "GPU 0: pid 5; GPU 1: pid 3, 9 still running after 60 s"},
 		{"gpu unknown", NoGPUProcessLeft(GPUProcesses{Err: "NVML: gone"}), "no_gpu_process_left", false, "could not query the GPUs: NVML: gone"},
@@ -76,8 +102,6 @@ func TestServerChecks(t *testing.T) {
 		{"tokens length", TokensEqual(collect.Phase{Name: "apc_1", Results: []collect.RequestResult{res(200, []int{1}, nil, "")}}, collect.Phase{Results: []collect.RequestResult{res(200, []int{1, 2}, nil, "")}}), "apc_1_tokens_equal", false, "prompt 0: kvcached 1 tokens vs native 2"},
 		{"cached equal", CachedTokensEqual(collect.Phase{Name: "apc_0", Results: good.Results}, good), "apc_0_cached_tokens_equal", true, "[0, 16]"},
 		{"cached differ", CachedTokensEqual(collect.Phase{Name: "apc_1", Results: good.Results}, other), "apc_1_cached_tokens_equal", false, "kvcached [0, 16] vs native [0, 0]"},
-		{"block size", NativeBlockSizeMatched(32, "vllm-x-kv_c1", true), "native_block_size_matched", true, "ran with --block-size 32, as vllm-x-kv_c1 logged"},
-		{"block size no start", NativeBlockSizeMatched(32, "vllm-x-kv_c1", false), "native_block_size_matched", false, "the native server with --block-size 32 did not start"},
 		{"install ok", InstallKvcached("", "installed"), "install_kvcached", true, "installed"},
 		{"install fails", InstallKvcached("exit status 1", ""), "install_kvcached", false, "exit status 1"},
 	})
@@ -113,5 +137,51 @@ func TestShutdownChecksOrder(t *testing.T) {
 	long := strings.Repeat("é", 600)
 	if ph := PhaseOK(collect.Phase{Name: "x", Results: []collect.RequestResult{res(0, nil, nil, long)}}); len([]rune(ph.Detail)) != MaxPhaseDetail || !strings.HasSuffix(ph.Detail, "…") {
 		t.Fatalf("detail of %d code points", len([]rune(ph.Detail)))
+	}
+}
+
+func ip(n int) *int { return &n }
+
+func TestNativeBlockSizeMatched(t *testing.T) {
+	kv := func(sizes ...int) []CaseBlockSize {
+		var out []CaseBlockSize
+		for i, n := range sizes {
+			out = append(out, CaseBlockSize{Case: []string{"vllm-x-kv_c1", "vllm-x-kv_c0"}[i], Size: n})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name       string
+		native     int
+		ready      bool
+		kv         []CaseBlockSize
+		wantCheck  bool
+		wantOK     bool
+		wantDetail string
+	}{
+		{name: "not hybrid", native: 0, ready: true, kv: kv(0, 0)},
+		{name: "not hybrid, native not ready", native: 0, kv: kv(0)},
+		{name: "same size", native: 784, ready: true, kv: kv(784, 784), wantCheck: true, wantOK: true,
+			wantDetail: "block size 784, as vllm-x-kv_c1, vllm-x-kv_c0 logged"},
+		{name: "kvcached changed it", native: 784, ready: true, kv: kv(784, 1024), wantCheck: true,
+			wantDetail: "native logged block size 784; vllm-x-kv_c0 logged 1024"},
+		{name: "kvcached kept the default", native: 784, ready: true, kv: kv(0), wantCheck: true,
+			wantDetail: "native logged block size 784; vllm-x-kv_c1 logged none (vLLM's default)"},
+		{name: "only kvcached enlarged", native: 0, ready: true, kv: kv(784), wantCheck: true,
+			wantDetail: "native logged block size none (vLLM's default); vllm-x-kv_c1 logged 784"},
+		{name: "native not ready", native: 0, kv: kv(784), wantCheck: true,
+			wantDetail: "the native server did not become ready: nothing to compare with vllm-x-kv_c1 logged 784"},
+		{name: "no kvcached case ready", native: 784, ready: true, wantCheck: true, wantOK: true,
+			wantDetail: "block size 784; no kvcached case of the group became ready to compare with"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch, ok := NativeBlockSizeMatched(c.native, c.ready, c.kv)
+			if ok != c.wantCheck {
+				t.Fatalf("check present = %v, want %v (%+v)", ok, c.wantCheck, ch)
+			}
+			if ok && (ch.Name != "native_block_size_matched" || ch.OK != c.wantOK || ch.Detail != c.wantDetail) {
+				t.Errorf("%+v, want ok %v, %q", ch, c.wantOK, c.wantDetail)
+			}
+		})
 	}
 }

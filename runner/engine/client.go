@@ -31,7 +31,7 @@ type Request struct {
 	IgnoreEOS bool
 }
 
-// Client speaks one engine's HTTP API (SPEC-runner §3).
+// Client speaks one engine's HTTP API (docs/runner.md §3.4).
 type Client struct {
 	// Engine is VLLM or SGLang.
 	Engine string
@@ -172,14 +172,26 @@ func (c *Client) parse(data []byte, res *collect.RequestResult) error {
 			res.PromptTokens = r.Usage.PromptTokens
 			if r.Usage.PromptTokensDetails != nil {
 				res.CachedTokens = r.Usage.PromptTokensDetails.CachedTokens
+			} else {
+				// vLLM omits prompt_tokens_details when no token was
+				// cached: `if self.enable_prompt_tokens_details and
+				// final_res.num_cached_tokens:` in its completion serving
+				// (vllm-ascend#9911 on vLLM main 27a93cd4: "zero-cache
+				// details are omitted"); newer code sends cached_tokens 0
+				// (vllm/entrypoints/openai/completion/serving.py@030ea52effcb).
+				// Either way no details means 0 cached, not unknown.
+				res.CachedTokens = ptr(0)
 			}
 		}
 	}
 	return nil
 }
 
-// ResetPrefixCache empties the server's prefix cache (vLLM
-// /reset_prefix_cache, SGLang /flush_cache).
+// ResetPrefixCache asks the server to empty its prefix cache (vLLM POST
+// /reset_prefix_cache, SGLang POST /flush_cache) and returns nil when it
+// answered 200. That proves nothing: vLLM answers 200 without checking that
+// anything was reset (vllm/entrypoints/serve/cache/api_router.py@09cb327f1183),
+// so callers judge a reset by its effect on cached tokens.
 func (c *Client) ResetPrefixCache(ctx context.Context) error {
 	timeout := c.ResetTimeout
 	if timeout <= 0 {

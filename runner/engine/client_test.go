@@ -30,7 +30,7 @@ func TestClientBodiesAndResponses(t *testing.T) {
 		wantCached         *int
 		wantErr            string
 	}
-	seven := 7
+	seven, zero := 7, 0
 	cases := []tc{
 		{name: "vllm", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
 			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
@@ -39,6 +39,15 @@ func TestClientBodiesAndResponses(t *testing.T) {
 		{name: "vllm ignore_eos", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "p", MaxTokens: 1024, IgnoreEOS: true},
 			wantBody: map[string]any{"model": "e2e", "prompt": "p", "temperature": 0.0, "max_tokens": 1024.0, "return_token_ids": true, "seed": 0.0, "ignore_eos": true},
 			response: `{"choices":[{"token_ids":[5]}]}`, status: 200, wantTokens: []int{5}},
+		// vLLM leaves prompt_tokens_details out when nothing was cached.
+		{name: "vllm no prompt_tokens_details", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
+			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
+			response: `{"choices":[{"text":"x","token_ids":[1,2]}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
+			status:   200, wantTokens: []int{1, 2}, wantCached: &zero},
+		{name: "vllm null prompt_tokens_details", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
+			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
+			response: `{"choices":[{"text":"x","token_ids":[1,2]}],"usage":{"prompt_tokens":3,"prompt_tokens_details":null}}`,
+			status:   200, wantTokens: []int{1, 2}, wantCached: &zero},
 		{name: "sglang list", engine: SGLang, path: "/generate", req: Request{Prompt: "q", MaxTokens: 32, IgnoreEOS: true},
 			wantBody: map[string]any{"text": "q", "sampling_params": map[string]any{"temperature": 0.0, "max_new_tokens": 32.0, "ignore_eos": true}},
 			response: `[{"text":"a","output_ids":[9,8],"meta_info":{"prompt_tokens":4,"cached_tokens":7}}]`, status: 200, wantTokens: []int{9, 8}, wantCached: &seven},

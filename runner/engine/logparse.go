@@ -16,7 +16,7 @@ import (
 )
 
 // ErrorSignatures are the regular expressions whose matches in serve.log
-// count as errors (SPEC-formats §4.1), as text.
+// count as errors (docs/formats.md §4.1), as text.
 var ErrorSignatures = []string{
 	`Traceback \(most recent call last\)`,
 	`CUDA error`,
@@ -35,11 +35,16 @@ var signatureRes = func() []*regexp.Regexp {
 }()
 
 var (
-	rePatched   = regexp.MustCompile(`Successfully patched [A-Za-z0-9_.-]+: (.*)`)
-	reCapVLLM   = regexp.MustCompile(`Using kvcached process-local KV capacity: .*available=(\d+) bytes`)
-	reMaxTotal  = regexp.MustCompile(`max_total_num_tokens=(\d+)`)
-	reKVTokens  = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
-	reBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens \(was (\d+)\)`)
+	rePatched  = regexp.MustCompile(`Successfully patched [A-Za-z0-9_.-]+: (.*)`)
+	reCapVLLM  = regexp.MustCompile(`Using kvcached process-local KV capacity: .*available=(\d+) bytes`)
+	reMaxTotal = regexp.MustCompile(`max_total_num_tokens=(\d+)`)
+	reKVTokens = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
+	// vLLM's own line for a hybrid (attention + mamba) model, with or
+	// without kvcached, printed when --block-size was unset or too small:
+	// vllm/model_executor/models/config.py@0144dd5b0d2d
+	// HybridAttentionMambaModelConfig.verify_and_update_config (newer
+	// builds log the same text from interface.py).
+	reBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens to ensure that attention page size is >= mamba page size`)
 )
 
 const (
@@ -112,10 +117,8 @@ func ParseLog(r io.Reader, stopOffset int64) (collect.LogInfo, error) {
 			}
 		}
 		if m := reBlockSize.FindStringSubmatch(line); m != nil {
-			n, err1 := strconv.Atoi(m[1])
-			o, err2 := strconv.Atoi(m[2])
-			if err1 == nil && err2 == nil {
-				info.BlockSize = []int{n, o}
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				info.BlockSize = []int{n}
 			}
 		}
 		if lineKv {

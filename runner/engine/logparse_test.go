@@ -23,11 +23,11 @@ func TestParseLog(t *testing.T) {
 		"[kvcached][12:00] Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n" +
 		"INFO Using kvcached process-local KV capacity: budget=2 bytes, reserved=1 bytes, available=19091213516 bytes\n" +
 		"INFO GPU KV cache size: 1,142,198 tokens\n" +
-		"INFO Setting attention block size to 32 tokens (was 16)\n"
+		"(EngineCore_DP0 pid=4242) INFO 08-23 10:00:00 [interface.py:911] Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.\n"
 	cases := []tc{
 		{name: "vllm kvcached", log: vllmLog, stop: -1, want: collect.LogInfo{
 			Patched: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}, Capacity: i64(19091213516),
-			Tokens: []int64{1142198}, KvcachedLines: 1, BlockSize: []int{32, 16}, Errors: []string{}, ErrorsAfterStop: []string{}}},
+			Tokens: []int64{1142198}, KvcachedLines: 1, BlockSize: []int{784}, Errors: []string{}, ErrorsAfterStop: []string{}}},
 		{name: "sglang", log: "[kvcached] Successfully patched sglang: elastic_allocator,elastic_memory_pool\nmax_total_num_tokens=50000, chunked\n", stop: -1,
 			want: collect.LogInfo{Patched: []string{"elastic_allocator", "elastic_memory_pool"}, Capacity: i64(50000), Tokens: []int64{50000},
 				KvcachedLines: 1, Errors: []string{}, ErrorsAfterStop: []string{}}},

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,8 +15,9 @@ import (
 )
 
 // childEnv makes this test binary play a small helper child instead of
-// running the tests: a server, one that ignores SIGINT, one that forks a
-// grandchild, one that exits early.
+// running the tests: a server, one that ignores SIGINT, one that ignores
+// SIGINT and SIGTERM, one that forks a grandchild, one that exits early, and
+// an exec prefix that behaves like `docker exec`.
 const childEnv = "ENGINE_TEST_CHILD"
 
 func TestMain(m *testing.M) {
@@ -27,10 +29,22 @@ func TestMain(m *testing.M) {
 
 func child(mode string) int {
 	port := os.Getenv("ENGINE_TEST_PORT")
-	if mode == "ignore-int" {
+	switch mode {
+	case "ignore-int":
 		signal.Ignore(syscall.SIGINT) // before saying so: tests signal right after
+	case "ignore-stop":
+		// Caught, not ignored, so that tests see each signal arrive.
+		sig := make(chan os.Signal, 4)
+		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+		go func() {
+			for s := range sig {
+				fmt.Println("ignoring", s)
+			}
+		}()
+	case "detach":
+		return detach(os.Args[1:])
 	}
-	fmt.Println("child", mode, "starting")
+	fmt.Println("child", mode, "starting pid", os.Getpid())
 	switch mode {
 	case "server":
 		sig := make(chan os.Signal, 1)
@@ -47,7 +61,7 @@ func child(mode string) int {
 		<-sig
 		fmt.Println("stopping on signal")
 		return 0
-	case "ignore-int":
+	case "ignore-int", "ignore-stop":
 		for {
 			time.Sleep(time.Hour)
 		}
@@ -83,6 +97,24 @@ func child(mode string) int {
 		return 0
 	}
 	return 2
+}
+
+// detach plays `docker exec`: it runs argv in a session of its own (as the
+// container's runc does), relays its output and exit status, and dies of
+// SIGINT or SIGTERM without passing them on, so the command outlives it.
+func detach(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Println("detach:", err)
+		return 127
+	}
+	return 0
 }
 
 func freePort(t *testing.T) int {

@@ -2,25 +2,22 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
-	"time"
 )
 
 // startGroup starts argv as the leader of a new process group with stdout
-// and stderr on out. When ctx is cancelled, exec sends stop to the whole
-// group; waitDelay later exec gives up on the leader. done is closed once the
-// leader is reaped, with its error in *waitErr.
-func startGroup(ctx context.Context, argv []string, out *os.File, stop syscall.Signal, waitDelay time.Duration, done chan struct{}, waitErr *error) (int, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+// and stderr on out. done is closed once the leader is reaped, with its
+// error in *waitErr. Stopping is the Server's: the stop signal on an
+// interrupt, the stop timeouts and SIGKILL apply to the whole group, not
+// only to the leader as exec's context would.
+func startGroup(argv []string, out *os.File, done chan struct{}, waitErr *error) (int, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, stop) }
-	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
@@ -38,23 +35,36 @@ func GroupAlive(pgid int) bool {
 	if pgid <= 0 {
 		return false
 	}
-	entries, err := os.ReadDir("/proc")
+	alive := false
+	err := eachProc(func(_ int, state byte, pgrp int) bool {
+		alive = pgrp == pgid && state != 'Z' && state != 'X'
+		return !alive
+	})
 	if err != nil {
 		// Without /proc, fall back to signal 0: it counts zombies as alive,
 		// which errs on the side of waiting.
 		return syscall.Kill(-pgid, 0) == nil
+	}
+	return alive
+}
+
+// eachProc calls f for every process of /proc with its state and group,
+// until f returns false.
+func eachProc(f func(pid int, state byte, pgrp int) bool) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		state, pgrp, ok := procStat(pid)
-		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
-			return true
+		if state, pgrp, ok := procStat(pid); ok && !f(pid, state, pgrp) {
+			break
 		}
 	}
-	return false
+	return nil
 }
 
 // procStat reads the state and process group of pid. The command name (field

@@ -3,18 +3,18 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"os"
-	"syscall"
-	"time"
 )
 
 var errNotLinux = errors.New("running servers needs Linux (process groups and /proc)")
 
-func startGroup(context.Context, []string, *os.File, syscall.Signal, time.Duration, chan struct{}, *error) (int, error) {
+func startGroup([]string, *os.File, chan struct{}, *error) (int, error) {
 	return 0, errNotLinux
 }
 
 // GroupAlive is false: without Linux no server runs.
 func GroupAlive(int) bool { return false }
+
+// portHolders cannot tell: without Linux no server runs.
+func portHolders(int, int) ([]portHolder, int, error) { return nil, 0, errNotLinux }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,10 +17,11 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-// Timing holds the waits of a server's life; zero fields take the spec's
-// values (SPEC-runner §3). Under --simulate the runner scales them.
+// Timing holds the waits of a server's life; zero fields take the documented
+// values (docs/runner.md §8). Under --simulate the runner scales them.
 type Timing struct {
 	ReadyPoll     time.Duration // between /health probes (3 s)
 	HealthTimeout time.Duration // one /health probe (10 s)
@@ -27,12 +29,18 @@ type Timing struct {
 	StopPoll      time.Duration // between liveness polls after the stop signal (1 s)
 	StopTimeout   time.Duration // wait for the group to exit before SIGKILL (90 s)
 	KillWait      time.Duration // wait after SIGKILL (3 s)
+	// InterruptStopTimeout replaces StopTimeout once the server's context is
+	// cancelled (the run was interrupted), counted from the interrupt (2 s):
+	// GitHub Actions SIGKILLs a cancelled job about 10 s after cancelling
+	// it, and the part and every server must be done by then.
+	InterruptStopTimeout time.Duration
 }
 
-// DefaultTiming is the spec's timing.
+// DefaultTiming is the documented timing (docs/runner.md §8).
 var DefaultTiming = Timing{
 	ReadyPoll: 3 * time.Second, HealthTimeout: 10 * time.Second, ReadyTimeout: 30 * time.Minute,
 	StopPoll: time.Second, StopTimeout: 90 * time.Second, KillWait: 3 * time.Second,
+	InterruptStopTimeout: 2 * time.Second,
 }
 
 // WithDefaults returns t with zero fields set to DefaultTiming's.
@@ -49,6 +57,7 @@ func (t Timing) WithDefaults() Timing {
 	set(&t.StopPoll, d.StopPoll)
 	set(&t.StopTimeout, d.StopTimeout)
 	set(&t.KillWait, d.KillWait)
+	set(&t.InterruptStopTimeout, d.InterruptStopTimeout)
 	return t
 }
 
@@ -65,8 +74,12 @@ type ServerConfig struct {
 	// Argv is the server command.
 	Argv []string
 	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME).
+	// Start runs the server under a wrapper through it, and Stop signals
+	// the server's group inside it (see prefixWrapper).
 	ExecPrefix []string
-	// Port is where the server listens on 127.0.0.1.
+	// Port is where the server listens on 127.0.0.1. It must be free when
+	// the server starts, and readiness counts only while every listening
+	// socket on it belongs to the server's process group.
 	Port int
 	// StopSignal is sent to the group to stop it (default SIGINT).
 	StopSignal syscall.Signal
@@ -74,13 +87,26 @@ type ServerConfig struct {
 	Redact *collect.Redactor
 	// HTTP is the client for /health and requests (nil: http.DefaultClient).
 	HTTP *http.Client
-	// Timing holds the waits; zero fields take the spec's values.
+	// Kill, once closed (a second interrupt), SIGKILLs the server's group
+	// at once, whatever Stop is waiting for; nil never fires.
+	Kill <-chan struct{}
+	// Exec runs the stop and liveness commands through ExecPrefix (nil:
+	// ledger.ExecCommand).
+	Exec ledger.ExecFunc
+	// Timing holds the waits; zero fields take the documented values.
 	Timing Timing
 	// Header, when set, makes Start append to an existing serve.log and
 	// cmd.txt instead of replacing them, after a line `=== <Header> ===`:
 	// helpers started once per pair in one directory (the ballast) keep
 	// every pair's log.
 	Header string
+}
+
+func (c *ServerConfig) exec() ledger.ExecFunc {
+	if c.Exec != nil {
+		return c.Exec
+	}
+	return ledger.ExecCommand
 }
 
 // Command returns the full argv started: prefix, `env K=V ...`, argv.
@@ -174,7 +200,7 @@ type StopResult struct {
 	Timeout time.Duration
 	// LogOffset is serve.log's size when the signal was sent.
 	LogOffset int64
-	// Err says why the signal could not be sent, if so.
+	// Err says why a signal could not be sent, if so.
 	Err string
 }
 
@@ -184,6 +210,7 @@ type Server struct {
 	// Client speaks the server's API.
 	Client *Client
 
+	ctx      context.Context
 	pgid     int
 	started  time.Time
 	done     chan struct{} // closed when the leader was reaped
@@ -193,13 +220,24 @@ type Server struct {
 	log      *countingFile
 	logStart int64
 
+	// remote is the group inside the exec prefix, set before remoteKnown
+	// is closed (at the wrapper's line, or when it cannot come any more).
+	remote      remoteGroup
+	remoteKnown chan struct{}
+	remoteOnce  sync.Once
+
+	intOnce sync.Once
+	intAt   time.Time // when the interrupt was first seen
+
 	stopOnce sync.Once
 	stopRes  StopResult
+	stopped  chan struct{} // closed when Stop is done: the watcher ends
 }
 
-// Start starts the server described by cfg in a new process group; the
-// group is stopped when ctx is cancelled (exec's Cancel sends the stop
-// signal to the group). It creates cfg.Dir with cmd.txt, serve.log and
+// Start starts the server described by cfg in a new process group. When ctx
+// is cancelled (the run is interrupted) the group gets the stop signal at
+// once and Stop waits only the interrupt stop timeout; when cfg.Kill closes
+// the group gets SIGKILL. It creates cfg.Dir with cmd.txt, serve.log and
 // server.pid.
 func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Timing = cfg.Timing.WithDefaults()
@@ -210,14 +248,15 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("start server %s: empty command", cfg.Name)
 	}
+	if len(cfg.ExecPrefix) > 0 {
+		argv = slices.Concat(cfg.ExecPrefix, []string{"sh", "-c", prefixWrapper, "ci-report-server"}, argv[len(cfg.ExecPrefix):])
+	}
 	// A server left from an earlier run (or another job on this machine)
 	// would answer our requests, and the case would test the wrong server.
 	if cfg.Port > 0 {
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
-		if err != nil {
-			return nil, fmt.Errorf("start server %s: port %d is already in use (a server left from an earlier run?): %w", cfg.Name, cfg.Port, err)
+		if err := portFree(cfg.Port); err != nil {
+			return nil, fmt.Errorf("start server %s: %s", cfg.Name, cfg.Redact.String(err.Error()))
 		}
-		ln.Close()
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
@@ -256,9 +295,12 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		lf = f
 	}
 	s := &Server{
-		Config:   cfg,
-		done:     make(chan struct{}),
-		copyDone: make(chan struct{}),
+		Config:      cfg,
+		ctx:         ctx,
+		done:        make(chan struct{}),
+		copyDone:    make(chan struct{}),
+		remoteKnown: make(chan struct{}),
+		stopped:     make(chan struct{}),
 		// With a header the size counts from the start of the file, so
 		// offsets (LogSize, LogStart, StopResult.LogOffset) stay absolute.
 		log:      &countingFile{f: lf, n: start},
@@ -271,7 +313,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("start server %s: pipe: %w", cfg.Name, err)
 	}
 	s.pipeR = pr
-	pgid, err := startGroup(ctx, argv, pw, cfg.StopSignal, cfg.Timing.StopTimeout+cfg.Timing.KillWait, s.done, &s.waitErr)
+	pgid, err := startGroup(argv, pw, s.done, &s.waitErr)
 	pw.Close() // the children hold their own copies; EOF comes when all of them exit
 	if err != nil {
 		pr.Close()
@@ -281,17 +323,124 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
 	}
 	s.pgid, s.started = pgid, time.Now()
+	go func() {
+		defer close(s.copyDone)
+		rw := cfg.Redact.Writer(s.log)
+		var src io.Reader = pr
+		if len(cfg.ExecPrefix) > 0 {
+			src = s.scanPrefixLine(pr, rw)
+		}
+		io.Copy(rw, src)
+		rw.Close()
+	}()
+	go s.watch()
 	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(pgid)+"\n")); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
-	go func() {
-		defer close(s.copyDone)
-		rw := cfg.Redact.Writer(s.log)
-		io.Copy(rw, pr)
-		rw.Close()
-	}()
 	return s, nil
+}
+
+// portFree fails when something listens on port already, naming it.
+func portFree(port int) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err == nil {
+		return ln.Close()
+	}
+	const why = "a server left from an earlier run, or another job on this machine"
+	if holders, _, _ := portHolders(port, 0); len(holders) > 0 {
+		return fmt.Errorf("port %d is already in use by %s (%s)", port, holdersText(holders), why)
+	}
+	return fmt.Errorf("port %d is already in use (%s): %w", port, why, err)
+}
+
+// portHolder is a process holding a listening socket.
+type portHolder struct {
+	PID int // 0: a socket whose holder this process cannot see
+	Cmd string
+}
+
+func (h portHolder) String() string {
+	switch {
+	case h.PID == 0:
+		return "a process this runner cannot see (another user's?)"
+	case h.Cmd == "":
+		return "pid " + strconv.Itoa(h.PID)
+	}
+	return fmt.Sprintf("pid %d (%s)", h.PID, h.Cmd)
+}
+
+func holdersText(hs []portHolder) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.String()
+	}
+	return strings.Join(parts, " and ")
+}
+
+// watch sends the stop signal when the server's context is cancelled, so the
+// group starts stopping while the case unwinds, and SIGKILLs it when Kill
+// closes. It ends when Stop is done.
+func (s *Server) watch() {
+	ctxDone := s.ctx.Done()
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case <-ctxDone:
+			ctxDone = nil
+			s.interruptedAt()
+			if !s.gone() {
+				s.signal(s.Config.StopSignal)
+			}
+		case <-s.Config.Kill:
+			s.signal(syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+// interruptedAt returns when the server's context was first seen cancelled.
+func (s *Server) interruptedAt() (time.Time, bool) {
+	if s.ctx.Err() == nil {
+		return time.Time{}, false
+	}
+	s.intOnce.Do(func() { s.intAt = time.Now() })
+	return s.intAt, true
+}
+
+// signal sends sig to the server: to its group inside the exec prefix when
+// the wrapper reported one (SIGKILL also to the local client), else to the
+// local group. The local client of a prefix (docker exec) gets no stop
+// signal: it exits when the server does, and killed early it would cut
+// serve.log short.
+func (s *Server) signal(sig syscall.Signal) error {
+	if g, ok := s.remoteGroup(s.Config.Timing.KillWait); ok {
+		_, err := s.inPrefix(g.killScript(sig))
+		if sig == syscall.SIGKILL {
+			syscall.Kill(-s.pgid, sig)
+		}
+		if err != nil {
+			return fmt.Errorf("send %s to %s inside the exec prefix: %w", signalName(sig), g, err)
+		}
+		return nil
+	}
+	if err := syscall.Kill(-s.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("send %s to group %d: %w", signalName(sig), s.pgid, err)
+	}
+	return nil
+}
+
+// gone reports whether no process of the server is left: none of the local
+// group and, behind an exec prefix, none of the group inside it.
+func (s *Server) gone() bool {
+	if GroupAlive(s.pgid) {
+		return false
+	}
+	if g, ok := s.remoteGroup(0); ok {
+		return !s.remoteAlive(g)
+	}
+	return true
 }
 
 // PGID returns the server's process-group id.
@@ -320,21 +469,33 @@ func appendFile(file string, data []byte) error {
 // LogSize returns the bytes written to serve.log so far.
 func (s *Server) LogSize() int64 { return s.log.Size() }
 
-// Alive reports whether any non-zombie process of the server's group lives.
+// Alive reports whether any non-zombie process of the server's local group
+// lives (behind an exec prefix: its client, which lives as long as the
+// server it started).
 func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 
 // WaitReady polls GET /health until it answers 200, the group dies, the
-// ready timeout passes or ctx ends; the error says which.
+// ready timeout passes or ctx ends; the error says which. A 200 counts
+// only while every listening socket on the port belongs to the server's
+// process group: a process that holds the port and is not ours fails the
+// wait at once, naming it. Behind an exec prefix the server's processes
+// are not the runner's to see (another PID namespace), so only the check
+// that the port was free before the start applies.
 func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
 	var last error
 	for {
 		err := s.Client.Health(ctx, t.HealthTimeout)
-		// Alive after the answer: a 200 from a port our group no longer
-		// holds came from someone else.
 		if !s.Alive() {
 			return fmt.Errorf("server %s exited before it was ready (%s)", s.Config.Name, s.exitText())
+		}
+		foreign, ours := s.portOwned()
+		if foreign != "" {
+			return fmt.Errorf("server %s: port %d is held by %s, not by the server's process group %d, so its answers are not the server's", s.Config.Name, s.Config.Port, s.Config.Redact.String(foreign), s.pgid)
+		}
+		if err == nil && !ours {
+			err = fmt.Errorf("GET /health answered 200, but no listening socket of the server's process group %d on port %d was found", s.pgid, s.Config.Port)
 		}
 		if err == nil {
 			return nil
@@ -351,6 +512,24 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	}
 }
 
+// portOwned checks the port's listening sockets: foreign names the holders
+// outside the server's group; ours is true when every listener is the
+// group's, or when that cannot be told (behind an exec prefix, or the socket
+// tables cannot be read) and only the check before the start applies.
+func (s *Server) portOwned() (foreign string, ours bool) {
+	if len(s.Config.ExecPrefix) > 0 || s.Config.Port <= 0 {
+		return "", true
+	}
+	holders, listeners, err := portHolders(s.Config.Port, s.pgid)
+	if err != nil {
+		return "", true
+	}
+	if len(holders) > 0 {
+		return holdersText(holders), false
+	}
+	return "", listeners > 0
+}
+
 func (s *Server) exitText() string {
 	select {
 	case <-s.done:
@@ -363,12 +542,18 @@ func (s *Server) exitText() string {
 	}
 }
 
-// Stop sends the stop signal to the whole group, polls until it is gone (up
-// to the stop timeout), then SIGKILLs it and waits the kill wait. It closes
-// serve.log once the output is drained. Calling it again returns the first
-// result. It does not take a context: an interrupted run must still stop.
+// Stop sends the stop signal to the whole group (behind an exec prefix: the
+// group inside it), polls until it is gone (up to the stop timeout, or the
+// interrupt stop timeout from the interrupt on once the server's context is
+// cancelled; at once when Kill closes), then SIGKILLs it and waits the kill
+// wait. It closes serve.log once the output is drained. Calling it again
+// returns the first result. It does not take a context: an interrupted run
+// must still stop.
 func (s *Server) Stop() StopResult {
-	s.stopOnce.Do(func() { s.stopRes = s.stop() })
+	s.stopOnce.Do(func() {
+		s.stopRes = s.stop()
+		close(s.stopped)
+	})
 	return s.stopRes
 }
 
@@ -376,17 +561,25 @@ func (s *Server) stop() StopResult {
 	t := s.Config.Timing
 	r := StopResult{Signal: signalName(s.Config.StopSignal), Timeout: t.StopTimeout, LogOffset: s.log.Size()}
 	start := time.Now()
-	if !s.Alive() {
+	if s.gone() {
 		r.AlreadyExited, r.Exited = true, true
 	} else {
-		if err := syscall.Kill(-s.pgid, s.Config.StopSignal); err != nil && !errors.Is(err, syscall.ESRCH) {
-			r.Err = fmt.Sprintf("send %s to group %d: %v", r.Signal, s.pgid, err)
-		}
-		r.Exited = pollGone(s.pgid, t.StopTimeout, t.StopPoll)
+		sigErr := s.signal(s.Config.StopSignal)
+		// The stop timeout counts from the signal's delivery: behind an
+		// exec prefix, sending it is a command of its own.
+		r.Exited, r.Timeout = s.waitStopped(time.Now())
 		if !r.Exited {
 			r.Killed = true
-			syscall.Kill(-s.pgid, syscall.SIGKILL)
-			r.Left = !pollGone(s.pgid, t.KillWait, min(t.StopPoll, 100*time.Millisecond))
+			killErr := s.signal(syscall.SIGKILL)
+			r.Left = !s.pollGone(t.KillWait, min(t.StopPoll, 100*time.Millisecond))
+			// A failed signal matters only when the group did not go as
+			// it should (a group that is gone already fails `kill` too).
+			switch {
+			case sigErr != nil:
+				r.Err = sigErr.Error()
+			case r.Left && killErr != nil:
+				r.Err = killErr.Error()
+			}
 		}
 	}
 	r.Elapsed = time.Since(start)
@@ -404,10 +597,47 @@ func (s *Server) stop() StopResult {
 	return r
 }
 
-func pollGone(pgid int, timeout, every time.Duration) bool {
+// waitStopped polls until the server is gone after the stop signal sent at
+// start, and returns whether it went and the stop timeout that applied:
+// StopTimeout, or once the context is cancelled at most InterruptStopTimeout
+// after the interrupt; Kill ends the wait at once.
+func (s *Server) waitStopped(start time.Time) (bool, time.Duration) {
+	t := s.Config.Timing
+	ctxDone := s.ctx.Done()
+	for {
+		deadline := start.Add(t.StopTimeout)
+		if at, ok := s.interruptedAt(); ok && at.Add(t.InterruptStopTimeout).Before(deadline) {
+			deadline = at.Add(t.InterruptStopTimeout)
+		}
+		timeout := max(deadline.Sub(start), 0)
+		if s.gone() {
+			// Gone by watch's SIGKILL (Kill is closed before it is sent)
+			// is not an exit.
+			select {
+			case <-s.Config.Kill:
+				return false, time.Since(start)
+			default:
+				return true, timeout
+			}
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false, timeout
+		}
+		select {
+		case <-s.Config.Kill:
+			return false, time.Since(start)
+		case <-ctxDone:
+			ctxDone = nil // the deadline shrinks to the interrupt's
+		case <-time.After(min(wait, t.StopPoll)):
+		}
+	}
+}
+
+func (s *Server) pollGone(timeout, every time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		if !GroupAlive(pgid) {
+		if s.gone() {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -206,8 +208,10 @@ func TestStartRefusesABusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "already in use") {
-		t.Fatalf("Start on a busy port = %v", err)
+	// The holder is named: this test process.
+	want := "port " + strconv.Itoa(cfg.Port) + " is already in use by pid " + strconv.Itoa(os.Getpid()) + " (" + procCmdline(os.Getpid())
+	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Start on a busy port = %v, want %q", err, want)
 	}
 }
 
@@ -266,6 +270,201 @@ func TestShellQuoteOneLineRoundTrip(t *testing.T) {
 			out, err := exec.Command(bash, "-c", "printf %s "+got).Output()
 			if err != nil || string(out) != tc.in {
 				t.Errorf("bash read %q back as %q (%v)", got, out, err)
+			}
+		})
+	}
+}
+
+// startChild starts cfg and, when the test ends, SIGKILLs its groups (the
+// local one and the one behind an exec prefix) before stopping it: a test
+// that failed while Stop waited must not wait with it.
+func startChild(t *testing.T, ctx context.Context, cfg ServerConfig) *Server {
+	t.Helper()
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-s.PGID(), syscall.SIGKILL)
+		if g, ok := s.remoteGroup(time.Second); ok {
+			syscall.Kill(-g.ID, syscall.SIGKILL)
+		}
+		s.Stop()
+	})
+	return s
+}
+
+// hangGuard fails the test when f does not return within a generous bound:
+// a guard against a hang, not a timing assertion (the assertions are on
+// what f returns).
+func hangGuard[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return within 30 s", what)
+		panic("unreachable")
+	}
+}
+
+// startedPID is the pid a child printed in its `starting pid N` line.
+func startedPID(t *testing.T, s *Server, mode string) int {
+	t.Helper()
+	line := waitForLog(t, s, "child "+mode+` starting pid \d+`)
+	pid, _ := strconv.Atoi(regexp.MustCompile(`pid (\d+)`).FindStringSubmatch(line)[1])
+	return pid
+}
+
+// Kill (a second interrupt) SIGKILLs every group at once: the one whose
+// Stop waits for it to exit and the one nobody stops yet.
+func TestKillEndsEveryGroupAtOnce(t *testing.T) {
+	kill := make(chan struct{})
+	var servers []*Server
+	for range 2 {
+		cfg := childConfig(t, "ignore-stop")
+		cfg.Timing.StopTimeout = 10 * time.Minute
+		cfg.Kill = kill
+		s := startChild(t, context.Background(), cfg)
+		startedPID(t, s, "ignore-stop")
+		servers = append(servers, s)
+	}
+	stopping := make(chan StopResult, 1)
+	go func() { stopping <- servers[0].Stop() }()
+	waitForLog(t, servers[0], "ignoring interrupt") // Stop sent SIGINT and now waits up to ten minutes
+	close(kill)
+	st := hangGuard(t, "Stop after Kill", func() StopResult { return <-stopping })
+	if !st.Killed || st.Left || st.Exited {
+		t.Fatalf("Stop = %+v, want SIGKILL at once", st)
+	}
+	hangGuard(t, "the unstopped group's end", func() bool {
+		for GroupAlive(servers[1].PGID()) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return true
+	})
+}
+
+// prefixConfig starts mode behind an exec prefix that behaves like `docker
+// exec`: killing the prefix's client leaves the command running.
+func prefixConfig(t *testing.T, mode string) ServerConfig {
+	cfg := childConfig(t, mode)
+	cfg.ExecPrefix = []string{"env", childEnv + "=detach", cfg.Argv[0]}
+	return cfg
+}
+
+// A server behind an exec prefix is stopped inside it: the stop signal
+// reaches the server's own group there, not only the local client.
+func TestStopThroughExecPrefix(t *testing.T) {
+	cfg := prefixConfig(t, "server")
+	cfg.Timing.StopTimeout = time.Minute // each look inside the prefix is a command: slow under -race
+	s := startChild(t, context.Background(), cfg)
+	pid := startedPID(t, s, "server")
+	if err := s.WaitReady(context.Background()); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	st := s.Stop()
+	if !st.Exited || st.Killed || st.Err != "" {
+		t.Fatalf("Stop = %+v, want a clean exit of the server behind the prefix", st)
+	}
+	if pidAlive(pid) {
+		t.Fatalf("server %d behind the exec prefix still runs after Stop", pid)
+	}
+	log, _ := os.ReadFile(s.LogPath())
+	if !strings.Contains(string(log), "stopping on signal") || !strings.Contains(string(log), prefixMarker+"pgid "+strconv.Itoa(pid)) {
+		t.Fatalf("serve.log:\n%s", log)
+	}
+}
+
+// An interrupted run stops a server that ignores SIGINT and SIGTERM with the
+// interrupt stop timeout, not the stop timeout: with a stop timeout of ten
+// minutes, Stop returns only through the interrupt path. Behind an exec
+// prefix the SIGKILL must reach the server inside it.
+func TestInterruptedStopUsesTheInterruptTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		config func(*testing.T, string) ServerConfig
+	}{
+		{"own group", childConfig},
+		{"behind an exec prefix", prefixConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.config(t, "ignore-stop")
+			cfg.Timing.StopTimeout = 10 * time.Minute
+			cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			s := startChild(t, ctx, cfg)
+			pid := startedPID(t, s, "ignore-stop")
+			cancel()
+			st := hangGuard(t, "Stop after the interrupt", s.Stop)
+			if !st.Killed || st.Left || st.Exited || st.Err != "" || st.Timeout >= cfg.Timing.StopTimeout {
+				t.Fatalf("Stop = %+v, want SIGKILL after the interrupt stop timeout %s", st, cfg.Timing.InterruptStopTimeout)
+			}
+			if GroupAlive(s.PGID()) || pidAlive(pid) {
+				t.Fatalf("server %d (local group %d) alive after Stop", pid, s.PGID())
+			}
+		})
+	}
+}
+
+// A process that is not ours holding the server's port fails the readiness
+// wait at once, named, although its /health answers 200.
+func TestWaitReadyRejectsAForeignListener(t *testing.T) {
+	cfg := childConfig(t, "ignore-int") // a server that never listens
+	cfg.Timing.ReadyTimeout = 10 * time.Minute
+	s := startChild(t, context.Background(), cfg)
+	ln := foreignHealthServer(t, cfg.Port)
+	defer ln.Close()
+	err := hangGuard(t, "WaitReady", func() error { return s.WaitReady(context.Background()) })
+	want := "port " + strconv.Itoa(cfg.Port) + " is held by pid " + strconv.Itoa(os.Getpid()) + " ("
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "not by the server's process group") {
+		t.Fatalf("WaitReady = %v, want it to name %q", err, want)
+	}
+}
+
+// foreignHealthServer listens on port in this (test) process, answering
+// every /health with 200.
+func foreignHealthServer(t *testing.T, port int) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	return ln
+}
+
+// portHolders finds the listeners that a connection to 127.0.0.1 reaches,
+// IPv4 and IPv6, and leaves out the given group's own.
+func TestPortHolders(t *testing.T) {
+	self := portHolder{PID: os.Getpid(), Cmd: procCmdline(os.Getpid())}
+	for _, tc := range []struct {
+		network, addr string
+		want          int // listeners found
+	}{
+		{"tcp4", "127.0.0.1:0", 1},
+		{"tcp4", "0.0.0.0:0", 1},
+		{"tcp6", "[::]:0", 1},
+		{"tcp6", "[::1]:0", 0}, // 127.0.0.1 does not reach it
+	} {
+		t.Run(tc.network+" "+tc.addr, func(t *testing.T) {
+			ln, err := net.Listen(tc.network, tc.addr)
+			if err != nil {
+				t.Skipf("no %s here: %v", tc.network, err)
+			}
+			defer ln.Close()
+			port := ln.Addr().(*net.TCPAddr).Port
+			holders, n, err := portHolders(port, 0)
+			if err != nil || n != tc.want {
+				t.Fatalf("portHolders(%d) = %v, %d listeners, %v; want %d", port, holders, n, err, tc.want)
+			}
+			if n > 0 && (len(holders) != 1 || holders[0] != self) {
+				t.Fatalf("holders %v, want this process %v", holders, self)
+			}
+			if holders, n, _ := portHolders(port, syscall.Getpgrp()); len(holders) != 0 || n != tc.want {
+				t.Fatalf("with this process's own group: holders %v, %d listeners", holders, n)
 			}
 		})
 	}

@@ -2,7 +2,7 @@
 // ledger: it runs `kvctl list --json`, `kvctl limit <ipc> <bytes>` and
 // `kvctl priority <ipc> <p>` (behind an optional exec prefix such as
 // `docker exec -i NAME`) and condenses a listing into the LedgerSample of
-// SPEC-formats §4.3.
+// docs/formats.md §4.3.
 //
 // kvctl prints one JSON object per kvcached segment:
 //
@@ -11,6 +11,8 @@
 //
 // `gpu` absent means GPU 0, a missing numeric field counts as 0, and segments
 // that belong to no server of the case (other runs, other tenants) are ignored.
+// A server owns its segment `<ipc>` and, for a hybrid model's further KV pool
+// groups, `<ipc>_g<N>` (OwnerOf); its usage is the sum over them (Server).
 package ledger
 
 import (
@@ -27,7 +29,7 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultTimeout is the limit of one kvctl call (SPEC-runner §4).
+// DefaultTimeout is the limit of one kvctl call (docs/runner.md §4.2).
 const DefaultTimeout = 10 * time.Second
 
 // Known ledger fields, in the order they are written in samples.

@@ -115,6 +115,67 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// TestStatsHybridGroups: a hybrid server's further KV pool groups live in
+// `<ipc>_g<N>` and belong to it; a segment whose name merely starts with a
+// server's IPC name (`<ipc>b`, `<ipc>_tp2`, `<ipc>_gx`) does not.
+func TestStatsHybridGroups(t *testing.T) {
+	out := `[
+	 {"ipc":"e2e_1_x_a_g10","used_bytes":1000,"limit_bytes":1},
+	 {"ipc":"e2e_1_x_ab","used_bytes":70000},
+	 {"ipc":"e2e_1_x_a_g2","used_bytes":200,"limit_bytes":2,"priority":1},
+	 {"ipc":"e2e_1_x_a","used_bytes":30,"limit_bytes":4,"priority":1},
+	 {"ipc":"e2e_1_x_a_tp2","used_bytes":80000},
+	 {"ipc":"e2e_1_x_a_gx","used_bytes":90000},
+	 {"ipc":"e2e_1_x_a_g","used_bytes":90000},
+	 {"ipc":"e2e_1_y_g1","used_bytes":5,"priority":2}
+	]`
+	entries, err := ParseList([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Stats(entries, []string{"e2e_1_x_a", "e2e_1_y"}, time.Unix(10, 0))
+	if got, want := strings.Join(s.Segments.Keys(), " "), "e2e_1_x_a e2e_1_x_a_g2 e2e_1_x_a_g10 e2e_1_y_g1"; got != want {
+		t.Errorf("segments %s, want %s", got, want)
+	}
+	g, _ := s.GPUs.Get("0")
+	if v, _ := g.Get(FieldUsed); v != 1235 {
+		t.Errorf("GPU 0 used %d, want 1235 (our four segments)", v)
+	}
+	for _, c := range []struct {
+		ipc, field string
+		want       int64
+		listed     bool
+	}{
+		{"e2e_1_x_a", FieldUsed, 1230, true},
+		{"e2e_1_x_a", FieldLimit, 7, true},
+		{"e2e_1_x_a", FieldPriority, 1, true},
+		{"e2e_1_y", FieldUsed, 5, true},     // only a group segment listed
+		{"e2e_1_y", FieldPriority, 2, true}, // then its priority is the group's
+		{"e2e_1_z", FieldUsed, 0, false},
+	} {
+		if v, ok := Server(s, c.ipc, c.field); v != c.want || ok != c.listed {
+			t.Errorf("Server(%s, %s) = %d, %v; want %d, %v", c.ipc, c.field, v, ok, c.want, c.listed)
+		}
+	}
+	// Segment stays the one segment kvctl limit writes.
+	if v, ok := Segment(s, "e2e_1_x_a", FieldLimit); !ok || v != 4 {
+		t.Errorf("Segment(e2e_1_x_a, limit) = %d, %v; want 4", v, ok)
+	}
+}
+
+func TestOwnerOf(t *testing.T) {
+	ipcs := []string{"a", "a_g1", "b"}
+	for seg, want := range map[string]string{
+		"a": "a", "a_g1": "a_g1", "a_g2": "a", "a_g1_g3": "a_g1", "b_g0": "b",
+		"ab": "", "a_g": "", "a_g1x": "", "a_gg1": "", "c": "", "": "", "a_g1234567890": "",
+	} {
+		got, ok := OwnerOf(seg, ipcs)
+		if got != want || ok != (want != "") {
+			t.Errorf("OwnerOf(%q) = %q, %v; want %q", seg, got, ok, want)
+		}
+	}
+}
+
 func TestStatsNoSegmentsOfOurs(t *testing.T) {
 	s := Stats([]Entry{{IPC: "other", Fields: map[string]int64{"used_bytes": 1}}}, []string{"mine"}, time.Unix(5, 0))
 	b, _ := json.Marshal(s)

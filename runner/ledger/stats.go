@@ -2,25 +2,25 @@ package ledger
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
 )
 
 // Stats condenses a listing into a LedgerSample taken at t: per segment of
-// ours (ipcs, in that order) its fields, and per GPU the sums of those
-// segments' fields (SPEC-formats §4.3). Every known field is present (0 when
-// missing); segments not in ipcs are foreign and ignored.
+// ours its fields, and per GPU the sums of those segments' fields
+// (docs/formats.md §4.3). A segment is ours when it belongs to one of ipcs (see
+// OwnerOf): the segments are listed server by server in the order of ipcs,
+// each server's own `<ipc>` first, then its `<ipc>_g<N>` by N. Every known
+// field is present (0 when missing); other segments are foreign and ignored.
 func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
-	ours := map[string]bool{}
-	for _, ipc := range ipcs {
-		ours[ipc] = true
-	}
 	var mine []Entry
 	for _, e := range entries {
-		if ours[e.IPC] {
+		if _, ok := OwnerOf(e.IPC, ipcs); ok {
 			mine = append(mine, e)
 		}
 	}
@@ -29,6 +29,7 @@ func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 
 	perGPU := map[int]map[string]int64{}
 	perSeg := map[string]map[string]int64{}
+	groups := map[string][]string{} // server IPC → its group segments
 	for _, e := range mine {
 		g := perGPU[e.GPU]
 		if g == nil {
@@ -39,6 +40,9 @@ func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 		if seg == nil {
 			seg = map[string]int64{}
 			perSeg[e.IPC] = seg
+			if owner, _ := OwnerOf(e.IPC, ipcs); owner != e.IPC {
+				groups[owner] = append(groups[owner], e.IPC)
+			}
 		}
 		for k, v := range e.Fields {
 			// A segment listed twice (a restarted server) is summed like two segments.
@@ -62,8 +66,58 @@ func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 		if seg, ok := perSeg[ipc]; ok {
 			s.Segments.Set(ipc, ordered(seg, fields))
 		}
+		gs := groups[ipc]
+		sort.Slice(gs, func(i, j int) bool {
+			a, _ := groupOf(gs[i], ipc)
+			b, _ := groupOf(gs[j], ipc)
+			return a < b
+		})
+		for _, name := range gs {
+			s.Segments.Set(name, ordered(perSeg[name], fields))
+		}
 	}
 	return s
+}
+
+// OwnerOf says which server of ipcs the kvcached segment named seg belongs
+// to: the server whose IPC name it is, else the server whose IPC name
+// followed by `_g<N>` it is. kvcached gives each further KV pool group of a
+// hybrid server its own segment `<ipc>_g<N>` (csrc/inc/mem_info_tracker.hpp@e8e6406
+// l.157-165; tests/test_pool_segment_names.py@ff29ae2e83be expects SGLang
+// group 1 in `<ipc>_g1`), and kvcached's own e2e harness sums a server's
+// usage as `k == srv.ipc or k.startswith(srv.ipc + "_g")`
+// (tests/e2e/elastic.py@28183ff482dc). A plain prefix is not enough: the
+// segment `e2e_1_x_ab` is not server `e2e_1_x_a`'s, nor is `e2e_1_x_a_tp2`.
+// An exact name wins, so a segment is never counted for two servers.
+func OwnerOf(seg string, ipcs []string) (string, bool) {
+	if seg == "" {
+		return "", false
+	}
+	if slices.Contains(ipcs, seg) {
+		return seg, true
+	}
+	for _, ipc := range ipcs {
+		if _, ok := groupOf(seg, ipc); ok {
+			return ipc, true
+		}
+	}
+	return "", false
+}
+
+// groupOf returns N when seg is `<ipc>_g<N>` (N decimal digits).
+func groupOf(seg, ipc string) (int, bool) {
+	rest, ok := strings.CutPrefix(seg, ipc+"_g")
+	if !ok || rest == "" || len(rest) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 func ordered(m map[string]int64, fields []string) collect.Ordered[int64] {
@@ -75,13 +129,14 @@ func ordered(m map[string]int64, fields []string) collect.Ordered[int64] {
 }
 
 // UnixTenths is t as unix seconds rounded to 0.1 s, the resolution of every
-// timeline (SPEC-formats §4.4).
+// timeline (docs/formats.md §4.4).
 func UnixTenths(t time.Time) float64 {
 	return math.Round(float64(t.UnixMilli())/100) / 10
 }
 
-// Segment returns field f of segment ipc in sample s, and whether the segment
-// was listed.
+// Segment returns field f of the one segment named ipc in sample s, and
+// whether it was listed. What kvctl limit sets is such a field; a server's
+// usage is Server's.
 func Segment(s collect.LedgerSample, ipc, f string) (int64, bool) {
 	seg, ok := s.Segments.Get(ipc)
 	if !ok {
@@ -89,4 +144,32 @@ func Segment(s collect.LedgerSample, ipc, f string) (int64, bool) {
 	}
 	v, _ := seg.Get(f)
 	return v, true
+}
+
+// Server returns field f of the server whose IPC name is ipc in sample s:
+// the sum over its segments `<ipc>` and `<ipc>_g<N>` (see OwnerOf), except
+// priority, which is its own segment's (else its first group's); ok is
+// whether any of its segments was listed.
+func Server(s collect.LedgerSample, ipc, f string) (int64, bool) {
+	var sum int64
+	listed, own := false, false
+	for _, name := range s.Segments.Keys() {
+		if name != ipc {
+			if _, ok := groupOf(name, ipc); !ok {
+				continue
+			}
+		}
+		seg, _ := s.Segments.Get(name)
+		v, _ := seg.Get(f)
+		switch {
+		case f != FieldPriority:
+			sum += v
+		case name == ipc:
+			sum, own = v, true
+		case !listed && !own:
+			sum = v
+		}
+		listed = true
+	}
+	return sum, listed
 }

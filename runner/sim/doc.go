@@ -29,7 +29,9 @@
 // --max-model-len/--context-length, --block-size/--page-size,
 // --tensor-parallel-size/--tp-size, --kv-cache-dtype (fp8* halves KV bytes)
 // and --enable-prompt-tokens-details, and ignores the rest. The environment:
-// ENABLE_KVCACHED and KVCACHED_AUTOPATCH (both true: kvcached), KVCACHED_IPC_NAME,
+// ENABLE_KVCACHED and KVCACHED_AUTOPATCH (both true: kvcached),
+// KVCACHED_IPC_NAME (made a segment name as kvcached does: characters other
+// than letters, digits, `_` and `-` become `-`, then cut to 64),
 // KVCACHED_CONTIGUOUS_LAYOUT, KVCACHED_MAX_CACHED_TOKENS, VLLM_SERVER_DEV_MODE
 // (vLLM serves /reset_prefix_cache only when it is 1, like the real one),
 // CUDA_VISIBLE_DEVICES (world GPU indices; empty: all), CI_REPORT_SIM_DIR,
@@ -50,9 +52,10 @@
 // N tokens`, SGLang's `max_total_num_tokens=N`, `[kvcached]` lines only under
 // kvcached, the periodic stats line every 10 s (scaled) while busy (vLLM
 // `Engine 000: Avg prompt throughput: ...`, SGLang `Decode batch. ...`),
-// `Setting attention block size to 128 tokens (was 16)` for hybrid
-// models on vLLM under kvcached (a native server given --block-size 128 then
-// caches at the same granularity), uvicorn's access log, and a Python
+// vLLM's `Setting attention block size to 128 tokens to ensure that
+// attention page size is >= mamba page size.` for hybrid models, kvcached or
+// not, unless --block-size is at least 128 (then nothing: the server caches
+// at that granularity), uvicorn's access log, and a Python
 // traceback on a crash or a failed start (exit 1: weights that do not fit,
 // `Free memory on device ... less than desired GPU memory utilization` for a
 // native server on a shared GPU, port in use, TP larger than the visible GPUs).
@@ -94,8 +97,11 @@
 // (default 16000, -1 no cap). So a runner sees a whole fill right after it,
 // and the cap applied once it waited longer than RetentionGrace.
 //
-// Limit: `kvctl limit` lowers limit_bytes; within a tick the server evicts
-// idle pages down to it, and admission never maps beyond it (requests wait).
+// Limit: `kvctl limit` lowers limit_bytes; within a tick the server takes it
+// up (and logs `limit of <ipc> set to N bytes`) but, as kvcached does,
+// applies it on the next allocation only: an idle server keeps its pages,
+// and admission evicts idle blocks until the request fits under the limit,
+// never mapping beyond it (requests wait).
 //
 // Priority: a kvcached server that cannot map pages for lack of GPU memory
 // posts the bytes its waiting requests need beyond the free memory as
@@ -120,7 +126,11 @@
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
 // [--mib M]` makes a world by hand. `ci-report sim versions --engine E`
 // answers the setup case's version probe with one JSON object of simulated
-// versions (marked +sim; no kvcached commit).
+// versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
+// names the simulated servers log, which the built-in expectation sets
+// vllm-mrv2 and sglang-mamba match. CI_REPORT_SIM_KVCACHED_VERSION replaces
+// the kvcached version it reports (a version no set covers makes the setup
+// cases fail `expectations_matched`).
 //
 // # Faults
 //
@@ -146,7 +156,8 @@
 //	                 documents, not the short questions); cached_tokens unchanged
 //	leak-segment     the segment, shm entry and socket dir stay after exit
 //	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
-//	versions-fail    `sim versions` (the setup case's version probe) exits 1
+//	versions-fail    `sim versions` (the setup case's version probe) exits 1;
+//	                 no expectation set can be picked, so the setup case fails
 //	                 as a missing python3 would (scope: the engine name)
 //
 // # Time

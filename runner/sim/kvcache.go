@@ -233,15 +233,6 @@ func (m *kvModel) trimTo(maxTokens int64) (freed int64) {
 	return before - m.mappedBytes()
 }
 
-// shrinkTo evicts idle blocks until the mapped bytes are at most target (or
-// nothing evictable is left).
-func (m *kvModel) shrinkTo(target int64) (freed int64) {
-	before := m.mappedBytes()
-	for m.mappedBytes() > target && m.evictOne() {
-	}
-	return before - m.mappedBytes()
-}
-
 // release evicts idle blocks until at least want bytes of pages were freed
 // (or nothing evictable is left).
 func (m *kvModel) release(want int64) (freed int64) {

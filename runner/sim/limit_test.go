@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -10,8 +12,10 @@ import (
 )
 
 // TestLimitOnLiveServer plays the limit case: fill, lower the limit with
-// kvctl, see the idle cache released, load under the limit without ever
-// exceeding it, restore the limit and regrow.
+// kvctl, see the idle server keep its cache (kvcached applies a lowered limit
+// on the next allocation only), allocate and see the cache come down to the
+// limit, load under the limit without ever exceeding it, restore the limit
+// and regrow.
 func TestLimitOnLiveServer(t *testing.T) {
 	t.Parallel()
 	dir := newWorldDir(t, WorldOptions{})
@@ -42,7 +46,21 @@ func TestLimitOnLiveServer(t *testing.T) {
 	}
 	limit := idle + (filled-idle)/4
 	runKvctlChild(t, dir, nil, "limit", ipc, strconv.FormatInt(limit, 10))
-	waitFor(t, 5*time.Second, "usage under the limit", func() bool { return ledger(t, dir)[ipc].UsedBytes <= limit })
+	// The server has taken the limit up once it logs it; idle, it still
+	// holds more than the limit (the retention cap, which may trim the idle
+	// cache meanwhile, keeps 16000 tokens, above this limit).
+	waitFor(t, 5*time.Second, "the server to take the limit up", func() bool {
+		return strings.Contains(s.out.String(), fmt.Sprintf("limit of %s set to %d bytes", ipc, limit))
+	})
+	if used := ledger(t, dir)[ipc].UsedBytes; used <= limit {
+		t.Fatalf("idle server released its cache to %d MiB under a %d MiB limit before any allocation", used/mib, limit/mib)
+	}
+	if r := s.complete("vllm", doc(1900, 150), 16, false); r.status != 200 {
+		t.Fatalf("allocation under the lowered limit: %d %s", r.status, r.body)
+	}
+	if used := ledger(t, dir)[ipc].UsedBytes; used > limit {
+		t.Fatalf("after an allocation the server still holds %d MiB over the %d MiB limit", used/mib, limit/mib)
+	}
 
 	// Load: 100 short prompts 8 at a time, then 4 long ones, sampling the peak.
 	done := make(chan struct{})

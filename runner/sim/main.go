@@ -88,7 +88,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintln(stderr, "ci-report sim versions:", err)
 			return 2
 		}
-		return runVersions(*engine, faults, stdout, stderr)
+		return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), faults, stdout, stderr)
 	case "world":
 		fs := flag.NewFlagSet("ci-report sim world", flag.ContinueOnError)
 		fs.SetOutput(stderr)

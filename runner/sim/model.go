@@ -18,7 +18,7 @@ type modelSpec struct {
 	Arch          string // for log lines
 }
 
-// The built-in models of SPEC-runner §2. Sizes are rounded from the real
+// The built-in models of docs/runner.md §2.2. Sizes are rounded from the real
 // checkpoints so that the memory numbers of a simulated run look like a real
 // one (qwen05b: 24 layers × 2 KV heads × 64 dims × K,V × 2 bytes = 12 KiB/token).
 var models = []modelSpec{
@@ -52,7 +52,7 @@ func lookupModel(name string) modelSpec {
 	return modelSpec{Key: "", HFID: trimmed, WeightsMiB: w, KVBytesPerTok: 32768, Arch: "AutoModelForCausalLM"}
 }
 
-// Engines' required kvcached patches (SPEC-runner §2).
+// Engines' required kvcached patches (docs/runner.md §2.1, §2.2).
 var (
 	vllmPatches         = []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}
 	vllmHybridPatches   = []string{"mamba_partial_tail", "hybrid_block_size_align"}
@@ -99,8 +99,9 @@ type argvError struct{ msg string }
 
 func (e *argvError) Error() string { return e.msg }
 
-// parseEngineArgv reads the flags of §3 from a real vLLM or SGLang command
-// line and ignores the rest, as the contract with the runner says.
+// parseEngineArgv reads the flags the package doc's `sim serve` lists from a
+// real vLLM or SGLang command line and ignores the rest, as the contract with
+// the runner says (docs/runner.md §7.2).
 func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 	c := serverConfig{Engine: engine, Argv: argv, TP: 1}
 	switch engine {

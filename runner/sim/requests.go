@@ -341,12 +341,11 @@ func (s *simServer) tick() {
 	defer s.mu.Unlock()
 	now := s.now()
 	seg := *s.mergeKvctlLocked()
-	// kvctl limit: evict idle pages down to it; admission then caps at it.
-	if s.kv.mappedBytes() > s.kv.limitBytes {
-		if freed := s.kv.shrinkTo(s.kv.limitBytes); freed > 0 {
-			s.log.kvcached("limit %d bytes: released %d bytes of idle cache (%d bytes mapped)", s.kv.limitBytes, freed, s.kv.mappedBytes())
-		}
-	}
+	// kvctl limit: taken up here, but applied lazily as kvcached does, on
+	// the next allocation only (tryAdmit evicts idle blocks until the request
+	// fits under it): kvcached reads the limit in KVCacheManager._alloc
+	// (kv_cache_manager.py@e8e6406 l.344-346) and vLLM evicts cached blocks
+	// only when an allocation is short, so an idle server keeps its pages.
 	if s.kv.limitBytes != s.lastLimit {
 		s.log.kvcached("limit of %s set to %d bytes", s.ipc, s.kv.limitBytes)
 		s.lastLimit = s.kv.limitBytes

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // segmentFile is segments/<ipc>.json: one kvcached server's entry in the
@@ -81,6 +82,28 @@ func (w *world) segments() (segs []segmentFile, errs []error) {
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].IPC < segs[j].IPC })
 	return segs, errs
+}
+
+// kvcachedIPCName is the segment name kvcached makes of KVCACHED_IPC_NAME:
+// every character that is not alphanumeric, `_` or `-` becomes `-`, and the
+// result is cut to 64 characters (kvcached/utils.py@e8e6406
+// `_sanitize_segment`, l.40, l.72-78; Python's isalnum, approximated by
+// Unicode letters and digits).
+func kvcachedIPCName(explicit string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range explicit {
+		if n == 64 {
+			break
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+		n++
+	}
+	return b.String()
 }
 
 // validIPC rejects IPC names that would escape the segments directory.

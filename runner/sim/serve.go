@@ -152,7 +152,7 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
 	s.devMode = env.getenv("VLLM_SERVER_DEV_MODE") == "1"
 	if s.elastic {
-		s.ipc = env.getenv("KVCACHED_IPC_NAME")
+		s.ipc = kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME"))
 		if s.ipc == "" {
 			s.ipc = "kvcached_" + engine + "_" + strconv.Itoa(s.pid)
 		}
@@ -392,9 +392,13 @@ func (s *simServer) allocate(env serveEnv) error {
 	if block == 0 {
 		block = 16
 	}
-	if s.elastic && cfg.Engine == "vllm" && cfg.Model.Hybrid && block < hybridBlockTokens {
-		// kvcached's hybrid_block_size_align: one attention block must fill whole pages.
-		s.log.info("config.py:412", "Setting attention block size to %d tokens (was %d)", hybridBlockTokens, block)
+	if cfg.Engine == "vllm" && cfg.Model.Hybrid && (cfg.BlockSize == 0 || cfg.BlockSize < hybridBlockTokens) {
+		// vLLM itself, kvcached or not, enlarges a hybrid model's attention
+		// block so that its page is at least the mamba page, when
+		// --block-size is unset or smaller
+		// (vllm/model_executor/models/config.py@0144dd5b0d2d,
+		// HybridAttentionMambaModelConfig.verify_and_update_config).
+		s.log.info("config.py:412", "Setting attention block size to %d tokens to ensure that attention page size is >= mamba page size.", hybridBlockTokens)
 		block = hybridBlockTokens
 	}
 	capTokens := kvBytes / bpt
@@ -437,7 +441,8 @@ func (s *simServer) allocate(env serveEnv) error {
 	return nil
 }
 
-// hybridBlockTokens is the attention block size kvcached aligns hybrid models to.
+// hybridBlockTokens is the attention block size vLLM gives the simulated
+// hybrid models (real ones get sizes such as 528, 784 or 1056).
 const hybridBlockTokens = 128
 
 // MaxModelLenOr is the context length, or def when the argv left it to the model.

@@ -394,18 +394,23 @@ func TestServeAPIAndMemory(t *testing.T) {
 
 func TestServeHybridBlockSize(t *testing.T) {
 	t.Parallel()
-	dir := newWorldDir(t, WorldOptions{})
-	kv := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", kvEnv("e2e_7_vllm_qwen35_4b_kv_c1"), "--max-num-seqs", "16", "--gpu-memory-utilization", "0.45")
-	nat := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.45", "--block-size", "128")
-	if !strings.Contains(kv.out.String(), "Setting attention block size to 128 tokens (was 16)\n") ||
-		!strings.Contains(kv.out.String(), "mamba_partial_tail, hybrid_block_size_align") {
+	dir := newWorldDir(t, WorldOptions{TotalMiB: 81920}) // three servers of a 4B model
+	// vLLM sets the block size itself, with kvcached or without.
+	const line = "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.\n"
+	kv := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", kvEnv("e2e_7_vllm_qwen35_4b_kv_c1"), "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
+	nat := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
+	given := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3", "--block-size", "128")
+	if !strings.Contains(kv.out.String(), line) || !strings.Contains(kv.out.String(), "mamba_partial_tail, hybrid_block_size_align") {
 		t.Errorf("kvcached hybrid log:\n%s", kv.out.String())
 	}
-	if strings.Contains(nat.out.String(), "Setting attention block size") {
+	if !strings.Contains(nat.out.String(), line) {
+		t.Errorf("native hybrid log:\n%s", nat.out.String())
+	}
+	if strings.Contains(given.out.String(), "Setting attention block size") {
 		t.Error("native server with --block-size 128 logged a block size change")
 	}
 	apc := doc(3, 1300)
-	for _, c := range []*child{kv, nat} {
+	for _, c := range []*child{kv, nat, given} {
 		c.complete("vllm", apc+" Who?", 8, false)
 		if r := c.complete("vllm", apc+" What?", 8, false); r.cached != 1280 {
 			t.Errorf("cached %d, want 1280 (128-token blocks)", r.cached)

@@ -68,7 +68,7 @@ func server(engine, model, layout string) item {
 }
 
 // group is an engine/model group: its kvcached layouts, then native, with
-// the comparison checks on the kvcached cases (SPEC-runner §2, §5). On vLLM a
+// the comparison checks on the kvcached cases (docs/runner.md §2.3, §5.3). On vLLM a
 // hybrid model's kvcached case logs an enlarged block size, so the native case
 // runs with it.
 func group(engine, model string, tp int, layouts ...string) []item {
@@ -164,7 +164,7 @@ func shutdown(s srv, prefix string) []string {
 }
 
 // checkNames are the case's checks in the order the runner records them
-// (SPEC-runner §5).
+// (docs/runner.md §5).
 func (it item) checkNames() []string {
 	switch it.Kind {
 	case "setup":

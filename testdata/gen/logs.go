@@ -42,7 +42,7 @@ func facts(s srv, errs []string) serverFacts {
 	return f
 }
 
-// logInfo is the LogInfo of SPEC-formats §4.1.
+// logInfo is the LogInfo of docs/formats.md §4.1.
 func (f serverFacts) logInfo() obj {
 	var bs any
 	if f.BlockSize != nil {
@@ -119,7 +119,7 @@ func serveLog(s srv, f serverFacts, hostile bool) string {
 	return b.String()
 }
 
-// phases are a server case's request phases (SPEC-formats §4): every
+// phases are a server case's request phases (docs/formats.md §4): every
 // request's tokens, which readers that only render must skip. short writes
 // 4 tokens per request instead of max_tokens, to keep big trees small.
 func phases(it item, short bool) obj {
@@ -173,7 +173,7 @@ func phases(it item, short bool) obj {
 	return out
 }
 
-// caseLog is the case's log object (SPEC-formats §4.1).
+// caseLog is the case's log object (docs/formats.md §4.1).
 func (it item) caseLog(runID string) obj {
 	switch it.Kind {
 	case "setup":
@@ -220,7 +220,7 @@ func (it item) caseLog(runID string) obj {
 	return nil
 }
 
-// ledger is the priority case's ledger timeline (SPEC-formats §4.3): L keeps
+// ledger is the priority case's ledger timeline (docs/formats.md §4.3): L keeps
 // its charge because the failure under test never lets it go.
 func (it item) ledger(runID string) []obj {
 	l, h := ipcName(runID, it.A.name()), ipcName(runID, it.B.name())
@@ -270,7 +270,7 @@ func (it item) prioritySetup(runID string) obj {
 		{"low", it.A.caseSetup(runID, 18001)}, {"high", it.B.caseSetup(runID, 18002)}}
 }
 
-// usage is a pair's usage timeline (SPEC-formats §4.4).
+// usage is a pair's usage timeline (docs/formats.md §4.4).
 func (it item) usage(step float64) []obj {
 	a, b := it.A.name(), it.B.name()
 	var out []obj

@@ -1,5 +1,5 @@
 // Command gen writes the artifact trees under testdata/trees that the tests of
-// several packages read (SPEC-formats.md), deterministically: the same
+// several packages read (docs/formats.md), deterministically: the same
 // program writes the same bytes on every machine. Run it from the repository
 // root after changing it, and commit the trees with it:
 //

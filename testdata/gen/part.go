@@ -73,7 +73,7 @@ func (p partDef) json(v any) []byte {
 	return b
 }
 
-// setup is setup.json (SPEC-formats §3) of the part's plan.
+// setup is setup.json (docs/formats.md §3) of the part's plan.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
 	seenE, seenM := map[string]bool{}, map[string]bool{}
@@ -187,7 +187,7 @@ func (p partDef) partJSON(complete bool) obj {
 	}
 }
 
-// summaryMD is summary.md (SPEC-formats §5).
+// summaryMD is summary.md (docs/formats.md §5).
 func summaryMD(items []item) string {
 	var b strings.Builder
 	b.WriteString("| case | result | failed checks |\n|---|---|---|\n")

@@ -9,7 +9,7 @@ import (
 
 var h100 = []obj{{{"name", "NVIDIA H100 80GB HBM3"}, {"memory", "81559 MiB"}, {"driver", "580.95.05"}}}
 
-// perf is a perf root (SPEC-formats §6): perf/setup.json, perf/summary.json and
+// perf is a perf root (docs/formats.md §6): perf/setup.json, perf/summary.json and
 // the Hopper correctness part e2e/. Both native runs of qwen38_27b at
 // concurrency 128 failed, so that row has no native value and no ratios.
 func perf() scenario {

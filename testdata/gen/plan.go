@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// engineDef is an engine as SPEC-runner §2 describes it.
+// engineDef is an engine as docs/runner.md §2.1 describes it.
 type engineDef struct {
 	Key, Image, Digest, Version, Torch, CUDA string
 	Env                                      [][2]string
@@ -39,7 +39,7 @@ var engines = map[string]engineDef{
 	},
 }
 
-// modelDef is a model as SPEC-runner §2 describes it.
+// modelDef is a model as docs/runner.md §2.2 describes it.
 type modelDef struct {
 	Key, HF, Rev string
 	Batch        int
@@ -72,7 +72,7 @@ type srv struct {
 	LiftCap       bool // KVCACHED_MAX_CACHED_TOKENS=-1 (the low-priority giver)
 }
 
-// name is the case name of SPEC-runner §2.
+// name is the case name of docs/runner.md §2.3.
 func (s srv) name() string {
 	kv := "native"
 	if s.Layout != "" {
@@ -91,7 +91,7 @@ func (s srv) name() string {
 	return n + s.Suffix
 }
 
-// ipcName is the server's KVCACHED_IPC_NAME (SPEC-runner §2).
+// ipcName is the server's KVCACHED_IPC_NAME (docs/runner.md §2.3).
 func ipcName(runID, caseName string) string {
 	var b strings.Builder
 	b.WriteString("e2e_" + runID + "_")
@@ -188,7 +188,7 @@ func (s srv) cmd(runID string, port int) string {
 	return strings.Join(parts, " ")
 }
 
-// caseSetup is the setup.json case setup of the server (SPEC-formats §3).
+// caseSetup is the setup.json case setup of the server (docs/formats.md §3.2).
 func (s srv) caseSetup(runID string, port int) obj {
 	m := models[s.Model]
 	var layout, dtype any

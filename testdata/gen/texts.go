@@ -1,7 +1,7 @@
 package main
 
 // The workload steps and "passes when" texts of setup.json, as the runner's
-// plan writes them (SPEC-runner §5).
+// plan writes them (docs/runner.md §5).
 
 var serverWorkload = []string{
 	"gen_seq: 9 prompts (six short questions, documents of 300, 900 and 1800 words), 64 tokens each, one at a time",

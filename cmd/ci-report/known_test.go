@@ -1,0 +1,156 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// shippedKnownIssues is the known-issues file the repository ships for
+// today's kvcached bugs (docs/render.md §10), relative to the repository root.
+const shippedKnownIssues = "docs/known-issues.json"
+
+const (
+	link477 = "[kvcached#477](https://github.com/ovg-project/kvcached/issues/477)"
+	link476 = "[kvcached#476](https://github.com/ovg-project/kvcached/issues/476)"
+)
+
+// The acceptance of known upstream issues on a real simulated run: with the
+// leak-segment fault (#476 and #477 as the simulator models them) the vLLM
+// case fails shm_removed and socket_dirs_removed. Without a known-issues
+// file the verdict is FAIL; with the shipped one it is PASS, and the case is
+// listed as a known failure linked to #477 and #476. The same file through
+// the config key, and rendering the merged.json, give the same bytes; an
+// entry whose check passed is reported as no longer reproducing.
+func TestKnownIssuesSimulatedLeak(t *testing.T) {
+	code, part, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "leak-segment"}, "--profile", "smoke", "--cases", "vllm-*")
+	if code != exitVerdict {
+		t.Fatalf("run exit %d, want 1 (the leak fails the case):\n%s", code, stderr)
+	}
+	cliAtRoot(t)
+
+	without, _ := renderToFiles(t, []string{part}, goldenFlags)
+	if !strings.Contains(without, "· FAIL (1 of 1 cases)") || !strings.Contains(without, "| vllm-qwen05b-kv\\_c1 |") || strings.Contains(without, "Known upstream") || strings.Contains(without, "(known:") {
+		t.Fatalf("without a known-issues file the leak must fail the run:\n%s", without)
+	}
+
+	comment, section := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
+	for _, want := range []string{
+		"· PASS\n",
+		"All 1 cases passed; 1 of them failed only on known upstream issues.",
+		"<details><summary>Known upstream issues: 2 failed checks in 1 case that failed on nothing else, not counted in the verdict</summary>",
+		"| vllm-qwen05b-kv\\_c1 | `shm_removed` | left in ",
+		"| " + link477 + " |",
+		"| vllm-qwen05b-kv\\_c1 | `socket_dirs_removed` | left in ",
+		"| " + link476 + " |",
+	} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, comment)
+		}
+	}
+	if strings.Contains(comment, "| case | setup | failed checks |") || strings.Contains(comment, "No longer reproduces") {
+		t.Errorf("no case failed beyond the known issues, and every known issue reproduced:\n%s", comment)
+	}
+	if !strings.Contains(section, "Known upstream issues, not counted in the verdict:\n- "+link477+": `shm_removed` in `vllm-*`") ||
+		!strings.Contains(section, "failed once in this run") {
+		t.Errorf("the section does not say which known issues are active:\n%s", section)
+	}
+
+	// --fail-on-verdict follows the classified verdict.
+	if code, _, stderr := runCLI(t, append([]string{"render", part, "--fail-on-verdict", "--comment", filepath.Join(t.TempDir(), "c.md")}, withFlags("--known-issues", shippedKnownIssues)...)...); code != exitOK {
+		t.Errorf("--fail-on-verdict with the known issues: exit %d, want 0:\n%s", code, stderr)
+	}
+
+	// merged.json carries no classification: rendering it with the file
+	// gives the same bytes as rendering the part.
+	merged := filepath.Join(t.TempDir(), "merged.json")
+	if code, _, stderr := runCLI(t, "merge", part, "--out", merged); code != exitOK {
+		t.Fatalf("merge: exit %d:\n%s", code, stderr)
+	}
+	if data, _ := os.ReadFile(merged); strings.Contains(string(data), "kvcached/issues") || !strings.Contains(string(data), `"verdict": "FAIL (1 of 1 cases)"`) {
+		t.Errorf("merged.json must record the run, not the known issues:\n%s", data)
+	}
+	c2, s2 := renderToFiles(t, []string{merged}, withFlags("--known-issues", shippedKnownIssues))
+	if c2 != comment || s2 != section {
+		t.Errorf("merged.json renders differently from the part (-part +merged):\n%s\n%s", cmp.Diff(comment, c2), cmp.Diff(section, s2))
+	}
+
+	// The config key, relative to the config file; with an entry whose
+	// check passed, which is reported as no longer reproducing.
+	shipped, err := os.ReadFile(shippedKnownIssues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	extra := strings.Replace(string(shipped), "[", `[{"check": "kvcached_active", "cases": "vllm-*", "url": "https://github.com/ovg-project/kvcached/issues/999"},`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "known.json"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ci-report.json"), []byte(`{"known_issues": "known.json"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c3, s3 := renderToFiles(t, []string{part}, withFlags("--config", filepath.Join(dir, "ci-report.json")))
+	gone := "No longer reproduces: [kvcached#999](https://github.com/ovg-project/kvcached/issues/999) (`kvcached_active` in `vllm-*`): the check it covers passed; its entry can be removed from the known-issues file."
+	if !strings.Contains(c3, "· PASS\n") || !strings.Contains(c3, gone) || !strings.Contains(c3, "| "+link477+" |") {
+		t.Errorf("the config's known_issues was not applied, or the passing entry not reported:\n%s", c3)
+	}
+	if !strings.Contains(s3, "- [kvcached#999](https://github.com/ovg-project/kvcached/issues/999): `kvcached_active` in `vllm-*`: no longer reproduces.") {
+		t.Errorf("section:\n%s", s3)
+	}
+}
+
+// A case with a known failure and an unrelated failed check still fails:
+// with leak-segment and wrong-tokens, the vLLM kvcached case leaks (known)
+// and differs from native (not known).
+func TestKnownIssuesDoNotHideARegression(t *testing.T) {
+	code, part, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "leak-segment,wrong-tokens"}, "--profile", "nightly", "--cases", "vllm-qwen05b-kv_c1") // brings its native case
+	if code != exitVerdict {
+		t.Fatalf("run exit %d, want 1:\n%s", code, stderr)
+	}
+	cliAtRoot(t)
+	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
+	for _, want := range []string{
+		"· FAIL (1 of 2 cases)",
+		"| vllm-qwen05b-kv\\_c1 |",
+		"`gen_seq_tokens_equal` (",
+		"`shm_removed` (left in ",
+		" (known: " + link477 + ")",
+		" (known: " + link476 + ")",
+	} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, comment)
+		}
+	}
+	if strings.Contains(comment, "<details><summary>Known upstream issues") {
+		t.Errorf("the known checks of a failed case belong in its row, not in the known block:\n%s", comment)
+	}
+}
+
+// A bad known-issues file is a usage error naming the file and the entry.
+func TestKnownIssuesFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "known.json")
+	if err := os.WriteFile(bad, []byte(`[{"check": "a", "cases": "b", "url": "https://x/y"}, {"check": "[", "cases": "b", "url": "https://x/y"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliAtRoot(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad entry", []string{"--known-issues", bad}, "known issues " + bad + ": entry 1: check \"[\" is not a valid glob"},
+		{"missing file", []string{"--known-issues", filepath.Join(dir, "nope.json")}, "read known issues"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"render", "testdata/trees/nightly-pass"}, withFlags(c.args...)...)
+			code, _, stderr := runCLI(t, args...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/merge"
+	"github.com/ovg-project/ci-report/runner"
+)
+
+func TestPlanPartAndList(t *testing.T) {
+	type tc struct {
+		name string
+		args []string
+		want string
+	}
+	for _, c := range []tc{
+		{"parts", []string{"--profile", "weekly", "--list", "parts"}, "vllm\nsglang\ncolocation\n"},
+		{"cases of a part", []string{"--profile", "weekly", "--part", "colocation", "--list", "cases"},
+			"vllm-setup\nsglang-setup\nelastic-vllm-qwen05b+sglang-qwen35_4b\npriority-vllm-qwen05b+vllm-qwen35_4b\n"},
+		{"engines of a part with both", []string{"--profile", "weekly", "--part", "colocation", "--list", "engines"},
+			"vllm vllm/vllm-openai:v0.30.0\nsglang lmsysorg/sglang:v0.5.20\n"},
+		{"engines of a one-engine part", []string{"--profile", "weekly", "--part", "sglang", "--list", "engines"}, "sglang lmsysorg/sglang:v0.5.20\n"},
+		{"engines of the selection", []string{"--profile", "nightly", "--cases", "limit-sglang-*", "--list", "engines"}, "sglang lmsysorg/sglang:v0.5.20\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, out, errb := testEnv(nil)
+			if code := mainEnv(context.Background(), e, append([]string{"plan"}, c.args...)); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb)
+			}
+			if d := cmp.Diff(c.want, out.String()); d != "" {
+				t.Fatalf("output (-want +got):\n%s", d)
+			}
+		})
+	}
+
+	// `plan --part P` is the JSON of exactly the plan `run --part P` runs,
+	// and it runs again as --plan.
+	e, out, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"plan", "--profile", "weekly", "--part", "colocation"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var p runner.Plan
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	o := runOptions{Profile: "weekly", Part: "colocation", Out: "x", Port: 18000, ReadyTimeout: 1, StopSignal: "INT", Kvctl: "kvctl"}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(o.plan.Names(), p.Names()); d != "" || p.Parts.Len() != 1 || p.Engines.Len() != 2 {
+		t.Fatalf("plan --part differs from run --part (-run +plan):\n%s\nparts %v engines %v", d, p.Parts.Keys(), p.Engines.Keys())
+	}
+	f := filepath.Join(t.TempDir(), "colocation.json")
+	if err := os.WriteFile(f, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e2, out2, errb2 := testEnv(nil)
+	if code := mainEnv(context.Background(), e2, []string{"plan", "--plan", f, "--part", "colocation"}); code != 0 || out2.String() != out.String() {
+		t.Fatalf("exit %d (%s); the part's plan changed through --plan", code, errb2)
+	}
+}
+
+func TestPartUsageErrors(t *testing.T) {
+	type tc struct {
+		name string
+		args []string
+		want string
+	}
+	out := t.TempDir()
+	for _, c := range []tc{
+		{"run: unknown part", []string{"run", "--profile", "weekly", "--out", out, "--part", "all"},
+			`--part "all": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
+		{"plan: unknown part", []string{"plan", "--profile", "smoke", "--part", "colocation"}, `its parts: vllm, sglang`},
+		{"plan: unknown list", []string{"plan", "--profile", "smoke", "--list", "gpus"}, `--list "gpus": want one of parts, cases, engines`},
+		{"merge: unreadable plan", []string{"merge", "--plan", filepath.Join(out, "nope.json"), out}, "--plan: read plan"},
+		{"render: plan with a merged.json", []string{"render", "--plan", "PLAN", "MERGED"}, "a plan applies to part directories"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			if strings.HasPrefix(c.name, "render") {
+				args = withPlanAndMerged(t, args)
+			}
+			e, _, errb := testEnv(nil)
+			code := mainEnv(context.Background(), e, args)
+			if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, errb.String(), c.want)
+			}
+		})
+	}
+}
+
+// withPlanAndMerged replaces PLAN and MERGED in args by a nightly plan file
+// and a merged.json.
+func withPlanAndMerged(t *testing.T, args []string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	plan, merged := filepath.Join(dir, "plan.json"), filepath.Join(dir, "merged.json")
+	writePlan(t, plan, "nightly")
+	e, _, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"merge", "--out", merged, "../../testdata/trees/nightly-pass"}); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errb)
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.NewReplacer("PLAN", plan, "MERGED", merged).Replace(a)
+	}
+	return out
+}
+
+func writePlan(t *testing.T, file, profile string) {
+	t.Helper()
+	e, out, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"plan", "--profile", profile}); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errb)
+	}
+	if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The report job's view: the SGLang GPU job never uploaded, so only the vLLM
+// part is there. With the profile's plan the SGLang part is reported with
+// each of its cases not run, in merge and in render alike.
+func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	writePlan(t, plan, "nightly")
+	vllmOnly := "../../testdata/trees/nightly-pass/vllm"
+	sglangCases := planLines(t, "--profile", "nightly", "--part", "sglang", "--list", "cases")
+
+	merged := filepath.Join(dir, "merged.json")
+	e, _, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"merge", "--plan", plan, "--out", merged, vllmOnly}); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errb)
+	}
+	rep, err := merge.ReadMerged(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notRun []string
+	for _, c := range rep.Cases {
+		if c.NotRun {
+			if c.Part != "SGLang" {
+				t.Errorf("case %s of part %s not run; the vLLM part ran all of its part of the plan", c.Name, c.Part)
+			}
+			notRun = append(notRun, c.Name)
+		}
+	}
+	if d := cmp.Diff(sglangCases, notRun); d != "" {
+		t.Errorf("not-run cases (-plan's sglang part +merged):\n%s", d)
+	}
+	if len(rep.Parts) != 2 || rep.Parts[0].Name != "sglang" || rep.Parts[0].Status != merge.StatusMissing || rep.Parts[0].Planned != len(sglangCases) {
+		t.Errorf("parts %+v; want sglang missing with %d planned, then vllm", rep.Parts, len(sglangCases))
+	}
+	wantVerdict := "FAIL (0 of 23 cases; the SGLang cases did not finish; 12 not run)"
+	if rep.Verdict != wantVerdict {
+		t.Errorf("verdict %q, want %q", rep.Verdict, wantVerdict)
+	}
+
+	// render reads the same plan the same way; without it the part and its
+	// cases are not in the comment at all.
+	comment := func(extra ...string) string {
+		e, out, errb := testEnv(nil)
+		args := append([]string{"render", "--date", "2026-11-29", "--run-id", "1"}, extra...)
+		if code := mainEnv(context.Background(), e, append(args, vllmOnly)); code != 0 {
+			t.Fatalf("render %v: exit %d: %s", extra, code, errb)
+		}
+		return out.String()
+	}
+	with, without := comment("--plan", plan), comment()
+	for _, want := range []string{wantVerdict, "The SGLang cases did not finish", "limit-sglang-qwen05b"} {
+		if !strings.Contains(with, want) {
+			t.Errorf("the comment with --plan lacks %q:\n%s", want, with)
+		}
+	}
+	if strings.Contains(without, "SGLang") || strings.Contains(without, "limit-sglang-qwen05b") {
+		t.Errorf("the comment without --plan knows of the SGLang part:\n%s", without)
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/render"
+)
+
+// plantedSecrets are what TestNoSecretInAnyOutput plants in an artifact
+// tree: the environment's values (the GitHub token miniGitHub accepts, a
+// Hugging Face token and an API key with characters that Markdown, HTML and
+// JSON escape) and one token of each shape that the environment does not
+// hold. Each is found in an output by a fragment that only it holds and no
+// escaping changes (no '_', no punctuation).
+var plantedSecrets = []struct{ text, fragment string }{
+	{postTestToken, "postTEST0123456789secret"},
+	{`hfEnvValue*_<&>"x"\y`, "hfEnvValue"},
+	{`apiKeyValue0123&<"q">_[x]`, "apiKeyValue0123"},
+	{"ghp_" + "PlantedClassicPersonalToken012345678", "PlantedClassicPersonalToken"},
+	{"gho_" + "PlantedOAuthTokenBody0123456789abcdef", "PlantedOAuthTokenBody"},
+	{"ghu_" + "PlantedUserToServerToken0123456789ab", "PlantedUserToServerToken"},
+	{"ghs_" + "PlantedServerToServerToken0123456789", "PlantedServerToServerToken"},
+	{"ghr_" + "PlantedRefreshTokenBody0123456789abcd", "PlantedRefreshTokenBody"},
+	{"github_pat_" + "11PLANTEDFINEGRAINED00_" + strings.Repeat("aB3", 20), "11PLANTEDFINEGRAINED00"},
+	{"hf_" + "PlantedHuggingFaceTokenLettersOnly", "PlantedHuggingFaceTokenLettersOnly"},
+}
+
+// leakyTree copies the vLLM part of the nightly-fail tree and plants every
+// secret in a serve.log line quoted by a check detail and the case log, a
+// case name, setup values (GPU, engine image, a case's env and flags), the
+// part's name, a bad part.json and the commit subject.
+func leakyTree(t *testing.T) (dir, subject string) {
+	t.Helper()
+	var all []string
+	for _, s := range plantedSecrets {
+		all = append(all, s.text)
+	}
+	line := strings.Join(all, " ")
+	src := treePath("nightly-fail", "vllm")
+	// The part's name (its directory's, part.json being unreadable) holds
+	// a token too: it is in the part lines and in the listed problems.
+	dir = filepath.Join(t.TempDir(), "vllm-"+plantedSecrets[4].text)
+	os.MkdirAll(dir, 0o755)
+	edit := func(name string, v any, change func()) {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		change()
+		// Written as an older runner or a hand-made tree would: unredacted.
+		out, _ := json.MarshalIndent(v, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "part.json"), []byte(`{"format": 1, "complete": "`+plantedSecrets[6].text+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var setup collect.Setup
+	edit("setup.json", &setup, func() {
+		setup.GPUs[0].Name += " " + line
+		for _, k := range setup.Engines.Keys() {
+			e, _ := setup.Engines.Get(k)
+			e.Image += "-" + plantedSecrets[3].text
+			setup.Engines.Set(k, e)
+		}
+		setup.Cases[0].Env.Set("HF_TOKEN", plantedSecrets[1].text)
+		setup.Cases[0].ExtraArgs = append(setup.Cases[0].ExtraArgs, "--api-key", line)
+	})
+	var sum collect.Summary
+	edit("summary.json", &sum, func() {
+		logLine := "serve.log: INFO Authorization: Bearer " + line
+		logJSON, _ := json.Marshal(map[string]any{"errors": []string{logLine}, "patched": []string{line}})
+		sum.Cases = append(sum.Cases, collect.CaseResult{
+			Name:   "vllm-leak-" + plantedSecrets[9].text,
+			Checks: []collect.Check{{Name: "no_error_signatures", Detail: logLine}, {Name: "key_" + plantedSecrets[5].text, Detail: "see " + line}},
+			Log:    logJSON,
+		})
+	})
+	return dir, "Fix auth (" + line + ")"
+}
+
+// secretsEnv is the environment of the test: the values, with the API key
+// only in Environ (found by its name's _KEY).
+func secretsEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
+	vars["GITHUB_TOKEN"] = plantedSecrets[0].text
+	vars["HF_TOKEN"] = plantedSecrets[1].text
+	vars["MY_SERVICE_API_KEY"] = plantedSecrets[2].text
+	var out, errb bytes.Buffer
+	return &env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return vars[k] },
+		Environ: func() []string {
+			var kv []string
+			for k, v := range vars {
+				kv = append(kv, k+"="+v)
+			}
+			return kv
+		},
+	}, &out, &errb
+}
+
+// TestNoSecretInAnyOutput: secrets planted in every kind of artifact text
+// reach no output of render (comment, section, PR comment, HTML preview,
+// terminal tables, job summary, stdout and stderr) or post (the comment and
+// issue body sent to GitHub, the dry run's requests, the job summary,
+// stdout and stderr), in no escaped form either.
+func TestNoSecretInAnyOutput(t *testing.T) {
+	tree, subject := leakyTree(t)
+	work := t.TempDir()
+	outputs := map[string]string{}
+	readOut := func(name, path string) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		outputs[name] = string(data)
+	}
+	run := func(name string, vars map[string]string, args ...string) {
+		e, out, errb := secretsEnv(vars)
+		var code int
+		if args[0] == "post" {
+			o := &postOptions{Sleep: func(context.Context, time.Duration) error { return nil }, SettleDelay: -1}
+			code = exitCode(errb, "post", o.parseAndRun(context.Background(), e, args[1:]))
+		} else {
+			code = mainEnv(context.Background(), e, args)
+		}
+		if code != exitOK {
+			t.Fatalf("%s: exit %d\n%s", name, code, errb)
+		}
+		outputs[name+" stdout"], outputs[name+" stderr"] = out.String(), errb.String()
+	}
+	base := []string{"--date", "2026-11-28", "--subject", subject}
+
+	summary := filepath.Join(work, "render-step-summary.md")
+	run("render", map[string]string{"GITHUB_STEP_SUMMARY": summary}, append([]string{"render", "--job-summary",
+		"--comment", filepath.Join(work, "comment.md"), "--section", filepath.Join(work, "section.md"), "--html", filepath.Join(work, "preview.html"), tree}, base...)...)
+	readOut("comment.md", filepath.Join(work, "comment.md"))
+	readOut("section.md", filepath.Join(work, "section.md"))
+	readOut("preview.html", filepath.Join(work, "preview.html"))
+	readOut("render job summary", summary)
+	run("render text", map[string]string{}, append([]string{"render", "--format", "text", tree}, base...)...)
+	run("render pr", map[string]string{}, append([]string{"render", "--pr", "5", tree}, base...)...)
+	run("render junit", map[string]string{}, append([]string{"render", "--format", "junit", tree}, base...)...)
+	run("render ctrf", map[string]string{}, append([]string{"render", "--format", "ctrf", tree}, base...)...)
+
+	// A JUnit report whose test printed and failed on every secret: the part
+	// that import junit writes holds none of them.
+	var line []string
+	for _, sec := range plantedSecrets {
+		line = append(line, sec.text)
+	}
+	esc := func(s string) string {
+		var b bytes.Buffer
+		xml.EscapeText(&b, []byte(s))
+		return b.String()
+	}
+	all := esc(strings.Join(line, " "))
+	junitXML := `<testsuite name="s"><properties><property name="token" value="` + all + `"/></properties>` +
+		`<testcase classname="c" name="t-` + esc(plantedSecrets[4].text) + `"><failure message="` + all + `" type="E">` + all + `</failure>` +
+		`<system-out>` + all + `</system-out></testcase><system-err>` + all + `</system-err></testsuite>`
+	junitFile := filepath.Join(work, "junit.xml")
+	if err := os.WriteFile(junitFile, []byte(junitXML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(work, "imported")
+	run("import junit", map[string]string{}, "import", "junit", junitFile, "--part", "pytest", "--out", imported)
+	for _, name := range []string{"part.json", "setup.json", "summary.json", "summary.md", "run.log"} {
+		readOut("imported "+name, filepath.Join(imported, name))
+	}
+
+	gh := &miniGitHub{body: "<!-- ci-report:results-issue -->\nhand text\n", comments: map[int64]string{}, nextID: 100}
+	srv := httptest.NewServer(gh)
+	defer srv.Close()
+	ghEnv := func(summary string) map[string]string {
+		return map[string]string{"GITHUB_API_URL": srv.URL, "GITHUB_REPOSITORY": "kv/cache", "GITHUB_RUN_ID": "4242", "GITHUB_STEP_SUMMARY": summary}
+	}
+	dryLog := filepath.Join(work, "dry-step-summary.md")
+	run("post --dry-run", ghEnv(dryLog), append([]string{"post", "--dry-run", "--job-summary", "--issue", "7", tree}, base...)...)
+	readOut("dry-run job summary", dryLog)
+	if !strings.Contains(outputs["post --dry-run stdout"], "PATCH /repos/kv/cache/issues/7") {
+		t.Fatalf("the dry run printed no requests:\n%s", outputs["post --dry-run stdout"])
+	}
+	postLog := filepath.Join(work, "post-step-summary.md")
+	run("post", ghEnv(postLog), append([]string{"post", "--job-summary", "--issue", "7", tree}, base...)...)
+	readOut("post job summary", postLog)
+	outputs["issue body on GitHub"] = gh.body
+	for id, c := range gh.comments {
+		outputs[fmt.Sprintf("comment %d on GitHub", id)] = c
+	}
+	if len(gh.comments) != 1 || !strings.Contains(gh.body, "gpu-ci:nightly:start") {
+		t.Fatalf("post published %d comments, body:\n%s", len(gh.comments), gh.body)
+	}
+
+	for name, text := range outputs {
+		for _, s := range plantedSecrets {
+			// The fragment catches the text and all its escaped forms (ghs\_…,
+			// \u003c, &lt;); the text and Plain's escape are named for clarity.
+			for _, form := range []string{s.text, render.Plain(s.text), s.fragment} {
+				if strings.Contains(text, form) {
+					t.Errorf("%s holds %q", name, form)
+					break
+				}
+			}
+		}
+	}
+	// The documents still say where a secret was.
+	for _, want := range []string{"$GITHUB\\_TOKEN", "$HF\\_TOKEN", "$MY\\_SERVICE\\_API\\_KEY", "ghp\\_\\[REDACTED\\]", "hf\\_\\[REDACTED\\]"} {
+		if !strings.Contains(outputs["comment.md"], strings.ReplaceAll(want, "$", "\\$")) {
+			t.Errorf("comment.md does not show %s:\n%s", want, outputs["comment.md"])
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Planted tokens of every shape, none of them held by the environment.
+var (
+	tokGHP = "ghp_" + "R4nd0mB0dyOfAClassicPAT0123456789abc"   // 36 after the prefix
+	tokGHS = "ghs_" + "Actions1nstallati0nT0kenBody0123456789" // 38
+	tokGHO = "gho_" + "0AuthAccessT0kenBodyIsThirtySixChars"   // 36
+	tokGHU = "ghu_" + "UserToServerTokenBodyIsThirtySix0000"   // 36
+	tokGHR = "ghr_" + "RefreshTokenBodyThatIsThirtySixChars0"  // 37
+	tokPAT = "github_pat_" + "11ABCDEFG0123456789abc_" + strings.Repeat("Xy9", 19) + "Zz"
+	tokHF  = "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi" // 34 letters
+	tokJWT = "ghs_" + "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJnaXRodWIifQ.c2lnbmF0dXJlX29mX3RoZV90b2tlbg"
+)
+
+func TestRedactorShapes(t *testing.T) {
+	type tc struct{ name, in, want string }
+	for _, c := range []tc{
+		{"classic PAT", "token=" + tokGHP + " end", "token=ghp_[REDACTED] end"},
+		{"Actions token", "Authorization: token " + tokGHS, "Authorization: token ghs_[REDACTED]"},
+		{"OAuth, user, refresh", tokGHO + "," + tokGHU + "," + tokGHR, "gho_[REDACTED],ghu_[REDACTED],ghr_[REDACTED]"},
+		{"fine-grained PAT", "x" + tokPAT + "\n", "xgithub_pat_[REDACTED]\n"},
+		{"Hugging Face", "HF token " + tokHF + ".", "HF token hf_[REDACTED]."},
+		{"stateless JWT ghs_ and its full stop", "used " + tokJWT + ".", "used ghs_[REDACTED]."},
+		{"inside a word and a URL", "https://x:" + tokGHP + "@github.com/o/r", "https://x:ghp_[REDACTED]@github.com/o/r"},
+		{"Markdown-escaped stays long enough", "run " + tokHF + "_more", "run hf_[REDACTED]_more"},
+		// Ordinary words and identifiers are never taken.
+		{"hf identifiers", "hf_model hf_hub_download hf_transfer HF_TOKEN use_hf_xet", "hf_model hf_hub_download hf_transfer HF_TOKEN use_hf_xet"},
+		{"hf_ with a commit id", "hf_7ae557604adf67be50417f59c2c2f167def9a775", "hf_7ae557604adf67be50417f59c2c2f167def9a775"},
+		{"hf_ one letter short", "hf_" + strings.Repeat("a", 33), "hf_" + strings.Repeat("a", 33)},
+		{"ghp_ one short", "ghp_" + strings.Repeat("a", 35), "ghp_" + strings.Repeat("a", 35)},
+		{"github_pat_ short", "github_pat_token_env", "github_pat_token_env"},
+		{"capital prefix", "GHP_" + strings.Repeat("a", 40), "GHP_" + strings.Repeat("a", 40)},
+		{"our replacement is stable", "$GITHUB_TOKEN ghs_[REDACTED]", "$GITHUB_TOKEN ghs_[REDACTED]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRedactor(nil)
+			if got := r.String(c.in); got != c.want {
+				t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+	// A run longer than maxShapeLen is redacted up to it, the rest left.
+	long := "ghp_" + strings.Repeat("a", 2000)
+	if got := NewRedactor(nil).String(long); got != "ghp_[REDACTED]"+strings.Repeat("a", 2000+4-maxShapeLen) {
+		t.Errorf("long run: %d bytes left", len(got))
+	}
+	// nil and the zero value redact nothing.
+	var zero Redactor
+	if (*Redactor)(nil).String(tokGHP) != tokGHP || zero.String(tokGHP) != tokGHP {
+		t.Error("nil or zero Redactor redacted")
+	}
+}
+
+func TestSecretNames(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin", "GITHUB_TOKEN=ghs_x", "MY_API_KEY=0123456789", "short_secret=abc", "Deploy_Password=hunter2hunter2",
+		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "KVCACHED_MAX_CACHED_TOKENS=4096000000", "NOEQUALS", "A_TOKEN=",
+		"MY_API_KEY=duplicate-entry",
+	}
+	want := append(append([]string(nil), SecretEnvNames...), "AWS_SECRET_ACCESS_KEY", "Deploy_Password", "MY_API_KEY")
+	if d := cmp.Diff(want, SecretNames(environ)); d != "" {
+		t.Fatal(d)
+	}
+	if d := cmp.Diff(SecretEnvNames, SecretNames(nil)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A secret's value is found however the text holds it: as it is, and inside
+// JSON strings as encoding/json escapes it, with or without HTML escaping.
+func TestRedactorJSON(t *testing.T) {
+	secret := `s3cretVALUE&<b>"q"\x`
+	env := map[string]string{"MY_API_KEY": secret, "GH_TOKEN": "nb"}
+	r := NewRedactor(func(k string) string { return env[k] }, "MY_API_KEY", "GH_TOKEN")
+	type doc struct {
+		Name   string            `json:"name"`
+		Detail string            `json:"detail"`
+		Keys   map[string]string `json:"keys"`
+		N      []int             `json:"n"`
+	}
+	in := doc{Name: "a\nb", Detail: "value " + secret + " and " + tokGHS, Keys: map[string]string{secret: "nb"}, N: []int{1}}
+	html, _ := json.Marshal(in)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(in)
+	for name, data := range map[string][]byte{"html-escaped": html, "plain": b.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			out := r.JSON(data)
+			var got doc
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("redacted JSON does not parse: %v\n%s", err, out)
+			}
+			// "nb" is a secret too: replaced where a string holds it, never
+			// across the escape of "a\nb" (the JSON text a\nb), which would
+			// leave an invalid escape.
+			want := doc{Name: "a\nb", Detail: "value $MY_API_KEY and ghs_[REDACTED]", Keys: map[string]string{"$MY_API_KEY": "$GH_TOKEN"}, N: []int{1}}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("%s\n%s", d, out)
+			}
+			if bytes.Contains(out, []byte("s3cretVALUE")) {
+				t.Errorf("secret left in %s", out)
+			}
+		})
+	}
+	plain := []byte(`{"k":"v"}`)
+	if out := NewRedactor(nil).JSON(plain); &out[0] != &plain[0] {
+		t.Error("JSON copied a text it did not change")
+	}
+}
+
+// A streaming writer holds back only what may begin a secret, so a line is
+// written out as soon as it ends: the runner waits for a ballast's ready line
+// in serve.log while the ballast runs.
+func TestRedactWriterWritesFinishedLines(t *testing.T) {
+	r := NewRedactor(func(k string) string { return map[string]string{"HF_TOKEN": "hf_" + strings.Repeat("Y", 34)}[k] }, SecretEnvNames...)
+	var buf bytes.Buffer
+	w := r.Writer(&buf)
+	for _, c := range []struct{ write, shown string }{
+		{"ballast ready\n", "ballast ready\n"},
+		{"token ", "ballast ready\ntoken "},
+		{"g", "ballast ready\ntoken "},       // may start ghp_
+		{"hf_ZZZ", "ballast ready\ntoken g"}, // not ghf_, but hf_ may be a token
+		{strings.Repeat("Z", 31) + " ok\n", "ballast ready\ntoken ghf_[REDACTED] ok\n"},
+		{"hf_" + strings.Repeat("Y", 34) + "\n", "ballast ready\ntoken ghf_[REDACTED] ok\n$HF_TOKEN\n"},
+	} {
+		w.Write([]byte(c.write))
+		if buf.String() != c.shown {
+			t.Fatalf("after writing %q: %q written, want %q", c.write, buf.String(), c.shown)
+		}
+	}
+	w.Close()
+}
+
+// naiveShapes is the shape redaction written the slow way: at every
+// position, in order, the first shape that matches there.
+func naiveShapes(s string) string {
+	var b strings.Builder
+	buf := []byte(s)
+	for i := 0; i < len(buf); {
+		if n, sh := shapeAt(buf, i); n > 0 {
+			b.Write(sh.repl)
+			i += n
+			continue
+		}
+		b.WriteByte(buf[i])
+		i++
+	}
+	return b.String()
+}

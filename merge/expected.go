@@ -1,0 +1,121 @@
+package merge
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Expected is what the run's plan expects of it (Options.Expected): the
+// parts a workflow's matrix runs and the cases of each, from the plan file
+// that `ci-report plan` prints. Without it merge knows only the parts it is
+// given and what each part.json planned, so a part that never uploaded is
+// "did not finish" with its cases unknown, and a case that no part planned
+// is not in the report at all.
+type Expected struct {
+	// Profile is the plan's profile: a part of another profile is an error.
+	Profile string
+	// Parts are the plan's parts, in plan order.
+	Parts []ExpectedPart
+}
+
+// ExpectedPart is one part of the plan: its name (part.json's part, which is
+// also the part's directory name) and the cases `run --part` runs for it, in
+// plan order, setup cases included.
+type ExpectedPart struct {
+	Name  string
+	Cases []string
+}
+
+// ReasonNotGiven is the reason of a part of the plan that none of the
+// directories given holds: its GPU job uploaded nothing.
+const ReasonNotGiven = "not found: no directory given holds this part of the plan"
+
+// expect applies the plan to parts (in their order) before they are merged:
+//
+//   - every part of the plan that no part has by name is added, as a part
+//     that did not finish (ReasonNotGiven), at its place in name order;
+//   - every case of the plan that no part finished or planned is added to
+//     the planned cases of its part of the plan (a setup case, which each
+//     part runs for itself, when that part lacks it);
+//   - a part with no files at all (a directory not found, or an artifact
+//     root with nothing in it) that is not in the plan is left out, since
+//     the plan's parts stand for it, and said in the problems.
+//
+// listed[i] reports that out[i]'s planned cases are listed as not run even
+// when it did not finish at all: the plan, not a part.json left behind,
+// says what it should have run. parts is not changed.
+func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []bool, problems []string, err error) {
+	inPlan := make(map[string]bool, len(exp.Parts))
+	for _, e := range exp.Parts {
+		inPlan[e.Name] = true
+	}
+	seen := map[string]bool{} // cases that a part finished or planned, setup cases aside
+	for i := range parts {
+		p := &parts[i]
+		if prof := profileOf(p); prof != "" && prof != exp.Profile {
+			return nil, nil, nil, fmt.Errorf("part %s is of profile %s, but the plan is of profile %s", describe(p), prof, exp.Profile)
+		}
+		if !inPlan[p.Name] && p.Status == collect.StatusMissing &&
+			(p.Reason == collect.ReasonNotFound || p.Reason == collect.ReasonNoPartFiles) {
+			problems = append(problems, fmt.Sprintf("%s: %s; it is not a part of the plan, whose parts are reported instead", p.Dir, p.Reason))
+			continue
+		}
+		for _, c := range p.Cases {
+			seen[c.Name] = true
+		}
+		for _, n := range p.Planned {
+			seen[n] = true
+		}
+		out = append(out, *p)
+		listed = append(listed, inPlan[p.Name])
+	}
+	for _, e := range exp.Parts {
+		i := slices.IndexFunc(out, func(p collect.Part) bool { return p.Name == e.Name })
+		var own map[string]bool // the setup cases the part has already
+		if i >= 0 {
+			own = map[string]bool{}
+			for _, c := range out[i].Cases {
+				own[c.Name] = true
+			}
+			for _, n := range out[i].Planned {
+				own[n] = true
+			}
+		}
+		var missing []string
+		for _, c := range e.Cases {
+			if IsSetupCase(c) && !own[c] || !IsSetupCase(c) && !seen[c] {
+				missing = append(missing, c)
+				seen[c] = true
+			}
+		}
+		if i >= 0 {
+			out[i].Planned = append(slices.Clip(out[i].Planned), missing...)
+			continue
+		}
+		at := len(out)
+		for j := range out {
+			if partKey(&out[j]) > e.Name {
+				at = j
+				break
+			}
+		}
+		p := collect.Part{Name: e.Name, Display: collect.DisplayName(e.Name), Status: collect.StatusMissing,
+			Reason: ReasonNotGiven, Planned: missing}
+		out = slices.Insert(out, at, p)
+		listed = slices.Insert(listed, at, true)
+	}
+	return out, listed, problems, nil
+}
+
+// partKey is the name a part is sorted by (collect.LoadParts: its
+// directory's name); a part of the plan that has no directory sorts by its
+// name.
+func partKey(p *collect.Part) string {
+	if p.Dir == "" {
+		return p.Name
+	}
+	return filepath.Base(p.Dir)
+}

@@ -1,0 +1,145 @@
+package merge
+
+import (
+	"path"
+)
+
+// KnownIssue is one entry of a known-issues file (docs/render.md §10): a
+// check that fails because of an open upstream bug, in the cases it names.
+// Check and Cases are path.Match globs; Check is matched against the check
+// name as it is recorded (docs/runner.md §5.8), so that `shm_removed` names
+// a server case's own check and `*vllm-*_shm_removed` the check of a vLLM
+// server inside a pair or limit case, never an SGLang one.
+type KnownIssue struct {
+	Check string `json:"check"`
+	Cases string `json:"cases"`
+	URL   string `json:"url"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Matches reports whether the issue covers check of the case named caseName.
+// The globs are validated when the file is read; a malformed one matches
+// nothing.
+func (k *KnownIssue) Matches(caseName, check string) bool {
+	okCase, err := path.Match(k.Cases, caseName)
+	if err != nil || !okCase {
+		return false
+	}
+	okCheck, err := path.Match(k.Check, check)
+	return err == nil && okCheck
+}
+
+// KnownCheck is a check of a case that a known issue covers.
+type KnownCheck struct {
+	// Check is the index of the check in Case.Checks.
+	Check int
+	// Issue is the index of the first matching entry in Report.KnownIssues.
+	Issue int
+}
+
+// KnownStatus is what one known issue did in a run.
+type KnownStatus struct {
+	Issue KnownIssue
+	// Failed and Passed count the checks it covers that failed and passed.
+	Failed, Passed int
+}
+
+// Reproduces reports whether the issue still shows: a check it covers
+// failed. One that covered only passing checks no longer reproduces (its
+// entry can go); one that covered no check was not exercised.
+func (s KnownStatus) Reproduces() bool { return s.Failed > 0 }
+
+// WithKnownIssues returns a copy of the report in which every check that a
+// known issue covers is marked (Case.Known) and the verdict recomputed: a
+// case whose only failed checks are known no longer fails it, a case with
+// any other failed check still does (docs/formats.md §7.3). The known issues
+// are a render-time input and never part of merged.json, so rendering the
+// directories and rendering their merged.json with the same file give the
+// same bytes. rep is not changed; without issues it is returned as it is.
+func (r *Report) WithKnownIssues(issues []KnownIssue) *Report {
+	if len(issues) == 0 {
+		return r
+	}
+	out := *r
+	out.KnownIssues = issues
+	out.Cases = make([]Case, len(r.Cases))
+	for i, c := range r.Cases {
+		c.Known = nil
+		for j, ch := range c.Checks {
+			for k := range issues {
+				if issues[k].Matches(c.Name, ch.Name) {
+					c.Known = append(c.Known, KnownCheck{Check: j, Issue: k})
+					break
+				}
+			}
+		}
+		out.Cases[i] = c
+	}
+	out.Verdict = out.computeVerdict()
+	return &out
+}
+
+// KnownIssueOf returns the index in Report.KnownIssues of the issue that
+// covers check i of the case, if one does.
+func (c *Case) KnownIssueOf(i int) (int, bool) {
+	for _, k := range c.Known {
+		if k.Check == i {
+			return k.Issue, true
+		}
+	}
+	return 0, false
+}
+
+// failedBeyondKnown reports whether the case failed for a reason no known
+// issue covers: a failed check that none covers, or not ok without any
+// failed check (the runner said so without saying why).
+func (c *Case) failedBeyondKnown() bool {
+	anyFailed := false
+	for i, ch := range c.Checks {
+		if ch.OK {
+			continue
+		}
+		anyFailed = true
+		if _, known := c.KnownIssueOf(i); !known {
+			return true
+		}
+	}
+	return !anyFailed && !c.OK
+}
+
+// KnownFailed reports whether the case ran and a check that a known issue
+// covers failed; it may have failed for other reasons too (Failed).
+func (c *Case) KnownFailed() bool {
+	if c.NotRun {
+		return false
+	}
+	for _, k := range c.Known {
+		if !c.Checks[k.Check].OK {
+			return true
+		}
+	}
+	return false
+}
+
+// KnownStatuses says, per known issue in file order, how many of the checks
+// it covers failed and passed in this run.
+func (r *Report) KnownStatuses() []KnownStatus {
+	out := make([]KnownStatus, len(r.KnownIssues))
+	for i := range r.KnownIssues {
+		out[i].Issue = r.KnownIssues[i]
+	}
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		if c.NotRun {
+			continue
+		}
+		for _, k := range c.Known {
+			if c.Checks[k.Check].OK {
+				out[k.Issue].Passed++
+			} else {
+				out[k.Issue].Failed++
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Known upstream issues (docs/render.md §10): a file of entries naming a
+// check, the cases it fails in and the upstream issue that explains it.
+// Classifying the report with them is merge's (Report.WithKnownIssues, so
+// that the verdict has one definition); reading the file, and showing what
+// each entry did, is render's, next to the config file it is a key of.
+
+const (
+	// maxKnownRows is the most known failures a comment lists one row each.
+	maxKnownRows = 30
+	// maxKnownLines is the most entries a comment or section lists one line
+	// each (no longer reproduces; the section's list).
+	maxKnownLines = 20
+	// knownURLMax bounds an entry's URL: a link cannot be cut, and every
+	// comment must fit its budget (§7).
+	knownURLMax = 300
+	// knownGlobCut and knownNoteCut are how long an entry's globs and note
+	// may be where they are shown.
+	knownGlobCut = 100
+	knownNoteCut = 300
+)
+
+// ParseKnownIssues reads a known-issues file: a JSON array of {check, cases,
+// url, note?}. Every entry is validated; an error names the file and the
+// entry's index (from 0), so that a typo never silently stops an entry from
+// applying, or makes one apply to every check.
+func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
+	var raw []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("known issues %s: want a JSON array of {check, cases, url, note}: %v", file, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("known issues %s: more than one JSON value", file)
+	}
+	out := make([]merge.KnownIssue, 0, len(raw))
+	for i, r := range raw {
+		var k merge.KnownIssue
+		d := json.NewDecoder(bytes.NewReader(r))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&k); err != nil {
+			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, err)
+		}
+		if err := validateKnownIssue(k); err != nil {
+			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, err)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// validateKnownIssue checks one entry: both globs present and well formed,
+// an https URL that can stand as a link destination as it is.
+func validateKnownIssue(k merge.KnownIssue) error {
+	for _, g := range []struct{ key, v string }{{"check", k.Check}, {"cases", k.Cases}} {
+		if g.v == "" {
+			return fmt.Errorf("%s is missing or empty", g.key)
+		}
+		if _, err := path.Match(g.v, ""); err != nil {
+			return fmt.Errorf("%s %q is not a valid glob: %v", g.key, g.v, err)
+		}
+	}
+	switch {
+	case k.URL == "":
+		return errors.New("url is missing or empty")
+	case !strings.HasPrefix(k.URL, "https://") || !SafeURL(k.URL):
+		return fmt.Errorf("url %q: want a plain https URL", k.URL)
+	case len(k.URL) > knownURLMax:
+		return fmt.Errorf("url is %d bytes long, over %d", len(k.URL), knownURLMax)
+	}
+	return nil
+}
+
+// issueRE is a GitHub issue or pull request URL, shown as `<repo>#<n>`.
+var issueRE = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/([A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]+)$`)
+
+// knownLink is the link to an entry's issue: `[kvcached#477](url)` for a
+// GitHub issue or pull request, else `[issue](url)`. The URL was validated
+// (validateKnownIssue), and the text is made of the characters issueRE
+// allows, none of which Markdown link text would take as markup.
+func knownLink(url string) string {
+	if m := issueRE.FindStringSubmatch(url); m != nil {
+		return "[" + m[1] + "#" + m[2] + "](" + url + ")"
+	}
+	return "[issue](" + url + ")"
+}
+
+// knownOnly are the cases that failed only on known issues, in report
+// order: the rows of the comment's known block. The known checks of a case
+// that also failed otherwise are shown in its failed-cases row instead.
+func (r *renderer) knownOnly() []*merge.Case {
+	var out []*merge.Case
+	for i := range r.rep.Cases {
+		if c := &r.rep.Cases[i]; c.KnownFailed() && !c.Failed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// knownBlock is the comment's part for known upstream issues: a collapsed
+// table of the failed checks that known issues cover, in cases that failed
+// on nothing else, then a line per entry that no longer reproduces; "" when
+// the report was classified with no entry or nothing is to be said.
+func (r *renderer) knownBlock(w *writer, p plan) string {
+	if len(r.rep.KnownIssues) == 0 {
+		return ""
+	}
+	var blocks []string
+	var rows [][]string
+	checks := 0
+	for _, c := range r.knownOnly() {
+		for _, k := range c.Known {
+			ch := c.Checks[k.Check]
+			if ch.OK {
+				continue
+			}
+			checks++
+			if len(rows) == maxKnownRows {
+				continue
+			}
+			name, check := c.Label(), ch.Name
+			if p.squeeze {
+				name, check = Cut(name, squeezeName), Cut(check, 100)
+			}
+			rows = append(rows, []string{Plain(name), CodeCell(check), Plain(Cut(ch.Detail, p.detail)), knownLink(r.rep.KnownIssues[k.Issue].URL)})
+		}
+	}
+	if checks > 0 {
+		table := w.mdTable([]string{"case", "check", "detail", "issue"}, rows)
+		if more := checks - len(rows); more > 0 {
+			table += "\n\n" + w.t("known_more", more)
+		}
+		blocks = append(blocks, w.t("known_block", map[string]any{"Checks": checks, "Cases": len(r.knownOnly()), "Table": table}))
+	}
+	var gone []string
+	statuses := r.rep.KnownStatuses()
+	for _, st := range statuses {
+		if st.Reproduces() || st.Passed == 0 {
+			continue
+		}
+		if len(gone) == maxKnownLines {
+			gone = append(gone, w.t("known_gone_more", countGone(statuses)-maxKnownLines))
+			break
+		}
+		gone = append(gone, w.t("known_gone", r.knownEntry(st.Issue, st.Passed)))
+	}
+	if len(gone) > 0 {
+		blocks = append(blocks, strings.Join(gone, "\n"))
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+func countGone(sts []merge.KnownStatus) int {
+	n := 0
+	for _, st := range sts {
+		if !st.Reproduces() && st.Passed > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// knownEntry is the template data describing one entry.
+func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
+	note := ""
+	if k.Note != "" {
+		note = Plain(Cut(k.Note, knownNoteCut))
+	}
+	return map[string]any{
+		"Link":  knownLink(k.URL),
+		"Check": Code(Cut(k.Check, knownGlobCut)),
+		"Cases": Code(Cut(k.Cases, knownGlobCut)),
+		"Note":  note,
+		"N":     n,
+	}
+}
+
+// knownMark is what follows a known check in a failed case's row.
+func knownMark(w *writer, url string) string {
+	return w.t("known_mark", knownLink(url))
+}
+
+// knownSection lists the active known issues for the issue description:
+// each entry, what it covers and what it did in this run. "" without any.
+func (r *renderer) knownSection(w *writer) string {
+	statuses := r.rep.KnownStatuses()
+	if len(statuses) == 0 {
+		return ""
+	}
+	lines := []string{w.t("known_section_head", nil)}
+	for i, st := range statuses {
+		if i == maxKnownLines {
+			lines = append(lines, w.t("known_section_more", len(statuses)-i))
+			break
+		}
+		e := r.knownEntry(st.Issue, 0)
+		switch {
+		case st.Reproduces():
+			e["Status"] = w.t("known_status_failed", st.Failed)
+		case st.Passed > 0:
+			e["Status"] = w.t("known_status_gone", nil)
+		default:
+			e["Status"] = w.t("known_status_unused", nil)
+		}
+		lines = append(lines, w.t("known_section_entry", e))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// knownText is the terminal's table of the failures known issues cover in
+// cases that failed on nothing else, and of the entries that no longer
+// reproduce (no budget on a terminal: all of them).
+func (r *renderer) knownText(out io.Writer) error {
+	var rows [][]string
+	for _, c := range r.knownOnly() {
+		for _, k := range c.Known {
+			if ch := c.Checks[k.Check]; !ch.OK {
+				rows = append(rows, []string{termText(c.Label(), 200), termText(ch.Name, 100), termText(ch.Detail, detailCut), termText(r.rep.KnownIssues[k.Issue].URL, knownURLMax)})
+			}
+		}
+	}
+	for _, st := range r.rep.KnownStatuses() {
+		if !st.Reproduces() && st.Passed > 0 {
+			rows = append(rows, []string{termText(st.Issue.Cases, knownGlobCut), termText(st.Issue.Check, knownGlobCut), "no longer reproduces", termText(st.Issue.URL, knownURLMax)})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out)
+	if err := textTable(out, []string{"known issue: case", "check", "detail", "issue"}, rows); err != nil {
+		return fmt.Errorf("text: known issues table: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A server behind an exec prefix (`docker exec -i NAME`) runs where the
+// runner's process group does not reach: signalling the local `docker exec`
+// stops the client, not the server inside the container, which would keep
+// its GPU memory after the job. So the server is started through the prefix
+// under prefixWrapper, a POSIX sh script that prints, as its first line, the
+// process group the server leads there (or only its pid), then execs the
+// server; Stop signals and watches that group by running the prefix again
+// (`sh -c 'kill -s INT -- -<pgid>'`). The prefix must therefore reach the
+// same process namespace on every call, as `docker exec` into one container
+// does. A process started by `docker exec` leads its own session already
+// (runc calls setsid), so the wrapper only execs; elsewhere it becomes one
+// with setsid(1) when it is not a group leader, and without setsid only its
+// pid is signalled.
+
+// prefixMarker starts the wrapper's line: `ci-report-exec-prefix: pgid N`
+// (or `pid N`). The line stays in serve.log, where it says which group
+// was stopped.
+const prefixMarker = "ci-report-exec-prefix: "
+
+// prefixWrapper runs "$@" as a process group leader and prints its group
+// first. Field 5 of /proc/<pid>/stat is the group (read after the last ')',
+// since the command name may hold spaces).
+const prefixWrapper = `g() { echo "$3"; }
+pg=
+if read -r st 2>/dev/null </proc/$$/stat; then pg=$(g ${st##*) }); fi
+if [ -n "$pg" ] && [ "$pg" != "$$" ] && command -v setsid >/dev/null 2>&1; then
+	echo "` + prefixMarker + `pgid $$"
+	exec setsid "$@"
+fi
+if [ "$pg" = "$$" ]; then echo "` + prefixMarker + `pgid $$"; else echo "` + prefixMarker + `pid $$"; fi
+exec "$@"`
+
+// prefixScanLimit bounds how much of the server's first output is searched
+// for the wrapper's line (the prefix itself may print before it).
+const prefixScanLimit = 64 << 10
+
+// prefixTimeout bounds one stop or liveness command through the prefix.
+const prefixTimeout = 10 * time.Second
+
+// remoteGroup is what the wrapper reported: a process group inside the
+// prefix, or (group false) only the server's pid there.
+type remoteGroup struct {
+	ID    int
+	Group bool
+}
+
+// target is the operand of kill: -pgid or pid.
+func (g remoteGroup) target() string {
+	if g.Group {
+		return "-- -" + strconv.Itoa(g.ID)
+	}
+	return strconv.Itoa(g.ID)
+}
+
+func (g remoteGroup) String() string {
+	if g.Group {
+		return "process group " + strconv.Itoa(g.ID)
+	}
+	return "pid " + strconv.Itoa(g.ID)
+}
+
+// killScript sends sig to the group (or pid).
+func (g remoteGroup) killScript(sig syscall.Signal) string {
+	name := strings.TrimPrefix(signalName(sig), "SIG")
+	if strings.HasPrefix(name, "signal ") {
+		name = strconv.Itoa(int(sig))
+	}
+	return "kill -s " + name + " " + g.target()
+}
+
+// aliveScript prints alive when a non-zombie process of the group (or the
+// pid) runs, else gone: a container whose init does not reap keeps zombies,
+// which `kill -0` would count. Without /proc it falls back to kill -0.
+func (g remoteGroup) aliveScript() string {
+	files, match := "/proc/[0-9]*/stat", `[ "$3" = `+strconv.Itoa(g.ID)+` ]`
+	if !g.Group {
+		files, match = "/proc/"+strconv.Itoa(g.ID)+"/stat", "true"
+	}
+	return `if [ ! -r /proc/self/stat ]; then if kill -0 ` + g.target() + ` 2>/dev/null; then echo alive; else echo gone; fi; exit 0; fi
+for f in ` + files + `; do
+	read -r l 2>/dev/null <"$f" || continue
+	set -- ${l##*) }
+	if ` + match + ` && [ "$1" != Z ] && [ "$1" != X ]; then echo alive; exit 0; fi
+done
+echo gone`
+}
+
+// parsePrefixLine reads the wrapper's line.
+func parsePrefixLine(line []byte) (remoteGroup, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(line)), prefixMarker)
+	if !ok {
+		return remoteGroup{}, false
+	}
+	kind, num, _ := strings.Cut(rest, " ")
+	id, err := strconv.Atoi(num)
+	if err != nil || id <= 0 || (kind != "pgid" && kind != "pid") {
+		return remoteGroup{}, false
+	}
+	return remoteGroup{ID: id, Group: kind == "pgid"}, true
+}
+
+// scanPrefixLine copies the server's first output to w line by line until
+// the wrapper's line (recorded in s.remote), prefixScanLimit or the end, and
+// returns the reader of the rest.
+func (s *Server) scanPrefixLine(r io.Reader, w io.Writer) io.Reader {
+	defer s.remoteOnce.Do(func() { close(s.remoteKnown) })
+	br := bufio.NewReaderSize(r, 4096)
+	for n := 0; n < prefixScanLimit; {
+		line, err := br.ReadSlice('\n')
+		n += len(line)
+		g, found := parsePrefixLine(line)
+		if found {
+			s.remote = g
+		}
+		w.Write(line)
+		if found || (err != nil && err != bufio.ErrBufferFull) {
+			break
+		}
+	}
+	return br
+}
+
+// remoteGroup returns the group the wrapper reported, waiting up to wait for
+// its line; false without an exec prefix or a line.
+func (s *Server) remoteGroup(wait time.Duration) (remoteGroup, bool) {
+	if len(s.Config.ExecPrefix) == 0 {
+		return remoteGroup{}, false
+	}
+	select {
+	case <-s.remoteKnown:
+	default:
+		if wait <= 0 {
+			return remoteGroup{}, false
+		}
+		select {
+		case <-s.remoteKnown:
+		case <-time.After(wait):
+			return remoteGroup{}, false
+		}
+	}
+	return s.remote, s.remote.ID > 0
+}
+
+// inPrefix runs script with sh through the exec prefix.
+func (s *Server) inPrefix(script string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), prefixTimeout)
+	defer cancel()
+	argv := append(slices.Clone(s.Config.ExecPrefix), "sh", "-c", script)
+	out, err := s.Config.exec()(ctx, argv)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", strings.Join(argv[:len(argv)-1], " ")+" "+ShellQuote(script), err)
+	}
+	return out, nil
+}
+
+// remoteAlive reports whether a process of g runs inside the prefix; a
+// prefix that cannot run (the container is gone) counts as gone.
+func (s *Server) remoteAlive(g remoteGroup) bool {
+	out, err := s.inPrefix(g.aliveScript())
+	return err == nil && strings.TrimSpace(string(out)) == "alive"
+}

@@ -1,0 +1,238 @@
+package runner
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A small comparator of dotted numeric versions and PEP 440-style ranges,
+// enough to key the expectation sets (docs/runner.md §2.6) by the versions
+// a setup case probes: kvcached `0.1.5`, vLLM `0.30.0` or
+// `0.29.1.dev12+g1a2b3c`, SGLang `0.5.20`, the simulator's `0.30.0+sim`.
+
+// version is a parsed PEP 440 version. Its local label (`+sim`, `+cu129`)
+// is kept for display only: ranges compare the public version.
+type version struct {
+	release []int
+	pre     *[2]int // phase (0 a, 1 b, 2 rc) and number
+	post    *int
+	dev     *int
+	raw     string
+}
+
+var versionRE = regexp.MustCompile(`(?i)^v?(\d+(?:\.\d+)*)` +
+	`([-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d*))?` +
+	`([-_.]?(?:post|rev|r)[-_.]?(\d*)|-(\d+))?` +
+	`([-_.]?dev[-_.]?(\d*))?` +
+	`(\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$`)
+
+// parseVersion parses a PEP 440 version (a leading `v` is allowed).
+func parseVersion(s string) (version, error) {
+	s = strings.TrimSpace(s)
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		return version{}, fmt.Errorf("%q is not a version (want dotted numbers, optionally with a PEP 440 pre, post, dev or +local suffix)", s)
+	}
+	v := version{raw: s}
+	for _, p := range strings.Split(m[1], ".") {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return version{}, fmt.Errorf("%q: release part %q: %v", s, p, err)
+		}
+		v.release = append(v.release, n)
+	}
+	num := func(t string) int { n, _ := strconv.Atoi(t); return n } // "" is 0, as PEP 440 normalises
+	if m[2] != "" {
+		phase := map[string]int{"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}[strings.ToLower(m[3])]
+		v.pre = &[2]int{phase, num(m[4])}
+	}
+	if m[5] != "" {
+		n := num(m[6] + m[7])
+		v.post = &n
+	}
+	if m[8] != "" {
+		n := num(m[9])
+		v.dev = &n
+	}
+	return v, nil
+}
+
+// isPre reports whether v is a pre- or dev-release.
+func (v version) isPre() bool { return v.pre != nil || v.dev != nil }
+
+// cmpVersions orders two versions as PEP 440 does (local labels ignored):
+// X.devN < X.aN < X.bN < X.rcN < X < X.postN.
+func cmpVersions(a, b version) int {
+	n := max(len(a.release), len(b.release))
+	for i := 0; i < n; i++ {
+		x, y := at(a.release, i), at(b.release, i)
+		if x != y {
+			return cmpInt(x, y)
+		}
+	}
+	if c := cmpKeys(preKey(a), preKey(b)); c != 0 {
+		return c
+	}
+	if c := cmpKeys(postKey(a), postKey(b)); c != 0 {
+		return c
+	}
+	return cmpKeys(devKey(a), devKey(b))
+}
+
+func at(s []int, i int) int {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+func cmpInt(x, y int) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// Keys as [rank, number]: rank -1 sorts first, 1 last.
+func preKey(v version) [3]int {
+	switch {
+	case v.pre == nil && v.post == nil && v.dev != nil:
+		return [3]int{-1, 0, 0} // X.devN comes before X.a0
+	case v.pre == nil:
+		return [3]int{1, 0, 0}
+	}
+	return [3]int{0, v.pre[0], v.pre[1]}
+}
+
+func postKey(v version) [3]int {
+	if v.post == nil {
+		return [3]int{-1, 0, 0}
+	}
+	return [3]int{0, *v.post, 0}
+}
+
+func devKey(v version) [3]int {
+	if v.dev == nil {
+		return [3]int{1, 0, 0}
+	}
+	return [3]int{0, *v.dev, 0}
+}
+
+func cmpKeys(a, b [3]int) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return cmpInt(a[i], b[i])
+		}
+	}
+	return 0
+}
+
+// versionRange is a parsed range: every clause must hold.
+type versionRange struct {
+	clauses []clause
+	raw     string
+}
+
+type clause struct {
+	op     string // ==, !=, >=, <=, >, <, ~=
+	v      version
+	prefix bool // `==X.*` / `!=X.*`: compare the release's first len(v.release) parts
+}
+
+var clauseRE = regexp.MustCompile(`^(==|!=|>=|<=|~=|>|<)?\s*(.+)$`)
+
+// parseRange parses a comma-separated PEP 440 specifier set such as
+// `>=0.1.5,<0.2`, `==0.1.5`, `~=0.29.0`, `==0.29.*`, or the vLLM-style
+// shorthand `0.29.*` (a bare version is `==`). "" and `*` match any version.
+func parseRange(s string) (versionRange, error) {
+	r := versionRange{raw: s}
+	if t := strings.TrimSpace(s); t == "" || t == "*" {
+		return r, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		m := clauseRE.FindStringSubmatch(part)
+		if m == nil {
+			return versionRange{}, fmt.Errorf("range %q: empty clause", s)
+		}
+		c := clause{op: m[1], prefix: strings.HasSuffix(m[2], ".*")}
+		if c.op == "" {
+			c.op = "=="
+		}
+		vs := strings.TrimSuffix(m[2], ".*")
+		if c.prefix && c.op != "==" && c.op != "!=" {
+			return versionRange{}, fmt.Errorf("range %q: %s cannot take a .* version (only == and != can)", s, c.op)
+		}
+		v, err := parseVersion(vs)
+		if err != nil {
+			return versionRange{}, fmt.Errorf("range %q: %v", s, err)
+		}
+		c.v = v
+		if c.prefix && (v.isPre() || v.post != nil) {
+			return versionRange{}, fmt.Errorf("range %q: a .* version must be plain dotted numbers", s)
+		}
+		if c.op == "~=" && len(v.release) < 2 {
+			return versionRange{}, fmt.Errorf("range %q: ~= needs at least two release numbers", s)
+		}
+		r.clauses = append(r.clauses, c)
+	}
+	return r, nil
+}
+
+// contains reports whether v is in the range. Pre- and dev-releases are
+// handled conservatively, as PEP 440's exclusive bounds are: `<0.31` does
+// not admit 0.31.0rc1 and `>0.29` does not admit 0.29.post1, and a pre-
+// release sorts before its release, so `>=0.29` does not admit 0.29.0rc1.
+func (r versionRange) contains(v version) bool {
+	for _, c := range r.clauses {
+		if !c.holds(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c clause) holds(v version) bool {
+	if c.prefix {
+		in := true
+		for i := range c.v.release {
+			if at(v.release, i) != c.v.release[i] {
+				in = false
+				break
+			}
+		}
+		if c.op == "==" {
+			return in
+		}
+		return !in
+	}
+	d := cmpVersions(v, c.v)
+	sameRelease := cmpVersions(version{release: v.release}, version{release: c.v.release}) == 0
+	switch c.op {
+	case "==":
+		return d == 0
+	case "!=":
+		return d != 0
+	case ">=":
+		return d >= 0
+	case "<=":
+		return d <= 0
+	case ">":
+		return d > 0 && !(v.post != nil && c.v.post == nil && sameRelease)
+	case "<":
+		return d < 0 && !(v.isPre() && !c.v.isPre() && sameRelease)
+	case "~=":
+		upper := slices.Clone(c.v.release[:len(c.v.release)-1])
+		return d >= 0 && clause{op: "==", v: version{release: upper}, prefix: true}.holds(v)
+	}
+	return false
+}
+
+// String is the range as written.
+func (r versionRange) String() string { return r.raw }
