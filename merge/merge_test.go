@@ -627,3 +627,22 @@ func TestLogsNormalized(t *testing.T) {
 		t.Errorf("merged.json escapes HTML characters: %s", out.String())
 	}
 }
+
+// TestSkippedWithKnownIssues: a skipped case whose only failed check a known
+// issue covers stays skipped; with another failed check it fails.
+func TestSkippedWithKnownIssues(t *testing.T) {
+	parts := []collect.Part{part("vllm", collect.StatusComplete, nil,
+		withReason(cr("p", true, ck("shm_removed", false)), "r"),
+		withReason(cr("q", true, ck("shm_removed", false), ck("other", false)), "r"))}
+	rep, err := Merge(parts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := rep.WithKnownIssues([]KnownIssue{{Check: "shm_removed", Cases: "*", URL: "https://github.com/ovg-project/kvcached/issues/477"}})
+	if p, q := known.Cases[0], known.Cases[1]; !p.Skipped() || p.Failed() || q.Skipped() || !q.Failed() {
+		t.Errorf("p skipped %v failed %v, q skipped %v failed %v; want true false false true", p.Skipped(), p.Failed(), q.Skipped(), q.Failed())
+	}
+	if known.Verdict != "FAIL (1 of 2 cases)" || rep.Verdict != "FAIL (2 of 2 cases)" {
+		t.Errorf("verdicts %q and %q", known.Verdict, rep.Verdict)
+	}
+}
