@@ -46,19 +46,29 @@
 // SGLang for sglang, else the name. Parts are taken in byte order of their
 // directory names.
 //
+// Only regular files are read: a part file that is a FIFO, a device, a
+// socket or a directory is a problem ("summary.json: not a regular file (a
+// named pipe), not read") and counts as unreadable, and so is a symbolic
+// link that leaves its part directory (or perf/). Files are opened without
+// blocking and checked on the opened handle, so that nothing in a tree can
+// make a reader wait.
+//
 // # Part status
 //
 // LoadParts gives every part a Status and, unless complete, a Reason:
 //
-//   - complete: summary.json was read, and part.json says "complete": true
-//     or is absent (older harness);
+//   - complete: summary.json was read whole, and part.json says
+//     "complete": true or is absent (older harness);
 //   - partial: summary.json was read but part.json says "complete": false
 //     (the runner was interrupted) or could not be read (completion
-//     unknown); or summary.json is missing or unreadable but cases.jsonl
+//     unknown), or a case of summary.json was left out or its name
+//     repeats (below); or summary.json is missing or unreadable but cases.jsonl
 //     holds at least one whole case. The finished cases come from
 //     summary.json when it was read, else from every whole line of
 //     cases.jsonl; a torn last line (cut inside its value, no newline) is
-//     ignored, any other line that does not parse is skipped and reported;
+//     ignored, any other line that cannot be read as a case is skipped and
+//     reported, and when no newline follows within 256 MiB of where such a
+//     line failed the rest of the file is not read, which is reported too;
 //   - missing: no readable summary.json and no case in cases.jsonl (the
 //     part did not finish); a named path that does not exist is missing
 //     with reason "not found", and a directory holding neither part files
@@ -68,14 +78,28 @@
 //     still be made (DID NOT RUN).
 //
 // summary.json is unreadable when it is not JSON, not an object with a
-// "cases" array, or a kept field has the wrong type; the Reason says which.
+// "cases" array, or its top-level ok has the wrong type; the Reason says
+// which. A defect of one case leaves out that case alone, with a problem
+// naming the file, its index and the field ("summary.json: cases[3].log:
+// want object, got string (case left out)"): an element that is null or not
+// an object, a case without a name (absent, null or ""), a kept field (name,
+// ok, checks, log) of the wrong type, a log that is not an object or null,
+// and a kept value over 64 MiB or nested deeper than 64. A name that an
+// earlier case of the same file has is kept, both cases shown, and named as
+// a problem ("cases[5].name: "vllm-a" repeats cases[2] (both kept)"). Either
+// makes the part partial: its report cannot pass. cases.jsonl lines follow
+// the same rules.
 //
 // A malformed part.json or setup.json does not stop the report either, and
 // is never dropped silently: the part keeps its cases, the file is treated
 // as absent (part.json: the part is at best partial, its plan unknown;
 // setup.json: the part contributes no setup, so the merged setup is
-// incomplete), and Part.Problems holds the error, naming file and field,
-// which merge copies into the report for the reader to see.
+// incomplete and the issue section is withheld), and Part.Problems holds the
+// error, naming file and field, which merge copies into the report for the
+// reader to see. A part.json or setup.json that is null is malformed, and so
+// is a setup.json without engines or without cases (null counts as
+// without; the runner always writes both, empty when there are none): it
+// would show the part as having tested nothing.
 //
 // # part.json (new)
 //
@@ -180,9 +204,11 @@
 // decoded nor held) and decode only name, ok, checks and log; parts are read
 // in parallel. Files are never held whole in memory: summary.json and
 // cases.jsonl stream through a 256 KiB buffer, a kept value (a case's
-// name, checks or log) over 64 MiB is refused with an error rather than
-// held, and the small files read whole (part.json, setup.json, the perf
-// files) are refused over 64 MiB.
+// name, checks or log) over 64 MiB or nested deeper than 64 is read to its
+// end but not held (its case is left out, above), and the small files read
+// whole (part.json, setup.json, the perf files) are refused over 64 MiB.
+// The perf files' raw values (bench, runs) are refused nested deeper than
+// 64 too, so that merged.json, which nests them a level deeper, reads back.
 //
 // # log, per kind of case
 //
@@ -211,7 +237,8 @@
 // output. Any kind of case may carry "metrics", a list of measured values
 // {"name": string, "value": number, "unit": string} in the order they were
 // recorded (an import takes them from its --metrics file); reports do not
-// show them yet. Readers keep log as raw JSON.
+// show them yet. Readers keep log as raw JSON, compacted (CompactJSON), or
+// not at all with LoadOptions.SkipLogs.
 //
 // LogInfo, parsed from a serve.log:
 //

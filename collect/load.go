@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,7 +112,19 @@ type partDir struct {
 // ReasonNoPartFiles. Parts come back in byte order of their directory names,
 // read in parallel. The error is for paths that exist but cannot be read as
 // directories.
-func LoadParts(paths []string) ([]Part, error) {
+func LoadParts(paths []string) ([]Part, error) { return LoadPartsWith(paths, LoadOptions{}) }
+
+// LoadOptions change what LoadPartsWith keeps of the parts.
+type LoadOptions struct {
+	// SkipLogs leaves every case's Log nil: each log is still read to its
+	// end and held to the same bounds and kind, so that the same cases are
+	// left out, but nothing of it is kept. For a report that is only
+	// rendered, as no document shows a log.
+	SkipLogs bool
+}
+
+// LoadPartsWith is LoadParts with options.
+func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 	var dirs []partDir
 	for _, p := range paths {
 		found, err := partDirs(p)
@@ -137,7 +150,7 @@ func LoadParts(paths []string) ([]Part, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				parts[i] = loadPart(dirs[i])
+				parts[i] = loadPart(dirs[i], opts)
 			}
 		}()
 	}
@@ -195,7 +208,7 @@ func partDirs(p string) ([]partDir, error) {
 }
 
 // loadPart reads one part directory and decides its status (docs/formats.md §1.3).
-func loadPart(d partDir) (p Part) {
+func loadPart(d partDir, opts LoadOptions) (p Part) {
 	name := filepath.Base(d.dir)
 	if abs, err := filepath.Abs(d.dir); err == nil && (name == "." || name == string(filepath.Separator)) {
 		name = filepath.Base(abs)
@@ -214,13 +227,21 @@ func loadPart(d partDir) (p Part) {
 		return p
 	}
 	file := func(n string) string { return filepath.Join(d.dir, n) }
-	exists := func(n string) bool { _, err := os.Lstat(file(n)); return err == nil }
+	// Every file is read through root, which refuses symbolic links that
+	// leave the part directory (load_file.go).
+	root, err := os.OpenRoot(d.dir)
+	if err != nil {
+		p.Status, p.Reason = StatusMissing, fmt.Sprintf("read %s: %v", d.dir, err)
+		return p
+	}
+	defer root.Close()
+	exists := func(n string) bool { _, err := root.Lstat(n); return err == nil }
 
 	p.ErrorTxt = exists("error.txt")
 
 	metaBroken := ""
 	var meta PartMeta
-	switch err := ReadJSONFile(file("part.json"), maxSmallFile, &meta); {
+	switch _, err := readJSONIn(root, d.dir, "part.json", maxSmallFile, &meta); {
 	case err == nil:
 		p.Meta = &meta
 		if meta.Part != "" {
@@ -233,7 +254,11 @@ func loadPart(d partDir) (p Part) {
 	}
 
 	var setup Setup
-	switch err := ReadJSONFile(file("setup.json"), maxSmallFile, &setup); {
+	data, err := readJSONIn(root, d.dir, "setup.json", maxSmallFile, &setup)
+	if err == nil {
+		err = incompleteSetup(data, file("setup.json"))
+	}
+	switch {
 	case err == nil:
 		p.Setup = &setup
 	case !errors.Is(err, fs.ErrNotExist):
@@ -241,11 +266,18 @@ func loadPart(d partDir) (p Part) {
 	}
 
 	summaryErr := ""
-	sum, err := ReadSummary(file("summary.json"))
+	f, err := openIn(root, d.dir, "summary.json")
+	sum, err := readSummaryFile(f, err, file("summary.json"), opts.SkipLogs)
 	switch {
 	case err == nil:
 		p.HasSummary = true
 		p.Cases = sum.Cases
+		for _, msg := range sum.Dropped {
+			p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (case left out)", file("summary.json"), msg))
+		}
+		for _, msg := range sum.Repeated {
+			p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (both kept)", file("summary.json"), msg))
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		summaryErr = "no summary.json"
 	default:
@@ -254,12 +286,19 @@ func loadPart(d partDir) (p Part) {
 	}
 
 	if !p.HasSummary {
-		res, err := ReadCasesJSONL(file("cases.jsonl"))
+		f, err := openIn(root, d.dir, "cases.jsonl")
+		res, err := readCasesJSONLFile(f, err, file("cases.jsonl"), opts.SkipLogs)
 		switch {
 		case err == nil:
 			p.Cases = res.Cases
 			for _, b := range res.Bad {
 				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (line skipped)", file("cases.jsonl"), b))
+			}
+			for _, b := range res.Repeated {
+				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (both kept)", file("cases.jsonl"), b))
+			}
+			if res.Stopped != "" {
+				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s", file("cases.jsonl"), res.Stopped))
 			}
 		case !errors.Is(err, fs.ErrNotExist):
 			p.Problems = append(p.Problems, err.Error())
@@ -271,6 +310,10 @@ func loadPart(d partDir) (p Part) {
 		p.Status, p.Reason = StatusPartial, "part.json could not be read, so the part's completion is unknown"
 	case p.HasSummary && p.Meta != nil && p.Meta.Complete != nil && !*p.Meta.Complete:
 		p.Status, p.Reason = StatusPartial, "part.json says complete: false"
+	case p.HasSummary && len(sum.Dropped)+len(sum.Repeated) > 0:
+		// A case left out or told apart from another by nothing is a
+		// result the report does not have: the part cannot pass as complete.
+		p.Status, p.Reason = StatusPartial, summaryDefects(len(sum.Dropped), len(sum.Repeated))
 	case p.HasSummary:
 		p.Status = StatusComplete
 	case len(p.Cases) > 0:
@@ -289,6 +332,52 @@ func loadPart(d partDir) (p Part) {
 		}
 	}
 	return p
+}
+
+// summaryDefects is the Reason of a part whose summary.json was read with
+// cases left out or names repeated.
+func summaryDefects(dropped, repeated int) string {
+	var what []string
+	if dropped > 0 {
+		what = append(what, plural(dropped, "case", "cases")+" could not be read")
+	}
+	if repeated > 0 {
+		what = append(what, plural(repeated, "case name repeats", "case names repeat"))
+	}
+	return "summary.json: " + strings.Join(what, ", ") + " (see the problems)"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// incompleteSetup says what the setup.json in data (at path) lacks to be a
+// part's setup: its engines and its server cases, both written by every
+// runner (empty when there are none). A file without them (null, {}, a
+// setup cut short) would make a section that shows the part as having
+// tested nothing.
+func incompleteSetup(data []byte, path string) error {
+	var probe struct {
+		Engines json.RawMessage `json:"engines"`
+		Cases   json.RawMessage `json:"cases"`
+	}
+	_ = json.Unmarshal(data, &probe) // data decoded into a Setup already
+	var missing []string
+	for _, f := range []struct {
+		key string
+		raw json.RawMessage
+	}{{"engines", probe.Engines}, {"cases", probe.Cases}} {
+		if len(f.raw) == 0 || string(f.raw) == "null" {
+			missing = append(missing, f.key)
+		}
+	}
+	if missing == nil {
+		return nil
+	}
+	return fmt.Errorf("read %s: %s: missing, so the setup is incomplete", path, strings.Join(missing, " and "))
 }
 
 // RelativeProblems makes problems read under dir name their files

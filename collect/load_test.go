@@ -19,6 +19,15 @@ func writeTree(t testing.TB, files map[string]string) string {
 	return root
 }
 
+// caseNames are the names of cases, in order; nil for none.
+func caseNames(cases []CaseResult) []string {
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
 // writeFiles is writeTree into an existing directory.
 func writeFiles(t testing.TB, root string, files map[string]string) {
 	t.Helper()
@@ -74,8 +83,8 @@ func TestLoadPartsStatus(t *testing.T) {
 			StatusPartial, "no summary.json; 2 finished cases from cases.jsonl", []string{"vllm-setup", "vllm-a"}, false, false, 0},
 		{"unparsable summary, cases.jsonl", map[string]string{"vllm/summary.json": `{"ok":tru`, "vllm/cases.jsonl": jsonlTwo},
 			StatusPartial, "read ", []string{"vllm-setup", "vllm-a"}, false, false, 1},
-		{"summary with a bad field, no cases.jsonl", map[string]string{"vllm/summary.json": badSummary},
-			StatusMissing, "read ", nil, false, false, 1},
+		{"summary with a bad case: only that case is left out", map[string]string{"vllm/summary.json": badSummary},
+			StatusPartial, "summary.json: 1 case could not be read (see the problems)", nil, false, true, 1},
 		{"summary without cases", map[string]string{"vllm/summary.json": notASummary},
 			StatusMissing, "read ", nil, false, false, 1},
 		{"summary not an object", map[string]string{"vllm/summary.json": `[]`},
@@ -122,10 +131,7 @@ func TestLoadPartsStatus(t *testing.T) {
 			if !strings.HasPrefix(p.Reason, tc.reason) || (tc.reason == "") != (p.Reason == "") {
 				t.Errorf("reason = %q, want prefix %q", p.Reason, tc.reason)
 			}
-			var names []string
-			for _, c := range p.Cases {
-				names = append(names, c.Name)
-			}
+			names := caseNames(p.Cases)
 			if diff := cmp.Diff(tc.cases, names); diff != "" {
 				t.Errorf("cases (-want +got):\n%s", diff)
 			}
@@ -227,6 +233,11 @@ func TestLoadPartsErrorsNameFileAndField(t *testing.T) {
 		{"setup limit embedded", "setup.json", `{"limit":[{"name":"l","kind":"limit","hf_id":7}]}`, "setup.json: limit[0].hf_id: want string, got number"},
 		{"setup syntax", "setup.json", `{"profile":"x",}`, "setup.json: byte 15: invalid character '}' looking for beginning of object key string"},
 		{"setup not an object", "setup.json", `[1]`, "setup.json: want object, got array"},
+		{"setup null", "setup.json", "null\n", "setup.json: want object, got null (the part contributes no setup)"},
+		{"setup empty", "setup.json", `{}`, "setup.json: engines and cases: missing, so the setup is incomplete (the part contributes no setup)"},
+		{"setup without engines", "setup.json", `{"profile":"nightly","cases":[]}`, "setup.json: engines: missing, so the setup is incomplete"},
+		{"setup with null cases", "setup.json", `{"profile":"nightly","engines":{},"CASES":null}`, "setup.json: cases: missing, so the setup is incomplete"},
+		{"part null", "part.json", `null`, "part.json: want object, got null (the part's plan and completion are unknown)"},
 		{"part planned", "part.json", `{"planned":"vllm-a"}`, "part.json: planned: want array, got string"},
 		{"part complete", "part.json", `{"complete":"yes"}`, "part.json: complete: want bool, got string"},
 		{"part github", "part.json", `{"github":{"run_id":"12"}}`, "part.json: github.run_id: want integer, got string"},
@@ -277,7 +288,7 @@ func TestLoadPartsUnknownFieldsIgnored(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"vllm/summary.json": `{"future":{"x":[1]},"cases":[{"name":"a","ok":true,"new_field":[{"deep":null}]}],"ok":true}`,
 		"vllm/part.json":    `{"part":"vllm","complete":true,"planned":["a"],"brand_new":{"k":1}}`,
-		"vllm/setup.json":   `{"profile":"nightly","future_key":[1,2],"cases":[{"name":"a","engine":"vllm","unknown":1}]}`,
+		"vllm/setup.json":   `{"profile":"nightly","future_key":[1,2],"engines":{},"cases":[{"name":"a","engine":"vllm","unknown":1}]}`,
 	})
 	parts, err := LoadParts([]string{root})
 	if err != nil {
@@ -373,6 +384,9 @@ func TestLoadPerfProblems(t *testing.T) {
 		{"null run", `{}`, `{"runs":[null]}`, true, false, "summary.json: runs[0]: want object, got null"},
 		{"table wrong type", `{}`, `{"table":[{"ratio":"x"}]}`, true, false, "summary.json: table[0].ratio: want number, got string"},
 		{"setup arms wrong", `{"arms":"native"}`, `{}`, false, true, "setup.json: arms: want array, got string"},
+		{"setup null", `null`, `{}`, false, true, "setup.json: want object, got null"},
+		{"bench nested too deep", `{"bench":` + strings.Repeat("[", 65) + strings.Repeat("]", 65) + `}`, `{}`, false, true, "setup.json: bench: nested deeper than 64, not read"},
+		{"run nested too deep", `{}`, `{"runs":[{"model":"m","x":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}]}`, true, false, "summary.json: runs[0]: nested deeper than 64, not read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"perf/": ""}
@@ -467,6 +481,16 @@ func FuzzLoadPart(f *testing.F) {
 		}
 		if p.Display == "" || p.Name == "" {
 			t.Fatalf("name %q display %q", p.Name, p.Display)
+		}
+		// Incomplete input is never taken as complete: no case without a
+		// name, no setup without engines and cases.
+		for _, c := range p.Cases {
+			if c.Name == "" {
+				t.Fatalf("a case without a name was kept")
+			}
+		}
+		if p.Setup != nil && incompleteSetup(setup, "setup.json") != nil {
+			t.Fatalf("an incomplete setup.json was taken as the part's setup")
 		}
 		if p.HasSummary {
 			// What the part holds is what ScanSummary reads.

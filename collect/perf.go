@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // PerfRun is one server start of the perf run (an element of perf/summary.json
@@ -167,8 +166,26 @@ func IsPerfRoot(dir string) bool {
 // report read back from merged.json is identical.
 func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []string) {
 	dir := filepath.Join(root, PerfDir)
+	// Read through a root of perf/, as a part's files are: a symbolic link
+	// out of it is refused (load_file.go).
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			problems = append(problems, fmt.Sprintf("read %s: %v", dir, err))
+		}
+		return nil, nil, problems
+	}
+	defer r.Close()
 	var st PerfSetup
-	switch err := ReadJSONFile(filepath.Join(dir, "setup.json"), maxSmallFile, &st); {
+	_, err = readJSONIn(r, dir, "setup.json", maxSmallFile, &st)
+	if err == nil {
+		err = checkRawDepth("bench", st.Bench)
+		st.Bench = CompactJSON(st.Bench)
+		if err != nil {
+			err = fmt.Errorf("read %s: %w", filepath.Join(dir, "setup.json"), err)
+		}
+	}
+	switch {
 	case err == nil:
 		setup = &st
 	case !errors.Is(err, fs.ErrNotExist):
@@ -176,7 +193,7 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []s
 	}
 	p := filepath.Join(dir, "summary.json")
 	var sum PerfSummary
-	switch err := ReadJSONFile(p, maxSmallFile, &sum); {
+	switch _, err := readJSONIn(r, dir, "summary.json", maxSmallFile, &sum); {
 	case err == nil:
 		if err := sum.compactRuns(); err != nil {
 			problems = append(problems, fmt.Sprintf("read %s: %v", p, err))
@@ -193,17 +210,18 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []s
 	return setup, summary, problems
 }
 
-// compactRuns rewrites each run without insignificant white space.
+// compactRuns rewrites each run without insignificant white space,
+// refusing a null run and one nested deeper than a kept value may be.
 func (s *PerfSummary) compactRuns() error {
 	for i, raw := range s.Runs {
-		var b bytes.Buffer
-		if err := json.Compact(&b, raw); err != nil {
-			return fmt.Errorf("runs[%d]: %w", i, err)
+		field := fmt.Sprintf("runs[%d]", i)
+		if string(raw) == "null" {
+			return &fieldError{Field: field, Err: &kindError{want: "object", got: "null"}}
 		}
-		if strings.TrimSpace(b.String()) == "null" {
-			return &fieldError{Field: fmt.Sprintf("runs[%d]", i), Err: &kindError{want: "object", got: "null"}}
+		if err := checkRawDepth(field, raw); err != nil {
+			return err
 		}
-		s.Runs[i] = b.Bytes()
+		s.Runs[i] = CompactJSON(raw)
 	}
 	return nil
 }

@@ -56,16 +56,28 @@ type scanner struct {
 	eof  bool
 	rerr error // read error other than io.EOF
 
-	// recLimit bounds a kept value (a case's name, checks or log): a
-	// larger one is not held but refused with tooLarge.
-	recLimit int
-	tooLarge error
+	// recLimit and recDepth bound a kept value (a case's name, checks or
+	// log): its bytes and its nesting. A value over either is still read
+	// to its end, its syntax checked, but not held: recDefect says why, so
+	// that only the value's case is left out, not the rest of the file.
+	recLimit  int
+	recDepth  int
+	recDefect error
 
-	// rec, when recording, collects the bytes of the value being read;
-	// recFrom is where the not yet collected part starts in buf.
-	recording bool
-	rec       []byte
-	recFrom   int
+	// rec, when recording, collects the bytes of the value being read
+	// (recN of them so far, counted also while recDiscard holds them
+	// back); recFrom is where the not yet collected part starts in buf,
+	// recStart the nesting depth at which the value began.
+	recording  bool
+	recDiscard bool
+	rec        []byte
+	recN       int
+	recFrom    int
+	recStart   int
+
+	// skipLogs reads each case's log to its end, to the same bounds, but
+	// keeps nothing of it (LoadOptions.SkipLogs).
+	skipLogs bool
 
 	depth int // nesting of the current position, for maxNesting
 }
@@ -74,13 +86,25 @@ type scanner struct {
 // a value of this size is a broken or hostile file, not one to load.
 const maxKeptValue = 64 << 20
 
+// maxKeptDepth bounds the nesting inside one kept value. Real logs nest
+// five deep (a priority case's ledger); a deeper value is a broken or
+// hostile file. The bound also keeps every value that merged.json holds
+// well inside encoding/json's maxNesting when render reads it back, since
+// merged.json nests a log no deeper than summary.json does.
+const maxKeptDepth = 64
+
+// bigRecording is the capacity above which a recording buffer is not kept
+// for the next value: one huge log must not pin its size for the rest of
+// the file.
+const bigRecording = 4 << 20
+
 func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, scanBufSize), recLimit: maxKeptValue}
+	return &scanner{r: r, buf: make([]byte, scanBufSize), recLimit: maxKeptValue, recDepth: maxKeptDepth}
 }
 
 // reset makes s read r from its start, keeping its buffers.
 func (s *scanner) reset(r io.Reader) {
-	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0], recLimit: s.recLimit}
+	*s = scanner{r: r, buf: s.buf, rec: s.rec[:0], recLimit: s.recLimit, recDepth: s.recDepth, skipLogs: s.skipLogs}
 }
 
 // fill reads more input once buf[i:n] is used up; it reports whether bytes
@@ -89,15 +113,11 @@ func (s *scanner) fill() bool {
 	if s.i < s.n {
 		return true
 	}
-	if s.eof || s.rerr != nil || s.tooLarge != nil {
+	if s.eof || s.rerr != nil {
 		return false
 	}
 	if s.recording {
-		if len(s.rec)+s.n-s.recFrom > s.recLimit {
-			s.tooLarge = fmt.Errorf("value over %d MiB, not read", s.recLimit>>20)
-			return false
-		}
-		s.rec = append(s.rec, s.buf[s.recFrom:s.n]...)
+		s.collect(s.n)
 		s.recFrom = 0
 	}
 	s.base += int64(s.n)
@@ -125,9 +145,6 @@ func (s *scanner) errorf(format string, a ...any) error {
 
 // endErr is the error for input that ended too early.
 func (s *scanner) endErr() error {
-	if s.tooLarge != nil {
-		return s.tooLarge
-	}
 	if s.rerr != nil {
 		return s.rerr
 	}
@@ -137,15 +154,50 @@ func (s *scanner) endErr() error {
 // startRecording starts collecting bytes at the current position.
 func (s *scanner) startRecording() {
 	s.recording = true
+	if cap(s.rec) > bigRecording {
+		s.rec = nil
+	}
 	s.rec = s.rec[:0]
+	s.recN = 0
 	s.recFrom = s.i
+	s.recStart = s.depth
+	s.recDefect = nil
 }
 
-// stopRecording returns the bytes read since startRecording; the slice is
-// valid until the next startRecording.
+// collect adds buf[recFrom:end] to the recording, unless that takes the
+// value over recLimit: then the value is marked and no longer held.
+func (s *scanner) collect(end int) {
+	if s.recDefect != nil {
+		return
+	}
+	s.recN += end - s.recFrom
+	if s.recN > s.recLimit {
+		s.recDefect = fmt.Errorf("value over %d MiB, not read", s.recLimit>>20)
+		s.rec = s.rec[:0]
+		return
+	}
+	if s.recDiscard {
+		return
+	}
+	if need := len(s.rec) + end - s.recFrom; need > cap(s.rec) {
+		// Doubling: append grows a large slice by a quarter, which for a
+		// 64 MiB log allocates five times its size on the way.
+		grown := make([]byte, len(s.rec), max(2*cap(s.rec), need, 4<<10))
+		copy(grown, s.rec)
+		s.rec = grown
+	}
+	s.rec = append(s.rec, s.buf[s.recFrom:end]...)
+}
+
+// stopRecording returns the bytes read since startRecording, or nil with
+// recDefect set when the value was over a bound; the slice is valid until
+// the next startRecording.
 func (s *scanner) stopRecording() []byte {
-	s.rec = append(s.rec, s.buf[s.recFrom:s.i]...)
+	s.collect(s.i)
 	s.recording = false
+	if s.recDefect != nil {
+		return nil
+	}
 	return s.rec
 }
 
@@ -395,6 +447,11 @@ func (s *scanner) skipValue() error {
 		if s.depth > maxNesting {
 			return s.errorf("exceeded max depth")
 		}
+		if s.recording && s.recDefect == nil && s.depth-s.recStart > s.recDepth {
+			// Read on, checking the syntax, but hold nothing more.
+			s.recDefect = fmt.Errorf("nested deeper than %d, not read", s.recDepth)
+			s.rec = s.rec[:0]
+		}
 		return nil
 	}
 	for {
@@ -632,6 +689,11 @@ func (s *scanner) readKey(c byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if raw == nil {
+		// A key over recLimit is no known field; it is skipped with its
+		// value, and named by this in any error.
+		return "<key over 64 MiB>", s.expect(':', "after object key")
+	}
 	var key string
 	if bytes.IndexByte(raw, '\\') < 0 && isASCII(raw) {
 		key = string(raw[1 : len(raw)-1])
@@ -653,15 +715,19 @@ func isASCII(b []byte) bool {
 }
 
 // recordValue consumes one value and returns its bytes (valid until the next
-// recording).
-func (s *scanner) recordValue() ([]byte, error) {
+// recording). A value over recLimit or recDepth is consumed but not held:
+// raw is nil and defect says why; err is a malformed document.
+func (s *scanner) recordValue() (raw []byte, defect, err error) {
 	if _, err := s.nonSpace(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.startRecording()
-	err := s.skipValue()
-	raw := s.stopRecording()
-	return raw, err
+	err = s.skipValue()
+	raw = s.stopRecording()
+	if err != nil {
+		return nil, nil, err
+	}
+	return raw, s.recDefect, nil
 }
 
 // objectFields walks an object whose '{' is the next non-space byte, calling
@@ -788,10 +854,24 @@ func pathKey(key string) string {
 	if plain {
 		return key
 	}
-	if r := []rune(key); len(r) > 40 {
-		key = string(r[:39]) + "…"
+	return quoteCut(key)
+}
+
+// quoteCut quotes a string from a file for a message, cut to 40
+// characters, so that it can make the message neither huge nor ambiguous.
+func quoteCut(s string) string {
+	n, cut := 0, 0
+	for i := range s { // by rune, without reading past the 41st
+		if n == 39 {
+			cut = i
+		}
+		if n == 40 {
+			s = s[:cut] + "…"
+			break
+		}
+		n++
 	}
-	return strconv.Quote(key)
+	return strconv.Quote(s)
 }
 
 // matchKey returns the known field that key selects, as encoding/json would
@@ -876,35 +956,69 @@ var caseFields = []string{"name", "ok", "skipped", "duration_s", "checks", "log"
 
 // readCase reads one case object into c (which may hold a previous decode of
 // the same array slot, as encoding/json would reuse it). field is its path.
-func (s *scanner) readCase(field string, c *CaseResult) error {
-	_, err := s.objectFields(func(key string) error {
+// A kept field that cannot be held (of the wrong type, a log that is not an
+// object, a value over recLimit or nested deeper than recDepth) does not
+// stop the reading: the first is returned as defect, naming the field, and
+// the case is to be left out. err is a malformed document.
+func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
+	note := func(e error) {
+		if defect == nil && e != nil {
+			defect = e
+		}
+	}
+	_, err = s.objectFields(func(key string) error {
 		k := matchKey(key, caseFields...)
 		if k == "" {
 			return atField(field+"."+pathKey(key), s.skipValue())
 		}
-		raw, err := s.recordValue()
+		at := field + "." + k
+		first, err := s.nonSpace()
 		if err != nil {
-			return atField(field+"."+k, err)
+			return atField(at, err)
+		}
+		s.recDiscard = k == "log" && s.skipLogs
+		raw, bad, err := s.recordValue()
+		s.recDiscard = false
+		if err != nil {
+			return atField(at, err)
+		}
+		if bad != nil {
+			note(atField(at, bad))
+			return nil
 		}
 		switch k {
 		case "name":
-			return decodeField(field+".name", raw, &c.Name)
+			note(decodeField(at, raw, &c.Name))
 		case "ok":
-			return decodeField(field+".ok", raw, &c.OK)
+			note(decodeField(at, raw, &c.OK))
 		case "skipped":
-			return decodeField(field+".skipped", raw, &c.SkipReason)
+			note(decodeField(at, raw, &c.SkipReason))
 		case "duration_s":
-			return decodeField(field+".duration_s", raw, &c.DurationS)
+			note(decodeField(at, raw, &c.DurationS))
 		case "checks":
-			return decodeChecks(field+".checks", raw, &c.Checks)
+			note(decodeChecks(at, raw, &c.Checks))
 		default:
-			if err := json.Unmarshal(raw, &c.Log); err != nil {
-				return atField(field+".log", err)
-			}
-			return nil
+			note(decodeLog(at, first, raw, &c.Log, s.skipLogs))
 		}
+		return nil
 	})
-	return atField(field, err)
+	return defect, atField(field, err)
+}
+
+// decodeLog keeps a case's log, compacted and in its own bytes: an object,
+// or null (kept as null, as encoding/json keeps it). first is its first
+// byte, raw the recorded value (valid JSON), unless skip: then nothing is
+// kept.
+func decodeLog(field string, first byte, raw []byte, log *json.RawMessage, skip bool) error {
+	if first != '{' && first != 'n' {
+		return &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(first)}}
+	}
+	if skip {
+		*log = nil
+		return nil
+	}
+	*log = compactJSON(raw, true)
+	return nil
 }
 
 // decodeChecks decodes a checks array, naming the element at fault.
@@ -931,15 +1045,52 @@ func decodeChecks(field string, raw []byte, checks *[]Check) error {
 	return atField(field, errors.New("invalid checks"))
 }
 
-// readCases reads the cases array (or null) into *cases, reusing existing
-// slots as encoding/json does when the key repeats.
-func (s *scanner) readCases(cases *[]CaseResult) error {
+// caseList collects the cases a reader keeps, in order, and what it found
+// wrong with single cases: both readers (summary.json and cases.jsonl) go
+// through it, so that one rule decides what is a case.
+type caseList struct {
+	cases    []CaseResult
+	dropped  []string          // cases left out, each naming where and why
+	repeated []string          // names an earlier case already has
+	first    map[string]string // case name → where it first appeared
+}
+
+// add keeps c, found at where ("cases[3]", "line 4"), unless defect says
+// it could not be read whole or it has no name; a name seen before is kept
+// and reported, since neither case can be told to be the right one.
+func (l *caseList) add(where string, c CaseResult, defect error) {
+	switch {
+	case defect != nil:
+		l.dropped = append(l.dropped, atField(where, defect).Error())
+		return
+	case c.Name == "":
+		l.dropped = append(l.dropped, where+".name: missing or empty")
+		return
+	}
+	if l.first == nil {
+		l.first = map[string]string{}
+	}
+	if at, dup := l.first[c.Name]; dup {
+		l.repeated = append(l.repeated, fmt.Sprintf("%s.name: %s repeats %s", where, quoteCut(c.Name), at))
+	} else {
+		l.first[c.Name] = where
+	}
+	l.cases = append(l.cases, c)
+}
+
+// errNullCase is the defect of a null element of cases.
+var errNullCase = errors.New("null, not a case")
+
+// readCases reads the cases array (or null) into *cases, with the defect of
+// each slot in *defects, reusing existing slots as encoding/json does when
+// the key repeats; a slot's defect stays once found.
+func (s *scanner) readCases(cases *[]CaseResult, defects *[]error) error {
 	c, err := s.nonSpace()
 	if err != nil {
 		return atField("cases", err)
 	}
 	if c == 'n' {
-		*cases = nil // as encoding/json sets a slice to null
+		*cases, *defects = nil, nil // as encoding/json sets a slice to null
 		return atField("cases", s.skipLiteral("null"))
 	}
 	if c != '[' {
@@ -951,7 +1102,7 @@ func (s *scanner) readCases(cases *[]CaseResult) error {
 	if s.depth > maxNesting {
 		return atField("cases", s.errorf("exceeded max depth"))
 	}
-	out := (*cases)[:0]
+	out, bad := (*cases)[:0], (*defects)[:0]
 	if *cases == nil {
 		out = []CaseResult{}
 	}
@@ -961,9 +1112,10 @@ func (s *scanner) readCases(cases *[]CaseResult) error {
 	}
 	if c == ']' {
 		s.i++
-		*cases = out
+		*cases, *defects = out, bad
 		return nil
 	}
+	prevLen := len(*cases) // slots an earlier "cases" key decoded
 	for n := 0; ; n++ {
 		field := fmt.Sprintf("cases[%d]", n)
 		if n < cap(out) {
@@ -971,18 +1123,43 @@ func (s *scanner) readCases(cases *[]CaseResult) error {
 		} else {
 			out = append(out, CaseResult{})
 		}
+		if n < cap(bad) {
+			bad = bad[:n+1]
+		} else {
+			bad = append(bad, nil)
+		}
+		fresh := n >= prevLen
+		if fresh {
+			bad[n] = nil
+		}
 		c, err := s.nonSpace()
 		if err != nil {
 			return atField(field, err)
 		}
-		if c == 'n' {
+		switch {
+		case c == 'n':
 			if err := s.skipLiteral("null"); err != nil {
 				return atField(field, err)
 			}
-		} else if c != '{' {
-			return atField(field, &kindError{want: "object", got: kindOf(c)})
-		} else if err := s.readCase(field, &out[n]); err != nil {
-			return err
+			if fresh { // null in a slot of a repeated key leaves it as it was
+				bad[n] = errNullCase
+			}
+		case c != '{':
+			// Not a case, but the rest of the file may hold cases.
+			if err := s.skipValue(); err != nil {
+				return atField(field, err)
+			}
+			if bad[n] == nil {
+				bad[n] = &kindError{want: "object", got: kindOf(c)}
+			}
+		default:
+			defect, err := s.readCase(field, &out[n])
+			if err != nil {
+				return err
+			}
+			if bad[n] == nil && defect != nil {
+				bad[n] = defect
+			}
 		}
 		c, err = s.nonSpace()
 		if err != nil {
@@ -990,7 +1167,7 @@ func (s *scanner) readCases(cases *[]CaseResult) error {
 		}
 		s.i++
 		if c == ']' {
-			*cases = out
+			*cases, *defects = out, bad
 			return nil
 		}
 		if c != ',' {
@@ -1012,52 +1189,100 @@ func (s *scanner) end() error {
 	return s.errorf("invalid character %s after top-level value", quoteChar(c))
 }
 
+// SummaryResult is what ScanSummary found in a summary.json.
+type SummaryResult struct {
+	// Summary holds the top-level ok and the cases kept, in order.
+	Summary
+	// Dropped names each case left out and why, by its index in the file:
+	// null, without a name, or a kept field that could not be held
+	// (`cases[3].log: want object, got string`, `cases[4].log: value over
+	// 64 MiB, not read`).
+	Dropped []string
+	// Repeated names each kept case whose name an earlier case of the file
+	// has (`cases[5].name: "vllm-a" repeats cases[2]`): both are kept.
+	Repeated []string
+}
+
 // ScanSummary reads a summary.json document from r, skipping every case's
 // phases (Phases stays nil). It fails, naming the field, when the document
-// is not an object with a cases array or a kept field has the wrong type.
-func ScanSummary(r io.Reader) (*Summary, error) {
+// is malformed, not an object with a cases array, or its top-level ok has
+// the wrong type; a defect of one case leaves out only that case, listed in
+// Dropped.
+func ScanSummary(r io.Reader) (*SummaryResult, error) {
 	return scanSummary(newScanner(r))
 }
 
-func scanSummary(s *scanner) (*Summary, error) {
-	var sum Summary
+// newReader is a scanner of r for a reader that may skip logs.
+func newReader(r io.Reader, skipLogs bool) *scanner {
+	s := newScanner(r)
+	s.skipLogs = skipLogs
+	return s
+}
+
+func scanSummary(s *scanner) (*SummaryResult, error) {
+	slots, defects, ok, err := s.summarySlots()
+	if err != nil {
+		return nil, err
+	}
+	var l caseList
+	for i := range slots {
+		l.add(fmt.Sprintf("cases[%d]", i), slots[i], defects[i])
+	}
+	if l.cases == nil {
+		l.cases = []CaseResult{}
+	}
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// summarySlots reads a summary.json into its case slots, as encoding/json
+// would decode it, with each slot's defect.
+func (s *scanner) summarySlots() (slots []CaseResult, defects []error, ok bool, err error) {
 	isNull, err := s.objectFields(func(key string) error {
 		switch matchKey(key, "ok", "cases") {
 		case "ok":
-			raw, err := s.recordValue()
+			raw, defect, err := s.recordValue()
+			if err == nil {
+				err = defect
+			}
 			if err != nil {
 				return atField("ok", err)
 			}
-			return decodeField("ok", raw, &sum.OK)
+			return decodeField("ok", raw, &ok)
 		case "cases":
-			return s.readCases(&sum.Cases)
+			return s.readCases(&slots, &defects)
 		}
 		return atField(pathKey(key), s.skipValue())
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
 	if isNull {
-		return nil, &kindError{want: "object", got: "null"}
+		return nil, nil, false, &kindError{want: "object", got: "null"}
 	}
 	if err := s.end(); err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	if sum.Cases == nil {
-		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
+	if slots == nil {
+		return nil, nil, false, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
 	}
-	return &sum, nil
+	return slots, defects, ok, nil
 }
 
 // ReadSummary reads the summary.json at path without its phases (see
-// ScanSummary); errors name the file and the field.
-func ReadSummary(path string) (*Summary, error) {
-	f, err := os.Open(path)
+// ScanSummary); errors name the file and the field. Only a regular file is
+// read.
+func ReadSummary(path string) (*SummaryResult, error) {
+	f, err := OpenRegular(path)
+	return readSummaryFile(f, err, path, false)
+}
+
+// readSummaryFile reads summary.json from f, opened (with err) from path.
+func readSummaryFile(f *os.File, err error, path string, skipLogs bool) (*SummaryResult, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sum, err := ScanSummary(f)
+	sum, err := scanSummary(newReader(f, skipLogs))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -1071,21 +1296,46 @@ type JSONLResult struct {
 	// Torn is set when the last line ended without its newline and did not
 	// parse: a write cut short, ignored by the format.
 	Torn bool
-	// Bad describes lines that were whole but did not parse (line numbers
-	// from 1); they are skipped, and reported.
+	// Bad describes lines that were whole but could not be read as a case
+	// (line numbers from 1): malformed, not an object, without a name, or a
+	// kept field that could not be held. They are skipped, and reported.
 	Bad []string
+	// Repeated names each kept line whose case name an earlier line has
+	// (`line 5.name: "vllm-a" repeats line 2`): both are kept.
+	Repeated []string
+	// Stopped says why the input was not read to its end, if it was not.
+	Stopped string
 }
+
+// maxSkippedLine bounds the bytes skipped after a line that does not parse,
+// looking for its end. A real line, phases included, is a few MiB; without
+// the bound a file that is one endless line (a sparse file of a terabyte)
+// would be read to its end.
+const maxSkippedLine = 256 << 20
 
 // ScanCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
 // phases skipped. Each line is read on its own (a line that does not parse
 // never takes the next one with it); blank lines are ignored. A line that
-// ends the input inside its value is torn (Torn); any other line that does
-// not parse is reported in Bad and skipped. Offsets in Bad count from the
+// ends the input inside its value is torn (Torn); any other line that
+// cannot be read is reported in Bad and skipped, unless no newline follows
+// within maxSkippedLine bytes of where it failed: then the rest of the
+// input is not read, and Stopped says so. Offsets in Bad count from the
 // start of the line.
-func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) {
+func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return scanCasesJSONL(r, false) }
+
+func scanCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
-	s := newScanner(nil)
-	res := &JSONLResult{Cases: []CaseResult{}}
+	s := newReader(nil, skipLogs)
+	var l caseList
+	res := &JSONLResult{}
+	done := func() (*JSONLResult, error) {
+		res.Cases, res.Repeated = l.cases, l.repeated
+		if res.Cases == nil {
+			res.Cases = []CaseResult{}
+		}
+		res.Bad = l.dropped
+		return res, nil
+	}
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
 		s.reset(lr)
@@ -1094,36 +1344,43 @@ func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) {
 			if lr.newline {
 				continue
 			}
-			return res, nil
+			return done()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		field := fmt.Sprintf("line %d", line)
 		var cr CaseResult
+		var defect error
 		if c != '{' {
 			err = atField(field, s.skipValue())
 			if err == nil {
 				err = &fieldError{Field: field, Err: &kindError{want: "object", got: kindOf(c)}}
 			}
-		} else if err = s.readCase(field, &cr); err == nil {
+		} else if defect, err = s.readCase(field, &cr); err == nil {
 			err = atField(field, s.end())
 		}
 		if s.rerr != nil {
 			return nil, fmt.Errorf("line %d: %w", line, s.rerr)
 		}
 		if err == nil {
-			res.Cases = append(res.Cases, cr)
+			l.add(field, cr, defect)
 			continue
 		}
-		if _, derr := io.Copy(io.Discard, lr); derr != nil {
+		skipped, derr := io.CopyN(io.Discard, lr, maxSkippedLine+1)
+		if derr != nil && derr != io.EOF {
 			return nil, fmt.Errorf("line %d: %w", line, derr)
+		}
+		if skipped > maxSkippedLine {
+			l.dropped = append(l.dropped, err.Error())
+			res.Stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", field, maxSkippedLine>>20)
+			return done()
 		}
 		if !lr.newline && errors.Is(err, errTorn) {
 			res.Torn = true
-			return res, nil
+			return done()
 		}
-		res.Bad = append(res.Bad, err.Error())
+		l.dropped = append(l.dropped, err.Error())
 	}
 }
 
@@ -1160,14 +1417,20 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL).
+// ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
+// regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
+	return readCasesJSONLFile(f, err, path, false)
+}
+
+// readCasesJSONLFile reads cases.jsonl from f, opened (with err) from path.
+func readCasesJSONLFile(f *os.File, err error, path string, skipLogs bool) (*JSONLResult, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := ScanCasesJSONL(f)
+	res, err := scanCasesJSONL(f, skipLogs)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -37,7 +37,12 @@ type refCase struct {
 // megabytes).
 var rawEqual = cmp.Comparer(func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 
-// checkAgreement scans data and compares the result with encoding/json's.
+// checkAgreement scans data and compares the result with encoding/json's:
+// the same documents are malformed, every slot of cases holds what
+// encoding/json decodes into it (logs compacted), except that a case
+// encoding/json cannot decode (a kept field of the wrong type) is a defect
+// of its slot instead of an error of the document; and the cases kept are
+// the slots without a defect that have a name.
 func checkAgreement(t *testing.T, data []byte) {
 	t.Helper()
 	var ref refSummary
@@ -51,8 +56,31 @@ func checkAgreement(t *testing.T, data []byte) {
 	if err == nil && !cmp.Equal(got, got2, rawEqual) {
 		t.Fatalf("scanner result depends on read sizes:\n%s", cmp.Diff(got2, got))
 	}
+	// Skipping logs reads the same cases, leaves out the same, keeps no log.
+	noLogs, err3 := scanSummary(newReader(iotest.HalfReader(bytes.NewReader(data)), true))
+	if (err == nil) != (err3 == nil) {
+		t.Fatalf("skipping logs changes what is refused: %v vs %v", err, err3)
+	}
+	if err == nil {
+		withoutLogs := *got
+		withoutLogs.Cases = nil
+		for _, c := range got.Cases {
+			c.Log = nil
+			withoutLogs.Cases = append(withoutLogs.Cases, c)
+		}
+		if withoutLogs.Cases == nil {
+			withoutLogs.Cases = []CaseResult{}
+		}
+		if diff := cmp.Diff(&withoutLogs, noLogs, rawEqual); diff != "" {
+			t.Fatalf("skipping logs reads differently (-with logs, less them +skipping):\n%s", diff)
+		}
+	}
+	var te *json.UnmarshalTypeError
+	caseTypeErr := errors.As(refErr, &te) && (strings.HasPrefix(te.Field, "cases.") || te.Field == "cases" && ref.Cases != nil)
 	switch {
-	case refErr != nil && err == nil:
+	case caseTypeErr && err != nil && !strings.HasPrefix(err.Error(), "ok: "):
+		t.Fatalf("a case encoding/json cannot decode (%v) made the scanner refuse the document: %v: %q", refErr, err, data)
+	case refErr != nil && !caseTypeErr && err == nil:
 		t.Fatalf("encoding/json refuses (%v) but the scanner accepts %q", refErr, data)
 	case refErr == nil && ref.Cases != nil && err != nil:
 		t.Fatalf("encoding/json accepts but the scanner refuses (%v): %q", err, data)
@@ -61,12 +89,44 @@ func checkAgreement(t *testing.T, data []byte) {
 	case err != nil:
 		return
 	}
-	want := &Summary{OK: ref.OK, Cases: make([]CaseResult, len(ref.Cases))}
-	for i, c := range ref.Cases {
-		want.Cases[i] = CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Checks: c.Checks, Log: c.Log}
+	slots, defects, ok, err := newScanner(bytes.NewReader(data)).summarySlots()
+	if err != nil {
+		t.Fatalf("summarySlots refuses what ScanSummary accepts: %v", err)
 	}
-	if diff := cmp.Diff(want, got, rawEqual); diff != "" {
-		t.Fatalf("scanner differs from encoding/json (-json +scanner):\n%s\ninput %q", diff, data)
+	if len(slots) != len(ref.Cases) || len(defects) != len(slots) {
+		t.Fatalf("%d slots (%d defects), encoding/json has %d: %q", len(slots), len(defects), len(ref.Cases), data)
+	}
+	if ok != ref.OK || got.OK != ref.OK {
+		t.Fatalf("ok = %v, encoding/json %v", ok, ref.OK)
+	}
+	var want []CaseResult
+	nDefects := 0
+	for i, c := range ref.Cases {
+		if defects[i] != nil {
+			nDefects++
+			continue
+		}
+		w := CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Checks: c.Checks, Log: CompactJSON(c.Log)}
+		if diff := cmp.Diff(w, slots[i], rawEqual); diff != "" {
+			t.Fatalf("cases[%d] differs from encoding/json (-json +scanner):\n%s\ninput %q", i, diff, data)
+		}
+		if w.Name == "" {
+			nDefects++
+			continue
+		}
+		want = append(want, w)
+	}
+	if caseTypeErr && nDefects == 0 {
+		t.Fatalf("encoding/json cannot decode a case (%v), but no case was left out: %q", refErr, data)
+	}
+	if want == nil {
+		want = []CaseResult{}
+	}
+	if diff := cmp.Diff(want, got.Cases, rawEqual); diff != "" {
+		t.Fatalf("kept cases (-want +got):\n%s\ninput %q", diff, data)
+	}
+	if len(got.Dropped) != nDefects {
+		t.Fatalf("dropped %q, want %d", got.Dropped, nDefects)
 	}
 }
 
@@ -125,12 +185,6 @@ func TestScanSummaryErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string
 	}{
-		{"checks type", `{"cases":[{},{},{},{"checks":"x"}]}`, "cases[3].checks: want array, got string"},
-		{"check field type", `{"cases":[{"checks":[{},{"ok":1}]}]}`, "cases[0].checks[1].ok: want bool, got number"},
-		{"name type", `{"cases":[{"name":[]}]}`, "cases[0].name: want string, got array"},
-		{"skipped type", `{"cases":[{"name":"a","skipped":true}]}`, "cases[0].skipped: want string, got bool"},
-		{"duration type", `{"cases":[{"duration_s":"1s"}]}`, "cases[0].duration_s: want number, got string"},
-		{"case type", `{"cases":["x"]}`, "cases[0]: want object, got string"},
 		{"cases type", `{"cases":"x"}`, "cases: want array, got string"},
 		{"cases missing", `{"ok":true}`, "cases: missing: want an array of cases"},
 		{"phases syntax", `{"cases":[{"name":"a","phases":{"p":[1,2,x]}}]}`, "cases[0].phases: byte 41: invalid character 'x' looking for beginning of value"},
@@ -152,13 +206,66 @@ func TestScanSummaryErrorsNameTheField(t *testing.T) {
 func TestReadSummaryNamesFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "summary.json")
-	if err := os.WriteFile(p, []byte(`{"cases":[{},{},{},{"checks":"x"}]}`), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(`{"cases":[{},{},{},{"checks":"x"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ReadSummary(p)
-	want := "read " + p + ": cases[3].checks: want array, got string"
+	want := "read " + p + ": cases[3]: unexpected end of input"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
+
+// TestScanSummaryLeavesOutBadCases: a case that cannot be read whole, or
+// has no name, is left out and named, and the rest of the file is read; a
+// repeated name keeps both cases and is named.
+func TestScanSummaryLeavesOutBadCases(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, maxKeptDepth) + "1" + strings.Repeat("}", maxKeptDepth)
+	for _, tc := range []struct {
+		name, in string
+		kept     []string
+		dropped  []string
+		repeated []string
+	}{
+		{"checks type", `{"cases":[{"name":"a"},{"name":"b"},{"name":"c"},{"name":"d","checks":"x"}]}`,
+			[]string{"a", "b", "c"}, []string{"cases[3].checks: want array, got string"}, nil},
+		{"check field type", `{"cases":[{"name":"a","checks":[{},{"ok":1}]}]}`,
+			nil, []string{"cases[0].checks[1].ok: want bool, got number"}, nil},
+		{"name type", `{"cases":[{"name":[]},{"name":"b"}]}`, []string{"b"}, []string{"cases[0].name: want string, got array"}, nil},
+		{"ok type", `{"cases":[{"name":"a","ok":"yes"}]}`, nil, []string{"cases[0].ok: want bool, got string"}, nil},
+		{"skipped type", `{"cases":[{"name":"a","skipped":true},{"name":"b","skipped":"r"}]}`, []string{"b"}, []string{"cases[0].skipped: want string, got bool"}, nil},
+		{"duration type", `{"cases":[{"name":"a","duration_s":"1s"}]}`, nil, []string{"cases[0].duration_s: want number, got string"}, nil},
+		{"case not an object", `{"cases":["x",{"name":"b"},[1,{}]]}`, []string{"b"},
+			[]string{"cases[0]: want object, got string", "cases[2]: want object, got array"}, nil},
+		{"null case", `{"cases":[null,{"name":"b"}]}`, []string{"b"}, []string{"cases[0]: null, not a case"}, nil},
+		{"no name", `{"cases":[{"ok":true,"checks":[]},{"name":"","ok":true},{"name":null},{"name":"d"}]}`, []string{"d"},
+			[]string{"cases[0].name: missing or empty", "cases[1].name: missing or empty", "cases[2].name: missing or empty"}, nil},
+		{"log of the wrong type", `{"cases":[{"name":"a","log":"x"},{"name":"b","log":[1]},{"name":"c","log":5},{"name":"d","log":null},{"name":"e","log":{}}]}`,
+			[]string{"d", "e"}, []string{"cases[0].log: want object, got string", "cases[1].log: want object, got array", "cases[2].log: want object, got number"}, nil},
+		{"log nested too deep", `{"cases":[{"name":"a","log":{"x":` + deep + `}},{"name":"b","log":` + deep + `}]}`,
+			[]string{"b"}, []string{"cases[0].log: nested deeper than 64, not read"}, nil},
+		{"repeated name", `{"cases":[{"name":"a"},{"name":"b"},{"name":"a","ok":true},{"name":"a"}]}`, []string{"a", "b", "a", "a"},
+			nil, []string{`cases[2].name: "a" repeats cases[0]`, `cases[3].name: "a" repeats cases[0]`}},
+		{"repeated long name cut", `{"cases":[{"name":"` + strings.Repeat("é", 50) + `"},{"name":"` + strings.Repeat("é", 50) + `"}]}`,
+			[]string{strings.Repeat("é", 50), strings.Repeat("é", 50)}, nil, []string{`cases[1].name: "` + strings.Repeat("é", 39) + `…" repeats cases[0]`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkAgreement(t, []byte(tc.in))
+			got, err := ScanSummary(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := caseNames(got.Cases)
+			if diff := cmp.Diff(tc.kept, names); diff != "" {
+				t.Errorf("kept (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.dropped, got.Dropped); diff != "" {
+				t.Errorf("dropped (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.repeated, got.Repeated); diff != "" {
+				t.Errorf("repeated (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -212,16 +319,16 @@ func TestScanCasesJSONL(t *testing.T) {
 		{"cut line in the middle", "{\"name\":\"a\"\n{\"name\":\"b\"}\n", []string{"b"}, false, []string{"line 1: unexpected end of input"}},
 		{"whole bad last line without newline", "{\"name\":\"a\"}\n{\"name\":5}", []string{"a"}, false, []string{"line 2.name: want string, got number"}},
 		{"crlf", "{\"name\":\"a\"}\r\n{\"name\":\"b\"}\r\n", []string{"a", "b"}, false, nil},
+		{"nameless and null lines", "{\"name\":\"a\"}\n{\"ok\":true}\nnull\n{\"name\":\"\"}\n", []string{"a"}, false,
+			[]string{"line 2.name: missing or empty", "line 3: want object, got null", "line 4.name: missing or empty"}},
+		{"log of the wrong type", "{\"name\":\"a\",\"log\":[]}\n{\"name\":\"b\",\"log\":{}}\n", []string{"b"}, false, []string{"line 1.log: want object, got array"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := ScanCasesJSONL(iotest.OneByteReader(strings.NewReader(tc.in)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for _, c := range res.Cases {
-				names = append(names, c.Name)
-			}
+			names := caseNames(res.Cases)
 			if diff := cmp.Diff(tc.wantNames, names); diff != "" {
 				t.Errorf("names (-want +got):\n%s", diff)
 			}
@@ -232,6 +339,10 @@ func TestScanCasesJSONL(t *testing.T) {
 				t.Errorf("bad lines (-want +got):\n%s", diff)
 			}
 		})
+	}
+	res, err := ScanCasesJSONL(strings.NewReader("{\"name\":\"a\"}\n{\"name\":\"b\"}\n{\"name\":\"a\",\"ok\":true}\n"))
+	if want := []string{`line 3.name: "a" repeats line 1`}; err != nil || len(res.Cases) != 3 || !cmp.Equal(res.Repeated, want) {
+		t.Errorf("repeated name: %v, %d cases, repeated %q, want %q", err, len(res.Cases), res.Repeated, want)
 	}
 }
 
@@ -326,19 +437,36 @@ func TestScanIntegerArraysAgree(t *testing.T) {
 }
 
 func TestScanSummaryKeptValueLimit(t *testing.T) {
-	// A kept value over the limit is refused, not held; skipped values
-	// (phases) of any size are fine.
+	// A kept value over the limit is not held: its case alone is left out,
+	// and the cases after it are read. Skipped values (phases) of any size
+	// are fine.
 	big := strings.Repeat("x", 3<<20)
-	in := `{"cases":[{"name":"a","phases":{"p":"` + big + `"},"log":{"e":"` + big + `"}}]}`
-	s := newScanner(strings.NewReader(in))
+	in := `{"cases":[{"name":"a","phases":{"p":"` + big + `"},"log":{"e":"` + big + `"}},{"name":"b","checks":[{"name":"c","detail":"` + big + `"}]},{"name":"c","log":{}}]}`
+	s := newScanner(iotest.HalfReader(strings.NewReader(in)))
 	s.recLimit = 1 << 20
-	_, err := scanSummary(s)
-	if want := "cases[0].log: value over 1 MiB, not read"; err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %q", err, want)
+	sum, err := scanSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"cases[0].log: value over 1 MiB, not read", "cases[1].checks: value over 1 MiB, not read"}
+	if diff := cmp.Diff(want, sum.Dropped); diff != "" || len(sum.Cases) != 1 || sum.Cases[0].Name != "c" {
+		t.Errorf("dropped (-want +got):\n%s\ncases %+v", diff, sum.Cases)
+	}
+	// A log that is not kept is held to the same bound.
+	s = newReader(strings.NewReader(in), true)
+	s.recLimit = 1 << 20
+	if sum, err := scanSummary(s); err != nil || !cmp.Equal(want, sum.Dropped) || len(sum.Cases) != 1 || sum.Cases[0].Log != nil {
+		t.Errorf("skipping logs: %v, dropped %q", err, sum.Dropped)
 	}
 	s = newScanner(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"` + big + `"}}]}`))
 	s.recLimit = 1 << 20
-	if sum, err := scanSummary(s); err != nil || len(sum.Cases) != 1 {
+	if sum, err := scanSummary(s); err != nil || len(sum.Cases) != 1 || len(sum.Dropped) != 0 {
 		t.Errorf("skipped value over the limit: %v", err)
+	}
+	// The top-level ok is no case: a document error.
+	s = newScanner(strings.NewReader(`{"ok":"` + big + `","cases":[]}`))
+	s.recLimit = 1 << 20
+	if _, err := scanSummary(s); err == nil || err.Error() != "ok: value over 1 MiB, not read" {
+		t.Errorf("ok over the limit: %v", err)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -32,9 +32,12 @@ type metricLine struct {
 // file comes from the same run, so a mismatch is a defect of the run's
 // wiring, never something to drop silently.
 func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error {
-	f, err := os.Open(path)
+	f, err := collect.OpenRegular(path)
 	if err != nil {
-		return fmt.Errorf("read metrics %s: %w", path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("read metrics %s: %w", path, err)
+		}
+		return fmt.Errorf("metrics: %w", err) // it names the file
 	}
 	defer f.Close()
 	byName := make(map[string][]int, len(cases))

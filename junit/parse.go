@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -79,9 +79,12 @@ type Document struct {
 // ReadFile reads the JUnit XML file at path (see Parse); maxBytes <= 0
 // means DefaultMaxBytes.
 func ReadFile(path string, maxBytes int64) (*Document, error) {
-	f, err := os.Open(path)
+	f, err := collect.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil, err // it names the file
 	}
 	defer f.Close()
 	return Parse(f, path, maxBytes)

@@ -8,23 +8,45 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
 // genTree makes `go test ./merge -run TestGenerateTree -gen-tree DIR` write
 // the benchmark's artifact tree to DIR, to measure `ci-report merge DIR`
 // from outside (peak RSS with /usr/bin/time -v).
-var genTree = flag.String("gen-tree", "", "write the benchmark artifact tree (8 parts, ~3,000 cases, ~360 MiB) to this directory")
+var (
+	genTree  = flag.String("gen-tree", "", "write the benchmark artifact tree (8 parts, ~3,000 cases, ~360 MiB) to this directory")
+	genCases = flag.Int("gen-cases", 3000, "cases of the -gen-tree tree (about 120 KiB each)")
+
+	// `go test ./merge -run TestGenerateHostileTree -gen-hostile DIR` writes
+	// the tree of hostile inputs, to measure merge and render on it from
+	// outside.
+	genHostile = flag.String("gen-hostile", "", "write the hostile artifact tree to this directory")
+	genLogMiB  = flag.Int("gen-log-mib", 8, "size of the -gen-hostile tree's big log, nested 60 deep")
+	genPhases  = flag.Int("gen-phases-mib", 64, "size of the -gen-hostile tree's phases")
+)
 
 func TestGenerateTree(t *testing.T) {
 	if *genTree == "" {
 		t.Skip("no -gen-tree directory given")
 	}
-	n, err := writeBenchTree(*genTree, benchTree{Parts: 8, Cases: 3000, Requests: 16, Tokens: 590})
+	n, err := writeBenchTree(*genTree, benchTree{Parts: 8, Cases: *genCases, Requests: 16, Tokens: 590})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s: %.1f MiB", *genTree, float64(n)/(1<<20))
+}
+
+func TestGenerateHostileTree(t *testing.T) {
+	if *genHostile == "" {
+		t.Skip("no -gen-hostile directory given")
+	}
+	n, err := writeHostileTree(*genHostile, hostileTree{LogMiB: *genLogMiB, PhasesMiB: *genPhases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: %.1f MiB", *genHostile, float64(n)/(1<<20))
 }
 
 // benchTree sizes a generated artifact tree.
@@ -192,4 +214,91 @@ func BenchmarkLoadMergeScaling(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("%dx-%dcases", scale, cases), func(b *testing.B) { benchmarkLoad(b, root, size, cases) })
 	}
+}
+
+// hostileTree sizes the generated tree of hostile inputs.
+type hostileTree struct {
+	LogMiB    int // the big log: an array of small integers this large, nested 60 deep
+	PhasesMiB int // per-request data skipped while reading, this large
+}
+
+// writeHostileTree writes, under root, an artifact root with perf/ and
+// two parts whose files hold what a hostile or broken world writes: a log
+// nested 9,990 deep in a 60 KB summary.json, a big log nested 60 deep (its
+// indentation once made merged.json grow with the square of the nesting), a
+// log with white space, invalid UTF-8 and HTML characters, a null case, a
+// case without a name, a repeated name, a log of the wrong type, phases of
+// any size, a null setup.json, and perf files whose raw values nest 60 deep.
+// It returns the bytes written.
+func writeHostileTree(root string, ht hostileTree) (int64, error) {
+	var total int64
+	// A part is a string, or an ints: an array of that many MiB of 1s,
+	// streamed so that generating a big tree holds nothing big.
+	type ints int
+	write := func(rel string, parts ...any) error {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		for _, part := range parts {
+			switch v := part.(type) {
+			case string:
+				n, _ := w.WriteString(v)
+				total += int64(n)
+			case ints:
+				w.WriteByte('[')
+				for n := 0; n < int(v)<<20; n += 2 {
+					w.WriteString("1,")
+				}
+				w.WriteString("1]")
+				total += int64(v)<<20 + 3
+			}
+		}
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	open := func(depth int) string { return strings.Repeat(`{"a":`, depth) }
+	closing := func(depth int) string { return strings.Repeat("}", depth) }
+	nest := func(depth int, inner string) string { return open(depth) + inner + closing(depth) }
+	setup := `{"profile":"nightly","kvcached_sha":"abc","gpus":[],"engines":{"vllm":{"env":{}}},"model_revisions":{},"workload":[],"checks":{},"cases":[]}`
+	part := `{"format":1,"part":"%s","profile":"nightly","complete":true,"planned":["%s-big","%s-odd","%s-gone","%s-deep"]}`
+	for _, name := range []string{"vllm", "sglang"} {
+		if err := write(name+"/part.json", fmt.Sprintf(part, name, name, name, name, name)); err != nil {
+			return 0, err
+		}
+	}
+	if err := write("vllm/setup.json", setup); err != nil {
+		return 0, err
+	}
+	if err := write("sglang/setup.json", "null"); err != nil {
+		return 0, err
+	}
+	checks := `[{"name":"answers_ok","ok":true,"detail":"<b>20/20</b> & \"quoted\""}]`
+	if err := write("vllm/summary.json",
+		`{"ok":true,"cases":[`,
+		`{"name":"vllm-big","ok":true,"checks":`+checks+`,"log":`+open(60), ints(ht.LogMiB), closing(60)+`,"phases":{"p":{"results":[{"status":200,"token_ids":`, ints(ht.PhasesMiB), `}]}}},`,
+		"{\"name\":\"vllm-odd\",\"ok\":true,\"checks\":[],\"log\":{ \"errors\" : [ \"bad \xff byte\", \"<details> & \\u0000\" ] , \"n\" : 1.50 }},",
+		`null,{"ok":true},{"name":"vllm-odd","ok":false,"checks":[]},{"name":"vllm-gone","ok":true,"log":"not an object"},`,
+		`{"name":"vllm-deep","ok":true,"log":`+nest(9987, "1")+`}]}`,
+	); err != nil {
+		return 0, err
+	}
+	if err := write("sglang/summary.json", `{"ok":true,"cases":[{"name":"sglang-big","ok":true,"checks":[],"log":{}}]}`); err != nil {
+		return 0, err
+	}
+	if err := write("perf/setup.json", `{"kvcached_sha":"abc","arms":["native","kvcached"],"bench":`+nest(60, `"x"`)+`}`); err != nil {
+		return 0, err
+	}
+	if err := write("perf/summary.json", `{"runs":[{"model":"m","arm":"native","run":1,"c1":{"output_throughput":1},"extra":`+nest(59, "[]")+`}],"table":[],"errors":[]}`); err != nil {
+		return 0, err
+	}
+	return total, nil
 }

@@ -1,11 +1,8 @@
 package merge
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +11,8 @@ import (
 )
 
 // maxMergedFile bounds a merged.json read back: it holds no phases, so even
-// thousands of cases stay far below this.
+// thousands of cases stay far below this. WriteJSON refuses to write more,
+// so that whatever merge wrote, render reads.
 const maxMergedFile = 512 << 20
 
 // Load builds the Report of paths: part directories and artifact roots
@@ -42,7 +40,7 @@ func Load(paths []string, opts Options) (*Report, error) {
 		}
 		return rep, nil
 	}
-	parts, err := collect.LoadParts(paths)
+	parts, err := collect.LoadPartsWith(paths, collect.LoadOptions{SkipLogs: opts.SkipLogs})
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +72,8 @@ func Load(paths []string, opts Options) (*Report, error) {
 
 // ReadMerged reads a merged.json written by WriteJSON. Unknown fields are
 // ignored; a field of the wrong type or another format version is an error
-// naming the file and the field.
+// naming the file and the field, and only a regular file is read (a FIFO
+// would block forever).
 func ReadMerged(path string) (*Report, error) {
 	var rep Report
 	if err := collect.ReadJSONFile(path, maxMergedFile, &rep); err != nil {
@@ -90,7 +89,7 @@ func ReadMerged(path string) (*Report, error) {
 		return nil, fmt.Errorf("read %s: not a merged.json: want cases, parts and verdict", path)
 	}
 	for i := range rep.Cases {
-		rep.Cases[i].Log = normalizeRaw(rep.Cases[i].Log)
+		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log)
 		if rep.Cases[i].Checks == nil {
 			rep.Cases[i].Checks = []collect.Check{}
 		}
@@ -99,33 +98,18 @@ func ReadMerged(path string) (*Report, error) {
 	return &rep, nil
 }
 
-// WriteJSON writes the report as merged.json: 2-space indent, trailing
-// newline, HTML characters as they are; the same report gives the same
-// bytes.
-func (r *Report) WriteJSON(w io.Writer) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("encode merged.json: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// normalize makes the raw JSON of the perf artifacts compact, as normalizeRaw
-// does for case logs, so that they read back from merged.json unchanged.
+// normalize makes the raw JSON of the perf artifacts compact, as case logs
+// are, so that they read back from merged.json unchanged.
 func (p *Perf) normalize() {
 	if p == nil {
 		return
 	}
 	if p.Setup != nil {
-		p.Setup.Bench = normalizeRaw(p.Setup.Bench)
+		p.Setup.Bench = collect.CompactJSON(p.Setup.Bench)
 	}
 	if p.Summary != nil {
 		for i := range p.Summary.Runs {
-			p.Summary.Runs[i] = normalizeRaw(p.Summary.Runs[i])
+			p.Summary.Runs[i] = collect.CompactJSON(p.Summary.Runs[i])
 		}
 	}
 }

@@ -7,13 +7,11 @@
 //
 // A Report is built either from part directories and artifact roots (Load →
 // collect.LoadParts → Merge) or read back from a merged.json (ReadMerged);
-// both give identical Reports, so render output does not depend on which
-// one it was given.
+// both give identical Reports (but for the logs, with Options.SkipLogs), so
+// render output does not depend on which one it was given.
 package merge
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -34,6 +32,11 @@ type Options struct {
 	// parts is, and each of its cases that no part ran, are reported as not
 	// run. nil: the parts and their part.json plans are all there is.
 	Expected *Expected
+	// SkipLogs leaves out every case's log when reading part directories
+	// (collect.LoadOptions): for a report that is only rendered, since no
+	// document shows a log, so that render's memory does not grow with
+	// them. The same cases are read and left out as without it.
+	SkipLogs bool
 }
 
 // Verdict words (docs/render.md §1.2); a failing verdict is "FAIL (...)".
@@ -155,24 +158,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: normalizeRaw(c.Log), Part: display}
-}
-
-// normalizeRaw makes raw JSON compact and valid UTF-8, so that a log reads
-// back from merged.json as the same bytes it was written from. Invalid
-// UTF-8 can only sit inside strings of valid JSON; it becomes U+FFFD.
-func normalizeRaw(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return raw // not produced by the readers, which validate
-	}
-	if out := b.Bytes(); utf8.Valid(out) {
-		return out
-	}
-	return bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -80,15 +79,12 @@ func runMerge(_ context.Context, e *env, o mergeOptions) error {
 		}
 		fmt.Fprintln(e.Stderr, line)
 	}
-	var buf bytes.Buffer
-	if err := rep.WriteJSON(&buf); err != nil {
-		return withCode(exitUsage, err)
-	}
+	// Streamed: merged.json is never held whole (see Report.WriteJSON).
 	if o.Out == "" {
-		if _, err := e.Stdout.Write(buf.Bytes()); err != nil {
+		if err := rep.WriteJSON(e.Stdout); err != nil {
 			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
 		}
-	} else if err := collect.WriteFileAtomic(o.Out, buf.Bytes()); err != nil {
+	} else if err := collect.WriteFileAtomicFunc(o.Out, rep.WriteJSON); err != nil {
 		return withCode(exitUsage, err)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)

@@ -38,7 +38,7 @@ type renderInputs struct {
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
 	// LoadTree reads part directories, artifact roots or a merged.json;
-	// merge.Load by default.
+	// merge.Load by default; readReport asks it to leave out the cases' logs.
 	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
 	// ReadFile reads the --config file; os.ReadFile by default.
 	ReadFile func(string) ([]byte, error)
@@ -226,6 +226,8 @@ func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cf
 // readReport merges the given directories, or reads one merged.json: both
 // through merge.Load, so that they give byte-identical documents.
 func (r *renderInputs) readReport(e *env, args []string, opts merge.Options) (*merge.Report, error) {
+	// Rendered only: no document shows a case's log.
+	opts.SkipLogs = true
 	loadTree := r.LoadTree
 	if loadTree == nil {
 		loadTree = merge.Load
