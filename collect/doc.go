@@ -122,7 +122,7 @@
 // # setup.json
 //
 //	profile            string
-//	kvcached_sha       string or null   the commit under test
+//	kvcached_sha       string or null   the commit under test (import junit: --revision)
 //	gpus               [{name, memory, driver}]   strings, e.g. "NVIDIA L4", "23034 MiB", "580.95.05"
 //	engines            object engine → {image, digest, engine (its version), kvcached, torch, cuda, env, server}
 //	stop_signal        string           INT by default
@@ -161,21 +161,40 @@
 //
 // # summary.json and CaseResult
 //
-//	{"ok": bool, "cases": [CaseResult, ...]}   cases in execution order
+//	{"ok": bool, "cases": [CaseResult, ...], "suites"?: [suite], "deselected"?: int}
+//
+// cases are in execution order. suites and deselected (new) are written by
+// `import junit` and kept for other tools; ci-report's readers skip them.
+// A suite is the counts one JUnit <testsuite> declared: {name (the names
+// of its enclosing suites and its own, joined by " / "), file (the JUnit
+// file's base name), tests, failures, errors, skipped, deselected (each
+// int, absent when the file had none), time_s, timestamp, hostname,
+// properties [{name, value}], cases (int: the test cases read from it)}.
+// deselected is the number of tests the run deselected, as given to the
+// import (pytest --collect-only counts them).
 //
 // A CaseResult:
 //
-//	name     string
-//	ok       bool       every check ok (no checks: ok)
-//	checks   [{name string, ok bool, detail string}]   in check order; a failed
-//	                    check's detail states the measured value against its bar
-//	log      object     per kind of case, below
+//	name        string
+//	ok          bool       every check ok (no checks: ok)
+//	skipped     string     (new) why the case judged nothing, e.g. "kvctl has no
+//	                       priority command (kvcached 0.1.5)"; absent: it ran
+//	duration_s  float      (new) how long the case took; absent: not recorded
+//	checks      [{name string, ok bool, detail string}]   in check order; a failed
+//	                       check's detail states the measured value against its bar
+//	log         object     per kind of case, below
 //	phases   object phase → {name string, concurrency int, results: [request]}
 //	request  {status int, token_ids [int] or null, text string or null,
 //	          prompt_tokens int or null, cached_tokens int or null,
 //	          latency_s float, error string or null}
 //
-// A case failed when ok is false or any check failed. Status 0 is a
+// A case failed when ok is false or any check failed. A case is skipped
+// when skipped is not empty and it did not fail (a writer gives a skipped
+// case ok true and no failed check): it neither fails the verdict nor
+// counts as not run, and the comment lists it on a Skipped line. A case
+// that says it was skipped but failed counts as failed, so that
+// contradictory data never hides a failure. Details and skip reasons are
+// one line of valid UTF-8 (CutDetail). Status 0 is a
 // transport error (error = "<Type>: <message>", at most 2000 characters); a
 // request is ok with status 200 and token_ids not null; a phase is ok with at
 // least one result, all ok.
@@ -207,14 +226,23 @@
 //	                 "ledger": [LedgerSample], "ledger_errors": int,
 //	                 "burst_offsets": {"<L>": int, "<H>": int}, "<L>": LogInfo, "<H>": LogInfo}
 //
+//	imported (new)  {"junit": {source: "<file>:<line>" of the testcase, suite, classname,
+//	                 name, file, line}, "properties"?: [{name, value}],
+//	                 "system_out"?: string, "system_err"?: string, "metrics"?: [Metric]}
+//
 // burst_offsets are byte offsets into each server's serve.log at the moment
 // the burst began: where debugging a failed run starts. Every kind that
 // starts servers adds "ports" (new): {"<server>": int}, the port each server
 // started on (the setup's cmd shows the base port; a simulated run takes free
 // ports, a real one another port when its own was taken), and after a server
 // had to be started again because its port was taken, "port_clashes" (new):
-// [string]. Readers keep log as raw JSON, compacted (CompactJSON), or not at
-// all with LoadOptions.SkipLogs.
+// [string]. An imported case (`import junit`, see package junit) keeps
+// where it came from, the testcase's properties and the last 2000 code
+// points of its captured output. Any kind of case may carry "metrics", a list of measured values
+// {"name": string, "value": number, "unit": string} in the order they were
+// recorded (an import takes them from its --metrics file); reports do not
+// show them yet. Readers keep log as raw JSON, compacted (CompactJSON), or
+// not at all with LoadOptions.SkipLogs.
 //
 // LogInfo, parsed from a serve.log:
 //
@@ -261,8 +289,9 @@
 //
 // # summary.md
 //
-// One table "| case | result | failed checks |", a row per case (PASS or
-// FAIL; failed checks as "name (detail)" joined by "; ").
+// One table "| case | result | failed checks |", a row per case (PASS,
+// FAIL, or SKIP with the reason; failed checks as "name (detail)" joined by
+// "; ").
 //
 // # Perf artifacts
 //

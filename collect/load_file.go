@@ -27,10 +27,11 @@ var errNotRegular = errors.New("not a regular file")
 // errEscapes is the refusal of a symbolic link that leaves its directory.
 var errEscapes = errors.New("a symbolic link that leaves its part directory, not followed")
 
-// openPath opens the file at path for reading, refusing anything but a
-// regular file. A file that does not exist gives an error satisfying
-// errors.Is(err, fs.ErrNotExist).
-func openPath(path string) (*os.File, error) {
+// OpenRegular opens the file at path for reading, refusing anything but a
+// regular file (a FIFO would block the read, or the open, forever). A file
+// that does not exist gives an error satisfying errors.Is(err,
+// fs.ErrNotExist). Every reader of run input opens files through it.
+func OpenRegular(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ var errTooLarge = errors.New("file too large")
 // wrong type, the field: `read /x/setup.json: cases[2].tp: want integer,
 // got string`.
 func ReadJSONFile(path string, limit int64, v any) error {
-	f, err := openPath(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return err
 	}

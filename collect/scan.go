@@ -952,7 +952,7 @@ func jsonPath(field string) string {
 
 // caseFields are the CaseResult fields a reader keeps; everything else,
 // phases included, is skipped.
-var caseFields = []string{"name", "ok", "checks", "log"}
+var caseFields = []string{"name", "ok", "skipped", "duration_s", "checks", "log"}
 
 // readCase reads one case object into c (which may hold a previous decode of
 // the same array slot, as encoding/json would reuse it). field is its path.
@@ -991,6 +991,10 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 			note(decodeField(at, raw, &c.Name))
 		case "ok":
 			note(decodeField(at, raw, &c.OK))
+		case "skipped":
+			note(decodeField(at, raw, &c.SkipReason))
+		case "duration_s":
+			note(decodeField(at, raw, &c.DurationS))
 		case "checks":
 			note(decodeChecks(at, raw, &c.Checks))
 		default:
@@ -1268,7 +1272,7 @@ func (s *scanner) summarySlots() (slots []CaseResult, defects []error, ok bool, 
 // ScanSummary); errors name the file and the field. Only a regular file is
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
-	f, err := openPath(path)
+	f, err := OpenRegular(path)
 	return readSummaryFile(f, err, path, false)
 }
 
@@ -1416,7 +1420,7 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
-	f, err := openPath(path)
+	f, err := OpenRegular(path)
 	return readCasesJSONLFile(f, err, path, false)
 }
 

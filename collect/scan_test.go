@@ -25,10 +25,12 @@ type refSummary struct {
 }
 
 type refCase struct {
-	Name   string          `json:"name"`
-	OK     bool            `json:"ok"`
-	Checks []Check         `json:"checks"`
-	Log    json.RawMessage `json:"log"`
+	Name      string          `json:"name"`
+	OK        bool            `json:"ok"`
+	Skipped   string          `json:"skipped"`
+	DurationS float64         `json:"duration_s"`
+	Checks    []Check         `json:"checks"`
+	Log       json.RawMessage `json:"log"`
 }
 
 // rawEqual compares raw JSON as bytes (cmp's element-wise walk is slow on
@@ -104,7 +106,7 @@ func checkAgreement(t *testing.T, data []byte) {
 			nDefects++
 			continue
 		}
-		w := CaseResult{Name: c.Name, OK: c.OK, Checks: c.Checks, Log: CompactJSON(c.Log)}
+		w := CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Checks: c.Checks, Log: CompactJSON(c.Log)}
 		if diff := cmp.Diff(w, slots[i], rawEqual); diff != "" {
 			t.Fatalf("cases[%d] differs from encoding/json (-json +scanner):\n%s\ninput %q", i, diff, data)
 		}
@@ -134,6 +136,9 @@ func TestScanSummaryAgreesWithEncodingJSON(t *testing.T) {
 	}{
 		{"empty cases", `{"ok":true,"cases":[]}`},
 		{"one case with phases", `{"ok":false,"cases":[{"name":"a","ok":true,"checks":[{"name":"c","ok":true,"detail":"d"}],"log":{"x":[1,2]},"phases":{"p":{"name":"p","concurrency":2,"results":[{"status":200,"token_ids":[1,2,3],"text":"h\u00e9\n\"q\"","latency_s":1.5e-3,"error":null}]}}}]}`},
+		{"skipped and duration", `{"ok":true,"cases":[{"name":"a","ok":true,"skipped":"kvctl has no priority command","duration_s":12.5,"checks":[]}]}`},
+		{"skipped wrong type", `{"cases":[{"name":"a","skipped":true}]}`},
+		{"duration wrong type", `{"cases":[{"name":"a","duration_s":"1s"}]}`},
 		{"unknown fields", `{"x":[{"y":{}}],"cases":[{"zz":-0.5E+10,"name":"b"}],"ok":null}`},
 		{"case-insensitive keys", `{"CASES":[{"Name":"a","OK":true,"Checks":[],"LOG":{}}]}`},
 		{"repeated keys merge", `{"cases":[{"name":"x","checks":[{"name":"c","detail":"d"}]}],"cases":[{"ok":true,"checks":[{"ok":true}]}]}`},
@@ -228,6 +233,8 @@ func TestScanSummaryLeavesOutBadCases(t *testing.T) {
 			nil, []string{"cases[0].checks[1].ok: want bool, got number"}, nil},
 		{"name type", `{"cases":[{"name":[]},{"name":"b"}]}`, []string{"b"}, []string{"cases[0].name: want string, got array"}, nil},
 		{"ok type", `{"cases":[{"name":"a","ok":"yes"}]}`, nil, []string{"cases[0].ok: want bool, got string"}, nil},
+		{"skipped type", `{"cases":[{"name":"a","skipped":true},{"name":"b","skipped":"r"}]}`, []string{"b"}, []string{"cases[0].skipped: want string, got bool"}, nil},
+		{"duration type", `{"cases":[{"name":"a","duration_s":"1s"}]}`, nil, []string{"cases[0].duration_s: want number, got string"}, nil},
 		{"case not an object", `{"cases":["x",{"name":"b"},[1,{}]]}`, []string{"b"},
 			[]string{"cases[0]: want object, got string", "cases[2]: want object, got array"}, nil},
 		{"null case", `{"cases":[null,{"name":"b"}]}`, []string{"b"}, []string{"cases[0]: null, not a case"}, nil},

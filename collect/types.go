@@ -141,19 +141,80 @@ type PrioritySetup struct {
 type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
+	// Suites and Deselected are the counts of an imported part (new, written
+	// by `import junit`), kept for other tools: ReadSummary skips them.
+	Suites     []Suite `json:"suites,omitempty"`
+	Deselected *int    `json:"deselected,omitempty"`
 }
 
 // CaseResult is one case's outcome. Readers that only render leave Phases nil.
 type CaseResult struct {
-	Name   string          `json:"name"`
-	OK     bool            `json:"ok"`
-	Checks []Check         `json:"checks"`
-	Log    json.RawMessage `json:"log,omitempty"`
-	Phases *Ordered[Phase] `json:"phases,omitempty"`
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// SkipReason (JSON "skipped", new) says why the case judged nothing: a
+	// capability the machine lacks, a test its framework skipped. See Skipped.
+	SkipReason string `json:"skipped,omitempty"`
+	// DurationS is how long the case took, in seconds (new); 0: not recorded.
+	DurationS float64         `json:"duration_s,omitempty"`
+	Checks    []Check         `json:"checks"`
+	Log       json.RawMessage `json:"log,omitempty"`
+	Phases    *Ordered[Phase] `json:"phases,omitempty"`
 }
 
 // Failed reports whether the case counts as failed: not ok, or any check failed.
 func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }
+
+// Skipped reports whether the case counts as skipped (see CaseSkipped).
+func (c *CaseResult) Skipped() bool { return CaseSkipped(c.SkipReason, c.OK, c.Checks) }
+
+// CaseSkipped is the rule for a skipped case: it has a reason and did not
+// fail. A case that says it was skipped but failed a check counts as
+// failed, so that contradictory data never hides a failure.
+func CaseSkipped(reason string, ok bool, checks []Check) bool {
+	return reason != "" && !CaseFailed(ok, checks)
+}
+
+// Suite is one test suite of an imported part (summary.json "suites", new):
+// the counts its file declared, which may differ from the test cases it
+// holds (reruns, deselection), and the suite's own context. A count absent
+// from the file is nil.
+type Suite struct {
+	Name string `json:"name"`
+	// File is the base name of the file the suite was read from.
+	File       string     `json:"file"`
+	Tests      *int       `json:"tests,omitempty"`
+	Failures   *int       `json:"failures,omitempty"`
+	Errors     *int       `json:"errors,omitempty"`
+	Skipped    *int       `json:"skipped,omitempty"`
+	Deselected *int       `json:"deselected,omitempty"`
+	TimeS      *float64   `json:"time_s,omitempty"`
+	Timestamp  string     `json:"timestamp,omitempty"`
+	Hostname   string     `json:"hostname,omitempty"`
+	Properties []Property `json:"properties,omitempty"`
+	// Cases counts the test cases read from the suite (nested suites apart).
+	Cases int `json:"cases"`
+}
+
+// JUnitPartProperty is the suite property by which ci-report's JUnit export
+// (`render --format junit`) marks each suite it writes, the part's name as
+// value: `import junit` then names each case by its testcase's name alone,
+// so that a report exported and imported again keeps its case names.
+const JUnitPartProperty = "ci-report.part"
+
+// Property is one name-value pair of a test suite or case (new); names may
+// repeat, so properties are a list.
+type Property struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Metric is one measured value of a case (log "metrics", new), such as a
+// test's own timing or throughput.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
 
 // CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed
 // when it is not ok or any of its checks failed.

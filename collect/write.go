@@ -148,10 +148,10 @@ func (w *PartWriter) Close() error {
 }
 
 // SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
-// case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ".
-// Every text is redacted with red before it is escaped (escaping would hide
-// a secret from a literal match), and cells are escaped so a hostile check
-// detail cannot break the table.
+// case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ";
+// a skipped case is SKIP with its reason. Every text is redacted with red
+// before it is escaped (escaping would hide a secret from a literal match),
+// and cells are escaped so a hostile check detail cannot break the table.
 func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 	cell := func(s string) string { return escapeCell(red.String(s)) }
 	var b bytes.Buffer
@@ -163,6 +163,10 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 		c := &cases[i]
 		result := "PASS"
 		var failed []string
+		if c.Skipped() {
+			result = "SKIP"
+			failed = append(failed, c.SkipReason)
+		}
 		if c.Failed() {
 			result = "FAIL"
 			for _, ch := range c.Checks {

@@ -127,7 +127,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 				}
 			}
 		}
-		rep.Parts = append(rep.Parts, PartStatus{
+		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,
 			Status:   string(p.Status),
@@ -135,7 +135,11 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 			ErrorTxt: p.ErrorTxt,
 			Planned:  len(p.Planned),
 			Ran:      len(p.Cases),
-		})
+		}
+		if p.Meta != nil {
+			ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
+		}
+		rep.Parts = append(rep.Parts, ps)
 		for _, msg := range p.Problems {
 			rep.Problems = append(rep.Problems, p.Display+": "+msg)
 		}
@@ -154,7 +158,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.
@@ -278,6 +282,25 @@ func (c *Case) Failed() bool {
 	return collect.CaseFailed(c.OK, c.Checks)
 }
 
+// Skipped reports whether the case ran and was skipped: it has a reason
+// and did not fail (the rule of collect.CaseSkipped, with Failed's account
+// of known issues). A skipped case is neither failed nor not run, and does
+// not fail the verdict.
+func (c *Case) Skipped() bool {
+	return !c.NotRun && c.SkipReason != "" && !c.Failed()
+}
+
+// SkippedCases returns the skipped cases in report order.
+func (r *Report) SkippedCases() []Case {
+	var out []Case
+	for i := range r.Cases {
+		if r.Cases[i].Skipped() {
+			out = append(out, r.Cases[i])
+		}
+	}
+	return out
+}
+
 // Label is how a case is named in a report: its name, and for an
 // `<engine>-setup` case, which may repeat across parts, `<name> (<part>)`.
 func (c *Case) Label() string {
@@ -312,11 +335,14 @@ type Counts struct {
 	Ran int
 	// Passed counts the cases that ran and passed whose name does not end
 	// in `-setup` (the N of "All N cases passed."), those that failed only
-	// on known upstream issues included.
+	// on known upstream issues included; skipped cases are not among them.
 	Passed int
 	// Known counts the cases of Passed that failed only on checks a known
 	// upstream issue covers.
 	Known int
+	// Skipped counts the cases that ran and were skipped, `-setup` cases
+	// included; those not named `-setup` count in Total too.
+	Skipped int
 }
 
 // Counts returns the verdict's numbers (docs/formats.md §7.3).
@@ -332,6 +358,12 @@ func (r *Report) Counts() Counts {
 			n.Ran++
 			n.Failed++
 			n.Total++
+		case c.Skipped():
+			n.Ran++
+			n.Skipped++
+			if !IsSetupCase(c.Name) {
+				n.Total++
+			}
 		default:
 			n.Ran++
 			if !IsSetupCase(c.Name) {

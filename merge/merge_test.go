@@ -71,6 +71,16 @@ func part(name string, status collect.Status, planned []string, cases ...collect
 	return p
 }
 
+// skipped is a finished case skipped for reason.
+func skipped(name, reason string) collect.CaseResult {
+	return withReason(cr(name, true), reason)
+}
+
+func withReason(c collect.CaseResult, reason string) collect.CaseResult {
+	c.SkipReason = reason
+	return c
+}
+
 func withSetup(p collect.Part, s *collect.Setup) collect.Part { p.Setup = s; return p }
 
 // manyMissing is n missing parts m0, m1, ... and a complete one with c.
@@ -108,6 +118,11 @@ func TestVerdict(t *testing.T) {
 		{"long part name cut", []collect.Part{part(strings.Repeat("n", 150), collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the " + strings.Repeat("n", 99) + "… cases did not finish)"},
 		{"complete with absent planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "b"}, pass)}, "FAIL (0 of 2 cases; 1 not run)"},
 		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases; the SGLang cases did not finish; 1 not run)"},
+		{"skipped case passes", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "p"}, pass, skipped("p", "kvctl has no priority command"))}, "PASS"},
+		{"skipped case counts in the total", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("b", false), skipped("p", "r"))}, "FAIL (1 of 2 cases)"},
+		{"skipped with a failed check fails", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, withReason(cr("p", true, ck("c", false)), "r"))}, "FAIL (1 of 2 cases)"},
+		{"skipped but not ok fails", []collect.Part{part("vllm", collect.StatusComplete, nil, withReason(cr("p", false), "r"))}, "FAIL (1 of 1 cases)"},
+		{"only skipped cases ran", []collect.Part{part("vllm", collect.StatusComplete, nil, skipped("p", "r"))}, "PASS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := Merge(tc.parts, Options{})
@@ -122,6 +137,36 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("failed %d > total %d", n.Failed, n.Total)
 			}
 		})
+	}
+}
+
+func TestCountsSkipped(t *testing.T) {
+	parts := []collect.Part{part("vllm", collect.StatusComplete, []string{"vllm-setup", "a", "p", "q", "n"},
+		cr("vllm-setup", true), cr("a", true), skipped("p", "no priority"), withReason(cr("q", false), "r"))}
+	rep, err := Merge(parts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Failed: 1, Total: 4, NotRun: 1, Ran: 4, Passed: 1, Skipped: 1}
+	if diff := cmp.Diff(want, rep.Counts()); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	var names []string
+	for _, c := range rep.SkippedCases() {
+		names = append(names, c.Name+": "+c.SkipReason)
+	}
+	if diff := cmp.Diff([]string{"p: no priority"}, names); diff != "" {
+		t.Errorf("skipped cases (-want +got):\n%s", diff)
+	}
+	var failed []string
+	for _, c := range rep.FailedCases() {
+		failed = append(failed, c.Name)
+	}
+	if diff := cmp.Diff([]string{"q", "n"}, failed); diff != "" {
+		t.Errorf("failed cases (-want +got):\n%s", diff)
+	}
+	if rep.Verdict != "FAIL (1 of 4 cases; 1 not run)" {
+		t.Errorf("verdict %q", rep.Verdict)
 	}
 }
 
@@ -588,5 +633,24 @@ func TestLogsNormalized(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "<details> & co") {
 		t.Errorf("merged.json escapes HTML characters: %s", out.String())
+	}
+}
+
+// TestSkippedWithKnownIssues: a skipped case whose only failed check a known
+// issue covers stays skipped; with another failed check it fails.
+func TestSkippedWithKnownIssues(t *testing.T) {
+	parts := []collect.Part{part("vllm", collect.StatusComplete, nil,
+		withReason(cr("p", true, ck("shm_removed", false)), "r"),
+		withReason(cr("q", true, ck("shm_removed", false), ck("other", false)), "r"))}
+	rep, err := Merge(parts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := rep.WithKnownIssues([]KnownIssue{{Check: "shm_removed", Cases: "*", URL: "https://github.com/ovg-project/kvcached/issues/477"}})
+	if p, q := known.Cases[0], known.Cases[1]; !p.Skipped() || p.Failed() || q.Skipped() || !q.Failed() {
+		t.Errorf("p skipped %v failed %v, q skipped %v failed %v; want true false false true", p.Skipped(), p.Failed(), q.Skipped(), q.Failed())
+	}
+	if known.Verdict != "FAIL (1 of 2 cases)" || rep.Verdict != "FAIL (2 of 2 cases)" {
+		t.Errorf("verdicts %q and %q", known.Verdict, rep.Verdict)
 	}
 }

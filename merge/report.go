@@ -48,10 +48,14 @@ func (r *Report) KvcachedSHA() string {
 // Case is one case of the report, in report order: a finished case (phases
 // dropped) or a planned case that did not run.
 type Case struct {
-	Name   string          `json:"name"`
-	OK     bool            `json:"ok"`
-	Checks []collect.Check `json:"checks"`
-	Log    json.RawMessage `json:"log,omitempty"`
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// SkipReason is the case's "skipped" reason; see Skipped.
+	SkipReason string `json:"skipped,omitempty"`
+	// DurationS is how long the case took in seconds; 0: not recorded.
+	DurationS float64         `json:"duration_s,omitempty"`
+	Checks    []collect.Check `json:"checks"`
+	Log       json.RawMessage `json:"log,omitempty"`
 	// NotRun marks a case planned in part.json that never finished.
 	NotRun bool `json:"not_run,omitempty"`
 	// Part is the display name of the part the case came from.
@@ -77,6 +81,10 @@ type PartStatus struct {
 	ErrorTxt bool   `json:"error_txt"`
 	Planned  int    `json:"planned"`
 	Ran      int    `json:"ran"`
+	// StartedAt and FinishedAt are part.json's (RFC 3339 UTC); empty when
+	// it has none.
+	StartedAt  string `json:"started_at,omitempty"`
+	FinishedAt string `json:"finished_at,omitempty"`
 }
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.

@@ -1,7 +1,9 @@
 // Package render turns a merged report into the Markdown documents of the
 // results issue (docs/render.md): the run's comment, the issue-description
 // section, the pull-request variant and the perf documents; it also splices a
-// section into an issue body, and draws HTML previews and terminal tables.
+// section into an issue body, draws HTML previews and terminal tables, and
+// exports the report as JUnit XML (JUnit) and CTRF JSON (CTRF) for other
+// dashboards.
 //
 // Render is a pure function of the report, the options and the templates: no
 // clock, environment, disk or network reads happen here.
@@ -30,7 +32,11 @@
 //   - with known upstream issues (Options.KnownIssues, docs/render.md §10) the
 //     report is classified before anything is rendered: failures they cover
 //     are listed apart with their links and left out of the verdict, and an
-//     entry whose checks pass again is reported as no longer reproducing.
+//     entry whose checks pass again is reported as no longer reproducing;
+//   - skipped cases (a case's "skipped" reason) are listed after the
+//     failed-cases table on a line `Skipped: <case> (<reason>), …`, the
+//     first 20 named (200 code points, reasons 150 and shorter with the
+//     plan's details), the rest counted; the text format lists them all.
 package render
 
 import (

@@ -118,7 +118,14 @@ func TestBudgetProperty(t *testing.T) {
 		if rng.Intn(3) == 0 {
 			opts.PR = 7
 		}
-		t.Run(fmt.Sprintf("seed%d-failed%d-cases%d-parts%d-problems%d-pr%d", seed, nFailed, nCases, nParts, nProblems, opts.PR), func(t *testing.T) {
+		// Skipped cases with hostile names and reasons: their line is one
+		// more block the planner must fit.
+		nSkipped := []int{0, 0, 1, 25, 3000}[rng.Intn(5)]
+		for i := 0; i < nSkipped; i++ {
+			rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("skip-%d-%s", i, pool.text([]int{5, 5000}[rng.Intn(2)])),
+				OK: true, SkipReason: pool.text([]int{1, 4000}[rng.Intn(2)]), Part: "vLLM"})
+		}
+		t.Run(fmt.Sprintf("seed%d-failed%d-cases%d-parts%d-problems%d-skipped%d-pr%d", seed, nFailed, nCases, nParts, nProblems, nSkipped, opts.PR), func(t *testing.T) {
 			docs, err := Render(rep, opts)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
@@ -165,6 +172,12 @@ func TestBudgetProperty(t *testing.T) {
 			}
 			if nProblems > maxProblems && !strings.Contains(docs.Comment, fmt.Sprintf("\n- and %d more; the log", nProblems-maxProblems)) {
 				t.Errorf("%d problems, no matching 'and K more' line", nProblems)
+			}
+			if nSkipped > maxSkipped && !strings.Contains(docs.Comment, fmt.Sprintf(", and %d more.\n", nSkipped-maxSkipped)) {
+				t.Errorf("%d skipped, no matching 'and K more' on the Skipped line", nSkipped)
+			}
+			if nSkipped > 0 && !strings.Contains(docs.Comment, "\nSkipped: ") {
+				t.Errorf("%d skipped, no Skipped line", nSkipped)
 			}
 			if failed > rows && !strings.Contains(docs.Comment, fmt.Sprintf("and %d more; see the run's job summary.", failed-rows)) {
 				t.Errorf("%d failed, %d rows, no matching 'and K more' line", failed, rows)

@@ -260,6 +260,9 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	} else {
 		blocks = append(blocks, r.noFailedCase(w, verdict))
 	}
+	if s := r.skippedLine(w, p); s != "" {
+		blocks = append(blocks, s)
+	}
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
 	}

@@ -49,10 +49,12 @@ type goldenCase struct {
 	merge  merge.Options
 	html   bool // also compare the HTML preview (preview.html)
 	text   bool // also compare the terminal tables (text.txt)
+	// exports also compares the JUnit XML and CTRF exports (junit.xml, ctrf.json).
+	exports bool
 }
 
 var goldenCases = []goldenCase{
-	{name: "nightly-fail", tree: "nightly-fail", html: true, text: true},
+	{name: "nightly-fail", tree: "nightly-fail", html: true, text: true, exports: true},
 	{name: "nightly-fail-parts", tree: "nightly-fail", inputs: []string{"sglang", "vllm"}},
 	// The same run with known upstream issues (docs/render.md §10): the
 	// elastic case fails only on known ones, a server case also on others,
@@ -72,7 +74,7 @@ var goldenCases = []goldenCase{
 		// Unknown values are left out: no run link, no subject, no artifact link.
 		o.RunURL, o.Subject, o.ArtifactURL, o.Prev = "", "", "", ""
 	}},
-	{name: "partial-part", tree: "partial-part", text: true},
+	{name: "partial-part", tree: "partial-part", text: true, exports: true},
 	{name: "nothing-ran-error", tree: "nothing-ran-error", opts: func(o *render.Options) { o.Profile = "nightly" }},
 	{name: "nothing-ran-zero", tree: "nothing-ran-zero"},
 	{name: "nothing-ran-unfinished", tree: "nothing-ran-unfinished"},
@@ -221,6 +223,18 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("render.Text: %v", err)
 				}
 				checkGolden(t, filepath.Join(dir, "text.txt"), buf.Bytes())
+			}
+			if gc.exports {
+				var buf bytes.Buffer
+				if err := render.JUnit(&buf, rep, gc.options()); err != nil {
+					t.Fatalf("render.JUnit: %v", err)
+				}
+				checkGolden(t, filepath.Join(dir, "junit.xml"), buf.Bytes())
+				buf.Reset()
+				if err := render.CTRF(&buf, rep, gc.options()); err != nil {
+					t.Fatalf("render.CTRF: %v", err)
+				}
+				checkGolden(t, filepath.Join(dir, "ctrf.json"), buf.Bytes())
 			}
 			// The perf verdict also weighs perf errors; a correctness verdict is the
 			// merged one, classified with the known issues when there are any.

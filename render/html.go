@@ -119,7 +119,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n", r.rep.Counts().Passed)
+		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(rep))
 		return err
 	}
 	ix := *r.ix
@@ -153,6 +153,11 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	if err := textTable(out, []string{"case", "setup", "failed checks"}, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
+	}
+	if s := textSkipped(rep); s != "" {
+		if _, err := fmt.Fprint(out, "\n"+s); err != nil {
+			return fmt.Errorf("text: skipped line: %w", err)
+		}
 	}
 	return nil
 }

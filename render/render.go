@@ -73,6 +73,9 @@ type renderer struct {
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
+	if rep == nil {
+		return nil, errors.New("render: no report")
+	}
 	red := opts.Redact
 	if red == nil {
 		red = shapesOnly

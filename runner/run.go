@@ -51,14 +51,8 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	defer w.Close()
 	r.writer = w
-	// A reused part directory must not lend an earlier run's results to
-	// this one: a stale summary.json or cases.jsonl would be read as ours, and
-	// a stale error.txt (a part that could not start) would make the report
-	// say no GPU could be obtained although this run started.
-	for _, name := range []string{"summary.json", "cases.jsonl", "summary.md", "error.txt"} {
-		if err := os.Remove(filepath.Join(r.OutDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("clear %s of an earlier run: %w", filepath.Join(r.OutDir, name), err)
-		}
+	if err := w.ClearResults(); err != nil {
+		return nil, err
 	}
 	runLog, err := os.OpenFile(filepath.Join(r.OutDir, "run.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {

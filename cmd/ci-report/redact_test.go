@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -153,6 +154,33 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	readOut("render job summary", summary)
 	run("render text", map[string]string{}, append([]string{"render", "--format", "text", tree}, base...)...)
 	run("render pr", map[string]string{}, append([]string{"render", "--pr", "5", tree}, base...)...)
+	run("render junit", map[string]string{}, append([]string{"render", "--format", "junit", tree}, base...)...)
+	run("render ctrf", map[string]string{}, append([]string{"render", "--format", "ctrf", tree}, base...)...)
+
+	// A JUnit report whose test printed and failed on every secret: the part
+	// that import junit writes holds none of them.
+	var line []string
+	for _, sec := range plantedSecrets {
+		line = append(line, sec.text)
+	}
+	esc := func(s string) string {
+		var b bytes.Buffer
+		xml.EscapeText(&b, []byte(s))
+		return b.String()
+	}
+	all := esc(strings.Join(line, " "))
+	junitXML := `<testsuite name="s"><properties><property name="token" value="` + all + `"/></properties>` +
+		`<testcase classname="c" name="t-` + esc(plantedSecrets[4].text) + `"><failure message="` + all + `" type="E">` + all + `</failure>` +
+		`<system-out>` + all + `</system-out></testcase><system-err>` + all + `</system-err></testsuite>`
+	junitFile := filepath.Join(work, "junit.xml")
+	if err := os.WriteFile(junitFile, []byte(junitXML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(work, "imported")
+	run("import junit", map[string]string{}, "import", "junit", junitFile, "--part", "pytest", "--out", imported)
+	for _, name := range []string{"part.json", "setup.json", "summary.json", "summary.md", "run.log"} {
+		readOut("imported "+name, filepath.Join(imported, name))
+	}
 
 	gh := &miniGitHub{body: "<!-- ci-report:results-issue -->\nhand text\n", comments: map[int64]string{}, nextID: 100}
 	srv := httptest.NewServer(gh)

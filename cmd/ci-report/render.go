@@ -34,8 +34,10 @@ type renderOptions struct {
 }
 
 func (o *renderOptions) validate() error {
-	if o.format != "md" && o.format != "text" {
-		return usageErrorf("--format %q: want md or text", o.format)
+	switch o.format {
+	case "md", "text", "junit", "ctrf":
+	default:
+		return usageErrorf("--format %q: want md, text, junit or ctrf", o.format)
 	}
 	return nil
 }
@@ -47,7 +49,7 @@ func runRender(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.comment, "comment", "", "write the comment to `file` (default: stdout)")
 	fs.StringVar(&o.section, "section", "", "write the issue-description section to `file`; removed when there is none")
 	fs.StringVar(&o.html, "html", "", "write an HTML preview of the comment and section to `file`")
-	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment) or text (aligned tables)")
+	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment), text (aligned tables), junit (JUnit XML) or ctrf (CTRF JSON)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS")
 	pos, err := parseInterspersed(fs, args)
@@ -110,6 +112,14 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 	case o.format == "text":
 		if err := render.Text(e.Stdout, rep, opts); err != nil {
 			return fmt.Errorf("terminal tables: %w", err)
+		}
+	case o.format == "junit":
+		if err := render.JUnit(e.Stdout, rep, opts); err != nil {
+			return fmt.Errorf("JUnit XML: %w", err)
+		}
+	case o.format == "ctrf":
+		if err := render.CTRF(e.Stdout, rep, opts); err != nil {
+			return fmt.Errorf("CTRF JSON: %w", err)
 		}
 	case o.comment == "":
 		if _, err := io.WriteString(e.Stdout, docs.Comment); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -195,16 +194,9 @@ func dedupe(msgs []string) []string {
 }
 
 // Cut shortens s to at most n code points, the marking "…" included, and
-// makes it valid UTF-8 on one line.
-func Cut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+// makes it valid UTF-8 on one line: collect.CutDetail, the one rule for a
+// detail, under the name the runner's call sites use.
+func Cut(s string, n int) string { return collect.CutDetail(s, n) }
 
 // MiB formats a MiB amount for a detail: whole MiB, one decimal below 10.
 func MiB(v float64) string {

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/ovg-project/ci-report/junit"
+	"github.com/ovg-project/ci-report/render"
+)
+
+func init() {
+	register("import", command{
+		Summary: "turn another tool's test results into a part: import junit FILE... --part NAME --out DIR",
+		Run:     importCommand,
+	})
+}
+
+const importUsage = "usage: ci-report import junit FILE... --part NAME --out DIR [--revision SHA] [--profile P] [--metrics FILE] [--deselected N]"
+
+// importCommand dispatches on the format; JUnit XML is the one there is.
+func importCommand(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(e.Stderr, importUsage)
+		return nil
+	}
+	if len(args) == 0 || args[0] != "junit" {
+		return usageErrorf("want a format to import, junit (%s)", importUsage)
+	}
+	return importJUnitCommand(ctx, e, args[1:])
+}
+
+// importJUnitOptions are the flags and arguments of `ci-report import junit`.
+type importJUnitOptions struct {
+	Files    []string
+	Part     string
+	Out      string
+	Revision string
+	Profile  string
+	Metrics  string
+	// Deselected is --deselected; nil when not given.
+	Deselected *int
+}
+
+// revisionRE is what --revision accepts: a commit id or a ref name, which
+// lands in the comment's commit link and the perf and PR documents.
+var revisionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
+
+func (o *importJUnitOptions) validate() error {
+	switch {
+	case len(o.Files) == 0:
+		return usageErrorf("no JUnit XML file given (%s)", importUsage)
+	case o.Part == "":
+		return usageErrorf("--part is required (the part's name in the report)")
+	case o.Out == "":
+		return usageErrorf("--out is required (the part directory to write)")
+	case o.Profile != "" && !render.ValidProfile(o.Profile):
+		return usageErrorf("--profile %q: want [a-z0-9][a-z0-9_-]*", o.Profile)
+	case o.Revision != "" && !revisionRE.MatchString(o.Revision):
+		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
+	}
+	return nil
+}
+
+func importJUnitCommand(ctx context.Context, e *env, args []string) error {
+	var o importJUnitOptions
+	fs := newFlagSet("import junit", e)
+	fs.StringVar(&o.Part, "part", "", "the part's `name` in the report (required)")
+	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
+	fs.StringVar(&o.Revision, "revision", "", "the commit under test (setup.json kvcached_sha)")
+	fs.StringVar(&o.Profile, "profile", "", "the part's `profile`, as the parts it is merged with have it (default "+junit.DefaultProfile+")")
+	fs.StringVar(&o.Metrics, "metrics", "", "JSON-lines `file` of case metrics {\"case\", \"name\", \"value\", \"unit\"}")
+	fs.Func("deselected", "the `number` of tests the run deselected (as pytest --collect-only counts them)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a non-negative integer")
+		}
+		o.Deselected = &n
+		return nil
+	})
+	fs.Usage = func() {
+		fmt.Fprintln(e.Stderr, importUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	o.Files = pos
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return runImportJUnit(ctx, e, o)
+}
+
+// runImportJUnit writes the part and says on stderr what it found. Like
+// merge, the results never change the exit code (a failed test imports
+// fine); input that cannot be read exits 2 and writes nothing.
+func runImportJUnit(_ context.Context, e *env, o importJUnitOptions) error {
+	red := e.redactor()
+	im := &junit.Import{
+		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision,
+		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red,
+	}
+	res, err := im.Run()
+	if err != nil {
+		return redactError(withCode(exitUsage, err), red)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.Stderr, "ci-report import junit: warning: %s\n", red.String(w))
+	}
+	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped, from %d files, written to %s\n",
+		red.String(o.Part), len(res.Cases), res.Failed(), res.Skipped(), len(o.Files), o.Out)
+	return nil
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// junitFixture is a file of the junit package's testdata.
+func junitFixture(name string) string { return filepath.Join("..", "..", "junit", "testdata", name) }
+
+func TestImportUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	xml := junitFixture("gradle.xml")
+	bad := filepath.Join(dir, "bad.xml")
+	if err := os.WriteFile(bad, []byte("<testsuite>\n<testcase name=\"a\">\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "part")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no format", []string{"import"}, "want a format to import, junit"},
+		{"unknown format", []string{"import", "trx", xml}, "want a format to import, junit"},
+		{"no file", []string{"import", "junit", "--part", "p", "--out", out}, "no JUnit XML file given"},
+		{"no part", []string{"import", "junit", xml, "--out", out}, "--part is required"},
+		{"no out", []string{"import", "junit", xml, "--part", "p"}, "--out is required"},
+		{"bad profile", []string{"import", "junit", xml, "--part", "p", "--out", out, "--profile", "Night!"}, `--profile "Night!"`},
+		{"bad revision", []string{"import", "junit", xml, "--part", "p", "--out", out, "--revision", "abc def"}, `--revision "abc def"`},
+		{"bad deselected", []string{"import", "junit", xml, "--part", "p", "--out", out, "--deselected", "-2"}, "want a non-negative integer"},
+		{"unknown flag", []string{"import", "junit", xml, "--part", "p", "--out", out, "--frobnicate"}, "frobnicate"},
+		{"malformed file", []string{"import", "junit", xml, bad, "--part", "p", "--out", out}, "read " + bad + ": line 3: malformed XML: unexpected EOF"},
+		{"absent file", []string{"import", "junit", filepath.Join(dir, "none.xml"), "--part", "p", "--out", out}, "no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("the part directory was written")
+			}
+		})
+	}
+}
+
+// TestImportParentAndFix: a pytest run on a parent commit and on its fix,
+// each imported as a part and rendered: the parent's livelock fails with
+// its message, the fix passes, and both list the skipped tests with their
+// reasons without failing on them.
+func TestImportParentAndFix(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file, rev string
+		wantVerdict     string
+		wantCode        int // with --fail-on-verdict
+		want            []string
+	}{
+		{"parent", "pytest-xunit2-parent.xml", "1111111111111111111111111111111111111111", "FAIL (1 of 6 cases)", exitVerdict, []string{
+			"### Nightly correctness · 2026-03-04 · FAIL (1 of 6 cases)",
+			"kvcached [1111111](https://github.com/ovg-project/kvcached/commit/1111111111111111111111111111111111111111)",
+			"| tests/test\\_prefill.py::test\\_prefill\\_livelock\\[seed-8-refill\\] | | `failure` (AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10",
+		}},
+		{"fix", "pytest-xunit2-fix.xml", "2222222222222222222222222222222222222222", "PASS", exitOK, []string{
+			"### Nightly correctness · 2026-03-04 · PASS",
+			"All 4 cases passed.",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			part := filepath.Join(dir, tc.name, "pytest")
+			code, _, stderr := runCLI(t, "import", "junit", junitFixture(tc.file), "--part", "pytest", "--out", part,
+				"--revision", tc.rev, "--profile", "nightly", "--deselected", "3")
+			if code != exitOK {
+				t.Fatalf("import: exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, "part pytest: 6 cases, ") || !strings.Contains(stderr, ", 2 skipped, from 1 files, written to "+part) {
+				t.Errorf("import said: %s", stderr)
+			}
+			code, comment, stderr := runCLI(t, "render", part, "--date", "2026-03-04", "--fail-on-verdict")
+			if code != tc.wantCode {
+				t.Fatalf("render: exit %d, want %d: %s", code, tc.wantCode, stderr)
+			}
+			for _, w := range append(tc.want,
+				"Skipped: tests/test\\_prefill.py::test\\_prefill\\_oom\\_recovers (expected to fail: OOM recovery lands with #\u200d501), "+
+					"tests/e2e/test\\_priority.py::test\\_priority\\_preempt (kvctl has no priority command (kvcached 0.1.5)).") {
+				if !strings.Contains(comment, w) {
+					t.Errorf("comment lacks %q:\n%s", w, comment)
+				}
+			}
+			rep, err := merge.Load([]string{part}, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tc.wantVerdict {
+				t.Errorf("verdict %q, want %q", rep.Verdict, tc.wantVerdict)
+			}
+		})
+	}
+}
+
+// roundTrip is what a report says of its cases, as a round trip must keep
+// it: name, part of the verdict (failed, skipped and why), duration, and the
+// failed checks with their details (one line, as a part holds them).
+type roundTrip struct {
+	Name     string
+	Failed   bool
+	Skipped  string
+	Duration float64
+	Checks   []collect.Check
+}
+
+func roundTripCases(rep *merge.Report) []roundTrip {
+	var out []roundTrip
+	for _, c := range rep.Cases {
+		rt := roundTrip{Name: c.Name, Failed: c.Failed() || c.NotRun, Duration: c.DurationS}
+		if c.Skipped() {
+			rt.Skipped = c.SkipReason
+		}
+		if c.NotRun {
+			rt.Checks = append(rt.Checks, collect.Check{Name: "not_run", Detail: "planned, but did not run"})
+		}
+		failedCheck := false
+		for _, ch := range c.Checks {
+			if !ch.OK && !c.NotRun {
+				rt.Checks = append(rt.Checks, collect.Check{Name: ch.Name, Detail: collect.CutDetail(strings.TrimSpace(ch.Detail), 1000)})
+				failedCheck = true
+			}
+		}
+		if c.Failed() && !failedCheck {
+			rt.Checks = append(rt.Checks, collect.Check{Name: "failure", Detail: "no failed check recorded"})
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
+// TestJUnitRoundTrip: `render --format junit` of a run, imported back with
+// `import junit`, gives the same cases and the same failures; the CTRF
+// export of the imported part has the same counts as the original's.
+func TestJUnitRoundTrip(t *testing.T) {
+	// A part imported from pytest brings what the runner's trees lack:
+	// skipped cases and durations.
+	pytest := filepath.Join(t.TempDir(), "pytest")
+	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("pytest-xunit2-parent.xml"), junitFixture("surefire.xml"),
+		"--part", "pytest", "--out", pytest, "--profile", "nightly"); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	for _, tree := range []string{"nightly-fail", "partial-part", "many-failures", "weekly-priority", "malformed", pytest} {
+		t.Run(filepath.Base(tree), func(t *testing.T) {
+			dir := t.TempDir()
+			src := tree
+			if !filepath.IsAbs(src) {
+				src = treePath(tree)
+			}
+			orig, err := merge.Load([]string{src}, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, xml, stderr := runCLI(t, "render", src, "--format", "junit", "--date", "2026-11-28")
+			if code != exitOK {
+				t.Fatalf("render --format junit: exit %d: %s", code, stderr)
+			}
+			file := filepath.Join(dir, "junit.xml")
+			if err := os.WriteFile(file, []byte(xml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			part := filepath.Join(dir, "back")
+			profile := orig.Setup.Profile
+			if code, _, stderr := runCLI(t, "import", "junit", file, "--part", "back", "--out", part, "--profile", profile); code != exitOK {
+				t.Fatalf("import junit: exit %d: %s", code, stderr)
+			}
+			back, err := merge.Load([]string{part}, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(roundTripCases(orig), roundTripCases(back)); diff != "" {
+				t.Errorf("cases after the round trip (-original +imported):\n%s", diff)
+			}
+			counts := func(args ...string) (c struct{ Tests, Passed, Failed, Skipped, Other int }) {
+				code, out, stderr := runCLI(t, append([]string{"render", "--format", "ctrf", "--date", "2026-11-28", "--allow-mixed"}, args...)...)
+				if code != exitOK {
+					t.Fatalf("render --format ctrf: exit %d: %s", code, stderr)
+				}
+				var doc struct {
+					Results struct {
+						Summary struct{ Tests, Passed, Failed, Skipped, Other int }
+					}
+				}
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatal(err)
+				}
+				s := doc.Results.Summary
+				return struct{ Tests, Passed, Failed, Skipped, Other int }{s.Tests, s.Passed, s.Failed + s.Other, s.Skipped, 0}
+			}
+			if a, b := counts(src), counts(part); a != b {
+				t.Errorf("CTRF counts: original %+v, imported %+v", a, b)
+			}
+		})
+	}
+}

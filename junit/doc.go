@@ -1,0 +1,79 @@
+// Package junit imports JUnit XML test reports as a ci-report part
+// (`ci-report import junit`), so that a test suite run outside ci-report's
+// runner (pytest, go test through go-junit-report, Maven Surefire, Gradle)
+// is merged, rendered and published like any other part.
+//
+// # What is read
+//
+// One document per file: a <testsuites> root (nested <testsuites> too) or
+// a single <testsuite> root, with nested <testsuite> elements. Of a suite:
+// name, tests, failures, errors, skipped (or disabled), deselected, time,
+// timestamp, hostname, <properties>, <system-out>, <system-err>. Of a
+// <testcase>: name, classname, time, file and line (pytest xunit1), its
+// outcome elements, <properties>, <system-out>, <system-err>. Outcome
+// elements are <failure>, <error> and <skipped> with their message and type
+// attributes and their text, and Surefire's <rerunFailure>, <rerunError>,
+// <flakyFailure> and <flakyError> (text in <stackTrace>). Unknown elements
+// and attributes are skipped.
+//
+// Reading is streaming (encoding/xml tokens) and bounded: a file is at
+// most 64 MiB, elements nest at most 32 deep, of each text the first 64 KiB
+// are kept, a DOCTYPE is refused (so no entity is ever defined, let alone
+// expanded), and only XML's predefined entities and character references
+// are accepted. A malformed document, an empty file, a document whose root
+// is not <testsuites> or <testsuite>, and a value of the wrong form (a
+// count that is not a non-negative integer, a time that is not a number of
+// seconds, a testcase without a name) are errors naming the file and the
+// line, and nothing is written.
+//
+// # The part
+//
+// Every testcase is one case, in file order:
+//
+//   - name: for a suite written by ci-report (`render --format junit`, a
+//     suite property ci-report.part) the testcase's name as it is; for a
+//     pytest report (a file attribute ending in .py, as xunit1 writes, or
+//     a suite named "pytest", pytest's default for both families) the
+//     node id as pytest shows it, tests/test_x.py::TestA::test_b[p]; else
+//     `<classname>::<name>`, the suite's name standing in for a missing
+//     classname. Without xunit1's file attribute, the node id is rebuilt
+//     from the classname: the components from the first that starts with
+//     "Test" (pytest's default python_classes) are classes, those before
+//     them the module path.
+//   - checks: one per outcome element, in order. A <failure> or <error> is a
+//     failed check named by its type (the exception class Surefire and
+//     Gradle write), else "failure" or "error"; its detail is the message
+//     and then the text (when it adds to the message), cut to 1000 code
+//     points on one line like every detail. <rerunFailure> and <rerunError>
+//     are failed checks of those names, <flakyFailure> and <flakyError>
+//     passed ones (the test passed when rerun). A case with no failing
+//     outcome is ok with no checks.
+//   - skipped: the reason of a <skipped> element: its message, with the
+//     first line of its text when the text does not repeat the message
+//     (go-junit-report writes "Skipped" and the reason in the text);
+//     "expected to fail: " before a pytest xfail's; "no reason given" when
+//     it has neither. A skipped case that also failed counts as failed.
+//   - duration_s: the testcase's time.
+//   - log: {"junit": {source, suite, classname, name, file, line},
+//     "properties", "system_out", "system_err", "metrics"}; see collect's
+//     package doc.
+//
+// --metrics FILE adds values pytest cannot put in xunit2 (which has no
+// testcase properties): JSON lines {"case": <the case's name above>,
+// "name": ..., "value": <number>, "unit": ...} appended to the named
+// case's log.metrics in file order. A line naming no imported case, or
+// without case, name or value, is an error naming the file and line.
+//
+// The part directory is written through collect's PartWriter, as the
+// runner writes one (atomic files, every byte redacted): part.json first
+// with the cases as its plan and complete false, setup.json (the profile,
+// kvcached_sha from --revision, no engine or case setup), summary.json
+// (the cases, the suites' declared counts as "suites", and
+// --deselected as "deselected"), summary.md, run.log (what was read, the
+// warnings, each suite's captured output), and part.json again with
+// complete true; no cases.jsonl, which keeps what a run killed mid-way
+// finished (an earlier one is removed, as are summary.md and error.txt).
+// part.json's started_at and finished_at span the suites'
+// timestamps (a timestamp without a zone is taken as UTC) and are absent
+// when none has one; host is the first suite's hostname.
+package junit

@@ -1,0 +1,486 @@
+package junit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Cuts of what an imported case keeps, in code points.
+const (
+	// detailCut bounds a check detail: a failure's message and body.
+	detailCut = 1000
+	// reasonCut bounds a skip reason.
+	reasonCut = 300
+	// nameCut bounds a check name taken from a failure's type.
+	nameCut = 100
+	// outputCut is how much of a case's captured output its log keeps: the
+	// end, where a failure shows.
+	outputCut = 2000
+	// runLogCut is how much of a suite's captured output run.log keeps.
+	runLogCut = 64 << 10
+	// maxWarnings is the most repeated case names warned about one by one;
+	// the rest are counted (a file given twice repeats every case).
+	maxWarnings = 20
+)
+
+// DefaultProfile is the profile of an imported part when none is given.
+const DefaultProfile = "junit"
+
+// Import turns JUnit XML files into one part directory (see the package
+// doc). Its fields are the flags of `ci-report import junit` and the
+// dependencies it reads.
+type Import struct {
+	// Files are the JUnit XML files, read in order.
+	Files []string
+	// Part is the part's name (part.json "part").
+	Part string
+	// Out is the part directory to write.
+	Out string
+	// Profile is part.json's and setup.json's profile; "" is DefaultProfile.
+	Profile string
+	// Revision is the commit under test (setup.json kvcached_sha); "" is null.
+	Revision string
+	// Metrics is a JSON-lines file of case metrics; "" for none.
+	Metrics string
+	// Deselected is the number of tests the run deselected (pytest
+	// --collect-only counts them; JUnit has no place for it); nil: unknown.
+	Deselected *int
+	// Version is ci-report's version for part.json.
+	Version string
+	// Getenv reads the GitHub Actions context for part.json.
+	Getenv func(string) string
+	// Redact hides secrets in every file written; nil redacts nothing.
+	Redact *collect.Redactor
+	// MaxBytes bounds each input file; <= 0 is DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Result is what an import wrote.
+type Result struct {
+	Cases  []collect.CaseResult
+	Suites []collect.Suite
+	// Warnings are oddities that did not stop the import (a case name given
+	// twice), each naming the file and line.
+	Warnings []string
+}
+
+// Failed counts the imported cases that failed.
+func (r *Result) Failed() int { return r.count((*collect.CaseResult).Failed) }
+
+// Skipped counts the imported cases that were skipped.
+func (r *Result) Skipped() int { return r.count((*collect.CaseResult).Skipped) }
+
+func (r *Result) count(is func(*collect.CaseResult) bool) int {
+	n := 0
+	for i := range r.Cases {
+		if is(&r.Cases[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// Validate checks the fields before any file is read.
+func (im *Import) Validate() error {
+	switch {
+	case len(im.Files) == 0:
+		return errors.New("no JUnit XML file given")
+	case im.Part == "":
+		return errors.New("no part name given")
+	case im.Out == "":
+		return errors.New("no part directory given")
+	case im.Deselected != nil && *im.Deselected < 0:
+		return fmt.Errorf("deselected count %d is negative", *im.Deselected)
+	}
+	return nil
+}
+
+// Run reads every file, then writes the part. Nothing is written unless
+// every input could be read: a part that silently lacks a file's cases
+// would pass a run that did not.
+func (im *Import) Run() (*Result, error) {
+	if err := im.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	var docs []*Document
+	for _, f := range im.Files {
+		doc, err := ReadFile(f, im.MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+	seen := map[string]string{} // case name → where it was first read
+	dups := 0
+	var logs []*caseLog // the log of each case, in order, encoded last
+	for _, doc := range docs {
+		for i := range doc.Suites {
+			s := &doc.Suites[i]
+			res.Suites = append(res.Suites, suiteCounts(doc.File, s))
+			for j := range s.Cases {
+				c := &s.Cases[j]
+				cr, log := caseResult(doc.File, s, c)
+				where := fmt.Sprintf("%s:%d", base(doc.File), c.Line)
+				if first, dup := seen[cr.Name]; dup {
+					if dups++; dups <= maxWarnings {
+						res.Warnings = append(res.Warnings, fmt.Sprintf("%s: case %q was already read at %s; both are kept", where, collect.CutDetail(cr.Name, 200), first))
+					}
+				} else {
+					seen[cr.Name] = where
+				}
+				res.Cases = append(res.Cases, cr)
+				logs = append(logs, log)
+			}
+		}
+	}
+	if dups > maxWarnings {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("and %d more cases were read a second time; all are kept", dups-maxWarnings))
+	}
+	if im.Metrics != "" {
+		if err := addMetrics(im.Metrics, res.Cases, logs); err != nil {
+			return nil, err
+		}
+	}
+	for i, log := range logs {
+		raw, err := json.Marshal(log)
+		if err != nil {
+			return nil, fmt.Errorf("encode the log of case %s: %w", res.Cases[i].Name, err)
+		}
+		res.Cases[i].Log = raw
+	}
+	if err := im.write(docs, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// base is a file's base name: the part records where a case came from
+// without the paths of the machine that imported it.
+func base(file string) string { return filepath.Base(file) }
+
+// suiteCounts is a suite's record in summary.json.
+func suiteCounts(file string, s *Suite) collect.Suite {
+	return collect.Suite{
+		Name: strings.Join(s.Path, " / "), File: base(file),
+		Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Deselected: s.Deselected,
+		TimeS: s.TimeS, Timestamp: s.Timestamp, Hostname: s.Hostname, Properties: s.Properties,
+		Cases: len(s.Cases),
+	}
+}
+
+// caseLog is the log of an imported case (collect's package doc, "log, per
+// kind of case").
+type caseLog struct {
+	JUnit      junitSource        `json:"junit"`
+	Properties []collect.Property `json:"properties,omitempty"`
+	SystemOut  string             `json:"system_out,omitempty"`
+	SystemErr  string             `json:"system_err,omitempty"`
+	Metrics    []collect.Metric   `json:"metrics,omitempty"`
+}
+
+// junitSource says where an imported case came from.
+type junitSource struct {
+	// Source is "<file base name>:<line>" of the testcase element.
+	Source    string `json:"source"`
+	Suite     string `json:"suite,omitempty"`
+	ClassName string `json:"classname,omitempty"`
+	Name      string `json:"name"`
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+}
+
+// caseResult converts one test case, returning its log apart.
+func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
+	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}}
+	for _, r := range c.Outcomes {
+		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r)}
+		if !ch.OK {
+			cr.OK = false
+		}
+		cr.Checks = append(cr.Checks, ch)
+	}
+	if c.Skipped != nil {
+		cr.SkipReason = skipReason(*c.Skipped)
+	}
+	log := &caseLog{
+		JUnit: junitSource{
+			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
+			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: c.SourceLine,
+		},
+		Properties: c.Properties,
+		SystemOut:  tail(c.SystemOut, outputCut),
+		SystemErr:  tail(c.SystemErr, outputCut),
+	}
+	return cr, log
+}
+
+// CaseName is the name an imported case gets: as the suite's file named it
+// when ci-report wrote the suite (collect.JUnitPartProperty); as pytest shows it
+// (its node id) for a pytest report; else `<classname>::<name>`, with the
+// suite's name standing in for a missing classname, or the bare name when
+// there is neither.
+func CaseName(s *Suite, c *Case) string {
+	for _, p := range s.Properties {
+		if p.Name == collect.JUnitPartProperty {
+			return c.Name
+		}
+	}
+	if strings.HasSuffix(c.File, ".py") || s.Name == "pytest" {
+		return pytestNodeID(c.ClassName, c.Name, c.File)
+	}
+	class := c.ClassName
+	if class == "" {
+		class = s.Name
+	}
+	if class == "" {
+		return c.Name
+	}
+	return class + "::" + c.Name
+}
+
+// pytestNodeID rebuilds pytest's node id (tests/test_x.py::TestA::test_b[p])
+// from the classname pytest wrote (tests.test_x.TestA: the module path with
+// dots, then the classes) and the test's name. With the file (xunit1 writes
+// it) the module part is exact; without it (xunit2) the classes are the
+// components from the first that starts with "Test", pytest's default
+// python_classes, and the rest is the module path.
+func pytestNodeID(classname, name, file string) string {
+	if classname == "" {
+		return name
+	}
+	if file != "" {
+		// pytest's classname starts with the file's path, "/" made ".".
+		file = filepath.ToSlash(file)
+		mod := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
+		if classname == mod {
+			return file + "::" + name
+		}
+		if rest, ok := strings.CutPrefix(classname, mod+"."); ok {
+			return strings.Join(append(append([]string{file}, strings.Split(rest, ".")...), name), "::")
+		}
+	}
+	parts := strings.Split(classname, ".")
+	k := len(parts)
+	for i := 1; i < len(parts); i++ {
+		if strings.HasPrefix(parts[i], "Test") {
+			k = i
+			break
+		}
+	}
+	path := strings.Join(parts[:k], "/") + ".py"
+	return strings.Join(append(append([]string{path}, parts[k:]...), name), "::")
+}
+
+// checkName names the check of an outcome: a failure's or error's type
+// (the exception class, as Surefire and Gradle write it), else the
+// element's name (failure, error, rerunFailure, flakyError, ...).
+func checkName(r Outcome) string {
+	if t := strings.TrimSpace(r.Type); t != "" && (r.Kind == "failure" || r.Kind == "error") {
+		return collect.CutDetail(t, nameCut)
+	}
+	return r.Kind
+}
+
+// detail is an outcome's message and then its text, unless the text's
+// first line already says the message; cut like every check detail.
+func detail(r Outcome) string {
+	msg, body := strings.TrimSpace(r.Message), strings.TrimSpace(r.Body)
+	first, _, _ := strings.Cut(body, "\n")
+	d := msg
+	switch {
+	case body == "" || body == msg:
+	case msg == "" || strings.Contains(first, msg):
+		d = body // Surefire's and Gradle's text start with "<type>: <message>"
+	default:
+		d = msg + "\n" + body
+	}
+	return collect.CutDetail(d, detailCut)
+}
+
+// skipReason is a skipped element's reason: its message, with the first
+// line of its text when that says more (go-junit-report writes "Skipped"
+// and the reason in the text; pytest the reason in both).
+func skipReason(r Outcome) string {
+	msg := strings.TrimSpace(r.Message)
+	body := strings.TrimSpace(r.Body)
+	first, _, _ := strings.Cut(body, "\n")
+	first = strings.TrimSpace(first)
+	reason := msg
+	switch {
+	case msg == "":
+		reason = first
+	case first != "" && !strings.Contains(body, msg):
+		reason = msg + ": " + first
+	}
+	if reason == "" {
+		reason = "no reason given"
+	}
+	if r.Type == "pytest.xfail" {
+		reason = "expected to fail: " + reason
+	}
+	return collect.CutDetail(reason, reasonCut)
+}
+
+// tail keeps the last n code points of s (valid UTF-8), marked with "…"
+// when cut.
+func tail(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := len(s)
+	for k := 0; k < n-1; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return "…" + s[i:]
+}
+
+// write writes the part directory through collect's writers, in the
+// runner's order: part.json with the plan, setup.json, then summary.json,
+// summary.md, run.log and part.json complete.
+func (im *Import) write(docs []*Document, res *Result) error {
+	w, err := collect.NewPartWriter(im.Out, im.Redact)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.ClearResults(); err != nil {
+		return err
+	}
+	getenv := im.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	gh, err := collect.GitHubFromEnv(getenv, "")
+	if err != nil {
+		return err
+	}
+	profile := im.Profile
+	if profile == "" {
+		profile = DefaultProfile
+	}
+	planned := make([]string, len(res.Cases))
+	for i := range res.Cases {
+		planned[i] = res.Cases[i].Name
+	}
+	no := false
+	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no, Planned: planned,
+		CIReportVersion: im.Version, GitHub: gh}
+	meta.StartedAt, meta.FinishedAt = timeSpan(docs)
+	for _, d := range docs {
+		for _, s := range d.Suites {
+			if meta.Host == "" {
+				meta.Host = s.Hostname
+			}
+		}
+	}
+	if err := w.WritePartMeta(meta); err != nil {
+		return err
+	}
+	var sha *string
+	if im.Revision != "" {
+		sha = &im.Revision
+	}
+	setup := &collect.Setup{Profile: profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{}}
+	if err := w.WriteSetup(setup); err != nil {
+		return err
+	}
+	// No cases.jsonl: it keeps what a run killed mid-way finished, and an
+	// import has no mid-way (one fsync per case made a 20,000-case import
+	// take 30 s instead of 2).
+	ok := res.Failed() == 0
+	cases := res.Cases
+	if cases == nil {
+		cases = []collect.CaseResult{}
+	}
+	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: im.Deselected}); err != nil {
+		return err
+	}
+	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, im.Redact)); err != nil {
+		return err
+	}
+	if err := w.WriteFile("run.log", runLog(docs, res)); err != nil {
+		return err
+	}
+	yes := true
+	meta.Complete = &yes
+	return w.WritePartMeta(meta)
+}
+
+// runLog is the imported part's run.log: what was read, the warnings, and
+// each suite's captured output (its end).
+func runLog(docs []*Document, res *Result) []byte {
+	var b strings.Builder
+	for _, d := range docs {
+		n := 0
+		for _, s := range d.Suites {
+			n += len(s.Cases)
+		}
+		fmt.Fprintf(&b, "ci-report import junit: %s: %d suites, %d cases\n", base(d.File), len(d.Suites), n)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "ci-report import junit: warning: %s\n", w)
+	}
+	for _, d := range docs {
+		for _, s := range d.Suites {
+			for _, o := range []struct{ name, text string }{{"system-out", s.SystemOut}, {"system-err", s.SystemErr}} {
+				if strings.TrimSpace(o.text) == "" {
+					continue
+				}
+				fmt.Fprintf(&b, "\n--- %s of suite %s (%s:%d) ---\n%s\n", o.name, strings.Join(s.Path, " / "), base(d.File), s.Line, tail(o.text, runLogCut))
+			}
+		}
+	}
+	return []byte(b.String())
+}
+
+// timeSpan is part.json's started_at and finished_at from the suites'
+// timestamps: the earliest start, and the latest start plus its time. A
+// timestamp without a zone (pytest before 8, Gradle) is taken as UTC. Empty
+// when no suite has a timestamp that parses.
+func timeSpan(docs []*Document) (started, finished string) {
+	var first, last time.Time
+	for _, d := range docs {
+		for _, s := range d.Suites {
+			t, ok := parseTimestamp(s.Timestamp)
+			if !ok {
+				continue
+			}
+			end := t
+			if s.TimeS != nil {
+				end = t.Add(time.Duration(*s.TimeS * float64(time.Second)))
+			}
+			if first.IsZero() || t.Before(first) {
+				first = t
+			}
+			if end.After(last) {
+				last = end
+			}
+		}
+	}
+	if first.IsZero() {
+		return "", ""
+	}
+	return first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)
+}
+
+// parseTimestamp reads a suite timestamp: RFC 3339, or ISO 8601 without a
+// zone.
+func parseTimestamp(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}

@@ -1,0 +1,398 @@
+package junit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// check is a check as a test expects it: detail is a prefix of the detail.
+type check struct {
+	name   string
+	ok     bool
+	detail string
+}
+
+// want is a case as a test expects it.
+type want struct {
+	name     string
+	failed   bool
+	skipped  string
+	duration float64
+	checks   []check
+}
+
+func got(t *testing.T, cases []collect.CaseResult) []want {
+	t.Helper()
+	var out []want
+	for _, c := range cases {
+		w := want{name: c.Name, failed: c.Failed(), skipped: c.SkipReason, duration: c.DurationS}
+		for _, ch := range c.Checks {
+			w.checks = append(w.checks, check{ch.Name, ch.OK, ch.Detail})
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// prefixes compares a check's detail with the expected prefix.
+var prefixes = cmp.Comparer(func(a, b check) bool {
+	if a.name != b.name || a.ok != b.ok {
+		return false
+	}
+	if len(a.detail) > len(b.detail) {
+		a, b = b, a
+	}
+	return strings.HasPrefix(b.detail, a.detail)
+})
+
+func importFiles(t *testing.T, im *Import) (*Result, string) {
+	t.Helper()
+	if im.Out == "" {
+		im.Out = filepath.Join(t.TempDir(), "part")
+	}
+	if im.Part == "" {
+		im.Part = "tests"
+	}
+	res, err := im.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, im.Out
+}
+
+func TestImportFixtures(t *testing.T) {
+	const mrg = "github.com/ovg-project/ci-report/merge::"
+	for _, tc := range []struct {
+		file string
+		want []want
+	}{
+		{"pytest-xunit2-parent.xml", []want{
+			{name: "tests/test_prefill.py::test_prefill_livelock[seed-8-refill]", failed: true, duration: 6.002, checks: []check{
+				{"failure", false, "AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10 engine = <kvcached_sim.Engine steps=500 running=7>"}}},
+			{name: "tests/test_prefill.py::test_prefill_livelock[seed-9-refill]", duration: 1.187},
+			{name: "tests/test_prefill.py::TestChunked::test_chunk_boundary[4096]", duration: 0.412},
+			{name: "tests/test_prefill.py::test_prefill_oom_recovers", skipped: "expected to fail: OOM recovery lands with #501", duration: 0.051},
+			{name: "tests/e2e/test_priority.py::test_priority_preempt", skipped: "kvctl has no priority command (kvcached 0.1.5)"},
+			{name: "tests/test_ledger.py::test_ledger_sums_groups", duration: 0.003},
+		}},
+		{"pytest-xunit2-fix.xml", []want{
+			{name: "tests/test_prefill.py::test_prefill_livelock[seed-8-refill]", duration: 1.204},
+			{name: "tests/test_prefill.py::test_prefill_livelock[seed-9-refill]", duration: 1.187},
+			{name: "tests/test_prefill.py::TestChunked::test_chunk_boundary[4096]", duration: 0.412},
+			{name: "tests/test_prefill.py::test_prefill_oom_recovers", skipped: "expected to fail: OOM recovery lands with #501", duration: 0.051},
+			{name: "tests/e2e/test_priority.py::test_priority_preempt", skipped: "kvctl has no priority command (kvcached 0.1.5)"},
+			{name: "tests/test_ledger.py::test_ledger_sums_groups", duration: 0.003},
+		}},
+		{"pytest-xunit1.xml", []want{
+			{name: "tests/e2e/test_elastic.py::TestPair::test_pair_shares_gpu[vllm-sglang]", duration: 2.101},
+			{name: "tests/e2e/test_elastic.py::TestPair::test_pair_releases", failed: true, duration: 0.32, checks: []check{
+				{"error", false, `failed on setup with "RuntimeError: no GPU visible (CUDA_VISIBLE_DEVICES=)" @pytest.fixture     def gpu():`}}},
+			{name: "test_smoke.py::test_import", duration: 0.079},
+		}},
+		{"go-junit-report.xml", []want{
+			{name: mrg + "TestVerdict", duration: 0.001},
+			{name: mrg + "TestVerdict/skipped_case_passes"},
+			{name: mrg + "TestMergeCases", failed: true, duration: 0.003, checks: []check{
+				{"failure", false, `Failed merge_test.go:140: verdict = "PASS", want "FAIL (1 of 2 cases)"`}}},
+			{name: mrg + "TestGenerateTree", skipped: "Skipped: gen_test.go:20: -gen-tree not set"},
+			{name: "github.com/ovg-project/ci-report/broken::[build failed]", failed: true, checks: []check{
+				{"error", false, "Build error broken/x.go:3:1: syntax error: non-declaration statement outside function body"}}},
+		}},
+		{"surefire.xml", []want{
+			{name: "com.example.kv.AllocatorTest::allocatesPages", duration: 0.012},
+			{name: "com.example.kv.AllocatorTest::releasesPages", failed: true, duration: 0.034, checks: []check{
+				{"org.opentest4j.AssertionFailedError", false, "org.opentest4j.AssertionFailedError: expected: <0> but was: <4096> \tat org.junit"},
+				{"rerunFailure", false, "org.opentest4j.AssertionFailedError: expected: <0> but was: <2048> \tat com.example"}}},
+			{name: "com.example.kv.AllocatorTest::mapsNull", failed: true, duration: 0.001, checks: []check{
+				{"java.lang.NullPointerException", false, `java.lang.NullPointerException: Cannot invoke "com.example.kv.Page.size()" because "p" is null`}}},
+			{name: "com.example.kv.AllocatorTest::hugePages", skipped: "no huge pages on this host"},
+			{name: "com.example.kv.AllocatorTest::racesRelease", duration: 0.5, checks: []check{
+				{"flakyFailure", true, "org.opentest4j.AssertionFailedError: expected: <true> but was: <false>"}}},
+		}},
+		{"gradle.xml", []want{
+			{name: "com.example.kv.LedgerTest::sumsSegments()", duration: 0.01},
+			{name: "com.example.kv.LedgerTest::chargesShortfall()", failed: true, duration: 0.02, checks: []check{
+				{"org.opentest4j.AssertionFailedError", false, "org.opentest4j.AssertionFailedError: expected: <512> but was: <0> \tat app//org.junit"}}},
+			{name: "com.example.kv.LedgerTest::watermark()", skipped: "no reason given"},
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			res, _ := importFiles(t, &Import{Files: []string{filepath.Join("testdata", tc.file)}})
+			if diff := cmp.Diff(tc.want, got(t, res.Cases), cmp.AllowUnexported(want{}), prefixes); diff != "" {
+				t.Errorf("cases (-want +got):\n%s", diff)
+			}
+			if len(res.Warnings) > 0 {
+				t.Errorf("warnings: %q", res.Warnings)
+			}
+		})
+	}
+}
+
+// TestImportPart reads back what an import wrote, as merge and render read
+// it: a complete part whose plan is its cases, the revision as the commit
+// under test, the suites' counts, metrics in the logs, secrets redacted.
+func TestImportPart(t *testing.T) {
+	const secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	dir := t.TempDir()
+	// A captured output that holds the token, as a careless test may print it.
+	src, err := os.ReadFile(filepath.Join("testdata", "pytest-xunit2-parent.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.Replace(src, []byte("prefill starved"), []byte("token "+secret+" prefill starved"), 1)
+	file := filepath.Join(dir, "junit.xml")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GITHUB_TOKEN": secret}
+	getenv := func(k string) string { return env[k] }
+	five := 5
+	im := &Import{Files: []string{file}, Part: "pytest", Out: filepath.Join(dir, "part"), Profile: "nightly",
+		Revision: "1111111111111111111111111111111111111111", Metrics: filepath.Join("testdata", "metrics-parent.jsonl"),
+		Deselected: &five, Version: "v1.2.3", Getenv: getenv, Redact: collect.NewRedactor(getenv, collect.SecretEnvNames...)}
+	res, out := importFiles(t, im)
+
+	parts, err := collect.LoadParts([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parts[0]
+	if p.Status != collect.StatusComplete || p.Name != "pytest" || len(p.Problems) > 0 {
+		t.Fatalf("part %s: status %s (%s), problems %q", p.Name, p.Status, p.Reason, p.Problems)
+	}
+	var names []string
+	for _, c := range res.Cases {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff(names, p.Planned); diff != "" {
+		t.Errorf("planned (-cases +planned):\n%s", diff)
+	}
+	if diff := cmp.Diff(got(t, res.Cases), got(t, p.Cases), cmp.AllowUnexported(want{}, check{})); diff != "" {
+		t.Errorf("cases read back (-imported +read):\n%s", diff)
+	}
+	if p.Setup == nil || p.Setup.KvcachedSHA == nil || *p.Setup.KvcachedSHA != im.Revision || p.Setup.Profile != "nightly" {
+		t.Errorf("setup.json: %+v", p.Setup)
+	}
+	if p.Meta.Profile != "nightly" || p.Meta.CIReportVersion != "v1.2.3" || p.Meta.StartedAt != "2026-03-04T10:00:00Z" ||
+		p.Meta.FinishedAt != "2026-03-04T10:00:12Z" || p.Meta.Host != "gpu-runner-1" {
+		t.Errorf("part.json: %+v", p.Meta)
+	}
+
+	// The metrics, in file order, in the logs of their cases.
+	var log struct {
+		Metrics   []collect.Metric `json:"metrics"`
+		SystemOut string           `json:"system_out"`
+	}
+	if err := json.Unmarshal(p.Cases[0].Log, &log); err != nil {
+		t.Fatal(err)
+	}
+	wantMetrics := []collect.Metric{{Name: "finished_requests", Value: 3, Unit: "requests"}, {Name: "engine_steps", Value: 500, Unit: "steps"}}
+	if diff := cmp.Diff(wantMetrics, log.Metrics); diff != "" {
+		t.Errorf("metrics of %s (-want +got):\n%s", p.Cases[0].Name, diff)
+	}
+	if !strings.Contains(log.SystemOut, "$GITHUB_TOKEN prefill starved") {
+		t.Errorf("system_out %q: want the token redacted", log.SystemOut)
+	}
+
+	// summary.json keeps the counts the suite declared, and --deselected.
+	var sum collect.Summary
+	if err := collect.ReadJSONFile(filepath.Join(out, "summary.json"), 1<<20, &sum); err != nil {
+		t.Fatal(err)
+	}
+	ip := func(n int) *int { return &n }
+	tm := 12.345
+	wantSuites := []collect.Suite{{Name: "pytest", File: "junit.xml", Tests: ip(6), Failures: ip(1), Errors: ip(0), Skipped: ip(2),
+		TimeS: &tm, Timestamp: "2026-03-04T10:00:00.123456+00:00", Hostname: "gpu-runner-1",
+		Properties: []collect.Property{{Name: "kvcached_commit", Value: "1111111111111111111111111111111111111111"}}, Cases: 6}}
+	if diff := cmp.Diff(wantSuites, sum.Suites); diff != "" {
+		t.Errorf("suites (-want +got):\n%s", diff)
+	}
+	if sum.Deselected == nil || *sum.Deselected != 5 || sum.OK {
+		t.Errorf("summary: deselected %v, ok %v; want 5 and false", sum.Deselected, sum.OK)
+	}
+
+	for _, name := range []string{"part.json", "setup.json", "summary.json", "summary.md", "run.log"} {
+		data, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("%s holds the token", name)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	for _, line := range []string{
+		"| tests/test_prefill.py::test_prefill_livelock[seed-8-refill] | FAIL | failure (AssertionError: 3/10 requests finished after 500 engine steps",
+		"| tests/e2e/test_priority.py::test_priority_preempt | SKIP | kvctl has no priority command (kvcached 0.1.5) |",
+	} {
+		if !strings.Contains(string(md), line) {
+			t.Errorf("summary.md lacks %q:\n%s", line, md)
+		}
+	}
+}
+
+// TestImportDeterministic: the same files give the same bytes.
+func TestImportDeterministic(t *testing.T) {
+	files := []string{filepath.Join("testdata", "go-junit-report.xml"), filepath.Join("testdata", "surefire.xml")}
+	_, a := importFiles(t, &Import{Files: files})
+	_, b := importFiles(t, &Import{Files: files})
+	for _, name := range []string{"part.json", "setup.json", "summary.json", "summary.md", "run.log"} {
+		x, err := os.ReadFile(filepath.Join(a, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := os.ReadFile(filepath.Join(b, name))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two imports of the same files", name)
+		}
+	}
+}
+
+// TestImportReplacesEarlierResults: a reused directory keeps nothing of an
+// earlier part's results.
+func TestImportReplacesEarlierResults(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "part")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(out, "error.txt"), []byte("no GPU\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "cases.jsonl"), []byte(`{"name":"stale","ok":true,"checks":[]}`+"\n"), 0o644)
+	importFiles(t, &Import{Files: []string{filepath.Join("testdata", "gradle.xml")}, Out: out})
+	if _, err := os.Stat(filepath.Join(out, "error.txt")); err == nil {
+		t.Error("error.txt of an earlier run survived the import")
+	}
+	if _, err := os.Stat(filepath.Join(out, "cases.jsonl")); err == nil {
+		t.Error("cases.jsonl of an earlier run survived the import")
+	}
+	parts, err := collect.LoadParts([]string{out})
+	if err != nil || len(parts[0].Cases) != 3 || parts[0].Status != collect.StatusComplete {
+		t.Errorf("the part read back: %v, %+v", err, parts)
+	}
+}
+
+func TestImportTwoFilesAndDuplicates(t *testing.T) {
+	a := filepath.Join("testdata", "gradle.xml")
+	res, _ := importFiles(t, &Import{Files: []string{a, filepath.Join("testdata", "surefire.xml"), a}})
+	if len(res.Cases) != 3+5+3 {
+		t.Fatalf("%d cases, want 11", len(res.Cases))
+	}
+	want := []string{
+		`gradle.xml:4: case "com.example.kv.LedgerTest::sumsSegments()" was already read at gradle.xml:4; both are kept`,
+		`gradle.xml:5: case "com.example.kv.LedgerTest::chargesShortfall()" was already read at gradle.xml:5; both are kept`,
+		`gradle.xml:11: case "com.example.kv.LedgerTest::watermark()" was already read at gradle.xml:11; both are kept`,
+	}
+	if diff := cmp.Diff(want, res.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+
+	// A file of many cases given twice: the first 20 warned about, the rest counted.
+	var b strings.Builder
+	b.WriteString(`<testsuite name="s">`)
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&b, `<testcase classname="c" name="t%d"/>`, i)
+	}
+	b.WriteString(`</testsuite>`)
+	many := filepath.Join(t.TempDir(), "many.xml")
+	if err := os.WriteFile(many, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = importFiles(t, &Import{Files: []string{many, many}})
+	if len(res.Cases) != 100 || len(res.Warnings) != maxWarnings+1 || res.Warnings[maxWarnings] != "and 30 more cases were read a second time; all are kept" {
+		t.Errorf("%d cases, warnings %q", len(res.Cases), res.Warnings)
+	}
+}
+
+func TestCaseName(t *testing.T) {
+	exported := []Suite{{Name: "vLLM", Properties: []collect.Property{{Name: collect.JUnitPartProperty, Value: "vllm"}}}}
+	for _, tc := range []struct {
+		name  string
+		suite Suite
+		c     Case
+		want  string
+	}{
+		{"xunit1 module function", Suite{Name: "pytest"}, Case{ClassName: "tests.test_x", Name: "test_a[1-2]", File: "tests/test_x.py"}, "tests/test_x.py::test_a[1-2]"},
+		{"xunit1 class, any suite name", Suite{Name: "mysuite"}, Case{ClassName: "tests.test_x.Test_A.TestB", Name: "test_b", File: "tests/test_x.py"}, "tests/test_x.py::Test_A::TestB::test_b"},
+		{"xunit1 dotted directory", Suite{Name: "pytest"}, Case{ClassName: "tests.v1.2.test_x", Name: "test_a", File: "tests/v1.2/test_x.py"}, "tests/v1.2/test_x.py::test_a"},
+		{"xunit1 file not matching", Suite{Name: "pytest"}, Case{ClassName: "pkg.test_x.TestA", Name: "t", File: "src/other.py"}, "pkg/test_x.py::TestA::t"},
+		{"xunit2 function", Suite{Name: "pytest"}, Case{ClassName: "tests.e2e.test_y", Name: "test_c"}, "tests/e2e/test_y.py::test_c"},
+		{"xunit2 class", Suite{Name: "pytest"}, Case{ClassName: "tests.test_y.TestZ", Name: "test_d[a.b]"}, "tests/test_y.py::TestZ::test_d[a.b]"},
+		{"xunit2 module named Test at the root", Suite{Name: "pytest"}, Case{ClassName: "TestMod", Name: "test_e"}, "TestMod.py::test_e"},
+		{"pytest without classname", Suite{Name: "pytest"}, Case{Name: "test_f"}, "test_f"},
+		{"surefire", Suite{Name: "com.x.FooTest"}, Case{ClassName: "com.x.FooTest", Name: "bar"}, "com.x.FooTest::bar"},
+		{"no classname: the suite", Suite{Name: "suite"}, Case{Name: "n"}, "suite::n"},
+		{"neither", Suite{}, Case{Name: "n"}, "n"},
+		{"written by ci-report", exported[0], Case{ClassName: "vLLM", Name: "vllm-qwen05b-kv_c1"}, "vllm-qwen05b-kv_c1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CaseName(&tc.suite, &tc.c); got != tc.want {
+				t.Errorf("CaseName = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSkipReasonAndDetail(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		want string
+	}{
+		{"message only", Outcome{Kind: "skipped", Message: "no GPU"}, "no GPU"},
+		{"text repeats the message", Outcome{Kind: "skipped", Message: "no GPU", Body: "/x/test.py:3: no GPU"}, "no GPU"},
+		{"text adds to it", Outcome{Kind: "skipped", Message: "Skipped", Body: "  a_test.go:9: later\nmore"}, "Skipped: a_test.go:9: later"},
+		{"text only", Outcome{Kind: "skipped", Body: "\n reason \n"}, "reason"},
+		{"neither", Outcome{Kind: "skipped"}, "no reason given"},
+		{"xfail", Outcome{Kind: "skipped", Type: "pytest.xfail", Message: "bug 12"}, "expected to fail: bug 12"},
+		{"cut", Outcome{Kind: "skipped", Message: strings.Repeat("r", 400)}, strings.Repeat("r", 299) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := skipReason(tc.o); got != tc.want {
+				t.Errorf("skipReason = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		want string
+	}{
+		{"message and text", Outcome{Message: "m", Body: "a\nb"}, "m a b"},
+		{"text says the message", Outcome{Message: "m", Body: "E: m\n\tat x"}, "E: m \tat x"},
+		{"text equal", Outcome{Message: "m", Body: " m "}, "m"},
+		{"text only", Outcome{Body: "t"}, "t"},
+		{"cut to 1000", Outcome{Message: strings.Repeat("é", 2000)}, strings.Repeat("é", 999) + "…"},
+		{"invalid UTF-8", Outcome{Message: "a\xffb"}, "a\uFFFDb"},
+	} {
+		t.Run("detail "+tc.name, func(t *testing.T) {
+			if got := detail(tc.o); got != tc.want {
+				t.Errorf("detail = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTail(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "…cd"},
+		{"äöüß", 3, "…üß"},
+		{"a\xff", 5, "a\uFFFD"},
+	} {
+		if got := tail(tc.in, tc.n); got != tc.want {
+			t.Errorf("tail(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,548 @@
+package junit
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Limits of what Parse accepts and keeps.
+const (
+	// DefaultMaxBytes bounds one JUnit file: reports are kilobytes to a
+	// few megabytes, even with captured output; anything larger is refused
+	// rather than held.
+	DefaultMaxBytes = 64 << 20
+	// maxDepth bounds element nesting: JUnit nests testsuites, testsuite,
+	// testcase, failure and a stack trace, rarely more than eight deep.
+	maxDepth = 32
+	// maxText is how many bytes of one element's text are kept (a failure
+	// body, captured output); the rest is read and dropped.
+	maxText = 64 << 10
+)
+
+// Suite is one <testsuite> as read, with the counts it declares. Nested
+// suites are listed after their parent, each with its own cases.
+type Suite struct {
+	// Path holds the names of the enclosing suites and then this one's.
+	Path []string
+	Name string
+	// The declared counts; nil when the attribute is absent.
+	Tests, Failures, Errors, Skipped, Deselected *int
+	TimeS                                        *float64
+	Timestamp, Hostname                          string
+	Properties                                   []collect.Property
+	SystemOut, SystemErr                         string
+	Cases                                        []Case
+	// Line is where the suite's start tag ends in its file.
+	Line int
+}
+
+// Case is one <testcase> as read.
+type Case struct {
+	ClassName, Name string
+	// File and SourceLine are the test's source, when the file says
+	// (pytest xunit1 writes them).
+	File       string
+	SourceLine int
+	TimeS      float64
+	// Outcomes are the failure, error and rerun or flaky outcomes, in order.
+	Outcomes []Outcome
+	// Skipped is the <skipped> element; nil when the case was not skipped.
+	Skipped              *Outcome
+	Properties           []collect.Property
+	SystemOut, SystemErr string
+	// Line is where the case's start tag ends in its file.
+	Line int
+}
+
+// Outcome is one outcome element of a test case: failure, error, skipped,
+// or Surefire's rerunFailure, rerunError, flakyFailure and flakyError.
+type Outcome struct {
+	Kind, Type, Message, Body string
+}
+
+// Document is what one JUnit file holds.
+type Document struct {
+	// File is the path the document was read from, as given.
+	File   string
+	Suites []Suite
+}
+
+// ReadFile reads the JUnit XML file at path (see Parse); maxBytes <= 0
+// means DefaultMaxBytes.
+func ReadFile(path string, maxBytes int64) (*Document, error) {
+	f, err := collect.OpenRegular(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil, err // it names the file
+	}
+	defer f.Close()
+	return Parse(f, path, maxBytes)
+}
+
+// Parse reads one JUnit XML document from r; file names it in errors,
+// which say the line: `read results/junit.xml: line 12: ...`. The document
+// is UTF-8 with a <testsuites> or <testsuite> root; a DOCTYPE (and with it
+// any entity definition) is refused, elements nest at most 32 deep, the
+// input is at most maxBytes (<= 0: DefaultMaxBytes), and of each text
+// (failure body, captured output) the first 64 KiB are kept.
+func Parse(r io.Reader, file string, maxBytes int64) (*Document, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	lim := &limitReader{r: r, max: maxBytes}
+	p := &parser{d: xml.NewDecoder(lim), lim: lim}
+	p.d.Strict = true
+	doc := &Document{File: file}
+	if err := p.document(doc); err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return doc, nil
+}
+
+// errTooLarge is the limitReader's refusal.
+var errTooLarge = errors.New("file too large")
+
+// limitReader fails, rather than ends, past max bytes, so that a cut
+// document is never read as a whole one.
+type limitReader struct {
+	r     io.Reader
+	max   int64
+	total int64
+}
+
+func (l *limitReader) Read(b []byte) (int, error) {
+	// One byte past the limit tells a file of exactly max bytes from a larger one.
+	if room := l.max + 1 - l.total; int64(len(b)) > room {
+		b = b[:room]
+	}
+	n, err := l.r.Read(b)
+	l.total += int64(n)
+	if l.total > l.max {
+		return 0, fmt.Errorf("%w: over %s", errTooLarge, size(l.max))
+	}
+	return n, err
+}
+
+// size says a byte count in MiB when it is whole MiB.
+func size(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// parser walks the decoder's tokens, bounding depth and refusing what a
+// JUnit report never needs (a DTD, entities).
+type parser struct {
+	d     *xml.Decoder
+	lim   *limitReader
+	depth int
+}
+
+// lineError is an error at a line of the document.
+type lineError struct {
+	Line int
+	Msg  string
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func (p *parser) line() int {
+	l, _ := p.d.InputPos()
+	return l
+}
+
+func (p *parser) errorf(format string, a ...any) error {
+	return &lineError{Line: p.line(), Msg: fmt.Sprintf(format, a...)}
+}
+
+// next returns the next token, its data copied, with the line it ended on.
+func (p *parser) next() (xml.Token, error) {
+	tok, err := p.d.Token()
+	if err != nil {
+		var se *xml.SyntaxError
+		switch {
+		case errors.Is(err, errTooLarge):
+			return nil, err
+		case errors.As(err, &se):
+			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
+		case err == io.EOF:
+			return nil, io.EOF
+		}
+		return nil, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
+	}
+	switch t := tok.(type) {
+	case xml.StartElement:
+		p.depth++
+		if p.depth > maxDepth {
+			return nil, p.errorf("elements nested deeper than %d", maxDepth)
+		}
+	case xml.EndElement:
+		p.depth--
+	case xml.Directive:
+		word, _, _ := strings.Cut(strings.TrimSpace(string(t)), " ")
+		return nil, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", collect.CutDetail(word, 20))
+	}
+	return xml.CopyToken(tok), nil
+}
+
+// document reads the whole input: an optional XML declaration, comments and
+// white space around one root element.
+func (p *parser) document(doc *Document) error {
+	rootSeen := false
+	for {
+		tok, err := p.next()
+		if err == io.EOF {
+			if !rootSeen {
+				if p.lim.total == 0 {
+					return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
+				}
+				return p.errorf("no root element: want <testsuites> or <testsuite>")
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if rootSeen {
+				return p.errorf("a second root element <%s>", name(t.Name))
+			}
+			rootSeen = true
+			switch t.Name.Local {
+			case "testsuites":
+				if err := p.suites(doc, nil); err != nil {
+					return err
+				}
+			case "testsuite":
+				if err := p.suite(doc, t, nil); err != nil {
+					return err
+				}
+			default:
+				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites> or <testsuite>", name(t.Name))
+			}
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return p.errorf("not JUnit XML: text outside the root element")
+			}
+		}
+	}
+}
+
+// name is an element name for messages: cut, so a hostile name stays short.
+func name(n xml.Name) string { return collect.CutDetail(n.Local, 40) }
+
+// suites reads the children of a <testsuites> until its end tag.
+func (p *parser) suites(doc *Document, path []string) error {
+	return p.children(func(t xml.StartElement) error {
+		switch t.Name.Local {
+		case "testsuite":
+			return p.suite(doc, t, path)
+		case "testsuites": // some tools nest them
+			return p.suites(doc, path)
+		}
+		return p.skip()
+	})
+}
+
+// children calls start for each child element of the element just started
+// (start must consume it) and returns at its end tag.
+func (p *parser) children(start func(xml.StartElement) error) error {
+	for {
+		tok, err := p.next()
+		if err == io.EOF {
+			return p.errorf("malformed XML: unexpected end of file")
+		}
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if err := start(t); err != nil {
+				return err
+			}
+		case xml.EndElement:
+			return nil
+		}
+	}
+}
+
+// skip consumes the element just started, whatever it holds.
+func (p *parser) skip() error {
+	return p.children(func(xml.StartElement) error { return p.skip() })
+}
+
+// text reads the text of the element just started up to its end tag,
+// keeping the first maxText bytes; child elements are read by child when
+// it is not nil, else skipped.
+func (p *parser) text(child func(xml.StartElement) error) (string, error) {
+	var b strings.Builder
+	for {
+		tok, err := p.next()
+		if err == io.EOF {
+			return "", p.errorf("malformed XML: unexpected end of file")
+		}
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.CharData:
+			if room := maxText - b.Len(); room > 0 {
+				if len(t) > room {
+					t = t[:room]
+				}
+				b.Write(t)
+			}
+		case xml.StartElement:
+			if child == nil {
+				err = p.skip()
+			} else {
+				err = child(t)
+			}
+			if err != nil {
+				return "", err
+			}
+		case xml.EndElement:
+			// A cut may split a code point; the cut text is marked anyway.
+			return strings.ToValidUTF8(b.String(), "\uFFFD"), nil
+		}
+	}
+}
+
+// appendText appends s to text that an element repeats (several
+// <system-out>), keeping at most maxText bytes in all: without the bound,
+// thousands of repeats would cost quadratic copying.
+func appendText(text, s string) string {
+	if room := maxText - len(text); room < len(s) {
+		s = strings.ToValidUTF8(s[:max(room, 0)], "")
+	}
+	return text + s
+}
+
+// attrs reads the plain (unprefixed) attributes of an element; the first of
+// a repeated name wins.
+func attrs(t xml.StartElement) map[string]string {
+	m := make(map[string]string, len(t.Attr))
+	for _, a := range t.Attr {
+		if a.Name.Space != "" {
+			continue // xmlns, xsi:schemaLocation and the like
+		}
+		if _, dup := m[a.Name.Local]; !dup {
+			m[a.Name.Local] = a.Value
+		}
+	}
+	return m
+}
+
+// intAttr parses a count attribute; absent is nil.
+func (p *parser) intAttr(elem string, m map[string]string, key string) (*int, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return nil, p.errorf("<%s %s=%q>: want a non-negative integer", elem, key, collect.CutDetail(v, 40))
+	}
+	return &n, nil
+}
+
+// timeAttr parses a time attribute in seconds; absent is nil. Thousands
+// separators ("1,234.5", as some Surefire versions write) are accepted.
+func (p *parser) timeAttr(elem string, m map[string]string) (*float64, error) {
+	v, ok := m["time"]
+	if !ok || strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(v), ",", ""), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, p.errorf("<%s time=%q>: want a non-negative number of seconds", elem, collect.CutDetail(v, 40))
+	}
+	return &f, nil
+}
+
+// suite reads a <testsuite> whose start tag is t.
+func (p *parser) suite(doc *Document, t xml.StartElement, parent []string) error {
+	m := attrs(t)
+	s := Suite{Name: m["name"], Timestamp: m["timestamp"], Hostname: m["hostname"], Line: p.line()}
+	s.Path = append(append([]string(nil), parent...), s.Name)
+	var err error
+	for _, c := range []struct {
+		key string
+		dst **int
+	}{{"tests", &s.Tests}, {"failures", &s.Failures}, {"errors", &s.Errors}, {"skipped", &s.Skipped}, {"deselected", &s.Deselected}} {
+		if *c.dst, err = p.intAttr("testsuite", m, c.key); err != nil {
+			return err
+		}
+	}
+	if s.Skipped == nil {
+		// The Ant schema's name for it, which some tools still write.
+		if s.Skipped, err = p.intAttr("testsuite", m, "disabled"); err != nil {
+			return err
+		}
+	}
+	if s.TimeS, err = p.timeAttr("testsuite", m); err != nil {
+		return err
+	}
+	at := len(doc.Suites)
+	doc.Suites = append(doc.Suites, s)
+	// Nested suites are appended while this one is read; write its fields
+	// back at its index, not through a pointer the appends may move.
+	var cases []Case
+	var props []collect.Property
+	var out, errOut string
+	err = p.children(func(c xml.StartElement) error {
+		var err error
+		switch c.Name.Local {
+		case "testcase":
+			var tc Case
+			if tc, err = p.testcase(c); err == nil {
+				cases = append(cases, tc)
+			}
+		case "testsuite":
+			err = p.suite(doc, c, s.Path)
+		case "properties":
+			var ps []collect.Property
+			if ps, err = p.properties(); err == nil {
+				props = append(props, ps...)
+			}
+		case "system-out":
+			var txt string
+			if txt, err = p.text(nil); err == nil {
+				out = appendText(out, txt)
+			}
+		case "system-err":
+			var txt string
+			if txt, err = p.text(nil); err == nil {
+				errOut = appendText(errOut, txt)
+			}
+		default:
+			err = p.skip()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	doc.Suites[at].Cases, doc.Suites[at].Properties = cases, props
+	doc.Suites[at].SystemOut, doc.Suites[at].SystemErr = out, errOut
+	return nil
+}
+
+// properties reads a <properties> element: <property name=".." value=".."/>,
+// or the value as the property's text.
+func (p *parser) properties() ([]collect.Property, error) {
+	var out []collect.Property
+	err := p.children(func(t xml.StartElement) error {
+		if t.Name.Local != "property" {
+			return p.skip()
+		}
+		m := attrs(t)
+		v, hasValue := m["value"]
+		txt, err := p.text(nil)
+		if err != nil {
+			return err
+		}
+		if !hasValue {
+			v = strings.TrimSpace(txt)
+		}
+		out = append(out, collect.Property{Name: m["name"], Value: v})
+		return nil
+	})
+	return out, err
+}
+
+// resultKinds are the outcome elements of a test case.
+var resultKinds = map[string]bool{
+	"failure": true, "error": true, "skipped": true,
+	"rerunFailure": true, "rerunError": true, "flakyFailure": true, "flakyError": true,
+}
+
+// testcase reads a <testcase> whose start tag is t.
+func (p *parser) testcase(t xml.StartElement) (Case, error) {
+	m := attrs(t)
+	c := Case{ClassName: m["classname"], Name: m["name"], File: m["file"], Line: p.line()}
+	if strings.TrimSpace(c.Name) == "" {
+		return c, p.errorf("<testcase> without a name")
+	}
+	tm, err := p.timeAttr("testcase", m)
+	if err != nil {
+		return c, err
+	}
+	if tm != nil {
+		c.TimeS = *tm
+	}
+	if v, ok := m["line"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+			c.SourceLine = n
+		}
+	}
+	err = p.children(func(e xml.StartElement) error {
+		k := e.Name.Local
+		switch {
+		case resultKinds[k]:
+			r, err := p.result(e)
+			if err != nil {
+				return err
+			}
+			if k == "skipped" {
+				if c.Skipped == nil {
+					c.Skipped = &r
+				}
+				return nil
+			}
+			c.Outcomes = append(c.Outcomes, r)
+			return nil
+		case k == "properties":
+			ps, err := p.properties()
+			c.Properties = append(c.Properties, ps...)
+			return err
+		case k == "system-out":
+			txt, err := p.text(nil)
+			c.SystemOut = appendText(c.SystemOut, txt)
+			return err
+		case k == "system-err":
+			txt, err := p.text(nil)
+			c.SystemErr = appendText(c.SystemErr, txt)
+			return err
+		}
+		return p.skip()
+	})
+	return c, err
+}
+
+// result reads an outcome element: its message and type attributes and its
+// text (Surefire's rerun and flaky elements hold it in <stackTrace>).
+func (p *parser) result(t xml.StartElement) (Outcome, error) {
+	m := attrs(t)
+	r := Outcome{Kind: t.Name.Local, Type: m["type"], Message: m["message"]}
+	var trace string
+	body, err := p.text(func(c xml.StartElement) error {
+		if c.Name.Local != "stackTrace" {
+			return p.skip()
+		}
+		txt, err := p.text(nil)
+		trace = appendText(trace, txt)
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	r.Body = body
+	if strings.TrimSpace(r.Body) == "" {
+		r.Body = trace
+	}
+	return r, nil
+}

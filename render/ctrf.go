@@ -1,0 +1,210 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// CTRFSpecVersion is the version of the Common Test Report Format that
+// CTRF writes: the current one of the ctrf npm package 0.3.0, whose schema
+// (ctrf-schema-0.0.json) the tests validate the output against.
+const CTRFSpecVersion = "0.0.0"
+
+// The CTRF document (https://ctrf.io) that CTRF writes.
+type (
+	ctrfReport struct {
+		ReportFormat string      `json:"reportFormat"`
+		SpecVersion  string      `json:"specVersion"`
+		GeneratedBy  string      `json:"generatedBy"`
+		Results      ctrfResults `json:"results"`
+	}
+	ctrfResults struct {
+		Tool        ctrfTool         `json:"tool"`
+		Summary     ctrfSummary      `json:"summary"`
+		Tests       []ctrfTest       `json:"tests"`
+		Environment *ctrfEnvironment `json:"environment,omitempty"`
+		Extra       ctrfExtra        `json:"extra"`
+	}
+	ctrfTool struct {
+		Name string `json:"name"`
+	}
+	ctrfSummary struct {
+		Tests    int    `json:"tests"`
+		Passed   int    `json:"passed"`
+		Failed   int    `json:"failed"`
+		Skipped  int    `json:"skipped"`
+		Pending  int    `json:"pending"`
+		Other    int    `json:"other"`
+		Suites   int    `json:"suites"`
+		Start    int64  `json:"start"`
+		Stop     int64  `json:"stop"`
+		Duration *int64 `json:"duration,omitempty"`
+	}
+	ctrfTest struct {
+		Name      string     `json:"name"`
+		Status    string     `json:"status"`
+		Duration  int64      `json:"duration"`
+		Message   string     `json:"message,omitempty"`
+		RawStatus string     `json:"rawStatus,omitempty"`
+		Suite     []string   `json:"suite,omitempty"`
+		Steps     []ctrfStep `json:"steps,omitempty"`
+	}
+	ctrfStep struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	}
+	ctrfEnvironment struct {
+		ReportName string `json:"reportName,omitempty"`
+		BuildID    string `json:"buildId,omitempty"`
+		BuildURL   string `json:"buildUrl,omitempty"`
+		Commit     string `json:"commit,omitempty"`
+		Healthy    bool   `json:"healthy"`
+	}
+	ctrfExtra struct {
+		Verdict  string   `json:"verdict"`
+		Problems []string `json:"problems,omitempty"`
+	}
+)
+
+// CTRF writes the report as a CTRF JSON document: results.tool is
+// ci-report; results.summary counts the cases by status (a case that did
+// not run is "other") and spans the parts' start and stop (milliseconds
+// since the epoch, from part.json; 0 when no part recorded them), with the
+// number of parts as suites; results.tests has every case in report order
+// with its label as name, its status, its duration in milliseconds, a
+// message (its failed checks as `check: detail` joined by "; ", those a
+// known upstream issue covers as `known upstream issue: check: detail
+// (url)`, its skip reason, or that it did not run; a case that failed only
+// on known issues passes, rawStatus "failed on known upstream issues"), its part as suite and its checks as
+// steps. results.environment holds the report's title, run and commit and
+// whether the verdict is PASS (healthy); results.extra the verdict and the
+// input problems. Like Render it reads nothing but its arguments: the same
+// report gives the same bytes.
+func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		return err
+	}
+	rep = r.rep // redacted, and classified with the known issues
+	doc := ctrfReport{ReportFormat: "CTRF", SpecVersion: CTRFSpecVersion, GeneratedBy: "ci-report"}
+	res := &doc.Results
+	res.Tool.Name = "ci-report"
+	res.Tests = make([]ctrfTest, 0, len(rep.Cases))
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		t := ctrfTest{Name: c.Label(), Duration: millis(c.DurationS)}
+		if c.Part != "" {
+			t.Suite = []string{c.Part}
+		}
+		switch {
+		case c.NotRun:
+			t.Status, t.RawStatus, t.Message = "other", "not run", "planned, but did not run"
+			res.Summary.Other++
+		case c.Failed():
+			t.Status = "failed"
+			failing, known := splitFailed(rep, c)
+			var msgs []string
+			for _, ch := range failing {
+				m := ch.Name
+				if ch.Detail != "" {
+					m += ": " + ch.Detail
+				}
+				msgs = append(msgs, m)
+			}
+			if len(msgs) == 0 {
+				msgs = append(msgs, "no failed check recorded")
+			}
+			t.Message = strings.Join(append(msgs, known...), "; ")
+			res.Summary.Failed++
+		case c.Skipped():
+			t.Status, t.Message = "skipped", c.SkipReason
+			res.Summary.Skipped++
+		default:
+			t.Status = "passed"
+			if _, known := splitFailed(rep, c); len(known) > 0 {
+				t.RawStatus, t.Message = "failed on known upstream issues", strings.Join(known, "; ")
+			}
+			res.Summary.Passed++
+		}
+		if t.Name == "" {
+			t.Name = "(unnamed)" // CTRF requires a name
+		}
+		if !c.NotRun {
+			for _, ch := range c.Checks {
+				st := ctrfStep{Name: ch.Name, Status: "passed"}
+				if !ch.OK {
+					st.Status = "failed"
+				}
+				t.Steps = append(t.Steps, st)
+			}
+		}
+		res.Tests = append(res.Tests, t)
+	}
+	res.Summary.Tests = len(res.Tests)
+	res.Summary.Suites = len(rep.Parts)
+	res.Summary.Start, res.Summary.Stop = span(rep.Parts)
+	if res.Summary.Start > 0 && res.Summary.Stop >= res.Summary.Start {
+		d := res.Summary.Stop - res.Summary.Start
+		res.Summary.Duration = &d
+	}
+	res.Environment = &ctrfEnvironment{
+		ReportName: r.cfg.Title(r.profile), BuildID: opts.RunID, BuildURL: opts.RunURL, Commit: r.sha(),
+		Healthy: rep.Verdict == merge.VerdictPass,
+	}
+	res.Extra = ctrfExtra{Verdict: rep.Verdict, Problems: rep.Problems}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("render: CTRF: %w", err)
+	}
+	_, err = out.Write(b.Bytes())
+	return err
+}
+
+// millis is a duration in seconds as whole milliseconds.
+func millis(s float64) int64 {
+	if s <= 0 || math.IsNaN(s) || s > math.MaxInt64/1e3 {
+		return 0
+	}
+	return int64(math.Round(s * 1e3))
+}
+
+// span is the earliest start and the latest finish of the parts, in
+// milliseconds since the epoch; 0 for what no part recorded. A part
+// without finished_at stops, at the latest, when it started.
+func span(parts []merge.PartStatus) (start, stop int64) {
+	for _, p := range parts {
+		st, okStart := parseRFC3339(p.StartedAt)
+		fin, okFinish := parseRFC3339(p.FinishedAt)
+		if okStart && (start == 0 || st < start) {
+			start = st
+		}
+		if !okFinish {
+			fin, okFinish = st, okStart
+		}
+		if okFinish && fin > stop {
+			stop = fin
+		}
+	}
+	return start, stop
+}
+
+func parseRFC3339(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil || t.UnixMilli() <= 0 {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}

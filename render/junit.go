@@ -1,0 +1,198 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// The JUnit XML that JUnit writes (render --format junit), in the shape
+// Jenkins' JUnit plugin, GitLab's test reports and dorny/test-reporter read.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Errors   int          `xml:"errors,attr"`
+		Skipped  int          `xml:"skipped,attr"`
+		Time     string       `xml:"time,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name       string          `xml:"name,attr"`
+		Tests      int             `xml:"tests,attr"`
+		Failures   int             `xml:"failures,attr"`
+		Errors     int             `xml:"errors,attr"`
+		Skipped    int             `xml:"skipped,attr"`
+		Time       string          `xml:"time,attr"`
+		Timestamp  string          `xml:"timestamp,attr,omitempty"`
+		Properties []junitProperty `xml:"properties>property"`
+		Cases      []junitCase     `xml:"testcase"`
+		time       float64
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	junitCase struct {
+		Name      string         `xml:"name,attr"`
+		ClassName string         `xml:"classname,attr"`
+		Time      string         `xml:"time,attr"`
+		Failures  []junitOutcome `xml:"failure"`
+		Errors    []junitOutcome `xml:"error"`
+		Skipped   *junitOutcome  `xml:"skipped"`
+		SystemOut string         `xml:"system-out,omitempty"`
+	}
+	junitOutcome struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr,omitempty"`
+		Text    string `xml:",chardata"`
+	}
+)
+
+// notRunType is the error type of a case that was planned and did not run.
+const notRunType = "not_run"
+
+// JUnit writes the report as JUnit XML: a <testsuite> per part, in the
+// report's part order (a part without cases too, so that its status shows),
+// each with the part's cases in report order. A case is a <testcase> named
+// as in its part, with the part's display name as classname (the suite's
+// name, so that dorny/test-reporter shows no extra group) and its duration;
+// a failed case has a <failure> per failed check no known upstream issue
+// covers (type the check's name, message and text its detail), or one
+// without a type when it failed no check; failed checks a known issue
+// covers, which do not fail the verdict, are lines `known upstream issue:
+// <check>: <detail> (<url>)` of the case's <system-out>; a case that did not run has an <error> of type not_run; a
+// skipped case a <skipped> with its reason. Each suite's properties say
+// collect.JUnitPartProperty (so that `import junit` reads the case names
+// back as they are), the part's status and reason, the commit under test
+// and the verdict. Like Render it reads nothing but its arguments: the same
+// report gives the same bytes. Text that XML cannot hold (control
+// characters) becomes U+FFFD.
+func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		return err
+	}
+	rep = r.rep // redacted, and classified with the known issues
+	doc := junitSuites{Name: r.cfg.Title(r.profile)}
+	index := map[string]int{} // display name → suite
+	suite := func(display string) *junitSuite {
+		i, ok := index[display]
+		if !ok {
+			i = len(doc.Suites)
+			index[display] = i
+			doc.Suites = append(doc.Suites, junitSuite{Name: display})
+		}
+		return &doc.Suites[i]
+	}
+	for _, p := range rep.Parts {
+		s := suite(partDisplay(p))
+		s.Timestamp = p.StartedAt
+		s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, p.Name}, junitProperty{"ci-report.status", p.Status})
+		if p.Reason != "" {
+			s.Properties = append(s.Properties, junitProperty{"ci-report.reason", p.Reason})
+		}
+	}
+	sha := r.sha()
+	var total float64
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		s := suite(c.Part)
+		if len(s.Properties) == 0 { // a case of no listed part
+			s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, c.Part})
+		}
+		// The name as the part has it (an <engine>-setup case is unique
+		// within its part's suite), so that an import reads the same case.
+		tc := junitCase{Name: c.Name, ClassName: c.Part, Time: seconds(c.DurationS)}
+		if strings.TrimSpace(tc.Name) == "" {
+			tc.Name = "(unnamed)" // readers need a name
+		}
+		switch {
+		case c.NotRun:
+			tc.Errors = append(tc.Errors, junitOutcome{Type: notRunType, Message: "planned, but did not run"})
+			s.Errors++
+		case c.Failed():
+			failing, _ := splitFailed(rep, c)
+			for _, ch := range failing {
+				tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
+			}
+			if len(tc.Failures) == 0 {
+				tc.Failures = append(tc.Failures, junitOutcome{Message: "no failed check recorded"})
+			}
+			s.Failures++
+		case c.Skipped():
+			tc.Skipped = &junitOutcome{Message: c.SkipReason}
+			s.Skipped++
+		}
+		if _, known := splitFailed(rep, c); len(known) > 0 {
+			tc.SystemOut = strings.Join(known, "\n") + "\n"
+		}
+		s.Tests++
+		s.time += c.DurationS
+		total += c.DurationS
+		s.Cases = append(s.Cases, tc)
+	}
+	for i := range doc.Suites {
+		s := &doc.Suites[i]
+		if sha != "" {
+			s.Properties = append(s.Properties, junitProperty{"ci-report.kvcached_sha", sha})
+		}
+		s.Properties = append(s.Properties, junitProperty{"ci-report.verdict", rep.Verdict})
+		s.Time = seconds(s.time)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+	}
+	doc.Time = seconds(total)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("render: JUnit XML: %w", err)
+	}
+	b.WriteByte('\n')
+	_, err = out.Write(b.Bytes())
+	return err
+}
+
+// seconds formats a duration as JUnit's time attribute: seconds in plain
+// decimal notation (no exponent, which some readers reject), as short as
+// reads back the same.
+func seconds(s float64) string {
+	out := strconv.FormatFloat(s, 'f', -1, 64)
+	if strings.HasPrefix(out, "-") || out == "NaN" || strings.Contains(out, "Inf") {
+		return "0"
+	}
+	return out
+}
+
+// splitFailed divides a case's failed checks into those that fail it and
+// those a known upstream issue covers, the latter as lines
+// `known upstream issue: <check>: <detail> (<url>)`.
+func splitFailed(rep *merge.Report, c *merge.Case) (failing []collect.Check, known []string) {
+	for i, ch := range c.Checks {
+		if ch.OK {
+			continue
+		}
+		if k, ok := c.KnownIssueOf(i); ok && k < len(rep.KnownIssues) {
+			line := "known upstream issue: " + ch.Name
+			if ch.Detail != "" {
+				line += ": " + ch.Detail
+			}
+			known = append(known, line+" ("+rep.KnownIssues[k].URL+")")
+			continue
+		}
+		failing = append(failing, ch)
+	}
+	return failing, known
+}

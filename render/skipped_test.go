@@ -1,0 +1,107 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// withSkipped adds skipped cases to the sample report's vLLM part.
+func withSkipped(rep *merge.Report, cases ...merge.Case) *merge.Report {
+	for _, c := range cases {
+		c.OK, c.Part = true, "vLLM"
+		rep.Cases = append(rep.Cases, c)
+	}
+	return rep
+}
+
+func TestSkippedLine(t *testing.T) {
+	rep := withSkipped(sampleReport(t),
+		merge.Case{Name: "priority-vllm-qwen05b+sglang-qwen35_4b", SkipReason: "kvctl has no priority command (kvcached 0.1.5)"},
+		merge.Case{Name: "tests/test_x.py::test_*_y[a|b]", SkipReason: "needs <2> GPUs @maintainers #12"},
+		// A case that says it was skipped but failed is a failure, not a skip.
+		merge.Case{Name: "contradictory", SkipReason: "r", OK: false})
+	rep.Cases[len(rep.Cases)-1].OK = false
+	docs := mustRender(t, rep, sampleOptions())
+	// Names and reasons are escaped as every text of a run is (Plain).
+	want := "Skipped: " + Plain("priority-vllm-qwen05b+sglang-qwen35_4b") + " (" + Plain("kvctl has no priority command (kvcached 0.1.5)") + "), " +
+		Plain("tests/test_x.py::test_*_y[a|b]") + " (" + Plain("needs <2> GPUs @maintainers #12") + ")."
+	if !strings.Contains(want, `\|`) || strings.Contains(want, "@maintainers") {
+		t.Fatalf("Plain no longer escapes pipes and mentions: %q", want)
+	}
+	ls := lines(docs.Comment)
+	at := -1
+	for i, l := range ls {
+		if strings.HasPrefix(l, "Skipped:") {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no Skipped line:\n%s", docs.Comment)
+	}
+	if ls[at] != want {
+		t.Errorf("Skipped line\n got %q\nwant %q", ls[at], want)
+	}
+	// After the failed-cases table: its last row, a blank line, then this line.
+	if !strings.HasPrefix(ls[at-2], "| ") || ls[at-1] != "" {
+		t.Errorf("Skipped line not right after the failed-cases table:\n%s", strings.Join(ls[max(at-3, 0):at+1], "\n"))
+	}
+	if !strings.Contains(docs.Comment, "| contradictory |") {
+		t.Errorf("a skipped case with ok false is not listed as failed")
+	}
+
+	// Under a PASS verdict it follows "All N cases passed.", and the skipped
+	// cases are not counted as passed.
+	pass := sampleReport(t)
+	pass.Cases = pass.Cases[2:5]
+	pass.Parts = pass.Parts[1:]
+	pass.Parts[0].Status = merge.StatusComplete
+	pass.Verdict = merge.VerdictPass
+	withSkipped(pass, merge.Case{Name: "p", SkipReason: "no priority"})
+	docs = mustRender(t, pass, sampleOptions())
+	if !strings.Contains(docs.Comment, "\nAll 2 cases passed.\n\nSkipped: p (no priority).\n") {
+		t.Errorf("PASS comment:\n%s", docs.Comment)
+	}
+}
+
+func TestSkippedLineBounded(t *testing.T) {
+	rep := sampleReport(t)
+	for i := 0; i < 30; i++ {
+		withSkipped(rep, merge.Case{Name: fmt.Sprintf("s%d-%s", i, strings.Repeat("n", 300)), SkipReason: strings.Repeat("r", 400)})
+	}
+	docs := mustRender(t, rep, sampleOptions())
+	var line string
+	for _, l := range lines(docs.Comment) {
+		if strings.HasPrefix(l, "Skipped:") {
+			line = l
+		}
+	}
+	if strings.Count(line, "(rrr") != maxSkipped || !strings.HasSuffix(line, ", and 10 more.") {
+		t.Errorf("want %d named cases and 10 counted: %q", maxSkipped, line)
+	}
+	if !strings.Contains(line, "s0-"+strings.Repeat("n", 196)+"…") || !strings.Contains(line, "("+strings.Repeat("r", 149)+"…)") {
+		t.Errorf("names and reasons not cut to %d and %d: %q", skippedNameCut, skipReasonCut, line)
+	}
+}
+
+func TestTextSkipped(t *testing.T) {
+	rep := withSkipped(sampleReport(t), merge.Case{Name: "p\x1b[31m", SkipReason: "no\npriority"})
+	var b strings.Builder
+	if err := Text(&b, rep, sampleOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "\nSkipped: p\uFFFD[31m (no priority)\n") {
+		t.Errorf("text output does not end with the Skipped line:\n%s", b.String())
+	}
+	rep = withSkipped(sampleReport(t), merge.Case{Name: "p", SkipReason: "r"})
+	rep.Cases = rep.Cases[len(rep.Cases)-1:]
+	b.Reset()
+	if err := Text(&b, rep, sampleOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "\nNo failed cases; 0 cases ran.\nSkipped: p (r)\n") {
+		t.Errorf("text output without failures:\n%s", b.String())
+	}
+}
