@@ -137,7 +137,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 
 	// The demo never talks to GitHub and never picks up a token or an
 	// Actions context from the caller's environment.
-	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, o)}
+	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, o), Environ: e.Environ, Kill: e.Kill}
 	date := time.Now().UTC().Format("2006-01-02")
 	part := filepath.Join(results, "all")
 	mergedPath := filepath.Join(out, "merged.json")
