@@ -721,7 +721,12 @@ func TestPriorityProtocol(t *testing.T) {
 			if (maxWater > 0) != c.wantWatermark {
 				t.Errorf("L watermark peak %d, want raised=%v", maxWater, c.wantWatermark)
 			}
-			if released := lAfter < atBurst/2; c.wantHeldAfterGrace && released != c.wantReleased {
+			// How much L must give back is what H lacks, and that depends on
+			// how many of H's 20 requests hold cache at once, which varies
+			// with scheduling (under -race on two busy cores L gave back 49%
+			// once). A quarter still tells a release from none: with
+			// no-release or reject-priority L keeps all it held.
+			if released := atBurst-lAfter >= atBurst/4; c.wantHeldAfterGrace && released != c.wantReleased {
 				t.Errorf("L %d MiB after the burst (%d at burst), want released=%v", lAfter/mib, atBurst/mib, c.wantReleased)
 			}
 			reused := hPeak/mib > freeAtBurst
