@@ -115,7 +115,7 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 		c.Progress("ballast")
 		b, err := startBallast(k.ctx, k.ballastConfig())
 		if err != nil {
-			k.add(collect.Check{Name: "ballast_ready", Detail: checks.Cut(err.Error(), 300)})
+			k.add(collect.Check{Name: "ballast_ready", Detail: collect.CutDetail(err.Error(), 300)})
 			return false
 		}
 		k.ballast = b
@@ -399,11 +399,11 @@ func (k *coloc) stop() {
 		n, last := k.sampler.LedgerErrors()
 		k.log.Set("ledger_errors", n)
 		if n > 0 {
-			k.log.Set("ledger_last_error", checks.Cut(last, 300))
+			k.log.Set("ledger_last_error", collect.CutDetail(last, 300))
 		}
 		if n, last := k.sampler.GPUErrors(); n > 0 {
 			k.log.Set("gpu_errors", n)
-			k.log.Set("gpu_last_error", checks.Cut(last, 300))
+			k.log.Set("gpu_last_error", collect.CutDetail(last, 300))
 		}
 	}
 }
@@ -419,7 +419,7 @@ func (k *coloc) writeUsage() {
 		err = collect.WriteFileAtomic(filepath.Join(k.c.R.OutDir, k.c.Entry.Name+"-usage.json"), data)
 	}
 	if err != nil {
-		k.log.Set("usage_error", checks.Cut(err.Error(), 300))
+		k.log.Set("usage_error", collect.CutDetail(err.Error(), 300))
 	}
 }
 

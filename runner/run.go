@@ -261,7 +261,7 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 		if p := recover(); p != nil {
 			res = collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{
 				Name:   "case_completed",
-				Detail: checks.Cut(fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack())), 500),
+				Detail: collect.CutDetail(fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack())), 500),
 			}}, Log: []byte("{}")}
 		}
 	}()

@@ -210,7 +210,7 @@ func resetPrefixCache(ctx context.Context, client *engine.Client) (collect.Check
 	if obs.Answer == "" {
 		log.Set("answer", "200")
 	} else {
-		log.Set("answer", checks.Cut(obs.Answer, 300))
+		log.Set("answer", collect.CutDetail(obs.Answer, 300))
 	}
 	log.Set("cached_before", obs.Before)
 	log.Set("cached_after", obs.After)

@@ -33,7 +33,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	name := c.Entry.Engine
 	var list []collect.Check
 	if c.R.gpuErr != nil {
-		list = append(list, collect.Check{Name: "gpu_available", Detail: checks.Cut(c.R.gpuErr.Error(), 300)})
+		list = append(list, collect.Check{Name: "gpu_available", Detail: collect.CutDetail(c.R.gpuErr.Error(), 300)})
 	}
 	problem, note := c.install(ctx, name)
 	list = append(list, checks.InstallKvcached(problem, note))
@@ -42,7 +42,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 		sets := c.Engine(name).Expectations
 		v, err := c.probeVersions(ctx, name)
 		if err != nil {
-			msg := checks.Cut(c.R.Redactor().String(err.Error()), 500)
+			msg := collect.CutDetail(c.R.Redactor().String(err.Error()), 500)
 			log.Set("version_probe_error", msg)
 			if len(sets) > 0 {
 				list = append(list, checks.ExpectationsMatched("", "the version probe failed, so no expectation set can be picked: "+msg))

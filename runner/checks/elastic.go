@@ -108,7 +108,7 @@ func RequestsOK(name string, results []collect.RequestResult) collect.Check {
 		c.Detail = fmt.Sprintf("%d/%d ok", len(results), len(results))
 		return c
 	}
-	c.Detail = Cut(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300)
+	c.Detail = collect.CutDetail(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300)
 	return c
 }
 
@@ -127,11 +127,11 @@ func ProbeUnchanged(server string, before, after []collect.RequestResult) collec
 	for i := range before {
 		b, a := &before[i], &after[i]
 		if !b.OK() {
-			c.Detail = Cut(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300)
+			c.Detail = collect.CutDetail(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300)
 			return c
 		}
 		if !a.OK() {
-			c.Detail = Cut(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300)
+			c.Detail = collect.CutDetail(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300)
 			return c
 		}
 		if d := firstDivergence(b.TokenIDs, a.TokenIDs); d != "" {
@@ -192,11 +192,6 @@ func dedupe(msgs []string) []string {
 	}
 	return out
 }
-
-// Cut shortens s to at most n code points, the marking "…" included, and
-// makes it valid UTF-8 on one line: collect.CutDetail, the one rule for a
-// detail, under the name the runner's call sites use.
-func Cut(s string, n int) string { return collect.CutDetail(s, n) }
 
 // MiB formats a MiB amount for a detail: whole MiB, one decimal below 10.
 func MiB(v float64) string {

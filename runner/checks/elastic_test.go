@@ -111,24 +111,6 @@ func TestProbeUnchanged(t *testing.T) {
 	})
 }
 
-func TestCut(t *testing.T) {
-	type tc struct {
-		in   string
-		n    int
-		want string
-	}
-	for _, c := range []tc{
-		{"abc", 3, "abc"},
-		{"abcd", 3, "ab…"},
-		{"ääää", 3, "ää…"},
-		{"a\nb\xff", 10, "a b\uFFFD"},
-	} {
-		if got := Cut(c.in, c.n); got != c.want {
-			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
-		}
-	}
-}
-
 func TestCheckTextsCoverTheChecks(t *testing.T) {
 	for name, o := range map[string]collect.Ordered[string]{
 		"elastic": ElasticChecks(), "limit": LimitChecks(), "priority": PriorityChecks(),

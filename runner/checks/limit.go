@@ -76,7 +76,7 @@ func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s to %s MiB", o.what, MiB(bytesToMiB(o.obs.Bytes))))
 		}
 	}
-	c.Detail = Cut(joinSemi(parts), 300)
+	c.Detail = collect.CutDetail(joinSemi(parts), 300)
 	return c
 }
 

@@ -81,7 +81,7 @@ func PrioritySet(obs []PriorityObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s: wanted %d, %s", o.Server, o.Want, msg))
 		}
 	}
-	c.Detail = Cut(joinSemi(parts), 300)
+	c.Detail = collect.CutDetail(joinSemi(parts), 300)
 	return c
 }
 
