@@ -133,7 +133,12 @@
 //
 // # Kinds
 //
-// Every plan kind is a Kind registered by name. A kind gets a *Case, starts
+// Every plan kind is one row of kindTable (kind.go), which carries what
+// validation, selection, setup.json and the run loop need to know of it
+// (its server count, its --skip-* flag, its setup.json entry, whether it is
+// an engine's setup case or forms comparison groups); nothing else compares
+// kind names, so a new kind is one row. Runner.Kinds overrides the run of a
+// kind by name (tests). A kind gets a *Case, starts
 // servers with Case.StartReady (a port slot: base+slot on a real run unless
 // taken, a free port with AnyPort; a port clash is retried), stops each
 // with Case.StopServer (which returns the shutdown checks), ends with

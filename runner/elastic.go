@@ -17,12 +17,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-func init() {
-	registerKind(KindElastic, KindFunc(runElastic))
-	registerKind(KindLimit, KindFunc(runLimit))
-	registerKind(KindPriority, KindFunc(runPriority))
-}
-
 // Workload shapes of the co-location kinds (docs/runner.md §5.4–5.6).
 const (
 	loadWords     = 3000 // elastic and priority load prompts

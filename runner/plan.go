@@ -16,15 +16,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-// Entry kinds of a plan.
-const (
-	KindSetup    = "setup"
-	KindServer   = "server"
-	KindElastic  = "elastic"
-	KindLimit    = "limit"
-	KindPriority = "priority"
-)
-
 // Plan is what a part runs: the engines and the ordered cases. It is the
 // JSON that `ci-report plan` prints and `--plan` accepts; see the package doc.
 type Plan struct {
@@ -226,7 +217,7 @@ func (p *Plan) Validate() error {
 	var ipcOf [][2]string           // kvcached servers so far: name, IPC name less the run id
 	setupOf := map[string]bool{}    // engines with a setup case
 	for i := range p.Cases {
-		if p.Cases[i].Kind == KindSetup {
+		if p.Cases[i].spec().engineSetup {
 			setupOf[p.Cases[i].Engine] = true
 		}
 	}
@@ -242,21 +233,20 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("case %s appears twice", e.Name)
 		}
 		names[e.Name] = true
-		want := map[string]int{KindSetup: 0, KindServer: 1, KindLimit: 1, KindElastic: 2, KindPriority: 2}
-		n, ok := want[e.Kind]
+		k, ok := kindOf(e.Kind)
 		if !ok {
-			return fmt.Errorf("case %s: unknown kind %q (want setup, server, elastic, limit or priority)", e.Name, e.Kind)
+			return fmt.Errorf("case %s: unknown kind %q (want %s)", e.Name, e.Kind, kindNames())
 		}
-		if len(e.Servers) != n {
-			return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, n, len(e.Servers))
+		if len(e.Servers) != k.servers {
+			return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, k.servers, len(e.Servers))
 		}
-		if e.Kind == KindSetup {
+		if k.engineSetup {
 			if _, ok := p.Engines.Get(e.Engine); !ok {
 				return fmt.Errorf("case %s: unknown engine %q", e.Name, e.Engine)
 			}
 		}
-		if e.Kind == KindServer && e.Group == "" {
-			return fmt.Errorf("case %s: a server case needs a group", e.Name)
+		if k.grouped && e.Group == "" {
+			return fmt.Errorf("case %s: a %s case needs a group", e.Name, e.Kind)
 		}
 		for j := range e.Servers {
 			s := &e.Servers[j]
@@ -338,7 +328,7 @@ func (p *Plan) validateParts() error {
 			if !ok {
 				return fmt.Errorf("part %s: the plan has no case %q", name, c)
 			}
-			if e.Kind == KindSetup {
+			if e.spec().engineSetup {
 				return fmt.Errorf("part %s lists %s: setup cases are not listed (a part runs the setup of each engine its cases use)", name, c)
 			}
 			if other, dup := partOf[c]; dup {
@@ -348,7 +338,7 @@ func (p *Plan) validateParts() error {
 				return fmt.Errorf("case %s is in parts %s and %s; every case must be in exactly one part", c, other, name)
 			}
 			partOf[c] = name
-			if e.Kind == KindServer {
+			if e.spec().grouped {
 				if other, ok := groupPart[e.Group]; ok && other != name {
 					return fmt.Errorf("group %s is split over parts %s and %s; its kvcached cases are compared with its native case, so the group must be in one part", e.Group, other, name)
 				}
@@ -358,7 +348,7 @@ func (p *Plan) validateParts() error {
 	}
 	for i := range p.Cases {
 		e := &p.Cases[i]
-		if e.Kind != KindSetup && partOf[e.Name] == "" {
+		if !e.spec().engineSetup && partOf[e.Name] == "" {
 			parts := "the plan has no parts"
 			if p.Parts.Len() > 0 {
 				parts = "parts: " + strings.Join(p.Parts.Keys(), ", ")
@@ -371,7 +361,7 @@ func (p *Plan) validateParts() error {
 
 // EntryEngines returns the engines an entry's servers use, in order.
 func (e *Entry) EntryEngines() []string {
-	if e.Kind == KindSetup {
+	if e.spec().engineSetup {
 		return []string{e.Engine}
 	}
 	var out []string
@@ -440,23 +430,8 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 		if inPart != nil && !inPart[e.Name] {
 			return false
 		}
-		switch e.Kind {
-		case KindServer:
-			if sel.SkipCases {
-				return false
-			}
-		case KindElastic:
-			if sel.SkipElastic {
-				return false
-			}
-		case KindLimit:
-			if sel.SkipLimit {
-				return false
-			}
-		case KindPriority:
-			if sel.SkipPriority {
-				return false
-			}
+		if k := e.spec(); k.skipped != nil && k.skipped(sel) {
+			return false
 		}
 		for _, s := range e.Servers {
 			if len(sel.Engines) > 0 && !slices.Contains(sel.Engines, s.Engine) {
@@ -483,7 +458,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	explicitSetup := map[string]bool{}
 	for i := range p.Cases {
 		e := &p.Cases[i]
-		if e.Kind == KindSetup {
+		if e.spec().engineSetup {
 			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) && (inPart == nil || partEngines[e.Engine]) {
 				explicitSetup[e.Engine] = true
 			}
@@ -497,20 +472,20 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	groupsNeedingNative := map[string]bool{}
 	for i := range p.Cases {
 		e := &p.Cases[i]
-		if chosen[e.Name] && e.Kind == KindServer && e.Servers[0].Kvcached() {
+		if chosen[e.Name] && e.spec().grouped && e.Servers[0].Kvcached() {
 			groupsNeedingNative[e.Group] = true
 		}
 	}
 	for i := range p.Cases {
 		e := &p.Cases[i]
-		if e.Kind == KindServer && groupsNeedingNative[e.Group] && !e.Servers[0].Kvcached() && keep(e) {
+		if e.spec().grouped && groupsNeedingNative[e.Group] && !e.Servers[0].Kvcached() && keep(e) {
 			chosen[e.Name] = true
 		}
 	}
 	// Shard units: a group of server cases, or one pair / limit case.
 	if sel.ShardCount > 1 {
 		unitOf := func(e *Entry) string {
-			if e.Kind == KindServer {
+			if e.spec().grouped {
 				return "group:" + e.Group
 			}
 			return "case:" + e.Name
@@ -571,7 +546,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	}
 	for i := range p.Cases {
 		e := p.Cases[i]
-		if e.Kind == KindSetup {
+		if e.spec().engineSetup {
 			if usedEngines[e.Engine] || explicitSetup[e.Engine] {
 				out.Cases = append(out.Cases, e)
 			}

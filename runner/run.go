@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
@@ -119,7 +119,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	nativeOf := map[string]string{}
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
-		if e.Kind == KindServer && !e.Servers[0].Kvcached() {
+		if e.spec().grouped && !e.Servers[0].Kvcached() {
 			nativeOf[e.Group] = e.Name
 		}
 	}
@@ -134,7 +134,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			continue
 		}
 		c := &Case{R: r, Entry: e}
-		if e.Kind == KindServer {
+		if e.spec().grouped {
 			c.Group = groups[e.Group]
 		}
 		if actions {
@@ -159,10 +159,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			r.printf(progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
 			break
 		}
-		if e.Kind == KindSetup && res.Failed() {
+		if e.spec().engineSetup && res.Failed() {
 			failedSetup[e.Engine] = e.Name
 		}
-		if e.Kind == KindServer && c.Group != nil && c.Group.HasNative {
+		if c.Group != nil && c.Group.HasNative {
 			if e.Servers[0].Kvcached() {
 				p := res
 				c.Group.Pending = append(c.Group.Pending, &p)
@@ -182,7 +182,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
 		g := groups[e.Group]
-		if e.Kind != KindServer || g == nil || len(g.Pending) == 0 {
+		if !e.spec().grouped || g == nil || len(g.Pending) == 0 {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -292,7 +292,7 @@ func firstFrames(stack []byte) string {
 
 // blockedBySetup says why e cannot run: its engine's setup failed.
 func (r *Runner) blockedBySetup(e *Entry, failed map[string]string) string {
-	if e.Kind == KindSetup {
+	if e.spec().engineSetup {
 		return ""
 	}
 	for _, en := range e.EntryEngines() {
@@ -334,7 +334,7 @@ func (r *Runner) groupStates() map[string]*GroupState {
 	out := map[string]*GroupState{}
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
-		if e.Kind != KindServer {
+		if !e.spec().grouped {
 			continue
 		}
 		g := out[e.Group]
@@ -436,25 +436,14 @@ func (r *Runner) BuildSetup() *collect.Setup {
 				s.ModelRevisions.Set(e.Servers[j].HFID, nil)
 			}
 		}
-		switch e.Kind {
-		case KindServer:
-			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
-		case KindElastic:
-			s.Elastic = append(s.Elastic, elasticSetup(r, e))
-		case KindLimit:
-			s.Limit = append(s.Limit, limitSetup(r, e))
-		case KindPriority:
-			s.Priority = append(s.Priority, prioritySetup(r, e))
+		if k := e.spec(); k.setup != nil {
+			k.setup(r, s, e)
 		}
 	}
-	if len(s.Elastic) > 0 {
-		s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
-	}
-	if len(s.Limit) > 0 {
-		s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
-	}
-	if len(s.Priority) > 0 {
-		s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
+	for _, k := range kindTable {
+		if k.describe != nil && slices.ContainsFunc(r.Plan.Cases, func(e Entry) bool { return e.Kind == k.name }) {
+			k.describe(s)
+		}
 	}
 	return s
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-func init() {
-	registerKind(KindServer, KindFunc(runServerCase))
-}
-
 // Server-case workload sizes (docs/runner.md §5.2).
 const (
 	genTokens     = 64

@@ -15,10 +15,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-func init() {
-	registerKind(KindSetup, KindFunc(runSetupCase))
-}
-
 // runSetupCase is `<engine>-setup`: with --install-cmd it runs the command
 // (output to `<engine>-install.log`), otherwise it checks that the engine's
 // server command is on the PATH. Without a GPU it fails too: the engine's

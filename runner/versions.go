@@ -122,7 +122,7 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 	finished := map[string]bool{}
 	for i := range r.Plan.Cases {
-		if e := &r.Plan.Cases[i]; e.Kind == KindSetup && done[e.Name] {
+		if e := &r.Plan.Cases[i]; e.spec().engineSetup && done[e.Name] {
 			finished[e.Engine] = true
 		}
 	}
