@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -376,7 +375,7 @@ func (r *Runner) defaults() error {
 		r.StopSignal = syscall.SIGINT
 	}
 	if len(r.Kvctl) == 0 {
-		r.Kvctl = []string{"kvctl"}
+		r.Kvctl = r.host().Kvctl()
 	}
 	r.Timing = r.Timing.WithDefaults()
 	if r.GPU == nil {
@@ -429,6 +428,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		server := strings.Join(c.Engine(k).Server, " ")
 		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
+	described := map[string]bool{} // kinds whose workload and checks are in
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
 		for j := range e.Servers {
@@ -436,12 +436,12 @@ func (r *Runner) BuildSetup() *collect.Setup {
 				s.ModelRevisions.Set(e.Servers[j].HFID, nil)
 			}
 		}
-		if k := e.spec(); k.setup != nil {
+		k := e.spec()
+		if k.setup != nil {
 			k.setup(r, s, e)
 		}
-	}
-	for _, k := range kindTable {
-		if k.describe != nil && slices.ContainsFunc(r.Plan.Cases, func(e Entry) bool { return e.Kind == k.name }) {
+		if k.describe != nil && !described[k.name] {
+			described[k.name] = true
 			k.describe(s)
 		}
 	}

@@ -89,7 +89,7 @@ func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
 	if faults != "" {
 		s.Env.Set("CI_REPORT_SIM_FAULTS", faults)
 	}
-	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
 		Kvctl: append(slices.Clone(s.Self), "kvctl")}
 	r.Timing = r.Timing.Scaled(simScale)
 	return r, world
@@ -311,7 +311,7 @@ func TestSimHybridBlockSize(t *testing.T) {
 // and no case of those engines runs against guessed expectations.
 func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
-		r.Sim.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
 	})
 	if out.OK || len(out.Cases) != 2 {
 		t.Fatalf("outcome ok=%v with %d cases, want the two setup cases only", out.OK, len(out.Cases))
