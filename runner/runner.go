@@ -583,18 +583,3 @@ func (c *Case) marshalLog(log any) json.RawMessage {
 	}
 	return data
 }
-
-// GroupState is what the server cases of one comparison group share: the
-// finished kvcached cases waiting for the native case and the attention
-// block sizes their servers logged.
-type GroupState struct {
-	// Name is the group.
-	Name string
-	// HasNative: the selected plan has a native case in the group.
-	HasNative bool
-	// BlockSizes are the attention block sizes the group's kvcached servers
-	// that became ready logged, in case order.
-	BlockSizes []checks.CaseBlockSize
-	// Pending are the finished kvcached cases waiting for the native case.
-	Pending []*collect.CaseResult
-}
