@@ -144,6 +144,14 @@
 // with Case.StopServer (which returns the shutdown checks), ends with
 // Case.WaitNoGPUProcess, and returns its CaseResult built with Case.Result.
 //
+// # Hosts
+//
+// What differs between a real run and --simulate is one Host (host.go):
+// Machine or Sim gives the server argv, the environment of every started
+// process, the kvctl, ballast and version-probe commands unless the flags
+// give them, kvcached's shm and tmp directories and the setup case's check
+// for the server command. No other code asks which one it is.
+//
 // # Sampling
 //
 // The co-location kinds sample the GPU and kvctl (memSampler). While it

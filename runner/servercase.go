@@ -133,33 +133,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	ready = readyErr == nil
 	if ready {
-		client := s.Client
-		gen, apc := GenRequests(), APCRequests()
-		runPhase := func(name string, reqs []engine.Request, conc int) {
-			if ctx.Err() != nil {
-				return
-			}
-			c.Progress(name)
-			phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
-		}
-		runPhase("gen_seq", gen, 1)
-		runPhase("gen_conc", gen, len(gen))
-		c.Progress("prefix-cache reset")
-		resetCheck, resetLog := resetPrefixCache(ctx, client)
-		list = append(list, resetCheck)
-		log.Set("prefix_cache_reset", resetLog)
-		runPhase("apc_0", apc, 1)
-		runPhase("apc_1", apc, 1)
-		runPhase("apc_2", apc, 1)
-		runPhase("apc_conc", apc, apcConcurrent)
-		for _, name := range ServerPhases {
-			ph, ok := phases.Get(name)
-			if !ok {
-				ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
-			}
-			list = append(list, checks.PhaseOK(ph))
-		}
-		list = append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
+		list = append(list, serverLoad(ctx, c, s, &log, &phases)...)
 	}
 	c.Progress("stopping server")
 	end := c.StopServer(s, "")
@@ -174,6 +148,41 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		c.Group.BlockSizes = append(c.Group.BlockSizes, checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
 	}
 	return finish()
+}
+
+// serverLoad is the server case's load on a ready server (docs/runner.md
+// §5.2): the gen and apc phases around a prefix-cache reset, into phases
+// and the log's prefix_cache_reset. It returns the reset's, the phases' and
+// server_alive_after_load's checks.
+func serverLoad(ctx context.Context, c *Case, s *Server, log *collect.Ordered[any], phases *collect.Ordered[collect.Phase]) []collect.Check {
+	var list []collect.Check
+	client := s.Client
+	gen, apc := GenRequests(), APCRequests()
+	runPhase := func(name string, reqs []engine.Request, conc int) {
+		if ctx.Err() != nil {
+			return
+		}
+		c.Progress(name)
+		phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
+	}
+	runPhase("gen_seq", gen, 1)
+	runPhase("gen_conc", gen, len(gen))
+	c.Progress("prefix-cache reset")
+	resetCheck, resetLog := resetPrefixCache(ctx, client)
+	list = append(list, resetCheck)
+	log.Set("prefix_cache_reset", resetLog)
+	runPhase("apc_0", apc, 1)
+	runPhase("apc_1", apc, 1)
+	runPhase("apc_2", apc, 1)
+	runPhase("apc_conc", apc, apcConcurrent)
+	for _, name := range ServerPhases {
+		ph, ok := phases.Get(name)
+		if !ok {
+			ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
+		}
+		list = append(list, checks.PhaseOK(ph))
+	}
+	return append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
 }
 
 // ResetProbe is the request that shows a prefix-cache reset's effect: the
