@@ -17,12 +17,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-func init() {
-	registerKind(KindElastic, KindFunc(runElastic))
-	registerKind(KindLimit, KindFunc(runLimit))
-	registerKind(KindPriority, KindFunc(runPriority))
-}
-
 // Workload shapes of the co-location kinds (docs/runner.md §5.4–5.6).
 const (
 	loadWords     = 3000 // elastic and priority load prompts
@@ -168,14 +162,12 @@ func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok boo
 func (k *coloc) ballastConfig() ballastConfig {
 	r := k.c.R
 	argv := r.BallastCmd
-	if len(argv) == 0 && r.Sim != nil {
-		argv = append(slices.Clone(r.Sim.Self), "ballast")
+	if len(argv) == 0 {
+		argv = r.host().Ballast()
 	}
 	name := k.c.Entry.Kind + "-ballast"
 	sc := r.serverConfig()
-	if r.Sim != nil {
-		setAll(&sc.Env, r.Sim.Env)
-	}
+	setAll(&sc.Env, r.host().ProcessEnv())
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
 		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,

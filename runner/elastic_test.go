@@ -132,7 +132,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	r := &Runner{
 		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, AnyPort: true,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
-		Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+		Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
 	}
 	r.Timing = r.Timing.Scaled(simScale)
 	if o.readyTimeout > 0 {

@@ -61,11 +61,10 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	for _, kv := range deps.SimEnv {
 		s.Env.Set(kv[0], kv[1])
 	}
-	r.Sim = s
-	r.Kvctl = append(slices.Clone(self), "kvctl")
-	if len(r.BallastCmd) == 0 {
-		r.BallastCmd = append(slices.Clone(self), "ballast")
-	}
+	r.Host = s
+	// The simulated kvctl whatever --kvctl says (docs/runner.md §1.1): the
+	// host's. A --ballast-cmd still applies; without one the host's.
+	r.Kvctl = nil
 	r.GPU = sim.NewGPU(dir)
 	r.Peaks = sim.NewPeaks(dir)
 	r.Timing = r.Timing.Scaled(scale)
