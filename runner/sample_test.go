@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -250,8 +252,8 @@ func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 	}
 }
 
-// The marks of a periodic reading cut short by stop are not lost: the next
-// reading has them.
+// The marks of a periodic reading cut short by stop are not lost: it takes
+// none (its call never answered), so the next reading has them.
 func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
 	started := make(chan struct{})
 	kv := &ledger.Client{Argv: []string{"kvctl"}, Exec: func(ctx context.Context, argv []string) ([]byte, error) {
@@ -273,9 +275,9 @@ func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
 	s := &memSampler{Kvctl: kv, Peaks: p, IPCs: []string{"x"}}
 	stop1 := s.Run(context.Background(), time.Hour)
 	<-started
-	// Periodic sampling goes on in a second loop, whose first reading
-	// waits for the first loop's call (it may be dropped too, when stop2
-	// comes first: then the Read has the marks).
+	// Periodic sampling goes on in a second loop, whose calls answer at
+	// once (one may be dropped too, when stop2 comes first: then the Read
+	// has the marks).
 	stop2 := s.Run(context.Background(), time.Hour)
 	stop1()
 	s.Read(context.Background())
@@ -346,5 +348,143 @@ func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
 	}
 	if !(at.GPUPeakOK && at.GPUPeakMiB > after.GPUMiB) {
 		t.Fatalf("GPU at the peak %v MiB (%v), after the burst %v: the peak must show", at.GPUPeakMiB, at.GPUPeakOK, after.GPUMiB)
+	}
+}
+
+// gateKvctl is a kvctl whose calls all hang until the test opens the gate
+// (or the call is cancelled), counting how many run at once.
+type gateKvctl struct {
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	started  chan struct{}
+	open     chan struct{}
+}
+
+func (g *gateKvctl) exec(ctx context.Context, argv []string) ([]byte, error) {
+	g.mu.Lock()
+	g.inFlight++
+	g.most = max(g.most, g.inFlight)
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.inFlight--; g.mu.Unlock() }()
+	g.started <- struct{}{}
+	select {
+	case <-g.open:
+		return []byte(`[{"ipc":"x","used_bytes":1048576}]`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// waitFor waits, at most 30 s, for cond: an event the test causes, bounded
+// so that a broken sampler fails instead of hanging.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+	}
+}
+
+// TestMemSamplerOverlapsSlowCalls: a kvctl call slower than the period does
+// not hold up the next reading: Run starts one every period while earlier
+// calls still run, at most MaxInFlight at once; a period that finds them all
+// running starts none and is counted; once kvctl answers, every call's
+// reading is recorded, in time order.
+func TestMemSamplerOverlapsSlowCalls(t *testing.T) {
+	g := &gateKvctl{started: make(chan struct{}, 100), open: make(chan struct{})}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: g.exec}, IPCs: []string{"x"}, MaxInFlight: 3}
+	stop := s.Run(context.Background(), time.Millisecond)
+	defer stop()
+	for i := range 3 {
+		select {
+		case <-g.started:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d kvctl calls started while the first hangs, want 3 at once", i)
+		}
+	}
+	waitFor(t, "a period skipped with every call in flight", func() bool { return s.Skipped() > 0 })
+	g.mu.Lock()
+	most := g.most
+	g.mu.Unlock()
+	if most != 3 {
+		t.Errorf("%d kvctl calls ran at once, want MaxInFlight = 3", most)
+	}
+	close(g.open)
+	waitFor(t, "the three readings recorded", func() bool { return len(s.Readings(time.Time{}, time.Time{})) >= 3 })
+	stop()
+	rs := s.Readings(time.Time{}, time.Time{})
+	for i := 1; i < len(rs); i++ {
+		if rs[i].At.Before(rs[i-1].At) {
+			t.Fatalf("readings out of order at %d", i)
+		}
+	}
+	if n, last := s.LedgerErrors(); n != 0 {
+		t.Errorf("%d ledger errors (%s)", n, last)
+	}
+}
+
+// TestMemSamplerTimesTheReading: a reading is timed when kvctl read the
+// ledger (its first output), not when it was asked (a real kvctl first
+// spends seconds importing torch) nor when it exited (Python's teardown).
+func TestMemSamplerTimesTheReading(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "kvctl")
+	body := "#!/bin/sh\nsleep 0.3\necho '[{\"ipc\":\"x\",\"used_bytes\":1048576}]'\nsleep 0.3\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{script}}, IPCs: []string{"x"}}
+	asked := time.Now()
+	r := s.Read(context.Background())
+	answered := time.Now()
+	if _, ok := r.kv(0); !ok {
+		n, last := s.LedgerErrors()
+		t.Fatalf("no KV read (%d errors: %s)", n, last)
+	}
+	if r.At.Before(asked.Add(300*time.Millisecond)) || r.At.After(answered.Add(-300*time.Millisecond)) {
+		t.Errorf("reading timed %s after it was asked and %s before the answer; want both at least 0.3 s",
+			r.At.Sub(asked), answered.Sub(r.At))
+	}
+	if want := ledger.UnixTenths(r.At); r.Ledger.T != want {
+		t.Errorf("ledger sample at %v, the reading at %v", r.Ledger.T, want)
+	}
+}
+
+// TestDrainSkipsFailedReadings: a drain takes a reading whose ledger read
+// failed (a slow kvctl's timeout) for neither a fall nor an end: it goes on
+// and returns the last reading with the KV. A listing without the server's
+// segment still ends it.
+func TestDrainSkipsFailedReadings(t *testing.T) {
+	seg := func(mib int) string { return fmt.Sprintf(`[{"ipc":"x","used_bytes":%d}]`, mib<<20) }
+	for _, c := range []struct {
+		name    string
+		answers []string // "" fails
+		want    float64
+		wantOK  bool
+	}{
+		{name: "failed read skipped", answers: []string{seg(500), seg(400), "", seg(300), seg(300)}, want: 300, wantOK: true},
+		{name: "failed first read", answers: []string{"", seg(400), seg(300), seg(300)}, want: 300, wantOK: true},
+		{name: "segment gone ends", answers: []string{seg(500), seg(400), `[]`}, wantOK: false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := &scriptedKvctl{list: func(n int) (string, error) {
+				a := c.answers[min(n, len(c.answers)-1)]
+				if a == "" {
+					return "", errors.New("timed out")
+				}
+				return a, nil
+			}}
+			r := &Runner{Timing: Timing{DrainStep: time.Millisecond, DrainMax: time.Minute}.WithDefaults()}
+			kc := &coloc{c: &Case{R: r, Entry: &Entry{Name: "drain"}}, ctx: context.Background(),
+				sampler: &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, IPCs: []string{"x"}}}
+			got, ok := kc.drain(0).kv(0)
+			if ok != c.wantOK || got != c.want {
+				t.Errorf("drained to %v MiB (%v), want %v (%v)", got, ok, c.want, c.wantOK)
+			}
+			if k.calls != len(c.answers) {
+				t.Errorf("%d readings, want %d", k.calls, len(c.answers))
+			}
+		})
 	}
 }
