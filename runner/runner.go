@@ -36,7 +36,7 @@ type Timing struct {
 	GPUProcessWait time.Duration
 	// GPUProcessPoll is the step of that wait (1 s).
 	GPUProcessPoll time.Duration
-	// KvctlTimeout bounds one kvctl call (10 s).
+	// KvctlTimeout bounds one kvctl call (30 s: a real call imports torch).
 	KvctlTimeout time.Duration
 	// BallastReady bounds the wait for `ballast ready` (120 s).
 	BallastReady time.Duration
@@ -124,7 +124,8 @@ type Sim struct {
 	// Dir is CI_REPORT_SIM_DIR, the simulated world.
 	Dir string
 	// Env is passed to every simulated process (CI_REPORT_SIM_DIR,
-	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE, a test's dispatch variable).
+	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE,
+	// CI_REPORT_SIM_KVCTL_DELAY, a test's dispatch variable).
 	Env collect.Env
 }
 
