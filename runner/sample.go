@@ -131,9 +131,17 @@ func (s *memSampler) now() time.Time {
 }
 
 // Read takes one reading now, records it and returns it. A ledger or GPU
-// error is counted and leaves that part of the reading out.
+// error is counted and leaves that part of the reading out. A reading whose
+// ledger read failed is taken once more at once (both are recorded): the
+// case's own readings are its baselines and the ends of its windows
+// (a_growth's base, l_after_burst), which one failed kvctl call, a timeout
+// on a loaded machine, must not turn into 0 MiB. Periodic readings are not
+// retried: the next period is their retry.
 func (s *memSampler) Read(ctx context.Context) memReading {
 	r, _ := s.sample(ctx, false)
+	if s.Kvctl != nil && r.KVMiB == nil && ctx.Err() == nil {
+		r, _ = s.sample(ctx, false)
+	}
 	return r
 }
 

@@ -81,8 +81,11 @@ func TestMemSamplerRead(t *testing.T) {
 	if !r.GPUOK || r.GPUMiB != 3000 {
 		t.Errorf("gpu = %v, %v", r.GPUMiB, r.GPUOK)
 	}
-	s.Read(ctx) // kvctl fails
-	s.Read(ctx) // kvctl prints garbage
+	// kvctl fails, and the reading taken again at once gets garbage: the
+	// reading has no KV, and both failures count.
+	if r := s.Read(ctx); r.KVMiB != nil {
+		t.Errorf("a reading whose ledger read failed twice has KV %v", r.KVMiB)
+	}
 	g.err = errors.New("NVML: unknown error")
 	s.Read(ctx)
 	if n, last := s.LedgerErrors(); n != 2 || !strings.Contains(last, "not a JSON array") {
@@ -463,8 +466,11 @@ func TestDrainSkipsFailedReadings(t *testing.T) {
 		want    float64
 		wantOK  bool
 	}{
-		{name: "failed read skipped", answers: []string{seg(500), seg(400), "", seg(300), seg(300)}, want: 300, wantOK: true},
-		{name: "failed first read", answers: []string{"", seg(400), seg(300), seg(300)}, want: 300, wantOK: true},
+		// A reading is taken again once when its ledger read fails
+		// (Read), so a drain's reading lacks the KV after two failures.
+		{name: "failed read skipped", answers: []string{seg(500), seg(400), "", "", seg(300), seg(300)}, want: 300, wantOK: true},
+		{name: "failed first read", answers: []string{"", "", seg(400), seg(300), seg(300)}, want: 300, wantOK: true},
+		{name: "one failure retried", answers: []string{seg(500), "", seg(400), seg(400)}, want: 400, wantOK: true},
 		{name: "segment gone ends", answers: []string{seg(500), seg(400), `[]`}, wantOK: false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -486,5 +492,32 @@ func TestDrainSkipsFailedReadings(t *testing.T) {
 				t.Errorf("%d readings, want %d", k.calls, len(c.answers))
 			}
 		})
+	}
+}
+
+// TestMemSamplerReadRetriesOnce: the case's own reading is taken again at
+// once when its ledger read failed, so one failed kvctl call does not turn a
+// baseline into 0 MiB; both attempts are recorded and the failure counted.
+// A cancelled reading is not retried.
+func TestMemSamplerReadRetriesOnce(t *testing.T) {
+	k := &scriptedKvctl{list: func(n int) (string, error) {
+		if n == 0 {
+			return "", errors.New("timed out after 30s")
+		}
+		return `[{"ipc":"x","used_bytes":104857600}]`, nil
+	}}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, IPCs: []string{"x"}}
+	if v, ok := s.Read(context.Background()).kv(0); !ok || v != 100 {
+		t.Errorf("kv = %v (%v), want the retry's 100 MiB", v, ok)
+	}
+	if n, _ := s.LedgerErrors(); n != 1 || k.calls != 2 || len(s.Readings(time.Time{}, time.Time{})) != 2 {
+		t.Errorf("%d errors, %d calls, %d readings; want 1, 2, 2", n, k.calls, len(s.Readings(time.Time{}, time.Time{})))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	k.list = func(int) (string, error) { return "", errors.New("killed") }
+	s.Read(ctx)
+	if k.calls != 3 {
+		t.Errorf("%d calls after a cancelled reading, want 3 (no retry)", k.calls)
 	}
 }
