@@ -521,3 +521,31 @@ func TestMemSamplerReadRetriesOnce(t *testing.T) {
 		t.Errorf("%d calls after a cancelled reading, want 3 (no retry)", k.calls)
 	}
 }
+
+// TestMemSamplerInterruptEndsCalls: an interrupt (the case's context
+// cancelled) ends every kvctl call in flight at once, without stop, and
+// their cut-short readings are dropped, not counted as ledger errors.
+func TestMemSamplerInterruptEndsCalls(t *testing.T) {
+	g := &gateKvctl{started: make(chan struct{}, 100), open: make(chan struct{})}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: g.exec}, IPCs: []string{"x"}, MaxInFlight: 3}
+	ctx, interrupt := context.WithCancel(context.Background())
+	stop := s.Run(ctx, time.Millisecond)
+	defer stop()
+	for i := range 3 {
+		select {
+		case <-g.started:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d kvctl calls started, want 3 at once", i)
+		}
+	}
+	interrupt()
+	waitFor(t, "the calls in flight ended by the interrupt", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.inFlight == 0
+	})
+	stop()
+	if n, last := s.LedgerErrors(); n != 0 || len(s.Readings(time.Time{}, time.Time{})) != 0 {
+		t.Errorf("%d ledger errors (%s), %d readings; want none of either", n, last, len(s.Readings(time.Time{}, time.Time{})))
+	}
+}
