@@ -379,6 +379,25 @@ func (g *gateKvctl) exec(ctx context.Context, argv []string) ([]byte, error) {
 	}
 }
 
+// runGated runs a sampler of MaxInFlight 3 on a gateKvctl every millisecond
+// and returns once 3 calls hang at once (bounded: a sampler that does not
+// overlap its calls fails here).
+func runGated(t *testing.T, ctx context.Context) (*gateKvctl, *memSampler, func()) {
+	t.Helper()
+	g := &gateKvctl{started: make(chan struct{}, 100), open: make(chan struct{})}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: g.exec}, IPCs: []string{"x"}, MaxInFlight: 3}
+	stop := s.Run(ctx, time.Millisecond)
+	for i := range 3 {
+		select {
+		case <-g.started:
+		case <-time.After(30 * time.Second):
+			stop()
+			t.Fatalf("%d kvctl calls started while the first hangs, want 3 at once", i)
+		}
+	}
+	return g, s, stop
+}
+
 // waitFor waits, at most 30 s, for cond: an event the test causes, bounded
 // so that a broken sampler fails instead of hanging.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -396,17 +415,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // running starts none and is counted; once kvctl answers, every call's
 // reading is recorded, in time order.
 func TestMemSamplerOverlapsSlowCalls(t *testing.T) {
-	g := &gateKvctl{started: make(chan struct{}, 100), open: make(chan struct{})}
-	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: g.exec}, IPCs: []string{"x"}, MaxInFlight: 3}
-	stop := s.Run(context.Background(), time.Millisecond)
+	g, s, stop := runGated(t, context.Background())
 	defer stop()
-	for i := range 3 {
-		select {
-		case <-g.started:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%d kvctl calls started while the first hangs, want 3 at once", i)
-		}
-	}
 	waitFor(t, "a period skipped with every call in flight", func() bool { return s.Skipped() > 0 })
 	g.mu.Lock()
 	most := g.most
@@ -526,18 +536,9 @@ func TestMemSamplerReadRetriesOnce(t *testing.T) {
 // cancelled) ends every kvctl call in flight at once, without stop, and
 // their cut-short readings are dropped, not counted as ledger errors.
 func TestMemSamplerInterruptEndsCalls(t *testing.T) {
-	g := &gateKvctl{started: make(chan struct{}, 100), open: make(chan struct{})}
-	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: g.exec}, IPCs: []string{"x"}, MaxInFlight: 3}
 	ctx, interrupt := context.WithCancel(context.Background())
-	stop := s.Run(ctx, time.Millisecond)
+	g, s, stop := runGated(t, ctx)
 	defer stop()
-	for i := range 3 {
-		select {
-		case <-g.started:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%d kvctl calls started, want 3 at once", i)
-		}
-	}
 	interrupt()
 	waitFor(t, "the calls in flight ended by the interrupt", func() bool {
 		g.mu.Lock()

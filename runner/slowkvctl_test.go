@@ -57,13 +57,7 @@ func TestPrioritySlowKvctl(t *testing.T) {
 		dumpChecks(t, run.res)
 		t.Errorf("failed checks: %v", f)
 	}
-	var samples []collect.LedgerSample
-	if err := json.Unmarshal(run.log["ledger"], &samples); err != nil {
-		t.Fatalf("ledger: %v", err)
-	}
-	if len(samples) < 4 {
-		t.Fatalf("%d ledger samples during the burst", len(samples))
-	}
+	samples := run.ledgerSamples(t, 4)
 	gap := medianGap(samples) / scale
 	t.Logf("%d ledger samples, median gap %.2f s (simulated), kvctl_latency_s %s", len(samples), gap, run.log["kvctl_latency_s"])
 	if gap < 1.5 || gap > 3 {
