@@ -95,7 +95,7 @@ func (t Timing) WithDefaults() Timing {
 // time). The timeouts of single calls that only guard against a hang — one
 // kvctl call, one /health probe, one request, one prefix-cache reset, an
 // install — keep their documented values: scaled, a loaded machine would turn
-// them into failures (30 s of kvctl is 1.5 s at 0.05, and a simulated kvctl may take 3 s scaled).
+// them into failures (30 s of kvctl would be 1.5 s at 0.05).
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()
 	if f <= 0 || f == 1 {
