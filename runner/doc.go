@@ -154,7 +154,11 @@
 //
 // # Sampling
 //
-// The co-location kinds sample the GPU and kvctl (memSampler). While it
+// The co-location kinds sample the GPU and kvctl (memSampler). A real kvctl
+// call takes seconds (it imports torch), so periodic readings do not wait for
+// each other: each period starts one, at most 4 run at once, and a reading
+// is timed when kvctl read the ledger (its first output), not when it was
+// asked or when it exited (docs/runner.md §4.4). While it
 // samples periodically, each reading also carries the most each held since
 // the reading before, from Runner.Peaks: under --simulate the world's
 // high-water marks, so a simulated burst shorter than the sampling period,

@@ -102,7 +102,8 @@ type Sim struct {
 	// Dir is CI_REPORT_SIM_DIR, the simulated world.
 	Dir string
 	// Env is passed to every simulated process (CI_REPORT_SIM_DIR,
-	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE, a test's dispatch
+	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE,
+	// CI_REPORT_SIM_KVCTL_DELAY, a test's dispatch
 	// variable): a simulated helper finds its world through it.
 	Env collect.Env
 }

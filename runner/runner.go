@@ -36,7 +36,7 @@ type Timing struct {
 	GPUProcessWait time.Duration
 	// GPUProcessPoll is the step of that wait (1 s).
 	GPUProcessPoll time.Duration
-	// KvctlTimeout bounds one kvctl call (10 s).
+	// KvctlTimeout bounds one kvctl call (30 s: a real call imports torch).
 	KvctlTimeout time.Duration
 	// BallastReady bounds the wait for `ballast ready` (120 s).
 	BallastReady time.Duration
@@ -95,7 +95,7 @@ func (t Timing) WithDefaults() Timing {
 // time). The timeouts of single calls that only guard against a hang — one
 // kvctl call, one /health probe, one request, one prefix-cache reset, an
 // install — keep their documented values: scaled, a loaded machine would turn
-// them into failures (10 s of kvctl is 0.5 s at 0.05).
+// them into failures (30 s of kvctl would be 1.5 s at 0.05).
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()
 	if f <= 0 || f == 1 {
