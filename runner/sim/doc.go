@@ -11,7 +11,9 @@
 //	procs/<pid>.json     one live simulated process (server or ballast): the GPUs and bytes it holds
 //	segments/<ipc>.json  one kvcached server's ledger entry (what kvctl lists), updated atomically
 //	shm/<ipc>            the analogue of /dev/shm/<ipc> (ShmDir)
-//	tmp/kvcached_<ipc>_sock/  the analogue of kvcached's socket dir in /tmp (TmpDir)
+//	tmp/kvcached-tp-<ipc>-<8 hex>/  kvcached's TP worker socket dir in /tmp (TmpDir):
+//	                     the hex is uuid5(NAMESPACE_DNS, ipc)'s first 8, as kvcached
+//	                     names it; a vLLM server makes it at any TP, SGLang above TP 1
 //	world.lock           flock taken for every allocation decision and ledger update
 //	gpu_peaks.json       {"peak_bytes":[...]}: the most each GPU held since Peaks last read it
 //
@@ -169,7 +171,8 @@
 //	wrong-tokens     a kvcached server's output diverges from the fourth token
 //	                 on for prompts of 200 or more tokens (the filler and apc
 //	                 documents, not the short questions); cached_tokens unchanged
-//	leak-segment     the segment, shm entry and socket dir stay after exit
+//	leak-segment     the segment and shm entry stay after exit (kvcached#477)
+//	leak-socket-dir  the socket dir stays after exit (kvcached#476)
 //	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
 //	versions-fail    `sim versions` (the setup case's version probe) exits 1;
 //	                 no expectation set can be picked, so the setup case fails

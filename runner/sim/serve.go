@@ -438,8 +438,10 @@ func (s *simServer) allocate(env serveEnv) error {
 		if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, s.ipc), []byte(s.ipc+"\n"), 0o644); err != nil {
 			return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
 		}
-		if err := os.MkdirAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"), 0o755); err != nil {
-			return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+		if makesSocketDir(cfg.Engine, cfg.TP) {
+			if err := os.MkdirAll(s.w.socketDir(s.ipc), 0o755); err != nil {
+				return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+			}
 		}
 		s.log.kvcached("created shared memory segment /dev/shm/%s on GPU %d (limit %d bytes)", s.ipc, s.gpus[0], s.kv.limitBytes)
 	}
@@ -539,7 +541,8 @@ func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int 
 
 // cleanup removes what the process registered in the world: its process
 // record always (the driver frees GPU memory of a dead process anyway), its
-// kvcached segment, shm entry and socket dir unless the fault leak-segment.
+// kvcached segment and shm entry unless the fault leak-segment, its socket
+// dir unless the fault leak-socket-dir.
 func (s *simServer) cleanup(registered bool) {
 	if s.w == nil || !registered {
 		return
@@ -550,18 +553,28 @@ func (s *simServer) cleanup(registered bool) {
 	}
 }
 
+// removeKvcachedFiles is kvcached's cleanup at exit. The faults model the
+// open upstream leaks: leak-segment is kvcached#477 (a graceful stop of a
+// vLLM server leaves /dev/shm/<ipc>), leak-socket-dir #476 (nothing removes
+// /tmp/kvcached-tp-<ipc>-<8 hex>, the dir socketDirName names).
 func (s *simServer) removeKvcachedFiles() {
 	if s.faults.has(FaultLeakSegment, s.ids...) {
 		s.log.kvcached("WARNING: leaving shared memory segment %s behind (fault leak-segment)", s.ipc)
+	} else {
+		if err := s.w.lock.Lock(); err == nil {
+			os.Remove(s.w.segmentPath(s.ipc))
+			s.w.lock.Unlock()
+		}
+		os.Remove(filepath.Join(s.w.dir, shmDir, s.ipc))
+		s.log.kvcached("removed shared memory segment %s", s.ipc)
+	}
+	if s.faults.has(FaultLeakSocketDir, s.ids...) {
+		if makesSocketDir(s.cfg.Engine, s.cfg.TP) {
+			s.log.kvcached("WARNING: leaving socket dir %s behind (fault leak-socket-dir)", socketDirName(s.ipc))
+		}
 		return
 	}
-	if err := s.w.lock.Lock(); err == nil {
-		os.Remove(s.w.segmentPath(s.ipc))
-		s.w.lock.Unlock()
-	}
-	os.Remove(filepath.Join(s.w.dir, shmDir, s.ipc))
-	os.RemoveAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"))
-	s.log.kvcached("removed shared memory segment %s", s.ipc)
+	os.RemoveAll(s.w.socketDir(s.ipc))
 }
 
 // crash makes the engine die with a traceback. The process exits at once,
