@@ -602,7 +602,7 @@ func ledger(t *testing.T, dir string) map[string]kvctlEntry {
 	}
 	defer w.lock.Close()
 	var out bytes.Buffer
-	if code := kvctlList(w, nil, true, &out, io.Discard); code != 0 {
+	if code := kvctlList(w, nil, true, false, &out, io.Discard); code != 0 {
 		t.Fatalf("kvctl list: %d", code)
 	}
 	var es []kvctlEntry
