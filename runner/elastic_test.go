@@ -38,6 +38,8 @@ type simOpts struct {
 	// starts this phase: an event, not a delay, so a fast machine cannot
 	// finish the case before the interrupt.
 	cancelAtPhase string
+	// kinds replaces built-in kinds (Runner.Kinds).
+	kinds map[string]Kind
 }
 
 // phaseWatch is the runner's stderr in a test that interrupts at a phase: it
@@ -132,7 +134,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	r := &Runner{
 		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, AnyPort: true,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
-		Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+		Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world), Kinds: o.kinds,
 	}
 	r.Timing = r.Timing.Scaled(simScale)
 	if o.readyTimeout > 0 {
