@@ -136,6 +136,13 @@
 // stale /dev/shm entry would be). `limit <ipc> <size>` (bytes, or 512M, 1.5g)
 // and `priority <ipc> <p>` exit 1 for an unknown IPC; priority waits up to 2 s
 // (scaled, ≥0.5 s) for the server to take it and exits 0 even when rejected.
+// Usage errors are argparse's (the usage line with the subcommands, then
+// `kvctl: error: …`, exit 2); `<command> --help` exits 0.
+// CI_REPORT_SIM_KVCACHED=no-priority makes kvctl released kvcached 0.1.5's
+// (kvcached/cli/kvctl.py@2513db15eee5): no priority subcommand (argparse's
+// `invalid choice: 'priority'`, exit 2, for its --help too) and list --json
+// with ipc, limit_bytes and used_bytes only; the runner's capability probe
+// then skips the priority pair (docs/runner.md §2.7).
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
