@@ -9,7 +9,8 @@
 //
 //	gpus.json            {"gpus":[{"index":0,"name":"NVIDIA L4 (simulated)","memory_mib":24576,"driver":"580.95.05"}]}
 //	procs/<pid>.json     one live simulated process (server or ballast): the GPUs and bytes it holds
-//	segments/<ipc>.json  one kvcached server's ledger entry (what kvctl lists), updated atomically
+//	segments/<ipc>.json  one kvcached server's ledger entry (what kvctl lists), updated atomically;
+//	                     an SGLang hybrid server's Mamba pool has its own, <ipc>_g1.json
 //	shm/<ipc>            the analogue of /dev/shm/<ipc> (ShmDir)
 //	tmp/kvcached-tp-<ipc>-<8 hex>/  kvcached's TP worker socket dir in /tmp (TmpDir):
 //	                     the hex is uuid5(NAMESPACE_DNS, ipc)'s first 8, as kvcached
@@ -126,6 +127,14 @@
 // shortfall and a raised watermark stay in the ledger for LedgerHold (6 s
 // scaled, ≥200 ms) after the condition ended, so a sampler sees them.
 // charged_bytes = used_bytes = mapped pages (live and idle). Default priority 0.
+//
+// Pool groups: a kvcached SGLang server of a hybrid model spreads its KV over
+// two segments, as kvcached gives each further pool group its own
+// (`<ipc>_g<N>`): `<ipc>` (full attention) and `<ipc>_g1` (Mamba), each
+// with a shm entry. Group 1 holds a quarter of the mapped bytes and of the
+// initial limit, in whole pages; a `kvctl limit` on either segment stays as
+// written, and the server's limit is the two together. The priority
+// protocol is posted in `<ipc>` only. vLLM's pools share one segment.
 //
 // # kvctl and ballast
 //
