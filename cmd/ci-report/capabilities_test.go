@@ -62,15 +62,11 @@ func TestCapabilityMissingSkips(t *testing.T) {
 
 	cliAtRoot(t)
 	comment, section := renderToFiles(t, []string{part}, goldenFlags)
-	for _, want := range []string{
+	wantAll(t, "comment", comment,
 		"· PASS\n",
 		// Names are escaped as every text of a run is (the `_`).
 		"Skipped: priority-vllm-qwen05b+vllm-qwen35\\_4b (kvctl has no priority command (kvcached 0.1.5+sim)).",
-	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
-		}
-	}
+	)
 	if want := "Skipped in this run, not counted in the verdict:\n- `" + pair + "`: kvctl has no priority command (kvcached 0.1.5+sim)."; !strings.Contains(section, want) {
 		t.Errorf("section lacks %q:\n%s", want, section)
 	}

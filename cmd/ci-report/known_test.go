@@ -13,6 +13,16 @@ import (
 // today's kvcached bugs (docs/render.md §10), relative to the repository root.
 const shippedKnownIssues = "docs/known-issues.json"
 
+// wantAll reports every one of wants that doc (named what) lacks.
+func wantAll(t *testing.T, what, doc string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(doc, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, doc)
+		}
+	}
+}
+
 const (
 	link477 = "[kvcached#477](https://github.com/ovg-project/kvcached/issues/477)"
 	link476 = "[kvcached#476](https://github.com/ovg-project/kvcached/issues/476)"
@@ -38,19 +48,15 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 	}
 
 	comment, section := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
-	for _, want := range []string{
+	wantAll(t, "comment", comment,
 		"· PASS\n",
 		"All 1 cases passed; 1 of them failed only on known upstream issues.",
 		"<details><summary>Known upstream issues: 2 failed checks in 1 case that failed on nothing else, not counted in the verdict</summary>",
 		"| vllm-qwen05b-kv\\_c1 | `shm_removed` | left in ",
-		"| " + link477 + " |",
+		"| "+link477+" |",
 		"| vllm-qwen05b-kv\\_c1 | `socket_dirs_removed` | left in ",
-		"| " + link476 + " |",
-	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
-		}
-	}
+		"| "+link476+" |",
+	)
 	if strings.Contains(comment, "| case | setup | failed checks |") || strings.Contains(comment, "No longer reproduces") {
 		t.Errorf("no case failed beyond the known issues, and every known issue reproduced:\n%s", comment)
 	}
@@ -112,18 +118,14 @@ func TestKnownIssuesDoNotHideARegression(t *testing.T) {
 	}
 	cliAtRoot(t)
 	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
-	for _, want := range []string{
+	wantAll(t, "comment", comment,
 		"· FAIL (1 of 2 cases)",
 		"| vllm-qwen05b-kv\\_c1 |",
 		"`gen_seq_tokens_equal` (",
 		"`shm_removed` (left in ",
-		" (known: " + link477 + ")",
-		" (known: " + link476 + ")",
-	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
-		}
-	}
+		" (known: "+link477+")",
+		" (known: "+link476+")",
+	)
 	if strings.Contains(comment, "<details><summary>Known upstream issues") {
 		t.Errorf("the known checks of a failed case belong in its row, not in the known block:\n%s", comment)
 	}
@@ -171,18 +173,14 @@ func TestKnownIssuesSimulatedSocketDir(t *testing.T) {
 		t.Fatalf("without a known-issues file the leaked socket dir must fail the run:\n%s", without)
 	}
 	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
-	for _, want := range []string{
+	wantAll(t, "comment", comment,
 		"· PASS\n",
 		"<details><summary>Known upstream issues: 1 failed check in 1 case that failed on nothing else, not counted in the verdict</summary>",
 		"| vllm-qwen05b-kv\\_c1 | `socket_dirs_removed` | left in ",
-		"| " + link476 + " |",
+		"| "+link476+" |",
 		// The segment was removed: #477's entry covered a check that passed.
-		"No longer reproduces: " + link477 + " (`shm_removed` in `vllm-*`)",
-	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
-		}
-	}
+		"No longer reproduces: "+link477+" (`shm_removed` in `vllm-*`)",
+	)
 	if strings.Contains(comment, "| "+link477+" |") {
 		t.Errorf("only the socket dir leaked, yet a check is known as #477:\n%s", comment)
 	}
