@@ -76,6 +76,18 @@ type Engine struct {
 	// by the probed versions (absent: the plan declares none, or none was
 	// picked).
 	Expectations *EngineExpectations `json:"expectations,omitempty"`
+	// Capabilities are what the engine's setup case probed of its kvcached
+	// for the plan's cases (absent: nothing probed, or no probe answered).
+	Capabilities []Capability `json:"capabilities,omitempty"`
+}
+
+// Capability is one probed capability of an engine's kvcached
+// (docs/formats.md §3.1): its name (`kvctl_priority`), whether it is
+// there, and the probe's evidence.
+type Capability struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"`
 }
 
 // EngineExpectations is the expectation set an engine's kvcached servers

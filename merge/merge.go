@@ -198,8 +198,9 @@ func checkMixed(parts []collect.Part) error {
 
 // mergeSetups combines the parts' setups (docs/formats.md §7.2): the first
 // part's setup, GPUs and case lists concatenated, engines and model
-// revisions united (a later part wins on equal keys; keys keep their first
-// place). Workload and check texts come from the first part that has them,
+// revisions united (a later part wins on equal keys, but an engine's
+// probed capabilities are kept when the later part has none; keys keep
+// their first place). Workload and check texts come from the first part that has them,
 // so that a kind of case that only a later part runs is still described.
 // complete is set when every part has a setup.
 func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
@@ -222,6 +223,12 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 		merged.GPUs = append(merged.GPUs, s.GPUs...)
 		for _, k := range s.Engines.Keys() {
 			v, _ := s.Engines.Get(k)
+			// Only a part whose cases need a capability probes it
+			// (docs/runner.md §2.7): a later part that probed nothing
+			// keeps what an earlier one found.
+			if old, ok := merged.Engines.Get(k); ok && v.Capabilities == nil {
+				v.Capabilities = old.Capabilities
+			}
 			merged.Engines.Set(k, v)
 		}
 		for _, k := range s.ModelRevisions.Keys() {

@@ -654,3 +654,35 @@ func TestSkippedWithKnownIssues(t *testing.T) {
 		t.Errorf("verdicts %q and %q", known.Verdict, rep.Verdict)
 	}
 }
+
+// TestMergeSetupsKeepsCapabilities: only the part with a priority pair
+// probes kvctl's capabilities; a later part of the same engine that probed
+// nothing does not drop them, one that probed does replace them.
+func TestMergeSetupsKeepsCapabilities(t *testing.T) {
+	caps := func(avail bool) []collect.Capability {
+		return []collect.Capability{{Name: "kvctl_priority", Available: avail, Detail: "d"}}
+	}
+	setup := func(c []collect.Capability) *collect.Setup {
+		var e collect.Ordered[collect.Engine]
+		e.Set("vllm", collect.Engine{Image: "vl", Capabilities: c})
+		return &collect.Setup{Profile: "weekly", Engines: e}
+	}
+	for _, tc := range []struct {
+		name   string
+		setups []*collect.Setup
+		want   []collect.Capability
+	}{
+		{"probed, then nothing", []*collect.Setup{setup(caps(false)), setup(nil)}, caps(false)},
+		{"nothing, then probed", []*collect.Setup{setup(nil), setup(caps(false))}, caps(false)},
+		{"probed twice: the later wins", []*collect.Setup{setup(caps(false)), setup(caps(true))}, caps(true)},
+	} {
+		var parts []collect.Part
+		for i, s := range tc.setups {
+			parts = append(parts, withSetup(part(fmt.Sprint("p", i), collect.StatusComplete, nil, cr(fmt.Sprint("c", i), true)), s))
+		}
+		got, _ := mergeSetups(parts)
+		if e, _ := got.Engines.Get("vllm"); !cmp.Equal(e.Capabilities, tc.want) {
+			t.Errorf("%s: capabilities %+v, want %+v", tc.name, e.Capabilities, tc.want)
+		}
+	}
+}

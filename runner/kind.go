@@ -63,48 +63,63 @@ type kindSpec struct {
 	// setup.json once when the plan has an entry of the kind; nil: none
 	// (the server case's are always there, see BuildSetup).
 	describe func(s *collect.Setup)
+	// needs are the capabilities its cases need of every engine of their
+	// servers (docs/runner.md §2.7): a case whose engine lacks one is
+	// skipped, not failed.
+	needs []string
 	// run runs one entry.
 	run KindFunc
 }
 
-// kindTable is every built-in kind, in the order the docs list them.
-var kindTable = []kindSpec{
-	{name: KindSetup, engineSetup: true, run: runSetupCase},
-	{
-		name: KindServer, servers: 1, grouped: true,
-		skipped: func(s Selection) bool { return s.SkipCases },
-		setup: func(r *Runner, s *collect.Setup, e *Entry) {
-			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
+// kindTable is every built-in kind, in the order the docs list them. It is
+// filled by init only because the setup kind's run function reaches the
+// table again (setup case → capability probe → EntryEngines → kindOf),
+// which Go refuses as an initialization cycle in a variable's literal.
+var kindTable []kindSpec
+
+func init() { kindTable = builtinKinds() }
+
+// builtinKinds is the table's one literal.
+func builtinKinds() []kindSpec {
+	return []kindSpec{
+		{name: KindSetup, engineSetup: true, run: runSetupCase},
+		{
+			name: KindServer, servers: 1, grouped: true,
+			skipped: func(s Selection) bool { return s.SkipCases },
+			setup: func(r *Runner, s *collect.Setup, e *Entry) {
+				s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
+			},
+			run: runServerCase,
 		},
-		run: runServerCase,
-	},
-	{
-		name: KindElastic, servers: 2,
-		skipped: func(s Selection) bool { return s.SkipElastic },
-		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
-		describe: func(s *collect.Setup) {
-			s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
+		{
+			name: KindElastic, servers: 2,
+			skipped: func(s Selection) bool { return s.SkipElastic },
+			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
+			describe: func(s *collect.Setup) {
+				s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
+			},
+			run: runElastic,
 		},
-		run: runElastic,
-	},
-	{
-		name: KindLimit, servers: 1,
-		skipped: func(s Selection) bool { return s.SkipLimit },
-		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
-		describe: func(s *collect.Setup) {
-			s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
+		{
+			name: KindLimit, servers: 1,
+			skipped: func(s Selection) bool { return s.SkipLimit },
+			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
+			describe: func(s *collect.Setup) {
+				s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
+			},
+			run: runLimit,
 		},
-		run: runLimit,
-	},
-	{
-		name: KindPriority, servers: 2,
-		skipped: func(s Selection) bool { return s.SkipPriority },
-		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
-		describe: func(s *collect.Setup) {
-			s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
+		{
+			name: KindPriority, servers: 2,
+			skipped: func(s Selection) bool { return s.SkipPriority },
+			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
+			describe: func(s *collect.Setup) {
+				s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
+			},
+			needs: []string{CapKvctlPriority},
+			run:   runPriority,
 		},
-		run: runPriority,
-	},
+	}
 }
 
 // kindOf returns the spec of a kind name (false: no such kind).

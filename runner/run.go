@@ -276,6 +276,9 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	if err != nil {
 		return collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{Name: "case_completed", Detail: err.Error()}}, Log: []byte("{}")}
 	}
+	if why := r.missingCapability(c.Entry); why != "" {
+		return c.skipped(why)
+	}
 	res = k.Run(ctx, c)
 	if res.Name == "" {
 		res.Name = c.Entry.Name
@@ -320,6 +323,9 @@ func (r *Runner) printf(w io.Writer, format string, a ...any) {
 
 func (r *Runner) progressLine(w io.Writer, res *collect.CaseResult) {
 	status := "PASS"
+	if res.Skipped() {
+		status = "SKIP (" + res.SkipReason + ")"
+	}
 	if res.Failed() {
 		var names []string
 		for _, ch := range res.Checks {

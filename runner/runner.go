@@ -200,9 +200,10 @@ type Runner struct {
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
-	verMu    sync.Mutex          // an interrupted setup case may still write versions while Run reads them
-	versions map[string]Versions // engine → its setup case's probe
-	expect   map[string]picked   // engine → the expectation set its setup case picked
+	verMu    sync.Mutex                       // an interrupted setup case may still write versions while Run reads them
+	versions map[string]Versions              // engine → its setup case's probe
+	expect   map[string]picked                // engine → the expectation set its setup case picked
+	caps     map[string]map[string]capability // engine → capability → what its setup case probed
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex

@@ -64,6 +64,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 			}
 			c.R.verMu.Unlock()
 		}
+		c.probeCapabilities(ctx, name, &log)
 	}
 	return c.Result(list, log, nil)
 }

@@ -109,8 +109,8 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 	return v, nil
 }
 
-// applyVersions fills setup.json's engine versions from the probes of the
-// setup cases that finished (done: by case name), and kvcached_sha when
+// applyVersions fills setup.json's engine versions and capabilities from
+// the probes of the setup cases that finished (done: by case name), and kvcached_sha when
 // neither --kvcached-sha nor KVCACHED_SHA gave one (the first engine whose
 // probe reports a commit). A setup case cut short by an interrupt may still
 // be probing: what it finds does not count, so setup.json does not depend
@@ -125,6 +125,11 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
 	for _, k := range s.Engines.Keys() {
+		if caps := r.engineCapabilities(k); caps != nil && finished[k] {
+			e, _ := s.Engines.Get(k)
+			e.Capabilities = caps
+			s.Engines.Set(k, e)
+		}
 		v, ok := r.versions[k]
 		if !ok || !finished[k] {
 			continue

@@ -31,6 +31,9 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if _, err := sim.ParseKvctlDelay(e.Getenv("CI_REPORT_SIM_KVCTL_DELAY")); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
+	if err := sim.ValidateKvcached(e.Getenv("CI_REPORT_SIM_KVCACHED")); err != nil {
+		return nil, usageErrorf("CI_REPORT_SIM_KVCACHED: %v", err)
+	}
 	dir := e.Getenv("CI_REPORT_SIM_DIR")
 	keep := dir != ""
 	if !keep {
@@ -62,6 +65,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
 	s.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", e.Getenv("CI_REPORT_SIM_KVCACHED_VERSION"))
 	s.Env.Set("CI_REPORT_SIM_KVCTL_DELAY", e.Getenv("CI_REPORT_SIM_KVCTL_DELAY"))
+	s.Env.Set("CI_REPORT_SIM_KVCACHED", e.Getenv("CI_REPORT_SIM_KVCACHED"))
 	for _, kv := range deps.SimEnv {
 		s.Env.Set(kv[0], kv[1])
 	}

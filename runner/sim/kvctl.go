@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,38 @@ func kvctlDelay(getenv func(string) string, scale float64) (time.Duration, error
 	return scaled(d, scale, 0), err
 }
 
-// runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc> <p>`.
+// The kvcached builds CI_REPORT_SIM_KVCACHED picks: "" is the simulated
+// kvcached with the priority protocol; KvcachedNoPriority is released
+// kvcached 0.1.5 (and main e8e640638ba7), whose kvctl has no `priority`
+// subcommand and lists only ipc, limit_bytes and used_bytes.
+const KvcachedNoPriority = "no-priority"
+
+// ValidateKvcached checks a CI_REPORT_SIM_KVCACHED value, as ValidateFaults
+// does CI_REPORT_SIM_FAULTS, so that a typo is a usage error of `run
+// --simulate` rather than a kvctl that refuses every call.
+func ValidateKvcached(v string) error {
+	if v != "" && v != KvcachedNoPriority {
+		return fmt.Errorf("%q: want %s, or nothing for the kvcached with priority support", v, KvcachedNoPriority)
+	}
+	return nil
+}
+
+// kvctlCommands are the subcommands of kvcached's kvctl, in the order its
+// argparse adds them (kvcached/cli/kvctl.py@2513db15eee5 (v0.1.5) l.420-458,
+// unchanged to @e8e640638ba7), then the priority command only the simulated
+// kvcached with priority support has. The simulator implements list, limit
+// and priority.
+var kvctlCommands = []string{"list", "limit", "limit-percent", "watch", "kvtop", "delete", "shell"}
+
+// kvctlUsage is argparse's usage line of kvctl with its choices.
+func kvctlUsage(cmds []string) string {
+	return "usage: kvctl [-h] {" + strings.Join(cmds, ",") + "} ..."
+}
+
+// runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc>
+// <p>` (priority not with CI_REPORT_SIM_KVCACHED=no-priority). Its usage
+// errors are argparse's: the usage line and `kvctl: error: …` on stderr,
+// exit 2.
 //
 // Each call first waits CI_REPORT_SIM_KVCTL_DELAY, scaled like every
 // simulated delay: the real kvctl imports torch before it parses its
@@ -85,15 +117,43 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		case <-t.C:
 		}
 	}
+	build := getenv("CI_REPORT_SIM_KVCACHED")
+	if err := ValidateKvcached(build); err != nil {
+		fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
+		return 2
+	}
+	cmds := kvctlCommands
+	if build != KvcachedNoPriority {
+		cmds = append(slices.Clone(cmds), "priority")
+	}
 	usage := func(msg string) int {
-		fmt.Fprintln(stderr, "usage: kvctl list [--json] [ipc ...] | limit <ipc> <size> | priority <ipc> <priority>")
+		fmt.Fprintln(stderr, kvctlUsage(cmds))
 		if msg != "" {
 			fmt.Fprintln(stderr, "kvctl: error:", msg)
 		}
 		return 2
 	}
 	if len(args) == 0 {
+		// The real kvctl starts its interactive shell; nothing here reads one.
 		return usage("")
+	}
+	if !slices.Contains(cmds, args[0]) {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintln(stdout, kvctlUsage(cmds))
+			fmt.Fprintln(stdout, "\nKVCached control utility")
+			return 0
+		}
+		// argparse's wording since Python 3.9 (the choices quoted as repr).
+		quoted := make([]string, len(cmds))
+		for i, c := range cmds {
+			quoted[i] = "'" + c + "'"
+		}
+		return usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", ")))
+	}
+	if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
+		// A subcommand's help: what a capability probe asks for.
+		fmt.Fprintf(stdout, "usage: kvctl %s [-h] ...\n", args[0])
+		return 0
 	}
 	w, err := openWorld(dir)
 	if err != nil {
@@ -114,7 +174,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 				only = append(only, a)
 			}
 		}
-		return kvctlList(w, only, jsonOut, stdout, stderr)
+		return kvctlList(w, only, jsonOut, build == KvcachedNoPriority, stdout, stderr)
 	case "limit":
 		if len(args) != 3 {
 			return usage("limit takes <ipc> <size>")
@@ -140,11 +200,14 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		}
 		return kvctlPriority(ctx, w, args[1], p, faults, scale, stdout, stderr)
 	default:
-		return usage("unknown command " + strconv.Quote(args[0]))
+		return usage(fmt.Sprintf("ci-report sim kvctl does not simulate %q", args[0]))
 	}
 }
 
-func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) int {
+// kvctlList is `list [--json] [ipc...]`. plain lists what released
+// kvcached's `list --json` prints: ipc, limit_bytes and used_bytes only
+// (cmd_list, kvcached/cli/kvctl.py@2513db15eee5 l.209-229).
+func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.Writer) int {
 	segs, errs := w.segments()
 	for _, e := range errs {
 		fmt.Fprintln(stderr, "kvctl: warning:", e)
@@ -157,7 +220,21 @@ func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) 
 		res = append(res, s.kvctlEntry)
 	}
 	if jsonOut {
-		b, _ := json.MarshalIndent(res, "", "  ")
+		var b []byte
+		if plain {
+			type released struct {
+				IPC        string `json:"ipc"`
+				LimitBytes int64  `json:"limit_bytes"`
+				UsedBytes  int64  `json:"used_bytes"`
+			}
+			out := make([]released, len(res))
+			for i, e := range res {
+				out[i] = released{e.IPC, e.LimitBytes, e.UsedBytes}
+			}
+			b, _ = json.MarshalIndent(out, "", "  ")
+		} else {
+			b, _ = json.MarshalIndent(res, "", "  ")
+		}
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	}

@@ -110,6 +110,11 @@ type simServer struct {
 	ackSeq      int64
 	reqSeq      int64
 	lastLimit   int64
+	// grouped: the server's KV is spread over two pool groups, each with
+	// its segment (`<ipc>` and `<ipc>_g1`, see groupIPC); groupLimit is
+	// group 1's limit_bytes, the rest of kv.limitBytes group 0's.
+	grouped    bool
+	groupLimit int64
 	// writtenProcBytes is what procs/<pid>.json last said.
 	writtenProcBytes int64
 	// Since the last stats line: prompt, cached and generated tokens.
@@ -409,6 +414,10 @@ func (s *simServer) allocate(env serveEnv) error {
 	capTokens := kvBytes / bpt
 	s.kv = newKVModel(s.elastic, block, bpt, capTokens)
 	s.kv.limitBytes = kvBytes
+	s.grouped = s.elastic && spreadsOverGroups(cfg.Engine, cfg.Model.Hybrid)
+	if s.grouped {
+		s.groupLimit = groupShare(kvBytes)
+	}
 	s.lastLimit = s.kv.limitBytes
 	s.slots = make(chan struct{}, cfg.MaxSeqs)
 	s.lastBusy = s.now()
@@ -432,14 +441,22 @@ func (s *simServer) allocate(env serveEnv) error {
 	}
 	s.writtenProcBytes = s.procRecord().BytesPer
 	if s.elastic {
-		if err := s.w.writeSegment(s.segment(segmentFile{})); err != nil {
-			return fmt.Errorf("RuntimeError: %v", err)
+		segs := []segmentFile{s.segment(segmentFile{})}
+		if s.grouped {
+			segs = append(segs, s.groupSegment(segmentFile{}))
 		}
-		if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, s.ipc), []byte(s.ipc+"\n"), 0o644); err != nil {
-			return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
+		for _, seg := range segs {
+			if err := s.w.writeSegment(seg); err != nil {
+				return fmt.Errorf("RuntimeError: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, seg.IPC), []byte(seg.IPC+"\n"), 0o644); err != nil {
+				return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
+			}
 		}
-		if err := os.MkdirAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"), 0o755); err != nil {
-			return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+		if makesSocketDir(cfg.Engine, cfg.TP) {
+			if err := os.MkdirAll(s.w.socketDir(s.ipc), 0o755); err != nil {
+				return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+			}
 		}
 		s.log.kvcached("created shared memory segment /dev/shm/%s on GPU %d (limit %d bytes)", s.ipc, s.gpus[0], s.kv.limitBytes)
 	}
@@ -473,6 +490,10 @@ func (s *simServer) segment(old segmentFile) segmentFile {
 	seg.IPC, seg.GPU, seg.PID, seg.PIDStart, seg.Engine = s.ipc, s.gpus[0], s.pid, s.pidStart, s.cfg.Engine
 	seg.LimitBytes = s.kv.limitBytes
 	seg.UsedBytes = s.kv.mappedBytes()
+	if s.grouped {
+		seg.LimitBytes -= s.groupLimit
+		seg.UsedBytes -= groupShare(seg.UsedBytes)
+	}
 	seg.ChargedBytes = seg.UsedBytes
 	seg.Priority = s.priority
 	seg.NeedBytes = s.needBytes
@@ -539,7 +560,8 @@ func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int 
 
 // cleanup removes what the process registered in the world: its process
 // record always (the driver frees GPU memory of a dead process anyway), its
-// kvcached segment, shm entry and socket dir unless the fault leak-segment.
+// kvcached segment and shm entry unless the fault leak-segment, its socket
+// dir unless the fault leak-socket-dir.
 func (s *simServer) cleanup(registered bool) {
 	if s.w == nil || !registered {
 		return
@@ -550,18 +572,36 @@ func (s *simServer) cleanup(registered bool) {
 	}
 }
 
+// removeKvcachedFiles is kvcached's cleanup at exit. The faults model the
+// open upstream leaks: leak-segment is kvcached#477 (a graceful stop of a
+// vLLM server leaves /dev/shm/<ipc>), leak-socket-dir #476 (nothing removes
+// /tmp/kvcached-tp-<ipc>-<8 hex>, the dir socketDirName names).
 func (s *simServer) removeKvcachedFiles() {
 	if s.faults.has(FaultLeakSegment, s.ids...) {
 		s.log.kvcached("WARNING: leaving shared memory segment %s behind (fault leak-segment)", s.ipc)
+	} else {
+		names := []string{s.ipc}
+		if s.grouped {
+			names = append(names, s.groupIPC())
+		}
+		if err := s.w.lock.Lock(); err == nil {
+			for _, n := range names {
+				os.Remove(s.w.segmentPath(n))
+			}
+			s.w.lock.Unlock()
+		}
+		for _, n := range names {
+			os.Remove(filepath.Join(s.w.dir, shmDir, n))
+		}
+		s.log.kvcached("removed shared memory segment %s", s.ipc)
+	}
+	if s.faults.has(FaultLeakSocketDir, s.ids...) {
+		if makesSocketDir(s.cfg.Engine, s.cfg.TP) {
+			s.log.kvcached("WARNING: leaving socket dir %s behind (fault leak-socket-dir)", socketDirName(s.ipc))
+		}
 		return
 	}
-	if err := s.w.lock.Lock(); err == nil {
-		os.Remove(s.w.segmentPath(s.ipc))
-		s.w.lock.Unlock()
-	}
-	os.Remove(filepath.Join(s.w.dir, shmDir, s.ipc))
-	os.RemoveAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"))
-	s.log.kvcached("removed shared memory segment %s", s.ipc)
+	os.RemoveAll(s.w.socketDir(s.ipc))
 }
 
 // crash makes the engine die with a traceback. The process exits at once,

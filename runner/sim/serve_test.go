@@ -461,7 +461,7 @@ func TestServeFaults(t *testing.T) {
 			if _, exited := c.stop(syscall.SIGTERM, 500*time.Millisecond); exited {
 				t.Fatal("ignore-stop server exited on SIGTERM")
 			}
-			if exists(filepath.Join(dir, "shm", "e2e_ign")) || exists(filepath.Join(dir, "tmp", "kvcached_e2e_ign_sock")) {
+			if exists(filepath.Join(dir, "shm", "e2e_ign")) || exists(filepath.Join(dir, "tmp", socketDirName("e2e_ign"))) {
 				t.Error("kvcached files left: only the exit should be missing")
 			}
 			c.cmd.Process.Kill()
@@ -471,17 +471,41 @@ func TestServeFaults(t *testing.T) {
 			}
 		}},
 		{"leak-segment", func(t *testing.T, dir string) {
-			c := startServer(t, dir, "sglang", model, kvEnv("e2e_leak", "CI_REPORT_SIM_FAULTS=leak-segment"), "--mem-fraction-static", "0.5")
+			// kvcached#477: the segment and its /dev/shm entry stay, the
+			// socket dir goes (leak-socket-dir is #476).
+			c := startServer(t, dir, "vllm", model, kvEnv("e2e_leak", "CI_REPORT_SIM_FAULTS=leak-segment"), "--gpu-memory-utilization", "0.5")
+			if !exists(filepath.Join(dir, "tmp", "kvcached-tp-e2e_leak-ad7780c7")) {
+				t.Error("a vLLM kvcached server made no socket dir")
+			}
 			if code, exited := c.stop(syscall.SIGINT, 5*time.Second); !exited || code != 0 {
 				t.Errorf("SIGINT: exited %v code %d", exited, code)
 			}
-			for _, p := range []string{"shm/e2e_leak", "tmp/kvcached_e2e_leak_sock", "segments/e2e_leak.json"} {
+			for _, p := range []string{"shm/e2e_leak", "segments/e2e_leak.json"} {
 				if !exists(filepath.Join(dir, p)) {
 					t.Errorf("%s removed despite leak-segment", p)
 				}
 			}
+			if exists(filepath.Join(dir, "tmp", "kvcached-tp-e2e_leak-ad7780c7")) {
+				t.Error("socket dir left by leak-segment")
+			}
 			if exists(filepath.Join(dir, "procs", strconv.Itoa(c.cmd.Process.Pid)+".json")) {
 				t.Error("process record left")
+			}
+		}},
+		{"leak-socket-dir", func(t *testing.T, dir string) {
+			// kvcached#476: /tmp/kvcached-tp-<ipc>-<8 hex> stays; the hex is
+			// Python's uuid.uuid5(uuid.NAMESPACE_DNS, "e2e_sock").hex[:8].
+			c := startServer(t, dir, "vllm", model, kvEnv("e2e_sock", "CI_REPORT_SIM_FAULTS=leak-socket-dir"), "--gpu-memory-utilization", "0.5")
+			if code, exited := c.stop(syscall.SIGINT, 5*time.Second); !exited || code != 0 {
+				t.Errorf("SIGINT: exited %v code %d", exited, code)
+			}
+			if !exists(filepath.Join(dir, "tmp", "kvcached-tp-e2e_sock-a5c7723a")) {
+				t.Error("socket dir removed despite leak-socket-dir")
+			}
+			for _, p := range []string{"shm/e2e_sock", "segments/e2e_sock.json"} {
+				if exists(filepath.Join(dir, p)) {
+					t.Errorf("%s left by leak-socket-dir", p)
+				}
 			}
 		}},
 		{"wrong-tokens", func(t *testing.T, dir string) {
@@ -578,7 +602,7 @@ func ledger(t *testing.T, dir string) map[string]kvctlEntry {
 	}
 	defer w.lock.Close()
 	var out bytes.Buffer
-	if code := kvctlList(w, nil, true, &out, io.Discard); code != 0 {
+	if code := kvctlList(w, nil, true, false, &out, io.Discard); code != 0 {
 		t.Fatalf("kvctl list: %d", code)
 	}
 	var es []kvctlEntry
