@@ -178,9 +178,10 @@ func (k *coloc) ballastConfig() ballastConfig {
 	}
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
-		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
-		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
-		Server: sc,
+		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, Device: r.DeviceIndices(k.plans[0].Engine, []int{k.gpu})[0],
+		ReadyTimeout: r.Timing.BallastReady,
+		Poll:         min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
+		Server:       sc,
 	}
 }
 

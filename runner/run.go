@@ -372,6 +372,9 @@ func (r *Runner) defaults() error {
 	if len(r.GPUs) == 0 {
 		r.GPUs = []int{0}
 	}
+	if err := CheckContainerGPUs(r.Plan, r.GPUs, r.ExecPrefix, r.ContainerGPUs); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	if r.StopSignal == 0 {
 		r.StopSignal = syscall.SIGINT
 	}
@@ -414,16 +417,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	for _, g := range r.gpus {
 		s.GPUs = append(s.GPUs, collect.GPU{Name: g.Name, Memory: fmt.Sprintf("%d MiB", g.MemoryMiB), Driver: g.Driver})
 	}
-	used := map[string]bool{}
-	for i := range r.Plan.Cases {
-		for _, en := range r.Plan.Cases[i].EntryEngines() {
-			used[en] = true
-		}
-	}
-	for _, k := range r.Plan.Engines.Keys() {
-		if !used[k] {
-			continue
-		}
+	for _, k := range usedEngines(r.Plan) {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")

@@ -164,6 +164,11 @@ type Runner struct {
 	// ExecPrefix maps an engine to the words put before its commands; the
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
+	// ContainerGPUs maps an engine to the host GPU indices its container
+	// was started with (--container-gpus; the key "" applies to every
+	// engine without its own): its commands number them from 0, see
+	// DeviceIndices. No entry: they see the host's numbering.
+	ContainerGPUs map[string][]int
 	// InstallCmd maps an engine to the shell command its setup case runs.
 	InstallCmd map[string]string
 	// VersionProbe is the command each setup case runs (after the exec
@@ -342,7 +347,8 @@ func (r *Runner) picked(engineName string) picked {
 
 // ServerEnv is the environment a server starts with: the engine's (and its
 // expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
-// and the simulator's.
+// and the simulator's. gpus are host indices; CUDA_VISIBLE_DEVICES names
+// them as the engine's container numbers them (DeviceIndices).
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
 	setAll(&env, c.R.engineEnv(sp.Engine))
@@ -351,7 +357,7 @@ func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
 	}
 	if len(gpus) > 0 {
-		env.Set("CUDA_VISIBLE_DEVICES", joinInts(gpus))
+		env.Set("CUDA_VISIBLE_DEVICES", joinInts(c.R.DeviceIndices(sp.Engine, gpus)))
 	}
 	if c.R.Sim != nil {
 		setAll(&env, c.R.Sim.Env)
