@@ -112,7 +112,7 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 	}
 	if held := ballastMiB(int64(k.totalMiB), int64(wantMiB)); held > 0 {
 		k.ballastMiB, k.ballastHeldMiB = wantMiB, held
-		c.Progress("ballast")
+		c.Progress("waiting for the ballast")
 		b, err := startBallast(k.ctx, k.ballastConfig())
 		if err != nil {
 			k.add(collect.Check{Name: "ballast_ready", Detail: collect.CutDetail(err.Error(), 300)})
@@ -292,7 +292,7 @@ func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
 // falling, at most DrainMax, and returns the last reading.
 func (k *coloc) drain(idx ...int) memReading {
 	t := k.c.R.Timing
-	k.c.Progress("drain")
+	k.c.Progress("waiting for the KV cache to drain")
 	prev := k.sampler.Read(k.ctx)
 	deadline := k.now().Add(t.DrainMax)
 	for k.now().Before(deadline) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -95,6 +96,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 
+	prog := r.startProgress(progress, logw)
+	r.prog = prog
+	defer prog.stop()
 	out := &Outcome{}
 	groups := r.groupStates()
 	failedSetup := map[string]string{}
@@ -103,7 +107,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			return err
 		}
 		out.Cases = append(out.Cases, res)
-		r.progressLine(progress, &res)
+		prog.result(&res)
 		return nil
 	}
 	flushGroup := func(g *GroupState, native *collect.CaseResult, nativeName string) error {
@@ -123,23 +127,20 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			nativeOf[e.Group] = e.Name
 		}
 	}
-	actions := r.getenv("GITHUB_ACTIONS") == "true"
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
 		if ctx.Err() != nil {
 			break
 		}
 		if why := r.blockedBySetup(e, failedSetup); why != "" {
-			r.printf(progress, "%s %s: NOT RUN (%s)\n", r.now().UTC().Format("15:04:05"), e.Name, why)
+			prog.notRunLine(e.Name, "NOT RUN ("+why+")", why)
 			continue
 		}
 		c := &Case{R: r, Entry: e}
 		if e.Kind == KindServer {
 			c.Group = groups[e.Group]
 		}
-		if actions {
-			r.printf(r.stderr(), "::group::%s\n", e.Name)
-		}
+		prog.start(e)
 		resCh := make(chan collect.CaseResult, 1)
 		go func() { resCh <- r.runCase(ctx, c) }()
 		var res collect.CaseResult
@@ -148,15 +149,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		case <-ctx.Done():
 			running, runningName = resCh, e.Name
 		}
-		if actions {
-			r.printf(r.stderr(), "::endgroup::\n")
-		}
-		if r.Terminal {
-			r.printf(r.stderr(), "\r\033[K")
-		}
+		prog.end()
 		if ctx.Err() != nil {
 			// The case was cut short: it did not finish, so it is not run.
-			r.printf(progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
+			prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
 			break
 		}
 		if e.Kind == KindSetup && res.Failed() {
@@ -249,13 +245,19 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := w.WritePartMeta(meta); err != nil {
 		return out, err
 	}
+	prog.summary(out.Cases, meta.Planned)
 	return out, nil
 }
 
 // runCase runs one case through its kind, stops whatever the kind left
-// running, and turns a panic into a failed case instead of a dead runner
-// with live servers.
+// running, turns a panic into a failed case instead of a dead runner with
+// live servers, and records how long the case took.
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
+	// duration_s (docs/formats.md §4) is the case's whole time, stopping
+	// what the kind left running included; to the millisecond, as no
+	// reader needs more.
+	start := r.now()
+	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
 	defer c.stopAll()
 	defer func() {
 		if p := recover(); p != nil {
@@ -309,25 +311,6 @@ func (r *Runner) printf(w io.Writer, format string, a ...any) {
 	r.progMu.Lock()
 	defer r.progMu.Unlock()
 	fmt.Fprintf(w, format, a...)
-}
-
-func (r *Runner) progressLine(w io.Writer, res *collect.CaseResult) {
-	status := "PASS"
-	if res.Failed() {
-		var names []string
-		for _, ch := range res.Checks {
-			if !ch.OK {
-				names = append(names, ch.Name)
-			}
-		}
-		if len(names) == 0 {
-			names = append(names, "no failed check recorded")
-		}
-		status = "FAIL (" + strings.Join(names, ", ") + ")"
-	}
-	r.progMu.Lock()
-	defer r.progMu.Unlock()
-	fmt.Fprintf(w, "%s %s: %s\n", r.now().UTC().Format("15:04:05"), res.Name, status)
 }
 
 func (r *Runner) groupStates() map[string]*GroupState {

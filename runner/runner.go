@@ -212,6 +212,12 @@ type Runner struct {
 	Stderr io.Writer
 	// Terminal: stderr is a terminal, so a live phase line is shown.
 	Terminal bool
+	// Heartbeat is the period of the heartbeat lines while a case runs
+	// (default DefaultHeartbeat, real time also under --simulate).
+	Heartbeat time.Duration
+	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
+	// ticks' times are the heartbeat lines' clock, so tests send them.
+	NewTicker func(time.Duration) (<-chan time.Time, func())
 	// Hostname is part.json's host.
 	Hostname string
 	// Kinds overrides the built-in kinds by name (tests).
@@ -225,6 +231,7 @@ type Runner struct {
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex
+	prog     *runProgress // the running Run's progress (nil outside Run)
 }
 
 func (r *Runner) now() time.Time {
@@ -602,18 +609,24 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 }
 
 // Progress shows the running phase of the case: a live line on a terminal,
-// a plain line inside the case's ::group:: on GitHub Actions, else nothing.
+// a plain line inside the case's ::group:: on GitHub Actions, else nothing
+// but the next heartbeat line (docs/runner.md §1.4).
 func (c *Case) Progress(phase string) {
 	// On GitHub Actions (not a terminal) each phase is a plain line, so the
 	// case's ::group:: shows how far the case got (where a hang sits)
 	// instead of being empty.
 	actions := !c.R.Terminal && c.R.getenv("GITHUB_ACTIONS") == "true"
+	now := c.R.now()
+	c.R.progMu.Lock()
+	defer c.R.progMu.Unlock()
+	line := fmt.Sprintf("%s %s: %s", clock(now), c.Entry.Name, phase)
+	if c.R.prog != nil {
+		// The heartbeat says which phase runs, so it learns of every one.
+		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
+	}
 	if !c.R.Terminal && !actions {
 		return
 	}
-	c.R.progMu.Lock()
-	defer c.R.progMu.Unlock()
-	line := fmt.Sprintf("%s %s: %s", c.R.now().UTC().Format("15:04:05"), c.Entry.Name, phase)
 	if actions {
 		fmt.Fprintln(c.R.stderr(), line)
 		return
