@@ -82,7 +82,7 @@ func CheckContainerGPUs(p *Plan, gpus []int, prefixes map[string][]string, conta
 				return fmt.Errorf("%s: want distinct GPU indices ≥ 0", what)
 			}
 		}
-		for _, en := range usedEngines(p) {
+		for _, en := range p.UsedEngines() {
 			if (key == "" && r.hasOwnContainer(en)) || (key != "" && key != en) {
 				continue
 			}
@@ -104,9 +104,10 @@ func (r *Runner) hasOwnContainer(engineName string) bool {
 	return ok
 }
 
-// usedEngines are the engines the plan's cases use, in the plan's engine
-// order: an engine the selection left no case of starts nothing.
-func usedEngines(p *Plan) []string {
+// UsedEngines are the engines the plan's cases use, in the plan's engine
+// order: an engine the selection left no case of starts nothing (no
+// container, no setup.json entry).
+func (p *Plan) UsedEngines() []string {
 	used := map[string]bool{}
 	for i := range p.Cases {
 		for _, en := range p.Cases[i].EntryEngines() {

@@ -400,7 +400,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	for _, g := range r.gpus {
 		s.GPUs = append(s.GPUs, collect.GPU{Name: g.Name, Memory: fmt.Sprintf("%d MiB", g.MemoryMiB), Driver: g.Driver})
 	}
-	for _, k := range usedEngines(r.Plan) {
+	for _, k := range r.Plan.UsedEngines() {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")
