@@ -128,3 +128,20 @@ func TestAnnotationTitleIsAnEscapedProperty(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// On a terminal the heartbeat rewrites the live line; run.log still gets
+// it as a line.
+func TestHeartbeatOnATerminal(t *testing.T) {
+	f := newFakeRun(t, mustPlan(t, "smoke"), nil)
+	f.r.Terminal = true
+	var log strings.Builder
+	p := f.r.startProgress(f.stderr, &log)
+	defer p.stop()
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	p.current, p.caseAt, p.phaseAt, p.phase = "vllm-qwen05b-kv_c1", t0, t0.Add(5*time.Second), "waiting for readiness"
+	p.beat(t0.Add(65 * time.Second))
+	line := `12:01:05 [2/4] vllm-qwen05b-kv_c1: in "waiting for readiness" for 1m0s (case 1m5s)`
+	if f.stderr.String() != "\r\033[K"+line || log.String() != line+"\n" {
+		t.Fatalf("stderr %q, run.log %q", f.stderr, log.String())
+	}
+}
