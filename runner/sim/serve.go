@@ -310,7 +310,7 @@ func listenHost(h string) string {
 
 // containerGPUsEnv names the world GPUs a simulated container was given,
 // comma-separated, as `docker run --gpus '"device=2,3"'` gives host GPUs:
-// inside, they are numbered from 0 in ascending order (docs/runner.md §7.4).
+// inside, they are numbered from 0 in ascending order (docs/runner.md §7.2).
 const containerGPUsEnv = "CI_REPORT_SIM_CONTAINER_GPUS"
 
 // deviceGPUs returns the world GPUs of the device indices a process names
