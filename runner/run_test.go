@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,9 +50,15 @@ func newFakeRun(t *testing.T, plan *Plan, kinds map[string]Kind) *fakeRun {
 		"HF_TOKEN":            "hf_topsecret",
 	}}
 	clock := time.Date(2026, 11, 28, 12, 0, 4, 0, time.UTC)
+	var clockMu sync.Mutex // a case cut short by an interrupt reads the clock beside Run
 	f.r = &Runner{
 		Plan: plan, OutDir: filepath.Join(t.TempDir(), "vllm"), RunID: "1007", GPU: idleGPU{}, Kinds: kinds,
-		Now:    func() time.Time { clock = clock.Add(time.Second); return clock },
+		Now: func() time.Time {
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			clock = clock.Add(time.Second)
+			return clock
+		},
 		Getenv: func(k string) string { return f.env[k] }, Stderr: f.stderr, Version: "test",
 	}
 	return f

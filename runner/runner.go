@@ -199,7 +199,9 @@ type Runner struct {
 	// Exec runs short commands (kvctl, leftover listings through an exec
 	// prefix, the PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
-	// Now is the clock (default time.Now).
+	// Now is the clock (default time.Now). Several goroutines read it at
+	// once (samplers, and a case cut short by an interrupt while Run
+	// writes the part), so it must be safe for that.
 	Now func() time.Time
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
