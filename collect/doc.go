@@ -180,7 +180,8 @@
 //	ok          bool       every check ok (no checks: ok)
 //	skipped     string     (new) why the case judged nothing, e.g. "kvctl has no
 //	                       priority command (kvcached 0.1.5)"; absent: it ran
-//	duration_s  float      (new) how long the case took; absent: not recorded
+//	duration_s  float      (new) how long the case took in seconds, as run
+//	                       times it (docs/formats.md §4); absent: not recorded
 //	checks      [{name string, ok bool, detail string}]   in check order; a failed
 //	                       check's detail states the measured value against its bar
 //	log         object     per kind of case, below

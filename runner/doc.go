@@ -55,7 +55,9 @@
 // server's env, KVCACHED_IPC_NAME (kvcached servers: `e2e_<run id>_<name>`
 // with every character outside [A-Za-z0-9_] replaced by `_`; one longer than
 // the 64 characters kvcached keeps is cut to 47, `_` and 16 hex digits of a
-// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES. The ledger,
+// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES (the run's host
+// GPU indices as the engine's container numbers them, DeviceIndices,
+// docs/runner.md §1.3; NVML keeps the host's). The ledger,
 // shm_removed and socket_dirs_removed use that exact name: a server's
 // segments are `<ipc>` and its pool groups `<ipc>_g<N>`, whose usage is
 // summed; a plan whose servers' IPC names kvcached could not tell apart

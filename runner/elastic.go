@@ -114,7 +114,7 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 	}
 	if held := ballastMiB(int64(k.totalMiB), int64(wantMiB)); held > 0 {
 		k.ballastMiB, k.ballastHeldMiB = wantMiB, held
-		c.Progress("ballast")
+		c.Progress("waiting for the ballast")
 		b, err := startBallast(k.ctx, k.ballastConfig())
 		if err != nil {
 			k.add(collect.Check{Name: "ballast_ready", Detail: collect.CutDetail(err.Error(), 300)})
@@ -178,9 +178,10 @@ func (k *coloc) ballastConfig() ballastConfig {
 	setAll(&sc.Env, r.host().ProcessEnv())
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
-		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
-		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
-		Server: sc,
+		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, Device: r.DeviceIndices(k.plans[0].Engine, []int{k.gpu})[0],
+		ReadyTimeout: r.Timing.BallastReady,
+		Poll:         min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
+		Server:       sc,
 	}
 }
 
@@ -295,7 +296,7 @@ func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
 // drain, since nothing of that server is left to fall.
 func (k *coloc) drain(idx ...int) memReading {
 	t := k.c.R.Timing
-	k.c.Progress("drain")
+	k.c.Progress("waiting for the KV cache to drain")
 	prev := k.sampler.Read(k.ctx)
 	deadline := k.now().Add(t.DrainMax)
 	for k.now().Before(deadline) {

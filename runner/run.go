@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -69,6 +70,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.prog = r.startProgress(l.progress, logw)
+	r.prog = l.prog
+	defer l.prog.stop()
 	if err := l.run(ctx); err != nil {
 		return l.out, err
 	}
@@ -113,6 +117,7 @@ type caseLoop struct {
 	// servers: its result comes on running, after the part is written.
 	running     <-chan collect.CaseResult
 	runningName string
+	prog        *runProgress
 }
 
 // run runs the plan's cases in order until the end or an interrupt, then
@@ -125,7 +130,7 @@ func (l *caseLoop) run(ctx context.Context) error {
 			break
 		}
 		if why := r.blockedBySetup(e, l.failedSetup); why != "" {
-			r.printf(l.progress, "%s %s: NOT RUN (%s)\n", r.now().UTC().Format("15:04:05"), e.Name, why)
+			l.prog.notRunLine(e.Name, "NOT RUN ("+why+")", why)
 			continue
 		}
 		res, finished := l.runOne(ctx, e)
@@ -148,10 +153,7 @@ func (l *caseLoop) run(ctx context.Context) error {
 func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, finished bool) {
 	r := l.r
 	c := &Case{R: r, Entry: e, Group: l.cmp.group(e)}
-	actions := r.getenv("GITHUB_ACTIONS") == "true"
-	if actions {
-		r.printf(r.stderr(), "::group::%s\n", e.Name)
-	}
+	l.prog.start(e)
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
 	select {
@@ -159,15 +161,10 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	case <-ctx.Done():
 		l.running, l.runningName = resCh, e.Name
 	}
-	if actions {
-		r.printf(r.stderr(), "::endgroup::\n")
-	}
-	if r.Terminal {
-		r.printf(r.stderr(), "\r\033[K")
-	}
+	l.prog.end()
 	if ctx.Err() != nil {
 		// The case was cut short: it did not finish, so it is not run.
-		r.printf(l.progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
+		l.prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
 		return res, false
 	}
 	return res, true
@@ -181,7 +178,7 @@ func (l *caseLoop) record(results ...collect.CaseResult) error {
 			return err
 		}
 		l.out.Cases = append(l.out.Cases, res)
-		l.r.progressLine(l.progress, &res)
+		l.prog.result(&res)
 	}
 	return nil
 }
@@ -233,7 +230,11 @@ func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *co
 	complete := !out.Interrupted
 	meta.Complete = &complete
 	meta.FinishedAt = r.now().UTC().Format(time.RFC3339)
-	return w.WritePartMeta(meta)
+	if err := w.WritePartMeta(meta); err != nil {
+		return err
+	}
+	r.prog.summary(out.Cases, meta.Planned)
+	return nil
 }
 
 // settle fills the outcome from its finished cases: interrupted or not,
@@ -260,9 +261,14 @@ func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool 
 }
 
 // runCase runs one case through its kind, stops whatever the kind left
-// running, and turns a panic into a failed case instead of a dead runner
-// with live servers.
+// running, turns a panic into a failed case instead of a dead runner with
+// live servers, and records how long the case took.
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
+	// duration_s (docs/formats.md §4) is the case's whole time, stopping
+	// what the kind left running included; to the millisecond, as no
+	// reader needs more.
+	start := r.now()
+	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
 	defer c.stopAll()
 	defer func() {
 		if p := recover(); p != nil {
@@ -321,28 +327,6 @@ func (r *Runner) printf(w io.Writer, format string, a ...any) {
 	fmt.Fprintf(w, format, a...)
 }
 
-func (r *Runner) progressLine(w io.Writer, res *collect.CaseResult) {
-	status := "PASS"
-	if res.Skipped() {
-		status = "SKIP (" + res.SkipReason + ")"
-	}
-	if res.Failed() {
-		var names []string
-		for _, ch := range res.Checks {
-			if !ch.OK {
-				names = append(names, ch.Name)
-			}
-		}
-		if len(names) == 0 {
-			names = append(names, "no failed check recorded")
-		}
-		status = "FAIL (" + strings.Join(names, ", ") + ")"
-	}
-	r.progMu.Lock()
-	defer r.progMu.Unlock()
-	fmt.Fprintf(w, "%s %s: %s\n", r.now().UTC().Format("15:04:05"), res.Name, status)
-}
-
 // defaults fills unset options and queries the GPUs once.
 func (r *Runner) defaults() error {
 	if r.Plan == nil {
@@ -365,6 +349,9 @@ func (r *Runner) defaults() error {
 	}
 	if len(r.GPUs) == 0 {
 		r.GPUs = []int{0}
+	}
+	if err := CheckContainerGPUs(r.Plan, r.GPUs, r.ExecPrefix, r.ContainerGPUs); err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
 	if r.StopSignal == 0 {
 		r.StopSignal = syscall.SIGINT
@@ -408,16 +395,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	for _, g := range r.gpus {
 		s.GPUs = append(s.GPUs, collect.GPU{Name: g.Name, Memory: fmt.Sprintf("%d MiB", g.MemoryMiB), Driver: g.Driver})
 	}
-	used := map[string]bool{}
-	for i := range r.Plan.Cases {
-		for _, en := range r.Plan.Cases[i].EntryEngines() {
-			used[en] = true
-		}
-	}
-	for _, k := range r.Plan.Engines.Keys() {
-		if !used[k] {
-			continue
-		}
+	for _, k := range r.Plan.UsedEngines() {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")

@@ -152,6 +152,11 @@ type Runner struct {
 	// ExecPrefix maps an engine to the words put before its commands; the
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
+	// ContainerGPUs maps an engine to the host GPU indices its container
+	// was started with (--container-gpus; the key "" applies to every
+	// engine without its own): its commands number them from 0, see
+	// DeviceIndices. No entry: they see the host's numbering.
+	ContainerGPUs map[string][]int
 	// InstallCmd maps an engine to the shell command its setup case runs.
 	InstallCmd map[string]string
 	// VersionProbe is the command each setup case runs (after the exec
@@ -180,7 +185,9 @@ type Runner struct {
 	// Exec runs short commands (kvctl, leftover listings through an exec
 	// prefix, the PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
-	// Now is the clock (default time.Now).
+	// Now is the clock (default time.Now). Several goroutines read it at
+	// once (samplers, and a case cut short by an interrupt while Run
+	// writes the part), so it must be safe for that.
 	Now func() time.Time
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
@@ -193,6 +200,12 @@ type Runner struct {
 	Stderr io.Writer
 	// Terminal: stderr is a terminal, so a live phase line is shown.
 	Terminal bool
+	// Heartbeat is the period of the heartbeat lines while a case runs
+	// (default DefaultHeartbeat, real time also under --simulate).
+	Heartbeat time.Duration
+	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
+	// ticks' times are the heartbeat lines' clock, so tests send them.
+	NewTicker func(time.Duration) (<-chan time.Time, func())
 	// Hostname is part.json's host.
 	Hostname string
 	// Kinds overrides the built-in kinds by name (tests).
@@ -207,6 +220,7 @@ type Runner struct {
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex
+	prog     *runProgress // the running Run's progress (nil outside Run)
 }
 
 func (r *Runner) now() time.Time {
@@ -329,7 +343,8 @@ func (r *Runner) picked(engineName string) picked {
 
 // ServerEnv is the environment a server starts with: the engine's (and its
 // expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
-// and the host's (the simulator's variables).
+// and the host's (the simulator's variables). gpus are host indices; CUDA_VISIBLE_DEVICES names
+// them as the engine's container numbers them (DeviceIndices).
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
 	setAll(&env, c.R.engineEnv(sp.Engine))
@@ -338,7 +353,7 @@ func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
 	}
 	if len(gpus) > 0 {
-		env.Set("CUDA_VISIBLE_DEVICES", joinInts(gpus))
+		env.Set("CUDA_VISIBLE_DEVICES", joinInts(c.R.DeviceIndices(sp.Engine, gpus)))
 	}
 	setAll(&env, c.R.host().ProcessEnv())
 	return env
@@ -554,18 +569,24 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 }
 
 // Progress shows the running phase of the case: a live line on a terminal,
-// a plain line inside the case's ::group:: on GitHub Actions, else nothing.
+// a plain line inside the case's ::group:: on GitHub Actions, else nothing
+// but the next heartbeat line (docs/runner.md §1.4).
 func (c *Case) Progress(phase string) {
 	// On GitHub Actions (not a terminal) each phase is a plain line, so the
 	// case's ::group:: shows how far the case got (where a hang sits)
 	// instead of being empty.
 	actions := !c.R.Terminal && c.R.getenv("GITHUB_ACTIONS") == "true"
+	now := c.R.now()
+	c.R.progMu.Lock()
+	defer c.R.progMu.Unlock()
+	line := fmt.Sprintf("%s %s: %s", clock(now), c.Entry.Name, phase)
+	if c.R.prog != nil {
+		// The heartbeat says which phase runs, so it learns of every one.
+		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
+	}
 	if !c.R.Terminal && !actions {
 		return
 	}
-	c.R.progMu.Lock()
-	defer c.R.progMu.Unlock()
-	line := fmt.Sprintf("%s %s: %s", c.R.now().UTC().Format("15:04:05"), c.Entry.Name, phase)
 	if actions {
 		fmt.Fprintln(c.R.stderr(), line)
 		return

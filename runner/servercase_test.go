@@ -72,8 +72,14 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 // sim`, see TestMain), at time scale simScale, on free ports.
 func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
 	t.Helper()
+	return newSimRunnerWorld(t, plan, faults, sim.WorldOptions{})
+}
+
+// newSimRunnerWorld is newSimRunner in a world made with opts.
+func newSimRunnerWorld(t *testing.T, plan *Plan, faults string, opts sim.WorldOptions) (*Runner, string) {
+	t.Helper()
 	world := t.TempDir()
-	if err := sim.NewWorld(world, sim.WorldOptions{}); err != nil {
+	if err := sim.NewWorld(world, opts); err != nil {
 		t.Fatal(err)
 	}
 	exe, err := os.Executable()

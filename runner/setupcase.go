@@ -30,11 +30,13 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	if c.R.gpuErr != nil {
 		list = append(list, collect.Check{Name: "gpu_available", Detail: collect.CutDetail(c.R.gpuErr.Error(), 300)})
 	}
+	c.Progress("installing kvcached")
 	problem, note := c.install(ctx, name)
 	list = append(list, checks.InstallKvcached(problem, note))
 	var log collect.Ordered[any]
 	if problem == "" {
 		sets := c.Engine(name).Expectations
+		c.Progress("probing versions")
 		v, err := c.probeVersions(ctx, name)
 		if err != nil {
 			msg := collect.CutDetail(c.R.Redactor().String(err.Error()), 500)

@@ -57,6 +57,7 @@ type runOptions struct {
 	BallastCmd, Kvctl                     string
 	KvcachedSHA                           string
 	ExecPrefix, InstallCmd                stringList
+	ContainerGPUs                         stringList
 
 	// portGiven: --port was on the command line (run --simulate takes
 	// free ports without it).
@@ -67,6 +68,7 @@ type runOptions struct {
 	gpus       []int
 	stopSignal syscall.Signal
 	prefixes   map[string][]string
+	containers map[string][]int
 	installs   map[string]string
 	kvctl      []string
 	ballast    []string
@@ -89,6 +91,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
 	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
+	fs.Var(&o.ContainerGPUs, "container-gpus", `[ENGINE=]2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '"device=2,3"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)`)
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
 }
 
@@ -147,14 +150,8 @@ func (o *runOptions) validate() error {
 	if o.GPUs == "" {
 		o.GPUs = defaultGPUs(o.plan)
 	}
-	for _, g := range strings.Split(o.GPUs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(g))
-		if err != nil || n < 0 {
-			return usageErrorf("--gpus %q: want comma-separated GPU indices", o.GPUs)
-		}
-		if !slices.Contains(o.gpus, n) {
-			o.gpus = append(o.gpus, n)
-		}
+	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
+		return usageErrorf("--gpus %q: %v", o.GPUs, err)
 	}
 	if o.Port < 0 || o.Port > 65533 {
 		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
@@ -180,6 +177,9 @@ func (o *runOptions) validate() error {
 		}
 		o.prefixes[eng] = words
 	}
+	if err := o.resolveContainerGPUs(); err != nil {
+		return err
+	}
 	o.installs = map[string]string{}
 	for _, v := range o.InstallCmd {
 		eng, cmd, ok := strings.Cut(v, "=")
@@ -197,6 +197,45 @@ func (o *runOptions) validate() error {
 		}
 	}
 	return nil
+}
+
+// resolveContainerGPUs parses --container-gpus and checks it against the
+// exec prefixes and --gpus (runner.CheckContainerGPUs, docs/runner.md §1.3).
+func (o *runOptions) resolveContainerGPUs() error {
+	if len(o.ContainerGPUs) == 0 {
+		return nil
+	}
+	o.containers = map[string][]int{}
+	for _, v := range o.ContainerGPUs {
+		eng, list := splitEngineValue(v, o.plan)
+		if name, _, ok := strings.Cut(list, "="); eng == "" && ok {
+			return usageErrorf("--container-gpus %q: unknown engine %q (known: %s)", v, name, strings.Join(o.plan.Engines.Keys(), ", "))
+		}
+		gpus, err := parseGPUList(list)
+		if err != nil {
+			return usageErrorf("--container-gpus %q: %v", v, err)
+		}
+		o.containers[eng] = gpus
+	}
+	if err := runner.CheckContainerGPUs(o.plan, o.gpus, o.prefixes, o.containers); err != nil {
+		return usageErrorf("%v", err)
+	}
+	return nil
+}
+
+// parseGPUList parses comma-separated GPU indices, dropping repeats.
+func parseGPUList(s string) ([]int, error) {
+	var out []int
+	for _, g := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(g))
+		if err != nil || n < 0 {
+			return nil, errors.New("want comma-separated GPU indices")
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // resolve resolves the plan from --profile or --plan, the selection flags
@@ -390,7 +429,8 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
+		ContainerGPUs: o.containers,
+		Version:       version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
 	if deps.IsTerminal != nil {

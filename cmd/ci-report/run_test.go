@@ -41,6 +41,10 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad signal", []string{"--profile", "smoke", "--out", out, "--stop-signal", "NOPE"}, "--stop-signal"},
 		{"bad exec prefix", []string{"--profile", "smoke", "--out", out, "--exec-prefix", `docker "exec`}, "--exec-prefix"},
 		{"exec prefix of an unknown engine", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "vlm=docker exec -i c"}, `unknown engine "vlm"`},
+		{"container GPUs without a container", []string{"--profile", "smoke", "--out", out, "--gpus", "2", "--container-gpus", "2,3"}, "applies to engine vllm, which has no --exec-prefix"},
+		{"container GPUs of an unknown engine", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "docker exec c", "--container-gpus", "vlm=0"}, `unknown engine "vlm"`},
+		{"bad container GPUs", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "docker exec c", "--container-gpus", "2,x"}, `--container-gpus "2,x"`},
+		{"a GPU outside the container", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "docker exec c", "--container-gpus", "2,3"}, "GPU 0 of the run (--gpus 0) is not in engine vllm's container"},
 		{"positional", []string{"--profile", "smoke", "--out", out, "extra"}, "takes no arguments"},
 		{"unknown flag", []string{"--profile", "smoke", "--out", out, "--frobnicate"}, "frobnicate"},
 		{"negative port", []string{"--profile", "smoke", "--out", out, "--port", "-1"}, "--port -1"},
@@ -74,6 +78,17 @@ func TestRunFlagsResolve(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"sglang-setup", "sglang-qwen05b-kv_c1-tp2", "sglang-qwen05b-kv_c0-tp2", "sglang-qwen05b-native-tp2", "sglang-qwen05b-kv_c1-fp8kv"}, o.plan.Names()); d != "" {
 		t.Fatalf("plan: %s", d)
+	}
+}
+
+func TestRunContainerGPUsResolve(t *testing.T) {
+	o := runOptions{Profile: "smoke", Out: "x", GPUs: "3", Port: 18000, ReadyTimeout: time.Minute, StopSignal: "INT", Kvctl: "kvctl",
+		ExecPrefix: stringList{"docker exec -i c", "sglang=docker exec -i sg"}, ContainerGPUs: stringList{"2,3", "sglang=3,2,3"}}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string][]int{"": {2, 3}, "sglang": {3, 2}}, o.containers); d != "" {
+		t.Fatalf("containers: %s", d)
 	}
 }
 

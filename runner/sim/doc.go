@@ -38,7 +38,11 @@
 // than letters, digits, `_` and `-` become `-`, then cut to 64),
 // KVCACHED_CONTIGUOUS_LAYOUT, KVCACHED_MAX_CACHED_TOKENS, VLLM_SERVER_DEV_MODE
 // (vLLM serves /reset_prefix_cache only when it is 1, like the real one),
-// CUDA_VISIBLE_DEVICES (world GPU indices; empty: all), CI_REPORT_SIM_DIR,
+// CUDA_VISIBLE_DEVICES (world GPU indices; empty: all; under
+// CI_REPORT_SIM_CONTAINER_GPUS, a comma-separated list of world GPUs a
+// simulated container was given, indices among them from 0 in ascending
+// order, as in a container of `docker run --gpus '"device=..."'`; the
+// ballast's --gpu too), CI_REPORT_SIM_DIR,
 // CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE.
 //
 // vLLM: GET /health, GET /v1/models, POST /v1/completions (one prompt

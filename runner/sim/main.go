@@ -70,10 +70,21 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 1
 		}
 		defer w.lock.Close()
+		// --gpu is a device index, as a ballast in a container sees it.
+		world, err := deviceGPUs(getenv, len(w.gpus), func(n int) ([]int, error) {
+			if *gpu >= n {
+				return nil, fmt.Errorf("no GPU %d among %d", *gpu, n)
+			}
+			return []int{*gpu}, nil
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "ballast:", err)
+			return 1
+		}
 		ignoreBrokenPipe()
 		sctx, stop := stopContext(ctx)
 		defer stop()
-		return runBallast(sctx, w, *gpu, *keep, stdout, stderr)
+		return runBallast(sctx, w, world[0], *keep, stdout, stderr)
 	case "versions":
 		fs := flag.NewFlagSet("ci-report sim versions", flag.ContinueOnError)
 		fs.SetOutput(stderr)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,7 +228,9 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	}
 	s.w = w
 	defer w.lock.Close()
-	gpus, err := visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), len(w.gpus))
+	gpus, err := deviceGPUs(env.getenv, len(w.gpus), func(n int) ([]int, error) {
+		return visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), n)
+	})
 	if err != nil {
 		s.fatal(nil, "RuntimeError: CUDA error: invalid device ordinal ("+err.Error()+")")
 		return 1
@@ -310,7 +313,43 @@ func listenHost(h string) string {
 	return h
 }
 
-// visibleGPUs parses CUDA_VISIBLE_DEVICES into world GPU indices; empty means all.
+// containerGPUsEnv names the world GPUs a simulated container was given,
+// comma-separated, as `docker run --gpus '"device=2,3"'` gives host GPUs:
+// inside, they are numbered from 0 in ascending order (docs/runner.md §7.2).
+const containerGPUsEnv = "CI_REPORT_SIM_CONTAINER_GPUS"
+
+// deviceGPUs returns the world GPUs of the device indices a process names
+// (its CUDA_VISIBLE_DEVICES, its --gpu), which devices parses given how many
+// GPUs the process can see. Under CI_REPORT_SIM_CONTAINER_GPUS it sees the
+// container's, device i being the i-th lowest of them; otherwise the
+// world's, under their own indices.
+func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]int, error)) ([]int, error) {
+	v := strings.TrimSpace(getenv(containerGPUsEnv))
+	if v == "" {
+		return devices(world)
+	}
+	var c []int
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= world || slices.Contains(c, i) {
+			return nil, fmt.Errorf("%s=%q: no GPU %q in a world of %d", containerGPUsEnv, v, f, world)
+		}
+		c = append(c, i)
+	}
+	slices.Sort(c)
+	dev, err := devices(len(c))
+	if err != nil {
+		return nil, fmt.Errorf("%w (in a container of world GPUs %v)", err, c)
+	}
+	out := make([]int, len(dev))
+	for k, d := range dev {
+		out[k] = c[d]
+	}
+	return out, nil
+}
+
+// visibleGPUs parses CUDA_VISIBLE_DEVICES into device indices below n
+// (deviceGPUs makes them world indices); empty means all n.
 func visibleGPUs(v string, n int) ([]int, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -776,4 +777,35 @@ func mustUsed(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return u
+}
+
+func TestDeviceGPUs(t *testing.T) {
+	type tc struct {
+		name, container, cvd string
+		want                 []int
+		err                  string
+	}
+	for _, c := range []tc{
+		{"no container: world indices", "", "2,3", []int{2, 3}, ""},
+		{"no container, empty: every GPU", "", "", []int{0, 1, 2, 3}, ""},
+		{"a container of 2,3 numbers them from 0", "2,3", "0,1", []int{2, 3}, ""},
+		{"in ascending world order", "3,1", "0", []int{1}, ""},
+		{"empty: every GPU of the container", "3,1", "", []int{1, 3}, ""},
+		{"a host index inside the container", "2,3", "2", nil, "no GPU \"2\""},
+		{"a container GPU beyond the world", "4", "0", nil, "CI_REPORT_SIM_CONTAINER_GPUS=\"4\""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{containerGPUsEnv: c.container}
+			got, err := deviceGPUs(func(k string) string { return env[k] }, 4, func(n int) ([]int, error) { return visibleGPUs(c.cvd, n) })
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, c.want)
+			}
+		})
+	}
 }
