@@ -106,9 +106,14 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		r.progressLine(progress, &res)
 		return nil
 	}
+	// evidenceOf keeps what each pending kvcached case saw, to classify it
+	// again once its comparisons are in (docs/runner.md §5.10).
+	evidenceOf := map[*collect.CaseResult]evidence{}
 	flushGroup := func(g *GroupState, native *collect.CaseResult, nativeName string) error {
 		for _, p := range g.Pending {
 			compareWithNative(p, native, nativeName)
+			p.Class, p.ClassWhy = classifyCase(p, evidenceOf[p])
+			classifyFollowers(p, native, nativeName)
 			if err := record(*p); err != nil {
 				return err
 			}
@@ -140,6 +145,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		if actions {
 			r.printf(r.stderr(), "::group::%s\n", e.Name)
 		}
+		kernelStart := r.kernelLogSize()
 		resCh := make(chan collect.CaseResult, 1)
 		go func() { resCh <- r.runCase(ctx, c) }()
 		var res collect.CaseResult
@@ -159,12 +165,15 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			r.printf(progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
 			break
 		}
+		ev := r.evidence(c, kernelStart)
+		res.Class, res.ClassWhy = classifyCase(&res, ev)
 		if e.Kind == KindSetup && res.Failed() {
 			failedSetup[e.Engine] = e.Name
 		}
 		if e.Kind == KindServer && c.Group != nil && c.Group.HasNative {
 			if e.Servers[0].Kvcached() {
 				p := res
+				evidenceOf[&p] = ev
 				c.Group.Pending = append(c.Group.Pending, &p)
 				continue
 			}

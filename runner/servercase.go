@@ -118,6 +118,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
+		checks.MarkCauses(list, checks.ServerCauses())
 		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
@@ -233,7 +234,12 @@ func errText(err error) string {
 }
 
 // compareWithNative appends the comparison checks of a kvcached case against
-// its group's native case (nil: the native case did not finish).
+// its group's native case (nil: the native case did not finish). A failed
+// comparison that its own case explains (its server never became ready,
+// crashed, or the phase failed) records caused_by that check; one that the
+// native case explains (its phase failed or never ran) records caused_by
+// `<native case>/<check>` and says so instead of describing a difference
+// (docs/runner.md §5.3).
 func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string) {
 	get := func(cr *collect.CaseResult, name string) (collect.Phase, bool) {
 		if cr == nil || cr.Phases == nil {
@@ -247,6 +253,8 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		}
 		return fmt.Sprintf("native case %s has no %s results", nativeName, name)
 	}
+	first := len(kv.Checks)
+	var phaseOf []string // phaseOf[i]: the phase of kv.Checks[first+i]
 	for _, cmp := range []struct {
 		phases []string
 		suffix string
@@ -256,6 +264,7 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		{CachedPhases, "_cached_tokens_equal", checks.CachedTokensEqual},
 	} {
 		for _, name := range cmp.phases {
+			phaseOf = append(phaseOf, name)
 			k, _ := get(kv, name)
 			k.Name = name
 			n, ok := get(native, name)
@@ -266,5 +275,53 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
 	}
+	checks.MarkCauses(kv.Checks, checks.ServerCauses())
+	for i, phase := range phaseOf {
+		ch := &kv.Checks[first+i]
+		if ch.OK || ch.CausedBy != "" {
+			continue
+		}
+		if cause := nativeCause(native, phase); cause != "" {
+			ch.CausedBy = nativeName + "/" + cause
+			ch.Detail = fmt.Sprintf("native case %s failed %s: nothing to compare with", nativeName, cause)
+		}
+	}
 	kv.OK = checks.CaseOK(kv.Checks)
+}
+
+// nativeCause is the check of the native case that kept its phase from
+// giving results to compare with: the phase's failed `<phase>_ok` (or what
+// that follows from), else, when the phase never ran, its failed
+// server_ready or server_alive_after_load; "" when the native phase ran
+// and passed, or the native case did not finish (nothing says why).
+func nativeCause(native *collect.CaseResult, phase string) string {
+	if native == nil {
+		return ""
+	}
+	find := func(name string) *collect.Check {
+		for i := range native.Checks {
+			if native.Checks[i].Name == name {
+				return &native.Checks[i]
+			}
+		}
+		return nil
+	}
+	root := func(ch *collect.Check) string {
+		if ch.CausedBy != "" {
+			return ch.CausedBy
+		}
+		return ch.Name
+	}
+	if ch := find(phase + "_ok"); ch != nil {
+		if ch.OK {
+			return ""
+		}
+		return root(ch)
+	}
+	for _, gate := range []string{"server_ready", "server_alive_after_load"} {
+		if ch := find(gate); ch != nil && !ch.OK {
+			return root(ch)
+		}
+	}
+	return ""
 }

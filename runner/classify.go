@@ -1,0 +1,196 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+// evidence is what the runner saw of a failed case beyond its checks, for
+// classifyCase: the machine's GPU error, and the signature of highest
+// precedence found in the logs it looked at, with where.
+type evidence struct {
+	GPUErr string
+	// Match is the best signature found (Found), Where the log it was in.
+	Match engine.SignatureMatch
+	Found bool
+	Where string
+	// Kvcached: a server of the case ran with kvcached.
+	Kvcached bool
+}
+
+// note keeps m if it outranks what was found so far.
+func (e *evidence) note(m engine.SignatureMatch, where string) {
+	if !e.Found || rank(m.Name) < rank(e.Match.Name) {
+		e.Match, e.Found, e.Where = m, true, where
+	}
+}
+
+func rank(name string) int {
+	for i, s := range engine.Signatures {
+		if s.Name == name {
+			return i
+		}
+	}
+	return len(engine.Signatures)
+}
+
+// harnessChecks are the checks whose failure is ci-report's own: a panic or
+// an unknown kind (case_completed), a plan that gives a kind the wrong
+// servers (`*_plan`), and probed versions its expectations do not cover.
+var harnessChecks = []string{"case_completed", "elastic_plan", "limit_plan", "priority_plan", "expectations_matched"}
+
+// classifyCase is the class of a finished case and why (docs/runner.md
+// §5.10), from its checks and the evidence; "" for a case that did not
+// fail. In order: ci-report's own failure (harness), no GPU (infra), the
+// signature of highest precedence in its logs or its failed checks'
+// details (its class), then whose servers failed: a kvcached server's
+// failure is kvcached's (product), a native server's or a setup case's
+// install the engine's or the machine's (infra), as nothing of kvcached
+// ran there. A kvcached case whose every failed check follows from another
+// case (its native case) is left "" for classifyFollowers.
+func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
+	if !res.Failed() {
+		return "", ""
+	}
+	var roots []*collect.Check
+	own := false
+	for i := range res.Checks {
+		ch := &res.Checks[i]
+		if ch.OK {
+			continue
+		}
+		if !strings.Contains(ch.CausedBy, "/") {
+			own = true
+		}
+		if ch.CausedBy == "" {
+			roots = append(roots, ch)
+		}
+		for _, h := range harnessChecks {
+			if ch.Name == h {
+				return collect.ClassHarness, collect.CutDetail(ch.Name+" failed: "+ch.Detail, 300)
+			}
+		}
+	}
+	if ev.GPUErr != "" {
+		return collect.ClassInfra, collect.CutDetail("no GPU: "+ev.GPUErr, 300)
+	}
+	for _, ch := range roots {
+		if m, ok, _ := engine.FindSignature(strings.NewReader(ch.Detail)); ok {
+			ev.note(m, "check "+ch.Name)
+		}
+	}
+	if ev.Found {
+		return ev.Match.Class, collect.CutDetail(fmt.Sprintf("%s (%s: %s)", ev.Match.Name, ev.Where, ev.Match.Line), 300)
+	}
+	if !own && len(res.Checks) > 0 {
+		return "", ""
+	}
+	first := "no failed check recorded"
+	if len(roots) > 0 {
+		first = roots[0].Name + " failed"
+	}
+	if ev.Kvcached {
+		return collect.ClassProduct, "kvcached's behaviour: " + first
+	}
+	if strings.HasSuffix(res.Name, "-setup") {
+		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
+	}
+	return collect.ClassInfra, "a native server without kvcached: " + first + " (the engine, its image or the machine)"
+}
+
+// classifyFollowers gives a kvcached case compared with its native case the
+// native case's class when its failures all follow from the native case's
+// (classifyCase left it ""), or when only the comparisons failed and
+// nothing decided a class: different tokens are kvcached's.
+func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
+	if !kv.Failed() || kv.Class != "" {
+		return
+	}
+	for _, ch := range kv.Checks {
+		if !ch.OK && !strings.HasPrefix(ch.CausedBy, nativeName+"/") {
+			kv.Class, kv.ClassWhy = collect.ClassProduct, "kvcached's behaviour: "+ch.Name+" failed"
+			return
+		}
+	}
+	if native != nil && native.Class != "" {
+		kv.Class = native.Class
+		kv.ClassWhy = collect.CutDetail("follows from the native case "+nativeName+": "+native.ClassWhy, 300)
+		return
+	}
+	kv.Class, kv.ClassWhy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish"
+}
+
+// evidence gathers what case c saw beyond its checks (docs/runner.md
+// §5.10): the machine's GPU error, the signatures in its servers'
+// serve.logs, the install log of a setup case, and the kernel log lines
+// written since the case began (from kernelStart, with --kernel-log).
+func (r *Runner) evidence(c *Case, kernelStart int64) evidence {
+	var ev evidence
+	if r.gpuErr != nil {
+		ev.GPUErr = r.gpuErr.Error()
+	}
+	c.mu.Lock()
+	servers := append([]*Server(nil), c.servers...)
+	c.mu.Unlock()
+	scan := func(path string, from int64, where string) {
+		m, ok, err := scanFrom(path, from)
+		if err == nil && ok {
+			ev.note(m, where)
+		}
+	}
+	for _, s := range servers {
+		scan(s.LogPath(), s.LogStart(), s.Plan.Name+"/serve.log")
+	}
+	if c.Entry != nil {
+		for i := range c.Entry.Servers {
+			ev.Kvcached = ev.Kvcached || c.Entry.Servers[i].Kvcached()
+		}
+		if c.Entry.Kind == KindSetup {
+			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, c.Entry.Engine+"-install.log")
+		}
+	}
+	if r.KernelLog != "" {
+		scan(r.KernelLog, kernelStart, "kernel log")
+	}
+	return ev
+}
+
+// scanFrom looks for signatures in path from the byte offset from; a file
+// that does not exist holds none.
+func scanFrom(path string, from int64) (engine.SignatureMatch, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return engine.SignatureMatch{}, false, nil
+	}
+	if err != nil {
+		return engine.SignatureMatch{}, false, fmt.Errorf("classify: open %s: %w", path, err)
+	}
+	defer f.Close()
+	if from > 0 {
+		if _, err := f.Seek(from, io.SeekStart); err != nil {
+			return engine.SignatureMatch{}, false, fmt.Errorf("classify: seek %s: %w", path, err)
+		}
+	}
+	return engine.FindSignature(f)
+}
+
+// kernelLogSize is the size of --kernel-log now, where the lines of the
+// next case begin: 0 when it does not exist yet (or cannot be looked at).
+func (r *Runner) kernelLogSize() int64 {
+	if r.KernelLog == "" {
+		return 0
+	}
+	st, err := os.Stat(r.KernelLog)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
