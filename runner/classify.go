@@ -106,19 +106,12 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	return collect.ClassInfra, "a native server without kvcached: " + first + " (the engine, its image or the machine)"
 }
 
-// classifyFollowers gives a kvcached case compared with its native case the
-// native case's class when its failures all follow from the native case's
-// (classifyCase left it ""), or when only the comparisons failed and
-// nothing decided a class: different tokens are kvcached's.
+// classifyFollowers gives a kvcached case that classifyCase left without a
+// class (every failed check follows from its native case) the native
+// case's class, or infra when the native case did not finish.
 func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 	if !kv.Failed() || kv.Class != "" {
 		return
-	}
-	for _, ch := range kv.Checks {
-		if !ch.OK && !strings.HasPrefix(ch.CausedBy, nativeName+"/") {
-			kv.Class, kv.ClassWhy = collect.ClassProduct, "kvcached's behaviour: "+ch.Name+" failed"
-			return
-		}
 	}
 	if native != nil && native.Class != "" {
 		kv.Class = native.Class

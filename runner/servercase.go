@@ -293,7 +293,7 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 // giving results to compare with: the phase's failed `<phase>_ok` (or what
 // that follows from), else, when the phase never ran, its failed
 // server_ready or server_alive_after_load; "" when the native phase ran
-// and passed, or the native case did not finish (nothing says why).
+// and did not fail, or the native case did not finish (nothing says why).
 func nativeCause(native *collect.CaseResult, phase string) string {
 	if native == nil {
 		return ""
@@ -312,11 +312,13 @@ func nativeCause(native *collect.CaseResult, phase string) string {
 		}
 		return ch.Name
 	}
-	if ch := find(phase + "_ok"); ch != nil {
-		if ch.OK {
+	if ch := find(phase + "_ok"); ch != nil && !ch.OK {
+		return root(ch)
+	}
+	if native.Phases != nil {
+		if _, ran := native.Phases.Get(phase); ran {
 			return ""
 		}
-		return root(ch)
 	}
 	for _, gate := range []string{"server_ready", "server_alive_after_load"} {
 		if ch := find(gate); ch != nil && !ch.OK {

@@ -149,14 +149,32 @@ func TestSimServerFaults(t *testing.T) {
 		profile string
 		cases   []string
 		want    map[string][]string // case → its failed checks
+		// roots: case → the failed checks that follow from none
+		// (docs/runner.md §5.9); class: case → its class (§5.10). A case
+		// with failed checks that roots does not name has them all as roots.
+		roots map[string][]string
+		class map[string]string
 	}
 	tokens := []string{"gen_seq_tokens_equal", "apc_0_tokens_equal", "apc_1_tokens_equal", "apc_2_tokens_equal"}
+	compared := append(slices.Clone(tokens), "apc_0_cached_tokens_equal", "apc_1_cached_tokens_equal", "apc_2_cached_tokens_equal")
 	for _, c := range []tc{
-		{"never-ready", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}}},
-		{"ignore-stop", "smoke", []string{"sglang-*"}, map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
-		{"leak-segment", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed", "socket_dirs_removed"}}},
-		{"wrong-tokens", "nightly", []string{"vllm-qwen05b-*"}, map[string][]string{
-			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil}},
+		{fault: "never-ready", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct}},
+		// A kvcached server that never became ready: its comparisons follow from it.
+		{fault: "never-ready@vllm_qwen05b_kv_c1", profile: "nightly", cases: []string{"vllm-qwen05b-*"},
+			want:  map[string][]string{"vllm-qwen05b-kv_c1": append([]string{"server_ready"}, compared...), "vllm-qwen05b-kv_c0": nil, "vllm-qwen05b-native": nil},
+			roots: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct}},
+		// A port another process holds at every start: the machine's.
+		{fault: "port-taken@vllm_qwen05b_kv_c1", profile: "nightly", cases: []string{"vllm-qwen05b-*"},
+			want:  map[string][]string{"vllm-qwen05b-kv_c1": append([]string{"server_ready", "no_error_signatures"}, compared...), "vllm-qwen05b-kv_c0": nil, "vllm-qwen05b-native": nil},
+			roots: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready", "no_error_signatures"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassInfra}},
+		{fault: "ignore-stop", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
+		{fault: "leak-segment", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed", "socket_dirs_removed"}}},
+		{fault: "wrong-tokens", profile: "nightly", cases: []string{"vllm-qwen05b-*"}, want: map[string][]string{
+			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct, "vllm-qwen05b-kv_c0": collect.ClassProduct}},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			out, _ := serverSim(t, c.profile, c.cases, c.fault, context.Background(), func(r *Runner) {
@@ -170,6 +188,23 @@ func TestSimServerFaults(t *testing.T) {
 			}
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Fatalf("failed checks (-want +got):\n%s", d)
+			}
+			for _, cr := range out.Cases {
+				var roots []string
+				idx, _ := collect.RootChecks(cr.Checks)
+				for _, i := range idx {
+					roots = append(roots, cr.Checks[i].Name)
+				}
+				want, ok := c.roots[cr.Name]
+				if !ok {
+					want = failedChecks(cr)
+				}
+				if !slices.Equal(roots, want) {
+					t.Errorf("%s: roots %v, want %v", cr.Name, roots, want)
+				}
+				if wantClass := c.class[cr.Name]; c.class != nil && cr.Class != wantClass {
+					t.Errorf("%s: class %q (%s), want %q", cr.Name, cr.Class, cr.ClassWhy, wantClass)
+				}
 			}
 		})
 	}
