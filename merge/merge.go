@@ -128,7 +128,9 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 				}
 			}
 		}
-		rep.Problems = append(rep.Problems, classify(rep.Cases[first:], p)...)
+		for _, msg := range classify(rep.Cases[first:], p) {
+			rep.Problems = append(rep.Problems, p.Display+": "+msg)
+		}
 		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,
