@@ -198,15 +198,20 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 // classCell is the class column of a failed or not-run case: the class,
 // with what decided it while details are shown.
 func classCell(c *merge.Case, p plan) string {
-	class := c.Class
-	if class == "" {
-		class = collect.ClassUnclassified
-	}
-	s := Plain(Cut(class, 20))
+	s := Plain(Cut(caseClass(c), 20))
 	if p.detail > 0 && c.ClassWhy != "" {
 		s += " (" + Plain(Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
 	}
 	return s
+}
+
+// caseClass is a failed or not-run case's class, unclassified when the
+// report has none (a Report built by hand; merge always sets one).
+func caseClass(c *merge.Case) string {
+	if c.Class == "" {
+		return collect.ClassUnclassified
+	}
+	return c.Class
 }
 
 // classWhyCut is the longest class reason a failed-cases row shows.

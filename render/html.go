@@ -162,10 +162,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 				checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
 			}
 		}
-		class := c.Class
-		if class == "" {
-			class = collect.ClassUnclassified
-		}
+		class := caseClass(c)
 		if c.ClassWhy != "" {
 			class += " (" + termText(c.ClassWhy, detailCut) + ")"
 		}
