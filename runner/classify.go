@@ -42,42 +42,62 @@ func rank(name string) int {
 	return len(engine.Signatures)
 }
 
-// harnessChecks are the checks whose failure is ci-report's own: a panic or
-// an unknown kind (case_completed), a plan that gives a kind the wrong
-// servers (`*_plan`), and probed versions its expectations do not cover.
-var harnessChecks = []string{"case_completed", "elastic_plan", "limit_plan", "priority_plan", "expectations_matched"}
+// checkClass is the class a failed check decides by itself, "" for most:
+// ci-report's own failures (a panic or an unknown kind, case_completed; a
+// plan that gives a kind the wrong servers, `*_plan`; probed versions no
+// expectation set covers) are harness; a missing GPU or a ballast that
+// cannot hold its memory, and a version probe that cannot run in the
+// engine's image, the machine's.
+func checkClass(ch *collect.Check) string {
+	switch ch.Name {
+	case "case_completed", "elastic_plan", "limit_plan", "priority_plan":
+		return collect.ClassHarness
+	case "expectations_matched":
+		if strings.HasPrefix(ch.Detail, "the version probe failed") {
+			return collect.ClassInfra
+		}
+		return collect.ClassHarness
+	case "gpu_available", "ballast_ready":
+		return collect.ClassInfra
+	}
+	return ""
+}
 
 // classifyCase is the class of a finished case and why (docs/runner.md
 // §5.10), from its checks and the evidence; "" for a case that did not
-// fail. In order: ci-report's own failure (harness), no GPU (infra), the
-// signature of highest precedence in its logs or its failed checks'
-// details (its class), then whose servers failed: a kvcached server's
-// failure is kvcached's (product), a native server's or a setup case's
-// install the engine's or the machine's (infra), as nothing of kvcached
-// ran there. A kvcached case whose every failed check follows from another
-// case (its native case) is left "" for classifyFollowers.
+// fail. In order: a check that decides by itself (checkClass; harness
+// first), no GPU (infra), the signature of highest precedence in its logs
+// or its root checks' details (its class), an install command that failed
+// (kvcached did not install: product), then whose servers failed: a
+// kvcached server's failure is kvcached's (product), a native server's or
+// a setup case's the engine's or the machine's (infra), as nothing of
+// kvcached ran there. A kvcached case whose every failed check follows from
+// another case (its native case) is left "" for classifyFollowers.
 func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	if !res.Failed() {
 		return "", ""
 	}
 	var roots []*collect.Check
-	own := false
+	failed, own := 0, false
+	decided, decidedBy := "", (*collect.Check)(nil)
 	for i := range res.Checks {
 		ch := &res.Checks[i]
 		if ch.OK {
 			continue
 		}
+		failed++
 		if !strings.Contains(ch.CausedBy, "/") {
 			own = true
 		}
 		if ch.CausedBy == "" {
 			roots = append(roots, ch)
 		}
-		for _, h := range harnessChecks {
-			if ch.Name == h {
-				return collect.ClassHarness, collect.CutDetail(ch.Name+" failed: "+ch.Detail, 300)
-			}
+		if c := checkClass(ch); c != "" && (decided == "" || c == collect.ClassHarness && decided != collect.ClassHarness) {
+			decided, decidedBy = c, ch
 		}
+	}
+	if decided != "" {
+		return decided, collect.CutDetail(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
 	}
 	if ev.GPUErr != "" {
 		return collect.ClassInfra, collect.CutDetail("no GPU: "+ev.GPUErr, 300)
@@ -90,8 +110,13 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	if ev.Found {
 		return ev.Match.Class, collect.CutDetail(fmt.Sprintf("%s (%s: %s)", ev.Match.Name, ev.Where, ev.Match.Line), 300)
 	}
-	if !own && len(res.Checks) > 0 {
+	if failed > 0 && !own {
 		return "", ""
+	}
+	for _, ch := range roots {
+		if ch.Name == "install_kvcached" && strings.HasPrefix(ch.Detail, "install command failed") {
+			return collect.ClassProduct, collect.CutDetail("kvcached did not install: "+ch.Detail, 300)
+		}
 	}
 	first := "no failed check recorded"
 	if len(roots) > 0 {
