@@ -182,8 +182,12 @@
 //	                       priority command (kvcached 0.1.5)"; absent: it ran
 //	duration_s  float      (new) how long the case took in seconds, as run
 //	                       times it (docs/formats.md §4); absent: not recorded
-//	checks      [{name string, ok bool, detail string}]   in check order; a failed
-//	                       check's detail states the measured value against its bar
+//	class       string     (new) whose fault a failed case is: product, infra or
+//	                       harness (Classes); class_why what decided it
+//	checks      [{name string, ok bool, detail string, caused_by string}]   in
+//	                       check order; a failed check's detail states the measured
+//	                       value against its bar; caused_by (new) names the failed
+//	                       check it follows from (RootChecks)
 //	log         object     per kind of case, below
 //	phases   object phase → {name string, concurrency int, results: [request]}
 //	request  {status int, token_ids [int] or null, text string or null,

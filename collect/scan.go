@@ -952,7 +952,7 @@ func jsonPath(field string) string {
 
 // caseFields are the CaseResult fields a reader keeps; everything else,
 // phases included, is skipped.
-var caseFields = []string{"name", "ok", "skipped", "duration_s", "checks", "log"}
+var caseFields = []string{"name", "ok", "skipped", "duration_s", "class", "class_why", "checks", "log"}
 
 // readCase reads one case object into c (which may hold a previous decode of
 // the same array slot, as encoding/json would reuse it). field is its path.
@@ -995,6 +995,10 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 			note(decodeField(at, raw, &c.SkipReason))
 		case "duration_s":
 			note(decodeField(at, raw, &c.DurationS))
+		case "class":
+			note(decodeField(at, raw, &c.Class))
+		case "class_why":
+			note(decodeField(at, raw, &c.ClassWhy))
 		case "checks":
 			note(decodeChecks(at, raw, &c.Checks))
 		default:

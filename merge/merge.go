@@ -94,6 +94,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 	owner := map[string]int{} // case name → index of the part that has it
 	for i := range parts {
 		p := &parts[i]
+		first := len(rep.Cases)
 		seen := make(map[string]bool, len(p.Cases))
 		add := func(c Case) error {
 			if !IsSetupCase(c.Name) {
@@ -127,6 +128,9 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 				}
 			}
 		}
+		for _, msg := range classify(rep.Cases[first:], p) {
+			rep.Problems = append(rep.Problems, p.Display+": "+msg)
+		}
 		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,
@@ -158,7 +162,8 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
+		Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.
@@ -386,7 +391,8 @@ func (r *Report) Counts() Counts {
 }
 
 // computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
-// `FAIL (<failed> of <total> cases<suffix>)`. Two deliberate extensions of
+// `FAIL (<failed> of <total> cases<classes><suffix>)`, <classes> counting the
+// failed cases by class (`: 1 product, 2 infra`). Two deliberate extensions of
 // the suffix: a partial part none of whose cases counts as not run adds
 // `; the <Display> cases finished partly` (else nothing in the verdict would
 // say why it fails), and after maxVerdictParts part clauses the rest are
@@ -432,7 +438,7 @@ func (r *Report) computeVerdict() string {
 	if n.NotRun > 0 {
 		fmt.Fprintf(&suffix, "; %d not run", n.NotRun)
 	}
-	return fmt.Sprintf("FAIL (%d of %d cases%s)", n.Failed, n.Total, suffix.String())
+	return fmt.Sprintf("FAIL (%d of %d cases%s%s)", n.Failed, n.Total, r.classCounts(), suffix.String())
 }
 
 // maxVerdictParts is the most parts a verdict names: the verdict is the

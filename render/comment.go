@@ -77,7 +77,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		}
 		n, est := top, runeCount(base)
 		if top > 0 {
-			est += rowLen([]string{"case", "setup", "failed checks"}) + len("|---|---|---|\n") + 2
+			est += rowLen(failedHeader) + len("|---|---|---|---|\n") + 2
 			for _, c := range p.cells {
 				est += rowLen(c)
 			}
@@ -102,6 +102,9 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
 }
 
+// failedHeader is the failed-cases table's header (docs/render.md §3.4).
+var failedHeader = []string{"case", "class", "setup", "failed checks"}
+
 // rowCells builds the escaped cells of failed rows under plan p.
 func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
 	rows := make([][]string, 0, len(failed))
@@ -115,7 +118,7 @@ func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
 				brief = ""
 			}
 		}
-		rows = append(rows, []string{Plain(name), brief, r.failedChecks(w, c, p)})
+		rows = append(rows, []string{Plain(name), classCell(c, p), brief, r.failedChecks(w, c, p)})
 	}
 	return rows
 }
@@ -128,7 +131,7 @@ func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
 	}
 	var out string
 	if p.rows > 0 {
-		out = w.mdTable([]string{"case", "setup", "failed checks"}, p.cells[:p.rows])
+		out = w.mdTable(failedHeader, p.cells[:p.rows])
 	}
 	if more := len(failed) - p.rows; more > 0 {
 		if out != "" {
@@ -139,18 +142,18 @@ func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
 	return out
 }
 
-// failedChecks is the failed-checks cell: `check` (detail); ...
+// failedChecks is the failed-checks cell: the root checks, `check`
+// (detail); ..., then `and N checks that follow from it` for the failed
+// checks another one caused (collect.RootChecks, docs/render.md §3.4).
 func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	if c.NotRun {
 		return w.t("not_run", nil)
 	}
+	roots, following := collect.RootChecks(c.Checks)
 	var parts []string
-	total, shown, used := 0, 0, 0
-	for i, ch := range c.Checks {
-		if ch.OK {
-			continue
-		}
-		total++
+	shown, used := 0, 0
+	for _, i := range roots {
+		ch := c.Checks[i]
 		name := ch.Name
 		if p.squeeze {
 			name = Cut(name, 100)
@@ -179,14 +182,40 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 			break
 		}
 	}
-	if total == 0 {
+	if len(roots) == 0 {
 		return w.t("no_failed_check", nil)
 	}
-	if shown < total {
-		parts = append(parts, fmt.Sprintf("and %d more failed checks", total-shown))
+	out := strings.Join(parts, "; ")
+	if shown < len(roots) {
+		out += fmt.Sprintf("; and %d more failed checks", len(roots)-shown)
 	}
-	return strings.Join(parts, "; ")
+	if following > 0 {
+		out += " " + w.t("following", map[string]any{"N": following, "Roots": len(roots)})
+	}
+	return out
 }
+
+// classCell is the class column of a failed or not-run case: the class,
+// with what decided it while details are shown.
+func classCell(c *merge.Case, p plan) string {
+	s := Plain(Cut(caseClass(c), 20))
+	if p.detail > 0 && c.ClassWhy != "" {
+		s += " (" + Plain(Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
+	}
+	return s
+}
+
+// caseClass is a failed or not-run case's class, unclassified when the
+// report has none (a Report built by hand; merge always sets one).
+func caseClass(c *merge.Case) string {
+	if c.Class == "" {
+		return collect.ClassUnclassified
+	}
+	return c.Class
+}
+
+// classWhyCut is the longest class reason a failed-cases row shows.
+const classWhyCut = 100
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {

@@ -440,9 +440,29 @@ func (k *coloc) writeUsage() {
 }
 
 func (k *coloc) result() collect.CaseResult {
+	checks.MarkCauses(k.checks, k.causes())
 	k.writeUsage()
 	k.c.logPorts(&k.log)
 	return k.c.Result(k.checks, k.log, &k.phases)
+}
+
+// causes are the caused_by rules of the case's kind (docs/runner.md §5.9).
+func (k *coloc) causes() []checks.Cause {
+	name := func(i int) string {
+		if i < len(k.plans) {
+			return k.plans[i].Name
+		}
+		return ""
+	}
+	switch k.c.Entry.Kind {
+	case KindElastic:
+		return checks.ElasticCauses(name(0), name(1))
+	case KindLimit:
+		return checks.LimitCauses(name(0))
+	case KindPriority:
+		return checks.PriorityCauses(name(0), name(1))
+	}
+	return nil
 }
 
 // segmentsSummary is the elastic log's `segments`: per server (its IPC name)

@@ -131,6 +131,11 @@ type Runner struct {
 	// Port is the base port (default 18000): a server case's server
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
+	// KernelLog is a file the kernel's messages are appended to while the
+	// run goes on (run --kernel-log; e.g. `dmesg --follow` on the host):
+	// the lines written during a failed case are searched for GPU, ECC and
+	// OOM-kill signatures (docs/runner.md §5.10). Empty: none.
+	KernelLog string
 	// AnyPort makes every server take a port the kernel reports free
 	// instead (run --simulate without --port, or --port 0), so runs side by
 	// side on one machine never collide. See Case.StartReady.

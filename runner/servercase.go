@@ -114,6 +114,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
+		checks.MarkCauses(list, checks.ServerCauses())
 		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
@@ -249,7 +250,14 @@ type GroupState struct {
 	// that became ready logged, in case order.
 	BlockSizes []checks.CaseBlockSize
 	// Pending are the finished kvcached cases waiting for the native case.
-	Pending []*collect.CaseResult
+	Pending []pendingCase
+}
+
+// pendingCase is a held-back kvcached case with what it saw, to classify it
+// again once its comparisons are in (docs/runner.md §5.10).
+type pendingCase struct {
+	res *collect.CaseResult
+	ev  evidence
 }
 
 // comparisons hold the kvcached server cases of each group back until the
@@ -294,13 +302,13 @@ func (cs *comparisons) group(e *Entry) *GroupState {
 // kvcached case whose group has a native case (held back), for the native
 // case the held-back cases compared with it and then itself, any other
 // case as it is.
-func (cs *comparisons) finished(e *Entry, res collect.CaseResult) []collect.CaseResult {
+func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev evidence) []collect.CaseResult {
 	g := cs.group(e)
 	if g == nil || !g.HasNative {
 		return []collect.CaseResult{res}
 	}
 	if e.Servers[0].Kvcached() {
-		g.Pending = append(g.Pending, &res)
+		g.Pending = append(g.Pending, pendingCase{&res, ev})
 		return nil
 	}
 	return append(g.flush(&res, e.Name), res)
@@ -320,7 +328,7 @@ func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
 		}
 		if interrupted {
 			for _, p := range g.Pending {
-				out = append(out, *p)
+				out = append(out, *p.res)
 			}
 			g.Pending = nil
 			continue
@@ -330,20 +338,27 @@ func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
 	return out
 }
 
-// flush compares the held-back cases with native (nil: it did not finish)
-// and returns them.
+// flush compares the held-back cases with native (nil: it did not finish),
+// classifies them again with their comparisons, and returns them.
 func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []collect.CaseResult {
 	var out []collect.CaseResult
 	for _, p := range g.Pending {
-		compareWithNative(p, native, nativeName)
-		out = append(out, *p)
+		compareWithNative(p.res, native, nativeName)
+		p.res.Class, p.res.ClassWhy = classifyCase(p.res, p.ev)
+		classifyFollowers(p.res, native, nativeName)
+		out = append(out, *p.res)
 	}
 	g.Pending = nil
 	return out
 }
 
 // compareWithNative appends the comparison checks of a kvcached case against
-// its group's native case (nil: the native case did not finish).
+// its group's native case (nil: the native case did not finish). A failed
+// comparison that its own case explains (its server never became ready,
+// crashed, or the phase failed) records caused_by that check; one that the
+// native case explains (its phase failed or never ran) records caused_by
+// `<native case>/<check>` and says so instead of describing a difference
+// (docs/runner.md §5.3).
 func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string) {
 	get := func(cr *collect.CaseResult, name string) (collect.Phase, bool) {
 		if cr == nil || cr.Phases == nil {
@@ -357,6 +372,8 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		}
 		return fmt.Sprintf("native case %s has no %s results", nativeName, name)
 	}
+	first := len(kv.Checks)
+	var phaseOf []string // phaseOf[i]: the phase of kv.Checks[first+i]
 	for _, cmp := range []struct {
 		phases []string
 		suffix string
@@ -366,6 +383,7 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		{CachedPhases, "_cached_tokens_equal", checks.CachedTokensEqual},
 	} {
 		for _, name := range cmp.phases {
+			phaseOf = append(phaseOf, name)
 			k, _ := get(kv, name)
 			k.Name = name
 			n, ok := get(native, name)
@@ -376,5 +394,55 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
 	}
+	checks.MarkCauses(kv.Checks, checks.ServerCauses())
+	for i, phase := range phaseOf {
+		ch := &kv.Checks[first+i]
+		if ch.OK || ch.CausedBy != "" {
+			continue
+		}
+		if cause := nativeCause(native, phase); cause != "" {
+			ch.CausedBy = nativeName + "/" + cause
+			ch.Detail = fmt.Sprintf("native case %s failed %s: nothing to compare with", nativeName, cause)
+		}
+	}
 	kv.OK = checks.CaseOK(kv.Checks)
+}
+
+// nativeCause is the check of the native case that kept its phase from
+// giving results to compare with: the phase's failed `<phase>_ok` (or what
+// that follows from), else, when the phase never ran, its failed
+// server_ready or server_alive_after_load; "" when the native phase ran
+// and did not fail, or the native case did not finish (nothing says why).
+func nativeCause(native *collect.CaseResult, phase string) string {
+	if native == nil {
+		return ""
+	}
+	find := func(name string) *collect.Check {
+		for i := range native.Checks {
+			if native.Checks[i].Name == name {
+				return &native.Checks[i]
+			}
+		}
+		return nil
+	}
+	root := func(ch *collect.Check) string {
+		if ch.CausedBy != "" {
+			return ch.CausedBy
+		}
+		return ch.Name
+	}
+	if ch := find(phase + "_ok"); ch != nil && !ch.OK {
+		return root(ch)
+	}
+	if native.Phases != nil {
+		if _, ran := native.Phases.Get(phase); ran {
+			return ""
+		}
+	}
+	for _, gate := range []string{"server_ready", "server_alive_after_load"} {
+		if ch := find(gate); ch != nil && !ch.OK {
+			return root(ch)
+		}
+	}
+	return ""
 }

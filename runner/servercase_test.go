@@ -154,17 +154,35 @@ func TestSimServerFaults(t *testing.T) {
 		profile string
 		cases   []string
 		want    map[string][]string // case → its failed checks
+		// roots: case → the failed checks that follow from none
+		// (docs/runner.md §5.9); class: case → its class (§5.10). A case
+		// with failed checks that roots does not name has them all as roots.
+		roots map[string][]string
+		class map[string]string
 	}
 	tokens := []string{"gen_seq_tokens_equal", "apc_0_tokens_equal", "apc_1_tokens_equal", "apc_2_tokens_equal"}
+	compared := append(slices.Clone(tokens), "apc_0_cached_tokens_equal", "apc_1_cached_tokens_equal", "apc_2_cached_tokens_equal")
 	for _, c := range []tc{
-		{"never-ready", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}}},
-		{"ignore-stop", "smoke", []string{"sglang-*"}, map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
-		{"leak-segment", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed"}}},
-		{"leak-socket-dir", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"socket_dirs_removed"}}},
+		{fault: "never-ready", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct}},
+		// A kvcached server that never became ready: its comparisons follow from it.
+		{fault: "never-ready@vllm_qwen05b_kv_c1", profile: "nightly", cases: []string{"vllm-qwen05b-*"},
+			want:  map[string][]string{"vllm-qwen05b-kv_c1": append([]string{"server_ready"}, compared...), "vllm-qwen05b-kv_c0": nil, "vllm-qwen05b-native": nil},
+			roots: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct}},
+		// A port another process holds at every start: the machine's.
+		{fault: "port-taken@vllm_qwen05b_kv_c1", profile: "nightly", cases: []string{"vllm-qwen05b-*"},
+			want:  map[string][]string{"vllm-qwen05b-kv_c1": append([]string{"server_ready", "no_error_signatures"}, compared...), "vllm-qwen05b-kv_c0": nil, "vllm-qwen05b-native": nil},
+			roots: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready", "no_error_signatures"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassInfra}},
+		{fault: "ignore-stop", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
+		{fault: "leak-segment", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed"}}},
+		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"socket_dirs_removed"}}},
 		// SGLang makes the socket dir only above TP 1, so at TP 1 nothing leaks.
-		{"leak-socket-dir", "smoke", []string{"sglang-*"}, map[string][]string{"sglang-qwen05b-kv_c1": nil}},
-		{"wrong-tokens", "nightly", []string{"vllm-qwen05b-*"}, map[string][]string{
-			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil}},
+		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": nil}},
+		{fault: "wrong-tokens", profile: "nightly", cases: []string{"vllm-qwen05b-*"}, want: map[string][]string{
+			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct, "vllm-qwen05b-kv_c0": collect.ClassProduct}},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			out, _ := serverSim(t, c.profile, c.cases, c.fault, context.Background(), func(r *Runner) {
@@ -178,6 +196,23 @@ func TestSimServerFaults(t *testing.T) {
 			}
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Fatalf("failed checks (-want +got):\n%s", d)
+			}
+			for _, cr := range out.Cases {
+				var roots []string
+				idx, _ := collect.RootChecks(cr.Checks)
+				for _, i := range idx {
+					roots = append(roots, cr.Checks[i].Name)
+				}
+				want, ok := c.roots[cr.Name]
+				if !ok {
+					want = failedChecks(cr)
+				}
+				if !slices.Equal(roots, want) {
+					t.Errorf("%s: roots %v, want %v", cr.Name, roots, want)
+				}
+				if wantClass := c.class[cr.Name]; c.class != nil && cr.Class != wantClass {
+					t.Errorf("%s: class %q (%s), want %q", cr.Name, cr.Class, cr.ClassWhy, wantClass)
+				}
 			}
 		})
 	}
@@ -378,18 +413,18 @@ func TestComparisons(t *testing.T) {
 	compared := len(ComparedPhases) + len(CachedPhases)
 
 	cs := newComparisons(plan)
-	if got := names(cs.finished(entry("vllm-setup"), result("vllm-setup", 0))); got != "vllm-setup:true:0" {
+	if got := names(cs.finished(entry("vllm-setup"), result("vllm-setup", 0), evidence{})); got != "vllm-setup:true:0" {
 		t.Errorf("setup case: %s", got)
 	}
 	if cs.group(entry("vllm-setup")) != nil || cs.group(entry("vllm-qwen05b-kv_c1")) == nil {
 		t.Error("only server cases have a group")
 	}
 	for _, n := range []string{"vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0"} {
-		if got := cs.finished(entry(n), result(n, 1)); got != nil {
+		if got := cs.finished(entry(n), result(n, 1), evidence{}); got != nil {
 			t.Errorf("%s recorded before its native case: %s", n, names(got))
 		}
 	}
-	got := names(cs.finished(entry("vllm-qwen05b-native"), result("vllm-qwen05b-native", 1)))
+	got := names(cs.finished(entry("vllm-qwen05b-native"), result("vllm-qwen05b-native", 1), evidence{}))
 	want := fmt.Sprintf("vllm-qwen05b-kv_c1:true:%d vllm-qwen05b-kv_c0:true:%d vllm-qwen05b-native:true:0", compared, compared)
 	if got != want || cs.rest(false) != nil {
 		t.Errorf("native case: %s, want %s", got, want)
@@ -403,7 +438,7 @@ func TestComparisons(t *testing.T) {
 		{true, "vllm-qwen05b-kv_c1:true:0"},
 	} {
 		cs := newComparisons(plan)
-		cs.finished(entry("vllm-qwen05b-kv_c1"), result("vllm-qwen05b-kv_c1", 2))
+		cs.finished(entry("vllm-qwen05b-kv_c1"), result("vllm-qwen05b-kv_c1", 2), evidence{})
 		if got := names(cs.rest(c.interrupted)); got != c.want {
 			t.Errorf("interrupted %v: %s, want %s", c.interrupted, got, c.want)
 		}

@@ -43,7 +43,7 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 	cliAtRoot(t)
 
 	without, _ := renderToFiles(t, []string{part}, goldenFlags)
-	if !strings.Contains(without, "· FAIL (1 of 1 cases)") || !strings.Contains(without, "| vllm-qwen05b-kv\\_c1 |") || strings.Contains(without, "Known upstream") || strings.Contains(without, "(known:") {
+	if !strings.Contains(without, "· FAIL (1 of 1 cases: 1 product)") || !strings.Contains(without, "| vllm-qwen05b-kv\\_c1 |") || strings.Contains(without, "Known upstream") || strings.Contains(without, "(known:") {
 		t.Fatalf("without a known-issues file the leak must fail the run:\n%s", without)
 	}
 
@@ -57,7 +57,7 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 		"| vllm-qwen05b-kv\\_c1 | `socket_dirs_removed` | left in ",
 		"| "+link476+" |",
 	)
-	if strings.Contains(comment, "| case | setup | failed checks |") || strings.Contains(comment, "No longer reproduces") {
+	if strings.Contains(comment, "| case | class | setup | failed checks |") || strings.Contains(comment, "No longer reproduces") {
 		t.Errorf("no case failed beyond the known issues, and every known issue reproduced:\n%s", comment)
 	}
 	if !strings.Contains(section, "Known upstream issues, not counted in the verdict:\n- "+link477+": `shm_removed` in `vllm-*`") ||
@@ -76,7 +76,7 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 	if code, _, stderr := runCLI(t, "merge", part, "--out", merged); code != exitOK {
 		t.Fatalf("merge: exit %d:\n%s", code, stderr)
 	}
-	if data, _ := os.ReadFile(merged); strings.Contains(string(data), "kvcached/issues") || !strings.Contains(string(data), `"verdict": "FAIL (1 of 1 cases)"`) {
+	if data, _ := os.ReadFile(merged); strings.Contains(string(data), "kvcached/issues") || !strings.Contains(string(data), `"verdict": "FAIL (1 of 1 cases: 1 product)"`) {
 		t.Errorf("merged.json must record the run, not the known issues:\n%s", data)
 	}
 	c2, s2 := renderToFiles(t, []string{merged}, withFlags("--known-issues", shippedKnownIssues))
@@ -119,7 +119,7 @@ func TestKnownIssuesDoNotHideARegression(t *testing.T) {
 	cliAtRoot(t)
 	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
 	wantAll(t, "comment", comment,
-		"· FAIL (1 of 2 cases)",
+		"· FAIL (1 of 2 cases: 1 product)",
 		"| vllm-qwen05b-kv\\_c1 |",
 		"`gen_seq_tokens_equal` (",
 		"`shm_removed` (left in ",

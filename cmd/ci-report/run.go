@@ -55,7 +55,7 @@ type runOptions struct {
 	StopSignal                            string
 	ElasticGPUMiB, PriorityGPUMiB         optionalMiB
 	BallastCmd, Kvctl                     string
-	KvcachedSHA                           string
+	KvcachedSHA, KernelLog                string
 	ExecPrefix, InstallCmd                stringList
 	ContainerGPUs                         stringList
 
@@ -79,6 +79,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "the part directory to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
+	fs.StringVar(&o.KernelLog, "kernel-log", "", "a file the kernel's messages are appended to during the run (e.g. dmesg --follow): a failed case's lines classify it (GPU lost, Xid, ECC, OOM kill)")
 	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
 	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")
 	o.registerSelection(fs)
@@ -428,7 +429,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// or test runs side by side, or anything else on 18000, must not
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
-		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
+		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		ContainerGPUs: o.containers,
 		Version:       version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
