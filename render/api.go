@@ -67,6 +67,11 @@ type Options struct {
 	// key known_issues; docs/render.md §10) the report is classified with
 	// before anything is rendered: they change the verdict and are shown.
 	KnownIssues []merge.KnownIssue
+	// History are the digests of earlier runs (docs/render.md §11): post
+	// reads them from the results issue's comments, render --history from
+	// a file. Render keeps those SelectHistory picks for this profile and
+	// run; each is validated (an invalid one is an error).
+	History []HistoryRun
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change
