@@ -231,7 +231,9 @@ func TestHistoryRendering(t *testing.T) {
 	// The sample report fails sglang-qwen35_4b-kv_c1, vllm-qwen05b-native,
 	// the elastic and the limit case, and did not run the priority case.
 	fp := func(i int) string { return fingerprint(&sampleReport(t).Cases[i]) }
-	hc := func(name, status, h string) HistoryCase { return HistoryCase{Name: name, Status: status, Fingerprint: h} }
+	hc := func(name, status, h string) HistoryCase {
+		return HistoryCase{Name: name, Status: status, Fingerprint: h}
+	}
 	run := func(id, date string, cases ...HistoryCase) HistoryRun {
 		return HistoryRun{V: 1, Profile: "nightly", Run: id, Attempt: "1", Date: date, Total: 9, Cases: cases}
 	}
