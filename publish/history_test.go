@@ -138,7 +138,7 @@ func TestHistoryTrust(t *testing.T) {
 	}{
 		{name: "another author", author: "mallory", body: failingDigest("90", "weekly")},
 		{name: "another profile", author: "github-actions[bot]", body: failingDigest("90", "nightly")},
-		{name: "the same run id", author: "github-actions[bot]", body: failingDigest("104", "weekly")},
+		{name: "an earlier attempt of this run", author: "github-actions[bot]", body: failingDigest("104", "weekly")},
 		{name: "no marker", author: "github-actions[bot]", body: strings.SplitN(failingDigest("90", "weekly"), "\n", 2)[1]},
 		{name: "bad status", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly"), `"s":"fail"`, `"s":"boom"`, 1),
 			warn: `warning: history: comment 1 (run 90 attempt 1): digest: case 0: status "boom": want fail or notrun; skipped`},
@@ -153,7 +153,7 @@ func TestHistoryTrust(t *testing.T) {
 			h := newHarness(t)
 			h.resultsIssue()
 			h.fake.comments = append(h.fake.comments, &fakeComment{ID: 1, Issue: 7, Author: tc.author, Body: tc.body})
-			th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "1"}, "weekly")
+			th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "2"}, "weekly")
 			if err != nil {
 				t.Fatal(err)
 			}
