@@ -136,13 +136,17 @@ func (r *renderer) digest() string {
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
 		key := historyKey(c)
-		if seen[key] {
+		if key == "" || seen[key] {
 			// A repeated label (merge keeps repeated names, each a
-			// problem) is recorded once, so the digest stays readable.
+			// problem) is recorded once, and a nameless case could never
+			// be matched: the digest must read back (ParseDigest).
 			continue
 		}
 		seen[key] = true
-		hc := HistoryCase{Name: key, Class: caseClass(c)}
+		hc := HistoryCase{Name: key}
+		if class := caseClass(c); classRE.MatchString(class) {
+			hc.Class = class
+		}
 		switch {
 		case c.NotRun:
 			hc.Status = DigestNotRun
@@ -150,7 +154,11 @@ func (r *renderer) digest() string {
 			hc.Status = DigestFailed
 			for _, ch := range c.Checks {
 				if !ch.OK && len(hc.Failed) < maxDigestChecks {
-					hc.Failed = append(hc.Failed, Cut(ch.Name, digestCheckCut))
+					name := Cut(ch.Name, digestCheckCut)
+					if name == "" {
+						name = "(unnamed)" // as the table names it
+					}
+					hc.Failed = append(hc.Failed, name)
 				}
 			}
 		default:
@@ -256,7 +264,7 @@ func (h *HistoryRun) validate() error {
 	for i, c := range h.Cases {
 		where := fmt.Sprintf("case %d", i)
 		switch {
-		case c.Name == "" || !utf8.ValidString(c.Name) || runeCount(c.Name) > digestNameCut+1:
+		case c.Name == "" || !utf8.ValidString(c.Name) || runeCount(c.Name) > digestNameCut:
 			return fmt.Errorf("%s: name: want 1 to %d code points of UTF-8", where, digestNameCut)
 		case seen[c.Name]:
 			return fmt.Errorf("%s: %q listed twice", where, Cut(c.Name, 40))
@@ -270,7 +278,7 @@ func (h *HistoryRun) validate() error {
 			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, Cut(c.Fingerprint, 20), fingerprintLen)
 		}
 		for _, f := range c.Failed {
-			if f == "" || !utf8.ValidString(f) || runeCount(f) > digestCheckCut+1 {
+			if f == "" || !utf8.ValidString(f) || runeCount(f) > digestCheckCut {
 				return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
 			}
 		}

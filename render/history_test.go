@@ -95,6 +95,7 @@ func TestParseDigest(t *testing.T) {
 func TestDigestRoundTrip(t *testing.T) {
 	rep, opts := sampleReport(t), sampleOptions()
 	rep.Cases[1].Name = "sglang-@owner-#12-‮evil"
+	rep.Cases[7].Checks[0].Name = "" // an unnamed check must not make the digest unreadable
 	docs := mustRender(t, rep, opts)
 	js, ok := DigestOf(docs.Comment)
 	if !ok {
@@ -113,7 +114,7 @@ func TestDigestRoundTrip(t *testing.T) {
 		{Name: "sglang-@owner-#12-\u202eevil", Status: DigestFailed, Failed: []string{"all_ok"}, Fingerprint: fingerprint(&rep.Cases[1])},
 		{Name: "vllm-qwen05b-native", Status: DigestFailed, Fingerprint: fingerprint(&rep.Cases[5])},
 		{Name: "elastic-vllm-qwen05b+sglang-qwen35_4b", Status: DigestFailed, Failed: []string{"a_grew"}, Fingerprint: fingerprint(&rep.Cases[6])},
-		{Name: "limit-vllm-qwen05b", Status: DigestFailed, Failed: []string{"under_limit"}, Fingerprint: fingerprint(&rep.Cases[7])},
+		{Name: "limit-vllm-qwen05b", Status: DigestFailed, Failed: []string{"(unnamed)"}, Fingerprint: fingerprint(&rep.Cases[7])},
 		{Name: "priority-vllm-qwen05b+vllm-qwen05b", Status: DigestNotRun, Fingerprint: fingerprint(&rep.Cases[8])},
 	}}
 	// The name is as the report has it (redacted): the override stays,
