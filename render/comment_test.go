@@ -164,7 +164,10 @@ func TestDidNotRun(t *testing.T) {
 			rep := &merge.Report{Format: 1, Parts: tc.parts, Verdict: "DID NOT RUN"}
 			opts := sampleOptions()
 			docs := mustRender(t, rep, opts)
-			want := "<!-- ci-report:comment run=123 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · DID NOT RUN\n\n" + tc.reason + "\n"
+			// A run that did not run still leaves its digest (docs/formats.md
+			// §9): no case listed, so every case is unknown in it.
+			want := "<!-- ci-report:comment run=123 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · DID NOT RUN\n\n" + tc.reason + "\n" +
+				"\n<!-- ci-report:digest {\"v\":1,\"profile\":\"nightly\",\"run\":\"123\",\"attempt\":\"1\",\"date\":\"2026-11-28\",\"total\":0} -->\n"
 			if docs.Comment != want {
 				t.Errorf("comment =\n%q\nwant\n%q", docs.Comment, want)
 			}
@@ -230,8 +233,8 @@ func TestPullRequestVariant(t *testing.T) {
 			t.Errorf("PR comment holds %q", a)
 		}
 	}
-	if !strings.HasSuffix(c, "GPU state at the end.\n") {
-		t.Errorf("PR comment does not end with the logs line")
+	if !strings.Contains(c, "GPU state at the end.\n\n<!-- ci-report:digest ") || !strings.HasSuffix(c, " -->\n") {
+		t.Errorf("PR comment does not end with the logs line and the digest")
 	}
 }
 

@@ -168,7 +168,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		}
 		rows[i] = []string{termText(c.Label(), 200), termText(class, 2*detailCut), ix.brief(c.Name), checks}
 	}
-	if err := textTable(out, failedHeader, rows); err != nil {
+	if err := textTable(out, failedColumns, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
 	}
 	if s := textSkipped(rep); s != "" {

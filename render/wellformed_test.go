@@ -103,6 +103,14 @@ func checkDoc(t tb, dc docCheck) {
 				switch {
 				case line == "":
 				case markerRE.MatchString(line):
+				case strings.HasPrefix(line, "<!-- ci-report:digest "):
+					// The run's digest (docs/formats.md §9): one line that
+					// reads back as a valid digest, whatever the names.
+					if js, ok := render.DigestOf(line); !ok {
+						t.Errorf("%s: digest line %q is not closed", dc.name, render.Cut(line, 200))
+					} else if _, err := render.ParseDigest(js); err != nil {
+						t.Errorf("%s: the digest does not read back: %v", dc.name, err)
+					}
 				case dc.details && detailsRE.MatchString(line):
 					if strings.HasPrefix(line, "</") {
 						openDetails--
