@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -140,7 +141,7 @@ func (r *renderer) digest() string {
 		}
 		seen[key] = true
 		hc := HistoryCase{Name: key}
-		if class := c.Class; classRE.MatchString(class) { // empty: the part had no class
+		if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
 			hc.Class = class
 		}
 		switch {
