@@ -158,7 +158,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

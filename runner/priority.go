@@ -51,6 +51,9 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	L, H := k.servers[0], k.servers[1]
 	const li, hi = 0, 1
+	// The timeline carries what the priority protocol posts, for the chart
+	// of H's shortfall and L's watermark (docs/render.md §3.9).
+	k.sampler.LedgerFields = []string{ledger.FieldShortfall, ledger.FieldWatermark}
 
 	// 1. Publish both priorities before any load; only a read-back counts.
 	c.Progress("priority_set")
