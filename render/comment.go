@@ -17,6 +17,9 @@ type plan struct {
 	// thousands of failed checks, kilobyte-long names): names, briefs and the
 	// subject are cut, and each row lists checks only up to a cap.
 	squeeze bool
+	// charts keeps the failed cases' memory charts; they are the first
+	// thing dropped to fit (docs/render.md §3.9, §7).
+	charts bool
 	cells   [][]string // escaped cells of the first failed rows, built once per level
 	rows    int        // how many of cells are listed; the rest are counted in "and K more"
 }
@@ -33,12 +36,15 @@ const (
 type budgetLevel struct {
 	detail  int
 	squeeze bool
+	charts  bool
 	floor   int
 }
 
-// budgetLevels: first fewer rows (down to 10), then shorter details, then no
+// budgetLevels: everything with the charts, then without them (every row
+// first), then fewer rows (down to 10), then shorter details, then no
 // details with fewer rows still, then squeeze.
 var budgetLevels = []budgetLevel{
+	{detail: detailCut, charts: true, floor: maxFailedRows},
 	{detail: detailCut, floor: 10},
 	{detail: 150, floor: 10},
 	{detail: 60, floor: 10},
@@ -65,7 +71,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	top := min(len(failed), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze}
+		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts}
 		w := &writer{}
 		p.cells = r.rowCells(w, failed[:top], p)
 		if w.err != nil {
@@ -232,9 +238,11 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
+	r.charts = chartsOf(failed)
 	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
 		return r.comment(verdict, failed, prBlock, p)
 	})
+	docs.charts = chartSVGs(r.charts)
 	return docs, err
 }
 
@@ -265,6 +273,11 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	}
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
+	}
+	if p.charts {
+		for i := range r.charts {
+			blocks = append(blocks, r.charts[i].markdown(w))
+		}
 	}
 	data := map[string]any{
 		"Marker":      r.marker(w),

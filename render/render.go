@@ -70,6 +70,7 @@ type renderer struct {
 	profile  string
 	perfMode bool
 	ix       *setupIndex
+	charts   []chart // the failed cases' charts (docs/render.md §3.9)
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
