@@ -113,7 +113,7 @@ type Documents struct {
 	// out); the CLI prints them on stderr.
 	Warnings []string
 
-	// charts maps the text of each Mermaid chart in Comment (its fence's
+	// Charts maps the text of each Mermaid chart in Comment (its fence's
 	// content) to the SVG that HTML draws in its place (docs/render.md §8).
-	charts map[string]string
+	Charts map[string]string
 }

@@ -66,13 +66,20 @@ type chart struct {
 
 // charts builds the charts of the failed cases, in their order, at most
 // maxCharts.
-func chartsOf(failed []merge.Case) []chart {
+func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 	var out []chart
 	for i := range failed {
 		if len(out) == maxCharts {
 			break
 		}
-		if c, ok := buildChart(&failed[i]); ok {
+		kind := ""
+		switch name := failed[i].Name; {
+		case ix.priority[name] != nil:
+			kind = "priority"
+		case ix.elastic[name] != nil:
+			kind = "elastic"
+		}
+		if c, ok := buildChart(&failed[i], kind); ok {
 			out = append(out, c)
 		}
 	}
@@ -82,8 +89,10 @@ func chartsOf(failed []merge.Case) []chart {
 // buildChart turns a case's timeline into a chart: every server's KV, the
 // free GPU memory, and where the timeline has the priority ledger, H's
 // shortfall and L's watermark (a pair's servers are L then H, docs/runner.md
-// §5.6). A timeline with fewer than two readings gives none.
-func buildChart(c *merge.Case) (chart, bool) {
+// §5.6). kind is the case's kind by the setup ("priority", "elastic", or ""
+// when the setup does not say: then a pair with the ledger's fields is
+// taken as priority). A timeline with fewer than two readings gives none.
+func buildChart(c *merge.Case, kind string) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false
 	}
@@ -109,12 +118,12 @@ func buildChart(c *merge.Case) (chart, bool) {
 	if len(readings) < 2 || len(servers) == 0 {
 		return chart{}, false
 	}
-	priority := len(servers) == 2 && (ledger["shortfall"] || ledger["watermark"])
+	priority := len(servers) == 2 && (kind == "priority" || kind == "" && (ledger["shortfall"] || ledger["watermark"]))
 	role := func(i int) string {
 		switch {
 		case priority:
 			return []string{"L", "H"}[i]
-		case len(servers) == 2:
+		case len(servers) == 2 && kind != "":
 			return []string{"A", "B"}[i]
 		}
 		return ""

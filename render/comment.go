@@ -20,8 +20,8 @@ type plan struct {
 	// charts keeps the failed cases' memory charts; they are the first
 	// thing dropped to fit (docs/render.md §3.9, §7).
 	charts bool
-	cells   [][]string // escaped cells of the first failed rows, built once per level
-	rows    int        // how many of cells are listed; the rest are counted in "and K more"
+	cells  [][]string // escaped cells of the first failed rows, built once per level
+	rows   int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -238,11 +238,11 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
-	r.charts = chartsOf(failed)
+	r.charts = chartsOf(failed, r.ix)
 	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
 		return r.comment(verdict, failed, prBlock, p)
 	})
-	docs.charts = chartSVGs(r.charts)
+	docs.Charts = chartSVGs(r.charts)
 	return docs, err
 }
 

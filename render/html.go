@@ -105,12 +105,12 @@ func HTML(docs Documents, title string) ([]byte, error) {
 			continue
 		}
 		var b bytes.Buffer
-		if len(docs.charts) > 0 {
+		if len(docs.Charts) > 0 {
 			// The preview shows the charts open: it is where a person looks
 			// at them (the comment keeps them collapsed).
 			d.md = strings.ReplaceAll(d.md, chartDetails, chartDetailsOpen)
 		}
-		if err := markdownWithCharts(docs.charts).Convert([]byte(d.md), &b); err != nil {
+		if err := markdownWithCharts(docs.Charts).Convert([]byte(d.md), &b); err != nil {
 			return nil, fmt.Errorf("html: convert the %s: %w", strings.ToLower(d.label), err)
 		}
 		parts = append(parts, part{Label: d.label, HTML: htmltemplate.HTML(b.String())})
