@@ -38,11 +38,15 @@ var chartColors = []struct{ hex, name string }{
 	{"#e377c2", "pink"},
 }
 
+// chartPlotFill is the plot area's background.
+const chartPlotFill = "#f7f9fc"
+
 // chartSeries is one line of a chart: its legend label and one value per
 // point (MiB).
 type chartSeries struct {
 	label  string
 	values []float64
+	dashed bool // drawn dashed in the SVG (the ledger's series)
 }
 
 // chartMark is a phase boundary: the point it falls on and the phase.
@@ -129,8 +133,9 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		return ""
 	}
 	type pick struct {
-		label string
-		get   func(collect.UsageSample) (float64, bool)
+		label  string
+		get    func(collect.UsageSample) (float64, bool)
+		dashed bool
 	}
 	var picks []pick
 	for i, name := range servers {
@@ -138,14 +143,14 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		if r := role(i); r != "" {
 			label = "KV of " + r + " (" + name + ")"
 		}
-		picks = append(picks, pick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }})
+		picks = append(picks, pick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
 	}
 	picks = append(picks, pick{"GPU free", func(s collect.UsageSample) (float64, bool) {
 		if s.GPUFree == nil {
 			return 0, false
 		}
 		return *s.GPUFree, true
-	}})
+	}, false})
 	ledgerPick := func(field string, server int) pick {
 		name := servers[server]
 		return pick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
@@ -154,7 +159,7 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 				return 0, false
 			}
 			return per.Get(name)
-		}}
+		}, field == "shortfall"}
 	}
 	if priority {
 		picks = append(picks, ledgerPick("shortfall", 1), ledgerPick("watermark", 0))
@@ -185,7 +190,7 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		}
 		fillGaps(vals, have)
 		raw = append(raw, vals)
-		ch.series = append(ch.series, chartSeries{label: p.label})
+		ch.series = append(ch.series, chartSeries{label: p.label, dashed: p.dashed})
 		lo, hi := vals[0], vals[0]
 		for _, v := range vals {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -477,6 +482,9 @@ func (c *chart) svg() string {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="sans-serif" font-size="11">`, svgW, svgH, svgW, svgH)
 	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString("Memory of "+c.caseName+" (MiB)"))
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`, svgW, svgH)
+	// The plot area has a colour of its own, which tells a screenshot where
+	// the plot is (TestChartScreenshot).
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(Cut("Memory of "+c.caseName+" (MiB)", 120)))
 	for k := 0; k <= 4; k++ {
 		v := top * float64(k) / 4
@@ -498,7 +506,13 @@ func (c *chart) svg() string {
 		for k, v := range s.values {
 			pts[k] = f(x(c.xs[k])) + "," + f(y(v))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, chartColors[j%len(chartColors)].hex, strings.Join(pts, " "))
+		// The ledger's lines are dashed: H's shortfall and L's watermark
+		// often coincide, and both stay visible.
+		dash := ""
+		if s.dashed {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
 	}
 	for j, s := range c.series {
 		col, row := j%2, j/2

@@ -81,7 +81,14 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		if err != nil {
 			return "", err
 		}
-		n, est := top, runeCount(base)
+		// base lists no row, so it has the "and K more" line, which goes
+		// when every failed case is listed: the estimate for all rows leaves
+		// it out, or a row would be dropped from a comment that fits.
+		more := 0
+		if top > 0 && top == len(failed) {
+			more = runeCount(w.t("more_rows", len(failed))) + 2
+		}
+		n, est := top, runeCount(base)-more
 		if top > 0 {
 			est += rowLen([]string{"case", "setup", "failed checks"}) + len("|---|---|---|\n") + 2
 			for _, c := range p.cells {
@@ -92,7 +99,13 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		for n > floor && est > budget {
 			n--
 			est -= rowLen(p.cells[n])
+			if n == top-1 {
+				est += more
+			}
 		}
+		// The count in base's line is at least the one left, so the
+		// estimate may be over by its digits: one more row is tried.
+		n = min(top, n+1)
 		for ; n >= floor; n-- {
 			p.rows = n
 			out, err := render(p)
