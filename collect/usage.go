@@ -68,7 +68,8 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 	*u = UsageSample{}
 	num := func(k string, b json.RawMessage) (float64, error) {
 		var f float64
-		if err := json.Unmarshal(b, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		// null would decode as 0: a value not read is left out, never null.
+		if err := json.Unmarshal(b, &f); err != nil || string(b) == "null" || math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, fmt.Errorf("%s: want a number, got %s", k, cutRaw(b))
 		}
 		return f, nil
@@ -85,7 +86,7 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 			}
 			u.T, hasT = f, true
 		case "phase":
-			if err := json.Unmarshal(b, &u.Phase); err != nil {
+			if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
 				return fmt.Errorf("phase: want a string, got %s", cutRaw(b))
 			}
 		case "gpu", "gpu_free":
