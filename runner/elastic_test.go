@@ -316,10 +316,15 @@ func TestElasticSimulated(t *testing.T) {
 	if !sawA || !sawB {
 		t.Errorf("KV of A seen %v, of B %v", sawA, sawB)
 	}
-	// gpu_free is the GPU's memory less what is in use (docs/formats.md §4.4).
+	// gpu_free is the GPU's memory less what is in use, never below 0
+	// (docs/formats.md §4.4): with the first sample's sum as the GPU's size.
+	total := u[0]["gpu_free"] + u[0]["gpu"]
+	if total < 16384 {
+		t.Errorf("gpu_free %v + gpu %v: the GPU has at least 16384 MiB", u[0]["gpu_free"], u[0]["gpu"])
+	}
 	for i, s := range u {
-		if s["gpu_free"] <= 0 || s["gpu_free"]+s["gpu"] < 16384 {
-			t.Errorf("sample %d: gpu_free %v with gpu %v", i, s["gpu_free"], s["gpu"])
+		if want := math.Max(total-s["gpu"], 0); math.Abs(s["gpu_free"]-want) > 0.2 {
+			t.Errorf("sample %d: gpu_free %v with gpu %v, want %v", i, s["gpu_free"], s["gpu"], want)
 			break
 		}
 	}
