@@ -68,7 +68,7 @@ type chart struct {
 	first, last, lo, hi []float64
 }
 
-// charts builds the charts of the failed cases, in their order, at most
+// chartsOf builds the charts of the failed cases, in their order, at most
 // maxCharts.
 func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 	var out []chart
