@@ -34,6 +34,10 @@ type simOpts struct {
 	priorityMiB int    // --priority-gpu-mib
 	// readyTimeout replaces the scaled --ready-timeout (30 min × scale).
 	readyTimeout time.Duration
+	// kvctlDelay is CI_REPORT_SIM_KVCTL_DELAY (at time scale 1).
+	kvctlDelay string
+	// scale replaces simScale.
+	scale float64
 	// cancelAtPhase interrupts the run (as Ctrl-C would) when the case
 	// starts this phase: an event, not a delay, so a fast machine cannot
 	// finish the case before the interrupt.
@@ -124,17 +128,21 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	// would pay it.
 	s.Env.Set("GORACE", "atexit_sleep_ms=0")
 	s.Env.Set("CI_REPORT_SIM_DIR", world)
-	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(simScale, 'g', -1, 64))
+	scale := cmp.Or(o.scale, simScale)
+	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
 	if o.faults != "" {
 		s.Env.Set("CI_REPORT_SIM_FAULTS", o.faults)
+	}
+	if o.kvctlDelay != "" {
+		s.Env.Set("CI_REPORT_SIM_KVCTL_DELAY", o.kvctlDelay)
 	}
 	out := filepath.Join(t.TempDir(), "part")
 	r := &Runner{
 		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, AnyPort: true,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
-		Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+		Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
 	}
-	r.Timing = r.Timing.Scaled(simScale)
+	r.Timing = r.Timing.Scaled(scale)
 	if o.readyTimeout > 0 {
 		r.Timing.Server.ReadyTimeout = o.readyTimeout
 	}

@@ -57,7 +57,7 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 
 	// 1. Publish both priorities before any load; only a read-back counts.
 	c.Progress("priority_set")
-	kvctl := c.Ledger(L.Plan.Engine)
+	kvctl := k.kvctl
 	var pobs []checks.PriorityObservation
 	for i, s := range k.servers {
 		res := kvctl.SetPriority(ctx, s.IPC, planPriority(s.Plan, i))

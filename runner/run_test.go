@@ -290,7 +290,7 @@ func TestTimingScaled(t *testing.T) {
 		{"drain step", got.DrainStep, 50 * time.Millisecond},
 		{"elastic sample", got.ElasticSample, 10 * time.Millisecond},
 		// Timeouts of single calls guard against hangs: the documented values.
-		{"kvctl timeout", got.KvctlTimeout, 10 * time.Second},
+		{"kvctl timeout", got.KvctlTimeout, 30 * time.Second},
 		{"health timeout", got.Server.HealthTimeout, 10 * time.Second},
 		{"request timeout", got.RequestTimeout, 30 * time.Minute},
 		{"reset timeout", got.ResetTimeout, 2 * time.Minute},

@@ -11,10 +11,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-func init() {
-	registerKind(KindServer, KindFunc(runServerCase))
-}
-
 // Server-case workload sizes (docs/runner.md §5.2).
 const (
 	genTokens     = 64
@@ -137,33 +133,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	ready = readyErr == nil
 	if ready {
-		client := s.Client
-		gen, apc := GenRequests(), APCRequests()
-		runPhase := func(name string, reqs []engine.Request, conc int) {
-			if ctx.Err() != nil {
-				return
-			}
-			c.Progress(name)
-			phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
-		}
-		runPhase("gen_seq", gen, 1)
-		runPhase("gen_conc", gen, len(gen))
-		c.Progress("prefix-cache reset")
-		resetCheck, resetLog := resetPrefixCache(ctx, client)
-		list = append(list, resetCheck)
-		log.Set("prefix_cache_reset", resetLog)
-		runPhase("apc_0", apc, 1)
-		runPhase("apc_1", apc, 1)
-		runPhase("apc_2", apc, 1)
-		runPhase("apc_conc", apc, apcConcurrent)
-		for _, name := range ServerPhases {
-			ph, ok := phases.Get(name)
-			if !ok {
-				ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
-			}
-			list = append(list, checks.PhaseOK(ph))
-		}
-		list = append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
+		list = append(list, serverLoad(ctx, c, s, &log, &phases)...)
 	}
 	c.Progress("stopping server")
 	end := c.StopServer(s, "")
@@ -178,6 +148,41 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		c.Group.BlockSizes = append(c.Group.BlockSizes, checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
 	}
 	return finish()
+}
+
+// serverLoad is the server case's load on a ready server (docs/runner.md
+// §5.2): the gen and apc phases around a prefix-cache reset, into phases
+// and the log's prefix_cache_reset. It returns the reset's, the phases' and
+// server_alive_after_load's checks.
+func serverLoad(ctx context.Context, c *Case, s *Server, log *collect.Ordered[any], phases *collect.Ordered[collect.Phase]) []collect.Check {
+	var list []collect.Check
+	client := s.Client
+	gen, apc := GenRequests(), APCRequests()
+	runPhase := func(name string, reqs []engine.Request, conc int) {
+		if ctx.Err() != nil {
+			return
+		}
+		c.Progress(name)
+		phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
+	}
+	runPhase("gen_seq", gen, 1)
+	runPhase("gen_conc", gen, len(gen))
+	c.Progress("prefix-cache reset")
+	resetCheck, resetLog := resetPrefixCache(ctx, client)
+	list = append(list, resetCheck)
+	log.Set("prefix_cache_reset", resetLog)
+	runPhase("apc_0", apc, 1)
+	runPhase("apc_1", apc, 1)
+	runPhase("apc_2", apc, 1)
+	runPhase("apc_conc", apc, apcConcurrent)
+	for _, name := range ServerPhases {
+		ph, ok := phases.Get(name)
+		if !ok {
+			ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
+		}
+		list = append(list, checks.PhaseOK(ph))
+	}
+	return append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
 }
 
 // ResetProbe is the request that shows a prefix-cache reset's effect: the
@@ -230,6 +235,111 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// GroupState is what the server cases of one comparison group share: the
+// finished kvcached cases waiting for the native case and the attention
+// block sizes their servers logged.
+type GroupState struct {
+	// Name is the group.
+	Name string
+	// HasNative: the selected plan has a native case in the group.
+	HasNative bool
+	// BlockSizes are the attention block sizes the group's kvcached servers
+	// that became ready logged, in case order.
+	BlockSizes []checks.CaseBlockSize
+	// Pending are the finished kvcached cases waiting for the native case.
+	Pending []*collect.CaseResult
+}
+
+// comparisons hold the kvcached server cases of each group back until the
+// group's native case finished, to compare their tokens and cached tokens
+// with it (docs/runner.md §5.2): cases.jsonl gets a group's held-back
+// kvcached cases, compared, right before its native case.
+type comparisons struct {
+	plan     *Plan
+	groups   map[string]*GroupState
+	nativeOf map[string]string // group → its native case
+}
+
+func newComparisons(p *Plan) *comparisons {
+	cs := &comparisons{plan: p, groups: map[string]*GroupState{}, nativeOf: map[string]string{}}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if !e.spec().grouped {
+			continue
+		}
+		g := cs.groups[e.Group]
+		if g == nil {
+			g = &GroupState{Name: e.Group}
+			cs.groups[e.Group] = g
+		}
+		if !e.Servers[0].Kvcached() {
+			g.HasNative = true
+			cs.nativeOf[e.Group] = e.Name
+		}
+	}
+	return cs
+}
+
+// group is e's comparison group (nil: e is in none).
+func (cs *comparisons) group(e *Entry) *GroupState {
+	if !e.spec().grouped {
+		return nil
+	}
+	return cs.groups[e.Group]
+}
+
+// finished takes e's result and returns what to record now: nothing for a
+// kvcached case whose group has a native case (held back), for the native
+// case the held-back cases compared with it and then itself, any other
+// case as it is.
+func (cs *comparisons) finished(e *Entry, res collect.CaseResult) []collect.CaseResult {
+	g := cs.group(e)
+	if g == nil || !g.HasNative {
+		return []collect.CaseResult{res}
+	}
+	if e.Servers[0].Kvcached() {
+		g.Pending = append(g.Pending, &res)
+		return nil
+	}
+	return append(g.flush(&res, e.Name), res)
+}
+
+// rest returns the kvcached cases still held back once the loop ended, by
+// the plan order of their groups: they still count. After an interrupt
+// they are as they ran (the native case shows as not run); otherwise failed
+// comparisons say that the native case did not finish.
+func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
+	var out []collect.CaseResult
+	for i := range cs.plan.Cases {
+		e := &cs.plan.Cases[i]
+		g := cs.group(e)
+		if g == nil || len(g.Pending) == 0 {
+			continue
+		}
+		if interrupted {
+			for _, p := range g.Pending {
+				out = append(out, *p)
+			}
+			g.Pending = nil
+			continue
+		}
+		out = append(out, g.flush(nil, cs.nativeOf[e.Group])...)
+	}
+	return out
+}
+
+// flush compares the held-back cases with native (nil: it did not finish)
+// and returns them.
+func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []collect.CaseResult {
+	var out []collect.CaseResult
+	for _, p := range g.Pending {
+		compareWithNative(p, native, nativeName)
+		out = append(out, *p)
+	}
+	g.Pending = nil
+	return out
 }
 
 // compareWithNative appends the comparison checks of a kvcached case against

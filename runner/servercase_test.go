@@ -89,7 +89,7 @@ func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
 	if faults != "" {
 		s.Env.Set("CI_REPORT_SIM_FAULTS", faults)
 	}
-	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
 		Kvctl: append(slices.Clone(s.Self), "kvctl")}
 	r.Timing = r.Timing.Scaled(simScale)
 	return r, world
@@ -311,7 +311,7 @@ func TestSimHybridBlockSize(t *testing.T) {
 // and no case of those engines runs against guessed expectations.
 func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
-		r.Sim.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
 	})
 	if out.OK || len(out.Cases) != 2 {
 		t.Fatalf("outcome ok=%v with %d cases, want the two setup cases only", out.OK, len(out.Cases))
@@ -336,5 +336,68 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(r.OutDir, "run.log"))
 	if err != nil || !strings.Contains(string(data), "vllm-qwen05b-kv_c1: NOT RUN (vllm-setup failed)") {
 		t.Fatalf("run.log lacks the not-run line (%v):\n%s", err, data)
+	}
+}
+
+// The comparisons hold a group's kvcached cases back until its native case
+// finished and record them, compared, right before it; what the loop left
+// them holding is recorded at the end, compared with nothing unless the
+// run was interrupted. Other kinds pass through.
+func TestComparisons(t *testing.T) {
+	plan, err := mustPlan(t, "nightly").Select(Selection{Cases: []string{"vllm-qwen05b-*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(name string) *Entry {
+		for i := range plan.Cases {
+			if plan.Cases[i].Name == name {
+				return &plan.Cases[i]
+			}
+		}
+		t.Fatalf("no case %s in %v", name, plan.Names())
+		return nil
+	}
+	result := func(name string, tok int) collect.CaseResult {
+		return collect.CaseResult{Name: name, OK: true, Checks: []collect.Check{}, Phases: phasesOf(tok)}
+	}
+	names := func(rs []collect.CaseResult) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s:%v:%d", r.Name, r.OK, len(r.Checks)))
+		}
+		return strings.Join(out, " ")
+	}
+	compared := len(ComparedPhases) + len(CachedPhases)
+
+	cs := newComparisons(plan)
+	if got := names(cs.finished(entry("vllm-setup"), result("vllm-setup", 0))); got != "vllm-setup:true:0" {
+		t.Errorf("setup case: %s", got)
+	}
+	if cs.group(entry("vllm-setup")) != nil || cs.group(entry("vllm-qwen05b-kv_c1")) == nil {
+		t.Error("only server cases have a group")
+	}
+	for _, n := range []string{"vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0"} {
+		if got := cs.finished(entry(n), result(n, 1)); got != nil {
+			t.Errorf("%s recorded before its native case: %s", n, names(got))
+		}
+	}
+	got := names(cs.finished(entry("vllm-qwen05b-native"), result("vllm-qwen05b-native", 1)))
+	want := fmt.Sprintf("vllm-qwen05b-kv_c1:true:%d vllm-qwen05b-kv_c0:true:%d vllm-qwen05b-native:true:0", compared, compared)
+	if got != want || cs.rest(false) != nil {
+		t.Errorf("native case: %s, want %s", got, want)
+	}
+
+	for _, c := range []struct {
+		interrupted bool
+		want        string
+	}{
+		{false, fmt.Sprintf("vllm-qwen05b-kv_c1:false:%d", compared)},
+		{true, "vllm-qwen05b-kv_c1:true:0"},
+	} {
+		cs := newComparisons(plan)
+		cs.finished(entry("vllm-qwen05b-kv_c1"), result("vllm-qwen05b-kv_c1", 2))
+		if got := names(cs.rest(c.interrupted)); got != c.want {
+			t.Errorf("interrupted %v: %s, want %s", c.interrupted, got, c.want)
+		}
 	}
 }

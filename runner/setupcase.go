@@ -12,12 +12,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/checks"
-	"github.com/ovg-project/ci-report/runner/engine"
 )
-
-func init() {
-	registerKind(KindSetup, KindFunc(runSetupCase))
-}
 
 // runSetupCase is `<engine>-setup`: with --install-cmd it runs the command
 // (output to `<engine>-install.log`), otherwise it checks that the engine's
@@ -103,32 +98,7 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		}
 		return "", "installed; output in " + logName
 	}
-	if c.R.Sim != nil {
-		self := c.R.Sim.Self[0]
-		if _, err := os.Stat(self); err != nil {
-			return fmt.Sprintf("simulator %s: %v", self, err), ""
-		}
-		return "", "simulated " + engineName + " server"
-	}
-	server := c.Engine(engineName).Server
-	if len(server) == 0 {
-		return fmt.Sprintf("engine %s has no server command", engineName), ""
-	}
-	if len(prefix) == 0 {
-		p, err := exec.LookPath(server[0])
-		if err != nil {
-			return fmt.Sprintf("server command %s is not on the PATH: %v", server[0], err), ""
-		}
-		return "", "no --install-cmd; " + server[0] + " is " + p
-	}
-	argv := append(slices.Clone(prefix), "sh", "-c", "command -v "+engine.ShellQuote(server[0]))
-	tctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
-	defer cancel()
-	out, err := c.R.exec()(tctx, argv)
-	if err != nil {
-		return fmt.Sprintf("server command %s is not on the PATH of %s: %v", server[0], strings.Join(prefix, " "), err), ""
-	}
-	return "", "no --install-cmd; " + server[0] + " is " + strings.TrimSpace(string(out))
+	return c.R.host().FindServer(ctx, c, engineName)
 }
 
 // tailBuffer keeps the last max bytes written.

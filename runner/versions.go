@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -74,15 +73,12 @@ type Versions struct {
 }
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
-// simulator's environment under --simulate, then the probe with {engine}
-// replaced.
+// host's environment (the simulator's variables), then the probe with
+// {engine} replaced.
 func (c *Case) versionProbeArgv(engineName string) []string {
 	probe := c.R.VersionProbe
 	if len(probe) == 0 {
-		probe = DefaultVersionProbe
-		if c.R.Sim != nil {
-			probe = append(slices.Clone(c.R.Sim.Self), "versions", "--engine", "{engine}")
-		}
+		probe = c.R.host().VersionProbe()
 	}
 	out := make([]string, 0, len(probe))
 	for _, a := range probe {
@@ -122,7 +118,7 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 	finished := map[string]bool{}
 	for i := range r.Plan.Cases {
-		if e := &r.Plan.Cases[i]; e.Kind == KindSetup && done[e.Name] {
+		if e := &r.Plan.Cases[i]; e.spec().engineSetup && done[e.Name] {
 			finished[e.Engine] = true
 		}
 	}

@@ -287,3 +287,15 @@ func TestRunSimulatedUnknownFault(t *testing.T) {
 		t.Errorf("the part directory exists (%v): the run started", err)
 	}
 }
+
+// A CI_REPORT_SIM_KVCTL_DELAY that is not a Go duration is a usage error
+// before anything runs, not a run whose every kvctl call fails.
+func TestRunSimulatedBadKvctlDelay(t *testing.T) {
+	code, out, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "3"}, "--profile", "smoke")
+	if code != exitUsage || !strings.Contains(stderr, `CI_REPORT_SIM_KVCTL_DELAY="3": want a Go duration`) {
+		t.Fatalf("exit %d, want 2 naming the variable:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the part directory exists (%v): the run started", err)
+	}
+}

@@ -134,6 +134,11 @@
 // stale /dev/shm entry would be). `limit <ipc> <size>` (bytes, or 512M, 1.5g)
 // and `priority <ipc> <p>` exit 1 for an unknown IPC; priority waits up to 2 s
 // (scaled, ≥0.5 s) for the server to take it and exits 0 even when rejected.
+// Every kvctl call first waits CI_REPORT_SIM_KVCTL_DELAY (a Go duration from
+// 0 to 1h, default 0, scaled), the real kvctl's torch import, which comes
+// before it parses its arguments or touches the ledger: so a listing shows
+// the ledger at the end of the call, and `3s` makes a run meet kvctl at its
+// real speed. A bad value exits 2; a stopped call ends without waiting.
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
@@ -184,5 +189,5 @@
 // CI_REPORT_SIM_TIMESCALE (default 1) multiplies every simulated delay:
 // loading (vLLM 6 s, SGLang 5 s), prefill (20 µs per uncached prompt token),
 // decode (4 ms per output token, × (1 + running/32)), shutdown, the tick,
-// RetentionGrace and LedgerHold.
+// RetentionGrace, LedgerHold and the kvctl delay.
 package sim

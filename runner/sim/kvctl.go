@@ -35,8 +35,56 @@ func parseSize(s string) (int64, error) {
 	return int64(f * mul), nil
 }
 
+// ParseKvctlDelay reads CI_REPORT_SIM_KVCTL_DELAY, how long each simulated
+// kvctl call takes before it reads or writes the ledger at time scale 1: a
+// Go duration ≥ 0 and at most an hour ("" means 0).
+func ParseKvctlDelay(s string) (time.Duration, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d < 0 || d > time.Hour {
+		return 0, fmt.Errorf("CI_REPORT_SIM_KVCTL_DELAY=%q: want a Go duration from 0 to 1h, such as 3s", s)
+	}
+	return d, nil
+}
+
+// kvctlDelay is a kvctl call's delay at time scale scale.
+func kvctlDelay(getenv func(string) string, scale float64) (time.Duration, error) {
+	d, err := ParseKvctlDelay(getenv("CI_REPORT_SIM_KVCTL_DELAY"))
+	return scaled(d, scale, 0), err
+}
+
 // runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc> <p>`.
+//
+// Each call first waits CI_REPORT_SIM_KVCTL_DELAY, scaled like every
+// simulated delay: the real kvctl imports torch before it parses its
+// arguments or touches the ledger (kvcached/__init__.py@e8e6406 l.13-15,
+// imported by kvcached/cli/kvctl.py), which takes seconds, and then reads
+// and prints at once. So, as there, a listing shows the ledger at the end
+// of the call, not at its start. The wait ends early when the process is
+// stopped; a runner's timeout kills it.
 func runKvctl(ctx context.Context, dir string, getenv func(string) string, args []string, stdout, stderr io.Writer) int {
+	scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
+	if err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 2
+	}
+	d, err := kvctlDelay(getenv, scale)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 2
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			fmt.Fprintln(stderr, "kvctl: interrupted")
+			return 130
+		case <-t.C:
+		}
+	}
 	usage := func(msg string) int {
 		fmt.Fprintln(stderr, "usage: kvctl list [--json] [ipc ...] | limit <ipc> <size> | priority <ipc> <priority>")
 		if msg != "" {
@@ -88,11 +136,6 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 		if err != nil {
 			fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_FAULTS:", err)
-			return 2
-		}
-		scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
-		if err != nil {
-			fmt.Fprintln(stderr, "kvctl:", err)
 			return 2
 		}
 		return kvctlPriority(ctx, w, args[1], p, faults, scale, stdout, stderr)

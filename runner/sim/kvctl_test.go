@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -145,5 +146,55 @@ func TestNaNRejected(t *testing.T) {
 	}
 	if _, err := parseEngineArgv("vllm", []string{"vllm", "serve", "m", "--gpu-memory-utilization", "nan"}); err == nil {
 		t.Error("--gpu-memory-utilization nan accepted")
+	}
+}
+
+// TestKvctlDelay: CI_REPORT_SIM_KVCTL_DELAY is a Go duration scaled by the
+// time scale; a call waits it out before it touches the ledger, a bad value
+// is refused, and a stopped call ends without waiting.
+func TestKvctlDelay(t *testing.T) {
+	for _, c := range []struct {
+		delay, scale string
+		want         time.Duration
+		bad          bool
+	}{
+		{"", "", 0, false},
+		{"3s", "", 3 * time.Second, false},
+		{"3s", "0.05", 150 * time.Millisecond, false},
+		{" 250ms ", "2", 500 * time.Millisecond, false},
+		{"0", "", 0, false},
+		{"3", "", 0, true}, // no unit
+		{"-1s", "", 0, true},
+		{"2h", "", 0, true},
+		{"soon", "", 0, true},
+	} {
+		scale, err := ParseTimescale(c.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := kvctlDelay(func(k string) string {
+			return map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": c.delay}[k]
+		}, scale)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("delay %q at scale %q = %s, %v; want %s, bad=%v", c.delay, c.scale, got, err, c.want, c.bad)
+		}
+	}
+	w := newTestWorld(t, WorldOptions{})
+	start := time.Now()
+	if code, out, errs := kvctl(t, w, map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "400ms", "CI_REPORT_SIM_TIMESCALE": "0.5"}, "list", "--json"); code != 0 || out != "[]\n" {
+		t.Fatalf("delayed list: code %d out %q err %q", code, out, errs)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("a call with 400ms at scale 0.5 took %s, want at least 200ms", took)
+	}
+	if code, _, errs := kvctl(t, w, map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "3"}, "list", "--json"); code != 2 || !strings.Contains(errs, "CI_REPORT_SIM_KVCTL_DELAY") {
+		t.Errorf("bad delay: code %d err %q", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	env := map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "1h"}
+	if code := runKvctl(ctx, w.dir, func(k string) string { return env[k] }, []string{"list", "--json"}, &out, &errb); code == 0 || out.Len() > 0 {
+		t.Errorf("a stopped call: code %d out %q; want a failure without a listing", code, out.String())
 	}
 }

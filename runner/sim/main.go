@@ -127,7 +127,8 @@ commands:
   versions --engine vllm|sglang          the runner's version probe: installed versions as JSON
 
 The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;
-time scale: $CI_REPORT_SIM_TIMESCALE. See the runner/sim package documentation.
+time scale: $CI_REPORT_SIM_TIMESCALE; each kvctl call's delay: $CI_REPORT_SIM_KVCTL_DELAY.
+See the runner/sim package documentation.
 `
 
 func flagCode(err error) int {
