@@ -501,7 +501,18 @@ func (c *chart) svg() string {
 		// Labels alternate in height so that close boundaries stay legible.
 		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, f(x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
 	}
-	for j, s := range c.series {
+	// Dashed lines go on top, so that a shortfall equal to the watermark
+	// still shows through it.
+	order := make([]int, 0, len(c.series))
+	for _, dashed := range []bool{false, true} {
+		for j, s := range c.series {
+			if s.dashed == dashed {
+				order = append(order, j)
+			}
+		}
+	}
+	for _, j := range order {
+		s := c.series[j]
 		pts := make([]string, len(s.values))
 		for k, v := range s.values {
 			pts[k] = f(x(c.xs[k])) + "," + f(y(v))
