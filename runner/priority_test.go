@@ -51,16 +51,12 @@ func TestPrioritySimulated(t *testing.T) {
 	}
 
 	samples := run.ledgerSamples(t, 3)
-	// About every 2 s scaled (0.1 s here), no silence: a gap may hold a
-	// whole kvctl call (a reading is timed when kvctl read the ledger, and
-	// the next one's call may be the slowest of the run) and a period, plus
-	// slack for the ticker on busy cores; a sampler that stopped sampling
-	// leaves a gap of the burst's length, far beyond it.
+	// About every 2 s scaled (0.1 s here); a kvctl call of this binary takes
+	// a while on a busy machine, so allow slack but not silence.
 	period := 2 * simScale
-	kvLat := loggedLatency(t, run)
 	for i := 1; i < len(samples); i++ {
-		if gap := samples[i].T - samples[i-1].T; gap < 0 || gap > period+kvLat.Max+1 {
-			t.Errorf("ledger samples %d→%d are %.1f s apart (kvctl calls took up to %.2f s)", i-1, i, gap, kvLat.Max)
+		if gap := samples[i].T - samples[i-1].T; gap < 0 || gap > period+2.5 {
+			t.Errorf("ledger samples %d→%d are %.1f s apart", i-1, i, gap)
 		}
 	}
 	ipcL, ipcH := IPCName("1", prioL), IPCName("1", prioH)
