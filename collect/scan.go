@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -28,13 +27,7 @@ import (
 // value, null leaves a value as it was, and nesting deeper than 10000 is
 // refused (FuzzLoadSummary checks this agreement).
 
-// maxNesting is encoding/json's limit on nesting depth, kept so that both
-// readers refuse the same documents.
-const maxNesting = 10000
 
-// scanBufSize is the read buffer of one scanner; a few parts are scanned at
-// once, so this bounds the memory of reading at a few MiB.
-const scanBufSize = 256 << 10
 
 // syntaxError is a malformed document: what was wrong and at which byte.
 type syntaxError struct {
@@ -44,8 +37,6 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg) }
 
-// errTorn marks an input that ended inside a value: a torn write.
-var errTorn = errors.New("unexpected end of input")
 
 // scanner is a forward-only JSON reader over an io.Reader.
 type scanner struct {
@@ -82,21 +73,8 @@ type scanner struct {
 	depth int // nesting of the current position, for maxNesting
 }
 
-// maxKeptValue bounds one kept value of a case. Real logs are kilobytes;
-// a value of this size is a broken or hostile file, not one to load.
-const maxKeptValue = 64 << 20
 
-// maxKeptDepth bounds the nesting inside one kept value. Real logs nest
-// five deep (a priority case's ledger); a deeper value is a broken or
-// hostile file. The bound also keeps every value that merged.json holds
-// well inside encoding/json's maxNesting when render reads it back, since
-// merged.json nests a log no deeper than summary.json does.
-const maxKeptDepth = 64
 
-// bigRecording is the capacity above which a recording buffer is not kept
-// for the next value: one huge log must not pin its size for the rest of
-// the file.
-const bigRecording = 4 << 20
 
 func newScanner(r io.Reader) *scanner {
 	return &scanner{r: r, buf: make([]byte, scanBufSize), recLimit: maxKeptValue, recDepth: maxKeptDepth}
@@ -550,7 +528,7 @@ func (s *scanner) skipValue() error {
 // path then reads. It accepts exactly what the general path would.
 func (s *scanner) skipIntegerRun() {
 	buf := s.buf[:s.n]
-	j := skipDigitCommaWords(buf, s.i)
+	j := skipDigitCommaWords(buf, s.i) // shared with the new fast path while both exist
 	for {
 		k := j
 		// Eight bytes at a time where they are available: the length of
@@ -616,54 +594,6 @@ func (s *scanner) skipIntegerRun() {
 		j = k
 	}
 	s.i = j
-}
-
-// SWAR constants: a byte's high bit, its low seven bits, the ASCII of '0'
-// and ',' in every byte.
-const (
-	highBits  = 0x8080808080808080
-	low7Bits  = 0x7F7F7F7F7F7F7F7F
-	zeroChars = 0x3030303030303030
-	commas    = 0x2C2C2C2C2C2C2C2C
-)
-
-// zeroBytes returns the high bit of every byte of x that is zero (exact: no
-// carry crosses bytes).
-func zeroBytes(x uint64) uint64 { return ^(((x & low7Bits) + low7Bits) | x) & highBits }
-
-// skipDigitCommaWords is the fastest path of skipIntegerRun, for compact
-// integer arrays as encoding/json writes them: from j, the start of an
-// element, it checks eight bytes at a time that they continue the form
-// `[0-9]+(,[0-9]+)*` without a leading zero, and returns the start of the
-// element in which the first word that does not fit (or the buffer's end)
-// begins. No branch depends on the length of a number.
-func skipDigitCommaWords(buf []byte, j int) int {
-	start := j
-	prevComma := uint64(1) // byte 0 of the first word starts an element
-	for k := j; k+8 <= len(buf); k += 8 {
-		w := binary.LittleEndian.Uint64(buf[k:])
-		t := w ^ zeroChars                                                 // digits become 0..9
-		nonDigit := (((t & low7Bits) + 0x7676767676767676) | t) & highBits // t >= 10, exact
-		comma := zeroBytes(w ^ commas)
-		if nonDigit != comma {
-			break // a byte that is neither digit nor comma
-		}
-		starts := comma<<8 | prevComma<<7 // bytes that must begin a number
-		if comma&starts != 0 {
-			break // two commas in a row
-		}
-		if zs := zeroBytes(t) & starts; zs != 0 {
-			digitNext := (^nonDigit & highBits) >> 8 // byte i+1 is a digit
-			if zs&(digitNext|1<<63) != 0 {
-				break // a leading zero, or a 0 in the last byte whose follower is unknown
-			}
-		}
-		if comma != 0 {
-			start = k + (63-bits.LeadingZeros64(comma))>>3 + 1
-		}
-		prevComma = comma >> 63
-	}
-	return start
 }
 
 // skipKey consumes an object key starting with c and its colon.
@@ -952,7 +882,7 @@ func jsonPath(field string) string {
 
 // caseFields are the CaseResult fields a reader keeps; everything else,
 // phases included, is skipped.
-var caseFields = []string{"name", "ok", "skipped", "duration_s", "checks", "log"}
+var oldCaseFields = []string{"name", "ok", "skipped", "duration_s", "checks", "log"}
 
 // readCase reads one case object into c (which may hold a previous decode of
 // the same array slot, as encoding/json would reuse it). field is its path.
@@ -967,7 +897,7 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 		}
 	}
 	_, err = s.objectFields(func(key string) error {
-		k := matchKey(key, caseFields...)
+		k := matchKey(key, oldCaseFields...)
 		if k == "" {
 			return atField(field+"."+pathKey(key), s.skipValue())
 		}
@@ -1053,6 +983,7 @@ type caseList struct {
 	dropped  []string          // cases left out, each naming where and why
 	repeated []string          // names an earlier case already has
 	first    map[string]string // case name → where it first appeared
+	seen     bool              // a cases array was read
 }
 
 // add keeps c, found at where ("cases[3]", "line 4"), unless defect says
@@ -1078,8 +1009,6 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 	l.cases = append(l.cases, c)
 }
 
-// errNullCase is the defect of a null element of cases.
-var errNullCase = errors.New("null, not a case")
 
 // readCases reads the cases array (or null) into *cases, with the defect of
 // each slot in *defects, reusing existing slots as encoding/json does when
@@ -1208,9 +1137,7 @@ type SummaryResult struct {
 // is malformed, not an object with a cases array, or its top-level ok has
 // the wrong type; a defect of one case leaves out only that case, listed in
 // Dropped.
-func ScanSummary(r io.Reader) (*SummaryResult, error) {
-	return scanSummary(newScanner(r))
-}
+func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, false) }
 
 // newReader is a scanner of r for a reader that may skip logs.
 func newReader(r io.Reader, skipLogs bool) *scanner {
@@ -1276,18 +1203,6 @@ func ReadSummary(path string) (*SummaryResult, error) {
 	return readSummaryFile(f, err, path, false)
 }
 
-// readSummaryFile reads summary.json from f, opened (with err) from path.
-func readSummaryFile(f *os.File, err error, path string, skipLogs bool) (*SummaryResult, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sum, err := scanSummary(newReader(f, skipLogs))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return sum, nil
-}
 
 // JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
 type JSONLResult struct {
@@ -1321,7 +1236,7 @@ const maxSkippedLine = 256 << 20
 // within maxSkippedLine bytes of where it failed: then the rest of the
 // input is not read, and Stopped says so. Offsets in Bad count from the
 // start of the line.
-func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return scanCasesJSONL(r, false) }
+func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r, false) }
 
 func scanCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
@@ -1390,6 +1305,7 @@ type lineReader struct {
 	br      *bufio.Reader
 	done    bool
 	newline bool
+	err     error // a read error of br other than io.EOF
 }
 
 func (l *lineReader) Read(p []byte) (int, error) {
@@ -1402,6 +1318,9 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	if l.br.Buffered() == 0 {
 		if _, err := l.br.Peek(1); err != nil {
 			l.done = true
+			if err != io.EOF {
+				l.err = err
+			}
 			return 0, err
 		}
 	}
@@ -1424,15 +1343,3 @@ func ReadCasesJSONL(path string) (*JSONLResult, error) {
 	return readCasesJSONLFile(f, err, path, false)
 }
 
-// readCasesJSONLFile reads cases.jsonl from f, opened (with err) from path.
-func readCasesJSONLFile(f *os.File, err error, path string, skipLogs bool) (*JSONLResult, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	res, err := scanCasesJSONL(f, skipLogs)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return res, nil
-}
