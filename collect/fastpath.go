@@ -3,10 +3,10 @@ package collect
 import (
 	"bytes"
 	"cmp"
-	"slices"
 	"encoding/binary"
 	"io"
 	"math/bits"
+	"slices"
 )
 
 // phasesFilter is the one fast path beside jsontext. The phases of a case
@@ -54,6 +54,12 @@ type phasesFilter struct {
 	cuts    [][2]int
 	taken   []takenSpan
 	in, out int64
+
+	// buf[next:end] is filtered and not yet passed on; err ends the input
+	// once it is.
+	buf       []byte
+	next, end int
+	err       error
 }
 
 // takenSpan says that the output lacks before from bytes of the input.
@@ -63,19 +69,45 @@ type takenSpan struct{ at, before int64 }
 const maxNesting = 10000
 
 func newPhasesFilter(r io.Reader, caseDepth int) *phasesFilter {
-	return &phasesFilter{r: r, caseDepth: caseDepth, match: -1}
+	f := &phasesFilter{}
+	f.reset(r, caseDepth)
+	return f
 }
 
-func (f *phasesFilter) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	f.in += int64(n)
-	if !f.off {
-		f.cuts = f.cuts[:0]
-		f.filter(p[:n])
-		n = f.cut(p[:n])
+// reset makes f filter r from its start, keeping its buffers.
+func (f *phasesFilter) reset(r io.Reader, caseDepth int) {
+	buf, arrays, cuts, taken := f.buf, f.arrays[:0], f.cuts[:0], f.taken[:0]
+	if buf == nil {
+		buf = make([]byte, scanBufSize)
 	}
-	f.out += int64(n)
-	return n, err
+	*f = phasesFilter{r: r, caseDepth: caseDepth, match: -1, buf: buf, arrays: arrays, cuts: cuts, taken: taken}
+}
+
+// Read passes on what f has filtered. The input is read and filtered in
+// pieces of scanBufSize, far larger than the decoder's reads, so that few
+// arrays of tokens are cut by a piece's end (which ends the fast path
+// there).
+func (f *phasesFilter) Read(p []byte) (int, error) {
+	if f.next == f.end {
+		if f.err != nil {
+			return 0, f.err
+		}
+		n, err := f.r.Read(f.buf)
+		f.in += int64(n)
+		if !f.off {
+			f.cuts = f.cuts[:0]
+			f.filter(f.buf[:n])
+			n = f.cut(f.buf[:n])
+		}
+		f.out += int64(n)
+		f.next, f.end, f.err = 0, n, err
+		if n == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, f.buf[f.next:f.end])
+	f.next += n
+	return n, nil
 }
 
 // cut takes f.cuts out of b, which f.filter has just read, and returns the

@@ -117,7 +117,7 @@ func newCaseReader(r io.Reader, caseDepth int, skipLogs bool) *caseReader {
 
 // reset makes r read another input, keeping its buffers.
 func (r *caseReader) reset(in io.Reader, caseDepth int) {
-	r.filter = newPhasesFilter(in, caseDepth)
+	r.filter.reset(in, caseDepth)
 	r.dec.Reset(r.filter, readOptions)
 }
 
@@ -314,7 +314,7 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 		return decodeError(where, err), nil
 	}
 	if c.Log != nil {
-		c.Log = compactJSON(c.Log, false) // compact already: only UTF-8 to mend
+		c.Log = CompactJSON(c.Log) // compact already: only UTF-8 to mend
 	}
 	return nil, nil
 }
@@ -542,6 +542,9 @@ func decodeError(where string, err error) error {
 		case errors.As(se.Err, &fe):
 			// A value that decodes itself (Ordered, Env, PerfRun) named
 			// the field inside it.
+			if field == "" {
+				return fe
+			}
 			return &fieldError{Field: field, Err: fe}
 		case se.JSONKind == 0 && se.Err != nil:
 			inner = se.Err
@@ -635,4 +638,145 @@ func readCasesJSONLFile(f *os.File, err error, path string, skipLogs bool) (*JSO
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// caseList collects the cases a reader keeps, in order, and what it found
+// wrong with single cases: both readers (summary.json and cases.jsonl) go
+// through it, so that one rule decides what is a case.
+type caseList struct {
+	cases    []CaseResult
+	dropped  []string          // cases left out, each naming where and why
+	repeated []string          // names an earlier case already has
+	first    map[string]string // case name → where it first appeared
+	seen     bool              // a cases array was read
+}
+
+// add keeps c, found at where ("cases[3]", "line 4"), unless defect says
+// it could not be read whole or it has no name; a name seen before is kept
+// and reported, since neither case can be told to be the right one.
+func (l *caseList) add(where string, c CaseResult, defect error) {
+	switch {
+	case defect != nil:
+		l.dropped = append(l.dropped, atField(where, defect).Error())
+		return
+	case c.Name == "":
+		l.dropped = append(l.dropped, where+".name: missing or empty")
+		return
+	}
+	if l.first == nil {
+		l.first = map[string]string{}
+	}
+	if at, dup := l.first[c.Name]; dup {
+		l.repeated = append(l.repeated, fmt.Sprintf("%s.name: %s repeats %s", where, quoteCut(c.Name), at))
+	} else {
+		l.first[c.Name] = where
+	}
+	l.cases = append(l.cases, c)
+}
+
+// SummaryResult is what ScanSummary found in a summary.json.
+type SummaryResult struct {
+	// Summary holds the top-level ok and the cases kept, in order.
+	Summary
+	// Dropped names each case left out and why, by its index in the file:
+	// null, without a name, or a kept field that could not be held
+	// (`cases[3].log: want object, got string`, `cases[4].log: value over
+	// 64 MiB, not read`).
+	Dropped []string
+	// Repeated names each kept case whose name an earlier case of the file
+	// has (`cases[5].name: "vllm-a" repeats cases[2]`): both are kept.
+	Repeated []string
+}
+
+// ScanSummary reads a summary.json document from r, skipping every case's
+// phases (Phases stays nil). It fails, naming the field, when the document
+// is malformed, not an object with a cases array, or its top-level ok has
+// the wrong type; a defect of one case leaves out only that case, listed in
+// Dropped.
+func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, false) }
+
+// ReadSummary reads the summary.json at path without its phases (see
+// ScanSummary); errors name the file and the field. Only a regular file is
+// read.
+func ReadSummary(path string) (*SummaryResult, error) {
+	f, err := OpenRegular(path)
+	return readSummaryFile(f, err, path, false)
+}
+
+// JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
+type JSONLResult struct {
+	// Cases are the whole, valid lines in order.
+	Cases []CaseResult
+	// Torn is set when the last line ended without its newline and did not
+	// parse: a write cut short, ignored by the format.
+	Torn bool
+	// Bad describes lines that were whole but could not be read as a case
+	// (line numbers from 1): malformed, not an object, without a name, or a
+	// kept field that could not be held. They are skipped, and reported.
+	Bad []string
+	// Repeated names each kept line whose case name an earlier line has
+	// (`line 5.name: "vllm-a" repeats line 2`): both are kept.
+	Repeated []string
+	// Stopped says why the input was not read to its end, if it was not.
+	Stopped string
+}
+
+// maxSkippedLine bounds the bytes skipped after a line that does not parse,
+// looking for its end. A real line, phases included, is a few MiB; without
+// the bound a file that is one endless line (a sparse file of a terabyte)
+// would be read to its end.
+const maxSkippedLine = 256 << 20
+
+// ScanCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
+// phases skipped. Each line is read on its own (a line that does not parse
+// never takes the next one with it); blank lines are ignored. A line that
+// ends the input inside its value is torn (Torn); any other line that
+// cannot be read is reported in Bad and skipped, unless no newline follows
+// within maxSkippedLine bytes of where it failed: then the rest of the
+// input is not read, and Stopped says so. Offsets in Bad count from the
+// start of the line.
+func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r, false) }
+
+// lineReader reads one line of br, without its newline, then reports
+// io.EOF; newline says whether the line ended with one.
+type lineReader struct {
+	br      *bufio.Reader
+	done    bool
+	newline bool
+	err     error // a read error of br other than io.EOF
+}
+
+func (l *lineReader) Read(p []byte) (int, error) {
+	if l.done || len(p) == 0 {
+		if l.done {
+			return 0, io.EOF
+		}
+		return 0, nil
+	}
+	if l.br.Buffered() == 0 {
+		if _, err := l.br.Peek(1); err != nil {
+			l.done = true
+			if err != io.EOF {
+				l.err = err
+			}
+			return 0, err
+		}
+	}
+	buf, _ := l.br.Peek(min(l.br.Buffered(), len(p)))
+	if k := bytes.IndexByte(buf, '\n'); k >= 0 {
+		copy(p, buf[:k])
+		l.br.Discard(k + 1)
+		l.done, l.newline = true, true
+		return k, nil
+	}
+	n := copy(p, buf)
+	l.br.Discard(n)
+	return n, nil
+}
+
+// ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
+// regular file is read.
+func ReadCasesJSONL(path string) (*JSONLResult, error) {
+	f, err := OpenRegular(path)
+	return readCasesJSONLFile(f, err, path, false)
 }
