@@ -50,6 +50,15 @@ func readJSONIn(root *os.Root, dir, name string, limit int64, v any) ([]byte, er
 
 // decodeFile reads f (at path) whole, up to limit bytes, and decodes it into v.
 func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
+	data, err := readAll(f, path, limit)
+	if err != nil {
+		return nil, err
+	}
+	return data, DecodeFile(path, data, v)
+}
+
+// readAll reads f (at path) whole, refusing more than limit bytes.
+func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -57,16 +66,23 @@ func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("read %s: %w (over %d MiB)", path, errTooLarge, limit>>20)
 	}
+	return data, nil
+}
+
+// DecodeFile decodes data, the JSON file at path, into v, refusing, where v
+// is a struct, a file that is null. Errors name the file and the field, as
+// ReadJSONFile's.
+func DecodeFile(path string, data []byte, v any) error {
 	if err := decodeJSON(data, v); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
 	// json.Unmarshal reads null into a struct as its zero value: a file
 	// that says nothing must not read as one that says every field is empty.
 	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
 		bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return nil, fmt.Errorf("read %s: %w", path, &kindError{want: "object", got: "null"})
+		return fmt.Errorf("read %s: %w", path, &kindError{want: "object", got: "null"})
 	}
-	return data, nil
+	return nil
 }
 
 // decodeJSON decodes data into v with the readers' options (readOptions),

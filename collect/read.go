@@ -614,26 +614,14 @@ func joinField(where, sub string) string {
 	return where + "." + sub
 }
 
-// readSummaryFile reads summary.json from f, opened (with err) from path.
-func readSummaryFile(f *os.File, err error, path string, skipLogs bool) (*SummaryResult, error) {
+// readOpened reads f, opened (with err) from path, with read (readSummary,
+// readCasesJSONL); errors name the file.
+func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sum, err := readSummary(f, skipLogs)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return sum, nil
-}
-
-// readCasesJSONLFile reads cases.jsonl from f, opened (with err) from path.
-func readCasesJSONLFile(f *os.File, err error, path string, skipLogs bool) (*JSONLResult, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	res, err := readCasesJSONL(f, skipLogs)
+	res, err := read(f, skipLogs)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -700,7 +688,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
 	f, err := OpenRegular(path)
-	return readSummaryFile(f, err, path, false)
+	return readOpened(f, err, path, false, readSummary)
 }
 
 // JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
@@ -778,5 +766,5 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
 	f, err := OpenRegular(path)
-	return readCasesJSONLFile(f, err, path, false)
+	return readOpened(f, err, path, false, readCasesJSONL)
 }

@@ -374,8 +374,9 @@ func FuzzLoadSummary(f *testing.F) {
 	})
 }
 
-// BenchmarkScanSummary scans a summary.json of token-heavy phases from
-// memory: the speed of the scanner alone, without disk reads.
+// BenchmarkScanSummary reads a summary.json of token-heavy phases from
+// memory: the speed of the reader alone, without disk reads, with its fast
+// path and without it (jsontext alone).
 func BenchmarkScanSummary(b *testing.B) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"ok":true,"cases":[`)
@@ -401,13 +402,20 @@ func BenchmarkScanSummary(b *testing.B) {
 	}
 	buf.WriteString(`]}`)
 	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := ScanSummary(bytes.NewReader(data)); err != nil {
-			b.Fatal(err)
+	for _, fast := range []bool{true, false} {
+		name := "fast-path"
+		if !fast {
+			name = "jsontext-alone"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := readWith(data, false, fast, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
