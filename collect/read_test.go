@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -90,6 +91,14 @@ func checkAgreement(t *testing.T, data []byte) {
 		if diff := cmp.Diff(&want, other, rawEqual); diff != "" {
 			t.Fatalf("%s reads differently (-want +got):\n%s", v.name, diff)
 		}
+	}
+	if !jsontext.Value(data).IsValid(readOptions) {
+		// json.Unmarshal may say first what it cannot decode; the
+		// document is malformed all the same.
+		if err == nil {
+			t.Fatalf("a malformed document was read: %q", data)
+		}
+		return
 	}
 	var se *jsonv2.SemanticError
 	caseErr := errors.As(refErr, &se) && strings.HasPrefix(string(se.JSONPointer), "/cases/")
