@@ -124,7 +124,8 @@
 //	profile            string
 //	kvcached_sha       string or null   the commit under test (import junit: --revision)
 //	gpus               [{name, memory, driver}]   strings, e.g. "NVIDIA L4", "23034 MiB", "580.95.05"
-//	engines            object engine → {image, digest, engine (its version), kvcached, torch, cuda, env, server}
+//	engines            object engine → {image, digest, engine (its version), kvcached, torch, cuda, env, server,
+//	                   expectations, capabilities [{name, available, detail}] (new: what the setup case probed)}
 //	stop_signal        string           INT by default
 //	model_revisions    object hf_id → commit or null
 //	workload           [string]         the steps of a server case
@@ -179,9 +180,14 @@
 //	ok          bool       every check ok (no checks: ok)
 //	skipped     string     (new) why the case judged nothing, e.g. "kvctl has no
 //	                       priority command (kvcached 0.1.5)"; absent: it ran
-//	duration_s  float      (new) how long the case took; absent: not recorded
-//	checks      [{name string, ok bool, detail string}]   in check order; a failed
-//	                       check's detail states the measured value against its bar
+//	duration_s  float      (new) how long the case took in seconds, as run
+//	                       times it (docs/formats.md §4); absent: not recorded
+//	class       string     (new) whose fault a failed case is: product, infra or
+//	                       harness (Classes); class_why what decided it
+//	checks      [{name string, ok bool, detail string, caused_by string}]   in
+//	                       check order; a failed check's detail states the measured
+//	                       value against its bar; caused_by (new) names the failed
+//	                       check it follows from (RootChecks)
 //	log         object     per kind of case, below
 //	phases   object phase → {name string, concurrency int, results: [request]}
 //	request  {status int, token_ids [int] or null, text string or null,

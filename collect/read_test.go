@@ -33,6 +33,8 @@ type refCase struct {
 	OK        bool            `json:"ok"`
 	Skipped   string          `json:"skipped"`
 	DurationS float64         `json:"duration_s"`
+	Class     string          `json:"class"`
+	ClassWhy  string          `json:"class_why"`
 	Checks    []Check         `json:"checks"`
 	Log       json.RawMessage `json:"log"`
 }
@@ -138,7 +140,7 @@ func checkAgreement(t *testing.T, data []byte) {
 			}
 			continue
 		}
-		want = append(want, CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Checks: c.Checks, Log: CompactJSON(c.Log)})
+		want = append(want, CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy, Checks: c.Checks, Log: CompactJSON(c.Log)})
 	}
 	if want == nil {
 		want = []CaseResult{}
@@ -155,6 +157,8 @@ func TestScanSummaryAgreesWithEncodingJSON(t *testing.T) {
 		{"empty cases", `{"ok":true,"cases":[]}`},
 		{"one case with phases", `{"ok":false,"cases":[{"name":"a","ok":true,"checks":[{"name":"c","ok":true,"detail":"d"}],"log":{"x":[1,2]},"phases":{"p":{"name":"p","concurrency":2,"results":[{"status":200,"token_ids":[1,2,3],"text":"h\u00e9\n\"q\"","latency_s":1.5e-3,"error":null}]}}}]}`},
 		{"skipped and duration", `{"ok":true,"cases":[{"name":"a","ok":true,"skipped":"kvctl has no priority command","duration_s":12.5,"checks":[]}]}`},
+		{"class, read from the tags alone", `{"cases":[{"name":"a","ok":false,"class":"infra","class_why":"no GPU","checks":[]}]}`},
+		{"class wrong type", `{"cases":[{"name":"a","class":1}]}`},
 		{"skipped wrong type", `{"cases":[{"name":"a","skipped":true}]}`},
 		{"duration wrong type", `{"cases":[{"name":"a","duration_s":"1s"}]}`},
 		{"unknown fields", `{"x":[{"y":{}}],"cases":[{"zz":-0.5E+10,"name":"b"}],"ok":null}`},

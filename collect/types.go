@@ -76,6 +76,18 @@ type Engine struct {
 	// by the probed versions (absent: the plan declares none, or none was
 	// picked).
 	Expectations *EngineExpectations `json:"expectations,omitempty"`
+	// Capabilities are what the engine's setup case probed of its kvcached
+	// for the plan's cases (absent: nothing probed, or no probe answered).
+	Capabilities []Capability `json:"capabilities,omitempty"`
+}
+
+// Capability is one probed capability of an engine's kvcached
+// (docs/formats.md §3.1): its name (`kvctl_priority`), whether it is
+// there, and the probe's evidence.
+type Capability struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"`
 }
 
 // EngineExpectations is the expectation set an engine's kvcached servers
@@ -155,10 +167,16 @@ type CaseResult struct {
 	// capability the machine lacks, a test its framework skipped. See Skipped.
 	SkipReason string `json:"skipped,omitempty"`
 	// DurationS is how long the case took, in seconds (new); 0: not recorded.
-	DurationS float64         `json:"duration_s,omitempty"`
-	Checks    []Check         `json:"checks"`
-	Log       json.RawMessage `json:"log,omitempty"`
-	Phases    *Ordered[Phase] `json:"phases,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	// Class (new) is whose fault a failed case is: ClassProduct, ClassInfra
+	// or ClassHarness, decided by the runner from what it observed
+	// (docs/formats.md §4.8); empty for a case that passed, or a part
+	// written before classes. ClassWhy is the observation that decided it.
+	Class    string          `json:"class,omitempty"`
+	ClassWhy string          `json:"class_why,omitempty"`
+	Checks   []Check         `json:"checks"`
+	Log      json.RawMessage `json:"log,omitempty"`
+	Phases   *Ordered[Phase] `json:"phases,omitempty"`
 }
 
 // Failed reports whether the case counts as failed: not ok, or any check failed.
@@ -235,6 +253,12 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// CausedBy (new) names the failed check that kept this one from
+	// meaningfully running (the server never became ready, crashed, its
+	// burst failed): a check of the same case, or `<case>/<check>` of
+	// another (a kvcached case's comparison with its failed native case).
+	// Empty: the check failed, or passed, on its own (docs/formats.md §4.2).
+	CausedBy string `json:"caused_by,omitempty"`
 }
 
 // Phase is one phase of requests of a case.

@@ -3,6 +3,7 @@ package collect
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // GitHubFromEnv reads the GitHub Actions run context from the environment
@@ -55,3 +56,37 @@ func envInt(getenv func(string) string, name, value string) (int64, error) {
 	}
 	return n, nil
 }
+
+// WorkflowCommand formats a GitHub Actions workflow command
+// (`::error title=T::message`) on one line, escaped as the runner unescapes
+// it (actions/toolkit packages/core/src/command.ts): in the message `%`, CR
+// and LF become %25, %0D and %0A; in a property value `:` and `,` also
+// become %3A and %2C, since they end a property. A message of several lines
+// thus stays one command, and no value can end the command early or start
+// another.
+func WorkflowCommand(name string, props [][2]string, message string) string {
+	var b strings.Builder
+	b.WriteString("::")
+	b.WriteString(name)
+	for i, p := range props {
+		if i == 0 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(p[0])
+		b.WriteByte('=')
+		b.WriteString(escapeCommandProperty(p[1]))
+	}
+	b.WriteString("::")
+	b.WriteString(escapeCommandData(message))
+	return b.String()
+}
+
+var (
+	commandData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	commandProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+func escapeCommandData(s string) string     { return commandData.Replace(s) }
+func escapeCommandProperty(s string) string { return commandProperty.Replace(s) }

@@ -191,3 +191,24 @@ func FuzzRedactorWriter(f *testing.F) {
 		}
 	})
 }
+
+func TestWorkflowCommand(t *testing.T) {
+	type tc struct {
+		name, msg string
+		props     [][2]string
+		want      string
+	}
+	for _, c := range []tc{
+		{"plain", "server_ready", [][2]string{{"title", "vllm-qwen05b-kv_c1"}}, "::error title=vllm-qwen05b-kv_c1::server_ready"},
+		{"message: percent, CR, LF; colon and comma kept", "a: 100%\r\nb, c", [][2]string{{"title", "x"}}, "::error title=x::a: 100%25%0D%0Ab, c"},
+		{"property: colon, comma, percent, newline", "m", [][2]string{{"title", "a:b,c%d\ne"}, {"file", "f.go"}}, "::error title=a%3Ab%2Cc%25d%0Ae,file=f.go::m"},
+		{"no properties", "m", nil, "::error::m"},
+		{"a message cannot start another command", "x\n::set-env name=A::b", [][2]string{{"title", "t"}}, "::error title=t::x%0A::set-env name=A::b"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := WorkflowCommand("error", c.props, c.msg); got != c.want {
+				t.Fatalf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}

@@ -20,12 +20,12 @@ func TestWithKnownIssuesVerdict(t *testing.T) {
 		known  int // Counts().Known
 	}
 	for _, c := range []tc{
-		{"no file: the leak fails", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("gen_seq_ok", true), check("shm_removed", false)}}}, nil, "FAIL (1 of 1 cases)", 0},
+		{"no file: the leak fails", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("gen_seq_ok", true), check("shm_removed", false)}}}, nil, "FAIL (1 of 1 cases: 1 unclassified)", 0},
 		{"only the known check failed", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("gen_seq_ok", true), check("shm_removed", false)}}}, []KnownIssue{shm}, VerdictPass, 1},
 		{"prefixed check of a pair server", []Case{{Name: "vllm-pair", Checks: []collect.Check{check("elastic-vllm-a-kv_c1-a_shm_removed", false)}}}, []KnownIssue{shm}, VerdictPass, 1},
-		{"known plus an unrelated failure", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("gen_seq_ok", false), check("shm_removed", false)}}}, []KnownIssue{shm}, "FAIL (1 of 1 cases)", 0},
-		{"other cases are not covered", []Case{{Name: "sglang-a-kv_c1", Checks: []collect.Check{check("shm_removed", false)}}}, []KnownIssue{shm}, "FAIL (1 of 1 cases)", 0},
-		{"not ok without a failed check", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("shm_removed", true)}}}, []KnownIssue{shm}, "FAIL (1 of 1 cases)", 0},
+		{"known plus an unrelated failure", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("gen_seq_ok", false), check("shm_removed", false)}}}, []KnownIssue{shm}, "FAIL (1 of 1 cases: 1 unclassified)", 0},
+		{"other cases are not covered", []Case{{Name: "sglang-a-kv_c1", Checks: []collect.Check{check("shm_removed", false)}}}, []KnownIssue{shm}, "FAIL (1 of 1 cases: 1 unclassified)", 0},
+		{"not ok without a failed check", []Case{{Name: "vllm-a-kv_c1", Checks: []collect.Check{check("shm_removed", true)}}}, []KnownIssue{shm}, "FAIL (1 of 1 cases: 1 unclassified)", 0},
 		{"known check passes", []Case{{Name: "vllm-a-kv_c1", OK: true, Checks: []collect.Check{check("shm_removed", true)}}}, []KnownIssue{shm}, VerdictPass, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

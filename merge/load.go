@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -50,6 +51,12 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 		return nil, fmt.Errorf("read %s: not a merged.json: want cases, parts and verdict", path)
 	}
 	for i := range rep.Cases {
+		// merge writes only known classes (docs/formats.md §7.2): another
+		// value is not this version's merged.json, and must not reach a
+		// verdict as if it were a class.
+		if c := rep.Cases[i].Class; c != "" && !collect.KnownClass(c) {
+			return nil, fmt.Errorf("read %s: cases[%d].class: %q is not one of %s", path, i, collect.CutDetail(c, 100), strings.Join(collect.Classes, ", "))
+		}
 		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log)
 		if rep.Cases[i].Checks == nil {
 			rep.Cases[i].Checks = []collect.Check{}

@@ -91,6 +91,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 	owner := map[string]int{} // case name → index of the part that has it
 	for i := range parts {
 		p := &parts[i]
+		first := len(rep.Cases)
 		seen := make(map[string]bool, len(p.Cases))
 		add := func(c Case) error {
 			if !IsSetupCase(c.Name) {
@@ -124,6 +125,9 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 				}
 			}
 		}
+		for _, msg := range classify(rep.Cases[first:], p) {
+			rep.Problems = append(rep.Problems, p.Display+": "+msg)
+		}
 		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,
@@ -155,7 +159,8 @@ func caseOf(c collect.CaseResult, display string) Case {
 	if checks == nil {
 		checks = []collect.Check{}
 	}
-	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
+		Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.
@@ -195,8 +200,9 @@ func checkMixed(parts []collect.Part) error {
 
 // mergeSetups combines the parts' setups (docs/formats.md §7.2): the first
 // part's setup, GPUs and case lists concatenated, engines and model
-// revisions united (a later part wins on equal keys; keys keep their first
-// place). Workload and check texts come from the first part that has them,
+// revisions united (a later part wins on equal keys, but an engine's
+// probed capabilities are kept when the later part has none; keys keep
+// their first place). Workload and check texts come from the first part that has them,
 // so that a kind of case that only a later part runs is still described.
 // complete is set when every part has a setup.
 func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
@@ -219,6 +225,12 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 		merged.GPUs = append(merged.GPUs, s.GPUs...)
 		for _, k := range s.Engines.Keys() {
 			v, _ := s.Engines.Get(k)
+			// Only a part whose cases need a capability probes it
+			// (docs/runner.md §2.7): a later part that probed nothing
+			// keeps what an earlier one found.
+			if old, ok := merged.Engines.Get(k); ok && v.Capabilities == nil {
+				v.Capabilities = old.Capabilities
+			}
 			merged.Engines.Set(k, v)
 		}
 		for _, k := range s.ModelRevisions.Keys() {
@@ -376,7 +388,8 @@ func (r *Report) Counts() Counts {
 }
 
 // computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
-// `FAIL (<failed> of <total> cases<suffix>)`. Two deliberate extensions of
+// `FAIL (<failed> of <total> cases<classes><suffix>)`, <classes> counting the
+// failed cases by class (`: 1 product, 2 infra`). Two deliberate extensions of
 // the suffix: a partial part none of whose cases counts as not run adds
 // `; the <Display> cases finished partly` (else nothing in the verdict would
 // say why it fails), and after maxVerdictParts part clauses the rest are
@@ -422,7 +435,7 @@ func (r *Report) computeVerdict() string {
 	if n.NotRun > 0 {
 		fmt.Fprintf(&suffix, "; %d not run", n.NotRun)
 	}
-	return fmt.Sprintf("FAIL (%d of %d cases%s)", n.Failed, n.Total, suffix.String())
+	return fmt.Sprintf("FAIL (%d of %d cases%s%s)", n.Failed, n.Total, r.classCounts(), suffix.String())
 }
 
 // maxVerdictParts is the most parts a verdict names: the verdict is the

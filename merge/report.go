@@ -53,9 +53,14 @@ type Case struct {
 	// SkipReason is the case's "skipped" reason; see Skipped.
 	SkipReason string `json:"skipped,omitempty"`
 	// DurationS is how long the case took in seconds; 0: not recorded.
-	DurationS float64         `json:"duration_s,omitempty"`
-	Checks    []collect.Check `json:"checks"`
-	Log       json.RawMessage `json:"log,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	// Class is whose fault a failed or not-run case is (collect.Classes;
+	// docs/formats.md §7.2), ClassWhy the observation behind it; both
+	// empty for a case that passed or was skipped.
+	Class    string          `json:"class,omitempty"`
+	ClassWhy string          `json:"class_why,omitempty"`
+	Checks   []collect.Check `json:"checks"`
+	Log      json.RawMessage `json:"log,omitempty"`
 	// NotRun marks a case planned in part.json that never finished.
 	NotRun bool `json:"not_run,omitempty"`
 	// Part is the display name of the part the case came from.

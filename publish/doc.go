@@ -7,6 +7,12 @@
 // `GPU CI (<profile>)` commit status. It also finds the previous run of the
 // same workflow through the Actions API.
 //
+// Publish is Open and then PublishOn: Open reads (identity, target, every
+// page of comments, once), and on the way collects the run digests of the
+// profile's earlier comments by the same identity, validated and bounded,
+// so that the CLI renders the comment with its history before PublishOn
+// writes it (docs/publish.md §14).
+//
 // The issue body has no conditional write, and other writers share it: the
 // other profiles' posts splice their own sections, maintainers edit the
 // hand-written text. So the body is never written from a stale read: every

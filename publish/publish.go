@@ -246,16 +246,26 @@ func (t Target) Validate() error {
 	return nil
 }
 
-func (post Post) validate() error {
+// validateRun checks what keys the run's comment.
+func validateRun(run Run, profile string) error {
 	switch {
-	case !profileRE.MatchString(post.Profile):
-		return inputErrorf("profile %q: want [a-z0-9][a-z0-9_-]*", post.Profile)
-	case post.Run.ID == "":
+	case !profileRE.MatchString(profile):
+		return inputErrorf("profile %q: want [a-z0-9][a-z0-9_-]*", profile)
+	case run.ID == "":
 		return inputErrorf("the run id is unknown (GITHUB_RUN_ID or --run-id): post keys its comment by it, so a retried step edits instead of posting twice")
-	case !digitsRE.MatchString(post.Run.ID):
-		return inputErrorf("run id %q: want digits", post.Run.ID)
-	case post.Run.Attempt != "" && !digitsRE.MatchString(post.Run.Attempt):
-		return inputErrorf("run attempt %q: want digits", post.Run.Attempt)
+	case !digitsRE.MatchString(run.ID):
+		return inputErrorf("run id %q: want digits", run.ID)
+	case run.Attempt != "" && !digitsRE.MatchString(run.Attempt):
+		return inputErrorf("run attempt %q: want digits", run.Attempt)
+	}
+	return nil
+}
+
+func (post Post) validate() error {
+	if err := validateRun(post.Run, post.Profile); err != nil {
+		return err
+	}
+	switch {
 	case utf8.RuneCountInString(post.Comment) > MaxBodyChars:
 		return inputErrorf("the comment has %d characters; GitHub takes at most %d", utf8.RuneCountInString(post.Comment), MaxBodyChars)
 	case post.Section != "" && !profileRE.MatchString(post.SectionName):
@@ -280,25 +290,89 @@ func hasLine(text, line string) bool {
 
 // Publish posts or edits the run's comment and, outside PR mode, splices the
 // section into the results issue's body; in PR mode it sets the commit status.
+// It is Open and then PublishOn, for a post rendered without history.
 func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, error) {
-	var res Result
 	if err := t.Validate(); err != nil {
-		return res, err
+		return Result{}, err
 	}
 	if err := post.validate(); err != nil {
-		return res, err
+		return Result{}, err
+	}
+	th, err := p.Open(ctx, t, post.Run, post.Profile)
+	if err != nil {
+		return Result{Issue: th.number()}, err
+	}
+	return p.PublishOn(ctx, th, t, post)
+}
+
+// Thread is what Open learned of the target before anything is written:
+// the issue or pull request, the identity whose comments are ours, this
+// run's comment if one exists, and the history that the same profile's
+// earlier comments carry (docs/publish.md §14).
+type Thread struct {
+	Issue    int
+	identity string
+	run      Run
+	profile  string
+	existing int64 // this run's comment (the oldest carrying its marker), 0 when none
+	// History are the digests of the profile's earlier runs, as
+	// render.SelectHistory picks them for this run: oldest first, at most
+	// render.HistoryRuns-1.
+	History []render.HistoryRun
+}
+
+func (th *Thread) number() int {
+	if th == nil {
+		return 0
+	}
+	return th.Issue
+}
+
+// Open validates the target and the run, learns the token's identity, finds
+// the target and lists its comments once: for this run's comment (the
+// upsert's key) and for the digests of the profile's earlier runs, so that
+// the comment can be rendered with its history before it is written. It
+// sends nothing but reads.
+func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile string) (*Thread, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateRun(run, profile); err != nil {
+		return nil, err
 	}
 	identity, err := p.identity(ctx, t.BotLogin)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	number, err := p.resolveTarget(ctx, t)
 	if err != nil {
+		return nil, err
+	}
+	th := &Thread{Issue: number, identity: identity, run: run, profile: profile}
+	where, perm := p.commentPlace(t, number)
+	h := &historyReader{p: p, profile: profile, run: run}
+	th.existing, err = p.findComment(ctx, number, where, perm, identity, CommentMarker(run.ID, run.Attempt, profile), h.read)
+	if err != nil {
+		return th, err
+	}
+	th.History = h.done()
+	return th, nil
+}
+
+// PublishOn writes the post on the thread Open found: the comment (edited
+// when Open found it, else created), then the commit status in PR mode or
+// the section splice otherwise.
+func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Post) (Result, error) {
+	var res Result
+	if err := post.validate(); err != nil {
 		return res, err
 	}
-	res.Issue = number
+	if th == nil || th.profile != post.Profile || th.run.ID != post.Run.ID || th.run.Attempt != post.Run.Attempt {
+		return res, inputErrorf("publish: the post is not for the run and profile the thread was opened for")
+	}
+	res.Issue = th.Issue
 	marker := CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile)
-	if err := p.upsertComment(ctx, t, number, identity, marker, post.Comment, &res); err != nil {
+	if err := p.upsertComment(ctx, t, th, marker, post.Comment, &res); err != nil {
 		return res, err
 	}
 	if t.PR != 0 {
@@ -309,7 +383,7 @@ func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, e
 		p.logf("issue body: no section to splice (profile %s)", post.Profile)
 		return res, nil
 	}
-	err = p.spliceSection(ctx, number, post.SectionName, post.Section, &res)
+	err := p.spliceSection(ctx, th.Issue, post.SectionName, post.Section, &res)
 	return res, err
 }
 
@@ -469,20 +543,21 @@ func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
 	return created.Number, nil
 }
 
-// upsertComment edits this run's comment when one by identity exists (every
-// page is listed), else creates it.
-func (p *Publisher) upsertComment(ctx context.Context, t Target, number int, identity, marker, body string, res *Result) error {
-	where := fmt.Sprintf("issue #%d", number)
-	perm := "issues: write"
+// commentPlace names the issue or pull request for messages, and the
+// permission its comments need.
+func (p *Publisher) commentPlace(t Target, number int) (where, perm string) {
+	where, perm = fmt.Sprintf("issue #%d", number), "issues: write"
 	if t.PR != 0 {
-		where = fmt.Sprintf("pull request #%d", number)
-		perm = "pull-requests: write"
+		where, perm = fmt.Sprintf("pull request #%d", number), "pull-requests: write"
 	}
-	where += " of " + p.Repo.String()
-	existing, err := p.findComment(ctx, number, where, perm, identity, marker)
-	if err != nil {
-		return err
-	}
+	return where + " of " + p.Repo.String(), perm
+}
+
+// upsertComment edits this run's comment when Open found one by identity
+// (every page was listed), else creates it.
+func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, marker, body string, res *Result) error {
+	number, identity, existing := th.Issue, th.identity, th.existing
+	where, perm := p.commentPlace(t, number)
 	if existing != 0 {
 		res.CommentID = existing
 		return p.call(ctx, op{what: fmt.Sprintf("edit comment %d on %s", existing, where), write: true, permission: perm},
@@ -501,7 +576,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, number int, ide
 			tries++
 			if tries > 1 && !p.DryRun {
 				// The failed POST may have landed: never post twice.
-				id, err := p.findComment(ctx, number, where, perm, identity, marker)
+				id, err := p.findComment(ctx, number, where, perm, identity, marker, nil)
 				if err != nil {
 					return err
 				}
@@ -524,8 +599,9 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, number int, ide
 }
 
 // findComment returns the id of the oldest comment by identity carrying the
-// marker, 0 when none.
-func (p *Publisher) findComment(ctx context.Context, number int, where, perm, identity, marker string) (int64, error) {
+// marker, 0 when none. Every other comment by identity goes to also, when
+// set, as the pages are read (Open reads the history from them).
+func (p *Publisher) findComment(ctx context.Context, number int, where, perm, identity, marker string, also func(Comment)) (int64, error) {
 	if p.Offline || number == 0 {
 		// Number 0 is the issue a dry run would have opened: nothing to read.
 		return 0, nil
@@ -543,8 +619,14 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 			return 0, err
 		}
 		for _, c := range cs {
-			if strings.EqualFold(c.Author, identity) && hasLine(c.Body, marker) {
+			if !strings.EqualFold(c.Author, identity) {
+				// Anyone can comment: only our own comments are read.
+				continue
+			}
+			if hasLine(c.Body, marker) {
 				ids = append(ids, c.ID)
+			} else if also != nil {
+				also(c)
 			}
 		}
 		page = next

@@ -37,6 +37,11 @@
 //     failed-cases table on a line `Skipped: <case> (<reason>), …`, the
 //     first 20 named (200 code points, reasons 150 and shorter with the
 //     plan's details), the rest counted; the text format lists them all.
+//   - every correctness comment with a run id ends with a hidden digest of
+//     its run (docs/formats.md §9), and with the digests of earlier runs
+//     (Options.History) the failed-cases table gets a since column, a
+//     `Fixed since the previous run:` line follows it and the section ends
+//     with the cases whose state changed (docs/render.md §11).
 package render
 
 import (
@@ -67,6 +72,11 @@ type Options struct {
 	// key known_issues; docs/render.md §10) the report is classified with
 	// before anything is rendered: they change the verdict and are shown.
 	KnownIssues []merge.KnownIssue
+	// History are the digests of earlier runs (docs/render.md §11): post
+	// reads them from the results issue's comments, render --history from
+	// a file. Render keeps those SelectHistory picks for this profile and
+	// run; each is validated (an invalid one is an error).
+	History []HistoryRun
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -77,7 +78,8 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		}
 		n, est := top, runeCount(base)
 		if top > 0 {
-			est += rowLen([]string{"case", "setup", "failed checks"}) + len("|---|---|---|\n") + 2
+			head := r.failedHeader()
+			est += rowLen(head) + len("|")*(len(head)+1) + len("---")*len(head) + 1 + 2
 			for _, c := range p.cells {
 				est += rowLen(c)
 			}
@@ -102,6 +104,10 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
 }
 
+// failedColumns are the failed-cases table's columns (docs/render.md §3.4);
+// the comment adds since with a history (failedHeader).
+var failedColumns = []string{"case", "class", "setup", "failed checks"}
+
 // rowCells builds the escaped cells of failed rows under plan p.
 func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
 	rows := make([][]string, 0, len(failed))
@@ -115,9 +121,22 @@ func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
 				brief = ""
 			}
 		}
-		rows = append(rows, []string{Plain(name), brief, r.failedChecks(w, c, p)})
+		row := []string{Plain(name), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		if r.hist != nil {
+			row = append(row, r.since(w, c))
+		}
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+// failedHeader is the failed-cases table's header: with a history, the
+// since column (docs/render.md §11) follows the failed checks.
+func (r *renderer) failedHeader() []string {
+	if r.hist != nil {
+		return append(slices.Clone(failedColumns), "since")
+	}
+	return failedColumns
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its
@@ -128,7 +147,7 @@ func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
 	}
 	var out string
 	if p.rows > 0 {
-		out = w.mdTable([]string{"case", "setup", "failed checks"}, p.cells[:p.rows])
+		out = w.mdTable(r.failedHeader(), p.cells[:p.rows])
 	}
 	if more := len(failed) - p.rows; more > 0 {
 		if out != "" {
@@ -139,18 +158,18 @@ func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
 	return out
 }
 
-// failedChecks is the failed-checks cell: `check` (detail); ...
+// failedChecks is the failed-checks cell: the root checks, `check`
+// (detail); ..., then `and N checks that follow from it` for the failed
+// checks another one caused (collect.RootChecks, docs/render.md §3.4).
 func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	if c.NotRun {
 		return w.t("not_run", nil)
 	}
+	roots, following := collect.RootChecks(c.Checks)
 	var parts []string
-	total, shown, used := 0, 0, 0
-	for i, ch := range c.Checks {
-		if ch.OK {
-			continue
-		}
-		total++
+	shown, used := 0, 0
+	for _, i := range roots {
+		ch := c.Checks[i]
 		name := ch.Name
 		if p.squeeze {
 			name = Cut(name, 100)
@@ -179,14 +198,40 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 			break
 		}
 	}
-	if total == 0 {
+	if len(roots) == 0 {
 		return w.t("no_failed_check", nil)
 	}
-	if shown < total {
-		parts = append(parts, fmt.Sprintf("and %d more failed checks", total-shown))
+	out := strings.Join(parts, "; ")
+	if shown < len(roots) {
+		out += fmt.Sprintf("; and %d more failed checks", len(roots)-shown)
 	}
-	return strings.Join(parts, "; ")
+	if following > 0 {
+		out += " " + w.t("following", map[string]any{"N": following, "Roots": len(roots)})
+	}
+	return out
 }
+
+// classCell is the class column of a failed or not-run case: the class,
+// with what decided it while details are shown.
+func classCell(c *merge.Case, p plan) string {
+	s := Plain(Cut(caseClass(c), 20))
+	if p.detail > 0 && c.ClassWhy != "" {
+		s += " (" + Plain(Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
+	}
+	return s
+}
+
+// caseClass is a failed or not-run case's class, unclassified when the
+// report has none (a Report built by hand; merge always sets one).
+func caseClass(c *merge.Case) string {
+	if c.Class == "" {
+		return collect.ClassUnclassified
+	}
+	return c.Class
+}
+
+// classWhyCut is the longest class reason a failed-cases row shows.
+const classWhyCut = 100
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {
@@ -219,9 +264,12 @@ func (r *renderer) correctness() (Documents, error) {
 	if r.opts.PR == 0 {
 		docs.Section = section
 	}
+	// The digest line is the same at every plan: the table's budget is
+	// what it leaves.
+	digest := r.digest()
 	if verdict == "DID NOT RUN" {
 		docs.Comment, err = r.didNotRun(verdict)
-		return docs, err
+		return docs, withDigest(&docs.Comment, digest, err)
 	}
 	failed := r.rep.FailedCases()
 	var prBlock string
@@ -232,10 +280,20 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
-	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
+	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, failed, func(p plan) (string, error) {
 		return r.comment(verdict, failed, prBlock, p)
 	})
-	return docs, err
+	return docs, withDigest(&docs.Comment, digest, err)
+}
+
+// withDigest ends a rendered comment with its digest line (docs/formats.md
+// §9), after a blank line so that it is an HTML block of its own; err is
+// the render's, passed through.
+func withDigest(comment *string, digest string, err error) error {
+	if err == nil && digest != "" {
+		*comment += "\n" + digest + "\n"
+	}
+	return err
 }
 
 func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, p plan) (string, error) {
@@ -259,6 +317,9 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 		blocks = append(blocks, t)
 	} else {
 		blocks = append(blocks, r.noFailedCase(w, verdict))
+	}
+	if f := r.fixedLine(w, p); f != "" {
+		blocks = append(blocks, f)
 	}
 	if s := r.skippedLine(w, p); s != "" {
 		blocks = append(blocks, s)

@@ -40,11 +40,11 @@ func TestCommentHeaderAndLines(t *testing.T) {
 				"",
 				"The vLLM cases finished partly: 6 of 7 ran; the others count as not run.",
 				"",
-				"| case | setup | failed checks |",
-				"|---|---|---|",
-				"| sglang-qwen35\\_4b-kv\\_c1 | SGLang 0.5.0, Qwen/Qwen3.5-4B@unknown, kvcached, contiguous, TP 2, KV model dtype | `all_ok` (3/20 failed) |",
-				"| vllm-qwen05b-native | vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, native, TP 1, KV model dtype, `--block-size 1024` | no failed check recorded |",
-				"| priority-vllm-qwen05b+vllm-qwen05b | vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128, ballast 2048 MiB | not run |",
+				"| case | class | setup | failed checks |",
+				"|---|---|---|---|",
+				"| sglang-qwen35\\_4b-kv\\_c1 | unclassified | SGLang 0.5.0, Qwen/Qwen3.5-4B@unknown, kvcached, contiguous, TP 2, KV model dtype | `all_ok` (3/20 failed) |",
+				"| vllm-qwen05b-native | unclassified | vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, native, TP 1, KV model dtype, `--block-size 1024` | no failed check recorded |",
+				"| priority-vllm-qwen05b+vllm-qwen05b | unclassified | vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128, ballast 2048 MiB | not run |",
 				"",
 				"Setup of every case: the issue description. Logs: [artifact](https://github.com/ovg-project/kvcached/actions/runs/123/artifacts/9), kept 30 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log, GPU state at the end.",
 			},
@@ -106,7 +106,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			edit: func(r *merge.Report, o *Options) {
 				r.Cases = append(r.Cases, merge.Case{Name: "vllm-setup", OK: false, Part: "shard-2", Checks: []collect.Check{{Name: "install_kvcached", Detail: "pip failed"}}})
 			},
-			want: []string{"| vllm-setup (shard-2) | | `install_kvcached` (pip failed) |"},
+			want: []string{"| vllm-setup (shard-2) | unclassified | | `install_kvcached` (pip failed) |"},
 		},
 		{
 			// docs/formats.md §7.2: a failed -setup case always names its part, so a
@@ -115,7 +115,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			edit: func(r *merge.Report, o *Options) {
 				r.Cases = append(r.Cases, merge.Case{Name: "sglang-setup", OK: false, Part: "SGLang", Checks: []collect.Check{{Name: "install_kvcached", Detail: "pip failed"}}})
 			},
-			want: []string{"| sglang-setup (SGLang) | | `install_kvcached` (pip failed) |"},
+			want: []string{"| sglang-setup (SGLang) | unclassified | | `install_kvcached` (pip failed) |"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +164,10 @@ func TestDidNotRun(t *testing.T) {
 			rep := &merge.Report{Format: 1, Parts: tc.parts, Verdict: "DID NOT RUN"}
 			opts := sampleOptions()
 			docs := mustRender(t, rep, opts)
-			want := "<!-- ci-report:comment run=123 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · DID NOT RUN\n\n" + tc.reason + "\n"
+			// A run that did not run still leaves its digest (docs/formats.md
+			// §9): no case listed, so every case is unknown in it.
+			want := "<!-- ci-report:comment run=123 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · DID NOT RUN\n\n" + tc.reason + "\n" +
+				"\n<!-- ci-report:digest {\"v\":1,\"profile\":\"nightly\",\"run\":\"123\",\"attempt\":\"1\",\"date\":\"2026-11-28\",\"total\":0} -->\n"
 			if docs.Comment != want {
 				t.Errorf("comment =\n%q\nwant\n%q", docs.Comment, want)
 			}
@@ -230,8 +233,8 @@ func TestPullRequestVariant(t *testing.T) {
 			t.Errorf("PR comment holds %q", a)
 		}
 	}
-	if !strings.HasSuffix(c, "GPU state at the end.\n") {
-		t.Errorf("PR comment does not end with the logs line")
+	if !strings.Contains(c, "GPU state at the end.\n\n<!-- ci-report:digest ") || !strings.HasSuffix(c, " -->\n") {
+		t.Errorf("PR comment does not end with the logs line and the digest")
 	}
 }
 

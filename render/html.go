@@ -5,6 +5,7 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer/html"
+
+	"github.com/ovg-project/ci-report/collect"
 
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/templates"
@@ -130,9 +133,16 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		c := &failed[i]
 		checks := "not run"
 		if !c.NotRun {
-			var parts []string
+			// Roots with their details, then every check that follows
+			// from them by name: a terminal has no size budget.
+			roots, following := collect.RootChecks(c.Checks)
+			var parts, follow []string
 			for j, ch := range c.Checks {
 				if ch.OK {
+					continue
+				}
+				if !slices.Contains(roots, j) {
+					follow = append(follow, termText(ch.Name, 100))
 					continue
 				}
 				s := termText(ch.Name, 100)
@@ -148,10 +158,17 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			if checks == "" {
 				checks = "no failed check recorded"
 			}
+			if following > 0 {
+				checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
+			}
 		}
-		rows[i] = []string{termText(c.Label(), 200), ix.brief(c.Name), checks}
+		class := caseClass(c)
+		if c.ClassWhy != "" {
+			class += " (" + termText(c.ClassWhy, detailCut) + ")"
+		}
+		rows[i] = []string{termText(c.Label(), 200), termText(class, 2*detailCut), ix.brief(c.Name), checks}
 	}
-	if err := textTable(out, []string{"case", "setup", "failed checks"}, rows); err != nil {
+	if err := textTable(out, failedColumns, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
 	}
 	if s := textSkipped(rep); s != "" {

@@ -24,7 +24,7 @@ func TestTextTables(t *testing.T) {
 	for _, w := range []string{
 		"│ verdict │ FAIL (4 of 7 cases; 1 not run) │",
 		"│ vLLM   │ partial  │ 6   │ 7       │        │",
-		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128",
+		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ unclassified │ vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128",
 		"all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)",
 		"│ not run",
 		"│ vLLM: setup.json: gpus: want array, got string � │",
@@ -207,7 +207,7 @@ func TestPerf(t *testing.T) {
 		{"failed hopper case", func(r *merge.Report) {
 			r.Cases[0].OK = false
 			r.Cases[0].Checks = []collect.Check{{Name: "all_ok", Detail: "1/20 failed"}}
-		}, "FAIL", []string{"Hopper correctness:\n\n| case | setup | failed checks |\n|---|---|---|\n| vllm-qwen05b-kv\\_c1 |"}},
+		}, "FAIL", []string{"Hopper correctness:\n\n| case | class | setup | failed checks |\n|---|---|---|---|\n| vllm-qwen05b-kv\\_c1 |"}},
 		{"no perf summary", func(r *merge.Report) { r.Perf.Summary = nil }, "DID NOT RUN", []string{
 			"### Weekly performance · 2026-11-28 · DID NOT RUN\n\nThe tests did not finish; the run log has the details.\n",
 		}},

@@ -70,6 +70,8 @@ type renderer struct {
 	profile  string
 	perfMode bool
 	ix       *setupIndex
+	// hist is the history of earlier runs, nil without one.
+	hist *historyIndex
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
@@ -107,6 +109,9 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	// same file gives the same documents from directories or merged.json.
 	r.rep = rep.WithKnownIssues(opts.KnownIssues)
 	r.ix = newSetupIndex(rep.Setup)
+	if h := SelectHistory(opts.History, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
+		r.hist = newHistoryIndex(h)
+	}
 	return r, nil
 }
 
@@ -137,6 +142,11 @@ func (o Options) validate() error {
 	for i, k := range o.KnownIssues {
 		if err := validateKnownIssue(k); err != nil {
 			return fmt.Errorf("render: known issue %d: %v", i, err)
+		}
+	}
+	for i := range o.History {
+		if err := o.History[i].validate(); err != nil {
+			return fmt.Errorf("render: history run %d: %v", i, err)
 		}
 	}
 	return nil

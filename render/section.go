@@ -167,6 +167,12 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if k := r.knownSection(w); k != "" {
 		blocks = append(blocks, k)
 	}
+	if k := r.skippedSection(w, p); k != "" {
+		blocks = append(blocks, k)
+	}
+	if h := r.changesBlock(w, p); h != "" {
+		blocks = append(blocks, h)
+	}
 	out := w.t("section", map[string]any{
 		"Title":    Plain(r.cfg.Title(r.profile)),
 		"Sentence": sentence,

@@ -53,6 +53,31 @@ func skippedItem(c *merge.Case, nameCut, reasonCut int, esc func(s string, n int
 	return s
 }
 
+// skippedSection is the issue section's list of the cases this run skipped
+// and why (docs/render.md §4.9), after the known issues: a skipped case
+// does not fail the verdict, and the section describes what the run
+// tested, so it says what it did not (a capability the machine's kvcached
+// lacks). The first maxSkipped are listed, the rest counted; "" when none
+// was skipped.
+func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
+	skipped := r.rep.SkippedCases()
+	if len(skipped) == 0 {
+		return ""
+	}
+	lines := []string{w.t("skipped_section_head", nil)}
+	for i := range skipped {
+		if i == maxSkipped {
+			lines = append(lines, w.t("skipped_section_more", len(skipped)-i))
+			break
+		}
+		lines = append(lines, w.t("skipped_section_entry", map[string]string{
+			"Case":   p.code(Cut(skipped[i].Label(), skippedNameCut), false),
+			"Reason": p.st(Cut(skipped[i].SkipReason, skipReasonCut)),
+		}))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // textSkipped is the terminal's Skipped line: every skipped case, since a
 // terminal has no size budget; "" when none was skipped.
 func textSkipped(rep *merge.Report) string {

@@ -105,3 +105,27 @@ func TestTextSkipped(t *testing.T) {
 		t.Errorf("text output without failures:\n%s", b.String())
 	}
 }
+
+// TestSkippedSection: the issue section ends with the skipped cases and
+// their reasons (docs/render.md §4.9), escaped; a case that says it was
+// skipped but failed is not listed; without skipped cases there is no block.
+func TestSkippedSection(t *testing.T) {
+	rep := withSkipped(sampleReport(t),
+		merge.Case{Name: "priority-vllm-qwen05b+vllm-qwen35_4b", SkipReason: "kvctl has no priority command (kvcached 0.1.5)"},
+		merge.Case{Name: "tests/x.py::t", SkipReason: "needs <2> GPUs @maintainers"},
+		merge.Case{Name: "contradictory", SkipReason: "r"})
+	rep.Cases[len(rep.Cases)-1].OK = false
+	docs := mustRender(t, rep, sampleOptions())
+	want := "Skipped in this run, not counted in the verdict:\n" +
+		"- `priority-vllm-qwen05b+vllm-qwen35_4b`: " + Plain("kvctl has no priority command (kvcached 0.1.5)") + ".\n" +
+		"- `tests/x.py::t`: " + Plain("needs <2> GPUs @maintainers") + "."
+	if !strings.Contains(docs.Section, want) {
+		t.Errorf("section lacks\n%s\n---\n%s", want, docs.Section)
+	}
+	if strings.Contains(docs.Section, "contradictory") {
+		t.Errorf("a failed case is listed as skipped:\n%s", docs.Section)
+	}
+	if plain := mustRender(t, sampleReport(t), sampleOptions()); strings.Contains(plain.Section, "Skipped in this run") {
+		t.Errorf("a run without skipped cases has a skipped block:\n%s", plain.Section)
+	}
+}

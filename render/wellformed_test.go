@@ -103,6 +103,14 @@ func checkDoc(t tb, dc docCheck) {
 				switch {
 				case line == "":
 				case markerRE.MatchString(line):
+				case strings.HasPrefix(line, "<!-- ci-report:digest "):
+					// The run's digest (docs/formats.md §9): one line that
+					// reads back as a valid digest, whatever the names.
+					if js, ok := render.DigestOf(line); !ok {
+						t.Errorf("%s: digest line %q is not closed", dc.name, render.Cut(line, 200))
+					} else if _, err := render.ParseDigest(js); err != nil {
+						t.Errorf("%s: the digest does not read back: %v", dc.name, err)
+					}
 				case dc.details && detailsRE.MatchString(line):
 					if strings.HasPrefix(line, "</") {
 						openDetails--
@@ -341,7 +349,7 @@ func listed(c *merge.Case) bool {
 	return !anyFailed && !c.OK
 }
 
-// checkFailedTable finds the `| case | setup | failed checks |` table and
+// checkFailedTable finds the `| case | class | setup | failed checks |` table and
 // checks that it lists the report's failed and not-run cases in order, with
 // each name and each check detail reading back as the original text (cut to
 // 300 code points, `…` included, or shorter when the budget needed it).
@@ -356,7 +364,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 	var tb *extast.Table
 	for _, cand := range tables {
 		h := cand.FirstChild()
-		if h != nil && h.ChildCount() == 3 && plainText(h, src, true) == "casesetupfailed checks" {
+		if h != nil && h.ChildCount() == 4 && plainText(h, src, true) == "caseclasssetupfailed checks" {
 			tb = cand
 		}
 	}
@@ -383,6 +391,13 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		}
 		if gotName != wantName {
 			t.Errorf("%s row %d: case cell reads %q, want %q", dc.name, rows, gotName, wantName)
+		}
+		class := c.Class
+		if class == "" {
+			class = collect.ClassUnclassified
+		}
+		if got := zeroWidth.Replace(plainText(nameCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+" (") {
+			t.Errorf("%s row %d (%s): class cell %q, want %q", dc.name, rows, c.Name, got, class)
 		}
 		got := zeroWidth.Replace(plainText(checksCell, src, true))
 		if msg := matchChecks(c, got); msg != "" {
@@ -428,14 +443,29 @@ func matchChecks(c *merge.Case, got string) string {
 		}
 		return ""
 	}
+	// The cell lists the root checks; those that follow from them are
+	// counted after them (docs/render.md §3.4).
 	var failed []collect.Check
 	var known []bool // known[i]: failed[i] is covered by a known issue
-	for j, ch := range c.Checks {
-		if !ch.OK {
-			failed = append(failed, ch)
-			_, k := c.KnownIssueOf(j)
-			known = append(known, k)
+	roots, following := collect.RootChecks(c.Checks)
+	for _, j := range roots {
+		failed = append(failed, c.Checks[j])
+		_, k := c.KnownIssueOf(j)
+		known = append(known, k)
+	}
+	if following > 0 {
+		what, from := "checks that follow", "them"
+		if following == 1 {
+			what = "check that follows"
 		}
+		if len(roots) == 1 {
+			from = "it"
+		}
+		tail := fmt.Sprintf(" and %d %s from %s", following, what, from)
+		if !strings.HasSuffix(got, tail) {
+			return fmt.Sprintf("no %q at the end", tail)
+		}
+		got = strings.TrimSuffix(got, tail)
 	}
 	if len(failed) == 0 {
 		if got != "no failed check recorded" {
@@ -741,10 +771,10 @@ func TestWellFormedCatches(t *testing.T) {
 	}}
 	cut := strings.Repeat("漢", 299) + "…"
 	good := "<!-- ci-report:comment run=1 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · FAIL\n\n" +
-		"| case | setup | failed checks |\n|---|---|---|\n" +
-		"| sglang-a-kv\\_c1 | x | `gen_ok` (3/9 \\| failed @\u200dbob next); `apc_ok` (" + cut + ") |\n" +
-		"| sglang-setup (SGLang) |  | no failed check recorded |\n" +
-		"| sglang-b-native |  | not run |\n\nSee ```` ``` ```` there.\n"
+		"| case | class | setup | failed checks |\n|---|---|---|---|\n" +
+		"| sglang-a-kv\\_c1 | unclassified | x | `gen_ok` (3/9 \\| failed @\u200dbob next); `apc_ok` (" + cut + ") |\n" +
+		"| sglang-setup (SGLang) | unclassified |  | no failed check recorded |\n" +
+		"| sglang-b-native | unclassified |  | not run |\n\nSee ```` ``` ```` there.\n"
 	tc := []struct {
 		name    string
 		doc     string
@@ -752,9 +782,9 @@ func TestWellFormedCatches(t *testing.T) {
 		want    string // a fragment of the complaint; "" for none
 	}{
 		{"good", good, false, ""},
-		{"extra cell", strings.Replace(good, "| not run |", "| not | run |", 1), false, "4 cells, header has 3"},
-		{"unescaped pipe", strings.Replace(good, `3/9 \| failed`, `3/9 | failed`, 1), false, "4 cells, header has 3"},
-		{"missing row", strings.Replace(good, "| sglang-b-native |  | not run |\n", "", 1), false, "and 1 more"},
+		{"extra cell", strings.Replace(good, "| not run |", "| not | run |", 1), false, "5 cells, header has 4"},
+		{"unescaped pipe", strings.Replace(good, `3/9 \| failed`, `3/9 | failed`, 1), false, "5 cells, header has 4"},
+		{"missing row", strings.Replace(good, "| sglang-b-native | unclassified |  | not run |\n", "", 1), false, "and 1 more"},
 		{"detail changed", strings.Replace(good, "next)", "nxt)", 1), false, "does not read back"},
 		{"cut too long", strings.Replace(good, cut, strings.Repeat("漢", 300)+"…", 1), false, "does not read back"},
 		{"check name not code", strings.Replace(good, "`gen_ok`", "gen_ok", 1), false, "not in a code span"},

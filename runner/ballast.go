@@ -36,7 +36,10 @@ type ballastConfig struct {
 	ExecPrefix []string
 	// KeepMiB is M, the memory the ballast leaves to the case.
 	KeepMiB int64
-	GPU     int
+	// GPU is the host index of the GPU to fill (what NVML watches and the
+	// messages name); Device the index the ballast command is given with
+	// --gpu, as its container numbers that GPU (Runner.DeviceIndices).
+	GPU, Device int
 	// ReadyTimeout bounds the wait for `ballast ready` (DefaultBallastReadyTimeout).
 	ReadyTimeout time.Duration
 	// Poll is the interval between looks at the ballast's log (default 200 ms).
@@ -75,7 +78,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	if sc.Header == "" {
 		sc.Header = cfg.Name
 	}
-	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.GPU))
+	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.Device))
 	srv, err := engine.Start(ctx, sc)
 	if err != nil {
 		return nil, fmt.Errorf("ballast leaving %d MiB of GPU %d: %w", cfg.KeepMiB, cfg.GPU, err)

@@ -55,7 +55,9 @@
 // server's env, KVCACHED_IPC_NAME (kvcached servers: `e2e_<run id>_<name>`
 // with every character outside [A-Za-z0-9_] replaced by `_`; one longer than
 // the 64 characters kvcached keeps is cut to 47, `_` and 16 hex digits of a
-// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES. The ledger,
+// hash of the whole name, IPCName) and CUDA_VISIBLE_DEVICES (the run's host
+// GPU indices as the engine's container numbers them, DeviceIndices,
+// docs/runner.md §1.3; NVML keeps the host's). The ledger,
 // shm_removed and socket_dirs_removed use that exact name: a server's
 // segments are `<ipc>` and its pool groups `<ipc>_g<N>`, whose usage is
 // summed; a plan whose servers' IPC names kvcached could not tell apart
@@ -133,15 +135,32 @@
 //
 // # Kinds
 //
-// Every plan kind is a Kind registered by name. A kind gets a *Case, starts
+// Every plan kind is one row of kindTable (kind.go), which carries what
+// validation, selection, setup.json and the run loop need to know of it
+// (its server count, its --skip-* flag, its setup.json entry, whether it is
+// an engine's setup case or forms comparison groups); nothing else compares
+// kind names, so a new kind is one row. Runner.Kinds overrides the run of a
+// kind by name (tests). A kind gets a *Case, starts
 // servers with Case.StartReady (a port slot: base+slot on a real run unless
 // taken, a free port with AnyPort; a port clash is retried), stops each
 // with Case.StopServer (which returns the shutdown checks), ends with
 // Case.WaitNoGPUProcess, and returns its CaseResult built with Case.Result.
 //
+// # Hosts
+//
+// What differs between a real run and --simulate is one Host (host.go):
+// Machine or Sim gives the server argv, the environment of every started
+// process, the kvctl, ballast and version-probe commands unless the flags
+// give them, kvcached's shm and tmp directories and the setup case's check
+// for the server command. No other code asks which one it is.
+//
 // # Sampling
 //
-// The co-location kinds sample the GPU and kvctl (memSampler). While it
+// The co-location kinds sample the GPU and kvctl (memSampler). A real kvctl
+// call takes seconds (it imports torch), so periodic readings do not wait for
+// each other: each period starts one, at most 4 run at once, and a reading
+// is timed when kvctl read the ledger (its first output), not when it was
+// asked or when it exited (docs/runner.md §4.4). While it
 // samples periodically, each reading also carries the most each held since
 // the reading before, from Runner.Peaks: under --simulate the world's
 // high-water marks, so a simulated burst shorter than the sampling period,

@@ -17,12 +17,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-func init() {
-	registerKind(KindElastic, KindFunc(runElastic))
-	registerKind(KindLimit, KindFunc(runLimit))
-	registerKind(KindPriority, KindFunc(runPriority))
-}
-
 // Workload shapes of the co-location kinds (docs/runner.md §5.4–5.6).
 const (
 	loadWords     = 3000 // elastic and priority load prompts
@@ -55,6 +49,9 @@ type coloc struct {
 	ballastMiB     int   // the size the ballast makes the GPU behave like (--*-gpu-mib)
 	ballastHeldMiB int64 // what it holds
 
+	// kvctl is the case's one kvctl client (the sampler's and the limit and
+	// priority calls'), whose latencies go into the case log.
+	kvctl    *ledger.Client
 	sampler  *memSampler
 	checks   []collect.Check
 	phases   collect.Ordered[collect.Phase]
@@ -65,6 +62,11 @@ type coloc struct {
 func newColoc(ctx context.Context, c *Case, setup any) *coloc {
 	k := &coloc{c: c, ctx: ctx, plans: c.Entry.Servers, nextSeed: 1}
 	k.log.Set("setup", setup)
+	if len(k.plans) > 0 {
+		// The pair's kvctl goes through its first server's exec prefix.
+		k.kvctl = c.Ledger(k.plans[0].Engine)
+		k.kvctl.Latencies = &ledger.Latencies{}
+	}
 	k.gpu = c.R.pairGPU(c.Entry)
 	infos, err := c.R.GPU.GPUs()
 	switch {
@@ -112,7 +114,7 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 	}
 	if held := ballastMiB(int64(k.totalMiB), int64(wantMiB)); held > 0 {
 		k.ballastMiB, k.ballastHeldMiB = wantMiB, held
-		c.Progress("ballast")
+		c.Progress("waiting for the ballast")
 		b, err := startBallast(k.ctx, k.ballastConfig())
 		if err != nil {
 			k.add(collect.Check{Name: "ballast_ready", Detail: collect.CutDetail(err.Error(), 300)})
@@ -168,25 +170,24 @@ func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok boo
 func (k *coloc) ballastConfig() ballastConfig {
 	r := k.c.R
 	argv := r.BallastCmd
-	if len(argv) == 0 && r.Sim != nil {
-		argv = append(slices.Clone(r.Sim.Self), "ballast")
+	if len(argv) == 0 {
+		argv = r.host().Ballast()
 	}
 	name := k.c.Entry.Kind + "-ballast"
 	sc := r.serverConfig()
-	if r.Sim != nil {
-		setAll(&sc.Env, r.Sim.Env)
-	}
+	setAll(&sc.Env, r.host().ProcessEnv())
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
-		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, ReadyTimeout: r.Timing.BallastReady,
-		Poll:   min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
-		Server: sc,
+		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, Device: r.DeviceIndices(k.plans[0].Engine, []int{k.gpu})[0],
+		ReadyTimeout: r.Timing.BallastReady,
+		Poll:         min(200*time.Millisecond, r.Timing.Server.ReadyPoll),
+		Server:       sc,
 	}
 }
 
 func (k *coloc) newSampler() *memSampler {
 	s := &memSampler{
-		GPU: k.c.R.GPU, GPUIndex: k.gpu, Kvctl: k.c.Ledger(k.plans[0].Engine), Peaks: k.c.R.Peaks,
+		GPU: k.c.R.GPU, GPUIndex: k.gpu, Kvctl: k.kvctl, Peaks: k.c.R.Peaks,
 		Now: k.c.R.Now,
 	}
 	for _, srv := range k.servers {
@@ -288,10 +289,14 @@ func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
 }
 
 // drain waits in DrainStep steps until the KV cache of the servers idx stops
-// falling, at most DrainMax, and returns the last reading.
+// falling, at most DrainMax, and returns the last reading that had their KV.
+// A reading whose ledger read failed (a kvctl error or timeout: a slow kvctl
+// misses a reading now and then) is skipped, not taken for a fall or an
+// end; a ledger read that lists no segment of one of the servers ends the
+// drain, since nothing of that server is left to fall.
 func (k *coloc) drain(idx ...int) memReading {
 	t := k.c.R.Timing
-	k.c.Progress("drain")
+	k.c.Progress("waiting for the KV cache to drain")
 	prev := k.sampler.Read(k.ctx)
 	deadline := k.now().Add(t.DrainMax)
 	for k.now().Before(deadline) {
@@ -301,6 +306,13 @@ func (k *coloc) drain(idx ...int) memReading {
 		case <-time.After(t.DrainStep):
 		}
 		cur := k.sampler.Read(k.ctx)
+		switch {
+		case cur.KVMiB == nil:
+			continue // the ledger was not read: try again
+		case prev.KVMiB == nil:
+			prev = cur // the first reading with the ledger
+			continue
+		}
 		if !(sumKV(cur, idx) < sumKV(prev, idx)) {
 			return cur
 		}
@@ -309,8 +321,8 @@ func (k *coloc) drain(idx ...int) memReading {
 	return prev
 }
 
-// sumKV sums the KV of servers idx in r; NaN when one was not read, so an
-// unreadable ledger ends a drain instead of looking like a fall.
+// sumKV sums the KV of servers idx in r; NaN when one was not read, so a
+// server without a segment ends a drain instead of looking like a fall.
 func sumKV(r memReading, idx []int) float64 {
 	s := 0.0
 	for _, i := range idx {
@@ -405,6 +417,10 @@ func (k *coloc) stop() {
 			k.log.Set("gpu_errors", n)
 			k.log.Set("gpu_last_error", collect.CutDetail(last, 300))
 		}
+		k.log.Set("kvctl_latency_s", latencySummary(k.kvctl.Latencies.Seconds()))
+		if n := k.sampler.Skipped(); n > 0 {
+			k.log.Set("samples_skipped", n)
+		}
 	}
 }
 
@@ -424,9 +440,29 @@ func (k *coloc) writeUsage() {
 }
 
 func (k *coloc) result() collect.CaseResult {
+	checks.MarkCauses(k.checks, k.causes())
 	k.writeUsage()
 	k.c.logPorts(&k.log)
 	return k.c.Result(k.checks, k.log, &k.phases)
+}
+
+// causes are the caused_by rules of the case's kind (docs/runner.md §5.9).
+func (k *coloc) causes() []checks.Cause {
+	name := func(i int) string {
+		if i < len(k.plans) {
+			return k.plans[i].Name
+		}
+		return ""
+	}
+	switch k.c.Entry.Kind {
+	case KindElastic:
+		return checks.ElasticCauses(name(0), name(1))
+	case KindLimit:
+		return checks.LimitCauses(name(0))
+	case KindPriority:
+		return checks.PriorityCauses(name(0), name(1))
+	}
+	return nil
 }
 
 // segmentsSummary is the elastic log's `segments`: per server (its IPC name)
@@ -559,13 +595,21 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 // latencyStats is p50 and max of the latencies of results, in seconds
 // rounded to the millisecond; nil without results.
 func latencyStats(results []collect.RequestResult) any {
-	if len(results) == 0 {
-		return nil
-	}
 	l := make([]float64, len(results))
 	for i, r := range results {
 		l[i] = r.LatencyS
 	}
+	return latencySummary(l)
+}
+
+// latencySummary is {"p50", "max"} of latencies in seconds, rounded to the
+// millisecond (p50 of an even count: the mean of the middle two); nil
+// without any.
+func latencySummary(latencies []float64) any {
+	if len(latencies) == 0 {
+		return nil
+	}
+	l := slices.Clone(latencies)
 	sort.Float64s(l)
 	n := len(l)
 	p50 := l[n/2]

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,10 +35,16 @@ type simOpts struct {
 	priorityMiB int    // --priority-gpu-mib
 	// readyTimeout replaces the scaled --ready-timeout (30 min × scale).
 	readyTimeout time.Duration
+	// kvctlDelay is CI_REPORT_SIM_KVCTL_DELAY (at time scale 1).
+	kvctlDelay string
+	// scale replaces simScale.
+	scale float64
 	// cancelAtPhase interrupts the run (as Ctrl-C would) when the case
 	// starts this phase: an event, not a delay, so a fast machine cannot
 	// finish the case before the interrupt.
 	cancelAtPhase string
+	// kinds replaces built-in kinds (Runner.Kinds).
+	kinds map[string]Kind
 }
 
 // phaseWatch is the runner's stderr in a test that interrupts at a phase: it
@@ -124,17 +131,21 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	// would pay it.
 	s.Env.Set("GORACE", "atexit_sleep_ms=0")
 	s.Env.Set("CI_REPORT_SIM_DIR", world)
-	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(simScale, 'g', -1, 64))
+	scale := cmp.Or(o.scale, simScale)
+	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
 	if o.faults != "" {
 		s.Env.Set("CI_REPORT_SIM_FAULTS", o.faults)
+	}
+	if o.kvctlDelay != "" {
+		s.Env.Set("CI_REPORT_SIM_KVCTL_DELAY", o.kvctlDelay)
 	}
 	out := filepath.Join(t.TempDir(), "part")
 	r := &Runner{
 		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, AnyPort: true,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
-		Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+		Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world), Kinds: o.kinds,
 	}
-	r.Timing = r.Timing.Scaled(simScale)
+	r.Timing = r.Timing.Scaled(scale)
 	if o.readyTimeout > 0 {
 		r.Timing.Server.ReadyTimeout = o.readyTimeout
 	}
@@ -377,5 +388,43 @@ func TestElasticCrashInBurst(t *testing.T) {
 	// A's memory went with its process, whatever its abandoned segment reads.
 	if d := checkDetail(run.res, "a_released_memory"); !strings.HasPrefix(d, "A is not running after its burst") {
 		t.Errorf("a_released_memory detail %q", d)
+	}
+}
+
+// TestElasticGroupedSegments: the nightly SGLang pair's B is a hybrid
+// model, whose simulated kvcached spreads its KV over `<ipc>` and
+// `<ipc>_g1` as kvcached does: the pair passes, its `segments` summary
+// holds the two servers only (the group segment counted with its owner),
+// and B's limit is its whole KV capacity (max_total_num_tokens × 32 KiB per
+// token), which only the sum over both segments gives.
+func TestElasticGroupedSegments(t *testing.T) {
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-sglang-*"})
+	if f := failedChecks(run.res); len(f) > 0 {
+		dumpChecks(t, run.res)
+		t.Fatalf("failed checks: %v", f)
+	}
+	b := "elastic-sglang-qwen35_4b-kv_c1"
+	var segs map[string]struct {
+		LimitMiB float64 `json:"limit_mib"`
+		PeakMiB  float64 `json:"peak_mib"`
+	}
+	if err := json.Unmarshal(run.log["segments"], &segs); err != nil {
+		t.Fatalf("segments %s: %v", run.log["segments"], err)
+	}
+	ipcB := IPCName("1", b)
+	if len(segs) != 2 || segs[ipcB].PeakMiB <= 0 {
+		t.Fatalf("segments %s: want the two servers, B with a peak", run.log["segments"])
+	}
+	logB, err := os.ReadFile(filepath.Join(run.outDir, b, "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`max_total_num_tokens=(\d+)`).FindSubmatch(logB)
+	if m == nil {
+		t.Fatalf("no max_total_num_tokens in B's serve.log")
+	}
+	tokens, _ := strconv.ParseFloat(string(m[1]), 64)
+	if want := tokens * 32768 / (1 << 20); math.Abs(segs[ipcB].LimitMiB-want) > 0.2 {
+		t.Errorf("B's limit %.1f MiB, want its capacity %.1f MiB summed over %s and %s_g1", segs[ipcB].LimitMiB, want, ipcB, ipcB)
 	}
 }

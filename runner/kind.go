@@ -3,8 +3,19 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/checks"
+)
+
+// Entry kinds of a plan.
+const (
+	KindSetup    = "setup"
+	KindServer   = "server"
+	KindElastic  = "elastic"
+	KindLimit    = "limit"
+	KindPriority = "priority"
 )
 
 // Kind runs one kind of plan entry (setup, server, elastic, limit,
@@ -21,26 +32,135 @@ type KindFunc func(ctx context.Context, c *Case) collect.CaseResult
 // Run implements Kind.
 func (f KindFunc) Run(ctx context.Context, c *Case) collect.CaseResult { return f(ctx, c) }
 
-// kinds are the built-in kinds; each kind's file registers itself from init,
-// like the CLI's subcommands. Runner.Kinds overrides them (tests).
-var kinds = map[string]Kind{}
-
-// registerKind adds a built-in kind; it panics on a duplicate name.
-func registerKind(name string, k Kind) {
-	if _, dup := kinds[name]; dup {
-		panic("runner: kind registered twice: " + name)
-	}
-	kinds[name] = k
+// kindSpec is one kind of plan entry with everything the runner does
+// differently for it: how a plan entry of it is validated, how a selection
+// treats it, what it adds to setup.json and how it runs. Code outside this
+// table asks the entry's spec instead of comparing kind names, so a new kind
+// is one row of kindTable (docs/runner.md §5).
+type kindSpec struct {
+	// name is Entry.Kind.
+	name string
+	// servers is how many servers an entry of the kind has.
+	servers int
+	// engineSetup: the entry is an engine's setup case (Entry.Engine, a
+	// known engine). No part lists it, a selection keeps it for the
+	// engines its other cases use, and when it fails the engine's other
+	// cases do not run (docs/runner.md §2.4, §6).
+	engineSetup bool
+	// grouped: the entries form comparison groups (Entry.Group, required).
+	// Parts and shards never split a group, a selected kvcached entry
+	// brings its group's native entry, and the run holds the kvcached
+	// results back until the native one finished to compare them
+	// (servercase.go).
+	grouped bool
+	// skipped reports whether a selection drops the kind (its --skip-*
+	// flag); nil: never.
+	skipped func(Selection) bool
+	// setup adds an entry's setup.json entry (docs/formats.md §3); nil:
+	// none.
+	setup func(r *Runner, s *collect.Setup, e *Entry)
+	// describe adds the kind's workload and "passes when" texts to
+	// setup.json once when the plan has an entry of the kind; nil: none
+	// (the server case's are always there, see BuildSetup).
+	describe func(s *collect.Setup)
+	// needs are the capabilities its cases need of every engine of their
+	// servers (docs/runner.md §2.7): a case whose engine lacks one is
+	// skipped, not failed.
+	needs []string
+	// run runs one entry.
+	run KindFunc
 }
 
+// kindTable is every built-in kind, in the order the docs list them. It is
+// filled by init only because the setup kind's run function reaches the
+// table again (setup case → capability probe → EntryEngines → kindOf),
+// which Go refuses as an initialization cycle in a variable's literal.
+var kindTable []kindSpec
+
+func init() { kindTable = builtinKinds() }
+
+// builtinKinds is the table's one literal.
+func builtinKinds() []kindSpec {
+	return []kindSpec{
+		{name: KindSetup, engineSetup: true, run: runSetupCase},
+		{
+			name: KindServer, servers: 1, grouped: true,
+			skipped: func(s Selection) bool { return s.SkipCases },
+			setup: func(r *Runner, s *collect.Setup, e *Entry) {
+				s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
+			},
+			run: runServerCase,
+		},
+		{
+			name: KindElastic, servers: 2,
+			skipped: func(s Selection) bool { return s.SkipElastic },
+			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
+			describe: func(s *collect.Setup) {
+				s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
+			},
+			run: runElastic,
+		},
+		{
+			name: KindLimit, servers: 1,
+			skipped: func(s Selection) bool { return s.SkipLimit },
+			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
+			describe: func(s *collect.Setup) {
+				s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
+			},
+			run: runLimit,
+		},
+		{
+			name: KindPriority, servers: 2,
+			skipped: func(s Selection) bool { return s.SkipPriority },
+			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
+			describe: func(s *collect.Setup) {
+				s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
+			},
+			needs: []string{CapKvctlPriority},
+			run:   runPriority,
+		},
+	}
+}
+
+// kindOf returns the spec of a kind name (false: no such kind).
+func kindOf(name string) (kindSpec, bool) {
+	for _, k := range kindTable {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kindSpec{}, false
+}
+
+// kindNames lists the kinds for an error message: "a, b or c".
+func kindNames() string {
+	var names []string
+	for _, k := range kindTable {
+		names = append(names, k.name)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// spec is the entry's kind (an unknown kind: the zero spec, which
+// Validate rejects).
+func (e *Entry) spec() kindSpec {
+	k, _ := kindOf(e.Kind)
+	return k
+}
+
+// kind returns what runs entries of name: Runner.Kinds (tests), else the
+// table's.
 func (r *Runner) kind(name string) (Kind, error) {
 	if r.Kinds != nil {
 		if k, ok := r.Kinds[name]; ok {
 			return k, nil
 		}
 	}
-	if k, ok := kinds[name]; ok {
-		return k, nil
+	if k, ok := kindOf(name); ok && k.run != nil {
+		return k.run, nil
 	}
 	return nil, fmt.Errorf("case kind %q is not implemented in this build of ci-report", name)
 }

@@ -58,7 +58,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	defer stopSampling()
 	srv := k.servers[0]
 	name := srv.Plan.Name
-	kvctl := c.Ledger(srv.Plan.Engine)
+	kvctl := k.kvctl
 
 	before := [][]collect.RequestResult{k.phase(0, name+"_probe_before", probeRequests(), 1).Results}
 	idleReading := k.sampler.Read(ctx)

@@ -39,7 +39,7 @@ func TestLimitSimulated(t *testing.T) {
 // leaked segment fails shm_removed instead of passing it by a name no
 // segment has.
 func TestLimitLongRunID(t *testing.T) {
-	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*", faults: "leak-segment", runID: strings.Repeat("r", 100)})
+	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*", faults: "leak-segment,leak-socket-dir", runID: strings.Repeat("r", 100)})
 	s := "limit-vllm-qwen05b-kv_c1"
 	if got, want := failedChecks(run.res), []string{s + "_shm_removed", s + "_socket_dirs_removed"}; !slices.Equal(got, want) {
 		dumpChecks(t, run.res)

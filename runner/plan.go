@@ -16,15 +16,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/ledger"
 )
 
-// Entry kinds of a plan.
-const (
-	KindSetup    = "setup"
-	KindServer   = "server"
-	KindElastic  = "elastic"
-	KindLimit    = "limit"
-	KindPriority = "priority"
-)
-
 // Plan is what a part runs: the engines and the ordered cases. It is the
 // JSON that `ci-report plan` prints and `--plan` accepts; see the package doc.
 type Plan struct {
@@ -221,90 +212,117 @@ func (p *Plan) Validate() error {
 			return err
 		}
 	}
-	names := map[string]bool{}
-	serverOf := map[string]string{} // server name (its directory) → its case
-	var ipcOf [][2]string           // kvcached servers so far: name, IPC name less the run id
-	setupOf := map[string]bool{}    // engines with a setup case
+	v := &validating{p: p, names: map[string]bool{}, serverOf: map[string]string{}, setupOf: map[string]bool{}}
 	for i := range p.Cases {
-		if p.Cases[i].Kind == KindSetup {
-			setupOf[p.Cases[i].Engine] = true
+		if p.Cases[i].spec().engineSetup {
+			v.setupOf[p.Cases[i].Engine] = true
 		}
 	}
 	for i := range p.Cases {
-		e := &p.Cases[i]
-		if e.Name == "" {
-			return fmt.Errorf("case %d has no name", i)
-		}
-		if err := checkDirName(e.Name); err != nil {
-			return fmt.Errorf("case %q: %v", e.Name, err)
-		}
-		if names[e.Name] {
-			return fmt.Errorf("case %s appears twice", e.Name)
-		}
-		names[e.Name] = true
-		want := map[string]int{KindSetup: 0, KindServer: 1, KindLimit: 1, KindElastic: 2, KindPriority: 2}
-		n, ok := want[e.Kind]
-		if !ok {
-			return fmt.Errorf("case %s: unknown kind %q (want setup, server, elastic, limit or priority)", e.Name, e.Kind)
-		}
-		if len(e.Servers) != n {
-			return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, n, len(e.Servers))
-		}
-		if e.Kind == KindSetup {
-			if _, ok := p.Engines.Get(e.Engine); !ok {
-				return fmt.Errorf("case %s: unknown engine %q", e.Name, e.Engine)
-			}
-		}
-		if e.Kind == KindServer && e.Group == "" {
-			return fmt.Errorf("case %s: a server case needs a group", e.Name)
-		}
-		for j := range e.Servers {
-			s := &e.Servers[j]
-			eng, ok := p.Engines.Get(s.Engine)
-			if !ok {
-				return fmt.Errorf("case %s: server %s: unknown engine %q", e.Name, s.Name, s.Engine)
-			}
-			if len(eng.Server) == 0 {
-				return fmt.Errorf("engine %s has no server command", s.Engine)
-			}
-			// Only a setup case picks an expectation set; without one the
-			// server would run against guessed expectations.
-			if len(eng.Expectations) > 0 && !setupOf[s.Engine] {
-				return fmt.Errorf("case %s: engine %s declares expectation sets, so the plan needs its setup case (kind setup, engine %s) to pick one", e.Name, s.Engine, s.Engine)
-			}
-			if s.Name == "" || s.HFID == "" {
-				return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)
-			}
-			// A server's name is its case directory and (with the run id) its
-			// IPC name: two servers of one name would share both.
-			if err := checkDirName(s.Name); err != nil {
-				return fmt.Errorf("case %s: server %q: %v", e.Name, s.Name, err)
-			}
-			if other, dup := serverOf[s.Name]; dup {
-				return fmt.Errorf("case %s: server name %s is already used in case %s; each server needs its own name (a pair's twins get -a/-b)", e.Name, s.Name, other)
-			}
-			serverOf[s.Name] = e.Name
-			if s.Kvcached() {
-				// Two servers must not share a kvcached segment, nor may one's
-				// segment be another's pool group `<ipc>_g<N>`. The run id
-				// prefixes every name alike, so the check holds for any run.
-				ipc := ipcUnsafe.ReplaceAllString(s.Name, "_")
-				for _, o := range ipcOf {
-					other, otherIPC := o[0], o[1]
-					_, clash := ledger.OwnerOf(ipc, []string{otherIPC})
-					_, clash2 := ledger.OwnerOf(otherIPC, []string{ipc})
-					if clash || clash2 {
-						return fmt.Errorf("case %s: servers %s and %s have kvcached IPC names e2e_<run id>_%s and e2e_<run id>_%s, which kvcached cannot tell apart (one segment would be both's, or one's the other's pool group <ipc>_g<N>); rename one", e.Name, s.Name, other, ipc, otherIPC)
-					}
-				}
-				ipcOf = append(ipcOf, [2]string{s.Name, ipc})
-			}
-			if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
-				return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
-			}
+		if err := v.entry(i, &p.Cases[i]); err != nil {
+			return err
 		}
 	}
 	return p.validateParts()
+}
+
+// validating is what Validate has seen of the plan's cases so far.
+type validating struct {
+	p        *Plan
+	names    map[string]bool   // case names
+	serverOf map[string]string // server name (its directory) → its case
+	ipcOf    [][2]string       // kvcached servers: name, IPC name less the run id
+	setupOf  map[string]bool   // engines with a setup case
+}
+
+// entry checks case i: its name, its kind's needs and its servers.
+func (v *validating) entry(i int, e *Entry) error {
+	if e.Name == "" {
+		return fmt.Errorf("case %d has no name", i)
+	}
+	if err := checkDirName(e.Name); err != nil {
+		return fmt.Errorf("case %q: %v", e.Name, err)
+	}
+	if v.names[e.Name] {
+		return fmt.Errorf("case %s appears twice", e.Name)
+	}
+	v.names[e.Name] = true
+	k, ok := kindOf(e.Kind)
+	if !ok {
+		return fmt.Errorf("case %s: unknown kind %q (want %s)", e.Name, e.Kind, kindNames())
+	}
+	if len(e.Servers) != k.servers {
+		return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, k.servers, len(e.Servers))
+	}
+	if k.engineSetup {
+		if _, ok := v.p.Engines.Get(e.Engine); !ok {
+			return fmt.Errorf("case %s: unknown engine %q", e.Name, e.Engine)
+		}
+	}
+	if k.grouped && e.Group == "" {
+		return fmt.Errorf("case %s: a %s case needs a group", e.Name, e.Kind)
+	}
+	for j := range e.Servers {
+		if err := v.server(e, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// server checks server j of e: its engine, its names, its layout.
+func (v *validating) server(e *Entry, j int) error {
+	s := &e.Servers[j]
+	eng, ok := v.p.Engines.Get(s.Engine)
+	if !ok {
+		return fmt.Errorf("case %s: server %s: unknown engine %q", e.Name, s.Name, s.Engine)
+	}
+	if len(eng.Server) == 0 {
+		return fmt.Errorf("engine %s has no server command", s.Engine)
+	}
+	// Only a setup case picks an expectation set; without one the
+	// server would run against guessed expectations.
+	if len(eng.Expectations) > 0 && !v.setupOf[s.Engine] {
+		return fmt.Errorf("case %s: engine %s declares expectation sets, so the plan needs its setup case (kind setup, engine %s) to pick one", e.Name, s.Engine, s.Engine)
+	}
+	if s.Name == "" || s.HFID == "" {
+		return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)
+	}
+	// A server's name is its case directory and (with the run id) its
+	// IPC name: two servers of one name would share both.
+	if err := checkDirName(s.Name); err != nil {
+		return fmt.Errorf("case %s: server %q: %v", e.Name, s.Name, err)
+	}
+	if other, dup := v.serverOf[s.Name]; dup {
+		return fmt.Errorf("case %s: server name %s is already used in case %s; each server needs its own name (a pair's twins get -a/-b)", e.Name, s.Name, other)
+	}
+	v.serverOf[s.Name] = e.Name
+	if s.Kvcached() {
+		if err := v.ipc(e, s); err != nil {
+			return err
+		}
+	}
+	if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
+		return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
+	}
+	return nil
+}
+
+// ipc checks that the kvcached server s shares no segment with one seen
+// before, nor is one's segment the other's pool group `<ipc>_g<N>`. The
+// run id prefixes every name alike, so the check holds for any run.
+func (v *validating) ipc(e *Entry, s *ServerPlan) error {
+	ipc := ipcUnsafe.ReplaceAllString(s.Name, "_")
+	for _, o := range v.ipcOf {
+		other, otherIPC := o[0], o[1]
+		_, clash := ledger.OwnerOf(ipc, []string{otherIPC})
+		_, clash2 := ledger.OwnerOf(otherIPC, []string{ipc})
+		if clash || clash2 {
+			return fmt.Errorf("case %s: servers %s and %s have kvcached IPC names e2e_<run id>_%s and e2e_<run id>_%s, which kvcached cannot tell apart (one segment would be both's, or one's the other's pool group <ipc>_g<N>); rename one", e.Name, s.Name, other, ipc, otherIPC)
+		}
+	}
+	v.ipcOf = append(v.ipcOf, [2]string{s.Name, ipc})
+	return nil
 }
 
 // partNameRE is how a part may be named: the name is the part's directory
@@ -338,7 +356,7 @@ func (p *Plan) validateParts() error {
 			if !ok {
 				return fmt.Errorf("part %s: the plan has no case %q", name, c)
 			}
-			if e.Kind == KindSetup {
+			if e.spec().engineSetup {
 				return fmt.Errorf("part %s lists %s: setup cases are not listed (a part runs the setup of each engine its cases use)", name, c)
 			}
 			if other, dup := partOf[c]; dup {
@@ -348,7 +366,7 @@ func (p *Plan) validateParts() error {
 				return fmt.Errorf("case %s is in parts %s and %s; every case must be in exactly one part", c, other, name)
 			}
 			partOf[c] = name
-			if e.Kind == KindServer {
+			if e.spec().grouped {
 				if other, ok := groupPart[e.Group]; ok && other != name {
 					return fmt.Errorf("group %s is split over parts %s and %s; its kvcached cases are compared with its native case, so the group must be in one part", e.Group, other, name)
 				}
@@ -358,7 +376,7 @@ func (p *Plan) validateParts() error {
 	}
 	for i := range p.Cases {
 		e := &p.Cases[i]
-		if e.Kind != KindSetup && partOf[e.Name] == "" {
+		if !e.spec().engineSetup && partOf[e.Name] == "" {
 			parts := "the plan has no parts"
 			if p.Parts.Len() > 0 {
 				parts = "parts: " + strings.Join(p.Parts.Keys(), ", ")
@@ -371,7 +389,7 @@ func (p *Plan) validateParts() error {
 
 // EntryEngines returns the engines an entry's servers use, in order.
 func (e *Entry) EntryEngines() []string {
-	if e.Kind == KindSetup {
+	if e.spec().engineSetup {
 		return []string{e.Engine}
 	}
 	var out []string
@@ -417,124 +435,155 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 			return nil, fmt.Errorf("--cases %q: %w", g, err)
 		}
 	}
-	var inPart map[string]bool // nil: every part
-	partEngines := map[string]bool{}
-	if sel.Part != "" {
-		part, ok := p.Parts.Get(sel.Part)
-		if !ok {
-			return nil, fmt.Errorf("--part %q: the plan (profile %s) has no such part; its parts: %s", sel.Part, p.Profile, strings.Join(p.Parts.Keys(), ", "))
-		}
-		inPart = make(map[string]bool, len(part.Cases))
-		for _, c := range part.Cases {
-			inPart[c] = true
-		}
-		for i := range p.Cases {
-			if inPart[p.Cases[i].Name] {
-				for _, en := range p.Cases[i].EntryEngines() {
-					partEngines[en] = true
-				}
+	s := &selecting{p: p, sel: sel, partEngines: map[string]bool{}}
+	if err := s.readPart(); err != nil {
+		return nil, err
+	}
+	chosen, explicitSetup := s.choose()
+	s.bringNatives(chosen)
+	if sel.ShardCount > 1 {
+		s.shard(chosen)
+	}
+	return s.selected(chosen, explicitSetup), nil
+}
+
+// selecting is one Select: the plan, the selection and its part's cases.
+type selecting struct {
+	p   *Plan
+	sel Selection
+	// inPart are the cases of --part (nil: every part); partEngines the
+	// engines they use.
+	inPart, partEngines map[string]bool
+}
+
+// readPart reads the cases of --part and the engines they use.
+func (s *selecting) readPart() error {
+	if s.sel.Part == "" {
+		return nil
+	}
+	p := s.p
+	part, ok := p.Parts.Get(s.sel.Part)
+	if !ok {
+		return fmt.Errorf("--part %q: the plan (profile %s) has no such part; its parts: %s", s.sel.Part, p.Profile, strings.Join(p.Parts.Keys(), ", "))
+	}
+	s.inPart = make(map[string]bool, len(part.Cases))
+	for _, c := range part.Cases {
+		s.inPart[c] = true
+	}
+	for i := range p.Cases {
+		if s.inPart[p.Cases[i].Name] {
+			for _, en := range p.Cases[i].EntryEngines() {
+				s.partEngines[en] = true
 			}
 		}
 	}
-	keep := func(e *Entry) bool {
-		if inPart != nil && !inPart[e.Name] {
-			return false
-		}
-		switch e.Kind {
-		case KindServer:
-			if sel.SkipCases {
-				return false
-			}
-		case KindElastic:
-			if sel.SkipElastic {
-				return false
-			}
-		case KindLimit:
-			if sel.SkipLimit {
-				return false
-			}
-		case KindPriority:
-			if sel.SkipPriority {
-				return false
-			}
-		}
-		for _, s := range e.Servers {
-			if len(sel.Engines) > 0 && !slices.Contains(sel.Engines, s.Engine) {
-				return false
-			}
-			if len(sel.Models) > 0 && !slices.Contains(sel.Models, s.Model) {
-				return false
-			}
-		}
-		return true
-	}
-	matches := func(name string) bool {
-		if len(sel.Cases) == 0 {
-			return true
-		}
-		for _, g := range sel.Cases {
-			if ok, _ := path.Match(g, name); ok {
-				return true
-			}
-		}
+	return nil
+}
+
+// keep reports whether e passes the part, the kind's --skip-* flag and the
+// engines and models.
+func (s *selecting) keep(e *Entry) bool {
+	if s.inPart != nil && !s.inPart[e.Name] {
 		return false
 	}
-	chosen := map[string]bool{}
-	explicitSetup := map[string]bool{}
-	for i := range p.Cases {
-		e := &p.Cases[i]
-		if e.Kind == KindSetup {
-			if len(sel.Cases) > 0 && matches(e.Name) && keepEngine(sel, e.Engine) && (inPart == nil || partEngines[e.Engine]) {
+	if k := e.spec(); k.skipped != nil && k.skipped(s.sel) {
+		return false
+	}
+	for _, sp := range e.Servers {
+		if len(s.sel.Engines) > 0 && !slices.Contains(s.sel.Engines, sp.Engine) {
+			return false
+		}
+		if len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model) {
+			return false
+		}
+	}
+	return true
+}
+
+// matches reports whether name matches --cases (none: every name).
+func (s *selecting) matches(name string) bool {
+	if len(s.sel.Cases) == 0 {
+		return true
+	}
+	for _, g := range s.sel.Cases {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// choose returns the cases kept and matched, and the engines whose setup
+// case --cases names itself.
+func (s *selecting) choose() (chosen, explicitSetup map[string]bool) {
+	chosen, explicitSetup = map[string]bool{}, map[string]bool{}
+	for i := range s.p.Cases {
+		e := &s.p.Cases[i]
+		if e.spec().engineSetup {
+			if len(s.sel.Cases) > 0 && s.matches(e.Name) && keepEngine(s.sel, e.Engine) && (s.inPart == nil || s.partEngines[e.Engine]) {
 				explicitSetup[e.Engine] = true
 			}
 			continue
 		}
-		if keep(e) && matches(e.Name) {
+		if s.keep(e) && s.matches(e.Name) {
 			chosen[e.Name] = true
 		}
 	}
-	// A kvcached case brings its group's native case, for the comparison.
-	groupsNeedingNative := map[string]bool{}
-	for i := range p.Cases {
-		e := &p.Cases[i]
-		if chosen[e.Name] && e.Kind == KindServer && e.Servers[0].Kvcached() {
-			groupsNeedingNative[e.Group] = true
+	return chosen, explicitSetup
+}
+
+// bringNatives adds the native case of each group with a chosen kvcached
+// case, for the comparison.
+func (s *selecting) bringNatives(chosen map[string]bool) {
+	needNative := map[string]bool{}
+	for i := range s.p.Cases {
+		e := &s.p.Cases[i]
+		if chosen[e.Name] && e.spec().grouped && e.Servers[0].Kvcached() {
+			needNative[e.Group] = true
 		}
 	}
-	for i := range p.Cases {
-		e := &p.Cases[i]
-		if e.Kind == KindServer && groupsNeedingNative[e.Group] && !e.Servers[0].Kvcached() && keep(e) {
+	for i := range s.p.Cases {
+		e := &s.p.Cases[i]
+		if e.spec().grouped && needNative[e.Group] && !e.Servers[0].Kvcached() && s.keep(e) {
 			chosen[e.Name] = true
 		}
 	}
-	// Shard units: a group of server cases, or one pair / limit case.
-	if sel.ShardCount > 1 {
-		unitOf := func(e *Entry) string {
-			if e.Kind == KindServer {
-				return "group:" + e.Group
-			}
-			return "case:" + e.Name
+}
+
+// shard keeps the chosen cases of every n-th unit: a group of server
+// cases, or one pair / limit case.
+func (s *selecting) shard(chosen map[string]bool) {
+	unitOf := func(e *Entry) string {
+		if e.spec().grouped {
+			return "group:" + e.Group
 		}
-		var units []string
-		for i := range p.Cases {
-			e := &p.Cases[i]
-			if chosen[e.Name] && !slices.Contains(units, unitOf(e)) {
-				units = append(units, unitOf(e))
-			}
-		}
-		mine := map[string]bool{}
-		for k, u := range units {
-			if k%sel.ShardCount == sel.ShardIndex-1 {
-				mine[u] = true
-			}
-		}
-		for i := range p.Cases {
-			e := &p.Cases[i]
-			if chosen[e.Name] && !mine[unitOf(e)] {
-				delete(chosen, e.Name)
-			}
+		return "case:" + e.Name
+	}
+	var units []string
+	for i := range s.p.Cases {
+		e := &s.p.Cases[i]
+		if chosen[e.Name] && !slices.Contains(units, unitOf(e)) {
+			units = append(units, unitOf(e))
 		}
 	}
+	mine := map[string]bool{}
+	for k, u := range units {
+		if k%s.sel.ShardCount == s.sel.ShardIndex-1 {
+			mine[u] = true
+		}
+	}
+	for i := range s.p.Cases {
+		e := &s.p.Cases[i]
+		if chosen[e.Name] && !mine[unitOf(e)] {
+			delete(chosen, e.Name)
+		}
+	}
+}
+
+// selected is the plan of the chosen cases: the engines it runs, its parts
+// with their chosen cases, and the setup cases of the engines used.
+func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
+	p := s.p
 	usedEngines := map[string]bool{}
 	for i := range p.Cases {
 		if chosen[p.Cases[i].Name] {
@@ -548,14 +597,14 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 		ep, _ := p.Engines.Get(k)
 		// A part keeps the engines it runs: a workflow starts a container
 		// for each (`plan --part P --list engines`).
-		if keepEngine(sel, k) && (inPart == nil || usedEngines[k] || explicitSetup[k]) {
+		if keepEngine(s.sel, k) && (s.inPart == nil || usedEngines[k] || explicitSetup[k]) {
 			out.Engines.Set(k, ep)
 		}
 	}
 	// The parts keep their selected cases, so that the selection is a plan
 	// whose parts still hold every case.
 	for _, k := range p.Parts.Keys() {
-		if sel.Part != "" && k != sel.Part {
+		if s.sel.Part != "" && k != s.sel.Part {
 			continue
 		}
 		part, _ := p.Parts.Get(k)
@@ -571,7 +620,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 	}
 	for i := range p.Cases {
 		e := p.Cases[i]
-		if e.Kind == KindSetup {
+		if e.spec().engineSetup {
 			if usedEngines[e.Engine] || explicitSetup[e.Engine] {
 				out.Cases = append(out.Cases, e)
 			}
@@ -581,7 +630,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 			out.Cases = append(out.Cases, e)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func keepEngine(sel Selection, engine string) bool {

@@ -51,10 +51,24 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	L, H := k.servers[0], k.servers[1]
 	const li, hi = 0, 1
+	kvctl := k.kvctl
+
+	// 0. The ledger fields the protocol is read by (docs/runner.md §2.7):
+	// a kvctl whose listing of the pair has none of them offers no priority
+	// support to test, so the case is skipped, its servers stopped and
+	// checked as ever. A listing that fails says nothing: priority_set's
+	// read-back will.
+	if entries, err := kvctl.List(ctx); err == nil {
+		if why := missingLedgerFields(entries, []string{L.IPC, H.IPC}, r.kvcachedVersion(L.Plan.Engine)); why != "" {
+			k.stop()
+			res := k.result()
+			res.SkipReason = why
+			return res
+		}
+	}
 
 	// 1. Publish both priorities before any load; only a read-back counts.
 	c.Progress("priority_set")
-	kvctl := c.Ledger(L.Plan.Engine)
 	var pobs []checks.PriorityObservation
 	for i, s := range k.servers {
 		res := kvctl.SetPriority(ctx, s.IPC, planPriority(s.Plan, i))

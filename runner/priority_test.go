@@ -50,13 +50,7 @@ func TestPrioritySimulated(t *testing.T) {
 		}
 	}
 
-	var samples []collect.LedgerSample
-	if err := json.Unmarshal(run.log["ledger"], &samples); err != nil {
-		t.Fatalf("ledger: %v", err)
-	}
-	if len(samples) < 3 {
-		t.Fatalf("%d ledger samples during the burst", len(samples))
-	}
+	samples := run.ledgerSamples(t, 3)
 	// About every 2 s scaled (0.1 s here); a kvctl call of this binary takes
 	// a while on a busy machine, so allow slack but not silence.
 	period := 2 * simScale
@@ -217,4 +211,18 @@ func TestPriorityInterrupted(t *testing.T) {
 	if ents, _ := os.ReadDir(sim.SegmentsDir(run.world)); len(ents) > 0 {
 		t.Logf("segments left in the world: %v", ents)
 	}
+}
+
+// ledgerSamples decodes the priority case log's ledger, which must hold at
+// least min samples.
+func (s simRun) ledgerSamples(t *testing.T, min int) []collect.LedgerSample {
+	t.Helper()
+	var samples []collect.LedgerSample
+	if err := json.Unmarshal(s.log["ledger"], &samples); err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	if len(samples) < min {
+		t.Fatalf("%d ledger samples during the burst, want at least %d", len(samples), min)
+	}
+	return samples
 }

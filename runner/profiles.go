@@ -178,7 +178,7 @@ func (b *builder) add(e Entry) {
 
 func (b *builder) setup(engine string) {
 	for _, e := range b.p.Cases {
-		if e.Kind == KindSetup && e.Engine == engine {
+		if e.spec().engineSetup && e.Engine == engine {
 			return
 		}
 	}

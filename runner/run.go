@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
@@ -61,21 +61,27 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	defer runLog.Close()
 	logw := r.Redactor().Writer(runLog)
 	defer logw.Close()
-	progress := io.MultiWriter(r.stderr(), logw)
-	// The case cut short by an interrupt, still stopping its servers: its
-	// result comes on running, after the part is written.
-	var running <-chan collect.CaseResult
-	var runningName string
-	defer func() {
-		if running == nil {
-			return
-		}
-		t := r.Timing.Server
-		r.printf(progress, "%s %s: stopping its servers (SIGKILL after %s; a second SIGINT or SIGTERM kills them at once)\n",
-			r.now().UTC().Format("15:04:05"), runningName, min(t.InterruptStopTimeout, t.StopTimeout))
-		<-running
-	}()
+	l := &caseLoop{
+		r: r, w: w, progress: io.MultiWriter(r.stderr(), logw), out: &Outcome{},
+		cmp: newComparisons(r.Plan), failedSetup: map[string]string{},
+	}
+	defer l.awaitInterrupted()
+	meta, err := r.startPart(w)
+	if err != nil {
+		return nil, err
+	}
+	l.prog = r.startProgress(l.progress, logw)
+	r.prog = l.prog
+	defer l.prog.stop()
+	if err := l.run(ctx); err != nil {
+		return l.out, err
+	}
+	return l.out, r.finishPart(ctx, w, meta, l.out, l.progress)
+}
 
+// startPart writes what a part has before its first case: part.json
+// (planned, not complete) and setup.json from the plan.
+func (r *Runner) startPart(w *collect.PartWriter) (*collect.PartMeta, error) {
 	started := r.now().UTC()
 	gh, err := collect.GitHubFromEnv(r.getenv, r.CheckRunID)
 	if err != nil {
@@ -90,153 +96,136 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := w.WritePartMeta(meta); err != nil {
 		return nil, err
 	}
-	setup := r.BuildSetup()
-	if err := w.WriteSetup(setup); err != nil {
+	if err := w.WriteSetup(r.BuildSetup()); err != nil {
 		return nil, err
 	}
+	return meta, nil
+}
 
-	out := &Outcome{}
-	groups := r.groupStates()
-	failedSetup := map[string]string{}
-	record := func(res collect.CaseResult) error {
-		if err := w.AppendCase(&res); err != nil {
+// caseLoop is Run's walk through the plan: it runs each case that its
+// engine's setup allows, lets the server cases' comparisons hold results
+// back (servercase.go), and records each result to cases.jsonl.
+type caseLoop struct {
+	r        *Runner
+	w        *collect.PartWriter
+	progress io.Writer // stderr and run.log
+	out      *Outcome
+	cmp      *comparisons
+	// failedSetup maps an engine to its failed setup case.
+	failedSetup map[string]string
+	// running is the case cut short by an interrupt, still stopping its
+	// servers: its result comes on running, after the part is written.
+	running     <-chan collect.CaseResult
+	runningName string
+	prog        *runProgress
+}
+
+// run runs the plan's cases in order until the end or an interrupt, then
+// records what the comparisons still hold.
+func (l *caseLoop) run(ctx context.Context) error {
+	r := l.r
+	for i := range r.Plan.Cases {
+		e := &r.Plan.Cases[i]
+		if ctx.Err() != nil {
+			break
+		}
+		if why := r.blockedBySetup(e, l.failedSetup); why != "" {
+			l.prog.notRunLine(e.Name, "NOT RUN ("+why+")", why)
+			continue
+		}
+		res, ev, finished := l.runOne(ctx, e)
+		if !finished {
+			break
+		}
+		if e.spec().engineSetup && res.Failed() {
+			l.failedSetup[e.Engine] = e.Name
+		}
+		if err := l.record(l.cmp.finished(e, res, ev)...); err != nil {
 			return err
 		}
-		out.Cases = append(out.Cases, res)
-		r.progressLine(progress, &res)
-		return nil
 	}
-	flushGroup := func(g *GroupState, native *collect.CaseResult, nativeName string) error {
-		for _, p := range g.Pending {
-			compareWithNative(p, native, nativeName)
-			if err := record(*p); err != nil {
-				return err
-			}
-		}
-		g.Pending = nil
-		return nil
-	}
-	nativeOf := map[string]string{}
-	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		if e.Kind == KindServer && !e.Servers[0].Kvcached() {
-			nativeOf[e.Group] = e.Name
-		}
-	}
-	actions := r.getenv("GITHUB_ACTIONS") == "true"
-	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		if ctx.Err() != nil {
-			break
-		}
-		if why := r.blockedBySetup(e, failedSetup); why != "" {
-			r.printf(progress, "%s %s: NOT RUN (%s)\n", r.now().UTC().Format("15:04:05"), e.Name, why)
-			continue
-		}
-		c := &Case{R: r, Entry: e}
-		if e.Kind == KindServer {
-			c.Group = groups[e.Group]
-		}
-		if actions {
-			r.printf(r.stderr(), "::group::%s\n", e.Name)
-		}
-		resCh := make(chan collect.CaseResult, 1)
-		go func() { resCh <- r.runCase(ctx, c) }()
-		var res collect.CaseResult
-		select {
-		case res = <-resCh:
-		case <-ctx.Done():
-			running, runningName = resCh, e.Name
-		}
-		if actions {
-			r.printf(r.stderr(), "::endgroup::\n")
-		}
-		if r.Terminal {
-			r.printf(r.stderr(), "\r\033[K")
-		}
-		if ctx.Err() != nil {
-			// The case was cut short: it did not finish, so it is not run.
-			r.printf(progress, "%s %s: INTERRUPTED\n", r.now().UTC().Format("15:04:05"), e.Name)
-			break
-		}
-		if e.Kind == KindSetup && res.Failed() {
-			failedSetup[e.Engine] = e.Name
-		}
-		if e.Kind == KindServer && c.Group != nil && c.Group.HasNative {
-			if e.Servers[0].Kvcached() {
-				p := res
-				c.Group.Pending = append(c.Group.Pending, &p)
-				continue
-			}
-			if err := flushGroup(c.Group, &res, e.Name); err != nil {
-				return out, err
-			}
-		}
-		if err := record(res); err != nil {
-			return out, err
-		}
-	}
-	// kvcached cases whose native case never finished still count. After an
-	// interrupt they are recorded as they ran (the native case shows as not
-	// run); otherwise failed comparisons say why nothing was compared.
-	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		g := groups[e.Group]
-		if e.Kind != KindServer || g == nil || len(g.Pending) == 0 {
-			continue
-		}
-		if ctx.Err() != nil {
-			for _, p := range g.Pending {
-				if err := record(*p); err != nil {
-					return out, err
-				}
-			}
-			g.Pending = nil
-			continue
-		}
-		if err := flushGroup(g, nil, nativeOf[e.Group]); err != nil {
-			return out, err
-		}
-	}
+	return l.record(l.cmp.rest(ctx.Err() != nil)...)
+}
 
+// runOne runs e and waits for its result; finished is false when an
+// interrupt came first (the case counts as not run; awaitInterrupted waits
+// for it once the part is written).
+func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, ev evidence, finished bool) {
+	r := l.r
+	c := &Case{R: r, Entry: e, Group: l.cmp.group(e)}
+	l.prog.start(e)
+	kernelStart := r.kernelLogSize()
+	resCh := make(chan collect.CaseResult, 1)
+	go func() { resCh <- r.runCase(ctx, c) }()
+	select {
+	case res = <-resCh:
+	case <-ctx.Done():
+		l.running, l.runningName = resCh, e.Name
+	}
+	l.prog.end()
 	if ctx.Err() != nil {
-		out.Interrupted, out.Cause = true, context.Cause(ctx)
+		// The case was cut short: it did not finish, so it is not run.
+		l.prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
+		return res, ev, false
 	}
-	done := map[string]bool{}
-	out.OK = true
-	for i := range out.Cases {
-		done[out.Cases[i].Name] = true
-		if out.Cases[i].Failed() {
-			out.OK = false
+	// Its class (docs/runner.md §5.10) from what the case saw; a held-back
+	// kvcached case is classified again once compared (comparisons.flush).
+	ev = r.evidence(c, kernelStart)
+	res.Class, res.ClassWhy = classifyCase(&res, ev)
+	return res, ev, true
+}
+
+// record appends finished cases to cases.jsonl and the outcome, each with
+// its progress line.
+func (l *caseLoop) record(results ...collect.CaseResult) error {
+	for _, res := range results {
+		if err := l.w.AppendCase(&res); err != nil {
+			return err
 		}
+		l.out.Cases = append(l.out.Cases, res)
+		l.prog.result(&res)
 	}
-	for _, n := range meta.Planned {
-		if !done[n] {
-			out.NotRun = append(out.NotRun, n)
-			out.OK = false
-		}
+	return nil
+}
+
+// awaitInterrupted waits, once the part is written, for the case an
+// interrupt cut short to stop its servers.
+func (l *caseLoop) awaitInterrupted() {
+	if l.running == nil {
+		return
 	}
+	t := l.r.Timing.Server
+	l.r.printf(l.progress, "%s %s: stopping its servers (SIGKILL after %s; a second SIGINT or SIGTERM kills them at once)\n",
+		l.r.now().UTC().Format("15:04:05"), l.runningName, min(t.InterruptStopTimeout, t.StopTimeout))
+	<-l.running
+}
+
+// finishPart settles the outcome and writes the end of the part
+// (docs/runner.md §6): summary.json, the final setup.json, summary.md (and
+// the job summary), and part.json, complete unless interrupted.
+func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *collect.PartMeta, out *Outcome, progress io.Writer) error {
+	done := out.settle(ctx, meta.Planned)
 	cases := out.Cases
 	if cases == nil {
 		cases = []collect.CaseResult{}
 	}
 	if err := w.WriteSummary(&collect.Summary{OK: out.OK, Cases: cases}); err != nil {
-		return out, err
+		return err
 	}
 	// The setup cases' version probes have run: the final setup.json
 	// carries the versions they found and, rebuilt, the env of the
 	// expectation sets they picked.
-	setup = r.BuildSetup()
+	setup := r.BuildSetup()
 	r.applyVersions(setup, done)
 	if err := w.WriteSetup(setup); err != nil {
-		return out, err
+		return err
 	}
 	md := collect.SummaryMarkdown(r.Part, cases, r.Redactor())
 	if len(out.NotRun) > 0 {
 		md = append(md, fmt.Sprintf("\nNot run: %s\n", strings.Join(out.NotRun, ", "))...)
 	}
 	if err := w.WriteFile("summary.md", md); err != nil {
-		return out, err
+		return err
 	}
 	if p := r.getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		if err := w.AppendFile(p, append(md, '\n')); err != nil {
@@ -247,15 +236,44 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	meta.Complete = &complete
 	meta.FinishedAt = r.now().UTC().Format(time.RFC3339)
 	if err := w.WritePartMeta(meta); err != nil {
-		return out, err
+		return err
 	}
-	return out, nil
+	r.prog.summary(out.Cases, meta.Planned)
+	return nil
+}
+
+// settle fills the outcome from its finished cases: interrupted or not,
+// the planned cases not run, OK. It returns the finished cases by name.
+func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool {
+	if ctx.Err() != nil {
+		o.Interrupted, o.Cause = true, context.Cause(ctx)
+	}
+	done := map[string]bool{}
+	o.OK = true
+	for i := range o.Cases {
+		done[o.Cases[i].Name] = true
+		if o.Cases[i].Failed() {
+			o.OK = false
+		}
+	}
+	for _, n := range planned {
+		if !done[n] {
+			o.NotRun = append(o.NotRun, n)
+			o.OK = false
+		}
+	}
+	return done
 }
 
 // runCase runs one case through its kind, stops whatever the kind left
-// running, and turns a panic into a failed case instead of a dead runner
-// with live servers.
+// running, turns a panic into a failed case instead of a dead runner with
+// live servers, and records how long the case took.
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
+	// duration_s (docs/formats.md §4) is the case's whole time, stopping
+	// what the kind left running included; to the millisecond, as no
+	// reader needs more.
+	start := r.now()
+	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
 	defer c.stopAll()
 	defer func() {
 		if p := recover(); p != nil {
@@ -268,6 +286,9 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	k, err := r.kind(c.Entry.Kind)
 	if err != nil {
 		return collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{Name: "case_completed", Detail: err.Error()}}, Log: []byte("{}")}
+	}
+	if why := r.missingCapability(c.Entry); why != "" {
+		return c.skipped(why)
 	}
 	res = k.Run(ctx, c)
 	if res.Name == "" {
@@ -292,7 +313,7 @@ func firstFrames(stack []byte) string {
 
 // blockedBySetup says why e cannot run: its engine's setup failed.
 func (r *Runner) blockedBySetup(e *Entry, failed map[string]string) string {
-	if e.Kind == KindSetup {
+	if e.spec().engineSetup {
 		return ""
 	}
 	for _, en := range e.EntryEngines() {
@@ -309,44 +330,6 @@ func (r *Runner) printf(w io.Writer, format string, a ...any) {
 	r.progMu.Lock()
 	defer r.progMu.Unlock()
 	fmt.Fprintf(w, format, a...)
-}
-
-func (r *Runner) progressLine(w io.Writer, res *collect.CaseResult) {
-	status := "PASS"
-	if res.Failed() {
-		var names []string
-		for _, ch := range res.Checks {
-			if !ch.OK {
-				names = append(names, ch.Name)
-			}
-		}
-		if len(names) == 0 {
-			names = append(names, "no failed check recorded")
-		}
-		status = "FAIL (" + strings.Join(names, ", ") + ")"
-	}
-	r.progMu.Lock()
-	defer r.progMu.Unlock()
-	fmt.Fprintf(w, "%s %s: %s\n", r.now().UTC().Format("15:04:05"), res.Name, status)
-}
-
-func (r *Runner) groupStates() map[string]*GroupState {
-	out := map[string]*GroupState{}
-	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		if e.Kind != KindServer {
-			continue
-		}
-		g := out[e.Group]
-		if g == nil {
-			g = &GroupState{Name: e.Group}
-			out[e.Group] = g
-		}
-		if !e.Servers[0].Kvcached() {
-			g.HasNative = true
-		}
-	}
-	return out
 }
 
 // defaults fills unset options and queries the GPUs once.
@@ -372,11 +355,14 @@ func (r *Runner) defaults() error {
 	if len(r.GPUs) == 0 {
 		r.GPUs = []int{0}
 	}
+	if err := CheckContainerGPUs(r.Plan, r.GPUs, r.ExecPrefix, r.ContainerGPUs); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	if r.StopSignal == 0 {
 		r.StopSignal = syscall.SIGINT
 	}
 	if len(r.Kvctl) == 0 {
-		r.Kvctl = []string{"kvctl"}
+		r.Kvctl = r.host().Kvctl()
 	}
 	r.Timing = r.Timing.WithDefaults()
 	if r.GPU == nil {
@@ -414,21 +400,13 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	for _, g := range r.gpus {
 		s.GPUs = append(s.GPUs, collect.GPU{Name: g.Name, Memory: fmt.Sprintf("%d MiB", g.MemoryMiB), Driver: g.Driver})
 	}
-	used := map[string]bool{}
-	for i := range r.Plan.Cases {
-		for _, en := range r.Plan.Cases[i].EntryEngines() {
-			used[en] = true
-		}
-	}
-	for _, k := range r.Plan.Engines.Keys() {
-		if !used[k] {
-			continue
-		}
+	for _, k := range r.Plan.UsedEngines() {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")
 		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
+	described := map[string]bool{} // kinds whose workload and checks are in
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
 		for j := range e.Servers {
@@ -436,25 +414,14 @@ func (r *Runner) BuildSetup() *collect.Setup {
 				s.ModelRevisions.Set(e.Servers[j].HFID, nil)
 			}
 		}
-		switch e.Kind {
-		case KindServer:
-			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
-		case KindElastic:
-			s.Elastic = append(s.Elastic, elasticSetup(r, e))
-		case KindLimit:
-			s.Limit = append(s.Limit, limitSetup(r, e))
-		case KindPriority:
-			s.Priority = append(s.Priority, prioritySetup(r, e))
+		k := e.spec()
+		if k.setup != nil {
+			k.setup(r, s, e)
 		}
-	}
-	if len(s.Elastic) > 0 {
-		s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
-	}
-	if len(s.Limit) > 0 {
-		s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
-	}
-	if len(s.Priority) > 0 {
-		s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
+		if k.describe != nil && !described[k.name] {
+			described[k.name] = true
+			k.describe(s)
+		}
 	}
 	return s
 }

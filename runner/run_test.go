@@ -7,8 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,9 +50,15 @@ func newFakeRun(t *testing.T, plan *Plan, kinds map[string]Kind) *fakeRun {
 		"HF_TOKEN":            "hf_topsecret",
 	}}
 	clock := time.Date(2026, 11, 28, 12, 0, 4, 0, time.UTC)
+	var clockMu sync.Mutex // a case cut short by an interrupt reads the clock beside Run
 	f.r = &Runner{
 		Plan: plan, OutDir: filepath.Join(t.TempDir(), "vllm"), RunID: "1007", GPU: idleGPU{}, Kinds: kinds,
-		Now:    func() time.Time { clock = clock.Add(time.Second); return clock },
+		Now: func() time.Time {
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			clock = clock.Add(time.Second)
+			return clock
+		},
 		Getenv: func(k string) string { return f.env[k] }, Stderr: f.stderr, Version: "test",
 	}
 	return f
@@ -147,15 +153,37 @@ func TestRunWritesThePart(t *testing.T) {
 	if !bytes.Contains(md, []byte("| vllm-qwen05b-kv_c0 | FAIL | gen_seq_tokens_equal (prompt 0: token 0: kvcached 2 vs native 1);")) || !bytes.Contains(step, md) {
 		t.Fatalf("summary.md:\n%s", md)
 	}
-	lines := strings.Split(strings.TrimSpace(f.stderr.String()), "\n")
-	re := regexp.MustCompile(`^\d\d:\d\d:\d\d (\S+): (PASS|FAIL \(.*\))$`)
-	for _, l := range lines {
-		if !re.MatchString(l) {
-			t.Errorf("progress line %q", l)
+	// Every case starts with [i/N] of the run's 4, its result line carries
+	// it too (a group's kvcached cases finish with the native case), and a
+	// table closes the run; the fake clock ticks a second a reading.
+	want := `12:00:06 [1/4] vllm-setup: started (setup)
+12:00:09 [1/4] vllm-setup: PASS
+12:00:10 [2/4] vllm-qwen05b-kv_c1: started (server)
+12:00:13 [3/4] vllm-qwen05b-kv_c0: started (server)
+12:00:16 [4/4] vllm-qwen05b-native: started (server)
+12:00:19 [2/4] vllm-qwen05b-kv_c1: PASS
+12:00:20 [3/4] vllm-qwen05b-kv_c0: FAIL (gen_seq_tokens_equal, apc_0_tokens_equal, apc_1_tokens_equal, apc_2_tokens_equal)
+12:00:21 [4/4] vllm-qwen05b-native: PASS
+#    case                 result  duration  failed checks
+1/4  vllm-setup           PASS    1.0s
+2/4  vllm-qwen05b-kv_c1   PASS    1.0s
+3/4  vllm-qwen05b-kv_c0   FAIL    1.0s      gen_seq_tokens_equal, apc_0_tokens_equal, apc_1_tokens_equal, apc_2_tokens_equal
+4/4  vllm-qwen05b-native  PASS    1.0s
+`
+	if d := cmp.Diff(want, f.stderr.String()); d != "" {
+		t.Errorf("stderr (-want +got):\n%s", d)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "run.log")); string(log) != want {
+		t.Errorf("run.log differs from stderr:\n%s", log)
+	}
+	// Each case's duration_s is in summary.json and cases.jsonl.
+	for _, c := range sum.Cases {
+		if c.DurationS != 1 {
+			t.Errorf("summary.json %s: duration_s %v, want 1", c.Name, c.DurationS)
 		}
 	}
-	if len(lines) != 4 {
-		t.Fatalf("%d progress lines:\n%s", len(lines), f.stderr)
+	if n := strings.Count(string(jsonl), `"duration_s":1,`); n != 4 {
+		t.Errorf("cases.jsonl has %d cases with duration_s 1:\n%s", n, jsonl)
 	}
 }
 
@@ -290,7 +318,7 @@ func TestTimingScaled(t *testing.T) {
 		{"drain step", got.DrainStep, 50 * time.Millisecond},
 		{"elastic sample", got.ElasticSample, 10 * time.Millisecond},
 		// Timeouts of single calls guard against hangs: the documented values.
-		{"kvctl timeout", got.KvctlTimeout, 10 * time.Second},
+		{"kvctl timeout", got.KvctlTimeout, 30 * time.Second},
 		{"health timeout", got.Server.HealthTimeout, 10 * time.Second},
 		{"request timeout", got.RequestTimeout, 30 * time.Minute},
 		{"reset timeout", got.ResetTimeout, 2 * time.Minute},
@@ -334,15 +362,16 @@ func TestProgressOnActionsAndTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.stderr.String()
-	for _, want := range []string{"::group::vllm-setup\n", "::endgroup::\n", "::group::vllm-qwen05b-kv_c1\n", "\r\033[K",
-		" vllm-qwen05b-kv_c1: gen_seq", " vllm-qwen05b-kv_c1: FAIL (server_ready, shm_removed)\n"} {
+	for _, want := range []string{"::group::[1/2] vllm-setup\n", "\r\033[K::endgroup::\n", "::group::[2/2] vllm-qwen05b-kv_c1\n", "\r\033[K",
+		" [2/2] vllm-qwen05b-kv_c1: gen_seq", " [2/2] vllm-qwen05b-kv_c1: FAIL (server_ready, shm_removed)\n",
+		"::error title=vllm-qwen05b-kv_c1::server_ready: x%0Ashm_removed: y\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stderr lacks %q:\n%q", want, got)
 		}
 	}
 	log, _ := os.ReadFile(filepath.Join(f.r.OutDir, "run.log"))
-	if strings.Contains(string(log), "::group::") || strings.Contains(string(log), "\033") || strings.Count(string(log), "\n") != 2 {
-		t.Fatalf("run.log should hold only the result lines:\n%q", log)
+	if strings.Contains(string(log), "::") || strings.Contains(string(log), "\033") || strings.Contains(string(log), "gen_seq") || strings.Count(string(log), "\n") != 4+3 {
+		t.Fatalf("run.log should hold the start and result lines and the table, no workflow command, escape or phase:\n%q", log)
 	}
 }
 
@@ -362,8 +391,8 @@ func TestProgressLinesInsideActionsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.stderr.String()
-	open := strings.Index(got, "::group::vllm-qwen05b-kv_c1\n")
-	phase := strings.Index(got, " vllm-qwen05b-kv_c1: gen_seq\n")
+	open := strings.Index(got, "::group::[2/2] vllm-qwen05b-kv_c1\n")
+	phase := strings.Index(got, " [2/2] vllm-qwen05b-kv_c1: gen_seq\n")
 	end := strings.LastIndex(got, "::endgroup::\n")
 	if open < 0 || phase < open || end < phase || strings.Contains(got, "\033") {
 		t.Fatalf("phase line not inside the case's group (or a terminal escape written):\n%q", got)

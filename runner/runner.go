@@ -36,7 +36,7 @@ type Timing struct {
 	GPUProcessWait time.Duration
 	// GPUProcessPoll is the step of that wait (1 s).
 	GPUProcessPoll time.Duration
-	// KvctlTimeout bounds one kvctl call (10 s).
+	// KvctlTimeout bounds one kvctl call (30 s: a real call imports torch).
 	KvctlTimeout time.Duration
 	// BallastReady bounds the wait for `ballast ready` (120 s).
 	BallastReady time.Duration
@@ -95,7 +95,7 @@ func (t Timing) WithDefaults() Timing {
 // time). The timeouts of single calls that only guard against a hang — one
 // kvctl call, one /health probe, one request, one prefix-cache reset, an
 // install — keep their documented values: scaled, a loaded machine would turn
-// them into failures (10 s of kvctl is 0.5 s at 0.05).
+// them into failures (30 s of kvctl would be 1.5 s at 0.05).
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()
 	if f <= 0 || f == 1 {
@@ -115,19 +115,6 @@ func (t Timing) Scaled(f float64) Timing {
 	return t
 }
 
-// Sim is the simulated world of --simulate (runner/sim): servers, kvctl and
-// ballast run as this binary's `sim` subcommands.
-type Sim struct {
-	// Self is the argv that runs this binary's sim subcommand, e.g.
-	// [/path/ci-report, sim]; a test binary re-executes itself.
-	Self []string
-	// Dir is CI_REPORT_SIM_DIR, the simulated world.
-	Dir string
-	// Env is passed to every simulated process (CI_REPORT_SIM_DIR,
-	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE, a test's dispatch variable).
-	Env collect.Env
-}
-
 // Runner runs one part: a resolved, selected plan into a part directory.
 // Dependencies are fields: tests set them.
 type Runner struct {
@@ -144,6 +131,11 @@ type Runner struct {
 	// Port is the base port (default 18000): a server case's server
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
+	// KernelLog is a file the kernel's messages are appended to while the
+	// run goes on (run --kernel-log; e.g. `dmesg --follow` on the host):
+	// the lines written during a failed case are searched for GPU, ECC and
+	// OOM-kill signatures (docs/runner.md §5.10). Empty: none.
+	KernelLog string
 	// AnyPort makes every server take a port the kernel reports free
 	// instead (run --simulate without --port, or --port 0), so runs side by
 	// side on one machine never collide. See Case.StartReady.
@@ -157,29 +149,33 @@ type Runner struct {
 	// server's and ballast's process group at once; nil never fires. The
 	// first interrupt is the context given to Run.
 	Kill <-chan struct{}
-	// BallastCmd is the ballast helper's argv (under --simulate: sim ballast).
+	// BallastCmd is the ballast helper's argv (nil: the host's; the real
+	// machine has none, the simulator `sim ballast`).
 	BallastCmd []string
-	// Kvctl is kvctl's argv (default [kvctl]; under --simulate: sim kvctl).
+	// Kvctl is kvctl's argv (nil: the host's, [kvctl] or `sim kvctl`).
 	Kvctl []string
 	// ExecPrefix maps an engine to the words put before its commands; the
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
+	// ContainerGPUs maps an engine to the host GPU indices its container
+	// was started with (--container-gpus; the key "" applies to every
+	// engine without its own): its commands number them from 0, see
+	// DeviceIndices. No entry: they see the host's numbering.
+	ContainerGPUs map[string][]int
 	// InstallCmd maps an engine to the shell command its setup case runs.
 	InstallCmd map[string]string
 	// VersionProbe is the command each setup case runs (after the exec
 	// prefix) to learn the engine's versions; `{engine}` is replaced
-	// (default DefaultVersionProbe; under --simulate `sim versions`).
+	// (nil: the host's, DefaultVersionProbe or `sim versions`).
 	VersionProbe []string
 	// KvcachedSHA is --kvcached-sha: the kvcached commit under test (else
 	// KVCACHED_SHA, else a version probe's kvcached_sha).
 	KvcachedSHA string
-	// ShmDir and TmpDir are where kvcached leaves segments and socket dirs
-	// (default /dev/shm, /tmp; under --simulate, inside the world).
-	ShmDir, TmpDir string
 	// Timing holds every wait.
 	Timing Timing
-	// Sim is set under --simulate.
-	Sim *Sim
+	// Host is where the run's processes run: nil or Machine for this
+	// machine, a *Sim under --simulate.
+	Host Host
 	// Version is ci-report's version for part.json.
 	Version string
 
@@ -194,7 +190,9 @@ type Runner struct {
 	// Exec runs short commands (kvctl, leftover listings through an exec
 	// prefix, the PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
-	// Now is the clock (default time.Now).
+	// Now is the clock (default time.Now). Several goroutines read it at
+	// once (samplers, and a case cut short by an interrupt while Run
+	// writes the part), so it must be safe for that.
 	Now func() time.Time
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
@@ -207,6 +205,12 @@ type Runner struct {
 	Stderr io.Writer
 	// Terminal: stderr is a terminal, so a live phase line is shown.
 	Terminal bool
+	// Heartbeat is the period of the heartbeat lines while a case runs
+	// (default DefaultHeartbeat, real time also under --simulate).
+	Heartbeat time.Duration
+	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
+	// ticks' times are the heartbeat lines' clock, so tests send them.
+	NewTicker func(time.Duration) (<-chan time.Time, func())
 	// Hostname is part.json's host.
 	Hostname string
 	// Kinds overrides the built-in kinds by name (tests).
@@ -214,12 +218,14 @@ type Runner struct {
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
-	verMu    sync.Mutex          // an interrupted setup case may still write versions while Run reads them
-	versions map[string]Versions // engine → its setup case's probe
-	expect   map[string]picked   // engine → the expectation set its setup case picked
+	verMu    sync.Mutex                       // an interrupted setup case may still write versions while Run reads them
+	versions map[string]Versions              // engine → its setup case's probe
+	expect   map[string]picked                // engine → the expectation set its setup case picked
+	caps     map[string]map[string]capability // engine → capability → what its setup case probed
 	gpus     []gpu.Info
 	gpuErr   error
 	progMu   sync.Mutex
+	prog     *runProgress // the running Run's progress (nil outside Run)
 }
 
 func (r *Runner) now() time.Time {
@@ -342,7 +348,8 @@ func (r *Runner) picked(engineName string) picked {
 
 // ServerEnv is the environment a server starts with: the engine's (and its
 // expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
-// and the simulator's.
+// and the host's (the simulator's variables). gpus are host indices; CUDA_VISIBLE_DEVICES names
+// them as the engine's container numbers them (DeviceIndices).
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
 	setAll(&env, c.R.engineEnv(sp.Engine))
@@ -351,11 +358,9 @@ func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
 	}
 	if len(gpus) > 0 {
-		env.Set("CUDA_VISIBLE_DEVICES", joinInts(gpus))
+		env.Set("CUDA_VISIBLE_DEVICES", joinInts(c.R.DeviceIndices(sp.Engine, gpus)))
 	}
-	if c.R.Sim != nil {
-		setAll(&env, c.R.Sim.Env)
-	}
+	setAll(&env, c.R.host().ProcessEnv())
 	return env
 }
 
@@ -367,14 +372,10 @@ func setAll(dst *collect.Env, src collect.Env) {
 	}
 }
 
-// ServerArgv is the command a server runs: the plan's argv, or under
-// --simulate `<self> sim serve --engine E -- <argv>`.
+// ServerArgv is the command a server runs: the plan's argv as the host
+// runs it (under --simulate `<self> sim serve --engine E -- <argv>`).
 func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
-	argv := append(sp.Argv(c.Engine(sp.Engine), port), extra...)
-	if c.R.Sim != nil {
-		return append(append(slices.Clone(c.R.Sim.Self), "serve", "--engine", sp.Engine, "--"), argv...)
-	}
-	return argv
+	return c.R.host().ServerArgv(sp.Engine, append(sp.Argv(c.Engine(sp.Engine), port), extra...))
 }
 
 // Setup is the setup.json entry of a server of this plan (cmd as on the base port).
@@ -464,8 +465,8 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 		obs.LogErr = err.Error()
 	}
 	if s.Plan.Kvcached() {
-		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.shmDir())
-		obs.Tmp = c.R.listDir(s.Plan.Engine, c.R.tmpDir())
+		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.host().ShmDir())
+		obs.Tmp = c.R.listDir(s.Plan.Engine, c.R.host().TmpDir())
 	}
 	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info, Stop: st}
 }
@@ -481,26 +482,6 @@ func (c *Case) stopAll() {
 		go func() { defer wg.Done(); s.Stop() }()
 	}
 	wg.Wait()
-}
-
-func (r *Runner) shmDir() string {
-	if r.ShmDir != "" {
-		return r.ShmDir
-	}
-	if r.Sim != nil {
-		return filepath.Join(r.Sim.Dir, "shm")
-	}
-	return "/dev/shm"
-}
-
-func (r *Runner) tmpDir() string {
-	if r.TmpDir != "" {
-		return r.TmpDir
-	}
-	if r.Sim != nil {
-		return filepath.Join(r.Sim.Dir, "tmp")
-	}
-	return "/tmp"
 }
 
 // listDir lists dir, through the engine's exec prefix when it has one (the
@@ -547,14 +528,11 @@ func (c *Case) Ledger(engineName string) *ledger.Client {
 }
 
 // commandArgv is a short command of engine's servers (kvctl, the version
-// probe) as run: the engine's exec prefix, then under --simulate `env K=V`
-// with the simulator's environment (a simulated helper finds its world
-// through it), then argv: what a server's command is made of.
+// probe) as run: the engine's exec prefix, then `env K=V` with the host's
+// environment when it has one (a simulated helper finds its world through
+// it), then argv: what a server's command is made of.
 func (c *Case) commandArgv(engineName string, argv []string) []string {
-	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(engineName), Argv: argv}
-	if c.R.Sim != nil {
-		cfg.Env = c.R.Sim.Env
-	}
+	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(engineName), Argv: argv, Env: c.R.host().ProcessEnv()}
 	return cfg.Command()
 }
 
@@ -596,18 +574,24 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 }
 
 // Progress shows the running phase of the case: a live line on a terminal,
-// a plain line inside the case's ::group:: on GitHub Actions, else nothing.
+// a plain line inside the case's ::group:: on GitHub Actions, else nothing
+// but the next heartbeat line (docs/runner.md §1.4).
 func (c *Case) Progress(phase string) {
 	// On GitHub Actions (not a terminal) each phase is a plain line, so the
 	// case's ::group:: shows how far the case got (where a hang sits)
 	// instead of being empty.
 	actions := !c.R.Terminal && c.R.getenv("GITHUB_ACTIONS") == "true"
+	now := c.R.now()
+	c.R.progMu.Lock()
+	defer c.R.progMu.Unlock()
+	line := fmt.Sprintf("%s %s: %s", clock(now), c.Entry.Name, phase)
+	if c.R.prog != nil {
+		// The heartbeat says which phase runs, so it learns of every one.
+		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
+	}
 	if !c.R.Terminal && !actions {
 		return
 	}
-	c.R.progMu.Lock()
-	defer c.R.progMu.Unlock()
-	line := fmt.Sprintf("%s %s: %s", c.R.now().UTC().Format("15:04:05"), c.Entry.Name, phase)
 	if actions {
 		fmt.Fprintln(c.R.stderr(), line)
 		return
@@ -625,19 +609,4 @@ func (c *Case) marshalLog(log any) json.RawMessage {
 		data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
 	}
 	return data
-}
-
-// GroupState is what the server cases of one comparison group share: the
-// finished kvcached cases waiting for the native case and the attention
-// block sizes their servers logged.
-type GroupState struct {
-	// Name is the group.
-	Name string
-	// HasNative: the selected plan has a native case in the group.
-	HasNative bool
-	// BlockSizes are the attention block sizes the group's kvcached servers
-	// that became ready logged, in case order.
-	BlockSizes []checks.CaseBlockSize
-	// Pending are the finished kvcached cases waiting for the native case.
-	Pending []*collect.CaseResult
 }

@@ -83,19 +83,12 @@ type peaks struct {
 	seg    map[string]int64
 }
 
-// merge keeps the larger of p's and o's marks.
-func (p peaks) merge(o peaks) peaks {
-	if o.gpuOK {
-		p.gpuMiB, p.gpuOK = max(p.gpuMiB, o.gpuMiB), true
-	}
-	for ipc, b := range o.seg {
-		if p.seg == nil {
-			p.seg = map[string]int64{}
-		}
-		p.seg[ipc] = max(p.seg[ipc], b)
-	}
-	return p
-}
+// defaultMaxInFlight bounds the periodic kvctl calls of one sampler running
+// at once (docs/runner.md §4.4): a real kvctl call takes seconds (it imports
+// torch, ledger.DefaultTimeout), so at a 1 s period about three overlap; one
+// more absorbs a slow call. Each call is a Python process with torch loaded,
+// so the number is bounded rather than growing with a hung kvctl.
+const defaultMaxInFlight = 4
 
 // memSampler reads the GPU and the ledger of one co-location case, on demand
 // (Read) and periodically (Run), and keeps every reading in time order for
@@ -110,12 +103,15 @@ type memSampler struct {
 	Names []string
 	IPCs  []string
 	Now   func() time.Time
+	// MaxInFlight bounds Run's kvctl calls running at once
+	// (defaultMaxInFlight when 0).
+	MaxInFlight int
 
-	// takeMu makes readings one after another, so that each one's peaks
-	// cover the time since the one before it.
+	// takeMu makes readings one after another once their kvctl call has
+	// answered, so that each one's peaks cover the time since the one
+	// before it; the calls themselves overlap.
 	takeMu   sync.Mutex
 	lastAt   time.Time    // At of the last recorded reading
-	carry    peaks        // marks taken by a reading that was then dropped
 	periodic atomic.Int32 // Run loops going
 
 	mu           sync.Mutex
@@ -124,6 +120,7 @@ type memSampler struct {
 	lastLedgerEr string
 	gpuErrors    int
 	lastGPUErr   string
+	skipped      int // periodic readings not started: MaxInFlight calls still running
 }
 
 func (s *memSampler) now() time.Time {
@@ -134,15 +131,34 @@ func (s *memSampler) now() time.Time {
 }
 
 // Read takes one reading now, records it and returns it. A ledger or GPU
-// error is counted and leaves that part of the reading out.
+// error is counted and leaves that part of the reading out. A reading whose
+// ledger read failed is taken once more at once (both are recorded): the
+// case's own readings are its baselines and the ends of its windows
+// (a_growth's base, l_after_burst), which one failed kvctl call, a timeout
+// on a loaded machine, must not turn into 0 MiB. Periodic readings are not
+// retried: the next period is their retry.
 func (s *memSampler) Read(ctx context.Context) memReading {
 	r, _ := s.sample(ctx, false)
+	if s.Kvctl != nil && r.KVMiB == nil && ctx.Err() == nil {
+		r, _ = s.sample(ctx, false)
+	}
 	return r
 }
 
 // sample takes a reading and records it. A periodic reading cut short by
-// ctx is dropped rather than counted as an error (ok false); the marks it
-// took go to the next reading.
+// ctx is dropped rather than counted as an error (ok false); it took no
+// marks, so they go to the next reading.
+//
+// The kvctl call runs first, outside takeMu, so that calls overlap; the rest
+// of the reading (the GPU, the marks) is taken when it answers. The reading
+// is timed when kvctl read the ledger: the answer's time less the listing's
+// age (ledger.Listing.Age; a real kvctl spends its seconds importing torch
+// before it reads, so the time it was asked is seconds early, and the time
+// its answer came back late by its exit). A reading whose listing is older
+// than the last one recorded (its kvctl exited more slowly) takes that one's
+// time instead: readings stay in the order in which they took their marks,
+// so a window that starts with a reading holds exactly the marks taken
+// after it, and the shift is at most the difference of two exits.
 //
 // The marks stand in for what sampling at a real run's pace would see of
 // the workload (a real burst lasts many sampling periods, a simulated one
@@ -152,11 +168,43 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 // pair's calibration): the simulation must measure what a real run would.
 // Its marks are still taken, so the next reading's start from it.
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
+	var (
+		listing   ledger.Listing
+		ledgerErr error
+	)
+	if s.Kvctl != nil {
+		listing, ledgerErr = s.Kvctl.ListTimed(ctx)
+	}
+	if periodic && ctx.Err() != nil {
+		return r, false
+	}
 	s.takeMu.Lock()
 	defer s.takeMu.Unlock()
-	r, ledgerErr, gpuErr := s.take(ctx)
-	p := s.carry
-	s.carry = peaks{}
+	now := s.now()
+	r.At = now.Add(-listing.Age)
+	if r.At.Before(s.lastAt) {
+		r.At = s.lastAt
+	}
+	var gpuErr error
+	if s.GPU != nil {
+		used, err := s.GPU.UsedMiB(s.GPUIndex)
+		if err != nil {
+			gpuErr = fmt.Errorf("GPU %d memory: %w", s.GPUIndex, err)
+		} else {
+			r.GPUMiB, r.GPUOK = float64(used), true
+		}
+	}
+	if s.Kvctl != nil && ledgerErr == nil {
+		r.Ledger = ledger.Stats(listing.Entries, s.IPCs, r.At)
+		r.KVMiB = map[int]float64{}
+		for i, ipc := range s.IPCs {
+			// A hybrid server's KV is spread over <ipc> and <ipc>_g<N>.
+			if used, ok := ledger.Server(r.Ledger, ipc, ledger.FieldUsed); ok {
+				r.KVMiB[i] = float64(used) / (1 << 20)
+			}
+		}
+	}
+	var p peaks
 	usePeaks := s.Peaks != nil && s.periodic.Load() > 0
 	if s.Peaks != nil {
 		gpuMiB, seg, err := s.Peaks.ReadPeaks(s.GPUIndex, s.IPCs)
@@ -164,12 +212,8 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 			gpuErr = fmt.Errorf("high-water marks: %w", err)
 		}
 		if err == nil {
-			p = p.merge(peaks{gpuMiB: gpuMiB, gpuOK: true, seg: seg})
+			p = peaks{gpuMiB: gpuMiB, gpuOK: true, seg: seg}
 		}
-	}
-	if periodic && ctx.Err() != nil {
-		s.carry = p
-		return r, false
 	}
 	r.Since, s.lastAt = s.lastAt, r.At
 	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
@@ -194,35 +238,8 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 	return r, true
 }
 
-func (s *memSampler) take(ctx context.Context) (memReading, error, error) {
-	r := memReading{At: s.now()}
-	var gpuErr, ledgerErr error
-	if s.GPU != nil {
-		used, err := s.GPU.UsedMiB(s.GPUIndex)
-		if err != nil {
-			gpuErr = fmt.Errorf("GPU %d memory: %w", s.GPUIndex, err)
-		} else {
-			r.GPUMiB, r.GPUOK = float64(used), true
-		}
-	}
-	if s.Kvctl != nil {
-		entries, err := s.Kvctl.List(ctx)
-		if err != nil {
-			ledgerErr = err
-		} else {
-			r.Ledger = ledger.Stats(entries, s.IPCs, r.At)
-			r.KVMiB = map[int]float64{}
-			for i, ipc := range s.IPCs {
-				// A hybrid server's KV is spread over <ipc> and <ipc>_g<N>.
-				if used, ok := ledger.Server(r.Ledger, ipc, ledger.FieldUsed); ok {
-					r.KVMiB[i] = float64(used) / (1 << 20)
-				}
-			}
-		}
-	}
-	return r, ledgerErr, gpuErr
-}
-
+// record appends r, which is not earlier than any recorded reading (sample
+// times readings in the order they are recorded).
 func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -234,31 +251,45 @@ func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 		s.gpuErrors++
 		s.lastGPUErr = gpuErr.Error()
 	}
-	// Readings stay in time order even when an on-demand read and a
-	// periodic one overlap.
-	i := len(s.readings)
-	for i > 0 && s.readings[i-1].At.After(r.At) {
-		i--
-	}
-	s.readings = append(s.readings, memReading{})
-	copy(s.readings[i+1:], s.readings[i:])
-	s.readings[i] = r
+	s.readings = append(s.readings, r)
 }
 
-// Run reads every period until the returned stop function is called; stop
-// waits for the loop to end, so no reading is recorded after it returns. A
-// reading cut short by stop is dropped rather than counted as an error.
+// Run starts a reading every period until the returned stop function is
+// called, each in its own goroutine so that slow kvctl calls overlap and the
+// period holds; at most MaxInFlight run at once, and a period that finds
+// them all still running starts none (counted, Skipped). stop cancels the
+// calls in flight (kvctl's process group is killed) and waits for them, so
+// no reading is recorded after it returns; a reading cut short so is
+// dropped rather than counted as an error. Cancelling ctx (an interrupt)
+// does the same.
 func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.periodic.Add(1)
+	n := s.MaxInFlight
+	if n <= 0 {
+		n = defaultMaxInFlight
+	}
+	slots := make(chan struct{}, n)
 	go func() {
+		var calls sync.WaitGroup
 		defer close(done)
+		defer calls.Wait()
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
-			if _, ok := s.sample(ctx, true); !ok {
-				return
+			select {
+			case slots <- struct{}{}:
+				calls.Add(1)
+				go func() {
+					defer calls.Done()
+					defer func() { <-slots }()
+					s.sample(ctx, true)
+				}()
+			default:
+				s.mu.Lock()
+				s.skipped++
+				s.mu.Unlock()
 			}
 			select {
 			case <-ctx.Done():
@@ -305,6 +336,15 @@ func (s *memSampler) LedgerErrors() (int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ledgerErrors, s.lastLedgerEr
+}
+
+// Skipped returns how many periodic readings were not started because
+// MaxInFlight kvctl calls were still running (a kvctl slower than
+// MaxInFlight periods, or hung until its timeout).
+func (s *memSampler) Skipped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skipped
 }
 
 // GPUErrors returns how many GPU reads failed, and the last error.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -79,8 +81,11 @@ func TestMemSamplerRead(t *testing.T) {
 	if !r.GPUOK || r.GPUMiB != 3000 {
 		t.Errorf("gpu = %v, %v", r.GPUMiB, r.GPUOK)
 	}
-	s.Read(ctx) // kvctl fails
-	s.Read(ctx) // kvctl prints garbage
+	// kvctl fails, and the reading taken again at once gets garbage: the
+	// reading has no KV, and both failures count.
+	if r := s.Read(ctx); r.KVMiB != nil {
+		t.Errorf("a reading whose ledger read failed twice has KV %v", r.KVMiB)
+	}
 	g.err = errors.New("NVML: unknown error")
 	s.Read(ctx)
 	if n, last := s.LedgerErrors(); n != 2 || !strings.Contains(last, "not a JSON array") {
@@ -250,8 +255,8 @@ func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 	}
 }
 
-// The marks of a periodic reading cut short by stop are not lost: the next
-// reading has them.
+// The marks of a periodic reading cut short by stop are not lost: it takes
+// none (its call never answered), so the next reading has them.
 func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
 	started := make(chan struct{})
 	kv := &ledger.Client{Argv: []string{"kvctl"}, Exec: func(ctx context.Context, argv []string) ([]byte, error) {
@@ -273,9 +278,9 @@ func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
 	s := &memSampler{Kvctl: kv, Peaks: p, IPCs: []string{"x"}}
 	stop1 := s.Run(context.Background(), time.Hour)
 	<-started
-	// Periodic sampling goes on in a second loop, whose first reading
-	// waits for the first loop's call (it may be dropped too, when stop2
-	// comes first: then the Read has the marks).
+	// Periodic sampling goes on in a second loop, whose calls answer at
+	// once (one may be dropped too, when stop2 comes first: then the Read
+	// has the marks).
 	stop2 := s.Run(context.Background(), time.Hour)
 	stop1()
 	s.Read(context.Background())
@@ -346,5 +351,202 @@ func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
 	}
 	if !(at.GPUPeakOK && at.GPUPeakMiB > after.GPUMiB) {
 		t.Fatalf("GPU at the peak %v MiB (%v), after the burst %v: the peak must show", at.GPUPeakMiB, at.GPUPeakOK, after.GPUMiB)
+	}
+}
+
+// gateKvctl is a kvctl whose calls all hang until the test opens the gate
+// (or the call is cancelled), counting how many run at once.
+type gateKvctl struct {
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	started  chan struct{}
+	open     chan struct{}
+}
+
+func (g *gateKvctl) exec(ctx context.Context, argv []string) ([]byte, error) {
+	g.mu.Lock()
+	g.inFlight++
+	g.most = max(g.most, g.inFlight)
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.inFlight--; g.mu.Unlock() }()
+	g.started <- struct{}{}
+	select {
+	case <-g.open:
+		return []byte(`[{"ipc":"x","used_bytes":1048576}]`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// runGated runs a sampler of MaxInFlight 3 on a gateKvctl every millisecond
+// and returns once 3 calls hang at once (bounded: a sampler that does not
+// overlap its calls fails here).
+func runGated(t *testing.T, ctx context.Context) (*gateKvctl, *memSampler, func()) {
+	t.Helper()
+	g := &gateKvctl{started: make(chan struct{}, 100), open: make(chan struct{})}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: g.exec}, IPCs: []string{"x"}, MaxInFlight: 3}
+	stop := s.Run(ctx, time.Millisecond)
+	for i := range 3 {
+		select {
+		case <-g.started:
+		case <-time.After(30 * time.Second):
+			stop()
+			t.Fatalf("%d kvctl calls started while the first hangs, want 3 at once", i)
+		}
+	}
+	return g, s, stop
+}
+
+// waitFor waits, at most 30 s, for cond: an event the test causes, bounded
+// so that a broken sampler fails instead of hanging.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+	}
+}
+
+// TestMemSamplerOverlapsSlowCalls: a kvctl call slower than the period does
+// not hold up the next reading: Run starts one every period while earlier
+// calls still run, at most MaxInFlight at once; a period that finds them all
+// running starts none and is counted; once kvctl answers, every call's
+// reading is recorded, in time order.
+func TestMemSamplerOverlapsSlowCalls(t *testing.T) {
+	g, s, stop := runGated(t, context.Background())
+	defer stop()
+	waitFor(t, "a period skipped with every call in flight", func() bool { return s.Skipped() > 0 })
+	g.mu.Lock()
+	most := g.most
+	g.mu.Unlock()
+	if most != 3 {
+		t.Errorf("%d kvctl calls ran at once, want MaxInFlight = 3", most)
+	}
+	close(g.open)
+	waitFor(t, "the three readings recorded", func() bool { return len(s.Readings(time.Time{}, time.Time{})) >= 3 })
+	stop()
+	rs := s.Readings(time.Time{}, time.Time{})
+	for i := 1; i < len(rs); i++ {
+		if rs[i].At.Before(rs[i-1].At) {
+			t.Fatalf("readings out of order at %d", i)
+		}
+	}
+	if n, last := s.LedgerErrors(); n != 0 {
+		t.Errorf("%d ledger errors (%s)", n, last)
+	}
+}
+
+// TestMemSamplerTimesTheReading: a reading is timed when kvctl read the
+// ledger (its first output), not when it was asked (a real kvctl first
+// spends seconds importing torch) nor when it exited (Python's teardown).
+func TestMemSamplerTimesTheReading(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "kvctl")
+	body := "#!/bin/sh\nsleep 0.3\necho '[{\"ipc\":\"x\",\"used_bytes\":1048576}]'\nsleep 0.3\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{script}}, IPCs: []string{"x"}}
+	asked := time.Now()
+	r := s.Read(context.Background())
+	answered := time.Now()
+	if _, ok := r.kv(0); !ok {
+		n, last := s.LedgerErrors()
+		t.Fatalf("no KV read (%d errors: %s)", n, last)
+	}
+	if r.At.Before(asked.Add(300*time.Millisecond)) || r.At.After(answered.Add(-300*time.Millisecond)) {
+		t.Errorf("reading timed %s after it was asked and %s before the answer; want both at least 0.3 s",
+			r.At.Sub(asked), answered.Sub(r.At))
+	}
+	if want := ledger.UnixTenths(r.At); r.Ledger.T != want {
+		t.Errorf("ledger sample at %v, the reading at %v", r.Ledger.T, want)
+	}
+}
+
+// TestDrainSkipsFailedReadings: a drain takes a reading whose ledger read
+// failed (a slow kvctl's timeout) for neither a fall nor an end: it goes on
+// and returns the last reading with the KV. A listing without the server's
+// segment still ends it.
+func TestDrainSkipsFailedReadings(t *testing.T) {
+	seg := func(mib int) string { return fmt.Sprintf(`[{"ipc":"x","used_bytes":%d}]`, mib<<20) }
+	for _, c := range []struct {
+		name    string
+		answers []string // "" fails
+		want    float64
+		wantOK  bool
+	}{
+		// A reading is taken again once when its ledger read fails
+		// (Read), so a drain's reading lacks the KV after two failures.
+		{name: "failed read skipped", answers: []string{seg(500), seg(400), "", "", seg(300), seg(300)}, want: 300, wantOK: true},
+		{name: "failed first read", answers: []string{"", "", seg(400), seg(300), seg(300)}, want: 300, wantOK: true},
+		{name: "one failure retried", answers: []string{seg(500), "", seg(400), seg(400)}, want: 400, wantOK: true},
+		{name: "segment gone ends", answers: []string{seg(500), seg(400), `[]`}, wantOK: false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := &scriptedKvctl{list: func(n int) (string, error) {
+				a := c.answers[min(n, len(c.answers)-1)]
+				if a == "" {
+					return "", errors.New("timed out")
+				}
+				return a, nil
+			}}
+			r := &Runner{Timing: Timing{DrainStep: time.Millisecond, DrainMax: time.Minute}.WithDefaults()}
+			kc := &coloc{c: &Case{R: r, Entry: &Entry{Name: "drain"}}, ctx: context.Background(),
+				sampler: &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, IPCs: []string{"x"}}}
+			got, ok := kc.drain(0).kv(0)
+			if ok != c.wantOK || got != c.want {
+				t.Errorf("drained to %v MiB (%v), want %v (%v)", got, ok, c.want, c.wantOK)
+			}
+			if k.calls != len(c.answers) {
+				t.Errorf("%d readings, want %d", k.calls, len(c.answers))
+			}
+		})
+	}
+}
+
+// TestMemSamplerReadRetriesOnce: the case's own reading is taken again at
+// once when its ledger read failed, so one failed kvctl call does not turn a
+// baseline into 0 MiB; both attempts are recorded and the failure counted.
+// A cancelled reading is not retried.
+func TestMemSamplerReadRetriesOnce(t *testing.T) {
+	k := &scriptedKvctl{list: func(n int) (string, error) {
+		if n == 0 {
+			return "", errors.New("timed out after 30s")
+		}
+		return `[{"ipc":"x","used_bytes":104857600}]`, nil
+	}}
+	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, IPCs: []string{"x"}}
+	if v, ok := s.Read(context.Background()).kv(0); !ok || v != 100 {
+		t.Errorf("kv = %v (%v), want the retry's 100 MiB", v, ok)
+	}
+	if n, _ := s.LedgerErrors(); n != 1 || k.calls != 2 || len(s.Readings(time.Time{}, time.Time{})) != 2 {
+		t.Errorf("%d errors, %d calls, %d readings; want 1, 2, 2", n, k.calls, len(s.Readings(time.Time{}, time.Time{})))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	k.list = func(int) (string, error) { return "", errors.New("killed") }
+	s.Read(ctx)
+	if k.calls != 3 {
+		t.Errorf("%d calls after a cancelled reading, want 3 (no retry)", k.calls)
+	}
+}
+
+// TestMemSamplerInterruptEndsCalls: an interrupt (the case's context
+// cancelled) ends every kvctl call in flight at once, without stop, and
+// their cut-short readings are dropped, not counted as ledger errors.
+func TestMemSamplerInterruptEndsCalls(t *testing.T) {
+	ctx, interrupt := context.WithCancel(context.Background())
+	g, s, stop := runGated(t, ctx)
+	defer stop()
+	interrupt()
+	waitFor(t, "the calls in flight ended by the interrupt", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.inFlight == 0
+	})
+	stop()
+	if n, last := s.LedgerErrors(); n != 0 || len(s.Readings(time.Time{}, time.Time{})) != 0 {
+		t.Errorf("%d ledger errors (%s), %d readings; want none of either", n, last, len(s.Readings(time.Time{}, time.Time{})))
 	}
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-func init() {
-	registerKind(KindServer, KindFunc(runServerCase))
-}
-
 // Server-case workload sizes (docs/runner.md §5.2).
 const (
 	genTokens     = 64
@@ -118,6 +114,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
+		checks.MarkCauses(list, checks.ServerCauses())
 		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
@@ -137,33 +134,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	ready = readyErr == nil
 	if ready {
-		client := s.Client
-		gen, apc := GenRequests(), APCRequests()
-		runPhase := func(name string, reqs []engine.Request, conc int) {
-			if ctx.Err() != nil {
-				return
-			}
-			c.Progress(name)
-			phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
-		}
-		runPhase("gen_seq", gen, 1)
-		runPhase("gen_conc", gen, len(gen))
-		c.Progress("prefix-cache reset")
-		resetCheck, resetLog := resetPrefixCache(ctx, client)
-		list = append(list, resetCheck)
-		log.Set("prefix_cache_reset", resetLog)
-		runPhase("apc_0", apc, 1)
-		runPhase("apc_1", apc, 1)
-		runPhase("apc_2", apc, 1)
-		runPhase("apc_conc", apc, apcConcurrent)
-		for _, name := range ServerPhases {
-			ph, ok := phases.Get(name)
-			if !ok {
-				ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
-			}
-			list = append(list, checks.PhaseOK(ph))
-		}
-		list = append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
+		list = append(list, serverLoad(ctx, c, s, &log, &phases)...)
 	}
 	c.Progress("stopping server")
 	end := c.StopServer(s, "")
@@ -178,6 +149,41 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		c.Group.BlockSizes = append(c.Group.BlockSizes, checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
 	}
 	return finish()
+}
+
+// serverLoad is the server case's load on a ready server (docs/runner.md
+// §5.2): the gen and apc phases around a prefix-cache reset, into phases
+// and the log's prefix_cache_reset. It returns the reset's, the phases' and
+// server_alive_after_load's checks.
+func serverLoad(ctx context.Context, c *Case, s *Server, log *collect.Ordered[any], phases *collect.Ordered[collect.Phase]) []collect.Check {
+	var list []collect.Check
+	client := s.Client
+	gen, apc := GenRequests(), APCRequests()
+	runPhase := func(name string, reqs []engine.Request, conc int) {
+		if ctx.Err() != nil {
+			return
+		}
+		c.Progress(name)
+		phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
+	}
+	runPhase("gen_seq", gen, 1)
+	runPhase("gen_conc", gen, len(gen))
+	c.Progress("prefix-cache reset")
+	resetCheck, resetLog := resetPrefixCache(ctx, client)
+	list = append(list, resetCheck)
+	log.Set("prefix_cache_reset", resetLog)
+	runPhase("apc_0", apc, 1)
+	runPhase("apc_1", apc, 1)
+	runPhase("apc_2", apc, 1)
+	runPhase("apc_conc", apc, apcConcurrent)
+	for _, name := range ServerPhases {
+		ph, ok := phases.Get(name)
+		if !ok {
+			ph = collect.Phase{Name: name, Results: []collect.RequestResult{}}
+		}
+		list = append(list, checks.PhaseOK(ph))
+	}
+	return append(list, checks.AliveAfterLoad("server_alive_after_load", s.Alive()))
 }
 
 // ResetProbe is the request that shows a prefix-cache reset's effect: the
@@ -232,8 +238,127 @@ func errText(err error) string {
 	return err.Error()
 }
 
+// GroupState is what the server cases of one comparison group share: the
+// finished kvcached cases waiting for the native case and the attention
+// block sizes their servers logged.
+type GroupState struct {
+	// Name is the group.
+	Name string
+	// HasNative: the selected plan has a native case in the group.
+	HasNative bool
+	// BlockSizes are the attention block sizes the group's kvcached servers
+	// that became ready logged, in case order.
+	BlockSizes []checks.CaseBlockSize
+	// Pending are the finished kvcached cases waiting for the native case.
+	Pending []pendingCase
+}
+
+// pendingCase is a held-back kvcached case with what it saw, to classify it
+// again once its comparisons are in (docs/runner.md §5.10).
+type pendingCase struct {
+	res *collect.CaseResult
+	ev  evidence
+}
+
+// comparisons hold the kvcached server cases of each group back until the
+// group's native case finished, to compare their tokens and cached tokens
+// with it (docs/runner.md §5.2): cases.jsonl gets a group's held-back
+// kvcached cases, compared, right before its native case.
+type comparisons struct {
+	plan     *Plan
+	groups   map[string]*GroupState
+	nativeOf map[string]string // group → its native case
+}
+
+func newComparisons(p *Plan) *comparisons {
+	cs := &comparisons{plan: p, groups: map[string]*GroupState{}, nativeOf: map[string]string{}}
+	for i := range p.Cases {
+		e := &p.Cases[i]
+		if !e.spec().grouped {
+			continue
+		}
+		g := cs.groups[e.Group]
+		if g == nil {
+			g = &GroupState{Name: e.Group}
+			cs.groups[e.Group] = g
+		}
+		if !e.Servers[0].Kvcached() {
+			g.HasNative = true
+			cs.nativeOf[e.Group] = e.Name
+		}
+	}
+	return cs
+}
+
+// group is e's comparison group (nil: e is in none).
+func (cs *comparisons) group(e *Entry) *GroupState {
+	if !e.spec().grouped {
+		return nil
+	}
+	return cs.groups[e.Group]
+}
+
+// finished takes e's result and returns what to record now: nothing for a
+// kvcached case whose group has a native case (held back), for the native
+// case the held-back cases compared with it and then itself, any other
+// case as it is.
+func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev evidence) []collect.CaseResult {
+	g := cs.group(e)
+	if g == nil || !g.HasNative {
+		return []collect.CaseResult{res}
+	}
+	if e.Servers[0].Kvcached() {
+		g.Pending = append(g.Pending, pendingCase{&res, ev})
+		return nil
+	}
+	return append(g.flush(&res, e.Name), res)
+}
+
+// rest returns the kvcached cases still held back once the loop ended, by
+// the plan order of their groups: they still count. After an interrupt
+// they are as they ran (the native case shows as not run); otherwise failed
+// comparisons say that the native case did not finish.
+func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
+	var out []collect.CaseResult
+	for i := range cs.plan.Cases {
+		e := &cs.plan.Cases[i]
+		g := cs.group(e)
+		if g == nil || len(g.Pending) == 0 {
+			continue
+		}
+		if interrupted {
+			for _, p := range g.Pending {
+				out = append(out, *p.res)
+			}
+			g.Pending = nil
+			continue
+		}
+		out = append(out, g.flush(nil, cs.nativeOf[e.Group])...)
+	}
+	return out
+}
+
+// flush compares the held-back cases with native (nil: it did not finish),
+// classifies them again with their comparisons, and returns them.
+func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []collect.CaseResult {
+	var out []collect.CaseResult
+	for _, p := range g.Pending {
+		compareWithNative(p.res, native, nativeName)
+		p.res.Class, p.res.ClassWhy = classifyCase(p.res, p.ev)
+		classifyFollowers(p.res, native, nativeName)
+		out = append(out, *p.res)
+	}
+	g.Pending = nil
+	return out
+}
+
 // compareWithNative appends the comparison checks of a kvcached case against
-// its group's native case (nil: the native case did not finish).
+// its group's native case (nil: the native case did not finish). A failed
+// comparison that its own case explains (its server never became ready,
+// crashed, or the phase failed) records caused_by that check; one that the
+// native case explains (its phase failed or never ran) records caused_by
+// `<native case>/<check>` and says so instead of describing a difference
+// (docs/runner.md §5.3).
 func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string) {
 	get := func(cr *collect.CaseResult, name string) (collect.Phase, bool) {
 		if cr == nil || cr.Phases == nil {
@@ -247,6 +372,8 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		}
 		return fmt.Sprintf("native case %s has no %s results", nativeName, name)
 	}
+	first := len(kv.Checks)
+	var phaseOf []string // phaseOf[i]: the phase of kv.Checks[first+i]
 	for _, cmp := range []struct {
 		phases []string
 		suffix string
@@ -256,6 +383,7 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 		{CachedPhases, "_cached_tokens_equal", checks.CachedTokensEqual},
 	} {
 		for _, name := range cmp.phases {
+			phaseOf = append(phaseOf, name)
 			k, _ := get(kv, name)
 			k.Name = name
 			n, ok := get(native, name)
@@ -266,5 +394,55 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
 	}
+	checks.MarkCauses(kv.Checks, checks.ServerCauses())
+	for i, phase := range phaseOf {
+		ch := &kv.Checks[first+i]
+		if ch.OK || ch.CausedBy != "" {
+			continue
+		}
+		if cause := nativeCause(native, phase); cause != "" {
+			ch.CausedBy = nativeName + "/" + cause
+			ch.Detail = fmt.Sprintf("native case %s failed %s: nothing to compare with", nativeName, cause)
+		}
+	}
 	kv.OK = checks.CaseOK(kv.Checks)
+}
+
+// nativeCause is the check of the native case that kept its phase from
+// giving results to compare with: the phase's failed `<phase>_ok` (or what
+// that follows from), else, when the phase never ran, its failed
+// server_ready or server_alive_after_load; "" when the native phase ran
+// and did not fail, or the native case did not finish (nothing says why).
+func nativeCause(native *collect.CaseResult, phase string) string {
+	if native == nil {
+		return ""
+	}
+	find := func(name string) *collect.Check {
+		for i := range native.Checks {
+			if native.Checks[i].Name == name {
+				return &native.Checks[i]
+			}
+		}
+		return nil
+	}
+	root := func(ch *collect.Check) string {
+		if ch.CausedBy != "" {
+			return ch.CausedBy
+		}
+		return ch.Name
+	}
+	if ch := find(phase + "_ok"); ch != nil && !ch.OK {
+		return root(ch)
+	}
+	if native.Phases != nil {
+		if _, ran := native.Phases.Get(phase); ran {
+			return ""
+		}
+	}
+	for _, gate := range []string{"server_ready", "server_alive_after_load"} {
+		if ch := find(gate); ch != nil && !ch.OK {
+			return root(ch)
+		}
+	}
+	return ""
 }

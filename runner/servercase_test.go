@@ -58,11 +58,10 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 			}
 		}
 	}
-	if !strings.Contains(faults, "leak-segment") {
-		for _, d := range []string{sim.ShmDir(world), sim.TmpDir(world)} {
-			if entries, _ := os.ReadDir(d); len(entries) > 0 {
-				t.Errorf("%s not empty: %v", d, entries)
-			}
+	// Without its leak fault, each directory is left empty.
+	for d, leak := range map[string]string{sim.ShmDir(world): "leak-segment", sim.TmpDir(world): "leak-socket-dir"} {
+		if entries, _ := os.ReadDir(d); len(entries) > 0 && !strings.Contains(faults, leak) {
+			t.Errorf("%s not empty: %v", d, entries)
 		}
 	}
 	return out, r
@@ -73,8 +72,14 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 // sim`, see TestMain), at time scale simScale, on free ports.
 func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
 	t.Helper()
+	return newSimRunnerWorld(t, plan, faults, sim.WorldOptions{})
+}
+
+// newSimRunnerWorld is newSimRunner in a world made with opts.
+func newSimRunnerWorld(t *testing.T, plan *Plan, faults string, opts sim.WorldOptions) (*Runner, string) {
+	t.Helper()
 	world := t.TempDir()
-	if err := sim.NewWorld(world, sim.WorldOptions{}); err != nil {
+	if err := sim.NewWorld(world, opts); err != nil {
 		t.Fatal(err)
 	}
 	exe, err := os.Executable()
@@ -89,7 +94,7 @@ func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
 	if faults != "" {
 		s.Env.Set("CI_REPORT_SIM_FAULTS", faults)
 	}
-	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Sim: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
+	r := &Runner{Plan: plan, OutDir: filepath.Join(t.TempDir(), "part"), RunID: "7", AnyPort: true, Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world),
 		Kvctl: append(slices.Clone(s.Self), "kvctl")}
 	r.Timing = r.Timing.Scaled(simScale)
 	return r, world
@@ -149,14 +154,35 @@ func TestSimServerFaults(t *testing.T) {
 		profile string
 		cases   []string
 		want    map[string][]string // case → its failed checks
+		// roots: case → the failed checks that follow from none
+		// (docs/runner.md §5.9); class: case → its class (§5.10). A case
+		// with failed checks that roots does not name has them all as roots.
+		roots map[string][]string
+		class map[string]string
 	}
 	tokens := []string{"gen_seq_tokens_equal", "apc_0_tokens_equal", "apc_1_tokens_equal", "apc_2_tokens_equal"}
+	compared := append(slices.Clone(tokens), "apc_0_cached_tokens_equal", "apc_1_cached_tokens_equal", "apc_2_cached_tokens_equal")
 	for _, c := range []tc{
-		{"never-ready", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}}},
-		{"ignore-stop", "smoke", []string{"sglang-*"}, map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
-		{"leak-segment", "smoke", []string{"vllm-*"}, map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed", "socket_dirs_removed"}}},
-		{"wrong-tokens", "nightly", []string{"vllm-qwen05b-*"}, map[string][]string{
-			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil}},
+		{fault: "never-ready", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct}},
+		// A kvcached server that never became ready: its comparisons follow from it.
+		{fault: "never-ready@vllm_qwen05b_kv_c1", profile: "nightly", cases: []string{"vllm-qwen05b-*"},
+			want:  map[string][]string{"vllm-qwen05b-kv_c1": append([]string{"server_ready"}, compared...), "vllm-qwen05b-kv_c0": nil, "vllm-qwen05b-native": nil},
+			roots: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct}},
+		// A port another process holds at every start: the machine's.
+		{fault: "port-taken@vllm_qwen05b_kv_c1", profile: "nightly", cases: []string{"vllm-qwen05b-*"},
+			want:  map[string][]string{"vllm-qwen05b-kv_c1": append([]string{"server_ready", "no_error_signatures"}, compared...), "vllm-qwen05b-kv_c0": nil, "vllm-qwen05b-native": nil},
+			roots: map[string][]string{"vllm-qwen05b-kv_c1": {"server_ready", "no_error_signatures"}},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassInfra}},
+		{fault: "ignore-stop", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
+		{fault: "leak-segment", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed"}}},
+		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"socket_dirs_removed"}}},
+		// SGLang makes the socket dir only above TP 1, so at TP 1 nothing leaks.
+		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": nil}},
+		{fault: "wrong-tokens", profile: "nightly", cases: []string{"vllm-qwen05b-*"}, want: map[string][]string{
+			"vllm-qwen05b-kv_c1": tokens, "vllm-qwen05b-kv_c0": tokens, "vllm-qwen05b-native": nil},
+			class: map[string]string{"vllm-qwen05b-kv_c1": collect.ClassProduct, "vllm-qwen05b-kv_c0": collect.ClassProduct}},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			out, _ := serverSim(t, c.profile, c.cases, c.fault, context.Background(), func(r *Runner) {
@@ -171,6 +197,23 @@ func TestSimServerFaults(t *testing.T) {
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Fatalf("failed checks (-want +got):\n%s", d)
 			}
+			for _, cr := range out.Cases {
+				var roots []string
+				idx, _ := collect.RootChecks(cr.Checks)
+				for _, i := range idx {
+					roots = append(roots, cr.Checks[i].Name)
+				}
+				want, ok := c.roots[cr.Name]
+				if !ok {
+					want = failedChecks(cr)
+				}
+				if !slices.Equal(roots, want) {
+					t.Errorf("%s: roots %v, want %v", cr.Name, roots, want)
+				}
+				if wantClass := c.class[cr.Name]; c.class != nil && cr.Class != wantClass {
+					t.Errorf("%s: class %q (%s), want %q", cr.Name, cr.Class, cr.ClassWhy, wantClass)
+				}
+			}
 		})
 	}
 }
@@ -178,7 +221,7 @@ func TestSimServerFaults(t *testing.T) {
 // TestSimExecPrefix runs every server, kvctl and leftover listing behind an
 // exec prefix (`env`, which runs its arguments as they are).
 func TestSimExecPrefix(t *testing.T) {
-	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "leak-segment", context.Background(), func(r *Runner) {
+	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "leak-segment,leak-socket-dir", context.Background(), func(r *Runner) {
 		r.ExecPrefix = map[string][]string{"vllm": {"env"}}
 	})
 	got := failedChecks(out.Cases[1])
@@ -311,7 +354,7 @@ func TestSimHybridBlockSize(t *testing.T) {
 // and no case of those engines runs against guessed expectations.
 func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
-		r.Sim.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
 	})
 	if out.OK || len(out.Cases) != 2 {
 		t.Fatalf("outcome ok=%v with %d cases, want the two setup cases only", out.OK, len(out.Cases))
@@ -336,5 +379,68 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(r.OutDir, "run.log"))
 	if err != nil || !strings.Contains(string(data), "vllm-qwen05b-kv_c1: NOT RUN (vllm-setup failed)") {
 		t.Fatalf("run.log lacks the not-run line (%v):\n%s", err, data)
+	}
+}
+
+// The comparisons hold a group's kvcached cases back until its native case
+// finished and record them, compared, right before it; what the loop left
+// them holding is recorded at the end, compared with nothing unless the
+// run was interrupted. Other kinds pass through.
+func TestComparisons(t *testing.T) {
+	plan, err := mustPlan(t, "nightly").Select(Selection{Cases: []string{"vllm-qwen05b-*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(name string) *Entry {
+		for i := range plan.Cases {
+			if plan.Cases[i].Name == name {
+				return &plan.Cases[i]
+			}
+		}
+		t.Fatalf("no case %s in %v", name, plan.Names())
+		return nil
+	}
+	result := func(name string, tok int) collect.CaseResult {
+		return collect.CaseResult{Name: name, OK: true, Checks: []collect.Check{}, Phases: phasesOf(tok)}
+	}
+	names := func(rs []collect.CaseResult) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s:%v:%d", r.Name, r.OK, len(r.Checks)))
+		}
+		return strings.Join(out, " ")
+	}
+	compared := len(ComparedPhases) + len(CachedPhases)
+
+	cs := newComparisons(plan)
+	if got := names(cs.finished(entry("vllm-setup"), result("vllm-setup", 0), evidence{})); got != "vllm-setup:true:0" {
+		t.Errorf("setup case: %s", got)
+	}
+	if cs.group(entry("vllm-setup")) != nil || cs.group(entry("vllm-qwen05b-kv_c1")) == nil {
+		t.Error("only server cases have a group")
+	}
+	for _, n := range []string{"vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0"} {
+		if got := cs.finished(entry(n), result(n, 1), evidence{}); got != nil {
+			t.Errorf("%s recorded before its native case: %s", n, names(got))
+		}
+	}
+	got := names(cs.finished(entry("vllm-qwen05b-native"), result("vllm-qwen05b-native", 1), evidence{}))
+	want := fmt.Sprintf("vllm-qwen05b-kv_c1:true:%d vllm-qwen05b-kv_c0:true:%d vllm-qwen05b-native:true:0", compared, compared)
+	if got != want || cs.rest(false) != nil {
+		t.Errorf("native case: %s, want %s", got, want)
+	}
+
+	for _, c := range []struct {
+		interrupted bool
+		want        string
+	}{
+		{false, fmt.Sprintf("vllm-qwen05b-kv_c1:false:%d", compared)},
+		{true, "vllm-qwen05b-kv_c1:true:0"},
+	} {
+		cs := newComparisons(plan)
+		cs.finished(entry("vllm-qwen05b-kv_c1"), result("vllm-qwen05b-kv_c1", 2), evidence{})
+		if got := names(cs.rest(c.interrupted)); got != c.want {
+			t.Errorf("interrupted %v: %s, want %s", c.interrupted, got, c.want)
+		}
 	}
 }

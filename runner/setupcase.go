@@ -12,12 +12,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/checks"
-	"github.com/ovg-project/ci-report/runner/engine"
 )
-
-func init() {
-	registerKind(KindSetup, KindFunc(runSetupCase))
-}
 
 // runSetupCase is `<engine>-setup`: with --install-cmd it runs the command
 // (output to `<engine>-install.log`), otherwise it checks that the engine's
@@ -35,11 +30,13 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	if c.R.gpuErr != nil {
 		list = append(list, collect.Check{Name: "gpu_available", Detail: collect.CutDetail(c.R.gpuErr.Error(), 300)})
 	}
+	c.Progress("installing kvcached")
 	problem, note := c.install(ctx, name)
 	list = append(list, checks.InstallKvcached(problem, note))
 	var log collect.Ordered[any]
 	if problem == "" {
 		sets := c.Engine(name).Expectations
+		c.Progress("probing versions")
 		v, err := c.probeVersions(ctx, name)
 		if err != nil {
 			msg := collect.CutDetail(c.R.Redactor().String(err.Error()), 500)
@@ -69,6 +66,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 			}
 			c.R.verMu.Unlock()
 		}
+		c.probeCapabilities(ctx, name, &log)
 	}
 	return c.Result(list, log, nil)
 }
@@ -103,32 +101,7 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		}
 		return "", "installed; output in " + logName
 	}
-	if c.R.Sim != nil {
-		self := c.R.Sim.Self[0]
-		if _, err := os.Stat(self); err != nil {
-			return fmt.Sprintf("simulator %s: %v", self, err), ""
-		}
-		return "", "simulated " + engineName + " server"
-	}
-	server := c.Engine(engineName).Server
-	if len(server) == 0 {
-		return fmt.Sprintf("engine %s has no server command", engineName), ""
-	}
-	if len(prefix) == 0 {
-		p, err := exec.LookPath(server[0])
-		if err != nil {
-			return fmt.Sprintf("server command %s is not on the PATH: %v", server[0], err), ""
-		}
-		return "", "no --install-cmd; " + server[0] + " is " + p
-	}
-	argv := append(slices.Clone(prefix), "sh", "-c", "command -v "+engine.ShellQuote(server[0]))
-	tctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
-	defer cancel()
-	out, err := c.R.exec()(tctx, argv)
-	if err != nil {
-		return fmt.Sprintf("server command %s is not on the PATH of %s: %v", server[0], strings.Join(prefix, " "), err), ""
-	}
-	return "", "no --install-cmd; " + server[0] + " is " + strings.TrimSpace(string(out))
+	return c.R.host().FindServer(ctx, c, engineName)
 }
 
 // tailBuffer keeps the last max bytes written.

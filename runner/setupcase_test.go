@@ -133,8 +133,9 @@ func TestVersionProbeArgv(t *testing.T) {
 	if len(got) != 8 || strings.Join(got[:6], " ") != "docker exec -i sg python3 -c" || got[7] != "sglang" {
 		t.Fatalf("argv %q", got)
 	}
-	r.Sim = &Sim{Self: []string{"/bin/ci-report", "sim"}}
-	r.Sim.Env.Set("CI_REPORT_SIM_DIR", "/w")
+	s := &Sim{Self: []string{"/bin/ci-report", "sim"}}
+	s.Env.Set("CI_REPORT_SIM_DIR", "/w")
+	r.Host = s
 	got = c.versionProbeArgv("vllm")
 	if d := cmp.Diff([]string{"env", "CI_REPORT_SIM_DIR=/w", "/bin/ci-report", "sim", "versions", "--engine", "vllm"}, got); d != "" {
 		t.Fatal(d)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -74,15 +73,12 @@ type Versions struct {
 }
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
-// simulator's environment under --simulate, then the probe with {engine}
-// replaced.
+// host's environment (the simulator's variables), then the probe with
+// {engine} replaced.
 func (c *Case) versionProbeArgv(engineName string) []string {
 	probe := c.R.VersionProbe
 	if len(probe) == 0 {
-		probe = DefaultVersionProbe
-		if c.R.Sim != nil {
-			probe = append(slices.Clone(c.R.Sim.Self), "versions", "--engine", "{engine}")
-		}
+		probe = c.R.host().VersionProbe()
 	}
 	out := make([]string, 0, len(probe))
 	for _, a := range probe {
@@ -113,8 +109,8 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 	return v, nil
 }
 
-// applyVersions fills setup.json's engine versions from the probes of the
-// setup cases that finished (done: by case name), and kvcached_sha when
+// applyVersions fills setup.json's engine versions and capabilities from
+// the probes of the setup cases that finished (done: by case name), and kvcached_sha when
 // neither --kvcached-sha nor KVCACHED_SHA gave one (the first engine whose
 // probe reports a commit). A setup case cut short by an interrupt may still
 // be probing: what it finds does not count, so setup.json does not depend
@@ -122,13 +118,18 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 	finished := map[string]bool{}
 	for i := range r.Plan.Cases {
-		if e := &r.Plan.Cases[i]; e.Kind == KindSetup && done[e.Name] {
+		if e := &r.Plan.Cases[i]; e.spec().engineSetup && done[e.Name] {
 			finished[e.Engine] = true
 		}
 	}
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
 	for _, k := range s.Engines.Keys() {
+		if caps := r.engineCapabilities(k); caps != nil && finished[k] {
+			e, _ := s.Engines.Get(k)
+			e.Capabilities = caps
+			s.Engines.Set(k, e)
+		}
 		v, ok := r.versions[k]
 		if !ok || !finished[k] {
 			continue

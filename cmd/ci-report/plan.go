@@ -59,7 +59,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	case "cases":
 		lines = o.plan.Names()
 	case "engines":
-		for _, name := range usedEngines(o.plan) {
+		for _, name := range o.plan.UsedEngines() {
 			ep, _ := o.plan.Engines.Get(name)
 			lines = append(lines, name+" "+ep.Image)
 		}
@@ -70,24 +70,6 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
-}
-
-// usedEngines are the engines the plan's cases use, in the plan's engine
-// order: the containers a part needs.
-func usedEngines(p *runner.Plan) []string {
-	used := map[string]bool{}
-	for i := range p.Cases {
-		for _, en := range p.Cases[i].EntryEngines() {
-			used[en] = true
-		}
-	}
-	var out []string
-	for _, k := range p.Engines.Keys() {
-		if used[k] {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // planFlagUsage is the help of merge's, render's and post's --plan.

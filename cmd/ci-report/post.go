@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ type postOptions struct {
 	jobSummary  bool
 	maxWait     time.Duration
 	failVerdict bool
+	saveHistory string
 	positionals []string
 
 	// Sleep is the poster's wait; tests make waits instant.
@@ -66,6 +68,7 @@ func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) er
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
+	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -178,6 +181,18 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 			fmt.Fprintf(stderr, "ci-report post: warning: previous run: %v; publishing without the changes link\n", err)
 		}
 	}
+	// The comments are listed before rendering: the profile's earlier
+	// comments carry the history the comment shows (docs/publish.md §14).
+	// When that fails, the report is still rendered for the job summary.
+	thread, openErr := pub.Open(ctx, target, run, opts.Profile)
+	if openErr == nil {
+		opts.History = thread.History
+		if o.saveHistory != "" {
+			if err := writeHistoryFile(o.saveHistory, thread.History); err != nil {
+				return err
+			}
+		}
+	}
 	docs, err := render.Render(rep, opts)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -197,7 +212,10 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 			return err
 		}
 	}
-	res, err := pub.Publish(ctx, target, post)
+	if openErr != nil {
+		return postError(openErr)
+	}
+	res, err := pub.PublishOn(ctx, thread, target, post)
 	if err != nil {
 		return postError(err)
 	}
@@ -212,6 +230,19 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s)\n", verb, where, repo, docs.Verdict)
 	if o.failVerdict && docs.Verdict != "PASS" {
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
+	}
+	return nil
+}
+
+// writeHistoryFile writes the history post read (docs/formats.md §9), so
+// that render --history gives the comment's bytes locally.
+func writeHistoryFile(path string, runs []render.HistoryRun) error {
+	var b strings.Builder
+	if err := render.WriteHistory(&b, runs); err != nil {
+		return fmt.Errorf("--save-history %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--save-history: %w", err)
 	}
 	return nil
 }

@@ -1239,3 +1239,59 @@ func TestAcceptancePreviousRunUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// History across runs through the real CLI: the second run's comment marks
+// the failures of the first as failing 2 runs, and `render --history` of
+// the file `post --save-history` wrote gives the very comment and section
+// that post published (docs/publish.md §14).
+func TestAcceptanceHistoryLocalRender(t *testing.T) {
+	f, srv := accSetup(t)
+	// An earlier run of ours in which every case passed.
+	f.comments = append(f.comments, &ghComment{ID: 11, Issue: 7, User: accBot,
+		Body: "<!-- ci-report:comment run=4100 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-27 · PASS\n\n" +
+			`<!-- ci-report:digest {"v":1,"profile":"nightly","run":"4100","attempt":"1","date":"2026-11-27","total":24} -->` + "\n"})
+	environ := accEnv(srv)
+	prev := "--prev=2222222222222222222222222222222222222222:success"
+	if r := accCLI(t, environ, append([]string{"post", "--issue", "7", "--date", "2026-11-28", prev}, accParts()...)...); r.code != exitOK {
+		t.Fatalf("run 4242: exit %d\n%s", r.code, r.stderr)
+	}
+	environ["GITHUB_RUN_ID"] = "4300"
+	hist := filepath.Join(t.TempDir(), "history.jsonl")
+	r := accCLI(t, environ, append([]string{"post", "--issue", "7", "--date", "2026-11-29", prev, "--save-history", hist}, accParts()...)...)
+	if r.code != exitOK {
+		t.Fatalf("run 4300: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "ci-report post: history: 2 earlier runs of nightly (from 2 digests; 0 skipped, 0 comments without one)") {
+		t.Errorf("run 4300 logged no history line:\n%s", r.stderr)
+	}
+	var posted string
+	for _, c := range f.commentsOn(7) {
+		if c.User == accBot && strings.HasPrefix(c.Body, "<!-- ci-report:comment run=4300 ") {
+			posted = c.Body
+		}
+	}
+	if !strings.Contains(posted, "| 2 runs (since 2026-11-28) |") {
+		t.Errorf("run 4300's comment does not mark a failure of two runs:\n%s", posted)
+	}
+	environ["GITHUB_TOKEN"] = ""
+	comment, section := renderDocs(t, environ, "--date", "2026-11-29", prev, "--history", hist)
+	if comment != posted {
+		t.Errorf("render --history differs from the posted comment:\n%s", firstDiff(comment, posted))
+	}
+	if body := f.issue(7).Body; section == "" || !strings.Contains(strings.ReplaceAll(body, "\r\n", "\n"), strings.TrimSpace(section)) {
+		t.Errorf("render --history's section is not the one spliced:\n%s\nbody:\n%s", section, body)
+	}
+	if !strings.Contains(section, "### Recent changes") {
+		t.Errorf("the section has no changes table:\n%s", section)
+	}
+
+	// A history file with a bad line is refused, naming the file and line.
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"v\":9}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = accCLI(t, environ, append([]string{"render", "--history", bad}, accParts()...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--history "+bad+": line 1: digest: v 9: want 1") {
+		t.Errorf("render --history with a bad line: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -30,6 +31,7 @@ type renderOptions struct {
 	format      string
 	jobSummary  bool
 	failVerdict bool
+	history     string
 	positionals []string
 }
 
@@ -52,6 +54,7 @@ func runRender(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment), text (aligned tables), junit (JUnit XML) or ctrf (CTRF JSON)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS")
+	fs.StringVar(&o.history, "history", "", "earlier runs' digests `file` (JSON lines, as post --save-history writes): the since column, fixed line and changes table")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -76,6 +79,11 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 	rep, opts, err := o.inputs.load(ctx, e, o.positionals)
 	if err != nil {
 		return err
+	}
+	if o.history != "" {
+		if opts.History, err = readHistoryFile(o.history); err != nil {
+			return err
+		}
 	}
 	docs, err := render.Render(rep, opts)
 	if err != nil {
@@ -135,6 +143,21 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
 	}
 	return nil
+}
+
+// readHistoryFile reads a --history file (docs/formats.md §9); a line that
+// is not a digest is a usage error naming the file and line.
+func readHistoryFile(path string) ([]render.HistoryRun, error) {
+	f, err := collect.OpenRegular(path)
+	if err != nil {
+		return nil, usageErrorf("--history: %v", err)
+	}
+	defer f.Close()
+	runs, err := render.ReadHistory(f)
+	if err != nil {
+		return nil, usageErrorf("--history %s: %v", path, err)
+	}
+	return runs, nil
 }
 
 // appendJobSummary appends the comment to $GITHUB_STEP_SUMMARY, or a short

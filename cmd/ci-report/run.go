@@ -55,8 +55,9 @@ type runOptions struct {
 	StopSignal                            string
 	ElasticGPUMiB, PriorityGPUMiB         optionalMiB
 	BallastCmd, Kvctl                     string
-	KvcachedSHA                           string
+	KvcachedSHA, KernelLog                string
 	ExecPrefix, InstallCmd                stringList
+	ContainerGPUs                         stringList
 
 	// portGiven: --port was on the command line (run --simulate takes
 	// free ports without it).
@@ -67,6 +68,7 @@ type runOptions struct {
 	gpus       []int
 	stopSignal syscall.Signal
 	prefixes   map[string][]string
+	containers map[string][]int
 	installs   map[string]string
 	kvctl      []string
 	ballast    []string
@@ -77,6 +79,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "the part directory to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
+	fs.StringVar(&o.KernelLog, "kernel-log", "", "a file the kernel's messages are appended to during the run (e.g. dmesg --follow): a failed case's lines classify it (GPU lost, Xid, ECC, OOM kill)")
 	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
 	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")
 	o.registerSelection(fs)
@@ -89,6 +92,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
 	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
+	fs.Var(&o.ContainerGPUs, "container-gpus", `[ENGINE=]2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '"device=2,3"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)`)
 	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
 }
 
@@ -147,14 +151,8 @@ func (o *runOptions) validate() error {
 	if o.GPUs == "" {
 		o.GPUs = defaultGPUs(o.plan)
 	}
-	for _, g := range strings.Split(o.GPUs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(g))
-		if err != nil || n < 0 {
-			return usageErrorf("--gpus %q: want comma-separated GPU indices", o.GPUs)
-		}
-		if !slices.Contains(o.gpus, n) {
-			o.gpus = append(o.gpus, n)
-		}
+	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
+		return usageErrorf("--gpus %q: %v", o.GPUs, err)
 	}
 	if o.Port < 0 || o.Port > 65533 {
 		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
@@ -180,6 +178,9 @@ func (o *runOptions) validate() error {
 		}
 		o.prefixes[eng] = words
 	}
+	if err := o.resolveContainerGPUs(); err != nil {
+		return err
+	}
 	o.installs = map[string]string{}
 	for _, v := range o.InstallCmd {
 		eng, cmd, ok := strings.Cut(v, "=")
@@ -197,6 +198,45 @@ func (o *runOptions) validate() error {
 		}
 	}
 	return nil
+}
+
+// resolveContainerGPUs parses --container-gpus and checks it against the
+// exec prefixes and --gpus (runner.CheckContainerGPUs, docs/runner.md §1.3).
+func (o *runOptions) resolveContainerGPUs() error {
+	if len(o.ContainerGPUs) == 0 {
+		return nil
+	}
+	o.containers = map[string][]int{}
+	for _, v := range o.ContainerGPUs {
+		eng, list := splitEngineValue(v, o.plan)
+		if name, _, ok := strings.Cut(list, "="); eng == "" && ok {
+			return usageErrorf("--container-gpus %q: unknown engine %q (known: %s)", v, name, strings.Join(o.plan.Engines.Keys(), ", "))
+		}
+		gpus, err := parseGPUList(list)
+		if err != nil {
+			return usageErrorf("--container-gpus %q: %v", v, err)
+		}
+		o.containers[eng] = gpus
+	}
+	if err := runner.CheckContainerGPUs(o.plan, o.gpus, o.prefixes, o.containers); err != nil {
+		return usageErrorf("%v", err)
+	}
+	return nil
+}
+
+// parseGPUList parses comma-separated GPU indices, dropping repeats.
+func parseGPUList(s string) ([]int, error) {
+	var out []int
+	for _, g := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(g))
+		if err != nil || n < 0 {
+			return nil, errors.New("want comma-separated GPU indices")
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // resolve resolves the plan from --profile or --plan, the selection flags
@@ -389,8 +429,9 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// or test runs side by side, or anything else on 18000, must not
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
-		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
+		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
+		ContainerGPUs: o.containers,
+		Version:       version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
 	if deps.IsTerminal != nil {

@@ -28,6 +28,12 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if err := sim.ValidateFaults(e.Getenv("CI_REPORT_SIM_FAULTS")); err != nil {
 		return nil, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
 	}
+	if _, err := sim.ParseKvctlDelay(e.Getenv("CI_REPORT_SIM_KVCTL_DELAY")); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if err := sim.ValidateKvcached(e.Getenv("CI_REPORT_SIM_KVCACHED")); err != nil {
+		return nil, usageErrorf("CI_REPORT_SIM_KVCACHED: %v", err)
+	}
 	dir := e.Getenv("CI_REPORT_SIM_DIR")
 	keep := dir != ""
 	if !keep {
@@ -58,14 +64,15 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	s.Env.Set("CI_REPORT_SIM_FAULTS", e.Getenv("CI_REPORT_SIM_FAULTS"))
 	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
 	s.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", e.Getenv("CI_REPORT_SIM_KVCACHED_VERSION"))
+	s.Env.Set("CI_REPORT_SIM_KVCTL_DELAY", e.Getenv("CI_REPORT_SIM_KVCTL_DELAY"))
+	s.Env.Set("CI_REPORT_SIM_KVCACHED", e.Getenv("CI_REPORT_SIM_KVCACHED"))
 	for _, kv := range deps.SimEnv {
 		s.Env.Set(kv[0], kv[1])
 	}
-	r.Sim = s
-	r.Kvctl = append(slices.Clone(self), "kvctl")
-	if len(r.BallastCmd) == 0 {
-		r.BallastCmd = append(slices.Clone(self), "ballast")
-	}
+	r.Host = s
+	// The simulated kvctl whatever --kvctl says (docs/runner.md §1.1): the
+	// host's. A --ballast-cmd still applies; without one the host's.
+	r.Kvctl = nil
 	r.GPU = sim.NewGPU(dir)
 	r.Peaks = sim.NewPeaks(dir)
 	r.Timing = r.Timing.Scaled(scale)

@@ -41,6 +41,10 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad signal", []string{"--profile", "smoke", "--out", out, "--stop-signal", "NOPE"}, "--stop-signal"},
 		{"bad exec prefix", []string{"--profile", "smoke", "--out", out, "--exec-prefix", `docker "exec`}, "--exec-prefix"},
 		{"exec prefix of an unknown engine", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "vlm=docker exec -i c"}, `unknown engine "vlm"`},
+		{"container GPUs without a container", []string{"--profile", "smoke", "--out", out, "--gpus", "2", "--container-gpus", "2,3"}, "applies to engine vllm, which has no --exec-prefix"},
+		{"container GPUs of an unknown engine", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "docker exec c", "--container-gpus", "vlm=0"}, `unknown engine "vlm"`},
+		{"bad container GPUs", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "docker exec c", "--container-gpus", "2,x"}, `--container-gpus "2,x"`},
+		{"a GPU outside the container", []string{"--profile", "smoke", "--out", out, "--exec-prefix", "docker exec c", "--container-gpus", "2,3"}, "GPU 0 of the run (--gpus 0) is not in engine vllm's container"},
 		{"positional", []string{"--profile", "smoke", "--out", out, "extra"}, "takes no arguments"},
 		{"unknown flag", []string{"--profile", "smoke", "--out", out, "--frobnicate"}, "frobnicate"},
 		{"negative port", []string{"--profile", "smoke", "--out", out, "--port", "-1"}, "--port -1"},
@@ -74,6 +78,17 @@ func TestRunFlagsResolve(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"sglang-setup", "sglang-qwen05b-kv_c1-tp2", "sglang-qwen05b-kv_c0-tp2", "sglang-qwen05b-native-tp2", "sglang-qwen05b-kv_c1-fp8kv"}, o.plan.Names()); d != "" {
 		t.Fatalf("plan: %s", d)
+	}
+}
+
+func TestRunContainerGPUsResolve(t *testing.T) {
+	o := runOptions{Profile: "smoke", Out: "x", GPUs: "3", Port: 18000, ReadyTimeout: time.Minute, StopSignal: "INT", Kvctl: "kvctl",
+		ExecPrefix: stringList{"docker exec -i c", "sglang=docker exec -i sg"}, ContainerGPUs: stringList{"2,3", "sglang=3,2,3"}}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string][]int{"": {2, 3}, "sglang": {3, 2}}, o.containers); d != "" {
+		t.Fatalf("containers: %s", d)
 	}
 }
 
@@ -282,6 +297,18 @@ func TestRunSimulatedUnknownFault(t *testing.T) {
 	code, out, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "no-relase"}, "--profile", "smoke")
 	if code != exitUsage || !strings.Contains(stderr, `CI_REPORT_SIM_FAULTS: unknown fault "no-relase" (known: `) || !strings.Contains(stderr, "no-release") {
 		t.Fatalf("exit %d, want 2 naming the fault and the known ones:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the part directory exists (%v): the run started", err)
+	}
+}
+
+// A CI_REPORT_SIM_KVCTL_DELAY that is not a Go duration is a usage error
+// before anything runs, not a run whose every kvctl call fails.
+func TestRunSimulatedBadKvctlDelay(t *testing.T) {
+	code, out, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "3"}, "--profile", "smoke")
+	if code != exitUsage || !strings.Contains(stderr, `CI_REPORT_SIM_KVCTL_DELAY="3": want a Go duration`) {
+		t.Fatalf("exit %d, want 2 naming the variable:\n%s", code, stderr)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the part directory exists (%v): the run started", err)

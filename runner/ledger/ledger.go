@@ -25,12 +25,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
 
-// DefaultTimeout is the limit of one kvctl call (docs/runner.md §4.2).
-const DefaultTimeout = 10 * time.Second
+// DefaultTimeout is the limit of one kvctl call (docs/runner.md §4.2). Every
+// real call starts a Python that imports torch before it does anything
+// (kvcached/__init__.py@e8e6406 l.13-15, imported by kvcached/cli/kvctl.py):
+// seconds per call, more when the import is cold or calls overlap, so the
+// limit is about ten times a typical call rather than a few seconds.
+const DefaultTimeout = 30 * time.Second
 
 // Known ledger fields, in the order they are written in samples.
 const (
@@ -59,6 +64,36 @@ type Client struct {
 	Exec ExecFunc
 	// Timeout bounds each call; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Latencies, when set, collects how long each call took (see
+	// Latencies); several clients may share one.
+	Latencies *Latencies
+}
+
+// Latencies collects the durations of kvctl calls for a case log's
+// kvctl_latency_s (docs/formats.md §4.1). A call that ran to its end or to its
+// timeout counts (a timed-out one with the timeout, a lower bound); one cut
+// short by its caller (the end of sampling, an interrupt) does not, since
+// how long it would have taken is unknown. Safe for concurrent use.
+type Latencies struct {
+	mu sync.Mutex
+	s  []float64
+}
+
+func (l *Latencies) add(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.s = append(l.s, d.Seconds())
+}
+
+// Seconds returns the durations recorded, in seconds, in the order the calls
+// ended; nil for a nil Latencies.
+func (l *Latencies) Seconds() []float64 {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]float64(nil), l.s...)
 }
 
 // Entry is one segment of a kvctl listing.
@@ -74,15 +109,37 @@ func (e Entry) Get(f string) int64 { return e.Fields[f] }
 
 // List runs `kvctl list --json` and parses its output.
 func (c *Client) List(ctx context.Context) ([]Entry, error) {
-	out, err := c.run(ctx, "list", "--json")
+	l, err := c.ListTimed(ctx)
+	return l.Entries, err
+}
+
+// A Listing is one answer of `kvctl list --json` and how old it was when the
+// call returned.
+type Listing struct {
+	Entries []Entry
+	// Age is how long before the call returned kvctl began to print the
+	// listing (its first byte of output), so the moment the ledger was read
+	// is the return minus Age. kvctl reads the segments after its imports
+	// and prints them at once (cmd_list, kvcached/cli/kvctl.py@e8e6406
+	// l.215-229; to a pipe Python's output is flushed at exit at the latest,
+	// before the interpreter's teardown): the import's seconds are before
+	// the reading, only the teardown and the exec prefix's relay after it.
+	// 0 when the exec function cannot tell (Client.Exec set).
+	Age time.Duration
+}
+
+// ListTimed runs `kvctl list --json` and parses its output, saying when the
+// ledger was read (Listing.Age).
+func (c *Client) ListTimed(ctx context.Context) (Listing, error) {
+	out, age, err := c.call(ctx, "list", "--json")
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
 	entries, err := ParseList(out)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.describe("list", "--json"), err)
+		return Listing{}, fmt.Errorf("%s: %w", c.describe("list", "--json"), err)
 	}
-	return entries, nil
+	return Listing{Entries: entries, Age: age}, nil
 }
 
 // SetLimit runs `kvctl limit <ipc> <bytes>`.
@@ -144,48 +201,100 @@ func (c *Client) describe(args ...string) string {
 }
 
 func (c *Client) run(ctx context.Context, args ...string) ([]byte, error) {
+	out, _, err := c.call(ctx, args...)
+	return out, err
+}
+
+// call runs one kvctl command under the client's timeout and returns its
+// output and how long before the return its first byte came (0 when the
+// exec function cannot tell). The deadline or the caller's cancellation
+// kills kvctl's whole process group (ExecCommand), so a hung kvctl is never
+// waited on past Timeout, nor past an interrupt.
+func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duration, error) {
 	if len(c.Argv) == 0 {
-		return nil, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
+		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append([]string(nil), c.Argv...), args...)
-	run := c.Exec
-	if run == nil {
-		run = ExecCommand
+	start := time.Now()
+	var (
+		out   []byte
+		first time.Time
+		err   error
+	)
+	if c.Exec != nil {
+		out, err = c.Exec(callCtx, argv)
+	} else {
+		out, first, err = execTimed(callCtx, argv)
 	}
-	out, err := run(ctx, argv)
+	end := time.Now()
+	if c.Latencies != nil && (err == nil || ctx.Err() == nil) {
+		c.Latencies.add(end.Sub(start))
+	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s: timed out after %s (%s)", c.describe(args...), timeout, strings.Join(argv, " "))
+		switch {
+		case ctx.Err() != nil:
+			return nil, 0, fmt.Errorf("%s: cut short: %v (%s)", c.describe(args...), context.Cause(ctx), strings.Join(argv, " "))
+		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+			return nil, 0, fmt.Errorf("%s: timed out after %s, killed (%s)", c.describe(args...), timeout, strings.Join(argv, " "))
 		}
-		return nil, fmt.Errorf("%s (%s): %w", c.describe(args...), strings.Join(argv, " "), err)
+		return nil, 0, fmt.Errorf("%s (%s): %w", c.describe(args...), strings.Join(argv, " "), err)
 	}
-	return out, nil
+	var age time.Duration
+	if !first.IsZero() {
+		age = max(end.Sub(first), 0)
+	}
+	return out, age, nil
 }
 
 // ExecCommand runs argv with os/exec and returns its standard output; on
 // failure the error carries the exit status and the tail of standard error.
 func ExecCommand(ctx context.Context, argv []string) ([]byte, error) {
+	out, _, err := execTimed(ctx, argv)
+	return out, err
+}
+
+// firstWrite is a command's standard output that notes when its first byte
+// came. os/exec writes it from one goroutine, which Wait waits for. The
+// buffer is a field, not embedded: io.Copy would use bytes.Buffer's ReadFrom
+// and bypass Write.
+type firstWrite struct {
+	buf bytes.Buffer
+	at  time.Time
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	if w.at.IsZero() && len(p) > 0 {
+		w.at = time.Now()
+	}
+	return w.buf.Write(p)
+}
+
+// execTimed is ExecCommand, also returning when the first byte of standard
+// output came (zero when there was none).
+func execTimed(ctx context.Context, argv []string) ([]byte, time.Time, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stdout, stderr bytes.Buffer
+	var stdout firstWrite
+	var stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	// kvctl may be a wrapper script (or docker exec) whose children hold the
-	// pipes: on timeout the whole group is killed, and WaitDelay bounds the rest.
+	// pipes: on timeout or cancellation the whole group is killed, and
+	// WaitDelay bounds the rest.
 	killGroupOnCancel(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Run(); err != nil {
 		if msg := tail(stderr.Bytes(), 300); msg != "" {
-			return nil, fmt.Errorf("%w: %s", err, msg)
+			return nil, time.Time{}, fmt.Errorf("%w: %s", err, msg)
 		}
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	return stdout.Bytes(), nil
+	return stdout.buf.Bytes(), stdout.at, nil
 }
 
 // tail returns the last n runes of b as one valid UTF-8 line.

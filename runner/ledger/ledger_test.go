@@ -294,3 +294,32 @@ func TestNoArgv(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestListAge: the listing's age is how long before the return kvctl began
+// to print, so a kvctl that prints and then takes a while to exit (Python's
+// teardown) is read as of its output, not its exit; without output timing
+// (an Exec function) the age is 0. Latencies counts each call.
+func TestListAge(t *testing.T) {
+	dir := t.TempDir()
+	slowExit := filepath.Join(dir, "kvctl")
+	if err := os.WriteFile(slowExit, []byte("#!/bin/sh\necho '[{\"ipc\":\"a\"}]'\nsleep 0.5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lat := &Latencies{}
+	cl := &Client{Argv: []string{slowExit}, Latencies: lat}
+	l, err := cl.ListTimed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || l.Age < 500*time.Millisecond {
+		t.Errorf("listing %+v: want 1 entry printed at least 0.5 s before the exit", l)
+	}
+	f := &fakeKvctl{list: []string{`[]`}}
+	l, err = (&Client{Argv: []string{"kvctl"}, Exec: f.exec, Latencies: lat}).ListTimed(context.Background())
+	if err != nil || l.Age != 0 {
+		t.Errorf("with an Exec function: age %s, err %v; want 0, nil", l.Age, err)
+	}
+	if s := lat.Seconds(); len(s) != 2 || s[0] < 0.5 {
+		t.Errorf("latencies %v, want 2, the first at least 0.5 s", s)
+	}
+}

@@ -9,9 +9,12 @@
 //
 //	gpus.json            {"gpus":[{"index":0,"name":"NVIDIA L4 (simulated)","memory_mib":24576,"driver":"580.95.05"}]}
 //	procs/<pid>.json     one live simulated process (server or ballast): the GPUs and bytes it holds
-//	segments/<ipc>.json  one kvcached server's ledger entry (what kvctl lists), updated atomically
+//	segments/<ipc>.json  one kvcached server's ledger entry (what kvctl lists), updated atomically;
+//	                     an SGLang hybrid server's Mamba pool has its own, <ipc>_g1.json
 //	shm/<ipc>            the analogue of /dev/shm/<ipc> (ShmDir)
-//	tmp/kvcached_<ipc>_sock/  the analogue of kvcached's socket dir in /tmp (TmpDir)
+//	tmp/kvcached-tp-<ipc>-<8 hex>/  kvcached's TP worker socket dir in /tmp (TmpDir):
+//	                     the hex is uuid5(NAMESPACE_DNS, ipc)'s first 8, as kvcached
+//	                     names it; a vLLM server makes it at any TP, SGLang above TP 1
 //	world.lock           flock taken for every allocation decision and ledger update
 //	gpu_peaks.json       {"peak_bytes":[...]}: the most each GPU held since Peaks last read it
 //
@@ -35,7 +38,11 @@
 // than letters, digits, `_` and `-` become `-`, then cut to 64),
 // KVCACHED_CONTIGUOUS_LAYOUT, KVCACHED_MAX_CACHED_TOKENS, VLLM_SERVER_DEV_MODE
 // (vLLM serves /reset_prefix_cache only when it is 1, like the real one),
-// CUDA_VISIBLE_DEVICES (world GPU indices; empty: all), CI_REPORT_SIM_DIR,
+// CUDA_VISIBLE_DEVICES (world GPU indices; empty: all; under
+// CI_REPORT_SIM_CONTAINER_GPUS, a comma-separated list of world GPUs a
+// simulated container was given, indices among them from 0 in ascending
+// order, as in a container of `docker run --gpus '"device=..."'`; the
+// ballast's --gpu too), CI_REPORT_SIM_DIR,
 // CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE.
 //
 // vLLM: GET /health, GET /v1/models, POST /v1/completions (one prompt
@@ -125,6 +132,14 @@
 // scaled, ≥200 ms) after the condition ended, so a sampler sees them.
 // charged_bytes = used_bytes = mapped pages (live and idle). Default priority 0.
 //
+// Pool groups: a kvcached SGLang server of a hybrid model spreads its KV over
+// two segments, as kvcached gives each further pool group its own
+// (`<ipc>_g<N>`): `<ipc>` (full attention) and `<ipc>_g1` (Mamba), each
+// with a shm entry. Group 1 holds a quarter of the mapped bytes and of the
+// initial limit, in whole pages; a `kvctl limit` on either segment stays as
+// written, and the server's limit is the two together. The priority
+// protocol is posted in `<ipc>` only. vLLM's pools share one segment.
+//
 // # kvctl and ballast
 //
 // `ci-report sim kvctl list [--json] [ipc...]` prints, like the real kvctl
@@ -134,6 +149,18 @@
 // stale /dev/shm entry would be). `limit <ipc> <size>` (bytes, or 512M, 1.5g)
 // and `priority <ipc> <p>` exit 1 for an unknown IPC; priority waits up to 2 s
 // (scaled, ≥0.5 s) for the server to take it and exits 0 even when rejected.
+// Usage errors are argparse's (the usage line with the subcommands, then
+// `kvctl: error: …`, exit 2); `<command> --help` exits 0.
+// CI_REPORT_SIM_KVCACHED=no-priority makes kvctl released kvcached 0.1.5's
+// (kvcached/cli/kvctl.py@2513db15eee5): no priority subcommand (argparse's
+// `invalid choice: 'priority'`, exit 2, for its --help too) and list --json
+// with ipc, limit_bytes and used_bytes only; the runner's capability probe
+// then skips the priority pair (docs/runner.md §2.7).
+// Every kvctl call first waits CI_REPORT_SIM_KVCTL_DELAY (a Go duration from
+// 0 to 1h, default 0, scaled), the real kvctl's torch import, which comes
+// before it parses its arguments or touches the ledger: so a listing shows
+// the ledger at the end of the call, and `3s` makes a run meet kvctl at its
+// real speed. A bad value exits 2; a stopped call ends without waiting.
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
@@ -169,7 +196,8 @@
 //	wrong-tokens     a kvcached server's output diverges from the fourth token
 //	                 on for prompts of 200 or more tokens (the filler and apc
 //	                 documents, not the short questions); cached_tokens unchanged
-//	leak-segment     the segment, shm entry and socket dir stay after exit
+//	leak-segment     the segment and shm entry stay after exit (kvcached#477)
+//	leak-socket-dir  the socket dir stays after exit (kvcached#476)
 //	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
 //	versions-fail    `sim versions` (the setup case's version probe) exits 1;
 //	                 no expectation set can be picked, so the setup case fails
@@ -184,5 +212,5 @@
 // CI_REPORT_SIM_TIMESCALE (default 1) multiplies every simulated delay:
 // loading (vLLM 6 s, SGLang 5 s), prefill (20 µs per uncached prompt token),
 // decode (4 ms per output token, × (1 + running/32)), shutdown, the tick,
-// RetentionGrace and LedgerHold.
+// RetentionGrace, LedgerHold and the kvctl delay.
 package sim

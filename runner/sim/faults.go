@@ -16,6 +16,7 @@ const (
 	FaultIgnoreStop     = "ignore-stop"
 	FaultWrongTokens    = "wrong-tokens"
 	FaultLeakSegment    = "leak-segment"
+	FaultLeakSocketDir  = "leak-socket-dir"
 	FaultCapNotLifted   = "cap-not-lifted"
 	FaultVersionsFail   = "versions-fail"
 	FaultPortTaken      = "port-taken"
@@ -23,7 +24,7 @@ const (
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
-	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultCapNotLifted: true,
+	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true,
 }
 

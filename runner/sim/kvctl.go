@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,17 +36,124 @@ func parseSize(s string) (int64, error) {
 	return int64(f * mul), nil
 }
 
-// runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc> <p>`.
+// ParseKvctlDelay reads CI_REPORT_SIM_KVCTL_DELAY, how long each simulated
+// kvctl call takes before it reads or writes the ledger at time scale 1: a
+// Go duration ≥ 0 and at most an hour ("" means 0).
+func ParseKvctlDelay(s string) (time.Duration, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d < 0 || d > time.Hour {
+		return 0, fmt.Errorf("CI_REPORT_SIM_KVCTL_DELAY=%q: want a Go duration from 0 to 1h, such as 3s", s)
+	}
+	return d, nil
+}
+
+// kvctlDelay is a kvctl call's delay at time scale scale.
+func kvctlDelay(getenv func(string) string, scale float64) (time.Duration, error) {
+	d, err := ParseKvctlDelay(getenv("CI_REPORT_SIM_KVCTL_DELAY"))
+	return scaled(d, scale, 0), err
+}
+
+// The kvcached builds CI_REPORT_SIM_KVCACHED picks: "" is the simulated
+// kvcached with the priority protocol; KvcachedNoPriority is released
+// kvcached 0.1.5 (and main e8e640638ba7), whose kvctl has no `priority`
+// subcommand and lists only ipc, limit_bytes and used_bytes.
+const KvcachedNoPriority = "no-priority"
+
+// ValidateKvcached checks a CI_REPORT_SIM_KVCACHED value, as ValidateFaults
+// does CI_REPORT_SIM_FAULTS, so that a typo is a usage error of `run
+// --simulate` rather than a kvctl that refuses every call.
+func ValidateKvcached(v string) error {
+	if v != "" && v != KvcachedNoPriority {
+		return fmt.Errorf("%q: want %s, or nothing for the kvcached with priority support", v, KvcachedNoPriority)
+	}
+	return nil
+}
+
+// kvctlCommands are the subcommands of kvcached's kvctl, in the order its
+// argparse adds them (kvcached/cli/kvctl.py@2513db15eee5 (v0.1.5) l.420-458,
+// unchanged to @e8e640638ba7), then the priority command only the simulated
+// kvcached with priority support has. The simulator implements list, limit
+// and priority.
+var kvctlCommands = []string{"list", "limit", "limit-percent", "watch", "kvtop", "delete", "shell"}
+
+// kvctlUsage is argparse's usage line of kvctl with its choices.
+func kvctlUsage(cmds []string) string {
+	return "usage: kvctl [-h] {" + strings.Join(cmds, ",") + "} ..."
+}
+
+// runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc>
+// <p>` (priority not with CI_REPORT_SIM_KVCACHED=no-priority). Its usage
+// errors are argparse's: the usage line and `kvctl: error: …` on stderr,
+// exit 2.
+//
+// Each call first waits CI_REPORT_SIM_KVCTL_DELAY, scaled like every
+// simulated delay: the real kvctl imports torch before it parses its
+// arguments or touches the ledger (kvcached/__init__.py@e8e6406 l.13-15,
+// imported by kvcached/cli/kvctl.py), which takes seconds, and then reads
+// and prints at once. So, as there, a listing shows the ledger at the end
+// of the call, not at its start. The wait ends early when the process is
+// stopped; a runner's timeout kills it.
 func runKvctl(ctx context.Context, dir string, getenv func(string) string, args []string, stdout, stderr io.Writer) int {
+	scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
+	if err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 2
+	}
+	d, err := kvctlDelay(getenv, scale)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvctl:", err)
+		return 2
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			fmt.Fprintln(stderr, "kvctl: interrupted")
+			return 130
+		case <-t.C:
+		}
+	}
+	build := getenv("CI_REPORT_SIM_KVCACHED")
+	if err := ValidateKvcached(build); err != nil {
+		fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
+		return 2
+	}
+	cmds := kvctlCommands
+	if build != KvcachedNoPriority {
+		cmds = append(slices.Clone(cmds), "priority")
+	}
 	usage := func(msg string) int {
-		fmt.Fprintln(stderr, "usage: kvctl list [--json] [ipc ...] | limit <ipc> <size> | priority <ipc> <priority>")
+		fmt.Fprintln(stderr, kvctlUsage(cmds))
 		if msg != "" {
 			fmt.Fprintln(stderr, "kvctl: error:", msg)
 		}
 		return 2
 	}
 	if len(args) == 0 {
+		// The real kvctl starts its interactive shell; nothing here reads one.
 		return usage("")
+	}
+	if !slices.Contains(cmds, args[0]) {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintln(stdout, kvctlUsage(cmds))
+			fmt.Fprintln(stdout, "\nKVCached control utility")
+			return 0
+		}
+		// argparse's wording since Python 3.9 (the choices quoted as repr).
+		quoted := make([]string, len(cmds))
+		for i, c := range cmds {
+			quoted[i] = "'" + c + "'"
+		}
+		return usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", ")))
+	}
+	if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
+		// A subcommand's help: what a capability probe asks for.
+		fmt.Fprintf(stdout, "usage: kvctl %s [-h] ...\n", args[0])
+		return 0
 	}
 	w, err := openWorld(dir)
 	if err != nil {
@@ -66,7 +174,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 				only = append(only, a)
 			}
 		}
-		return kvctlList(w, only, jsonOut, stdout, stderr)
+		return kvctlList(w, only, jsonOut, build == KvcachedNoPriority, stdout, stderr)
 	case "limit":
 		if len(args) != 3 {
 			return usage("limit takes <ipc> <size>")
@@ -90,18 +198,16 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 			fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_FAULTS:", err)
 			return 2
 		}
-		scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
-		if err != nil {
-			fmt.Fprintln(stderr, "kvctl:", err)
-			return 2
-		}
 		return kvctlPriority(ctx, w, args[1], p, faults, scale, stdout, stderr)
 	default:
-		return usage("unknown command " + strconv.Quote(args[0]))
+		return usage(fmt.Sprintf("ci-report sim kvctl does not simulate %q", args[0]))
 	}
 }
 
-func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) int {
+// kvctlList is `list [--json] [ipc...]`. plain lists what released
+// kvcached's `list --json` prints: ipc, limit_bytes and used_bytes only
+// (cmd_list, kvcached/cli/kvctl.py@2513db15eee5 l.209-229).
+func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.Writer) int {
 	segs, errs := w.segments()
 	for _, e := range errs {
 		fmt.Fprintln(stderr, "kvctl: warning:", e)
@@ -114,7 +220,21 @@ func kvctlList(w *world, only []string, jsonOut bool, stdout, stderr io.Writer) 
 		res = append(res, s.kvctlEntry)
 	}
 	if jsonOut {
-		b, _ := json.MarshalIndent(res, "", "  ")
+		var b []byte
+		if plain {
+			type released struct {
+				IPC        string `json:"ipc"`
+				LimitBytes int64  `json:"limit_bytes"`
+				UsedBytes  int64  `json:"used_bytes"`
+			}
+			out := make([]released, len(res))
+			for i, e := range res {
+				out[i] = released{e.IPC, e.LimitBytes, e.UsedBytes}
+			}
+			b, _ = json.MarshalIndent(out, "", "  ")
+		} else {
+			b, _ = json.MarshalIndent(res, "", "  ")
+		}
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	}

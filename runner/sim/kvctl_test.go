@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -110,7 +111,8 @@ func TestKvctl(t *testing.T) {
 		{[]string{"priority", "nope", "1"}, 1, "not found"},
 		{[]string{"priority", "e2e_1_a", "high"}, 2, "invalid int value"},
 		{[]string{"limit", "../gpus", "1"}, 1, "not found"},
-		{[]string{"frob"}, 2, "unknown command"},
+		{[]string{"frob"}, 2, "kvctl: error: argument command: invalid choice: 'frob' (choose from 'list', 'limit', 'limit-percent', 'watch', 'kvtop', 'delete', 'shell', 'priority')"},
+		{[]string{"watch"}, 2, "does not simulate"},
 		{[]string{"list", "--yaml"}, 2, "unrecognized arguments"},
 	} {
 		code, _, errs := kvctl(t, w, nil, c.args...)
@@ -136,6 +138,48 @@ func TestKvctl(t *testing.T) {
 	}
 }
 
+// TestKvctlNoPriority: with CI_REPORT_SIM_KVCACHED=no-priority the
+// simulated kvctl is released kvcached 0.1.5's (kvcached/cli/kvctl.py@2513db15eee5):
+// no priority subcommand (argparse's usage and invalid-choice error, exit
+// 2, its help too), and list --json prints ipc, limit_bytes and used_bytes
+// only. A value it does not know is refused.
+func TestKvctlNoPriority(t *testing.T) {
+	w := newTestWorld(t, WorldOptions{})
+	if err := w.writeSegment(segmentFile{kvctlEntry: kvctlEntry{IPC: "e2e_1_a", GPU: 0, LimitBytes: 1 << 30, UsedBytes: 4 << 20, Priority: 1, ChargedBytes: 4 << 20, ShortfallBytes: 7, WatermarkBytes: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CI_REPORT_SIM_KVCACHED": "no-priority"}
+	code, out, _ := kvctl(t, w, env, "list", "--json")
+	want := `[
+  {
+    "ipc": "e2e_1_a",
+    "limit_bytes": 1073741824,
+    "used_bytes": 4194304
+  }
+]
+`
+	if code != 0 || out != want {
+		t.Fatalf("list --json: code %d\n%s\nwant\n%s", code, out, want)
+	}
+	usage := "usage: kvctl [-h] {list,limit,limit-percent,watch,kvtop,delete,shell} ...\n" +
+		"kvctl: error: argument command: invalid choice: 'priority' (choose from 'list', 'limit', 'limit-percent', 'watch', 'kvtop', 'delete', 'shell')\n"
+	for _, args := range [][]string{{"priority", "e2e_1_a", "1"}, {"priority", "--help"}} {
+		if code, out, errs := kvctl(t, w, env, args...); code != 2 || out != "" || errs != usage {
+			t.Errorf("kvctl %v: code %d stdout %q stderr %q; want 2 and\n%s", args, code, out, errs, usage)
+		}
+	}
+	if got, _ := w.readSegment("e2e_1_a"); got.PriorityRequestSeq != 0 {
+		t.Errorf("a refused priority reached the segment: %+v", got)
+	}
+	// With priority support, its help exits 0.
+	if code, out, _ := kvctl(t, w, nil, "priority", "--help"); code != 0 || !strings.HasPrefix(out, "usage: kvctl priority") {
+		t.Errorf("priority --help with priority support: code %d %q", code, out)
+	}
+	if code, _, errs := kvctl(t, w, map[string]string{"CI_REPORT_SIM_KVCACHED": "0.1.4"}, "list", "--json"); code != 2 || !strings.Contains(errs, `CI_REPORT_SIM_KVCACHED: "0.1.4": want no-priority`) {
+		t.Errorf("unknown CI_REPORT_SIM_KVCACHED: code %d %q", code, errs)
+	}
+}
+
 func TestNaNRejected(t *testing.T) {
 	if _, err := parseSize("nan"); err == nil {
 		t.Error("parseSize(nan) accepted")
@@ -145,5 +189,55 @@ func TestNaNRejected(t *testing.T) {
 	}
 	if _, err := parseEngineArgv("vllm", []string{"vllm", "serve", "m", "--gpu-memory-utilization", "nan"}); err == nil {
 		t.Error("--gpu-memory-utilization nan accepted")
+	}
+}
+
+// TestKvctlDelay: CI_REPORT_SIM_KVCTL_DELAY is a Go duration scaled by the
+// time scale; a call waits it out before it touches the ledger, a bad value
+// is refused, and a stopped call ends without waiting.
+func TestKvctlDelay(t *testing.T) {
+	for _, c := range []struct {
+		delay, scale string
+		want         time.Duration
+		bad          bool
+	}{
+		{"", "", 0, false},
+		{"3s", "", 3 * time.Second, false},
+		{"3s", "0.05", 150 * time.Millisecond, false},
+		{" 250ms ", "2", 500 * time.Millisecond, false},
+		{"0", "", 0, false},
+		{"3", "", 0, true}, // no unit
+		{"-1s", "", 0, true},
+		{"2h", "", 0, true},
+		{"soon", "", 0, true},
+	} {
+		scale, err := ParseTimescale(c.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := kvctlDelay(func(k string) string {
+			return map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": c.delay}[k]
+		}, scale)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("delay %q at scale %q = %s, %v; want %s, bad=%v", c.delay, c.scale, got, err, c.want, c.bad)
+		}
+	}
+	w := newTestWorld(t, WorldOptions{})
+	start := time.Now()
+	if code, out, errs := kvctl(t, w, map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "400ms", "CI_REPORT_SIM_TIMESCALE": "0.5"}, "list", "--json"); code != 0 || out != "[]\n" {
+		t.Fatalf("delayed list: code %d out %q err %q", code, out, errs)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("a call with 400ms at scale 0.5 took %s, want at least 200ms", took)
+	}
+	if code, _, errs := kvctl(t, w, map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "3"}, "list", "--json"); code != 2 || !strings.Contains(errs, "CI_REPORT_SIM_KVCTL_DELAY") {
+		t.Errorf("bad delay: code %d err %q", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	env := map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": "1h"}
+	if code := runKvctl(ctx, w.dir, func(k string) string { return env[k] }, []string{"list", "--json"}, &out, &errb); code == 0 || out.Len() > 0 {
+		t.Errorf("a stopped call: code %d out %q; want a failure without a listing", code, out.String())
 	}
 }

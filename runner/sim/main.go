@@ -70,10 +70,21 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 1
 		}
 		defer w.lock.Close()
+		// --gpu is a device index, as a ballast in a container sees it.
+		world, err := deviceGPUs(getenv, len(w.gpus), func(n int) ([]int, error) {
+			if *gpu >= n {
+				return nil, fmt.Errorf("no GPU %d among %d", *gpu, n)
+			}
+			return []int{*gpu}, nil
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "ballast:", err)
+			return 1
+		}
 		ignoreBrokenPipe()
 		sctx, stop := stopContext(ctx)
 		defer stop()
-		return runBallast(sctx, w, *gpu, *keep, stdout, stderr)
+		return runBallast(sctx, w, world[0], *keep, stdout, stderr)
 	case "versions":
 		fs := flag.NewFlagSet("ci-report sim versions", flag.ContinueOnError)
 		fs.SetOutput(stderr)
@@ -127,7 +138,8 @@ commands:
   versions --engine vllm|sglang          the runner's version probe: installed versions as JSON
 
 The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;
-time scale: $CI_REPORT_SIM_TIMESCALE. See the runner/sim package documentation.
+time scale: $CI_REPORT_SIM_TIMESCALE; each kvctl call's delay: $CI_REPORT_SIM_KVCTL_DELAY.
+See the runner/sim package documentation.
 `
 
 func flagCode(err error) int {

@@ -92,7 +92,7 @@ func TestOrphanedServerCleansUp(t *testing.T) {
 	files := []string{
 		filepath.Join(SegmentsDir(dir), ipc+".json"),
 		filepath.Join(ShmDir(dir), ipc),
-		filepath.Join(TmpDir(dir), "kvcached_"+ipc+"_sock"),
+		filepath.Join(TmpDir(dir), socketDirName(ipc)),
 	}
 	// Listening means the server registered all three.
 	waitFor(t, 30*time.Second, "the server to listen", func() bool {

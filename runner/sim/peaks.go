@@ -62,7 +62,8 @@ func NewPeaks(dir string) *Peaks { return &Peaks{dir: dir} }
 
 // ReadPeaks returns the most GPU gpu held (MiB, rounded up as the simulated
 // GPU's UsedMiB is) and the most used_bytes each segment of ipcs held since
-// the previous ReadPeaks (or since it appeared), and starts new marks from
+// the previous ReadPeaks (or since it appeared; summed over the server's
+// segments `<ipc>` and `<ipc>_g<N>`), and starts new marks from
 // what they hold now, all under the world lock: every moment of a GPU's or
 // a segment's use is in exactly one answer. A segment that is not in the
 // world is absent from the map.
@@ -93,15 +94,20 @@ func (p *Peaks) ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[st
 		if validIPC(ipc) != nil {
 			continue
 		}
-		seg, err := w.readSegment(ipc)
-		if err != nil {
-			continue // not (or no longer) in the world
-		}
-		segBytes[ipc] = max(seg.PeakUsedBytes, seg.UsedBytes)
-		if seg.PeakUsedBytes != seg.UsedBytes {
-			seg.PeakUsedBytes = seg.UsedBytes
-			if err := w.writeSegment(seg); err != nil {
-				return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
+		// A server's mark is the sum of its segments' `<ipc>` and
+		// `<ipc>_g<N>`, as its usage is: their shares grow together
+		// (groupShare), so the sum of their peaks is the peak of the sum.
+		for _, name := range append([]string{ipc}, w.groupSegments(ipc)...) {
+			seg, err := w.readSegment(name)
+			if err != nil {
+				continue // not (or no longer) in the world
+			}
+			segBytes[ipc] += max(seg.PeakUsedBytes, seg.UsedBytes)
+			if seg.PeakUsedBytes != seg.UsedBytes {
+				seg.PeakUsedBytes = seg.UsedBytes
+				if err := w.writeSegment(seg); err != nil {
+					return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
+				}
 			}
 		}
 	}

@@ -275,6 +275,17 @@ func (s *simServer) mergeKvctlLocked() *segmentFile {
 	if err != nil {
 		seg = segmentFile{}
 	}
+	if s.grouped {
+		// The server's limit is its pools' limits together; kvctl may
+		// have written either segment.
+		if g, err := s.w.readSegment(s.groupIPC()); err == nil && g.LimitBytes > 0 {
+			s.groupLimit = g.LimitBytes
+		}
+		if seg.LimitBytes > 0 && seg.LimitBytes+s.groupLimit != s.kv.limitBytes {
+			s.kv.limitBytes = seg.LimitBytes + s.groupLimit
+		}
+		return &seg
+	}
 	if seg.LimitBytes > 0 && seg.LimitBytes != s.kv.limitBytes {
 		s.kv.limitBytes = seg.LimitBytes
 	}
@@ -305,6 +316,14 @@ func (s *simServer) syncLocked(seg *segmentFile) {
 	if next := s.segment(*seg); next != *seg {
 		if err := s.w.writeSegment(next); err != nil {
 			s.log.kvcached("ERROR: %v", err)
+		}
+	}
+	if s.grouped {
+		old, _ := s.w.readSegment(s.groupIPC())
+		if next := s.groupSegment(old); next != old {
+			if err := s.w.writeSegment(next); err != nil {
+				s.log.kvcached("ERROR: %v", err)
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,6 +111,11 @@ type simServer struct {
 	ackSeq      int64
 	reqSeq      int64
 	lastLimit   int64
+	// grouped: the server's KV is spread over two pool groups, each with
+	// its segment (`<ipc>` and `<ipc>_g1`, see groupIPC); groupLimit is
+	// group 1's limit_bytes, the rest of kv.limitBytes group 0's.
+	grouped    bool
+	groupLimit int64
 	// writtenProcBytes is what procs/<pid>.json last said.
 	writtenProcBytes int64
 	// Since the last stats line: prompt, cached and generated tokens.
@@ -222,7 +228,9 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	}
 	s.w = w
 	defer w.lock.Close()
-	gpus, err := visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), len(w.gpus))
+	gpus, err := deviceGPUs(env.getenv, len(w.gpus), func(n int) ([]int, error) {
+		return visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), n)
+	})
 	if err != nil {
 		s.fatal(nil, "RuntimeError: CUDA error: invalid device ordinal ("+err.Error()+")")
 		return 1
@@ -305,7 +313,43 @@ func listenHost(h string) string {
 	return h
 }
 
-// visibleGPUs parses CUDA_VISIBLE_DEVICES into world GPU indices; empty means all.
+// containerGPUsEnv names the world GPUs a simulated container was given,
+// comma-separated, as `docker run --gpus '"device=2,3"'` gives host GPUs:
+// inside, they are numbered from 0 in ascending order (docs/runner.md §7.2).
+const containerGPUsEnv = "CI_REPORT_SIM_CONTAINER_GPUS"
+
+// deviceGPUs returns the world GPUs of the device indices a process names
+// (its CUDA_VISIBLE_DEVICES, its --gpu), which devices parses given how many
+// GPUs the process can see. Under CI_REPORT_SIM_CONTAINER_GPUS it sees the
+// container's, device i being the i-th lowest of them; otherwise the
+// world's, under their own indices.
+func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]int, error)) ([]int, error) {
+	v := strings.TrimSpace(getenv(containerGPUsEnv))
+	if v == "" {
+		return devices(world)
+	}
+	var c []int
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= world || slices.Contains(c, i) {
+			return nil, fmt.Errorf("%s=%q: no GPU %q in a world of %d", containerGPUsEnv, v, f, world)
+		}
+		c = append(c, i)
+	}
+	slices.Sort(c)
+	dev, err := devices(len(c))
+	if err != nil {
+		return nil, fmt.Errorf("%w (in a container of world GPUs %v)", err, c)
+	}
+	out := make([]int, len(dev))
+	for k, d := range dev {
+		out[k] = c[d]
+	}
+	return out, nil
+}
+
+// visibleGPUs parses CUDA_VISIBLE_DEVICES into device indices below n
+// (deviceGPUs makes them world indices); empty means all n.
 func visibleGPUs(v string, n int) ([]int, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -409,6 +453,10 @@ func (s *simServer) allocate(env serveEnv) error {
 	capTokens := kvBytes / bpt
 	s.kv = newKVModel(s.elastic, block, bpt, capTokens)
 	s.kv.limitBytes = kvBytes
+	s.grouped = s.elastic && spreadsOverGroups(cfg.Engine, cfg.Model.Hybrid)
+	if s.grouped {
+		s.groupLimit = groupShare(kvBytes)
+	}
 	s.lastLimit = s.kv.limitBytes
 	s.slots = make(chan struct{}, cfg.MaxSeqs)
 	s.lastBusy = s.now()
@@ -432,14 +480,22 @@ func (s *simServer) allocate(env serveEnv) error {
 	}
 	s.writtenProcBytes = s.procRecord().BytesPer
 	if s.elastic {
-		if err := s.w.writeSegment(s.segment(segmentFile{})); err != nil {
-			return fmt.Errorf("RuntimeError: %v", err)
+		segs := []segmentFile{s.segment(segmentFile{})}
+		if s.grouped {
+			segs = append(segs, s.groupSegment(segmentFile{}))
 		}
-		if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, s.ipc), []byte(s.ipc+"\n"), 0o644); err != nil {
-			return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
+		for _, seg := range segs {
+			if err := s.w.writeSegment(seg); err != nil {
+				return fmt.Errorf("RuntimeError: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, seg.IPC), []byte(seg.IPC+"\n"), 0o644); err != nil {
+				return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
+			}
 		}
-		if err := os.MkdirAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"), 0o755); err != nil {
-			return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+		if makesSocketDir(cfg.Engine, cfg.TP) {
+			if err := os.MkdirAll(s.w.socketDir(s.ipc), 0o755); err != nil {
+				return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+			}
 		}
 		s.log.kvcached("created shared memory segment /dev/shm/%s on GPU %d (limit %d bytes)", s.ipc, s.gpus[0], s.kv.limitBytes)
 	}
@@ -473,6 +529,10 @@ func (s *simServer) segment(old segmentFile) segmentFile {
 	seg.IPC, seg.GPU, seg.PID, seg.PIDStart, seg.Engine = s.ipc, s.gpus[0], s.pid, s.pidStart, s.cfg.Engine
 	seg.LimitBytes = s.kv.limitBytes
 	seg.UsedBytes = s.kv.mappedBytes()
+	if s.grouped {
+		seg.LimitBytes -= s.groupLimit
+		seg.UsedBytes -= groupShare(seg.UsedBytes)
+	}
 	seg.ChargedBytes = seg.UsedBytes
 	seg.Priority = s.priority
 	seg.NeedBytes = s.needBytes
@@ -539,7 +599,8 @@ func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int 
 
 // cleanup removes what the process registered in the world: its process
 // record always (the driver frees GPU memory of a dead process anyway), its
-// kvcached segment, shm entry and socket dir unless the fault leak-segment.
+// kvcached segment and shm entry unless the fault leak-segment, its socket
+// dir unless the fault leak-socket-dir.
 func (s *simServer) cleanup(registered bool) {
 	if s.w == nil || !registered {
 		return
@@ -550,18 +611,36 @@ func (s *simServer) cleanup(registered bool) {
 	}
 }
 
+// removeKvcachedFiles is kvcached's cleanup at exit. The faults model the
+// open upstream leaks: leak-segment is kvcached#477 (a graceful stop of a
+// vLLM server leaves /dev/shm/<ipc>), leak-socket-dir #476 (nothing removes
+// /tmp/kvcached-tp-<ipc>-<8 hex>, the dir socketDirName names).
 func (s *simServer) removeKvcachedFiles() {
 	if s.faults.has(FaultLeakSegment, s.ids...) {
 		s.log.kvcached("WARNING: leaving shared memory segment %s behind (fault leak-segment)", s.ipc)
+	} else {
+		names := []string{s.ipc}
+		if s.grouped {
+			names = append(names, s.groupIPC())
+		}
+		if err := s.w.lock.Lock(); err == nil {
+			for _, n := range names {
+				os.Remove(s.w.segmentPath(n))
+			}
+			s.w.lock.Unlock()
+		}
+		for _, n := range names {
+			os.Remove(filepath.Join(s.w.dir, shmDir, n))
+		}
+		s.log.kvcached("removed shared memory segment %s", s.ipc)
+	}
+	if s.faults.has(FaultLeakSocketDir, s.ids...) {
+		if makesSocketDir(s.cfg.Engine, s.cfg.TP) {
+			s.log.kvcached("WARNING: leaving socket dir %s behind (fault leak-socket-dir)", socketDirName(s.ipc))
+		}
 		return
 	}
-	if err := s.w.lock.Lock(); err == nil {
-		os.Remove(s.w.segmentPath(s.ipc))
-		s.w.lock.Unlock()
-	}
-	os.Remove(filepath.Join(s.w.dir, shmDir, s.ipc))
-	os.RemoveAll(filepath.Join(s.w.dir, tmpDir, "kvcached_"+s.ipc+"_sock"))
-	s.log.kvcached("removed shared memory segment %s", s.ipc)
+	os.RemoveAll(s.w.socketDir(s.ipc))
 }
 
 // crash makes the engine die with a traceback. The process exits at once,

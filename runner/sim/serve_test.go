@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -461,7 +462,7 @@ func TestServeFaults(t *testing.T) {
 			if _, exited := c.stop(syscall.SIGTERM, 500*time.Millisecond); exited {
 				t.Fatal("ignore-stop server exited on SIGTERM")
 			}
-			if exists(filepath.Join(dir, "shm", "e2e_ign")) || exists(filepath.Join(dir, "tmp", "kvcached_e2e_ign_sock")) {
+			if exists(filepath.Join(dir, "shm", "e2e_ign")) || exists(filepath.Join(dir, "tmp", socketDirName("e2e_ign"))) {
 				t.Error("kvcached files left: only the exit should be missing")
 			}
 			c.cmd.Process.Kill()
@@ -471,17 +472,41 @@ func TestServeFaults(t *testing.T) {
 			}
 		}},
 		{"leak-segment", func(t *testing.T, dir string) {
-			c := startServer(t, dir, "sglang", model, kvEnv("e2e_leak", "CI_REPORT_SIM_FAULTS=leak-segment"), "--mem-fraction-static", "0.5")
+			// kvcached#477: the segment and its /dev/shm entry stay, the
+			// socket dir goes (leak-socket-dir is #476).
+			c := startServer(t, dir, "vllm", model, kvEnv("e2e_leak", "CI_REPORT_SIM_FAULTS=leak-segment"), "--gpu-memory-utilization", "0.5")
+			if !exists(filepath.Join(dir, "tmp", "kvcached-tp-e2e_leak-ad7780c7")) {
+				t.Error("a vLLM kvcached server made no socket dir")
+			}
 			if code, exited := c.stop(syscall.SIGINT, 5*time.Second); !exited || code != 0 {
 				t.Errorf("SIGINT: exited %v code %d", exited, code)
 			}
-			for _, p := range []string{"shm/e2e_leak", "tmp/kvcached_e2e_leak_sock", "segments/e2e_leak.json"} {
+			for _, p := range []string{"shm/e2e_leak", "segments/e2e_leak.json"} {
 				if !exists(filepath.Join(dir, p)) {
 					t.Errorf("%s removed despite leak-segment", p)
 				}
 			}
+			if exists(filepath.Join(dir, "tmp", "kvcached-tp-e2e_leak-ad7780c7")) {
+				t.Error("socket dir left by leak-segment")
+			}
 			if exists(filepath.Join(dir, "procs", strconv.Itoa(c.cmd.Process.Pid)+".json")) {
 				t.Error("process record left")
+			}
+		}},
+		{"leak-socket-dir", func(t *testing.T, dir string) {
+			// kvcached#476: /tmp/kvcached-tp-<ipc>-<8 hex> stays; the hex is
+			// Python's uuid.uuid5(uuid.NAMESPACE_DNS, "e2e_sock").hex[:8].
+			c := startServer(t, dir, "vllm", model, kvEnv("e2e_sock", "CI_REPORT_SIM_FAULTS=leak-socket-dir"), "--gpu-memory-utilization", "0.5")
+			if code, exited := c.stop(syscall.SIGINT, 5*time.Second); !exited || code != 0 {
+				t.Errorf("SIGINT: exited %v code %d", exited, code)
+			}
+			if !exists(filepath.Join(dir, "tmp", "kvcached-tp-e2e_sock-a5c7723a")) {
+				t.Error("socket dir removed despite leak-socket-dir")
+			}
+			for _, p := range []string{"shm/e2e_sock", "segments/e2e_sock.json"} {
+				if exists(filepath.Join(dir, p)) {
+					t.Errorf("%s left by leak-socket-dir", p)
+				}
 			}
 		}},
 		{"wrong-tokens", func(t *testing.T, dir string) {
@@ -578,7 +603,7 @@ func ledger(t *testing.T, dir string) map[string]kvctlEntry {
 	}
 	defer w.lock.Close()
 	var out bytes.Buffer
-	if code := kvctlList(w, nil, true, &out, io.Discard); code != 0 {
+	if code := kvctlList(w, nil, true, false, &out, io.Discard); code != 0 {
 		t.Fatalf("kvctl list: %d", code)
 	}
 	var es []kvctlEntry
@@ -752,4 +777,35 @@ func mustUsed(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return u
+}
+
+func TestDeviceGPUs(t *testing.T) {
+	type tc struct {
+		name, container, cvd string
+		want                 []int
+		err                  string
+	}
+	for _, c := range []tc{
+		{"no container: world indices", "", "2,3", []int{2, 3}, ""},
+		{"no container, empty: every GPU", "", "", []int{0, 1, 2, 3}, ""},
+		{"a container of 2,3 numbers them from 0", "2,3", "0,1", []int{2, 3}, ""},
+		{"in ascending world order", "3,1", "0", []int{1}, ""},
+		{"empty: every GPU of the container", "3,1", "", []int{1, 3}, ""},
+		{"a host index inside the container", "2,3", "2", nil, "no GPU \"2\""},
+		{"a container GPU beyond the world", "4", "0", nil, "CI_REPORT_SIM_CONTAINER_GPUS=\"4\""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{containerGPUsEnv: c.container}
+			got, err := deviceGPUs(func(k string) string { return env[k] }, 4, func(n int) ([]int, error) { return visibleGPUs(c.cvd, n) })
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, c.want)
+			}
+		})
+	}
 }

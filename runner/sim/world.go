@@ -42,7 +42,7 @@ const (
 func ShmDir(dir string) string { return filepath.Join(dir, shmDir) }
 
 // TmpDir returns the simulated /tmp of the world in dir, where a kvcached
-// server keeps its socket directory kvcached_<ipc>_sock while it runs.
+// server keeps its socket directory kvcached-tp-<ipc>-<8 hex> while it runs.
 func TmpDir(dir string) string { return filepath.Join(dir, tmpDir) }
 
 // SegmentsDir returns the directory of the world's ledger segments.

@@ -30,6 +30,10 @@ type item struct {
 	// LogErrors are error signatures matched in the serve.log of the case's
 	// (first) server.
 	LogErrors []string
+	// CausedBy names, by failed check, the check it follows from
+	// (summary.json's caused_by); Class and ClassWhy are the case's class.
+	CausedBy        map[string]string
+	Class, ClassWhy string
 }
 
 func (it item) name() string {
@@ -259,7 +263,11 @@ func (it item) checks(r *rng) []obj {
 		} else {
 			detail = it.passDetail(c, r)
 		}
-		out = append(out, obj{{"name", c}, {"ok", ok}, {"detail", detail}})
+		o := obj{{"name", c}, {"ok", ok}, {"detail", detail}}
+		if cause := it.CausedBy[c]; cause != "" {
+			o = append(o, kv{"caused_by", cause})
+		}
+		out = append(out, o)
 	}
 	for c := range it.Fail {
 		found := false

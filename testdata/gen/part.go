@@ -167,7 +167,11 @@ func (p partDef) result(it item) obj {
 	if it.Kind == "server" {
 		ph = phases(it, p.Short)
 	}
-	return obj{{"name", it.name()}, {"ok", it.ok()}, {"checks", it.checks(r)}, {"log", it.caseLog(p.RunID)}, {"phases", ph}}
+	o := obj{{"name", it.name()}, {"ok", it.ok()}}
+	if it.Class != "" {
+		o = append(o, kv{"class", it.Class}, kv{"class_why", it.ClassWhy})
+	}
+	return append(o, kv{"checks", it.checks(r)}, kv{"log", it.caseLog(p.RunID)}, kv{"phases", ph})
 }
 
 func (p partDef) partJSON(complete bool) obj {

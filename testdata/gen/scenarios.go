@@ -102,16 +102,21 @@ func weeklyItems() []item {
 }
 
 func weeklyPriority() scenario {
-	items := edit(weeklyItems(), "priority-vllm-qwen05b+vllm-qwen35_4b", failWith(
-		"l_released_for_h", "L still charged 7340 of the 8210 MiB it grew (bar: under 4105 MiB)",
-		"h_reused_l_memory", "H grew 4410 MiB; 6092 MiB was free when the burst began"))
+	items := edit(weeklyItems(), "priority-vllm-qwen05b+vllm-qwen35_4b", func(it item) item {
+		it = fail(it,
+			"l_released_for_h", "L still charged 7340 of the 8210 MiB it grew (bar: under 4105 MiB)",
+			"h_reused_l_memory", "H grew 4410 MiB; 6092 MiB was free when the burst began")
+		it.CausedBy = map[string]string{"h_reused_l_memory": "l_released_for_h"}
+		it.Class, it.ClassWhy = "product", "kvcached's behaviour: l_released_for_h failed"
+		return it
+	})
 	gpus := []obj{
 		{{"name", "NVIDIA L40S"}, {"memory", "46068 MiB"}, {"driver", "580.95.05"}},
 		{{"name", "NVIDIA L40S"}, {"memory", "46068 MiB"}, {"driver", "580.95.05"}},
 	}
 	return scenario{
 		Name:  "weekly-priority",
-		About: "Weekly run in one part (all) on 2x L40S: TP 2 groups, fp8 KV cases, a cross-engine elastic pair and the priority pair priority-vllm-qwen05b+vllm-qwen35_4b with a 23034 MiB ballast, which fails l_released_for_h and h_reused_l_memory.",
+		About: "Weekly run in one part (all) on 2x L40S: TP 2 groups, fp8 KV cases, a cross-engine elastic pair and the priority pair priority-vllm-qwen05b+vllm-qwen35_4b with a 23034 MiB ballast, which fails l_released_for_h and h_reused_l_memory (caused_by l_released_for_h), class product.",
 		Parts: []partDef{{Dir: "all", Profile: "weekly", RunID: "11281200", SHA: shaMain, GPUs: gpus, Mode: modeComplete, Short: true, Items: items, Start: day}},
 	}
 }

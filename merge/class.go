@@ -1,0 +1,85 @@
+package merge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// classify settles the class of each case of one part (docs/formats.md
+// §7.2) and returns the problems it found, each naming the case. A failed
+// case keeps the class its runner recorded; one without (a part written
+// before classes, an import) is unclassified rather than guessed, and one
+// with a class this version does not know is unclassified and a problem. A
+// not-run case is the machine's or the job's: infra, unless its part's
+// `<engine>-setup` case failed, whose class it then takes (the setup is
+// why it did not run). A case that did not fail has no class.
+func classify(cases []Case, p *collect.Part) []string {
+	var problems []string
+	var setupClass, setupWhy string
+	for i := range cases {
+		c := &cases[i]
+		if c.NotRun {
+			continue
+		}
+		if !collect.CaseFailed(c.OK, c.Checks) {
+			c.Class, c.ClassWhy = "", ""
+			continue
+		}
+		switch {
+		case c.Class == "":
+			c.Class = collect.ClassUnclassified
+		case !collect.KnownClass(c.Class) || c.Class == collect.ClassUnclassified:
+			problems = append(problems, fmt.Sprintf("summary.json: case %s: class %q is not one of %s; shown as %s",
+				c.Name, collect.CutDetail(c.Class, 100), strings.Join(collect.Classes[:3], ", "), collect.ClassUnclassified))
+			c.Class, c.ClassWhy = collect.ClassUnclassified, ""
+		}
+		if IsSetupCase(c.Name) && setupClass == "" {
+			setupClass, setupWhy = c.Class, c.Name+" failed"
+			if c.ClassWhy != "" {
+				setupWhy += ": " + c.ClassWhy
+			}
+		}
+	}
+	for i := range cases {
+		c := &cases[i]
+		if !c.NotRun {
+			continue
+		}
+		switch {
+		case setupClass != "":
+			c.Class, c.ClassWhy = setupClass, collect.CutDetail(setupWhy, 300)
+		case p.Status == collect.StatusMissing:
+			c.Class, c.ClassWhy = collect.ClassInfra, collect.CutDetail("its part never uploaded its results ("+p.Reason+")", 300)
+		default:
+			c.Class, c.ClassWhy = collect.ClassInfra, "its part did not finish it (the job was cancelled, timed out or lost its machine)"
+		}
+	}
+	return problems
+}
+
+// classCounts is the verdict's `: 1 product, 2 infra` of the failed cases,
+// in the order of collect.Classes; "" when none failed.
+func (r *Report) classCounts() string {
+	n := map[string]int{}
+	for i := range r.Cases {
+		if c := &r.Cases[i]; c.Failed() {
+			class := c.Class
+			if !collect.KnownClass(class) {
+				class = collect.ClassUnclassified
+			}
+			n[class]++
+		}
+	}
+	var parts []string
+	for _, class := range collect.Classes {
+		if n[class] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[class], class))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,564 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// History across runs (docs/render.md §11): every correctness comment ends
+// with a hidden digest of its run (docs/formats.md §9), and a render given
+// the digests of earlier runs (Options.History) marks each failed case
+// new, failing for N runs or flaky, lists the cases fixed since the
+// previous run and tabulates in the section the cases whose state changed.
+const (
+	// HistoryRuns is how many runs a history covers, this one included: the
+	// digests of the HistoryRuns-1 newest earlier runs are kept.
+	HistoryRuns = 8
+	// DigestVersion is the digest format written and the only one read.
+	DigestVersion = 1
+	// MaxDigestChars bounds a digest's JSON: the comment's budget pays for
+	// it, and a longer one read back from a comment is refused.
+	MaxDigestChars = 8000
+	// MaxHistoryFile bounds a --history file.
+	MaxHistoryFile = 16 << 20
+
+	digestPrefix    = "<!-- ci-report:digest "
+	digestSuffix    = " -->"
+	digestNameCut   = 200 // code points of a case label in a digest
+	digestCheckCut  = 100 // code points of a failed check's name
+	maxDigestChecks = 8   // failed checks named per case; the fingerprint covers all
+	fingerprintLen  = 12  // hex digits of the fingerprint
+	maxHistoryCut   = 20  // cases named on the fixed line and rows of the changes table
+)
+
+// Digest case statuses: only cases that did not pass are listed.
+const (
+	DigestFailed = "fail"
+	DigestNotRun = "notrun"
+)
+
+// HistoryRun is the digest of one run (docs/formats.md §9): who it was, how
+// many cases it had, and each case that failed or did not run. A case it
+// does not list passed (or was skipped), unless Partial says the list was
+// cut to fit MaxDigestChars; then an unlisted case is unknown.
+type HistoryRun struct {
+	V       int           `json:"v"`
+	Profile string        `json:"profile"`
+	Run     string        `json:"run"`
+	Attempt string        `json:"attempt"`
+	Date    string        `json:"date,omitempty"`
+	Total   int           `json:"total"`
+	Partial bool          `json:"partial,omitempty"`
+	Cases   []HistoryCase `json:"cases,omitempty"`
+}
+
+// HistoryCase is one case of a digest that failed or did not run.
+type HistoryCase struct {
+	Name   string `json:"n"`
+	Status string `json:"s"`
+	// Class is the case's failure class (product, infra, harness) where
+	// the report has one; empty otherwise.
+	Class string `json:"c,omitempty"`
+	// Failed names the first maxDigestChecks failed checks.
+	Failed []string `json:"f,omitempty"`
+	// Fingerprint hashes the failed checks with their normalised details,
+	// so the same failure gives the same fingerprint run after run.
+	Fingerprint string `json:"h,omitempty"`
+}
+
+var (
+	digitsRE      = regexp.MustCompile(`^[0-9]{1,19}$`)
+	classRE       = regexp.MustCompile(`^[a-z]{0,16}$`)
+	fingerprintRE = regexp.MustCompile(`^[0-9a-f]{12}$`)
+	// What varies between two runs of the same failure: paths and URLs,
+	// long hex (addresses, ids, hashes), then any number (pids, ports,
+	// times, sizes, durations). Applied in that order.
+	normPathRE   = regexp.MustCompile(`[^\s()'",;]*/[^\s()'",;]*`)
+	normHexRE    = regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]{8,}\b`)
+	normNumberRE = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?`)
+)
+
+// normaliseDetail makes the details of the same failure in two runs equal.
+func normaliseDetail(s string) string {
+	s = normPathRE.ReplaceAllString(s, "<path>")
+	s = normHexRE.ReplaceAllString(s, "<hex>")
+	return normNumberRE.ReplaceAllString(s, "<n>")
+}
+
+// fingerprint hashes a case's failure: each failed check's name and
+// normalised detail, in check order; a not-run case has its own.
+func fingerprint(c *merge.Case) string {
+	h := sha256.New()
+	if c.NotRun {
+		io.WriteString(h, "not run")
+	}
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			io.WriteString(h, ch.Name+"\x1f"+normaliseDetail(ch.Detail)+"\x1e")
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:fingerprintLen]
+}
+
+// historyKey is how a case is named in digests: its label, cut.
+func historyKey(c *merge.Case) string { return Cut(c.Label(), digestNameCut) }
+
+// digest is the hidden digest line of this run, "" without a run id (no
+// later post could key it to a run).
+func (r *renderer) digest() string {
+	if r.opts.RunID == "" {
+		return ""
+	}
+	attempt := r.opts.RunAttempt
+	if attempt == "" {
+		attempt = "1"
+	}
+	run := HistoryRun{V: DigestVersion, Profile: r.profile, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date, Total: len(r.rep.Cases)}
+	head, _ := json.Marshal(run)
+	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`)
+	seen := map[string]bool{}
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		key := historyKey(c)
+		if key == "" || seen[key] {
+			// A repeated label (merge keeps repeated names, each a
+			// problem) is recorded once, and a nameless case could never
+			// be matched: the digest must read back (ParseDigest).
+			continue
+		}
+		seen[key] = true
+		hc := HistoryCase{Name: key}
+		if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
+			hc.Class = class
+		}
+		switch {
+		case c.NotRun:
+			hc.Status = DigestNotRun
+		case c.Failed():
+			hc.Status = DigestFailed
+			for _, ch := range c.Checks {
+				if !ch.OK && len(hc.Failed) < maxDigestChecks {
+					name := Cut(ch.Name, digestCheckCut)
+					if name == "" {
+						name = "(unnamed)" // as the table names it
+					}
+					hc.Failed = append(hc.Failed, name)
+				}
+			}
+		default:
+			continue
+		}
+		hc.Fingerprint = fingerprint(c)
+		b, _ := json.Marshal(hc)
+		n := len(asciiJSON(b)) + 1
+		if used+n > MaxDigestChars {
+			run.Partial = true
+			break
+		}
+		used += n
+		run.Cases = append(run.Cases, hc)
+	}
+	b, _ := json.Marshal(run)
+	return digestPrefix + string(asciiJSON(b)) + digestSuffix
+}
+
+// asciiJSON escapes every non-ASCII rune of encoded JSON as \uXXXX (they
+// only occur in strings), and '@' and '#' too, so that a digest is plain
+// ASCII: no bidirectional or invisible character hides in it, and its length
+// in bytes is its length in code points. encoding/json already escapes <, > and &, so no `-->`
+// can end the HTML comment early.
+func asciiJSON(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c == '@' || c == '#' {
+			// Never a mention or an issue reference, whatever reads the
+			// comment's source.
+			out = fmt.Appendf(out, `\u%04x`, c)
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		i += size
+		if r > 0xFFFF {
+			r -= 0x10000
+			out = fmt.Appendf(out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+			continue
+		}
+		out = fmt.Appendf(out, `\u%04x`, r)
+	}
+	return out
+}
+
+// DigestOf returns the JSON of the digest line in a comment body; ok is
+// false when the body has none.
+func DigestOf(body string) (string, bool) {
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, digestPrefix) && strings.HasSuffix(line, digestSuffix) && len(line) >= len(digestPrefix)+len(digestSuffix) {
+			return line[len(digestPrefix) : len(line)-len(digestSuffix)], true
+		}
+	}
+	return "", false
+}
+
+// ParseDigest decodes and validates one digest's JSON. Digests are
+// untrusted (anyone may edit a comment's text through the API with the
+// same identity's token, or a bug may have written one): every field is
+// checked and bounded, and a bad one is an error naming it.
+func ParseDigest(s string) (HistoryRun, error) {
+	var h HistoryRun
+	if len(s) > MaxDigestChars {
+		return h, fmt.Errorf("digest of %d bytes: at most %d", len(s), MaxDigestChars)
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&h); err != nil {
+		return HistoryRun{}, fmt.Errorf("digest: %v", err)
+	}
+	if dec.More() {
+		return HistoryRun{}, errors.New("digest: text after the JSON object")
+	}
+	if err := h.validate(); err != nil {
+		return HistoryRun{}, fmt.Errorf("digest: %v", err)
+	}
+	return h, nil
+}
+
+func (h *HistoryRun) validate() error {
+	switch {
+	case h.V != DigestVersion:
+		return fmt.Errorf("v %d: want %d", h.V, DigestVersion)
+	case !ValidProfile(h.Profile):
+		return fmt.Errorf("profile %q: want [a-z0-9][a-z0-9_-]*", Cut(h.Profile, 40))
+	case !digitsRE.MatchString(h.Run):
+		return fmt.Errorf("run %q: want digits", Cut(h.Run, 40))
+	case !digitsRE.MatchString(h.Attempt):
+		return fmt.Errorf("attempt %q: want digits", Cut(h.Attempt, 40))
+	case h.Date != "" && !dateRE.MatchString(h.Date):
+		return fmt.Errorf("date %q: want YYYY-MM-DD", Cut(h.Date, 40))
+	case h.Total < len(h.Cases):
+		return fmt.Errorf("total %d: fewer than the %d cases listed", h.Total, len(h.Cases))
+	}
+	seen := make(map[string]bool, len(h.Cases))
+	for i, c := range h.Cases {
+		where := fmt.Sprintf("case %d", i)
+		switch {
+		case c.Name == "" || !utf8.ValidString(c.Name) || runeCount(c.Name) > digestNameCut:
+			return fmt.Errorf("%s: name: want 1 to %d code points of UTF-8", where, digestNameCut)
+		case seen[c.Name]:
+			return fmt.Errorf("%s: %q listed twice", where, Cut(c.Name, 40))
+		case c.Status != DigestFailed && c.Status != DigestNotRun:
+			return fmt.Errorf("%s: status %q: want %s or %s", where, Cut(c.Status, 20), DigestFailed, DigestNotRun)
+		case !classRE.MatchString(c.Class):
+			return fmt.Errorf("%s: class %q: want up to 16 letters a-z", where, Cut(c.Class, 20))
+		case len(c.Failed) > maxDigestChecks:
+			return fmt.Errorf("%s: %d failed checks: at most %d", where, len(c.Failed), maxDigestChecks)
+		case c.Fingerprint != "" && !fingerprintRE.MatchString(c.Fingerprint):
+			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, Cut(c.Fingerprint, 20), fingerprintLen)
+		}
+		for _, f := range c.Failed {
+			if f == "" || !utf8.ValidString(f) || runeCount(f) > digestCheckCut {
+				return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
+			}
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+// ReadHistory reads a history file (`render --history`, written by `post
+// --save-history`): one digest's JSON a line, blank lines ignored. Unlike
+// a comment's digest, a bad line is an error naming it: the file is the
+// user's own input.
+func ReadHistory(r io.Reader) ([]HistoryRun, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxHistoryFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxHistoryFile {
+		return nil, fmt.Errorf("over %d bytes", MaxHistoryFile)
+	}
+	var out []HistoryRun
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), MaxHistoryFile)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		h, err := ParseDigest(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", n, err)
+		}
+		out = append(out, h)
+	}
+	return out, sc.Err()
+}
+
+// WriteHistory writes runs as a history file, one digest a line.
+func WriteHistory(w io.Writer, runs []HistoryRun) error {
+	for _, h := range runs {
+		b, err := json.Marshal(h)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(asciiJSON(b), '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SelectHistory is the history a render of run runID of profile shows: the
+// digests of that profile, without any attempt of runID itself (a rerun
+// attempt is the same run, not a new one), one per run id (the highest
+// attempt; of equal ones the later), ordered by run id and cut to the
+// HistoryRuns-1 newest. post and render --history both go through it, so
+// they show the same history.
+func SelectHistory(runs []HistoryRun, profile, runID string) []HistoryRun {
+	byRun := map[string]int{}
+	var out []HistoryRun
+	for _, h := range runs {
+		if h.Profile != profile || (runID != "" && sameDigits(h.Run, runID)) {
+			continue
+		}
+		key := strings.TrimLeft(h.Run, "0")
+		if i, ok := byRun[key]; ok {
+			if !lessDigits(h.Attempt, out[i].Attempt) {
+				out[i] = h
+			}
+			continue
+		}
+		byRun[key] = len(out)
+		out = append(out, h)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return lessDigits(out[i].Run, out[j].Run) })
+	if n := len(out) - (HistoryRuns - 1); n > 0 {
+		out = out[n:]
+	}
+	return out
+}
+
+func sameDigits(a, b string) bool { return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0") }
+
+// lessDigits compares two strings of digits as numbers, whatever their length.
+func lessDigits(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// runState is a case's state in one run.
+type runState struct {
+	known bool
+	bad   bool // failed or did not run
+	fp    string
+	date  string
+	sym   string // the changes table's symbol
+}
+
+// Symbols of the changes table (templates/section.tmpl's history_legend).
+const (
+	symPassed    = "✓"
+	symFailed    = "✗"
+	symFailedNew = "✗*" // failed differently from its failure before
+	symNotRun    = "○"
+	symUnknown   = "·"
+)
+
+// historyIndex holds, for each earlier run, its listed cases by name.
+type historyIndex struct {
+	runs  []HistoryRun
+	cases []map[string]*HistoryCase
+}
+
+func newHistoryIndex(runs []HistoryRun) *historyIndex {
+	ix := &historyIndex{runs: runs}
+	for i := range runs {
+		m := make(map[string]*HistoryCase, len(runs[i].Cases))
+		for j := range runs[i].Cases {
+			m[runs[i].Cases[j].Name] = &runs[i].Cases[j]
+		}
+		ix.cases = append(ix.cases, m)
+	}
+	return ix
+}
+
+// states is the case's state in each earlier run, oldest first, then in
+// this one.
+func (r *renderer) states(c *merge.Case) []runState {
+	key := historyKey(c)
+	out := make([]runState, 0, len(r.hist.runs)+1)
+	for i, h := range r.hist.runs {
+		st := runState{date: h.Date}
+		if hc, ok := r.hist.cases[i][key]; ok {
+			st.known, st.bad, st.fp = true, true, hc.Fingerprint
+			st.sym = symFailed
+			if hc.Status == DigestNotRun {
+				st.sym = symNotRun
+			}
+		} else if !h.Partial && h.Total > 0 {
+			st.known, st.sym = true, symPassed
+		} else {
+			st.sym = symUnknown
+		}
+		out = append(out, st)
+	}
+	cur := runState{known: true, date: r.opts.Date, sym: symPassed}
+	if c.NotRun || c.Failed() {
+		cur.bad, cur.fp, cur.sym = true, fingerprint(c), symFailed
+		if c.NotRun {
+			cur.sym = symNotRun
+		}
+	}
+	return append(out, cur)
+}
+
+// since is the failed-cases table's since cell for a case that failed or
+// did not run (docs/render.md §11): flaky when it flipped between passing
+// and failing at least twice in the runs known, else the length of its
+// streak with the date the streak began, else new.
+func (r *renderer) since(w *writer, c *merge.Case) string {
+	var seq []runState
+	for _, st := range r.states(c) {
+		if st.known {
+			seq = append(seq, st)
+		}
+	}
+	flips, streak := 0, 0
+	for i := range seq {
+		if i > 0 && seq[i].bad != seq[i-1].bad {
+			flips++
+		}
+		if seq[i].bad {
+			streak++
+		} else {
+			streak = 0
+		}
+	}
+	switch {
+	case len(seq) == 1:
+		return w.t("since_unknown", nil)
+	case flips >= 2:
+		return w.t("since_flaky", map[string]int{"Flips": flips, "N": len(seq)})
+	case streak >= 2:
+		return w.t("since_runs", map[string]any{"N": streak, "Date": seq[len(seq)-streak].date})
+	}
+	return w.t("since_new", nil)
+}
+
+// fixedLine is `Fixed since the previous run: <cases>.`: the cases that
+// failed or did not run in the newest earlier run and passed (or were
+// skipped) in this one, in report order; "" when there are none.
+func (r *renderer) fixedLine(w *writer, p plan) string {
+	if r.hist == nil || len(r.hist.runs) == 0 {
+		return ""
+	}
+	prev := r.hist.cases[len(r.hist.cases)-1]
+	nameCut := digestNameCut
+	if p.squeeze {
+		nameCut /= 2
+	}
+	var names []string
+	more := 0
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		if c.NotRun || c.Failed() {
+			continue
+		}
+		if _, was := prev[historyKey(c)]; !was {
+			continue
+		}
+		if len(names) == maxHistoryCut {
+			more++
+			continue
+		}
+		names = append(names, Plain(Cut(c.Label(), nameCut)))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return w.t("fixed_line", map[string]any{"List": strings.Join(names, ", "), "More": more})
+}
+
+// changesBlock is the section's table of the cases whose state changed in
+// the runs of the history (docs/render.md §11): one row per case of this
+// report, in report order, with its state in each run and the date of its
+// last change; "" without history or change.
+func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
+	if r.hist == nil || len(r.hist.runs) == 0 {
+		return ""
+	}
+	var rows [][]string
+	more := 0
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		states := r.states(c)
+		last := -1
+		var prev *runState
+		for j := range states {
+			st := &states[j]
+			if !st.known {
+				continue
+			}
+			if prev != nil {
+				switch {
+				case st.bad != prev.bad:
+					last = j
+				case st.bad && st.fp != "" && prev.fp != "" && st.fp != prev.fp:
+					// Failing still, but differently: a change too.
+					last = j
+					if st.sym == symFailed {
+						st.sym = symFailedNew
+					}
+				}
+			}
+			prev = st
+		}
+		if last < 0 {
+			continue
+		}
+		if len(rows) == maxHistoryCut {
+			more++
+			continue
+		}
+		syms := make([]string, len(states))
+		for j, st := range states {
+			syms[j] = st.sym
+		}
+		date := states[last].date
+		if date == "" {
+			date = "?"
+		}
+		rows = append(rows, []string{p.st(Cut(c.Label(), digestNameCut)), strings.Join(syms, " "), Plain(date)})
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", len(r.hist.runs)+1) + "\n\n" +
+		w.mdTable([]string{"case", "runs, oldest first", "last change"}, rows)
+	if more > 0 {
+		out += "\n\n" + w.t("history_more", more)
+	}
+	return out
+}

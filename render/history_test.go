@@ -1,0 +1,294 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+func TestFingerprintNormalises(t *testing.T) {
+	fp := func(checks ...collect.Check) string {
+		return fingerprint(&merge.Case{Name: "x", Checks: checks})
+	}
+	failed := func(name, detail string) collect.Check { return collect.Check{Name: name, Detail: detail} }
+	base := fp(failed("server_ready", "pid 4242 exited with 1 after 3.25 s; see /tmp/ci/run-17/serve.log"), collect.Check{Name: "ok", OK: true, Detail: "fine"})
+	for _, tc := range []struct {
+		name string
+		got  string
+		same bool
+	}{
+		{"other pid, time and path", fp(failed("server_ready", "pid 99 exited with 1 after 120 s; see /home/runner/w/serve.log")), true},
+		{"a passing check's detail does not count", fp(failed("server_ready", "pid 1 exited with 2 after 1 s; see a/b"), collect.Check{Name: "ok", OK: true, Detail: "other"}), true},
+		{"other wording", fp(failed("server_ready", "pid 4242 was killed after 3.25 s; see /tmp/ci/serve.log")), false},
+		{"another check", fp(failed("server_up", "pid 4242 exited with 1 after 3.25 s; see /tmp/ci/run-17/serve.log")), false},
+		{"one more failed check", fp(failed("server_ready", "pid 4242 exited with 1 after 3.25 s; see /x"), failed("all_ok", "")), false},
+	} {
+		if (tc.got == base) != tc.same {
+			t.Errorf("%s: fingerprint %s vs %s, want same=%t", tc.name, tc.got, base, tc.same)
+		}
+	}
+	if a, b := fp(failed("c", "address 0x7f3a9c00d2e0 at 12:03:04")), fp(failed("c", "address 0x55aa00ff11bb at 09:59:01")); a != b {
+		t.Errorf("hex addresses and times are not normalised: %s vs %s", a, b)
+	}
+	if n := fingerprint(&merge.Case{Name: "x", NotRun: true}); n == fp() || !fingerprintRE.MatchString(n) {
+		t.Errorf("a not-run case's fingerprint %q: want 12 hex digits of its own", n)
+	}
+}
+
+// validDigest is a digest's JSON with one case; edit changes it.
+func validDigest(edit func(s string) string) string {
+	s := `{"v":1,"profile":"weekly","run":"100","attempt":"1","date":"2026-11-01","total":3,"cases":[{"n":"a","s":"fail","c":"infra","f":["x"],"h":"0123456789ab"}]}`
+	if edit != nil {
+		s = edit(s)
+	}
+	return s
+}
+
+func TestParseDigest(t *testing.T) {
+	rep := func(old, new string) func(string) string {
+		return func(s string) string { return strings.Replace(s, old, new, 1) }
+	}
+	for _, tc := range []struct {
+		name, in, err string
+	}{
+		{"valid", validDigest(nil), ""},
+		{"unknown keys are ignored", validDigest(rep(`"total":3`, `"total":3,"later":{"x":1}`)), ""},
+		{"version", validDigest(rep(`"v":1`, `"v":2`)), "v 2: want 1"},
+		{"profile", validDigest(rep(`"weekly"`, `"Weekly; rm"`)), `profile "Weekly; rm"`},
+		{"run", validDigest(rep(`"run":"100"`, `"run":"1e3"`)), `run "1e3": want digits`},
+		{"run too long", validDigest(rep(`"run":"100"`, `"run":"`+strings.Repeat("9", 20)+`"`)), "want digits"},
+		{"attempt", validDigest(rep(`"attempt":"1"`, `"attempt":""`)), `attempt "": want digits`},
+		{"date", validDigest(rep(`2026-11-01`, `yesterday`)), `date "yesterday"`},
+		{"total below the list", validDigest(rep(`"total":3`, `"total":0`)), "total 0: fewer than the 1 cases listed"},
+		{"no name", validDigest(rep(`"n":"a"`, `"n":""`)), "case 0: name"},
+		{"long name", validDigest(rep(`"n":"a"`, `"n":"`+strings.Repeat("é", digestNameCut+2)+`"`)), "case 0: name"},
+		{"repeated name", validDigest(rep(`]}`, `,{"n":"a","s":"notrun"}]}`)), `case 1: "a" listed twice`},
+		{"status", validDigest(rep(`"s":"fail"`, `"s":"pass"`)), `case 0: status "pass"`},
+		{"class", validDigest(rep(`"infra"`, `"In Fra"`)), `case 0: class "In Fra"`},
+		{"too many checks", validDigest(rep(`["x"]`, `["1","2","3","4","5","6","7","8","9"]`)), "case 0: 9 failed checks: at most 8"},
+		{"empty check", validDigest(rep(`["x"]`, `[""]`)), "case 0: failed check"},
+		{"fingerprint", validDigest(rep(`0123456789ab`, `0123456789AB`)), `case 0: fingerprint "0123456789AB"`},
+		{"not an object", `[1,2]`, "digest: json: cannot unmarshal array"},
+		{"two objects", validDigest(nil) + validDigest(nil), "text after the JSON object"},
+		{"too long", validDigest(rep(`"total":3`, `"total":3,"pad":"`+strings.Repeat("x", MaxDigestChars)+`"`)), "at most 8000"},
+		{"wrong type", validDigest(rep(`"total":3`, `"total":"3"`)), "cannot unmarshal string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDigest(tc.in)
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("ParseDigest: %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("ParseDigest error %v, want one containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestDigestRoundTrip: the digest a render writes reads back as what it
+// records, and a history file written from it reads back the same.
+func TestDigestRoundTrip(t *testing.T) {
+	rep, opts := sampleReport(t), sampleOptions()
+	rep.Cases[1].Name = "sglang-@owner-#12-‮evil"
+	rep.Cases[7].Checks[0].Name = "" // an unnamed check must not make the digest unreadable
+	docs := mustRender(t, rep, opts)
+	js, ok := DigestOf(docs.Comment)
+	if !ok {
+		t.Fatalf("no digest in\n%s", docs.Comment)
+	}
+	for _, r := range js {
+		if r > 0x7e || r == '@' || r == '#' {
+			t.Fatalf("digest holds %q: want ASCII without @ and #:\n%s", r, js)
+		}
+	}
+	got, err := ParseDigest(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := HistoryRun{V: 1, Profile: "nightly", Run: "123", Attempt: "1", Date: "2026-11-28", Total: 9, Cases: []HistoryCase{
+		{Name: "sglang-@owner-#12-\u202eevil", Status: DigestFailed, Failed: []string{"all_ok"}, Fingerprint: fingerprint(&rep.Cases[1])},
+		{Name: "vllm-qwen05b-native", Status: DigestFailed, Fingerprint: fingerprint(&rep.Cases[5])},
+		{Name: "elastic-vllm-qwen05b+sglang-qwen35_4b", Status: DigestFailed, Failed: []string{"a_grew"}, Fingerprint: fingerprint(&rep.Cases[6])},
+		{Name: "limit-vllm-qwen05b", Status: DigestFailed, Failed: []string{"(unnamed)"}, Fingerprint: fingerprint(&rep.Cases[7])},
+		{Name: "priority-vllm-qwen05b+vllm-qwen05b", Status: DigestNotRun, Fingerprint: fingerprint(&rep.Cases[8])},
+	}}
+	// The name is as the report has it (redacted): the override stays,
+	// escaped, and names are matched as they are.
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("digest (-want +got):\n%s", d)
+	}
+	var b bytes.Buffer
+	if err := WriteHistory(&b, []HistoryRun{got, got}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadHistory(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]HistoryRun{got, got}, back); d != "" {
+		t.Errorf("history file round trip (-want +got):\n%s", d)
+	}
+}
+
+func TestReadHistoryErrors(t *testing.T) {
+	for _, tc := range []struct{ name, in, err string }{
+		{"bad line", validDigest(nil) + "\n\n{\"v\":1}\n", "line 3: digest: profile"},
+		{"not JSON", "hello\n", "line 1: digest: invalid character"},
+		{"too big", strings.Repeat(" ", MaxHistoryFile+1), "over 16777216 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadHistory(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ReadHistory error %v, want one containing %q", err, tc.err)
+			}
+		})
+	}
+	runs, err := ReadHistory(strings.NewReader("\n" + validDigest(nil) + "\r\n"))
+	if err != nil || len(runs) != 1 {
+		t.Errorf("ReadHistory = %d runs, %v; want 1", len(runs), err)
+	}
+}
+
+func TestSelectHistory(t *testing.T) {
+	run := func(profile, id, attempt, date string) HistoryRun {
+		return HistoryRun{V: 1, Profile: profile, Run: id, Attempt: attempt, Date: date}
+	}
+	in := []HistoryRun{
+		run("weekly", "100", "1", "first of 100"),
+		run("weekly", "99", "1", "99"),
+		run("nightly", "101", "1", "another profile"),
+		run("weekly", "100", "3", "third of 100"),
+		run("weekly", "100", "2", "second of 100, after the third"),
+		run("weekly", "200", "1", "an attempt of this run"),
+		run("weekly", "1000", "1", "1000"),
+	}
+	var dates []string
+	for _, h := range SelectHistory(in, "weekly", "200") {
+		dates = append(dates, h.Date)
+	}
+	if d := cmp.Diff([]string{"99", "third of 100", "1000"}, dates); d != "" {
+		t.Errorf("selected (-want +got):\n%s", d)
+	}
+	var many []HistoryRun
+	for i := 1; i <= 20; i++ {
+		many = append(many, run("weekly", fmt.Sprint(i), "1", fmt.Sprint(i)))
+	}
+	got := SelectHistory(many, "weekly", "21")
+	if len(got) != HistoryRuns-1 || got[0].Run != "14" || got[len(got)-1].Run != "20" {
+		t.Errorf("the newest %d runs: got %d, from %s to %s", HistoryRuns-1, len(got), got[0].Run, got[len(got)-1].Run)
+	}
+}
+
+// TestDigestFitsBudget: with hundreds of failed cases of long names the
+// digest stops at MaxDigestChars and says partial, and the comment still
+// fits its budget; an unlisted case of a partial digest is unknown.
+func TestDigestFitsBudget(t *testing.T) {
+	rep := sampleReport(t)
+	for i := range 400 {
+		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("vllm-%03d-%s", i, strings.Repeat("é", 300)), Part: "vLLM",
+			Checks: []collect.Check{{Name: strings.Repeat("c", 150), Detail: strings.Repeat("d", 400)}}})
+	}
+	docs := mustRender(t, rep, sampleOptions())
+	js, _ := DigestOf(docs.Comment)
+	h, err := ParseDigest(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(js) > MaxDigestChars || !h.Partial || len(h.Cases) == 0 || h.Total != len(rep.Cases) {
+		t.Errorf("digest of %d bytes, partial %t, %d cases listed of %d", len(js), h.Partial, len(h.Cases), h.Total)
+	}
+	if n := runeCount(docs.Comment); n > CommentBudget {
+		t.Errorf("comment of %d code points, over %d", n, CommentBudget)
+	}
+	// Next run: the last case was not listed in the partial digest.
+	next := sampleReport(t)
+	last := rep.Cases[len(rep.Cases)-1]
+	next.Cases = append(next.Cases, last)
+	opts := sampleOptions()
+	opts.RunID, opts.History = "124", []HistoryRun{h}
+	docs = mustRender(t, next, opts)
+	if !strings.Contains(docs.Comment, "| no record |") {
+		t.Errorf("a case a partial digest does not list is not unknown:\n%s", docs.Comment)
+	}
+}
+
+func TestHistoryInvalidOption(t *testing.T) {
+	opts := sampleOptions()
+	opts.History = []HistoryRun{{V: 1, Profile: "nightly", Run: "x", Attempt: "1"}}
+	_, err := Render(sampleReport(t), opts)
+	if err == nil || !strings.Contains(err.Error(), `render: history run 0: run "x": want digits`) {
+		t.Errorf("Render error %v", err)
+	}
+}
+
+// TestHistoryRendering: the since cells, the fixed line and the section's
+// changes table of one history, and no trace of them without history.
+func TestHistoryRendering(t *testing.T) {
+	// The sample report fails sglang-qwen35_4b-kv_c1, vllm-qwen05b-native,
+	// the elastic and the limit case, and did not run the priority case.
+	fp := func(i int) string { return fingerprint(&sampleReport(t).Cases[i]) }
+	hc := func(name, status, h string) HistoryCase {
+		return HistoryCase{Name: name, Status: status, Fingerprint: h}
+	}
+	run := func(id, date string, cases ...HistoryCase) HistoryRun {
+		return HistoryRun{V: 1, Profile: "nightly", Run: id, Attempt: "1", Date: date, Total: 9, Cases: cases}
+	}
+	history := []HistoryRun{
+		run("120", "2026-11-25", hc("vllm-qwen05b-native", DigestFailed, fp(5)), hc("limit-vllm-qwen05b", DigestFailed, "aaaaaaaaaaaa")),
+		run("121", "2026-11-26", hc("vllm-qwen05b-native", DigestFailed, fp(5)), hc("limit-vllm-qwen05b", DigestFailed, "aaaaaaaaaaaa"),
+			hc("elastic-vllm-qwen05b+sglang-qwen35_4b", DigestFailed, fp(6)), hc("vllm-qwen05b-kv_c1", DigestFailed, "bbbbbbbbbbbb")),
+		{V: 1, Profile: "nightly", Run: "122", Attempt: "1", Date: "2026-11-27", Total: 9, Partial: true, Cases: []HistoryCase{
+			hc("vllm-qwen05b-native", DigestFailed, fp(5)), hc("vllm-qwen05b-kv_c1", DigestFailed, "bbbbbbbbbbbb")}},
+	}
+	opts := sampleOptions()
+	opts.History = history
+	docs := mustRender(t, sampleReport(t), opts)
+	for _, want := range []string{
+		"| case | setup | failed checks | since |",
+		"| `all_ok` (3/20 failed) | new |",
+		// Passing, failing, unknown (a partial digest that does not list
+		// it), failing: the unknown run is left out of the streak.
+		"| `a_grew` (A grew 9120 MiB of 14310 MiB free) | 2 runs (since 2026-11-26) |",
+		"| `under_limit` (peak 4096 MiB, limit 3072 MiB) | 3 runs (since 2026-11-25) |",
+		"| not run | new |",
+		"\n\nFixed since the previous run: vllm-qwen05b-kv\\_c1.\n\n",
+	} {
+		if !strings.Contains(docs.Comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+		}
+	}
+	if got := strings.Count(docs.Comment, "| 4 runs (since 2026-11-25) |"); got != 1 {
+		t.Errorf("vllm-qwen05b-native: %d rows of 4 runs, want 1:\n%s", got, docs.Comment)
+	}
+	wantSection := "### Recent changes\n\n" +
+		"The cases whose state changed in the last 4 runs, oldest first: ✓ passed, ✗ failed, ✗* failed differently from the failure before, ○ not run, · no record.\n\n" +
+		"| case | runs, oldest first | last change |\n|---|---|---|\n" +
+		"| sglang-qwen35\\_4b-kv\\_c1 | ✓ ✓ · ✗ | 2026-11-28 |\n" +
+		"| vllm-qwen05b-kv\\_c1 | ✓ ✗ ✗ ✓ | 2026-11-28 |\n" +
+		"| elastic-vllm-qwen05b+sglang-qwen35\\_4b | ✓ ✗ · ✗ | 2026-11-26 |\n" +
+		"| limit-vllm-qwen05b | ✗ ✗ · ✗* | 2026-11-28 |\n" +
+		"| priority-vllm-qwen05b+vllm-qwen05b | ✓ ✓ · ○ | 2026-11-28 |\n"
+	if !strings.HasSuffix(docs.Section, wantSection) {
+		t.Errorf("section does not end with the changes table\n%s\nwant\n%s", docs.Section, wantSection)
+	}
+
+	plain := mustRender(t, sampleReport(t), sampleOptions())
+	for _, avoid := range []string{"| since |", "Fixed since", "Recent changes"} {
+		if strings.Contains(plain.Comment+plain.Section, avoid) {
+			t.Errorf("without history the documents hold %q", avoid)
+		}
+	}
+	// Another profile's runs, or only attempts of this run, are no history.
+	for i := range history {
+		history[i].Profile = "weekly"
+	}
+	other := mustRender(t, sampleReport(t), opts)
+	if other.Comment != plain.Comment || other.Section != plain.Section {
+		t.Errorf("another profile's history changed the documents")
+	}
+}

@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/ledger"
+)
+
+// CapKvctlPriority is the capability of publishing a server's priority:
+// a `kvctl priority <ipc> <p>` subcommand. No released kvcached has one
+// (kvcached/cli/kvctl.py@2513db15eee5 (v0.1.5) l.420-458: list, limit,
+// limit-percent, watch, kvtop, delete, shell, unchanged to @e8e640638ba7).
+const CapKvctlPriority = "kvctl_priority"
+
+// priorityFields are the ledger fields the priority protocol is read by;
+// released kvcached's `kvctl list --json` prints only ipc, limit_bytes and
+// used_bytes (cmd_list, kvcached/cli/kvctl.py@2513db15eee5 l.209-229).
+var priorityFields = []string{ledger.FieldPriority, ledger.FieldShortfall, ledger.FieldWatermark}
+
+// capability is what the probe of one capability found.
+type capability struct {
+	available bool
+	detail    string // the evidence: which command answered how
+}
+
+// neededCapabilities are the capabilities the plan's cases need of engine,
+// in the kind table's order; none, and the setup case probes nothing.
+func (r *Runner) neededCapabilities(engineName string) []string {
+	var out []string
+	for i := range r.Plan.Cases {
+		e := &r.Plan.Cases[i]
+		if !slices.Contains(e.EntryEngines(), engineName) {
+			continue
+		}
+		for _, n := range e.spec().needs {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// probeCapabilities is the setup case's probe of what engine's kvctl
+// offers, for the capabilities the plan needs of it: the results go into
+// the case log (`capabilities`, or `capability_probe_error` when a probe
+// could not tell) and, for the cases that need them, into r.caps. Only a
+// definite answer counts: a probe that could not tell leaves the
+// capability unknown, and the cases that need it run.
+func (c *Case) probeCapabilities(ctx context.Context, engineName string, log *collect.Ordered[any]) {
+	needed := c.R.neededCapabilities(engineName)
+	if len(needed) == 0 {
+		return
+	}
+	var found collect.Ordered[any]
+	var problems []string
+	for _, name := range needed {
+		cp, err := c.probeCapability(ctx, engineName, name)
+		if err != nil {
+			problems = append(problems, collect.CutDetail(c.R.Redactor().String(err.Error()), 300))
+			continue
+		}
+		found.Set(name, map[string]any{"available": cp.available, "detail": cp.detail})
+		c.R.verMu.Lock()
+		if c.R.caps == nil {
+			c.R.caps = map[string]map[string]capability{}
+		}
+		if c.R.caps[engineName] == nil {
+			c.R.caps[engineName] = map[string]capability{}
+		}
+		c.R.caps[engineName][name] = cp
+		c.R.verMu.Unlock()
+	}
+	if found.Len() > 0 {
+		log.Set("capabilities", found)
+	}
+	if len(problems) > 0 {
+		log.Set("capability_probe_error", strings.Join(problems, "; "))
+	}
+}
+
+// probeCapability asks engine's kvctl (through its exec prefix) for one
+// capability. `kvctl priority --help` exits 0 where the subcommand exists;
+// where it does not, argparse prints its usage and `invalid choice:
+// 'priority'` and exits 2. Never a bare `kvctl`: it starts an interactive
+// shell (kvctl.py l.472-473).
+func (c *Case) probeCapability(ctx context.Context, engineName, name string) (capability, error) {
+	switch name {
+	case CapKvctlPriority:
+		argv := c.commandArgv(engineName, append(slices.Clone(c.R.Kvctl), "priority", "--help"))
+		pctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
+		defer cancel()
+		_, err := c.R.exec()(pctx, argv)
+		return classifyPriorityHelp(err)
+	}
+	return capability{}, fmt.Errorf("no probe for capability %q", name)
+}
+
+// classifyPriorityHelp reads the outcome of `kvctl priority --help`: exit 0
+// is the subcommand, argparse's exit 2 with `invalid choice` its absence,
+// anything else (kvctl missing, a timeout, a container gone) no answer.
+func classifyPriorityHelp(err error) (capability, error) {
+	if err == nil {
+		return capability{available: true, detail: "kvctl priority --help exited 0"}, nil
+	}
+	msg := err.Error()
+	var ee *exec.ExitError
+	status2 := errors.As(err, &ee) && ee.ExitCode() == 2 || strings.Contains(msg, "exit status 2")
+	if status2 && strings.Contains(msg, "invalid choice") {
+		detail := "kvctl priority --help: invalid choice"
+		if i := strings.Index(msg, "invalid choice"); i >= 0 {
+			detail = "kvctl priority --help exited 2: " + collect.CutDetail(msg[i:], 200)
+		}
+		return capability{available: false, detail: detail}, nil
+	}
+	return capability{}, fmt.Errorf("probe kvctl priority: %v", err)
+}
+
+// missingCapability is why e is skipped: the first capability its kind
+// needs that the setup case of one of its engines found missing; "" when
+// none is (an unknown capability is not missing).
+func (r *Runner) missingCapability(e *Entry) string {
+	r.verMu.Lock()
+	defer r.verMu.Unlock()
+	for _, name := range e.spec().needs {
+		for _, en := range e.EntryEngines() {
+			if cp, ok := r.caps[en][name]; ok && !cp.available {
+				return capabilityReason(name, r.versions[en].Kvcached)
+			}
+		}
+	}
+	return ""
+}
+
+// kvcachedVersion is the kvcached version engine's setup case probed ("":
+// unknown).
+func (r *Runner) kvcachedVersion(engineName string) string {
+	r.verMu.Lock()
+	defer r.verMu.Unlock()
+	return r.versions[engineName].Kvcached
+}
+
+// capabilityReason is a skipped case's reason: what is missing and the
+// kvcached version that lacks it, e.g. `kvctl has no priority command
+// (kvcached 0.1.5)`.
+func capabilityReason(name, kvcachedVersion string) string {
+	what := name
+	switch name {
+	case CapKvctlPriority:
+		what = "kvctl has no priority command"
+	}
+	return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(kvcachedVersion))
+}
+
+// missingLedgerFields is why a priority pair is skipped once its servers
+// run: the ledger fields of priorityFields that no listed segment of ipcs
+// carries, as `kvctl list --json has no priority, shortfall_bytes or
+// watermark_bytes field (kvcached 0.1.5)`; "" when every field is there,
+// or when no segment of ipcs is listed (the case's checks say so).
+func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion string) string {
+	listed := false
+	var missing []string
+	for _, f := range priorityFields {
+		seen := false
+		for _, e := range entries {
+			if _, ok := ledger.OwnerOf(e.IPC, ipcs); !ok {
+				continue
+			}
+			listed = true
+			if _, ok := e.Fields[f]; ok {
+				seen = true
+			}
+		}
+		if !seen {
+			missing = append(missing, f)
+		}
+	}
+	if !listed || len(missing) == 0 {
+		return ""
+	}
+	list := missing[0]
+	if n := len(missing); n > 1 {
+		list = strings.Join(missing[:n-1], ", ") + " or " + missing[n-1]
+	}
+	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", list, orUnknown(kvcachedVersion))
+}
+
+// skipped is the result of a case that did not run for reason: ok, no
+// checks, the reason (docs/formats.md §4).
+func (c *Case) skipped(reason string) collect.CaseResult {
+	res := c.Result(nil, nil, nil)
+	res.SkipReason = reason
+	return res
+}
+
+// engineCapabilities is setup.json's capabilities of engine, in probe
+// order (the kind table's needs): nil when nothing was probed. verMu held.
+func (r *Runner) engineCapabilities(engineName string) []collect.Capability {
+	var out []collect.Capability
+	for _, name := range r.neededCapabilities(engineName) {
+		if cp, ok := r.caps[engineName][name]; ok {
+			out = append(out, collect.Capability{Name: name, Available: cp.available, Detail: cp.detail})
+		}
+	}
+	return out
+}

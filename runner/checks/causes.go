@@ -1,0 +1,128 @@
+package checks
+
+import (
+	"path"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Cause is one rule of docs/runner.md §5.9: when the check Root failed,
+// every failed check whose name matches one of Follow (path.Match
+// patterns: `*_tokens_equal`) could not meaningfully run, and records
+// caused_by Root.
+type Cause struct {
+	Root   string
+	Follow []string
+}
+
+// MarkCauses applies rules in order to the failed checks of list: a failed
+// check that matches a rule whose Root failed records caused_by. The root
+// recorded is the first cause of the chain (a root that itself follows from
+// another passes its cause on), so every follower names a check that failed
+// on its own. A check keeps a cause it already has, and never follows from
+// itself; passing checks are left alone. Applying it again changes nothing.
+func MarkCauses(list []collect.Check, rules []Cause) {
+	failed := map[string]int{} // failed check → its index
+	for i := range list {
+		if !list[i].OK {
+			if _, dup := failed[list[i].Name]; !dup {
+				failed[list[i].Name] = i
+			}
+		}
+	}
+	for _, rule := range rules {
+		ri, ok := failed[rule.Root]
+		if !ok {
+			continue
+		}
+		root := rule.Root
+		if c := list[ri].CausedBy; c != "" {
+			root = c
+		}
+		for i := range list {
+			ch := &list[i]
+			if ch.OK || ch.CausedBy != "" || i == ri || ch.Name == root {
+				continue
+			}
+			for _, pat := range rule.Follow {
+				if m, _ := path.Match(pat, ch.Name); m {
+					ch.CausedBy = root
+					break
+				}
+			}
+		}
+	}
+}
+
+// ServerCauses are the rules of a server case (docs/runner.md §5.9): a
+// server that never became ready ran no phase, so its comparisons and its
+// kvcached_active (no patch or capacity line was logged yet) follow from
+// server_ready; one that crashed explains every phase and comparison that
+// failed; a failed phase explains its own comparisons.
+// no_error_signatures, the leftover checks and no_gpu_process_left are
+// roots: what they find is evidence of its own.
+func ServerCauses() []Cause {
+	compared := []string{"*_tokens_equal", "*_cached_tokens_equal"}
+	rules := []Cause{
+		{Root: "server_ready", Follow: append([]string{"kvcached_active", "native_block_size_matched", "prefix_cache_reset", "*_ok"}, compared...)},
+		{Root: "server_alive_after_load", Follow: append([]string{"prefix_cache_reset", "*_ok"}, compared...)},
+	}
+	for _, p := range []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"} {
+		rules = append(rules, Cause{Root: p + "_ok", Follow: []string{p + "_tokens_equal", p + "_cached_tokens_equal"}})
+	}
+	return rules
+}
+
+// readyCauses: a server that did not become ready logged no patches or
+// capacity, so its kvcached_active follows from its _ready.
+func readyCauses(servers ...string) []Cause {
+	var out []Cause
+	for _, s := range servers {
+		out = append(out, Cause{Root: s + "_ready", Follow: []string{s + "_kvcached_active"}})
+	}
+	return out
+}
+
+// ElasticCauses are the rules of an elastic pair of servers a and b: a
+// crashed server explains the failed requests, memory and probe checks it
+// took part in; a failed burst explains the memory checks of that burst;
+// memory A did not release explains B's not reusing it.
+func ElasticCauses(a, b string) []Cause {
+	return append(readyCauses(a, b),
+		Cause{Root: a + "_alive", Follow: []string{"a_requests_ok", "a_filled_memory", "a_released_memory", "b_reused_a_memory", "contended_requests_ok", a + "_probe_unchanged"}},
+		Cause{Root: b + "_alive", Follow: []string{"b_requests_ok", "b_reused_a_memory", "contended_requests_ok", b + "_probe_unchanged"}},
+		Cause{Root: "a_requests_ok", Follow: []string{"a_filled_memory", "a_released_memory", "b_reused_a_memory"}},
+		Cause{Root: "a_filled_memory", Follow: []string{"a_released_memory", "b_reused_a_memory"}},
+		Cause{Root: "a_released_memory", Follow: []string{"b_reused_a_memory"}},
+		Cause{Root: "b_requests_ok", Follow: []string{"b_reused_a_memory"}},
+	)
+}
+
+// LimitCauses are the rules of a limit case of server s: a crash explains
+// every limit check and the probe; a cache that did not fill, or a limit
+// that was not set, leaves nothing for the later limit checks to measure.
+func LimitCauses(s string) []Cause {
+	later := []string{"limit_applied_on_allocation", "limit_held_under_load", "limit_raised_regrows"}
+	return append(readyCauses(s),
+		Cause{Root: s + "_alive", Follow: []string{"limit_*", s + "_probe_unchanged"}},
+		Cause{Root: "limit_cache_filled", Follow: append([]string{"limit_set"}, later...)},
+		Cause{Root: "limit_set", Follow: later},
+	)
+}
+
+// PriorityCauses are the rules of a priority pair of servers l and h: a
+// crashed server explains its own requests, memory and probe checks and
+// the other's checks that need it; L's failed fill explains the checks of
+// what it filled; priorities that were not published, and memory L did not
+// release, explain H's not reusing it. H's failed burst explains nothing
+// of L's: L not releasing may be why the burst failed.
+func PriorityCauses(l, h string) []Cause {
+	return append(readyCauses(l, h),
+		Cause{Root: l + "_alive", Follow: []string{"l_*", "h_reused_l_memory", l + "_probe_unchanged"}},
+		Cause{Root: h + "_alive", Follow: []string{"h_*", "l_watermark_raised", "l_released_for_h", h + "_probe_unchanged"}},
+		Cause{Root: "priority_set", Follow: []string{"h_shortfall_posted", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"}},
+		Cause{Root: "l_requests_ok", Follow: []string{"l_filled_memory", "l_held_at_burst", "l_released_for_h", "h_reused_l_memory"}},
+		Cause{Root: "l_filled_memory", Follow: []string{"l_held_at_burst", "l_released_for_h", "h_reused_l_memory"}},
+		Cause{Root: "l_released_for_h", Follow: []string{"h_reused_l_memory"}},
+	)
+}

@@ -1,0 +1,210 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+func TestCompareWithNativeCauses(t *testing.T) {
+	ran := func(checks ...collect.Check) *collect.CaseResult {
+		return &collect.CaseResult{Name: "x", OK: true, Checks: checks, Phases: phasesOf(1)}
+	}
+	for _, tc := range []struct {
+		name   string
+		kv     *collect.CaseResult
+		native *collect.CaseResult
+		want   map[string]string // failed check → caused_by
+		detail string            // the detail of gen_seq_tokens_equal, when given
+	}{
+		{
+			name:   "native never ready",
+			kv:     ran(collect.Check{Name: "server_ready", OK: true}),
+			native: &collect.CaseResult{Name: "n", Checks: []collect.Check{{Name: "server_ready", Detail: "not ready after 15m0s"}}},
+			want: map[string]string{
+				"gen_seq_tokens_equal": "n/server_ready", "apc_0_tokens_equal": "n/server_ready", "apc_1_tokens_equal": "n/server_ready", "apc_2_tokens_equal": "n/server_ready",
+				"apc_0_cached_tokens_equal": "n/server_ready", "apc_1_cached_tokens_equal": "n/server_ready", "apc_2_cached_tokens_equal": "n/server_ready"},
+			detail: "native case n failed server_ready: nothing to compare with",
+		},
+		{
+			name: "native crashed in apc_1: what its crash caused",
+			kv:   ran(collect.Check{Name: "server_ready", OK: true}),
+			native: func() *collect.CaseResult {
+				n := ran(collect.Check{Name: "server_ready", OK: true}, collect.Check{Name: "apc_1_ok", CausedBy: "server_alive_after_load"},
+					collect.Check{Name: "server_alive_after_load"})
+				ph, _ := n.Phases.Get("apc_1")
+				ph.Results[0] = collect.RequestResult{Status: 0}
+				n.Phases.Set("apc_1", ph)
+				return n
+			}(),
+			want: map[string]string{"apc_1_tokens_equal": "n/server_alive_after_load", "apc_1_cached_tokens_equal": "n/server_alive_after_load"},
+		},
+		{
+			// The kvcached server's own failure comes first.
+			name:   "kvcached never ready, native too",
+			kv:     &collect.CaseResult{Name: "x", Checks: []collect.Check{{Name: "server_ready"}}},
+			native: &collect.CaseResult{Name: "n", Checks: []collect.Check{{Name: "server_ready"}}},
+			want: map[string]string{"server_ready": "",
+				"gen_seq_tokens_equal": "server_ready", "apc_0_tokens_equal": "server_ready", "apc_1_tokens_equal": "server_ready", "apc_2_tokens_equal": "server_ready",
+				"apc_0_cached_tokens_equal": "server_ready", "apc_1_cached_tokens_equal": "server_ready", "apc_2_cached_tokens_equal": "server_ready"},
+		},
+		{
+			// Tokens that differ while both ran are nobody's consequence.
+			name: "different tokens",
+			kv: func() *collect.CaseResult {
+				k := ran()
+				ph, _ := k.Phases.Get("gen_seq")
+				ph.Results[0].TokenIDs = []int{1, 4}
+				k.Phases.Set("gen_seq", ph)
+				return k
+			}(),
+			native: ran(collect.Check{Name: "server_ready", OK: true}, collect.Check{Name: "server_alive_after_load"}),
+			want:   map[string]string{"gen_seq_tokens_equal": ""},
+			detail: "prompt 0: token 1: kvcached 4 vs native 1",
+		},
+		{
+			name:   "native did not finish",
+			kv:     ran(),
+			native: nil,
+			want: map[string]string{"gen_seq_tokens_equal": "", "apc_0_tokens_equal": "", "apc_1_tokens_equal": "", "apc_2_tokens_equal": "",
+				"apc_0_cached_tokens_equal": "", "apc_1_cached_tokens_equal": "", "apc_2_cached_tokens_equal": ""},
+			detail: "native case n did not finish: nothing to compare with",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			compareWithNative(tc.kv, tc.native, "n")
+			got := map[string]string{}
+			for _, ch := range tc.kv.Checks {
+				if !ch.OK {
+					got[ch.Name] = ch.CausedBy
+				}
+				if ch.Name == "gen_seq_tokens_equal" && tc.detail != "" && ch.Detail != tc.detail {
+					t.Errorf("gen_seq_tokens_equal detail %q, want %q", ch.Detail, tc.detail)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Fatalf("caused_by (-want +got):\n%s", d)
+			}
+			if tc.kv.OK {
+				t.Error("a case with failed comparisons is ok")
+			}
+		})
+	}
+}
+
+func TestClassifyCase(t *testing.T) {
+	failed := func(name string, checks ...collect.Check) *collect.CaseResult {
+		return &collect.CaseResult{Name: name, OK: false, Checks: checks}
+	}
+	match := func(line string) engine.SignatureMatch {
+		m, ok, _ := engine.FindSignature(strings.NewReader(line))
+		if !ok {
+			t.Fatalf("no signature in %q", line)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name      string
+		res       *collect.CaseResult
+		ev        evidence
+		class     string
+		whyPrefix string
+	}{
+		{"passed", &collect.CaseResult{Name: "a", OK: true, Checks: []collect.Check{{Name: "c", OK: true}}}, evidence{Kvcached: true}, "", ""},
+		{"runner panic", failed("a", collect.Check{Name: "case_completed", Detail: "the runner failed inside the case: boom"}), evidence{GPUErr: "x"},
+			collect.ClassHarness, "case_completed failed: the runner failed"},
+		{"expectations not matched", failed("vllm-setup", collect.Check{Name: "install_kvcached", OK: true}, collect.Check{Name: "expectations_matched", Detail: "vllm 0.31.0 in no set"}),
+			evidence{}, collect.ClassHarness, "expectations_matched failed"},
+		{"no GPU", failed("a", collect.Check{Name: "server_ready", Detail: "no GPU: nvml: driver not loaded"}), evidence{GPUErr: "nvml: driver not loaded", Kvcached: true},
+			collect.ClassInfra, "no GPU: nvml"},
+		{"port taken in serve.log", failed("a", collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}),
+			evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: match("OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use")},
+			collect.ClassInfra, "port taken (a/serve.log: OSError"},
+		{"port taken in a check's detail", failed("a", collect.Check{Name: "server_ready", Detail: "start server a: listen tcp 127.0.0.1:18001: bind: address already in use"}),
+			evidence{Kvcached: true}, collect.ClassInfra, "port taken (check server_ready:"},
+		// An Xid in the kernel log outranks the CUDA OOM in serve.log.
+		{"Xid outranks a CUDA OOM", failed("a", collect.Check{Name: "a_requests_ok", Detail: "3/40 failed"}),
+			func() evidence {
+				ev := evidence{Kvcached: true}
+				ev.note(match("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB"), "A/serve.log")
+				ev.note(match("NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python3, GPU has fallen off the bus."), "kernel log")
+				return ev
+			}(), collect.ClassInfra, "GPU lost (kernel log:"},
+		{"CUDA OOM", failed("a", collect.Check{Name: "b_requests_ok", Detail: "3/40 failed"}),
+			evidence{Kvcached: true, Found: true, Where: "B/serve.log", Match: match("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB")},
+			collect.ClassProduct, "CUDA out of memory"},
+		{"kvcached server, no signature", failed("a", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"}, collect.Check{Name: "kvcached_active", CausedBy: "server_ready"}),
+			evidence{Kvcached: true}, collect.ClassProduct, "kvcached's behaviour: server_ready failed"},
+		{"native server, no signature", failed("a-native", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"}),
+			evidence{}, collect.ClassInfra, "a native server without kvcached: server_ready failed"},
+		{"install command failed", failed("vllm-setup", collect.Check{Name: "install_kvcached", Detail: "install command failed (exit status 1); see vllm-install.log: error: subprocess-exited-with-error"}),
+			evidence{}, collect.ClassProduct, "kvcached did not install: install command failed"},
+		{"install failed on a model download", failed("vllm-setup", collect.Check{Name: "install_kvcached", Detail: "install command failed (exit status 1); see vllm-install.log: x"}),
+			evidence{Found: true, Where: "vllm-install.log", Match: match("huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on the Hub and we cannot find the requested files in the local cache.")},
+			collect.ClassInfra, "model download failed (vllm-install.log:"},
+		{"engine not in the image", failed("vllm-setup", collect.Check{Name: "install_kvcached", Detail: "vllm is not on the PATH"}),
+			evidence{}, collect.ClassInfra, "the engine's setup: install_kvcached failed"},
+		{"no GPU in a setup case", failed("vllm-setup", collect.Check{Name: "gpu_available", Detail: "nvml: driver not loaded"}, collect.Check{Name: "install_kvcached", OK: true}),
+			evidence{}, collect.ClassInfra, "gpu_available failed: nvml"},
+		{"version probe failed", failed("vllm-setup", collect.Check{Name: "expectations_matched", Detail: "the version probe failed, so no expectation set can be picked: python3: not found"}),
+			evidence{}, collect.ClassInfra, "expectations_matched failed: the version probe failed"},
+		{"a ballast that cannot hold", failed("elastic-a+b", collect.Check{Name: "ballast_ready", Detail: "the ballast exited: ..."}),
+			evidence{Kvcached: true}, collect.ClassInfra, "ballast_ready failed"},
+		{"not ok with only passing checks", &collect.CaseResult{Name: "a", Checks: []collect.Check{{Name: "c", OK: true}}}, evidence{Kvcached: true},
+			collect.ClassProduct, "kvcached's behaviour: no failed check recorded"},
+		{"only the native case's consequences", failed("a", collect.Check{Name: "gen_seq_tokens_equal", CausedBy: "n/server_ready"}),
+			evidence{Kvcached: true}, "", ""},
+		{"not ok, no failed check", failed("a"), evidence{Kvcached: true}, collect.ClassProduct, "kvcached's behaviour: no failed check recorded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class, why := classifyCase(tc.res, tc.ev)
+			if class != tc.class || !strings.HasPrefix(why, tc.whyPrefix) {
+				t.Fatalf("got %q %q, want %q %q...", class, why, tc.class, tc.whyPrefix)
+			}
+		})
+	}
+}
+
+func TestClassifyFollowers(t *testing.T) {
+	native := &collect.CaseResult{Name: "n", Checks: []collect.Check{{Name: "server_ready"}}, Class: collect.ClassInfra, ClassWhy: "port taken (...)"}
+	kv := &collect.CaseResult{Name: "k", Checks: []collect.Check{{Name: "gen_seq_tokens_equal", CausedBy: "n/server_ready"}}}
+	classifyFollowers(kv, native, "n")
+	if kv.Class != collect.ClassInfra || kv.ClassWhy != "follows from the native case n: port taken (...)" {
+		t.Fatalf("got %q %q", kv.Class, kv.ClassWhy)
+	}
+	// A class classifyCase gave is kept.
+	own := &collect.CaseResult{Name: "k", Checks: []collect.Check{{Name: "gen_seq_tokens_equal"}}, Class: collect.ClassProduct, ClassWhy: "x"}
+	classifyFollowers(own, native, "n")
+	if own.Class != collect.ClassProduct || own.ClassWhy != "x" {
+		t.Fatalf("kept: %q %q", own.Class, own.ClassWhy)
+	}
+}
+
+// TestEvidenceKernelLog: only the kernel log lines written since the case
+// began count.
+func TestEvidenceKernelLog(t *testing.T) {
+	dir := t.TempDir()
+	klog := filepath.Join(dir, "kernel.log")
+	old := "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python3, GPU has fallen off the bus.\n"
+	if err := os.WriteFile(klog, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{KernelLog: klog, OutDir: dir}
+	start := r.kernelLogSize()
+	c := &Case{R: r, Entry: &Entry{Name: "a", Kind: KindServer}}
+	if ev := r.evidence(c, start); ev.Found {
+		t.Fatalf("an earlier case's Xid counted: %+v", ev.Match)
+	}
+	f, _ := os.OpenFile(klog, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("[18492.104] Out of memory: Killed process 4182 (python3) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB\n")
+	f.Close()
+	ev := r.evidence(c, start)
+	if !ev.Found || ev.Match.Name != "a process was OOM-killed" || ev.Where != "kernel log" {
+		t.Fatalf("got %+v", ev)
+	}
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// signatureLines are real lines of each signature of Signatures, as the
+// engines, the kernel and the tools print them.
+var signatureLines = []struct {
+	sig, line string
+}{
+	// The kernel's Xid 79 (NVIDIA's Xid catalog).
+	{"GPU lost", "[Tue Dec  1 03:14:22 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=4105, name=VLLM::Worker, GPU has fallen off the bus."},
+	// nvidia-smi once the GPU is gone.
+	{"GPU lost", "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU"},
+	// PyTorch raising CUDA's cudaErrorECCUncorrectable.
+	{"ECC error", "torch.AcceleratorError: CUDA error: uncorrectable ECC error encountered"},
+	{"ECC error", "NVRM: Xid (PCI:0000:01:00): 48, pid=12542, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 0, subpartition 0."},
+	{"ECC error", "NVRM: Xid (PCI:0000:01:00): 94, pid=12542, name=VLLM::Worker, Contained ECC error."},
+	// forums.developer.nvidia.com/t/xid-62-xid-154-gsp-pmu-halt-crash-on-rtx-pro-6000-blackwell-during-llm-inference/364958
+	{"GPU Xid error", "Mar 27 17:40:36 kernel: NVRM: Xid (PCI:0000:01:00): 62, 223b6a66 00002100 00000000 20662342 20662ba6 20664272 2065f7ca 2063f48c"},
+	{"GPU Xid error", "Mar 27 17:40:36 kernel: NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"},
+	// mm/oom_kill.c __oom_kill_process.
+	{"a process was OOM-killed", "[18492.104] Out of memory: Killed process 4182 (python3) total-vm:81204400kB, anon-rss:51842000kB, file-rss:1240kB, shmem-rss:0kB, UID:0 pgtables:112640kB oom_score_adj:0"},
+	{"a process was OOM-killed", "Memory cgroup out of memory: Killed process 4182 (VLLM::EngineCor) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB"},
+	{"disk full", "OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/models--Qwen--Qwen3.5-4B/blobs/3f9e.incomplete'"},
+	// uvicorn's log of asyncio's create_server error (the simulator writes the same).
+	{"port taken", "ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use"},
+	{"port taken", "start server vllm-qwen05b-kv_c1: listen tcp 127.0.0.1:18001: bind: address already in use"},
+	// huggingface_hub file_download.py _raise_on_head_call_error.
+	{"model download failed", "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on the Hub and we cannot find the requested files in the local cache. Please check your connection and try again or make sure your Internet connection is on."},
+	{"model download failed", "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6745) Cannot access gated repo for url https://huggingface.co/google/gemma-4-E2B-it/resolve/main/config.json."},
+	{"image pull or container failed", "Error response from daemon: pull access denied for vllm/vllm-openai-nightly, repository does not exist or may require 'docker login': denied: requested access to the resource is denied"},
+	{"image pull or container failed", "Error response from daemon: container 3f9e2d1c0b4a is not running"},
+	{"no GPU visible", "RuntimeError: No CUDA GPUs are available"},
+	// vllm-project/vllm#16343.
+	{"CUDA out of memory", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 350.00 MiB. GPU 0 has a total capacity of 23.68 GiB of which 212.81 MiB is free."},
+}
+
+func TestSignatures(t *testing.T) {
+	covered := map[string]bool{}
+	for _, tc := range signatureLines {
+		m, ok, err := FindSignature(strings.NewReader("INFO starting\n" + tc.line + "\nINFO after\n"))
+		if err != nil || !ok || m.Name != tc.sig {
+			t.Errorf("%q: got %q (found %v, err %v), want %q", tc.line, m.Name, ok, err, tc.sig)
+			continue
+		}
+		if m.Line != collect.CutDetail(tc.line, 200) {
+			t.Errorf("%q: line %q", tc.sig, m.Line)
+		}
+		covered[tc.sig] = true
+	}
+	for _, s := range Signatures {
+		if !covered[s.Name] {
+			t.Errorf("signature %q has no real line in signatureLines", s.Name)
+		}
+		if !collect.KnownClass(s.Class) || s.Class == collect.ClassUnclassified || s.Source == "" {
+			t.Errorf("signature %q: class %q, source %q", s.Name, s.Class, s.Source)
+		}
+	}
+}
+
+func TestFindSignatureNone(t *testing.T) {
+	for _, log := range []string{
+		"",
+		"INFO Application startup complete.\n",
+		// An application's own Xid (an illegal address) is not the machine's.
+		"NVRM: Xid (PCI:0000:01:00): 13, pid=4105, name=python3, Graphics Exception: ESR 0x405848=0x80000000\n",
+		"NVRM: Xid (PCI:0000:01:00): 31, pid=4105, name=VLLM::Worker, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_34560000\n",
+		"RuntimeError: CUDA error: an illegal memory access was encountered\n",
+		"Traceback (most recent call last):\n",
+	} {
+		if m, ok, err := FindSignature(strings.NewReader(log)); ok || err != nil {
+			t.Errorf("%q: found %q (err %v)", log, m.Name, err)
+		}
+	}
+}
+
+func TestFindSignaturePrecedence(t *testing.T) {
+	// The CUDA OOM comes first, but a lost GPU explains it.
+	log := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB\n" +
+		strings.Repeat("x", 200_000) + "\n" + // a long line on the way
+		"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python3, GPU has fallen off the bus.\n" +
+		"OSError: [Errno 28] No space left on device"
+	m, ok, err := FindSignature(strings.NewReader(log))
+	if err != nil || !ok || m.Name != "GPU lost" || m.Class != collect.ClassInfra {
+		t.Fatalf("got %+v, %v, %v", m, ok, err)
+	}
+}

@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// spreadsOverGroups says whether a kvcached server of engine spreads its KV
+// over pool groups with a segment each: an SGLang hybrid (Mamba) server
+// keeps its full-attention pool in `<ipc>` and its Mamba pool in `<ipc>_g1`
+// (kvcached tests/test_pool_segment_names.py@ff29ae2e83be expects SGLang
+// group 1 in `SGLANG_g1`; csrc/inc/mem_info_tracker.hpp@e8e640638ba7
+// l.157-165 appends `_g<id>`). vLLM's pools share the instance segment.
+func spreadsOverGroups(engine string, hybrid bool) bool {
+	return engine == "sglang" && hybrid
+}
+
+// groupIPC is the segment of pool group 1.
+func (s *simServer) groupIPC() string { return s.ipc + "_g1" }
+
+// groupShare is group 1's part of b bytes of a grouped server: a quarter,
+// in whole pages. It grows with b, so the segments' peaks fall together
+// and their sum's peak is the sum of their peaks.
+func groupShare(b int64) int64 {
+	return b / pageBytes / 4 * pageBytes
+}
+
+// groupSegment is the segment of group 1, filled from the server's state,
+// keeping kvctl's fields of old (its limit comes from mergeKvctlLocked). It
+// carries no priority protocol: the server posts that in `<ipc>`.
+func (s *simServer) groupSegment(old segmentFile) segmentFile {
+	seg := old
+	seg.IPC, seg.GPU, seg.PID, seg.PIDStart, seg.Engine = s.groupIPC(), s.gpus[0], s.pid, s.pidStart, s.cfg.Engine
+	seg.LimitBytes = s.groupLimit
+	seg.UsedBytes = groupShare(s.kv.mappedBytes())
+	seg.ChargedBytes = seg.UsedBytes
+	seg.Priority = s.priority
+	return seg
+}
+
+// groupSegments are the names of ipc's group segments `<ipc>_g<N>` in the
+// world (N decimal), as kvcached's harness finds them (`k.startswith(ipc +
+// "_g")`, tests/e2e/elastic.py@28183ff482dc, digits only here so that
+// `<ipc>_gpu` is not one).
+func (w *world) groupSegments(ipc string) []string {
+	ents, _ := os.ReadDir(filepath.Join(w.dir, segmentsDir))
+	var out []string
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, ".") {
+			continue
+		}
+		rest, ok := strings.CutPrefix(name, ipc+"_g")
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
