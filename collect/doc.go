@@ -284,8 +284,11 @@
 // # Usage timeline <pair>-usage.json
 //
 // An array of samples {"t": unix time to 0.1 s, "gpu": GPU MiB in use,
-// "<server case>": KV MiB, ...}: every 1 s for elastic pairs, every 2 s for
-// priority pairs.
+// "gpu_free": MiB free, "<server case>": KV MiB, ..., "shortfall":
+// {"<server case>": MiB}, "watermark": {...}}: every 1 s for elastic pairs,
+// every 2 s for priority pairs (shortfall and watermark: priority pairs
+// only), and {"t", "phase"} at the start of each request phase. Read for
+// failed cases only (UsageSample, ParseUsage), into CaseResult.Timeline.
 //
 // # cases.jsonl (new)
 //

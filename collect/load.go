@@ -305,6 +305,21 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		}
 	}
 
+	// A failed co-location case's usage timeline is what its chart draws
+	// (docs/render.md §3.9); a passing case's is not read.
+	for i := range p.Cases {
+		c := &p.Cases[i]
+		if !c.Failed() {
+			continue
+		}
+		tl, err := readUsage(root, d.dir, c.Name)
+		if err != nil {
+			p.Problems = append(p.Problems, err.Error()+" (the case has no chart)")
+			continue
+		}
+		c.Timeline = tl
+	}
+
 	switch {
 	case p.HasSummary && metaBroken != "":
 		p.Status, p.Reason = StatusPartial, "part.json could not be read, so the part's completion is unknown"

@@ -177,6 +177,9 @@ type CaseResult struct {
 	Checks   []Check         `json:"checks"`
 	Log      json.RawMessage `json:"log,omitempty"`
 	Phases   *Ordered[Phase] `json:"phases,omitempty"`
+	// Timeline is a failed co-location case's `<case>-usage.json`, read
+	// with the part (docs/formats.md §4.4); never written to summary.json.
+	Timeline []UsageSample `json:"-"`
 }
 
 // Failed reports whether the case counts as failed: not ok, or any check failed.

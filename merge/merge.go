@@ -160,7 +160,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 		checks = []collect.Check{}
 	}
 	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
-		Checks: checks, Log: collect.CompactJSON(c.Log), Part: display}
+		Checks: checks, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

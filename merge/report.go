@@ -61,6 +61,9 @@ type Case struct {
 	ClassWhy string          `json:"class_why,omitempty"`
 	Checks   []collect.Check `json:"checks"`
 	Log      json.RawMessage `json:"log,omitempty"`
+	// Timeline is a failed co-location case's usage timeline
+	// (collect.CaseResult.Timeline), for its chart (docs/render.md §3.9).
+	Timeline []collect.UsageSample `json:"timeline,omitempty"`
 	// NotRun marks a case planned in part.json that never finished.
 	NotRun bool `json:"not_run,omitempty"`
 	// Part is the display name of the part the case came from.

@@ -18,8 +18,11 @@ type plan struct {
 	// thousands of failed checks, kilobyte-long names): names, briefs and the
 	// subject are cut, and each row lists checks only up to a cap.
 	squeeze bool
-	cells   [][]string // escaped cells of the first failed rows, built once per level
-	rows    int        // how many of cells are listed; the rest are counted in "and K more"
+	// charts keeps the failed cases' memory charts; they are the first
+	// thing dropped to fit (docs/render.md §3.9, §7).
+	charts bool
+	cells  [][]string // escaped cells of the first failed rows, built once per level
+	rows   int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -34,12 +37,15 @@ const (
 type budgetLevel struct {
 	detail  int
 	squeeze bool
+	charts  bool
 	floor   int
 }
 
-// budgetLevels: first fewer rows (down to 10), then shorter details, then no
+// budgetLevels: everything with the charts, then without them (every row
+// first), then fewer rows (down to 10), then shorter details, then no
 // details with fewer rows still, then squeeze.
 var budgetLevels = []budgetLevel{
+	{detail: detailCut, charts: true, floor: maxFailedRows},
 	{detail: detailCut, floor: 10},
 	{detail: 150, floor: 10},
 	{detail: 60, floor: 10},
@@ -66,7 +72,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	top := min(len(failed), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze}
+		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts}
 		w := &writer{}
 		p.cells = r.rowCells(w, failed[:top], p)
 		if w.err != nil {
@@ -76,7 +82,14 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		if err != nil {
 			return "", err
 		}
-		n, est := top, runeCount(base)
+		// base lists no row, so it has the "and K more" line, which goes
+		// when every failed case is listed: the estimate for all rows leaves
+		// it out, or a row would be dropped from a comment that fits.
+		more := 0
+		if top > 0 && top == len(failed) {
+			more = runeCount(w.t("more_rows", len(failed))) + 2
+		}
+		n, est := top, runeCount(base)-more
 		if top > 0 {
 			head := r.failedHeader()
 			est += rowLen(head) + len("|")*(len(head)+1) + len("---")*len(head) + 1 + 2
@@ -88,7 +101,13 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		for n > floor && est > budget {
 			n--
 			est -= rowLen(p.cells[n])
+			if n == top-1 {
+				est += more
+			}
 		}
+		// The count in base's line is at least the one left, so the
+		// estimate may be over by its digits: one more row is tried.
+		n = min(top, n+1)
 		for ; n >= floor; n-- {
 			p.rows = n
 			out, err := render(p)
@@ -280,9 +299,11 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
+	r.charts = chartsOf(failed, r.ix)
 	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, failed, func(p plan) (string, error) {
 		return r.comment(verdict, failed, prBlock, p)
 	})
+	docs.Charts = chartSVGs(r.charts)
 	return docs, withDigest(&docs.Comment, digest, err)
 }
 
@@ -326,6 +347,11 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	}
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
+	}
+	if p.charts {
+		for i := range r.charts {
+			blocks = append(blocks, r.charts[i].markdown(w))
+		}
 	}
 	data := map[string]any{
 		"Marker":      r.marker(w),

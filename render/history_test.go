@@ -249,7 +249,7 @@ func TestHistoryRendering(t *testing.T) {
 	opts.History = history
 	docs := mustRender(t, sampleReport(t), opts)
 	for _, want := range []string{
-		"| case | setup | failed checks | since |",
+		"| case | class | setup | failed checks | since |",
 		"| `all_ok` (3/20 failed) | new |",
 		// Passing, failing, unknown (a partial digest that does not list
 		// it), failing: the unknown run is left out of the streak.

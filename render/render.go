@@ -71,7 +71,8 @@ type renderer struct {
 	perfMode bool
 	ix       *setupIndex
 	// hist is the history of earlier runs, nil without one.
-	hist *historyIndex
+	hist   *historyIndex
+	charts []chart // the failed cases' charts (docs/render.md §3.9)
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {

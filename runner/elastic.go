@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,7 +189,7 @@ func (k *coloc) ballastConfig() ballastConfig {
 func (k *coloc) newSampler() *memSampler {
 	s := &memSampler{
 		GPU: k.c.R.GPU, GPUIndex: k.gpu, Kvctl: k.kvctl, Peaks: k.c.R.Peaks,
-		Now: k.c.R.Now,
+		Now: k.c.R.Now, TotalMiB: k.totalMiB,
 	}
 	for _, srv := range k.servers {
 		s.Names = append(s.Names, srv.Plan.Name)
@@ -229,9 +230,19 @@ func probeRequests() []engine.Request {
 // phase runs reqs on server i and records the phase under name.
 func (k *coloc) phase(i int, name string, reqs []engine.Request, concurrency int) collect.Phase {
 	k.c.Progress(name)
+	k.mark(name)
 	ph := k.servers[i].Client.RunPhase(k.ctx, name, reqs, concurrency)
 	k.phases.Set(name, ph)
 	return ph
+}
+
+// mark records a phase's start in the usage timeline (the charts' phase
+// boundaries, docs/render.md §3.9); probes are left out, as they are no
+// part of the memory story.
+func (k *coloc) mark(name string) {
+	if k.sampler != nil && !strings.Contains(name, "_probe_") {
+		k.sampler.Mark(name)
+	}
 }
 
 // phasesAtOnce runs one batch of requests per server concurrently, each all
@@ -240,6 +251,7 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 	out := make([]collect.Phase, len(names))
 	var wg sync.WaitGroup
 	k.c.Progress(names[0])
+	k.mark(strings.Join(names, " + "))
 	for i := range names {
 		wg.Add(1)
 		go func() {

@@ -221,18 +221,53 @@ func (s simRun) memoryMiB(t *testing.T) map[string]float64 {
 	return m
 }
 
-// usage reads `<case>-usage.json`.
+// usage reads `<case>-usage.json` as collect does, readings only (each as
+// t, gpu, gpu_free and the servers' KV).
 func (s simRun) usage(t *testing.T) []map[string]float64 {
+	t.Helper()
+	var u []map[string]float64
+	for _, smp := range s.timeline(t) {
+		if smp.Phase != "" {
+			continue
+		}
+		m := map[string]float64{"t": smp.T}
+		if smp.GPU != nil {
+			m["gpu"] = *smp.GPU
+		}
+		if smp.GPUFree != nil {
+			m["gpu_free"] = *smp.GPUFree
+		}
+		for _, k := range smp.KV.Keys() {
+			m[k], _ = smp.KV.Get(k)
+		}
+		u = append(u, m)
+	}
+	return u
+}
+
+// timeline reads `<case>-usage.json` with collect.ParseUsage.
+func (s simRun) timeline(t *testing.T) []collect.UsageSample {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.outDir, s.res.Name+"-usage.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var u []map[string]float64
-	if err := json.Unmarshal(data, &u); err != nil {
+	u, err := collect.ParseUsage(data)
+	if err != nil {
 		t.Fatalf("usage timeline: %v", err)
 	}
 	return u
+}
+
+// phaseMarks are the phase boundaries of a timeline, in order.
+func phaseMarks(u []collect.UsageSample) []string {
+	var out []string
+	for _, s := range u {
+		if s.Phase != "" {
+			out = append(out, s.Phase)
+		}
+	}
+	return out
 }
 
 func TestElasticSimulated(t *testing.T) {
@@ -291,6 +326,21 @@ func TestElasticSimulated(t *testing.T) {
 	}
 	if !sawA || !sawB {
 		t.Errorf("KV of A seen %v, of B %v", sawA, sawB)
+	}
+	// gpu_free is the GPU's memory less what is in use, never below 0
+	// (docs/formats.md §4.4): with the first sample's sum as the GPU's size.
+	total := u[0]["gpu_free"] + u[0]["gpu"]
+	if total < 16384 {
+		t.Errorf("gpu_free %v + gpu %v: the GPU has at least 16384 MiB", u[0]["gpu_free"], u[0]["gpu"])
+	}
+	for i, s := range u {
+		if want := math.Max(total-s["gpu"], 0); math.Abs(s["gpu_free"]-want) > 0.2 {
+			t.Errorf("sample %d: gpu_free %v with gpu %v, want %v", i, s["gpu_free"], s["gpu"], want)
+			break
+		}
+	}
+	if got, want := phaseMarks(run.timeline(t)), []string{"a_calibrate + b_calibrate", "a_burst", "b_burst", "contended_a + contended_b"}; !slices.Equal(got, want) {
+		t.Errorf("phase marks %q, want %q", got, want)
 	}
 	var ledgerErrors int
 	if err := json.Unmarshal(run.log["ledger_errors"], &ledgerErrors); err != nil || ledgerErrors != 0 {

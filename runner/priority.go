@@ -67,6 +67,10 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 		}
 	}
 
+	// The timeline carries what the priority protocol posts, for the chart
+	// of H's shortfall and L's watermark (docs/render.md §3.9).
+	k.sampler.LedgerFields = []string{ledger.FieldShortfall, ledger.FieldWatermark}
+
 	// 1. Publish both priorities before any load; only a read-back counts.
 	c.Progress("priority_set")
 	var pobs []checks.PriorityObservation

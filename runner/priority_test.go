@@ -105,6 +105,26 @@ func TestPrioritySimulated(t *testing.T) {
 	if u := run.usage(t); len(u) < len(samples) {
 		t.Errorf("usage timeline has %d samples, the ledger %d", len(u), len(samples))
 	}
+	// The timeline carries the protocol for the chart: H's shortfall and L's
+	// watermark per reading, and the phase boundaries (docs/formats.md §4.4).
+	tl := run.timeline(t)
+	if got, want := phaseMarks(tl), []string{"l_calibrate + h_calibrate", "l_fill", "h_burst"}; !slices.Equal(got, want) {
+		t.Errorf("phase marks %q, want %q", got, want)
+	}
+	var shortH, waterL float64
+	for _, s := range tl {
+		if sf, ok := s.Ledger.Get("shortfall"); ok {
+			v, _ := sf.Get(prioH)
+			shortH = max(shortH, v)
+		}
+		if wm, ok := s.Ledger.Get("watermark"); ok {
+			v, _ := wm.Get(prioL)
+			waterL = max(waterL, v)
+		}
+	}
+	if shortH <= 0 || waterL <= 0 {
+		t.Errorf("timeline: H's shortfall up to %v MiB, L's watermark up to %v MiB; want both above 0", shortH, waterL)
+	}
 }
 
 // TestPriorityFaults: each fault of the priority protocol fails exactly the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,14 @@ type memSampler struct {
 	Names []string
 	IPCs  []string
 	Now   func() time.Time
+	// TotalMiB is the GPU memory the case counts free memory against (the
+	// whole GPU, ballast included in what is used); 0: unknown, and the
+	// timeline has no gpu_free.
+	TotalMiB float64
+	// LedgerFields are the ledger fields the timeline carries per server
+	// besides its KV (a priority pair's shortfall and watermark), under the
+	// field's name without _bytes (docs/formats.md §4.4).
+	LedgerFields []string
 	// MaxInFlight bounds Run's kvctl calls running at once
 	// (defaultMaxInFlight when 0).
 	MaxInFlight int
@@ -116,6 +125,7 @@ type memSampler struct {
 
 	mu           sync.Mutex
 	readings     []memReading
+	phaseMarks   []usageMark
 	ledgerErrors int
 	lastLedgerEr string
 	gpuErrors    int
@@ -254,6 +264,23 @@ func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 	s.readings = append(s.readings, r)
 }
 
+// usageMark is the start of a request phase of the case, for the
+// timeline's phase boundaries.
+type usageMark struct {
+	At    time.Time
+	Phase string
+}
+
+// Mark records that phase starts now: the timeline gets an element
+// {"t", "phase"} there, which the charts draw as a phase boundary
+// (docs/formats.md §4.4).
+func (s *memSampler) Mark(phase string) {
+	m := usageMark{At: s.now(), Phase: phase}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phaseMarks = append(s.phaseMarks, m)
+}
+
 // Run starts a reading every period until the returned stop function is
 // called, each in its own goroutine so that slow kvctl calls overlap and the
 // period holds; at most MaxInFlight run at once, and a period that finds
@@ -366,30 +393,79 @@ func (s *memSampler) LedgerTimeline(from, to time.Time) []collect.LedgerSample {
 }
 
 // UsageTimeline is `<pair>-usage.json`: one object per reading, `t` (unix,
-// 0.1 s), `gpu` (MiB) and each server's KV MiB, the parts that were read.
+// 0.1 s), `gpu` (MiB), `gpu_free` (TotalMiB less gpu) and each server's KV
+// MiB, the parts that were read, plus LedgerFields as objects by server;
+// and one {"t", "phase"} per Mark, in time order (a mark before a reading
+// of the same time).
 func (s *memSampler) UsageTimeline() ([]byte, error) {
+	readings := s.Readings(time.Time{}, time.Time{})
+	s.mu.Lock()
+	marks := append([]usageMark(nil), s.phaseMarks...)
+	s.mu.Unlock()
 	var buf bytes.Buffer
 	buf.WriteString("[")
-	for i, r := range s.Readings(time.Time{}, time.Time{}) {
-		if i > 0 {
+	n := 0
+	emit := func(o collect.Ordered[any]) error {
+		if n > 0 {
 			buf.WriteString(",")
 		}
+		n++
 		buf.WriteString("\n")
-		var o collect.Ordered[float64]
+		b, err := json.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("usage timeline: %w", err)
+		}
+		buf.Write(b)
+		return nil
+	}
+	mi := 0
+	flushMarks := func(upTo time.Time, all bool) error {
+		for ; mi < len(marks) && (all || !marks[mi].At.After(upTo)); mi++ {
+			var o collect.Ordered[any]
+			o.Set("t", ledger.UnixTenths(marks[mi].At))
+			o.Set("phase", marks[mi].Phase)
+			if err := emit(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range readings {
+		if err := flushMarks(r.At, false); err != nil {
+			return nil, err
+		}
+		var o collect.Ordered[any]
 		o.Set("t", ledger.UnixTenths(r.At))
 		if r.GPUOK {
 			o.Set("gpu", tenth(r.GPUMiB))
+			if s.TotalMiB > 0 {
+				o.Set("gpu_free", tenth(max(s.TotalMiB-r.GPUMiB, 0)))
+			}
 		}
 		for j, name := range s.Names {
 			if v, ok := r.kv(j); ok {
 				o.Set(name, tenth(v))
 			}
 		}
-		b, err := json.Marshal(o)
-		if err != nil {
-			return nil, fmt.Errorf("usage timeline: %w", err)
+		if r.KVMiB != nil {
+			for _, f := range s.LedgerFields {
+				var per collect.Ordered[float64]
+				for j, name := range s.Names {
+					if v, ok := ledger.Server(r.Ledger, s.IPCs[j], f); ok {
+						per.Set(name, tenth(float64(v)/(1<<20)))
+					}
+				}
+				if per.Len() > 0 {
+					o.Set(strings.TrimSuffix(f, "_bytes"), per)
+				}
+			}
 		}
-		buf.Write(b)
+		if err := emit(o); err != nil {
+			return nil, err
+		}
+	}
+	if err := flushMarks(time.Time{}, true); err != nil {
+		return nil, err
 	}
 	buf.WriteString("\n]\n")
 	return buf.Bytes(), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,6 +64,43 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	// Markdown escapes the underscores of the case name.
 	if !strings.Contains(c, "· FAIL") || !strings.Contains(c, `| priority-vllm-qwen05b+vllm-qwen35\_4b |`) || !strings.Contains(c, "`l_released_for_h`") {
 		t.Errorf("comment.md does not show the priority case failing:\n%s", c)
+	}
+	// The case's chart (docs/render.md §3.9): its numbers, then a Mermaid
+	// xychart of L's and H's KV, GPU free, H's shortfall and L's watermark
+	// with the fill and the burst on the x-axis; the preview draws it as SVG.
+	start := strings.Index(c, "```mermaid\n")
+	end := strings.Index(c[start+1:], "\n```\n")
+	if start < 0 || end < 0 {
+		t.Fatalf("comment.md has no Mermaid chart:\n%s", c)
+	}
+	block := c[start : start+1+end+4]
+	if n := strings.Count(block, "\n    line ["); n != 5 || !strings.Contains(block, " l_fill\"") || !strings.Contains(block, " h_burst\"") ||
+		!strings.Contains(c, "Memory of priority-vllm-qwen05b+vllm-qwen35\\_4b over ") || !strings.Contains(c, "H's shortfall 0 → ") {
+		t.Errorf("the priority chart lacks a line, a phase or its summary (%d lines):\n%s", n, c)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "preview.html"))
+	if strings.Count(string(page), "<svg") != 1 || strings.Contains(string(page), "language-mermaid") {
+		t.Errorf("preview.html does not draw the chart as SVG")
+	}
+	// The real Mermaid parser accepts it, where render's tests installed it.
+	script, _ := filepath.Abs(filepath.Join("..", "..", "render", "testdata", "mermaid", "parse.mjs"))
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(filepath.Dir(script), "node_modules", "mermaid", "package.json")); err != nil || serr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node or the mermaid package is missing (CI=true: .ci/run installs them)")
+		}
+		t.Logf("the Mermaid parser is not installed: the chart's syntax is not checked here")
+		return
+	}
+	mmd := filepath.Join(t.TempDir(), "priority.mmd")
+	_, body, _ := strings.Cut(block, "\n")
+	if err := os.WriteFile(mmd, []byte(strings.TrimSuffix(body, "```")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, mmd)
+	cmd.Dir = filepath.Dir(script)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("the Mermaid parser refuses the demo's priority chart: %v\n%s", err, msg)
 	}
 }
 

@@ -169,7 +169,7 @@ func TestKnownIssuesSimulatedSocketDir(t *testing.T) {
 	}
 	cliAtRoot(t)
 	without, _ := renderToFiles(t, []string{part}, goldenFlags)
-	if !strings.Contains(without, "· FAIL (1 of 1 cases)") || !strings.Contains(without, "`socket_dirs_removed` (left in ") || !strings.Contains(without, "kvcached-tp-e2e") {
+	if !strings.Contains(without, "· FAIL (1 of 1 cases: 1 product)") || !strings.Contains(without, "`socket_dirs_removed` (left in ") || !strings.Contains(without, "kvcached-tp-e2e") {
 		t.Fatalf("without a known-issues file the leaked socket dir must fail the run:\n%s", without)
 	}
 	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))

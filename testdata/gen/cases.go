@@ -34,6 +34,9 @@ type item struct {
 	// (summary.json's caused_by); Class and ClassWhy are the case's class.
 	CausedBy        map[string]string
 	Class, ClassWhy string
+	// Usage, when set, is a pair's usage file as written, instead of the
+	// generated ramp (usage).
+	Usage string
 }
 
 func (it item) name() string {

@@ -327,10 +327,12 @@ func (p partDef) write(root string) {
 			writeFile(filepath.Join(sd, "serve.log"), []byte(serveLog(s, facts(s, errs), i == 0 && j == 0)))
 			writeFile(filepath.Join(sd, "server.pid"), []byte(fmt.Sprintf("%d\n", 4000+newRNG(s.name()).intn(50000))))
 		}
-		switch it.Kind {
-		case "elastic":
+		switch {
+		case it.Usage != "":
+			f(it.name()+"-usage.json", []byte(it.Usage))
+		case it.Kind == "elastic":
 			f(it.name()+"-usage.json", p.json(it.usage(1)))
-		case "priority":
+		case it.Kind == "priority":
 			f(it.name()+"-usage.json", p.json(it.usage(2)))
 		}
 	}

@@ -108,6 +108,7 @@ func weeklyPriority() scenario {
 			"h_reused_l_memory", "H grew 4410 MiB; 6092 MiB was free when the burst began")
 		it.CausedBy = map[string]string{"h_reused_l_memory": "l_released_for_h"}
 		it.Class, it.ClassWhy = "product", "kvcached's behaviour: l_released_for_h failed"
+		it.Usage = weeklyPriorityUsage
 		return it
 	})
 	gpus := []obj{

@@ -1,0 +1,172 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"strings"
+)
+
+// maxUsageFile bounds a `<case>-usage.json`: a real case samples every 1-2 s
+// for minutes (tens of KiB); a larger file is refused as a problem, so a
+// hostile one never costs a report its memory.
+const maxUsageFile = 8 << 20
+
+// UsageSample is one element of a co-location case's usage timeline,
+// `<case>-usage.json` (docs/formats.md §4.4): a reading at T, or, when Phase
+// is set, the start of that request phase (no reading).
+type UsageSample struct {
+	T     float64
+	Phase string
+	// GPU and GPUFree are the GPU memory in use and free, MiB; nil: not read.
+	GPU, GPUFree *float64
+	// KV is each server's KV cache, MiB, by server case name in file order.
+	KV Ordered[float64]
+	// Ledger holds the priority ledger's fields by server: "shortfall" and
+	// "watermark" (MiB), as the runner wrote them.
+	Ledger Ordered[Ordered[float64]]
+}
+
+// MarshalJSON writes the sample as the file holds it, so that a timeline
+// kept in merged.json reads back the same.
+func (u UsageSample) MarshalJSON() ([]byte, error) {
+	var o Ordered[any]
+	o.Set("t", u.T)
+	if u.Phase != "" {
+		o.Set("phase", u.Phase)
+	}
+	if u.GPU != nil {
+		o.Set("gpu", *u.GPU)
+	}
+	if u.GPUFree != nil {
+		o.Set("gpu_free", *u.GPUFree)
+	}
+	for _, k := range u.KV.Keys() {
+		v, _ := u.KV.Get(k)
+		o.Set(k, v)
+	}
+	for _, k := range u.Ledger.Keys() {
+		v, _ := u.Ledger.Get(k)
+		o.Set(k, v)
+	}
+	return json.Marshal(o)
+}
+
+// UnmarshalJSON reads one element: `t` (a number, required), `phase` (a
+// string), `gpu` and `gpu_free` (numbers), any other key a server's KV (a
+// number) or a ledger field (an object of numbers by server). Anything else
+// is an error naming the key.
+func (u *UsageSample) UnmarshalJSON(data []byte) error {
+	var raw Ordered[json.RawMessage]
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*u = UsageSample{}
+	num := func(k string, b json.RawMessage) (float64, error) {
+		var f float64
+		// null would decode as 0: a value not read is left out, never null.
+		if err := json.Unmarshal(b, &f); err != nil || string(b) == "null" || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%s: want a number, got %s", k, cutRaw(b))
+		}
+		return f, nil
+	}
+	hasT := false
+	for _, k := range raw.Keys() {
+		b, _ := raw.Get(k)
+		b = bytes.TrimSpace(b)
+		switch k {
+		case "t":
+			f, err := num(k, b)
+			if err != nil {
+				return err
+			}
+			u.T, hasT = f, true
+		case "phase":
+			if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
+				return fmt.Errorf("phase: want a string, got %s", cutRaw(b))
+			}
+		case "gpu", "gpu_free":
+			f, err := num(k, b)
+			if err != nil {
+				return err
+			}
+			if k == "gpu" {
+				u.GPU = &f
+			} else {
+				u.GPUFree = &f
+			}
+		default:
+			if len(b) > 0 && b[0] == '{' {
+				var per Ordered[float64]
+				if err := json.Unmarshal(b, &per); err != nil {
+					return fmt.Errorf("%s: want an object of numbers by server: %v", k, err)
+				}
+				u.Ledger.Set(k, per)
+				continue
+			}
+			f, err := num(k, b)
+			if err != nil {
+				return err
+			}
+			u.KV.Set(k, f)
+		}
+	}
+	if !hasT {
+		return errors.New("t: missing")
+	}
+	return nil
+}
+
+func cutRaw(b json.RawMessage) string {
+	s := string(b)
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// ParseUsage reads a usage timeline: a JSON array of UsageSample. An error
+// names the element (`[3].gpu: want a number, got "x"`).
+func ParseUsage(data []byte) ([]UsageSample, error) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(data, &elems); err != nil {
+		return nil, fmt.Errorf("want an array of samples: %w", describeJSONError(err))
+	}
+	out := make([]UsageSample, len(elems))
+	for i, e := range elems {
+		if err := json.Unmarshal(e, &out[i]); err != nil {
+			return nil, fmt.Errorf("[%d].%w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// readUsage reads `<case>-usage.json` in the part's root, if there is one
+// (nil, nil when absent).
+func readUsage(root *os.Root, dir, caseName string) ([]UsageSample, error) {
+	name := caseName + "-usage.json"
+	if strings.ContainsAny(caseName, `/\`) || caseName == "" || caseName == "." || caseName == ".." {
+		return nil, nil // not a file name of this part: no timeline
+	}
+	f, err := openIn(root, dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var raw json.RawMessage
+	if _, err := decodeFile(f, dir+string(os.PathSeparator)+name, maxUsageFile, &raw); err != nil {
+		return nil, err
+	}
+	samples, err := ParseUsage(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir+string(os.PathSeparator)+name, err)
+	}
+	return samples, nil
+}

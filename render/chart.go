@@ -1,0 +1,557 @@
+package render
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Charts of failed co-location cases (docs/render.md §3.9): each failed
+// case with a usage timeline gets a one-line summary of its numbers, then,
+// collapsed, a Mermaid xychart-beta of its memory over time; the HTML
+// preview draws the same chart as inline SVG.
+const (
+	// maxCharts is the most charts a comment holds; co-location cases are
+	// few, the rest are named on the summary lines only.
+	maxCharts = 6
+	// chartPoints is the most points a series keeps after downsampling: 30
+	// buckets of two points, each bucket's minimum and maximum.
+	chartPoints = 60
+	// chartLabelCut is how long a title or label from data may be in a chart.
+	chartLabelCut = 80
+)
+
+// chartColors are the series colours, in series order, both in Mermaid's
+// plotColorPalette and in the SVG, so that the legend line names them right.
+var chartColors = []struct{ hex, name string }{
+	{"#1f77b4", "blue"},
+	{"#ff7f0e", "orange"},
+	{"#2ca02c", "green"},
+	{"#d62728", "red"},
+	{"#9467bd", "purple"},
+	{"#8c564b", "brown"},
+	{"#e377c2", "pink"},
+}
+
+// chartPlotFill is the plot area's background.
+const chartPlotFill = "#f7f9fc"
+
+// chartSeries is one line of a chart: its legend label and one value per
+// point (MiB).
+type chartSeries struct {
+	label  string
+	values []float64
+	dashed bool // drawn dashed in the SVG (the ledger's series)
+}
+
+// chartMark is a phase boundary: the point it falls on and the phase.
+type chartMark struct {
+	x     float64 // seconds since the first sample
+	point int     // the first point at or after it
+	phase string
+}
+
+// chart is one case's memory timeline, downsampled.
+type chart struct {
+	caseName string
+	xs       []float64 // seconds since the first sample, per point
+	series   []chartSeries
+	marks    []chartMark
+	readings int     // readings in the timeline
+	span     float64 // seconds from the first sample to the last
+	// raw per-series extremes and ends, before downsampling, for the summary.
+	first, last, lo, hi []float64
+}
+
+// chartsOf builds the charts of the failed cases, in their order, at most
+// maxCharts.
+func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
+	var out []chart
+	for i := range failed {
+		if len(out) == maxCharts {
+			break
+		}
+		kind := ""
+		switch name := failed[i].Name; {
+		case ix.priority[name] != nil:
+			kind = "priority"
+		case ix.elastic[name] != nil:
+			kind = "elastic"
+		}
+		if c, ok := buildChart(&failed[i], kind); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// buildChart turns a case's timeline into a chart: every server's KV, the
+// free GPU memory, and where the timeline has the priority ledger, H's
+// shortfall and L's watermark (a pair's servers are L then H, docs/runner.md
+// §5.6). kind is the case's kind by the setup ("priority", "elastic", or ""
+// when the setup does not say: then a pair with the ledger's fields is
+// taken as priority). A timeline with fewer than two readings gives none.
+func buildChart(c *merge.Case, kind string) (chart, bool) {
+	if c.NotRun || len(c.Timeline) == 0 {
+		return chart{}, false
+	}
+	var readings []collect.UsageSample
+	var servers []string
+	seen := map[string]bool{}
+	ledger := map[string]bool{}
+	for _, s := range c.Timeline {
+		if s.Phase != "" {
+			continue
+		}
+		readings = append(readings, s)
+		for _, k := range s.KV.Keys() {
+			if !seen[k] {
+				seen[k] = true
+				servers = append(servers, k)
+			}
+		}
+		for _, k := range s.Ledger.Keys() {
+			ledger[k] = true
+		}
+	}
+	if len(readings) < 2 || len(servers) == 0 {
+		return chart{}, false
+	}
+	priority := len(servers) == 2 && (kind == "priority" || kind == "" && (ledger["shortfall"] || ledger["watermark"]))
+	role := func(i int) string {
+		switch {
+		case priority:
+			return []string{"L", "H"}[i]
+		case len(servers) == 2 && kind != "":
+			return []string{"A", "B"}[i]
+		}
+		return ""
+	}
+	type pick struct {
+		label  string
+		get    func(collect.UsageSample) (float64, bool)
+		dashed bool
+	}
+	var picks []pick
+	for i, name := range servers {
+		label := "KV of " + name
+		if r := role(i); r != "" {
+			label = "KV of " + r + " (" + name + ")"
+		}
+		picks = append(picks, pick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
+	}
+	picks = append(picks, pick{"GPU free", func(s collect.UsageSample) (float64, bool) {
+		if s.GPUFree == nil {
+			return 0, false
+		}
+		return *s.GPUFree, true
+	}, false})
+	ledgerPick := func(field string, server int) pick {
+		name := servers[server]
+		return pick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
+			per, ok := s.Ledger.Get(field)
+			if !ok {
+				return 0, false
+			}
+			return per.Get(name)
+		}, field == "shortfall"}
+	}
+	if priority {
+		picks = append(picks, ledgerPick("shortfall", 1), ledgerPick("watermark", 0))
+	}
+
+	t0 := c.Timeline[0].T
+	for _, s := range c.Timeline {
+		t0 = math.Min(t0, s.T)
+	}
+	ch := chart{caseName: c.Name, readings: len(readings)}
+	ts := make([]float64, len(readings))
+	for i, s := range readings {
+		ts[i] = s.T - t0
+		ch.span = math.Max(ch.span, ts[i])
+	}
+	var raw [][]float64
+	for _, p := range picks {
+		vals := make([]float64, len(readings))
+		have := make([]bool, len(readings))
+		found := false
+		for i, s := range readings {
+			if v, ok := p.get(s); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vals[i], have[i], found = v, true, true
+			}
+		}
+		if !found {
+			continue
+		}
+		fillGaps(vals, have)
+		raw = append(raw, vals)
+		ch.series = append(ch.series, chartSeries{label: p.label, dashed: p.dashed})
+		lo, hi := vals[0], vals[0]
+		for _, v := range vals {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		ch.first, ch.last = append(ch.first, vals[0]), append(ch.last, vals[len(vals)-1])
+		ch.lo, ch.hi = append(ch.lo, lo), append(ch.hi, hi)
+	}
+	idx := downsample(raw, chartPoints)
+	for _, i := range idx.points {
+		ch.xs = append(ch.xs, ts[i.x])
+	}
+	for j := range ch.series {
+		ch.series[j].values = make([]float64, len(idx.points))
+		for k, p := range idx.points {
+			ch.series[j].values[k] = raw[j][p.of[j]]
+		}
+	}
+	for _, s := range c.Timeline {
+		if s.Phase == "" {
+			continue
+		}
+		x := s.T - t0
+		pt := len(ch.xs) - 1
+		for k, px := range ch.xs {
+			if px >= x {
+				pt = k
+				break
+			}
+		}
+		ch.marks = append(ch.marks, chartMark{x: x, point: pt, phase: s.Phase})
+	}
+	return ch, true
+}
+
+// fillGaps gives a reading that lacked a value its previous one (the first
+// ones the first value read), so that every series has a value at every
+// point, as Mermaid needs.
+func fillGaps(vals []float64, have []bool) {
+	first := 0
+	for first < len(have) && !have[first] {
+		first++
+	}
+	for i := 0; i < first; i++ {
+		vals[i] = vals[first]
+	}
+	for i := first + 1; i < len(vals); i++ {
+		if !have[i] {
+			vals[i] = vals[i-1]
+		}
+	}
+}
+
+// downsampled says, per output point, which reading gives its x and which
+// reading each series takes its value from.
+type downsampled struct {
+	points []struct {
+		x  int
+		of []int
+	}
+}
+
+// downsample keeps at most max points of series sharing their readings,
+// deterministically and keeping extremes: up to max/2 buckets of
+// consecutive readings, each giving two points at its first and last
+// reading, where each series takes its bucket minimum and maximum in the
+// order they occurred. Every series keeps its overall minimum and maximum,
+// its first and its last value. Fewer readings than max are kept as they are.
+func downsample(series [][]float64, max int) downsampled {
+	var out downsampled
+	if len(series) == 0 {
+		return out
+	}
+	n := len(series[0])
+	add := func(x int, of []int) {
+		out.points = append(out.points, struct {
+			x  int
+			of []int
+		}{x, of})
+	}
+	if n <= max {
+		for i := 0; i < n; i++ {
+			of := make([]int, len(series))
+			for j := range of {
+				of[j] = i
+			}
+			add(i, of)
+		}
+		return out
+	}
+	buckets := max / 2
+	for b := 0; b < buckets; b++ {
+		from, to := b*n/buckets, (b+1)*n/buckets-1
+		a, z := make([]int, len(series)), make([]int, len(series))
+		for j, vals := range series {
+			lo, hi := from, from
+			for i := from; i <= to; i++ {
+				if vals[i] < vals[lo] {
+					lo = i
+				}
+				if vals[i] > vals[hi] {
+					hi = i
+				}
+			}
+			// The bucket's first and last readings keep the series' ends.
+			switch {
+			case b == 0:
+				a[j], z[j] = from, pickOther(vals, from, lo, hi)
+			case b == buckets-1:
+				a[j], z[j] = pickOther(vals, to, lo, hi), to
+			case lo <= hi:
+				a[j], z[j] = lo, hi
+			default:
+				a[j], z[j] = hi, lo
+			}
+		}
+		add(from, a)
+		if to > from {
+			add(to, z)
+		}
+	}
+	return out
+}
+
+// pickOther is the extreme of a bucket (lo or hi) further from the value at
+// end, which the bucket already keeps.
+func pickOther(vals []float64, end, lo, hi int) int {
+	if math.Abs(vals[hi]-vals[end]) >= math.Abs(vals[lo]-vals[end]) {
+		return hi
+	}
+	return lo
+}
+
+// mib formats MiB as a whole number, for every chart text.
+func mib(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
+
+// secs formats seconds since the first sample: tenths under a minute.
+func secs(span, v float64) string {
+	if span < 60 {
+		return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+}
+
+// yMax is the top of the value axis: the largest value rounded up to a
+// round number (1, 2 or 5 times a power of ten), at least 1.
+func (c *chart) yMax() float64 {
+	top := 1.0
+	for _, s := range c.series {
+		for _, v := range s.values {
+			top = math.Max(top, v)
+		}
+	}
+	p := math.Pow(10, math.Floor(math.Log10(top)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= top {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// chartText makes text from data safe inside a Mermaid string: letters,
+// digits and ` _.+:/()'-` are kept, anything else becomes `_`, so that no
+// quote, bracket, comment, entity or fence can come out of it; cut to
+// chartLabelCut code points.
+func chartText(s string) string {
+	s = Cut(s, chartLabelCut)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" _.+:/()'-", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// summaryLine is the chart's numbers in one line of Markdown, which stands
+// above the chart so that nothing is lost where a chart does not render.
+func (c *chart) summaryLine() string {
+	var parts []string
+	for j, s := range c.series {
+		parts = append(parts, fmt.Sprintf("%s %s → %s MiB (min %s, max %s)", s.label, mib(c.first[j]), mib(c.last[j]), mib(c.lo[j]), mib(c.hi[j])))
+	}
+	line := fmt.Sprintf("Memory of %s over %s s (%d readings): %s", c.caseName, secs(c.span, c.span), c.readings, strings.Join(parts, "; "))
+	if len(c.marks) > 0 {
+		var ph []string
+		for _, m := range c.marks {
+			ph = append(ph, m.phase+" at "+secs(c.span, m.x)+" s")
+		}
+		line += "; phases: " + strings.Join(ph, ", ")
+	}
+	return Plain(line + ".")
+}
+
+// legendLine names each line's colour, as xychart-beta draws no legend.
+func (c *chart) legendLine() string {
+	var parts []string
+	for j, s := range c.series {
+		parts = append(parts, chartColors[j%len(chartColors)].name+": "+s.label)
+	}
+	return Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading, a phase's name at its start.")
+}
+
+// palette is the colour list of Mermaid's plotColorPalette.
+func palette(n int) string {
+	var hex []string
+	for j := 0; j < n; j++ {
+		hex = append(hex, chartColors[j%len(chartColors)].hex)
+	}
+	return strings.Join(hex, ", ")
+}
+
+// mermaid is the chart as a Mermaid xychart-beta, inside its fence. The x
+// axis is categorical: each point is labelled with its seconds, and a
+// phase's name where it begins (xychart-beta has no vertical markers).
+func (c *chart) mermaid() string {
+	var b strings.Builder
+	b.WriteString("```mermaid\n")
+	fmt.Fprintf(&b, "%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", palette(len(c.series)))
+	b.WriteString("xychart-beta\n")
+	fmt.Fprintf(&b, "    title \"%s\"\n", chartText("Memory of "+c.caseName+" (MiB)"))
+	labels := make([]string, len(c.xs))
+	for k, x := range c.xs {
+		labels[k] = secs(c.span, x)
+	}
+	for _, m := range c.marks {
+		labels[m.point] += " " + m.phase
+	}
+	// Categories must differ (a repeated one would be drawn on top of the
+	// first): two readings in the same tenth of a second get primes.
+	used := map[string]bool{}
+	for k := range labels {
+		l := chartText(labels[k])
+		for used[l] {
+			l += "'"
+		}
+		used[l] = true
+		labels[k] = "\"" + l + "\""
+	}
+	fmt.Fprintf(&b, "    x-axis \"seconds\" [%s]\n", strings.Join(labels, ", "))
+	fmt.Fprintf(&b, "    y-axis \"MiB\" 0 --> %s\n", mib(c.yMax()))
+	for _, s := range c.series {
+		vals := make([]string, len(s.values))
+		for k, v := range s.values {
+			vals[k] = mib(v)
+		}
+		fmt.Fprintf(&b, "    line [%s]\n", strings.Join(vals, ", "))
+	}
+	b.WriteString("```")
+	return b.String()
+}
+
+// markdown is the chart's block of the comment: the summary line, then the
+// legend and the chart collapsed.
+func (c *chart) markdown(w *writer) string {
+	return w.t("chart", map[string]any{"Summary": c.summaryLine(), "Legend": c.legendLine(), "Mermaid": c.mermaid()})
+}
+
+// chartDetails opens a chart's collapsed block (templates/comment.tmpl
+// "chart"); the preview opens it. No text from data can contain it: data is
+// escaped before it reaches a document.
+const (
+	chartDetails     = "<details><summary>Memory chart of this case</summary>"
+	chartDetailsOpen = "<details open><summary>Memory chart of this case</summary>"
+)
+
+// SVG geometry of a chart, in pixels.
+const (
+	svgW, svgH             = 760, 380
+	svgLeft, svgRight      = 64, 740
+	svgTop, svgBottom      = 36, 280
+	svgLegendY, svgLegendH = 316, 18
+)
+
+// svg draws the chart as inline SVG for the HTML preview: the same points
+// and colours as the Mermaid chart, x by time, a dashed line at each phase
+// boundary, and a legend. Every text from data is HTML-escaped; numbers are
+// formatted to fixed decimals, so the same chart gives the same bytes.
+func (c *chart) svg() string {
+	f := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
+	span := math.Max(c.span, 1e-9)
+	top := c.yMax()
+	x := func(t float64) float64 { return svgLeft + t/span*(svgRight-svgLeft) }
+	y := func(v float64) float64 { return svgBottom - v/top*(svgBottom-svgTop) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="sans-serif" font-size="11">`, svgW, svgH, svgW, svgH)
+	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString("Memory of "+c.caseName+" (MiB)"))
+	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`, svgW, svgH)
+	// The plot area has a colour of its own, which tells a screenshot where
+	// the plot is (TestChartScreenshot).
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(Cut("Memory of "+c.caseName+" (MiB)", 120)))
+	for k := 0; k <= 4; k++ {
+		v := top * float64(k) / 4
+		fmt.Fprintf(&b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, f(y(v)), svgRight, f(y(v)))
+		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, f(y(v)+4), mib(v))
+	}
+	for k := 0; k <= 5; k++ {
+		t := c.span * float64(k) / 5
+		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, f(x(t)), svgBottom+16, secs(c.span, t))
+	}
+	fmt.Fprintf(&b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
+	for i, m := range c.marks {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, f(x(m.x)), svgTop, f(x(m.x)), svgBottom)
+		// Labels alternate in height so that close boundaries stay legible.
+		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, f(x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
+	}
+	// Dashed lines go on top, so that a shortfall equal to the watermark
+	// still shows through it.
+	order := make([]int, 0, len(c.series))
+	for _, dashed := range []bool{false, true} {
+		for j, s := range c.series {
+			if s.dashed == dashed {
+				order = append(order, j)
+			}
+		}
+	}
+	for _, j := range order {
+		s := c.series[j]
+		pts := make([]string, len(s.values))
+		for k, v := range s.values {
+			pts[k] = f(x(c.xs[k])) + "," + f(y(v))
+		}
+		// The ledger's lines are dashed: H's shortfall and L's watermark
+		// often coincide, and both stay visible.
+		dash := ""
+		if s.dashed {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
+	}
+	for j, s := range c.series {
+		col, row := j%2, j/2
+		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// chartSVGs maps each chart's Mermaid text, as the fence holds it, to its
+// SVG, for HTML; nil without charts.
+func chartSVGs(charts []chart) map[string]string {
+	if len(charts) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(charts))
+	for i := range charts {
+		out[fenceBody(charts[i].mermaid())] = charts[i].svg()
+	}
+	return out
+}
+
+// fenceBody is the content of a fenced block: its lines between the fences,
+// each with its newline, as goldmark gives a fenced code block's lines.
+func fenceBody(fenced string) string {
+	_, body, _ := strings.Cut(fenced, "\n")
+	body, _ = strings.CutSuffix(body, "```")
+	return body
+}

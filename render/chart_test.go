@@ -1,0 +1,335 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+const (
+	chartL = "priority-vllm-qwen05b-kv_c1"
+	chartH = "priority-vllm-qwen35_4b-kv_c1"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// priorityTimeline is a priority pair's usage timeline of n readings, 2 s
+// apart, as the runner writes it (docs/formats.md §4.4): L fills, H bursts
+// in the second half and posts a shortfall, L raises a watermark and gives
+// back less than it should. Every series has its own values, and spikes one
+// reading long, which downsampling must keep.
+func priorityTimeline(n int, phase func(i int) string) []collect.UsageSample {
+	var out []collect.UsageSample
+	for i := 0; i < n; i++ {
+		t := 1764331380 + 2*float64(i)
+		if p := phase(i); p != "" {
+			out = append(out, collect.UsageSample{T: t - 0.5, Phase: p})
+		}
+		fill := math.Min(float64(i)/float64(n/2), 1)
+		burst := math.Max(float64(i-n/2)/float64(n/2), 0)
+		l := 8000*fill - 1500*burst
+		h := 4400 * math.Min(2*burst, 1)
+		s := collect.UsageSample{T: t, GPU: f64(2000 + l + h), GPUFree: f64(math.Max(14000-l-h, 0))}
+		if i == n/3 {
+			l += 3000 // a spike of one reading
+		}
+		s.KV.Set(chartL, math.Round(l))
+		s.KV.Set(chartH, math.Round(h))
+		var sf, wm collect.Ordered[float64]
+		sf.Set(chartL, 0)
+		sf.Set(chartH, math.Round(5000*math.Min(3*burst, 1)*(1-burst)))
+		wm.Set(chartL, math.Round(3000*math.Min(3*burst, 1)))
+		wm.Set(chartH, 0)
+		s.Ledger.Set("shortfall", sf)
+		s.Ledger.Set("watermark", wm)
+		out = append(out, s)
+	}
+	return out
+}
+
+func phasesAt(n int) func(int) string {
+	return func(i int) string {
+		switch i {
+		case 0:
+			return "l_fill"
+		case n / 2:
+			return "h_burst"
+		}
+		return ""
+	}
+}
+
+// chartReport is a report whose only failed case is a priority pair with a
+// timeline of n readings.
+func chartReport(name string, n int) *merge.Report {
+	return &merge.Report{
+		Format:  merge.FormatVersion,
+		Verdict: "FAIL (1 of 1 cases)",
+		Parts:   []merge.PartStatus{{Name: "all", Display: "all", Status: merge.StatusComplete, Planned: 1, Ran: 1}},
+		Cases: []merge.Case{{
+			Name: name, Part: "all",
+			Checks:   []collect.Check{{Name: "l_released_for_h", Detail: "L still charged 6500 of the 8000 MiB it grew (needs less than 4000 MiB)"}},
+			Timeline: priorityTimeline(n, phasesAt(n)),
+		}},
+	}
+}
+
+// TestDownsampleKeepsExtremes: a long timeline comes down to at most
+// chartPoints points per series, the same every time, and every series
+// keeps its first and last value, its minimum and maximum, including a
+// spike one reading long.
+func TestDownsampleKeepsExtremes(t *testing.T) {
+	for _, n := range []int{2, 59, 60, 61, 137, 1000, 4321} {
+		c := merge.Case{Name: "priority-x", Timeline: priorityTimeline(n, phasesAt(n))}
+		ch, ok := buildChart(&c, "priority")
+		if !ok {
+			t.Fatalf("n=%d: no chart", n)
+		}
+		again, _ := buildChart(&c, "priority")
+		if fmt.Sprint(ch.series) != fmt.Sprint(again.series) || ch.mermaid() != again.mermaid() || ch.svg() != again.svg() {
+			t.Fatalf("n=%d: two builds of one timeline differ", n)
+		}
+		if want := min(n, chartPoints); len(ch.xs) != want {
+			t.Errorf("n=%d: %d points, want %d", n, len(ch.xs), want)
+		}
+		if len(ch.series) != 5 {
+			t.Fatalf("n=%d: series %v, want L, H, GPU free, shortfall, watermark", n, labels(ch))
+		}
+		for j, s := range ch.series {
+			if len(s.values) != len(ch.xs) {
+				t.Fatalf("n=%d %s: %d values for %d points", n, s.label, len(s.values), len(ch.xs))
+			}
+			if s.values[0] != ch.first[j] || s.values[len(s.values)-1] != ch.last[j] ||
+				slices.Min(s.values) != ch.lo[j] || slices.Max(s.values) != ch.hi[j] {
+				t.Errorf("n=%d %s: drawn first %v last %v min %v max %v; the timeline's %v %v %v %v", n, s.label,
+					s.values[0], s.values[len(s.values)-1], slices.Min(s.values), slices.Max(s.values), ch.first[j], ch.last[j], ch.lo[j], ch.hi[j])
+			}
+		}
+		if !slices.IsSorted(ch.xs) {
+			t.Errorf("n=%d: x out of order: %v", n, ch.xs)
+		}
+		if got := markPhases(ch); !slices.Equal(got, []string{"l_fill", "h_burst"}) {
+			t.Errorf("n=%d: marks %q", n, got)
+		}
+	}
+	// The spike of one reading is L's maximum.
+	c := merge.Case{Name: "priority-x", Timeline: priorityTimeline(1000, phasesAt(1000))}
+	ch, _ := buildChart(&c, "priority")
+	if ch.hi[0] < 8000 || !slices.Contains(ch.series[0].values, ch.hi[0]) {
+		t.Errorf("L's spike: max %v, drawn %v", ch.hi[0], slices.Max(ch.series[0].values))
+	}
+}
+
+func labels(c chart) []string {
+	var out []string
+	for _, s := range c.series {
+		out = append(out, s.label)
+	}
+	return out
+}
+
+func markPhases(c chart) []string {
+	var out []string
+	for _, m := range c.marks {
+		out = append(out, m.phase)
+	}
+	return out
+}
+
+// TestChartSeries: which lines a chart draws, by kind, and what a timeline
+// without enough readings gives.
+func TestChartSeries(t *testing.T) {
+	tl := priorityTimeline(10, phasesAt(10))
+	c := merge.Case{Name: "p", Timeline: tl}
+	for _, tc := range []struct {
+		kind string
+		want []string
+	}{
+		{"priority", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
+		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
+		{"elastic", []string{"KV of A (" + chartL + ")", "KV of B (" + chartH + ")", "GPU free"}},
+	} {
+		ch, ok := buildChart(&c, tc.kind)
+		if !ok || !slices.Equal(labels(ch), tc.want) {
+			t.Errorf("kind %q: %v, want %v", tc.kind, labels(ch), tc.want)
+		}
+	}
+	// A reading without gpu_free (an older runner) leaves the series out;
+	// a missing KV repeats the one before.
+	old := make([]collect.UsageSample, len(tl))
+	for i, s := range tl {
+		s.GPUFree, s.Ledger = nil, collect.Ordered[collect.Ordered[float64]]{}
+		if i == 3 {
+			s.KV = collect.Ordered[float64]{}
+			s.KV.Set(chartL, 1)
+		}
+		old[i] = s
+	}
+	ch, ok := buildChart(&merge.Case{Name: "e", Timeline: old}, "")
+	if !ok || !slices.Equal(labels(ch), []string{"KV of " + chartL, "KV of " + chartH}) {
+		t.Fatalf("old timeline: %v", labels(ch))
+	}
+	if ch.series[1].values[3] != ch.series[1].values[2] {
+		t.Errorf("missing value drawn as %v, want the previous %v", ch.series[1].values[3], ch.series[1].values[2])
+	}
+	for _, tl := range [][]collect.UsageSample{nil, tl[:1], {{T: 1, Phase: "a"}, {T: 2, Phase: "b"}}} {
+		if _, ok := buildChart(&merge.Case{Name: "x", Timeline: tl}, ""); ok {
+			t.Errorf("a chart of %d elements and fewer than two readings", len(tl))
+		}
+	}
+	if _, ok := buildChart(&merge.Case{Name: "x", Timeline: tl, NotRun: true}, ""); ok {
+		t.Error("a chart of a case that did not run")
+	}
+}
+
+var (
+	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" \[("[A-Za-z0-9 _.+:/()'-]*"(, )?)+\]|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
+)
+
+// TestChartTextEscapes: whatever a case or phase is called, the Mermaid
+// block keeps its shape: every line is one of the block's own, no string
+// ends early and the fence closes only at its end. The comment and preview
+// around it stay well-formed.
+func TestChartTextEscapes(t *testing.T) {
+	hostile := "prio\"] ```\n%%{init: {}}%% #35; <b>x</b> `tick` @user [a](b) \u202e é 長 🙂\x00"
+	rep := chartReport(hostile, 30)
+	rep.Cases[0].Timeline[0].Phase = "l_fill\"]\n```\n<script>"
+	docs, err := Render(rep, sampleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := mermaidBlocks(docs.Comment)
+	if len(blocks) != 1 {
+		t.Fatalf("%d Mermaid blocks, want 1:\n%s", len(blocks), docs.Comment)
+	}
+	for _, line := range strings.Split(blocks[0], "\n") {
+		if !mermaidLineRE.MatchString(line) {
+			t.Errorf("Mermaid line out of shape: %q", line)
+		}
+	}
+	fences := 0
+	for _, line := range strings.Split(docs.Comment, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") || strings.HasPrefix(strings.TrimLeft(line, " "), "~~~") {
+			fences++
+		}
+	}
+	if fences != 2 || strings.Contains(docs.Comment, "<b>") || strings.Contains(docs.Comment, "\u202e") || strings.Contains(docs.Comment, "\x00") {
+		t.Errorf("run text broke out in the comment (%d fence lines):\n%s", fences, docs.Comment)
+	}
+	page, err := HTML(docs, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "<script") || strings.Contains(string(page), "<b>x") {
+		t.Errorf("run text became HTML in the preview")
+	}
+	if n := strings.Count(string(page), "<svg"); n != 1 {
+		t.Errorf("preview has %d SVG charts, want 1", n)
+	}
+}
+
+// mermaidBlocks returns each ```mermaid block of doc, fences included.
+func mermaidBlocks(doc string) []string {
+	var out []string
+	for {
+		i := strings.Index(doc, "```mermaid\n")
+		if i < 0 {
+			return out
+		}
+		j := strings.Index(doc[i+3:], "\n```")
+		if j < 0 {
+			return append(out, doc[i:])
+		}
+		end := i + 3 + j + 4
+		out = append(out, doc[i:end])
+		doc = doc[end:]
+	}
+}
+
+// TestChartsDroppedFirst: when the comment with its charts is over the
+// budget, the charts go and every failed row stays; with room, they stay.
+func TestChartsDroppedFirst(t *testing.T) {
+	rep := chartReport("priority-a", 500)
+	for i := 0; i < 12; i++ {
+		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("vllm-case-%d", i), Part: "all",
+			Checks: []collect.Check{{Name: "gen_seq_ok", Detail: strings.Repeat("x", 250)}}})
+	}
+	r, err := newRenderer(rep, sampleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := r.rep.FailedCases()
+	r.charts = chartsOf(failed, r.ix)
+	if len(r.charts) != 1 {
+		t.Fatalf("%d charts", len(r.charts))
+	}
+	render := func(p plan) (string, error) { return r.comment(r.rep.Verdict, failed, "", p) }
+	full, err := r.fit(CommentBudget, failed, render)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(full, "```mermaid") || !strings.Contains(full, "vllm-case-11") {
+		t.Fatalf("with room, the comment lacks its chart or a row:\n%s", full)
+	}
+	w := &writer{}
+	p := plan{detail: detailCut}
+	p.cells = r.rowCells(w, failed, p)
+	p.rows = len(failed)
+	noCharts, err := render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int{runeCount(noCharts), runeCount(full) - 1} {
+		got, err := r.fit(budget, failed, render)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != noCharts {
+			t.Errorf("budget %d: want every row without the charts, got:\n%s", budget, got)
+		}
+	}
+	if got, _ := r.fit(runeCount(full), failed, render); got != full {
+		t.Errorf("budget %d: want the charts kept", runeCount(full))
+	}
+}
+
+// TestHTMLCharts: the preview draws each chart of the render as SVG in place
+// of its Mermaid block, opened, the same bytes every time; a Mermaid block
+// that is not the render's chart stays code.
+func TestHTMLCharts(t *testing.T) {
+	docs, err := Render(chartReport("priority-a", 90), sampleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := HTML(docs, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := HTML(docs, "t")
+	if string(page) != string(again) {
+		t.Error("two previews of one render differ")
+	}
+	s := string(page)
+	if strings.Count(s, "<svg") != 1 || strings.Contains(s, "language-mermaid") || !strings.Contains(s, "<details open><summary>Memory chart") {
+		t.Errorf("preview: want one SVG, no Mermaid code, the chart open:\n%s", s)
+	}
+	for _, c := range chartColors[:5] {
+		if !strings.Contains(s, `stroke="`+c.hex+`"`) {
+			t.Errorf("no line of colour %s", c.hex)
+		}
+	}
+	docs.Comment = strings.Replace(docs.Comment, "line [", "line [1, ", 1)
+	page, err = HTML(docs, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "<svg") || !strings.Contains(string(page), `<pre><code class="language-mermaid">`) {
+		t.Errorf("a Mermaid block that is not the render's chart: want code, got:\n%s", page)
+	}
+}
