@@ -37,10 +37,15 @@ func TestNumericChecksRecordMargins(t *testing.T) {
 		{LReleasedForH(6000, 8000), 6000, 4000, collect.MustUnder},
 		{HReusedLMemory(9000, 6000), 9000, 6000, collect.MustOver},
 		{HReusedLMemory(100, 6000), 100, 6000, collect.MustOver},
+		{CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 84.04, TimeoutS: 90}), 84, 90, collect.MustUnder},
 	} {
 		c := tc.c
-		if c.Value == nil || c.Bar == nil || *c.Value != tc.value || *c.Bar != tc.bar || c.Unit != "MiB" || c.Must != tc.must {
-			t.Errorf("%s (%s): value %v, bar %v, unit %q, must %q; want %v, %v, MiB, %s", c.Name, c.Detail, c.Value, c.Bar, c.Unit, c.Must, tc.value, tc.bar, tc.must)
+		unit := "MiB"
+		if c.Name == "clean_exit_on_signal" {
+			unit = "s"
+		}
+		if c.Value == nil || c.Bar == nil || *c.Value != tc.value || *c.Bar != tc.bar || c.Unit != unit || c.Must != tc.must {
+			t.Errorf("%s (%s): value %v, bar %v, unit %q, must %q; want %v, %v, %s, %s", c.Name, c.Detail, c.Value, c.Bar, c.Unit, c.Must, tc.value, tc.bar, unit, tc.must)
 			continue
 		}
 		m, ok, err := c.Margin()
@@ -62,6 +67,8 @@ func TestChecksWithoutMeasureRecordNoMargin(t *testing.T) {
 		AReleasedMemory(0, 8000, true),
 		LimitAppliedOnAllocation(300, 320, 0, 2),
 		LimitHeldUnderLoad(0, 320, 0),
+		CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 2}),
+		CleanExit("", Stop{Signal: "SIGINT", AlreadyExited: true, TimeoutS: 90}),
 	} {
 		if c.Value != nil || c.Bar != nil || c.Unit != "" || c.Must != "" {
 			t.Errorf("%s (%s): records a margin", c.Name, c.Detail)
