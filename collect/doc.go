@@ -187,7 +187,9 @@
 //	checks      [{name string, ok bool, detail string, caused_by string}]   in
 //	                       check order; a failed check's detail states the measured
 //	                       value against its bar; caused_by (new) names the failed
-//	                       check it follows from (RootChecks)
+//	                       check it follows from (RootChecks); a numeric check
+//	                       (new) also records value, bar, unit and must (over or
+//	                       under), whose margin Check.Margin gives
 //	log         object     per kind of case, below
 //	phases   object phase → {name string, concurrency int, results: [request]}
 //	request  {status int, token_ids [int] or null, text string or null,

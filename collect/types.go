@@ -262,6 +262,14 @@ type Check struct {
 	// another (a kvcached case's comparison with its failed native case).
 	// Empty: the check failed, or passed, on its own (docs/formats.md §4.2).
 	CausedBy string `json:"caused_by,omitempty"`
+	// Value, Bar, Unit and Must (new) are a numeric check's measured value
+	// against its bar, as its detail states them: Must is MustOver (the
+	// value must be over the bar, or at least it) or MustUnder (under it,
+	// or at most it). All four or none (docs/formats.md §4.2); Margin reads them.
+	Value *float64 `json:"value,omitempty"`
+	Bar   *float64 `json:"bar,omitempty"`
+	Unit  string   `json:"unit,omitempty"`
+	Must  string   `json:"must,omitempty"`
 }
 
 // Phase is one phase of requests of a case.

@@ -57,6 +57,13 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 		if c := rep.Cases[i].Class; c != "" && !collect.KnownClass(c) {
 			return nil, fmt.Errorf("read %s: cases[%d].class: %q is not one of %s", path, i, collect.CutDetail(c, 100), strings.Join(collect.Classes, ", "))
 		}
+		// merge writes only coherent margins (dropBadMargins): another is
+		// not this version's merged.json.
+		for j := range rep.Cases[i].Checks {
+			if _, _, err := rep.Cases[i].Checks[j].Margin(); err != nil {
+				return nil, fmt.Errorf("read %s: cases[%d].checks[%d]: %v", path, i, j, err)
+			}
+		}
 		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log)
 		if rep.Cases[i].Checks == nil {
 			rep.Cases[i].Checks = []collect.Check{}

@@ -128,6 +128,9 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 		for _, msg := range classify(rep.Cases[first:], p) {
 			rep.Problems = append(rep.Problems, p.Display+": "+msg)
 		}
+		for _, msg := range dropBadMargins(rep.Cases[first:]) {
+			rep.Problems = append(rep.Problems, p.Display+": "+msg)
+		}
 		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,

@@ -559,6 +559,8 @@ func TestReadMergedErrors(t *testing.T) {
 		{"syntax", `{"format":1,`, "unexpected end of input"},
 		{"unknown class", `{"format":1,"cases":[{"name":"a","class":"cosmic-ray","checks":[]}],"parts":[],"verdict":"PASS"}`,
 			`cases[0].class: "cosmic-ray" is not one of product, infra, harness, unclassified`},
+		{"margin without bar", `{"format":1,"cases":[{"name":"a","checks":[{"name":"c","ok":true,"detail":"","value":3,"unit":"MiB","must":"over"}]}],"parts":[],"verdict":"PASS"}`,
+			"cases[0].checks[0]: value and bar: want both, with unit and must"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")

@@ -21,8 +21,11 @@ type plan struct {
 	// charts keeps the failed cases' memory charts; they are the first
 	// thing dropped to fit (docs/render.md §3.9, §7).
 	charts bool
-	cells  [][]string // escaped cells of the first failed rows, built once per level
-	rows   int        // how many of cells are listed; the rest are counted in "and K more"
+	// closest keeps the closest calls and the shrinking margins
+	// (docs/render.md §3.10); they go right after the charts.
+	closest bool
+	cells   [][]string // escaped cells of the first failed rows, built once per level
+	rows    int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -38,14 +41,17 @@ type budgetLevel struct {
 	detail  int
 	squeeze bool
 	charts  bool
+	closest bool
 	floor   int
 }
 
-// budgetLevels: everything with the charts, then without them (every row
-// first), then fewer rows (down to 10), then shorter details, then no
-// details with fewer rows still, then squeeze.
+// budgetLevels: everything with the charts, then without them, then
+// without the closest calls (every row first), then fewer rows (down to
+// 10), then shorter details, then no details with fewer rows still, then
+// squeeze.
 var budgetLevels = []budgetLevel{
-	{detail: detailCut, charts: true, floor: maxFailedRows},
+	{detail: detailCut, charts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, closest: true, floor: maxFailedRows},
 	{detail: detailCut, floor: 10},
 	{detail: 150, floor: 10},
 	{detail: 60, floor: 10},
@@ -72,7 +78,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	top := min(len(failed), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts}
+		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts, closest: lv.closest}
 		w := &writer{}
 		p.cells = r.rowCells(w, failed[:top], p)
 		if w.err != nil {
@@ -351,6 +357,14 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	if p.charts {
 		for i := range r.charts {
 			blocks = append(blocks, r.charts[i].markdown(w))
+		}
+	}
+	if p.closest {
+		if s := r.shrinkingLine(w); s != "" {
+			blocks = append(blocks, s)
+		}
+		if c := r.closestCalls(w); c != "" {
+			blocks = append(blocks, c)
 		}
 	}
 	data := map[string]any{

@@ -63,6 +63,9 @@ type HistoryRun struct {
 	Total   int           `json:"total"`
 	Partial bool          `json:"partial,omitempty"`
 	Cases   []HistoryCase `json:"cases,omitempty"`
+	// Margins are the passing checks' margins below digestMarginBelow,
+	// closest first, as many as fit after the cases (docs/render.md §3.10).
+	Margins []HistoryMargin `json:"m,omitempty"`
 }
 
 // HistoryCase is one case of a digest that failed or did not run.
@@ -128,7 +131,7 @@ func (r *renderer) digest() string {
 	}
 	run := HistoryRun{V: DigestVersion, Profile: r.profile, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date, Total: len(r.rep.Cases)}
 	head, _ := json.Marshal(run)
-	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`)
+	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`) + len(`,"m":[]`)
 	seen := map[string]bool{}
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
@@ -170,6 +173,17 @@ func (r *renderer) digest() string {
 		}
 		used += n
 		run.Cases = append(run.Cases, hc)
+	}
+	// The margins take what the cases leave: a case's state is what the
+	// history is first of all.
+	for _, m := range r.digestMargins() {
+		b, _ := json.Marshal(m)
+		n := len(asciiJSON(b)) + 1
+		if used+n > MaxDigestChars {
+			break
+		}
+		used += n
+		run.Margins = append(run.Margins, m)
 	}
 	b, _ := json.Marshal(run)
 	return digestPrefix + string(asciiJSON(b)) + digestSuffix
@@ -261,7 +275,7 @@ func (h *HistoryRun) validate() error {
 	for i, c := range h.Cases {
 		where := fmt.Sprintf("case %d", i)
 		switch {
-		case c.Name == "" || !utf8.ValidString(c.Name) || runeCount(c.Name) > digestNameCut:
+		case !validDigestName(c.Name, digestNameCut):
 			return fmt.Errorf("%s: name: want 1 to %d code points of UTF-8", where, digestNameCut)
 		case seen[c.Name]:
 			return fmt.Errorf("%s: %q listed twice", where, Cut(c.Name, 40))
@@ -275,13 +289,18 @@ func (h *HistoryRun) validate() error {
 			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, Cut(c.Fingerprint, 20), fingerprintLen)
 		}
 		for _, f := range c.Failed {
-			if f == "" || !utf8.ValidString(f) || runeCount(f) > digestCheckCut {
+			if !validDigestName(f, digestCheckCut) {
 				return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
 			}
 		}
 		seen[c.Name] = true
 	}
-	return nil
+	return validateMargins(h.Margins)
+}
+
+// validDigestName: a name in a digest is 1 to n code points of UTF-8.
+func validDigestName(s string, n int) bool {
+	return s != "" && utf8.ValidString(s) && runeCount(s) <= n
 }
 
 // ReadHistory reads a history file (`render --history`, written by `post

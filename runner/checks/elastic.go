@@ -55,7 +55,7 @@ func AFilledMemory(aGrowth, free float64) collect.Check {
 		Name:   "a_filled_memory",
 		OK:     free > 0 && aGrowth > free/2,
 		Detail: fmt.Sprintf("A grew %s MiB of %s MiB free", MiB(aGrowth), MiB(free)) + barHalf(free),
-	}
+	}.WithBar(aGrowth, free/2, "MiB", collect.MustOver)
 }
 
 // AReleasedMemory: after its drain A holds less than half of what it grew
@@ -75,7 +75,7 @@ func AReleasedMemory(aAfter, aGrowth float64, gone bool) collect.Check {
 		Name:   "a_released_memory",
 		OK:     aGrowth > 0 && aAfter < aGrowth/2,
 		Detail: fmt.Sprintf("A still holds %s of the %s MiB it grew", MiB(aAfter), MiB(aGrowth)) + barBelowHalf(aGrowth),
-	}
+	}.WithBar(aAfter, aGrowth/2, "MiB", collect.MustUnder)
 }
 
 // BReusedAMemory: B grew by more than was free at A's peak, which is possible
@@ -85,7 +85,7 @@ func BReusedAMemory(bGrowth, freeAtAPeak float64) collect.Check {
 		Name:   "b_reused_a_memory",
 		OK:     bGrowth > freeAtAPeak,
 		Detail: fmt.Sprintf("B grew %s MiB; %s MiB was free at A's peak", MiB(bGrowth), MiB(freeAtAPeak)),
-	}
+	}.WithBar(bGrowth, freeAtAPeak, "MiB", collect.MustOver)
 }
 
 // RequestsOK is the check that every request of a burst or fill succeeded

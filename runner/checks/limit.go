@@ -43,7 +43,7 @@ func LimitCacheFilled(idle, filled float64) collect.Check {
 		Name:   "limit_cache_filled",
 		OK:     filled > idle,
 		Detail: fmt.Sprintf("filled %s MiB, idle %s MiB", MiB(filled), MiB(idle)),
-	}
+	}.WithBar(filled, idle, "MiB", collect.MustOver)
 }
 
 // LimitSetObservation is one `kvctl limit` call of the limit case: the bytes
@@ -91,7 +91,7 @@ func LimitAppliedOnAllocation(kv, limit float64, requests int, waited float64) c
 		return c
 	}
 	c.Detail = fmt.Sprintf("%s MiB %.0f s after %d requests, limit %s MiB", MiB(kv), waited, requests, MiB(limit))
-	return c
+	return c.WithBar(kv, limit, "MiB", collect.MustUnder)
 }
 
 // LimitHeldUnderLoad: the KV cache's peak under load stayed at or below the
@@ -103,7 +103,7 @@ func LimitHeldUnderLoad(peak, limit float64, samples int) collect.Check {
 		return c
 	}
 	c.Detail = fmt.Sprintf("peak %s MiB, limit %s MiB", MiB(peak), MiB(limit))
-	return c
+	return c.WithBar(peak, limit, "MiB", collect.MustUnder)
 }
 
 // LimitRaisedRegrows: after restoring the limit the second fill grew the KV
@@ -113,7 +113,7 @@ func LimitRaisedRegrows(regrown, limit float64) collect.Check {
 		Name:   "limit_raised_regrows",
 		OK:     regrown > limit,
 		Detail: fmt.Sprintf("regrew to %s MiB, lowered limit %s MiB", MiB(regrown), MiB(limit)),
-	}
+	}.WithBar(regrown, limit, "MiB", collect.MustOver)
 }
 
 func bytesToMiB(b int64) float64 { return float64(b) / (1 << 20) }

@@ -92,7 +92,7 @@ func LFilledMemory(lGrowth, free float64) collect.Check {
 		Name:   "l_filled_memory",
 		OK:     free > 0 && lGrowth > free/2,
 		Detail: fmt.Sprintf("L grew %s MiB of %s MiB free", MiB(lGrowth), MiB(free)) + barHalf(free),
-	}
+	}.WithBar(lGrowth, free/2, "MiB", collect.MustOver)
 }
 
 // LHeldAtBurst: when the burst began L still held at least half of its fill
@@ -104,7 +104,7 @@ func LHeldAtBurst(lAtBurst, lGrowth float64) collect.Check {
 		Name:   "l_held_at_burst",
 		OK:     lGrowth > 0 && lAtBurst >= lGrowth/2,
 		Detail: fmt.Sprintf("L holds %s of the %s MiB it grew when the burst begins (needs at least %s MiB)", MiB(lAtBurst), MiB(lGrowth), MiB(lGrowth/2)),
-	}
+	}.WithBar(lAtBurst, lGrowth/2, "MiB", collect.MustOver)
 	if !c.OK && lGrowth > 0 {
 		c.Detail += "; was the retention cap lifted?"
 	}
@@ -163,7 +163,7 @@ func LReleasedForH(lAfterBurst, lGrowth float64) collect.Check {
 		Name:   "l_released_for_h",
 		OK:     lGrowth > 0 && lAfterBurst < lGrowth/2,
 		Detail: fmt.Sprintf("L still charged %s of the %s MiB it grew after the burst", MiB(lAfterBurst), MiB(lGrowth)) + barBelowHalf(lGrowth),
-	}
+	}.WithBar(lAfterBurst, lGrowth/2, "MiB", collect.MustUnder)
 }
 
 // HReusedLMemory: H grew past what was free when the burst began, which is
@@ -173,5 +173,5 @@ func HReusedLMemory(hGrowth, freeAtBurst float64) collect.Check {
 		Name:   "h_reused_l_memory",
 		OK:     hGrowth > freeAtBurst,
 		Detail: fmt.Sprintf("H grew %s MiB; %s MiB was free when the burst began", MiB(hGrowth), MiB(freeAtBurst)),
-	}
+	}.WithBar(hGrowth, freeAtBurst, "MiB", collect.MustOver)
 }

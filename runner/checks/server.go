@@ -145,7 +145,13 @@ func CleanExit(prefix string, s Stop) collect.Check {
 	case s.Killed || !s.Exited:
 		return fail(name, fmt.Sprintf("still running %.0f s after %s; needed SIGKILL", s.TimeoutS, s.Signal))
 	}
-	return pass(name, fmt.Sprintf("exited %.1f s after %s", s.ElapsedS, s.Signal))
+	if s.TimeoutS <= 0 {
+		return pass(name, fmt.Sprintf("exited %.1f s after %s", s.ElapsedS, s.Signal))
+	}
+	// The time it took against the stop timeout: a server that needs
+	// most of it is a close call before it is a SIGKILL.
+	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %.0f s)", s.ElapsedS, s.Signal, s.TimeoutS)).
+		WithBar(s.ElapsedS, s.TimeoutS, "s", collect.MustUnder)
 }
 
 // NoErrorSignatures is `no_error_signatures`: no error signature in the log

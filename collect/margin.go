@@ -1,0 +1,66 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Directions of a numeric check's bar (Check.Must).
+const (
+	MustOver  = "over"
+	MustUnder = "under"
+)
+
+// maxUnit bounds a check's unit, in bytes.
+const maxUnit = 16
+
+// Margin is a numeric check's margin (docs/formats.md §4.2): the relative
+// distance of its value to its bar, signed by the bar's direction, so that
+// it is positive on the passing side, 0 at the bar and negative beyond it:
+// (value − bar)/|bar| for MustOver, (bar − value)/|bar| for MustUnder.
+// ok is false when the check records no margin fields, or its bar is 0 (no
+// relative distance); err says what is incoherent about fields it has.
+func (c *Check) Margin() (m float64, ok bool, err error) {
+	if c.Value == nil && c.Bar == nil && c.Unit == "" && c.Must == "" {
+		return 0, false, nil
+	}
+	switch {
+	case c.Value == nil || c.Bar == nil:
+		return 0, false, errors.New("value and bar: want both, with unit and must")
+	case math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) || math.IsNaN(*c.Bar) || math.IsInf(*c.Bar, 0):
+		return 0, false, errors.New("value and bar: want finite numbers")
+	case c.Unit == "" || len(c.Unit) > maxUnit || !isPrintableASCII(c.Unit):
+		return 0, false, fmt.Errorf("unit %q: want 1 to %d printable ASCII characters", CutDetail(c.Unit, 20), maxUnit)
+	case c.Must != MustOver && c.Must != MustUnder:
+		return 0, false, fmt.Errorf("must %q: want %s or %s", CutDetail(c.Must, 20), MustOver, MustUnder)
+	case *c.Bar == 0:
+		return 0, false, nil
+	}
+	d := (*c.Value - *c.Bar) / math.Abs(*c.Bar)
+	if c.Must == MustUnder {
+		d = -d
+	}
+	return d, true, nil
+}
+
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// WithBar returns c recording value against bar in unit, each rounded to
+// 0.1 as the detail shows it; when either is not finite c is returned as
+// it is (JSON has no NaN, and there is no margin to speak of).
+func (c Check) WithBar(value, bar float64, unit, must string) Check {
+	if math.IsNaN(value) || math.IsInf(value, 0) || math.IsNaN(bar) || math.IsInf(bar, 0) {
+		return c
+	}
+	v, b := math.Round(value*10)/10, math.Round(bar*10)/10
+	c.Value, c.Bar, c.Unit, c.Must = &v, &b, unit, must
+	return c
+}

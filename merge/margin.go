@@ -1,0 +1,36 @@
+package merge
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// dropBadMargins clears the margin fields of every check whose fields are
+// incoherent (docs/formats.md §4.2: all of value, bar, unit and must, the
+// numbers finite) and returns a problem naming the case and the check for
+// each: a margin the report cannot trust is left out rather than shown as
+// a close call, and the check's verdict and detail stay as recorded.
+func dropBadMargins(cases []Case) []string {
+	var problems []string
+	for i := range cases {
+		c := &cases[i]
+		cloned := false
+		for j := range c.Checks {
+			_, _, err := c.Checks[j].Margin()
+			if err == nil {
+				continue
+			}
+			if !cloned {
+				// The part's own slice stays as read.
+				c.Checks, cloned = slices.Clone(c.Checks), true
+			}
+			ch := &c.Checks[j]
+			problems = append(problems, fmt.Sprintf("summary.json: case %s: checks[%d] (%s): %v; its margin is left out",
+				c.Name, j, collect.CutDetail(ch.Name, 100), err))
+			ch.Value, ch.Bar, ch.Unit, ch.Must = nil, nil, "", ""
+		}
+	}
+	return problems
+}

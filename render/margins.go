@@ -1,0 +1,196 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// Margins (docs/render.md §3.10): a numeric check's margin is the signed
+// relative distance of its value to its bar (collect.Check.Margin,
+// docs/formats.md §4.2). The comment lists the passing checks closest to
+// their bars, and with a history the margins that shrank three runs in a row.
+const (
+	// closeCallBelow: a passing check whose margin is below it is a closest call.
+	closeCallBelow = 0.10
+	// maxCloseCalls is the most closest calls the comment lists.
+	maxCloseCalls = 20
+	// digestMarginBelow: a passing check whose margin is below it has its
+	// margin in the digest, so a margin is followed before it is a close call.
+	digestMarginBelow = 0.50
+	// maxDigestMargins is the most margins a digest records.
+	maxDigestMargins = 24
+	// maxShrinking is the most shrinking margins the comment names.
+	maxShrinking = 5
+)
+
+// passMargin is a passing check's margin, in the report's order.
+type passMargin struct {
+	ci, ki int     // the case's and the check's index
+	m      float64 // the margin, ≥ 0
+}
+
+// passingMargins are the margins below `below` of every passing check of
+// the report, closest first; equal margins keep the report's order, so the
+// same report gives the same list.
+func (r *renderer) passingMargins(below float64) []passMargin {
+	var out []passMargin
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		if c.NotRun {
+			continue
+		}
+		for j := range c.Checks {
+			ch := &c.Checks[j]
+			if !ch.OK {
+				continue
+			}
+			m, ok, err := ch.Margin()
+			// A negative margin on a passing check (a bar the check
+			// rounds past) is no distance to speak of: left out.
+			if err != nil || !ok || m < 0 || m >= below {
+				continue
+			}
+			out = append(out, passMargin{ci: i, ki: j, m: m})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].m < out[b].m })
+	return out
+}
+
+// marginPct is a margin in whole percent, rounded down so that a margin
+// just under a threshold never reads as at it.
+func marginPct(m float64) int { return int(math.Floor(m * 100)) }
+
+// closestCalls is the collapsed table of the passing checks within
+// closeCallBelow of their bars; "" when there are none.
+func (r *renderer) closestCalls(w *writer) string {
+	calls := r.passingMargins(closeCallBelow)
+	if len(calls) == 0 {
+		return ""
+	}
+	more := max(0, len(calls)-maxCloseCalls)
+	calls = calls[:len(calls)-more]
+	rows := make([][]string, len(calls))
+	for i, pm := range calls {
+		c := &r.rep.Cases[pm.ci]
+		ch := &c.Checks[pm.ki]
+		name := CodeCell(Cut(ch.Name, digestCheckCut))
+		if name == "" {
+			name = Plain("(unnamed)")
+		}
+		rows[i] = []string{Plain(Cut(c.Label(), digestNameCut)), name,
+			Plain(formatMeasure(*ch.Value, ch.Unit)), Plain(mustWord(ch.Must) + " " + formatMeasure(*ch.Bar, ch.Unit)),
+			Plain(strconv.FormatFloat(math.Floor(pm.m*1000)/10, 'f', 1, 64) + "%")}
+	}
+	return w.t("closest_calls", map[string]any{
+		"N":     len(calls) + more,
+		"Table": w.mdTable([]string{"case", "check", "value", "bar", "margin"}, rows),
+		"More":  more,
+	})
+}
+
+func formatMeasure(v float64, unit string) string {
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
+}
+
+// mustWord says which side of the bar passes.
+func mustWord(must string) string {
+	if must == collect.MustUnder {
+		return "under"
+	}
+	return "over"
+}
+
+// HistoryMargin is one passing check's margin in a digest (docs/formats.md
+// §9): the case, the check and the margin in whole percent.
+type HistoryMargin struct {
+	Case  string `json:"n"`
+	Check string `json:"k"`
+	Pct   int    `json:"p"`
+}
+
+// digestMargins are the margins this run's digest records, closest first.
+func (r *renderer) digestMargins() []HistoryMargin {
+	var out []HistoryMargin
+	seen := map[[2]string]bool{}
+	for _, pm := range r.passingMargins(digestMarginBelow) {
+		c := &r.rep.Cases[pm.ci]
+		key := [2]string{historyKey(c), Cut(c.Checks[pm.ki].Name, digestCheckCut)}
+		if key[0] == "" || key[1] == "" || seen[key] {
+			continue // as ParseDigest requires: named, and once
+		}
+		seen[key] = true
+		out = append(out, HistoryMargin{Case: key[0], Check: key[1], Pct: marginPct(pm.m)})
+		if len(out) == maxDigestMargins {
+			break
+		}
+	}
+	return out
+}
+
+// validateMargins checks a digest's margins like the rest of it.
+func validateMargins(ms []HistoryMargin) error {
+	if len(ms) > maxDigestMargins {
+		return fmt.Errorf("%d margins: at most %d", len(ms), maxDigestMargins)
+	}
+	seen := make(map[[2]string]bool, len(ms))
+	for i, m := range ms {
+		where := fmt.Sprintf("margin %d", i)
+		switch {
+		case !validDigestName(m.Case, digestNameCut):
+			return fmt.Errorf("%s: case: want 1 to %d code points of UTF-8", where, digestNameCut)
+		case !validDigestName(m.Check, digestCheckCut):
+			return fmt.Errorf("%s: check: want 1 to %d code points of UTF-8", where, digestCheckCut)
+		case m.Pct < 0 || m.Pct >= int(digestMarginBelow*100):
+			return fmt.Errorf("%s: p %d: want 0 to %d", where, m.Pct, int(digestMarginBelow*100)-1)
+		case seen[[2]string{m.Case, m.Check}]:
+			return fmt.Errorf("%s: %q %q listed twice", where, Cut(m.Case, 40), Cut(m.Check, 40))
+		}
+		seen[[2]string{m.Case, m.Check}] = true
+	}
+	return nil
+}
+
+// shrinkingLine is `Shrinking margins: <case> <check> 18% → 12% → 7%.`:
+// the passing checks whose margin shrank in each of the two newest earlier
+// runs and again in this one (three runs in a row), closest first; "" when
+// none did or there is no such history.
+func (r *renderer) shrinkingLine(w *writer) string {
+	if r.hist == nil || len(r.hist.runs) < 2 {
+		return ""
+	}
+	n := len(r.hist.runs)
+	older, newer := marginIndex(r.hist.runs[n-2].Margins), marginIndex(r.hist.runs[n-1].Margins)
+	var parts []string
+	more := 0
+	for _, m := range r.digestMargins() {
+		key := [2]string{m.Case, m.Check}
+		p1, ok1 := older[key]
+		p2, ok2 := newer[key]
+		if !ok1 || !ok2 || !(p1 > p2 && p2 > m.Pct) {
+			continue
+		}
+		if len(parts) == maxShrinking {
+			more++
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%", Plain(m.Case), Code(m.Check), p1, p2, m.Pct))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return w.t("shrinking_margins", map[string]any{"List": strings.Join(parts, "; "), "More": more})
+}
+
+func marginIndex(ms []HistoryMargin) map[[2]string]int {
+	out := make(map[[2]string]int, len(ms))
+	for _, m := range ms {
+		out[[2]string{m.Case, m.Check}] = m.Pct
+	}
+	return out
+}

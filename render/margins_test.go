@@ -1,0 +1,153 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// caseNamed is the case of rep named name.
+func caseNamed(t *testing.T, rep *merge.Report, name string) *merge.Case {
+	t.Helper()
+	for i := range rep.Cases {
+		if rep.Cases[i].Name == name {
+			return &rep.Cases[i]
+		}
+	}
+	t.Fatalf("no case %s", name)
+	return nil
+}
+
+func barCheck(name string, ok bool, value, bar float64, must string) collect.Check {
+	return collect.Check{Name: name, OK: ok, Detail: "d"}.WithBar(value, bar, "MiB", must)
+}
+
+// marginReport is the sample report with measured checks: a passing case
+// with two close calls (5% over, 3% under), one at 45% and a failed check
+// with a bar; the failed elastic case has a passing close call at 3%.
+func marginReport(t *testing.T) *merge.Report {
+	rep := sampleReport(t)
+	kv := caseNamed(t, rep, "vllm-qwen05b-kv_c1")
+	kv.Checks = append(kv.Checks,
+		barCheck("free_ok", true, 105, 100, collect.MustOver),
+		barCheck("held", true, 97, 100, collect.MustUnder),
+		barCheck("wide", true, 145, 100, collect.MustOver),
+		collect.Check{Name: "plain", OK: true})
+	el := caseNamed(t, rep, "elastic-vllm-qwen05b+sglang-qwen35_4b")
+	el.Checks = append(el.Checks,
+		barCheck("b_reused_a_memory", true, 103, 100, collect.MustOver),
+		barCheck("a_released_memory", false, 120, 100, collect.MustUnder))
+	return rep
+}
+
+// TestClosestCalls: the passing checks within 10% of their bars, closest
+// first and in report order among equals, collapsed; a failed check, a
+// wider margin and a check without a bar are not listed.
+func TestClosestCalls(t *testing.T) {
+	docs := mustRender(t, marginReport(t), sampleOptions())
+	want := "<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>\n\n" +
+		"| case | check | value | bar | margin |\n|---|---|---|---|---|\n" +
+		"| vllm-qwen05b-kv\\_c1 | `held` | 97 MiB | under 100 MiB | 3.0% |\n" +
+		"| elastic-vllm-qwen05b+sglang-qwen35\\_4b | `b_reused_a_memory` | 103 MiB | over 100 MiB | 3.0% |\n" +
+		"| vllm-qwen05b-kv\\_c1 | `free_ok` | 105 MiB | over 100 MiB | 5.0% |\n\n</details>"
+	if !strings.Contains(docs.Comment, want) {
+		t.Errorf("comment lacks the closest calls\n%s\nwant\n%s", docs.Comment, want)
+	}
+	if plain := mustRender(t, sampleReport(t), sampleOptions()); strings.Contains(plain.Comment, "Closest calls") {
+		t.Errorf("a report without measured checks lists closest calls")
+	}
+}
+
+// TestClosestCallsGoAfterCharts: the planner drops the closest calls when
+// the comment does not fit with them, before any failed row.
+func TestClosestCallsGoAfterCharts(t *testing.T) {
+	rep, opts := marginReport(t), sampleOptions()
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A detail longer than any shortened one: kept whole, it shows that
+	// the closest calls went before the details were cut.
+	long := "A grew 9120 MiB of 14310 MiB free" + strings.Repeat(" and more", 25)
+	caseNamed(t, rep, "elastic-vllm-qwen05b+sglang-qwen35_4b").Checks[0].Detail = long
+	failed := rep.FailedCases()
+	render := func(p plan) (string, error) { return r.comment(rep.Verdict, failed, "", p) }
+	full, err := r.fit(CommentBudget, failed, render)
+	if err != nil || !strings.Contains(full, "Closest calls") {
+		t.Fatalf("with room: err %v, closest calls listed %t", err, strings.Contains(full, "Closest calls"))
+	}
+	tight, err := r.fit(runeCount(full)-1, failed, render)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tight, "Closest calls") || strings.Contains(tight, "more; see the run's job summary") || !strings.Contains(tight, long) {
+		t.Errorf("one code point short: want every row with its whole detail and no closest calls:\n%s", tight)
+	}
+}
+
+func TestDigestRecordsMargins(t *testing.T) {
+	docs := mustRender(t, marginReport(t), sampleOptions())
+	js, _ := DigestOf(docs.Comment)
+	h, err := ParseDigest(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []HistoryMargin{
+		{"vllm-qwen05b-kv_c1", "held", 3},
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "b_reused_a_memory", 3},
+		{"vllm-qwen05b-kv_c1", "free_ok", 5},
+		{"vllm-qwen05b-kv_c1", "wide", 45},
+	}
+	if d := cmp.Diff(want, h.Margins); d != "" {
+		t.Errorf("digest margins (-want +got):\n%s", d)
+	}
+}
+
+// TestShrinkingMargins: a margin that shrank in each of the last three
+// runs is named; one that grew once, or is missing from a run, is not.
+func TestShrinkingMargins(t *testing.T) {
+	run := func(id string, ms ...HistoryMargin) HistoryRun {
+		return HistoryRun{V: 1, Profile: "nightly", Run: id, Attempt: "1", Total: 9, Margins: ms}
+	}
+	opts := sampleOptions()
+	opts.History = []HistoryRun{
+		run("119", HistoryMargin{"vllm-qwen05b-kv_c1", "free_ok", 30}),
+		run("120", HistoryMargin{"vllm-qwen05b-kv_c1", "held", 18}, HistoryMargin{"vllm-qwen05b-kv_c1", "free_ok", 4},
+			HistoryMargin{"vllm-qwen05b-kv_c1", "wide", 48}),
+		run("121", HistoryMargin{"vllm-qwen05b-kv_c1", "held", 12}, HistoryMargin{"vllm-qwen05b-kv_c1", "free_ok", 6},
+			HistoryMargin{"elastic-vllm-qwen05b+sglang-qwen35_4b", "b_reused_a_memory", 9}),
+	}
+	docs := mustRender(t, marginReport(t), opts)
+	want := "\n\nShrinking margins: vllm-qwen05b-kv\\_c1 `held` 18% → 12% → 3%.\n\n"
+	if !strings.Contains(docs.Comment, want) {
+		t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+	}
+	opts.History = opts.History[1:2]
+	if docs := mustRender(t, marginReport(t), opts); strings.Contains(docs.Comment, "Shrinking margins") {
+		t.Errorf("one earlier run is not three runs in a row:\n%s", docs.Comment)
+	}
+}
+
+func TestParseDigestMargins(t *testing.T) {
+	with := func(m string) string {
+		return validDigest(func(s string) string { return strings.TrimSuffix(s, "}") + `,"m":` + m + "}" })
+	}
+	for _, tc := range []struct{ name, in, err string }{
+		{"valid", with(`[{"n":"a","k":"x","p":7},{"n":"b","k":"x","p":0}]`), ""},
+		{"no case", with(`[{"n":"","k":"x","p":7}]`), "margin 0: case"},
+		{"no check", with(`[{"n":"a","k":"","p":7}]`), "margin 0: check"},
+		{"negative", with(`[{"n":"a","k":"x","p":-1}]`), "margin 0: p -1: want 0 to 49"},
+		{"too wide", with(`[{"n":"a","k":"x","p":50}]`), "margin 0: p 50"},
+		{"twice", with(`[{"n":"a","k":"x","p":7},{"n":"a","k":"x","p":8}]`), `margin 1: "a" "x" listed twice`},
+		{"too many", with("[" + strings.Repeat(`{"n":"a","k":"x","p":1},`, maxDigestMargins) + `{"n":"a","k":"y","p":1}]`), "25 margins: at most 24"},
+		{"wrong type", with(`[{"n":"a","k":"x","p":"7"}]`), "cannot unmarshal string"},
+	} {
+		_, err := ParseDigest(tc.in)
+		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: ParseDigest error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
