@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,31 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// golden compares got with testdata/golden/<name>, rewriting it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./merge -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (-want +got):\n%s", path, cmp.Diff(string(want), string(got)))
-	}
-}
 
 // allFields compares reports including the unexported fields of Ordered.
 var allFields = cmp.Exporter(func(reflect.Type) bool { return true })
@@ -471,7 +447,7 @@ func TestTreesGolden(t *testing.T) {
 			if err := rep.WriteJSON(&out); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.golden, out.Bytes())
+			golden.Check(t, filepath.Join("testdata", "golden", tc.golden), out.Bytes())
 			checkReadBack(t, rep, out.Bytes())
 		})
 	}

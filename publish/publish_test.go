@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovg-project/ci-report/internal/golden"
 )
 
 const (
@@ -374,7 +377,7 @@ func TestPublishScenarios(t *testing.T) {
 			if strings.Contains(got, testToken) {
 				t.Errorf("the token appears in the exchange, log or error")
 			}
-			checkGolden(t, tc.name, got)
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden"), []byte(got))
 		})
 	}
 }

@@ -8,10 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ovg-project/ci-report/internal/golden"
 )
 
 // flakyTransport fails the first n requests as a refused connection would.
@@ -137,7 +140,7 @@ func TestDryRun(t *testing.T) {
 			if len(h.sleeps) != 0 {
 				t.Errorf("the dry run waited %v", h.sleeps)
 			}
-			checkGolden(t, tc.name, "== stdout\n"+out.String()+h.report(res, nil))
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden"), []byte("== stdout\n"+out.String()+h.report(res, nil)))
 		})
 	}
 }

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,11 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/golden"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from the rendered documents")
 
 // Paths relative to the repository root, where atRoot moves the test, so
 // that file names in merged.json and errors read the same from every package.
@@ -148,41 +146,6 @@ func (gc goldenCase) render(t *testing.T, rep *merge.Report) render.Documents {
 	return docs
 }
 
-// checkGolden compares got with the golden file, or rewrites it under
-// -update. A nil got means the document must not exist (an empty section).
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if got == nil {
-			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-				t.Fatal(err)
-			}
-			return
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if got == nil {
-		if err == nil {
-			t.Errorf("%s exists, but nothing was rendered for it (go test ./render -update removes it)", path)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatalf("read golden file: %v (go test ./render -run TestGolden -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendered document (-golden +rendered; go test ./render -run TestGolden -update rewrites it):\n%s",
-			path, cmp.Diff(string(want), string(got)))
-	}
-}
-
 func orNil(s string) []byte {
 	if s == "" {
 		return nil
@@ -203,39 +166,39 @@ func TestGolden(t *testing.T) {
 			if err := rep.WriteJSON(&merged); err != nil {
 				t.Fatalf("write merged.json: %v", err)
 			}
-			checkGolden(t, filepath.Join(dir, "merged.json"), merged.Bytes())
-			checkGolden(t, filepath.Join(dir, "comment.md"), []byte(docs.Comment))
-			checkGolden(t, filepath.Join(dir, "section.md"), orNil(docs.Section))
+			golden.Check(t, filepath.Join(dir, "merged.json"), merged.Bytes())
+			golden.Check(t, filepath.Join(dir, "comment.md"), []byte(docs.Comment))
+			golden.Check(t, filepath.Join(dir, "section.md"), orNil(docs.Section))
 			warnings := strings.Join(docs.Warnings, "\n")
 			if warnings != "" {
 				warnings += "\n"
 			}
-			checkGolden(t, filepath.Join(dir, "warnings.txt"), orNil(warnings))
+			golden.Check(t, filepath.Join(dir, "warnings.txt"), orNil(warnings))
 			if gc.html {
 				page, err := render.HTML(docs, render.DefaultConfig().Title(docs.SectionName))
 				if err != nil {
 					t.Fatalf("render.HTML: %v", err)
 				}
-				checkGolden(t, filepath.Join(dir, "preview.html"), page)
+				golden.Check(t, filepath.Join(dir, "preview.html"), page)
 			}
 			if gc.text {
 				var buf bytes.Buffer
 				if err := render.Text(&buf, rep, gc.options()); err != nil {
 					t.Fatalf("render.Text: %v", err)
 				}
-				checkGolden(t, filepath.Join(dir, "text.txt"), buf.Bytes())
+				golden.Check(t, filepath.Join(dir, "text.txt"), buf.Bytes())
 			}
 			if gc.exports {
 				var buf bytes.Buffer
 				if err := render.JUnit(&buf, rep, gc.options()); err != nil {
 					t.Fatalf("render.JUnit: %v", err)
 				}
-				checkGolden(t, filepath.Join(dir, "junit.xml"), buf.Bytes())
+				golden.Check(t, filepath.Join(dir, "junit.xml"), buf.Bytes())
 				buf.Reset()
 				if err := render.CTRF(&buf, rep, gc.options()); err != nil {
 					t.Fatalf("render.CTRF: %v", err)
 				}
-				checkGolden(t, filepath.Join(dir, "ctrf.json"), buf.Bytes())
+				golden.Check(t, filepath.Join(dir, "ctrf.json"), buf.Bytes())
 			}
 			// The perf verdict also weighs perf errors; a correctness verdict is the
 			// merged one, classified with the known issues when there are any.

@@ -1,8 +1,13 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,4 +39,263 @@ func TestDocsDescribeEveryCheck(t *testing.T) {
 			}
 		}
 	}
+}
+
+// failureOnlyChecks are the checks a passing run never records, by kind
+// ("any": every kind): each is recorded only when its case cannot go on
+// (docs/runner.md §5.7, and "(only when failing)" in §5.8), and each has its
+// own test that provokes it. setup.json's tables describe what passes, so
+// these need only their docs/runner.md entries; the test still requires each
+// to be a check name the runner's source records.
+var failureOnlyChecks = map[string][]string{
+	KindSetup:    {"gpu_available"},
+	KindElastic:  {"ballast_ready"},
+	KindPriority: {"ballast_ready"},
+	"any":        {"elastic_plan", "limit_plan", "priority_plan", "case_completed"},
+}
+
+// emittedCheck is one check name a simulated run recorded, with the server
+// names of its case (what `<server>`, `<A>`, `<L>`, ... stand for).
+type emittedCheck struct {
+	kind, caseName, name string
+	servers              []string
+}
+
+// TestEveryEmittedCheckIsDescribed ties the check names the runner records
+// to their descriptions, both ways: simulated runs of every kind (a hybrid
+// model's kvcached and native server cases, an elastic pair, a limit case, a
+// priority pair, and the setup case) record checks; each must match an entry
+// of its kind's "passes when" table (setup.json: ServerChecks,
+// checks.ElasticChecks, LimitChecks, PriorityChecks) and of its kind's row in
+// docs/runner.md §5.8, and every entry of those tables and rows must match a
+// recorded check (or be one of failureOnlyChecks): no description of a check
+// nobody records.
+func TestEveryEmittedCheckIsDescribed(t *testing.T) {
+	emitted := emittedChecks(t)
+	shutdown := shutdownCheckNames()
+	tables := map[string]collect.Ordered[string]{
+		KindServer: ServerChecks(), KindElastic: checks.ElasticChecks(),
+		KindLimit: checks.LimitChecks(), KindPriority: checks.PriorityChecks(),
+	}
+	docRows := docsEveryCheck(t)
+	source := runnerSource(t)
+	for kind, names := range failureOnlyChecks {
+		for _, name := range names {
+			if !strings.Contains(source, `"`+name+`"`) {
+				t.Errorf("failureOnlyChecks: %s (%s) is recorded nowhere in the runner's source", name, kind)
+			}
+			emitted = append(emitted, emittedCheck{kind: kind, caseName: "(failure only)", name: name})
+		}
+	}
+	matches := func(key string, e emittedCheck) bool {
+		re, err := checkPattern(key, e.servers, shutdown)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return re.MatchString(e.name)
+	}
+	matchesAny := func(keys []string, e emittedCheck) bool {
+		return slices.ContainsFunc(keys, func(k string) bool { return matches(k, e) })
+	}
+	for _, e := range emitted {
+		if tab, ok := tables[e.kind]; ok && !matchesAny(tab.Keys(), e) && !slices.Contains(failureOnlyChecks[e.kind], e.name) {
+			t.Errorf("%s case %s records %s, which no entry of its setup.json checks table describes", e.kind, e.caseName, e.name)
+		}
+		if !matchesAny(docRows[e.kind], e) && !matchesAny(docRows["any"], e) {
+			t.Errorf("%s case %s records %s, which docs/runner.md §5.8 does not list for %s", e.kind, e.caseName, e.name, e.kind)
+		}
+	}
+	described := map[string][]string{} // where → its keys, by kind
+	for kind, tab := range tables {
+		described[kind+" setup.json checks"] = tab.Keys()
+	}
+	for kind, keys := range docRows {
+		described[kind+" docs/runner.md §5.8"] = keys
+	}
+	for _, where := range slices.Sorted(maps.Keys(described)) {
+		kind, _, _ := strings.Cut(where, " ")
+		for _, key := range described[where] {
+			if !slices.ContainsFunc(emitted, func(e emittedCheck) bool { return (kind == "any" || e.kind == kind) && matches(key, e) }) {
+				t.Errorf("%s: %s describes a check no %s case recorded", where, key, kind)
+			}
+		}
+	}
+	for _, kind := range []string{KindSetup, KindServer, KindElastic, KindLimit, KindPriority, "any"} {
+		if len(docRows[kind]) == 0 {
+			t.Errorf("docs/runner.md §5.8 has no row for %s", kind)
+		}
+	}
+}
+
+// emittedChecks runs every kind against the simulator (two plans: nightly's
+// hybrid-model server group, elastic pair and limit case with the setup
+// case, and weekly's priority pair) and returns the checks recorded.
+func emittedChecks(t *testing.T) []emittedCheck {
+	t.Helper()
+	var out []emittedCheck
+	for _, run := range []struct {
+		profile string
+		cases   []string
+	}{
+		{"nightly", []string{"vllm-setup", "vllm-qwen35_4b-*", "elastic-vllm-*", "limit-vllm-*"}},
+		{"weekly", []string{"priority-*"}},
+	} {
+		res, r := serverSim(t, run.profile, run.cases, "", context.Background(), func(r *Runner) {
+			r.BallastCmd = append(slices.Clone(r.Host.(*Sim).Self), "ballast")
+		})
+		if !res.OK || len(res.NotRun) > 0 {
+			t.Fatalf("%s %v did not pass (not run: %v): its checks would not be all a run records", run.profile, run.cases, res.NotRun)
+		}
+		entries := map[string]Entry{}
+		for _, e := range r.Plan.Cases {
+			entries[e.Name] = e
+		}
+		for _, c := range res.Cases {
+			e, ok := entries[c.Name]
+			if !ok {
+				t.Fatalf("case %s is not in the plan", c.Name)
+			}
+			var servers []string
+			for _, sp := range e.Servers {
+				servers = append(servers, sp.Name)
+			}
+			for _, ch := range c.Checks {
+				out = append(out, emittedCheck{kind: e.Kind, caseName: c.Name, name: ch.Name, servers: servers})
+			}
+		}
+	}
+	return out
+}
+
+// shutdownCheckNames are the unprefixed names checks.ShutdownChecks records,
+// for a kvcached and a native server.
+func shutdownCheckNames() []string {
+	var names []string
+	for _, kv := range []bool{true, false} {
+		for _, c := range checks.ShutdownChecks("", checks.Shutdown{Kvcached: kv}) {
+			if !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
+}
+
+// checkPattern compiles a described check name into a regexp of the names it
+// stands for in a case whose servers are servers: `<A>`/`<L>` the first
+// server, `<B>`/`<H>` the second, `<server>`/`<case>` any of them,
+// `<phase>` a compared phase, `<n>` a number, `<shutdown check>` a shutdown
+// check. An unknown placeholder is an error, so a new one cannot match
+// anything by accident.
+func checkPattern(key string, servers, shutdown []string) (*regexp.Regexp, error) {
+	alt := func(names ...string) string {
+		if len(names) == 0 {
+			return `\x00` // a name never contains NUL: matches nothing
+		}
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = regexp.QuoteMeta(n)
+		}
+		return "(?:" + strings.Join(q, "|") + ")"
+	}
+	server := func(i int) string {
+		if i < len(servers) {
+			return alt(servers[i])
+		}
+		return alt()
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	rest := key
+	for {
+		open := strings.IndexByte(rest, '<')
+		if open < 0 {
+			b.WriteString(regexp.QuoteMeta(rest))
+			break
+		}
+		end := strings.IndexByte(rest[open:], '>')
+		if end < 0 {
+			return nil, fmt.Errorf("unclosed placeholder")
+		}
+		b.WriteString(regexp.QuoteMeta(rest[:open]))
+		switch ph := rest[open+1 : open+end]; ph {
+		case "A", "L":
+			b.WriteString(server(0))
+		case "B", "H":
+			b.WriteString(server(1))
+		case "server", "case":
+			b.WriteString(alt(servers...))
+		case "phase":
+			b.WriteString(alt(ComparedPhases...))
+		case "n":
+			b.WriteString(`[0-9]+`)
+		case "shutdown check":
+			b.WriteString(alt(shutdown...))
+		default:
+			return nil, fmt.Errorf("unknown placeholder <%s>", ph)
+		}
+		rest = rest[open+end+1:]
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+// docsEveryCheck reads docs/runner.md §5.8's table: kind → the check names
+// (and patterns) its row lists; "the shutdown checks of" stands for
+// `<server>_<shutdown check>`.
+func docsEveryCheck(t *testing.T) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "runner.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\n### 5.8 Every check\n")
+	if !ok {
+		t.Fatal("docs/runner.md has no §5.8 Every check")
+	}
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	rows := map[string][]string{}
+	name := regexp.MustCompile("`([^`]+)`")
+	for _, line := range strings.Split(sec, "\n") {
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if !strings.HasPrefix(line, "|") || len(cells) != 2 {
+			continue
+		}
+		kind, list := strings.TrimSpace(cells[0]), cells[1]
+		if kind == "kind" || strings.HasPrefix(kind, "-") {
+			continue
+		}
+		for _, m := range name.FindAllStringSubmatch(list, -1) {
+			if n := m[1]; !(strings.HasPrefix(n, "<") && strings.HasSuffix(n, ">")) { // `<server>` alone names a server, not a check
+				rows[kind] = append(rows[kind], n)
+			}
+		}
+		if strings.Contains(list, "the shutdown checks of") {
+			rows[kind] = append(rows[kind], "<server>_<shutdown check>")
+		}
+	}
+	return rows
+}
+
+// runnerSource is the runner's non-test Go source, all files together.
+func runnerSource(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, glob := range []string{"*.go", filepath.Join("checks", "*.go")} {
+		files, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(data)
+		}
+	}
+	return b.String()
 }

@@ -63,7 +63,8 @@ type ghRun struct {
 // ghFault is one refusal the fake answers instead of the real handler.
 type ghFault func(w http.ResponseWriter)
 
-// ghFake is a small api.github.com for one repository.
+// ghFake is a small api.github.com for one repository: the one GitHub fake
+// of this package (postFake sets it up for the post tests).
 type ghFake struct {
 	t     *testing.T
 	mu    sync.Mutex
@@ -84,6 +85,10 @@ type ghFake struct {
 	// afterBodyPatch runs once, after the first PATCH of an issue body has
 	// been stored: a concurrent writer replacing the body.
 	afterBodyPatch func(is *ghIssue)
+	// refuse, when non-zero, answers every request with this status and a
+	// message echoing the request's Authorization header, as a hostile or
+	// broken proxy might: what the CLI prints of it must be redacted.
+	refuse int
 
 	log []string // "METHOD /path?query" of every request
 }
@@ -288,6 +293,10 @@ func (f *ghFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.log = append(f.log, line)
 	w.Header().Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+	if f.refuse != 0 {
+		ghMessage(w, f.refuse, "refused "+r.Header.Get("Authorization"), "https://docs.github.com/rest")
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+f.token {
 		ghMessage(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
 		return

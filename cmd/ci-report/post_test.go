@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,70 +30,27 @@ func postMerged(verdict string, ok bool) string {
 "parts":[{"name":"vllm","display":"vLLM","status":"complete","reason":"","error_txt":false,"planned":1,"ran":1}],"verdict":%q}`, ok, ok, verdict)
 }
 
-// miniGitHub serves the few endpoints a post to issue #7 uses, records
-// every request, and can refuse everything with one status.
-type miniGitHub struct {
-	mu       sync.Mutex
-	body     string
-	comments map[int64]string
-	nextID   int64
-	refuse   int // non-zero: answer every request with this status, echoing the Authorization header
-	log      []string
+// postFake is the acceptance fake (ghFake) with the results issue #7 holding
+// body, accepting postTestToken; its comments are numbered from 101.
+func postFake(t *testing.T, body string) (*ghFake, *httptest.Server) {
+	f := newGHFake(t)
+	f.token = postTestToken
+	f.nextID = 100
+	f.issues[7] = &ghIssue{Number: 7, Title: "GPU CI results", Body: body}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
 }
 
-func (m *miniGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.log = append(m.log, r.Method+" "+r.URL.Path)
-	w.Header().Set("Content-Type", "application/json")
-	var in struct {
-		Body string `json:"body"`
+// requestPaths are the fake's logged requests without their queries, one a
+// line.
+func requestPaths(f *ghFake) string {
+	var out []string
+	for _, r := range f.requests() {
+		line, _, _ := strings.Cut(r, "?")
+		out = append(out, line)
 	}
-	_ = json.NewDecoder(r.Body).Decode(&in)
-	reply := func(status int, v any) {
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(v)
-	}
-	if m.refuse != 0 {
-		reply(m.refuse, map[string]string{"message": "refused " + r.Header.Get("Authorization")})
-		return
-	}
-	if r.Header.Get("Authorization") != "Bearer "+postTestToken {
-		reply(401, map[string]string{"message": "Bad credentials"})
-		return
-	}
-	switch p := r.URL.Path; {
-	case p == "/user":
-		reply(403, map[string]string{"message": "Resource not accessible by integration"})
-	case p == "/repos/kv/cache/issues/7" && r.Method == "GET":
-		reply(200, map[string]any{"number": 7, "body": m.body})
-	case p == "/repos/kv/cache/issues/7" && r.Method == "PATCH":
-		m.body = in.Body
-		reply(200, map[string]any{"number": 7, "body": m.body})
-	case p == "/repos/kv/cache/issues/7/comments" && r.Method == "GET":
-		var out []any
-		for id, b := range m.comments {
-			out = append(out, map[string]any{"id": id, "body": b, "user": map[string]string{"login": "github-actions[bot]"}})
-		}
-		reply(200, out)
-	case p == "/repos/kv/cache/issues/7/comments" && r.Method == "POST":
-		m.nextID++
-		m.comments[m.nextID] = in.Body
-		reply(201, map[string]any{"id": m.nextID, "body": in.Body})
-	case strings.HasPrefix(p, "/repos/kv/cache/issues/comments/") && r.Method == "PATCH":
-		var id int64
-		fmt.Sscan(strings.TrimPrefix(p, "/repos/kv/cache/issues/comments/"), &id)
-		m.comments[id] = in.Body
-		reply(200, map[string]any{"id": id, "body": in.Body})
-	default:
-		reply(404, map[string]string{"message": "Not Found"})
-	}
-}
-
-func (m *miniGitHub) requests() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return strings.Join(m.log, "\n")
+	return strings.Join(out, "\n")
 }
 
 // runPostTest runs `ci-report post args` with instant waits and returns the
@@ -124,12 +79,10 @@ func writeMerged(t *testing.T, verdict string, ok bool) string {
 }
 
 func TestPostPublishesTwiceWithoutDuplicate(t *testing.T) {
-	gh := &miniGitHub{body: "<!-- ci-report:results-issue -->\nhand text\n", comments: map[int64]string{}, nextID: 100}
-	srv := httptest.NewServer(gh)
-	defer srv.Close()
+	gh, srv := postFake(t, "<!-- ci-report:results-issue -->\nhand text\n")
 	merged := writeMerged(t, "PASS", true)
 	environ := map[string]string{"GITHUB_TOKEN": postTestToken, "GITHUB_API_URL": srv.URL,
-		"GITHUB_REPOSITORY": "kv/cache", "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_REPOSITORY": accRepo, "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1",
 		"GITHUB_SERVER_URL": "https://github.com"}
 	for run := 1; run <= 2; run++ {
 		code, stdout, stderr := runPostTest(t, environ, "--issue", "7", merged)
@@ -144,20 +97,21 @@ func TestPostPublishesTwiceWithoutDuplicate(t *testing.T) {
 		}
 	}
 	want := strings.Join([]string{
-		"GET /user", "GET /repos/kv/cache/issues/7", "GET /repos/kv/cache/issues/7/comments",
-		"POST /repos/kv/cache/issues/7/comments", "GET /repos/kv/cache/issues/7", "PATCH /repos/kv/cache/issues/7",
-		"GET /repos/kv/cache/issues/7",
-		"GET /user", "GET /repos/kv/cache/issues/7", "GET /repos/kv/cache/issues/7/comments",
-		"PATCH /repos/kv/cache/issues/comments/101", "GET /repos/kv/cache/issues/7",
+		"GET /user", "GET /repos/R/issues/7", "GET /repos/R/issues/7/comments",
+		"POST /repos/R/issues/7/comments", "GET /repos/R/issues/7", "PATCH /repos/R/issues/7",
+		"GET /repos/R/issues/7",
+		"GET /user", "GET /repos/R/issues/7", "GET /repos/R/issues/7/comments",
+		"PATCH /repos/R/issues/comments/101", "GET /repos/R/issues/7",
 	}, "\n")
-	if got := gh.requests(); got != want {
+	want = strings.ReplaceAll(want, "/repos/R/", "/repos/"+accRepo+"/")
+	if got := requestPaths(gh); got != want {
 		t.Errorf("requests:\n%s\nwant:\n%s", got, want)
 	}
-	if len(gh.comments) != 1 || !strings.HasPrefix(gh.comments[101], "<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->\n") {
-		t.Errorf("comments after two runs: %v", gh.comments)
+	if c := gh.commentsOn(7); len(c) != 1 || c[0].ID != 101 || !strings.HasPrefix(c[0].Body, "<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->\n") {
+		t.Errorf("comments after two runs: %v", c)
 	}
-	if !strings.HasPrefix(gh.body, "<!-- ci-report:results-issue -->\nhand text\n\n<!-- gpu-ci:nightly:start -->\n") {
-		t.Errorf("issue body:\n%s", gh.body)
+	if body := gh.issue(7).Body; !strings.HasPrefix(body, "<!-- ci-report:results-issue -->\nhand text\n\n<!-- gpu-ci:nightly:start -->\n") {
+		t.Errorf("issue body:\n%s", body)
 	}
 }
 
@@ -188,7 +142,7 @@ func TestPostDryRunWithoutTokenUsesNoNetwork(t *testing.T) {
 func TestPostExitCodes(t *testing.T) {
 	okMerged := writeMerged(t, "PASS", true)
 	failMerged := writeMerged(t, "FAIL (1 of 1 cases)", false)
-	base := map[string]string{"GITHUB_REPOSITORY": "kv/cache", "GITHUB_RUN_ID": "4242"}
+	base := map[string]string{"GITHUB_REPOSITORY": accRepo, "GITHUB_RUN_ID": "4242"}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -222,9 +176,8 @@ func TestPostExitCodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gh := &miniGitHub{comments: map[int64]string{}, refuse: tc.refuse}
-			srv := httptest.NewServer(gh)
-			defer srv.Close()
+			gh, srv := postFake(t, "")
+			gh.refuse = tc.refuse
 			environ := tc.env
 			environ["GITHUB_API_URL"] = srv.URL
 			code, _, stderr := runPostTest(t, environ, tc.args...)

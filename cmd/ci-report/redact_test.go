@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,7 @@ import (
 )
 
 // plantedSecrets are what TestNoSecretInAnyOutput plants in an artifact
-// tree: the environment's values (the GitHub token miniGitHub accepts, a
+// tree: the environment's values (the GitHub token postFake accepts, a
 // Hugging Face token and an API key with characters that Markdown, HTML and
 // JSON escape) and one token of each shape that the environment does not
 // hold. Each is found in an output by a fragment that only it holds and no
@@ -182,27 +181,26 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		readOut("imported "+name, filepath.Join(imported, name))
 	}
 
-	gh := &miniGitHub{body: "<!-- ci-report:results-issue -->\nhand text\n", comments: map[int64]string{}, nextID: 100}
-	srv := httptest.NewServer(gh)
-	defer srv.Close()
+	gh, srv := postFake(t, "<!-- ci-report:results-issue -->\nhand text\n")
 	ghEnv := func(summary string) map[string]string {
-		return map[string]string{"GITHUB_API_URL": srv.URL, "GITHUB_REPOSITORY": "kv/cache", "GITHUB_RUN_ID": "4242", "GITHUB_STEP_SUMMARY": summary}
+		return map[string]string{"GITHUB_API_URL": srv.URL, "GITHUB_REPOSITORY": accRepo, "GITHUB_RUN_ID": "4242", "GITHUB_STEP_SUMMARY": summary}
 	}
 	dryLog := filepath.Join(work, "dry-step-summary.md")
 	run("post --dry-run", ghEnv(dryLog), append([]string{"post", "--dry-run", "--job-summary", "--issue", "7", tree}, base...)...)
 	readOut("dry-run job summary", dryLog)
-	if !strings.Contains(outputs["post --dry-run stdout"], "PATCH /repos/kv/cache/issues/7") {
+	if !strings.Contains(outputs["post --dry-run stdout"], "PATCH /repos/"+accRepo+"/issues/7") {
 		t.Fatalf("the dry run printed no requests:\n%s", outputs["post --dry-run stdout"])
 	}
 	postLog := filepath.Join(work, "post-step-summary.md")
 	run("post", ghEnv(postLog), append([]string{"post", "--job-summary", "--issue", "7", tree}, base...)...)
 	readOut("post job summary", postLog)
-	outputs["issue body on GitHub"] = gh.body
-	for id, c := range gh.comments {
-		outputs[fmt.Sprintf("comment %d on GitHub", id)] = c
+	body, comments := gh.issue(7).Body, gh.commentsOn(7)
+	outputs["issue body on GitHub"] = body
+	for _, c := range comments {
+		outputs[fmt.Sprintf("comment %d on GitHub", c.ID)] = c.Body
 	}
-	if len(gh.comments) != 1 || !strings.Contains(gh.body, "gpu-ci:nightly:start") {
-		t.Fatalf("post published %d comments, body:\n%s", len(gh.comments), gh.body)
+	if len(comments) != 1 || !strings.Contains(body, "gpu-ci:nightly:start") {
+		t.Fatalf("post published %d comments, body:\n%s", len(comments), body)
 	}
 
 	for name, text := range outputs {

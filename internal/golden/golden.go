@@ -1,0 +1,124 @@
+// Package golden is the test suite's one golden-file helper: a test compares
+// what it produced with a file (or a whole tree of files) under testdata/,
+// and `go test ./<pkg> -update` rewrites them from what was produced (the
+// house rule: golden files change only through -update).
+//
+// It is imported by _test.go files only. Importing it defines the -update
+// flag in that test binary, so a package must not define its own.
+package golden
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from what the tests produce")
+
+// Updating reports whether the test binary runs with -update.
+func Updating() bool { return *update }
+
+// Check compares got with the golden file at path, or rewrites it under
+// -update. A nil got means the file must not exist (under -update it is
+// removed): a document that was not produced.
+func Check(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		write(t, path, got)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if got == nil {
+		if err == nil {
+			t.Errorf("%s exists, but the test produced nothing for it (go test -update removes it)", path)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("read golden file: %v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from what the test produced (-golden +got; go test -update rewrites it):\n%s",
+			path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+// CheckTree compares files (slash-separated paths relative to dir → content)
+// with the tree under dir, both ways: a file missing from either side is a
+// difference. Under -update the tree is rewritten to hold exactly files.
+func CheckTree(t testing.TB, dir string, files map[string][]byte) {
+	t.Helper()
+	have := treeFiles(t, dir)
+	if *update {
+		for _, rel := range have {
+			if _, ok := files[rel]; !ok {
+				write(t, filepath.Join(dir, filepath.FromSlash(rel)), nil)
+			}
+		}
+	} else {
+		for _, rel := range have {
+			if _, ok := files[rel]; !ok {
+				t.Errorf("%s is in the golden tree, but the test produced no such file (go test -update removes it)", filepath.Join(dir, rel))
+			}
+		}
+	}
+	names := make([]string, 0, len(files))
+	for rel := range files {
+		names = append(names, rel)
+	}
+	slices.Sort(names)
+	for _, rel := range names {
+		got := files[rel]
+		if got == nil {
+			got = []byte{} // an empty file is a file; nil would mean "must not exist"
+		}
+		Check(t, filepath.Join(dir, filepath.FromSlash(rel)), got)
+	}
+}
+
+// treeFiles lists the regular files under dir (none if dir is missing).
+func treeFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var rels []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			rels = append(rels, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatalf("list golden tree %s: %v", dir, err)
+	}
+	return rels
+}
+
+// write stores got at path (creating its directory), or removes path for a
+// nil got.
+func write(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if got == nil {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatalf("remove golden file: %v", err)
+		}
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatalf("create golden directory: %v", err)
+	}
+	if err := os.WriteFile(path, got, 0o644); err != nil {
+		t.Fatalf("write golden file: %v", err)
+	}
+}
