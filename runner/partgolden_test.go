@@ -53,6 +53,7 @@ var partRules = []struct {
 	{"", regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>", "timestamps (part.json started_at/finished_at)"},
 	{"", regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d `), "<hh:mm:ss> ", "run.log's time of day"},
 	{"", regexp.MustCompile(`"(\w+_s)": ?-?\d[\d.eE+-]*`), `"$1": "<seconds>"`, "durations and latencies (duration_s, latency_s)"},
+	{"", regexp.MustCompile(`"value": ?-?[\d.eE+-]+(,\s*"bar": ?-?[\d.eE+-]+,\s*"unit": ?"s")`), `"value": "<seconds>"$1`, "measured seconds a check records against its bar (clean_exit_on_signal)"},
 	{"", regexp.MustCompile(`\b\d+\.\d+ s\b`), "<seconds> s", "measured seconds in check details (exited 0.1 s after SIGINT)"},
 	{"", regexp.MustCompile(`(?m)\b\d+\.\ds( +|$)`), "<d>s ", "run.log's duration column (its padding follows the width)"},
 	{"", regexp.MustCompile(`"ports": ?\{[^{}]*\}`), `"ports": "<ports>"`, "the free ports the servers got (AnyPort)"},

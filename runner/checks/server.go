@@ -8,6 +8,7 @@ package checks
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,7 +151,10 @@ func CleanExit(prefix string, s Stop) collect.Check {
 	}
 	// The time it took against the stop timeout: a server that needs
 	// most of it is a close call before it is a SIGKILL.
-	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %.0f s)", s.ElapsedS, s.Signal, s.TimeoutS)).
+	// The timeout is written as the bar records it (to 0.1 s), so a scaled
+	// 4.5 s timeout does not read as 4 s next to its bar.
+	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %s s)", s.ElapsedS, s.Signal,
+		strconv.FormatFloat(math.Round(s.TimeoutS*10)/10, 'f', -1, 64))).
 		WithBar(s.ElapsedS, s.TimeoutS, "s", collect.MustUnder)
 }
 
