@@ -83,7 +83,7 @@ func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error 
 			unit = *m.Unit
 		}
 		for _, i := range idx {
-			logs[i].Metrics = append(logs[i].Metrics, collect.Metric{Name: *m.Name, Value: *m.Value, Unit: unit})
+			logs[i].Metrics = append(logs[i].Metrics, collect.Metric{Name: *m.Name, Value: m.Value, Unit: unit})
 		}
 	}
 	if err := sc.Err(); err != nil {
