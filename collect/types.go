@@ -16,6 +16,32 @@ type PartMeta struct {
 	Host            string         `json:"host,omitempty"`
 	CIReportVersion string         `json:"ci_report_version,omitempty"`
 	GitHub          *GitHubContext `json:"github,omitempty"`
+	// Revision (new) is the revision the part tested, as `--revision`
+	// gave it; Arm (new) the arm it belongs to (`--arm parent`): parts of
+	// different arms may test different revisions and repeat cases
+	// (docs/formats.md §7.2).
+	Revision string `json:"revision,omitempty"`
+	Arm      string `json:"arm,omitempty"`
+}
+
+// ArmOf is the arm a part declares; "" when it declares none.
+func (p *Part) ArmOf() string {
+	if p.Meta == nil {
+		return ""
+	}
+	return p.Meta.Arm
+}
+
+// RevisionOf is the revision a part tested: part.json's revision, else
+// setup.json's kvcached_sha; "" when neither says.
+func (p *Part) RevisionOf() string {
+	if p.Meta != nil && p.Meta.Revision != "" {
+		return p.Meta.Revision
+	}
+	if p.Setup != nil && p.Setup.KvcachedSHA != nil {
+		return *p.Setup.KvcachedSHA
+	}
+	return ""
 }
 
 // GitHubContext is the GitHub Actions run context of a part (part.json "github").

@@ -34,6 +34,7 @@ type renderInputs struct {
 	allowMixed  bool
 	plan        string
 	knownIssues string
+	arms        armInputs
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
@@ -59,6 +60,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days, nightly_kinds, known_issues)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
 	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
+	r.arms.bind(fs)
 	fs.StringVar(&r.knownIssues, "known-issues", "", "known upstream issues `file` (JSON [{check, cases, url, note}]): failures it covers are shown as known and do not fail the verdict (default: the config's known_issues)")
 }
 
@@ -138,6 +140,9 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		Redact:      e.redactor(),
 		KnownIssues: known,
 	}
+	if err := r.arms.apply(&opts); err != nil {
+		return nil, opts, err
+	}
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
 		if server != "" && repo != "" && id != "" {
@@ -168,6 +173,8 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
+	// Rendered only: no document shows a case's log but for the measures.
+	mopts.SkipLogs = !r.arms.needLogs(cfg)
 	rep, err := r.readReport(e, args, mopts)
 	if err != nil {
 		return nil, opts, err
@@ -226,8 +233,6 @@ func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cf
 // readReport merges the given directories, or reads one merged.json: both
 // through merge.Load, so that they give byte-identical documents.
 func (r *renderInputs) readReport(e *env, args []string, opts merge.Options) (*merge.Report, error) {
-	// Rendered only: no document shows a case's log.
-	opts.SkipLogs = true
 	loadTree := r.LoadTree
 	if loadTree == nil {
 		loadTree = merge.Load
