@@ -45,7 +45,7 @@ func ParseMeasures(log json.RawMessage) (Measures, error) {
 		return m, fmt.Errorf("log.events: %d events, over %d", len(raw.Events), MaxEvents)
 	}
 	for i, r := range raw.Metrics {
-		mt, err := parseMetric(r)
+		mt, err := ParseMetric(r)
 		if err != nil {
 			return Measures{}, fmt.Errorf("log.metrics[%d]%w", i, err)
 		}
@@ -74,7 +74,10 @@ func fieldErr(field, format string, a ...any) error {
 	return fmt.Errorf(".%s: %s", field, fmt.Sprintf(format, a...))
 }
 
-func parseMetric(r json.RawMessage) (Metric, error) {
+// ParseMetric reads one metric (docs/formats.md §4.1), as a log or an
+// import's metrics file holds it, with the rules of ParseMeasures; the
+// error starts with the field at fault (`.value: ...`).
+func ParseMetric(r json.RawMessage) (Metric, error) {
 	var m struct {
 		Name        *string         `json:"name"`
 		Value       json.RawMessage `json:"value"`

@@ -84,7 +84,7 @@ type Options struct {
 	Arms   []string
 	Expect map[string]string
 	// BaselineArm is the arm the metric tables' deltas are against
-	// (--baseline-arm, else Config.BaselineArm; docs/render.md §12).
+	// (--baseline-arm, else Config.BaselineArm; docs/render.md §12.2).
 	BaselineArm string
 }
 
@@ -107,10 +107,10 @@ type Config struct {
 	// replaces it.
 	KnownIssues string `json:"known_issues,omitempty"`
 	// BaselineArm is the metric arm the metric tables' deltas are against
-	// when --baseline-arm is not given (docs/render.md §12).
+	// when --baseline-arm is not given (docs/render.md §12.2).
 	BaselineArm string `json:"baseline_arm,omitempty"`
 	// Intervals are the recovery timings to render from case events
-	// (docs/render.md §12).
+	// (docs/render.md §12.3).
 	Intervals []Interval `json:"intervals,omitempty"`
 }
 

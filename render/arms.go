@@ -60,6 +60,11 @@ func (o Options) ValidateArms() error {
 	if b := o.BaselineArm; b != "" && !ValidProfile(b) {
 		return fmt.Errorf("render: baseline arm %q: want [a-z0-9][a-z0-9_-]*", b)
 	}
+	for i, iv := range o.Config.Intervals {
+		if iv.Label == "" || iv.From == "" || iv.To == "" {
+			return fmt.Errorf("render: config intervals[%d]: want a label, a from and a to event", i)
+		}
+	}
 	return nil
 }
 
@@ -136,15 +141,15 @@ func (ac *armCase) interesting(ms map[*merge.Case]collect.Measures) bool {
 	return false
 }
 
-// measuresOf parses the measures of the cases of the given arms (all
-// cases when arms is nil), naming part, case and field of each that
-// cannot be read (docs/formats.md §4.1); such a case has no measures.
-func measuresOf(rep *merge.Report, keep func(*merge.Case) bool) (map[*merge.Case]collect.Measures, []string) {
+// measuresOf parses the measures of every case with a log, naming part,
+// case and field of each that cannot be read (docs/formats.md §4.1); such
+// a case has no measures.
+func measuresOf(rep *merge.Report) (map[*merge.Case]collect.Measures, []string) {
 	out := map[*merge.Case]collect.Measures{}
 	var problems []string
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		if !keep(c) || len(c.Log) == 0 {
+		if len(c.Log) == 0 {
 			continue
 		}
 		m, err := collect.ParseMeasures(c.Log)
@@ -152,7 +157,9 @@ func measuresOf(rep *merge.Report, keep func(*merge.Case) bool) (map[*merge.Case
 			problems = append(problems, fmt.Sprintf("part %s, case %s: %v", c.Part, c.Name, err))
 			continue
 		}
-		out[c] = m
+		if len(m.Metrics)+len(m.Events) > 0 {
+			out[c] = m
+		}
 	}
 	return out, problems
 }
@@ -310,16 +317,11 @@ func armCounts(cases []armCase, j int) string {
 
 // evidenceBlock is the evidence table of docs/render.md §12.1: "" without
 // Options.Arms.
-func (r *renderer) evidenceBlock(w *writer) string {
+func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures) string {
 	arms := r.opts.Arms
 	if len(arms) == 0 {
 		return ""
 	}
-	inArms := map[string]bool{}
-	for _, a := range arms {
-		inArms[a] = true
-	}
-	ms, problems := measuresOf(r.rep, func(c *merge.Case) bool { return inArms[c.Arm] })
 	cases := armCases(r.rep, arms)
 	header := []string{"case"}
 	for j, a := range arms {
@@ -375,9 +377,6 @@ func (r *renderer) evidenceBlock(w *writer) string {
 		} else {
 			b = append(b, fmt.Sprintf("%d of %d listed cases behave as expected (%s).", met, expected, Plain(r.expectWords())))
 		}
-	}
-	if p := problemsLine(problems); p != "" {
-		b = append(b, p)
 	}
 	return strings.Join(b, "\n\n")
 }

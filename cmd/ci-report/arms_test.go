@@ -142,3 +142,26 @@ func TestArmUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBaselineArmFromImport: arm metrics of a sidecar (TC-05 of a KVCR-like
+// suite) reach the metric table through import and render --baseline-arm,
+// which reads the case logs that a plain render leaves out.
+func TestBaselineArmFromImport(t *testing.T) {
+	dir := t.TempDir()
+	xml := writeFile(t, filepath.Join(dir, "kvcr.xml"), `<testsuite name="kvcr" tests="1"><testcase classname="kvcr" name="TC-05" time="30" /></testsuite>`)
+	metrics := writeFile(t, filepath.Join(dir, "m.jsonl"),
+		`{"case": "kvcr::TC-05", "name": "ttft", "value": 664, "unit": "ms", "arm": "cold", "concurrency": 4, "better": "lower"}`+"\n"+
+			`{"case": "kvcr::TC-05", "name": "ttft", "value": 412, "unit": "ms", "arm": "local", "concurrency": 4, "better": "lower"}`+"\n")
+	part := filepath.Join(dir, "kvcr")
+	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "kvcr", "--out", part, "--metrics", metrics); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, comment, stderr := runCLI(t, "render", "--date", "2026-03-04", "--baseline-arm", "cold", part)
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	want := "Metrics of `kvcr::TC-05` against cold:\n\n`ttft` (ms, lower is better)\n\n| arm | c4 |\n|---|---|\n| cold (baseline) | 664 ms |\n| local | 412 ms (−38%) |"
+	if !strings.Contains(comment, want) {
+		t.Errorf("comment lacks %q:\n%s", want, comment)
+	}
+}
