@@ -3,8 +3,10 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Bounds of what a case's log may hold of metrics and events: a report
@@ -36,7 +38,7 @@ func ParseMeasures(log json.RawMessage) (Measures, error) {
 		Events  []json.RawMessage `json:"events"`
 	}
 	if err := json.Unmarshal(log, &raw); err != nil {
-		return m, fmt.Errorf("log: %w", describeJSONError(err))
+		return m, fmt.Errorf("log: %w", describeMeasureError(err))
 	}
 	if len(raw.Metrics) > MaxMetrics {
 		return m, fmt.Errorf("log.metrics: %d metrics, over %d", len(raw.Metrics), MaxMetrics)
@@ -87,7 +89,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 		Better      *string         `json:"better"`
 	}
 	if err := json.Unmarshal(r, &m); err != nil {
-		return Metric{}, fmt.Errorf(": %w", describeJSONError(err))
+		return Metric{}, fmt.Errorf(": %w", describeMeasureError(err))
 	}
 	var out Metric
 	if m.Name == nil || *m.Name == "" {
@@ -139,7 +141,7 @@ func parseEvent(r json.RawMessage) (Event, error) {
 		T    *float64 `json:"t"`
 	}
 	if err := json.Unmarshal(r, &e); err != nil {
-		return Event{}, fmt.Errorf(": %w", describeJSONError(err))
+		return Event{}, fmt.Errorf(": %w", describeMeasureError(err))
 	}
 	switch {
 	case e.Name == nil || *e.Name == "":
@@ -150,4 +152,17 @@ func parseEvent(r json.RawMessage) (Event, error) {
 		return Event{}, fieldErr("t", "%g is out of range", *e.T)
 	}
 	return Event{Name: *e.Name, T: *e.T}, nil
+}
+
+// describeMeasureError words a JSON decoding error of a log's metrics or
+// events: the field and the kinds for a value of the wrong kind.
+func describeMeasureError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Errorf("%s: want %s, got %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("want %s, got %s", te.Type, te.Value)
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
