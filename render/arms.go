@@ -24,6 +24,16 @@ const (
 	measureName = 40
 	// measureProblems is the most measure problems listed by name.
 	measureProblems = 5
+	// maxArms is the most arms an evidence table compares.
+	maxArms = 8
+	// evidenceSpace, metricSpace and intervalSpace bound, in code points,
+	// what the evidence table, the metric tables and the interval lines
+	// take of the comment's budget (CommentBudget) beyond their first
+	// entry: what does not fit is counted, so that the failed-cases table
+	// keeps its room.
+	evidenceSpace = 12000
+	metricSpace   = 10000
+	intervalSpace = 4000
 )
 
 // Expected results of an arm (Options.Expect).
@@ -36,6 +46,9 @@ const (
 // (they land in table headers), each once; every --expect arm is one of
 // --arms and expects pass or fail; a baseline arm is a valid name.
 func (o Options) ValidateArms() error {
+	if len(o.Arms) > maxArms {
+		return fmt.Errorf("render: %d arms: at most %d", len(o.Arms), maxArms)
+	}
 	seen := map[string]bool{}
 	for _, a := range o.Arms {
 		if !ValidProfile(a) {
@@ -329,7 +342,7 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	}
 	var rows [][]string
 	var lines []string
-	shown, quiet, met, expected := 0, 0, 0, 0
+	more, used, quiet, met, expected := 0, 0, 0, 0, 0
 	for i := range cases {
 		ac := &cases[i]
 		if !ac.interesting(ms) {
@@ -341,13 +354,15 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 			met++
 		}
 		expected++
-		if shown++; shown > evidenceRows {
+		if len(rows) == evidenceRows || used > evidenceSpace {
+			more++
 			continue
 		}
 		row := []string{CodeCell(Cut(ac.name, 200))}
 		for j := range arms {
 			row = append(row, evidenceCell(ac.arms[j], ms[ac.arms[j]]))
 		}
+		used += rowLen(row) + runeCount(line)
 		rows = append(rows, row)
 		lines = append(lines, "- "+line)
 	}
@@ -360,8 +375,8 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	b = append(b, "Suite counts: "+strings.Join(counts, "; ")+".")
 	if len(rows) > 0 {
 		b = append(b, w.mdTable(header, rows))
-		if shown > evidenceRows {
-			lines = append(lines, fmt.Sprintf("- and %d more cases that do not pass on every arm or carry metrics", shown-evidenceRows))
+		if more > 0 {
+			lines = append(lines, fmt.Sprintf("- and %d more cases that do not pass on every arm or carry metrics.", more))
 		}
 		b = append(b, strings.Join(lines, "\n"))
 	}

@@ -175,17 +175,18 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 	baseline := r.opts.BaselineArm
 	var b []string
 	var problems []string
-	shown, more := 0, 0
+	shown, more, used := 0, 0, 0
 	for _, c := range order {
 		tables, p := metricTables(c, ms[c])
 		problems = append(problems, p...)
 		if len(tables) == 0 {
 			continue
 		}
-		if shown++; shown > metricCases {
+		if shown == metricCases || used > metricSpace {
 			more++
 			continue
 		}
+		shown++
 		head := "Metrics of " + CodeCell(Cut(c.Name, 200))
 		switch {
 		case !hasArm(tables, baseline):
@@ -199,7 +200,9 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 				b = append(b, fmt.Sprintf("and %d more metrics.", len(tables)-metricsPerCase))
 				break
 			}
-			b = append(b, t.markdown(w, baseline))
+			md := t.markdown(w, baseline)
+			used += runeCount(md)
+			b = append(b, md)
 		}
 	}
 	if more > 0 {
@@ -225,13 +228,14 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 		return ""
 	}
 	var lines []string
-	shown := 0
+	more, used := 0, 0
 	for _, c := range order {
 		evs := ms[c].Events
 		if len(evs) == 0 {
 			continue
 		}
-		if shown++; shown > intervalCases {
+		if len(lines) == intervalCases || used > intervalSpace {
+			more++
 			continue
 		}
 		at := make(map[string]float64, len(evs))
@@ -244,20 +248,22 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 			to, okTo := at[iv.To]
 			switch {
 			case !okFrom:
-				said = append(said, Plain(iv.Label)+": no "+CodeCell(Cut(iv.From, measureName))+" event")
+				said = append(said, Plain(Cut(iv.Label, measureName))+": no "+CodeCell(Cut(iv.From, measureName))+" event")
 			case !okTo:
-				said = append(said, Plain(iv.Label)+": no "+CodeCell(Cut(iv.To, measureName))+" event")
+				said = append(said, Plain(Cut(iv.Label, measureName))+": no "+CodeCell(Cut(iv.To, measureName))+" event")
 			default:
-				said = append(said, Plain(fmt.Sprintf("%s after %.1f s", iv.Label, to-from)))
+				said = append(said, Plain(fmt.Sprintf("%s after %.1f s", Cut(iv.Label, measureName), to-from)))
 			}
 		}
-		lines = append(lines, "- "+CodeCell(Cut(c.Name, 200))+": "+strings.Join(said, ", ")+".")
+		line := "- " + CodeCell(Cut(c.Name, 200)) + ": " + strings.Join(said, ", ") + "."
+		used += runeCount(line)
+		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
 		return ""
 	}
-	if shown > intervalCases {
-		lines = append(lines, fmt.Sprintf("- and %d more cases with events.", shown-intervalCases))
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("- and %d more cases with events.", more))
 	}
 	return "**Recovery timings**\n\n" + strings.Join(lines, "\n")
 }

@@ -121,3 +121,46 @@ func TestFormatNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestArmBlocksFitTheBudget: hundreds of cases with long names, many
+// metrics and events on 8 arms still give a comment within CommentBudget,
+// the rest counted.
+func TestArmBlocksFitTheBudget(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	long := strings.Repeat("n", 300)
+	var metrics, events []string
+	for i := 0; i < 40; i++ {
+		metrics = append(metrics, `{"name":"`+long+itoa(i)+`","value":`+itoa(i)+`,"unit":"`+long+`","arm":"a`+itoa(i%14)+`","concurrency":`+itoa(i%13)+`}`,
+			`{"name":"`+long+itoa(i)+`","value":1,"unit":"u"}`)
+		events = append(events, `{"name":"e`+itoa(i)+`","t":`+itoa(i)+`}`)
+	}
+	log := []byte(`{"metrics":[` + strings.Join(metrics, ",") + `],"events":[` + strings.Join(events, ",") + `]}`)
+	arms := []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"}
+	for i := 0; i < 400; i++ {
+		rep.Cases = append(rep.Cases, merge.Case{Name: long + itoa(i), OK: i%2 == 0, Checks: []collect.Check{{Name: "c", OK: i%2 == 0, Detail: long}},
+			Part: "p", Arm: arms[i%8], Log: log})
+	}
+	rep.Verdict = "FAIL (200 of 400 cases)"
+	opts := kvcrOptions()
+	opts.Arms = arms
+	opts.BaselineArm = "a0"
+	opts.Config.Intervals = nil
+	for i := 0; i < 8; i++ {
+		opts.Config.Intervals = append(opts.Config.Intervals, Interval{Label: long, From: "e0", To: "e" + itoa(i+1)})
+	}
+	docs := mustRender(t, rep, opts)
+	if n := runeCount(docs.Comment); n > CommentBudget {
+		t.Fatalf("comment of %d code points, over %d", n, CommentBudget)
+	}
+	// The failed-cases table keeps its 30 rows: the arm blocks do not
+	// crowd it out (unbounded, they left it 24).
+	if n := strings.Count(docs.Comment, " | unclassified |"); n != 30 {
+		t.Errorf("%d failed rows, want 30", n)
+	}
+	for _, want := range []string{"more cases that do not pass on every arm or carry metrics.", "And ", "more cases with events."} {
+		if !strings.Contains(docs.Comment, want) {
+			t.Errorf("comment lacks %q", want)
+		}
+	}
+}
