@@ -16,6 +16,32 @@ type PartMeta struct {
 	Host            string         `json:"host,omitempty"`
 	CIReportVersion string         `json:"ci_report_version,omitempty"`
 	GitHub          *GitHubContext `json:"github,omitempty"`
+	// Revision (new) is the revision the part tested, as `--revision`
+	// gave it; Arm (new) the arm it belongs to (`--arm parent`): parts of
+	// different arms may test different revisions and repeat cases
+	// (docs/formats.md §7.2).
+	Revision string `json:"revision,omitempty"`
+	Arm      string `json:"arm,omitempty"`
+}
+
+// ArmOf is the arm a part declares; "" when it declares none.
+func (p *Part) ArmOf() string {
+	if p.Meta == nil {
+		return ""
+	}
+	return p.Meta.Arm
+}
+
+// RevisionOf is the revision a part tested: part.json's revision, else
+// setup.json's kvcached_sha; "" when neither says.
+func (p *Part) RevisionOf() string {
+	if p.Meta != nil && p.Meta.Revision != "" {
+		return p.Meta.Revision
+	}
+	if p.Setup != nil && p.Setup.KvcachedSHA != nil {
+		return *p.Setup.KvcachedSHA
+	}
+	return ""
 }
 
 // GitHubContext is the GitHub Actions run context of a part (part.json "github").
@@ -229,12 +255,41 @@ type Property struct {
 	Value string `json:"value"`
 }
 
-// Metric is one measured value of a case (log "metrics", new), such as a
-// test's own timing or throughput.
+// Metric is one measured value of a case (log "metrics", new;
+// docs/formats.md §4.1), such as a test's own timing or throughput.
 type Metric struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
+	Name string `json:"name"`
+	// Value is nil for null; null and -1 are both an unknown value
+	// (Metric.Known).
+	Value *float64 `json:"value"`
+	Unit  string   `json:"unit"`
+	// Arm is the arm the value was measured under (a baseline arm such as
+	// "cold", or a revision arm); "" when the case has one arm.
+	Arm string `json:"arm,omitempty"`
+	// Concurrency is the concurrency level it was measured at; nil: none.
+	Concurrency *int `json:"concurrency,omitempty"`
+	// Better is MetricLower or MetricHigher when the metric has a direction;
+	// "" when it has none.
+	Better string `json:"better,omitempty"`
+}
+
+// Directions of a metric (Metric.Better).
+const (
+	MetricLower  = "lower"
+	MetricHigher = "higher"
+)
+
+// Known reports whether the metric has a value: a recorder writes null or
+// -1 for a value it could not measure (docs/formats.md §4.1).
+func (m *Metric) Known() bool { return m.Value != nil && *m.Value != -1 }
+
+// Event is one timestamped event of a case (log "events", new;
+// docs/formats.md §4.1): its name and when it happened, in seconds from
+// an origin the recorder chose (the intervals between events are what a
+// report shows).
+type Event struct {
+	Name string  `json:"name"`
+	T    float64 `json:"t"`
 }
 
 // CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed

@@ -60,9 +60,11 @@
 //
 // --metrics FILE adds values pytest cannot put in xunit2 (which has no
 // testcase properties): JSON lines {"case": <the case's name above>,
-// "name": ..., "value": <number>, "unit": ...} appended to the named
-// case's log.metrics in file order. A line naming no imported case, or
-// without case, name or value, is an error naming the file and line.
+// "name": ..., "value": <number or null>, "unit": ..., "arm"?,
+// "concurrency"?, "better"?} appended to the named case's log.metrics in
+// file order, held to the rules of a log's metrics (docs/formats.md §4.1,
+// collect.ParseMetric). A line naming no imported case, or whose metric
+// breaks those rules, is an error naming the file and line.
 //
 // The part directory is written through collect's PartWriter, as the
 // runner writes one (atomic files, every byte redacted): part.json first

@@ -151,9 +151,10 @@ func TestMetricsErrors(t *testing.T) {
 	}{
 		{"unknown case", "\n" + `{"case": "tests/x.py::nope", "name": "n", "value": 1}`, `line 2: case "tests/x.py::nope" is not among the 6 imported cases`},
 		{"no case", `{"name": "n", "value": 1}`, `line 1: no "case"`},
-		{"no name", `{"case": ` + c + `, "value": 1}`, `line 1: no "name"`},
-		{"no value", `{"case": ` + c + `, "name": "n"}`, `line 1: no "value"`},
-		{"value not a number", `{"case": ` + c + `, "name": "n", "value": "3"}`, `line 1: "value": want float64, got string`},
+		{"no name", `{"case": ` + c + `, "value": 1}`, `line 1: name: missing or empty`},
+		{"no value", `{"case": ` + c + `, "name": "n"}`, `line 1: value: missing`},
+		{"value not a number", `{"case": ` + c + `, "name": "n", "value": "3"}`, `line 1: value: "3": want a number or null`},
+		{"bad better", `{"case": ` + c + `, "name": "n", "value": 1, "better": "up"}`, `line 1: better: "up": want "lower" or "higher"`},
 		{"not JSON", `case=x`, `line 1: not a JSON object`},
 		{"two values", `{"case": ` + c + `, "name": "n", "value": 1} {}`, `line 1: more than one JSON value`},
 		{"line too long", `{"case": "` + strings.Repeat("x", 2<<20) + `"}`, "a line over 1048576 bytes"},

@@ -47,6 +47,9 @@ type Import struct {
 	Profile string
 	// Revision is the commit under test (setup.json kvcached_sha); "" is null.
 	Revision string
+	// Arm is the arm the part belongs to (part.json "arm",
+	// docs/formats.md §2); "" for none.
+	Arm string
 	// Metrics is a JSON-lines file of case metrics; "" for none.
 	Metrics string
 	// Deselected is the number of tests the run deselected (pytest
@@ -374,7 +377,7 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	}
 	no := false
 	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no, Planned: planned,
-		CIReportVersion: im.Version, GitHub: gh}
+		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm}
 	meta.StartedAt, meta.FinishedAt = timeSpan(docs)
 	for _, d := range docs {
 		for _, s := range d.Suites {

@@ -195,7 +195,7 @@ func TestImportPart(t *testing.T) {
 	if err := json.Unmarshal(p.Cases[0].Log, &log); err != nil {
 		t.Fatal(err)
 	}
-	wantMetrics := []collect.Metric{{Name: "finished_requests", Value: 3, Unit: "requests"}, {Name: "engine_steps", Value: 500, Unit: "steps"}}
+	wantMetrics := []collect.Metric{{Name: "finished_requests", Value: ptrF(3), Unit: "requests"}, {Name: "engine_steps", Value: ptrF(500), Unit: "steps"}}
 	if diff := cmp.Diff(wantMetrics, log.Metrics); diff != "" {
 		t.Errorf("metrics of %s (-want +got):\n%s", p.Cases[0].Name, diff)
 	}
@@ -396,3 +396,5 @@ func TestTail(t *testing.T) {
 		}
 	}
 }
+
+func ptrF(v float64) *float64 { return &v }

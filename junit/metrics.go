@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -16,17 +16,14 @@ import (
 // maxMetricLine bounds one line of a metrics file.
 const maxMetricLine = 1 << 20
 
-// metricLine is one line of a metrics file; pointers tell a missing field
-// from a zero one.
+// metricLine is the case a line of a metrics file names; the rest of the
+// line is a metric (collect.ParseMetric).
 type metricLine struct {
-	Case  *string  `json:"case"`
-	Name  *string  `json:"name"`
-	Value *float64 `json:"value"`
-	Unit  *string  `json:"unit"`
+	Case *string `json:"case"`
 }
 
 // addMetrics reads the metrics file at path (JSON lines {"case", "name",
-// "value", "unit"}) and appends each metric to its case's log, in file
+// "value", "unit", "arm"?, "concurrency"?, "better"?}) and appends each metric to its case's log, in file
 // order. A line that does not parse, lacks case, name or value, or names a
 // case that was not imported is an error naming the file and line: the
 // file comes from the same run, so a mismatch is a defect of the run's
@@ -64,26 +61,21 @@ func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error 
 		if dec.More() {
 			return at("more than one JSON value")
 		}
-		switch {
-		case m.Case == nil || *m.Case == "":
+		if m.Case == nil || *m.Case == "" {
 			return at(`no "case"`)
-		case m.Name == nil || *m.Name == "":
-			return at(`no "name"`)
-		case m.Value == nil:
-			return at(`no "value"`)
-		case math.IsInf(*m.Value, 0):
-			return at(`"value" out of range`)
+		}
+		// One rule for a metric wherever it comes from: the log's
+		// (docs/formats.md §4.1).
+		metric, err := collect.ParseMetric(line)
+		if err != nil {
+			return at("%s", strings.TrimPrefix(err.Error(), "."))
 		}
 		idx, ok := byName[*m.Case]
 		if !ok {
 			return at("case %q is not among the %d imported cases", collect.CutDetail(*m.Case, 200), len(cases))
 		}
-		unit := ""
-		if m.Unit != nil {
-			unit = *m.Unit
-		}
 		for _, i := range idx {
-			logs[i].Metrics = append(logs[i].Metrics, collect.Metric{Name: *m.Name, Value: *m.Value, Unit: unit})
+			logs[i].Metrics = append(logs[i].Metrics, metric)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -95,7 +95,10 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 		seen := make(map[string]bool, len(p.Cases))
 		add := func(c Case) error {
 			if !IsSetupCase(c.Name) {
-				if j, dup := owner[c.Name]; dup && j != i && !opts.AllowMixed {
+				// The same case in two arms is what an arm comparison is
+				// made of (docs/formats.md §7.2); within one arm it is a
+				// mix-up.
+				if j, dup := owner[c.Name]; dup && j != i && !opts.AllowMixed && parts[j].ArmOf() == p.ArmOf() {
 					return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&parts[j]), B: describe(p)}
 				}
 				if _, dup := owner[c.Name]; !dup {
@@ -105,9 +108,17 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 			rep.Cases = append(rep.Cases, c)
 			return nil
 		}
+		// Only an arm's cases carry its revision: without arms the setup's
+		// kvcached_sha is the one commit of the report.
+		arm, revision := p.ArmOf(), ""
+		if arm != "" {
+			revision = p.RevisionOf()
+		}
 		for _, c := range p.Cases {
 			seen[c.Name] = true
-			if err := add(caseOf(c, p.Display)); err != nil {
+			mc := caseOf(c, p.Display)
+			mc.Arm, mc.Revision = arm, revision
+			if err := add(mc); err != nil {
 				return nil, err
 			}
 		}
@@ -120,7 +131,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 					continue
 				}
 				seen[name] = true
-				if err := add(Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display}); err != nil {
+				if err := add(Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display, Arm: arm, Revision: revision}); err != nil {
 					return nil, err
 				}
 			}
@@ -178,8 +189,14 @@ func profileOf(p *collect.Part) string {
 }
 
 // checkMixed refuses parts of different profiles or kvcached commits. An
-// unknown profile or commit (absent, null) conflicts with nothing.
+// unknown profile or commit (absent, null) conflicts with nothing. Parts
+// that declare arms may differ in commit from the parts of other arms
+// (docs/formats.md §7.2): each arm is held to one revision, and a part
+// without an arm to the commit of the others without one.
 func checkMixed(parts []collect.Part) error {
+	if err := checkArms(parts); err != nil {
+		return err
+	}
 	profileFrom, shaFrom := -1, -1
 	for i := range parts {
 		p := &parts[i]
@@ -190,12 +207,34 @@ func checkMixed(parts []collect.Part) error {
 				return &MixError{What: "profiles", A: describe(&parts[profileFrom]), B: describe(p), ValueA: first, ValueB: prof}
 			}
 		}
-		if p.Setup != nil && p.Setup.KvcachedSHA != nil && *p.Setup.KvcachedSHA != "" {
+		if p.ArmOf() == "" && p.Setup != nil && p.Setup.KvcachedSHA != nil && *p.Setup.KvcachedSHA != "" {
 			if shaFrom < 0 {
 				shaFrom = i
 			} else if first := *parts[shaFrom].Setup.KvcachedSHA; first != *p.Setup.KvcachedSHA {
 				return &MixError{What: "kvcached_sha", A: describe(&parts[shaFrom]), B: describe(p), ValueA: first, ValueB: *p.Setup.KvcachedSHA}
 			}
+		}
+	}
+	return nil
+}
+
+// checkArms refuses two revisions in one arm: the arm's column would show
+// results of two commits under one name.
+func checkArms(parts []collect.Part) error {
+	from := map[string]int{} // arm → the first part with a revision
+	for i := range parts {
+		p := &parts[i]
+		arm, rev := p.ArmOf(), p.RevisionOf()
+		if arm == "" || rev == "" {
+			continue
+		}
+		j, ok := from[arm]
+		if !ok {
+			from[arm] = i
+			continue
+		}
+		if first := parts[j].RevisionOf(); first != rev {
+			return &MixError{What: "revisions in arm " + arm, A: describe(&parts[j]), B: describe(p), ValueA: first, ValueB: rev}
 		}
 	}
 	return nil

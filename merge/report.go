@@ -68,6 +68,10 @@ type Case struct {
 	NotRun bool `json:"not_run,omitempty"`
 	// Part is the display name of the part the case came from.
 	Part string `json:"part"`
+	// Arm and Revision are the arm and revision of that part
+	// (collect.Part.ArmOf, RevisionOf); both empty when it declares no arm.
+	Arm      string `json:"arm,omitempty"`
+	Revision string `json:"revision,omitempty"`
 	// Known are the checks that a known upstream issue covers, passing or
 	// failing, in check order (Report.WithKnownIssues); never in merged.json.
 	Known []KnownCheck `json:"-"`

@@ -77,6 +77,15 @@ type Options struct {
 	// a file. Render keeps those SelectHistory picks for this profile and
 	// run; each is validated (an invalid one is an error).
 	History []HistoryRun
+	// Arms are the revision arms whose cases the comment's evidence table
+	// compares, in column order (render --arms parent,fix; docs/render.md
+	// §12.1); Expect the result expected of each (--expect parent=fail:
+	// ExpectPass or ExpectFail). None: no evidence table.
+	Arms   []string
+	Expect map[string]string
+	// BaselineArm is the arm the metric tables' deltas are against
+	// (--baseline-arm, else Config.BaselineArm; docs/render.md §12.2).
+	BaselineArm string
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change
@@ -97,6 +106,20 @@ type Config struct {
 	// Options.KnownIssues (render reads no files), and --known-issues
 	// replaces it.
 	KnownIssues string `json:"known_issues,omitempty"`
+	// BaselineArm is the metric arm the metric tables' deltas are against
+	// when --baseline-arm is not given (docs/render.md §12.2).
+	BaselineArm string `json:"baseline_arm,omitempty"`
+	// Intervals are the recovery timings to render from case events
+	// (docs/render.md §12.3).
+	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// Interval is one named interval between two events of a case: To's time
+// minus From's, worded as Label (`guard served after 1.4 s`).
+type Interval struct {
+	Label string `json:"label"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 // RetentionDays is how long artifacts are kept, per kind of run.

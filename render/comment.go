@@ -354,6 +354,7 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
 	}
+	blocks = append(blocks, r.armBlocks(w)...)
 	if p.charts {
 		for i := range r.charts {
 			blocks = append(blocks, r.charts[i].markdown(w))

@@ -71,6 +71,12 @@ func MergeConfig(base, over Config) Config {
 	if over.KnownIssues != "" {
 		out.KnownIssues = over.KnownIssues
 	}
+	if over.BaselineArm != "" {
+		out.BaselineArm = over.BaselineArm
+	}
+	if over.Intervals != nil {
+		out.Intervals = append([]Interval(nil), over.Intervals...)
+	}
 	if over.NightlyKinds != nil {
 		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)
 	}

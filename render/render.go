@@ -106,6 +106,9 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.ValidateArms(); err != nil {
+		return nil, err
+	}
 	// Known issues are a render-time input (docs/render.md §10), so the
 	// same file gives the same documents from directories or merged.json.
 	r.rep = rep.WithKnownIssues(opts.KnownIssues)

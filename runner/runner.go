@@ -171,6 +171,9 @@ type Runner struct {
 	// KvcachedSHA is --kvcached-sha: the kvcached commit under test (else
 	// KVCACHED_SHA, else a version probe's kvcached_sha).
 	KvcachedSHA string
+	// Revision and Arm are --revision and --arm: part.json's revision and
+	// arm (docs/formats.md §2), for parts compared arm against arm.
+	Revision, Arm string
 	// Timing holds every wait.
 	Timing Timing
 	// Host is where the run's processes run: nil or Machine for this

@@ -37,6 +37,7 @@ type importJUnitOptions struct {
 	Part     string
 	Out      string
 	Revision string
+	Arm      string
 	Profile  string
 	Metrics  string
 	// Deselected is --deselected; nil when not given.
@@ -60,7 +61,7 @@ func (o *importJUnitOptions) validate() error {
 	case o.Revision != "" && !revisionRE.MatchString(o.Revision):
 		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
 	}
-	return nil
+	return validArm(o.Arm)
 }
 
 func importJUnitCommand(ctx context.Context, e *env, args []string) error {
@@ -68,7 +69,8 @@ func importJUnitCommand(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("import junit", e)
 	fs.StringVar(&o.Part, "part", "", "the part's `name` in the report (required)")
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
-	fs.StringVar(&o.Revision, "revision", "", "the commit under test (setup.json kvcached_sha)")
+	fs.StringVar(&o.Revision, "revision", "", "the commit under test (setup.json kvcached_sha, part.json revision)")
+	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
 	fs.StringVar(&o.Profile, "profile", "", "the part's `profile`, as the parts it is merged with have it (default "+junit.DefaultProfile+")")
 	fs.StringVar(&o.Metrics, "metrics", "", "JSON-lines `file` of case metrics {\"case\", \"name\", \"value\", \"unit\"}")
 	fs.Func("deselected", "the `number` of tests the run deselected (as pytest --collect-only counts them)", func(s string) error {
@@ -100,7 +102,7 @@ func importJUnitCommand(ctx context.Context, e *env, args []string) error {
 func runImportJUnit(_ context.Context, e *env, o importJUnitOptions) error {
 	red := e.redactor()
 	im := &junit.Import{
-		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision,
+		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm,
 		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red,
 	}
 	res, err := im.Run()

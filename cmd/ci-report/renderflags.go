@@ -35,6 +35,7 @@ type renderInputs struct {
 	allowMixed  bool
 	plan        string
 	knownIssues string
+	arms        armInputs
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
@@ -60,6 +61,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (titles, schedules, workflows, repository_url, retention_days, nightly_kinds, known_issues)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
 	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
+	r.arms.bind(fs)
 	fs.StringVar(&r.knownIssues, "known-issues", "", "known upstream issues `file` (JSON [{check, cases, url, note}]): failures it covers are shown as known and do not fail the verdict (default: the config's known_issues)")
 }
 
@@ -139,6 +141,9 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		Redact:      e.redactor(),
 		KnownIssues: known,
 	}
+	if err := r.arms.apply(&opts); err != nil {
+		return nil, opts, err
+	}
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
 		if server != "" && repo != "" && id != "" {
@@ -169,7 +174,9 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 		}
 	}
 
-	rep, err := r.readReport(e, args, mopts)
+	// The measures tables read case logs (docs/render.md §12); without
+	// them no document shows a log.
+	rep, err := r.readReport(e, args, mopts, !r.arms.needLogs(cfg))
 	if err != nil {
 		return nil, opts, err
 	}
@@ -226,13 +233,14 @@ func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cf
 
 // readReport merges the given directories, or reads one merged.json: both
 // through loadReport, so that they give byte-identical documents.
-func (r *renderInputs) readReport(e *env, args []string, opts merge.Options) (*merge.Report, error) {
+func (r *renderInputs) readReport(e *env, args []string, opts merge.Options, skipLogs bool) (*merge.Report, error) {
 	loadTree := r.LoadTree
 	if loadTree == nil {
 		loadTree = func(paths []string, opts merge.Options) (*merge.Report, error) {
-			// Rendered only: no document shows a case's log, so none is
-			// kept and render's memory does not grow with them.
-			return loadReport(paths, collect.LoadOptions{SkipLogs: true}, opts)
+			// Rendered only: unless skipLogs is false (the measures of
+			// docs/render.md §12), no document shows a case's log, so
+			// none is kept and render's memory does not grow with them.
+			return loadReport(paths, collect.LoadOptions{SkipLogs: skipLogs}, opts)
 		}
 	}
 	rep, err := loadTree(args, opts)

@@ -56,6 +56,7 @@ type runOptions struct {
 	ElasticGPUMiB, PriorityGPUMiB         optionalMiB
 	BallastCmd, Kvctl                     string
 	KvcachedSHA, KernelLog                string
+	Revision, Arm                         string
 	ExecPrefix, InstallCmd                stringList
 	ContainerGPUs                         stringList
 
@@ -90,6 +91,8 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	o.registerGPUMiB(fs)
 	fs.StringVar(&o.BallastCmd, "ballast-cmd", "", "the ballast helper's command (it gets --mib M --gpu N)")
 	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
+	fs.StringVar(&o.Revision, "revision", "", "the revision under test for part.json (default: the kvcached commit); parts of different --arm may differ in it")
+	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
 	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
 	fs.Var(&o.ContainerGPUs, "container-gpus", `[ENGINE=]2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '"device=2,3"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)`)
@@ -143,6 +146,12 @@ func (m *optionalMiB) Set(v string) error {
 func (o *runOptions) validate() error {
 	if o.Out == "" {
 		return usageErrorf("--out is required (the part directory to write)")
+	}
+	if o.Revision != "" && !revisionRE.MatchString(o.Revision) {
+		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
+	}
+	if err := validArm(o.Arm); err != nil {
+		return err
 	}
 	err := o.resolve()
 	if err != nil {
@@ -429,7 +438,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// or test runs side by side, or anything else on 18000, must not
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
-		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
+		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		ContainerGPUs: o.containers,
 		Version:       version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}

@@ -48,6 +48,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{"positional", []string{"--profile", "smoke", "--out", out, "extra"}, "takes no arguments"},
 		{"unknown flag", []string{"--profile", "smoke", "--out", out, "--frobnicate"}, "frobnicate"},
 		{"negative port", []string{"--profile", "smoke", "--out", out, "--port", "-1"}, "--port -1"},
+		{"bad arm", []string{"--profile", "smoke", "--out", out, "--arm", "Fix!"}, `--arm "Fix!": want`},
+		{"bad revision", []string{"--profile", "smoke", "--out", out, "--revision", "a b"}, `--revision "a b"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, _, errb := testEnv(nil)
@@ -147,7 +149,7 @@ func simRun(t *testing.T, vars map[string]string, args ...string) (int, string, 
 }
 
 func TestRunSimulatedSmoke(t *testing.T) {
-	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42", "--kvcached-sha", "deadbeef")
+	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42", "--kvcached-sha", "deadbeef", "--arm", "fix", "--revision", "a378969")
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -165,7 +167,8 @@ func TestRunSimulatedSmoke(t *testing.T) {
 	}
 	var meta collect.PartMeta
 	data, _ := os.ReadFile(filepath.Join(out, "part.json"))
-	if err := json.Unmarshal(data, &meta); err != nil || meta.Complete == nil || !*meta.Complete || meta.RunID != "42" || meta.Part != "all" {
+	if err := json.Unmarshal(data, &meta); err != nil || meta.Complete == nil || !*meta.Complete || meta.RunID != "42" || meta.Part != "all" ||
+		meta.Arm != "fix" || meta.Revision != "a378969" {
 		t.Fatalf("part.json %s (%v)", data, err)
 	}
 	if strings.Count(stderr, ": PASS") != 4 {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"strings"
+
+	"github.com/ovg-project/ci-report/render"
+)
+
+// armFlagUsage is the usage of --arm on run and import junit.
+const armFlagUsage = "the `arm` the part belongs to (part.json arm, e.g. parent or fix): parts of different arms may test different revisions and repeat cases; render --arms compares them"
+
+// validArm checks an --arm value: it lands in table headers and verdict
+// lines, so it is held to a profile's form.
+func validArm(arm string) error {
+	if arm != "" && !render.ValidProfile(arm) {
+		return usageErrorf("--arm %q: want [a-z0-9][a-z0-9_-]*", arm)
+	}
+	return nil
+}
+
+// armInputs are render's and post's arm flags (docs/render.md §12).
+type armInputs struct {
+	arms, expect, baseline string
+}
+
+func (a *armInputs) bind(fs *flag.FlagSet) {
+	fs.StringVar(&a.arms, "arms", "", "comma-separated `arms` (part.json arm) to compare in an evidence table, e.g. parent,fix")
+	fs.StringVar(&a.expect, "expect", "", "the result expected of each arm, e.g. `parent=fail,fix=pass`: each case's verdict line says whether it discriminates as expected")
+	fs.StringVar(&a.baseline, "baseline-arm", "", "the metric `arm` that metric tables show deltas against (default: the config's baseline_arm)")
+}
+
+// apply puts the arm flags into opts; a duplicate arm, an --expect arm that
+// is not one of --arms, or an expected result other than pass or fail is a
+// usage error (render.Options.validateArms words them).
+func (a *armInputs) apply(opts *render.Options) error {
+	if a.arms != "" {
+		opts.Arms = strings.Split(a.arms, ",")
+	}
+	if a.expect != "" {
+		opts.Expect = map[string]string{}
+		for _, kv := range strings.Split(a.expect, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usageErrorf("--expect %q: want ARM=pass|fail, comma-separated", a.expect)
+			}
+			if _, dup := opts.Expect[k]; dup {
+				return usageErrorf("--expect: arm %q is given twice", k)
+			}
+			opts.Expect[k] = v
+		}
+	}
+	opts.BaselineArm = a.baseline
+	if opts.BaselineArm == "" {
+		opts.BaselineArm = opts.Config.BaselineArm
+	}
+	if err := opts.ValidateArms(); err != nil {
+		return usageErrorf("%v", strings.TrimPrefix(err.Error(), "render: "))
+	}
+	return nil
+}
+
+// needLogs reports whether the render shows what case logs hold: the
+// evidence table's metrics, the metric tables and the intervals
+// (docs/render.md §12), which a render without them does not read.
+func (a *armInputs) needLogs(cfg render.Config) bool {
+	return a.arms != "" || a.baseline != "" || cfg.BaselineArm != "" || len(cfg.Intervals) > 0
+}

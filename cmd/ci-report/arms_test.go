@@ -1,0 +1,167 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// livelockXML is a pytest xunit2 report of the vllm-rlt scheduler suite
+// (issue 11): the livelock test fails on the parent, passes on the fix.
+func livelockXML(failing bool) string {
+	outcome, failures := "", "0"
+	if failing {
+		failures = "1"
+		outcome = `<failure message="AssertionError: 3/10 requests finished after 500 engine steps">assert 3 == 10</failure>`
+	}
+	return `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="` + failures + `" skipped="0" tests="3" time="2.5">` +
+		`<testcase classname="tests.test_scheduler" name="test_prefill_livelock[seed-8-refill]" time="1.2">` + outcome + `</testcase>` +
+		`<testcase classname="tests.test_scheduler" name="test_resume_order" time="0.4" />` +
+		`<testcase classname="tests.test_scheduler" name="test_budget" time="0.3" />` +
+		`</testsuite></testsuites>`
+}
+
+// livelockMetrics is the metrics sidecar of one arm.
+func livelockMetrics(finished, steps, preempt, resume, blocks int) string {
+	var b strings.Builder
+	for _, m := range []struct {
+		name string
+		v    int
+		unit string
+	}{{"finished", finished, "requests"}, {"steps", steps, "steps"}, {"preemptions", preempt, ""}, {"resumptions", resume, ""}, {"kv_blocks_at_stop", blocks, "blocks"}} {
+		b.WriteString(`{"case": "tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]", "name": "` + m.name + `", "value": ` + strconv.Itoa(m.v) + `, "unit": "` + m.unit + `"}` + "\n")
+	}
+	return b.String()
+}
+
+func writeFile(t *testing.T, path, data string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestEvidenceTableParentAndFix: the vllm-rlt acceptance of issue 11. A
+// parent and a fix part, imported from JUnit files with their metrics as
+// two arms of two revisions, merge without --allow-mixed and render the
+// evidence table: the livelock case's result and metrics side by side,
+// the suite counts, and the verdict line `fails on parent, passes on fix`.
+func TestEvidenceTableParentAndFix(t *testing.T) {
+	dir := t.TempDir()
+	arms := []struct {
+		arm, rev string
+		failing  bool
+		metrics  string
+	}{
+		{"parent", "88c8f96aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", true, livelockMetrics(3, 500, 465, 463, 40)},
+		{"fix", "a378969bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", false, livelockMetrics(10, 121, 4, 4, 0)},
+	}
+	var parts []string
+	for _, a := range arms {
+		xml := writeFile(t, filepath.Join(dir, a.arm+".xml"), livelockXML(a.failing))
+		metrics := writeFile(t, filepath.Join(dir, a.arm+".jsonl"), a.metrics)
+		part := filepath.Join(dir, "parts", a.arm)
+		code, _, stderr := runCLI(t, "import", "junit", xml, "--part", a.arm, "--out", part, "--revision", a.rev, "--arm", a.arm, "--metrics", metrics)
+		if code != exitOK {
+			t.Fatalf("import %s: exit %d: %s", a.arm, code, stderr)
+		}
+		parts = append(parts, part)
+	}
+	args := append([]string{"render", "--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=fail,fix=pass"}, parts...)
+	code, comment, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"**Evidence** (parent vs fix)",
+		"Suite counts: parent: 2 passed, 1 failed; fix: 3 passed.",
+		"| case | parent 88c8f96 | fix a378969 |",
+		"| `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]` | **fail**: AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10 · finished 3 requests · steps 500 steps · preemptions 465 · resumptions 463 · kv\\_blocks\\_at\\_stop 40 blocks | pass · finished 10 requests · steps 121 steps · preemptions 4 · resumptions 4 · kv\\_blocks\\_at\\_stop 0 blocks |",
+		"- `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]`: fails on parent, passes on fix, as expected.",
+		"2 more cases pass on every arm.",
+		"1 of 1 listed cases behave as expected (fails on parent, passes on fix).",
+	} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, comment)
+		}
+	}
+	// The same input, the same bytes.
+	if _, again, _ := runCLI(t, args...); again != comment {
+		t.Errorf("a second render differs")
+	}
+
+	// Expecting the opposite, the line says what was expected, and that no
+	// case discriminates.
+	args = append([]string{"render", "--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=pass,fix=fail"}, parts...)
+	_, comment, _ = runCLI(t, args...)
+	for _, want := range []string{
+		"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
+		"**The suite does not discriminate**: no case passes on parent, fails on fix.",
+	} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, comment)
+		}
+	}
+
+	// Without --arms the parts still merge, as they declare their arms,
+	// and no evidence table is drawn.
+	code, comment, stderr = runCLI(t, append([]string{"render", "--date", "2026-03-04"}, parts...)...)
+	if code != exitOK || strings.Contains(comment, "**Evidence**") {
+		t.Fatalf("render without --arms: exit %d: %s\n%s", code, stderr, comment)
+	}
+}
+
+func TestArmUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	xml := writeFile(t, filepath.Join(dir, "p.xml"), livelockXML(true))
+	part := filepath.Join(dir, "part")
+	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "p", "--out", part, "--arm", "parent"); code != exitOK {
+		t.Fatalf("import: %d %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"duplicate arm", []string{"render", part, "--arms", "parent,parent"}, `arm "parent" is given twice`},
+		{"unknown arm in expect", []string{"render", part, "--arms", "parent,fix", "--expect", "main=pass"}, `expected result of arm "main", which is not one of the arms parent,fix`},
+		{"bad expected result", []string{"render", part, "--arms", "parent", "--expect", "parent=green"}, `expected result "green" of arm parent: want pass or fail`},
+		{"expect twice", []string{"render", part, "--arms", "parent", "--expect", "parent=pass,parent=fail"}, `--expect: arm "parent" is given twice`},
+		{"expect without arms", []string{"render", part, "--expect", "parent=pass"}, "expected results need the arms"},
+		{"bad arm name", []string{"render", part, "--arms", "Parent!"}, `arm "Parent!": want`},
+		{"bad import arm", []string{"import", "junit", xml, "--part", "p", "--out", filepath.Join(dir, "x"), "--arm", "a b"}, `--arm "a b": want`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestBaselineArmFromImport: arm metrics of a sidecar (TC-05 of a KVCR-like
+// suite) reach the metric table through import and render --baseline-arm,
+// which reads the case logs that a plain render leaves out.
+func TestBaselineArmFromImport(t *testing.T) {
+	dir := t.TempDir()
+	xml := writeFile(t, filepath.Join(dir, "kvcr.xml"), `<testsuite name="kvcr" tests="1"><testcase classname="kvcr" name="TC-05" time="30" /></testsuite>`)
+	metrics := writeFile(t, filepath.Join(dir, "m.jsonl"),
+		`{"case": "kvcr::TC-05", "name": "ttft", "value": 664, "unit": "ms", "arm": "cold", "concurrency": 4, "better": "lower"}`+"\n"+
+			`{"case": "kvcr::TC-05", "name": "ttft", "value": 412, "unit": "ms", "arm": "local", "concurrency": 4, "better": "lower"}`+"\n")
+	part := filepath.Join(dir, "kvcr")
+	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "kvcr", "--out", part, "--metrics", metrics); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, comment, stderr := runCLI(t, "render", "--date", "2026-03-04", "--baseline-arm", "cold", part)
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	want := "Metrics of `kvcr::TC-05` against cold:\n\n`ttft` (ms, lower is better)\n\n| arm | c4 |\n|---|---|\n| cold (baseline) | 664 ms |\n| local | 412 ms (−38%) |"
+	if !strings.Contains(comment, want) {
+		t.Errorf("comment lacks %q:\n%s", want, comment)
+	}
+}

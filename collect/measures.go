@@ -1,0 +1,168 @@
+package collect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Bounds of what a case's log may hold of metrics and events: a report
+// shows them in tables, so a log of millions is a defect, not data.
+const (
+	MaxMetrics   = 1000
+	MaxEvents    = 100
+	maxNameRunes = 200
+)
+
+// Measures are the metrics and events of one case's log (docs/formats.md
+// §4.1).
+type Measures struct {
+	Metrics []Metric
+	Events  []Event
+}
+
+// ParseMeasures reads "metrics" and "events" from a case's log and checks
+// them. The error names the field and the index at fault
+// (`log.metrics[2].better: "faster": want "lower" or "higher"`); the caller
+// adds the part and the case. A log without either field has no measures.
+func ParseMeasures(log json.RawMessage) (Measures, error) {
+	var m Measures
+	if len(bytes.TrimSpace(log)) == 0 || bytes.Equal(bytes.TrimSpace(log), []byte("null")) {
+		return m, nil
+	}
+	var raw struct {
+		Metrics []json.RawMessage `json:"metrics"`
+		Events  []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(log, &raw); err != nil {
+		return m, fmt.Errorf("log: %w", describeMeasureError(err))
+	}
+	if len(raw.Metrics) > MaxMetrics {
+		return m, fmt.Errorf("log.metrics: %d metrics, over %d", len(raw.Metrics), MaxMetrics)
+	}
+	if len(raw.Events) > MaxEvents {
+		return m, fmt.Errorf("log.events: %d events, over %d", len(raw.Events), MaxEvents)
+	}
+	for i, r := range raw.Metrics {
+		mt, err := ParseMetric(r)
+		if err != nil {
+			return Measures{}, fmt.Errorf("log.metrics[%d]%w", i, err)
+		}
+		m.Metrics = append(m.Metrics, mt)
+	}
+	seen := map[string]bool{}
+	for i, r := range raw.Events {
+		ev, err := parseEvent(r)
+		if err != nil {
+			return Measures{}, fmt.Errorf("log.events[%d]%w", i, err)
+		}
+		// An interval is declared by event names: a repeated name would
+		// make it ambiguous.
+		if seen[ev.Name] {
+			return Measures{}, fmt.Errorf("log.events[%d].name: %q is repeated", i, CutDetail(ev.Name, maxNameRunes))
+		}
+		seen[ev.Name] = true
+		m.Events = append(m.Events, ev)
+	}
+	return m, nil
+}
+
+// fieldErr is an error of one field of an element: `.<field>: <msg>`, to
+// follow the element's index.
+func fieldErr(field, format string, a ...any) error {
+	return fmt.Errorf(".%s: %s", field, fmt.Sprintf(format, a...))
+}
+
+// ParseMetric reads one metric (docs/formats.md §4.1), as a log or an
+// import's metrics file holds it, with the rules of ParseMeasures; the
+// error starts with the field at fault (`.value: ...`).
+func ParseMetric(r json.RawMessage) (Metric, error) {
+	var m struct {
+		Name        *string         `json:"name"`
+		Value       json.RawMessage `json:"value"`
+		Unit        *string         `json:"unit"`
+		Arm         *string         `json:"arm"`
+		Concurrency json.RawMessage `json:"concurrency"`
+		Better      *string         `json:"better"`
+	}
+	if err := json.Unmarshal(r, &m); err != nil {
+		return Metric{}, fmt.Errorf(": %w", describeMeasureError(err))
+	}
+	var out Metric
+	if m.Name == nil || *m.Name == "" {
+		return out, fieldErr("name", "missing or empty")
+	}
+	out.Name = *m.Name
+	if m.Value == nil {
+		return out, fieldErr("value", "missing (null or -1 for an unknown value)")
+	}
+	if !bytes.Equal(m.Value, []byte("null")) {
+		var v float64
+		if err := json.Unmarshal(m.Value, &v); err != nil {
+			return out, fieldErr("value", "%s: want a number or null", CutDetail(string(m.Value), 40))
+		}
+		// encoding/json refuses what overflows a float64, but not a finite
+		// value whose arithmetic (a delta) would overflow.
+		if math.IsInf(v, 0) || math.IsNaN(v) || math.Abs(v) > 1e300 {
+			return out, fieldErr("value", "%s is out of range", CutDetail(string(m.Value), 40))
+		}
+		out.Value = &v
+	}
+	if m.Unit != nil {
+		out.Unit = *m.Unit
+	}
+	if m.Arm != nil {
+		out.Arm = *m.Arm
+	}
+	if m.Concurrency != nil && !bytes.Equal(m.Concurrency, []byte("null")) {
+		var c int
+		if err := json.Unmarshal(m.Concurrency, &c); err != nil || c < 0 {
+			return out, fieldErr("concurrency", "%s: want a non-negative integer", CutDetail(string(m.Concurrency), 40))
+		}
+		out.Concurrency = &c
+	}
+	if m.Better != nil {
+		switch *m.Better {
+		case MetricLower, MetricHigher:
+			out.Better = *m.Better
+		default:
+			return out, fieldErr("better", "%q: want %q or %q", CutDetail(*m.Better, 40), MetricLower, MetricHigher)
+		}
+	}
+	return out, nil
+}
+
+func parseEvent(r json.RawMessage) (Event, error) {
+	var e struct {
+		Name *string  `json:"name"`
+		T    *float64 `json:"t"`
+	}
+	if err := json.Unmarshal(r, &e); err != nil {
+		return Event{}, fmt.Errorf(": %w", describeMeasureError(err))
+	}
+	switch {
+	case e.Name == nil || *e.Name == "":
+		return Event{}, fieldErr("name", "missing or empty")
+	case e.T == nil:
+		return Event{}, fieldErr("t", "missing: want seconds")
+	case math.Abs(*e.T) > 1e12:
+		return Event{}, fieldErr("t", "%g is out of range", *e.T)
+	}
+	return Event{Name: *e.Name, T: *e.T}, nil
+}
+
+// describeMeasureError words a JSON decoding error of a log's metrics or
+// events: the field and the kinds for a value of the wrong kind.
+func describeMeasureError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Errorf("%s: want %s, got %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("want %s, got %s", te.Type, te.Value)
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+}

@@ -1,0 +1,425 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Bounds of the evidence table (docs/render.md §12.1), so that a suite of
+// thousands of cases still fits the comment's budget.
+const (
+	// evidenceRows is the most cases the table lists; the rest are counted.
+	evidenceRows = 20
+	// evidenceMetrics is the most metrics a cell lists; the rest are counted.
+	evidenceMetrics = 8
+	// evidenceDetail bounds a failed case's first check detail in a cell.
+	evidenceDetail = 150
+	// measureName bounds a metric's name, unit and arm in a cell.
+	measureName = 40
+	// measureProblems is the most measure problems listed by name.
+	measureProblems = 5
+	// maxArms is the most arms an evidence table compares.
+	maxArms = 8
+	// evidenceSpace, metricSpace and intervalSpace bound, in code points,
+	// what the evidence table, the metric tables and the interval lines
+	// take of the comment's budget (CommentBudget) beyond their first
+	// entry: what does not fit is counted, so that the failed-cases table
+	// keeps its room.
+	evidenceSpace = 12000
+	metricSpace   = 10000
+	intervalSpace = 4000
+)
+
+// Expected results of an arm (Options.Expect).
+const (
+	ExpectPass = "pass"
+	ExpectFail = "fail"
+)
+
+// ValidateArms checks the arm options: arm names are what a profile may be
+// (they land in table headers), each once; every --expect arm is one of
+// --arms and expects pass or fail; a baseline arm is a valid name.
+func (o Options) ValidateArms() error {
+	if len(o.Arms) > maxArms {
+		return fmt.Errorf("render: %d arms: at most %d", len(o.Arms), maxArms)
+	}
+	seen := map[string]bool{}
+	for _, a := range o.Arms {
+		if !ValidProfile(a) {
+			return fmt.Errorf("render: arm %q: want [a-z0-9][a-z0-9_-]*", a)
+		}
+		if seen[a] {
+			return fmt.Errorf("render: arm %q is given twice", a)
+		}
+		seen[a] = true
+	}
+	if len(o.Expect) > 0 && len(o.Arms) == 0 {
+		return fmt.Errorf("render: expected results need the arms they are of (--arms)")
+	}
+	for _, a := range sortedKeys(o.Expect) {
+		if !seen[a] {
+			return fmt.Errorf("render: expected result of arm %q, which is not one of the arms %s", a, strings.Join(o.Arms, ","))
+		}
+		if v := o.Expect[a]; v != ExpectPass && v != ExpectFail {
+			return fmt.Errorf("render: expected result %q of arm %s: want %s or %s", v, a, ExpectPass, ExpectFail)
+		}
+	}
+	if b := o.BaselineArm; b != "" && !ValidProfile(b) {
+		return fmt.Errorf("render: baseline arm %q: want [a-z0-9][a-z0-9_-]*", b)
+	}
+	for i, iv := range o.Config.Intervals {
+		if iv.Label == "" || iv.From == "" || iv.To == "" {
+			return fmt.Errorf("render: config intervals[%d]: want a label, a from and a to event", i)
+		}
+	}
+	return nil
+}
+
+// armCase is one case's result in each arm; nil where the arm lacks it.
+type armCase struct {
+	name string
+	arms []*merge.Case
+}
+
+// outcome is how a case ended in one arm, in the words of the verdict line.
+func outcome(c *merge.Case) string {
+	switch {
+	case c == nil:
+		return "is missing"
+	case c.NotRun:
+		return "did not run"
+	case c.Failed():
+		return "fails"
+	case c.Skipped():
+		return "is skipped"
+	}
+	return "passes"
+}
+
+// meets reports whether c's result is the expected one: a failed case
+// meets fail, a case that ran and passed meets pass; skipped, not run and
+// missing meet neither.
+func meets(c *merge.Case, want string) bool {
+	switch o := outcome(c); want {
+	case ExpectFail:
+		return o == "fails"
+	case ExpectPass:
+		return o == "passes"
+	}
+	return false
+}
+
+// armCases groups the report's cases of the given arms by name, in the
+// order of first appearance; other cases are left out.
+func armCases(rep *merge.Report, arms []string) []armCase {
+	col := make(map[string]int, len(arms))
+	for i, a := range arms {
+		col[a] = i
+	}
+	var out []armCase
+	at := map[string]int{}
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		j, ok := col[c.Arm]
+		if !ok || merge.IsSetupCase(c.Name) {
+			continue
+		}
+		k, seen := at[c.Name]
+		if !seen {
+			k = len(out)
+			at[c.Name] = k
+			out = append(out, armCase{name: c.Name, arms: make([]*merge.Case, len(arms))})
+		}
+		if out[k].arms[j] == nil { // a case repeated within one arm (--allow-mixed): the first counts
+			out[k].arms[j] = c
+		}
+	}
+	return out
+}
+
+// interesting reports whether a case has a row of its own: it does not
+// pass on every arm, or it carries metrics.
+func (ac *armCase) interesting(ms map[*merge.Case]collect.Measures) bool {
+	for _, c := range ac.arms {
+		if outcome(c) != "passes" || len(ms[c].Metrics) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// measuresOf parses the measures of every case with a log, naming part,
+// case and field of each that cannot be read (docs/formats.md §4.1); such
+// a case has no measures.
+func measuresOf(rep *merge.Report) (map[*merge.Case]collect.Measures, []string) {
+	out := map[*merge.Case]collect.Measures{}
+	var problems []string
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if len(c.Log) == 0 {
+			continue
+		}
+		m, err := collect.ParseMeasures(c.Log)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("part %s, case %s: %v", c.Part, c.Name, err))
+			continue
+		}
+		if len(m.Metrics)+len(m.Events) > 0 {
+			out[c] = m
+		}
+	}
+	return out, problems
+}
+
+// formatNumber writes a metric's value: integers as integers, others with
+// up to three decimals, the magnitudes of floats beyond in exponent form.
+func formatNumber(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "unknown" // never from ParseMeasures; a caller's arithmetic
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case math.Abs(v) >= 1e15 || math.Abs(v) < 1e-3:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+}
+
+// metricValue is a metric's value with its unit, or unknown.
+func metricValue(m *collect.Metric) string {
+	if !m.Known() {
+		return "unknown"
+	}
+	s := formatNumber(*m.Value)
+	if m.Unit != "" {
+		s += " " + Cut(m.Unit, measureName)
+	}
+	return s
+}
+
+// evidenceCell is one arm's cell of a case: its result (a failure's first
+// detail, a skip's reason) and its own metrics.
+func evidenceCell(c *merge.Case, ms collect.Measures) string {
+	var s string
+	switch o := outcome(c); o {
+	case "fails":
+		s = "**fail**"
+		for _, ch := range c.Checks {
+			if !ch.OK && ch.Detail != "" {
+				s += ": " + Plain(Cut(ch.Detail, evidenceDetail))
+				break
+			}
+		}
+	case "is skipped":
+		s = "skipped: " + Plain(Cut(c.SkipReason, evidenceDetail))
+	case "passes":
+		s = "pass"
+	default:
+		s = Plain(o)
+	}
+	var items []string
+	n := 0
+	for i := range ms.Metrics {
+		m := &ms.Metrics[i]
+		if m.Arm != "" {
+			continue // a baseline arm's metric: its own table (§12.2)
+		}
+		if n++; n > evidenceMetrics {
+			continue
+		}
+		items = append(items, Plain(Cut(m.Name, measureName)+" "+metricValue(m)))
+	}
+	if n > evidenceMetrics {
+		items = append(items, fmt.Sprintf("and %d more", n-evidenceMetrics))
+	}
+	if len(items) > 0 {
+		s += " · " + strings.Join(items, " · ")
+	}
+	return s
+}
+
+// armHeader is an arm's column header: its name and its revision's first
+// seven characters, as the cases of the arm recorded it.
+func armHeader(arm string, cases []armCase, j int) string {
+	for i := range cases {
+		if c := cases[i].arms[j]; c != nil && c.Revision != "" {
+			return Plain(arm + " " + shortRevision(c.Revision))
+		}
+	}
+	return Plain(arm)
+}
+
+// shortRevision is a commit id's first seven characters, as git shows
+// it; another revision (a ref name) cut to 40 code points.
+func shortRevision(rev string) string {
+	if len(rev) > 7 && strings.Trim(rev, "0123456789abcdef") == "" {
+		return rev[:7]
+	}
+	return Cut(rev, 40)
+}
+
+// sortedKeys are m's keys in byte order, for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// verdictLine is a case's line: how it ended on each arm and, with
+// expectations, whether that is what was expected.
+func (r *renderer) verdictLine(ac *armCase) (string, bool) {
+	var said []string
+	for j, a := range r.opts.Arms {
+		said = append(said, outcome(ac.arms[j])+" on "+a)
+	}
+	line := CodeCell(Cut(ac.name, 200)) + ": " + Plain(strings.Join(said, ", "))
+	if len(r.opts.Expect) == 0 {
+		return line + ".", true
+	}
+	ok := true
+	var want []string
+	for j, a := range r.opts.Arms {
+		e, has := r.opts.Expect[a]
+		if !has {
+			continue
+		}
+		want = append(want, map[string]string{ExpectPass: "passes", ExpectFail: "fails"}[e]+" on "+a)
+		ok = ok && meets(ac.arms[j], e)
+	}
+	if ok {
+		return line + ", as expected.", true
+	}
+	return line + Plain("; expected: "+strings.Join(want, ", ")+"."), false
+}
+
+// armCounts is an arm's suite counts from its cases: `199 passed, 1 failed`.
+func armCounts(cases []armCase, j int) string {
+	var pass, fail, skip, notRun int
+	for i := range cases {
+		switch outcome(cases[i].arms[j]) {
+		case "passes":
+			pass++
+		case "fails":
+			fail++
+		case "is skipped":
+			skip++
+		case "did not run":
+			notRun++
+		}
+	}
+	parts := []string{fmt.Sprintf("%d passed", pass)}
+	for _, n := range []struct {
+		n    int
+		word string
+	}{{fail, "failed"}, {skip, "skipped"}, {notRun, "not run"}} {
+		if n.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n.n, n.word))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// evidenceBlock is the evidence table of docs/render.md §12.1: "" without
+// Options.Arms.
+func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures) string {
+	arms := r.opts.Arms
+	if len(arms) == 0 {
+		return ""
+	}
+	cases := armCases(r.rep, arms)
+	header := []string{"case"}
+	for j, a := range arms {
+		header = append(header, armHeader(a, cases, j))
+	}
+	var rows [][]string
+	var lines []string
+	more, used, quiet, met, expected := 0, 0, 0, 0, 0
+	for i := range cases {
+		ac := &cases[i]
+		if !ac.interesting(ms) {
+			quiet++
+			continue
+		}
+		line, ok := r.verdictLine(ac)
+		if ok {
+			met++
+		}
+		expected++
+		if len(rows) == evidenceRows || used > evidenceSpace {
+			more++
+			continue
+		}
+		row := []string{CodeCell(Cut(ac.name, 200))}
+		for j := range arms {
+			row = append(row, evidenceCell(ac.arms[j], ms[ac.arms[j]]))
+		}
+		used += rowLen(row) + runeCount(line)
+		rows = append(rows, row)
+		lines = append(lines, "- "+line)
+	}
+	var b []string
+	b = append(b, "**Evidence** ("+Plain(strings.Join(arms, " vs "))+")")
+	var counts []string
+	for j, a := range arms {
+		counts = append(counts, Plain(a)+": "+armCounts(cases, j))
+	}
+	b = append(b, "Suite counts: "+strings.Join(counts, "; ")+".")
+	if len(rows) > 0 {
+		b = append(b, w.mdTable(header, rows))
+		if more > 0 {
+			lines = append(lines, fmt.Sprintf("- and %d more cases that do not pass on every arm or carry metrics.", more))
+		}
+		b = append(b, strings.Join(lines, "\n"))
+	}
+	switch {
+	case len(cases) == 0:
+		b = append(b, "No case of these arms is in the report.")
+	case quiet > 0:
+		b = append(b, fmt.Sprintf("%d more cases pass on every arm.", quiet))
+	}
+	if len(r.opts.Expect) > 0 {
+		if met == 0 {
+			b = append(b, "**The suite does not discriminate**: no case "+Plain(r.expectWords())+".")
+		} else {
+			b = append(b, fmt.Sprintf("%d of %d listed cases behave as expected (%s).", met, expected, Plain(r.expectWords())))
+		}
+	}
+	return strings.Join(b, "\n\n")
+}
+
+// expectWords says what the expectations are: `fails on parent, passes on fix`.
+func (r *renderer) expectWords() string {
+	var want []string
+	for _, a := range r.opts.Arms {
+		if e, ok := r.opts.Expect[a]; ok {
+			want = append(want, map[string]string{ExpectPass: "passes", ExpectFail: "fails"}[e]+" on "+a)
+		}
+	}
+	return strings.Join(want, ", ")
+}
+
+// problemsLine lists the measures that could not be read, the first
+// measureProblems by name.
+func problemsLine(problems []string) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	var shown []string
+	for i, p := range problems {
+		if i == measureProblems {
+			shown = append(shown, fmt.Sprintf("and %d more", len(problems)-measureProblems))
+			break
+		}
+		shown = append(shown, Plain(Cut(p, 300)))
+	}
+	return "Metrics or events left out, as they could not be read: " + strings.Join(shown, "; ") + "."
+}

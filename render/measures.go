@@ -1,0 +1,304 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Bounds of the metric tables and interval lines (docs/render.md §12.2,
+// §12.3), so that any report fits the comment's budget.
+const (
+	metricCases    = 10 // cases with metric tables; the rest counted
+	metricsPerCase = 6  // tables per case; the rest counted
+	metricAxis     = 12 // arms (rows) and concurrency levels (columns) per table
+	intervalCases  = 20 // cases with interval lines; the rest counted
+)
+
+// metricTable is one metric of one case: its value per arm and
+// concurrency level, in the order first recorded (levels ascending).
+type metricTable struct {
+	name, unit, better string
+	arms               []string
+	levels             []int // -1: no concurrency
+	values             map[[2]string]*collect.Metric
+}
+
+func levelKey(c *int) int {
+	if c == nil {
+		return -1
+	}
+	return *c
+}
+
+func cellKey(arm string, level int) [2]string { return [2]string{arm, fmt.Sprint(level)} }
+
+// metricTables groups a case's arm metrics by name; a second value for one
+// arm and level is a problem, and the first is shown.
+func metricTables(c *merge.Case, ms collect.Measures) ([]*metricTable, []string) {
+	var out []*metricTable
+	var problems []string
+	by := map[string]*metricTable{}
+	for i := range ms.Metrics {
+		m := &ms.Metrics[i]
+		if m.Arm == "" {
+			continue
+		}
+		t := by[m.Name]
+		if t == nil {
+			t = &metricTable{name: m.Name, unit: m.Unit, better: m.Better, values: map[[2]string]*collect.Metric{}}
+			by[m.Name] = t
+			out = append(out, t)
+		}
+		lv := levelKey(m.Concurrency)
+		k := cellKey(m.Arm, lv)
+		if _, dup := t.values[k]; dup {
+			problems = append(problems, fmt.Sprintf("part %s, case %s: log.metrics[%d]: a second value of %s for arm %s%s; the first is shown",
+				c.Part, c.Name, i, m.Name, m.Arm, levelWords(lv)))
+			continue
+		}
+		t.values[k] = m
+		if !slices.Contains(t.arms, m.Arm) {
+			t.arms = append(t.arms, m.Arm)
+		}
+		if !slices.Contains(t.levels, lv) {
+			t.levels = append(t.levels, lv)
+		}
+	}
+	for _, t := range out {
+		slices.Sort(t.levels)
+	}
+	return out, problems
+}
+
+func levelWords(lv int) string {
+	if lv < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" at concurrency %d", lv)
+}
+
+// delta is v against base in percent, as `−38%` (a real minus sign) or
+// `+12%`; "" when either is unknown, the base is 0, or the ratio is not
+// finite.
+func delta(v, base *collect.Metric) string {
+	if v == nil || base == nil || !v.Known() || !base.Known() || *base.Value == 0 {
+		return ""
+	}
+	d := (*v.Value - *base.Value) / math.Abs(*base.Value) * 100
+	if math.IsInf(d, 0) || math.IsNaN(d) || math.Abs(d) > 1e9 {
+		return ""
+	}
+	d = math.Round(d)
+	switch {
+	case d < 0:
+		return "−" + formatNumber(-d) + "%"
+	case d > 0:
+		return "+" + formatNumber(d) + "%"
+	}
+	return "±0%"
+}
+
+// markdown draws the table: a row per arm, a column per concurrency level,
+// each cell the value and, off the baseline arm, its delta against the
+// baseline at the same level.
+func (t *metricTable) markdown(w *writer, baseline string) string {
+	header := []string{"arm"}
+	levels := t.levels
+	if len(levels) > metricAxis {
+		levels = levels[:metricAxis]
+	}
+	for _, lv := range levels {
+		if lv < 0 {
+			header = append(header, "value")
+		} else {
+			header = append(header, fmt.Sprintf("c%d", lv))
+		}
+	}
+	arms := t.arms
+	if i := slices.Index(arms, baseline); i > 0 {
+		// The baseline first: the row every delta is against.
+		arms = append([]string{baseline}, slices.Delete(slices.Clone(arms), i, i+1)...)
+	}
+	more := 0
+	if len(arms) > metricAxis {
+		more, arms = len(arms)-metricAxis, arms[:metricAxis]
+	}
+	var rows [][]string
+	for _, a := range arms {
+		label := Plain(Cut(a, measureName))
+		if a == baseline {
+			label += " (baseline)"
+		}
+		row := []string{label}
+		for _, lv := range levels {
+			m := t.values[cellKey(a, lv)]
+			if m == nil {
+				row = append(row, "")
+				continue
+			}
+			cell := Plain(metricValue(m))
+			if a != baseline {
+				if d := delta(m, t.values[cellKey(baseline, lv)]); d != "" {
+					cell += " (" + d + ")"
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	title := CodeCell(Cut(t.name, measureName))
+	var about []string
+	if t.unit != "" {
+		about = append(about, Plain(Cut(t.unit, measureName)))
+	}
+	if t.better != "" {
+		about = append(about, t.better+" is better")
+	}
+	if len(about) > 0 {
+		title += " (" + strings.Join(about, ", ") + ")"
+	}
+	out := title + "\n\n" + w.mdTable(header, rows)
+	if more > 0 || len(t.levels) > len(levels) {
+		out += fmt.Sprintf("\n\nand %d more arms, %d more concurrency levels.", more, len(t.levels)-len(levels))
+	}
+	return out
+}
+
+// metricsBlock is the metric tables of docs/render.md §12.2: for each case
+// with arm metrics, one table per metric; "" without such a case.
+func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, order []*merge.Case) (string, []string) {
+	baseline := r.opts.BaselineArm
+	var b []string
+	var problems []string
+	shown, more, used := 0, 0, 0
+	for _, c := range order {
+		tables, p := metricTables(c, ms[c])
+		problems = append(problems, p...)
+		if len(tables) == 0 {
+			continue
+		}
+		if shown == metricCases || used > metricSpace {
+			more++
+			continue
+		}
+		shown++
+		head := "Metrics of " + CodeCell(Cut(c.Name, 200))
+		switch {
+		case !hasArm(tables, baseline):
+			head += " (no " + Plain(baseline) + " arm: values without deltas)"
+		default:
+			head += " against " + Plain(baseline)
+		}
+		b = append(b, head+":")
+		for i, t := range tables {
+			if i == metricsPerCase {
+				b = append(b, fmt.Sprintf("and %d more metrics.", len(tables)-metricsPerCase))
+				break
+			}
+			md := t.markdown(w, baseline)
+			used += runeCount(md)
+			b = append(b, md)
+		}
+	}
+	if more > 0 {
+		b = append(b, fmt.Sprintf("And %d more cases with arm metrics.", more))
+	}
+	return strings.Join(b, "\n\n"), problems
+}
+
+func hasArm(tables []*metricTable, arm string) bool {
+	for _, t := range tables {
+		if slices.Contains(t.arms, arm) {
+			return true
+		}
+	}
+	return false
+}
+
+// intervalsBlock is the recovery timings of docs/render.md §12.3: for each
+// case with events, the config's intervals, `guard served after 1.4 s`.
+func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*merge.Case) string {
+	ivs := r.cfg.Intervals
+	if len(ivs) == 0 {
+		return ""
+	}
+	var lines []string
+	more, used := 0, 0
+	for _, c := range order {
+		evs := ms[c].Events
+		if len(evs) == 0 {
+			continue
+		}
+		if len(lines) == intervalCases || used > intervalSpace {
+			more++
+			continue
+		}
+		at := make(map[string]float64, len(evs))
+		for _, e := range evs {
+			at[e.Name] = e.T
+		}
+		var said []string
+		for _, iv := range ivs {
+			from, okFrom := at[iv.From]
+			to, okTo := at[iv.To]
+			switch {
+			case !okFrom:
+				said = append(said, Plain(Cut(iv.Label, measureName))+": no "+CodeCell(Cut(iv.From, measureName))+" event")
+			case !okTo:
+				said = append(said, Plain(Cut(iv.Label, measureName))+": no "+CodeCell(Cut(iv.To, measureName))+" event")
+			default:
+				said = append(said, Plain(fmt.Sprintf("%s after %.1f s", Cut(iv.Label, measureName), to-from)))
+			}
+		}
+		line := "- " + CodeCell(Cut(c.Name, 200)) + ": " + strings.Join(said, ", ") + "."
+		used += runeCount(line)
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("- and %d more cases with events.", more))
+	}
+	return "**Recovery timings**\n\n" + strings.Join(lines, "\n")
+}
+
+// armBlocks are the blocks of docs/render.md §12, in order: the evidence
+// table (Options.Arms), the metric tables (a baseline arm), the recovery
+// timings (the config's intervals), and the line of measures that could
+// not be read. None is asked for: no block, and no log is read.
+func (r *renderer) armBlocks(w *writer) []string {
+	if len(r.opts.Arms) == 0 && r.opts.BaselineArm == "" && len(r.cfg.Intervals) == 0 {
+		return nil
+	}
+	ms, problems := measuresOf(r.rep)
+	var blocks []string
+	if e := r.evidenceBlock(w, ms); e != "" {
+		blocks = append(blocks, e)
+	}
+	var order []*merge.Case // the cases with measures, in report order
+	for i := range r.rep.Cases {
+		if _, ok := ms[&r.rep.Cases[i]]; ok {
+			order = append(order, &r.rep.Cases[i])
+		}
+	}
+	if r.opts.BaselineArm != "" {
+		m, p := r.metricsBlock(w, ms, order)
+		problems = append(problems, p...)
+		if m != "" {
+			blocks = append(blocks, m)
+		}
+	}
+	if iv := r.intervalsBlock(ms, order); iv != "" {
+		blocks = append(blocks, iv)
+	}
+	if p := problemsLine(problems); p != "" {
+		blocks = append(blocks, p)
+	}
+	return blocks
+}
