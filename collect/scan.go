@@ -952,7 +952,7 @@ func jsonPath(field string) string {
 
 // caseFields are the CaseResult fields a reader keeps; everything else,
 // phases included, is skipped.
-var caseFields = []string{"name", "ok", "skipped", "duration_s", "class", "class_why", "checks", "log"}
+var caseFields = []string{"name", "ok", "skipped", "duration_s", "class", "class_why", "checks", "excerpt", "log"}
 
 // readCase reads one case object into c (which may hold a previous decode of
 // the same array slot, as encoding/json would reuse it). field is its path.
@@ -1001,6 +1001,8 @@ func (s *scanner) readCase(field string, c *CaseResult) (defect, err error) {
 			note(decodeField(at, raw, &c.ClassWhy))
 		case "checks":
 			note(decodeChecks(at, raw, &c.Checks))
+		case "excerpt":
+			note(decodeExcerpt(at, raw, &c.Excerpt))
 		default:
 			note(decodeLog(at, first, raw, &c.Log, s.skipLogs))
 		}
@@ -1022,6 +1024,21 @@ func decodeLog(field string, first byte, raw []byte, log *json.RawMessage, skip 
 		return nil
 	}
 	*log = compactJSON(raw, true)
+	return nil
+}
+
+// decodeExcerpt decodes a case's excerpt (null: none) and validates it
+// (Excerpt.Validate), naming the field at fault.
+func decodeExcerpt(field string, raw []byte, e **Excerpt) error {
+	if err := decodeField(field, raw, e); err != nil {
+		return err
+	}
+	if *e == nil {
+		return nil
+	}
+	if err := (*e).Validate(); err != nil {
+		return &fieldError{Field: field, Err: err}
+	}
 	return nil
 }
 

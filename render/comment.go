@@ -21,8 +21,12 @@ type plan struct {
 	// charts keeps the failed cases' memory charts; they are the first
 	// thing dropped to fit (docs/render.md §3.9, §7).
 	charts bool
-	cells  [][]string // escaped cells of the first failed rows, built once per level
-	rows   int        // how many of cells are listed; the rest are counted in "and K more"
+	// excerpts keeps the failed cases' "where to look" blocks (serve.log
+	// excerpts and job links); they go right after the charts
+	// (docs/render.md §3.10, §7).
+	excerpts bool
+	cells    [][]string // escaped cells of the first failed rows, built once per level
+	rows     int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -35,17 +39,19 @@ const (
 // budgetLevel is one step of the planner: a detail length (or squeeze) and
 // the fewest rows it may go down to before the next step is tried.
 type budgetLevel struct {
-	detail  int
-	squeeze bool
-	charts  bool
-	floor   int
+	detail   int
+	squeeze  bool
+	charts   bool
+	excerpts bool
+	floor    int
 }
 
-// budgetLevels: everything with the charts, then without them (every row
-// first), then fewer rows (down to 10), then shorter details, then no
+// budgetLevels: everything with the charts and the excerpts, then without
+// the charts, then without the excerpts (every row first), then fewer rows (down to 10), then shorter details, then no
 // details with fewer rows still, then squeeze.
 var budgetLevels = []budgetLevel{
-	{detail: detailCut, charts: true, floor: maxFailedRows},
+	{detail: detailCut, charts: true, excerpts: true, floor: maxFailedRows},
+	{detail: detailCut, excerpts: true, floor: maxFailedRows},
 	{detail: detailCut, floor: 10},
 	{detail: 150, floor: 10},
 	{detail: 60, floor: 10},
@@ -72,7 +78,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	top := min(len(failed), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts}
+		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts, excerpts: lv.excerpts}
 		w := &writer{}
 		p.cells = r.rowCells(w, failed[:top], p)
 		if w.err != nil {
@@ -352,6 +358,12 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 		for i := range r.charts {
 			blocks = append(blocks, r.charts[i].markdown(w))
 		}
+	}
+	if p.excerpts {
+		// The cases of every row: a level with excerpts lists every row
+		// (its floor is maxFailedRows), so the rows-free base render
+		// that fit estimates from holds them too.
+		blocks = append(blocks, r.whereBlocks(w, failed[:min(len(failed), maxFailedRows)])...)
 	}
 	data := map[string]any{
 		"Marker":      r.marker(w),
