@@ -359,6 +359,9 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 			blocks = append(blocks, r.charts[i].markdown(w))
 		}
 	}
+	if j := r.jobLine(w, failed[:min(len(failed), maxFailedRows)]); j != "" && !p.squeeze {
+		blocks = append(blocks, j)
+	}
 	if p.excerpts {
 		// The cases of every row: a level with excerpts lists every row
 		// (its floor is maxFailedRows), so the rows-free base render

@@ -8,29 +8,55 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// whereBlocks are the "where to look" blocks of the failed cases
-// (docs/render.md §3.10), in the order of the failed-cases table: for each
-// case with a serve.log excerpt or a job to link, a line naming the log and
-// linking the job, and the excerpt collapsed in a fenced block. The
-// excerpts come from the data (the runner cut them, docs/formats.md §4.9):
-// render reads no log.
+// jobLine links the jobs of the parts that failed cases came from
+// (docs/render.md §3.10), in the order of the failed-cases table: `Job
+// logs of the failed cases: [vLLM](<url>), ...`; "" when none of them has
+// its job's ids.
+func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
+	var links []string
+	seen := map[string]bool{}
+	for i := range failed {
+		part := failed[i].Part
+		if seen[part] {
+			continue
+		}
+		seen[part] = true
+		if u := r.jobURL(part); u != "" {
+			name := part
+			if name == "" {
+				name = "the job"
+			}
+			links = append(links, "["+Plain(Cut(name, 100))+"]("+u+")")
+		}
+	}
+	if len(links) == 0 {
+		return ""
+	}
+	return w.t("job_logs", strings.Join(links, ", "))
+}
+
+// whereBlocks are the "where to look" blocks of the failed cases with a
+// serve.log excerpt (docs/render.md §3.10), in the order of the
+// failed-cases table: a line naming the log, its job's log linked, and the
+// excerpt collapsed in a fenced block. The excerpts come from the data
+// (the runner cut them, docs/formats.md §4.9): render reads no log.
 func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
 	var out []string
 	for i := range failed {
 		c := &failed[i]
-		job := r.jobURL(c.Part)
-		if c.Excerpt == nil && job == "" {
+		ex := c.Excerpt
+		if ex == nil {
 			continue
 		}
-		data := map[string]any{"Case": Plain(c.Label()), "Job": job}
-		if ex := c.Excerpt; ex != nil {
-			data["File"] = Code(Cut(ex.File, 200))
-			data["Offset"] = ex.Offset
-			data["Burst"] = ex.From == collect.ExcerptBurst
-			data["From"] = Code(Cut(ex.From, 100))
-			data["Fenced"] = fenced(ex.Lines)
-		}
-		out = append(out, w.t("where", data))
+		out = append(out, w.t("where", map[string]any{
+			"Case":   Plain(c.Label()),
+			"Job":    r.jobURL(c.Part),
+			"File":   Code(Cut(ex.File, 200)),
+			"Offset": ex.Offset,
+			"Burst":  ex.From == collect.ExcerptBurst,
+			"From":   Code(Cut(ex.From, 100)),
+			"Fenced": fenced(ex.Lines),
+		}))
 	}
 	return out
 }
