@@ -188,6 +188,8 @@
 //	                       check order; a failed check's detail states the measured
 //	                       value against its bar; caused_by (new) names the failed
 //	                       check it follows from (RootChecks)
+//	excerpt     object     (new) a failed case's serve.log lines to look at:
+//	                       {file, offset, from, lines} (Excerpt, docs/formats.md §4.9)
 //	log         object     per kind of case, below
 //	phases   object phase → {name string, concurrency int, results: [request]}
 //	request  {status int, token_ids [int] or null, text string or null,
