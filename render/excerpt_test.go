@@ -91,3 +91,33 @@ func TestWhereToLookFitsTheBudget(t *testing.T) {
 		t.Errorf("%d excerpts of 4 that fit", got)
 	}
 }
+
+// TestProductIsASetting: the config's product (docs/render.md §9) names the
+// project under test in the run line and the section; kvcached by default;
+// a name that is not one short plain line is refused.
+func TestProductIsASetting(t *testing.T) {
+	rep := sampleReport(t)
+	opts := sampleOptions()
+	def := mustRender(t, rep, opts)
+	if !strings.Contains(def.Comment, "\nkvcached [") && !strings.Contains(def.Comment, " · kvcached ") {
+		t.Fatalf("the default run line does not name kvcached:\n%s", def.Comment)
+	}
+	opts.Config = Config{Product: "llm-cache", RepositoryURL: "https://github.com/example/llm-cache"}
+	docs := mustRender(t, rep, opts)
+	if !strings.Contains(docs.Comment, " · llm-cache ") || strings.Contains(docs.Comment, " · kvcached ") {
+		t.Errorf("the run line does not name the configured product:\n%s", docs.Comment)
+	}
+	if !strings.Contains(docs.Section, "with llm-cache installed from the latest main") || !strings.Contains(docs.Section, "installs llm-cache.") {
+		t.Errorf("the section does not name the configured product:\n%s", docs.Section)
+	}
+	for _, bad := range []string{"@team", "a\nb", "<b>x</b>", strings.Repeat("x", 61), " lead"} {
+		opts.Config.Product = bad
+		if _, err := Render(rep, opts); err == nil || !strings.Contains(err.Error(), "render: product ") {
+			t.Errorf("product %q: err %v, want the product refused", bad, err)
+		}
+	}
+	cfg, err := LoadConfig([]byte(`{"product": "llm-cache"}`))
+	if err != nil || cfg.Product != "llm-cache" || cfg.RepositoryURL != DefaultConfig().RepositoryURL {
+		t.Errorf("LoadConfig: %+v, %v", cfg, err)
+	}
+}
