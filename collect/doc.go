@@ -208,10 +208,11 @@
 // least one result, all ok.
 //
 // phases hold every request's tokens and make summary.json hundreds of MB.
-// ReadSummary and ReadCasesJSONL skip them while scanning (validated, never
-// decoded nor held) and decode only name, ok, checks and log; parts are read
-// in parallel. Files are never held whole in memory: summary.json and
-// cases.jsonl stream through a 256 KiB buffer, a kept value (a case's
+// ReadSummary and ReadCasesJSONL skip them while reading (validated, never
+// decoded nor held) and decode only the other fields of CaseResult; parts
+// are read in parallel. Files are never held whole in memory: summary.json and
+// cases.jsonl stream through a 256 KiB buffer (the decoder holds one token
+// at a time, so a single string costs its size while it is read), a kept value (a case's
 // name, checks or log) over 64 MiB or nested deeper than 64 is read to its
 // end but not held (its case is left out, above), and the small files read
 // whole (part.json, setup.json, the perf files) are refused over 64 MiB.

@@ -267,7 +267,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 
 	summaryErr := ""
 	f, err := openIn(root, d.dir, "summary.json")
-	sum, err := readSummaryFile(f, err, file("summary.json"), opts.SkipLogs)
+	sum, err := readOpened(f, err, file("summary.json"), opts.SkipLogs, readSummary)
 	switch {
 	case err == nil:
 		p.HasSummary = true
@@ -287,7 +287,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 
 	if !p.HasSummary {
 		f, err := openIn(root, d.dir, "cases.jsonl")
-		res, err := readCasesJSONLFile(f, err, file("cases.jsonl"), opts.SkipLogs)
+		res, err := readOpened(f, err, file("cases.jsonl"), opts.SkipLogs, readCasesJSONL)
 		switch {
 		case err == nil:
 			p.Cases = res.Cases

@@ -2,15 +2,16 @@ package collect
 
 import (
 	"bytes"
-	"encoding/json"
+	encjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
 )
 
 // maxSmallFile bounds the JSON files that are read whole (part.json,
@@ -49,6 +50,15 @@ func readJSONIn(root *os.Root, dir, name string, limit int64, v any) ([]byte, er
 
 // decodeFile reads f (at path) whole, up to limit bytes, and decodes it into v.
 func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
+	data, err := readAll(f, path, limit)
+	if err != nil {
+		return nil, err
+	}
+	return data, DecodeFile(path, data, v)
+}
+
+// readAll reads f (at path) whole, refusing more than limit bytes.
+func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -56,111 +66,36 @@ func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("read %s: %w (over %d MiB)", path, errTooLarge, limit>>20)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, explainJSONError(data, v, err))
-	}
-	// encoding/json leaves a struct as it was for null: a file that says
-	// nothing must not read as one that says every field is empty.
-	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
-		bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return nil, fmt.Errorf("read %s: %w", path, &kindError{want: "object", got: "null"})
-	}
 	return data, nil
 }
 
-// explainJSONError turns encoding/json's error for decoding data into v
-// into one that names the field: it walks down from the top, decoding each
-// key's value (in file order) and each array element on its own, to the
-// innermost value at fault. encoding/json alone names neither array indexes
-// nor the keys of values that decode themselves (Ordered, Env).
-func explainJSONError(data []byte, v any, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return describeJSONError(err)
+// DecodeFile decodes data, the JSON file at path, into v, refusing, where v
+// is a struct, a file that is null. Errors name the file and the field, as
+// ReadJSONFile's.
+func DecodeFile(path string, data []byte, v any) error {
+	if err := decodeJSON(data, v); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
 	}
-	return explainAt(data, reflect.TypeOf(v), err)
+	// json.Unmarshal reads null into a struct as its zero value: a file
+	// that says nothing must not read as one that says every field is empty.
+	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
+		bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return fmt.Errorf("read %s: %w", path, &kindError{want: "object", got: "null"})
+	}
+	return nil
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// explainAt explains err, the error of decoding data into a value of type t.
-func explainAt(data []byte, t reflect.Type, err error) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// decodeJSON decodes data into v with the readers' options (readOptions),
+// its errors naming the field at fault: "cases[2].tp: want integer, got
+// string".
+func decodeJSON(data []byte, v any) error {
+	if err := json.Unmarshal(data, v, readOptions); err != nil {
+		return decodeError("", err)
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return describeJSONError(err) // its own errors name their keys
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var top Ordered[json.RawMessage]
-		if json.Unmarshal(data, &top) != nil {
-			return describeJSONError(err) // not an object: encoding/json said so
-		}
-		for _, k := range top.Keys() {
-			f, ok := jsonField(t, k)
-			if !ok {
-				continue
-			}
-			raw, _ := top.Get(k)
-			if ferr := json.Unmarshal(raw, reflect.New(f.Type).Interface()); ferr != nil {
-				return &fieldError{Field: k, Err: explainAt(raw, f.Type, ferr)}
-			}
-		}
-	case reflect.Slice:
-		var elems []json.RawMessage
-		if json.Unmarshal(data, &elems) != nil {
-			return describeJSONError(err)
-		}
-		for i, el := range elems {
-			if eerr := json.Unmarshal(el, reflect.New(t.Elem()).Interface()); eerr != nil {
-				return &fieldError{Field: fmt.Sprintf("[%d]", i), Err: explainAt(el, t.Elem(), eerr)}
-			}
-		}
-	}
-	return describeJSONError(err)
+	return nil
 }
 
-// jsonField finds the struct field that JSON key k decodes into, as
-// encoding/json matches it (exact name first, then case-insensitive),
-// looking into embedded structs.
-func jsonField(t reflect.Type, k string) (reflect.StructField, bool) {
-	var fold reflect.StructField
-	found := false
-	var walk func(t reflect.Type) (reflect.StructField, bool)
-	walk = func(t reflect.Type) (reflect.StructField, bool) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				if g, ok := walk(f.Type); ok {
-					return g, true
-				}
-				continue
-			}
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if name == k {
-				return f, true
-			}
-			if !found && strings.EqualFold(name, k) {
-				fold, found = f, true
-			}
-		}
-		return reflect.StructField{}, false
-	}
-	if f, ok := walk(t); ok {
-		return f, true
-	}
-	return fold, found
-}
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // CompactJSON returns raw without insignificant white space and with any
 // invalid UTF-8 (which valid JSON holds only inside strings) as U+FFFD, so
@@ -168,26 +103,16 @@ func jsonField(t reflect.Type, k string) (reflect.StructField, bool) {
 // back from merged.json as the same bytes it was written from. raw must be
 // valid JSON; anything else is returned as it is. The result may share
 // raw's bytes.
-func CompactJSON(raw json.RawMessage) json.RawMessage { return compactJSON(raw, false) }
-
-// compactJSON is CompactJSON; with own set the result never shares raw's
-// bytes (raw is a scanner's reused buffer).
-func compactJSON(raw []byte, own bool) json.RawMessage {
+func CompactJSON(raw encjson.RawMessage) encjson.RawMessage {
 	if raw == nil {
 		return nil
 	}
 	if isCompact(raw) && utf8.Valid(raw) {
-		if own {
-			return bytes.Clone(raw)
-		}
 		return raw
 	}
 	var b bytes.Buffer
 	b.Grow(len(raw))
-	if err := json.Compact(&b, raw); err != nil {
-		if own {
-			return bytes.Clone(raw)
-		}
+	if err := encjson.Compact(&b, raw); err != nil {
 		return raw
 	}
 	if out := b.Bytes(); utf8.Valid(out) {
@@ -253,8 +178,8 @@ func WalkJSON(raw []byte, f func(i int, c byte, depth int) bool) {
 }
 
 // checkRawDepth refuses a raw value that a reader keeps (perf's bench and
-// runs) when it nests deeper than maxKeptDepth, as the scanner refuses a
-// case log: merged.json must read back under encoding/json's maxNesting.
+// runs) when it nests deeper than maxKeptDepth, as the case reader refuses a
+// case log: merged.json must read back under the decoder's nesting limit.
 func checkRawDepth(field string, raw []byte) error {
 	if _, d := jsonShape(raw); d > maxKeptDepth {
 		return &fieldError{Field: field, Err: fmt.Errorf("nested deeper than %d, not read", maxKeptDepth)}

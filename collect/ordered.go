@@ -2,8 +2,11 @@ package collect
 
 import (
 	"bytes"
-	"encoding/json"
+	encjson "encoding/json"
 	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Ordered is a JSON object that keeps the order of its keys, as read from the
@@ -60,13 +63,13 @@ func (o Ordered[V]) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		kb, err := json.Marshal(k)
+		kb, err := encjson.Marshal(k)
 		if err != nil {
 			return nil, err
 		}
 		buf.Write(kb)
 		buf.WriteByte(':')
-		vb, err := json.Marshal(o.m[k])
+		vb, err := encjson.Marshal(o.m[k])
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", k, err)
 		}
@@ -76,51 +79,41 @@ func (o Ordered[V]) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// UnmarshalJSON reads an object keeping its key order. A repeated key keeps
-// its first place and its last value, as encoding/json would keep the value.
-// null leaves the object empty.
-func (o *Ordered[V]) UnmarshalJSON(data []byte) error {
+// UnmarshalJSONFrom reads an object keeping its key order. A repeated key
+// keeps its first place and its last value, as json.Unmarshal keeps the
+// value. null leaves the object empty. Errors inside it carry the decoder's
+// JSON pointer, so that they name the key (engines.vllm.env.X).
+func (o *Ordered[V]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	o.keys, o.m = nil, nil
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
+	switch k := dec.PeekKind(); k {
+	case '{':
+	case 'n', 0:
+		_, err := dec.ReadToken()
+		return err
+	default:
+		return &kindError{want: "object", got: kindName(k)}
+	}
+	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	if tok == nil {
-		return nil
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("got %s, want an object", jsonKind(tok))
-	}
-	for dec.More() {
-		kt, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		k := kt.(string)
+		k := tok.String()
 		var v V
-		if err := dec.Decode(&v); err != nil {
-			return &fieldError{Field: k, Err: describeJSONError(err)}
+		if err := json.UnmarshalDecode(dec, &v); err != nil {
+			return err
 		}
 		o.Set(k, v)
 	}
-	_, err = dec.Token()
+	_, err := dec.ReadToken()
 	return err
 }
 
-func jsonKind(tok json.Token) string {
-	switch tok.(type) {
-	case json.Delim:
-		return "array"
-	case string:
-		return "string"
-	case float64, json.Number:
-		return "number"
-	case bool:
-		return "bool"
-	}
-	return "value"
-}
+// UnmarshalJSON is UnmarshalJSONFrom for encoding/json.
+func (o *Ordered[V]) UnmarshalJSON(data []byte) error { return decodeJSON(data, o) }
 
 // Env is an environment: an object of name → value, or (older setup.json
 // files) an array of [name, value] pairs. Both forms read into the same
@@ -129,25 +122,27 @@ type Env struct {
 	Ordered[string]
 }
 
-// UnmarshalJSON accepts both forms of an environment.
-func (e *Env) UnmarshalJSON(data []byte) error {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var pairs [][]string
-		if err := json.Unmarshal(data, &pairs); err != nil {
-			return fmt.Errorf("env as [name, value] pairs: %w", err)
-		}
-		e.keys, e.m = nil, nil
-		for i, p := range pairs {
-			if len(p) != 2 {
-				return fmt.Errorf("env pair %d has %d elements, want 2", i, len(p))
-			}
-			e.Set(p[0], p[1])
-		}
-		return nil
+// UnmarshalJSONFrom accepts both forms of an environment.
+func (e *Env) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '[' {
+		return e.Ordered.UnmarshalJSONFrom(dec)
 	}
-	return e.Ordered.UnmarshalJSON(data)
+	var pairs [][]string
+	if err := json.UnmarshalDecode(dec, &pairs); err != nil {
+		return err
+	}
+	e.keys, e.m = nil, nil
+	for i, p := range pairs {
+		if len(p) != 2 {
+			return fmt.Errorf("env pair %d has %d elements, want 2", i, len(p))
+		}
+		e.Set(p[0], p[1])
+	}
+	return nil
 }
+
+// UnmarshalJSON is UnmarshalJSONFrom for encoding/json.
+func (e *Env) UnmarshalJSON(data []byte) error { return decodeJSON(data, e) }
 
 // MarshalJSON writes the environment as an object.
 func (e Env) MarshalJSON() ([]byte, error) { return e.Ordered.MarshalJSON() }

@@ -57,7 +57,7 @@ func LevelConcurrency(key string) (int, bool) {
 // concurrency level. Other keys are ignored.
 func (r *PerfRun) UnmarshalJSON(data []byte) error {
 	var fields Ordered[json.RawMessage]
-	if err := json.Unmarshal(data, &fields); err != nil {
+	if err := decodeJSON(data, &fields); err != nil {
 		return err
 	}
 	*r = PerfRun{}
@@ -66,26 +66,26 @@ func (r *PerfRun) UnmarshalJSON(data []byte) error {
 		var err error
 		switch k {
 		case "model":
-			err = json.Unmarshal(raw, &r.Model)
+			err = decodeJSON(raw, &r.Model)
 		case "arm":
-			err = json.Unmarshal(raw, &r.Arm)
+			err = decodeJSON(raw, &r.Arm)
 		case "run":
-			err = json.Unmarshal(raw, &r.Run)
+			err = decodeJSON(raw, &r.Run)
 		case "idle_gpu_mib":
-			err = json.Unmarshal(raw, &r.IdleGPUMiB)
+			err = decodeJSON(raw, &r.IdleGPUMiB)
 		case "after_load_gpu_mib":
-			err = json.Unmarshal(raw, &r.AfterLoadGPUMiB)
+			err = decodeJSON(raw, &r.AfterLoadGPUMiB)
 		default:
 			if _, ok := LevelConcurrency(k); !ok {
 				continue
 			}
 			var m *PerfMetrics
-			if err = json.Unmarshal(raw, &m); err == nil && m != nil {
+			if err = decodeJSON(raw, &m); err == nil && m != nil {
 				r.Levels.Set(k, *m)
 			}
 		}
 		if err != nil {
-			return &fieldError{Field: k, Err: describeJSONError(err)}
+			return &fieldError{Field: k, Err: err}
 		}
 	}
 	return nil
@@ -142,8 +142,8 @@ func (s *PerfSummary) ParseRuns() ([]PerfRun, error) {
 	}
 	out := make([]PerfRun, len(s.Runs))
 	for i, raw := range s.Runs {
-		if err := json.Unmarshal(raw, &out[i]); err != nil {
-			return nil, &fieldError{Field: fmt.Sprintf("runs[%d]", i), Err: describeJSONError(err)}
+		if err := decodeJSON(raw, &out[i]); err != nil {
+			return nil, &fieldError{Field: fmt.Sprintf("runs[%d]", i), Err: err}
 		}
 	}
 	return out, nil

@@ -133,8 +133,8 @@ func cutRaw(b json.RawMessage) string {
 // names the element (`[3].gpu: want a number, got "x"`).
 func ParseUsage(data []byte) ([]UsageSample, error) {
 	var elems []json.RawMessage
-	if err := json.Unmarshal(data, &elems); err != nil {
-		return nil, fmt.Errorf("want an array of samples: %w", describeJSONError(err))
+	if err := decodeJSON(data, &elems); err != nil {
+		return nil, fmt.Errorf("want an array of samples: %w", err)
 	}
 	out := make([]UsageSample, len(elems))
 	for i, e := range elems {

@@ -1,5 +1,12 @@
 package merge
 
+import (
+	"fmt"
+	"os"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
 // Exported to the external benchmark of merge + render (render imports merge,
 // so a benchmark that calls both lives in package merge_test).
 type (
@@ -13,3 +20,22 @@ var (
 	ProcessCPUTime   = processCPUTime
 	MaxRSS           = maxRSS
 )
+
+// Load reads paths from disk and builds their report, as the CLI does
+// (collect.LoadInput, then Build): merge itself reads nothing.
+func Load(paths []string, opts Options) (*Report, error) {
+	in, err := collect.LoadInput(paths, collect.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return Build(in, opts)
+}
+
+// ReadMerged reads back the merged.json at path.
+func ReadMerged(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return DecodeMerged(path, data)
+}

@@ -1,86 +1,47 @@
 package merge
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// maxMergedFile bounds a merged.json read back: it holds no phases, so even
-// thousands of cases stay far below this. WriteJSON refuses to write more,
-// so that whatever merge wrote, render reads.
-const maxMergedFile = 512 << 20
-
-// Load builds the Report of paths: part directories and artifact roots
-// (read with collect.LoadParts and merged; an artifact root holding perf/
-// also gives the perf artifacts), or a single merged.json file, read back.
-// Defects that do not stop the report are in Report.Problems.
-func Load(paths []string, opts Options) (*Report, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("no part directories, artifact roots or merged.json given")
-	}
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() {
-			continue // LoadParts reports what is missing or unreadable
-		}
-		if len(paths) != 1 {
-			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)
-		}
+// Build makes the Report of in, as collect.LoadInput read it from disk: its
+// parts merged, with the perf artifacts, or its merged.json decoded. It
+// reads nothing itself. Defects that do not stop the report are in
+// Report.Problems.
+func Build(in *collect.Input, opts Options) (*Report, error) {
+	if in.MergedPath != "" {
 		if opts.Expected != nil {
-			return nil, fmt.Errorf("%s is a file: a plan applies to part directories, not to a merged.json (give --plan to the merge that writes it)", p)
+			return nil, fmt.Errorf("%s is a file: a plan applies to part directories, not to a merged.json (give --plan to the merge that writes it)", in.MergedPath)
 		}
-		rep, err := ReadMerged(p)
+		rep, err := DecodeMerged(in.MergedPath, in.Merged)
 		if err != nil {
 			return nil, fmt.Errorf("%w (a file given must be a merged.json; parts are directories)", err)
 		}
 		return rep, nil
 	}
-	parts, err := collect.LoadPartsWith(paths, collect.LoadOptions{SkipLogs: opts.SkipLogs})
+	rep, err := Merge(in.Parts, opts)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := Merge(parts, opts)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() || !collect.IsPerfRoot(p) {
-			continue
-		}
-		if rep.Perf != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("perf: %s also holds perf artifacts; only the first root's are reported", filepath.Base(p)))
-			continue
-		}
-		setup, summary, problems := collect.LoadPerf(p)
-		rep.Perf = &Perf{Setup: setup, Summary: summary}
-		if _, err := os.Lstat(filepath.Join(p, "error.txt")); err == nil {
-			rep.Perf.ErrorTxt = true
-		}
+	if p := in.Perf; p != nil {
+		rep.Perf = &Perf{Setup: p.Setup, Summary: p.Summary, ErrorTxt: p.ErrorTxt}
 		rep.Perf.normalize()
-		for _, msg := range collect.RelativeProblems(problems, p) {
-			rep.Problems = append(rep.Problems, "perf: "+msg)
-		}
+	}
+	for _, msg := range in.PerfProblems {
+		rep.Problems = append(rep.Problems, "perf: "+msg)
 	}
 	return rep, nil
 }
 
-// ReadMerged reads a merged.json written by WriteJSON. Unknown fields are
-// ignored; a field of the wrong type or another format version is an error
-// naming the file and the field, and only a regular file is read (a FIFO
-// would block forever).
-func ReadMerged(path string) (*Report, error) {
+// DecodeMerged decodes data, the merged.json at path, written by WriteJSON.
+// Unknown fields are ignored; a field of the wrong type or another format
+// version is an error naming the file and the field.
+func DecodeMerged(path string, data []byte) (*Report, error) {
 	var rep Report
-	if err := collect.ReadJSONFile(path, maxMergedFile, &rep); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
+	if err := collect.DecodeFile(path, data, &rep); err != nil {
 		return nil, err
 	}
 	if rep.Format != FormatVersion {

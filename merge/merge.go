@@ -5,10 +5,12 @@
 // plan that no directory holds and every case of the plan that no part ran
 // are reported too, as not run.
 //
-// A Report is built either from part directories and artifact roots (Load →
-// collect.LoadParts → Merge) or read back from a merged.json (ReadMerged);
-// both give identical Reports (but for the logs, with Options.SkipLogs), so
-// render output does not depend on which one it was given.
+// merge reads nothing from disk: collect.LoadInput reads the part
+// directories and artifact roots, or a merged.json, and Build makes the
+// Report of what it read: the parts merged (Merge) or the merged.json
+// decoded (DecodeMerged). Both give identical Reports (but for the logs,
+// with collect.LoadOptions.SkipLogs), so render output does not depend on
+// which one it was given.
 package merge
 
 import (
@@ -32,11 +34,6 @@ type Options struct {
 	// parts is, and each of its cases that no part ran, are reported as not
 	// run. nil: the parts and their part.json plans are all there is.
 	Expected *Expected
-	// SkipLogs leaves out every case's log when reading part directories
-	// (collect.LoadOptions): for a report that is only rendered, since no
-	// document shows a log, so that render's memory does not grow with
-	// them. The same cases are read and left out as without it.
-	SkipLogs bool
 }
 
 // Verdict words (docs/render.md §1.2); a failing verdict is "FAIL (...)".

@@ -24,9 +24,9 @@ const mergedIndent = 2
 // characters as they are; the same report gives the same bytes. Its size is
 // the compact JSON's plus a few bytes a line, whatever a log's nesting. It
 // is encoded a case at a time as it is written, so that it is never held
-// whole; a report over maxMergedFile, which ReadMerged would refuse, is
+// whole; a report over collect.MaxMergedFile, which collect.LoadInput would refuse, is
 // refused before anything is written.
-func (r *Report) WriteJSON(w io.Writer) error { return r.writeJSON(w, maxMergedFile) }
+func (r *Report) WriteJSON(w io.Writer) error { return r.writeJSON(w, collect.MaxMergedFile) }
 
 // writeJSON is WriteJSON refusing more than limit bytes.
 func (r *Report) writeJSON(w io.Writer, limit int64) error {
@@ -100,7 +100,7 @@ var logPlaceholder = []byte(`"log":0`)
 
 // caseJSON encodes c as pre + log + post: encoding/json for everything but
 // the log, which is written as it is held, so that a log of 64 MiB is not
-// copied twice more on its way out. Merge and ReadMerged hold logs compact
+// copied twice more on its way out. Merge and DecodeMerged hold logs compact
 // and valid (collect.CompactJSON); one that is not (a Report built by hand)
 // is compacted, and invalid JSON is an error, as encoding/json makes it.
 func caseJSON(c *Case, marshal func(any) ([]byte, error)) (pre, log, post []byte, err error) {

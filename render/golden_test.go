@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -131,9 +132,9 @@ func (gc goldenCase) options() render.Options {
 // load merges the case's tree.
 func (gc goldenCase) load(t *testing.T) *merge.Report {
 	t.Helper()
-	rep, err := merge.Load(gc.paths(), gc.merge)
+	rep, err := loadReport(gc.paths(), gc.merge)
 	if err != nil {
-		t.Fatalf("merge.Load(%v): %v", gc.paths(), err)
+		t.Fatalf("loadReport(%v): %v", gc.paths(), err)
 	}
 	return rep
 }
@@ -262,9 +263,9 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			again, err := merge.Load([]string{path}, gc.merge)
+			again, err := loadReport([]string{path}, gc.merge)
 			if err != nil {
-				t.Fatalf("merge.Load(merged.json of %s): %v", gc.name, err)
+				t.Fatalf("loadReport(merged.json of %s): %v", gc.name, err)
 			}
 			fromJSON := gc.render(t, again)
 			if diff := cmp.Diff(fromTree, fromJSON); diff != "" {
@@ -311,7 +312,7 @@ func TestGoldenMergeRefuses(t *testing.T) {
 	}
 	for _, c := range tc {
 		t.Run(c.tree, func(t *testing.T) {
-			rep, err := merge.Load([]string{filepath.Join(treesDir, c.tree)}, merge.Options{})
+			rep, err := loadReport([]string{filepath.Join(treesDir, c.tree)}, merge.Options{})
 			if err == nil {
 				t.Fatalf("merge.Load gave a report (verdict %q), want an error", rep.Verdict)
 			}
@@ -322,4 +323,14 @@ func TestGoldenMergeRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadReport reads paths and builds their report as the CLI does
+// (collect.LoadInput, then merge.Build).
+func loadReport(paths []string, opts merge.Options) (*merge.Report, error) {
+	in, err := collect.LoadInput(paths, collect.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return merge.Build(in, opts)
 }

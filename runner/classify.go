@@ -171,7 +171,7 @@ func (r *Runner) evidence(c *Case, kernelStart int64) evidence {
 		for i := range c.Entry.Servers {
 			ev.Kvcached = ev.Kvcached || c.Entry.Servers[i].Kvcached()
 		}
-		if c.Entry.Kind == KindSetup {
+		if c.Entry.spec().engineSetup {
 			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, c.Entry.Engine+"-install.log")
 		}
 	}

@@ -460,21 +460,16 @@ func (k *coloc) result() collect.CaseResult {
 
 // causes are the caused_by rules of the case's kind (docs/runner.md §5.9).
 func (k *coloc) causes() []checks.Cause {
-	name := func(i int) string {
+	spec := k.c.Entry.spec()
+	if spec.causes == nil {
+		return nil
+	}
+	return spec.causes(func(i int) string {
 		if i < len(k.plans) {
 			return k.plans[i].Name
 		}
 		return ""
-	}
-	switch k.c.Entry.Kind {
-	case KindElastic:
-		return checks.ElasticCauses(name(0), name(1))
-	case KindLimit:
-		return checks.LimitCauses(name(0))
-	case KindPriority:
-		return checks.PriorityCauses(name(0), name(1))
-	}
-	return nil
+	})
 }
 
 // segmentsSummary is the elastic log's `segments`: per server (its IPC name)

@@ -61,8 +61,8 @@ func TestInterruptWritesThePartBeforeTheCaseEnds(t *testing.T) {
 }
 
 // interruptSim runs the smoke profile's vLLM cases with a simulated server
-// that ignores SIGINT and SIGTERM, interrupts it once the case polls
-// /health, and calls second (if set) once the server has ignored the stop
+// that ignores SIGINT and SIGTERM, interrupts it when its /health first
+// answers (interruptOnReady), and calls second (if set) once the server has ignored the stop
 // signal. A guard SIGKILLs the server after 30 s (a bound against a hang, not
 // a timing assertion) and reports whether it had to.
 func interruptSim(t *testing.T, tweak func(*Runner), second func()) (*Outcome, *Runner, bool) {
@@ -73,14 +73,17 @@ func interruptSim(t *testing.T, tweak func(*Runner), second func()) (*Outcome, *
 	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "ignore-stop", ctx, func(r *Runner) {
 		tweak(r)
 		dir := filepath.Join(r.OutDir, "vllm-qwen05b-kv_c1")
-		go func() {
-			waitFile(filepath.Join(dir, "serve.log"), "/health", done)
-			cancel()
-			if second != nil {
+		interruptOnReady(r, "vllm-qwen05b-kv_c1", cancel)
+		if second != nil {
+			go func() {
+				// The case then waits for a server that ignores the
+				// signal (its stop timeout is the caller's), so the
+				// line, once logged, stays while nothing moves on: a
+				// slow poll sees it late, never too late.
 				waitFile(filepath.Join(dir, "serve.log"), "fault ignore-stop", done)
 				second()
-			}
-		}()
+			}()
+		}
 		go func() {
 			select {
 			case <-done:

@@ -63,6 +63,9 @@ type kindSpec struct {
 	// setup.json once when the plan has an entry of the kind; nil: none
 	// (the server case's are always there, see BuildSetup).
 	describe func(s *collect.Setup)
+	// causes are a co-location kind's caused_by rules (docs/runner.md
+	// §5.9), given its servers' names by index; nil: none.
+	causes func(server func(int) string) []checks.Cause
 	// needs are the capabilities its cases need of every engine of their
 	// servers (docs/runner.md §2.7): a case whose engine lacks one is
 	// skipped, not failed.
@@ -98,7 +101,8 @@ func builtinKinds() []kindSpec {
 			describe: func(s *collect.Setup) {
 				s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
 			},
-			run: runElastic,
+			causes: func(n func(int) string) []checks.Cause { return checks.ElasticCauses(n(0), n(1)) },
+			run:    runElastic,
 		},
 		{
 			name: KindLimit, servers: 1,
@@ -107,7 +111,8 @@ func builtinKinds() []kindSpec {
 			describe: func(s *collect.Setup) {
 				s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
 			},
-			run: runLimit,
+			causes: func(n func(int) string) []checks.Cause { return checks.LimitCauses(n(0)) },
+			run:    runLimit,
 		},
 		{
 			name: KindPriority, servers: 2,

@@ -141,12 +141,13 @@ func TestMemSamplerRunStops(t *testing.T) {
 	s := &memSampler{GPU: &fakeGPU{used: 1}, Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec},
 		Names: []string{"x"}, IPCs: []string{"x"}}
 	stop := s.Run(context.Background(), 5*time.Millisecond)
-	time.Sleep(60 * time.Millisecond)
+	// Wait for readings (bounded) rather than for a time: how many a loaded
+	// machine takes in 60 ms is its speed, not the sampler's.
+	waitFor(t, "3 readings at a 5 ms period", func() bool { return len(s.Readings(time.Time{}, time.Time{})) >= 3 })
 	stop()
 	n := len(s.Readings(time.Time{}, time.Time{}))
-	if n < 3 {
-		t.Errorf("only %d readings in 60 ms at a 5 ms period", n)
-	}
+	// stop waits for the calls in flight, so nothing may come after it;
+	// 20 ms is four periods in which a sampler still running would record.
 	time.Sleep(20 * time.Millisecond)
 	if m := len(s.Readings(time.Time{}, time.Time{})); m != n {
 		t.Errorf("%d readings after stop, %d at stop", m, n)

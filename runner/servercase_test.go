@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,17 +239,12 @@ func TestSimInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, r := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "", ctx, func(r *Runner) {
-		// Interrupt while the second server case runs.
-		go func() {
-			for {
-				data, _ := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen05b-kv_c0", "serve.log"))
-				if strings.Contains(string(data), "/health") {
-					cancel()
-					return
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		}()
+		// Interrupt while the second server case runs: when its server's
+		// /health first answers, before the case sees the answer. The
+		// trigger is in the request path rather than a poll of serve.log,
+		// which on a loaded machine could notice the line only after the
+		// case had finished.
+		interruptOnReady(r, "vllm-qwen05b-kv_c0", cancel)
 	})
 	if !out.Interrupted {
 		t.Fatal("not interrupted")
@@ -266,6 +262,40 @@ func TestSimInterruptedRun(t *testing.T) {
 		t.Fatalf("cases %v", caseNames(out.Cases))
 	}
 }
+
+// interruptOnReady makes r call cancel when a /health request of case
+// answers 200, before the case receives the answer: r's server kind notes
+// the case that runs, and r's HTTP client (every server request, /health
+// included) checks it.
+func interruptOnReady(r *Runner, caseName string, cancel func()) {
+	spec, _ := kindOf(KindServer)
+	var running atomic.Value // the name of the server case that runs
+	running.Store("")
+	if r.Kinds == nil {
+		r.Kinds = map[string]Kind{}
+	}
+	r.Kinds[KindServer] = KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		running.Store(c.Entry.Name)
+		defer running.Store("")
+		return spec.run.Run(ctx, c)
+	})
+	base := http.DefaultTransport
+	if r.HTTP != nil && r.HTTP.Transport != nil {
+		base = r.HTTP.Transport
+	}
+	var once sync.Once
+	r.HTTP = &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := base.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusOK && req.URL.Path == "/health" && running.Load() == caseName {
+			once.Do(cancel)
+		}
+		return resp, err
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // fakeVLLM answers completions with the cached tokens it holds for a prompt
 // seen before, and POST /reset_prefix_cache with 200, emptying its cache

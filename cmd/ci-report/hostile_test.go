@@ -119,7 +119,7 @@ func TestHostileInputs(t *testing.T) {
 			// that does not end.
 			mustDo(t, os.Truncate(filepath.Join(vllm, "cases.jsonl"), 1<<40))
 		}, []string{
-			`vLLM: cases.jsonl: line 13: byte 0: invalid character '\x00' looking for beginning of value (line skipped)`,
+			`vLLM: cases.jsonl: line 13: byte 0: invalid character '\x00' at start of value (line skipped)`,
 			"vLLM: cases.jsonl: line 13: no end of line within 256 MiB after the error above; the rest of cases.jsonl is not read",
 		}, true, 12},
 		{"log nested 9,990 deep", func(t *testing.T, vllm string) {

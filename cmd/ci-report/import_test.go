@@ -96,7 +96,7 @@ func TestImportParentAndFix(t *testing.T) {
 					t.Errorf("comment lacks %q:\n%s", w, comment)
 				}
 			}
-			rep, err := merge.Load([]string{part}, merge.Options{})
+			rep, err := loadReport([]string{part}, collect.LoadOptions{}, merge.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestJUnitRoundTrip(t *testing.T) {
 			if !filepath.IsAbs(src) {
 				src = treePath(tree)
 			}
-			orig, err := merge.Load([]string{src}, merge.Options{})
+			orig, err := loadReport([]string{src}, collect.LoadOptions{}, merge.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestJUnitRoundTrip(t *testing.T) {
 			if code, _, stderr := runCLI(t, "import", "junit", file, "--part", "back", "--out", part, "--profile", profile); code != exitOK {
 				t.Fatalf("import junit: exit %d: %s", code, stderr)
 			}
-			back, err := merge.Load([]string{part}, merge.Options{})
+			back, err := loadReport([]string{part}, collect.LoadOptions{}, merge.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,7 +62,7 @@ func runMerge(_ context.Context, e *env, o mergeOptions) error {
 		}
 		opts.Expected = exp
 	}
-	rep, err := merge.Load(o.Paths, opts)
+	rep, err := loadReport(o.Paths, collect.LoadOptions{}, opts)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

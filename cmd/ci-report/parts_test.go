@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/runner"
 )
@@ -139,7 +140,7 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 	if code := mainEnv(context.Background(), e, []string{"merge", "--plan", plan, "--out", merged, vllmOnly}); code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errb)
 	}
-	rep, err := merge.ReadMerged(merged)
+	rep, err := loadReport([]string{merged}, collect.LoadOptions{}, merge.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -38,7 +39,7 @@ type renderInputs struct {
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
 	// LoadTree reads part directories, artifact roots or a merged.json;
-	// merge.Load by default; readReport asks it to leave out the cases' logs.
+	// loadReport, leaving out the cases' logs, by default.
 	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
 	// ReadFile reads the --config file; os.ReadFile by default.
 	ReadFile func(string) ([]byte, error)
@@ -224,13 +225,15 @@ func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cf
 }
 
 // readReport merges the given directories, or reads one merged.json: both
-// through merge.Load, so that they give byte-identical documents.
+// through loadReport, so that they give byte-identical documents.
 func (r *renderInputs) readReport(e *env, args []string, opts merge.Options) (*merge.Report, error) {
-	// Rendered only: no document shows a case's log.
-	opts.SkipLogs = true
 	loadTree := r.LoadTree
 	if loadTree == nil {
-		loadTree = merge.Load
+		loadTree = func(paths []string, opts merge.Options) (*merge.Report, error) {
+			// Rendered only: no document shows a case's log, so none is
+			// kept and render's memory does not grow with them.
+			return loadReport(paths, collect.LoadOptions{SkipLogs: true}, opts)
+		}
 	}
 	rep, err := loadTree(args, opts)
 	if err != nil {
@@ -252,4 +255,15 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// loadReport reads paths from disk (collect.LoadInput: part directories
+// and artifact roots, or one merged.json) and builds their report
+// (merge.Build, which reads nothing): the one way the CLI gets a report.
+func loadReport(paths []string, load collect.LoadOptions, opts merge.Options) (*merge.Report, error) {
+	in, err := collect.LoadInput(paths, load)
+	if err != nil {
+		return nil, err
+	}
+	return merge.Build(in, opts)
 }

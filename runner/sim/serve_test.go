@@ -541,6 +541,12 @@ func TestServeFaults(t *testing.T) {
 					t.Fatalf("request %d of 3: %d %s", i, results[i].status, results[i].body)
 				}
 			}
+			// Four at once is. A limit below one request holds each of them
+			// waiting for memory (up to the 300 s allocation wait, scaled),
+			// so all four are in flight together however slowly the client
+			// sends them: without it the first could finish (84 ms of decode
+			// at the tests' scale) before a loaded machine sent the fourth.
+			runKvctlChild(t, dir, nil, "limit", "e2e_crash", "1M")
 			for i := 0; i < 4; i++ {
 				wg.Add(1)
 				go func() { defer wg.Done(); results[i] = c.complete("vllm", doc(10+i, 300), 1024, true) }()
@@ -663,6 +669,22 @@ func TestPriorityProtocol(t *testing.T) {
 			if got := ledger(t, dir)["e2e_p_h"].Priority; (got == 1) == (c.faults == "reject-priority") {
 				t.Fatalf("H priority %d after kvctl (%q)", got, out)
 			}
+			// The fill and the burst are measured by the world's high-water
+			// marks (Peaks), not by polling: under cap-not-lifted L trims its
+			// idle cache to the cap whenever it has been idle for the
+			// retention grace, which on a loaded machine can happen between
+			// two of the fill's batches, so the cache held once the fill
+			// ends is not what it reached.
+			peaks := NewPeaks(dir)
+			segPeak := func(ipc string) int64 {
+				t.Helper()
+				_, seg, err := peaks.ReadPeaks(0, []string{ipc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return seg[ipc]
+			}
+			segPeak("e2e_p_l") // marks start from here
 			// Fill L: 24 distinct 3000-word prompts, 1 token, 8 at a time.
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, 8)
@@ -678,7 +700,7 @@ func TestPriorityProtocol(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			filled := ledger(t, dir)["e2e_p_l"].ChargedBytes
+			filled := segPeak("e2e_p_l") // charged_bytes is used_bytes here
 			if filled < 800*mib {
 				t.Fatalf("L holds %d MiB after the fill, want ≥ 800", filled/mib)
 			}
@@ -692,6 +714,7 @@ func TestPriorityProtocol(t *testing.T) {
 				t.Fatalf("L holds %d of %d MiB after the retention grace; want held=%v", atBurst/mib, filled/mib, c.wantHeldAfterGrace)
 			}
 			freeAtBurst := 4096 - mustUsed(t, dir)
+			segPeak("e2e_p_h") // H's marks start at the burst
 			// Burst H: 20 × (3000 + 1024) tokens ≈ 943 MiB, all at once.
 			stopSampling := make(chan struct{})
 			var maxShort, maxWater int64
@@ -722,18 +745,8 @@ func TestPriorityProtocol(t *testing.T) {
 					}
 				}()
 			}
-			hPeak := int64(0)
-			burstDone := make(chan struct{})
-			go func() { wg.Wait(); close(burstDone) }()
-		peak:
-			for {
-				hPeak = max(hPeak, ledger(t, dir)["e2e_p_h"].ChargedBytes)
-				select {
-				case <-burstDone:
-					break peak
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
+			wg.Wait()
+			hPeak := segPeak("e2e_p_h")
 			close(stopSampling)
 			<-sampled
 			lAfter := ledger(t, dir)["e2e_p_l"].ChargedBytes

@@ -3,8 +3,11 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
+
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -17,8 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// refSummary is summary.json as encoding/json decodes it when the reader has
-// no phases field: the reference the scanner must agree with.
+// refSummary is summary.json as json.Unmarshal (encoding/json/v2) decodes
+// it with the readers' options when the reader has no phases field: the
+// reference the streaming reader must agree with.
 type refSummary struct {
 	OK    bool      `json:"ok"`
 	Cases []refCase `json:"cases"`
@@ -29,6 +33,8 @@ type refCase struct {
 	OK        bool            `json:"ok"`
 	Skipped   string          `json:"skipped"`
 	DurationS float64         `json:"duration_s"`
+	Class     string          `json:"class"`
+	ClassWhy  string          `json:"class_why"`
 	Checks    []Check         `json:"checks"`
 	Log       json.RawMessage `json:"log"`
 }
@@ -37,96 +43,110 @@ type refCase struct {
 // megabytes).
 var rawEqual = cmp.Comparer(func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 
-// checkAgreement scans data and compares the result with encoding/json's:
-// the same documents are malformed, every slot of cases holds what
-// encoding/json decodes into it (logs compacted), except that a case
-// encoding/json cannot decode (a kept field of the wrong type) is a defect
-// of its slot instead of an error of the document; and the cases kept are
-// the slots without a defect that have a name.
+// readWith reads data as summary.json in pieces of any size, with or
+// without the phases fast path, keeping logs or not.
+func readWith(data []byte, half, fast, skipLogs bool) (*SummaryResult, error) {
+	var in io.Reader = bytes.NewReader(data)
+	if half {
+		in = iotest.HalfReader(in)
+	}
+	r := newCaseReader(in, 3, skipLogs)
+	r.filter.off = !fast
+	return r.summary()
+}
+
+// checkAgreement reads data and compares the result with json.Unmarshal's:
+// the same documents are malformed; the fast path changes nothing, not even
+// an error's byte; each case json.Unmarshal decodes is kept as it decodes
+// it (logs compacted), unless it is named as left out for a reason
+// json.Unmarshal does not know (no name, a log that is not an object, a
+// kept value over its bounds); and a case json.Unmarshal cannot decode (a
+// kept field of the wrong type) is left out instead of failing the
+// document.
 func checkAgreement(t *testing.T, data []byte) {
 	t.Helper()
 	var ref refSummary
-	refErr := json.Unmarshal(data, &ref)
-	// Read in small pieces so every buffer boundary is crossed somewhere.
-	got, err := ScanSummary(iotest.HalfReader(bytes.NewReader(data)))
-	got2, err2 := ScanSummary(bytes.NewReader(data))
-	if (err == nil) != (err2 == nil) {
-		t.Fatalf("scanner disagrees with itself across reads: %v vs %v", err, err2)
-	}
-	if err == nil && !cmp.Equal(got, got2, rawEqual) {
-		t.Fatalf("scanner result depends on read sizes:\n%s", cmp.Diff(got2, got))
-	}
-	// Skipping logs reads the same cases, leaves out the same, keeps no log.
-	noLogs, err3 := scanSummary(newReader(iotest.HalfReader(bytes.NewReader(data)), true))
-	if (err == nil) != (err3 == nil) {
-		t.Fatalf("skipping logs changes what is refused: %v vs %v", err, err3)
-	}
-	if err == nil {
-		withoutLogs := *got
-		withoutLogs.Cases = nil
-		for _, c := range got.Cases {
-			c.Log = nil
-			withoutLogs.Cases = append(withoutLogs.Cases, c)
+	refErr := jsonv2.Unmarshal(data, &ref, readOptions)
+	got, err := readWith(data, true, true, false)
+	for _, v := range []struct {
+		name           string
+		half, fast, nl bool
+	}{{"read whole", false, true, false}, {"without the fast path", true, false, false}, {"skipping logs", true, true, true}} {
+		other, oerr := readWith(data, v.half, v.fast, v.nl)
+		if fmt.Sprint(err) != fmt.Sprint(oerr) {
+			t.Fatalf("%s: error %v, want %v: %q", v.name, oerr, err, data)
 		}
-		if withoutLogs.Cases == nil {
-			withoutLogs.Cases = []CaseResult{}
+		if err != nil {
+			continue
 		}
-		if diff := cmp.Diff(&withoutLogs, noLogs, rawEqual); diff != "" {
-			t.Fatalf("skipping logs reads differently (-with logs, less them +skipping):\n%s", diff)
+		want := *got
+		if v.nl {
+			want.Cases = nil
+			for _, c := range got.Cases {
+				c.Log = nil
+				want.Cases = append(want.Cases, c)
+			}
+			if want.Cases == nil {
+				want.Cases = []CaseResult{}
+			}
+		}
+		if diff := cmp.Diff(&want, other, rawEqual); diff != "" {
+			t.Fatalf("%s reads differently (-want +got):\n%s", v.name, diff)
 		}
 	}
-	var te *json.UnmarshalTypeError
-	caseTypeErr := errors.As(refErr, &te) && (strings.HasPrefix(te.Field, "cases.") || te.Field == "cases" && ref.Cases != nil)
+	if !jsontext.Value(data).IsValid(readOptions) {
+		// json.Unmarshal may say first what it cannot decode; the
+		// document is malformed all the same.
+		if err == nil {
+			t.Fatalf("a malformed document was read: %q", data)
+		}
+		return
+	}
+	var se *jsonv2.SemanticError
+	caseErr := errors.As(refErr, &se) && strings.HasPrefix(string(se.JSONPointer), "/cases/")
 	switch {
-	case caseTypeErr && err != nil && !strings.HasPrefix(err.Error(), "ok: "):
-		t.Fatalf("a case encoding/json cannot decode (%v) made the scanner refuse the document: %v: %q", refErr, err, data)
-	case refErr != nil && !caseTypeErr && err == nil:
-		t.Fatalf("encoding/json refuses (%v) but the scanner accepts %q", refErr, data)
+	case caseErr && err != nil && !strings.HasPrefix(err.Error(), "ok: "):
+		t.Fatalf("a case json.Unmarshal cannot decode (%v) made the reader refuse the document: %v: %q", refErr, err, data)
+	case refErr != nil && !caseErr && err == nil:
+		t.Fatalf("json.Unmarshal refuses (%v) but the reader accepts %q", refErr, data)
 	case refErr == nil && ref.Cases != nil && err != nil:
-		t.Fatalf("encoding/json accepts but the scanner refuses (%v): %q", err, data)
+		t.Fatalf("json.Unmarshal accepts but the reader refuses (%v): %q", err, data)
 	case refErr == nil && ref.Cases == nil && err == nil:
-		t.Fatalf("scanner accepts a summary without a cases array: %q", data)
+		t.Fatalf("reader accepts a summary without a cases array: %q", data)
 	case err != nil:
 		return
 	}
-	slots, defects, ok, err := newScanner(bytes.NewReader(data)).summarySlots()
-	if err != nil {
-		t.Fatalf("summarySlots refuses what ScanSummary accepts: %v", err)
+	dropped := map[string]string{}
+	for _, d := range got.Dropped {
+		where, _, _ := strings.Cut(d, ":")
+		where, _, _ = strings.Cut(where, ".")
+		dropped[where] = d
 	}
-	if len(slots) != len(ref.Cases) || len(defects) != len(slots) {
-		t.Fatalf("%d slots (%d defects), encoding/json has %d: %q", len(slots), len(defects), len(ref.Cases), data)
+	if caseErr {
+		if len(got.Dropped) == 0 {
+			t.Fatalf("json.Unmarshal cannot decode a case (%v), but no case was left out: %q", refErr, data)
+		}
+		return // json.Unmarshal stops at the first error: nothing to compare
 	}
-	if ok != ref.OK || got.OK != ref.OK {
-		t.Fatalf("ok = %v, encoding/json %v", ok, ref.OK)
+	if got.OK != ref.OK {
+		t.Fatalf("ok = %v, json.Unmarshal %v", got.OK, ref.OK)
 	}
 	var want []CaseResult
-	nDefects := 0
 	for i, c := range ref.Cases {
-		if defects[i] != nil {
-			nDefects++
+		if d, ok := dropped[fmt.Sprintf("cases[%d]", i)]; ok {
+			if !strings.Contains(d, "missing or empty") && !strings.Contains(d, "null, not a case") &&
+				!strings.Contains(d, ".log: want object") && !strings.Contains(d, ", not read") {
+				t.Fatalf("cases[%d] left out (%s) but json.Unmarshal decodes it: %q", i, d, data)
+			}
 			continue
 		}
-		w := CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Checks: c.Checks, Log: CompactJSON(c.Log)}
-		if diff := cmp.Diff(w, slots[i], rawEqual); diff != "" {
-			t.Fatalf("cases[%d] differs from encoding/json (-json +scanner):\n%s\ninput %q", i, diff, data)
-		}
-		if w.Name == "" {
-			nDefects++
-			continue
-		}
-		want = append(want, w)
-	}
-	if caseTypeErr && nDefects == 0 {
-		t.Fatalf("encoding/json cannot decode a case (%v), but no case was left out: %q", refErr, data)
+		want = append(want, CaseResult{Name: c.Name, OK: c.OK, SkipReason: c.Skipped, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy, Checks: c.Checks, Log: CompactJSON(c.Log)})
 	}
 	if want == nil {
 		want = []CaseResult{}
 	}
 	if diff := cmp.Diff(want, got.Cases, rawEqual); diff != "" {
-		t.Fatalf("kept cases (-want +got):\n%s\ninput %q", diff, data)
-	}
-	if len(got.Dropped) != nDefects {
-		t.Fatalf("dropped %q, want %d", got.Dropped, nDefects)
+		t.Fatalf("kept cases (-json.Unmarshal +reader):\n%s\ninput %q", diff, data)
 	}
 }
 
@@ -137,11 +157,14 @@ func TestScanSummaryAgreesWithEncodingJSON(t *testing.T) {
 		{"empty cases", `{"ok":true,"cases":[]}`},
 		{"one case with phases", `{"ok":false,"cases":[{"name":"a","ok":true,"checks":[{"name":"c","ok":true,"detail":"d"}],"log":{"x":[1,2]},"phases":{"p":{"name":"p","concurrency":2,"results":[{"status":200,"token_ids":[1,2,3],"text":"h\u00e9\n\"q\"","latency_s":1.5e-3,"error":null}]}}}]}`},
 		{"skipped and duration", `{"ok":true,"cases":[{"name":"a","ok":true,"skipped":"kvctl has no priority command","duration_s":12.5,"checks":[]}]}`},
+		{"class, read from the tags alone", `{"cases":[{"name":"a","ok":false,"class":"infra","class_why":"no GPU","checks":[]}]}`},
+		{"class wrong type", `{"cases":[{"name":"a","class":1}]}`},
 		{"skipped wrong type", `{"cases":[{"name":"a","skipped":true}]}`},
 		{"duration wrong type", `{"cases":[{"name":"a","duration_s":"1s"}]}`},
 		{"unknown fields", `{"x":[{"y":{}}],"cases":[{"zz":-0.5E+10,"name":"b"}],"ok":null}`},
 		{"case-insensitive keys", `{"CASES":[{"Name":"a","OK":true,"Checks":[],"LOG":{}}]}`},
-		{"repeated keys merge", `{"cases":[{"name":"x","checks":[{"name":"c","detail":"d"}]}],"cases":[{"ok":true,"checks":[{"ok":true}]}]}`},
+		{"repeated keys: the last counts", `{"cases":[{"name":"x","checks":[{"name":"c","detail":"d"}]}],"cases":[{"ok":true,"checks":[{"ok":true}]}]}`},
+		{"repeated case key", `{"cases":[{"name":"x","name":"y","checks":[{"ok":true}],"checks":null}]}`},
 		{"null cases after array", `{"cases":[{"name":"x"}],"cases":null}`},
 		{"null case", `{"cases":[null,{"name":"a"}]}`},
 		{"null fields", `{"cases":[{"name":null,"ok":null,"checks":null,"log":null}]}`},
@@ -187,12 +210,12 @@ func TestScanSummaryErrorsNameTheField(t *testing.T) {
 	}{
 		{"cases type", `{"cases":"x"}`, "cases: want array, got string"},
 		{"cases missing", `{"ok":true}`, "cases: missing: want an array of cases"},
-		{"phases syntax", `{"cases":[{"name":"a","phases":{"p":[1,2,x]}}]}`, "cases[0].phases: byte 41: invalid character 'x' looking for beginning of value"},
+		{"phases syntax", `{"cases":[{"name":"a","phases":{"p":[1,2,x]}}]}`, "cases[0].phases: byte 41: invalid character 'x' at start of value"},
 		{"torn", `{"cases":[{"name":"a","phases":[1,2`, "cases[0].phases: unexpected end of input"},
 		{"not an object", `[1]`, "want object, got array"},
 		{"trailing", `{"cases":[]}]`, "byte 12: invalid character ']' after top-level value"},
-		{"hostile key", `{"cases":[{"` + strings.Repeat("k.", 100) + `":[1,}]}`, `cases[0]."k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k…": byte 217: invalid character '}' looking for beginning of value`},
-		{"log syntax", `{"cases":[{"log":{"a":tru}}]}`, "cases[0].log: byte 25: invalid character '}' in literal true (expecting 'e')"},
+		{"hostile key", `{"cases":[{"` + strings.Repeat("k.", 100) + `":[1,}]}`, `cases[0]."k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k.k…": byte 216: invalid character ',' at start of value`},
+		{"log syntax", `{"cases":[{"log":{"a":tru}}]}`, "cases[0].log.a: byte 25: invalid character '}' in literal true (expecting 'e')"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ScanSummary(strings.NewReader(tc.in))
@@ -346,8 +369,9 @@ func TestScanCasesJSONL(t *testing.T) {
 	}
 }
 
-// FuzzLoadSummary checks that the scanner accepts and refuses what
-// encoding/json does, and reads the same cases, at any read size.
+// FuzzLoadSummary checks that the reader accepts and refuses what
+// json.Unmarshal does, and reads the same cases, at any read size, with and
+// without the fast path.
 func FuzzLoadSummary(f *testing.F) {
 	for _, s := range []string{
 		`{"ok":true,"cases":[]}`,
@@ -363,8 +387,9 @@ func FuzzLoadSummary(f *testing.F) {
 	})
 }
 
-// BenchmarkScanSummary scans a summary.json of token-heavy phases from
-// memory: the speed of the scanner alone, without disk reads.
+// BenchmarkScanSummary reads a summary.json of token-heavy phases from
+// memory: the speed of the reader alone, without disk reads, with its fast
+// path and without it (jsontext alone).
 func BenchmarkScanSummary(b *testing.B) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"ok":true,"cases":[`)
@@ -390,20 +415,27 @@ func BenchmarkScanSummary(b *testing.B) {
 	}
 	buf.WriteString(`]}`)
 	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := ScanSummary(bytes.NewReader(data)); err != nil {
-			b.Fatal(err)
+	for _, fast := range []bool{true, false} {
+		name := "fast-path"
+		if !fast {
+			name = "jsontext-alone"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := readWith(data, false, fast, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
 // TestScanIntegerArraysAgree drives the integer fast path (eight bytes at a
 // time, falling back near the buffer's end and at white space) with arrays
 // of numbers in many spellings, some invalid, and checks agreement with
-// encoding/json on each.
+// json.Unmarshal and with the reader without the fast path on each.
 func TestScanIntegerArraysAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	valid := []string{"0", "-0", "7", "42", "151935", "-12", "12345678", "123456789", "1234567890123", "1.5", "2e3", "-0.25E-2", `"x"`, "null", "[]", "[1,2]", "{}"}
@@ -442,9 +474,9 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 	// are fine.
 	big := strings.Repeat("x", 3<<20)
 	in := `{"cases":[{"name":"a","phases":{"p":"` + big + `"},"log":{"e":"` + big + `"}},{"name":"b","checks":[{"name":"c","detail":"` + big + `"}]},{"name":"c","log":{}}]}`
-	s := newScanner(iotest.HalfReader(strings.NewReader(in)))
-	s.recLimit = 1 << 20
-	sum, err := scanSummary(s)
+	s := newCaseReader(iotest.HalfReader(strings.NewReader(in)), 3, false)
+	s.limit = 1 << 20
+	sum, err := s.summary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,20 +485,20 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 		t.Errorf("dropped (-want +got):\n%s\ncases %+v", diff, sum.Cases)
 	}
 	// A log that is not kept is held to the same bound.
-	s = newReader(strings.NewReader(in), true)
-	s.recLimit = 1 << 20
-	if sum, err := scanSummary(s); err != nil || !cmp.Equal(want, sum.Dropped) || len(sum.Cases) != 1 || sum.Cases[0].Log != nil {
+	s = newCaseReader(strings.NewReader(in), 3, true)
+	s.limit = 1 << 20
+	if sum, err := s.summary(); err != nil || !cmp.Equal(want, sum.Dropped) || len(sum.Cases) != 1 || sum.Cases[0].Log != nil {
 		t.Errorf("skipping logs: %v, dropped %q", err, sum.Dropped)
 	}
-	s = newScanner(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"` + big + `"}}]}`))
-	s.recLimit = 1 << 20
-	if sum, err := scanSummary(s); err != nil || len(sum.Cases) != 1 || len(sum.Dropped) != 0 {
+	s = newCaseReader(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"`+big+`"}}]}`), 3, false)
+	s.limit = 1 << 20
+	if sum, err := s.summary(); err != nil || len(sum.Cases) != 1 || len(sum.Dropped) != 0 {
 		t.Errorf("skipped value over the limit: %v", err)
 	}
 	// The top-level ok is no case: a document error.
-	s = newScanner(strings.NewReader(`{"ok":"` + big + `","cases":[]}`))
-	s.recLimit = 1 << 20
-	if _, err := scanSummary(s); err == nil || err.Error() != "ok: value over 1 MiB, not read" {
+	s = newCaseReader(strings.NewReader(`{"ok":"`+big+`","cases":[]}`), 3, false)
+	s.limit = 1 << 20
+	if _, err := s.summary(); err == nil || err.Error() != "ok: value over 1 MiB, not read" {
 		t.Errorf("ok over the limit: %v", err)
 	}
 }

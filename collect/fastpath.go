@@ -1,0 +1,328 @@
+package collect
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"io"
+	"math/bits"
+	"slices"
+)
+
+// phasesFilter is the one fast path beside jsontext. The phases of a case
+// are most of a summary.json, and most of the phases are arrays of token
+// ids; jsontext reads an array element as a token, several times slower
+// than the disk delivers them. So, in front of the decoder, phasesFilter
+// takes out each element of such an array that is an integer followed by a
+// comma and another integer: the decoder still reads the last element, the
+// brackets and everything else. It does so only inside the value of a
+// "phases" key of a case object (which every reader skips), and only for an
+// element whose syntax it has checked itself, so that a document reads the
+// same with the filter as without it: its syntax errors are the decoder's,
+// at the same bytes once inputOffset has put back what was taken out
+// (BenchmarkScanSummary measures both, TestPhasesFilterAgrees compares
+// them).
+//
+// The filter follows the document with a lexer that knows strings, escapes,
+// nesting and which containers are arrays. Its state is exact as long as
+// what it has read is the start of a valid document; after the first
+// syntax error the decoder fails at that error, whatever follows.
+type phasesFilter struct {
+	r io.Reader
+	// caseDepth is the nesting at which the keys of a case lie: 3 in
+	// summary.json ({"cases": [{...), 1 in a cases.jsonl line.
+	caseDepth int
+	// arrays holds, per open container, whether it is an array; over
+	// maxNesting the filter stops (the decoder refuses such a document).
+	arrays []bool
+	off    bool
+
+	inString, escaped bool
+	// match is how much of "phases" the string being read at caseDepth
+	// has matched (-1: not that string); key says that the last string
+	// closed there was exactly "phases".
+	match int
+	key   bool
+	// phases is set inside the value of a phases key; elem at the start
+	// of an array element there.
+	phases, elem bool
+
+	// cuts are the spans taken out of the current Read; taken, per span
+	// taken out so far, where it was in the output and how many bytes the
+	// output lacks up to there (see inputOffset); in, out count the bytes
+	// read and passed on.
+	cuts    [][2]int
+	taken   []takenSpan
+	in, out int64
+
+	// buf[next:end] is filtered and not yet passed on; err ends the input
+	// once it is.
+	buf       []byte
+	next, end int
+	err       error
+}
+
+// takenSpan says that the output lacks before from bytes of the input.
+type takenSpan struct{ at, before int64 }
+
+// maxNesting is the decoder's limit on nesting depth.
+const maxNesting = 10000
+
+func newPhasesFilter(r io.Reader, caseDepth int) *phasesFilter {
+	f := &phasesFilter{}
+	f.reset(r, caseDepth)
+	return f
+}
+
+// reset makes f filter r from its start, keeping its buffers.
+func (f *phasesFilter) reset(r io.Reader, caseDepth int) {
+	buf, arrays, cuts, taken := f.buf, f.arrays[:0], f.cuts[:0], f.taken[:0]
+	if buf == nil {
+		buf = make([]byte, scanBufSize)
+	}
+	*f = phasesFilter{r: r, caseDepth: caseDepth, match: -1, buf: buf, arrays: arrays, cuts: cuts, taken: taken}
+}
+
+// Read passes on what f has filtered. The input is read and filtered in
+// pieces of scanBufSize, far larger than the decoder's reads, so that few
+// arrays of tokens are cut by a piece's end (which ends the fast path
+// there).
+func (f *phasesFilter) Read(p []byte) (int, error) {
+	if f.next == f.end {
+		if f.err != nil {
+			return 0, f.err
+		}
+		n, err := f.r.Read(f.buf)
+		f.in += int64(n)
+		if !f.off {
+			f.cuts = f.cuts[:0]
+			f.filter(f.buf[:n])
+			n = f.cut(f.buf[:n])
+		}
+		f.out += int64(n)
+		f.next, f.end, f.err = 0, n, err
+		if n == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, f.buf[f.next:f.end])
+	f.next += n
+	return n, nil
+}
+
+// cut takes f.cuts out of b, which f.filter has just read, and returns the
+// length of what is left.
+func (f *phasesFilter) cut(b []byte) int {
+	if len(f.cuts) == 0 {
+		return len(b)
+	}
+	w := f.cuts[0][0]
+	for k, c := range f.cuts {
+		end := len(b)
+		if k+1 < len(f.cuts) {
+			end = f.cuts[k+1][0]
+		}
+		lacks := f.in - f.out - int64(len(b)) // taken out before b
+		f.taken = append(f.taken, takenSpan{at: f.out + int64(w), before: lacks + int64(c[1]-w)})
+		w += copy(b[w:], b[c[1]:end])
+	}
+	return w
+}
+
+// inputOffset is the offset in the input of the byte at offset off of the
+// output.
+func (f *phasesFilter) inputOffset(off int64) int64 {
+	k, _ := slices.BinarySearchFunc(f.taken, off, func(t takenSpan, off int64) int { return cmp.Compare(t.at, off) })
+	if k < len(f.taken) && f.taken[k].at == off {
+		k++
+	}
+	if k == 0 {
+		return off
+	}
+	return off + f.taken[k-1].before
+}
+
+// forget drops what inputOffset knows about the output before off: a
+// reader that has read past it asks no more about it.
+func (f *phasesFilter) forget(off int64) {
+	k, _ := slices.BinarySearchFunc(f.taken, off, func(t takenSpan, off int64) int { return cmp.Compare(t.at, off) })
+	if k > 1 {
+		f.taken = f.taken[:copy(f.taken, f.taken[k-1:])] // from the last span before off
+	}
+}
+
+const phasesKey = "phases"
+
+func (f *phasesFilter) filter(b []byte) {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if f.inString {
+			switch {
+			case f.escaped:
+				f.escaped = false
+			case c == '\\':
+				f.escaped, f.match = true, -1
+			case c == '"':
+				f.inString = false
+				f.key = f.match == len(phasesKey)
+			case f.match >= 0:
+				if f.match < len(phasesKey) && c == phasesKey[f.match] {
+					f.match++
+				} else {
+					f.match = -1
+				}
+			}
+			continue
+		}
+		depth := len(f.arrays)
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue // an element may follow
+		case '"':
+			f.inString, f.match = true, -1
+			if depth == f.caseDepth {
+				f.match = 0
+			}
+		case '{', '[':
+			if depth == maxNesting {
+				f.off = true
+				return
+			}
+			f.arrays = append(f.arrays, c == '[')
+			f.elem = c == '[' && f.phases
+			continue
+		case '}', ']':
+			if depth > 0 {
+				f.arrays = f.arrays[:depth-1]
+			}
+			if depth-1 < f.caseDepth {
+				f.phases = false
+			}
+		case ':':
+			if depth == f.caseDepth {
+				f.phases = f.key
+			}
+		case ',':
+			if depth == f.caseDepth {
+				f.phases = false
+			}
+			f.elem = f.phases && depth > 0 && f.arrays[depth-1]
+			continue
+		default:
+			if f.elem {
+				if j := skipIntegers(b, i); j > i {
+					f.cuts = append(f.cuts, [2]int{i, j})
+					i = j
+				}
+			}
+		}
+		f.elem = false
+	}
+}
+
+// skipIntegers skips, from b[i] (the start of an array element), each
+// element `-?(0|[1-9][0-9]*)` that a comma (and spaces, as Python writes
+// ", ") and another such element's first byte follow, all within b; it
+// returns the index of the first element it did not skip (which the lexer
+// then reads on).
+func skipIntegers(b []byte, i int) int {
+	for {
+		j := skipDigitCommaWords(b, i)
+		if j > i && (j == len(b) || !isIntStart(b[j])) {
+			// The element at j does not start like an integer: leave the
+			// one before it, so that what follows the blanks does.
+			j = i + bytes.LastIndexByte(b[i:j-1], ',') + 1
+		}
+		if j == i {
+			if j = nextInteger(b, i); j == i {
+				break
+			}
+		}
+		i = j
+	}
+	return i
+}
+
+func isIntStart(c byte) bool { return c == '-' || c-'0' < 10 }
+
+// nextInteger returns the start of the element after the one at b[i] when
+// that one is an integer followed by a comma, spaces and an integer's first
+// byte within b; else i.
+func nextInteger(b []byte, i int) int {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	switch {
+	case j >= len(b):
+		return i
+	case b[j] == '0':
+		j++
+	case b[j]-'1' < 9:
+		j++
+		for j < len(b) && b[j]-'0' < 10 {
+			j++
+		}
+	default:
+		return i
+	}
+	if j >= len(b) || b[j] != ',' {
+		return i
+	}
+	j++
+	for j < len(b) && b[j] == ' ' {
+		j++
+	}
+	if j >= len(b) || !isIntStart(b[j]) {
+		return i
+	}
+	return j
+}
+
+// SWAR constants: a byte's high bit, its low seven bits, the ASCII of '0'
+// and ',' in every byte.
+const (
+	highBits  = 0x8080808080808080
+	low7Bits  = 0x7F7F7F7F7F7F7F7F
+	zeroChars = 0x3030303030303030
+	commas    = 0x2C2C2C2C2C2C2C2C
+)
+
+// zeroBytes returns the high bit of every byte of x that is zero (exact: no
+// carry crosses bytes).
+func zeroBytes(x uint64) uint64 { return ^(((x & low7Bits) + low7Bits) | x) & highBits }
+
+// skipDigitCommaWords is the fastest path, for compact integer arrays as
+// encoding/json writes them: from j, the start of an element, it checks
+// eight bytes at a time that they continue the form `[0-9]+(,[0-9]+)*`
+// without a leading zero, and returns the start of the element in which the
+// first word that does not fit (or the end of b) begins. No branch depends
+// on the length of a number.
+func skipDigitCommaWords(buf []byte, j int) int {
+	start := j
+	prevComma := uint64(1) // byte 0 of the first word starts an element
+	for k := j; k+8 <= len(buf); k += 8 {
+		w := binary.LittleEndian.Uint64(buf[k:])
+		t := w ^ zeroChars                                                 // digits become 0..9
+		nonDigit := (((t & low7Bits) + 0x7676767676767676) | t) & highBits // t >= 10, exact
+		comma := zeroBytes(w ^ commas)
+		if nonDigit != comma {
+			break // a byte that is neither digit nor comma
+		}
+		starts := comma<<8 | prevComma<<7 // bytes that must begin a number
+		if comma&starts != 0 {
+			break // two commas in a row
+		}
+		if zs := zeroBytes(t) & starts; zs != 0 {
+			digitNext := (^nonDigit & highBits) >> 8 // byte i+1 is a digit
+			if zs&(digitNext|1<<63) != 0 {
+				break // a leading zero, or a 0 in the last byte whose follower is unknown
+			}
+		}
+		if comma != 0 {
+			start = k + (63-bits.LeadingZeros64(comma))>>3 + 1
+		}
+		prevComma = comma >> 63
+	}
+	return start
+}

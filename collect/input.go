@@ -1,0 +1,105 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// MaxMergedFile bounds a merged.json read back: it holds no phases, so even
+// thousands of cases stay far below this. merge refuses to write more, so
+// that whatever merge wrote, render reads.
+const MaxMergedFile = 512 << 20
+
+// Input is everything a report is made from, read from disk by LoadInput:
+// either the parts of part directories and artifact roots with the perf
+// artifacts, or one merged.json. merge builds the report from it without
+// reading anything itself.
+type Input struct {
+	// Parts are the parts read (LoadPartsWith), without a merged.json.
+	Parts []Part
+	// Perf holds the perf artifacts of the first artifact root that has
+	// perf/ (LoadPerf); nil when none does.
+	Perf *PerfInput
+	// PerfProblems are the defects of the perf artifacts, each naming its
+	// file relative to its root, and a second root with perf/ (whose
+	// artifacts are not read), in the order of the paths.
+	PerfProblems []string
+	// MergedPath and Merged are a merged.json given as the only path: its
+	// path and its bytes, unread as JSON.
+	MergedPath string
+	Merged     []byte
+}
+
+// PerfInput is the perf artifacts of one artifact root.
+type PerfInput struct {
+	Setup   *PerfSetup
+	Summary *PerfSummary
+	// ErrorTxt is set when the root holds error.txt (the perf job could not
+	// start; its text is never read).
+	ErrorTxt bool
+}
+
+// LoadInput reads what paths name: part directories and artifact roots
+// (LoadPartsWith, and LoadPerf for a root that holds perf/), or a single
+// merged.json file, read whole up to MaxMergedFile. A path that does not
+// exist is a part that did not finish (LoadParts); a file among other
+// paths, or a merged.json that cannot be read, is an error.
+func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no part directories, artifact roots or merged.json given")
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue // LoadParts reports what is missing or unreadable
+		}
+		if len(paths) != 1 {
+			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)
+		}
+		data, err := readFile(p, MaxMergedFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w (a file given must be a merged.json; parts are directories)", err)
+		}
+		return &Input{MergedPath: p, Merged: data}, nil
+	}
+	parts, err := LoadPartsWith(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Parts: parts}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() || !IsPerfRoot(p) {
+			continue
+		}
+		if in.Perf != nil {
+			in.PerfProblems = append(in.PerfProblems, fmt.Sprintf("%s also holds perf artifacts; only the first root's are reported", filepath.Base(p)))
+			continue
+		}
+		setup, summary, problems := LoadPerf(p)
+		in.Perf = &PerfInput{Setup: setup, Summary: summary}
+		if _, err := os.Lstat(filepath.Join(p, "error.txt")); err == nil {
+			in.Perf.ErrorTxt = true
+		}
+		in.PerfProblems = append(in.PerfProblems, RelativeProblems(problems, p)...)
+	}
+	return in, nil
+}
+
+// readFile reads the regular file at path whole, refusing it over limit
+// bytes; a file that does not exist gives an error naming it that satisfies
+// errors.Is(err, fs.ErrNotExist).
+func readFile(path string, limit int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(f, path, limit)
+}

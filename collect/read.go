@@ -1,0 +1,777 @@
+package collect
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// summary.json and cases.jsonl are read as a stream of tokens by jsontext
+// (the encoding/json/v2 reader): the few values a report keeps of each case
+// are copied out, bounded, and decoded into a CaseResult by json.Unmarshal
+// through the struct's own tags; everything else, above all the per-request
+// phases, is skipped while its syntax is checked (docs/formats.md §4). The
+// files are never held whole: memory is the decoder's buffer, which grows
+// to the largest single token (a string), plus the kept values.
+
+// readOptions is how every reader of the formats decodes JSON: keys match
+// exactly or else case-insensitively and a repeated key is decoded again (as
+// encoding/json did, so that files it read still read), and invalid UTF-8
+// in a string (a serve.log quoted into a case log) reads as U+FFFD.
+var readOptions = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	json.MatchCaseInsensitiveNames(true),
+)
+
+// scanBufSize is the read buffer of one cases.jsonl reader; a few parts are
+// read at once, so this bounds the memory of reading at a few MiB.
+const scanBufSize = 256 << 10
+
+// maxKeptValue bounds one kept value of a case. Real logs are kilobytes;
+// a value of this size is a broken or hostile file, not one to load.
+const maxKeptValue = 64 << 20
+
+// maxKeptDepth bounds the nesting inside one kept value. Real logs nest
+// five deep (a priority case's ledger); a deeper value is a broken or
+// hostile file. The bound also keeps every value that merged.json holds
+// well inside the decoder's limit of 10000 when render reads it back, since
+// merged.json nests a log no deeper than summary.json does.
+const maxKeptDepth = 64
+
+// bigRecording is the capacity above which a case's buffer of kept values
+// is not kept for the next case: one huge log must not pin its size for the
+// rest of the file.
+const bigRecording = 4 << 20
+
+// errTorn marks an input that ended inside a value: a torn write.
+var errTorn = errors.New("unexpected end of input")
+
+// errNullCase is the defect of a null element of cases.
+var errNullCase = errors.New("null, not a case")
+
+// skippedCaseFields are the CaseResult fields that readers skip: the
+// phases hold every request's tokens and are most of a summary.json; no
+// report shows them.
+var skippedCaseFields = []string{"phases"}
+
+// caseFields are the JSON names of the CaseResult fields a reader keeps,
+// from the struct's tags: a field added to CaseResult is read without any
+// code here.
+var caseFields = func() []string {
+	var names []string
+	t := reflect.TypeFor[CaseResult]()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && !contains(skippedCaseFields, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}()
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// caseReader reads the cases of one summary.json or cases.jsonl.
+type caseReader struct {
+	dec    *jsontext.Decoder
+	filter *phasesFilter
+	// limit and depth bound a kept value (a case's name, checks, log...):
+	// its bytes and its nesting. A value over either is still read to its
+	// end, its syntax checked, but not held, so that only its case is left
+	// out, not the rest of the file.
+	limit, depth int
+	// skipLogs reads each case's log to its end, to the same bounds and
+	// kind, but keeps nothing of it (LoadOptions.SkipLogs).
+	skipLogs bool
+	// kept collects a case's kept values as one object, compact, for
+	// json.Unmarshal.
+	kept []byte
+	// at is the field path of the document ("" for summary.json, "line 3"
+	// for a line of cases.jsonl), before the decoder's JSON pointers.
+	at string
+}
+
+// newCaseReader reads r, in which case objects lie at nesting caseDepth
+// (see phasesFilter).
+func newCaseReader(r io.Reader, caseDepth int, skipLogs bool) *caseReader {
+	f := newPhasesFilter(r, caseDepth)
+	return &caseReader{dec: jsontext.NewDecoder(f, readOptions), filter: f, limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
+}
+
+// reset makes r read another input, keeping its buffers.
+func (r *caseReader) reset(in io.Reader, caseDepth int) {
+	r.filter.reset(in, caseDepth)
+	r.dec.Reset(r.filter, readOptions)
+}
+
+// kindName names a jsontext kind in the words of this package's errors.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	case '0':
+		return "number"
+	}
+	return "nothing"
+}
+
+// readError is err of the decoder (reading at field path where, "" for
+// the document) in this package's words: a malformed document names the
+// field and the byte (`cases[0].phases: byte 41: invalid character 'x' at
+// start of value`), an input that ends inside a value is errTorn. Within a
+// skipped value the path stops at that value (within is its path), since
+// what lies inside was never looked at as fields.
+func (r *caseReader) readError(where string, err error) error {
+	return describeSyntax(where, err, r.filter.inputOffset)
+}
+
+// describeSyntax is readError for a decoder whose offsets input maps to the
+// input's (nil: they are the input's).
+func describeSyntax(where string, err error, input func(int64) int64) error {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return atField(where, err) // the reader's own error, a disk error
+	}
+	off := se.ByteOffset
+	if input != nil {
+		off = input(off)
+	}
+	var inner error
+	switch {
+	case errors.Is(se.Err, io.ErrUnexpectedEOF):
+		inner = errTorn
+	case se.Err == nil:
+		inner = fmt.Errorf("byte %d: syntax error", off)
+	default:
+		inner = fmt.Errorf("byte %d: %s", off, se.Err)
+	}
+	return atField(where, inner)
+}
+
+// keptError is readError for a malformed kept value: the decoder's
+// pointer names the field inside it.
+func (r *caseReader) keptError(err error) error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return r.readError(joinField(r.at, pointerPath(se.JSONPointer)), err)
+	}
+	return atField(r.at, err)
+}
+
+// record consumes one value and appends it, compact, to r.kept, unless
+// discard. A value over r.limit bytes or nested deeper than r.depth is
+// consumed but not held: what was appended is taken back and bad says why;
+// err is a malformed document.
+func (r *caseReader) record(discard bool) (bad, err error) {
+	d := r.dec
+	base, start, size := d.StackDepth(), len(r.kept), 0
+	hold := func(b []byte) {
+		size += len(b)
+		switch {
+		case bad != nil:
+		case size > r.limit:
+			bad = fmt.Errorf("value over %d MiB, not read", r.limit>>20)
+			r.kept = r.kept[:start]
+		case !discard:
+			r.kept = append(r.kept, b...)
+		}
+	}
+	for {
+		kind := d.PeekKind()
+		if kind == '}' || kind == ']' {
+			if _, err := d.ReadToken(); err != nil {
+				return nil, err
+			}
+			hold([]byte{byte(kind)})
+			if d.StackDepth() == base {
+				return bad, nil
+			}
+			continue
+		}
+		// The separator before a name or a value inside the value: jsontext
+		// gives tokens, not the commas and colons between them.
+		if depth := d.StackDepth(); depth > base {
+			switch k, n := d.StackIndex(depth); {
+			case k == '[' && n > 0, k == '{' && n > 0 && n%2 == 0:
+				hold([]byte{','})
+			case k == '{' && n%2 == 1:
+				hold([]byte{':'})
+			}
+		}
+		if kind == '{' || kind == '[' {
+			if _, err := d.ReadToken(); err != nil {
+				return nil, err
+			}
+			hold([]byte{byte(kind)})
+			if d.StackDepth()-base > r.depth && bad == nil {
+				bad = fmt.Errorf("nested deeper than %d, not read", r.depth)
+				r.kept = r.kept[:start]
+			}
+			continue
+		}
+		v, err := d.ReadValue() // a name or a scalar, as written
+		if err != nil {
+			return nil, err
+		}
+		hold(v)
+		if d.StackDepth() == base {
+			return bad, nil
+		}
+	}
+}
+
+// readCase reads one case object, whose '{' is next, into c. A kept field
+// that cannot be held (of the wrong type, a log that is not an object, a
+// value over r.limit or nested deeper than r.depth) does not stop the
+// reading: the first is returned as defect, naming the field, and the case
+// is to be left out. err is a malformed document.
+func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
+	d := r.dec
+	note := func(e error) {
+		if defect == nil && e != nil {
+			defect = e
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, r.readError(where, err)
+	}
+	if cap(r.kept) > bigRecording {
+		r.kept = nil
+	}
+	r.kept = append(r.kept[:0], '{')
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, r.readError(where, err)
+		}
+		key := tok.String()
+		k := matchKey(key, caseFields...)
+		if k == "" {
+			if err := d.SkipValue(); err != nil {
+				return nil, r.readError(where+"."+pathKey(key), err)
+			}
+			continue
+		}
+		at := where + "." + k
+		if k == "log" {
+			// A log is an object, or null (kept as null).
+			if kind := d.PeekKind(); kind != '{' && kind != 'n' {
+				if err := d.SkipValue(); err != nil {
+					return nil, r.readError(at, err)
+				}
+				note(&fieldError{Field: at, Err: &kindError{want: "object", got: kindName(kind)}})
+				continue
+			}
+		}
+		mark := len(r.kept)
+		if mark > 1 {
+			r.kept = append(r.kept, ',')
+		}
+		r.kept = append(strconv.AppendQuote(r.kept, k), ':')
+		discard := k == "log" && r.skipLogs
+		bad, err := r.record(discard)
+		if err != nil {
+			return nil, r.keptError(err)
+		}
+		if bad != nil || discard {
+			r.kept = r.kept[:mark]
+			note(atField(at, bad))
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, r.readError(where, err)
+	}
+	r.kept = append(r.kept, '}')
+	if defect != nil {
+		return defect, nil
+	}
+	if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
+		return decodeError(where, err), nil
+	}
+	if c.Excerpt != nil {
+		// Reports quote it as it is (docs/formats.md §4.9): a bad one
+		// leaves the case out, as a field of the wrong type does.
+		if err := c.Excerpt.Validate(); err != nil {
+			return &fieldError{Field: where + ".excerpt", Err: err}, nil
+		}
+	}
+	if c.Log != nil {
+		c.Log = CompactJSON(c.Log) // compact already: only UTF-8 to mend
+	}
+	return nil, nil
+}
+
+// readCases reads the cases array, whose first token is next, into l.
+func (r *caseReader) readCases(l *caseList) error {
+	d := r.dec
+	*l = caseList{} // a repeated key: its last value counts
+	switch kind := d.PeekKind(); kind {
+	case '[':
+	case 'n':
+		_, err := d.ReadToken()
+		return r.readError("cases", err)
+	case 0:
+		_, err := d.ReadToken()
+		return r.readError("cases", err)
+	default:
+		return &fieldError{Field: "cases", Err: &kindError{want: "array", got: kindName(kind)}}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return r.readError("cases", err)
+	}
+	l.seen = true
+	for n := 0; d.PeekKind() != ']'; n++ {
+		r.filter.forget(d.InputOffset())
+		where := fmt.Sprintf("cases[%d]", n)
+		var c CaseResult
+		var defect error
+		switch kind := d.PeekKind(); kind {
+		case '{':
+			var err error
+			if defect, err = r.readCase(where, &c); err != nil {
+				return err
+			}
+		case 'n':
+			if _, err := d.ReadToken(); err != nil {
+				return r.readError(where, err)
+			}
+			defect = errNullCase
+		default:
+			// Not a case, but the rest of the file may hold cases.
+			if err := d.SkipValue(); err != nil {
+				return r.readError(where, err)
+			}
+			defect = &kindError{want: "object", got: kindName(kind)}
+		}
+		l.add(where, c, defect)
+	}
+	_, err := d.ReadToken()
+	return r.readError("cases", err)
+}
+
+// end checks that nothing but white space follows the top-level value.
+func (r *caseReader) end() error {
+	if kind := r.dec.PeekKind(); kind != 0 {
+		// jsontext reads a stream of values; these formats hold one.
+		rest := r.dec.UnreadBuffer()
+		ws := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n"))
+		return fmt.Errorf("byte %d: invalid character %s after top-level value", r.filter.inputOffset(r.dec.InputOffset()+int64(ws)), quoteChar(rest[ws]))
+	}
+	if _, err := r.dec.ReadToken(); err != io.EOF {
+		return r.readError("", err)
+	}
+	return nil
+}
+
+// readSummary reads a summary.json document from r (see ScanSummary).
+func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
+	return newCaseReader(r, 3, skipLogs).summary()
+}
+
+func (r *caseReader) summary() (*SummaryResult, error) {
+	d := r.dec
+	switch kind := d.PeekKind(); kind {
+	case '{':
+	case 0:
+		_, err := d.ReadToken()
+		if err == io.EOF {
+			err = errTorn
+		}
+		return nil, r.readError("", err)
+	default:
+		if kind == 'n' {
+			if _, err := d.ReadToken(); err != nil {
+				return nil, r.readError("", err)
+			}
+		}
+		return nil, &kindError{want: "object", got: kindName(kind)}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, r.readError("", err)
+	}
+	var l caseList
+	var ok bool
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, r.readError("", err)
+		}
+		key := tok.String()
+		switch matchKey(key, "ok", "cases") {
+		case "ok":
+			r.kept = r.kept[:0]
+			bad, err := r.record(false)
+			if err != nil {
+				return nil, r.keptError(err)
+			}
+			if bad != nil {
+				return nil, atField("ok", bad)
+			}
+			if err := json.Unmarshal(r.kept, &ok, readOptions); err != nil {
+				return nil, decodeError("ok", err)
+			}
+		case "cases":
+			if err := r.readCases(&l); err != nil {
+				return nil, err
+			}
+		default:
+			if err := d.SkipValue(); err != nil {
+				return nil, r.readError(pathKey(key), err)
+			}
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, r.readError("", err)
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	if !l.seen {
+		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
+	}
+	if l.cases == nil {
+		l.cases = []CaseResult{}
+	}
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// readCasesJSONL reads cases.jsonl from r (see ScanCasesJSONL).
+func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
+	br := bufio.NewReaderSize(r, scanBufSize)
+	var cr *caseReader
+	var l caseList
+	res := &JSONLResult{}
+	done := func() (*JSONLResult, error) {
+		res.Cases, res.Repeated, res.Bad = l.cases, l.repeated, l.dropped
+		if res.Cases == nil {
+			res.Cases = []CaseResult{}
+		}
+		return res, nil
+	}
+	for line := 1; ; line++ {
+		lr := &lineReader{br: br}
+		if cr == nil {
+			cr = newCaseReader(lr, 1, skipLogs)
+		} else {
+			cr.reset(lr, 1)
+		}
+		where := fmt.Sprintf("line %d", line)
+		cr.at = where
+		var c CaseResult
+		defect, err := cr.line(where, &c)
+		if err == io.EOF { // a blank line, or the end
+			if lr.newline {
+				continue
+			}
+			return done()
+		}
+		if lr.err != nil {
+			return nil, fmt.Errorf("%s: %w", where, lr.err)
+		}
+		if err == nil {
+			l.add(where, c, defect)
+			continue
+		}
+		skipped, derr := io.CopyN(io.Discard, lr, maxSkippedLine+1)
+		if derr != nil && derr != io.EOF {
+			return nil, fmt.Errorf("%s: %w", where, derr)
+		}
+		if skipped > maxSkippedLine {
+			l.dropped = append(l.dropped, err.Error())
+			res.Stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
+			return done()
+		}
+		if !lr.newline && errors.Is(err, errTorn) {
+			res.Torn = true
+			return done()
+		}
+		l.dropped = append(l.dropped, err.Error())
+	}
+}
+
+// line reads one line of cases.jsonl as a case: io.EOF for a blank line.
+func (r *caseReader) line(where string, c *CaseResult) (defect, err error) {
+	d := r.dec
+	switch kind := d.PeekKind(); kind {
+	case 0:
+		if _, err := d.ReadToken(); err != io.EOF {
+			return nil, r.readError(where, err)
+		}
+		return nil, io.EOF
+	case '{':
+		if defect, err = r.readCase(where, c); err != nil {
+			return nil, err
+		}
+	default:
+		if err := d.SkipValue(); err != nil {
+			return nil, r.readError(where, err)
+		}
+		return nil, &fieldError{Field: where, Err: &kindError{want: "object", got: kindName(kind)}}
+	}
+	return defect, atField(where, r.end())
+}
+
+// decodeError is err of json.Unmarshal for the value at field path where,
+// naming the field inside it and the kinds (`cases[2].checks[1].ok: want
+// bool, got number`).
+func decodeError(where string, err error) error {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		field := joinField(where, pointerPath(se.JSONPointer))
+		var inner error = &kindError{want: goKind(se.GoType), got: kindName(se.JSONKind)}
+		var fe *fieldError
+		switch {
+		case errors.As(se.Err, &fe):
+			// A value that decodes itself (Ordered, Env, PerfRun) named
+			// the field inside it.
+			if field == "" {
+				return fe
+			}
+			return &fieldError{Field: field, Err: fe}
+		case se.JSONKind == 0 && se.Err != nil:
+			inner = se.Err
+		case se.JSONKind == '0' && errors.Is(se.Err, strconv.ErrSyntax) && goKind(se.GoType) == "integer":
+			inner = &kindError{want: "integer", got: "non-integer number"}
+		}
+		return atField(field, inner)
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return describeSyntax(joinField(where, pointerPath(syn.JSONPointer)), err, nil)
+	}
+	return atField(where, err)
+}
+
+// goKind names what a Go type wants in JSON.
+func goKind(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	}
+	return t.String()
+}
+
+// pointerPath writes a JSON pointer (/cases/2/tp) as a field path
+// (cases[2].tp); a token of digits is taken for an array index.
+func pointerPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.ParseUint(tok, 10, 32); err == nil && (tok == "0" || tok[0] != '0') {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(pathKey(tok))
+	}
+	return b.String()
+}
+
+// joinField appends field path sub to where.
+func joinField(where, sub string) string {
+	switch {
+	case where == "":
+		return sub
+	case sub == "" || sub[0] == '[':
+		return where + sub
+	}
+	return where + "." + sub
+}
+
+// readOpened reads f, opened (with err) from path, with read (readSummary,
+// readCasesJSONL); errors name the file.
+func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := read(f, skipLogs)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// caseList collects the cases a reader keeps, in order, and what it found
+// wrong with single cases: both readers (summary.json and cases.jsonl) go
+// through it, so that one rule decides what is a case.
+type caseList struct {
+	cases    []CaseResult
+	dropped  []string          // cases left out, each naming where and why
+	repeated []string          // names an earlier case already has
+	first    map[string]string // case name → where it first appeared
+	seen     bool              // a cases array was read
+}
+
+// add keeps c, found at where ("cases[3]", "line 4"), unless defect says
+// it could not be read whole or it has no name; a name seen before is kept
+// and reported, since neither case can be told to be the right one.
+func (l *caseList) add(where string, c CaseResult, defect error) {
+	switch {
+	case defect != nil:
+		l.dropped = append(l.dropped, atField(where, defect).Error())
+		return
+	case c.Name == "":
+		l.dropped = append(l.dropped, where+".name: missing or empty")
+		return
+	}
+	if l.first == nil {
+		l.first = map[string]string{}
+	}
+	if at, dup := l.first[c.Name]; dup {
+		l.repeated = append(l.repeated, fmt.Sprintf("%s.name: %s repeats %s", where, quoteCut(c.Name), at))
+	} else {
+		l.first[c.Name] = where
+	}
+	l.cases = append(l.cases, c)
+}
+
+// SummaryResult is what ScanSummary found in a summary.json.
+type SummaryResult struct {
+	// Summary holds the top-level ok and the cases kept, in order.
+	Summary
+	// Dropped names each case left out and why, by its index in the file:
+	// null, without a name, or a kept field that could not be held
+	// (`cases[3].log: want object, got string`, `cases[4].log: value over
+	// 64 MiB, not read`).
+	Dropped []string
+	// Repeated names each kept case whose name an earlier case of the file
+	// has (`cases[5].name: "vllm-a" repeats cases[2]`): both are kept.
+	Repeated []string
+}
+
+// ScanSummary reads a summary.json document from r, skipping every case's
+// phases (Phases stays nil). It fails, naming the field, when the document
+// is malformed, not an object with a cases array, or its top-level ok has
+// the wrong type; a defect of one case leaves out only that case, listed in
+// Dropped.
+func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, false) }
+
+// ReadSummary reads the summary.json at path without its phases (see
+// ScanSummary); errors name the file and the field. Only a regular file is
+// read.
+func ReadSummary(path string) (*SummaryResult, error) {
+	f, err := OpenRegular(path)
+	return readOpened(f, err, path, false, readSummary)
+}
+
+// JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
+type JSONLResult struct {
+	// Cases are the whole, valid lines in order.
+	Cases []CaseResult
+	// Torn is set when the last line ended without its newline and did not
+	// parse: a write cut short, ignored by the format.
+	Torn bool
+	// Bad describes lines that were whole but could not be read as a case
+	// (line numbers from 1): malformed, not an object, without a name, or a
+	// kept field that could not be held. They are skipped, and reported.
+	Bad []string
+	// Repeated names each kept line whose case name an earlier line has
+	// (`line 5.name: "vllm-a" repeats line 2`): both are kept.
+	Repeated []string
+	// Stopped says why the input was not read to its end, if it was not.
+	Stopped string
+}
+
+// maxSkippedLine bounds the bytes skipped after a line that does not parse,
+// looking for its end. A real line, phases included, is a few MiB; without
+// the bound a file that is one endless line (a sparse file of a terabyte)
+// would be read to its end.
+const maxSkippedLine = 256 << 20
+
+// ScanCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
+// phases skipped. Each line is read on its own (a line that does not parse
+// never takes the next one with it); blank lines are ignored. A line that
+// ends the input inside its value is torn (Torn); any other line that
+// cannot be read is reported in Bad and skipped, unless no newline follows
+// within maxSkippedLine bytes of where it failed: then the rest of the
+// input is not read, and Stopped says so. Offsets in Bad count from the
+// start of the line.
+func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r, false) }
+
+// lineReader reads one line of br, without its newline, then reports
+// io.EOF; newline says whether the line ended with one.
+type lineReader struct {
+	br      *bufio.Reader
+	done    bool
+	newline bool
+	err     error // a read error of br other than io.EOF
+}
+
+func (l *lineReader) Read(p []byte) (int, error) {
+	if l.done || len(p) == 0 {
+		if l.done {
+			return 0, io.EOF
+		}
+		return 0, nil
+	}
+	if l.br.Buffered() == 0 {
+		if _, err := l.br.Peek(1); err != nil {
+			l.done = true
+			if err != io.EOF {
+				l.err = err
+			}
+			return 0, err
+		}
+	}
+	buf, _ := l.br.Peek(min(l.br.Buffered(), len(p)))
+	if k := bytes.IndexByte(buf, '\n'); k >= 0 {
+		copy(p, buf[:k])
+		l.br.Discard(k + 1)
+		l.done, l.newline = true, true
+		return k, nil
+	}
+	n := copy(p, buf)
+	l.br.Discard(n)
+	return n, nil
+}
+
+// ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
+// regular file is read.
+func ReadCasesJSONL(path string) (*JSONLResult, error) {
+	f, err := OpenRegular(path)
+	return readOpened(f, err, path, false, readCasesJSONL)
+}
