@@ -313,6 +313,13 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
 		return decodeError(where, err), nil
 	}
+	if c.Excerpt != nil {
+		// Reports quote it as it is (docs/formats.md §4.9): a bad one
+		// leaves the case out, as a field of the wrong type does.
+		if err := c.Excerpt.Validate(); err != nil {
+			return &fieldError{Field: where + ".excerpt", Err: err}, nil
+		}
+	}
 	if c.Log != nil {
 		c.Log = CompactJSON(c.Log) // compact already: only UTF-8 to mend
 	}

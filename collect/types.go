@@ -198,15 +198,42 @@ type CaseResult struct {
 	// or ClassHarness, decided by the runner from what it observed
 	// (docs/formats.md §4.8); empty for a case that passed, or a part
 	// written before classes. ClassWhy is the observation that decided it.
-	Class    string          `json:"class,omitempty"`
-	ClassWhy string          `json:"class_why,omitempty"`
-	Checks   []Check         `json:"checks"`
-	Log      json.RawMessage `json:"log,omitempty"`
-	Phases   *Ordered[Phase] `json:"phases,omitempty"`
+	Class    string  `json:"class,omitempty"`
+	ClassWhy string  `json:"class_why,omitempty"`
+	Checks   []Check `json:"checks"`
+	// Excerpt (new) is where a failed case's serve.log shows what went
+	// wrong, cut out by the runner when the case ended (docs/formats.md
+	// §4.9), so that reports quote it without reading logs.
+	Excerpt *Excerpt        `json:"excerpt,omitempty"`
+	Log     json.RawMessage `json:"log,omitempty"`
+	Phases  *Ordered[Phase] `json:"phases,omitempty"`
 	// Timeline is a failed co-location case's `<case>-usage.json`, read
 	// with the part (docs/formats.md §4.4); never written to summary.json.
 	Timeline []UsageSample `json:"-"`
 }
+
+// Excerpt is a few lines of one serve.log of a failed case
+// (docs/formats.md §4.9): File is the log's path in the part
+// (`<server>/serve.log`), Offset the byte offset of the first line, From what
+// the excerpt starts near (an error signature's name, or "burst"), Lines the
+// lines themselves (at most ExcerptMaxLines, each cut to ExcerptLineCut code
+// points, valid UTF-8, without their line ends).
+type Excerpt struct {
+	File   string   `json:"file"`
+	Offset int64    `json:"offset"`
+	From   string   `json:"from"`
+	Lines  []string `json:"lines"`
+}
+
+// Bounds of an Excerpt (docs/formats.md §4.9).
+const (
+	ExcerptMaxLines = 40
+	ExcerptLineCut  = 300
+)
+
+// ExcerptBurst is Excerpt.From for an excerpt that starts where a
+// co-location case's burst began (its log's burst_offsets).
+const ExcerptBurst = "burst"
 
 // Failed reports whether the case counts as failed: not ok, or any check failed.
 func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }

@@ -64,9 +64,21 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 				return nil, fmt.Errorf("read %s: cases[%d].checks[%d]: %v", path, i, j, err)
 			}
 		}
+		if ex := rep.Cases[i].Excerpt; ex != nil {
+			if err := ex.Validate(); err != nil {
+				return nil, fmt.Errorf("read %s: cases[%d].excerpt.%w", path, i, err)
+			}
+		}
 		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log)
 		if rep.Cases[i].Checks == nil {
 			rep.Cases[i].Checks = []collect.Check{}
+		}
+	}
+	for i, p := range rep.Parts {
+		// Both ids or neither (docs/formats.md §7.1): a link to a job
+		// needs both, and a negative one names none.
+		if p.RunID < 0 || p.CheckRunID < 0 || (p.RunID == 0) != (p.CheckRunID == 0) {
+			return nil, fmt.Errorf("read %s: parts[%d]: run_id %d and check_run_id %d: want both positive, or neither", path, i, p.RunID, p.CheckRunID)
 		}
 	}
 	rep.Perf.normalize()

@@ -153,6 +153,11 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 		}
 		if p.Meta != nil {
 			ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
+			// The job's ids, for the link to its log (docs/render.md
+			// §3.11); ids that are not positive name no job.
+			if g := p.Meta.GitHub; g != nil && g.RunID > 0 && g.CheckRunID > 0 {
+				ps.RunID, ps.CheckRunID = g.RunID, g.CheckRunID
+			}
 		}
 		rep.Parts = append(rep.Parts, ps)
 		for _, msg := range p.Problems {
@@ -174,7 +179,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 		checks = []collect.Check{}
 	}
 	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
-		Checks: checks, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
+		Checks: checks, Excerpt: c.Excerpt, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

@@ -60,7 +60,9 @@ type Case struct {
 	Class    string          `json:"class,omitempty"`
 	ClassWhy string          `json:"class_why,omitempty"`
 	Checks   []collect.Check `json:"checks"`
-	Log      json.RawMessage `json:"log,omitempty"`
+	// Excerpt is a failed case's serve.log excerpt (docs/formats.md §4.9).
+	Excerpt *collect.Excerpt `json:"excerpt,omitempty"`
+	Log     json.RawMessage  `json:"log,omitempty"`
 	// Timeline is a failed co-location case's usage timeline
 	// (collect.CaseResult.Timeline), for its chart (docs/render.md §3.9).
 	Timeline []collect.UsageSample `json:"timeline,omitempty"`
@@ -97,6 +99,11 @@ type PartStatus struct {
 	// it has none.
 	StartedAt  string `json:"started_at,omitempty"`
 	FinishedAt string `json:"finished_at,omitempty"`
+	// RunID and CheckRunID are part.json's github run_id and check_run_id
+	// (docs/formats.md §7.1), both set or neither: the job whose log
+	// reports link to.
+	RunID      int64 `json:"run_id,omitempty"`
+	CheckRunID int64 `json:"check_run_id,omitempty"`
 }
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.

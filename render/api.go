@@ -91,7 +91,12 @@ type Options struct {
 // Config holds the constants of docs/render.md §1.2 that a repository may change
 // (--config ci-report.json). Every field is optional; DefaultConfig fills the gaps.
 type Config struct {
-	RepositoryURL string            `json:"repository_url,omitempty"`
+	RepositoryURL string `json:"repository_url,omitempty"`
+	// Product is the name of the project under test (docs/render.md §9),
+	// "kvcached" by default: the run line's commit and the sentences that
+	// say what was installed name it, so another project's suite can use
+	// the same reporter.
+	Product       string            `json:"product,omitempty"`
 	Titles        map[string]string `json:"titles,omitempty"`
 	Schedules     map[string]string `json:"schedules,omitempty"`
 	Workflows     map[string]string `json:"workflows,omitempty"`

@@ -22,10 +22,14 @@ type plan struct {
 	// thing dropped to fit (docs/render.md §3.9, §7).
 	charts bool
 	// closest keeps the closest calls and the shrinking margins
-	// (docs/render.md §3.10); they go right after the charts.
+	// (docs/render.md §3.10); they go after the charts and the excerpts.
 	closest bool
-	cells   [][]string // escaped cells of the first failed rows, built once per level
-	rows    int        // how many of cells are listed; the rest are counted in "and K more"
+	// excerpts keeps the failed cases' "where to look" blocks (serve.log
+	// excerpts and job links); they go right after the charts
+	// (docs/render.md §3.11, §7).
+	excerpts bool
+	cells    [][]string // escaped cells of the first failed rows, built once per level
+	rows     int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -38,19 +42,21 @@ const (
 // budgetLevel is one step of the planner: a detail length (or squeeze) and
 // the fewest rows it may go down to before the next step is tried.
 type budgetLevel struct {
-	detail  int
-	squeeze bool
-	charts  bool
-	closest bool
-	floor   int
+	detail   int
+	squeeze  bool
+	charts   bool
+	excerpts bool
+	closest  bool
+	floor    int
 }
 
-// budgetLevels: everything with the charts, then without them, then
-// without the closest calls (every row first), then fewer rows (down to
-// 10), then shorter details, then no details with fewer rows still, then
-// squeeze.
+// budgetLevels: everything with the charts, the excerpts and the closest
+// calls, then without the charts, then without the excerpts, then without
+// the closest calls (every row first), then fewer rows (down to 10), then
+// shorter details, then no details with fewer rows still, then squeeze.
 var budgetLevels = []budgetLevel{
-	{detail: detailCut, charts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, excerpts: true, closest: true, floor: maxFailedRows},
 	{detail: detailCut, closest: true, floor: maxFailedRows},
 	{detail: detailCut, floor: 10},
 	{detail: 150, floor: 10},
@@ -78,7 +84,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	top := min(len(failed), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts, closest: lv.closest}
+		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts, excerpts: lv.excerpts, closest: lv.closest}
 		w := &writer{}
 		p.cells = r.rowCells(w, failed[:top], p)
 		if w.err != nil {
@@ -367,6 +373,15 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 		if c := r.closestCalls(w); c != "" {
 			blocks = append(blocks, c)
 		}
+	}
+	if j := r.jobLine(w, failed[:min(len(failed), maxFailedRows)]); j != "" && !p.squeeze {
+		blocks = append(blocks, j)
+	}
+	if p.excerpts {
+		// The cases of every row: a level with excerpts lists every row
+		// (its floor is maxFailedRows), so the rows-free base render
+		// that fit estimates from holds them too.
+		blocks = append(blocks, r.whereBlocks(w, failed[:min(len(failed), maxFailedRows)])...)
 	}
 	data := map[string]any{
 		"Marker":      r.marker(w),

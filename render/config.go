@@ -13,6 +13,7 @@ import (
 func DefaultConfig() Config {
 	return Config{
 		RepositoryURL: "https://github.com/ovg-project/kvcached",
+		Product:       "kvcached",
 		Titles: map[string]string{
 			"nightly": "Nightly correctness",
 			"weekly":  "Weekly correctness",
@@ -59,6 +60,9 @@ func MergeConfig(base, over Config) Config {
 	if over.RepositoryURL != "" {
 		out.RepositoryURL = over.RepositoryURL
 	}
+	if over.Product != "" {
+		out.Product = over.Product
+	}
 	out.Titles = mergeMap(base.Titles, over.Titles)
 	out.Schedules = mergeMap(base.Schedules, over.Schedules)
 	out.Workflows = mergeMap(base.Workflows, over.Workflows)
@@ -97,6 +101,10 @@ func mergeMap(base, over map[string]string) map[string]string {
 // withDefaults fills the zero fields of c from DefaultConfig, so that a
 // hand-built Options (tests, other packages) renders like the CLI's.
 func (c Config) withDefaults() Config { return MergeConfig(DefaultConfig(), c) }
+
+// productRE is what a product name may be: it lands in running text and
+// headlines, so one short line of letters, digits and a few marks.
+var productRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,59}$`)
 
 var profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 

@@ -272,6 +272,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		"Workflow": r.cfg.workflow("perf"),
 		"Repo":     r.cfg.repo(),
 		"Machine":  machine,
+		"Product":  Plain(r.cfg.Product),
 	})
 	var blocks []string
 	if ps.Versions.Len() > 0 {

@@ -137,6 +137,9 @@ func (o Options) validate() error {
 			return fmt.Errorf("render: workflow file %q of profile %q: want letters, digits, '-', '_', '.' or '/'", wf, profile)
 		}
 	}
+	if p := o.Config.Product; p != "" && !productRE.MatchString(p) {
+		return fmt.Errorf("render: product %q: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", p)
+	}
 	if o.Date != "" && !dateRE.MatchString(o.Date) {
 		return fmt.Errorf("render: date %q: want YYYY-MM-DD", o.Date)
 	}
@@ -208,7 +211,7 @@ func (r *renderer) runLine(w *writer, subjectCut int) string {
 		parts = append(parts, "[Run]("+r.opts.RunURL+")")
 	}
 	sha := r.sha()
-	commit := "kvcached " + r.commitRef(sha)
+	commit := Plain(r.cfg.Product) + " " + r.commitRef(sha)
 	if r.opts.Subject != "" {
 		commit += " (" + Plain(Cut(r.opts.Subject, subjectCut)) + ")"
 	}

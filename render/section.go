@@ -95,6 +95,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),
 		"Machine":  machine,
+		"Product":  Plain(r.cfg.Product),
 	}
 	var sentence string
 	if r.opts.PR > 0 {
@@ -115,7 +116,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		if p.summarizeCases {
 			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, p, s.Cases))
 		} else {
-			blocks = append(blocks, w.t("cases_sentence", nil), r.casesTable(w, p, s.Cases))
+			blocks = append(blocks, w.t("cases_sentence", Plain(r.cfg.Product)), r.casesTable(w, p, s.Cases))
 		}
 		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
 	}

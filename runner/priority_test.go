@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,20 +134,23 @@ func TestPriorityFaults(t *testing.T) {
 	type tc struct {
 		fault      string
 		wantFailed []string
+		// excerptFile and excerptFrom are the case's excerpt's.
+		excerptFile, excerptFrom string
 	}
 	for _, c := range []tc{
 		// L keeps its pages under H's shortfall: the protocol ran (shortfall,
 		// watermark) but nothing was released.
-		{fault: "no-release", wantFailed: []string{"l_released_for_h", "h_reused_l_memory"}},
+		{fault: "no-release", wantFailed: []string{"l_released_for_h", "h_reused_l_memory"}, excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
 		// L dropped its idle cache before the burst: nothing to take from it,
 		// so H fits without a shortfall and never needs L's pages.
-		{fault: "cap-not-lifted", wantFailed: []string{"l_held_at_burst", "h_shortfall_posted", "l_watermark_raised", "h_reused_l_memory"}},
+		{fault: "cap-not-lifted", wantFailed: []string{"l_held_at_burst", "h_shortfall_posted", "l_watermark_raised", "h_reused_l_memory"}, excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
 		// H is not above L: H's shortfall is posted, but L has no reason to give way.
-		{fault: "reject-priority", wantFailed: []string{"priority_set", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"}},
+		{fault: "reject-priority", wantFailed: []string{"priority_set", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"}, excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
 		// H dies at the start of its burst: its requests, the protocol, its
 		// probe, liveness and log fail; L and the shutdown of both stay clean.
 		{fault: "crash-in-burst@qwen35_4b", wantFailed: []string{"h_requests_ok", "h_shortfall_posted", "l_watermark_raised",
-			"l_released_for_h", "h_reused_l_memory", prioH + "_probe_unchanged", prioH + "_alive", prioH + "_no_error_signatures"}},
+			"l_released_for_h", "h_reused_l_memory", prioH + "_probe_unchanged", prioH + "_alive", prioH + "_no_error_signatures"},
+			excerptFile: prioH + "/serve.log", excerptFrom: `Traceback \(most recent call last\)`},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*", faults: c.fault})
@@ -156,6 +160,20 @@ func TestPriorityFaults(t *testing.T) {
 			}
 			if got := failedChecks(run.res); !slices.Equal(got, c.wantFailed) {
 				t.Errorf("failed checks\n got %v\nwant %v", got, c.wantFailed)
+			}
+			// Its excerpt (docs/formats.md §4.9): the crashed server's
+			// log around its first error signature, else L's log from
+			// the burst offset it logged.
+			ex := run.res.Excerpt
+			if ex == nil || ex.Validate() != nil || ex.File != c.excerptFile || ex.From != c.excerptFrom {
+				t.Fatalf("excerpt %+v, want one of %s from %q", ex, c.excerptFile, c.excerptFrom)
+			}
+			log, err := os.ReadFile(filepath.Join(run.outDir, filepath.FromSlash(ex.File)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first, _, _ := strings.Cut(string(log[ex.Offset:]), "\n"); first != ex.Lines[0] {
+				t.Errorf("the excerpt's first line %q is not the log's line at byte %d, %q", ex.Lines[0], ex.Offset, first)
 			}
 		})
 	}

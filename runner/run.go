@@ -172,6 +172,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	// kvcached case is classified again once compared (comparisons.flush).
 	ev = r.evidence(c, kernelStart)
 	res.Class, res.ClassWhy = classifyCase(&res, ev)
+	res.Excerpt = r.excerpt(c, &res, ev)
 	return res, ev, true
 }
 

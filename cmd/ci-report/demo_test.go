@@ -78,6 +78,13 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 		!strings.Contains(c, "Memory of priority-vllm-qwen05b+vllm-qwen35\\_4b over ") || !strings.Contains(c, "H's shortfall 0 → ") {
 		t.Errorf("the priority chart lacks a line, a phase or its summary (%d lines):\n%s", n, c)
 	}
+	// Where to look (docs/render.md §3.11): L's serve.log from the burst
+	// offset, collapsed, in a fence; the runner cut it (docs/formats.md §4.9).
+	if !strings.Contains(c, "Where to look for priority-vllm-qwen05b+vllm-qwen35\\_4b: `priority-vllm-qwen05b-kv_c1/serve.log` from the burst, at byte ") ||
+		!strings.Contains(c, "<details><summary>serve.log excerpt of this case</summary>\n\n```text\n") ||
+		!strings.Contains(c, "higher-priority shortfall of ") {
+		t.Errorf("comment.md has no serve.log excerpt of the priority case:\n%s", c)
+	}
 	page, _ := os.ReadFile(filepath.Join(out, "preview.html"))
 	if strings.Count(string(page), "<svg") != 1 || strings.Contains(string(page), "language-mermaid") {
 		t.Errorf("preview.html does not draw the chart as SVG")

@@ -1,0 +1,51 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// Validate says what is wrong with a case's excerpt (docs/formats.md §4.9),
+// naming the field at fault, or nil. Reports quote the lines in a fenced
+// block, so a line break inside one, or more lines than the bound, would
+// let a part's file decide the comment's layout and size.
+func (e *Excerpt) Validate() error {
+	switch {
+	case e.File == "":
+		return &fieldError{Field: "file", Err: errors.New("empty")}
+	case !validPartPath(e.File):
+		return &fieldError{Field: "file", Err: fmt.Errorf("%q is not a relative slash-separated path inside the part", e.File)}
+	case e.Offset < 0:
+		return &fieldError{Field: "offset", Err: fmt.Errorf("%d is negative", e.Offset)}
+	case e.From == "":
+		return &fieldError{Field: "from", Err: errors.New("empty")}
+	case utf8.RuneCountInString(e.From) > 200 || strings.ContainsAny(e.From, "\r\n"):
+		return &fieldError{Field: "from", Err: errors.New("not one line of at most 200 code points")}
+	case len(e.Lines) == 0:
+		return &fieldError{Field: "lines", Err: errors.New("empty")}
+	case len(e.Lines) > ExcerptMaxLines:
+		return &fieldError{Field: "lines", Err: fmt.Errorf("%d lines, at most %d", len(e.Lines), ExcerptMaxLines)}
+	}
+	for i, l := range e.Lines {
+		if strings.ContainsAny(l, "\r\n") || !utf8.ValidString(l) || utf8.RuneCountInString(l) > ExcerptLineCut {
+			return &fieldError{Field: fmt.Sprintf("lines[%d]", i), Err: fmt.Errorf("not one line of valid UTF-8 of at most %d code points", ExcerptLineCut)}
+		}
+	}
+	return nil
+}
+
+// validPartPath reports whether p names a file inside a part directory:
+// relative, slash-separated, already clean, never leaving it.
+func validPartPath(p string) bool {
+	return !strings.HasPrefix(p, "/") && !strings.Contains(p, `\`) && path.Clean(p) == p &&
+		p != "." && p != ".." && !strings.HasPrefix(p, "../")
+}
+
+// ExcerptLine makes one log line fit an Excerpt: valid UTF-8 (U+FFFD),
+// without its line end, cut to ExcerptLineCut code points.
+func ExcerptLine(b []byte) string {
+	return CutDetail(strings.TrimRight(string(b), "\r\n"), ExcerptLineCut)
+}

@@ -1,0 +1,89 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// jobLine links the jobs of the parts that failed cases came from
+// (docs/render.md §3.11), in the order of the failed-cases table: `Job
+// logs of the failed cases: [vLLM](<url>), ...`; "" when none of them has
+// its job's ids.
+func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
+	var links []string
+	seen := map[string]bool{}
+	for i := range failed {
+		part := failed[i].Part
+		if seen[part] {
+			continue
+		}
+		seen[part] = true
+		if u := r.jobURL(part); u != "" {
+			name := part
+			if name == "" {
+				name = "the job"
+			}
+			links = append(links, "["+Plain(Cut(name, 100))+"]("+u+")")
+		}
+	}
+	if len(links) == 0 {
+		return ""
+	}
+	return w.t("job_logs", strings.Join(links, ", "))
+}
+
+// whereBlocks are the "where to look" blocks of the failed cases with a
+// serve.log excerpt (docs/render.md §3.11), in the order of the
+// failed-cases table: a line naming the log, its job's log linked, and the
+// excerpt collapsed in a fenced block. The excerpts come from the data
+// (the runner cut them, docs/formats.md §4.9): render reads no log.
+func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
+	var out []string
+	for i := range failed {
+		c := &failed[i]
+		ex := c.Excerpt
+		if ex == nil {
+			continue
+		}
+		out = append(out, w.t("where", map[string]any{
+			"Case":   Plain(c.Label()),
+			"Job":    r.jobURL(c.Part),
+			"File":   Code(Cut(ex.File, 200)),
+			"Offset": ex.Offset,
+			"Burst":  ex.From == collect.ExcerptBurst,
+			"From":   Code(Cut(ex.From, 100)),
+			"Fenced": fenced(ex.Lines),
+		}))
+	}
+	return out
+}
+
+// jobURL links the job of the part whose display name is part
+// (`<repo>/actions/runs/<run id>/job/<check run id>`, from part.json's
+// github ids, docs/formats.md §7.1); "" when its ids are not known.
+func (r *renderer) jobURL(part string) string {
+	for _, p := range r.rep.Parts {
+		if p.Display == part && p.RunID > 0 && p.CheckRunID > 0 {
+			return fmt.Sprintf("%s/actions/runs/%d/job/%d", r.cfg.repo(), p.RunID, p.CheckRunID)
+		}
+	}
+	return ""
+}
+
+// fenced is lines as a fenced code block whose fence is longer than any
+// backtick run inside them, so no line can close it; each line is made
+// inert (clean) and cut, as the data may come from a hand-edited
+// merged.json.
+func fenced(lines []string) string {
+	longest := 0
+	cleaned := make([]string, len(lines))
+	for i, l := range lines {
+		cleaned[i] = clean(Cut(strings.NewReplacer("\r", " ", "\n", " ").Replace(l), collect.ExcerptLineCut))
+		longest = max(longest, longestRun(cleaned[i], '`'))
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "text\n" + strings.Join(cleaned, "\n") + "\n" + fence
+}

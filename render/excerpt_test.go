@@ -1,0 +1,123 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// TestWhereToLook shows a failed case's serve.log excerpt (docs/render.md
+// §3.11) collapsed, in a fence longer than any backtick run of its lines,
+// with its text inert and redacted, and links the job of each part that
+// failed cases came from.
+func TestWhereToLook(t *testing.T) {
+	rep := sampleReport(t)
+	token := "ghp_" + strings.Repeat("A1b2", 9)
+	for i := range rep.Cases {
+		switch rep.Cases[i].Name {
+		case "sglang-qwen35_4b-kv_c1":
+			rep.Cases[i].Excerpt = &collect.Excerpt{File: "sglang-qwen35_4b-kv_c1/serve.log", Offset: 4096, From: `Traceback \(most recent call last\)`,
+				Lines: []string{"INFO ready", "Traceback (most recent call last):", "  ```` fence? @someone </details>", "token " + token, "bell \a here"}}
+		case "limit-vllm-qwen05b":
+			rep.Cases[i].Excerpt = &collect.Excerpt{File: "limit-vllm-qwen05b/serve.log", Offset: 77, From: collect.ExcerptBurst, Lines: []string{"INFO burst"}}
+		}
+	}
+	for i := range rep.Parts {
+		if rep.Parts[i].Display == "SGLang" {
+			rep.Parts[i].RunID, rep.Parts[i].CheckRunID = 555, 777
+		}
+	}
+	docs := mustRender(t, rep, sampleOptions())
+	c := docs.Comment
+	job := "https://github.com/ovg-project/kvcached/actions/runs/555/job/777"
+	for _, want := range []string{
+		"Job logs of the failed cases: [SGLang](" + job + ").",
+		"Where to look for sglang-qwen35\\_4b-kv\\_c1: `sglang-qwen35_4b-kv_c1/serve.log` around its first error signature, `Traceback \\(most recent call last\\)`, from byte 4096 ([the job's log](" + job + ")).",
+		"<details><summary>serve.log excerpt of this case</summary>\n\n`````text\nINFO ready\nTraceback (most recent call last):\n  ```` fence? @someone </details>\n",
+		"Where to look for limit-vllm-qwen05b: `limit-vllm-qwen05b/serve.log` from the burst, at byte 77.",
+		"\n```text\nINFO burst\n```\n",
+		"bell \uFFFD here",
+	} {
+		if !strings.Contains(c, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, c)
+		}
+	}
+	if strings.Contains(c, token) || strings.Contains(c, "\a") {
+		t.Errorf("a secret or a control character reached the comment:\n%s", c)
+	}
+	if strings.Count(c, "serve.log excerpt of this case") != 2 {
+		t.Errorf("want two excerpts:\n%s", c)
+	}
+}
+
+// TestWhereToLookFitsTheBudget gives every failed case an excerpt of the
+// longest kind: the excerpts go (docs/render.md §7), every failed row, the
+// verdict and the job line stay.
+func TestWhereToLookFitsTheBudget(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	long := make([]string, collect.ExcerptMaxLines)
+	for i := range long {
+		long[i] = strings.Repeat("y", collect.ExcerptLineCut)
+	}
+	for i := 0; i < 12; i++ {
+		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("case-%d", i), Part: "vLLM",
+			Checks:  []collect.Check{{Name: "all_ok", Detail: "3/20 failed"}},
+			Excerpt: &collect.Excerpt{File: fmt.Sprintf("case-%d/serve.log", i), From: collect.ExcerptBurst, Lines: long}})
+	}
+	rep.Parts = []merge.PartStatus{{Name: "vllm", Display: "vLLM", Status: merge.StatusComplete, RunID: 1, CheckRunID: 2}}
+	rep.Verdict = "FAIL (12 of 12 cases)"
+	docs := mustRender(t, rep, sampleOptions())
+	c := docs.Comment
+	if n := runeCount(c); n > CommentBudget {
+		t.Fatalf("%d code points, over %d", n, CommentBudget)
+	}
+	if strings.Contains(c, "serve.log excerpt of this case") {
+		t.Errorf("12 excerpts of 12,000 code points were kept")
+	}
+	if rows := strings.Count(c, "\n| case-"); rows != 12 {
+		t.Errorf("%d failed rows, want all 12 (the excerpts go first)", rows)
+	}
+	if !strings.Contains(c, "FAIL (12 of 12 cases)") || !strings.Contains(c, "Job logs of the failed cases: [vLLM](https://github.com/ovg-project/kvcached/actions/runs/1/job/2).") {
+		t.Errorf("the verdict or the job line went:\n%s", c)
+	}
+	// Four of them fit: then they stay.
+	rep.Cases = rep.Cases[:4]
+	rep.Verdict = "FAIL (4 of 4 cases)"
+	if got := strings.Count(mustRender(t, rep, sampleOptions()).Comment, "serve.log excerpt of this case"); got != 4 {
+		t.Errorf("%d excerpts of 4 that fit", got)
+	}
+}
+
+// TestProductIsASetting: the config's product (docs/render.md §9) names the
+// project under test in the run line and the section; kvcached by default;
+// a name that is not one short plain line is refused.
+func TestProductIsASetting(t *testing.T) {
+	rep := sampleReport(t)
+	opts := sampleOptions()
+	def := mustRender(t, rep, opts)
+	if !strings.Contains(def.Comment, "\nkvcached [") && !strings.Contains(def.Comment, " · kvcached ") {
+		t.Fatalf("the default run line does not name kvcached:\n%s", def.Comment)
+	}
+	opts.Config = Config{Product: "llm-cache", RepositoryURL: "https://github.com/example/llm-cache"}
+	docs := mustRender(t, rep, opts)
+	if !strings.Contains(docs.Comment, " · llm-cache ") || strings.Contains(docs.Comment, " · kvcached ") {
+		t.Errorf("the run line does not name the configured product:\n%s", docs.Comment)
+	}
+	if !strings.Contains(docs.Section, "with llm-cache installed from the latest main") || !strings.Contains(docs.Section, "installs llm-cache.") {
+		t.Errorf("the section does not name the configured product:\n%s", docs.Section)
+	}
+	for _, bad := range []string{"@team", "a\nb", "<b>x</b>", strings.Repeat("x", 61), " lead"} {
+		opts.Config.Product = bad
+		if _, err := Render(rep, opts); err == nil || !strings.Contains(err.Error(), "render: product ") {
+			t.Errorf("product %q: err %v, want the product refused", bad, err)
+		}
+	}
+	cfg, err := LoadConfig([]byte(`{"product": "llm-cache"}`))
+	if err != nil || cfg.Product != "llm-cache" || cfg.RepositoryURL != DefaultConfig().RepositoryURL {
+		t.Errorf("LoadConfig: %+v, %v", cfg, err)
+	}
+}

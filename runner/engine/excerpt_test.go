@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// TestFindErrorExcerpt cuts the lines around the first error signature of
+// a serve.log (docs/formats.md §4.9): ten before it, forty in all, with the
+// offset of the first one counted from where the case's output began.
+func TestFindErrorExcerpt(t *testing.T) {
+	numbered := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "INFO line %d\n", i)
+		}
+		return b.String()
+	}
+	long := strings.Repeat("x", 100<<10) + "\n"
+	tests := []struct {
+		name     string
+		log      string
+		base     int64
+		ok       bool
+		from     string
+		first    string
+		n        int
+		offset   int64
+		lastLine string
+	}{
+		{name: "none", log: numbered(0, 100)},
+		{name: "traceback in the middle", log: numbered(0, 20) + "Traceback (most recent call last):\n" + numbered(20, 100), base: 1000,
+			ok: true, from: ErrorSignatures[0], first: "INFO line 10", n: 40, offset: 1000 + int64(len(numbered(0, 10))), lastLine: "INFO line 48"},
+		{name: "near the start", log: "a\r\nRuntimeError: CUDA error: an illegal memory access was encountered\r\nb\r\n",
+			ok: true, from: `CUDA error`, first: "a", n: 3, lastLine: "b"},
+		{name: "a failure signature outranks nothing, it is the first line", log: "x\nOSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use\nTraceback (most recent call last):\n",
+			ok: true, from: "port taken", first: "x", n: 3, lastLine: "Traceback (most recent call last):"},
+		{name: "a long line counts once, cut", log: long + "Traceback (most recent call last):", ok: true, from: ErrorSignatures[0], n: 2, first: strings.Repeat("x", collect.ExcerptLineCut-1) + "…", lastLine: "Traceback (most recent call last):"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, ok, err := FindErrorExcerpt(iotest.HalfReader(strings.NewReader(tt.log)), tt.base)
+			if err != nil || ok != tt.ok {
+				t.Fatalf("ok = %v, err %v; want ok %v", ok, err, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			if ex.From != tt.from || len(ex.Lines) != tt.n || ex.Lines[0] != tt.first || ex.Lines[len(ex.Lines)-1] != tt.lastLine || ex.Offset != tt.offset {
+				t.Fatalf("got from %q, %d lines %q … %q at %d; want %q, %d lines %q … %q at %d",
+					ex.From, len(ex.Lines), ex.Lines[0], ex.Lines[len(ex.Lines)-1], ex.Offset, tt.from, tt.n, tt.first, tt.lastLine, tt.offset)
+			}
+			ex.File = "s/serve.log"
+			if err := ex.Validate(); err != nil {
+				t.Fatalf("the excerpt does not validate: %v", err)
+			}
+		})
+	}
+}
+
+// TestBurstExcerpt takes the forty lines from a burst offset.
+func TestBurstExcerpt(t *testing.T) {
+	log := "before\n" + strings.Repeat("INFO request\n", 60)
+	ex, ok, err := BurstExcerpt(strings.NewReader(log[7:]), 7)
+	if err != nil || !ok {
+		t.Fatalf("ok %v, err %v", ok, err)
+	}
+	if ex.From != collect.ExcerptBurst || ex.Offset != 7 || len(ex.Lines) != collect.ExcerptMaxLines || ex.Lines[0] != "INFO request" {
+		t.Fatalf("got %+v", ex)
+	}
+	if _, ok, _ := BurstExcerpt(strings.NewReader(""), 7); ok {
+		t.Fatal("an empty rest of the log gave an excerpt")
+	}
+}
