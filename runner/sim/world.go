@@ -34,7 +34,7 @@ const (
 	shmDir      = "shm"      // the analogue of /dev/shm
 	tmpDir      = "tmp"      // the analogue of /tmp
 	lockFile    = "world.lock"
-	holdsDir    = "load-holds" // load-holds/<name>: one open HoldLoad of a client
+	holdsDir    = "load-holds"     // load-holds/<name>: one open HoldLoad of a client
 	gpuPeaks    = "gpu_peaks.json" // high-water mark of each GPU's use since Peaks last read it
 )
 
