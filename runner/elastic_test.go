@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,6 +64,51 @@ func (w *phaseWatch) Write(p []byte) (int, error) {
 		w.cancel = nil
 	}
 	return len(p), nil
+}
+
+// drainLine ends the progress line of a drain (coloc.drain): where a case
+// lets its servers settle.
+const drainLine = ": waiting for the KV cache to drain"
+
+// loadHold is the runner's stderr in a simulated run: from each progress
+// line but a drain's until the next drain it holds the world's load open
+// (sim.HoldLoad), so that the simulated retention cap trims idle cache where
+// the case lets its servers settle, never in a pause of this -race runner
+// between two requests of one phase on a loaded machine (docs/runner.md
+// §7.3). Heartbeat lines (`: in "<phase>" for …`) change nothing. It
+// passes every write on to next, when set.
+type loadHold struct {
+	mu      sync.Mutex
+	world   string
+	release func()
+	err     error
+	next    io.Writer
+}
+
+func (h *loadHold) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	line := strings.TrimRight(string(p), "\n")
+	_, phase, progress := strings.Cut(line, ": ")
+	switch {
+	case !progress || strings.HasPrefix(phase, `in "`):
+	case strings.HasSuffix(line, drainLine):
+		h.close()
+	case h.release == nil && h.err == nil:
+		h.release, h.err = sim.HoldLoad(h.world)
+	}
+	h.mu.Unlock()
+	if h.next != nil {
+		return h.next.Write(p)
+	}
+	return len(p), nil
+}
+
+// close releases the hold, if one is open.
+func (h *loadHold) close() {
+	if h.release != nil {
+		h.release()
+		h.release = nil
+	}
 }
 
 // simRun is a finished simulated run of one co-location case.
@@ -152,13 +198,22 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	defer r.GPU.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// Progress lines reach Stderr only on a terminal.
+	hold := &loadHold{world: world}
+	r.Terminal, r.Stderr = true, hold
 	if o.cancelAtPhase != "" {
-		// Progress lines reach Stderr only on a terminal.
-		r.Terminal, r.Stderr = true, &phaseWatch{phase: o.cancelAtPhase, cancel: cancel}
+		hold.next = &phaseWatch{phase: o.cancelAtPhase, cancel: cancel}
 	}
 	outcome, err := r.Run(ctx)
+	hold.mu.Lock()
+	hold.close()
+	holdErr := hold.err
+	hold.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if holdErr != nil {
+		t.Fatal(holdErr)
 	}
 	return outcome, simRun{res: collect.CaseResult{Name: plan.Cases[len(plan.Cases)-1].Name}, outDir: out, world: world}
 }

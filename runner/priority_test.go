@@ -36,7 +36,11 @@ func priorityChecks() []string {
 // (scaled) through the burst with H's shortfall and L's watermark in it, both
 // servers' latencies and burst offsets inside their serve.logs.
 func TestPrioritySimulated(t *testing.T) {
-	run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*"})
+	// Each kvctl call is slower than the sampling period, as a real one is
+	// (torch's import against a 2 s period, docs/runner.md §4.2), so that
+	// the cadence check below tells a sampler that overlaps its calls from
+	// one that does not on any machine.
+	run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*", kvctlDelay: "5s"})
 	dumpChecks(t, run.res)
 	if got := checkNames(run.res); !slices.Equal(got, priorityChecks()) {
 		t.Errorf("checks\n got %v\nwant %v", got, priorityChecks())
@@ -52,13 +56,27 @@ func TestPrioritySimulated(t *testing.T) {
 	}
 
 	samples := run.ledgerSamples(t, 3)
-	// About every 2 s scaled (0.1 s here); a kvctl call of this binary takes
-	// a while on a busy machine, so allow slack but not silence.
-	period := 2 * simScale
-	for i := 1; i < len(samples); i++ {
-		if gap := samples[i].T - samples[i-1].T; gap < 0 || gap > period+2.5 {
-			t.Errorf("ledger samples %d→%d are %.1f s apart", i-1, i, gap)
-		}
+	// About every 2 s scaled (0.1 s here), judged as the acceptance
+	// states it: a median gap of 1.5–3 s (simulated) between the burst's
+	// samples. A sample is timed when its kvctl call read the ledger, so
+	// each one carries that call's start-up (a fork/exec of this -race
+	// binary: over a second on busy cores) and one gap measures the
+	// machine, not the sampler; the median does not. The upper end rises
+	// only where the calls were too slow for any overlapping sampler to
+	// hold the period (saturatedGap); a serial sampler's gap is a whole
+	// call's latency, above it.
+	kvLat := loggedLatency(t, run)
+	gap := medianGap(samples) / simScale
+	wantMax := max(3, saturatedGap(kvLat.P50/simScale, 2))
+	var ts []float64
+	for _, s := range samples {
+		ts = append(ts, s.T)
+	}
+	t.Logf("%d ledger samples, median gap %.2f s (simulated, want 1.5–%.2f), kvctl_latency_s %s, samples_skipped %s",
+		len(samples), gap, wantMax, run.log["kvctl_latency_s"], run.log["samples_skipped"])
+	if gap < 1.5 || gap > wantMax || !slices.IsSorted(ts) {
+		t.Errorf("median gap between ledger samples %.2f s (simulated), want 1.5–%.2f s (kvctl p50 %.2f s simulated); samples at %v",
+			gap, wantMax, kvLat.P50/simScale, ts)
 	}
 	ipcL, ipcH := IPCName("1", prioL), IPCName("1", prioH)
 	shortfall, watermark := false, false

@@ -113,9 +113,12 @@
 //
 // Retention: a finished request's prompt blocks stay as idle cache. Once the
 // server has been idle (nothing running or waiting) for RetentionGrace (3 s
-// scaled, ≥150 ms) the idle cache is trimmed to KVCACHED_MAX_CACHED_TOKENS
-// (default 16000, -1 no cap). So a runner sees a whole fill right after it,
-// and the cap applied once it waited longer than RetentionGrace.
+// scaled, ≥150 ms) since its last request ended, and no client holds its
+// load open (HoldLoad), the idle cache is trimmed to
+// KVCACHED_MAX_CACHED_TOKENS (default 16000, -1 no cap). So a runner sees a
+// whole fill right after it, and the cap applied once it waited longer than
+// RetentionGrace; a test harness holds its loads so that its own pauses
+// inside one, on a loaded machine, do not end them.
 //
 // Limit: `kvctl limit` lowers limit_bytes; within a tick the server takes it
 // up (and logs `limit of <ipc> set to N bytes`) but, as kvcached does,

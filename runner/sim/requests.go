@@ -404,8 +404,11 @@ func (s *simServer) tick() {
 	if s.shortfall > 0 && s.needBytes == 0 && now.Sub(s.shortfallAt) > LedgerHold(s.scale) {
 		s.shortfall = 0
 	}
-	// The retention cap, once the server has gone idle.
-	if s.retainCap >= 0 && s.inflight == 0 && len(s.waiters) == 0 && now.Sub(s.lastBusy) >= RetentionGrace(s.scale) {
+	// The retention cap, once the server has gone idle: nothing running or
+	// waiting for RetentionGrace since the last request ended, and no
+	// client holding its load open (HoldLoad), so that a pause of a slow
+	// client inside one fill is not taken for the fill's end.
+	if s.retainCap >= 0 && s.inflight == 0 && len(s.waiters) == 0 && now.Sub(s.lastBusy) >= RetentionGrace(s.scale) && !s.w.loadHeld() {
 		if freed := s.kv.trimTo(s.retainCap); freed > 0 {
 			s.log.kvcached("idle cache above the %d-token retention cap: released %d bytes (%d bytes mapped)", s.retainCap, freed, s.kv.mappedBytes())
 		}

@@ -670,11 +670,11 @@ func TestPriorityProtocol(t *testing.T) {
 				t.Fatalf("H priority %d after kvctl (%q)", got, out)
 			}
 			// The fill and the burst are measured by the world's high-water
-			// marks (Peaks), not by polling: under cap-not-lifted L trims its
-			// idle cache to the cap whenever it has been idle for the
-			// retention grace, which on a loaded machine can happen between
-			// two of the fill's batches, so the cache held once the fill
-			// ends is not what it reached.
+			// marks (Peaks), not by polling. The fill holds its load open
+			// (HoldLoad): under cap-not-lifted L trims its idle cache to the
+			// cap once idle for the retention grace, its 150 ms floor here,
+			// which a slow client's pause between two fill requests on a
+			// loaded machine outlasts; the fill ends when the test says so.
 			peaks := NewPeaks(dir)
 			segPeak := func(ipc string) int64 {
 				t.Helper()
@@ -685,6 +685,11 @@ func TestPriorityProtocol(t *testing.T) {
 				return seg[ipc]
 			}
 			segPeak("e2e_p_l") // marks start from here
+			release, err := HoldLoad(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
 			// Fill L: 24 distinct 3000-word prompts, 1 token, 8 at a time.
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, 8)
@@ -701,6 +706,7 @@ func TestPriorityProtocol(t *testing.T) {
 			}
 			wg.Wait()
 			filled := segPeak("e2e_p_l") // charged_bytes is used_bytes here
+			release()
 			if filled < 800*mib {
 				t.Fatalf("L holds %d MiB after the fill, want ≥ 800", filled/mib)
 			}

@@ -34,6 +34,7 @@ const (
 	shmDir      = "shm"      // the analogue of /dev/shm
 	tmpDir      = "tmp"      // the analogue of /tmp
 	lockFile    = "world.lock"
+	holdsDir    = "load-holds"     // load-holds/<name>: one open HoldLoad of a client
 	gpuPeaks    = "gpu_peaks.json" // high-water mark of each GPU's use since Peaks last read it
 )
 
@@ -47,6 +48,41 @@ func TmpDir(dir string) string { return filepath.Join(dir, tmpDir) }
 
 // SegmentsDir returns the directory of the world's ledger segments.
 func SegmentsDir(dir string) string { return filepath.Join(dir, segmentsDir) }
+
+// HoldLoad declares that a client of the world in dir is in the middle of a
+// load, until release is called: while any hold is open, no simulated
+// kvcached server applies its retention cap, which otherwise trims idle
+// cache once the server has been idle for RetentionGrace (see the package
+// doc, Retention). At a test's time scale the grace is its 150 ms floor,
+// and on a loaded machine the client's own pauses between two requests of
+// one fill last longer than that, where a real fill's requests follow each
+// other far within kvcached's seconds; a hold makes the end of the load an
+// event the client controls rather than a gap the machine's speed decides.
+// Holds are files, so that the servers (other processes) see them; release
+// is idempotent. docs/runner.md §7.
+func HoldLoad(dir string) (release func(), err error) {
+	d := filepath.Join(dir, holdsDir)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, fmt.Errorf("hold the load of simulated world %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(d, "hold-*")
+	if err != nil {
+		return nil, fmt.Errorf("hold the load of simulated world %s: %w", dir, err)
+	}
+	name := f.Name()
+	if err := f.Close(); err != nil {
+		os.Remove(name)
+		return nil, fmt.Errorf("hold the load of simulated world %s: close %s: %w", dir, name, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { os.Remove(name) }) }, nil
+}
+
+// loadHeld says whether a client holds its load open (HoldLoad).
+func (w *world) loadHeld() bool {
+	ents, err := os.ReadDir(filepath.Join(w.dir, holdsDir))
+	return err == nil && len(ents) > 0
+}
 
 // gpuSpec is one GPU of gpus.json.
 type gpuSpec struct {
