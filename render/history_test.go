@@ -94,7 +94,7 @@ func TestParseDigest(t *testing.T) {
 // records, and a history file written from it reads back the same.
 func TestDigestRoundTrip(t *testing.T) {
 	rep, opts := sampleReport(t), sampleOptions()
-	rep.Cases[1].Name = "sglang-@owner-#12-‮evil"
+	rep.Cases[1].Name = "sglang-@owner-#12-\u202eevil"
 	rep.Cases[7].Checks[0].Name = "" // an unnamed check must not make the digest unreadable
 	docs := mustRender(t, rep, opts)
 	js, ok := DigestOf(docs.Comment)
