@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // CapKvctlPriority is the capability of publishing a server's priority:

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // exitErr runs `sh -c 'exit <code>'` for a real *exec.ExitError.

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
 // TestDocsDescribeEveryCheck: every check whose "passes when" text setup.json

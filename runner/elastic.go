@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
 	"github.com/ovg-project/ci-report/runner/engine"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // Workload shapes of the co-location kinds (docs/runner.md §5.4–5.6).

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
 // Entry kinds of a plan.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // Workload of the limit case (docs/runner.md §5.5).

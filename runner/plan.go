@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // Plan is what a part runs: the engines and the ordered cases. It is the

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
 	"github.com/ovg-project/ci-report/runner/engine"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // priorityFillConc is how many fill requests L gets at a time.

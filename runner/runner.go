@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // Timing holds every wait of the runner; zero fields take the documented

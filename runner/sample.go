@@ -13,7 +13,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/gpu"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // memReading is one reading of a co-location case's GPU and of its servers'

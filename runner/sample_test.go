@@ -13,7 +13,7 @@ import (
 
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 

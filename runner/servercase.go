@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
 	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
 // Server-case workload sizes (docs/runner.md §5.2).

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/checks"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
 // runSetupCase is `<engine>-setup`: with --install-cmd it runs the command

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // Timing holds the waits of a server's life; zero fields take the documented

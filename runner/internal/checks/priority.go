@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/ledger"
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // PriorityChecks are the "passes when" texts of the priority pair, in check
