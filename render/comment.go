@@ -135,6 +135,10 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	return "", fmt.Errorf("render: the comment needs %d code points even at its smallest, over the budget of %d", runeCount(last), budget)
 }
 
+// unnamedCheck stands for a check without a name wherever one is shown
+// (docs/render.md §3.4).
+const unnamedCheck = "(unnamed)"
+
 // failedColumns are the failed-cases table's columns (docs/render.md §3.4);
 // the comment adds since with a history (failedHeader).
 var failedColumns = []string{"case", "class", "setup", "failed checks"}
@@ -207,7 +211,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		}
 		s := CodeCell(name)
 		if s == "" {
-			s = Plain("(unnamed)")
+			s = Plain(unnamedCheck)
 		}
 		if p.detail > 0 && ch.Detail != "" {
 			s += " (" + Plain(Cut(ch.Detail, p.detail)) + ")"

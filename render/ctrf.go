@@ -134,7 +134,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 			res.Summary.Passed++
 		}
 		if t.Name == "" {
-			t.Name = "(unnamed)" // CTRF requires a name
+			t.Name = unnamedCheck // CTRF requires a name
 		}
 		if !c.NotRun {
 			for _, ch := range c.Checks {

@@ -156,7 +156,7 @@ func (r *renderer) digest() string {
 				if !ch.OK && len(hc.Failed) < maxDigestChecks {
 					name := Cut(ch.Name, digestCheckCut)
 					if name == "" {
-						name = "(unnamed)" // as the table names it
+						name = unnamedCheck // as the table names it
 					}
 					hc.Failed = append(hc.Failed, name)
 				}

@@ -113,7 +113,7 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		// within its part's suite), so that an import reads the same case.
 		tc := junitCase{Name: c.Name, ClassName: c.Part, Time: seconds(c.DurationS)}
 		if strings.TrimSpace(tc.Name) == "" {
-			tc.Name = "(unnamed)" // readers need a name
+			tc.Name = unnamedCheck // readers need a name
 		}
 		switch {
 		case c.NotRun:

@@ -81,7 +81,7 @@ func (r *renderer) closestCalls(w *writer) string {
 		ch := &c.Checks[pm.ki]
 		name := CodeCell(Cut(ch.Name, digestCheckCut))
 		if name == "" {
-			name = Plain("(unnamed)")
+			name = Plain(unnamedCheck)
 		}
 		rows[i] = []string{Plain(Cut(c.Label(), digestNameCut)), name,
 			Plain(formatMeasure(*ch.Value, ch.Unit)), Plain(mustWord(ch.Must) + " " + formatMeasure(*ch.Bar, ch.Unit)),

@@ -308,7 +308,7 @@ func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
 // drain, since nothing of that server is left to fall.
 func (k *coloc) drain(idx ...int) memReading {
 	t := k.c.R.Timing
-	k.c.Progress("waiting for the KV cache to drain")
+	k.c.Progress(drainPhase)
 	prev := k.sampler.Read(k.ctx)
 	deadline := k.now().Add(t.DrainMax)
 	for k.now().Before(deadline) {
@@ -457,6 +457,10 @@ func (k *coloc) result() collect.CaseResult {
 	k.c.logPorts(&k.log)
 	return k.c.Result(k.checks, k.log, &k.phases)
 }
+
+// drainPhase is the progress phase of a drain (tests hold the simulated
+// load until a case reaches it).
+const drainPhase = "waiting for the KV cache to drain"
 
 // causes are the caused_by rules of the case's kind (docs/runner.md §5.9).
 func (k *coloc) causes() []checks.Cause {

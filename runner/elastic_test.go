@@ -68,7 +68,7 @@ func (w *phaseWatch) Write(p []byte) (int, error) {
 
 // drainLine ends the progress line of a drain (coloc.drain): where a case
 // lets its servers settle.
-const drainLine = ": waiting for the KV cache to drain"
+var drainLine = ": " + drainPhase
 
 // loadHold is the runner's stderr in a simulated run: from each progress
 // line but a drain's until the next drain it holds the world's load open
