@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/internal/golden"
+	"github.com/ovg-project/ci-report/internal/marker"
 )
 
 const (
@@ -71,6 +72,22 @@ func testPost(profile, verdict string) Post {
 		Comment:     CommentMarker(runID, "1", profile) + "\n### " + title + " · 2026-11-28 · " + verdict + "\n\nAll 3 cases passed.\n",
 		Section:     "## " + title + "\n\nRuns at 08:00 UTC on one L4.\n",
 		SectionName: profile,
+		Verdict:     verdict,
+	}
+}
+
+// suitePost is a weekly run of a suite other than the default one
+// (docs/render.md §13): same profile as testPost("weekly"), its own marker
+// and section.
+func suitePost(verdict string) Post {
+	return Post{
+		Run:     Run{ID: runID, Attempt: "1", WorkflowFile: "rlt-ci.yml", URL: "https://github.com/kv/cache/actions/runs/" + runID},
+		Profile: "weekly",
+		Suite:   "rlt-pytest",
+		Comment: marker.Comment{Run: runID, Attempt: "1", Profile: "weekly", Suite: "rlt-pytest"}.String() +
+			"\n### Scheduler regression (pytest) · 2026-11-28 · " + verdict + "\n\nAll 6 cases passed.\n",
+		Section:     "## Scheduler regression (pytest)\n\nSaturdays at 12:00 UTC: 6 test cases of vllm-rlt, from 1 part.\n",
+		SectionName: "rlt-pytest-weekly",
 		Verdict:     verdict,
 	}
 }
@@ -620,5 +637,65 @@ func TestHandEditDuringWriteSpacing(t *testing.T) {
 	post := testPost("nightly", "PASS")
 	if !sectionPresent(body, post.SectionName, post.Section) {
 		t.Errorf("the nightly section is missing; body:\n%q", body)
+	}
+}
+
+// TestSuitesOwnCommentsAndSections: the default suite's and another suite's
+// weekly posts of one workflow run (same run id, attempt and profile) into
+// one issue each keep their own comment and section (docs/render.md §13);
+// reposting the suite's run edits its comment in place and leaves the body
+// alone, and the default suite's comment and section are never touched.
+func TestSuitesOwnCommentsAndSections(t *testing.T) {
+	h := newHarness(t)
+	h.resultsIssue()
+	ctx := context.Background()
+	kv, suite := testPost("weekly", "PASS"), suitePost("FAIL")
+	for _, p := range []Post{kv, suite} {
+		if _, err := h.pub.Publish(ctx, Target{Issue: 7}, p); err != nil {
+			t.Fatalf("post of suite %q: %v", p.Suite, err)
+		}
+	}
+	body := h.fake.issues[7].Body
+	for _, p := range []Post{kv, suite} {
+		if !sectionPresent(body, p.SectionName, p.Section) {
+			t.Errorf("the body lacks the %s section:\n%s", p.SectionName, body)
+		}
+	}
+	if !strings.HasPrefix(body, ResultsIssueMarker+"\r\n"+strings.TrimRight(handText, "\r\n")) {
+		t.Errorf("the hand-written text was not kept:\n%q", body)
+	}
+	comments := func() []string {
+		var out []string
+		for _, c := range h.fake.comments {
+			out = append(out, c.Body)
+		}
+		return out
+	}
+	if got := comments(); len(got) != 2 || got[0] != kv.Comment || got[1] != suite.Comment {
+		t.Fatalf("comments %q, want the two suites' own", got)
+	}
+	before := len(h.fake.log)
+	suite = suitePost("PASS")
+	res, err := h.pub.Publish(ctx, Target{Issue: 7}, suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CommentCreated || res.BodyPatches != 0 {
+		t.Errorf("repost: created %v, %d body patches; want an edit in place and no patch", res.CommentCreated, res.BodyPatches)
+	}
+	var writes []string
+	for _, l := range h.fake.log[before:] {
+		if line, _, _ := strings.Cut(l, "\n"); !strings.HasPrefix(line, "GET ") {
+			writes = append(writes, line)
+		}
+	}
+	if want := "PATCH /repos/kv/cache/issues/comments/1002"; strings.Join(writes, "\n") != want {
+		t.Errorf("repost sent %q, want only %s", writes, want)
+	}
+	if got := comments(); len(got) != 2 || got[0] != kv.Comment || got[1] != suite.Comment {
+		t.Errorf("after the repost: comments %q", got)
+	}
+	if h.fake.issues[7].Body != body {
+		t.Errorf("the repost changed the body:\n%s", h.fake.issues[7].Body)
 	}
 }
