@@ -102,7 +102,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, errors.New("render: no profile: the report's setup has none and none was given")
 	}
 	if !ValidProfile(r.profile) {
-		return nil, fmt.Errorf("render: profile %q is not valid: want [a-z0-9][a-z0-9_-]*", r.profile)
+		return nil, fmt.Errorf("render: profile %q is not valid: want %s", r.profile, marker.Name)
 	}
 	if err := opts.validate(); err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func SpliceMarkers(name string) (start, end string) {
 // is never silently rewritten.
 func Splice(body, name, section string) (string, error) {
 	if !ValidProfile(name) {
-		return "", fmt.Errorf("splice: section name %q is not valid: want [a-z0-9][a-z0-9_-]*", name)
+		return "", fmt.Errorf("splice: section name %q is not valid: want %s", name, marker.Name)
 	}
 	if m := marker.FirstSectionMark(section); m != "" {
 		return "", fmt.Errorf("splice: the %s section holds a splice marker itself (%q)", name, m)
