@@ -777,8 +777,7 @@ func readBack(got, base, name, section string) (there, kept bool) {
 // markers. It ignores line-end style and surrounding white space, so that a
 // body GitHub stored with other line ends still counts as ours.
 func sectionPresent(body, name, section string) bool {
-	block := marker.SectionStart(name) + "\n" + strings.TrimSpace(crlfToLF(section)) + "\n" + marker.SectionEnd(name)
-	return strings.Contains(crlfToLF(body), block)
+	return strings.Contains(crlfToLF(body), marker.SectionBlock(name, crlfToLF(section)))
 }
 
 func crlfToLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }

@@ -62,8 +62,7 @@ func Splice(body, name, section string) (string, error) {
 			ends = append(ends, m)
 		}
 	}
-	startMark, endMark := SpliceMarkers(name)
-	block := startMark + "\n" + strings.TrimSpace(section) + "\n" + endMark
+	block := marker.SectionBlock(name, section)
 	switch {
 	case len(starts) > 1 || len(ends) > 1:
 		return "", fmt.Errorf("splice: the body has %d start and %d end markers of section %q; want one of each", len(starts), len(ends), name)

@@ -99,6 +99,13 @@ func SectionStart(name string) string { return "<!-- gpu-ci:" + name + ":start -
 // SectionEnd: see SectionStart.
 func SectionEnd(name string) string { return "<!-- gpu-ci:" + name + ":end -->" }
 
+// SectionBlock is a section between its markers as a body holds it
+// (docs/render.md §5): the start marker, a newline, the section with its
+// surrounding white space trimmed, a newline, the end marker.
+func SectionBlock(name, section string) string {
+	return SectionStart(name) + "\n" + strings.TrimSpace(section) + "\n" + SectionEnd(name)
+}
+
 // sectionRE finds section markers, tolerating the spacing a hand edit may
 // leave inside the comment, and any name a hand edit or an older tool may
 // have written, so that such a marker is seen and kept.
