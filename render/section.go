@@ -172,14 +172,17 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 		blocks = append(blocks, r.workload(w, p, "priority", "each_pair", s.PriorityWorkload, &s.PriorityChecks)...)
 	}
-	if k := r.knownSection(w); k != "" {
-		blocks = append(blocks, k)
-	}
-	if k := r.skippedSection(w, p); k != "" {
-		blocks = append(blocks, k)
-	}
-	if h := r.changesBlock(w, p); h != "" {
-		blocks = append(blocks, h)
+	return r.sectionDoc(w, p, sentence, blocks)
+}
+
+// sectionDoc is a section of the title, its sentence and blocks, ending
+// with the blocks every section ends with: the known issues, the skipped
+// cases and the recent changes (docs/render.md §4.8, §4.9, §11).
+func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks []string) (string, error) {
+	for _, b := range []string{r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p)} {
+		if b != "" {
+			blocks = append(blocks, b)
+		}
 	}
 	out := w.t("section", map[string]any{
 		"Title":    Plain(r.cfg.Title(r.profile)),

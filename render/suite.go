@@ -91,16 +91,5 @@ func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 		"Product":  Plain(r.cfg.Product),
 		"Parts":    len(r.rep.Parts),
 	})
-	var blocks []string
-	if k := r.knownSection(w); k != "" {
-		blocks = append(blocks, k)
-	}
-	if k := r.skippedSection(w, p); k != "" {
-		blocks = append(blocks, k)
-	}
-	if h := r.changesBlock(w, p); h != "" {
-		blocks = append(blocks, h)
-	}
-	out := w.t("section", map[string]any{"Title": Plain(r.cfg.Title(r.profile)), "Sentence": sentence, "Blocks": blocks})
-	return out, w.err
+	return r.sectionDoc(w, p, sentence, nil)
 }
