@@ -168,7 +168,7 @@ type trialOutcome struct {
 func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	t.Helper()
 	fake, srv := newFake(t, testToken)
-	fake.issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
+	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
 	clock := &vclock{now: t0}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -176,24 +176,24 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	bodyPath := fakeRepo + "/issues/7"
 	switch tr.kind {
 	case "5xx":
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 502, Times: 1, Body: `{"message":"Server Error"}`}}
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 502, Times: 1, Body: `{"message":"Server Error"}`}}
 	case "429":
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 429, Times: 1,
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 429, Times: 1,
 			Header: map[string]string{"Retry-After": "3"}, Body: `{"message":"Too Many Requests"}`}}
 	case "secondary":
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 403, Times: 1,
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 403, Times: 1,
 			Header: map[string]string{"Retry-After": "7"}, Body: secondaryBody()}}
 	case "slow-answer-lost":
 		// The PATCH lands at once, but its answer comes 30 s later as a 504
 		// from a proxy that gave up waiting.
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 504, Times: 1, Landed: true}}
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 504, Times: 1, Landed: true}}
 	}
 	var (
 		holdMu sync.Mutex
 		held   = map[*http.Request]bool{}
 		seen   bool
 	)
-	fake.hold = func(r *http.Request, applied bool) {
+	fake.Hold = func(r *http.Request, applied bool) {
 		if r.Method != "PATCH" || r.URL.Path != bodyPath || r.Header.Get(writerHeader) != tr.on {
 			return
 		}
@@ -235,17 +235,17 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	clock.spawn(tr.weeklyAfter, post(tr.writers[1]))
 	if tr.handEdit {
 		clock.spawn(500*time.Millisecond, func() {
-			fake.mu.Lock()
-			defer fake.mu.Unlock()
-			is := fake.issues[7]
+			fake.Mu.Lock()
+			defer fake.Mu.Unlock()
+			is := fake.Issues[7]
 			is.Body = strings.Replace(is.Body, "Written by hand, kept byte for byte.", editedHand, 1)
 		})
 	}
 	clock.run()
-	out.requests = fake.requests()
-	fake.mu.Lock()
-	out.body = fake.issues[7].Body
-	fake.mu.Unlock()
+	out.requests = transcript(fake)
+	fake.Mu.Lock()
+	out.body = fake.Issues[7].Body
+	fake.Mu.Unlock()
 	return out
 }
 

@@ -33,7 +33,7 @@ func historyReport(failing map[string]string) *merge.Report {
 // returns the comment posted and the requests this run sent.
 func postHistoryRun(t *testing.T, h *harness, id, attempt, date string, failing map[string]string) (string, []string) {
 	t.Helper()
-	before := len(h.fake.log)
+	before := len(h.fake.Requests())
 	run := Run{ID: id, Attempt: attempt}
 	target := Target{Issue: 7}
 	ctx := context.Background()
@@ -48,12 +48,7 @@ func postHistoryRun(t *testing.T, h *harness, id, attempt, date string, failing 
 	if _, err := h.pub.PublishOn(ctx, th, target, Post{Run: run, Profile: "weekly", Comment: docs.Comment, Verdict: docs.Verdict}); err != nil {
 		t.Fatalf("run %s: publish: %v", id, err)
 	}
-	var reqs []string
-	for _, l := range h.fake.log[before:] {
-		line, _, _ := strings.Cut(l, "\n")
-		reqs = append(reqs, line)
-	}
-	return docs.Comment, reqs
+	return docs.Comment, requestLines(h.fake, before)
 }
 
 // sinceOf is the since cell of case name's row in a comment, "" when the
@@ -168,7 +163,7 @@ func TestHistoryTrust(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.resultsIssue()
-			h.fake.comments = append(h.fake.comments, &fakeComment{ID: 1, Issue: 7, Author: tc.author, Body: tc.body})
+			h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: 1, Issue: 7, Author: tc.author, Body: tc.body})
 			th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "2"}, "weekly", tc.suite)
 			if err != nil {
 				t.Fatal(err)
@@ -193,7 +188,7 @@ func TestHistoryPerSuite(t *testing.T) {
 	h := newHarness(t)
 	h.resultsIssue()
 	for i, body := range []string{failingDigest("90", "weekly", ""), failingDigest("91", "weekly", "rlt-pytest"), failingDigest("92", "weekly", "")} {
-		h.fake.comments = append(h.fake.comments, &fakeComment{ID: int64(i + 1), Issue: 7, Author: "github-actions[bot]", Body: body})
+		h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: int64(i + 1), Issue: 7, Author: "github-actions[bot]", Body: body})
 	}
 	for suite, want := range map[string]string{"": "90 92", "rlt-pytest": "91"} {
 		th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "1"}, "weekly", suite)
