@@ -22,7 +22,7 @@ func TestAcceptanceSuites(t *testing.T) {
 	f, srv := accSetup(t)
 	const failing = "priority-vllm-qwen05b+vllm-qwen35_4b"
 	// An earlier weekly run of kvcached, written before suites existed.
-	f.comments = append(f.comments, &ghComment{ID: 11, Issue: 7, User: accBot,
+	f.Comments = append(f.Comments, &ghComment{ID: 11, Issue: 7, Author: accBot,
 		Body: "<!-- ci-report:comment run=4050 attempt=1 profile=weekly -->\n### Weekly correctness · 2026-11-21 · FAIL\n\n" +
 			`<!-- ci-report:digest {"v":1,"profile":"weekly","run":"4050","attempt":"1","date":"2026-11-21","total":27,"cases":[{"n":"` + failing + `","s":"fail","f":["l_released_for_h"],"h":"000000000000"}]} -->` + "\n"})
 	original := f.issue(7).Body
@@ -91,7 +91,7 @@ func TestAcceptanceSuites(t *testing.T) {
 	// Two comment threads, each run's comment keyed by its suite's marker.
 	byRun := map[string]string{}
 	for _, c := range f.commentsOn(7) {
-		if c.User == accBot {
+		if c.Author == accBot {
 			first, _, _ := strings.Cut(c.Body, "\n")
 			byRun[first] = c.Body
 		}

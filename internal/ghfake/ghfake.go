@@ -81,6 +81,9 @@ type Fault struct {
 	Status int
 	Header map[string]string
 	Body   string // JSON
+	// HTML, when set, is the answer's body instead, as text/html: what a
+	// proxy in front of GitHub sends.
+	HTML   string
 	Times  int
 	Skip   int
 	Landed bool
@@ -149,10 +152,15 @@ type Server struct {
 
 // New starts a fake of repo answering token, closed when the test ends.
 func New(t *testing.T, repo, token string) (*Server, *httptest.Server) {
-	f := &Server{T: t, Token: token, Repo: repo, DefaultBranch: "main", Issues: map[int]*Issue{}, dropped: map[int]string{}}
+	f := NewServer(t, repo, token)
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
+}
+
+// NewServer is the fake of repo answering token, not yet serving.
+func NewServer(t *testing.T, repo, token string) *Server {
+	return &Server{T: t, Token: token, Repo: repo, DefaultBranch: "main", Issues: map[int]*Issue{}, dropped: map[int]string{}}
 }
 
 // Requests returns the requests received so far, in order.
@@ -190,11 +198,20 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
+	if html, ok := resp.(htmlBody); ok {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(status)
+		w.Write([]byte(html))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(resp)
 	w.Write(b)
 }
+
+// htmlBody is an answer that is not JSON (Fault.HTML).
+type htmlBody string
 
 type answer = map[string]string
 
@@ -228,6 +245,13 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		if ft.Landed {
 			f.handle(r, body)
 		}
+		hdr := answer{}
+		for k, v := range ft.Header {
+			hdr[k] = v
+		}
+		if ft.HTML != "" {
+			return ft.Status, htmlBody(ft.HTML), hdr
+		}
 		msg := map[string]any{}
 		if ft.Body != "" {
 			if err := json.Unmarshal([]byte(ft.Body), &msg); err != nil {
@@ -236,10 +260,6 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		}
 		if ft.EchoAuth {
 			msg["message"] = "forbidden for " + r.Header.Get("Authorization")
-		}
-		hdr := answer{}
-		for k, v := range ft.Header {
-			hdr[k] = v
 		}
 		return ft.Status, msg, hdr
 	}
