@@ -340,6 +340,31 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 			return notFound()
 		}
 		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": f.DefaultBranch, "private": false}, nil
+	case (reRun.MatchString(p) || reRuns.MatchString(p)) && r.Method == http.MethodGet:
+		return f.runs(r)
+	}
+	m := reInRep.FindStringSubmatch(p)
+	if m == nil || m[1] != f.Repo {
+		return notFound()
+	}
+	rest := strings.Split(strings.TrimPrefix(m[3], "/"), "/")
+	if m[3] == "" {
+		rest = nil
+	}
+	switch m[2] {
+	case "issues":
+		return f.issues(r, rest, in)
+	case "pulls":
+		return f.pull(r, rest)
+	}
+	return f.status(r, rest, in)
+}
+
+// runs answers a workflow run of RunsRepo and the runs of its workflow
+// files, filtered by branch and status.
+func (f *Server) runs(r *http.Request) (int, any, answer) {
+	p := r.URL.Path
+	switch {
 	case reRun.MatchString(p) && r.Method == http.MethodGet:
 		m := reRun.FindStringSubmatch(p)
 		id, _ := strconv.ParseInt(m[2], 10, 64)
@@ -364,21 +389,7 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 		page, hdr := f.page(r, items)
 		return 200, map[string]any{"total_count": len(items), "workflow_runs": page}, hdr
 	}
-	m := reInRep.FindStringSubmatch(p)
-	if m == nil || m[1] != f.Repo {
-		return notFound()
-	}
-	rest := strings.Split(strings.TrimPrefix(m[3], "/"), "/")
-	if m[3] == "" {
-		rest = nil
-	}
-	switch m[2] {
-	case "issues":
-		return f.issues(r, rest, in)
-	case "pulls":
-		return f.pull(r, rest)
-	}
-	return f.status(r, rest, in)
+	return notFound()
 }
 
 // issues answers .../issues, .../issues/{n}, .../issues/{n}/comments and
@@ -386,45 +397,60 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 func (f *Server) issues(r *http.Request, rest []string, in payload) (int, any, answer) {
 	switch {
 	case len(rest) == 0 && r.Method == http.MethodGet:
-		q := r.URL.Query()
-		if q.Get("state") != "open" {
-			f.T.Errorf("issues listed with state=%q, want open", q.Get("state"))
-		}
-		var items []any
-		for _, n := range f.IssueNumbers() {
-			if is := f.Issues[n]; !is.Closed && hasAll(is.Labels, strings.Split(q.Get("labels"), ",")) {
-				items = append(items, f.issueJSON(n))
-			}
-		}
-		page, hdr := f.page(r, items)
-		return 200, page, hdr
+		return f.listIssues(r)
 	case len(rest) == 0 && r.Method == http.MethodPost:
-		if in.Title == nil || *in.Title == "" {
-			return validation("Issue", "title")
-		}
-		n := f.NextIssue
-		if n == 0 {
-			for k := range f.Issues {
-				n = max(n, k)
-			}
-			n++
-		} else {
-			f.NextIssue++
-		}
-		is := &Issue{Title: *in.Title, Labels: in.Labels}
-		if in.Body != nil {
-			is.Body = *in.Body
-		}
-		f.Issues[n] = is
-		return 201, f.issueJSON(n), nil
+		return f.createIssue(in)
 	case len(rest) == 2 && rest[0] == "comments":
 		return f.comment(r, rest[1], in)
 	case len(rest) == 2 && rest[1] == "comments":
 		return f.comments(r, rest[0], in)
-	case len(rest) != 1:
-		return notFound()
+	case len(rest) == 1:
+		return f.issue(r, rest[0], in)
 	}
-	n, _ := strconv.Atoi(rest[0])
+	return notFound()
+}
+
+// listIssues lists the open issues carrying every label asked for.
+func (f *Server) listIssues(r *http.Request) (int, any, answer) {
+	q := r.URL.Query()
+	if q.Get("state") != "open" {
+		f.T.Errorf("issues listed with state=%q, want open", q.Get("state"))
+	}
+	var items []any
+	for _, n := range f.IssueNumbers() {
+		if is := f.Issues[n]; !is.Closed && hasAll(is.Labels, strings.Split(q.Get("labels"), ",")) {
+			items = append(items, f.issueJSON(n))
+		}
+	}
+	page, hdr := f.page(r, items)
+	return 200, page, hdr
+}
+
+// createIssue opens an issue numbered NextIssue, else one past the highest.
+func (f *Server) createIssue(in payload) (int, any, answer) {
+	if in.Title == nil || *in.Title == "" {
+		return validation("Issue", "title")
+	}
+	n := f.NextIssue
+	if n == 0 {
+		for k := range f.Issues {
+			n = max(n, k)
+		}
+		n++
+	} else {
+		f.NextIssue++
+	}
+	is := &Issue{Title: *in.Title, Labels: in.Labels}
+	if in.Body != nil {
+		is.Body = *in.Body
+	}
+	f.Issues[n] = is
+	return 201, f.issueJSON(n), nil
+}
+
+// issue reads or edits issue num, with the hooks of a concurrent writer.
+func (f *Server) issue(r *http.Request, num string, in payload) (int, any, answer) {
+	n, _ := strconv.Atoi(num)
 	is, ok := f.Issues[n]
 	if !ok {
 		return notFound()
