@@ -52,10 +52,16 @@ func lookupModel(name string) modelSpec {
 	return modelSpec{Key: "", HFID: trimmed, WeightsMiB: w, KVBytesPerTok: 32768, Arch: "AutoModelForCausalLM"}
 }
 
-// Engines' required kvcached patches (docs/runner.md §2.1, §2.2).
+// The kvcached patch names the simulated servers log (docs/runner.md §2.1,
+// §2.2). A vLLM server logs the same names for a hybrid model: kvcached
+// applies its patches at engine import, before any model is known, and
+// defines no hybrid-only vLLM patch (`mamba_partial_tail` and
+// `hybrid_block_size_align` are no `patch_name` in kvcached: they stand
+// only in its e2e expectations, tests/e2e/matrix.py@4a5ed7bddd0d, and
+// vLLM has them only in test names such as
+// test_hybrid_mamba_partial_tail_owner_uses_cow_on_continue).
 var (
 	vllmPatches         = []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}
-	vllmHybridPatches   = []string{"mamba_partial_tail", "hybrid_block_size_align"}
 	sglangPatches       = []string{"elastic_allocator", "elastic_memory_pool"}
 	sglangHybridPatches = []string{"elastic_mamba_pool"}
 )
@@ -64,9 +70,6 @@ func patchesFor(engine string, m modelSpec) []string {
 	var p []string
 	if engine == "vllm" {
 		p = append(p, vllmPatches...)
-		if m.Hybrid {
-			p = append(p, vllmHybridPatches...)
-		}
 	} else {
 		p = append(p, sglangPatches...)
 		if m.Hybrid {
