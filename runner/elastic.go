@@ -430,6 +430,7 @@ func (k *coloc) stop() {
 			k.log.Set("gpu_last_error", collect.CutDetail(last, 300))
 		}
 		k.log.Set("kvctl_latency_s", latencySummary(k.kvctl.Latencies.Seconds()))
+		k.log.Set("kvctl_asks", k.sampler.AskSummary())
 		if n := k.sampler.Skipped(); n > 0 {
 			k.log.Set("samples_skipped", n)
 		}
@@ -670,17 +671,22 @@ func latencySummary(latencies []float64) any {
 	if len(latencies) == 0 {
 		return nil
 	}
-	l := slices.Clone(latencies)
+	var o collect.Ordered[float64]
+	o.Set("p50", math.Round(median(latencies)*1000)/1000)
+	o.Set("max", math.Round(slices.Max(latencies)*1000)/1000)
+	return o
+}
+
+// median is the middle of v (of an even count: the mean of the middle
+// two); v is not changed and must not be empty.
+func median(v []float64) float64 {
+	l := slices.Clone(v)
 	sort.Float64s(l)
 	n := len(l)
-	p50 := l[n/2]
 	if n%2 == 0 {
-		p50 = (l[n/2-1] + l[n/2]) / 2
+		return (l[n/2-1] + l[n/2]) / 2
 	}
-	var o collect.Ordered[float64]
-	o.Set("p50", math.Round(p50*1000)/1000)
-	o.Set("max", math.Round(l[n-1]*1000)/1000)
-	return o
+	return l[n/2]
 }
 
 // elasticSetup is the setup.json entry of an elastic pair.
