@@ -409,24 +409,8 @@ func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
 
 func (r *caseReader) summary() (*SummaryResult, error) {
 	d := r.dec
-	switch kind := d.PeekKind(); kind {
-	case '{':
-	case 0:
-		_, err := d.ReadToken()
-		if err == io.EOF {
-			err = errTorn
-		}
-		return nil, r.readError("", err)
-	default:
-		if kind == 'n' {
-			if _, err := d.ReadToken(); err != nil {
-				return nil, r.readError("", err)
-			}
-		}
-		return nil, &kindError{want: "object", got: kindName(kind)}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return nil, r.readError("", err)
+	if err := r.openObject(); err != nil {
+		return nil, err
 	}
 	var l caseList
 	var ok bool
@@ -438,25 +422,16 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		key := tok.String()
 		switch matchKey(key, "ok", "cases") {
 		case "ok":
-			r.kept = r.kept[:0]
-			bad, err := r.record(false)
-			if err != nil {
-				return nil, r.keptError(err)
-			}
-			if bad != nil {
-				return nil, atField("ok", bad)
-			}
-			if err := json.Unmarshal(r.kept, &ok, readOptions); err != nil {
-				return nil, decodeError("ok", err)
-			}
+			err = r.readOK(&ok)
 		case "cases":
-			if err := r.readCases(&l); err != nil {
-				return nil, err
-			}
+			err = r.readCases(&l)
 		default:
-			if err := d.SkipValue(); err != nil {
-				return nil, r.readError(pathKey(key), err)
+			if err = d.SkipValue(); err != nil {
+				err = r.readError(pathKey(key), err)
 			}
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if _, err := d.ReadToken(); err != nil {
@@ -472,6 +447,48 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		l.cases = []CaseResult{}
 	}
 	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// openObject reads the '{' that opens the document: an empty input is
+// torn, any other value (null too, read to its end) is of the wrong kind.
+func (r *caseReader) openObject() error {
+	d := r.dec
+	switch kind := d.PeekKind(); kind {
+	case '{':
+	case 0:
+		_, err := d.ReadToken()
+		if err == io.EOF {
+			err = errTorn
+		}
+		return r.readError("", err)
+	default:
+		if kind == 'n' {
+			if _, err := d.ReadToken(); err != nil {
+				return r.readError("", err)
+			}
+		}
+		return &kindError{want: "object", got: kindName(kind)}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return r.readError("", err)
+	}
+	return nil
+}
+
+// readOK reads the value of summary.json's ok, next, into ok.
+func (r *caseReader) readOK(ok *bool) error {
+	r.kept = r.kept[:0]
+	bad, err := r.record(false)
+	if err != nil {
+		return r.keptError(err)
+	}
+	if bad != nil {
+		return atField("ok", bad)
+	}
+	if err := json.Unmarshal(r.kept, ok, readOptions); err != nil {
+		return decodeError("ok", err)
+	}
+	return nil
 }
 
 // readCasesJSONL reads cases.jsonl from r (see ScanCasesJSONL).
