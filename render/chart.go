@@ -100,11 +100,45 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false
 	}
-	var readings []collect.UsageSample
-	var servers []string
-	seen := map[string]bool{}
-	ledger := map[string]bool{}
+	readings, servers, ledger := chartReadings(c.Timeline)
+	if len(readings) < 2 || len(servers) == 0 {
+		return chart{}, false
+	}
+	priority := len(servers) == 2 && (kind == "priority" || kind == "" && (ledger["shortfall"] || ledger["watermark"]))
+	picks := chartPicks(servers, kind, priority)
+
+	t0 := c.Timeline[0].T
 	for _, s := range c.Timeline {
+		t0 = math.Min(t0, s.T)
+	}
+	ch := chart{caseName: c.Name, readings: len(readings)}
+	ts := make([]float64, len(readings))
+	for i, s := range readings {
+		ts[i] = s.T - t0
+		ch.span = math.Max(ch.span, ts[i])
+	}
+	raw := ch.addSeries(picks, readings)
+	idx := downsample(raw, chartPoints)
+	for _, i := range idx.points {
+		ch.xs = append(ch.xs, ts[i.x])
+	}
+	for j := range ch.series {
+		ch.series[j].values = make([]float64, len(idx.points))
+		for k, p := range idx.points {
+			ch.series[j].values[k] = raw[j][p.of[j]]
+		}
+	}
+	ch.addMarks(c.Timeline, t0)
+	return ch, true
+}
+
+// chartReadings are the samples of timeline that are readings (not phase
+// starts), the servers they name in order of appearance, and the ledger's
+// fields they hold.
+func chartReadings(timeline []collect.UsageSample) (readings []collect.UsageSample, servers []string, ledger map[string]bool) {
+	seen := map[string]bool{}
+	ledger = map[string]bool{}
+	for _, s := range timeline {
 		if s.Phase != "" {
 			continue
 		}
@@ -119,10 +153,22 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 			ledger[k] = true
 		}
 	}
-	if len(readings) < 2 || len(servers) == 0 {
-		return chart{}, false
-	}
-	priority := len(servers) == 2 && (kind == "priority" || kind == "" && (ledger["shortfall"] || ledger["watermark"]))
+	return readings, servers, ledger
+}
+
+// chartPick is a series a chart may draw: its label, its value in a
+// reading (false: none), whether it is dashed.
+type chartPick struct {
+	label  string
+	get    func(collect.UsageSample) (float64, bool)
+	dashed bool
+}
+
+// chartPicks are the series of a chart of servers: each one's KV, the free
+// GPU memory and, for a priority pair, H's shortfall and L's watermark.
+// A pair's servers are labelled by role (L and H for priority, A and B for
+// another kind the setup names).
+func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	role := func(i int) string {
 		switch {
 		case priority:
@@ -132,28 +178,23 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		}
 		return ""
 	}
-	type pick struct {
-		label  string
-		get    func(collect.UsageSample) (float64, bool)
-		dashed bool
-	}
-	var picks []pick
+	var picks []chartPick
 	for i, name := range servers {
 		label := "KV of " + name
 		if r := role(i); r != "" {
 			label = "KV of " + r + " (" + name + ")"
 		}
-		picks = append(picks, pick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
+		picks = append(picks, chartPick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
 	}
-	picks = append(picks, pick{"GPU free", func(s collect.UsageSample) (float64, bool) {
+	picks = append(picks, chartPick{"GPU free", func(s collect.UsageSample) (float64, bool) {
 		if s.GPUFree == nil {
 			return 0, false
 		}
 		return *s.GPUFree, true
 	}, false})
-	ledgerPick := func(field string, server int) pick {
+	ledgerPick := func(field string, server int) chartPick {
 		name := servers[server]
-		return pick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
+		return chartPick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
 			per, ok := s.Ledger.Get(field)
 			if !ok {
 				return 0, false
@@ -164,18 +205,12 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 	if priority {
 		picks = append(picks, ledgerPick("shortfall", 1), ledgerPick("watermark", 0))
 	}
+	return picks
+}
 
-	t0 := c.Timeline[0].T
-	for _, s := range c.Timeline {
-		t0 = math.Min(t0, s.T)
-	}
-	ch := chart{caseName: c.Name, readings: len(readings)}
-	ts := make([]float64, len(readings))
-	for i, s := range readings {
-		ts[i] = s.T - t0
-		ch.span = math.Max(ch.span, ts[i])
-	}
-	var raw [][]float64
+// addSeries adds to c each pick with a finite value in some reading, gaps
+// filled, with its extremes and ends; it returns their values per reading.
+func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (raw [][]float64) {
 	for _, p := range picks {
 		vals := make([]float64, len(readings))
 		have := make([]bool, len(readings))
@@ -190,39 +225,34 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		}
 		fillGaps(vals, have)
 		raw = append(raw, vals)
-		ch.series = append(ch.series, chartSeries{label: p.label, dashed: p.dashed})
+		c.series = append(c.series, chartSeries{label: p.label, dashed: p.dashed})
 		lo, hi := vals[0], vals[0]
 		for _, v := range vals {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
-		ch.first, ch.last = append(ch.first, vals[0]), append(ch.last, vals[len(vals)-1])
-		ch.lo, ch.hi = append(ch.lo, lo), append(ch.hi, hi)
+		c.first, c.last = append(c.first, vals[0]), append(c.last, vals[len(vals)-1])
+		c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
 	}
-	idx := downsample(raw, chartPoints)
-	for _, i := range idx.points {
-		ch.xs = append(ch.xs, ts[i.x])
-	}
-	for j := range ch.series {
-		ch.series[j].values = make([]float64, len(idx.points))
-		for k, p := range idx.points {
-			ch.series[j].values[k] = raw[j][p.of[j]]
-		}
-	}
-	for _, s := range c.Timeline {
+	return raw
+}
+
+// addMarks adds a mark at each phase start of timeline (t0: its first
+// sample's time), on the first point at or after it.
+func (c *chart) addMarks(timeline []collect.UsageSample, t0 float64) {
+	for _, s := range timeline {
 		if s.Phase == "" {
 			continue
 		}
 		x := s.T - t0
-		pt := len(ch.xs) - 1
-		for k, px := range ch.xs {
+		pt := len(c.xs) - 1
+		for k, px := range c.xs {
 			if px >= x {
 				pt = k
 				break
 			}
 		}
-		ch.marks = append(ch.marks, chartMark{x: x, point: pt, phase: s.Phase})
+		c.marks = append(c.marks, chartMark{x: x, point: pt, phase: s.Phase})
 	}
-	return ch, true
 }
 
 // fillGaps gives a reading that lacked a value its previous one (the first
