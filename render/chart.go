@@ -503,11 +503,7 @@ const (
 // boundary, and a legend. Every text from data is HTML-escaped; numbers are
 // formatted to fixed decimals, so the same chart gives the same bytes.
 func (c *chart) svg() string {
-	f := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
-	span := math.Max(c.span, 1e-9)
-	top := c.yMax()
-	x := func(t float64) float64 { return svgLeft + t/span*(svgRight-svgLeft) }
-	y := func(v float64) float64 { return svgBottom - v/top*(svgBottom-svgTop) }
+	pl := svgPlot{span: math.Max(c.span, 1e-9), top: c.yMax()}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="sans-serif" font-size="11">`, svgW, svgH, svgW, svgH)
 	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString("Memory of "+c.caseName+" (MiB)"))
@@ -516,23 +512,52 @@ func (c *chart) svg() string {
 	// the plot is (TestChartScreenshot).
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(Cut("Memory of "+c.caseName+" (MiB)", 120)))
+	c.svgAxes(&b, pl)
+	for i, m := range c.marks {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, svgNum(pl.x(m.x)), svgTop, svgNum(pl.x(m.x)), svgBottom)
+		// Labels alternate in height so that close boundaries stay legible.
+		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, svgNum(pl.x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
+	}
+	c.svgLines(&b, pl)
+	for j, s := range c.series {
+		col, row := j%2, j/2
+		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// svgPlot maps a chart's seconds and MiB to the SVG's pixels: span and top
+// are the largest of each the plot area shows.
+type svgPlot struct{ span, top float64 }
+
+func (p svgPlot) x(t float64) float64 { return svgLeft + t/p.span*(svgRight-svgLeft) }
+func (p svgPlot) y(v float64) float64 { return svgBottom - v/p.top*(svgBottom-svgTop) }
+
+// svgNum formats a pixel coordinate to one decimal.
+func svgNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
+
+// svgAxes draws the grid lines with their MiB, the seconds below the plot
+// and the plot's frame.
+func (c *chart) svgAxes(b *strings.Builder, pl svgPlot) {
 	for k := 0; k <= 4; k++ {
-		v := top * float64(k) / 4
-		fmt.Fprintf(&b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, f(y(v)), svgRight, f(y(v)))
-		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, f(y(v)+4), mib(v))
+		v := pl.top * float64(k) / 4
+		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, svgNum(pl.y(v)), svgRight, svgNum(pl.y(v)))
+		fmt.Fprintf(b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, svgNum(pl.y(v)+4), mib(v))
 	}
 	for k := 0; k <= 5; k++ {
 		t := c.span * float64(k) / 5
-		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, f(x(t)), svgBottom+16, secs(c.span, t))
+		fmt.Fprintf(b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, svgNum(pl.x(t)), svgBottom+16, secs(c.span, t))
 	}
-	fmt.Fprintf(&b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
-	for i, m := range c.marks {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, f(x(m.x)), svgTop, f(x(m.x)), svgBottom)
-		// Labels alternate in height so that close boundaries stay legible.
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, f(x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
-	}
-	// Dashed lines go on top, so that a shortfall equal to the watermark
-	// still shows through it.
+	fmt.Fprintf(b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
+}
+
+// svgLines draws each series as a polyline in its colour, the dashed ones
+// last, on top, so that a shortfall equal to the watermark still shows
+// through it.
+func (c *chart) svgLines(b *strings.Builder, pl svgPlot) {
 	order := make([]int, 0, len(c.series))
 	for _, dashed := range []bool{false, true} {
 		for j, s := range c.series {
@@ -545,7 +570,7 @@ func (c *chart) svg() string {
 		s := c.series[j]
 		pts := make([]string, len(s.values))
 		for k, v := range s.values {
-			pts[k] = f(x(c.xs[k])) + "," + f(y(v))
+			pts[k] = svgNum(pl.x(c.xs[k])) + "," + svgNum(pl.y(v))
 		}
 		// The ledger's lines are dashed: H's shortfall and L's watermark
 		// often coincide, and both stay visible.
@@ -553,16 +578,8 @@ func (c *chart) svg() string {
 		if s.dashed {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
 	}
-	for j, s := range c.series {
-		col, row := j%2, j/2
-		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
-	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 // chartSVGs maps each chart's Mermaid text, as the fence holds it, to its
