@@ -316,20 +316,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
-		arms := make([]string, len(ps.Arms))
-		for i, a := range ps.Arms {
-			arms[i] = p.st(a)
-		}
-		var levels []string
-		for _, k := range ps.Concurrency.Keys() {
-			n, _ := ps.Concurrency.Get(k)
-			levels = append(levels, fmt.Sprintf("%s (%d prompts)", p.st(k), n))
-		}
-		warmup := ""
-		if ps.Warmup != nil {
-			warmup = w.t("perf_warmup", ps.Warmup)
-		}
-		blocks = append(blocks, w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")}))
+		blocks = append(blocks, perfArms(w, p, ps))
 	}
 	if s := r.rep.Setup; s != nil && r.rep.SetupComplete && len(s.Cases) > 0 {
 		blocks = append(blocks, w.t("hopper_heading", nil))
@@ -341,6 +328,25 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	}
 	out := w.t("perf_section", map[string]any{"Title": Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
 	return out, w.err
+}
+
+// perfArms is the section's sentence on the arms, the warmup and the
+// concurrency levels with their prompts.
+func perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
+	arms := make([]string, len(ps.Arms))
+	for i, a := range ps.Arms {
+		arms[i] = p.st(a)
+	}
+	var levels []string
+	for _, k := range ps.Concurrency.Keys() {
+		n, _ := ps.Concurrency.Get(k)
+		levels = append(levels, fmt.Sprintf("%s (%d prompts)", p.st(k), n))
+	}
+	warmup := ""
+	if ps.Warmup != nil {
+		warmup = w.t("perf_warmup", ps.Warmup)
+	}
+	return w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")})
 }
 
 func perfModelLink(p sectionPlan, m collect.PerfModel) string {
