@@ -102,13 +102,13 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	if p.squeeze {
 		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
 	}
-	blocks := perfTable(w, perfRows(sum.Table), rowCap, modelCut)
+	blocks := r.perfTable(w, perfRows(sum.Table), rowCap, modelCut)
 	idle, err := idleMemory(sum.Runs)
 	if err != nil {
 		return "", err
 	}
 	if len(idle) > 0 {
-		blocks = append(blocks, perfIdle(w, idle, idleCap, modelCut))
+		blocks = append(blocks, r.perfIdle(w, idle, idleCap, modelCut))
 	}
 	if len(sum.Errors) > 0 {
 		blocks = append(blocks, perfErrors(w, sum.Errors, p.squeeze))
@@ -150,7 +150,7 @@ func (r *renderer) perfMachine() string {
 // perfTable is the comment's comparison of the arms, a row per model and
 // concurrency (at most rowCap, the rest counted; model names cut to
 // modelCut), after its heading; or the sentence that there is none.
-func perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
+func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
 	if len(rows) == 0 {
 		return []string{w.t("perf_no_table", nil)}
 	}
@@ -174,7 +174,7 @@ func perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
 
 // perfIdle lists each model's idle memory per arm, at most idleCap models,
 // the rest counted.
-func perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) string {
+func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) string {
 	lines := []string{w.t("perf_idle", nil)}
 	for i, m := range idle {
 		if i == idleCap {
@@ -316,7 +316,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
-		blocks = append(blocks, perfArms(w, p, ps))
+		blocks = append(blocks, r.perfArms(w, p, ps))
 	}
 	if s := r.rep.Setup; s != nil && r.rep.SetupComplete && len(s.Cases) > 0 {
 		blocks = append(blocks, w.t("hopper_heading", nil))
@@ -332,7 +332,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 
 // perfArms is the section's sentence on the arms, the warmup and the
 // concurrency levels with their prompts.
-func perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
+func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
 	arms := make([]string, len(ps.Arms))
 	for i, a := range ps.Arms {
 		arms[i] = p.st(a)
