@@ -422,7 +422,7 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		key := tok.String()
 		switch matchKey(key, "ok", "cases") {
 		case "ok":
-			err = r.readOK(&ok)
+			err = r.topLevel("ok", &ok)
 		case "cases":
 			err = r.readCases(&l)
 		default:
@@ -449,6 +449,23 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
 }
 
+// topLevel decodes the value at the reader into v, a top-level field of
+// summary.json named field: a value of the wrong type is an error naming it.
+func (r *caseReader) topLevel(field string, v any) error {
+	r.kept = r.kept[:0]
+	bad, err := r.record(false)
+	if err != nil {
+		return r.keptError(err)
+	}
+	if bad != nil {
+		return atField(field, bad)
+	}
+	if err := json.Unmarshal(r.kept, v, readOptions); err != nil {
+		return decodeError(field, err)
+	}
+	return nil
+}
+
 // openObject reads the '{' that opens the document: an empty input is
 // torn, any other value (null too, read to its end) is of the wrong kind.
 func (r *caseReader) openObject() error {
@@ -471,22 +488,6 @@ func (r *caseReader) openObject() error {
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return r.readError("", err)
-	}
-	return nil
-}
-
-// readOK reads the value of summary.json's ok, next, into ok.
-func (r *caseReader) readOK(ok *bool) error {
-	r.kept = r.kept[:0]
-	bad, err := r.record(false)
-	if err != nil {
-		return r.keptError(err)
-	}
-	if bad != nil {
-		return atField("ok", bad)
-	}
-	if err := json.Unmarshal(r.kept, ok, readOptions); err != nil {
-		return decodeError("ok", err)
 	}
 	return nil
 }
