@@ -119,14 +119,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	if pr := r.problems(w); pr != "" {
 		blocks = append(blocks, pr)
 	}
-	switch {
-	case !r.hopperRan():
-		blocks = append(blocks, w.t("hopper_none", nil))
-	case len(failed) == 0:
-		blocks = append(blocks, w.t("hopper_passed", r.rep.Counts().Passed))
-	default:
-		blocks = append(blocks, w.t("hopper_failed", nil), r.failedTable(w, failed, p))
-	}
+	blocks = append(blocks, r.hopperBlocks(w, failed, p)...)
 	out := w.t("perf_comment", map[string]any{
 		"Marker":      r.marker(w),
 		"Header":      r.header(verdict),
@@ -136,6 +129,18 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 		"LogsLine":    r.logsLine(w),
 	})
 	return out, w.err
+}
+
+// hopperBlocks say how the Hopper correctness part went: that it left no
+// summary, how many cases passed, or its failed cases.
+func (r *renderer) hopperBlocks(w *writer, failed []merge.Case, p plan) []string {
+	switch {
+	case !r.hopperRan():
+		return []string{w.t("hopper_none", nil)}
+	case len(failed) == 0:
+		return []string{w.t("hopper_passed", r.rep.Counts().Passed)}
+	}
+	return []string{w.t("hopper_failed", nil), r.failedTable(w, failed, p)}
 }
 
 // perfMachine is the perf machine's line: its GPUs and the servers' image.
