@@ -153,27 +153,15 @@ func (f *phasesFilter) forget(off int64) {
 
 const phasesKey = "phases"
 
+// filter lexes b, the next piece of the input, and appends to f.cuts the
+// runs of integers it takes out.
 func (f *phasesFilter) filter(b []byte) {
 	for i := 0; i < len(b); i++ {
-		c := b[i]
 		if f.inString {
-			switch {
-			case f.escaped:
-				f.escaped = false
-			case c == '\\':
-				f.escaped, f.match = true, -1
-			case c == '"':
-				f.inString = false
-				f.key = f.match == len(phasesKey)
-			case f.match >= 0:
-				if f.match < len(phasesKey) && c == phasesKey[f.match] {
-					f.match++
-				} else {
-					f.match = -1
-				}
-			}
+			i = f.inStr(b, i)
 			continue
 		}
+		c := b[i]
 		depth := len(f.arrays)
 		switch c {
 		case ' ', '\t', '\n', '\r':
@@ -218,6 +206,32 @@ func (f *phasesFilter) filter(b []byte) {
 		}
 		f.elem = false
 	}
+}
+
+// inStr lexes b from b[i], inside a string, to the quote that closes it or
+// the end of b, noting whether the string is the key "phases"; it returns
+// the index of the last byte it read.
+func (f *phasesFilter) inStr(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case f.escaped:
+			f.escaped = false
+		case c == '\\':
+			f.escaped, f.match = true, -1
+		case c == '"':
+			f.inString = false
+			f.key = f.match == len(phasesKey)
+			return i
+		case f.match >= 0:
+			if f.match < len(phasesKey) && c == phasesKey[f.match] {
+				f.match++
+			} else {
+				f.match = -1
+			}
+		}
+	}
+	return len(b) - 1
 }
 
 // skipIntegers skips, from b[i] (the start of an array element), each

@@ -209,11 +209,7 @@ func partDirs(p string) ([]partDir, error) {
 
 // loadPart reads one part directory and decides its status (docs/formats.md §1.3).
 func loadPart(d partDir, opts LoadOptions) (p Part) {
-	name := filepath.Base(d.dir)
-	if abs, err := filepath.Abs(d.dir); err == nil && (name == "." || name == string(filepath.Separator)) {
-		name = filepath.Base(abs)
-	}
-	p = Part{Dir: d.dir, Name: name}
+	p = Part{Dir: d.dir, Name: partName(d.dir)}
 	defer func() {
 		p.Display = DisplayName(p.Name) // after part.json may rename
 		p.Problems = RelativeProblems(p.Problems, d.dir)
@@ -226,7 +222,6 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		p.Status, p.Reason = StatusMissing, ReasonNoPartFiles
 		return p
 	}
-	file := func(n string) string { return filepath.Join(d.dir, n) }
 	// Every file is read through root, which refuses symbolic links that
 	// leave the part directory (load_file.go).
 	root, err := os.OpenRoot(d.dir)
@@ -235,91 +230,144 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		return p
 	}
 	defer root.Close()
-	exists := func(n string) bool { _, err := root.Lstat(n); return err == nil }
+	l := partLoad{p: &p, root: root, dir: d.dir, skipLogs: opts.SkipLogs}
+	_, err = root.Lstat("error.txt")
+	p.ErrorTxt = err == nil
+	metaBroken := l.meta()
+	l.setup()
+	sum, summaryErr := l.summary()
+	if !p.HasSummary {
+		l.casesJSONL()
+	}
+	l.timelines()
+	l.decide(metaBroken, summaryErr, sum)
+	return p
+}
 
-	p.ErrorTxt = exists("error.txt")
+// partName is the name of the part in dir before part.json may rename it:
+// its base name, that of its absolute path for "." or "/".
+func partName(dir string) string {
+	name := filepath.Base(dir)
+	if abs, err := filepath.Abs(dir); err == nil && (name == "." || name == string(filepath.Separator)) {
+		name = filepath.Base(abs)
+	}
+	return name
+}
 
-	metaBroken := ""
+// partLoad reads the files of one part directory, through root, into p;
+// each of its steps records what it could not read in p.Problems.
+type partLoad struct {
+	p        *Part
+	root     *os.Root
+	dir      string
+	skipLogs bool
+}
+
+func (l *partLoad) file(n string) string { return filepath.Join(l.dir, n) }
+
+func (l *partLoad) problem(msg string) { l.p.Problems = append(l.p.Problems, msg) }
+
+// meta reads part.json; broken is why it could not be read ("" when it
+// was, or is absent).
+func (l *partLoad) meta() (broken string) {
 	var meta PartMeta
-	switch _, err := readJSONIn(root, d.dir, "part.json", maxSmallFile, &meta); {
+	switch _, err := readJSONIn(l.root, l.dir, "part.json", maxSmallFile, &meta); {
 	case err == nil:
-		p.Meta = &meta
+		l.p.Meta = &meta
 		if meta.Part != "" {
-			p.Name = meta.Part
+			l.p.Name = meta.Part
 		}
-		p.Planned = meta.Planned
+		l.p.Planned = meta.Planned
 	case !errors.Is(err, fs.ErrNotExist):
-		metaBroken = err.Error()
-		p.Problems = append(p.Problems, metaBroken+" (the part's plan and completion are unknown)")
+		broken = err.Error()
+		l.problem(broken + " (the part's plan and completion are unknown)")
 	}
+	return broken
+}
 
+// setup reads setup.json, which must be complete to count.
+func (l *partLoad) setup() {
 	var setup Setup
-	data, err := readJSONIn(root, d.dir, "setup.json", maxSmallFile, &setup)
+	data, err := readJSONIn(l.root, l.dir, "setup.json", maxSmallFile, &setup)
 	if err == nil {
-		err = incompleteSetup(data, file("setup.json"))
+		err = incompleteSetup(data, l.file("setup.json"))
 	}
 	switch {
 	case err == nil:
-		p.Setup = &setup
+		l.p.Setup = &setup
 	case !errors.Is(err, fs.ErrNotExist):
-		p.Problems = append(p.Problems, err.Error()+" (the part contributes no setup)")
+		l.problem(err.Error() + " (the part contributes no setup)")
 	}
+}
 
-	summaryErr := ""
-	f, err := openIn(root, d.dir, "summary.json")
-	sum, err := readOpened(f, err, file("summary.json"), opts.SkipLogs, readSummary)
+// summary reads summary.json; failed is why there is none ("no
+// summary.json" when absent), sum what was read.
+func (l *partLoad) summary() (sum *SummaryResult, failed string) {
+	f, err := openIn(l.root, l.dir, "summary.json")
+	sum, err = readOpened(f, err, l.file("summary.json"), l.skipLogs, readSummary)
 	switch {
 	case err == nil:
-		p.HasSummary = true
-		p.Cases = sum.Cases
+		l.p.HasSummary = true
+		l.p.Cases = sum.Cases
 		for _, msg := range sum.Dropped {
-			p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (case left out)", file("summary.json"), msg))
+			l.problem(fmt.Sprintf("read %s: %s (case left out)", l.file("summary.json"), msg))
 		}
 		for _, msg := range sum.Repeated {
-			p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (both kept)", file("summary.json"), msg))
+			l.problem(fmt.Sprintf("read %s: %s (both kept)", l.file("summary.json"), msg))
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		summaryErr = "no summary.json"
+		failed = "no summary.json"
 	default:
-		summaryErr = err.Error()
-		p.Problems = append(p.Problems, summaryErr)
+		failed = err.Error()
+		l.problem(failed)
 	}
+	return sum, failed
+}
 
-	if !p.HasSummary {
-		f, err := openIn(root, d.dir, "cases.jsonl")
-		res, err := readOpened(f, err, file("cases.jsonl"), opts.SkipLogs, readCasesJSONL)
-		switch {
-		case err == nil:
-			p.Cases = res.Cases
-			for _, b := range res.Bad {
-				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (line skipped)", file("cases.jsonl"), b))
-			}
-			for _, b := range res.Repeated {
-				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (both kept)", file("cases.jsonl"), b))
-			}
-			if res.Stopped != "" {
-				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s", file("cases.jsonl"), res.Stopped))
-			}
-		case !errors.Is(err, fs.ErrNotExist):
-			p.Problems = append(p.Problems, err.Error())
+// casesJSONL reads the cases a part without summary.json finished, from
+// cases.jsonl.
+func (l *partLoad) casesJSONL() {
+	f, err := openIn(l.root, l.dir, "cases.jsonl")
+	res, err := readOpened(f, err, l.file("cases.jsonl"), l.skipLogs, readCasesJSONL)
+	switch {
+	case err == nil:
+		l.p.Cases = res.Cases
+		for _, b := range res.Bad {
+			l.problem(fmt.Sprintf("read %s: %s (line skipped)", l.file("cases.jsonl"), b))
 		}
+		for _, b := range res.Repeated {
+			l.problem(fmt.Sprintf("read %s: %s (both kept)", l.file("cases.jsonl"), b))
+		}
+		if res.Stopped != "" {
+			l.problem(fmt.Sprintf("read %s: %s", l.file("cases.jsonl"), res.Stopped))
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		l.problem(err.Error())
 	}
+}
 
-	// A failed co-location case's usage timeline is what its chart draws
-	// (docs/render.md §3.9); a passing case's is not read.
-	for i := range p.Cases {
-		c := &p.Cases[i]
+// timelines reads the usage timeline of each failed case: a failed
+// co-location case's timeline is what its chart draws (docs/render.md
+// §3.9); a passing case's is not read.
+func (l *partLoad) timelines() {
+	for i := range l.p.Cases {
+		c := &l.p.Cases[i]
 		if !c.Failed() {
 			continue
 		}
-		tl, err := readUsage(root, d.dir, c.Name)
+		tl, err := readUsage(l.root, l.dir, c.Name)
 		if err != nil {
-			p.Problems = append(p.Problems, err.Error()+" (the case has no chart)")
+			l.problem(err.Error() + " (the case has no chart)")
 			continue
 		}
 		c.Timeline = tl
 	}
+}
 
+// decide sets the part's status and reason from what was read: metaBroken
+// and summaryErr as meta and summary returned them, sum the summary read.
+func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
+	p := l.p
 	switch {
 	case p.HasSummary && metaBroken != "":
 		p.Status, p.Reason = StatusPartial, "part.json could not be read, so the part's completion is unknown"
@@ -338,7 +386,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		p.Status = StatusMissing
 		p.Cases = nil
 		switch {
-		case !IsPartDir(d.dir):
+		case !IsPartDir(l.dir):
 			p.Reason = ReasonNoPartFiles
 		case summaryErr == "no summary.json" && p.ErrorTxt:
 			p.Reason = "no summary.json; error.txt says why the part could not start"
@@ -346,7 +394,6 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 			p.Reason = summaryErr
 		}
 	}
-	return p
 }
 
 // summaryDefects is the Reason of a part whose summary.json was read with

@@ -252,11 +252,6 @@ func (r *caseReader) record(discard bool) (bad, err error) {
 // is to be left out. err is a malformed document.
 func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	d := r.dec
-	note := func(e error) {
-		if defect == nil && e != nil {
-			defect = e
-		}
-	}
 	if _, err := d.ReadToken(); err != nil {
 		return nil, r.readError(where, err)
 	}
@@ -265,42 +260,12 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	}
 	r.kept = append(r.kept[:0], '{')
 	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
+		bad, err := r.keepField(where)
 		if err != nil {
-			return nil, r.readError(where, err)
+			return nil, err
 		}
-		key := tok.String()
-		k := matchKey(key, caseFields...)
-		if k == "" {
-			if err := d.SkipValue(); err != nil {
-				return nil, r.readError(where+"."+pathKey(key), err)
-			}
-			continue
-		}
-		at := where + "." + k
-		if k == "log" {
-			// A log is an object, or null (kept as null).
-			if kind := d.PeekKind(); kind != '{' && kind != 'n' {
-				if err := d.SkipValue(); err != nil {
-					return nil, r.readError(at, err)
-				}
-				note(&fieldError{Field: at, Err: &kindError{want: "object", got: kindName(kind)}})
-				continue
-			}
-		}
-		mark := len(r.kept)
-		if mark > 1 {
-			r.kept = append(r.kept, ',')
-		}
-		r.kept = append(strconv.AppendQuote(r.kept, k), ':')
-		discard := k == "log" && r.skipLogs
-		bad, err := r.record(discard)
-		if err != nil {
-			return nil, r.keptError(err)
-		}
-		if bad != nil || discard {
-			r.kept = r.kept[:mark]
-			note(atField(at, bad))
+		if defect == nil {
+			defect = bad
 		}
 	}
 	if _, err := d.ReadToken(); err != nil {
@@ -310,20 +275,69 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	if defect != nil {
 		return defect, nil
 	}
+	return r.decodeKept(where, c), nil
+}
+
+// keepField reads one field of the case at where, its name next: a kept
+// field is appended to r.kept, any other skipped. bad is why a kept field
+// could not be held, naming it; err is a malformed document.
+func (r *caseReader) keepField(where string) (bad, err error) {
+	d := r.dec
+	tok, err := d.ReadToken()
+	if err != nil {
+		return nil, r.readError(where, err)
+	}
+	key := tok.String()
+	k := matchKey(key, caseFields...)
+	if k == "" {
+		if err := d.SkipValue(); err != nil {
+			return nil, r.readError(where+"."+pathKey(key), err)
+		}
+		return nil, nil
+	}
+	at := where + "." + k
+	if k == "log" {
+		// A log is an object, or null (kept as null).
+		if kind := d.PeekKind(); kind != '{' && kind != 'n' {
+			if err := d.SkipValue(); err != nil {
+				return nil, r.readError(at, err)
+			}
+			return &fieldError{Field: at, Err: &kindError{want: "object", got: kindName(kind)}}, nil
+		}
+	}
+	mark := len(r.kept)
+	if mark > 1 {
+		r.kept = append(r.kept, ',')
+	}
+	r.kept = append(strconv.AppendQuote(r.kept, k), ':')
+	discard := k == "log" && r.skipLogs
+	bad, err = r.record(discard)
+	if err != nil {
+		return nil, r.keptError(err)
+	}
+	if bad != nil || discard {
+		r.kept = r.kept[:mark]
+	}
+	return atField(at, bad), nil
+}
+
+// decodeKept decodes the case's kept values, r.kept, into c: the defect
+// that leaves the case out, or nil.
+func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
 	if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
-		return decodeError(where, err), nil
+		return decodeError(where, err)
 	}
 	if c.Excerpt != nil {
 		// Reports quote it as it is (docs/formats.md §4.9): a bad one
 		// leaves the case out, as a field of the wrong type does.
 		if err := c.Excerpt.Validate(); err != nil {
-			return &fieldError{Field: where + ".excerpt", Err: err}, nil
+			return &fieldError{Field: where + ".excerpt", Err: err}
 		}
 	}
 	if c.Log != nil {
 		c.Log = CompactJSON(c.Log) // compact already: only UTF-8 to mend
 	}
-	return nil, nil
+	return nil
 }
 
 // readCases reads the cases array, whose first token is next, into l.
@@ -395,24 +409,8 @@ func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
 
 func (r *caseReader) summary() (*SummaryResult, error) {
 	d := r.dec
-	switch kind := d.PeekKind(); kind {
-	case '{':
-	case 0:
-		_, err := d.ReadToken()
-		if err == io.EOF {
-			err = errTorn
-		}
-		return nil, r.readError("", err)
-	default:
-		if kind == 'n' {
-			if _, err := d.ReadToken(); err != nil {
-				return nil, r.readError("", err)
-			}
-		}
-		return nil, &kindError{want: "object", got: kindName(kind)}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return nil, r.readError("", err)
+	if err := r.openObject(); err != nil {
+		return nil, err
 	}
 	var l caseList
 	var ok bool
@@ -424,25 +422,16 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		key := tok.String()
 		switch matchKey(key, "ok", "cases") {
 		case "ok":
-			r.kept = r.kept[:0]
-			bad, err := r.record(false)
-			if err != nil {
-				return nil, r.keptError(err)
-			}
-			if bad != nil {
-				return nil, atField("ok", bad)
-			}
-			if err := json.Unmarshal(r.kept, &ok, readOptions); err != nil {
-				return nil, decodeError("ok", err)
-			}
+			err = r.topLevel("ok", &ok)
 		case "cases":
-			if err := r.readCases(&l); err != nil {
-				return nil, err
-			}
+			err = r.readCases(&l)
 		default:
-			if err := d.SkipValue(); err != nil {
-				return nil, r.readError(pathKey(key), err)
+			if err = d.SkipValue(); err != nil {
+				err = r.readError(pathKey(key), err)
 			}
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if _, err := d.ReadToken(); err != nil {
@@ -458,6 +447,49 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		l.cases = []CaseResult{}
 	}
 	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// topLevel decodes the value at the reader into v, a top-level field of
+// summary.json named field: a value of the wrong type is an error naming it.
+func (r *caseReader) topLevel(field string, v any) error {
+	r.kept = r.kept[:0]
+	bad, err := r.record(false)
+	if err != nil {
+		return r.keptError(err)
+	}
+	if bad != nil {
+		return atField(field, bad)
+	}
+	if err := json.Unmarshal(r.kept, v, readOptions); err != nil {
+		return decodeError(field, err)
+	}
+	return nil
+}
+
+// openObject reads the '{' that opens the document: an empty input is
+// torn, any other value (null too, read to its end) is of the wrong kind.
+func (r *caseReader) openObject() error {
+	d := r.dec
+	switch kind := d.PeekKind(); kind {
+	case '{':
+	case 0:
+		_, err := d.ReadToken()
+		if err == io.EOF {
+			err = errTorn
+		}
+		return r.readError("", err)
+	default:
+		if kind == 'n' {
+			if _, err := d.ReadToken(); err != nil {
+				return r.readError("", err)
+			}
+		}
+		return &kindError{want: "object", got: kindName(kind)}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return r.readError("", err)
+	}
+	return nil
 }
 
 // readCasesJSONL reads cases.jsonl from r (see ScanCasesJSONL).

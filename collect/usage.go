@@ -66,59 +66,69 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*u = UsageSample{}
-	num := func(k string, b json.RawMessage) (float64, error) {
-		var f float64
-		// null would decode as 0: a value not read is left out, never null.
-		if err := json.Unmarshal(b, &f); err != nil || string(b) == "null" || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("%s: want a number, got %s", k, cutRaw(b))
-		}
-		return f, nil
-	}
 	hasT := false
 	for _, k := range raw.Keys() {
 		b, _ := raw.Get(k)
-		b = bytes.TrimSpace(b)
-		switch k {
-		case "t":
-			f, err := num(k, b)
-			if err != nil {
-				return err
-			}
-			u.T, hasT = f, true
-		case "phase":
-			if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
-				return fmt.Errorf("phase: want a string, got %s", cutRaw(b))
-			}
-		case "gpu", "gpu_free":
-			f, err := num(k, b)
-			if err != nil {
-				return err
-			}
-			if k == "gpu" {
-				u.GPU = &f
-			} else {
-				u.GPUFree = &f
-			}
-		default:
-			if len(b) > 0 && b[0] == '{' {
-				var per Ordered[float64]
-				if err := json.Unmarshal(b, &per); err != nil {
-					return fmt.Errorf("%s: want an object of numbers by server: %v", k, err)
-				}
-				u.Ledger.Set(k, per)
-				continue
-			}
-			f, err := num(k, b)
-			if err != nil {
-				return err
-			}
-			u.KV.Set(k, f)
+		if err := u.setField(k, bytes.TrimSpace(b)); err != nil {
+			return err
 		}
+		hasT = hasT || k == "t"
 	}
 	if !hasT {
 		return errors.New("t: missing")
 	}
 	return nil
+}
+
+// setField sets the field of key k to its value b, or says why it cannot.
+func (u *UsageSample) setField(k string, b json.RawMessage) error {
+	switch k {
+	case "t":
+		f, err := usageNumber(k, b)
+		if err != nil {
+			return err
+		}
+		u.T = f
+	case "phase":
+		if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
+			return fmt.Errorf("phase: want a string, got %s", cutRaw(b))
+		}
+	case "gpu", "gpu_free":
+		f, err := usageNumber(k, b)
+		if err != nil {
+			return err
+		}
+		if k == "gpu" {
+			u.GPU = &f
+		} else {
+			u.GPUFree = &f
+		}
+	default:
+		if len(b) > 0 && b[0] == '{' {
+			var per Ordered[float64]
+			if err := json.Unmarshal(b, &per); err != nil {
+				return fmt.Errorf("%s: want an object of numbers by server: %v", k, err)
+			}
+			u.Ledger.Set(k, per)
+			return nil
+		}
+		f, err := usageNumber(k, b)
+		if err != nil {
+			return err
+		}
+		u.KV.Set(k, f)
+	}
+	return nil
+}
+
+// usageNumber is the finite number b, the value of key k.
+func usageNumber(k string, b json.RawMessage) (float64, error) {
+	var f float64
+	// null would decode as 0: a value not read is left out, never null.
+	if err := json.Unmarshal(b, &f); err != nil || string(b) == "null" || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s: want a number, got %s", k, cutRaw(b))
+	}
+	return f, nil
 }
 
 func cutRaw(b json.RawMessage) string {

@@ -359,32 +359,9 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if err := w.ClearResults(); err != nil {
 		return err
 	}
-	getenv := im.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	gh, err := collect.GitHubFromEnv(getenv, "")
+	meta, err := im.partMeta(docs, res)
 	if err != nil {
 		return err
-	}
-	profile := im.Profile
-	if profile == "" {
-		profile = DefaultProfile
-	}
-	planned := make([]string, len(res.Cases))
-	for i := range res.Cases {
-		planned[i] = res.Cases[i].Name
-	}
-	no := false
-	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no, Planned: planned,
-		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm}
-	meta.StartedAt, meta.FinishedAt = timeSpan(docs)
-	for _, d := range docs {
-		for _, s := range d.Suites {
-			if meta.Host == "" {
-				meta.Host = s.Hostname
-			}
-		}
 	}
 	if err := w.WritePartMeta(meta); err != nil {
 		return err
@@ -393,7 +370,7 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if im.Revision != "" {
 		sha = &im.Revision
 	}
-	setup := &collect.Setup{Profile: profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{}}
+	setup := &collect.Setup{Profile: meta.Profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{}}
 	if err := w.WriteSetup(setup); err != nil {
 		return err
 	}
@@ -417,6 +394,40 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	yes := true
 	meta.Complete = &yes
 	return w.WritePartMeta(meta)
+}
+
+// partMeta is the part.json of the import, not yet complete: its plan is
+// every case read, its times and host those of the documents, its GitHub
+// run that of the environment.
+func (im *Import) partMeta(docs []*Document, res *Result) (*collect.PartMeta, error) {
+	getenv := im.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	gh, err := collect.GitHubFromEnv(getenv, "")
+	if err != nil {
+		return nil, err
+	}
+	profile := im.Profile
+	if profile == "" {
+		profile = DefaultProfile
+	}
+	planned := make([]string, len(res.Cases))
+	for i := range res.Cases {
+		planned[i] = res.Cases[i].Name
+	}
+	no := false
+	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no, Planned: planned,
+		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm}
+	meta.StartedAt, meta.FinishedAt = timeSpan(docs)
+	for _, d := range docs {
+		for _, s := range d.Suites {
+			if meta.Host == "" {
+				meta.Host = s.Hostname
+			}
+		}
+	}
+	return meta, nil
 }
 
 // runLog is the imported part's run.log: what was read, the warnings, and

@@ -50,32 +50,18 @@ func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error 
 		if len(line) == 0 {
 			continue
 		}
-		at := func(format string, a ...any) error {
-			return fmt.Errorf("read metrics %s: line %d: %s", path, n, fmt.Sprintf(format, a...))
+		name, metric, err := parseMetricLine(line)
+		if err == nil {
+			idx, ok := byName[name]
+			if !ok {
+				err = fmt.Errorf("case %q is not among the %d imported cases", collect.CutDetail(name, 200), len(cases))
+			}
+			for _, i := range idx {
+				logs[i].Metrics = append(logs[i].Metrics, metric)
+			}
 		}
-		var m metricLine
-		dec := json.NewDecoder(bytes.NewReader(line))
-		if err := dec.Decode(&m); err != nil {
-			return at("%v", describe(err))
-		}
-		if dec.More() {
-			return at("more than one JSON value")
-		}
-		if m.Case == nil || *m.Case == "" {
-			return at(`no "case"`)
-		}
-		// One rule for a metric wherever it comes from: the log's
-		// (docs/formats.md §4.1).
-		metric, err := collect.ParseMetric(line)
 		if err != nil {
-			return at("%s", strings.TrimPrefix(err.Error(), "."))
-		}
-		idx, ok := byName[*m.Case]
-		if !ok {
-			return at("case %q is not among the %d imported cases", collect.CutDetail(*m.Case, 200), len(cases))
-		}
-		for _, i := range idx {
-			logs[i].Metrics = append(logs[i].Metrics, metric)
+			return fmt.Errorf("read metrics %s: line %d: %s", path, n, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -88,6 +74,29 @@ func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error 
 		return fmt.Errorf("read metrics %s: file too large: over %s", path, size(DefaultMaxBytes))
 	}
 	return nil
+}
+
+// parseMetricLine reads one line of a metrics file: the case it names and
+// its metric, or what is wrong with it.
+func parseMetricLine(line []byte) (caseName string, metric collect.Metric, err error) {
+	var m metricLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&m); err != nil {
+		return "", metric, errors.New(describe(err))
+	}
+	if dec.More() {
+		return "", metric, errors.New("more than one JSON value")
+	}
+	if m.Case == nil || *m.Case == "" {
+		return "", metric, errors.New(`no "case"`)
+	}
+	// One rule for a metric wherever it comes from: the log's
+	// (docs/formats.md §4.1).
+	metric, err = collect.ParseMetric(line)
+	if err != nil {
+		return "", metric, errors.New(strings.TrimPrefix(err.Error(), "."))
+	}
+	return *m.Case, metric, nil
 }
 
 // describe words a JSON decoding error of a metrics line.

@@ -375,6 +375,27 @@ func (p *parser) timeAttr(elem string, m map[string]string) (*float64, error) {
 
 // suite reads a <testsuite> whose start tag is t.
 func (p *parser) suite(doc *Document, t xml.StartElement, parent []string) error {
+	s, err := p.suiteHead(t, parent)
+	if err != nil {
+		return err
+	}
+	at := len(doc.Suites)
+	doc.Suites = append(doc.Suites, s)
+	// Nested suites are appended while this one is read; write its fields
+	// back at its index, not through a pointer the appends may move.
+	var body Suite
+	err = p.children(func(c xml.StartElement) error { return p.suiteChild(doc, c, s.Path, &body) })
+	if err != nil {
+		return err
+	}
+	doc.Suites[at].Cases, doc.Suites[at].Properties = body.Cases, body.Properties
+	doc.Suites[at].SystemOut, doc.Suites[at].SystemErr = body.SystemOut, body.SystemErr
+	return nil
+}
+
+// suiteHead is the <testsuite> whose start tag is t, under the suites of
+// parent, as its attributes give it.
+func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
 	m := attrs(t)
 	s := Suite{Name: m["name"], Timestamp: m["timestamp"], Hostname: m["hostname"], Line: p.line()}
 	s.Path = append(append([]string(nil), parent...), s.Name)
@@ -384,61 +405,53 @@ func (p *parser) suite(doc *Document, t xml.StartElement, parent []string) error
 		dst **int
 	}{{"tests", &s.Tests}, {"failures", &s.Failures}, {"errors", &s.Errors}, {"skipped", &s.Skipped}, {"deselected", &s.Deselected}} {
 		if *c.dst, err = p.intAttr("testsuite", m, c.key); err != nil {
-			return err
+			return s, err
 		}
 	}
 	if s.Skipped == nil {
 		// The Ant schema's name for it, which some tools still write.
 		if s.Skipped, err = p.intAttr("testsuite", m, "disabled"); err != nil {
-			return err
+			return s, err
 		}
 	}
 	if s.TimeS, err = p.timeAttr("testsuite", m); err != nil {
-		return err
+		return s, err
 	}
-	at := len(doc.Suites)
-	doc.Suites = append(doc.Suites, s)
-	// Nested suites are appended while this one is read; write its fields
-	// back at its index, not through a pointer the appends may move.
-	var cases []Case
-	var props []collect.Property
-	var out, errOut string
-	err = p.children(func(c xml.StartElement) error {
-		var err error
-		switch c.Name.Local {
-		case "testcase":
-			var tc Case
-			if tc, err = p.testcase(c); err == nil {
-				cases = append(cases, tc)
-			}
-		case "testsuite":
-			err = p.suite(doc, c, s.Path)
-		case "properties":
-			var ps []collect.Property
-			if ps, err = p.properties(); err == nil {
-				props = append(props, ps...)
-			}
-		case "system-out":
-			var txt string
-			if txt, err = p.text(nil); err == nil {
-				out = appendText(out, txt)
-			}
-		case "system-err":
-			var txt string
-			if txt, err = p.text(nil); err == nil {
-				errOut = appendText(errOut, txt)
-			}
-		default:
-			err = p.skip()
+	return s, nil
+}
+
+// suiteChild reads the child c of the suite at path into body (its cases,
+// properties and output) or, a nested suite, into doc.
+func (p *parser) suiteChild(doc *Document, c xml.StartElement, path []string, body *Suite) error {
+	switch c.Name.Local {
+	case "testcase":
+		tc, err := p.testcase(c)
+		if err == nil {
+			body.Cases = append(body.Cases, tc)
 		}
 		return err
-	})
-	if err != nil {
+	case "testsuite":
+		return p.suite(doc, c, path)
+	case "properties":
+		ps, err := p.properties()
+		if err == nil {
+			body.Properties = append(body.Properties, ps...)
+		}
+		return err
+	case "system-out":
+		txt, err := p.text(nil)
+		if err == nil {
+			body.SystemOut = appendText(body.SystemOut, txt)
+		}
+		return err
+	case "system-err":
+		txt, err := p.text(nil)
+		if err == nil {
+			body.SystemErr = appendText(body.SystemErr, txt)
+		}
 		return err
 	}
-	doc.Suites[at].Cases, doc.Suites[at].Properties = cases, props
-	doc.Suites[at].SystemOut, doc.Suites[at].SystemErr = out, errOut
-	return nil
+	return p.skip()
 }
 
 // properties reads a <properties> element: <property name=".." value=".."/>,

@@ -74,27 +74,11 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 	}
 	for _, e := range exp.Parts {
 		i := slices.IndexFunc(out, func(p collect.Part) bool { return p.Name == e.Name })
-		var own map[string]bool // the setup cases the part has already
 		if i >= 0 {
-			own = map[string]bool{}
-			for _, c := range out[i].Cases {
-				own[c.Name] = true
-			}
-			for _, n := range out[i].Planned {
-				own[n] = true
-			}
-		}
-		var missing []string
-		for _, c := range e.Cases {
-			if IsSetupCase(c) && !own[c] || !IsSetupCase(c) && !seen[c] {
-				missing = append(missing, c)
-				seen[c] = true
-			}
-		}
-		if i >= 0 {
-			out[i].Planned = append(slices.Clip(out[i].Planned), missing...)
+			out[i].Planned = append(slices.Clip(out[i].Planned), missingOfPlan(e, &out[i], seen)...)
 			continue
 		}
+		missing := missingOfPlan(e, nil, seen)
 		at := len(out)
 		for j := range out {
 			if partKey(&out[j]) > e.Name {
@@ -108,6 +92,30 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 		listed = slices.Insert(listed, at, true)
 	}
 	return out, listed, problems, nil
+}
+
+// missingOfPlan are the cases of e, a part of the plan, that its part p
+// (nil: no part has it) is to list as planned: a setup case p lacks, any
+// other case no part finished or planned (seen, to which they are added).
+func missingOfPlan(e ExpectedPart, p *collect.Part, seen map[string]bool) []string {
+	var own map[string]bool // the setup cases the part has already
+	if p != nil {
+		own = map[string]bool{}
+		for _, c := range p.Cases {
+			own[c.Name] = true
+		}
+		for _, n := range p.Planned {
+			own[n] = true
+		}
+	}
+	var missing []string
+	for _, c := range e.Cases {
+		if IsSetupCase(c) && !own[c] || !IsSetupCase(c) && !seen[c] {
+			missing = append(missing, c)
+			seen[c] = true
+		}
+	}
+	return missing
 }
 
 // partKey is the name a part is sorted by (collect.LoadParts: its

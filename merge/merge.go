@@ -82,91 +82,123 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep := &Report{
-		Format: FormatVersion,
-		Cases:  []Case{},
-		Parts:  make([]PartStatus, 0, len(parts)),
+	m := merger{
+		rep: &Report{
+			Format: FormatVersion,
+			Cases:  []Case{},
+			Parts:  make([]PartStatus, 0, len(parts)),
+		},
+		parts: parts,
+		opts:  opts,
+		owner: map[string]int{},
 	}
-	rep.Problems = append(rep.Problems, planProblems...)
-	owner := map[string]int{} // case name → index of the part that has it
+	m.rep.Problems = append(m.rep.Problems, planProblems...)
 	for i := range parts {
-		p := &parts[i]
-		first := len(rep.Cases)
-		seen := make(map[string]bool, len(p.Cases))
-		add := func(c Case) error {
-			if !IsSetupCase(c.Name) {
-				// The same case in two arms is what an arm comparison is
-				// made of (docs/formats.md §7.2); within one arm it is a
-				// mix-up.
-				if j, dup := owner[c.Name]; dup && j != i && !opts.AllowMixed && parts[j].ArmOf() == p.ArmOf() {
-					return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&parts[j]), B: describe(p)}
-				}
-				if _, dup := owner[c.Name]; !dup {
-					owner[c.Name] = i
-				}
-			}
-			rep.Cases = append(rep.Cases, c)
-			return nil
-		}
-		// Only an arm's cases carry its revision: without arms the setup's
-		// kvcached_sha is the one commit of the report.
-		arm, revision := p.ArmOf(), ""
-		if arm != "" {
-			revision = p.RevisionOf()
-		}
-		for _, c := range p.Cases {
-			seen[c.Name] = true
-			mc := caseOf(c, p.Display)
-			mc.Arm, mc.Revision = arm, revision
-			if err := add(mc); err != nil {
-				return nil, err
-			}
-		}
-		// Planned cases that never finished, after the part's cases. A part
-		// that did not finish at all is reported as such instead, unless
-		// the run's plan says what it should have run.
-		if p.Status != collect.StatusMissing || listed != nil && listed[i] {
-			for _, name := range p.Planned {
-				if seen[name] {
-					continue
-				}
-				seen[name] = true
-				if err := add(Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display, Arm: arm, Revision: revision}); err != nil {
-					return nil, err
-				}
-			}
-		}
-		for _, msg := range classify(rep.Cases[first:], p) {
-			rep.Problems = append(rep.Problems, p.Display+": "+msg)
-		}
-		for _, msg := range dropBadMargins(rep.Cases[first:]) {
-			rep.Problems = append(rep.Problems, p.Display+": "+msg)
-		}
-		ps := PartStatus{
-			Name:     p.Name,
-			Display:  p.Display,
-			Status:   string(p.Status),
-			Reason:   p.Reason,
-			ErrorTxt: p.ErrorTxt,
-			Planned:  len(p.Planned),
-			Ran:      len(p.Cases),
-		}
-		if p.Meta != nil {
-			ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
-			// The job's ids, for the link to its log (docs/render.md
-			// §3.11); ids that are not positive name no job.
-			if g := p.Meta.GitHub; g != nil && g.RunID > 0 && g.CheckRunID > 0 {
-				ps.RunID, ps.CheckRunID = g.RunID, g.CheckRunID
-			}
-		}
-		rep.Parts = append(rep.Parts, ps)
-		for _, msg := range p.Problems {
-			rep.Problems = append(rep.Problems, p.Display+": "+msg)
+		if err := m.addPart(i, listed != nil && listed[i]); err != nil {
+			return nil, err
 		}
 	}
+	rep := m.rep
 	rep.Setup, rep.SetupComplete = mergeSetups(parts)
 	rep.Verdict = rep.computeVerdict()
 	return rep, nil
+}
+
+// merger builds a report from parts, a part at a time.
+type merger struct {
+	rep   *Report
+	parts []collect.Part
+	opts  Options
+	owner map[string]int // case name → index of the part that has it
+}
+
+// addPart adds part i's cases, its planned cases that never finished
+// (listed: even if the part did not finish at all), its status and its
+// problems to the report.
+func (m *merger) addPart(i int, listed bool) error {
+	p := &m.parts[i]
+	first := len(m.rep.Cases)
+	seen := make(map[string]bool, len(p.Cases))
+	// Only an arm's cases carry its revision: without arms the setup's
+	// kvcached_sha is the one commit of the report.
+	arm, revision := p.ArmOf(), ""
+	if arm != "" {
+		revision = p.RevisionOf()
+	}
+	for _, c := range p.Cases {
+		seen[c.Name] = true
+		mc := caseOf(c, p.Display)
+		mc.Arm, mc.Revision = arm, revision
+		if err := m.add(i, mc); err != nil {
+			return err
+		}
+	}
+	// Planned cases that never finished, after the part's cases. A part
+	// that did not finish at all is reported as such instead, unless
+	// the run's plan says what it should have run.
+	if p.Status != collect.StatusMissing || listed {
+		for _, name := range p.Planned {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if err := m.add(i, Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display, Arm: arm, Revision: revision}); err != nil {
+				return err
+			}
+		}
+	}
+	m.problems(p, classify(m.rep.Cases[first:], p))
+	m.problems(p, dropBadMargins(m.rep.Cases[first:]))
+	m.rep.Parts = append(m.rep.Parts, partStatusOf(p))
+	m.problems(p, p.Problems)
+	return nil
+}
+
+// add appends c, a case of part i, to the report.
+func (m *merger) add(i int, c Case) error {
+	if !IsSetupCase(c.Name) {
+		p := &m.parts[i]
+		// The same case in two arms is what an arm comparison is
+		// made of (docs/formats.md §7.2); within one arm it is a
+		// mix-up.
+		if j, dup := m.owner[c.Name]; dup && j != i && !m.opts.AllowMixed && m.parts[j].ArmOf() == p.ArmOf() {
+			return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&m.parts[j]), B: describe(p)}
+		}
+		if _, dup := m.owner[c.Name]; !dup {
+			m.owner[c.Name] = i
+		}
+	}
+	m.rep.Cases = append(m.rep.Cases, c)
+	return nil
+}
+
+// problems adds msgs, about part p, to the report's problems.
+func (m *merger) problems(p *collect.Part, msgs []string) {
+	for _, msg := range msgs {
+		m.rep.Problems = append(m.rep.Problems, p.Display+": "+msg)
+	}
+}
+
+// partStatusOf is how the report lists part p.
+func partStatusOf(p *collect.Part) PartStatus {
+	ps := PartStatus{
+		Name:     p.Name,
+		Display:  p.Display,
+		Status:   string(p.Status),
+		Reason:   p.Reason,
+		ErrorTxt: p.ErrorTxt,
+		Planned:  len(p.Planned),
+		Ran:      len(p.Cases),
+	}
+	if p.Meta != nil {
+		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
+		// The job's ids, for the link to its log (docs/render.md
+		// §3.11); ids that are not positive name no job.
+		if g := p.Meta.GitHub; g != nil && g.RunID > 0 && g.CheckRunID > 0 {
+			ps.RunID, ps.CheckRunID = g.RunID, g.CheckRunID
+		}
+	}
+	return ps
 }
 
 // describe names a part in errors: its display name and directory.

@@ -100,11 +100,45 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false
 	}
-	var readings []collect.UsageSample
-	var servers []string
-	seen := map[string]bool{}
-	ledger := map[string]bool{}
+	readings, servers, ledger := chartReadings(c.Timeline)
+	if len(readings) < 2 || len(servers) == 0 {
+		return chart{}, false
+	}
+	priority := len(servers) == 2 && (kind == "priority" || kind == "" && (ledger["shortfall"] || ledger["watermark"]))
+	picks := chartPicks(servers, kind, priority)
+
+	t0 := c.Timeline[0].T
 	for _, s := range c.Timeline {
+		t0 = math.Min(t0, s.T)
+	}
+	ch := chart{caseName: c.Name, readings: len(readings)}
+	ts := make([]float64, len(readings))
+	for i, s := range readings {
+		ts[i] = s.T - t0
+		ch.span = math.Max(ch.span, ts[i])
+	}
+	raw := ch.addSeries(picks, readings)
+	idx := downsample(raw, chartPoints)
+	for _, i := range idx.points {
+		ch.xs = append(ch.xs, ts[i.x])
+	}
+	for j := range ch.series {
+		ch.series[j].values = make([]float64, len(idx.points))
+		for k, p := range idx.points {
+			ch.series[j].values[k] = raw[j][p.of[j]]
+		}
+	}
+	ch.addMarks(c.Timeline, t0)
+	return ch, true
+}
+
+// chartReadings are the samples of timeline that are readings (not phase
+// starts), the servers they name in order of appearance, and the ledger's
+// fields they hold.
+func chartReadings(timeline []collect.UsageSample) (readings []collect.UsageSample, servers []string, ledger map[string]bool) {
+	seen := map[string]bool{}
+	ledger = map[string]bool{}
+	for _, s := range timeline {
 		if s.Phase != "" {
 			continue
 		}
@@ -119,10 +153,22 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 			ledger[k] = true
 		}
 	}
-	if len(readings) < 2 || len(servers) == 0 {
-		return chart{}, false
-	}
-	priority := len(servers) == 2 && (kind == "priority" || kind == "" && (ledger["shortfall"] || ledger["watermark"]))
+	return readings, servers, ledger
+}
+
+// chartPick is a series a chart may draw: its label, its value in a
+// reading (false: none), whether it is dashed.
+type chartPick struct {
+	label  string
+	get    func(collect.UsageSample) (float64, bool)
+	dashed bool
+}
+
+// chartPicks are the series of a chart of servers: each one's KV, the free
+// GPU memory and, for a priority pair, H's shortfall and L's watermark.
+// A pair's servers are labelled by role (L and H for priority, A and B for
+// another kind the setup names).
+func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	role := func(i int) string {
 		switch {
 		case priority:
@@ -132,28 +178,23 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		}
 		return ""
 	}
-	type pick struct {
-		label  string
-		get    func(collect.UsageSample) (float64, bool)
-		dashed bool
-	}
-	var picks []pick
+	var picks []chartPick
 	for i, name := range servers {
 		label := "KV of " + name
 		if r := role(i); r != "" {
 			label = "KV of " + r + " (" + name + ")"
 		}
-		picks = append(picks, pick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
+		picks = append(picks, chartPick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
 	}
-	picks = append(picks, pick{"GPU free", func(s collect.UsageSample) (float64, bool) {
+	picks = append(picks, chartPick{"GPU free", func(s collect.UsageSample) (float64, bool) {
 		if s.GPUFree == nil {
 			return 0, false
 		}
 		return *s.GPUFree, true
 	}, false})
-	ledgerPick := func(field string, server int) pick {
+	ledgerPick := func(field string, server int) chartPick {
 		name := servers[server]
-		return pick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
+		return chartPick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
 			per, ok := s.Ledger.Get(field)
 			if !ok {
 				return 0, false
@@ -164,18 +205,12 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 	if priority {
 		picks = append(picks, ledgerPick("shortfall", 1), ledgerPick("watermark", 0))
 	}
+	return picks
+}
 
-	t0 := c.Timeline[0].T
-	for _, s := range c.Timeline {
-		t0 = math.Min(t0, s.T)
-	}
-	ch := chart{caseName: c.Name, readings: len(readings)}
-	ts := make([]float64, len(readings))
-	for i, s := range readings {
-		ts[i] = s.T - t0
-		ch.span = math.Max(ch.span, ts[i])
-	}
-	var raw [][]float64
+// addSeries adds to c each pick with a finite value in some reading, gaps
+// filled, with its extremes and ends; it returns their values per reading.
+func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (raw [][]float64) {
 	for _, p := range picks {
 		vals := make([]float64, len(readings))
 		have := make([]bool, len(readings))
@@ -190,39 +225,34 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		}
 		fillGaps(vals, have)
 		raw = append(raw, vals)
-		ch.series = append(ch.series, chartSeries{label: p.label, dashed: p.dashed})
+		c.series = append(c.series, chartSeries{label: p.label, dashed: p.dashed})
 		lo, hi := vals[0], vals[0]
 		for _, v := range vals {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
-		ch.first, ch.last = append(ch.first, vals[0]), append(ch.last, vals[len(vals)-1])
-		ch.lo, ch.hi = append(ch.lo, lo), append(ch.hi, hi)
+		c.first, c.last = append(c.first, vals[0]), append(c.last, vals[len(vals)-1])
+		c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
 	}
-	idx := downsample(raw, chartPoints)
-	for _, i := range idx.points {
-		ch.xs = append(ch.xs, ts[i.x])
-	}
-	for j := range ch.series {
-		ch.series[j].values = make([]float64, len(idx.points))
-		for k, p := range idx.points {
-			ch.series[j].values[k] = raw[j][p.of[j]]
-		}
-	}
-	for _, s := range c.Timeline {
+	return raw
+}
+
+// addMarks adds a mark at each phase start of timeline (t0: its first
+// sample's time), on the first point at or after it.
+func (c *chart) addMarks(timeline []collect.UsageSample, t0 float64) {
+	for _, s := range timeline {
 		if s.Phase == "" {
 			continue
 		}
 		x := s.T - t0
-		pt := len(ch.xs) - 1
-		for k, px := range ch.xs {
+		pt := len(c.xs) - 1
+		for k, px := range c.xs {
 			if px >= x {
 				pt = k
 				break
 			}
 		}
-		ch.marks = append(ch.marks, chartMark{x: x, point: pt, phase: s.Phase})
+		c.marks = append(c.marks, chartMark{x: x, point: pt, phase: s.Phase})
 	}
-	return ch, true
 }
 
 // fillGaps gives a reading that lacked a value its previous one (the first
@@ -473,11 +503,7 @@ const (
 // boundary, and a legend. Every text from data is HTML-escaped; numbers are
 // formatted to fixed decimals, so the same chart gives the same bytes.
 func (c *chart) svg() string {
-	f := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
-	span := math.Max(c.span, 1e-9)
-	top := c.yMax()
-	x := func(t float64) float64 { return svgLeft + t/span*(svgRight-svgLeft) }
-	y := func(v float64) float64 { return svgBottom - v/top*(svgBottom-svgTop) }
+	pl := svgPlot{span: math.Max(c.span, 1e-9), top: c.yMax()}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="sans-serif" font-size="11">`, svgW, svgH, svgW, svgH)
 	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString("Memory of "+c.caseName+" (MiB)"))
@@ -486,23 +512,52 @@ func (c *chart) svg() string {
 	// the plot is (TestChartScreenshot).
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(Cut("Memory of "+c.caseName+" (MiB)", 120)))
+	c.svgAxes(&b, pl)
+	for i, m := range c.marks {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, svgNum(pl.x(m.x)), svgTop, svgNum(pl.x(m.x)), svgBottom)
+		// Labels alternate in height so that close boundaries stay legible.
+		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, svgNum(pl.x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
+	}
+	c.svgLines(&b, pl)
+	for j, s := range c.series {
+		col, row := j%2, j/2
+		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// svgPlot maps a chart's seconds and MiB to the SVG's pixels: span and top
+// are the largest of each the plot area shows.
+type svgPlot struct{ span, top float64 }
+
+func (p svgPlot) x(t float64) float64 { return svgLeft + t/p.span*(svgRight-svgLeft) }
+func (p svgPlot) y(v float64) float64 { return svgBottom - v/p.top*(svgBottom-svgTop) }
+
+// svgNum formats a pixel coordinate to one decimal.
+func svgNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
+
+// svgAxes draws the grid lines with their MiB, the seconds below the plot
+// and the plot's frame.
+func (c *chart) svgAxes(b *strings.Builder, pl svgPlot) {
 	for k := 0; k <= 4; k++ {
-		v := top * float64(k) / 4
-		fmt.Fprintf(&b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, f(y(v)), svgRight, f(y(v)))
-		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, f(y(v)+4), mib(v))
+		v := pl.top * float64(k) / 4
+		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, svgNum(pl.y(v)), svgRight, svgNum(pl.y(v)))
+		fmt.Fprintf(b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, svgNum(pl.y(v)+4), mib(v))
 	}
 	for k := 0; k <= 5; k++ {
 		t := c.span * float64(k) / 5
-		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, f(x(t)), svgBottom+16, secs(c.span, t))
+		fmt.Fprintf(b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, svgNum(pl.x(t)), svgBottom+16, secs(c.span, t))
 	}
-	fmt.Fprintf(&b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
-	for i, m := range c.marks {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, f(x(m.x)), svgTop, f(x(m.x)), svgBottom)
-		// Labels alternate in height so that close boundaries stay legible.
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, f(x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
-	}
-	// Dashed lines go on top, so that a shortfall equal to the watermark
-	// still shows through it.
+	fmt.Fprintf(b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
+}
+
+// svgLines draws each series as a polyline in its colour, the dashed ones
+// last, on top, so that a shortfall equal to the watermark still shows
+// through it.
+func (c *chart) svgLines(b *strings.Builder, pl svgPlot) {
 	order := make([]int, 0, len(c.series))
 	for _, dashed := range []bool{false, true} {
 		for j, s := range c.series {
@@ -515,7 +570,7 @@ func (c *chart) svg() string {
 		s := c.series[j]
 		pts := make([]string, len(s.values))
 		for k, v := range s.values {
-			pts[k] = f(x(c.xs[k])) + "," + f(y(v))
+			pts[k] = svgNum(pl.x(c.xs[k])) + "," + svgNum(pl.y(v))
 		}
 		// The ledger's lines are dashed: H's shortfall and L's watermark
 		// often coincide, and both stay visible.
@@ -523,16 +578,8 @@ func (c *chart) svg() string {
 		if s.dashed {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
 	}
-	for j, s := range c.series {
-		col, row := j%2, j/2
-		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
-	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 // chartSVGs maps each chart's Mermaid text, as the fence holds it, to its

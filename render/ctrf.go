@@ -98,52 +98,16 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	res.Tool.Name = "ci-report"
 	res.Tests = make([]ctrfTest, 0, len(rep.Cases))
 	for i := range rep.Cases {
-		c := &rep.Cases[i]
-		t := ctrfTest{Name: c.Label(), Duration: millis(c.DurationS)}
-		if c.Part != "" {
-			t.Suite = []string{c.Part}
-		}
-		switch {
-		case c.NotRun:
-			t.Status, t.RawStatus, t.Message = "other", "not run", "planned, but did not run"
+		t := ctrfTestOf(rep, &rep.Cases[i])
+		switch t.Status {
+		case "other":
 			res.Summary.Other++
-		case c.Failed():
-			t.Status = "failed"
-			failing, known := splitFailed(rep, c)
-			var msgs []string
-			for _, ch := range failing {
-				m := ch.Name
-				if ch.Detail != "" {
-					m += ": " + ch.Detail
-				}
-				msgs = append(msgs, m)
-			}
-			if len(msgs) == 0 {
-				msgs = append(msgs, "no failed check recorded")
-			}
-			t.Message = strings.Join(append(msgs, known...), "; ")
+		case "failed":
 			res.Summary.Failed++
-		case c.Skipped():
-			t.Status, t.Message = "skipped", c.SkipReason
+		case "skipped":
 			res.Summary.Skipped++
 		default:
-			t.Status = "passed"
-			if _, known := splitFailed(rep, c); len(known) > 0 {
-				t.RawStatus, t.Message = "failed on known upstream issues", strings.Join(known, "; ")
-			}
 			res.Summary.Passed++
-		}
-		if t.Name == "" {
-			t.Name = unnamedCheck // CTRF requires a name
-		}
-		if !c.NotRun {
-			for _, ch := range c.Checks {
-				st := ctrfStep{Name: ch.Name, Status: "passed"}
-				if !ch.OK {
-					st.Status = "failed"
-				}
-				t.Steps = append(t.Steps, st)
-			}
 		}
 		res.Tests = append(res.Tests, t)
 	}
@@ -168,6 +132,53 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	_, err = out.Write(b.Bytes())
 	return err
+}
+
+// ctrfTestOf is case c as a CTRF test: its status, message and steps.
+func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
+	t := ctrfTest{Name: c.Label(), Duration: millis(c.DurationS)}
+	if c.Part != "" {
+		t.Suite = []string{c.Part}
+	}
+	failing, known := splitFailed(rep, c)
+	switch {
+	case c.NotRun:
+		t.Status, t.RawStatus, t.Message = "other", "not run", "planned, but did not run"
+	case c.Failed():
+		t.Status = "failed"
+		var msgs []string
+		for _, ch := range failing {
+			m := ch.Name
+			if ch.Detail != "" {
+				m += ": " + ch.Detail
+			}
+			msgs = append(msgs, m)
+		}
+		if len(msgs) == 0 {
+			msgs = append(msgs, "no failed check recorded")
+		}
+		t.Message = strings.Join(append(msgs, known...), "; ")
+	case c.Skipped():
+		t.Status, t.Message = "skipped", c.SkipReason
+	default:
+		t.Status = "passed"
+		if len(known) > 0 {
+			t.RawStatus, t.Message = "failed on known upstream issues", strings.Join(known, "; ")
+		}
+	}
+	if t.Name == "" {
+		t.Name = unnamedCheck // CTRF requires a name
+	}
+	if !c.NotRun {
+		for _, ch := range c.Checks {
+			st := ctrfStep{Name: ch.Name, Status: "passed"}
+			if !ch.OK {
+				st.Status = "failed"
+			}
+			t.Steps = append(t.Steps, st)
+		}
+	}
+	return t
 }
 
 // millis is a duration in seconds as whole milliseconds.

@@ -101,7 +101,6 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 			s.Properties = append(s.Properties, junitProperty{"ci-report.reason", p.Reason})
 		}
 	}
-	sha := r.sha()
 	var total float64
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
@@ -109,50 +108,10 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		if len(s.Properties) == 0 { // a case of no listed part
 			s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, c.Part})
 		}
-		// The name as the part has it (an <engine>-setup case is unique
-		// within its part's suite), so that an import reads the same case.
-		tc := junitCase{Name: c.Name, ClassName: c.Part, Time: seconds(c.DurationS)}
-		if strings.TrimSpace(tc.Name) == "" {
-			tc.Name = unnamedCheck // readers need a name
-		}
-		switch {
-		case c.NotRun:
-			tc.Errors = append(tc.Errors, junitOutcome{Type: notRunType, Message: "planned, but did not run"})
-			s.Errors++
-		case c.Failed():
-			failing, _ := splitFailed(rep, c)
-			for _, ch := range failing {
-				tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
-			}
-			if len(tc.Failures) == 0 {
-				tc.Failures = append(tc.Failures, junitOutcome{Message: "no failed check recorded"})
-			}
-			s.Failures++
-		case c.Skipped():
-			tc.Skipped = &junitOutcome{Message: c.SkipReason}
-			s.Skipped++
-		}
-		if _, known := splitFailed(rep, c); len(known) > 0 {
-			tc.SystemOut = strings.Join(known, "\n") + "\n"
-		}
-		s.Tests++
-		s.time += c.DurationS
+		s.add(junitTestcase(rep, c), c.DurationS)
 		total += c.DurationS
-		s.Cases = append(s.Cases, tc)
 	}
-	for i := range doc.Suites {
-		s := &doc.Suites[i]
-		if sha != "" {
-			s.Properties = append(s.Properties, junitProperty{"ci-report.kvcached_sha", sha})
-		}
-		s.Properties = append(s.Properties, junitProperty{"ci-report.verdict", rep.Verdict})
-		s.Time = seconds(s.time)
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
-	}
-	doc.Time = seconds(total)
+	doc.sum(r.sha(), rep.Verdict, total)
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	enc := xml.NewEncoder(&b)
@@ -163,6 +122,70 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	b.WriteByte('\n')
 	_, err = out.Write(b.Bytes())
 	return err
+}
+
+// junitTestcase is case c's <testcase>: its outcome and, for the failed
+// checks a known upstream issue covers, its <system-out>.
+func junitTestcase(rep *merge.Report, c *merge.Case) junitCase {
+	// The name as the part has it (an <engine>-setup case is unique
+	// within its part's suite), so that an import reads the same case.
+	tc := junitCase{Name: c.Name, ClassName: c.Part, Time: seconds(c.DurationS)}
+	if strings.TrimSpace(tc.Name) == "" {
+		tc.Name = unnamedCheck // readers need a name
+	}
+	failing, known := splitFailed(rep, c)
+	switch {
+	case c.NotRun:
+		tc.Errors = append(tc.Errors, junitOutcome{Type: notRunType, Message: "planned, but did not run"})
+	case c.Failed():
+		for _, ch := range failing {
+			tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
+		}
+		if len(tc.Failures) == 0 {
+			tc.Failures = append(tc.Failures, junitOutcome{Message: "no failed check recorded"})
+		}
+	case c.Skipped():
+		tc.Skipped = &junitOutcome{Message: c.SkipReason}
+	}
+	if len(known) > 0 {
+		tc.SystemOut = strings.Join(known, "\n") + "\n"
+	}
+	return tc
+}
+
+// add appends tc, which took durationS seconds, to the suite and counts
+// its outcome.
+func (s *junitSuite) add(tc junitCase, durationS float64) {
+	switch {
+	case len(tc.Errors) > 0:
+		s.Errors++
+	case len(tc.Failures) > 0:
+		s.Failures++
+	case tc.Skipped != nil:
+		s.Skipped++
+	}
+	s.Tests++
+	s.time += durationS
+	s.Cases = append(s.Cases, tc)
+}
+
+// sum ends each suite's properties with the commit under test (sha, if
+// known) and the verdict, and totals the suites; total is every case's
+// seconds.
+func (doc *junitSuites) sum(sha, verdict string, total float64) {
+	for i := range doc.Suites {
+		s := &doc.Suites[i]
+		if sha != "" {
+			s.Properties = append(s.Properties, junitProperty{"ci-report.kvcached_sha", sha})
+		}
+		s.Properties = append(s.Properties, junitProperty{"ci-report.verdict", verdict})
+		s.Time = seconds(s.time)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+	}
+	doc.Time = seconds(total)
 }
 
 // seconds formats a duration as JUnit's time attribute: seconds in plain

@@ -91,10 +91,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	if p.squeeze {
 		subjectCut = squeezeSubject
 	}
-	machine := GPULine(ps.GPUs)
-	if img := r.perfImage(); img != "" {
-		machine += " · " + Code(Cut(img, 200))
-	}
+	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
 		machine += " · vLLM " + Plain(Cut(v, 40))
 	}
@@ -105,57 +102,16 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	if p.squeeze {
 		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
 	}
-	var blocks []string
-	rows := perfRows(sum.Table)
-	if len(rows) > 0 {
-		blocks = append(blocks, w.t("perf_ratios", nil))
-		moreRows := len(rows) - min(len(rows), rowCap)
-		rows = rows[:len(rows)-moreRows]
-		cells := make([][]string, len(rows))
-		for i, pr := range rows {
-			tput := pr.metrics["output_throughput"]
-			cells[i] = []string{Plain(Cut(pr.model, modelCut)), itoa(pr.concurrency),
-				num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
-				num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
-				num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
-		}
-		table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
-		if moreRows > 0 {
-			table += "\n\n" + w.t("perf_more", moreRows)
-		}
-		blocks = append(blocks, table)
-	} else {
-		blocks = append(blocks, w.t("perf_no_table", nil))
-	}
+	blocks := r.perfTable(w, perfRows(sum.Table), rowCap, modelCut)
 	idle, err := idleMemory(sum.Runs)
 	if err != nil {
 		return "", err
 	}
 	if len(idle) > 0 {
-		lines := []string{w.t("perf_idle", nil)}
-		for i, m := range idle {
-			if i == idleCap {
-				lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
-				break
-			}
-			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
-		}
-		blocks = append(blocks, strings.Join(lines, "\n"))
+		blocks = append(blocks, r.perfIdle(w, idle, idleCap, modelCut))
 	}
 	if len(sum.Errors) > 0 {
-		lines := []string{w.t("perf_errors", nil)}
-		limit := perfErrorCut
-		if p.squeeze {
-			limit = 100
-		}
-		for i, e := range sum.Errors {
-			if p.squeeze && i >= 20 {
-				lines = append(lines, fmt.Sprintf("- and %d more", len(sum.Errors)-i))
-				break
-			}
-			lines = append(lines, "- "+Plain(Cut(e, limit)))
-		}
-		blocks = append(blocks, strings.Join(lines, "\n"))
+		blocks = append(blocks, perfErrors(w, sum.Errors, p.squeeze))
 	}
 	if r.rep.Perf.ErrorTxt {
 		blocks = append(blocks, w.t("perf_error_txt", nil))
@@ -163,14 +119,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	if pr := r.problems(w); pr != "" {
 		blocks = append(blocks, pr)
 	}
-	switch {
-	case !r.hopperRan():
-		blocks = append(blocks, w.t("hopper_none", nil))
-	case len(failed) == 0:
-		blocks = append(blocks, w.t("hopper_passed", r.rep.Counts().Passed))
-	default:
-		blocks = append(blocks, w.t("hopper_failed", nil), r.failedTable(w, failed, p))
-	}
+	blocks = append(blocks, r.hopperBlocks(w, failed, p)...)
 	out := w.t("perf_comment", map[string]any{
 		"Marker":      r.commentMarker(),
 		"Header":      r.header(verdict),
@@ -180,6 +129,83 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 		"LogsLine":    r.logsLine(w),
 	})
 	return out, w.err
+}
+
+// hopperBlocks say how the Hopper correctness part went: that it left no
+// summary, how many cases passed, or its failed cases.
+func (r *renderer) hopperBlocks(w *writer, failed []merge.Case, p plan) []string {
+	switch {
+	case !r.hopperRan():
+		return []string{w.t("hopper_none", nil)}
+	case len(failed) == 0:
+		return []string{w.t("hopper_passed", r.rep.Counts().Passed)}
+	}
+	return []string{w.t("hopper_failed", nil), r.failedTable(w, failed, p)}
+}
+
+// perfMachine is the perf machine's line: its GPUs and the servers' image.
+func (r *renderer) perfMachine() string {
+	machine := GPULine(r.perfSetup().GPUs)
+	if img := r.perfImage(); img != "" {
+		machine += " · " + Code(Cut(img, 200))
+	}
+	return machine
+}
+
+// perfTable is the comment's comparison of the arms, a row per model and
+// concurrency (at most rowCap, the rest counted; model names cut to
+// modelCut), after its heading; or the sentence that there is none.
+func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
+	if len(rows) == 0 {
+		return []string{w.t("perf_no_table", nil)}
+	}
+	heading := w.t("perf_ratios", nil)
+	moreRows := len(rows) - min(len(rows), rowCap)
+	rows = rows[:len(rows)-moreRows]
+	cells := make([][]string, len(rows))
+	for i, pr := range rows {
+		tput := pr.metrics["output_throughput"]
+		cells[i] = []string{Plain(Cut(pr.model, modelCut)), itoa(pr.concurrency),
+			num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
+			num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
+			num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
+	}
+	table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
+	if moreRows > 0 {
+		table += "\n\n" + w.t("perf_more", moreRows)
+	}
+	return []string{heading, table}
+}
+
+// perfIdle lists each model's idle memory per arm, at most idleCap models,
+// the rest counted.
+func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) string {
+	lines := []string{w.t("perf_idle", nil)}
+	for i, m := range idle {
+		if i == idleCap {
+			lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
+			break
+		}
+		lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// perfErrors lists the perf summary's errors; squeezed, fewer and shorter.
+func perfErrors(w *writer, errs []string, squeeze bool) string {
+	lines := []string{w.t("perf_errors", nil)}
+	limit := perfErrorCut
+	if squeeze {
+		limit = 100
+	}
+	for i, e := range errs {
+		if squeeze && i >= 20 {
+			lines = append(lines, fmt.Sprintf("- and %d more", len(errs)-i))
+			break
+		}
+		lines = append(lines, "- "+Plain(Cut(e, limit)))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // perfRows groups the table's metric rows by model and concurrency, in
@@ -263,15 +289,11 @@ func (r *renderer) perfSection() (string, []string, error) {
 func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
 	ps := r.perfSetup()
-	machine := GPULine(ps.GPUs)
-	if img := r.perfImage(); img != "" {
-		machine += " · " + Code(Cut(img, 200))
-	}
 	sentence := w.t("perf_when", map[string]string{
 		"Schedule": Plain(r.cfg.schedule("perf")),
 		"Workflow": r.cfg.workflow("perf"),
 		"Repo":     r.cfg.repo(),
-		"Machine":  machine,
+		"Machine":  r.perfMachine(),
 		"Product":  Plain(r.cfg.Product),
 	})
 	var blocks []string
@@ -299,20 +321,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
-		arms := make([]string, len(ps.Arms))
-		for i, a := range ps.Arms {
-			arms[i] = p.st(a)
-		}
-		var levels []string
-		for _, k := range ps.Concurrency.Keys() {
-			n, _ := ps.Concurrency.Get(k)
-			levels = append(levels, fmt.Sprintf("%s (%d prompts)", p.st(k), n))
-		}
-		warmup := ""
-		if ps.Warmup != nil {
-			warmup = w.t("perf_warmup", ps.Warmup)
-		}
-		blocks = append(blocks, w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")}))
+		blocks = append(blocks, r.perfArms(w, p, ps))
 	}
 	if s := r.rep.Setup; s != nil && r.rep.SetupComplete && len(s.Cases) > 0 {
 		blocks = append(blocks, w.t("hopper_heading", nil))
@@ -324,6 +333,25 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	}
 	out := w.t("perf_section", map[string]any{"Title": Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
 	return out, w.err
+}
+
+// perfArms is the section's sentence on the arms, the warmup and the
+// concurrency levels with their prompts.
+func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
+	arms := make([]string, len(ps.Arms))
+	for i, a := range ps.Arms {
+		arms[i] = p.st(a)
+	}
+	var levels []string
+	for _, k := range ps.Concurrency.Keys() {
+		n, _ := ps.Concurrency.Get(k)
+		levels = append(levels, fmt.Sprintf("%s (%d prompts)", p.st(k), n))
+	}
+	warmup := ""
+	if ps.Warmup != nil {
+		warmup = w.t("perf_warmup", ps.Warmup)
+	}
+	return w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")})
 }
 
 func perfModelLink(p sectionPlan, m collect.PerfModel) string {

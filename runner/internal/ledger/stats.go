@@ -26,10 +26,39 @@ func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 	}
 	fields := fieldOrder(mine)
 	s := collect.LedgerSample{T: UnixTenths(t)}
+	perGPU, perSeg, groups := sumEntries(mine, ipcs)
+	gpus := make([]int, 0, len(perGPU))
+	for g := range perGPU {
+		gpus = append(gpus, g)
+	}
+	sort.Ints(gpus)
+	for _, g := range gpus {
+		s.GPUs.Set(strconv.Itoa(g), ordered(perGPU[g], fields))
+	}
+	for _, ipc := range ipcs {
+		if seg, ok := perSeg[ipc]; ok {
+			s.Segments.Set(ipc, ordered(seg, fields))
+		}
+		gs := groups[ipc]
+		sort.Slice(gs, func(i, j int) bool {
+			a, _ := groupOf(gs[i], ipc)
+			b, _ := groupOf(gs[j], ipc)
+			return a < b
+		})
+		for _, name := range gs {
+			s.Segments.Set(name, ordered(perSeg[name], fields))
+		}
+	}
+	return s
+}
 
-	perGPU := map[int]map[string]int64{}
-	perSeg := map[string]map[string]int64{}
-	groups := map[string][]string{} // server IPC → its group segments
+// sumEntries sums the fields of mine, the entries of our segments, per GPU
+// and per segment, and lists each server's group segments (groups, by the
+// server's IPC name, in listing order).
+func sumEntries(mine []Entry, ipcs []string) (perGPU map[int]map[string]int64, perSeg map[string]map[string]int64, groups map[string][]string) {
+	perGPU = map[int]map[string]int64{}
+	perSeg = map[string]map[string]int64{}
+	groups = map[string][]string{}
 	for _, e := range mine {
 		g := perGPU[e.GPU]
 		if g == nil {
@@ -54,29 +83,7 @@ func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 			g[k] += v
 		}
 	}
-	gpus := make([]int, 0, len(perGPU))
-	for g := range perGPU {
-		gpus = append(gpus, g)
-	}
-	sort.Ints(gpus)
-	for _, g := range gpus {
-		s.GPUs.Set(strconv.Itoa(g), ordered(perGPU[g], fields))
-	}
-	for _, ipc := range ipcs {
-		if seg, ok := perSeg[ipc]; ok {
-			s.Segments.Set(ipc, ordered(seg, fields))
-		}
-		gs := groups[ipc]
-		sort.Slice(gs, func(i, j int) bool {
-			a, _ := groupOf(gs[i], ipc)
-			b, _ := groupOf(gs[j], ipc)
-			return a < b
-		})
-		for _, name := range gs {
-			s.Segments.Set(name, ordered(perSeg[name], fields))
-		}
-	}
-	return s
+	return perGPU, perSeg, groups
 }
 
 // OwnerOf says which server of ipcs the kvcached segment named seg belongs
