@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -119,7 +120,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 				msgs = append(msgs, m)
 			}
 			if len(msgs) == 0 {
-				msgs = append(msgs, "no failed check recorded")
+				msgs = append(msgs, collect.NoFailedCheck)
 			}
 			t.Message = strings.Join(append(msgs, known...), "; ")
 			res.Summary.Failed++

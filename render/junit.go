@@ -125,7 +125,7 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 				tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
 			}
 			if len(tc.Failures) == 0 {
-				tc.Failures = append(tc.Failures, junitOutcome{Message: "no failed check recorded"})
+				tc.Failures = append(tc.Failures, junitOutcome{Message: collect.NoFailedCheck})
 			}
 			s.Failures++
 		case c.Skipped():

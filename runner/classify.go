@@ -118,7 +118,7 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 			return collect.ClassProduct, collect.CutDetail("kvcached did not install: "+ch.Detail, 300)
 		}
 	}
-	first := "no failed check recorded"
+	first := collect.NoFailedCheck
 	if len(roots) > 0 {
 		first = roots[0].Name + " failed"
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -601,36 +600,6 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	k.log.Set("segments", k.segmentsSummary())
 	k.finish(before)
 	return k.result()
-}
-
-// latencyStats is p50 and max of the latencies of results, in seconds
-// rounded to the millisecond; nil without results.
-func latencyStats(results []collect.RequestResult) any {
-	l := make([]float64, len(results))
-	for i, r := range results {
-		l[i] = r.LatencyS
-	}
-	return latencySummary(l)
-}
-
-// latencySummary is {"p50", "max"} of latencies in seconds, rounded to the
-// millisecond (p50 of an even count: the mean of the middle two); nil
-// without any.
-func latencySummary(latencies []float64) any {
-	if len(latencies) == 0 {
-		return nil
-	}
-	l := slices.Clone(latencies)
-	sort.Float64s(l)
-	n := len(l)
-	p50 := l[n/2]
-	if n%2 == 0 {
-		p50 = (l[n/2-1] + l[n/2]) / 2
-	}
-	var o collect.Ordered[float64]
-	o.Set("p50", math.Round(p50*1000)/1000)
-	o.Set("max", math.Round(l[n-1]*1000)/1000)
-	return o
 }
 
 // elasticSetup is the setup.json entry of an elastic pair.

@@ -165,8 +165,8 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	mem.mib("l_after_burst", lAfter)
 	k.log.Set("memory_mib", mem.Ordered)
 	var lat collect.Ordered[any]
-	lat.Set(L.Plan.Name, latencyStats(fill.Results))
-	lat.Set(H.Plan.Name, latencyStats(burst.Results))
+	lat.Set(L.Plan.Name, latencySummary(requestLatencies(fill.Results)))
+	lat.Set(H.Plan.Name, latencySummary(requestLatencies(burst.Results)))
 	k.log.Set("latency_s", lat)
 	k.log.Set("ledger", samples)
 	k.log.Set("burst_offsets", offsets)
