@@ -76,6 +76,7 @@ func ServerChecks() collect.Ordered[string] {
 	o.Set("<phase>_tokens_equal", "kvcached cases with a native case: gen_seq and apc_0..2 give the same tokens as native")
 	o.Set("apc_<n>_cached_tokens_equal", "kvcached cases with a native case: apc_0..2 report the same cached tokens as native")
 	o.Set("native_block_size_matched", "native cases of a group where vLLM set a hybrid model's attention block size: the native server logged the same block size as each kvcached server of its group (vLLM computes it itself; no --block-size is passed)")
+	o.Set("case_completed", checks.CaseCompletedText)
 	return o
 }
 
