@@ -88,6 +88,7 @@ func TestScanLogBigLogBoundedMemory(t *testing.T) {
 		t.Errorf("read %d of %d bytes, largest read %d (want the file once, through %d bytes)", rc.bytes, size, rc.maxRead, readBuf)
 	}
 	const bound = 2 << 20
+	t.Logf("%d MiB log: %d reads of at most %d bytes; at most %d bytes kept from one line to the next", size>>20, rc.reads, rc.maxRead, peak)
 	if peak > bound {
 		t.Errorf("the scan kept %d bytes from one line to the next, more than %d", peak, bound)
 	}
