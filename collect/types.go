@@ -319,6 +319,11 @@ type Event struct {
 	T    float64 `json:"t"`
 }
 
+// NoFailedCheck is what every report and the runner's progress say of a
+// case that failed (not ok) without a failed check, where the failed
+// checks would be listed.
+const NoFailedCheck = "no failed check recorded"
+
 // CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed
 // when it is not ok or any of its checks failed.
 func CaseFailed(ok bool, checks []Check) bool {

@@ -179,7 +179,7 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 				}
 			}
 			if len(failed) == 0 {
-				failed = append(failed, "no failed check recorded")
+				failed = append(failed, NoFailedCheck)
 			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(c.Name), result, cell(strings.Join(failed, "; ")))

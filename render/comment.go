@@ -234,7 +234,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		}
 	}
 	if len(roots) == 0 {
-		return w.t("no_failed_check", nil)
+		return collect.NoFailedCheck
 	}
 	out := strings.Join(parts, "; ")
 	if shown < len(roots) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -155,7 +156,7 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 			msgs = append(msgs, m)
 		}
 		if len(msgs) == 0 {
-			msgs = append(msgs, "no failed check recorded")
+			msgs = append(msgs, collect.NoFailedCheck)
 		}
 		t.Message = strings.Join(append(msgs, known...), "; ")
 	case c.Skipped():

@@ -215,7 +215,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			}
 			checks = strings.Join(parts, "; ")
 			if checks == "" {
-				checks = "no failed check recorded"
+				checks = collect.NoFailedCheck
 			}
 			if following > 0 {
 				checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")

@@ -142,7 +142,7 @@ func junitTestcase(rep *merge.Report, c *merge.Case) junitCase {
 			tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
 		}
 		if len(tc.Failures) == 0 {
-			tc.Failures = append(tc.Failures, junitOutcome{Message: "no failed check recorded"})
+			tc.Failures = append(tc.Failures, junitOutcome{Message: collect.NoFailedCheck})
 		}
 	case c.Skipped():
 		tc.Skipped = &junitOutcome{Message: c.SkipReason}

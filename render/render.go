@@ -361,15 +361,22 @@ func (r *renderer) problems(w *writer) string {
 // passed." (docs/render.md §3.4); under a FAIL verdict (a part that did not
 // finish, or did not finish writing its results, named in the lines above
 // it) it says that only the cases that ran passed, so that body and verdict
-// never disagree.
+// never disagree. When no case passed, every one that ran was skipped (the
+// Skipped line names them), and it says so rather than "All 0 cases passed".
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
-	if verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0 {
-		if n := r.rep.Counts(); n.Known > 0 {
-			return w.t("all_passed_known", map[string]int{"Passed": n.Passed, "Known": n.Known})
-		}
-		return w.t("all_passed", r.rep.Counts().Passed)
+	n := r.rep.Counts()
+	finished := verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0
+	switch {
+	case n.Passed == 0 && n.Skipped > 0 && finished:
+		return w.t("all_skipped", nil)
+	case n.Passed == 0 && n.Skipped > 0:
+		return w.t("all_skipped_unfinished", nil)
+	case finished && n.Known > 0:
+		return w.t("all_passed_known", map[string]int{"Passed": n.Passed, "Known": n.Known})
+	case finished:
+		return w.t("all_passed", n.Passed)
 	}
-	return w.t("none_failed_unfinished", r.rep.Counts().Passed)
+	return w.t("none_failed_unfinished", n.Passed)
 }
 
 func partDisplay(p merge.PartStatus) string {

@@ -66,6 +66,34 @@ func TestSkippedLine(t *testing.T) {
 	}
 }
 
+// TestAllSkippedLine: when the only case that ran was skipped, the line
+// above the Skipped line does not say "All 0 cases passed."
+func TestAllSkippedLine(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		unfinished bool
+		want       string
+	}{
+		{"pass", false, "\nNo case failed: every case that ran was skipped.\n\nSkipped: p (no priority).\n"},
+		{"partial part", true, "\nNo case failed; every case that ran was skipped, but not every part finished.\n\nSkipped: p (no priority).\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := sampleReport(t)
+			rep.Cases = nil
+			rep.Parts = rep.Parts[1:]
+			rep.Parts[0].Status, rep.Verdict = merge.StatusComplete, merge.VerdictPass
+			if tc.unfinished {
+				rep.Parts[0].Status, rep.Verdict = merge.StatusPartial, "FAIL (0 of 1 cases; the vLLM cases finished partly)"
+			}
+			withSkipped(rep, merge.Case{Name: "p", SkipReason: "no priority"})
+			docs := mustRender(t, rep, sampleOptions())
+			if !strings.Contains(docs.Comment, tc.want) || strings.Contains(docs.Comment, "All 0 cases passed") {
+				t.Errorf("comment:\n%s", docs.Comment)
+			}
+		})
+	}
+}
+
 func TestSkippedLineBounded(t *testing.T) {
 	rep := sampleReport(t)
 	for i := 0; i < 30; i++ {

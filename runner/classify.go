@@ -118,7 +118,7 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 			return collect.ClassProduct, collect.CutDetail("kvcached did not install: "+ch.Detail, 300)
 		}
 	}
-	first := "no failed check recorded"
+	first := collect.NoFailedCheck
 	if len(roots) > 0 {
 		first = roots[0].Name + " failed"
 	}
@@ -146,45 +146,86 @@ func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 	kv.Class, kv.ClassWhy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish"
 }
 
+// caseEvidence is what a finished case needs to gather its evidence
+// (docs/runner.md §5.10), gathered only once the case is known to have
+// failed (a held-back kvcached case may fail only in its comparisons) and
+// then once: a passing case reads no log for it.
+type caseEvidence struct {
+	r *Runner
+	c *Case
+	// kernelStart and kernelEnd bound the --kernel-log lines written while
+	// the case ran.
+	kernelStart, kernelEnd int64
+	ev                     *evidence // nil until gathered
+}
+
+// get gathers the evidence the first time it is asked for; nil has none
+// (a result made without running a case).
+func (ce *caseEvidence) get() evidence {
+	if ce == nil {
+		return evidence{}
+	}
+	if ce.ev == nil {
+		ev := ce.r.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
+		ce.ev = &ev
+	}
+	return *ce.ev
+}
+
+// classify sets res's class and reason (none for a case that did not fail).
+func (ce *caseEvidence) classify(res *collect.CaseResult) {
+	res.Class, res.ClassWhy = "", ""
+	if res.Failed() {
+		res.Class, res.ClassWhy = classifyCase(res, ce.get())
+	}
+}
+
+// excerpt is res's excerpt (none for a case that did not fail).
+func (ce *caseEvidence) excerpt(res *collect.CaseResult) *collect.Excerpt {
+	if !res.Failed() || ce == nil {
+		return nil
+	}
+	return ce.r.excerpt(ce.c, res, ce.get())
+}
+
 // evidence gathers what case c saw beyond its checks (docs/runner.md
 // §5.10): the machine's GPU error, the signatures in its servers'
-// serve.logs, the install log of a setup case, and the kernel log lines
-// written since the case began (from kernelStart, with --kernel-log).
-func (r *Runner) evidence(c *Case, kernelStart int64) evidence {
+// serve.logs (from their one scan), the install log of a setup case, and
+// the kernel log lines written while the case ran (kernelStart to
+// kernelEnd, with --kernel-log).
+func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 	var ev evidence
 	if r.gpuErr != nil {
 		ev.GPUErr = r.gpuErr.Error()
 	}
-	c.mu.Lock()
-	servers := append([]*Server(nil), c.servers...)
-	c.mu.Unlock()
-	scan := func(path string, from int64, where string) {
-		m, ok, err := scanFrom(path, from)
-		if err == nil && ok {
-			ev.note(m, where)
+	for _, s := range c.startedServers() {
+		if sc, err := s.logScan(r); err == nil && sc.Found {
+			ev.note(sc.Match, s.Plan.Name+"/serve.log")
 		}
 	}
-	for _, s := range servers {
-		scan(s.LogPath(), s.LogStart(), s.Plan.Name+"/serve.log")
+	scan := func(path string, from, to int64, where string) {
+		if m, ok, err := r.scanFrom(path, from, to); err == nil && ok {
+			ev.note(m, where)
+		}
 	}
 	if c.Entry != nil {
 		for i := range c.Entry.Servers {
 			ev.Kvcached = ev.Kvcached || c.Entry.Servers[i].Kvcached()
 		}
 		if c.Entry.spec().engineSetup {
-			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, c.Entry.Engine+"-install.log")
+			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
 		}
 	}
 	if r.KernelLog != "" {
-		scan(r.KernelLog, kernelStart, "kernel log")
+		scan(r.KernelLog, kernelStart, kernelEnd, "kernel log")
 	}
 	return ev
 }
 
-// scanFrom looks for signatures in path from the byte offset from; a file
-// that does not exist holds none.
-func scanFrom(path string, from int64) (engine.SignatureMatch, bool, error) {
-	f, err := os.Open(path)
+// scanFrom looks for signatures in path from the byte offset from up to
+// the offset to (negative: its end); a file that does not exist holds none.
+func (r *Runner) scanFrom(path string, from, to int64) (engine.SignatureMatch, bool, error) {
+	f, err := r.openLog(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return engine.SignatureMatch{}, false, nil
 	}
@@ -197,7 +238,11 @@ func scanFrom(path string, from int64) (engine.SignatureMatch, bool, error) {
 			return engine.SignatureMatch{}, false, fmt.Errorf("classify: seek %s: %w", path, err)
 		}
 	}
-	return engine.FindSignature(f)
+	var in io.Reader = f
+	if to >= 0 {
+		in = io.LimitReader(f, max(to-from, 0))
+	}
+	return engine.FindSignature(in)
 }
 
 // kernelLogSize is the size of --kernel-log now, where the lines of the

@@ -185,8 +185,9 @@ func TestClassifyFollowers(t *testing.T) {
 	}
 }
 
-// TestEvidenceKernelLog: only the kernel log lines written since the case
-// began count.
+// TestEvidenceKernelLog: only the kernel log lines written while the case
+// ran count: not an earlier case's, nor a later one's (a held-back case's
+// evidence is gathered after the cases that follow it ran).
 func TestEvidenceKernelLog(t *testing.T) {
 	dir := t.TempDir()
 	klog := filepath.Join(dir, "kernel.log")
@@ -194,16 +195,21 @@ func TestEvidenceKernelLog(t *testing.T) {
 	if err := os.WriteFile(klog, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	appendLine := func(line string) {
+		f, _ := os.OpenFile(klog, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(line)
+		f.Close()
+	}
 	r := &Runner{KernelLog: klog, OutDir: dir}
 	start := r.kernelLogSize()
 	c := &Case{R: r, Entry: &Entry{Name: "a", Kind: KindServer}}
-	if ev := r.evidence(c, start); ev.Found {
+	if ev := r.evidence(c, start, r.kernelLogSize()); ev.Found {
 		t.Fatalf("an earlier case's Xid counted: %+v", ev.Match)
 	}
-	f, _ := os.OpenFile(klog, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString("[18492.104] Out of memory: Killed process 4182 (python3) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB\n")
-	f.Close()
-	ev := r.evidence(c, start)
+	appendLine("[18492.104] Out of memory: Killed process 4182 (python3) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB\n")
+	end := r.kernelLogSize()
+	appendLine("NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python3, GPU has fallen off the bus.\n")
+	ev := r.evidence(c, start, end)
 	if !ev.Found || ev.Match.Name != "a process was OOM-killed" || ev.Where != "kernel log" {
 		t.Fatalf("got %+v", ev)
 	}

@@ -44,14 +44,16 @@ func TestDocsDescribeEveryCheck(t *testing.T) {
 // failureOnlyChecks are the checks a passing run never records, by kind
 // ("any": every kind): each is recorded only when its case cannot go on
 // (docs/runner.md §5.7, and "(only when failing)" in §5.8), and each has its
-// own test that provokes it. setup.json's tables describe what passes, so
-// these need only their docs/runner.md entries; the test still requires each
-// to be a check name the runner's source records.
+// own test that provokes it. A reader of a failed one still needs what it
+// checks: each must have its "passes when" text in its kind's setup.json
+// table (every kind's, for "any") and in a docs/runner.md table, and be a
+// check name the runner's source records.
 var failureOnlyChecks = map[string][]string{
 	KindSetup:    {"gpu_available"},
-	KindElastic:  {"ballast_ready"},
-	KindPriority: {"ballast_ready"},
-	"any":        {"elastic_plan", "limit_plan", "priority_plan", "case_completed"},
+	KindElastic:  {"ballast_ready", "elastic_plan"},
+	KindLimit:    {"limit_plan"},
+	KindPriority: {"ballast_ready", "priority_plan"},
+	"any":        {"case_completed"},
 }
 
 // emittedCheck is one check name a simulated run recorded, with the server
@@ -78,13 +80,23 @@ func TestEveryEmittedCheckIsDescribed(t *testing.T) {
 		KindLimit: checks.LimitChecks(), KindPriority: checks.PriorityChecks(),
 	}
 	docRows := docsEveryCheck(t)
+	passesWhen := docsPassesWhen(t)
 	source := runnerSource(t)
 	for kind, names := range failureOnlyChecks {
+		kinds := []string{kind}
+		if kind == "any" {
+			kinds = []string{KindSetup, KindServer, KindElastic, KindLimit, KindPriority}
+		}
 		for _, name := range names {
 			if !strings.Contains(source, `"`+name+`"`) {
 				t.Errorf("failureOnlyChecks: %s (%s) is recorded nowhere in the runner's source", name, kind)
 			}
-			emitted = append(emitted, emittedCheck{kind: kind, caseName: "(failure only)", name: name})
+			if passesWhen[name] == "" {
+				t.Errorf("failureOnlyChecks: %s (%s) has no \"passes when\" text in a docs/runner.md table", name, kind)
+			}
+			for _, k := range kinds {
+				emitted = append(emitted, emittedCheck{kind: k, caseName: "(failure only)", name: name})
+			}
 		}
 	}
 	matches := func(key string, e emittedCheck) bool {
@@ -98,7 +110,7 @@ func TestEveryEmittedCheckIsDescribed(t *testing.T) {
 		return slices.ContainsFunc(keys, func(k string) bool { return matches(k, e) })
 	}
 	for _, e := range emitted {
-		if tab, ok := tables[e.kind]; ok && !matchesAny(tab.Keys(), e) && !slices.Contains(failureOnlyChecks[e.kind], e.name) {
+		if tab, ok := tables[e.kind]; ok && !matchesAny(tab.Keys(), e) {
 			t.Errorf("%s case %s records %s, which no entry of its setup.json checks table describes", e.kind, e.caseName, e.name)
 		}
 		if !matchesAny(docRows[e.kind], e) && !matchesAny(docRows["any"], e) {
@@ -275,6 +287,34 @@ func docsEveryCheck(t *testing.T) map[string][]string {
 		}
 	}
 	return rows
+}
+
+// docsPassesWhen reads every table of docs/runner.md whose second column
+// is "passes when": check name → its text, for each name quoted in a row's
+// first cell.
+func docsPassesWhen(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "runner.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	name := regexp.MustCompile("`([^`]+)`")
+	inTable := false
+	for _, line := range strings.Split(string(data), "\n") {
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		switch {
+		case !strings.HasPrefix(line, "|") || len(cells) < 2:
+			inTable = false
+		case strings.TrimSpace(cells[1]) == "passes when":
+			inTable = true
+		case inTable && !strings.HasPrefix(strings.TrimSpace(cells[0]), "-"):
+			for _, m := range name.FindAllStringSubmatch(cells[0], -1) {
+				out[m[1]] = strings.TrimSpace(cells[1])
+			}
+		}
+	}
+	return out
 }
 
 // runnerSource is the runner's non-test Go source, all files together.

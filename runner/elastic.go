@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -652,41 +651,6 @@ func (e *elasticRun) log(k *coloc) {
 		k.log.Set("a_not_running_after_burst", true)
 	}
 	k.log.Set("segments", k.segmentsSummary())
-}
-
-// latencyStats is p50 and max of the latencies of results, in seconds
-// rounded to the millisecond; nil without results.
-func latencyStats(results []collect.RequestResult) any {
-	l := make([]float64, len(results))
-	for i, r := range results {
-		l[i] = r.LatencyS
-	}
-	return latencySummary(l)
-}
-
-// latencySummary is {"p50", "max"} of latencies in seconds, rounded to the
-// millisecond (p50 of an even count: the mean of the middle two); nil
-// without any.
-func latencySummary(latencies []float64) any {
-	if len(latencies) == 0 {
-		return nil
-	}
-	var o collect.Ordered[float64]
-	o.Set("p50", math.Round(median(latencies)*1000)/1000)
-	o.Set("max", math.Round(slices.Max(latencies)*1000)/1000)
-	return o
-}
-
-// median is the middle of v (of an even count: the mean of the middle
-// two); v is not changed and must not be empty.
-func median(v []float64) float64 {
-	l := slices.Clone(v)
-	sort.Float64s(l)
-	n := len(l)
-	if n%2 == 0 {
-		return (l[n/2-1] + l[n/2]) / 2
-	}
-	return l[n/2]
 }
 
 // elasticSetup is the setup.json entry of an elastic pair.

@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -21,9 +20,7 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 	if !res.Failed() {
 		return nil
 	}
-	c.mu.Lock()
-	servers := append([]*Server(nil), c.servers...)
-	c.mu.Unlock()
+	servers := c.startedServers()
 	if len(servers) == 0 {
 		return nil
 	}
@@ -35,8 +32,10 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 		}
 	}
 	for _, s := range servers {
-		if ex := r.excerptOf(s, s.LogStart(), engine.FindErrorExcerpt); ex != nil {
-			return ex
+		if sc, err := s.logScan(r); err == nil && sc.HasExcerpt {
+			if ex := r.finishExcerpt(s, sc.Excerpt); ex != nil {
+				return ex
+			}
 		}
 	}
 	var logged struct {
@@ -49,17 +48,17 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 		off, _ := logged.Burst.Get(name)
 		for _, s := range servers {
 			if s.Plan.Name == name && off >= 0 {
-				return r.excerptOf(s, off, engine.BurstExcerpt)
+				return r.burstExcerpt(s, off)
 			}
 		}
 	}
 	return nil
 }
 
-// excerptOf reads s's serve.log from the byte offset from with find, and
-// makes the excerpt's path relative to the part and its lines redacted.
-func (r *Runner) excerptOf(s *Server, from int64, find func(io.Reader, int64) (collect.Excerpt, bool, error)) *collect.Excerpt {
-	f, err := os.Open(s.LogPath())
+// burstExcerpt reads the lines of s's serve.log from the byte offset from
+// (collect.ExcerptMaxLines at most, not the whole log).
+func (r *Runner) burstExcerpt(s *Server, from int64) *collect.Excerpt {
+	f, err := r.openLog(s.LogPath())
 	if err != nil {
 		return nil
 	}
@@ -67,19 +66,27 @@ func (r *Runner) excerptOf(s *Server, from int64, find func(io.Reader, int64) (c
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil
 	}
-	ex, ok, _ := find(f, from)
+	ex, ok, _ := engine.BurstExcerpt(f, from)
 	if !ok {
 		return nil
 	}
+	return r.finishExcerpt(s, ex)
+}
+
+// finishExcerpt makes the path of ex, an excerpt of s's serve.log,
+// relative to the part and its lines redacted.
+func (r *Runner) finishExcerpt(s *Server, ex collect.Excerpt) *collect.Excerpt {
 	rel, err := filepath.Rel(r.OutDir, s.LogPath())
 	if err != nil {
 		rel = filepath.Join(s.Plan.Name, "serve.log")
 	}
 	ex.File = filepath.ToSlash(rel)
 	red := r.Redactor()
+	lines := make([]string, len(ex.Lines))
 	for i, l := range ex.Lines {
-		ex.Lines[i] = collect.CutDetail(red.String(l), collect.ExcerptLineCut)
+		lines[i] = collect.CutDetail(red.String(l), collect.ExcerptLineCut)
 	}
+	ex.Lines = lines
 	if ex.Validate() != nil {
 		return nil
 	}

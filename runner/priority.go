@@ -197,8 +197,8 @@ func (p *priorityRun) log(k *coloc) {
 	mem.mib("l_after_burst", p.lAfter)
 	k.log.Set("memory_mib", mem.Ordered)
 	var lat collect.Ordered[any]
-	lat.Set(k.servers[0].Plan.Name, latencyStats(p.fill.Results))
-	lat.Set(k.servers[1].Plan.Name, latencyStats(p.burst.Results))
+	lat.Set(k.servers[0].Plan.Name, latencySummary(requestLatencies(p.fill.Results)))
+	lat.Set(k.servers[1].Plan.Name, latencySummary(requestLatencies(p.burst.Results)))
 	k.log.Set("latency_s", lat)
 	k.log.Set("ledger", p.samples)
 	k.log.Set("burst_offsets", p.offsets)

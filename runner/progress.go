@@ -195,7 +195,7 @@ func failedCheckNames(res *collect.CaseResult) []string {
 		}
 	}
 	if len(names) == 0 {
-		names = append(names, "no failed check recorded")
+		names = append(names, collect.NoFailedCheck)
 	}
 	return names
 }

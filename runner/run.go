@@ -150,7 +150,7 @@ func (l *caseLoop) run(ctx context.Context) error {
 // runOne runs e and waits for its result; finished is false when an
 // interrupt came first (the case counts as not run; awaitInterrupted waits
 // for it once the part is written).
-func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, ev evidence, finished bool) {
+func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, ev *caseEvidence, finished bool) {
 	r := l.r
 	c := &Case{R: r, Entry: e, Group: l.cmp.group(e)}
 	l.prog.start(e)
@@ -168,11 +168,12 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 		l.prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
 		return res, ev, false
 	}
-	// Its class (docs/runner.md §5.10) from what the case saw; a held-back
-	// kvcached case is classified again once compared (comparisons.flush).
-	ev = r.evidence(c, kernelStart)
-	res.Class, res.ClassWhy = classifyCase(&res, ev)
-	res.Excerpt = r.excerpt(c, &res, ev)
+	// Its class (docs/runner.md §5.10) from what the case saw, gathered
+	// only if it failed; a held-back kvcached case is classified again once
+	// compared (comparisons.flush).
+	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize()}
+	ev.classify(&res)
+	res.Excerpt = ev.excerpt(&res)
 	return res, ev, true
 }
 

@@ -218,6 +218,10 @@ type Runner struct {
 	Hostname string
 	// Kinds overrides the built-in kinds by name (tests).
 	Kinds map[string]Kind
+	// OpenLog opens the logs the runner reads back once a server stopped or
+	// a case failed: serve.log, a setup case's install log, the kernel log
+	// (nil: os.Open).
+	OpenLog func(path string) (io.ReadSeekCloser, error)
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
@@ -243,6 +247,13 @@ func (r *Runner) getenv(k string) string {
 		return r.Getenv(k)
 	}
 	return ""
+}
+
+func (r *Runner) openLog(path string) (io.ReadSeekCloser, error) {
+	if r.OpenLog != nil {
+		return r.OpenLog(path)
+	}
+	return os.Open(path)
 }
 
 func (r *Runner) stderr() io.Writer {
@@ -298,6 +309,20 @@ type Server struct {
 	Port int
 	// GPUs are the GPU indices it was given.
 	GPUs []int
+
+	scanOnce sync.Once
+	scan     engine.LogScan
+	scanErr  error
+}
+
+// logScan is the one read of s's serve.log (docs/runner.md §5.10), taken
+// by the first caller once the server stopped: the shutdown checks, and for
+// a failed case its class and excerpt, all use what it found.
+func (s *Server) logScan(r *Runner) (*engine.LogScan, error) {
+	s.scanOnce.Do(func() {
+		s.scan, s.scanErr = engine.ScanLogFile(r.openLog, s.LogPath(), s.LogStart())
+	})
+	return &s.scan, s.scanErr
 }
 
 // Dir returns the directory of a server of the case: `<part>/<name>`.
@@ -454,7 +479,8 @@ type ServerEnd struct {
 // the second stop returns the first's result.
 func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 	st := s.Stop()
-	info, err := s.LogInfo(st.LogOffset)
+	scan, err := s.logScan(c.R)
+	info := scan.Info(st.LogOffset)
 	obs := checks.Shutdown{
 		Stop: checks.Stop{
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
@@ -474,13 +500,17 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info, Stop: st}
 }
 
+// startedServers are the servers c started, in order.
+func (c *Case) startedServers() []*Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.servers)
+}
+
 // stopAll stops every server the case started and has not stopped.
 func (c *Case) stopAll() {
-	c.mu.Lock()
-	servers := slices.Clone(c.servers)
-	c.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, s := range servers {
+	for _, s := range c.startedServers() {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Stop() }()
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,47 +194,69 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 	}
 	s.takeMu.Lock()
 	defer s.takeMu.Unlock()
-	now := s.now()
-	r.At = now.Add(-listing.Age)
+	r.At = s.now().Add(-listing.Age)
 	if r.At.Before(s.lastAt) {
 		r.At = s.lastAt
 	}
-	var gpuErr error
-	if s.GPU != nil {
-		used, err := s.GPU.UsedMiB(s.GPUIndex)
-		if err != nil {
-			gpuErr = fmt.Errorf("GPU %d memory: %w", s.GPUIndex, err)
-		} else {
-			r.GPUMiB, r.GPUOK = float64(used), true
-		}
-	}
+	gpuErr := s.readGPU(&r)
 	if s.Kvctl != nil && ledgerErr == nil {
-		r.Ledger = ledger.Stats(listing.Entries, s.IPCs, r.At)
-		r.KVMiB = map[int]float64{}
-		for i, ipc := range s.IPCs {
-			// A hybrid server's KV is spread over <ipc> and <ipc>_g<N>.
-			if used, ok := ledger.Server(r.Ledger, ipc, ledger.FieldUsed); ok {
-				r.KVMiB[i] = float64(used) / (1 << 20)
-			}
-		}
+		s.readKV(&r, listing)
 	}
-	var p peaks
 	usePeaks := s.Peaks != nil && s.periodic.Load() > 0
-	if s.Peaks != nil {
-		gpuMiB, seg, err := s.Peaks.ReadPeaks(s.GPUIndex, s.IPCs)
-		if err != nil && gpuErr == nil {
-			gpuErr = fmt.Errorf("high-water marks: %w", err)
-		}
-		if err == nil {
-			p = peaks{gpuMiB: gpuMiB, gpuOK: true, seg: seg}
-		}
+	p, err := s.readPeaks()
+	if gpuErr == nil {
+		gpuErr = err
 	}
 	r.Since, s.lastAt = s.lastAt, r.At
 	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
-	if !usePeaks {
-		s.record(r, ledgerErr, gpuErr)
-		return r, true
+	if usePeaks {
+		s.applyPeaks(&r, p)
 	}
+	s.record(r, ledgerErr, gpuErr)
+	return r, true
+}
+
+// readGPU puts the GPU memory in use into r.
+func (s *memSampler) readGPU(r *memReading) error {
+	if s.GPU == nil {
+		return nil
+	}
+	used, err := s.GPU.UsedMiB(s.GPUIndex)
+	if err != nil {
+		return fmt.Errorf("GPU %d memory: %w", s.GPUIndex, err)
+	}
+	r.GPUMiB, r.GPUOK = float64(used), true
+	return nil
+}
+
+// readKV puts the case's segments of listing and each server's KV into r.
+func (s *memSampler) readKV(r *memReading, listing ledger.Listing) {
+	r.Ledger = ledger.Stats(listing.Entries, s.IPCs, r.At)
+	r.KVMiB = map[int]float64{}
+	for i, ipc := range s.IPCs {
+		// A hybrid server's KV is spread over <ipc> and <ipc>_g<N>.
+		if used, ok := ledger.Server(r.Ledger, ipc, ledger.FieldUsed); ok {
+			r.KVMiB[i] = float64(used) / (1 << 20)
+		}
+	}
+}
+
+// readPeaks asks the PeakReader (when there is one) for the high-water
+// marks since its previous call; asking also starts the next interval, so
+// it is asked at every reading, whether the peaks count or not.
+func (s *memSampler) readPeaks() (peaks, error) {
+	if s.Peaks == nil {
+		return peaks{}, nil
+	}
+	gpuMiB, seg, err := s.Peaks.ReadPeaks(s.GPUIndex, s.IPCs)
+	if err != nil {
+		return peaks{}, fmt.Errorf("high-water marks: %w", err)
+	}
+	return peaks{gpuMiB: gpuMiB, gpuOK: true, seg: seg}, nil
+}
+
+// applyPeaks raises r's peaks to p's high-water marks.
+func (s *memSampler) applyPeaks(r *memReading, p peaks) {
 	if p.gpuOK {
 		r.GPUPeakMiB, r.GPUPeakOK = max(r.GPUPeakMiB, float64(p.gpuMiB)), true
 	}
@@ -247,8 +270,6 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 			r.KVPeakMiB[i] = v
 		}
 	}
-	s.record(r, ledgerErr, gpuErr)
-	return r, true
 }
 
 // record appends r, which is not earlier than any recorded reading (sample
@@ -441,75 +462,73 @@ func (s *memSampler) LedgerTimeline(from, to time.Time) []collect.LedgerSample {
 func (s *memSampler) UsageTimeline() ([]byte, error) {
 	readings := s.Readings(time.Time{}, time.Time{})
 	s.mu.Lock()
-	marks := append([]usageMark(nil), s.phaseMarks...)
+	marks := slices.Clone(s.phaseMarks)
 	s.mu.Unlock()
+	var elems []collect.Ordered[any]
+	for _, r := range readings {
+		for len(marks) > 0 && !marks[0].At.After(r.At) {
+			elems, marks = append(elems, marks[0].element()), marks[1:]
+		}
+		elems = append(elems, s.element(r))
+	}
+	for _, m := range marks {
+		elems = append(elems, m.element())
+	}
 	var buf bytes.Buffer
 	buf.WriteString("[")
-	n := 0
-	emit := func(o collect.Ordered[any]) error {
-		if n > 0 {
+	for i, o := range elems {
+		if i > 0 {
 			buf.WriteString(",")
 		}
-		n++
-		buf.WriteString("\n")
 		b, err := json.Marshal(o)
 		if err != nil {
-			return fmt.Errorf("usage timeline: %w", err)
+			return nil, fmt.Errorf("usage timeline: %w", err)
 		}
+		buf.WriteString("\n")
 		buf.Write(b)
-		return nil
-	}
-	mi := 0
-	flushMarks := func(upTo time.Time, all bool) error {
-		for ; mi < len(marks) && (all || !marks[mi].At.After(upTo)); mi++ {
-			var o collect.Ordered[any]
-			o.Set("t", ledger.UnixTenths(marks[mi].At))
-			o.Set("phase", marks[mi].Phase)
-			if err := emit(o); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, r := range readings {
-		if err := flushMarks(r.At, false); err != nil {
-			return nil, err
-		}
-		var o collect.Ordered[any]
-		o.Set("t", ledger.UnixTenths(r.At))
-		if r.GPUOK {
-			o.Set("gpu", tenth(r.GPUMiB))
-			if s.TotalMiB > 0 {
-				o.Set("gpu_free", tenth(max(s.TotalMiB-r.GPUMiB, 0)))
-			}
-		}
-		for j, name := range s.Names {
-			if v, ok := r.kv(j); ok {
-				o.Set(name, tenth(v))
-			}
-		}
-		if r.KVMiB != nil {
-			for _, f := range s.LedgerFields {
-				var per collect.Ordered[float64]
-				for j, name := range s.Names {
-					if v, ok := ledger.Server(r.Ledger, s.IPCs[j], f); ok {
-						per.Set(name, tenth(float64(v)/(1<<20)))
-					}
-				}
-				if per.Len() > 0 {
-					o.Set(strings.TrimSuffix(f, "_bytes"), per)
-				}
-			}
-		}
-		if err := emit(o); err != nil {
-			return nil, err
-		}
-	}
-	if err := flushMarks(time.Time{}, true); err != nil {
-		return nil, err
 	}
 	buf.WriteString("\n]\n")
 	return buf.Bytes(), nil
+}
+
+// element is the timeline's {"t", "phase"} of the mark.
+func (m usageMark) element() collect.Ordered[any] {
+	var o collect.Ordered[any]
+	o.Set("t", ledger.UnixTenths(m.At))
+	o.Set("phase", m.Phase)
+	return o
+}
+
+// element is the timeline's object of reading r: what of it was read.
+func (s *memSampler) element(r memReading) collect.Ordered[any] {
+	var o collect.Ordered[any]
+	o.Set("t", ledger.UnixTenths(r.At))
+	if r.GPUOK {
+		o.Set("gpu", tenth(r.GPUMiB))
+		if s.TotalMiB > 0 {
+			o.Set("gpu_free", tenth(max(s.TotalMiB-r.GPUMiB, 0)))
+		}
+	}
+	for j, name := range s.Names {
+		if v, ok := r.kv(j); ok {
+			o.Set(name, tenth(v))
+		}
+	}
+	if r.KVMiB == nil {
+		return o
+	}
+	for _, f := range s.LedgerFields {
+		var per collect.Ordered[float64]
+		for j, name := range s.Names {
+			if v, ok := ledger.Server(r.Ledger, s.IPCs[j], f); ok {
+				per.Set(name, tenth(float64(v)/(1<<20)))
+			}
+		}
+		if per.Len() > 0 {
+			o.Set(strings.TrimSuffix(f, "_bytes"), per)
+		}
+	}
+	return o
 }
 
 // peakKV is server i's largest KV in readings (with their peaks between

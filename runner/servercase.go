@@ -76,6 +76,7 @@ func ServerChecks() collect.Ordered[string] {
 	o.Set("<phase>_tokens_equal", "kvcached cases with a native case: gen_seq and apc_0..2 give the same tokens as native")
 	o.Set("apc_<n>_cached_tokens_equal", "kvcached cases with a native case: apc_0..2 report the same cached tokens as native")
 	o.Set("native_block_size_matched", "native cases of a group where vLLM set a hybrid model's attention block size: the native server logged the same block size as each kvcached server of its group (vLLM computes it itself; no --block-size is passed)")
+	o.Set("case_completed", checks.CaseCompletedText)
 	return o
 }
 
@@ -257,7 +258,7 @@ type GroupState struct {
 // again once its comparisons are in (docs/runner.md §5.10).
 type pendingCase struct {
 	res *collect.CaseResult
-	ev  evidence
+	ev  *caseEvidence
 }
 
 // comparisons hold the kvcached server cases of each group back until the
@@ -302,7 +303,7 @@ func (cs *comparisons) group(e *Entry) *GroupState {
 // kvcached case whose group has a native case (held back), for the native
 // case the held-back cases compared with it and then itself, any other
 // case as it is.
-func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev evidence) []collect.CaseResult {
+func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev *caseEvidence) []collect.CaseResult {
 	g := cs.group(e)
 	if g == nil || !g.HasNative {
 		return []collect.CaseResult{res}
@@ -344,7 +345,7 @@ func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []coll
 	var out []collect.CaseResult
 	for _, p := range g.Pending {
 		compareWithNative(p.res, native, nativeName)
-		p.res.Class, p.res.ClassWhy = classifyCase(p.res, p.ev)
+		p.ev.classify(p.res)
 		classifyFollowers(p.res, native, nativeName)
 		out = append(out, *p.res)
 	}

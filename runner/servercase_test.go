@@ -443,18 +443,18 @@ func TestComparisons(t *testing.T) {
 	compared := len(ComparedPhases) + len(CachedPhases)
 
 	cs := newComparisons(plan)
-	if got := names(cs.finished(entry("vllm-setup"), result("vllm-setup", 0), evidence{})); got != "vllm-setup:true:0" {
+	if got := names(cs.finished(entry("vllm-setup"), result("vllm-setup", 0), nil)); got != "vllm-setup:true:0" {
 		t.Errorf("setup case: %s", got)
 	}
 	if cs.group(entry("vllm-setup")) != nil || cs.group(entry("vllm-qwen05b-kv_c1")) == nil {
 		t.Error("only server cases have a group")
 	}
 	for _, n := range []string{"vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0"} {
-		if got := cs.finished(entry(n), result(n, 1), evidence{}); got != nil {
+		if got := cs.finished(entry(n), result(n, 1), nil); got != nil {
 			t.Errorf("%s recorded before its native case: %s", n, names(got))
 		}
 	}
-	got := names(cs.finished(entry("vllm-qwen05b-native"), result("vllm-qwen05b-native", 1), evidence{}))
+	got := names(cs.finished(entry("vllm-qwen05b-native"), result("vllm-qwen05b-native", 1), nil))
 	want := fmt.Sprintf("vllm-qwen05b-kv_c1:true:%d vllm-qwen05b-kv_c0:true:%d vllm-qwen05b-native:true:0", compared, compared)
 	if got != want || cs.rest(false) != nil {
 		t.Errorf("native case: %s, want %s", got, want)
@@ -468,7 +468,7 @@ func TestComparisons(t *testing.T) {
 		{true, "vllm-qwen05b-kv_c1:true:0"},
 	} {
 		cs := newComparisons(plan)
-		cs.finished(entry("vllm-qwen05b-kv_c1"), result("vllm-qwen05b-kv_c1", 2), evidence{})
+		cs.finished(entry("vllm-qwen05b-kv_c1"), result("vllm-qwen05b-kv_c1", 2), nil)
 		if got := names(cs.rest(c.interrupted)); got != c.want {
 			t.Errorf("interrupted %v: %s, want %s", c.interrupted, got, c.want)
 		}

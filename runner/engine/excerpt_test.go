@@ -9,10 +9,11 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// TestFindErrorExcerpt cuts the lines around the first error signature of
-// a serve.log (docs/formats.md §4.9): ten before it, forty in all, with the
-// offset of the first one counted from where the case's output began.
-func TestFindErrorExcerpt(t *testing.T) {
+// TestScanLogExcerpt: the scan cuts the lines around the first error
+// signature of a serve.log (docs/formats.md §4.9): ten before it, forty in
+// all, with the offset of the first one counted from where the case's
+// output began.
+func TestScanLogExcerpt(t *testing.T) {
 	numbered := func(from, to int) string {
 		var b strings.Builder
 		for i := from; i < to; i++ {
@@ -43,7 +44,8 @@ func TestFindErrorExcerpt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ex, ok, err := FindErrorExcerpt(iotest.HalfReader(strings.NewReader(tt.log)), tt.base)
+			sc, err := ScanLog(iotest.HalfReader(strings.NewReader(tt.log)), tt.base)
+			ex, ok := sc.Excerpt, sc.HasExcerpt
 			if err != nil || ok != tt.ok {
 				t.Fatalf("ok = %v, err %v; want ok %v", ok, err, tt.ok)
 			}

@@ -47,11 +47,15 @@ var (
 	reBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens to ensure that attention page size is >= mamba page size`)
 )
 
+var kvcachedTag = []byte("[kvcached]")
+
 const (
-	// headKeep is how much of each line the structured patterns see; the
-	// lines they look for are short, and a multi-megabyte line must not be
-	// held whole.
+	// headKeep is how much of each line the line patterns (the structured
+	// ones, the failure signatures, an excerpt's lines) see; the lines they
+	// look for are short, and a multi-megabyte line must not be held whole.
 	headKeep = 64 << 10
+	// readBuf is the reader's buffer: a longer line comes in fragments.
+	readBuf = 64 << 10
 	// overlap is carried between fragments of a long line so a signature or
 	// `[kvcached]` split across fragments is still found; longer than any of them.
 	overlap = 64
@@ -59,16 +63,8 @@ const (
 
 // ParseLogFile parses the serve.log at path; see ParseLog.
 func ParseLogFile(path string, stopOffset int64) (collect.LogInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return EmptyLogInfo(), fmt.Errorf("parse server log: %w", err)
-	}
-	defer f.Close()
-	info, err := ParseLog(f, stopOffset)
-	if err != nil {
-		return info, fmt.Errorf("parse server log %s: %w", path, err)
-	}
-	return info, nil
+	sc, err := ScanLogFile(nil, path, 0)
+	return sc.Info(stopOffset), err
 }
 
 // EmptyLogInfo is the LogInfo of an empty log (arrays empty, not null).
@@ -81,109 +77,258 @@ func EmptyLogInfo() collect.LogInfo {
 // negative means the whole log) are `errors`; `errors_after_stop` has those
 // found anywhere. Quoted text is valid UTF-8.
 func ParseLog(r io.Reader, stopOffset int64) (collect.LogInfo, error) {
-	info := EmptyLogInfo()
-	var errsBefore, errsAll [6]bool
-	seenPatch := map[string]bool{}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var offset int64 // offset of the next byte read
-	var head []byte  // start of the current line, up to headKeep
-	var tail []byte  // last bytes of the previous fragment of the line
-	lineKv := false
-	endLine := func() {
-		line := strings.ToValidUTF8(string(bytes.TrimRight(head, "\r\n")), "\uFFFD")
-		if m := rePatched.FindStringSubmatch(line); m != nil {
-			for _, name := range strings.Split(m[1], ",") {
-				name = strings.TrimSpace(name)
-				if name != "" && !seenPatch[name] {
-					seenPatch[name] = true
-					info.Patched = append(info.Patched, name)
-				}
-			}
-		}
-		if m := reCapVLLM.FindStringSubmatch(line); m != nil {
-			if v, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-				info.Capacity = &v
-			}
-		}
-		if m := reMaxTotal.FindStringSubmatch(line); m != nil {
-			if v, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-				info.Capacity = &v
-				info.Tokens = append(info.Tokens, v)
-			}
-		}
-		if m := reKVTokens.FindStringSubmatch(line); m != nil {
-			if v, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64); err == nil {
-				info.Tokens = append(info.Tokens, v)
-			}
-		}
-		if m := reBlockSize.FindStringSubmatch(line); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				info.BlockSize = []int{n}
-			}
-		}
-		if lineKv {
-			info.KvcachedLines++
-		}
-		head, tail, lineKv = head[:0], tail[:0], false
-	}
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(frag) > 0 {
-			start := offset - int64(len(tail)) // offset of window[0]
-			window := append(append([]byte(nil), tail...), frag...)
-			for i, re := range signatureRes {
-				if errsAll[i] && (errsBefore[i] || stopOffset < 0 || start >= stopOffset) {
-					continue
-				}
-				for _, loc := range re.FindAllIndex(window, -1) {
-					errsAll[i] = true
-					if stopOffset < 0 || start+int64(loc[0]) < stopOffset {
-						errsBefore[i] = true
-						break
-					}
-				}
-			}
-			if !lineKv && bytes.Contains(window, []byte("[kvcached]")) {
-				lineKv = true
-			}
-			if room := headKeep - len(head); room > 0 {
-				head = append(head, frag[:min(room, len(frag))]...)
-			}
-			offset += int64(len(frag))
-			if len(window) > overlap {
-				window = window[len(window)-overlap:]
-			}
-			tail = append(tail[:0], window...)
-			if frag[len(frag)-1] == '\n' {
-				endLine()
-			}
-		}
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if len(head) > 0 || lineKv {
-				endLine()
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return finishErrors(info, errsBefore, errsAll), err
-		}
-	}
-	return finishErrors(info, errsBefore, errsAll), nil
+	sc, err := ScanLog(r, 0)
+	return sc.Info(stopOffset), err
 }
 
-func finishErrors(info collect.LogInfo, before, all [6]bool) collect.LogInfo {
-	for i, s := range ErrorSignatures {
-		if before[i] {
-			info.Errors = append(info.Errors, s)
+// LogScan is what one read of a serve.log finds (docs/runner.md §5.10): what
+// the shutdown checks need (LogInfo, through Info) and what a failed case's
+// class and excerpt need (its failure signature of highest precedence, the
+// lines around its first signature). Reading the log once serves all three:
+// a log can be hundreds of MiB.
+type LogScan struct {
+	info collect.LogInfo // without errors: Info adds them for its stop offset
+	// errAt is the byte offset of the first match of each ErrorSignatures
+	// entry, -1 for none.
+	errAt []int64
+	// Match is the failure signature (Signatures) of highest precedence, and
+	// the first line it matched; Found says whether any line matched one.
+	Match SignatureMatch
+	Found bool
+	// Excerpt is cut around the first line that a failure or error
+	// signature matches (docs/formats.md §4.9), without its file and not yet
+	// redacted; HasExcerpt says whether a line matched.
+	Excerpt    collect.Excerpt
+	HasExcerpt bool
+}
+
+// Info is the log's LogInfo for a stop signal sent at the byte offset
+// stopOffset (negative: never): error signatures that start before it are
+// `errors`, every one found `errors_after_stop`.
+func (s *LogScan) Info(stopOffset int64) collect.LogInfo {
+	info := s.info
+	if info.Patched == nil {
+		info = EmptyLogInfo()
+	}
+	info.Errors, info.ErrorsAfterStop = []string{}, []string{}
+	for i, at := range s.errAt {
+		if at < 0 {
+			continue
 		}
-		if all[i] {
-			info.ErrorsAfterStop = append(info.ErrorsAfterStop, s)
+		if stopOffset < 0 || at < stopOffset {
+			info.Errors = append(info.Errors, ErrorSignatures[i])
 		}
+		info.ErrorsAfterStop = append(info.ErrorsAfterStop, ErrorSignatures[i])
 	}
 	sort.Strings(info.Errors)
 	sort.Strings(info.ErrorsAfterStop)
 	return info
+}
+
+// ScanLogFile scans the serve.log at path from the byte offset from (where
+// the server's output began), opened with open (nil: os.Open).
+func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from int64) (LogScan, error) {
+	if open == nil {
+		open = func(p string) (io.ReadSeekCloser, error) { return os.Open(p) }
+	}
+	f, err := open(path)
+	if err != nil {
+		return emptyScan(), fmt.Errorf("parse server log: %w", err)
+	}
+	defer f.Close()
+	if from > 0 {
+		if _, err := f.Seek(from, io.SeekStart); err != nil {
+			return emptyScan(), fmt.Errorf("parse server log %s: %w", path, err)
+		}
+	}
+	sc, err := ScanLog(f, from)
+	if err != nil {
+		return sc, fmt.Errorf("parse server log %s: %w", path, err)
+	}
+	return sc, nil
+}
+
+func emptyScan() LogScan { return newLogScanner(0).LogScan }
+
+// ScanLog reads r, a server log from the byte offset base on, of any line
+// length and any bytes, once, in bounded memory: a line is seen in
+// fragments of the reader's buffer, error signatures and `[kvcached]` in
+// every fragment, the line patterns in each line's first headKeep bytes,
+// and the excerpt keeps at most excerptBefore such lines before its first.
+// Quoted text is valid UTF-8. A read error ends the scan with what was
+// found so far, and is returned.
+func ScanLog(r io.Reader, base int64) (LogScan, error) {
+	s := newLogScanner(base)
+	err := readLines(r, base, s.fragment, s.line)
+	return s.LogScan, err
+}
+
+// logScanner is ScanLog's state between fragments and lines.
+type logScanner struct {
+	LogScan
+	seenPatch map[string]bool
+	// best is Match's index in Signatures (len(Signatures): none yet).
+	best int
+	// tail is the end of the line's previous fragment, window the buffer a
+	// fragment is matched in (tail then fragment).
+	tail, window []byte
+	// lineKv: the line holds `[kvcached]`; lineErr: the lowest index of an
+	// error signature first found in the line, -1 for none.
+	lineKv  bool
+	lineErr int
+	ring    excerptRing
+}
+
+func newLogScanner(base int64) *logScanner {
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1}
+	s.info = EmptyLogInfo()
+	s.errAt = make([]int64, len(ErrorSignatures))
+	for i := range s.errAt {
+		s.errAt[i] = -1
+	}
+	return s
+}
+
+// fragment looks for error signatures and `[kvcached]` in b, a fragment of
+// the current line at byte offset off, with the previous fragment's tail.
+func (s *logScanner) fragment(off int64, b []byte) {
+	start := off - int64(len(s.tail)) // offset of window[0]
+	s.window = append(append(s.window[:0], s.tail...), b...)
+	for i, re := range signatureRes {
+		if s.errAt[i] >= 0 {
+			continue // only the first match of each counts
+		}
+		if loc := re.FindIndex(s.window); loc != nil {
+			s.errAt[i] = start + int64(loc[0])
+			if s.lineErr < 0 || i < s.lineErr {
+				s.lineErr = i
+			}
+		}
+	}
+	if !s.lineKv && bytes.Contains(s.window, kvcachedTag) {
+		s.lineKv = true
+	}
+	keep := s.window[max(len(s.window)-overlap, 0):]
+	s.tail = append(s.tail[:0], keep...)
+}
+
+// line takes the line that began at byte offset start, its first headKeep
+// bytes without the line end: the structured patterns, the failure
+// signatures, the excerpt.
+func (s *logScanner) line(start int64, head []byte) bool {
+	text := strings.ToValidUTF8(string(head), "\uFFFD")
+	s.structured(text)
+	if s.lineKv {
+		s.info.KvcachedLines++
+	}
+	name := s.failure(text)
+	if name == "" && s.lineErr >= 0 {
+		name = ErrorSignatures[s.lineErr]
+	}
+	s.excerpt(start, head, name)
+	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, -1
+	return true
+}
+
+// structured reads the lines that fill LogInfo: patches, capacity, tokens,
+// block size.
+func (s *logScanner) structured(line string) {
+	if m := rePatched.FindStringSubmatch(line); m != nil {
+		for _, name := range strings.Split(m[1], ",") {
+			if name = strings.TrimSpace(name); name != "" && !s.seenPatch[name] {
+				s.seenPatch[name] = true
+				s.info.Patched = append(s.info.Patched, name)
+			}
+		}
+	}
+	if v, ok := intMatch(reCapVLLM, line); ok {
+		s.info.Capacity = &v
+	}
+	if v, ok := intMatch(reMaxTotal, line); ok {
+		s.info.Capacity = &v
+		s.info.Tokens = append(s.info.Tokens, v)
+	}
+	if v, ok := intMatch(reKVTokens, line); ok {
+		s.info.Tokens = append(s.info.Tokens, v)
+	}
+	if v, ok := intMatch(reBlockSize, line); ok {
+		s.info.BlockSize = []int{int(v)}
+	}
+}
+
+// intMatch is the integer re's first group holds in line (thousands
+// separators dropped).
+func intMatch(re *regexp.Regexp, line string) (int64, bool) {
+	m := re.FindStringSubmatch(line)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	return v, err == nil
+}
+
+// failure keeps the line's failure signature if it outranks Match, and
+// returns the name of the first signature the line matches while the
+// excerpt still looks for its line ("" for none).
+func (s *logScanner) failure(line string) string {
+	upTo := s.best
+	if !s.HasExcerpt {
+		upTo = len(Signatures)
+	}
+	i := signatureIn(line, upTo)
+	if i == upTo {
+		return ""
+	}
+	if i < s.best {
+		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: collect.CutDetail(line, 200)}, true
+	}
+	return Signatures[i].Name
+}
+
+// retained is the memory the scanner keeps from one line to the next (the
+// reader's buffer and the line's head aside, each bounded by readBuf and
+// headKeep): the fragment window and tail, the held-back lines, the excerpt.
+func (s *logScanner) retained() int {
+	n := cap(s.window) + cap(s.tail) + s.ring.held()
+	for _, l := range s.Excerpt.Lines {
+		n += len(l)
+	}
+	return n
+}
+
+// readLines reads r, a log from the byte offset base on, in the reader's
+// buffer: fragment (when set) gets every piece of a line as it is read, with
+// its offset; line gets each line's offset and first headKeep bytes, line
+// end trimmed, and ends the reading by returning false. A last line without
+// a line end counts. The read error, if not io.EOF, is returned.
+func readLines(r io.Reader, base int64, fragment func(off int64, b []byte), line func(start int64, head []byte) bool) error {
+	br := bufio.NewReaderSize(r, readBuf)
+	var head []byte
+	off, start := base, base
+	for {
+		b, rerr := br.ReadSlice('\n')
+		if len(b) > 0 && fragment != nil {
+			fragment(off, b)
+		}
+		if room := headKeep - len(head); room > 0 {
+			head = append(head, b[:min(room, len(b))]...)
+		}
+		off += int64(len(b))
+		partial := errors.Is(rerr, bufio.ErrBufferFull)
+		end := len(b) > 0 && b[len(b)-1] == '\n' || rerr != nil && !partial && len(head) > 0
+		if end {
+			more := line(start, bytes.TrimRight(head, "\r\n"))
+			head, start = head[:0], off
+			if !more {
+				return nil
+			}
+		}
+		switch {
+		case rerr == nil || partial:
+		case errors.Is(rerr, io.EOF):
+			return nil
+		default:
+			return rerr
+		}
+	}
 }

@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
+	"fmt"
 	"io"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -125,44 +124,102 @@ type SignatureMatch struct {
 }
 
 // FindSignature reads r line by line (any length; each line's first 64 KiB
-// are looked at, as ParseLog's structured patterns) and returns the match of
+// are looked at, as ScanLog's line patterns) and returns the match of
 // highest precedence (the earliest entry of Signatures; the first line for
 // it); ok is false when no line matched. A read error ends the search with
 // what was found so far, and is returned.
 func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
 	best := len(Signatures)
-	br := bufio.NewReaderSize(r, 64<<10)
-	var head []byte
-	check := func() {
-		line := strings.ToValidUTF8(string(bytes.TrimRight(head, "\r\n")), "\uFFFD")
-		head = head[:0]
-		for i := 0; i < best; i++ {
-			if Signatures[i].Re.MatchString(line) {
-				best, m = i, SignatureMatch{Signature: Signatures[i], Line: collect.CutDetail(line, 200)}
-				break
-			}
+	err = readLines(r, 0, nil, func(_ int64, head []byte) bool {
+		line := strings.ToValidUTF8(string(head), "\uFFFD")
+		if i := signatureIn(line, best); i < best {
+			best, m = i, SignatureMatch{Signature: Signatures[i], Line: collect.CutDetail(line, 200)}
 		}
-	}
-	for best > 0 {
-		frag, rerr := br.ReadSlice('\n')
-		if room := headKeep - len(head); room > 0 {
-			head = append(head, frag[:min(room, len(frag))]...)
-		}
-		if len(frag) > 0 && frag[len(frag)-1] == '\n' {
-			check()
-		}
-		if rerr != nil {
-			if errors.Is(rerr, bufio.ErrBufferFull) {
-				continue
-			}
-			if len(head) > 0 {
-				check()
-			}
-			if !errors.Is(rerr, io.EOF) {
-				err = rerr
-			}
-			break
-		}
-	}
+		return best > 0
+	})
 	return m, best < len(Signatures), err
+}
+
+// signatureIn is the index of the first of Signatures[:upTo] that line
+// matches, upTo for none.
+func signatureIn(line string, upTo int) int {
+	for i := range upTo {
+		if mayMatch(line, signatureLiterals[i]) && Signatures[i].Re.MatchString(line) {
+			return i
+		}
+	}
+	return upTo
+}
+
+// signatureLiterals holds, for each entry of Signatures, strings one of
+// which every match of its expression contains (nil: none known). Nearly
+// every log line matches no signature, and looking for a few strings is
+// about a hundred times cheaper than running the expressions on it: a
+// scan of serve.log runs them on every line.
+var signatureLiterals = func() [][]string {
+	out := make([][]string, len(Signatures))
+	for i, s := range Signatures {
+		re, err := syntax.Parse(s.Re.String(), syntax.Perl)
+		if err != nil {
+			panic(fmt.Sprintf("signature %s: %v", s.Name, err)) // compiled above, so it parses
+		}
+		out[i] = requiredLiterals(re.Simplify())
+	}
+	return out
+}()
+
+// mayMatch reports whether line holds one of lits (nil: it may match anything).
+func mayMatch(line string, lits []string) bool {
+	if lits == nil {
+		return true
+	}
+	for _, l := range lits {
+		if strings.Contains(line, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// requiredLiterals is a set of strings one of which every match of re
+// contains, nil when re gives none: a literal itself; of a concatenation,
+// its part whose shortest string is longest; of an alternation, the union
+// of its branches' (nil if any branch has none).
+func requiredLiterals(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return nil
+		}
+		return []string{string(re.Rune)}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpConcat:
+		var best []string
+		for _, sub := range re.Sub {
+			if l := requiredLiterals(sub); l != nil && (best == nil || shortest(l) > shortest(best)) {
+				best = l
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			l := requiredLiterals(sub)
+			if l == nil {
+				return nil
+			}
+			all = append(all, l...)
+		}
+		return all
+	}
+	return nil
+}
+
+func shortest(lits []string) int {
+	n := len(lits[0])
+	for _, l := range lits[1:] {
+		n = min(n, len(l))
+	}
+	return n
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,5 +90,34 @@ func TestFindSignaturePrecedence(t *testing.T) {
 	m, ok, err := FindSignature(strings.NewReader(log))
 	if err != nil || !ok || m.Name != "GPU lost" || m.Class != collect.ClassInfra {
 		t.Fatalf("got %+v, %v, %v", m, ok, err)
+	}
+}
+
+// TestSignatureLiterals: every signature has strings to look for before
+// its expression runs (else every line of every log pays for it), each
+// one a part of every match; the real lines of TestSignatures still match.
+func TestSignatureLiterals(t *testing.T) {
+	for i, s := range Signatures {
+		if len(signatureLiterals[i]) == 0 {
+			t.Errorf("signature %q: no literal found in %s", s.Name, s.Re)
+		}
+	}
+	for _, tc := range []struct {
+		re   string
+		want []string
+	}{
+		{`GPU has fallen off the bus|GPU is lost`, []string{"has fallen off the bus", "is lost"}},
+		{`NVRM: Xid \(PCI:[^)]*\): (61|62)\b`, []string{"NVRM: Xid (PCI:"}},
+		{`(?:Out of memory|Memory cgroup out of memory): Killed process \d+`, []string{": Killed process "}},
+		{`a|\d+`, nil},
+		{`(?i)cuda`, nil},
+	} {
+		re, err := syntax.Parse(tc.re, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := requiredLiterals(re.Simplify()); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: literals %q, want %q", tc.re, got, tc.want)
+		}
 	}
 }

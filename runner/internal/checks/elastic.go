@@ -16,6 +16,8 @@ import (
 // order (setup.json elastic_checks).
 func ElasticChecks() collect.Ordered[string] {
 	var o collect.Ordered[string]
+	o.Set("elastic_plan", PlanText("two kvcached servers A and B"))
+	o.Set("ballast_ready", BallastReadyText)
 	o.Set("<A>_ready", "server A answers GET /health with 200 before the ready timeout")
 	o.Set("<B>_ready", "server B answers GET /health with 200 before the ready timeout")
 	o.Set("a_requests_ok", "every request of A's burst succeeded")
@@ -28,6 +30,7 @@ func ElasticChecks() collect.Ordered[string] {
 	o.Set("<server>_alive", "each server still runs after the load")
 	o.Set("<server>_<shutdown check>", ShutdownChecksText)
 	o.Set("no_gpu_process_left", "no compute process is left on the pair's GPU within 60 s after both servers stopped")
+	o.Set("case_completed", CaseCompletedText)
 	return o
 }
 
@@ -42,6 +45,22 @@ func ElasticWorkload() []string {
 		"Each server gets as many distinct 3000-word prompts × 1024 tokens (ignore_eos) as fill 70% of the free memory (at most 128).",
 		"Burst A, drain A, burst B, drain B, then both at once; probe again.",
 	}
+}
+
+// The "passes when" texts of the checks recorded only when a case cannot go
+// on (docs/runner.md §5.7), in the tables of the kinds that record them: a
+// reader of a failed one needs what it checks as much as of any other.
+const (
+	// BallastReadyText is ballast_ready's (the pairs that may start a ballast).
+	BallastReadyText = `the ballast that makes the GPU as small as the pair wants said "ballast ready" within its timeout (recorded only when it did not)`
+	// CaseCompletedText is case_completed's (every kind).
+	CaseCompletedText = "the runner did not fail inside the case (a panic) and knows its kind (recorded only when either went wrong)"
+)
+
+// PlanText is the text of a kind's <kind>_plan check: the plan gives the
+// case the servers its kind needs.
+func PlanText(servers string) string {
+	return "the plan gives the case " + servers + " (recorded only when it does not; a validated plan always does)"
 }
 
 // ShutdownChecksText describes the per-server shutdown checks of a

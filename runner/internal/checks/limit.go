@@ -10,6 +10,7 @@ import (
 // (setup.json limit_checks).
 func LimitChecks() collect.Ordered[string] {
 	var o collect.Ordered[string]
+	o.Set("limit_plan", PlanText("one kvcached server"))
 	o.Set("<case>_ready", "the server answers GET /health with 200 before the ready timeout")
 	o.Set("limit_cache_filled", "filling the prefix cache grew the server's KV cache above its idle size")
 	o.Set("limit_set", "kvctl limit lowered the limit to a quarter of the cache's growth above idle, and later restored the original limit")
@@ -21,6 +22,7 @@ func LimitChecks() collect.Ordered[string] {
 	o.Set("<case>_alive", "the server still runs after the load")
 	o.Set("<case>_<shutdown check>", "the server passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name")
 	o.Set("no_gpu_process_left", "no compute process is left on the GPU within 60 s after the server stopped")
+	o.Set("case_completed", CaseCompletedText)
 	return o
 }
 

@@ -11,6 +11,8 @@ import (
 // order (setup.json priority_checks).
 func PriorityChecks() collect.Ordered[string] {
 	var o collect.Ordered[string]
+	o.Set("priority_plan", PlanText("two kvcached servers L and H"))
+	o.Set("ballast_ready", BallastReadyText)
 	o.Set("<L>_ready", "the low-priority server L answers GET /health with 200 before the ready timeout")
 	o.Set("<H>_ready", "the high-priority server H answers GET /health with 200 before the ready timeout")
 	o.Set("priority_set", "both priorities (L 0, H 1) published with kvctl priority read back from kvctl list --json before any load")
@@ -26,6 +28,7 @@ func PriorityChecks() collect.Ordered[string] {
 	o.Set("<server>_alive", "each server still runs after the burst")
 	o.Set("<server>_<shutdown check>", ShutdownChecksText)
 	o.Set("no_gpu_process_left", "no compute process is left on the pair's GPU within 60 s after both servers stopped")
+	o.Set("case_completed", CaseCompletedText)
 	return o
 }
 
