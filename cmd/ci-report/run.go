@@ -82,16 +82,16 @@ type runOptions struct {
 }
 
 func (o *runOptions) bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.Profile, "profile", "", "profile to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
-	fs.StringVar(&o.Out, "out", "", "the part directory to write (required)")
+	fs.StringVar(&o.Profile, "profile", "", "`profile` to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
+	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
 	fs.StringVar(&o.KernelLog, "kernel-log", "", "a file the kernel's messages are appended to during the run (e.g. dmesg --follow): a failed case's lines classify it (GPU lost, Xid, ECC, OOM kill)")
-	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
+	fs.StringVar(&o.GPUs, "gpus", "", "the GPU `indices` this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
 	o.Port = 18000
 	fs.Var(portFlag{o}, "port", "base `port` of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")
 	o.registerSelection(fs)
-	fs.StringVar(&o.PlanFile, "plan", "", "run this plan file (as printed by 'ci-report plan') instead of a built-in profile")
+	fs.StringVar(&o.PlanFile, "plan", "", "run this plan `file` (as printed by 'ci-report plan') instead of a built-in profile")
 	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long (under --simulate scaled by CI_REPORT_SIM_TIMESCALE, as every wait is)")
 	fs.StringVar(&o.StopSignal, "stop-signal", "INT", "signal that stops a server's process group (INT, TERM, ...)")
@@ -101,19 +101,19 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Revision, "revision", "", "the revision under test for part.json (default: the kvcached commit); parts of different --arm may differ in it")
 	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
-	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
-	fs.Var(&o.ContainerGPUs, "container-gpus", `[ENGINE=]2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '"device=2,3"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)`)
-	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
+	fs.Var(&o.ExecPrefix, "exec-prefix", "`[ENGINE=]COMMAND` to put before every server, ballast, kvctl and leftover command, e.g. 'vllm=docker exec -i NAME' (repeatable)")
+	fs.Var(&o.ContainerGPUs, "container-gpus", "`[ENGINE=]GPUS`, e.g. vllm=2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '\"device=2,3\"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)")
+	fs.Var(&o.InstallCmd, "install-cmd", "`ENGINE=CMD`: what the <engine>-setup case runs (repeatable)")
 }
 
 // registerSelection registers the flags that narrow the plan (docs/runner.md
 // §1.2), which `run` and `plan` share.
 func (o *runOptions) registerSelection(fs *flag.FlagSet) {
-	fs.StringVar(&o.Part, "part", "", "only the cases of this part of the plan ('ci-report plan --list parts') and the setup cases of the engines they use; run names the part after it (default: every part, and run names the part after the --out directory)")
-	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
-	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
-	fs.Var(&o.Cases, "cases", "only cases matching this shell glob (repeatable); a kvcached case brings its native case")
-	fs.StringVar(&o.Shard, "shard", "", "i/n: keep every n-th group or pair of the plan, starting with the i-th")
+	fs.StringVar(&o.Part, "part", "", "only the cases of this `part` of the plan ('ci-report plan --list parts') and the setup cases of the engines they use; run names the part after it (default: every part, and run names the part after the --out directory)")
+	fs.StringVar(&o.Engines, "engines", "", "only these `engines`, comma-separated (vllm,sglang)")
+	fs.StringVar(&o.Models, "models", "", "only these `models`, comma-separated (qwen05b,...)")
+	fs.Var(&o.Cases, "cases", "only cases matching this shell `glob` (repeatable); a kvcached case brings its native case")
+	fs.StringVar(&o.Shard, "shard", "", "`i/n`: keep every n-th group or pair of the plan, starting with the i-th")
 	fs.BoolVar(&o.SkipCases, "skip-cases", false, "skip the server cases")
 	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
 	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
@@ -122,8 +122,8 @@ func (o *runOptions) registerSelection(fs *flag.FlagSet) {
 
 // registerGPUMiB registers the ballast sizes, which `plan` shows too.
 func (o *runOptions) registerGPUMiB(fs *flag.FlagSet) {
-	fs.Var(&o.ElasticGPUMiB, "elastic-gpu-mib", "elastic pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
-	fs.Var(&o.PriorityGPUMiB, "priority-gpu-mib", "priority pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
+	fs.Var(&o.ElasticGPUMiB, "elastic-gpu-mib", "elastic pairs: a ballast makes the GPU behave like one of `M` MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
+	fs.Var(&o.PriorityGPUMiB, "priority-gpu-mib", "priority pairs: a ballast makes the GPU behave like one of `M` MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
 }
 
 // portFlag is --port, which records that it was given: run --simulate
