@@ -150,37 +150,11 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return err
 	}
-	apiURL := e.Getenv("GITHUB_API_URL")
-	var transport http.RoundTripper // nil: http.DefaultTransport
-	if o.dryRun {
-		dry := &publish.DryRunTransport{Out: stdout, Root: apiRoot(apiURL)}
-		if token != "" {
-			dry.Base = http.DefaultTransport
-		}
-		transport = dry
-	}
-	api, err := publish.NewGitHubAPI(apiURL, token, transport, 60*time.Second)
+	pub, err := o.publisher(e, repo, token, stdout, stderr)
 	if err != nil {
-		return usageErrorf("GITHUB_API_URL: %v", err)
+		return err
 	}
-	pub := &publish.Publisher{
-		API: api, Repo: repo, Log: stderr,
-		Sleep:       o.Sleep,
-		MaxWait:     o.maxWait,
-		SettleDelay: o.SettleDelay,
-		DryRun:      o.dryRun,
-		Offline:     o.dryRun && token == "",
-	}
-	if o.maxWait == 0 {
-		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
-		pub.MaxWait = time.Nanosecond
-	}
-	workflowRef := o.workflowRef
-	if workflowRef == "" {
-		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
-	}
-	run := publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
-		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
+	run := o.workflowRun(e, opts, repo)
 	if opts.Prev == "" {
 		prev, err := pub.PreviousRun(ctx, run)
 		switch {
@@ -246,6 +220,50 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
 	}
 	return nil
+}
+
+// publisher is the Publisher the options ask for: the API at
+// GITHUB_API_URL with the token, behind the dry-run transport with
+// --dry-run (offline without a token), and the waits of --max-wait.
+func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout, stderr io.Writer) (*publish.Publisher, error) {
+	apiURL := e.Getenv("GITHUB_API_URL")
+	var transport http.RoundTripper // nil: http.DefaultTransport
+	if o.dryRun {
+		dry := &publish.DryRunTransport{Out: stdout, Root: apiRoot(apiURL)}
+		if token != "" {
+			dry.Base = http.DefaultTransport
+		}
+		transport = dry
+	}
+	api, err := publish.NewGitHubAPI(apiURL, token, transport, 60*time.Second)
+	if err != nil {
+		return nil, usageErrorf("GITHUB_API_URL: %v", err)
+	}
+	pub := &publish.Publisher{
+		API: api, Repo: repo, Log: stderr,
+		Sleep:       o.Sleep,
+		MaxWait:     o.maxWait,
+		SettleDelay: o.SettleDelay,
+		DryRun:      o.dryRun,
+		Offline:     o.dryRun && token == "",
+	}
+	if o.maxWait == 0 {
+		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
+		pub.MaxWait = time.Nanosecond
+	}
+	return pub, nil
+}
+
+// workflowRun is the workflow run being reported: its id, attempt and URL
+// as render resolved them, and its workflow file and repository from
+// --workflow-ref or GITHUB_WORKFLOW_REF.
+func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
+	workflowRef := o.workflowRef
+	if workflowRef == "" {
+		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
+	}
+	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
+		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }
 
 // writeHistoryFile writes the history post read (docs/formats.md §9), so
