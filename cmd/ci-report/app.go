@@ -37,8 +37,10 @@ type commandOptions interface {
 	// bind adds the command's flags, writing into the options.
 	bind(fs *flag.FlagSet)
 	// setArgs takes the positional arguments and checks the options with
-	// them; every error is a usage error. It reads no file and no
-	// environment: what needs them is resolved by run.
+	// them; every error is a usage error. It reads no environment and
+	// starts nothing; of files, only what a flag names as part of the
+	// command line itself (run's and plan's --plan, which the other flags
+	// are checked against). What needs the environment is resolved by run.
 	setArgs(pos []string) error
 	// run does the command's work.
 	run(ctx context.Context, e *env) error
@@ -116,6 +118,9 @@ func (a *app) main(ctx context.Context, e *env, args []string) int {
 	c, rest, ok := a.lookup(args)
 	if !ok {
 		if g := a.group(args[0]); len(g) > 0 {
+			if len(args) == 2 && isHelpFlag(args[1]) {
+				return a.help(e, args[:1])
+			}
 			return exitCode(e.Stderr, args[0], &usageError{cmd: args[0], err: fmt.Errorf("want %s, %s", groupWhat[args[0]], groupNames(g))})
 		}
 		return exitCode(e.Stderr, "", &usageError{err: fmt.Errorf("unknown command %q", args[0])})

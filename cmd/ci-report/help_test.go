@@ -30,7 +30,9 @@ func TestHelpGolden(t *testing.T) {
 		file string
 		args []string
 	}
-	asks := []ask{{"ci-report", []string{"help"}}, {"ci-report", []string{"--help"}}, {"ci-report", []string{"-h"}}}
+	asks := []ask{{"ci-report", []string{"help"}}, {"ci-report", []string{"--help"}}, {"ci-report", []string{"-h"}},
+		// A group's help is its one command's.
+		{"import junit", []string{"help", "import"}}, {"import junit", []string{"import", "--help"}}}
 	for _, c := range newApp().commands {
 		words := strings.Fields(c.Name)
 		asks = append(asks,

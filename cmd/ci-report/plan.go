@@ -52,15 +52,12 @@ func (o *planOptions) setArgs(pos []string) error {
 	if o.list != "" && !slices.Contains(planLists, o.list) {
 		return fmt.Errorf("--list %q: want one of %s", o.list, strings.Join(planLists, ", "))
 	}
-	return nil
+	return o.sel.resolve()
 }
 
 // run prints the plan `run` would execute with the same selection flags
 // (the schema is documented in package runner).
 func (o *planOptions) run(_ context.Context, e *env) error {
-	if err := o.sel.resolve(); err != nil {
-		return err
-	}
 	p := o.sel.plan
 	var lines []string
 	switch o.list {
