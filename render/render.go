@@ -40,7 +40,7 @@ const (
 )
 
 var (
-	dateRE  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
 
 // Render turns a merged report into the documents of one run: the comment
