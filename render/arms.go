@@ -42,39 +42,41 @@ const (
 	ExpectFail = "fail"
 )
 
-// armProblems checks the arm options: arm names are what a profile may be
+// ValidateArms checks the arm options: arm names are what a profile may be
 // (they land in table headers), each once; every --expect arm is one of
 // --arms and expects pass or fail; a baseline arm is a valid name.
-func (o Options) armProblems() []collect.Problem {
-	problem := func(field, format string, a ...any) []collect.Problem {
-		return []collect.Problem{{Field: field, What: fmt.Sprintf(format, a...)}}
-	}
+func (o Options) ValidateArms() error {
 	if len(o.Arms) > maxArms {
-		return problem("--arms", "%d arms: at most %d", len(o.Arms), maxArms)
+		return fmt.Errorf("render: %d arms: at most %d", len(o.Arms), maxArms)
 	}
 	seen := map[string]bool{}
 	for _, a := range o.Arms {
 		if !ValidProfile(a) {
-			return problem("--arms", "arm %q: want [a-z0-9][a-z0-9_-]*", a)
+			return fmt.Errorf("render: arm %q: want [a-z0-9][a-z0-9_-]*", a)
 		}
 		if seen[a] {
-			return problem("--arms", "arm %q is given twice", a)
+			return fmt.Errorf("render: arm %q is given twice", a)
 		}
 		seen[a] = true
 	}
 	if len(o.Expect) > 0 && len(o.Arms) == 0 {
-		return problem("--expect", "expected results need the arms they are of (--arms)")
+		return fmt.Errorf("render: expected results need the arms they are of (--arms)")
 	}
 	for _, a := range sortedKeys(o.Expect) {
 		if !seen[a] {
-			return problem("--expect", "expected result of arm %q, which is not one of the arms %s", a, strings.Join(o.Arms, ","))
+			return fmt.Errorf("render: expected result of arm %q, which is not one of the arms %s", a, strings.Join(o.Arms, ","))
 		}
 		if v := o.Expect[a]; v != ExpectPass && v != ExpectFail {
-			return problem("--expect", "expected result %q of arm %s: want %s or %s", v, a, ExpectPass, ExpectFail)
+			return fmt.Errorf("render: expected result %q of arm %s: want %s or %s", v, a, ExpectPass, ExpectFail)
 		}
 	}
 	if b := o.BaselineArm; b != "" && !ValidProfile(b) {
-		return problem("--baseline-arm", "%q: want [a-z0-9][a-z0-9_-]*", b)
+		return fmt.Errorf("render: baseline arm %q: want [a-z0-9][a-z0-9_-]*", b)
+	}
+	for i, iv := range o.Config.Intervals {
+		if iv.Label == "" || iv.From == "" || iv.To == "" {
+			return fmt.Errorf("render: config intervals[%d]: want a label, a from and a to event", i)
+		}
 	}
 	return nil
 }

@@ -97,8 +97,8 @@ func TestArmOptionErrors(t *testing.T) {
 	}{
 		{"duplicate arm", func(o *Options) { o.Arms = []string{"a", "a"} }, `arm "a" is given twice`},
 		{"unknown expect arm", func(o *Options) { o.Arms = []string{"a"}; o.Expect = map[string]string{"b": "pass"} }, `expected result of arm "b"`},
-		{"bad interval", func(o *Options) { o.Config.Intervals = []Interval{{Label: "x", From: "a"}} }, "intervals[0]: want a label, a from and a to event"},
-		{"bad baseline", func(o *Options) { o.BaselineArm = "Cold!" }, `--baseline-arm: "Cold!"`},
+		{"bad interval", func(o *Options) { o.Config.Intervals = []Interval{{Label: "x", From: "a"}} }, "config intervals[0]: want a label, a from and a to event"},
+		{"bad baseline", func(o *Options) { o.BaselineArm = "Cold!" }, `baseline arm "Cold!"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := sampleOptions()

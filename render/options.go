@@ -59,7 +59,12 @@ func (o Options) Problems() []collect.Problem {
 			add("", "--history", "run %d: %v", i, err)
 		}
 	}
-	return append(ps, o.armProblems()...)
+	// The arm options keep their own check, which words its problem
+	// whole (the arm, --expect and baseline rules of docs/render.md §12).
+	if err := o.ValidateArms(); err != nil {
+		add("", "", "%s", strings.TrimPrefix(err.Error(), "render: "))
+	}
+	return ps
 }
 
 // problems checks the config's values that land in links and text.
@@ -74,11 +79,6 @@ func (c Config) problems() []collect.Problem {
 	if p := c.Product; p != "" && !productRE.MatchString(p) {
 		ps = append(ps, collect.Problem{File: c.Source, Field: "product",
 			What: fmt.Sprintf("%q: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", p)})
-	}
-	for i, iv := range c.Intervals {
-		if iv.Label == "" || iv.From == "" || iv.To == "" {
-			ps = append(ps, collect.Problem{File: c.Source, Field: fmt.Sprintf("intervals[%d]", i), What: "want a label, a from and a to event"})
-		}
 	}
 	return ps
 }

@@ -87,6 +87,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, err
 	}
 	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
+	// One check of every option (Options.Problems), arms included.
 	if ps := opts.Problems(); len(ps) > 0 {
 		return nil, fmt.Errorf("render: %w", ps[0])
 	}
