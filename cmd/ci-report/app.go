@@ -244,3 +244,12 @@ func groupNames(cs []command) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// errNoArgs is setArgs's error for a command that takes no positional
+// arguments.
+func errNoArgs(cmd string, pos []string) error {
+	if len(pos) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s takes no arguments, got %q", cmd, pos)
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"runtime/debug"
@@ -130,13 +129,4 @@ func versionText(bi *debug.BuildInfo) string {
 		fmt.Fprintf(&b, "go %s\n", bi.GoVersion)
 	}
 	return b.String()
-}
-
-// errNoArgs is setArgs's error for a command that takes no positional
-// arguments.
-func errNoArgs(cmd string, pos []string) error {
-	if len(pos) == 0 {
-		return nil
-	}
-	return errors.New(cmd + " takes no arguments, got " + fmt.Sprintf("%q", pos))
 }
