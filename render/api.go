@@ -91,6 +91,9 @@ type Options struct {
 // Config holds the constants of docs/render.md §1.2 that a repository may change
 // (--config ci-report.json). Every field is optional; DefaultConfig fills the gaps.
 type Config struct {
+	// Source is the file the config was read from, which its problems
+	// name; "" for the defaults.
+	Source        string `json:"-"`
 	RepositoryURL string `json:"repository_url,omitempty"`
 	// Product is the name of the project under test (docs/render.md §9),
 	// "kvcached" by default: the run line's commit and the sentences that

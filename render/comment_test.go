@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -351,6 +352,11 @@ func TestOptionsRejected(t *testing.T) {
 		{"run id", func(o *Options) { o.RunID = "1 -->" }},
 		{"date", func(o *Options) { o.Date = "28.11.2026" }},
 		{"pr", func(o *Options) { o.PR = -1 }},
+		// The rules the CLI used to hold alone (docs/render.md §1.1): now
+		// Options.Problems, so a library caller meets them too.
+		{"impossible date", func(o *Options) { o.Date = "2026-13-40" }},
+		{"run id not a number", func(o *Options) { o.RunID = "abc" }},
+		{"prev without a conclusion", func(o *Options) { o.Prev = "abc123" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := sampleOptions()
@@ -362,5 +368,55 @@ func TestOptionsRejected(t *testing.T) {
 	}
 	if _, err := Render(nil, sampleOptions()); err == nil {
 		t.Error("Render(nil) succeeded")
+	}
+}
+
+// Problems are values naming the file and field they are about: a config
+// key's problem names the config file (Config.Source), a flag's the flag.
+func TestOptionsProblemsNameFileAndField(t *testing.T) {
+	opts := sampleOptions()
+	opts.Config = Config{Source: "ci-report.json", RepositoryURL: "javascript:x", Workflows: map[string]string{"nightly": "a b.yml"}}
+	opts.RunAttempt = "1 -->"
+	want := []collect.Problem{
+		{File: "ci-report.json", Field: "repository_url", What: `"javascript:x": want a plain http(s) URL`},
+		{Field: "--run-attempt", What: `"1 -->": want a number`},
+		{File: "ci-report.json", Field: "workflows.nightly", What: `"a b.yml": want letters, digits, '-', '_', '.' or '/'`},
+	}
+	if got := opts.Problems(); !slices.Equal(got, want) {
+		t.Errorf("Problems() = %+v\nwant %+v", got, want)
+	}
+	if ps := sampleOptions().Problems(); ps != nil {
+		t.Errorf("the sample options have problems: %+v", ps)
+	}
+}
+
+func TestResolveProfile(t *testing.T) {
+	setup := func(profile string) *merge.Report { return &merge.Report{Setup: &collect.Setup{Profile: profile}} }
+	perf := &merge.Report{Perf: &merge.Perf{}}
+	for _, tc := range []struct {
+		name, given     string
+		rep             *merge.Report
+		profile, parts  string
+		wantErrContains string
+	}{
+		{name: "the parts'", rep: setup("weekly"), profile: "weekly", parts: "weekly"},
+		{name: "given overrides", given: "nightly", rep: setup("weekly"), profile: "nightly", parts: "weekly"},
+		{name: "perf artifacts", rep: perf, profile: "perf", parts: "perf"},
+		{name: "none", rep: &merge.Report{}, wantErrContains: "pass --profile"},
+		{name: "parts' invalid", rep: setup("Weekly!"), wantErrContains: "the parts' profile"},
+		{name: "given invalid", given: "-x", rep: setup("weekly"), wantErrContains: `"-x": want`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			profile, parts, err := ResolveProfile(tc.given, tc.rep)
+			if tc.wantErrContains != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErrContains) {
+					t.Fatalf("err %v, want %q", err, tc.wantErrContains)
+				}
+				return
+			}
+			if err != nil || profile != tc.profile || parts != tc.parts {
+				t.Errorf("ResolveProfile(%q) = %q, %q, %v; want %q, %q", tc.given, profile, parts, err, tc.profile, tc.parts)
+			}
+		})
 	}
 }

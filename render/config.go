@@ -44,6 +44,18 @@ func DefaultConfig() Config {
 // title keeps the other defaults. Unknown keys are an error, since a typo in
 // a key would otherwise be silently ignored.
 func LoadConfig(data []byte) (Config, error) {
+	file, err := DecodeConfig(data)
+	if err != nil {
+		return Config{}, err
+	}
+	return MergeConfig(DefaultConfig(), file), nil
+}
+
+// DecodeConfig reads a --config file's contents as they are, without the
+// defaults: what the file itself sets (the CLI puts the Actions repository
+// under a file that names none, then the defaults under both). Unknown keys
+// are an error, since a typo in a key would otherwise be silently ignored.
+func DecodeConfig(data []byte) (Config, error) {
 	var file Config
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -53,12 +65,15 @@ func LoadConfig(data []byte) (Config, error) {
 	if dec.More() {
 		return Config{}, fmt.Errorf("more than one JSON value")
 	}
-	return MergeConfig(DefaultConfig(), file), nil
+	return file, nil
 }
 
 // MergeConfig returns base with every non-zero field of over applied on top.
 func MergeConfig(base, over Config) Config {
 	out := base
+	if over.Source != "" {
+		out.Source = over.Source
+	}
 	if over.RepositoryURL != "" {
 		out.RepositoryURL = over.RepositoryURL
 	}

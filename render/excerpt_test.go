@@ -112,7 +112,7 @@ func TestProductIsASetting(t *testing.T) {
 	}
 	for _, bad := range []string{"@team", "a\nb", "<b>x</b>", strings.Repeat("x", 61), " lead"} {
 		opts.Config.Product = bad
-		if _, err := Render(rep, opts); err == nil || !strings.Contains(err.Error(), "render: product ") {
+		if _, err := Render(rep, opts); err == nil || !strings.Contains(err.Error(), "render: product: ") {
 			t.Errorf("product %q: err %v, want the product refused", bad, err)
 		}
 	}

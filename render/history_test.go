@@ -221,7 +221,7 @@ func TestHistoryInvalidOption(t *testing.T) {
 	opts := sampleOptions()
 	opts.History = []HistoryRun{{V: 1, Profile: "nightly", Run: "x", Attempt: "1"}}
 	_, err := Render(sampleReport(t), opts)
-	if err == nil || !strings.Contains(err.Error(), `render: history run 0: run "x": want digits`) {
+	if err == nil || !strings.Contains(err.Error(), `render: --history: run 0: run "x": want digits`) {
 		t.Errorf("Render error %v", err)
 	}
 }

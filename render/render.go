@@ -41,8 +41,7 @@ const (
 )
 
 var (
-	dateRE  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-	tokenRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
 
 // Render turns a merged report into the documents of one run: the comment
@@ -89,31 +88,24 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, err
 	}
 	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
+	// One check of every option (Options.Problems), arms included.
+	if ps := opts.Problems(); len(ps) > 0 {
+		return nil, fmt.Errorf("render: %w", ps[0])
+	}
 	r := &renderer{rep: rep, opts: opts, cfg: opts.Config.withDefaults()}
-	r.profile = opts.Profile
-	if r.profile == "" && rep.Setup != nil {
-		r.profile = rep.Setup.Profile
+	if r.profile, _, err = ResolveProfile(opts.Profile, rep); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	r.perfMode = r.profile == "perf" || rep.Perf != nil
 	if r.perfMode {
 		r.profile = "perf"
 	}
-	if r.profile == "" {
-		return nil, errors.New("render: no profile: the report's setup has none and none was given")
-	}
-	if !ValidProfile(r.profile) {
-		return nil, fmt.Errorf("render: profile %q is not valid: want %s", r.profile, marker.Name)
-	}
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
+	// A named suite's config is checked against the profile it renders
+	// (docs/render.md §13), then the suite's own titles apply.
 	if err := r.cfg.Suite.validate(r.profile); err != nil {
 		return nil, err
 	}
 	r.cfg = r.cfg.forSuite(r.profile)
-	if err := opts.ValidateArms(); err != nil {
-		return nil, err
-	}
 	// Known issues are a render-time input (docs/render.md §10), so the
 	// same file gives the same documents from directories or merged.json.
 	r.rep = rep.WithKnownIssues(opts.KnownIssues)
@@ -122,46 +114,6 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		r.hist = newHistoryIndex(h)
 	}
 	return r, nil
-}
-
-// validate rejects options that would land in links or HTML comments
-// unescaped: they come from flags and the Actions environment.
-func (o Options) validate() error {
-	for _, u := range []struct{ name, v string }{{"run URL", o.RunURL}, {"artifact URL", o.ArtifactURL}, {"repository URL", o.Config.RepositoryURL}} {
-		if u.v != "" && !SafeURL(u.v) {
-			return fmt.Errorf("render: %s %q is not a plain http(s) URL", u.name, u.v)
-		}
-	}
-	for _, t := range []struct{ name, v string }{{"run id", o.RunID}, {"run attempt", o.RunAttempt}} {
-		if t.v != "" && !tokenRE.MatchString(t.v) {
-			return fmt.Errorf("render: %s %q: want letters, digits, '.', '_' or '-'", t.name, t.v)
-		}
-	}
-	for profile, wf := range o.Config.Workflows {
-		if wf != "" && !safeURLPath(wf) {
-			return fmt.Errorf("render: workflow file %q of profile %q: want letters, digits, '-', '_', '.' or '/'", wf, profile)
-		}
-	}
-	if p := o.Config.Product; p != "" && !productRE.MatchString(p) {
-		return fmt.Errorf("render: product %q: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", p)
-	}
-	if o.Date != "" && !dateRE.MatchString(o.Date) {
-		return fmt.Errorf("render: date %q: want YYYY-MM-DD", o.Date)
-	}
-	if o.PR < 0 {
-		return fmt.Errorf("render: pull request number %d is negative", o.PR)
-	}
-	for i, k := range o.KnownIssues {
-		if err := validateKnownIssue(k); err != nil {
-			return fmt.Errorf("render: known issue %d: %v", i, err)
-		}
-	}
-	for i := range o.History {
-		if err := o.History[i].validate(); err != nil {
-			return fmt.Errorf("render: history run %d: %v", i, err)
-		}
-	}
-	return nil
 }
 
 // SafeURL reports whether u can be a Markdown link destination as it is: an

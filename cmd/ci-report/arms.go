@@ -30,9 +30,9 @@ func (a *armInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&a.baseline, "baseline-arm", "", "the metric `arm` that metric tables show deltas against (default: the config's baseline_arm)")
 }
 
-// apply puts the arm flags into opts; a duplicate arm, an --expect arm that
-// is not one of --arms, or an expected result other than pass or fail is a
-// usage error (render.Options.validateArms words them).
+// apply puts the arm flags into opts; an --expect that is not ARM=RESULT
+// pairs, or names an arm twice, is a usage error. What the values may be is
+// render's rule (render.Options.Problems).
 func (a *armInputs) apply(opts *render.Options) error {
 	if a.arms != "" {
 		opts.Arms = strings.Split(a.arms, ",")
@@ -51,12 +51,6 @@ func (a *armInputs) apply(opts *render.Options) error {
 		}
 	}
 	opts.BaselineArm = a.baseline
-	if opts.BaselineArm == "" {
-		opts.BaselineArm = opts.Config.BaselineArm
-	}
-	if err := opts.ValidateArms(); err != nil {
-		return usageErrorf("%v", strings.TrimPrefix(err.Error(), "render: "))
-	}
 	return nil
 }
 

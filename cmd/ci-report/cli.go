@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -53,22 +51,6 @@ func (e *env) redactor() *collect.Redactor {
 		environ = e.Environ()
 	}
 	return collect.NewRedactor(e.Getenv, collect.SecretNames(environ)...)
-}
-
-// command is one subcommand: it parses its own args and does its work.
-type command struct {
-	Summary string
-	Run     func(ctx context.Context, e *env, args []string) error
-}
-
-var commands = map[string]command{}
-
-// register adds a subcommand; each subcommand's file calls it from init.
-func register(name string, c command) {
-	if _, dup := commands[name]; dup {
-		panic("ci-report: subcommand registered twice: " + name)
-	}
-	commands[name] = c
 }
 
 // exitError carries an exit code through an error; the code is mapped in one
@@ -152,75 +134,6 @@ type interruptError struct{ Signal os.Signal }
 
 // Error reads as signal.NotifyContext's cause did.
 func (e interruptError) Error() string { return e.Signal.String() + " signal received" }
-
-func mainEnv(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printUsage(e.Stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(e.Stderr, "ci-report: unknown command %q\n", args[0])
-		printUsage(e.Stderr)
-		return exitUsage
-	}
-	err := c.Run(ctx, e, args[1:])
-	return exitCode(e.Stderr, args[0], err)
-}
-
-func exitCode(stderr io.Writer, name string, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	code := exitUsage
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.Code
-		if ee.Err == nil {
-			return code
-		}
-	}
-	fmt.Fprintf(stderr, "ci-report %s: %v\n", name, err)
-	return code
-}
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: ci-report <command> [flags] [args]")
-	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].Summary)
-	}
-	fmt.Fprintln(w, "\nRun 'ci-report <command> -h' for a command's flags.")
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, e *env) *flag.FlagSet {
-	fs := flag.NewFlagSet("ci-report "+name, flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
-	return fs
-}
-
-// parseFlags parses args, mapping a flag error to a usage error (exit 2).
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{Code: exitUsage, Err: err}
-	}
-	return nil
-}
 
 // parseInterspersed parses flags that may stand before, between or after the
 // positional arguments (`render dir1 dir2 --comment c.md`), and returns the

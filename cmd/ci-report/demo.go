@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,11 +16,17 @@ import (
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
-func init() {
-	register("demo", command{
+func demoCommand() command {
+	return command{
+		Name:    "demo",
 		Summary: "run a simulated profile through run, merge, render and a dry-run post",
-		Run:     runDemo,
-	})
+		Usage:   "demo [--out DIR] [--profile P] [--faults LIST] [--cases GLOB] [flags]",
+		Examples: []string{
+			"ci-report demo",
+			"ci-report demo --faults no-release --out /tmp/red-demo",
+		},
+		New: func() commandOptions { return &demoOptions{} },
+	}
 }
 
 // demoOptions are the flags of `ci-report demo`.
@@ -32,9 +39,21 @@ type demoOptions struct {
 	Port      int
 }
 
-// validate checks the flags before the demo touches anything: a typo in
+func (o *demoOptions) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.Out, "out", "ci-report-demo", "`directory` to write everything into: new, empty or an earlier demo's (replaced)")
+	fs.StringVar(&o.Profile, "profile", "weekly", "`profile` to simulate")
+	fs.StringVar(&o.Faults, "faults", "", "simulator `faults` to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
+	fs.StringVar(&o.Timescale, "timescale", "0.05", "simulator time `scale` (CI_REPORT_SIM_TIMESCALE)")
+	fs.IntVar(&o.Port, "port", 0, "base `port` of the simulated servers, as for run (0: free ports the kernel picks)")
+	fs.Var(&o.Cases, "cases", "only the profile's cases matching this shell `glob` (repeatable), as for run")
+}
+
+// setArgs checks the flags before the demo touches anything: a typo in
 // --faults or --timescale is a usage error, not a run of red cases.
-func (o *demoOptions) validate() error {
+func (o *demoOptions) setArgs(pos []string) error {
+	if err := errNoArgs("demo", pos); err != nil {
+		return err
+	}
 	if o.Out == "" {
 		return usageErrorf("--out must not be empty")
 	}
@@ -99,30 +118,35 @@ func prepareDemoOut(out string) error {
 	return nil
 }
 
-// runDemo runs the main job end to end on this machine: the simulated
+// demoStep is one subcommand the demo runs.
+type demoStep struct {
+	what string
+	args []string
+	// okCodes are exit codes that still let the demo go on: a failed
+	// case (run exits 1) is a result to look at, not a broken demo.
+	okCodes []int
+	// stdout is the file the step's stdout goes to; "": the demo's.
+	stdout string
+}
+
+// demoPaths are where the demo writes, under its --out.
+type demoPaths struct {
+	out, results, part, merged, comment, section, html, text, dryRun string
+}
+
+func newDemoPaths(out string) demoPaths {
+	results := filepath.Join(out, "results")
+	return demoPaths{out: out, results: results, part: filepath.Join(results, "all"),
+		merged: filepath.Join(out, "merged.json"), comment: filepath.Join(out, "comment.md"),
+		section: filepath.Join(out, "section.md"), html: filepath.Join(out, "preview.html"),
+		text: filepath.Join(out, "report.txt"), dryRun: filepath.Join(out, "post-dry-run.txt")}
+}
+
+// run runs the main job end to end on this machine: the simulated
 // profile through `run`, then `merge`, `render` (comment, section, HTML
 // preview) and `post --dry-run`, each as the very subcommand a workflow
 // calls, so the demo exercises exactly what CI does.
-func runDemo(ctx context.Context, e *env, args []string) error {
-	var o demoOptions
-	flags := newFlagSet("demo", e)
-	flags.StringVar(&o.Out, "out", "ci-report-demo", "directory to write everything into: new, empty or an earlier demo's (replaced)")
-	flags.StringVar(&o.Profile, "profile", "weekly", "profile to simulate")
-	flags.StringVar(&o.Faults, "faults", "", "simulator faults to inject (CI_REPORT_SIM_FAULTS), e.g. no-release")
-	flags.StringVar(&o.Timescale, "timescale", "0.05", "simulator time scale (CI_REPORT_SIM_TIMESCALE)")
-	flags.IntVar(&o.Port, "port", 0, "base port of the simulated servers, as for run (0: free ports the kernel picks)")
-	flags.Var(&o.Cases, "cases", "only the profile's cases matching this shell glob (repeatable), as for run")
-	pos, err := parseInterspersed(flags, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("demo takes no arguments, got %q", pos)
-	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-
+func (o *demoOptions) run(ctx context.Context, e *env) error {
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
 		return fmt.Errorf("demo: resolve --out %s: %w", o.Out, err)
@@ -130,67 +154,20 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := prepareDemoOut(out); err != nil {
 		return err
 	}
-	results := filepath.Join(out, "results")
-	if err := os.MkdirAll(results, 0o755); err != nil {
-		return fmt.Errorf("demo: create %s: %w", results, err)
+	p := newDemoPaths(out)
+	if err := os.MkdirAll(p.results, 0o755); err != nil {
+		return fmt.Errorf("demo: create %s: %w", p.results, err)
 	}
-
 	// The demo never talks to GitHub and never picks up a token or an
 	// Actions context from the caller's environment.
-	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, o), Environ: e.Environ, Kill: e.Kill}
-	date := time.Now().UTC().Format("2006-01-02")
-	part := filepath.Join(results, "all")
-	mergedPath := filepath.Join(out, "merged.json")
-	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", results}
-
-	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", part, "--run-id", "demo",
-		"--port", strconv.Itoa(o.Port)}
-	for _, g := range o.Cases {
-		runArgs = append(runArgs, "--cases", g)
-	}
-	steps := []struct {
-		what string
-		args []string
-		// okCodes are exit codes that still let the demo go on: a failed
-		// case (run exits 1) is a result to look at, not a broken demo.
-		okCodes []int
-		stdout  string
-	}{
-		{"run the simulated " + o.Profile + " profile", runArgs, []int{exitOK, exitVerdict}, ""},
-		{"merge the parts", []string{"merge", "--out", mergedPath, results}, []int{exitOK}, ""},
-		{"render the comment, section and HTML preview", append([]string{"render",
-			"--comment", filepath.Join(out, "comment.md"),
-			"--section", filepath.Join(out, "section.md"),
-			"--html", filepath.Join(out, "preview.html")}, renderArgs...), []int{exitOK}, ""},
-		{"show the failed cases", append([]string{"render", "--format", "text"}, renderArgs...),
-			[]int{exitOK}, filepath.Join(out, "report.txt")},
-		{"dry-run the post", append([]string{"post", "--dry-run", "--repo", "ovg-project/kvcached",
-			"--issue", "1"}, renderArgs...), []int{exitOK}, filepath.Join(out, "post-dry-run.txt")},
-	}
+	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, *o), Environ: e.Environ, Kill: e.Kill}
+	steps := o.steps(p, time.Now().UTC().Format("2006-01-02"))
 	for i, st := range steps {
 		fmt.Fprintf(e.Stderr, "demo %d/%d: %s: ci-report %s\n", i+1, len(steps), st.what, strings.Join(st.args, " "))
-		s := *sub
-		var f *os.File
-		if st.stdout != "" {
-			if f, err = os.Create(st.stdout); err != nil {
-				return fmt.Errorf("demo: %s: %w", st.what, err)
-			}
-			s.Stdout = f
-		}
-		code := mainEnv(ctx, &s, st.args)
-		if f != nil {
-			if cerr := f.Close(); cerr != nil {
-				return fmt.Errorf("demo: %s: close %s: %w", st.what, st.stdout, cerr)
-			}
-		}
-		if ctx.Err() != nil {
-			return withCode(exitVerdict, fmt.Errorf("demo interrupted during %q: %w", st.what, ctx.Err()))
-		}
-		if !slices.Contains(st.okCodes, code) {
-			return withCode(code, errors.New("demo stopped: "+st.what+" failed (see above)"))
+		if err := runDemoStep(ctx, sub, st); err != nil {
+			return err
 		}
 	}
-
 	fmt.Fprintf(e.Stdout, `ci-report demo: the simulated %s profile ran through run, merge, render and a dry-run post.
 Look at:
   %s	the part written by 'ci-report run' (part.json, setup.json, summary.json, cases.jsonl, per-case serve.log)
@@ -200,8 +177,52 @@ Look at:
   %s	both, as a page for a browser
   %s	the failed cases as terminal tables
   %s	the GitHub requests 'ci-report post' would send
-`, o.Profile, part, mergedPath, filepath.Join(out, "comment.md"), filepath.Join(out, "section.md"),
-		filepath.Join(out, "preview.html"), filepath.Join(out, "report.txt"), filepath.Join(out, "post-dry-run.txt"))
+`, o.Profile, p.part, p.merged, p.comment, p.section, p.html, p.text, p.dryRun)
+	return nil
+}
+
+// steps are the subcommands of the demo, in order, as a workflow runs them.
+func (o *demoOptions) steps(p demoPaths, date string) []demoStep {
+	renderArgs := []string{"--date", date, "--run-id", "1", "--run-attempt", "1", p.results}
+	runArgs := []string{"run", "--simulate", "--profile", o.Profile, "--out", p.part, "--run-id", "demo",
+		"--port", strconv.Itoa(o.Port)}
+	for _, g := range o.Cases {
+		runArgs = append(runArgs, "--cases", g)
+	}
+	return []demoStep{
+		{"run the simulated " + o.Profile + " profile", runArgs, []int{exitOK, exitVerdict}, ""},
+		{"merge the parts", []string{"merge", "--out", p.merged, p.results}, []int{exitOK}, ""},
+		{"render the comment, section and HTML preview", append([]string{"render",
+			"--comment", p.comment, "--section", p.section, "--html", p.html}, renderArgs...), []int{exitOK}, ""},
+		{"show the failed cases", append([]string{"render", "--format", "text"}, renderArgs...), []int{exitOK}, p.text},
+		{"dry-run the post", append([]string{"post", "--dry-run", "--repo", "ovg-project/kvcached",
+			"--issue", "1"}, renderArgs...), []int{exitOK}, p.dryRun},
+	}
+}
+
+// runDemoStep runs one step through the dispatcher, as a workflow would.
+func runDemoStep(ctx context.Context, sub *env, st demoStep) error {
+	s := *sub
+	var f *os.File
+	if st.stdout != "" {
+		var err error
+		if f, err = os.Create(st.stdout); err != nil {
+			return fmt.Errorf("demo: %s: %w", st.what, err)
+		}
+		s.Stdout = f
+	}
+	code := mainEnv(ctx, &s, st.args)
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("demo: %s: close %s: %w", st.what, st.stdout, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return withCode(exitVerdict, fmt.Errorf("demo interrupted during %q: %w", st.what, ctx.Err()))
+	}
+	if !slices.Contains(st.okCodes, code) {
+		return withCode(code, errors.New("demo stopped: "+st.what+" failed (see above)"))
+	}
 	return nil
 }
 

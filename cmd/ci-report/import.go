@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,25 +11,16 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func init() {
-	register("import", command{
-		Summary: "turn another tool's test results into a part: import junit FILE... --part NAME --out DIR",
-		Run:     importCommand,
-	})
-}
-
-const importUsage = "usage: ci-report import junit FILE... --part NAME --out DIR [--revision SHA] [--profile P] [--metrics FILE] [--deselected N]"
-
-// importCommand dispatches on the format; JUnit XML is the one there is.
-func importCommand(ctx context.Context, e *env, args []string) error {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprintln(e.Stderr, importUsage)
-		return nil
+func importJUnitCommand() command {
+	return command{
+		Name:    "import junit",
+		Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
+		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--profile P] [--metrics FILE] [--deselected N]",
+		Examples: []string{
+			"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
+		},
+		New: func() commandOptions { return &importJUnitOptions{} },
 	}
-	if len(args) == 0 || args[0] != "junit" {
-		return usageErrorf("want a format to import, junit (%s)", importUsage)
-	}
-	return importJUnitCommand(ctx, e, args[1:])
 }
 
 // importJUnitOptions are the flags and arguments of `ci-report import junit`.
@@ -48,10 +40,11 @@ type importJUnitOptions struct {
 // lands in the comment's commit link and the perf and PR documents.
 var revisionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
 
-func (o *importJUnitOptions) validate() error {
+func (o *importJUnitOptions) setArgs(pos []string) error {
+	o.Files = pos
 	switch {
 	case len(o.Files) == 0:
-		return usageErrorf("no JUnit XML file given (%s)", importUsage)
+		return usageErrorf("no JUnit XML file given")
 	case o.Part == "":
 		return usageErrorf("--part is required (the part's name in the report)")
 	case o.Out == "":
@@ -64,9 +57,7 @@ func (o *importJUnitOptions) validate() error {
 	return validArm(o.Arm)
 }
 
-func importJUnitCommand(ctx context.Context, e *env, args []string) error {
-	var o importJUnitOptions
-	fs := newFlagSet("import junit", e)
+func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Part, "part", "", "the part's `name` in the report (required)")
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.Revision, "revision", "", "the commit under test (setup.json kvcached_sha, part.json revision)")
@@ -81,25 +72,12 @@ func importJUnitCommand(ctx context.Context, e *env, args []string) error {
 		o.Deselected = &n
 		return nil
 	})
-	fs.Usage = func() {
-		fmt.Fprintln(e.Stderr, importUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	o.Files = pos
-	if err := o.validate(); err != nil {
-		return err
-	}
-	return runImportJUnit(ctx, e, o)
 }
 
-// runImportJUnit writes the part and says on stderr what it found. Like
+// run writes the part and says on stderr what it found. Like
 // merge, the results never change the exit code (a failed test imports
 // fine); input that cannot be read exits 2 and writes nothing.
-func runImportJUnit(_ context.Context, e *env, o importJUnitOptions) error {
+func (o *importJUnitOptions) run(_ context.Context, e *env) error {
 	red := e.redactor()
 	im := &junit.Import{
 		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm,

@@ -2,17 +2,24 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
 
-func init() {
-	register("merge", command{
+func mergeCommand() command {
+	return command{
+		Name:    "merge",
 		Summary: "merge the parts of one workflow run into merged.json",
-		Run:     mergeCommand,
-	})
+		Usage:   "merge [--out merged.json] [--allow-mixed] [--plan plan.json] <part dirs or artifact roots...>",
+		Examples: []string{
+			"ci-report merge --out merged.json results/",
+			"ci-report merge --plan plan.json --out merged.json results/vllm results/sglang",
+		},
+		New: func() commandOptions { return &mergeOptions{} },
+	}
 }
 
 // mergeOptions are the flags and arguments of `ci-report merge`.
@@ -23,37 +30,23 @@ type mergeOptions struct {
 	Paths      []string // part directories and artifact roots
 }
 
-func (o *mergeOptions) validate() error {
+func (o *mergeOptions) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.Out, "out", "", "write merged.json to `file` (default: stdout)")
+	fs.BoolVar(&o.AllowMixed, "allow-mixed", false, "merge parts that repeat case names or differ in profile or kvcached commit")
+	fs.StringVar(&o.Plan, "plan", "", planFlagUsage)
+}
+
+func (o *mergeOptions) setArgs(pos []string) error {
+	o.Paths = pos
 	if len(o.Paths) == 0 {
-		return usageErrorf("no part directories or artifact roots given (usage: ci-report merge [--out merged.json] [--allow-mixed] <dirs...>)")
+		return usageErrorf("no part directories or artifact roots given")
 	}
 	return nil
 }
 
-func mergeCommand(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("merge", e)
-	var o mergeOptions
-	fs.StringVar(&o.Out, "out", "", "write merged.json to `file` (default: stdout)")
-	fs.BoolVar(&o.AllowMixed, "allow-mixed", false, "merge parts that repeat case names or differ in profile or kvcached commit")
-	fs.StringVar(&o.Plan, "plan", "", planFlagUsage)
-	fs.Usage = func() {
-		fmt.Fprintln(e.Stderr, "usage: ci-report merge [--out merged.json] [--allow-mixed] [--plan plan.json] <part dirs or artifact roots...>")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	o.Paths = pos
-	if err := o.validate(); err != nil {
-		return err
-	}
-	return runMerge(ctx, e, o)
-}
-
-// runMerge reads the parts, writes merged.json and says on stderr what it
+// run reads the parts, writes merged.json and says on stderr what it
 // found. The verdict never changes the exit code: a failed run merges fine.
-func runMerge(_ context.Context, e *env, o mergeOptions) error {
+func (o *mergeOptions) run(_ context.Context, e *env) error {
 	opts := merge.Options{AllowMixed: o.AllowMixed}
 	if o.Plan != "" {
 		exp, err := readExpected(o.Plan)

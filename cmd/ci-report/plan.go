@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,56 +12,68 @@ import (
 	"github.com/ovg-project/ci-report/runner"
 )
 
-func init() {
-	register("plan", command{
+func planCommand() command {
+	return command{
+		Name:    "plan",
 		Summary: "print the resolved plan of a profile as the JSON that 'run --plan' accepts (or --list its parts, cases or engines)",
-		Run:     runPlan,
-	})
+		Usage:   "plan --profile P|--plan FILE [--part NAME] [selection flags] [--list parts|cases|engines]",
+		Examples: []string{
+			"ci-report plan --profile weekly > plan.json",
+			"ci-report plan --profile weekly --list parts",
+			"ci-report plan --profile nightly --engines vllm --skip-cases --list cases",
+		},
+		New: func() commandOptions { return &planOptions{} },
+	}
 }
 
 // planLists are the one-name-a-line views of `plan --list`, for shell steps
 // of a workflow that has no JSON reader.
 var planLists = []string{"parts", "cases", "engines"}
 
-// runPlan prints the plan `run` would execute with the same selection flags
+// planOptions are the flags of `ci-report plan`: run's plan selection
+// (its --profile, --plan, selection flags and ballast sizes) and --list.
+type planOptions struct {
+	sel  runOptions
+	list string
+}
+
+func (o *planOptions) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.sel.Profile, "profile", "", "profile: smoke, nightly, weekly, hopper")
+	fs.StringVar(&o.sel.PlanFile, "plan", "", "start from this plan file instead of a built-in profile")
+	fs.StringVar(&o.list, "list", "", "print one line per item instead of JSON: parts (their names), cases (the case names, in order) or engines (`<engine> <image>` for each engine the cases use)")
+	o.sel.registerSelection(fs)
+	o.sel.registerGPUMiB(fs)
+}
+
+func (o *planOptions) setArgs(pos []string) error {
+	if err := errNoArgs("plan", pos); err != nil {
+		return err
+	}
+	if o.list != "" && !slices.Contains(planLists, o.list) {
+		return fmt.Errorf("--list %q: want one of %s", o.list, strings.Join(planLists, ", "))
+	}
+	return o.sel.resolve()
+}
+
+// run prints the plan `run` would execute with the same selection flags
 // (the schema is documented in package runner).
-func runPlan(ctx context.Context, e *env, args []string) error {
-	var o runOptions
-	var list string
-	fs := newFlagSet("plan", e)
-	fs.StringVar(&o.Profile, "profile", "", "profile: smoke, nightly, weekly, hopper")
-	fs.StringVar(&o.PlanFile, "plan", "", "start from this plan file instead of a built-in profile")
-	fs.StringVar(&list, "list", "", "print one line per item instead of JSON: parts (their names), cases (the case names, in order) or engines (`<engine> <image>` for each engine the cases use)")
-	o.registerSelection(fs)
-	o.registerGPUMiB(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("plan takes no arguments, got %q", pos)
-	}
-	if list != "" && !slices.Contains(planLists, list) {
-		return usageErrorf("--list %q: want one of %s", list, strings.Join(planLists, ", "))
-	}
-	if err := o.resolve(); err != nil {
-		return err
-	}
+func (o *planOptions) run(_ context.Context, e *env) error {
+	p := o.sel.plan
 	var lines []string
-	switch list {
+	switch o.list {
 	case "":
-		data, err := json.MarshalIndent(o.plan, "", "  ")
+		data, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
 			return fmt.Errorf("plan: encode: %w", err)
 		}
 		lines = []string{string(data)}
 	case "parts":
-		lines = o.plan.Parts.Keys()
+		lines = p.Parts.Keys()
 	case "cases":
-		lines = o.plan.Names()
+		lines = p.Names()
 	case "engines":
-		for _, name := range o.plan.UsedEngines() {
-			ep, _ := o.plan.Engines.Get(name)
+		for _, name := range p.UsedEngines() {
+			ep, _ := p.Engines.Get(name)
 			lines = append(lines, name+" "+ep.Image)
 		}
 	}

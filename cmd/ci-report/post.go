@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,11 +17,17 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func init() {
-	register("post", command{
+func postCommand() command {
+	return command{
+		Name:    "post",
 		Summary: "render the run's report and publish it on the results issue or a pull request",
-		Run:     runPost,
-	})
+		Usage:   "post [render flags] --issue N | --issue-label L | --pr N [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
+		Examples: []string{
+			"ci-report post --issue \"$RESULTS_ISSUE\" --profile weekly --plan plan.json --job-summary --artifact-url \"$ARTIFACT_URL\" results/",
+			"ci-report post --dry-run --repo ovg-project/kvcached --issue 1 merged.json",
+		},
+		New: func() commandOptions { return &postOptions{} },
+	}
 }
 
 // postOptions are the flags of `ci-report post` besides the shared render
@@ -41,6 +48,7 @@ type postOptions struct {
 	failVerdict bool
 	saveHistory string
 	positionals []string
+	target      publish.Target // from the target flags, by setArgs
 
 	// Sleep is the poster's wait; tests make waits instant.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -48,13 +56,16 @@ type postOptions struct {
 	SettleDelay time.Duration
 }
 
-func runPost(ctx context.Context, e *env, args []string) error {
-	o := &postOptions{Sleep: e.Sleep}
-	return o.parseAndRun(ctx, e, args)
+// parseAndRun parses args and runs: the dispatcher's two halves, for tests
+// that give the options their dependencies first.
+func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) error {
+	if err := parseCommand("post", o, args); err != nil {
+		return err
+	}
+	return o.run(ctx, e)
 }
 
-func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("post", e)
+func (o *postOptions) bind(fs *flag.FlagSet) {
 	o.inputs.bind(fs)
 	fs.StringVar(&o.repo, "repo", "", "repository `owner/name` of the issue or pull request (default: GITHUB_REPOSITORY)")
 	fs.IntVar(&o.issue, "issue", 0, "results issue `number`")
@@ -69,16 +80,20 @@ func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) er
 	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	o.positionals = pos
-	return o.run(ctx, e)
 }
 
-// target validates the target flags and returns them for publish.
-func (o *postOptions) target() (publish.Target, error) {
+// setArgs checks the target flags, then the render inputs.
+func (o *postOptions) setArgs(pos []string) error {
+	o.positionals = pos
+	var err error
+	if o.target, err = o.checkTarget(); err != nil {
+		return err
+	}
+	return o.inputs.check(pos)
+}
+
+// checkTarget validates the target flags and returns them for publish.
+func (o *postOptions) checkTarget() (publish.Target, error) {
 	t := publish.Target{Issue: o.issue, Label: o.label, Title: o.title, Create: o.create,
 		PR: o.inputs.pr, HeadSHA: o.headSHA, BotLogin: o.botLogin}
 	if err := t.Validate(); err != nil {
@@ -94,9 +109,8 @@ func (o *postOptions) target() (publish.Target, error) {
 }
 
 func (o *postOptions) run(ctx context.Context, e *env) error {
-	target, err := o.target()
-	if err != nil {
-		return err
+	if o.Sleep == nil {
+		o.Sleep = e.Sleep
 	}
 	repoName := o.repo
 	if repoName == "" {
@@ -124,7 +138,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	// the secrets in), before escaping.
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
-	err = o.publish(ctx, e, repo, target, token, stdout, stderr)
+	err = o.publish(ctx, e, repo, o.target, token, stdout, stderr)
 	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -136,37 +150,11 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return err
 	}
-	apiURL := e.Getenv("GITHUB_API_URL")
-	var transport http.RoundTripper // nil: http.DefaultTransport
-	if o.dryRun {
-		dry := &publish.DryRunTransport{Out: stdout, Root: apiRoot(apiURL)}
-		if token != "" {
-			dry.Base = http.DefaultTransport
-		}
-		transport = dry
-	}
-	api, err := publish.NewGitHubAPI(apiURL, token, transport, 60*time.Second)
+	pub, err := o.publisher(e, repo, token, stdout, stderr)
 	if err != nil {
-		return usageErrorf("GITHUB_API_URL: %v", err)
+		return err
 	}
-	pub := &publish.Publisher{
-		API: api, Repo: repo, Log: stderr,
-		Sleep:       o.Sleep,
-		MaxWait:     o.maxWait,
-		SettleDelay: o.SettleDelay,
-		DryRun:      o.dryRun,
-		Offline:     o.dryRun && token == "",
-	}
-	if o.maxWait == 0 {
-		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
-		pub.MaxWait = time.Nanosecond
-	}
-	workflowRef := o.workflowRef
-	if workflowRef == "" {
-		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
-	}
-	run := publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
-		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
+	run := o.workflowRun(e, opts, repo)
 	if opts.Prev == "" {
 		prev, err := pub.PreviousRun(ctx, run)
 		switch {
@@ -233,6 +221,50 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
 	}
 	return nil
+}
+
+// publisher is the Publisher the options ask for: the API at
+// GITHUB_API_URL with the token, behind the dry-run transport with
+// --dry-run (offline without a token), and the waits of --max-wait.
+func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout, stderr io.Writer) (*publish.Publisher, error) {
+	apiURL := e.Getenv("GITHUB_API_URL")
+	var transport http.RoundTripper // nil: http.DefaultTransport
+	if o.dryRun {
+		dry := &publish.DryRunTransport{Out: stdout, Root: apiRoot(apiURL)}
+		if token != "" {
+			dry.Base = http.DefaultTransport
+		}
+		transport = dry
+	}
+	api, err := publish.NewGitHubAPI(apiURL, token, transport, 60*time.Second)
+	if err != nil {
+		return nil, usageErrorf("GITHUB_API_URL: %v", err)
+	}
+	pub := &publish.Publisher{
+		API: api, Repo: repo, Log: stderr,
+		Sleep:       o.Sleep,
+		MaxWait:     o.maxWait,
+		SettleDelay: o.SettleDelay,
+		DryRun:      o.dryRun,
+		Offline:     o.dryRun && token == "",
+	}
+	if o.maxWait == 0 {
+		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
+		pub.MaxWait = time.Nanosecond
+	}
+	return pub, nil
+}
+
+// workflowRun is the workflow run being reported: its id, attempt and URL
+// as render resolved them, and its workflow file and repository from
+// --workflow-ref or GITHUB_WORKFLOW_REF.
+func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
+	workflowRef := o.workflowRef
+	if workflowRef == "" {
+		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
+	}
+	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
+		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }
 
 // writeHistoryFile writes the history post read (docs/formats.md §9), so

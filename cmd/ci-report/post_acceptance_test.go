@@ -189,11 +189,10 @@ func accCLI(t *testing.T, environ map[string]string, args ...string) accResult {
 		}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start := time.Now()
+	// Every wait reaches Sleep above, so none is real: TestWaitsGoThroughSleep
+	// checks that post has no other timer, and the retry tests that their
+	// waits arrive here.
 	res.code = mainEnv(ctx, e, args)
-	if el := time.Since(start); el > 20*time.Second {
-		t.Errorf("%v took %s: a wait was not instant", args, el)
-	}
 	res.stdout, res.stderr = stdout.String(), stderr.String()
 	for _, s := range []string{res.stdout, res.stderr} {
 		if strings.Contains(s, accToken) {

@@ -3,20 +3,29 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
 
-func init() {
-	register("render", command{
+func renderCommand() command {
+	return command{
+		Name:    "render",
 		Summary: "render the run's comment, issue section, HTML preview or terminal tables",
-		Run:     runRender,
-	})
+		Usage:   "render [flags] <part dirs or artifact roots... | merged.json>",
+		Examples: []string{
+			"ci-report render --format text results/",
+			"ci-report render --comment comment.md --section section.md --html preview.html --date 2026-11-28 --run-id 4242 merged.json",
+			"ci-report render --history history.jsonl --arms parent,fix --expect parent=fail,fix=pass results/",
+		},
+		New: func() commandOptions { return &renderOptions{} },
+	}
 }
 
 // jobSummaryLimit is what GitHub accepts in one step's job summary.
@@ -35,18 +44,7 @@ type renderOptions struct {
 	positionals []string
 }
 
-func (o *renderOptions) validate() error {
-	switch o.format {
-	case "md", "text", "junit", "ctrf":
-	default:
-		return usageErrorf("--format %q: want md, text, junit or ctrf", o.format)
-	}
-	return nil
-}
-
-func runRender(ctx context.Context, e *env, args []string) error {
-	o := renderOptions{}
-	fs := newFlagSet("render", e)
+func (o *renderOptions) bind(fs *flag.FlagSet) {
 	o.inputs.bind(fs)
 	fs.StringVar(&o.comment, "comment", "", "write the comment to `file` (default: stdout)")
 	fs.StringVar(&o.section, "section", "", "write the issue-description section to `file`; removed when there is none")
@@ -55,27 +53,33 @@ func runRender(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS")
 	fs.StringVar(&o.history, "history", "", "earlier runs' digests `file` (JSON lines, as post --save-history writes): the since column, fixed line and changes table")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
+}
+
+func (o *renderOptions) setArgs(pos []string) error {
 	o.positionals = pos
-	if err := o.validate(); err != nil {
-		return err
+	switch o.format {
+	case "md", "text", "junit", "ctrf":
+	default:
+		return usageErrorf("--format %q: want md, text, junit or ctrf", o.format)
 	}
-	// The documents are redacted by render itself; the warnings (the input's
-	// problems name parts and files, which may hold anything) and whatever
-	// else reaches stdout and stderr go through the same secrets, as post's.
+	return o.inputs.check(pos)
+}
+
+// run renders, with what reaches stdout and stderr redacted: the documents
+// are redacted by render itself; the warnings (the input's problems name
+// parts and files, which may hold anything) go through the same secrets,
+// as post's.
+func (o *renderOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
-	err = o.run(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ, Sleep: e.Sleep})
+	err := o.render(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ, Sleep: e.Sleep})
 	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil {
 		err = cerr
 	}
 	return redactError(err, red)
 }
 
-func (o *renderOptions) run(ctx context.Context, e *env) error {
+func (o *renderOptions) render(ctx context.Context, e *env) error {
 	rep, opts, err := o.inputs.load(ctx, e, o.positionals)
 	if err != nil {
 		return err
@@ -92,6 +96,25 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 	for _, w := range docs.Warnings {
 		fmt.Fprintf(e.Stderr, "ci-report render: warning: %s\n", w)
 	}
+	if err := o.writeFiles(docs, opts); err != nil {
+		return err
+	}
+	if err := o.writeStdout(e.Stdout, rep, opts, docs); err != nil {
+		return err
+	}
+	if o.jobSummary {
+		if err := appendJobSummary(e, "render", docs.Comment); err != nil {
+			return err
+		}
+	}
+	if o.failVerdict && docs.Verdict != "PASS" {
+		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
+	}
+	return nil
+}
+
+// writeFiles writes --comment, --section and --html.
+func (o *renderOptions) writeFiles(docs render.Documents, opts render.Options) error {
 	if o.comment != "" {
 		if err := os.WriteFile(o.comment, []byte(docs.Comment), 0o644); err != nil {
 			return fmt.Errorf("write comment: %w", err)
@@ -116,31 +139,29 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 			return fmt.Errorf("write HTML preview: %w", err)
 		}
 	}
+	return nil
+}
+
+// writeStdout prints the --format view, or the comment when it went to no
+// file.
+func (o *renderOptions) writeStdout(w io.Writer, rep *merge.Report, opts render.Options, docs render.Documents) error {
 	switch {
 	case o.format == "text":
-		if err := render.Text(e.Stdout, rep, opts); err != nil {
+		if err := render.Text(w, rep, opts); err != nil {
 			return fmt.Errorf("terminal tables: %w", err)
 		}
 	case o.format == "junit":
-		if err := render.JUnit(e.Stdout, rep, opts); err != nil {
+		if err := render.JUnit(w, rep, opts); err != nil {
 			return fmt.Errorf("JUnit XML: %w", err)
 		}
 	case o.format == "ctrf":
-		if err := render.CTRF(e.Stdout, rep, opts); err != nil {
+		if err := render.CTRF(w, rep, opts); err != nil {
 			return fmt.Errorf("CTRF JSON: %w", err)
 		}
 	case o.comment == "":
-		if _, err := io.WriteString(e.Stdout, docs.Comment); err != nil {
+		if _, err := io.WriteString(w, docs.Comment); err != nil {
 			return fmt.Errorf("write comment to stdout: %w", err)
 		}
-	}
-	if o.jobSummary {
-		if err := appendJobSummary(e, "render", docs.Comment); err != nil {
-			return err
-		}
-	}
-	if o.failVerdict && docs.Verdict != "PASS" {
-		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
 	}
 	return nil
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,85 +63,52 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.knownIssues, "known-issues", "", "known upstream issues `file` (JSON [{check, cases, url, note}]): failures it covers are shown as known and do not fail the verdict (default: the config's known_issues)")
 }
 
-// load reads the report named by args (part directories, artifact roots, or
-// one merged.json) and resolves the render options. Bad flags and unreadable
-// input are usage errors (exit 2); a profile that overrides the parts' is
-// warned about on e.Stderr.
-func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Report, render.Options, error) {
-	var opts render.Options
-	if len(args) == 0 {
-		return nil, opts, usageErrorf("no input: give part directories, artifact roots or a merged.json")
+// check is the parsing half of the shared inputs: the positional
+// arguments, and the options the flags alone set, by render's rules
+// (render.Options.Problems), before anything is read.
+func (r *renderInputs) check(pos []string) error {
+	if len(pos) == 0 {
+		return usageErrorf("no input: give part directories, artifact roots or a merged.json")
 	}
-	if r.profile != "" && !render.ValidProfile(r.profile) {
-		return nil, opts, usageErrorf("--profile %q: want [a-z0-9][a-z0-9_-]*", r.profile)
-	}
-	if r.pr < 0 {
-		return nil, opts, usageErrorf("--pr %d: want a pull request number", r.pr)
-	}
-	if r.prev != "" && !strings.Contains(r.prev, ":") {
-		return nil, opts, usageErrorf("--prev %q: want SHA:CONCLUSION", r.prev)
-	}
-	mopts := merge.Options{AllowMixed: r.allowMixed}
-	if r.plan != "" {
-		exp, err := readExpected(r.plan)
-		if err != nil {
-			return nil, opts, usageErrorf("--plan: %v", err)
-		}
-		mopts.Expected = exp
-	}
-	readFile := r.ReadFile
-	if readFile == nil {
-		readFile = os.ReadFile
-	}
-	cfg := render.DefaultConfig()
-	cfgSetsRepo := false
-	if r.config != "" {
-		data, err := readFile(r.config)
-		if err != nil {
-			return nil, opts, usageErrorf("read config: %v", err)
-		}
-		cfg, err = render.LoadConfig(data)
-		if err != nil {
-			return nil, opts, usageErrorf("config %s: %v", r.config, err)
-		}
-		var probe struct {
-			RepositoryURL string `json:"repository_url"`
-		}
-		_ = json.Unmarshal(data, &probe) // already decoded above; this only asks whether the key is set
-		cfgSetsRepo = probe.RepositoryURL != ""
-	}
-	if !cfgSetsRepo {
-		// The workflow runs in the repository under test (kvcached or a
-		// fork); its commit and compare links belong there.
-		if server, repo := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"); server != "" && repo != "" {
-			cfg.RepositoryURL = strings.TrimRight(server, "/") + "/" + repo
-		}
-	}
-
-	known, err := r.readKnownIssues(readFile, cfg)
+	opts, err := r.flagOptions()
 	if err != nil {
-		return nil, opts, err
+		return err
 	}
+	return firstProblem(opts.Problems())
+}
 
-	opts = render.Options{
-		Profile:     r.profile,
-		RunURL:      r.runURL,
-		RunID:       firstNonEmpty(r.runID, e.Getenv("GITHUB_RUN_ID")),
-		RunAttempt:  firstNonEmpty(r.runAttempt, e.Getenv("GITHUB_RUN_ATTEMPT")),
-		SHA:         r.sha,
-		Subject:     r.subject,
-		Prev:        r.prev,
-		ArtifactURL: r.artifactURL,
-		PR:          r.pr,
-		Date:        r.date,
-		Config:      cfg,
-		// render redacts every text of the report with it, before escaping.
-		Redact:      e.redactor(),
-		KnownIssues: known,
+// flagOptions are the render options as the flags set them, over the
+// default config; resolve fills in the rest.
+func (r *renderInputs) flagOptions() (render.Options, error) {
+	opts := render.Options{
+		Profile: r.profile, RunURL: r.runURL, RunID: r.runID, RunAttempt: r.runAttempt,
+		SHA: r.sha, Subject: r.subject, Prev: r.prev, ArtifactURL: r.artifactURL,
+		PR: r.pr, Date: r.date, Config: render.DefaultConfig(),
 	}
-	if err := r.arms.apply(&opts); err != nil {
-		return nil, opts, err
+	err := r.arms.apply(&opts)
+	return opts, err
+}
+
+// resolve turns the inputs into the one render.Options value render takes
+// (docs/render.md §1.1): the flags, the config file (read and decoded
+// once), the known issues, and, where a flag is not given, the Actions
+// environment and today's date; checked once, by render's rules.
+func (r *renderInputs) resolve(e *env) (render.Options, error) {
+	opts, err := r.flagOptions()
+	if err != nil {
+		return opts, err
 	}
+	if opts.Config, err = r.readConfig(e); err != nil {
+		return opts, err
+	}
+	if opts.KnownIssues, err = r.readKnownIssues(r.readFile(), opts.Config); err != nil {
+		return opts, err
+	}
+	if opts.BaselineArm == "" {
+		opts.BaselineArm = opts.Config.BaselineArm
+	}
+	opts.RunID = firstNonEmpty(opts.RunID, e.Getenv("GITHUB_RUN_ID"))
+	opts.RunAttempt = firstNonEmpty(opts.RunAttempt, e.Getenv("GITHUB_RUN_ATTEMPT"))
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
 		if server != "" && repo != "" && id != "" {
@@ -156,53 +121,97 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 			now = time.Now
 		}
 		opts.Date = now().UTC().Format("2006-01-02")
-	} else if _, err := time.Parse("2006-01-02", opts.Date); err != nil {
-		return nil, opts, usageErrorf("--date %q: want YYYY-MM-DD", opts.Date)
 	}
-	// Every flag is checked before the report is read, which may be
+	// render redacts every text of the report with it, before escaping.
+	opts.Redact = e.redactor()
+	// Every option is checked before the report is read, which may be
 	// thousands of parts.
-	for _, u := range []struct{ flag, v string }{{"--run-url", opts.RunURL}, {"--artifact-url", opts.ArtifactURL}, {"repository_url", opts.Config.RepositoryURL}} {
-		if u.v != "" && !render.SafeURL(u.v) {
-			return nil, opts, usageErrorf("%s %q: want a plain http(s) URL", u.flag, u.v)
-		}
-	}
-	for _, t := range []struct{ flag, v string }{{"--run-id", opts.RunID}, {"--run-attempt", opts.RunAttempt}} {
-		if t.v != "" {
-			if _, err := strconv.ParseUint(t.v, 10, 64); err != nil {
-				return nil, opts, usageErrorf("%s %q: want a number", t.flag, t.v)
-			}
-		}
-	}
+	return opts, firstProblem(opts.Problems())
+}
 
+// readConfig reads --config over the defaults. The workflow runs in the
+// repository under test (kvcached or a fork), so its commit and compare
+// links belong there: the Actions repository stands between the defaults
+// and a file that names no repository_url.
+func (r *renderInputs) readConfig(e *env) (render.Config, error) {
+	var file render.Config
+	if r.config != "" {
+		data, err := r.readFile()(r.config)
+		if err != nil {
+			return file, usageErrorf("read config: %v", err)
+		}
+		if file, err = render.DecodeConfig(data); err != nil {
+			return file, usageErrorf("%v", collect.Problem{File: r.config, What: err.Error()})
+		}
+		file.Source = r.config
+	}
+	if server, repo := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"); file.RepositoryURL == "" && server != "" && repo != "" {
+		file.RepositoryURL = strings.TrimRight(server, "/") + "/" + repo
+	}
+	return render.MergeConfig(render.DefaultConfig(), file), nil
+}
+
+// load resolves the options and reads the report named by args (part
+// directories, artifact roots, or one merged.json), then settles what
+// depends on the report: the commit and the profile. Bad options and
+// unreadable input are usage errors (exit 2); a profile that overrides the
+// parts' is warned about on e.Stderr.
+func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Report, render.Options, error) {
+	opts, err := r.resolve(e)
+	if err != nil {
+		return nil, opts, err
+	}
+	mopts, err := r.mergeOptions()
+	if err != nil {
+		return nil, opts, err
+	}
 	// The measures tables read case logs (docs/render.md §12); without
 	// them no document shows a log.
-	rep, err := r.readReport(e, args, mopts, !r.arms.needLogs(cfg))
+	rep, err := r.readReport(e, args, mopts, !r.arms.needLogs(opts.Config))
 	if err != nil {
 		return nil, opts, err
 	}
 	if opts.SHA == "" && rep.KvcachedSHA() == "" {
 		opts.SHA = e.Getenv("GITHUB_SHA")
 	}
-
-	partsProfile := ""
-	if rep.Setup != nil {
-		partsProfile = rep.Setup.Profile
+	profile, parts, err := render.ResolveProfile(opts.Profile, rep)
+	if err != nil {
+		return nil, opts, usageErrorf("%v", err)
 	}
-	if rep.Perf != nil {
-		partsProfile = "perf"
+	if parts != "" && profile != parts {
+		fmt.Fprintf(e.Stderr, "ci-report: warning: --profile %s differs from the parts' profile %s; using %s\n", profile, parts, profile)
 	}
-	switch {
-	case opts.Profile == "" && partsProfile == "":
-		return nil, opts, usageErrorf("no profile: the parts have no setup.json to take it from; pass --profile")
-	case opts.Profile == "":
-		opts.Profile = partsProfile
-	case partsProfile != "" && opts.Profile != partsProfile:
-		fmt.Fprintf(e.Stderr, "ci-report: warning: --profile %s differs from the parts' profile %s; using %s\n", opts.Profile, partsProfile, opts.Profile)
-	}
-	if !render.ValidProfile(opts.Profile) {
-		return nil, opts, usageErrorf("the parts' profile %q is not valid: want [a-z0-9][a-z0-9_-]*; pass --profile", opts.Profile)
-	}
+	opts.Profile = profile
 	return rep, opts, nil
+}
+
+// mergeOptions are the merge options of --allow-mixed and --plan.
+func (r *renderInputs) mergeOptions() (merge.Options, error) {
+	mopts := merge.Options{AllowMixed: r.allowMixed}
+	if r.plan != "" {
+		exp, err := readExpected(r.plan)
+		if err != nil {
+			return mopts, usageErrorf("--plan: %v", err)
+		}
+		mopts.Expected = exp
+	}
+	return mopts, nil
+}
+
+func (r *renderInputs) readFile() func(string) ([]byte, error) {
+	if r.ReadFile == nil {
+		return os.ReadFile
+	}
+	return r.ReadFile
+}
+
+// firstProblem is the first of ps as a usage error: one line, the rest
+// being most often the same mistake seen again.
+func firstProblem(ps []collect.Problem) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return usageErrorf("%v", ps[0])
 }
 
 // readKnownIssues reads the known-issues file: --known-issues, else the

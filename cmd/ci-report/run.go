@@ -26,11 +26,17 @@ const (
 	exitTerminated  = 143
 )
 
-func init() {
-	register("run", command{
+func runCommand() command {
+	return command{
+		Name:    "run",
 		Summary: "run one part of a profile on this machine's GPUs (or --simulate) and write the part directory",
-		Run:     runRun,
-	})
+		Usage:   "run --profile P|--plan FILE --out DIR [--part NAME] [--simulate] [flags]",
+		Examples: []string{
+			"ci-report run --simulate --profile smoke --out results/smoke",
+			"ci-report run --profile weekly --part vllm --out results/vllm --exec-prefix 'vllm=docker exec -i ci-vllm' --install-cmd 'vllm=pip install -e /src/kvcached'",
+		},
+		New: func() commandOptions { return &runOptions{} },
+	}
 }
 
 // stringList is a repeatable flag.
@@ -75,16 +81,17 @@ type runOptions struct {
 	ballast    []string
 }
 
-func (o *runOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.Profile, "profile", "", "profile to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
-	fs.StringVar(&o.Out, "out", "", "the part directory to write (required)")
+func (o *runOptions) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.Profile, "profile", "", "`profile` to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
+	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
 	fs.StringVar(&o.KernelLog, "kernel-log", "", "a file the kernel's messages are appended to during the run (e.g. dmesg --follow): a failed case's lines classify it (GPU lost, Xid, ECC, OOM kill)")
-	fs.StringVar(&o.GPUs, "gpus", "", "the GPU indices this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
-	fs.IntVar(&o.Port, "port", 18000, "base port of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")
+	fs.StringVar(&o.GPUs, "gpus", "", "the GPU `indices` this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
+	o.Port = 18000
+	fs.Var(portFlag{o}, "port", "base `port` of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")
 	o.registerSelection(fs)
-	fs.StringVar(&o.PlanFile, "plan", "", "run this plan file (as printed by 'ci-report plan') instead of a built-in profile")
+	fs.StringVar(&o.PlanFile, "plan", "", "run this plan `file` (as printed by 'ci-report plan') instead of a built-in profile")
 	fs.BoolVar(&o.Simulate, "simulate", false, "run against simulated servers, kvctl and GPU (no GPU needed)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 30*time.Minute, "give up on a server that is not ready after this long (under --simulate scaled by CI_REPORT_SIM_TIMESCALE, as every wait is)")
 	fs.StringVar(&o.StopSignal, "stop-signal", "INT", "signal that stops a server's process group (INT, TERM, ...)")
@@ -94,19 +101,19 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Revision, "revision", "", "the revision under test for part.json (default: the kvcached commit); parts of different --arm may differ in it")
 	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
-	fs.Var(&o.ExecPrefix, "exec-prefix", `[ENGINE=]"docker exec -i NAME": put before every server, ballast, kvctl and leftover command (repeatable)`)
-	fs.Var(&o.ContainerGPUs, "container-gpus", `[ENGINE=]2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '"device=2,3"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)`)
-	fs.Var(&o.InstallCmd, "install-cmd", "ENGINE=CMD: what the <engine>-setup case runs (repeatable)")
+	fs.Var(&o.ExecPrefix, "exec-prefix", "`[ENGINE=]COMMAND` to put before every server, ballast, kvctl and leftover command, e.g. 'vllm=docker exec -i NAME' (repeatable)")
+	fs.Var(&o.ContainerGPUs, "container-gpus", "`[ENGINE=]GPUS`, e.g. vllm=2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '\"device=2,3\"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)")
+	fs.Var(&o.InstallCmd, "install-cmd", "`ENGINE=CMD`: what the <engine>-setup case runs (repeatable)")
 }
 
 // registerSelection registers the flags that narrow the plan (docs/runner.md
 // §1.2), which `run` and `plan` share.
 func (o *runOptions) registerSelection(fs *flag.FlagSet) {
-	fs.StringVar(&o.Part, "part", "", "only the cases of this part of the plan ('ci-report plan --list parts') and the setup cases of the engines they use; run names the part after it (default: every part, and run names the part after the --out directory)")
-	fs.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated (vllm,sglang)")
-	fs.StringVar(&o.Models, "models", "", "only these models, comma-separated (qwen05b,...)")
-	fs.Var(&o.Cases, "cases", "only cases matching this shell glob (repeatable); a kvcached case brings its native case")
-	fs.StringVar(&o.Shard, "shard", "", "i/n: keep every n-th group or pair of the plan, starting with the i-th")
+	fs.StringVar(&o.Part, "part", "", "only the cases of this `part` of the plan ('ci-report plan --list parts') and the setup cases of the engines they use; run names the part after it (default: every part, and run names the part after the --out directory)")
+	fs.StringVar(&o.Engines, "engines", "", "only these `engines`, comma-separated (vllm,sglang)")
+	fs.StringVar(&o.Models, "models", "", "only these `models`, comma-separated (qwen05b,...)")
+	fs.Var(&o.Cases, "cases", "only cases matching this shell `glob` (repeatable); a kvcached case brings its native case")
+	fs.StringVar(&o.Shard, "shard", "", "`i/n`: keep every n-th group or pair of the plan, starting with the i-th")
 	fs.BoolVar(&o.SkipCases, "skip-cases", false, "skip the server cases")
 	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
 	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
@@ -115,8 +122,28 @@ func (o *runOptions) registerSelection(fs *flag.FlagSet) {
 
 // registerGPUMiB registers the ballast sizes, which `plan` shows too.
 func (o *runOptions) registerGPUMiB(fs *flag.FlagSet) {
-	fs.Var(&o.ElasticGPUMiB, "elastic-gpu-mib", "elastic pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
-	fs.Var(&o.PriorityGPUMiB, "priority-gpu-mib", "priority pairs: a ballast makes the GPU behave like one of M MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
+	fs.Var(&o.ElasticGPUMiB, "elastic-gpu-mib", "elastic pairs: a ballast makes the GPU behave like one of `M` MiB (default: the plan's elastic_gpu_mib, 16384 in nightly and weekly; 0: no ballast)")
+	fs.Var(&o.PriorityGPUMiB, "priority-gpu-mib", "priority pairs: a ballast makes the GPU behave like one of `M` MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
+}
+
+// portFlag is --port, which records that it was given: run --simulate
+// takes free ports without it.
+type portFlag struct{ o *runOptions }
+
+func (p portFlag) String() string {
+	if p.o == nil {
+		return ""
+	}
+	return strconv.Itoa(p.o.Port)
+}
+
+func (p portFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("want a port number")
+	}
+	p.o.Port, p.o.portGiven = n, true
+	return nil
 }
 
 // optionalMiB is a size flag that knows whether it was given: unset keeps
@@ -142,36 +169,63 @@ func (m *optionalMiB) Set(v string) error {
 	return nil
 }
 
-// validate checks the flags and resolves the plan; every error is a usage error.
-func (o *runOptions) validate() error {
-	if o.Out == "" {
-		return usageErrorf("--out is required (the part directory to write)")
-	}
-	if o.Revision != "" && !revisionRE.MatchString(o.Revision) {
-		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
-	}
-	if err := validArm(o.Arm); err != nil {
+func (o *runOptions) setArgs(pos []string) error {
+	if err := errNoArgs("run", pos); err != nil {
 		return err
 	}
-	err := o.resolve()
-	if err != nil {
+	return o.validate()
+}
+
+// validate checks the flags and resolves the plan, the GPUs and the
+// commands they name; every error is a usage error.
+func (o *runOptions) validate() error {
+	if err := o.checkScalars(); err != nil {
+		return err
+	}
+	if err := o.resolve(); err != nil {
 		return err
 	}
 	if o.GPUs == "" {
 		o.GPUs = defaultGPUs(o.plan)
 	}
+	var err error
 	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
 		return usageErrorf("--gpus %q: %v", o.GPUs, err)
 	}
-	if o.Port < 0 || o.Port > 65533 {
-		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
+	if err := o.resolvePrefixes(); err != nil {
+		return err
 	}
-	if o.ReadyTimeout <= 0 {
+	if err := o.resolveContainerGPUs(); err != nil {
+		return err
+	}
+	if err := o.resolveInstalls(); err != nil {
+		return err
+	}
+	return o.resolveCommands()
+}
+
+// checkScalars checks the flags that need no plan.
+func (o *runOptions) checkScalars() error {
+	var err error
+	switch {
+	case o.Out == "":
+		return usageErrorf("--out is required (the part directory to write)")
+	case o.Revision != "" && !revisionRE.MatchString(o.Revision):
+		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
+	case o.Port < 0 || o.Port > 65533:
+		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
+	case o.ReadyTimeout <= 0:
 		return usageErrorf("--ready-timeout must be positive")
 	}
 	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
 		return usageErrorf("--stop-signal: %v", err)
 	}
+	return validArm(o.Arm)
+}
+
+// resolvePrefixes parses --exec-prefix into each engine's argv ("" for
+// every engine).
+func (o *runOptions) resolvePrefixes() error {
 	o.prefixes = map[string][]string{}
 	for _, v := range o.ExecPrefix {
 		eng, cmd := splitEngineValue(v, o.plan)
@@ -181,15 +235,17 @@ func (o *runOptions) validate() error {
 		if name, _, ok := strings.Cut(cmd, "="); eng == "" && ok && engineLike.MatchString(name) {
 			return usageErrorf("--exec-prefix %q: unknown engine %q (known: %s)", v, name, strings.Join(o.plan.Engines.Keys(), ", "))
 		}
-		words, err := splitWords(cmd)
+		words, err := engine.SplitCommand(cmd)
 		if err != nil || len(words) == 0 {
 			return usageErrorf("--exec-prefix %q: want [ENGINE=]COMMAND (%v)", v, err)
 		}
 		o.prefixes[eng] = words
 	}
-	if err := o.resolveContainerGPUs(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// resolveInstalls parses --install-cmd ENGINE=CMD.
+func (o *runOptions) resolveInstalls() error {
 	o.installs = map[string]string{}
 	for _, v := range o.InstallCmd {
 		eng, cmd, ok := strings.Cut(v, "=")
@@ -198,11 +254,17 @@ func (o *runOptions) validate() error {
 		}
 		o.installs[eng] = cmd
 	}
-	if o.kvctl, err = splitWords(o.Kvctl); err != nil || len(o.kvctl) == 0 {
+	return nil
+}
+
+// resolveCommands splits --kvctl and --ballast-cmd into argv.
+func (o *runOptions) resolveCommands() error {
+	var err error
+	if o.kvctl, err = engine.SplitCommand(o.Kvctl); err != nil || len(o.kvctl) == 0 {
 		return usageErrorf("--kvctl %q: want a command", o.Kvctl)
 	}
 	if o.BallastCmd != "" {
-		if o.ballast, err = splitWords(o.BallastCmd); err != nil {
+		if o.ballast, err = engine.SplitCommand(o.BallastCmd); err != nil {
 			return usageErrorf("--ballast-cmd %q: %v", o.BallastCmd, err)
 		}
 	}
@@ -328,58 +390,6 @@ func splitList(s string) []string {
 	return out
 }
 
-// splitWords splits a command line into words the way a POSIX shell would
-// for plain words, single and double quotes and backslashes (no expansions).
-func splitWords(s string) ([]string, error) {
-	var out []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	escaped := false
-	for _, r := range s {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch r {
-			case '"':
-				quote = 0
-			case '\\':
-				escaped = true
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\\':
-			escaped, inWord = true, true
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t' || r == '\n':
-			if inWord {
-				out = append(out, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quote != 0 || escaped {
-		return nil, errors.New("unterminated quote or escape")
-	}
-	if inWord {
-		out = append(out, cur.String())
-	}
-	return out, nil
-}
-
 // resolvePlan is the --plan file, else the built-in profile.
 func resolvePlan(profile, file string) (*runner.Plan, error) {
 	if file != "" {
@@ -395,7 +405,7 @@ func resolvePlan(profile, file string) (*runner.Plan, error) {
 	return runner.BuiltinPlan(profile)
 }
 
-// runDeps are what runRun needs from outside: tests replace them.
+// runDeps are what a run needs from outside: tests replace them.
 type runDeps struct {
 	// SimSelf is the argv that runs this program's sim subcommand (default [os.Executable(), "sim"]).
 	SimSelf []string
@@ -407,22 +417,8 @@ type runDeps struct {
 	IsTerminal func(io.Writer) bool
 }
 
-func runRun(ctx context.Context, e *env, args []string) error {
-	var o runOptions
-	fs := newFlagSet("run", e)
-	o.register(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("run takes no arguments, got %q", pos)
-	}
-	fs.Visit(func(f *flag.Flag) { o.portGiven = o.portGiven || f.Name == "port" })
-	if err := o.validate(); err != nil {
-		return err
-	}
-	return executeRun(ctx, e, &o, runDeps{OpenGPU: gpu.OpenNVML, IsTerminal: isTerminal})
+func (o *runOptions) run(ctx context.Context, e *env) error {
+	return executeRun(ctx, e, o, runDeps{OpenGPU: gpu.OpenNVML, IsTerminal: isTerminal})
 }
 
 func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error {

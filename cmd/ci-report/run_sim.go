@@ -17,22 +17,9 @@ import (
 // CI_REPORT_SIM_TIMESCALE. The world's GPUs are the plan's sim_gpu class
 // (hopper: an H100), else the simulator's L4-like default.
 func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cleanup func(), err error) {
-	scale := 1.0
-	if v := e.Getenv("CI_REPORT_SIM_TIMESCALE"); v != "" {
-		if scale, err = sim.ParseTimescale(v); err != nil {
-			return nil, usageErrorf("CI_REPORT_SIM_TIMESCALE: %v", err)
-		}
-	}
-	// Checked here, before the world exists: every simulated process would
-	// otherwise refuse the list and each case fail for a typo.
-	if err := sim.ValidateFaults(e.Getenv("CI_REPORT_SIM_FAULTS")); err != nil {
-		return nil, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
-	}
-	if _, err := sim.ParseKvctlDelay(e.Getenv("CI_REPORT_SIM_KVCTL_DELAY")); err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	if err := sim.ValidateKvcached(e.Getenv("CI_REPORT_SIM_KVCACHED")); err != nil {
-		return nil, usageErrorf("CI_REPORT_SIM_KVCACHED: %v", err)
+	scale, err := checkSimEnv(e)
+	if err != nil {
+		return nil, err
 	}
 	dir := e.Getenv("CI_REPORT_SIM_DIR")
 	keep := dir != ""
@@ -48,6 +35,50 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if err := sim.NewWorld(dir, world); err != nil {
 		return nil, fmt.Errorf("run --simulate: %w", err)
 	}
+	host, err := simHost(e, deps, dir, scale)
+	if err != nil {
+		return nil, err
+	}
+	r.Host = host
+	// The simulated kvctl whatever --kvctl says (docs/runner.md §1.1): the
+	// host's. A --ballast-cmd still applies; without one the host's.
+	r.Kvctl = nil
+	r.GPU = sim.NewGPU(dir)
+	r.Peaks = sim.NewPeaks(dir)
+	r.Timing = r.Timing.Scaled(scale)
+	return func() {
+		r.GPU.Close()
+		if !keep {
+			os.RemoveAll(dir)
+		}
+	}, nil
+}
+
+// checkSimEnv checks the simulator's knobs and returns the time scale.
+// Checked here, before the world exists: every simulated process would
+// otherwise refuse a bad value and each case fail for a typo.
+func checkSimEnv(e *env) (scale float64, err error) {
+	scale = 1.0
+	if v := e.Getenv("CI_REPORT_SIM_TIMESCALE"); v != "" {
+		if scale, err = sim.ParseTimescale(v); err != nil {
+			return 0, usageErrorf("CI_REPORT_SIM_TIMESCALE: %v", err)
+		}
+	}
+	if err := sim.ValidateFaults(e.Getenv("CI_REPORT_SIM_FAULTS")); err != nil {
+		return 0, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
+	}
+	if _, err := sim.ParseKvctlDelay(e.Getenv("CI_REPORT_SIM_KVCTL_DELAY")); err != nil {
+		return 0, usageErrorf("%v", err)
+	}
+	if err := sim.ValidateKvcached(e.Getenv("CI_REPORT_SIM_KVCACHED")); err != nil {
+		return 0, usageErrorf("CI_REPORT_SIM_KVCACHED: %v", err)
+	}
+	return scale, nil
+}
+
+// simHost runs the servers, kvctl and ballast as this program's `sim`
+// subcommands in the world dir.
+func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, error) {
 	self := deps.SimSelf
 	if len(self) == 0 {
 		exe, err := os.Executable()
@@ -63,23 +94,11 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	// caller such as demo (its own Getenv) asked for.
 	s.Env.Set("CI_REPORT_SIM_FAULTS", e.Getenv("CI_REPORT_SIM_FAULTS"))
 	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
-	s.Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", e.Getenv("CI_REPORT_SIM_KVCACHED_VERSION"))
-	s.Env.Set("CI_REPORT_SIM_KVCTL_DELAY", e.Getenv("CI_REPORT_SIM_KVCTL_DELAY"))
-	s.Env.Set("CI_REPORT_SIM_KVCACHED", e.Getenv("CI_REPORT_SIM_KVCACHED"))
+	for _, k := range []string{"CI_REPORT_SIM_KVCACHED_VERSION", "CI_REPORT_SIM_KVCTL_DELAY", "CI_REPORT_SIM_KVCACHED"} {
+		s.Env.Set(k, e.Getenv(k))
+	}
 	for _, kv := range deps.SimEnv {
 		s.Env.Set(kv[0], kv[1])
 	}
-	r.Host = s
-	// The simulated kvctl whatever --kvctl says (docs/runner.md §1.1): the
-	// host's. A --ballast-cmd still applies; without one the host's.
-	r.Kvctl = nil
-	r.GPU = sim.NewGPU(dir)
-	r.Peaks = sim.NewPeaks(dir)
-	r.Timing = r.Timing.Scaled(scale)
-	return func() {
-		r.GPU.Close()
-		if !keep {
-			os.RemoveAll(dir)
-		}
-	}, nil
+	return s, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,11 +10,14 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func init() {
-	register("splice", command{
-		Summary: "put a rendered section into an issue body between its markers",
-		Run:     runSplice,
-	})
+func spliceCommand() command {
+	return command{
+		Name:     "splice",
+		Summary:  "put a rendered section into an issue body between its markers",
+		Usage:    "splice --body FILE|- --name NAME --section FILE [--out FILE]",
+		Examples: []string{"ci-report splice --body body.md --name weekly --section section.md --out body.new.md"},
+		New:      func() commandOptions { return &spliceOptions{} },
+	}
 }
 
 // spliceOptions are the flags of `ci-report splice`.
@@ -24,8 +28,17 @@ type spliceOptions struct {
 	out     string
 }
 
-func (o *spliceOptions) validate() error {
+func (o *spliceOptions) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.body, "body", "", "issue body `file` (- for stdin)")
+	fs.StringVar(&o.name, "name", "", "section `name`: nightly, weekly, perf or another profile")
+	fs.StringVar(&o.section, "section", "", "rendered section `file`")
+	fs.StringVar(&o.out, "out", "", "write the new body to `file` (default: stdout)")
+}
+
+func (o *spliceOptions) setArgs(pos []string) error {
 	switch {
+	case len(pos) > 0:
+		return errNoArgs("splice", pos)
 	case o.body == "":
 		return usageErrorf("--body is required (a file, or - for stdin)")
 	case o.section == "":
@@ -36,24 +49,9 @@ func (o *spliceOptions) validate() error {
 	return nil
 }
 
-func runSplice(_ context.Context, e *env, args []string) error {
-	var o spliceOptions
-	fs := newFlagSet("splice", e)
-	fs.StringVar(&o.body, "body", "", "issue body `file` (- for stdin)")
-	fs.StringVar(&o.name, "name", "", "section `name`: nightly, weekly, perf or another profile")
-	fs.StringVar(&o.section, "section", "", "rendered section `file`")
-	fs.StringVar(&o.out, "out", "", "write the new body to `file` (default: stdout)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("splice takes no arguments, got %q", pos)
-	}
-	if err := o.validate(); err != nil {
-		return err
-	}
+func (o *spliceOptions) run(_ context.Context, e *env) error {
 	var body []byte
+	var err error
 	if o.body == "-" {
 		body, err = io.ReadAll(e.Stdin)
 	} else {

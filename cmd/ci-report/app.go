@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one subcommand as help shows it and the dispatcher runs it.
+// Parsing is apart from running (docs/design.md §3): New returns a fresh
+// options value, whose flags the dispatcher binds and parses and whose
+// setArgs checks them with the positional arguments; only then does run
+// start the work.
+type command struct {
+	// Name is what selects the command: one word, or two for a command of
+	// a group (`import junit`).
+	Name string
+	// Summary is help's one line about it.
+	Summary string
+	// Usage is its synopsis after `ci-report `.
+	Usage string
+	// Examples are command lines, one an entry.
+	Examples []string
+	// New returns the command's options with their defaults; nil for a
+	// Raw command.
+	New func() commandOptions
+	// Raw runs the command on its arguments unparsed: `sim`, whose
+	// subcommands stand for other programs and parse their own.
+	Raw func(ctx context.Context, e *env, args []string) error
+}
+
+// commandOptions is one command's options struct, named <command>Options.
+type commandOptions interface {
+	// bind adds the command's flags, writing into the options.
+	bind(fs *flag.FlagSet)
+	// setArgs takes the positional arguments and checks the options with
+	// them; every error is a usage error. It reads no environment and
+	// starts nothing; of files, only what a flag names as part of the
+	// command line itself (run's and plan's --plan, which the other flags
+	// are checked against). What needs the environment is resolved by run.
+	setArgs(pos []string) error
+	// run does the command's work.
+	run(ctx context.Context, e *env) error
+}
+
+// app is ci-report's command list, in the order help shows it: the
+// workflow's order, then the tools around it.
+type app struct {
+	commands []command
+}
+
+// newApp lists every command. The list is explicit (no registration from
+// init): what ci-report can do is read here.
+func newApp() *app {
+	return &app{commands: []command{
+		runCommand(),
+		planCommand(),
+		mergeCommand(),
+		renderCommand(),
+		postCommand(),
+		importJUnitCommand(),
+		spliceCommand(),
+		simCommand(),
+		demoCommand(),
+	}}
+}
+
+// lookup finds the command args start with, a group's two-word name first.
+// rest are the arguments after the name.
+func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
+	if len(args) >= 2 {
+		for _, c := range a.commands {
+			if c.Name == args[0]+" "+args[1] {
+				return c, args[2:], true
+			}
+		}
+	}
+	for _, c := range a.commands {
+		if c.Name == args[0] {
+			return c, args[1:], true
+		}
+	}
+	return command{}, nil, false
+}
+
+// group is the commands of a group name (`import`), for `ci-report import`
+// without its format.
+func (a *app) group(name string) []command {
+	var out []command
+	for _, c := range a.commands {
+		if strings.HasPrefix(c.Name, name+" ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func mainEnv(ctx context.Context, e *env, args []string) int {
+	return newApp().main(ctx, e, args)
+}
+
+// main dispatches args: help and --version on stdout (exit 0), a usage
+// error as one line and where to get help on stderr (exit 2), else the
+// command's own exit code.
+func (a *app) main(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		return exitCode(e.Stderr, "", &usageError{err: errors.New("no command given")})
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return a.help(e, args[1:])
+	case "--version", "-version":
+		return writeOut(e, versionText(readBuildInfo()))
+	}
+	c, rest, ok := a.lookup(args)
+	if !ok {
+		if g := a.group(args[0]); len(g) > 0 {
+			if len(args) == 2 && isHelpFlag(args[1]) {
+				return a.help(e, args[:1])
+			}
+			return exitCode(e.Stderr, args[0], &usageError{cmd: args[0], err: fmt.Errorf("want %s, %s", groupWhat[args[0]], groupNames(g))})
+		}
+		return exitCode(e.Stderr, "", &usageError{err: fmt.Errorf("unknown command %q", args[0])})
+	}
+	if c.Raw != nil {
+		if len(rest) == 1 && isHelpFlag(rest[0]) {
+			return writeOut(e, commandHelp(c))
+		}
+		return exitCode(e.Stderr, c.Name, c.Raw(ctx, e, rest))
+	}
+	o := c.New()
+	if err := parseCommand(c.Name, o, rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return writeOut(e, commandHelp(c))
+		}
+		return exitCode(e.Stderr, c.Name, err)
+	}
+	return exitCode(e.Stderr, c.Name, o.run(ctx, e))
+}
+
+// parseCommand binds o's flags, parses args (flags and positional
+// arguments in any order) and checks them: the parsing half of a command.
+// A flag or argument error comes back as a usageError; -h and --help as
+// flag.ErrHelp.
+func parseCommand(name string, o commandOptions, args []string) error {
+	fs := newFlagSet(name)
+	o.bind(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err == nil {
+		err = o.setArgs(pos)
+	}
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return err
+	}
+	return &usageError{cmd: name, err: err}
+}
+
+// newFlagSet returns a flag set that reports errors instead of printing
+// them: the dispatcher says them in one line, and help prints the flags.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("ci-report "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args with fs; parseInterspersed calls it for each run
+// of flags.
+func parseFlags(fs *flag.FlagSet, args []string) error { return fs.Parse(args) }
+
+// usageError is a mistake in how a command was called, found before it
+// ran: it exits 2 and is printed with where to read the usage.
+type usageError struct {
+	cmd string // "" for ci-report itself
+	err error
+}
+
+func (u *usageError) Error() string { return u.err.Error() }
+func (u *usageError) Unwrap() error { return u.err }
+
+// exitCode prints err on stderr and maps it to the exit code: the one place
+// that does (docs/design.md §3). name is the command's.
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	prefix := "ci-report"
+	if name != "" {
+		prefix += " " + name
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		// One line, whatever the flag package or a check said, and where
+		// to read the usage.
+		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
+		fmt.Fprintf(stderr, "%s: %s\n%s\n", prefix, msg, helpHint(ue.cmd))
+		return exitUsage
+	}
+	code := exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.Code
+		if ee.Err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	return code
+}
+
+// helpHint is the line after a usage error.
+func helpHint(cmd string) string {
+	if cmd == "" {
+		return "run 'ci-report help' for usage"
+	}
+	return "run 'ci-report help " + cmd + "' for usage"
+}
+
+func isHelpFlag(s string) bool {
+	return s == "-h" || s == "-help" || s == "--help"
+}
+
+// writeOut prints text on stdout: help and the version, exit 0.
+func writeOut(e *env, text string) int {
+	if _, err := io.WriteString(e.Stdout, text); err != nil {
+		fmt.Fprintf(e.Stderr, "ci-report: write to stdout: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// groupWhat says what follows a group's name.
+var groupWhat = map[string]string{"import": "a format to import"}
+
+// groupNames are the second words of a group's commands.
+func groupNames(cs []command) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		_, names[i], _ = strings.Cut(c.Name, " ")
+	}
+	return strings.Join(names, ", ")
+}
+
+// errNoArgs is setArgs's error for a command that takes no positional
+// arguments.
+func errNoArgs(cmd string, pos []string) error {
+	if len(pos) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s takes no arguments, got %q", cmd, pos)
+}

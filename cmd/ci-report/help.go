@@ -1,0 +1,132 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// help runs `ci-report help [command]`: the overview, or one command's
+// help (a group's name gives each of its commands'). On stdout, exit 0; an
+// unknown command is a usage error.
+func (a *app) help(e *env, args []string) int {
+	if len(args) == 0 {
+		return writeOut(e, a.overview())
+	}
+	if c, rest, ok := a.lookup(args); ok && len(rest) == 0 {
+		return writeOut(e, commandHelp(c))
+	}
+	if g := a.group(args[0]); len(g) > 0 && len(args) == 1 {
+		texts := make([]string, len(g))
+		for i, c := range g {
+			texts[i] = commandHelp(c)
+		}
+		return writeOut(e, strings.Join(texts, "\n"))
+	}
+	return exitCode(e.Stderr, "help", &usageError{err: fmt.Errorf("unknown command %q", strings.Join(args, " "))})
+}
+
+// overview is `ci-report help`: what it is, its commands and where to read
+// more.
+func (a *app) overview() string {
+	var b strings.Builder
+	b.WriteString("ci-report runs the GPU end-to-end CI of kvcached on vLLM and SGLang and reports it on GitHub.\n\n")
+	b.WriteString("Usage:\n  ci-report <command> [flags] [args]\n\nCommands:\n")
+	width := 0
+	for _, c := range a.commands {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range a.commands {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.Name, c.Summary)
+	}
+	b.WriteString("\nFlags:\n")
+	b.WriteString("  --help     print this help (ci-report help <command>, or <command> --help: a command's)\n")
+	b.WriteString("  --version  print the version and the revision it was built from\n")
+	b.WriteString("\nExit codes: 0 done (whatever the verdict), 1 a case failed (run) or --fail-on-verdict and the verdict\n")
+	b.WriteString("is not PASS, 2 bad usage or unreadable input, 3 GitHub refused or was unreachable (post),\n")
+	b.WriteString("130/143 run interrupted by SIGINT/SIGTERM.\n")
+	b.WriteString("\nRun 'ci-report help <command>' for a command's flags and an example.\n")
+	return b.String()
+}
+
+// commandHelp is one command's help: its summary, synopsis, flags and
+// examples, the flags as the command binds them (so help cannot drift from
+// what is parsed).
+func commandHelp(c command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ci-report %s: %s\n\nUsage:\n  ci-report %s\n", c.Name, c.Summary, c.Usage)
+	if c.New != nil {
+		fs := newFlagSet(c.Name)
+		c.New().bind(fs)
+		b.WriteString("\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) { writeFlag(&b, f) })
+		b.WriteString("  -h, --help\n      print this help\n")
+	}
+	b.WriteString("\nExamples:\n")
+	for _, ex := range c.Examples {
+		b.WriteString("  " + ex + "\n")
+	}
+	return b.String()
+}
+
+// writeFlag writes one flag as `--name value` and its usage on the next
+// line, with its default when that is not the zero value.
+func writeFlag(b *strings.Builder, f *flag.Flag) {
+	name, usage := flag.UnquoteUsage(f)
+	b.WriteString("  --" + f.Name)
+	if name != "" {
+		b.WriteString(" " + name)
+	}
+	b.WriteString("\n      " + usage)
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+	default:
+		fmt.Fprintf(b, " (default %s)", f.DefValue)
+	}
+	b.WriteString("\n")
+}
+
+// readBuildInfo is the binary's build information; nil when it has none.
+func readBuildInfo() *debug.BuildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	return bi
+}
+
+// versionText is `ci-report --version`: the version written into part.json,
+// the module's version and the VCS revision, time and state the binary was
+// built from, as far as the build recorded them (`go run` records no
+// revision, and a module version of `(devel)`).
+func versionText(bi *debug.BuildInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ci-report %s\n", version)
+	if bi == nil {
+		b.WriteString("build information: none recorded\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "module %s %s\n", bi.Main.Path, bi.Main.Version)
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	rev := vcs["vcs.revision"]
+	if rev == "" {
+		b.WriteString("revision: unknown (built without VCS information, e.g. by go run or -buildvcs=false)\n")
+	} else {
+		fmt.Fprintf(&b, "revision %s", rev)
+		if t := vcs["vcs.time"]; t != "" {
+			fmt.Fprintf(&b, " (%s)", t)
+		}
+		if vcs["vcs.modified"] == "true" {
+			b.WriteString(", modified")
+		}
+		b.WriteString("\n")
+	}
+	if bi.GoVersion != "" {
+		fmt.Fprintf(&b, "go %s\n", bi.GoVersion)
+	}
+	return b.String()
+}

@@ -1,0 +1,123 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// digitsOnlyRE is what a run id or attempt may be: they land in the
+// comment marker and links.
+var digitsOnlyRE = regexp.MustCompile(`^[0-9]+$`)
+
+// Problems checks the options: every rule about what an option may be is
+// here, once (docs/render.md §1.1). The CLI calls it on the flags before it
+// reads anything and on the resolved options before it reads the report;
+// Render calls it too, for callers other than the CLI. Fields are named
+// as the flags and config keys that set them; a config key's problem names
+// Config.Source as its file. None: nil.
+func (o Options) Problems() []collect.Problem {
+	var ps []collect.Problem
+	add := func(file, field, format string, a ...any) {
+		ps = append(ps, collect.Problem{File: file, Field: field, What: fmt.Sprintf(format, a...)})
+	}
+	if o.Profile != "" && !ValidProfile(o.Profile) {
+		add("", "--profile", "%q: want [a-z0-9][a-z0-9_-]*", o.Profile)
+	}
+	for _, u := range []struct{ file, field, v string }{{"", "--run-url", o.RunURL}, {"", "--artifact-url", o.ArtifactURL}, {o.Config.Source, "repository_url", o.Config.RepositoryURL}} {
+		if u.v != "" && !SafeURL(u.v) {
+			add(u.file, u.field, "%q: want a plain http(s) URL", u.v)
+		}
+	}
+	for _, t := range []struct{ field, v string }{{"--run-id", o.RunID}, {"--run-attempt", o.RunAttempt}} {
+		if t.v != "" && (!digitsOnlyRE.MatchString(t.v) || !fitsUint64(t.v)) {
+			add("", t.field, "%q: want a number", t.v)
+		}
+	}
+	if o.Prev != "" && !strings.Contains(o.Prev, ":") {
+		add("", "--prev", "%q: want SHA:CONCLUSION", o.Prev)
+	}
+	if o.Date != "" && !validDate(o.Date) {
+		add("", "--date", "%q: want YYYY-MM-DD", o.Date)
+	}
+	if o.PR < 0 {
+		add("", "--pr", "%d: want a pull request number", o.PR)
+	}
+	ps = append(ps, o.Config.problems()...)
+	for i, k := range o.KnownIssues {
+		if err := validateKnownIssue(k); err != nil {
+			add("", "--known-issues", "entry %d: %v", i, err)
+		}
+	}
+	for i := range o.History {
+		if err := o.History[i].validate(); err != nil {
+			add("", "--history", "run %d: %v", i, err)
+		}
+	}
+	// The arm options keep their own check, which words its problem
+	// whole (the arm, --expect and baseline rules of docs/render.md §12).
+	if err := o.ValidateArms(); err != nil {
+		add("", "", "%s", strings.TrimPrefix(err.Error(), "render: "))
+	}
+	return ps
+}
+
+// problems checks the config's values that land in links and text.
+func (c Config) problems() []collect.Problem {
+	var ps []collect.Problem
+	for _, profile := range sortedKeys(c.Workflows) {
+		if wf := c.Workflows[profile]; wf != "" && !safeURLPath(wf) {
+			ps = append(ps, collect.Problem{File: c.Source, Field: "workflows." + profile,
+				What: fmt.Sprintf("%q: want letters, digits, '-', '_', '.' or '/'", wf)})
+		}
+	}
+	if p := c.Product; p != "" && !productRE.MatchString(p) {
+		ps = append(ps, collect.Problem{File: c.Source, Field: "product",
+			What: fmt.Sprintf("%q: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", p)})
+	}
+	return ps
+}
+
+// validDate is a real calendar date written YYYY-MM-DD.
+func validDate(s string) bool {
+	_, err := time.Parse("2006-01-02", s)
+	return err == nil && dateRE.MatchString(s)
+}
+
+func fitsUint64(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+// ResolveProfile is the profile a report is rendered as (docs/render.md
+// §1.1): the given one, else the parts' (their setup.json's; perf for a
+// report with perf artifacts). parts is the parts' profile, "" when they
+// name none, so that a caller can say when the given one overrides it. A
+// report that names none with none given, or a profile that is not valid,
+// is a problem.
+func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err error) {
+	if rep != nil && rep.Setup != nil {
+		parts = rep.Setup.Profile
+	}
+	if rep != nil && rep.Perf != nil {
+		parts = "perf"
+	}
+	profile = given
+	if profile == "" {
+		profile = parts
+	}
+	switch {
+	case profile == "":
+		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}
+	case !ValidProfile(profile) && given == "":
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %q is not valid: want [a-z0-9][a-z0-9_-]*; pass --profile", profile)}
+	case !ValidProfile(profile):
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%q: want [a-z0-9][a-z0-9_-]*", profile)}
+	}
+	return profile, parts, nil
+}
