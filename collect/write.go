@@ -148,20 +148,23 @@ func (w *PartWriter) Close() error {
 }
 
 // SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
-// case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ";
-// a skipped case is SKIP with its reason. Every text is redacted with red
-// before it is escaped (escaping would hide a secret from a literal match),
-// and cells are escaped so a hostile check detail cannot break the table.
-func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
+// case, PASS/FAIL, its duration, the class of a failed case with what
+// decided it, and the failed checks as `name (detail)` joined by "; "; a
+// skipped case is SKIP with its reason. The planned cases that did not run
+// follow as `Not run: a, b`. Every text is redacted with red before it is
+// escaped (escaping would hide a secret from a literal match), and every
+// text, the not-run names too, is escaped as a cell, so a hostile check
+// detail or case name cannot break the table or the line.
+func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Redactor) []byte {
 	cell := func(s string) string { return escapeCell(red.String(s)) }
 	var b bytes.Buffer
 	if title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", cell(title))
 	}
-	b.WriteString("| case | result | failed checks |\n|---|---|---|\n")
+	b.WriteString("| case | result | time | class | failed checks |\n|---|---|---|---|---|\n")
 	for i := range cases {
 		c := &cases[i]
-		result := "PASS"
+		result, class := "PASS", ""
 		var failed []string
 		if c.Skipped() {
 			result = "SKIP"
@@ -169,6 +172,10 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 		}
 		if c.Failed() {
 			result = "FAIL"
+			class = c.Class
+			if class != "" && c.ClassWhy != "" {
+				class += " (" + c.ClassWhy + ")"
+			}
 			for _, ch := range c.Checks {
 				if !ch.OK {
 					s := ch.Name
@@ -182,7 +189,14 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 				failed = append(failed, "no failed check recorded")
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(c.Name), result, cell(strings.Join(failed, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(c.Name), result, FormatSeconds(c.DurationS), cell(class), cell(strings.Join(failed, "; ")))
+	}
+	if len(notRun) > 0 {
+		names := make([]string, len(notRun))
+		for i, n := range notRun {
+			names[i] = cell(n)
+		}
+		fmt.Fprintf(&b, "\nNot run: %s\n", strings.Join(names, ", "))
 	}
 	return b.Bytes()
 }

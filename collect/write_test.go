@@ -66,19 +66,52 @@ func TestPartWriterRedactsAndAppends(t *testing.T) {
 	}
 }
 
+// TestSummaryMarkdown: summary.md (docs/formats.md §5) has a row per case
+// with its result, duration and (failed) class, every text escaped as a
+// cell, the not-run line's names too.
 func TestSummaryMarkdown(t *testing.T) {
-	cases := []CaseResult{
-		{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
-		{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
-		{Name: "silent", OK: false},
-	}
-	got := string(SummaryMarkdown("vllm", cases, nil))
-	want := "### vllm\n\n| case | result | failed checks |\n|---|---|---|\n" +
-		"| ok-case | PASS |  |\n" +
-		"| bad\\|case | FAIL | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
-		"| silent | FAIL | no failed check recorded |\n"
-	if got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	const head = "### vllm\n\n| case | result | time | class | failed checks |\n|---|---|---|---|---|\n"
+	for _, tc := range []struct {
+		name   string
+		cases  []CaseResult
+		notRun []string
+		want   string
+	}{
+		{"escaped cells", []CaseResult{
+			{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
+			{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
+			{Name: "silent", OK: false},
+		}, nil, head +
+			"| ok-case | PASS |  |  |  |\n" +
+			"| bad\\|case | FAIL |  |  | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
+			"| silent | FAIL |  |  | no failed check recorded |\n"},
+		{"durations: tenths under a minute, whole seconds above, none when not recorded", []CaseResult{
+			{Name: "a", OK: true, DurationS: 12.34},
+			{Name: "b", OK: true, DurationS: 125.6},
+			{Name: "c", OK: true},
+		}, nil, head +
+			"| a | PASS | 12.3s |  |  |\n" +
+			"| b | PASS | 2m6s |  |  |\n" +
+			"| c | PASS |  |  |  |\n"},
+		{"classes of failed cases, with what decided them, escaped", []CaseResult{
+			{Name: "p", Class: ClassProduct, ClassWhy: "kvcached's behaviour: x failed", Checks: []Check{{Name: "x"}}},
+			{Name: "i", Class: ClassInfra, ClassWhy: "port taken (a|b: <line>)", Checks: []Check{{Name: "server_ready"}}},
+			{Name: "h", Class: ClassHarness, Checks: []Check{{Name: "case_completed"}}},
+			{Name: "passed", OK: true, Class: ClassProduct, ClassWhy: "stale", Checks: []Check{{Name: "x", OK: true}}},
+		}, nil, head +
+			"| p | FAIL |  | product (kvcached's behaviour: x failed) | x |\n" +
+			"| i | FAIL |  | infra (port taken (a\\|b: &lt;line&gt;)) | server_ready |\n" +
+			"| h | FAIL |  | harness | case_completed |\n" +
+			"| passed | PASS |  |  |  |\n"},
+		{"not-run names escaped as cells", []CaseResult{{Name: "a", OK: true}},
+			[]string{"sglang-qwen05b-kv_c1", "x|y `z`\nw"}, head +
+				"| a | PASS |  |  |  |\n\nNot run: sglang-qwen05b-kv_c1, x\\|y \\`z\\` w\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(SummaryMarkdown("vllm", tc.cases, tc.notRun, nil)); got != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
 	}
 }
 
