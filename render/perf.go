@@ -108,7 +108,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	var blocks []string
 	rows := perfRows(sum.Table)
 	if len(rows) > 0 {
-		blocks = append(blocks, w.t("perf_ratios", nil))
+		blocks = append(blocks, w.t("perf_ratios", Plain(r.cfg.Product)))
 		moreRows := len(rows) - min(len(rows), rowCap)
 		rows = rows[:len(rows)-moreRows]
 		cells := make([][]string, len(rows))
@@ -119,7 +119,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 				num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
 				num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
 		}
-		table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
+		table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", Plain(r.cfg.Product), "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
 		if moreRows > 0 {
 			table += "\n\n" + w.t("perf_more", moreRows)
 		}
@@ -138,7 +138,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 				lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
 				break
 			}
-			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
+			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f"), "Product": Plain(r.cfg.Product)}))
 		}
 		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
@@ -237,9 +237,9 @@ func idleMemory(runs []json.RawMessage) ([]idleRow, error) {
 		}
 		var slot **float64
 		switch run.Arm {
-		case "native":
+		case collect.PerfArmNative:
 			slot = &out[j].native
-		case "kvcached":
+		case collect.PerfArmProduct:
 			slot = &out[j].kvcached
 		default:
 			continue
@@ -279,7 +279,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		var vs []string
 		for _, k := range ps.Versions.Keys() {
 			v, _ := ps.Versions.Get(k)
-			vs = append(vs, p.st(versionName(k)+" "+v))
+			vs = append(vs, p.st(r.versionName(k)+" "+v))
 		}
 		blocks = append(blocks, w.t("perf_versions", strings.Join(vs, ", ")))
 	}
@@ -296,11 +296,16 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		if server == "" {
 			server = "the image's server command"
 		}
-		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered)}))
+		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": Plain(r.cfg.Product)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
 		arms := make([]string, len(ps.Arms))
 		for i, a := range ps.Arms {
+			if a == collect.PerfArmProduct {
+				// The format's name of the arm with the product
+				// (docs/formats.md §6) is shown as the product.
+				a = r.cfg.Product
+			}
 			arms[i] = p.st(a)
 		}
 		var levels []string

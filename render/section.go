@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -134,7 +135,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, r.workload(w, p, "elastic", "each_pair", s.ElasticWorkload, &s.ElasticChecks)...)
 	}
 	if len(s.Limit) > 0 {
-		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", nil))
+		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", Plain(r.cfg.Product)))
 		if p.summarizePairs {
 			blocks = append(blocks, w.t("pairs_summary", len(s.Limit)))
 		} else {
@@ -246,7 +247,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 			image += " (" + CodeCell(cutBytesRunes(d, 19)+ellipsis) + ")"
 		}
 		var versions []string
-		for _, v := range []struct{ name, val string }{{k, e.Engine}, {"kvcached", e.Kvcached}, {"torch", e.Torch}, {versionName("cuda"), e.CUDA}} {
+		for _, v := range []struct{ name, val string }{{k, e.Engine}, {r.versionName(versionKeyProduct), e.Kvcached}, {"torch", e.Torch}, {r.versionName("cuda"), e.CUDA}} {
 			if v.val != "" {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
@@ -268,16 +269,24 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 }
 
 // versionName is how a version key is shown: `CUDA` capitalised, as
-// docs/render.md §4.3 writes it, in the engines table and the perf section alike.
-func versionName(k string) string {
-	if k == "cuda" {
+// docs/render.md §4.3 writes it, and the format's `kvcached` key (the
+// engines' and perf's versions, docs/formats.md §3, §6) as the configured
+// product, in the engines table and the perf section alike.
+func (r *renderer) versionName(k string) string {
+	switch k {
+	case "cuda":
 		return "CUDA"
+	case versionKeyProduct:
+		return r.cfg.Product
 	}
 	return k
 }
 
+// versionKeyProduct is the format's key of the product's version.
+const versionKeyProduct = "kvcached"
+
 // engineBullets: per engine, the server command and the env every server
-// gets, then what kvcached and native cases add. The sub-bullets describe
+// gets, then what the product's (kvcached) and native cases add. The sub-bullets describe
 // the server cases (setup.json's cases) only: elastic, limit and priority
 // servers set env of their own (a priority server's
 // KVCACHED_MAX_CACHED_TOKENS) that is no property of the KV layout. An
@@ -314,7 +323,12 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 		lines = append(lines, bullet)
 		if len(kv) > 0 {
 			shared, varying := envSplit(kv, &e.Env.Ordered)
-			lines = append(lines, w.t("kvcached_bullet", map[string]string{
+			perServer := ""
+			if slices.ContainsFunc(kv, hasIPCName) {
+				perServer = p.code(ipcNameEnv, false)
+			}
+			lines = append(lines, w.t("product_bullet", map[string]string{
+				"Product": Plain(r.cfg.Product), "PerServer": perServer,
 				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
 			}))
 		}
@@ -328,6 +342,21 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 	return strings.Join(lines, "\n")
 }
 
+// ipcNameEnv is the env key the runner gives each kvcached server a name of
+// its own with (its shared-memory segments); a name per server, it neither
+// is shared nor varies with the layout, so the bullet names it apart.
+const ipcNameEnv = "KVCACHED_IPC_NAME"
+
+// hasIPCName reports whether a case's server gets ipcNameEnv, by its env
+// or its command (where the runner adds it, one name per server), so that
+// the bullet says it only of servers that do.
+func hasIPCName(c *collect.CaseSetup) bool {
+	if _, ok := c.Env.Get(ipcNameEnv); ok {
+		return true
+	}
+	return strings.Contains(c.Cmd, ipcNameEnv+"=")
+}
+
 // envSplit finds the env keys that all cases share with one value (beyond
 // the engine's env) and the keys that vary between them, in first-seen order.
 func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*collect.Ordered[string], []string) {
@@ -336,7 +365,7 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 	seen := map[string]bool{}
 	for _, c := range cases {
 		for _, k := range c.Env.Keys() {
-			if seen[k] || k == "KVCACHED_IPC_NAME" {
+			if seen[k] || k == ipcNameEnv {
 				continue
 			}
 			seen[k] = true
@@ -388,7 +417,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 		if p.cutText > 0 {
 			hf = Cut(hf, p.cutText)
 		}
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
 }
@@ -402,7 +431,7 @@ func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSe
 	models := map[key]map[string]bool{}
 	var order []key
 	for i := range cases {
-		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(cases[i].Layout)}
+		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(r.cfg.Product, cases[i].Layout)}
 		if p.coarse {
 			k.model = ""
 		}
