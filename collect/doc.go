@@ -306,8 +306,9 @@
 // One table "| case | result | time | class | failed checks |", a row per
 // case (PASS, FAIL, or SKIP with the reason; its duration; a failed case's
 // class and why; failed checks as "name (detail)" joined by "; "), then
-// "Not run: a, b" when planned cases did not run, every text escaped as a
-// cell.
+// "Not run: a, b" when planned cases did not run, then the collapsed
+// closest calls (the passing checks within 10% of their bars), every text
+// escaped as a cell.
 //
 // # Perf artifacts
 //

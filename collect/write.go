@@ -198,7 +198,37 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 		}
 		fmt.Fprintf(&b, "\nNot run: %s\n", strings.Join(names, ", "))
 	}
+	closestCallsMarkdown(&b, cases, cell)
 	return b.Bytes()
+}
+
+// closestCallsMarkdown appends summary.md's closest calls (docs/formats.md
+// §5): the passing checks within CloseCallBelow of their bars, collapsed as
+// the comment has them (docs/render.md §3.10), the first MaxCloseCalls
+// listed and the rest counted; nothing when there are none.
+func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, cell func(string) string) {
+	calls := PassingMargins(len(cases), func(i int) []Check { return cases[i].Checks }, CloseCallBelow)
+	if len(calls) == 0 {
+		return
+	}
+	n := len(calls)
+	more := max(0, n-MaxCloseCalls)
+	calls = calls[:n-more]
+	what, bars := "checks", "their bars"
+	if n == 1 {
+		what, bars = "check", "its bar"
+	}
+	fmt.Fprintf(b, "\n<details><summary>Closest calls: %d passing %s within %d%% of %s</summary>\n\n", n, what, int(CloseCallBelow*100), bars)
+	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(CloseCallColumns, " | "), strings.Repeat("---|", len(CloseCallColumns)))
+	for _, pm := range calls {
+		ch := &cases[pm.Case].Checks[pm.Check]
+		value, bar, margin := CloseCallCells(ch, pm.Margin)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(cases[pm.Case].Name), cell(ch.Name), cell(value), cell(bar), cell(margin))
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "\nand %d more; summary.json has every check's value and bar.\n", more)
+	}
+	b.WriteString("\n</details>\n")
 }
 
 // escapeCell makes s safe inside one Markdown table cell: inert one-line

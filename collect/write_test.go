@@ -3,6 +3,7 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,25 @@ func TestSummaryMarkdown(t *testing.T) {
 			"| i | FAIL |  | infra (port taken (a\\|b: &lt;line&gt;)) | server_ready |\n" +
 			"| h | FAIL |  | harness | case_completed |\n" +
 			"| passed | PASS |  |  |  |\n"},
+		{"closest calls: the passing checks within 10% of their bars, closest first, escaped", []CaseResult{
+			{Name: "kv|c1", OK: true, DurationS: 3, Checks: []Check{
+				Check{Name: "free_ok", OK: true}.WithBar(105, 100, "MiB", MustOver),
+				Check{Name: "held`x`", OK: true}.WithBar(97, 100, "MiB", MustUnder),
+				Check{Name: "wide", OK: true}.WithBar(145, 100, "MiB", MustOver),
+				{Name: "plain", OK: true}}},
+			{Name: "el", Class: ClassProduct, Checks: []Check{
+				Check{Name: "reused", OK: true}.WithBar(103, 100, "MiB", MustOver),
+				Check{Name: "released"}.WithBar(120, 100, "MiB", MustUnder)}},
+		}, []string{"nr"}, head +
+			"| kv\\|c1 | PASS | 3.0s |  |  |\n" +
+			"| el | FAIL |  | product | released |\n" +
+			"\nNot run: nr\n" +
+			"\n<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>\n\n" +
+			"| case | check | value | bar | margin |\n|---|---|---|---|---|\n" +
+			"| kv\\|c1 | held\\`x\\` | 97 MiB | under 100 MiB | 3.0% |\n" +
+			"| el | reused | 103 MiB | over 100 MiB | 3.0% |\n" +
+			"| kv\\|c1 | free_ok | 105 MiB | over 100 MiB | 5.0% |\n" +
+			"\n</details>\n"},
 		{"not-run names escaped as cells", []CaseResult{{Name: "a", OK: true}},
 			[]string{"sglang-qwen05b-kv_c1", "x|y `z`\nw"}, head +
 				"| a | PASS |  |  |  |\n\nNot run: sglang-qwen05b-kv_c1, x\\|y \\`z\\` w\n"},
@@ -112,6 +132,24 @@ func TestSummaryMarkdown(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSummaryMarkdownClosestCallsCounted: summary.md lists MaxCloseCalls
+// closest calls and counts the rest, and says one in the singular.
+func TestSummaryMarkdownClosestCallsCounted(t *testing.T) {
+	var checks []Check
+	for i := 0; i < MaxCloseCalls+2; i++ {
+		checks = append(checks, Check{Name: fmt.Sprintf("c%d", i), OK: true}.WithBar(float64(101+i%5), 100, "s", MustOver))
+	}
+	md := string(SummaryMarkdown("", []CaseResult{{Name: "a", OK: true, Checks: checks}}, nil, nil))
+	if n := strings.Count(md, "\n| a | c"); n != MaxCloseCalls || !strings.Contains(md, "Closest calls: 22 passing checks") ||
+		!strings.Contains(md, "\nand 2 more; summary.json has every check's value and bar.\n") {
+		t.Errorf("%d rows listed:\n%s", n, md)
+	}
+	one := string(SummaryMarkdown("", []CaseResult{{Name: "a", OK: true, Checks: checks[:1]}}, nil, nil))
+	if !strings.Contains(one, "<summary>Closest calls: 1 passing check within 10% of its bar</summary>") || strings.Contains(one, "more;") {
+		t.Errorf("one close call:\n%s", one)
 	}
 }
 

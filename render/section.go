@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -10,6 +9,9 @@ import (
 
 // sectionPlan is one layout of the issue-description section, loosest first.
 type sectionPlan struct {
+	// noClosest leaves out the closest calls (docs/render.md §3.10), the
+	// first thing the section drops to fit.
+	noClosest      bool
 	summarizeCases bool // the cases table becomes counts per engine, model and KV cache
 	coarse         bool // the summary counts per engine and KV cache only
 	summarizePairs bool // the elastic, limit and priority tables become counts
@@ -18,10 +20,11 @@ type sectionPlan struct {
 
 var sectionPlans = []sectionPlan{
 	{},
-	{summarizeCases: true},
-	{summarizeCases: true, summarizePairs: true},
-	{summarizeCases: true, summarizePairs: true, cutText: 200},
-	{summarizeCases: true, coarse: true, summarizePairs: true, cutText: 40},
+	{noClosest: true},
+	{noClosest: true, summarizeCases: true},
+	{noClosest: true, summarizeCases: true, summarizePairs: true},
+	{noClosest: true, summarizeCases: true, summarizePairs: true, cutText: 200},
+	{noClosest: true, summarizeCases: true, coarse: true, summarizePairs: true, cutText: 40},
 }
 
 // section renders the issue-description section of a correctness profile
@@ -175,6 +178,13 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if h := r.changesBlock(w, p); h != "" {
 		blocks = append(blocks, h)
 	}
+	// The closest calls of the run, as the comment has them; not in a pull
+	// request's section, which its comment carries beside its own.
+	if !p.noClosest && r.opts.PR == 0 {
+		if c := r.closestCalls(w); c != "" {
+			blocks = append(blocks, c)
+		}
+	}
 	out := w.t("section", map[string]any{
 		"Title":    Plain(r.cfg.Title(r.profile)),
 		"Sentence": sentence,
@@ -323,12 +333,8 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 		lines = append(lines, bullet)
 		if len(kv) > 0 {
 			shared, varying := envSplit(kv, &e.Env.Ordered)
-			perServer := ""
-			if slices.ContainsFunc(kv, hasIPCName) {
-				perServer = p.code(ipcNameEnv, false)
-			}
 			lines = append(lines, w.t("product_bullet", map[string]string{
-				"Product": Plain(r.cfg.Product), "PerServer": perServer,
+				"Product": Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
 				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
 			}))
 		}
@@ -342,20 +348,13 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 	return strings.Join(lines, "\n")
 }
 
-// ipcNameEnv is the env key the runner gives each kvcached server a name of
-// its own with (its shared-memory segments); a name per server, it neither
-// is shared nor varies with the layout, so the bullet names it apart.
+// ipcNameEnv is the env key the runner gives every server with a KV layout
+// a name of its own with (runner.Case.ServerEnv: its shared-memory
+// segments), whatever the configured product: the runner's variable, which
+// setup.json leaves out of the case's env and cmd as a per-run value. A
+// name per server, it is neither shared nor varies with the layout, so the
+// bullet names it apart.
 const ipcNameEnv = "KVCACHED_IPC_NAME"
-
-// hasIPCName reports whether a case's server gets ipcNameEnv, by its env
-// or its command (where the runner adds it, one name per server), so that
-// the bullet says it only of servers that do.
-func hasIPCName(c *collect.CaseSetup) bool {
-	if _, ok := c.Env.Get(ipcNameEnv); ok {
-		return true
-	}
-	return strings.Contains(c.Cmd, ipcNameEnv+"=")
-}
 
 // envSplit finds the env keys that all cases share with one value (beyond
 // the engine's env) and the keys that vary between them, in first-seen order.
