@@ -133,14 +133,15 @@ func (l *caseLoop) run(ctx context.Context) error {
 			l.prog.notRunLine(e.Name, "NOT RUN ("+why+")", why)
 			continue
 		}
-		res, ev, finished := l.runOne(ctx, e)
+		res, ev, c, finished := l.runOne(ctx, e)
 		if !finished {
 			break
 		}
 		if e.spec().engineSetup && res.Failed() {
 			l.failedSetup[e.Engine] = e.Name
 		}
-		if err := l.record(l.cmp.finished(e, res, ev)...); err != nil {
+		excerpt := func(res *collect.CaseResult) *collect.Excerpt { return r.excerpt(c, res, ev) }
+		if err := l.record(l.cmp.finished(e, res, ev, excerpt)...); err != nil {
 			return err
 		}
 	}
@@ -150,9 +151,9 @@ func (l *caseLoop) run(ctx context.Context) error {
 // runOne runs e and waits for its result; finished is false when an
 // interrupt came first (the case counts as not run; awaitInterrupted waits
 // for it once the part is written).
-func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, ev evidence, finished bool) {
+func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, ev evidence, c *Case, finished bool) {
 	r := l.r
-	c := &Case{R: r, Entry: e, Group: l.cmp.group(e)}
+	c = &Case{R: r, Entry: e, Group: l.cmp.group(e)}
 	l.prog.start(e)
 	kernelStart := r.kernelLogSize()
 	resCh := make(chan collect.CaseResult, 1)
@@ -166,14 +167,14 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	if ctx.Err() != nil {
 		// The case was cut short: it did not finish, so it is not run.
 		l.prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
-		return res, ev, false
+		return res, ev, c, false
 	}
 	// Its class (docs/runner.md §5.10) from what the case saw; a held-back
 	// kvcached case is classified again once compared (comparisons.flush).
 	ev = r.evidence(c, kernelStart)
 	res.Class, res.ClassWhy = classifyCase(&res, ev)
 	res.Excerpt = r.excerpt(c, &res, ev)
-	return res, ev, true
+	return res, ev, c, true
 }
 
 // record appends finished cases to cases.jsonl and the outcome, each with

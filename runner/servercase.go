@@ -164,6 +164,7 @@ func serverLoad(ctx context.Context, c *Case, s *Server, log *collect.Ordered[an
 			return
 		}
 		c.Progress(name)
+		c.notePhaseStart(name, s)
 		phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
 	}
 	runPhase("gen_seq", gen, 1)
@@ -258,6 +259,9 @@ type GroupState struct {
 type pendingCase struct {
 	res *collect.CaseResult
 	ev  evidence
+	// excerpt cuts the case's serve.log excerpt (Runner.excerpt): a case
+	// that passed on its own has none until its comparisons fail it.
+	excerpt func(*collect.CaseResult) *collect.Excerpt
 }
 
 // comparisons hold the kvcached server cases of each group back until the
@@ -299,16 +303,16 @@ func (cs *comparisons) group(e *Entry) *GroupState {
 }
 
 // finished takes e's result and returns what to record now: nothing for a
-// kvcached case whose group has a native case (held back), for the native
-// case the held-back cases compared with it and then itself, any other
-// case as it is.
-func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev evidence) []collect.CaseResult {
+// kvcached case whose group has a native case (held back, with excerpt to
+// cut its excerpt once compared), for the native case the held-back cases
+// compared with it and then itself, any other case as it is.
+func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev evidence, excerpt func(*collect.CaseResult) *collect.Excerpt) []collect.CaseResult {
 	g := cs.group(e)
 	if g == nil || !g.HasNative {
 		return []collect.CaseResult{res}
 	}
 	if e.Servers[0].Kvcached() {
-		g.Pending = append(g.Pending, pendingCase{&res, ev})
+		g.Pending = append(g.Pending, pendingCase{&res, ev, excerpt})
 		return nil
 	}
 	return append(g.flush(&res, e.Name), res)
@@ -339,13 +343,17 @@ func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
 }
 
 // flush compares the held-back cases with native (nil: it did not finish),
-// classifies them again with their comparisons, and returns them.
+// classifies them again with their comparisons, gives one that failed only
+// now its excerpt, and returns them.
 func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []collect.CaseResult {
 	var out []collect.CaseResult
 	for _, p := range g.Pending {
 		compareWithNative(p.res, native, nativeName)
 		p.res.Class, p.res.ClassWhy = classifyCase(p.res, p.ev)
 		classifyFollowers(p.res, native, nativeName)
+		if p.res.Excerpt == nil && p.excerpt != nil {
+			p.res.Excerpt = p.excerpt(p.res)
+		}
 		out = append(out, *p.res)
 	}
 	g.Pending = nil

@@ -58,6 +58,21 @@ func FindErrorExcerpt(r io.Reader, base int64) (ex collect.Excerpt, ok bool, err
 // serve.log from the byte offset base where a co-location case's burst
 // began; ok is false when there is no line there.
 func BurstExcerpt(r io.Reader, base int64) (ex collect.Excerpt, ok bool, err error) {
+	return linesFrom(r, base, collect.ExcerptBurst)
+}
+
+// PhaseExcerpt is BurstExcerpt for the byte offset where a server case's
+// load phase began (its from: collect.ExcerptPhase(phase)), for a case
+// whose comparison of that phase with its native case failed.
+func PhaseExcerpt(phase string) func(io.Reader, int64) (collect.Excerpt, bool, error) {
+	return func(r io.Reader, base int64) (collect.Excerpt, bool, error) {
+		return linesFrom(r, base, collect.ExcerptPhase(phase))
+	}
+}
+
+// linesFrom returns the first collect.ExcerptMaxLines lines of r from the
+// byte offset base, the excerpt's from being from.
+func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok bool, err error) {
 	var got []excerptLine
 	err = eachLine(r, base, func(off int64, line []byte) bool {
 		got = append(got, excerptLine{off, collect.ExcerptLine(line)})
@@ -66,7 +81,7 @@ func BurstExcerpt(r io.Reader, base int64) (ex collect.Excerpt, ok bool, err err
 	if got == nil {
 		return collect.Excerpt{}, false, err
 	}
-	return fill(collect.Excerpt{From: collect.ExcerptBurst}, got), true, err
+	return fill(collect.Excerpt{From: from}, got), true, err
 }
 
 func fill(ex collect.Excerpt, lines []excerptLine) collect.Excerpt {
