@@ -303,9 +303,12 @@
 //
 // # summary.md
 //
-// One table "| case | result | failed checks |", a row per case (PASS,
-// FAIL, or SKIP with the reason; failed checks as "name (detail)" joined by
-// "; ").
+// One table "| case | result | time | class | failed checks |", a row per
+// case (PASS, FAIL, or SKIP with the reason; its duration; a failed case's
+// class and why; failed checks as "name (detail)" joined by "; "), then
+// "Not run: a, b" when planned cases did not run, then the collapsed
+// closest calls (the passing checks within 10% of their bars), every text
+// escaped as a cell.
 //
 // # Perf artifacts
 //

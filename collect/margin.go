@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
+	"strconv"
 )
 
 // Directions of a numeric check's bar (Check.Must).
@@ -63,4 +65,69 @@ func (c Check) WithBar(value, bar float64, unit, must string) Check {
 	v, b := math.Round(value*10)/10, math.Round(bar*10)/10
 	c.Value, c.Bar, c.Unit, c.Must = &v, &b, unit, must
 	return c
+}
+
+// Closest calls (docs/render.md §3.10): the passing checks nearest their
+// bars. Every document that lists failed cases (the comment, the issue
+// section, the terminal text, summary.md) picks and shows them through
+// PassingMargins and CloseCallCells, so they list the same checks alike.
+const (
+	// CloseCallBelow: a passing check whose margin is below it is a closest call.
+	CloseCallBelow = 0.10
+	// MaxCloseCalls is the most closest calls a document lists; the rest
+	// are counted.
+	MaxCloseCalls = 20
+)
+
+// CloseCallColumns are the columns of a closest-calls table.
+var CloseCallColumns = []string{"case", "check", "value", "bar", "margin"}
+
+// PassMargin is a passing check's margin: Case indexes the cases given to
+// PassingMargins, Check that case's checks.
+type PassMargin struct {
+	Case, Check int
+	Margin      float64 // ≥ 0
+}
+
+// PassingMargins are the margins below `below` of the passing checks of n
+// cases, checks(i) being the i-th case's checks (nil for one that did not
+// run), closest first; equal margins keep the cases' and checks' order, so
+// the same cases give the same list.
+func PassingMargins(n int, checks func(i int) []Check, below float64) []PassMargin {
+	var out []PassMargin
+	for i := 0; i < n; i++ {
+		chs := checks(i)
+		for j := range chs {
+			ch := &chs[j]
+			if !ch.OK {
+				continue
+			}
+			m, ok, err := ch.Margin()
+			// A negative margin on a passing check (a bar the check
+			// rounds past) is no distance to speak of: left out.
+			if err != nil || !ok || m < 0 || m >= below {
+				continue
+			}
+			out = append(out, PassMargin{Case: i, Check: j, Margin: m})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Margin < out[b].Margin })
+	return out
+}
+
+// CloseCallCells are a closest call's value, bar and margin cells as plain
+// text (`97 MiB`, `under 100 MiB`, `3.0%`): the bar says which side
+// passes, and the margin is a percent with one decimal rounded down, so
+// that 9.96% never reads as 10%. ch has a margin (PassingMargins chose it).
+func CloseCallCells(ch *Check, m float64) (value, bar, margin string) {
+	must := "over"
+	if ch.Must == MustUnder {
+		must = "under"
+	}
+	return formatMeasure(*ch.Value, ch.Unit), must + " " + formatMeasure(*ch.Bar, ch.Unit),
+		strconv.FormatFloat(math.Floor(m*1000)/10, 'f', 1, 64) + "%"
+}
+
+func formatMeasure(v float64, unit string) string {
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
 }

@@ -11,12 +11,20 @@ import (
 	"strconv"
 )
 
+// Arms of a perf run (PerfRun.Arm, perf/setup.json arms; docs/formats.md
+// §6): the format's names, whatever product the report names (reports show
+// PerfArmProduct as the configured product).
+const (
+	PerfArmNative  = "native"
+	PerfArmProduct = "kvcached"
+)
+
 // PerfRun is one server start of the perf run (an element of perf/summary.json
 // `runs`): its model, arm and repetition, the benchmark metrics per
 // concurrency level, and the GPU memory around loading.
 type PerfRun struct {
 	Model string
-	Arm   string // "native" or "kvcached"
+	Arm   string // PerfArmNative or PerfArmProduct
 	Run   int
 	// Levels holds the metrics per concurrency level under their file keys
 	// ("c1", "c32", ...), in file order; a level whose benchmark failed is absent.

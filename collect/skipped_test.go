@@ -51,8 +51,8 @@ func TestSkippedFromCasesJSONL(t *testing.T) {
 	if len(cs) != 2 || cs[0].DurationS != 1.25 || cs[1].SkipReason != "kvctl has no priority command (kvcached 0.1.5)" || !cs[1].Skipped() {
 		t.Fatalf("cases %+v", cs)
 	}
-	md := string(SummaryMarkdown("vllm", cs, nil))
-	if !strings.Contains(md, "| p | SKIP | kvctl has no priority command (kvcached 0.1.5) |") || !strings.Contains(md, "| a | PASS |  |") {
+	md := string(SummaryMarkdown("vllm", cs, nil, nil))
+	if !strings.Contains(md, "| p | SKIP |  |  | kvctl has no priority command (kvcached 0.1.5) |") || !strings.Contains(md, "| a | PASS | 1.2s |  |  |") {
 		t.Errorf("summary.md:\n%s", md)
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "cases.jsonl"))

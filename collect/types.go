@@ -1,6 +1,9 @@
 package collect
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // PartMeta is part.json (docs/formats.md §2): the provenance and plan of one part.
 type PartMeta struct {
@@ -234,6 +237,23 @@ const (
 // ExcerptBurst is Excerpt.From for an excerpt that starts where a
 // co-location case's burst began (its log's burst_offsets).
 const ExcerptBurst = "burst"
+
+// excerptPhasePrefix begins Excerpt.From for an excerpt that starts where a
+// server case's load phase began (ExcerptPhase).
+const excerptPhasePrefix = "phase "
+
+// ExcerptPhase is Excerpt.From for an excerpt that starts where phase
+// began in a kvcached case's serve.log: the case failed only its
+// comparison of that phase with its native case, which no signature marks
+// (docs/formats.md §4.9).
+func ExcerptPhase(phase string) string { return excerptPhasePrefix + phase }
+
+// ExcerptPhaseOf is the phase of an ExcerptPhase from; ok is false for
+// another from.
+func ExcerptPhaseOf(from string) (phase string, ok bool) {
+	phase, ok = strings.CutPrefix(from, excerptPhasePrefix)
+	return phase, ok && phase != ""
+}
 
 // Failed reports whether the case counts as failed: not ok, or any check failed.
 func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }

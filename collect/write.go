@@ -148,20 +148,23 @@ func (w *PartWriter) Close() error {
 }
 
 // SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
-// case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ";
-// a skipped case is SKIP with its reason. Every text is redacted with red
-// before it is escaped (escaping would hide a secret from a literal match),
-// and cells are escaped so a hostile check detail cannot break the table.
-func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
+// case, PASS/FAIL, its duration, the class of a failed case with what
+// decided it, and the failed checks as `name (detail)` joined by "; "; a
+// skipped case is SKIP with its reason. The planned cases that did not run
+// follow as `Not run: a, b`. Every text is redacted with red before it is
+// escaped (escaping would hide a secret from a literal match), and every
+// text, the not-run names too, is escaped as a cell, so a hostile check
+// detail or case name cannot break the table or the line.
+func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Redactor) []byte {
 	cell := func(s string) string { return escapeCell(red.String(s)) }
 	var b bytes.Buffer
 	if title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", cell(title))
 	}
-	b.WriteString("| case | result | failed checks |\n|---|---|---|\n")
+	b.WriteString("| case | result | time | class | failed checks |\n|---|---|---|---|---|\n")
 	for i := range cases {
 		c := &cases[i]
-		result := "PASS"
+		result, class := "PASS", ""
 		var failed []string
 		if c.Skipped() {
 			result = "SKIP"
@@ -169,6 +172,10 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 		}
 		if c.Failed() {
 			result = "FAIL"
+			class = c.Class
+			if class != "" && c.ClassWhy != "" {
+				class += " (" + c.ClassWhy + ")"
+			}
 			for _, ch := range c.Checks {
 				if !ch.OK {
 					s := ch.Name
@@ -182,9 +189,46 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 				failed = append(failed, NoFailedCheck)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(c.Name), result, cell(strings.Join(failed, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(c.Name), result, FormatSeconds(c.DurationS), cell(class), cell(strings.Join(failed, "; ")))
 	}
+	if len(notRun) > 0 {
+		names := make([]string, len(notRun))
+		for i, n := range notRun {
+			names[i] = cell(n)
+		}
+		fmt.Fprintf(&b, "\nNot run: %s\n", strings.Join(names, ", "))
+	}
+	closestCallsMarkdown(&b, cases, cell)
 	return b.Bytes()
+}
+
+// closestCallsMarkdown appends summary.md's closest calls (docs/formats.md
+// §5): the passing checks within CloseCallBelow of their bars, collapsed as
+// the comment has them (docs/render.md §3.10), the first MaxCloseCalls
+// listed and the rest counted; nothing when there are none.
+func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, cell func(string) string) {
+	calls := PassingMargins(len(cases), func(i int) []Check { return cases[i].Checks }, CloseCallBelow)
+	if len(calls) == 0 {
+		return
+	}
+	n := len(calls)
+	more := max(0, n-MaxCloseCalls)
+	calls = calls[:n-more]
+	what, bars := "checks", "their bars"
+	if n == 1 {
+		what, bars = "check", "its bar"
+	}
+	fmt.Fprintf(b, "\n<details><summary>Closest calls: %d passing %s within %d%% of %s</summary>\n\n", n, what, int(CloseCallBelow*100), bars)
+	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(CloseCallColumns, " | "), strings.Repeat("---|", len(CloseCallColumns)))
+	for _, pm := range calls {
+		ch := &cases[pm.Case].Checks[pm.Check]
+		value, bar, margin := CloseCallCells(ch, pm.Margin)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(cases[pm.Case].Name), cell(ch.Name), cell(value), cell(bar), cell(margin))
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "\nand %d more; summary.json has every check's value and bar.\n", more)
+	}
+	b.WriteString("\n</details>\n")
 }
 
 // escapeCell makes s safe inside one Markdown table cell: inert one-line

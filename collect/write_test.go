@@ -3,6 +3,7 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,19 +67,89 @@ func TestPartWriterRedactsAndAppends(t *testing.T) {
 	}
 }
 
+// TestSummaryMarkdown: summary.md (docs/formats.md §5) has a row per case
+// with its result, duration and (failed) class, every text escaped as a
+// cell, the not-run line's names too.
 func TestSummaryMarkdown(t *testing.T) {
-	cases := []CaseResult{
-		{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
-		{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
-		{Name: "silent", OK: false},
+	const head = "### vllm\n\n| case | result | time | class | failed checks |\n|---|---|---|---|---|\n"
+	for _, tc := range []struct {
+		name   string
+		cases  []CaseResult
+		notRun []string
+		want   string
+	}{
+		{"escaped cells", []CaseResult{
+			{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
+			{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
+			{Name: "silent", OK: false},
+		}, nil, head +
+			"| ok-case | PASS |  |  |  |\n" +
+			"| bad\\|case | FAIL |  |  | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
+			"| silent | FAIL |  |  | no failed check recorded |\n"},
+		{"durations: tenths under a minute, whole seconds above, none when not recorded", []CaseResult{
+			{Name: "a", OK: true, DurationS: 12.34},
+			{Name: "b", OK: true, DurationS: 125.6},
+			{Name: "c", OK: true},
+		}, nil, head +
+			"| a | PASS | 12.3s |  |  |\n" +
+			"| b | PASS | 2m6s |  |  |\n" +
+			"| c | PASS |  |  |  |\n"},
+		{"classes of failed cases, with what decided them, escaped", []CaseResult{
+			{Name: "p", Class: ClassProduct, ClassWhy: "kvcached's behaviour: x failed", Checks: []Check{{Name: "x"}}},
+			{Name: "i", Class: ClassInfra, ClassWhy: "port taken (a|b: <line>)", Checks: []Check{{Name: "server_ready"}}},
+			{Name: "h", Class: ClassHarness, Checks: []Check{{Name: "case_completed"}}},
+			{Name: "passed", OK: true, Class: ClassProduct, ClassWhy: "stale", Checks: []Check{{Name: "x", OK: true}}},
+		}, nil, head +
+			"| p | FAIL |  | product (kvcached's behaviour: x failed) | x |\n" +
+			"| i | FAIL |  | infra (port taken (a\\|b: &lt;line&gt;)) | server_ready |\n" +
+			"| h | FAIL |  | harness | case_completed |\n" +
+			"| passed | PASS |  |  |  |\n"},
+		{"closest calls: the passing checks within 10% of their bars, closest first, escaped", []CaseResult{
+			{Name: "kv|c1", OK: true, DurationS: 3, Checks: []Check{
+				Check{Name: "free_ok", OK: true}.WithBar(105, 100, "MiB", MustOver),
+				Check{Name: "held`x`", OK: true}.WithBar(97, 100, "MiB", MustUnder),
+				Check{Name: "wide", OK: true}.WithBar(145, 100, "MiB", MustOver),
+				{Name: "plain", OK: true}}},
+			{Name: "el", Class: ClassProduct, Checks: []Check{
+				Check{Name: "reused", OK: true}.WithBar(103, 100, "MiB", MustOver),
+				Check{Name: "released"}.WithBar(120, 100, "MiB", MustUnder)}},
+		}, []string{"nr"}, head +
+			"| kv\\|c1 | PASS | 3.0s |  |  |\n" +
+			"| el | FAIL |  | product | released |\n" +
+			"\nNot run: nr\n" +
+			"\n<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>\n\n" +
+			"| case | check | value | bar | margin |\n|---|---|---|---|---|\n" +
+			"| kv\\|c1 | held\\`x\\` | 97 MiB | under 100 MiB | 3.0% |\n" +
+			"| el | reused | 103 MiB | over 100 MiB | 3.0% |\n" +
+			"| kv\\|c1 | free_ok | 105 MiB | over 100 MiB | 5.0% |\n" +
+			"\n</details>\n"},
+		{"not-run names escaped as cells", []CaseResult{{Name: "a", OK: true}},
+			[]string{"sglang-qwen05b-kv_c1", "x|y `z`\nw"}, head +
+				"| a | PASS |  |  |  |\n\nNot run: sglang-qwen05b-kv_c1, x\\|y \\`z\\` w\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(SummaryMarkdown("vllm", tc.cases, tc.notRun, nil)); got != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
 	}
-	got := string(SummaryMarkdown("vllm", cases, nil))
-	want := "### vllm\n\n| case | result | failed checks |\n|---|---|---|\n" +
-		"| ok-case | PASS |  |\n" +
-		"| bad\\|case | FAIL | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
-		"| silent | FAIL | no failed check recorded |\n"
-	if got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
+}
+
+// TestSummaryMarkdownClosestCallsCounted: summary.md lists MaxCloseCalls
+// closest calls and counts the rest, and says one in the singular.
+func TestSummaryMarkdownClosestCallsCounted(t *testing.T) {
+	var checks []Check
+	for i := 0; i < MaxCloseCalls+2; i++ {
+		checks = append(checks, Check{Name: fmt.Sprintf("c%d", i), OK: true}.WithBar(float64(101+i%5), 100, "s", MustOver))
+	}
+	md := string(SummaryMarkdown("", []CaseResult{{Name: "a", OK: true, Checks: checks}}, nil, nil))
+	if n := strings.Count(md, "\n| a | c"); n != MaxCloseCalls || !strings.Contains(md, "Closest calls: 22 passing checks") ||
+		!strings.Contains(md, "\nand 2 more; summary.json has every check's value and bar.\n") {
+		t.Errorf("%d rows listed:\n%s", n, md)
+	}
+	one := string(SummaryMarkdown("", []CaseResult{{Name: "a", OK: true, Checks: checks[:1]}}, nil, nil))
+	if !strings.Contains(one, "<summary>Closest calls: 1 passing check within 10% of its bar</summary>") || strings.Contains(one, "more;") {
+		t.Errorf("one close call:\n%s", one)
 	}
 }
 

@@ -385,7 +385,7 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: im.Deselected}); err != nil {
 		return err
 	}
-	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, im.Redact)); err != nil {
+	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, nil, im.Redact)); err != nil {
 		return err
 	}
 	if err := w.WriteFile("run.log", runLog(docs, res)); err != nil {

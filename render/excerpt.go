@@ -48,8 +48,13 @@ func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
 		if ex == nil {
 			continue
 		}
+		phase := ""
+		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
+			phase = Code(Cut(p, 100))
+		}
 		out = append(out, w.t("where", map[string]any{
 			"Case":   Plain(c.Label()),
+			"Phase":  phase,
 			"Job":    r.jobURL(c.Part),
 			"File":   Code(Cut(ex.File, 200)),
 			"Offset": ex.Offset,

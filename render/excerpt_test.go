@@ -53,6 +53,20 @@ func TestWhereToLook(t *testing.T) {
 	}
 }
 
+// TestWhereToLookPhase: an excerpt from where a phase began (a kvcached
+// case that failed only its comparison with the native case,
+// docs/formats.md §4.9) says which phase, not an error signature.
+func TestWhereToLookPhase(t *testing.T) {
+	rep := sampleReport(t)
+	caseNamed(t, rep, "sglang-qwen35_4b-kv_c1").Excerpt = &collect.Excerpt{File: "sglang-qwen35_4b-kv_c1/serve.log", Offset: 2048,
+		From: collect.ExcerptPhase("gen_seq"), Lines: []string{"INFO gen"}}
+	c := mustRender(t, rep, sampleOptions()).Comment
+	want := "Where to look for sglang-qwen35\\_4b-kv\\_c1: `sglang-qwen35_4b-kv_c1/serve.log` from where its `gen_seq` phase began, whose comparison with the native case failed, at byte 2048."
+	if !strings.Contains(c, want) || strings.Contains(c, "error signature") {
+		t.Errorf("the comment lacks %q:\n%s", want, c)
+	}
+}
+
 // TestWhereToLookFitsTheBudget gives every failed case an excerpt of the
 // longest kind: the excerpts go (docs/render.md §7), every failed row, the
 // verdict and the job line stay.

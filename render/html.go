@@ -181,8 +181,10 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		_, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(rep))
-		return err
+		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(rep)); err != nil {
+			return err
+		}
+		return r.closestCallsText(out)
 	}
 	ix := *r.ix
 	ix.esc = func(s string) string { return termText(s, 300) }
@@ -235,7 +237,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			return fmt.Errorf("text: skipped line: %w", err)
 		}
 	}
-	return nil
+	return r.closestCallsText(out)
 }
 
 // termText cuts s and makes it safe for a terminal: valid UTF-8, one line,

@@ -2,9 +2,8 @@ package render
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -12,13 +11,11 @@ import (
 
 // Margins (docs/render.md §3.10): a numeric check's margin is the signed
 // relative distance of its value to its bar (collect.Check.Margin,
-// docs/formats.md §4.2). The comment lists the passing checks closest to
-// their bars, and with a history the margins that shrank three runs in a row.
+// docs/formats.md §4.2). The comment, the issue section and the terminal
+// text list the passing checks closest to their bars (collect.PassingMargins
+// and collect.CloseCallCells, which summary.md shares), and with a history
+// the comment names the margins that shrank three runs in a row.
 const (
-	// closeCallBelow: a passing check whose margin is below it is a closest call.
-	closeCallBelow = 0.10
-	// maxCloseCalls is the most closest calls the comment lists.
-	maxCloseCalls = 20
 	// digestMarginBelow: a passing check whose margin is below it has its
 	// margin in the digest, so a margin is followed before it is a close call.
 	digestMarginBelow = 0.50
@@ -28,82 +25,87 @@ const (
 	maxShrinking = 5
 )
 
-// passMargin is a passing check's margin, in the report's order.
-type passMargin struct {
-	ci, ki int     // the case's and the check's index
-	m      float64 // the margin, ≥ 0
-}
-
 // passingMargins are the margins below `below` of every passing check of
-// the report, closest first; equal margins keep the report's order, so the
-// same report gives the same list.
-func (r *renderer) passingMargins(below float64) []passMargin {
-	var out []passMargin
-	for i := range r.rep.Cases {
-		c := &r.rep.Cases[i]
-		if c.NotRun {
-			continue
+// the cases of the report that ran, closest first, in the report's order
+// among equals.
+func (r *renderer) passingMargins(below float64) []collect.PassMargin {
+	return collect.PassingMargins(len(r.rep.Cases), func(i int) []collect.Check {
+		if r.rep.Cases[i].NotRun {
+			return nil
 		}
-		for j := range c.Checks {
-			ch := &c.Checks[j]
-			if !ch.OK {
-				continue
-			}
-			m, ok, err := ch.Margin()
-			// A negative margin on a passing check (a bar the check
-			// rounds past) is no distance to speak of: left out.
-			if err != nil || !ok || m < 0 || m >= below {
-				continue
-			}
-			out = append(out, passMargin{ci: i, ki: j, m: m})
-		}
-	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].m < out[b].m })
-	return out
+		return r.rep.Cases[i].Checks
+	}, below)
 }
 
 // marginPct is a margin in whole percent, rounded down so that a margin
 // just under a threshold never reads as at it.
 func marginPct(m float64) int { return int(math.Floor(m * 100)) }
 
+// closeCallRows are the rows of the closest calls, the first
+// collect.MaxCloseCalls of them, with every cell made by cell (the case and
+// the values) or code (the check's name; "" for none), and how many more
+// there are. The comment, the section and the terminal text share it.
+func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]string, more int) {
+	calls := r.passingMargins(collect.CloseCallBelow)
+	more = max(0, len(calls)-collect.MaxCloseCalls)
+	calls = calls[:len(calls)-more]
+	rows = make([][]string, len(calls))
+	for i, pm := range calls {
+		c := &r.rep.Cases[pm.Case]
+		ch := &c.Checks[pm.Check]
+		name := code(Cut(ch.Name, digestCheckCut))
+		if name == "" {
+			name = cell(unnamedCheck)
+		}
+		value, bar, margin := collect.CloseCallCells(ch, pm.Margin)
+		rows[i] = []string{cell(Cut(c.Label(), digestNameCut)), name, cell(value), cell(bar), cell(margin)}
+	}
+	return rows, more
+}
+
 // closestCalls is the collapsed table of the passing checks within
-// closeCallBelow of their bars; "" when there are none.
+// collect.CloseCallBelow of their bars, for the comment and the issue
+// section; "" when there are none.
 func (r *renderer) closestCalls(w *writer) string {
-	calls := r.passingMargins(closeCallBelow)
-	if len(calls) == 0 {
+	rows, more := r.closeCallRows(Plain, CodeCell)
+	if len(rows) == 0 {
 		return ""
 	}
-	more := max(0, len(calls)-maxCloseCalls)
-	calls = calls[:len(calls)-more]
-	rows := make([][]string, len(calls))
-	for i, pm := range calls {
-		c := &r.rep.Cases[pm.ci]
-		ch := &c.Checks[pm.ki]
-		name := CodeCell(Cut(ch.Name, digestCheckCut))
-		if name == "" {
-			name = Plain(unnamedCheck)
-		}
-		rows[i] = []string{Plain(Cut(c.Label(), digestNameCut)), name,
-			Plain(formatMeasure(*ch.Value, ch.Unit)), Plain(mustWord(ch.Must) + " " + formatMeasure(*ch.Bar, ch.Unit)),
-			Plain(strconv.FormatFloat(math.Floor(pm.m*1000)/10, 'f', 1, 64) + "%")}
-	}
 	return w.t("closest_calls", map[string]any{
-		"N":     len(calls) + more,
-		"Table": w.mdTable([]string{"case", "check", "value", "bar", "margin"}, rows),
+		"N":     len(rows) + more,
+		"Table": w.mdTable(collect.CloseCallColumns, rows),
 		"More":  more,
 	})
 }
 
-func formatMeasure(v float64, unit string) string {
-	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
-}
-
-// mustWord says which side of the bar passes.
-func mustWord(must string) string {
-	if must == collect.MustUnder {
-		return "under"
+// closestCallsText writes the closest calls for a terminal (Text): the
+// summary line, an aligned table, the count of the rest; nothing when
+// there are none.
+func (r *renderer) closestCallsText(out io.Writer) error {
+	cell := func(s string) string { return termText(s, 300) }
+	rows, more := r.closeCallRows(cell, cell)
+	if len(rows) == 0 {
+		return nil
 	}
-	return "over"
+	w := &writer{}
+	head := w.t("closest_calls_head", len(rows)+more)
+	tail := ""
+	if more > 0 {
+		tail = w.t("closest_calls_more", more) + "\n"
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := fmt.Fprintf(out, "\n%s\n", head); err != nil {
+		return fmt.Errorf("text: closest calls: %w", err)
+	}
+	if err := textTable(out, collect.CloseCallColumns, rows); err != nil {
+		return fmt.Errorf("text: closest-calls table: %w", err)
+	}
+	if _, err := io.WriteString(out, tail); err != nil {
+		return fmt.Errorf("text: closest calls: %w", err)
+	}
+	return nil
 }
 
 // HistoryMargin is one passing check's margin in a digest (docs/formats.md
@@ -119,13 +121,13 @@ func (r *renderer) digestMargins() []HistoryMargin {
 	var out []HistoryMargin
 	seen := map[[2]string]bool{}
 	for _, pm := range r.passingMargins(digestMarginBelow) {
-		c := &r.rep.Cases[pm.ci]
-		key := [2]string{historyKey(c), Cut(c.Checks[pm.ki].Name, digestCheckCut)}
+		c := &r.rep.Cases[pm.Case]
+		key := [2]string{historyKey(c), Cut(c.Checks[pm.Check].Name, digestCheckCut)}
 		if key[0] == "" || key[1] == "" || seen[key] {
 			continue // as ParseDigest requires: named, and once
 		}
 		seen[key] = true
-		out = append(out, HistoryMargin{Case: key[0], Check: key[1], Pct: marginPct(pm.m)})
+		out = append(out, HistoryMargin{Case: key[0], Check: key[1], Pct: marginPct(pm.Margin)})
 		if len(out) == maxDigestMargins {
 			break
 		}

@@ -61,6 +61,73 @@ func TestClosestCalls(t *testing.T) {
 	}
 }
 
+// TestClosestCallsEverywhere: the issue section and the terminal text list
+// the same closest calls as the comment (one code path,
+// collect.PassingMargins), the text as an aligned table; a pull request's
+// section, which its comment carries, does not repeat them.
+func TestClosestCallsEverywhere(t *testing.T) {
+	rep, opts := marginReport(t), sampleOptions()
+	docs := mustRender(t, rep, opts)
+	const head = "<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>"
+	i := strings.Index(docs.Comment, head)
+	if i < 0 {
+		t.Fatalf("the comment lacks the closest calls:\n%s", docs.Comment)
+	}
+	block := docs.Comment[i:]
+	block = block[:strings.Index(block, "</details>")+len("</details>")]
+	if !strings.Contains(docs.Section, "\n\n"+block+"\n") {
+		t.Errorf("the section lacks the comment's closest calls\n%s\nsection:\n%s", block, docs.Section)
+	}
+	var text strings.Builder
+	if err := Text(&text, rep, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nClosest calls: 3 passing checks within 10% of their bars\n",
+		"│ vllm-qwen05b-kv_c1                    │ held              │ 97 MiB  │ under 100 MiB │ 3.0%   │",
+		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ b_reused_a_memory │ 103 MiB │ over 100 MiB  │ 3.0%   │",
+		"│ vllm-qwen05b-kv_c1                    │ free_ok           │ 105 MiB │ over 100 MiB  │ 5.0%   │"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, text.String())
+		}
+	}
+	opts.PR = 7
+	pr := mustRender(t, rep, opts)
+	if n := strings.Count(pr.Comment, head); n != 1 {
+		t.Errorf("the pull-request comment lists the closest calls %d times, want once", n)
+	}
+	plain := mustRender(t, sampleReport(t), sampleOptions())
+	var plainText strings.Builder
+	if err := Text(&plainText, sampleReport(t), sampleOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.Section, "Closest calls") || strings.Contains(plainText.String(), "Closest calls") {
+		t.Errorf("a report without measured checks lists closest calls in its section or text")
+	}
+}
+
+// TestSectionDropsClosestCallsFirst: a section that does not fit with its
+// closest calls leaves them out before it summarises any table.
+func TestSectionDropsClosestCallsFirst(t *testing.T) {
+	rep := marginReport(t)
+	docs := mustRender(t, rep, sampleOptions())
+	with := runeCount(docs.Section)
+	i := strings.Index(docs.Section, "<details><summary>Closest calls")
+	if i < 0 {
+		t.Fatalf("the section lacks the closest calls:\n%s", docs.Section)
+	}
+	calls := with - runeCount(docs.Section[:i])
+	// Workload text that leaves room for the section but not for its calls.
+	pad := SectionBudget - with + calls/2
+	rep.Setup.Workload = append(rep.Setup.Workload, strings.Repeat("x", pad))
+	docs = mustRender(t, rep, sampleOptions())
+	if strings.Contains(docs.Section, "Closest calls") || strings.Contains(docs.Section, "The cases, counted by") || runeCount(docs.Section) > SectionBudget {
+		t.Errorf("the section (%d code points) kept its closest calls or summarised its cases:\n%s", runeCount(docs.Section), docs.Section)
+	}
+	if !strings.Contains(docs.Section, strings.Repeat("x", pad)) {
+		t.Errorf("the section cut the workload instead of dropping the closest calls")
+	}
+}
+
 // TestClosestCallsGoAfterCharts: the planner drops the closest calls when
 // the comment does not fit with them, before any failed row.
 func TestClosestCallsGoAfterCharts(t *testing.T) {

@@ -159,7 +159,7 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 	if len(rows) == 0 {
 		return []string{w.t("perf_no_table", nil)}
 	}
-	heading := w.t("perf_ratios", nil)
+	heading := w.t("perf_ratios", Plain(r.cfg.Product))
 	moreRows := len(rows) - min(len(rows), rowCap)
 	rows = rows[:len(rows)-moreRows]
 	cells := make([][]string, len(rows))
@@ -170,7 +170,7 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 			num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
 			num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
 	}
-	table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
+	table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", Plain(r.cfg.Product), "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
 	if moreRows > 0 {
 		table += "\n\n" + w.t("perf_more", moreRows)
 	}
@@ -186,7 +186,7 @@ func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) st
 			lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
 			break
 		}
-		lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
+		lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f"), "Product": Plain(r.cfg.Product)}))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -263,9 +263,9 @@ func idleMemory(runs []json.RawMessage) ([]idleRow, error) {
 		}
 		var slot **float64
 		switch run.Arm {
-		case "native":
+		case collect.PerfArmNative:
 			slot = &out[j].native
-		case "kvcached":
+		case collect.PerfArmProduct:
 			slot = &out[j].kvcached
 		default:
 			continue
@@ -301,7 +301,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		var vs []string
 		for _, k := range ps.Versions.Keys() {
 			v, _ := ps.Versions.Get(k)
-			vs = append(vs, p.st(versionName(k)+" "+v))
+			vs = append(vs, p.st(r.versionName(k)+" "+v))
 		}
 		blocks = append(blocks, w.t("perf_versions", strings.Join(vs, ", ")))
 	}
@@ -318,7 +318,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		if server == "" {
 			server = "the image's server command"
 		}
-		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered)}))
+		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": Plain(r.cfg.Product)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
 		blocks = append(blocks, r.perfArms(w, p, ps))
@@ -340,6 +340,11 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
 	arms := make([]string, len(ps.Arms))
 	for i, a := range ps.Arms {
+		if a == collect.PerfArmProduct {
+			// The format's name of the arm with the product
+			// (docs/formats.md §6) is shown as the product.
+			a = r.cfg.Product
+		}
 		arms[i] = p.st(a)
 	}
 	var levels []string

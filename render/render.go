@@ -109,7 +109,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	// Known issues are a render-time input (docs/render.md §10), so the
 	// same file gives the same documents from directories or merged.json.
 	r.rep = rep.WithKnownIssues(opts.KnownIssues)
-	r.ix = newSetupIndex(rep.Setup)
+	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
 	}
@@ -159,7 +159,7 @@ func (r *renderer) header(verdict string) string {
 	return strings.Join(parts, " · ")
 }
 
-// runLine: [Run](url) · kvcached [sha7](commit) (subject)<previous>.
+// runLine: [Run](url) · <product> [sha7](commit) (subject)<previous>.
 func (r *renderer) runLine(w *writer, subjectCut int) string {
 	var parts []string
 	if r.opts.RunURL != "" {

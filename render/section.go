@@ -9,6 +9,9 @@ import (
 
 // sectionPlan is one layout of the issue-description section, loosest first.
 type sectionPlan struct {
+	// noClosest leaves out the closest calls (docs/render.md §3.10), the
+	// first thing the section drops to fit.
+	noClosest      bool
 	summarizeCases bool // the cases table becomes counts per engine, model and KV cache
 	coarse         bool // the summary counts per engine and KV cache only
 	summarizePairs bool // the elastic, limit and priority tables become counts
@@ -17,10 +20,11 @@ type sectionPlan struct {
 
 var sectionPlans = []sectionPlan{
 	{},
-	{summarizeCases: true},
-	{summarizeCases: true, summarizePairs: true},
-	{summarizeCases: true, summarizePairs: true, cutText: 200},
-	{summarizeCases: true, coarse: true, summarizePairs: true, cutText: 40},
+	{noClosest: true},
+	{noClosest: true, summarizeCases: true},
+	{noClosest: true, summarizeCases: true, summarizePairs: true},
+	{noClosest: true, summarizeCases: true, summarizePairs: true, cutText: 200},
+	{noClosest: true, summarizeCases: true, coarse: true, summarizePairs: true, cutText: 40},
 }
 
 // section renders the issue-description section of a correctness profile
@@ -141,7 +145,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, r.workload(w, p, "elastic", "each_pair", s.ElasticWorkload, &s.ElasticChecks)...)
 	}
 	if len(s.Limit) > 0 {
-		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", nil))
+		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", Plain(r.cfg.Product)))
 		if p.summarizePairs {
 			blocks = append(blocks, w.t("pairs_summary", len(s.Limit)))
 		} else {
@@ -182,6 +186,13 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 	for _, b := range []string{r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p)} {
 		if b != "" {
 			blocks = append(blocks, b)
+		}
+	}
+	// The closest calls of the run, as the comment has them; not in a pull
+	// request's section, which its comment carries beside its own.
+	if !p.noClosest && r.opts.PR == 0 {
+		if c := r.closestCalls(w); c != "" {
+			blocks = append(blocks, c)
 		}
 	}
 	out := w.t("section", map[string]any{
@@ -256,7 +267,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 			image += " (" + CodeCell(cutBytesRunes(d, 19)+ellipsis) + ")"
 		}
 		var versions []string
-		for _, v := range []struct{ name, val string }{{k, e.Engine}, {"kvcached", e.Kvcached}, {"torch", e.Torch}, {versionName("cuda"), e.CUDA}} {
+		for _, v := range []struct{ name, val string }{{k, e.Engine}, {r.versionName(versionKeyProduct), e.Kvcached}, {"torch", e.Torch}, {r.versionName("cuda"), e.CUDA}} {
 			if v.val != "" {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
@@ -278,16 +289,24 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 }
 
 // versionName is how a version key is shown: `CUDA` capitalised, as
-// docs/render.md §4.3 writes it, in the engines table and the perf section alike.
-func versionName(k string) string {
-	if k == "cuda" {
+// docs/render.md §4.3 writes it, and the format's `kvcached` key (the
+// engines' and perf's versions, docs/formats.md §3, §6) as the configured
+// product, in the engines table and the perf section alike.
+func (r *renderer) versionName(k string) string {
+	switch k {
+	case "cuda":
 		return "CUDA"
+	case versionKeyProduct:
+		return r.cfg.Product
 	}
 	return k
 }
 
+// versionKeyProduct is the format's key of the product's version.
+const versionKeyProduct = "kvcached"
+
 // engineBullets: per engine, the server command and the env every server
-// gets, then what kvcached and native cases add. The sub-bullets describe
+// gets, then what the product's (kvcached) and native cases add. The sub-bullets describe
 // the server cases (setup.json's cases) only: elastic, limit and priority
 // servers set env of their own (a priority server's
 // KVCACHED_MAX_CACHED_TOKENS) that is no property of the KV layout. An
@@ -324,7 +343,8 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 		lines = append(lines, bullet)
 		if len(kv) > 0 {
 			shared, varying := envSplit(kv, &e.Env.Ordered)
-			lines = append(lines, w.t("kvcached_bullet", map[string]string{
+			lines = append(lines, w.t("product_bullet", map[string]string{
+				"Product": Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
 				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
 			}))
 		}
@@ -338,6 +358,14 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 	return strings.Join(lines, "\n")
 }
 
+// ipcNameEnv is the env key the runner gives every server with a KV layout
+// a name of its own with (runner.Case.ServerEnv: its shared-memory
+// segments), whatever the configured product: the runner's variable, which
+// setup.json leaves out of the case's env and cmd as a per-run value. A
+// name per server, it is neither shared nor varies with the layout, so the
+// bullet names it apart.
+const ipcNameEnv = "KVCACHED_IPC_NAME"
+
 // envSplit finds the env keys that all cases share with one value (beyond
 // the engine's env) and the keys that vary between them, in first-seen order.
 func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*collect.Ordered[string], []string) {
@@ -346,7 +374,7 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 	seen := map[string]bool{}
 	for _, c := range cases {
 		for _, k := range c.Env.Keys() {
-			if seen[k] || k == "KVCACHED_IPC_NAME" {
+			if seen[k] || k == ipcNameEnv {
 				continue
 			}
 			seen[k] = true
@@ -398,7 +426,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 		if p.cutText > 0 {
 			hf = Cut(hf, p.cutText)
 		}
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
 }
@@ -412,7 +440,7 @@ func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSe
 	models := map[key]map[string]bool{}
 	var order []key
 	for i := range cases {
-		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(cases[i].Layout)}
+		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(r.cfg.Product, cases[i].Layout)}
 		if p.coarse {
 			k.model = ""
 		}

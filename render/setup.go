@@ -24,25 +24,26 @@ func EngineDisplay(engine string) string {
 }
 
 // LayoutLabel is the KV cache column of a layout (c1, c0 or native for nil),
-// as escaped Markdown.
-func LayoutLabel(layout *string) string {
-	if layout != nil && *layout != "c1" && *layout != "c0" {
-		return Plain(layoutRaw(layout))
-	}
-	return layoutRaw(layout)
+// as escaped Markdown; product names what a layout's cache is kept by (the
+// config's product, docs/render.md §9).
+func LayoutLabel(product string, layout *string) string {
+	return Plain(layoutRaw(product, layout))
 }
 
-func layoutRaw(layout *string) string {
+// layoutRaw is a layout's label as plain text: `native` without a layout,
+// else `<product>, contiguous`, `<product>, non-contiguous` or
+// `<product>, <layout>` (docs/render.md §1.2).
+func layoutRaw(product string, layout *string) string {
 	if layout == nil {
 		return "native"
 	}
 	switch *layout {
 	case "c1":
-		return "kvcached, contiguous"
+		return product + ", contiguous"
 	case "c0":
-		return "kvcached, non-contiguous"
+		return product + ", non-contiguous"
 	}
-	return "kvcached, " + Cut(*layout, 40)
+	return product + ", " + Cut(*layout, 40)
 }
 
 // ShortSHA is the first 7 characters of sha, or "unknown".
@@ -154,7 +155,9 @@ func flagName(a string) string {
 
 // setupIndex finds the setup of a case by name in a merged setup.
 type setupIndex struct {
-	setup    *collect.Setup
+	setup *collect.Setup
+	// product is the config's product, which kvcached layouts are labelled with.
+	product  string
 	servers  map[string]*collect.CaseSetup
 	limits   map[string]*collect.LimitSetup
 	elastic  map[string]*collect.ElasticSetup
@@ -164,8 +167,8 @@ type setupIndex struct {
 	esc, code func(string) string
 }
 
-func newSetupIndex(s *collect.Setup) *setupIndex {
-	ix := &setupIndex{setup: s, esc: Plain, code: CodeCell}
+func newSetupIndex(s *collect.Setup, product string) *setupIndex {
+	ix := &setupIndex{setup: s, product: product, esc: Plain, code: CodeCell}
 	if s == nil {
 		s = &collect.Setup{}
 	}
@@ -235,7 +238,7 @@ func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
 	if r, ok := ix.setup.ModelRevisions.Get(c.HFID); ok && r != nil && *r != "" {
 		rev = ix.esc(ShortSHA(*r))
 	}
-	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(c.Layout)), c.TP, ix.esc(kvDtypeRaw(c.KVCacheDtype)))
+	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(ix.product, c.Layout)), c.TP, ix.esc(kvDtypeRaw(c.KVCacheDtype)))
 	if len(c.ExtraArgs) > 0 {
 		b.WriteString(", " + ix.code(strings.Join(c.ExtraArgs, " ")))
 	}
@@ -286,7 +289,7 @@ func safeURLPath(s string) bool {
 // serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
 // pair and limit tables.
 func (ix *setupIndex) serverCell(c *collect.CaseSetup) string {
-	s := EngineDisplay(Plain(c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(c.Layout)
+	s := EngineDisplay(Plain(c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
 	if f := CaseFlags(c.ModelArgs, c.ExtraArgs); f != "" {
 		s += ", " + CodeCell(f)
 	}

@@ -49,7 +49,7 @@ func TestGPULine(t *testing.T) {
 }
 
 func TestBriefEveryKind(t *testing.T) {
-	ix := newSetupIndex(sampleReport(t).Setup)
+	ix := newSetupIndex(sampleReport(t).Setup, "kvcached")
 	for _, tc := range []struct{ name, want string }{
 		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128"},
 		{"priority-vllm-qwen05b+vllm-qwen05b", "vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128, ballast 2048 MiB"},
@@ -69,17 +69,17 @@ func TestBriefEveryKind(t *testing.T) {
 	// Without ballast, and with no setup at all.
 	rep := sampleReport(t)
 	rep.Setup.Priority[0].BallastMiB = nil
-	if got := newSetupIndex(rep.Setup).brief("priority-vllm-qwen05b+vllm-qwen05b"); got != "vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128" {
+	if got := newSetupIndex(rep.Setup, "kvcached").brief("priority-vllm-qwen05b+vllm-qwen05b"); got != "vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128" {
 		t.Errorf("priority brief without ballast: %q", got)
 	}
-	if got := newSetupIndex(nil).brief("vllm-qwen05b-native"); got != "" {
+	if got := newSetupIndex(nil, "kvcached").brief("vllm-qwen05b-native"); got != "" {
 		t.Errorf("brief without setup: %q", got)
 	}
 }
 
 func TestModelLink(t *testing.T) {
 	rep := sampleReport(t)
-	ix := newSetupIndex(rep.Setup)
+	ix := newSetupIndex(rep.Setup, "kvcached")
 	for _, tc := range []struct{ hf, want string }{
 		{"Qwen/Qwen2.5-0.5B-Instruct", "`Qwen/Qwen2.5-0.5B-Instruct` @ [aaaaaaa](https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/tree/aaaaaaabbbbbbbcccccccddddddd111111122222)"},
 		{"Qwen/Qwen3.5-4B", "`Qwen/Qwen3.5-4B`"},
@@ -95,8 +95,8 @@ func TestLayoutAndNames(t *testing.T) {
 	for _, tc := range []struct {
 		layout *string
 		want   string
-	}{{nil, "native"}, {strp("c1"), "kvcached, contiguous"}, {strp("c0"), "kvcached, non-contiguous"}} {
-		if got := LayoutLabel(tc.layout); got != tc.want {
+	}{{nil, "native"}, {strp("c1"), "kvcached, contiguous"}, {strp("c0"), "kvcached, non-contiguous"}, {strp("paged"), "kvcached, paged"}} {
+		if got := LayoutLabel("kvcached", tc.layout); got != tc.want {
 			t.Errorf("LayoutLabel = %q, want %q", got, tc.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/engine"
@@ -13,9 +14,12 @@ import (
 // at first (docs/formats.md §4.9), nil when there is none: around the
 // first error signature of the server whose log held the evidence's best
 // match, else of the first server with one; else, for a co-location case
-// that logged burst_offsets, from the first server's burst offset. The
-// excerpt is a pointer into the artifact, so a log that cannot be read
-// gives none rather than failing the case: the log itself is uploaded.
+// that logged burst_offsets, from the first server's burst offset; else,
+// for a case that failed a comparison with its native case (its tokens or
+// cached tokens differ), from where the phase of its first such failure
+// began in its own serve.log. The excerpt is a pointer into the artifact,
+// so a log that cannot be read gives none rather than failing the case:
+// the log itself is uploaded.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {
 	if !res.Failed() {
 		return nil
@@ -41,23 +45,53 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 	var logged struct {
 		Burst collect.Ordered[int64] `json:"burst_offsets"`
 	}
-	if len(res.Log) == 0 || json.Unmarshal(res.Log, &logged) != nil {
-		return nil
-	}
-	for _, name := range logged.Burst.Keys() {
-		off, _ := logged.Burst.Get(name)
-		for _, s := range servers {
-			if s.Plan.Name == name && off >= 0 {
-				return r.burstExcerpt(s, off)
+	if len(res.Log) > 0 && json.Unmarshal(res.Log, &logged) == nil {
+		for _, name := range logged.Burst.Keys() {
+			off, _ := logged.Burst.Get(name)
+			for _, s := range servers {
+				if s.Plan.Name == name && off >= 0 {
+					return r.linesExcerpt(s, off, engine.BurstExcerpt)
+				}
 			}
+		}
+	}
+	if phase := comparisonPhase(res.Checks); phase != "" {
+		if off, ok := c.phaseStart(phase); ok {
+			return r.linesExcerpt(servers[0], off, engine.PhaseExcerpt(phase))
 		}
 	}
 	return nil
 }
 
-// burstExcerpt reads the lines of s's serve.log from the byte offset from
-// (collect.ExcerptMaxLines at most, not the whole log).
-func (r *Runner) burstExcerpt(s *Server, from int64) *collect.Excerpt {
+// comparisonPhase is the earliest phase (ServerPhases order) of a failed
+// comparison with the native case that no other check explains
+// (`<phase>_tokens_equal`, `<phase>_cached_tokens_equal` without
+// caused_by); "" when there is none.
+func comparisonPhase(list []collect.Check) string {
+	failed := map[string]bool{}
+	for i := range list {
+		ch := &list[i]
+		if ch.OK || ch.CausedBy != "" {
+			continue
+		}
+		for _, suffix := range []string{"_cached_tokens_equal", "_tokens_equal"} {
+			if p, ok := strings.CutSuffix(ch.Name, suffix); ok {
+				failed[p] = true
+				break
+			}
+		}
+	}
+	for _, p := range ServerPhases {
+		if failed[p] {
+			return p
+		}
+	}
+	return ""
+}
+
+// linesExcerpt reads the lines of s's serve.log from the byte offset from
+// with find (collect.ExcerptMaxLines at most, not the whole log).
+func (r *Runner) linesExcerpt(s *Server, from int64, find func(io.Reader, int64) (collect.Excerpt, bool, error)) *collect.Excerpt {
 	f, err := r.openLog(s.LogPath())
 	if err != nil {
 		return nil
@@ -66,7 +100,7 @@ func (r *Runner) burstExcerpt(s *Server, from int64) *collect.Excerpt {
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil
 	}
-	ex, ok, _ := engine.BurstExcerpt(f, from)
+	ex, ok, _ := find(f, from)
 	if !ok {
 		return nil
 	}

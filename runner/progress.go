@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -217,7 +216,7 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 		res, what, dur := byName[name], "NOT RUN", ""
 		detail := p.notRun[name]
 		if res != nil {
-			what, dur, detail = resultWord(res, false), formatSeconds(res.DurationS), ""
+			what, dur, detail = resultWord(res, false), collect.FormatSeconds(res.DurationS), ""
 			switch {
 			case res.Failed():
 				detail = strings.Join(failedCheckNames(res), ", ")
@@ -265,18 +264,6 @@ func annotation(name string, res *collect.CaseResult, red *collect.Redactor) str
 		lines = failedCheckNames(res)
 	}
 	return collect.WorkflowCommand("error", [][2]string{{"title", red.String(name)}}, red.String(strings.Join(lines, "\n")))
-}
-
-// formatSeconds shows a duration in seconds: tenths under a minute, whole
-// seconds above; "" when not recorded.
-func formatSeconds(s float64) string {
-	if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-		return ""
-	}
-	if s < 60 {
-		return fmt.Sprintf("%.1fs", s)
-	}
-	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
 }
 
 // oneLine keeps a table cell on its line.

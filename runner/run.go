@@ -222,10 +222,7 @@ func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *co
 	if err := w.WriteSetup(setup); err != nil {
 		return err
 	}
-	md := collect.SummaryMarkdown(r.Part, cases, r.Redactor())
-	if len(out.NotRun) > 0 {
-		md = append(md, fmt.Sprintf("\nNot run: %s\n", strings.Join(out.NotRun, ", "))...)
-	}
+	md := collect.SummaryMarkdown(r.Part, cases, out.NotRun, r.Redactor())
 	if err := w.WriteFile("summary.md", md); err != nil {
 		return err
 	}

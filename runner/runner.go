@@ -296,6 +296,29 @@ type Case struct {
 	servers     []*Server
 	ports       collect.Ordered[int] // server name → the port it started on
 	portClashes []string             // servers started again on another port
+	// phaseStarts are serve.log's sizes when each load phase of a server
+	// case began (phase → offset into its server's log), where an
+	// excerpt of a failed comparison starts (excerptOfComparison).
+	phaseStarts map[string]int64
+}
+
+// notePhaseStart records where s's serve.log stood when phase began.
+func (c *Case) notePhaseStart(phase string, s *Server) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.phaseStarts == nil {
+		c.phaseStarts = map[string]int64{}
+	}
+	c.phaseStarts[phase] = s.LogSize()
+}
+
+// phaseStart is where serve.log stood when phase began; ok is false when it
+// did not run.
+func (c *Case) phaseStart(phase string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	off, ok := c.phaseStarts[phase]
+	return off, ok
 }
 
 // Server is one started server of a case.

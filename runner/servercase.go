@@ -165,6 +165,7 @@ func serverLoad(ctx context.Context, c *Case, s *Server, log *collect.Ordered[an
 			return
 		}
 		c.Progress(name)
+		c.notePhaseStart(name, s)
 		phases.Set(name, client.RunPhase(ctx, name, reqs, conc))
 	}
 	runPhase("gen_seq", gen, 1)
@@ -340,13 +341,18 @@ func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
 }
 
 // flush compares the held-back cases with native (nil: it did not finish),
-// classifies them again with their comparisons, and returns them.
+// classifies them again with their comparisons, gives one that failed only
+// now its excerpt, and returns them.
 func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []collect.CaseResult {
 	var out []collect.CaseResult
 	for _, p := range g.Pending {
 		compareWithNative(p.res, native, nativeName)
 		p.ev.classify(p.res)
 		classifyFollowers(p.res, native, nativeName)
+		// A case that failed only by its comparisons gets its excerpt now.
+		if p.res.Excerpt == nil {
+			p.res.Excerpt = p.ev.excerpt(p.res)
+		}
 		out = append(out, *p.res)
 	}
 	g.Pending = nil

@@ -474,3 +474,69 @@ func TestComparisons(t *testing.T) {
 		}
 	}
 }
+
+// TestComparisonOnlyFailureHasExcerpt: a kvcached case that fails only on
+// its comparisons with the native case (its own checks all passed, so it
+// had no excerpt when it ended) gets one once compared: its own serve.log
+// from where the phase of its first failed comparison began
+// (docs/formats.md §4.9); the native case, which passed, gets none.
+func TestComparisonOnlyFailureHasExcerpt(t *testing.T) {
+	out, r := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "wrong-tokens", context.Background(), nil)
+	seen := 0
+	for _, cr := range out.Cases {
+		switch cr.Name {
+		case "vllm-qwen05b-native":
+			if cr.Excerpt != nil {
+				t.Errorf("%s passed but has an excerpt: %+v", cr.Name, cr.Excerpt)
+			}
+		case "vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0":
+			seen++
+			ex := cr.Excerpt
+			if ex == nil {
+				t.Fatalf("%s failed %v and has no excerpt", cr.Name, failedChecks(cr))
+			}
+			if ex.From != collect.ExcerptPhase("gen_seq") || ex.File != cr.Name+"/serve.log" || ex.Offset <= 0 || len(ex.Lines) == 0 {
+				t.Fatalf("%s: excerpt %+v, want its own serve.log from its gen_seq phase", cr.Name, ex)
+			}
+			if err := ex.Validate(); err != nil {
+				t.Errorf("%s: %v", cr.Name, err)
+			}
+			log, err := os.ReadFile(filepath.Join(r.OutDir, filepath.FromSlash(ex.File)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ex.Offset > int64(len(log)) || (ex.Offset > 0 && log[ex.Offset-1] != '\n') || !strings.HasPrefix(string(log[ex.Offset:]), ex.Lines[0]) {
+				t.Errorf("%s: the excerpt's first line %q is not the line at byte %d of %s", cr.Name, ex.Lines[0], ex.Offset, ex.File)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d kvcached cases in %v", seen, out.Cases)
+	}
+	var sum collect.Summary
+	readJSON(t, filepath.Join(r.OutDir, "summary.json"), &sum)
+	for _, cr := range sum.Cases {
+		if strings.Contains(cr.Name, "-kv_") && cr.Excerpt == nil {
+			t.Errorf("summary.json: %s has no excerpt", cr.Name)
+		}
+	}
+}
+
+// TestComparisonPhase: the excerpt of a comparison failure starts at the
+// earliest phase whose comparison failed on its own; one that follows from
+// another check (caused_by) does not count.
+func TestComparisonPhase(t *testing.T) {
+	for _, tc := range []struct {
+		checks []collect.Check
+		want   string
+	}{
+		{[]collect.Check{{Name: "apc_2_tokens_equal"}, {Name: "apc_1_cached_tokens_equal"}}, "apc_1"},
+		{[]collect.Check{{Name: "gen_seq_tokens_equal", OK: true}, {Name: "apc_0_cached_tokens_equal"}}, "apc_0"},
+		{[]collect.Check{{Name: "gen_seq_tokens_equal", CausedBy: "server_ready"}, {Name: "server_ready"}}, ""},
+		{[]collect.Check{{Name: "gen_seq_ok"}}, ""},
+	} {
+		if got := comparisonPhase(tc.checks); got != tc.want {
+			t.Errorf("comparisonPhase(%+v) = %q, want %q", tc.checks, got, tc.want)
+		}
+	}
+}

@@ -93,7 +93,9 @@ func TestExampleWorkflowsRunEveryCaseOnce(t *testing.T) {
 			// What the GPU jobs run: `--part "$PART"` of the profile, PART
 			// being the matrix's part, and nothing that narrows it further.
 			run := workflowCommand(t, file, lines, "ci-report run ")
-			for _, want := range []string{`--profile "$PROFILE"`, `--part "$PART"`} {
+			// --kernel-log: without the kernel's messages an Xid, ECC
+			// error or OOM kill would not class a case infra (docs/runner.md §5.10).
+			for _, want := range []string{`--profile "$PROFILE"`, `--part "$PART"`, `--kernel-log "`} {
 				if !strings.Contains(run, want) {
 					t.Errorf("%s: the run command %q lacks %s", file, run, want)
 				}

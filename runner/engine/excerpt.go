@@ -75,7 +75,22 @@ func (s *logScanner) excerpt(start int64, line []byte, name string) {
 // serve.log from the byte offset base where a co-location case's burst
 // began; ok is false when there is no line there.
 func BurstExcerpt(r io.Reader, base int64) (ex collect.Excerpt, ok bool, err error) {
-	ex.From = collect.ExcerptBurst
+	return linesFrom(r, base, collect.ExcerptBurst)
+}
+
+// PhaseExcerpt is BurstExcerpt for the byte offset where a server case's
+// load phase began (its from: collect.ExcerptPhase(phase)), for a case
+// whose comparison of that phase with its native case failed.
+func PhaseExcerpt(phase string) func(io.Reader, int64) (collect.Excerpt, bool, error) {
+	return func(r io.Reader, base int64) (collect.Excerpt, bool, error) {
+		return linesFrom(r, base, collect.ExcerptPhase(phase))
+	}
+}
+
+// linesFrom returns the first collect.ExcerptMaxLines lines of r from the
+// byte offset base, the excerpt's from being from.
+func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok bool, err error) {
+	ex.From = from
 	err = readLines(r, base, nil, func(off int64, line []byte) bool {
 		if len(ex.Lines) == 0 {
 			ex.Offset = off
