@@ -416,24 +416,27 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	}
 	var l caseList
 	var ok bool
+	var deselected *int
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
 		if err != nil {
 			return nil, r.readError("", err)
 		}
 		key := tok.String()
-		switch matchKey(key, "ok", "cases") {
+		switch matchKey(key, "ok", "cases", "deselected") {
 		case "ok":
-			r.kept = r.kept[:0]
-			bad, err := r.record(false)
-			if err != nil {
-				return nil, r.keptError(err)
+			if err := r.topLevel("ok", &ok); err != nil {
+				return nil, err
 			}
-			if bad != nil {
-				return nil, atField("ok", bad)
+		case "deselected":
+			// An imported part's deselected count (docs/formats.md
+			// §4.7), which its suite counts show.
+			deselected = nil
+			if err := r.topLevel("deselected", &deselected); err != nil {
+				return nil, err
 			}
-			if err := json.Unmarshal(r.kept, &ok, readOptions); err != nil {
-				return nil, decodeError("ok", err)
+			if deselected != nil && *deselected < 0 {
+				return nil, &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *deselected)}
 			}
 		case "cases":
 			if err := r.readCases(&l); err != nil {
@@ -457,7 +460,24 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if l.cases == nil {
 		l.cases = []CaseResult{}
 	}
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// topLevel decodes the value at the reader into v, a top-level field of
+// summary.json named field: a value of the wrong type is an error naming it.
+func (r *caseReader) topLevel(field string, v any) error {
+	r.kept = r.kept[:0]
+	bad, err := r.record(false)
+	if err != nil {
+		return r.keptError(err)
+	}
+	if bad != nil {
+		return atField(field, bad)
+	}
+	if err := json.Unmarshal(r.kept, v, readOptions); err != nil {
+		return decodeError(field, err)
+	}
+	return nil
 }
 
 // readCasesJSONL reads cases.jsonl from r (see ScanCasesJSONL).

@@ -169,6 +169,32 @@ func (im *Import) Run() (*Result, error) {
 // without the paths of the machine that imported it.
 func base(file string) string { return filepath.Base(file) }
 
+// deselectedOf is the part's deselected count: the one given (--deselected),
+// else the sum of the deselected attributes of the innermost suites that
+// declare one (a suite that holds others may count theirs again, as its
+// tests attribute does); nil when neither says.
+func deselectedOf(given *int, docs []*Document) *int {
+	if given != nil {
+		return given
+	}
+	var sum *int
+	for _, doc := range docs {
+		for i := range doc.Suites {
+			s := &doc.Suites[i]
+			// Nested suites follow their parent, one level deeper.
+			parent := i+1 < len(doc.Suites) && len(doc.Suites[i+1].Path) > len(s.Path)
+			if s.Deselected == nil || parent {
+				continue
+			}
+			if sum == nil {
+				sum = new(int)
+			}
+			*sum += *s.Deselected
+		}
+	}
+	return sum
+}
+
 // suiteCounts is a suite's record in summary.json.
 func suiteCounts(file string, s *Suite) collect.Suite {
 	return collect.Suite{
@@ -405,7 +431,7 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if cases == nil {
 		cases = []collect.CaseResult{}
 	}
-	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: im.Deselected}); err != nil {
+	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: deselectedOf(im.Deselected, docs)}); err != nil {
 		return err
 	}
 	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, im.Redact)); err != nil {

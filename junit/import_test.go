@@ -398,3 +398,33 @@ func TestTail(t *testing.T) {
 }
 
 func ptrF(v float64) *float64 { return &v }
+
+// TestDeselectedFromSuites: without --deselected, the part's deselected
+// count is the sum of what the innermost suites declare (a suite holding
+// others is not counted again), and it reads back with the part.
+func TestDeselectedFromSuites(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "j.xml")
+	doc := `<testsuites><testsuite name="outer" deselected="99">` +
+		`<testsuite name="a" deselected="57"><testcase classname="a" name="x"/></testsuite>` +
+		`<testsuite name="b" deselected="3"><testcase classname="b" name="y"/></testsuite>` +
+		`</testsuite><testsuite name="c"><testcase classname="c" name="z"/></testsuite></testsuites>`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		given *int
+		want  int
+	}{{nil, 60}, {ptrI(7), 7}} {
+		_, out := importFiles(t, &Import{Files: []string{file}, Part: "p", Out: filepath.Join(dir, fmt.Sprint("part", tc.want)), Deselected: tc.given})
+		parts, err := collect.LoadParts([]string{out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := parts[0].Deselected; d == nil || *d != tc.want {
+			t.Errorf("given %v: deselected %v, want %d", tc.given, d, tc.want)
+		}
+	}
+}
+
+func ptrI(n int) *int { return &n }

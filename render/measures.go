@@ -273,7 +273,7 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 // timings (the config's intervals), and the line of measures that could
 // not be read. None is asked for: no block, and no log is read.
 func (r *renderer) armBlocks(w *writer) []string {
-	if len(r.opts.Arms) == 0 && r.opts.BaselineArm == "" && len(r.cfg.Intervals) == 0 {
+	if !r.opts.NeedsMeasures() {
 		return nil
 	}
 	ms, problems := measuresOf(r.rep)

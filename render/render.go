@@ -106,12 +106,18 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if err := opts.ValidateArms(); err != nil {
+	r.opts = opts.ResolveArms()
+	if err := r.opts.ValidateArms(); err != nil {
 		return nil, err
 	}
-	// Known issues are a render-time input (docs/render.md §10), so the
-	// same file gives the same documents from directories or merged.json.
-	r.rep = rep.WithKnownIssues(opts.KnownIssues)
+	// Known issues and arm expectations are render-time inputs
+	// (docs/render.md §10, §12.4), so the same flags and config give the
+	// same documents from directories or merged.json.
+	// Thresholds come first: their checks are checks like any other, which
+	// a known issue may cover and an arm's expectation judges.
+	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
+		WithKnownIssues(opts.KnownIssues).
+		WithArmExpectations(r.opts.armExpectations())
 	r.ix = newSetupIndex(rep.Setup)
 	if h := SelectHistory(opts.History, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
@@ -360,6 +366,10 @@ func (r *renderer) problems(w *writer) string {
 // it) it says that only the cases that ran passed, so that body and verdict
 // never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
+	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
+}
+
+func (r *renderer) noFailedLine(w *writer, verdict string) string {
 	if verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0 {
 		if n := r.rep.Counts(); n.Known > 0 {
 			return w.t("all_passed_known", map[string]int{"Passed": n.Passed, "Known": n.Known})

@@ -51,18 +51,10 @@ func (a *armInputs) apply(opts *render.Options) error {
 		}
 	}
 	opts.BaselineArm = a.baseline
-	if opts.BaselineArm == "" {
-		opts.BaselineArm = opts.Config.BaselineArm
-	}
-	if err := opts.ValidateArms(); err != nil {
+	// The flags over the config, resolved as render resolves them, so that
+	// a bad combination is a usage error before the report is read.
+	if err := opts.ResolveArms().ValidateArms(); err != nil {
 		return usageErrorf("%v", strings.TrimPrefix(err.Error(), "render: "))
 	}
 	return nil
-}
-
-// needLogs reports whether the render shows what case logs hold: the
-// evidence table's metrics, the metric tables and the intervals
-// (docs/render.md §12), which a render without them does not read.
-func (a *armInputs) needLogs(cfg render.Config) bool {
-	return a.arms != "" || a.baseline != "" || cfg.BaselineArm != "" || len(cfg.Intervals) > 0
 }

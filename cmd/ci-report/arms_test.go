@@ -64,7 +64,7 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		xml := writeFile(t, filepath.Join(dir, a.arm+".xml"), livelockXML(a.failing))
 		metrics := writeFile(t, filepath.Join(dir, a.arm+".jsonl"), a.metrics)
 		part := filepath.Join(dir, "parts", a.arm)
-		code, _, stderr := runCLI(t, "import", "junit", xml, "--part", a.arm, "--out", part, "--revision", a.rev, "--arm", a.arm, "--metrics", metrics)
+		code, _, stderr := runCLI(t, "import", "junit", xml, "--part", a.arm, "--out", part, "--revision", a.rev, "--arm", a.arm, "--metrics", metrics, "--deselected", "57")
 		if code != exitOK {
 			t.Fatalf("import %s: exit %d: %s", a.arm, code, stderr)
 		}
@@ -76,8 +76,12 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
+		// The parent's failure is what the suite is expected to show:
+		// the headline is the fix arm's result and the discrimination.
+		"### junit · 2026-03-04 · PASS\n",
+		"All 3 cases passed. The 3 cases of the arms expected to fail are judged in the evidence table.",
 		"**Evidence** (parent vs fix)",
-		"Suite counts: parent: 2 passed, 1 failed; fix: 3 passed.",
+		"Suite counts: parent: 2 passed, 1 failed, 57 deselected; fix: 3 passed, 57 deselected.",
 		"| case | parent 88c8f96 | fix a378969 |",
 		"| `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]` | **fail**: AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10 · finished 3 requests · steps 500 steps · preemptions 465 · resumptions 463 · kv\\_blocks\\_at\\_stop 40 blocks | pass · finished 10 requests · steps 121 steps · preemptions 4 · resumptions 4 · kv\\_blocks\\_at\\_stop 0 blocks |",
 		"- `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]`: fails on parent, passes on fix, as expected.",
@@ -93,16 +97,28 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		t.Errorf("a second render differs")
 	}
 
+	// A config that declares the arms and their expectations renders the
+	// same without the flags; the flags override it.
+	cfg := writeFile(t, filepath.Join(dir, "ci-report.json"), `{"arms": ["parent", "fix"], "expect": {"parent": "fail", "fix": "pass"}}`)
+	if _, fromConfig, stderr := runCLI(t, append([]string{"render", "--date", "2026-03-04", "--config", cfg}, parts...)...); fromConfig != comment {
+		t.Errorf("render --config with arms differs from render --arms --expect (stderr %s):\n%s", stderr, fromConfig)
+	}
+
 	// Expecting the opposite, the line says what was expected, and that no
-	// case discriminates.
-	args = append([]string{"render", "--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=pass,fix=fail"}, parts...)
-	_, comment, _ = runCLI(t, args...)
-	for _, want := range []string{
-		"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
-		"**The suite does not discriminate**: no case passes on parent, fails on fix.",
+	// case discriminates; so does the verdict.
+	for _, args := range [][]string{
+		append([]string{"render", "--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=pass,fix=fail"}, parts...),
+		append([]string{"render", "--date", "2026-03-04", "--config", cfg, "--expect", "parent=pass,fix=fail"}, parts...),
 	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
+		_, comment, _ = runCLI(t, args...)
+		for _, want := range []string{
+			"### junit · 2026-03-04 · FAIL (1 of 3 cases: 1 unclassified; no case discriminates as expected)\n",
+			"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
+			"**The suite does not discriminate**: no case passes on parent, fails on fix.",
+		} {
+			if !strings.Contains(comment, want) {
+				t.Errorf("%s: comment lacks %q:\n%s", strings.Join(args, " "), want, comment)
+			}
 		}
 	}
 

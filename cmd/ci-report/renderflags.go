@@ -176,7 +176,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 
 	// The measures tables read case logs (docs/render.md §12); without
 	// them no document shows a log.
-	rep, err := r.readReport(e, args, mopts, !r.arms.needLogs(cfg))
+	rep, err := r.readReport(e, args, mopts, !opts.NeedsMeasures())
 	if err != nil {
 		return nil, opts, err
 	}
