@@ -138,11 +138,21 @@ func (r *Report) WithThresholds(ts []Threshold, baseline string) *Report {
 // to and bound, in the order the values were recorded.
 func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) []collect.Check {
 	var out []collect.Check
+	seen := map[string]bool{}
 	for i := range metrics {
 		m := &metrics[i]
-		if !t.holds(c, m) || !m.Known() {
+		if !t.holds(c, m) {
 			continue
 		}
+		// A second value of one arm and level is a problem the metric
+		// tables report, showing the first (docs/render.md §12.2): the
+		// first is judged.
+		key := qualifiers(m)
+		if seen[key] || !m.Known() {
+			seen[key] = true
+			continue
+		}
+		seen[key] = true
 		name := func(b string) string { return ThresholdPrefix + m.Name + "_" + b + qualifiers(m) }
 		where := qualifierWords(m)
 		unit := m.Unit
