@@ -277,6 +277,15 @@ type Suite struct {
 // so that a report exported and imported again keeps its case names.
 const JUnitPartProperty = "ci-report.part"
 
+// JUnitArmProperty and JUnitRevisionProperty are the suite properties by
+// which ci-report's JUnit export names the arm of a suite's part and the
+// revision it tested (docs/formats.md §7.2): `import junit --arm A` of an
+// export takes the suites of arm A and their revision.
+const (
+	JUnitArmProperty      = "ci-report.arm"
+	JUnitRevisionProperty = "ci-report.revision"
+)
+
 // Property is one name-value pair of a test suite or case (new); names may
 // repeat, so properties are a list.
 type Property struct {

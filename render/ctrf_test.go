@@ -406,3 +406,41 @@ if (bad.valid) { console.log("the validator accepts a document without tool, sum
 		t.Fatalf("the ctrf package refuses the output: %v\n%s", err, out)
 	}
 }
+
+// TestCTRFArms: the CTRF of two arms validates against CTRF's schema, names
+// each test's arm and revision in its extra and the parts' deselected tests
+// in the summary's, and is healthy when the arms behave as expected.
+func TestCTRFArms(t *testing.T) {
+	s := loadCTRFSchema(t)
+	rep := armReport(t, false, true)
+	n57, n546 := 57, 546
+	rep.Parts[0].Deselected, rep.Parts[1].Deselected = &n57, &n546
+	opts := sampleOptions()
+	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
+	var b bytes.Buffer
+	if err := CTRF(&b, rep, opts); err != nil {
+		t.Fatal(err)
+	}
+	if errs := ctrfErrors(t, s, b.Bytes()); len(errs) > 0 {
+		t.Fatalf("CTRF output breaks the schema:\n%s\n%s", strings.Join(errs, "\n"), b.String())
+	}
+	var doc ctrfReport
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if e := doc.Results.Summary.Extra; e == nil || e.Deselected != 603 {
+		t.Errorf("summary extra %+v, want 603 deselected", e)
+	}
+	var got []string
+	for _, tc := range doc.Results.Tests {
+		got = append(got, fmt.Sprintf("%s %s %+v", tc.Name, tc.Status, *tc.Extra))
+	}
+	want := []string{"t::a failed {Arm:parent Revision:88c8f96}", "t::b passed {Arm:parent Revision:88c8f96}",
+		"t::a passed {Arm:fix Revision:a378969}", "t::b passed {Arm:fix Revision:a378969}"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("tests %q, want %q", got, want)
+	}
+	if !doc.Results.Environment.Healthy || doc.Results.Extra.Verdict != "PASS" {
+		t.Errorf("environment %+v, extra %+v", doc.Results.Environment, doc.Results.Extra)
+	}
+}

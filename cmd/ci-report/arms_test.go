@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // livelockXML is a pytest xunit2 report of the vllm-rlt scheduler suite
@@ -179,5 +183,82 @@ func TestBaselineArmFromImport(t *testing.T) {
 	want := "Metrics of `kvcr::TC-05` against cold:\n\n`ttft` (ms, lower is better)\n\n| arm | c4 |\n|---|---|\n| cold (baseline) | 664 ms |\n| local | 412 ms (−38%) |"
 	if !strings.Contains(comment, want) {
 		t.Errorf("comment lacks %q:\n%s", want, comment)
+	}
+}
+
+// TestArmsJUnitRoundTrip: `render --format junit` of a parent and a fix
+// arm, imported back one arm at a time with `import junit --arm`, keeps
+// each arm's cases, failures and skip reasons, its revision and its
+// deselected count: the evidence table and the verdict read back the same.
+// Without --arm an export of two arms is refused, naming them.
+func TestArmsJUnitRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	revs := map[string]string{"parent": "88c8f96aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "fix": "a378969bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}
+	skip := `<testcase classname="tests.test_scheduler" name="test_gpu_only" time="0"><skipped type="pytest.skip" message="needs a GPU">x.py:3: needs a GPU</skipped></testcase></testsuite>`
+	var parts []string
+	for _, arm := range []string{"parent", "fix"} {
+		xml := writeFile(t, filepath.Join(dir, arm+".xml"), strings.Replace(livelockXML(arm == "parent"), "</testsuite>", skip, 1))
+		part := filepath.Join(dir, "parts", arm)
+		if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", arm, "--out", part, "--revision", revs[arm], "--arm", arm, "--deselected", map[string]string{"parent": "57", "fix": "546"}[arm]); code != exitOK {
+			t.Fatalf("import %s: exit %d: %s", arm, code, stderr)
+		}
+		parts = append(parts, part)
+	}
+	flags := []string{"--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=fail,fix=pass"}
+	code, xml, stderr := runCLI(t, append(append([]string{"render", "--format", "junit"}, flags...), parts...)...)
+	if code != exitOK {
+		t.Fatalf("render --format junit: exit %d: %s", code, stderr)
+	}
+	export := writeFile(t, filepath.Join(dir, "export.xml"), xml)
+
+	code, _, stderr = runCLI(t, "import", "junit", export, "--part", "both", "--out", filepath.Join(dir, "both"))
+	if code != exitUsage || !strings.Contains(stderr, "export.xml: suites of the arms fix, parent (ci-report.arm): give --arm to import one") {
+		t.Errorf("an export of two arms without --arm: exit %d, %s", code, stderr)
+	}
+	var back []string
+	for _, arm := range []string{"parent", "fix"} {
+		part := filepath.Join(dir, "back", arm)
+		if code, _, stderr := runCLI(t, "import", "junit", export, "--part", arm, "--out", part, "--arm", arm); code != exitOK {
+			t.Fatalf("import back %s: exit %d: %s", arm, code, stderr)
+		}
+		back = append(back, part)
+	}
+	orig, err := loadReport(parts, collect.LoadOptions{}, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadReport(back, collect.LoadOptions{}, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(roundTripCases(orig), roundTripCases(again)); diff != "" {
+		t.Errorf("cases after the round trip (-original +imported):\n%s", diff)
+	}
+	type armed struct{ Name, Arm, Revision string }
+	arms := func(rep *merge.Report) (out []armed) {
+		for _, c := range rep.Cases {
+			out = append(out, armed{c.Name, c.Arm, c.Revision})
+		}
+		for _, p := range rep.Parts {
+			d := "none"
+			if p.Deselected != nil {
+				d = strconv.Itoa(*p.Deselected)
+			}
+			out = append(out, armed{p.Name, p.Arm, d})
+		}
+		return out
+	}
+	if diff := cmp.Diff(arms(orig), arms(again)); diff != "" {
+		t.Errorf("arms, revisions and deselected counts after the round trip (-original +imported):\n%s", diff)
+	}
+	// The documents of both, the metrics aside (JUnit has no place for
+	// them), say the same.
+	_, a, _ := runCLI(t, append(append([]string{"render"}, flags...), parts...)...)
+	_, b, _ := runCLI(t, append(append([]string{"render"}, flags...), back...)...)
+	if a != b {
+		t.Errorf("the comment differs after the round trip:\n%s\n---\n%s", a, b)
+	}
+	if !strings.Contains(b, "· PASS\n") || !strings.Contains(b, "Suite counts: parent: 2 passed, 1 failed, 1 skipped, 57 deselected; fix: 3 passed, 1 skipped, 546 deselected.") {
+		t.Errorf("the imported arms' comment:\n%s", b)
 	}
 }
