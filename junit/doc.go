@@ -71,11 +71,22 @@
 // with the cases as its plan and complete false, setup.json (the profile,
 // kvcached_sha from --revision, no engine or case setup), summary.json
 // (the cases, the suites' declared counts as "suites", and
-// --deselected as "deselected"), summary.md, run.log (what was read, the
+// --deselected as "deselected", else the sum of the deselected attributes
+// of the innermost suites that declare one), summary.md, run.log (what was read, the
 // warnings, each suite's captured output), and part.json again with
 // complete true; no cases.jsonl, which keeps what a run killed mid-way
 // finished (an earlier one is removed, as are summary.md and error.txt).
 // part.json's started_at and finished_at span the suites'
 // timestamps (a timestamp without a zone is taken as UTC) and are absent
 // when none has one; host is the first suite's hostname.
+//
+// # Exports with arms
+//
+// ci-report's own export (`render --format junit`) of parts of several
+// arms has a suite per part and arm, marked with collect.JUnitArmProperty
+// and collect.JUnitRevisionProperty. Such files are imported one arm at a
+// time: --arm A keeps the suites of arm A (and drops the others) and takes
+// their revision unless --revision is given; without --arm, the one arm
+// they hold. Suites of several arms without --arm, or none of the arm
+// given, are an error naming the files and the arms.
 package junit
