@@ -63,8 +63,12 @@
 // "name": ..., "value": <number or null>, "unit": ..., "arm"?,
 // "concurrency"?, "better"?} appended to the named case's log.metrics in
 // file order, held to the rules of a log's metrics (docs/formats.md §4.1,
-// collect.ParseMetric). A line naming no imported case, or whose metric
-// breaks those rules, is an error naming the file and line.
+// collect.ParseMetric). A line {"case": ..., "event": {"name": ..., "t":
+// <seconds>}} instead appends an event to the case's log.events (the
+// moments of docs/render.md §12.3's recovery timings), held to the rules of
+// a log's events (collect.ParseEvent; a name once per case, at most
+// collect.MaxEvents). A line naming no imported case, or whose metric or
+// event breaks those rules, is an error naming the file and line.
 //
 // The part directory is written through collect's PartWriter, as the
 // runner writes one (atomic files, every byte redacted): part.json first

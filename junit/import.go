@@ -278,6 +278,7 @@ type caseLog struct {
 	SystemOut  string             `json:"system_out,omitempty"`
 	SystemErr  string             `json:"system_err,omitempty"`
 	Metrics    []collect.Metric   `json:"metrics,omitempty"`
+	Events     []collect.Event    `json:"events,omitempty"`
 }
 
 // junitSource says where an imported case came from.

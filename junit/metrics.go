@@ -20,11 +20,16 @@ const maxMetricLine = 1 << 20
 // line is a metric (collect.ParseMetric).
 type metricLine struct {
 	Case *string `json:"case"`
+	// Event is an event of the case, {"name", "t"} (collect.ParseEvent),
+	// instead of a metric: a recovery timing's moments (docs/render.md
+	// §12.3), which xunit2 has no place for either.
+	Event json.RawMessage `json:"event"`
 }
 
 // addMetrics reads the metrics file at path (JSON lines {"case", "name",
-// "value", "unit", "arm"?, "concurrency"?, "better"?}) and appends each metric to its case's log, in file
-// order. A line that does not parse, lacks case, name or value, or names a
+// "value", "unit", "arm"?, "concurrency"?, "better"?}, or {"case", "event":
+// {"name", "t"}}) and appends each metric or event to its case's log, in
+// file order. A line that does not parse, lacks case, name or value, or names a
 // case that was not imported is an error naming the file and line: the
 // file comes from the same run, so a mismatch is a defect of the run's
 // wiring, never something to drop silently.
@@ -64,15 +69,35 @@ func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error 
 		if m.Case == nil || *m.Case == "" {
 			return at(`no "case"`)
 		}
+		idx, ok := byName[*m.Case]
+		if !ok {
+			return at("case %q is not among the %d imported cases", collect.CutDetail(*m.Case, 200), len(cases))
+		}
+		if m.Event != nil {
+			// The log's rules for events (docs/formats.md §4.1), so that
+			// the log reads back: a name once per case, at most MaxEvents.
+			ev, err := collect.ParseEvent(m.Event)
+			if err != nil {
+				return at("event%s", err)
+			}
+			for _, i := range idx {
+				for _, e := range logs[i].Events {
+					if e.Name == ev.Name {
+						return at("event %q of case %q is repeated", collect.CutDetail(ev.Name, 200), collect.CutDetail(*m.Case, 200))
+					}
+				}
+				if len(logs[i].Events) == collect.MaxEvents {
+					return at("case %q: over %d events", collect.CutDetail(*m.Case, 200), collect.MaxEvents)
+				}
+				logs[i].Events = append(logs[i].Events, ev)
+			}
+			continue
+		}
 		// One rule for a metric wherever it comes from: the log's
 		// (docs/formats.md §4.1).
 		metric, err := collect.ParseMetric(line)
 		if err != nil {
 			return at("%s", strings.TrimPrefix(err.Error(), "."))
-		}
-		idx, ok := byName[*m.Case]
-		if !ok {
-			return at("case %q is not among the %d imported cases", collect.CutDetail(*m.Case, 200), len(cases))
 		}
 		for _, i := range idx {
 			logs[i].Metrics = append(logs[i].Metrics, metric)
