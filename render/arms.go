@@ -376,18 +376,14 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	}
 	var rows [][]string
 	var lines []string
-	more, used, quiet, met, expected := 0, 0, 0, 0, 0
+	more, used, quiet := 0, 0, 0
 	for i := range cases {
 		ac := &cases[i]
 		if !ac.interesting(ms) {
 			quiet++
 			continue
 		}
-		line, ok := r.verdictLine(ac)
-		if ok {
-			met++
-		}
-		expected++
+		line, _ := r.verdictLine(ac)
 		if len(rows) == evidenceRows || used > evidenceSpace {
 			more++
 			continue
@@ -421,13 +417,33 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 		b = append(b, fmt.Sprintf("%d more cases pass on every arm.", quiet))
 	}
 	if len(r.opts.Expect) > 0 {
-		if met == 0 {
-			b = append(b, "**The suite does not discriminate**: no case "+Plain(r.expectWords())+".")
-		} else {
-			b = append(b, fmt.Sprintf("%d of %d listed cases behave as expected (%s).", met, expected, Plain(r.expectWords())))
-		}
+		b = append(b, r.judgementLine())
 	}
 	return strings.Join(b, "\n\n")
+}
+
+// judgementLine sums up the arms as the verdict judges them
+// (merge.Report.Judge, docs/render.md §12.4), so that the table and the
+// headline agree: of the cases that fail on an arm expected to fail, how
+// many behave as expected on every arm; a case that fails nowhere (skipped
+// on both, passing with metrics) is not among them.
+func (r *renderer) judgementLine() string {
+	x := r.opts.armExpectations()
+	j := r.rep.Judge(&x)
+	if j.Behave == 0 {
+		return "**The suite does not discriminate**: no case " + Plain(r.expectWords()) + "."
+	}
+	var failArms []string
+	for _, a := range r.opts.Arms {
+		if r.opts.Expect[a] == ExpectFail {
+			failArms = append(failArms, a)
+		}
+	}
+	if len(failArms) == 0 {
+		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, Plain(r.expectWords()))
+	}
+	return fmt.Sprintf("%d of %d cases that fail on %s behave as expected (%s).", j.Behave, j.Behave+j.Off,
+		Plain(strings.Join(failArms, " or ")), Plain(r.expectWords()))
 }
 
 // expectWords says what the expectations are: `fails on parent, passes on fix`.

@@ -312,3 +312,25 @@ func TestArmVerdictHeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestEvidenceJudgementLine: the evidence table's last line counts the
+// cases as the verdict judges them: a case skipped on both arms has its
+// row but is not a case that failed to discriminate.
+func TestEvidenceJudgementLine(t *testing.T) {
+	rep := armReport(t, false, true)
+	for _, arm := range []string{"parent", "fix"} {
+		rep.Cases = append(rep.Cases, merge.Case{Name: "t::gpu", OK: true, SkipReason: "needs a GPU", Checks: []collect.Check{}, Part: arm, Arm: arm})
+	}
+	opts := sampleOptions()
+	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
+	docs := mustRender(t, rep, opts)
+	for _, want := range []string{
+		"- `t::gpu`: is skipped on parent, is skipped on fix; expected: fails on parent, passes on fix.",
+		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
+		" · PASS\n",
+	} {
+		if !strings.Contains(docs.Comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+		}
+	}
+}
