@@ -1,6 +1,9 @@
 package collect
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // PartMeta is part.json (docs/formats.md §2): the provenance and plan of one part.
 type PartMeta struct {
@@ -320,6 +323,22 @@ const (
 // Known reports whether the metric has a value: a recorder writes null or
 // -1 for a value it could not measure (docs/formats.md §4.1).
 func (m *Metric) Known() bool { return m.Value != nil && *m.Value != -1 }
+
+// ChangePct is m's change against base in percent, (m − base)/|base|·100:
+// the delta of a metric table against its baseline arm and what a
+// threshold's max_delta_pct bounds (docs/render.md §12.2, §12.5). false
+// when either is unknown, base is 0, or the change is beyond 10⁹ percent
+// (no percentage says anything there).
+func (m *Metric) ChangePct(base *Metric) (float64, bool) {
+	if m == nil || base == nil || !m.Known() || !base.Known() || *base.Value == 0 {
+		return 0, false
+	}
+	d := (*m.Value - *base.Value) / math.Abs(*base.Value) * 100
+	if math.IsInf(d, 0) || math.IsNaN(d) || math.Abs(d) > 1e9 {
+		return 0, false
+	}
+	return d, true
+}
 
 // Event is one timestamped event of a case (log "events", new;
 // docs/formats.md §4.1): its name and when it happened, in seconds from

@@ -209,18 +209,15 @@ func bound(name string, value, bar float64, unit, must, what, word string) colle
 }
 
 // changeAgainst is m's change against the baseline arm's value at the
-// same concurrency, in percent; false when there is none to compare with.
+// same concurrency, in percent, as the metric tables show it
+// (collect.Metric.ChangePct); false when there is none to compare with.
 func changeAgainst(metrics []collect.Metric, m *collect.Metric, baseline string) (float64, bool) {
 	for i := range metrics {
 		b := &metrics[i]
 		if b.Name != m.Name || b.Arm != baseline || !sameLevel(b.Concurrency, m.Concurrency) {
 			continue
 		}
-		if !b.Known() || *b.Value == 0 {
-			return 0, false
-		}
-		d := (*m.Value - *b.Value) / math.Abs(*b.Value) * 100
-		return d, !math.IsInf(d, 0) && !math.IsNaN(d)
+		return m.ChangePct(b)
 	}
 	return 0, false
 }
