@@ -112,6 +112,11 @@ func (o Options) ValidateArms() error {
 			return fmt.Errorf("render: config intervals[%d]: want a label, a from and a to event", i)
 		}
 	}
+	if len(o.Config.Expect) > 0 && len(o.Config.Arms) == 0 {
+		// It would never be used (ResolveArms takes it with the config's
+		// arms only): a config that says it must not be ignored.
+		return fmt.Errorf("render: config expect needs the arms it is of (config arms)")
+	}
 	baseline := o.ResolveArms().BaselineArm
 	for i := range o.Config.Thresholds {
 		if err := o.Config.Thresholds[i].Validate(baseline); err != nil {

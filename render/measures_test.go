@@ -103,6 +103,9 @@ func TestArmOptionErrors(t *testing.T) {
 		{"unknown expect arm", func(o *Options) { o.Arms = []string{"a"}; o.Expect = map[string]string{"b": "pass"} }, `expected result of arm "b"`},
 		{"bad interval", func(o *Options) { o.Config.Intervals = []Interval{{Label: "x", From: "a"}} }, "config intervals[0]: want a label, a from and a to event"},
 		{"bad baseline", func(o *Options) { o.BaselineArm = "Cold!" }, `baseline arm "Cold!"`},
+		{"config expect without config arms", func(o *Options) { o.Arms = []string{"a"}; o.Config.Expect = map[string]string{"a": "pass"} }, "config expect needs the arms"},
+		{"bad config arm", func(o *Options) { o.Config.Arms = []string{"A!"} }, `arm "A!": want`},
+		{"bad config expect", func(o *Options) { o.Config.Arms = []string{"a"}; o.Config.Expect = map[string]string{"a": "green"} }, `expected result "green" of arm a`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := sampleOptions()
