@@ -127,6 +127,11 @@ type Config struct {
 	// beyond one is a failed check of its case. None: the metric tables
 	// report and judge nothing.
 	Thresholds []merge.Threshold `json:"thresholds,omitempty"`
+	// Suite names the suite this config reports (docs/render.md §13): its
+	// comments, section and history are its own, beside the default
+	// suite's (kvcached's) in the same results issue. Zero: the default
+	// suite, whose markers are those of every existing issue.
+	Suite Suite `json:"suite,omitzero"`
 }
 
 // Interval is one named interval between two events of a case: To's time

@@ -430,6 +430,7 @@ func (k *coloc) stop() {
 			k.log.Set("gpu_last_error", collect.CutDetail(last, 300))
 		}
 		k.log.Set("kvctl_latency_s", latencySummary(k.kvctl.Latencies.Seconds()))
+		k.log.Set("kvctl_asks", k.sampler.AskSummary())
 		if n := k.sampler.Skipped(); n > 0 {
 			k.log.Set("samples_skipped", n)
 		}
@@ -513,6 +514,65 @@ func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool
 	return peakKV(k.sampler.Readings(from, to), i)
 }
 
+// window is a phase run between two readings (so that the peaks in it are
+// its own): the reading before it, the phase, and its server's peak KV and
+// the reading that showed it.
+type window struct {
+	start  memReading
+	phase  collect.Phase
+	peak   float64
+	atPeak memReading
+}
+
+// measuredPhase runs phase name on server i inside a window.
+func (k *coloc) measuredPhase(i int, name string, reqs []engine.Request, concurrency int) window {
+	start := k.sampler.Read(k.ctx)
+	ph := k.phase(i, name, reqs, concurrency)
+	k.sampler.Read(k.ctx)
+	peak, at, _ := k.windowPeak(i, start.At, k.now())
+	return window{start: start, phase: ph, peak: peak, atPeak: at}
+}
+
+// growth is how far server i's KV rose in w above base, at least 0.
+func (w window) growth(base float64) float64 { return max(w.peak-base, 0) }
+
+// pairOpening is what a pair case measures before its load: each server's
+// first probe, KV per request of each server's shape, and the GPU memory
+// free once both caches were reset and drained.
+type pairOpening struct {
+	before [][]collect.RequestResult
+	perReq []float64
+	idle   memReading
+	free   float64
+}
+
+// open probes both servers, calibrates each shape (the phases names), resets
+// and drains both caches (a failed reset goes into the case log's
+// reset_errors) and reads what is free.
+func (k *coloc) open(names []string, shapes []func() []engine.Request) pairOpening {
+	var o pairOpening
+	for i, s := range k.servers {
+		o.before = append(o.before, k.phase(i, s.Plan.Name+"_probe_before", probeRequests(), 1).Results)
+	}
+	o.perReq = k.calibrate(names, shapes)
+	idle, resetProblems := k.resetAndDrain(0, 1)
+	if len(resetProblems) > 0 {
+		k.log.Set("reset_errors", resetProblems)
+	}
+	o.idle, o.free = idle, k.freeMiB(idle)
+	return o
+}
+
+// elasticRun is what the elastic pair measured.
+type elasticRun struct {
+	pairOpening
+	nA, nB                                               int
+	a, b                                                 window
+	aGrowth, aAfter, freeAtAPeak, gpuFreeAfterA, bGrowth float64
+	both                                                 []collect.Phase
+	aGone                                                bool
+}
+
 // runElastic is the elastic pair (docs/runner.md §5.4): A bursts and drains, B
 // bursts into the memory A gave back, then both at once.
 func runElastic(ctx context.Context, c *Case) collect.CaseResult {
@@ -524,46 +584,27 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
 	defer stopSampling()
-	nameA, nameB := k.servers[0].Plan.Name, k.servers[1].Plan.Name
-
-	before := [][]collect.RequestResult{
-		k.phase(0, nameA+"_probe_before", probeRequests(), 1).Results,
-		k.phase(1, nameB+"_probe_before", probeRequests(), 1).Results,
-	}
 	load := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
-	perReq := k.calibrate([]string{"a_calibrate", "b_calibrate"}, []func() []engine.Request{
-		func() []engine.Request { return load(calibrateReqs) }, func() []engine.Request { return load(calibrateReqs) }})
-	idle, resetProblems := k.resetAndDrain(0, 1)
-	if len(resetProblems) > 0 {
-		k.log.Set("reset_errors", resetProblems)
-	}
-	free := k.freeMiB(idle)
-	nA, nB := burstSize(free, perReq[0], batch), burstSize(free, perReq[1], batch)
+	e := elasticRun{pairOpening: k.open([]string{"a_calibrate", "b_calibrate"}, []func() []engine.Request{
+		func() []engine.Request { return load(calibrateReqs) }, func() []engine.Request { return load(calibrateReqs) }})}
+	e.nA, e.nB = burstSize(e.free, e.perReq[0], batch), burstSize(e.free, e.perReq[1], batch)
 
 	// Burst A, drain A.
-	startA := k.sampler.Read(ctx)
-	phA := k.phase(0, "a_burst", load(nA), nA)
-	k.sampler.Read(ctx)
-	baseA, _ := startA.kv(0)
-	peakA, atPeakA, _ := k.windowPeak(0, startA.At, k.now())
-	aGrowth := max(peakA-baseA, 0)
-	freeAtAPeak := k.freeAtPeakMiB(atPeakA)
+	e.a = k.measuredPhase(0, "a_burst", load(e.nA), e.nA)
+	baseA, _ := e.a.start.kv(0)
+	e.aGrowth, e.freeAtAPeak = e.a.growth(baseA), k.freeAtPeakMiB(e.a.atPeak)
 	drainedA := k.drain(0)
 	heldA, _ := drainedA.kv(0)
-	aAfter := max(heldA-baseA, 0)
-	gpuFreeAfterA := k.freeMiB(drainedA)
+	e.aAfter, e.gpuFreeAfterA = max(heldA-baseA, 0), k.freeMiB(drainedA)
 
 	// Burst B, drain B.
-	startB := k.sampler.Read(ctx)
-	phB := k.phase(1, "b_burst", load(nB), nB)
-	k.sampler.Read(ctx)
-	baseB, _ := startB.kv(1)
-	peakB, _, _ := k.windowPeak(1, startB.At, k.now())
-	bGrowth := max(peakB-baseB, 0)
+	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
+	baseB, _ := e.b.start.kv(1)
+	e.bGrowth = e.b.growth(baseB)
 	k.drain(1)
 
 	// Both at once.
-	both := k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(nA), load(nB)})
+	e.both = k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(e.nA), load(e.nB)})
 	stopSampling()
 
 	// A server that died in its burst holds nothing: its process and its
@@ -571,36 +612,46 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	// dying. Its failure is a_requests_ok's and <A>_alive's to report.
 	// Looked at after B's and the contended phases, so that a crash in A's
 	// burst has long finished exiting.
-	aGone := !k.servers[0].Alive()
-	if aGone {
-		aAfter = 0
+	if e.aGone = !k.servers[0].Alive(); e.aGone {
+		e.aAfter = 0
 	}
-	k.add(
-		checks.RequestsOK("a_requests_ok", phA.Results),
-		checks.AFilledMemory(aGrowth, free),
-		checks.AReleasedMemory(aAfter, aGrowth, aGone),
-		checks.RequestsOK("b_requests_ok", phB.Results),
-		checks.BReusedAMemory(bGrowth, freeAtAPeak),
-		checks.RequestsOK("contended_requests_ok", append(slices.Clone(both[0].Results), both[1].Results...)),
-	)
+	k.add(e.checks()...)
+	e.log(k)
+	k.finish(e.before)
+	return k.result()
+}
+
+// checks are the elastic pair's load checks.
+func (e *elasticRun) checks() []collect.Check {
+	return []collect.Check{
+		checks.RequestsOK("a_requests_ok", e.a.phase.Results),
+		checks.AFilledMemory(e.aGrowth, e.free),
+		checks.AReleasedMemory(e.aAfter, e.aGrowth, e.aGone),
+		checks.RequestsOK("b_requests_ok", e.b.phase.Results),
+		checks.BReusedAMemory(e.bGrowth, e.freeAtAPeak),
+		checks.RequestsOK("contended_requests_ok", append(slices.Clone(e.both[0].Results), e.both[1].Results...)),
+	}
+}
+
+// log writes the elastic pair's memory_mib, a_not_running_after_burst and
+// segments into the case log.
+func (e *elasticRun) log(k *coloc) {
 	var mem memoryLog
-	mem.mib("free", free)
-	mem.mib("per_request_a", perReq[0])
-	mem.mib("per_request_b", perReq[1])
-	mem.n("n_a", nA)
-	mem.n("n_b", nB)
-	mem.mib("gpu_free_after_a", gpuFreeAfterA)
-	mem.mib("a_growth", aGrowth)
-	mem.mib("a_after", aAfter)
-	mem.mib("free_at_a_peak", freeAtAPeak)
-	mem.mib("b_growth", bGrowth)
+	mem.mib("free", e.free)
+	mem.mib("per_request_a", e.perReq[0])
+	mem.mib("per_request_b", e.perReq[1])
+	mem.n("n_a", e.nA)
+	mem.n("n_b", e.nB)
+	mem.mib("gpu_free_after_a", e.gpuFreeAfterA)
+	mem.mib("a_growth", e.aGrowth)
+	mem.mib("a_after", e.aAfter)
+	mem.mib("free_at_a_peak", e.freeAtAPeak)
+	mem.mib("b_growth", e.bGrowth)
 	k.log.Set("memory_mib", mem.Ordered)
-	if aGone {
+	if e.aGone {
 		k.log.Set("a_not_running_after_burst", true)
 	}
 	k.log.Set("segments", k.segmentsSummary())
-	k.finish(before)
-	return k.result()
 }
 
 // latencyStats is p50 and max of the latencies of results, in seconds
@@ -620,17 +671,22 @@ func latencySummary(latencies []float64) any {
 	if len(latencies) == 0 {
 		return nil
 	}
-	l := slices.Clone(latencies)
+	var o collect.Ordered[float64]
+	o.Set("p50", math.Round(median(latencies)*1000)/1000)
+	o.Set("max", math.Round(slices.Max(latencies)*1000)/1000)
+	return o
+}
+
+// median is the middle of v (of an even count: the mean of the middle
+// two); v is not changed and must not be empty.
+func median(v []float64) float64 {
+	l := slices.Clone(v)
 	sort.Float64s(l)
 	n := len(l)
-	p50 := l[n/2]
 	if n%2 == 0 {
-		p50 = (l[n/2-1] + l[n/2]) / 2
+		return (l[n/2-1] + l[n/2]) / 2
 	}
-	var o collect.Ordered[float64]
-	o.Set("p50", math.Round(p50*1000)/1000)
-	o.Set("max", math.Round(l[n-1]*1000)/1000)
-	return o
+	return l[n/2]
 }
 
 // elasticSetup is the setup.json entry of an elastic pair.

@@ -54,16 +54,29 @@ type phaseWatch struct {
 	mu     sync.Mutex
 	phase  string
 	cancel func()
+	// after are the progress lines written once it cancelled, in order.
+	after []string
 }
 
 func (w *phaseWatch) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cancel != nil && bytes.HasSuffix(p, []byte(": "+w.phase)) {
+	switch {
+	case w.cancel != nil && bytes.HasSuffix(p, []byte(": "+w.phase)):
 		w.cancel()
 		w.cancel = nil
+	case w.cancel == nil:
+		w.after = append(w.after, strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
+}
+
+// afterCancel are the progress lines written after the run was cancelled
+// (nil when it was not).
+func (w *phaseWatch) afterCancel() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.after)
 }
 
 // drainLine ends the progress line of a drain (coloc.drain): where a case
@@ -117,6 +130,9 @@ type simRun struct {
 	log    map[string]json.RawMessage
 	outDir string
 	world  string
+	// afterCancel are the progress lines written after a cancelAtPhase
+	// cancelled the run.
+	afterCancel []string
 }
 
 // runSimCase runs the case selected by o through Runner.Run against the
@@ -201,8 +217,9 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	// Progress lines reach Stderr only on a terminal.
 	hold := &loadHold{world: world}
 	r.Terminal, r.Stderr = true, hold
+	watch := &phaseWatch{phase: o.cancelAtPhase, cancel: cancel}
 	if o.cancelAtPhase != "" {
-		hold.next = &phaseWatch{phase: o.cancelAtPhase, cancel: cancel}
+		hold.next = watch
 	}
 	outcome, err := r.Run(ctx)
 	hold.mu.Lock()
@@ -215,7 +232,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	if holdErr != nil {
 		t.Fatal(holdErr)
 	}
-	return outcome, simRun{res: collect.CaseResult{Name: plan.Cases[len(plan.Cases)-1].Name}, outDir: out, world: world}
+	return outcome, simRun{res: collect.CaseResult{Name: plan.Cases[len(plan.Cases)-1].Name}, outDir: out, world: world, afterCancel: watch.afterCancel()}
 }
 
 func caseNames(cs []collect.CaseResult) []string {

@@ -57,103 +57,137 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
 	defer stopSampling()
 	srv := k.servers[0]
-	name := srv.Plan.Name
-	kvctl := k.kvctl
+	before := [][]collect.RequestResult{k.phase(0, srv.Plan.Name+"_probe_before", probeRequests(), 1).Results}
 
-	before := [][]collect.RequestResult{k.phase(0, name+"_probe_before", probeRequests(), 1).Results}
-	idleReading := k.sampler.Read(ctx)
-	idle, _ := idleReading.kv(0)
-
-	k.phase(0, "fill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc)
-	filledReading := k.sampler.Read(ctx)
-	filled, _ := filledReading.kv(0)
-	k.add(checks.LimitCacheFilled(idle, filled))
-
-	limitMiB := idle + (filled-idle)/4
-	limitBytes := int64(limitMiB * (1 << 20))
+	var l limitRun
+	filledReading := l.fill(k)
+	l.limitMiB = l.idle + (l.filled-l.idle)/4
+	limitBytes := int64(l.limitMiB * (1 << 20))
 	// `kvctl limit <ipc>` writes the one segment <ipc> (not its pool groups
 	// <ipc>_g<N>), so that segment's own limit is what to restore.
 	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
-	lower := &checks.LimitSetObservation{What: "lower", Bytes: limitBytes}
-	lower.Err = setLimitReadBack(ctx, kvctl, srv.IPC, limitBytes)
+	l.lower = &checks.LimitSetObservation{What: "lower", Bytes: limitBytes}
+	l.lower.Err = setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)
+	l.applyOnAllocation(k)
+	l.loadUnderLimit(k)
+	l.restore = k.restoreLimit(original, haveOriginal)
+	l.regrown = k.measuredPhase(0, "refill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc).peak
+	stopSampling()
 
-	// An idle server keeps its usage under a lowered limit (recorded, not
-	// judged); the first allocations apply it.
-	atLower, _ := k.sampler.Read(ctx).kv(0)
-	alloc := k.phase(0, "limit_alloc", k.requests(limitAllocN, limitSmallWords, limitLoadTokens, false), 1)
-	c.Progress("limit_applied_on_allocation")
+	k.add(l.checks()...)
+	l.log(k)
+	k.finish(before)
+	return k.result()
+}
+
+// limitRun is what the limit case measured, in MiB of KV unless named
+// otherwise.
+type limitRun struct {
+	idle, filled, limitMiB float64
+	atLower, applied       float64 // right after the limit was lowered, after the allocations
+	waitedS                float64 // how long the allocations took to apply it
+	peak, regrown          float64 // under load at the limit, after it was restored
+	withKV                 int     // readings under load that had the KV
+	lower, restore         *checks.LimitSetObservation
+	alloc, small, long     collect.Phase
+}
+
+// fill reads the idle KV, fills the prefix cache and returns the reading
+// after the fill (limit_cache_filled).
+func (l *limitRun) fill(k *coloc) memReading {
+	l.idle, _ = k.sampler.Read(k.ctx).kv(0)
+	k.phase(0, "fill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc)
+	filledReading := k.sampler.Read(k.ctx)
+	l.filled, _ = filledReading.kv(0)
+	k.add(checks.LimitCacheFilled(l.idle, l.filled))
+	return filledReading
+}
+
+// applyOnAllocation records what the idle server holds under the lowered
+// limit (recorded, not judged: it keeps its usage), then sends allocations
+// and waits, at most LimitWait, for the KV to come down to the limit.
+func (l *limitRun) applyOnAllocation(k *coloc) {
+	t := k.c.R.Timing
+	l.atLower, _ = k.sampler.Read(k.ctx).kv(0)
+	l.alloc = k.phase(0, "limit_alloc", k.requests(limitAllocN, limitSmallWords, limitLoadTokens, false), 1)
+	k.c.Progress("limit_applied_on_allocation")
 	waitStart := k.now()
-	applied := atLower
+	l.applied = l.atLower
 	for {
-		rd := k.sampler.Read(ctx)
-		if v, ok := rd.kv(0); ok {
-			applied = v
-			if v <= limitMiB {
+		if v, ok := k.sampler.Read(k.ctx).kv(0); ok {
+			l.applied = v
+			if v <= l.limitMiB {
 				break
 			}
 		}
-		if k.now().Sub(waitStart) >= r.Timing.LimitWait || ctx.Err() != nil {
+		if k.now().Sub(waitStart) >= t.LimitWait || k.ctx.Err() != nil {
 			break
 		}
 		select {
-		case <-ctx.Done():
-		case <-time.After(r.Timing.ElasticSample):
+		case <-k.ctx.Done():
+		case <-time.After(t.ElasticSample):
 		}
 	}
-	waited := k.now().Sub(waitStart).Seconds()
+	l.waitedS = k.now().Sub(waitStart).Seconds()
+}
 
+// loadUnderLimit sends short and long requests and takes the peak KV of
+// the readings during them (limit_held_under_load).
+func (l *limitRun) loadUnderLimit(k *coloc) {
 	// Windows start with a reading, so that the peaks in them are theirs.
-	loadStart := k.sampler.Read(ctx).At
-	small := k.phase(0, "limit_load_short", k.requests(limitSmallN, limitSmallWords, limitLoadTokens, false), limitLoadConc)
-	long := k.phase(0, "limit_load_long", k.requests(limitLongN, limitLongWords, limitLoadTokens, false), 1)
-	k.sampler.Read(ctx)
-	loadReadings := k.sampler.Readings(loadStart, k.now())
-	peak, _, _ := peakKV(loadReadings, 0)
-	withKV := 0
-	for _, rd := range loadReadings {
+	loadStart := k.sampler.Read(k.ctx).At
+	l.small = k.phase(0, "limit_load_short", k.requests(limitSmallN, limitSmallWords, limitLoadTokens, false), limitLoadConc)
+	l.long = k.phase(0, "limit_load_long", k.requests(limitLongN, limitLongWords, limitLoadTokens, false), 1)
+	k.sampler.Read(k.ctx)
+	readings := k.sampler.Readings(loadStart, k.now())
+	l.peak, _, _ = peakKV(readings, 0)
+	for _, rd := range readings {
 		if _, ok := rd.kv(0); ok {
-			withKV++
+			l.withKV++
 		}
 	}
+}
 
+// restoreLimit sets the server's limit back to original; when kvctl showed
+// none (haveOriginal false, or ≤ 0) it lifts the limit to the whole GPU so
+// the rest of the case can run, and says so.
+func (k *coloc) restoreLimit(original int64, haveOriginal bool) *checks.LimitSetObservation {
+	ipc := k.servers[0].IPC
 	restore := &checks.LimitSetObservation{What: "restore", Bytes: original}
-	switch {
-	case !haveOriginal || original <= 0:
-		// kvctl showed no limit to go back to: lift it to the whole GPU so
-		// the rest of the case can run, and say so.
-		restore.Bytes = int64(k.totalMiB) << 20
-		restore.Err = "kvctl list showed no original limit_bytes for " + srv.IPC + "; lifted to the GPU's memory"
-		if err := setLimitReadBack(ctx, kvctl, srv.IPC, restore.Bytes); err != "" {
-			restore.Err += "; " + err
-		}
-	default:
-		restore.Err = setLimitReadBack(ctx, kvctl, srv.IPC, original)
+	if haveOriginal && original > 0 {
+		restore.Err = setLimitReadBack(k.ctx, k.kvctl, ipc, original)
+		return restore
 	}
+	restore.Bytes = int64(k.totalMiB) << 20
+	restore.Err = "kvctl list showed no original limit_bytes for " + ipc + "; lifted to the GPU's memory"
+	if err := setLimitReadBack(k.ctx, k.kvctl, ipc, restore.Bytes); err != "" {
+		restore.Err += "; " + err
+	}
+	return restore
+}
 
-	refillStart := k.sampler.Read(ctx).At
-	k.phase(0, "refill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc)
-	k.sampler.Read(ctx)
-	regrown, _, _ := k.windowPeak(0, refillStart, k.now())
-	stopSampling()
+// checks are the limit case's checks after the fill.
+func (l *limitRun) checks() []collect.Check {
+	return []collect.Check{
+		checks.LimitSet(l.lower, l.restore),
+		checks.LimitAppliedOnAllocation(l.applied, l.limitMiB, len(l.alloc.Results), l.waitedS),
+		checks.RequestsOK("limit_requests_ok", slices.Concat(l.alloc.Results, l.small.Results, l.long.Results)),
+		checks.LimitHeldUnderLoad(l.peak, l.limitMiB, l.withKV),
+		checks.LimitRaisedRegrows(l.regrown, l.limitMiB),
+	}
+}
 
-	k.add(
-		checks.LimitSet(lower, restore),
-		checks.LimitAppliedOnAllocation(applied, limitMiB, len(alloc.Results), waited),
-		checks.RequestsOK("limit_requests_ok", slices.Concat(alloc.Results, small.Results, long.Results)),
-		checks.LimitHeldUnderLoad(peak, limitMiB, withKV),
-		checks.LimitRaisedRegrows(regrown, limitMiB),
-	)
+// log writes the limit case's memory_mib into the case log.
+func (l *limitRun) log(k *coloc) {
 	var mem memoryLog
-	mem.mib("idle", idle)
-	mem.mib("filled", filled)
-	mem.mib("limit", limitMiB)
-	mem.mib("at_lower", atLower)
-	mem.mib("after_alloc", applied)
-	mem.mib("peak_under_limit", peak)
-	mem.mib("regrown", regrown)
+	mem.mib("idle", l.idle)
+	mem.mib("filled", l.filled)
+	mem.mib("limit", l.limitMiB)
+	mem.mib("at_lower", l.atLower)
+	mem.mib("after_alloc", l.applied)
+	mem.mib("peak_under_limit", l.peak)
+	mem.mib("regrown", l.regrown)
 	k.log.Set("memory_mib", mem.Ordered)
-	k.finish(before)
-	return k.result()
 }
 
 // setLimitReadBack runs `kvctl limit` and checks with a listing that the

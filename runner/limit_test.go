@@ -1,12 +1,31 @@
 package runner
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ovg-project/ci-report/runner/internal/ledger"
 	"github.com/ovg-project/ci-report/runner/sim"
 )
+
+// TestSetLimitReadBackRefusedWithExit0: released kvctl refuses a limit on
+// an unknown IPC with an error on stderr and exit 0 (sim kvctlLimit cites
+// it), so the refusal must show in the read-back, not in the exit status.
+func TestSetLimitReadBackRefusedWithExit0(t *testing.T) {
+	exec := func(_ context.Context, argv []string) ([]byte, error) {
+		if slices.Contains(argv, "list") {
+			return []byte(`[{"ipc": "other", "limit_bytes": 1, "used_bytes": 0}]`), nil
+		}
+		return nil, nil // `limit`: stdout empty, exit 0
+	}
+	kv := &ledger.Client{Argv: []string{"kvctl"}, Exec: exec}
+	got := setLimitReadBack(context.Background(), kv, "gone", 1<<20)
+	if want := "segment gone is not in kvctl list --json"; got != want {
+		t.Errorf("setLimitReadBack = %q, want %q", got, want)
+	}
+}
 
 func TestLimitSimulated(t *testing.T) {
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*"})

@@ -38,6 +38,18 @@ func planPriority(sp *ServerPlan, def int) int64 {
 	return int64(def)
 }
 
+// priorityRun is what the priority pair measured.
+type priorityRun struct {
+	pairOpening
+	nL, nH                                          int
+	fill, burst                                     collect.Phase
+	lGrowth, lAtBurst, freeAtBurst, hGrowth, lAfter float64
+	offsets                                         collect.Ordered[int64] // the servers' log sizes at the burst
+	samples                                         []collect.LedgerSample
+	ledgerErrors                                    int
+	burstS                                          float64
+}
+
 // runPriority is the priority pair, the acceptance case of kvcached's
 // priority support: L (low) holds idle cache with its retention cap lifted,
 // H (high) bursts past the free memory, posts a shortfall, L sees it, raises
@@ -49,130 +61,148 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	if !ok {
 		return k.result()
 	}
-	L, H := k.servers[0], k.servers[1]
-	const li, hi = 0, 1
-	kvctl := k.kvctl
-
-	// 0. The ledger fields the protocol is read by (docs/runner.md §2.7):
-	// a kvctl whose listing of the pair has none of them offers no priority
-	// support to test, so the case is skipped, its servers stopped and
-	// checked as ever. A listing that fails says nothing: priority_set's
-	// read-back will.
-	if entries, err := kvctl.List(ctx); err == nil {
-		if why := missingLedgerFields(entries, []string{L.IPC, H.IPC}, r.kvcachedVersion(L.Plan.Engine)); why != "" {
-			k.stop()
-			res := k.result()
-			res.SkipReason = why
-			return res
-		}
+	if why := k.priorityUnsupported(); why != "" {
+		k.stop()
+		res := k.result()
+		res.SkipReason = why
+		return res
 	}
-
 	// The timeline carries what the priority protocol posts, for the chart
 	// of H's shortfall and L's watermark (docs/render.md §3.9).
 	k.sampler.LedgerFields = []string{ledger.FieldShortfall, ledger.FieldWatermark}
+	k.add(k.publishPriorities())
 
-	// 1. Publish both priorities before any load; only a read-back counts.
-	c.Progress("priority_set")
+	fillReqs := func(n int) []engine.Request { return k.requests(n, loadWords, 1, false) }
+	burstReqs := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
+	p := priorityRun{pairOpening: k.open([]string{"l_calibrate", "h_calibrate"}, []func() []engine.Request{
+		func() []engine.Request { return fillReqs(calibrateReqs) }, func() []engine.Request { return burstReqs(calibrateReqs) }})}
+
+	// The ledger and GPU are sampled every 2 s from the fill on; the case
+	// log keeps the ledger from the burst's start to its end.
+	stopSampling := k.sampler.Run(ctx, r.Timing.PrioritySample)
+	defer stopSampling()
+	baseL, baseLCharged := p.fillL(k, fillReqs)
+	atBurst, atEnd, baseH := p.burstH(k, baseL, burstReqs, batch)
+	stopSampling()
+	p.afterBurst(k, atBurst, atEnd, baseH, baseL, baseLCharged)
+
+	k.add(p.checks(k.servers[0].IPC, k.servers[1].IPC)...)
+	p.log(k)
+	k.finish(p.before)
+	return k.result()
+}
+
+// priorityUnsupported is why the case is skipped: the listing of the pair
+// has none of the ledger fields the protocol is read by (docs/runner.md
+// §2.7), so kvctl offers no priority support to test. A listing that fails
+// says nothing ("", not skipped): priority_set's read-back will.
+func (k *coloc) priorityUnsupported() string {
+	entries, err := k.kvctl.List(k.ctx)
+	if err != nil {
+		return ""
+	}
+	L, H := k.servers[0], k.servers[1]
+	return missingLedgerFields(entries, []string{L.IPC, H.IPC}, k.c.R.kvcachedVersion(L.Plan.Engine))
+}
+
+// publishPriorities publishes both priorities before any load; only a
+// read-back counts (priority_set).
+func (k *coloc) publishPriorities() collect.Check {
+	k.c.Progress("priority_set")
 	var pobs []checks.PriorityObservation
 	for i, s := range k.servers {
-		res := kvctl.SetPriority(ctx, s.IPC, planPriority(s.Plan, i))
+		res := k.kvctl.SetPriority(k.ctx, s.IPC, planPriority(s.Plan, i))
 		o := checks.PriorityObservation{Server: s.Plan.Name, Want: res.Want, Got: res.Got}
 		if res.Err != nil {
 			o.Err = res.Err.Error()
 		}
 		pobs = append(pobs, o)
 	}
-	k.add(checks.PrioritySet(pobs))
+	return checks.PrioritySet(pobs)
+}
 
-	// 2. Probe and calibrate both shapes.
-	before := [][]collect.RequestResult{
-		k.phase(li, L.Plan.Name+"_probe_before", probeRequests(), 1).Results,
-		k.phase(hi, H.Plan.Name+"_probe_before", probeRequests(), 1).Results,
-	}
-	fillReqs := func(n int) []engine.Request { return k.requests(n, loadWords, 1, false) }
-	burstReqs := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
-	perReq := k.calibrate([]string{"l_calibrate", "h_calibrate"}, []func() []engine.Request{
-		func() []engine.Request { return fillReqs(calibrateReqs) }, func() []engine.Request { return burstReqs(calibrateReqs) }})
-	idle, resetProblems := k.resetAndDrain(li, hi)
-	if len(resetProblems) > 0 {
-		k.log.Set("reset_errors", resetProblems)
-	}
-	free := k.freeMiB(idle)
-
-	// The ledger and GPU are sampled every 2 s from the fill on; the case
-	// log keeps the ledger from the burst's start to its end.
-	stopSampling := k.sampler.Run(ctx, r.Timing.PrioritySample)
-	defer stopSampling()
-
-	// 3. Fill L.
-	nL := burstSize(free, perReq[li], maxFill)
-	baseL, _ := idle.kv(li)
-	baseLCharged, _ := ledger.Server(idle.Ledger, L.IPC, ledger.FieldCharged)
-	// Windows start with a reading, so that the peaks in them are theirs.
-	fillStart := k.sampler.Read(ctx).At
-	fill := k.phase(li, "l_fill", fillReqs(nL), priorityFillConc)
-	k.sampler.Read(ctx)
-	peakL, _, _ := k.windowPeak(li, fillStart, k.now())
-	lGrowth := max(peakL-baseL, 0)
+// fillL fills L with prefix cache and lets it settle; it returns L's used
+// KV and charged bytes before the fill, what lChargedAfter measures from.
+func (p *priorityRun) fillL(k *coloc, fillReqs func(int) []engine.Request) (baseL float64, baseLCharged int64) {
+	p.nL = burstSize(p.free, p.perReq[0], maxFill)
+	baseL, _ = p.idle.kv(0)
+	baseLCharged, _ = ledger.Server(p.idle.Ledger, k.servers[0].IPC, ledger.FieldCharged)
+	w := k.measuredPhase(0, "l_fill", fillReqs(p.nL), priorityFillConc)
+	p.fill, p.lGrowth = w.phase, w.growth(baseL)
 	// L settles before the burst, as the elastic case drains after a burst:
 	// a retention cap still in force trims L's idle cache meanwhile, which
 	// l_held_at_burst then shows.
-	k.drain(li)
+	k.drain(0)
+	return baseL, baseLCharged
+}
 
-	// 4. The burst begins: offsets into the logs, what L holds, what is free.
-	offsets := collect.Ordered[int64]{}
+// burstH notes where the servers' logs stand and what L holds and what is
+// free, then bursts H with more than fits without L's memory, all at once.
+// It returns the readings at the burst's start and end and H's KV at the
+// start.
+func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engine.Request, batch int) (atBurst, atEnd memReading, baseH float64) {
 	for _, s := range k.servers {
-		offsets.Set(s.Plan.Name, s.LogSize())
+		p.offsets.Set(s.Plan.Name, s.LogSize())
 	}
-	atBurst := k.sampler.Read(ctx)
-	heldL, _ := atBurst.kv(li)
-	lAtBurst := max(heldL-baseL, 0)
-	freeAtBurst := k.freeMiB(atBurst)
-	baseH, _ := atBurst.kv(hi)
+	atBurst = k.sampler.Read(k.ctx)
+	heldL, _ := atBurst.kv(0)
+	p.lAtBurst = max(heldL-baseL, 0)
+	p.freeAtBurst = k.freeMiB(atBurst)
+	baseH, _ = atBurst.kv(1)
+	p.nH = burstSize(p.freeAtBurst+p.lAtBurst, p.perReq[1], batch)
+	p.burst = k.phase(1, "h_burst", burstReqs(p.nH), p.nH)
+	return atBurst, k.sampler.Read(k.ctx), baseH
+}
 
-	// 5. Burst H: more than fits without L's memory, all at once.
-	nH := burstSize(freeAtBurst+lAtBurst, perReq[hi], batch)
-	burst := k.phase(hi, "h_burst", burstReqs(nH), nH)
-	atEnd := k.sampler.Read(ctx)
-	stopSampling()
-	samples := k.sampler.LedgerTimeline(atBurst.At, atEnd.At)
-	ledgerErrors, _ := k.sampler.LedgerErrors()
-	peakH, _, _ := k.windowPeak(hi, atBurst.At, atEnd.At)
-	hGrowth := max(peakH-baseH, 0)
-	lAfter := lChargedAfter(atEnd, L.IPC, li, baseL, baseLCharged)
+// afterBurst reads, once sampling has stopped, what the burst from atBurst
+// to atEnd showed: the ledger timeline, H's growth above baseH and what L
+// is still charged for above its level before the fill.
+func (p *priorityRun) afterBurst(k *coloc, atBurst, atEnd memReading, baseH, baseL float64, baseLCharged int64) {
+	p.samples = k.sampler.LedgerTimeline(atBurst.At, atEnd.At)
+	p.ledgerErrors, _ = k.sampler.LedgerErrors()
+	peakH, _, _ := k.windowPeak(1, atBurst.At, atEnd.At)
+	p.hGrowth = max(peakH-baseH, 0)
+	p.lAfter = lChargedAfter(atEnd, k.servers[0].IPC, 0, baseL, baseLCharged)
+	p.burstS = roundMilli(atEnd.At.Sub(atBurst.At))
+}
 
-	k.add(
-		checks.RequestsOK("l_requests_ok", fill.Results),
-		checks.LFilledMemory(lGrowth, free),
-		checks.LHeldAtBurst(lAtBurst, lGrowth),
-		checks.RequestsOK("h_requests_ok", burst.Results),
-		checks.HShortfallPosted(samples, H.IPC, ledgerErrors),
-		checks.LWatermarkRaised(samples, L.IPC, ledgerErrors),
-		checks.LReleasedForH(lAfter, lGrowth),
-		checks.HReusedLMemory(hGrowth, freeAtBurst),
-	)
+// checks are the priority pair's load checks; lIPC and hIPC name L's and
+// H's segments.
+func (p *priorityRun) checks(lIPC, hIPC string) []collect.Check {
+	return []collect.Check{
+		checks.RequestsOK("l_requests_ok", p.fill.Results),
+		checks.LFilledMemory(p.lGrowth, p.free),
+		checks.LHeldAtBurst(p.lAtBurst, p.lGrowth),
+		checks.RequestsOK("h_requests_ok", p.burst.Results),
+		checks.HShortfallPosted(p.samples, hIPC, p.ledgerErrors),
+		checks.LWatermarkRaised(p.samples, lIPC, p.ledgerErrors),
+		checks.LReleasedForH(p.lAfter, p.lGrowth),
+		checks.HReusedLMemory(p.hGrowth, p.freeAtBurst),
+	}
+}
 
+// log writes the priority pair's memory_mib, latency_s, ledger,
+// burst_offsets and burst_s into the case log.
+func (p *priorityRun) log(k *coloc) {
 	var mem memoryLog
-	mem.mib("free", free)
-	mem.mib("per_request_l", perReq[li])
-	mem.mib("per_request_h", perReq[hi])
-	mem.n("n_l", nL)
-	mem.n("n_h", nH)
-	mem.mib("l_growth", lGrowth)
-	mem.mib("l_at_burst", lAtBurst)
-	mem.mib("free_at_burst", freeAtBurst)
-	mem.mib("h_growth", hGrowth)
-	mem.mib("l_after_burst", lAfter)
+	mem.mib("free", p.free)
+	mem.mib("per_request_l", p.perReq[0])
+	mem.mib("per_request_h", p.perReq[1])
+	mem.n("n_l", p.nL)
+	mem.n("n_h", p.nH)
+	mem.mib("l_growth", p.lGrowth)
+	mem.mib("l_at_burst", p.lAtBurst)
+	mem.mib("free_at_burst", p.freeAtBurst)
+	mem.mib("h_growth", p.hGrowth)
+	mem.mib("l_after_burst", p.lAfter)
 	k.log.Set("memory_mib", mem.Ordered)
 	var lat collect.Ordered[any]
-	lat.Set(L.Plan.Name, latencyStats(fill.Results))
-	lat.Set(H.Plan.Name, latencyStats(burst.Results))
+	lat.Set(k.servers[0].Plan.Name, latencyStats(p.fill.Results))
+	lat.Set(k.servers[1].Plan.Name, latencyStats(p.burst.Results))
 	k.log.Set("latency_s", lat)
-	k.log.Set("ledger", samples)
-	k.log.Set("burst_offsets", offsets)
-	k.log.Set("burst_s", roundMilli(atEnd.At.Sub(atBurst.At)))
-	k.finish(before)
-	return k.result()
+	k.log.Set("ledger", p.samples)
+	k.log.Set("burst_offsets", p.offsets)
+	k.log.Set("burst_s", p.burstS)
 }
 
 // lChargedAfter is what L is still charged for at the end of the burst

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/sim"
@@ -56,27 +55,24 @@ func TestPrioritySimulated(t *testing.T) {
 	}
 
 	samples := run.ledgerSamples(t, 3)
-	// About every 2 s scaled (0.1 s here), judged as the issue's acceptance
-	// states it: a median gap of 1.5–3 s (simulated) between the burst's
-	// samples. A sample is timed when its kvctl call read the ledger, so
-	// each one carries that call's start-up (a fork/exec of this -race
-	// binary: over a second on busy cores) and one gap measures the
-	// machine, not the sampler; the median does not. The upper end rises
-	// only where the calls were too slow for any overlapping sampler to
-	// hold the period (saturatedGap); a serial sampler's gap is a whole
-	// call's latency, above it.
-	kvLat := loggedLatency(t, run)
+	// Every 2 s scaled (0.1 s here) while each kvctl call takes 5 s: the
+	// sampler's readings overlap (checkAsksOverlap, a count that a serial
+	// sampler fails on any machine), and samples come no more often than
+	// the period allows (a median gap of at least 1.5 s simulated; a slow
+	// machine only lengthens gaps). A sample is timed when its kvctl call
+	// read the ledger, so each one carries that call's start-up (a
+	// fork/exec of this -race binary: over a second on busy cores), which
+	// is why no upper bound on the gap is checked.
 	gap := medianGap(samples) / simScale
-	wantMax := max(3, saturatedGap(kvLat.P50/simScale, 2))
+	checkAsksOverlap(t, run)
 	var ts []float64
 	for _, s := range samples {
 		ts = append(ts, s.T)
 	}
-	t.Logf("%d ledger samples, median gap %.2f s (simulated, want 1.5–%.2f), kvctl_latency_s %s, samples_skipped %s",
-		len(samples), gap, wantMax, run.log["kvctl_latency_s"], run.log["samples_skipped"])
-	if gap < 1.5 || gap > wantMax || !slices.IsSorted(ts) {
-		t.Errorf("median gap between ledger samples %.2f s (simulated), want 1.5–%.2f s (kvctl p50 %.2f s simulated); samples at %v",
-			gap, wantMax, kvLat.P50/simScale, ts)
+	t.Logf("%d ledger samples, median gap %.2f s (simulated, want ≥ 1.5), kvctl_latency_s %s, kvctl_asks %s, samples_skipped %s",
+		len(samples), gap, run.log["kvctl_latency_s"], run.log["kvctl_asks"], run.log["samples_skipped"])
+	if gap < 1.5 || !slices.IsSorted(ts) {
+		t.Errorf("median gap between ledger samples %.2f s (simulated), want at least 1.5 s, in time order; samples at %v", gap, ts)
 	}
 	ipcL, ipcH := IPCName("1", prioL), IPCName("1", prioH)
 	shortfall, watermark := false, false
@@ -241,14 +237,18 @@ func TestPairGPU(t *testing.T) {
 
 // TestPriorityInterrupted: Ctrl-C during the priority case ends it promptly,
 // with its servers and ballast stopped and nothing left in the world.
+// Promptly is judged by what happens after the interrupt, not by a clock:
+// the case starts no phase that waits (a drain, a fill, a burst), only the
+// closing probes, which fail at once, and the stop, which takes the
+// interrupt's short kill timeout.
 func TestPriorityInterrupted(t *testing.T) {
-	start := time.Now()
 	outcome, run := runSim(t, simOpts{profile: "weekly", cases: "priority-*", priorityMiB: 16384, cancelAtPhase: "h_burst"})
-	if took := time.Since(start); took > 60*time.Second {
-		t.Errorf("the interrupted run took %s", took)
-	}
 	if !outcome.Interrupted {
 		t.Fatalf("outcome not interrupted: %+v", outcome)
+	}
+	if bad, stopping := phasesAfterInterrupt(run.res.Name, run.afterCancel); len(bad) > 0 || !stopping {
+		t.Errorf("after the interrupt: phases %q, want only <server>_probe_after and stop; servers stopped on the interrupt's timeout %v; lines %q",
+			bad, stopping, run.afterCancel)
 	}
 	if !slices.Contains(outcome.NotRun, run.res.Name) {
 		t.Errorf("not run %v lacks %s", outcome.NotRun, run.res.Name)
@@ -267,6 +267,24 @@ func TestPriorityInterrupted(t *testing.T) {
 	if ents, _ := os.ReadDir(sim.SegmentsDir(run.world)); len(ents) > 0 {
 		t.Logf("segments left in the world: %v", ents)
 	}
+}
+
+// phasesAfterInterrupt reads the progress lines of case written after an
+// interrupt: the phases other than INTERRUPTED, <server>_probe_after and
+// stop (bad), and whether the servers were stopped on the interrupt's kill
+// timeout. Heartbeats (`in "<phase>" for …`) are not phases.
+func phasesAfterInterrupt(name string, lines []string) (bad []string, stopping bool) {
+	for _, l := range lines {
+		_, phase, ok := strings.Cut(l, name+": ")
+		switch {
+		case !ok || phase == "INTERRUPTED" || phase == "stop" || strings.HasSuffix(phase, "_probe_after") || strings.HasPrefix(phase, `in "`):
+		case strings.HasPrefix(phase, "stopping its servers (SIGKILL after "):
+			stopping = true
+		default:
+			bad = append(bad, phase)
+		}
+	}
+	return bad, stopping
 }
 
 // ledgerSamples decodes the priority case log's ledger, which must hold at

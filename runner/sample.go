@@ -130,7 +130,10 @@ type memSampler struct {
 	lastLedgerEr string
 	gpuErrors    int
 	lastGPUErr   string
-	skipped      int // periodic readings not started: MaxInFlight calls still running
+	skipped      int         // periodic readings not started: MaxInFlight calls still running
+	asks         []time.Time // when each periodic reading was started
+	overlapping  int         // of those, started while another was in progress
+	mostAtOnce   int         // the most periodic readings in progress at once
 }
 
 func (s *memSampler) now() time.Time {
@@ -307,6 +310,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 		for {
 			select {
 			case slots <- struct{}{}:
+				s.asked(len(slots))
 				calls.Add(1)
 				go func() {
 					defer calls.Done()
@@ -333,6 +337,43 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 			s.periodic.Add(-1)
 		})
 	}
+}
+
+// asked records a periodic reading started with inProgress readings in
+// progress, itself included.
+func (s *memSampler) asked(inProgress int) {
+	at := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asks = append(s.asks, at)
+	if inProgress > 1 {
+		s.overlapping++
+	}
+	s.mostAtOnce = max(s.mostAtOnce, inProgress)
+}
+
+// AskSummary is the case log's kvctl_asks (docs/formats.md §4.1): how many
+// periodic readings were started, how many of them while another was still
+// in progress (its kvctl call slower than the period), the most in progress
+// at once, and the median time between two starts in seconds, rounded to
+// the millisecond (nil with fewer than two starts).
+func (s *memSampler) AskSummary() collect.Ordered[any] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gap any
+	if len(s.asks) > 1 {
+		gaps := make([]float64, 0, len(s.asks)-1)
+		for i := 1; i < len(s.asks); i++ {
+			gaps = append(gaps, s.asks[i].Sub(s.asks[i-1]).Seconds())
+		}
+		gap = math.Round(median(gaps)*1000) / 1000
+	}
+	var o collect.Ordered[any]
+	o.Set("n", len(s.asks))
+	o.Set("overlapping", s.overlapping)
+	o.Set("most_at_once", s.mostAtOnce)
+	o.Set("gap_p50_s", gap)
+	return o
 }
 
 // Readings returns the readings taken in [from, to] (zero times:

@@ -425,6 +425,18 @@ func TestMemSamplerOverlapsSlowCalls(t *testing.T) {
 	if most != 3 {
 		t.Errorf("%d kvctl calls ran at once, want MaxInFlight = 3", most)
 	}
+	// kvctl_asks counts what the gate shows: the second and third readings
+	// started while the first was in progress.
+	a := s.AskSummary()
+	if n, _ := a.Get("n"); n != 3 {
+		t.Errorf("kvctl_asks n %v, want 3", n)
+	}
+	if o, _ := a.Get("overlapping"); o != 2 {
+		t.Errorf("kvctl_asks overlapping %v, want 2", o)
+	}
+	if m, _ := a.Get("most_at_once"); m != 3 {
+		t.Errorf("kvctl_asks most_at_once %v, want 3", m)
+	}
 	close(g.open)
 	waitFor(t, "the three readings recorded", func() bool { return len(s.Readings(time.Time{}, time.Time{})) >= 3 })
 	stop()

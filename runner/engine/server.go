@@ -261,38 +261,9 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
-	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
-	logPath := filepath.Join(cfg.Dir, "serve.log")
-	var lf *os.File
-	var start int64
-	if cfg.Header != "" {
-		header := cfg.Redact.Bytes([]byte("=== " + cfg.Header + " ===\n"))
-		if err := appendFile(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
-			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-		}
-		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-		}
-		if _, err := f.Write(header); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("start server %s: write %s: %w", cfg.Name, logPath, err)
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-		}
-		lf, start = f, st.Size()
-	} else {
-		if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
-			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-		}
-		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-		}
-		lf = f
+	lf, start, err := openServeLog(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
 	s := &Server{
 		Config:      cfg,
@@ -307,10 +278,61 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		logStart: start,
 		Client:   &Client{Engine: cfg.Engine, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
 	}
+	if err := s.launch(argv, lf); err != nil {
+		return nil, err
+	}
+	go s.watch()
+	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(s.pgid)+"\n")); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
+	}
+	return s, nil
+}
+
+// openServeLog writes the command line to cmd.txt and opens serve.log
+// for the server's output. With a Header both are appended to, after the
+// header line, and start is where the server's output begins in
+// serve.log; without one both start afresh (start 0).
+func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
+	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
+	logPath := filepath.Join(cfg.Dir, "serve.log")
+	if cfg.Header == "" {
+		if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
+			return nil, 0, err
+		}
+		lf, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		return lf, 0, err
+	}
+	header := cfg.Redact.Bytes([]byte("=== " + cfg.Header + " ===\n"))
+	if err := appendFile(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := f.Write(header); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("write %s: %w", logPath, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// launch starts argv in its own process group with its output copied,
+// redacted, into the log lf (after the exec prefix's first line, see
+// scanPrefixLine). When it cannot start, the reason goes into lf too, and
+// lf is closed.
+func (s *Server) launch(argv []string, lf *os.File) error {
+	cfg := s.Config
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		lf.Close()
-		return nil, fmt.Errorf("start server %s: pipe: %w", cfg.Name, err)
+		return fmt.Errorf("start server %s: pipe: %w", cfg.Name, err)
 	}
 	s.pipeR = pr
 	pgid, err := startGroup(argv, pw, s.done, &s.waitErr)
@@ -320,7 +342,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		fmt.Fprintf(lf, "ci-report: could not start %q: %v\n", argv[0], err)
 		lf.Close()
 		close(s.copyDone)
-		return nil, fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
+		return fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
 	}
 	s.pgid, s.started = pgid, time.Now()
 	go func() {
@@ -333,12 +355,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		io.Copy(rw, src)
 		rw.Close()
 	}()
-	go s.watch()
-	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(pgid)+"\n")); err != nil {
-		s.Stop()
-		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
-	}
-	return s, nil
+	return nil
 }
 
 // portFree fails when something listens on port already, naming it.

@@ -136,6 +136,9 @@ func TestNeverReady(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not ready after") {
 		t.Fatalf("WaitReady = %v", err)
 	}
+	// The child ignores SIGINT before it says it starts; on a loaded machine
+	// the ready timeout can pass before that, and a SIGINT then would end it.
+	waitForLog(t, s, "child ignore-int starting")
 	if st := s.Stop(); !st.Killed || GroupAlive(s.PGID()) {
 		t.Fatalf("Stop = %+v", st)
 	}

@@ -150,7 +150,8 @@
 // priority, charged_bytes, shortfall_bytes, watermark_bytes}, one per segment
 // file, sorted by ipc (a leaked segment of a dead server is listed too, as a
 // stale /dev/shm entry would be). `limit <ipc> <size>` (bytes, or 512M, 1.5g)
-// and `priority <ipc> <p>` exit 1 for an unknown IPC; priority waits up to 2 s
+// on an unknown IPC prints the error and exits 0, as released kvctl does;
+// `priority <ipc> <p>` exits 1 for an unknown IPC; priority waits up to 2 s
 // (scaled, ≥0.5 s) for the server to take it and exits 0 even when rejected.
 // Usage errors are argparse's (the usage line with the subcommands, then
 // `kvctl: error: …`, exit 2); `<command> --help` exits 0.

@@ -200,11 +200,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.PromptDetails {
 		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": c.cached}
 	}
-	s.mu.Lock()
-	s.reqSeq++
-	id := s.reqSeq
-	s.mu.Unlock()
-	writeJSON(w, 200, map[string]any{"id": fmt.Sprintf("cmpl-%016x", id), "object": "text_completion", "created": s.now().Unix(),
+	writeJSON(w, 200, map[string]any{"id": fmt.Sprintf("cmpl-%016x", s.nextRequestID()), "object": "text_completion", "created": s.now().Unix(),
 		"model": s.cfg.ServedName, "choices": []any{choice}, "usage": usage})
 }
 
@@ -230,30 +226,51 @@ func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		sglangError(w, 400, "invalid JSON body: "+err.Error())
 		return
 	}
-	if req.Text == nil {
-		sglangError(w, 400, "Either text, input_ids or input_embeds should be provided.")
+	texts, list, maxTokens, msg := req.prompts()
+	if msg != "" {
+		sglangError(w, 400, msg)
 		return
 	}
-	var texts []string
+	results, err := s.generateBatch(r.Context(), texts, maxTokens, req.SamplingParams.IgnoreEOS)
+	if err != nil {
+		st, msg := statusOf(err)
+		sglangError(w, st, msg)
+		return
+	}
+	if list {
+		writeJSON(w, 200, results)
+		return
+	}
+	writeJSON(w, 200, results[0])
+}
+
+// prompts are the request's prompts (list: it gave a list, not a string)
+// and max_new_tokens (default 128), or SGLang's 400 message.
+func (req *generateRequest) prompts() (texts []string, list bool, maxTokens int, msg string) {
+	if req.Text == nil {
+		return nil, false, 0, "Either text, input_ids or input_embeds should be provided."
+	}
 	var one string
-	list := false
 	if json.Unmarshal(*req.Text, &one) == nil {
 		texts = []string{one}
 	} else if json.Unmarshal(*req.Text, &texts) == nil && len(texts) > 0 {
 		list = true
 	} else {
-		sglangError(w, 400, "text must be a string or a non-empty list of strings")
-		return
+		return nil, false, 0, "text must be a string or a non-empty list of strings"
 	}
-	maxTokens := 128
+	maxTokens = 128
 	if req.SamplingParams.MaxNewTokens != nil {
 		maxTokens = *req.SamplingParams.MaxNewTokens
 	}
 	if maxTokens < 0 {
-		sglangError(w, 400, fmt.Sprintf("max_new_tokens must be at least 0, got %d.", maxTokens))
-		return
+		return nil, false, 0, fmt.Sprintf("max_new_tokens must be at least 0, got %d.", maxTokens)
 	}
-	// A list is a batch: its prompts run at once.
+	return texts, list, maxTokens, ""
+}
+
+// generateBatch runs the prompts at once, as SGLang runs a batch, and
+// returns each one's /generate result, or the first prompt's error.
+func (s *simServer) generateBatch(ctx context.Context, texts []string, maxTokens int, ignoreEOS bool) ([]map[string]any, error) {
 	results := make([]map[string]any, len(texts))
 	errs := make([]error, len(texts))
 	var wg sync.WaitGroup
@@ -261,7 +278,7 @@ func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := s.generateOne(r.Context(), t, maxTokens, req.SamplingParams.IgnoreEOS)
+			c, err := s.generateOne(ctx, t, maxTokens, ignoreEOS)
 			if err != nil {
 				errs[i] = err
 				return
@@ -270,12 +287,8 @@ func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
 			if c.stopped {
 				finish = map[string]any{"type": "stop", "matched": 151645}
 			}
-			s.mu.Lock()
-			s.reqSeq++
-			id := s.reqSeq
-			s.mu.Unlock()
 			results[i] = map[string]any{"text": detokenize(c.tokens), "output_ids": c.tokens, "meta_info": map[string]any{
-				"id": fmt.Sprintf("%032x", id), "finish_reason": finish, "prompt_tokens": len(c.promptIDs),
+				"id": fmt.Sprintf("%032x", s.nextRequestID()), "finish_reason": finish, "prompt_tokens": len(c.promptIDs),
 				"completion_tokens": len(c.tokens), "cached_tokens": c.cached, "e2e_latency": c.latency.Seconds(),
 			}}
 		}()
@@ -283,14 +296,16 @@ func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			st, msg := statusOf(err)
-			sglangError(w, st, msg)
-			return
+			return nil, err
 		}
 	}
-	if list {
-		writeJSON(w, 200, results)
-		return
-	}
-	writeJSON(w, 200, results[0])
+	return results, nil
+}
+
+// nextRequestID numbers the server's answered requests from 1.
+func (s *simServer) nextRequestID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqSeq++
+	return s.reqSeq
 }

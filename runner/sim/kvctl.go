@@ -107,53 +107,18 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		fmt.Fprintln(stderr, "kvctl:", err)
 		return 2
 	}
-	if d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			fmt.Fprintln(stderr, "kvctl: interrupted")
-			return 130
-		case <-t.C:
-		}
+	if !sleepCtx(ctx, d) {
+		fmt.Fprintln(stderr, "kvctl: interrupted")
+		return 130
 	}
 	build := getenv("CI_REPORT_SIM_KVCACHED")
 	if err := ValidateKvcached(build); err != nil {
 		fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
 		return 2
 	}
-	cmds := kvctlCommands
-	if build != KvcachedNoPriority {
-		cmds = append(slices.Clone(cmds), "priority")
-	}
-	usage := func(msg string) int {
-		fmt.Fprintln(stderr, kvctlUsage(cmds))
-		if msg != "" {
-			fmt.Fprintln(stderr, "kvctl: error:", msg)
-		}
-		return 2
-	}
-	if len(args) == 0 {
-		// The real kvctl starts its interactive shell; nothing here reads one.
-		return usage("")
-	}
-	if !slices.Contains(cmds, args[0]) {
-		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprintln(stdout, kvctlUsage(cmds))
-			fmt.Fprintln(stdout, "\nKVCached control utility")
-			return 0
-		}
-		// argparse's wording since Python 3.9 (the choices quoted as repr).
-		quoted := make([]string, len(cmds))
-		for i, c := range cmds {
-			quoted[i] = "'" + c + "'"
-		}
-		return usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", ")))
-	}
-	if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
-		// A subcommand's help: what a capability probe asks for.
-		fmt.Fprintf(stdout, "usage: kvctl %s [-h] ...\n", args[0])
-		return 0
+	cli := kvctlCLI{cmds: kvctlCommandsOf(build), plain: build == KvcachedNoPriority, getenv: getenv, scale: scale, stdout: stdout, stderr: stderr}
+	if code, done := cli.beforeCommand(args); done {
+		return code
 	}
 	w, err := openWorld(dir)
 	if err != nil {
@@ -161,47 +126,119 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		return 1
 	}
 	defer w.lock.Close()
+	return cli.command(ctx, w, args)
+}
+
+// sleepCtx waits d (nothing when d ≤ 0) and reports false when ctx ended
+// first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// kvctlCommandsOf is the subcommands of kvctl in build: kvcached's, then
+// priority unless build is released kvcached.
+func kvctlCommandsOf(build string) []string {
+	if build == KvcachedNoPriority {
+		return kvctlCommands
+	}
+	return append(slices.Clone(kvctlCommands), "priority")
+}
+
+// kvctlCLI is one simulated kvctl call: its subcommands, whether its list
+// is released kvcached's (plain), the environment and the output streams.
+type kvctlCLI struct {
+	cmds           []string
+	plain          bool
+	getenv         func(string) string
+	scale          float64
+	stdout, stderr io.Writer
+}
+
+// usage is argparse's usage error: the usage line, `kvctl: error: msg`
+// when there is one, exit 2.
+func (cli kvctlCLI) usage(msg string) int {
+	fmt.Fprintln(cli.stderr, kvctlUsage(cli.cmds))
+	if msg != "" {
+		fmt.Fprintln(cli.stderr, "kvctl: error:", msg)
+	}
+	return 2
+}
+
+// beforeCommand answers what argparse answers before any subcommand runs:
+// no command, help, an unknown command, a subcommand's help. done is false
+// when args name a command to run.
+func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
+	switch {
+	case len(args) == 0:
+		// The real kvctl starts its interactive shell; nothing here reads one.
+		return cli.usage(""), true
+	case args[0] == "-h" || args[0] == "--help":
+		fmt.Fprintln(cli.stdout, kvctlUsage(cli.cmds))
+		fmt.Fprintln(cli.stdout, "\nKVCached control utility")
+		return 0, true
+	case !slices.Contains(cli.cmds, args[0]):
+		// argparse's wording since Python 3.9 (the choices quoted as repr).
+		quoted := make([]string, len(cli.cmds))
+		for i, c := range cli.cmds {
+			quoted[i] = "'" + c + "'"
+		}
+		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", "))), true
+	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"):
+		// A subcommand's help: what a capability probe asks for.
+		fmt.Fprintf(cli.stdout, "usage: kvctl %s [-h] ...\n", args[0])
+		return 0, true
+	}
+	return 0, false
+}
+
+// command runs the subcommand args[0] on the world w.
+func (cli kvctlCLI) command(ctx context.Context, w *world, args []string) int {
 	switch args[0] {
 	case "list":
 		jsonOut := false
 		var only []string
 		for _, a := range args[1:] {
-			if a == "--json" {
+			switch {
+			case a == "--json":
 				jsonOut = true
-			} else if strings.HasPrefix(a, "-") {
-				return usage("unrecognized arguments: " + a)
-			} else {
+			case strings.HasPrefix(a, "-"):
+				return cli.usage("unrecognized arguments: " + a)
+			default:
 				only = append(only, a)
 			}
 		}
-		return kvctlList(w, only, jsonOut, build == KvcachedNoPriority, stdout, stderr)
+		return kvctlList(w, only, jsonOut, cli.plain, cli.stdout, cli.stderr)
 	case "limit":
 		if len(args) != 3 {
-			return usage("limit takes <ipc> <size>")
+			return cli.usage("limit takes <ipc> <size>")
 		}
-		size, err := parseSize(args[2])
-		if err != nil {
-			fmt.Fprintln(stderr, "Error:", err)
-			return 1
-		}
-		return kvctlLimit(w, args[1], size, stderr)
+		return kvctlLimit(w, args[1], args[2], cli.stderr)
 	case "priority":
 		if len(args) != 3 {
-			return usage("priority takes <ipc> <priority>")
+			return cli.usage("priority takes <ipc> <priority>")
 		}
 		p, err := strconv.Atoi(args[2])
 		if err != nil {
-			return usage(fmt.Sprintf("argument priority: invalid int value: '%s'", args[2]))
+			return cli.usage(fmt.Sprintf("argument priority: invalid int value: '%s'", args[2]))
 		}
-		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
+		faults, err := parseFaults(cli.getenv("CI_REPORT_SIM_FAULTS"))
 		if err != nil {
-			fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_FAULTS:", err)
+			fmt.Fprintln(cli.stderr, "kvctl: CI_REPORT_SIM_FAULTS:", err)
 			return 2
 		}
-		return kvctlPriority(ctx, w, args[1], p, faults, scale, stdout, stderr)
-	default:
-		return usage(fmt.Sprintf("ci-report sim kvctl does not simulate %q", args[0]))
+		return kvctlPriority(ctx, w, args[1], p, faults, cli.scale, cli.stdout, cli.stderr)
 	}
+	return cli.usage(fmt.Sprintf("ci-report sim kvctl does not simulate %q", args[0]))
 }
 
 // kvctlList is `list [--json] [ipc...]`. plain lists what released
@@ -274,11 +311,16 @@ func humanSize(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-func kvctlLimit(w *world, ipc string, size int64, stderr io.Writer) int {
-	if err := validIPC(ipc); err != nil {
-		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
-		return 1
-	}
+// kvctlLimit is `limit <ipc> <size>` as released kvcached's cmd_limit
+// does it (kvcached/cli/kvctl.py@2513db15eee5 (v0.1.5) l.254-270, the same
+// at main @e8e640638ba7): an IPC that names no segment gets `Error: IPC '…'
+// not found.` (and the active names) on stderr and exit 0, as cmd_limit
+// returns None and main() ignores it (l.464-465); only then is the size
+// parsed, a bad one raising ValueError (a traceback, exit 1). A later
+// kvctl returns 1 for the unknown IPC (kvctl.py@0a4c7834f480, "Returns a
+// process exit code"); the runner reads every limit back, so it tells a
+// refused limit either way.
+func kvctlLimit(w *world, ipc, sizeArg string, stderr io.Writer) int {
 	if err := w.lock.Lock(); err != nil {
 		fmt.Fprintln(stderr, "kvctl:", err)
 		return 1
@@ -294,6 +336,11 @@ func kvctlLimit(w *world, ipc string, size int64, stderr io.Writer) int {
 			}
 			fmt.Fprintln(stderr, "Active IPC names:", strings.Join(names, ", "))
 		}
+		return 0
+	}
+	size, err := parseSize(sizeArg)
+	if err != nil {
+		fmt.Fprintln(stderr, "ValueError:", err)
 		return 1
 	}
 	seg.LimitBytes = size

@@ -131,7 +131,7 @@ func TestKvctlLimitSurvivesRequests(t *testing.T) {
 	}
 	defer w.lock.Close()
 	for _, limit := range []int64{64 * mib, original} {
-		if code := kvctlLimit(w, ipc, limit, io.Discard); code != 0 {
+		if code := kvctlLimit(w, ipc, strconv.FormatInt(limit, 10), io.Discard); code != 0 {
 			t.Fatalf("kvctl limit %d: exit %d", limit, code)
 		}
 		if r := s.complete("vllm", doc(int(limit%1000), 1500), 1, false); r.status != 200 {

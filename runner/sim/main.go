@@ -33,99 +33,129 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		ignoreBrokenPipe()
 		return mainServe(ctx, args[1:], stdout, stderr, getenv)
 	case "kvctl":
-		fs := flag.NewFlagSet("ci-report sim kvctl", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
-		if err := fs.Parse(args[1:]); err != nil {
-			return flagCode(err)
-		}
-		return runKvctl(ctx, *dir, getenv, fs.Args(), stdout, stderr)
+		return mainKvctl(ctx, args[1:], stdout, stderr, getenv)
 	case "ballast":
-		fs := flag.NewFlagSet("ci-report sim ballast", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
-		keep := fs.Int64("mib", -1, "MiB of the GPU left free (the ballast holds the rest)")
-		gpu := fs.Int("gpu", -1, "GPU index (default: the first of CUDA_VISIBLE_DEVICES, else 0)")
-		if err := fs.Parse(args[1:]); err != nil {
-			return flagCode(err)
-		}
-		if *keep < 0 || fs.NArg() > 0 {
-			fmt.Fprintln(stderr, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
-			return 2
-		}
-		if *gpu < 0 {
-			*gpu = 0
-			if v := strings.TrimSpace(strings.Split(getenv("CUDA_VISIBLE_DEVICES"), ",")[0]); v != "" {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					fmt.Fprintf(stderr, "ballast: CUDA_VISIBLE_DEVICES=%q is not a GPU index\n", getenv("CUDA_VISIBLE_DEVICES"))
-					return 2
-				}
-				*gpu = n
-			}
-		}
-		w, err := openWorld(*dir)
-		if err != nil {
-			fmt.Fprintln(stderr, "ballast:", err)
-			return 1
-		}
-		defer w.lock.Close()
-		// --gpu is a device index, as a ballast in a container sees it.
-		world, err := deviceGPUs(getenv, len(w.gpus), func(n int) ([]int, error) {
-			if *gpu >= n {
-				return nil, fmt.Errorf("no GPU %d among %d", *gpu, n)
-			}
-			return []int{*gpu}, nil
-		})
-		if err != nil {
-			fmt.Fprintln(stderr, "ballast:", err)
-			return 1
-		}
-		ignoreBrokenPipe()
-		sctx, stop := stopContext(ctx)
-		defer stop()
-		return runBallast(sctx, w, world[0], *keep, stdout, stderr)
+		return mainBallast(ctx, args[1:], stdout, stderr, getenv)
 	case "versions":
-		fs := flag.NewFlagSet("ci-report sim versions", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		engine := fs.String("engine", "", "vllm or sglang")
-		if err := fs.Parse(args[1:]); err != nil {
-			return flagCode(err)
-		}
-		if *engine == "" || fs.NArg() > 0 {
-			fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang")
-			return 2
-		}
-		faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
-		if err != nil {
-			fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
-			return 2
-		}
-		return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), faults, stdout, stderr)
+		return mainVersions(args[1:], stdout, stderr, getenv)
 	case "world":
-		fs := flag.NewFlagSet("ci-report sim world", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory to create")
-		n := fs.Int("gpus", 1, "number of GPUs")
-		total := fs.Int64("mib", DefaultTotalMiB, "memory of each GPU in MiB")
-		name := fs.String("name", DefaultGPUName, "GPU name")
-		driver := fs.String("driver", DefaultDriver, "driver version")
-		if err := fs.Parse(args[1:]); err != nil {
-			return flagCode(err)
-		}
-		if *dir == "" || fs.NArg() > 0 || *n < 1 || *total < 1 {
-			fmt.Fprintln(stderr, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
-			return 2
-		}
-		if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver}); err != nil {
-			fmt.Fprintln(stderr, "ci-report sim world:", err)
-			return 1
-		}
-		return 0
-	default:
-		fmt.Fprintf(stderr, "ci-report sim: unknown command %q\n%s", args[0], usageText)
+		return mainWorld(args[1:], stderr, getenv)
+	}
+	fmt.Fprintf(stderr, "ci-report sim: unknown command %q\n%s", args[0], usageText)
+	return 2
+}
+
+// mainKvctl is `sim kvctl [--dir D] <kvctl args>`.
+func mainKvctl(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("ci-report sim kvctl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
+	if err := fs.Parse(args); err != nil {
+		return flagCode(err)
+	}
+	return runKvctl(ctx, *dir, getenv, fs.Args(), stdout, stderr)
+}
+
+// mainBallast is `sim ballast --mib M [--gpu N] [--dir D]`.
+func mainBallast(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("ci-report sim ballast", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory")
+	keep := fs.Int64("mib", -1, "MiB of the GPU left free (the ballast holds the rest)")
+	gpu := fs.Int("gpu", -1, "GPU index (default: the first of CUDA_VISIBLE_DEVICES, else 0)")
+	if err := fs.Parse(args); err != nil {
+		return flagCode(err)
+	}
+	if *keep < 0 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
 		return 2
 	}
+	device, err := ballastDevice(*gpu, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "ballast:", err)
+		return 2
+	}
+	w, err := openWorld(*dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "ballast:", err)
+		return 1
+	}
+	defer w.lock.Close()
+	// --gpu is a device index, as a ballast in a container sees it.
+	world, err := deviceGPUs(getenv, len(w.gpus), func(n int) ([]int, error) {
+		if device >= n {
+			return nil, fmt.Errorf("no GPU %d among %d", device, n)
+		}
+		return []int{device}, nil
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "ballast:", err)
+		return 1
+	}
+	ignoreBrokenPipe()
+	sctx, stop := stopContext(ctx)
+	defer stop()
+	return runBallast(sctx, w, world[0], *keep, stdout, stderr)
+}
+
+// ballastDevice is the ballast's device index: --gpu when given (≥ 0),
+// else the first of CUDA_VISIBLE_DEVICES, else 0.
+func ballastDevice(gpu int, getenv func(string) string) (int, error) {
+	if gpu >= 0 {
+		return gpu, nil
+	}
+	v := strings.TrimSpace(strings.Split(getenv("CUDA_VISIBLE_DEVICES"), ",")[0])
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("CUDA_VISIBLE_DEVICES=%q is not a GPU index", getenv("CUDA_VISIBLE_DEVICES"))
+	}
+	return n, nil
+}
+
+// mainVersions is `sim versions --engine vllm|sglang`.
+func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("ci-report sim versions", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	engine := fs.String("engine", "", "vllm or sglang")
+	if err := fs.Parse(args); err != nil {
+		return flagCode(err)
+	}
+	if *engine == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang")
+		return 2
+	}
+	faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
+	if err != nil {
+		fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
+		return 2
+	}
+	return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), faults, stdout, stderr)
+}
+
+// mainWorld is `sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]`.
+func mainWorld(args []string, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("ci-report sim world", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory to create")
+	n := fs.Int("gpus", 1, "number of GPUs")
+	total := fs.Int64("mib", DefaultTotalMiB, "memory of each GPU in MiB")
+	name := fs.String("name", DefaultGPUName, "GPU name")
+	driver := fs.String("driver", DefaultDriver, "driver version")
+	if err := fs.Parse(args); err != nil {
+		return flagCode(err)
+	}
+	if *dir == "" || fs.NArg() > 0 || *n < 1 || *total < 1 {
+		fmt.Fprintln(stderr, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
+		return 2
+	}
+	if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver}); err != nil {
+		fmt.Fprintln(stderr, "ci-report sim world:", err)
+		return 1
+	}
+	return 0
 }
 
 const usageText = `usage: ci-report sim <command> [args]

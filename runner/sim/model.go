@@ -52,10 +52,16 @@ func lookupModel(name string) modelSpec {
 	return modelSpec{Key: "", HFID: trimmed, WeightsMiB: w, KVBytesPerTok: 32768, Arch: "AutoModelForCausalLM"}
 }
 
-// Engines' required kvcached patches (docs/runner.md §2.1, §2.2).
+// The kvcached patch names the simulated servers log (docs/runner.md §2.1,
+// §2.2). A vLLM server logs the same names for a hybrid model: kvcached
+// applies its patches at engine import, before any model is known, and
+// defines no hybrid-only vLLM patch (`mamba_partial_tail` and
+// `hybrid_block_size_align` are no `patch_name` in kvcached: they stand
+// only in its e2e expectations, tests/e2e/matrix.py@4a5ed7bddd0d, and
+// vLLM has them only in test names such as
+// test_hybrid_mamba_partial_tail_owner_uses_cow_on_continue).
 var (
 	vllmPatches         = []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}
-	vllmHybridPatches   = []string{"mamba_partial_tail", "hybrid_block_size_align"}
 	sglangPatches       = []string{"elastic_allocator", "elastic_memory_pool"}
 	sglangHybridPatches = []string{"elastic_mamba_pool"}
 )
@@ -64,9 +70,6 @@ func patchesFor(engine string, m modelSpec) []string {
 	var p []string
 	if engine == "vllm" {
 		p = append(p, vllmPatches...)
-		if m.Hybrid {
-			p = append(p, vllmHybridPatches...)
-		}
 	} else {
 		p = append(p, sglangPatches...)
 		if m.Hybrid {
@@ -104,102 +107,138 @@ func (e *argvError) Error() string { return e.msg }
 // the runner says (docs/runner.md §7.2).
 func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 	c := serverConfig{Engine: engine, Argv: argv, TP: 1}
+	prog := "vllm serve"
 	switch engine {
 	case "vllm":
 		c.Port, c.Host, c.MaxSeqs, c.MemFraction, c.MaxModelLen = 8000, "0.0.0.0", 256, 0.9, 0
+		c.ModelArg = vllmModelTag(argv)
 	case "sglang":
 		c.Port, c.Host, c.MaxSeqs, c.MemFraction, c.MaxModelLen = 30000, "127.0.0.1", 256, 0.88, 0
+		prog = "launch_server.py"
 	default:
 		return c, &argvError{fmt.Sprintf("unknown engine %q (want vllm or sglang)", engine)}
 	}
-	prog := "vllm serve"
-	if engine == "sglang" {
-		prog = "launch_server.py"
-	}
-	// vLLM takes the model as the word after `serve`.
-	for i := 0; i+1 < len(argv); i++ {
-		if engine == "vllm" && argv[i] == "serve" && !strings.HasPrefix(argv[i+1], "-") {
-			c.ModelArg = argv[i+1]
-			break
-		}
-	}
-	bad := func(flag, v, want string) error {
-		return &argvError{fmt.Sprintf("%s: error: argument %s: invalid %s value: '%s'", prog, flag, want, v)}
-	}
-	for i := 0; i < len(argv); i++ {
-		a := argv[i]
+	p := &argvParser{prog: prog, argv: argv}
+	for p.i = 0; p.i < len(argv); p.i++ {
+		a := argv[p.i]
 		if !strings.HasPrefix(a, "--") {
 			continue
 		}
-		name, val, hasVal := strings.Cut(a, "=")
-		next := func() (string, bool) {
-			if hasVal {
-				return val, true
-			}
-			if i+1 < len(argv) {
-				i++
-				return argv[i], true
-			}
-			return "", false
-		}
-		intFlag := func(dst *int) error {
-			v, ok := next()
-			if !ok {
-				return &argvError{fmt.Sprintf("%s: error: argument %s: expected one argument", prog, name)}
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return bad(name, v, "int")
-			}
-			*dst = n
-			return nil
-		}
-		var err error
-		switch name {
-		case "--model", "--model-path":
-			v, ok := next()
-			if !ok {
-				return c, &argvError{fmt.Sprintf("%s: error: argument %s: expected one argument", prog, name)}
-			}
-			c.ModelArg = v
-		case "--served-model-name":
-			c.ServedName, _ = next()
-		case "--host":
-			c.Host, _ = next()
-		case "--port":
-			err = intFlag(&c.Port)
-		case "--max-num-seqs", "--max-running-requests":
-			err = intFlag(&c.MaxSeqs)
-		case "--max-model-len", "--context-length":
-			err = intFlag(&c.MaxModelLen)
-		case "--block-size", "--page-size":
-			err = intFlag(&c.BlockSize)
-		case "--tensor-parallel-size", "--tp-size", "--tp", "-tp":
-			err = intFlag(&c.TP)
-		case "--kv-cache-dtype":
-			c.KVCacheDType, _ = next()
-		case "--gpu-memory-utilization", "--mem-fraction-static":
-			v, _ := next()
-			f, perr := strconv.ParseFloat(v, 64)
-			if perr != nil || !(f > 0 && f <= 1) { // written so that NaN fails
-				err = bad(name, v, "float")
-			}
-			c.MemFraction = f
-		case "--enable-prompt-tokens-details":
-			c.PromptDetails = true
-		}
-		if err != nil {
+		p.name, p.val, p.hasVal = strings.Cut(a, "=")
+		if err := p.flag(&c); err != nil {
 			return c, err
 		}
 	}
-	if c.ModelArg == "" {
-		if engine == "vllm" {
-			return c, &argvError{"vllm serve: error: the following arguments are required: model_tag"}
+	return c, p.complete(&c)
+}
+
+// vllmModelTag is the model vLLM takes as the word after `serve` ("" when
+// none).
+func vllmModelTag(argv []string) string {
+	for i := 0; i+1 < len(argv); i++ {
+		if argv[i] == "serve" && !strings.HasPrefix(argv[i+1], "-") {
+			return argv[i+1]
 		}
-		return c, &argvError{"launch_server.py: error: the following arguments are required: --model-path"}
+	}
+	return ""
+}
+
+// argvParser walks an engine command line: prog is the engine's program
+// name in its argparse errors, i the word at hand, name and val that word's
+// flag and `=value`.
+type argvParser struct {
+	prog      string
+	argv      []string
+	i         int
+	name, val string
+	hasVal    bool
+}
+
+// next is the flag's value: after `=`, else the next word (taken).
+func (p *argvParser) next() (string, bool) {
+	if p.hasVal {
+		return p.val, true
+	}
+	if p.i+1 < len(p.argv) {
+		p.i++
+		return p.argv[p.i], true
+	}
+	return "", false
+}
+
+// bad is argparse's error for a value of the wrong type.
+func (p *argvParser) bad(flag, v, want string) error {
+	return &argvError{fmt.Sprintf("%s: error: argument %s: invalid %s value: '%s'", p.prog, flag, want, v)}
+}
+
+// required is the flag's value, or argparse's error when there is none.
+func (p *argvParser) required() (string, error) {
+	v, ok := p.next()
+	if !ok {
+		return "", &argvError{fmt.Sprintf("%s: error: argument %s: expected one argument", p.prog, p.name)}
+	}
+	return v, nil
+}
+
+// intFlag reads the flag's value, an int ≥ 0, into dst.
+func (p *argvParser) intFlag(dst *int) error {
+	v, err := p.required()
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return p.bad(p.name, v, "int")
+	}
+	*dst = n
+	return nil
+}
+
+// flag reads the flag at hand into c, when it is one sim serve knows.
+func (p *argvParser) flag(c *serverConfig) error {
+	var err error
+	switch p.name {
+	case "--model", "--model-path":
+		c.ModelArg, err = p.required()
+	case "--served-model-name":
+		c.ServedName, _ = p.next()
+	case "--host":
+		c.Host, _ = p.next()
+	case "--port":
+		err = p.intFlag(&c.Port)
+	case "--max-num-seqs", "--max-running-requests":
+		err = p.intFlag(&c.MaxSeqs)
+	case "--max-model-len", "--context-length":
+		err = p.intFlag(&c.MaxModelLen)
+	case "--block-size", "--page-size":
+		err = p.intFlag(&c.BlockSize)
+	case "--tensor-parallel-size", "--tp-size", "--tp", "-tp":
+		err = p.intFlag(&c.TP)
+	case "--kv-cache-dtype":
+		c.KVCacheDType, _ = p.next()
+	case "--gpu-memory-utilization", "--mem-fraction-static":
+		v, _ := p.next()
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || !(f > 0 && f <= 1) { // written so that NaN fails
+			err = p.bad(p.name, v, "float")
+		}
+		c.MemFraction = f
+	case "--enable-prompt-tokens-details":
+		c.PromptDetails = true
+	}
+	return err
+}
+
+// complete checks what the engine requires and fills in its defaults.
+func (p *argvParser) complete(c *serverConfig) error {
+	if c.ModelArg == "" {
+		if c.Engine == "vllm" {
+			return &argvError{"vllm serve: error: the following arguments are required: model_tag"}
+		}
+		return &argvError{"launch_server.py: error: the following arguments are required: --model-path"}
 	}
 	if c.TP < 1 {
-		return c, bad("--tensor-parallel-size", "0", "int")
+		return p.bad("--tensor-parallel-size", "0", "int")
 	}
 	if c.MaxSeqs < 1 {
 		c.MaxSeqs = 1
@@ -211,7 +250,7 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 	if c.MaxModelLen == 0 {
 		c.MaxModelLen = 32768
 	}
-	return c, nil
+	return nil
 }
 
 // kvBytesPerToken is the KV bytes per token on each GPU of the server.

@@ -30,23 +30,52 @@ var errCrashed = &httpError{500, "EngineCore encountered an issue. See stack tra
 func (s *simServer) generateOne(ctx context.Context, prompt string, maxTokens int, ignoreEOS bool) (completion, error) {
 	start := s.now()
 	ids := tokenize(prompt)
+	if err := s.checkPrompt(ids, maxTokens); err != nil {
+		return completion{}, err
+	}
+	defer s.enter()()
+	if err := s.takeSlot(ctx); err != nil {
+		return completion{}, err
+	}
+	defer func() { <-s.slots }()
+
+	r := s.kv.newReservation(ids, maxTokens)
+	if err := s.admit(ctx, r); err != nil {
+		return completion{}, err
+	}
+	if err := s.compute(ctx, r, len(ids)-r.cachedN, maxTokens); err != nil {
+		return completion{}, err
+	}
+	wrong := s.elastic && len(ids) >= wrongTokensMinPrompt && s.faults.has(FaultWrongTokens, s.ids...)
+	out, stopped := generate(ids, maxTokens, ignoreEOS, wrong)
+	s.mu.Lock()
+	s.statPrompt += int64(len(ids))
+	s.statCached += int64(r.cachedN)
+	s.statGen += int64(len(out))
+	s.mu.Unlock()
+	return completion{promptIDs: ids, tokens: out, stopped: stopped, cached: r.cachedN, latency: s.now().Sub(start)}, nil
+}
+
+// checkPrompt refuses, with the engine's 400, an empty prompt or one that
+// with maxTokens exceeds the context length.
+func (s *simServer) checkPrompt(ids []int, maxTokens int) error {
 	if len(ids) == 0 {
-		return completion{}, &httpError{400, "The prompt is empty: it must hold at least one token."}
+		return &httpError{400, "The prompt is empty: it must hold at least one token."}
 	}
 	if max := s.cfg.MaxModelLenOr(1 << 30); len(ids)+maxTokens > max {
-		return completion{}, &httpError{400, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+		return &httpError{400, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 			max, len(ids)+maxTokens, len(ids), maxTokens)}
 	}
+	return nil
+}
+
+// enter counts a request in flight (the crash-in-burst fault crashes the
+// engine when they reach its threshold) and returns what counts it out.
+func (s *simServer) enter() (leave func()) {
 	s.mu.Lock()
 	s.inflight++
 	n := s.inflight
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.inflight--
-		s.lastBusy = s.now()
-		s.mu.Unlock()
-	}()
 	if f, ok := s.faults.get(FaultCrashInBurst, s.ids...); ok {
 		threshold := f.N
 		if threshold == 0 {
@@ -56,30 +85,40 @@ func (s *simServer) generateOne(ctx context.Context, prompt string, maxTokens in
 			s.crash(n)
 		}
 	}
+	return func() {
+		s.mu.Lock()
+		s.inflight--
+		s.lastBusy = s.now()
+		s.mu.Unlock()
+	}
+}
+
+// takeSlot waits for a running slot (--max-num-seqs /
+// --max-running-requests); a crashed engine or ctx's end refuses it.
+func (s *simServer) takeSlot(ctx context.Context) error {
 	select {
 	case <-s.dead:
-		return completion{}, errCrashed
+		return errCrashed
 	default:
 	}
-	// A running slot (--max-num-seqs / --max-running-requests).
 	select {
 	case s.slots <- struct{}{}:
+		return nil
 	case <-ctx.Done():
-		return completion{}, ctx.Err()
+		return ctx.Err()
 	case <-s.dead:
-		return completion{}, errCrashed
+		return errCrashed
 	}
-	defer func() { <-s.slots }()
+}
 
-	r := s.kv.newReservation(ids, maxTokens)
-	if err := s.admit(ctx, r); err != nil {
-		return completion{}, err
-	}
+// compute runs the admitted request r: prefill of its uncached tokens and
+// maxTokens decode steps, slower the more requests run, then releases its
+// blocks (kept for the prefix cache when it finished).
+func (s *simServer) compute(ctx context.Context, r *reservation, uncached, maxTokens int) error {
 	s.mu.Lock()
 	s.running++
 	running := s.running
 	s.mu.Unlock()
-	uncached := len(ids) - r.cachedN
 	busy := time.Duration(uncached)*prefillPerToken + time.Duration(float64(decodePerToken)*(1+float64(running)/32))*time.Duration(maxTokens)
 	t := time.NewTimer(scaled(busy, s.scale, 0))
 	var err error
@@ -92,17 +131,7 @@ func (s *simServer) generateOne(ctx context.Context, prompt string, maxTokens in
 	}
 	t.Stop()
 	s.release(r, err == nil)
-	if err != nil {
-		return completion{}, err
-	}
-	wrong := s.elastic && len(ids) >= wrongTokensMinPrompt && s.faults.has(FaultWrongTokens, s.ids...)
-	out, stopped := generate(ids, maxTokens, ignoreEOS, wrong)
-	s.mu.Lock()
-	s.statPrompt += int64(len(ids))
-	s.statCached += int64(r.cachedN)
-	s.statGen += int64(len(out))
-	s.mu.Unlock()
-	return completion{promptIDs: ids, tokens: out, stopped: stopped, cached: r.cachedN, latency: s.now().Sub(start)}, nil
+	return err
 }
 
 // admit reserves r's KV cache, waiting for memory when the GPU, the limit or

@@ -51,8 +51,13 @@ func (w *world) segmentPath(ipc string) string {
 	return filepath.Join(w.dir, segmentsDir, ipc+".json")
 }
 
+// readSegment reads the segment ipc; a name that would escape the segments
+// directory is an error, as if no such segment existed.
 func (w *world) readSegment(ipc string) (segmentFile, error) {
 	var s segmentFile
+	if err := validIPC(ipc); err != nil {
+		return s, err
+	}
 	b, err := os.ReadFile(w.segmentPath(ipc))
 	if err != nil {
 		return s, err

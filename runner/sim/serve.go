@@ -134,20 +134,37 @@ type waiter struct {
 
 // runServe is `sim serve --engine E -- argv...`.
 func runServe(ctx context.Context, env serveEnv, engine string, argv []string) int {
+	s, code := newSimServer(env, engine, argv)
+	if s == nil {
+		return code
+	}
+	// Signals first: a stop during loading must still be clean.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	stop := make(chan string, 1)
+	go s.watchStop(ctx, sig, os.Getppid(), stop)
+	return s.run(env, stop)
+}
+
+// newSimServer reads the engine's command line and environment into a
+// server, or prints why it cannot start (nil and the exit code: 2, as the
+// engine's argparse or kvcached would).
+func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) {
 	cfg, err := parseEngineArgv(engine, argv)
 	if err != nil {
 		fmt.Fprintln(env.stderr, err)
-		return 2
+		return nil, 2
 	}
 	faults, err := parseFaults(env.getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
 		fmt.Fprintln(env.stderr, "ci-report sim serve: CI_REPORT_SIM_FAULTS:", err)
-		return 2
+		return nil, 2
 	}
 	scale, err := ParseTimescale(env.getenv("CI_REPORT_SIM_TIMESCALE"))
 	if err != nil {
 		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
-		return 2
+		return nil, 2
 	}
 	s := &simServer{
 		cfg: cfg, faults: faults, scale: scale, now: env.now, pid: os.Getpid(),
@@ -164,48 +181,43 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 		}
 		if err := validIPC(s.ipc); err != nil {
 			fmt.Fprintln(env.stderr, "[kvcached] error:", err)
-			return 2
+			return nil, 2
 		}
 	}
 	s.ids = []string{s.ipc, cfg.Model.HFID, cfg.Model.Key, cfg.ModelArg, engine, "port=" + strconv.Itoa(cfg.Port), cfg.ServedName}
+	return s, 0
+}
 
-	// Signals first: a stop during loading must still be clean.
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	stop := make(chan string, 1)
+// watchStop sends on stop why the server is to stop: a signal, ctx's end,
+// or the exit of its parent ppid (a simulator must never outlive the
+// runner that started it). Under the ignore-stop fault signals are logged
+// and ignored and ctx's end too.
+func (s *simServer) watchStop(ctx context.Context, sig <-chan os.Signal, ppid int, stop chan<- string) {
 	ignoreStop := s.faults.has(FaultIgnoreStop, s.ids...)
-	ppid := os.Getppid()
-	go func() {
-		orphan := time.NewTicker(200 * time.Millisecond)
-		defer orphan.Stop()
-		for {
-			select {
-			case sg := <-sig:
-				if ignoreStop {
-					s.ignoreSignal(sg)
-					continue
-				}
-				stop <- "signal " + sg.String()
+	orphan := time.NewTicker(200 * time.Millisecond)
+	defer orphan.Stop()
+	for {
+		select {
+		case sg := <-sig:
+			if ignoreStop {
+				s.ignoreSignal(sg)
+				continue
+			}
+			stop <- "signal " + sg.String()
+			return
+		case <-ctx.Done():
+			if ignoreStop {
+				continue
+			}
+			stop <- "context cancelled"
+			return
+		case <-orphan.C:
+			if os.Getppid() != ppid {
+				stop <- "parent process exited"
 				return
-			case <-ctx.Done():
-				if ignoreStop {
-					continue
-				}
-				stop <- "context cancelled"
-				return
-			case <-orphan.C:
-				// A simulator must never outlive the runner that started it.
-				if os.Getppid() != ppid {
-					stop <- "parent process exited"
-					return
-				}
 			}
 		}
-	}()
-
-	code := s.run(env, stop)
-	return code
+	}
 }
 
 func truthy(v string) bool {
@@ -228,19 +240,9 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	}
 	s.w = w
 	defer w.lock.Close()
-	gpus, err := deviceGPUs(env.getenv, len(w.gpus), func(n int) ([]int, error) {
-		return visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), n)
-	})
-	if err != nil {
-		s.fatal(nil, "RuntimeError: CUDA error: invalid device ordinal ("+err.Error()+")")
+	if !s.pickGPUs(env) {
 		return 1
 	}
-	if len(gpus) < cfg.TP {
-		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/ray_utils.py", line 310, in initialize_ray_cluster`},
-			fmt.Sprintf("ValueError: The number of required GPUs exceeds the total number of available GPUs (%d > %d)", cfg.TP, len(gpus)))
-		return 1
-	}
-	s.gpus = gpus[:cfg.TP]
 	s.fixed = cfg.weightsBytes() + cfg.overheadBytes()
 
 	// Loading the weights takes time; a stop meanwhile is clean.
@@ -258,7 +260,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		s.cleanup(s.kv != nil)
 		return 1
 	}
-	registered := true
+	const registered = true
 	if s.faults.has(FaultNeverReady, s.ids...) {
 		// Stuck after allocating: /health never answers.
 		s.log.info("core.py:95", "Initializing a V1 LLM engine with config: model=%q, dtype=torch.bfloat16", cfg.ModelArg)
@@ -268,7 +270,38 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	if why, stopped := s.sleepOrStop(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, registered)
 	}
-	var ln net.Listener
+	ln, ok := s.listen()
+	if !ok {
+		s.cleanup(registered)
+		return 1
+	}
+	return s.serve(ln, stop)
+}
+
+// pickGPUs sets the server's GPUs, the first TP of those it sees; when it
+// sees too few it fails as the engine does and reports false.
+func (s *simServer) pickGPUs(env serveEnv) bool {
+	gpus, err := deviceGPUs(env.getenv, len(s.w.gpus), func(n int) ([]int, error) {
+		return visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), n)
+	})
+	if err != nil {
+		s.fatal(nil, "RuntimeError: CUDA error: invalid device ordinal ("+err.Error()+")")
+		return false
+	}
+	if len(gpus) < s.cfg.TP {
+		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/ray_utils.py", line 310, in initialize_ray_cluster`},
+			fmt.Sprintf("ValueError: The number of required GPUs exceeds the total number of available GPUs (%d > %d)", s.cfg.TP, len(gpus)))
+		return false
+	}
+	s.gpus = gpus[:s.cfg.TP]
+	return true
+}
+
+// listen binds the server's port (the port-taken fault fails it); a
+// failure is the engine's OSError, and ok false.
+func (s *simServer) listen() (ln net.Listener, ok bool) {
+	cfg := s.cfg
+	var err error
 	if s.faults.has(FaultPortTaken, s.ids...) {
 		err = errors.New("listen tcp: bind: address already in use (fault port-taken)")
 	} else {
@@ -278,32 +311,41 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		s.fatal([]string{`File "/usr/lib/python3.12/asyncio/base_events.py", line 1536, in create_server`,
 			`  raise OSError(err.errno, msg) from None`},
 			fmt.Sprintf("OSError: [Errno 98] error while attempting to bind on address ('%s', %d): address already in use (%v)", cfg.Host, cfg.Port, err))
-		s.cleanup(registered)
-		return 1
+		return nil, false
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	return ln, true
+}
+
+// serve answers HTTP on ln and runs the scheduler and stats loops until
+// stop says why to stop, then shuts down.
+func (s *simServer) serve(ln net.Listener, stop <-chan string) int {
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 30 * time.Second}
 	go srv.Serve(ln)
 	tickDone := make(chan struct{})
 	tickStop := make(chan struct{})
 	go s.tickLoop(tickStop, tickDone)
 	go s.statsLoop(tickStop)
-	if cfg.Engine == "vllm" {
-		s.log.info("api_server.py:1912", "Starting vLLM API server 0 on http://%s:%d", cfg.Host, port)
-		s.log.uvicorn("Started server process [%d]", s.pid)
-		s.log.uvicorn("Waiting for application startup.")
-		s.log.uvicorn("Application startup complete.")
-	} else {
-		s.log.uvicorn("Started server process [%d]", s.pid)
-		s.log.uvicorn("Waiting for application startup.")
-		s.log.uvicorn("Application startup complete.")
-		s.log.uvicorn("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", cfg.Host, port)
-		s.log.info("http_server.py:1268", "The server is fired up and ready to roll!")
-	}
+	s.logReady(ln.Addr().(*net.TCPAddr).Port)
 	why := <-stop
 	close(tickStop)
 	<-tickDone
-	return s.shutdown(why, srv, registered)
+	return s.shutdown(why, srv, true)
+}
+
+// logReady logs the engine's lines of a server ready on port.
+func (s *simServer) logReady(port int) {
+	host, vllm := s.cfg.Host, s.cfg.Engine == "vllm"
+	if vllm {
+		s.log.info("api_server.py:1912", "Starting vLLM API server 0 on http://%s:%d", host, port)
+	}
+	s.log.uvicorn("Started server process [%d]", s.pid)
+	s.log.uvicorn("Waiting for application startup.")
+	s.log.uvicorn("Application startup complete.")
+	if vllm {
+		return
+	}
+	s.log.uvicorn("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
+	s.log.info("http_server.py:1268", "The server is fired up and ready to roll!")
 }
 
 func listenHost(h string) string {
@@ -414,91 +456,127 @@ func (s *simServer) allocate(env serveEnv) error {
 		return fmt.Errorf("RuntimeError: %v", err)
 	}
 	defer s.w.lock.Unlock()
-	procs := s.w.liveProcs()
-	total := s.w.totalBytes(s.gpus[0])
-	budget := int64(cfg.MemFraction * float64(total))
-	kvBytes := budget - s.fixed
+	m := memoryPlan{total: s.w.totalBytes(s.gpus[0])}
+	m.budget = int64(cfg.MemFraction * float64(m.total))
+	m.kvBytes = m.budget - s.fixed
 	bpt := cfg.kvBytesPerToken()
-	if kvBytes < bpt*int64(cfg.MaxModelLenOr(8192)) {
+	if m.kvBytes < bpt*int64(cfg.MaxModelLenOr(8192)) {
 		return pyExc("ValueError: No available memory for the cache blocks: %s budget (%.2f × %s) minus %s of weights and activations leaves %s. Try increasing `gpu_memory_utilization` when initializing the engine.",
-			gib(budget), cfg.MemFraction, gib(total), gib(s.fixed), gib(kvBytes))
+			gib(m.budget), cfg.MemFraction, gib(m.total), gib(s.fixed), gib(m.kvBytes))
 	}
-	need := s.fixed
+	m.need = s.fixed
 	if !s.elastic {
-		need += kvBytes
+		m.need += m.kvBytes
 	}
-	for _, g := range s.gpus {
-		free := s.w.totalBytes(g) - usedBytes(procs, g, s.pid)
-		if need > free {
-			if s.elastic {
-				return pyExc("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free.", gib(need), g, gib(s.w.totalBytes(g)), gib(free))
-			}
-			return pyExc("ValueError: Free memory on device cuda:%d (%s/%s) on startup is less than desired GPU memory utilization (%g, %s). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-				g, gib(free), gib(s.w.totalBytes(g)), cfg.MemFraction, gib(budget))
-		}
+	if err := s.checkFree(m); err != nil {
+		return err
 	}
-	block := cfg.BlockSize
-	if block == 0 {
-		block = 16
-	}
-	if cfg.Engine == "vllm" && cfg.Model.Hybrid && (cfg.BlockSize == 0 || cfg.BlockSize < hybridBlockTokens) {
-		// vLLM itself, kvcached or not, enlarges a hybrid model's attention
-		// block so that its page is at least the mamba page, when
-		// --block-size is unset or smaller
-		// (vllm/model_executor/models/config.py@0144dd5b0d2d,
-		// HybridAttentionMambaModelConfig.verify_and_update_config).
-		s.log.info("config.py:412", "Setting attention block size to %d tokens to ensure that attention page size is >= mamba page size.", hybridBlockTokens)
-		block = hybridBlockTokens
-	}
-	capTokens := kvBytes / bpt
-	s.kv = newKVModel(s.elastic, block, bpt, capTokens)
-	s.kv.limitBytes = kvBytes
+	m.capTokens = m.kvBytes / bpt
+	s.kv = newKVModel(s.elastic, s.blockSize(), bpt, m.capTokens)
+	s.kv.limitBytes = m.kvBytes
 	s.grouped = s.elastic && spreadsOverGroups(cfg.Engine, cfg.Model.Hybrid)
 	if s.grouped {
-		s.groupLimit = groupShare(kvBytes)
+		s.groupLimit = groupShare(m.kvBytes)
 	}
 	s.lastLimit = s.kv.limitBytes
 	s.slots = make(chan struct{}, cfg.MaxSeqs)
 	s.lastBusy = s.now()
-	if cfg.Engine == "vllm" {
-		s.log.info("gpu_model_runner.py:2217", "Model loading took %s and %.1f seconds", gib(cfg.Model.WeightsMiB*mib), float64(vllmLoadTime)/2/float64(time.Second)*s.scale)
-		if s.elastic {
-			s.log.info("gpu_worker.py:276", "Using kvcached process-local KV capacity: budget=%d bytes, reserved=%d bytes, available=%d bytes", budget, s.fixed, kvBytes)
-		} else {
-			s.log.info("gpu_worker.py:298", "Available KV cache memory: %s", gib(kvBytes))
+	s.logAllocation(m)
+	return s.register()
+}
+
+// memoryPlan is how a server divides a GPU, in bytes: the GPU's total, the
+// engine's budget (its memory fraction of it), what it needs at start and
+// the KV share of the budget, which holds capTokens tokens.
+type memoryPlan struct {
+	total, budget, need, kvBytes int64
+	capTokens                    int64
+}
+
+// checkFree fails as the engine does when one of its GPUs has less than
+// m.need free: kvcached's allocation runs out of memory, a native engine
+// refuses its memory fraction.
+func (s *simServer) checkFree(m memoryPlan) error {
+	procs := s.w.liveProcs()
+	for _, g := range s.gpus {
+		free := s.w.totalBytes(g) - usedBytes(procs, g, s.pid)
+		if m.need <= free {
+			continue
 		}
-		s.log.info("kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", commas(capTokens))
-		s.log.info("kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", commas(int64(cfg.MaxModelLenOr(8192))), float64(capTokens)/float64(cfg.MaxModelLenOr(8192)))
-	} else {
-		s.log.info("model_runner.py:640", "Load weight end. type=%s, dtype=torch.bfloat16, avail mem=%.2f GB, mem usage=%.2f GB.", cfg.Model.Arch, float64(total-s.fixed)/1e9, float64(s.fixed)/1e9)
-		s.log.info("memory_pool.py:320", "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", capTokens, float64(kvBytes)/2e9, float64(kvBytes)/2e9)
-		s.log.info("scheduler.py:310", "max_total_num_tokens=%d, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
-			capTokens, cfg.MaxSeqs, cfg.MaxModelLenOr(8192), float64(total-need)/1e9)
+		if s.elastic {
+			return pyExc("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free.", gib(m.need), g, gib(s.w.totalBytes(g)), gib(free))
+		}
+		return pyExc("ValueError: Free memory on device cuda:%d (%s/%s) on startup is less than desired GPU memory utilization (%g, %s). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+			g, gib(free), gib(s.w.totalBytes(g)), s.cfg.MemFraction, gib(m.budget))
 	}
+	return nil
+}
+
+// blockSize is the KV block size in tokens: --block-size, else 16; vLLM
+// itself, kvcached or not, enlarges a hybrid model's attention block so
+// that its page is at least the mamba page, when --block-size is unset or
+// smaller (vllm/model_executor/models/config.py@0144dd5b0d2d,
+// HybridAttentionMambaModelConfig.verify_and_update_config).
+func (s *simServer) blockSize() int {
+	cfg := s.cfg
+	if cfg.Engine == "vllm" && cfg.Model.Hybrid && (cfg.BlockSize == 0 || cfg.BlockSize < hybridBlockTokens) {
+		s.log.info("config.py:412", "Setting attention block size to %d tokens to ensure that attention page size is >= mamba page size.", hybridBlockTokens)
+		return hybridBlockTokens
+	}
+	if cfg.BlockSize == 0 {
+		return 16
+	}
+	return cfg.BlockSize
+}
+
+// logAllocation logs the engine's lines on its weights and KV cache.
+func (s *simServer) logAllocation(m memoryPlan) {
+	cfg := s.cfg
+	if cfg.Engine != "vllm" {
+		s.log.info("model_runner.py:640", "Load weight end. type=%s, dtype=torch.bfloat16, avail mem=%.2f GB, mem usage=%.2f GB.", cfg.Model.Arch, float64(m.total-s.fixed)/1e9, float64(s.fixed)/1e9)
+		s.log.info("memory_pool.py:320", "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", m.capTokens, float64(m.kvBytes)/2e9, float64(m.kvBytes)/2e9)
+		s.log.info("scheduler.py:310", "max_total_num_tokens=%d, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
+			m.capTokens, cfg.MaxSeqs, cfg.MaxModelLenOr(8192), float64(m.total-m.need)/1e9)
+		return
+	}
+	s.log.info("gpu_model_runner.py:2217", "Model loading took %s and %.1f seconds", gib(cfg.Model.WeightsMiB*mib), float64(vllmLoadTime)/2/float64(time.Second)*s.scale)
+	if s.elastic {
+		s.log.info("gpu_worker.py:276", "Using kvcached process-local KV capacity: budget=%d bytes, reserved=%d bytes, available=%d bytes", m.budget, s.fixed, m.kvBytes)
+	} else {
+		s.log.info("gpu_worker.py:298", "Available KV cache memory: %s", gib(m.kvBytes))
+	}
+	s.log.info("kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", commas(m.capTokens))
+	s.log.info("kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", commas(int64(cfg.MaxModelLenOr(8192))), float64(m.capTokens)/float64(cfg.MaxModelLenOr(8192)))
+}
+
+// register writes the server's process record and, under kvcached, its
+// segments, their /dev/shm files and its socket dir.
+func (s *simServer) register() error {
 	if err := s.w.writeProc(s.procRecord()); err != nil {
 		return fmt.Errorf("RuntimeError: %v", err)
 	}
 	s.writtenProcBytes = s.procRecord().BytesPer
-	if s.elastic {
-		segs := []segmentFile{s.segment(segmentFile{})}
-		if s.grouped {
-			segs = append(segs, s.groupSegment(segmentFile{}))
-		}
-		for _, seg := range segs {
-			if err := s.w.writeSegment(seg); err != nil {
-				return fmt.Errorf("RuntimeError: %v", err)
-			}
-			if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, seg.IPC), []byte(seg.IPC+"\n"), 0o644); err != nil {
-				return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
-			}
-		}
-		if makesSocketDir(cfg.Engine, cfg.TP) {
-			if err := os.MkdirAll(s.w.socketDir(s.ipc), 0o755); err != nil {
-				return fmt.Errorf("RuntimeError: create socket dir: %v", err)
-			}
-		}
-		s.log.kvcached("created shared memory segment /dev/shm/%s on GPU %d (limit %d bytes)", s.ipc, s.gpus[0], s.kv.limitBytes)
+	if !s.elastic {
+		return nil
 	}
+	segs := []segmentFile{s.segment(segmentFile{})}
+	if s.grouped {
+		segs = append(segs, s.groupSegment(segmentFile{}))
+	}
+	for _, seg := range segs {
+		if err := s.w.writeSegment(seg); err != nil {
+			return fmt.Errorf("RuntimeError: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, seg.IPC), []byte(seg.IPC+"\n"), 0o644); err != nil {
+			return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
+		}
+	}
+	if makesSocketDir(s.cfg.Engine, s.cfg.TP) {
+		if err := os.MkdirAll(s.w.socketDir(s.ipc), 0o755); err != nil {
+			return fmt.Errorf("RuntimeError: create socket dir: %v", err)
+		}
+	}
+	s.log.kvcached("created shared memory segment /dev/shm/%s on GPU %d (limit %d bytes)", s.ipc, s.gpus[0], s.kv.limitBytes)
 	return nil
 }
 

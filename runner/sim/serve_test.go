@@ -372,15 +372,24 @@ func TestServeAPIAndMemory(t *testing.T) {
 		t.Error("no available=<N> bytes")
 	}
 
-	// A clean stop removes everything the kvcached server made.
+	// A clean stop removes everything the kvcached server made. The
+	// server stops on the signal itself (the shutdown line names it) and
+	// goes through the whole graceful shutdown to its last line, in that
+	// order; the 30 s only bounds a hang.
 	for _, s := range servers {
-		start := time.Now()
-		code, exited := s.c.stop(syscall.SIGINT, 5*time.Second)
+		code, exited := s.c.stop(syscall.SIGINT, 30*time.Second)
 		if !exited || code != 0 {
 			t.Errorf("%s: SIGINT: exited %v code %d; log:\n%s", s.name, exited, code, s.c.out.String())
+			continue
 		}
-		if d := time.Since(start); d > 3*time.Second {
-			t.Errorf("%s took %s to stop", s.name, d)
+		log := s.c.out.String()
+		stopLine := "Shutting down FastAPI HTTP server (signal interrupt)."
+		if s.engine == "sglang" {
+			stopLine = "Received signal interrupt, shutting down."
+		}
+		at, finished := strings.Index(log, stopLine), strings.LastIndex(log, "Finished server process [")
+		if at < 0 || finished < at {
+			t.Errorf("%s: want %q, then the shutdown's last line; log:\n%s", s.name, stopLine, log)
 		}
 	}
 	for _, p := range []string{"segments", "shm", "tmp", "procs"} {
@@ -401,7 +410,7 @@ func TestServeHybridBlockSize(t *testing.T) {
 	kv := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", kvEnv("e2e_7_vllm_qwen35_4b_kv_c1"), "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
 	nat := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
 	given := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3", "--block-size", "128")
-	if !strings.Contains(kv.out.String(), line) || !strings.Contains(kv.out.String(), "mamba_partial_tail, hybrid_block_size_align") {
+	if !strings.Contains(kv.out.String(), line) || !strings.Contains(kv.out.String(), "Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n") {
 		t.Errorf("kvcached hybrid log:\n%s", kv.out.String())
 	}
 	if !strings.Contains(nat.out.String(), line) {

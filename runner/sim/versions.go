@@ -23,7 +23,7 @@ var simVersions = map[string]map[string]any{
 // defines: those the simulated servers log, for both engines, as a real
 // kvcached defines them all whichever engine it serves.
 func simPatchNames() []string {
-	names := slices.Concat(vllmPatches, vllmHybridPatches, sglangPatches, sglangHybridPatches)
+	names := slices.Concat(vllmPatches, sglangPatches, sglangHybridPatches)
 	slices.Sort(names)
 	return slices.Compact(names)
 }

@@ -264,7 +264,6 @@ func TestExecCommand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cl := &Client{Argv: c.argv, Timeout: c.timeout}
-			start := time.Now()
 			entries, err := cl.List(context.Background())
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
@@ -273,9 +272,9 @@ func TestExecCommand(t *testing.T) {
 				if !strings.Contains(err.Error(), "kvctl list --json") {
 					t.Errorf("err %q does not say what was run", err)
 				}
-				if time.Since(start) > 4*time.Second {
-					t.Errorf("took %s", time.Since(start))
-				}
+				// That a timed-out call kills kvctl's process group rather than
+				// waiting for it is TestHungKvctlIsKilled's, which checks the
+				// processes, not the time taken.
 				return
 			}
 			if err != nil {
