@@ -66,6 +66,9 @@ type Part struct {
 	// Cases are the finished cases in execution order, without phases:
 	// from summary.json, else from cases.jsonl.
 	Cases []CaseResult
+	// Deselected is summary.json's deselected count of an imported part
+	// (docs/formats.md §4.7); nil when it has none.
+	Deselected *int
 	// Planned are the case names of part.json's plan; nil without one.
 	Planned []string
 	// Problems are defects of the part's files that did not stop it from
@@ -309,6 +312,7 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 	case err == nil:
 		l.p.HasSummary = true
 		l.p.Cases = sum.Cases
+		l.p.Deselected = sum.Deselected
 		for _, msg := range sum.Dropped {
 			l.problem(fmt.Sprintf("read %s: %s (case left out)", l.file("summary.json"), msg))
 		}

@@ -55,7 +55,7 @@ func ParseMeasures(log json.RawMessage) (Measures, error) {
 	}
 	seen := map[string]bool{}
 	for i, r := range raw.Events {
-		ev, err := parseEvent(r)
+		ev, err := ParseEvent(r)
 		if err != nil {
 			return Measures{}, fmt.Errorf("log.events[%d]%w", i, err)
 		}
@@ -135,7 +135,10 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	return out, nil
 }
 
-func parseEvent(r json.RawMessage) (Event, error) {
+// ParseEvent reads one event {"name", "t"} (docs/formats.md §4.1), as a
+// log or an import's metrics file holds it; the error names the field, for
+// the caller to prefix with where the event is.
+func ParseEvent(r json.RawMessage) (Event, error) {
 	var e struct {
 		Name *string  `json:"name"`
 		T    *float64 `json:"t"`

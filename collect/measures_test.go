@@ -2,6 +2,7 @@ package collect
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -64,6 +65,39 @@ func TestMetricKnown(t *testing.T) {
 		m := Metric{Value: tc.v}
 		if got := m.Known(); got != tc.want {
 			t.Errorf("Known(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestSummaryDeselected: summary.json's deselected count of an imported
+// part is read (the evidence table shows it, docs/render.md §12.1); a
+// count of the wrong type or below 0 is an error naming the field.
+func TestSummaryDeselected(t *testing.T) {
+	for _, tc := range []struct {
+		doc, want, err string
+	}{
+		{`{"ok": true, "cases": [], "deselected": 57}`, "57", ""},
+		{`{"ok": true, "cases": [], "deselected": null}`, "nil", ""},
+		{`{"ok": true, "cases": []}`, "nil", ""},
+		{`{"ok": true, "cases": [], "deselected": -1}`, "", "deselected: -1: want a count, 0 or more"},
+		{`{"ok": true, "cases": [], "deselected": "57"}`, "", "deselected"},
+	} {
+		res, err := ScanSummary(strings.NewReader(tc.doc))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err %v, want %q", tc.doc, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.doc, err)
+		}
+		got := "nil"
+		if res.Deselected != nil {
+			got = fmt.Sprint(*res.Deselected)
+		}
+		if got != tc.want {
+			t.Errorf("%s: deselected %s, want %s", tc.doc, got, tc.want)
 		}
 	}
 }

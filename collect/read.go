@@ -414,15 +414,24 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	}
 	var l caseList
 	var ok bool
+	var deselected *int
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
 		if err != nil {
 			return nil, r.readError("", err)
 		}
 		key := tok.String()
-		switch matchKey(key, "ok", "cases") {
+		switch matchKey(key, "ok", "cases", "deselected") {
 		case "ok":
 			err = r.topLevel("ok", &ok)
+		case "deselected":
+			// An imported part's deselected count (docs/formats.md
+			// §4.7), which its suite counts show.
+			deselected = nil
+			err = r.topLevel("deselected", &deselected)
+			if err == nil && deselected != nil && *deselected < 0 {
+				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *deselected)}
+			}
 		case "cases":
 			err = r.readCases(&l)
 		default:
@@ -446,7 +455,7 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if l.cases == nil {
 		l.cases = []CaseResult{}
 	}
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases}, Dropped: l.dropped, Repeated: l.repeated}, nil
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected}, Dropped: l.dropped, Repeated: l.repeated}, nil
 }
 
 // topLevel decodes the value at the reader into v, a top-level field of

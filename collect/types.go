@@ -2,6 +2,7 @@ package collect
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 )
 
@@ -183,7 +184,9 @@ type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
 	// Suites and Deselected are the counts of an imported part (new, written
-	// by `import junit`), kept for other tools: ReadSummary skips them.
+	// by `import junit`): ReadSummary skips Suites, kept for other tools,
+	// and reads Deselected, which the evidence table's suite counts show
+	// (docs/render.md §12.1).
 	Suites     []Suite `json:"suites,omitempty"`
 	Deselected *int    `json:"deselected,omitempty"`
 }
@@ -295,6 +298,15 @@ type Suite struct {
 // so that a report exported and imported again keeps its case names.
 const JUnitPartProperty = "ci-report.part"
 
+// JUnitArmProperty and JUnitRevisionProperty are the suite properties by
+// which ci-report's JUnit export names the arm of a suite's part and the
+// revision it tested (docs/formats.md §7.2): `import junit --arm A` of an
+// export takes the suites of arm A and their revision.
+const (
+	JUnitArmProperty      = "ci-report.arm"
+	JUnitRevisionProperty = "ci-report.revision"
+)
+
 // Property is one name-value pair of a test suite or case (new); names may
 // repeat, so properties are a list.
 type Property struct {
@@ -329,6 +341,22 @@ const (
 // Known reports whether the metric has a value: a recorder writes null or
 // -1 for a value it could not measure (docs/formats.md §4.1).
 func (m *Metric) Known() bool { return m.Value != nil && *m.Value != -1 }
+
+// ChangePct is m's change against base in percent, (m − base)/|base|·100:
+// the delta of a metric table against its baseline arm and what a
+// threshold's max_delta_pct bounds (docs/render.md §12.2, §12.5). false
+// when either is unknown, base is 0, or the change is beyond 10⁹ percent
+// (no percentage says anything there).
+func (m *Metric) ChangePct(base *Metric) (float64, bool) {
+	if m == nil || base == nil || !m.Known() || !base.Known() || *base.Value == 0 {
+		return 0, false
+	}
+	d := (*m.Value - *base.Value) / math.Abs(*base.Value) * 100
+	if math.IsInf(d, 0) || math.IsNaN(d) || math.Abs(d) > 1e9 {
+		return 0, false
+	}
+	return d, true
+}
 
 // Event is one timestamped event of a case (log "events", new;
 // docs/formats.md §4.1): its name and when it happened, in seconds from

@@ -63,19 +63,34 @@
 // "name": ..., "value": <number or null>, "unit": ..., "arm"?,
 // "concurrency"?, "better"?} appended to the named case's log.metrics in
 // file order, held to the rules of a log's metrics (docs/formats.md §4.1,
-// collect.ParseMetric). A line naming no imported case, or whose metric
-// breaks those rules, is an error naming the file and line.
+// collect.ParseMetric). A line {"case": ..., "event": {"name": ..., "t":
+// <seconds>}} instead appends an event to the case's log.events (the
+// moments of docs/render.md §12.3's recovery timings), held to the rules of
+// a log's events (collect.ParseEvent; a name once per case, at most
+// collect.MaxEvents). A line naming no imported case, or whose metric or
+// event breaks those rules, is an error naming the file and line.
 //
 // The part directory is written through collect's PartWriter, as the
 // runner writes one (atomic files, every byte redacted): part.json first
 // with the cases as its plan and complete false, setup.json (the profile,
 // kvcached_sha from --revision, no engine or case setup), summary.json
 // (the cases, the suites' declared counts as "suites", and
-// --deselected as "deselected"), summary.md, run.log (what was read, the
+// --deselected as "deselected", else the sum of the deselected attributes
+// of the innermost suites that declare one), summary.md, run.log (what was read, the
 // warnings, each suite's captured output), and part.json again with
 // complete true; no cases.jsonl, which keeps what a run killed mid-way
 // finished (an earlier one is removed, as are summary.md and error.txt).
 // part.json's started_at and finished_at span the suites'
 // timestamps (a timestamp without a zone is taken as UTC) and are absent
 // when none has one; host is the first suite's hostname.
+//
+// # Exports with arms
+//
+// ci-report's own export (`render --format junit`) of parts of several
+// arms has a suite per part and arm, marked with collect.JUnitArmProperty
+// and collect.JUnitRevisionProperty. Such files are imported one arm at a
+// time: --arm A keeps the suites of arm A (and drops the others) and takes
+// their revision unless --revision is given; without --arm, the one arm
+// they hold. Suites of several arms without --arm, or none of the arm
+// given, are an error naming the files and the arms.
 package junit

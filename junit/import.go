@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -121,6 +122,14 @@ func (im *Import) Run() (*Result, error) {
 		}
 		docs = append(docs, doc)
 	}
+	// A ci-report export of several arms holds each arm's suites: the
+	// part is one arm's (selectArm), with its arm and revision.
+	sel := *im
+	var err error
+	if sel.Arm, sel.Revision, err = selectArm(docs, im.Arm, im.Revision); err != nil {
+		return nil, err
+	}
+	im = &sel
 	seen := map[string]string{} // case name → where it was first read
 	dups := 0
 	var logs []*caseLog // the log of each case, in order, encoded last
@@ -169,6 +178,88 @@ func (im *Import) Run() (*Result, error) {
 // without the paths of the machine that imported it.
 func base(file string) string { return filepath.Base(file) }
 
+// selectArm keeps, of documents that ci-report's JUnit export wrote with
+// arms (suites with collect.JUnitArmProperty), the suites of one arm:
+// arm, else the one arm they hold; docs are changed in place. It returns
+// the part's arm and revision: arm, else the suites'; revision, else the
+// kept suites' collect.JUnitRevisionProperty. Documents without arms are
+// kept whole, with arm and revision as given. Suites of several arms
+// without arm, or none of arm, are an error naming the files and arms.
+func selectArm(docs []*Document, arm, revision string) (string, string, error) {
+	var arms, files []string
+	for _, doc := range docs {
+		files = append(files, base(doc.File))
+		for i := range doc.Suites {
+			if a := armOf(&doc.Suites[i]); a != "" && !slices.Contains(arms, a) {
+				arms = append(arms, a)
+			}
+		}
+	}
+	if len(arms) == 0 {
+		return arm, revision, nil
+	}
+	slices.Sort(arms)
+	switch {
+	case arm == "" && len(arms) > 1:
+		return "", "", fmt.Errorf("%s: suites of the arms %s (%s): give --arm to import one", strings.Join(files, ", "), strings.Join(arms, ", "), collect.JUnitArmProperty)
+	case arm == "":
+		arm = arms[0]
+	case !slices.Contains(arms, arm):
+		return "", "", fmt.Errorf("%s: no suite of arm %s: its suites are of the arms %s (%s)", strings.Join(files, ", "), arm, strings.Join(arms, ", "), collect.JUnitArmProperty)
+	}
+	for _, doc := range docs {
+		doc.Suites = slices.DeleteFunc(doc.Suites, func(s Suite) bool { return armOf(&s) != arm })
+		for i := range doc.Suites {
+			if r, _ := property(doc.Suites[i].Properties, collect.JUnitRevisionProperty); revision == "" && r != "" {
+				revision = r
+			}
+		}
+	}
+	return arm, revision, nil
+}
+
+// property is the first value of the named property; false without one.
+func property(ps []collect.Property, name string) (string, bool) {
+	for _, p := range ps {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// armOf is a suite's collect.JUnitArmProperty; "" without one.
+func armOf(s *Suite) string {
+	a, _ := property(s.Properties, collect.JUnitArmProperty)
+	return a
+}
+
+// deselectedOf is the part's deselected count: the one given (--deselected),
+// else the sum of the deselected attributes of the innermost suites that
+// declare one (a suite that holds others may count theirs again, as its
+// tests attribute does); nil when neither says.
+func deselectedOf(given *int, docs []*Document) *int {
+	if given != nil {
+		return given
+	}
+	var sum *int
+	for _, doc := range docs {
+		for i := range doc.Suites {
+			s := &doc.Suites[i]
+			// Nested suites follow their parent, one level deeper.
+			parent := i+1 < len(doc.Suites) && len(doc.Suites[i+1].Path) > len(s.Path)
+			if s.Deselected == nil || parent {
+				continue
+			}
+			if sum == nil {
+				sum = new(int)
+			}
+			*sum += *s.Deselected
+		}
+	}
+	return sum
+}
+
 // suiteCounts is a suite's record in summary.json.
 func suiteCounts(file string, s *Suite) collect.Suite {
 	return collect.Suite{
@@ -187,6 +278,7 @@ type caseLog struct {
 	SystemOut  string             `json:"system_out,omitempty"`
 	SystemErr  string             `json:"system_err,omitempty"`
 	Metrics    []collect.Metric   `json:"metrics,omitempty"`
+	Events     []collect.Event    `json:"events,omitempty"`
 }
 
 // junitSource says where an imported case came from.
@@ -231,10 +323,8 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 // suite's name standing in for a missing classname, or the bare name when
 // there is neither.
 func CaseName(s *Suite, c *Case) string {
-	for _, p := range s.Properties {
-		if p.Name == collect.JUnitPartProperty {
-			return c.Name
-		}
+	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours {
+		return c.Name
 	}
 	if strings.HasSuffix(c.File, ".py") || s.Name == "pytest" {
 		return pytestNodeID(c.ClassName, c.Name, c.File)
@@ -382,7 +472,7 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if cases == nil {
 		cases = []collect.CaseResult{}
 	}
-	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: im.Deselected}); err != nil {
+	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: deselectedOf(im.Deselected, docs)}); err != nil {
 		return err
 	}
 	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, nil, im.Redact)); err != nil {

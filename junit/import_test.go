@@ -398,3 +398,76 @@ func TestTail(t *testing.T) {
 }
 
 func ptrF(v float64) *float64 { return &v }
+
+// TestDeselectedFromSuites: without --deselected, the part's deselected
+// count is the sum of what the innermost suites declare (a suite holding
+// others is not counted again), and it reads back with the part.
+func TestDeselectedFromSuites(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "j.xml")
+	doc := `<testsuites><testsuite name="outer" deselected="99">` +
+		`<testsuite name="a" deselected="57"><testcase classname="a" name="x"/></testsuite>` +
+		`<testsuite name="b" deselected="3"><testcase classname="b" name="y"/></testsuite>` +
+		`</testsuite><testsuite name="c"><testcase classname="c" name="z"/></testsuite></testsuites>`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		given *int
+		want  int
+	}{{nil, 60}, {ptrI(7), 7}} {
+		_, out := importFiles(t, &Import{Files: []string{file}, Part: "p", Out: filepath.Join(dir, fmt.Sprint("part", tc.want)), Deselected: tc.given})
+		parts, err := collect.LoadParts([]string{out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := parts[0].Deselected; d == nil || *d != tc.want {
+			t.Errorf("given %v: deselected %v, want %d", tc.given, d, tc.want)
+		}
+	}
+}
+
+func ptrI(n int) *int { return &n }
+
+// TestMetricsFileEvents: a metrics file's event lines become the named
+// case's log.events, which read back as its measures (the recovery timings
+// of docs/render.md §12.3); a bad or repeated event is an error naming the
+// file and line.
+func TestMetricsFileEvents(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kvcr.xml")
+	if err := os.WriteFile(file, []byte(`<testsuite name="kvcr"><testcase classname="kvcr" name="TC-06" time="9"/></testsuite>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(lines string) string {
+		p := filepath.Join(dir, "m.jsonl")
+		if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := `{"case": "kvcr::TC-06", "event": {"name": "engine_killed", "t": 100}}` + "\n" +
+		`{"case": "kvcr::TC-06", "name": "ttft", "value": 412, "unit": "ms"}` + "\n" +
+		`{"case": "kvcr::TC-06", "event": {"name": "guard_served", "t": 101.4}}` + "\n"
+	res, _ := importFiles(t, &Import{Files: []string{file}, Metrics: write(good)})
+	ms, err := collect.ParseMeasures(res.Cases[0].Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := collect.Measures{Metrics: []collect.Metric{{Name: "ttft", Value: ptrF(412), Unit: "ms"}},
+		Events: []collect.Event{{Name: "engine_killed", T: 100}, {Name: "guard_served", T: 101.4}}}
+	if diff := cmp.Diff(want, ms); diff != "" {
+		t.Errorf("measures (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct{ lines, want string }{
+		{`{"case": "kvcr::TC-06", "event": {"name": "x"}}`, "line 1: event.t: missing: want seconds"},
+		{`{"case": "kvcr::TC-06", "event": {"t": 1}}`, "line 1: event.name: missing or empty"},
+		{`{"case": "kvcr::TC-06", "event": {"name": "x", "t": 1}}` + "\n" + `{"case": "kvcr::TC-06", "event": {"name": "x", "t": 2}}`, `line 2: event "x" of case "kvcr::TC-06" is repeated`},
+		{`{"case": "kvcr::TC-09", "event": {"name": "x", "t": 1}}`, `line 1: case "kvcr::TC-09" is not among`},
+	} {
+		_, err := (&Import{Files: []string{file}, Part: "p", Out: filepath.Join(dir, "bad"), Metrics: write(tc.lines)}).Run()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "m.jsonl") {
+			t.Errorf("%s: err %v, want %q", tc.lines, err, tc.want)
+		}
+	}
+}

@@ -58,3 +58,71 @@ func TestMergeArms(t *testing.T) {
 		})
 	}
 }
+
+// TestArmVerdict: with expectations the verdict counts the fix arm's
+// cases and says whether the suite discriminates as expected
+// (docs/formats.md §7.3): each combination of parent and fix results.
+func TestArmVerdict(t *testing.T) {
+	parentOf := func(cases ...collect.CaseResult) collect.Part {
+		return withArm(part("parent", collect.StatusComplete, nil, cases...), "parent", "88c8f96")
+	}
+	fixOf := func(cases ...collect.CaseResult) collect.Part {
+		return withArm(part("fix", collect.StatusComplete, nil, cases...), "fix", "a378969")
+	}
+	failA, passA, passB := cr("t::a", false, ck("assert", false)), cr("t::a", true), cr("t::b", true)
+	x := ArmExpectations{Arms: []string{"parent", "fix"}, Expect: map[string]string{"parent": ExpectFail, "fix": ExpectPass}}
+	for _, tc := range []struct {
+		name   string
+		parts  []collect.Part
+		x      ArmExpectations
+		want   string
+		failed []string // the failed-cases table: arm/name
+	}{
+		{"fails on parent, passes on fix: PASS", []collect.Part{parentOf(failA, passB), fixOf(passA, passB)}, x, "PASS", nil},
+		{"without expectations every arm counts", []collect.Part{parentOf(failA, passB), fixOf(passA, passB)}, ArmExpectations{Arms: x.Arms},
+			"FAIL (1 of 4 cases: 1 unclassified)", []string{"parent/t::a"}},
+		{"the fix arm fails it too", []collect.Part{parentOf(failA, passB), fixOf(failA, passB)}, x,
+			"FAIL (1 of 2 cases: 1 unclassified; 1 case does not discriminate as expected; no case discriminates as expected)", []string{"fix/t::a"}},
+		{"the fix arm fails another case", []collect.Part{parentOf(failA, passB), fixOf(passA, cr("t::b", false))}, x,
+			"FAIL (1 of 2 cases: 1 unclassified)", []string{"fix/t::b"}},
+		{"nothing fails on parent", []collect.Part{parentOf(passA, passB), fixOf(passA, passB)}, x,
+			"FAIL (0 of 2 cases; no case discriminates as expected)", nil},
+		{"skipped on fix", []collect.Part{parentOf(failA, passB), fixOf(skipped("t::a", "needs a GPU"), passB)}, x,
+			"FAIL (0 of 2 cases; 1 case does not discriminate as expected; no case discriminates as expected)", nil},
+		{"missing from fix", []collect.Part{parentOf(failA, passB), fixOf(passB)}, x,
+			"FAIL (0 of 1 cases; 1 case does not discriminate as expected; no case discriminates as expected)", nil},
+		{"one of two discriminates", []collect.Part{parentOf(failA, cr("t::b", false)), fixOf(passA, skipped("t::b", "needs a GPU"))}, x,
+			"FAIL (0 of 2 cases; 1 case does not discriminate as expected)", nil},
+		{"not run on fix", []collect.Part{parentOf(failA, passB), withArm(part("fix", collect.StatusPartial, []string{"t::a", "t::b"}, passA), "fix", "a378969")}, x,
+			"FAIL (0 of 2 cases; 1 not run)", []string{"fix/t::b"}},
+		{"not run on parent", []collect.Part{withArm(part("parent", collect.StatusPartial, []string{"t::a", "t::b"}, failA), "parent", "88c8f96"), fixOf(passA, passB)}, x,
+			"FAIL (0 of 3 cases; 1 not run)", []string{"parent/t::b"}},
+		{"a part without an arm still counts", []collect.Part{parentOf(failA), fixOf(passA), part("lint", collect.StatusComplete, nil, cr("vet", false))}, x,
+			"FAIL (1 of 2 cases: 1 unclassified)", []string{"/vet"}},
+		{"expecting the opposite", []collect.Part{parentOf(failA, passB), fixOf(passA, passB)},
+			ArmExpectations{Arms: x.Arms, Expect: map[string]string{"parent": ExpectPass, "fix": ExpectFail}},
+			"FAIL (1 of 2 cases: 1 unclassified; no case discriminates as expected)", []string{"parent/t::a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Merge(tc.parts, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := rep.Verdict
+			judged := rep.WithArmExpectations(tc.x)
+			if judged.Verdict != tc.want {
+				t.Errorf("verdict %q, want %q", judged.Verdict, tc.want)
+			}
+			var failed []string
+			for _, c := range judged.FailedCases() {
+				failed = append(failed, c.Arm+"/"+c.Name)
+			}
+			if diff := cmp.Diff(tc.failed, failed); diff != "" {
+				t.Errorf("failed cases (-want +got):\n%s", diff)
+			}
+			if rep.Verdict != before {
+				t.Errorf("the merged report changed: %q", rep.Verdict)
+			}
+		})
+	}
+}

@@ -64,7 +64,7 @@ func classify(cases []Case, p *collect.Part) []string {
 func (r *Report) classCounts() string {
 	n := map[string]int{}
 	for i := range r.Cases {
-		if c := &r.Cases[i]; c.Failed() {
+		if c := &r.Cases[i]; c.Failed() && !c.Evidence {
 			class := c.Class
 			if !collect.KnownClass(class) {
 				class = collect.ClassUnclassified

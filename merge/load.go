@@ -80,6 +80,9 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 		if p.RunID < 0 || p.CheckRunID < 0 || (p.RunID == 0) != (p.CheckRunID == 0) {
 			return nil, fmt.Errorf("read %s: parts[%d]: run_id %d and check_run_id %d: want both positive, or neither", path, i, p.RunID, p.CheckRunID)
 		}
+		if p.Deselected != nil && *p.Deselected < 0 {
+			return nil, fmt.Errorf("read %s: parts[%d].deselected: %d: want a count, 0 or more", path, i, *p.Deselected)
+		}
 	}
 	rep.Perf.normalize()
 	return &rep, nil

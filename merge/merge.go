@@ -189,6 +189,11 @@ func partStatusOf(p *collect.Part) PartStatus {
 		ErrorTxt: p.ErrorTxt,
 		Planned:  len(p.Planned),
 		Ran:      len(p.Cases),
+		Arm:      p.ArmOf(),
+	}
+	if p.Deselected != nil {
+		n := *p.Deselected
+		ps.Deselected = &n
 	}
 	if p.Meta != nil {
 		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
@@ -403,7 +408,7 @@ func (c *Case) Label() string {
 func (r *Report) FailedCases() []Case {
 	var out []Case
 	for i := range r.Cases {
-		if r.Cases[i].NotRun || r.Cases[i].Failed() {
+		if c := &r.Cases[i]; !c.Evidence && (c.NotRun || c.Failed()) {
 			out = append(out, r.Cases[i])
 		}
 	}
@@ -431,6 +436,9 @@ type Counts struct {
 	// Skipped counts the cases that ran and were skipped, `-setup` cases
 	// included; those not named `-setup` count in Total too.
 	Skipped int
+	// Evidence counts the cases that ran on an arm expected to fail
+	// (Case.Evidence), which no other count includes.
+	Evidence int
 }
 
 // Counts returns the verdict's numbers (docs/formats.md §7.3).
@@ -439,6 +447,9 @@ func (r *Report) Counts() Counts {
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		switch {
+		case c.Evidence:
+			n.Ran++
+			n.Evidence++
 		case c.NotRun:
 			n.NotRun++
 			n.Total++
@@ -500,10 +511,12 @@ func (r *Report) computeVerdict() string {
 			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases finished partly")
 		}
 	}
-	if n.Failed == 0 && n.NotRun == 0 && allComplete {
+	arms := r.armClauses()
+	if n.Failed == 0 && n.NotRun == 0 && allComplete && arms == "" {
 		return VerdictPass
 	}
 	var suffix strings.Builder
+	suffix.WriteString(arms)
 	for i, c := range clauses {
 		if i == maxVerdictParts {
 			fmt.Fprintf(&suffix, "; %d more parts did not finish", len(clauses)-i)

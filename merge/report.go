@@ -31,6 +31,10 @@ type Report struct {
 	// with (WithKnownIssues), in file order: a render-time input, never
 	// written to merged.json.
 	KnownIssues []KnownIssue `json:"-"`
+	// Arms are the arm expectations this report was judged by
+	// (WithArmExpectations): a render-time input, never written to
+	// merged.json; nil without.
+	Arms *ArmExpectations `json:"-"`
 }
 
 // KvcachedSHA is the commit under test as the parts recorded it: the merged
@@ -77,6 +81,11 @@ type Case struct {
 	// Known are the checks that a known upstream issue covers, passing or
 	// failing, in check order (Report.WithKnownIssues); never in merged.json.
 	Known []KnownCheck `json:"-"`
+	// Evidence marks a case that ran on an arm expected to fail
+	// (Report.WithArmExpectations): the evidence table judges it, the
+	// verdict does not count it and the failed-cases table does not list
+	// it; never in merged.json.
+	Evidence bool `json:"-"`
 }
 
 // Part status values: collect's, as PartStatus.Status holds them.
@@ -104,6 +113,12 @@ type PartStatus struct {
 	// reports link to.
 	RunID      int64 `json:"run_id,omitempty"`
 	CheckRunID int64 `json:"check_run_id,omitempty"`
+	// Arm is the arm the part declares (collect.Part.ArmOf), "" for none;
+	// Deselected its summary.json's deselected count (docs/formats.md
+	// §4.7), nil without one: the evidence table's suite counts of each
+	// arm show them (docs/render.md §12.1).
+	Arm        string `json:"arm,omitempty"`
+	Deselected *int   `json:"deselected,omitempty"`
 }
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.

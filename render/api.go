@@ -120,6 +120,16 @@ type Config struct {
 	// Intervals are the recovery timings to render from case events
 	// (docs/render.md §12.3).
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Arms and Expect are the revision arms to compare and the result
+	// expected of each (docs/render.md §12.1, §12.4) when --arms and
+	// --expect are not given: a suite's config declares them once, so that
+	// every render of it judges its arms the same way (Options.ResolveArms).
+	Arms   []string          `json:"arms,omitempty"`
+	Expect map[string]string `json:"expect,omitempty"`
+	// Thresholds are bounds on case metrics (docs/render.md §12.5): a value
+	// beyond one is a failed check of its case. None: the metric tables
+	// report and judge nothing.
+	Thresholds []merge.Threshold `json:"thresholds,omitempty"`
 	// Suite names the suite this config reports (docs/render.md §13): its
 	// comments, section and history are its own, beside the default
 	// suite's (kvcached's) in the same results issue. Zero: the default

@@ -36,11 +36,45 @@ const (
 	intervalSpace = 4000
 )
 
-// Expected results of an arm (Options.Expect).
+// Expected results of an arm (Options.Expect): merge's, which judges
+// the verdict by them.
 const (
-	ExpectPass = "pass"
-	ExpectFail = "fail"
+	ExpectPass = merge.ExpectPass
+	ExpectFail = merge.ExpectFail
 )
+
+// ResolveArms is the one place where the arm options meet the config
+// (docs/render.md §9, §12): an option the flags left unset takes the
+// config's arms, expect or baseline_arm. --arms replaces the config's arms
+// and with them its expect (which names those arms); --expect alone
+// replaces the config's expect. Render resolves its options with it, and
+// the CLI checks them with it before it reads the report.
+func (o Options) ResolveArms() Options {
+	if len(o.Arms) == 0 && len(o.Config.Arms) > 0 {
+		o.Arms = append([]string(nil), o.Config.Arms...)
+		if len(o.Expect) == 0 {
+			o.Expect = o.Config.Expect
+		}
+	}
+	if o.BaselineArm == "" {
+		o.BaselineArm = o.Config.BaselineArm
+	}
+	return o
+}
+
+// NeedsMeasures reports whether a render with these options shows what
+// case logs hold (docs/render.md §12): the evidence table's metrics, the
+// metric tables, the intervals or the metric thresholds. Without them
+// render reads no log, so the CLI need not keep them.
+func (o Options) NeedsMeasures() bool {
+	o = o.ResolveArms()
+	return len(o.Arms) > 0 || o.BaselineArm != "" || len(o.Config.Intervals) > 0 || len(o.Config.Thresholds) > 0
+}
+
+// armExpectations are the options' expectations as merge judges them.
+func (o Options) armExpectations() merge.ArmExpectations {
+	return merge.ArmExpectations{Arms: o.Arms, Expect: o.Expect}
+}
 
 // ValidateArms checks the arm options: arm names are what a profile may be
 // (they land in table headers), each once; every --expect arm is one of
@@ -78,6 +112,17 @@ func (o Options) ValidateArms() error {
 			return fmt.Errorf("render: config intervals[%d]: want a label, a from and a to event", i)
 		}
 	}
+	if len(o.Config.Expect) > 0 && len(o.Config.Arms) == 0 {
+		// It would never be used (ResolveArms takes it with the config's
+		// arms only): a config that says it must not be ignored.
+		return fmt.Errorf("render: config expect needs the arms it is of (config arms)")
+	}
+	baseline := o.ResolveArms().BaselineArm
+	for i := range o.Config.Thresholds {
+		if err := o.Config.Thresholds[i].Validate(baseline); err != nil {
+			return fmt.Errorf("render: config thresholds[%d]: %v", i, err)
+		}
+	}
 	return nil
 }
 
@@ -100,19 +145,6 @@ func outcome(c *merge.Case) string {
 		return "is skipped"
 	}
 	return "passes"
-}
-
-// meets reports whether c's result is the expected one: a failed case
-// meets fail, a case that ran and passed meets pass; skipped, not run and
-// missing meet neither.
-func meets(c *merge.Case, want string) bool {
-	switch o := outcome(c); want {
-	case ExpectFail:
-		return o == "fails"
-	case ExpectPass:
-		return o == "passes"
-	}
-	return false
 }
 
 // armCases groups the report's cases of the given arms by name, in the
@@ -286,23 +318,21 @@ func (r *renderer) verdictLine(ac *armCase) (string, bool) {
 		return line + ".", true
 	}
 	ok := true
-	var want []string
 	for j, a := range r.opts.Arms {
-		e, has := r.opts.Expect[a]
-		if !has {
-			continue
+		if e, has := r.opts.Expect[a]; has {
+			ok = ok && merge.Meets(ac.arms[j], e)
 		}
-		want = append(want, map[string]string{ExpectPass: "passes", ExpectFail: "fails"}[e]+" on "+a)
-		ok = ok && meets(ac.arms[j], e)
 	}
 	if ok {
 		return line + ", as expected.", true
 	}
-	return line + Plain("; expected: "+strings.Join(want, ", ")+"."), false
+	return line + Plain("; expected: "+r.expectWords()+"."), false
 }
 
-// armCounts is an arm's suite counts from its cases: `199 passed, 1 failed`.
-func armCounts(cases []armCase, j int) string {
+// armCounts is an arm's suite counts from its cases and, after them, the
+// tests its parts' runs deselected (docs/formats.md §4.7): `199 passed, 57
+// deselected`.
+func armCounts(cases []armCase, j int, parts []merge.PartStatus, arm string) string {
 	var pass, fail, skip, notRun int
 	for i := range cases {
 		switch outcome(cases[i].arms[j]) {
@@ -316,16 +346,25 @@ func armCounts(cases []armCase, j int) string {
 			notRun++
 		}
 	}
-	parts := []string{fmt.Sprintf("%d passed", pass)}
+	said := []string{fmt.Sprintf("%d passed", pass)}
 	for _, n := range []struct {
 		n    int
 		word string
 	}{{fail, "failed"}, {skip, "skipped"}, {notRun, "not run"}} {
 		if n.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n.n, n.word))
+			said = append(said, fmt.Sprintf("%d %s", n.n, n.word))
 		}
 	}
-	return strings.Join(parts, ", ")
+	deselected, known := 0, false
+	for _, p := range parts {
+		if p.Arm == arm && p.Deselected != nil {
+			deselected, known = deselected+*p.Deselected, true
+		}
+	}
+	if known {
+		said = append(said, fmt.Sprintf("%d deselected", deselected))
+	}
+	return strings.Join(said, ", ")
 }
 
 // evidenceBlock is the evidence table of docs/render.md §12.1: "" without
@@ -342,18 +381,14 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	}
 	var rows [][]string
 	var lines []string
-	more, used, quiet, met, expected := 0, 0, 0, 0, 0
+	more, used, quiet := 0, 0, 0
 	for i := range cases {
 		ac := &cases[i]
 		if !ac.interesting(ms) {
 			quiet++
 			continue
 		}
-		line, ok := r.verdictLine(ac)
-		if ok {
-			met++
-		}
-		expected++
+		line, _ := r.verdictLine(ac)
 		if len(rows) == evidenceRows || used > evidenceSpace {
 			more++
 			continue
@@ -370,7 +405,7 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	b = append(b, "**Evidence** ("+Plain(strings.Join(arms, " vs "))+")")
 	var counts []string
 	for j, a := range arms {
-		counts = append(counts, Plain(a)+": "+armCounts(cases, j))
+		counts = append(counts, Plain(a)+": "+armCounts(cases, j, r.rep.Parts, a))
 	}
 	b = append(b, "Suite counts: "+strings.Join(counts, "; ")+".")
 	if len(rows) > 0 {
@@ -387,24 +422,39 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 		b = append(b, fmt.Sprintf("%d more cases pass on every arm.", quiet))
 	}
 	if len(r.opts.Expect) > 0 {
-		if met == 0 {
-			b = append(b, "**The suite does not discriminate**: no case "+Plain(r.expectWords())+".")
-		} else {
-			b = append(b, fmt.Sprintf("%d of %d listed cases behave as expected (%s).", met, expected, Plain(r.expectWords())))
-		}
+		b = append(b, r.judgementLine())
 	}
 	return strings.Join(b, "\n\n")
 }
 
-// expectWords says what the expectations are: `fails on parent, passes on fix`.
-func (r *renderer) expectWords() string {
-	var want []string
+// judgementLine sums up the arms as the verdict judges them
+// (merge.Report.Judge, docs/render.md §12.4), so that the table and the
+// headline agree: of the cases that fail on an arm expected to fail, how
+// many behave as expected on every arm; a case that fails nowhere (skipped
+// on both, passing with metrics) is not among them.
+func (r *renderer) judgementLine() string {
+	x := r.opts.armExpectations()
+	j := r.rep.Judge(&x)
+	if j.Behave == 0 {
+		return "**The suite does not discriminate**: no case " + Plain(r.expectWords()) + "."
+	}
+	var failArms []string
 	for _, a := range r.opts.Arms {
-		if e, ok := r.opts.Expect[a]; ok {
-			want = append(want, map[string]string{ExpectPass: "passes", ExpectFail: "fails"}[e]+" on "+a)
+		if r.opts.Expect[a] == ExpectFail {
+			failArms = append(failArms, a)
 		}
 	}
-	return strings.Join(want, ", ")
+	if len(failArms) == 0 {
+		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, Plain(r.expectWords()))
+	}
+	return fmt.Sprintf("%d of %d cases that fail on %s behave as expected (%s).", j.Behave, j.Behave+j.Off,
+		Plain(strings.Join(failArms, " or ")), Plain(r.expectWords()))
+}
+
+// expectWords says what the expectations are: `fails on parent, passes on fix`.
+func (r *renderer) expectWords() string {
+	x := r.opts.armExpectations()
+	return x.Words()
 }
 
 // problemsLine lists the measures that could not be read, the first
@@ -422,4 +472,14 @@ func problemsLine(problems []string) string {
 		shown = append(shown, Plain(Cut(p, 300)))
 	}
 	return "Metrics or events left out, as they could not be read: " + strings.Join(shown, "; ") + "."
+}
+
+// evidenceNote follows the no-failed-cases line when cases ran on arms
+// expected to fail (merge.Case.Evidence): they are not among its cases,
+// as the evidence table judges them (docs/render.md §12.4).
+func evidenceNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The %d cases of the arms expected to fail are judged in the evidence table.", n)
 }

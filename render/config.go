@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // DefaultConfig returns the constants of docs/render.md §1.2: titles, schedules,
@@ -97,6 +98,17 @@ func MergeConfig(base, over Config) Config {
 	}
 	if over.Intervals != nil {
 		out.Intervals = append([]Interval(nil), over.Intervals...)
+	}
+	if over.Arms != nil {
+		out.Arms = append([]string(nil), over.Arms...)
+	}
+	if over.Expect != nil {
+		// The expectations name the file's arms: a file's map replaces,
+		// never merges into, another's.
+		out.Expect = mergeMap(nil, over.Expect)
+	}
+	if over.Thresholds != nil {
+		out.Thresholds = append([]merge.Threshold(nil), over.Thresholds...)
 	}
 	if over.NightlyKinds != nil {
 		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)

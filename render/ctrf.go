@@ -47,6 +47,12 @@ type (
 		Start    int64  `json:"start"`
 		Stop     int64  `json:"stop"`
 		Duration *int64 `json:"duration,omitempty"`
+		// Extra holds the tests the parts' runs deselected (docs/formats.md
+		// §4.7), which CTRF has no count for; nil when no part has one.
+		Extra *ctrfSummaryExtra `json:"extra,omitempty"`
+	}
+	ctrfSummaryExtra struct {
+		Deselected int `json:"deselected"`
 	}
 	ctrfTest struct {
 		Name      string     `json:"name"`
@@ -56,6 +62,13 @@ type (
 		RawStatus string     `json:"rawStatus,omitempty"`
 		Suite     []string   `json:"suite,omitempty"`
 		Steps     []ctrfStep `json:"steps,omitempty"`
+		// Extra names the arm and revision of a case of an arm
+		// (docs/formats.md §7.2): two tests of one name are then two arms.
+		Extra *ctrfTestExtra `json:"extra,omitempty"`
+	}
+	ctrfTestExtra struct {
+		Arm      string `json:"arm"`
+		Revision string `json:"revision,omitempty"`
 	}
 	ctrfStep struct {
 		Name   string `json:"name"`
@@ -84,7 +97,9 @@ type (
 // known upstream issue covers as `known upstream issue: check: detail
 // (url)`, its skip reason, or that it did not run; a case that failed only
 // on known issues passes, rawStatus "failed on known upstream issues"), its part as suite and its checks as
-// steps. results.environment holds the report's title, run and commit and
+// steps, and for a case of an arm its arm and revision as extra;
+// results.summary.extra the tests the parts deselected, when any says.
+// results.environment holds the report's title, run and commit and
 // whether the verdict is PASS (healthy); results.extra the verdict and the
 // input problems. Like Render it reads nothing but its arguments: the same
 // report gives the same bytes.
@@ -114,6 +129,14 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	res.Summary.Tests = len(res.Tests)
 	res.Summary.Suites = len(rep.Parts)
+	for _, p := range rep.Parts {
+		if p.Deselected != nil {
+			if res.Summary.Extra == nil {
+				res.Summary.Extra = &ctrfSummaryExtra{}
+			}
+			res.Summary.Extra.Deselected += *p.Deselected
+		}
+	}
 	res.Summary.Start, res.Summary.Stop = span(rep.Parts)
 	if res.Summary.Start > 0 && res.Summary.Stop >= res.Summary.Start {
 		d := res.Summary.Stop - res.Summary.Start
@@ -140,6 +163,9 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 	t := ctrfTest{Name: c.Label(), Duration: millis(c.DurationS)}
 	if c.Part != "" {
 		t.Suite = []string{c.Part}
+	}
+	if c.Arm != "" {
+		t.Extra = &ctrfTestExtra{Arm: c.Arm, Revision: c.Revision}
 	}
 	failing, known := splitFailed(rep, c)
 	switch {

@@ -304,10 +304,12 @@ func ctrfSample(t *testing.T) *merge.Report {
 	return rep
 }
 
-func TestCTRF(t *testing.T) {
+// validCTRF renders rep as CTRF, holds it to CTRF's schema and decodes it.
+func validCTRF(t *testing.T, rep *merge.Report, opts Options) (ctrfReport, []byte) {
+	t.Helper()
 	s := loadCTRFSchema(t)
 	var b bytes.Buffer
-	if err := CTRF(&b, ctrfSample(t), sampleOptions()); err != nil {
+	if err := CTRF(&b, rep, opts); err != nil {
 		t.Fatal(err)
 	}
 	if errs := ctrfErrors(t, s, b.Bytes()); len(errs) > 0 {
@@ -317,6 +319,11 @@ func TestCTRF(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc, b.Bytes()
+}
+
+func TestCTRF(t *testing.T) {
+	doc, out := validCTRF(t, ctrfSample(t), sampleOptions())
 	sum := doc.Results.Summary
 	start := time.Date(2026, 11, 28, 12, 0, 1, 0, time.UTC).UnixMilli()
 	stop := time.Date(2026, 11, 28, 12, 22, 4, 0, time.UTC).UnixMilli()
@@ -349,7 +356,7 @@ func TestCTRF(t *testing.T) {
 	}
 	var again bytes.Buffer
 	CTRF(&again, ctrfSample(t), sampleOptions())
-	if !bytes.Equal(b.Bytes(), again.Bytes()) {
+	if !bytes.Equal(out, again.Bytes()) {
 		t.Error("CTRF output differs between two renders of the same report")
 	}
 }
@@ -404,5 +411,32 @@ if (bad.valid) { console.log("the validator accepts a document without tool, sum
 	out, err := exec.Command(node, "-e", script, abs, doc).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the ctrf package refuses the output: %v\n%s", err, out)
+	}
+}
+
+// TestCTRFArms: the CTRF of two arms validates against CTRF's schema, names
+// each test's arm and revision in its extra and the parts' deselected tests
+// in the summary's, and is healthy when the arms behave as expected.
+func TestCTRFArms(t *testing.T) {
+	rep := armReport(t, false, true)
+	n57, n546 := 57, 546
+	rep.Parts[0].Deselected, rep.Parts[1].Deselected = &n57, &n546
+	opts := sampleOptions()
+	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
+	doc, _ := validCTRF(t, rep, opts)
+	if e := doc.Results.Summary.Extra; e == nil || e.Deselected != 603 {
+		t.Errorf("summary extra %+v, want 603 deselected", e)
+	}
+	var got []string
+	for _, tc := range doc.Results.Tests {
+		got = append(got, fmt.Sprintf("%s %s %+v", tc.Name, tc.Status, *tc.Extra))
+	}
+	want := []string{"t::a failed {Arm:parent Revision:88c8f96}", "t::b passed {Arm:parent Revision:88c8f96}",
+		"t::a passed {Arm:fix Revision:a378969}", "t::b passed {Arm:fix Revision:a378969}"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("tests %q, want %q", got, want)
+	}
+	if !doc.Results.Environment.Healthy || doc.Results.Extra.Verdict != "PASS" {
+		t.Errorf("environment %+v, extra %+v", doc.Results.Environment, doc.Results.Extra)
 	}
 }

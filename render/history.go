@@ -137,6 +137,12 @@ func (r *renderer) digest() string {
 	seen := map[string]bool{}
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
+		if c.Evidence {
+			// A case of an arm expected to fail: its failure is what
+			// the run was to show, not a failure of the run (docs/render.md
+			// §12.4), and its name is the fix arm's case's.
+			continue
+		}
 		key := historyKey(c)
 		if key == "" || seen[key] {
 			// A repeated label (merge keeps repeated names, each a

@@ -31,11 +31,14 @@ type (
 		Failures   int             `xml:"failures,attr"`
 		Errors     int             `xml:"errors,attr"`
 		Skipped    int             `xml:"skipped,attr"`
+		Deselected *int            `xml:"deselected,attr,omitempty"`
 		Time       string          `xml:"time,attr"`
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
 		Properties []junitProperty `xml:"properties>property"`
 		Cases      []junitCase     `xml:"testcase"`
 		time       float64
+		arm        string
+		revision   string // the arm's revision, as its cases recorded it
 	}
 	junitProperty struct {
 		Name  string `xml:"name,attr"`
@@ -60,11 +63,13 @@ type (
 // notRunType is the error type of a case that was planned and did not run.
 const notRunType = "not_run"
 
-// JUnit writes the report as JUnit XML: a <testsuite> per part, in the
-// report's part order (a part without cases too, so that its status shows),
-// each with the part's cases in report order. A case is a <testcase> named
-// as in its part, with the part's display name as classname (the suite's
-// name, so that dorny/test-reporter shows no extra group) and its duration;
+// JUnit writes the report as JUnit XML: a <testsuite> per part (per part
+// and arm: parts of two arms may share a display name), in the report's
+// part order (a part without cases too, so that its status shows), each
+// with the part's cases in report order, named by the part's display name
+// and, for an arm of another name, ` (<arm>)`. A case is a <testcase>
+// named as in its part, with the suite's name as classname (so that
+// dorny/test-reporter shows no extra group) and its duration;
 // a failed case has a <failure> per failed check no known upstream issue
 // covers (type the check's name, message and text its detail), or one
 // without a type when it failed no check; failed checks a known issue
@@ -73,7 +78,10 @@ const notRunType = "not_run"
 // skipped case a <skipped> with its reason. Each suite's properties say
 // collect.JUnitPartProperty (so that `import junit` reads the case names
 // back as they are), the part's status and reason, the commit under test
-// and the verdict. Like Render it reads nothing but its arguments: the same
+// (an arm's own revision) and the verdict; an arm's suite also says
+// collect.JUnitArmProperty and collect.JUnitRevisionProperty, and a part
+// with a deselected count carries it as the suite's deselected attribute
+// (as pytest's counts name it), so that `import junit` reads both back. Like Render it reads nothing but its arguments: the same
 // report gives the same bytes. Text that XML cannot hold (control
 // characters) becomes U+FFFD.
 func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
@@ -83,32 +91,47 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	rep = r.rep // redacted, and classified with the known issues
 	doc := junitSuites{Name: r.cfg.Title(r.profile)}
-	index := map[string]int{} // display name → suite
-	suite := func(display string) *junitSuite {
-		i, ok := index[display]
+	index := map[[2]string]int{} // display name and arm → suite
+	suite := func(display, arm string) *junitSuite {
+		k := [2]string{display, arm}
+		i, ok := index[k]
 		if !ok {
 			i = len(doc.Suites)
-			index[display] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: display})
+			index[k] = i
+			name := display
+			if arm != "" && arm != display {
+				name += " (" + arm + ")"
+			}
+			doc.Suites = append(doc.Suites, junitSuite{Name: name, arm: arm})
 		}
 		return &doc.Suites[i]
 	}
 	for _, p := range rep.Parts {
-		s := suite(partDisplay(p))
+		s := suite(partDisplay(p), p.Arm)
 		s.Timestamp = p.StartedAt
 		s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, p.Name}, junitProperty{"ci-report.status", p.Status})
 		if p.Reason != "" {
 			s.Properties = append(s.Properties, junitProperty{"ci-report.reason", p.Reason})
 		}
+		if p.Deselected != nil {
+			n := *p.Deselected
+			if s.Deselected != nil {
+				n += *s.Deselected
+			}
+			s.Deselected = &n
+		}
 	}
 	var total float64
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		s := suite(c.Part)
+		s := suite(c.Part, c.Arm)
+		if s.revision == "" {
+			s.revision = c.Revision
+		}
 		if len(s.Properties) == 0 { // a case of no listed part
 			s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, c.Part})
 		}
-		s.add(junitTestcase(rep, c), c.DurationS)
+		s.add(junitTestcase(rep, c, s.Name), c.DurationS)
 		total += c.DurationS
 	}
 	doc.sum(r.sha(), rep.Verdict, total)
@@ -124,12 +147,13 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	return err
 }
 
-// junitTestcase is case c's <testcase>: its outcome and, for the failed
-// checks a known upstream issue covers, its <system-out>.
-func junitTestcase(rep *merge.Report, c *merge.Case) junitCase {
+// junitTestcase is case c's <testcase> in the suite named suite (its
+// classname): its outcome and, for the failed checks a known upstream
+// issue covers, its <system-out>.
+func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 	// The name as the part has it (an <engine>-setup case is unique
 	// within its part's suite), so that an import reads the same case.
-	tc := junitCase{Name: c.Name, ClassName: c.Part, Time: seconds(c.DurationS)}
+	tc := junitCase{Name: c.Name, ClassName: suite, Time: seconds(c.DurationS)}
 	if strings.TrimSpace(tc.Name) == "" {
 		tc.Name = unnamedCheck // readers need a name
 	}
@@ -169,14 +193,26 @@ func (s *junitSuite) add(tc junitCase, durationS float64) {
 	s.Cases = append(s.Cases, tc)
 }
 
-// sum ends each suite's properties with the commit under test (sha, if
-// known) and the verdict, and totals the suites; total is every case's
-// seconds.
+// sum ends each suite's properties with an arm's arm and revision, the
+// commit under test (the arm's revision, else sha, if known) and the
+// verdict, and totals the suites; total is every case's seconds.
 func (doc *junitSuites) sum(sha, verdict string, total float64) {
 	for i := range doc.Suites {
 		s := &doc.Suites[i]
-		if sha != "" {
-			s.Properties = append(s.Properties, junitProperty{"ci-report.kvcached_sha", sha})
+		// An arm's suite tested its own revision (docs/formats.md §7.2),
+		// which import junit reads back with its arm.
+		if s.arm != "" {
+			s.Properties = append(s.Properties, junitProperty{collect.JUnitArmProperty, s.arm})
+			if s.revision != "" {
+				s.Properties = append(s.Properties, junitProperty{collect.JUnitRevisionProperty, s.revision})
+			}
+		}
+		rev := s.revision
+		if rev == "" {
+			rev = sha
+		}
+		if rev != "" {
+			s.Properties = append(s.Properties, junitProperty{"ci-report.kvcached_sha", rev})
 		}
 		s.Properties = append(s.Properties, junitProperty{"ci-report.verdict", verdict})
 		s.Time = seconds(s.time)

@@ -86,11 +86,8 @@ func levelWords(lv int) string {
 // `+12%`; "" when either is unknown, the base is 0, or the ratio is not
 // finite.
 func delta(v, base *collect.Metric) string {
-	if v == nil || base == nil || !v.Known() || !base.Known() || *base.Value == 0 {
-		return ""
-	}
-	d := (*v.Value - *base.Value) / math.Abs(*base.Value) * 100
-	if math.IsInf(d, 0) || math.IsNaN(d) || math.Abs(d) > 1e9 {
+	d, ok := v.ChangePct(base)
+	if !ok {
 		return ""
 	}
 	d = math.Round(d)
@@ -273,7 +270,7 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 // timings (the config's intervals), and the line of measures that could
 // not be read. None is asked for: no block, and no log is read.
 func (r *renderer) armBlocks(w *writer) []string {
-	if len(r.opts.Arms) == 0 && r.opts.BaselineArm == "" && len(r.cfg.Intervals) == 0 {
+	if !r.opts.NeedsMeasures() {
 		return nil
 	}
 	ms, problems := measuresOf(r.rep)

@@ -1,8 +1,12 @@
 package render
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
@@ -99,6 +103,9 @@ func TestArmOptionErrors(t *testing.T) {
 		{"unknown expect arm", func(o *Options) { o.Arms = []string{"a"}; o.Expect = map[string]string{"b": "pass"} }, `expected result of arm "b"`},
 		{"bad interval", func(o *Options) { o.Config.Intervals = []Interval{{Label: "x", From: "a"}} }, "config intervals[0]: want a label, a from and a to event"},
 		{"bad baseline", func(o *Options) { o.BaselineArm = "Cold!" }, `baseline arm "Cold!"`},
+		{"config expect without config arms", func(o *Options) { o.Arms = []string{"a"}; o.Config.Expect = map[string]string{"a": "pass"} }, "config expect needs the arms"},
+		{"bad config arm", func(o *Options) { o.Config.Arms = []string{"A!"} }, `arm "A!": want`},
+		{"bad config expect", func(o *Options) { o.Config.Arms = []string{"a"}; o.Config.Expect = map[string]string{"a": "green"} }, `expected result "green" of arm a`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := sampleOptions()
@@ -161,6 +168,172 @@ func TestArmBlocksFitTheBudget(t *testing.T) {
 	for _, want := range []string{"more cases that do not pass on every arm or carry metrics.", "And ", "more cases with events."} {
 		if !strings.Contains(docs.Comment, want) {
 			t.Errorf("comment lacks %q", want)
+		}
+	}
+}
+
+// TestThresholds: a metric beyond a bound of the config's thresholds is a
+// failed check of its case, with value, bar, unit and must like the
+// runner's numeric checks; one within it a passing check; an unknown value
+// or a repeated one is not judged; the verdict counts the case.
+func TestThresholds(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	opts := kvcrOptions()
+	opts.Config.Thresholds = []merge.Threshold{
+		{Metric: "ttft", Max: f(1000)},
+		{Metric: "ttft", Cases: "TC-0[5]", Arm: "local", MaxDeltaPct: f(10)},
+	}
+	docs := mustRender(t, kvcrReport(t), opts)
+	if want := "FAIL (1 of 4 cases: 1 unclassified; the vLLM cases finished partly)"; docs.Verdict != want {
+		t.Errorf("verdict %q, want %q", docs.Verdict, want)
+	}
+	r, err := newRenderer(kvcrReport(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range r.rep.Cases[0].Checks {
+		s := fmt.Sprintf("%s ok=%v %q", ch.Name, ch.OK, ch.Detail)
+		if ch.Value != nil {
+			s += fmt.Sprintf(" %v %v %s %s", *ch.Value, *ch.Bar, ch.Unit, ch.Must)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		`threshold_ttft_max[cold][c1] ok=true "ttft 664 ms at arm cold, concurrency 1: within the max 1000 ms" 664 1000 ms under`,
+		`threshold_ttft_max[local][c1] ok=true "ttft 412 ms at arm local, concurrency 1: within the max 1000 ms" 412 1000 ms under`,
+		`threshold_ttft_max[cold][c8] ok=false "ttft 1200 ms at arm cold, concurrency 8: above the max 1000 ms" 1200 1000 ms under`,
+		`threshold_ttft_max[local][c8] ok=false "ttft 1380 ms at arm local, concurrency 8: above the max 1000 ms" 1380 1000 ms under`,
+		`threshold_ttft_delta_max[local][c1] ok=true "ttft -38% against cold at arm local, concurrency 1: within the max +10%" -38 10 % under`,
+		`threshold_ttft_delta_max[local][c8] ok=false "ttft +15% against cold at arm local, concurrency 8: above the max +10%" 15 10 % under`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("checks of TC-05 (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(docs.Comment, "| TC-05 | unclassified | | `threshold_ttft_max[cold][c8]` (ttft 1200 ms at arm cold, concurrency 8: above the max 1000 ms);") {
+		t.Errorf("the failed-cases table lacks the threshold check:\n%s", docs.Comment)
+	}
+	// Without thresholds the same report passes: the tables report only.
+	if plain := mustRender(t, kvcrReport(t), kvcrOptions()); plain.Verdict != "PASS" {
+		t.Errorf("without thresholds: verdict %q", plain.Verdict)
+	}
+	for _, tc := range []struct {
+		th   merge.Threshold
+		want string
+	}{
+		{merge.Threshold{Max: f(1)}, "config thresholds[0]: metric: want the name"},
+		{merge.Threshold{Metric: "ttft"}, "want max, min, max_delta_pct or min_delta_pct"},
+		{merge.Threshold{Metric: "ttft", Min: f(2), Max: f(1)}, "min 2 is above max 1"},
+		{merge.Threshold{Metric: "ttft", Cases: "[", Max: f(1)}, `cases "["`},
+		{merge.Threshold{Metric: "ttft", Arm: "cold", MaxDeltaPct: f(1)}, "arm cold is the baseline arm"},
+	} {
+		o := kvcrOptions()
+		o.Config.Thresholds = []merge.Threshold{tc.th}
+		if _, err := Render(kvcrReport(t), o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.th, err, tc.want)
+		}
+	}
+	o := sampleOptions() // no baseline arm
+	o.Config.Thresholds = []merge.Threshold{{Metric: "ttft", MaxDeltaPct: f(1)}}
+	if _, err := Render(kvcrReport(t), o); err == nil || !strings.Contains(err.Error(), "needs a baseline arm") {
+		t.Errorf("a delta bound without a baseline arm: err %v", err)
+	}
+}
+
+// armReport is one case on a parent and a fix arm, and one that passes on
+// both.
+func armReport(t *testing.T, parentOK, fixOK bool) *merge.Report {
+	rep := sampleReport(t)
+	c := func(name, arm, rev string, ok bool) merge.Case {
+		checks := []collect.Check{{Name: "assert", OK: ok, Detail: "3/10 finished"}}
+		return merge.Case{Name: name, OK: ok, Checks: checks, Part: arm, Arm: arm, Revision: rev}
+	}
+	rep.Cases = []merge.Case{
+		c("t::a", "parent", "88c8f96", parentOK), c("t::b", "parent", "88c8f96", true),
+		c("t::a", "fix", "a378969", fixOK), c("t::b", "fix", "a378969", true),
+	}
+	rep.Parts = []merge.PartStatus{{Name: "parent", Display: "parent", Status: merge.StatusComplete, Arm: "parent"},
+		{Name: "fix", Display: "fix", Status: merge.StatusComplete, Arm: "fix"}}
+	rep.Verdict = "FAIL (stale)" // recomputed by every render with expectations
+	return rep
+}
+
+// TestArmsFromConfig: a config that declares arms, expectations and a
+// baseline arm renders as the flags do (Options.ResolveArms); the flags
+// override it, --arms taking the config's expectations with it.
+func TestArmsFromConfig(t *testing.T) {
+	flags := sampleOptions()
+	flags.Arms, flags.Expect, flags.BaselineArm = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}, "cold"
+	config := sampleOptions()
+	config.Config.Arms, config.Config.Expect, config.Config.BaselineArm = flags.Arms, flags.Expect, "cold"
+	want := mustRender(t, armReport(t, false, true), flags)
+	got := mustRender(t, armReport(t, false, true), config)
+	if got.Comment != want.Comment || got.Verdict != "PASS" {
+		t.Errorf("config arms: verdict %q, comment differs from the flags' %v:\n%s", got.Verdict, got.Comment != want.Comment, got.Comment)
+	}
+	over := config
+	over.Expect = map[string]string{"parent": "pass"}
+	if d := mustRender(t, armReport(t, false, true), over); !strings.Contains(d.Comment, "expected: passes on parent.") {
+		t.Errorf("--expect over the config's:\n%s", d.Comment)
+	}
+	over = config
+	over.Arms = []string{"fix"} // the config's expect names parent: not taken
+	if d := mustRender(t, armReport(t, false, true), over); strings.Contains(d.Comment, "as expected") || d.Verdict != "FAIL (stale)" {
+		t.Errorf("--arms over the config's: verdict %q:\n%s", d.Verdict, d.Comment)
+	}
+}
+
+// TestArmVerdictHeadline: the headline and the exports follow the arm
+// verdict (docs/render.md §12.4).
+func TestArmVerdictHeadline(t *testing.T) {
+	opts := sampleOptions()
+	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
+	for _, tc := range []struct {
+		name             string
+		parentOK, fixOK  bool
+		verdict, comment string
+	}{
+		{"as expected", false, true, "PASS", "All 2 cases passed. The 2 cases of the arms expected to fail are judged in the evidence table."},
+		{"the fix fails", false, false, "FAIL (1 of 2 cases: 1 unclassified; 1 case does not discriminate as expected; no case discriminates as expected)", "| `t::a` |"},
+		{"nothing discriminates", true, true, "FAIL (0 of 2 cases; no case discriminates as expected)", "**The suite does not discriminate**"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := mustRender(t, armReport(t, tc.parentOK, tc.fixOK), opts)
+			if docs.Verdict != tc.verdict || !strings.Contains(docs.Comment, " · "+tc.verdict+"\n") || !strings.Contains(docs.Comment, tc.comment) {
+				t.Errorf("verdict %q, want %q and %q in:\n%s", docs.Verdict, tc.verdict, tc.comment, docs.Comment)
+			}
+			if tc.verdict == "PASS" && strings.Contains(docs.Comment, `"s":"fail"`) {
+				t.Errorf("the digest of a PASS lists a failure:\n%s", docs.Comment)
+			}
+			var ctrf bytes.Buffer
+			if err := CTRF(&ctrf, armReport(t, tc.parentOK, tc.fixOK), opts); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(ctrf.String(), `"healthy": `+fmt.Sprint(tc.verdict == "PASS")) {
+				t.Errorf("CTRF environment.healthy disagrees with %q:\n%s", tc.verdict, ctrf.String())
+			}
+		})
+	}
+}
+
+// TestEvidenceJudgementLine: the evidence table's last line counts the
+// cases as the verdict judges them: a case skipped on both arms has its
+// row but is not a case that failed to discriminate.
+func TestEvidenceJudgementLine(t *testing.T) {
+	rep := armReport(t, false, true)
+	for _, arm := range []string{"parent", "fix"} {
+		rep.Cases = append(rep.Cases, merge.Case{Name: "t::gpu", OK: true, SkipReason: "needs a GPU", Checks: []collect.Check{}, Part: arm, Arm: arm})
+	}
+	opts := sampleOptions()
+	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
+	docs := mustRender(t, rep, opts)
+	for _, want := range []string{
+		"- `t::gpu`: is skipped on parent, is skipped on fix; expected: fails on parent, passes on fix.",
+		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
+		" · PASS\n",
+	} {
+		if !strings.Contains(docs.Comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
 		}
 	}
 }

@@ -60,8 +60,9 @@ func (o Options) Problems() []collect.Problem {
 		}
 	}
 	// The arm options keep their own check, which words its problem
-	// whole (the arm, --expect and baseline rules of docs/render.md §12).
-	if err := o.ValidateArms(); err != nil {
+	// whole (the arm, --expect and baseline rules of docs/render.md §12),
+	// on the flags over the config as render resolves them.
+	if err := o.ResolveArms().ValidateArms(); err != nil {
 		add("", "", "%s", strings.TrimPrefix(err.Error(), "render: "))
 	}
 	return ps

@@ -106,9 +106,16 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, err
 	}
 	r.cfg = r.cfg.forSuite(r.profile)
-	// Known issues are a render-time input (docs/render.md §10), so the
-	// same file gives the same documents from directories or merged.json.
-	r.rep = rep.WithKnownIssues(opts.KnownIssues)
+	// The flags over the config (checked so by Options.Problems above).
+	r.opts = opts.ResolveArms()
+	// Known issues and arm expectations are render-time inputs
+	// (docs/render.md §10, §12.4), so the same flags and config give the
+	// same documents from directories or merged.json.
+	// Thresholds come first: their checks are checks like any other, which
+	// a known issue may cover and an arm's expectation judges.
+	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
+		WithKnownIssues(opts.KnownIssues).
+		WithArmExpectations(r.opts.armExpectations())
 	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
@@ -316,6 +323,10 @@ func (r *renderer) problems(w *writer) string {
 // never disagree. When no case passed, every one that ran was skipped (the
 // Skipped line names them), and it says so rather than "All 0 cases passed".
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
+	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
+}
+
+func (r *renderer) noFailedLine(w *writer, verdict string) string {
 	n := r.rep.Counts()
 	finished := verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0
 	switch {

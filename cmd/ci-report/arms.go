@@ -53,10 +53,3 @@ func (a *armInputs) apply(opts *render.Options) error {
 	opts.BaselineArm = a.baseline
 	return nil
 }
-
-// needLogs reports whether the render shows what case logs hold: the
-// evidence table's metrics, the metric tables and the intervals
-// (docs/render.md §12), which a render without them does not read.
-func (a *armInputs) needLogs(cfg render.Config) bool {
-	return a.arms != "" || a.baseline != "" || cfg.BaselineArm != "" || len(cfg.Intervals) > 0
-}

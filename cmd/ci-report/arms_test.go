@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // livelockXML is a pytest xunit2 report of the vllm-rlt scheduler suite
@@ -64,7 +68,7 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		xml := writeFile(t, filepath.Join(dir, a.arm+".xml"), livelockXML(a.failing))
 		metrics := writeFile(t, filepath.Join(dir, a.arm+".jsonl"), a.metrics)
 		part := filepath.Join(dir, "parts", a.arm)
-		code, _, stderr := runCLI(t, "import", "junit", xml, "--part", a.arm, "--out", part, "--revision", a.rev, "--arm", a.arm, "--metrics", metrics)
+		code, _, stderr := runCLI(t, "import", "junit", xml, "--part", a.arm, "--out", part, "--revision", a.rev, "--arm", a.arm, "--metrics", metrics, "--deselected", "57")
 		if code != exitOK {
 			t.Fatalf("import %s: exit %d: %s", a.arm, code, stderr)
 		}
@@ -76,13 +80,17 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
+		// The parent's failure is what the suite is expected to show:
+		// the headline is the fix arm's result and the discrimination.
+		"### junit · 2026-03-04 · PASS\n",
+		"All 3 cases passed. The 3 cases of the arms expected to fail are judged in the evidence table.",
 		"**Evidence** (parent vs fix)",
-		"Suite counts: parent: 2 passed, 1 failed; fix: 3 passed.",
+		"Suite counts: parent: 2 passed, 1 failed, 57 deselected; fix: 3 passed, 57 deselected.",
 		"| case | parent 88c8f96 | fix a378969 |",
 		"| `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]` | **fail**: AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10 · finished 3 requests · steps 500 steps · preemptions 465 · resumptions 463 · kv\\_blocks\\_at\\_stop 40 blocks | pass · finished 10 requests · steps 121 steps · preemptions 4 · resumptions 4 · kv\\_blocks\\_at\\_stop 0 blocks |",
 		"- `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]`: fails on parent, passes on fix, as expected.",
 		"2 more cases pass on every arm.",
-		"1 of 1 listed cases behave as expected (fails on parent, passes on fix).",
+		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
 	} {
 		if !strings.Contains(comment, want) {
 			t.Errorf("comment lacks %q:\n%s", want, comment)
@@ -93,16 +101,28 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		t.Errorf("a second render differs")
 	}
 
+	// A config that declares the arms and their expectations renders the
+	// same without the flags; the flags override it.
+	cfg := writeFile(t, filepath.Join(dir, "ci-report.json"), `{"arms": ["parent", "fix"], "expect": {"parent": "fail", "fix": "pass"}}`)
+	if _, fromConfig, stderr := runCLI(t, append([]string{"render", "--date", "2026-03-04", "--config", cfg}, parts...)...); fromConfig != comment {
+		t.Errorf("render --config with arms differs from render --arms --expect (stderr %s):\n%s", stderr, fromConfig)
+	}
+
 	// Expecting the opposite, the line says what was expected, and that no
-	// case discriminates.
-	args = append([]string{"render", "--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=pass,fix=fail"}, parts...)
-	_, comment, _ = runCLI(t, args...)
-	for _, want := range []string{
-		"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
-		"**The suite does not discriminate**: no case passes on parent, fails on fix.",
+	// case discriminates; so does the verdict.
+	for _, args := range [][]string{
+		append([]string{"render", "--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=pass,fix=fail"}, parts...),
+		append([]string{"render", "--date", "2026-03-04", "--config", cfg, "--expect", "parent=pass,fix=fail"}, parts...),
 	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
+		_, comment, _ = runCLI(t, args...)
+		for _, want := range []string{
+			"### junit · 2026-03-04 · FAIL (1 of 3 cases: 1 unclassified; no case discriminates as expected)\n",
+			"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
+			"**The suite does not discriminate**: no case passes on parent, fails on fix.",
+		} {
+			if !strings.Contains(comment, want) {
+				t.Errorf("%s: comment lacks %q:\n%s", strings.Join(args, " "), want, comment)
+			}
 		}
 	}
 
@@ -163,5 +183,82 @@ func TestBaselineArmFromImport(t *testing.T) {
 	want := "Metrics of `kvcr::TC-05` against cold:\n\n`ttft` (ms, lower is better)\n\n| arm | c4 |\n|---|---|\n| cold (baseline) | 664 ms |\n| local | 412 ms (−38%) |"
 	if !strings.Contains(comment, want) {
 		t.Errorf("comment lacks %q:\n%s", want, comment)
+	}
+}
+
+// TestArmsJUnitRoundTrip: `render --format junit` of a parent and a fix
+// arm, imported back one arm at a time with `import junit --arm`, keeps
+// each arm's cases, failures and skip reasons, its revision and its
+// deselected count: the evidence table and the verdict read back the same.
+// Without --arm an export of two arms is refused, naming them.
+func TestArmsJUnitRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	revs := map[string]string{"parent": "88c8f96aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "fix": "a378969bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}
+	skip := `<testcase classname="tests.test_scheduler" name="test_gpu_only" time="0"><skipped type="pytest.skip" message="needs a GPU">x.py:3: needs a GPU</skipped></testcase></testsuite>`
+	var parts []string
+	for _, arm := range []string{"parent", "fix"} {
+		xml := writeFile(t, filepath.Join(dir, arm+".xml"), strings.Replace(livelockXML(arm == "parent"), "</testsuite>", skip, 1))
+		part := filepath.Join(dir, "parts", arm)
+		if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", arm, "--out", part, "--revision", revs[arm], "--arm", arm, "--deselected", map[string]string{"parent": "57", "fix": "546"}[arm]); code != exitOK {
+			t.Fatalf("import %s: exit %d: %s", arm, code, stderr)
+		}
+		parts = append(parts, part)
+	}
+	flags := []string{"--date", "2026-03-04", "--arms", "parent,fix", "--expect", "parent=fail,fix=pass"}
+	code, xml, stderr := runCLI(t, append(append([]string{"render", "--format", "junit"}, flags...), parts...)...)
+	if code != exitOK {
+		t.Fatalf("render --format junit: exit %d: %s", code, stderr)
+	}
+	export := writeFile(t, filepath.Join(dir, "export.xml"), xml)
+
+	code, _, stderr = runCLI(t, "import", "junit", export, "--part", "both", "--out", filepath.Join(dir, "both"))
+	if code != exitUsage || !strings.Contains(stderr, "export.xml: suites of the arms fix, parent (ci-report.arm): give --arm to import one") {
+		t.Errorf("an export of two arms without --arm: exit %d, %s", code, stderr)
+	}
+	var back []string
+	for _, arm := range []string{"parent", "fix"} {
+		part := filepath.Join(dir, "back", arm)
+		if code, _, stderr := runCLI(t, "import", "junit", export, "--part", arm, "--out", part, "--arm", arm); code != exitOK {
+			t.Fatalf("import back %s: exit %d: %s", arm, code, stderr)
+		}
+		back = append(back, part)
+	}
+	orig, err := loadReport(parts, collect.LoadOptions{}, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadReport(back, collect.LoadOptions{}, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(roundTripCases(orig), roundTripCases(again)); diff != "" {
+		t.Errorf("cases after the round trip (-original +imported):\n%s", diff)
+	}
+	type armed struct{ Name, Arm, Revision string }
+	arms := func(rep *merge.Report) (out []armed) {
+		for _, c := range rep.Cases {
+			out = append(out, armed{c.Name, c.Arm, c.Revision})
+		}
+		for _, p := range rep.Parts {
+			d := "none"
+			if p.Deselected != nil {
+				d = strconv.Itoa(*p.Deselected)
+			}
+			out = append(out, armed{p.Name, p.Arm, d})
+		}
+		return out
+	}
+	if diff := cmp.Diff(arms(orig), arms(again)); diff != "" {
+		t.Errorf("arms, revisions and deselected counts after the round trip (-original +imported):\n%s", diff)
+	}
+	// The documents of both, the metrics aside (JUnit has no place for
+	// them), say the same.
+	_, a, _ := runCLI(t, append(append([]string{"render"}, flags...), parts...)...)
+	_, b, _ := runCLI(t, append(append([]string{"render"}, flags...), back...)...)
+	if a != b {
+		t.Errorf("the comment differs after the round trip:\n%s\n---\n%s", a, b)
+	}
+	if !strings.Contains(b, "· PASS\n") || !strings.Contains(b, "Suite counts: parent: 2 passed, 1 failed, 1 skipped, 57 deselected; fix: 3 passed, 1 skipped, 546 deselected.") {
+		t.Errorf("the imported arms' comment:\n%s", b)
 	}
 }

@@ -74,6 +74,11 @@ func (r *renderInputs) check(pos []string) error {
 	if err != nil {
 		return err
 	}
+	if len(opts.Arms) == 0 {
+		// The config may name the arms that --expect is of: resolve
+		// checks --expect with them, still before the report is read.
+		opts.Expect = nil
+	}
 	return firstProblem(opts.Problems())
 }
 
@@ -167,7 +172,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	}
 	// The measures tables read case logs (docs/render.md §12); without
 	// them no document shows a log.
-	rep, err := r.readReport(e, args, mopts, !r.arms.needLogs(opts.Config))
+	rep, err := r.readReport(e, args, mopts, !opts.NeedsMeasures())
 	if err != nil {
 		return nil, opts, err
 	}

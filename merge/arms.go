@@ -1,0 +1,165 @@
+package merge
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Expected results of an arm (docs/render.md §12.4): what its cases are
+// expected to do, a parent revision failing the regression test a fix
+// makes pass.
+const (
+	ExpectPass = "pass"
+	ExpectFail = "fail"
+)
+
+// ArmExpectations are the results expected of revision arms, by arm name,
+// with the arms' column order (render --arms parent,fix --expect
+// parent=fail,fix=pass): a render-time input, like the known issues, that
+// changes the verdict (docs/formats.md §7.3) and is never in merged.json.
+type ArmExpectations struct {
+	// Arms are the compared arms in column order; the words of the verdict
+	// and of the evidence table follow it.
+	Arms []string
+	// Expect maps an arm of Arms to ExpectPass or ExpectFail.
+	Expect map[string]string
+}
+
+// failArm reports whether arm's cases are expected to fail.
+func (x *ArmExpectations) failArm(arm string) bool {
+	return x != nil && arm != "" && x.Expect[arm] == ExpectFail
+}
+
+// Words say what is expected, in arm order: `fails on parent, passes on
+// fix`.
+func (x *ArmExpectations) Words() string {
+	var want []string
+	for _, a := range x.Arms {
+		switch x.Expect[a] {
+		case ExpectPass:
+			want = append(want, "passes on "+a)
+		case ExpectFail:
+			want = append(want, "fails on "+a)
+		}
+	}
+	return strings.Join(want, ", ")
+}
+
+// Meets reports whether c (nil: the arm lacks the case) has the expected
+// result: a case that ran and failed meets fail, one that ran and passed
+// meets pass; a skipped, not-run or missing case meets neither, as it
+// shows nothing either way.
+func Meets(c *Case, want string) bool {
+	if c == nil || c.NotRun {
+		return false
+	}
+	switch want {
+	case ExpectFail:
+		return c.Failed()
+	case ExpectPass:
+		return !c.Failed() && !c.Skipped()
+	}
+	return false
+}
+
+// ArmJudgement is how the report's cases meet the arm expectations.
+type ArmJudgement struct {
+	// Behave counts the cases (by name) that meet every arm's expectation:
+	// they discriminate as expected.
+	Behave int
+	// Off counts the cases that fail on an arm expected to fail but do not
+	// meet every expectation (pass on no fix arm, or are missing there):
+	// a failure the suite was expected to turn into a pass, which it did
+	// not.
+	Off int
+}
+
+// Judge compares the cases of the expected arms by name: the first case of
+// a name in an arm stands for it (a case repeated within one arm is a
+// problem of its own). Without expectations it is zero.
+func (r *Report) Judge(x *ArmExpectations) ArmJudgement {
+	var j ArmJudgement
+	if x == nil || len(x.Expect) == 0 {
+		return j
+	}
+	byName := map[string]map[string]*Case{} // name → arm → case
+	var names []string
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		if _, ok := x.Expect[c.Arm]; !ok || c.Arm == "" || IsSetupCase(c.Name) {
+			continue
+		}
+		m := byName[c.Name]
+		if m == nil {
+			m = map[string]*Case{}
+			byName[c.Name] = m
+			names = append(names, c.Name)
+		}
+		if m[c.Arm] == nil {
+			m[c.Arm] = c
+		}
+	}
+	for _, n := range names {
+		all, failedOnFailArm := true, false
+		for arm, want := range x.Expect {
+			c := byName[n][arm]
+			all = all && Meets(c, want)
+			failedOnFailArm = failedOnFailArm || want == ExpectFail && Meets(c, ExpectFail)
+		}
+		switch {
+		case all:
+			j.Behave++
+		case failedOnFailArm:
+			j.Off++
+		}
+	}
+	return j
+}
+
+// WithArmExpectations returns a copy of the report judged by its arms'
+// expected results (docs/formats.md §7.3): a case that ran on an arm
+// expected to fail is evidence (Case.Evidence), which the evidence table
+// judges (docs/render.md §12.1), and is neither counted in the verdict nor
+// listed with the failed cases; the verdict is recomputed and also fails
+// when a case fails on such an arm without meeting every expectation, or
+// when no case meets them all. The cases of the other arms, and of parts
+// without an arm, count as before. rep is not changed; without
+// expectations it is returned as it is.
+func (r *Report) WithArmExpectations(x ArmExpectations) *Report {
+	if len(x.Expect) == 0 {
+		return r
+	}
+	out := *r
+	out.Arms = &ArmExpectations{Arms: append([]string(nil), x.Arms...), Expect: x.Expect}
+	out.Cases = make([]Case, len(r.Cases))
+	for i, c := range r.Cases {
+		c.Evidence = !c.NotRun && out.Arms.failArm(c.Arm)
+		out.Cases[i] = c
+	}
+	out.Verdict = out.computeVerdict()
+	return &out
+}
+
+// armClauses are the verdict's clauses about the arms (docs/formats.md
+// §7.3): "" without expectations or when every expectation holds.
+func (r *Report) armClauses() string {
+	if r.Arms == nil || len(r.Arms.Expect) == 0 {
+		return ""
+	}
+	j := r.Judge(r.Arms)
+	var s strings.Builder
+	if j.Off > 0 {
+		fmt.Fprintf(&s, "; %d %s not discriminate as expected", j.Off, plural(j.Off, "case does", "cases do"))
+	}
+	if j.Behave == 0 {
+		s.WriteString("; no case discriminates as expected")
+	}
+	return s.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
