@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -18,7 +19,7 @@ func hostileText(rng *rand.Rand, n int) string {
 	for b.Len() < n {
 		b.WriteString(pieces[rng.Intn(len(pieces))])
 	}
-	return Cut(b.String(), n)
+	return text.Cut(b.String(), n)
 }
 
 // hostilePool hands out hostile texts of a given length from a few made per
@@ -143,7 +144,7 @@ func TestBudgetProperty(t *testing.T) {
 			checkTables(t, docs.Section)
 			checkClosed(t, docs.Comment)
 			ls := lines(docs.Comment)
-			if ls[1] != "### Nightly correctness · 2026-11-28 · "+Plain(rep.Verdict) {
+			if ls[1] != "### Nightly correctness · 2026-11-28 · "+text.Plain(rep.Verdict) {
 				t.Errorf("headline lost: %q", ls[1])
 			}
 			for _, link := range []string{"[Run](" + opts.RunURL + ")", "[artifact](" + opts.ArtifactURL + ")", "/commit/" + *rep.Setup.KvcachedSHA} {

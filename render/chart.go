@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -357,7 +358,7 @@ func (c *chart) yMax() float64 {
 // quote, bracket, comment, entity or fence can come out of it; cut to
 // chartLabelCut code points.
 func chartText(s string) string {
-	s = Cut(s, chartLabelCut)
+	s = text.Cut(s, chartLabelCut)
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -385,7 +386,7 @@ func (c *chart) summaryLine() string {
 		}
 		line += "; phases: " + strings.Join(ph, ", ")
 	}
-	return Plain(line + ".")
+	return text.Plain(line + ".")
 }
 
 // legendLine names each line's colour, as xychart-beta draws no legend.
@@ -394,7 +395,7 @@ func (c *chart) legendLine() string {
 	for j, s := range c.series {
 		parts = append(parts, chartColors[j%len(chartColors)].name+": "+s.label)
 	}
-	return Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading, a phase's name at its start.")
+	return text.Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading, a phase's name at its start.")
 }
 
 // palette is the colour list of Mermaid's plotColorPalette.
@@ -485,7 +486,7 @@ func (c *chart) svg() string {
 	// The plot area has a colour of its own, which tells a screenshot where
 	// the plot is (TestChartScreenshot).
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(Cut("Memory of "+c.caseName+" (MiB)", 120)))
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(text.Cut("Memory of "+c.caseName+" (MiB)", 120)))
 	for k := 0; k <= 4; k++ {
 		v := top * float64(k) / 4
 		fmt.Fprintf(&b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, f(y(v)), svgRight, f(y(v)))
@@ -499,7 +500,7 @@ func (c *chart) svg() string {
 	for i, m := range c.marks {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, f(x(m.x)), svgTop, f(x(m.x)), svgBottom)
 		// Labels alternate in height so that close boundaries stay legible.
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, f(x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
+		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, f(x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(text.Cut(m.phase, 40)))
 	}
 	// Dashed lines go on top, so that a shortfall equal to the watermark
 	// still shows through it.
@@ -529,7 +530,7 @@ func (c *chart) svg() string {
 		col, row := j%2, j/2
 		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(text.Cut(s.label, 55)))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Margins (docs/render.md §3.10): a numeric check's margin is the signed
@@ -79,13 +80,13 @@ func (r *renderer) closestCalls(w *writer) string {
 	for i, pm := range calls {
 		c := &r.rep.Cases[pm.ci]
 		ch := &c.Checks[pm.ki]
-		name := CodeCell(Cut(ch.Name, digestCheckCut))
+		name := text.CodeCell(text.Cut(ch.Name, digestCheckCut))
 		if name == "" {
-			name = Plain(unnamedCheck)
+			name = text.Plain(unnamedCheck)
 		}
-		rows[i] = []string{Plain(Cut(c.Label(), digestNameCut)), name,
-			Plain(formatMeasure(*ch.Value, ch.Unit)), Plain(mustWord(ch.Must) + " " + formatMeasure(*ch.Bar, ch.Unit)),
-			Plain(strconv.FormatFloat(math.Floor(pm.m*1000)/10, 'f', 1, 64) + "%")}
+		rows[i] = []string{text.Plain(text.Cut(c.Label(), digestNameCut)), name,
+			text.Plain(formatMeasure(*ch.Value, ch.Unit)), text.Plain(mustWord(ch.Must) + " " + formatMeasure(*ch.Bar, ch.Unit)),
+			text.Plain(strconv.FormatFloat(math.Floor(pm.m*1000)/10, 'f', 1, 64) + "%")}
 	}
 	return w.t("closest_calls", map[string]any{
 		"N":     len(calls) + more,
@@ -120,7 +121,7 @@ func (r *renderer) digestMargins() []HistoryMargin {
 	seen := map[[2]string]bool{}
 	for _, pm := range r.passingMargins(digestMarginBelow) {
 		c := &r.rep.Cases[pm.ci]
-		key := [2]string{historyKey(c), Cut(c.Checks[pm.ki].Name, digestCheckCut)}
+		key := [2]string{historyKey(c), text.Cut(c.Checks[pm.ki].Name, digestCheckCut)}
 		if key[0] == "" || key[1] == "" || seen[key] {
 			continue // as ParseDigest requires: named, and once
 		}
@@ -149,7 +150,7 @@ func validateMargins(ms []HistoryMargin) error {
 		case m.Pct < 0 || m.Pct >= int(digestMarginBelow*100):
 			return fmt.Errorf("%s: p %d: want 0 to %d", where, m.Pct, int(digestMarginBelow*100)-1)
 		case seen[[2]string{m.Case, m.Check}]:
-			return fmt.Errorf("%s: %q %q listed twice", where, Cut(m.Case, 40), Cut(m.Check, 40))
+			return fmt.Errorf("%s: %q %q listed twice", where, text.Cut(m.Case, 40), text.Cut(m.Check, 40))
 		}
 		seen[[2]string{m.Case, m.Check}] = true
 	}
@@ -179,7 +180,7 @@ func (r *renderer) shrinkingLine(w *writer) string {
 			more++
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%", Plain(m.Case), Code(m.Check), p1, p2, m.Pct))
+		parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%", text.Plain(m.Case), text.Code(m.Check), p1, p2, m.Pct))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -229,7 +230,7 @@ func TestPerf(t *testing.T) {
 				}
 			}
 			if !strings.HasPrefix(docs.Section, "## Weekly performance\n\nSundays at 10:00 UTC ([`gpu-perf-weekly.yml`]") {
-				t.Errorf("perf section starts %q", Cut(docs.Section, 120))
+				t.Errorf("perf section starts %q", text.Cut(docs.Section, 120))
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -93,10 +94,10 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	}
 	machine := GPULine(ps.GPUs)
 	if img := r.perfImage(); img != "" {
-		machine += " · " + Code(Cut(img, 200))
+		machine += " · " + text.Code(text.Cut(img, 200))
 	}
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
-		machine += " · vLLM " + Plain(Cut(v, 40))
+		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
 	}
 	// Under squeeze (pathological summaries only) the comparison table and
 	// the idle-memory list are capped, the rest counted, so that the comment
@@ -114,7 +115,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 		cells := make([][]string, len(rows))
 		for i, pr := range rows {
 			tput := pr.metrics["output_throughput"]
-			cells[i] = []string{Plain(Cut(pr.model, modelCut)), itoa(pr.concurrency),
+			cells[i] = []string{text.Plain(text.Cut(pr.model, modelCut)), itoa(pr.concurrency),
 				num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
 				num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
 				num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
@@ -138,7 +139,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 				lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
 				break
 			}
-			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
+			lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": text.Plain(text.Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f")}))
 		}
 		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
@@ -153,7 +154,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 				lines = append(lines, fmt.Sprintf("- and %d more", len(sum.Errors)-i))
 				break
 			}
-			lines = append(lines, "- "+Plain(Cut(e, limit)))
+			lines = append(lines, "- "+text.Plain(text.Cut(e, limit)))
 		}
 		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
@@ -265,14 +266,14 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	ps := r.perfSetup()
 	machine := GPULine(ps.GPUs)
 	if img := r.perfImage(); img != "" {
-		machine += " · " + Code(Cut(img, 200))
+		machine += " · " + text.Code(text.Cut(img, 200))
 	}
 	sentence := w.t("perf_when", map[string]string{
-		"Schedule": Plain(r.cfg.schedule("perf")),
+		"Schedule": text.Plain(r.cfg.schedule("perf")),
 		"Workflow": r.cfg.workflow("perf"),
 		"Repo":     r.cfg.repo(),
 		"Machine":  machine,
-		"Product":  Plain(r.cfg.Product),
+		"Product":  text.Plain(r.cfg.Product),
 	})
 	var blocks []string
 	if ps.Versions.Len() > 0 {
@@ -322,21 +323,21 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 			blocks = append(blocks, r.casesTable(w, p, s.Cases))
 		}
 	}
-	out := w.t("perf_section", map[string]any{"Title": Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
+	out := w.t("perf_section", map[string]any{"Title": text.Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
 	return out, w.err
 }
 
 func perfModelLink(p sectionPlan, m collect.PerfModel) string {
 	hf := m.HFID
 	if p.cutText > 0 {
-		hf = Cut(hf, p.cutText)
+		hf = text.Cut(hf, p.cutText)
 	}
-	code := CodeCell(hf)
+	code := text.CodeCell(hf)
 	if m.Revision == nil || *m.Revision == "" {
 		return code
 	}
 	if !isHex(*m.Revision) || !safeURLPath(m.HFID) {
-		return code + " @ " + Plain(ShortSHA(*m.Revision))
+		return code + " @ " + text.Plain(ShortSHA(*m.Revision))
 	}
 	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*m.Revision), m.HFID, *m.Revision)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // sectionPlan is one layout of the issue-description section, loosest first.
@@ -59,19 +60,19 @@ func fitSection(name string, with func(sectionPlan) (string, error)) (string, []
 // st cuts free text from setup.json under the plan, then escapes it.
 func (p sectionPlan) st(s string) string {
 	if p.cutText > 0 {
-		s = Cut(s, p.cutText)
+		s = text.Cut(s, p.cutText)
 	}
-	return Plain(s)
+	return text.Plain(s)
 }
 
 func (p sectionPlan) code(s string, inCell bool) string {
 	if p.cutText > 0 {
-		s = Cut(s, p.cutText*4)
+		s = text.Cut(s, p.cutText*4)
 	}
 	if inCell {
-		return CodeCell(s)
+		return text.CodeCell(s)
 	}
-	return Code(s)
+	return text.Code(s)
 }
 
 // spellOut says whether a kind of test shows its own workload and checks, or
@@ -91,11 +92,11 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	s := r.rep.Setup
 	machine := machineLine(s.GPUs, r.partDisplays())
 	when := map[string]string{
-		"Schedule": Plain(r.cfg.schedule(r.profile)),
+		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),
 		"Machine":  machine,
-		"Product":  Plain(r.cfg.Product),
+		"Product":  text.Plain(r.cfg.Product),
 	}
 	var sentence string
 	if r.opts.PR > 0 {
@@ -116,7 +117,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		if p.summarizeCases {
 			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, p, s.Cases))
 		} else {
-			blocks = append(blocks, w.t("cases_sentence", Plain(r.cfg.Product)), r.casesTable(w, p, s.Cases))
+			blocks = append(blocks, w.t("cases_sentence", text.Plain(r.cfg.Product)), r.casesTable(w, p, s.Cases))
 		}
 		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
 	}
@@ -175,7 +176,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, h)
 	}
 	out := w.t("section", map[string]any{
-		"Title":    Plain(r.cfg.Title(r.profile)),
+		"Title":    text.Plain(r.cfg.Title(r.profile)),
 		"Sentence": sentence,
 		"Blocks":   blocks,
 	})
@@ -213,8 +214,8 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 	if p.cutText > 0 {
 		cc := *c
-		cc.HFID = Cut(cc.HFID, p.cutText)
-		cc.ModelArgs, cc.ExtraArgs = nil, []string{Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
+		cc.HFID = text.Cut(cc.HFID, p.cutText)
+		cc.ModelArgs, cc.ExtraArgs = nil, []string{text.Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
 		if cc.ExtraArgs[0] == "" {
 			cc.ExtraArgs = nil
 		}
@@ -243,7 +244,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 			if i := strings.LastIndexByte(d, '@'); i >= 0 {
 				d = d[i+1:]
 			}
-			image += " (" + CodeCell(cutBytesRunes(d, 19)+ellipsis) + ")"
+			image += " (" + text.CodeCell(text.Head(d, 19)+text.Ellipsis) + ")"
 		}
 		var versions []string
 		for _, v := range []struct{ name, val string }{{k, e.Engine}, {"kvcached", e.Kvcached}, {"torch", e.Torch}, {versionName("cuda"), e.CUDA}} {
@@ -255,7 +256,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 		if withSets {
 			cell := "none picked"
 			if x := e.Expectations; x != nil {
-				cell = p.code(x.Set, true) + " (" + p.st(Cut(x.Why, 200)) + ")"
+				cell = p.code(x.Set, true) + " (" + p.st(text.Cut(x.Why, 200)) + ")"
 			}
 			row = append(row, cell)
 		}
@@ -386,7 +387,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 		c := &cases[i]
 		hf := c.HFID
 		if p.cutText > 0 {
-			hf = Cut(hf, p.cutText)
+			hf = text.Cut(hf, p.cutText)
 		}
 		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
@@ -415,11 +416,11 @@ func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSe
 	}
 	rows := make([][]string, len(order))
 	for i, k := range order {
-		model := CodeCell(Cut(k.model, 200))
+		model := text.CodeCell(text.Cut(k.model, 200))
 		if p.coarse {
 			model = itoa(len(models[k])) + " models"
 		}
-		rows[i] = []string{Plain(Cut(k.engine, 40)), model, k.layout, itoa(counts[k])}
+		rows[i] = []string{text.Plain(text.Cut(k.engine, 40)), model, k.layout, itoa(counts[k])}
 	}
 	return w.mdTable([]string{"engine", "model", "KV cache", "cases"}, rows)
 }
