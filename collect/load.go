@@ -72,7 +72,7 @@ type Part struct {
 	// being read (a malformed setup.json, bad cases.jsonl lines, ...), each
 	// naming the file (relative to Dir) and the field. A report must show
 	// them.
-	Problems []string
+	Problems []Problem
 }
 
 // DisplayName is the report name of a part: vLLM for vllm, SGLang for
@@ -216,7 +216,6 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	p = Part{Dir: d.dir, Name: name}
 	defer func() {
 		p.Display = DisplayName(p.Name) // after part.json may rename
-		p.Problems = RelativeProblems(p.Problems, d.dir)
 	}()
 	if d.missing {
 		p.Status, p.Reason = StatusMissing, ReasonNotFound
@@ -227,6 +226,9 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		return p
 	}
 	file := func(n string) string { return filepath.Join(d.dir, n) }
+	problem := func(err error, then string) { p.Problems = append(p.Problems, problemOf(err, d.dir, then)) }
+	// inFile is a problem a reader found in the file name, said as msg.
+	inFile := func(name, msg, then string) { problem(&fileError{file(name), errors.New(msg)}, then) }
 	// Every file is read through root, which refuses symbolic links that
 	// leave the part directory (load_file.go).
 	root, err := os.OpenRoot(d.dir)
@@ -250,7 +252,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		p.Planned = meta.Planned
 	case !errors.Is(err, fs.ErrNotExist):
 		metaBroken = err.Error()
-		p.Problems = append(p.Problems, metaBroken+" (the part's plan and completion are unknown)")
+		problem(err, "the part's plan and completion are unknown")
 	}
 
 	var setup Setup
@@ -262,7 +264,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	case err == nil:
 		p.Setup = &setup
 	case !errors.Is(err, fs.ErrNotExist):
-		p.Problems = append(p.Problems, err.Error()+" (the part contributes no setup)")
+		problem(err, "the part contributes no setup")
 	}
 
 	summaryErr := ""
@@ -273,16 +275,16 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		p.HasSummary = true
 		p.Cases = sum.Cases
 		for _, msg := range sum.Dropped {
-			p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (case left out)", file("summary.json"), msg))
+			inFile("summary.json", msg, "case left out")
 		}
 		for _, msg := range sum.Repeated {
-			p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (both kept)", file("summary.json"), msg))
+			inFile("summary.json", msg, "both kept")
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		summaryErr = "no summary.json"
 	default:
 		summaryErr = err.Error()
-		p.Problems = append(p.Problems, summaryErr)
+		problem(err, "")
 	}
 
 	if !p.HasSummary {
@@ -292,16 +294,16 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		case err == nil:
 			p.Cases = res.Cases
 			for _, b := range res.Bad {
-				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (line skipped)", file("cases.jsonl"), b))
+				inFile("cases.jsonl", b, "line skipped")
 			}
 			for _, b := range res.Repeated {
-				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s (both kept)", file("cases.jsonl"), b))
+				inFile("cases.jsonl", b, "both kept")
 			}
 			if res.Stopped != "" {
-				p.Problems = append(p.Problems, fmt.Sprintf("read %s: %s", file("cases.jsonl"), res.Stopped))
+				inFile("cases.jsonl", res.Stopped, "")
 			}
 		case !errors.Is(err, fs.ErrNotExist):
-			p.Problems = append(p.Problems, err.Error())
+			problem(err, "")
 		}
 	}
 
@@ -314,7 +316,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		}
 		tl, err := readUsage(root, d.dir, c.Name)
 		if err != nil {
-			p.Problems = append(p.Problems, err.Error()+" (the case has no chart)")
+			problem(err, "the case has no chart")
 			continue
 		}
 		c.Timeline = tl
@@ -392,25 +394,5 @@ func incompleteSetup(data []byte, path string) error {
 	if missing == nil {
 		return nil
 	}
-	return fmt.Errorf("read %s: %s: missing, so the setup is incomplete", path, strings.Join(missing, " and "))
-}
-
-// RelativeProblems makes problems read under dir name their files
-// relative to it ("setup.json: cases[0].tp: ..."): they reach the run's
-// comment, which must not show the paths of the machine that ran render, and
-// the report already names the part.
-func RelativeProblems(problems []string, dir string) []string {
-	under := filepath.Join(dir, "x")
-	under = under[:len(under)-1] // dir and a separator; "" for "."
-	for i, msg := range problems {
-		if under == "" {
-			problems[i] = strings.TrimPrefix(msg, "read ")
-			continue
-		}
-		// "read <dir>/f: ..." is "f: ..."; any other mention of a file
-		// under dir (an os error's "open <dir>/f: ...") loses the dir.
-		msg = strings.ReplaceAll(msg, "read "+under, "")
-		problems[i] = strings.ReplaceAll(msg, under, "")
-	}
-	return problems
+	return &fileError{path, fmt.Errorf("%s: missing, so the setup is incomplete", strings.Join(missing, " and "))}
 }

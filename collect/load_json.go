@@ -61,10 +61,10 @@ func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
 func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, &fileError{path, err}
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: %w (over %d MiB)", path, errTooLarge, limit>>20)
+		return nil, &fileError{path, fmt.Errorf("%w (over %d MiB)", errTooLarge, limit>>20)}
 	}
 	return data, nil
 }
@@ -74,13 +74,13 @@ func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 // ReadJSONFile's.
 func DecodeFile(path string, data []byte, v any) error {
 	if err := decodeJSON(data, v); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return &fileError{path, err}
 	}
 	// json.Unmarshal reads null into a struct as its zero value: a file
 	// that says nothing must not read as one that says every field is empty.
 	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
 		bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return fmt.Errorf("read %s: %w", path, &kindError{want: "object", got: "null"})
+		return &fileError{path, &kindError{want: "object", got: "null"}}
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // maxUsageFile bounds a `<case>-usage.json`: a real case samples every 1-2 s
@@ -70,7 +72,7 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 		var f float64
 		// null would decode as 0: a value not read is left out, never null.
 		if err := json.Unmarshal(b, &f); err != nil || string(b) == "null" || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("%s: want a number, got %s", k, cutRaw(b))
+			return 0, fmt.Errorf("%s: want a number, got %s", k, text.Cut(string(b), 41))
 		}
 		return f, nil
 	}
@@ -87,7 +89,7 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 			u.T, hasT = f, true
 		case "phase":
 			if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
-				return fmt.Errorf("phase: want a string, got %s", cutRaw(b))
+				return fmt.Errorf("phase: want a string, got %s", text.Cut(string(b), 41))
 			}
 		case "gpu", "gpu_free":
 			f, err := num(k, b)
@@ -119,14 +121,6 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 		return errors.New("t: missing")
 	}
 	return nil
-}
-
-func cutRaw(b json.RawMessage) string {
-	s := string(b)
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // ParseUsage reads a usage timeline: a JSON array of UsageSample. An error
@@ -166,7 +160,7 @@ func readUsage(root *os.Root, dir, caseName string) ([]UsageSample, error) {
 	}
 	samples, err := ParseUsage(raw)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", dir+string(os.PathSeparator)+name, err)
+		return nil, &fileError{dir + string(os.PathSeparator) + name, err}
 	}
 	return samples, nil
 }

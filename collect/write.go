@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // WriteFileAtomic writes data to path through a temporary file in the same
@@ -151,12 +153,15 @@ func (w *PartWriter) Close() error {
 // case, PASS/FAIL, and the failed checks as `name (detail)` joined by "; ";
 // a skipped case is SKIP with its reason. Every text is redacted with red
 // before it is escaped (escaping would hide a secret from a literal match),
-// and cells are escaped so a hostile check detail cannot break the table.
+// then escaped as the comment escapes it (docs/render.md §2): names as code
+// spans, details and reasons as running text, so a hostile check detail can
+// neither break the table nor become a link, a mention or markup.
 func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
-	cell := func(s string) string { return escapeCell(red.String(s)) }
+	plain := func(s string) string { return text.Plain(red.String(s)) }
+	code := func(s string) string { return text.CodeCell(red.String(s)) }
 	var b bytes.Buffer
 	if title != "" {
-		fmt.Fprintf(&b, "### %s\n\n", cell(title))
+		fmt.Fprintf(&b, "### %s\n\n", plain(title))
 	}
 	b.WriteString("| case | result | failed checks |\n|---|---|---|\n")
 	for i := range cases {
@@ -165,15 +170,15 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 		var failed []string
 		if c.Skipped() {
 			result = "SKIP"
-			failed = append(failed, c.SkipReason)
+			failed = append(failed, plain(c.SkipReason))
 		}
 		if c.Failed() {
 			result = "FAIL"
 			for _, ch := range c.Checks {
 				if !ch.OK {
-					s := ch.Name
+					s := code(ch.Name)
 					if ch.Detail != "" {
-						s += " (" + ch.Detail + ")"
+						s += " (" + plain(ch.Detail) + ")"
 					}
 					failed = append(failed, s)
 				}
@@ -182,35 +187,9 @@ func SummaryMarkdown(title string, cases []CaseResult, red *Redactor) []byte {
 				failed = append(failed, "no failed check recorded")
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(c.Name), result, cell(strings.Join(failed, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", code(c.Name), result, strings.Join(failed, "; "))
 	}
 	return b.Bytes()
-}
-
-// escapeCell makes s safe inside one Markdown table cell: inert one-line
-// text (InertText), pipes and HTML-significant characters escaped.
-func escapeCell(s string) string {
-	s = InertText(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '|':
-			b.WriteString(`\|`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '`':
-			b.WriteString("\\`")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // AppendFile appends data, redacted, to the file at path (creating it), as

@@ -71,12 +71,16 @@ func TestSummaryMarkdown(t *testing.T) {
 		{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
 		{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
 		{Name: "silent", OK: false},
+		// Run text shows as written in the job summary: no emphasis, link,
+		// mention or issue reference (docs/render.md §2).
+		{Name: "vllm-kv_c1", OK: true, Checks: []Check{{Name: "z", Detail: "a*b*c [x](https://e.io) @someone #12"}}},
 	}
 	got := string(SummaryMarkdown("vllm", cases, nil))
 	want := "### vllm\n\n| case | result | failed checks |\n|---|---|---|\n" +
-		"| ok-case | PASS |  |\n" +
-		"| bad\\|case | FAIL | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
-		"| silent | FAIL | no failed check recorded |\n"
+		"| `ok-case` | PASS |  |\n" +
+		"| `bad\\|case` | FAIL | `x` (peak 4096 MiB, limit \\<3072\\> \\| MiB); `y` |\n" +
+		"| `silent` | FAIL | no failed check recorded |\n" +
+		"| `vllm-kv_c1` | FAIL | `z` (a\\*b\\*c \\[x\\](https:\u200d//e.io) @\u200dsomeone #\u200d12) |\n"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // maxMetricLine bounds one line of a metrics file.
@@ -72,7 +73,7 @@ func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error 
 		}
 		idx, ok := byName[*m.Case]
 		if !ok {
-			return at("case %q is not among the %d imported cases", collect.CutDetail(*m.Case, 200), len(cases))
+			return at("case %q is not among the %d imported cases", text.CutLine(*m.Case, 200), len(cases))
 		}
 		for _, i := range idx {
 			logs[i].Metrics = append(logs[i].Metrics, metric)

@@ -16,9 +16,9 @@ package merge
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // FormatVersion is the merged.json format this package writes and reads.
@@ -70,7 +70,7 @@ func IsSetupCase(name string) bool { return strings.HasSuffix(name, "-setup") }
 // The Report shares values with parts, which must not change afterwards.
 func Merge(parts []collect.Part, opts Options) (*Report, error) {
 	var listed []bool // listed[i]: part i's plan is listed even if it did not finish
-	var planProblems []string
+	var planProblems []collect.Problem
 	if opts.Expected != nil {
 		var err error
 		if parts, listed, planProblems, err = expect(parts, opts.Expected); err != nil {
@@ -136,12 +136,8 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 				}
 			}
 		}
-		for _, msg := range classify(rep.Cases[first:], p) {
-			rep.Problems = append(rep.Problems, p.Display+": "+msg)
-		}
-		for _, msg := range dropBadMargins(rep.Cases[first:]) {
-			rep.Problems = append(rep.Problems, p.Display+": "+msg)
-		}
+		rep.addProblems(p.Display, classify(rep.Cases[first:], p))
+		rep.addProblems(p.Display, dropBadMargins(rep.Cases[first:]))
 		ps := PartStatus{
 			Name:     p.Name,
 			Display:  p.Display,
@@ -160,9 +156,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 			}
 		}
 		rep.Parts = append(rep.Parts, ps)
-		for _, msg := range p.Problems {
-			rep.Problems = append(rep.Problems, p.Display+": "+msg)
-		}
+		rep.addProblems(p.Display, p.Problems)
 	}
 	rep.Setup, rep.SetupComplete = mergeSetups(parts)
 	rep.Verdict = rep.computeVerdict()
@@ -493,10 +487,5 @@ const maxVerdictParts = 5
 // verdictName is a part's display name as a verdict shows it: cut, as a
 // part.json may name a part with any text.
 func verdictName(display string) string {
-	const limit = 100
-	if utf8.RuneCountInString(display) <= limit {
-		return display
-	}
-	rs := []rune(display)
-	return string(rs[:limit-1]) + "…"
+	return text.Cut(display, 100)
 }

@@ -97,7 +97,7 @@ func TestBudgetProperty(t *testing.T) {
 		}
 		nProblems := []int{0, 0, 1, 25, 3000}[rng.Intn(5)]
 		for i := 0; i < nProblems; i++ {
-			rep.Problems = append(rep.Problems, pool.text([]int{40, 2000}[rng.Intn(2)]))
+			rep.Problems = append(rep.Problems, collect.Problem{What: pool.text([]int{40, 2000}[rng.Intn(2)])})
 		}
 		rep.Verdict = fmt.Sprintf("FAIL (%d of %d cases)", nFailed, nFailed)
 		if nFailed == 0 && nParts == 0 {

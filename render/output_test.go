@@ -16,7 +16,7 @@ import (
 func TestTextTables(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases[1].Checks[0].Detail = "red \x1b[31mALERT\x1b[0m\nsecond line \x07"
-	rep.Problems = []string{"vLLM: setup.json: gpus: want array, got string \x1b"}
+	rep.Problems = []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "gpus", What: "want array, got string \x1b"}}
 	var b strings.Builder
 	if err := Text(&b, rep, sampleOptions()); err != nil {
 		t.Fatal(err)

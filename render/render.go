@@ -349,7 +349,7 @@ func (r *renderer) problems(w *writer) string {
 			lines = append(lines, w.t("problems_more", len(probs)-i))
 			break
 		}
-		lines = append(lines, "- "+text.Plain(text.Cut(msg, problemCut)))
+		lines = append(lines, "- "+text.Plain(text.Cut(msg.String(), problemCut)))
 	}
 	return strings.Join(lines, "\n")
 }

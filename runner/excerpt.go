@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
@@ -78,7 +79,7 @@ func (r *Runner) excerptOf(s *Server, from int64, find func(io.Reader, int64) (c
 	ex.File = filepath.ToSlash(rel)
 	red := r.Redactor()
 	for i, l := range ex.Lines {
-		ex.Lines[i] = collect.CutDetail(red.String(l), collect.ExcerptLineCut)
+		ex.Lines[i] = text.CutLine(red.String(l), collect.ExcerptLineCut)
 	}
 	if ex.Validate() != nil {
 		return nil

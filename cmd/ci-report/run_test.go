@@ -182,7 +182,7 @@ func TestRunSimulatedWrongTokensExits1(t *testing.T) {
 		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
-	if !strings.Contains(string(md), "| sglang-qwen05b-kv_c1 | FAIL | gen_seq_tokens_equal (prompt") || !strings.Contains(string(md), "| sglang-qwen05b-native | PASS |") {
+	if !strings.Contains(string(md), "| `sglang-qwen05b-kv_c1` | FAIL | `gen_seq_tokens_equal` (prompt") || !strings.Contains(string(md), "| `sglang-qwen05b-native` | PASS |") {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 }

@@ -167,3 +167,7 @@ func inertRune(r rune) rune {
 	}
 	return r
 }
+
+// CutWords is Cut(Words(s), n): a check detail made of process output or an
+// error text, whose spacing means nothing.
+func CutWords(s string, n int) string { return Cut(Words(s), n) }

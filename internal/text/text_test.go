@@ -38,8 +38,8 @@ func TestCuts(t *testing.T) {
 		{"Tail invalid", Tail, "abc\xff", 2, "…\uFFFD"},
 		{"CutBytes short", CutBytes, "abc", 3, "abc"},
 		{"CutBytes ascii", CutBytes, "abcdef", 4, "abcd"},
-		{"CutBytes boundary", CutBytes, "a長b", 2, "a"},   // 長 is 3 bytes
-		{"CutBytes emoji", CutBytes, "ab🙂", 5, "ab"},     // 🙂 is 4 bytes
+		{"CutBytes boundary", CutBytes, "a長b", 2, "a"},    // 長 is 3 bytes
+		{"CutBytes emoji", CutBytes, "ab🙂", 5, "ab"},      // 🙂 is 4 bytes
 		{"CutBytes after rune", CutBytes, "a長b", 4, "a長"}, // exactly at the boundary
 		{"CutBytes zero", CutBytes, "abc", 0, ""},
 		{"CutBytes invalid", CutBytes, "\x80\x80\x80\x80\x80\x80", 3, "\x80\x80\x80"},

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Lines an excerpt keeps before the line with the first error signature;
@@ -82,7 +82,7 @@ func fill(ex collect.Excerpt, lines []excerptLine) collect.Excerpt {
 // none: a failure signature's Name, else an error signature's expression
 // (as LogInfo.errors names it).
 func firstSignature(line []byte) string {
-	s := strings.ToValidUTF8(string(line), "\uFFFD")
+	s := text.Valid(string(line))
 	for i := range Signatures {
 		if Signatures[i].Re.MatchString(s) {
 			return Signatures[i].Name

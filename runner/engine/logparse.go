@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // ErrorSignatures are the regular expressions whose matches in serve.log
@@ -90,7 +91,7 @@ func ParseLog(r io.Reader, stopOffset int64) (collect.LogInfo, error) {
 	var tail []byte  // last bytes of the previous fragment of the line
 	lineKv := false
 	endLine := func() {
-		line := strings.ToValidUTF8(string(bytes.TrimRight(head, "\r\n")), "\uFFFD")
+		line := text.Valid(string(bytes.TrimRight(head, "\r\n")))
 		if m := rePatched.FindStringSubmatch(line); m != nil {
 			for _, name := range strings.Split(m[1], ",") {
 				name = strings.TrimSpace(name)

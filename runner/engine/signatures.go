@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io"
 	"regexp"
-	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Signature is a log line that says whose fault a failure is
@@ -134,11 +134,11 @@ func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var head []byte
 	check := func() {
-		line := strings.ToValidUTF8(string(bytes.TrimRight(head, "\r\n")), "\uFFFD")
+		line := text.Valid(string(bytes.TrimRight(head, "\r\n")))
 		head = head[:0]
 		for i := 0; i < best; i++ {
 			if Signatures[i].Re.MatchString(line) {
-				best, m = i, SignatureMatch{Signature: Signatures[i], Line: collect.CutDetail(line, 200)}
+				best, m = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}
 				break
 			}
 		}
