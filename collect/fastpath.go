@@ -37,7 +37,7 @@ type phasesFilter struct {
 	arrays []bool
 	off    bool
 
-	inString, escaped bool
+	str StringLexer
 	// match is how much of "phases" the string being read at caseDepth
 	// has matched (-1: not that string); key says that the last string
 	// closed there was exactly "phases".
@@ -156,14 +156,11 @@ const phasesKey = "phases"
 func (f *phasesFilter) filter(b []byte) {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if f.inString {
+		if where := f.str.Step(c); where != Outside {
 			switch {
-			case f.escaped:
-				f.escaped = false
-			case c == '\\':
-				f.escaped, f.match = true, -1
-			case c == '"':
-				f.inString = false
+			case where == InEscape:
+				f.match = -1
+			case where == Closing:
 				f.key = f.match == len(phasesKey)
 			case f.match >= 0:
 				if f.match < len(phasesKey) && c == phasesKey[f.match] {
@@ -179,7 +176,7 @@ func (f *phasesFilter) filter(b []byte) {
 		case ' ', '\t', '\n', '\r':
 			continue // an element may follow
 		case '"':
-			f.inString, f.match = true, -1
+			f.match = -1
 			if depth == f.caseDepth {
 				f.match = 0
 			}

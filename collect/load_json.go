@@ -149,21 +149,11 @@ func jsonShape(raw []byte) (compact bool, depth int) {
 // byte and the number of objects and arrays open before it; f returns false
 // to stop the walk.
 func WalkJSON(raw []byte, f func(i int, c byte, depth int) bool) {
-	inString, escaped, depth := false, false, 0
+	var lex StringLexer
+	depth := 0
 	for i, c := range raw {
-		switch {
-		case escaped:
-			escaped = false
+		if lex.Step(c) != Outside {
 			continue
-		case inString:
-			if c == '\\' {
-				escaped = true
-			} else if c == '"' {
-				inString = false
-			}
-			continue
-		case c == '"':
-			inString = true
 		}
 		if !f(i, c, depth) {
 			return

@@ -16,22 +16,23 @@ import (
 // Jenkins' JUnit plugin, GitLab's test reports and dorny/test-reporter read.
 type (
 	junitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []junitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		Name    string   `xml:"name,attr"`
+		junitCounts
+		Suites []junitSuite `xml:"testsuite"`
+	}
+	// junitCounts are the attributes a <testsuites> and each <testsuite>
+	// count their cases with.
+	junitCounts struct {
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Time     string `xml:"time,attr"`
 	}
 	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
-		Time       string          `xml:"time,attr"`
+		Name string `xml:"name,attr"`
+		junitCounts
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
 		Properties []junitProperty `xml:"properties>property"`
 		Cases      []junitCase     `xml:"testcase"`
@@ -147,10 +148,7 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		}
 		s.Properties = append(s.Properties, junitProperty{"ci-report.verdict", rep.Verdict})
 		s.Time = seconds(s.time)
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
+		doc.Tests, doc.Failures, doc.Errors, doc.Skipped = doc.Tests+s.Tests, doc.Failures+s.Failures, doc.Errors+s.Errors, doc.Skipped+s.Skipped
 	}
 	doc.Time = seconds(total)
 	var b bytes.Buffer

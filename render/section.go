@@ -121,50 +121,28 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
 	}
-	if len(s.Elastic) > 0 {
-		blocks = append(blocks, w.t("elastic_heading", nil), w.t("elastic_sentence", nil))
-		if p.summarizePairs {
-			blocks = append(blocks, w.t("pairs_summary", len(s.Elastic)))
-		} else {
-			rows := make([][]string, len(s.Elastic))
-			for i, e := range s.Elastic {
-				rows[i] = []string{p.st(e.Name), p.st(e.GPU), r.serverCell(p, &e.A), r.serverCell(p, &e.B)}
-			}
-			blocks = append(blocks, w.mdTable([]string{"case", "GPU", "server A", "server B"}, rows))
-		}
-		blocks = append(blocks, r.workload(w, p, "elastic", "each_pair", s.ElasticWorkload, &s.ElasticChecks)...)
+	if n := len(s.Elastic); n > 0 {
+		blocks = append(blocks, r.pairBlocks(w, p, "elastic", "each_pair", []string{"case", "GPU", "server A", "server B"}, n, func(i int) []string {
+			e := &s.Elastic[i]
+			return []string{p.st(e.Name), p.st(e.GPU), r.serverCell(p, &e.A), r.serverCell(p, &e.B)}
+		}, s.ElasticWorkload, &s.ElasticChecks)...)
 	}
-	if len(s.Limit) > 0 {
-		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", nil))
-		if p.summarizePairs {
-			blocks = append(blocks, w.t("pairs_summary", len(s.Limit)))
-		} else {
-			rows := make([][]string, len(s.Limit))
-			for i := range s.Limit {
-				rows[i] = []string{p.st(s.Limit[i].Name), r.serverCell(p, &s.Limit[i].CaseSetup)}
-			}
-			blocks = append(blocks, w.mdTable([]string{"case", "server"}, rows))
-		}
-		blocks = append(blocks, r.workload(w, p, "limit", "each_case", s.LimitWorkload, &s.LimitChecks)...)
+	if n := len(s.Limit); n > 0 {
+		blocks = append(blocks, r.pairBlocks(w, p, "limit", "each_case", []string{"case", "server"}, n, func(i int) []string {
+			return []string{p.st(s.Limit[i].Name), r.serverCell(p, &s.Limit[i].CaseSetup)}
+		}, s.LimitWorkload, &s.LimitChecks)...)
 	}
-	if len(s.Priority) > 0 {
-		blocks = append(blocks, w.t("priority_heading", nil), w.t("priority_sentence", nil))
-		if p.summarizePairs {
-			blocks = append(blocks, w.t("pairs_summary", len(s.Priority)))
-		} else {
-			rows := make([][]string, len(s.Priority))
-			for i, e := range s.Priority {
-				layers := make([]string, len(e.Layers))
-				for j, l := range e.Layers {
-					layers[j] = p.st(l)
-				}
-				rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(layers, ", "),
-					r.serverCell(p, &e.Low) + ", priority " + prio(e.Low.Priority, 0),
-					r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
+	if n := len(s.Priority); n > 0 {
+		blocks = append(blocks, r.pairBlocks(w, p, "priority", "each_pair", []string{"case", "GPU", "layers", "low priority", "high priority"}, n, func(i int) []string {
+			e := &s.Priority[i]
+			layers := make([]string, len(e.Layers))
+			for j, l := range e.Layers {
+				layers[j] = p.st(l)
 			}
-			blocks = append(blocks, w.mdTable([]string{"case", "GPU", "layers", "low priority", "high priority"}, rows))
-		}
-		blocks = append(blocks, r.workload(w, p, "priority", "each_pair", s.PriorityWorkload, &s.PriorityChecks)...)
+			return []string{p.st(e.Name), p.st(e.GPU), strings.Join(layers, ", "),
+				r.serverCell(p, &e.Low) + ", priority " + prio(e.Low.Priority, 0),
+				r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
+		}, s.PriorityWorkload, &s.PriorityChecks)...)
 	}
 	if k := r.knownSection(w); k != "" {
 		blocks = append(blocks, k)
@@ -181,6 +159,24 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		"Blocks":   blocks,
 	})
 	return out, w.err
+}
+
+// pairBlocks is the section's part for a pair or limit kind (elastic, limit,
+// priority; docs/render.md §4.7): its heading and sentence, the table of its
+// n cases (header, a row each; a count instead when pairs are summarised),
+// then its workload and checks.
+func (r *renderer) pairBlocks(w *writer, p sectionPlan, kind, lead string, header []string, n int, row func(i int) []string, steps []string, checks *collect.Ordered[string]) []string {
+	blocks := []string{w.t(kind+"_heading", nil), w.t(kind+"_sentence", nil)}
+	if p.summarizePairs {
+		blocks = append(blocks, w.t("pairs_summary", n))
+	} else {
+		rows := make([][]string, n)
+		for i := range rows {
+			rows[i] = row(i)
+		}
+		blocks = append(blocks, w.mdTable(header, rows))
+	}
+	return append(blocks, r.workload(w, p, kind, lead, steps, checks)...)
 }
 
 // workload is "Each case:" with one bullet per step and the checks table, or

@@ -39,37 +39,33 @@ func Valid(s string) string {
 // length is fixed by what it is (a short commit id), not by room.
 func Head(s string, n int) string {
 	s = Valid(s)
-	if n <= 0 {
-		return ""
-	}
-	count := 0
-	for i := range s {
-		if count == n {
-			return s[:i]
-		}
-		count++
-	}
-	return s
+	return s[:headLen(s, n)]
 }
 
 // Cut shortens Valid(s) to at most n code points, the trailing Ellipsis
-// included. n <= 0 gives "". It reads s only as far as the cut.
+// included. n <= 0 gives "".
 func Cut(s string, n int) string {
 	s = Valid(s)
 	if n <= 0 {
 		return ""
 	}
-	count, cut := 0, 0
+	if headLen(s, n) == len(s) {
+		return s
+	}
+	return s[:headLen(s, n-1)] + Ellipsis
+}
+
+// headLen is the length in bytes of the first n code points of s (all of
+// s when it has fewer; 0 for n <= 0).
+func headLen(s string, n int) int {
+	count := 0
 	for i := range s {
-		if count == n-1 {
-			cut = i
-		}
-		if count == n {
-			return s[:cut] + Ellipsis
+		if count >= n {
+			return i
 		}
 		count++
 	}
-	return s
+	return len(s)
 }
 
 // Tail keeps the last n code points of Valid(s), the leading Ellipsis
