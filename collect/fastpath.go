@@ -156,8 +156,8 @@ const phasesKey = "phases"
 func (f *phasesFilter) filter(b []byte) {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if where := f.str.Step(c); where != Outside {
-			switch {
+		if f.str.In() {
+			switch where := f.str.Step(c); {
 			case where == InEscape:
 				f.match = -1
 			case where == Closing:
@@ -176,6 +176,7 @@ func (f *phasesFilter) filter(b []byte) {
 		case ' ', '\t', '\n', '\r':
 			continue // an element may follow
 		case '"':
+			f.str.Step(c)
 			f.match = -1
 			if depth == f.caseDepth {
 				f.match = 0
