@@ -111,34 +111,47 @@ func (t tagTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// concurrentTrial is one schedule of two profiles posting into issue #7 at
+// concurrentTrial is one schedule of two writers posting into issue #7 at
 // once: the first body PATCH of one of them fails (and is retried) or is
-// slow, and a maintainer may edit the hand-written text meanwhile.
+// slow, and a maintainer may edit the hand-written text meanwhile. A writer
+// is a profile of the default suite (testPost) or the suite of suitePost.
 type concurrentTrial struct {
-	weeklyAfter time.Duration // the weekly post starts this long after the nightly one
+	writers     [2]string
+	weeklyAfter time.Duration // the second writer starts this long after the first
 	kind        string        // what happens to the first body PATCH of `on`
 	on          string
 	handEdit    bool // a maintainer edits the hand-written text at 0.5 s
 }
 
 func (tr concurrentTrial) String() string {
-	s := fmt.Sprintf("%s-on-%s-weekly-after-%s", tr.kind, tr.on, tr.weeklyAfter)
+	s := fmt.Sprintf("%s-on-%s-%s-after-%s", tr.kind, tr.on, tr.writers[1], tr.weeklyAfter)
 	if tr.handEdit {
 		s += "-hand-edit"
 	}
 	return s
 }
 
-func concurrentTrials() []concurrentTrial {
+func concurrentTrials(writers [2]string) []concurrentTrial {
 	var trials []concurrentTrial
 	for _, kind := range []string{"5xx", "429", "secondary", "slow-answer-lost", "slow-apply"} {
-		for _, on := range []string{"nightly", "weekly"} {
+		for _, on := range writers {
 			for _, after := range []time.Duration{300 * time.Millisecond, 1200 * time.Millisecond} {
-				trials = append(trials, concurrentTrial{weeklyAfter: after, kind: kind, on: on, handEdit: len(trials)%2 == 1})
+				trials = append(trials, concurrentTrial{writers: writers, weeklyAfter: after, kind: kind, on: on, handEdit: len(trials)%2 == 1})
 			}
 		}
 	}
 	return trials
+}
+
+// suiteWriter is the writer of suitePost in the concurrent trials.
+const suiteWriter = "rlt-pytest"
+
+// trialPost is what a writer of the concurrent trials publishes.
+func trialPost(writer string) Post {
+	if writer == suiteWriter {
+		return suitePost("PASS")
+	}
+	return testPost(writer, "PASS")
 }
 
 const editedHand = "Edited by hand while the posts ran."
@@ -150,12 +163,12 @@ type trialOutcome struct {
 	logs     map[string]string
 }
 
-// runConcurrentTrial posts the nightly and weekly profiles into #7 of one
-// fake at once on a virtual clock.
+// runConcurrentTrial posts the trial's two writers into #7 of one fake at
+// once on a virtual clock.
 func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	t.Helper()
 	fake, srv := newFake(t, testToken)
-	fake.issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
+	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
 	clock := &vclock{now: t0}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -163,24 +176,24 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	bodyPath := fakeRepo + "/issues/7"
 	switch tr.kind {
 	case "5xx":
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 502, Times: 1, Body: `{"message":"Server Error"}`}}
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 502, Times: 1, Body: `{"message":"Server Error"}`}}
 	case "429":
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 429, Times: 1,
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 429, Times: 1,
 			Header: map[string]string{"Retry-After": "3"}, Body: `{"message":"Too Many Requests"}`}}
 	case "secondary":
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 403, Times: 1,
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 403, Times: 1,
 			Header: map[string]string{"Retry-After": "7"}, Body: secondaryBody()}}
 	case "slow-answer-lost":
 		// The PATCH lands at once, but its answer comes 30 s later as a 504
 		// from a proxy that gave up waiting.
-		fake.faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 504, Times: 1, Landed: true}}
+		fake.Faults = []*fault{{Method: "PATCH", Path: bodyPath, From: tr.on, Status: 504, Times: 1, Landed: true}}
 	}
 	var (
 		holdMu sync.Mutex
 		held   = map[*http.Request]bool{}
 		seen   bool
 	)
-	fake.hold = func(r *http.Request, applied bool) {
+	fake.Hold = func(r *http.Request, applied bool) {
 		if r.Method != "PATCH" || r.URL.Path != bodyPath || r.Header.Get(writerHeader) != tr.on {
 			return
 		}
@@ -202,9 +215,9 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 
 	out := trialOutcome{errs: map[string]error{}, logs: map[string]string{}}
 	var outMu sync.Mutex
-	post := func(profile string) func() {
+	post := func(writer string) func() {
 		return func() {
-			api, err := NewGitHubAPI(srv.URL, testToken, tagTransport{profile}, 10*time.Second)
+			api, err := NewGitHubAPI(srv.URL, testToken, tagTransport{writer}, 10*time.Second)
 			if err != nil {
 				t.Error(err)
 				return
@@ -212,27 +225,27 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 			var log bytes.Buffer
 			p := &Publisher{API: api, Repo: Repo{Owner: "kv", Name: "cache"}, Log: &log,
 				Now: clock.Now, Sleep: clock.Sleep, Jitter: func() float64 { return 0.5 }, SettleDelay: 2 * time.Second}
-			_, err = p.Publish(ctx, Target{Issue: 7}, testPost(profile, "PASS"))
+			_, err = p.Publish(ctx, Target{Issue: 7}, trialPost(writer))
 			outMu.Lock()
-			out.errs[profile], out.logs[profile] = err, log.String()
+			out.errs[writer], out.logs[writer] = err, log.String()
 			outMu.Unlock()
 		}
 	}
-	clock.spawn(0, post("nightly"))
-	clock.spawn(tr.weeklyAfter, post("weekly"))
+	clock.spawn(0, post(tr.writers[0]))
+	clock.spawn(tr.weeklyAfter, post(tr.writers[1]))
 	if tr.handEdit {
 		clock.spawn(500*time.Millisecond, func() {
-			fake.mu.Lock()
-			defer fake.mu.Unlock()
-			is := fake.issues[7]
+			fake.Mu.Lock()
+			defer fake.Mu.Unlock()
+			is := fake.Issues[7]
 			is.Body = strings.Replace(is.Body, "Written by hand, kept byte for byte.", editedHand, 1)
 		})
 	}
 	clock.run()
-	out.requests = fake.requests()
-	fake.mu.Lock()
-	out.body = fake.issues[7].Body
-	fake.mu.Unlock()
+	out.requests = transcript(fake)
+	fake.Mu.Lock()
+	out.body = fake.Issues[7].Body
+	fake.Mu.Unlock()
 	return out
 }
 
@@ -240,10 +253,10 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 // lost; empty when it kept everything.
 func keptAll(body string, tr concurrentTrial) string {
 	var lost []string
-	for _, profile := range []string{"nightly", "weekly"} {
-		p := testPost(profile, "PASS")
-		if !sectionPresent(body, p.SectionName, p.Section) || strings.Count(body, "<!-- gpu-ci:"+profile+":start -->") != 1 {
-			lost = append(lost, "the "+profile+" section")
+	for _, writer := range tr.writers {
+		p := trialPost(writer)
+		if !sectionPresent(body, p.SectionName, p.Section) || strings.Count(body, "<!-- gpu-ci:"+p.SectionName+":start -->") != 1 {
+			lost = append(lost, "the "+writer+" section")
 		}
 	}
 	hand := "Written by hand, kept byte for byte."
@@ -265,7 +278,18 @@ func keptAll(body string, tr concurrentTrial) string {
 // both posts reporting success. Each schedule runs twice and must send the
 // same requests both times.
 func TestConcurrentPostsKeepBothSections(t *testing.T) {
-	trials := concurrentTrials()
+	testConcurrentWriters(t, [2]string{"nightly", "weekly"})
+}
+
+// TestConcurrentSuitesKeepBothSections: the same 20 schedules with the
+// default suite's weekly post and another suite's weekly post (its own
+// section, docs/render.md §13): neither erases the other's section.
+func TestConcurrentSuitesKeepBothSections(t *testing.T) {
+	testConcurrentWriters(t, [2]string{"weekly", suiteWriter})
+}
+
+func testConcurrentWriters(t *testing.T, writers [2]string) {
+	trials := concurrentTrials(writers)
 	kept, sections := 0, 0
 	for _, tr := range trials {
 		got := runConcurrentTrial(t, tr)
@@ -277,12 +301,13 @@ func TestConcurrentPostsKeepBothSections(t *testing.T) {
 		if !strings.Contains(lost, "section") {
 			sections++
 		}
-		if lost == "" && got.errs["nightly"] == nil && got.errs["weekly"] == nil {
+		a, b := writers[0], writers[1]
+		if lost == "" && got.errs[a] == nil && got.errs[b] == nil {
 			kept++
 			continue
 		}
-		t.Errorf("%s: lost %s; nightly: %v, weekly: %v\nbody: %q\nnightly log:\n%sweekly log:\n%s",
-			tr, lost, got.errs["nightly"], got.errs["weekly"], got.body, got.logs["nightly"], got.logs["weekly"])
+		t.Errorf("%s: lost %s; %s: %v, %s: %v\nbody: %q\n%s log:\n%s%s log:\n%s",
+			tr, lost, a, got.errs[a], b, got.errs[b], got.body, a, got.logs[a], b, got.logs[b])
 	}
 	t.Logf("%d of %d concurrent-post trials kept both sections (%d of %d also the hand-written text, both posts succeeding)",
 		sections, len(trials), kept, len(trials))

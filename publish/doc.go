@@ -1,11 +1,14 @@
 // Package publish puts a rendered report on GitHub (docs/publish.md): it
 // finds the results issue (by number, or by label and the hidden marker
 // <!-- ci-report:results-issue -->), upserts the run's comment keyed by
-// <!-- ci-report:comment run=<id> attempt=<n> profile=<p> --> among the
-// comments of the same identity, splices the profile's section into the
-// issue body, and in pull-request mode comments on the PR and sets the
-// `GPU CI (<profile>)` commit status. It also finds the previous run of the
-// same workflow through the Actions API.
+// <!-- ci-report:comment run=<id> attempt=<n> profile=<p> --> (with
+// ` suite=<s>` for a named suite, docs/render.md §13; package
+// internal/marker writes and reads every such line) among the comments of
+// the same identity, splices the section into the issue body, and in
+// pull-request mode comments on the PR and sets the `GPU CI (<profile>)`
+// commit status. It alone decides which posts splice a section
+// (splicesSection: none for smoke runs and pull requests). It also finds
+// the previous run of the same workflow through the Actions API.
 //
 // Publish is Open and then PublishOn: Open reads (identity, target, every
 // page of comments, once), and on the way collects the run digests of the

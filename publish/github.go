@@ -77,23 +77,40 @@ func (g *GitHubAPI) apiPath(u *url.URL) string {
 	return p
 }
 
-// wrap turns go-github's result into an *APIError, or nil.
+// wrap turns go-github's result into an *APIError, or nil: what the
+// response says (responseInto), what kind of failure it is (classify), and
+// an error text without the URL's noise or the token (clean).
 func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) error {
 	if err == nil {
 		return nil
 	}
 	e := &APIError{Kind: KindOther, Method: method, Path: path, Err: err}
-	if resp != nil && resp.Response != nil {
-		e.StatusCode = resp.StatusCode
-		if resp.Request != nil {
-			e.Path = g.apiPath(resp.Request.URL)
-		}
-		if s := resp.Header.Get("Retry-After"); s != "" {
-			if n, perr := strconv.Atoi(strings.TrimSpace(s)); perr == nil && n >= 0 {
-				e.RetryAfter = time.Duration(n) * time.Second
-			}
+	g.responseInto(e, resp)
+	classify(e, resp, err)
+	g.clean(e)
+	return e
+}
+
+// responseInto copies the status, the request's path and Retry-After (in
+// seconds) of a response that came into e.
+func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
+	if resp == nil || resp.Response == nil {
+		return
+	}
+	e.StatusCode = resp.StatusCode
+	if resp.Request != nil {
+		e.Path = g.apiPath(resp.Request.URL)
+	}
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if n, perr := strconv.Atoi(strings.TrimSpace(s)); perr == nil && n >= 0 {
+			e.RetryAfter = time.Duration(n) * time.Second
 		}
 	}
+}
+
+// classify sets e's Kind (and Message, Reset) from go-github's error type,
+// else from the status GitHub answered with.
+func classify(e *APIError, resp *github.Response, err error) {
 	var (
 		rle *github.RateLimitError
 		are *github.AbuseRateLimitError
@@ -114,28 +131,7 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 		}
 	case errors.As(err, &er):
 		e.Message = validationMessage(er)
-		switch c := e.StatusCode; {
-		case c == http.StatusTooManyRequests:
-			// v60 does not recognise 429; GitHub sends it for both limits.
-			if resp.Rate.Remaining == 0 && !resp.Rate.Reset.IsZero() && e.RetryAfter == 0 {
-				e.Kind = KindPrimaryRate
-				e.Reset = resp.Rate.Reset.Time
-			} else {
-				e.Kind = KindSecondaryRate
-			}
-		case c == http.StatusForbidden && (e.RetryAfter > 0 || strings.Contains(strings.ToLower(er.Message), "rate limit")):
-			// A secondary limit whose documentation_url go-github does not
-			// recognise: waiting is right, failing as a permission problem is not.
-			e.Kind = KindSecondaryRate
-		case c == http.StatusUnauthorized || c == http.StatusForbidden:
-			e.Kind = KindAuth
-		case c == http.StatusNotFound:
-			e.Kind = KindNotFound
-		case c == http.StatusUnprocessableEntity:
-			e.Kind = KindValidation
-		case c >= 500:
-			e.Kind = KindServer
-		}
+		e.Kind = statusKind(e, resp, er)
 	default:
 		switch {
 		case errors.Is(err, context.Canceled):
@@ -146,21 +142,52 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 			e.Kind = KindServer
 		}
 	}
+}
+
+// statusKind is the kind of a refusal go-github left as a plain
+// ErrorResponse, from its status; for a 429 it also sets e.Reset when the
+// primary limit is the one exhausted.
+func statusKind(e *APIError, resp *github.Response, er *github.ErrorResponse) ErrorKind {
+	switch c := e.StatusCode; {
+	case c == http.StatusTooManyRequests:
+		// v60 does not recognise 429; GitHub sends it for both limits.
+		if resp.Rate.Remaining == 0 && !resp.Rate.Reset.IsZero() && e.RetryAfter == 0 {
+			e.Reset = resp.Rate.Reset.Time
+			return KindPrimaryRate
+		}
+		return KindSecondaryRate
+	case c == http.StatusForbidden && (e.RetryAfter > 0 || strings.Contains(strings.ToLower(er.Message), "rate limit")):
+		// A secondary limit whose documentation_url go-github does not
+		// recognise: waiting is right, failing as a permission problem is not.
+		return KindSecondaryRate
+	case c == http.StatusUnauthorized || c == http.StatusForbidden:
+		return KindAuth
+	case c == http.StatusNotFound:
+		return KindNotFound
+	case c == http.StatusUnprocessableEntity:
+		return KindValidation
+	case c >= 500:
+		return KindServer
+	}
+	return e.Kind
+}
+
+// clean keeps a failure without an answer to its cause (url.Error prints
+// the full URL) and takes the token out of the message and the error: a
+// hostile or broken server may echo the Authorization header back.
+func (g *GitHubAPI) clean(e *APIError) {
 	if e.StatusCode == 0 {
 		var ue *url.Error
-		if errors.As(err, &ue) {
-			// url.Error prints the full URL; keep the message to the cause.
+		if errors.As(e.Err, &ue) {
 			e.Err = ue.Err
 		}
 	}
-	// A hostile or broken server may echo the Authorization header back.
 	if g.token != "" {
 		e.Message = strings.ReplaceAll(e.Message, g.token, "***")
 		if strings.Contains(e.Err.Error(), g.token) {
 			e.Err = errors.New(strings.ReplaceAll(e.Err.Error(), g.token, "***"))
 		}
 	}
-	return e
 }
 
 // validationMessage is GitHub's message plus the details of its errors array

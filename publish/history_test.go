@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -32,11 +33,11 @@ func historyReport(failing map[string]string) *merge.Report {
 // returns the comment posted and the requests this run sent.
 func postHistoryRun(t *testing.T, h *harness, id, attempt, date string, failing map[string]string) (string, []string) {
 	t.Helper()
-	before := len(h.fake.log)
+	before := len(h.fake.Requests())
 	run := Run{ID: id, Attempt: attempt}
 	target := Target{Issue: 7}
 	ctx := context.Background()
-	th, err := h.pub.Open(ctx, target, run, "weekly")
+	th, err := h.pub.Open(ctx, target, run, "weekly", "")
 	if err != nil {
 		t.Fatalf("run %s: open: %v", id, err)
 	}
@@ -47,12 +48,7 @@ func postHistoryRun(t *testing.T, h *harness, id, attempt, date string, failing 
 	if _, err := h.pub.PublishOn(ctx, th, target, Post{Run: run, Profile: "weekly", Comment: docs.Comment, Verdict: docs.Verdict}); err != nil {
 		t.Fatalf("run %s: publish: %v", id, err)
 	}
-	var reqs []string
-	for _, l := range h.fake.log[before:] {
-		line, _, _ := strings.Cut(l, "\n")
-		reqs = append(reqs, line)
-	}
-	return docs.Comment, reqs
+	return docs.Comment, requestLines(h.fake, before)
 }
 
 // sinceOf is the since cell of case name's row in a comment, "" when the
@@ -122,38 +118,53 @@ func TestHistoryAcceptance(t *testing.T) {
 	}
 }
 
-// TestHistoryTrust: only our own comments of the same profile count, and a
-// digest that does not read, or that belongs to another run than its
-// marker, is skipped with a warning; nothing of them stops the post.
-func TestHistoryTrust(t *testing.T) {
-	failingDigest := func(run, profile string) string {
-		return CommentMarker(run, "1", profile) + "\n### x\n\n<!-- ci-report:digest " +
-			`{"v":1,"profile":"` + profile + `","run":"` + run + `","attempt":"1","date":"2026-11-01","total":4,"cases":[{"n":"a","s":"fail","h":"0123456789ab"}]}` + " -->\n"
+// failingDigest is a comment of run in a suite's profile ("" the default
+// suite) whose digest lists case a as failed.
+func failingDigest(run, profile, suite string) string {
+	js := `{"v":1,"profile":"` + profile + `",`
+	if suite != "" {
+		js += `"suite":"` + suite + `",`
 	}
+	js += `"run":"` + run + `","attempt":"1","date":"2026-11-01","total":4,"cases":[{"n":"a","s":"fail","h":"0123456789ab"}]}`
+	return marker.Comment{Run: run, Attempt: "1", Profile: profile, Suite: suite}.String() + "\n### x\n\n" + marker.Digest(js) + "\n"
+}
+
+// TestHistoryTrust: only our own comments of the same suite and profile
+// count, and a digest that does not read, or that belongs to another run or
+// suite than its marker, is skipped with a warning; nothing of them stops
+// the post.
+func TestHistoryTrust(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		author string
 		body   string
+		suite  string // the suite Open reads the history for
 		warn   string // a warning the log must hold; "" for none
 	}{
-		{name: "another author", author: "mallory", body: failingDigest("90", "weekly")},
-		{name: "another profile", author: "github-actions[bot]", body: failingDigest("90", "nightly")},
-		{name: "an earlier attempt of this run", author: "github-actions[bot]", body: failingDigest("104", "weekly")},
-		{name: "no marker", author: "github-actions[bot]", body: strings.SplitN(failingDigest("90", "weekly"), "\n", 2)[1]},
-		{name: "bad status", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly"), `"s":"fail"`, `"s":"boom"`, 1),
+		{name: "another suite", author: "github-actions[bot]", body: failingDigest("90", "weekly", "rlt-pytest")},
+		{name: "the default suite, for a named suite", author: "github-actions[bot]", body: failingDigest("90", "weekly", ""), suite: "rlt-pytest"},
+		{name: "another named suite", author: "github-actions[bot]", body: failingDigest("90", "weekly", "other"), suite: "rlt-pytest"},
+		{name: "digest of another suite", author: "github-actions[bot]", suite: "rlt-pytest",
+			body: strings.Replace(failingDigest("90", "weekly", "rlt-pytest"), `"suite":"rlt-pytest",`, "", 1),
+			warn: "digest of run 90 attempt 1 profile weekly under the marker of run 90 attempt 1 profile weekly of suite rlt-pytest; skipped"},
+		{name: "another author", author: "mallory", body: failingDigest("90", "weekly", "")},
+		{name: "another profile", author: "github-actions[bot]", body: failingDigest("90", "nightly", "")},
+		{name: "an earlier attempt of this run", author: "github-actions[bot]", body: failingDigest("104", "weekly", "")},
+		{name: "no marker", author: "github-actions[bot]", body: strings.SplitN(failingDigest("90", "weekly", ""), "\n", 2)[1]},
+		{name: "bad status", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly", ""), `"s":"fail"`, `"s":"boom"`, 1),
 			warn: `warning: history: comment 1 (run 90 attempt 1): digest: case 0: status "boom": want fail or notrun; skipped`},
-		{name: "not JSON", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly"), `{"v"`, `{{"v"`, 1),
+		{name: "not JSON", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly", ""), `{"v"`, `{{"v"`, 1),
 			warn: "warning: history: comment 1 (run 90 attempt 1): digest: invalid character"},
-		{name: "digest of another run", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly"), `"run":"90"`, `"run":"91"`, 1),
+		{name: "digest of another run", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly", ""), `"run":"90"`, `"run":"91"`, 1),
 			warn: "digest of run 91 attempt 1 profile weekly under the marker of run 90 attempt 1 profile weekly; skipped"},
-		{name: "too long", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly"), `"total":4`, `"total":4,"x":"`+strings.Repeat("y", render.MaxDigestChars)+`"`, 1),
+		{name: "too long", author: "github-actions[bot]", body: strings.Replace(failingDigest("90", "weekly", ""), `"total":4`, `"total":4,"x":"`+strings.Repeat("y", render.MaxDigestChars)+`"`, 1),
 			warn: "(run 90 attempt 1): digest of 8138 bytes: at most 8000; skipped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.resultsIssue()
-			h.fake.comments = append(h.fake.comments, &fakeComment{ID: 1, Issue: 7, Author: tc.author, Body: tc.body})
-			th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "2"}, "weekly")
+			h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: 1, Issue: 7, Author: tc.author, Body: tc.body})
+			th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "2"}, "weekly", tc.suite)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,5 +178,35 @@ func TestHistoryTrust(t *testing.T) {
 				t.Errorf("log warns:\n%s", h.log.String())
 			}
 		})
+	}
+}
+
+// TestHistoryPerSuite: in an issue holding the default suite's and a named
+// suite's comments of the same profile, each suite's history holds its own
+// runs only.
+func TestHistoryPerSuite(t *testing.T) {
+	h := newHarness(t)
+	h.resultsIssue()
+	for i, body := range []string{failingDigest("90", "weekly", ""), failingDigest("91", "weekly", "rlt-pytest"), failingDigest("92", "weekly", "")} {
+		h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: int64(i + 1), Issue: 7, Author: "github-actions[bot]", Body: body})
+	}
+	for suite, want := range map[string]string{"": "90 92", "rlt-pytest": "91"} {
+		th, err := h.pub.Open(context.Background(), Target{Issue: 7}, Run{ID: "104", Attempt: "1"}, "weekly", suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []string
+		for _, r := range th.History {
+			if r.Suite != suite {
+				t.Errorf("suite %q: history run %s of suite %q", suite, r.Run, r.Suite)
+			}
+			runs = append(runs, r.Run)
+		}
+		if got := strings.Join(runs, " "); got != want {
+			t.Errorf("suite %q: history of runs %q, want %q", suite, got, want)
+		}
+	}
+	if !strings.Contains(h.log.String(), "history: 1 earlier runs of weekly of suite rlt-pytest (from 1 digests; 0 skipped, 0 comments without one)") {
+		t.Errorf("log lacks the suite's history line:\n%s", h.log.String())
 	}
 }

@@ -11,11 +11,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/render"
 )
 
 // ResultsIssueMarker marks the body of the results issue found by label.
-const ResultsIssueMarker = "<!-- ci-report:results-issue -->"
+const ResultsIssueMarker = marker.ResultsIssue
 
 // DefaultIssueTitle is the title of an issue opened by --create.
 const DefaultIssueTitle = "GPU CI results"
@@ -33,9 +34,8 @@ const maxRunPages = 5
 const spliceTries = 3
 
 var (
-	profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	digitsRE  = regexp.MustCompile(`^[0-9]+$`)
-	shaRE     = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
+	digitsRE = regexp.MustCompile(`^[0-9]+$`)
+	shaRE    = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 )
 
 // Publisher publishes rendered documents to GitHub (docs/publish.md). Its
@@ -104,11 +104,15 @@ type Target struct {
 type Post struct {
 	Run     Run
 	Profile string
+	// Suite is the suite the run reports (docs/render.md §13), "" for the
+	// default suite: its comments, history and section are its own.
+	Suite string
 	// Comment is the rendered comment; it must carry the marker line
 	// (render writes it when the run id is known).
 	Comment string
 	// Section and SectionName are the issue-description section; an empty
-	// Section publishes none. The CLI passes one only for a complete setup.
+	// Section publishes none, and neither does a smoke run nor a pull
+	// request (splicesSection). The CLI passes one only for a complete setup.
 	Section     string
 	SectionName string
 	Verdict     string
@@ -123,12 +127,15 @@ type Result struct {
 	StatusSHA      string // PR mode: the commit the status was set on
 }
 
-// CommentMarker is the hidden line that keys a run's comment.
+// CommentMarker is the hidden line that keys a run's comment in the
+// default suite; package marker writes it (marker.Comment).
 func CommentMarker(runID, attempt, profile string) string {
-	if attempt == "" {
-		attempt = "1"
-	}
-	return fmt.Sprintf("<!-- ci-report:comment run=%s attempt=%s profile=%s -->", runID, attempt, profile)
+	return marker.Comment{Run: runID, Attempt: attempt, Profile: profile}.String()
+}
+
+// commentMarker is the marker line of the run's comment in its suite.
+func commentMarker(run Run, profile, suite string) string {
+	return marker.Comment{Run: run.ID, Attempt: run.Attempt, Profile: profile, Suite: suite}.String()
 }
 
 // WorkflowRepoFromRef extracts the repository from GITHUB_WORKFLOW_REF
@@ -247,10 +254,12 @@ func (t Target) Validate() error {
 }
 
 // validateRun checks what keys the run's comment.
-func validateRun(run Run, profile string) error {
+func validateRun(run Run, profile, suite string) error {
 	switch {
-	case !profileRE.MatchString(profile):
-		return inputErrorf("profile %q: want [a-z0-9][a-z0-9_-]*", profile)
+	case !marker.ValidName(profile):
+		return inputErrorf("profile %q: want %s", profile, marker.Name)
+	case suite != "" && !marker.ValidName(suite):
+		return inputErrorf("suite %q: want %s", suite, marker.Name)
 	case run.ID == "":
 		return inputErrorf("the run id is unknown (GITHUB_RUN_ID or --run-id): post keys its comment by it, so a retried step edits instead of posting twice")
 	case !digitsRE.MatchString(run.ID):
@@ -262,30 +271,28 @@ func validateRun(run Run, profile string) error {
 }
 
 func (post Post) validate() error {
-	if err := validateRun(post.Run, post.Profile); err != nil {
+	if err := validateRun(post.Run, post.Profile, post.Suite); err != nil {
 		return err
 	}
 	switch {
 	case utf8.RuneCountInString(post.Comment) > MaxBodyChars:
 		return inputErrorf("the comment has %d characters; GitHub takes at most %d", utf8.RuneCountInString(post.Comment), MaxBodyChars)
-	case post.Section != "" && !profileRE.MatchString(post.SectionName):
-		return inputErrorf("section name %q: want [a-z0-9][a-z0-9_-]*", post.SectionName)
+	case post.Section != "" && !marker.ValidName(post.SectionName):
+		return inputErrorf("section name %q: want %s", post.SectionName, marker.Name)
 	}
-	if !hasLine(post.Comment, CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile)) {
-		return inputErrorf("the comment does not carry the marker line %s", CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile))
+	if m := commentMarker(post.Run, post.Profile, post.Suite); !marker.HasLine(post.Comment, m) {
+		return inputErrorf("the comment does not carry the marker line %s", m)
 	}
 	return nil
 }
 
-// hasLine reports whether text has line as one of its lines, whatever the
-// line ends (a comment edited in the web editor comes back with CRLF).
-func hasLine(text, line string) bool {
-	for _, l := range strings.Split(text, "\n") {
-		if strings.TrimSpace(l) == line {
-			return true
-		}
-	}
-	return false
+// splicesSection is the section policy, decided here once (docs/publish.md
+// §6): a post splices its section into the results issue's description
+// unless it has none, it is a pull request's (its comment and commit status
+// stand for the run there) or it is a smoke run's (a quick check that does
+// not describe the suite).
+func splicesSection(t Target, post Post) bool {
+	return post.Section != "" && t.PR == 0 && post.Profile != "smoke"
 }
 
 // Publish posts or edits the run's comment and, outside PR mode, splices the
@@ -298,7 +305,7 @@ func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, e
 	if err := post.validate(); err != nil {
 		return Result{}, err
 	}
-	th, err := p.Open(ctx, t, post.Run, post.Profile)
+	th, err := p.Open(ctx, t, post.Run, post.Profile, post.Suite)
 	if err != nil {
 		return Result{Issue: th.number()}, err
 	}
@@ -307,13 +314,14 @@ func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, e
 
 // Thread is what Open learned of the target before anything is written:
 // the issue or pull request, the identity whose comments are ours, this
-// run's comment if one exists, and the history that the same profile's
-// earlier comments carry (docs/publish.md §14).
+// run's comment if one exists, and the history that the same suite's and
+// profile's earlier comments carry (docs/publish.md §14).
 type Thread struct {
 	Issue    int
 	identity string
 	run      Run
 	profile  string
+	suite    string
 	existing int64 // this run's comment (the oldest carrying its marker), 0 when none
 	// History are the digests of the profile's earlier runs, as
 	// render.SelectHistory picks them for this run: oldest first, at most
@@ -329,15 +337,15 @@ func (th *Thread) number() int {
 }
 
 // Open validates the target and the run, learns the token's identity, finds
-// the target and lists its comments once: for this run's comment (the
-// upsert's key) and for the digests of the profile's earlier runs, so that
-// the comment can be rendered with its history before it is written. It
-// sends nothing but reads.
-func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile string) (*Thread, error) {
+// the target and lists its comments once: for this run's comment in its
+// suite ("" the default suite; the upsert's key) and for the digests of the
+// suite's and profile's earlier runs, so that the comment can be rendered
+// with its history before it is written. It sends nothing but reads.
+func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile, suite string) (*Thread, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	if err := validateRun(run, profile); err != nil {
+	if err := validateRun(run, profile, suite); err != nil {
 		return nil, err
 	}
 	identity, err := p.identity(ctx, t.BotLogin)
@@ -348,10 +356,10 @@ func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile string)
 	if err != nil {
 		return nil, err
 	}
-	th := &Thread{Issue: number, identity: identity, run: run, profile: profile}
+	th := &Thread{Issue: number, identity: identity, run: run, profile: profile, suite: suite}
 	where, perm := p.commentPlace(t, number)
-	h := &historyReader{p: p, profile: profile, run: run}
-	th.existing, err = p.findComment(ctx, number, where, perm, identity, CommentMarker(run.ID, run.Attempt, profile), h.read)
+	h := &historyReader{p: p, profile: profile, suite: suite, run: run}
+	th.existing, err = p.findComment(ctx, number, where, perm, identity, commentMarker(run, profile, suite), h.read)
 	if err != nil {
 		return th, err
 	}
@@ -367,19 +375,18 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 	if err := post.validate(); err != nil {
 		return res, err
 	}
-	if th == nil || th.profile != post.Profile || th.run.ID != post.Run.ID || th.run.Attempt != post.Run.Attempt {
-		return res, inputErrorf("publish: the post is not for the run and profile the thread was opened for")
+	if th == nil || th.profile != post.Profile || th.suite != post.Suite || th.run.ID != post.Run.ID || th.run.Attempt != post.Run.Attempt {
+		return res, inputErrorf("publish: the post is not for the run, profile and suite the thread was opened for")
 	}
 	res.Issue = th.Issue
-	marker := CommentMarker(post.Run.ID, post.Run.Attempt, post.Profile)
-	if err := p.upsertComment(ctx, t, th, marker, post.Comment, &res); err != nil {
+	if err := p.upsertComment(ctx, t, th, commentMarker(post.Run, post.Profile, post.Suite), post.Comment, &res); err != nil {
 		return res, err
 	}
 	if t.PR != 0 {
 		err := p.setStatus(ctx, t, post, &res)
 		return res, err
 	}
-	if post.Section == "" || post.Profile == "smoke" {
+	if !splicesSection(t, post) {
 		p.logf("issue body: no section to splice (profile %s)", post.Profile)
 		return res, nil
 	}
@@ -555,7 +562,7 @@ func (p *Publisher) commentPlace(t Target, number int) (where, perm string) {
 
 // upsertComment edits this run's comment when Open found one by identity
 // (every page was listed), else creates it.
-func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, marker, body string, res *Result) error {
+func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, line, body string, res *Result) error {
 	number, identity, existing := th.Issue, th.identity, th.existing
 	where, perm := p.commentPlace(t, number)
 	if existing != 0 {
@@ -576,7 +583,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, mar
 			tries++
 			if tries > 1 && !p.DryRun {
 				// The failed POST may have landed: never post twice.
-				id, err := p.findComment(ctx, number, where, perm, identity, marker, nil)
+				id, err := p.findComment(ctx, number, where, perm, identity, line, nil)
 				if err != nil {
 					return err
 				}
@@ -601,7 +608,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, mar
 // findComment returns the id of the oldest comment by identity carrying the
 // marker, 0 when none. Every other comment by identity goes to also, when
 // set, as the pages are read (Open reads the history from them).
-func (p *Publisher) findComment(ctx context.Context, number int, where, perm, identity, marker string, also func(Comment)) (int64, error) {
+func (p *Publisher) findComment(ctx context.Context, number int, where, perm, identity, line string, also func(Comment)) (int64, error) {
 	if p.Offline || number == 0 {
 		// Number 0 is the issue a dry run would have opened: nothing to read.
 		return 0, nil
@@ -623,7 +630,7 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 				// Anyone can comment: only our own comments are read.
 				continue
 			}
-			if hasLine(c.Body, marker) {
+			if marker.HasLine(c.Body, line) {
 				ids = append(ids, c.ID)
 			} else if also != nil {
 				also(c)
@@ -635,7 +642,7 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 		return 0, nil
 	}
 	if len(ids) > 1 {
-		p.logf("comment: %d comments by %s carry %s; editing the oldest, %d", len(ids), identity, marker, ids[0])
+		p.logf("comment: %d comments by %s carry %s; editing the oldest, %d", len(ids), identity, line, ids[0])
 	}
 	return ids[0], nil
 }
@@ -770,8 +777,7 @@ func readBack(got, base, name, section string) (there, kept bool) {
 // markers. It ignores line-end style and surrounding white space, so that a
 // body GitHub stored with other line ends still counts as ours.
 func sectionPresent(body, name, section string) bool {
-	block := "<!-- gpu-ci:" + name + ":start -->\n" + strings.TrimSpace(crlfToLF(section)) + "\n<!-- gpu-ci:" + name + ":end -->"
-	return strings.Contains(crlfToLF(body), block)
+	return strings.Contains(crlfToLF(body), marker.SectionBlock(name, crlfToLF(section)))
 }
 
 func crlfToLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
@@ -808,7 +814,17 @@ func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 	return is.Body, err
 }
 
-// setStatus sets `GPU CI (<profile>)` on the PR head commit.
+// statusContext is the commit status's context: `GPU CI (<profile>)` for
+// the default suite, `<suite> CI (<profile>)` for a named one, so that two
+// suites' statuses on one commit never replace each other.
+func statusContext(post Post) string {
+	if post.Suite != "" {
+		return post.Suite + " CI (" + post.Profile + ")"
+	}
+	return "GPU CI (" + post.Profile + ")"
+}
+
+// setStatus sets the suite's status (statusContext) on the PR head commit.
 func (p *Publisher) setStatus(ctx context.Context, t Target, post Post, res *Result) error {
 	sha := t.HeadSHA
 	if sha == "" && !p.Offline {
@@ -822,7 +838,7 @@ func (p *Publisher) setStatus(ctx context.Context, t Target, post Post, res *Res
 		sha = "HEAD_SHA"
 		p.logf("status: the head commit of #%d is not read (dry run without a token); HEAD_SHA stands for it", t.PR)
 	}
-	st := Status{State: "failure", Description: "Failed or did not finish", Context: "GPU CI (" + post.Profile + ")", TargetURL: post.Run.URL}
+	st := Status{State: "failure", Description: "Failed or did not finish", Context: statusContext(post), TargetURL: post.Run.URL}
 	if post.Verdict == "PASS" {
 		st.State, st.Description = "success", "All cases passed"
 	}

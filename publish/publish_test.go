@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/internal/golden"
+	"github.com/ovg-project/ci-report/internal/marker"
 )
 
 const (
@@ -75,18 +76,34 @@ func testPost(profile, verdict string) Post {
 	}
 }
 
+// suitePost is a weekly run of a suite other than the default one
+// (docs/render.md §13): same profile as testPost("weekly"), its own marker
+// and section.
+func suitePost(verdict string) Post {
+	return Post{
+		Run:     Run{ID: runID, Attempt: "1", WorkflowFile: "rlt-ci.yml", URL: "https://github.com/kv/cache/actions/runs/" + runID},
+		Profile: "weekly",
+		Suite:   "rlt-pytest",
+		Comment: marker.Comment{Run: runID, Attempt: "1", Profile: "weekly", Suite: "rlt-pytest"}.String() +
+			"\n### Scheduler regression (pytest) · 2026-11-28 · " + verdict + "\n\nAll 6 cases passed.\n",
+		Section:     "## Scheduler regression (pytest)\n\nSaturdays at 12:00 UTC: 6 test cases of vllm-rlt, from 1 part.\n",
+		SectionName: "rlt-pytest-weekly",
+		Verdict:     verdict,
+	}
+}
+
 const handText = "Results of the GPU CI.\r\n\r\nWritten by hand, kept byte for byte.\r\n"
 
 // resultsIssue is #7 with the marker and hand-written text.
 func (h *harness) resultsIssue() {
-	h.fake.issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
+	h.fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
 }
 
 // report is the golden record of one scenario: every request GitHub saw,
 // the log, the waits, what Publish returned and the state afterwards.
 func (h *harness) report(res Result, err error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "== requests\n%s\n", h.fake.requests())
+	fmt.Fprintf(&b, "== requests\n%s\n", transcript(h.fake))
 	fmt.Fprintf(&b, "== log\n%s", h.log.String())
 	fmt.Fprintf(&b, "== sleeps\n")
 	for _, s := range h.sleeps {
@@ -98,14 +115,14 @@ func (h *harness) report(res Result, err error) string {
 		fmt.Fprintf(&b, "== error\n%v\n", err)
 	}
 	fmt.Fprintf(&b, "== state\n")
-	for _, n := range h.fake.issueNumbers() {
-		is := h.fake.issues[n]
+	for _, n := range h.fake.IssueNumbers() {
+		is := h.fake.Issues[n]
 		fmt.Fprintf(&b, "issue #%d pr=%t labels=%v title=%q\n%s\n", n, is.PR, is.Labels, is.Title, strconv.Quote(is.Body))
 	}
-	for _, c := range h.fake.comments {
+	for _, c := range h.fake.Comments {
 		fmt.Fprintf(&b, "comment %d on #%d by %s: %s\n", c.ID, c.Issue, c.Author, strconv.Quote(c.Body))
 	}
-	for _, s := range h.fake.statuses {
+	for _, s := range statusLines(h.fake) {
 		fmt.Fprintf(&b, "status %s\n", s)
 	}
 	return b.String()
@@ -124,7 +141,7 @@ func primaryHeaders(reset time.Time) map[string]string {
 // fake and compares the whole exchange with its golden file.
 func TestPublishScenarios(t *testing.T) {
 	comment7 := func(h *harness, author string) {
-		h.fake.comments = append(h.fake.comments, &fakeComment{ID: 555, Issue: 7, Author: author,
+		h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: 555, Issue: 7, Author: author,
 			Body: CommentMarker(runID, "1", "nightly") + "\n### Nightly correctness · 2026-11-28 · FAIL\n"})
 	}
 	sectionBody := ResultsIssueMarker + "\r\n" + handText + "\n<!-- gpu-ci:nightly:start -->\n## Nightly correctness\n\nRuns at 08:00 UTC on one L4.\n<!-- gpu-ci:nightly:end -->\n"
@@ -139,30 +156,30 @@ func TestPublishScenarios(t *testing.T) {
 		{name: "first-post", prev: true, target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.runs = []fakeRun{
-					{ID: 4242, Title: "GPU Correctness (nightly)", SHA: "cccccccccccccccccccccccccccccccccccccccc", Branch: "main", Status: "in_progress", File: "gpu-correctness.yml"},
-					{ID: 4200, Title: "GPU Correctness (weekly)", SHA: "dddddddddddddddddddddddddddddddddddddddd", Branch: "main", Status: "completed", Conclusion: "success", File: "gpu-correctness.yml"},
-					{ID: 4199, Title: "GPU Correctness (nightly)", SHA: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", Branch: "dev", Status: "completed", Conclusion: "success", File: "gpu-correctness.yml"},
-					{ID: 4100, Title: "GPU Correctness (nightly)", SHA: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Branch: "main", Status: "completed", Conclusion: "failure", File: "gpu-correctness.yml"},
+				h.fake.Runs = []fakeRun{
+					{ID: 4242, Title: "GPU Correctness (nightly)", HeadSHA: "cccccccccccccccccccccccccccccccccccccccc", Branch: "main", Status: "in_progress", File: "gpu-correctness.yml"},
+					{ID: 4200, Title: "GPU Correctness (weekly)", HeadSHA: "dddddddddddddddddddddddddddddddddddddddd", Branch: "main", Status: "completed", Conclusion: "success", File: "gpu-correctness.yml"},
+					{ID: 4199, Title: "GPU Correctness (nightly)", HeadSHA: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", Branch: "dev", Status: "completed", Conclusion: "success", File: "gpu-correctness.yml"},
+					{ID: 4100, Title: "GPU Correctness (nightly)", HeadSHA: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Branch: "main", Status: "completed", Conclusion: "failure", File: "gpu-correctness.yml"},
 				}
 			}},
 		{name: "retried-post", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.issues[7].Body = sectionBody
+				h.fake.Issues[7].Body = sectionBody
 				comment7(h, "github-actions[bot]")
 			}},
 		{name: "unchanged-body", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
-			setup: func(h *harness) { h.resultsIssue(); h.fake.issues[7].Body = sectionBody }},
+			setup: func(h *harness) { h.resultsIssue(); h.fake.Issues[7].Body = sectionBody }},
 		{name: "concurrent-body-change", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
-			setup: func(h *harness) { h.resultsIssue(); h.fake.dropSectionOnce = true }},
+			setup: func(h *harness) { h.resultsIssue(); h.fake.DropSectionOnce = true }},
 		{name: "concurrent-edit-outside", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
 				// A maintainer saves the hand-written text right after our
 				// PATCH, keeping our section: read again, nothing to write.
-				h.fake.afterBodyPatch = func(n int, is *fakeIssue) {
-					h.fake.afterBodyPatch = nil
+				h.fake.AfterBodyPatch = func(n int, is *fakeIssue) {
+					h.fake.AfterBodyPatch = nil
 					is.Body = strings.Replace(is.Body, "Written by hand", "Edited by hand", 1)
 				}
 			}},
@@ -173,7 +190,7 @@ func TestPublishScenarios(t *testing.T) {
 				// Another writer saves a copy read before each of our PATCHes,
 				// with its own section: ours is gone every time.
 				writes := 0
-				h.fake.afterBodyPatch = func(n int, is *fakeIssue) {
+				h.fake.AfterBodyPatch = func(n int, is *fakeIssue) {
 					writes++
 					is.Body = ResultsIssueMarker + "\r\n" + handText + "\n<!-- gpu-ci:weekly:start -->\nweekly " + strconv.Itoa(writes) + "\n<!-- gpu-ci:weekly:end -->\n"
 				}
@@ -181,50 +198,49 @@ func TestPublishScenarios(t *testing.T) {
 		{name: "paged-comments", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.login = "ci-bot"
-				h.fake.pageSize = 2
+				h.fake.Login = "ci-bot"
+				h.fake.PageSize = 2
 				for i := range 4 {
-					h.fake.comments = append(h.fake.comments, &fakeComment{ID: int64(500 + i), Issue: 7, Author: "someone", Body: "hello " + strconv.Itoa(i)})
+					h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: int64(500 + i), Issue: 7, Author: "someone", Body: "hello " + strconv.Itoa(i)})
 				}
 				// Someone else quoting our marker must not make us edit their comment.
-				h.fake.comments = append(h.fake.comments, &fakeComment{ID: 504, Issue: 7, Author: "mallory",
+				h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: 504, Issue: 7, Author: "mallory",
 					Body: CommentMarker(runID, "1", "nightly") + "\nnot ours"})
-				h.fake.comments = append(h.fake.comments, &fakeComment{ID: 505, Issue: 7, Author: "CI-Bot",
+				h.fake.Comments = append(h.fake.Comments, &fakeComment{ID: 505, Issue: 7, Author: "CI-Bot",
 					Body: CommentMarker(runID, "1", "nightly") + "\r\nold text"})
 			}},
 		{name: "label-lookup", target: Target{Label: "gpu-ci"}, post: testPost("weekly", "FAIL (1 of 3 cases)"),
 			setup: func(h *harness) {
-				h.fake.pageSize = 2
-				h.fake.issues[3] = &fakeIssue{Title: "PR quoting the marker", Body: ResultsIssueMarker, Labels: []string{"gpu-ci"}, PR: true}
-				h.fake.issues[4] = &fakeIssue{Title: "other", Body: "no marker", Labels: []string{"gpu-ci"}}
-				h.fake.issues[5] = &fakeIssue{Title: "unlabelled", Body: ResultsIssueMarker}
-				h.fake.issues[6] = &fakeIssue{Title: "PR 2", Body: "", Labels: []string{"gpu-ci"}, PR: true}
-				h.fake.issues[8] = &fakeIssue{Title: "closed", Body: ResultsIssueMarker, Labels: []string{"gpu-ci"}, Closed: true}
-				h.fake.issues[9] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\n", Labels: []string{"gpu-ci"}}
+				h.fake.PageSize = 2
+				h.fake.Issues[3] = &fakeIssue{Title: "PR quoting the marker", Body: ResultsIssueMarker, Labels: []string{"gpu-ci"}, PR: true}
+				h.fake.Issues[4] = &fakeIssue{Title: "other", Body: "no marker", Labels: []string{"gpu-ci"}}
+				h.fake.Issues[5] = &fakeIssue{Title: "unlabelled", Body: ResultsIssueMarker}
+				h.fake.Issues[6] = &fakeIssue{Title: "PR 2", Body: "", Labels: []string{"gpu-ci"}, PR: true}
+				h.fake.Issues[8] = &fakeIssue{Title: "closed", Body: ResultsIssueMarker, Labels: []string{"gpu-ci"}, Closed: true}
+				h.fake.Issues[9] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\n", Labels: []string{"gpu-ci"}}
 			}},
 		{name: "label-missing", target: Target{Label: "gpu-ci"}, post: testPost("nightly", "PASS"),
 			wantErr: "pass --create to open one",
 			setup: func(h *harness) {
-				h.fake.issues[4] = &fakeIssue{Title: "other", Body: "no marker", Labels: []string{"gpu-ci"}}
+				h.fake.Issues[4] = &fakeIssue{Title: "other", Body: "no marker", Labels: []string{"gpu-ci"}}
 			}},
 		{name: "create", target: Target{Label: "gpu-ci", Create: true, Title: "Kvcached GPU CI"}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {}},
 		{name: "pr-mode", target: Target{PR: 12}, post: testPost("nightly", "FAIL (1 of 3 cases)"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.issues[12] = &fakeIssue{Title: "Speed up KV", Body: "PR text", PR: true}
-				h.fake.pulls[12] = "abcdef0123456789abcdef0123456789abcdef01"
+				h.fake.Issues[12] = &fakeIssue{Title: "Speed up KV", Body: "PR text", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01"}
 			}},
 		{name: "pr-mode-head-sha", target: Target{PR: 12, HeadSHA: "1234567890abcdef1234567890abcdef12345678"}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
-				h.fake.issues[12] = &fakeIssue{Title: "Speed up KV", Body: "PR text", PR: true}
+				h.fake.Issues[12] = &fakeIssue{Title: "Speed up KV", Body: "PR text", PR: true}
 			}},
 		{name: "smoke-no-section", target: Target{Issue: 7}, post: testPost("smoke", "PASS"),
 			setup: func(h *harness) { h.resultsIssue() }},
 		{name: "rate-primary-403", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1,
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1,
 					Header: primaryHeaders(t0.Add(30 * time.Second)),
 					Body:   `{"message":"API rate limit exceeded for installation ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`}}
 			}},
@@ -232,7 +248,7 @@ func TestPublishScenarios(t *testing.T) {
 			wantErr: "exhausted until 2026-11-28T12:10:00Z",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+				h.fake.Faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
 					Header: primaryHeaders(t0.Add(10 * time.Minute)),
 					Body:   `{"message":"API rate limit exceeded for installation ID 1."}`}}
 			}},
@@ -241,45 +257,45 @@ func TestPublishScenarios(t *testing.T) {
 			setup: func(h *harness) {
 				h.resultsIssue()
 				h.pub.MaxWait = 30 * time.Second
-				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+				h.fake.Faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
 					Header: map[string]string{"X-RateLimit-Remaining": "0"},
 					Body:   `{"message":"API rate limit exceeded for installation ID 1."}`}}
 			}},
 		{name: "rate-secondary-403", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 2,
+				h.fake.Faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 2,
 					Header: map[string]string{"Retry-After": "7"}, Body: secondaryBody()}}
 			}},
 		{name: "rate-secondary-no-retry-after", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1, Body: secondaryBody()}}
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1, Body: secondaryBody()}}
 			}},
 		{name: "rate-secondary-persistent", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "still rate limited after 5 waits",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
+				h.fake.Faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
 					Header: map[string]string{"Retry-After": "1"}, Body: secondaryBody()}}
 			}},
 		{name: "rate-secondary-over-max-wait", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "longer than --max-wait 5m0s",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
+				h.fake.Faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 403, Times: 99,
 					Header: map[string]string{"Retry-After": "100"}, Body: secondaryBody()}}
 			}},
 		{name: "rate-secondary-unknown-doc-url", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1,
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 403, Times: 1,
 					Body: `{"message":"You have exceeded a secondary rate limit and have been temporarily blocked from content creation.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/guides/best-practices-for-using-the-rest-api"}`}}
 			}},
 		{name: "rate-429", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{
+				h.fake.Faults = []*fault{
 					{Method: "GET", Path: fakeRepo + "/issues/7/comments", Status: 429, Times: 1,
 						Header: map[string]string{"Retry-After": "3"}, Body: `{"message":"Too Many Requests"}`},
 					{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 429, Times: 1,
@@ -289,28 +305,28 @@ func TestPublishScenarios(t *testing.T) {
 		{name: "server-error-then-success", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 502, Times: 2, Body: `{"message":"Server Error"}`}}
+				h.fake.Faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7", Status: 502, Times: 2, Body: `{"message":"Server Error"}`}}
 			}},
 		{name: "server-error-exhausted", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "after 4 tries",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7/comments", Status: 503, Times: 9}}
+				h.fake.Faults = []*fault{{Method: "GET", Path: fakeRepo + "/issues/7/comments", Status: 503, Times: 9}}
 			}},
 		{name: "lost-create-answer", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 502, Times: 1, Landed: true}}
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 502, Times: 1, Landed: true}}
 			}},
 		{name: "lost-create-issue-answer", target: Target{Label: "gpu-ci", Create: true}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues", Status: 504, Times: 1, Landed: true}}
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues", Status: 504, Times: 1, Landed: true}}
 			}},
 		{name: "lost-create-answer-then-list-fails", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "list the comments of issue #7 of kv/cache: GitHub unreachable or failing after 4 tries",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{
+				h.fake.Faults = []*fault{
 					{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 502, Times: 1, Landed: true},
 					// The first listing (before the POST) works; the re-check after the 502 does not.
 					{Method: "GET", Path: fakeRepo + "/issues/7/comments", Skip: 1, Status: 503, Times: 99},
@@ -320,14 +336,14 @@ func TestPublishScenarios(t *testing.T) {
 			wantErr: "`issues: write`",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 401, Times: 1,
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 401, Times: 1,
 					Body: `{"message":"Bad credentials"}`}}
 			}},
 		{name: "forbidden-403", target: Target{PR: 12, HeadSHA: "1234567890abcdef1234567890abcdef12345678"}, post: testPost("nightly", "PASS"),
 			wantErr: "`statuses: write`",
 			setup: func(h *harness) {
-				h.fake.issues[12] = &fakeIssue{Title: "fork PR", PR: true}
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/statuses/1234567890abcdef1234567890abcdef12345678", Status: 403, Times: 1,
+				h.fake.Issues[12] = &fakeIssue{Title: "fork PR", PR: true}
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/statuses/1234567890abcdef1234567890abcdef12345678", Status: 403, Times: 1,
 					Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/commits/statuses#create-a-commit-status"}`}}
 			}},
 		{name: "not-found-404", target: Target{Issue: 99}, post: testPost("nightly", "PASS"),
@@ -337,20 +353,20 @@ func TestPublishScenarios(t *testing.T) {
 			wantErr: "body is too long (maximum is 65536 characters)",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 422, Times: 1,
+				h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 422, Times: 1,
 					Body: `{"message":"Validation Failed","errors":[{"resource":"IssueComment","code":"custom","field":"body","message":"body is too long (maximum is 65536 characters)"}],"documentation_url":"https://docs.github.com/rest/issues/comments#create-an-issue-comment"}`}}
 			}},
 		{name: "malformed-markers", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "fix the gpu-ci markers",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.issues[7].Body += "<!-- gpu-ci:nightly:start -->\nhalf a section\n"
+				h.fake.Issues[7].Body += "<!-- gpu-ci:nightly:start -->\nhalf a section\n"
 			}},
 		{name: "body-too-long", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			wantErr: "GitHub takes at most 65536",
 			setup: func(h *harness) {
 				h.resultsIssue()
-				h.fake.issues[7].Body += strings.Repeat("é", 65500)
+				h.fake.Issues[7].Body += strings.Repeat("é", 65500)
 			}},
 	}
 	for _, tc := range tests {
@@ -390,7 +406,7 @@ func TestAcceptanceTwoRuns(t *testing.T) {
 	h := newHarness(t)
 	h.pub.SettleDelay = -1
 	h.resultsIssue()
-	h.fake.faults = []*fault{
+	h.fake.Faults = []*fault{
 		{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: 429, Times: 1,
 			Header: map[string]string{"Retry-After": "5"}, Body: `{"message":"Too Many Requests"}`},
 		{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
@@ -399,7 +415,7 @@ func TestAcceptanceTwoRuns(t *testing.T) {
 	post := testPost("nightly", "PASS")
 	count := func(method, path string) int {
 		n := 0
-		for _, l := range strings.Split(h.fake.requests(), "\n") {
+		for _, l := range strings.Split(transcript(h.fake), "\n") {
 			if l == method+" "+path {
 				n++
 			}
@@ -418,8 +434,8 @@ func TestAcceptanceTwoRuns(t *testing.T) {
 			t.Errorf("run 2: created=%t body patches=%d, want an edit and no body PATCH", res.CommentCreated, res.BodyPatches)
 		}
 	}
-	if len(h.fake.comments) != 1 {
-		t.Errorf("%d comments, want exactly 1", len(h.fake.comments))
+	if len(h.fake.Comments) != 1 {
+		t.Errorf("%d comments, want exactly 1", len(h.fake.Comments))
 	}
 	// POSTs: one refused (429), one landed. PATCHes of the body: one refused
 	// (secondary), one landed; the second run sends none.
@@ -436,9 +452,9 @@ func TestAcceptanceTwoRuns(t *testing.T) {
 	if !strings.Contains(waited, "5s") || !strings.Contains(waited, "9s") {
 		t.Errorf("waits %v, want the 429's 5s and the secondary limit's 9s among them", h.sleeps)
 	}
-	if !strings.Contains(h.fake.issues[7].Body, "<!-- gpu-ci:nightly:start -->") ||
-		!strings.HasPrefix(h.fake.issues[7].Body, ResultsIssueMarker+"\r\n"+strings.TrimSpace(handText)) {
-		t.Errorf("issue body after two runs:\n%s", h.fake.issues[7].Body)
+	if !strings.Contains(h.fake.Issues[7].Body, "<!-- gpu-ci:nightly:start -->") ||
+		!strings.HasPrefix(h.fake.Issues[7].Body, ResultsIssueMarker+"\r\n"+strings.TrimSpace(handText)) {
+		t.Errorf("issue body after two runs:\n%s", h.fake.Issues[7].Body)
 	}
 }
 
@@ -447,19 +463,18 @@ func TestAcceptanceTwoRuns(t *testing.T) {
 func TestPRModeLeavesIssueAlone(t *testing.T) {
 	h := newHarness(t)
 	h.resultsIssue()
-	before := h.fake.issues[7].Body
-	h.fake.issues[12] = &fakeIssue{Title: "PR", PR: true}
-	h.fake.pulls[12] = "abcdef0123456789abcdef0123456789abcdef01"
+	before := h.fake.Issues[7].Body
+	h.fake.Issues[12] = &fakeIssue{Title: "PR", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01"}
 	res, err := h.pub.Publish(context.Background(), Target{PR: 12, Issue: 0}, testPost("nightly", "PASS"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.fake.issues[7].Body != before || strings.Contains(h.fake.requests(), "/issues/7") {
-		t.Errorf("PR mode touched the results issue:\n%s", h.fake.requests())
+	if h.fake.Issues[7].Body != before || strings.Contains(transcript(h.fake), "/issues/7") {
+		t.Errorf("PR mode touched the results issue:\n%s", transcript(h.fake))
 	}
-	if res.StatusSHA != h.fake.pulls[12] || len(h.fake.statuses) != 1 ||
-		h.fake.statuses[0] != "abcdef0123456789abcdef0123456789abcdef01 | success | GPU CI (nightly) | All cases passed | https://github.com/kv/cache/actions/runs/4242" {
-		t.Errorf("statuses %q, result sha %q", h.fake.statuses, res.StatusSHA)
+	if st := statusLines(h.fake); res.StatusSHA != h.fake.Issues[12].HeadSHA || len(st) != 1 ||
+		st[0] != "abcdef0123456789abcdef0123456789abcdef01 | success | GPU CI (nightly) | All cases passed | https://github.com/kv/cache/actions/runs/4242" {
+		t.Errorf("statuses %q, result sha %q", st, res.StatusSHA)
 	}
 }
 
@@ -470,7 +485,7 @@ func TestTokenNeverShown(t *testing.T) {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			h := newHarness(t)
 			h.resultsIssue()
-			h.fake.faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: status, Times: 9, EchoAuth: true}}
+			h.fake.Faults = []*fault{{Method: "POST", Path: fakeRepo + "/issues/7/comments", Status: status, Times: 9, EchoAuth: true}}
 			_, err := h.pub.Publish(context.Background(), Target{Issue: 7}, testPost("nightly", "PASS"))
 			if err == nil {
 				t.Fatal("Publish succeeded against a refusing server")
@@ -518,7 +533,7 @@ func TestValidation(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrInput) {
 				t.Errorf("err = %v, want an ErrInput containing %q", err, tc.wantErr)
 			}
-			if got := h.fake.requests(); got != "" {
+			if got := transcript(h.fake); got != "" {
 				t.Errorf("requests sent before validation failed:\n%s", got)
 			}
 		})
@@ -588,21 +603,21 @@ func TestHandEditDuringWriteSpacing(t *testing.T) {
 	h := newHarness(t)
 	h.pub.SettleDelay = 2 * time.Second
 	h.resultsIssue()
-	h.fake.faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
+	h.fake.Faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 403, Times: 1,
 		Header: map[string]string{"Retry-After": "7"}, Body: secondaryBody()}}
 	edits := []struct{ old, new string }{
 		{"Written by hand, kept byte for byte.", "Edited by hand during the write spacing."},
 		{"Results of the GPU CI.", "Results of the GPU CI, edited during the rate-limit wait."},
 	}
 	h.onSleep = func(d time.Duration) {
-		h.fake.mu.Lock()
-		defer h.fake.mu.Unlock()
+		h.fake.Mu.Lock()
+		defer h.fake.Mu.Unlock()
 		// The first wait after the comment exists is the write spacing
 		// before the body PATCH; the 7 s one is the secondary limit's.
-		if len(h.fake.comments) == 0 || len(edits) == 0 || (len(edits) == 1 && d != 7*time.Second) {
+		if len(h.fake.Comments) == 0 || len(edits) == 0 || (len(edits) == 1 && d != 7*time.Second) {
 			return
 		}
-		is := h.fake.issues[7]
+		is := h.fake.Issues[7]
 		is.Body = strings.Replace(is.Body, edits[0].old, edits[0].new, 1)
 		edits = edits[1:]
 	}
@@ -612,7 +627,7 @@ func TestHandEditDuringWriteSpacing(t *testing.T) {
 	if len(edits) != 0 {
 		t.Fatalf("%d hand edits were not made: the waits were %v", len(edits), h.sleeps)
 	}
-	body := h.fake.issues[7].Body
+	body := h.fake.Issues[7].Body
 	want := ResultsIssueMarker + "\r\nResults of the GPU CI, edited during the rate-limit wait.\r\n\r\nEdited by hand during the write spacing."
 	if !strings.HasPrefix(body, want) {
 		t.Errorf("the hand edits were lost; body:\n%q\nwant it to start with\n%q", body, want)
@@ -620,5 +635,65 @@ func TestHandEditDuringWriteSpacing(t *testing.T) {
 	post := testPost("nightly", "PASS")
 	if !sectionPresent(body, post.SectionName, post.Section) {
 		t.Errorf("the nightly section is missing; body:\n%q", body)
+	}
+}
+
+// TestSuitesOwnCommentsAndSections: the default suite's and another suite's
+// weekly posts of one workflow run (same run id, attempt and profile) into
+// one issue each keep their own comment and section (docs/render.md §13);
+// reposting the suite's run edits its comment in place and leaves the body
+// alone, and the default suite's comment and section are never touched.
+func TestSuitesOwnCommentsAndSections(t *testing.T) {
+	h := newHarness(t)
+	h.resultsIssue()
+	ctx := context.Background()
+	kv, suite := testPost("weekly", "PASS"), suitePost("FAIL")
+	for _, p := range []Post{kv, suite} {
+		if _, err := h.pub.Publish(ctx, Target{Issue: 7}, p); err != nil {
+			t.Fatalf("post of suite %q: %v", p.Suite, err)
+		}
+	}
+	body := h.fake.Issues[7].Body
+	for _, p := range []Post{kv, suite} {
+		if !sectionPresent(body, p.SectionName, p.Section) {
+			t.Errorf("the body lacks the %s section:\n%s", p.SectionName, body)
+		}
+	}
+	if !strings.HasPrefix(body, ResultsIssueMarker+"\r\n"+strings.TrimRight(handText, "\r\n")) {
+		t.Errorf("the hand-written text was not kept:\n%q", body)
+	}
+	comments := func() []string {
+		var out []string
+		for _, c := range h.fake.Comments {
+			out = append(out, c.Body)
+		}
+		return out
+	}
+	if got := comments(); len(got) != 2 || got[0] != kv.Comment || got[1] != suite.Comment {
+		t.Fatalf("comments %q, want the two suites' own", got)
+	}
+	before := len(h.fake.Requests())
+	suite = suitePost("PASS")
+	res, err := h.pub.Publish(ctx, Target{Issue: 7}, suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CommentCreated || res.BodyPatches != 0 {
+		t.Errorf("repost: created %v, %d body patches; want an edit in place and no patch", res.CommentCreated, res.BodyPatches)
+	}
+	var writes []string
+	for _, line := range requestLines(h.fake, before) {
+		if !strings.HasPrefix(line, "GET ") {
+			writes = append(writes, line)
+		}
+	}
+	if want := "PATCH /repos/kv/cache/issues/comments/1002"; strings.Join(writes, "\n") != want {
+		t.Errorf("repost sent %q, want only %s", writes, want)
+	}
+	if got := comments(); len(got) != 2 || got[0] != kv.Comment || got[1] != suite.Comment {
+		t.Errorf("after the repost: comments %q", got)
+	}
+	if h.fake.Issues[7].Body != body {
+		t.Errorf("the repost changed the body:\n%s", h.fake.Issues[7].Body)
 	}
 }

@@ -48,12 +48,17 @@ type finalError struct{ err error }
 func (e *finalError) Error() string { return e.err.Error() }
 func (e *finalError) Unwrap() error { return e.err }
 
+// retryState is what one call has waited for so far.
+type retryState struct {
+	transient  int           // 5xx and connection errors
+	rateWaits  int           // rate-limit waits
+	secondWait time.Duration // the last secondary-limit wait: the next is at least twice as long
+}
+
+// retry runs fn until it succeeds, spacing writes, and waits before each
+// retry as nextWait says; it returns the error that ends the call.
 func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context) error) error {
-	var (
-		transient  int
-		rateWaits  int
-		secondWait time.Duration
-	)
+	var st retryState
 	for {
 		if o.write {
 			if err := p.spaceWrite(ctx, o); err != nil {
@@ -67,86 +72,117 @@ func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context
 		if err == nil {
 			return nil
 		}
-		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("%s: %w", o.what, cerr)
-		}
-		if fe := (*finalError)(nil); errors.As(err, &fe) {
+		ae, err := retryable(ctx, o, err)
+		if ae == nil {
 			return err
 		}
-		var ae *APIError
-		if !errors.As(err, &ae) {
-			return fmt.Errorf("%s: %w", o.what, err)
-		}
-		var wait time.Duration
-		var reason string
-		switch ae.Kind {
-		case KindPrimaryRate:
-			rateWaits++
-			now := p.now()
-			if ae.Reset.IsZero() {
-				wait = ae.RetryAfter
-				if wait <= 0 {
-					wait = p.secondaryDefault()
-				}
-				reason = fmt.Sprintf("GitHub API rate limit (HTTP %d, no reset time given)", ae.StatusCode)
-			} else {
-				// One second past the reset: GitHub's clock and ours differ slightly.
-				wait = ae.Reset.Sub(now) + time.Second
-				if wait < time.Second {
-					wait = time.Second
-				}
-				reason = fmt.Sprintf("GitHub API rate limit (HTTP %d), resets at %s",
-					ae.StatusCode, ae.Reset.UTC().Format(time.RFC3339))
-			}
-			if wait > p.maxWait() {
-				if ae.Reset.IsZero() {
-					return fmt.Errorf("%s: %w; GitHub API rate limit exhausted, no reset time given: the wait (%s) is longer than --max-wait %s",
-						o.what, ae, roundWait(wait), p.maxWait())
-				}
-				return fmt.Errorf("%s: %w; GitHub API rate limit exhausted until %s, %s from now, longer than --max-wait %s",
-					o.what, ae, ae.Reset.UTC().Format(time.RFC3339), roundWait(ae.Reset.Sub(now)), p.maxWait())
-			}
-		case KindSecondaryRate:
-			rateWaits++
-			wait = ae.RetryAfter
-			src := "Retry-After"
-			if wait <= 0 {
-				wait, src = p.secondaryDefault(), "no Retry-After, default"
-			}
-			if secondWait > 0 && wait < 2*secondWait {
-				wait, src = 2*secondWait, "backing off"
-			}
-			secondWait = wait
-			reason = fmt.Sprintf("GitHub secondary rate limit (HTTP %d, %s)", ae.StatusCode, src)
-			if wait > p.maxWait() {
-				return fmt.Errorf("%s: %w; GitHub's secondary rate limit persists: the next wait (%s) is longer than --max-wait %s",
-					o.what, ae, wait, p.maxWait())
-			}
-		case KindServer, KindNetwork:
-			transient++
-			if transient >= maxTransientTries {
-				return fmt.Errorf("%s: GitHub unreachable or failing after %d tries: %w", o.what, transient, ae)
-			}
-			// Exponential backoff with jitter in [0.5, 1.5) so that parallel
-			// jobs do not retry in step.
-			f := 0.5 + p.jitter()
-			wait = time.Duration(float64(p.backoff()) * math.Pow(2, float64(transient-1)) * f)
-			what := "no response"
-			if ae.StatusCode != 0 {
-				what = fmt.Sprintf("HTTP %d", ae.StatusCode)
-			}
-			reason = fmt.Sprintf("GitHub failed (%s), try %d of %d", what, transient+1, maxTransientTries)
-		default:
-			return p.explain(o, ae)
-		}
-		if rateWaits > maxRateLimitWaits {
-			return fmt.Errorf("%s: still rate limited after %d waits: %w", o.what, maxRateLimitWaits, ae)
+		wait, reason, err := p.nextWait(o, ae, &st)
+		if err != nil {
+			return err
 		}
 		p.logf("waiting %s before retrying %s %s: %s", roundWait(wait), ae.Method, ae.Path, reason)
 		if err := p.sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%s: %w", o.what, err)
 		}
 	}
+}
+
+// retryable returns the refusal of a failed try, which nextWait may wait
+// out; for a cancelled context, a failure call already explained or one
+// GitHub did not answer with, it returns nil and the error ending the call.
+func retryable(ctx context.Context, o op, err error) (*APIError, error) {
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, fmt.Errorf("%s: %w", o.what, cerr)
+	}
+	if fe := (*finalError)(nil); errors.As(err, &fe) {
+		return nil, err
+	}
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return nil, fmt.Errorf("%s: %w", o.what, err)
+	}
+	return ae, nil
+}
+
+// nextWait is how long to wait before retrying after the refusal ae, and
+// why (docs/publish.md §8), or the error ending the call: a refusal that is
+// not retried, a wait over --max-wait, too many tries or waits.
+func (p *Publisher) nextWait(o op, ae *APIError, st *retryState) (wait time.Duration, reason string, err error) {
+	switch ae.Kind {
+	case KindPrimaryRate:
+		st.rateWaits++
+		wait, reason, err = p.primaryWait(o, ae)
+	case KindSecondaryRate:
+		st.rateWaits++
+		wait, reason, err = p.secondaryWait(o, ae, st)
+	case KindServer, KindNetwork:
+		st.transient++
+		wait, reason, err = p.transientWait(o, ae, st.transient)
+	default:
+		return 0, "", p.explain(o, ae)
+	}
+	if err == nil && st.rateWaits > maxRateLimitWaits {
+		err = fmt.Errorf("%s: still rate limited after %d waits: %w", o.what, maxRateLimitWaits, ae)
+	}
+	return wait, reason, err
+}
+
+// primaryWait waits for the primary limit's reset, one second past it
+// (GitHub's clock and ours differ slightly); without a reset time, for
+// Retry-After or the secondary default.
+func (p *Publisher) primaryWait(o op, ae *APIError) (time.Duration, string, error) {
+	now := p.now()
+	if ae.Reset.IsZero() {
+		wait := ae.RetryAfter
+		if wait <= 0 {
+			wait = p.secondaryDefault()
+		}
+		if wait > p.maxWait() {
+			return 0, "", fmt.Errorf("%s: %w; GitHub API rate limit exhausted, no reset time given: the wait (%s) is longer than --max-wait %s",
+				o.what, ae, roundWait(wait), p.maxWait())
+		}
+		return wait, fmt.Sprintf("GitHub API rate limit (HTTP %d, no reset time given)", ae.StatusCode), nil
+	}
+	wait := max(ae.Reset.Sub(now)+time.Second, time.Second)
+	if wait > p.maxWait() {
+		return 0, "", fmt.Errorf("%s: %w; GitHub API rate limit exhausted until %s, %s from now, longer than --max-wait %s",
+			o.what, ae, ae.Reset.UTC().Format(time.RFC3339), roundWait(ae.Reset.Sub(now)), p.maxWait())
+	}
+	return wait, fmt.Sprintf("GitHub API rate limit (HTTP %d), resets at %s", ae.StatusCode, ae.Reset.UTC().Format(time.RFC3339)), nil
+}
+
+// secondaryWait waits Retry-After (else the default), at least twice the
+// previous secondary wait of the same call.
+func (p *Publisher) secondaryWait(o op, ae *APIError, st *retryState) (time.Duration, string, error) {
+	wait, src := ae.RetryAfter, "Retry-After"
+	if wait <= 0 {
+		wait, src = p.secondaryDefault(), "no Retry-After, default"
+	}
+	if st.secondWait > 0 && wait < 2*st.secondWait {
+		wait, src = 2*st.secondWait, "backing off"
+	}
+	st.secondWait = wait
+	if wait > p.maxWait() {
+		return 0, "", fmt.Errorf("%s: %w; GitHub's secondary rate limit persists: the next wait (%s) is longer than --max-wait %s",
+			o.what, ae, wait, p.maxWait())
+	}
+	return wait, fmt.Sprintf("GitHub secondary rate limit (HTTP %d, %s)", ae.StatusCode, src), nil
+}
+
+// transientWait backs off exponentially after the try-th 5xx or
+// connection error, with jitter in [0.5, 1.5) so that parallel jobs do not
+// retry in step, and gives up after maxTransientTries.
+func (p *Publisher) transientWait(o op, ae *APIError, try int) (time.Duration, string, error) {
+	if try >= maxTransientTries {
+		return 0, "", fmt.Errorf("%s: GitHub unreachable or failing after %d tries: %w", o.what, try, ae)
+	}
+	f := 0.5 + p.jitter()
+	wait := time.Duration(float64(p.backoff()) * math.Pow(2, float64(try-1)) * f)
+	what := "no response"
+	if ae.StatusCode != 0 {
+		what = fmt.Sprintf("HTTP %d", ae.StatusCode)
+	}
+	return wait, fmt.Sprintf("GitHub failed (%s), try %d of %d", what, try+1, maxTransientTries), nil
 }
 
 // explain turns a refusal that is not retried into an actionable error.

@@ -48,7 +48,7 @@ func TestConnectionErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.fake.login = "ci-bot"
+			h.fake.Login = "ci-bot"
 			h.resultsIssue()
 			srvURL := h.pub.API.(*GitHubAPI).baseURL.String()
 			api, err := NewGitHubAPI(srvURL, testToken, &flakyTransport{n: tc.fail, base: http.DefaultTransport}, 5*time.Second)
@@ -82,7 +82,7 @@ func TestConnectionErrors(t *testing.T) {
 func TestCancelDuringWait(t *testing.T) {
 	h := newHarness(t)
 	h.resultsIssue()
-	h.fake.faults = []*fault{{Method: "GET", Path: "/user", Status: 403, Times: 9, Body: secondaryBody()}}
+	h.fake.Faults = []*fault{{Method: "GET", Path: "/user", Status: 403, Times: 9, Body: secondaryBody()}}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.pub.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }
 	_, err := h.pub.Publish(ctx, Target{Issue: 7}, testPost("nightly", "PASS"))
@@ -112,9 +112,8 @@ func TestDryRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.resultsIssue()
-			h.fake.issues[7].Body = ResultsIssueMarker + "\n<!-- gpu-ci:nightly:start -->\nold\n<!-- gpu-ci:nightly:end -->\n"
-			h.fake.issues[12] = &fakeIssue{Title: "PR", PR: true}
-			h.fake.pulls[12] = "abcdef0123456789abcdef0123456789abcdef01"
+			h.fake.Issues[7].Body = ResultsIssueMarker + "\n<!-- gpu-ci:nightly:start -->\nold\n<!-- gpu-ci:nightly:end -->\n"
+			h.fake.Issues[12] = &fakeIssue{Title: "PR", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01"}
 			srvURL := h.pub.API.(*GitHubAPI).baseURL.String()
 			var out bytes.Buffer
 			dry := &DryRunTransport{Out: &out, Root: "/"}
@@ -131,11 +130,11 @@ func TestDryRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Publish: %v", err)
 			}
-			if n := h.fake.writes(); n != 0 {
-				t.Errorf("the dry run sent %d writes:\n%s", n, h.fake.requests())
+			if n := writeCount(h.fake); n != 0 {
+				t.Errorf("the dry run sent %d writes:\n%s", n, transcript(h.fake))
 			}
-			if !tc.token && h.fake.requests() != "" {
-				t.Errorf("the dry run without a token reached GitHub:\n%s", h.fake.requests())
+			if !tc.token && transcript(h.fake) != "" {
+				t.Errorf("the dry run without a token reached GitHub:\n%s", transcript(h.fake))
 			}
 			if len(h.sleeps) != 0 {
 				t.Errorf("the dry run waited %v", h.sleeps)

@@ -117,6 +117,11 @@ type Config struct {
 	// Intervals are the recovery timings to render from case events
 	// (docs/render.md §12.3).
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Suite names the suite this config reports (docs/render.md §13): its
+	// comments, section and history are its own, beside the default
+	// suite's (kvcached's) in the same results issue. Zero: the default
+	// suite, whose markers are those of every existing issue.
+	Suite Suite `json:"suite,omitzero"`
 }
 
 // Interval is one named interval between two events of a case: To's time

@@ -291,7 +291,7 @@ func (r *renderer) correctness() (Documents, error) {
 	if verdict == "" {
 		return Documents{}, fmt.Errorf("render: the report has no verdict")
 	}
-	docs := Documents{Verdict: verdict, SectionName: r.profile}
+	docs := Documents{Verdict: verdict, SectionName: r.sectionName()}
 	section, warn, err := r.section()
 	if err != nil {
 		return Documents{}, err
@@ -389,7 +389,7 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 		blocks = append(blocks, r.whereBlocks(w, failed[:min(len(failed), maxFailedRows)])...)
 	}
 	data := map[string]any{
-		"Marker":      r.marker(w),
+		"Marker":      r.commentMarker(),
 		"Header":      r.header(verdict),
 		"RunLine":     r.runLine(w, subjectCut),
 		"MachineLine": machine,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/marker"
 )
 
 // DefaultConfig returns the constants of docs/render.md §1.2: titles, schedules,
@@ -84,6 +86,9 @@ func MergeConfig(base, over Config) Config {
 	if over.NightlyKinds != nil {
 		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)
 	}
+	if over.Suite != (Suite{}) {
+		out.Suite = over.Suite
+	}
 	return out
 }
 
@@ -106,12 +111,9 @@ func (c Config) withDefaults() Config { return MergeConfig(DefaultConfig(), c) }
 // headlines, so one short line of letters, digits and a few marks.
 var productRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,59}$`)
 
-var profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-
 // ValidProfile reports whether name may be used as a profile: it lands in HTML
-// comments, titles and status contexts, so it is restricted to
-// [a-z0-9][a-z0-9_-]*.
-func ValidProfile(name string) bool { return profileRE.MatchString(name) }
+// comments, titles and status contexts, so it follows marker.Name.
+func ValidProfile(name string) bool { return marker.ValidName(name) }
 
 // Title is the document title of a profile: the configured one, else the
 // profile name itself.

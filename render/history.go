@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -36,8 +37,6 @@ const (
 	// MaxHistoryFile bounds a --history file.
 	MaxHistoryFile = 16 << 20
 
-	digestPrefix    = "<!-- ci-report:digest "
-	digestSuffix    = " -->"
 	digestNameCut   = 200 // code points of a case label in a digest
 	digestCheckCut  = 100 // code points of a failed check's name
 	maxDigestChecks = 8   // failed checks named per case; the fingerprint covers all
@@ -56,8 +55,11 @@ const (
 // does not list passed (or was skipped), unless Partial says the list was
 // cut to fit MaxDigestChars; then an unlisted case is unknown.
 type HistoryRun struct {
-	V       int           `json:"v"`
-	Profile string        `json:"profile"`
+	V       int    `json:"v"`
+	Profile string `json:"profile"`
+	// Suite is the run's suite (docs/render.md §13), absent for the
+	// default suite: histories are read per suite and profile.
+	Suite   string        `json:"suite,omitempty"`
 	Run     string        `json:"run"`
 	Attempt string        `json:"attempt"`
 	Date    string        `json:"date,omitempty"`
@@ -130,7 +132,7 @@ func (r *renderer) digest() string {
 	if attempt == "" {
 		attempt = "1"
 	}
-	run := HistoryRun{V: DigestVersion, Profile: r.profile, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date, Total: len(r.rep.Cases)}
+	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date, Total: len(r.rep.Cases)}
 	head, _ := json.Marshal(run)
 	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`) + len(`,"m":[]`)
 	seen := map[string]bool{}
@@ -187,7 +189,7 @@ func (r *renderer) digest() string {
 		run.Margins = append(run.Margins, m)
 	}
 	b, _ := json.Marshal(run)
-	return digestPrefix + string(asciiJSON(b)) + digestSuffix
+	return marker.Digest(string(asciiJSON(b)))
 }
 
 // asciiJSON escapes every non-ASCII rune of encoded JSON as \uXXXX (they
@@ -224,16 +226,8 @@ func asciiJSON(b []byte) []byte {
 }
 
 // DigestOf returns the JSON of the digest line in a comment body; ok is
-// false when the body has none.
-func DigestOf(body string) (string, bool) {
-	for _, line := range strings.Split(body, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, digestPrefix) && strings.HasSuffix(line, digestSuffix) && len(line) >= len(digestPrefix)+len(digestSuffix) {
-			return line[len(digestPrefix) : len(line)-len(digestSuffix)], true
-		}
-	}
-	return "", false
-}
+// false when the body has none (package marker reads the line).
+func DigestOf(body string) (string, bool) { return marker.DigestOf(body) }
 
 // ParseDigest decodes and validates one digest's JSON. Digests are
 // untrusted (anyone may edit a comment's text through the API with the
@@ -262,7 +256,9 @@ func (h *HistoryRun) validate() error {
 	case h.V != DigestVersion:
 		return fmt.Errorf("v %d: want %d", h.V, DigestVersion)
 	case !ValidProfile(h.Profile):
-		return fmt.Errorf("profile %q: want [a-z0-9][a-z0-9_-]*", text.Cut(h.Profile, 40))
+		return fmt.Errorf("profile %q: want %s", text.Cut(h.Profile, 40), marker.Name)
+	case h.Suite != "" && !marker.ValidName(h.Suite):
+		return fmt.Errorf("suite %q: want %s", text.Cut(h.Suite, 40), marker.Name)
 	case !digitsRE.MatchString(h.Run):
 		return fmt.Errorf("run %q: want digits", text.Cut(h.Run, 40))
 	case !digitsRE.MatchString(h.Attempt):
@@ -347,17 +343,17 @@ func WriteHistory(w io.Writer, runs []HistoryRun) error {
 	return nil
 }
 
-// SelectHistory is the history a render of run runID of profile shows: the
-// digests of that profile, without any attempt of runID itself (a rerun
-// attempt is the same run, not a new one), one per run id (the highest
-// attempt; of equal ones the later), ordered by run id and cut to the
-// HistoryRuns-1 newest. post and render --history both go through it, so
-// they show the same history.
-func SelectHistory(runs []HistoryRun, profile, runID string) []HistoryRun {
+// SelectHistory is the history a render of run runID of a suite's profile
+// shows: the digests of that suite ("" the default suite) and profile,
+// without any attempt of runID itself (a rerun attempt is the same run, not
+// a new one), one per run id (the highest attempt; of equal ones the later),
+// ordered by run id and cut to the HistoryRuns-1 newest. post and render
+// --history both go through it, so they show the same history.
+func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun {
 	byRun := map[string]int{}
 	var out []HistoryRun
 	for _, h := range runs {
-		if h.Profile != profile || (runID != "" && sameDigits(h.Run, runID)) {
+		if h.Suite != suite || h.Profile != profile || (runID != "" && sameDigits(h.Run, runID)) {
 			continue
 		}
 		key := strings.TrimLeft(h.Run, "0")

@@ -168,7 +168,7 @@ func TestSelectHistory(t *testing.T) {
 		run("weekly", "1000", "1", "1000"),
 	}
 	var dates []string
-	for _, h := range SelectHistory(in, "weekly", "200") {
+	for _, h := range SelectHistory(in, "", "weekly", "200") {
 		dates = append(dates, h.Date)
 	}
 	if d := cmp.Diff([]string{"99", "third of 100", "1000"}, dates); d != "" {
@@ -178,7 +178,7 @@ func TestSelectHistory(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		many = append(many, run("weekly", fmt.Sprint(i), "1", fmt.Sprint(i)))
 	}
-	got := SelectHistory(many, "weekly", "21")
+	got := SelectHistory(many, "", "weekly", "21")
 	if len(got) != HistoryRuns-1 || got[0].Run != "14" || got[len(got)-1].Run != "20" {
 		t.Errorf("the newest %d runs: got %d, from %s to %s", HistoryRuns-1, len(got), got[0].Run, got[len(got)-1].Run)
 	}

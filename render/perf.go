@@ -46,7 +46,7 @@ func (r *renderer) hopperRan() bool {
 
 func (r *renderer) perf() (Documents, error) {
 	verdict := r.perfVerdict()
-	docs := Documents{Verdict: verdict, SectionName: "perf"}
+	docs := Documents{Verdict: verdict, SectionName: r.sectionName()}
 	section, warn, err := r.perfSection()
 	if err != nil {
 		return Documents{}, err
@@ -173,7 +173,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 		blocks = append(blocks, w.t("hopper_failed", nil), r.failedTable(w, failed, p))
 	}
 	out := w.t("perf_comment", map[string]any{
-		"Marker":      r.marker(w),
+		"Marker":      r.commentMarker(),
 		"Header":      r.header(verdict),
 		"RunLine":     r.runLine(w, subjectCut),
 		"MachineLine": machine,
@@ -258,7 +258,7 @@ func (r *renderer) perfSection() (string, []string, error) {
 	if r.rep.Perf == nil || r.rep.Perf.Setup == nil {
 		return "", nil, nil
 	}
-	return fitSection("perf", r.perfSectionWith)
+	return fitSection(r.sectionName(), r.perfSectionWith)
 }
 
 func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {

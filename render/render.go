@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -102,11 +103,15 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, errors.New("render: no profile: the report's setup has none and none was given")
 	}
 	if !ValidProfile(r.profile) {
-		return nil, fmt.Errorf("render: profile %q is not valid: want [a-z0-9][a-z0-9_-]*", r.profile)
+		return nil, fmt.Errorf("render: profile %q is not valid: want %s", r.profile, marker.Name)
 	}
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	if err := r.cfg.Suite.validate(r.profile); err != nil {
+		return nil, err
+	}
+	r.cfg = r.cfg.forSuite(r.profile)
 	if err := opts.ValidateArms(); err != nil {
 		return nil, err
 	}
@@ -114,7 +119,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	// same file gives the same documents from directories or merged.json.
 	r.rep = rep.WithKnownIssues(opts.KnownIssues)
 	r.ix = newSetupIndex(rep.Setup)
-	if h := SelectHistory(opts.History, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
+	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
 	}
 	return r, nil
@@ -185,15 +190,13 @@ func (r *renderer) sha() string {
 	return r.rep.KvcachedSHA()
 }
 
-func (r *renderer) marker(w *writer) string {
+// commentMarker is the comment's marker line (docs/publish.md §5), "" without
+// a run id: no later post could key the comment to a run.
+func (r *renderer) commentMarker() string {
 	if r.opts.RunID == "" {
 		return ""
 	}
-	attempt := r.opts.RunAttempt
-	if attempt == "" {
-		attempt = "1"
-	}
-	return w.t("marker", map[string]string{"RunID": r.opts.RunID, "Attempt": attempt, "Profile": r.profile})
+	return marker.Comment{Run: r.opts.RunID, Attempt: r.opts.RunAttempt, Profile: r.profile, Suite: r.cfg.Suite.Name}.String()
 }
 
 func (r *renderer) header(verdict string) string {
@@ -293,7 +296,7 @@ func (r *renderer) didNotRunReason(w *writer) string {
 func (r *renderer) didNotRun(verdict string) (string, error) {
 	w := &writer{}
 	out := w.t("comment_did_not_run", map[string]any{
-		"Marker":   r.marker(w),
+		"Marker":   r.commentMarker(),
 		"Header":   r.header(verdict),
 		"Reason":   r.didNotRunReason(w),
 		"Problems": r.problems(w),

@@ -31,12 +31,17 @@ func (r *renderer) section() (string, []string, error) {
 		return "", nil, nil
 	}
 	if s := r.rep.Setup; s.Engines.Len() == 0 && len(s.Cases) == 0 && len(s.Elastic) == 0 && len(s.Limit) == 0 && len(s.Priority) == 0 {
+		if r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0 {
+			// A named suite of imported tests describes its cases by
+			// their count (docs/render.md §13).
+			return fitSection(r.sectionName(), r.suiteSectionWith)
+		}
 		// A run that planned nothing (a --cases glob that matched no case)
 		// has nothing to describe: the issue keeps its last description
 		// instead of one reduced to its schedule.
-		return "", []string{fmt.Sprintf("the %s section is left out: the setup has no engine and no case to describe", r.profile)}, nil
+		return "", []string{fmt.Sprintf("the %s section is left out: the setup has no engine and no case to describe", r.sectionName())}, nil
 	}
-	return fitSection(r.profile, r.sectionWith)
+	return fitSection(r.sectionName(), r.sectionWith)
 }
 
 // fitSection renders with each of sectionPlans in turn and keeps the first
@@ -78,7 +83,9 @@ func (p sectionPlan) code(s string, inCell bool) string {
 // spellOut says whether a kind of test shows its own workload and checks, or
 // points to the nightly section that already does (docs/render.md §4.6–4.7).
 func (r *renderer) spellOut(kind string) bool {
-	if r.opts.PR > 0 || r.profile == "nightly" {
+	if r.opts.PR > 0 || r.profile == "nightly" || r.cfg.Suite.Name != "" {
+		// A named suite's section never points to the default suite's
+		// nightly section (docs/render.md §13).
 		return true
 	}
 	if r.profile != "weekly" && r.profile != "smoke" {
@@ -144,14 +151,17 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 				r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
 		}, s.PriorityWorkload, &s.PriorityChecks)...)
 	}
-	if k := r.knownSection(w); k != "" {
-		blocks = append(blocks, k)
-	}
-	if k := r.skippedSection(w, p); k != "" {
-		blocks = append(blocks, k)
-	}
-	if h := r.changesBlock(w, p); h != "" {
-		blocks = append(blocks, h)
+	return r.sectionDoc(w, p, sentence, blocks)
+}
+
+// sectionDoc is a section of the title, its sentence and blocks, ending
+// with the blocks every section ends with: the known issues, the skipped
+// cases and the recent changes (docs/render.md §4.8, §4.9, §11).
+func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks []string) (string, error) {
+	for _, b := range []string{r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p)} {
+		if b != "" {
+			blocks = append(blocks, b)
+		}
 	}
 	out := w.t("section", map[string]any{
 		"Title":    text.Plain(r.cfg.Title(r.profile)),

@@ -2,14 +2,10 @@ package render
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-)
 
-// markerRE finds the splice markers `<!-- gpu-ci:<name>:start -->` and
-// `<!-- gpu-ci:<name>:end -->`, tolerating the spacing a hand edit may leave
-// inside the comment. Line ends around them do not matter.
-var markerRE = regexp.MustCompile(`<!--[ \t]*gpu-ci:([A-Za-z0-9_.-]+):(start|end)[ \t]*-->`)
+	"github.com/ovg-project/ci-report/internal/marker"
+)
 
 // sectionRank orders the sections of an issue body: nightly, weekly, perf,
 // then every other name, sorted.
@@ -34,15 +30,10 @@ func rankLess(a, b string) bool {
 	return na < nb
 }
 
-// SpliceMarkers returns the start and end markers of a section name.
+// SpliceMarkers returns the start and end markers of a section name
+// (package marker writes them; docs/render.md §5).
 func SpliceMarkers(name string) (start, end string) {
-	return "<!-- gpu-ci:" + name + ":start -->", "<!-- gpu-ci:" + name + ":end -->"
-}
-
-type marker struct {
-	name       string
-	start      bool
-	begin, end int // byte range in the body
+	return marker.SectionStart(name), marker.SectionEnd(name)
 }
 
 // Splice puts section into body between the markers of name (docs/render.md
@@ -54,32 +45,24 @@ type marker struct {
 // is never silently rewritten.
 func Splice(body, name, section string) (string, error) {
 	if !ValidProfile(name) {
-		return "", fmt.Errorf("splice: section name %q is not valid: want [a-z0-9][a-z0-9_-]*", name)
+		return "", fmt.Errorf("splice: section name %q is not valid: want %s", name, marker.Name)
 	}
-	if m := markerRE.FindString(section); m != "" {
+	if m := marker.FirstSectionMark(section); m != "" {
 		return "", fmt.Errorf("splice: the %s section holds a splice marker itself (%q)", name, m)
 	}
-	var marks []marker
-	for _, loc := range markerRE.FindAllStringSubmatchIndex(body, -1) {
-		marks = append(marks, marker{
-			name:  body[loc[2]:loc[3]],
-			start: body[loc[4]:loc[5]] == "start",
-			begin: loc[0], end: loc[1],
-		})
-	}
-	var starts, ends []marker
+	marks := marker.SectionMarks(body)
+	var starts, ends []marker.SectionMark
 	for _, m := range marks {
-		if m.name != name {
+		if m.Name != name {
 			continue
 		}
-		if m.start {
+		if m.Start {
 			starts = append(starts, m)
 		} else {
 			ends = append(ends, m)
 		}
 	}
-	startMark, endMark := SpliceMarkers(name)
-	block := startMark + "\n" + strings.TrimSpace(section) + "\n" + endMark
+	block := marker.SectionBlock(name, section)
 	switch {
 	case len(starts) > 1 || len(ends) > 1:
 		return "", fmt.Errorf("splice: the body has %d start and %d end markers of section %q; want one of each", len(starts), len(ends), name)
@@ -89,25 +72,25 @@ func Splice(body, name, section string) (string, error) {
 		return "", fmt.Errorf("splice: the body has the end marker of section %q but no start marker", name)
 	case len(starts) == 1:
 		s, e := starts[0], ends[0]
-		if e.begin < s.end {
+		if e.Begin < s.End {
 			return "", fmt.Errorf("splice: the end marker of section %q comes before its start marker", name)
 		}
 		// Replacing the range would delete another section's marker inside
 		// it (interleaved or nested sections), breaking that section for
 		// good: refuse rather than rewrite someone else's text.
 		for _, m := range marks {
-			if m.name != name && m.begin >= s.end && m.end <= e.begin {
-				return "", fmt.Errorf("splice: section %q holds a marker of section %q between its start and end markers", name, m.name)
+			if m.Name != name && m.Begin >= s.End && m.End <= e.Begin {
+				return "", fmt.Errorf("splice: section %q holds a marker of section %q between its start and end markers", name, m.Name)
 			}
 		}
-		return body[:s.begin] + block + body[e.end:], nil
+		return body[:s.Begin] + block + body[e.End:], nil
 	}
 	// Insert before the first start marker of a section that sorts later.
 	later := -1
 	for _, m := range marks {
-		if m.start && rankLess(name, m.name) {
-			if later < 0 || m.begin < later {
-				later = m.begin
+		if m.Start && rankLess(name, m.Name) {
+			if later < 0 || m.Begin < later {
+				later = m.Begin
 			}
 		}
 	}

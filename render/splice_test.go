@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/internal/marker"
 )
 
 func block(name, section string) string {
@@ -101,9 +103,9 @@ func FuzzSplice(f *testing.F) {
 		// surrounds the block now, byte for byte.
 		before, after := out[:i], out[j+len(end):]
 		var own [][]int
-		for _, m := range markerRE.FindAllStringSubmatchIndex(body, -1) {
-			if body[m[2]:m[3]] == name {
-				own = append(own, m)
+		for _, m := range marker.SectionMarks(body) {
+			if m.Name == name {
+				own = append(own, []int{m.Begin, m.End})
 			}
 		}
 		switch {

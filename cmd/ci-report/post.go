@@ -184,7 +184,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	// The comments are listed before rendering: the profile's earlier
 	// comments carry the history the comment shows (docs/publish.md §14).
 	// When that fails, the report is still rendered for the job summary.
-	thread, openErr := pub.Open(ctx, target, run, opts.Profile)
+	suite := opts.Config.Suite.Name
+	thread, openErr := pub.Open(ctx, target, run, opts.Profile, suite)
 	if openErr == nil {
 		opts.History = thread.History
 		if o.saveHistory != "" {
@@ -200,10 +201,10 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	for _, w := range docs.Warnings {
 		fmt.Fprintf(stderr, "ci-report post: warning: %s\n", w)
 	}
-	post := publish.Post{Run: run, Profile: opts.Profile, Comment: docs.Comment, Verdict: docs.Verdict}
-	// Sections only describe a complete setup, and smoke runs and pull
-	// requests never touch the issue description.
-	if rep.SetupComplete && opts.Profile != "smoke" && opts.PR == 0 {
+	post := publish.Post{Run: run, Profile: opts.Profile, Suite: suite, Comment: docs.Comment, Verdict: docs.Verdict}
+	// Sections only describe a complete setup; which posts splice theirs
+	// (not smoke runs, not pull requests) publish decides.
+	if rep.SetupComplete {
 		post.Section, post.SectionName = docs.Section, docs.SectionName
 	}
 	if o.jobSummary {

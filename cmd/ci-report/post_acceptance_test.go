@@ -1,7 +1,7 @@
 package main
 
-// Acceptance of `ci-report post` against a GitHub REST fake written from the
-// API's documentation, independently of publish's own fake: the real CLI
+// Acceptance of `ci-report post` against the test suite's one GitHub fake
+// (internal/ghfake, written from the API's documentation): the real CLI
 // (mainEnv) runs in-process over a generated tree with GITHUB_API_URL pointed
 // at an httptest server that answers like api.github.com (paths, JSON
 // shapes, per_page and Link pagination, rate-limit headers and messages).
@@ -16,15 +16,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/ghfake"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -35,79 +34,46 @@ const (
 	accFile  = "gpu-correctness.yml"
 )
 
-type ghIssue struct {
-	Number  int
-	Title   string
-	Body    string
-	Labels  []string
-	PR      bool
-	HeadSHA string // pull requests only
-}
+// The post tests talk to the test suite's one GitHub fake
+// (internal/ghfake) under the names they have always used.
+type (
+	ghIssue   = ghfake.Issue
+	ghComment = ghfake.Comment
+	ghRun     = ghfake.Run
+	ghFault   = ghfake.Fault
+)
 
-type ghComment struct {
-	ID    int64
-	Issue int
-	User  string
-	Body  string
-}
-
-type ghRun struct {
-	ID         int64
-	HeadSHA    string
-	Branch     string
-	Status     string
-	Conclusion string
-	Title      string
-}
-
-// ghFault is one refusal the fake answers instead of the real handler.
-type ghFault func(w http.ResponseWriter)
-
-// ghFake is a small api.github.com for one repository: the one GitHub fake
-// of this package (postFake sets it up for the post tests).
-type ghFake struct {
-	t     *testing.T
-	mu    sync.Mutex
-	token string
-
-	issues   map[int]*ghIssue
-	comments []*ghComment
-	nextID   int64
-	statuses []map[string]any
-	runs     []ghRun // newest first, as the API lists them
-	// runsRepo is the repository whose workflow runs are served (the
-	// workflow's); the issues always live in accRepo.
-	runsRepo string
-
-	// faults answer the next requests matching "METHOD /path?query" or
-	// "METHOD /path", one fault per request, in order.
-	faults map[string][]ghFault
-	// afterBodyPatch runs once, after the first PATCH of an issue body has
-	// been stored: a concurrent writer replacing the body.
-	afterBodyPatch func(is *ghIssue)
-	// refuse, when non-zero, answers every request with this status and a
-	// message echoing the request's Authorization header, as a hostile or
-	// broken proxy might: what the CLI prints of it must be redacted.
-	refuse int
-
-	log []string // "METHOD /path?query" of every request
-}
+// ghFake is the fake of accRepo with the helpers the post tests read it by.
+type ghFake struct{ *ghfake.Server }
 
 func newGHFake(t *testing.T) *ghFake {
-	return &ghFake{t: t, token: accToken, issues: map[int]*ghIssue{}, nextID: 9000, runsRepo: accRepo, faults: map[string][]ghFault{}}
+	f := &ghFake{ghfake.NewServer(t, accRepo, accToken)}
+	f.LastComment = 9000
+	return f
 }
 
+// addFault makes the next request matching key ("METHOD /path?query", or
+// "METHOD /path" for any query) answer with fault, once.
 func (f *ghFake) addFault(key string, fault ghFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults[key] = append(f.faults[key], fault)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	method, target, _ := strings.Cut(key, " ")
+	fault.Method, fault.Path, fault.Times = method, target, 1
+	fault.Path, fault.Query, _ = strings.Cut(target, "?")
+	f.Faults = append(f.Faults, &fault)
 }
 
-// requests returns the logged requests, one per line.
+// requests returns the logged requests, "METHOD /path?query" each.
 func (f *ghFake) requests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.log...)
+	var out []string
+	for _, r := range f.Requests() {
+		line := r.Method + " " + r.Path
+		if r.RawQuery != "" {
+			line += "?" + r.RawQuery
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // writes returns the logged requests that are not GETs.
@@ -122,16 +88,16 @@ func (f *ghFake) writes() []string {
 }
 
 func (f *ghFake) issue(n int) ghIssue {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return *f.issues[n]
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return *f.Issues[n]
 }
 
 func (f *ghFake) commentsOn(n int) []ghComment {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	var out []ghComment
-	for _, c := range f.comments {
+	for _, c := range f.Comments {
 		if c.Issue == n {
 			out = append(out, *c)
 		}
@@ -139,420 +105,53 @@ func (f *ghFake) commentsOn(n int) []ghComment {
 	return out
 }
 
-func ghJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func ghMessage(w http.ResponseWriter, status int, msg, doc string) {
-	ghJSON(w, status, map[string]any{"message": msg, "documentation_url": doc, "status": strconv.Itoa(status)})
+// ghMessage is a refusal with GitHub's message and documentation link.
+func ghMessage(status int, msg, doc string) ghFault {
+	b, _ := json.Marshal(ghfake.Message(status, msg, doc))
+	return ghFault{Status: status, Body: string(b)}
 }
 
 // Refusals as GitHub sends them.
 func fault429(retryAfter int) ghFault {
-	return func(w http.ResponseWriter) {
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-		ghMessage(w, http.StatusTooManyRequests, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
-			"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
-	}
+	ft := ghMessage(http.StatusTooManyRequests, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+		"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+	ft.Header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
+	return ft
 }
 
 func faultSecondary403(retryAfter int) ghFault {
-	return func(w http.ResponseWriter) {
-		if retryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-		}
-		ghMessage(w, http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0400:1234:5678:9ABC:DEF0.",
-			"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+	ft := ghMessage(http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0400:1234:5678:9ABC:DEF0.",
+		"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+	if retryAfter > 0 {
+		ft.Header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
 	}
+	return ft
 }
 
 func faultPrimary403(reset time.Time) ghFault {
-	return func(w http.ResponseWriter) {
-		w.Header().Set("X-RateLimit-Limit", "5000")
-		w.Header().Set("X-RateLimit-Remaining", "0")
-		w.Header().Set("X-RateLimit-Used", "5000")
-		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
-		w.Header().Set("X-RateLimit-Resource", "core")
-		ghMessage(w, http.StatusForbidden, "API rate limit exceeded for installation ID 4711.",
-			"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting")
-	}
-}
-
-func (f *ghFake) issueJSON(is *ghIssue) map[string]any {
-	labels := []any{}
-	for _, l := range is.Labels {
-		labels = append(labels, map[string]any{"name": l, "color": "ededed"})
-	}
-	m := map[string]any{
-		"id": 100000 + is.Number, "node_id": "I_" + strconv.Itoa(is.Number), "number": is.Number, "title": is.Title,
-		"body": nilIfEmpty(is.Body), "state": "open", "labels": labels, "locked": false, "comments": len(f.commentsLocked(is.Number)),
-		"user":     map[string]any{"login": "maintainer", "type": "User"},
-		"html_url": "https://github.com/" + accRepo + "/issues/" + strconv.Itoa(is.Number),
-	}
-	if is.PR {
-		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + accRepo + "/pulls/" + strconv.Itoa(is.Number)}
-	}
-	return m
-}
-
-func (f *ghFake) commentsLocked(n int) []*ghComment {
-	var out []*ghComment
-	for _, c := range f.comments {
-		if c.Issue == n {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// nilIfEmpty is how GitHub sends an issue without a description: "body": null.
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func commentJSON(c *ghComment) map[string]any {
-	typ := "User"
-	if strings.HasSuffix(c.User, "[bot]") {
-		typ = "Bot"
-	}
-	var user any = map[string]any{"login": c.User, "type": typ}
-	if c.User == "" {
-		user = nil // a deleted account
-	}
-	return map[string]any{"id": c.ID, "node_id": "IC_" + strconv.FormatInt(c.ID, 10), "body": c.Body,
-		"user":     user,
-		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", accRepo, c.Issue, c.ID)}
-}
-
-func runJSON(r ghRun) map[string]any {
-	return map[string]any{"id": r.ID, "name": "GPU Correctness", "display_title": r.Title, "head_sha": r.HeadSHA,
-		"head_branch": r.Branch, "status": r.Status, "conclusion": r.Conclusion, "path": ".github/workflows/" + accFile,
-		"event": "schedule", "run_attempt": 1}
-}
-
-// paginate serves items by the request's page and per_page (default 30, at
-// most 100) and sets the Link header as GitHub does.
-func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) []T {
-	q := r.URL.Query()
-	per, _ := strconv.Atoi(q.Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	per = min(per, 100)
-	page, _ := strconv.Atoi(q.Get("page"))
-	if page <= 0 {
-		page = 1
-	}
-	last := max(1, (len(items)+per-1)/per)
-	link := func(p int, rel string) string {
-		u := *r.URL
-		u.Scheme, u.Host = "http", r.Host
-		qq := u.Query()
-		qq.Set("page", strconv.Itoa(p))
-		qq.Set("per_page", strconv.Itoa(per))
-		u.RawQuery = qq.Encode()
-		return fmt.Sprintf("<%s>; rel=%q", u.String(), rel)
-	}
-	var links []string
-	if page < last {
-		links = append(links, link(page+1, "next"), link(last, "last"))
-	}
-	if page > 1 {
-		links = append(links, link(1, "first"), link(page-1, "prev"))
-	}
-	if len(links) > 0 {
-		w.Header().Set("Link", strings.Join(links, ", "))
-	}
-	lo := min((page-1)*per, len(items))
-	hi := min(lo+per, len(items))
-	return items[lo:hi]
-}
-
-var (
-	reIssue        = regexp.MustCompile(`^/repos/` + accRepo + `/issues/(\d+)$`)
-	reIssueComment = regexp.MustCompile(`^/repos/` + accRepo + `/issues/(\d+)/comments$`)
-	reComment      = regexp.MustCompile(`^/repos/` + accRepo + `/issues/comments/(\d+)$`)
-	rePull         = regexp.MustCompile(`^/repos/` + accRepo + `/pulls/(\d+)$`)
-	reStatus       = regexp.MustCompile(`^/repos/` + accRepo + `/statuses/([0-9a-f]{40})$`)
-	reRun          = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
-	reRuns         = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
-	reRepo         = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
-)
-
-func (f *ghFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	line := r.Method + " " + r.URL.Path
-	if r.URL.RawQuery != "" {
-		line += "?" + r.URL.RawQuery
-	}
-	f.log = append(f.log, line)
-	w.Header().Set("X-GitHub-Api-Version-Selected", "2022-11-28")
-	if f.refuse != 0 {
-		ghMessage(w, f.refuse, "refused "+r.Header.Get("Authorization"), "https://docs.github.com/rest")
-		return
-	}
-	if r.Header.Get("Authorization") != "Bearer "+f.token {
-		ghMessage(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
-		return
-	}
-	// A fault for the exact request (query included) goes first.
-	for _, key := range []string{line, r.Method + " " + r.URL.Path} {
-		if q := f.faults[key]; len(q) > 0 {
-			f.faults[key] = q[1:]
-			q[0](w)
-			return
-		}
-	}
-	w.Header().Set("X-RateLimit-Limit", "5000")
-	w.Header().Set("X-RateLimit-Remaining", "4321")
-	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
-	var in struct {
-		Title       *string  `json:"title"`
-		Body        *string  `json:"body"`
-		Labels      []string `json:"labels"`
-		State       string   `json:"state"`
-		Description string   `json:"description"`
-		Context     string   `json:"context"`
-		TargetURL   string   `json:"target_url"`
-	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-			ghMessage(w, http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/rest")
-			return
-		}
-	}
-	path := r.URL.Path
-	num := func(re *regexp.Regexp) (int, bool) {
-		m := re.FindStringSubmatch(path)
-		if m == nil {
-			return 0, false
-		}
-		n, err := strconv.Atoi(m[1])
-		return n, err == nil
-	}
-	notFound := func() {
-		ghMessage(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest")
-	}
-	switch {
-	case path == "/user" && r.Method == http.MethodGet:
-		// What a workflow's GITHUB_TOKEN gets.
-		ghMessage(w, http.StatusForbidden, "Resource not accessible by integration",
-			"https://docs.github.com/rest/users/users#get-the-authenticated-user")
-	case reRepo.MatchString(path) && r.Method == http.MethodGet:
-		full := reRepo.FindStringSubmatch(path)[1]
-		if full != accRepo && full != f.runsRepo {
-			notFound()
-			return
-		}
-		ghJSON(w, 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": "main", "private": false})
-	case path == "/repos/"+accRepo+"/issues" && r.Method == http.MethodGet:
-		q := r.URL.Query()
-		if q.Get("state") != "open" {
-			f.t.Errorf("issues listed with state=%q, want open", q.Get("state"))
-		}
-		want := strings.Split(q.Get("labels"), ",")
-		var nums []int
-		for n := range f.issues {
-			nums = append(nums, n)
-		}
-		sort.Ints(nums)
-		var items []map[string]any
-		for _, n := range nums {
-			is := f.issues[n]
-			if hasAll(is.Labels, want) {
-				items = append(items, f.issueJSON(is))
-			}
-		}
-		ghJSON(w, 200, nonNil(paginate(w, r, items)))
-	case path == "/repos/"+accRepo+"/issues" && r.Method == http.MethodPost:
-		if in.Title == nil || *in.Title == "" {
-			ghJSON(w, 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Issue", "field": "title", "code": "missing_field"}}})
-			return
-		}
-		n := 1
-		for k := range f.issues {
-			n = max(n, k+1)
-		}
-		is := &ghIssue{Number: n, Title: *in.Title, Labels: in.Labels}
-		if in.Body != nil {
-			is.Body = *in.Body
-		}
-		f.issues[n] = is
-		ghJSON(w, 201, f.issueJSON(is))
-	case reIssueComment.MatchString(path):
-		n, _ := num(reIssueComment)
-		if f.issues[n] == nil {
-			notFound()
-			return
-		}
-		switch r.Method {
-		case http.MethodGet:
-			var items []map[string]any
-			for _, c := range f.commentsLocked(n) {
-				items = append(items, commentJSON(c))
-			}
-			ghJSON(w, 200, nonNil(paginate(w, r, items)))
-		case http.MethodPost:
-			if in.Body == nil || *in.Body == "" {
-				ghJSON(w, 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "IssueComment", "field": "body", "code": "missing_field"}}})
-				return
-			}
-			f.nextID++
-			c := &ghComment{ID: f.nextID, Issue: n, User: accBot, Body: *in.Body}
-			f.comments = append(f.comments, c)
-			ghJSON(w, 201, commentJSON(c))
-		default:
-			notFound()
-		}
-	case reComment.MatchString(path):
-		id, _ := num(reComment)
-		for _, c := range f.comments {
-			if c.ID != int64(id) {
-				continue
-			}
-			switch r.Method {
-			case http.MethodGet:
-				ghJSON(w, 200, commentJSON(c))
-			case http.MethodPatch:
-				if c.User != accBot {
-					ghMessage(w, http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
-					return
-				}
-				if in.Body != nil {
-					c.Body = *in.Body
-				}
-				ghJSON(w, 200, commentJSON(c))
-			default:
-				notFound()
-			}
-			return
-		}
-		notFound()
-	case reIssue.MatchString(path):
-		n, _ := num(reIssue)
-		is := f.issues[n]
-		if is == nil {
-			notFound()
-			return
-		}
-		switch r.Method {
-		case http.MethodGet:
-			ghJSON(w, 200, f.issueJSON(is))
-		case http.MethodPatch:
-			if in.Body != nil {
-				is.Body = *in.Body
-			}
-			if in.Title != nil {
-				is.Title = *in.Title
-			}
-			ghJSON(w, 200, f.issueJSON(is))
-			if hook := f.afterBodyPatch; hook != nil && in.Body != nil {
-				f.afterBodyPatch = nil
-				hook(is)
-			}
-		default:
-			notFound()
-		}
-	case rePull.MatchString(path) && r.Method == http.MethodGet:
-		n, _ := num(rePull)
-		is := f.issues[n]
-		if is == nil || !is.PR {
-			notFound()
-			return
-		}
-		ghJSON(w, 200, map[string]any{"id": 500000 + n, "number": n, "state": "open", "title": is.Title, "body": is.Body,
-			"head": map[string]any{"sha": is.HeadSHA, "ref": "feature"}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}})
-	case reStatus.MatchString(path) && r.Method == http.MethodPost:
-		switch in.State {
-		case "error", "failure", "pending", "success":
-		default:
-			ghJSON(w, 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"}}})
-			return
-		}
-		st := map[string]any{"sha": reStatus.FindStringSubmatch(path)[1], "state": in.State, "description": in.Description,
-			"context": in.Context, "target_url": in.TargetURL}
-		f.statuses = append(f.statuses, st)
-		ghJSON(w, 201, st)
-	case reRun.MatchString(path) && r.Method == http.MethodGet:
-		m := reRun.FindStringSubmatch(path)
-		id, _ := strconv.ParseInt(m[2], 10, 64)
-		if m[1] != f.runsRepo {
-			notFound()
-			return
-		}
-		for _, run := range f.runs {
-			if run.ID == id {
-				ghJSON(w, 200, runJSON(run))
-				return
-			}
-		}
-		notFound()
-	case reRuns.MatchString(path) && r.Method == http.MethodGet:
-		if m := reRuns.FindStringSubmatch(path); m[1] != f.runsRepo || m[2] != accFile {
-			notFound()
-			return
-		}
-		q := r.URL.Query()
-		var items []map[string]any
-		for _, run := range f.runs {
-			if (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
-				items = append(items, runJSON(run))
-			}
-		}
-		total := len(items)
-		ghJSON(w, 200, map[string]any{"total_count": total, "workflow_runs": nonNil(paginate(w, r, items))})
-	default:
-		notFound()
-	}
-}
-
-func hasAll(have, want []string) bool {
-	for _, w := range want {
-		if w == "" {
-			continue
-		}
-		found := false
-		for _, h := range have {
-			if strings.EqualFold(h, w) {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	ft := ghMessage(http.StatusForbidden, "API rate limit exceeded for installation ID 4711.",
+		"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting")
+	ft.Header = map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+		"X-RateLimit-Reset": strconv.FormatInt(reset.Unix(), 10), "X-RateLimit-Resource": "core"}
+	return ft
 }
 
 // accSetup is a repository with a results issue (#7, found by number or by
 // label), a pull request (#12), and workflow history for the previous run.
 func accSetup(t *testing.T) (*ghFake, *httptest.Server) {
 	f := newGHFake(t)
-	f.issues[7] = &ghIssue{Number: 7, Title: "GPU CI results", Labels: []string{"gpu-ci"},
+	f.Issues[7] = &ghIssue{Title: "GPU CI results", Labels: []string{"gpu-ci"},
 		Body: "<!-- ci-report:results-issue -->\r\nHand-written intro by the maintainers.\r\n"}
-	f.issues[12] = &ghIssue{Number: 12, Title: "Speed up page allocation", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01",
+	f.Issues[12] = &ghIssue{Title: "Speed up page allocation", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01",
 		Body: "PR body"}
 	// Comments by others, one of them quoting our marker: never ours to edit.
-	f.comments = append(f.comments, &ghComment{ID: 10, Issue: 7, User: "octocat",
+	f.Comments = append(f.Comments, &ghComment{ID: 10, Issue: 7, Author: "octocat",
 		Body: "quoting:\n<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->\n"})
-	f.runs = []ghRun{
-		{ID: 4242, HeadSHA: "1111111111111111111111111111111111111111", Branch: "main", Status: "in_progress", Title: "GPU Correctness (nightly)"},
-		{ID: 4100, HeadSHA: "2222222222222222222222222222222222222222", Branch: "main", Status: "completed", Conclusion: "success", Title: "GPU Correctness (weekly)"},
-		{ID: 4000, HeadSHA: "3333333333333333333333333333333333333333", Branch: "feature", Status: "completed", Conclusion: "success", Title: "GPU Correctness (nightly)"},
-		{ID: 3900, HeadSHA: "4444444444444444444444444444444444444444", Branch: "main", Status: "completed", Conclusion: "failure", Title: "GPU Correctness (nightly)"},
+	f.Runs = []ghRun{
+		{ID: 4242, HeadSHA: "1111111111111111111111111111111111111111", Branch: "main", Status: "in_progress", Title: "GPU Correctness (nightly)", File: accFile},
+		{ID: 4100, HeadSHA: "2222222222222222222222222222222222222222", Branch: "main", Status: "completed", Conclusion: "success", Title: "GPU Correctness (weekly)", File: accFile},
+		{ID: 4000, HeadSHA: "3333333333333333333333333333333333333333", Branch: "feature", Status: "completed", Conclusion: "success", Title: "GPU Correctness (nightly)", File: accFile},
+		{ID: 3900, HeadSHA: "4444444444444444444444444444444444444444", Branch: "main", Status: "completed", Conclusion: "failure", Title: "GPU Correctness (nightly)", File: accFile},
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
@@ -644,7 +243,7 @@ func TestAcceptancePostTwiceSameRun(t *testing.T) {
 	f, srv := accSetup(t)
 	// 150 other comments first, so ours lands on page 2 of per_page=100.
 	for i := 0; i < 150; i++ {
-		f.comments = append(f.comments, &ghComment{ID: int64(100 + i), Issue: 7, User: "someone", Body: "comment " + strconv.Itoa(i)})
+		f.Comments = append(f.Comments, &ghComment{ID: int64(100 + i), Issue: 7, Author: "someone", Body: "comment " + strconv.Itoa(i)})
 	}
 	environ := accEnv(srv)
 	original := f.issue(7).Body
@@ -673,7 +272,7 @@ func TestAcceptancePostTwiceSameRun(t *testing.T) {
 	ours := func() []ghComment {
 		var out []ghComment
 		for _, c := range f.commentsOn(7) {
-			if c.User == accBot {
+			if c.Author == accBot {
 				out = append(out, c)
 			}
 		}
@@ -803,12 +402,12 @@ func TestAcceptancePRMode(t *testing.T) {
 	if !slices.Contains(f.requests(), "GET /repos/"+accRepo+"/pulls/12") {
 		t.Errorf("the head SHA was not read from the pull request: %v", f.requests())
 	}
-	if len(f.statuses) != 1 {
-		t.Fatalf("statuses: %v", f.statuses)
+	if len(f.Statuses) != 1 {
+		t.Fatalf("statuses: %v", f.Statuses)
 	}
-	st := f.statuses[0]
-	if st["state"] != "failure" || st["context"] != "GPU CI (nightly)" || st["description"] != "Failed or did not finish" ||
-		st["target_url"] != "https://github.com/"+accRepo+"/actions/runs/4242" {
+	st := f.Statuses[0]
+	if st.State != "failure" || st.Context != "GPU CI (nightly)" || st.Description != "Failed or did not finish" ||
+		st.TargetURL != "https://github.com/"+accRepo+"/actions/runs/4242" {
 		t.Errorf("status %v", st)
 	}
 	comment, _ := renderDocs(t, environ, "--pr", "12", "--prev", "4444444444444444444444444444444444444444:failure")
@@ -829,8 +428,8 @@ func TestAcceptancePRMode(t *testing.T) {
 	if slices.Contains(f2.requests(), "GET /repos/"+accRepo+"/pulls/12") {
 		t.Errorf("--head-sha still read the pull request")
 	}
-	if len(f2.statuses) != 1 || f2.statuses[0]["sha"] != "9999999999999999999999999999999999999999" {
-		t.Errorf("--head-sha statuses: %v", f2.statuses)
+	if len(f2.Statuses) != 1 || f2.Statuses[0].SHA != "9999999999999999999999999999999999999999" {
+		t.Errorf("--head-sha statuses: %v", f2.Statuses)
 	}
 }
 
@@ -861,14 +460,14 @@ func TestAcceptanceDryRunSendsNoWrite(t *testing.T) {
 // and skips labelled issues without the marker.
 func TestAcceptanceLabelLookup(t *testing.T) {
 	f, srv := accSetup(t)
-	delete(f.issues, 7)
+	delete(f.Issues, 7)
 	for n := 1; n <= 130; n++ {
-		f.issues[100+n] = &ghIssue{Number: 100 + n, Title: "flaky " + strconv.Itoa(n), Labels: []string{"gpu-ci"}, Body: "no marker"}
+		f.Issues[100+n] = &ghIssue{Title: "flaky " + strconv.Itoa(n), Labels: []string{"gpu-ci"}, Body: "no marker"}
 	}
 	// An older pull request quoting the marker: must not be taken.
-	f.issues[50] = &ghIssue{Number: 50, Title: "docs: results issue", PR: true, Labels: []string{"gpu-ci"},
+	f.Issues[50] = &ghIssue{Title: "docs: results issue", PR: true, Labels: []string{"gpu-ci"},
 		Body: "mentions <!-- ci-report:results-issue --> in a diff", HeadSHA: strings.Repeat("5", 40)}
-	f.issues[300] = &ghIssue{Number: 300, Title: "GPU CI results", Labels: []string{"gpu-ci", "ci"},
+	f.Issues[300] = &ghIssue{Title: "GPU CI results", Labels: []string{"gpu-ci", "ci"},
 		Body: "<!-- ci-report:results-issue -->\nintro\n"}
 	r := accCLI(t, accEnv(srv), append([]string{"post", "--issue-label", "gpu-ci"}, accParts()...)...)
 	if r.code != exitOK {
@@ -889,25 +488,26 @@ func TestAcceptanceLabelLookup(t *testing.T) {
 
 	// No labelled issue with the marker and --create: opens one, labelled.
 	f2, srv2 := accSetup(t)
-	delete(f2.issues, 7)
+	delete(f2.Issues, 7)
 	r = accCLI(t, accEnv(srv2), append([]string{"post", "--issue-label", "gpu-ci", "--create", "--issue-title", "Nightly GPU results"}, accParts()...)...)
 	if r.code != exitOK {
 		t.Fatalf("--create: exit %d\n%s", r.code, r.stderr)
 	}
 	var created *ghIssue
-	for _, is := range f2.issues {
+	createdN := 0
+	for n, is := range f2.Issues {
 		if is.Title == "Nightly GPU results" {
-			created = is
+			created, createdN = is, n
 		}
 	}
 	if created == nil || !slices.Equal(created.Labels, []string{"gpu-ci"}) ||
 		!strings.HasPrefix(created.Body, "<!-- ci-report:results-issue -->\n") ||
-		!strings.Contains(created.Body, "<!-- gpu-ci:nightly:start -->") || len(f2.commentsOn(created.Number)) != 1 {
+		!strings.Contains(created.Body, "<!-- gpu-ci:nightly:start -->") || len(f2.commentsOn(createdN)) != 1 {
 		t.Errorf("--create: issue %+v", created)
 	}
 	// Without --create: exit 3 naming the label.
 	f3, srv3 := accSetup(t)
-	delete(f3.issues, 7)
+	delete(f3.Issues, 7)
 	r = accCLI(t, accEnv(srv3), append([]string{"post", "--issue-label", "gpu-ci"}, accParts()...)...)
 	if r.code != exitGitHub || !strings.Contains(r.stderr, `no open issue labelled "gpu-ci"`) {
 		t.Errorf("no results issue: exit %d\n%s", r.code, r.stderr)
@@ -919,7 +519,12 @@ func TestAcceptanceLabelLookup(t *testing.T) {
 func TestAcceptanceConcurrentWriter(t *testing.T) {
 	f, srv := accSetup(t)
 	theirs := "<!-- ci-report:results-issue -->\r\nHand-written intro by the maintainers.\r\n\r\n<!-- gpu-ci:perf:start -->\nperf section\n<!-- gpu-ci:perf:end -->\r\n"
-	f.afterBodyPatch = func(is *ghIssue) { is.Body = theirs }
+	once := false
+	f.AfterBodyPatch = func(_ int, is *ghIssue) {
+		if !once {
+			once, is.Body = true, theirs
+		}
+	}
 	r := accCLI(t, accEnv(srv), append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -956,28 +561,22 @@ func TestAcceptanceExitCodes(t *testing.T) {
 		{name: "missing issue 404", args: []string{"post", "--issue", "77"}, want: exitGitHub, wantStderr: "issue #77 does not exist in " + accRepo},
 		{name: "issue is a pull request", args: []string{"post", "--issue", "12"}, want: exitUsage, wantStderr: "is a pull request"},
 		{name: "no permission 403", setup: func(f *ghFake, _ map[string]string) {
-			f.addFault("POST /repos/"+accRepo+"/issues/7/comments", func(w http.ResponseWriter) {
-				ghMessage(w, 403, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#create-an-issue-comment")
-			})
+			f.addFault("POST /repos/"+accRepo+"/issues/7/comments", ghMessage(403, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#create-an-issue-comment"))
 		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "`issues: write`", wantWrites: 1},
 		{name: "primary limit past max-wait", setup: func(f *ghFake, _ map[string]string) {
 			f.addFault("GET /repos/"+accRepo+"/issues/7", faultPrimary403(time.Now().Add(2*time.Hour)))
 		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "longer than --max-wait"},
 		{name: "empty description, deleted commenter", setup: func(f *ghFake, _ map[string]string) {
-			f.issues[7].Body = ""
-			f.comments = append(f.comments, &ghComment{ID: 11, Issue: 7, Body: "<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->"})
+			f.Issues[7].Body = ""
+			f.Comments = append(f.Comments, &ghComment{ID: 11, Issue: 7, Body: "<!-- ci-report:comment run=4242 attempt=1 profile=nightly -->"})
 		}, args: []string{"post", "--issue", "7"}, want: exitOK, wantWrites: 2},
 		{name: "proxy 502 with HTML every time", setup: func(f *ghFake, _ map[string]string) {
 			for i := 0; i < 4; i++ {
-				f.addFault("GET /repos/"+accRepo+"/issues/7", func(w http.ResponseWriter) {
-					w.Header().Set("Content-Type", "text/html")
-					w.WriteHeader(502)
-					_, _ = w.Write([]byte("<html><body><h1>502 Bad Gateway</h1></body></html>"))
-				})
+				f.addFault("GET /repos/"+accRepo+"/issues/7", ghFault{Status: 502, HTML: "<html><body><h1>502 Bad Gateway</h1></body></html>"})
 			}
 		}, args: []string{"post", "--issue", "7"}, want: exitGitHub, wantStderr: "read issue #7 of " + accRepo + ": GitHub unreachable or failing after 4 tries: GET /repos/" + accRepo + "/issues/7: HTTP 502"},
 		{name: "5xx then success", setup: func(f *ghFake, _ map[string]string) {
-			f.addFault("GET /repos/"+accRepo+"/issues/7/comments", func(w http.ResponseWriter) { ghMessage(w, 502, "Server Error", "") })
+			f.addFault("GET /repos/"+accRepo+"/issues/7/comments", ghMessage(502, "Server Error", ""))
 		}, args: []string{"post", "--issue", "7"}, want: exitOK, wantWrites: 2},
 	}
 	for _, tc := range tests {
@@ -1008,7 +607,7 @@ func TestAcceptanceExitCodes(t *testing.T) {
 func TestGHFakePagination(t *testing.T) {
 	f, srv := accSetup(t)
 	for i := 0; i < 45; i++ {
-		f.comments = append(f.comments, &ghComment{ID: int64(200 + i), Issue: 7, User: "x", Body: "b"})
+		f.Comments = append(f.Comments, &ghComment{ID: int64(200 + i), Issue: 7, Author: "x", Body: "b"})
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/repos/"+accRepo+"/issues/7/comments?page=2", nil)
 	req.Header.Set("Authorization", "Bearer "+accToken)
@@ -1049,7 +648,7 @@ func TestAcceptanceIssueInOtherRepository(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, srv := accSetup(t)
-			f.runsRepo = fork
+			f.RunsRepo = fork
 			environ := accEnv(srv)
 			for k, v := range tc.environ {
 				environ[k] = v
@@ -1077,7 +676,7 @@ func TestAcceptanceIssueInOtherRepository(t *testing.T) {
 func TestAcceptanceRerunAttempt(t *testing.T) {
 	f, srv := accSetup(t)
 	for i := 0; i < 120; i++ {
-		f.comments = append(f.comments, &ghComment{ID: int64(100 + i), Issue: 7, User: "someone", Body: "comment"})
+		f.Comments = append(f.Comments, &ghComment{ID: int64(100 + i), Issue: 7, Author: "someone", Body: "comment"})
 	}
 	environ := accEnv(srv)
 	args := append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)
@@ -1099,7 +698,7 @@ func TestAcceptanceRerunAttempt(t *testing.T) {
 	}
 	var markers []string
 	for _, c := range f.commentsOn(7) {
-		if c.User == accBot {
+		if c.Author == accBot {
 			markers = append(markers, strings.SplitN(c.Body, "\n", 2)[0])
 		}
 	}
@@ -1125,10 +724,10 @@ func TestAcceptanceBodyEditedInWebEditor(t *testing.T) {
 	if r := accCLI(t, environ, args...); r.code != exitOK {
 		t.Fatalf("first post: exit %d\n%s", r.code, r.stderr)
 	}
-	f.mu.Lock()
-	f.issues[7].Body = strings.ReplaceAll(strings.ReplaceAll(f.issues[7].Body, "\r\n", "\n"), "\n", "\r\n")
-	edited := f.issues[7].Body
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Issues[7].Body = strings.ReplaceAll(strings.ReplaceAll(f.Issues[7].Body, "\r\n", "\n"), "\n", "\r\n")
+	edited := f.Issues[7].Body
+	f.Mu.Unlock()
 	before := len(f.requests())
 	r := accCLI(t, environ, args...)
 	if r.code != exitOK {
@@ -1150,9 +749,9 @@ func TestAcceptancePRModePass(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if len(f.statuses) != 1 || f.statuses[0]["state"] != "success" || f.statuses[0]["description"] != "All cases passed" ||
-		f.statuses[0]["sha"] != "abcdef0123456789abcdef0123456789abcdef01" {
-		t.Errorf("statuses %v", f.statuses)
+	if len(f.Statuses) != 1 || f.Statuses[0].State != "success" || f.Statuses[0].Description != "All cases passed" ||
+		f.Statuses[0].SHA != "abcdef0123456789abcdef0123456789abcdef01" {
+		t.Errorf("statuses %v", f.Statuses)
 	}
 	if w := f.writes(); countPrefix(w, "PATCH ") != 0 {
 		t.Errorf("PR mode patched: %v", w)
@@ -1175,23 +774,19 @@ func TestAcceptancePreviousRunUnavailable(t *testing.T) {
 		{name: "lookup works", setup: func(f *ghFake) {}},
 		{name: "token without actions read", wantCalled: "GET " + runPath,
 			setup: func(f *ghFake) {
-				f.addFault("GET "+runPath, func(w http.ResponseWriter) {
-					ghMessage(w, http.StatusForbidden, "Resource not accessible by integration",
-						"https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run")
-				})
+				f.addFault("GET "+runPath, ghMessage(http.StatusForbidden, "Resource not accessible by integration",
+					"https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run"))
 			},
 			wantWarn: []string{"read workflow run 4242 of " + accRepo, "GET " + runPath + ": HTTP 403", "`actions: read`"}},
 		{name: "workflow file 404", wantCalled: "GET " + runsPath,
 			setup: func(f *ghFake) {
-				f.addFault("GET "+runsPath, func(w http.ResponseWriter) {
-					ghMessage(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow")
-				})
+				f.addFault("GET "+runsPath, ghMessage(http.StatusNotFound, "Not Found", "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow"))
 			},
 			wantWarn: []string{"list runs of " + accFile + " on main of " + accRepo, "GET " + runsPath + ": HTTP 404"}},
 		{name: "5xx after the retries", wantCalled: "GET " + runPath,
 			setup: func(f *ghFake) {
 				for i := 0; i < 4; i++ {
-					f.addFault("GET "+runPath, func(w http.ResponseWriter) { ghMessage(w, http.StatusBadGateway, "Server Error", "") })
+					f.addFault("GET "+runPath, ghMessage(http.StatusBadGateway, "Server Error", ""))
 				}
 			},
 			wantWarn: []string{"read workflow run 4242 of " + accRepo + ": GitHub unreachable or failing after 4 tries", "GET " + runPath + ": HTTP 502"}},
@@ -1225,7 +820,7 @@ func TestAcceptancePreviousRunUnavailable(t *testing.T) {
 			comment, section := renderDocs(t, environ, prevArgs...)
 			var ours []string
 			for _, c := range f.commentsOn(7) {
-				if c.User == accBot {
+				if c.Author == accBot {
 					ours = append(ours, c.Body)
 				}
 			}
@@ -1256,7 +851,7 @@ func TestAcceptancePreviousRunUnavailable(t *testing.T) {
 func TestAcceptanceHistoryLocalRender(t *testing.T) {
 	f, srv := accSetup(t)
 	// An earlier run of ours in which every case passed.
-	f.comments = append(f.comments, &ghComment{ID: 11, Issue: 7, User: accBot,
+	f.Comments = append(f.Comments, &ghComment{ID: 11, Issue: 7, Author: accBot,
 		Body: "<!-- ci-report:comment run=4100 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-27 · PASS\n\n" +
 			`<!-- ci-report:digest {"v":1,"profile":"nightly","run":"4100","attempt":"1","date":"2026-11-27","total":24} -->` + "\n"})
 	environ := accEnv(srv)
@@ -1275,7 +870,7 @@ func TestAcceptanceHistoryLocalRender(t *testing.T) {
 	}
 	var posted string
 	for _, c := range f.commentsOn(7) {
-		if c.User == accBot && strings.HasPrefix(c.Body, "<!-- ci-report:comment run=4300 ") {
+		if c.Author == accBot && strings.HasPrefix(c.Body, "<!-- ci-report:comment run=4300 ") {
 			posted = c.Body
 		}
 	}

@@ -34,9 +34,9 @@ func postMerged(verdict string, ok bool) string {
 // body, accepting postTestToken; its comments are numbered from 101.
 func postFake(t *testing.T, body string) (*ghFake, *httptest.Server) {
 	f := newGHFake(t)
-	f.token = postTestToken
-	f.nextID = 100
-	f.issues[7] = &ghIssue{Number: 7, Title: "GPU CI results", Body: body}
+	f.Token = postTestToken
+	f.LastComment = 100
+	f.Issues[7] = &ghIssue{Title: "GPU CI results", Body: body}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
@@ -177,7 +177,7 @@ func TestPostExitCodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			gh, srv := postFake(t, "")
-			gh.refuse = tc.refuse
+			gh.Refuse = tc.refuse
 			environ := tc.env
 			environ["GITHUB_API_URL"] = srv.URL
 			code, _, stderr := runPostTest(t, environ, tc.args...)

@@ -1,0 +1,685 @@
+// Package ghfake is the test suite's one GitHub: a small in-memory REST API
+// for one repository, written from the API's documentation, that answers
+// like api.github.com (paths, JSON shapes, per_page and Link pagination,
+// rate-limit headers, refusals with GitHub's messages): issues and the pull
+// requests the issues API shows, their comments, the token's user, workflow
+// runs (of RunsRepo, which may be another repository), pulls and commit
+// statuses. Faults answer chosen requests instead, and hooks let a test act
+// as a concurrent writer. Every request is recorded with its body and the
+// status it got, for the request transcripts the publish tests compare with
+// golden files (docs/publish.md §13).
+//
+// It is imported by _test.go files only (publish and cmd/ci-report).
+package ghfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Bot is the login of a workflow's GITHUB_TOKEN, which cannot read GET /user.
+const Bot = "github-actions[bot]"
+
+// WriterHeader tags a request with the writer that sent it, so that faults
+// (Fault.From) and Hold can pick one of several concurrent writers.
+const WriterHeader = "X-Test-Writer"
+
+// Issue is an issue, or a pull request as the issues API shows it.
+type Issue struct {
+	Title   string
+	Body    string
+	Labels  []string
+	PR      bool
+	HeadSHA string // pull requests: the head commit GET .../pulls/{n} returns
+	Closed  bool
+}
+
+// Comment is an issue or pull-request comment; an empty Author is a
+// deleted account (GitHub sends "user": null).
+type Comment struct {
+	ID     int64
+	Issue  int
+	Author string
+	Body   string
+}
+
+// Run is a workflow run of RunsRepo's workflow File.
+type Run struct {
+	ID         int64
+	Title      string
+	HeadSHA    string
+	Branch     string
+	Status     string
+	Conclusion string
+	File       string
+}
+
+// Status is a commit status set through POST .../statuses/{sha}.
+type Status struct {
+	SHA, State, Context, Description, TargetURL string
+}
+
+// Fault answers a matching request instead of the fake, Times times after
+// letting Skip through. Landed makes the fake do the work anyway before
+// answering with the failure (a write that was applied but whose answer was
+// lost).
+type Fault struct {
+	Method, Path string
+	// Query, when set, matches only that exact raw query; such faults are
+	// looked at before those without one.
+	Query  string
+	Status int
+	Header map[string]string
+	Body   string // JSON
+	// HTML, when set, is the answer's body instead, as text/html: what a
+	// proxy in front of GitHub sends.
+	HTML   string
+	Times  int
+	Skip   int
+	Landed bool
+	// EchoAuth puts the request's Authorization header in the message, as a
+	// hostile or broken proxy might.
+	EchoAuth bool
+	// From, when set, matches only requests of that writer (WriterHeader).
+	From string
+}
+
+// Request is one request the fake received, and the status it answered.
+type Request struct {
+	Method   string
+	URI      string // path and query as sent
+	Path     string
+	RawQuery string
+	Body     string
+	Status   int
+}
+
+// Server is the fake. Set its fields before the first request; while
+// requests may come, read and change them only under Mu.
+type Server struct {
+	T     *testing.T
+	Token string
+	// Repo owns the issues ("owner/name"); RunsRepo the workflow runs
+	// (empty: Repo).
+	Repo, RunsRepo string
+	// Login is what GET /user returns; empty: 403 "Resource not accessible
+	// by integration", and comments are written by Bot.
+	Login         string
+	DefaultBranch string
+
+	Mu       sync.Mutex
+	Issues   map[int]*Issue
+	Comments []*Comment
+	Runs     []Run // newest first, as the API lists them
+	Statuses []Status
+	// NextIssue is the number of the next issue created (then counted up);
+	// 0: one past the highest. LastComment is the id of the last comment
+	// created.
+	NextIssue   int
+	LastComment int64
+	// PageSize, when set, caps per_page (the publish tests page by 2).
+	PageSize int
+	Faults   []*Fault
+	// Refuse, when non-zero, answers every request with this status and a
+	// message echoing the request's Authorization header.
+	Refuse int
+	// DropSectionOnce: the GET of an issue after its body was PATCHed
+	// returns the body from before the PATCH, as if a concurrent writer had
+	// saved an older copy in between.
+	DropSectionOnce bool
+	dropped         map[int]string
+	// AfterBodyPatch, when set, runs under Mu right after a PATCH of an
+	// issue body was stored: another writer acting between our PATCH and
+	// our read-back.
+	AfterBodyPatch func(n int, is *Issue)
+	// Hold, when set, is called outside Mu for every request twice: before
+	// it is applied (applied false) and after, before it is answered
+	// (applied true), so that a test can make a request slow there.
+	Hold func(r *http.Request, applied bool)
+
+	log []Request
+}
+
+// New starts a fake of repo answering token, closed when the test ends.
+func New(t *testing.T, repo, token string) (*Server, *httptest.Server) {
+	f := NewServer(t, repo, token)
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+// NewServer is the fake of repo answering token, not yet serving.
+func NewServer(t *testing.T, repo, token string) *Server {
+	return &Server{T: t, Token: token, Repo: repo, DefaultBranch: "main", Issues: map[int]*Issue{}, dropped: map[int]string{}}
+}
+
+// Requests returns the requests received so far, in order.
+func (f *Server) Requests() []Request {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return append([]Request(nil), f.log...)
+}
+
+// IssueNumbers returns the issue numbers in order.
+func (f *Server) IssueNumbers() []int {
+	var ns []int
+	for n := range f.Issues {
+		ns = append(ns, n)
+	}
+	sort.Ints(ns)
+	return ns
+}
+
+// ServeHTTP answers one request.
+func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if f.Hold != nil {
+		f.Hold(r, false)
+	}
+	f.Mu.Lock()
+	status, resp, hdr := f.route(r, body)
+	f.log = append(f.log, Request{Method: r.Method, URI: r.URL.RequestURI(), Path: r.URL.Path, RawQuery: r.URL.RawQuery,
+		Body: string(body), Status: status})
+	f.Mu.Unlock()
+	if f.Hold != nil {
+		f.Hold(r, true)
+	}
+	w.Header().Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+	for k, v := range hdr {
+		w.Header().Set(k, v)
+	}
+	if html, ok := resp.(htmlBody); ok {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(status)
+		w.Write([]byte(html))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(resp)
+	w.Write(b)
+}
+
+// htmlBody is an answer that is not JSON (Fault.HTML).
+type htmlBody string
+
+type answer = map[string]string
+
+// Message is GitHub's shape of a refusal.
+func Message(status int, msg, doc string) map[string]any {
+	return map[string]any{"message": msg, "documentation_url": doc, "status": strconv.Itoa(status)}
+}
+
+func refusal(status int, msg, doc string) (int, any, answer) {
+	return status, Message(status, msg, doc), nil
+}
+
+func notFound() (int, any, answer) {
+	return refusal(http.StatusNotFound, "Not Found", "https://docs.github.com/rest")
+}
+
+func validation(resource, field string) (int, any, answer) {
+	return 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": resource, "field": field, "code": "missing_field"}}}, nil
+}
+
+// route answers under Mu: a refusal of every request, the token check,
+// a fault, else the API.
+func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
+	if f.Refuse != 0 {
+		return refusal(f.Refuse, "refused "+r.Header.Get("Authorization"), "https://docs.github.com/rest")
+	}
+	if r.Header.Get("Authorization") != "Bearer "+f.Token {
+		return refusal(http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
+	}
+	if ft := f.fault(r); ft != nil {
+		if ft.Landed {
+			f.handle(r, body)
+		}
+		hdr := answer{}
+		for k, v := range ft.Header {
+			hdr[k] = v
+		}
+		if ft.HTML != "" {
+			return ft.Status, htmlBody(ft.HTML), hdr
+		}
+		msg := map[string]any{}
+		if ft.Body != "" {
+			if err := json.Unmarshal([]byte(ft.Body), &msg); err != nil {
+				f.T.Fatalf("fault body %q: %v", ft.Body, err)
+			}
+		}
+		if ft.EchoAuth {
+			msg["message"] = "forbidden for " + r.Header.Get("Authorization")
+		}
+		return ft.Status, msg, hdr
+	}
+	status, resp, hdr := f.handle(r, body)
+	if hdr == nil {
+		hdr = answer{}
+	}
+	hdr["X-RateLimit-Limit"] = "5000"
+	hdr["X-RateLimit-Remaining"] = "4321"
+	hdr["X-RateLimit-Reset"] = strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	return status, resp, hdr
+}
+
+// fault is the fault that answers r, counted, or nil: one for r's exact
+// query first, then one for its path.
+func (f *Server) fault(r *http.Request) *Fault {
+	for _, exact := range []bool{true, false} {
+		for _, ft := range f.Faults {
+			if ft.Times <= 0 || ft.Method != r.Method || ft.Path != r.URL.Path || (ft.Query != "") != exact ||
+				(exact && ft.Query != r.URL.RawQuery) || (ft.From != "" && ft.From != r.Header.Get(WriterHeader)) {
+				continue
+			}
+			if ft.Skip > 0 {
+				ft.Skip--
+				continue
+			}
+			ft.Times--
+			return ft
+		}
+	}
+	return nil
+}
+
+var (
+	reRepo  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
+	reRun   = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
+	reRuns  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
+	reInRep = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/(issues|pulls|statuses)(/.*)?$`)
+)
+
+// payload is what a POST or PATCH may carry.
+type payload struct {
+	Title       *string  `json:"title"`
+	Body        *string  `json:"body"`
+	Labels      []string `json:"labels"`
+	State       string   `json:"state"`
+	Description string   `json:"description"`
+	Context     string   `json:"context"`
+	TargetURL   string   `json:"target_url"`
+}
+
+func (f *Server) runsRepo() string {
+	if f.RunsRepo != "" {
+		return f.RunsRepo
+	}
+	return f.Repo
+}
+
+// handle answers the API itself.
+func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
+	var in payload
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &in); err != nil {
+			return refusal(http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/rest")
+		}
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/user" && r.Method == http.MethodGet:
+		if f.Login == "" {
+			// What a workflow's GITHUB_TOKEN gets.
+			return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/users/users#get-the-authenticated-user")
+		}
+		return 200, map[string]any{"login": f.Login, "type": "User"}, nil
+	case reRepo.MatchString(p) && r.Method == http.MethodGet:
+		full := reRepo.FindStringSubmatch(p)[1]
+		if full != f.Repo && full != f.runsRepo() {
+			return notFound()
+		}
+		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": f.DefaultBranch, "private": false}, nil
+	case (reRun.MatchString(p) || reRuns.MatchString(p)) && r.Method == http.MethodGet:
+		return f.runs(r)
+	}
+	m := reInRep.FindStringSubmatch(p)
+	if m == nil || m[1] != f.Repo {
+		return notFound()
+	}
+	rest := strings.Split(strings.TrimPrefix(m[3], "/"), "/")
+	if m[3] == "" {
+		rest = nil
+	}
+	switch m[2] {
+	case "issues":
+		return f.issues(r, rest, in)
+	case "pulls":
+		return f.pull(r, rest)
+	}
+	return f.status(r, rest, in)
+}
+
+// runs answers a workflow run of RunsRepo and the runs of its workflow
+// files, filtered by branch and status.
+func (f *Server) runs(r *http.Request) (int, any, answer) {
+	p := r.URL.Path
+	switch {
+	case reRun.MatchString(p) && r.Method == http.MethodGet:
+		m := reRun.FindStringSubmatch(p)
+		id, _ := strconv.ParseInt(m[2], 10, 64)
+		for _, run := range f.Runs {
+			if m[1] == f.runsRepo() && run.ID == id {
+				return 200, run.json(), nil
+			}
+		}
+		return notFound()
+	case reRuns.MatchString(p) && r.Method == http.MethodGet:
+		m := reRuns.FindStringSubmatch(p)
+		if m[1] != f.runsRepo() {
+			return notFound()
+		}
+		q := r.URL.Query()
+		var items []any
+		for _, run := range f.Runs {
+			if run.File == m[2] && (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
+				items = append(items, run.json())
+			}
+		}
+		page, hdr := f.page(r, items)
+		return 200, map[string]any{"total_count": len(items), "workflow_runs": page}, hdr
+	}
+	return notFound()
+}
+
+// issues answers .../issues, .../issues/{n}, .../issues/{n}/comments and
+// .../issues/comments/{id}.
+func (f *Server) issues(r *http.Request, rest []string, in payload) (int, any, answer) {
+	switch {
+	case len(rest) == 0 && r.Method == http.MethodGet:
+		return f.listIssues(r)
+	case len(rest) == 0 && r.Method == http.MethodPost:
+		return f.createIssue(in)
+	case len(rest) == 2 && rest[0] == "comments":
+		return f.comment(r, rest[1], in)
+	case len(rest) == 2 && rest[1] == "comments":
+		return f.comments(r, rest[0], in)
+	case len(rest) == 1:
+		return f.issue(r, rest[0], in)
+	}
+	return notFound()
+}
+
+// listIssues lists the open issues carrying every label asked for.
+func (f *Server) listIssues(r *http.Request) (int, any, answer) {
+	q := r.URL.Query()
+	if q.Get("state") != "open" {
+		f.T.Errorf("issues listed with state=%q, want open", q.Get("state"))
+	}
+	var items []any
+	for _, n := range f.IssueNumbers() {
+		if is := f.Issues[n]; !is.Closed && hasAll(is.Labels, strings.Split(q.Get("labels"), ",")) {
+			items = append(items, f.issueJSON(n))
+		}
+	}
+	page, hdr := f.page(r, items)
+	return 200, page, hdr
+}
+
+// createIssue opens an issue numbered NextIssue, else one past the highest.
+func (f *Server) createIssue(in payload) (int, any, answer) {
+	if in.Title == nil || *in.Title == "" {
+		return validation("Issue", "title")
+	}
+	n := f.NextIssue
+	if n == 0 {
+		for k := range f.Issues {
+			n = max(n, k)
+		}
+		n++
+	} else {
+		f.NextIssue++
+	}
+	is := &Issue{Title: *in.Title, Labels: in.Labels}
+	if in.Body != nil {
+		is.Body = *in.Body
+	}
+	f.Issues[n] = is
+	return 201, f.issueJSON(n), nil
+}
+
+// issue reads or edits issue num, with the hooks of a concurrent writer.
+func (f *Server) issue(r *http.Request, num string, in payload) (int, any, answer) {
+	n, _ := strconv.Atoi(num)
+	is, ok := f.Issues[n]
+	if !ok {
+		return notFound()
+	}
+	switch r.Method {
+	case http.MethodGet:
+		if old, ok := f.dropped[n]; ok {
+			is.Body = old
+			delete(f.dropped, n)
+		}
+		return 200, f.issueJSON(n), nil
+	case http.MethodPatch:
+		if f.DropSectionOnce {
+			f.dropped[n] = is.Body
+			f.DropSectionOnce = false
+		}
+		if in.Body != nil {
+			is.Body = *in.Body
+		}
+		if in.Title != nil {
+			is.Title = *in.Title
+		}
+		resp := f.issueJSON(n)
+		if f.AfterBodyPatch != nil && in.Body != nil {
+			f.AfterBodyPatch(n, is)
+		}
+		return 200, resp, nil
+	}
+	return notFound()
+}
+
+// comments lists or creates the comments of issue n.
+func (f *Server) comments(r *http.Request, num string, in payload) (int, any, answer) {
+	n, _ := strconv.Atoi(num)
+	if _, ok := f.Issues[n]; !ok {
+		return notFound()
+	}
+	switch r.Method {
+	case http.MethodGet:
+		var items []any
+		for _, c := range f.Comments {
+			if c.Issue == n {
+				items = append(items, f.commentJSON(c))
+			}
+		}
+		page, hdr := f.page(r, items)
+		return 200, page, hdr
+	case http.MethodPost:
+		if in.Body == nil || *in.Body == "" {
+			return validation("IssueComment", "body")
+		}
+		f.LastComment++
+		c := &Comment{ID: f.LastComment, Issue: n, Author: f.identity(), Body: *in.Body}
+		f.Comments = append(f.Comments, c)
+		return 201, f.commentJSON(c), nil
+	}
+	return notFound()
+}
+
+// comment reads or edits one comment; only its author may edit it.
+func (f *Server) comment(r *http.Request, num string, in payload) (int, any, answer) {
+	id, _ := strconv.ParseInt(num, 10, 64)
+	for _, c := range f.Comments {
+		if c.ID != id {
+			continue
+		}
+		switch r.Method {
+		case http.MethodGet:
+			return 200, f.commentJSON(c), nil
+		case http.MethodPatch:
+			if !strings.EqualFold(c.Author, f.identity()) {
+				return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
+			}
+			if in.Body != nil {
+				c.Body = *in.Body
+			}
+			return 200, f.commentJSON(c), nil
+		}
+		return notFound()
+	}
+	return notFound()
+}
+
+func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
+	if len(rest) != 1 || r.Method != http.MethodGet {
+		return notFound()
+	}
+	n, _ := strconv.Atoi(rest[0])
+	is := f.Issues[n]
+	if is == nil || !is.PR {
+		return notFound()
+	}
+	return 200, map[string]any{"id": 500000 + n, "number": n, "state": "open", "title": is.Title, "body": is.Body,
+		"head": map[string]any{"sha": is.HeadSHA, "ref": "feature"}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}}, nil
+}
+
+var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+func (f *Server) status(r *http.Request, rest []string, in payload) (int, any, answer) {
+	if len(rest) != 1 || r.Method != http.MethodPost || !shaRE.MatchString(rest[0]) {
+		return notFound()
+	}
+	switch in.State {
+	case "error", "failure", "pending", "success":
+	default:
+		return 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"}}}, nil
+	}
+	st := Status{SHA: rest[0], State: in.State, Context: in.Context, Description: in.Description, TargetURL: in.TargetURL}
+	f.Statuses = append(f.Statuses, st)
+	return 201, map[string]any{"sha": st.SHA, "state": st.State, "description": st.Description, "context": st.Context, "target_url": st.TargetURL}, nil
+}
+
+// identity is the author of the comments the token writes.
+func (f *Server) identity() string {
+	if f.Login != "" {
+		return f.Login
+	}
+	return Bot
+}
+
+// page serves one page of items by the request's page and per_page
+// (default 30, at most 100 and PageSize), with GitHub's Link header.
+func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
+	q := r.URL.Query()
+	per, _ := strconv.Atoi(q.Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	per = min(per, 100)
+	if f.PageSize > 0 {
+		per = min(per, f.PageSize)
+	}
+	page := max(1, atoi(q.Get("page")))
+	last := max(1, (len(items)+per-1)/per)
+	link := func(p int, rel string) string {
+		u := *r.URL
+		u.Scheme, u.Host = "http", r.Host
+		qq := u.Query()
+		qq.Set("page", strconv.Itoa(p))
+		qq.Set("per_page", strconv.Itoa(per))
+		u.RawQuery = qq.Encode()
+		return fmt.Sprintf("<%s>; rel=%q", u.String(), rel)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"), link(page-1, "prev"))
+	}
+	var hdr answer
+	if len(links) > 0 {
+		hdr = answer{"Link": strings.Join(links, ", ")}
+	}
+	lo := min((page-1)*per, len(items))
+	hi := min(lo+per, len(items))
+	out := items[lo:hi]
+	if out == nil {
+		out = []any{}
+	}
+	return out, hdr
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// hasAll: an issue carries every wanted label (GitHub compares them without case).
+func hasAll(have, want []string) bool {
+	for _, w := range want {
+		if w == "" {
+			continue
+		}
+		found := false
+		for _, h := range have {
+			found = found || strings.EqualFold(h, w)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Server) issueJSON(n int) map[string]any {
+	is := f.Issues[n]
+	labels := []any{}
+	for _, l := range is.Labels {
+		labels = append(labels, map[string]any{"name": l, "color": "ededed"})
+	}
+	comments := 0
+	for _, c := range f.Comments {
+		if c.Issue == n {
+			comments++
+		}
+	}
+	var body any = is.Body
+	if is.Body == "" {
+		body = nil // how GitHub sends an issue without a description
+	}
+	state := "open"
+	if is.Closed {
+		state = "closed"
+	}
+	m := map[string]any{
+		"id": 100000 + n, "node_id": "I_" + strconv.Itoa(n), "number": n, "title": is.Title,
+		"body": body, "state": state, "labels": labels, "locked": false, "comments": comments,
+		"user":     map[string]any{"login": "maintainer", "type": "User"},
+		"html_url": "https://github.com/" + f.Repo + "/issues/" + strconv.Itoa(n),
+	}
+	if is.PR {
+		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + f.Repo + "/pulls/" + strconv.Itoa(n)}
+	}
+	return m
+}
+
+func (f *Server) commentJSON(c *Comment) map[string]any {
+	typ := "User"
+	if strings.HasSuffix(c.Author, "[bot]") {
+		typ = "Bot"
+	}
+	var user any = map[string]any{"login": c.Author, "type": typ}
+	if c.Author == "" {
+		user = nil // a deleted account
+	}
+	return map[string]any{"id": c.ID, "node_id": "IC_" + strconv.FormatInt(c.ID, 10), "body": c.Body, "user": user,
+		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", f.Repo, c.Issue, c.ID)}
+}
+
+func (r Run) json() map[string]any {
+	return map[string]any{"id": r.ID, "name": "GPU Correctness", "display_title": r.Title, "head_sha": r.HeadSHA,
+		"head_branch": r.Branch, "status": r.Status, "conclusion": r.Conclusion, "path": ".github/workflows/" + r.File,
+		"event": "schedule", "run_attempt": 1}
+}

@@ -1,0 +1,96 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/internal/text"
+)
+
+// Suite is what sets one suite's documents apart from the others' in a
+// results issue several suites share (docs/render.md §13): kvcached's GPU
+// suite is the default one, without a name; another (a CPU pytest suite
+// imported with `import junit`) names itself in its own config file, and
+// gets its own comments, section and history beside kvcached's.
+type Suite struct {
+	// Name keys the suite: its comments' marker lines carry `suite=<name>`,
+	// its digests `"suite"`, and its section is named after it. It follows
+	// marker.Name, and is required when the config has a suite.
+	Name string `json:"name"`
+	// Profile, when set, is the one profile the suite reports: rendering
+	// another profile under this config is an error, so that a suite's runs
+	// never land in another profile's thread.
+	Profile string `json:"profile,omitempty"`
+	// Title is the title of the suite's comments and section, instead of
+	// the config's titles entry for the profile.
+	Title string `json:"title,omitempty"`
+	// Section is the name in the suite's section markers
+	// (<!-- gpu-ci:<section>:start -->); empty: marker.SectionName,
+	// `<name>-<profile>`.
+	Section string `json:"section,omitempty"`
+}
+
+// suiteTitleCut bounds a suite's title: it heads the comment and the section.
+const suiteTitleCut = 100
+
+// validate checks the suite of a config for a render of profile; the zero
+// Suite is the default suite and always valid.
+func (s Suite) validate(profile string) error {
+	if s == (Suite{}) {
+		return nil
+	}
+	for _, f := range []struct{ key, v string }{{"name", s.Name}, {"profile", s.Profile}, {"section", s.Section}} {
+		if (f.v != "" || f.key == "name") && !marker.ValidName(f.v) {
+			return fmt.Errorf("render: config suite.%s %q: want %s", f.key, text.Cut(f.v, 40), marker.Name)
+		}
+	}
+	if s.Profile != "" && s.Profile != profile {
+		return fmt.Errorf("render: config suite.profile: the suite %s reports profile %s, not %s", s.Name, s.Profile, profile)
+	}
+	if _, kvcached := DefaultConfig().Titles[s.Section]; kvcached {
+		// The default suite's sections are named by their profiles: a
+		// suite taking one of those names would overwrite kvcached's.
+		return fmt.Errorf("render: config suite.section %q is a section of the default suite; name another", s.Section)
+	}
+	if t := s.Title; t != "" && (runeCount(t) > suiteTitleCut || strings.IndexFunc(t, unicode.IsControl) >= 0 || strings.TrimSpace(t) != t) {
+		return fmt.Errorf("render: config suite.title %q: want one line of at most %d code points, without surrounding spaces", text.Cut(t, 40), suiteTitleCut)
+	}
+	return nil
+}
+
+// forSuite is c as the renders of profile use it: the suite's title, when
+// it has one, is the profile's.
+func (c Config) forSuite(profile string) Config {
+	if c.Suite.Title == "" {
+		return c
+	}
+	c.Titles = mergeMap(c.Titles, map[string]string{profile: c.Suite.Title})
+	return c
+}
+
+// sectionName is the splice name of this render's section: the profile
+// for the default suite, else the suite's section.
+func (r *renderer) sectionName() string {
+	if s := r.cfg.Suite; s.Section != "" {
+		return s.Section
+	}
+	return marker.SectionName(r.cfg.Suite.Name, r.profile)
+}
+
+// suiteSection is the section of a named suite whose setup describes no
+// engine and no case, as an imported part's does (docs/render.md §13): the
+// title, when and what it runs, and the section's usual closing blocks.
+func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
+	w := &writer{}
+	sentence := w.t("when_suite", map[string]any{
+		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
+		"Workflow": r.cfg.workflow(r.profile),
+		"Repo":     r.cfg.repo(),
+		"Cases":    len(r.rep.Cases),
+		"Product":  text.Plain(r.cfg.Product),
+		"Parts":    len(r.rep.Parts),
+	})
+	return r.sectionDoc(w, p, sentence, nil)
+}
