@@ -204,7 +204,7 @@
 // counts as not run, and the comment lists it on a Skipped line. A case
 // that says it was skipped but failed counts as failed, so that
 // contradictory data never hides a failure. Details and skip reasons are
-// one line of valid UTF-8 (CutDetail). Status 0 is a
+// one line of valid UTF-8 (text.CutLine). Status 0 is a
 // transport error (error = "<Type>: <message>", at most 2000 characters); a
 // request is ok with status 200 and token_ids not null; a phase is ok with at
 // least one result, all ok.

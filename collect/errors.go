@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // The errors of the readers name the field at fault as a path
@@ -38,6 +40,25 @@ func (e *fieldError) Error() string {
 
 func (e *fieldError) Unwrap() error { return e.Err }
 
+// split is the error as the field path and what was wrong there, as Error
+// joins them (field + ": " + what); field is "" when none is named.
+func (e *fieldError) split() (field, what string) {
+	inner, nested := e.Err.(*fieldError)
+	switch {
+	case e.Field == "" && nested:
+		return inner.split()
+	case e.Field == "":
+		return "", e.Err.Error()
+	case nested && inner.Field != "":
+		f, w := inner.split()
+		if strings.HasPrefix(inner.Field, "[") {
+			return e.Field + f, w
+		}
+		return e.Field + "." + f, w
+	}
+	return e.Field, e.Err.Error()
+}
+
 func atField(field string, err error) error {
 	if err == nil {
 		return nil
@@ -66,20 +87,7 @@ func pathKey(key string) string {
 
 // quoteCut quotes a string from a file for a message, cut to 40
 // characters, so that it can make the message neither huge nor ambiguous.
-func quoteCut(s string) string {
-	n, cut := 0, 0
-	for i := range s { // by rune, without reading past the 41st
-		if n == 39 {
-			cut = i
-		}
-		if n == 40 {
-			s = s[:cut] + "…"
-			break
-		}
-		n++
-	}
-	return strconv.Quote(s)
-}
+func quoteCut(s string) string { return strconv.Quote(text.Cut(s, 40)) }
 
 // matchKey returns the known field that key selects, as readOptions match keys
 // choose it: an exact match, else a case-insensitive one.

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Validate says what is wrong with a case's excerpt (docs/formats.md §4.9),
@@ -47,5 +49,5 @@ func validPartPath(p string) bool {
 // ExcerptLine makes one log line fit an Excerpt: valid UTF-8 (U+FFFD),
 // without its line end, cut to ExcerptLineCut code points.
 func ExcerptLine(b []byte) string {
-	return CutDetail(strings.TrimRight(string(b), "\r\n"), ExcerptLineCut)
+	return text.CutLine(strings.TrimRight(string(b), "\r\n"), ExcerptLineCut)
 }

@@ -37,7 +37,7 @@ type phasesFilter struct {
 	arrays []bool
 	off    bool
 
-	inString, escaped bool
+	str StringLexer
 	// match is how much of "phases" the string being read at caseDepth
 	// has matched (-1: not that string); key says that the last string
 	// closed there was exactly "phases".
@@ -153,21 +153,31 @@ func (f *phasesFilter) forget(off int64) {
 
 const phasesKey = "phases"
 
-// filter lexes b, the next piece of the input, and appends to f.cuts the
-// runs of integers it takes out.
 func (f *phasesFilter) filter(b []byte) {
 	for i := 0; i < len(b); i++ {
-		if f.inString {
-			i = f.inStr(b, i)
+		c := b[i]
+		if f.str.In() {
+			switch where := f.str.Step(c); {
+			case where == InEscape:
+				f.match = -1
+			case where == Closing:
+				f.key = f.match == len(phasesKey)
+			case f.match >= 0:
+				if f.match < len(phasesKey) && c == phasesKey[f.match] {
+					f.match++
+				} else {
+					f.match = -1
+				}
+			}
 			continue
 		}
-		c := b[i]
 		depth := len(f.arrays)
 		switch c {
 		case ' ', '\t', '\n', '\r':
 			continue // an element may follow
 		case '"':
-			f.inString, f.match = true, -1
+			f.str.Step(c)
+			f.match = -1
 			if depth == f.caseDepth {
 				f.match = 0
 			}
@@ -206,32 +216,6 @@ func (f *phasesFilter) filter(b []byte) {
 		}
 		f.elem = false
 	}
-}
-
-// inStr lexes b from b[i], inside a string, to the quote that closes it or
-// the end of b, noting whether the string is the key "phases"; it returns
-// the index of the last byte it read.
-func (f *phasesFilter) inStr(b []byte, i int) int {
-	for ; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case f.escaped:
-			f.escaped = false
-		case c == '\\':
-			f.escaped, f.match = true, -1
-		case c == '"':
-			f.inString = false
-			f.key = f.match == len(phasesKey)
-			return i
-		case f.match >= 0:
-			if f.match < len(phasesKey) && c == phasesKey[f.match] {
-				f.match++
-			} else {
-				f.match = -1
-			}
-		}
-	}
-	return len(b) - 1
 }
 
 // skipIntegers skips, from b[i] (the start of an array element), each

@@ -26,7 +26,7 @@ type Input struct {
 	// PerfProblems are the defects of the perf artifacts, each naming its
 	// file relative to its root, and a second root with perf/ (whose
 	// artifacts are not read), in the order of the paths.
-	PerfProblems []string
+	PerfProblems []Problem
 	// MergedPath and Merged are a merged.json given as the only path: its
 	// path and its bytes, unread as JSON.
 	MergedPath string
@@ -76,7 +76,7 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 			continue
 		}
 		if in.Perf != nil {
-			in.PerfProblems = append(in.PerfProblems, fmt.Sprintf("%s also holds perf artifacts; only the first root's are reported", filepath.Base(p)))
+			in.PerfProblems = append(in.PerfProblems, Problem{What: fmt.Sprintf("%s also holds perf artifacts; only the first root's are reported", filepath.Base(p))})
 			continue
 		}
 		setup, summary, problems := LoadPerf(p)
@@ -84,7 +84,7 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 		if _, err := os.Lstat(filepath.Join(p, "error.txt")); err == nil {
 			in.Perf.ErrorTxt = true
 		}
-		in.PerfProblems = append(in.PerfProblems, RelativeProblems(problems, p)...)
+		in.PerfProblems = append(in.PerfProblems, problems...)
 	}
 	return in, nil
 }

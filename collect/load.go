@@ -75,7 +75,7 @@ type Part struct {
 	// being read (a malformed setup.json, bad cases.jsonl lines, ...), each
 	// naming the file (relative to Dir) and the field. A report must show
 	// them.
-	Problems []string
+	Problems []Problem
 }
 
 // DisplayName is the report name of a part: vLLM for vllm, SGLang for
@@ -215,7 +215,6 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	p = Part{Dir: d.dir, Name: partName(d.dir)}
 	defer func() {
 		p.Display = DisplayName(p.Name) // after part.json may rename
-		p.Problems = RelativeProblems(p.Problems, d.dir)
 	}()
 	if d.missing {
 		p.Status, p.Reason = StatusMissing, ReasonNotFound
@@ -268,7 +267,15 @@ type partLoad struct {
 
 func (l *partLoad) file(n string) string { return filepath.Join(l.dir, n) }
 
-func (l *partLoad) problem(msg string) { l.p.Problems = append(l.p.Problems, msg) }
+func (l *partLoad) problem(err error, then string) {
+	l.p.Problems = append(l.p.Problems, problemOf(err, l.dir, then))
+}
+
+// inFile notes a problem a reader found in the part's file name, said as
+// msg, and what the load does about it (then).
+func (l *partLoad) inFile(name, msg, then string) {
+	l.problem(&fileError{l.file(name), errors.New(msg)}, then)
+}
 
 // meta reads part.json; broken is why it could not be read ("" when it
 // was, or is absent).
@@ -283,7 +290,7 @@ func (l *partLoad) meta() (broken string) {
 		l.p.Planned = meta.Planned
 	case !errors.Is(err, fs.ErrNotExist):
 		broken = err.Error()
-		l.problem(broken + " (the part's plan and completion are unknown)")
+		l.problem(err, "the part's plan and completion are unknown")
 	}
 	return broken
 }
@@ -299,7 +306,7 @@ func (l *partLoad) setup() {
 	case err == nil:
 		l.p.Setup = &setup
 	case !errors.Is(err, fs.ErrNotExist):
-		l.problem(err.Error() + " (the part contributes no setup)")
+		l.problem(err, "the part contributes no setup")
 	}
 }
 
@@ -314,16 +321,16 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 		l.p.Cases = sum.Cases
 		l.p.Deselected = sum.Deselected
 		for _, msg := range sum.Dropped {
-			l.problem(fmt.Sprintf("read %s: %s (case left out)", l.file("summary.json"), msg))
+			l.inFile("summary.json", msg, "case left out")
 		}
 		for _, msg := range sum.Repeated {
-			l.problem(fmt.Sprintf("read %s: %s (both kept)", l.file("summary.json"), msg))
+			l.inFile("summary.json", msg, "both kept")
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		failed = "no summary.json"
 	default:
 		failed = err.Error()
-		l.problem(failed)
+		l.problem(err, "")
 	}
 	return sum, failed
 }
@@ -337,16 +344,16 @@ func (l *partLoad) casesJSONL() {
 	case err == nil:
 		l.p.Cases = res.Cases
 		for _, b := range res.Bad {
-			l.problem(fmt.Sprintf("read %s: %s (line skipped)", l.file("cases.jsonl"), b))
+			l.inFile("cases.jsonl", b, "line skipped")
 		}
 		for _, b := range res.Repeated {
-			l.problem(fmt.Sprintf("read %s: %s (both kept)", l.file("cases.jsonl"), b))
+			l.inFile("cases.jsonl", b, "both kept")
 		}
 		if res.Stopped != "" {
-			l.problem(fmt.Sprintf("read %s: %s", l.file("cases.jsonl"), res.Stopped))
+			l.inFile("cases.jsonl", res.Stopped, "")
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		l.problem(err.Error())
+		l.problem(err, "")
 	}
 }
 
@@ -361,7 +368,7 @@ func (l *partLoad) timelines() {
 		}
 		tl, err := readUsage(l.root, l.dir, c.Name)
 		if err != nil {
-			l.problem(err.Error() + " (the case has no chart)")
+			l.problem(err, "the case has no chart")
 			continue
 		}
 		c.Timeline = tl
@@ -443,25 +450,5 @@ func incompleteSetup(data []byte, path string) error {
 	if missing == nil {
 		return nil
 	}
-	return fmt.Errorf("read %s: %s: missing, so the setup is incomplete", path, strings.Join(missing, " and "))
-}
-
-// RelativeProblems makes problems read under dir name their files
-// relative to it ("setup.json: cases[0].tp: ..."): they reach the run's
-// comment, which must not show the paths of the machine that ran render, and
-// the report already names the part.
-func RelativeProblems(problems []string, dir string) []string {
-	under := filepath.Join(dir, "x")
-	under = under[:len(under)-1] // dir and a separator; "" for "."
-	for i, msg := range problems {
-		if under == "" {
-			problems[i] = strings.TrimPrefix(msg, "read ")
-			continue
-		}
-		// "read <dir>/f: ..." is "f: ..."; any other mention of a file
-		// under dir (an os error's "open <dir>/f: ...") loses the dir.
-		msg = strings.ReplaceAll(msg, "read "+under, "")
-		problems[i] = strings.ReplaceAll(msg, under, "")
-	}
-	return problems
+	return &fileError{path, fmt.Errorf("%s: missing, so the setup is incomplete", strings.Join(missing, " and "))}
 }

@@ -51,9 +51,9 @@ func openIn(root *os.Root, dir, name string) (*os.File, error) {
 		// os.Root's error for a link out of the root has no exported
 		// sentinel; Lstat tells the reader what the file is.
 		if fi, lerr := root.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("read %s: %w", path, errEscapes)
+			return nil, &fileError{path, errEscapes}
 		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, &fileError{path, err}
 	}
 	return checkRegular(f, path)
 }
@@ -64,11 +64,11 @@ func checkRegular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, &fileError{path, err}
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("read %s: %w (%s), not read", path, errNotRegular, fileKind(fi.Mode()))
+		return nil, &fileError{path, fmt.Errorf("%w (%s), not read", errNotRegular, fileKind(fi.Mode()))}
 	}
 	return f, nil
 }

@@ -35,7 +35,7 @@ func TestOpenOnlyRegularFiles(t *testing.T) {
 		"part.json: not a regular file (a named pipe), not read (the part's plan and completion are unknown)",
 		"setup.json: not a regular file (a directory), not read (the part contributes no setup)",
 	}
-	if got := parts[0].Problems; strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := Problems(parts[0].Problems); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems = %q, want %q", got, want)
 	}
 	if len(parts[0].Cases) != 2 || !parts[0].HasSummary {
@@ -77,7 +77,7 @@ func TestLinksOutOfThePartRefused(t *testing.T) {
 		"summary.json: a symbolic link that leaves its part directory, not followed",
 	}
 	p := parts[0]
-	if strings.Join(p.Problems, "\n") != strings.Join(want, "\n") || p.Setup != nil || p.HasSummary || p.Status != StatusPartial {
+	if strings.Join(Problems(p.Problems), "\n") != strings.Join(want, "\n") || p.Setup != nil || p.HasSummary || p.Status != StatusPartial {
 		t.Errorf("part %s (%s), setup %v, summary %v, problems %q; want problems %q", p.Status, p.Reason, p.Setup != nil, p.HasSummary, p.Problems, want)
 	}
 	// perf/ likewise.
@@ -89,7 +89,7 @@ func TestLinksOutOfThePartRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	setup, _, problems := LoadPerf(filepath.Join(root, "perfroot"))
-	if setup != nil || len(problems) != 1 || !strings.Contains(problems[0], "setup.json: a symbolic link that leaves its part directory") {
+	if setup != nil || len(problems) != 1 || !strings.Contains(problems[0].String(), "setup.json: a symbolic link that leaves its part directory") {
 		t.Errorf("perf setup %v, problems %q", setup, problems)
 	}
 }

@@ -61,10 +61,10 @@ func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
 func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, &fileError{path, err}
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: %w (over %d MiB)", path, errTooLarge, limit>>20)
+		return nil, &fileError{path, fmt.Errorf("%w (over %d MiB)", errTooLarge, limit>>20)}
 	}
 	return data, nil
 }
@@ -74,13 +74,13 @@ func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 // ReadJSONFile's.
 func DecodeFile(path string, data []byte, v any) error {
 	if err := decodeJSON(data, v); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return &fileError{path, err}
 	}
 	// json.Unmarshal reads null into a struct as its zero value: a file
 	// that says nothing must not read as one that says every field is empty.
 	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
 		bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return fmt.Errorf("read %s: %w", path, &kindError{want: "object", got: "null"})
+		return &fileError{path, &kindError{want: "object", got: "null"}}
 	}
 	return nil
 }
@@ -149,21 +149,11 @@ func jsonShape(raw []byte) (compact bool, depth int) {
 // byte and the number of objects and arrays open before it; f returns false
 // to stop the walk.
 func WalkJSON(raw []byte, f func(i int, c byte, depth int) bool) {
-	inString, escaped, depth := false, false, 0
+	var lex StringLexer
+	depth := 0
 	for i, c := range raw {
-		switch {
-		case escaped:
-			escaped = false
+		if lex.Step(c) != Outside {
 			continue
-		case inString:
-			if c == '\\' {
-				escaped = true
-			} else if c == '"' {
-				inString = false
-			}
-			continue
-		case c == '"':
-			inString = true
 		}
 		if !f(i, c, depth) {
 			return

@@ -1,7 +1,10 @@
 package collect
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,37 +253,59 @@ func TestLoadPartsErrorsNameFileAndField(t *testing.T) {
 			}
 			// Relative to the part directory: problems reach the comment,
 			// which must not show the paths of the machine that read them.
-			if len(parts[0].Problems) != 1 || !strings.HasPrefix(parts[0].Problems[0], tc.want) {
+			if len(parts[0].Problems) != 1 || !strings.HasPrefix(parts[0].Problems[0].String(), tc.want) {
 				t.Errorf("problems = %q, want one starting %q", parts[0].Problems, tc.want)
 			}
 		})
 	}
 }
 
-func TestRelativeProblems(t *testing.T) {
+// A problem names its file relative to the part directory and the field at
+// fault apart from what was wrong; the text reads as the error did, without
+// the paths of the machine that read it (problems reach the comment).
+func TestProblemOf(t *testing.T) {
 	dir := filepath.Join("/abs", "run", "vllm")
-	for _, tc := range []struct{ name, in, want string }{
-		{"read prefix", "read " + filepath.Join(dir, "setup.json") + ": cases[1].tp: want integer, got string", "setup.json: cases[1].tp: want integer, got string"},
-		{"os error", "open " + filepath.Join(dir, "part.json") + ": permission denied", "open part.json: permission denied"},
-		{"other directory kept", "read /abs/run/vllm2/setup.json: x", "read /abs/run/vllm2/setup.json: x"},
-		{"no path", "cases[0]: want object", "cases[0]: want object"},
+	tp := &fieldError{Field: "cases", Err: &fieldError{Field: "[1]", Err: &fieldError{Field: "tp", Err: &kindError{want: "integer", got: "string"}}}}
+	perm := &fs.PathError{Op: "open", Path: filepath.Join(dir, "part.json"), Err: fs.ErrPermission}
+	for _, tc := range []struct {
+		name      string
+		err       error
+		dir, then string
+		want      Problem
+		text      string
+	}{
+		{"field", &fileError{filepath.Join(dir, "setup.json"), tp}, dir, "the part contributes no setup",
+			Problem{File: "setup.json", Field: "cases[1].tp", What: "want integer, got string (the part contributes no setup)"},
+			"setup.json: cases[1].tp: want integer, got string (the part contributes no setup)"},
+		{"os error", &fileError{filepath.Join(dir, "part.json"), perm}, dir, "",
+			Problem{File: "part.json", What: "open part.json: permission denied"}, "part.json: open part.json: permission denied"},
+		{"other directory kept", errors.New("read /abs/run/vllm2/setup.json: x"), dir, "",
+			Problem{What: "read /abs/run/vllm2/setup.json: x"}, "read /abs/run/vllm2/setup.json: x"},
+		{"no path", errors.New("cases[0]: want object"), dir, "", Problem{What: "cases[0]: want object"}, "cases[0]: want object"},
+		{"wrapped is text", fmt.Errorf("while merging: %w", &fileError{filepath.Join(dir, "setup.json"), tp}), dir, "",
+			Problem{What: "while merging: setup.json: cases[1].tp: want integer, got string"}, "while merging: setup.json: cases[1].tp: want integer, got string"},
+		{"dot", &fileError{"setup.json", &fieldError{Field: "gpus", Err: &kindError{want: "array", got: "string"}}}, ".", "",
+			Problem{File: "setup.json", Field: "gpus", What: "want array, got string"}, "setup.json: gpus: want array, got string"},
+		{"dot, os error", errors.New("read setup.json: open part.json: permission denied"), ".", "",
+			Problem{What: "setup.json: open part.json: permission denied"}, "setup.json: open part.json: permission denied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := RelativeProblems([]string{tc.in}, dir)[0]; got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
+			got := problemOf(tc.err, tc.dir, tc.then)
+			if got != tc.want || got.String() != tc.text {
+				t.Errorf("problemOf = %#v (%q), want %#v (%q)", got, got, tc.want, tc.text)
 			}
 		})
 	}
-	// The current directory as the part: files are named as they are.
-	for _, tc := range []struct{ name, in, want string }{
-		{"read prefix, dot", "read setup.json: gpus: want array, got string", "setup.json: gpus: want array, got string"},
-		{"os error, dot", "open part.json: permission denied", "open part.json: permission denied"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := RelativeProblems([]string{tc.in}, ".")[0]; got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
+	// Merged, a problem names its part and case, and reads back from
+	// merged.json as the same text.
+	p := Problem{Part: "vLLM", File: "summary.json", Case: "a", What: `class "x" is not one of product, harness, infra; shown as unclassified`}
+	if got, want := p.String(), `vLLM: summary.json: case a: class "x" is not one of product, harness, infra; shown as unclassified`; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	b, _ := json.Marshal([]Problem{p})
+	var back []Problem
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != 1 || back[0].String() != p.String() {
+		t.Errorf("merged.json round trip: %s -> %#v, %v", b, back, err)
 	}
 }
 
@@ -407,8 +432,10 @@ func TestLoadPerfProblems(t *testing.T) {
 				}
 				return
 			}
-			want := "read " + filepath.Join(root, "perf", tc.want)
-			if len(problems) != 1 || !strings.HasPrefix(problems[0], want) {
+			// Relative to the root: the perf section must not show the
+			// paths of the machine that read it.
+			want := "perf/" + tc.want
+			if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
 				t.Errorf("problems = %q, want %q", problems, want)
 			}
 		})

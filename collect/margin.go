@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Directions of a numeric check's bar (Check.Must).
@@ -33,9 +35,9 @@ func (c *Check) Margin() (m float64, ok bool, err error) {
 	case math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) || math.IsNaN(*c.Bar) || math.IsInf(*c.Bar, 0):
 		return 0, false, errors.New("value and bar: want finite numbers")
 	case c.Unit == "" || len(c.Unit) > maxUnit || !isPrintableASCII(c.Unit):
-		return 0, false, fmt.Errorf("unit %q: want 1 to %d printable ASCII characters", CutDetail(c.Unit, 20), maxUnit)
+		return 0, false, fmt.Errorf("unit %q: want 1 to %d printable ASCII characters", text.CutLine(c.Unit, 20), maxUnit)
 	case c.Must != MustOver && c.Must != MustUnder:
-		return 0, false, fmt.Errorf("must %q: want %s or %s", CutDetail(c.Must, 20), MustOver, MustUnder)
+		return 0, false, fmt.Errorf("must %q: want %s or %s", text.CutLine(c.Must, 20), MustOver, MustUnder)
 	case *c.Bar == 0:
 		return 0, false, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Bounds of what a case's log may hold of metrics and events: a report
@@ -62,7 +64,7 @@ func ParseMeasures(log json.RawMessage) (Measures, error) {
 		// An interval is declared by event names: a repeated name would
 		// make it ambiguous.
 		if seen[ev.Name] {
-			return Measures{}, fmt.Errorf("log.events[%d].name: %q is repeated", i, CutDetail(ev.Name, maxNameRunes))
+			return Measures{}, fmt.Errorf("log.events[%d].name: %q is repeated", i, text.CutLine(ev.Name, maxNameRunes))
 		}
 		seen[ev.Name] = true
 		m.Events = append(m.Events, ev)
@@ -102,12 +104,12 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	if !bytes.Equal(m.Value, []byte("null")) {
 		var v float64
 		if err := json.Unmarshal(m.Value, &v); err != nil {
-			return out, fieldErr("value", "%s: want a number or null", CutDetail(string(m.Value), 40))
+			return out, fieldErr("value", "%s: want a number or null", text.CutLine(string(m.Value), 40))
 		}
 		// encoding/json refuses what overflows a float64, but not a finite
 		// value whose arithmetic (a delta) would overflow.
 		if math.IsInf(v, 0) || math.IsNaN(v) || math.Abs(v) > 1e300 {
-			return out, fieldErr("value", "%s is out of range", CutDetail(string(m.Value), 40))
+			return out, fieldErr("value", "%s is out of range", text.CutLine(string(m.Value), 40))
 		}
 		out.Value = &v
 	}
@@ -120,7 +122,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	if m.Concurrency != nil && !bytes.Equal(m.Concurrency, []byte("null")) {
 		var c int
 		if err := json.Unmarshal(m.Concurrency, &c); err != nil || c < 0 {
-			return out, fieldErr("concurrency", "%s: want a non-negative integer", CutDetail(string(m.Concurrency), 40))
+			return out, fieldErr("concurrency", "%s: want a non-negative integer", text.CutLine(string(m.Concurrency), 40))
 		}
 		out.Concurrency = &c
 	}
@@ -129,7 +131,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 		case MetricLower, MetricHigher:
 			out.Better = *m.Better
 		default:
-			return out, fieldErr("better", "%q: want %q or %q", CutDetail(*m.Better, 40), MetricLower, MetricHigher)
+			return out, fieldErr("better", "%q: want %q or %q", text.CutLine(*m.Better, 40), MetricLower, MetricHigher)
 		}
 	}
 	return out, nil

@@ -170,16 +170,18 @@ func IsPerfRoot(dir string) bool {
 // LoadPerf reads perf/setup.json and perf/summary.json under root. A missing
 // file is nil; a file that cannot be read or has fields of the wrong type is
 // nil too, with the reason (naming file and field) in problems, so that the
-// report shows it instead of failing. Runs are stored compact, so that a
+// report shows it instead of failing; each problem names its file relative
+// to root (perf/setup.json). Runs are stored compact, so that a
 // report read back from merged.json is identical.
-func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []string) {
+func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []Problem) {
 	dir := filepath.Join(root, PerfDir)
+	problem := func(err error) { problems = append(problems, problemOf(err, root, "")) }
 	// Read through a root of perf/, as a part's files are: a symbolic link
 	// out of it is refused (load_file.go).
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			problems = append(problems, fmt.Sprintf("read %s: %v", dir, err))
+			problem(&fileError{dir, err})
 		}
 		return nil, nil, problems
 	}
@@ -190,30 +192,30 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []s
 		err = checkRawDepth("bench", st.Bench)
 		st.Bench = CompactJSON(st.Bench)
 		if err != nil {
-			err = fmt.Errorf("read %s: %w", filepath.Join(dir, "setup.json"), err)
+			err = &fileError{filepath.Join(dir, "setup.json"), err}
 		}
 	}
 	switch {
 	case err == nil:
 		setup = &st
 	case !errors.Is(err, fs.ErrNotExist):
-		problems = append(problems, err.Error())
+		problem(err)
 	}
 	p := filepath.Join(dir, "summary.json")
 	var sum PerfSummary
 	switch _, err := readJSONIn(r, dir, "summary.json", maxSmallFile, &sum); {
 	case err == nil:
 		if err := sum.compactRuns(); err != nil {
-			problems = append(problems, fmt.Sprintf("read %s: %v", p, err))
+			problem(&fileError{p, err})
 			break
 		}
 		if _, err := sum.ParseRuns(); err != nil {
-			problems = append(problems, fmt.Sprintf("read %s: %v", p, err))
+			problem(&fileError{p, err})
 			break
 		}
 		summary = &sum
 	case !errors.Is(err, fs.ErrNotExist):
-		problems = append(problems, err.Error())
+		problem(err)
 	}
 	return setup, summary, problems
 }

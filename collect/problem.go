@@ -1,25 +1,135 @@
 package collect
 
-import "strings"
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+)
 
-// Problem is one thing wrong with an input, as a value: the file it is in
-// ("" for a flag or the environment), the field (a flag such as `--date`,
-// a JSON key such as `repository_url` or `known_issues[2].url`) and what is
-// wrong with it. Packages that check input return problems; the CLI prints
-// them, one a line, with Error's wording.
+// Problem is a defect of the input that did not stop it from being read (a
+// setup.json field of the wrong type, a skipped cases.jsonl line, an
+// unreadable perf file): what a report lists under its problems and the CLI
+// prints as a warning (docs/formats.md §1.5). Each names where it lies, as
+// far as it is known, and what was wrong; String is its one text form.
 type Problem struct {
-	File  string
+	// Part is the part's display name (merge sets it), "perf" for the perf
+	// artifacts, or the directory of a part the plan does not list; "" in
+	// a part's own Problems.
+	Part string
+	// File is the file, relative to the part directory ("setup.json").
+	File string
+	// Case is the case the problem is about, when one is.
+	Case string
+	// Field is the field at fault as a path (cases[2].tp, engines.vllm.env).
 	Field string
-	What  string
+	// What says what was wrong, and what the report does about it.
+	What string
 }
 
-// Error is `file: field: what`, leaving out what is empty.
-func (p Problem) Error() string {
-	var parts []string
-	for _, s := range []string{p.File, p.Field, p.What} {
-		if s != "" {
-			parts = append(parts, s)
+// String is the problem as one line of text, the form every document and
+// the CLI show and merged.json holds: "<part>: <file>: case <case>:
+// <field>: <what>", without the parts that are not known.
+func (p Problem) String() string {
+	var b strings.Builder
+	for _, s := range [...]string{p.Part, p.File, p.caseLabel(), p.Field, p.What} {
+		if s == "" {
+			continue
 		}
+		if b.Len() > 0 {
+			b.WriteString(": ")
+		}
+		b.WriteString(s)
 	}
-	return strings.Join(parts, ": ")
+	return b.String()
 }
+
+func (p Problem) caseLabel() string {
+	if p.Case == "" {
+		return ""
+	}
+	return "case " + p.Case
+}
+
+// MarshalText writes the problem as its String: merged.json and the CTRF
+// export hold problems as text (docs/formats.md §7.1).
+func (p Problem) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a problem back from its text (a merged.json), as What:
+// the text shows the same.
+func (p *Problem) UnmarshalText(b []byte) error {
+	*p = Problem{What: string(b)}
+	return nil
+}
+
+// Problems is the text of each problem, in order; nil for none.
+func Problems(ps []Problem) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+// fileError is a failure to read the file at Path; Err says what was wrong,
+// a *fieldError where a field was at fault.
+type fileError struct {
+	Path string
+	Err  error
+}
+
+func (e *fileError) Error() string { return "read " + e.Path + ": " + e.Err.Error() }
+
+func (e *fileError) Unwrap() error { return e.Err }
+
+// problemOf is the problem that err, met reading under the part directory
+// dir, stands for, followed by then (what the report does about it, "" for
+// nothing): the file relative to dir, the field at fault, and no path of the
+// machine that read it, as the problem reaches the run's comment and the
+// report already names the part.
+func problemOf(err error, dir, then string) Problem {
+	var p Problem
+	var fe *fileError
+	if errors.As(err, &fe) && fe.Error() == err.Error() {
+		p.File = relativeTo(fe.Path, dir)
+		err = fe.Err
+	}
+	var fld *fieldError
+	if errors.As(err, &fld) && fld.Error() == err.Error() {
+		p.Field, p.What = fld.split()
+	} else {
+		p.What = err.Error()
+	}
+	p.What = stripDir(p.What, dir)
+	if then != "" {
+		p.What += " (" + then + ")"
+	}
+	return p
+}
+
+// relativeTo is path relative to dir, or path when it is not under dir.
+func relativeTo(path, dir string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// stripDir makes a message that mentions files under dir name them relative
+// to it: "read <dir>/f: ..." is "f: ...", and any other mention (an os
+// error's "open <dir>/f: ...") loses the dir.
+func stripDir(msg, dir string) string {
+	under := filepath.Join(dir, "x")
+	under = under[:len(under)-1] // dir and a separator; "" for "."
+	if under == "" {
+		return strings.TrimPrefix(msg, "read ")
+	}
+	msg = strings.ReplaceAll(msg, "read "+under, "")
+	return strings.ReplaceAll(msg, under, "")
+}
+
+// Error is the problem's String, so that a problem can be returned as an
+// error (render's option and config checks, docs/render.md §1.1).
+func (p Problem) Error() string { return p.String() }

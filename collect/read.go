@@ -671,7 +671,7 @@ func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read f
 	defer f.Close()
 	res, err := read(f, skipLogs)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, &fileError{path, err}
 	}
 	return res, nil
 }

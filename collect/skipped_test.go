@@ -52,29 +52,11 @@ func TestSkippedFromCasesJSONL(t *testing.T) {
 		t.Fatalf("cases %+v", cs)
 	}
 	md := string(SummaryMarkdown("vllm", cs, nil, nil))
-	if !strings.Contains(md, "| p | SKIP |  |  | kvctl has no priority command (kvcached 0.1.5) |") || !strings.Contains(md, "| a | PASS | 1.2s |  |  |") {
+	if !strings.Contains(md, "| `p` | SKIP |  |  | kvctl has no priority command (kvcached 0.1.5) |") || !strings.Contains(md, "| `a` | PASS | 1.2s |  |  |") {
 		t.Errorf("summary.md:\n%s", md)
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "cases.jsonl"))
 	if !strings.Contains(string(raw), `"skipped":"kvctl has no priority command (kvcached 0.1.5)"`) || strings.Count(string(raw), `"skipped"`) != 1 {
 		t.Errorf("cases.jsonl:\n%s", raw)
-	}
-}
-
-func TestCutDetail(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"abc", 3, "abc"},
-		{"abcd", 3, "ab…"},
-		{"ääää", 3, "ää…"},
-		{"a\r\nb\rc\xff", 10, "a b c\uFFFD"},
-		{"abc", 0, ""},
-	} {
-		if got := CutDetail(c.in, c.n); got != c.want {
-			t.Errorf("CutDetail(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
-		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // maxUsageFile bounds a `<case>-usage.json`: a real case samples every 1-2 s
@@ -91,7 +93,7 @@ func (u *UsageSample) setField(k string, b json.RawMessage) error {
 		u.T = f
 	case "phase":
 		if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
-			return fmt.Errorf("phase: want a string, got %s", cutRaw(b))
+			return fmt.Errorf("phase: want a string, got %s", text.Cut(string(b), 41))
 		}
 	case "gpu", "gpu_free":
 		f, err := usageNumber(k, b)
@@ -126,17 +128,9 @@ func usageNumber(k string, b json.RawMessage) (float64, error) {
 	var f float64
 	// null would decode as 0: a value not read is left out, never null.
 	if err := json.Unmarshal(b, &f); err != nil || string(b) == "null" || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%s: want a number, got %s", k, cutRaw(b))
+		return 0, fmt.Errorf("%s: want a number, got %s", k, text.Cut(string(b), 41))
 	}
 	return f, nil
-}
-
-func cutRaw(b json.RawMessage) string {
-	s := string(b)
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // ParseUsage reads a usage timeline: a JSON array of UsageSample. An error
@@ -176,7 +170,7 @@ func readUsage(root *os.Root, dir, caseName string) ([]UsageSample, error) {
 	}
 	samples, err := ParseUsage(raw)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", dir+string(os.PathSeparator)+name, err)
+		return nil, &fileError{dir + string(os.PathSeparator) + name, err}
 	}
 	return samples, nil
 }

@@ -72,8 +72,8 @@ func TestLoadPartTimelines(t *testing.T) {
 	if len(p.Cases) != 3 || len(p.Cases[0].Timeline) != 2 || p.Cases[1].Timeline != nil || p.Cases[2].Timeline != nil {
 		t.Fatalf("timelines: %d %v %v", len(p.Cases[0].Timeline), p.Cases[1].Timeline, p.Cases[2].Timeline)
 	}
-	if len(p.Problems) != 1 || !strings.Contains(p.Problems[0], "elastic-c-usage.json: [0].gpu: want a number") ||
-		!strings.HasSuffix(p.Problems[0], "(the case has no chart)") {
+	if len(p.Problems) != 1 || !strings.Contains(p.Problems[0].String(), "elastic-c-usage.json: [0].gpu: want a number") ||
+		!strings.HasSuffix(p.Problems[0].String(), "(the case has no chart)") {
 		t.Errorf("problems %q", p.Problems)
 	}
 }

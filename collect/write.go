@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // WriteFileAtomic writes data to path through a temporary file in the same
@@ -149,17 +151,20 @@ func (w *PartWriter) Close() error {
 
 // SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
 // case, PASS/FAIL, its duration, the class of a failed case with what
-// decided it, and the failed checks as `name (detail)` joined by "; "; a
+// decided it, and the failed checks as `name` (detail) joined by "; "; a
 // skipped case is SKIP with its reason. The planned cases that did not run
-// follow as `Not run: a, b`. Every text is redacted with red before it is
-// escaped (escaping would hide a secret from a literal match), and every
-// text, the not-run names too, is escaped as a cell, so a hostile check
-// detail or case name cannot break the table or the line.
+// follow as `Not run: a, b`, then the closest calls. Every text is redacted
+// with red before it is escaped (escaping would hide a secret from a
+// literal match), then escaped as the comment escapes it (docs/render.md
+// §2): names as code spans, details, classes and reasons as running text,
+// so a hostile check detail or case name can neither break the table or
+// the line nor become a link, a mention or markup.
 func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Redactor) []byte {
-	cell := func(s string) string { return escapeCell(red.String(s)) }
+	plain := func(s string) string { return text.Plain(red.String(s)) }
+	code := func(s string) string { return text.CodeCell(red.String(s)) }
 	var b bytes.Buffer
 	if title != "" {
-		fmt.Fprintf(&b, "### %s\n\n", cell(title))
+		fmt.Fprintf(&b, "### %s\n\n", plain(title))
 	}
 	b.WriteString("| case | result | time | class | failed checks |\n|---|---|---|---|---|\n")
 	for i := range cases {
@@ -168,7 +173,7 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 		var failed []string
 		if c.Skipped() {
 			result = "SKIP"
-			failed = append(failed, c.SkipReason)
+			failed = append(failed, plain(c.SkipReason))
 		}
 		if c.Failed() {
 			result = "FAIL"
@@ -178,9 +183,9 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 			}
 			for _, ch := range c.Checks {
 				if !ch.OK {
-					s := ch.Name
+					s := code(ch.Name)
 					if ch.Detail != "" {
-						s += " (" + ch.Detail + ")"
+						s += " (" + plain(ch.Detail) + ")"
 					}
 					failed = append(failed, s)
 				}
@@ -189,24 +194,25 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 				failed = append(failed, NoFailedCheck)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(c.Name), result, FormatSeconds(c.DurationS), cell(class), cell(strings.Join(failed, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(c.Name), result, FormatSeconds(c.DurationS), plain(class), strings.Join(failed, "; "))
 	}
 	if len(notRun) > 0 {
 		names := make([]string, len(notRun))
 		for i, n := range notRun {
-			names[i] = cell(n)
+			names[i] = code(n)
 		}
 		fmt.Fprintf(&b, "\nNot run: %s\n", strings.Join(names, ", "))
 	}
-	closestCallsMarkdown(&b, cases, cell)
+	closestCallsMarkdown(&b, cases, plain, code)
 	return b.Bytes()
 }
 
 // closestCallsMarkdown appends summary.md's closest calls (docs/formats.md
 // §5): the passing checks within CloseCallBelow of their bars, collapsed as
 // the comment has them (docs/render.md §3.10), the first MaxCloseCalls
-// listed and the rest counted; nothing when there are none.
-func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, cell func(string) string) {
+// listed and the rest counted; nothing when there are none. plain and code
+// escape running text and names.
+func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, plain, code func(string) string) {
 	calls := PassingMargins(len(cases), func(i int) []Check { return cases[i].Checks }, CloseCallBelow)
 	if len(calls) == 0 {
 		return
@@ -223,38 +229,12 @@ func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, cell func(string)
 	for _, pm := range calls {
 		ch := &cases[pm.Case].Checks[pm.Check]
 		value, bar, margin := CloseCallCells(ch, pm.Margin)
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(cases[pm.Case].Name), cell(ch.Name), cell(value), cell(bar), cell(margin))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", code(cases[pm.Case].Name), code(ch.Name), plain(value), plain(bar), plain(margin))
 	}
 	if more > 0 {
 		fmt.Fprintf(b, "\nand %d more; summary.json has every check's value and bar.\n", more)
 	}
 	b.WriteString("\n</details>\n")
-}
-
-// escapeCell makes s safe inside one Markdown table cell: inert one-line
-// text (InertText), pipes and HTML-significant characters escaped.
-func escapeCell(s string) string {
-	s = InertText(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '|':
-			b.WriteString(`\|`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '`':
-			b.WriteString("\\`")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // AppendFile appends data, redacted, to the file at path (creating it), as

@@ -82,28 +82,32 @@ func TestSummaryMarkdown(t *testing.T) {
 			{Name: "ok-case", OK: true, Checks: []Check{{Name: "a", OK: true}}},
 			{Name: "bad|case", OK: true, Checks: []Check{{Name: "x", Detail: "peak 4096 MiB,\nlimit <3072> | MiB"}, {Name: "y"}}},
 			{Name: "silent", OK: false},
+			// Run text shows as written in the job summary: no emphasis, link,
+			// mention or issue reference (docs/render.md §2).
+			{Name: "vllm-kv_c1", OK: true, Checks: []Check{{Name: "z", Detail: "a*b*c [x](https://e.io) @someone #12"}}},
 		}, nil, head +
-			"| ok-case | PASS |  |  |  |\n" +
-			"| bad\\|case | FAIL |  |  | x (peak 4096 MiB, limit &lt;3072&gt; \\| MiB); y |\n" +
-			"| silent | FAIL |  |  | no failed check recorded |\n"},
+			"| `ok-case` | PASS |  |  |  |\n" +
+			"| `bad\\|case` | FAIL |  |  | `x` (peak 4096 MiB, limit \\<3072\\> \\| MiB); `y` |\n" +
+			"| `silent` | FAIL |  |  | no failed check recorded |\n" +
+			"| `vllm-kv_c1` | FAIL |  |  | `z` (a\\*b\\*c \\[x\\](https:\u200d//e.io) @\u200dsomeone #\u200d12) |\n"},
 		{"durations: tenths under a minute, whole seconds above, none when not recorded", []CaseResult{
 			{Name: "a", OK: true, DurationS: 12.34},
 			{Name: "b", OK: true, DurationS: 125.6},
 			{Name: "c", OK: true},
 		}, nil, head +
-			"| a | PASS | 12.3s |  |  |\n" +
-			"| b | PASS | 2m6s |  |  |\n" +
-			"| c | PASS |  |  |  |\n"},
+			"| `a` | PASS | 12.3s |  |  |\n" +
+			"| `b` | PASS | 2m6s |  |  |\n" +
+			"| `c` | PASS |  |  |  |\n"},
 		{"classes of failed cases, with what decided them, escaped", []CaseResult{
 			{Name: "p", Class: ClassProduct, ClassWhy: "kvcached's behaviour: x failed", Checks: []Check{{Name: "x"}}},
 			{Name: "i", Class: ClassInfra, ClassWhy: "port taken (a|b: <line>)", Checks: []Check{{Name: "server_ready"}}},
 			{Name: "h", Class: ClassHarness, Checks: []Check{{Name: "case_completed"}}},
 			{Name: "passed", OK: true, Class: ClassProduct, ClassWhy: "stale", Checks: []Check{{Name: "x", OK: true}}},
 		}, nil, head +
-			"| p | FAIL |  | product (kvcached's behaviour: x failed) | x |\n" +
-			"| i | FAIL |  | infra (port taken (a\\|b: &lt;line&gt;)) | server_ready |\n" +
-			"| h | FAIL |  | harness | case_completed |\n" +
-			"| passed | PASS |  |  |  |\n"},
+			"| `p` | FAIL |  | product (kvcached's behaviour: x failed) | `x` |\n" +
+			"| `i` | FAIL |  | infra (port taken (a\\|b: \\<line\\>)) | `server_ready` |\n" +
+			"| `h` | FAIL |  | harness | `case_completed` |\n" +
+			"| `passed` | PASS |  |  |  |\n"},
 		{"closest calls: the passing checks within 10% of their bars, closest first, escaped", []CaseResult{
 			{Name: "kv|c1", OK: true, DurationS: 3, Checks: []Check{
 				Check{Name: "free_ok", OK: true}.WithBar(105, 100, "MiB", MustOver),
@@ -114,18 +118,18 @@ func TestSummaryMarkdown(t *testing.T) {
 				Check{Name: "reused", OK: true}.WithBar(103, 100, "MiB", MustOver),
 				Check{Name: "released"}.WithBar(120, 100, "MiB", MustUnder)}},
 		}, []string{"nr"}, head +
-			"| kv\\|c1 | PASS | 3.0s |  |  |\n" +
-			"| el | FAIL |  | product | released |\n" +
-			"\nNot run: nr\n" +
+			"| `kv\\|c1` | PASS | 3.0s |  |  |\n" +
+			"| `el` | FAIL |  | product | `released` |\n" +
+			"\nNot run: `nr`\n" +
 			"\n<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>\n\n" +
 			"| case | check | value | bar | margin |\n|---|---|---|---|---|\n" +
-			"| kv\\|c1 | held\\`x\\` | 97 MiB | under 100 MiB | 3.0% |\n" +
-			"| el | reused | 103 MiB | over 100 MiB | 3.0% |\n" +
-			"| kv\\|c1 | free_ok | 105 MiB | over 100 MiB | 5.0% |\n" +
+			"| `kv\\|c1` | `` held`x` `` | 97 MiB | under 100 MiB | 3.0% |\n" +
+			"| `el` | `reused` | 103 MiB | over 100 MiB | 3.0% |\n" +
+			"| `kv\\|c1` | `free_ok` | 105 MiB | over 100 MiB | 5.0% |\n" +
 			"\n</details>\n"},
 		{"not-run names escaped as cells", []CaseResult{{Name: "a", OK: true}},
 			[]string{"sglang-qwen05b-kv_c1", "x|y `z`\nw"}, head +
-				"| a | PASS |  |  |  |\n\nNot run: sglang-qwen05b-kv_c1, x\\|y \\`z\\` w\n"},
+				"| `a` | PASS |  |  |  |\n\nNot run: `sglang-qwen05b-kv_c1`, ``x\\|y `z` w``\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(SummaryMarkdown("vllm", tc.cases, tc.notRun, nil)); got != tc.want {
@@ -143,7 +147,7 @@ func TestSummaryMarkdownClosestCallsCounted(t *testing.T) {
 		checks = append(checks, Check{Name: fmt.Sprintf("c%d", i), OK: true}.WithBar(float64(101+i%5), 100, "s", MustOver))
 	}
 	md := string(SummaryMarkdown("", []CaseResult{{Name: "a", OK: true, Checks: checks}}, nil, nil))
-	if n := strings.Count(md, "\n| a | c"); n != MaxCloseCalls || !strings.Contains(md, "Closest calls: 22 passing checks") ||
+	if n := strings.Count(md, "\n| `a` | `c"); n != MaxCloseCalls || !strings.Contains(md, "Closest calls: 22 passing checks") ||
 		!strings.Contains(md, "\nand 2 more; summary.json has every check's value and bar.\n") {
 		t.Errorf("%d rows listed:\n%s", n, md)
 	}

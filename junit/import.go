@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Cuts of what an imported case keeps, in code points.
@@ -143,7 +143,7 @@ func (im *Import) Run() (*Result, error) {
 				where := fmt.Sprintf("%s:%d", base(doc.File), c.Line)
 				if first, dup := seen[cr.Name]; dup {
 					if dups++; dups <= maxWarnings {
-						res.Warnings = append(res.Warnings, fmt.Sprintf("%s: case %q was already read at %s; both are kept", where, collect.CutDetail(cr.Name, 200), first))
+						res.Warnings = append(res.Warnings, fmt.Sprintf("%s: case %q was already read at %s; both are kept", where, text.CutLine(cr.Name, 200), first))
 					}
 				} else {
 					seen[cr.Name] = where
@@ -311,8 +311,8 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: c.SourceLine,
 		},
 		Properties: c.Properties,
-		SystemOut:  tail(c.SystemOut, outputCut),
-		SystemErr:  tail(c.SystemErr, outputCut),
+		SystemOut:  text.Tail(c.SystemOut, outputCut),
+		SystemErr:  text.Tail(c.SystemErr, outputCut),
 	}
 	return cr, log
 }
@@ -377,7 +377,7 @@ func pytestNodeID(classname, name, file string) string {
 // element's name (failure, error, rerunFailure, flakyError, ...).
 func checkName(r Outcome) string {
 	if t := strings.TrimSpace(r.Type); t != "" && (r.Kind == "failure" || r.Kind == "error") {
-		return collect.CutDetail(t, nameCut)
+		return text.CutLine(t, nameCut)
 	}
 	return r.Kind
 }
@@ -395,7 +395,7 @@ func detail(r Outcome) string {
 	default:
 		d = msg + "\n" + body
 	}
-	return collect.CutDetail(d, detailCut)
+	return text.CutLine(d, detailCut)
 }
 
 // skipReason is a skipped element's reason: its message, with the first
@@ -419,22 +419,7 @@ func skipReason(r Outcome) string {
 	if r.Type == "pytest.xfail" {
 		reason = "expected to fail: " + reason
 	}
-	return collect.CutDetail(reason, reasonCut)
-}
-
-// tail keeps the last n code points of s (valid UTF-8), marked with "…"
-// when cut.
-func tail(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := len(s)
-	for k := 0; k < n-1; k++ {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
-	}
-	return "…" + s[i:]
+	return text.CutLine(reason, reasonCut)
 }
 
 // write writes the part directory through collect's writers, in the
@@ -540,7 +525,7 @@ func runLog(docs []*Document, res *Result) []byte {
 				if strings.TrimSpace(o.text) == "" {
 					continue
 				}
-				fmt.Fprintf(&b, "\n--- %s of suite %s (%s:%d) ---\n%s\n", o.name, strings.Join(s.Path, " / "), base(d.File), s.Line, tail(o.text, runLogCut))
+				fmt.Fprintf(&b, "\n--- %s of suite %s (%s:%d) ---\n%s\n", o.name, strings.Join(s.Path, " / "), base(d.File), s.Line, text.Tail(o.text, runLogCut))
 			}
 		}
 	}

@@ -231,8 +231,8 @@ func TestImportPart(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	for _, line := range []string{
-		"| tests/test_prefill.py::test_prefill_livelock[seed-8-refill] | FAIL | 6.0s |  | failure (AssertionError: 3/10 requests finished after 500 engine steps",
-		"| tests/e2e/test_priority.py::test_priority_preempt | SKIP |  |  | kvctl has no priority command (kvcached 0.1.5) |",
+		"| `tests/test_prefill.py::test_prefill_livelock[seed-8-refill]` | FAIL | 6.0s |  | `failure` (AssertionError: 3/10 requests finished after 500 engine steps",
+		"| `tests/e2e/test_priority.py::test_priority_preempt` | SKIP |  |  | kvctl has no priority command (kvcached 0.1.5) |",
 	} {
 		if !strings.Contains(string(md), line) {
 			t.Errorf("summary.md lacks %q:\n%s", line, md)
@@ -377,23 +377,6 @@ func TestSkipReasonAndDetail(t *testing.T) {
 				t.Errorf("detail = %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestTail(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"abc", 3, "abc"},
-		{"abcd", 3, "…cd"},
-		{"äöüß", 3, "…üß"},
-		{"a\xff", 5, "a\uFFFD"},
-	} {
-		if got := tail(tc.in, tc.n); got != tc.want {
-			t.Errorf("tail(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
-		}
 	}
 }
 

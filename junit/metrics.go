@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // maxMetricLine bounds one line of a metrics file.
@@ -124,7 +125,7 @@ type metricRecord struct {
 func (rec metricRecord) addTo(byName map[string][]int, cases []collect.CaseResult, logs []*caseLog) error {
 	idx, ok := byName[rec.caseName]
 	if !ok {
-		return fmt.Errorf("case %q is not among the %d imported cases", collect.CutDetail(rec.caseName, 200), len(cases))
+		return fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), len(cases))
 	}
 	for _, i := range idx {
 		if rec.metric != nil {
@@ -133,11 +134,11 @@ func (rec metricRecord) addTo(byName map[string][]int, cases []collect.CaseResul
 		}
 		for _, e := range logs[i].Events {
 			if e.Name == rec.event.Name {
-				return fmt.Errorf("event %q of case %q is repeated", collect.CutDetail(rec.event.Name, 200), collect.CutDetail(rec.caseName, 200))
+				return fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200))
 			}
 		}
 		if len(logs[i].Events) == collect.MaxEvents {
-			return fmt.Errorf("case %q: over %d events", collect.CutDetail(rec.caseName, 200), collect.MaxEvents)
+			return fmt.Errorf("case %q: over %d events", text.CutLine(rec.caseName, 200), collect.MaxEvents)
 		}
 		logs[i].Events = append(logs[i].Events, *rec.event)
 	}

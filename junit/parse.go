@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Limits of what Parse accepts and keeps.
@@ -192,7 +193,7 @@ func (p *parser) next() (xml.Token, error) {
 		p.depth--
 	case xml.Directive:
 		word, _, _ := strings.Cut(strings.TrimSpace(string(t)), " ")
-		return nil, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", collect.CutDetail(word, 20))
+		return nil, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", text.CutLine(word, 20))
 	}
 	return xml.CopyToken(tok), nil
 }
@@ -242,7 +243,7 @@ func (p *parser) document(doc *Document) error {
 }
 
 // name is an element name for messages: cut, so a hostile name stays short.
-func name(n xml.Name) string { return collect.CutDetail(n.Local, 40) }
+func name(n xml.Name) string { return text.CutLine(n.Local, 40) }
 
 // suites reads the children of a <testsuites> until its end tag.
 func (p *parser) suites(doc *Document, path []string) error {
@@ -300,10 +301,7 @@ func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 		switch t := tok.(type) {
 		case xml.CharData:
 			if room := maxText - b.Len(); room > 0 {
-				if len(t) > room {
-					t = t[:room]
-				}
-				b.Write(t)
+				b.WriteString(text.CutBytes(string(t), room))
 			}
 		case xml.StartElement:
 			if child == nil {
@@ -315,8 +313,8 @@ func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 				return "", err
 			}
 		case xml.EndElement:
-			// A cut may split a code point; the cut text is marked anyway.
-			return strings.ToValidUTF8(b.String(), "\uFFFD"), nil
+			// The cut text is marked where it is shown.
+			return text.Valid(b.String()), nil
 		}
 	}
 }
@@ -324,11 +322,8 @@ func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 // appendText appends s to text that an element repeats (several
 // <system-out>), keeping at most maxText bytes in all: without the bound,
 // thousands of repeats would cost quadratic copying.
-func appendText(text, s string) string {
-	if room := maxText - len(text); room < len(s) {
-		s = strings.ToValidUTF8(s[:max(room, 0)], "")
-	}
-	return text + s
+func appendText(prev, s string) string {
+	return prev + text.CutBytes(s, maxText-len(prev))
 }
 
 // attrs reads the plain (unprefixed) attributes of an element; the first of
@@ -354,7 +349,7 @@ func (p *parser) intAttr(elem string, m map[string]string, key string) (*int, er
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
-		return nil, p.errorf("<%s %s=%q>: want a non-negative integer", elem, key, collect.CutDetail(v, 40))
+		return nil, p.errorf("<%s %s=%q>: want a non-negative integer", elem, key, text.CutLine(v, 40))
 	}
 	return &n, nil
 }
@@ -368,7 +363,7 @@ func (p *parser) timeAttr(elem string, m map[string]string) (*float64, error) {
 	}
 	f, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(v), ",", ""), 64)
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, p.errorf("<%s time=%q>: want a non-negative number of seconds", elem, collect.CutDetail(v, 40))
+		return nil, p.errorf("<%s time=%q>: want a non-negative number of seconds", elem, text.CutLine(v, 40))
 	}
 	return &f, nil
 }

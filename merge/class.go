@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // classify settles the class of each case of one part (docs/formats.md
@@ -15,8 +16,8 @@ import (
 // not-run case is the machine's or the job's: infra, unless its part's
 // `<engine>-setup` case failed, whose class it then takes (the setup is
 // why it did not run). A case that did not fail has no class.
-func classify(cases []Case, p *collect.Part) []string {
-	var problems []string
+func classify(cases []Case, p *collect.Part) []collect.Problem {
+	var problems []collect.Problem
 	var setupClass, setupWhy string
 	for i := range cases {
 		c := &cases[i]
@@ -31,8 +32,8 @@ func classify(cases []Case, p *collect.Part) []string {
 		case c.Class == "":
 			c.Class = collect.ClassUnclassified
 		case !collect.KnownClass(c.Class) || c.Class == collect.ClassUnclassified:
-			problems = append(problems, fmt.Sprintf("summary.json: case %s: class %q is not one of %s; shown as %s",
-				c.Name, collect.CutDetail(c.Class, 100), strings.Join(collect.Classes[:3], ", "), collect.ClassUnclassified))
+			problems = append(problems, collect.Problem{File: "summary.json", Case: c.Name, What: fmt.Sprintf("class %q is not one of %s; shown as %s",
+				text.CutLine(c.Class, 100), strings.Join(collect.Classes[:3], ", "), collect.ClassUnclassified)})
 			c.Class, c.ClassWhy = collect.ClassUnclassified, ""
 		}
 		if IsSetupCase(c.Name) && setupClass == "" {
@@ -49,9 +50,9 @@ func classify(cases []Case, p *collect.Part) []string {
 		}
 		switch {
 		case setupClass != "":
-			c.Class, c.ClassWhy = setupClass, collect.CutDetail(setupWhy, 300)
+			c.Class, c.ClassWhy = setupClass, text.CutLine(setupWhy, 300)
 		case p.Status == collect.StatusMissing:
-			c.Class, c.ClassWhy = collect.ClassInfra, collect.CutDetail("its part never uploaded its results ("+p.Reason+")", 300)
+			c.Class, c.ClassWhy = collect.ClassInfra, text.CutLine("its part never uploaded its results ("+p.Reason+")", 300)
 		default:
 			c.Class, c.ClassWhy = collect.ClassInfra, "its part did not finish it (the job was cancelled, timed out or lost its machine)"
 		}

@@ -73,7 +73,7 @@ func TestMergeClasses(t *testing.T) {
 			if rep.Verdict != tc.verdict {
 				t.Errorf("verdict %q, want %q", rep.Verdict, tc.verdict)
 			}
-			if d := cmp.Diff(tc.problems, rep.Problems); d != "" {
+			if d := cmp.Diff(tc.problems, collect.Problems(rep.Problems)); d != "" {
 				t.Errorf("problems (-want +got):\n%s", d)
 			}
 		})

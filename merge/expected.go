@@ -47,7 +47,7 @@ const ReasonNotGiven = "not found: no directory given holds this part of the pla
 // listed[i] reports that out[i]'s planned cases are listed as not run even
 // when it did not finish at all: the plan, not a part.json left behind,
 // says what it should have run. parts is not changed.
-func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []bool, problems []string, err error) {
+func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []bool, problems []collect.Problem, err error) {
 	inPlan := make(map[string]bool, len(exp.Parts))
 	for _, e := range exp.Parts {
 		inPlan[e.Name] = true
@@ -60,7 +60,7 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 		}
 		if !inPlan[p.Name] && p.Status == collect.StatusMissing &&
 			(p.Reason == collect.ReasonNotFound || p.Reason == collect.ReasonNoPartFiles) {
-			problems = append(problems, fmt.Sprintf("%s: %s; it is not a part of the plan, whose parts are reported instead", p.Dir, p.Reason))
+			problems = append(problems, collect.Problem{Part: p.Dir, What: p.Reason + "; it is not a part of the plan, whose parts are reported instead"})
 			continue
 		}
 		for _, c := range p.Cases {

@@ -135,7 +135,7 @@ func TestMergeWithPlanReportsThePartsThatNeverUploaded(t *testing.T) {
 			if rep.Verdict != c.wantVerdict {
 				t.Errorf("verdict %q, want %q", rep.Verdict, c.wantVerdict)
 			}
-			if got := strings.Join(rep.Problems, "\n"); got != c.wantProblem {
+			if got := strings.Join(collect.Problems(rep.Problems), "\n"); got != c.wantProblem {
 				t.Errorf("problems %q, want %q", got, c.wantProblem)
 			}
 			if d := cmp.Diff(before, c.parts, allFields); d != "" {

@@ -69,7 +69,7 @@ func fuzzParts(data []byte) []collect.Part {
 			p.Setup = s
 		}
 		if next(4) == 0 {
-			p.Problems = []string{"read " + p.Dir + "/setup.json: gpus: want array, got string"}
+			p.Problems = []collect.Problem{{File: "setup.json", Field: "gpus", What: "want array, got string"}}
 		}
 		parts = append(parts, p)
 	}

@@ -30,7 +30,7 @@ func TestHostileRoundTrip(t *testing.T) {
 		`vLLM: summary.json: cases[4].name: "vllm-odd" repeats cases[1] (both kept)`,
 		"SGLang: setup.json: want object, got null (the part contributes no setup)",
 	} {
-		if !contains(rep.Problems, want) {
+		if !contains(collect.Problems(rep.Problems), want) {
 			t.Errorf("problems lack %q: %q", want, rep.Problems)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Build makes the Report of in, as collect.LoadInput read it from disk: its
@@ -30,8 +31,9 @@ func Build(in *collect.Input, opts Options) (*Report, error) {
 		rep.Perf = &Perf{Setup: p.Setup, Summary: p.Summary, ErrorTxt: p.ErrorTxt}
 		rep.Perf.normalize()
 	}
-	for _, msg := range in.PerfProblems {
-		rep.Problems = append(rep.Problems, "perf: "+msg)
+	for _, pr := range in.PerfProblems {
+		pr.Part = "perf"
+		rep.Problems = append(rep.Problems, pr)
 	}
 	return rep, nil
 }
@@ -55,7 +57,7 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 		// value is not this version's merged.json, and must not reach a
 		// verdict as if it were a class.
 		if c := rep.Cases[i].Class; c != "" && !collect.KnownClass(c) {
-			return nil, fmt.Errorf("read %s: cases[%d].class: %q is not one of %s", path, i, collect.CutDetail(c, 100), strings.Join(collect.Classes, ", "))
+			return nil, fmt.Errorf("read %s: cases[%d].class: %q is not one of %s", path, i, text.CutLine(c, 100), strings.Join(collect.Classes, ", "))
 		}
 		// merge writes only coherent margins (dropBadMargins): another is
 		// not this version's merged.json.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // dropBadMargins clears the margin fields of every check whose fields are
@@ -12,8 +13,8 @@ import (
 // numbers finite) and returns a problem naming the case and the check for
 // each: a margin the report cannot trust is left out rather than shown as
 // a close call, and the check's verdict and detail stay as recorded.
-func dropBadMargins(cases []Case) []string {
-	var problems []string
+func dropBadMargins(cases []Case) []collect.Problem {
+	var problems []collect.Problem
 	for i := range cases {
 		c := &cases[i]
 		cloned := false
@@ -27,8 +28,8 @@ func dropBadMargins(cases []Case) []string {
 				c.Checks, cloned = slices.Clone(c.Checks), true
 			}
 			ch := &c.Checks[j]
-			problems = append(problems, fmt.Sprintf("summary.json: case %s: checks[%d] (%s): %v; its margin is left out",
-				c.Name, j, collect.CutDetail(ch.Name, 100), err))
+			problems = append(problems, collect.Problem{File: "summary.json", Case: c.Name,
+				Field: fmt.Sprintf("checks[%d] (%s)", j, text.CutLine(ch.Name, 100)), What: fmt.Sprintf("%v; its margin is left out", err)})
 			ch.Value, ch.Bar, ch.Unit, ch.Must = nil, nil, "", ""
 		}
 	}

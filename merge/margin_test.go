@@ -29,7 +29,7 @@ func TestMergeDropsBadMargins(t *testing.T) {
 		t.Errorf("the part's own checks were changed")
 	}
 	want := []string{`vLLM: summary.json: case limit: checks[1] (limit_held_under_load): must "below": want over or under; its margin is left out`}
-	if d := cmp.Diff(want, rep.Problems); d != "" {
+	if d := cmp.Diff(want, collect.Problems(rep.Problems)); d != "" {
 		t.Errorf("problems (-want +got):\n%s", d)
 	}
 }

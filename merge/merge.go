@@ -16,9 +16,9 @@ package merge
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // FormatVersion is the merged.json format this package writes and reads.
@@ -70,7 +70,7 @@ func IsSetupCase(name string) bool { return strings.HasSuffix(name, "-setup") }
 // The Report shares values with parts, which must not change afterwards.
 func Merge(parts []collect.Part, opts Options) (*Report, error) {
 	var listed []bool // listed[i]: part i's plan is listed even if it did not finish
-	var planProblems []string
+	var planProblems []collect.Problem
 	if opts.Expected != nil {
 		var err error
 		if parts, listed, planProblems, err = expect(parts, opts.Expected); err != nil {
@@ -172,11 +172,9 @@ func (m *merger) add(i int, c Case) error {
 	return nil
 }
 
-// problems adds msgs, about part p, to the report's problems.
-func (m *merger) problems(p *collect.Part, msgs []string) {
-	for _, msg := range msgs {
-		m.rep.Problems = append(m.rep.Problems, p.Display+": "+msg)
-	}
+// problems adds ps, about part p, to the report's problems.
+func (m *merger) problems(p *collect.Part, ps []collect.Problem) {
+	m.rep.addProblems(p.Display, ps)
 }
 
 // partStatusOf is how the report lists part p.
@@ -538,10 +536,5 @@ const maxVerdictParts = 5
 // verdictName is a part's display name as a verdict shows it: cut, as a
 // part.json may name a part with any text.
 func verdictName(display string) string {
-	const limit = 100
-	if utf8.RuneCountInString(display) <= limit {
-		return display
-	}
-	rs := []rune(display)
-	return string(rs[:limit-1]) + "…"
+	return text.Cut(display, 100)
 }

@@ -393,13 +393,23 @@ func TestMergeSetups(t *testing.T) {
 
 func TestMergeProblems(t *testing.T) {
 	p := part("vllm", collect.StatusComplete, nil, cr("a", true))
-	p.Problems = []string{"read /r/vllm/setup.json: gpus: want array, got string (the part contributes no setup)"}
+	p.Problems = []collect.Problem{{File: "setup.json", Field: "gpus", What: "want array, got string (the part contributes no setup)"}}
 	rep, err := Merge([]collect.Part{p}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"vLLM: " + p.Problems[0]}, rep.Problems); diff != "" {
+	want := []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "gpus", What: "want array, got string (the part contributes no setup)"}}
+	if diff := cmp.Diff(want, rep.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	// On stderr, one line each and inert: a problem quotes the input, and a
+	// case name may hold a terminal escape or a newline.
+	rep.Problems = append(rep.Problems, collect.Problem{Part: "vLLM", File: "cases.jsonl", What: "line 3: case \"a\x1b[2J\nb\" repeats"})
+	var out strings.Builder
+	rep.WriteProblems(&out, "ci-report merge")
+	if got, want := out.String(), "ci-report merge: warning: vLLM: setup.json: gpus: want array, got string (the part contributes no setup)\n"+
+		"ci-report merge: warning: vLLM: cases.jsonl: line 3: case \"a\uFFFD[2J b\" repeats\n"; got != want {
+		t.Errorf("WriteProblems = %q, want %q", got, want)
 	}
 }
 
@@ -467,7 +477,9 @@ func checkReadBack(t *testing.T, rep *Report, merged []byte) {
 	}
 	// Raw values compared as bytes: cmp's element-wise walk is slow on megabytes.
 	rawEqual := cmp.Comparer(func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
-	if diff := cmp.Diff(rep, back, allFields, rawEqual); diff != "" {
+	// merged.json holds a problem as its text (docs/formats.md §7.1).
+	problemText := cmp.Comparer(func(a, b collect.Problem) bool { return a.String() == b.String() })
+	if diff := cmp.Diff(rep, back, allFields, rawEqual, problemText); diff != "" {
 		t.Errorf("report read back from merged.json differs (-dirs +merged.json):\n%s", diff)
 	}
 	var again bytes.Buffer

@@ -2,8 +2,11 @@ package merge
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Report is merged.json (docs/formats.md §7.1): every part of one workflow run
@@ -26,7 +29,8 @@ type Report struct {
 	// setup.json with a field of the wrong type, skipped cases.jsonl lines,
 	// an unreadable perf file), each naming the part, file and field. A
 	// report shows them; nothing is dropped silently.
-	Problems []string `json:"problems,omitempty"`
+	// In merged.json each is its text (collect.Problem.String).
+	Problems []collect.Problem `json:"problems,omitempty"`
 	// KnownIssues are the known upstream issues this report was classified
 	// with (WithKnownIssues), in file order: a render-time input, never
 	// written to merged.json.
@@ -128,4 +132,21 @@ type Perf struct {
 	// ErrorTxt is set when the artifact root holds error.txt (the perf job
 	// could not start; its text is never read).
 	ErrorTxt bool `json:"error_txt,omitempty"`
+}
+
+// addProblems adds the problems of the part shown as display, naming it.
+func (r *Report) addProblems(display string, problems []collect.Problem) {
+	for _, p := range problems {
+		p.Part = display
+		r.Problems = append(r.Problems, p)
+	}
+}
+
+// WriteProblems writes each problem to w as a warning line, "<prog>: warning:
+// <problem>", made inert (a problem quotes the input, which may hold any
+// bytes): the one form the CLI prints them in.
+func (r *Report) WriteProblems(w io.Writer, prog string) {
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "%s: warning: %s\n", prog, text.Inert(p.String()))
+	}
 }

@@ -3,6 +3,7 @@ package merge
 import (
 	"errors"
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/text"
 	"math"
 	"path"
 	"slices"
@@ -199,7 +200,7 @@ func bound(name string, value, bar float64, unit, must, what, word string) colle
 	if !ok {
 		detail = what + ": " + side + " the " + word + " " + barText
 	}
-	ch := collect.Check{Name: name, OK: ok, Detail: collect.CutDetail(detail, 300)}.WithBar(value, bar, unit, must)
+	ch := collect.Check{Name: name, OK: ok, Detail: text.CutLine(detail, 300)}.WithBar(value, bar, unit, must)
 	if _, _, err := ch.Margin(); err != nil {
 		// A unit a numeric check cannot record (none, or not short
 		// printable ASCII): the detail alone states the numbers.

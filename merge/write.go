@@ -171,10 +171,9 @@ type indenter struct {
 	levels int
 	err    error
 
-	depth    int  // containers open
-	inString bool // inside a string
-	escaped  bool // after a backslash in a string
-	opened   bool // an indented container was just opened: empty or not is unknown
+	depth  int                 // containers open
+	str    collect.StringLexer // where the strings are
+	opened bool                // an indented container was just opened: empty or not is unknown
 }
 
 func (d *indenter) write(p []byte) {
@@ -191,15 +190,7 @@ func (d *indenter) write(p []byte) {
 	}
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if d.inString {
-			switch {
-			case d.escaped:
-				d.escaped = false
-			case c == '\\':
-				d.escaped = true
-			case c == '"':
-				d.inString = false
-			}
+		if d.str.Step(c) != collect.Outside {
 			continue
 		}
 		if d.opened {
@@ -211,8 +202,6 @@ func (d *indenter) write(p []byte) {
 			newline(i, d.depth)
 		}
 		switch c {
-		case '"':
-			d.inString = true
 		case '{', '[':
 			d.depth++
 			d.opened = d.depth <= d.levels

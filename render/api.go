@@ -27,8 +27,8 @@
 //   - every text of the report is redacted (Options.Redact, and the GitHub
 //     and Hugging Face token shapes whatever the options) before it is cut
 //     or escaped, and run text never becomes a link, a mention or an issue
-//     reference, nor carries a control or bidirectional character (Plain,
-//     collect.InertText).
+//     reference, nor carries a control or bidirectional character (text.Plain,
+//     text.Inert).
 //   - with known upstream issues (Options.KnownIssues, docs/render.md §10) the
 //     report is classified before anything is rendered: failures they cover
 //     are listed apart with their links and left out of the verdict, and an

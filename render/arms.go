@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -230,7 +231,7 @@ func metricValue(m *collect.Metric) string {
 	}
 	s := formatNumber(*m.Value)
 	if m.Unit != "" {
-		s += " " + Cut(m.Unit, measureName)
+		s += " " + text.Cut(m.Unit, measureName)
 	}
 	return s
 }
@@ -244,16 +245,16 @@ func evidenceCell(c *merge.Case, ms collect.Measures) string {
 		s = "**fail**"
 		for _, ch := range c.Checks {
 			if !ch.OK && ch.Detail != "" {
-				s += ": " + Plain(Cut(ch.Detail, evidenceDetail))
+				s += ": " + text.Plain(text.Cut(ch.Detail, evidenceDetail))
 				break
 			}
 		}
 	case "is skipped":
-		s = "skipped: " + Plain(Cut(c.SkipReason, evidenceDetail))
+		s = "skipped: " + text.Plain(text.Cut(c.SkipReason, evidenceDetail))
 	case "passes":
 		s = "pass"
 	default:
-		s = Plain(o)
+		s = text.Plain(o)
 	}
 	var items []string
 	n := 0
@@ -265,7 +266,7 @@ func evidenceCell(c *merge.Case, ms collect.Measures) string {
 		if n++; n > evidenceMetrics {
 			continue
 		}
-		items = append(items, Plain(Cut(m.Name, measureName)+" "+metricValue(m)))
+		items = append(items, text.Plain(text.Cut(m.Name, measureName)+" "+metricValue(m)))
 	}
 	if n > evidenceMetrics {
 		items = append(items, fmt.Sprintf("and %d more", n-evidenceMetrics))
@@ -281,10 +282,10 @@ func evidenceCell(c *merge.Case, ms collect.Measures) string {
 func armHeader(arm string, cases []armCase, j int) string {
 	for i := range cases {
 		if c := cases[i].arms[j]; c != nil && c.Revision != "" {
-			return Plain(arm + " " + shortRevision(c.Revision))
+			return text.Plain(arm + " " + shortRevision(c.Revision))
 		}
 	}
-	return Plain(arm)
+	return text.Plain(arm)
 }
 
 // shortRevision is a commit id's first seven characters, as git shows
@@ -293,7 +294,7 @@ func shortRevision(rev string) string {
 	if len(rev) > 7 && strings.Trim(rev, "0123456789abcdef") == "" {
 		return rev[:7]
 	}
-	return Cut(rev, 40)
+	return text.Cut(rev, 40)
 }
 
 // sortedKeys are m's keys in byte order, for deterministic output.
@@ -313,7 +314,7 @@ func (r *renderer) verdictLine(ac *armCase) (string, bool) {
 	for j, a := range r.opts.Arms {
 		said = append(said, outcome(ac.arms[j])+" on "+a)
 	}
-	line := CodeCell(Cut(ac.name, 200)) + ": " + Plain(strings.Join(said, ", "))
+	line := text.CodeCell(text.Cut(ac.name, 200)) + ": " + text.Plain(strings.Join(said, ", "))
 	if len(r.opts.Expect) == 0 {
 		return line + ".", true
 	}
@@ -326,7 +327,7 @@ func (r *renderer) verdictLine(ac *armCase) (string, bool) {
 	if ok {
 		return line + ", as expected.", true
 	}
-	return line + Plain("; expected: "+r.expectWords()+"."), false
+	return line + text.Plain("; expected: "+r.expectWords()+"."), false
 }
 
 // armCounts is an arm's suite counts from its cases and, after them, the
@@ -393,7 +394,7 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 			more++
 			continue
 		}
-		row := []string{CodeCell(Cut(ac.name, 200))}
+		row := []string{text.CodeCell(text.Cut(ac.name, 200))}
 		for j := range arms {
 			row = append(row, evidenceCell(ac.arms[j], ms[ac.arms[j]]))
 		}
@@ -402,10 +403,10 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 		lines = append(lines, "- "+line)
 	}
 	var b []string
-	b = append(b, "**Evidence** ("+Plain(strings.Join(arms, " vs "))+")")
+	b = append(b, "**Evidence** ("+text.Plain(strings.Join(arms, " vs "))+")")
 	var counts []string
 	for j, a := range arms {
-		counts = append(counts, Plain(a)+": "+armCounts(cases, j, r.rep.Parts, a))
+		counts = append(counts, text.Plain(a)+": "+armCounts(cases, j, r.rep.Parts, a))
 	}
 	b = append(b, "Suite counts: "+strings.Join(counts, "; ")+".")
 	if len(rows) > 0 {
@@ -436,7 +437,7 @@ func (r *renderer) judgementLine() string {
 	x := r.opts.armExpectations()
 	j := r.rep.Judge(&x)
 	if j.Behave == 0 {
-		return "**The suite does not discriminate**: no case " + Plain(r.expectWords()) + "."
+		return "**The suite does not discriminate**: no case " + text.Plain(r.expectWords()) + "."
 	}
 	var failArms []string
 	for _, a := range r.opts.Arms {
@@ -445,10 +446,10 @@ func (r *renderer) judgementLine() string {
 		}
 	}
 	if len(failArms) == 0 {
-		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, Plain(r.expectWords()))
+		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, text.Plain(r.expectWords()))
 	}
 	return fmt.Sprintf("%d of %d cases that fail on %s behave as expected (%s).", j.Behave, j.Behave+j.Off,
-		Plain(strings.Join(failArms, " or ")), Plain(r.expectWords()))
+		text.Plain(strings.Join(failArms, " or ")), text.Plain(r.expectWords()))
 }
 
 // expectWords says what the expectations are: `fails on parent, passes on fix`.
@@ -469,7 +470,7 @@ func problemsLine(problems []string) string {
 			shown = append(shown, fmt.Sprintf("and %d more", len(problems)-measureProblems))
 			break
 		}
-		shown = append(shown, Plain(Cut(p, 300)))
+		shown = append(shown, text.Plain(text.Cut(p, 300)))
 	}
 	return "Metrics or events left out, as they could not be read: " + strings.Join(shown, "; ") + "."
 }

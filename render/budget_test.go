@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -18,7 +19,7 @@ func hostileText(rng *rand.Rand, n int) string {
 	for b.Len() < n {
 		b.WriteString(pieces[rng.Intn(len(pieces))])
 	}
-	return Cut(b.String(), n)
+	return text.Cut(b.String(), n)
 }
 
 // hostilePool hands out hostile texts of a given length from a few made per
@@ -96,7 +97,7 @@ func TestBudgetProperty(t *testing.T) {
 		}
 		nProblems := []int{0, 0, 1, 25, 3000}[rng.Intn(5)]
 		for i := 0; i < nProblems; i++ {
-			rep.Problems = append(rep.Problems, pool.text([]int{40, 2000}[rng.Intn(2)]))
+			rep.Problems = append(rep.Problems, collect.Problem{What: pool.text([]int{40, 2000}[rng.Intn(2)])})
 		}
 		rep.Verdict = fmt.Sprintf("FAIL (%d of %d cases)", nFailed, nFailed)
 		if nFailed == 0 && nParts == 0 {
@@ -143,7 +144,7 @@ func TestBudgetProperty(t *testing.T) {
 			checkTables(t, docs.Section)
 			checkClosed(t, docs.Comment)
 			ls := lines(docs.Comment)
-			if ls[1] != "### Nightly correctness · 2026-11-28 · "+Plain(rep.Verdict) {
+			if ls[1] != "### Nightly correctness · 2026-11-28 · "+text.Plain(rep.Verdict) {
 				t.Errorf("headline lost: %q", ls[1])
 			}
 			for _, link := range []string{"[Run](" + opts.RunURL + ")", "[artifact](" + opts.ArtifactURL + ")", "/commit/" + *rep.Setup.KvcachedSHA} {

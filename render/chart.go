@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -387,7 +388,7 @@ func (c *chart) yMax() float64 {
 // quote, bracket, comment, entity or fence can come out of it; cut to
 // chartLabelCut code points.
 func chartText(s string) string {
-	s = Cut(s, chartLabelCut)
+	s = text.Cut(s, chartLabelCut)
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -415,7 +416,7 @@ func (c *chart) summaryLine() string {
 		}
 		line += "; phases: " + strings.Join(ph, ", ")
 	}
-	return Plain(line + ".")
+	return text.Plain(line + ".")
 }
 
 // legendLine names each line's colour, as xychart-beta draws no legend.
@@ -424,7 +425,7 @@ func (c *chart) legendLine() string {
 	for j, s := range c.series {
 		parts = append(parts, chartColors[j%len(chartColors)].name+": "+s.label)
 	}
-	return Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading, a phase's name at its start.")
+	return text.Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading, a phase's name at its start.")
 }
 
 // palette is the colour list of Mermaid's plotColorPalette.
@@ -511,19 +512,19 @@ func (c *chart) svg() string {
 	// The plot area has a colour of its own, which tells a screenshot where
 	// the plot is (TestChartScreenshot).
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(Cut("Memory of "+c.caseName+" (MiB)", 120)))
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(text.Cut("Memory of "+c.caseName+" (MiB)", 120)))
 	c.svgAxes(&b, pl)
 	for i, m := range c.marks {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, svgNum(pl.x(m.x)), svgTop, svgNum(pl.x(m.x)), svgBottom)
 		// Labels alternate in height so that close boundaries stay legible.
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, svgNum(pl.x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(Cut(m.phase, 40)))
+		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, svgNum(pl.x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(text.Cut(m.phase, 40)))
 	}
 	c.svgLines(&b, pl)
 	for j, s := range c.series {
 		col, row := j%2, j/2
 		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(Cut(s.label, 55)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(text.Cut(s.label, 55)))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -151,12 +152,12 @@ func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
 		name := c.Label()
 		brief := r.ix.brief(c.Name)
 		if p.squeeze {
-			name = Cut(name, squeezeName)
+			name = text.Cut(name, squeezeName)
 			if runeCount(brief) > 2*squeezeName {
 				brief = ""
 			}
 		}
-		row := []string{Plain(name), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		row := []string{text.Plain(name), classCell(c, p), brief, r.failedChecks(w, c, p)}
 		if r.hist != nil {
 			row = append(row, r.since(w, c))
 		}
@@ -207,14 +208,14 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		ch := c.Checks[i]
 		name := ch.Name
 		if p.squeeze {
-			name = Cut(name, 100)
+			name = text.Cut(name, 100)
 		}
-		s := CodeCell(name)
+		s := text.CodeCell(name)
 		if s == "" {
-			s = Plain(unnamedCheck)
+			s = text.Plain(unnamedCheck)
 		}
 		if p.detail > 0 && ch.Detail != "" {
-			s += " (" + Plain(Cut(ch.Detail, p.detail)) + ")"
+			s += " (" + text.Plain(text.Cut(ch.Detail, p.detail)) + ")"
 		}
 		if k, known := c.KnownIssueOf(i); known {
 			s += knownMark(w, r.rep.KnownIssues[k].URL)
@@ -249,9 +250,9 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 // classCell is the class column of a failed or not-run case: the class,
 // with what decided it while details are shown.
 func classCell(c *merge.Case, p plan) string {
-	s := Plain(Cut(caseClass(c), 20))
+	s := text.Plain(text.Cut(caseClass(c), 20))
 	if p.detail > 0 && c.ClassWhy != "" {
-		s += " (" + Plain(Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
+		s += " (" + text.Plain(text.Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
 	}
 	return s
 }
@@ -277,7 +278,7 @@ func (r *renderer) images() string {
 	for _, k := range r.rep.Setup.Engines.Keys() {
 		e, _ := r.rep.Setup.Engines.Get(k)
 		if e.Image != "" {
-			imgs = append(imgs, Code(Cut(e.Image, 200)))
+			imgs = append(imgs, text.Code(text.Cut(e.Image, 200)))
 		}
 	}
 	return strings.Join(imgs, ", ")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -205,7 +206,7 @@ func TestDetailCut(t *testing.T) {
 	long := strings.Repeat("é長|", 200)
 	rep.Cases[1].Checks[0].Detail = long
 	docs := mustRender(t, rep, sampleOptions())
-	want := "`all_ok` (" + Plain(Cut(long, 300)) + ")"
+	want := "`all_ok` (" + text.Plain(text.Cut(long, 300)) + ")"
 	if !strings.Contains(docs.Comment, want) {
 		t.Errorf("detail not cut to 300 then escaped")
 	}

@@ -146,7 +146,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 		ReportName: r.cfg.Title(r.profile), BuildID: opts.RunID, BuildURL: opts.RunURL, Commit: r.sha(),
 		Healthy: rep.Verdict == merge.VerdictPass,
 	}
-	res.Extra = ctrfExtra{Verdict: rep.Verdict, Problems: rep.Problems}
+	res.Extra = ctrfExtra{Verdict: rep.Verdict, Problems: collect.Problems(rep.Problems)}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")

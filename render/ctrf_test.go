@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -300,7 +301,7 @@ func ctrfSample(t *testing.T) *merge.Report {
 	rep.Cases[1].DurationS = 12.3456
 	rep.Parts[0].StartedAt, rep.Parts[0].FinishedAt = "2026-11-28T12:00:04Z", "2026-11-28T12:22:04Z"
 	rep.Parts[1].StartedAt = "2026-11-28T12:00:01Z"
-	rep.Problems = []string{"vLLM: setup.json: gpus: want array, got string"}
+	rep.Problems = []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "gpus", What: "want array, got string"}}
 	return rep
 }
 

@@ -31,27 +31,27 @@ func passingReport(t *testing.T) *merge.Report {
 // plain text, the first maxProblems, the rest counted), whatever the
 // verdict; a report without problems has no such block.
 func TestProblemsShown(t *testing.T) {
-	many := make([]string, 25)
+	many := make([]collect.Problem, 25)
 	for i := range many {
-		many[i] = fmt.Sprintf("vLLM: cases.jsonl: line %d: want object (line skipped)", i+1)
+		many[i] = collect.Problem{Part: "vLLM", File: "cases.jsonl", What: fmt.Sprintf("line %d: want object (line skipped)", i+1)}
 	}
 	for _, tc := range []struct {
 		name     string
 		verdict  string
-		problems []string
+		problems []collect.Problem
 		want     []string
 		avoid    []string
 	}{
 		{"none", merge.VerdictPass, nil, []string{"All 7 cases passed."}, []string{"could not be read"}},
-		{"one, escaped", merge.VerdictPass, []string{"vLLM: setup.json: cases[1].tp: want integer, got string <b>@x</b>"},
+		{"one, escaped", merge.VerdictPass, []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "cases[1].tp", What: "want integer, got string <b>@x</b>"}},
 			[]string{"Some results could not be read; this report leaves out what they hold:",
 				"- vLLM: setup.json: cases\\[1\\].tp: want integer, got string \\<b\\>@\u200dx\\</b\\>", "All 7 cases passed."}, []string{"<b>"}},
-		{"long one cut", merge.VerdictPass, []string{"vLLM: " + strings.Repeat("a", 1000)},
+		{"long one cut", merge.VerdictPass, []collect.Problem{{Part: "vLLM", What: strings.Repeat("a", 1000)}},
 			[]string{"- vLLM: " + strings.Repeat("a", problemCut-len("vLLM: ")-1) + "…"}, nil},
 		{"many counted", merge.VerdictPass, many,
 			[]string{"- vLLM: cases.jsonl: line 20: want object (line skipped)", "- and 5 more; the log of the step that rendered this comment lists them all."},
 			[]string{"line 21:"}},
-		{"did not run", merge.VerdictDidNotRun, []string{"vLLM: summary.json: cases: want array, got string"},
+		{"did not run", merge.VerdictDidNotRun, []collect.Problem{{Part: "vLLM", File: "summary.json", Field: "cases", What: "want array, got string"}},
 			[]string{"The tests did not finish; the run log has the details.", "Some results could not be read; this report leaves out what they hold:",
 				"- vLLM: summary.json: cases: want array, got string"}, nil},
 	} {
@@ -115,7 +115,7 @@ func TestManyUnfinishedParts(t *testing.T) {
 	rep := passingReport(t)
 	for i := 0; i < 3000; i++ {
 		rep.Parts = append(rep.Parts, merge.PartStatus{Name: fmt.Sprintf("p%d", i), Display: fmt.Sprintf("p%d-%s", i, strings.Repeat("|`<", 100)), Status: merge.StatusMissing})
-		rep.Problems = append(rep.Problems, fmt.Sprintf("p%d: setup.json: %s", i, strings.Repeat("*_", 400)))
+		rep.Problems = append(rep.Problems, collect.Problem{Part: fmt.Sprintf("p%d", i), File: "setup.json", What: strings.Repeat("*_", 400)})
 	}
 	rep.Verdict = "FAIL (0 of 7 cases; 3000 more parts did not finish)"
 	docs := mustRender(t, rep, sampleOptions())
@@ -148,7 +148,7 @@ func TestPerfErrorTxt(t *testing.T) {
 	// With a summary: the comment says error.txt was left, and lists the
 	// problems of the perf files.
 	rep.Perf.Summary = &collect.PerfSummary{}
-	rep.Problems = []string{"perf: perf/setup.json: models: want object, got array"}
+	rep.Problems = []collect.Problem{{Part: "perf", File: "perf/setup.json", Field: "models", What: "want object, got array"}}
 	docs = mustRender(t, rep, opts)
 	for _, w := range []string{
 		"\nThe perf job left error.txt: part of it could not start; the run log has the details.\n",

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -26,7 +27,7 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 			if name == "" {
 				name = "the job"
 			}
-			links = append(links, "["+Plain(Cut(name, 100))+"]("+u+")")
+			links = append(links, "["+text.Plain(text.Cut(name, 100))+"]("+u+")")
 		}
 	}
 	if len(links) == 0 {
@@ -50,16 +51,16 @@ func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
 		}
 		phase := ""
 		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
-			phase = Code(Cut(p, 100))
+			phase = text.Code(text.Cut(p, 100))
 		}
 		out = append(out, w.t("where", map[string]any{
-			"Case":   Plain(c.Label()),
+			"Case":   text.Plain(c.Label()),
 			"Phase":  phase,
 			"Job":    r.jobURL(c.Part),
-			"File":   Code(Cut(ex.File, 200)),
+			"File":   text.Code(text.Cut(ex.File, 200)),
 			"Offset": ex.Offset,
 			"Burst":  ex.From == collect.ExcerptBurst,
-			"From":   Code(Cut(ex.From, 100)),
+			"From":   text.Code(text.Cut(ex.From, 100)),
 			"Fenced": fenced(ex.Lines),
 		}))
 	}
@@ -78,17 +79,12 @@ func (r *renderer) jobURL(part string) string {
 	return ""
 }
 
-// fenced is lines as a fenced code block whose fence is longer than any
-// backtick run inside them, so no line can close it; each line is made
-// inert (clean) and cut, as the data may come from a hand-edited
-// merged.json.
+// fenced is lines as a fenced code block, each line cut and made inert, as
+// the data may come from a hand-edited merged.json.
 func fenced(lines []string) string {
-	longest := 0
-	cleaned := make([]string, len(lines))
+	cut := make([]string, len(lines))
 	for i, l := range lines {
-		cleaned[i] = clean(Cut(strings.NewReplacer("\r", " ", "\n", " ").Replace(l), collect.ExcerptLineCut))
-		longest = max(longest, longestRun(cleaned[i], '`'))
+		cut[i] = text.Cut(l, collect.ExcerptLineCut)
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + "text\n" + strings.Join(cleaned, "\n") + "\n" + fence
+	return text.CodeBlock("text", cut)
 }

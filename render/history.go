@@ -16,6 +16,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -119,7 +120,7 @@ func fingerprint(c *merge.Case) string {
 }
 
 // historyKey is how a case is named in digests: its label, cut.
-func historyKey(c *merge.Case) string { return Cut(c.Label(), digestNameCut) }
+func historyKey(c *merge.Case) string { return text.Cut(c.Label(), digestNameCut) }
 
 // digest is the hidden digest line of this run, "" without a run id (no
 // later post could key it to a run).
@@ -162,7 +163,7 @@ func (r *renderer) digest() string {
 			hc.Status = DigestFailed
 			for _, ch := range c.Checks {
 				if !ch.OK && len(hc.Failed) < maxDigestChecks {
-					name := Cut(ch.Name, digestCheckCut)
+					name := text.Cut(ch.Name, digestCheckCut)
 					if name == "" {
 						name = unnamedCheck // as the table names it
 					}
@@ -261,15 +262,15 @@ func (h *HistoryRun) validate() error {
 	case h.V != DigestVersion:
 		return fmt.Errorf("v %d: want %d", h.V, DigestVersion)
 	case !ValidProfile(h.Profile):
-		return fmt.Errorf("profile %q: want %s", Cut(h.Profile, 40), marker.Name)
+		return fmt.Errorf("profile %q: want %s", text.Cut(h.Profile, 40), marker.Name)
 	case h.Suite != "" && !marker.ValidName(h.Suite):
-		return fmt.Errorf("suite %q: want %s", Cut(h.Suite, 40), marker.Name)
+		return fmt.Errorf("suite %q: want %s", text.Cut(h.Suite, 40), marker.Name)
 	case !digitsRE.MatchString(h.Run):
-		return fmt.Errorf("run %q: want digits", Cut(h.Run, 40))
+		return fmt.Errorf("run %q: want digits", text.Cut(h.Run, 40))
 	case !digitsRE.MatchString(h.Attempt):
-		return fmt.Errorf("attempt %q: want digits", Cut(h.Attempt, 40))
+		return fmt.Errorf("attempt %q: want digits", text.Cut(h.Attempt, 40))
 	case h.Date != "" && !dateRE.MatchString(h.Date):
-		return fmt.Errorf("date %q: want YYYY-MM-DD", Cut(h.Date, 40))
+		return fmt.Errorf("date %q: want YYYY-MM-DD", text.Cut(h.Date, 40))
 	case h.Total < len(h.Cases):
 		return fmt.Errorf("total %d: fewer than the %d cases listed", h.Total, len(h.Cases))
 	}
@@ -280,15 +281,15 @@ func (h *HistoryRun) validate() error {
 		case !validDigestName(c.Name, digestNameCut):
 			return fmt.Errorf("%s: name: want 1 to %d code points of UTF-8", where, digestNameCut)
 		case seen[c.Name]:
-			return fmt.Errorf("%s: %q listed twice", where, Cut(c.Name, 40))
+			return fmt.Errorf("%s: %q listed twice", where, text.Cut(c.Name, 40))
 		case c.Status != DigestFailed && c.Status != DigestNotRun:
-			return fmt.Errorf("%s: status %q: want %s or %s", where, Cut(c.Status, 20), DigestFailed, DigestNotRun)
+			return fmt.Errorf("%s: status %q: want %s or %s", where, text.Cut(c.Status, 20), DigestFailed, DigestNotRun)
 		case !classRE.MatchString(c.Class):
-			return fmt.Errorf("%s: class %q: want up to 16 letters a-z", where, Cut(c.Class, 20))
+			return fmt.Errorf("%s: class %q: want up to 16 letters a-z", where, text.Cut(c.Class, 20))
 		case len(c.Failed) > maxDigestChecks:
 			return fmt.Errorf("%s: %d failed checks: at most %d", where, len(c.Failed), maxDigestChecks)
 		case c.Fingerprint != "" && !fingerprintRE.MatchString(c.Fingerprint):
-			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, Cut(c.Fingerprint, 20), fingerprintLen)
+			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, text.Cut(c.Fingerprint, 20), fingerprintLen)
 		}
 		for _, f := range c.Failed {
 			if !validDigestName(f, digestCheckCut) {
@@ -514,7 +515,7 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 			more++
 			continue
 		}
-		names = append(names, Plain(Cut(c.Label(), nameCut)))
+		names = append(names, text.Plain(text.Cut(c.Label(), nameCut)))
 	}
 	if len(names) == 0 {
 		return ""
@@ -571,7 +572,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 		if date == "" {
 			date = "?"
 		}
-		rows = append(rows, []string{p.st(Cut(c.Label(), digestNameCut)), strings.Join(syms, " "), Plain(date)})
+		rows = append(rows, []string{p.st(text.Cut(c.Label(), digestNameCut)), strings.Join(syms, " "), text.Plain(date)})
 	}
 	if len(rows) == 0 {
 		return ""

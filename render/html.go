@@ -18,6 +18,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/templates"
@@ -168,7 +169,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		// Every problem: a terminal has no size budget.
 		rows := make([][]string, len(rep.Problems))
 		for i, msg := range rep.Problems {
-			rows[i] = []string{termText(msg, problemCut)}
+			rows[i] = []string{termText(msg.String(), problemCut)}
 		}
 		fmt.Fprintln(out)
 		if err := textTable(out, []string{"could not be read"}, rows); err != nil {
@@ -242,5 +243,5 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 
 // termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
 // no control characters (ANSI escapes included) and no bidirectional
-// controls (collect.InertText, as every document has it).
-func termText(s string, n int) string { return clean(Cut(s, n)) }
+// controls (text.Inert, as every document has it).
+func termText(s string, n int) string { return text.Inert(text.Cut(s, n)) }

@@ -41,7 +41,7 @@ func TestHostileRunTextStaysInert(t *testing.T) {
 		}
 		rep.Cases = append(rep.Cases, merge.Case{Name: "vllm-x-GH-5-" + strings.ReplaceAll(inertHostile, " ", "_")[:40], Part: "vLLM",
 			Checks: []collect.Check{{Name: "gen_ok", Detail: inertHostile}, {Name: "ref_#12", Detail: "serve.log: " + inertHostile}}})
-		rep.Problems = append(rep.Problems, "vllm: summary.json: "+inertHostile)
+		rep.Problems = append(rep.Problems, collect.Problem{Part: "vllm", File: "summary.json", What: inertHostile})
 		if len(rep.Parts) > 0 {
 			rep.Parts[0].Display += " " + inertHostile[:20]
 		}

@@ -16,14 +16,19 @@ import (
 // Jenkins' JUnit plugin, GitLab's test reports and dorny/test-reporter read.
 type (
 	junitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []junitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		Name    string   `xml:"name,attr"`
+		junitCounts
+		Suites []junitSuite `xml:"testsuite"`
+	}
+	// junitCounts are the attributes a <testsuites> and each <testsuite>
+	// count their cases with.
+	junitCounts struct {
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Time     string `xml:"time,attr"`
 	}
 	junitSuite struct {
 		Name       string          `xml:"name,attr"`

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -135,9 +136,9 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			}
 			name, check := c.Label(), ch.Name
 			if p.squeeze {
-				name, check = Cut(name, squeezeName), Cut(check, 100)
+				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
 			}
-			rows = append(rows, []string{Plain(name), CodeCell(check), Plain(Cut(ch.Detail, p.detail)), knownLink(r.rep.KnownIssues[k.Issue].URL)})
+			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(ch.Detail, p.detail)), knownLink(r.rep.KnownIssues[k.Issue].URL)})
 		}
 	}
 	if checks > 0 {
@@ -179,12 +180,12 @@ func countGone(sts []merge.KnownStatus) int {
 func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
 	note := ""
 	if k.Note != "" {
-		note = Plain(Cut(k.Note, knownNoteCut))
+		note = text.Plain(text.Cut(k.Note, knownNoteCut))
 	}
 	return map[string]any{
 		"Link":  knownLink(k.URL),
-		"Check": Code(Cut(k.Check, knownGlobCut)),
-		"Cases": Code(Cut(k.Cases, knownGlobCut)),
+		"Check": text.Code(text.Cut(k.Check, knownGlobCut)),
+		"Cases": text.Code(text.Cut(k.Cases, knownGlobCut)),
 		"Note":  note,
 		"N":     n,
 	}

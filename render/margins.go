@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Margins (docs/render.md §3.10): a numeric check's margin is the signed
@@ -53,12 +54,12 @@ func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]strin
 	for i, pm := range calls {
 		c := &r.rep.Cases[pm.Case]
 		ch := &c.Checks[pm.Check]
-		name := code(Cut(ch.Name, digestCheckCut))
+		name := code(text.Cut(ch.Name, digestCheckCut))
 		if name == "" {
 			name = cell(unnamedCheck)
 		}
 		value, bar, margin := collect.CloseCallCells(ch, pm.Margin)
-		rows[i] = []string{cell(Cut(c.Label(), digestNameCut)), name, cell(value), cell(bar), cell(margin)}
+		rows[i] = []string{cell(text.Cut(c.Label(), digestNameCut)), name, cell(value), cell(bar), cell(margin)}
 	}
 	return rows, more
 }
@@ -67,7 +68,7 @@ func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]strin
 // collect.CloseCallBelow of their bars, for the comment and the issue
 // section; "" when there are none.
 func (r *renderer) closestCalls(w *writer) string {
-	rows, more := r.closeCallRows(Plain, CodeCell)
+	rows, more := r.closeCallRows(text.Plain, text.CodeCell)
 	if len(rows) == 0 {
 		return ""
 	}
@@ -122,7 +123,7 @@ func (r *renderer) digestMargins() []HistoryMargin {
 	seen := map[[2]string]bool{}
 	for _, pm := range r.passingMargins(digestMarginBelow) {
 		c := &r.rep.Cases[pm.Case]
-		key := [2]string{historyKey(c), Cut(c.Checks[pm.Check].Name, digestCheckCut)}
+		key := [2]string{historyKey(c), text.Cut(c.Checks[pm.Check].Name, digestCheckCut)}
 		if key[0] == "" || key[1] == "" || seen[key] {
 			continue // as ParseDigest requires: named, and once
 		}
@@ -151,7 +152,7 @@ func validateMargins(ms []HistoryMargin) error {
 		case m.Pct < 0 || m.Pct >= int(digestMarginBelow*100):
 			return fmt.Errorf("%s: p %d: want 0 to %d", where, m.Pct, int(digestMarginBelow*100)-1)
 		case seen[[2]string{m.Case, m.Check}]:
-			return fmt.Errorf("%s: %q %q listed twice", where, Cut(m.Case, 40), Cut(m.Check, 40))
+			return fmt.Errorf("%s: %q %q listed twice", where, text.Cut(m.Case, 40), text.Cut(m.Check, 40))
 		}
 		seen[[2]string{m.Case, m.Check}] = true
 	}
@@ -181,7 +182,7 @@ func (r *renderer) shrinkingLine(w *writer) string {
 			more++
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%", Plain(m.Case), Code(m.Check), p1, p2, m.Pct))
+		parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%", text.Plain(m.Case), text.Code(m.Check), p1, p2, m.Pct))
 	}
 	if len(parts) == 0 {
 		return ""

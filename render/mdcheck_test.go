@@ -11,11 +11,16 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
+	gmtext "github.com/yuin/goldmark/text"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Helpers that parse rendered Markdown back, the way GitHub would, to prove
 // that escaped text shows as written and that every table is well-formed.
+
+// zwj is the joiner text.Plain puts after @, # and the like.
+const zwj = "\u200d"
 
 var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
@@ -101,11 +106,11 @@ func checkTables(t *testing.T, md string) int {
 		}
 		for j := i + 1; j < len(lines) && strings.HasPrefix(lines[j], "|"); j++ {
 			if got := len(splitRow(lines[j])); got != want {
-				t.Errorf("table row %q has %d cells, want %d", Cut(lines[j], 200), got, want)
+				t.Errorf("table row %q has %d cells, want %d", text.Cut(lines[j], 200), got, want)
 			}
 		}
 	}
-	doc := gfm.Parser().Parse(text.NewReader([]byte(md)))
+	doc := gfm.Parser().Parse(gmtext.NewReader([]byte(md)))
 	tables := 0
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if tb, ok := n.(*east.Table); ok && entering {
@@ -127,7 +132,7 @@ func checkTables(t *testing.T, md string) int {
 func checkClosed(t *testing.T, md string) {
 	t.Helper()
 	src := []byte(md)
-	doc := gfm.Parser().Parse(text.NewReader(src))
+	doc := gfm.Parser().Parse(gmtext.NewReader(src))
 	var htmlText strings.Builder
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -127,7 +128,7 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 	}
 	var rows [][]string
 	for _, a := range arms {
-		label := Plain(Cut(a, measureName))
+		label := text.Plain(text.Cut(a, measureName))
 		if a == baseline {
 			label += " (baseline)"
 		}
@@ -138,7 +139,7 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 				row = append(row, "")
 				continue
 			}
-			cell := Plain(metricValue(m))
+			cell := text.Plain(metricValue(m))
 			if a != baseline {
 				if d := delta(m, t.values[cellKey(baseline, lv)]); d != "" {
 					cell += " (" + d + ")"
@@ -148,10 +149,10 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 		}
 		rows = append(rows, row)
 	}
-	title := CodeCell(Cut(t.name, measureName))
+	title := text.CodeCell(text.Cut(t.name, measureName))
 	var about []string
 	if t.unit != "" {
-		about = append(about, Plain(Cut(t.unit, measureName)))
+		about = append(about, text.Plain(text.Cut(t.unit, measureName)))
 	}
 	if t.better != "" {
 		about = append(about, t.better+" is better")
@@ -184,12 +185,12 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 			continue
 		}
 		shown++
-		head := "Metrics of " + CodeCell(Cut(c.Name, 200))
+		head := "Metrics of " + text.CodeCell(text.Cut(c.Name, 200))
 		switch {
 		case !hasArm(tables, baseline):
-			head += " (no " + Plain(baseline) + " arm: values without deltas)"
+			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
 		default:
-			head += " against " + Plain(baseline)
+			head += " against " + text.Plain(baseline)
 		}
 		b = append(b, head+":")
 		for i, t := range tables {
@@ -245,14 +246,14 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 			to, okTo := at[iv.To]
 			switch {
 			case !okFrom:
-				said = append(said, Plain(Cut(iv.Label, measureName))+": no "+CodeCell(Cut(iv.From, measureName))+" event")
+				said = append(said, text.Plain(text.Cut(iv.Label, measureName))+": no "+text.CodeCell(text.Cut(iv.From, measureName))+" event")
 			case !okTo:
-				said = append(said, Plain(Cut(iv.Label, measureName))+": no "+CodeCell(Cut(iv.To, measureName))+" event")
+				said = append(said, text.Plain(text.Cut(iv.Label, measureName))+": no "+text.CodeCell(text.Cut(iv.To, measureName))+" event")
 			default:
-				said = append(said, Plain(fmt.Sprintf("%s after %.1f s", Cut(iv.Label, measureName), to-from)))
+				said = append(said, text.Plain(fmt.Sprintf("%s after %.1f s", text.Cut(iv.Label, measureName), to-from)))
 			}
 		}
-		line := "- " + CodeCell(Cut(c.Name, 200)) + ": " + strings.Join(said, ", ") + "."
+		line := "- " + text.CodeCell(text.Cut(c.Name, 200)) + ": " + strings.Join(said, ", ") + "."
 		used += runeCount(line)
 		lines = append(lines, line)
 	}

@@ -9,13 +9,14 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
 func TestTextTables(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases[1].Checks[0].Detail = "red \x1b[31mALERT\x1b[0m\nsecond line \x07"
-	rep.Problems = []string{"vLLM: setup.json: gpus: want array, got string \x1b"}
+	rep.Problems = []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "gpus", What: "want array, got string \x1b"}}
 	var b strings.Builder
 	if err := Text(&b, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
@@ -229,7 +230,7 @@ func TestPerf(t *testing.T) {
 				}
 			}
 			if !strings.HasPrefix(docs.Section, "## Weekly performance\n\nSundays at 10:00 UTC ([`gpu-perf-weekly.yml`]") {
-				t.Errorf("perf section starts %q", Cut(docs.Section, 120))
+				t.Errorf("perf section starts %q", text.Cut(docs.Section, 120))
 			}
 		})
 	}

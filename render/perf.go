@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -93,7 +94,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 	}
 	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
-		machine += " · vLLM " + Plain(Cut(v, 40))
+		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
 	}
 	// Under squeeze (pathological summaries only) the comparison table and
 	// the idle-memory list are capped, the rest counted, so that the comment
@@ -147,7 +148,7 @@ func (r *renderer) hopperBlocks(w *writer, failed []merge.Case, p plan) []string
 func (r *renderer) perfMachine() string {
 	machine := GPULine(r.perfSetup().GPUs)
 	if img := r.perfImage(); img != "" {
-		machine += " · " + Code(Cut(img, 200))
+		machine += " · " + text.Code(text.Cut(img, 200))
 	}
 	return machine
 }
@@ -159,18 +160,18 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 	if len(rows) == 0 {
 		return []string{w.t("perf_no_table", nil)}
 	}
-	heading := w.t("perf_ratios", Plain(r.cfg.Product))
+	heading := w.t("perf_ratios", text.Plain(r.cfg.Product))
 	moreRows := len(rows) - min(len(rows), rowCap)
 	rows = rows[:len(rows)-moreRows]
 	cells := make([][]string, len(rows))
 	for i, pr := range rows {
 		tput := pr.metrics["output_throughput"]
-		cells[i] = []string{Plain(Cut(pr.model, modelCut)), itoa(pr.concurrency),
+		cells[i] = []string{text.Plain(text.Cut(pr.model, modelCut)), itoa(pr.concurrency),
 			num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
 			num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
 			num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
 	}
-	table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", Plain(r.cfg.Product), "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
+	table := w.mdTable([]string{"model", "concurrency", "output tok/s, native", text.Plain(r.cfg.Product), "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"}, cells)
 	if moreRows > 0 {
 		table += "\n\n" + w.t("perf_more", moreRows)
 	}
@@ -186,7 +187,7 @@ func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) st
 			lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
 			break
 		}
-		lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": Plain(Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f"), "Product": Plain(r.cfg.Product)}))
+		lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": text.Plain(text.Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f"), "Product": text.Plain(r.cfg.Product)}))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -203,7 +204,7 @@ func perfErrors(w *writer, errs []string, squeeze bool) string {
 			lines = append(lines, fmt.Sprintf("- and %d more", len(errs)-i))
 			break
 		}
-		lines = append(lines, "- "+Plain(Cut(e, limit)))
+		lines = append(lines, "- "+text.Plain(text.Cut(e, limit)))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -290,11 +291,11 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
 	ps := r.perfSetup()
 	sentence := w.t("perf_when", map[string]string{
-		"Schedule": Plain(r.cfg.schedule("perf")),
+		"Schedule": text.Plain(r.cfg.schedule("perf")),
 		"Workflow": r.cfg.workflow("perf"),
 		"Repo":     r.cfg.repo(),
 		"Machine":  r.perfMachine(),
-		"Product":  Plain(r.cfg.Product),
+		"Product":  text.Plain(r.cfg.Product),
 	})
 	var blocks []string
 	if ps.Versions.Len() > 0 {
@@ -318,7 +319,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		if server == "" {
 			server = "the image's server command"
 		}
-		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": Plain(r.cfg.Product)}))
+		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": text.Plain(r.cfg.Product)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {
 		blocks = append(blocks, r.perfArms(w, p, ps))
@@ -331,7 +332,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 			blocks = append(blocks, r.casesTable(w, p, s.Cases))
 		}
 	}
-	out := w.t("perf_section", map[string]any{"Title": Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
+	out := w.t("perf_section", map[string]any{"Title": text.Plain(r.cfg.Title("perf")), "Sentence": sentence, "Blocks": blocks})
 	return out, w.err
 }
 
@@ -362,14 +363,14 @@ func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) str
 func perfModelLink(p sectionPlan, m collect.PerfModel) string {
 	hf := m.HFID
 	if p.cutText > 0 {
-		hf = Cut(hf, p.cutText)
+		hf = text.Cut(hf, p.cutText)
 	}
-	code := CodeCell(hf)
+	code := text.CodeCell(hf)
 	if m.Revision == nil || *m.Revision == "" {
 		return code
 	}
 	if !isHex(*m.Revision) || !safeURLPath(m.HFID) {
-		return code + " @ " + Plain(ShortSHA(*m.Revision))
+		return code + " @ " + text.Plain(ShortSHA(*m.Revision))
 	}
 	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*m.Revision), m.HFID, *m.Revision)
 }

@@ -27,7 +27,7 @@ func TestRenderRedactsTheData(t *testing.T) {
 		e.Env.Set("HF_TOKEN", s)
 		rep.Setup.Engines.Set("vllm", e)
 		rep.Setup.Cases[0].ExtraArgs = append(rep.Setup.Cases[0].ExtraArgs, "--api-key", s)
-		rep.Problems = append(rep.Problems, "vllm: cases.jsonl: line 3: "+s)
+		rep.Problems = append(rep.Problems, collect.Problem{Part: "vllm", File: "cases.jsonl", What: "line 3: " + s})
 		rep.Cases = append(rep.Cases, merge.Case{Name: "vllm-leak-" + token, Part: "vLLM " + secret,
 			Checks: []collect.Check{{Name: "serve_log", Detail: "serve.log: Authorization: token " + s}}})
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -158,11 +159,11 @@ func (r *renderer) commentMarker() string {
 }
 
 func (r *renderer) header(verdict string) string {
-	parts := []string{Plain(r.cfg.Title(r.profile))}
+	parts := []string{text.Plain(r.cfg.Title(r.profile))}
 	if r.opts.Date != "" {
 		parts = append(parts, r.opts.Date)
 	}
-	parts = append(parts, Plain(verdict))
+	parts = append(parts, text.Plain(verdict))
 	return strings.Join(parts, " · ")
 }
 
@@ -173,9 +174,9 @@ func (r *renderer) runLine(w *writer, subjectCut int) string {
 		parts = append(parts, "[Run]("+r.opts.RunURL+")")
 	}
 	sha := r.sha()
-	commit := Plain(r.cfg.Product) + " " + r.commitRef(sha)
+	commit := text.Plain(r.cfg.Product) + " " + r.commitRef(sha)
 	if r.opts.Subject != "" {
-		commit += " (" + Plain(Cut(r.opts.Subject, subjectCut)) + ")"
+		commit += " (" + text.Plain(text.Cut(r.opts.Subject, subjectCut)) + ")"
 	}
 	parts = append(parts, commit)
 	return strings.Join(parts, " · ") + r.previous(w, sha)
@@ -188,7 +189,7 @@ func (r *renderer) commitRef(sha string) string {
 	case isHex(sha):
 		return "[" + ShortSHA(sha) + "](" + r.cfg.repo() + "/commit/" + sha + ")"
 	}
-	return Plain(ShortSHA(sha))
+	return text.Plain(ShortSHA(sha))
 }
 
 func (r *renderer) previous(w *writer, sha string) string {
@@ -205,13 +206,13 @@ func (r *renderer) previous(w *writer, sha string) string {
 	case "":
 		state = "?"
 	}
-	state = Plain(Cut(state, 40))
+	state = text.Plain(text.Cut(state, 40))
 	if prev == sha && prev != "" {
 		return w.t("prev_same", map[string]string{"State": state})
 	}
 	if !isHex(prev) || !isHex(sha) {
 		// Without two commit ids there is no compare link to give.
-		return " · previous run at " + Plain(ShortSHA(prev)) + " (" + state + ")"
+		return " · previous run at " + text.Plain(ShortSHA(prev)) + " (" + state + ")"
 	}
 	return w.t("prev_changes", map[string]string{"Repo": r.cfg.repo(), "Prev": prev, "SHA": sha, "Prev7": ShortSHA(prev), "State": state})
 }
@@ -283,7 +284,7 @@ func (r *renderer) partLines(w *writer) string {
 			lines = append(lines, w.t("parts_more", len(parts)-i))
 			break
 		}
-		display := Plain(Cut(partDisplay(p), partNameCut))
+		display := text.Plain(text.Cut(partDisplay(p), partNameCut))
 		switch p.Status {
 		case merge.StatusMissing:
 			lines = append(lines, w.t("part_missing", map[string]any{"Display": display}))
@@ -310,7 +311,7 @@ func (r *renderer) problems(w *writer) string {
 			lines = append(lines, w.t("problems_more", len(probs)-i))
 			break
 		}
-		lines = append(lines, "- "+Plain(Cut(msg, problemCut)))
+		lines = append(lines, "- "+text.Plain(text.Cut(msg.String(), problemCut)))
 	}
 	return strings.Join(lines, "\n")
 }

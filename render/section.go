@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // sectionPlan is one layout of the issue-description section, loosest first.
@@ -68,19 +69,19 @@ func fitSection(name string, with func(sectionPlan) (string, error)) (string, []
 // st cuts free text from setup.json under the plan, then escapes it.
 func (p sectionPlan) st(s string) string {
 	if p.cutText > 0 {
-		s = Cut(s, p.cutText)
+		s = text.Cut(s, p.cutText)
 	}
-	return Plain(s)
+	return text.Plain(s)
 }
 
 func (p sectionPlan) code(s string, inCell bool) string {
 	if p.cutText > 0 {
-		s = Cut(s, p.cutText*4)
+		s = text.Cut(s, p.cutText*4)
 	}
 	if inCell {
-		return CodeCell(s)
+		return text.CodeCell(s)
 	}
-	return Code(s)
+	return text.Code(s)
 }
 
 // spellOut says whether a kind of test shows its own workload and checks, or
@@ -102,11 +103,11 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	s := r.rep.Setup
 	machine := machineLine(s.GPUs, r.partDisplays())
 	when := map[string]string{
-		"Schedule": Plain(r.cfg.schedule(r.profile)),
+		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),
 		"Machine":  machine,
-		"Product":  Plain(r.cfg.Product),
+		"Product":  text.Plain(r.cfg.Product),
 	}
 	var sentence string
 	if r.opts.PR > 0 {
@@ -127,25 +128,18 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		if p.summarizeCases {
 			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, p, s.Cases))
 		} else {
-			blocks = append(blocks, w.t("cases_sentence", Plain(r.cfg.Product)), r.casesTable(w, p, s.Cases))
+			blocks = append(blocks, w.t("cases_sentence", text.Plain(r.cfg.Product)), r.casesTable(w, p, s.Cases))
 		}
 		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
 	}
-	if len(s.Elastic) > 0 {
-		blocks = append(blocks, w.t("elastic_heading", nil), w.t("elastic_sentence", nil))
-		if p.summarizePairs {
-			blocks = append(blocks, w.t("pairs_summary", len(s.Elastic)))
-		} else {
-			rows := make([][]string, len(s.Elastic))
-			for i, e := range s.Elastic {
-				rows[i] = []string{p.st(e.Name), p.st(e.GPU), r.serverCell(p, &e.A), r.serverCell(p, &e.B)}
-			}
-			blocks = append(blocks, w.mdTable([]string{"case", "GPU", "server A", "server B"}, rows))
-		}
-		blocks = append(blocks, r.workload(w, p, "elastic", "each_pair", s.ElasticWorkload, &s.ElasticChecks)...)
+	if n := len(s.Elastic); n > 0 {
+		blocks = append(blocks, r.pairBlocks(w, p, "elastic", "each_pair", []string{"case", "GPU", "server A", "server B"}, n, func(i int) []string {
+			e := &s.Elastic[i]
+			return []string{p.st(e.Name), p.st(e.GPU), r.serverCell(p, &e.A), r.serverCell(p, &e.B)}
+		}, s.ElasticWorkload, &s.ElasticChecks)...)
 	}
 	if len(s.Limit) > 0 {
-		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", Plain(r.cfg.Product)))
+		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", text.Plain(r.cfg.Product)))
 		if p.summarizePairs {
 			blocks = append(blocks, w.t("pairs_summary", len(s.Limit)))
 		} else {
@@ -157,24 +151,17 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 		blocks = append(blocks, r.workload(w, p, "limit", "each_case", s.LimitWorkload, &s.LimitChecks)...)
 	}
-	if len(s.Priority) > 0 {
-		blocks = append(blocks, w.t("priority_heading", nil), w.t("priority_sentence", nil))
-		if p.summarizePairs {
-			blocks = append(blocks, w.t("pairs_summary", len(s.Priority)))
-		} else {
-			rows := make([][]string, len(s.Priority))
-			for i, e := range s.Priority {
-				layers := make([]string, len(e.Layers))
-				for j, l := range e.Layers {
-					layers[j] = p.st(l)
-				}
-				rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(layers, ", "),
-					r.serverCell(p, &e.Low) + ", priority " + prio(e.Low.Priority, 0),
-					r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
+	if n := len(s.Priority); n > 0 {
+		blocks = append(blocks, r.pairBlocks(w, p, "priority", "each_pair", []string{"case", "GPU", "layers", "low priority", "high priority"}, n, func(i int) []string {
+			e := &s.Priority[i]
+			layers := make([]string, len(e.Layers))
+			for j, l := range e.Layers {
+				layers[j] = p.st(l)
 			}
-			blocks = append(blocks, w.mdTable([]string{"case", "GPU", "layers", "low priority", "high priority"}, rows))
-		}
-		blocks = append(blocks, r.workload(w, p, "priority", "each_pair", s.PriorityWorkload, &s.PriorityChecks)...)
+			return []string{p.st(e.Name), p.st(e.GPU), strings.Join(layers, ", "),
+				r.serverCell(p, &e.Low) + ", priority " + prio(e.Low.Priority, 0),
+				r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
+		}, s.PriorityWorkload, &s.PriorityChecks)...)
 	}
 	return r.sectionDoc(w, p, sentence, blocks)
 }
@@ -196,11 +183,29 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 		}
 	}
 	out := w.t("section", map[string]any{
-		"Title":    Plain(r.cfg.Title(r.profile)),
+		"Title":    text.Plain(r.cfg.Title(r.profile)),
 		"Sentence": sentence,
 		"Blocks":   blocks,
 	})
 	return out, w.err
+}
+
+// pairBlocks is the section's part for a pair or limit kind (elastic, limit,
+// priority; docs/render.md §4.7): its heading and sentence, the table of its
+// n cases (header, a row each; a count instead when pairs are summarised),
+// then its workload and checks.
+func (r *renderer) pairBlocks(w *writer, p sectionPlan, kind, lead string, header []string, n int, row func(i int) []string, steps []string, checks *collect.Ordered[string]) []string {
+	blocks := []string{w.t(kind+"_heading", nil), w.t(kind+"_sentence", nil)}
+	if p.summarizePairs {
+		blocks = append(blocks, w.t("pairs_summary", n))
+	} else {
+		rows := make([][]string, n)
+		for i := range rows {
+			rows[i] = row(i)
+		}
+		blocks = append(blocks, w.mdTable(header, rows))
+	}
+	return append(blocks, r.workload(w, p, kind, lead, steps, checks)...)
 }
 
 // workload is "Each case:" with one bullet per step and the checks table, or
@@ -234,8 +239,8 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 	if p.cutText > 0 {
 		cc := *c
-		cc.HFID = Cut(cc.HFID, p.cutText)
-		cc.ModelArgs, cc.ExtraArgs = nil, []string{Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
+		cc.HFID = text.Cut(cc.HFID, p.cutText)
+		cc.ModelArgs, cc.ExtraArgs = nil, []string{text.Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
 		if cc.ExtraArgs[0] == "" {
 			cc.ExtraArgs = nil
 		}
@@ -264,7 +269,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 			if i := strings.LastIndexByte(d, '@'); i >= 0 {
 				d = d[i+1:]
 			}
-			image += " (" + CodeCell(cutBytesRunes(d, 19)+ellipsis) + ")"
+			image += " (" + text.CodeCell(text.Head(d, 19)+text.Ellipsis) + ")"
 		}
 		var versions []string
 		for _, v := range []struct{ name, val string }{{k, e.Engine}, {r.versionName(versionKeyProduct), e.Kvcached}, {"torch", e.Torch}, {r.versionName("cuda"), e.CUDA}} {
@@ -276,7 +281,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 		if withSets {
 			cell := "none picked"
 			if x := e.Expectations; x != nil {
-				cell = p.code(x.Set, true) + " (" + p.st(Cut(x.Why, 200)) + ")"
+				cell = p.code(x.Set, true) + " (" + p.st(text.Cut(x.Why, 200)) + ")"
 			}
 			row = append(row, cell)
 		}
@@ -344,7 +349,7 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 		if len(kv) > 0 {
 			shared, varying := envSplit(kv, &e.Env.Ordered)
 			lines = append(lines, w.t("product_bullet", map[string]string{
-				"Product": Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
+				"Product": text.Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
 				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
 			}))
 		}
@@ -424,7 +429,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 		c := &cases[i]
 		hf := c.HFID
 		if p.cutText > 0 {
-			hf = Cut(hf, p.cutText)
+			hf = text.Cut(hf, p.cutText)
 		}
 		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
@@ -453,11 +458,11 @@ func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSe
 	}
 	rows := make([][]string, len(order))
 	for i, k := range order {
-		model := CodeCell(Cut(k.model, 200))
+		model := text.CodeCell(text.Cut(k.model, 200))
 		if p.coarse {
 			model = itoa(len(models[k])) + " models"
 		}
-		rows[i] = []string{Plain(Cut(k.engine, 40)), model, k.layout, itoa(counts[k])}
+		rows[i] = []string{text.Plain(text.Cut(k.engine, 40)), model, k.layout, itoa(counts[k])}
 	}
 	return w.mdTable([]string{"engine", "model", "KV cache", "cases"}, rows)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -27,7 +28,7 @@ func EngineDisplay(engine string) string {
 // as escaped Markdown; product names what a layout's cache is kept by (the
 // config's product, docs/render.md §9).
 func LayoutLabel(product string, layout *string) string {
-	return Plain(layoutRaw(product, layout))
+	return text.Plain(layoutRaw(product, layout))
 }
 
 // layoutRaw is a layout's label as plain text: `native` without a layout,
@@ -43,7 +44,7 @@ func layoutRaw(product string, layout *string) string {
 	case "c0":
 		return product + ", non-contiguous"
 	}
-	return product + ", " + Cut(*layout, 40)
+	return product + ", " + text.Cut(*layout, 40)
 }
 
 // ShortSHA is the first 7 characters of sha, or "unknown".
@@ -51,15 +52,7 @@ func ShortSHA(sha string) string {
 	if sha == "" {
 		return "unknown"
 	}
-	return cutBytesRunes(sha, 7)
-}
-
-func cutBytesRunes(s string, n int) string {
-	r := []rune(strings.ToValidUTF8(s, "\uFFFD"))
-	if len(r) > n {
-		r = r[:n]
-	}
-	return string(r)
+	return text.Head(sha, 7)
 }
 
 // isHex reports whether s looks like a commit id, safe to put in a URL.
@@ -87,7 +80,7 @@ func GPULine(gpus []collect.GPU) string {
 		if s == "" {
 			return "?"
 		}
-		return Plain(Cut(s, 100))
+		return text.Plain(text.Cut(s, 100))
 	}
 	g := gpus[0]
 	return fmt.Sprintf("%dx %s (%s, driver %s)", len(gpus), q(g.Name), q(g.Memory), q(g.Driver))
@@ -110,7 +103,7 @@ func machineLine(gpus []collect.GPU, parts []string) string {
 				names = append(names, fmt.Sprintf("%d other parts'", len(parts)-i))
 				break
 			}
-			names = append(names, Plain(Cut(p, partNameCut)))
+			names = append(names, text.Plain(text.Cut(p, partNameCut)))
 		}
 		line += "; the " + strings.Join(names, " and ") + " cases run at the same time, one GPU each"
 	}
@@ -168,7 +161,7 @@ type setupIndex struct {
 }
 
 func newSetupIndex(s *collect.Setup, product string) *setupIndex {
-	ix := &setupIndex{setup: s, product: product, esc: Plain, code: CodeCell}
+	ix := &setupIndex{setup: s, product: product, esc: text.Plain, code: text.CodeCell}
 	if s == nil {
 		s = &collect.Setup{}
 	}
@@ -232,7 +225,7 @@ func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
 	var b strings.Builder
 	b.WriteString(EngineDisplay(ix.esc(c.Engine)))
 	if e, ok := ix.setup.Engines.Get(c.Engine); ok && e.Engine != "" {
-		b.WriteString(" " + ix.esc(Cut(e.Engine, 40)))
+		b.WriteString(" " + ix.esc(text.Cut(e.Engine, 40)))
 	}
 	rev := "unknown"
 	if r, ok := ix.setup.ModelRevisions.Get(c.HFID); ok && r != nil && *r != "" {
@@ -245,7 +238,7 @@ func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
 	return b.String()
 }
 
-func kvDtype(d *string) string { return Plain(kvDtypeRaw(d)) }
+func kvDtype(d *string) string { return text.Plain(kvDtypeRaw(d)) }
 
 func kvDtypeRaw(d *string) string {
 	if d == nil || *d == "" {
@@ -256,9 +249,9 @@ func kvDtypeRaw(d *string) string {
 
 // modelLink is `hf` alone, or `hf` @ [rev7](https://huggingface.co/<hf>/tree/<rev>).
 func (ix *setupIndex) modelLink(hf string, inCell bool) string {
-	code := Code(hf)
+	code := text.Code(hf)
 	if inCell {
-		code = CodeCell(hf)
+		code = text.CodeCell(hf)
 	}
 	if ix.setup == nil {
 		return code
@@ -268,7 +261,7 @@ func (ix *setupIndex) modelLink(hf string, inCell bool) string {
 		return code
 	}
 	if !isHex(*r) || !safeURLPath(hf) {
-		return code + " @ " + Plain(ShortSHA(*r))
+		return code + " @ " + text.Plain(ShortSHA(*r))
 	}
 	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*r), hf, *r)
 }
@@ -289,9 +282,9 @@ func safeURLPath(s string) bool {
 // serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
 // pair and limit tables.
 func (ix *setupIndex) serverCell(c *collect.CaseSetup) string {
-	s := EngineDisplay(Plain(c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
+	s := EngineDisplay(text.Plain(c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
 	if f := CaseFlags(c.ModelArgs, c.ExtraArgs); f != "" {
-		s += ", " + CodeCell(f)
+		s += ", " + text.CodeCell(f)
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -38,7 +39,7 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 		if i == maxSkipped {
 			break
 		}
-		items = append(items, skippedItem(&skipped[i], nameCut, reasonCut, func(s string, n int) string { return Plain(Cut(s, n)) }))
+		items = append(items, skippedItem(&skipped[i], nameCut, reasonCut, func(s string, n int) string { return text.Plain(text.Cut(s, n)) }))
 	}
 	return w.t("skipped", map[string]any{"List": strings.Join(items, ", "), "More": len(skipped) - len(items)})
 }
@@ -71,8 +72,8 @@ func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
 			break
 		}
 		lines = append(lines, w.t("skipped_section_entry", map[string]string{
-			"Case":   p.code(Cut(skipped[i].Label(), skippedNameCut), false),
-			"Reason": p.st(Cut(skipped[i].SkipReason, skipReasonCut)),
+			"Case":   p.code(text.Cut(skipped[i].Label(), skippedNameCut), false),
+			"Reason": p.st(text.Cut(skipped[i].SkipReason, skipReasonCut)),
 		}))
 	}
 	return strings.Join(lines, "\n")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -26,8 +27,8 @@ func TestSkippedLine(t *testing.T) {
 	rep.Cases[len(rep.Cases)-1].OK = false
 	docs := mustRender(t, rep, sampleOptions())
 	// Names and reasons are escaped as every text of a run is (Plain).
-	want := "Skipped: " + Plain("priority-vllm-qwen05b+sglang-qwen35_4b") + " (" + Plain("kvctl has no priority command (kvcached 0.1.5)") + "), " +
-		Plain("tests/test_x.py::test_*_y[a|b]") + " (" + Plain("needs <2> GPUs @maintainers #12") + ")."
+	want := "Skipped: " + text.Plain("priority-vllm-qwen05b+sglang-qwen35_4b") + " (" + text.Plain("kvctl has no priority command (kvcached 0.1.5)") + "), " +
+		text.Plain("tests/test_x.py::test_*_y[a|b]") + " (" + text.Plain("needs <2> GPUs @maintainers #12") + ")."
 	if !strings.Contains(want, `\|`) || strings.Contains(want, "@maintainers") {
 		t.Fatalf("Plain no longer escapes pipes and mentions: %q", want)
 	}
@@ -145,8 +146,8 @@ func TestSkippedSection(t *testing.T) {
 	rep.Cases[len(rep.Cases)-1].OK = false
 	docs := mustRender(t, rep, sampleOptions())
 	want := "Skipped in this run, not counted in the verdict:\n" +
-		"- `priority-vllm-qwen05b+vllm-qwen35_4b`: " + Plain("kvctl has no priority command (kvcached 0.1.5)") + ".\n" +
-		"- `tests/x.py::t`: " + Plain("needs <2> GPUs @maintainers") + "."
+		"- `priority-vllm-qwen05b+vllm-qwen35_4b`: " + text.Plain("kvctl has no priority command (kvcached 0.1.5)") + ".\n" +
+		"- `tests/x.py::t`: " + text.Plain("needs <2> GPUs @maintainers") + "."
 	if !strings.Contains(docs.Section, want) {
 		t.Errorf("section lacks\n%s\n---\n%s", want, docs.Section)
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Suite is what sets one suite's documents apart from the others' in a
@@ -42,7 +43,7 @@ func (s Suite) validate(profile string) error {
 	}
 	for _, f := range []struct{ key, v string }{{"name", s.Name}, {"profile", s.Profile}, {"section", s.Section}} {
 		if (f.v != "" || f.key == "name") && !marker.ValidName(f.v) {
-			return fmt.Errorf("render: config suite.%s %q: want %s", f.key, Cut(f.v, 40), marker.Name)
+			return fmt.Errorf("render: config suite.%s %q: want %s", f.key, text.Cut(f.v, 40), marker.Name)
 		}
 	}
 	if s.Profile != "" && s.Profile != profile {
@@ -54,7 +55,7 @@ func (s Suite) validate(profile string) error {
 		return fmt.Errorf("render: config suite.section %q is a section of the default suite; name another", s.Section)
 	}
 	if t := s.Title; t != "" && (runeCount(t) > suiteTitleCut || strings.IndexFunc(t, unicode.IsControl) >= 0 || strings.TrimSpace(t) != t) {
-		return fmt.Errorf("render: config suite.title %q: want one line of at most %d code points, without surrounding spaces", Cut(t, 40), suiteTitleCut)
+		return fmt.Errorf("render: config suite.title %q: want one line of at most %d code points, without surrounding spaces", text.Cut(t, 40), suiteTitleCut)
 	}
 	return nil
 }
@@ -84,11 +85,11 @@ func (r *renderer) sectionName() string {
 func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
 	sentence := w.t("when_suite", map[string]any{
-		"Schedule": Plain(r.cfg.schedule(r.profile)),
+		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),
 		"Cases":    len(r.rep.Cases),
-		"Product":  Plain(r.cfg.Product),
+		"Product":  text.Plain(r.cfg.Product),
 		"Parts":    len(r.rep.Parts),
 	})
 	return r.sectionDoc(w, p, sentence, nil)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -91,7 +92,7 @@ func TestSuiteHistorySeparate(t *testing.T) {
 		c := mustRender(t, sampleReport(t), o).Comment
 		row := ""
 		for _, l := range strings.Split(c, "\n") {
-			if strings.HasPrefix(l, "| "+Plain(name)+" |") {
+			if strings.HasPrefix(l, "| "+text.Plain(name)+" |") {
 				row = l
 			}
 		}

@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 func TestMarkdownTable(t *testing.T) {
@@ -16,9 +18,9 @@ func TestMarkdownTable(t *testing.T) {
 		{"empty cell", []string{"a", "b", "c"}, [][]string{{"", "x", ""}}, "| a | b | c |\n|---|---|---|\n| | x | |"},
 		{"no rows", []string{"a"}, nil, "| a |\n|---|"},
 		{"cells pass through byte for byte", []string{"case", "setup"}, [][]string{
-			{Plain("  lead|ing  "), CodeCell("a|b `c`")},
-			{Plain("é長🙂 " + strings.Repeat("w", 500)), Plain("\\_*[]<>")},
-		}, "| case | setup |\n|---|---|\n| " + Plain("  lead|ing  ") + " | " + CodeCell("a|b `c`") + " |\n| " + Plain("é長🙂 "+strings.Repeat("w", 500)) + " | " + Plain("\\_*[]<>") + " |"},
+			{text.Plain("  lead|ing  "), text.CodeCell("a|b `c`")},
+			{text.Plain("é長🙂 " + strings.Repeat("w", 500)), text.Plain("\\_*[]<>")},
+		}, "| case | setup |\n|---|---|\n| " + text.Plain("  lead|ing  ") + " | " + text.CodeCell("a|b `c`") + " |\n| " + text.Plain("é長🙂 "+strings.Repeat("w", 500)) + " | " + text.Plain("\\_*[]<>") + " |"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &writer{}

@@ -17,9 +17,10 @@ import (
 	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
-	"github.com/yuin/goldmark/text"
+	gmtext "github.com/yuin/goldmark/text"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -90,7 +91,7 @@ func checkDoc(t tb, dc docCheck) {
 	}
 	tables := scanTables(t, dc)
 	src := []byte(dc.doc)
-	root := gfm.Parser().Parse(text.NewReader(src))
+	root := gfm.Parser().Parse(gmtext.NewReader(src))
 	var parsed []*extast.Table
 	openDetails := 0
 	err := ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -110,7 +111,7 @@ func checkDoc(t tb, dc docCheck) {
 					// The run's digest (docs/formats.md §9): one line that
 					// reads back as a valid digest, whatever the names.
 					if js, ok := render.DigestOf(line); !ok {
-						t.Errorf("%s: digest line %q is not closed", dc.name, render.Cut(line, 200))
+						t.Errorf("%s: digest line %q is not closed", dc.name, text.Cut(line, 200))
 					} else if _, err := render.ParseDigest(js); err != nil {
 						t.Errorf("%s: the digest does not read back: %v", dc.name, err)
 					}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
@@ -132,10 +133,5 @@ func logTail(data []byte, n int) string {
 	if len(data) > 4*n {
 		data = data[len(data)-4*n:]
 	}
-	s := string(bytes.Join(bytes.Fields(data), []byte(" ")))
-	r := []rune(string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
-	if len(r) > n {
-		return "…" + string(r[len(r)-n+1:])
-	}
-	return string(r)
+	return text.Tail(text.Words(string(data)), n)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
@@ -63,7 +64,7 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, log *co
 	for _, name := range needed {
 		cp, err := c.probeCapability(ctx, engineName, name)
 		if err != nil {
-			problems = append(problems, collect.CutDetail(c.R.Redactor().String(err.Error()), 300))
+			problems = append(problems, text.CutLine(c.R.Redactor().String(err.Error()), 300))
 			continue
 		}
 		found.Set(name, map[string]any{"available": cp.available, "detail": cp.detail})
@@ -115,7 +116,7 @@ func classifyPriorityHelp(err error) (capability, error) {
 	if status2 && strings.Contains(msg, "invalid choice") {
 		detail := "kvctl priority --help: invalid choice"
 		if i := strings.Index(msg, "invalid choice"); i >= 0 {
-			detail = "kvctl priority --help exited 2: " + collect.CutDetail(msg[i:], 200)
+			detail = "kvctl priority --help exited 2: " + text.CutLine(msg[i:], 200)
 		}
 		return capability{available: false, detail: detail}, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
@@ -97,10 +98,10 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		}
 	}
 	if decided != "" {
-		return decided, collect.CutDetail(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
+		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
 	}
 	if ev.GPUErr != "" {
-		return collect.ClassInfra, collect.CutDetail("no GPU: "+ev.GPUErr, 300)
+		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300)
 	}
 	for _, ch := range roots {
 		if m, ok, _ := engine.FindSignature(strings.NewReader(ch.Detail)); ok {
@@ -108,14 +109,14 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		}
 	}
 	if ev.Found {
-		return ev.Match.Class, collect.CutDetail(fmt.Sprintf("%s (%s: %s)", ev.Match.Name, ev.Where, ev.Match.Line), 300)
+		return ev.Match.Class, text.CutLine(fmt.Sprintf("%s (%s: %s)", ev.Match.Name, ev.Where, ev.Match.Line), 300)
 	}
 	if failed > 0 && !own {
 		return "", ""
 	}
 	for _, ch := range roots {
 		if ch.Name == "install_kvcached" && strings.HasPrefix(ch.Detail, "install command failed") {
-			return collect.ClassProduct, collect.CutDetail("kvcached did not install: "+ch.Detail, 300)
+			return collect.ClassProduct, text.CutLine("kvcached did not install: "+ch.Detail, 300)
 		}
 	}
 	first := collect.NoFailedCheck
@@ -140,7 +141,7 @@ func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 	}
 	if native != nil && native.Class != "" {
 		kv.Class = native.Class
-		kv.ClassWhy = collect.CutDetail("follows from the native case "+nativeName+": "+native.ClassWhy, 300)
+		kv.ClassWhy = text.CutLine("follows from the native case "+nativeName+": "+native.ClassWhy, 300)
 		return
 	}
 	kv.Class, kv.ClassWhy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
@@ -117,7 +118,7 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 		c.Progress("waiting for the ballast")
 		b, err := startBallast(k.ctx, k.ballastConfig())
 		if err != nil {
-			k.add(collect.Check{Name: "ballast_ready", Detail: collect.CutDetail(err.Error(), 300)})
+			k.add(collect.Check{Name: "ballast_ready", Detail: text.CutLine(err.Error(), 300)})
 			return false
 		}
 		k.ballast = b
@@ -422,11 +423,11 @@ func (k *coloc) stop() {
 		n, last := k.sampler.LedgerErrors()
 		k.log.Set("ledger_errors", n)
 		if n > 0 {
-			k.log.Set("ledger_last_error", collect.CutDetail(last, 300))
+			k.log.Set("ledger_last_error", text.CutLine(last, 300))
 		}
 		if n, last := k.sampler.GPUErrors(); n > 0 {
 			k.log.Set("gpu_errors", n)
-			k.log.Set("gpu_last_error", collect.CutDetail(last, 300))
+			k.log.Set("gpu_last_error", text.CutLine(last, 300))
 		}
 		k.log.Set("kvctl_latency_s", latencySummary(k.kvctl.Latencies.Seconds()))
 		k.log.Set("kvctl_asks", k.sampler.AskSummary())
@@ -447,7 +448,7 @@ func (k *coloc) writeUsage() {
 		err = collect.WriteFileAtomic(filepath.Join(k.c.R.OutDir, k.c.Entry.Name+"-usage.json"), data)
 	}
 	if err != nil {
-		k.log.Set("usage_error", collect.CutDetail(err.Error(), 300))
+		k.log.Set("usage_error", text.CutLine(err.Error(), 300))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
@@ -118,7 +119,7 @@ func (r *Runner) finishExcerpt(s *Server, ex collect.Excerpt) *collect.Excerpt {
 	red := r.Redactor()
 	lines := make([]string, len(ex.Lines))
 	for i, l := range ex.Lines {
-		lines[i] = collect.CutDetail(red.String(l), collect.ExcerptLineCut)
+		lines[i] = text.CutLine(red.String(l), collect.ExcerptLineCut)
 	}
 	ex.Lines = lines
 	if ex.Validate() != nil {

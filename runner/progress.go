@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // DefaultHeartbeat is the period of the heartbeat lines (docs/runner.md
@@ -255,7 +256,7 @@ func annotation(name string, res *collect.CaseResult, red *collect.Redactor) str
 		if !ch.OK {
 			l := ch.Name
 			if ch.Detail != "" {
-				l += ": " + collect.CutDetail(ch.Detail, 300)
+				l += ": " + text.CutLine(ch.Detail, 300)
 			}
 			lines = append(lines, l)
 		}

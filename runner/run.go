@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
@@ -278,7 +279,7 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 		if p := recover(); p != nil {
 			res = collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{
 				Name:   "case_completed",
-				Detail: collect.CutDetail(fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack())), 500),
+				Detail: text.CutLine(fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack())), 500),
 			}}, Log: []byte("{}")}
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
@@ -218,7 +219,7 @@ func resetPrefixCache(ctx context.Context, client *engine.Client) (collect.Check
 	if obs.Answer == "" {
 		log.Set("answer", "200")
 	} else {
-		log.Set("answer", collect.CutDetail(obs.Answer, 300))
+		log.Set("answer", text.CutLine(obs.Answer, 300))
 	}
 	log.Set("cached_before", obs.Before)
 	log.Set("cached_after", obs.After)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
@@ -28,7 +29,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	name := c.Entry.Engine
 	var list []collect.Check
 	if c.R.gpuErr != nil {
-		list = append(list, collect.Check{Name: "gpu_available", Detail: collect.CutDetail(c.R.gpuErr.Error(), 300)})
+		list = append(list, collect.Check{Name: "gpu_available", Detail: text.CutLine(c.R.gpuErr.Error(), 300)})
 	}
 	c.Progress("installing kvcached")
 	problem, note := c.install(ctx, name)
@@ -39,7 +40,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 		c.Progress("probing versions")
 		v, err := c.probeVersions(ctx, name)
 		if err != nil {
-			msg := collect.CutDetail(c.R.Redactor().String(err.Error()), 500)
+			msg := text.CutLine(c.R.Redactor().String(err.Error()), 500)
 			log.Set("version_probe_error", msg)
 			if len(sets) > 0 {
 				list = append(list, checks.ExpectationsMatched("", "the version probe failed, so no expectation set can be picked: "+msg))
@@ -118,4 +119,4 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string { return strings.ToValidUTF8(string(t.b), "\uFFFD") }
+func (t *tailBuffer) String() string { return text.Valid(string(t.b)) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // DefaultVersionProbe is the command each `<engine>-setup` case runs
@@ -104,7 +105,7 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 	var v Versions
 	dec := json.NewDecoder(bytes.NewReader([]byte(last)))
 	if err := dec.Decode(&v); err != nil {
-		return Versions{}, fmt.Errorf("version probe (%s …) printed %q, not a JSON object of versions: %v", what, collect.CutDetail(last, 200), err)
+		return Versions{}, fmt.Errorf("version probe (%s …) printed %q, not a JSON object of versions: %v", what, text.CutLine(last, 200), err)
 	}
 	return v, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -131,7 +132,7 @@ func roundTripCases(rep *merge.Report) []roundTrip {
 		failedCheck := false
 		for _, ch := range c.Checks {
 			if !ch.OK && !c.NotRun {
-				rt.Checks = append(rt.Checks, collect.Check{Name: ch.Name, Detail: collect.CutDetail(strings.TrimSpace(ch.Detail), 1000)})
+				rt.Checks = append(rt.Checks, collect.Check{Name: ch.Name, Detail: text.CutLine(strings.TrimSpace(ch.Detail), 1000)})
 				failedCheck = true
 			}
 		}

@@ -59,9 +59,7 @@ func (o *mergeOptions) run(_ context.Context, e *env) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(e.Stderr, "ci-report merge: warning: %s\n", p)
-	}
+	rep.WriteProblems(e.Stderr, "ci-report merge")
 	for _, p := range rep.Parts {
 		line := fmt.Sprintf("ci-report merge: part %s: %s, %d cases ran", p.Display, p.Status, p.Ran)
 		if p.Planned > 0 {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/render"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // plantedSecrets are what TestNoSecretInAnyOutput plants in an artifact
@@ -203,12 +203,12 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		t.Fatalf("post published %d comments, body:\n%s", len(comments), body)
 	}
 
-	for name, text := range outputs {
+	for name, out := range outputs {
 		for _, s := range plantedSecrets {
 			// The fragment catches the text and all its escaped forms (ghs\_…,
 			// \u003c, &lt;); the text and Plain's escape are named for clarity.
-			for _, form := range []string{s.text, render.Plain(s.text), s.fragment} {
-				if strings.Contains(text, form) {
+			for _, form := range []string{s.text, text.Plain(s.text), s.fragment} {
+				if strings.Contains(out, form) {
 					t.Errorf("%s holds %q", name, form)
 					break
 				}

@@ -264,9 +264,7 @@ func (r *renderInputs) readReport(e *env, args []string, opts merge.Options, ski
 	if rep == nil {
 		return nil, usageErrorf("load %s: no report", strings.Join(args, " "))
 	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(e.Stderr, "ci-report: warning: %s\n", p)
-	}
+	rep.WriteProblems(e.Stderr, "ci-report")
 	return rep, nil
 }
 

@@ -183,7 +183,7 @@ func TestRunSimulatedWrongTokensExits1(t *testing.T) {
 		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
-	if !regexp.MustCompile(`\| sglang-qwen05b-kv_c1 \| FAIL \| [0-9.]+s \| product \([^|]*\) \| gen_seq_tokens_equal \(prompt`).Match(md) || !strings.Contains(string(md), "| sglang-qwen05b-native | PASS |") {
+	if !regexp.MustCompile("\\| `sglang-qwen05b-kv_c1` \\| FAIL \\| [0-9.]+s \\| product \\([^|]*\\) \\| `gen_seq_tokens_equal` \\(prompt").Match(md) || !strings.Contains(string(md), "| `sglang-qwen05b-native` | PASS |") {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Engine names.
@@ -100,11 +100,11 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 		return res
 	}
 	if status != http.StatusOK {
-		res.Error = ptr(CutText(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
+		res.Error = ptr(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
 		return res
 	}
 	if perr := c.parse(data, &res); perr != nil {
-		res.Error = ptr(CutText("parse response: "+perr.Error(), MaxErrorLen))
+		res.Error = ptr(text.Cut("parse response: "+perr.Error(), MaxErrorLen))
 		res.TokenIDs = nil
 	}
 	return res
@@ -208,7 +208,7 @@ func (c *Client) ResetPrefixCache(ctx context.Context) error {
 		return fmt.Errorf("POST %s%s: %s", c.BaseURL, path, errorText(err))
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("POST %s%s: HTTP %d: %s", c.BaseURL, path, status, CutText(strings.TrimSpace(string(data)), 300))
+		return fmt.Errorf("POST %s%s: HTTP %d: %s", c.BaseURL, path, status, text.Cut(strings.TrimSpace(string(data)), 300))
 	}
 	return nil
 }
@@ -319,28 +319,7 @@ func errorText(err error) string {
 			typ = "Error"
 		}
 	}
-	return CutText(typ+": "+err.Error(), MaxErrorLen)
-}
-
-// CutText returns s made valid UTF-8 and cut to at most n code points, the
-// `…` that marks a cut included.
-func CutText(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	i, count := 0, 0
-	for j := range s {
-		if count == n-1 {
-			i = j
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
+	return text.Cut(typ+": "+err.Error(), MaxErrorLen)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -187,19 +187,6 @@ func TestPromptsDeterministic(t *testing.T) {
 	}
 }
 
-func TestCutText(t *testing.T) {
-	type tc struct {
-		in   string
-		n    int
-		want string
-	}
-	for _, c := range []tc{{"abc", 3, "abc"}, {"abcd", 3, "ab…"}, {"a\xffb", 5, "a\uFFFDb"}, {"ééé", 2, "é…"}} {
-		if got := CutText(c.in, c.n); got != c.want {
-			t.Errorf("CutText(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
-		}
-	}
-}
-
 func TestErrorTextNamesWhatHappened(t *testing.T) {
 	for _, tc := range []struct {
 		name string

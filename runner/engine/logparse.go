@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // ErrorSignatures are the regular expressions whose matches in serve.log
@@ -280,7 +281,7 @@ func (s *logScanner) failure(line string) string {
 		return ""
 	}
 	if i < s.best {
-		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: collect.CutDetail(line, 200)}, true
+		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
 	}
 	return Signatures[i].Name
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // portHolders returns the processes outside process group pgid (0: every
@@ -159,14 +161,10 @@ func socketInodes(pid int) []uint64 {
 // line is empty, as for a kernel thread), at most 120 code points.
 func procCmdline(pid int) string {
 	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	s := strings.Join(strings.Fields(strings.ReplaceAll(string(data), "\x00", " ")), " ")
+	s := text.Words(strings.ReplaceAll(string(data), "\x00", " "))
 	if s == "" {
 		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 		s = strings.TrimSpace(string(comm))
 	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:119]) + "…"
-	}
-	return s
+	return text.Cut(s, 120)
 }

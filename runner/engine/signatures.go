@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Signature is a log line that says whose fault a failure is
@@ -133,7 +134,7 @@ func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
 	err = readLines(r, 0, nil, func(_ int64, head []byte) bool {
 		line := strings.ToValidUTF8(string(head), "\uFFFD")
 		if i := signatureIn(line, best); i < best {
-			best, m = i, SignatureMatch{Signature: Signatures[i], Line: collect.CutDetail(line, 200)}
+			best, m = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}
 		}
 		return best > 0
 	})

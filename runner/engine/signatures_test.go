@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // signatureLines are real lines of each signature of Signatures, as the
@@ -50,7 +51,7 @@ func TestSignatures(t *testing.T) {
 			t.Errorf("%q: got %q (found %v, err %v), want %q", tc.line, m.Name, ok, err, tc.sig)
 			continue
 		}
-		if m.Line != collect.CutDetail(tc.line, 200) {
+		if m.Line != text.CutLine(tc.line, 200) {
 			t.Errorf("%q: line %q", tc.sig, m.Line)
 		}
 		covered[tc.sig] = true

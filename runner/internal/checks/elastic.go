@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // This file holds the checks of the elastic pair (docs/runner.md §5.4) and the
@@ -127,7 +128,7 @@ func RequestsOK(name string, results []collect.RequestResult) collect.Check {
 		c.Detail = fmt.Sprintf("%d/%d ok", len(results), len(results))
 		return c
 	}
-	c.Detail = collect.CutDetail(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300)
+	c.Detail = text.CutLine(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300)
 	return c
 }
 
@@ -146,11 +147,11 @@ func ProbeUnchanged(server string, before, after []collect.RequestResult) collec
 	for i := range before {
 		b, a := &before[i], &after[i]
 		if !b.OK() {
-			c.Detail = collect.CutDetail(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300)
+			c.Detail = text.CutLine(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300)
 			return c
 		}
 		if !a.OK() {
-			c.Detail = collect.CutDetail(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300)
+			c.Detail = text.CutLine(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300)
 			return c
 		}
 		if d := firstDivergence(b.TokenIDs, a.TokenIDs); d != "" {

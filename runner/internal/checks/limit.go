@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // LimitChecks are the "passes when" texts of the limit case, in check order
@@ -78,7 +79,7 @@ func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s to %s MiB", o.what, MiB(bytesToMiB(o.obs.Bytes))))
 		}
 	}
-	c.Detail = collect.CutDetail(joinSemi(parts), 300)
+	c.Detail = text.CutLine(joinSemi(parts), 300)
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
@@ -84,7 +85,7 @@ func PrioritySet(obs []PriorityObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s: wanted %d, %s", o.Server, o.Want, msg))
 		}
 	}
-	c.Detail = collect.CutDetail(joinSemi(parts), 300)
+	c.Detail = text.CutLine(joinSemi(parts), 300)
 	return c
 }
 

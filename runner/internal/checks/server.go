@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // MaxPhaseDetail is the longest `<phase>_ok` detail (code points).
@@ -27,24 +27,13 @@ func fail(name, detail string) collect.Check {
 	return collect.Check{Name: name, OK: false, Detail: detail}
 }
 
-// cut makes s valid UTF-8 of at most n code points, `…` included.
-func cut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Join(strings.Fields(s), " ") // one line
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // Ready is `<name>` (server_ready, <server>_ready): ok when problem is empty;
 // otherwise problem (why the server never answered /health) is the detail.
 func Ready(name, problem string) collect.Check {
 	if problem == "" {
 		return pass(name, "")
 	}
-	return fail(name, cut(problem, 300))
+	return fail(name, text.CutWords(problem, 300))
 }
 
 // ResetObservation is what verifying a prefix-cache reset saw: the cached
@@ -75,15 +64,15 @@ func PrefixCacheReset(o ResetObservation) collect.Check {
 	}
 	switch {
 	case o.ProbeErr != "":
-		return fail(name, cut("the repeated prompt failed: "+o.ProbeErr+"; the reset "+answer, 300))
+		return fail(name, text.CutWords("the repeated prompt failed: "+o.ProbeErr+"; the reset "+answer, 300))
 	case o.Before == nil || o.After == nil:
-		return fail(name, cut("the server reported no cached tokens for the repeated prompt, so the reset cannot be verified; the reset "+answer, 300))
+		return fail(name, text.CutWords("the server reported no cached tokens for the repeated prompt, so the reset cannot be verified; the reset "+answer, 300))
 	case *o.Before == 0:
-		return pass(name, cut(fmt.Sprintf("the repeated prompt had no cached tokens before the reset: nothing to verify (%d after; the reset %s)", *o.After, answer), 300))
+		return pass(name, text.CutWords(fmt.Sprintf("the repeated prompt had no cached tokens before the reset: nothing to verify (%d after; the reset %s)", *o.After, answer), 300))
 	case *o.After < *o.Before:
-		return pass(name, cut(fmt.Sprintf("cached tokens of the repeated prompt %d before the reset, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
+		return pass(name, text.CutWords(fmt.Sprintf("cached tokens of the repeated prompt %d before the reset, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
 	}
-	return fail(name, cut(fmt.Sprintf("the reset had no effect: the repeated prompt had %d cached tokens before it, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
+	return fail(name, text.CutWords(fmt.Sprintf("the reset had no effect: the repeated prompt had %d cached tokens before it, %d after (the reset %s)", *o.Before, *o.After, answer), 300))
 }
 
 // PhaseOK is `<phase>_ok`: the phase has at least one result and all are ok.
@@ -108,7 +97,7 @@ func PhaseOK(ph collect.Phase) collect.Check {
 	if len(bad) == 0 {
 		return pass(name, "")
 	}
-	return fail(name, cut(fmt.Sprintf("%d/%d failed: %s", len(bad), len(ph.Results), strings.Join(bad, "; ")), MaxPhaseDetail))
+	return fail(name, text.CutWords(fmt.Sprintf("%d/%d failed: %s", len(bad), len(ph.Results), strings.Join(bad, "; ")), MaxPhaseDetail))
 }
 
 // AliveAfterLoad is `server_alive_after_load` (or `<server>_alive`): the
@@ -138,7 +127,7 @@ func CleanExit(prefix string, s Stop) collect.Check {
 	name := prefix + "clean_exit_on_signal"
 	switch {
 	case s.Err != "":
-		return fail(name, cut(s.Err, 300))
+		return fail(name, text.CutWords(s.Err, 300))
 	case s.AlreadyExited:
 		return pass(name, "the group had already exited before "+s.Signal)
 	case s.Killed && s.Left:
@@ -164,11 +153,11 @@ func NoErrorSignatures(prefix string, info collect.LogInfo) collect.Check {
 	name := prefix + "no_error_signatures"
 	if len(info.Errors) == 0 {
 		if len(info.ErrorsAfterStop) > 0 {
-			return pass(name, "after the stop signal only: "+cut(strings.Join(info.ErrorsAfterStop, ", "), 300))
+			return pass(name, "after the stop signal only: "+text.CutWords(strings.Join(info.ErrorsAfterStop, ", "), 300))
 		}
 		return pass(name, "")
 	}
-	return fail(name, cut("serve.log matched "+strings.Join(info.Errors, ", "), 300))
+	return fail(name, text.CutWords("serve.log matched "+strings.Join(info.Errors, ", "), 300))
 }
 
 // KvcachedActive is `kvcached_active`: every required patch was logged and a
@@ -191,7 +180,7 @@ func KvcachedActive(prefix string, info collect.LogInfo, required []string, capa
 		probs = append(probs, "no kvcached capacity line")
 	}
 	if len(probs) > 0 {
-		return fail(name, cut(strings.Join(probs, "; "), 300))
+		return fail(name, text.CutWords(strings.Join(probs, "; "), 300))
 	}
 	if info.Capacity == nil {
 		return pass(name, fmt.Sprintf("%d patches, no capacity line (none expected)", len(info.Patched)))
@@ -239,7 +228,7 @@ func SocketDirsRemoved(prefix, ipc string, others []string, l Listing) collect.C
 
 func leftover(name, ipc string, others []string, l Listing, match func(entry, ipc string) bool) collect.Check {
 	if l.Err != "" {
-		return fail(name, cut("could not list "+l.Dir+": "+l.Err, 300))
+		return fail(name, text.CutWords("could not list "+l.Dir+": "+l.Err, 300))
 	}
 	if ipc == "" {
 		return fail(name, "no IPC name recorded for this server")
@@ -254,7 +243,7 @@ func leftover(name, ipc string, others []string, l Listing, match func(entry, ip
 		return pass(name, "")
 	}
 	slices.Sort(left)
-	return fail(name, cut(fmt.Sprintf("left in %s: %s", l.Dir, strings.Join(left, ", ")), 300))
+	return fail(name, text.CutWords(fmt.Sprintf("left in %s: %s", l.Dir, strings.Join(left, ", ")), 300))
 }
 
 // Shutdown is what the shutdown checks of one server look at.
@@ -281,7 +270,7 @@ type Shutdown struct {
 func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 	out := []collect.Check{CleanExit(prefix, o.Stop)}
 	if o.LogErr != "" {
-		c := fail(prefix+"no_error_signatures", cut(o.LogErr, 300))
+		c := fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300))
 		out = append(out, c)
 	} else {
 		out = append(out, NoErrorSignatures(prefix, o.Log))
@@ -310,7 +299,7 @@ type GPUProcesses struct {
 func NoGPUProcessLeft(g GPUProcesses) collect.Check {
 	const name = "no_gpu_process_left"
 	if g.Err != "" {
-		return fail(name, cut("could not query the GPUs: "+g.Err, 300))
+		return fail(name, text.CutWords("could not query the GPUs: "+g.Err, 300))
 	}
 	var parts []string
 	idx := make([]int, 0, len(g.Left))
@@ -332,7 +321,7 @@ func NoGPUProcessLeft(g GPUProcesses) collect.Check {
 	if len(parts) == 0 {
 		return pass(name, "")
 	}
-	return fail(name, cut(fmt.Sprintf("%s still running after %.0f s", strings.Join(parts, "; "), g.WaitedS), 300))
+	return fail(name, text.CutWords(fmt.Sprintf("%s still running after %.0f s", strings.Join(parts, "; "), g.WaitedS), 300))
 }
 
 // TokensEqual is `<phase>_tokens_equal`: every request of the kvcached phase
@@ -358,7 +347,7 @@ func TokensEqual(kv, native collect.Phase) collect.Check {
 			return fail(name, fmt.Sprintf("prompt %d: no tokens (%s)", i, which))
 		}
 		if d := tokenDivergence(a, b); d != "" {
-			return fail(name, cut(fmt.Sprintf("prompt %d: %s", i, d), 300))
+			return fail(name, text.CutWords(fmt.Sprintf("prompt %d: %s", i, d), 300))
 		}
 	}
 	return pass(name, fmt.Sprintf("%d prompts", len(kv.Results)))
@@ -388,7 +377,7 @@ func CachedTokensEqual(kv, native collect.Phase) collect.Check {
 	if a == b {
 		return pass(name, a)
 	}
-	return fail(name, cut("kvcached "+a+" vs native "+b, 300))
+	return fail(name, text.CutWords("kvcached "+a+" vs native "+b, 300))
 }
 
 func cachedList(ph collect.Phase) string {
@@ -434,7 +423,7 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 		return strconv.Itoa(n)
 	}
 	if !nativeReady {
-		return fail(name, cut("the native server did not become ready: nothing to compare with "+describeSizes(kvcached, size), 300)), true
+		return fail(name, text.CutWords("the native server did not become ready: nothing to compare with "+describeSizes(kvcached, size), 300)), true
 	}
 	if len(kvcached) == 0 {
 		return pass(name, fmt.Sprintf("block size %d; no kvcached case of the group became ready to compare with", native)), true
@@ -446,13 +435,13 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 		}
 	}
 	if len(differ) > 0 {
-		return fail(name, cut(fmt.Sprintf("native logged block size %s; %s", size(native), describeSizes(differ, size)), 300)), true
+		return fail(name, text.CutWords(fmt.Sprintf("native logged block size %s; %s", size(native), describeSizes(differ, size)), 300)), true
 	}
 	names := make([]string, len(kvcached))
 	for i, k := range kvcached {
 		names[i] = k.Case
 	}
-	return pass(name, cut(fmt.Sprintf("block size %d, as %s logged", native, strings.Join(names, ", ")), 300)), true
+	return pass(name, text.CutWords(fmt.Sprintf("block size %d, as %s logged", native, strings.Join(names, ", ")), 300)), true
 }
 
 func describeSizes(cs []CaseBlockSize, size func(int) string) string {
@@ -467,9 +456,9 @@ func describeSizes(cs []CaseBlockSize, size func(int) string) string {
 // install command exited 0 (or, without one, the server command is on the PATH).
 func InstallKvcached(problem, note string) collect.Check {
 	if problem == "" {
-		return pass("install_kvcached", cut(note, 300))
+		return pass("install_kvcached", text.CutWords(note, 300))
 	}
-	return fail("install_kvcached", cut(problem, 300))
+	return fail("install_kvcached", text.CutWords(problem, 300))
 }
 
 // ExpectationsMatched is `expectations_matched` of an `<engine>-setup` case:
@@ -479,9 +468,9 @@ func InstallKvcached(problem, note string) collect.Check {
 func ExpectationsMatched(set, why string) collect.Check {
 	const name = "expectations_matched"
 	if set == "" {
-		return fail(name, cut(why, 500))
+		return fail(name, text.CutWords(why, 500))
 	}
-	return pass(name, cut(set+": "+why, 500))
+	return pass(name, text.CutWords(set+": "+why, 500))
 }
 
 // CaseOK is a case's `ok`: every check ok (no checks is ok).

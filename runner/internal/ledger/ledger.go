@@ -27,7 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // DefaultTimeout is the limit of one kvctl call (docs/runner.md §4.2). Every
@@ -298,15 +299,7 @@ func execTimed(ctx context.Context, argv []string) ([]byte, time.Time, error) {
 }
 
 // tail returns the last n runes of b as one valid UTF-8 line.
-func tail(b []byte, n int) string {
-	s := strings.ToValidUTF8(strings.TrimSpace(string(b)), "\uFFFD")
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return "…" + string(r[len(r)-n+1:])
-}
+func tail(b []byte, n int) string { return text.Tail(text.Words(string(b)), n) }
 
 // ParseList parses the output of `kvctl list --json`: a JSON array of
 // objects. Anything else is an error; so is a `gpu` that is not a

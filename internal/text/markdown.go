@@ -1,18 +1,13 @@
-package render
+package text
 
 import (
 	"strings"
 	"unicode/utf8"
-
-	"github.com/ovg-project/ci-report/collect"
 )
 
-// Escaping (docs/render.md §2). Text that came from a run must show as exactly
-// that text: it is cut first (code points, the ellipsis included), then
-// escaped for where it lands, so that a cut never falls inside an escape or a
-// UTF-8 sequence.
-
-const ellipsis = "…"
+// Escaping for GitHub-flavoured Markdown (docs/render.md §2): Plain for
+// running text and table cells, Code and CodeCell for code spans. Each makes
+// its text Inert first, so a newline or a control never reaches a document.
 
 // zwj is the zero-width joiner that Plain puts into run text wherever GitHub
 // would otherwise make a mention (@name), a cross-reference (#12, GH-12,
@@ -24,38 +19,13 @@ const ellipsis = "…"
 // # before the references are looked for.
 const zwj = "\u200d"
 
-// clean makes s valid UTF-8, one line and inert (collect.InertText): serve.log
-// quotes and check details may hold any bytes, a newline would end a table
-// row or a list item, and a control or bidirectional character would drive a
-// terminal or reorder what a reader sees.
-func clean(s string) string { return collect.InertText(s) }
-
-// Cut shortens s to at most n code points, the trailing … included, and
-// makes it valid UTF-8. n <= 0 gives "".
-func Cut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if n <= 0 {
-		return ""
-	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i < len(s) && count < n-1 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	return s[:i] + ellipsis
-}
-
 // Plain escapes s for Markdown running text: punctuation that would change the
 // rendering is backslash-escaped, raw HTML never becomes markup, mentions,
 // issue references and autolinks are broken (see zwj), and line breaks
 // become spaces. The links ci-report makes (run, artifact, commit, changes,
 // model) are built around Plain, never through it.
 func Plain(s string) string {
-	s = clean(s)
+	s = Inert(s)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	prev := rune(-1)
@@ -124,7 +94,7 @@ func Code(s string) string { return codeSpan(s, false) }
 func CodeCell(s string) string { return codeSpan(s, true) }
 
 func codeSpan(s string, inCell bool) string {
-	s = clean(s)
+	s = Inert(s)
 	if s == "" {
 		return ""
 	}
@@ -194,4 +164,19 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// CodeBlock renders lines as a fenced code block with the info string info:
+// each line made Inert (one line each, no control), and a fence longer than
+// any backtick run inside, at least three, so that no line can close it.
+// Cut the lines before.
+func CodeBlock(info string, lines []string) string {
+	longest := 0
+	inert := make([]string, len(lines))
+	for i, l := range lines {
+		inert[i] = Inert(l)
+		longest = max(longest, longestRun(inert[i], '`'))
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + info + "\n" + strings.Join(inert, "\n") + "\n" + fence
 }

@@ -1,0 +1,169 @@
+// Package text holds the project's rules for cutting and escaping text that
+// came from a run (check details, case and part names, serve.log lines,
+// error text, process output) before it is stored, printed or put into a
+// document (docs/render.md §2). It imports no package of the project, so
+// collect, merge, render, junit and the runner all cut and escape alike.
+//
+// The rules, once:
+//
+//   - Every result is valid UTF-8: an invalid sequence becomes U+FFFD.
+//   - A budget counts code points, the marker included, never bytes (a cut
+//     never splits a UTF-8 sequence); CutBytes is the one byte budget, for
+//     memory bounds, and cuts at a code point boundary too.
+//   - A cut is marked with one "…" (Ellipsis): at the end for a head (Cut),
+//     at the start for a tail (Tail). Head and CutBytes do not mark.
+//   - Cut first, then escape (Plain, Code, CodeCell), so that no cut splits
+//     an escape.
+//   - Text for one line: OneLine turns line breaks into spaces (what a part
+//     stores), Words collapses all whitespace (process output), Inert also
+//     replaces controls and bidirectional characters (every document).
+package text
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Ellipsis marks a cut.
+const Ellipsis = "…"
+
+// Valid is s with every invalid UTF-8 sequence replaced by U+FFFD.
+func Valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// Head is the first n code points of Valid(s), unmarked: for a text whose
+// length is fixed by what it is (a short commit id), not by room.
+func Head(s string, n int) string {
+	s = Valid(s)
+	return s[:headLen(s, n)]
+}
+
+// Cut shortens Valid(s) to at most n code points, the trailing Ellipsis
+// included. n <= 0 gives "".
+func Cut(s string, n int) string {
+	s = Valid(s)
+	if n <= 0 {
+		return ""
+	}
+	if headLen(s, n) == len(s) {
+		return s
+	}
+	return s[:headLen(s, n-1)] + Ellipsis
+}
+
+// headLen is the length in bytes of the first n code points of s (all of
+// s when it has fewer; 0 for n <= 0).
+func headLen(s string, n int) int {
+	count := 0
+	for i := range s {
+		if count >= n {
+			return i
+		}
+		count++
+	}
+	return len(s)
+}
+
+// Tail keeps the last n code points of Valid(s), the leading Ellipsis
+// included: for output whose end says what went wrong (stderr, a log).
+// n <= 0 gives "".
+func Tail(s string, n int) string {
+	s = Valid(s)
+	if n <= 0 {
+		return ""
+	}
+	cut, i := len(s), len(s)
+	for count := 0; i > 0; count++ {
+		if count == n-1 {
+			cut = i
+		}
+		if count == n {
+			return Ellipsis + s[cut:]
+		}
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return s
+}
+
+// CutBytes is the longest prefix of s of at most n bytes that ends at a code
+// point boundary, unmarked: a memory bound on text kept while reading (the
+// caller marks the cut where it shows it). It does not validate s.
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	i := n
+	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if !utf8.RuneStart(s[i]) {
+		i = n // not UTF-8 here: any cut is as good
+	}
+	return s[:i]
+}
+
+// OneLine is s with each line break (CRLF, LF or CR) made one space: the form
+// of a check detail or skip reason a part stores, spacing kept otherwise.
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return lineBreaks.Replace(s)
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+// CutLine is Cut(OneLine(s), n): every check detail and skip reason a part
+// holds, whoever wrote it (the runner's checks, an imported JUnit failure).
+func CutLine(s string, n int) string { return Cut(OneLine(s), n) }
+
+// Words is s with every run of whitespace made one space and none at either
+// end: process output (stderr, a command line, a log's tail) on one line.
+func Words(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Inert makes s safe to show on one line of any document, Markdown or
+// terminal: invalid UTF-8 becomes U+FFFD; tab, CR, LF and the other line
+// breaks (NEL, U+2028, U+2029) become spaces, since a newline would end a
+// table row or a list item; every other control character (C0 such as ESC,
+// BEL, BS, VT, FF and NUL, DEL, C1) and every bidirectional control (the
+// embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069, the
+// marks U+200E, U+200F and U+061C) becomes U+FFFD, visibly, so that the text
+// can neither drive a terminal nor reorder what a reader sees around it.
+// Each code point maps to one, so a cut made before stays as long.
+func Inert(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s // printable ASCII, the common case
+	}
+	return strings.Map(inertRune, Valid(s))
+}
+
+func inertRune(r rune) rune {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r' || r == 0x85 || r == 0x2028 || r == 0x2029:
+		return ' '
+	case r < 0x20 || r >= 0x7f && r < 0xa0:
+		return utf8.RuneError
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return utf8.RuneError
+	}
+	return r
+}
+
+// CutWords is Cut(Words(s), n): a check detail made of process output or an
+// error text, whose spacing means nothing.
+func CutWords(s string, n int) string { return Cut(Words(s), n) }
