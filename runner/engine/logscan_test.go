@@ -18,7 +18,7 @@ type readCounter struct {
 	r            io.Reader
 	bytes        int64
 	maxRead      int
-	reads, opens int
+	reads        int
 }
 
 func (c *readCounter) Read(p []byte) (int, error) {
