@@ -15,10 +15,10 @@ import (
 // readCounter counts what a scan asks of its file: the calls, the bytes,
 // and the largest buffer it read into.
 type readCounter struct {
-	r            io.Reader
-	bytes        int64
-	maxRead      int
-	reads        int
+	r       io.Reader
+	bytes   int64
+	maxRead int
+	reads   int
 }
 
 func (c *readCounter) Read(p []byte) (int, error) {
