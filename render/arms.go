@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"math"
 	"sort"
 	"strconv"
@@ -87,7 +88,7 @@ func (o Options) ValidateArms() error {
 	seen := map[string]bool{}
 	for _, a := range o.Arms {
 		if !ValidProfile(a) {
-			return fmt.Errorf("render: arm %q: want [a-z0-9][a-z0-9_-]*", a)
+			return fmt.Errorf("render: arm %q: want "+marker.Name, a)
 		}
 		if seen[a] {
 			return fmt.Errorf("render: arm %q is given twice", a)
@@ -106,7 +107,7 @@ func (o Options) ValidateArms() error {
 		}
 	}
 	if b := o.BaselineArm; b != "" && !ValidProfile(b) {
-		return fmt.Errorf("render: baseline arm %q: want [a-z0-9][a-z0-9_-]*", b)
+		return fmt.Errorf("render: baseline arm %q: want "+marker.Name, b)
 	}
 	for i, iv := range o.Config.Intervals {
 		if iv.Label == "" || iv.From == "" || iv.To == "" {

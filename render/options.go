@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ func (o Options) Problems() []collect.Problem {
 		ps = append(ps, collect.Problem{File: file, Field: field, What: fmt.Sprintf(format, a...)})
 	}
 	if o.Profile != "" && !ValidProfile(o.Profile) {
-		add("", "--profile", "%q: want [a-z0-9][a-z0-9_-]*", o.Profile)
+		add("", "--profile", "%q: want "+marker.Name, o.Profile)
 	}
 	for _, u := range []struct{ file, field, v string }{{"", "--run-url", o.RunURL}, {"", "--artifact-url", o.ArtifactURL}, {o.Config.Source, "repository_url", o.Config.RepositoryURL}} {
 		if u.v != "" && !SafeURL(u.v) {
@@ -116,9 +117,9 @@ func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err
 	case profile == "":
 		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}
 	case !ValidProfile(profile) && given == "":
-		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %q is not valid: want [a-z0-9][a-z0-9_-]*; pass --profile", profile)}
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %q is not valid: want "+marker.Name+"; pass --profile", profile)}
 	case !ValidProfile(profile):
-		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%q: want [a-z0-9][a-z0-9_-]*", profile)}
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%q: want "+marker.Name, profile)}
 	}
 	return profile, parts, nil
 }

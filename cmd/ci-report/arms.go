@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"strings"
 
 	"github.com/ovg-project/ci-report/render"
@@ -14,7 +15,7 @@ const armFlagUsage = "the `arm` the part belongs to (part.json arm, e.g. parent 
 // lines, so it is held to a profile's form.
 func validArm(arm string) error {
 	if arm != "" && !render.ValidProfile(arm) {
-		return usageErrorf("--arm %q: want [a-z0-9][a-z0-9_-]*", arm)
+		return usageErrorf("--arm %q: want "+marker.Name, arm)
 	}
 	return nil
 }

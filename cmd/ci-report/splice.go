@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"io"
 	"os"
 
@@ -44,7 +45,7 @@ func (o *spliceOptions) setArgs(pos []string) error {
 	case o.section == "":
 		return usageErrorf("--section is required")
 	case !render.ValidProfile(o.name):
-		return usageErrorf("--name %q: want [a-z0-9][a-z0-9_-]*", o.name)
+		return usageErrorf("--name %q: want "+marker.Name, o.name)
 	}
 	return nil
 }
