@@ -305,6 +305,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	if c.Skipped != nil {
 		cr.SkipReason = skipReason(*c.Skipped)
 	}
+	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
 	log := &caseLog{
 		JUnit: junitSource{
 			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
@@ -380,6 +381,36 @@ func checkName(r Outcome) string {
 		return text.CutLine(t, nameCut)
 	}
 	return r.Kind
+}
+
+// classOf is the failure class of an imported case (docs/formats.md §4.8):
+// a test that failed (a <failure> or <rerunFailure> that no later rerun
+// passed) is the product's, since the suite is the product's own tests and
+// the test runner saw it fail its assertions; a case with only errors (an
+// exception outside the assertions: a fixture, a setup, a collection) says
+// nothing about whose fault it is, and stays without a class, which merge
+// shows as unclassified. A case that did not fail has none.
+func classOf(outcomes []Outcome) (class, reason string) {
+	failed, types := false, []string(nil)
+	for _, r := range outcomes {
+		switch r.Kind {
+		case "failure", "rerunFailure":
+			failed = true
+			if n := checkName(r); n != r.Kind {
+				types = append(types, n)
+			}
+		case "error", "rerunError":
+			return "", ""
+		}
+	}
+	if !failed {
+		return "", ""
+	}
+	why := "the imported test failed"
+	if len(types) > 0 {
+		why += ": " + strings.Join(types, ", ")
+	}
+	return collect.ClassProduct, text.CutLine(why, 300)
 }
 
 // detail is an outcome's message and then its text, unless the text's

@@ -231,7 +231,7 @@ func TestImportPart(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	for _, line := range []string{
-		"| `tests/test_prefill.py::test_prefill_livelock[seed-8-refill]` | FAIL | 6.0s |  | `failure` (AssertionError: 3/10 requests finished after 500 engine steps",
+		"| `tests/test_prefill.py::test_prefill_livelock[seed-8-refill]` | FAIL | 6.0s | product (the imported test failed) | `failure` (AssertionError: 3/10 requests finished after 500 engine steps",
 		"| `tests/e2e/test_priority.py::test_priority_preempt` | SKIP |  |  | kvctl has no priority command (kvcached 0.1.5) |",
 	} {
 		if !strings.Contains(string(md), line) {
@@ -451,6 +451,31 @@ func TestMetricsFileEvents(t *testing.T) {
 		_, err := (&Import{Files: []string{file}, Part: "p", Out: filepath.Join(dir, "bad"), Metrics: write(tc.lines)}).Run()
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "m.jsonl") {
 			t.Errorf("%s: err %v, want %q", tc.lines, err, tc.want)
+		}
+	}
+}
+
+// TestClassOf: an imported case that failed its assertions is the
+// product's (the suite is the product's own tests); one with an error,
+// which says nothing about whose fault it is, and one that did not fail
+// have no class (docs/formats.md §4.8).
+func TestClassOf(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		outcomes   []Outcome
+		class, why string
+	}{
+		{"passed", nil, "", ""},
+		{"failure without a type", []Outcome{{Kind: "failure", Message: "assert 3 == 10"}}, collect.ClassProduct, "the imported test failed"},
+		{"failure with its type", []Outcome{{Kind: "failure", Type: "AssertionError"}}, collect.ClassProduct, "the imported test failed: AssertionError"},
+		{"a rerun that failed", []Outcome{{Kind: "rerunFailure", Type: "AssertionError"}, {Kind: "failure", Type: "AssertionError"}}, collect.ClassProduct, "the imported test failed: AssertionError"},
+		{"error only", []Outcome{{Kind: "error", Type: "ConnectionRefusedError"}}, "", ""},
+		{"failure and error", []Outcome{{Kind: "failure"}, {Kind: "error"}}, "", ""},
+		{"flaky, then passed", []Outcome{{Kind: "flakyFailure"}}, "", ""},
+		{"skipped", []Outcome{{Kind: "skipped"}}, "", ""},
+	} {
+		if class, why := classOf(tc.outcomes); class != tc.class || why != tc.why {
+			t.Errorf("%s: classOf = %q, %q; want %q, %q", tc.name, class, why, tc.class, tc.why)
 		}
 	}
 }

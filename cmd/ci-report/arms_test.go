@@ -116,7 +116,7 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 	} {
 		_, comment, _ = runCLI(t, args...)
 		for _, want := range []string{
-			"### junit · 2026-03-04 · FAIL (1 of 3 cases: 1 unclassified; no case discriminates as expected)\n",
+			"### junit · 2026-03-04 · FAIL (1 of 3 cases: 1 product; no case discriminates as expected)\n",
 			"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
 			"**The suite does not discriminate**: no case passes on parent, fails on fix.",
 		} {

@@ -66,10 +66,10 @@ func TestImportParentAndFix(t *testing.T) {
 		wantCode        int // with --fail-on-verdict
 		want            []string
 	}{
-		{"parent", "pytest-xunit2-parent.xml", "1111111111111111111111111111111111111111", "FAIL (1 of 6 cases: 1 unclassified)", exitVerdict, []string{
-			"### Nightly correctness · 2026-03-04 · FAIL (1 of 6 cases: 1 unclassified)",
+		{"parent", "pytest-xunit2-parent.xml", "1111111111111111111111111111111111111111", "FAIL (1 of 6 cases: 1 product)", exitVerdict, []string{
+			"### Nightly correctness · 2026-03-04 · FAIL (1 of 6 cases: 1 product)",
 			"kvcached [1111111](https://github.com/ovg-project/kvcached/commit/1111111111111111111111111111111111111111)",
-			"| tests/test\\_prefill.py::test\\_prefill\\_livelock\\[seed-8-refill\\] | unclassified | | `failure` (AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10",
+			"| tests/test\\_prefill.py::test\\_prefill\\_livelock\\[seed-8-refill\\] | product (the imported test failed) | | `failure` (AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10",
 		}},
 		{"fix", "pytest-xunit2-fix.xml", "2222222222222222222222222222222222222222", "PASS", exitOK, []string{
 			"### Nightly correctness · 2026-03-04 · PASS",
