@@ -137,44 +137,15 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err != nil {
 		return err
 	}
-	rep = r.rep // redacted
 	pinWidthMode()
-	verdict := r.rep.Verdict // classified with the known issues
-	if r.perfMode {
-		verdict = r.perfVerdict()
+	if err := r.textSummary(out); err != nil {
+		return err
 	}
-	sha := r.sha()
-	summary := [][]string{
-		{"report", termText(r.cfg.Title(r.profile), 200)},
-		{"commit", termText(ShortSHA(sha), 20)},
-		{"verdict", termText(verdict, 500)},
+	if err := r.textParts(out); err != nil {
+		return err
 	}
-	if opts.Date != "" {
-		summary = append(summary[:1], append([][]string{{"date", opts.Date}}, summary[1:]...)...)
-	}
-	if err := textTable(out, nil, summary); err != nil {
-		return fmt.Errorf("text: summary table: %w", err)
-	}
-	if len(rep.Parts) > 0 {
-		rows := make([][]string, len(rep.Parts))
-		for i, p := range rep.Parts {
-			rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
-		}
-		fmt.Fprintln(out)
-		if err := textTable(out, []string{"part", "status", "ran", "planned", "reason"}, rows); err != nil {
-			return fmt.Errorf("text: parts table: %w", err)
-		}
-	}
-	if len(rep.Problems) > 0 {
-		// Every problem: a terminal has no size budget.
-		rows := make([][]string, len(rep.Problems))
-		for i, msg := range rep.Problems {
-			rows[i] = []string{termText(msg.String(), problemCut)}
-		}
-		fmt.Fprintln(out)
-		if err := textTable(out, []string{"could not be read"}, rows); err != nil {
-			return fmt.Errorf("text: problems table: %w", err)
-		}
+	if err := r.textProblems(out); err != nil {
+		return err
 	}
 	if err := r.knownText(out); err != nil {
 		return err
@@ -182,63 +153,133 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(rep)); err != nil {
+		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(r.rep)); err != nil {
 			return err
 		}
 		return r.closestCallsText(out)
 	}
+	if err := r.textFailed(out, failed); err != nil {
+		return err
+	}
+	if s := textSkipped(r.rep); s != "" {
+		if _, err := fmt.Fprint(out, "\n"+s); err != nil {
+			return fmt.Errorf("text: skipped line: %w", err)
+		}
+	}
+	return r.closestCallsText(out)
+}
+
+// textSummary writes the report's title, date, commit and verdict (the
+// verdict as classified with the known issues; a perf report's own).
+func (r *renderer) textSummary(out io.Writer) error {
+	verdict := r.rep.Verdict
+	if r.perfMode {
+		verdict = r.perfVerdict()
+	}
+	summary := [][]string{
+		{"report", termText(r.cfg.Title(r.profile), 200)},
+		{"commit", termText(ShortSHA(r.sha()), 20)},
+		{"verdict", termText(verdict, 500)},
+	}
+	if r.opts.Date != "" {
+		summary = append(summary[:1], append([][]string{{"date", r.opts.Date}}, summary[1:]...)...)
+	}
+	if err := textTable(out, nil, summary); err != nil {
+		return fmt.Errorf("text: summary table: %w", err)
+	}
+	return nil
+}
+
+// textParts writes the parts with their status, counts and reason; nothing
+// for a report without parts.
+func (r *renderer) textParts(out io.Writer) error {
+	if len(r.rep.Parts) == 0 {
+		return nil
+	}
+	rows := make([][]string, len(r.rep.Parts))
+	for i, p := range r.rep.Parts {
+		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
+	}
+	fmt.Fprintln(out)
+	if err := textTable(out, []string{"part", "status", "ran", "planned", "reason"}, rows); err != nil {
+		return fmt.Errorf("text: parts table: %w", err)
+	}
+	return nil
+}
+
+// textProblems writes every problem of the input: a terminal has no size
+// budget.
+func (r *renderer) textProblems(out io.Writer) error {
+	if len(r.rep.Problems) == 0 {
+		return nil
+	}
+	rows := make([][]string, len(r.rep.Problems))
+	for i, msg := range r.rep.Problems {
+		rows[i] = []string{termText(msg.String(), problemCut)}
+	}
+	fmt.Fprintln(out)
+	if err := textTable(out, []string{"could not be read"}, rows); err != nil {
+		return fmt.Errorf("text: problems table: %w", err)
+	}
+	return nil
+}
+
+// textFailed writes the failed cases' table: each case, its class, its
+// setup brief and its failed checks (textChecks).
+func (r *renderer) textFailed(out io.Writer, failed []merge.Case) error {
 	ix := *r.ix
 	ix.esc = func(s string) string { return termText(s, 300) }
 	ix.code = ix.esc
 	rows := make([][]string, len(failed))
 	for i := range failed {
 		c := &failed[i]
-		checks := "not run"
-		if !c.NotRun {
-			// Roots with their details, then every check that follows
-			// from them by name: a terminal has no size budget.
-			roots, following := collect.RootChecks(c.Checks)
-			var parts, follow []string
-			for j, ch := range c.Checks {
-				if ch.OK {
-					continue
-				}
-				if !slices.Contains(roots, j) {
-					follow = append(follow, termText(ch.Name, 100))
-					continue
-				}
-				s := termText(ch.Name, 100)
-				if ch.Detail != "" {
-					s += " (" + termText(ch.Detail, detailCut) + ")"
-				}
-				if k, known := c.KnownIssueOf(j); known {
-					s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"
-				}
-				parts = append(parts, s)
-			}
-			checks = strings.Join(parts, "; ")
-			if checks == "" {
-				checks = collect.NoFailedCheck
-			}
-			if following > 0 {
-				checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
-			}
-		}
 		class := caseClass(c)
 		if c.ClassWhy != "" {
 			class += " (" + termText(c.ClassWhy, detailCut) + ")"
 		}
-		rows[i] = []string{termText(c.Label(), 200), termText(class, 2*detailCut), ix.brief(c.Name), checks}
+		rows[i] = []string{termText(c.Label(), 200), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
 	}
 	if err := textTable(out, failedColumns, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
 	}
-	if s := textSkipped(rep); s != "" {
-		if _, err := fmt.Fprint(out, "\n"+s); err != nil {
-			return fmt.Errorf("text: skipped line: %w", err)
-		}
+	return nil
+}
+
+// textChecks is a failed case's checks cell: the root checks with their
+// details (and known issues), then every check that follows from them by
+// name, since a terminal has no size budget; "not run" for a case that
+// did not run.
+func (r *renderer) textChecks(c *merge.Case) string {
+	if c.NotRun {
+		return "not run"
 	}
-	return r.closestCallsText(out)
+	roots, following := collect.RootChecks(c.Checks)
+	var parts, follow []string
+	for j, ch := range c.Checks {
+		if ch.OK {
+			continue
+		}
+		if !slices.Contains(roots, j) {
+			follow = append(follow, termText(ch.Name, 100))
+			continue
+		}
+		s := termText(ch.Name, 100)
+		if ch.Detail != "" {
+			s += " (" + termText(ch.Detail, detailCut) + ")"
+		}
+		if k, known := c.KnownIssueOf(j); known {
+			s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"
+		}
+		parts = append(parts, s)
+	}
+	checks := strings.Join(parts, "; ")
+	if checks == "" {
+		checks = collect.NoFailedCheck
+	}
+	if following > 0 {
+		checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
+	}
+	return checks
 }
 
 // termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
