@@ -156,17 +156,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	}
 	run := o.workflowRun(e, opts, repo)
 	if opts.Prev == "" {
-		prev, err := pub.PreviousRun(ctx, run)
-		switch {
-		case err == nil:
-			opts.Prev = prev
-		case errors.Is(err, publish.ErrInput) || ctx.Err() != nil:
-			return postError(fmt.Errorf("previous run: %w", err))
-		default:
-			// The previous run only gives the comment its "changes" link: a
-			// token without `actions: read`, a 404 or GitHub failing there
-			// must not cost the run its report.
-			fmt.Fprintf(stderr, "ci-report post: warning: previous run: %v; publishing without the changes link\n", err)
+		if opts.Prev, err = previousRun(ctx, pub, run, stderr); err != nil {
+			return err
 		}
 	}
 	// The comments are listed before rendering: the profile's earlier
@@ -208,17 +199,41 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return postError(err)
 	}
-	where := fmt.Sprintf("issue #%d", res.Issue)
+	return o.published(stderr, repo, target, res.Issue, docs.Verdict)
+}
+
+// previousRun is the SHA and conclusion of the workflow's previous run, for
+// the comment's "changes" link; "" with a warning when GitHub cannot say,
+// since that link must not cost the run its report (a token without
+// `actions: read`, a 404, GitHub failing there). Bad input or a cancelled
+// context is an error.
+func previousRun(ctx context.Context, pub *publish.Publisher, run publish.Run, stderr io.Writer) (string, error) {
+	prev, err := pub.PreviousRun(ctx, run)
+	switch {
+	case err == nil:
+		return prev, nil
+	case errors.Is(err, publish.ErrInput) || ctx.Err() != nil:
+		return "", postError(fmt.Errorf("previous run: %w", err))
+	default:
+		fmt.Fprintf(stderr, "ci-report post: warning: previous run: %v; publishing without the changes link\n", err)
+		return "", nil
+	}
+}
+
+// published says where the report went (issue, or pull request, number n)
+// and, with --fail-verdict, fails on a verdict other than PASS.
+func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publish.Target, n int, verdict string) error {
+	where := fmt.Sprintf("issue #%d", n)
 	if target.PR != 0 {
-		where = fmt.Sprintf("pull request #%d", res.Issue)
+		where = fmt.Sprintf("pull request #%d", n)
 	}
 	verb := "published"
 	if o.dryRun {
 		verb = "dry run: nothing sent for"
 	}
-	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s)\n", verb, where, repo, docs.Verdict)
-	if o.failVerdict && docs.Verdict != "PASS" {
-		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
+	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s)\n", verb, where, repo, verdict)
+	if o.failVerdict && verdict != "PASS" {
+		return withCode(exitVerdict, fmt.Errorf("verdict: %s", verdict))
 	}
 	return nil
 }
