@@ -85,6 +85,13 @@ type Setup struct {
 	Parts []string `json:"parts,omitempty"`
 }
 
+// DescribesNoCase reports whether the setup names no engine and no case of
+// any kind, as the setup of a part written by `import junit` (§4.7), or of a
+// run that planned nothing, does; a nil setup describes none.
+func (s *Setup) DescribesNoCase() bool {
+	return s == nil || s.Engines.Len() == 0 && len(s.Cases) == 0 && len(s.Elastic) == 0 && len(s.Limit) == 0 && len(s.Priority) == 0
+}
+
 // GPU is one GPU of a part; an empty field was absent or null.
 type GPU struct {
 	Name   string `json:"name"`

@@ -340,7 +340,10 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	if p.squeeze {
 		subjectCut = squeezeSubject
 	}
-	machine := machineLine(r.setupGPUs(), r.partDisplays())
+	machine := ""
+	if !r.importedTests() {
+		machine = machineLine(r.setupGPUs(), r.partDisplays())
+	}
 	if imgs := r.images(); imgs != "" {
 		machine += " · " + imgs
 	}
@@ -400,6 +403,14 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	}
 	out := w.t("comment", data)
 	return out, w.err
+}
+
+// importedTests reports whether the report holds imported tests only (its
+// setup describes no engine and no case, and names no GPU, as `import
+// junit`'s does; docs/render.md §3.2): the comment then has no machine line
+// and its logs line names what an import keeps, not a GPU run's files.
+func (r *renderer) importedTests() bool {
+	return r.rep.Setup != nil && r.rep.Setup.DescribesNoCase() && len(r.rep.Setup.GPUs) == 0 && len(r.rep.Cases) > 0
 }
 
 func (r *renderer) setupGPUs() []collect.GPU {

@@ -223,13 +223,17 @@ func (r *renderer) logsLine(w *writer) string {
 	if r.perfMode {
 		days = r.cfg.RetentionDays.Perf
 	}
+	what := w.t("logs_of_run", nil)
+	if !r.perfMode && r.importedTests() {
+		what = w.t("logs_of_import", nil)
+	}
 	switch {
 	case r.opts.ArtifactURL != "":
-		return w.t("logs_artifact", map[string]any{"URL": r.opts.ArtifactURL, "Days": days})
+		return w.t("logs_artifact", map[string]any{"URL": r.opts.ArtifactURL, "Days": days, "What": what})
 	case r.opts.RunURL != "":
-		return w.t("logs_run", map[string]any{"URL": r.opts.RunURL, "Days": days})
+		return w.t("logs_run", map[string]any{"URL": r.opts.RunURL, "Days": days, "What": what})
 	}
-	return w.t("logs_unknown", map[string]any{"Days": days})
+	return w.t("logs_unknown", map[string]any{"Days": days, "What": what})
 }
 
 // didNotRunReason says why nothing ran, without provider error text.

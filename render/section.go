@@ -34,7 +34,7 @@ func (r *renderer) section() (string, []string, error) {
 	if r.rep.Setup == nil || !r.rep.SetupComplete {
 		return "", nil, nil
 	}
-	if s := r.rep.Setup; s.Engines.Len() == 0 && len(s.Cases) == 0 && len(s.Elastic) == 0 && len(s.Limit) == 0 && len(s.Priority) == 0 {
+	if r.rep.Setup.DescribesNoCase() {
 		if r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0 {
 			// A named suite of imported tests describes its cases by
 			// their count (docs/render.md §13).

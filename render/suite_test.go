@@ -159,3 +159,33 @@ func TestSuiteSectionOfImportedTests(t *testing.T) {
 		t.Errorf("suite section:\n%s\nwant it to start\n%s\nwarnings %q", d.Section, want, d.Warnings)
 	}
 }
+
+// TestImportedTestsCommentSaysNoGPURun: a report of imported tests only
+// (a setup with no engine, no case and no GPU, as import junit writes it)
+// has no machine line ("GPU unknown", "the … cases run at the same time, one
+// GPU each" would describe a GPU run it was not), and its logs line names
+// what an import keeps instead of serve.log, cmd.txt and the GPU state
+// (docs/render.md §3.2). A GPU run's comment keeps both.
+func TestImportedTestsCommentSaysNoGPURun(t *testing.T) {
+	rep := sampleReport(t)
+	s := *rep.Setup
+	s.Engines = collect.Ordered[collect.Engine]{}
+	s.Cases, s.Elastic, s.Limit, s.Priority, s.GPUs = nil, nil, nil, nil, nil
+	rep.Setup = &s
+	d := mustRender(t, rep, sampleOptions())
+	for _, bad := range []string{"GPU unknown", "one GPU each", "serve.log and cmd.txt", "GPU state at the end"} {
+		if strings.Contains(d.Comment, bad) {
+			t.Errorf("imported tests' comment says %q:\n%s", bad, d.Comment)
+		}
+	}
+	if !strings.Contains(d.Comment, "summary.json with every imported test's outcome, captured output and properties, run.log with what was read.") {
+		t.Errorf("imported tests' comment lacks the import's logs line:\n%s", d.Comment)
+	}
+	if strings.Contains(d.Comment, "\n\n\n") {
+		t.Errorf("imported tests' comment has an empty line where the machine line was:\n%s", d.Comment)
+	}
+	gpu := mustRender(t, sampleReport(t), sampleOptions())
+	if !strings.Contains(gpu.Comment, "serve.log and cmd.txt per case") || !strings.Contains(gpu.Comment, "driver") {
+		t.Errorf("a GPU run's comment lost its machine or logs line:\n%s", gpu.Comment)
+	}
+}
