@@ -66,7 +66,14 @@ func PlanText(servers string) string {
 
 // ShutdownChecksText describes the per-server shutdown checks of a
 // co-location case.
-const ShutdownChecksText = "each server passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name"
+var ShutdownChecksText = shutdownChecksText("each server")
+
+// shutdownChecksText is the "passes when" text of the shutdown checks of a
+// co-location kind's servers: subject ("each server", "the server") passes
+// the shutdown checks of a server case, prefixed with its name.
+func shutdownChecksText(subject string) string {
+	return subject + " passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name"
+}
 
 // AFilledMemory: A's growth during its burst is more than half of the memory
 // free before it.

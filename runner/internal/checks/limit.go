@@ -21,7 +21,7 @@ func LimitChecks() collect.Ordered[string] {
 	o.Set("limit_raised_regrows", "after the limit was restored, filling again grew the KV cache past the lowered limit")
 	o.Set("<case>_probe_unchanged", "the 3 greedy probe prompts give the same tokens at the end as before the fill")
 	o.Set("<case>_alive", "the server still runs after the load")
-	o.Set("<case>_<shutdown check>", "the server passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name")
+	o.Set("<case>_<shutdown check>", shutdownChecksText("the server"))
 	o.Set("no_gpu_process_left", "no compute process is left on the GPU within 60 s after the server stopped")
 	o.Set("case_completed", CaseCompletedText)
 	return o
