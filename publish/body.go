@@ -11,19 +11,31 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-// spliceSection puts the section into the issue body, PATCHing only on
-// change. GitHub has no conditional write for an issue body, so the body
-// must never be written from a stale read: every write (spliceOnce) reads
-// the body, splices and PATCHes at once, with the write spacing and every
-// retry wait before the read. After the PATCH it reads the body back; the
-// write stands when the read-back holds our section and, outside our
-// markers, the very text the splice was based on. Outside our markers is
-// everything but our own section: the hand-written text and the other
-// profiles' sections, which their own posts splice concurrently. When
-// another writer moved either, it splices afresh into the new body (at most
-// spliceTries writes), so that an edit it could not have seen is never
-// reported as published over.
+// spliceSection puts the section into the issue body and keeps it there
+// (docs/publish.md §6): writeSection writes it until a read-back shows it
+// standing, then, when that took a PATCH, keepSection makes sure that no
+// edit GitHub applies late erased it.
 func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
+	wrote, err := p.writeSection(ctx, number, name, section, res)
+	if err != nil || !wrote || p.DryRun {
+		return err
+	}
+	return p.keepSection(ctx, number, name, section, res)
+}
+
+// writeSection puts the section into the issue body, PATCHing only on
+// change, and says whether it sent a PATCH. GitHub has no conditional write
+// for an issue body, so the body must never be written from a stale read:
+// every write (spliceOnce) reads the body, splices and PATCHes at once,
+// with the write spacing and every retry wait before the read. After the
+// PATCH it reads the body back; the write stands when the read-back holds
+// our section and, outside our markers, the very text the splice was based
+// on. Outside our markers is everything but our own section: the
+// hand-written text and the other profiles' sections, which their own posts
+// splice concurrently. When another writer moved either, it splices afresh
+// into the new body (at most spliceTries writes), so that an edit it could
+// not have seen is never reported as published over.
+func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) (wrote bool, err error) {
 	var why string // what the last read-back showed
 	for try := 1; ; try++ {
 		// After spliceTries writes that did not stand, one more read may
@@ -32,28 +44,28 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 		base, out, err := p.spliceOnce(ctx, number, name, section, try, try <= spliceTries, res)
 		switch {
 		case err != nil:
-			return err
+			return try > 1 || out == spliceWrote, err
 		case out == spliceWithheld:
-			return fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
+			return true, fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
 				"after each of %d writes the read-back differed from what we wrote (last: %s), and the body still lacks the section as rendered; "+
 				"the section is not published, rerun the step", name, number, p.Repo, spliceTries, why)
 		case out == spliceUnchanged || p.DryRun:
-			return nil
+			return try > 1 || out == spliceWrote, nil
 		}
 		if d := p.settleDelay(); d > 0 {
 			p.logf("waiting %s before reading issue #%d back, so that a concurrent edit shows", roundWait(d), number)
 			if err := p.sleep(ctx, d); err != nil {
-				return fmt.Errorf("read back issue #%d: %w", number, err)
+				return true, fmt.Errorf("read back issue #%d: %w", number, err)
 			}
 		}
 		got, err := p.readBody(ctx, number)
 		if err != nil {
-			return err
+			return true, err
 		}
 		there, kept := readBack(got, base, name, section)
 		if there && kept {
 			p.logf("issue body: read back #%d; the %s section is there and the rest is as we read it", number, name)
-			return nil
+			return true, nil
 		}
 		why = "our " + name + " section was gone"
 		if there {
@@ -65,6 +77,73 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 		}
 		p.logf("issue body: another writer changed #%d after our read (%s); %s", number, why, next)
 	}
+}
+
+// keepSection is the last read of the issue body, after the late-write
+// window: GitHub may apply a PATCH seconds after it was sent, after the
+// read-backs of the posts it overwrites, and a PATCH spliced into a body
+// read before ours landed erases our section when it lands. Such a PATCH
+// was sent no later than our last PATCH was answered (plus the other
+// post's read-to-PATCH gap, which the settle delay covers), so once
+// ApplyDelay and the settle delay have passed since then, every one that
+// can erase our section has landed. keepSection waits that long (one
+// wait, no polling: GitHub asks integrations not to poll, see
+// https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#avoid-polling),
+// reads the body once and, when our section is gone, writes it again
+// (writeSection, with its read-back) and waits the window again, at most
+// maxRepairs times. Each post repairs its own section, so every section
+// survives; a section still missing after that is an error, never a
+// success.
+func (p *Publisher) keepSection(ctx context.Context, number int, name, section string, res *Result) error {
+	window := p.applyDelay()
+	if window <= 0 {
+		return nil
+	}
+	for repair := 0; ; repair++ {
+		if err := p.waitLateWrites(ctx, number, name, window); err != nil {
+			return err
+		}
+		got, err := p.readBody(ctx, number)
+		if err != nil {
+			return err
+		}
+		if sectionPresent(got, name, section) {
+			if repair == 0 {
+				p.logf("issue body: last read of #%d, %s after our last edit; the %s section is there", number, roundWait(p.now().Sub(p.lastBodyPatch)), name)
+			} else {
+				p.logf("issue body: last read of #%d; the %s section is there: repaired after a late write (%d of at most %d repairs)", number, name, repair, maxRepairs)
+			}
+			return nil
+		}
+		if repair == maxRepairs {
+			return fmt.Errorf("keep the %s section in issue #%d of %s: it was erased again after each of %d repairs "+
+				"(by edits GitHub applied late, by hand, or by a post writing an older body); the section is missing from the body, rerun the step",
+				name, number, p.Repo, maxRepairs)
+		}
+		res.Repairs = repair + 1
+		p.logf("issue body: the %s section is gone from #%d at the last read (an edit GitHub applied late, or one made by hand, erased it); writing it again (repair %d of %d)",
+			name, number, repair+1, maxRepairs)
+		wrote, err := p.writeSection(ctx, number, name, section, res)
+		if err != nil || !wrote {
+			// Not written: the fresh read found the section as rendered.
+			return err
+		}
+	}
+}
+
+// waitLateWrites waits until window plus the settle delay have passed since
+// our last body PATCH was answered.
+func (p *Publisher) waitLateWrites(ctx context.Context, number int, name string, window time.Duration) error {
+	wait := p.lastBodyPatch.Add(window + p.settleDelay()).Sub(p.now())
+	if wait <= 0 {
+		return nil
+	}
+	p.logf("waiting %s before the last read of #%d: GitHub may apply an edit up to %s late (--apply-delay), and one spliced into a body read before ours would erase the %s section",
+		roundWait(wait), number, window, name)
+	if err := p.sleep(ctx, wait); err != nil {
+		return fmt.Errorf("last read of issue #%d: %w", number, err)
+	}
+	return nil
 }
 
 // What one spliceOnce did.
@@ -115,7 +194,11 @@ func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section st
 				return nil
 			}
 			out = spliceWrote
-			if _, err := p.API.EditIssueBody(ctx, p.Repo, number, spliced); err != nil {
+			_, err = p.API.EditIssueBody(ctx, p.Repo, number, spliced)
+			// Even a PATCH refused or unanswered may land: the late-write
+			// window counts from the last one sent.
+			p.lastBodyPatch = p.now()
+			if err != nil {
 				return err
 			}
 			res.BodyPatches++
@@ -154,6 +237,16 @@ func (p *Publisher) settleDelay() time.Duration {
 		return DefaultSettleDelay
 	}
 	return p.SettleDelay
+}
+
+func (p *Publisher) applyDelay() time.Duration {
+	switch {
+	case p.ApplyDelay < 0:
+		return 0
+	case p.ApplyDelay == 0:
+		return DefaultApplyDelay
+	}
+	return p.ApplyDelay
 }
 
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {

@@ -33,6 +33,11 @@ const maxRunPages = 5
 // body afresh and is read back.
 const spliceTries = 3
 
+// maxRepairs bounds the writes of the section after the last read, past
+// the late-write window, found it erased; each is followed by the window
+// again.
+const maxRepairs = 3
+
 var (
 	digitsRE = regexp.MustCompile(`^[0-9]+$`)
 	shaRE    = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
@@ -59,6 +64,12 @@ type Publisher struct {
 	// back, so that a concurrent writer's edit has a chance to show. Negative
 	// disables it.
 	SettleDelay time.Duration
+	// ApplyDelay is the longest delay GitHub may take to apply an edit of
+	// the issue body that this post allows for: after its last body PATCH
+	// it reads the body once more this long (plus SettleDelay) later, and
+	// writes its section again when a late edit erased it (keepSection).
+	// Zero means DefaultApplyDelay; negative disables the last read.
+	ApplyDelay time.Duration
 
 	// DryRun: the transport prints writes instead of sending them, so there is
 	// no spacing between them and nothing to read back.
@@ -67,8 +78,9 @@ type Publisher struct {
 	// issue body is taken as empty and no comment as existing.
 	Offline bool
 
-	lastWrite   time.Time
-	createdBody string // the body of the issue a dry run would have opened
+	lastWrite     time.Time
+	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
+	createdBody   string    // the body of the issue a dry run would have opened
 }
 
 // Run identifies the workflow run being reported.
@@ -123,8 +135,11 @@ type Result struct {
 	Issue          int   // the issue or PR commented on (0 in an offline dry run found by label)
 	CommentID      int64 // 0 in a dry run that creates
 	CommentCreated bool
-	BodyPatches    int    // PATCHes of the issue body
-	StatusSHA      string // PR mode: the commit the status was set on
+	BodyPatches    int // PATCHes of the issue body
+	// Repairs counts the writes of the section after the last read found
+	// it erased by a late write (docs/publish.md §6); 0 when none was needed.
+	Repairs   int
+	StatusSHA string // PR mode: the commit the status was set on
 }
 
 // CommentMarker is the hidden line that keys a run's comment in the
