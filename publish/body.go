@@ -229,24 +229,20 @@ func sectionPresent(body, name, section string) bool {
 
 func crlfToLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
-func (p *Publisher) settleDelay() time.Duration {
-	switch {
-	case p.SettleDelay < 0:
-		return 0
-	case p.SettleDelay == 0:
-		return DefaultSettleDelay
-	}
-	return p.SettleDelay
-}
+func (p *Publisher) settleDelay() time.Duration { return delayOr(p.SettleDelay, DefaultSettleDelay) }
 
-func (p *Publisher) applyDelay() time.Duration {
+func (p *Publisher) applyDelay() time.Duration { return delayOr(p.ApplyDelay, DefaultApplyDelay) }
+
+// delayOr is a Publisher delay field as used: negative none, zero the
+// default.
+func delayOr(d, def time.Duration) time.Duration {
 	switch {
-	case p.ApplyDelay < 0:
+	case d < 0:
 		return 0
-	case p.ApplyDelay == 0:
-		return DefaultApplyDelay
+	case d == 0:
+		return def
 	}
-	return p.ApplyDelay
+	return d
 }
 
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -167,9 +168,7 @@ type trialOutcome struct {
 // once on a virtual clock.
 func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	t.Helper()
-	fake, srv := newFake(t, testToken)
-	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
-	clock := &vclock{now: t0}
+	fake, srv, clock := trialFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -241,6 +240,16 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	out.body = fake.Issues[7].Body
 	fake.Mu.Unlock()
 	return out
+}
+
+// trialFake is the fake of the concurrent trials, holding the results
+// issue #7, and their virtual clock, by which its late writes fall due.
+func trialFake(t *testing.T) (*fakeGitHub, *httptest.Server, *vclock) {
+	fake, srv := newFake(t, testToken)
+	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
+	clock := &vclock{now: t0}
+	fake.Now = clock.Now
+	return fake, srv, clock
 }
 
 // trialPublisher is a writer's Publisher in the concurrent trials: its

@@ -54,21 +54,12 @@ func (tr lateTrial) String() string {
 	return fmt.Sprintf("%s-%s-%s-late-starts-%v", tr.late, mode, tr.delay, tr.starts)
 }
 
-type lateOutcome struct {
-	requests string
-	body     string // once every late write has landed
-	errs     map[string]error
-	logs     map[string]string
-}
-
 // runLateTrial posts the four writers into #7 of one fake at once on a
-// virtual clock, the fake's late writes falling due by the same clock.
-func runLateTrial(t *testing.T, tr lateTrial) lateOutcome {
+// virtual clock, the fake's late writes falling due by the same clock; the
+// outcome's body is the body once every late write has landed.
+func runLateTrial(t *testing.T, tr lateTrial) trialOutcome {
 	t.Helper()
-	fake, srv := newFake(t, testToken)
-	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
-	clock := &vclock{now: t0}
-	fake.Now = clock.Now
+	fake, srv, clock := trialFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	bodyPath := fakeRepo + "/issues/7"
@@ -82,7 +73,7 @@ func runLateTrial(t *testing.T, tr lateTrial) lateOutcome {
 			}
 		}
 	}
-	out := lateOutcome{errs: map[string]error{}, logs: map[string]string{}}
+	out := trialOutcome{errs: map[string]error{}, logs: map[string]string{}}
 	var mu sync.Mutex
 	for i, writer := range lateWriters {
 		clock.spawn(tr.starts[i], func() {
@@ -107,7 +98,7 @@ func runLateTrial(t *testing.T, tr lateTrial) lateOutcome {
 // lateLost names what the final body lacks of the four sections and the
 // hand-written text, and every post that reported success although its
 // section is missing; empty when nothing is wrong.
-func lateLost(out lateOutcome) (lost []string, falseSuccess []string) {
+func lateLost(out trialOutcome) (lost []string, falseSuccess []string) {
 	for _, w := range lateWriters {
 		p := latePost(w)
 		there := sectionPresent(out.body, p.SectionName, p.Section) &&
