@@ -8,12 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
@@ -348,7 +348,7 @@ func writeHistoryFile(path string, runs []render.HistoryRun) error {
 	if err := render.WriteHistory(&b, runs); err != nil {
 		return fmt.Errorf("--save-history %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := safefile.Write(path, []byte(b.String())); err != nil {
 		return fmt.Errorf("--save-history: %w", err)
 	}
 	return nil
