@@ -156,6 +156,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	c := &Case{R: r, Entry: e, Group: l.cmp.group(e)}
 	l.prog.start(e)
 	kernelStart := r.kernelLogSize()
+	holders := r.gpuHolders()
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
 	select {
@@ -172,7 +173,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	// Its class (docs/runner.md §5.10) from what the case saw, gathered
 	// only if it failed; a held-back kvcached case is classified again once
 	// compared (comparisons.flush).
-	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize()}
+	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders}
 	ev.classify(&res)
 	res.Excerpt = ev.excerpt(&res)
 	return res, ev, true

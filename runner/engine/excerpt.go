@@ -103,3 +103,52 @@ func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok boo
 	}
 	return ex, true, err
 }
+
+// ExcerptTail is Excerpt.From for an excerpt of a log's last lines, cut for
+// a failed case whose logs hold no signature, no error line, no burst and
+// no failed comparison: where a server that never became ready stopped.
+const ExcerptTail = "end of serve.log"
+
+// tailWindow bounds what TailExcerpt reads: the last lines of a log are in
+// its last bytes.
+const tailWindow = 256 << 10
+
+// TailExcerpt returns the last collect.ExcerptMaxLines lines of f, a
+// serve.log whose output begins at the byte offset base, reading at most
+// its last tailWindow bytes (the first line read whole: a line cut by the
+// window is dropped). ok is false when there is no line.
+func TailExcerpt(f io.ReadSeeker, base int64) (ex collect.Excerpt, ok bool, err error) {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return collect.Excerpt{}, false, err
+	}
+	from := max(base, end-tailWindow)
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return collect.Excerpt{}, false, err
+	}
+	type line struct {
+		off  int64
+		text string
+	}
+	var ring []line
+	skip := from > base
+	err = readLines(f, from, nil, func(off int64, b []byte) bool {
+		if skip {
+			skip = false
+			return true
+		}
+		if len(ring) == collect.ExcerptMaxLines {
+			ring = ring[1:]
+		}
+		ring = append(ring, line{off, collect.ExcerptLine(b)})
+		return true
+	})
+	if len(ring) == 0 {
+		return collect.Excerpt{}, false, err
+	}
+	ex = collect.Excerpt{From: ExcerptTail, Offset: ring[0].off}
+	for _, l := range ring {
+		ex.Lines = append(ex.Lines, l.text)
+	}
+	return ex, true, err
+}
