@@ -47,8 +47,11 @@ var Signatures = []Signature{
 		// responding to commands.`, NVIDIA/NVSentinel#155), older ones write
 		// `NVRM: GPU at 0000:01:00.0 has fallen off the bus.`; NVML's
 		// NVML_ERROR_GPU_IS_LOST text that nvidia-smi prints.
-		Re:     regexp.MustCompile(`fallen off the bus|GPU is lost`),
-		Source: "kernel log Xid 79 and NVRM; NVML nvmlErrorString(NVML_ERROR_GPU_IS_LOST)",
+		// nvidia-smi's `Unable to determine the device handle for
+		// GPU0000:4F:00.0: Unknown Error` when NVML no longer reaches a GPU
+		// (haotian-liu/LLaVA#1466, rwth-i6/returnn#1486 after PCIe errors).
+		Re:     regexp.MustCompile(`fallen off the bus|GPU is lost|Unable to determine the device handle for GPU`),
+		Source: "kernel log Xid 79 and NVRM; NVML nvmlErrorString(NVML_ERROR_GPU_IS_LOST); nvidia-smi",
 	},
 	{
 		Name: "ECC error", Class: collect.ClassInfra, What: "uncorrectable ECC errors, row remapping",
@@ -189,13 +192,14 @@ var Signatures = []Signature{
 		// 'https://huggingface.co'`; requests' `401 Client Error:
 		// Unauthorized for url: https://huggingface.co/...`
 		// (opea-project/GenAIExamples#2237), `429 Client Error: Too Many
-		// Requests for url`, urllib3's `HTTPSConnectionPool(host=
+		// Requests for url` (retyped `for URL:` in
+		// huggingface/transformers#34841), urllib3's `HTTPSConnectionPool(host=
 		// 'huggingface.co', port=443): Read timed out` / `Max retries
 		// exceeded` (cdn-lfs.huggingface.co alike). Not a line of
 		// http_backoff's retry warnings (utils/_http.py@HEAD: `'<err>'
 		// thrown while requesting <method> <url>`, `Retrying in 1s [Retry
 		// 1/5].`): a retry that then succeeds is no failure.
-		Re:     regexp.MustCompile(`cannot find the requested files in the local cache|LocalEntryNotFoundError|GatedRepoError|HfHubHTTPError|You are trying to access a gated repo|Cannot access gated repo|We couldn't connect to 'https://huggingface\.co'|(?:401|403|429|5\d\d) (?:Client|Server) Error(?:\. \(Request ID:|: .*for url: https://(?:[\w-]+\.)*(?:huggingface|hf)\.co)|HTTPSConnectionPool\(host='(?:[\w-]+\.)*huggingface\.co'`),
+		Re:     regexp.MustCompile(`cannot find the requested files in the local cache|LocalEntryNotFoundError|GatedRepoError|HfHubHTTPError|You are trying to access a gated repo|Cannot access gated repo|We couldn't connect to 'https://huggingface\.co'|(?:401|403|429|5\d\d) (?:Client|Server) Error(?:\. \(Request ID:|: .*for (?:url|URL): https://(?:[\w-]+\.)*(?:huggingface|hf)\.co)|HTTPSConnectionPool\(host='(?:[\w-]+\.)*huggingface\.co'`),
 		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
 		Source: "huggingface_hub file_download.py, errors.py, utils/_http.py; transformers utils/hub.py; requests; urllib3",
 	},

@@ -47,6 +47,8 @@ var signatureLines = []struct {
 	{"memory refusal", "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."},
 	// NVIDIA/NVSentinel#155: the multi-line wording, its last line.
 	{"GPU lost", "               NVRM: fallen off the bus and is not responding to commands."},
+	// haotian-liu/LLaVA#1466: nvidia-smi once NVML cannot reach the GPU.
+	{"GPU lost", "Unable to determine the device handle for GPU0000:4F:00.0: Unknown Error"},
 	// NVIDIA/open-gpu-kernel-modules#1230.
 	{"GPU Xid error", "[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):"},
 	// lllyasviel/Fooocus#1313; NVIDIA/nvidia-docker#182; mozilla/translations#1167.
