@@ -65,16 +65,15 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 	return r.tailExcerpt(servers[0])
 }
 
-// tailExcerpt is the last lines of s's serve.log since its start (nil when
-// it holds none or cannot be read): what a reader looks at when nothing in
-// it matched.
+// tailExcerpt is the last lines of s's serve.log since its start, from
+// its one scan (nil when it holds none or cannot be read): what a reader
+// looks at when nothing in it matched.
 func (r *Runner) tailExcerpt(s *Server) *collect.Excerpt {
-	f, err := r.openLog(s.LogPath())
+	sc, err := s.logScan(r)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	ex, ok, _ := engine.TailExcerpt(f, s.LogStart())
+	ex, ok := sc.Tail()
 	if !ok {
 		return nil
 	}

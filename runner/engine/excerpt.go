@@ -104,51 +104,53 @@ func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok boo
 	return ex, true, err
 }
 
-// ExcerptTail is Excerpt.From for an excerpt of a log's last lines, cut for
-// a failed case whose logs hold no signature, no error line, no burst and
-// no failed comparison: where a server that never became ready stopped.
+// ExcerptTail is Excerpt.From for an excerpt of a log's last lines, for a
+// failed case whose logs hold no signature, no error line, no burst and no
+// failed comparison: where a server that never became ready stopped.
 const ExcerptTail = "end of serve.log"
 
-// tailWindow bounds what TailExcerpt reads: the last lines of a log are in
-// its last bytes.
-const tailWindow = 256 << 10
+// tailKeep is how much of a line the tail ring keeps: an excerpt line is at
+// most collect.ExcerptLineCut code points, at most 4 bytes each.
+const tailKeep = 4 * collect.ExcerptLineCut
 
-// TailExcerpt returns the last collect.ExcerptMaxLines lines of f, a
-// serve.log whose output begins at the byte offset base, reading at most
-// its last tailWindow bytes (the first line read whole: a line cut by the
-// window is dropped). ok is false when there is no line.
-func TailExcerpt(f io.ReadSeeker, base int64) (ex collect.Excerpt, ok bool, err error) {
-	end, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return collect.Excerpt{}, false, err
+// tailRing holds the last collect.ExcerptMaxLines lines a scan passed (their
+// offsets and first tailKeep bytes, in buffers it reuses), for the excerpt
+// of a log in which nothing matched.
+type tailRing struct {
+	off  [collect.ExcerptMaxLines]int64
+	buf  [collect.ExcerptMaxLines][]byte
+	n    int
+	next int
+}
+
+func (r *tailRing) push(off int64, line []byte) {
+	r.off[r.next] = off
+	r.buf[r.next] = append(r.buf[r.next][:0], line[:min(len(line), tailKeep)]...)
+	r.next = (r.next + 1) % collect.ExcerptMaxLines
+	r.n = min(r.n+1, collect.ExcerptMaxLines)
+}
+
+// excerpt is the held lines as an ExcerptTail excerpt; ok is false when
+// there is none.
+func (r *tailRing) excerpt() (ex collect.Excerpt, ok bool) {
+	if r.n == 0 {
+		return collect.Excerpt{}, false
 	}
-	from := max(base, end-tailWindow)
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return collect.Excerpt{}, false, err
-	}
-	type line struct {
-		off  int64
-		text string
-	}
-	var ring []line
-	skip := from > base
-	err = readLines(f, from, nil, func(off int64, b []byte) bool {
-		if skip {
-			skip = false
-			return true
+	ex.From = ExcerptTail
+	for i := range r.n {
+		slot := (r.next - r.n + i + collect.ExcerptMaxLines) % collect.ExcerptMaxLines
+		if i == 0 {
+			ex.Offset = r.off[slot]
 		}
-		if len(ring) == collect.ExcerptMaxLines {
-			ring = ring[1:]
-		}
-		ring = append(ring, line{off, collect.ExcerptLine(b)})
-		return true
-	})
-	if len(ring) == 0 {
-		return collect.Excerpt{}, false, err
+		ex.Lines = append(ex.Lines, collect.ExcerptLine(r.buf[slot]))
 	}
-	ex = collect.Excerpt{From: ExcerptTail, Offset: ring[0].off}
-	for _, l := range ring {
-		ex.Lines = append(ex.Lines, l.text)
+	return ex, true
+}
+
+func (r *tailRing) held() int {
+	n := 0
+	for _, b := range r.buf {
+		n += cap(b)
 	}
-	return ex, true, err
+	return n
 }

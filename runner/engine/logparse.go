@@ -101,6 +101,18 @@ type LogScan struct {
 	// redacted; HasExcerpt says whether a line matched.
 	Excerpt    collect.Excerpt
 	HasExcerpt bool
+	// tail holds the log's last lines while no line matched, for Tail.
+	tail tailRing
+}
+
+// Tail is the log's last lines (collect.ExcerptMaxLines at most, from
+// ExcerptTail) when no line matched a signature (HasExcerpt false); ok is
+// false when the log had no line or one matched.
+func (s *LogScan) Tail() (collect.Excerpt, bool) {
+	if s.HasExcerpt {
+		return collect.Excerpt{}, false
+	}
+	return s.tail.excerpt()
 }
 
 // Info is the log's LogInfo for a stop signal sent at the byte offset
@@ -227,6 +239,9 @@ func (s *logScanner) line(start int64, head []byte) bool {
 		name = ErrorSignatures[s.lineErr]
 	}
 	s.excerpt(start, head, name)
+	if !s.HasExcerpt {
+		s.LogScan.tail.push(start, head)
+	}
 	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, -1
 	return true
 }
@@ -290,7 +305,7 @@ func (s *logScanner) failure(line string) string {
 // reader's buffer and the line's head aside, each bounded by readBuf and
 // headKeep): the fragment window and tail, the held-back lines, the excerpt.
 func (s *logScanner) retained() int {
-	n := cap(s.window) + cap(s.tail) + s.ring.held()
+	n := cap(s.window) + cap(s.tail) + s.ring.held() + s.LogScan.tail.held()
 	for _, l := range s.Excerpt.Lines {
 		n += len(l)
 	}
