@@ -26,7 +26,7 @@ func classifyCommand() command {
 }
 
 // classifyOptions are the flags of `ci-report classify` (docs/runner.md
-// §5.11): the facts the runner would have had besides the logs.
+// §1.7): the facts the runner would have had besides the logs.
 type classifyOptions struct {
 	native        bool
 	kernelLog     string

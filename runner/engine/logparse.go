@@ -102,17 +102,19 @@ type LogScan struct {
 	Excerpt    collect.Excerpt
 	HasExcerpt bool
 	// tail holds the log's last lines while no line matched, for Tail.
-	tail tailRing
+	tail lineRing
 }
 
 // Tail is the log's last lines (collect.ExcerptMaxLines at most, from
 // ExcerptTail) when no line matched a signature (HasExcerpt false); ok is
 // false when the log had no line or one matched.
 func (s *LogScan) Tail() (collect.Excerpt, bool) {
-	if s.HasExcerpt {
+	if s.HasExcerpt || s.tail.n == 0 {
 		return collect.Excerpt{}, false
 	}
-	return s.tail.excerpt()
+	ex := collect.Excerpt{From: ExcerptTail}
+	ex.Offset, ex.Lines = s.tail.lines()
+	return ex, true
 }
 
 // Info is the log's LogInfo for a stop signal sent at the byte offset
@@ -189,11 +191,12 @@ type logScanner struct {
 	// error signature first found in the line, -1 for none.
 	lineKv  bool
 	lineErr int
-	ring    excerptRing
+	ring    lineRing
 }
 
 func newLogScanner(base int64) *logScanner {
-	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1}
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore, 0)}
+	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
 	s.errAt = make([]int64, len(ErrorSignatures))
 	for i := range s.errAt {
@@ -239,9 +242,7 @@ func (s *logScanner) line(start int64, head []byte) bool {
 		name = ErrorSignatures[s.lineErr]
 	}
 	s.excerpt(start, head, name)
-	if !s.HasExcerpt {
-		s.LogScan.tail.push(start, head)
-	}
+	s.LogScan.tail.push(start, head) // nothing once an excerpt began
 	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, -1
 	return true
 }
