@@ -73,8 +73,10 @@ var Signatures = []Signature{
 		// GSP RPC timeout without its Xid line: the driver's dump of the RPC
 		// history (`NVRM: GPU6 RPC event history (CPU <- GSP):`,
 		// NVIDIA/open-gpu-kernel-modules#1230) and its `Timeout waiting for
-		// RPC from GSP` (#446).
-		Re:     regexp.MustCompile(`NVRM: Xid \(PCI:[^)]*\): (61|62|74|79|119|120|149|154)\b|NVRM: GPU\d+ RPC (?:event )?history|[Tt]imeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP`),
+		// RPC from GSP` (#446). An application's Xid 45 that names one of
+		// these as its cause (`Xid (...): 45, ... caused by previous Xid
+		// 149`, #1150) is the machine's too.
+		Re:     regexp.MustCompile(`NVRM: Xid \(PCI:[^)]*\): (61|62|74|79|119|120|149|154)\b|caused by previous Xid (61|62|74|79|119|120|149|154)\b|NVRM: GPU\d+ RPC (?:event )?history|[Tt]imeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP`),
 		Source: "Linux kernel log, NVIDIA driver (NVRM) Xid and GSP lines",
 	},
 	{

@@ -49,6 +49,8 @@ var signatureLines = []struct {
 	{"GPU lost", "               NVRM: fallen off the bus and is not responding to commands."},
 	// haotian-liu/LLaVA#1466: nvidia-smi once NVML cannot reach the GPU.
 	{"GPU lost", "Unable to determine the device handle for GPU0000:4F:00.0: Unknown Error"},
+	// NVIDIA/open-gpu-kernel-modules#1150: an Xid 45 caused by an NVLink Xid.
+	{"GPU Xid error", "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149"},
 	// NVIDIA/open-gpu-kernel-modules#1230.
 	{"GPU Xid error", "[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):"},
 	// lllyasviel/Fooocus#1313; NVIDIA/nvidia-docker#182; mozilla/translations#1167.
