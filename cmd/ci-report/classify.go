@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner"
 )
 
@@ -73,15 +73,15 @@ type classifyResult struct {
 func (o *classifyOptions) run(_ context.Context, e *env) error {
 	serve, closeServe, err := openLogArg(o.serveLog, e.Stdin)
 	if err != nil {
-		return usageErrorf("read the serve.log: %v", err)
+		return usageErrorf("%v", err)
 	}
 	defer closeServe()
 	lc := runner.LogCase{ServeLog: serve, Native: o.native,
 		GPU: runner.GPUFacts{Holders: o.holders, NativeStarted: o.nativeStarted}}
 	if o.kernelLog != "" {
-		f, err := os.Open(o.kernelLog)
+		f, err := safefile.Open(o.kernelLog)
 		if err != nil {
-			return usageErrorf("read the kernel log: %v", err)
+			return usageErrorf("--kernel-log: %v", err)
 		}
 		defer f.Close()
 		lc.KernelLog = f
@@ -103,12 +103,14 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 	return err
 }
 
-// openLogArg opens a log named on the command line, - being stdin.
+// openLogArg opens a log named on the command line, - being stdin, through
+// safefile (a regular file only, opened without blocking); it is read as a
+// stream in bounded memory, so no size cap applies.
 func openLogArg(name string, stdin io.Reader) (io.Reader, func(), error) {
 	if name == "-" {
 		return stdin, func() {}, nil
 	}
-	f, err := os.Open(name)
+	f, err := safefile.Open(name)
 	if err != nil {
 		return nil, nil, err
 	}
