@@ -132,7 +132,9 @@
 // live segments on its GPU; when one of higher priority has a shortfall it
 // raises watermark_bytes to it and releases that much idle cache. A posted
 // shortfall and a raised watermark stay in the ledger for LedgerHold (6 s
-// scaled, ≥200 ms) after the condition ended, so a sampler sees them.
+// scaled, ≥200 ms) after the condition ended, and until a `kvctl list
+// --json` has printed them (markSeen), so a sampler sees them however late
+// a loaded machine runs its calls.
 // charged_bytes = used_bytes = mapped pages (live and idle). Default priority 0.
 //
 // Pool groups: a kvcached SGLang server of a hybrid model spreads its KV over

@@ -271,6 +271,9 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 			b, _ = json.MarshalIndent(out, "", "  ")
 		} else {
 			b, _ = json.MarshalIndent(res, "", "  ")
+			if err := markSeen(w, res); err != nil {
+				fmt.Fprintln(stderr, "kvctl: warning:", err)
+			}
 		}
 		fmt.Fprintln(stdout, string(b))
 		return 0
@@ -440,4 +443,44 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "ballast released")
 	return 0
+}
+
+// markSeen records in each segment that printed a posted shortfall or a
+// raised watermark that a ledger read has shown it (segmentFile.ShortfallSeen):
+// the simulated world holds such a phase until a sampler has seen it,
+// whatever the machine's load does to the sampler's timing.
+func markSeen(w *world, printed []kvctlEntry) error {
+	var todo []kvctlEntry
+	for _, e := range printed {
+		if e.ShortfallBytes > 0 || e.WatermarkBytes > 0 {
+			todo = append(todo, e)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := w.lock.Lock(); err != nil {
+		return err
+	}
+	defer w.lock.Unlock()
+	for _, e := range todo {
+		seg, err := w.readSegment(e.IPC)
+		if err != nil {
+			continue // the server exited meanwhile
+		}
+		// Only what was printed: a phase posted since the read is not seen.
+		// Neither value is lowered before it is seen, so a printed one is
+		// still the one posted.
+		shortfall := e.ShortfallBytes > 0 && seg.ShortfallBytes > 0 && !seg.ShortfallSeen
+		watermark := e.WatermarkBytes > 0 && seg.WatermarkBytes > 0 && !seg.WatermarkSeen
+		if !shortfall && !watermark {
+			continue
+		}
+		seg.ShortfallSeen = seg.ShortfallSeen || shortfall
+		seg.WatermarkSeen = seg.WatermarkSeen || watermark
+		if err := w.writeSegment(seg); err != nil {
+			return err
+		}
+	}
+	return nil
 }

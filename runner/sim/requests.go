@@ -426,11 +426,11 @@ func (s *simServer) tick() {
 				s.log.kvcached("released %d bytes of idle cache for a higher-priority server (%d bytes mapped)", freed, s.kv.mappedBytes())
 			}
 		}
-	} else if s.watermark > 0 && now.Sub(s.watermarkAt) > LedgerHold(s.scale) {
+	} else if s.watermark > 0 && now.Sub(s.watermarkAt) > LedgerHold(s.scale) && seg.WatermarkSeen {
 		s.watermark = 0
 		s.log.kvcached("watermark lowered")
 	}
-	if s.shortfall > 0 && s.needBytes == 0 && now.Sub(s.shortfallAt) > LedgerHold(s.scale) {
+	if s.shortfall > 0 && s.needBytes == 0 && now.Sub(s.shortfallAt) > LedgerHold(s.scale) && seg.ShortfallSeen {
 		s.shortfall = 0
 	}
 	// The retention cap, once the server has gone idle: nothing running or

@@ -33,6 +33,13 @@ type segmentFile struct {
 	// segment (writeSegment keeps it, ReadPeaks restarts it), so that a
 	// sampler sees a peak that came and went between two of its readings.
 	PeakUsedBytes int64 `json:"peak_used_bytes"`
+	// ShortfallSeen and WatermarkSeen say that a `kvctl list --json` has
+	// printed the posted shortfall_bytes and watermark_bytes (markSeen):
+	// the server lowers neither before, however long the hold has run, so
+	// a sampler slowed by a loaded machine cannot miss them. Each is
+	// cleared while nothing is posted.
+	ShortfallSeen bool `json:"shortfall_seen"`
+	WatermarkSeen bool `json:"watermark_seen"`
 }
 
 // kvctlEntry is one element of `kvctl list --json`, in the real kvctl's field order.

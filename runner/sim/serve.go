@@ -616,6 +616,8 @@ func (s *simServer) segment(old segmentFile) segmentFile {
 	seg.NeedBytes = s.needBytes
 	seg.ShortfallBytes = s.shortfall
 	seg.WatermarkBytes = s.watermark
+	seg.ShortfallSeen = seg.ShortfallSeen && s.shortfall > 0
+	seg.WatermarkSeen = seg.WatermarkSeen && s.watermark > 0
 	seg.PriorityAckSeq = s.ackSeq
 	return seg
 }
