@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
@@ -72,9 +73,49 @@ func (o *demoOptions) setArgs(pos []string) error {
 	return nil
 }
 
-// demoMarker is the file that says a directory is the demo's own: only a
-// directory holding it (or an empty one) is cleared by `demo --out`.
+// demoMarker is the file that says a directory is the demo's own: only an
+// empty directory, or one whose marker is a regular file holding the demo's
+// record (demoRecord) and which holds nothing but what the demo writes, is
+// cleared by `demo --out`. An empty marker, or one beside a file of the
+// user's, clears nothing.
 const demoMarker = ".ci-report-demo"
+
+// demoRecord is the marker's text: what the demo writes in its --out.
+func demoRecord() string {
+	return "This directory was made by `ci-report demo`; the next `ci-report demo --out` into it replaces everything in it.\n" +
+		"It holds: " + strings.Join(demoEntries(), " ") + "\n"
+}
+
+// demoEntries are the names the demo writes at the top of its --out.
+func demoEntries() []string {
+	p := newDemoPaths("")
+	names := []string{demoMarker}
+	for _, path := range []string{p.results, p.merged, p.comment, p.section, p.html, p.text, p.dryRun} {
+		names = append(names, filepath.Base(path))
+	}
+	return names
+}
+
+// demoOwns says why out, whose entries are given, is not an earlier demo's
+// (nil when it is).
+func demoOwns(out string, entries []fs.DirEntry) error {
+	record, err := safefile.Read(filepath.Join(out, demoMarker), safefile.Kind{Name: "demo marker", Max: 4 << 10})
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no %s in it", demoMarker)
+	}
+	if err != nil {
+		return err
+	}
+	if string(record) != demoRecord() {
+		return fmt.Errorf("its %s is not the demo's record", demoMarker)
+	}
+	for _, e := range entries {
+		if !slices.Contains(demoEntries(), e.Name()) {
+			return fmt.Errorf("it holds %s, which the demo does not write", e.Name())
+		}
+	}
+	return nil
+}
 
 // prepareDemoOut makes out an empty directory of the demo's own, marked as
 // such. A missing or empty directory is taken; a directory with the marker
@@ -99,8 +140,8 @@ func prepareDemoOut(out string) error {
 			return fmt.Errorf("demo: read --out %s: %w", out, err)
 		}
 		if len(entries) > 0 {
-			if _, err := os.Lstat(filepath.Join(out, demoMarker)); err != nil {
-				return usageErrorf("demo: --out %s is not empty and was not made by demo (no %s in it): give a new or empty directory, or remove it yourself", out, demoMarker)
+			if err := demoOwns(out, entries); err != nil {
+				return usageErrorf("demo: --out %s is not empty and was not made by demo (%v): give a new or empty directory, or remove it yourself", out, err)
 			}
 		}
 		// The directory itself stays (it may be the working directory);
@@ -111,8 +152,7 @@ func prepareDemoOut(out string) error {
 			}
 		}
 	}
-	marker := "This directory was made by `ci-report demo`; the next `ci-report demo --out` into it replaces everything in it.\n"
-	if err := os.WriteFile(filepath.Join(out, demoMarker), []byte(marker), 0o644); err != nil {
+	if err := safefile.Write(filepath.Join(out, demoMarker), []byte(demoRecord())); err != nil {
 		return fmt.Errorf("demo: mark %s as the demo's: %w", out, err)
 	}
 	return nil

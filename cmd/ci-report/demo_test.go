@@ -133,10 +133,24 @@ func TestPrepareDemoOut(t *testing.T) {
 		{name: "new", setup: func(t *testing.T, dir string) string { return filepath.Join(dir, "a", "b") }},
 		{name: "empty", setup: func(t *testing.T, dir string) string { return dir }},
 		{name: "an earlier demo's", setup: func(t *testing.T, dir string) string {
-			write(t, filepath.Join(dir, demoMarker), "x")
+			write(t, filepath.Join(dir, demoMarker), demoRecord())
 			write(t, filepath.Join(dir, "results", "all", "part.json"), "{}")
+			write(t, filepath.Join(dir, "comment.md"), "old")
 			return dir
 		}},
+		{name: "an empty marker", wantErr: "is not the demo's record", survive: []string{"results/x", demoMarker},
+			setup: func(t *testing.T, dir string) string {
+				write(t, filepath.Join(dir, demoMarker), "")
+				write(t, filepath.Join(dir, "results", "x"), "mine")
+				return dir
+			}},
+		{name: "the demo's record beside a user's file", wantErr: "it holds notes.txt, which the demo does not write", survive: []string{"notes.txt", "comment.md"},
+			setup: func(t *testing.T, dir string) string {
+				write(t, filepath.Join(dir, demoMarker), demoRecord())
+				write(t, filepath.Join(dir, "comment.md"), "old")
+				write(t, filepath.Join(dir, "notes.txt"), "mine")
+				return dir
+			}},
 		{name: "a user's", wantErr: "is not empty and was not made by demo", survive: []string{"notes.txt"},
 			setup: func(t *testing.T, dir string) string {
 				write(t, filepath.Join(dir, "notes.txt"), "mine")
