@@ -1,6 +1,7 @@
 package collect
 
 import (
+	encjson "encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -118,4 +119,21 @@ func quoteChar(c byte) string {
 		q = fmt.Sprintf(`"\x%02x"`, c)
 	}
 	return "'" + q[1:len(q)-1] + "'"
+}
+
+// JSONError words an error of encoding/json (the decoders of the config, the
+// known issues, a log's measures, an import's metrics) in the file's own
+// terms: `product: want string, got number`, never a Go type or struct
+// field (`Go struct field Config.product of type string`); other errors
+// lose encoding/json's "json: " prefix.
+func JSONError(err error) error {
+	var te *encjson.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return atField(te.Field, &kindError{want: goKind(te.Type), got: te.Value})
+	}
+	var se *encjson.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("malformed JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }

@@ -3,10 +3,8 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/ovg-project/ci-report/internal/text"
 )
@@ -161,13 +159,4 @@ func ParseEvent(r json.RawMessage) (Event, error) {
 
 // describeMeasureError words a JSON decoding error of a log's metrics or
 // events: the field and the kinds for a value of the wrong kind.
-func describeMeasureError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Errorf("%s: want %s, got %s", te.Field, te.Type, te.Value)
-		}
-		return fmt.Errorf("want %s, got %s", te.Type, te.Value)
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-}
+func describeMeasureError(err error) error { return JSONError(err) }

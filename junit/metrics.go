@@ -140,7 +140,7 @@ func (rec metricRecord) addTo(byName map[string][]int, cases []collect.CaseResul
 func describe(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("%q: want %s, got %s", te.Field, te.Type, te.Value)
+		return collect.JSONError(err).Error()
 	}
-	return "not a JSON object: " + err.Error()
+	return "not a JSON object: " + collect.JSONError(err).Error()
 }

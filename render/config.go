@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -61,7 +62,7 @@ func DecodeConfig(data []byte) (Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {
-		return Config{}, err
+		return Config{}, collect.JSONError(err)
 	}
 	if dec.More() {
 		return Config{}, fmt.Errorf("more than one JSON value")

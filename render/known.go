@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -43,7 +44,7 @@ func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 	var raw []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("known issues %s: want a JSON array of {check, cases, url, note}: %v", file, err)
+		return nil, fmt.Errorf("known issues %s: want a JSON array of {check, cases, url, note}: %v", file, collect.JSONError(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("known issues %s: more than one JSON value", file)
@@ -54,7 +55,7 @@ func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 		d := json.NewDecoder(bytes.NewReader(r))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&k); err != nil {
-			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, err)
+			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, collect.JSONError(err))
 		}
 		if err := validateKnownIssue(k); err != nil {
 			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, err)

@@ -17,7 +17,7 @@ func TestParseKnownIssues(t *testing.T) {
 		{"empty list", `[]`, ""},
 		{"not an array", `{"check": "x"}`, "known issues k.json: want a JSON array"},
 		{"trailing value", `[] []`, "known issues k.json: more than one JSON value"},
-		{"unknown key", `[` + ok + `, {"check": "a", "case": "b", "url": "https://x/y"}]`, `known issues k.json: entry 1: json: unknown field "case"`},
+		{"unknown key", `[` + ok + `, {"check": "a", "case": "b", "url": "https://x/y"}]`, `known issues k.json: entry 1: unknown field "case"`},
 		{"missing check", `[{"cases": "b", "url": "https://x/y"}]`, "entry 0: check is missing or empty"},
 		{"missing cases", `[{"check": "a", "url": "https://x/y"}]`, "entry 0: cases is missing or empty"},
 		{"bad check glob", `[` + ok + `, {"check": "shm[", "cases": "*", "url": "https://x/y"}]`, `entry 1: check "shm[" is not a valid glob`},
@@ -27,7 +27,7 @@ func TestParseKnownIssues(t *testing.T) {
 		{"javascript URL", `[{"check": "a", "cases": "b", "url": "javascript:alert(1)"}]`, "want a plain https URL"},
 		{"no URL", `[{"check": "a", "cases": "b"}]`, "entry 0: url is missing or empty"},
 		{"URL too long", `[{"check": "a", "cases": "b", "url": "https://x/` + strings.Repeat("y", 400) + `"}]`, "over 300"},
-		{"wrong type", `[{"check": 1, "cases": "b", "url": "https://x/y"}]`, "entry 0: json: cannot unmarshal number"},
+		{"wrong type", `[{"check": 1, "cases": "b", "url": "https://x/y"}]`, "entry 0: check: want string, got number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseKnownIssues("k.json", []byte(c.data))

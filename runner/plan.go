@@ -3,7 +3,6 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -185,8 +184,10 @@ func ReadPlan(file string) (*Plan, error) {
 		return nil, err // it names the file
 	}
 	var p Plan
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", file, err)
+	// collect's decoder names the field at fault in the plan's own terms
+	// ("cases[0].name: want string, got number"), never a Go type.
+	if err := collect.DecodeFile(file, data, &p); err != nil {
+		return nil, err
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", file, err)

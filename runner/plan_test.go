@@ -269,7 +269,8 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	type tc struct{ name, edit, wantErr string }
 	for _, c := range []tc{
 		{"bad kind", `"kind": "server"`, "unknown kind"},
-		{"bad json", `{`, "read plan"},
+		{"bad json", `{`, "unexpected end of input"},
+		{"wrong type", `"profile": "weekly"`, `profile: want string, got number`},
 		{"no profile", `"profile": "weekly"`, "no profile"},
 		{"negative GPU size", `"elastic_gpu_mib": 16384`, "elastic_gpu_mib -1"},
 		{"sim GPU without size", `"elastic_gpu_mib": 16384`, "sim_gpu"},
@@ -283,6 +284,9 @@ func TestPlanFileRoundTrip(t *testing.T) {
 				s = s[:10]
 			case "no profile":
 				s = strings.Replace(s, c.edit, `"profile": ""`, 1)
+			case "wrong type":
+				// In the plan's terms, never a Go type (*json.UnmarshalTypeError's "Go struct field Plan.profile").
+				s = strings.Replace(s, c.edit, `"profile": 7`, 1)
 			case "negative GPU size":
 				s = strings.Replace(s, c.edit, `"elastic_gpu_mib": -1`, 1)
 			case "sim GPU without size":

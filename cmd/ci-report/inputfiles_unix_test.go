@@ -119,3 +119,30 @@ func TestOutputsNeverReplaceADevice(t *testing.T) {
 		t.Errorf("files left in %s: %v (want the device and the body only)", dir, entries)
 	}
 }
+
+// TestMessagesInUsersTerms: a value of the wrong kind in the config, the
+// known issues or a plan is named by its field and the kinds JSON has,
+// never by a Go type or struct field (`Go struct field Config.product of
+// type string`, *json.UnmarshalTypeError's wording).
+func TestMessagesInUsersTerms(t *testing.T) {
+	tree := hostileTree(t)
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		mustDo(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "--config", file("config.json", `{"product": 5}`), tree}, "config.json: product: want string, got number"},
+		{[]string{"render", "--known-issues", file("known.json", `[{"check": 5}]`), tree}, "entry 0: check: want string, got number"},
+		{[]string{"plan", "--plan", file("plan.json", `{"profile": 7}`)}, "plan.json: profile: want string, got number"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "Go struct") || strings.Contains(stderr, "Go value") || strings.Contains(stderr, "unmarshal") {
+			t.Errorf("ci-report %s: exit %d, stderr %q; want 2 and %q, no Go type", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+}
