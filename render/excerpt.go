@@ -36,25 +36,33 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 	return w.t("job_logs", strings.Join(links, ", "))
 }
 
-// whereBlocks are the "where to look" blocks of the failed cases with a
-// serve.log excerpt (docs/render.md §3.11), in the order of the
-// failed-cases table: a line naming the log, its job's log linked, and the
-// excerpt collapsed in a fenced block. The excerpts come from the data
-// (the runner cut them, docs/formats.md §4.9): render reads no log.
-func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
+// whereBlocks are the "where to look" blocks of the table's rows with a
+// serve.log excerpt (docs/render.md §3.11), in row order, one a row (its
+// first case with an excerpt: the cases of a row failed alike): a line
+// naming the log, its job's log linked, and the excerpt collapsed in a
+// fenced block. The excerpts come from the data (the runner cut them,
+// docs/formats.md §4.9): render reads no log.
+func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	var out []string
-	for i := range failed {
-		c := &failed[i]
-		ex := c.Excerpt
-		if ex == nil {
+	for _, g := range rows {
+		var c *merge.Case
+		for _, m := range g.cases {
+			if m.Excerpt != nil {
+				c = m
+				break
+			}
+		}
+		if c == nil {
 			continue
 		}
+		ex := c.Excerpt
 		phase := ""
 		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
 			phase = text.Code(text.Cut(p, 100))
 		}
 		out = append(out, w.t("where", map[string]any{
 			"Case":   text.Plain(c.Label()),
+			"Alike":  len(g.cases) - 1,
 			"Phase":  phase,
 			"Job":    r.jobURL(c.Part),
 			"File":   text.Code(text.Cut(ex.File, 200)),

@@ -79,7 +79,7 @@ func TestWhereToLookFitsTheBudget(t *testing.T) {
 	}
 	for i := 0; i < 12; i++ {
 		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("case-%d", i), Part: "vLLM",
-			Checks:  []collect.Check{{Name: "all_ok", Detail: "3/20 failed"}},
+			Checks:  []collect.Check{{Name: fmt.Sprintf("all_ok_%d", i), Detail: "3/20 failed"}},
 			Excerpt: &collect.Excerpt{File: fmt.Sprintf("case-%d/serve.log", i), From: collect.ExcerptBurst, Lines: long}})
 	}
 	rep.Parts = []merge.PartStatus{{Name: "vllm", Display: "vLLM", Status: merge.StatusComplete, RunID: 1, CheckRunID: 2}}
