@@ -264,7 +264,7 @@ func TestChartsDroppedFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := groupRows(r.rep.FailedCases())
+	failed := groupRows(r.rep.FailedCases(), caseNames(r.rep))
 	r.charts = chartsOf(rowFirsts(failed), r.ix)
 	if len(r.charts) != 1 {
 		t.Fatalf("%d charts", len(r.charts))

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -25,12 +26,12 @@ const maxRowNames = 10
 
 // groupRows groups failed, the cases the table lists in report order, into
 // its rows, each in the order of its first case: failed cases of the same
-// class whose root checks and fingerprint (the normalised failure the
-// digest records, docs/render.md §11) are the same, with the same checks
+// class whose root checks and the fingerprint of their failures
+// (rowFingerprint) are the same, with the same checks
 // marked known, are one row; not-run cases are one row per part and
 // reason. So fourteen servers that return the same wrong tokens take one
 // row, and a part that never uploaded takes one whatever its count.
-func groupRows(failed []merge.Case) []caseRow {
+func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
 	var rows []caseRow
 	// The rows whose first case has a key, with that case's fingerprint
 	// once needed: a fingerprint hashes every failed check's normalised
@@ -48,10 +49,10 @@ func groupRows(failed []merge.Case) []caseRow {
 		for _, o := range at[k] {
 			if alike {
 				if fp == "" {
-					fp = fingerprint(c)
+					fp = rowFingerprint(c, names)
 				}
 				if o.fp == "" {
-					o.fp = fingerprint(rows[o.row].first())
+					o.fp = rowFingerprint(rows[o.row].first(), names)
 				}
 				if o.fp != fp {
 					continue
@@ -90,6 +91,46 @@ func rowKey(c *merge.Case) (key string, alike bool) {
 	}
 	b.WriteString("\x00" + strconv.Itoa(following))
 	return b.String(), true
+}
+
+// rowFingerprint is the fingerprint (the digest's normalisation,
+// docs/render.md §11) of c's root failures, with the names of the report's
+// cases taken out of their details first: a server case's checks name its
+// server, which is the case (`server vllm-a exited before it was ready`),
+// its segment (`e2e_vllm_a`) or its native case, and the same failure of
+// two servers is one failure. names holds every case name of the report.
+func rowFingerprint(c *merge.Case, names map[string]bool) string {
+	roots, _ := collect.RootChecks(c.Checks)
+	n := merge.Case{NotRun: c.NotRun, Checks: make([]collect.Check, len(roots))}
+	own := []string{c.Name, strings.ReplaceAll(c.Name, "-", "_")}
+	for j, i := range roots {
+		ch := c.Checks[i]
+		for _, o := range own {
+			if o != "" {
+				ch.Detail = strings.ReplaceAll(ch.Detail, o, "<case>")
+			}
+		}
+		ch.Detail = nameTokenRE.ReplaceAllStringFunc(ch.Detail, func(tok string) string {
+			if names[tok] {
+				return "<case>"
+			}
+			return tok
+		})
+		n.Checks[j] = ch
+	}
+	return fingerprint(&n)
+}
+
+// nameTokenRE matches what may be a case name inside a detail.
+var nameTokenRE = regexp.MustCompile(`[A-Za-z0-9_.+-]+`)
+
+// caseNames is the set of the report's case names.
+func caseNames(rep *merge.Report) map[string]bool {
+	out := make(map[string]bool, len(rep.Cases))
+	for i := range rep.Cases {
+		out[rep.Cases[i].Name] = true
+	}
+	return out
 }
 
 // rowCases counts the cases of rows.
@@ -185,8 +226,9 @@ func joinDistinct(vals []string, sep string) string {
 // SameRow reports whether the failed-cases table lists a and b in one row
 // (docs/render.md §3.4): the rule groupRows applies, for the tests that
 // read the table back.
-func SameRow(a, b *merge.Case) bool {
+func SameRow(rep *merge.Report, a, b *merge.Case) bool {
 	ka, alike := rowKey(a)
 	kb, _ := rowKey(b)
-	return ka == kb && (!alike || fingerprint(a) == fingerprint(b))
+	names := caseNames(rep)
+	return ka == kb && (!alike || rowFingerprint(a, names) == rowFingerprint(b, names))
 }

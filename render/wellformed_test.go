@@ -389,7 +389,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		c := remaining[0]
 		members, rest := []*merge.Case{c}, []*merge.Case(nil)
 		for _, o := range remaining[1:] {
-			if render.SameRow(c, o) {
+			if render.SameRow(dc.rep, c, o) {
 				members = append(members, o)
 			} else {
 				rest = append(rest, o)
