@@ -259,11 +259,12 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 }
 
 // classCell is the class column of a failed or not-run case: the class,
-// with what decided it while details are shown.
+// with the short reason that decided it (at most classWhyCut code points,
+// whatever the plan's detail length) while details are shown.
 func classCell(c *merge.Case, p plan) string {
 	s := text.Plain(text.Cut(caseClass(c), 20))
 	if p.detail > 0 && c.ClassWhy != "" {
-		s += " (" + text.Plain(text.Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
+		s += " (" + text.Plain(text.Cut(c.ClassWhy, classWhyCut)) + ")"
 	}
 	return s
 }
@@ -277,8 +278,9 @@ func caseClass(c *merge.Case) string {
 	return c.Class
 }
 
-// classWhyCut is the longest class reason a failed-cases row shows.
-const classWhyCut = 100
+// classWhyCut is the longest class reason a failed-cases row shows: a
+// short reason, the matched log line being the excerpt's (issue 21).
+const classWhyCut = 80
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {

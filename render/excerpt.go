@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -88,11 +90,80 @@ func (r *renderer) jobURL(part string) string {
 }
 
 // fenced is lines as a fenced code block, each line cut and made inert, as
-// the data may come from a hand-edited merged.json.
+// the data may come from a hand-edited merged.json; runs of request and
+// metrics lines are collapsed into a count (collapseNoise).
 func fenced(lines []string) string {
+	lines = collapseNoise(lines)
 	cut := make([]string, len(lines))
 	for i, l := range lines {
 		cut[i] = text.Cut(l, collect.ExcerptLineCut)
 	}
 	return text.CodeBlock("text", cut)
+}
+
+var (
+	// requestLineRE matches an HTTP access-log line: uvicorn's access
+	// format, which vLLM's and SGLang's API servers log through,
+	// `%(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s`
+	// (encode/uvicorn uvicorn/config.py LOGGING_CONFIG, commit 00cb13dd08cc),
+	// e.g. `INFO:     127.0.0.1:54170 - "POST /v1/completions HTTP/1.1" 200 OK`.
+	requestLineRE = regexp.MustCompile(` - "[A-Z]+ \S+ HTTP/[0-9.]+" [0-9]{3}\b`)
+	// metricsLineRE matches the engines' periodic statistics: vLLM's
+	// LoggingStatLogger, `Engine 000: Avg prompt throughput: %.1f tokens/s,
+	// Avg generation throughput: ...` (vllm-project/vllm
+	// vllm/v1/metrics/loggers.py, commit 005a810bc40f; older releases log
+	// it without the `Engine` prefix), and SGLang's scheduler, `Decode
+	// batch, #running-req: ...` and `Prefill batch, #new-seq: ...`
+	// (sgl-project/sglang python/sglang/srt/managers/scheduler_metrics_mixin.py,
+	// commit 01bb3c807f7e; `[<iteration>]` after `batch` with
+	// LOG_FORWARD_ITERS, and `Decode batch. #running-req` in older releases).
+	metricsLineRE = regexp.MustCompile(`Avg prompt throughput: [0-9.]+ tokens/s, Avg generation throughput|(?:Decode|Prefill) batch(?: \[[0-9]+\])?[.,] #`)
+)
+
+// collapseNoise replaces each run of two or more lines that are HTTP
+// access-log or periodic metrics lines (requestLineRE, metricsLineRE) with
+// one line counting them, `… 38 request lines …` (`… 12 request lines and
+// 3 metrics lines …` for a mixed run), so that an excerpt's lines carry
+// signal (docs/render.md §3.11). A single such line stays as it is.
+func collapseNoise(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		j, req, met := i, 0, 0
+		for ; j < len(lines); j++ {
+			switch {
+			case requestLineRE.MatchString(lines[j]):
+				req++
+			case metricsLineRE.MatchString(lines[j]):
+				met++
+			default:
+				goto end
+			}
+		}
+	end:
+		if j-i < 2 {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		out = append(out, "… "+noiseCount(req, met)+" …")
+		i = j
+	}
+	return out
+}
+
+// noiseCount words the request and metrics lines of a collapsed run.
+func noiseCount(req, met int) string {
+	var parts []string
+	for _, n := range []struct {
+		k    int
+		what string
+	}{{req, "request"}, {met, "metrics"}} {
+		switch {
+		case n.k == 1:
+			parts = append(parts, "1 "+n.what+" line")
+		case n.k > 1:
+			parts = append(parts, strconv.Itoa(n.k)+" "+n.what+" lines")
+		}
+	}
+	return strings.Join(parts, " and ")
 }
