@@ -79,15 +79,27 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 
 // jobURL links the job of the part whose display name is part
 // (`<repo>/actions/runs/<run id>/job/<check run id>`, from part.json's
-// github ids, docs/formats.md §7.1); "" when its ids are not known.
+// github ids, docs/formats.md §7.1); a part that knows its check run but
+// not its run (GITHUB_RUN_ID was not set when it ran) is linked under the
+// run URL given at render time when that is a run's URL
+// (`.../actions/runs/<id>`); "" when neither is known.
 func (r *renderer) jobURL(part string) string {
 	for _, p := range r.rep.Parts {
-		if p.Display == part && p.RunID > 0 && p.CheckRunID > 0 {
+		if p.Display != part || p.CheckRunID <= 0 {
+			continue
+		}
+		switch {
+		case p.RunID > 0:
 			return fmt.Sprintf("%s/actions/runs/%d/job/%d", r.cfg.repo(), p.RunID, p.CheckRunID)
+		case runURLRE.MatchString(r.opts.RunURL):
+			return fmt.Sprintf("%s/job/%d", r.opts.RunURL, p.CheckRunID)
 		}
 	}
 	return ""
 }
+
+// runURLRE matches the URL of a workflow run, under which its jobs are.
+var runURLRE = regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/actions/runs/[0-9]+$`)
 
 // fenced is lines as a fenced code block, each line cut and made inert, as
 // the data may come from a hand-edited merged.json; runs of request and

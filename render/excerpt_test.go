@@ -211,3 +211,26 @@ func TestAlikeWrongTokensFitSixteenKB(t *testing.T) {
 		t.Errorf("the six cases are not one row with the request lines counted:\n%s", docs.Comment)
 	}
 }
+
+// TestJobLinkFromRunURL: a part that recorded its check run but not its run
+// is linked under the run URL given at render time; with neither a run id
+// nor a run's URL it has no link.
+func TestJobLinkFromRunURL(t *testing.T) {
+	rep := sampleReport(t)
+	for i := range rep.Parts {
+		rep.Parts[i].RunID, rep.Parts[i].CheckRunID = 0, 0
+		if rep.Parts[i].Display == "SGLang" {
+			rep.Parts[i].CheckRunID = 777
+		}
+	}
+	opts := sampleOptions()
+	opts.RunURL = "https://github.com/ovg-project/kvcached/actions/runs/4242"
+	docs := mustRender(t, rep, opts)
+	if want := "Job logs of the failed cases: [SGLang](https://github.com/ovg-project/kvcached/actions/runs/4242/job/777)."; !strings.Contains(docs.Comment, want) {
+		t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+	}
+	opts.RunURL = "https://ci.example.com/build/9"
+	if docs := mustRender(t, rep, opts); strings.Contains(docs.Comment, "Job logs of the failed cases") {
+		t.Errorf("a job link under a URL that is not a run's:\n%s", docs.Comment)
+	}
+}
