@@ -278,9 +278,11 @@ func caseClass(c *merge.Case) string {
 	return c.Class
 }
 
-// classWhyCut is the longest class reason a failed-cases row shows: a
-// short reason, the matched log line being the excerpt's (issue 21).
-const classWhyCut = 80
+// classWhyCut is the longest class reason a failed-cases row shows. The
+// runner's reasons are to become short (at most 80 code points, the
+// matched log line going to the excerpt, issue 21); until every reason is,
+// a longer cut keeps today's whole.
+const classWhyCut = 100
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {

@@ -378,6 +378,11 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		}
 		return
 	}
+	rowKey := render.RowKeys(dc.rep)
+	keys := make(map[*merge.Case]string, len(want))
+	for _, c := range want {
+		keys[c] = rowKey(c)
+	}
 	rows, listedCases, remaining := 0, 0, want
 	for row := tb.FirstChild().NextSibling(); row != nil; row = row.NextSibling() {
 		if len(remaining) == 0 {
@@ -389,7 +394,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		c := remaining[0]
 		members, rest := []*merge.Case{c}, []*merge.Case(nil)
 		for _, o := range remaining[1:] {
-			if render.SameRow(dc.rep, c, o) {
+			if keys[o] == keys[c] {
 				members = append(members, o)
 			} else {
 				rest = append(rest, o)
