@@ -26,4 +26,5 @@ require (
 	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect
 	github.com/olekukonko/errors v1.2.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 )

@@ -365,6 +365,9 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	if s := r.skippedLine(w, p); s != "" {
 		blocks = append(blocks, s)
 	}
+	if s := r.flakyLine(w, p); s != "" {
+		blocks = append(blocks, s)
+	}
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
 	}

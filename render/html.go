@@ -153,7 +153,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(r.rep)); err != nil {
+		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s%s", r.rep.Counts().Passed, textSkipped(r.rep), textFlaky(r.rep)); err != nil {
 			return err
 		}
 		return r.closestCallsText(out)
@@ -161,7 +161,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err := r.textFailed(out, failed); err != nil {
 		return err
 	}
-	if s := textSkipped(r.rep); s != "" {
+	if s := textSkipped(r.rep) + textFlaky(r.rep); s != "" {
 		if _, err := fmt.Fprint(out, "\n"+s); err != nil {
 			return fmt.Errorf("text: skipped line: %w", err)
 		}
