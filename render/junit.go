@@ -56,8 +56,8 @@ type (
 		Time      string `xml:"time,attr"`
 		// Outcomes are the <failure>, <error> and Surefire's rerun and
 		// flaky elements, in check order, each named by its XMLName.
-		Outcomes   []junitOutcome  `xml:",omitempty"`
-		Skipped    *junitOutcome   `xml:"skipped"`
+		Outcomes   []junitOutcome   `xml:",omitempty"`
+		Skipped    *junitOutcome    `xml:"skipped"`
 		Properties *junitProperties `xml:"properties,omitempty"`
 		SystemOut  string           `xml:"system-out,omitempty"`
 	}
