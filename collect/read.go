@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
@@ -697,7 +698,7 @@ func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read f
 	defer f.Close()
 	res, err := read(f, skipLogs)
 	if err != nil {
-		return nil, &fileError{path, err}
+		return nil, &fileError{Path: path, Err: err}
 	}
 	return res, nil
 }
@@ -761,7 +762,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // ScanSummary); errors name the file and the field. Only a regular file is
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
-	f, err := OpenRegular(path)
+	f, err := safefile.Open(path)
 	return readOpened(f, err, path, false, readSummary)
 }
 
@@ -839,6 +840,6 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
-	f, err := OpenRegular(path)
+	f, err := safefile.Open(path)
 	return readOpened(f, err, path, false, readCasesJSONL)
 }

@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -170,12 +170,12 @@ func (o *renderOptions) writeStdout(w io.Writer, rep *merge.Report, opts render.
 // readHistoryFile reads a --history file (docs/formats.md §9); a line that
 // is not a digest is a usage error naming the file and line.
 func readHistoryFile(path string) ([]render.HistoryRun, error) {
-	f, err := collect.OpenRegular(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, usageErrorf("--history: %v", err)
 	}
 	defer f.Close()
-	runs, err := render.ReadHistory(f)
+	runs, err := render.ReadHistory(safefile.Limit(f, safefile.History))
 	if err != nil {
 		return nil, usageErrorf("--history %s: %v", path, err)
 	}
