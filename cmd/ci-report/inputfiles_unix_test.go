@@ -81,3 +81,41 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) (int, string)
 		return 0, ""
 	}
 }
+
+// TestOutputsNeverReplaceADevice: every file a command writes (merge --out,
+// render --comment, --section and --html, post --save-history, splice
+// --out, the job summary) given as a character device is written through
+// and is still that device afterwards: `merge --out /dev/null` used to
+// rename a file over it. The device is a node of /dev/null made in the
+// test's directory (root only: without CAP_MKNOD the test says so and
+// skips).
+func TestOutputsNeverReplaceADevice(t *testing.T) {
+	tree := hostileTree(t)
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "null")
+	var st syscall.Stat_t
+	mustDo(t, syscall.Stat(os.DevNull, &st))
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, int(st.Rdev)); err != nil {
+		t.Skipf("cannot make a device node here (mknod needs root, CAP_MKNOD): %v", err)
+	}
+	body := filepath.Join(dir, "body.md")
+	mustDo(t, os.WriteFile(body, []byte("results\n"), 0o644))
+	for _, args := range [][]string{
+		{"merge", "--out", dev, tree},
+		{"render", "--comment", dev, "--section", dev, "--html", dev, tree},
+		{"render", "--job-summary", tree},
+		{"post", "--dry-run", "--issue", "7", "--repo", "o/r", "--run-id", "9", "--save-history", dev, tree},
+		{"splice", "--body", body, "--name", "nightly", "--section", body, "--out", dev},
+	} {
+		code, _, stderr := runWith(t, map[string]string{"GITHUB_STEP_SUMMARY": dev}, "", args...)
+		if code > exitVerdict {
+			t.Errorf("ci-report %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+		if fi, err := os.Lstat(dev); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("after ci-report %s, %s is no longer a character device: %v %v", strings.Join(args, " "), dev, fi, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("files left in %s: %v (want the device and the body only)", dir, entries)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"io"
-	"os"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/render"
@@ -74,8 +73,8 @@ func (o *spliceOptions) run(_ context.Context, e *env) error {
 		_, err = io.WriteString(e.Stdout, out)
 		return err
 	}
-	if err := os.WriteFile(o.out, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write body: %w", err)
+	if err := safefile.Write(o.out, []byte(out)); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
@@ -282,7 +283,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	go s.watch()
-	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(s.pgid)+"\n")); err != nil {
+	if err := safefile.Write(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(s.pgid)+"\n")); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
@@ -297,7 +298,7 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
 	logPath := filepath.Join(cfg.Dir, "serve.log")
 	if cfg.Header == "" {
-		if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
+		if err := safefile.Write(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
 			return nil, 0, err
 		}
 		lf, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
