@@ -270,7 +270,8 @@ func TestImportQuirksVerdict(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("render --fail-on-verdict: exit %d: %s\n%s", code, stderr, comment)
 	}
-	for _, w := range []string{"· PASS", "All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts)."} {
+	for _, w := range []string{"· PASS", "All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts).",
+		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages::frees pages (0.1 s), frees pages::frees pages #\u200d2 (0.1 s); all tests took 0.95 s."} {
 		if !strings.Contains(comment, w) {
 			t.Errorf("comment lacks %q:\n%s", w, comment)
 		}
@@ -278,5 +279,34 @@ func TestImportQuirksVerdict(t *testing.T) {
 	code, txt, _ := runCLI(t, "render", part, "--format", "text", "--date", "2026-12-01")
 	if code != exitOK || !strings.Contains(txt, "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts)") {
 		t.Errorf("text view (exit %d):\n%s", code, txt)
+	}
+}
+
+// TestImportedTextView: the text view of imported tests shows a failed
+// test's long name whole (pytest ids run past 200 characters) and the
+// slowest tests with the total time.
+func TestImportedTextView(t *testing.T) {
+	dir := t.TempDir()
+	long := "test_prefill_livelock[" + strings.Repeat("seed-8-refill-", 20) + "end]"
+	doc := `<testsuite name="pytest"><testcase classname="tests.test_x" name="` + long + `" time="2.5"><failure message="boom"/></testcase>` +
+		`<testcase classname="tests.test_x" name="test_ok" time="0.5"/></testsuite>`
+	file := filepath.Join(dir, "junit.xml")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, "part")
+	if code, _, stderr := runCLI(t, "import", "junit", file, "--part", "pytest", "--out", part); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, txt, stderr := runCLI(t, "render", part, "--format", "text", "--date", "2026-12-01")
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(txt)), "")
+	if !strings.Contains(flat, "tests/test_x.py::"+long) {
+		t.Errorf("the text view cuts the long name:\n%s", txt)
+	}
+	if !strings.Contains(txt, "Slowest: tests/test_x.py::"+long+" (2.5 s), tests/test_x.py::test_ok (0.5 s); all tests took 3 s.") {
+		t.Errorf("the text view lacks the slowest tests:\n%s", txt)
 	}
 }
