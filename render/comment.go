@@ -33,7 +33,7 @@ type plan struct {
 	// first thing dropped to fit (docs/render.md §3.4, §7).
 	durations bool
 	cells     [][]string // escaped cells of the first failed rows, built once per level
-	rows     int        // how many of cells are listed; the rest are counted in "and K more"
+	rows      int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
