@@ -80,8 +80,10 @@ type Part struct {
 	Problems []Problem
 }
 
-// DisplayName is the report name of a part: vLLM for vllm, SGLang for
-// sglang, else the name itself.
+// DisplayName is the report name of a part, and of the engines of setups
+// that give none (docs/formats.md §3.1): vLLM for vllm, SGLang for sglang,
+// else the name itself. The runner's engine table takes the built-in
+// engines' names from here, so each is written once.
 func DisplayName(name string) string {
 	switch name {
 	case "vllm":

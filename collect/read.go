@@ -44,6 +44,14 @@ const scanBufSize = 256 << 10
 // a value of this size is a broken or hostile file, not one to load.
 const maxKeptValue = 64 << 20
 
+// maxKeptString bounds one string of a kept value, as written (escapes
+// count their bytes). Real details and log lines are at most kilobytes; a
+// longer string leaves its case out, as a value over maxKeptValue does, and
+// the phases filter passes the decoder no more than its first
+// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
+// string, stays within a few times this bound whatever the input.
+const maxKeptString = 8 << 20
+
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
 // five deep (a priority case's ledger); a deeper value is a broken or
 // hostile file. The bound also keeps every value that merged.json holds
@@ -197,6 +205,9 @@ func (r *caseReader) record(discard bool) (bad, err error) {
 		size += len(b)
 		switch {
 		case bad != nil:
+		case len(b) > maxKeptString+2 && b[0] == '"':
+			bad = fmt.Errorf("a string over %d MiB, not read", maxKeptString>>20)
+			r.kept = r.kept[:start]
 		case size > r.limit:
 			bad = fmt.Errorf("value over %d MiB, not read", r.limit>>20)
 			r.kept = r.kept[:start]

@@ -66,8 +66,8 @@ func (t Timing) WithDefaults() Timing {
 type ServerConfig struct {
 	// Name is the case directory name (also the log key and check prefix).
 	Name string
-	// Engine is VLLM or SGLang.
-	Engine string
+	// Dialect is the engine's HTTP API, which the server's Client speaks.
+	Dialect Dialect
 	// Dir is the case directory; serve.log, server.pid and cmd.txt go there.
 	Dir string
 	// Env is put before Argv as `env K=V ...` (so it also crosses an exec prefix).
@@ -277,7 +277,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		// offsets (LogSize, LogStart, StopResult.LogOffset) stay absolute.
 		log:      &countingFile{f: lf, n: start},
 		logStart: start,
-		Client:   &Client{Engine: cfg.Engine, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
+		Client:   &Client{Dialect: cfg.Dialect, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
 	}
 	if err := s.launch(argv, lf); err != nil {
 		return nil, err
