@@ -3,6 +3,7 @@ package collect
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -702,12 +703,12 @@ func joinField(where, sub string) string {
 
 // readOpened reads f, opened (with err) from path, with read (readSummary,
 // readCasesJSONL); errors name the file.
-func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
+func readOpened[T any](ctx context.Context, f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := read(f, skipLogs)
+	res, err := read(safefile.ContextReader(ctx, f), skipLogs)
 	if err != nil {
 		return nil, &fileError{Path: path, Err: err}
 	}
@@ -774,7 +775,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
 	f, err := safefile.Open(path)
-	return readOpened(f, err, path, false, readSummary)
+	return readOpened(context.Background(), f, err, path, false, readSummary)
 }
 
 // JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
@@ -852,5 +853,5 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
 	f, err := safefile.Open(path)
-	return readOpened(f, err, path, false, readCasesJSONL)
+	return readOpened(context.Background(), f, err, path, false, readCasesJSONL)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/ghfake"
 	"github.com/ovg-project/ci-report/internal/golden"
@@ -126,6 +127,15 @@ func (h *harness) report(res Result, err error) string {
 	}
 	for _, s := range statusLines(h.fake) {
 		fmt.Fprintf(&b, "status %s\n", s)
+	}
+	for _, c := range h.fake.CheckRuns {
+		fmt.Fprintf(&b, "check run %d %q on %s external_id=%q details=%s %s/%s title=%q summary=%d chars, %d annotations\n",
+			c.ID, c.Name, c.HeadSHA, c.ExternalID, c.DetailsURL, c.Status, c.Conclusion, c.Title, utf8.RuneCountInString(c.Summary), len(c.Annotations))
+		for i, a := range c.Annotations {
+			if i < 2 || i == len(c.Annotations)-1 {
+				fmt.Fprintf(&b, "  annotation %d: %s:%d-%d %s %q %q\n", i, a.Path, a.StartLine, a.EndLine, a.Level, a.Title, a.Message)
+			}
+		}
 	}
 	return b.String()
 }
