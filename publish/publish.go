@@ -82,7 +82,9 @@ type Publisher struct {
 	lastWrite     time.Time
 	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
 	prHead        string    // the pull request's head commit, once read
-	createdBody   string    // the body of the issue a dry run would have opened
+	// bodyPatchesSent counts the body PATCHes sent, answered or not.
+	bodyPatchesSent int
+	createdBody     string // the body of the issue a dry run would have opened
 }
 
 // Run identifies the workflow run being reported.

@@ -230,6 +230,14 @@ func TestPublishScenarios(t *testing.T) {
 					}
 				}
 			}},
+		{name: "lost-patch-answer", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// The body PATCH lands but its answer is lost: the retry finds
+				// the section in place and sends nothing, and the last read
+				// still follows, since the lost PATCH was sent.
+				h.fake.Faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 502, Times: 1, Landed: true}}
+			}},
 		{name: "late-own-write", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {
 				h.resultsIssue()
