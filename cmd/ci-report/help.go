@@ -112,13 +112,16 @@ func versionText(bi *debug.BuildInfo) string {
 	for _, s := range bi.Settings {
 		vcs[s.Key] = s.Value
 	}
-	rev := vcs["vcs.revision"]
+	rev, revTime := vcs["vcs.revision"], vcs["vcs.time"]
+	if rev == "" && revision != "" { // a release build: stamped by .goreleaser.yaml
+		rev, revTime = revision, revisionTime
+	}
 	if rev == "" {
 		b.WriteString("revision: unknown (built without VCS information, e.g. by go run or -buildvcs=false)\n")
 	} else {
 		fmt.Fprintf(&b, "revision %s", rev)
-		if t := vcs["vcs.time"]; t != "" {
-			fmt.Fprintf(&b, " (%s)", t)
+		if revTime != "" {
+			fmt.Fprintf(&b, " (%s)", revTime)
 		}
 		if vcs["vcs.modified"] == "true" {
 			b.WriteString(", modified")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,7 @@ type postOptions struct {
 	workflowRef string
 	dryRun      bool
 	jobSummary  bool
+	ghOutput    bool
 	maxWait     time.Duration
 	failVerdict bool
 	saveHistory string
@@ -77,6 +79,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending writes (without a token: no network at all)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
+	fs.BoolVar(&o.ghOutput, "github-output", false, "append the step outputs verdict, issue and comment-url to $GITHUB_OUTPUT (the action's outputs)")
 	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
@@ -199,7 +202,31 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return postError(err)
 	}
+	if o.ghOutput {
+		if err := appendStepOutputs(e, "post", stepOutputs(e, repo, res, docs.Verdict)); err != nil {
+			return err
+		}
+	}
 	return o.published(stderr, repo, target, res.Issue, docs.Verdict)
+}
+
+// stepOutputs are what --github-output gives the workflow: the verdict, the
+// issue or pull request number, and the comment's URL (empty in a dry run,
+// which creates no comment).
+func stepOutputs(e *env, repo publish.Repo, res publish.Result, verdict string) [][2]string {
+	url := ""
+	if res.CommentID != 0 && res.Issue != 0 {
+		server := strings.TrimSuffix(e.Getenv("GITHUB_SERVER_URL"), "/")
+		if server == "" {
+			server = "https://github.com"
+		}
+		url = fmt.Sprintf("%s/%s/issues/%d#issuecomment-%d", server, repo, res.Issue, res.CommentID)
+	}
+	issue := ""
+	if res.Issue != 0 {
+		issue = strconv.Itoa(res.Issue)
+	}
+	return [][2]string{{"verdict", verdict}, {"issue", issue}, {"comment-url", url}}
 }
 
 // previousRun is the SHA and conclusion of the workflow's previous run, for

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
@@ -206,16 +207,48 @@ func appendJobSummary(e *env, cmd, comment string) error {
 		}
 		warnf("the comment does not fit in %s; a note was appended instead", path)
 	}
+	return appendText(path, "job summary", text)
+}
+
+// appendText appends text to the file GitHub gave the step (the job
+// summary, the step outputs), creating it when absent.
+func appendText(path, what, text string) error {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("job summary: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if _, err := io.WriteString(f, text); err != nil {
 		f.Close()
-		return fmt.Errorf("job summary %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("job summary %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return nil
+}
+
+// appendStepOutputs appends name=value lines to the step's $GITHUB_OUTPUT
+// file, in the form GitHub's workflow commands document ("Setting an output
+// parameter": docs.github.com/en/actions/reference/workflow-commands-for-github-actions);
+// a value holding a line break is written as a name<<DELIMITER block. Outside
+// Actions (no GITHUB_OUTPUT) it warns and writes nothing.
+func appendStepOutputs(e *env, cmd string, outputs [][2]string) error {
+	path := e.Getenv("GITHUB_OUTPUT")
+	if path == "" {
+		fmt.Fprintf(e.Stderr, "ci-report %s: warning: --github-output: GITHUB_OUTPUT is not set; no step outputs written\n", cmd)
+		return nil
+	}
+	var b strings.Builder
+	for _, o := range outputs {
+		if !strings.ContainsAny(o[1], "\r\n") {
+			fmt.Fprintf(&b, "%s=%s\n", o[0], o[1])
+			continue
+		}
+		delim := "ci_report_output"
+		for strings.Contains(o[1], delim) {
+			delim += "_"
+		}
+		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", o[0], delim, o[1], delim)
+	}
+	return appendText(path, "step outputs", b.String())
 }
