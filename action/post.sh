@@ -33,7 +33,12 @@ case "${IN_PLAN:-}" in
   *) args+=(--plan "$IN_PLAN") ;;
 esac
 [ -z "${IN_CONFIG:-}" ] || args+=(--config "$IN_CONFIG")
-[ -z "${IN_KNOWN_ISSUES:-}" ] || args+=(--known-issues "$IN_KNOWN_ISSUES")
+case "${IN_KNOWN_ISSUES:-}" in
+  "") ;;
+  # The known-issues file this version of ci-report ships.
+  bundled) args+=(--known-issues "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}/docs/known-issues.json") ;;
+  *) args+=(--known-issues "$IN_KNOWN_ISSUES") ;;
+esac
 [ -z "${IN_ARTIFACT_URL:-}" ] || args+=(--artifact-url "$IN_ARTIFACT_URL")
 [ -z "${IN_CHECK_RUN:-}" ] || args+=(--check-run "$IN_CHECK_RUN")
 case "${IN_FAIL_ON:-never}" in

@@ -180,10 +180,10 @@ func TestActionPostArguments(t *testing.T) {
 		err  string
 	}{
 		{"every input", map[string]string{"IN_PARTS": "results/\n\nmore/\n", "IN_ISSUE": "7", "IN_PROFILE": "weekly", "IN_PLAN": "profile",
-			"IN_CONFIG": "c.json", "IN_KNOWN_ISSUES": "k.json", "IN_ARTIFACT_URL": "https://x/y", "IN_CHECK_RUN": "GPU CI",
+			"IN_CONFIG": "c.json", "IN_KNOWN_ISSUES": "bundled", "GITHUB_ACTION_PATH": "/act", "IN_ARTIFACT_URL": "https://x/y", "IN_CHECK_RUN": "GPU CI",
 			"IN_FAIL_ON": "verdict", "IN_JOB_SUMMARY": "true", "IN_DRY_RUN": "false", "IN_ARGS": "--arms parent,fix\n--expect parent=fail,fix=pass"},
 			0, []string{"post", "--github-output", "--issue", "7", "--profile", "weekly", "--plan", plan, "--config", "c.json",
-				"--known-issues", "k.json", "--artifact-url", "https://x/y", "--check-run", "GPU CI", "--fail-on-verdict", "--job-summary",
+				"--known-issues", "/act/docs/known-issues.json", "--artifact-url", "https://x/y", "--check-run", "GPU CI", "--fail-on-verdict", "--job-summary",
 				"--arms", "parent,fix", "--expect", "parent=fail,fix=pass", "--", "results/", "more/"}, ""},
 		{"a label, a pull request, the defaults", map[string]string{"IN_PARTS": "results/", "IN_ISSUE_LABEL": "gpu-ci", "IN_CREATE": "true",
 			"IN_PR": "12", "IN_FAIL_ON": "never", "IN_JOB_SUMMARY": "false", "IN_DRY_RUN": "true"},

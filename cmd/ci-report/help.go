@@ -116,9 +116,14 @@ func versionText(bi *debug.BuildInfo) string {
 	if rev == "" && revision != "" { // a release build: stamped by .goreleaser.yaml
 		rev, revTime = revision, revisionTime
 	}
-	if rev == "" {
+	switch {
+	case rev == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)":
+		// go install …@version builds from the module proxy's zip, which
+		// carries no VCS information: the module version names the source.
+		b.WriteString("revision: none recorded (a module build: the module version names the source)\n")
+	case rev == "":
 		b.WriteString("revision: unknown (built without VCS information, e.g. by go run or -buildvcs=false)\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "revision %s", rev)
 		if revTime != "" {
 			fmt.Fprintf(&b, " (%s)", revTime)

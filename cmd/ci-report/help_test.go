@@ -223,4 +223,10 @@ func TestReleaseVersion(t *testing.T) {
 	if got := versionText(bi("(devel)")); got != want {
 		t.Errorf("versionText of a stamped release build:\n%s\nwant:\n%s", got, want)
 	}
+	revision, revisionTime = "", ""
+	want = "ci-report " + version + "\nmodule github.com/ovg-project/ci-report v0.4.0\n" +
+		"revision: none recorded (a module build: the module version names the source)\n"
+	if got := versionText(bi("v0.4.0")); got != want {
+		t.Errorf("versionText of go install …@v0.4.0:\n%s\nwant:\n%s", got, want)
+	}
 }
