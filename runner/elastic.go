@@ -465,7 +465,7 @@ const drainPhase = "waiting for the KV cache to drain"
 
 // causes are the caused_by rules of the case's kind (docs/runner.md §5.9).
 func (k *coloc) causes() []checks.Cause {
-	spec := k.c.Entry.spec()
+	spec := k.c.kind
 	if spec.causes == nil {
 		return nil
 	}

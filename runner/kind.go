@@ -74,57 +74,51 @@ type kindSpec struct {
 	run KindFunc
 }
 
-// kindTable is every built-in kind, in the order the docs list them. It is
-// filled by init only because the setup kind's run function reaches the
-// table again (setup case → capability probe → EntryEngines → kindOf),
-// which Go refuses as an initialization cycle in a variable's literal.
-var kindTable []kindSpec
-
-func init() { kindTable = builtinKinds() }
-
-// builtinKinds is the table's one literal.
-func builtinKinds() []kindSpec {
-	return []kindSpec{
-		{name: KindSetup, engineSetup: true, run: runSetupCase},
-		{
-			name: KindServer, servers: 1, grouped: true,
-			skipped: func(s Selection) bool { return s.SkipCases },
-			setup: func(r *Runner, s *collect.Setup, e *Entry) {
-				s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
-			},
-			run: runServerCase,
+// kindTable is every built-in kind, in the order the docs list them. The
+// kinds' run functions never read it: the run loop gives each case its row
+// (Case.kind) and, to an engine's setup case, the capabilities the plan
+// needs of the engine (Case.needs), so the literal has no initialization
+// cycle.
+var kindTable = []kindSpec{
+	{name: KindSetup, engineSetup: true, run: runSetupCase},
+	{
+		name: KindServer, servers: 1, grouped: true,
+		skipped: func(s Selection) bool { return s.SkipCases },
+		setup: func(r *Runner, s *collect.Setup, e *Entry) {
+			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
 		},
-		{
-			name: KindElastic, servers: 2,
-			skipped: func(s Selection) bool { return s.SkipElastic },
-			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
-			describe: func(s *collect.Setup) {
-				s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
-			},
-			causes: func(n func(int) string) []checks.Cause { return checks.ElasticCauses(n(0), n(1)) },
-			run:    runElastic,
+		run: runServerCase,
+	},
+	{
+		name: KindElastic, servers: 2,
+		skipped: func(s Selection) bool { return s.SkipElastic },
+		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
+		describe: func(s *collect.Setup) {
+			s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
 		},
-		{
-			name: KindLimit, servers: 1,
-			skipped: func(s Selection) bool { return s.SkipLimit },
-			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
-			describe: func(s *collect.Setup) {
-				s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
-			},
-			causes: func(n func(int) string) []checks.Cause { return checks.LimitCauses(n(0)) },
-			run:    runLimit,
+		causes: func(n func(int) string) []checks.Cause { return checks.ElasticCauses(n(0), n(1)) },
+		run:    runElastic,
+	},
+	{
+		name: KindLimit, servers: 1,
+		skipped: func(s Selection) bool { return s.SkipLimit },
+		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
+		describe: func(s *collect.Setup) {
+			s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
 		},
-		{
-			name: KindPriority, servers: 2,
-			skipped: func(s Selection) bool { return s.SkipPriority },
-			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
-			describe: func(s *collect.Setup) {
-				s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
-			},
-			needs: []string{CapKvctlPriority},
-			run:   runPriority,
+		causes: func(n func(int) string) []checks.Cause { return checks.LimitCauses(n(0)) },
+		run:    runLimit,
+	},
+	{
+		name: KindPriority, servers: 2,
+		skipped: func(s Selection) bool { return s.SkipPriority },
+		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
+		describe: func(s *collect.Setup) {
+			s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
 		},
-	}
+		needs: []string{CapKvctlPriority},
+		run:   runPriority,
+	},
 }
 
 // kindOf returns the spec of a kind name (false: no such kind).
