@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // summary.json and cases.jsonl are read as a stream of tokens by jsontext
@@ -671,7 +673,7 @@ func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read f
 	defer f.Close()
 	res, err := read(f, skipLogs)
 	if err != nil {
-		return nil, &fileError{path, err}
+		return nil, &fileError{Path: path, Err: err}
 	}
 	return res, nil
 }
@@ -735,7 +737,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // ScanSummary); errors name the file and the field. Only a regular file is
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
-	f, err := OpenRegular(path)
+	f, err := safefile.Open(path)
 	return readOpened(f, err, path, false, readSummary)
 }
 
@@ -813,6 +815,6 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
-	f, err := OpenRegular(path)
+	f, err := safefile.Open(path)
 	return readOpened(f, err, path, false, readCasesJSONL)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // check is a check as a test expects it: detail is a prefix of the detail.
@@ -205,7 +206,7 @@ func TestImportPart(t *testing.T) {
 
 	// summary.json keeps the counts the suite declared, and --deselected.
 	var sum collect.Summary
-	if err := collect.ReadJSONFile(filepath.Join(out, "summary.json"), 1<<20, &sum); err != nil {
+	if err := collect.ReadJSONFile(filepath.Join(out, "summary.json"), safefile.Part, &sum); err != nil {
 		t.Fatal(err)
 	}
 	ip := func(n int) *int { return &n }

@@ -145,7 +145,7 @@ func TestKnownIssuesFileErrors(t *testing.T) {
 		want string
 	}{
 		{"bad entry", []string{"--known-issues", bad}, "known issues " + bad + ": entry 1: check \"[\" is not a valid glob"},
-		{"missing file", []string{"--known-issues", filepath.Join(dir, "nope.json")}, "read known issues"},
+		{"missing file", []string{"--known-issues", filepath.Join(dir, "nope.json")}, "known issues: read "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"render", "testdata/trees/nightly-pass"}, withFlags(c.args...)...)

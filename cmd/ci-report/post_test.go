@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ovg-project/ci-report/publish"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -99,7 +100,8 @@ func TestPostPublishesTwiceWithoutDuplicate(t *testing.T) {
 	want := strings.Join([]string{
 		"GET /user", "GET /repos/R/issues/7", "GET /repos/R/issues/7/comments",
 		"POST /repos/R/issues/7/comments", "GET /repos/R/issues/7", "PATCH /repos/R/issues/7",
-		"GET /repos/R/issues/7",
+		"GET /repos/R/issues/7", // the read-back
+		"GET /repos/R/issues/7", // the last read, after the late-write window
 		"GET /user", "GET /repos/R/issues/7", "GET /repos/R/issues/7/comments",
 		"PATCH /repos/R/issues/comments/101", "GET /repos/R/issues/7",
 	}, "\n")
@@ -267,5 +269,27 @@ func TestAppendStepOutputsMultiline(t *testing.T) {
 	want := "a=one\nb<<ci_report_output_\nx\nci_report_output\ny\nci_report_output_\n"
 	if string(got) != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A repaired late write is said beside the verdict, never in it: with
+// --fail-on-verdict a PASS that needed a repair still exits 0.
+func TestPublishedRepairKeepsVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		verdict string
+		repairs int
+		code    int
+		line    string
+	}{
+		{"PASS", 1, exitOK, "ci-report post: published issue #7 of o/r (PASS; the section was repaired after a late write)\n"},
+		{"PASS", 2, exitOK, "ci-report post: published issue #7 of o/r (PASS; the section was repaired after a late write, 2 times)\n"},
+		{"FAIL (1 of 1 cases: 1 product)", 1, exitVerdict, "ci-report post: published issue #7 of o/r (FAIL (1 of 1 cases: 1 product); the section was repaired after a late write)\n"},
+	} {
+		var stderr bytes.Buffer
+		o := &postOptions{failVerdict: true}
+		err := o.published(&stderr, publish.Repo{Owner: "o", Name: "r"}, publish.Target{Issue: 7}, publish.Result{Issue: 7, Repairs: tc.repairs}, tc.verdict)
+		if code := exitCode(io.Discard, "post", err); code != tc.code || stderr.String() != tc.line {
+			t.Errorf("%s with %d repairs: exit %d, stderr %q; want exit %d, %q", tc.verdict, tc.repairs, code, stderr.String(), tc.code, tc.line)
+		}
 	}
 }
