@@ -3,6 +3,7 @@ package collect
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // summary.json and cases.jsonl are read as a stream of tokens by jsontext
@@ -42,6 +44,14 @@ const scanBufSize = 256 << 10
 // maxKeptValue bounds one kept value of a case. Real logs are kilobytes;
 // a value of this size is a broken or hostile file, not one to load.
 const maxKeptValue = 64 << 20
+
+// maxKeptString bounds one string of a kept value, as written (escapes
+// count their bytes). Real details and log lines are at most kilobytes; a
+// longer string leaves its case out, as a value over maxKeptValue does, and
+// the phases filter passes the decoder no more than its first
+// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
+// string, stays within a few times this bound whatever the input.
+const maxKeptString = 8 << 20
 
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
 // five deep (a priority case's ledger); a deeper value is a broken or
@@ -196,6 +206,9 @@ func (r *caseReader) record(discard bool) (bad, err error) {
 		size += len(b)
 		switch {
 		case bad != nil:
+		case len(b) > maxKeptString+2 && b[0] == '"':
+			bad = fmt.Errorf("a string over %d MiB, not read", maxKeptString>>20)
+			r.kept = r.kept[:start]
 		case size > r.limit:
 			bad = fmt.Errorf("value over %d MiB, not read", r.limit>>20)
 			r.kept = r.kept[:start]
@@ -417,13 +430,14 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	var l caseList
 	var ok bool
 	var deselected *int
+	var problems []string
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
 		if err != nil {
 			return nil, r.readError("", err)
 		}
 		key := tok.String()
-		switch matchKey(key, "ok", "cases", "deselected") {
+		switch matchKey(key, "ok", "cases", "deselected", "problems") {
 		case "ok":
 			err = r.topLevel("ok", &ok)
 		case "deselected":
@@ -434,6 +448,11 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 			if err == nil && deselected != nil && *deselected < 0 {
 				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *deselected)}
 			}
+		case "problems":
+			// An imported part's defects read past (docs/formats.md §4.7).
+			problems = nil
+			err = r.topLevel("problems", &problems)
+			problems = boundProblems(problems)
 		case "cases":
 			err = r.readCases(&l)
 		default:
@@ -457,7 +476,25 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if l.cases == nil {
 		l.cases = []CaseResult{}
 	}
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected}, Dropped: l.dropped, Repeated: l.repeated}, nil
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected, Problems: problems}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// Bounds of summary.json's problems as a reader keeps them.
+const (
+	maxSummaryProblems = 100
+	summaryProblemCut  = 500
+)
+
+// boundProblems keeps the first maxSummaryProblems problems, each on one
+// line of at most summaryProblemCut code points.
+func boundProblems(ps []string) []string {
+	if len(ps) > maxSummaryProblems {
+		ps = append(ps[:maxSummaryProblems:maxSummaryProblems], fmt.Sprintf("and %d more problems", len(ps)-maxSummaryProblems))
+	}
+	for i, p := range ps {
+		ps[i] = text.CutLine(p, summaryProblemCut)
+	}
+	return ps
 }
 
 // topLevel decodes the value at the reader into v, a top-level field of
@@ -666,12 +703,12 @@ func joinField(where, sub string) string {
 
 // readOpened reads f, opened (with err) from path, with read (readSummary,
 // readCasesJSONL); errors name the file.
-func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
+func readOpened[T any](ctx context.Context, f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := read(f, skipLogs)
+	res, err := read(safefile.ContextReader(ctx, f), skipLogs)
 	if err != nil {
 		return nil, &fileError{Path: path, Err: err}
 	}
@@ -738,7 +775,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
 	f, err := safefile.Open(path)
-	return readOpened(f, err, path, false, readSummary)
+	return readOpened(context.Background(), f, err, path, false, readSummary)
 }
 
 // JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
@@ -816,5 +853,5 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
 	f, err := safefile.Open(path)
-	return readOpened(f, err, path, false, readCasesJSONL)
+	return readOpened(context.Background(), f, err, path, false, readCasesJSONL)
 }

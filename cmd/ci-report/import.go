@@ -78,20 +78,24 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 // run writes the part and says on stderr what it found. Like
 // merge, the results never change the exit code (a failed test imports
 // fine); input that cannot be read exits 2 and writes nothing.
-func (o *importJUnitOptions) run(_ context.Context, e *env) error {
+func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	im := &junit.Import{
 		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm,
-		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red,
+		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
 	}
 	res, err := im.Run()
 	if err != nil {
 		return redactError(withCode(exitUsage, err), red)
 	}
-	for _, w := range res.Warnings {
+	for _, w := range append(res.Problems, res.Warnings...) {
 		fmt.Fprintf(e.Stderr, "ci-report import junit: warning: %s\n", red.String(w))
 	}
-	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped, from %d files, written to %s\n",
-		red.String(o.Part), len(res.Cases), res.Failed(), res.Skipped(), len(o.Files), o.Out)
+	flaky := ""
+	if n := res.Flaky(); n > 0 {
+		flaky = fmt.Sprintf(", %d flaky", n)
+	}
+	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped%s, from %d files, written to %s\n",
+		red.String(o.Part), len(res.Cases), res.Failed(), res.Skipped(), flaky, len(o.Files), o.Out)
 	return nil
 }

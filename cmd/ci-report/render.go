@@ -80,6 +80,7 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 }
 
 func (o *renderOptions) render(ctx context.Context, e *env) error {
+	o.inputs.keepLogs = o.format == "junit"
 	rep, opts, err := o.inputs.load(ctx, e, o.positionals)
 	if err != nil {
 		return err
@@ -95,6 +96,9 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 	}
 	for _, w := range docs.Warnings {
 		fmt.Fprintf(e.Stderr, "ci-report render: warning: %s\n", w)
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
 	if err := o.writeFiles(docs, opts); err != nil {
 		return err
