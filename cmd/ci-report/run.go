@@ -494,6 +494,3 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
-
-// version is ci-report's version, written into part.json.
-var version = "0.3.0"
