@@ -116,7 +116,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
-		checks.MarkCauses(list, checks.ServerCauses())
+		checks.MarkCauses(list, c.Entry.causes())
 		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
@@ -402,7 +402,7 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
 	}
-	checks.MarkCauses(kv.Checks, checks.ServerCauses())
+	checks.MarkCauses(kv.Checks, (&Entry{Kind: KindServer}).causes())
 	for i, phase := range phaseOf {
 		ch := &kv.Checks[first+i]
 		if ch.OK || ch.CausedBy != "" {
