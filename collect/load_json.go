@@ -22,23 +22,12 @@ const maxSmallFile = 64 << 20
 // errTooLarge is returned for a file over its size bound.
 var errTooLarge = errors.New("file too large")
 
-// ReadJSONFile decodes the JSON file at path into v, refusing files over
-// limit bytes, anything but a regular file (see openPath) and, where v is a
-// struct, a file that is null. Errors name the file and, for a value of the
-// wrong type, the field: `read /x/setup.json: cases[2].tp: want integer,
-// got string`.
-func ReadJSONFile(path string, limit int64, v any) error {
-	f, err := OpenRegular(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = decodeFile(f, path, limit, v)
-	return err
-}
-
-// readJSONIn is ReadJSONFile for the file name in the directory root (path
-// dir), refusing a symbolic link that leaves it; it returns the bytes read.
+// readJSONIn decodes the JSON file name in the directory root (path dir) into
+// v, refusing files over limit bytes, anything but a regular file, a
+// symbolic link that leaves the root and, where v is a struct, a file that
+// is null; it returns the bytes read. Errors name the file and, for a value
+// of the wrong type, the field: `read /x/setup.json: cases[2].tp: want
+// integer, got string`.
 func readJSONIn(root *os.Root, dir, name string, limit int64, v any) ([]byte, error) {
 	f, err := openIn(root, dir, name)
 	if err != nil {
@@ -71,7 +60,7 @@ func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 
 // DecodeFile decodes data, the JSON file at path, into v, refusing, where v
 // is a struct, a file that is null. Errors name the file and the field, as
-// ReadJSONFile's.
+// readJSONIn's.
 func DecodeFile(path string, data []byte, v any) error {
 	if err := decodeJSON(data, v); err != nil {
 		return &fileError{path, err}

@@ -222,3 +222,12 @@ func TestRedactingWriter(t *testing.T) {
 		t.Errorf("exit %d, printed %q", code, buf.String())
 	}
 }
+
+// parseAndRun parses args and runs: the dispatcher's two halves, for tests
+// that give the options their dependencies first.
+func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) error {
+	if err := parseCommand("post", o, args); err != nil {
+		return err
+	}
+	return o.run(ctx, e)
+}

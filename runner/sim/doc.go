@@ -1,7 +1,7 @@
 // Package sim is the simulated GPU world behind `ci-report run --simulate`:
 // inference servers that speak vLLM's and SGLang's HTTP APIs, a kvcached-like
 // memory model with its ledger, kvctl, a ballast and a GPU backend, all inside
-// the ci-report binary (`ci-report sim ...`, or sim.Main from a test binary).
+// the ci-report binary (`ci-report sim ...`, or sim.MainEnv from a test binary).
 //
 // # World
 //
