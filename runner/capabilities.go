@@ -49,13 +49,13 @@ func (r *Runner) neededCapabilities(engineName string) []string {
 }
 
 // probeCapabilities is the setup case's probe of what engine's kvctl
-// offers, for the capabilities the plan needs of it: the results go into
+// offers, for needed, the capabilities the plan needs of it (the run loop
+// gives them, Case.needs): the results go into
 // the case log (`capabilities`, or `capability_probe_error` when a probe
 // could not tell) and, for the cases that need them, into r.caps. Only a
 // definite answer counts: a probe that could not tell leaves the
 // capability unknown, and the cases that need it run.
-func (c *Case) probeCapabilities(ctx context.Context, engineName string, log *collect.Ordered[any]) {
-	needed := c.R.neededCapabilities(engineName)
+func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed []string, log *collect.Ordered[any]) {
 	if len(needed) == 0 {
 		return
 	}

@@ -453,7 +453,7 @@ func (k *coloc) writeUsage() {
 }
 
 func (k *coloc) result() collect.CaseResult {
-	checks.MarkCauses(k.checks, k.c.Entry.causes())
+	checks.MarkCauses(k.checks, k.c.kind.rules(k.plans))
 	k.writeUsage()
 	k.c.logPorts(&k.log)
 	return k.c.Result(k.checks, k.log, &k.phases)

@@ -65,7 +65,7 @@ type kindSpec struct {
 	describe func(s *collect.Setup)
 	// causes are the kind's caused_by rules (docs/runner.md §5.9), given
 	// its servers' names by index; nil: none. Every kind's rules come from
-	// here (Entry.causes), none from a kind's run function.
+	// here (kindSpec.rules), none from a kind's run function.
 	causes func(server func(int) string) []checks.Cause
 	// needs are the capabilities its cases need of every engine of their
 	// servers (docs/runner.md §2.7): a case whose engine lacks one is
@@ -75,59 +75,53 @@ type kindSpec struct {
 	run KindFunc
 }
 
-// kindTable is every built-in kind, in the order the docs list them. It is
-// filled by init only because the setup kind's run function reaches the
-// table again (setup case → capability probe → EntryEngines → kindOf),
-// which Go refuses as an initialization cycle in a variable's literal.
-var kindTable []kindSpec
-
-func init() { kindTable = builtinKinds() }
-
-// builtinKinds is the table's one literal.
-func builtinKinds() []kindSpec {
-	return []kindSpec{
-		{name: KindSetup, engineSetup: true, run: runSetupCase},
-		{
-			name: KindServer, servers: 1, grouped: true,
-			skipped: func(s Selection) bool { return s.SkipCases },
-			setup: func(r *Runner, s *collect.Setup, e *Entry) {
-				s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
-			},
-			causes: func(func(int) string) []checks.Cause { return checks.ServerCauses() },
-			run:    runServerCase,
+// kindTable is every built-in kind, in the order the docs list them. The
+// kinds' run functions never read it: the run loop gives each case its row
+// (Case.kind) and, to an engine's setup case, the capabilities the plan
+// needs of the engine (Case.needs), so the literal has no initialization
+// cycle.
+var kindTable = []kindSpec{
+	{name: KindSetup, engineSetup: true, run: runSetupCase},
+	{
+		name: KindServer, servers: 1, grouped: true,
+		skipped: func(s Selection) bool { return s.SkipCases },
+		setup: func(r *Runner, s *collect.Setup, e *Entry) {
+			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
 		},
-		{
-			name: KindElastic, servers: 2,
-			skipped: func(s Selection) bool { return s.SkipElastic },
-			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
-			describe: func(s *collect.Setup) {
-				s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
-			},
-			causes: func(n func(int) string) []checks.Cause { return checks.ElasticCauses(n(0), n(1)) },
-			run:    runElastic,
+		causes: func(func(int) string) []checks.Cause { return checks.ServerCauses() },
+		run:    runServerCase,
+	},
+	{
+		name: KindElastic, servers: 2,
+		skipped: func(s Selection) bool { return s.SkipElastic },
+		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
+		describe: func(s *collect.Setup) {
+			s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
 		},
-		{
-			name: KindLimit, servers: 1,
-			skipped: func(s Selection) bool { return s.SkipLimit },
-			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
-			describe: func(s *collect.Setup) {
-				s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
-			},
-			causes: func(n func(int) string) []checks.Cause { return checks.LimitCauses(n(0)) },
-			run:    runLimit,
+		causes: func(n func(int) string) []checks.Cause { return checks.ElasticCauses(n(0), n(1)) },
+		run:    runElastic,
+	},
+	{
+		name: KindLimit, servers: 1,
+		skipped: func(s Selection) bool { return s.SkipLimit },
+		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
+		describe: func(s *collect.Setup) {
+			s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
 		},
-		{
-			name: KindPriority, servers: 2,
-			skipped: func(s Selection) bool { return s.SkipPriority },
-			setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
-			describe: func(s *collect.Setup) {
-				s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
-			},
-			causes: func(n func(int) string) []checks.Cause { return checks.PriorityCauses(n(0), n(1)) },
-			needs:  []string{CapKvctlPriority},
-			run:    runPriority,
+		causes: func(n func(int) string) []checks.Cause { return checks.LimitCauses(n(0)) },
+		run:    runLimit,
+	},
+	{
+		name: KindPriority, servers: 2,
+		skipped: func(s Selection) bool { return s.SkipPriority },
+		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
+		describe: func(s *collect.Setup) {
+			s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
 		},
-	}
+		causes: func(n func(int) string) []checks.Cause { return checks.PriorityCauses(n(0), n(1)) },
+		needs:  []string{CapKvctlPriority},
+		run:    runPriority,
+	},
 }
 
 // kindOf returns the spec of a kind name (false: no such kind).
@@ -159,16 +153,15 @@ func (e *Entry) spec() kindSpec {
 	return k
 }
 
-// causes are the entry's caused_by rules, from its kind's row (docs/runner.md
-// §5.9), with its servers' names.
-func (e *Entry) causes() []checks.Cause {
-	spec := e.spec()
-	if spec.causes == nil {
+// rules are the kind's caused_by rules (docs/runner.md §5.9) for a case of
+// these servers.
+func (k kindSpec) rules(servers []ServerPlan) []checks.Cause {
+	if k.causes == nil {
 		return nil
 	}
-	return spec.causes(func(i int) string {
-		if i < len(e.Servers) {
-			return e.Servers[i].Name
+	return k.causes(func(i int) string {
+		if i < len(servers) {
+			return servers[i].Name
 		}
 		return ""
 	})

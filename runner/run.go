@@ -153,7 +153,10 @@ func (l *caseLoop) run(ctx context.Context) error {
 // for it once the part is written).
 func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult, ev *caseEvidence, finished bool) {
 	r := l.r
-	c := &Case{R: r, Entry: e, Group: l.cmp.group(e)}
+	c := &Case{R: r, Entry: e, kind: e.spec(), Group: l.cmp.group(e)}
+	if c.kind.engineSetup {
+		c.needs = r.neededCapabilities(e.Engine)
+	}
 	l.prog.start(e)
 	kernelStart := r.kernelLogSize()
 	resCh := make(chan collect.CaseResult, 1)

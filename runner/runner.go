@@ -291,6 +291,14 @@ type Case struct {
 	Entry *Entry
 	// Group is the comparison group's state (server cases only).
 	Group *GroupState
+	// kind is the entry's row of the kind table, given by the run loop so
+	// that the kinds' own code never reads the table (the table holds
+	// their functions).
+	kind kindSpec
+	// needs are, for an engine's setup case, the capabilities the plan's
+	// cases need of its engine (docs/runner.md §2.7), given by the run
+	// loop for the same reason.
+	needs []string
 
 	mu          sync.Mutex
 	servers     []*Server

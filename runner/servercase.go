@@ -116,7 +116,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
-		checks.MarkCauses(list, c.Entry.causes())
+		checks.MarkCauses(list, c.kind.rules(c.Entry.Servers))
 		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
@@ -402,7 +402,8 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
 	}
-	checks.MarkCauses(kv.Checks, (&Entry{Kind: KindServer}).causes())
+	server, _ := kindOf(KindServer)
+	checks.MarkCauses(kv.Checks, server.rules(nil))
 	for i, phase := range phaseOf {
 		ch := &kv.Checks[first+i]
 		if ch.OK || ch.CausedBy != "" {

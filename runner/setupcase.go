@@ -67,7 +67,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 			}
 			c.R.verMu.Unlock()
 		}
-		c.probeCapabilities(ctx, name, &log)
+		c.probeCapabilities(ctx, name, c.needs, &log)
 	}
 	return c.Result(list, log, nil)
 }

@@ -1,4 +1,4 @@
-//go:build gpu && linux && cgo
+//go:build gpu && linux && cgo && nvml
 
 package gpu
 
