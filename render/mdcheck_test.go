@@ -160,3 +160,49 @@ func checkClosed(t *testing.T, md string) {
 		t.Errorf("%d <details> but %d </details> in markup", o, c)
 	}
 }
+
+// tables parses md as GitHub-flavoured Markdown and returns every table's
+// rows (header first) as the cells' visible text.
+func tables(t *testing.T, md string) [][][]string {
+	t.Helper()
+	src := []byte(md)
+	doc := gfm.Parser().Parse(gmtext.NewReader(src))
+	var out [][][]string
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		tbl, ok := n.(*east.Table)
+		if !entering || !ok {
+			return ast.WalkContinue, nil
+		}
+		var rows [][]string
+		for r := tbl.FirstChild(); r != nil; r = r.NextSibling() {
+			var cells []string
+			for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+				var b bytes.Buffer
+				if err := gfm.Renderer().Render(&b, src, c); err != nil {
+					t.Fatal(err)
+				}
+				cells = append(cells, strings.TrimSpace(html.UnescapeString(strings.ReplaceAll(tagRE.ReplaceAllString(b.String(), ""), zwj, ""))))
+			}
+			rows = append(rows, cells)
+		}
+		out = append(out, rows)
+		return ast.WalkSkipChildren, nil
+	})
+	return out
+}
+
+// tableRows maps the first cell of each row of md's tables whose last
+// header is last to the row's cells.
+func tableRows(t *testing.T, md, last string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, rows := range tables(t, md) {
+		if len(rows) == 0 || rows[0][len(rows[0])-1] != last {
+			continue
+		}
+		for _, r := range rows[1:] {
+			out[r[0]] = r
+		}
+	}
+	return out
+}
