@@ -124,8 +124,9 @@
 //	profile            string
 //	kvcached_sha       string or null   the commit under test (import junit: --revision)
 //	gpus               [{name, memory, driver}]   strings, e.g. "NVIDIA L4", "23034 MiB", "580.95.05"
-//	engines            object engine → {image, digest, engine (its version), kvcached, torch, cuda, env, server,
-//	                   expectations, capabilities [{name, available, detail}] (new: what the setup case probed)}
+//	engines            object engine → {display (new: its name in reports), image, digest, engine (its version),
+//	                   kvcached, torch, cuda, env, server, expectations, capabilities [{name, available, detail}]
+//	                   (new: what the setup case probed)}
 //	stop_signal        string           INT by default
 //	model_revisions    object hf_id → commit or null
 //	workload           [string]         the steps of a server case

@@ -3,14 +3,15 @@ package collect
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // MaxMergedFile bounds a merged.json read back: it holds no phases, so even
 // thousands of cases stay far below this. merge refuses to write more, so
-// that whatever merge wrote, render reads.
+// that whatever merge wrote, render reads (safefile.Merged).
 const MaxMergedFile = 512 << 20
 
 // Input is everything a report is made from, read from disk by LoadInput:
@@ -59,7 +60,7 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 		if len(paths) != 1 {
 			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)
 		}
-		data, err := readFile(p, MaxMergedFile)
+		data, err := safefile.Read(p, safefile.Merged)
 		if err != nil {
 			return nil, fmt.Errorf("%w (a file given must be a merged.json; parts are directories)", err)
 		}
@@ -87,19 +88,4 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 		in.PerfProblems = append(in.PerfProblems, problems...)
 	}
 	return in, nil
-}
-
-// readFile reads the regular file at path whole, refusing it over limit
-// bytes; a file that does not exist gives an error naming it that satisfies
-// errors.Is(err, fs.ErrNotExist).
-func readFile(path string, limit int64) ([]byte, error) {
-	f, err := OpenRegular(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAll(f, path, limit)
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // Status says how far a part got (docs/formats.md §1.3).
@@ -78,8 +80,10 @@ type Part struct {
 	Problems []Problem
 }
 
-// DisplayName is the report name of a part: vLLM for vllm, SGLang for
-// sglang, else the name itself.
+// DisplayName is the report name of a part, and of the engines of setups
+// that give none (docs/formats.md §3.1): vLLM for vllm, SGLang for sglang,
+// else the name itself. The runner's engine table takes the built-in
+// engines' names from here, so each is written once.
 func DisplayName(name string) string {
 	switch name {
 	case "vllm":
@@ -271,14 +275,14 @@ func (l *partLoad) problem(err error, then string) {
 // inFile notes a problem a reader found in the part's file name, said as
 // msg, and what the load does about it (then).
 func (l *partLoad) inFile(name, msg, then string) {
-	l.problem(&fileError{l.file(name), errors.New(msg)}, then)
+	l.problem(&fileError{Path: l.file(name), Err: errors.New(msg)}, then)
 }
 
 // meta reads part.json; broken is why it could not be read ("" when it
 // was, or is absent).
 func (l *partLoad) meta() (broken string) {
 	var meta PartMeta
-	switch _, err := readJSONIn(l.root, l.dir, "part.json", maxSmallFile, &meta); {
+	switch _, err := readJSONIn(l.root, l.dir, "part.json", safefile.Part, &meta); {
 	case err == nil:
 		l.p.Meta = &meta
 		if meta.Part != "" {
@@ -295,7 +299,7 @@ func (l *partLoad) meta() (broken string) {
 // setup reads setup.json, which must be complete to count.
 func (l *partLoad) setup() {
 	var setup Setup
-	data, err := readJSONIn(l.root, l.dir, "setup.json", maxSmallFile, &setup)
+	data, err := readJSONIn(l.root, l.dir, "setup.json", safefile.Part, &setup)
 	if err == nil {
 		err = incompleteSetup(data, l.file("setup.json"))
 	}
@@ -310,7 +314,7 @@ func (l *partLoad) setup() {
 // summary reads summary.json; failed is why there is none ("no
 // summary.json" when absent), sum what was read.
 func (l *partLoad) summary() (sum *SummaryResult, failed string) {
-	f, err := openIn(l.root, l.dir, "summary.json")
+	f, err := safefile.OpenIn(l.root, l.dir, "summary.json")
 	sum, err = readOpened(f, err, l.file("summary.json"), l.skipLogs, readSummary)
 	switch {
 	case err == nil:
@@ -335,7 +339,7 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 // casesJSONL reads the cases a part without summary.json finished, from
 // cases.jsonl.
 func (l *partLoad) casesJSONL() {
-	f, err := openIn(l.root, l.dir, "cases.jsonl")
+	f, err := safefile.OpenIn(l.root, l.dir, "cases.jsonl")
 	res, err := readOpened(f, err, l.file("cases.jsonl"), l.skipLogs, readCasesJSONL)
 	switch {
 	case err == nil:
@@ -447,5 +451,5 @@ func incompleteSetup(data []byte, path string) error {
 	if missing == nil {
 		return nil
 	}
-	return &fileError{path, fmt.Errorf("%s: missing, so the setup is incomplete", strings.Join(missing, " and "))}
+	return &fileError{Path: path, Err: fmt.Errorf("%s: missing, so the setup is incomplete", strings.Join(missing, " and "))}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // TestOpenOnlyRegularFiles: a FIFO (which blocked open(2) forever), a
@@ -43,7 +45,7 @@ func TestOpenOnlyRegularFiles(t *testing.T) {
 	}
 	for _, path := range []string{filepath.Join(root, "null.json"), filepath.Join(p, "part.json")} {
 		var v PartMeta
-		if err := ReadJSONFile(path, maxSmallFile, &v); !errors.Is(err, errNotRegular) {
+		if err := ReadJSONFile(path, safefile.Part, &v); !errors.Is(err, errNotRegular) {
 			t.Errorf("ReadJSONFile(%s) = %v, want not a regular file", path, err)
 		}
 		if _, err := ReadSummary(path); !errors.Is(err, errNotRegular) {

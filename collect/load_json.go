@@ -3,59 +3,35 @@ package collect
 import (
 	"bytes"
 	encjson "encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
-// maxSmallFile bounds the JSON files that are read whole (part.json,
-// setup.json, the perf files): they are kilobytes; anything near this size is
-// not one of them, and is refused rather than loaded into memory.
-const maxSmallFile = 64 << 20
-
-// errTooLarge is returned for a file over its size bound.
-var errTooLarge = errors.New("file too large")
-
 // readJSONIn decodes the JSON file name in the directory root (path dir) into
-// v, refusing files over limit bytes, anything but a regular file, a
-// symbolic link that leaves the root and, where v is a struct, a file that
-// is null; it returns the bytes read. Errors name the file and, for a value
-// of the wrong type, the field: `read /x/setup.json: cases[2].tp: want
-// integer, got string`.
-func readJSONIn(root *os.Root, dir, name string, limit int64, v any) ([]byte, error) {
-	f, err := openIn(root, dir, name)
+// v, refusing a file over k's cap, anything but a regular file, a symbolic
+// link that leaves the root and, where v is a struct, a file that is null;
+// it returns the bytes read. Errors name the file and, for a value of the
+// wrong type, the field: `read /x/setup.json: cases[2].tp: want integer,
+// got string`.
+func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte, error) {
+	f, err := safefile.OpenIn(root, dir, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return decodeFile(f, filepath.Join(dir, name), limit, v)
-}
-
-// decodeFile reads f (at path) whole, up to limit bytes, and decodes it into v.
-func decodeFile(f *os.File, path string, limit int64, v any) ([]byte, error) {
-	data, err := readAll(f, path, limit)
+	path := filepath.Join(dir, name)
+	data, err := safefile.ReadAll(f, path, k)
 	if err != nil {
 		return nil, err
 	}
 	return data, DecodeFile(path, data, v)
-}
-
-// readAll reads f (at path) whole, refusing more than limit bytes.
-func readAll(f *os.File, path string, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, &fileError{path, err}
-	}
-	if int64(len(data)) > limit {
-		return nil, &fileError{path, fmt.Errorf("%w (over %d MiB)", errTooLarge, limit>>20)}
-	}
-	return data, nil
 }
 
 // DecodeFile decodes data, the JSON file at path, into v, refusing, where v
@@ -63,13 +39,13 @@ func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 // readJSONIn's.
 func DecodeFile(path string, data []byte, v any) error {
 	if err := decodeJSON(data, v); err != nil {
-		return &fileError{path, err}
+		return &fileError{Path: path, Err: err}
 	}
 	// json.Unmarshal reads null into a struct as its zero value: a file
 	// that says nothing must not read as one that says every field is empty.
 	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
 		bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return &fileError{path, &kindError{want: "object", got: "null"}}
+		return &fileError{Path: path, Err: &kindError{want: "object", got: "null"}}
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // writeTree creates files (path → content) under a new temporary directory
@@ -274,17 +276,17 @@ func TestProblemOf(t *testing.T) {
 		want      Problem
 		text      string
 	}{
-		{"field", &fileError{filepath.Join(dir, "setup.json"), tp}, dir, "the part contributes no setup",
+		{"field", &fileError{Path: filepath.Join(dir, "setup.json"), Err: tp}, dir, "the part contributes no setup",
 			Problem{File: "setup.json", Field: "cases[1].tp", What: "want integer, got string (the part contributes no setup)"},
 			"setup.json: cases[1].tp: want integer, got string (the part contributes no setup)"},
-		{"os error", &fileError{filepath.Join(dir, "part.json"), perm}, dir, "",
+		{"os error", &fileError{Path: filepath.Join(dir, "part.json"), Err: perm}, dir, "",
 			Problem{File: "part.json", What: "open part.json: permission denied"}, "part.json: open part.json: permission denied"},
 		{"other directory kept", errors.New("read /abs/run/vllm2/setup.json: x"), dir, "",
 			Problem{What: "read /abs/run/vllm2/setup.json: x"}, "read /abs/run/vllm2/setup.json: x"},
 		{"no path", errors.New("cases[0]: want object"), dir, "", Problem{What: "cases[0]: want object"}, "cases[0]: want object"},
-		{"wrapped is text", fmt.Errorf("while merging: %w", &fileError{filepath.Join(dir, "setup.json"), tp}), dir, "",
+		{"wrapped is text", fmt.Errorf("while merging: %w", &fileError{Path: filepath.Join(dir, "setup.json"), Err: tp}), dir, "",
 			Problem{What: "while merging: setup.json: cases[1].tp: want integer, got string"}, "while merging: setup.json: cases[1].tp: want integer, got string"},
-		{"dot", &fileError{"setup.json", &fieldError{Field: "gpus", Err: &kindError{want: "array", got: "string"}}}, ".", "",
+		{"dot", &fileError{Path: "setup.json", Err: &fieldError{Field: "gpus", Err: &kindError{want: "array", got: "string"}}}, ".", "",
 			Problem{File: "setup.json", Field: "gpus", What: "want array, got string"}, "setup.json: gpus: want array, got string"},
 		{"dot, os error", errors.New("read setup.json: open part.json: permission denied"), ".", "",
 			Problem{What: "setup.json: open part.json: permission denied"}, "setup.json: open part.json: permission denied"},
@@ -533,11 +535,11 @@ func TestReadJSONFileLimit(t *testing.T) {
 	root := writeTree(t, map[string]string{"setup.json": `{"profile":"` + strings.Repeat("x", 100) + `"}`})
 	p := filepath.Join(root, "setup.json")
 	var s Setup
-	err := ReadJSONFile(p, 64, &s)
+	err := ReadJSONFile(p, safefile.Kind{Name: "test file", Max: 64}, &s)
 	if err == nil || !strings.Contains(err.Error(), "read "+p+": file too large") {
 		t.Errorf("error = %v, want file too large", err)
 	}
-	if err := ReadJSONFile(p, 1<<20, &s); err != nil || len(s.Profile) != 100 {
+	if err := ReadJSONFile(p, safefile.Part, &s); err != nil || len(s.Profile) != 100 {
 		t.Errorf("within the limit: %v", err)
 	}
 }

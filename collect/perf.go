@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // Arms of a perf run (PerfRun.Arm, perf/setup.json arms; docs/formats.md
@@ -181,18 +183,18 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []P
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			problem(&fileError{dir, err})
+			problem(&fileError{Path: dir, Err: err})
 		}
 		return nil, nil, problems
 	}
 	defer r.Close()
 	var st PerfSetup
-	_, err = readJSONIn(r, dir, "setup.json", maxSmallFile, &st)
+	_, err = readJSONIn(r, dir, "setup.json", safefile.Part, &st)
 	if err == nil {
 		err = checkRawDepth("bench", st.Bench)
 		st.Bench = CompactJSON(st.Bench)
 		if err != nil {
-			err = &fileError{filepath.Join(dir, "setup.json"), err}
+			err = &fileError{Path: filepath.Join(dir, "setup.json"), Err: err}
 		}
 	}
 	switch {
@@ -203,14 +205,14 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []P
 	}
 	p := filepath.Join(dir, "summary.json")
 	var sum PerfSummary
-	switch _, err := readJSONIn(r, dir, "summary.json", maxSmallFile, &sum); {
+	switch _, err := readJSONIn(r, dir, "summary.json", safefile.Part, &sum); {
 	case err == nil:
 		if err := sum.compactRuns(); err != nil {
-			problem(&fileError{p, err})
+			problem(&fileError{Path: p, Err: err})
 			break
 		}
 		if _, err := sum.ParseRuns(); err != nil {
-			problem(&fileError{p, err})
+			problem(&fileError{Path: p, Err: err})
 			break
 		}
 		summary = &sum

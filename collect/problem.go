@@ -73,17 +73,6 @@ func Problems(ps []Problem) []string {
 	return out
 }
 
-// fileError is a failure to read the file at Path; Err says what was wrong,
-// a *fieldError where a field was at fault.
-type fileError struct {
-	Path string
-	Err  error
-}
-
-func (e *fileError) Error() string { return "read " + e.Path + ": " + e.Err.Error() }
-
-func (e *fileError) Unwrap() error { return e.Err }
-
 // problemOf is the problem that err, met reading under the part directory
 // dir, stands for, followed by then (what the report does about it, "" for
 // nothing): the file relative to dir, the field at fault, and no path of the

@@ -682,7 +682,7 @@ func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read f
 	defer f.Close()
 	res, err := read(f, skipLogs)
 	if err != nil {
-		return nil, &fileError{path, err}
+		return nil, &fileError{Path: path, Err: err}
 	}
 	return res, nil
 }

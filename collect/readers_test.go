@@ -1,23 +1,23 @@
 package collect
 
-import "io"
+import (
+	"io"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
+)
 
 // The readers of single files, as tests call them: the loader
 // (LoadPartsWith) opens part files through readOpened and readJSONIn.
 
-// ReadJSONFile decodes the JSON file at path into v, refusing files over
-// limit bytes, anything but a regular file (see openPath) and, where v is a
-// struct, a file that is null. Errors name the file and, for a value of the
-// wrong type, the field: `read /x/setup.json: cases[2].tp: want integer,
-// got string`.
-func ReadJSONFile(path string, limit int64, v any) error {
-	f, err := OpenRegular(path)
+// ReadJSONFile decodes the JSON file at path into v, refusing a file over
+// k's cap, anything but a regular file (safefile.Open) and, where v is a
+// struct, a file that is null.
+func ReadJSONFile(path string, k safefile.Kind, v any) error {
+	data, err := safefile.Read(path, k)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	_, err = decodeFile(f, path, limit, v)
-	return err
+	return DecodeFile(path, data, v)
 }
 
 // LoadParts is LoadPartsWith without options.
@@ -30,7 +30,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // ScanSummary); errors name the file and the field. Only a regular file is
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
-	f, err := OpenRegular(path)
+	f, err := safefile.Open(path)
 	return readOpened(f, err, path, false, readSummary)
 }
 
@@ -40,6 +40,6 @@ func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r
 // ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
-	f, err := OpenRegular(path)
+	f, err := safefile.Open(path)
 	return readOpened(f, err, path, false, readCasesJSONL)
 }

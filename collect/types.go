@@ -101,6 +101,9 @@ type GPU struct {
 
 // Engine is an engine's image and versions (setup.json "engines" values).
 type Engine struct {
+	// Display is the engine's name in reports (new; absent in parts that
+	// predate it, which render names by DisplayName).
+	Display  string `json:"display,omitempty"`
 	Image    string `json:"image,omitempty"`
 	Digest   string `json:"digest,omitempty"`
 	Engine   string `json:"engine,omitempty"` // the engine's version, e.g. 0.30.0

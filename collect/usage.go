@@ -10,13 +10,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// maxUsageFile bounds a `<case>-usage.json`: a real case samples every 1-2 s
+// usageFile bounds a `<case>-usage.json`: a real case samples every 1-2 s
 // for minutes (tens of KiB); a larger file is refused as a problem, so a
 // hostile one never costs a report its memory.
-const maxUsageFile = 8 << 20
+var usageFile = safefile.Kind{Name: "usage timeline", Max: 8 << 20}
 
 // UsageSample is one element of a co-location case's usage timeline,
 // `<case>-usage.json` (docs/formats.md §4.4): a reading at T, or, when Phase
@@ -156,21 +157,17 @@ func readUsage(root *os.Root, dir, caseName string) ([]UsageSample, error) {
 	if strings.ContainsAny(caseName, `/\`) || caseName == "" || caseName == "." || caseName == ".." {
 		return nil, nil // not a file name of this part: no timeline
 	}
-	f, err := openIn(root, dir, name)
+	var raw json.RawMessage
+	_, err := readJSONIn(root, dir, name, usageFile, &raw)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var raw json.RawMessage
-	if _, err := decodeFile(f, dir+string(os.PathSeparator)+name, maxUsageFile, &raw); err != nil {
-		return nil, err
-	}
 	samples, err := ParseUsage(raw)
 	if err != nil {
-		return nil, &fileError{dir + string(os.PathSeparator) + name, err}
+		return nil, &fileError{Path: dir + string(os.PathSeparator) + name, Err: err}
 	}
 	return samples, nil
 }

@@ -4,56 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 )
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a reader (or a runner killed mid-write) only
-// ever sees the old or the new whole file.
-func WriteFileAtomic(path string, data []byte) error {
-	return WriteFileAtomicFunc(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteFileAtomicFunc is WriteFileAtomic for content that write streams
-// (merged.json, which is never held whole): an error of write leaves the
-// old file in place.
-func WriteFileAtomicFunc(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	werr := write(f)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		// CreateTemp makes 0600 files; artifacts are read by other users (upload steps).
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
-}
 
 // PartWriter writes the files of one part directory (docs/formats.md §1, §2;
 // docs/runner.md §6). Every whole file is written atomically and every byte
@@ -97,7 +55,7 @@ func (w *PartWriter) write(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, data)
+	return safefile.Write(path, data)
 }
 
 // WritePartMeta writes part.json.
@@ -121,9 +79,9 @@ func (w *PartWriter) AppendCase(c *CaseResult) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cases == nil {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := safefile.OpenAppend(path)
 		if err != nil {
-			return fmt.Errorf("open %s: %w", path, err)
+			return err
 		}
 		w.cases = f
 	}
@@ -240,16 +198,5 @@ func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, plain, code func(
 // AppendFile appends data, redacted, to the file at path (creating it), as
 // the runner does with summary.md and $GITHUB_STEP_SUMMARY.
 func (w *PartWriter) AppendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	_, err = f.Write(w.Redact.Bytes(data))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	return nil
+	return safefile.Append(path, w.Redact.Bytes(data))
 }

@@ -11,25 +11,6 @@ import (
 	"testing/iotest"
 )
 
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "a.json")
-	if err := WriteFileAtomic(p, []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(p, []byte("two")); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(p)
-	entries, _ := os.ReadDir(dir)
-	if string(got) != "two" || len(entries) != 1 {
-		t.Fatalf("content %q, %d entries (temporary files left?)", got, len(entries))
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "x"), nil); err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Fatalf("error %v does not name the path", err)
-	}
-}
-
 func TestPartWriterRedactsAndAppends(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "part")
 	red := NewRedactor(func(k string) string { return map[string]string{"GH_TOKEN": "ghp_abc123", "HF_TOKEN": ""}[k] }, SecretEnvNames...)

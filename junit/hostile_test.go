@@ -187,7 +187,7 @@ func TestImportValidate(t *testing.T) {
 		{Import{Files: []string{"f"}, Out: "o"}, "no part name given"},
 		{Import{Files: []string{"f"}, Part: "p"}, "no part directory given"},
 		{Import{Files: []string{"f"}, Part: "p", Out: "o", Deselected: &neg}, "deselected count -1 is negative"},
-		{Import{Files: []string{"/nonexistent/junit.xml"}, Part: "p", Out: "o"}, "read /nonexistent/junit.xml: open /nonexistent/junit.xml: no such file or directory"},
+		{Import{Files: []string{"/nonexistent/junit.xml"}, Part: "p", Out: "o"}, "read /nonexistent/junit.xml: no such file or directory"},
 	} {
 		if _, err := tc.im.Run(); err == nil || err.Error() != tc.want {
 			t.Errorf("Run(%+v) = %v, want %q", tc.im, err, tc.want)

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
@@ -20,7 +20,7 @@ const (
 	// DefaultMaxBytes bounds one JUnit file: reports are kilobytes to a
 	// few megabytes, even with captured output; anything larger is refused
 	// rather than held.
-	DefaultMaxBytes = 64 << 20
+	DefaultMaxBytes = 64 << 20 // safefile.JUnit
 	// maxDepth bounds element nesting: JUnit nests testsuites, testsuite,
 	// testcase, failure and a stack trace, rarely more than eight deep.
 	maxDepth = 32
@@ -80,11 +80,8 @@ type Document struct {
 // ReadFile reads the JUnit XML file at path (see Parse); maxBytes <= 0
 // means DefaultMaxBytes.
 func ReadFile(path string, maxBytes int64) (*Document, error) {
-	f, err := collect.OpenRegular(path)
+	f, err := safefile.Open(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
 		return nil, err // it names the file
 	}
 	defer f.Close()
@@ -101,7 +98,7 @@ func Parse(r io.Reader, file string, maxBytes int64) (*Document, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	lim := &limitReader{r: r, max: maxBytes}
+	lim := safefile.Limit(r, safefile.Kind{Name: safefile.JUnit.Name, Max: maxBytes})
 	p := &parser{d: xml.NewDecoder(lim), lim: lim}
 	p.d.Strict = true
 	doc := &Document{File: file}
@@ -111,43 +108,11 @@ func Parse(r io.Reader, file string, maxBytes int64) (*Document, error) {
 	return doc, nil
 }
 
-// errTooLarge is the limitReader's refusal.
-var errTooLarge = errors.New("file too large")
-
-// limitReader fails, rather than ends, past max bytes, so that a cut
-// document is never read as a whole one.
-type limitReader struct {
-	r     io.Reader
-	max   int64
-	total int64
-}
-
-func (l *limitReader) Read(b []byte) (int, error) {
-	// One byte past the limit tells a file of exactly max bytes from a larger one.
-	if room := l.max + 1 - l.total; int64(len(b)) > room {
-		b = b[:room]
-	}
-	n, err := l.r.Read(b)
-	l.total += int64(n)
-	if l.total > l.max {
-		return 0, fmt.Errorf("%w: over %s", errTooLarge, size(l.max))
-	}
-	return n, err
-}
-
-// size says a byte count in MiB when it is whole MiB.
-func size(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // parser walks the decoder's tokens, bounding depth and refusing what a
 // JUnit report never needs (a DTD, entities).
 type parser struct {
 	d     *xml.Decoder
-	lim   *limitReader
+	lim   *safefile.LimitedReader
 	depth int
 }
 
@@ -174,7 +139,7 @@ func (p *parser) next() (xml.Token, error) {
 	if err != nil {
 		var se *xml.SyntaxError
 		switch {
-		case errors.Is(err, errTooLarge):
+		case errors.Is(err, safefile.ErrTooLarge):
 			return nil, err
 		case errors.As(err, &se):
 			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
@@ -206,7 +171,7 @@ func (p *parser) document(doc *Document) error {
 		tok, err := p.next()
 		if err == io.EOF {
 			if !rootSeen {
-				if p.lim.total == 0 {
+				if p.lim.Total() == 0 {
 					return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
 				}
 				return p.errorf("no root element: want <testsuites> or <testsuite>")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -167,9 +168,7 @@ type trialOutcome struct {
 // once on a virtual clock.
 func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	t.Helper()
-	fake, srv := newFake(t, testToken)
-	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
-	clock := &vclock{now: t0}
+	fake, srv, clock := trialFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -217,15 +216,9 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	var outMu sync.Mutex
 	post := func(writer string) func() {
 		return func() {
-			api, err := NewGitHubAPI(srv.URL, testToken, tagTransport{writer}, 10*time.Second)
-			if err != nil {
-				t.Error(err)
-				return
-			}
 			var log bytes.Buffer
-			p := &Publisher{API: api, Repo: Repo{Owner: "kv", Name: "cache"}, Log: &log,
-				Now: clock.Now, Sleep: clock.Sleep, Jitter: func() float64 { return 0.5 }, SettleDelay: 2 * time.Second}
-			_, err = p.Publish(ctx, Target{Issue: 7}, trialPost(writer))
+			p := trialPublisher(t, srv.URL, writer, clock, &log)
+			_, err := p.Publish(ctx, Target{Issue: 7}, trialPost(writer))
 			outMu.Lock()
 			out.errs[writer], out.logs[writer] = err, log.String()
 			outMu.Unlock()
@@ -247,6 +240,28 @@ func runConcurrentTrial(t *testing.T, tr concurrentTrial) trialOutcome {
 	out.body = fake.Issues[7].Body
 	fake.Mu.Unlock()
 	return out
+}
+
+// trialFake is the fake of the concurrent trials, holding the results
+// issue #7, and their virtual clock, by which its late writes fall due.
+func trialFake(t *testing.T) (*fakeGitHub, *httptest.Server, *vclock) {
+	fake, srv := newFake(t, testToken)
+	fake.Issues[7] = &fakeIssue{Title: "GPU CI results", Body: ResultsIssueMarker + "\r\n" + handText, Labels: []string{"gpu-ci"}}
+	clock := &vclock{now: t0}
+	fake.Now = clock.Now
+	return fake, srv, clock
+}
+
+// trialPublisher is a writer's Publisher in the concurrent trials: its
+// requests tagged with its name, its waits on the virtual clock.
+func trialPublisher(t *testing.T, url, writer string, clock *vclock, log *bytes.Buffer) *Publisher {
+	t.Helper()
+	api, err := NewGitHubAPI(url, testToken, tagTransport{writer}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Publisher{API: api, Repo: Repo{Owner: "kv", Name: "cache"}, Log: log,
+		Now: clock.Now, Sleep: clock.Sleep, Jitter: func() float64 { return 0.5 }, SettleDelay: 2 * time.Second}
 }
 
 // keptAll says what of the two sections and the hand-written text the body

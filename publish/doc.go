@@ -27,11 +27,13 @@
 // markers (the hand-written text and every other section), exactly the text
 // the splice was based on. Otherwise it reads and splices afresh, at most
 // three writes, and fails rather than report a section it could not keep.
-// What no read-back of ours can see is a write that lands between our GET
-// and GitHub applying our PATCH (no wait sits there): another profile's
-// post repairs its own section by its read-back, SettleDelay after its
-// write, when our PATCH landed before that; a maintainer's save in that gap
-// is lost.
+// GitHub may apply a PATCH seconds late, after the read-backs of the posts
+// whose sections it erases: so a post that wrote the body reads it once
+// more ApplyDelay (plus SettleDelay) after its last PATCH and writes its
+// section again when it is gone, at most three times, failing when it is
+// still missing (keepSection). Each post repairs its own section, so every
+// section survives. A maintainer's save made while a PATCH is in flight or
+// waiting to be applied is lost (docs/publish.md §6).
 //
 // Publisher talks to GitHub through API, a narrow interface owned here;
 // GitHubAPI implements it with go-github v60 and a static OAuth2 token.

@@ -33,6 +33,11 @@ const maxRunPages = 5
 // body afresh and is read back.
 const spliceTries = 3
 
+// maxRepairs bounds the writes of the section after the last read, past
+// the late-write window, found it erased; each is followed by the window
+// again.
+const maxRepairs = 3
+
 var (
 	digitsRE = regexp.MustCompile(`^[0-9]+$`)
 	shaRE    = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
@@ -59,6 +64,12 @@ type Publisher struct {
 	// back, so that a concurrent writer's edit has a chance to show. Negative
 	// disables it.
 	SettleDelay time.Duration
+	// ApplyDelay is the longest delay GitHub may take to apply an edit of
+	// the issue body that this post allows for: after its last body PATCH
+	// it reads the body once more this long (plus SettleDelay) later, and
+	// writes its section again when a late edit erased it (keepSection).
+	// Zero means DefaultApplyDelay; negative disables the last read.
+	ApplyDelay time.Duration
 
 	// DryRun: the transport prints writes instead of sending them, so there is
 	// no spacing between them and nothing to read back.
@@ -67,8 +78,9 @@ type Publisher struct {
 	// issue body is taken as empty and no comment as existing.
 	Offline bool
 
-	lastWrite   time.Time
-	createdBody string // the body of the issue a dry run would have opened
+	lastWrite     time.Time
+	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
+	createdBody   string    // the body of the issue a dry run would have opened
 }
 
 // Run identifies the workflow run being reported.
@@ -123,8 +135,11 @@ type Result struct {
 	Issue          int   // the issue or PR commented on (0 in an offline dry run found by label)
 	CommentID      int64 // 0 in a dry run that creates
 	CommentCreated bool
-	BodyPatches    int    // PATCHes of the issue body
-	StatusSHA      string // PR mode: the commit the status was set on
+	BodyPatches    int // PATCHes of the issue body
+	// Repairs counts the writes of the section after the last read found
+	// it erased by a late write (docs/publish.md §6); 0 when none was needed.
+	Repairs   int
+	StatusSHA string // PR mode: the commit the status was set on
 }
 
 // commentMarker is the marker line of the run's comment in its suite.
@@ -641,171 +656,12 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 	return ids[0], nil
 }
 
-// spliceSection puts the section into the issue body, PATCHing only on
-// change. GitHub has no conditional write for an issue body, so the body
-// must never be written from a stale read: every write (spliceOnce) reads
-// the body, splices and PATCHes at once, with the write spacing and every
-// retry wait before the read. After the PATCH it reads the body back; the
-// write stands when the read-back holds our section and, outside our
-// markers, the very text the splice was based on. Outside our markers is
-// everything but our own section: the hand-written text and the other
-// profiles' sections, which their own posts splice concurrently. When
-// another writer moved either, it splices afresh into the new body (at most
-// spliceTries writes), so that an edit it could not have seen is never
-// reported as published over.
-func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
-	var why string // what the last read-back showed
-	for try := 1; ; try++ {
-		// After spliceTries writes that did not stand, one more read may
-		// still find our section in place (the other writer kept it), but
-		// no further write is made.
-		base, out, err := p.spliceOnce(ctx, number, name, section, try, try <= spliceTries, res)
-		switch {
-		case err != nil:
-			return err
-		case out == spliceWithheld:
-			return fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
-				"after each of %d writes the read-back differed from what we wrote (last: %s), and the body still lacks the section as rendered; "+
-				"the section is not published, rerun the step", name, number, p.Repo, spliceTries, why)
-		case out == spliceUnchanged || p.DryRun:
-			return nil
-		}
-		if d := p.settleDelay(); d > 0 {
-			p.logf("waiting %s before reading issue #%d back, so that a concurrent edit shows", roundWait(d), number)
-			if err := p.sleep(ctx, d); err != nil {
-				return fmt.Errorf("read back issue #%d: %w", number, err)
-			}
-		}
-		got, err := p.readBody(ctx, number)
-		if err != nil {
-			return err
-		}
-		there, kept := readBack(got, base, name, section)
-		if there && kept {
-			p.logf("issue body: read back #%d; the %s section is there and the rest is as we read it", number, name)
-			return nil
-		}
-		why = "our " + name + " section was gone"
-		if there {
-			why = "the text outside our " + name + " section had changed"
-		}
-		next := fmt.Sprintf("reading it again, to splice afresh if it needs it (write %d of %d)", try+1, spliceTries)
-		if try == spliceTries {
-			next = "reading it once more, without writing again"
-		}
-		p.logf("issue body: another writer changed #%d after our read (%s); %s", number, why, next)
-	}
-}
-
-// What one spliceOnce did.
-const (
-	spliceUnchanged = iota // the body already held the section as rendered
-	spliceWrote
-	spliceWithheld // it needed a write, but no write was allowed
-)
-
-// spliceOnce is one write of the section: it reads the body, splices and
-// PATCHes the result when it differs, as one call, so that a retried PATCH
-// (after a 5xx, a rate limit or an answer that never came) reads and
-// splices again instead of re-sending a body spliced before the wait. It
-// returns the body the last splice was based on and what it did.
-func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section string, try int, mayWrite bool, res *Result) (base string, out int, err error) {
-	attempt := 0
-	err = p.call(ctx, p.issueOp("edit the body of", number, true),
-		func(ctx context.Context) error {
-			attempt++
-			out = spliceUnchanged
-			if attempt > 1 {
-				p.logf("issue body: reading #%d again for the retried write, so that it splices into the body as it is now", number)
-			}
-			var err error
-			if base, err = p.readBody(ctx, number); err != nil {
-				return err
-			}
-			spliced, err := render.Splice(base, name, section)
-			if err != nil {
-				return &finalError{inputErrorf("splice the %s section into issue #%d of %s: %v; fix the gpu-ci markers in the issue body by hand", name, number, p.Repo, err)}
-			}
-			// A body saved from GitHub's web editor comes back with CRLF line
-			// ends throughout, our section included: that is no change.
-			if crlfToLF(spliced) == crlfToLF(base) {
-				if try == 1 && attempt == 1 {
-					p.logf("issue body: the %s section is unchanged; not editing #%d", name, number)
-				} else {
-					p.logf("issue body: #%d now holds the %s section as we render it; not editing it again", number, name)
-				}
-				return nil
-			}
-			if n := utf8.RuneCountInString(spliced); n > MaxBodyChars {
-				return &finalError{inputErrorf("splice the %s section into issue #%d of %s: the body would have %d characters; GitHub takes at most %d (shorten the hand-written text or the sections)",
-					name, number, p.Repo, n, MaxBodyChars)}
-			}
-			if !mayWrite {
-				out = spliceWithheld
-				return nil
-			}
-			out = spliceWrote
-			if _, err := p.API.EditIssueBody(ctx, p.Repo, number, spliced); err != nil {
-				return err
-			}
-			res.BodyPatches++
-			p.logf("issue body: %s the %s section into #%d", p.did("spliced"), name, number)
-			return nil
-		})
-	return base, out, err
-}
-
-// readBack compares the body read back after our write with the body the
-// write was spliced into: there says that got holds our section, kept that
-// everything outside our markers is as it was in base. Both are compared
-// as Splice would write them, so our section's place and white space, and
-// line ends, do not count as changes.
-func readBack(got, base, name, section string) (there, kept bool) {
-	there = sectionPresent(got, name, section)
-	g, errG := render.Splice(got, name, section)
-	b, errB := render.Splice(base, name, section)
-	return there, errG == nil && errB == nil && crlfToLF(g) == crlfToLF(b)
-}
-
-// sectionPresent reports whether body holds the section between its
-// markers. It ignores line-end style and surrounding white space, so that a
-// body GitHub stored with other line ends still counts as ours.
-func sectionPresent(body, name, section string) bool {
-	return strings.Contains(crlfToLF(body), marker.SectionBlock(name, crlfToLF(section)))
-}
-
-func crlfToLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
-
 // did words a log line for what happened, or in a dry run what would have.
 func (p *Publisher) did(verb string) string {
 	if p.DryRun {
 		return "would have " + verb
 	}
 	return verb
-}
-
-func (p *Publisher) settleDelay() time.Duration {
-	switch {
-	case p.SettleDelay < 0:
-		return 0
-	case p.SettleDelay == 0:
-		return DefaultSettleDelay
-	}
-	return p.SettleDelay
-}
-
-func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
-	if p.Offline {
-		return "", nil
-	}
-	if number == 0 {
-		// The issue a dry run would have opened, with the body it would have had.
-		return p.createdBody, nil
-	}
-	var is Issue
-	err := p.call(ctx, p.issueOp("read", number, false),
-		func(ctx context.Context) (err error) { is, err = p.API.GetIssue(ctx, p.Repo, number); return })
-	return is.Body, err
 }
 
 // statusContext is the commit status's context: `GPU CI (<profile>)` for

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/ghfake"
 	"github.com/ovg-project/ci-report/internal/golden"
 	"github.com/ovg-project/ci-report/internal/marker"
 )
@@ -40,6 +41,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{clock: t0}
 	fake, srv := newFake(t, testToken)
 	h.fake = fake
+	fake.Now = func() time.Time { return h.clock } // late writes fall due by the test's clock
 	api, err := NewGitHubAPI(srv.URL, testToken, nil, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +196,38 @@ func TestPublishScenarios(t *testing.T) {
 					writes++
 					is.Body = ResultsIssueMarker + "\r\n" + handText + "\n<!-- gpu-ci:weekly:start -->\nweekly " + strconv.Itoa(writes) + "\n<!-- gpu-ci:weekly:end -->\n"
 				}
+			}},
+		{name: "late-write-repaired", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// Another profile's PATCH, spliced into the body as it was
+				// before ours, lands during our late-write window.
+				h.onSleep = func(d time.Duration) {
+					if d == 10*time.Second {
+						h.onSleep = nil
+						h.fake.Issues[7].Body = ResultsIssueMarker + "\r\n" + handText + "\n<!-- gpu-ci:weekly:start -->\nweekly\n<!-- gpu-ci:weekly:end -->\n"
+					}
+				}
+			}},
+		{name: "late-write-persistent", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			wantErr: "keep the nightly section in issue #7 of kv/cache: it was erased again after each of 3 repairs",
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// Every late-write window ends with our section erased.
+				h.onSleep = func(d time.Duration) {
+					if d == 10*time.Second {
+						h.fake.Issues[7].Body = ResultsIssueMarker + "\r\n" + handText
+					}
+				}
+			}},
+		{name: "late-own-write", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// GitHub answers our first body PATCH at once but applies it
+				// 8 s later: the read-back does not show it, so it is written
+				// again; the late one lands during the window, and the last
+				// read finds the section.
+				h.fake.Late = []*ghfake.LateWrite{{Path: fakeRepo + "/issues/7", Times: 1, Delay: 8 * time.Second}}
 			}},
 		{name: "paged-comments", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {

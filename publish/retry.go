@@ -17,9 +17,12 @@ const (
 	DefaultBackoff       = 2 * time.Second
 	DefaultSecondaryWait = 60 * time.Second
 	DefaultSettleDelay   = 2 * time.Second
-	maxTransientTries    = 4 // 5xx and connection errors, first try included
-	maxRateLimitWaits    = 5 // rate-limit waits for one request
-	botFallbackLogin     = "github-actions[bot]"
+	// DefaultApplyDelay allows for issue-body edits GitHub applies up to
+	// 10 s late (issue 18 measured sections lost from 2.5 s up).
+	DefaultApplyDelay = 10 * time.Second
+	maxTransientTries = 4 // 5xx and connection errors, first try included
+	maxRateLimitWaits = 5 // rate-limit waits for one request
+	botFallbackLogin  = "github-actions[bot]"
 )
 
 // op describes one logical GitHub request for retries and messages.

@@ -57,6 +57,7 @@ func TestConnectionErrors(t *testing.T) {
 			}
 			h.pub.API = api
 			h.pub.SettleDelay = -1
+			h.pub.ApplyDelay = -1 // only the retry waits are compared
 			_, err = h.pub.Publish(context.Background(), Target{Issue: 7}, testPost("nightly", "PASS"))
 			switch {
 			case tc.wantErr == "" && err != nil:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -326,7 +327,7 @@ func TestHistoryIgnoresInfra(t *testing.T) {
 		run("122", "2026-11-27", infra(elastic), infra(kvc1)),
 	}
 	docs := mustRender(t, rep, opts)
-	failed := tableRows(t, docs.Comment, "since")
+	failed := tableRows(docs.Comment, "since")
 	if got := failed[native]; len(got) == 0 || got[len(got)-1] != "infra" {
 		t.Errorf("%s: row %q, want since infra (pass, infra, pass, infra)", native, got)
 	}
@@ -336,7 +337,7 @@ func TestHistoryIgnoresInfra(t *testing.T) {
 	if strings.Contains(docs.Comment, "Fixed since the previous run") {
 		t.Errorf("a pass after an infra failure reads as a fix:\n%s", docs.Comment)
 	}
-	changes := tableRows(t, docs.Section, "last change")
+	changes := tableRows(docs.Section, "last change")
 	if got := changes[elastic]; len(got) != 3 || got[1] != "✓ ⚠ ⚠ ✗" {
 		t.Errorf("changes table row %s: %q, want runs ✓ ⚠ ⚠ ✗", elastic, got)
 	}
@@ -348,4 +349,21 @@ func TestHistoryIgnoresInfra(t *testing.T) {
 	if !strings.Contains(docs.Section, "○ not run, ⚠ failed on the machine (class infra, not counted), · no record.") {
 		t.Errorf("the legend does not explain ⚠:\n%s", docs.Section)
 	}
+}
+
+// tableRows maps the first cell of each row of md's tables whose last
+// header is last to the row's cells' texts.
+func tableRows(md, last string) map[string][]string {
+	out := map[string][]string{}
+	for _, tb := range mdtest.Tables([]byte(md)) {
+		if len(tb.Header) == 0 || tb.Header[len(tb.Header)-1].Text != last {
+			continue
+		}
+		for _, r := range tb.Rows {
+			if row := mdtest.Texts(r); len(row) > 0 {
+				out[row[0]] = row
+			}
+		}
+	}
+	return out
 }

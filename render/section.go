@@ -277,7 +277,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
 		}
-		row := []string{EngineDisplay(p.st(k)), strings.TrimSpace(image), strings.Join(versions, ", ")}
+		row := []string{p.st(EngineDisplay(r.rep.Setup, k)), strings.TrimSpace(image), strings.Join(versions, ", ")}
 		if withSets {
 			cell := "none picked"
 			if x := e.Expectations; x != nil {
@@ -333,7 +333,7 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 			}
 		}
 		bullet := w.t("engine_bullet", map[string]string{
-			"Display": EngineDisplay(p.st(k)),
+			"Display": p.st(EngineDisplay(r.rep.Setup, k)),
 			"Server":  p.code(e.Server, false),
 			"Env":     envList(p, &e.Env.Ordered),
 		})
@@ -343,7 +343,7 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 			if len(kv)+len(native) == 0 {
 				continue
 			}
-			bullet = w.t("engine_bullet_unknown", EngineDisplay(p.st(k)))
+			bullet = w.t("engine_bullet_unknown", p.st(EngineDisplay(r.rep.Setup, k)))
 		}
 		lines = append(lines, bullet)
 		if len(kv) > 0 {
@@ -445,7 +445,7 @@ func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSe
 	models := map[key]map[string]bool{}
 	var order []key
 	for i := range cases {
-		k := key{EngineDisplay(cases[i].Engine), cases[i].HFID, LayoutLabel(r.cfg.Product, cases[i].Layout)}
+		k := key{EngineDisplay(r.rep.Setup, cases[i].Engine), cases[i].HFID, LayoutLabel(r.cfg.Product, cases[i].Layout)}
 		if p.coarse {
 			k.model = ""
 		}

@@ -13,15 +13,16 @@ import (
 // Facts about a case's setup as the documents show them (docs/render.md §1.2,
 // §3.5).
 
-// EngineDisplay is the display name of an engine key: vLLM, SGLang, else the key.
-func EngineDisplay(engine string) string {
-	switch engine {
-	case "vllm":
-		return "vLLM"
-	case "sglang":
-		return "SGLang"
+// EngineDisplay is the name reports give an engine key of setup s: the
+// name its setup.json gives, else collect.DisplayName's (vLLM, SGLang, else
+// the key), unescaped.
+func EngineDisplay(s *collect.Setup, engine string) string {
+	if s != nil {
+		if e, ok := s.Engines.Get(engine); ok && e.Display != "" {
+			return e.Display
+		}
 	}
-	return engine
+	return collect.DisplayName(engine)
 }
 
 // LayoutLabel is the KV cache column of a layout (c1, c0 or native for nil),
@@ -193,12 +194,12 @@ func (ix *setupIndex) brief(name string) string {
 	}
 	if p, ok := ix.elastic[name]; ok {
 		return fmt.Sprintf("%s %s + %s %s on GPU %s, batch limit %d",
-			EngineDisplay(ix.esc(p.A.Engine)), ix.esc(p.A.HFID), EngineDisplay(ix.esc(p.B.Engine)), ix.esc(p.B.HFID), ix.esc(p.GPU), p.Batch)
+			ix.esc(EngineDisplay(ix.setup, p.A.Engine)), ix.esc(p.A.HFID), ix.esc(EngineDisplay(ix.setup, p.B.Engine)), ix.esc(p.B.HFID), ix.esc(p.GPU), p.Batch)
 	}
 	if p, ok := ix.priority[name]; ok {
 		s := fmt.Sprintf("%s %s (priority %s) + %s %s (priority %s) on GPU %s, batch limit %d",
-			EngineDisplay(ix.esc(p.Low.Engine)), ix.esc(p.Low.HFID), prio(p.Low.Priority, 0),
-			EngineDisplay(ix.esc(p.High.Engine)), ix.esc(p.High.HFID), prio(p.High.Priority, 1), ix.esc(p.GPU), p.Batch)
+			ix.esc(EngineDisplay(ix.setup, p.Low.Engine)), ix.esc(p.Low.HFID), prio(p.Low.Priority, 0),
+			ix.esc(EngineDisplay(ix.setup, p.High.Engine)), ix.esc(p.High.HFID), prio(p.High.Priority, 1), ix.esc(p.GPU), p.Batch)
 		if p.BallastMiB != nil {
 			s += fmt.Sprintf(", ballast %d MiB", *p.BallastMiB)
 		}
@@ -223,7 +224,7 @@ func prio(p *int, def int) string {
 // serverBrief: "<Display> <version>, <hf>@<rev7>, <layout>, TP <tp>, KV <dtype>[, `extra`]".
 func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
 	var b strings.Builder
-	b.WriteString(EngineDisplay(ix.esc(c.Engine)))
+	b.WriteString(ix.esc(EngineDisplay(ix.setup, c.Engine)))
 	if e, ok := ix.setup.Engines.Get(c.Engine); ok && e.Engine != "" {
 		b.WriteString(" " + ix.esc(text.Cut(e.Engine, 40)))
 	}
@@ -282,7 +283,7 @@ func safeURLPath(s string) bool {
 // serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
 // pair and limit tables.
 func (ix *setupIndex) serverCell(c *collect.CaseSetup) string {
-	s := EngineDisplay(text.Plain(c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
+	s := text.Plain(EngineDisplay(ix.setup, c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
 	if f := CaseFlags(c.ModelArgs, c.ExtraArgs); f != "" {
 		s += ", " + text.CodeCell(f)
 	}

@@ -100,9 +100,20 @@ func TestLayoutAndNames(t *testing.T) {
 			t.Errorf("LayoutLabel = %q, want %q", got, tc.want)
 		}
 	}
-	for in, want := range map[string]string{"vllm": "vLLM", "sglang": "SGLang", "trt": "trt"} {
-		if got := EngineDisplay(in); got != want {
-			t.Errorf("EngineDisplay(%s) = %s", in, got)
+	// A setup's own display name wins; a setup without one (older parts)
+	// names the built-in engines, and leaves any other key as it is.
+	withNames := &collect.Setup{}
+	withNames.Engines.Set("trt", collect.Engine{Display: "TensorRT-LLM"})
+	withNames.Engines.Set("vllm", collect.Engine{})
+	for _, tc := range []struct {
+		setup     *collect.Setup
+		key, want string
+	}{
+		{nil, "vllm", "vLLM"}, {nil, "sglang", "SGLang"}, {nil, "trt", "trt"},
+		{withNames, "trt", "TensorRT-LLM"}, {withNames, "vllm", "vLLM"}, {withNames, "other", "other"},
+	} {
+		if got := EngineDisplay(tc.setup, tc.key); got != tc.want {
+			t.Errorf("EngineDisplay(%s) = %s, want %s", tc.key, got, tc.want)
 		}
 	}
 	if ShortSHA("") != "unknown" || ShortSHA("0123456789") != "0123456" {

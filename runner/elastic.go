@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
@@ -445,7 +446,7 @@ func (k *coloc) writeUsage() {
 	}
 	data, err := k.sampler.UsageTimeline()
 	if err == nil {
-		err = collect.WriteFileAtomic(filepath.Join(k.c.R.OutDir, k.c.Entry.Name+"-usage.json"), data)
+		err = safefile.Write(filepath.Join(k.c.R.OutDir, k.c.Entry.Name+"-usage.json"), data)
 	}
 	if err != nil {
 		k.log.Set("usage_error", text.CutLine(err.Error(), 300))

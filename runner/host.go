@@ -18,9 +18,10 @@ import (
 // differs between the two; the cases run the same code on either. The
 // Runner holds one (nil: Machine).
 type Host interface {
-	// ServerArgv is the command a server of engine runs, from the plan's
-	// argv.
-	ServerArgv(engine string, argv []string) []string
+	// ServerArgv is the command a server runs, from the plan's argv;
+	// simEngine is the simulated engine that stands in for its engine
+	// (EngineSpec.Sim).
+	ServerArgv(simEngine string, argv []string) []string
 	// ProcessEnv is set, after their own, for every process the run
 	// starts: servers, ballasts, kvctl and the version probe.
 	ProcessEnv() collect.Env
@@ -30,7 +31,8 @@ type Host interface {
 	// one (nil: none, the pairs that need one fail saying so).
 	Ballast() []string
 	// VersionProbe is the setup case's version probe unless
-	// Runner.VersionProbe gives one; `{engine}` is replaced.
+	// Runner.VersionProbe gives one; `{engine}` is replaced by the
+	// engine's key, `{sim_engine}` by its simulated engine.
 	VersionProbe() []string
 	// ShmDir and TmpDir are where kvcached leaves its shared-memory
 	// segments and socket directories.
@@ -114,8 +116,8 @@ func (s *Sim) sub(name string, args ...string) []string {
 }
 
 // ServerArgv implements Host: `<self> sim serve --engine E -- <argv>`.
-func (s *Sim) ServerArgv(engineName string, argv []string) []string {
-	return append(s.sub("serve", "--engine", engineName, "--"), argv...)
+func (s *Sim) ServerArgv(simEngine string, argv []string) []string {
+	return append(s.sub("serve", "--engine", simEngine, "--"), argv...)
 }
 
 // ProcessEnv implements Host: the simulator's variables.
@@ -127,8 +129,8 @@ func (s *Sim) Kvctl() []string { return s.sub("kvctl") }
 // Ballast implements Host: `sim ballast`.
 func (s *Sim) Ballast() []string { return s.sub("ballast") }
 
-// VersionProbe implements Host: `sim versions --engine {engine}`.
-func (s *Sim) VersionProbe() []string { return s.sub("versions", "--engine", "{engine}") }
+// VersionProbe implements Host: `sim versions --engine {sim_engine}`.
+func (s *Sim) VersionProbe() []string { return s.sub("versions", "--engine", "{sim_engine}") }
 
 // ShmDir implements Host: the world's shm/.
 func (s *Sim) ShmDir() string { return filepath.Join(s.Dir, "shm") }

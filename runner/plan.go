@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
@@ -180,9 +180,9 @@ func (p *Plan) IPCNames(runID string) []string {
 
 // ReadPlan reads a --plan file and validates it.
 func ReadPlan(file string) (*Plan, error) {
-	data, err := os.ReadFile(file)
+	data, err := safefile.Read(file, safefile.Plan)
 	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
+		return nil, err // it names the file
 	}
 	var p Plan
 	if err := json.Unmarshal(data, &p); err != nil {

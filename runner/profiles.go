@@ -44,41 +44,13 @@ func findModel(key string) (*model, error) {
 	return nil, fmt.Errorf("unknown model %q", key)
 }
 
-// engineFlags are the per-engine flag names.
-type engineFlags struct {
-	tp, batch, memory, context string
-	fp8                        []string
-}
-
-var flags = map[string]engineFlags{
-	"vllm":   {tp: "--tensor-parallel-size", batch: "--max-num-seqs", memory: "--gpu-memory-utilization", context: "--max-model-len", fp8: []string{"--kv-cache-dtype", "fp8"}},
-	"sglang": {tp: "--tp-size", batch: "--max-running-requests", memory: "--mem-fraction-static", context: "--context-length", fp8: []string{"--kv-cache-dtype", "fp8_e4m3"}},
-}
-
+// builtinEngines are the built-in profiles' engine plans, from the engine
+// table.
 func builtinEngines() collect.Ordered[EnginePlan] {
 	var o collect.Ordered[EnginePlan]
-	var venv collect.Env
-	// /reset_prefix_cache exists only in vLLM's dev mode. The model
-	// runner (VLLM_USE_V2_MODEL_RUNNER) depends on kvcached's version, so
-	// it is in the expectation sets (docs/runner.md §2.6).
-	venv.Set("VLLM_SERVER_DEV_MODE", "1")
-	o.Set("vllm", EnginePlan{
-		Image:        "vllm/vllm-openai:v0.30.0",
-		Env:          venv,
-		Patches:      []string{},
-		Expectations: vllmSets(),
-		Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "e2e", "--host", "127.0.0.1",
-			"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
-			"--async-scheduling", "--compilation-config.backend=eager"},
-	})
-	o.Set("sglang", EnginePlan{
-		Image:        "lmsysorg/sglang:v0.5.20",
-		Env:          collect.Env{},
-		Patches:      []string{},
-		Expectations: sglangSets(),
-		Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "e2e",
-			"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
-	})
+	for _, e := range BuiltinEngines() {
+		o.Set(e.Key, e.Plan)
+	}
 	return o
 }
 
@@ -117,7 +89,8 @@ func buildServer(o serverOpts) ServerPlan {
 	if err != nil {
 		panic(err) // built-in tables only; a test covers every profile
 	}
-	f := flags[o.engine]
+	row, _ := engineRow(BuiltinEngines(), o.engine)
+	f := row.Flags
 	batch := m.batch
 	if o.batch > 0 {
 		batch = o.batch
@@ -127,17 +100,17 @@ func buildServer(o serverOpts) ServerPlan {
 	}
 	s := ServerPlan{
 		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
-		ModelArgs: []string{"--dtype", "bfloat16", f.context, "8192", f.batch, strconv.Itoa(batch), f.memory, m.memory[o.engine]},
+		ModelArgs: []string{"--dtype", "bfloat16", f.Context, "8192", f.Batch, strconv.Itoa(batch), f.Memory, m.memory[o.engine]},
 		ExtraArgs: []string{},
 		Hybrid:    m.hybrid,
 	}
 	s.ModelArgs = append(s.ModelArgs, m.extra...)
 	if o.tp > 1 {
-		s.ExtraArgs = append(s.ExtraArgs, f.tp, strconv.Itoa(o.tp))
+		s.ExtraArgs = append(s.ExtraArgs, f.TP, strconv.Itoa(o.tp))
 	}
 	if o.fp8 {
-		s.ExtraArgs = append(s.ExtraArgs, f.fp8...)
-		s.KVCacheDtype = &f.fp8[1]
+		s.ExtraArgs = append(s.ExtraArgs, f.FP8...)
+		s.KVCacheDtype = &f.FP8[1]
 	}
 	if o.layout != "" {
 		lay := o.layout

@@ -343,6 +343,9 @@ func (r *Runner) defaults() error {
 	if err := r.Plan.Validate(); err != nil {
 		return fmt.Errorf("run: plan %s: %w", r.Plan.Profile, err)
 	}
+	if err := r.checkEngines(); err != nil {
+		return fmt.Errorf("run: plan %s: %w", r.Plan.Profile, err)
+	}
 	if r.OutDir == "" {
 		return errors.New("run: no part directory (--out)")
 	}
@@ -407,7 +410,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		ep, _ := r.Plan.Engines.Get(k)
 		c := &Case{R: r}
 		server := strings.Join(c.Engine(k).Server, " ")
-		s.Engines.Set(k, collect.Engine{Image: ep.Image, Env: r.engineEnv(k), Server: server})
+		s.Engines.Set(k, collect.Engine{Display: r.engineSpec(k).Display, Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
 	described := map[string]bool{} // kinds whose workload and checks are in
 	for i := range r.Plan.Cases {

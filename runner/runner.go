@@ -218,6 +218,9 @@ type Runner struct {
 	Hostname string
 	// Kinds overrides the built-in kinds by name (tests).
 	Kinds map[string]Kind
+	// Engines is the engine table (nil: BuiltinEngines()); every engine
+	// the plan uses needs a row.
+	Engines []EngineSpec
 	// OpenLog opens the logs the runner reads back once a server stopped or
 	// a case failed: serve.log, a setup case's install log, the kernel log
 	// (nil: os.Open).
@@ -434,7 +437,7 @@ func setAll(dst *collect.Env, src collect.Env) {
 // ServerArgv is the command a server runs: the plan's argv as the host
 // runs it (under --simulate `<self> sim serve --engine E -- <argv>`).
 func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
-	return c.R.host().ServerArgv(sp.Engine, append(sp.Argv(c.Engine(sp.Engine), port), extra...))
+	return c.R.host().ServerArgv(c.R.engineSpec(sp.Engine).Sim, append(sp.Argv(c.Engine(sp.Engine), port), extra...))
 }
 
 // Setup is the setup.json entry of a server of this plan (cmd as on the base port).
@@ -470,7 +473,7 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 		gpus = c.R.GPUs
 	}
 	cfg := c.R.serverConfig()
-	cfg.Name, cfg.Engine, cfg.Dir = sp.Name, sp.Engine, c.Dir(sp.Name)
+	cfg.Name, cfg.Dialect, cfg.Dir = sp.Name, c.R.engineSpec(sp.Engine).Dialect, c.Dir(sp.Name)
 	cfg.Env, cfg.Argv = c.ServerEnv(sp, gpus), c.ServerArgv(sp, port, extra...)
 	cfg.ExecPrefix, cfg.Port = c.R.PrefixFor(sp.Engine), port
 	es, err := engine.Start(ctx, cfg)

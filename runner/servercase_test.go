@@ -341,7 +341,7 @@ func TestResetPrefixCacheByEffect(t *testing.T) {
 	} {
 		f := &fakeVLLM{resets: c.resets, seen: map[string]bool{ResetProbe().Prompt: true}}
 		srv := httptest.NewServer(f)
-		ch, log := resetPrefixCache(context.Background(), &engine.Client{Engine: engine.VLLM, BaseURL: srv.URL})
+		ch, log := resetPrefixCache(context.Background(), &engine.Client{Dialect: engine.OpenAICompletions(), BaseURL: srv.URL})
 		srv.Close()
 		if ch.Name != "prefix_cache_reset" || ch.OK != c.wantOK || ch.Detail != c.detail {
 			t.Errorf("resets=%v: %+v, want ok %v, %q", c.resets, ch, c.wantOK, c.detail)

@@ -75,15 +75,16 @@ type Versions struct {
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
 // host's environment (the simulator's variables), then the probe with
-// {engine} replaced.
+// {engine} (and the simulator's {sim_engine}) replaced.
 func (c *Case) versionProbeArgv(engineName string) []string {
 	probe := c.R.VersionProbe
 	if len(probe) == 0 {
 		probe = c.R.host().VersionProbe()
 	}
+	sim := c.R.engineSpec(engineName).Sim
 	out := make([]string, 0, len(probe))
 	for _, a := range probe {
-		out = append(out, strings.ReplaceAll(a, "{engine}", engineName))
+		out = append(out, strings.NewReplacer("{engine}", engineName, "{sim_engine}", sim).Replace(a))
 	}
 	return c.commandArgv(engineName, out)
 }

@@ -10,11 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
-	gmtext "github.com/yuin/goldmark/text"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 )
 
 // TestDesignTables checks docs/design.md §2's package table and §4's
@@ -29,19 +25,19 @@ func TestDesignTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := markdownTables(t, doc)
+	tables := mdtest.Tables(doc)
 	if len(tables) < 2 {
 		t.Fatalf("docs/design.md has %d tables, want the package table (§2) and the dependency table (§4)", len(tables))
 	}
 	module, imports := goListImports(t, root)
 	documented := map[string][]string{}
-	for _, row := range tables[0][1:] {
-		pkg := row[0]
+	for _, row := range tables[0].Rows {
+		pkg := row[0].Code
 		if len(pkg) != 1 {
-			t.Errorf("docs/design.md §2: a row's package cell must be one code span, got %q", pkg)
+			t.Errorf("docs/design.md §2: a row's package cell must be one code span, got %q", row[0].Text)
 			continue
 		}
-		documented[pkg[0]] = sorted(row[2])
+		documented[pkg[0]] = sorted(row[2].Code)
 	}
 	for pkg, got := range imports {
 		want, ok := documented[pkg]
@@ -59,8 +55,8 @@ func TestDesignTables(t *testing.T) {
 		}
 	}
 	var deps []string
-	for _, row := range tables[1][1:] {
-		deps = append(deps, row[0]...)
+	for _, row := range tables[1].Rows {
+		deps = append(deps, row[0].Code...)
 	}
 	if want := directRequires(t, root); !slices.Equal(sorted(deps), want) {
 		t.Errorf("docs/design.md §4 names the modules %q; go.mod requires directly %q", sorted(deps), want)
@@ -147,51 +143,4 @@ func directRequires(t *testing.T, root string) []string {
 		}
 	}
 	return sorted(direct)
-}
-
-// markdownTables parses doc's GFM tables into rows of cells, each cell the
-// texts of its code spans.
-func markdownTables(t *testing.T, doc []byte) [][][][]string {
-	t.Helper()
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(doc))
-	var tables [][][][]string
-	err := ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n.(type) {
-		case *east.Table:
-			tables = append(tables, nil)
-		case *east.TableHeader, *east.TableRow:
-			tables[len(tables)-1] = append(tables[len(tables)-1], nil)
-		case *east.TableCell:
-			rows := tables[len(tables)-1]
-			rows[len(rows)-1] = append(rows[len(rows)-1], codeSpans(n, doc))
-			return ast.WalkSkipChildren, nil
-		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tables
-}
-
-// codeSpans are the texts of the code spans under n.
-func codeSpans(n ast.Node, src []byte) []string {
-	out := []string{}
-	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
-		if span, ok := c.(*ast.CodeSpan); ok && entering {
-			var b strings.Builder
-			for ch := span.FirstChild(); ch != nil; ch = ch.NextSibling() {
-				if tx, ok := ch.(*ast.Text); ok {
-					b.Write(tx.Segment.Value(src))
-				}
-			}
-			out = append(out, b.String())
-			return ast.WalkSkipChildren, nil
-		}
-		return ast.WalkContinue, nil
-	})
-	return out
 }

@@ -157,7 +157,7 @@ func TestKnownIssuesFileErrors(t *testing.T) {
 		// green (issue 17): refused, by flag or config key.
 		{"every check", []string{"--known-issues", wide}, "known issues " + wide + ": entry 1: check \"*\" matches every check"},
 		{"every check, config key", []string{"--config", cfg}, "known issues " + wide + ": entry 1: check \"*\" matches every check"},
-		{"missing file", []string{"--known-issues", filepath.Join(dir, "nope.json")}, "read known issues"},
+		{"missing file", []string{"--known-issues", filepath.Join(dir, "nope.json")}, "known issues: read "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, cmd := range []string{"render", "post"} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -75,7 +76,7 @@ func (o *mergeOptions) run(_ context.Context, e *env) error {
 		if err := rep.WriteJSON(e.Stdout); err != nil {
 			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
 		}
-	} else if err := collect.WriteFileAtomicFunc(o.Out, rep.WriteJSON); err != nil {
+	} else if err := safefile.WriteFunc(o.Out, rep.WriteJSON); err != nil {
 		return withCode(exitUsage, err)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)

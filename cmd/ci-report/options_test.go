@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -43,7 +44,7 @@ func TestRenderRepositoryURLLayers(t *testing.T) {
 			reads := 0
 			if tc.file != "" {
 				in.config = "cfg.json"
-				in.ReadFile = func(string) ([]byte, error) { reads++; return []byte(tc.file), nil }
+				in.ReadFile = func(string, safefile.Kind) ([]byte, error) { reads++; return []byte(tc.file), nil }
 			}
 			in.LoadTree = func([]string, merge.Options) (*merge.Report, error) { return &merge.Report{Format: 1}, nil }
 			in.profile = "nightly"

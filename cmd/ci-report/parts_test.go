@@ -79,7 +79,7 @@ func TestPartUsageErrors(t *testing.T) {
 			`--part "all": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
 		{"plan: unknown part", []string{"plan", "--profile", "smoke", "--part", "colocation"}, `its parts: vllm, sglang`},
 		{"plan: unknown list", []string{"plan", "--profile", "smoke", "--list", "gpus"}, `--list "gpus": want one of parts, cases, engines`},
-		{"merge: unreadable plan", []string{"merge", "--plan", filepath.Join(out, "nope.json"), out}, "--plan: read plan"},
+		{"merge: unreadable plan", []string{"merge", "--plan", filepath.Join(out, "nope.json"), out}, "--plan: read "},
 		{"render: plan with a merged.json", []string{"render", "--plan", "PLAN", "MERGED"}, "a plan applies to part directories"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

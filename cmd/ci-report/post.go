@@ -8,11 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -45,6 +45,7 @@ type postOptions struct {
 	dryRun      bool
 	jobSummary  bool
 	maxWait     time.Duration
+	applyDelay  time.Duration
 	failVerdict bool
 	saveHistory string
 	positionals []string
@@ -69,6 +70,8 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending writes (without a token: no network at all)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
+	fs.DurationVar(&o.applyDelay, "apply-delay", publish.DefaultApplyDelay,
+		"longest `duration` GitHub may take to apply an issue-body edit: the section is read once more this long after post's last edit, and written again if a late edit erased it (0: no last read)")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
 }
@@ -93,6 +96,8 @@ func (o *postOptions) checkTarget() (publish.Target, error) {
 	switch {
 	case o.maxWait < 0:
 		return t, usageErrorf("--max-wait %s: want a duration of zero or more", o.maxWait)
+	case o.applyDelay < 0 || o.applyDelay > maxApplyDelay:
+		return t, usageErrorf("--apply-delay %s: want a duration from 0 to %s", o.applyDelay, maxApplyDelay)
 	case strings.TrimSpace(o.title) == "":
 		return t, usageErrorf("--issue-title: want a title")
 	}
@@ -190,8 +195,12 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return postError(err)
 	}
-	return o.published(stderr, repo, target, res.Issue, docs.Verdict)
+	return o.published(stderr, repo, target, res, docs.Verdict)
 }
+
+// maxApplyDelay bounds --apply-delay: the job waits that long after its
+// last edit of the issue body.
+const maxApplyDelay = 5 * time.Minute
 
 // previousRun is the SHA and conclusion of the workflow's previous run, for
 // the comment's "changes" link; "" with a warning when GitHub cannot say,
@@ -211,12 +220,19 @@ func previousRun(ctx context.Context, pub *publish.Publisher, run publish.Run, s
 	}
 }
 
-// published says where the report went (issue, or pull request, number n)
-// and, with --fail-verdict, fails on a verdict other than PASS.
-func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publish.Target, n int, verdict string) error {
-	where := fmt.Sprintf("issue #%d", n)
+// published says where the report went (the issue or pull request of res),
+// whether a late write made post repair its section, and, with
+// --fail-verdict, fails on a verdict other than PASS.
+func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publish.Target, res publish.Result, verdict string) error {
+	where := fmt.Sprintf("issue #%d", res.Issue)
 	if target.PR != 0 {
-		where = fmt.Sprintf("pull request #%d", n)
+		where = fmt.Sprintf("pull request #%d", res.Issue)
+	}
+	switch {
+	case res.Repairs == 1:
+		verdict += "; the section was repaired after a late write"
+	case res.Repairs > 1:
+		verdict += fmt.Sprintf("; the section was repaired after a late write, %d times", res.Repairs)
 	}
 	verb := "published"
 	if o.dryRun {
@@ -251,12 +267,17 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 		Sleep:       o.Sleep,
 		MaxWait:     o.maxWait,
 		SettleDelay: o.SettleDelay,
+		ApplyDelay:  o.applyDelay,
 		DryRun:      o.dryRun,
 		Offline:     o.dryRun && token == "",
 	}
 	if o.maxWait == 0 {
 		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
 		pub.MaxWait = time.Nanosecond
+	}
+	if o.applyDelay == 0 {
+		// --apply-delay 0: no last read; Publisher's zero means the default.
+		pub.ApplyDelay = -1
 	}
 	return pub, nil
 }
@@ -280,7 +301,7 @@ func writeHistoryFile(path string, runs []render.HistoryRun) error {
 	if err := render.WriteHistory(&b, runs); err != nil {
 		return fmt.Errorf("--save-history %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := safefile.Write(path, []byte(b.String())); err != nil {
 		return fmt.Errorf("--save-history: %w", err)
 	}
 	return nil

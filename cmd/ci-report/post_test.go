@@ -99,7 +99,8 @@ func TestPostPublishesTwiceWithoutDuplicate(t *testing.T) {
 	want := strings.Join([]string{
 		"GET /user", "GET /repos/R/issues/7", "GET /repos/R/issues/7/comments",
 		"POST /repos/R/issues/7/comments", "GET /repos/R/issues/7", "PATCH /repos/R/issues/7",
-		"GET /repos/R/issues/7",
+		"GET /repos/R/issues/7", // the read-back
+		"GET /repos/R/issues/7", // the last read, after the late-write window
 		"GET /user", "GET /repos/R/issues/7", "GET /repos/R/issues/7/comments",
 		"PATCH /repos/R/issues/comments/101", "GET /repos/R/issues/7",
 	}, "\n")

@@ -6,10 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
-	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -116,18 +115,18 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 // writeFiles writes --comment, --section and --html.
 func (o *renderOptions) writeFiles(docs render.Documents, opts render.Options) error {
 	if o.comment != "" {
-		if err := os.WriteFile(o.comment, []byte(docs.Comment), 0o644); err != nil {
-			return fmt.Errorf("write comment: %w", err)
+		if err := safefile.Write(o.comment, []byte(docs.Comment)); err != nil {
+			return fmt.Errorf("--comment: %w", err)
 		}
 	}
 	if o.section != "" {
 		if docs.Section == "" {
 			// A stale section from an earlier render must not be spliced.
-			if err := os.Remove(o.section); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove section file: %w", err)
+			if err := safefile.RemoveRegular(o.section); err != nil {
+				return fmt.Errorf("--section: remove the stale section: %w", err)
 			}
-		} else if err := os.WriteFile(o.section, []byte(docs.Section), 0o644); err != nil {
-			return fmt.Errorf("write section: %w", err)
+		} else if err := safefile.Write(o.section, []byte(docs.Section)); err != nil {
+			return fmt.Errorf("--section: %w", err)
 		}
 	}
 	if o.html != "" {
@@ -135,8 +134,8 @@ func (o *renderOptions) writeFiles(docs render.Documents, opts render.Options) e
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.html, page, 0o644); err != nil {
-			return fmt.Errorf("write HTML preview: %w", err)
+		if err := safefile.Write(o.html, page); err != nil {
+			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	return nil
@@ -169,12 +168,12 @@ func (o *renderOptions) writeStdout(w io.Writer, rep *merge.Report, opts render.
 // readHistoryFile reads a --history file (docs/formats.md §9); a line that
 // is not a digest is a usage error naming the file and line.
 func readHistoryFile(path string) ([]render.HistoryRun, error) {
-	f, err := collect.OpenRegular(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, usageErrorf("--history: %v", err)
 	}
 	defer f.Close()
-	runs, err := render.ReadHistory(f)
+	runs, err := render.ReadHistory(safefile.Limit(f, safefile.History))
 	if err != nil {
 		return nil, usageErrorf("--history %s: %v", path, err)
 	}
@@ -206,16 +205,8 @@ func appendJobSummary(e *env, cmd, comment string) error {
 		}
 		warnf("the comment does not fit in %s; a note was appended instead", path)
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := safefile.Append(path, []byte(text)); err != nil {
 		return fmt.Errorf("job summary: %w", err)
-	}
-	if _, err := io.WriteString(f, text); err != nil {
-		f.Close()
-		return fmt.Errorf("job summary %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("job summary %s: %w", path, err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -193,7 +194,7 @@ func TestRenderInputsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Now = func() time.Time { return time.Date(2026, 11, 29, 23, 30, 0, 0, time.FixedZone("X", -5*3600)) }
-	in.ReadFile = func(string) ([]byte, error) {
+	in.ReadFile = func(string, safefile.Kind) ([]byte, error) {
 		return []byte(`{"titles": {"nightly": "Nightly e2e"}, "retention_days": {"correctness": 14}}`), nil
 	}
 	sha := "0123456789abcdef0123456789abcdef01234567"
@@ -219,7 +220,7 @@ func TestRenderInputsDefaults(t *testing.T) {
 		t.Errorf("repository URL %q: want the Actions repository", opts.Config.RepositoryURL)
 	}
 	// A config with an unknown key is refused.
-	in.ReadFile = func(string) ([]byte, error) { return []byte(`{"title": {}}`), nil }
+	in.ReadFile = func(string, safefile.Kind) ([]byte, error) { return []byte(`{"title": {}}`), nil }
 	if _, _, err := in.load(context.Background(), e, []string{"x"}); err == nil || !strings.Contains(err.Error(), "cfg.json") {
 		t.Errorf("unknown config key: %v", err)
 	}
@@ -242,7 +243,7 @@ func TestSpliceCommand(t *testing.T) {
 			"Intro\r\n\r\n<!-- gpu-ci:nightly:start -->\n## Nightly correctness\n\nnew\n<!-- gpu-ci:nightly:end -->\r\n", ""},
 		{"body from stdin", "", []string{"--body", "-", "--name", "weekly", "--section", section}, 0,
 			"<!-- gpu-ci:weekly:start -->\n## Nightly correctness\n\nnew\n<!-- gpu-ci:weekly:end -->\n", ""},
-		{"missing body", "", []string{"--body", filepath.Join(dir, "nope"), "--name", "nightly", "--section", section}, exitUsage, "", "read body"},
+		{"missing body", "", []string{"--body", filepath.Join(dir, "nope"), "--name", "nightly", "--section", section}, exitUsage, "", "body: read "},
 		{"bad name", "", []string{"--body", body, "--name", "Bad Name", "--section", section}, exitUsage, "", "--name"},
 		{"no section", "", []string{"--body", body, "--name", "nightly"}, exitUsage, "", "--section is required"},
 		{"broken body", "<!-- gpu-ci:nightly:start -->\n", []string{"--body", "-", "--name", "nightly", "--section", section}, exitUsage, "", "no end marker"},

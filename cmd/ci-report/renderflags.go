@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -40,8 +40,9 @@ type renderInputs struct {
 	// LoadTree reads part directories, artifact roots or a merged.json;
 	// loadReport, leaving out the cases' logs, by default.
 	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
-	// ReadFile reads the --config file; os.ReadFile by default.
-	ReadFile func(string) ([]byte, error)
+	// ReadFile reads the --config and known-issues files; safefile.Read by
+	// default.
+	ReadFile func(string, safefile.Kind) ([]byte, error)
 }
 
 // bind adds the shared flags to fs.
@@ -141,9 +142,9 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 func (r *renderInputs) readConfig(e *env) (render.Config, error) {
 	var file render.Config
 	if r.config != "" {
-		data, err := r.readFile()(r.config)
+		data, err := r.readFile()(r.config, safefile.Config)
 		if err != nil {
-			return file, usageErrorf("read config: %v", err)
+			return file, usageErrorf("config: %v", err)
 		}
 		if file, err = render.DecodeConfig(data); err != nil {
 			return file, usageErrorf("%v", collect.Problem{File: r.config, What: err.Error()})
@@ -203,9 +204,9 @@ func (r *renderInputs) mergeOptions() (merge.Options, error) {
 	return mopts, nil
 }
 
-func (r *renderInputs) readFile() func(string) ([]byte, error) {
+func (r *renderInputs) readFile() func(string, safefile.Kind) ([]byte, error) {
 	if r.ReadFile == nil {
-		return os.ReadFile
+		return safefile.Read
 	}
 	return r.ReadFile
 }
@@ -223,7 +224,7 @@ func firstProblem(ps []collect.Problem) error {
 // config's known_issues, which is relative to the config file so that a
 // repository's config and its list can sit side by side wherever the
 // workflow runs from (docs/render.md §9, §10). None: nil.
-func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
+func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
 	file := r.knownIssues
 	if file == "" && cfg.KnownIssues != "" {
 		file = cfg.KnownIssues
@@ -234,9 +235,9 @@ func (r *renderInputs) readKnownIssues(readFile func(string) ([]byte, error), cf
 	if file == "" {
 		return nil, nil
 	}
-	data, err := readFile(file)
+	data, err := readFile(file, safefile.KnownIssues)
 	if err != nil {
-		return nil, usageErrorf("read known issues: %v", err)
+		return nil, usageErrorf("known issues: %v", err)
 	}
 	known, err := render.ParseKnownIssues(file, data)
 	if err != nil {

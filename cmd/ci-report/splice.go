@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"io"
-	"os"
 
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -54,16 +54,16 @@ func (o *spliceOptions) run(_ context.Context, e *env) error {
 	var body []byte
 	var err error
 	if o.body == "-" {
-		body, err = io.ReadAll(e.Stdin)
+		body, err = safefile.ReadAll(e.Stdin, "stdin", safefile.Body)
 	} else {
-		body, err = os.ReadFile(o.body)
+		body, err = safefile.Read(o.body, safefile.Body)
 	}
 	if err != nil {
-		return usageErrorf("read body: %v", err)
+		return usageErrorf("body: %v", err)
 	}
-	section, err := os.ReadFile(o.section)
+	section, err := safefile.Read(o.section, safefile.Body)
 	if err != nil {
-		return usageErrorf("read section: %v", err)
+		return usageErrorf("section: %v", err)
 	}
 	out, err := render.Splice(string(body), o.name, string(section))
 	if err != nil {
@@ -73,8 +73,8 @@ func (o *spliceOptions) run(_ context.Context, e *env) error {
 		_, err = io.WriteString(e.Stdout, out)
 		return err
 	}
-	if err := os.WriteFile(o.out, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write body: %w", err)
+	if err := safefile.Write(o.out, []byte(out)); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }

@@ -157,3 +157,63 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+var (
+	jobLine = regexp.MustCompile(`^  ([A-Za-z0-9_-]+):\s*(#.*)?$`)
+	// A job posts to the results issue when it runs `ci-report post` or
+	// uses ci-report's action.
+	postsLine = regexp.MustCompile(`(^|\s)ci-report post(\s|$)|^\s*(-\s+)?uses:\s*\S*ci-report\S*@`)
+)
+
+// workflowJobs splits a workflow's lines into its jobs, by name.
+func workflowJobs(lines []string) map[string][]string {
+	jobs := map[string][]string{}
+	in, name := false, ""
+	for _, l := range lines {
+		switch {
+		case l == "jobs:":
+			in = true
+		case in && jobLine.MatchString(l):
+			name = jobLine.FindStringSubmatch(l)[1]
+		case in && name != "" && (strings.HasPrefix(l, "   ") || strings.TrimSpace(l) == ""):
+			jobs[name] = append(jobs[name], l)
+		case in && !strings.HasPrefix(l, " ") && strings.TrimSpace(l) != "":
+			in, name = false, ""
+		}
+	}
+	return jobs
+}
+
+// Issue 18: every job that posts to the results issue, in every example
+// workflow (each profile, each suite), is in one concurrency group named
+// after the issue and never cancels a post in progress, so that posts to
+// the issue run one at a time whatever workflow they come from.
+func TestExampleWorkflowsSerializePosts(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(workflowDir, "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example workflows in %s: %v", workflowDir, err)
+	}
+	want := []string{"    concurrency:",
+		"      group: ci-report-results-issue-${{ vars.GPU_CI_RESULTS_ISSUE || 'gpu-ci' }}",
+		"      cancel-in-progress: false"}
+	posting := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, job := range workflowJobs(strings.Split(string(data), "\n")) {
+			if !slices.ContainsFunc(job, postsLine.MatchString) {
+				continue
+			}
+			posting++
+			i := slices.Index(job, want[0])
+			if i < 0 || i+len(want) > len(job) || !slices.Equal(job[i:i+len(want)], want) {
+				t.Errorf("%s: job %s posts to the results issue without the concurrency block\n%s", filepath.Base(file), name, strings.Join(want, "\n"))
+			}
+		}
+	}
+	if posting == 0 {
+		t.Errorf("no job of %s posts to the results issue: the check read nothing", workflowDir)
+	}
+}

@@ -146,8 +146,39 @@ type Server struct {
 	// it is applied (applied false) and after, before it is answered
 	// (applied true), so that a test can make a request slow there.
 	Hold func(r *http.Request, applied bool)
+	// Late makes matching issue-body PATCHes land late (LateWrite).
+	Late []*LateWrite
+	// Now is the clock late writes fall due by (nil: time.Now); a test on a
+	// virtual clock sets its own.
+	Now func() time.Time
 
-	log []Request
+	log     []Request
+	pending []pendingWrite
+}
+
+// LateWrite makes the fake apply a matching PATCH of an issue's body Delay
+// after it came, Times times after letting Skip through: the PATCH is
+// answered at once, with the issue as it will be, but the body changes only
+// when the delay has passed on the fake's clock (Server.Now), and nothing
+// else about it shows meanwhile. This is GitHub applying an edit late (a
+// request queued on its side), the case a writer's read-back a few seconds
+// after its own PATCH cannot see (docs/publish.md §6). Due writes are
+// applied, oldest first, before the fake answers the next request, so
+// every request sees the body as it is at its time; ApplyPending applies
+// the rest at the end of a test.
+type LateWrite struct {
+	Path  string // the issue's path, e.g. /repos/o/r/issues/7
+	From  string // only this writer's PATCHes (WriterHeader), when set
+	Skip  int
+	Times int
+	Delay time.Duration
+}
+
+// pendingWrite is a late body PATCH not applied yet.
+type pendingWrite struct {
+	due   time.Time
+	issue int
+	body  string
 }
 
 // New starts a fake of repo answering token, closed when the test ends.
@@ -187,6 +218,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Hold(r, false)
 	}
 	f.Mu.Lock()
+	f.applyDue()
 	status, resp, hdr := f.route(r, body)
 	f.log = append(f.log, Request{Method: r.Method, URI: r.URL.RequestURI(), Path: r.URL.Path, RawQuery: r.URL.RawQuery,
 		Body: string(body), Status: status})
@@ -208,6 +240,64 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(resp)
 	w.Write(b)
+}
+
+func (f *Server) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+// applyDue applies, under Mu, the late writes whose time has come, in the
+// order they fall due (ties: the order they came).
+func (f *Server) applyDue() {
+	now := f.now()
+	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
+	for len(f.pending) > 0 && !f.pending[0].due.After(now) {
+		w := f.pending[0]
+		f.pending = f.pending[1:]
+		if is, ok := f.Issues[w.issue]; ok {
+			is.Body = w.body
+		}
+	}
+}
+
+// ApplyPending applies every late write still pending, whatever its time:
+// the body as it is once all of them have landed.
+func (f *Server) ApplyPending() {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
+	for _, w := range f.pending {
+		if is, ok := f.Issues[w.issue]; ok {
+			is.Body = w.body
+		}
+	}
+	f.pending = nil
+}
+
+// PendingWrites is how many late writes have not landed yet.
+func (f *Server) PendingWrites() int {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return len(f.pending)
+}
+
+// late is the late write that delays r, counted, or nil.
+func (f *Server) late(r *http.Request) *LateWrite {
+	for _, l := range f.Late {
+		if l.Times <= 0 || l.Path != r.URL.Path || (l.From != "" && l.From != r.Header.Get(WriterHeader)) {
+			continue
+		}
+		if l.Skip > 0 {
+			l.Skip--
+			continue
+		}
+		l.Times--
+		return l
+	}
+	return nil
 }
 
 // htmlBody is an answer that is not JSON (Fault.HTML).
@@ -466,6 +556,13 @@ func (f *Server) issue(r *http.Request, num string, in payload) (int, any, answe
 		if f.DropSectionOnce {
 			f.dropped[n] = is.Body
 			f.DropSectionOnce = false
+		}
+		if l := f.late(r); l != nil && in.Body != nil && l.Delay > 0 {
+			// Answered as if applied; the body changes Delay from now.
+			f.pending = append(f.pending, pendingWrite{due: f.now().Add(l.Delay), issue: n, body: *in.Body})
+			resp := f.issueJSON(n)
+			resp["body"] = *in.Body
+			return 200, resp, nil
 		}
 		if in.Body != nil {
 			is.Body = *in.Body

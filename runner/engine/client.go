@@ -17,12 +17,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// Engine names.
-const (
-	VLLM   = "vllm"
-	SGLang = "sglang"
-)
-
 // Request is one generation request.
 type Request struct {
 	Prompt    string
@@ -33,8 +27,9 @@ type Request struct {
 
 // Client speaks one engine's HTTP API (docs/runner.md §3.4).
 type Client struct {
-	// Engine is VLLM or SGLang.
-	Engine string
+	// Dialect is the engine's HTTP API (its row of the runner's engine
+	// table).
+	Dialect Dialect
 	// BaseURL is the server's root, e.g. http://127.0.0.1:18000.
 	BaseURL string
 	// HTTP is the client used; nil means http.DefaultClient.
@@ -74,23 +69,10 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var path string
-	var body any
-	switch c.Engine {
-	case SGLang:
-		sp := map[string]any{"temperature": 0, "max_new_tokens": req.MaxTokens}
-		if req.IgnoreEOS {
-			sp["ignore_eos"] = true
-		}
-		path, body = "/generate", map[string]any{"text": req.Prompt, "sampling_params": sp}
-	default:
-		b := map[string]any{"model": "e2e", "prompt": req.Prompt, "temperature": 0,
-			"max_tokens": req.MaxTokens, "return_token_ids": true, "seed": 0}
-		if req.IgnoreEOS {
-			b["ignore_eos"] = true
-		}
-		path, body = "/v1/completions", b
+	if c.Dialect.Body == nil || c.Dialect.Parse == nil {
+		return collect.RequestResult{Error: ptr("the engine has no HTTP dialect for generation requests")}
 	}
+	path, body := c.Dialect.GeneratePath, c.Dialect.Body(req)
 	start := c.now()
 	status, data, err := c.post(ctx, path, body)
 	res := collect.RequestResult{Status: status, LatencyS: c.now().Sub(start).Seconds()}
@@ -103,92 +85,16 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 		res.Error = ptr(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
 		return res
 	}
-	if perr := c.parse(data, &res); perr != nil {
+	if perr := c.Dialect.Parse(data, &res); perr != nil {
 		res.Error = ptr(text.Cut("parse response: "+perr.Error(), MaxErrorLen))
 		res.TokenIDs = nil
 	}
 	return res
 }
 
-type vllmResponse struct {
-	Choices []struct {
-		Text     *string `json:"text"`
-		TokenIDs []int   `json:"token_ids"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        *int `json:"prompt_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
-type sglangResponse struct {
-	Text      *string `json:"text"`
-	OutputIDs []int   `json:"output_ids"`
-	MetaInfo  *struct {
-		PromptTokens *int `json:"prompt_tokens"`
-		CachedTokens *int `json:"cached_tokens"`
-	} `json:"meta_info"`
-}
-
-func (c *Client) parse(data []byte, res *collect.RequestResult) error {
-	switch c.Engine {
-	case SGLang:
-		var r sglangResponse
-		trimmed := bytes.TrimLeft(data, " \t\r\n")
-		if len(trimmed) > 0 && trimmed[0] == '[' {
-			var list []sglangResponse
-			if err := json.Unmarshal(data, &list); err != nil {
-				return err
-			}
-			if len(list) == 0 {
-				return errors.New("empty list response")
-			}
-			r = list[0]
-		} else if err := json.Unmarshal(data, &r); err != nil {
-			return err
-		}
-		if r.OutputIDs == nil {
-			return errors.New("no output_ids in response")
-		}
-		res.TokenIDs, res.Text = r.OutputIDs, r.Text
-		if r.MetaInfo != nil {
-			res.PromptTokens, res.CachedTokens = r.MetaInfo.PromptTokens, r.MetaInfo.CachedTokens
-		}
-	default:
-		var r vllmResponse
-		if err := json.Unmarshal(data, &r); err != nil {
-			return err
-		}
-		if len(r.Choices) == 0 {
-			return errors.New("no choices in response")
-		}
-		if r.Choices[0].TokenIDs == nil {
-			return errors.New("no choices[0].token_ids in response")
-		}
-		res.TokenIDs, res.Text = r.Choices[0].TokenIDs, r.Choices[0].Text
-		if r.Usage != nil {
-			res.PromptTokens = r.Usage.PromptTokens
-			if r.Usage.PromptTokensDetails != nil {
-				res.CachedTokens = r.Usage.PromptTokensDetails.CachedTokens
-			} else {
-				// vLLM omits prompt_tokens_details when no token was
-				// cached: `if self.enable_prompt_tokens_details and
-				// final_res.num_cached_tokens:` in its completion serving
-				// (vllm-ascend#9911 on vLLM main 27a93cd4: "zero-cache
-				// details are omitted"); newer code sends cached_tokens 0
-				// (vllm/entrypoints/openai/completion/serving.py@030ea52effcb).
-				// Either way no details means 0 cached, not unknown.
-				res.CachedTokens = ptr(0)
-			}
-		}
-	}
-	return nil
-}
-
-// ResetPrefixCache asks the server to empty its prefix cache (vLLM POST
-// /reset_prefix_cache, SGLang POST /flush_cache) and returns nil when it
+// ResetPrefixCache asks the server to empty its prefix cache (the
+// dialect's ResetPath: vLLM POST /reset_prefix_cache, SGLang POST
+// /flush_cache) and returns nil when it
 // answered 200. That proves nothing: vLLM answers 200 without checking that
 // anything was reset (vllm/entrypoints/serve/cache/api_router.py@09cb327f1183),
 // so callers judge a reset by its effect on cached tokens.
@@ -199,9 +105,9 @@ func (c *Client) ResetPrefixCache(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	path := "/reset_prefix_cache"
-	if c.Engine == SGLang {
-		path = "/flush_cache"
+	path := c.Dialect.ResetPath
+	if path == "" {
+		return errors.New("the engine has no prefix-cache reset endpoint")
 	}
 	status, data, err := c.post(ctx, path, nil)
 	if err != nil {

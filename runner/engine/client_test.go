@@ -21,43 +21,44 @@ import (
 
 func TestClientBodiesAndResponses(t *testing.T) {
 	type tc struct {
-		name, engine, path string
-		req                Request
-		wantBody           map[string]any
-		response           string
-		status             int
-		wantTokens         []int
-		wantCached         *int
-		wantErr            string
+		name, path string
+		dialect    Dialect
+		req        Request
+		wantBody   map[string]any
+		response   string
+		status     int
+		wantTokens []int
+		wantCached *int
+		wantErr    string
 	}
 	seven, zero := 7, 0
 	cases := []tc{
-		{name: "vllm", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
+		{name: "vllm", dialect: OpenAICompletions(), path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
 			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
 			response: `{"choices":[{"text":"x","token_ids":[1,2]}],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":7}}}`,
 			status:   200, wantTokens: []int{1, 2}, wantCached: &seven},
-		{name: "vllm ignore_eos", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "p", MaxTokens: 1024, IgnoreEOS: true},
+		{name: "vllm ignore_eos", dialect: OpenAICompletions(), path: "/v1/completions", req: Request{Prompt: "p", MaxTokens: 1024, IgnoreEOS: true},
 			wantBody: map[string]any{"model": "e2e", "prompt": "p", "temperature": 0.0, "max_tokens": 1024.0, "return_token_ids": true, "seed": 0.0, "ignore_eos": true},
 			response: `{"choices":[{"token_ids":[5]}]}`, status: 200, wantTokens: []int{5}},
 		// vLLM leaves prompt_tokens_details out when nothing was cached.
-		{name: "vllm no prompt_tokens_details", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
+		{name: "vllm no prompt_tokens_details", dialect: OpenAICompletions(), path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
 			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
 			response: `{"choices":[{"text":"x","token_ids":[1,2]}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
 			status:   200, wantTokens: []int{1, 2}, wantCached: &zero},
-		{name: "vllm null prompt_tokens_details", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
+		{name: "vllm null prompt_tokens_details", dialect: OpenAICompletions(), path: "/v1/completions", req: Request{Prompt: "hi", MaxTokens: 64},
 			wantBody: map[string]any{"model": "e2e", "prompt": "hi", "temperature": 0.0, "max_tokens": 64.0, "return_token_ids": true, "seed": 0.0},
 			response: `{"choices":[{"text":"x","token_ids":[1,2]}],"usage":{"prompt_tokens":3,"prompt_tokens_details":null}}`,
 			status:   200, wantTokens: []int{1, 2}, wantCached: &zero},
-		{name: "sglang list", engine: SGLang, path: "/generate", req: Request{Prompt: "q", MaxTokens: 32, IgnoreEOS: true},
+		{name: "sglang list", dialect: SGLangGenerate(), path: "/generate", req: Request{Prompt: "q", MaxTokens: 32, IgnoreEOS: true},
 			wantBody: map[string]any{"text": "q", "sampling_params": map[string]any{"temperature": 0.0, "max_new_tokens": 32.0, "ignore_eos": true}},
 			response: `[{"text":"a","output_ids":[9,8],"meta_info":{"prompt_tokens":4,"cached_tokens":7}}]`, status: 200, wantTokens: []int{9, 8}, wantCached: &seven},
-		{name: "sglang object", engine: SGLang, path: "/generate", req: Request{Prompt: "q", MaxTokens: 2},
+		{name: "sglang object", dialect: SGLangGenerate(), path: "/generate", req: Request{Prompt: "q", MaxTokens: 2},
 			wantBody: map[string]any{"text": "q", "sampling_params": map[string]any{"temperature": 0.0, "max_new_tokens": 2.0}},
 			response: `{"output_ids":[1]}`, status: 200, wantTokens: []int{1}},
-		{name: "http error", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "x", MaxTokens: 1},
+		{name: "http error", dialect: OpenAICompletions(), path: "/v1/completions", req: Request{Prompt: "x", MaxTokens: 1},
 			wantBody: map[string]any{"model": "e2e", "prompt": "x", "temperature": 0.0, "max_tokens": 1.0, "return_token_ids": true, "seed": 0.0},
 			response: "overloaded", status: 503, wantErr: "HTTP 503: overloaded"},
-		{name: "no token ids", engine: VLLM, path: "/v1/completions", req: Request{Prompt: "x", MaxTokens: 1},
+		{name: "no token ids", dialect: OpenAICompletions(), path: "/v1/completions", req: Request{Prompt: "x", MaxTokens: 1},
 			wantBody: map[string]any{"model": "e2e", "prompt": "x", "temperature": 0.0, "max_tokens": 1.0, "return_token_ids": true, "seed": 0.0},
 			response: `{"choices":[{"text":"x"}]}`, status: 200, wantErr: "no choices[0].token_ids"},
 	}
@@ -79,7 +80,7 @@ func TestClientBodiesAndResponses(t *testing.T) {
 				io.WriteString(w, c.response)
 			}))
 			defer srv.Close()
-			cl := &Client{Engine: c.engine, BaseURL: srv.URL}
+			cl := &Client{Dialect: c.dialect, BaseURL: srv.URL}
 			res := cl.Generate(context.Background(), c.req)
 			if res.Status != c.status {
 				t.Fatalf("status %d", res.Status)
@@ -111,7 +112,7 @@ func TestClientTransportErrorAndReset(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	v := &Client{Engine: VLLM, BaseURL: srv.URL, RequestTimeout: 20 * time.Millisecond}
+	v := &Client{Dialect: OpenAICompletions(), BaseURL: srv.URL, RequestTimeout: 20 * time.Millisecond}
 	if err := v.ResetPrefixCache(context.Background()); err != nil {
 		t.Fatalf("vllm reset: %v", err)
 	}
@@ -122,11 +123,11 @@ func TestClientTransportErrorAndReset(t *testing.T) {
 	if res.Status != 0 || res.Error == nil || !strings.HasPrefix(*res.Error, "Timeout: ") {
 		t.Fatalf("timeout result %+v %v", res, res.Error)
 	}
-	s := &Client{Engine: SGLang, BaseURL: srv.URL}
+	s := &Client{Dialect: SGLangGenerate(), BaseURL: srv.URL}
 	if err := s.ResetPrefixCache(context.Background()); err == nil || !strings.Contains(err.Error(), "/flush_cache: HTTP 500") {
 		t.Fatalf("sglang reset: %v", err)
 	}
-	dead := &Client{Engine: VLLM, BaseURL: "http://127.0.0.1:1"}
+	dead := &Client{Dialect: OpenAICompletions(), BaseURL: "http://127.0.0.1:1"}
 	res = dead.Generate(context.Background(), Request{Prompt: "x", MaxTokens: 1})
 	if res.Status != 0 || res.Error == nil || !strings.Contains(*res.Error, "connection refused") {
 		t.Fatalf("refused result %v", *res.Error)
@@ -150,7 +151,7 @@ func TestRunPhaseKeepsOrderAndConcurrency(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"token_ids":[`+body.Prompt+`]}]}`)
 	}))
 	defer srv.Close()
-	cl := &Client{Engine: VLLM, BaseURL: srv.URL}
+	cl := &Client{Dialect: OpenAICompletions(), BaseURL: srv.URL}
 	reqs := []Request{{Prompt: "1"}, {Prompt: "2"}, {Prompt: "3"}, {Prompt: "4"}, {Prompt: "5"}}
 	ph := cl.RunPhase(context.Background(), "p", reqs, 2)
 	if ph.Name != "p" || ph.Concurrency != 2 || len(ph.Results) != 5 || peak > 2 {

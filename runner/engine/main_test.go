@@ -144,7 +144,7 @@ func childConfig(t *testing.T, mode string) ServerConfig {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	cfg := ServerConfig{Name: "case-" + mode, Engine: VLLM, Dir: t.TempDir(), Argv: []string{exe}, Port: port, Timing: testTiming()}
+	cfg := ServerConfig{Name: "case-" + mode, Dialect: OpenAICompletions(), Dir: t.TempDir(), Argv: []string{exe}, Port: port, Timing: testTiming()}
 	cfg.Env.Set(childEnv, mode)
 	cfg.Env.Set("ENGINE_TEST_PORT", strconv.Itoa(port))
 	return cfg

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
@@ -65,8 +66,8 @@ func (t Timing) WithDefaults() Timing {
 type ServerConfig struct {
 	// Name is the case directory name (also the log key and check prefix).
 	Name string
-	// Engine is VLLM or SGLang.
-	Engine string
+	// Dialect is the engine's HTTP API, which the server's Client speaks.
+	Dialect Dialect
 	// Dir is the case directory; serve.log, server.pid and cmd.txt go there.
 	Dir string
 	// Env is put before Argv as `env K=V ...` (so it also crosses an exec prefix).
@@ -276,13 +277,13 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		// offsets (LogSize, LogStart, StopResult.LogOffset) stay absolute.
 		log:      &countingFile{f: lf, n: start},
 		logStart: start,
-		Client:   &Client{Engine: cfg.Engine, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
+		Client:   &Client{Dialect: cfg.Dialect, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
 	}
 	if err := s.launch(argv, lf); err != nil {
 		return nil, err
 	}
 	go s.watch()
-	if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(s.pgid)+"\n")); err != nil {
+	if err := safefile.Write(filepath.Join(cfg.Dir, "server.pid"), []byte(strconv.Itoa(s.pgid)+"\n")); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("start server %s: %w", cfg.Name, err)
 	}
@@ -297,7 +298,7 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
 	logPath := filepath.Join(cfg.Dir, "serve.log")
 	if cfg.Header == "" {
-		if err := collect.WriteFileAtomic(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
+		if err := safefile.Write(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
 			return nil, 0, err
 		}
 		lf, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)

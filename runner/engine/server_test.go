@@ -219,7 +219,7 @@ func TestStartRefusesABusyPort(t *testing.T) {
 }
 
 func TestStartMissingCommand(t *testing.T) {
-	cfg := ServerConfig{Name: "x", Engine: VLLM, Dir: t.TempDir(), Argv: []string{"/nonexistent/ci-report-no-such-server"}, Port: 1}
+	cfg := ServerConfig{Name: "x", Dialect: OpenAICompletions(), Dir: t.TempDir(), Argv: []string{"/nonexistent/ci-report-no-such-server"}, Port: 1}
 	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "start server x") {
 		t.Fatalf("Start = %v", err)
 	}

@@ -45,7 +45,7 @@ func runIntermediate() int {
 		env.Set(k, v)
 	}
 	s, err := engine.Start(context.Background(), engine.ServerConfig{
-		Name: "orphan", Engine: engine.VLLM, Dir: filepath.Join(dir, "case"), Env: env,
+		Name: "orphan", Dialect: engine.OpenAICompletions(), Dir: filepath.Join(dir, "case"), Env: env,
 		Argv: []string{os.Args[0], "serve", "--engine", "vllm", "--", "vllm", "serve", "Qwen/Qwen2.5-0.5B-Instruct",
 			"--host", "127.0.0.1", "--port", "0", "--gpu-memory-utilization", "0.3"},
 	})

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package collect
+package safefile
 
 // oNonblock is 0 where there are no FIFOs that block an open.
 const oNonblock = 0

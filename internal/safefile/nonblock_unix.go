@@ -1,6 +1,6 @@
 //go:build unix
 
-package collect
+package safefile
 
 import "syscall"
 

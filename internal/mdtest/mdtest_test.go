@@ -1,0 +1,26 @@
+package mdtest
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTables(t *testing.T) {
+	doc := "intro\n\n| engine | image |\n|---|---|\n| vLLM | `vllm/vllm-openai:v0.30.0` |\n| a \\| b, **bold** [link](https://x) @\u200dme | `x`, `y\\|z` |\n\ntext\n\n| one |\n|---|\n| 1 |\n"
+	tables := Tables([]byte(doc))
+	if len(tables) != 2 {
+		t.Fatalf("%d tables, want 2", len(tables))
+	}
+	if got := Texts(tables[0].Column("engine")); !slices.Equal(got, []string{"vLLM", "a | b, bold link @me"}) {
+		t.Errorf("engine column %q", got)
+	}
+	if got := tables[0].Column("image")[1].Code; !slices.Equal(got, []string{"x", "y|z"}) {
+		t.Errorf("code spans %q", got)
+	}
+	if got := Texts(tables[0].Column("image")); !slices.Equal(got, []string{"vllm/vllm-openai:v0.30.0", "x, y|z"}) {
+		t.Errorf("image column %q", got)
+	}
+	if tables[0].Column("nope") != nil || len(tables[1].Rows) != 1 || tables[1].Rows[0][0].Text != "1" {
+		t.Errorf("second table %+v", tables[1])
+	}
+}

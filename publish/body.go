@@ -1,0 +1,260 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/render"
+)
+
+// spliceSection puts the section into the issue body and keeps it there
+// (docs/publish.md §6): writeSection writes it until a read-back shows it
+// standing, then, when that took a PATCH, keepSection makes sure that no
+// edit GitHub applies late erased it.
+func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
+	wrote, err := p.writeSection(ctx, number, name, section, res)
+	if err != nil || !wrote || p.DryRun {
+		return err
+	}
+	return p.keepSection(ctx, number, name, section, res)
+}
+
+// writeSection puts the section into the issue body, PATCHing only on
+// change, and says whether it sent a PATCH. GitHub has no conditional write
+// for an issue body, so the body must never be written from a stale read:
+// every write (spliceOnce) reads the body, splices and PATCHes at once,
+// with the write spacing and every retry wait before the read. After the
+// PATCH it reads the body back; the write stands when the read-back holds
+// our section and, outside our markers, the very text the splice was based
+// on. Outside our markers is everything but our own section: the
+// hand-written text and the other profiles' sections, which their own posts
+// splice concurrently. When another writer moved either, it splices afresh
+// into the new body (at most spliceTries writes), so that an edit it could
+// not have seen is never reported as published over.
+func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) (wrote bool, err error) {
+	var why string // what the last read-back showed
+	for try := 1; ; try++ {
+		// After spliceTries writes that did not stand, one more read may
+		// still find our section in place (the other writer kept it), but
+		// no further write is made.
+		base, out, err := p.spliceOnce(ctx, number, name, section, try, try <= spliceTries, res)
+		switch {
+		case err != nil:
+			return try > 1 || out == spliceWrote, err
+		case out == spliceWithheld:
+			return true, fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
+				"after each of %d writes the read-back differed from what we wrote (last: %s), and the body still lacks the section as rendered; "+
+				"the section is not published, rerun the step", name, number, p.Repo, spliceTries, why)
+		case out == spliceUnchanged || p.DryRun:
+			return try > 1 || out == spliceWrote, nil
+		}
+		if d := p.settleDelay(); d > 0 {
+			p.logf("waiting %s before reading issue #%d back, so that a concurrent edit shows", roundWait(d), number)
+			if err := p.sleep(ctx, d); err != nil {
+				return true, fmt.Errorf("read back issue #%d: %w", number, err)
+			}
+		}
+		got, err := p.readBody(ctx, number)
+		if err != nil {
+			return true, err
+		}
+		there, kept := readBack(got, base, name, section)
+		if there && kept {
+			p.logf("issue body: read back #%d; the %s section is there and the rest is as we read it", number, name)
+			return true, nil
+		}
+		why = "our " + name + " section was gone"
+		if there {
+			why = "the text outside our " + name + " section had changed"
+		}
+		next := fmt.Sprintf("reading it again, to splice afresh if it needs it (write %d of %d)", try+1, spliceTries)
+		if try == spliceTries {
+			next = "reading it once more, without writing again"
+		}
+		p.logf("issue body: another writer changed #%d after our read (%s); %s", number, why, next)
+	}
+}
+
+// keepSection is the last read of the issue body, after the late-write
+// window: GitHub may apply a PATCH seconds after it was sent, after the
+// read-backs of the posts it overwrites, and a PATCH spliced into a body
+// read before ours landed erases our section when it lands. Such a PATCH
+// was sent no later than our last PATCH was answered (plus the other
+// post's read-to-PATCH gap, which the settle delay covers), so once
+// ApplyDelay and the settle delay have passed since then, every one that
+// can erase our section has landed. keepSection waits that long (one
+// wait, no polling: GitHub asks integrations not to poll, see
+// https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#avoid-polling),
+// reads the body once and, when our section is gone, writes it again
+// (writeSection, with its read-back) and waits the window again, at most
+// maxRepairs times. Each post repairs its own section, so every section
+// survives; a section still missing after that is an error, never a
+// success.
+func (p *Publisher) keepSection(ctx context.Context, number int, name, section string, res *Result) error {
+	window := p.applyDelay()
+	if window <= 0 {
+		return nil
+	}
+	for repair := 0; ; repair++ {
+		if err := p.waitLateWrites(ctx, number, name, window); err != nil {
+			return err
+		}
+		got, err := p.readBody(ctx, number)
+		if err != nil {
+			return err
+		}
+		if sectionPresent(got, name, section) {
+			if repair == 0 {
+				p.logf("issue body: last read of #%d, %s after our last edit; the %s section is there", number, roundWait(p.now().Sub(p.lastBodyPatch)), name)
+			} else {
+				p.logf("issue body: last read of #%d; the %s section is there: repaired after a late write (%d of at most %d repairs)", number, name, repair, maxRepairs)
+			}
+			return nil
+		}
+		if repair == maxRepairs {
+			return fmt.Errorf("keep the %s section in issue #%d of %s: it was erased again after each of %d repairs "+
+				"(by edits GitHub applied late, by hand, or by a post writing an older body); the section is missing from the body, rerun the step",
+				name, number, p.Repo, maxRepairs)
+		}
+		res.Repairs = repair + 1
+		p.logf("issue body: the %s section is gone from #%d at the last read (an edit GitHub applied late, or one made by hand, erased it); writing it again (repair %d of %d)",
+			name, number, repair+1, maxRepairs)
+		wrote, err := p.writeSection(ctx, number, name, section, res)
+		if err != nil || !wrote {
+			// Not written: the fresh read found the section as rendered.
+			return err
+		}
+	}
+}
+
+// waitLateWrites waits until window plus the settle delay have passed since
+// our last body PATCH was answered.
+func (p *Publisher) waitLateWrites(ctx context.Context, number int, name string, window time.Duration) error {
+	wait := p.lastBodyPatch.Add(window + p.settleDelay()).Sub(p.now())
+	if wait <= 0 {
+		return nil
+	}
+	p.logf("waiting %s before the last read of #%d: GitHub may apply an edit up to %s late (--apply-delay), and one spliced into a body read before ours would erase the %s section",
+		roundWait(wait), number, window, name)
+	if err := p.sleep(ctx, wait); err != nil {
+		return fmt.Errorf("last read of issue #%d: %w", number, err)
+	}
+	return nil
+}
+
+// What one spliceOnce did.
+const (
+	spliceUnchanged = iota // the body already held the section as rendered
+	spliceWrote
+	spliceWithheld // it needed a write, but no write was allowed
+)
+
+// spliceOnce is one write of the section: it reads the body, splices and
+// PATCHes the result when it differs, as one call, so that a retried PATCH
+// (after a 5xx, a rate limit or an answer that never came) reads and
+// splices again instead of re-sending a body spliced before the wait. It
+// returns the body the last splice was based on and what it did.
+func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section string, try int, mayWrite bool, res *Result) (base string, out int, err error) {
+	attempt := 0
+	err = p.call(ctx, p.issueOp("edit the body of", number, true),
+		func(ctx context.Context) error {
+			attempt++
+			out = spliceUnchanged
+			if attempt > 1 {
+				p.logf("issue body: reading #%d again for the retried write, so that it splices into the body as it is now", number)
+			}
+			var err error
+			if base, err = p.readBody(ctx, number); err != nil {
+				return err
+			}
+			spliced, err := render.Splice(base, name, section)
+			if err != nil {
+				return &finalError{inputErrorf("splice the %s section into issue #%d of %s: %v; fix the gpu-ci markers in the issue body by hand", name, number, p.Repo, err)}
+			}
+			// A body saved from GitHub's web editor comes back with CRLF line
+			// ends throughout, our section included: that is no change.
+			if crlfToLF(spliced) == crlfToLF(base) {
+				if try == 1 && attempt == 1 {
+					p.logf("issue body: the %s section is unchanged; not editing #%d", name, number)
+				} else {
+					p.logf("issue body: #%d now holds the %s section as we render it; not editing it again", number, name)
+				}
+				return nil
+			}
+			if n := utf8.RuneCountInString(spliced); n > MaxBodyChars {
+				return &finalError{inputErrorf("splice the %s section into issue #%d of %s: the body would have %d characters; GitHub takes at most %d (shorten the hand-written text or the sections)",
+					name, number, p.Repo, n, MaxBodyChars)}
+			}
+			if !mayWrite {
+				out = spliceWithheld
+				return nil
+			}
+			out = spliceWrote
+			_, err = p.API.EditIssueBody(ctx, p.Repo, number, spliced)
+			// Even a PATCH refused or unanswered may land: the late-write
+			// window counts from the last one sent.
+			p.lastBodyPatch = p.now()
+			if err != nil {
+				return err
+			}
+			res.BodyPatches++
+			p.logf("issue body: %s the %s section into #%d", p.did("spliced"), name, number)
+			return nil
+		})
+	return base, out, err
+}
+
+// readBack compares the body read back after our write with the body the
+// write was spliced into: there says that got holds our section, kept that
+// everything outside our markers is as it was in base. Both are compared
+// as Splice would write them, so our section's place and white space, and
+// line ends, do not count as changes.
+func readBack(got, base, name, section string) (there, kept bool) {
+	there = sectionPresent(got, name, section)
+	g, errG := render.Splice(got, name, section)
+	b, errB := render.Splice(base, name, section)
+	return there, errG == nil && errB == nil && crlfToLF(g) == crlfToLF(b)
+}
+
+// sectionPresent reports whether body holds the section between its
+// markers. It ignores line-end style and surrounding white space, so that a
+// body GitHub stored with other line ends still counts as ours.
+func sectionPresent(body, name, section string) bool {
+	return strings.Contains(crlfToLF(body), marker.SectionBlock(name, crlfToLF(section)))
+}
+
+func crlfToLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+func (p *Publisher) settleDelay() time.Duration { return delayOr(p.SettleDelay, DefaultSettleDelay) }
+
+func (p *Publisher) applyDelay() time.Duration { return delayOr(p.ApplyDelay, DefaultApplyDelay) }
+
+// delayOr is a Publisher delay field as used: negative none, zero the
+// default.
+func delayOr(d, def time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return 0
+	case d == 0:
+		return def
+	}
+	return d
+}
+
+func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
+	if p.Offline {
+		return "", nil
+	}
+	if number == 0 {
+		// The issue a dry run would have opened, with the body it would have had.
+		return p.createdBody, nil
+	}
+	var is Issue
+	err := p.call(ctx, p.issueOp("read", number, false),
+		func(ctx context.Context) (err error) { is, err = p.API.GetIssue(ctx, p.Repo, number); return })
+	return is.Body, err
+}

@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+// EngineSpec is one engine ci-report drives, with everything the runner does
+// differently for it: its key (the plan's and setup.json's engine name), the
+// name reports show, its HTTP dialect, the engine plan of the built-in
+// profiles (image, env, server command, expectation sets), its server flags
+// and the simulated engine that stands in for it under --simulate. Code
+// outside this table asks an engine's row instead of comparing its name, so
+// a new engine is one row (docs/runner.md §2.1); the built-in profiles'
+// models name the engines they run on (§2.2), and serve.log's signatures are
+// the same for every engine (§5.10).
+type EngineSpec struct {
+	Key string
+	// Display is the engine's name in reports (setup.json's engine
+	// `display`, docs/formats.md §3.1).
+	Display string
+	// Dialect is how the client speaks to its servers (docs/runner.md §3.4).
+	Dialect engine.Dialect
+	// Plan is the engine's plan in the built-in profiles.
+	Plan EnginePlan
+	// Flags are the server's flag names the built-in profiles use.
+	Flags EngineFlags
+	// Sim is the engine runner/sim imitates for it (`sim serve --engine`,
+	// `sim versions --engine`): vllm or sglang.
+	Sim string
+}
+
+// EngineFlags are an engine's server flags for the tensor-parallel size,
+// the batch limit, the memory fraction, the context length and an fp8 KV
+// cache.
+type EngineFlags struct {
+	TP, Batch, Memory, Context string
+	FP8                        []string
+}
+
+// BuiltinEngines is the engine table of this build: vLLM and SGLang. Each
+// call builds it anew, so no caller shares another's slices.
+func BuiltinEngines() []EngineSpec {
+	var venv collect.Env
+	// /reset_prefix_cache exists only in vLLM's dev mode. The model
+	// runner (VLLM_USE_V2_MODEL_RUNNER) depends on kvcached's version, so
+	// it is in the expectation sets (docs/runner.md §2.6).
+	venv.Set("VLLM_SERVER_DEV_MODE", "1")
+	return []EngineSpec{
+		{
+			Key: "vllm", Display: collect.DisplayName("vllm"), Dialect: engine.OpenAICompletions(), Sim: "vllm",
+			Plan: EnginePlan{
+				Image: "vllm/vllm-openai:v0.30.0", Env: venv, Patches: []string{}, Expectations: vllmSets(),
+				Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "e2e", "--host", "127.0.0.1",
+					"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
+					"--async-scheduling", "--compilation-config.backend=eager"},
+			},
+			Flags: EngineFlags{TP: "--tensor-parallel-size", Batch: "--max-num-seqs", Memory: "--gpu-memory-utilization", Context: "--max-model-len", FP8: []string{"--kv-cache-dtype", "fp8"}},
+		},
+		{
+			Key: "sglang", Display: collect.DisplayName("sglang"), Dialect: engine.SGLangGenerate(), Sim: "sglang",
+			Plan: EnginePlan{
+				Image: "lmsysorg/sglang:v0.5.20", Env: collect.Env{}, Patches: []string{}, Expectations: sglangSets(),
+				Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "e2e",
+					"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
+			},
+			Flags: EngineFlags{TP: "--tp-size", Batch: "--max-running-requests", Memory: "--mem-fraction-static", Context: "--context-length", FP8: []string{"--kv-cache-dtype", "fp8_e4m3"}},
+		},
+	}
+}
+
+// engineRow finds key in table.
+func engineRow(table []EngineSpec, key string) (EngineSpec, bool) {
+	for _, e := range table {
+		if e.Key == key {
+			return e, true
+		}
+	}
+	return EngineSpec{}, false
+}
+
+// engineTable is the runner's engine table: Runner.Engines, else the
+// built-in one.
+func (r *Runner) engineTable() []EngineSpec {
+	if r.Engines != nil {
+		return r.Engines
+	}
+	return BuiltinEngines()
+}
+
+// engineSpec is the row of an engine the plan uses (checkEngines made sure
+// there is one).
+func (r *Runner) engineSpec(key string) EngineSpec {
+	e, _ := engineRow(r.engineTable(), key)
+	return e
+}
+
+// checkEngines makes sure every engine the plan uses has a row of the
+// runner's engine table: without one the runner would not know how to talk
+// to its servers.
+func (r *Runner) checkEngines() error {
+	table := r.engineTable()
+	for _, k := range r.Plan.UsedEngines() {
+		if _, ok := engineRow(table, k); !ok {
+			keys := make([]string, len(table))
+			for i, e := range table {
+				keys[i] = e.Key
+			}
+			return fmt.Errorf("engine %q has no row in this ci-report's engine table (it knows %s)", k, strings.Join(keys, ", "))
+		}
+	}
+	return nil
+}
