@@ -437,19 +437,19 @@ func setAll(dst *collect.Env, src collect.Env) {
 // ServerArgv is the command a server runs: the plan's argv as the host
 // runs it (under --simulate `<self> sim serve --engine E -- <argv>`).
 func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
-	return c.R.host().ServerArgv(c.R.engineSpec(sp.Engine).Sim, append(sp.Argv(c.Engine(sp.Engine), port), extra...))
+	return c.R.host().ServerArgv(c.R.engineSpec(sp.Engine).Sim, append(sp.Argv(c.Engine(sp.Engine), port, ServedName(c.R.RunID, sp.Name)), extra...))
 }
 
 // Setup is the setup.json entry of a server of this plan (cmd as on the base port).
 func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	c := &Case{R: r}
 	// cmd is cmd.txt as the server would start on port, less what only the
-	// run knows (its IPC name, GPUs, simulator).
+	// run knows (its IPC name and served name, GPUs, simulator).
 	var cmdEnv, env collect.Env
 	eng := c.Engine(sp.Engine)
 	setAll(&cmdEnv, r.engineEnv(sp.Engine))
 	setAll(&cmdEnv, sp.Env)
-	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
+	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port, SetupServedName)}
 	setAll(&env, sp.Env)
 	return collect.CaseSetup{
 		Name: sp.Name, Engine: sp.Engine, Model: sp.Model, HFID: sp.HFID, Layout: sp.Layout, TP: sp.TP,
@@ -475,7 +475,7 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	cfg := c.R.serverConfig()
 	cfg.Name, cfg.Dialect, cfg.Dir = sp.Name, c.R.engineSpec(sp.Engine).Dialect, c.Dir(sp.Name)
 	cfg.Env, cfg.Argv = c.ServerEnv(sp, gpus), c.ServerArgv(sp, port, extra...)
-	cfg.ExecPrefix, cfg.Port = c.R.PrefixFor(sp.Engine), port
+	cfg.ExecPrefix, cfg.Port, cfg.ServedName = c.R.PrefixFor(sp.Engine), port, ServedName(c.R.RunID, sp.Name)
 	es, err := engine.Start(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -80,6 +80,14 @@ var Signatures = []Signature{
 		Source: "CPython asyncio/base_events.py create_server; EADDRINUSE",
 	},
 	{
+		Name: "a foreign server on the port", Class: collect.ClassInfra,
+		// The runner's own readiness wait (Server.WaitReady): the port is
+		// held by a process outside the server's group, or what answers
+		// there does not list the served name this run gave the server.
+		Re:     regexp.MustCompile(`answers as another server \(|is held by .*, not by the server's process group`),
+		Source: "ci-report's readiness wait (runner/engine Server.WaitReady)",
+	},
+	{
 		Name: "model download failed", Class: collect.ClassInfra,
 		// huggingface_hub file_download.py _raise_on_head_call_error:
 		// LocalEntryNotFoundError("An error happened while trying to locate
