@@ -84,7 +84,8 @@
 // want object, got string (case left out)"): an element that is null or not
 // an object, a case without a name (absent, null or ""), a kept field (name,
 // ok, checks, log) of the wrong type, a log that is not an object or null,
-// and a kept value over 64 MiB or nested deeper than 64. A name that an
+// and a kept value over 64 MiB, nested deeper than 64 or holding a string
+// over 8 MiB (maxKeptString). A name that an
 // earlier case of the same file has is kept, both cases shown, and named as
 // a problem ("cases[5].name: "vllm-a" repeats cases[2] (both kept)"). Either
 // makes the part partial: its report cannot pass. cases.jsonl lines follow
@@ -215,10 +216,12 @@
 // decoded nor held) and decode only the other fields of CaseResult; parts
 // are read in parallel. Files are never held whole in memory: summary.json and
 // cases.jsonl stream through a 256 KiB buffer (the decoder holds one token
-// at a time, so a single string costs its size while it is read), a kept value (a case's
-// name, checks or log) over 64 MiB or nested deeper than 64 is read to its
-// end but not held (its case is left out, above), and the small files read
-// whole (part.json, setup.json, the perf files) are refused over 64 MiB.
+// at a time; the phases filter passes it no more than 8 MiB + 1 bytes of a
+// string and one byte of each run of white space), a kept value (a case's
+// name, checks or log) over 64 MiB, nested deeper than 64 or holding a
+// string over 8 MiB is read to its end but not held (its case is left out,
+// above), and the small files read whole (part.json, setup.json, the perf
+// files) are refused over 64 MiB.
 // The perf files' raw values (bench, runs) are refused nested deeper than
 // 64 too, so that merged.json, which nests them a level deeper, reads back.
 //

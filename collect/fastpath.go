@@ -9,19 +9,29 @@ import (
 	"slices"
 )
 
-// phasesFilter is the one fast path beside jsontext. The phases of a case
-// are most of a summary.json, and most of the phases are arrays of token
-// ids; jsontext reads an array element as a token, several times slower
-// than the disk delivers them. So, in front of the decoder, phasesFilter
-// takes out each element of such an array that is an integer followed by a
-// comma and another integer: the decoder still reads the last element, the
-// brackets and everything else. It does so only inside the value of a
-// "phases" key of a case object (which every reader skips), and only for an
-// element whose syntax it has checked itself, so that a document reads the
-// same with the filter as without it: its syntax errors are the decoder's,
-// at the same bytes once inputOffset has put back what was taken out
-// (BenchmarkScanSummary measures both, TestPhasesFilterAgrees compares
-// them).
+// phasesFilter is the one fast path beside jsontext, a lexer in front of
+// the decoder that takes out what no reader looks at, after checking its
+// syntax itself, so that a document reads the same with the filter as
+// without it: its syntax errors are the decoder's, at the same bytes once
+// inputOffset has put back what was taken out (BenchmarkScanSummary
+// measures both, TestPhasesFilterAgrees and the fuzz target compare them).
+// It takes out:
+//
+//   - the inside of the value of a "phases" key of a case object (which
+//     every reader skips; they are most of a summary.json, every request's
+//     tokens and text), leaving "{}" or "[]", when skipValue has checked
+//     the whole value within the filter's buffer: one pass over the bytes
+//     instead of a token at a time;
+//   - in a phases value too large for that, each array element that is an
+//     integer followed by a comma (white space around it allowed) and
+//     another integer;
+//   - every run of white space outside strings but its first byte, so that
+//     white space costs the decoder nothing (kvcached's harness writes its
+//     files with indent=1: about half of each is white space);
+//   - the text of a string past its first maxKeptString+1 bytes, but for
+//     escapes and control characters (which the decoder checks): no reader
+//     keeps so long a string (record refuses it by its length, which stays
+//     over the bound), so the decoder never holds more of it.
 //
 // The filter follows the document with a lexer that knows strings, escapes,
 // nesting and which containers are arrays. Its state is exact as long as
@@ -43,23 +53,28 @@ type phasesFilter struct {
 	// closed there was exactly "phases".
 	match int
 	key   bool
+	// strLen counts the bytes of the string being read; hex the hex
+	// digits of a \u escape still to come in it.
+	strLen, hex int
 	// phases is set inside the value of a phases key; elem at the start
-	// of an array element there.
-	phases, elem bool
+	// of an array element there; value until the first byte of that value.
+	phases, elem, value bool
 
-	// cuts are the spans taken out of the current Read; taken, per span
+	// cuts are the spans taken out of the current piece; taken, per span
 	// taken out so far, where it was in the output and how many bytes the
 	// output lacks up to there (see inputOffset); in, out count the bytes
-	// read and passed on.
+	// filtered and passed on.
 	cuts    [][2]int
 	taken   []takenSpan
 	in, out int64
 
-	// buf[next:end] is filtered and not yet passed on; err ends the input
-	// once it is.
-	buf       []byte
-	next, end int
-	err       error
+	// buf[next:end] is filtered and not yet passed on; buf[hold:have] was
+	// read but not yet filtered (the start of a phases value that the
+	// next read may complete); err ends the input once all is passed on.
+	buf        []byte
+	next, end  int
+	hold, have int
+	err        error
 }
 
 // takenSpan says that the output lacks before from bytes of the input.
@@ -84,34 +99,39 @@ func (f *phasesFilter) reset(r io.Reader, caseDepth int) {
 }
 
 // Read passes on what f has filtered. The input is read and filtered in
-// pieces of scanBufSize, far larger than the decoder's reads, so that few
-// arrays of tokens are cut by a piece's end (which ends the fast path
-// there).
+// pieces of up to scanBufSize, far larger than the decoder's reads, so that
+// most phases values lie whole in one piece.
 func (f *phasesFilter) Read(p []byte) (int, error) {
-	if f.next == f.end {
-		if f.err != nil {
+	for f.next == f.end {
+		if f.hold == f.have && f.err != nil {
 			return 0, f.err
 		}
-		n, err := f.r.Read(f.buf)
-		f.in += int64(n)
+		f.have = copy(f.buf, f.buf[f.hold:f.have])
+		f.hold = 0
+		if f.err == nil {
+			n, err := f.r.Read(f.buf[f.have:])
+			f.have += n
+			f.err = err
+		}
+		done := f.have
 		if !f.off {
 			f.cuts = f.cuts[:0]
-			f.filter(f.buf[:n])
-			n = f.cut(f.buf[:n])
+			// A piece that fills the buffer, or the input's last, is
+			// filtered whole: nothing more can join it.
+			done = f.filter(f.buf[:f.have], f.have == len(f.buf) || f.err != nil)
 		}
+		n := f.cut(f.buf[:done])
+		f.in += int64(done)
 		f.out += int64(n)
-		f.next, f.end, f.err = 0, n, err
-		if n == 0 {
-			return 0, err
-		}
+		f.next, f.end, f.hold = 0, n, done
 	}
 	n := copy(p, f.buf[f.next:f.end])
 	f.next += n
 	return n, nil
 }
 
-// cut takes f.cuts out of b, which f.filter has just read, and returns the
-// length of what is left.
+// cut takes f.cuts out of b, which f.filter has just read (f.in, f.out not
+// yet counting it), and returns the length of what is left.
 func (f *phasesFilter) cut(b []byte) int {
 	if len(f.cuts) == 0 {
 		return len(b)
@@ -122,7 +142,7 @@ func (f *phasesFilter) cut(b []byte) int {
 		if k+1 < len(f.cuts) {
 			end = f.cuts[k+1][0]
 		}
-		lacks := f.in - f.out - int64(len(b)) // taken out before b
+		lacks := f.in - f.out // taken out before b
 		f.taken = append(f.taken, takenSpan{at: f.out + int64(w), before: lacks + int64(c[1]-w)})
 		w += copy(b[w:], b[c[1]:end])
 	}
@@ -153,74 +173,163 @@ func (f *phasesFilter) forget(off int64) {
 
 const phasesKey = "phases"
 
-func (f *phasesFilter) filter(b []byte) {
+// filter lexes b from its start, appending to f.cuts what it takes out,
+// and returns how much of b it has lexed: all of it, or, unless final, up
+// to the start of a phases value that b holds only in part (the next piece
+// then starts with it).
+func (f *phasesFilter) filter(b []byte, final bool) int {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if f.str.In() {
-			switch where := f.str.Step(c); {
-			case where == InEscape:
-				f.match = -1
-			case where == Closing:
-				f.key = f.match == len(phasesKey)
-			case f.match >= 0:
-				if f.match < len(phasesKey) && c == phasesKey[f.match] {
-					f.match++
-				} else {
-					f.match = -1
-				}
-			}
+			i = f.inString(b, i)
 			continue
 		}
-		depth := len(f.arrays)
-		switch c {
-		case ' ', '\t', '\n', '\r':
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			j := i + 1
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
+				j++
+			}
+			if j > i+1 {
+				f.cuts = append(f.cuts, [2]int{i + 1, j})
+			}
+			i = j - 1
 			continue // an element may follow
-		case '"':
-			f.str.Step(c)
-			f.match = -1
-			if depth == f.caseDepth {
-				f.match = 0
-			}
-		case '{', '[':
-			if depth == maxNesting {
-				f.off = true
-				return
-			}
-			f.arrays = append(f.arrays, c == '[')
-			f.elem = c == '[' && f.phases
-			continue
-		case '}', ']':
-			if depth > 0 {
-				f.arrays = f.arrays[:depth-1]
-			}
-			if depth-1 < f.caseDepth {
-				f.phases = false
-			}
-		case ':':
-			if depth == f.caseDepth {
-				f.phases = f.key
-			}
-		case ',':
-			if depth == f.caseDepth {
-				f.phases = false
-			}
-			f.elem = f.phases && depth > 0 && f.arrays[depth-1]
-			continue
-		default:
-			if f.elem {
-				if j := skipIntegers(b, i); j > i {
-					f.cuts = append(f.cuts, [2]int{i, j})
-					i = j
+		}
+		if f.value {
+			f.value = false
+			if c == '{' || c == '[' {
+				switch end := skipValue(b, i); {
+				case end >= 0:
+					if end-1 > i+1 {
+						f.cuts = append(f.cuts, [2]int{i + 1, end - 1})
+					}
+					i = end - 1
+					continue
+				case end == skipIncomplete && !final && i > 0:
+					f.value = true
+					return i
+				case end == skipIncomplete && !final:
+					// b is this value's start and the buffer has room:
+					// wait for more. Never for an empty piece.
+					f.value = true
+					return 0
 				}
 			}
 		}
-		f.elem = false
+		if !f.token(b, i) {
+			return len(b)
+		}
+		if f.elem && c != '{' && c != '[' && c != ',' && c != '"' && c != '}' && c != ']' && c != ':' {
+			if j := skipIntegers(b, i); j > i {
+				f.cuts = append(f.cuts, [2]int{i, j})
+				i = j
+			}
+			f.elem = false
+		}
 	}
+	return len(b)
+}
+
+// inString lexes b[i], a byte of a string, and returns the index of the
+// last byte it lexed: plain bytes of a string that is not a possible
+// "phases" key go by at once.
+func (f *phasesFilter) inString(b []byte, i int) int {
+	if f.match < 0 && !f.str.esc && f.hex == 0 {
+		j := i
+		for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
+			j++
+		}
+		f.longString(i, j)
+		if j == len(b) {
+			return j - 1
+		}
+		i = j
+	}
+	c := b[i]
+	escaped := f.str.esc
+	where := f.str.Step(c)
+	switch {
+	case f.hex > 0:
+		f.hex--
+	case escaped && c == 'u':
+		f.hex = 4
+	}
+	if where != Closing {
+		f.strLen++
+	}
+	switch {
+	case where == InEscape:
+		f.match = -1
+	case where == Closing:
+		f.key = f.match == len(phasesKey)
+	case f.match >= 0:
+		if f.match < len(phasesKey) && c == phasesKey[f.match] {
+			f.match++
+		} else {
+			f.match = -1
+		}
+	}
+	return i
+}
+
+// longString counts b[i:j], plain bytes of a string, and takes out those
+// past the string's first maxKeptString+1 bytes.
+func (f *phasesFilter) longString(i, j int) {
+	if keep := max(maxKeptString+1-f.strLen, 0); j-i > keep {
+		f.cuts = append(f.cuts, [2]int{i + keep, j})
+	}
+	f.strLen += j - i
+}
+
+// token lexes b[i], a byte outside strings and not white space; false when
+// the filter stops (nesting over maxNesting).
+func (f *phasesFilter) token(b []byte, i int) bool {
+	c := b[i]
+	depth := len(f.arrays)
+	elem := false
+	switch c {
+	case '"':
+		f.str.Step(c)
+		f.strLen, f.hex = 0, 0
+		f.match = -1
+		if depth == f.caseDepth {
+			f.match = 0
+		}
+	case '{', '[':
+		if depth == maxNesting {
+			f.off = true
+			return false
+		}
+		f.arrays = append(f.arrays, c == '[')
+		elem = c == '[' && f.phases
+	case '}', ']':
+		if depth > 0 {
+			f.arrays = f.arrays[:depth-1]
+		}
+		if depth-1 < f.caseDepth {
+			f.phases = false
+		}
+	case ':':
+		if depth == f.caseDepth {
+			f.phases = f.key
+			f.value = f.key
+		}
+	case ',':
+		if depth == f.caseDepth {
+			f.phases = false
+		}
+		elem = f.phases && depth > 0 && f.arrays[depth-1]
+	default:
+		return true // f.elem stays: the caller looks at it
+	}
+	f.elem = elem
+	return true
 }
 
 // skipIntegers skips, from b[i] (the start of an array element), each
-// element `-?(0|[1-9][0-9]*)` that a comma (and spaces, as Python writes
-// ", ") and another such element's first byte follow, all within b; it
+// element `-?(0|[1-9][0-9]*)` that a comma (and any white space: Python
+// writes ", ", or with indent a newline and the indentation) and another
+// such element's first byte follow, all within b; it
 // returns the index of the first element it did not skip (which the lexer
 // then reads on).
 func skipIntegers(b []byte, i int) int {
@@ -244,7 +353,7 @@ func skipIntegers(b []byte, i int) int {
 func isIntStart(c byte) bool { return c == '-' || c-'0' < 10 }
 
 // nextInteger returns the start of the element after the one at b[i] when
-// that one is an integer followed by a comma, spaces and an integer's first
+// that one is an integer followed by a comma, white space and an integer's first
 // byte within b; else i.
 func nextInteger(b []byte, i int) int {
 	j := i
@@ -268,7 +377,7 @@ func nextInteger(b []byte, i int) int {
 		return i
 	}
 	j++
-	for j < len(b) && b[j] == ' ' {
+	for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r') {
 		j++
 	}
 	if j >= len(b) || !isIntStart(b[j]) {

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,6 +119,11 @@ type LoadOptions struct {
 	// left out, but nothing of it is kept. For a report that is only
 	// rendered, as no document shows a log.
 	SkipLogs bool
+	// Context, when set, stops the reading once it is done (an interrupt):
+	// each read of a part's summary.json or cases.jsonl fails with its
+	// cause, and parts not yet started are not read. The parts returned
+	// are then incomplete; the caller checks the context.
+	Context context.Context
 }
 
 // LoadPartsWith reads the parts named by paths: each path is a part directory
@@ -159,6 +165,9 @@ func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 		}()
 	}
 	for i := range dirs {
+		if opts.Context != nil && opts.Context.Err() != nil {
+			break
+		}
 		next <- i
 	}
 	close(next)
@@ -233,7 +242,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		return p
 	}
 	defer root.Close()
-	l := partLoad{p: &p, root: root, dir: d.dir, skipLogs: opts.SkipLogs}
+	l := partLoad{p: &p, root: root, dir: d.dir, skipLogs: opts.SkipLogs, ctx: opts.Context}
 	_, err = root.Lstat("error.txt")
 	p.ErrorTxt = err == nil
 	metaBroken := l.meta()
@@ -264,6 +273,7 @@ type partLoad struct {
 	root     *os.Root
 	dir      string
 	skipLogs bool
+	ctx      context.Context
 }
 
 func (l *partLoad) file(n string) string { return filepath.Join(l.dir, n) }
@@ -315,7 +325,7 @@ func (l *partLoad) setup() {
 // summary.json" when absent), sum what was read.
 func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 	f, err := safefile.OpenIn(l.root, l.dir, "summary.json")
-	sum, err = readOpened(f, err, l.file("summary.json"), l.skipLogs, readSummary)
+	sum, err = readOpened(l.ctx, f, err, l.file("summary.json"), l.skipLogs, readSummary)
 	switch {
 	case err == nil:
 		l.p.HasSummary = true
@@ -340,7 +350,7 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 // cases.jsonl.
 func (l *partLoad) casesJSONL() {
 	f, err := safefile.OpenIn(l.root, l.dir, "cases.jsonl")
-	res, err := readOpened(f, err, l.file("cases.jsonl"), l.skipLogs, readCasesJSONL)
+	res, err := readOpened(l.ctx, f, err, l.file("cases.jsonl"), l.skipLogs, readCasesJSONL)
 	switch {
 	case err == nil:
 		l.p.Cases = res.Cases

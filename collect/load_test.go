@@ -328,9 +328,10 @@ func TestLoadPartsUnknownFieldsIgnored(t *testing.T) {
 }
 
 func TestLoadPartsHugeLogLine(t *testing.T) {
-	// A log with a single 8 MiB string (a serve.log line quoted into the
-	// case log) and phases of 4 MiB: read without trouble.
-	huge := strings.Repeat("é\\\"x", 2<<20)
+	// A log with a single string of almost 8 MiB (a serve.log line quoted
+	// into the case log; maxKeptString, one longer leaves its case out) and
+	// phases of 4 MiB: read without trouble.
+	huge := strings.Repeat("é\\\"x", 1600<<10)
 	tokens := strings.Repeat("123456,", 600_000) + "1"
 	sum := fmt.Sprintf(`{"ok":true,"cases":[{"name":"a","ok":true,"checks":[],"log":{"a":{"errors":["%s"]}},"phases":{"p":{"results":[{"status":200,"token_ids":[%s]}]}}}]}`, huge, tokens)
 	root := writeTree(t, map[string]string{"vllm/summary.json": sum, "vllm/cases.jsonl": sum[len(`{"ok":true,"cases":[`):len(sum)-2] + "\n"})

@@ -3,6 +3,7 @@ package collect
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // summary.json and cases.jsonl are read as a stream of tokens by jsontext
@@ -40,6 +43,14 @@ const scanBufSize = 256 << 10
 // maxKeptValue bounds one kept value of a case. Real logs are kilobytes;
 // a value of this size is a broken or hostile file, not one to load.
 const maxKeptValue = 64 << 20
+
+// maxKeptString bounds one string of a kept value, as written (escapes
+// count their bytes). Real details and log lines are at most kilobytes; a
+// longer string leaves its case out, as a value over maxKeptValue does, and
+// the phases filter passes the decoder no more than its first
+// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
+// string, stays within a few times this bound whatever the input.
+const maxKeptString = 8 << 20
 
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
 // five deep (a priority case's ledger); a deeper value is a broken or
@@ -194,6 +205,9 @@ func (r *caseReader) record(discard bool) (bad, err error) {
 		size += len(b)
 		switch {
 		case bad != nil:
+		case len(b) > maxKeptString+2 && b[0] == '"':
+			bad = fmt.Errorf("a string over %d MiB, not read", maxKeptString>>20)
+			r.kept = r.kept[:start]
 		case size > r.limit:
 			bad = fmt.Errorf("value over %d MiB, not read", r.limit>>20)
 			r.kept = r.kept[:start]
@@ -675,12 +689,12 @@ func joinField(where, sub string) string {
 
 // readOpened reads f, opened (with err) from path, with read (readSummary,
 // readCasesJSONL); errors name the file.
-func readOpened[T any](f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
+func readOpened[T any](ctx context.Context, f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := read(f, skipLogs)
+	res, err := read(safefile.ContextReader(ctx, f), skipLogs)
 	if err != nil {
 		return nil, &fileError{Path: path, Err: err}
 	}

@@ -18,6 +18,8 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ovg-project/ci-report/internal/benchtree"
 )
 
 // refSummary is summary.json as json.Unmarshal (encoding/json/v2) decodes
@@ -379,6 +381,7 @@ func FuzzLoadSummary(f *testing.F) {
 		`{"cases":[{"name":"x"}],"cases":[{"ok":true}]}`,
 		`{"CASES":[null,{"Name":"a","LOG":null}]}`,
 		`{"cases":[{"phases":[-0.5e+3,"\u0041\\",true,false,null,{}]}]}`,
+		"{\n \"ok\": true,\n \"cases\": [\n  {\n   \"name\": \"a\",\n   \"phases\": {\n    \"p\": {\n     \"results\": [\n      {\n       \"token_ids\": [\n        12,\n        -3,\n        0\n       ],\n       \"text\": \"\\u00e9 x\",\n       \"e\": null\n      }\n     ]\n    }\n   },\n   \"checks\": []\n  }\n ]\n}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -500,5 +503,112 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 	s.limit = 1 << 20
 	if _, err := s.summary(); err == nil || err.Error() != "ok: value over 1 MiB, not read" {
 		t.Errorf("ok over the limit: %v", err)
+	}
+}
+
+// TestKvcachedFormatAgrees reads summary.json files as kvcached's harness
+// writes them (indent=1, phases of every request; internal/benchtree),
+// large enough that phases values straddle the filter's pieces, whole and
+// with one byte changed at many places: the filter, which takes out white
+// space and whole phases values it has checked, changes nothing the
+// decoder says, errors and their bytes included.
+func TestKvcachedFormatAgrees(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: 40}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 3*scanBufSize {
+		t.Fatalf("summary.json is %d bytes: too small to cross the filter's pieces", len(data))
+	}
+	checkAgreement(t, data)
+	got, err := readWith(data, false, true, false)
+	if err != nil || len(got.Cases) != 40 {
+		t.Fatalf("%v, %d cases", err, len(got.Cases))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	bad := []byte{'x', '"', ',', ']', '}', '{', '[', ':', '\\', 0x01, '0', '-', ' ', '\n', 'e', '.'}
+	for i := 0; i < 150; i++ {
+		b := bytes.Clone(data)
+		at := rng.IntN(len(b))
+		b[at] = bad[rng.IntN(len(bad))]
+		whole, werr := readWith(b, false, true, false)
+		alone, aerr := readWith(b, true, false, false)
+		if fmt.Sprint(werr) != fmt.Sprint(aerr) {
+			t.Fatalf("byte %d set to %q: error %v with the filter, %v without", at, b[at], werr, aerr)
+		}
+		if werr == nil && !cmp.Equal(whole, alone, rawEqual) {
+			t.Fatalf("byte %d set to %q: reads differently with the filter", at, b[at])
+		}
+	}
+}
+
+// BenchmarkScanKvcached reads a summary.json as kvcached's harness writes
+// it (indent=1, 375 server cases, 15 MiB) from memory: the reader alone.
+func BenchmarkScanKvcached(b *testing.B) {
+	dir := b.TempDir()
+	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: 375}); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu := benchtree.CPUTime()
+	for b.Loop() {
+		if _, err := readWith(data, false, true, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(benchtree.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/(float64(benchtree.CPUTime()-cpu)/1e9), "MB/cpu-s")
+}
+
+// TestLongStringsAgree reads strings just under and over maxKeptString, in
+// every place a string can be (a kept detail and log, an object name,
+// phases, an unknown field, a case key), some with escapes or a control
+// character past the bound: the filter passes the decoder at most the first
+// maxKeptString+1 bytes of each, and the reader says what it says without
+// the filter: a kept one over the bound leaves its case out.
+func TestLongStringsAgree(t *testing.T) {
+	long := func(n int, tail string) string { return strings.Repeat("a", n) + tail }
+	for _, tc := range []struct {
+		name, doc string
+		dropped   bool
+	}{
+		{"detail at the bound", `{"cases":[{"name":"a","checks":[{"name":"c","ok":false,"detail":"` + long(maxKeptString, "") + `"}]}]}`, false},
+		{"detail over", `{"cases":[{"name":"a","checks":[{"name":"c","ok":false,"detail":"` + long(maxKeptString+1, "") + `"}]}]}`, true},
+		{"log far over, escapes after", `{"cases":[{"name":"a","log":{"x":"` + long(maxKeptString+300000, `\n\u00e9\"`) + `"}},{"name":"b"}]}`, true},
+		{"log name over", `{"cases":[{"name":"a","log":{"` + long(maxKeptString+5, "") + `":1}}]}`, true},
+		{"phases", `{"cases":[{"name":"a","phases":{"p":["` + long(3*maxKeptString/2, "") + `"]}}]}`, false},
+		{"unknown field and key", `{"cases":[{"name":"a","` + long(maxKeptString+9, "") + `":"` + long(maxKeptString+9, "") + `"}],"x":"` + long(maxKeptString+1, "") + `"}`, false},
+		{"control character past the bound", `{"cases":[{"name":"a","phases":"` + long(maxKeptString+100, "\x01") + `"}]}`, false},
+		{"torn", `{"cases":[{"name":"a","phases":"` + long(maxKeptString+100, ""), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.doc)
+			got, err := readWith(data, false, true, false)
+			alone, aerr := readWith(data, true, false, false)
+			if fmt.Sprint(err) != fmt.Sprint(aerr) {
+				t.Fatalf("error %v with the filter, %v without", err, aerr)
+			}
+			if err != nil {
+				return
+			}
+			if !cmp.Equal(got, alone, rawEqual) {
+				t.Fatalf("reads differently with the filter: %+v, without %+v", got.Dropped, alone.Dropped)
+			}
+			if (len(got.Dropped) > 0) != tc.dropped {
+				t.Fatalf("left out %q, want a case left out: %v", got.Dropped, tc.dropped)
+			}
+			if tc.dropped && !strings.Contains(got.Dropped[0], "a string over 8 MiB, not read") {
+				t.Fatalf("left out %q, want it to name the long string", got.Dropped[0])
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"context"
 	"io"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
@@ -31,7 +32,7 @@ func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, fa
 // read.
 func ReadSummary(path string) (*SummaryResult, error) {
 	f, err := safefile.Open(path)
-	return readOpened(f, err, path, false, readSummary)
+	return readOpened(context.Background(), f, err, path, false, readSummary)
 }
 
 // ScanCasesJSONL is readCasesJSONL keeping logs.
@@ -41,5 +42,5 @@ func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r
 // regular file is read.
 func ReadCasesJSONL(path string) (*JSONLResult, error) {
 	f, err := safefile.Open(path)
-	return readOpened(f, err, path, false, readCasesJSONL)
+	return readOpened(context.Background(), f, err, path, false, readCasesJSONL)
 }

@@ -1,6 +1,7 @@
 package junit
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,10 @@ type Import struct {
 	Redact *collect.Redactor
 	// MaxBytes bounds each input file; <= 0 is DefaultMaxBytes.
 	MaxBytes int64
+	// Context, when set, stops the import once it is done (an interrupt):
+	// reading fails with its cause and no part file is written. nil never
+	// stops.
+	Context context.Context
 }
 
 // Result is what an import wrote.
@@ -116,7 +121,7 @@ func (im *Import) Run() (*Result, error) {
 	res := &Result{}
 	var docs []*Document
 	for _, f := range im.Files {
-		doc, err := ReadFile(f, im.MaxBytes)
+		doc, err := readFile(im.Context, f, im.MaxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -457,6 +462,9 @@ func skipReason(r Outcome) string {
 // runner's order: part.json with the plan, setup.json, then summary.json,
 // summary.md, run.log and part.json complete.
 func (im *Import) write(docs []*Document, res *Result) error {
+	if im.Context != nil && im.Context.Err() != nil {
+		return context.Cause(im.Context)
+	}
 	w, err := collect.NewPartWriter(im.Out, im.Redact)
 	if err != nil {
 		return err

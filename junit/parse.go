@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -80,12 +81,17 @@ type Document struct {
 // ReadFile reads the JUnit XML file at path (see Parse); maxBytes <= 0
 // means DefaultMaxBytes.
 func ReadFile(path string, maxBytes int64) (*Document, error) {
+	return readFile(context.Background(), path, maxBytes)
+}
+
+// readFile is ReadFile that stops reading once ctx is done.
+func readFile(ctx context.Context, path string, maxBytes int64) (*Document, error) {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err // it names the file
 	}
 	defer f.Close()
-	return Parse(f, path, maxBytes)
+	return Parse(safefile.ContextReader(ctx, f), path, maxBytes)
 }
 
 // Parse reads one JUnit XML document from r; file names it in errors,

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/benchtree"
 )
 
 // Exported to the external benchmark of merge + render (render imports merge,
@@ -17,8 +18,8 @@ type (
 var (
 	WriteBenchTree   = writeBenchTree
 	WriteHostileTree = writeHostileTree
-	ProcessCPUTime   = processCPUTime
-	MaxRSS           = maxRSS
+	ProcessCPUTime   = benchtree.CPUTime
+	MaxRSS           = benchtree.MaxRSS
 )
 
 // Load reads paths from disk and builds their report, as the CLI does

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/internal/benchtree"
 )
 
 // genTree makes `go test ./merge -run TestGenerateTree -gen-tree DIR` write
@@ -176,7 +178,7 @@ func benchmarkLoad(b *testing.B, root string, size int64, wantCases int) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPUTime()
+	cpu := benchtree.CPUTime()
 	for i := 0; i < b.N; i++ {
 		rep, err := Load([]string{root}, Options{})
 		if err != nil {
@@ -188,7 +190,7 @@ func benchmarkLoad(b *testing.B, root string, size int64, wantCases int) {
 	}
 	// CPU time per Load, all goroutines: the figure that does not depend on
 	// what else runs on the machine (wall time ≈ this / cores when idle).
-	b.ReportMetric(float64(processCPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(benchtree.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkLoadMerge reads and merges 8 parts, 3,000 cases, ~360 MiB of

@@ -1,7 +1,9 @@
 package merge_test
 
 import (
+	"bytes"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -87,4 +89,74 @@ func BenchmarkReportHostile(b *testing.B) {
 	}
 	b.ReportMetric(float64(reported)/(1<<20), "merged-MiB")
 	b.ReportMetric(float64(merge.MaxRSS())/(1<<20), "maxrss-MiB")
+}
+
+// TestMemoryBoundedByWhatIsKept holds the README's bound on inputs whose
+// size is nothing that is kept: a summary.json holding one 256 MiB string
+// (in a case's log, so that the case is left out) or 256 MiB of white space
+// is loaded, merged, written and rendered allocating under 64 MiB in all
+// (runtime.MemStats.TotalAlloc, a bound on the peak that does not depend on
+// when the collector runs). The files are written to the test's temporary
+// directory a MiB at a time.
+func TestMemoryBoundedByWhatIsKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 512 MiB")
+	}
+	mib := bytes.Repeat([]byte("x"), 1<<20)
+	blank := bytes.Repeat([]byte(" \n"), 1<<19)
+	for _, tc := range []struct {
+		name   string
+		before string
+		fill   []byte
+		after  string
+		cases  int
+	}{
+		{"string", `{"ok": false, "cases": [{"name": "big", "ok": true, "checks": [], "log": {"serve": "`, mib, `"}}, {"name": "small", "ok": true, "checks": [{"name": "c", "ok": true, "detail": ""}], "log": {}}]}`, 1},
+		{"white space", `{"ok": true, "cases": [`, blank, `{"name": "small", "ok": true, "checks": [{"name": "c", "ok": true, "detail": ""}], "log": {}}]}`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "tree")
+			part := filepath.Join(root, "vllm")
+			if err := os.MkdirAll(part, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Create(filepath.Join(part, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(tc.before)
+			for i := 0; i < 256; i++ {
+				if _, err := f.Write(tc.fill); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.WriteString(tc.after)
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			rep, err := merge.Load([]string{root}, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteJSON(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			opts := render.Options{Profile: "nightly", RunID: "1", RunAttempt: "1", Date: "2026-11-28", Config: render.DefaultConfig()}
+			if _, err := render.Render(rep, opts); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			alloc := int64(after.TotalAlloc - before.TotalAlloc)
+			t.Logf("allocated %.1f MiB", float64(alloc)/(1<<20))
+			if len(rep.Cases) != tc.cases {
+				t.Errorf("%d cases kept, want %d", len(rep.Cases), tc.cases)
+			}
+			if alloc > 64<<20 {
+				t.Errorf("allocated %d MiB reading a summary.json of 256 MiB that keeps almost nothing, over 64 MiB", alloc>>20)
+			}
+		})
+	}
 }

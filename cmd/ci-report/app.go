@@ -138,7 +138,29 @@ func (a *app) main(ctx context.Context, e *env, args []string) int {
 		}
 		return exitCode(e.Stderr, c.Name, err)
 	}
-	return exitCode(e.Stderr, c.Name, o.run(ctx, e))
+	return exitCode(e.Stderr, c.Name, interrupted(ctx, o.run(ctx, e)))
+}
+
+// interrupted maps the error of a command that a SIGINT or SIGTERM
+// interrupted (ctx's cause, see interruptContext) to exit 130 or 143, for
+// every command: each stops its reading within one buffer of the signal
+// (safefile.ContextReader) and checks ctx before it writes, so it leaves
+// its output files as they were. A command that finished (nil) before it
+// saw the signal did its whole work, and exits as it would have.
+func interrupted(ctx context.Context, err error) error {
+	var ie interruptError
+	if err == nil || !errors.As(context.Cause(ctx), &ie) {
+		return err
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && (ee.Code == exitInterrupted || ee.Code == exitTerminated) {
+		return err // run said what it left
+	}
+	msg := "stopped (" + ie.Error() + ")"
+	if !errors.Is(err, ie) {
+		msg += ": " + err.Error()
+	}
+	return &exitError{Code: interruptExit(ie), Err: errors.New(msg)}
 }
 
 // parseCommand binds o's flags, parses args (flags and positional

@@ -158,9 +158,14 @@ func TestHostileInputs(t *testing.T) {
 			editCases(t, filepath.Join(vllm, "summary.json"), setCase(5, `{"name":"vllm-qwen35_4b-kv_c0","ok":true,"checks":[],"log":"not an object"}`))
 		}, []string{"vLLM: summary.json: cases[5].log: want object, got string (case left out)"}, true, 11},
 		{"value over 64 MiB", func(t *testing.T, vllm string) {
-			big := strings.Repeat("x", 65<<20)
-			editCases(t, filepath.Join(vllm, "summary.json"), setCase(6, `{"name":"vllm-qwen35_4b-native","ok":false,"checks":[{"name":"answers_ok","ok":false,"detail":"`+big+`"}]}`))
+			check := `{"name":"answers_ok","ok":false,"detail":"` + strings.Repeat("x", 1<<20) + `"}`
+			checks := strings.Repeat(check+",", 64) + check
+			editCases(t, filepath.Join(vllm, "summary.json"), setCase(6, `{"name":"vllm-qwen35_4b-native","ok":false,"checks":[`+checks+`]}`))
 		}, []string{"vLLM: summary.json: cases[6].checks: value over 64 MiB, not read (case left out)"}, true, 11},
+		{"string over 8 MiB", func(t *testing.T, vllm string) {
+			big := strings.Repeat("x", 9<<20)
+			editCases(t, filepath.Join(vllm, "summary.json"), setCase(6, `{"name":"vllm-qwen35_4b-native","ok":false,"checks":[{"name":"answers_ok","ok":false,"detail":"`+big+`"}]}`))
+		}, []string{"vLLM: summary.json: cases[6].checks: a string over 8 MiB, not read (case left out)"}, true, 11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := hostileTree(t)

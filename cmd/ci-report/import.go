@@ -78,11 +78,11 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 // run writes the part and says on stderr what it found. Like
 // merge, the results never change the exit code (a failed test imports
 // fine); input that cannot be read exits 2 and writes nothing.
-func (o *importJUnitOptions) run(_ context.Context, e *env) error {
+func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	im := &junit.Import{
 		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm,
-		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red,
+		Metrics: o.Metrics, Deselected: o.Deselected, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
 	}
 	res, err := im.Run()
 	if err != nil {

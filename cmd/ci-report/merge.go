@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/safefile"
@@ -47,7 +48,7 @@ func (o *mergeOptions) setArgs(pos []string) error {
 
 // run reads the parts, writes merged.json and says on stderr what it
 // found. The verdict never changes the exit code: a failed run merges fine.
-func (o *mergeOptions) run(_ context.Context, e *env) error {
+func (o *mergeOptions) run(ctx context.Context, e *env) error {
 	opts := merge.Options{AllowMixed: o.AllowMixed}
 	if o.Plan != "" {
 		exp, err := readExpected(o.Plan)
@@ -56,7 +57,10 @@ func (o *mergeOptions) run(_ context.Context, e *env) error {
 		}
 		opts.Expected = exp
 	}
-	rep, err := loadReport(o.Paths, collect.LoadOptions{}, opts)
+	rep, err := loadReport(o.Paths, collect.LoadOptions{Context: ctx}, opts)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -76,7 +80,7 @@ func (o *mergeOptions) run(_ context.Context, e *env) error {
 		if err := rep.WriteJSON(e.Stdout); err != nil {
 			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
 		}
-	} else if err := safefile.WriteFunc(o.Out, rep.WriteJSON); err != nil {
+	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSON(safefile.ContextWriter(ctx, w)) }); err != nil {
 		return withCode(exitUsage, err)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)

@@ -57,7 +57,10 @@ func (o *planOptions) setArgs(pos []string) error {
 
 // run prints the plan `run` would execute with the same selection flags
 // (the schema is documented in package runner).
-func (o *planOptions) run(_ context.Context, e *env) error {
+func (o *planOptions) run(ctx context.Context, e *env) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	p := o.sel.plan
 	var lines []string
 	switch o.list {

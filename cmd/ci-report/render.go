@@ -95,6 +95,9 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 	for _, w := range docs.Warnings {
 		fmt.Fprintf(e.Stderr, "ci-report render: warning: %s\n", w)
 	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	if err := o.writeFiles(docs, opts); err != nil {
 		return err
 	}

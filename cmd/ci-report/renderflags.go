@@ -162,7 +162,7 @@ func (r *renderInputs) readConfig(e *env) (render.Config, error) {
 // depends on the report: the commit and the profile. Bad options and
 // unreadable input are usage errors (exit 2); a profile that overrides the
 // parts' is warned about on e.Stderr.
-func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Report, render.Options, error) {
+func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.Report, render.Options, error) {
 	opts, err := r.resolve(e)
 	if err != nil {
 		return nil, opts, err
@@ -173,7 +173,7 @@ func (r *renderInputs) load(_ context.Context, e *env, args []string) (*merge.Re
 	}
 	// The measures tables read case logs (docs/render.md §12); without
 	// them no document shows a log.
-	rep, err := r.readReport(e, args, mopts, !opts.NeedsMeasures())
+	rep, err := r.readReport(ctx, e, args, mopts, !opts.NeedsMeasures())
 	if err != nil {
 		return nil, opts, err
 	}
@@ -248,17 +248,20 @@ func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]b
 
 // readReport merges the given directories, or reads one merged.json: both
 // through loadReport, so that they give byte-identical documents.
-func (r *renderInputs) readReport(e *env, args []string, opts merge.Options, skipLogs bool) (*merge.Report, error) {
+func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, opts merge.Options, skipLogs bool) (*merge.Report, error) {
 	loadTree := r.LoadTree
 	if loadTree == nil {
 		loadTree = func(paths []string, opts merge.Options) (*merge.Report, error) {
 			// Rendered only: unless skipLogs is false (the measures of
 			// docs/render.md §12), no document shows a case's log, so
 			// none is kept and render's memory does not grow with them.
-			return loadReport(paths, collect.LoadOptions{SkipLogs: skipLogs}, opts)
+			return loadReport(paths, collect.LoadOptions{SkipLogs: skipLogs, Context: ctx}, opts)
 		}
 	}
 	rep, err := loadTree(args, opts)
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}

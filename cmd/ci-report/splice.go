@@ -50,11 +50,11 @@ func (o *spliceOptions) setArgs(pos []string) error {
 	return nil
 }
 
-func (o *spliceOptions) run(_ context.Context, e *env) error {
+func (o *spliceOptions) run(ctx context.Context, e *env) error {
 	var body []byte
 	var err error
 	if o.body == "-" {
-		body, err = safefile.ReadAll(e.Stdin, "stdin", safefile.Body)
+		body, err = readStdin(ctx, e.Stdin)
 	} else {
 		body, err = safefile.Read(o.body, safefile.Body)
 	}
@@ -64,6 +64,9 @@ func (o *spliceOptions) run(_ context.Context, e *env) error {
 	section, err := safefile.Read(o.section, safefile.Body)
 	if err != nil {
 		return usageErrorf("section: %v", err)
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
 	out, err := render.Splice(string(body), o.name, string(section))
 	if err != nil {
@@ -77,4 +80,24 @@ func (o *spliceOptions) run(_ context.Context, e *env) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
+}
+
+// readStdin reads the body from stdin, up to safefile.Body's cap, or until
+// ctx is done: a pipe whose writer never closes must not hold an interrupt.
+func readStdin(ctx context.Context, stdin io.Reader) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := safefile.ReadAll(stdin, "stdin", safefile.Body)
+		done <- read{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }

@@ -5,6 +5,12 @@
 //
 //	go run ./testdata/gen
 //
+// With -kvcached DIR it writes instead one large tree in the format of
+// kvcached's own harness (json.dumps indent=1, package internal/benchtree),
+// for measuring merge and render from outside:
+//
+//	go run ./testdata/gen -kvcached /tmp/kv3k -cases 3000
+//
 // It replaces each tree it writes (and only those), so a file removed from a
 // scenario disappears from its tree.
 package main
@@ -15,11 +21,25 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/ovg-project/ci-report/internal/benchtree"
 )
 
 func main() {
 	out := flag.String("out", "testdata/trees", "directory that receives one tree per scenario")
+	kvcached := flag.String("kvcached", "", "write only a large tree in kvcached's own format (indent=1) to this directory")
+	cases := flag.Int("cases", 3000, "server cases of the -kvcached tree")
+	parts := flag.Int("parts", 8, "parts of the -kvcached tree")
 	flag.Parse()
+	if *kvcached != "" {
+		n, err := benchtree.WriteKvcached(*kvcached, benchtree.Tree{Parts: *parts, Cases: *cases})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote %s: %d cases in %d parts, %.1f MiB\n", *kvcached, *cases, *parts, float64(n)/(1<<20))
+		return
+	}
 	for _, sc := range scenarios() {
 		root := filepath.Join(*out, sc.Name)
 		if err := os.RemoveAll(root); err != nil {

@@ -1,13 +1,15 @@
-package merge
+//go:build linux
+
+package benchtree
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPUTime is the CPU time (user + system) this process has used: on a
+// CPUTime is the CPU time (user + system) this process has used: on a
 // shared machine it measures the work, where wall time measures the load.
-func processCPUTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -15,8 +17,8 @@ func processCPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// maxRSS is the peak resident set size of this process so far, in bytes.
-func maxRSS() int64 {
+// MaxRSS is the peak resident set size of this process so far, in bytes.
+func MaxRSS() int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

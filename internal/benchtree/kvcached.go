@@ -1,0 +1,283 @@
+package benchtree
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// What this file follows: kvcached's harness tests/e2e/run.py and its client
+// tests/e2e/client.py (github.com/ovg-project/kvcached, run.py at commit
+// 28183ff482dcad9dac331ed9a3afa5f3597e0a97, client.py at 60801a0d3b1e):
+//
+//   - write_summary: summary.json is json.dumps({"ok": ok, "cases": [...]},
+//     indent=1); write_setup: setup.json is json.dumps(setup, indent=1). No
+//     part.json, no cases.jsonl (ci-report added those).
+//   - CaseResult.to_dict: name, ok, checks (asdict of Check: name, ok,
+//     detail), log, phases ({phase: Phase.to_dict()}).
+//   - Phase.to_dict: name, concurrency, results (asdict of Result: status,
+//     token_ids, text, prompt_tokens, cached_tokens, latency_s, error).
+//   - run_server_case: phases gen_seq (9 prompts, 64 tokens, one at a time),
+//     gen_conc (the same 9 at once), apc_0..apc_2 (4 prompts, 32 tokens),
+//     apc_conc (the same 4 at once); checks server_ready,
+//     prefix_cache_reset, <phase>_ok for each phase, server_alive_after_load,
+//     then stop_and_check's clean_exit_on_signal, no_error_signatures,
+//     kvcached_active, shm_removed, socket_dirs_removed (kvcached) or
+//     kvcached_inactive (native), check_gpu_released's no_gpu_process_left,
+//     and compare_with_native's <phase>_tokens_equal and
+//     apc_<n>_cached_tokens_equal on the kvcached cases.
+//   - log: {"setup": case_setup + env, extra_args, cmd; "<case>": parse_log's
+//     patched, capacity, tokens, kvcached_lines, block_size, errors, then
+//     errors_after_stop}.
+
+// Tree sizes a generated tree.
+type Tree struct {
+	Parts int // part directories, vllm-0, sglang-1, ...
+	Cases int // server cases over all parts (a multiple of 3 per part reads best)
+}
+
+var phaseSpecs = []struct {
+	name              string
+	prompts, conc, mx int
+}{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
+
+// layouts are a group's cases: kvcached with the contiguous and the
+// non-contiguous layout, then native (tests/e2e/matrix.py's Case names).
+var layouts = []string{"kv_c1", "kv_c0", "native"}
+
+// WriteKvcached writes a tree of t.Parts parts holding t.Cases server cases
+// in kvcached's format under root, deterministically, and returns the bytes
+// written. One case in 40 fails (a phase's last requests time out).
+func WriteKvcached(root string, t Tree) (int64, error) {
+	var total int64
+	first := 0 // the first case's number in the tree: names are unique over the parts
+	for p := 0; p < t.Parts; p++ {
+		engine := []string{"vllm", "sglang"}[p%2]
+		dir := filepath.Join(root, fmt.Sprintf("%s-%d", engine, p))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return 0, err
+		}
+		n := t.Cases / t.Parts
+		if p < t.Cases%t.Parts {
+			n++
+		}
+		cases := make([]caseSpec, n)
+		for i := range cases {
+			cases[i] = caseSpec{engine: engine, model: fmt.Sprintf("qwen05b_%d", (first+i)/3), layout: layouts[i%3], seed: uint64(p)<<32 | uint64(i)}
+			cases[i].fail = cases[i].seed%40 == 17
+		}
+		first += n
+		for _, f := range []struct {
+			name  string
+			write func(*pyWriter)
+		}{
+			{"setup.json", func(w *pyWriter) { w.value(setupJSON(engine, cases), 0) }},
+			{"summary.json", func(w *pyWriter) { writeSummary(w, cases) }},
+		} {
+			n, err := writeFile(filepath.Join(dir, f.name), f.write)
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+	}
+	return total, nil
+}
+
+func writeFile(path string, write func(*pyWriter)) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	w := &pyWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	write(w)
+	if err := w.w.Flush(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return w.n, f.Close()
+}
+
+type caseSpec struct {
+	engine, model, layout string
+	seed                  uint64
+	fail                  bool
+}
+
+func (c caseSpec) name() string { return c.engine + "-" + c.model + "-" + c.layout }
+
+func (c caseSpec) kvcached() bool { return c.layout != "native" }
+
+// writeSummary streams summary.json: {"ok": ..., "cases": [...]} at
+// indent=1, one case at a time.
+func writeSummary(w *pyWriter, cases []caseSpec) {
+	ok := true
+	for _, c := range cases {
+		ok = ok && !c.fail
+	}
+	w.str("{")
+	w.newline(1)
+	w.str(`"ok": `)
+	w.value(ok, 1)
+	w.byte(',')
+	w.newline(1)
+	w.str(`"cases": `)
+	if len(cases) == 0 {
+		w.str("[]")
+	} else {
+		w.byte('[')
+		for i, c := range cases {
+			if i > 0 {
+				w.byte(',')
+			}
+			w.newline(2)
+			w.value(c.result(), 2)
+		}
+		w.newline(1)
+		w.byte(']')
+	}
+	w.newline(0)
+	w.byte('}')
+}
+
+// rng is a small deterministic generator (splitmix64).
+type rng struct{ s uint64 }
+
+func (r *rng) next() uint64 {
+	r.s += 0x9E3779B97F4A7C15
+	z := r.s
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
+
+var words = strings.Fields("the of and to in is that for it as with was on be by this are from at or an which cache memory page block token tensor kernel graph request stream")
+
+func (c caseSpec) result() obj {
+	r := &rng{s: c.seed}
+	phases := obj{}
+	var checks []any
+	check := func(name string, ok bool, detail string) {
+		checks = append(checks, obj{{"name", name}, {"ok", ok}, {"detail", detail}})
+	}
+	check("server_ready", true, "")
+	check("prefix_cache_reset", true, "")
+	for k, ph := range phaseSpecs {
+		failing := c.fail && k == 1
+		results := make([]any, ph.prompts)
+		for i := range results {
+			results[i] = request(r, ph.name, ph.mx, failing && i >= ph.prompts-3)
+		}
+		phases = append(phases, kv{ph.name, obj{{"name", ph.name}, {"concurrency", ph.conc}, {"results", results}}})
+	}
+	for k, ph := range phaseSpecs {
+		detail := ""
+		if c.fail && k == 1 {
+			detail = "0 ReadTimeout: timed out; 0 ReadTimeout: timed out; 0 ReadTimeout: timed out"
+		}
+		check(ph.name+"_ok", detail == "", detail)
+	}
+	check("server_alive_after_load", true, "")
+	check("clean_exit_on_signal", true, "")
+	check("no_error_signatures", true, "")
+	if c.kvcached() {
+		check("kvcached_active", true, "")
+		check("shm_removed", true, "")
+		check("socket_dirs_removed", true, "")
+	} else {
+		check("kvcached_inactive", true, "0 [kvcached] lines")
+	}
+	check("no_gpu_process_left", true, "")
+	if c.kvcached() {
+		for _, ph := range []string{"gen_seq", "apc_0", "apc_1", "apc_2"} {
+			check(ph+"_tokens_equal", true, "")
+			if strings.HasPrefix(ph, "apc") {
+				check(ph+"_cached_tokens_equal", true, "kvcached [1296, 1296, 1296, 1296] vs native [1296, 1296, 1296, 1296]")
+			}
+		}
+	}
+	ok := !c.fail
+	return obj{{"name", c.name()}, {"ok", ok}, {"checks", checks}, {"log", c.log(r)}, {"phases", phases}}
+}
+
+// request is one Result: greedy tokens and their text, or a transport
+// error (status 0) for a failing phase's last requests.
+func request(r *rng, phase string, maxTokens int, failed bool) obj {
+	if failed {
+		return obj{{"status", 0}, {"token_ids", nil}, {"text", nil}, {"prompt_tokens", nil}, {"cached_tokens", nil},
+			{"latency_s", 1800.0 + float64(r.intn(1000))/1e6}, {"error", "ReadTimeout: timed out"}}
+	}
+	toks := make([]int64, maxTokens)
+	var text strings.Builder
+	for j := range toks {
+		toks[j] = int64(r.intn(151643))
+		text.WriteString(" " + words[r.intn(len(words))])
+	}
+	prompt := 20 + r.intn(2400)
+	cached := 0
+	if strings.HasPrefix(phase, "apc_") && phase != "apc_0" {
+		cached = prompt - prompt%16 - 16
+	}
+	// time.time() differences: 15–17 significant digits.
+	latency := float64(r.intn(1<<52)) / float64(1<<52) * 4
+	return obj{{"status", 200}, {"token_ids", toks}, {"text", text.String() + "\u2014 done."}, {"prompt_tokens", prompt},
+		{"cached_tokens", cached}, {"latency_s", latency}, {"error", nil}}
+}
+
+func (c caseSpec) setup() obj {
+	env := obj{{"ENABLE_KVCACHED", "false"}, {"KVCACHED_AUTOPATCH", "0"}}
+	if c.kvcached() {
+		contiguous := "false"
+		if c.layout == "kv_c1" {
+			contiguous = "true"
+		}
+		env = obj{{"ENABLE_KVCACHED", "true"}, {"KVCACHED_AUTOPATCH", "1"}, {"KVCACHED_CONTIGUOUS_LAYOUT", contiguous}}
+	}
+	return obj{{"engine", c.engine}, {"model", c.model}, {"hf_id", "Qwen/Qwen2.5-0.5B-Instruct"}, {"layout", c.layout},
+		{"tp", 1}, {"kv_cache_dtype", nil}, {"model_args", []string{"--dtype", "bfloat16", "--max-model-len", "4096"}},
+		{"env", env}, {"extra_args", []string{}}, {"cmd", "vllm serve Qwen/Qwen2.5-0.5B-Instruct --served-model-name e2e --host 127.0.0.1 --port 18000"}}
+}
+
+func (c caseSpec) log(r *rng) obj {
+	patched := []string{}
+	capacity := any(nil)
+	lines := 0
+	if c.kvcached() {
+		patched = []string{"elastic_block_pool", "gpu_model_runner", "gpu_worker", "kv_cache_coordinator"}
+		capacity = int64(8+r.intn(8)) << 30
+		lines = 20 + r.intn(40)
+	}
+	info := obj{{"patched", patched}, {"capacity", capacity}, {"tokens", []int64{int64(200000 + r.intn(900000))}},
+		{"kvcached_lines", lines}, {"block_size", nil}, {"errors", []string{}}, {"errors_after_stop", []string{}}}
+	return obj{{"setup", c.setup()}, {c.name(), info}}
+}
+
+func setupJSON(engine string, cases []caseSpec) obj {
+	setups := make([]obj, len(cases))
+	for i, c := range cases {
+		setups[i] = append(obj{{"name", c.name()}}, c.setup()...)
+	}
+	workload := []string{
+		"gen_seq: 9 prompts (6 short, and 300, 900 and 1800 words of filler text), greedy, 64 output tokens, one request at a time",
+		"gen_conc: the same 9 prompts, all at once",
+		"the prefix cache is reset",
+		"apc_0, apc_1, apc_2: 4 questions about one shared 1300-word document, greedy, 32 output tokens, one request at a time",
+		"apc_conc: the same 4 questions, all at once",
+		"the server is stopped with SIGINT to its process group (E2E_STOP_SIGNAL), SIGKILL after 90 s",
+	}
+	return obj{
+		{"profile", "weekly"}, {"kvcached_sha", "3f9e2d1c0b4a59687766554433221100ffeeddcc"},
+		{"gpus", []obj{{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}},
+		{"engines", obj{{engine, obj{{"image", "vllm/vllm-openai:v0.30.0"}, {"digest", nil}, {"engine", "0.30.0"},
+			{"kvcached", "0.1.6"}, {"torch", "2.13.0"}, {"cuda", "13.0"}, {"env", obj{}}, {"server", "vllm serve MODEL"}}}}},
+		{"stop_signal", "INT"},
+		{"model_revisions", obj{{"Qwen/Qwen2.5-0.5B-Instruct", "7ae557604adf67be50417f59c2c2f167def9a775"}}},
+		{"workload", workload},
+		{"checks", obj{{"server_ready", "the server answers /health within the ready timeout"}}},
+		{"cases", setups}, {"elastic", []obj{}},
+	}
+}

@@ -1,0 +1,211 @@
+// Package benchtree writes large artifact trees for benchmarks and memory
+// tests, in the format kvcached's Python harness writes them: every JSON file
+// by `json.dumps(..., indent=1)`, a case's fields, its checks and its
+// per-request phases in the order that harness builds them (see kvcached.go
+// for the source it follows). Trees are streamed, a case at a time, so that
+// writing a 10,000-case tree holds one case.
+package benchtree
+
+import (
+	"bufio"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// obj is a JSON object whose keys keep their order, as a Python dict does.
+type obj []kv
+
+type kv struct {
+	K string
+	V any
+}
+
+// pyWriter writes values as Python's json.dumps(v, indent=1) does (its
+// defaults otherwise: ensure_ascii, item separator "," before a newline,
+// key separator ": ", "[]" and "{}" for empty containers, floats by repr).
+type pyWriter struct {
+	w   *bufio.Writer
+	n   int64
+	num []byte
+}
+
+func (p *pyWriter) str(s string) { k, _ := p.w.WriteString(s); p.n += int64(k) }
+func (p *pyWriter) byte(c byte)  { _ = p.w.WriteByte(c); p.n++ }
+
+// newline starts a line indented for depth, one space a level (indent=1).
+func (p *pyWriter) newline(depth int) {
+	p.byte('\n')
+	for i := 0; i < depth; i++ {
+		p.byte(' ')
+	}
+}
+
+// value writes v, which starts at nesting depth (its container's items are
+// indented depth+1).
+func (p *pyWriter) value(v any, depth int) {
+	switch v := v.(type) {
+	case nil:
+		p.str("null")
+	case bool:
+		p.str(strconv.FormatBool(v))
+	case int:
+		p.int(int64(v))
+	case int64:
+		p.int(v)
+	case float64:
+		p.float(v)
+	case string:
+		p.quote(v)
+	case []int64:
+		p.ints(v, depth)
+	case []string:
+		items := make([]any, len(v))
+		for i, s := range v {
+			items[i] = s
+		}
+		p.array(items, depth)
+	case []any:
+		p.array(v, depth)
+	case []obj:
+		items := make([]any, len(v))
+		for i, o := range v {
+			items[i] = o
+		}
+		p.array(items, depth)
+	case obj:
+		p.object(v, depth)
+	default:
+		panic("benchtree: no JSON form for a value of this type")
+	}
+}
+
+func (p *pyWriter) int(n int64) {
+	p.num = strconv.AppendInt(p.num[:0], n, 10)
+	k, _ := p.w.Write(p.num)
+	p.n += int64(k)
+}
+
+// float writes f as Python's float.__repr__: the shortest digits that read
+// back as f, in exponent form below 1e-4 and from 1e16 on, else with at
+// least one digit after the point.
+func (p *pyWriter) float(f float64) {
+	abs := f
+	if abs < 0 {
+		abs = -abs
+	}
+	if abs != 0 && (abs < 1e-4 || abs >= 1e16) {
+		s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16: Python writes the same
+		p.str(s)
+		return
+	}
+	p.num = strconv.AppendFloat(p.num[:0], f, 'f', -1, 64)
+	if !containsByte(p.num, '.') {
+		p.num = append(p.num, '.', '0')
+	}
+	k, _ := p.w.Write(p.num)
+	p.n += int64(k)
+}
+
+func containsByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pyWriter) ints(v []int64, depth int) {
+	if len(v) == 0 {
+		p.str("[]")
+		return
+	}
+	p.byte('[')
+	for i, n := range v {
+		if i > 0 {
+			p.byte(',')
+		}
+		p.newline(depth + 1)
+		p.int(n)
+	}
+	p.newline(depth)
+	p.byte(']')
+}
+
+func (p *pyWriter) array(v []any, depth int) {
+	if len(v) == 0 {
+		p.str("[]")
+		return
+	}
+	p.byte('[')
+	for i, x := range v {
+		if i > 0 {
+			p.byte(',')
+		}
+		p.newline(depth + 1)
+		p.value(x, depth+1)
+	}
+	p.newline(depth)
+	p.byte(']')
+}
+
+func (p *pyWriter) object(o obj, depth int) {
+	if len(o) == 0 {
+		p.str("{}")
+		return
+	}
+	p.byte('{')
+	for i, f := range o {
+		if i > 0 {
+			p.byte(',')
+		}
+		p.newline(depth + 1)
+		p.quote(f.K)
+		p.str(": ")
+		p.value(f.V, depth+1)
+	}
+	p.newline(depth)
+	p.byte('}')
+}
+
+// quote writes s as json.dumps does with ensure_ascii: the two-character
+// escapes for " \ \n \r \t \b \f, \u00XX for the other control characters
+// and \uXXXX (a surrogate pair above U+FFFF) for every non-ASCII character.
+func (p *pyWriter) quote(s string) {
+	const hex = "0123456789abcdef"
+	p.byte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			p.str(`\"`)
+		case r == '\\':
+			p.str(`\\`)
+		case r == '\n':
+			p.str(`\n`)
+		case r == '\r':
+			p.str(`\r`)
+		case r == '\t':
+			p.str(`\t`)
+		case r == '\b':
+			p.str(`\b`)
+		case r == '\f':
+			p.str(`\f`)
+		case r < 0x20 || r >= utf8.RuneSelf:
+			units := []rune{r}
+			if r > 0xFFFF {
+				a, b := utf16.EncodeRune(r)
+				units = []rune{a, b}
+			}
+			for _, u := range units {
+				p.str(`\u`)
+				for shift := 12; shift >= 0; shift -= 4 {
+					p.byte(hex[(u>>shift)&0xF])
+				}
+			}
+		default:
+			p.byte(byte(r))
+		}
+	}
+	p.byte('"')
+}
