@@ -441,3 +441,28 @@ func TestValidateExpectations(t *testing.T) {
 		})
 	}
 }
+
+// TestIPCNamesCarryTheRunAttempt: a rerun attempt's IPC and served names
+// differ from the first attempt's (GITHUB_RUN_ATTEMPT), so kvcached never
+// finds its segment name taken by an earlier attempt's.
+func TestIPCNamesCarryTheRunAttempt(t *testing.T) {
+	for _, tc := range []struct{ attempt, want string }{
+		{"", "e2e_123_vllm_a"},
+		{"1", "e2e_123_a1_vllm_a"},
+		{"2", "e2e_123_a2_vllm_a"},
+		{"x2", "e2e_123_vllm_a"}, // not an attempt number
+	} {
+		r := &Runner{RunID: "123", Getenv: func(k string) string {
+			if k == "GITHUB_RUN_ATTEMPT" {
+				return tc.attempt
+			}
+			return ""
+		}}
+		if got := IPCName(r.ipcRunID(), "vllm-a"); got != tc.want {
+			t.Errorf("attempt %q: IPC name %q, want %q", tc.attempt, got, tc.want)
+		}
+		if got := ServedName(r.ipcRunID(), "vllm-a"); got != tc.want {
+			t.Errorf("attempt %q: served name %q, want %q", tc.attempt, got, tc.want)
+		}
+	}
+}
