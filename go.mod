@@ -11,6 +11,8 @@ require (
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/oauth2 v0.38.0
+	golang.org/x/text v0.44.0
+	golang.org/x/tools v0.52.0
 )
 
 require (
@@ -25,5 +27,5 @@ require (
 	github.com/mattn/go-runewidth v0.0.19 // indirect
 	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect
 	github.com/olekukonko/errors v1.2.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )

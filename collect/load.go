@@ -331,6 +331,9 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 		l.p.HasSummary = true
 		l.p.Cases = sum.Cases
 		l.p.Deselected = sum.Deselected
+		for _, msg := range sum.Problems {
+			l.p.Problems = append(l.p.Problems, Problem{What: msg})
+		}
 		for _, msg := range sum.Dropped {
 			l.inFile("summary.json", msg, "case left out")
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // summary.json and cases.jsonl are read as a stream of tokens by jsontext
@@ -433,13 +434,14 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	var l caseList
 	var ok bool
 	var deselected *int
+	var problems []string
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
 		if err != nil {
 			return nil, r.readError("", err)
 		}
 		key := tok.String()
-		switch matchKey(key, "ok", "cases", "deselected") {
+		switch matchKey(key, "ok", "cases", "deselected", "problems") {
 		case "ok":
 			err = r.topLevel("ok", &ok)
 		case "deselected":
@@ -450,6 +452,11 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 			if err == nil && deselected != nil && *deselected < 0 {
 				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *deselected)}
 			}
+		case "problems":
+			// An imported part's defects read past (docs/formats.md §4.7).
+			problems = nil
+			err = r.topLevel("problems", &problems)
+			problems = boundProblems(problems)
 		case "cases":
 			err = r.readCases(&l)
 		default:
@@ -473,7 +480,25 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if l.cases == nil {
 		l.cases = []CaseResult{}
 	}
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected}, Dropped: l.dropped, Repeated: l.repeated}, nil
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected, Problems: problems}, Dropped: l.dropped, Repeated: l.repeated}, nil
+}
+
+// Bounds of summary.json's problems as a reader keeps them.
+const (
+	maxSummaryProblems = 100
+	summaryProblemCut  = 500
+)
+
+// boundProblems keeps the first maxSummaryProblems problems, each on one
+// line of at most summaryProblemCut code points.
+func boundProblems(ps []string) []string {
+	if len(ps) > maxSummaryProblems {
+		ps = append(ps[:maxSummaryProblems:maxSummaryProblems], fmt.Sprintf("and %d more problems", len(ps)-maxSummaryProblems))
+	}
+	for i, p := range ps {
+		ps[i] = text.CutLine(p, summaryProblemCut)
+	}
+	return ps
 }
 
 // topLevel decodes the value at the reader into v, a top-level field of

@@ -16,7 +16,8 @@ import (
 //   - the value of every secret environment variable (SecretNames) with
 //     `$NAME`, in the form the text holds it: as it is in plain text, as
 //     encoding/json writes it inside a JSON string (Redactor.JSON);
-//   - every token of the shapes GitHub and Hugging Face issue, whether or
+//   - every token of the shapes GitHub, Hugging Face, OpenAI, Anthropic,
+//     AWS, Slack, GitLab, npm, PyPI and Google issue, whether or
 //     not the environment holds it (a token printed by a server, pasted into
 //     a prompt, read from a file), with its prefix and [REDACTED].
 //
@@ -193,9 +194,11 @@ func (r *Redactor) JSON(data []byte) []byte {
 		data = r.json.replaceInStrings(data)
 	}
 	if r.shapes {
-		// A token's characters are never escaped in JSON and are never
-		// outside a string (no JSON literal or number holds a '_'), so the
-		// shapes are found in the JSON text exactly as in its strings.
+		// A token's characters are never escaped in JSON and a match
+		// never starts outside a string (every prefix starts with a
+		// letter and holds an upper-case letter, '_' or '-' that no JSON
+		// literal has) nor crosses a quote, so the shapes are found in
+		// the JSON text exactly as in its strings.
 		data = replaceAll(shapeMatcher{}, data)
 	}
 	return data
@@ -350,7 +353,11 @@ func (st *jsonState) inString(j int) bool {
 	return st.pos == j && st.inStr && st.data[j] != '"'
 }
 
-// Token shapes, as GitHub and Hugging Face document them:
+// Token shapes, as their issuers document them or as gitleaks' maintained
+// rule set describes them (github.com/gitleaks/gitleaks, commit
+// b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/
+// openai.go, anthropic.go, aws.go, slack.go, gitlab.go, npm.go, pypi.go,
+// gcp.go):
 //
 //   - GitHub: ghp_ (personal access token, classic), gho_ (OAuth), ghu_
 //     (app user-to-server), ghs_ (app server-to-server, which the Actions
@@ -365,6 +372,26 @@ func (st *jsonState) inString(j int) bool {
 //   - Hugging Face user access tokens: hf_, then 34 letters. Matched: at
 //     least 34 letters, so identifiers such as hf_model, hf_hub_download or
 //     hf_transfer (short runs, broken by underscores) are never taken.
+//   - OpenAI (openai.go): sk-proj-, sk-svcacct- and sk-admin-, then 58 or 74
+//     of [A-Za-z0-9_-], T3BlbkFJ and as many again; the legacy sk-, then 20
+//     of [A-Za-z0-9], T3BlbkFJ and 20 more. Matched: the prefix and at least
+//     58 of [A-Za-z0-9_-] (the marker is not required), and sk- with at least
+//     48 of [A-Za-z0-9].
+//   - Anthropic (anthropic.go): sk-ant-api03- and sk-ant-admin01-, then 93
+//     of [A-Za-z0-9_-] and AA. Matched: the prefix and at least 95.
+//   - AWS access key ids (aws.go): AKIA, ASIA, ABIA or ACCA, then 16 of
+//     [A-Z2-7]. Matched: the prefix and at least 16 of [A-Z2-7].
+//   - Slack (slack.go): xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe- and xoxo-,
+//     then digits, letters and dashes (the shortest rule, xox[ar]-, wants 8).
+//     Matched: the prefix and at least 10 of [A-Za-z0-9-].
+//   - GitLab personal access tokens (gitlab.go): glpat-, then 20 of
+//     [A-Za-z0-9_-]. Matched: at least 20.
+//   - npm (npm.go): npm_, then 36 of [A-Za-z0-9]. Matched: at least 36.
+//   - PyPI upload tokens (pypi.go): pypi-AgEIcHlwaS5vcmc (the macaroon's
+//     "pypi.org" location), then 50 to 1000 of [A-Za-z0-9_-]. Matched: at
+//     least 50.
+//   - Google API keys (gcp.go): AIza, then 35 of [A-Za-z0-9_-]. Matched: at
+//     least 35.
 //
 // Every minimum is the length of the real tokens or the distinctive part of
 // one, long enough that no word, identifier, path or commit id (hex, 40
@@ -378,6 +405,8 @@ type shape struct {
 	repl   []byte
 }
 
+// shapes are tried in this order at a position: a prefix before any prefix
+// of it (sk-ant-api03- before sk-).
 var shapes = []shape{
 	{prefix: "github_pat_", min: 22, class: isTokenByte},
 	{prefix: "ghp_", min: 36, class: isGitHubByte, trim: '.'},
@@ -386,11 +415,45 @@ var shapes = []shape{
 	{prefix: "ghs_", min: 36, class: isGitHubByte, trim: '.'},
 	{prefix: "ghr_", min: 36, class: isGitHubByte, trim: '.'},
 	{prefix: "hf_", min: 34, class: isLetter},
+	{prefix: "sk-ant-api03-", min: 95, class: isDashTokenByte},
+	{prefix: "sk-ant-admin01-", min: 95, class: isDashTokenByte},
+	{prefix: "sk-proj-", min: 58, class: isDashTokenByte},
+	{prefix: "sk-svcacct-", min: 58, class: isDashTokenByte},
+	{prefix: "sk-admin-", min: 58, class: isDashTokenByte},
+	{prefix: "sk-", min: 48, class: isAlnum},
+	{prefix: "AKIA", min: 16, class: isBase32Upper},
+	{prefix: "ASIA", min: 16, class: isBase32Upper},
+	{prefix: "ABIA", min: 16, class: isBase32Upper},
+	{prefix: "ACCA", min: 16, class: isBase32Upper},
+	{prefix: "AIza", min: 35, class: isDashTokenByte},
+	{prefix: "xoxb-", min: 10, class: isDashAlnum},
+	{prefix: "xoxp-", min: 10, class: isDashAlnum},
+	{prefix: "xoxa-", min: 10, class: isDashAlnum},
+	{prefix: "xoxr-", min: 10, class: isDashAlnum},
+	{prefix: "xoxs-", min: 10, class: isDashAlnum},
+	{prefix: "xoxe-", min: 10, class: isDashAlnum},
+	{prefix: "xoxo-", min: 10, class: isDashAlnum},
+	{prefix: "glpat-", min: 20, class: isDashTokenByte},
+	{prefix: "npm_", min: 36, class: isAlnum},
+	{prefix: "pypi-AgEIcHlwaS5vcmc", min: 50, class: isDashTokenByte},
 }
+
+// shapesByFirst lists the shapes by the first byte of their prefix, in
+// shapes' order; shapeStarts holds those bytes, for bytes.IndexAny.
+var (
+	shapesByFirst [256][]*shape
+	shapeStarts   string
+)
 
 func init() {
 	for i := range shapes {
-		shapes[i].repl = []byte(shapes[i].prefix + "[REDACTED]")
+		sh := &shapes[i]
+		sh.repl = []byte(sh.prefix + "[REDACTED]")
+		c := sh.prefix[0]
+		if len(shapesByFirst[c]) == 0 {
+			shapeStarts += string(c)
+		}
+		shapesByFirst[c] = append(shapesByFirst[c], sh)
 	}
 }
 
@@ -398,20 +461,21 @@ func init() {
 // back for one): twice the longest token GitHub has announced.
 const maxShapeLen = 1024
 
-func isLetter(c byte) bool    { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isTokenByte(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }
-func isGitHubByte(c byte) bool {
-	return isTokenByte(c) || c == '.'
-}
+func isLetter(c byte) bool        { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool         { return isLetter(c) || c >= '0' && c <= '9' }
+func isTokenByte(c byte) bool     { return isAlnum(c) || c == '_' }
+func isDashTokenByte(c byte) bool { return isTokenByte(c) || c == '-' }
+func isDashAlnum(c byte) bool     { return isAlnum(c) || c == '-' }
+func isBase32Upper(c byte) bool   { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
+func isGitHubByte(c byte) bool    { return isTokenByte(c) || c == '.' }
 
 // shapeMatcher finds the token shapes.
 type shapeMatcher struct{}
 
-// at returns the length of the shape match starting at buf[p] (0: none) and
-// its shape. A run that reaches the end of buf ends there.
+// shapeAt returns the length of the shape match starting at buf[p] (0:
+// none) and its shape. A run that reaches the end of buf ends there.
 func shapeAt(buf []byte, p int) (int, *shape) {
-	for k := range shapes {
-		sh := &shapes[k]
+	for _, sh := range shapesByFirst[buf[p]] {
 		if !bytes.HasPrefix(buf[p:], []byte(sh.prefix)) {
 			continue
 		}
@@ -431,64 +495,47 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 }
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
-	// Every prefix has a '_' within its first 7 bytes: look only there.
-	from := i
-	for {
-		k := bytes.IndexByte(buf[from:], '_')
+	for p := i; p < len(buf); p++ {
+		k := bytes.IndexAny(buf[p:], shapeStarts)
 		if k < 0 {
 			return -1, 0, nil
 		}
-		u := from + k
-		for p := max(i, u-6); p <= u-2; p++ {
-			if c := buf[p]; c != 'g' && c != 'h' {
-				continue
-			}
-			if n, sh := shapeAt(buf, p); n > 0 {
-				return p, n, sh.repl
-			}
+		p += k
+		if n, sh := shapeAt(buf, p); n > 0 {
+			return p, n, sh.repl
 		}
-		from = u + 1
 	}
+	return -1, 0, nil
 }
 
 func (shapeMatcher) open(buf []byte, i int) int {
 	// An open match is a prefix of a shape, or a whole prefix followed by
-	// its class up to the end of buf, shorter than maxShapeLen: it lies in
-	// the trailing run of token bytes.
-	start := len(buf)
-	for start > max(i, len(buf)-maxShapeLen+1) && isGitHubByte(buf[start-1]) {
-		start--
-	}
-	for p := start; p < len(buf); p++ {
-		if c := buf[p]; c != 'g' && c != 'h' {
-			continue
-		}
+	// its class up to the end of buf, shorter than maxShapeLen.
+	for p := max(i, len(buf)-maxShapeLen+1); p < len(buf); p++ {
 		tail := buf[p:]
-		for k := range shapes {
-			sh := &shapes[k]
+		for _, sh := range shapesByFirst[buf[p]] {
 			if len(tail) <= len(sh.prefix) {
 				if strings.HasPrefix(sh.prefix, string(tail)) {
 					return p
 				}
 				continue
 			}
-			if !bytes.HasPrefix(tail, []byte(sh.prefix)) {
-				continue
-			}
-			run := tail[len(sh.prefix):]
-			all := true
-			for _, c := range run {
-				if !sh.class(c) {
-					all = false
-					break
-				}
-			}
-			if all {
+			if bytes.HasPrefix(tail, []byte(sh.prefix)) && allIn(tail[len(sh.prefix):], sh.class) {
 				return p
 			}
 		}
 	}
 	return len(buf)
+}
+
+// allIn reports whether every byte of b is in class.
+func allIn(b []byte, class func(byte) bool) bool {
+	for _, c := range b {
+		if !class(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // Writer returns a writer that redacts a stream into w, even when a secret

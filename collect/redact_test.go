@@ -40,6 +40,20 @@ func TestRedactorShapes(t *testing.T) {
 		{"github_pat_ short", "github_pat_token_env", "github_pat_token_env"},
 		{"capital prefix", "GHP_" + strings.Repeat("a", 40), "GHP_" + strings.Repeat("a", 40)},
 		{"our replacement is stable", "$GITHUB_TOKEN ghs_[REDACTED]", "$GITHUB_TOKEN ghs_[REDACTED]"},
+		// gitleaks' shapes (collect/redact.go cites the rules).
+		{"OpenAI project key", "OPENAI: sk-proj-" + strings.Repeat("Ab1_-", 12) + "T3BlbkFJ" + strings.Repeat("x", 58) + " done", "OPENAI: sk-proj-[REDACTED] done"},
+		{"OpenAI service account and admin", "sk-svcacct-" + strings.Repeat("a", 58) + " sk-admin-" + strings.Repeat("B", 58), "sk-svcacct-[REDACTED] sk-admin-[REDACTED]"},
+		{"OpenAI legacy key", "key sk-" + strings.Repeat("a", 20) + "T3BlbkFJ" + strings.Repeat("b", 20), "key sk-[REDACTED]"},
+		{"Anthropic keys", "sk-ant-api03-" + strings.Repeat("a-_1", 23) + "bAA;sk-ant-admin01-" + strings.Repeat("Z", 93) + "AA", "sk-ant-api03-[REDACTED];sk-ant-admin01-[REDACTED]"},
+		{"AWS access key ids", "AKIAIOSFODNN7EXAMPLE ASIAY34FZKBOKMUTVV7A ABIA" + strings.Repeat("Q", 16) + " ACCA" + strings.Repeat("2", 16), "AKIA[REDACTED] ASIA[REDACTED] ABIA[REDACTED] ACCA[REDACTED]"},
+		{"Slack tokens", "xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD xoxp-41684372915-1320496754 xoxa-2-abcdefgh", "xoxb-[REDACTED] xoxp-[REDACTED] xoxa-[REDACTED]"},
+		{"GitLab, npm, PyPI, Google", "glpat-" + strings.Repeat("x", 20) + " npm_" + strings.Repeat("a1", 18) + " pypi-AgEIcHlwaS5vcmc" + strings.Repeat("0f", 32) + " AIza" + strings.Repeat("S-y_", 9),
+			"glpat-[REDACTED] npm_[REDACTED] pypi-AgEIcHlwaS5vcmc[REDACTED] AIza[REDACTED]"},
+		// Ordinary text with the same beginnings is left alone.
+		{"sk- words", "sk-learn scikit-learn task-1 risk-free sk-proj-short sk-ant-api03-short", "sk-learn scikit-learn task-1 risk-free sk-proj-short sk-ant-api03-short"},
+		{"AKIA too short, lower case", "AKIA123 AKIAIOSFODNN7 akiaiosfodnn7example1", "AKIA123 AKIAIOSFODNN7 akiaiosfodnn7example1"},
+		{"npm and pypi identifiers", "npm_config_cache npm_package_version pypi-simple pypi-AgEIcHlwaS5vcmc", "npm_config_cache npm_package_version pypi-simple pypi-AgEIcHlwaS5vcmc"},
+		{"xox and AIza words", "xoxb-1 xoxo AIzaWord glpat-short", "xoxb-1 xoxo AIzaWord glpat-short"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewRedactor(nil)

@@ -199,6 +199,10 @@ type Summary struct {
 	// (docs/render.md §12.1).
 	Suites     []Suite `json:"suites,omitempty"`
 	Deselected *int    `json:"deselected,omitempty"`
+	// Problems (new, written by `import junit`) are the defects of the
+	// imported files that the import read past, each naming the file and
+	// line; the part's problems (docs/formats.md §4.7).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // CaseResult is one case's outcome. Readers that only render leave Phases nil.
@@ -217,6 +221,10 @@ type CaseResult struct {
 	Class    string  `json:"class,omitempty"`
 	ClassWhy string  `json:"class_why,omitempty"`
 	Checks   []Check `json:"checks"`
+	// Attempts (new) is how often the case ran when it was rerun (an
+	// imported test rerun by its runner: docs/formats.md §4.7); 0 is once.
+	// See Flaky.
+	Attempts int `json:"attempts,omitempty"`
 	// Excerpt (new) is where a failed case's serve.log shows what went
 	// wrong, cut out by the runner when the case ended (docs/formats.md
 	// §4.9), so that reports quote it without reading logs.
@@ -273,6 +281,15 @@ func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }
 
 // Skipped reports whether the case counts as skipped (see CaseSkipped).
 func (c *CaseResult) Skipped() bool { return CaseSkipped(c.SkipReason, c.OK, c.Checks) }
+
+// Flaky reports whether the case counts as flaky (see CaseFlaky).
+func (c *CaseResult) Flaky() bool { return CaseFlaky(c.Attempts, c.SkipReason, c.OK, c.Checks) }
+
+// CaseFlaky is the rule for a flaky case: it ran more than once and passed
+// in the end (a rerun passed), neither failed nor skipped.
+func CaseFlaky(attempts int, reason string, ok bool, checks []Check) bool {
+	return attempts > 1 && !CaseFailed(ok, checks) && reason == ""
+}
 
 // CaseSkipped is the rule for a skipped case: it has a reason and did not
 // fail. A case that says it was skipped but failed a check counts as
@@ -401,6 +418,11 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Kind (new) is the JUnit outcome element an imported check was read
+	// from: failure, error, rerunFailure, rerunError, flakyFailure or
+	// flakyError (docs/formats.md §4.7), so that the JUnit export writes
+	// it back; empty for every other check.
+	Kind string `json:"kind,omitempty"`
 	// CausedBy (new) names the failed check that kept this one from
 	// meaningfully running (the server never became ready, crashed, its
 	// burst failed): a check of the same case, or `<case>/<check>` of

@@ -20,11 +20,15 @@
 // most 64 MiB, elements nest at most 32 deep, of each text the first 64 KiB
 // are kept, a DOCTYPE is refused (so no entity is ever defined, let alone
 // expanded), and only XML's predefined entities and character references
-// are accepted. A malformed document, an empty file, a document whose root
-// is not <testsuites> or <testsuite>, and a value of the wrong form (a
-// count that is not a non-negative integer, a time that is not a number of
-// seconds, a testcase without a name) are errors naming the file and the
-// line, and nothing is written.
+// are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded, and
+// a declared IANA charset (ISO-8859-1, windows-1252) decoded. A malformed
+// document, an empty file, an unknown encoding and a document whose root
+// is not <testsuites> or <testsuite> are errors naming the file and the
+// line, and nothing is written. A bad value costs only itself, with a
+// problem naming the file and line (Document.Problems): a testcase without
+// a name is `(unnamed #k)`, a time that is not a number of seconds 0 or
+// more is unknown, a count that is not a count is unknown. A suite's own
+// <failure> or <error> is kept as Suite.Outcomes.
 //
 // # The part
 //
@@ -48,11 +52,17 @@
 //     are failed checks of those names, <flakyFailure> and <flakyError>
 //     passed ones (the test passed when rerun). A case with no failing
 //     outcome is ok with no checks.
+//   - a testcase that repeats the classname and name of an earlier one of
+//     its suite that failed is that test's rerun (foldReruns): one case
+//     with attempts, flaky when a rerun passed. Another repeated name gets
+//     its file's name or an ordinal (namer). A suite's own failure is a
+//     case `<suite> (suite set-up)` (suiteSetUpCase).
 //   - skipped: the reason of a <skipped> element: its message, with the
 //     first line of its text when the text does not repeat the message
 //     (go-junit-report writes "Skipped" and the reason in the text);
 //     "expected to fail: " before a pytest xfail's; "no reason given" when
-//     it has neither. A skipped case that also failed counts as failed.
+//     it has neither; "disabled" for status="disabled" or skipped="true".
+//     A skipped case that also failed counts as failed.
 //   - duration_s: the testcase's time.
 //   - log: {"junit": {source, suite, classname, name, file, line},
 //     "properties", "system_out", "system_err", "metrics"}; see collect's
@@ -74,7 +84,8 @@
 // runner writes one (atomic files, every byte redacted): part.json first
 // with the cases as its plan and complete false, setup.json (the profile,
 // kvcached_sha from --revision, no engine or case setup), summary.json
-// (the cases, the suites' declared counts as "suites", and
+// (the cases, the problems read past as "problems", the suites' declared
+// counts as "suites", and
 // --deselected as "deselected", else the sum of the deselected attributes
 // of the innermost suites that declare one), summary.md, run.log (what was read, the
 // warnings, each suite's captured output), and part.json again with

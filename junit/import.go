@@ -78,6 +78,12 @@ type Result struct {
 	// Warnings are oddities that did not stop the import (a case name given
 	// twice), each naming the file and line.
 	Warnings []string
+	// Problems are defects of the files read past (a testcase without a
+	// name, a negative time, failures a suite declares but does not hold),
+	// each naming the file and line: summary.json's "problems", which the
+	// report lists as the part's.
+	Problems []string
+	renames  int
 }
 
 // Failed counts the imported cases that failed.
@@ -85,6 +91,9 @@ func (r *Result) Failed() int { return r.count((*collect.CaseResult).Failed) }
 
 // Skipped counts the imported cases that were skipped.
 func (r *Result) Skipped() int { return r.count((*collect.CaseResult).Skipped) }
+
+// Flaky counts the imported cases that passed on a rerun.
+func (r *Result) Flaky() int { return r.count((*collect.CaseResult).Flaky) }
 
 func (r *Result) count(is func(*collect.CaseResult) bool) int {
 	n := 0
@@ -135,32 +144,7 @@ func (im *Import) Run() (*Result, error) {
 		return nil, err
 	}
 	im = &sel
-	seen := map[string]string{} // case name → where it was first read
-	dups := 0
-	var logs []*caseLog // the log of each case, in order, encoded last
-	for _, doc := range docs {
-		for i := range doc.Suites {
-			s := &doc.Suites[i]
-			res.Suites = append(res.Suites, suiteCounts(doc.File, s))
-			for j := range s.Cases {
-				c := &s.Cases[j]
-				cr, log := caseResult(doc.File, s, c)
-				where := fmt.Sprintf("%s:%d", base(doc.File), c.Line)
-				if first, dup := seen[cr.Name]; dup {
-					if dups++; dups <= maxWarnings {
-						res.Warnings = append(res.Warnings, fmt.Sprintf("%s: case %q was already read at %s; both are kept", where, text.CutLine(cr.Name, 200), first))
-					}
-				} else {
-					seen[cr.Name] = where
-				}
-				res.Cases = append(res.Cases, cr)
-				logs = append(logs, log)
-			}
-		}
-	}
-	if dups > maxWarnings {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("and %d more cases were read a second time; all are kept", dups-maxWarnings))
-	}
+	logs := res.readCases(docs) // the log of each case, in order, encoded last
 	if im.Metrics != "" {
 		if err := addMetrics(im.Metrics, res.Cases, logs); err != nil {
 			return nil, err
@@ -177,6 +161,60 @@ func (im *Import) Run() (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// readCases converts the documents' cases, in order, into res: reruns
+// folded (foldReruns), a suite's own failure as a case (suiteSetUpCase),
+// repeated names made unique (namer); the problems read past and the
+// suites that declare failures their testcases do not show are problems.
+// It returns each case's log.
+func (res *Result) readCases(docs []*Document) []*caseLog {
+	var names namer
+	var logs []*caseLog
+	for _, doc := range docs {
+		res.Problems = append(res.Problems, doc.Problems...)
+		for i := range doc.Suites {
+			s := &doc.Suites[i]
+			res.Suites = append(res.Suites, suiteCounts(doc.File, s))
+			cases := foldReruns(s.Cases)
+			if c, ok := suiteSetUpCase(s); ok {
+				cases = append(cases, c)
+			}
+			if innermost(doc, i) {
+				if p := declaredFailures(doc.File, s, cases); p != "" {
+					res.Problems = append(res.Problems, p)
+				}
+			}
+			for j := range cases {
+				cr, log := caseResult(doc.File, s, &cases[j])
+				if name := names.unique(cr.Name, base(doc.File)); name != cr.Name {
+					res.renamed(doc.File, &cases[j], cr.Name, name)
+					cr.Name = name
+				}
+				res.Cases = append(res.Cases, cr)
+				logs = append(logs, log)
+			}
+		}
+	}
+	return logs
+}
+
+// renamed notes that the case read at c.Line of file, named name like an
+// earlier one, is imported as unique (one warning each, up to maxWarnings).
+func (res *Result) renamed(file string, c *Case, name, unique string) {
+	res.renames++
+	switch {
+	case res.renames <= maxWarnings:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: a second case named %q: imported as %q", base(file), c.Line, text.CutLine(name, 200), text.CutLine(unique, 220)))
+	case res.renames == maxWarnings+1:
+		res.Warnings = append(res.Warnings, "more cases repeat an earlier case's name: each is imported with its file's name or an ordinal added")
+	}
+}
+
+// innermost says whether doc's suite i holds no other suite (nested suites
+// follow their parent, one level deeper).
+func innermost(doc *Document, i int) bool {
+	return i+1 >= len(doc.Suites) || len(doc.Suites[i+1].Path) <= len(doc.Suites[i].Path)
 }
 
 // base is a file's base name: the part records where a case came from
@@ -251,9 +289,7 @@ func deselectedOf(given *int, docs []*Document) *int {
 	for _, doc := range docs {
 		for i := range doc.Suites {
 			s := &doc.Suites[i]
-			// Nested suites follow their parent, one level deeper.
-			parent := i+1 < len(doc.Suites) && len(doc.Suites[i+1].Path) > len(s.Path)
-			if s.Deselected == nil || parent {
+			if s.Deselected == nil || !innermost(doc, i) {
 				continue
 			}
 			if sum == nil {
@@ -299,13 +335,20 @@ type junitSource struct {
 
 // caseResult converts one test case, returning its log apart.
 func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
-	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}}
+	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}, Attempts: c.Attempts}
+	reruns := 0
 	for _, r := range c.Outcomes {
-		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r)}
+		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r), Kind: r.Kind}
 		if !ch.OK {
 			cr.OK = false
 		}
+		if r.Kind != "failure" && r.Kind != "error" {
+			reruns++ // Surefire: each rerun and flaky element is an attempt
+		}
 		cr.Checks = append(cr.Checks, ch)
+	}
+	if cr.Attempts == 0 && reruns > 0 {
+		cr.Attempts = 1 + reruns
 	}
 	if c.Skipped != nil {
 		cr.SkipReason = skipReason(*c.Skipped)
@@ -329,7 +372,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 // suite's name standing in for a missing classname, or the bare name when
 // there is neither.
 func CaseName(s *Suite, c *Case) string {
-	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours {
+	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours || c.SuiteSetUp {
 		return c.Name
 	}
 	if strings.HasSuffix(c.File, ".py") || s.Name == "pytest" {
@@ -496,7 +539,7 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if cases == nil {
 		cases = []collect.CaseResult{}
 	}
-	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: deselectedOf(im.Deselected, docs)}); err != nil {
+	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: deselectedOf(im.Deselected, docs), Problems: res.Problems}); err != nil {
 		return err
 	}
 	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, nil, im.Redact)); err != nil {
@@ -555,7 +598,7 @@ func runLog(docs []*Document, res *Result) []byte {
 		}
 		fmt.Fprintf(&b, "ci-report import junit: %s: %d suites, %d cases\n", base(d.File), len(d.Suites), n)
 	}
-	for _, w := range res.Warnings {
+	for _, w := range append(res.Problems, res.Warnings...) {
 		fmt.Fprintf(&b, "ci-report import junit: warning: %s\n", w)
 	}
 	for _, d := range docs {

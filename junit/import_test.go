@@ -288,15 +288,15 @@ func TestImportTwoFilesAndDuplicates(t *testing.T) {
 		t.Fatalf("%d cases, want 11", len(res.Cases))
 	}
 	want := []string{
-		`gradle.xml:4: case "com.example.kv.LedgerTest::sumsSegments()" was already read at gradle.xml:4; both are kept`,
-		`gradle.xml:5: case "com.example.kv.LedgerTest::chargesShortfall()" was already read at gradle.xml:5; both are kept`,
-		`gradle.xml:11: case "com.example.kv.LedgerTest::watermark()" was already read at gradle.xml:11; both are kept`,
+		`gradle.xml:4: a second case named "com.example.kv.LedgerTest::sumsSegments()": imported as "com.example.kv.LedgerTest::sumsSegments() #2"`,
+		`gradle.xml:5: a second case named "com.example.kv.LedgerTest::chargesShortfall()": imported as "com.example.kv.LedgerTest::chargesShortfall() #2"`,
+		`gradle.xml:11: a second case named "com.example.kv.LedgerTest::watermark()": imported as "com.example.kv.LedgerTest::watermark() #2"`,
 	}
 	if diff := cmp.Diff(want, res.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 
-	// A file of many cases given twice: the first 20 warned about, the rest counted.
+	// A file of many cases given twice: the first 20 warned about, the rest said once.
 	var b strings.Builder
 	b.WriteString(`<testsuite name="s">`)
 	for i := 0; i < 50; i++ {
@@ -308,7 +308,7 @@ func TestImportTwoFilesAndDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ = importFiles(t, &Import{Files: []string{many, many}})
-	if len(res.Cases) != 100 || len(res.Warnings) != maxWarnings+1 || res.Warnings[maxWarnings] != "and 30 more cases were read a second time; all are kept" {
+	if len(res.Cases) != 100 || len(res.Warnings) != maxWarnings+1 || res.Warnings[maxWarnings] != "more cases repeat an earlier case's name: each is imported with its file's name or an ordinal added" {
 		t.Errorf("%d cases, warnings %q", len(res.Cases), res.Warnings)
 	}
 }

@@ -43,6 +43,9 @@ type Suite struct {
 	Properties                                   []collect.Property
 	SystemOut, SystemErr                         string
 	Cases                                        []Case
+	// Outcomes are the <failure> and <error> elements of the suite itself
+	// (a class that could not load, a set-up that failed: Ant, JUnit 5).
+	Outcomes []Outcome
 	// Line is where the suite's start tag ends in its file.
 	Line int
 }
@@ -54,7 +57,8 @@ type Case struct {
 	// (pytest xunit1 writes them).
 	File       string
 	SourceLine int
-	TimeS      float64
+	// TimeS is the testcase's time; 0 when absent or unreadable.
+	TimeS float64
 	// Outcomes are the failure, error and rerun or flaky outcomes, in order.
 	Outcomes []Outcome
 	// Skipped is the <skipped> element; nil when the case was not skipped.
@@ -63,6 +67,12 @@ type Case struct {
 	SystemOut, SystemErr string
 	// Line is where the case's start tag ends in its file.
 	Line int
+	// Attempts is how often the test ran, when a rerun repeated its
+	// <testcase> (gotestsum --rerun-fails); 0 is once. See foldReruns.
+	Attempts int
+	// SuiteSetUp marks the case that stands for a suite's own failure
+	// (Suite.Outcomes): its name is the one to show.
+	SuiteSetUp bool
 }
 
 // Outcome is one outcome element of a test case: failure, error, skipped,
@@ -76,6 +86,9 @@ type Document struct {
 	// File is the path the document was read from, as given.
 	File   string
 	Suites []Suite
+	// Problems are the defects read past, each `<file>:<line>: <what>`: a
+	// testcase without a name, a time or count that is not one.
+	Problems []string
 }
 
 // readFile reads the JUnit XML file at path (see Parse), stopping once ctx
@@ -100,12 +113,15 @@ func Parse(r io.Reader, file string, maxBytes int64) (*Document, error) {
 		maxBytes = DefaultMaxBytes
 	}
 	lim := safefile.Limit(r, safefile.Kind{Name: safefile.JUnit.Name, Max: maxBytes})
-	p := &parser{d: xml.NewDecoder(lim), lim: lim}
+	in, utf16 := decoded(lim)
+	p := &parser{d: xml.NewDecoder(in), lim: lim, file: base(file)}
 	p.d.Strict = true
+	p.d.CharsetReader = charsetReader(utf16, &p.encErr)
 	doc := &Document{File: file}
 	if err := p.document(doc); err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
+	doc.Problems = p.problems
 	return doc, nil
 }
 
@@ -115,6 +131,14 @@ type parser struct {
 	d     *xml.Decoder
 	lim   *safefile.LimitedReader
 	depth int
+	// file is the document's base name, for problems.
+	file string
+	// encErr is why the declared encoding was refused.
+	encErr error
+	// problems are the defects read past (Document.Problems).
+	problems []string
+	// unnamed counts the testcases without a name.
+	unnamed int
 }
 
 // lineError is an error at a line of the document.
@@ -134,6 +158,21 @@ func (p *parser) errorf(format string, a ...any) error {
 	return &lineError{Line: p.line(), Msg: fmt.Sprintf(format, a...)}
 }
 
+// maxProblems bounds Document.Problems: a generator that writes every
+// time wrong would otherwise make as many problems as cases.
+const maxProblems = 20
+
+// problemf notes a defect at the current line that costs only the value
+// it is about; past maxProblems they are counted in the last one.
+func (p *parser) problemf(format string, a ...any) {
+	switch n := len(p.problems); {
+	case n < maxProblems:
+		p.problems = append(p.problems, fmt.Sprintf("%s:%d: ", p.file, p.line())+fmt.Sprintf(format, a...))
+	case n == maxProblems:
+		p.problems = append(p.problems, fmt.Sprintf("%s: more values like these were read past", p.file))
+	}
+}
+
 // next returns the next token, its data copied, with the line it ended on.
 func (p *parser) next() (xml.Token, error) {
 	tok, err := p.d.Token()
@@ -142,6 +181,8 @@ func (p *parser) next() (xml.Token, error) {
 		switch {
 		case errors.Is(err, safefile.ErrTooLarge):
 			return nil, err
+		case p.encErr != nil:
+			return nil, &lineError{Line: p.line(), Msg: p.encErr.Error()}
 		case errors.As(err, &se):
 			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
 		case err == io.EOF:
@@ -307,31 +348,36 @@ func attrs(t xml.StartElement) map[string]string {
 	return m
 }
 
-// intAttr parses a count attribute; absent is nil.
-func (p *parser) intAttr(elem string, m map[string]string, key string) (*int, error) {
+// intAttr parses a count attribute; absent is nil, and so is a value that
+// is not a count, with a problem.
+func (p *parser) intAttr(elem string, m map[string]string, key string) *int {
 	v, ok := m[key]
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
-		return nil, p.errorf("<%s %s=%q>: want a non-negative integer", elem, key, text.CutLine(v, 40))
+		p.problemf("<%s %s=%q>: not a count, 0 or more; taken as unknown", elem, key, text.CutLine(v, 40))
+		return nil
 	}
-	return &n, nil
+	return &n
 }
 
-// timeAttr parses a time attribute in seconds; absent is nil. Thousands
-// separators ("1,234.5", as some Surefire versions write) are accepted.
-func (p *parser) timeAttr(elem string, m map[string]string) (*float64, error) {
+// timeAttr parses a time attribute in seconds; absent is nil, and so is a
+// value that is not a duration (negative, NaN, text), with a problem.
+// Thousands separators ("1,234.5", as some Surefire versions write) are
+// accepted.
+func (p *parser) timeAttr(elem string, m map[string]string) *float64 {
 	v, ok := m["time"]
 	if !ok || strings.TrimSpace(v) == "" {
-		return nil, nil
+		return nil
 	}
 	f, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(v), ",", ""), 64)
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, p.errorf("<%s time=%q>: want a non-negative number of seconds", elem, text.CutLine(v, 40))
+		p.problemf("<%s time=%q>: not a number of seconds, 0 or more; the duration is unknown", elem, text.CutLine(v, 40))
+		return nil
 	}
-	return &f, nil
+	return &f
 }
 
 // suite reads a <testsuite> whose start tag is t.
@@ -349,7 +395,7 @@ func (p *parser) suite(doc *Document, t xml.StartElement, parent []string) error
 	if err != nil {
 		return err
 	}
-	doc.Suites[at].Cases, doc.Suites[at].Properties = body.Cases, body.Properties
+	doc.Suites[at].Cases, doc.Suites[at].Properties, doc.Suites[at].Outcomes = body.Cases, body.Properties, body.Outcomes
 	doc.Suites[at].SystemOut, doc.Suites[at].SystemErr = body.SystemOut, body.SystemErr
 	return nil
 }
@@ -360,24 +406,17 @@ func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
 	m := attrs(t)
 	s := Suite{Name: m["name"], Timestamp: m["timestamp"], Hostname: m["hostname"], Line: p.line()}
 	s.Path = append(append([]string(nil), parent...), s.Name)
-	var err error
 	for _, c := range []struct {
 		key string
 		dst **int
 	}{{"tests", &s.Tests}, {"failures", &s.Failures}, {"errors", &s.Errors}, {"skipped", &s.Skipped}, {"deselected", &s.Deselected}} {
-		if *c.dst, err = p.intAttr("testsuite", m, c.key); err != nil {
-			return s, err
-		}
+		*c.dst = p.intAttr("testsuite", m, c.key)
 	}
 	if s.Skipped == nil {
 		// The Ant schema's name for it, which some tools still write.
-		if s.Skipped, err = p.intAttr("testsuite", m, "disabled"); err != nil {
-			return s, err
-		}
+		s.Skipped = p.intAttr("testsuite", m, "disabled")
 	}
-	if s.TimeS, err = p.timeAttr("testsuite", m); err != nil {
-		return s, err
-	}
+	s.TimeS = p.timeAttr("testsuite", m)
 	return s, nil
 }
 
@@ -393,6 +432,13 @@ func (p *parser) suiteChild(doc *Document, c xml.StartElement, path []string, bo
 		return err
 	case "testsuite":
 		return p.suite(doc, c, path)
+	case "failure", "error":
+		// The suite's own failure: nothing that failed is dropped.
+		r, err := p.result(c)
+		if err == nil {
+			body.Outcomes = append(body.Outcomes, r)
+		}
+		return err
 	case "properties":
 		ps, err := p.properties()
 		if err == nil {
@@ -438,6 +484,17 @@ func (p *parser) properties() ([]collect.Property, error) {
 	return out, err
 }
 
+// disabled says whether a testcase's attributes say it did not run:
+// status="disabled" (or "skipped", "notrun": Ant's and NUnit's JUnit
+// transforms) or skipped="true".
+func disabled(m map[string]string) bool {
+	switch strings.ToLower(strings.TrimSpace(m["status"])) {
+	case "disabled", "skipped", "notrun", "not run", "ignored":
+		return true
+	}
+	return strings.EqualFold(strings.TrimSpace(m["skipped"]), "true")
+}
+
 // resultKinds are the outcome elements of a test case.
 var resultKinds = map[string]bool{
 	"failure": true, "error": true, "skipped": true,
@@ -449,21 +506,24 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	m := attrs(t)
 	c := Case{ClassName: m["classname"], Name: m["name"], File: m["file"], Line: p.line()}
 	if strings.TrimSpace(c.Name) == "" {
-		return c, p.errorf("<testcase> without a name")
+		// jest-junit writes one for a test file that failed to run, JUnit 5
+		// (Surefire) for a failed @BeforeAll: the failure is kept.
+		p.unnamed++
+		c.Name = fmt.Sprintf("(unnamed #%d)", p.unnamed)
+		p.problemf("<testcase> without a name: read as %s", c.Name)
 	}
-	tm, err := p.timeAttr("testcase", m)
-	if err != nil {
-		return c, err
-	}
-	if tm != nil {
+	if tm := p.timeAttr("testcase", m); tm != nil {
 		c.TimeS = *tm
+	}
+	if disabled(m) {
+		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
 	}
 	if v, ok := m["line"]; ok {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
 			c.SourceLine = n
 		}
 	}
-	err = p.children(func(e xml.StartElement) error {
+	err := p.children(func(e xml.StartElement) error {
 		k := e.Name.Local
 		switch {
 		case resultKinds[k]:
@@ -472,7 +532,7 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 				return err
 			}
 			if k == "skipped" {
-				if c.Skipped == nil {
+				if c.Skipped == nil || c.Skipped.Message == "disabled" && c.Skipped.Type == "" {
 					c.Skipped = &r
 				}
 				return nil

@@ -214,7 +214,7 @@ func caseOf(c collect.CaseResult, display string) Case {
 		checks = []collect.Check{}
 	}
 	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
-		Checks: checks, Excerpt: c.Excerpt, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
+		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.
@@ -381,6 +381,13 @@ func (c *Case) Skipped() bool {
 	return !c.NotRun && c.SkipReason != "" && !c.Failed()
 }
 
+// Flaky reports whether the case ran more than once and passed in the end
+// (collect.CaseFlaky, with Failed's account of known issues): it counts as
+// passed, and apart as flaky.
+func (c *Case) Flaky() bool {
+	return !c.NotRun && c.Attempts > 1 && c.SkipReason == "" && !c.Failed()
+}
+
 // SkippedCases returns the skipped cases in report order.
 func (r *Report) SkippedCases() []Case {
 	var out []Case
@@ -431,6 +438,8 @@ type Counts struct {
 	// Known counts the cases of Passed that failed only on checks a known
 	// upstream issue covers.
 	Known int
+	// Flaky counts the cases of Passed that passed on a rerun (Case.Flaky).
+	Flaky int
 	// Skipped counts the cases that ran and were skipped, `-setup` cases
 	// included; those not named `-setup` count in Total too.
 	Skipped int
@@ -468,6 +477,9 @@ func (r *Report) Counts() Counts {
 				n.Passed++
 				if c.KnownFailed() {
 					n.Known++
+				}
+				if c.Flaky() {
+					n.Flaky++
 				}
 			}
 		}
@@ -524,6 +536,10 @@ func (r *Report) computeVerdict() string {
 	}
 	if n.NotRun > 0 {
 		fmt.Fprintf(&suffix, "; %d not run", n.NotRun)
+	}
+	if n.Flaky > 0 {
+		// Passed on a rerun: counted as passed, and named apart.
+		fmt.Fprintf(&suffix, "; %d flaky", n.Flaky)
 	}
 	return fmt.Sprintf("FAIL (%d of %d cases%s%s)", n.Failed, n.Total, r.classCounts(), suffix.String())
 }

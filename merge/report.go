@@ -68,6 +68,9 @@ type Case struct {
 	Class    string          `json:"class,omitempty"`
 	ClassWhy string          `json:"class_why,omitempty"`
 	Checks   []collect.Check `json:"checks"`
+	// Attempts is how often the case ran when its runner reran it
+	// (collect.CaseResult.Attempts); 0 is once. See Flaky.
+	Attempts int `json:"attempts,omitempty"`
 	// Excerpt is a failed case's serve.log excerpt (docs/formats.md §4.9).
 	Excerpt *collect.Excerpt `json:"excerpt,omitempty"`
 	Log     json.RawMessage  `json:"log,omitempty"`

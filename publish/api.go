@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ovg-project/ci-report/render"
 )
 
 // API is the part of the GitHub REST API that post uses. The production
@@ -40,6 +42,14 @@ type API interface {
 	PullRequestHeadSHA(ctx context.Context, repo Repo, number int) (string, error)
 	// CreateStatus sets a commit status.
 	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
+	// ListCheckRuns lists the check runs named name on commit sha, every
+	// one of them (filter=all), not only the latest.
+	ListCheckRuns(ctx context.Context, repo Repo, sha, name string, page int) ([]CheckRun, int, error)
+	// CreateCheckRun creates a check run (POST .../check-runs).
+	CreateCheckRun(ctx context.Context, repo Repo, run CheckRun) (CheckRun, error)
+	// UpdateCheckRun updates one (PATCH .../check-runs/{id}); its
+	// annotations are added to those it has.
+	UpdateCheckRun(ctx context.Context, repo Repo, id int64, run CheckRun) error
 }
 
 // Repo names a repository.
@@ -97,6 +107,24 @@ type Status struct {
 	Description string
 	Context     string
 	TargetURL   string
+}
+
+// CheckRun is a check run as post writes and finds it (docs/publish.md §15).
+type CheckRun struct {
+	ID         int64 // set by GitHub; 0 in a request
+	Name       string
+	HeadSHA    string // the commit; only in a create
+	ExternalID string
+	DetailsURL string
+	Status     string // completed
+	Conclusion string // success or failure
+	// CompletedAt is when post wrote it (zero in a list).
+	CompletedAt time.Time
+	Title       string
+	Summary     string
+	Annotations []render.Annotation
+	// AnnotationsCount is how many annotations GitHub holds (in a list).
+	AnnotationsCount int
 }
 
 // ErrorKind classifies a refused or failed request.

@@ -16,8 +16,11 @@ import (
 // standing, then, when that took a PATCH, keepSection makes sure that no
 // edit GitHub applies late erased it.
 func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
-	wrote, err := p.writeSection(ctx, number, name, section, res)
-	if err != nil || !wrote || p.DryRun {
+	sent := p.bodyPatchesSent
+	err := p.writeSection(ctx, number, name, section, res)
+	if err != nil || p.bodyPatchesSent == sent || p.DryRun {
+		// No PATCH sent (even one whose answer was lost counts): nothing
+		// of ours can land late.
 		return err
 	}
 	return p.keepSection(ctx, number, name, section, res)
@@ -35,7 +38,7 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 // splice concurrently. When another writer moved either, it splices afresh
 // into the new body (at most spliceTries writes), so that an edit it could
 // not have seen is never reported as published over.
-func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) (wrote bool, err error) {
+func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) error {
 	var why string // what the last read-back showed
 	for try := 1; ; try++ {
 		// After spliceTries writes that did not stand, one more read may
@@ -44,28 +47,28 @@ func (p *Publisher) writeSection(ctx context.Context, number int, name, section 
 		base, out, err := p.spliceOnce(ctx, number, name, section, try, try <= spliceTries, res)
 		switch {
 		case err != nil:
-			return try > 1 || out == spliceWrote, err
+			return err
 		case out == spliceWithheld:
-			return true, fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
+			return fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
 				"after each of %d writes the read-back differed from what we wrote (last: %s), and the body still lacks the section as rendered; "+
 				"the section is not published, rerun the step", name, number, p.Repo, spliceTries, why)
 		case out == spliceUnchanged || p.DryRun:
-			return try > 1 || out == spliceWrote, nil
+			return nil
 		}
 		if d := p.settleDelay(); d > 0 {
 			p.logf("waiting %s before reading issue #%d back, so that a concurrent edit shows", roundWait(d), number)
 			if err := p.sleep(ctx, d); err != nil {
-				return true, fmt.Errorf("read back issue #%d: %w", number, err)
+				return fmt.Errorf("read back issue #%d: %w", number, err)
 			}
 		}
 		got, err := p.readBody(ctx, number)
 		if err != nil {
-			return true, err
+			return err
 		}
 		there, kept := readBack(got, base, name, section)
 		if there && kept {
 			p.logf("issue body: read back #%d; the %s section is there and the rest is as we read it", number, name)
-			return true, nil
+			return nil
 		}
 		why = "our " + name + " section was gone"
 		if there {
@@ -123,8 +126,8 @@ func (p *Publisher) keepSection(ctx context.Context, number int, name, section s
 		res.Repairs = repair + 1
 		p.logf("issue body: the %s section is gone from #%d at the last read (an edit GitHub applied late, or one made by hand, erased it); writing it again (repair %d of %d)",
 			name, number, repair+1, maxRepairs)
-		wrote, err := p.writeSection(ctx, number, name, section, res)
-		if err != nil || !wrote {
+		sent := p.bodyPatchesSent
+		if err := p.writeSection(ctx, number, name, section, res); err != nil || p.bodyPatchesSent == sent {
 			// Not written: the fresh read found the section as rendered.
 			return err
 		}
@@ -198,6 +201,7 @@ func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section st
 			// Even a PATCH refused or unanswered may land: the late-write
 			// window counts from the last one sent.
 			p.lastBodyPatch = p.now()
+			p.bodyPatchesSent++
 			if err != nil {
 				return err
 			}

@@ -370,3 +370,63 @@ func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Sta
 	}
 	return nil
 }
+
+// ListCheckRuns implements API.
+func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string, page int) ([]CheckRun, int, error) {
+	opts := &github.ListCheckRunsOptions{CheckName: github.String(name), Filter: github.String("all"),
+		ListOptions: github.ListOptions{Page: page, PerPage: 100}}
+	res, resp, err := g.client().Checks.ListCheckRunsForRef(ctx, r.Owner, r.Name, sha, opts)
+	if err != nil {
+		return nil, 0, g.wrap("GET", g.repoPath(r, "/commits/"+sha+"/check-runs"), resp, err)
+	}
+	out := make([]CheckRun, 0, len(res.CheckRuns))
+	for _, c := range res.CheckRuns {
+		out = append(out, CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID(),
+			Status: c.GetStatus(), Conclusion: c.GetConclusion(), AnnotationsCount: c.GetOutput().GetAnnotationsCount()})
+	}
+	return out, resp.NextPage, nil
+}
+
+// checkRunOutput is the output object of a create or update.
+func checkRunOutput(run CheckRun) *github.CheckRunOutput {
+	out := &github.CheckRunOutput{Title: github.String(run.Title), Summary: github.String(run.Summary)}
+	for _, a := range run.Annotations {
+		ga := &github.CheckRunAnnotation{Path: github.String(a.Path), StartLine: github.Int(a.StartLine), EndLine: github.Int(a.EndLine),
+			AnnotationLevel: github.String(a.Level), Message: github.String(a.Message), Title: github.String(a.Title)}
+		if a.RawDetails != "" {
+			ga.RawDetails = github.String(a.RawDetails)
+		}
+		out.Annotations = append(out.Annotations, ga)
+	}
+	return out
+}
+
+// CreateCheckRun implements API.
+func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (CheckRun, error) {
+	opts := github.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA, ExternalID: github.String(run.ExternalID),
+		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
+		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
+	if run.DetailsURL != "" {
+		opts.DetailsURL = github.String(run.DetailsURL)
+	}
+	c, resp, err := g.client().Checks.CreateCheckRun(ctx, r.Owner, r.Name, opts)
+	if err != nil {
+		return CheckRun{}, g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
+	}
+	return CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID()}, nil
+}
+
+// UpdateCheckRun implements API.
+func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run CheckRun) error {
+	opts := github.UpdateCheckRunOptions{Name: run.Name, ExternalID: github.String(run.ExternalID),
+		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
+		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
+	if run.DetailsURL != "" {
+		opts.DetailsURL = github.String(run.DetailsURL)
+	}
+	_, resp, err := g.client().Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, opts)
+	if err != nil {
+		return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,10 @@ type Publisher struct {
 
 	lastWrite     time.Time
 	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
-	createdBody   string    // the body of the issue a dry run would have opened
+	prHead        string    // the pull request's head commit, once read
+	// bodyPatchesSent counts the body PATCHes sent, answered or not.
+	bodyPatchesSent int
+	createdBody     string // the body of the issue a dry run would have opened
 }
 
 // Run identifies the workflow run being reported.
@@ -128,6 +132,9 @@ type Post struct {
 	Section     string
 	SectionName string
 	Verdict     string
+	// CheckRun, when set, is the check run the post also publishes on the
+	// head commit (docs/publish.md §15).
+	CheckRun *CheckRunPost
 }
 
 // Result says what Publish did.
@@ -138,8 +145,9 @@ type Result struct {
 	BodyPatches    int // PATCHes of the issue body
 	// Repairs counts the writes of the section after the last read found
 	// it erased by a late write (docs/publish.md §6); 0 when none was needed.
-	Repairs   int
-	StatusSHA string // PR mode: the commit the status was set on
+	Repairs    int
+	StatusSHA  string // PR mode: the commit the status was set on
+	CheckRunID int64  // the check run created or updated (0: none, or a dry run)
 }
 
 // commentMarker is the marker line of the run's comment in its suite.
@@ -391,15 +399,18 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 	if err := p.upsertComment(ctx, t, th, commentMarker(post.Run, post.Profile, post.Suite), post.Comment, &res); err != nil {
 		return res, err
 	}
-	if t.PR != 0 {
-		err := p.setStatus(ctx, t, post, &res)
-		return res, err
-	}
-	if !splicesSection(t, post) {
+	var err error
+	switch {
+	case t.PR != 0:
+		err = p.setStatus(ctx, t, post, &res)
+	case !splicesSection(t, post):
 		p.logf("issue body: no section to splice (profile %s)", post.Profile)
-		return res, nil
+	default:
+		err = p.spliceSection(ctx, th.Issue, post.SectionName, post.Section, &res)
 	}
-	err := p.spliceSection(ctx, th.Issue, post.SectionName, post.Section, &res)
+	if err == nil && post.CheckRun != nil {
+		err = p.publishCheckRun(ctx, t, post, th.Issue, &res)
+	}
 	return res, err
 }
 
@@ -664,6 +675,27 @@ func (p *Publisher) did(verb string) string {
 	return verb
 }
 
+// headSHA is the head commit of the target pull request: --head-sha, else
+// read from the pull request (once; the status and the check run share
+// it); HEAD_SHA in a dry run without a token.
+func (p *Publisher) headSHA(ctx context.Context, t Target, permission string) (string, error) {
+	if t.HeadSHA != "" || p.prHead != "" {
+		return cmp.Or(t.HeadSHA, p.prHead), nil
+	}
+	if p.Offline {
+		p.logf("status: the head commit of #%d is not read (dry run without a token); HEAD_SHA stands for it", t.PR)
+		return "HEAD_SHA", nil
+	}
+	var sha string
+	if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("read pull request #%d", t.PR)), permission: permission,
+		notFound: fmt.Sprintf("pull request #%d does not exist in %s", t.PR, p.Repo)},
+		func(ctx context.Context) (err error) { sha, err = p.API.PullRequestHeadSHA(ctx, p.Repo, t.PR); return }); err != nil {
+		return "", err
+	}
+	p.prHead = sha
+	return sha, nil
+}
+
 // statusContext is the commit status's context: `GPU CI (<profile>)` for
 // the default suite, `<suite> CI (<profile>)` for a named one, so that two
 // suites' statuses on one commit never replace each other.
@@ -676,17 +708,9 @@ func statusContext(post Post) string {
 
 // setStatus sets the suite's status (statusContext) on the PR head commit.
 func (p *Publisher) setStatus(ctx context.Context, t Target, post Post, res *Result) error {
-	sha := t.HeadSHA
-	if sha == "" && !p.Offline {
-		if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("read pull request #%d", t.PR)), permission: "pull-requests: write",
-			notFound: fmt.Sprintf("pull request #%d does not exist in %s", t.PR, p.Repo)},
-			func(ctx context.Context) (err error) { sha, err = p.API.PullRequestHeadSHA(ctx, p.Repo, t.PR); return }); err != nil {
-			return err
-		}
-	}
-	if sha == "" && p.Offline {
-		sha = "HEAD_SHA"
-		p.logf("status: the head commit of #%d is not read (dry run without a token); HEAD_SHA stands for it", t.PR)
+	sha, err := p.headSHA(ctx, t, "pull-requests: write")
+	if err != nil {
+		return err
 	}
 	st := Status{State: "failure", Description: "Failed or did not finish", Context: statusContext(post), TargetURL: post.Run.URL}
 	if post.Verdict == "PASS" {

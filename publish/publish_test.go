@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/ghfake"
 	"github.com/ovg-project/ci-report/internal/golden"
@@ -127,6 +128,15 @@ func (h *harness) report(res Result, err error) string {
 	for _, s := range statusLines(h.fake) {
 		fmt.Fprintf(&b, "status %s\n", s)
 	}
+	for _, c := range h.fake.CheckRuns {
+		fmt.Fprintf(&b, "check run %d %q on %s external_id=%q details=%s %s/%s title=%q summary=%d chars, %d annotations\n",
+			c.ID, c.Name, c.HeadSHA, c.ExternalID, c.DetailsURL, c.Status, c.Conclusion, c.Title, utf8.RuneCountInString(c.Summary), len(c.Annotations))
+		for i, a := range c.Annotations {
+			if i < 2 || i == len(c.Annotations)-1 {
+				fmt.Fprintf(&b, "  annotation %d: %s:%d-%d %s %q %q\n", i, a.Path, a.StartLine, a.EndLine, a.Level, a.Title, a.Message)
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -219,6 +229,14 @@ func TestPublishScenarios(t *testing.T) {
 						h.fake.Issues[7].Body = ResultsIssueMarker + "\r\n" + handText
 					}
 				}
+			}},
+		{name: "lost-patch-answer", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
+			setup: func(h *harness) {
+				h.resultsIssue()
+				// The body PATCH lands but its answer is lost: the retry finds
+				// the section in place and sends nothing, and the last read
+				// still follows, since the lost PATCH was sent.
+				h.fake.Faults = []*fault{{Method: "PATCH", Path: fakeRepo + "/issues/7", Status: 502, Times: 1, Landed: true}}
 			}},
 		{name: "late-own-write", target: Target{Issue: 7}, post: testPost("nightly", "PASS"),
 			setup: func(h *harness) {

@@ -29,8 +29,11 @@ type plan struct {
 	// excerpts and job links); they go right after the charts
 	// (docs/render.md §3.11, §7).
 	excerpts bool
-	cells    [][]string // escaped cells of the first failed rows, built once per level
-	rows     int        // how many of cells are listed; the rest are counted in "and K more"
+	// durations keeps the line of the slowest imported tests; it is the
+	// first thing dropped to fit (docs/render.md §3.4, §7).
+	durations bool
+	cells     [][]string // escaped cells of the first failed rows, built once per level
+	rows      int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -43,19 +46,22 @@ const (
 // budgetLevel is one step of the planner: a detail length (or squeeze) and
 // the fewest rows it may go down to before the next step is tried.
 type budgetLevel struct {
-	detail   int
-	squeeze  bool
-	charts   bool
-	excerpts bool
-	closest  bool
-	floor    int
+	detail    int
+	squeeze   bool
+	durations bool
+	charts    bool
+	excerpts  bool
+	closest   bool
+	floor     int
 }
 
-// budgetLevels: everything with the charts, the excerpts and the closest
-// calls, then without the charts, then without the excerpts, then without
+// budgetLevels: everything with the slowest tests' line, the charts, the
+// excerpts and the closest calls, then without the slowest tests, then
+// without the charts, then without the excerpts, then without
 // the closest calls (every row first), then fewer rows (down to 10), then
 // shorter details, then no details with fewer rows still, then squeeze.
 var budgetLevels = []budgetLevel{
+	{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
 	{detail: detailCut, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
 	{detail: detailCut, excerpts: true, closest: true, floor: maxFailedRows},
 	{detail: detailCut, closest: true, floor: maxFailedRows},
@@ -85,7 +91,7 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 	top := min(len(failed), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze, charts: lv.charts, excerpts: lv.excerpts, closest: lv.closest}
+		p := plan{detail: lv.detail, squeeze: lv.squeeze, durations: lv.durations, charts: lv.charts, excerpts: lv.excerpts, closest: lv.closest}
 		w := &writer{}
 		p.cells = r.rowCells(w, failed[:top], p)
 		if w.err != nil {
@@ -363,6 +369,12 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 		blocks = append(blocks, f)
 	}
 	if s := r.skippedLine(w, p); s != "" {
+		blocks = append(blocks, s)
+	}
+	if s := r.flakyLine(w, p); s != "" {
+		blocks = append(blocks, s)
+	}
+	if s := r.durationsLine(w, p); s != "" {
 		blocks = append(blocks, s)
 	}
 	if k := r.knownBlock(w, p); k != "" {

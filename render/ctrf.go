@@ -37,12 +37,14 @@ type (
 		Name string `json:"name"`
 	}
 	ctrfSummary struct {
-		Tests    int    `json:"tests"`
-		Passed   int    `json:"passed"`
-		Failed   int    `json:"failed"`
-		Skipped  int    `json:"skipped"`
-		Pending  int    `json:"pending"`
-		Other    int    `json:"other"`
+		Tests   int `json:"tests"`
+		Passed  int `json:"passed"`
+		Failed  int `json:"failed"`
+		Skipped int `json:"skipped"`
+		Pending int `json:"pending"`
+		Other   int `json:"other"`
+		// Flaky counts the passed tests that passed on a rerun.
+		Flaky    int    `json:"flaky,omitempty"`
 		Suites   int    `json:"suites"`
 		Start    int64  `json:"start"`
 		Stop     int64  `json:"stop"`
@@ -55,13 +57,17 @@ type (
 		Deselected int `json:"deselected"`
 	}
 	ctrfTest struct {
-		Name      string     `json:"name"`
-		Status    string     `json:"status"`
-		Duration  int64      `json:"duration"`
-		Message   string     `json:"message,omitempty"`
-		RawStatus string     `json:"rawStatus,omitempty"`
-		Suite     []string   `json:"suite,omitempty"`
-		Steps     []ctrfStep `json:"steps,omitempty"`
+		Name      string   `json:"name"`
+		Status    string   `json:"status"`
+		Duration  int64    `json:"duration"`
+		Message   string   `json:"message,omitempty"`
+		RawStatus string   `json:"rawStatus,omitempty"`
+		Suite     []string `json:"suite,omitempty"`
+		// Retries is how often a rerun test was run again after its first
+		// attempt; Flaky says it passed on one (merge.Case.Flaky).
+		Retries int        `json:"retries,omitempty"`
+		Flaky   bool       `json:"flaky,omitempty"`
+		Steps   []ctrfStep `json:"steps,omitempty"`
 		// Extra names the arm and revision of a case of an arm
 		// (docs/formats.md §7.2): two tests of one name are then two arms.
 		Extra *ctrfTestExtra `json:"extra,omitempty"`
@@ -97,7 +103,9 @@ type (
 // known upstream issue covers as `known upstream issue: check: detail
 // (url)`, its skip reason, or that it did not run; a case that failed only
 // on known issues passes, rawStatus "failed on known upstream issues"), its part as suite and its checks as
-// steps, and for a case of an arm its arm and revision as extra;
+// steps, a rerun test's retries and whether it was flaky (passed on a
+// rerun; counted in results.summary.flaky), and for a case of an arm its
+// arm and revision as extra;
 // results.summary.extra the tests the parts deselected, when any says.
 // results.environment holds the report's title, run and commit and
 // whether the verdict is PASS (healthy); results.extra the verdict and the
@@ -124,6 +132,9 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 			res.Summary.Skipped++
 		default:
 			res.Summary.Passed++
+		}
+		if t.Flaky {
+			res.Summary.Flaky++
 		}
 		res.Tests = append(res.Tests, t)
 	}
@@ -166,6 +177,9 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 	}
 	if c.Arm != "" {
 		t.Extra = &ctrfTestExtra{Arm: c.Arm, Revision: c.Revision}
+	}
+	if c.Attempts > 1 {
+		t.Retries, t.Flaky = c.Attempts-1, c.Flaky()
 	}
 	failing, known := splitFailed(rep, c)
 	switch {

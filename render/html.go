@@ -153,7 +153,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s", r.rep.Counts().Passed, textSkipped(r.rep)); err != nil {
+		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s%s%s", r.rep.Counts().Passed, textSkipped(r.rep), textFlaky(r.rep), r.textDurations()); err != nil {
 			return err
 		}
 		return r.closestCallsText(out)
@@ -161,7 +161,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if err := r.textFailed(out, failed); err != nil {
 		return err
 	}
-	if s := textSkipped(r.rep); s != "" {
+	if s := textSkipped(r.rep) + textFlaky(r.rep) + r.textDurations(); s != "" {
 		if _, err := fmt.Fprint(out, "\n"+s); err != nil {
 			return fmt.Errorf("text: skipped line: %w", err)
 		}
@@ -237,7 +237,7 @@ func (r *renderer) textFailed(out io.Writer, failed []merge.Case) error {
 		if c.ClassWhy != "" {
 			class += " (" + termText(c.ClassWhy, detailCut) + ")"
 		}
-		rows[i] = []string{termText(c.Label(), 200), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
+		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
 	}
 	if err := textTable(out, failedColumns, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
@@ -286,3 +286,8 @@ func (r *renderer) textChecks(c *merge.Case) string {
 // no control characters (ANSI escapes included) and no bidirectional
 // controls (text.Inert, as every document has it).
 func termText(s string, n int) string { return text.Inert(text.Cut(s, n)) }
+
+// textNameCut bounds a case name in the text view: a terminal has no
+// budget, so a name is shown whole (pytest's parametrised ids run to
+// hundreds of characters); the bound only keeps hostile input finite.
+const textNameCut = 4096

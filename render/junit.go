@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -50,18 +51,29 @@ type (
 		Value string `xml:"value,attr"`
 	}
 	junitCase struct {
-		Name      string         `xml:"name,attr"`
-		ClassName string         `xml:"classname,attr"`
-		Time      string         `xml:"time,attr"`
-		Failures  []junitOutcome `xml:"failure"`
-		Errors    []junitOutcome `xml:"error"`
-		Skipped   *junitOutcome  `xml:"skipped"`
-		SystemOut string         `xml:"system-out,omitempty"`
+		Name      string `xml:"name,attr"`
+		ClassName string `xml:"classname,attr"`
+		Time      string `xml:"time,attr"`
+		// Outcomes are the <failure>, <error> and Surefire's rerun and
+		// flaky elements, in check order, each named by its XMLName.
+		Outcomes   []junitOutcome   `xml:",omitempty"`
+		Skipped    *junitOutcome    `xml:"skipped"`
+		Properties *junitProperties `xml:"properties,omitempty"`
+		SystemOut  string           `xml:"system-out,omitempty"`
+	}
+	// junitProperties are an imported test's <properties>, absent when it
+	// has none.
+	junitProperties struct {
+		List []junitProperty `xml:"property"`
 	}
 	junitOutcome struct {
+		XMLName xml.Name
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr,omitempty"`
 		Text    string `xml:",chardata"`
+		// StackTrace holds a rerun or flaky element's text, as Surefire
+		// writes it.
+		StackTrace string `xml:"stackTrace,omitempty"`
 	}
 )
 
@@ -162,19 +174,26 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 	if strings.TrimSpace(tc.Name) == "" {
 		tc.Name = unnamedCheck // readers need a name
 	}
-	failing, known := splitFailed(rep, c)
+	// An imported test keeps the classname and properties it was read with.
+	if src := importedSource(c.Log); src.JUnit.ClassName != "" {
+		tc.ClassName = src.JUnit.ClassName
+		if len(src.Properties) > 0 {
+			tc.Properties = &junitProperties{src.Properties}
+		}
+	}
+	_, known := splitFailed(rep, c)
 	switch {
 	case c.NotRun:
-		tc.Errors = append(tc.Errors, junitOutcome{Type: notRunType, Message: "planned, but did not run"})
+		tc.Outcomes = append(tc.Outcomes, junitOutcome{XMLName: xml.Name{Local: "error"}, Type: notRunType, Message: "planned, but did not run"})
 	case c.Failed():
-		for _, ch := range failing {
-			tc.Failures = append(tc.Failures, junitOutcome{Type: ch.Name, Message: ch.Detail, Text: ch.Detail})
-		}
-		if len(tc.Failures) == 0 {
-			tc.Failures = append(tc.Failures, junitOutcome{Message: collect.NoFailedCheck})
+		tc.Outcomes = junitOutcomes(c, true)
+		if len(tc.Outcomes) == 0 {
+			tc.Outcomes = append(tc.Outcomes, junitOutcome{XMLName: xml.Name{Local: "failure"}, Message: collect.NoFailedCheck})
 		}
 	case c.Skipped():
 		tc.Skipped = &junitOutcome{Message: c.SkipReason}
+	default:
+		tc.Outcomes = junitOutcomes(c, false) // a flaky test's flakes
 	}
 	if len(known) > 0 {
 		tc.SystemOut = strings.Join(known, "\n") + "\n"
@@ -182,13 +201,76 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 	return tc
 }
 
+// junitOutcomeOf is an outcome element: kind is its name (failure, error,
+// rerunFailure, ...), typ and detail its type and message, and its text
+// (a rerun's or flaky's in <stackTrace>, as Surefire writes them).
+func junitOutcomeOf(kind, typ, detail string) junitOutcome {
+	o := junitOutcome{XMLName: xml.Name{Local: kind}, Type: typ, Message: detail}
+	switch kind {
+	case "failure", "error":
+		o.Text = detail
+	default:
+		o.StackTrace = detail
+	}
+	return o
+}
+
+// junitOutcomes are the outcome elements of c's checks, in check order:
+// when failed, each failed check no known issue covers, as the element it
+// was imported from (collect.Check.Kind), else <failure> with its name as
+// type; and each passed check imported from a flakyFailure or flakyError,
+// as that element (a test that passed on a rerun).
+func junitOutcomes(c *merge.Case, failed bool) []junitOutcome {
+	var out []junitOutcome
+	for i, ch := range c.Checks {
+		_, known := c.KnownIssueOf(i)
+		switch {
+		case failed && !ch.OK && !known:
+			kind, typ := ch.Kind, ch.Name
+			if kind == "" {
+				kind = "failure"
+			}
+			if kind != "failure" && kind != "error" {
+				typ = "" // a rerun's check is named by its element
+			}
+			out = append(out, junitOutcomeOf(kind, typ, ch.Detail))
+		case ch.OK && strings.HasPrefix(ch.Kind, "flaky"):
+			out = append(out, junitOutcomeOf(ch.Kind, "", ch.Detail))
+		}
+	}
+	return out
+}
+
+// importedLog is what the JUnit export reads of an imported case's log
+// (junit's caseLog, docs/formats.md §4.7).
+type importedLog struct {
+	JUnit struct {
+		ClassName string `json:"classname"`
+	} `json:"junit"`
+	Properties []junitProperty `json:"properties"`
+}
+
+// importedSource reads an imported case's log; zero for any other case
+// (and for a log left unread).
+func importedSource(log []byte) importedLog {
+	var l importedLog
+	if len(log) > 0 && bytes.Contains(log, []byte(`"junit"`)) {
+		_ = json.Unmarshal(log, &l) // another kind of log: zero
+	}
+	return l
+}
+
 // add appends tc, which took durationS seconds, to the suite and counts
-// its outcome.
+// its outcome: an error (or a rerun's) first, then a failure.
 func (s *junitSuite) add(tc junitCase, durationS float64) {
+	kinds := map[string]bool{}
+	for _, o := range tc.Outcomes {
+		kinds[strings.TrimPrefix(strings.ToLower(o.XMLName.Local), "rerun")] = true
+	}
 	switch {
-	case len(tc.Errors) > 0:
+	case kinds["error"]:
 		s.Errors++
-	case len(tc.Failures) > 0:
+	case kinds["failure"]:
 		s.Failures++
 	case tc.Skipped != nil:
 		s.Skipped++

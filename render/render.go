@@ -84,9 +84,9 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if red == nil {
 		red = shapesOnly
 	}
-	rep, err := redacted(rep, red)
+	rep, err := rep.Redacted(red)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
 	// One check of every option (Options.Problems), arms included.

@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -15,8 +18,9 @@ import (
 )
 
 // evidence is what the runner saw of a failed case beyond its checks, for
-// classifyCase: the machine's GPU error, and the signature of highest
-// precedence found in the logs it looked at, with where.
+// classifyCase: the machine's GPU error, the signature of highest
+// precedence found in the logs it looked at, with where, and what the GPU
+// held (for a memory refusal).
 type evidence struct {
 	GPUErr string
 	// Match is the best signature found (Found), Where the log it was in.
@@ -25,7 +29,76 @@ type evidence struct {
 	Where string
 	// Kvcached: a server of the case ran with kvcached.
 	Kvcached bool
+	GPU      GPUFacts
 }
+
+// GPUFacts is what the GPU held around a case, which decides whose a memory
+// refusal is (docs/runner.md §5.10): Holders are the compute processes
+// NVML (or the simulated GPU) showed on the case's GPUs when it started,
+// before its first server, none of them the case's; NativeStarted says the
+// group's native case started its server on the same GPU.
+type GPUFacts struct {
+	Holders       []GPUHolder
+	NativeStarted bool
+}
+
+// GPUHolder is a process that held memory on a GPU when a case started.
+type GPUHolder struct {
+	GPU  int
+	PID  int
+	Name string // its command name, "" when the runner cannot see it
+	MiB  int64
+}
+
+func (h GPUHolder) String() string {
+	s := "pid " + strconv.Itoa(h.PID)
+	if h.Name != "" {
+		s += " (" + h.Name + ")"
+	}
+	s += " held " + strconv.FormatInt(h.MiB, 10) + " MiB"
+	if h.GPU >= 0 {
+		s += " of GPU " + strconv.Itoa(h.GPU)
+	}
+	return s
+}
+
+// ParseGPUHolders reads `PID:MiB[,PID:MiB...]`, the processes another tool
+// saw holding GPU memory when a case's server started (the classify
+// command's --gpu-holders); their GPU is not known (-1).
+func ParseGPUHolders(s string) ([]GPUHolder, error) {
+	var out []GPUHolder
+	for _, item := range strings.Split(s, ",") {
+		pid, mib, ok := strings.Cut(strings.TrimSpace(item), ":")
+		p, perr := strconv.Atoi(pid)
+		m, merr := strconv.ParseInt(mib, 10, 64)
+		if !ok || perr != nil || merr != nil || p <= 0 || m <= 0 {
+			return nil, fmt.Errorf("%q: want PID:MiB, both positive integers (e.g. 4182:20480)", item)
+		}
+		out = append(out, GPUHolder{GPU: -1, PID: p, MiB: m})
+	}
+	return out, nil
+}
+
+// Verdict is a class decided from a case's evidence (judge): the class,
+// the signature and line that decided it (none for a default), and why in
+// at most WhyMax code points; Where is the log the line is in.
+type Verdict struct {
+	Class     string
+	Signature string
+	Line      string
+	Where     string
+	Why       string
+}
+
+// WhyMax is the longest Verdict.Why, in code points: what a report's class
+// cell shows (the matched line is apart).
+const WhyMax = 80
+
+// The default reasons, when no signature decided (docs/runner.md §5.10).
+const (
+	whyKvcachedDefault = "no machine or harness signature; a kvcached server failed"
+	whyNativeDefault   = "no machine or harness signature; a native server failed, without kvcached"
+)
 
 // note keeps m if it outranks what was found so far.
 func (e *evidence) note(m engine.SignatureMatch, where string) {
@@ -41,6 +114,89 @@ func rank(name string) int {
 		}
 	}
 	return len(engine.Signatures)
+}
+
+// judge decides from the evidence alone: the class of the signature found
+// (a memory refusal judged by what the GPU held, memoryVerdict), else the
+// default, product for a case with a kvcached server and infra for one
+// without. classifyCase and ClassifyLogs (the classify command) both call
+// it, so the command makes the runner's decision.
+func judge(ev evidence) Verdict {
+	if !ev.Found {
+		if ev.Kvcached {
+			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault}
+		}
+		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault}
+	}
+	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name}
+	if ev.Match.Memory {
+		v.Class, v.Why = memoryVerdict(ev)
+	}
+	v.Why = text.CutLine(v.Why, WhyMax)
+	return v
+}
+
+// memoryVerdict judges a memory refusal by what the GPU held: infra when
+// another process held memory on the case's GPU when it started (naming the
+// largest), product when the native case started its server on the same GPU
+// (kvcached's server needed more than the engine alone), otherwise it
+// cannot tell and the class is the case's default.
+func memoryVerdict(ev evidence) (class, why string) {
+	if len(ev.GPU.Holders) > 0 {
+		h := slices.MaxFunc(ev.GPU.Holders, func(a, b GPUHolder) int { return cmp.Compare(a.MiB, b.MiB) })
+		return collect.ClassInfra, "memory refusal: at the start " + h.String()
+	}
+	if ev.Kvcached && ev.GPU.NativeStarted {
+		return collect.ClassProduct, "memory refusal; the native case started on the same GPU"
+	}
+	class = collect.ClassInfra
+	if ev.Kvcached {
+		class = collect.ClassProduct
+	}
+	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin"
+}
+
+// classWhy is a case's class_why from a verdict: its reason, then the line
+// and where it is.
+func (v Verdict) classWhy() string {
+	if v.Signature == "" {
+		return v.Why
+	}
+	return text.CutLine(fmt.Sprintf("%s (%s: %s)", v.Why, v.Where, v.Line), 300)
+}
+
+// LogCase is what `ci-report classify` knows of a failed case: its
+// serve.log, the kernel log lines written while it ran (nil: none), whether
+// it ran without kvcached, and what the GPU held.
+type LogCase struct {
+	ServeLog  io.Reader
+	KernelLog io.Reader
+	Native    bool
+	GPU       GPUFacts
+}
+
+// ClassifyLogs is the decision the runner makes for a failed case whose
+// evidence is lc (docs/runner.md §5.10): the signature of highest
+// precedence in its logs, judged as the runner judges it. An error reading
+// a log is returned with nothing decided.
+func ClassifyLogs(lc LogCase) (Verdict, error) {
+	ev := evidence{Kvcached: !lc.Native, GPU: lc.GPU}
+	for _, l := range []struct {
+		r     io.Reader
+		where string
+	}{{lc.ServeLog, "serve.log"}, {lc.KernelLog, "kernel log"}} {
+		if l.r == nil {
+			continue
+		}
+		m, ok, err := engine.FindSignature(l.r)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("read the %s: %w", l.where, err)
+		}
+		if ok {
+			ev.note(m, l.where)
+		}
+	}
+	return judge(ev), nil
 }
 
 // checkClass is the class a failed check decides by itself, "" for most:
@@ -109,7 +265,8 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		}
 	}
 	if ev.Found {
-		return ev.Match.Class, text.CutLine(fmt.Sprintf("%s (%s: %s)", ev.Match.Name, ev.Where, ev.Match.Line), 300)
+		v := judge(ev)
+		return v.Class, v.classWhy()
 	}
 	if failed > 0 && !own {
 		return "", ""
@@ -123,13 +280,11 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	if len(roots) > 0 {
 		first = roots[0].Name + " failed"
 	}
-	if ev.Kvcached {
-		return collect.ClassProduct, "kvcached's behaviour: " + first
-	}
-	if strings.HasSuffix(res.Name, "-setup") {
+	if !ev.Kvcached && strings.HasSuffix(res.Name, "-setup") {
 		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
 	}
-	return collect.ClassInfra, "a native server without kvcached: " + first + " (the engine, its image or the machine)"
+	v := judge(ev)
+	return v.Class, v.Why + " (" + first + ")"
 }
 
 // classifyFollowers gives a kvcached case that classifyCase left without a
@@ -147,6 +302,83 @@ func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 	kv.Class, kv.ClassWhy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish"
 }
 
+// gpuHolders lists the compute processes NVML (or the simulated GPU) shows
+// on the run's GPUs now, before a case starts anything: none of them is the
+// case's (docs/runner.md §5.10). Nothing when the run has no GPU or a GPU
+// cannot be asked.
+func (r *Runner) gpuHolders() []GPUHolder {
+	if r.GPU == nil || r.gpuErr != nil {
+		return nil
+	}
+	var out []GPUHolder
+	for _, g := range r.GPUs {
+		procs, err := r.GPU.Processes(g)
+		if err != nil {
+			return nil
+		}
+		for _, p := range procs {
+			out = append(out, GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB})
+		}
+	}
+	return out
+}
+
+// procName is the command name of pid (/proc/<pid>/comm), "" when it cannot
+// be read (another PID namespace, no /proc).
+func procName(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return text.CutLine(strings.TrimSpace(string(b)), 64)
+}
+
+// nativeStarted reports whether a native case's server became ready.
+func nativeStarted(native *collect.CaseResult) bool {
+	if native == nil {
+		return false
+	}
+	for _, ch := range native.Checks {
+		if ch.Name == "server_ready" {
+			return ch.OK
+		}
+	}
+	return false
+}
+
+// classifyLikeNative gives a kvcached case that failed by default (no
+// signature decided it) the native case's class when the native case failed
+// every one of the kvcached case's root checks too and was classed infra:
+// the same failure without kvcached is not kvcached's (a server that never
+// became ready in both). A kvcached case with a root failure of its own
+// (its shutdown, its memory) keeps its class.
+func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
+	if !kv.Failed() || kv.Class != collect.ClassProduct || !strings.HasPrefix(kv.ClassWhy, whyKvcachedDefault) || native == nil || native.Class != collect.ClassInfra {
+		return
+	}
+	nativeRoots := map[string]bool{}
+	for _, ch := range native.Checks {
+		if !ch.OK && ch.CausedBy == "" {
+			nativeRoots[ch.Name] = true
+		}
+	}
+	roots := 0
+	for _, ch := range kv.Checks {
+		if ch.OK || ch.CausedBy != "" {
+			continue
+		}
+		if !nativeRoots[ch.Name] {
+			return
+		}
+		roots++
+	}
+	if roots == 0 {
+		return
+	}
+	kv.Class = native.Class
+	kv.ClassWhy = text.CutLine("failed as its native case "+nativeName+" did: "+native.ClassWhy, 300)
+}
+
 // caseEvidence is what a finished case needs to gather its evidence
 // (docs/runner.md §5.10), gathered only once the case is known to have
 // failed (a held-back kvcached case may fail only in its comparisons) and
@@ -157,7 +389,12 @@ type caseEvidence struct {
 	// kernelStart and kernelEnd bound the --kernel-log lines written while
 	// the case ran.
 	kernelStart, kernelEnd int64
-	ev                     *evidence // nil until gathered
+	// holders are the compute processes on the run's GPUs when the case
+	// started (gpuHolders); nativeStarted is set once the group's native
+	// case started its server (comparisons.flush).
+	holders       []GPUHolder
+	nativeStarted bool
+	ev            *evidence // nil until gathered
 }
 
 // get gathers the evidence the first time it is asked for; nil has none
@@ -170,7 +407,9 @@ func (ce *caseEvidence) get() evidence {
 		ev := ce.r.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
 		ce.ev = &ev
 	}
-	return *ce.ev
+	ev := *ce.ev
+	ev.GPU = GPUFacts{Holders: ce.holders, NativeStarted: ce.nativeStarted}
+	return ev
 }
 
 // classify sets res's class and reason (none for a case that did not fail).

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
@@ -338,4 +339,41 @@ func runnerSource(t *testing.T) string {
 		}
 	}
 	return b.String()
+}
+
+// TestDocsSignatureTable: §5.10's table has one row per entry of
+// engine.Signatures, in its order, with its class ("judged" for a memory
+// refusal), and nothing else.
+func TestDocsSignatureTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "runner.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\n### 5.10 Failure classes\n")
+	if !ok {
+		t.Fatal("docs/runner.md has no §5.10 Failure classes")
+	}
+	_, table, ok := strings.Cut(sec, "\n| signature | class | catches |\n|---|---|---|\n")
+	if !ok {
+		t.Fatal("docs/runner.md §5.10 has no signature table")
+	}
+	var rows [][2]string
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.SplitN(strings.Trim(line, "|"), "|", 3)
+		rows = append(rows, [2]string{strings.TrimSpace(cells[0]), strings.TrimSpace(cells[1])})
+	}
+	var want [][2]string
+	for _, s := range engine.Signatures {
+		class := s.Class
+		if s.Memory {
+			class = "judged (step 3)"
+		}
+		want = append(want, [2]string{s.Name, class})
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("docs/runner.md §5.10 table rows (name, class):\n%q\nengine.Signatures:\n%q", rows, want)
+	}
 }

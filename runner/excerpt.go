@@ -18,7 +18,8 @@ import (
 // that logged burst_offsets, from the first server's burst offset; else,
 // for a case that failed a comparison with its native case (its tokens or
 // cached tokens differ), from where the phase of its first such failure
-// began in its own serve.log. The excerpt is a pointer into the artifact,
+// began in its own serve.log; else the last lines of the first server's
+// serve.log (engine.ExcerptTail). The excerpt is a pointer into the artifact,
 // so a log that cannot be read gives none rather than failing the case:
 // the log itself is uploaded.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {
@@ -61,7 +62,22 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 			return r.linesExcerpt(servers[0], off, engine.PhaseExcerpt(phase))
 		}
 	}
-	return nil
+	return r.tailExcerpt(servers[0])
+}
+
+// tailExcerpt is the last lines of s's serve.log since its start, from
+// its one scan (nil when it holds none or cannot be read): what a reader
+// looks at when nothing in it matched.
+func (r *Runner) tailExcerpt(s *Server) *collect.Excerpt {
+	sc, err := s.logScan(r)
+	if err != nil {
+		return nil
+	}
+	ex, ok := sc.Tail()
+	if !ok {
+		return nil
+	}
+	return r.finishExcerpt(s, ex)
 }
 
 // comparisonPhase is the earliest phase (ServerPhases order) of a failed

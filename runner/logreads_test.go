@@ -51,7 +51,8 @@ func (f *countedLog) Read(p []byte) (int, error) {
 // needs it (the no_error_signatures check, the failure class, the
 // excerpt), and a passing case gathers no evidence (the kernel log is not
 // opened); a failed one reads the kernel log once. The failing runs are a
-// server that never becomes ready (no signature: no excerpt) and a port
+// server that never becomes ready (no signature: the excerpt is the log's
+// last lines, kept by the same scan) and a port
 // taken at every start (no_error_signatures failed on the traceback, the
 // class infra from the `port taken` signature, an excerpt from the
 // traceback).
@@ -64,7 +65,7 @@ func TestServeLogReadOnce(t *testing.T) {
 		excerptFrom string
 	}{
 		{fault: ""},
-		{fault: "never-ready", failed: true, class: collect.ClassProduct},
+		{fault: "never-ready", failed: true, class: collect.ClassProduct, excerptFrom: engine.ExcerptTail},
 		{fault: "port-taken@vllm_qwen05b_kv_c1", failed: true, class: collect.ClassInfra, excerptFrom: engine.ErrorSignatures[0]},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {

@@ -159,6 +159,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	}
 	l.prog.start(e)
 	kernelStart := r.kernelLogSize()
+	holders := r.gpuHolders()
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
 	select {
@@ -175,7 +176,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	// Its class (docs/runner.md §5.10) from what the case saw, gathered
 	// only if it failed; a held-back kvcached case is classified again once
 	// compared (comparisons.flush).
-	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize()}
+	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders}
 	ev.classify(&res)
 	res.Excerpt = ev.excerpt(&res)
 	return res, ev, true

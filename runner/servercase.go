@@ -351,8 +351,12 @@ func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []coll
 	var out []collect.CaseResult
 	for _, p := range g.Pending {
 		compareWithNative(p.res, native, nativeName, p.rules)
+		if p.ev != nil {
+			p.ev.nativeStarted = nativeStarted(native)
+		}
 		p.ev.classify(p.res)
 		classifyFollowers(p.res, native, nativeName)
+		classifyLikeNative(p.res, native, nativeName)
 		// A case that failed only by its comparisons gets its excerpt now.
 		if p.res.Excerpt == nil {
 			p.res.Excerpt = p.ev.excerpt(p.res)

@@ -63,6 +63,7 @@ func newApp() *app {
 		postCommand(),
 		importJUnitCommand(),
 		spliceCommand(),
+		classifyCommand(),
 		simCommand(),
 		demoCommand(),
 	}}

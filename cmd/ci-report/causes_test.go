@@ -21,8 +21,8 @@ func TestSimulatedRootCausesAndClasses(t *testing.T) {
 	comment, _ := renderToFiles(t, []string{part}, goldenFlags)
 	for _, want := range []string{
 		"· FAIL (3 of 6 cases: 2 product, 1 infra)",
-		"| vllm-qwen05b-kv\\_c1 | product (kvcached's behaviour: server\\_ready failed) |",
-		"| vllm-qwen05b-kv\\_c0 | product (kvcached's behaviour: gen\\_seq\\_tokens\\_equal failed) |",
+		"| vllm-qwen05b-kv\\_c1 | product (no machine or harness signature; a kvcached server failed (server\\_ready failed)) |",
+		"| vllm-qwen05b-kv\\_c0 | product (no machine or harness signature; a kvcached server failed (gen\\_seq\\_tokens\\_equal failed)) |",
 		"| vllm-qwen35\\_4b-kv\\_c1 | infra (port taken (vllm-qwen35\\_4b-kv\\_c1/serve.log:",
 	} {
 		if !strings.Contains(comment, want) {

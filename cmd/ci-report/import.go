@@ -88,10 +88,14 @@ func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return redactError(withCode(exitUsage, err), red)
 	}
-	for _, w := range res.Warnings {
+	for _, w := range append(res.Problems, res.Warnings...) {
 		fmt.Fprintf(e.Stderr, "ci-report import junit: warning: %s\n", red.String(w))
 	}
-	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped, from %d files, written to %s\n",
-		red.String(o.Part), len(res.Cases), res.Failed(), res.Skipped(), len(o.Files), o.Out)
+	flaky := ""
+	if n := res.Flaky(); n > 0 {
+		flaky = fmt.Sprintf(", %d flaky", n)
+	}
+	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped%s, from %d files, written to %s\n",
+		red.String(o.Part), len(res.Cases), res.Failed(), res.Skipped(), flaky, len(o.Files), o.Out)
 	return nil
 }

@@ -115,6 +115,8 @@ type roundTrip struct {
 	Name     string
 	Failed   bool
 	Skipped  string
+	Flaky    bool
+	Attempts int
 	Duration float64
 	Checks   []collect.Check
 }
@@ -122,40 +124,58 @@ type roundTrip struct {
 func roundTripCases(rep *merge.Report) []roundTrip {
 	var out []roundTrip
 	for _, c := range rep.Cases {
-		rt := roundTrip{Name: c.Name, Failed: c.Failed() || c.NotRun, Duration: c.DurationS}
+		rt := roundTrip{Name: c.Name, Failed: c.Failed() || c.NotRun, Flaky: c.Flaky(), Attempts: c.Attempts, Duration: c.DurationS}
 		if c.Skipped() {
 			rt.Skipped = c.SkipReason
 		}
 		if c.NotRun {
-			rt.Checks = append(rt.Checks, collect.Check{Name: "not_run", Detail: "planned, but did not run"})
+			rt.Checks = append(rt.Checks, collect.Check{Name: "not_run", Detail: "planned, but did not run", Kind: "error"})
 		}
 		failedCheck := false
 		for _, ch := range c.Checks {
 			if !ch.OK && !c.NotRun {
-				rt.Checks = append(rt.Checks, collect.Check{Name: ch.Name, Detail: text.CutLine(strings.TrimSpace(ch.Detail), 1000)})
+				rt.Checks = append(rt.Checks, collect.Check{Name: ch.Name, Detail: text.CutLine(strings.TrimSpace(ch.Detail), 1000), Kind: junitKind(ch.Kind)})
 				failedCheck = true
+			}
+			if ch.OK && strings.HasPrefix(ch.Kind, "flaky") {
+				rt.Checks = append(rt.Checks, collect.Check{Name: ch.Name, OK: true, Detail: text.CutLine(strings.TrimSpace(ch.Detail), 1000), Kind: ch.Kind})
 			}
 		}
 		if c.Failed() && !failedCheck {
-			rt.Checks = append(rt.Checks, collect.Check{Name: "failure", Detail: "no failed check recorded"})
+			rt.Checks = append(rt.Checks, collect.Check{Name: "failure", Detail: "no failed check recorded", Kind: "failure"})
 		}
 		out = append(out, rt)
 	}
 	return out
 }
 
+// junitKind is the JUnit element a check is exported as: its own, else
+// <failure>.
+func junitKind(kind string) string {
+	if kind == "" {
+		return "failure"
+	}
+	return kind
+}
+
 // TestJUnitRoundTrip: `render --format junit` of a run, imported back with
-// `import junit`, gives the same cases and the same failures; the CTRF
+// `import junit`, gives the same cases, states (flaky and attempts too),
+// failures and their JUnit elements (error, failure, reruns); the CTRF
 // export of the imported part has the same counts as the original's.
 func TestJUnitRoundTrip(t *testing.T) {
 	// A part imported from pytest brings what the runner's trees lack:
-	// skipped cases and durations.
+	// skipped cases and durations; the quirks, reruns and suite errors.
 	pytest := filepath.Join(t.TempDir(), "pytest")
 	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("pytest-xunit2-parent.xml"), junitFixture("surefire.xml"),
 		"--part", "pytest", "--out", pytest, "--profile", "nightly"); code != exitOK {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	for _, tree := range []string{"nightly-fail", "partial-part", "many-failures", "weekly-priority", "malformed", pytest} {
+	quirks := filepath.Join(t.TempDir(), "quirks")
+	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("quirks-bom.xml"), junitFixture("quirks-latin1.xml"),
+		"--part", "quirks", "--out", quirks, "--profile", "nightly"); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	for _, tree := range []string{"nightly-fail", "partial-part", "many-failures", "weekly-priority", "malformed", pytest, quirks} {
 		t.Run(filepath.Base(tree), func(t *testing.T) {
 			dir := t.TempDir()
 			src := tree
@@ -206,5 +226,87 @@ func TestJUnitRoundTrip(t *testing.T) {
 				t.Errorf("CTRF counts: original %+v, imported %+v", a, b)
 			}
 		})
+	}
+}
+
+// TestImportQuirksVerdict: the quirks reports import with the verdict their
+// tests deserve: the suite-level error, the rerun that failed every time,
+// the unnamed hook failure and the ISO-8859-1 failure fail it, the flaky
+// test is counted apart; and a report whose only oddities are repeated names
+// and a test that passed on its rerun is a PASS, not a partial part.
+func TestImportQuirksVerdict(t *testing.T) {
+	dir := t.TempDir()
+	quirks := filepath.Join(dir, "quirks")
+	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("quirks-bom.xml"), junitFixture("quirks-latin1.xml"),
+		"--part", "quirks", "--out", quirks); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	rep, err := loadReport([]string{quirks}, collect.LoadOptions{}, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "FAIL (4 of 11 cases: 3 product, 1 unclassified; 1 flaky)"; rep.Verdict != want {
+		t.Errorf("verdict %q, want %q", rep.Verdict, want)
+	}
+
+	file := filepath.Join(dir, "pass.xml")
+	// gotestsum --rerun-fails (a failed attempt, then its pass) and mocha's
+	// flattened describe blocks (one title twice).
+	doc := `<testsuites><testsuite name="example.com/kv" tests="3" failures="1">
+<testcase classname="example.com/kv" name="TestCharge" time="0.5"><failure message="Failed" type="">charged 3 pages, want 4</failure></testcase>
+<testcase classname="example.com/kv" name="TestCharge" time="0.25"></testcase>
+<testcase classname="frees pages" name="frees pages" time="0.1"></testcase>
+<testcase classname="frees pages" name="frees pages" time="0.1"></testcase>
+</testsuite></testsuites>`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, "pass")
+	code, _, stderr := runCLI(t, "import", "junit", file, "--part", "go", "--out", part)
+	if code != exitOK || !strings.Contains(stderr, "part go: 3 cases, 0 failed, 0 skipped, 1 flaky") {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, comment, stderr := runCLI(t, "render", part, "--date", "2026-12-01", "--fail-on-verdict")
+	if code != exitOK {
+		t.Fatalf("render --fail-on-verdict: exit %d: %s\n%s", code, stderr, comment)
+	}
+	for _, w := range []string{"· PASS", "All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts).",
+		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages::frees pages (0.1 s), frees pages::frees pages #\u200d2 (0.1 s); all tests took 0.95 s."} {
+		if !strings.Contains(comment, w) {
+			t.Errorf("comment lacks %q:\n%s", w, comment)
+		}
+	}
+	code, txt, _ := runCLI(t, "render", part, "--format", "text", "--date", "2026-12-01")
+	if code != exitOK || !strings.Contains(txt, "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts)") {
+		t.Errorf("text view (exit %d):\n%s", code, txt)
+	}
+}
+
+// TestImportedTextView: the text view of imported tests shows a failed
+// test's long name whole (pytest ids run past 200 characters) and the
+// slowest tests with the total time.
+func TestImportedTextView(t *testing.T) {
+	dir := t.TempDir()
+	long := "test_prefill_livelock[" + strings.Repeat("seed-8-refill-", 20) + "end]"
+	doc := `<testsuite name="pytest"><testcase classname="tests.test_x" name="` + long + `" time="2.5"><failure message="boom"/></testcase>` +
+		`<testcase classname="tests.test_x" name="test_ok" time="0.5"/></testsuite>`
+	file := filepath.Join(dir, "junit.xml")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, "part")
+	if code, _, stderr := runCLI(t, "import", "junit", file, "--part", "pytest", "--out", part); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, txt, stderr := runCLI(t, "render", part, "--format", "text", "--date", "2026-12-01")
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(txt)), "")
+	if !strings.Contains(flat, "tests/test_x.py::"+long) {
+		t.Errorf("the text view cuts the long name:\n%s", txt)
+	}
+	if !strings.Contains(txt, "Slowest: tests/test_x.py::"+long+" (2.5 s), tests/test_x.py::test_ok (0.5 s); all tests took 3 s.") {
+		t.Errorf("the text view lacks the slowest tests:\n%s", txt)
 	}
 }

@@ -48,7 +48,20 @@ func (o *mergeOptions) setArgs(pos []string) error {
 
 // run reads the parts, writes merged.json and says on stderr what it
 // found. The verdict never changes the exit code: a failed run merges fine.
+//
+// merged.json is an uploaded artifact: its every text goes through the
+// secrets render redacts (Report.Redacted), and so do the warnings.
 func (o *mergeOptions) run(ctx context.Context, e *env) error {
+	red := e.redactor()
+	stderr := red.Writer(e.Stderr)
+	err := o.merge(ctx, &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ}, red)
+	if cerr := stderr.Close(); err == nil {
+		err = cerr
+	}
+	return redactError(err, red)
+}
+
+func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor) error {
 	opts := merge.Options{AllowMixed: o.AllowMixed}
 	if o.Plan != "" {
 		exp, err := readExpected(o.Plan)
@@ -62,6 +75,9 @@ func (o *mergeOptions) run(ctx context.Context, e *env) error {
 		return context.Cause(ctx)
 	}
 	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if rep, err = rep.Redacted(red); err != nil {
 		return withCode(exitUsage, err)
 	}
 	rep.WriteProblems(e.Stderr, "ci-report merge")

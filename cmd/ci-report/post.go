@@ -10,9 +10,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -48,6 +50,7 @@ type postOptions struct {
 	applyDelay  time.Duration
 	failVerdict bool
 	saveHistory string
+	checkRun    string
 	positionals []string
 	target      publish.Target // from the target flags, by setArgs
 
@@ -73,6 +76,8 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.applyDelay, "apply-delay", publish.DefaultApplyDelay,
 		"longest `duration` GitHub may take to apply an issue-body edit: the section is read once more this long after post's last edit, and written again if a late edit erased it (0: no last read)")
 	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
+	fs.StringVar(&o.checkRun, "check-run", "",
+		"also create or update the check run `name` on the head commit (the PR's, else GITHUB_SHA): the verdict, the comment as its summary, an annotation per failed case; needs `checks: write`")
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
 }
 
@@ -96,6 +101,8 @@ func (o *postOptions) checkTarget() (publish.Target, error) {
 	switch {
 	case o.maxWait < 0:
 		return t, usageErrorf("--max-wait %s: want a duration of zero or more", o.maxWait)
+	case o.checkRun != "" && (strings.TrimSpace(o.checkRun) == "" || utf8.RuneCountInString(o.checkRun) > maxCheckRunName):
+		return t, usageErrorf("--check-run: want a name of 1 to %d characters", maxCheckRunName)
 	case o.applyDelay < 0 || o.applyDelay > maxApplyDelay:
 		return t, usageErrorf("--apply-delay %s: want a duration from 0 to %s", o.applyDelay, maxApplyDelay)
 	case strings.TrimSpace(o.title) == "":
@@ -182,6 +189,11 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if rep.SetupComplete {
 		post.Section, post.SectionName = docs.Section, docs.SectionName
 	}
+	if o.checkRun != "" {
+		if post.CheckRun, err = o.checkRunPost(e, rep, opts, repo, target); err != nil {
+			return err
+		}
+	}
 	if o.jobSummary {
 		// Before publishing: the run page keeps the report even when GitHub refuses it.
 		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment); err != nil {
@@ -198,9 +210,35 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	return o.published(stderr, repo, target, res, docs.Verdict)
 }
 
+// maxCheckRunName bounds --check-run: the name GitHub shows on the Checks
+// tab, one line.
+const maxCheckRunName = 100
+
 // maxApplyDelay bounds --apply-delay: the job waits that long after its
 // last edit of the issue body.
 const maxApplyDelay = 5 * time.Minute
+
+// checkRunPost is the check run --check-run asks for: on the pull
+// request's head in PR mode (publish reads it), else on the workflow's
+// commit, GITHUB_SHA, in the workflow's repository; one annotation per
+// failed case (render.Annotations).
+func (o *postOptions) checkRunPost(e *env, rep *merge.Report, opts render.Options, repo publish.Repo, target publish.Target) (*publish.CheckRunPost, error) {
+	cr := &publish.CheckRunPost{Name: o.checkRun}
+	if target.PR == 0 {
+		cr.HeadSHA = e.Getenv("GITHUB_SHA")
+		if cr.HeadSHA == "" {
+			return nil, usageErrorf("--check-run %q: the head commit is unknown: set GITHUB_SHA (the workflow's commit), or post to a pull request with --pr", o.checkRun)
+		}
+		if wr := e.Getenv("GITHUB_REPOSITORY"); wr != "" && !strings.EqualFold(wr, repo.String()) {
+			return nil, usageErrorf("--check-run %q: the check run goes on the workflow's commit in %s, but --repo names %s", o.checkRun, wr, repo)
+		}
+	}
+	var err error
+	if cr.Annotations, err = render.Annotations(rep, opts); err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	return cr, nil
+}
 
 // previousRun is the SHA and conclusion of the workflow's previous run, for
 // the comment's "changes" link; "" with a warning when GitHub cannot say,

@@ -33,6 +33,17 @@ var plantedSecrets = []struct{ text, fragment string }{
 	{"ghr_" + "PlantedRefreshTokenBody0123456789abcd", "PlantedRefreshTokenBody"},
 	{"github_pat_" + "11PLANTEDFINEGRAINED00_" + strings.Repeat("aB3", 20), "11PLANTEDFINEGRAINED00"},
 	{"hf_" + "PlantedHuggingFaceTokenLettersOnly", "PlantedHuggingFaceTokenLettersOnly"},
+	// The shapes of gitleaks' rules (collect/redact.go cites them).
+	{"sk-proj-" + "PlantedOpenAIProjectKey" + "0123456789abcdefghij_ABCDEFGHIJ-0123456789", "PlantedOpenAIProjectKey"},
+	{"sk-" + "PlantedOpenAILegacyKey" + "T3BlbkFJ" + "abcdefghij0123456789", "PlantedOpenAILegacyKey"},
+	{"sk-ant-api03-" + "PlantedAnthropicKey" + strings.Repeat("a1B2-_", 13) + "AA", "PlantedAnthropicKey"},
+	{"AKIA" + "PLANTEDAWSKEY234", "PLANTEDAWSKEY234"},
+	{"ASIA" + "PLANTEDSTSKEY567", "PLANTEDSTSKEY567"},
+	{"xoxb-" + "1234567890-" + "PlantedSlackBot", "PlantedSlackBot"},
+	{"glpat-" + "PlantedGitLabToken012345", "PlantedGitLabToken"},
+	{"npm_" + "PlantedNpmToken" + "abcdefghij0123456789z", "PlantedNpmToken"},
+	{"pypi-AgEIcHlwaS5vcmc" + "PlantedPyPIToken" + "0123456789abcdefghij0123456789abcdefghij", "PlantedPyPIToken"},
+	{"AIza" + "PlantedGoogleKey" + "0123456789abcdefghi", "PlantedGoogleKey"},
 }
 
 // leakyTree copies the vLLM part of the nightly-fail tree and plants every
@@ -113,7 +124,8 @@ func secretsEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
 }
 
 // TestNoSecretInAnyOutput: secrets planted in every kind of artifact text
-// reach no output of render (comment, section, PR comment, HTML preview,
+// reach no output of merge (merged.json, an uploaded artifact, and its
+// warnings), render (comment, section, PR comment, HTML preview,
 // terminal tables, job summary, stdout and stderr) or post (the comment and
 // issue body sent to GitHub, the dry run's requests, the job summary,
 // stdout and stderr), in no escaped form either.
@@ -151,6 +163,10 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	readOut("section.md", filepath.Join(work, "section.md"))
 	readOut("preview.html", filepath.Join(work, "preview.html"))
 	readOut("render job summary", summary)
+	merged := filepath.Join(work, "merged.json")
+	run("merge", map[string]string{}, "merge", "--out", merged, tree)
+	readOut("merged.json", merged)
+	run("render merged.json", map[string]string{}, append([]string{"render", merged}, base...)...)
 	run("render text", map[string]string{}, append([]string{"render", "--format", "text", tree}, base...)...)
 	run("render pr", map[string]string{}, append([]string{"render", "--pr", "5", tree}, base...)...)
 	run("render junit", map[string]string{}, append([]string{"render", "--format", "junit", tree}, base...)...)

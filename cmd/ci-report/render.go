@@ -79,6 +79,7 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 }
 
 func (o *renderOptions) render(ctx context.Context, e *env) error {
+	o.inputs.keepLogs = o.format == "junit"
 	rep, opts, err := o.inputs.load(ctx, e, o.positionals)
 	if err != nil {
 		return err

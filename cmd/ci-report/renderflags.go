@@ -34,6 +34,9 @@ type renderInputs struct {
 	plan        string
 	knownIssues string
 	arms        armInputs
+	// keepLogs keeps the cases' logs whatever the options need: the JUnit
+	// export writes an imported test's classname and properties back.
+	keepLogs bool
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
@@ -173,7 +176,7 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 	}
 	// The measures tables read case logs (docs/render.md §12); without
 	// them no document shows a log.
-	rep, err := r.readReport(ctx, e, args, mopts, !opts.NeedsMeasures())
+	rep, err := r.readReport(ctx, e, args, mopts, !opts.NeedsMeasures() && !r.keepLogs)
 	if err != nil {
 		return nil, opts, err
 	}

@@ -3,8 +3,9 @@
 // like api.github.com (paths, JSON shapes, per_page and Link pagination,
 // rate-limit headers, refusals with GitHub's messages): issues and the pull
 // requests the issues API shows, their comments, the token's user, workflow
-// runs (of RunsRepo, which may be another repository), pulls and commit
-// statuses. Faults answer chosen requests instead, and hooks let a test act
+// runs (of RunsRepo, which may be another repository), pulls, commit
+// statuses and check runs (created, updated, listed by commit, with the
+// Checks API's limits). Faults answer chosen requests instead, and hooks let a test act
 // as a concurrent writer. Every request is recorded with its body and the
 // status it got, for the request transcripts the publish tests compare with
 // golden files (docs/publish.md §13).
@@ -62,6 +63,27 @@ type Run struct {
 	Status     string
 	Conclusion string
 	File       string
+}
+
+// CheckRun is a check run created through POST .../check-runs and updated
+// through PATCH .../check-runs/{id}; Annotations are every annotation sent,
+// in order (an update adds its own, as GitHub does).
+type CheckRun struct {
+	ID                                    int64
+	Name, HeadSHA, ExternalID, DetailsURL string
+	Status, Conclusion, Title, Summary    string
+	Annotations                           []Annotation
+}
+
+// Annotation is one check-run annotation as sent.
+type Annotation struct {
+	Path       string `json:"path"`
+	StartLine  int    `json:"start_line"`
+	EndLine    int    `json:"end_line"`
+	Level      string `json:"annotation_level"`
+	Message    string `json:"message"`
+	Title      string `json:"title"`
+	RawDetails string `json:"raw_details"`
 }
 
 // Status is a commit status set through POST .../statuses/{sha}.
@@ -122,6 +144,9 @@ type Server struct {
 	Comments []*Comment
 	Runs     []Run // newest first, as the API lists them
 	Statuses []Status
+	// CheckRuns are the check runs, oldest first; their ids count from
+	// 7000.
+	CheckRuns []*CheckRun
 	// NextIssue is the number of the next issue created (then counted up);
 	// 0: one past the highest. LastComment is the id of the last comment
 	// created.
@@ -387,7 +412,7 @@ var (
 	reRepo  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
 	reRun   = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
 	reRuns  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
-	reInRep = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/(issues|pulls|statuses)(/.*)?$`)
+	reInRep = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/(issues|pulls|statuses|check-runs|commits)(/.*)?$`)
 )
 
 // payload is what a POST or PATCH may carry.
@@ -399,6 +424,21 @@ type payload struct {
 	Description string   `json:"description"`
 	Context     string   `json:"context"`
 	TargetURL   string   `json:"target_url"`
+	// A check run's.
+	Name       string     `json:"name"`
+	HeadSHA    string     `json:"head_sha"`
+	ExternalID string     `json:"external_id"`
+	DetailsURL string     `json:"details_url"`
+	Status     string     `json:"status"`
+	Conclusion string     `json:"conclusion"`
+	Output     *runOutput `json:"output"`
+}
+
+// runOutput is a check run's output object.
+type runOutput struct {
+	Title       *string      `json:"title"`
+	Summary     *string      `json:"summary"`
+	Annotations []Annotation `json:"annotations"`
 }
 
 func (f *Server) runsRepo() string {
@@ -446,6 +486,10 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 		return f.issues(r, rest, in)
 	case "pulls":
 		return f.pull(r, rest)
+	case "check-runs":
+		return f.checkRun(r, rest, in)
+	case "commits":
+		return f.commitCheckRuns(r, rest)
 	}
 	return f.status(r, rest, in)
 }
@@ -658,6 +702,95 @@ func (f *Server) status(r *http.Request, rest []string, in payload) (int, any, a
 	st := Status{SHA: rest[0], State: in.State, Context: in.Context, Description: in.Description, TargetURL: in.TargetURL}
 	f.Statuses = append(f.Statuses, st)
 	return 201, map[string]any{"sha": st.SHA, "state": st.State, "description": st.Description, "context": st.Context, "target_url": st.TargetURL}, nil
+}
+
+// Limits of the Checks API (docs.github.com/rest/checks/runs, "Create a
+// check run": output.summary and output.text take at most 65535
+// characters, and at most 50 annotations go in one request).
+const (
+	maxRunSummary     = 65535
+	maxRunAnnotations = 50
+)
+
+// checkRun creates (POST .../check-runs) or updates (PATCH
+// .../check-runs/{id}) a check run, refusing what GitHub refuses.
+func (f *Server) checkRun(r *http.Request, rest []string, in payload) (int, any, answer) {
+	if st, resp, ok := checkRunValid(in, r.Method == http.MethodPost); !ok {
+		return st, resp, nil
+	}
+	switch {
+	case len(rest) == 0 && r.Method == http.MethodPost:
+		c := &CheckRun{ID: 7000 + int64(len(f.CheckRuns)), Name: in.Name, HeadSHA: in.HeadSHA}
+		f.CheckRuns = append(f.CheckRuns, c)
+		c.apply(in)
+		return 201, f.checkRunJSON(c), nil
+	case len(rest) == 1 && r.Method == http.MethodPatch:
+		for _, c := range f.CheckRuns {
+			if strconv.FormatInt(c.ID, 10) == rest[0] {
+				c.apply(in)
+				return 200, f.checkRunJSON(c), nil
+			}
+		}
+	}
+	return notFound()
+}
+
+// checkRunValid refuses a check-run request GitHub would refuse (422).
+func checkRunValid(in payload, create bool) (int, any, bool) {
+	bad := func(field, msg string) (int, any, bool) {
+		return 422, map[string]any{"message": "Invalid request.\n\n" + msg,
+			"errors": []any{map[string]any{"resource": "CheckRun", "field": field, "code": "invalid"}}}, false
+	}
+	switch {
+	case create && (in.Name == "" || !shaRE.MatchString(in.HeadSHA)):
+		return bad("head_sha", "name and a 40-digit head_sha are required.")
+	case in.Status == "completed" && in.Conclusion == "":
+		return bad("conclusion", "conclusion is required when status is completed.")
+	case in.Output != nil && (in.Output.Title == nil || in.Output.Summary == nil):
+		return bad("output", "title and summary are required in output.")
+	case in.Output != nil && len([]rune(*in.Output.Summary)) > maxRunSummary:
+		return bad("output", "summary is too long (maximum is 65535 characters).")
+	case in.Output != nil && len(in.Output.Annotations) > maxRunAnnotations:
+		return bad("output", "annotations: at most 50 per request.")
+	}
+	return 0, nil, true
+}
+
+// apply stores what a create or update says.
+func (c *CheckRun) apply(in payload) {
+	for dst, v := range map[*string]string{&c.ExternalID: in.ExternalID, &c.DetailsURL: in.DetailsURL,
+		&c.Status: in.Status, &c.Conclusion: in.Conclusion, &c.Name: in.Name} {
+		if v != "" {
+			*dst = v
+		}
+	}
+	if in.Output != nil {
+		c.Title, c.Summary = *in.Output.Title, *in.Output.Summary
+		c.Annotations = append(c.Annotations, in.Output.Annotations...)
+	}
+}
+
+// commitCheckRuns lists the check runs of commit sha, filtered by
+// check_name (GET .../commits/{sha}/check-runs).
+func (f *Server) commitCheckRuns(r *http.Request, rest []string) (int, any, answer) {
+	if len(rest) != 2 || rest[1] != "check-runs" || r.Method != http.MethodGet {
+		return notFound()
+	}
+	name := r.URL.Query().Get("check_name")
+	var items []any
+	for _, c := range f.CheckRuns {
+		if c.HeadSHA == rest[0] && (name == "" || c.Name == name) {
+			items = append(items, f.checkRunJSON(c))
+		}
+	}
+	page, hdr := f.page(r, items)
+	return 200, map[string]any{"total_count": len(items), "check_runs": page}, hdr
+}
+
+func (f *Server) checkRunJSON(c *CheckRun) map[string]any {
+	return map[string]any{"id": c.ID, "name": c.Name, "head_sha": c.HeadSHA, "external_id": c.ExternalID,
+		"details_url": c.DetailsURL, "status": c.Status, "conclusion": c.Conclusion,
+		"output": map[string]any{"title": c.Title, "summary": c.Summary, "annotations_count": len(c.Annotations)}}
 }
 
 // identity is the author of the comments the token writes.

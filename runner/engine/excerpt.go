@@ -10,27 +10,42 @@ import (
 // the rest of collect.ExcerptMaxLines follow it (docs/formats.md §4.9).
 const excerptBefore = 10
 
-// excerptRing holds the last excerptBefore lines a scan passed (their
-// offsets and first headKeep bytes, in buffers it reuses) until the line an
-// excerpt starts near: only then are they cut into excerpt lines.
-type excerptRing struct {
-	off  [excerptBefore]int64
-	buf  [excerptBefore][]byte
+// lineRing holds the last lines a scan passed (their offsets and first keep
+// bytes, 0 for all, in buffers it reuses) until they are cut into excerpt
+// lines: the excerptBefore lines before an excerpt's first, and the last
+// collect.ExcerptMaxLines of a log in which nothing matched. Its zero value
+// holds nothing and takes no line.
+type lineRing struct {
+	off  []int64
+	buf  [][]byte
+	keep int
 	n    int // lines held
 	next int // slot of the next line
 }
 
-func (r *excerptRing) push(off int64, line []byte) {
+func newLineRing(size, keep int) lineRing {
+	return lineRing{off: make([]int64, size), buf: make([][]byte, size), keep: keep}
+}
+
+func (r *lineRing) push(off int64, line []byte) {
+	size := len(r.buf)
+	if size == 0 {
+		return
+	}
+	if r.keep > 0 {
+		line = line[:min(len(line), r.keep)]
+	}
 	r.off[r.next] = off
 	r.buf[r.next] = append(r.buf[r.next][:0], line...)
-	r.next = (r.next + 1) % excerptBefore
-	r.n = min(r.n+1, excerptBefore)
+	r.next = (r.next + 1) % size
+	r.n = min(r.n+1, size)
 }
 
 // lines are the held lines, oldest first, cut; the first one's offset.
-func (r *excerptRing) lines() (first int64, out []string) {
+func (r *lineRing) lines() (first int64, out []string) {
+	size := len(r.buf)
 	for i := range r.n {
-		slot := (r.next - r.n + i + excerptBefore) % excerptBefore
+		slot := (r.next - r.n + i + size) % size
 		if i == 0 {
 			first = r.off[slot]
 		}
@@ -58,7 +73,7 @@ func (s *logScanner) excerpt(start int64, line []byte, name string) {
 		}
 		s.Excerpt.Lines = append(s.Excerpt.Lines, collect.ExcerptLine(line))
 		s.Excerpt.From, s.HasExcerpt = name, true
-		s.ring = excerptRing{} // its buffers are not needed again
+		s.ring, s.LogScan.tail = lineRing{}, lineRing{} // their buffers are not needed again
 	}
 }
 
@@ -94,3 +109,12 @@ func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok boo
 	}
 	return ex, true, err
 }
+
+// ExcerptTail is Excerpt.From for an excerpt of a log's last lines, for a
+// failed case whose logs hold no signature, no error line, no burst and no
+// failed comparison: where a server that never became ready stopped.
+const ExcerptTail = "end of serve.log"
+
+// tailKeep is how much of a line the tail ring keeps: an excerpt line is at
+// most collect.ExcerptLineCut code points, at most 4 bytes each.
+const tailKeep = 4 * collect.ExcerptLineCut

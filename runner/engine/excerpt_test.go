@@ -37,7 +37,7 @@ func TestScanLogExcerpt(t *testing.T) {
 		{name: "traceback in the middle", log: numbered(0, 20) + "Traceback (most recent call last):\n" + numbered(20, 100), base: 1000,
 			ok: true, from: ErrorSignatures[0], first: "INFO line 10", n: 40, offset: 1000 + int64(len(numbered(0, 10))), lastLine: "INFO line 48"},
 		{name: "near the start", log: "a\r\nRuntimeError: CUDA error: an illegal memory access was encountered\r\nb\r\n",
-			ok: true, from: `CUDA error`, first: "a", n: 3, lastLine: "b"},
+			ok: true, from: "CUDA kernel fault", first: "a", n: 3, lastLine: "b"},
 		{name: "a failure signature outranks nothing, it is the first line", log: "x\nOSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use\nTraceback (most recent call last):\n",
 			ok: true, from: "port taken", first: "x", n: 3, lastLine: "Traceback (most recent call last):"},
 		{name: "a long line counts once, cut", log: long + "Traceback (most recent call last):", ok: true, from: ErrorSignatures[0], n: 2, first: strings.Repeat("x", collect.ExcerptLineCut-1) + "…", lastLine: "Traceback (most recent call last):"},

@@ -95,6 +95,20 @@ type LogScan struct {
 	// redacted; HasExcerpt says whether a line matched.
 	Excerpt    collect.Excerpt
 	HasExcerpt bool
+	// tail holds the log's last lines while no line matched, for Tail.
+	tail lineRing
+}
+
+// Tail is the log's last lines (collect.ExcerptMaxLines at most, from
+// ExcerptTail) when no line matched a signature (HasExcerpt false); ok is
+// false when the log had no line or one matched.
+func (s *LogScan) Tail() (collect.Excerpt, bool) {
+	if s.HasExcerpt || s.tail.n == 0 {
+		return collect.Excerpt{}, false
+	}
+	ex := collect.Excerpt{From: ExcerptTail}
+	ex.Offset, ex.Lines = s.tail.lines()
+	return ex, true
 }
 
 // Info is the log's LogInfo for a stop signal sent at the byte offset
@@ -171,11 +185,12 @@ type logScanner struct {
 	// error signature first found in the line, -1 for none.
 	lineKv  bool
 	lineErr int
-	ring    excerptRing
+	ring    lineRing
 }
 
 func newLogScanner(base int64) *logScanner {
-	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1}
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore, 0)}
+	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
 	s.errAt = make([]int64, len(ErrorSignatures))
 	for i := range s.errAt {
@@ -221,6 +236,7 @@ func (s *logScanner) line(start int64, head []byte) bool {
 		name = ErrorSignatures[s.lineErr]
 	}
 	s.excerpt(start, head, name)
+	s.LogScan.tail.push(start, head) // nothing once an excerpt began
 	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, -1
 	return true
 }

@@ -11,31 +11,50 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// Signature is a log line that says whose fault a failure is
+// Signature is a family of log lines that says whose fault a failure is
 // (docs/runner.md §5.10): its Name is the reason a report shows, its Class
-// one of collect's, Source where the line comes from.
+// one of collect's, Source where the lines come from. A line that Unless
+// matches is not one of the family (a warning that the tool retries), and a
+// Memory signature is a memory refusal: whose it is depends on what else
+// held the GPU (runner's judgement), Class being the class when nothing is
+// known. What says in a few words what it catches (the docs' table).
 type Signature struct {
 	Name   string
 	Class  string
 	Re     *regexp.Regexp
+	Unless *regexp.Regexp
+	Memory bool
+	What   string
 	Source string
 }
 
-// Signatures is the one table of failure signatures, in precedence order:
-// the machine's first (a lost GPU explains the CUDA errors that follow it),
-// then the product's. FindSignature reports the first entry any line
-// matches. Each entry has a real line in TestSignatures.
+// Signatures is the one table of failure signatures, keyed by family and
+// shared by every engine, in precedence order: the machine's first (a lost
+// GPU explains the CUDA errors that follow it), then memory refusals (whose
+// they are is judged apart), the job's environment (NCCL's shared memory,
+// ports, the model download, the container), the harness's own mistakes,
+// and last the product's positive evidence (kvcached's own frames, a
+// kernel fault). FindSignature reports the first entry any line matches.
+// Each entry has real lines in TestSignatures and in the corpus of
+// runner/testdata/corpus (TestCorpus).
 var Signatures = []Signature{
 	{
-		Name: "GPU lost", Class: collect.ClassInfra,
-		Re: regexp.MustCompile(`GPU has fallen off the bus|GPU is lost`),
-		// The kernel's `NVRM: Xid (PCI:...): 79, ... GPU has fallen off
-		// the bus.` (NVIDIA's Xid catalog, docs.nvidia.com/deploy/xid-errors),
-		// and NVML's NVML_ERROR_GPU_IS_LOST text that nvidia-smi prints.
-		Source: "kernel log Xid 79; NVML nvmlErrorString(NVML_ERROR_GPU_IS_LOST)",
+		Name: "GPU lost", Class: collect.ClassInfra, What: "a GPU gone from the bus, in every wording",
+		// The kernel's `NVRM: Xid (PCI:...): 79, ... GPU has fallen off the
+		// bus.` (NVIDIA's Xid catalog, docs.nvidia.com/deploy/xid-errors);
+		// newer drivers split it over lines (`NVRM: The NVIDIA GPU
+		// 0000:b3:00.0` / ... / `NVRM: fallen off the bus and is not
+		// responding to commands.`, NVIDIA/NVSentinel#155), older ones write
+		// `NVRM: GPU at 0000:01:00.0 has fallen off the bus.`; NVML's
+		// NVML_ERROR_GPU_IS_LOST text that nvidia-smi prints.
+		// nvidia-smi's `Unable to determine the device handle for
+		// GPU0000:4F:00.0: Unknown Error` when NVML no longer reaches a GPU
+		// (haotian-liu/LLaVA#1466, rwth-i6/returnn#1486 after PCIe errors).
+		Re:     regexp.MustCompile(`fallen off the bus|GPU is lost|Unable to determine the device handle for GPU`),
+		Source: "kernel log Xid 79 and NVRM; NVML nvmlErrorString(NVML_ERROR_GPU_IS_LOST); nvidia-smi",
 	},
 	{
-		Name: "ECC error", Class: collect.ClassInfra,
+		Name: "ECC error", Class: collect.ClassInfra, What: "uncorrectable ECC errors, row remapping",
 		Re: regexp.MustCompile(`uncorrectable ECC error encountered|NVRM: Xid \(PCI:[^)]*\): (48|63|64|92|94|95)\b`),
 		// CUDA's cudaGetErrorString(cudaErrorECCUncorrectable), which
 		// PyTorch prints as `CUDA error: uncorrectable ECC error
@@ -44,18 +63,24 @@ var Signatures = []Signature{
 		Source: "CUDA runtime cudaErrorECCUncorrectable; NVIDIA Xid catalog",
 	},
 	{
-		Name: "GPU Xid error", Class: collect.ClassInfra,
+		Name: "GPU Xid error", Class: collect.ClassInfra, What: "the driver's, firmware's or hardware's Xids; GSP RPC timeouts",
 		// The kernel's line, e.g. `NVRM: Xid (PCI:0000:01:00): 62, 323f0f30
 		// ...` (forums.developer.nvidia.com/t/.../371272). The Xids listed
 		// are the driver's, firmware's or hardware's (61/62 micro-controller,
-		// 74 NVLink, 79 off the bus, 119/120 GSP, 154 reset required);
-		// 13, 31, 43 and 45 are left out: an application's own fault (an
-		// illegal address, a killed context) reports them too.
-		Re:     regexp.MustCompile(`NVRM: Xid \(PCI:[^)]*\): (61|62|74|79|119|120|154)\b`),
-		Source: "Linux kernel log, NVIDIA driver (NVRM) Xid lines",
+		// 74 and 149 NVLink, 79 off the bus, 119/120 GSP, 154 reset
+		// required); 13, 31, 43 and 45 are left out: an application's own
+		// fault (an illegal address, a killed context) reports them too. A
+		// GSP RPC timeout without its Xid line: the driver's dump of the RPC
+		// history (`NVRM: GPU6 RPC event history (CPU <- GSP):`,
+		// NVIDIA/open-gpu-kernel-modules#1230) and its `Timeout waiting for
+		// RPC from GSP` (#446). An application's Xid 45 that names one of
+		// these as its cause (`Xid (...): 45, ... caused by previous Xid
+		// 149`, #1150) is the machine's too.
+		Re:     regexp.MustCompile(`NVRM: Xid \(PCI:[^)]*\): (61|62|74|79|119|120|149|154)\b|caused by previous Xid (61|62|74|79|119|120|149|154)\b|NVRM: GPU\d+ RPC (?:event )?history|[Tt]imeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP`),
+		Source: "Linux kernel log, NVIDIA driver (NVRM) Xid and GSP lines",
 	},
 	{
-		Name: "a process was OOM-killed", Class: collect.ClassInfra,
+		Name: "a process was OOM-killed", Class: collect.ClassInfra, What: "the kernel's OOM killer",
 		// mm/oom_kill.c __oom_kill_process: pr_err("%s: Killed process %d
 		// (%s) total-vm:...", message, ...), message "Out of memory" or
 		// "Memory cgroup out of memory".
@@ -63,65 +88,174 @@ var Signatures = []Signature{
 		Source: "Linux mm/oom_kill.c __oom_kill_process",
 	},
 	{
-		Name: "disk full", Class: collect.ClassInfra,
+		Name: "disk full", Class: collect.ClassInfra, What: "a full disk",
 		// strerror(ENOSPC), as Python prints it: `OSError: [Errno 28] No
 		// space left on device`.
 		Re:     regexp.MustCompile(`No space left on device`),
 		Source: "strerror(ENOSPC)",
 	},
 	{
-		Name: "port taken", Class: collect.ClassInfra,
-		// CPython asyncio base_events.py create_server: OSError(err.errno,
-		// 'error while attempting to bind on address %r: %s'), which
-		// uvicorn logs as `[Errno 98] error while attempting to bind on
-		// address ('127.0.0.1', 18001): address already in use`; Go's
-		// `bind: address already in use` (the runner's own port check).
-		Re:     regexp.MustCompile(`\[Errno 98\]|bind: address already in use|error while attempting to bind on address .*address already in use`),
-		Source: "CPython asyncio/base_events.py create_server; EADDRINUSE",
+		Name: "driver and CUDA mismatch", Class: collect.ClassInfra, What: "a driver too old for the image's CUDA, or user space and kernel module apart",
+		// PyTorch's `The NVIDIA driver on your system is too old (found
+		// version 11040)` (lllyasviel/Fooocus#1313); CUDA's
+		// cudaErrorInsufficientDriver text `CUDA driver version is
+		// insufficient for CUDA runtime version` (mlcommons/inference#54)
+		// and cudaErrorCompatNotSupportedOnDevice `forward compatibility was
+		// attempted on non supported HW` (vllm-project/vllm#4940); NVML's
+		// `Driver/library version mismatch` (nvidia-smi, the container
+		// hook's `nvml error: driver/library version mismatch`); the
+		// kernel's `NVRM: API mismatch: the client has the version ...`
+		// (NVIDIA/nvidia-docker#182); the container hook's `requirement
+		// error: unsatisfied condition: cuda>=...`.
+		Re:     regexp.MustCompile(`NVIDIA driver on your system is too old|CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver|forward compatibility was attempted on non supported HW|[Dd]river/library version mismatch|NVRM: API mismatch|unsatisfied condition: cuda>=`),
+		Source: "PyTorch torch.cuda driver check; CUDA runtime error strings; NVML; NVRM",
 	},
 	{
-		Name: "a foreign server on the port", Class: collect.ClassInfra,
-		// The runner's own readiness wait (Server.WaitReady): the port is
-		// held by a process outside the server's group, or what answers
-		// there does not list the served name this run gave the server.
-		Re:     regexp.MustCompile(`answers as another server \(|is held by .*, not by the server's process group`),
-		Source: "ci-report's readiness wait (runner/engine Server.WaitReady)",
+		Name: "GPU busy or unavailable", Class: collect.ClassInfra, What: "a GPU that refuses a new context",
+		// CUDA's cudaErrorDevicesUnavailable text: `CUDA-capable device(s)
+		// is/are busy or unavailable` (Tencent-Hunyuan/InstantCharacter#21,
+		// ggml-org/llama.cpp#11841), older runtimes `all CUDA-capable
+		// devices are busy or unavailable` (ZhengZerong/PaMIR#17).
+		Re:     regexp.MustCompile(`CUDA-capable device\(s\) is/are busy or unavailable|all CUDA-capable devices are busy or unavailable|cudaErrorDevicesUnavailable`),
+		Source: "CUDA runtime cudaErrorDevicesUnavailable",
 	},
 	{
-		Name: "model download failed", Class: collect.ClassInfra,
-		// huggingface_hub file_download.py _raise_on_head_call_error:
-		// LocalEntryNotFoundError("An error happened while trying to locate
-		// the file on the Hub and we cannot find the requested files in the
-		// local cache. ..."); its GatedRepoError (a token without access)
-		// and HfHubHTTPError (429, 5xx).
-		Re:     regexp.MustCompile(`cannot find the requested files in the local cache|LocalEntryNotFoundError|GatedRepoError|HfHubHTTPError|We couldn't connect to 'https://huggingface\.co'`),
-		Source: "huggingface_hub file_download.py, errors.py",
-	},
-	{
-		Name: "image pull or container failed", Class: collect.ClassInfra,
-		// The Docker client's fmt.Errorf("Error response from daemon: %s",
-		// ...) (moby client), which `docker pull` (`pull access denied`,
-		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
-		// container that is gone print through the exec prefix.
-		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit`),
-		Source: "moby/docker client request errors",
-	},
-	{
-		Name: "no GPU visible", Class: collect.ClassInfra,
+		Name: "no GPU visible", Class: collect.ClassInfra, What: "no device visible to the process",
 		// PyTorch's check when no device is visible (`RuntimeError: No
 		// CUDA GPUs are available`), and CUDA's cudaErrorNoDevice text.
 		Re:     regexp.MustCompile(`No CUDA GPUs are available|no CUDA-capable device is detected|CUDA driver initialization failed`),
 		Source: "PyTorch torch.cuda lazy init; CUDA runtime cudaErrorNoDevice",
 	},
 	{
-		Name: "CUDA out of memory", Class: collect.ClassProduct,
-		// PyTorch's allocator: `torch.OutOfMemoryError: CUDA out of
-		// memory. Tried to allocate 350.00 MiB. GPU 0 has a total capacity
-		// of ...` (vllm-project/vllm#16343 quotes one). A run's GPU holds
-		// only its own servers (no_gpu_process_left), and kvcached sizes
-		// their KV caches, so it counts as the product's.
-		Re:     regexp.MustCompile(`CUDA out of memory`),
-		Source: "PyTorch c10 CUDACachingAllocator OutOfMemoryError",
+		Name: "memory refusal", Class: collect.ClassProduct, Memory: true,
+		What: "an OOM or a KV-cache sizing refusal, judged by what else held the GPU",
+		// PyTorch's allocator (`torch.OutOfMemoryError: CUDA out of memory.
+		// Tried to allocate ...`, vllm-project/vllm#12529) and CUDA's
+		// `CUDA error: out of memory`; kvcached's own check of cuMemCreate
+		// (csrc/inc/gpu_vmm.hpp@e8e6406 check(): `<file>:<line> <call>
+		// failed in CUDA driver (2): out of memory`, 2 being
+		// CUDA_ERROR_OUT_OF_MEMORY); vLLM's KV-cache sizing
+		// (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: `No
+		// available memory for the cache blocks.`, vllm-project/vllm#27508)
+		// and its start-up check (vllm/v1/worker/gpu_worker.py init_device:
+		// `Free memory on device (7.34/139.72 GiB) on startup is less than
+		// desired GPU memory utilization ...`, #23192); SGLang's
+		// (python/sglang/srt/model_executor/model_runner.py: `Not enough
+		// memory. Please try to increase --mem-fraction-static.`,
+		// sgl-project/sglang#4330).
+		Re:     regexp.MustCompile(`CUDA out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|failed in CUDA (?:driver|runtime) \(2\): out of memory|No available memory for the cache blocks|Free memory on device .*is less than desired GPU memory utilization|Not enough memory\. Please try to increase --mem-fraction-static`),
+		Source: "PyTorch CUDACachingAllocator; CUDA; kvcached gpu_vmm.hpp; vLLM gpu_worker.py, kv_cache_utils.py; SGLang model_runner.py",
+	},
+	{
+		Name: "NCCL system error", Class: collect.ClassInfra, What: "NCCL's shared memory or system calls (container --ipc, /dev/shm size)",
+		// NCCL's shm transport: `include/shm.h:27 NCCL WARN Call to
+		// shm_open failed : Permission denied` (NVIDIA/nccl#328),
+		// `misc/shmutils.cc:129 NCCL WARN Error while attaching to shared
+		// memory segment /dev/shm/nccl-...` (#1589), `NCCL WARN Error:
+		// failed to extend /dev/shm/nccl-... to N bytes`
+		// (NVIDIA/nccl-tests#166); the error it returns, ncclSystemError,
+		// as `unhandled system error`.
+		Re:     regexp.MustCompile(`NCCL WARN Call to (?:shm_)?open failed|NCCL WARN Error while (?:creating|attaching to) shared memory segment|NCCL WARN Error: failed to extend /dev/shm|unhandled system error|ncclSystemError`),
+		Source: "NCCL src/misc/shmutils.cc, include/shm.h; ncclGetErrorString(ncclSystemError)",
+	},
+	{
+		Name: "port taken", Class: collect.ClassInfra, What: "a port another process holds",
+		// CPython asyncio base_events.py create_server: OSError(err.errno,
+		// 'error while attempting to bind on address %r: %s'), which
+		// uvicorn logs as `[Errno 98] error while attempting to bind on
+		// address ('127.0.0.1', 18001): address already in use`; torch's
+		// TCPStore `code: -98, name: EADDRINUSE` (vllm-project/vllm#11617);
+		// ZMQ's `zmq.error.ZMQError: Address already in use`; Go's `bind:
+		// address already in use` and the runner's own `port N is already
+		// in use by ...` (before the start) and `port N is held by pid P
+		// (...), not by the server's process group` (while waiting).
+		Re:     regexp.MustCompile(`\[Errno 98\]|errno: 98\b|EADDRINUSE|[Aa]ddress already in use|port \d+ is (?:already in use|held by )`),
+		Source: "EADDRINUSE as CPython, torch TCPStore, ZMQ and Go print it; the runner's port checks",
+	},
+	{
+		Name: "a foreign server on the port", Class: collect.ClassInfra, What: "another server answering on the server's port",
+		// The runner's own readiness wait (Server.WaitReady, engine
+		// Client.Identify): what answers on the port does not list the
+		// served name this run gave the server in GET /v1/models, exec
+		// prefix or not.
+		Re:     regexp.MustCompile(`answers as another server \(`),
+		Source: "ci-report's readiness wait (runner/engine Server.WaitReady)",
+	},
+	{
+		Name: "model not found", Class: collect.ClassHarness, What: "a model id or revision the Hub does not have: the plan's",
+		// huggingface_hub errors.py RepositoryNotFoundError (`Repository Not
+		// Found for url: ...`, boson-ai/higgs-audio#123) and
+		// RevisionNotFoundError; transformers' `... is not a local folder
+		// and is not a valid model identifier listed on
+		// 'https://huggingface.co/models'`. Before the download family: the
+		// Hub answers a missing repo with `401 Client Error` too.
+		Re:     regexp.MustCompile(`RepositoryNotFoundError|Repository Not Found for url|RevisionNotFoundError|Revision Not Found for url|is not a local folder and is not a valid model identifier`),
+		Source: "huggingface_hub errors.py; transformers utils/hub.py",
+	},
+	{
+		Name: "model download failed", Class: collect.ClassInfra, What: "the Hub refused or timed out: gated repo, 401/403, 429, timeouts",
+		// huggingface_hub file_download.py _raise_on_head_call_error:
+		// LocalEntryNotFoundError("... cannot find the requested files in
+		// the local cache ..."); errors.py GatedRepoError and
+		// HfHubHTTPError, whose text is `401 Client Error. (Request ID:
+		// ...)`; transformers' `OSError: You are trying to access a gated
+		// repo.` (sgl-project/sglang#14644) and `We couldn't connect to
+		// 'https://huggingface.co'`; requests' `401 Client Error:
+		// Unauthorized for url: https://huggingface.co/...`
+		// (opea-project/GenAIExamples#2237), `429 Client Error: Too Many
+		// Requests for url` (retyped `for URL:` in
+		// huggingface/transformers#34841), urllib3's `HTTPSConnectionPool(host=
+		// 'huggingface.co', port=443): Read timed out` / `Max retries
+		// exceeded` (cdn-lfs.huggingface.co alike). Not a line of
+		// http_backoff's retry warnings (utils/_http.py@HEAD: `'<err>'
+		// thrown while requesting <method> <url>`, `Retrying in 1s [Retry
+		// 1/5].`): a retry that then succeeds is no failure.
+		Re:     regexp.MustCompile(`cannot find the requested files in the local cache|LocalEntryNotFoundError|GatedRepoError|HfHubHTTPError|You are trying to access a gated repo|Cannot access gated repo|We couldn't connect to 'https://huggingface\.co'|(?:401|403|429|5\d\d) (?:Client|Server) Error(?:\. \(Request ID:|: .*for (?:url|URL): https://(?:[\w-]+\.)*(?:huggingface|hf)\.co)|HTTPSConnectionPool\(host='(?:[\w-]+\.)*huggingface\.co'`),
+		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
+		Source: "huggingface_hub file_download.py, errors.py, utils/_http.py; transformers utils/hub.py; requests; urllib3",
+	},
+	{
+		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
+		// The Docker client's fmt.Errorf("Error response from daemon: %s",
+		// ...) (moby client), which `docker pull` (`pull access denied`,
+		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
+		// container that is gone print through the exec prefix; the NVIDIA
+		// container hook's `nvidia-container-cli: ... error` and Docker's
+		// `could not select device driver "" with capabilities: [[gpu]]`.
+		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver`),
+		Source: "moby/docker client request errors; NVIDIA libnvidia-container",
+	},
+	{
+		Name: "command line refused", Class: collect.ClassHarness, What: "the engine's argparse refused the command line the plan built",
+		// argparse ArgumentParser.error: `vllm: error: unrecognized
+		// arguments: --config` (vllm-project/vllm#8273), `error: argument
+		// --dtype: invalid choice: ...`, `error: the following arguments
+		// are required: ...`.
+		Re:     regexp.MustCompile(`error: unrecognized arguments:|error: argument [^ :]+: invalid |error: the following arguments are required:`),
+		Source: "CPython argparse ArgumentParser.error",
+	},
+	{
+		Name: "kvcached error", Class: collect.ClassProduct, What: "a traceback through kvcached's own frames, a kvcached exception or error line",
+		// A Python frame in kvcached's package (`File
+		// "/usr/src/kvcached/kvcached/integration/vllm/patches.py", line
+		// 599, in _patched_alloc_kv`, ovg-project/kvcached#187); its
+		// exceptions (kvcached/utils.py@e8e6406 KVCachedConfigError,
+		// KVCachePoolExhausted); its logger's error lines (get_kvcached_logger:
+		// `[kvcached][ERROR][...]`); its C++ check() (`... failed in CUDA
+		// driver (N): ...`, csrc/inc/gpu_vmm.hpp). After the machine's and
+		// the job's families: kvcached patches the engine's start-up, so a
+		// download or port failure can pass through its frames.
+		Re:     regexp.MustCompile(`File "[^"]*\bkvcached/[^"]*\.py"|KVCachedConfigError|KVCachePoolExhausted|\[kvcached\]\[ERROR\]|failed in CUDA (?:driver|runtime) \(\d+\)`),
+		Source: "kvcached kvcached/utils.py, csrc/inc/gpu_vmm.hpp; Python tracebacks",
+	},
+	{
+		Name: "CUDA kernel fault", Class: collect.ClassProduct, What: "an illegal address, a device-side assert: the serving software's fault",
+		// CUDA's cudaErrorIllegalAddress (`CUDA error: an illegal memory
+		// access was encountered`, vllm-project/vllm#6976),
+		// cudaErrorAssert (`device-side assert triggered`),
+		// cudaErrorMisalignedAddress, cudaErrorIllegalInstruction.
+		Re:     regexp.MustCompile(`an illegal memory access was encountered|device-side assert(?:ion)? triggered|misaligned address|an illegal instruction was encountered`),
+		Source: "CUDA runtime error strings",
 	},
 }
 
@@ -153,7 +287,8 @@ func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
 // matches, upTo for none.
 func signatureIn(line string, upTo int) int {
 	for i := range upTo {
-		if mayMatch(line, signatureLiterals[i]) && Signatures[i].Re.MatchString(line) {
+		s := &Signatures[i]
+		if mayMatch(line, signatureLiterals[i]) && s.Re.MatchString(line) && (s.Unless == nil || !s.Unless.MatchString(line)) {
 			return i
 		}
 	}

@@ -43,7 +43,43 @@ var signatureLines = []struct {
 	{"image pull or container failed", "Error response from daemon: container 3f9e2d1c0b4a is not running"},
 	{"no GPU visible", "RuntimeError: No CUDA GPUs are available"},
 	// vllm-project/vllm#16343.
-	{"CUDA out of memory", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 350.00 MiB. GPU 0 has a total capacity of 23.68 GiB of which 212.81 MiB is free."},
+	{"memory refusal", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 350.00 MiB. GPU 0 has a total capacity of 23.68 GiB of which 212.81 MiB is free."},
+	// vllm-project/vllm#10439, #23192; sgl-project/sglang#4330.
+	{"memory refusal", "vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."},
+	{"memory refusal", "(EngineCore_0 pid=1810465) ERROR 09-03 11:03:37 [core.py:712] ValueError: Free memory on device (7.34/139.72 GiB) on startup is less than desired GPU memory utilization (0.9, 125.75 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."},
+	{"memory refusal", "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."},
+	// NVIDIA/NVSentinel#155: the multi-line wording, its last line.
+	{"GPU lost", "               NVRM: fallen off the bus and is not responding to commands."},
+	// haotian-liu/LLaVA#1466: nvidia-smi once NVML cannot reach the GPU.
+	{"GPU lost", "Unable to determine the device handle for GPU0000:4F:00.0: Unknown Error"},
+	// NVIDIA/open-gpu-kernel-modules#1150: an Xid 45 caused by an NVLink Xid.
+	{"GPU Xid error", "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149"},
+	// NVIDIA/open-gpu-kernel-modules#1230.
+	{"GPU Xid error", "[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):"},
+	// lllyasviel/Fooocus#1313; NVIDIA/nvidia-docker#182; mozilla/translations#1167.
+	{"driver and CUDA mismatch", "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver."},
+	{"driver and CUDA mismatch", "Aug 26 14:08:07 nyasara-linux kernel: NVRM: API mismatch: the client has the version 367.44, but"},
+	{"driver and CUDA mismatch", "[task 2025-07-01T05:06:30.005+00:00] [train] [nvidia-smi(stdout)] Failed to initialize NVML: Driver/library version mismatch"},
+	// Tencent-Hunyuan/InstantCharacter#21.
+	{"GPU busy or unavailable", "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"},
+	// NVIDIA/nccl#328.
+	{"NCCL system error", "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied"},
+	// vllm-project/vllm#11617; jina-ai/clip-as-service#84.
+	{"port taken", "RuntimeError: The server socket has failed to listen on any local network address. useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use"},
+	{"port taken", "zmq.error.ZMQError: Address already in use"},
+	// The runner's own wait (engine.Server.WaitReady).
+	{"port taken", "server vllm-qwen05b-kv_c1: port 18001 is held by pid 4242 (python3), not by the server's process group 4100, so its answers are not the server's"},
+	// boson-ai/higgs-audio#123.
+	{"model not found", "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-68a1df1f-3274fba05f177c4f00891218;d37ebc83-0dd4-4ea6-b71f-4d08e297cfa1)"},
+	// sgl-project/sglang#14644; opea-project/GenAIExamples#2237.
+	{"model download failed", "OSError: You are trying to access a gated repo."},
+	{"model download failed", "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/resolve/main/config.json"},
+	// vllm-project/vllm#8273.
+	{"command line refused", "vllm: error: unrecognized arguments: --config"},
+	// ovg-project/kvcached#187.
+	{"kvcached error", `(EngineCore_DP0 pid=924148) ERROR 10-25 00:09:55 [core.py:779]   File "/usr/src/kvcached/kvcached/integration/vllm/patches.py", line 599, in _patched_alloc_kv`},
+	// vllm-project/vllm#6976.
+	{"CUDA kernel fault", "RuntimeError: CUDA error: an illegal memory access was encountered"},
 }
 
 func TestSignatures(t *testing.T) {
@@ -76,7 +112,13 @@ func TestFindSignatureNone(t *testing.T) {
 		// An application's own Xid (an illegal address) is not the machine's.
 		"NVRM: Xid (PCI:0000:01:00): 13, pid=4105, name=python3, Graphics Exception: ESR 0x405848=0x80000000\n",
 		"NVRM: Xid (PCI:0000:01:00): 31, pid=4105, name=VLLM::Worker, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_34560000\n",
-		"RuntimeError: CUDA error: an illegal memory access was encountered\n",
+		// huggingface_hub's retry warnings alone (Toyhom/CLV#2,
+		// AUTOMATIC1111/stable-diffusion-webui#17165): a retry that
+		// succeeds is no failure.
+		"'(MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /openai/clip-vit-large-patch14/resolve/main/merges.txt (Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7fc30f2ea230>: Failed to establish a new connection: [Errno 101] Network is unreachable'))\"), '(Request ID: 5f7287e5-2203-46b5-9dcf-e03db5035a99)')' thrown while requesting HEAD https://huggingface.co/openai/clip-vit-large-patch14/resolve/main/merges.txt\n" +
+			"Retrying in 1s [Retry 1/5].\nWARNING:huggingface_hub.utils._http:Retrying in 1s [Retry 1/5].\n",
+		// PyTorch's NCCL watchdog after another crash (vllm-project/vllm#12233).
+		"Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1601 (most recent call first):\n",
 		"Traceback (most recent call last):\n",
 	} {
 		if m, ok, err := FindSignature(strings.NewReader(log)); ok || err != nil {
@@ -86,7 +128,7 @@ func TestFindSignatureNone(t *testing.T) {
 }
 
 func TestFindSignaturePrecedence(t *testing.T) {
-	// The CUDA OOM comes first, but a lost GPU explains it.
+	// The memory refusal comes first, but a lost GPU explains it.
 	log := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB\n" +
 		strings.Repeat("x", 200_000) + "\n" + // a long line on the way
 		"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python3, GPU has fallen off the bus.\n" +

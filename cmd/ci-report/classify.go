@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/runner"
+)
+
+func classifyCommand() command {
+	return command{
+		Name:    "classify",
+		Summary: "say whose fault a failed case is from its serve.log (and kernel log), as the runner decides it",
+		Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] SERVE_LOG|-",
+		Examples: []string{
+			"ci-report classify part/vllm-qwen05b-kv/serve.log",
+			"ci-report classify --native --kernel-log dmesg.txt part/vllm-qwen05b-native/serve.log",
+			"ci-report classify --gpu-holders 4182:20480 part/vllm-qwen05b-kv/serve.log",
+		},
+		New: func() commandOptions { return &classifyOptions{} },
+	}
+}
+
+// classifyOptions are the flags of `ci-report classify` (docs/runner.md
+// §1.7): the facts the runner would have had besides the logs.
+type classifyOptions struct {
+	native        bool
+	kernelLog     string
+	gpuHolders    string
+	nativeStarted bool
+	serveLog      string
+	holders       []runner.GPUHolder
+}
+
+func (o *classifyOptions) bind(fs *flag.FlagSet) {
+	fs.BoolVar(&o.native, "native", false, "the case ran without kvcached (a native case): its default class is infra, not product")
+	fs.StringVar(&o.kernelLog, "kernel-log", "", "the kernel's messages written while the case ran (`file`, e.g. from dmesg)")
+	fs.StringVar(&o.gpuHolders, "gpu-holders", "", "`list` of processes that held GPU memory when the server started, PID:MiB comma-separated: a memory refusal is then infra")
+	fs.BoolVar(&o.nativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
+}
+
+func (o *classifyOptions) setArgs(pos []string) error {
+	if len(pos) != 1 {
+		return usageErrorf("classify takes one SERVE_LOG (a file, or - for stdin), got %d arguments", len(pos))
+	}
+	o.serveLog = pos[0]
+	if o.gpuHolders != "" {
+		h, err := runner.ParseGPUHolders(o.gpuHolders)
+		if err != nil {
+			return usageErrorf("--gpu-holders: %v", err)
+		}
+		o.holders = h
+	}
+	if o.native && o.nativeStarted {
+		return usageErrorf("--native-started describes a kvcached case's native twin; a --native case has none")
+	}
+	return nil
+}
+
+// classifyResult is the command's one JSON object: null signature and line
+// when the class is the default.
+type classifyResult struct {
+	Class     string  `json:"class"`
+	Signature *string `json:"signature"`
+	Line      *string `json:"line"`
+	Why       string  `json:"why"`
+}
+
+func (o *classifyOptions) run(_ context.Context, e *env) error {
+	serve, closeServe, err := openLogArg(o.serveLog, e.Stdin)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer closeServe()
+	lc := runner.LogCase{ServeLog: serve, Native: o.native,
+		GPU: runner.GPUFacts{Holders: o.holders, NativeStarted: o.nativeStarted}}
+	if o.kernelLog != "" {
+		f, err := safefile.Open(o.kernelLog)
+		if err != nil {
+			return usageErrorf("--kernel-log: %v", err)
+		}
+		defer f.Close()
+		lc.KernelLog = f
+	}
+	v, err := runner.ClassifyLogs(lc)
+	if err != nil {
+		return usageErrorf("%s: %v", o.serveLog, err)
+	}
+	res := classifyResult{Class: v.Class, Why: v.Why}
+	if v.Signature != "" {
+		line := e.redactor().String(v.Line)
+		res.Signature, res.Line = &v.Signature, &line
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("classify: %w", err)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
+	return err
+}
+
+// openLogArg opens a log named on the command line, - being stdin, through
+// safefile (a regular file only, opened without blocking); it is read as a
+// stream in bounded memory, so no size cap applies.
+func openLogArg(name string, stdin io.Reader) (io.Reader, func(), error) {
+	if name == "-" {
+		return stdin, func() {}, nil
+	}
+	f, err := safefile.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}

@@ -1,0 +1,178 @@
+package junit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// quirk is a case as TestImportQuirks expects it.
+type quirk struct {
+	Name     string
+	State    string // failed, skipped, flaky, passed
+	Attempts int
+	Kinds    []string // the checks' JUnit elements
+	Duration float64
+}
+
+func quirksOf(cases []collect.CaseResult) []quirk {
+	var out []quirk
+	for _, c := range cases {
+		q := quirk{Name: c.Name, Attempts: c.Attempts, Duration: c.DurationS}
+		switch {
+		case c.Failed():
+			q.State = "failed"
+		case c.Skipped():
+			q.State = "skipped"
+		case c.Flaky():
+			q.State = "flaky"
+		default:
+			q.State = "passed"
+		}
+		for _, ch := range c.Checks {
+			q.Kinds = append(q.Kinds, ch.Kind)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// TestImportQuirks: the hand-made reports of testdata/README.md that hold
+// what real reporters write and no producer installed here does (a suite's
+// own error, gotestsum's reruns, repeated names, an empty name, a negative
+// time, status="disabled", a BOM, ISO-8859-1) import with each case where
+// it belongs, the defects as problems naming file and line, and a part
+// that loads complete.
+func TestImportQuirks(t *testing.T) {
+	res, out := importFiles(t, &Import{Files: []string{filepath.Join("testdata", "quirks-bom.xml"), filepath.Join("testdata", "quirks-latin1.xml")}})
+	want := []quirk{
+		{Name: "com.example.kv.LoaderTest (suite set-up)", State: "failed", Kinds: []string{"error"}},
+		{Name: "example.com/kv/ledger::TestCharge", State: "flaky", Attempts: 2, Kinds: []string{"flakyFailure"}, Duration: 0.04},
+		{Name: "example.com/kv/ledger::TestRelease", State: "failed", Attempts: 2, Kinds: []string{"failure", "rerunFailure"}, Duration: 0.02},
+		{Name: "example.com/kv/ledger::TestSum", State: "passed", Duration: 0.01},
+		{Name: "allocator frees pages::allocator frees pages", State: "passed", Duration: 0.003},
+		{Name: "allocator frees pages::allocator frees pages #2", State: "passed", Duration: 0.004},
+		{Name: "kv allocator::(unnamed #1)", State: "failed", Kinds: []string{"failure"}},
+		{Name: "allocator quota::allocator quota is respected", State: "passed"},
+		{Name: "allocator quota::allocator legacy path", State: "skipped"},
+		{Name: "de.example.kv.GrößenTest::prüftGröße", State: "failed", Kinds: []string{"failure"}, Duration: 0.1},
+		{Name: "de.example.kv.GrößenTest::zählt Seiten", State: "passed", Duration: 0.1},
+	}
+	if diff := cmp.Diff(want, quirksOf(res.Cases), cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	if d := res.Cases[9].Checks[0].Detail; !strings.Contains(d, "erwartet: «4 MiB» aber war: «3 MiB»") {
+		t.Errorf("the ISO-8859-1 failure reads %q", d)
+	}
+	wantProblems := []string{
+		"quirks-bom.xml:24: <testcase> without a name: read as (unnamed #1)",
+		`quirks-bom.xml:28: <testcase time="-9.223372036854776e+09">: not a number of seconds, 0 or more; the duration is unknown`,
+	}
+	if diff := cmp.Diff(wantProblems, res.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	parts, err := collect.LoadParts([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parts[0]
+	if p.Status != collect.StatusComplete || len(p.Cases) != len(want) {
+		t.Errorf("the part loads %s (%s) with %d cases", p.Status, p.Reason, len(p.Cases))
+	}
+	if got := collect.Problems(p.Problems); !cmp.Equal(got, wantProblems) {
+		t.Errorf("the part's problems: %q", got)
+	}
+}
+
+// TestEncodings: a report in UTF-16 (either order, with a BOM), or
+// declaring ISO-8859-1 or windows-1252, reads as the same UTF-8 text.
+func TestEncodings(t *testing.T) {
+	const doc = `<?xml version="1.0" encoding="%s"?>` + "\n" + `<testsuite name="s"><testcase classname="c" name="prüft „Größe“ – €"/></testsuite>`
+	want := "c::prüft „Größe“ – €"
+	utf16 := func(e unicode.Endianness) func(string) ([]byte, error) {
+		return func(s string) ([]byte, error) {
+			return unicode.UTF16(e, unicode.UseBOM).NewEncoder().Bytes([]byte(s))
+		}
+	}
+	for _, tc := range []struct {
+		name, label string
+		encode      func(string) ([]byte, error)
+		want        string
+	}{
+		{"UTF-8 with BOM", "UTF-8", func(s string) ([]byte, error) { return append([]byte("\ufeff"), s...), nil }, want},
+		{"UTF-16LE", "UTF-16", utf16(unicode.LittleEndian), want},
+		{"UTF-16BE", "utf-16", utf16(unicode.BigEndian), want},
+		{"windows-1252", "windows-1252", func(s string) ([]byte, error) { return charmap.Windows1252.NewEncoder().Bytes([]byte(s)) }, want},
+		// Latin-1 has no „“–€: written as character references.
+		{"ISO-8859-1", "ISO-8859-1", func(s string) ([]byte, error) {
+			s = strings.NewReplacer("„", "&#x201E;", "“", "&#x201C;", "–", "&#8211;", "€", "&#8364;").Replace(s)
+			return charmap.ISO8859_1.NewEncoder().Bytes([]byte(s))
+		}, want},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := tc.encode(strings.Replace(doc, "%s", tc.label, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "junit.xml")
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, _ := importFiles(t, &Import{Files: []string{file}})
+			if len(res.Cases) != 1 || res.Cases[0].Name != tc.want {
+				t.Errorf("cases %+v, want one named %q", res.Cases, tc.want)
+			}
+		})
+	}
+}
+
+// TestFoldReruns: a repeat after a failure is the next attempt; a repeat
+// after a pass is another test of the same name.
+func TestFoldReruns(t *testing.T) {
+	fail := []Outcome{{Kind: "failure", Message: "boom"}}
+	cases := []Case{
+		{ClassName: "p", Name: "A", Outcomes: fail, TimeS: 1},
+		{ClassName: "p", Name: "B"},
+		{ClassName: "p", Name: "A", Outcomes: fail, TimeS: 2},
+		{ClassName: "p", Name: "B"},
+		{ClassName: "p", Name: "A", TimeS: 3},
+		{ClassName: "p", Name: "A", Outcomes: fail},
+	}
+	got := foldReruns(cases)
+	var kinds [][]string
+	for _, c := range got {
+		var k []string
+		for _, r := range c.Outcomes {
+			k = append(k, r.Kind)
+		}
+		kinds = append(kinds, append([]string{c.Name}, k...))
+	}
+	want := [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("folded (-want +got):\n%s", diff)
+	}
+	if got[0].Attempts != 3 || got[0].TimeS != 6 {
+		t.Errorf("the flaky A: %d attempts, %v s; want 3, 6", got[0].Attempts, got[0].TimeS)
+	}
+}
+
+// TestNamer: a repeated name gets its file's name when the first came from
+// another file, else an ordinal; never a name already given.
+func TestNamer(t *testing.T) {
+	var n namer
+	var got []string
+	for _, c := range [][2]string{{"a", "x.xml"}, {"a", "x.xml"}, {"a", "y.xml"}, {"a (y.xml)", "x.xml"}, {"a", "y.xml"}, {"a #2", "z.xml"}} {
+		got = append(got, n.unique(c[0], c[1]))
+	}
+	want := []string{"a", "a #2", "a (y.xml)", "a (y.xml) (x.xml)", "a #3", "a #2 (z.xml)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,126 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Annotation is one check-run annotation (docs/publish.md §15), in plain
+// text: GitHub shows annotations as they are, without Markdown.
+type Annotation struct {
+	// Path and StartLine, EndLine are where it points: an imported test's
+	// file and line, else the part's serve.log its excerpt comes from
+	// (line 1: the excerpt records a byte offset, not a line), else the
+	// part's summary.json.
+	Path               string
+	StartLine, EndLine int
+	// Level is failure for a case that failed, warning for one that did not
+	// run.
+	Level      string
+	Title      string // the case's label
+	Message    string // its failed checks, or why it did not run
+	RawDetails string // the serve.log excerpt's lines, when there is one
+}
+
+// Bounds of an annotation's texts. GitHub takes a title of up to 255
+// characters and a message and raw details of up to 64 KB each; these keep
+// a request of 50 annotations small.
+const (
+	annotationTitleCut   = 255
+	annotationMessageCut = 4000
+)
+
+// Annotations are the check-run annotations of a report, one per case of
+// the failed-cases table (merge.Report.FailedCases: failed or not run), in
+// report order. Like Render it reads nothing but its arguments, redacts and
+// classifies the report with the known issues first, so a case whose only
+// failures are known has none.
+func Annotations(rep *merge.Report, opts Options) ([]Annotation, error) {
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []Annotation
+	for _, c := range r.rep.FailedCases() {
+		a := Annotation{Level: "failure", Title: text.CutLine(c.Label(), annotationTitleCut), StartLine: 1, EndLine: 1}
+		if c.NotRun {
+			a.Level = "warning"
+			a.Message = "did not run"
+			if c.ClassWhy != "" {
+				a.Message += ": " + c.ClassWhy
+			}
+		} else {
+			a.Message = failedMessage(r.rep, &c)
+		}
+		a.Message = text.Cut(a.Message, annotationMessageCut)
+		annotationPlace(&a, &c, partDir(r.rep, &c))
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// failedMessage is a failed case's failing checks, one line each, with its
+// class when it has one.
+func failedMessage(rep *merge.Report, c *merge.Case) string {
+	var lines []string
+	failing, _ := splitFailed(rep, c)
+	for _, ch := range failing {
+		line := ch.Name
+		if ch.Detail != "" {
+			line += ": " + ch.Detail
+		}
+		lines = append(lines, text.OneLine(line))
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "failed")
+	}
+	if c.Class != "" {
+		why := c.Class
+		if c.ClassWhy != "" {
+			why += ": " + c.ClassWhy
+		}
+		lines = append(lines, "("+text.OneLine(why)+")")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// partDir is the directory of the case's part as the workflow downloads
+// it (its part.json name; docs/ci.md), which the case names by its display
+// name.
+func partDir(rep *merge.Report, c *merge.Case) string {
+	for _, p := range rep.Parts {
+		if partDisplay(p) == c.Part && p.Name != "" {
+			return p.Name
+		}
+	}
+	return c.Part
+}
+
+// annotationPlace points a at the imported test's file and line, else at
+// the serve.log of the case's excerpt in its part's directory dir, else at
+// that part's summary.json.
+func annotationPlace(a *Annotation, c *merge.Case, dir string) {
+	var log struct {
+		JUnit struct {
+			File string `json:"file"`
+			Line int    `json:"line"`
+		} `json:"junit"`
+	}
+	if len(c.Log) > 0 && json.Unmarshal(c.Log, &log) == nil && log.JUnit.File != "" {
+		a.Path = log.JUnit.File
+		if log.JUnit.Line > 0 {
+			a.StartLine, a.EndLine = log.JUnit.Line, log.JUnit.Line
+		}
+		return
+	}
+	if e := c.Excerpt; e != nil {
+		a.Path = dir + "/" + e.File
+		a.RawDetails = text.Cut(fmt.Sprintf("serve.log from byte %d (%s):\n%s", e.Offset, e.From, strings.Join(e.Lines, "\n")), annotationMessageCut)
+		return
+	}
+	a.Path = dir + "/summary.json"
+}

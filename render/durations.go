@@ -1,0 +1,89 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Durations of imported tests (docs/render.md §3.4): a report of imported
+// tests only (a pytest, Go or Java suite, whose cases carry their
+// runner's times) says its slowest tests and their total time, the
+// comment in a line the budget drops first (§7), the text view in full.
+// A run's own cases are timed by their phases, shown elsewhere.
+
+// Most slowest tests named: by the comment, and by the text view.
+const (
+	maxSlowestComment = 5
+	maxSlowestText    = 10
+)
+
+// slowest are the n longest cases that ran (a duration over 0), longest
+// first, ties in report order; total is every case's seconds.
+func slowest(rep *merge.Report, n int) (cases []*merge.Case, total float64) {
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if c.NotRun || c.DurationS <= 0 {
+			continue
+		}
+		total += c.DurationS
+		cases = append(cases, c)
+	}
+	slices.SortStableFunc(cases, func(a, b *merge.Case) int {
+		switch {
+		case a.DurationS > b.DurationS:
+			return -1
+		case a.DurationS < b.DurationS:
+			return 1
+		}
+		return 0
+	})
+	return cases[:min(n, len(cases))], total
+}
+
+// secondsText says a duration in seconds, to the millisecond and no finer:
+// 0.004 s, 12.5 s, 3601 s.
+func secondsText(s float64) string {
+	return strconv.FormatFloat(float64(int64(s*1000+0.5))/1000, 'f', -1, 64) + " s"
+}
+
+// durationsItems names the slowest cases with their times, each label
+// made safe by esc; "" items when no case has a time.
+func durationsItems(rep *merge.Report, n, nameCut int, esc func(s string, n int) string) (items []string, total float64) {
+	cases, total := slowest(rep, n)
+	for _, c := range cases {
+		items = append(items, fmt.Sprintf("%s (%s)", esc(c.Label(), nameCut), secondsText(c.DurationS)))
+	}
+	return items, total
+}
+
+// durationsLine is the comment's line of the slowest imported tests and
+// their total time; "" for a report of a run's own cases, without times,
+// or when the plan dropped it.
+func (r *renderer) durationsLine(w *writer, p plan) string {
+	if !p.durations || !r.importedTests() {
+		return ""
+	}
+	items, total := durationsItems(r.rep, maxSlowestComment, skippedNameCut/2, func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
+	if len(items) == 0 {
+		return ""
+	}
+	return w.t("durations", map[string]any{"List": strings.Join(items, ", "), "Total": secondsText(total)})
+}
+
+// textDurations is the text view's line of the slowest imported tests and
+// their total time; "" as durationsLine.
+func (r *renderer) textDurations() string {
+	if !r.importedTests() {
+		return ""
+	}
+	items, total := durationsItems(r.rep, maxSlowestText, 0, func(s string, _ int) string { return termText(s, textNameCut) })
+	if len(items) == 0 {
+		return ""
+	}
+	return "Slowest: " + strings.Join(items, ", ") + "; all tests took " + secondsText(total) + ".\n"
+}

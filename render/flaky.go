@@ -1,0 +1,65 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Flaky cases (docs/render.md §3.4): an imported test its runner reran
+// and that passed on a rerun (merge.Case.Flaky) counts as passed, and is
+// named apart so that a flake is never hidden by its pass: the comment's
+// and the text view's `Flaky (passed on a rerun): <case> (<n> attempts), …`
+// line after the Skipped line, and `; <n> flaky` in a FAIL verdict.
+
+// maxFlaky is the most flaky cases the comment's line names; the rest are
+// counted.
+const maxFlaky = 20
+
+// flakyCases are the report's flaky cases, in report order.
+func flakyCases(rep *merge.Report) []*merge.Case {
+	var out []*merge.Case
+	for i := range rep.Cases {
+		if rep.Cases[i].Flaky() {
+			out = append(out, &rep.Cases[i])
+		}
+	}
+	return out
+}
+
+// flakyItems names the flaky cases, at most max of them (0: all), each
+// made safe by esc; more is how many were left out.
+func flakyItems(rep *merge.Report, max, nameCut int, esc func(s string, n int) string) (items []string, more int) {
+	cases := flakyCases(rep)
+	for i, c := range cases {
+		if max > 0 && i == max {
+			return items, len(cases) - i
+		}
+		items = append(items, fmt.Sprintf("%s (%d attempts)", esc(c.Label(), nameCut), c.Attempts))
+	}
+	return items, 0
+}
+
+// flakyLine is the comment's Flaky line; "" when no case was flaky.
+func (r *renderer) flakyLine(w *writer, p plan) string {
+	nameCut := skippedNameCut
+	if p.squeeze {
+		nameCut /= 2
+	}
+	items, more := flakyItems(r.rep, maxFlaky, nameCut, func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
+	if len(items) == 0 {
+		return ""
+	}
+	return w.t("flaky", map[string]any{"List": strings.Join(items, ", "), "More": more})
+}
+
+// textFlaky is the text view's Flaky line: every flaky case.
+func textFlaky(rep *merge.Report) string {
+	items, _ := flakyItems(rep, 0, skippedNameCut, termText)
+	if len(items) == 0 {
+		return ""
+	}
+	return "Flaky (passed on a rerun): " + strings.Join(items, ", ") + "\n"
+}

@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+// startForeignHolder starts a simulated process outside the run that holds
+// all but keepMiB of GPU 0 of the world in dir (this test binary as `sim
+// ballast`), waits until it holds it, and returns its pid; it is stopped
+// when the test ends.
+func startForeignHolder(t *testing.T, dir string, keepMiB string) int {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "sim", "ballast", "--mib", keepMiB, "--gpu", "0", "--dir", dir)
+	cmd.Env = append(os.Environ(), simDispatchEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if sc.Text() == "ballast ready" {
+			return cmd.Process.Pid
+		}
+	}
+	t.Fatalf("the foreign holder did not get ready: %v", sc.Err())
+	return 0
+}
+
+// TestSimForeignGPUHolder: a process outside the run holds the simulated GPU
+// when the case starts; the server's memory refusal is the machine's, and
+// the reason names the holder (docs/runner.md §5.10 step 3).
+func TestSimForeignGPUHolder(t *testing.T) {
+	var pid int
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.Timing.Server.ReadyTimeout = 3 * time.Second
+		pid = startForeignHolder(t, r.Host.(*Sim).Dir, "512")
+	})
+	res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
+	if !res.Failed() || res.Class != collect.ClassInfra ||
+		!strings.HasPrefix(res.ClassWhy, "memory refusal: at the start pid "+strconv.Itoa(pid)+" ") {
+		t.Fatalf("class %q (%s), want infra naming pid %d; failed %v", res.Class, res.ClassWhy, pid, failedChecks(res))
+	}
+	if res.Excerpt == nil || !strings.Contains(strings.Join(res.Excerpt.Lines, "\n"), "CUDA out of memory") {
+		t.Errorf("excerpt %+v, want the lines of the memory refusal", res.Excerpt)
+	}
+}
+
+// TestSimNeverReadyLikeNative: when the native case and the kvcached cases
+// of a group never become ready alike, with no signature in their logs,
+// the kvcached cases take the native case's infra class instead of the
+// kvcached default, and each gets an excerpt of its log's last lines.
+func TestSimNeverReadyLikeNative(t *testing.T) {
+	out, _ := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "never-ready", context.Background(), func(r *Runner) {
+		r.Timing.Server.ReadyTimeout = 3 * time.Second
+	})
+	native := caseNamed(t, out, "vllm-qwen05b-native")
+	if native.Class != collect.ClassInfra {
+		t.Fatalf("native: class %q (%s)", native.Class, native.ClassWhy)
+	}
+	for _, name := range []string{"vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0"} {
+		res := caseNamed(t, out, name)
+		if res.Class != collect.ClassInfra || !strings.HasPrefix(res.ClassWhy, "failed as its native case vllm-qwen05b-native did: ") {
+			t.Errorf("%s: class %q (%s)", name, res.Class, res.ClassWhy)
+		}
+		if res.Excerpt == nil || res.Excerpt.From != engine.ExcerptTail {
+			t.Errorf("%s: excerpt %+v, want the end of its serve.log", name, res.Excerpt)
+		}
+	}
+}
+
+func caseNamed(t *testing.T, out *Outcome, name string) collect.CaseResult {
+	t.Helper()
+	for _, c := range out.Cases {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no case %s in %v", name, caseNames(out.Cases))
+	return collect.CaseResult{}
+}

@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// corpusCase is one entry of testdata/corpus: a failure log as a user
+// pasted it into a public issue (its serve.log part, and the kernel's lines
+// when the issue shows them), with its source, its culprit and why, and
+// what the runner would have known of the GPU.
+type corpusCase struct {
+	file          string
+	repo, url     string
+	issue         int
+	culprit, why  string
+	set           string // "rules": read while the signatures were written; "held-out": not
+	native        bool
+	nativeStarted bool
+	holders       []GPUHolder
+	serveLog      []byte
+	kernelLog     []byte // nil: none
+}
+
+// readCorpus reads every entry of dir (txtar files: `key: value` lines,
+// then a `serve.log` file and an optional `kernel.log`).
+func readCorpus(t *testing.T, dir string) []corpusCase {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus in %s (%v)", dir, err)
+	}
+	var out []corpusCase
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := corpusEntry(a)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		c.file = filepath.Base(f)
+		out = append(out, c)
+	}
+	return out
+}
+
+func corpusEntry(a *txtar.Archive) (corpusCase, error) {
+	var c corpusCase
+	for _, line := range strings.Split(strings.TrimSpace(string(a.Comment)), "\n") {
+		key, value, ok := strings.Cut(line, ": ")
+		if !ok {
+			return c, fmt.Errorf("header line %q is not `key: value`", line)
+		}
+		var err error
+		switch key {
+		case "repo":
+			c.repo = value
+		case "issue":
+			c.issue, err = strconv.Atoi(value)
+		case "url":
+			c.url = value
+		case "culprit":
+			c.culprit = value
+		case "why":
+			c.why = value
+		case "set":
+			c.set = value
+		case "native":
+			c.native = value == "yes"
+		case "native-started":
+			c.nativeStarted = value == "yes"
+		case "gpu-holders":
+			c.holders, err = ParseGPUHolders(value)
+		default:
+			return c, fmt.Errorf("unknown header %q", key)
+		}
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	for _, f := range a.Files {
+		switch f.Name {
+		case "serve.log":
+			c.serveLog = f.Data
+		case "kernel.log":
+			c.kernelLog = f.Data
+		default:
+			return c, fmt.Errorf("unknown file %q", f.Name)
+		}
+	}
+	switch {
+	case c.repo == "" || c.issue <= 0 || c.why == "":
+		return c, fmt.Errorf("repo, issue and why are required")
+	case !strings.HasPrefix(c.url, "https://github.com/"+c.repo+"/") || !strings.HasSuffix(c.url, "/"+strconv.Itoa(c.issue)):
+		return c, fmt.Errorf("url %q is not issue %d of %s", c.url, c.issue, c.repo)
+	case !slices.Contains([]string{collect.ClassProduct, collect.ClassInfra, collect.ClassHarness}, c.culprit):
+		return c, fmt.Errorf("culprit %q", c.culprit)
+	case c.set != "rules" && c.set != "held-out":
+		return c, fmt.Errorf("set %q: want rules or held-out", c.set)
+	case len(bytes.TrimSpace(c.serveLog)) == 0 && len(bytes.TrimSpace(c.kernelLog)) == 0:
+		return c, fmt.Errorf("no log lines")
+	}
+	return c, nil
+}
+
+// TestCorpus runs every real failure log of testdata/corpus through
+// ClassifyLogs, the decision `ci-report classify` and the runner make, and
+// reports the score, apart for the logs held out while the signatures were
+// written. It fails below 95% right, or on any product log classed infra or
+// harness: a kvcached regression must never be blamed on the machine.
+func TestCorpus(t *testing.T) {
+	cases := readCorpus(t, filepath.Join("testdata", "corpus"))
+	if len(cases) < 60 {
+		t.Errorf("the corpus holds %d logs, want at least 60", len(cases))
+	}
+	right := map[string]int{}
+	total := map[string]int{}
+	for _, c := range cases {
+		var kernel io.Reader
+		if c.kernelLog != nil {
+			kernel = bytes.NewReader(c.kernelLog)
+		}
+		v, err := ClassifyLogs(LogCase{ServeLog: bytes.NewReader(c.serveLog), KernelLog: kernel, Native: c.native,
+			GPU: GPUFacts{Holders: c.holders, NativeStarted: c.nativeStarted}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		total[c.set]++
+		total[""]++
+		if v.Class == c.culprit {
+			right[c.set]++
+			right[""]++
+		} else {
+			t.Logf("miss %s (%s): classed %s by %q (%s), culprit %s: %s", c.file, c.url, v.Class, v.Signature, v.Why, c.culprit, c.why)
+		}
+		if c.culprit == collect.ClassProduct && v.Class != collect.ClassProduct {
+			t.Errorf("%s (%s): a product failure classed %s by %q: %s", c.file, c.url, v.Class, v.Signature, v.Line)
+		}
+		if n := len([]rune(v.Why)); n > WhyMax {
+			t.Errorf("%s: why has %d code points: %q", c.file, n, v.Why)
+		}
+	}
+	for _, set := range []string{"rules", "held-out", ""} {
+		name := set
+		if name == "" {
+			name = "all"
+		}
+		t.Logf("corpus %s: %d of %d right (%.1f%%)", name, right[set], total[set], 100*float64(right[set])/float64(max(total[set], 1)))
+	}
+	if 100*right[""] < 95*total[""] {
+		t.Errorf("%d of %d corpus logs classed right, want at least 95%%", right[""], total[""])
+	}
+}
+
+// TestCorpusDistinct: no entry repeats another's logs (a copy edited into
+// a second entry would count one issue twice).
+func TestCorpusDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for _, c := range readCorpus(t, filepath.Join("testdata", "corpus")) {
+		key := string(c.serveLog) + "\x00" + string(c.kernelLog)
+		if other, ok := seen[key]; ok {
+			t.Errorf("%s repeats the log of %s", c.file, other)
+		}
+		seen[key] = c.file
+	}
+}
