@@ -391,7 +391,7 @@ func TestCTRFReferenceValidator(t *testing.T) {
 		t.Skipf("the ctrf npm package is not installed in %s", ctrfNodeModules)
 	}
 	var b bytes.Buffer
-	if err := CTRF(&b, ctrfSample(t), sampleOptions()); err != nil {
+	if err := CTRF(&b, withRerun(ctrfSample(t)), sampleOptions()); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -412,6 +412,32 @@ if (bad.valid) { console.log("the validator accepts a document without tool, sum
 	out, err := exec.Command(node, "-e", script, abs, doc).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the ctrf package refuses the output: %v\n%s", err, out)
+	}
+}
+
+// withRerun adds to rep an imported test that passed on its rerun (flaky)
+// and one that failed its rerun too (docs/formats.md §4.7).
+func withRerun(rep *merge.Report) *merge.Report {
+	part := rep.Cases[0].Part
+	rep.Cases = append(rep.Cases,
+		merge.Case{Name: "pkg::TestFlaky", OK: true, Attempts: 2, Part: part,
+			Checks: []collect.Check{{Name: "flakyFailure", OK: true, Kind: "flakyFailure", Detail: "timed out"}}},
+		merge.Case{Name: "pkg::TestBroken", Attempts: 3, Part: part, Class: collect.ClassProduct, ClassWhy: "the imported test failed",
+			Checks: []collect.Check{{Name: "failure", Kind: "failure", Detail: "boom"}, {Name: "rerunFailure", Kind: "rerunFailure", Detail: "boom"}, {Name: "rerunFailure", Kind: "rerunFailure", Detail: "boom"}}})
+	return rep
+}
+
+// TestCTRFRetries: a rerun test's retries and flakiness, and the flaky
+// count in the summary, hold to CTRF's schema.
+func TestCTRFRetries(t *testing.T) {
+	doc, _ := validCTRF(t, withRerun(ctrfSample(t)), sampleOptions())
+	tests := doc.Results.Tests
+	flaky, broken := tests[len(tests)-2], tests[len(tests)-1]
+	if flaky.Status != "passed" || !flaky.Flaky || flaky.Retries != 1 || broken.Status != "failed" || broken.Flaky || broken.Retries != 2 {
+		t.Errorf("flaky %+v; broken %+v", flaky, broken)
+	}
+	if doc.Results.Summary.Flaky != 1 {
+		t.Errorf("summary flaky %d, want 1", doc.Results.Summary.Flaky)
 	}
 }
 

@@ -289,6 +289,9 @@ func (r *renderer) perfSection() (string, []string, error) {
 
 func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
+	if s := r.rep.Setup; !p.summarizeCases && s != nil && r.rep.SetupComplete && tableOver(len(s.Cases), casesTableCells) {
+		return "", errOverBudget
+	}
 	ps := r.perfSetup()
 	sentence := w.t("perf_when", map[string]string{
 		"Schedule": text.Plain(r.cfg.schedule("perf")),

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -55,6 +56,9 @@ func fitSection(name string, with func(sectionPlan) (string, error)) (string, []
 	var last string
 	for _, p := range sectionPlans {
 		out, err := with(p)
+		if errors.Is(err, errOverBudget) {
+			continue
+		}
 		if err != nil {
 			return "", nil, err
 		}
@@ -65,6 +69,20 @@ func fitSection(name string, with func(sectionPlan) (string, error)) (string, []
 	}
 	return "", []string{fmt.Sprintf("the %s section is left out: it needs %d code points even at its smallest, over the budget of %d", name, runeCount(last), SectionBudget)}, nil
 }
+
+// errOverBudget is a plan's answer when it knows, before building its
+// tables, that it cannot fit: fitSection goes on to the next plan, as it
+// would have after building it (the last plan, which summarizes, never
+// answers so).
+var errOverBudget = errors.New("over the section budget")
+
+// tableOver says whether a compact table (compactMarkdown) of rows rows of
+// cells cells is over SectionBudget whatever its cells hold: each row is at
+// least "|" and " |" per cell, and rows are joined by newlines. A plan that
+// lists every case in such a table is not built when the table alone is
+// over: 3,000 cases made a full table twice per render, only to throw it
+// away (issue 19).
+func tableOver(rows, cells int) bool { return rows*(2*cells+2)-1 > SectionBudget }
 
 // st cuts free text from setup.json under the plan, then escapes it.
 func (p sectionPlan) st(s string) string {
@@ -101,6 +119,9 @@ func (r *renderer) spellOut(kind string) bool {
 func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
 	s := r.rep.Setup
+	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
+		return "", errOverBudget
+	}
 	machine := machineLine(s.GPUs, r.partDisplays())
 	when := map[string]string{
 		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
@@ -421,6 +442,9 @@ func keyList(p sectionPlan, keys []string) string {
 	}
 	return strings.Join(items, ", ")
 }
+
+// casesTableCells is the number of columns of casesTable.
+const casesTableCells = 6
 
 // casesTable: | case | model | KV cache | TP | KV dtype | case flags |.
 func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetup) string {

@@ -408,8 +408,31 @@ func (ce *caseEvidence) get() evidence {
 		ce.ev = &ev
 	}
 	ev := *ce.ev
-	ev.GPU = GPUFacts{Holders: ce.holders, NativeStarted: ce.nativeStarted}
+	ev.GPU = GPUFacts{Holders: ce.holdersOfCase(), NativeStarted: ce.nativeStarted}
 	return ev
+}
+
+// holdersOfCase are the holders on the GPUs the case's servers were given
+// (all of them when it started none): a process on another GPU of the run
+// explains no memory refusal of this case.
+func (ce *caseEvidence) holdersOfCase() []GPUHolder {
+	servers := ce.c.startedServers()
+	if len(servers) == 0 {
+		return ce.holders
+	}
+	used := map[int]bool{}
+	for _, s := range servers {
+		for _, g := range s.GPUs {
+			used[g] = true
+		}
+	}
+	var out []GPUHolder
+	for _, h := range ce.holders {
+		if used[h.GPU] {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // classify sets res's class and reason (none for a case that did not fail).

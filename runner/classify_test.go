@@ -258,3 +258,17 @@ func TestEvidenceKernelLog(t *testing.T) {
 		t.Fatalf("got %+v", ev)
 	}
 }
+
+// TestHoldersOfCase: a memory refusal is judged by the processes on the
+// GPUs the case's servers were given, not on the run's other GPUs.
+func TestHoldersOfCase(t *testing.T) {
+	holders := []GPUHolder{{GPU: 0, PID: 10, MiB: 100}, {GPU: 1, PID: 11, MiB: 200}}
+	ce := &caseEvidence{c: &Case{servers: []*Server{{GPUs: []int{1}}}}, holders: holders}
+	if got := ce.holdersOfCase(); len(got) != 1 || got[0].PID != 11 {
+		t.Fatalf("holders of a case on GPU 1: %+v", got)
+	}
+	ce = &caseEvidence{c: &Case{}, holders: holders}
+	if got := ce.holdersOfCase(); len(got) != 2 {
+		t.Fatalf("a case that started no server keeps every holder: %+v", got)
+	}
+}

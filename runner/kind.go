@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -53,9 +54,6 @@ type kindSpec struct {
 	// results back until the native one finished to compare them
 	// (servercase.go).
 	grouped bool
-	// skipped reports whether a selection drops the kind (its --skip-*
-	// flag); nil: never.
-	skipped func(Selection) bool
 	// setup adds an entry's setup.json entry (docs/formats.md §3); nil:
 	// none.
 	setup func(r *Runner, s *collect.Setup, e *Entry)
@@ -84,7 +82,6 @@ var kindTable = []kindSpec{
 	{name: KindSetup, engineSetup: true, run: runSetupCase},
 	{
 		name: KindServer, servers: 1, grouped: true,
-		skipped: func(s Selection) bool { return s.SkipCases },
 		setup: func(r *Runner, s *collect.Setup, e *Entry) {
 			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
 		},
@@ -93,8 +90,7 @@ var kindTable = []kindSpec{
 	},
 	{
 		name: KindElastic, servers: 2,
-		skipped: func(s Selection) bool { return s.SkipElastic },
-		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
+		setup: func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
 		describe: func(s *collect.Setup) {
 			s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
 		},
@@ -103,8 +99,7 @@ var kindTable = []kindSpec{
 	},
 	{
 		name: KindLimit, servers: 1,
-		skipped: func(s Selection) bool { return s.SkipLimit },
-		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
+		setup: func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
 		describe: func(s *collect.Setup) {
 			s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
 		},
@@ -113,8 +108,7 @@ var kindTable = []kindSpec{
 	},
 	{
 		name: KindPriority, servers: 2,
-		skipped: func(s Selection) bool { return s.SkipPriority },
-		setup:   func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
+		setup: func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
 		describe: func(s *collect.Setup) {
 			s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
 		},
@@ -134,12 +128,39 @@ func kindOf(name string) (kindSpec, bool) {
 	return kindSpec{}, false
 }
 
+// SkippableKinds are the kinds `--skip KIND` may drop: all but the engines'
+// setup cases, which a selection keeps for the engines its cases use.
+func SkippableKinds() []string {
+	var names []string
+	for _, k := range kindTable {
+		if !k.engineSetup {
+			names = append(names, k.name)
+		}
+	}
+	return names
+}
+
+// CheckSkip reports a name of kinds that `--skip` cannot drop.
+func CheckSkip(kinds []string) error {
+	for _, k := range kinds {
+		if !slices.Contains(SkippableKinds(), k) {
+			return fmt.Errorf("cannot skip kind %q: the kinds are %s", k, orList(SkippableKinds()))
+		}
+	}
+	return nil
+}
+
 // kindNames lists the kinds for an error message: "a, b or c".
 func kindNames() string {
 	var names []string
 	for _, k := range kindTable {
 		names = append(names, k.name)
 	}
+	return orList(names)
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}

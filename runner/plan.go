@@ -423,8 +423,10 @@ type Selection struct {
 	Models  []string // --models; empty keeps all
 	Cases   []string // --cases globs; empty keeps all
 	// ShardIndex/ShardCount are --shard i/n (1-based); 0 keeps all.
-	ShardIndex, ShardCount                          int
-	SkipCases, SkipElastic, SkipLimit, SkipPriority bool
+	ShardIndex, ShardCount int
+	// Skip are the kinds dropped (--skip KIND, repeatable; CheckSkip says
+	// which may be).
+	Skip []string
 }
 
 // ParseShard parses `i/n` with 1 ≤ i ≤ n.
@@ -493,13 +495,13 @@ func (s *selecting) readPart() error {
 	return nil
 }
 
-// keep reports whether e passes the part, the kind's --skip-* flag and the
-// engines and models.
+// keep reports whether e passes the part, --skip and the engines and
+// models.
 func (s *selecting) keep(e *Entry) bool {
 	if s.inPart != nil && !s.inPart[e.Name] {
 		return false
 	}
-	if k := e.spec(); k.skipped != nil && k.skipped(s.sel) {
+	if !e.spec().engineSetup && slices.Contains(s.sel.Skip, e.Kind) {
 		return false
 	}
 	for _, sp := range e.Servers {

@@ -154,7 +154,7 @@ func TestSelect(t *testing.T) {
 		wantErr   string
 	}
 	for _, c := range []tc{
-		{name: "a part", profile: "nightly", sel: Selection{Part: "sglang", SkipCases: true},
+		{name: "a part", profile: "nightly", sel: Selection{Part: "sglang", Skip: []string{KindServer}},
 			want: []string{"sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-sglang-qwen05b"}, wantParts: []string{"sglang"}},
 		{name: "cases of a part bring its native case", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"vllm-qwen05b-kv_c1-tp2"}},
 			want: []string{"vllm-setup", "vllm-qwen05b-kv_c1-tp2", "vllm-qwen05b-native-tp2"}, wantParts: []string{"vllm"}},
@@ -172,8 +172,8 @@ func TestSelect(t *testing.T) {
 		{name: "repeatable", profile: "nightly", sel: Selection{Cases: []string{"limit-*", "elastic-sglang*"}},
 			want: []string{"vllm-setup", "sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-vllm-qwen05b", "limit-sglang-qwen05b"}},
 		{name: "explicit setup only", profile: "smoke", sel: Selection{Cases: []string{"vllm-setup"}}, want: []string{"vllm-setup"}},
-		{name: "engines", profile: "weekly", sel: Selection{Engines: []string{"sglang"}, SkipCases: true}, want: nil},
-		{name: "models and skips", profile: "nightly", sel: Selection{Models: []string{"qwen05b"}, SkipCases: true, SkipElastic: true},
+		{name: "engines", profile: "weekly", sel: Selection{Engines: []string{"sglang"}, Skip: []string{KindServer}}, want: nil},
+		{name: "models and skips", profile: "nightly", sel: Selection{Models: []string{"qwen05b"}, Skip: []string{KindServer, KindElastic}},
 			want: []string{"vllm-setup", "sglang-setup", "limit-vllm-qwen05b", "limit-sglang-qwen05b"}},
 		{name: "cross-engine pair needs both setups", profile: "weekly", sel: Selection{Cases: []string{"elastic-*"}},
 			want: []string{"vllm-setup", "sglang-setup", "elastic-vllm-qwen05b+sglang-qwen35_4b"}},

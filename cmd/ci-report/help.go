@@ -112,13 +112,21 @@ func versionText(bi *debug.BuildInfo) string {
 	for _, s := range bi.Settings {
 		vcs[s.Key] = s.Value
 	}
-	rev := vcs["vcs.revision"]
-	if rev == "" {
+	rev, revTime := vcs["vcs.revision"], vcs["vcs.time"]
+	if rev == "" && revision != "" { // a release build: stamped by .goreleaser.yaml
+		rev, revTime = revision, revisionTime
+	}
+	switch {
+	case rev == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)":
+		// go install …@version builds from the module proxy's zip, which
+		// carries no VCS information: the module version names the source.
+		b.WriteString("revision: none recorded (a module build: the module version names the source)\n")
+	case rev == "":
 		b.WriteString("revision: unknown (built without VCS information, e.g. by go run or -buildvcs=false)\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "revision %s", rev)
-		if t := vcs["vcs.time"]; t != "" {
-			fmt.Fprintf(&b, " (%s)", t)
+		if revTime != "" {
+			fmt.Fprintf(&b, " (%s)", revTime)
 		}
 		if vcs["vcs.modified"] == "true" {
 			b.WriteString(", modified")

@@ -190,3 +190,43 @@ func TestCommandListAndREADME(t *testing.T) {
 		t.Errorf("README's command table lists %q; the commands are %q", inReadme, names)
 	}
 }
+
+// A binary reports the release it was built as: the stamped version, else
+// the module version `go install …@vX.Y.Z` recorded; a pseudo-version or a
+// `go run` build keeps the source's version.
+func TestReleaseVersion(t *testing.T) {
+	bi := func(v string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/ovg-project/ci-report", Version: v}}
+	}
+	for _, tc := range []struct {
+		name, def string
+		bi        *debug.BuildInfo
+		want      string
+	}{
+		{"go install @v0.4.0", defaultVersion, bi("v0.4.0"), "0.4.0"},
+		{"go install @v0.5.0-rc.1", defaultVersion, bi("v0.5.0-rc.1"), "0.5.0-rc.1"},
+		{"go build in a checkout", defaultVersion, bi("v0.3.1-0.20261201160000-5760260abcde+dirty"), defaultVersion},
+		{"go install @commit", defaultVersion, bi("v0.0.0-20261201160000-5760260abcde"), defaultVersion},
+		{"go run", defaultVersion, bi("(devel)"), defaultVersion},
+		{"no build information", defaultVersion, nil, defaultVersion},
+		{"stamped by the release build", "0.4.1", bi("(devel)"), "0.4.1"},
+	} {
+		if got := releaseVersion(tc.def, tc.bi); got != tc.want {
+			t.Errorf("%s: releaseVersion(%q, %v) = %q, want %q", tc.name, tc.def, tc.bi != nil, got, tc.want)
+		}
+	}
+	// A release build without VCS stamping prints the stamped revision.
+	revision, revisionTime = "0123456789abcdef0123456789abcdef01234567", "2026-12-02T00:00:00Z"
+	defer func() { revision, revisionTime = "", "" }()
+	want := "ci-report " + version + "\nmodule github.com/ovg-project/ci-report (devel)\n" +
+		"revision 0123456789abcdef0123456789abcdef01234567 (2026-12-02T00:00:00Z)\n"
+	if got := versionText(bi("(devel)")); got != want {
+		t.Errorf("versionText of a stamped release build:\n%s\nwant:\n%s", got, want)
+	}
+	revision, revisionTime = "", ""
+	want = "ci-report " + version + "\nmodule github.com/ovg-project/ci-report v0.4.0\n" +
+		"revision: none recorded (a module build: the module version names the source)\n"
+	if got := versionText(bi("v0.4.0")); got != want {
+		t.Errorf("versionText of go install …@v0.4.0:\n%s\nwant:\n%s", got, want)
+	}
+}

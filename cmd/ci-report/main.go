@@ -4,4 +4,7 @@ package main
 
 import "os"
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	version = releaseVersion(version, readBuildInfo())
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -20,7 +20,7 @@ func planCommand() command {
 		Examples: []string{
 			"ci-report plan --profile weekly > plan.json",
 			"ci-report plan --profile weekly --list parts",
-			"ci-report plan --profile nightly --engines vllm --skip-cases --list cases",
+			"ci-report plan --profile nightly --engines vllm --skip server --list cases",
 		},
 		New: func() commandOptions { return &planOptions{} },
 	}

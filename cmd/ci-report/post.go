@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -46,6 +47,7 @@ type postOptions struct {
 	workflowRef string
 	dryRun      bool
 	jobSummary  bool
+	ghOutput    bool
 	maxWait     time.Duration
 	applyDelay  time.Duration
 	failVerdict bool
@@ -72,6 +74,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending writes (without a token: no network at all)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
+	fs.BoolVar(&o.ghOutput, "github-output", false, "append the step outputs verdict, issue and comment-url to $GITHUB_OUTPUT (the action's outputs)")
 	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
 	fs.DurationVar(&o.applyDelay, "apply-delay", publish.DefaultApplyDelay,
 		"longest `duration` GitHub may take to apply an issue-body edit: the section is read once more this long after post's last edit, and written again if a late edit erased it (0: no last read)")
@@ -207,7 +210,31 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return postError(err)
 	}
+	if o.ghOutput {
+		if err := appendStepOutputs(e, "post", stepOutputs(e, repo, res, docs.Verdict)); err != nil {
+			return err
+		}
+	}
 	return o.published(stderr, repo, target, res, docs.Verdict)
+}
+
+// stepOutputs are what --github-output gives the workflow: the verdict, the
+// issue or pull request number, and the comment's URL (empty in a dry run,
+// which creates no comment).
+func stepOutputs(e *env, repo publish.Repo, res publish.Result, verdict string) [][2]string {
+	url := ""
+	if res.CommentID != 0 && res.Issue != 0 {
+		server := strings.TrimSuffix(e.Getenv("GITHUB_SERVER_URL"), "/")
+		if server == "" {
+			server = "https://github.com"
+		}
+		url = fmt.Sprintf("%s/%s/issues/%d#issuecomment-%d", server, repo, res.Issue, res.CommentID)
+	}
+	issue := ""
+	if res.Issue != 0 {
+		issue = strconv.Itoa(res.Issue)
+	}
+	return [][2]string{{"verdict", verdict}, {"issue", issue}, {"comment-url", url}}
 }
 
 // maxCheckRunName bounds --check-run: the name GitHub shows on the Checks
@@ -266,17 +293,18 @@ func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publ
 	if target.PR != 0 {
 		where = fmt.Sprintf("pull request #%d", res.Issue)
 	}
+	note := ""
 	switch {
 	case res.Repairs == 1:
-		verdict += "; the section was repaired after a late write"
+		note = "; the section was repaired after a late write"
 	case res.Repairs > 1:
-		verdict += fmt.Sprintf("; the section was repaired after a late write, %d times", res.Repairs)
+		note = fmt.Sprintf("; the section was repaired after a late write, %d times", res.Repairs)
 	}
 	verb := "published"
 	if o.dryRun {
 		verb = "dry run: nothing sent for"
 	}
-	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s)\n", verb, where, repo, verdict)
+	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s%s)\n", verb, where, repo, verdict, note)
 	if o.failVerdict && verdict != "PASS" {
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", verdict))
 	}

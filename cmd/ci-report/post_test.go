@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ovg-project/ci-report/publish"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -221,6 +222,75 @@ func TestRedactingWriter(t *testing.T) {
 	var buf bytes.Buffer
 	if code := exitCode(&buf, "post", err); code != exitGitHub || strings.Contains(buf.String(), "s3cret") {
 		t.Errorf("exit %d, printed %q", code, buf.String())
+	}
+}
+
+// --github-output gives the workflow (and the action's outputs) the verdict,
+// the issue and the comment's URL, appended to $GITHUB_OUTPUT in the
+// name=value form; a re-post of the same run appends the same comment's URL.
+func TestPostGitHubOutput(t *testing.T) {
+	_, srv := postFake(t, "<!-- ci-report:results-issue -->\n")
+	merged := writeMerged(t, "FAIL (1 of 1 cases: 1 product)", false)
+	out := filepath.Join(t.TempDir(), "github_output")
+	environ := map[string]string{"GITHUB_TOKEN": postTestToken, "GITHUB_API_URL": srv.URL,
+		"GITHUB_REPOSITORY": accRepo, "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_SERVER_URL": "https://github.example", "GITHUB_OUTPUT": out}
+	one := "verdict=FAIL (1 of 1 cases: 1 product)\nissue=7\ncomment-url=https://github.example/" + accRepo + "/issues/7#issuecomment-101\n"
+	for run, want := range []string{one, one + one} {
+		if code, _, stderr := runPostTest(t, environ, "--issue", "7", "--github-output", merged); code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s", run+1, code, stderr)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("run %d: $GITHUB_OUTPUT:\n%s\nwant:\n%s", run+1, got, want)
+		}
+	}
+	// Outside Actions: a warning, nothing written, exit 0.
+	delete(environ, "GITHUB_OUTPUT")
+	code, _, stderr := runPostTest(t, environ, "--issue", "7", "--github-output", merged)
+	if code != exitOK || !strings.Contains(stderr, "warning: --github-output: GITHUB_OUTPUT is not set") {
+		t.Errorf("without GITHUB_OUTPUT: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// A value with a line break is written as a name<<DELIMITER block whose
+// delimiter the value does not contain.
+func TestAppendStepOutputsMultiline(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "github_output")
+	var stderr bytes.Buffer
+	e := &env{Stderr: &stderr, Getenv: func(k string) string { return map[string]string{"GITHUB_OUTPUT": out}[k] }}
+	if err := appendStepOutputs(e, "post", [][2]string{{"a", "one"}, {"b", "x\nci_report_output\ny"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want := "a=one\nb<<ci_report_output_\nx\nci_report_output\ny\nci_report_output_\n"
+	if string(got) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A repaired late write is said beside the verdict, never in it: with
+// --fail-on-verdict a PASS that needed a repair still exits 0.
+func TestPublishedRepairKeepsVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		verdict string
+		repairs int
+		code    int
+		line    string
+	}{
+		{"PASS", 1, exitOK, "ci-report post: published issue #7 of o/r (PASS; the section was repaired after a late write)\n"},
+		{"PASS", 2, exitOK, "ci-report post: published issue #7 of o/r (PASS; the section was repaired after a late write, 2 times)\n"},
+		{"FAIL (1 of 1 cases: 1 product)", 1, exitVerdict, "ci-report post: published issue #7 of o/r (FAIL (1 of 1 cases: 1 product); the section was repaired after a late write)\n"},
+	} {
+		var stderr bytes.Buffer
+		o := &postOptions{failVerdict: true}
+		err := o.published(&stderr, publish.Repo{Owner: "o", Name: "r"}, publish.Target{Issue: 7}, publish.Result{Issue: 7, Repairs: tc.repairs}, tc.verdict)
+		if code := exitCode(io.Discard, "post", err); code != tc.code || stderr.String() != tc.line {
+			t.Errorf("%s with %d repairs: exit %d, stderr %q; want exit %d, %q", tc.verdict, tc.repairs, code, stderr.String(), tc.code, tc.line)
+		}
 	}
 }
 

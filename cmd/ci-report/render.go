@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
@@ -211,6 +212,35 @@ func appendJobSummary(e *env, cmd, comment string) error {
 	}
 	if err := safefile.Append(path, []byte(text)); err != nil {
 		return fmt.Errorf("job summary: %w", err)
+	}
+	return nil
+}
+
+// appendStepOutputs appends name=value lines to the step's $GITHUB_OUTPUT
+// file, in the form GitHub's workflow commands document ("Setting an output
+// parameter": docs.github.com/en/actions/reference/workflow-commands-for-github-actions);
+// a value holding a line break is written as a name<<DELIMITER block. Outside
+// Actions (no GITHUB_OUTPUT) it warns and writes nothing.
+func appendStepOutputs(e *env, cmd string, outputs [][2]string) error {
+	path := e.Getenv("GITHUB_OUTPUT")
+	if path == "" {
+		fmt.Fprintf(e.Stderr, "ci-report %s: warning: --github-output: GITHUB_OUTPUT is not set; no step outputs written\n", cmd)
+		return nil
+	}
+	var b strings.Builder
+	for _, o := range outputs {
+		if !strings.ContainsAny(o[1], "\r\n") {
+			fmt.Fprintf(&b, "%s=%s\n", o[0], o[1])
+			continue
+		}
+		delim := "ci_report_output"
+		for strings.Contains(o[1], delim) {
+			delim += "_"
+		}
+		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", o[0], delim, o[1], delim)
+	}
+	if err := safefile.Append(path, []byte(b.String())); err != nil {
+		return fmt.Errorf("step outputs: %w", err)
 	}
 	return nil
 }

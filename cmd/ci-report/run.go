@@ -53,8 +53,7 @@ type runOptions struct {
 	Engines, Models                       string
 	Cases                                 stringList
 	Shard                                 string
-	SkipCases, SkipElastic                bool
-	SkipLimit, SkipPriority               bool
+	Skip                                  stringList
 	PlanFile                              string
 	Simulate                              bool
 	ReadyTimeout                          time.Duration
@@ -114,10 +113,13 @@ func (o *runOptions) registerSelection(fs *flag.FlagSet) {
 	fs.StringVar(&o.Models, "models", "", "only these `models`, comma-separated (qwen05b,...)")
 	fs.Var(&o.Cases, "cases", "only cases matching this shell `glob` (repeatable); a kvcached case brings its native case")
 	fs.StringVar(&o.Shard, "shard", "", "`i/n`: keep every n-th group or pair of the plan, starting with the i-th")
-	fs.BoolVar(&o.SkipCases, "skip-cases", false, "skip the server cases")
-	fs.BoolVar(&o.SkipElastic, "skip-elastic", false, "skip the elastic pairs")
-	fs.BoolVar(&o.SkipLimit, "skip-limit", false, "skip the memory-limit cases")
-	fs.BoolVar(&o.SkipPriority, "skip-priority", false, "skip the priority pairs")
+	fs.Var(&o.Skip, "skip", "drop the cases of this `kind`: "+strings.Join(runner.SkippableKinds(), ", ")+" (repeatable)")
+	// The flags of one kind each that --skip replaced, kept so that
+	// existing workflows still run.
+	for flagName, kind := range map[string]string{"skip-cases": runner.KindServer, "skip-elastic": runner.KindElastic,
+		"skip-limit": runner.KindLimit, "skip-priority": runner.KindPriority} {
+		fs.BoolFunc(flagName, "same as --skip "+kind, func(string) error { return o.Skip.Set(kind) })
+	}
 }
 
 // registerGPUMiB registers the ballast sizes, which `plan` shows too.
@@ -321,8 +323,10 @@ func (o *runOptions) resolve() error {
 	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
 		return usageErrorf("%v", err)
 	}
-	sel := runner.Selection{Part: o.Part, Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases,
-		SkipCases: o.SkipCases, SkipElastic: o.SkipElastic, SkipLimit: o.SkipLimit, SkipPriority: o.SkipPriority}
+	if err := runner.CheckSkip(o.Skip); err != nil {
+		return usageErrorf("--skip: %v", err)
+	}
+	sel := runner.Selection{Part: o.Part, Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases, Skip: o.Skip}
 	for _, en := range sel.Engines {
 		if _, ok := o.plan.Engines.Get(en); !ok {
 			return usageErrorf("--engines: unknown engine %q (the plan has %s)", en, strings.Join(o.plan.Engines.Keys(), ", "))
@@ -490,6 +494,3 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
-
-// version is ci-report's version, written into part.json.
-var version = "0.3.0"

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/runner"
 )
 
@@ -53,10 +54,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad revision", []string{"--profile", "smoke", "--out", out, "--revision", "a b"}, `--revision "a b"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e, _, errb := testEnv(nil)
-			code := mainEnv(context.Background(), e, append([]string{"run"}, c.args...))
-			if code != exitUsage || !strings.Contains(errb.String(), c.want) {
-				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, errb.String(), c.want)
+			// The parsing half alone (parseCommand): nothing runs.
+			var usage *usageError
+			err := parseCommand("run", &runOptions{}, c.args)
+			if !errors.As(err, &usage) || !strings.Contains(usage.err.Error(), c.want) {
+				t.Fatalf("err %v; want a usage error saying %q", err, c.want)
 			}
 		})
 	}
@@ -183,8 +185,25 @@ func TestRunSimulatedWrongTokensExits1(t *testing.T) {
 		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
-	if !regexp.MustCompile("\\| `sglang-qwen05b-kv_c1` \\| FAIL \\| [0-9.]+s \\| product \\([^|]*\\) \\| `gen_seq_tokens_equal` \\(prompt").Match(md) || !strings.Contains(string(md), "| `sglang-qwen05b-native` | PASS |") {
-		t.Fatalf("summary.md:\n%s", md)
+	// summary.md's case table, read back: case, result, class, checks.
+	tables := mdtest.Tables(md)
+	if len(tables) == 0 {
+		t.Fatalf("summary.md has no table:\n%s", md)
+	}
+	cases := tables[0]
+	want := map[string]string{"sglang-setup": "PASS", "sglang-qwen05b-kv_c1": "FAIL", "sglang-qwen05b-native": "PASS"}
+	got := map[string]string{}
+	for i, name := range mdtest.Texts(cases.Column("case")) {
+		got[name] = cases.Column("result")[i].Text
+		if name == "sglang-qwen05b-kv_c1" {
+			class, checks := cases.Column("class")[i].Text, cases.Column("failed checks")[i]
+			if !strings.HasPrefix(class, "product (") || len(checks.Code) == 0 || checks.Code[0] != "gen_seq_tokens_equal" || !strings.HasPrefix(checks.Text, "gen_seq_tokens_equal (prompt") {
+				t.Errorf("%s: class %q, failed checks %q", name, class, checks.Text)
+			}
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("summary.md results (-want +got):\n%s\n%s", d, md)
 	}
 }
 
@@ -252,9 +271,10 @@ func TestRunSimulatedPairsAndHopperPassWithoutFlags(t *testing.T) {
 				}
 			}
 			if c.name == "hopper" {
+				var setup collect.Setup
 				data, _ := os.ReadFile(filepath.Join(out, "setup.json"))
-				if !strings.Contains(string(data), `"name": "NVIDIA H100 80GB HBM3 (simulated)"`) {
-					t.Errorf("setup.json lacks the simulated H100:\n%s", data)
+				if err := json.Unmarshal(data, &setup); err != nil || len(setup.GPUs) == 0 || setup.GPUs[0].Name != "NVIDIA H100 80GB HBM3 (simulated)" {
+					t.Errorf("setup.json's GPUs are not the simulated H100 (%v):\n%s", err, data)
 				}
 			}
 		})

@@ -108,12 +108,20 @@ func TestExampleWorkflowsRunEveryCaseOnce(t *testing.T) {
 			if !strings.Contains(string(data), "PART: ${{ matrix.part }}") {
 				t.Errorf("%s: PART is not the matrix's part", file)
 			}
-			// The report job knows the plan.
-			if post := workflowCommand(t, file, lines, "ci-report post "); !strings.Contains(post, "--plan ") {
-				t.Errorf("%s: the post command %q has no --plan: a part that never uploaded would show no cases", file, post)
-			}
-			if plan := workflowCommand(t, file, lines, `ci-report plan --profile "$PROFILE" >`); strings.Contains(plan, "--part") {
-				t.Errorf("%s: the report job's plan %q is one part's, not the profile's", file, plan)
+			// The report job knows the profile's whole plan: through the
+			// action (action.yml's `plan: profile`), or a post command with
+			// --plan of `ci-report plan --profile "$PROFILE"`.
+			if reportUsesAction(lines) {
+				if !slices.Contains(lines, "          plan: profile") || !slices.Contains(lines, "          profile: ${{ env.PROFILE }}") {
+					t.Errorf("%s: the report job's action step lacks `plan: profile` with `profile: ${{ env.PROFILE }}`: a part that never uploaded would show no cases", file)
+				}
+			} else {
+				if post := workflowCommand(t, file, lines, "ci-report post "); !strings.Contains(post, "--plan ") {
+					t.Errorf("%s: the post command %q has no --plan: a part that never uploaded would show no cases", file, post)
+				}
+				if plan := workflowCommand(t, file, lines, `ci-report plan --profile "$PROFILE" >`); strings.Contains(plan, "--part") {
+					t.Errorf("%s: the report job's plan %q is one part's, not the profile's", file, plan)
+				}
 			}
 
 			profileParts := planLines(t, "--profile", profile, "--list", "parts")
@@ -140,6 +148,17 @@ func TestExampleWorkflowsRunEveryCaseOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reportUsesAction says whether a workflow's report step is ci-report's
+// action (`uses: ovg-project/ci-report@…`).
+func reportUsesAction(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "uses: ovg-project/ci-report@") {
+			return true
+		}
+	}
+	return false
 }
 
 // planLines runs `ci-report plan args...` and returns its output lines.

@@ -44,8 +44,10 @@ var phaseSpecs = []struct {
 }{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
 
 // layouts are a group's cases: kvcached with the contiguous and the
-// non-contiguous layout, then native (tests/e2e/matrix.py's Case names).
-var layouts = []string{"kv_c1", "kv_c0", "native"}
+// non-contiguous layout, then native ("" for Python's None: run.py's
+// case_setup writes Case.layout, which tools/ci/report.py@28183ff maps
+// through {"c1", "c0", None}; server_env tests layout == "c1").
+var layouts = []string{"c1", "c0", ""}
 
 // WriteKvcached writes a tree of t.Parts parts holding t.Cases server cases
 // in kvcached's format under root, deterministically, and returns the bytes
@@ -106,9 +108,14 @@ type caseSpec struct {
 	fail                  bool
 }
 
-func (c caseSpec) name() string { return c.engine + "-" + c.model + "-" + c.layout }
+func (c caseSpec) name() string {
+	if c.layout == "" {
+		return c.engine + "-" + c.model + "-native"
+	}
+	return c.engine + "-" + c.model + "-kv_" + c.layout
+}
 
-func (c caseSpec) kvcached() bool { return c.layout != "native" }
+func (c caseSpec) kvcached() bool { return c.layout != "" }
 
 // writeSummary streams summary.json: {"ok": ..., "cases": [...]} at
 // indent=1, one case at a time.
@@ -232,12 +239,16 @@ func (c caseSpec) setup() obj {
 	env := obj{{"ENABLE_KVCACHED", "false"}, {"KVCACHED_AUTOPATCH", "0"}}
 	if c.kvcached() {
 		contiguous := "false"
-		if c.layout == "kv_c1" {
+		if c.layout == "c1" {
 			contiguous = "true"
 		}
 		env = obj{{"ENABLE_KVCACHED", "true"}, {"KVCACHED_AUTOPATCH", "1"}, {"KVCACHED_CONTIGUOUS_LAYOUT", contiguous}}
 	}
-	return obj{{"engine", c.engine}, {"model", c.model}, {"hf_id", "Qwen/Qwen2.5-0.5B-Instruct"}, {"layout", c.layout},
+	var layout any
+	if c.layout != "" {
+		layout = c.layout
+	}
+	return obj{{"engine", c.engine}, {"model", c.model}, {"hf_id", "Qwen/Qwen2.5-0.5B-Instruct"}, {"layout", layout},
 		{"tp", 1}, {"kv_cache_dtype", nil}, {"model_args", []string{"--dtype", "bfloat16", "--max-model-len", "4096"}},
 		{"env", env}, {"extra_args", []string{}}, {"cmd", "vllm serve Qwen/Qwen2.5-0.5B-Instruct --served-model-name e2e --host 127.0.0.1 --port 18000"}}
 }
