@@ -258,14 +258,14 @@ func TestChartsDroppedFirst(t *testing.T) {
 	rep := chartReport("priority-a", 500)
 	for i := 0; i < 12; i++ {
 		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("vllm-case-%d", i), Part: "all",
-			Checks: []collect.Check{{Name: "gen_seq_ok", Detail: strings.Repeat("x", 250)}}})
+			Checks: []collect.Check{{Name: fmt.Sprintf("check_%c", 'a'+i), Detail: strings.Repeat("x", 250)}}})
 	}
 	r, err := newRenderer(rep, sampleOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := r.rep.FailedCases()
-	r.charts = chartsOf(failed, r.ix)
+	failed := groupRows(r.rep.FailedCases(), caseNames(r.rep))
+	r.charts = chartsOf(rowFirsts(failed), r.ix)
 	if len(r.charts) != 1 {
 		t.Fatalf("%d charts", len(r.charts))
 	}

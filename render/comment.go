@@ -87,13 +87,13 @@ func rowLen(cells []string) int {
 // fit finds the loosest plan whose document fits budget. Each level builds
 // the row cells once; the row count is estimated from their lengths and
 // confirmed by rendering, so only documents near the budget are rendered.
-func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (string, error)) (string, error) {
-	top := min(len(failed), maxFailedRows)
+func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, error)) (string, error) {
+	top := min(len(rows), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
 		p := plan{detail: lv.detail, squeeze: lv.squeeze, durations: lv.durations, charts: lv.charts, excerpts: lv.excerpts, closest: lv.closest}
 		w := &writer{}
-		p.cells = r.rowCells(w, failed[:top], p)
+		p.cells = r.rowCells(w, rows[:top], p)
 		if w.err != nil {
 			return "", w.err
 		}
@@ -105,8 +105,8 @@ func (r *renderer) fit(budget int, failed []merge.Case, render func(plan) (strin
 		// when every failed case is listed: the estimate for all rows leaves
 		// it out, or a row would be dropped from a comment that fits.
 		more := 0
-		if top > 0 && top == len(failed) {
-			more = runeCount(w.t("more_rows", len(failed))) + 2
+		if top > 0 && top == len(rows) {
+			more = runeCount(w.t("more_rows", rowCases(rows))) + 2
 		}
 		n, est := top, runeCount(base)-more
 		if top > 0 {
@@ -150,26 +150,36 @@ const unnamedCheck = "(unnamed)"
 // the comment adds since with a history (failedHeader).
 var failedColumns = []string{"case", "class", "setup", "failed checks"}
 
-// rowCells builds the escaped cells of failed rows under plan p.
-func (r *renderer) rowCells(w *writer, failed []merge.Case, p plan) [][]string {
-	rows := make([][]string, 0, len(failed))
-	for i := range failed {
-		c := &failed[i]
-		name := c.Label()
-		brief := r.ix.brief(c.Name)
+// rowCells builds the escaped cells of the table's rows under plan p: a
+// row of alike cases names them all and shows its first case's class and
+// checks, the setup its cases share and each distinct since.
+func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
+	out := make([][]string, 0, len(rows))
+	for _, g := range rows {
+		c := g.first()
+		cut := 1 << 30
 		if p.squeeze {
-			name = text.Cut(name, squeezeName)
-			if runeCount(brief) > 2*squeezeName {
-				brief = ""
-			}
+			cut = squeezeName
 		}
-		row := []string{text.Plain(name), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		briefs := make([]string, len(g.cases))
+		for i, m := range g.cases {
+			briefs[i] = r.ix.brief(m.Name)
+		}
+		brief := commonBrief(briefs)
+		if p.squeeze && runeCount(brief) > 2*squeezeName {
+			brief = ""
+		}
+		row := []string{g.caseCell(cut), classCell(c, p), brief, r.failedChecks(w, c, p)}
 		if r.hist != nil {
-			row = append(row, r.since(w, c))
+			since := make([]string, len(g.cases))
+			for i, m := range g.cases {
+				since[i] = r.since(w, m)
+			}
+			row = append(row, joinDistinct(since, ", "))
 		}
-		rows = append(rows, row)
+		out = append(out, row)
 	}
-	return rows
+	return out
 }
 
 // failedHeader is the failed-cases table's header: with a history, the
@@ -182,16 +192,17 @@ func (r *renderer) failedHeader() []string {
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its
-// "and K more" line; "" when no case failed.
-func (r *renderer) failedTable(w *writer, failed []merge.Case, p plan) string {
-	if len(failed) == 0 {
+// "and K more" line counting the cases of the rows left out; "" when no
+// case failed.
+func (r *renderer) failedTable(w *writer, rows []caseRow, p plan) string {
+	if len(rows) == 0 {
 		return ""
 	}
 	var out string
 	if p.rows > 0 {
 		out = w.mdTable(r.failedHeader(), p.cells[:p.rows])
 	}
-	if more := len(failed) - p.rows; more > 0 {
+	if more := rowCases(rows[p.rows:]); more > 0 {
 		if out != "" {
 			out += "\n\n"
 		}
@@ -254,11 +265,12 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 }
 
 // classCell is the class column of a failed or not-run case: the class,
-// with what decided it while details are shown.
+// with the short reason that decided it (at most classWhyCut code points,
+// whatever the plan's detail length) while details are shown.
 func classCell(c *merge.Case, p plan) string {
 	s := text.Plain(text.Cut(caseClass(c), 20))
 	if p.detail > 0 && c.ClassWhy != "" {
-		s += " (" + text.Plain(text.Cut(c.ClassWhy, min(p.detail, classWhyCut))) + ")"
+		s += " (" + text.Plain(text.Cut(c.ClassWhy, classWhyCut)) + ")"
 	}
 	return s
 }
@@ -272,7 +284,10 @@ func caseClass(c *merge.Case) string {
 	return c.Class
 }
 
-// classWhyCut is the longest class reason a failed-cases row shows.
+// classWhyCut is the longest class reason a failed-cases row shows. The
+// runner's reasons are to become short (at most 80 code points, the
+// matched log line going to the excerpt, issue 21); until every reason is,
+// a longer cut keeps today's whole.
 const classWhyCut = 100
 
 // images lists the engines' images, in the order of the merged engines.
@@ -313,7 +328,7 @@ func (r *renderer) correctness() (Documents, error) {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, withDigest(&docs.Comment, digest, err)
 	}
-	failed := r.rep.FailedCases()
+	rows := groupRows(r.rep.FailedCases(), caseNames(r.rep))
 	var prBlock string
 	if r.opts.PR > 0 && section != "" {
 		// The section's title line is replaced by the <details> summary.
@@ -322,9 +337,9 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
-	r.charts = chartsOf(failed, r.ix)
-	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, failed, func(p plan) (string, error) {
-		return r.comment(verdict, failed, prBlock, p)
+	r.charts = chartsOf(rowFirsts(rows), r.ix)
+	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, rows, func(p plan) (string, error) {
+		return r.comment(verdict, rows, prBlock, p)
 	})
 	docs.Charts = chartSVGs(r.charts)
 	return docs, withDigest(&docs.Comment, digest, err)
@@ -340,7 +355,7 @@ func withDigest(comment *string, digest string, err error) error {
 	return err
 }
 
-func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, p plan) (string, error) {
+func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p plan) (string, error) {
 	w := &writer{}
 	subjectCut := 1 << 30
 	if p.squeeze {
@@ -360,7 +375,7 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 	if pr := r.problems(w); pr != "" {
 		blocks = append(blocks, pr)
 	}
-	if t := r.failedTable(w, failed, p); t != "" {
+	if t := r.failedTable(w, rows, p); t != "" {
 		blocks = append(blocks, t)
 	} else {
 		blocks = append(blocks, r.noFailedCase(w, verdict))
@@ -394,14 +409,15 @@ func (r *renderer) comment(verdict string, failed []merge.Case, prBlock string, 
 			blocks = append(blocks, c)
 		}
 	}
-	if j := r.jobLine(w, failed[:min(len(failed), maxFailedRows)]); j != "" && !p.squeeze {
+	shown := rows[:min(len(rows), maxFailedRows)]
+	if j := r.jobLine(w, rowMembers(shown)); j != "" && !p.squeeze {
 		blocks = append(blocks, j)
 	}
 	if p.excerpts {
 		// The cases of every row: a level with excerpts lists every row
 		// (its floor is maxFailedRows), so the rows-free base render
 		// that fit estimates from holds them too.
-		blocks = append(blocks, r.whereBlocks(w, failed[:min(len(failed), maxFailedRows)])...)
+		blocks = append(blocks, r.whereBlocks(w, shown)...)
 	}
 	data := map[string]any{
 		"Marker":      r.commentMarker(),

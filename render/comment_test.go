@@ -48,7 +48,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 				"| vllm-qwen05b-native | unclassified | vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, native, TP 1, KV model dtype, `--block-size 1024` | no failed check recorded |",
 				"| priority-vllm-qwen05b+vllm-qwen05b | unclassified | vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128, ballast 2048 MiB | not run |",
 				"",
-				"Setup of every case: the issue description. Logs: [artifact](https://github.com/ovg-project/kvcached/actions/runs/123/artifacts/9), kept 30 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log, GPU state at the end.",
+				"Setup of every case: the issue description. Logs: [artifact](https://github.com/ovg-project/kvcached/actions/runs/123/artifacts/9), kept 30 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log.",
 			},
 		},
 		{
@@ -78,7 +78,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 		{
 			name: "attempt defaults to 1, run link in logs line",
 			edit: func(r *merge.Report, o *Options) { o.RunAttempt, o.ArtifactURL = "", "" },
-			want: []string{"<!-- ci-report:comment run=123 attempt=1 profile=nightly -->", "Setup of every case: the issue description. Logs: [run](https://github.com/ovg-project/kvcached/actions/runs/123), kept 30 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log, GPU state at the end."},
+			want: []string{"<!-- ci-report:comment run=123 attempt=1 profile=nightly -->", "Setup of every case: the issue description. Logs: [run](https://github.com/ovg-project/kvcached/actions/runs/123), kept 30 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log."},
 		},
 		{
 			name: "pass",
@@ -187,7 +187,8 @@ func TestRowCapAndMore(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases = nil
 	for i := 0; i < 45; i++ {
-		rep.Cases = append(rep.Cases, merge.Case{Name: "case-" + itoa(i), OK: false, Checks: []collect.Check{{Name: "all_ok", Detail: "1/20 failed"}}})
+		// A check of its own: cases that fail alike share a row.
+		rep.Cases = append(rep.Cases, merge.Case{Name: "case-" + itoa(i), OK: false, Checks: []collect.Check{{Name: "all_ok_" + itoa(i), Detail: "1/20 failed"}}})
 	}
 	docs := mustRender(t, rep, sampleOptions())
 	if n := strings.Count(docs.Comment, "| case-"); n != 30 {
@@ -235,7 +236,7 @@ func TestPullRequestVariant(t *testing.T) {
 			t.Errorf("PR comment holds %q", a)
 		}
 	}
-	if !strings.Contains(c, "GPU state at the end.\n\n<!-- ci-report:digest ") || !strings.HasSuffix(c, " -->\n") {
+	if !strings.Contains(c, ", run.log.\n\n<!-- ci-report:digest ") || !strings.HasSuffix(c, " -->\n") {
 		t.Errorf("PR comment does not end with the logs line and the digest")
 	}
 }

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -36,25 +38,33 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 	return w.t("job_logs", strings.Join(links, ", "))
 }
 
-// whereBlocks are the "where to look" blocks of the failed cases with a
-// serve.log excerpt (docs/render.md §3.11), in the order of the
-// failed-cases table: a line naming the log, its job's log linked, and the
-// excerpt collapsed in a fenced block. The excerpts come from the data
-// (the runner cut them, docs/formats.md §4.9): render reads no log.
-func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
+// whereBlocks are the "where to look" blocks of the table's rows with a
+// serve.log excerpt (docs/render.md §3.11), in row order, one a row (its
+// first case with an excerpt: the cases of a row failed alike): a line
+// naming the log, its job's log linked, and the excerpt collapsed in a
+// fenced block. The excerpts come from the data (the runner cut them,
+// docs/formats.md §4.9): render reads no log.
+func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	var out []string
-	for i := range failed {
-		c := &failed[i]
-		ex := c.Excerpt
-		if ex == nil {
+	for _, g := range rows {
+		var c *merge.Case
+		for _, m := range g.cases {
+			if m.Excerpt != nil {
+				c = m
+				break
+			}
+		}
+		if c == nil {
 			continue
 		}
+		ex := c.Excerpt
 		phase := ""
 		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
 			phase = text.Code(text.Cut(p, 100))
 		}
 		out = append(out, w.t("where", map[string]any{
 			"Case":   text.Plain(c.Label()),
+			"Alike":  len(g.cases) - 1,
 			"Phase":  phase,
 			"Job":    r.jobURL(c.Part),
 			"File":   text.Code(text.Cut(ex.File, 200)),
@@ -69,22 +79,103 @@ func (r *renderer) whereBlocks(w *writer, failed []merge.Case) []string {
 
 // jobURL links the job of the part whose display name is part
 // (`<repo>/actions/runs/<run id>/job/<check run id>`, from part.json's
-// github ids, docs/formats.md §7.1); "" when its ids are not known.
+// github ids, docs/formats.md §7.1); a part that knows its check run but
+// not its run (GITHUB_RUN_ID was not set when it ran) is linked under the
+// run URL given at render time when that is a run's URL
+// (`.../actions/runs/<id>`); "" when neither is known.
 func (r *renderer) jobURL(part string) string {
 	for _, p := range r.rep.Parts {
-		if p.Display == part && p.RunID > 0 && p.CheckRunID > 0 {
+		if p.Display != part || p.CheckRunID <= 0 {
+			continue
+		}
+		switch {
+		case p.RunID > 0:
 			return fmt.Sprintf("%s/actions/runs/%d/job/%d", r.cfg.repo(), p.RunID, p.CheckRunID)
+		case runURLRE.MatchString(r.opts.RunURL):
+			return fmt.Sprintf("%s/job/%d", r.opts.RunURL, p.CheckRunID)
 		}
 	}
 	return ""
 }
 
+// runURLRE matches the URL of a workflow run, under which its jobs are.
+var runURLRE = regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/actions/runs/[0-9]+$`)
+
 // fenced is lines as a fenced code block, each line cut and made inert, as
-// the data may come from a hand-edited merged.json.
+// the data may come from a hand-edited merged.json; runs of request and
+// metrics lines are collapsed into a count (collapseNoise).
 func fenced(lines []string) string {
+	lines = collapseNoise(lines)
 	cut := make([]string, len(lines))
 	for i, l := range lines {
 		cut[i] = text.Cut(l, collect.ExcerptLineCut)
 	}
 	return text.CodeBlock("text", cut)
+}
+
+var (
+	// requestLineRE matches an HTTP access-log line: uvicorn's access
+	// format, which vLLM's and SGLang's API servers log through,
+	// `%(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s`
+	// (encode/uvicorn uvicorn/config.py LOGGING_CONFIG, commit 00cb13dd08cc),
+	// e.g. `INFO:     127.0.0.1:54170 - "POST /v1/completions HTTP/1.1" 200 OK`.
+	requestLineRE = regexp.MustCompile(` - "[A-Z]+ \S+ HTTP/[0-9.]+" [0-9]{3}\b`)
+	// metricsLineRE matches the engines' periodic statistics: vLLM's
+	// LoggingStatLogger, `Engine 000: Avg prompt throughput: %.1f tokens/s,
+	// Avg generation throughput: ...` (vllm-project/vllm
+	// vllm/v1/metrics/loggers.py, commit 005a810bc40f; older releases log
+	// it without the `Engine` prefix), and SGLang's scheduler, `Decode
+	// batch, #running-req: ...` and `Prefill batch, #new-seq: ...`
+	// (sgl-project/sglang python/sglang/srt/managers/scheduler_metrics_mixin.py,
+	// commit 01bb3c807f7e; `[<iteration>]` after `batch` with
+	// LOG_FORWARD_ITERS, and `Decode batch. #running-req` in older releases).
+	metricsLineRE = regexp.MustCompile(`Avg prompt throughput: [0-9.]+ tokens/s, Avg generation throughput|(?:Decode|Prefill) batch(?: \[[0-9]+\])?[.,] #`)
+)
+
+// collapseNoise replaces each run of two or more lines that are HTTP
+// access-log or periodic metrics lines (requestLineRE, metricsLineRE) with
+// one line counting them, `… 38 request lines …` (`… 12 request lines and
+// 3 metrics lines …` for a mixed run), so that an excerpt's lines carry
+// signal (docs/render.md §3.11). A single such line stays as it is.
+func collapseNoise(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		j, req, met := i, 0, 0
+		for ; j < len(lines); j++ {
+			switch {
+			case requestLineRE.MatchString(lines[j]):
+				req++
+			case metricsLineRE.MatchString(lines[j]):
+				met++
+			default:
+				goto end
+			}
+		}
+	end:
+		if j-i < 2 {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		out = append(out, "… "+noiseCount(req, met)+" …")
+		i = j
+	}
+	return out
+}
+
+// noiseCount words the request and metrics lines of a collapsed run.
+func noiseCount(req, met int) string {
+	var parts []string
+	for _, n := range []struct {
+		k    int
+		what string
+	}{{req, "request"}, {met, "metrics"}} {
+		switch {
+		case n.k == 1:
+			parts = append(parts, "1 "+n.what+" line")
+		case n.k > 1:
+			parts = append(parts, strconv.Itoa(n.k)+" "+n.what+" lines")
+		}
+	}
+	return strings.Join(parts, " and ")
 }

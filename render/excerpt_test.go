@@ -79,7 +79,7 @@ func TestWhereToLookFitsTheBudget(t *testing.T) {
 	}
 	for i := 0; i < 12; i++ {
 		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("case-%d", i), Part: "vLLM",
-			Checks:  []collect.Check{{Name: "all_ok", Detail: "3/20 failed"}},
+			Checks:  []collect.Check{{Name: fmt.Sprintf("all_ok_%d", i), Detail: "3/20 failed"}},
 			Excerpt: &collect.Excerpt{File: fmt.Sprintf("case-%d/serve.log", i), From: collect.ExcerptBurst, Lines: long}})
 	}
 	rep.Parts = []merge.PartStatus{{Name: "vllm", Display: "vLLM", Status: merge.StatusComplete, RunID: 1, CheckRunID: 2}}
@@ -133,5 +133,104 @@ func TestProductIsASetting(t *testing.T) {
 	cfg, err := LoadConfig([]byte(`{"product": "llm-cache"}`))
 	if err != nil || cfg.Product != "llm-cache" || cfg.RepositoryURL != DefaultConfig().RepositoryURL {
 		t.Errorf("LoadConfig: %+v, %v", cfg, err)
+	}
+}
+
+// TestExcerptNoiseCollapsed: runs of HTTP access-log lines (uvicorn's
+// format, as vLLM and SGLang log requests) and of the engines' periodic
+// metrics lines (vLLM's LoggingStatLogger, SGLang's decode and prefill
+// batch lines; formats as their sources write them, cited at
+// metricsLineRE) become one line counting them; a single one stays, and
+// every other line is kept in order.
+func TestExcerptNoiseCollapsed(t *testing.T) {
+	req := `INFO:     127.0.0.1:54170 - "POST /v1/completions HTTP/1.1" 200 OK`
+	lines := []string{
+		req, req, req,
+		"INFO 12-02 00:33:51 [loggers.py:123] Engine 000: Avg prompt throughput: 2048.0 tokens/s, Avg generation throughput: 31.5 tokens/s, Running: 16 reqs, Waiting: 0 reqs, GPU KV cache usage: 3.1%, Prefix cache hit rate: 0.0%",
+		req,
+		"[kvcached][00:33:56] prefix cache reset: released 18874368 bytes",
+		req,
+		"[2026-12-02 00:33:57] Decode batch, #running-req: 16, #token: 4096, token usage: 0.02, cuda graph: True, gen throughput (token/s): 812.44, #queue-req: 0, ",
+		"[2026-12-02 00:33:57] Prefill batch [12], #new-seq: 1, #new-token: 200, #cached-token: 0, token usage: 0.02, #running-req: 15, #queue-req: 0, ",
+		"[2026-12-02 00:33:58] Decode batch. #running-req: 16, #token: 4100, token usage: 0.02, gen throughput (token/s): 800.10, #queue-req: 0, ",
+		"ERROR 12-02 00:33:58 [core.py:710] RuntimeError: CUDA error: an illegal memory access was encountered",
+		`INFO:     127.0.0.1:54172 - "GET /health HTTP/1.1" 503 Service Unavailable`,
+	}
+	got := collapseNoise(lines)
+	want := []string{
+		"… 4 request lines and 1 metrics line …",
+		"[kvcached][00:33:56] prefix cache reset: released 18874368 bytes",
+		"… 1 request line and 3 metrics lines …",
+		lines[10],
+		lines[11],
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("collapsed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAlikeWrongTokensFitSixteenKB is the acceptance of issue 21: six vLLM
+// kvcached cases failing alike with wrong tokens, each with a 40-line
+// excerpt that is all request lines but two, render within 16 KB with at
+// most 3 request lines shown.
+func TestAlikeWrongTokensFitSixteenKB(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	req := `INFO:     127.0.0.1:54170 - "POST /v1/completions HTTP/1.1" 200 OK`
+	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
+		for _, kv := range []string{"kv_c1", "kv_c0"} {
+			name := "vllm-" + m + "-" + kv
+			var lines []string
+			for i := range 40 {
+				switch i {
+				case 19:
+					lines = append(lines, "[kvcached][00:33:56] prefix cache reset: released 18874368 bytes")
+				case 20:
+					lines = append(lines, "INFO 12-02 00:33:56 [api_server.py:1101] Resetting prefix cache...")
+				default:
+					lines = append(lines, req)
+				}
+			}
+			rep.Cases = append(rep.Cases, merge.Case{Name: name, Part: "vLLM", Class: "product", ClassWhy: "kvcached's behaviour: gen_seq_tokens_equal failed",
+				Checks: []collect.Check{
+					{Name: "gen_seq_tokens_equal", Detail: "prompt 6: token 3: kvcached 127197 vs native 127187"},
+					{Name: "apc_0_tokens_equal", Detail: "prompt 0: token 3: kvcached 65074 vs native 65064"},
+				},
+				Excerpt: &collect.Excerpt{File: name + "/serve.log", Offset: 1473, From: "phase gen_seq", Lines: lines}})
+		}
+	}
+	rep.Verdict = "FAIL (6 of 6 cases: 6 product)"
+	docs := mustRender(t, rep, sampleOptions())
+	if n := len(docs.Comment); n > 16*1024 {
+		t.Errorf("comment of %d bytes, over 16 KB", n)
+	}
+	if n := strings.Count(docs.Comment, "HTTP/1.1"); n > 3 {
+		t.Errorf("%d request lines shown, at most 3", n)
+	}
+	if !strings.Contains(docs.Comment, "| 6 cases: vllm-qwen05b-kv\\_c1, ") || !strings.Contains(docs.Comment, "… 19 request lines …") {
+		t.Errorf("the six cases are not one row with the request lines counted:\n%s", docs.Comment)
+	}
+}
+
+// TestJobLinkFromRunURL: a part that recorded its check run but not its run
+// is linked under the run URL given at render time; with neither a run id
+// nor a run's URL it has no link.
+func TestJobLinkFromRunURL(t *testing.T) {
+	rep := sampleReport(t)
+	for i := range rep.Parts {
+		rep.Parts[i].RunID, rep.Parts[i].CheckRunID = 0, 0
+		if rep.Parts[i].Display == "SGLang" {
+			rep.Parts[i].CheckRunID = 777
+		}
+	}
+	opts := sampleOptions()
+	opts.RunURL = "https://github.com/ovg-project/kvcached/actions/runs/4242"
+	docs := mustRender(t, rep, opts)
+	if want := "Job logs of the failed cases: [SGLang](https://github.com/ovg-project/kvcached/actions/runs/4242/job/777)."; !strings.Contains(docs.Comment, want) {
+		t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+	}
+	opts.RunURL = "https://ci.example.com/build/9"
+	if docs := mustRender(t, rep, opts); strings.Contains(docs.Comment, "Job logs of the failed cases") {
+		t.Errorf("a job link under a URL that is not a run's:\n%s", docs.Comment)
 	}
 }

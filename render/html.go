@@ -153,7 +153,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	fmt.Fprintln(out)
 	if len(failed) == 0 {
-		if _, err := fmt.Fprintf(out, "No failed cases; %d cases ran.\n%s%s%s", r.rep.Counts().Passed, textSkipped(r.rep), textFlaky(r.rep), r.textDurations()); err != nil {
+		if _, err := fmt.Fprintf(out, "No failed cases; %s ran.\n%s%s%s", plural(r.rep.Counts().Passed, "case", "cases"), textSkipped(r.rep), textFlaky(r.rep), r.textDurations()); err != nil {
 			return err
 		}
 		return r.closestCallsText(out)

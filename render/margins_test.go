@@ -140,7 +140,7 @@ func TestClosestCallsGoAfterCharts(t *testing.T) {
 	// the closest calls went before the details were cut.
 	long := "A grew 9120 MiB of 14310 MiB free" + strings.Repeat(" and more", 25)
 	caseNamed(t, rep, "elastic-vllm-qwen05b+sglang-qwen35_4b").Checks[0].Detail = long
-	failed := rep.FailedCases()
+	failed := groupRows(rep.FailedCases(), caseNames(rep))
 	render := func(p plan) (string, error) { return r.comment(rep.Verdict, failed, "", p) }
 	full, err := r.fit(CommentBudget, failed, render)
 	if err != nil || !strings.Contains(full, "Closest calls") {

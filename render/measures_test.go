@@ -145,7 +145,8 @@ func TestArmBlocksFitTheBudget(t *testing.T) {
 	log := []byte(`{"metrics":[` + strings.Join(metrics, ",") + `],"events":[` + strings.Join(events, ",") + `]}`)
 	arms := []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	for i := 0; i < 400; i++ {
-		rep.Cases = append(rep.Cases, merge.Case{Name: long + itoa(i), OK: i%2 == 0, Checks: []collect.Check{{Name: "c", OK: i%2 == 0, Detail: long}},
+		// A check of its own: cases that fail alike share a row.
+		rep.Cases = append(rep.Cases, merge.Case{Name: long + itoa(i), OK: i%2 == 0, Checks: []collect.Check{{Name: "c" + itoa(i), OK: i%2 == 0, Detail: long}},
 			Part: "p", Arm: arms[i%8], Log: log})
 	}
 	rep.Verdict = "FAIL (200 of 400 cases)"

@@ -195,7 +195,7 @@ func TestPerf(t *testing.T) {
 			"1x NVIDIA H100 (81559 MiB, driver 580) · `vllm/vllm-openai:v0.30.0` · vLLM 0.30.0\n",
 			"| model | concurrency | output tok/s, native | kvcached | ratio | mean TPOT ratio | p99 TPOT ratio | mean TTFT ratio |\n|---|---|---|---|---|---|---|---|\n| m | 1 | 100 | 90 | 0.90 | 0.90 | 0.90 | 0.90 |\n| m | 32 | - | 1543 | - | - | - | - |\n",
 			"- m: native 1000 MiB, kvcached 1300 MiB",
-			"Hopper correctness: all 1 cases passed.",
+			"Hopper correctness: the one case passed.",
 			"kept 90 days",
 		}},
 		{"errors", func(r *merge.Report) { r.Perf.Summary.Errors = []string{strings.Repeat("e", 600)} }, "FAIL", []string{

@@ -56,9 +56,9 @@ func (r *renderer) perf() (Documents, error) {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, err
 	}
-	failed := r.rep.FailedCases()
-	docs.Comment, err = r.fit(CommentBudget, failed, func(p plan) (string, error) {
-		return r.perfComment(verdict, failed, p)
+	rows := groupRows(r.rep.FailedCases(), caseNames(r.rep))
+	docs.Comment, err = r.fit(CommentBudget, rows, func(p plan) (string, error) {
+		return r.perfComment(verdict, rows, p)
 	})
 	return docs, err
 }
@@ -84,7 +84,7 @@ func (r *renderer) perfImage() string {
 	return ""
 }
 
-func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (string, error) {
+func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string, error) {
 	w := &writer{}
 	ps := r.perfSetup()
 	sum := r.rep.Perf.Summary
@@ -134,7 +134,7 @@ func (r *renderer) perfComment(verdict string, failed []merge.Case, p plan) (str
 
 // hopperBlocks say how the Hopper correctness part went: that it left no
 // summary, how many cases passed, or its failed cases.
-func (r *renderer) hopperBlocks(w *writer, failed []merge.Case, p plan) []string {
+func (r *renderer) hopperBlocks(w *writer, failed []caseRow, p plan) []string {
 	switch {
 	case !r.hopperRan():
 		return []string{w.t("hopper_none", nil)}

@@ -378,23 +378,36 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		}
 		return
 	}
-	rows := 0
+	rowKey := render.RowKeys(dc.rep)
+	keys := make(map[*merge.Case]string, len(want))
+	for _, c := range want {
+		keys[c] = rowKey(c)
+	}
+	rows, listedCases, remaining := 0, 0, want
 	for row := tb.FirstChild().NextSibling(); row != nil; row = row.NextSibling() {
-		if rows >= len(want) {
+		if len(remaining) == 0 {
 			t.Errorf("%s: more rows than failed cases", dc.name)
 			break
 		}
-		c := want[rows]
+		// A row holds the next case and every later one that fails alike
+		// (docs/render.md §3.4).
+		c := remaining[0]
+		members, rest := []*merge.Case{c}, []*merge.Case(nil)
+		for _, o := range remaining[1:] {
+			if keys[o] == keys[c] {
+				members = append(members, o)
+			} else {
+				rest = append(rest, o)
+			}
+		}
+		remaining = rest
 		rows++
+		listedCases += len(members)
 		nameCell := row.FirstChild()
 		checksCell := row.LastChild()
 		gotName := zeroWidth.Replace(plainText(nameCell, src, true))
-		wantName := flat(c.Name)
-		if strings.HasSuffix(c.Name, "-setup") && gotName != wantName {
-			wantName += " (" + c.Part + ")"
-		}
-		if gotName != wantName {
-			t.Errorf("%s row %d: case cell reads %q, want %q", dc.name, rows, gotName, wantName)
+		if msg := matchCaseCell(members, gotName); msg != "" {
+			t.Errorf("%s row %d: %s", dc.name, rows, msg)
 		}
 		class := c.Class
 		if class == "" {
@@ -411,7 +424,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 	if rows == 0 && len(want) > 0 {
 		t.Errorf("%s: the failed-cases table has no rows", dc.name)
 	}
-	if more := len(want) - rows; more > 0 {
+	if more := len(want) - listedCases; more > 0 {
 		line := fmt.Sprintf("and %d more; see the run's job summary.", more)
 		if !strings.Contains(dc.doc, "\n"+line+"\n") {
 			t.Errorf("%s: %d rows of %d failed cases, but no line %q", dc.name, rows, len(want), line)
@@ -419,6 +432,36 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 	} else if rows > 30 {
 		t.Errorf("%s: %d rows, at most 30 allowed", dc.name, rows)
 	}
+}
+
+// matchCaseCell says what is wrong with the case cell of a row holding
+// members, or "": a row of one case reads its label, a row of several
+// `<n> cases: <label>, ...`, the first ten named, the rest counted.
+func matchCaseCell(members []*merge.Case, got string) string {
+	label := func(c *merge.Case) string {
+		if strings.HasSuffix(c.Name, "-setup") {
+			return flat(c.Name + " (" + c.Part + ")")
+		}
+		return flat(c.Name)
+	}
+	if len(members) == 1 {
+		if got != flat(members[0].Name) && got != label(members[0]) {
+			return fmt.Sprintf("case cell reads %q, want %q", got, label(members[0]))
+		}
+		return ""
+	}
+	names := make([]string, 0, 10)
+	for _, m := range members[:min(len(members), 10)] {
+		names = append(names, label(m))
+	}
+	want := fmt.Sprintf("%d cases: %s", len(members), strings.Join(names, ", "))
+	if len(members) > 10 {
+		want += fmt.Sprintf(", and %d more", len(members)-10)
+	}
+	if got != want {
+		return fmt.Sprintf("case cell reads %q, want %q", got, want)
+	}
+	return ""
 }
 
 // flat is text as a table cell shows it: newlines and tabs as spaces, other

@@ -50,7 +50,7 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 	comment, section := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
 	wantAll(t, "comment", comment,
 		"· PASS\n",
-		"All 1 cases passed; 1 of them failed only on known upstream issues.",
+		"The one case passed; it failed only on known upstream issues.",
 		"<details><summary>Known upstream issues: 2 failed checks in 1 case that failed on nothing else, not counted in the verdict</summary>",
 		"| vllm-qwen05b-kv\\_c1 | `shm_removed` | left in ",
 		"| "+link477+" |",

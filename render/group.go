@@ -1,0 +1,239 @@
+package render
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// caseRow is one row of the failed-cases table (docs/render.md §3.4): the
+// cases that failed alike, or the not-run cases of one part with one
+// reason. Its first case stands for the others wherever one case is shown
+// (the class, the failed checks and their details, the excerpt).
+type caseRow struct {
+	cases []*merge.Case
+}
+
+// first is the case that stands for the row.
+func (g caseRow) first() *merge.Case { return g.cases[0] }
+
+// maxRowNames is how many cases a row names; the rest are counted.
+const maxRowNames = 10
+
+// groupRows groups failed, the cases the table lists in report order, into
+// its rows, each in the order of its first case: failed cases of the same
+// class whose root checks and the fingerprint of their failures
+// (rowFingerprint) are the same, with the same checks
+// marked known, are one row; not-run cases are one row per part and
+// reason. So fourteen servers that return the same wrong tokens take one
+// row, and a part that never uploaded takes one whatever its count.
+func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
+	var rows []caseRow
+	// The rows whose first case has a key, with that case's fingerprint
+	// once needed: a fingerprint hashes every failed check's normalised
+	// detail, so it is taken only for a case whose key another row has.
+	type cand struct {
+		row int
+		fp  string
+	}
+	at := map[string][]*cand{}
+	for i := range failed {
+		c := &failed[i]
+		k, alike := rowKey(c)
+		fp := ""
+		joined := false
+		for _, o := range at[k] {
+			if alike {
+				if fp == "" {
+					fp = rowFingerprint(c, names)
+				}
+				if o.fp == "" {
+					o.fp = rowFingerprint(rows[o.row].first(), names)
+				}
+				if o.fp != fp {
+					continue
+				}
+			}
+			rows[o.row].cases = append(rows[o.row].cases, c)
+			joined = true
+			break
+		}
+		if !joined {
+			at[k] = append(at[k], &cand{row: len(rows), fp: fp})
+			rows = append(rows, caseRow{cases: []*merge.Case{c}})
+		}
+	}
+	return rows
+}
+
+// rowKey is what two cases of one row share; with alike, they must have
+// the same fingerprint too (failed cases).
+func rowKey(c *merge.Case) (key string, alike bool) {
+	if merge.IsSetupCase(c.Name) {
+		// A setup case names its part; each stays a row of its own.
+		return "setup\x00" + c.Label(), false
+	}
+	if c.NotRun {
+		return "not run\x00" + c.Part + "\x00" + c.Class + "\x00" + c.ClassWhy, false
+	}
+	var b strings.Builder
+	b.WriteString("failed\x00" + c.Class)
+	roots, following := collect.RootChecks(c.Checks)
+	for _, i := range roots {
+		b.WriteString("\x00" + c.Checks[i].Name)
+		if k, known := c.KnownIssueOf(i); known {
+			b.WriteString("\x01" + strconv.Itoa(k))
+		}
+	}
+	b.WriteString("\x00" + strconv.Itoa(following))
+	return b.String(), true
+}
+
+// rowFingerprint is the fingerprint (the digest's normalisation,
+// docs/render.md §11) of c's root failures, with the names of the report's
+// cases taken out of their details first: a server case's checks name its
+// server, which is the case (`server vllm-a exited before it was ready`),
+// its segment (`e2e_vllm_a`) or its native case, and the same failure of
+// two servers is one failure. names holds every case name of the report.
+func rowFingerprint(c *merge.Case, names map[string]bool) string {
+	roots, _ := collect.RootChecks(c.Checks)
+	n := merge.Case{NotRun: c.NotRun, Checks: make([]collect.Check, len(roots))}
+	own := []string{c.Name, strings.ReplaceAll(c.Name, "-", "_")}
+	for j, i := range roots {
+		ch := c.Checks[i]
+		for _, o := range own {
+			if o != "" {
+				ch.Detail = strings.ReplaceAll(ch.Detail, o, "<case>")
+			}
+		}
+		ch.Detail = nameTokenRE.ReplaceAllStringFunc(ch.Detail, func(tok string) string {
+			if names[tok] {
+				return "<case>"
+			}
+			return tok
+		})
+		n.Checks[j] = ch
+	}
+	return fingerprint(&n)
+}
+
+// nameTokenRE matches what may be a case name inside a detail.
+var nameTokenRE = regexp.MustCompile(`[A-Za-z0-9_.+-]+`)
+
+// caseNames is the set of the report's case names.
+func caseNames(rep *merge.Report) map[string]bool {
+	out := make(map[string]bool, len(rep.Cases))
+	for i := range rep.Cases {
+		out[rep.Cases[i].Name] = true
+	}
+	return out
+}
+
+// rowCases counts the cases of rows.
+func rowCases(rows []caseRow) int {
+	n := 0
+	for _, g := range rows {
+		n += len(g.cases)
+	}
+	return n
+}
+
+// rowFirsts are the cases that stand for rows, in row order.
+func rowFirsts(rows []caseRow) []merge.Case {
+	out := make([]merge.Case, len(rows))
+	for i, g := range rows {
+		out[i] = *g.first()
+	}
+	return out
+}
+
+// rowMembers are every case of rows, in row order.
+func rowMembers(rows []caseRow) []merge.Case {
+	var out []merge.Case
+	for _, g := range rows {
+		for _, c := range g.cases {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// caseCell names a row's cases, escaped: the label of a row of one case,
+// else `<n> cases: <label>, <label>, ...` with the first maxRowNames named
+// and the rest counted (`, and <k> more`); labels cut to cut code points.
+func (g caseRow) caseCell(cut int) string {
+	if len(g.cases) == 1 {
+		return text.Plain(text.Cut(g.first().Label(), cut))
+	}
+	names := make([]string, 0, min(len(g.cases), maxRowNames))
+	for _, c := range g.cases[:min(len(g.cases), maxRowNames)] {
+		names = append(names, text.Cut(c.Label(), cut))
+	}
+	s := strconv.Itoa(len(g.cases)) + " cases: " + strings.Join(names, ", ")
+	if more := len(g.cases) - len(names); more > 0 {
+		s += ", and " + strconv.Itoa(more) + " more"
+	}
+	return text.Plain(s)
+}
+
+// commonBrief is the setup cell of a row: the brief its cases share, else
+// the fields (`, `-separated, in the first case's order) that every case's
+// brief has; "" when they share none. Briefs are escaped Markdown whose
+// fields never hold `, ` outside a code span.
+func commonBrief(briefs []string) string {
+	if len(briefs) == 0 {
+		return ""
+	}
+	fields := strings.Split(briefs[0], ", ")
+	for _, b := range briefs[1:] {
+		if b == briefs[0] {
+			continue
+		}
+		have := map[string]bool{}
+		for _, f := range strings.Split(b, ", ") {
+			have[f] = true
+		}
+		kept := fields[:0]
+		for _, f := range fields {
+			// A field with an odd number of backticks is a piece of a code
+			// span the split cut; alone it would open a span of its own.
+			if have[f] && strings.Count(f, "`")%2 == 0 {
+				kept = append(kept, f)
+			}
+		}
+		fields = kept
+	}
+	return strings.Join(fields, ", ")
+}
+
+// joinDistinct joins the distinct values of vals in first-seen order.
+func joinDistinct(vals []string, sep string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+// RowKeys returns, for the cases of rep, a key that two cases share
+// exactly when the failed-cases table lists them in one row
+// (docs/render.md §3.4): the rule groupRows applies, for the tests that
+// read the table back. The report's names are gathered once.
+func RowKeys(rep *merge.Report) func(c *merge.Case) string {
+	names := caseNames(rep)
+	return func(c *merge.Case) string {
+		k, alike := rowKey(c)
+		if alike {
+			k += "\x00" + rowFingerprint(c, names)
+		}
+		return k
+	}
+}

@@ -1,0 +1,102 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// TestAlikeFailuresShareARow: servers that failed the same way (their
+// details differing only in their own names, their native case's, numbers
+// and paths) are one row naming them; another failure of the same check is
+// a row of its own; not-run cases are one row per part and reason
+// (docs/render.md §3.4).
+func TestAlikeFailuresShareARow(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b"} {
+		for _, kv := range []string{"kv_c1", "kv_c0"} {
+			name := "vllm-" + m + "-" + kv
+			rep.Cases = append(rep.Cases, merge.Case{Name: name, Part: "vLLM", Class: "product", ClassWhy: "kvcached's behaviour: server_ready failed",
+				Checks: []collect.Check{
+					{Name: "server_ready", Detail: "server " + name + " not ready after 600 s (last /health: connection refused)"},
+					{Name: "shm_removed", Detail: "left in /dev/shm: e2e_" + strings.ReplaceAll(name, "-", "_")},
+					{Name: "gen_seq_tokens_equal", Detail: "native case vllm-" + m + "-native has no gen_seq results", CausedBy: "server_ready"},
+				}})
+		}
+		rep.Cases = append(rep.Cases, merge.Case{Name: "vllm-" + m + "-native", OK: true, Part: "vLLM"})
+	}
+	// The same check failing otherwise is another failure.
+	rep.Cases = append(rep.Cases, merge.Case{Name: "vllm-other", Part: "vLLM", Class: "product",
+		Checks: []collect.Check{{Name: "server_ready", Detail: "server vllm-other exited before it was ready (exit status 1)"}}})
+	for i := range 25 {
+		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("sglang-%d", i), Part: "SGLang", NotRun: true, Class: "infra", ClassWhy: "its part did not finish it"})
+	}
+	rep.Cases = append(rep.Cases, merge.Case{Name: "sglang-setup", Part: "SGLang", NotRun: true, Class: "infra", ClassWhy: "its part did not finish it"})
+	rep.Verdict = "FAIL (7 of 35 cases; 26 not run)"
+	rows := groupRows(rep.FailedCases(), caseNames(rep))
+	var got []int
+	for _, g := range rows {
+		got = append(got, len(g.cases))
+	}
+	if fmt.Sprint(got) != "[6 1 25 1]" {
+		t.Fatalf("rows of %v cases, want [6 1 25 1] (the six servers, the other failure, the not-run part, its setup case)", got)
+	}
+	docs := mustRender(t, rep, sampleOptions())
+	for _, want := range []string{
+		"| 6 cases: vllm-qwen05b-kv\\_c1, vllm-qwen05b-kv\\_c0, vllm-dsv2lite-kv\\_c1, vllm-dsv2lite-kv\\_c0, vllm-qwen35\\_9b-kv\\_c1, vllm-qwen35\\_9b-kv\\_c0 | product (",
+		"| vllm-other | product |",
+		"| 25 cases: sglang-0, sglang-1, sglang-2, sglang-3, sglang-4, sglang-5, sglang-6, sglang-7, sglang-8, sglang-9, and 15 more | infra (its part did not finish it) | | not run |",
+		"| sglang-setup (SGLang) | infra (",
+	} {
+		if !strings.Contains(docs.Comment, want) {
+			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+		}
+	}
+	if strings.Contains(docs.Comment, "and 0 more") || strings.Count(docs.Comment, "\n| ") != 5 {
+		t.Errorf("want the header and 4 rows:\n%s", docs.Comment)
+	}
+}
+
+// TestRowCapCountsRows: the 30-row cap counts rows as shown, and `and K
+// more` the cases of the rows left out.
+func TestRowCapCountsRows(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	for i := range 40 {
+		for j := range 2 {
+			rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("case-%d-%d", i, j), Part: "vLLM",
+				Checks: []collect.Check{{Name: fmt.Sprintf("check_%d", i), Detail: "failed"}}})
+		}
+	}
+	docs := mustRender(t, rep, sampleOptions())
+	if n := strings.Count(docs.Comment, "\n| 2 cases: case-"); n != 30 {
+		t.Errorf("%d rows, want 30", n)
+	}
+	if !strings.Contains(docs.Comment, "\nand 20 more; see the run's job summary.\n") {
+		t.Errorf("no 'and 20 more' line:\n%s", docs.Comment)
+	}
+}
+
+// TestCommonBrief: the setup cell of a row is the brief its cases share,
+// else the fields every brief has; a piece of a code span is never kept
+// alone.
+func TestCommonBrief(t *testing.T) {
+	for _, tc := range []struct {
+		briefs []string
+		want   string
+	}{
+		{[]string{"a, b, c"}, "a, b, c"},
+		{[]string{"a, b, c", "a, b, c"}, "a, b, c"},
+		{[]string{"vLLM, m1, kvcached, contiguous, TP 2", "vLLM, m2, kvcached, non-contiguous, TP 2"}, "vLLM, kvcached, TP 2"},
+		{[]string{"x, `--a 1, --b 2`", "x, `--a 1, --c 3`"}, "x"},
+		{[]string{"a", "b"}, ""},
+	} {
+		if got := commonBrief(tc.briefs); got != tc.want {
+			t.Errorf("commonBrief(%q) = %q, want %q", tc.briefs, got, tc.want)
+		}
+	}
+}
