@@ -55,7 +55,7 @@
 //
 // # Part status
 //
-// LoadParts gives every part a Status and, unless complete, a Reason:
+// LoadPartsWith gives every part a Status and, unless complete, a Reason:
 //
 //   - complete: summary.json was read whole, and part.json says
 //     "complete": true or is absent (older harness);
@@ -212,7 +212,7 @@
 // least one result, all ok.
 //
 // phases hold every request's tokens and make summary.json hundreds of MB.
-// ReadSummary and ReadCasesJSONL skip them while reading (validated, never
+// The readers of summary.json and cases.jsonl skip them while reading (validated, never
 // decoded nor held) and decode only the other fields of CaseResult; parts
 // are read in parallel. Files are never held whole in memory: summary.json and
 // cases.jsonl stream through a 256 KiB buffer (the decoder holds one token

@@ -46,7 +46,7 @@ type PerfInput struct {
 // LoadInput reads what paths name: part directories and artifact roots
 // (LoadPartsWith, and LoadPerf for a root that holds perf/), or a single
 // merged.json file, read whole up to MaxMergedFile. A path that does not
-// exist is a part that did not finish (LoadParts); a file among other
+// exist is a part that did not finish (LoadPartsWith); a file among other
 // paths, or a merged.json that cannot be read, is an error.
 func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	if len(paths) == 0 {
@@ -55,7 +55,7 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil || fi.IsDir() {
-			continue // LoadParts reports what is missing or unreadable
+			continue // LoadPartsWith reports what is missing or unreadable
 		}
 		if len(paths) != 1 {
 			return nil, fmt.Errorf("%s is a file: a merged.json must be the only path given", p)

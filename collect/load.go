@@ -105,22 +105,12 @@ func IsPartDir(dir string) bool {
 	return false
 }
 
-// partDir is a directory that LoadParts will read as a part.
+// partDir is a directory that LoadPartsWith will read as a part.
 type partDir struct {
 	dir     string
 	missing bool // known not to exist
 	empty   bool // exists, but holds neither part files nor part directories
 }
-
-// LoadParts reads the parts named by paths: each path is a part directory
-// or an artifact root whose sub-directories are parts (except perf/, see
-// LoadPerf, and hidden ones). A path that does not exist becomes a part that
-// did not finish with ReasonNotFound; a directory with neither part files
-// nor part directories, named or found under a root, one with
-// ReasonNoPartFiles. Parts come back in byte order of their directory names,
-// read in parallel. The error is for paths that exist but cannot be read as
-// directories.
-func LoadParts(paths []string) ([]Part, error) { return LoadPartsWith(paths, LoadOptions{}) }
 
 // LoadOptions change what LoadPartsWith keeps of the parts.
 type LoadOptions struct {
@@ -136,7 +126,14 @@ type LoadOptions struct {
 	Context context.Context
 }
 
-// LoadPartsWith is LoadParts with options.
+// LoadPartsWith reads the parts named by paths: each path is a part directory
+// or an artifact root whose sub-directories are parts (except perf/, see
+// LoadPerf, and hidden ones). A path that does not exist becomes a part that
+// did not finish with ReasonNotFound; a directory with neither part files
+// nor part directories, named or found under a root, one with
+// ReasonNoPartFiles. Parts come back in byte order of their directory names,
+// read in parallel. The error is for paths that exist but cannot be read as
+// directories. opts change what is kept.
 func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 	var dirs []partDir
 	for _, p := range paths {

@@ -14,21 +14,12 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
-// ReadJSONFile decodes the JSON file at path into v, refusing a file over
-// k's cap, anything but a regular file (safefile.Open) and, where v is a
-// struct, a file that is null. Errors name the file and, for a value of the
+// readJSONIn decodes the JSON file name in the directory root (path dir) into
+// v, refusing a file over k's cap, anything but a regular file, a symbolic
+// link that leaves the root and, where v is a struct, a file that is null;
+// it returns the bytes read. Errors name the file and, for a value of the
 // wrong type, the field: `read /x/setup.json: cases[2].tp: want integer,
 // got string`.
-func ReadJSONFile(path string, k safefile.Kind, v any) error {
-	data, err := safefile.Read(path, k)
-	if err != nil {
-		return err
-	}
-	return DecodeFile(path, data, v)
-}
-
-// readJSONIn is ReadJSONFile for the file name in the directory root (path
-// dir), refusing a symbolic link that leaves it; it returns the bytes read.
 func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte, error) {
 	f, err := safefile.OpenIn(root, dir, name)
 	if err != nil {
@@ -45,7 +36,7 @@ func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte
 
 // DecodeFile decodes data, the JSON file at path, into v, refusing, where v
 // is a struct, a file that is null. Errors name the file and the field, as
-// ReadJSONFile's.
+// readJSONIn's.
 func DecodeFile(path string, data []byte, v any) error {
 	if err := decodeJSON(data, v); err != nil {
 		return &fileError{Path: path, Err: err}

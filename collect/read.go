@@ -417,7 +417,11 @@ func (r *caseReader) end() error {
 	return nil
 }
 
-// readSummary reads a summary.json document from r (see ScanSummary).
+// readSummary reads a summary.json document from r, skipping every case's
+// phases (Phases stays nil). It fails, naming the field, when the document
+// is malformed, not an object with a cases array, or its top-level ok has
+// the wrong type; a defect of one case leaves out only that case, listed in
+// Dropped. skipLogs leaves every case's Log nil.
 func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
 	return newCaseReader(r, 3, skipLogs).summary()
 }
@@ -540,7 +544,14 @@ func (r *caseReader) openObject() error {
 	return nil
 }
 
-// readCasesJSONL reads cases.jsonl from r (see ScanCasesJSONL).
+// readCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
+// phases skipped. Each line is read on its own (a line that does not parse
+// never takes the next one with it); blank lines are ignored. A line that
+// ends the input inside its value is torn (Torn); any other line that
+// cannot be read is reported in Bad and skipped, unless no newline follows
+// within maxSkippedLine bytes of where it failed: then the rest of the
+// input is not read, and Stopped says so. Offsets in Bad count from the
+// start of the line. skipLogs leaves every case's Log nil.
 func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
 	var cr *caseReader
@@ -749,7 +760,7 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 	l.cases = append(l.cases, c)
 }
 
-// SummaryResult is what ScanSummary found in a summary.json.
+// SummaryResult is what readSummary found in a summary.json.
 type SummaryResult struct {
 	// Summary holds the top-level ok and the cases kept, in order.
 	Summary
@@ -763,22 +774,7 @@ type SummaryResult struct {
 	Repeated []string
 }
 
-// ScanSummary reads a summary.json document from r, skipping every case's
-// phases (Phases stays nil). It fails, naming the field, when the document
-// is malformed, not an object with a cases array, or its top-level ok has
-// the wrong type; a defect of one case leaves out only that case, listed in
-// Dropped.
-func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, false) }
-
-// ReadSummary reads the summary.json at path without its phases (see
-// ScanSummary); errors name the file and the field. Only a regular file is
-// read.
-func ReadSummary(path string) (*SummaryResult, error) {
-	f, err := safefile.Open(path)
-	return readOpened(context.Background(), f, err, path, false, readSummary)
-}
-
-// JSONLResult is what ScanCasesJSONL found in a cases.jsonl stream.
+// JSONLResult is what readCasesJSONL found in a cases.jsonl stream.
 type JSONLResult struct {
 	// Cases are the whole, valid lines in order.
 	Cases []CaseResult
@@ -801,16 +797,6 @@ type JSONLResult struct {
 // the bound a file that is one endless line (a sparse file of a terabyte)
 // would be read to its end.
 const maxSkippedLine = 256 << 20
-
-// ScanCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
-// phases skipped. Each line is read on its own (a line that does not parse
-// never takes the next one with it); blank lines are ignored. A line that
-// ends the input inside its value is torn (Torn); any other line that
-// cannot be read is reported in Bad and skipped, unless no newline follows
-// within maxSkippedLine bytes of where it failed: then the rest of the
-// input is not read, and Stopped says so. Offsets in Bad count from the
-// start of the line.
-func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r, false) }
 
 // lineReader reads one line of br, without its newline, then reports
 // io.EOF; newline says whether the line ended with one.
@@ -847,11 +833,4 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	n := copy(p, buf)
 	l.br.Discard(n)
 	return n, nil
-}
-
-// ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
-// regular file is read.
-func ReadCasesJSONL(path string) (*JSONLResult, error) {
-	f, err := safefile.Open(path)
-	return readOpened(context.Background(), f, err, path, false, readCasesJSONL)
 }

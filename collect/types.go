@@ -194,7 +194,7 @@ type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
 	// Suites and Deselected are the counts of an imported part (new, written
-	// by `import junit`): ReadSummary skips Suites, kept for other tools,
+	// by `import junit`): the summary.json reader skips Suites, kept for other tools,
 	// and reads Deselected, which the evidence table's suite counts show
 	// (docs/render.md §12.1).
 	Suites     []Suite `json:"suites,omitempty"`

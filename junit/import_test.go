@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // check is a check as a test expects it: detail is a prefix of the detail.
@@ -162,7 +161,7 @@ func TestImportPart(t *testing.T) {
 		Deselected: &five, Version: "v1.2.3", Getenv: getenv, Redact: collect.NewRedactor(getenv, collect.SecretEnvNames...)}
 	res, out := importFiles(t, im)
 
-	parts, err := collect.LoadParts([]string{out})
+	parts, err := collect.LoadPartsWith([]string{out}, collect.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +205,9 @@ func TestImportPart(t *testing.T) {
 
 	// summary.json keeps the counts the suite declared, and --deselected.
 	var sum collect.Summary
-	if err := collect.ReadJSONFile(filepath.Join(out, "summary.json"), safefile.Part, &sum); err != nil {
+	if data, err := os.ReadFile(filepath.Join(out, "summary.json")); err != nil {
+		t.Fatal(err)
+	} else if err := collect.DecodeFile("summary.json", data, &sum); err != nil {
 		t.Fatal(err)
 	}
 	ip := func(n int) *int { return &n }
@@ -274,7 +275,7 @@ func TestImportReplacesEarlierResults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "cases.jsonl")); err == nil {
 		t.Error("cases.jsonl of an earlier run survived the import")
 	}
-	parts, err := collect.LoadParts([]string{out})
+	parts, err := collect.LoadPartsWith([]string{out}, collect.LoadOptions{})
 	if err != nil || len(parts[0].Cases) != 3 || parts[0].Status != collect.StatusComplete {
 		t.Errorf("the part read back: %v, %+v", err, parts)
 	}
@@ -401,7 +402,7 @@ func TestDeselectedFromSuites(t *testing.T) {
 		want  int
 	}{{nil, 60}, {ptrI(7), 7}} {
 		_, out := importFiles(t, &Import{Files: []string{file}, Part: "p", Out: filepath.Join(dir, fmt.Sprint("part", tc.want)), Deselected: tc.given})
-		parts, err := collect.LoadParts([]string{out})
+		parts, err := collect.LoadPartsWith([]string{out}, collect.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,13 +91,8 @@ type Document struct {
 	Problems []string
 }
 
-// ReadFile reads the JUnit XML file at path (see Parse); maxBytes <= 0
-// means DefaultMaxBytes.
-func ReadFile(path string, maxBytes int64) (*Document, error) {
-	return readFile(context.Background(), path, maxBytes)
-}
-
-// readFile is ReadFile that stops reading once ctx is done.
+// readFile reads the JUnit XML file at path (see Parse), stopping once ctx
+// is done; maxBytes <= 0 means DefaultMaxBytes.
 func readFile(ctx context.Context, path string, maxBytes int64) (*Document, error) {
 	f, err := safefile.Open(path)
 	if err != nil {

@@ -94,7 +94,7 @@ func importProduced(t *testing.T, files ...string) *Result {
 		}
 	}
 	res, out := importFiles(t, &Import{Files: files, Part: "produced"})
-	parts, err := collect.LoadParts([]string{out})
+	parts, err := collect.LoadPartsWith([]string{out}, collect.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

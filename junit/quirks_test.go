@@ -78,7 +78,7 @@ func TestImportQuirks(t *testing.T) {
 	if diff := cmp.Diff(wantProblems, res.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
-	parts, err := collect.LoadParts([]string{out})
+	parts, err := collect.LoadPartsWith([]string{out}, collect.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func missingOfPlan(e ExpectedPart, p *collect.Part, seen map[string]bool) []stri
 	return missing
 }
 
-// partKey is the name a part is sorted by (collect.LoadParts: its
+// partKey is the name a part is sorted by (collect.LoadPartsWith: its
 // directory's name); a part of the plan that has no directory sorts by its
 // name.
 func partKey(p *collect.Part) string {

@@ -65,7 +65,7 @@ func (e *MixError) Error() string {
 // verdict's total only when it failed.
 func IsSetupCase(name string) bool { return strings.HasSuffix(name, "-setup") }
 
-// Merge combines parts, in the order given (LoadParts sorts them), into a
+// Merge combines parts, in the order given (collect.LoadPartsWith sorts them), into a
 // Report. It refuses mixed parts (see Options.AllowMixed) with a *MixError.
 // The Report shares values with parts, which must not change afterwards.
 func Merge(parts []collect.Part, opts Options) (*Report, error) {

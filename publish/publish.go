@@ -150,12 +150,6 @@ type Result struct {
 	CheckRunID int64  // the check run created or updated (0: none, or a dry run)
 }
 
-// CommentMarker is the hidden line that keys a run's comment in the
-// default suite; package marker writes it (marker.Comment).
-func CommentMarker(runID, attempt, profile string) string {
-	return marker.Comment{Run: runID, Attempt: attempt, Profile: profile}.String()
-}
-
 // commentMarker is the marker line of the run's comment in its suite.
 func commentMarker(run Run, profile, suite string) string {
 	return marker.Comment{Run: run.ID, Attempt: run.Attempt, Profile: profile, Suite: suite}.String()

@@ -41,18 +41,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// LoadConfig reads a --config file's contents over DefaultConfig: every key is
-// optional, and map entries are merged one by one, so a file that sets one
-// title keeps the other defaults. Unknown keys are an error, since a typo in
-// a key would otherwise be silently ignored.
-func LoadConfig(data []byte) (Config, error) {
-	file, err := DecodeConfig(data)
-	if err != nil {
-		return Config{}, err
-	}
-	return MergeConfig(DefaultConfig(), file), nil
-}
-
 // DecodeConfig reads a --config file's contents as they are, without the
 // defaults: what the file itself sets (the CLI puts the Actions repository
 // under a file that names none, then the defaults under both). Unknown keys

@@ -394,6 +394,10 @@ func lessDigits(a, b string) bool {
 type runState struct {
 	known bool
 	bad   bool // failed or did not run
+	// infra: failed with class infra, the machine's fault (docs/render.md
+	// §11). The history ignores it: it is neither a failure nor a pass of
+	// the case, so it starts no streak and makes no flip.
+	infra bool
 	fp    string
 	date  string
 	sym   string // the changes table's symbol
@@ -405,6 +409,7 @@ const (
 	symFailed    = "✗"
 	symFailedNew = "✗*" // failed differently from its failure before
 	symNotRun    = "○"
+	symInfra     = "⚠" // failed on the machine (class infra): not counted
 	symUnknown   = "·"
 )
 
@@ -436,8 +441,11 @@ func (r *renderer) states(c *merge.Case) []runState {
 		if hc, ok := r.hist.cases[i][key]; ok {
 			st.known, st.bad, st.fp = true, true, hc.Fingerprint
 			st.sym = symFailed
-			if hc.Status == DigestNotRun {
+			switch {
+			case hc.Status == DigestNotRun:
 				st.sym = symNotRun
+			case hc.Class == collect.ClassInfra:
+				st.infra, st.sym = true, symInfra
 			}
 		} else if !h.Partial && h.Total > 0 {
 			st.known, st.sym = true, symPassed
@@ -449,24 +457,40 @@ func (r *renderer) states(c *merge.Case) []runState {
 	cur := runState{known: true, date: r.opts.Date, sym: symPassed}
 	if c.NotRun || c.Failed() {
 		cur.bad, cur.fp, cur.sym = true, fingerprint(c), symFailed
-		if c.NotRun {
+		switch {
+		case c.NotRun:
 			cur.sym = symNotRun
+		case c.Class == collect.ClassInfra:
+			cur.infra, cur.sym = true, symInfra
 		}
 	}
 	return append(out, cur)
 }
 
-// since is the failed-cases table's since cell for a case that failed or
-// did not run (docs/render.md §11): flaky when it flipped between passing
-// and failing at least twice in the runs known, else the length of its
-// streak with the date the streak began, else new.
-func (r *renderer) since(w *writer, c *merge.Case) string {
+// counted are the states the history counts: known, and not an infra
+// failure (docs/render.md §11).
+func counted(states []runState) []runState {
 	var seq []runState
-	for _, st := range r.states(c) {
-		if st.known {
+	for _, st := range states {
+		if st.known && !st.infra {
 			seq = append(seq, st)
 		}
 	}
+	return seq
+}
+
+// since is the failed-cases table's since cell for a case that failed or
+// did not run (docs/render.md §11): infra when this failure is the
+// machine's; else flaky when it flipped between passing and failing at
+// least twice in the runs counted, else the length of its streak with the
+// date the streak began, else new. Infra failures of earlier runs are not
+// counted.
+func (r *renderer) since(w *writer, c *merge.Case) string {
+	states := r.states(c)
+	if states[len(states)-1].infra {
+		return w.t("since_infra", nil)
+	}
+	seq := counted(states)
 	flips, streak := 0, 0
 	for i := range seq {
 		if i > 0 && seq[i].bad != seq[i-1].bad {
@@ -490,8 +514,9 @@ func (r *renderer) since(w *writer, c *merge.Case) string {
 }
 
 // fixedLine is `Fixed since the previous run: <cases>.`: the cases that
-// failed or did not run in the newest earlier run and passed (or were
-// skipped) in this one, in report order; "" when there are none.
+// failed (not with class infra) or did not run in the newest earlier run
+// and passed (or were skipped) in this one, in report order; "" when there
+// are none.
 func (r *renderer) fixedLine(w *writer, p plan) string {
 	if r.hist == nil || len(r.hist.runs) == 0 {
 		return ""
@@ -508,8 +533,8 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 		if c.NotRun || c.Failed() {
 			continue
 		}
-		if _, was := prev[historyKey(c)]; !was {
-			continue
+		if hc, was := prev[historyKey(c)]; !was || (hc.Status == DigestFailed && hc.Class == collect.ClassInfra) {
+			continue // a failure of the machine's was not the case's to fix
 		}
 		if len(names) == maxHistoryCut {
 			more++
@@ -533,6 +558,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	}
 	var rows [][]string
 	more := 0
+	infra := false // a row shows symInfra
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
 		states := r.states(c)
@@ -540,7 +566,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 		var prev *runState
 		for j := range states {
 			st := &states[j]
-			if !st.known {
+			if !st.known || st.infra {
 				continue
 			}
 			if prev != nil {
@@ -567,6 +593,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 		syms := make([]string, len(states))
 		for j, st := range states {
 			syms[j] = st.sym
+			infra = infra || st.infra
 		}
 		date := states[last].date
 		if date == "" {
@@ -577,7 +604,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	if len(rows) == 0 {
 		return ""
 	}
-	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", len(r.hist.runs)+1) + "\n\n" +
+	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", map[string]any{"N": len(r.hist.runs) + 1, "Infra": infra}) + "\n\n" +
 		w.mdTable([]string{"case", "runs, oldest first", "last change"}, rows)
 	if more > 0 {
 		out += "\n\n" + w.t("history_more", more)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -291,4 +292,78 @@ func TestHistoryRendering(t *testing.T) {
 	if other.Comment != plain.Comment || other.Section != plain.Section {
 		t.Errorf("another profile's history changed the documents")
 	}
+}
+
+// TestHistoryIgnoresInfra: a failure of class infra is the machine's, not
+// the case's (docs/render.md §11). Two infra nights between passes leave the
+// case `infra`, not flaky; a product failure after infra nights is new; a
+// pass after an infra night is not a fix; the changes table shows the infra
+// nights as ⚠ and finds no change in them.
+func TestHistoryIgnoresInfra(t *testing.T) {
+	// The sample report fails vllm-qwen05b-native and the elastic case, and
+	// passes vllm-qwen05b-kv_c1.
+	const native, elastic, kvc1 = "vllm-qwen05b-native", "elastic-vllm-qwen05b+sglang-qwen35_4b", "vllm-qwen05b-kv_c1"
+	infra := func(name string) HistoryCase {
+		return HistoryCase{Name: name, Status: DigestFailed, Class: collect.ClassInfra, Fingerprint: "cccccccccccc"}
+	}
+	run := func(id, date string, cases ...HistoryCase) HistoryRun {
+		return HistoryRun{V: 1, Profile: "nightly", Run: id, Attempt: "1", Date: date, Total: 9, Cases: cases}
+	}
+	rep := sampleReport(t)
+	class := map[string]string{native: collect.ClassInfra, elastic: collect.ClassProduct} // tonight's
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if want, ok := class[c.Name]; ok {
+			if !c.Failed() {
+				t.Fatalf("the sample report no longer fails %s", c.Name)
+			}
+			c.Class = want
+		}
+	}
+	opts := sampleOptions()
+	opts.History = []HistoryRun{
+		run("120", "2026-11-25"),
+		run("121", "2026-11-26", infra(native), infra(elastic)),
+		run("122", "2026-11-27", infra(elastic), infra(kvc1)),
+	}
+	docs := mustRender(t, rep, opts)
+	failed := tableRows(docs.Comment, "since")
+	if got := failed[native]; len(got) == 0 || got[len(got)-1] != "infra" {
+		t.Errorf("%s: row %q, want since infra (pass, infra, pass, infra)", native, got)
+	}
+	if got := failed[elastic]; len(got) == 0 || got[len(got)-1] != "new" {
+		t.Errorf("%s: row %q, want since new (pass, infra, infra, product)", elastic, got)
+	}
+	if strings.Contains(docs.Comment, "Fixed since the previous run") {
+		t.Errorf("a pass after an infra failure reads as a fix:\n%s", docs.Comment)
+	}
+	changes := tableRows(docs.Section, "last change")
+	if got := changes[elastic]; len(got) != 3 || got[1] != "✓ ⚠ ⚠ ✗" {
+		t.Errorf("changes table row %s: %q, want runs ✓ ⚠ ⚠ ✗", elastic, got)
+	}
+	for _, name := range []string{native, kvc1} {
+		if row, ok := changes[name]; ok {
+			t.Errorf("changes table lists %s (%q), whose only failures are the machine's", name, row)
+		}
+	}
+	if !strings.Contains(docs.Section, "○ not run, ⚠ failed on the machine (class infra, not counted), · no record.") {
+		t.Errorf("the legend does not explain ⚠:\n%s", docs.Section)
+	}
+}
+
+// tableRows maps the first cell of each row of md's tables whose last
+// header is last to the row's cells' texts.
+func tableRows(md, last string) map[string][]string {
+	out := map[string][]string{}
+	for _, tb := range mdtest.Tables([]byte(md)) {
+		if len(tb.Header) == 0 || tb.Header[len(tb.Header)-1].Text != last {
+			continue
+		}
+		for _, r := range tb.Rows {
+			if row := mdtest.Texts(r); len(row) > 0 {
+				out[row[0]] = row
+			}
+		}
+	}
+	return out
 }

@@ -65,15 +65,47 @@ func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 	return out, nil
 }
 
+// everyCheck and everyCase are a name of each family of checks and of each
+// kind of case the runner records (docs/runner.md §5.8): a glob that
+// matches all of them would cover every check or every case of a GPU run,
+// and so hide any regression, which no known issue may. (path.Match's `*`
+// stops at a slash, so no glob made of stars alone tells more.)
+var (
+	everyCheck = []string{"server_ready", "kvcached_active", "gen_seq_ok", "apc_0_tokens_equal", "server_alive_after_load",
+		"no_error_signatures", "shm_removed", "socket_dirs_removed", "clean_exit_on_signal", "no_gpu_process_left",
+		"elastic-vllm-qwen05b-kv_c1_alive", "a_requests_ok", "b_reused_a_memory", "limit_set", "limit_held_under_load",
+		"priority_set", "l_released_for_h", "h_reused_l_memory"}
+	everyCase = []string{"vllm-qwen05b-kv_c1", "sglang-qwen35_4b-native-tp2", "vllm-setup",
+		"elastic-vllm-qwen05b+sglang-qwen35_4b", "limit-vllm-qwen05b", "priority-vllm-qwen05b+vllm-qwen35_4b"}
+)
+
+// matchesAll reports whether glob matches every one of names.
+func matchesAll(glob string, names []string) bool {
+	for _, n := range names {
+		if ok, _ := path.Match(glob, n); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // validateKnownIssue checks one entry: both globs present and well formed,
-// an https URL that can stand as a link destination as it is.
+// neither matching every check or every case, an https URL that can stand
+// as a link destination as it is.
 func validateKnownIssue(k merge.KnownIssue) error {
-	for _, g := range []struct{ key, v string }{{"check", k.Check}, {"cases", k.Cases}} {
+	for _, g := range []struct {
+		key, v, what string
+		every        []string
+	}{{"check", k.Check, "check", everyCheck}, {"cases", k.Cases, "case", everyCase}} {
 		if g.v == "" {
 			return fmt.Errorf("%s is missing or empty", g.key)
 		}
 		if _, err := path.Match(g.v, ""); err != nil {
 			return fmt.Errorf("%s %q is not a valid glob: %v", g.key, g.v, err)
+		}
+		if matchesAll(g.v, g.every) {
+			return fmt.Errorf("%s %q matches every %s (%s, %s, ...): an entry that wide would hide any regression; name the %ss its issue fails",
+				g.key, g.v, g.what, g.every[0], g.every[len(g.every)-1], g.what)
 		}
 	}
 	switch {
@@ -123,6 +155,9 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 		return ""
 	}
 	var blocks []string
+	if line := r.knownCovered(w); line != "" {
+		blocks = append(blocks, line)
+	}
 	var rows [][]string
 	checks := 0
 	for _, c := range r.knownOnly() {
@@ -165,6 +200,28 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 		blocks = append(blocks, strings.Join(gone, "\n"))
 	}
 	return strings.Join(blocks, "\n\n")
+}
+
+// knownCovered is the line that says how many failed checks the known
+// issues covered in this run, in every case, and which entries covered
+// them with how many each, or that they covered none (docs/render.md §10):
+// what the verdict left out is never silent.
+func (r *renderer) knownCovered(w *writer) string {
+	total := 0
+	var entries []string
+	more := 0
+	for _, st := range r.rep.KnownStatuses() {
+		if st.Failed == 0 {
+			continue
+		}
+		total += st.Failed
+		if len(entries) == maxKnownLines {
+			more++
+			continue
+		}
+		entries = append(entries, w.t("known_covered_entry", r.knownEntry(st.Issue, st.Failed)))
+	}
+	return w.t("known_covered", map[string]any{"Checks": total, "Entries": strings.Join(entries, "; "), "More": more})
 }
 
 func countGone(sts []merge.KnownStatus) int {

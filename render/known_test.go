@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // TestParseKnownIssues: every entry is validated, and an error names the
@@ -13,14 +15,23 @@ func TestParseKnownIssues(t *testing.T) {
 		name, data, want string // want: "" parses
 	}
 	for _, c := range []tc{
-		{"valid", `[` + ok + `, {"check": "*_shm_removed", "cases": "*", "url": "https://example.com/a", "note": "n"}]`, ""},
+		{"valid", `[` + ok + `, {"check": "*_shm_removed", "cases": "*vllm-*", "url": "https://example.com/a", "note": "n"}]`, ""},
+		// No entry may cover every check or every case (issue 17): it would
+		// hide any regression.
+		{"every check", `[` + ok + `, {"check": "*", "cases": "*", "url": "https://x/y"}]`, `entry 1: check "*" matches every check`},
+		{"every check, spelt otherwise", `[{"check": "?*", "cases": "vllm-*", "url": "https://x/y"}]`, `entry 0: check "?*" matches every check`},
+		{"every check with an underscore", `[{"check": "*_*", "cases": "vllm-*", "url": "https://x/y"}]`, `entry 0: check "*_*" matches every check`},
+		{"every case", `[{"check": "shm_removed", "cases": "*", "url": "https://x/y"}]`, `entry 0: cases "*" matches every case`},
+		{"every case with a dash", `[{"check": "shm_removed", "cases": "*-*", "url": "https://x/y"}]`, `entry 0: cases "*-*" matches every case`},
+		{"every vLLM case", `[{"check": "shm_removed", "cases": "*vllm-*", "url": "https://x/y"}]`, ""},
+		{"every named case", `[{"check": "shm_removed", "cases": "*[a-z]*", "url": "https://x/y"}]`, `entry 0: cases "*[a-z]*" matches every case`},
 		{"empty list", `[]`, ""},
 		{"not an array", `{"check": "x"}`, "known issues k.json: want a JSON array"},
 		{"trailing value", `[] []`, "known issues k.json: more than one JSON value"},
 		{"unknown key", `[` + ok + `, {"check": "a", "case": "b", "url": "https://x/y"}]`, `known issues k.json: entry 1: unknown field "case"`},
 		{"missing check", `[{"cases": "b", "url": "https://x/y"}]`, "entry 0: check is missing or empty"},
 		{"missing cases", `[{"check": "a", "url": "https://x/y"}]`, "entry 0: cases is missing or empty"},
-		{"bad check glob", `[` + ok + `, {"check": "shm[", "cases": "*", "url": "https://x/y"}]`, `entry 1: check "shm[" is not a valid glob`},
+		{"bad check glob", `[` + ok + `, {"check": "shm[", "cases": "vllm-*", "url": "https://x/y"}]`, `entry 1: check "shm[" is not a valid glob`},
 		{"bad cases glob", `[{"check": "a", "cases": "vllm-\\", "url": "https://x/y"}]`, `entry 0: cases "vllm-\\" is not a valid glob`},
 		{"http URL", `[{"check": "a", "cases": "b", "url": "http://x/y"}]`, `entry 0: url "http://x/y": want a plain https URL`},
 		{"URL with a parenthesis", `[{"check": "a", "cases": "b", "url": "https://x/y)"}]`, "want a plain https URL"},
@@ -52,5 +63,32 @@ func TestKnownLink(t *testing.T) {
 		if got := knownLink(url); got != want {
 			t.Errorf("knownLink(%q) = %q, want %q", url, got, want)
 		}
+	}
+}
+
+// TestKnownCoveredLine: with a known-issues file the comment always says
+// how many failed checks the entries covered, and which entry covered how
+// many, in cases that failed otherwise too (docs/render.md §10); when they
+// covered none it says so.
+func TestKnownCoveredLine(t *testing.T) {
+	// The sample report fails limit-vllm-qwen05b on under_limit only and the
+	// elastic case on a_grew among others.
+	opts := sampleOptions()
+	opts.KnownIssues = []merge.KnownIssue{
+		{Check: "under_limit", Cases: "limit-*", URL: "https://github.com/ovg-project/kvcached/issues/1"},
+		{Check: "a_grew", Cases: "elastic-*", URL: "https://github.com/ovg-project/kvcached/issues/2"},
+		{Check: "no_such_check", Cases: "vllm-*", URL: "https://github.com/ovg-project/kvcached/issues/3"},
+	}
+	docs := mustRender(t, sampleReport(t), opts)
+	want := "Known upstream issues covered 2 failed checks of this run, not counted in the verdict: " +
+		"[kvcached#1](https://github.com/ovg-project/kvcached/issues/1) (`under_limit` in `limit-*`) 1; " +
+		"[kvcached#2](https://github.com/ovg-project/kvcached/issues/2) (`a_grew` in `elastic-*`) 1."
+	if !strings.Contains(docs.Comment, "\n"+want+"\n") {
+		t.Errorf("comment lacks the covered line %q:\n%s", want, docs.Comment)
+	}
+	opts.KnownIssues = opts.KnownIssues[2:]
+	docs = mustRender(t, sampleReport(t), opts)
+	if !strings.Contains(docs.Comment, "\nKnown upstream issues covered no failed check of this run.\n") {
+		t.Errorf("comment does not say the known issues covered nothing:\n%s", docs.Comment)
 	}
 }

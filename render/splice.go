@@ -30,12 +30,6 @@ func rankLess(a, b string) bool {
 	return na < nb
 }
 
-// SpliceMarkers returns the start and end markers of a section name
-// (package marker writes them; docs/render.md §5).
-func SpliceMarkers(name string) (start, end string) {
-	return marker.SectionStart(name), marker.SectionEnd(name)
-}
-
 // Splice puts section into body between the markers of name (docs/render.md
 // §5): it replaces what the markers hold when both are present, else inserts
 // the block before the first section that sorts after name, else appends it.

@@ -126,3 +126,9 @@ func FuzzSplice(f *testing.F) {
 		}
 	})
 }
+
+// SpliceMarkers returns the start and end markers of a section name
+// (package marker writes them; docs/render.md §5).
+func SpliceMarkers(name string) (start, end string) {
+	return marker.SectionStart(name), marker.SectionEnd(name)
+}

@@ -189,3 +189,15 @@ func TestImportedTestsCommentSaysNoGPURun(t *testing.T) {
 		t.Errorf("a GPU run's comment lost its machine or logs line:\n%s", gpu.Comment)
 	}
 }
+
+// LoadConfig reads a --config file's contents over DefaultConfig: every key is
+// optional, and map entries are merged one by one, so a file that sets one
+// title keeps the other defaults. Unknown keys are an error, since a typo in
+// a key would otherwise be silently ignored.
+func LoadConfig(data []byte) (Config, error) {
+	file, err := DecodeConfig(data)
+	if err != nil {
+		return Config{}, err
+	}
+	return MergeConfig(DefaultConfig(), file), nil
+}

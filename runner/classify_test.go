@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
 func TestCompareWithNativeCauses(t *testing.T) {
@@ -77,7 +78,7 @@ func TestCompareWithNativeCauses(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			compareWithNative(tc.kv, tc.native, "n")
+			compareWithNative(tc.kv, tc.native, "n", checks.ServerCauses())
 			got := map[string]string{}
 			for _, ch := range tc.kv.Checks {
 				if !ch.OK {

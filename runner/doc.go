@@ -20,7 +20,7 @@
 //	      "env": {"VLLM_USE_V2_MODEL_RUNNER": "1", ...},   every server of the engine
 //	      "patches": ["elastic_block_pool", ...],          kvcached_active requires them
 //	      "server": ["vllm", "serve", "{hf_id}", ..., "--port", "{port}", ...]
-//	    }                                 {hf_id} and {port} are replaced per server
+//	    }                                 {hf_id}, {port} and {served_name} are replaced per server
 //	  },
 //	  "parts": {                          part name → its cases, in order (see Parts)
 //	    "vllm": {"cases": ["vllm-qwen05b-kv_c1", ...]},

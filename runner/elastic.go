@@ -454,7 +454,7 @@ func (k *coloc) writeUsage() {
 }
 
 func (k *coloc) result() collect.CaseResult {
-	checks.MarkCauses(k.checks, k.causes())
+	checks.MarkCauses(k.checks, k.c.kind.rules(k.plans))
 	k.writeUsage()
 	k.c.logPorts(&k.log)
 	return k.c.Result(k.checks, k.log, &k.phases)
@@ -463,20 +463,6 @@ func (k *coloc) result() collect.CaseResult {
 // drainPhase is the progress phase of a drain (tests hold the simulated
 // load until a case reaches it).
 const drainPhase = "waiting for the KV cache to drain"
-
-// causes are the caused_by rules of the case's kind (docs/runner.md §5.9).
-func (k *coloc) causes() []checks.Cause {
-	spec := k.c.kind
-	if spec.causes == nil {
-		return nil
-	}
-	return spec.causes(func(i int) string {
-		if i < len(k.plans) {
-			return k.plans[i].Name
-		}
-		return ""
-	})
-}
 
 // segmentsSummary is the elastic log's `segments`: per server (its IPC name)
 // the last limit kvctl showed and the peak KV, in MiB, each summed over the

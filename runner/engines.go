@@ -54,7 +54,7 @@ func BuiltinEngines() []EngineSpec {
 			Key: "vllm", Display: collect.DisplayName("vllm"), Dialect: engine.OpenAICompletions(), Sim: "vllm",
 			Plan: EnginePlan{
 				Image: "vllm/vllm-openai:v0.30.0", Env: venv, Patches: []string{}, Expectations: vllmSets(),
-				Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "e2e", "--host", "127.0.0.1",
+				Server: []string{"vllm", "serve", "{hf_id}", "--served-model-name", "{served_name}", "--host", "127.0.0.1",
 					"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
 					"--async-scheduling", "--compilation-config.backend=eager"},
 			},
@@ -64,7 +64,7 @@ func BuiltinEngines() []EngineSpec {
 			Key: "sglang", Display: collect.DisplayName("sglang"), Dialect: engine.SGLangGenerate(), Sim: "sglang",
 			Plan: EnginePlan{
 				Image: "lmsysorg/sglang:v0.5.20", Env: collect.Env{}, Patches: []string{}, Expectations: sglangSets(),
-				Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "e2e",
+				Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "{served_name}",
 					"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
 			},
 			Flags: EngineFlags{TP: "--tp-size", Batch: "--max-running-requests", Memory: "--mem-fraction-static", Context: "--context-length", FP8: []string{"--kv-cache-dtype", "fp8_e4m3"}},

@@ -46,7 +46,7 @@ func TestRunnerAsksItsHost(t *testing.T) {
 		}
 	}
 	c := &Case{R: r, Entry: pair}
-	if got := c.ServerArgv(sp, 18000); got[0] != "wrap-"+sp.Engine || !slices.Equal(got[1:], sp.Argv(c.Engine(sp.Engine), 18000)) {
+	if got := c.ServerArgv(sp, 18000); got[0] != "wrap-"+sp.Engine || !slices.Equal(got[1:], sp.Argv(c.Engine(sp.Engine), 18000, ServedName(c.R.RunID, sp.Name))) {
 		t.Errorf("server argv %q", got)
 	}
 	env := c.ServerEnv(sp, []int{0})

@@ -123,7 +123,7 @@ func checkInterruptedPart(t *testing.T, out *Outcome, r *Runner) {
 	if !out.Interrupted || strings.Join(out.NotRun, " ") != "vllm-qwen05b-kv_c1" {
 		t.Fatalf("outcome: interrupted %v, not run %v", out.Interrupted, out.NotRun)
 	}
-	parts, err := collect.LoadParts([]string{r.OutDir})
+	parts, err := collect.LoadPartsWith([]string{r.OutDir}, collect.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,8 +61,9 @@ type kindSpec struct {
 	// setup.json once when the plan has an entry of the kind; nil: none
 	// (the server case's are always there, see BuildSetup).
 	describe func(s *collect.Setup)
-	// causes are a co-location kind's caused_by rules (docs/runner.md
-	// §5.9), given its servers' names by index; nil: none.
+	// causes are the kind's caused_by rules (docs/runner.md §5.9), given
+	// its servers' names by index; nil: none. Every kind's rules come from
+	// here (kindSpec.rules), none from a kind's run function.
 	causes func(server func(int) string) []checks.Cause
 	// needs are the capabilities its cases need of every engine of their
 	// servers (docs/runner.md §2.7): a case whose engine lacks one is
@@ -84,7 +85,8 @@ var kindTable = []kindSpec{
 		setup: func(r *Runner, s *collect.Setup, e *Entry) {
 			s.Cases = append(s.Cases, r.Setup(&e.Servers[0], r.basePort()))
 		},
-		run: runServerCase,
+		causes: func(func(int) string) []checks.Cause { return checks.ServerCauses() },
+		run:    runServerCase,
 	},
 	{
 		name: KindElastic, servers: 2,
@@ -110,8 +112,9 @@ var kindTable = []kindSpec{
 		describe: func(s *collect.Setup) {
 			s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
 		},
-		needs: []string{CapKvctlPriority},
-		run:   runPriority,
+		causes: func(n func(int) string) []checks.Cause { return checks.PriorityCauses(n(0), n(1)) },
+		needs:  []string{CapKvctlPriority},
+		run:    runPriority,
 	},
 }
 
@@ -169,6 +172,20 @@ func orList(names []string) string {
 func (e *Entry) spec() kindSpec {
 	k, _ := kindOf(e.Kind)
 	return k
+}
+
+// rules are the kind's caused_by rules (docs/runner.md §5.9) for a case of
+// these servers.
+func (k kindSpec) rules(servers []ServerPlan) []checks.Cause {
+	if k.causes == nil {
+		return nil
+	}
+	return k.causes(func(i int) string {
+		if i < len(servers) {
+			return servers[i].Name
+		}
+		return ""
+	})
 }
 
 // kind returns what runs entries of name: Runner.Kinds (tests), else the

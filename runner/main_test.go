@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 		if len(args) > 0 && args[0] == "sim" {
 			args = args[1:]
 		}
-		os.Exit(sim.Main(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(sim.MainEnv(context.Background(), args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
 	os.Exit(m.Run())
 }

@@ -233,6 +233,3 @@ func (c clause) holds(v version) bool {
 	}
 	return false
 }
-
-// String is the range as written.
-func (r versionRange) String() string { return r.raw }

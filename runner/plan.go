@@ -71,7 +71,8 @@ type EnginePlan struct {
 	// the set's env and are held to its patches instead of Env and Patches
 	// alone.
 	Expectations []ExpectationSet `json:"expectations,omitempty"`
-	// Server is the server command; `{hf_id}` and `{port}` are replaced.
+	// Server is the server command; `{hf_id}`, `{port}` and `{served_name}`
+	// are replaced.
 	Server []string `json:"server"`
 }
 
@@ -122,13 +123,14 @@ type ServerPlan struct {
 // Kvcached reports whether the server runs with kvcached (a layout is set).
 func (s *ServerPlan) Kvcached() bool { return s.Layout != nil }
 
-// Argv is the server's command line on port: the engine's template, then
-// the model's and the extra arguments.
-func (s *ServerPlan) Argv(e EnginePlan, port int) []string {
+// Argv is the server's command line on port, served as served: the
+// engine's template, then the model's and the extra arguments.
+func (s *ServerPlan) Argv(e EnginePlan, port int, served string) []string {
 	out := make([]string, 0, len(e.Server)+len(s.ModelArgs)+len(s.ExtraArgs))
 	for _, a := range e.Server {
 		a = strings.ReplaceAll(a, "{hf_id}", s.HFID)
 		a = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
+		a = strings.ReplaceAll(a, "{served_name}", served)
 		out = append(out, a)
 	}
 	out = append(out, s.ModelArgs...)
@@ -162,6 +164,17 @@ func IPCName(runID, name string) string {
 	sum := sha256.Sum256([]byte(full))
 	return s[:MaxIPCName-1-ipcHashLen] + "_" + hex.EncodeToString(sum[:ipcHashLen/2])
 }
+
+// SetupServedName is the served name setup.json's cmd shows: the run's own
+// (ServedName) is known only to the run, as its IPC name is.
+const SetupServedName = "e2e"
+
+// ServedName is the served model name (--served-model-name, `{served_name}`
+// in an engine's template) of the server name in a run: its IPC name,
+// unique to the run and the server. WaitReady reads it back from GET
+// /v1/models, so that a server that answers on the port but is not this
+// run's fails server_ready, exec prefix or not (docs/runner.md §3.4).
+func ServedName(runID, name string) string { return IPCName(runID, name) }
 
 // IPCNames are the IPC names of every kvcached server of the plan in a run,
 // in plan order.

@@ -110,14 +110,14 @@ func TestServerPlans(t *testing.T) {
 		"--host", "127.0.0.1", "--port", "18000", "--random-seed", "42", "--enable-cache-report",
 		"--dtype", "bfloat16", "--context-length", "8192", "--max-running-requests", "16", "--mem-fraction-static", "0.85", "--trust-remote-code",
 		"--tp-size", "2"}
-	if d := cmp.Diff(want, s.Argv(eng, 18000)); d != "" {
+	if d := cmp.Diff(want, s.Argv(eng, 18000, "e2e")); d != "" {
 		t.Fatalf("argv (-want +got):\n%s", d)
 	}
 	if v, _ := s.Env.Get("ENABLE_KVCACHED"); v != "false" || s.Kvcached() {
 		t.Fatal("native server with kvcached on")
 	}
 	_, fp8 := find("vllm-qwen05b-kv_c1-fp8kv")
-	if fp8.KVCacheDtype == nil || *fp8.KVCacheDtype != "fp8" || !slices.Contains(fp8.Argv(vllm, 1), "--kv-cache-dtype") || fp8.TP != 1 {
+	if fp8.KVCacheDtype == nil || *fp8.KVCacheDtype != "fp8" || !slices.Contains(fp8.Argv(vllm, 1, "e2e"), "--kv-cache-dtype") || fp8.TP != 1 {
 		t.Fatalf("fp8 server %+v", fp8)
 	}
 	pe, l := find("priority-vllm-qwen05b-kv_c1")
@@ -443,5 +443,30 @@ func TestValidateExpectations(t *testing.T) {
 				t.Fatalf("err %v, want %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+// TestIPCNamesCarryTheRunAttempt: a rerun attempt's IPC and served names
+// differ from the first attempt's (GITHUB_RUN_ATTEMPT), so kvcached never
+// finds its segment name taken by an earlier attempt's.
+func TestIPCNamesCarryTheRunAttempt(t *testing.T) {
+	for _, tc := range []struct{ attempt, want string }{
+		{"", "e2e_123_vllm_a"},
+		{"1", "e2e_123_a1_vllm_a"},
+		{"2", "e2e_123_a2_vllm_a"},
+		{"x2", "e2e_123_vllm_a"}, // not an attempt number
+	} {
+		r := &Runner{RunID: "123", Getenv: func(k string) string {
+			if k == "GITHUB_RUN_ATTEMPT" {
+				return tc.attempt
+			}
+			return ""
+		}}
+		if got := IPCName(r.ipcRunID(), "vllm-a"); got != tc.want {
+			t.Errorf("attempt %q: IPC name %q, want %q", tc.attempt, got, tc.want)
+		}
+		if got := ServedName(r.ipcRunID(), "vllm-a"); got != tc.want {
+			t.Errorf("attempt %q: served name %q, want %q", tc.attempt, got, tc.want)
+		}
 	}
 }

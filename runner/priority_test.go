@@ -2,8 +2,10 @@ package runner
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -148,22 +150,40 @@ func TestPriorityFaults(t *testing.T) {
 	type tc struct {
 		fault      string
 		wantFailed []string
+		// wantCauses are the failed checks' caused_by in the written
+		// summary.json ("": a root), from the priority row's rules
+		// (checks.PriorityCauses).
+		wantCauses map[string]string
 		// excerptFile and excerptFrom are the case's excerpt's.
 		excerptFile, excerptFrom string
+		// tree is the testdata tree whose priority case shows this fault.
+		tree string
 	}
 	for _, c := range []tc{
 		// L keeps its pages under H's shortfall: the protocol ran (shortfall,
 		// watermark) but nothing was released.
-		{fault: "no-release", wantFailed: []string{"l_released_for_h", "h_reused_l_memory"}, excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
+		{fault: "no-release", wantFailed: []string{"l_released_for_h", "h_reused_l_memory"},
+			wantCauses:  map[string]string{"l_released_for_h": "", "h_reused_l_memory": "l_released_for_h"},
+			excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst, tree: "weekly-priority"},
 		// L dropped its idle cache before the burst: nothing to take from it,
 		// so H fits without a shortfall and never needs L's pages.
-		{fault: "cap-not-lifted", wantFailed: []string{"l_held_at_burst", "h_shortfall_posted", "l_watermark_raised", "h_reused_l_memory"}, excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
+		{fault: "cap-not-lifted", wantFailed: []string{"l_held_at_burst", "h_shortfall_posted", "l_watermark_raised", "h_reused_l_memory"},
+			wantCauses:  map[string]string{"l_held_at_burst": "", "h_shortfall_posted": "", "l_watermark_raised": "", "h_reused_l_memory": ""},
+			excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
 		// H is not above L: H's shortfall is posted, but L has no reason to give way.
-		{fault: "reject-priority", wantFailed: []string{"priority_set", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"}, excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
+		{fault: "reject-priority", wantFailed: []string{"priority_set", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"},
+			wantCauses:  map[string]string{"priority_set": "", "l_watermark_raised": "priority_set", "l_released_for_h": "priority_set", "h_reused_l_memory": "priority_set"},
+			excerptFile: prioL + "/serve.log", excerptFrom: collect.ExcerptBurst},
 		// H dies at the start of its burst: its requests, the protocol, its
 		// probe, liveness and log fail; L and the shutdown of both stay clean.
 		{fault: "crash-in-burst@qwen35_4b", wantFailed: []string{"h_requests_ok", "h_shortfall_posted", "l_watermark_raised",
 			"l_released_for_h", "h_reused_l_memory", prioH + "_probe_unchanged", prioH + "_alive", prioH + "_no_error_signatures"},
+			// H's crash is the root; what H's burst and the protocol
+			// measured follows from it. Its error signature is evidence
+			// of its own.
+			wantCauses: map[string]string{"h_requests_ok": prioH + "_alive", "h_shortfall_posted": prioH + "_alive", "l_watermark_raised": prioH + "_alive",
+				"l_released_for_h": prioH + "_alive", "h_reused_l_memory": prioH + "_alive", prioH + "_probe_unchanged": prioH + "_alive",
+				prioH + "_alive": "", prioH + "_no_error_signatures": ""},
 			excerptFile: prioH + "/serve.log", excerptFrom: `Traceback \(most recent call last\)`},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
@@ -174,6 +194,17 @@ func TestPriorityFaults(t *testing.T) {
 			}
 			if got := failedChecks(run.res); !slices.Equal(got, c.wantFailed) {
 				t.Errorf("failed checks\n got %v\nwant %v", got, c.wantFailed)
+			}
+			if got := writtenCauses(t, run.outDir, run.res.Name); !maps.Equal(got, c.wantCauses) {
+				t.Errorf("caused_by of the failed checks in summary.json\n got %v\nwant %v", got, c.wantCauses)
+			}
+			if c.tree != "" {
+				// The hand-built tree claims to be what the runner writes
+				// for this fault: its checks, verdicts and caused_by are.
+				tree := writtenChecks(t, filepath.Join("..", "testdata", "trees", c.tree, "all", "summary.json"), run.res.Name)
+				if got := writtenChecks(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); !reflect.DeepEqual(got, tree) {
+					t.Errorf("testdata/trees/%s's %s is not what the runner writes for %s:\n run  %s\n tree %s", c.tree, run.res.Name, c.fault, showChecks(got), showChecks(tree))
+				}
 			}
 			// Its excerpt (docs/formats.md §4.9): the crashed server's
 			// log around its first error signature, else L's log from
@@ -191,6 +222,69 @@ func TestPriorityFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writtenCheck is a check as summary.json holds it.
+type writtenCheck struct {
+	Name     string  `json:"name"`
+	OK       bool    `json:"ok"`
+	CausedBy *string `json:"caused_by"`
+}
+
+// writtenChecks reads a part's summary.json as JSON and returns the named
+// case's checks.
+func writtenChecks(t *testing.T, summary, name string) []writtenCheck {
+	t.Helper()
+	var sum struct {
+		Cases []struct {
+			Name   string         `json:"name"`
+			Checks []writtenCheck `json:"checks"`
+		} `json:"cases"`
+	}
+	readJSON(t, summary, &sum)
+	for _, c := range sum.Cases {
+		if c.Name == name {
+			return c.Checks
+		}
+	}
+	t.Fatalf("%s has no case %s", summary, name)
+	return nil
+}
+
+// writtenCauses reads the part's summary.json as JSON and returns the named
+// case's failed checks with their caused_by ("": none).
+func writtenCauses(t *testing.T, outDir, name string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, ch := range writtenChecks(t, filepath.Join(outDir, "summary.json"), name) {
+		if ch.OK {
+			if ch.CausedBy != nil {
+				t.Errorf("passing check %s has caused_by %q", ch.Name, *ch.CausedBy)
+			}
+			continue
+		}
+		got[ch.Name] = ""
+		if ch.CausedBy != nil {
+			got[ch.Name] = *ch.CausedBy
+		}
+	}
+	return got
+}
+
+// showChecks lists checks as name ok|FAIL[<-caused_by].
+func showChecks(list []writtenCheck) string {
+	var out []string
+	for _, ch := range list {
+		s := ch.Name + " ok"
+		if !ch.OK {
+			s = ch.Name + " FAIL"
+		}
+		if ch.CausedBy != nil {
+			s += "<-" + *ch.CausedBy
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
 }
 
 func TestLChargedAfter(t *testing.T) {

@@ -245,6 +245,18 @@ func (r *Runner) now() time.Time {
 	return time.Now()
 }
 
+// ipcRunID is the run part of the IPC and served names: the run id and,
+// when GITHUB_RUN_ATTEMPT names the attempt, `_a<attempt>`, so that a rerun
+// attempt never takes the names of an earlier attempt's segments, which
+// kvcached 0.1.5 would rename and the ledger then miss (issue 17).
+func (r *Runner) ipcRunID() string {
+	a := r.getenv("GITHUB_RUN_ATTEMPT")
+	if a == "" || strings.Trim(a, "0123456789") != "" {
+		return r.RunID
+	}
+	return r.RunID + "_a" + a
+}
+
 func (r *Runner) getenv(k string) string {
 	if r.Getenv != nil {
 		return r.Getenv(k)
@@ -417,7 +429,7 @@ func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	setAll(&env, c.R.engineEnv(sp.Engine))
 	setAll(&env, sp.Env)
 	if sp.Kvcached() {
-		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.RunID, sp.Name))
+		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.ipcRunID(), sp.Name))
 	}
 	if len(gpus) > 0 {
 		env.Set("CUDA_VISIBLE_DEVICES", joinInts(c.R.DeviceIndices(sp.Engine, gpus)))
@@ -437,19 +449,19 @@ func setAll(dst *collect.Env, src collect.Env) {
 // ServerArgv is the command a server runs: the plan's argv as the host
 // runs it (under --simulate `<self> sim serve --engine E -- <argv>`).
 func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
-	return c.R.host().ServerArgv(c.R.engineSpec(sp.Engine).Sim, append(sp.Argv(c.Engine(sp.Engine), port), extra...))
+	return c.R.host().ServerArgv(c.R.engineSpec(sp.Engine).Sim, append(sp.Argv(c.Engine(sp.Engine), port, ServedName(c.R.ipcRunID(), sp.Name)), extra...))
 }
 
 // Setup is the setup.json entry of a server of this plan (cmd as on the base port).
 func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	c := &Case{R: r}
 	// cmd is cmd.txt as the server would start on port, less what only the
-	// run knows (its IPC name, GPUs, simulator).
+	// run knows (its IPC name and served name, GPUs, simulator).
 	var cmdEnv, env collect.Env
 	eng := c.Engine(sp.Engine)
 	setAll(&cmdEnv, r.engineEnv(sp.Engine))
 	setAll(&cmdEnv, sp.Env)
-	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port)}
+	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port, SetupServedName)}
 	setAll(&env, sp.Env)
 	return collect.CaseSetup{
 		Name: sp.Name, Engine: sp.Engine, Model: sp.Model, HFID: sp.HFID, Layout: sp.Layout, TP: sp.TP,
@@ -475,7 +487,7 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	cfg := c.R.serverConfig()
 	cfg.Name, cfg.Dialect, cfg.Dir = sp.Name, c.R.engineSpec(sp.Engine).Dialect, c.Dir(sp.Name)
 	cfg.Env, cfg.Argv = c.ServerEnv(sp, gpus), c.ServerArgv(sp, port, extra...)
-	cfg.ExecPrefix, cfg.Port = c.R.PrefixFor(sp.Engine), port
+	cfg.ExecPrefix, cfg.Port, cfg.ServedName = c.R.PrefixFor(sp.Engine), port, ServedName(c.R.ipcRunID(), sp.Name)
 	es, err := engine.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -483,7 +495,7 @@ func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus [
 	es.Client.RequestTimeout, es.Client.ResetTimeout = c.R.Timing.RequestTimeout, c.R.Timing.ResetTimeout
 	s := &Server{Server: es, Plan: sp, Port: port, GPUs: gpus}
 	if sp.Kvcached() {
-		s.IPC = IPCName(c.R.RunID, sp.Name)
+		s.IPC = IPCName(c.R.ipcRunID(), sp.Name)
 	}
 	c.mu.Lock()
 	c.servers = append(c.servers, s)
@@ -520,7 +532,7 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
-		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.RunID),
+		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.ipcRunID()),
 	}
 	x := c.Expect(s.Plan.Engine)
 	obs.Required, obs.CapacityOptional = x.Required(s.Plan), !x.CapacityLine

@@ -116,7 +116,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 				list = append(list, ch)
 			}
 		}
-		checks.MarkCauses(list, checks.ServerCauses())
+		checks.MarkCauses(list, c.kind.rules(c.Entry.Servers))
 		c.logPorts(&log)
 		return c.Result(list, log, &phases)
 	}
@@ -261,6 +261,9 @@ type GroupState struct {
 type pendingCase struct {
 	res *collect.CaseResult
 	ev  *caseEvidence
+	// rules are the case's caused_by rules, from its kind's row, applied
+	// again once its comparisons are in.
+	rules []checks.Cause
 }
 
 // comparisons hold the kvcached server cases of each group back until the
@@ -311,7 +314,7 @@ func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev *caseEviden
 		return []collect.CaseResult{res}
 	}
 	if e.Servers[0].Kvcached() {
-		g.Pending = append(g.Pending, pendingCase{&res, ev})
+		g.Pending = append(g.Pending, pendingCase{&res, ev, e.spec().rules(e.Servers)})
 		return nil
 	}
 	return append(g.flush(&res, e.Name), res)
@@ -347,7 +350,7 @@ func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
 func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []collect.CaseResult {
 	var out []collect.CaseResult
 	for _, p := range g.Pending {
-		compareWithNative(p.res, native, nativeName)
+		compareWithNative(p.res, native, nativeName, p.rules)
 		if p.ev != nil {
 			p.ev.nativeStarted = nativeStarted(native)
 		}
@@ -370,8 +373,9 @@ func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []coll
 // crashed, or the phase failed) records caused_by that check; one that the
 // native case explains (its phase failed or never ran) records caused_by
 // `<native case>/<check>` and says so instead of describing a difference
-// (docs/runner.md §5.3).
-func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string) {
+// (docs/runner.md §5.3). rules are the case's caused_by rules (its kind's
+// row).
+func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string, rules []checks.Cause) {
 	get := func(cr *collect.CaseResult, name string) (collect.Phase, bool) {
 		if cr == nil || cr.Phases == nil {
 			return collect.Phase{Name: name}, false
@@ -406,7 +410,7 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 			kv.Checks = append(kv.Checks, cmp.check(k, n))
 		}
 	}
-	checks.MarkCauses(kv.Checks, checks.ServerCauses())
+	checks.MarkCauses(kv.Checks, rules)
 	for i, phase := range phaseOf {
 		ch := &kv.Checks[first+i]
 		if ch.OK || ch.CausedBy != "" {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +66,40 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	// Markdown escapes the underscores of the case name.
 	if !strings.Contains(c, "· FAIL") || !strings.Contains(c, `| priority-vllm-qwen05b+vllm-qwen35\_4b |`) || !strings.Contains(c, "`l_released_for_h`") {
 		t.Errorf("comment.md does not show the priority case failing:\n%s", c)
+	}
+	// The priority row's caused_by rules reach the written part: the
+	// check H's reuse follows from is L's release, the one root.
+	var sum struct {
+		Cases []struct {
+			Name   string `json:"name"`
+			Checks []struct {
+				Name     string `json:"name"`
+				OK       bool   `json:"ok"`
+				CausedBy string `json:"caused_by"`
+			} `json:"checks"`
+		} `json:"cases"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "results", "all", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	causes := map[string]string{}
+	for _, cr := range sum.Cases {
+		for _, ch := range cr.Checks {
+			if !ch.OK {
+				causes[cr.Name+": "+ch.Name] = ch.CausedBy
+			}
+		}
+	}
+	const pair = "priority-vllm-qwen05b+vllm-qwen35_4b: "
+	if want := map[string]string{pair + "l_released_for_h": "", pair + "h_reused_l_memory": "l_released_for_h"}; !maps.Equal(causes, want) {
+		t.Errorf("caused_by of the failed checks: %v, want %v", causes, want)
+	}
+	if !strings.Contains(c, "`l_released_for_h` (L still charged ") || !strings.Contains(c, ") and 1 check that follows from it |") {
+		t.Errorf("the failed case's checks cell does not name the root and count its follower:\n%s", c)
 	}
 	// The case's chart (docs/render.md §3.9): its numbers, then a Mermaid
 	// xychart of L's and H's KV, GPU free, H's shortfall and L's watermark

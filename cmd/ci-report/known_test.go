@@ -138,6 +138,14 @@ func TestKnownIssuesFileErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`[{"check": "a", "cases": "b", "url": "https://x/y"}, {"check": "[", "cases": "b", "url": "https://x/y"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	wide := filepath.Join(dir, "wide.json")
+	if err := os.WriteFile(wide, []byte(`[{"check": "shm_removed", "cases": "vllm-*", "url": "https://x/y"}, {"check": "*", "cases": "*", "url": "https://x/z"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"known_issues": "`+wide+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cliAtRoot(t)
 	for _, c := range []struct {
 		name string
@@ -145,13 +153,22 @@ func TestKnownIssuesFileErrors(t *testing.T) {
 		want string
 	}{
 		{"bad entry", []string{"--known-issues", bad}, "known issues " + bad + ": entry 1: check \"[\" is not a valid glob"},
+		// A cover of every check in every case would turn any red run
+		// green (issue 17): refused, by flag or config key.
+		{"every check", []string{"--known-issues", wide}, "known issues " + wide + ": entry 1: check \"*\" matches every check"},
+		{"every check, config key", []string{"--config", cfg}, "known issues " + wide + ": entry 1: check \"*\" matches every check"},
 		{"missing file", []string{"--known-issues", filepath.Join(dir, "nope.json")}, "known issues: read "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"render", "testdata/trees/nightly-pass"}, withFlags(c.args...)...)
-			code, _, stderr := runCLI(t, args...)
-			if code != exitUsage || !strings.Contains(stderr, c.want) {
-				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
+			for _, cmd := range []string{"render", "post"} {
+				args := append([]string{cmd, "testdata/trees/nightly-pass"}, withFlags(c.args...)...)
+				if cmd == "post" {
+					args = append(args, "--dry-run", "--repo", "o/r", "--issue", "1")
+				}
+				code, _, stderr := runCLI(t, args...)
+				if code != exitUsage || !strings.Contains(stderr, c.want) {
+					t.Fatalf("%s: exit %d, stderr %q; want 2 and %q", cmd, code, stderr, c.want)
+				}
 			}
 		})
 	}

@@ -62,15 +62,6 @@ type postOptions struct {
 	SettleDelay time.Duration
 }
 
-// parseAndRun parses args and runs: the dispatcher's two halves, for tests
-// that give the options their dependencies first.
-func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) error {
-	if err := parseCommand("post", o, args); err != nil {
-		return err
-	}
-	return o.run(ctx, e)
-}
-
 func (o *postOptions) bind(fs *flag.FlagSet) {
 	o.inputs.bind(fs)
 	fs.StringVar(&o.repo, "repo", "", "repository `owner/name` of the issue or pull request (default: GITHUB_REPOSITORY)")

@@ -293,3 +293,12 @@ func TestPublishedRepairKeepsVerdict(t *testing.T) {
 		}
 	}
 }
+
+// parseAndRun parses args and runs: the dispatcher's two halves, for tests
+// that give the options their dependencies first.
+func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) error {
+	if err := parseCommand("post", o, args); err != nil {
+		return err
+	}
+	return o.run(ctx, e)
+}

@@ -23,6 +23,9 @@ type Request struct {
 	MaxTokens int
 	// IgnoreEOS makes the server generate exactly MaxTokens tokens (load requests).
 	IgnoreEOS bool
+	// Model is the served model name the request names, where the dialect
+	// sends one (Client.Generate sets it to Client.ServedName).
+	Model string
 }
 
 // Client speaks one engine's HTTP API (docs/runner.md §3.4).
@@ -40,6 +43,9 @@ type Client struct {
 	ResetTimeout time.Duration
 	// Now is the clock for latencies (default time.Now).
 	Now func() time.Time
+	// ServedName is the server's served model name, its identity for this
+	// run (Identify) and the model its requests name.
+	ServedName string
 }
 
 func (c *Client) httpClient() *http.Client {
@@ -71,6 +77,9 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	defer cancel()
 	if c.Dialect.Body == nil || c.Dialect.Parse == nil {
 		return collect.RequestResult{Error: ptr("the engine has no HTTP dialect for generation requests")}
+	}
+	if req.Model == "" {
+		req.Model = c.ServedName
 	}
 	path, body := c.Dialect.GeneratePath, c.Dialect.Body(req)
 	start := c.now()
@@ -137,6 +146,62 @@ func (c *Client) Health(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("GET /health: HTTP %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// errForeign marks an answer that no server of this run gives: the server
+// that answers on the port is another one (Identify).
+var errForeign = errors.New("another server answers")
+
+// Identify asks GET /v1/models once, within timeout, and returns nil when
+// the models listed include the server's served name. Both engines list
+// exactly their --served-model-name there: vLLM a ModelCard per
+// base_model_paths entry, which api_server builds from
+// args.served_model_name (vllm/entrypoints/openai/serving_models.py@075e9ba8
+// show_available_models); SGLang one ModelCard of
+// tokenizer_manager.served_model_name
+// (python/sglang/srt/entrypoints/http_server.py@0025436e available_models).
+// A list without the name, or no /v1/models at all (404: the server answering
+// /health is neither engine), wraps errForeign and names what answered;
+// anything else (a timeout, a 5xx) is an error to retry.
+func (c *Client) Identify(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/v1/models", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		return errors.New(errorText(err))
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%w: GET /v1/models: HTTP 404 (%s), where vLLM and SGLang list their served model", errForeign, text.Cut(strings.TrimSpace(string(data)), 200))
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("GET /v1/models: HTTP %d", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID   string `json:"id"`
+			Root string `json:"root"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("%w: GET /v1/models: not a model list: %s", errForeign, text.Cut(strings.TrimSpace(string(data)), 200))
+	}
+	var seen []string
+	for _, m := range list.Data {
+		if m.ID == c.ServedName {
+			return nil
+		}
+		seen = append(seen, fmt.Sprintf("%q (root %q)", text.Cut(m.ID, 100), text.Cut(m.Root, 200)))
+	}
+	if len(seen) == 0 {
+		seen = []string{"no model"}
+	}
+	return fmt.Errorf("%w: GET /v1/models lists %s, not %q, the served name this run gave the server", errForeign, strings.Join(seen, ", "), c.ServedName)
 }
 
 // maxResponse bounds a response body: a request's tokens and text fit easily,

@@ -80,7 +80,7 @@ func TestClientBodiesAndResponses(t *testing.T) {
 				io.WriteString(w, c.response)
 			}))
 			defer srv.Close()
-			cl := &Client{Dialect: c.dialect, BaseURL: srv.URL}
+			cl := &Client{Dialect: c.dialect, BaseURL: srv.URL, ServedName: "e2e"}
 			res := cl.Generate(context.Background(), c.req)
 			if res.Status != c.status {
 				t.Fatalf("status %d", res.Status)

@@ -40,7 +40,7 @@ func SGLangGenerate() Dialect {
 }
 
 func openAIBody(req Request) any {
-	b := map[string]any{"model": "e2e", "prompt": req.Prompt, "temperature": 0,
+	b := map[string]any{"model": req.Model, "prompt": req.Prompt, "temperature": 0,
 		"max_tokens": req.MaxTokens, "return_token_ids": true, "seed": 0}
 	if req.IgnoreEOS {
 		b["ignore_eos"] = true

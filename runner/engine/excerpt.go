@@ -54,15 +54,6 @@ func (r *lineRing) lines() (first int64, out []string) {
 	return first, out
 }
 
-// held is the memory the ring keeps, for the test of a scan's bound.
-func (r *lineRing) held() int {
-	n := 0
-	for _, b := range r.buf {
-		n += cap(b)
-	}
-	return n
-}
-
 // excerpt builds the scan's excerpt from the line at start: before the
 // first line any signature matches (name, "" for none) it holds the line
 // back; that line and those after it, up to collect.ExcerptMaxLines in all,

@@ -62,7 +62,10 @@ const (
 	overlap = 64
 )
 
-// ParseLogFile parses the serve.log at path; see ParseLog.
+// ParseLogFile parses the serve.log at path into a LogInfo: error
+// signatures that start before stopOffset (a byte offset; negative means
+// the whole log) are `errors`; `errors_after_stop` has those found
+// anywhere. Quoted text is valid UTF-8.
 func ParseLogFile(path string, stopOffset int64) (collect.LogInfo, error) {
 	sc, err := ScanLogFile(nil, path, 0)
 	return sc.Info(stopOffset), err
@@ -71,15 +74,6 @@ func ParseLogFile(path string, stopOffset int64) (collect.LogInfo, error) {
 // EmptyLogInfo is the LogInfo of an empty log (arrays empty, not null).
 func EmptyLogInfo() collect.LogInfo {
 	return collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{}, ErrorsAfterStop: []string{}}
-}
-
-// ParseLog reads a server log of any line length and any bytes into a
-// LogInfo. Error signatures that start before stopOffset (a byte offset;
-// negative means the whole log) are `errors`; `errors_after_stop` has those
-// found anywhere. Quoted text is valid UTF-8.
-func ParseLog(r io.Reader, stopOffset int64) (collect.LogInfo, error) {
-	sc, err := ScanLog(r, 0)
-	return sc.Info(stopOffset), err
 }
 
 // LogScan is what one read of a serve.log finds (docs/runner.md §5.10): what
@@ -300,17 +294,6 @@ func (s *logScanner) failure(line string) string {
 		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
 	}
 	return Signatures[i].Name
-}
-
-// retained is the memory the scanner keeps from one line to the next (the
-// reader's buffer and the line's head aside, each bounded by readBuf and
-// headKeep): the fragment window and tail, the held-back lines, the excerpt.
-func (s *logScanner) retained() int {
-	n := cap(s.window) + cap(s.tail) + s.ring.held() + s.LogScan.tail.held()
-	for _, l := range s.Excerpt.Lines {
-		n += len(l)
-	}
-	return n
 }
 
 // readLines reads r, a log from the byte offset base on, in the reader's

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -92,4 +93,13 @@ func FuzzParseLog(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ParseLog reads a server log of any line length and any bytes into a
+// LogInfo. Error signatures that start before stopOffset (a byte offset;
+// negative means the whole log) are `errors`; `errors_after_stop` has those
+// found anywhere. Quoted text is valid UTF-8.
+func ParseLog(r io.Reader, stopOffset int64) (collect.LogInfo, error) {
+	sc, err := ScanLog(r, 0)
+	return sc.Info(stopOffset), err
 }

@@ -143,3 +143,23 @@ func BenchmarkScanLog(b *testing.B) {
 		}
 	}
 }
+
+// held is the memory the ring keeps, for the test of a scan's bound.
+func (r *lineRing) held() int {
+	n := 0
+	for _, b := range r.buf {
+		n += cap(b)
+	}
+	return n
+}
+
+// retained is the memory the scanner keeps from one line to the next (the
+// reader's buffer and the line's head aside, each bounded by readBuf and
+// headKeep): the fragment window and tail, the held-back lines, the excerpt.
+func (s *logScanner) retained() int {
+	n := cap(s.window) + cap(s.tail) + s.ring.held() + s.LogScan.tail.held()
+	for _, l := range s.Excerpt.Lines {
+		n += len(l)
+	}
+	return n
+}

@@ -78,6 +78,10 @@ type ServerConfig struct {
 	// Start runs the server under a wrapper through it, and Stop signals
 	// the server's group inside it (see prefixWrapper).
 	ExecPrefix []string
+	// ServedName is the served model name the server was given
+	// (--served-model-name): its identity for this run, which WaitReady
+	// reads back from GET /v1/models ("": not checked).
+	ServedName string
 	// Port is where the server listens on 127.0.0.1. It must be free when
 	// the server starts, and readiness counts only while every listening
 	// socket on it belongs to the server's process group.
@@ -277,7 +281,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		// offsets (LogSize, LogStart, StopResult.LogOffset) stay absolute.
 		log:      &countingFile{f: lf, n: start},
 		logStart: start,
-		Client:   &Client{Dialect: cfg.Dialect, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP},
+		Client:   &Client{Dialect: cfg.Dialect, BaseURL: "http://127.0.0.1:" + strconv.Itoa(cfg.Port), HTTP: cfg.HTTP, ServedName: cfg.ServedName},
 	}
 	if err := s.launch(argv, lf); err != nil {
 		return nil, err
@@ -497,8 +501,10 @@ func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 // only while every listening socket on the port belongs to the server's
 // process group: a process that holds the port and is not ours fails the
 // wait at once, naming it. Behind an exec prefix the server's processes
-// are not the runner's to see (another PID namespace), so only the check
-// that the port was free before the start applies.
+// are not the runner's to see (another PID namespace); there, and
+// everywhere, the server must also list its served name (its identity for
+// this run) in GET /v1/models (Client.Identify): a server that answers
+// with another list fails the wait at once, naming what it listed.
 func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
@@ -514,6 +520,12 @@ func (s *Server) WaitReady(ctx context.Context) error {
 		}
 		if err == nil && !ours {
 			err = fmt.Errorf("GET /health answered 200, but no listening socket of the server's process group %d on port %d was found", s.pgid, s.Config.Port)
+		}
+		if err == nil && s.Config.ServedName != "" {
+			err = s.Client.Identify(ctx, t.HealthTimeout)
+			if errors.Is(err, errForeign) {
+				return fmt.Errorf("server %s: port %d answers as another server (%s), so its answers are not the server's", s.Config.Name, s.Config.Port, s.Config.Redact.String(strings.TrimPrefix(err.Error(), errForeign.Error()+": ")))
+			}
 		}
 		if err == nil {
 			return nil

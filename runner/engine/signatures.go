@@ -173,6 +173,15 @@ var Signatures = []Signature{
 		Source: "EADDRINUSE as CPython, torch TCPStore, ZMQ and Go print it; the runner's port checks",
 	},
 	{
+		Name: "a foreign server on the port", Class: collect.ClassInfra, What: "another server answering on the server's port",
+		// The runner's own readiness wait (Server.WaitReady, engine
+		// Client.Identify): what answers on the port does not list the
+		// served name this run gave the server in GET /v1/models, exec
+		// prefix or not.
+		Re:     regexp.MustCompile(`answers as another server \(`),
+		Source: "ci-report's readiness wait (runner/engine Server.WaitReady)",
+	},
+	{
 		Name: "model not found", Class: collect.ClassHarness, What: "a model id or revision the Hub does not have: the plan's",
 		// huggingface_hub errors.py RepositoryNotFoundError (`Repository Not
 		// Found for url: ...`, boson-ai/higgs-audio#123) and

@@ -33,6 +33,9 @@ var signatureLines = []struct {
 	// uvicorn's log of asyncio's create_server error (the simulator writes the same).
 	{"port taken", "ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use"},
 	{"port taken", "start server vllm-qwen05b-kv_c1: listen tcp 127.0.0.1:18001: bind: address already in use"},
+	// The runner's readiness wait (Server.WaitReady), as server_ready records it.
+	{"a foreign server on the port", `server vllm-qwen05b-kv_c1: port 18001 answers as another server (GET /v1/models lists "e2e" (root "Qwen/Qwen2.5-0.5B-Instruct"), not "e2e_1_vllm-qwen05b-kv_c1", the served name this run gave the server), so its answers are not the server's`},
+	{"port taken", "server limit-vllm-qwen05b: port 18003 is held by pid 4242 (python3 -m http.server 18003), not by the server's process group 4100, so its answers are not the server's"},
 	// huggingface_hub file_download.py _raise_on_head_call_error.
 	{"model download failed", "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on the Hub and we cannot find the requested files in the local cache. Please check your connection and try again or make sure your Internet connection is on."},
 	{"model download failed", "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6745) Cannot access gated repo for url https://huggingface.co/google/gemma-4-E2B-it/resolve/main/config.json."},

@@ -1,7 +1,7 @@
 // Package sim is the simulated GPU world behind `ci-report run --simulate`:
 // inference servers that speak vLLM's and SGLang's HTTP APIs, a kvcached-like
 // memory model with its ledger, kvctl, a ballast and a GPU backend, all inside
-// the ci-report binary (`ci-report sim ...`, or sim.Main from a test binary).
+// the ci-report binary (`ci-report sim ...`, or sim.MainEnv from a test binary).
 //
 // # World
 //
@@ -49,10 +49,12 @@
 // string; max_tokens default 16, return_token_ids, ignore_eos; the model must
 // be the served name; usage.prompt_tokens_details.cached_tokens only with
 // --enable-prompt-tokens-details), POST /reset_prefix_cache. SGLang: GET
-// /health, POST /generate (text a string or a list, answered by a list;
+// /health, GET /v1/models (the served name as id and root, as SGLang
+// lists it), POST /generate (text a string or a list, answered by a list;
 // sampling_params.max_new_tokens default 128, ignore_eos; output_ids, text,
 // meta_info{prompt_tokens, completion_tokens, cached_tokens}), POST
-// /flush_cache. Temperature and seed are accepted and ignored: decoding is
+// /flush_cache. Both list the --served-model-name in GET /v1/models, the
+// identity the runner reads back. Temperature and seed are accepted and ignored: decoding is
 // always greedy. Logs are in the engine's style on stdout (warnings, errors
 // and tracebacks on stderr): the patch line `Successfully patched <engine>: ...`
 // (with the hybrid patches for qwen35_*), vLLM's `Using kvcached

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -44,7 +43,7 @@ func (s *simServer) groupSegment(old segmentFile) segmentFile {
 // "_g")`, tests/e2e/elastic.py@28183ff482dc, digits only here so that
 // `<ipc>_gpu` is not one).
 func (w *world) groupSegments(ipc string) []string {
-	ents, _ := os.ReadDir(filepath.Join(w.dir, segmentsDir))
+	ents, _ := os.ReadDir(SegmentsDir(w.dir))
 	var out []string
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")

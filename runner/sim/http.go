@@ -24,6 +24,7 @@ func (s *simServer) handler() http.Handler {
 		mux.HandleFunc("/generate", s.handleGenerate)
 		mux.HandleFunc("/flush_cache", s.handleReset)
 		mux.HandleFunc("/get_model_info", s.handleModels)
+		mux.HandleFunc("/v1/models", s.handleModels)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
@@ -84,13 +85,23 @@ func (s *simServer) handleModels(w http.ResponseWriter, r *http.Request) {
 	if !methodOK(w, r, http.MethodGet) {
 		return
 	}
-	if s.cfg.Engine == "sglang" {
+	// Each engine lists its --served-model-name in /v1/models, the identity
+	// the runner reads back (engine.Client.Identify): vLLM with the model
+	// path as root (vllm/entrypoints/openai/serving_models.py@075e9ba8),
+	// SGLang with the served name as root too
+	// (python/sglang/srt/entrypoints/http_server.py@0025436e).
+	switch {
+	case s.cfg.Engine == "sglang" && r.URL.Path == "/get_model_info":
 		writeJSON(w, 200, map[string]any{"model_path": s.cfg.ModelArg, "tokenizer_path": s.cfg.ModelArg, "is_generation": true})
-		return
+	case s.cfg.Engine == "sglang":
+		writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
+			"id": s.cfg.ServedName, "object": "model", "owned_by": "sglang", "root": s.cfg.ServedName, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
+		}}})
+	default:
+		writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
+			"id": s.cfg.ServedName, "object": "model", "owned_by": "vllm", "root": s.cfg.ModelArg, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
+		}}})
 	}
-	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
-		"id": s.cfg.ServedName, "object": "model", "owned_by": "vllm", "root": s.cfg.ModelArg, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
-	}}})
 }
 
 func (s *simServer) handleReset(w http.ResponseWriter, r *http.Request) {

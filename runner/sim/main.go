@@ -13,13 +13,9 @@ import (
 	"time"
 )
 
-// Main runs `ci-report sim <args>` with the process environment and returns
-// the exit status; a test binary's TestMain calls it to play a server.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return MainEnv(ctx, args, stdin, stdout, stderr, os.Getenv)
-}
-
-// MainEnv is Main with the environment given as a lookup function.
+// MainEnv runs `ci-report sim <args>` with the environment given as a lookup
+// function and returns the exit status; a test binary's TestMain calls it
+// (with os.Getenv) to play a server.
 func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usageText)

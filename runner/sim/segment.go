@@ -55,7 +55,7 @@ type kvctlEntry struct {
 }
 
 func (w *world) segmentPath(ipc string) string {
-	return filepath.Join(w.dir, segmentsDir, ipc+".json")
+	return filepath.Join(SegmentsDir(w.dir), ipc+".json")
 }
 
 // readSegment reads the segment ipc; a name that would escape the segments
@@ -78,9 +78,9 @@ func (w *world) readSegment(ipc string) (segmentFile, error) {
 // segments reads every segment file, sorted by IPC name; a file that cannot be
 // read or parsed is reported in errs and skipped.
 func (w *world) segments() (segs []segmentFile, errs []error) {
-	ents, err := os.ReadDir(filepath.Join(w.dir, segmentsDir))
+	ents, err := os.ReadDir(SegmentsDir(w.dir))
 	if err != nil {
-		return nil, []error{fmt.Errorf("read %s: %w", filepath.Join(w.dir, segmentsDir), err)}
+		return nil, []error{fmt.Errorf("read %s: %w", SegmentsDir(w.dir), err)}
 	}
 	for _, e := range ents {
 		name := e.Name()

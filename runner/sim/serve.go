@@ -567,7 +567,7 @@ func (s *simServer) register() error {
 		if err := s.w.writeSegment(seg); err != nil {
 			return fmt.Errorf("RuntimeError: %v", err)
 		}
-		if err := os.WriteFile(filepath.Join(s.w.dir, shmDir, seg.IPC), []byte(seg.IPC+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(ShmDir(s.w.dir), seg.IPC), []byte(seg.IPC+"\n"), 0o644); err != nil {
 			return fmt.Errorf("RuntimeError: create shared memory segment: %v", err)
 		}
 	}
@@ -710,7 +710,7 @@ func (s *simServer) removeKvcachedFiles() {
 			s.w.lock.Unlock()
 		}
 		for _, n := range names {
-			os.Remove(filepath.Join(s.w.dir, shmDir, n))
+			os.Remove(filepath.Join(ShmDir(s.w.dir), n))
 		}
 		s.log.kvcached("removed shared memory segment %s", s.ipc)
 	}

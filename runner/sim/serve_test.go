@@ -27,7 +27,7 @@ const childEnv = "CI_REPORT_SIM_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(MainEnv(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
 	os.Exit(m.Run())
 }

@@ -26,7 +26,7 @@ func socketDirName(ipc string) string {
 
 // socketDir is the socket directory of ipc in the world's simulated /tmp.
 func (w *world) socketDir(ipc string) string {
-	return filepath.Join(w.dir, tmpDir, socketDirName(ipc))
+	return filepath.Join(TmpDir(w.dir), socketDirName(ipc))
 }
 
 // makesSocketDir says whether a kvcached server of engine at TP size tp

@@ -114,7 +114,7 @@ func NewWorld(dir string, opts WorldOptions) error {
 	if opts.Driver == "" {
 		opts.Driver = DefaultDriver
 	}
-	for _, d := range []string{dir, filepath.Join(dir, segmentsDir), filepath.Join(dir, procsDir), filepath.Join(dir, shmDir), filepath.Join(dir, tmpDir)} {
+	for _, d := range []string{dir, SegmentsDir(dir), filepath.Join(dir, procsDir), ShmDir(dir), TmpDir(dir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create simulated world: %w", err)
 		}
