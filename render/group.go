@@ -222,18 +222,3 @@ func joinDistinct(vals []string, sep string) string {
 	}
 	return strings.Join(out, sep)
 }
-
-// RowKeys returns, for the cases of rep, a key that two cases share
-// exactly when the failed-cases table lists them in one row
-// (docs/render.md §3.4): the rule groupRows applies, for the tests that
-// read the table back. The report's names are gathered once.
-func RowKeys(rep *merge.Report) func(c *merge.Case) string {
-	names := caseNames(rep)
-	return func(c *merge.Case) string {
-		k, alike := rowKey(c)
-		if alike {
-			k += "\x00" + rowFingerprint(c, names)
-		}
-		return k
-	}
-}
