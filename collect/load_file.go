@@ -13,9 +13,5 @@ import "github.com/ovg-project/ci-report/internal/safefile"
 // a *fieldError where a field was at fault (problemOf finds it).
 type fileError = safefile.Error
 
-var (
-	// errNotRegular is the refusal of anything but a regular file.
-	errNotRegular = safefile.ErrNotRegular
-	// errTooLarge is returned for a file over its size bound.
-	errTooLarge = safefile.ErrTooLarge
-)
+// errNotRegular is the refusal of anything but a regular file.
+var errNotRegular = safefile.ErrNotRegular
