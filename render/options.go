@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"strconv"
@@ -75,12 +76,12 @@ func (c Config) problems() []collect.Problem {
 	for _, profile := range sortedKeys(c.Workflows) {
 		if wf := c.Workflows[profile]; wf != "" && !safeURLPath(wf) {
 			ps = append(ps, collect.Problem{File: c.Source, Field: "workflows." + profile,
-				What: fmt.Sprintf("%q: want letters, digits, '-', '_', '.' or '/'", wf)})
+				What: fmt.Sprintf("%s: want letters, digits, '-', '_', '.' or '/'", bounds.Quote(wf))})
 		}
 	}
 	if p := c.Product; p != "" && !productRE.MatchString(p) {
 		ps = append(ps, collect.Problem{File: c.Source, Field: "product",
-			What: fmt.Sprintf("%q: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", p)})
+			What: fmt.Sprintf("%s: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", bounds.Quote(p))})
 	}
 	return ps
 }
@@ -117,9 +118,9 @@ func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err
 	case profile == "":
 		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}
 	case !ValidProfile(profile) && given == "":
-		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %q is not valid: want "+marker.Name+"; pass --profile", profile)}
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %s is not valid: want "+marker.Name+"; pass --profile", bounds.Quote(profile))}
 	case !ValidProfile(profile):
-		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%q: want "+marker.Name, profile)}
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%s: want "+marker.Name, bounds.Quote(profile))}
 	}
 	return profile, parts, nil
 }
