@@ -13,8 +13,9 @@ import (
 // bytes and bounds.MaxList comma-separated entries, and a flag is given at
 // most bounds.MaxList times. The flag package reports the error with the
 // flag's name, before the command's own checks run. The flag package would
-// quote the whole value in its error, so the returned func gives the
-// violation in the project's terms instead: `--title: 10000 bytes, …`.
+// quote the whole value in its error, so the returned func gives the first
+// error of any flag's value with the value cut (bounds.Quote) instead:
+// `--title: 10000 bytes, …`.
 func boundFlags(fs *flag.FlagSet) (violation func() error) {
 	var first error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -54,7 +55,14 @@ func (b *boundedValue) Set(v string) error {
 		}
 		return err
 	}
-	return b.Value.Set(v)
+	if err := b.Value.Set(v); err != nil {
+		// The flag package's own wording, with the value cut.
+		if *b.first == nil {
+			*b.first = fmt.Errorf("invalid value %s for flag -%s: %w", bounds.Quote(v), b.name, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // boundedBool keeps a bool flag one that takes no value.

@@ -33,7 +33,11 @@ const (
 
 // Quote is s cut to MaxQuoted characters and quoted as Go quotes a string:
 // the one way an error shows a value the user gave.
-func Quote(s string) string { return strconv.Quote(text.Cut(s, MaxQuoted)) }
+func Quote(s string) string { return strconv.Quote(Cut(s)) }
+
+// Cut is s cut to MaxQuoted characters, unquoted: a path or name an error
+// shows as it is.
+func Cut(s string) string { return text.Cut(s, MaxQuoted) }
 
 // String refuses s, the value of what, over MaxString bytes.
 func String(what, s string) error {
