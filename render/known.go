@@ -109,8 +109,8 @@ func validateKnownIssue(k merge.KnownIssue) error {
 			return fmt.Errorf("%s %s is not a valid glob: %v", g.key, bounds.Quote(g.v), err)
 		}
 		if matchesAll(g.v, g.every) {
-			return fmt.Errorf("%s %q matches every %s (%s, %s, ...): an entry that wide would hide any regression; name the %ss its issue fails",
-				g.key, g.v, g.what, g.every[0], g.every[len(g.every)-1], g.what)
+			return fmt.Errorf("%s %s matches every %s (%s, %s, ...): an entry that wide would hide any regression; name the %ss its issue fails",
+				g.key, bounds.Quote(g.v), g.what, g.every[0], g.every[len(g.every)-1], g.what)
 		}
 	}
 	switch {

@@ -2,14 +2,14 @@ package render
 
 import (
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/bounds"
-	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -29,23 +29,23 @@ func (o Options) Problems() []collect.Problem {
 		ps = append(ps, collect.Problem{File: file, Field: field, What: fmt.Sprintf(format, a...)})
 	}
 	if o.Profile != "" && !ValidProfile(o.Profile) {
-		add("", "--profile", "%q: want "+marker.Name, o.Profile)
+		add("", "--profile", "%s: want "+marker.Name, bounds.Quote(o.Profile))
 	}
 	for _, u := range []struct{ file, field, v string }{{"", "--run-url", o.RunURL}, {"", "--artifact-url", o.ArtifactURL}, {o.Config.Source, "repository_url", o.Config.RepositoryURL}} {
 		if u.v != "" && !SafeURL(u.v) {
-			add(u.file, u.field, "%q: want a plain http(s) URL", u.v)
+			add(u.file, u.field, "%s: want a plain http(s) URL", bounds.Quote(u.v))
 		}
 	}
 	for _, t := range []struct{ field, v string }{{"--run-id", o.RunID}, {"--run-attempt", o.RunAttempt}} {
 		if t.v != "" && (!digitsOnlyRE.MatchString(t.v) || !fitsUint64(t.v)) {
-			add("", t.field, "%q: want a number", t.v)
+			add("", t.field, "%s: want a number", bounds.Quote(t.v))
 		}
 	}
 	if o.Prev != "" && !strings.Contains(o.Prev, ":") {
-		add("", "--prev", "%q: want SHA:CONCLUSION", o.Prev)
+		add("", "--prev", "%s: want SHA:CONCLUSION", bounds.Quote(o.Prev))
 	}
 	if o.Date != "" && !validDate(o.Date) {
-		add("", "--date", "%q: want YYYY-MM-DD", o.Date)
+		add("", "--date", "%s: want YYYY-MM-DD", bounds.Quote(o.Date))
 	}
 	if o.PR < 0 {
 		add("", "--pr", "%d: want a pull request number", o.PR)
