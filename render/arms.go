@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"math"
 	"sort"
@@ -88,10 +89,10 @@ func (o Options) ValidateArms() error {
 	seen := map[string]bool{}
 	for _, a := range o.Arms {
 		if !ValidProfile(a) {
-			return fmt.Errorf("render: arm %q: want "+marker.Name, a)
+			return fmt.Errorf("render: arm %s: want "+marker.Name, bounds.Quote(a))
 		}
 		if seen[a] {
-			return fmt.Errorf("render: arm %q is given twice", a)
+			return fmt.Errorf("render: arm %s is given twice", bounds.Quote(a))
 		}
 		seen[a] = true
 	}
@@ -100,14 +101,14 @@ func (o Options) ValidateArms() error {
 	}
 	for _, a := range sortedKeys(o.Expect) {
 		if !seen[a] {
-			return fmt.Errorf("render: expected result of arm %q, which is not one of the arms %s", a, strings.Join(o.Arms, ","))
+			return fmt.Errorf("render: expected result of arm %s, which is not one of the arms %s", bounds.Quote(a), strings.Join(o.Arms, ","))
 		}
 		if v := o.Expect[a]; v != ExpectPass && v != ExpectFail {
-			return fmt.Errorf("render: expected result %q of arm %s: want %s or %s", v, a, ExpectPass, ExpectFail)
+			return fmt.Errorf("render: expected result %s of arm %s: want %s or %s", bounds.Quote(v), a, ExpectPass, ExpectFail)
 		}
 	}
 	if b := o.BaselineArm; b != "" && !ValidProfile(b) {
-		return fmt.Errorf("render: baseline arm %q: want "+marker.Name, b)
+		return fmt.Errorf("render: baseline arm %s: want "+marker.Name, bounds.Quote(b))
 	}
 	for i, iv := range o.Config.Intervals {
 		if iv.Label == "" || iv.From == "" || iv.To == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -54,6 +55,9 @@ func DecodeConfig(data []byte) (Config, error) {
 	}
 	if dec.More() {
 		return Config{}, fmt.Errorf("more than one JSON value")
+	}
+	if err := bounds.Check(file); err != nil {
+		return Config{}, err
 	}
 	return file, nil
 }

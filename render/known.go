@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -49,6 +51,9 @@ func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("known issues %s: more than one JSON value", file)
 	}
+	if err := bounds.List("known issues "+file, len(raw), bounds.MaxList); err != nil {
+		return nil, err
+	}
 	out := make([]merge.KnownIssue, 0, len(raw))
 	for i, r := range raw {
 		var k merge.KnownIssue
@@ -57,7 +62,7 @@ func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 		if err := d.Decode(&k); err != nil {
 			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, collect.JSONError(err))
 		}
-		if err := validateKnownIssue(k); err != nil {
+		if err := cmp.Or(bounds.Check(k), validateKnownIssue(k)); err != nil {
 			return nil, fmt.Errorf("known issues %s: entry %d: %v", file, i, err)
 		}
 		out = append(out, k)
@@ -101,18 +106,18 @@ func validateKnownIssue(k merge.KnownIssue) error {
 			return fmt.Errorf("%s is missing or empty", g.key)
 		}
 		if _, err := path.Match(g.v, ""); err != nil {
-			return fmt.Errorf("%s %q is not a valid glob: %v", g.key, g.v, err)
+			return fmt.Errorf("%s %s is not a valid glob: %v", g.key, bounds.Quote(g.v), err)
 		}
 		if matchesAll(g.v, g.every) {
-			return fmt.Errorf("%s %q matches every %s (%s, %s, ...): an entry that wide would hide any regression; name the %ss its issue fails",
-				g.key, g.v, g.what, g.every[0], g.every[len(g.every)-1], g.what)
+			return fmt.Errorf("%s %s matches every %s (%s, %s, ...): an entry that wide would hide any regression; name the %ss its issue fails",
+				g.key, bounds.Quote(g.v), g.what, g.every[0], g.every[len(g.every)-1], g.what)
 		}
 	}
 	switch {
 	case k.URL == "":
 		return errors.New("url is missing or empty")
 	case !strings.HasPrefix(k.URL, "https://") || !SafeURL(k.URL):
-		return fmt.Errorf("url %q: want a plain https URL", k.URL)
+		return fmt.Errorf("url %s: want a plain https URL", bounds.Quote(k.URL))
 	case len(k.URL) > knownURLMax:
 		return fmt.Errorf("url is %d bytes long, over %d", len(k.URL), knownURLMax)
 	}

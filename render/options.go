@@ -2,13 +2,14 @@ package render
 
 import (
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -28,23 +29,23 @@ func (o Options) Problems() []collect.Problem {
 		ps = append(ps, collect.Problem{File: file, Field: field, What: fmt.Sprintf(format, a...)})
 	}
 	if o.Profile != "" && !ValidProfile(o.Profile) {
-		add("", "--profile", "%q: want "+marker.Name, o.Profile)
+		add("", "--profile", "%s: want "+marker.Name, bounds.Quote(o.Profile))
 	}
 	for _, u := range []struct{ file, field, v string }{{"", "--run-url", o.RunURL}, {"", "--artifact-url", o.ArtifactURL}, {o.Config.Source, "repository_url", o.Config.RepositoryURL}} {
 		if u.v != "" && !SafeURL(u.v) {
-			add(u.file, u.field, "%q: want a plain http(s) URL", u.v)
+			add(u.file, u.field, "%s: want a plain http(s) URL", bounds.Quote(u.v))
 		}
 	}
 	for _, t := range []struct{ field, v string }{{"--run-id", o.RunID}, {"--run-attempt", o.RunAttempt}} {
 		if t.v != "" && (!digitsOnlyRE.MatchString(t.v) || !fitsUint64(t.v)) {
-			add("", t.field, "%q: want a number", t.v)
+			add("", t.field, "%s: want a number", bounds.Quote(t.v))
 		}
 	}
 	if o.Prev != "" && !strings.Contains(o.Prev, ":") {
-		add("", "--prev", "%q: want SHA:CONCLUSION", o.Prev)
+		add("", "--prev", "%s: want SHA:CONCLUSION", bounds.Quote(o.Prev))
 	}
 	if o.Date != "" && !validDate(o.Date) {
-		add("", "--date", "%q: want YYYY-MM-DD", o.Date)
+		add("", "--date", "%s: want YYYY-MM-DD", bounds.Quote(o.Date))
 	}
 	if o.PR < 0 {
 		add("", "--pr", "%d: want a pull request number", o.PR)
@@ -75,12 +76,12 @@ func (c Config) problems() []collect.Problem {
 	for _, profile := range sortedKeys(c.Workflows) {
 		if wf := c.Workflows[profile]; wf != "" && !safeURLPath(wf) {
 			ps = append(ps, collect.Problem{File: c.Source, Field: "workflows." + profile,
-				What: fmt.Sprintf("%q: want letters, digits, '-', '_', '.' or '/'", wf)})
+				What: fmt.Sprintf("%s: want letters, digits, '-', '_', '.' or '/'", bounds.Quote(wf))})
 		}
 	}
 	if p := c.Product; p != "" && !productRE.MatchString(p) {
 		ps = append(ps, collect.Problem{File: c.Source, Field: "product",
-			What: fmt.Sprintf("%q: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", p)})
+			What: fmt.Sprintf("%s: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", bounds.Quote(p))})
 	}
 	return ps
 }
@@ -117,9 +118,9 @@ func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err
 	case profile == "":
 		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}
 	case !ValidProfile(profile) && given == "":
-		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %q is not valid: want "+marker.Name+"; pass --profile", profile)}
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("the parts' profile %s is not valid: want "+marker.Name+"; pass --profile", bounds.Quote(profile))}
 	case !ValidProfile(profile):
-		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%q: want "+marker.Name, profile)}
+		return "", parts, collect.Problem{Field: "--profile", What: fmt.Sprintf("%s: want "+marker.Name, bounds.Quote(profile))}
 	}
 	return profile, parts, nil
 }

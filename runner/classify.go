@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 )
@@ -72,7 +73,7 @@ func ParseGPUHolders(s string) ([]GPUHolder, error) {
 		p, perr := strconv.Atoi(pid)
 		m, merr := strconv.ParseInt(mib, 10, 64)
 		if !ok || perr != nil || merr != nil || p <= 0 || m <= 0 {
-			return nil, fmt.Errorf("%q: want PID:MiB, both positive integers (e.g. 4182:20480)", item)
+			return nil, fmt.Errorf("%s: want PID:MiB, both positive integers (e.g. 4182:20480)", bounds.Quote(item))
 		}
 		out = append(out, GPUHolder{GPU: -1, PID: p, MiB: m})
 	}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // Two numberings of one GPU meet in a run behind an exec prefix
@@ -71,7 +73,7 @@ func CheckContainerGPUs(p *Plan, gpus []int, prefixes map[string][]string, conta
 		if key != "" {
 			what = "--container-gpus " + key + "=" + joinInts(c)
 			if _, ok := p.Engines.Get(key); !ok {
-				return fmt.Errorf("%s: unknown engine %q (known: %s)", what, key, strings.Join(p.Engines.Keys(), ", "))
+				return fmt.Errorf("%s: unknown engine %s (known: %s)", what, bounds.Quote(key), strings.Join(p.Engines.Keys(), ", "))
 			}
 		}
 		if len(c) == 0 {

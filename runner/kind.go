@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
@@ -144,7 +145,7 @@ func SkippableKinds() []string {
 func CheckSkip(kinds []string) error {
 	for _, k := range kinds {
 		if !slices.Contains(SkippableKinds(), k) {
-			return fmt.Errorf("cannot skip kind %q: the kinds are %s", k, orList(SkippableKinds()))
+			return fmt.Errorf("cannot skip kind %s: the kinds are %s", bounds.Quote(k), orList(SkippableKinds()))
 		}
 	}
 	return nil
@@ -199,7 +200,7 @@ func (r *Runner) kind(name string) (Kind, error) {
 	if k, ok := kindOf(name); ok && k.run != nil {
 		return k.run, nil
 	}
-	return nil, fmt.Errorf("case kind %q is not implemented in this build of ci-report", name)
+	return nil, fmt.Errorf("case kind %s is not implemented in this build of ci-report", bounds.Quote(name))
 }
 
 // Result builds a CaseResult of the case's name from checks (ok = all ok),

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
@@ -34,13 +36,13 @@ type Plan struct {
 	// its cases. Every case but the setup cases is in exactly one part (see
 	// Validate); a part runs the setup cases of the engines its cases use.
 	Parts collect.Ordered[PartPlan] `json:"parts"`
-	Cases []Entry                   `json:"cases"`
+	Cases []Entry                   `json:"cases" bounds:"1000"`
 }
 
 // PartPlan is one part of a plan: what one GPU job runs (`run --part`).
 type PartPlan struct {
 	// Cases are the part's case names, setup cases not listed.
-	Cases []string `json:"cases"`
+	Cases []string `json:"cases" bounds:"1000"`
 }
 
 // SimGPU is a simulated GPU class: its name and memory.
@@ -202,7 +204,7 @@ func ReadPlan(file string) (*Plan, error) {
 	if err := collect.DecodeFile(file, data, &p); err != nil {
 		return nil, err
 	}
-	if err := p.Validate(); err != nil {
+	if err := cmp.Or(bounds.Check(&p), p.Validate()); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", file, err)
 	}
 	return &p, nil
@@ -218,7 +220,7 @@ func (p *Plan) Validate() error {
 		return fmt.Errorf("elastic_gpu_mib %d, priority_gpu_mib %d: want 0 (no ballast) or a size in MiB", p.ElasticGPUMiB, p.PriorityGPUMiB)
 	}
 	if g := p.SimGPU; g != nil && (g.Name == "" || g.MiB <= 0) {
-		return fmt.Errorf("sim_gpu {%q, %d}: want a name and a positive size in MiB", g.Name, g.MiB)
+		return fmt.Errorf("sim_gpu {%s, %d}: want a name and a positive size in MiB", bounds.Quote(g.Name), g.MiB)
 	}
 	for _, k := range p.Engines.Keys() {
 		e, _ := p.Engines.Get(k)
@@ -240,6 +242,26 @@ func (p *Plan) Validate() error {
 	return p.validateParts()
 }
 
+// MaxTP is the largest tensor-parallel size a plan's server may ask for (a
+// node of 8 GPUs), and MaxGPU the largest GPU index a plan, --gpus or
+// --container-gpus may name.
+const (
+	MaxTP  = 8
+	MaxGPU = 64
+)
+
+// checkGPU checks a pair's gpu field: empty, or one GPU index 0..MaxGPU.
+func checkGPU(gpu string) error {
+	if gpu == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(gpu)
+	if err != nil {
+		return fmt.Errorf("gpu %s: want a GPU index, 0 to %d", bounds.Quote(gpu), MaxGPU)
+	}
+	return bounds.Int("gpu", n, 0, MaxGPU)
+}
+
 // validating is what Validate has seen of the plan's cases so far.
 type validating struct {
 	p        *Plan
@@ -255,7 +277,7 @@ func (v *validating) entry(i int, e *Entry) error {
 		return fmt.Errorf("case %d has no name", i)
 	}
 	if err := checkDirName(e.Name); err != nil {
-		return fmt.Errorf("case %q: %v", e.Name, err)
+		return fmt.Errorf("case %s: %v", bounds.Quote(e.Name), err)
 	}
 	if v.names[e.Name] {
 		return fmt.Errorf("case %s appears twice", e.Name)
@@ -263,15 +285,18 @@ func (v *validating) entry(i int, e *Entry) error {
 	v.names[e.Name] = true
 	k, ok := kindOf(e.Kind)
 	if !ok {
-		return fmt.Errorf("case %s: unknown kind %q (want %s)", e.Name, e.Kind, kindNames())
+		return fmt.Errorf("case %s: unknown kind %s (want %s)", e.Name, bounds.Quote(e.Kind), kindNames())
 	}
 	if len(e.Servers) != k.servers {
 		return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, k.servers, len(e.Servers))
 	}
 	if k.engineSetup {
 		if _, ok := v.p.Engines.Get(e.Engine); !ok {
-			return fmt.Errorf("case %s: unknown engine %q", e.Name, e.Engine)
+			return fmt.Errorf("case %s: unknown engine %s", e.Name, bounds.Quote(e.Engine))
 		}
+	}
+	if err := checkGPU(e.GPU); err != nil {
+		return fmt.Errorf("case %s: %v", e.Name, err)
 	}
 	if k.grouped && e.Group == "" {
 		return fmt.Errorf("case %s: a %s case needs a group", e.Name, e.Kind)
@@ -289,7 +314,7 @@ func (v *validating) server(e *Entry, j int) error {
 	s := &e.Servers[j]
 	eng, ok := v.p.Engines.Get(s.Engine)
 	if !ok {
-		return fmt.Errorf("case %s: server %s: unknown engine %q", e.Name, s.Name, s.Engine)
+		return fmt.Errorf("case %s: server %s: unknown engine %s", e.Name, s.Name, bounds.Quote(s.Engine))
 	}
 	if len(eng.Server) == 0 {
 		return fmt.Errorf("engine %s has no server command", s.Engine)
@@ -305,7 +330,10 @@ func (v *validating) server(e *Entry, j int) error {
 	// A server's name is its case directory and (with the run id) its
 	// IPC name: two servers of one name would share both.
 	if err := checkDirName(s.Name); err != nil {
-		return fmt.Errorf("case %s: server %q: %v", e.Name, s.Name, err)
+		return fmt.Errorf("case %s: server %s: %v", e.Name, bounds.Quote(s.Name), err)
+	}
+	if err := bounds.Int("tp", s.TP, 1, MaxTP); err != nil {
+		return fmt.Errorf("case %s: server %s: %v", e.Name, s.Name, err)
 	}
 	if other, dup := v.serverOf[s.Name]; dup {
 		return fmt.Errorf("case %s: server name %s is already used in case %s; each server needs its own name (a pair's twins get -a/-b)", e.Name, s.Name, other)
@@ -317,7 +345,7 @@ func (v *validating) server(e *Entry, j int) error {
 		}
 	}
 	if s.Layout != nil && *s.Layout != "c1" && *s.Layout != "c0" {
-		return fmt.Errorf("case %s: server %s: layout %q (want c1, c0 or null)", e.Name, s.Name, *s.Layout)
+		return fmt.Errorf("case %s: server %s: layout %s (want c1, c0 or null)", e.Name, s.Name, bounds.Quote(*s.Layout))
 	}
 	return nil
 }
@@ -359,7 +387,7 @@ func (p *Plan) validateParts() error {
 	groupPart := map[string]string{} // server group → its part
 	for _, name := range p.Parts.Keys() {
 		if !partNameRE.MatchString(name) {
-			return fmt.Errorf("part %q: want a name of letters, digits, '_', '.' and '-' that starts with a letter or digit, at most 100 bytes (it names the part's directory and artifact)", name)
+			return fmt.Errorf("part %s: want a name of letters, digits, '_', '.' and '-' that starts with a letter or digit, at most 100 bytes (it names the part's directory and artifact)", bounds.Quote(name))
 		}
 		part, _ := p.Parts.Get(name)
 		if len(part.Cases) == 0 {
@@ -368,7 +396,7 @@ func (p *Plan) validateParts() error {
 		for _, c := range part.Cases {
 			e, ok := byName[c]
 			if !ok {
-				return fmt.Errorf("part %s: the plan has no case %q", name, c)
+				return fmt.Errorf("part %s: the plan has no case %s", name, bounds.Quote(c))
 			}
 			if e.spec().engineSetup {
 				return fmt.Errorf("part %s lists %s: setup cases are not listed (a part runs the setup of each engine its cases use)", name, c)
@@ -436,7 +464,7 @@ func ParseShard(s string) (int, int, error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return 0, 0, fmt.Errorf("--shard %q: want i/n with 1 ≤ i ≤ n", s)
+		return 0, 0, fmt.Errorf("--shard %s: want i/n with 1 ≤ i ≤ n", bounds.Quote(s))
 	}
 	return i, n, nil
 }
@@ -448,7 +476,7 @@ func ParseShard(s string) (int, int, error) {
 func (p *Plan) Select(sel Selection) (*Plan, error) {
 	for _, g := range sel.Cases {
 		if _, err := path.Match(g, ""); err != nil {
-			return nil, fmt.Errorf("--cases %q: %w", g, err)
+			return nil, fmt.Errorf("--cases %s: %w", bounds.Quote(g), err)
 		}
 	}
 	s := &selecting{p: p, sel: sel, partEngines: map[string]bool{}}
@@ -480,7 +508,7 @@ func (s *selecting) readPart() error {
 	p := s.p
 	part, ok := p.Parts.Get(s.sel.Part)
 	if !ok {
-		return fmt.Errorf("--part %q: the plan (profile %s) has no such part; its parts: %s", s.sel.Part, p.Profile, strings.Join(p.Parts.Keys(), ", "))
+		return fmt.Errorf("--part %s: the plan (profile %s) has no such part; its parts: %s", bounds.Quote(s.sel.Part), p.Profile, strings.Join(p.Parts.Keys(), ", "))
 	}
 	s.inPart = make(map[string]bool, len(part.Cases))
 	for _, c := range part.Cases {
@@ -668,7 +696,7 @@ func (p *Plan) Names() []string {
 func checkDirName(name string) error {
 	switch {
 	case name == "." || name == "..":
-		return fmt.Errorf("%q cannot name a directory", name)
+		return fmt.Errorf("%s cannot name a directory", bounds.Quote(name))
 	case strings.ContainsAny(name, "/\\\x00"):
 		return fmt.Errorf("a name must not contain '/', '\\' or NUL (it names a directory of the part)")
 	case len(name) > 200:

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // Profiles are the built-in profile names.
@@ -41,7 +42,7 @@ func findModel(key string) (*model, error) {
 			return &models[i], nil
 		}
 	}
-	return nil, fmt.Errorf("unknown model %q", key)
+	return nil, fmt.Errorf("unknown model %s", bounds.Quote(key))
 }
 
 // builtinEngines are the built-in profiles' engine plans, from the engine
@@ -266,7 +267,7 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		g := HopperSimGPU
 		b.p.SimGPU = &g
 	default:
-		return nil, fmt.Errorf("unknown profile %q (built in: smoke, nightly, weekly, hopper; use --plan for others)", profile)
+		return nil, fmt.Errorf("unknown profile %s (built in: smoke, nightly, weekly, hopper; use --plan for others)", bounds.Quote(profile))
 	}
 	if err := b.p.Validate(); err != nil {
 		return nil, fmt.Errorf("built-in profile %s: %w", profile, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // command is one subcommand as help shows it and the dispatcher runs it.
@@ -124,7 +126,7 @@ func (a *app) main(ctx context.Context, e *env, args []string) int {
 			}
 			return exitCode(e.Stderr, args[0], &usageError{cmd: args[0], err: fmt.Errorf("want %s, %s", groupWhat[args[0]], groupNames(g))})
 		}
-		return exitCode(e.Stderr, "", &usageError{err: fmt.Errorf("unknown command %q", args[0])})
+		return exitCode(e.Stderr, "", &usageError{err: fmt.Errorf("unknown command %s", bounds.Quote(args[0]))})
 	}
 	if c.Raw != nil {
 		if len(rest) == 1 && isHelpFlag(rest[0]) {
@@ -171,7 +173,14 @@ func interrupted(ctx context.Context, err error) error {
 func parseCommand(name string, o commandOptions, args []string) error {
 	fs := newFlagSet(name)
 	o.bind(fs)
+	violation := boundFlags(fs)
 	pos, err := parseInterspersed(fs, args)
+	if v := violation(); v != nil {
+		err = v
+	}
+	if err == nil {
+		err = checkArgs(pos)
+	}
 	if err == nil {
 		err = o.setArgs(pos)
 	}
@@ -274,5 +283,5 @@ func errNoArgs(cmd string, pos []string) error {
 	if len(pos) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s takes no arguments, got %q", cmd, pos)
+	return fmt.Errorf("%s takes no arguments, got %s", cmd, bounds.Quote(strings.Join(pos, " ")))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"strings"
 
@@ -15,7 +16,7 @@ const armFlagUsage = "the `arm` the part belongs to (part.json arm, e.g. parent 
 // lines, so it is held to a profile's form.
 func validArm(arm string) error {
 	if arm != "" && !render.ValidProfile(arm) {
-		return usageErrorf("--arm %q: want "+marker.Name, arm)
+		return usageErrorf("--arm %s: want "+marker.Name, bounds.Quote(arm))
 	}
 	return nil
 }
@@ -43,10 +44,10 @@ func (a *armInputs) apply(opts *render.Options) error {
 		for _, kv := range strings.Split(a.expect, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
-				return usageErrorf("--expect %q: want ARM=pass|fail, comma-separated", a.expect)
+				return usageErrorf("--expect %s: want ARM=pass|fail, comma-separated", bounds.Quote(a.expect))
 			}
 			if _, dup := opts.Expect[k]; dup {
-				return usageErrorf("--expect: arm %q is given twice", k)
+				return usageErrorf("--expect: arm %s is given twice", bounds.Quote(k))
 			}
 			opts.Expect[k] = v
 		}

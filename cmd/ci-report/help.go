@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // help runs `ci-report help [command]`: the overview, or one command's
@@ -24,7 +26,7 @@ func (a *app) help(e *env, args []string) int {
 		}
 		return writeOut(e, strings.Join(texts, "\n"))
 	}
-	return exitCode(e.Stderr, "help", &usageError{err: fmt.Errorf("unknown command %q", strings.Join(args, " "))})
+	return exitCode(e.Stderr, "help", &usageError{err: fmt.Errorf("unknown command %s", bounds.Quote(strings.Join(args, " ")))})
 }
 
 // overview is `ci-report help`: what it is, its commands and where to read

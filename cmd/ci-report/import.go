@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"strconv"
@@ -51,9 +52,9 @@ func (o *importJUnitOptions) setArgs(pos []string) error {
 	case o.Out == "":
 		return usageErrorf("--out is required (the part directory to write)")
 	case o.Profile != "" && !render.ValidProfile(o.Profile):
-		return usageErrorf("--profile %q: want "+marker.Name, o.Profile)
+		return usageErrorf("--profile %s: want "+marker.Name, bounds.Quote(o.Profile))
 	case o.Revision != "" && !revisionRE.MatchString(o.Revision):
-		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
+		return usageErrorf("--revision %s: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", bounds.Quote(o.Revision))
 	}
 	return validArm(o.Arm)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/runner"
 )
@@ -50,7 +51,7 @@ func (o *planOptions) setArgs(pos []string) error {
 		return err
 	}
 	if o.list != "" && !slices.Contains(planLists, o.list) {
-		return fmt.Errorf("--list %q: want one of %s", o.list, strings.Join(planLists, ", "))
+		return fmt.Errorf("--list %s: want one of %s", bounds.Quote(o.list), strings.Join(planLists, ", "))
 	}
 	return o.sel.resolve()
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/publish"
@@ -254,10 +255,10 @@ func (o *postOptions) checkRunPost(e *env, rep *merge.Report, opts render.Option
 	if target.PR == 0 {
 		cr.HeadSHA = e.Getenv("GITHUB_SHA")
 		if cr.HeadSHA == "" {
-			return nil, usageErrorf("--check-run %q: the head commit is unknown: set GITHUB_SHA (the workflow's commit), or post to a pull request with --pr", o.checkRun)
+			return nil, usageErrorf("--check-run %s: the head commit is unknown: set GITHUB_SHA (the workflow's commit), or post to a pull request with --pr", bounds.Quote(o.checkRun))
 		}
 		if wr := e.Getenv("GITHUB_REPOSITORY"); wr != "" && !strings.EqualFold(wr, repo.String()) {
-			return nil, usageErrorf("--check-run %q: the check run goes on the workflow's commit in %s, but --repo names %s", o.checkRun, wr, repo)
+			return nil, usageErrorf("--check-run %s: the check run goes on the workflow's commit in %s, but --repo names %s", bounds.Quote(o.checkRun), wr, repo)
 		}
 	}
 	var err error

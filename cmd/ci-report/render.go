@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
@@ -60,7 +61,7 @@ func (o *renderOptions) setArgs(pos []string) error {
 	switch o.format {
 	case "md", "text", "junit", "ctrf":
 	default:
-		return usageErrorf("--format %q: want md, text, junit or ctrf", o.format)
+		return usageErrorf("--format %s: want md, text, junit or ctrf", bounds.Quote(o.format))
 	}
 	return o.inputs.check(pos)
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/runner"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
@@ -165,7 +166,7 @@ func (m *optionalMiB) String() string {
 func (m *optionalMiB) Set(v string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
-		return fmt.Errorf("want a size in MiB ≥ 0 (0: no ballast), got %q", v)
+		return fmt.Errorf("want a size in MiB ≥ 0 (0: no ballast), got %s", bounds.Quote(v))
 	}
 	m.MiB, m.Given = n, true
 	return nil
@@ -192,7 +193,7 @@ func (o *runOptions) validate() error {
 	}
 	var err error
 	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
-		return usageErrorf("--gpus %q: %v", o.GPUs, err)
+		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)
 	}
 	if err := o.resolvePrefixes(); err != nil {
 		return err
@@ -213,7 +214,7 @@ func (o *runOptions) checkScalars() error {
 	case o.Out == "":
 		return usageErrorf("--out is required (the part directory to write)")
 	case o.Revision != "" && !revisionRE.MatchString(o.Revision):
-		return usageErrorf("--revision %q: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", o.Revision)
+		return usageErrorf("--revision %s: want a commit id or ref name ([A-Za-z0-9._/-], at most 100)", bounds.Quote(o.Revision))
 	case o.Port < 0 || o.Port > 65533:
 		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
 	case o.ReadyTimeout <= 0:
@@ -235,11 +236,11 @@ func (o *runOptions) resolvePrefixes() error {
 		// (`vlm=docker exec ...`) would otherwise become every engine's
 		// prefix and fail each server with a confusing "not found".
 		if name, _, ok := strings.Cut(cmd, "="); eng == "" && ok && engineLike.MatchString(name) {
-			return usageErrorf("--exec-prefix %q: unknown engine %q (known: %s)", v, name, strings.Join(o.plan.Engines.Keys(), ", "))
+			return usageErrorf("--exec-prefix %s: unknown engine %s (known: %s)", bounds.Quote(v), bounds.Quote(name), strings.Join(o.plan.Engines.Keys(), ", "))
 		}
 		words, err := engine.SplitCommand(cmd)
 		if err != nil || len(words) == 0 {
-			return usageErrorf("--exec-prefix %q: want [ENGINE=]COMMAND (%v)", v, err)
+			return usageErrorf("--exec-prefix %s: want [ENGINE=]COMMAND (%v)", bounds.Quote(v), err)
 		}
 		o.prefixes[eng] = words
 	}
@@ -252,7 +253,7 @@ func (o *runOptions) resolveInstalls() error {
 	for _, v := range o.InstallCmd {
 		eng, cmd, ok := strings.Cut(v, "=")
 		if _, known := o.plan.Engines.Get(eng); !ok || !known || strings.TrimSpace(cmd) == "" {
-			return usageErrorf("--install-cmd %q: want ENGINE=CMD with a known engine (%s)", v, strings.Join(o.plan.Engines.Keys(), ", "))
+			return usageErrorf("--install-cmd %s: want ENGINE=CMD with a known engine (%s)", bounds.Quote(v), strings.Join(o.plan.Engines.Keys(), ", "))
 		}
 		o.installs[eng] = cmd
 	}
@@ -263,11 +264,11 @@ func (o *runOptions) resolveInstalls() error {
 func (o *runOptions) resolveCommands() error {
 	var err error
 	if o.kvctl, err = engine.SplitCommand(o.Kvctl); err != nil || len(o.kvctl) == 0 {
-		return usageErrorf("--kvctl %q: want a command", o.Kvctl)
+		return usageErrorf("--kvctl %s: want a command", bounds.Quote(o.Kvctl))
 	}
 	if o.BallastCmd != "" {
 		if o.ballast, err = engine.SplitCommand(o.BallastCmd); err != nil {
-			return usageErrorf("--ballast-cmd %q: %v", o.BallastCmd, err)
+			return usageErrorf("--ballast-cmd %s: %v", bounds.Quote(o.BallastCmd), err)
 		}
 	}
 	return nil
@@ -283,11 +284,11 @@ func (o *runOptions) resolveContainerGPUs() error {
 	for _, v := range o.ContainerGPUs {
 		eng, list := splitEngineValue(v, o.plan)
 		if name, _, ok := strings.Cut(list, "="); eng == "" && ok {
-			return usageErrorf("--container-gpus %q: unknown engine %q (known: %s)", v, name, strings.Join(o.plan.Engines.Keys(), ", "))
+			return usageErrorf("--container-gpus %s: unknown engine %s (known: %s)", bounds.Quote(v), bounds.Quote(name), strings.Join(o.plan.Engines.Keys(), ", "))
 		}
 		gpus, err := parseGPUList(list)
 		if err != nil {
-			return usageErrorf("--container-gpus %q: %v", v, err)
+			return usageErrorf("--container-gpus %s: %v", bounds.Quote(v), err)
 		}
 		o.containers[eng] = gpus
 	}
@@ -302,8 +303,8 @@ func parseGPUList(s string) ([]int, error) {
 	var out []int
 	for _, g := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(g))
-		if err != nil || n < 0 {
-			return nil, errors.New("want comma-separated GPU indices")
+		if err != nil || n < 0 || n > runner.MaxGPU {
+			return nil, fmt.Errorf("want comma-separated GPU indices, 0 to %d", runner.MaxGPU)
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
@@ -329,7 +330,7 @@ func (o *runOptions) resolve() error {
 	sel := runner.Selection{Part: o.Part, Engines: splitList(o.Engines), Models: splitList(o.Models), Cases: o.Cases, Skip: o.Skip}
 	for _, en := range sel.Engines {
 		if _, ok := o.plan.Engines.Get(en); !ok {
-			return usageErrorf("--engines: unknown engine %q (the plan has %s)", en, strings.Join(o.plan.Engines.Keys(), ", "))
+			return usageErrorf("--engines: unknown engine %s (the plan has %s)", bounds.Quote(en), strings.Join(o.plan.Engines.Keys(), ", "))
 		}
 	}
 	if o.Shard != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"io"
 
@@ -45,7 +46,7 @@ func (o *spliceOptions) setArgs(pos []string) error {
 	case o.section == "":
 		return usageErrorf("--section is required")
 	case !render.ValidProfile(o.name):
-		return usageErrorf("--name %q: want "+marker.Name, o.name)
+		return usageErrorf("--name %s: want "+marker.Name, bounds.Quote(o.name))
 	}
 	return nil
 }

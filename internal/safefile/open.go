@@ -18,6 +18,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // A file is opened with O_NONBLOCK, which makes open(2) return at once
@@ -42,7 +44,7 @@ type Error struct {
 	Err  error
 }
 
-func (e *Error) Error() string { return "read " + e.Path + ": " + e.Err.Error() }
+func (e *Error) Error() string { return "read " + bounds.Cut(e.Path) + ": " + e.Err.Error() }
 
 func (e *Error) Unwrap() error { return e.Err }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // WriteError is a failure to write the file at Path: "write PATH: ERR".
@@ -16,7 +18,7 @@ type WriteError struct {
 	Err  error
 }
 
-func (e *WriteError) Error() string { return "write " + e.Path + ": " + e.Err.Error() }
+func (e *WriteError) Error() string { return "write " + bounds.Cut(e.Path) + ": " + e.Err.Error() }
 
 func (e *WriteError) Unwrap() error { return e.Err }
 

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // The faults of CI_REPORT_SIM_FAULTS (see the package doc).
@@ -67,19 +69,19 @@ func parseFaults(s string) (faultSet, error) {
 		rest, scope, hasScope := strings.Cut(item, "@")
 		if hasScope {
 			if scope == "" {
-				return nil, fmt.Errorf("%q: empty scope after @", item)
+				return nil, fmt.Errorf("%s: empty scope after @", bounds.Quote(item))
 			}
 			f.Scope = scope
 		}
 		name, param, hasParam := strings.Cut(rest, "=")
 		f.Name = name
 		if !knownFaults[name] {
-			return nil, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(faultNames(), ", "))
+			return nil, fmt.Errorf("unknown fault %s (known: %s)", bounds.Quote(name), strings.Join(faultNames(), ", "))
 		}
 		if hasParam {
 			n, err := strconv.Atoi(param)
 			if err != nil || n < 1 || name != FaultCrashInBurst {
-				return nil, fmt.Errorf("%q: only crash-in-burst takes =N, a positive count of requests in flight", item)
+				return nil, fmt.Errorf("%s: only crash-in-burst takes =N, a positive count of requests in flight", bounds.Quote(item))
 			}
 			f.N = n
 		}

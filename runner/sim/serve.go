@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // Simulated times at time scale 1; CI_REPORT_SIM_TIMESCALE multiplies them.
@@ -63,7 +65,7 @@ func ParseTimescale(s string) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || !(f > 0 && f <= 1000) { // written so that NaN fails
-		return 0, fmt.Errorf("CI_REPORT_SIM_TIMESCALE=%q: want a number > 0 and ≤ 1000", s)
+		return 0, fmt.Errorf("CI_REPORT_SIM_TIMESCALE=%s: want a number > 0 and ≤ 1000", bounds.Quote(s))
 	}
 	return f, nil
 }
@@ -374,7 +376,7 @@ func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]in
 	for _, f := range strings.Split(v, ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 || i >= world || slices.Contains(c, i) {
-			return nil, fmt.Errorf("%s=%q: no GPU %q in a world of %d", containerGPUsEnv, v, f, world)
+			return nil, fmt.Errorf("%s=%s: no GPU %s in a world of %d", containerGPUsEnv, bounds.Quote(v), bounds.Quote(f), world)
 		}
 		c = append(c, i)
 	}
@@ -405,7 +407,7 @@ func visibleGPUs(v string, n int) ([]int, error) {
 	for _, f := range strings.Split(v, ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("CUDA_VISIBLE_DEVICES=%q: no GPU %q in a world of %d", v, f, n)
+			return nil, fmt.Errorf("CUDA_VISIBLE_DEVICES=%s: no GPU %s in a world of %d", bounds.Quote(v), bounds.Quote(f), n)
 		}
 		out = append(out, i)
 	}

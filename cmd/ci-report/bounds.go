@@ -1,0 +1,91 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
+)
+
+// boundFlags puts the limits of internal/bounds on every flag of fs, one
+// rule for all (docs/design.md §3): a value holds at most bounds.MaxString
+// bytes and bounds.MaxList comma-separated entries, and a flag is given at
+// most bounds.MaxList times. The flag package reports the error with the
+// flag's name, before the command's own checks run. The flag package would
+// quote the whole value in its error, so the returned func gives the first
+// error of any flag's value with the value cut (bounds.Quote) instead:
+// `--title: 10000 bytes, …`.
+func boundFlags(fs *flag.FlagSet) (violation func() error) {
+	var first error
+	fs.VisitAll(func(f *flag.Flag) {
+		b := &boundedValue{Value: f.Value, name: f.Name, first: &first}
+		if bf, ok := f.Value.(boolFlag); ok && bf.IsBoolFlag() {
+			f.Value = &boundedBool{b}
+			return
+		}
+		f.Value = b
+	})
+	return func() error { return first }
+}
+
+// boolFlag is the flag package's interface for a flag that takes no value.
+type boolFlag interface {
+	flag.Value
+	IsBoolFlag() bool
+}
+
+// boundedValue is a flag's value under the limits.
+type boundedValue struct {
+	flag.Value
+	name  string
+	sets  int
+	first *error // the first violation of any flag of the set
+}
+
+func (b *boundedValue) Set(v string) error {
+	b.sets++
+	err := checkValue("--"+b.name, v)
+	if err == nil && b.sets > bounds.MaxList {
+		err = fmt.Errorf("--%s: given %d times, over the limit of %d", b.name, b.sets, bounds.MaxList)
+	}
+	if err != nil {
+		if *b.first == nil {
+			*b.first = err
+		}
+		return err
+	}
+	if err := b.Value.Set(v); err != nil {
+		// The flag package's own wording, with the value cut.
+		if *b.first == nil {
+			*b.first = fmt.Errorf("invalid value %s for flag -%s: %w", bounds.Quote(v), b.name, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// boundedBool keeps a bool flag one that takes no value.
+type boundedBool struct{ *boundedValue }
+
+func (b *boundedBool) IsBoolFlag() bool { return true }
+
+// checkValue is the limit on one value: its size and its comma-separated
+// entries; what names the flag.
+func checkValue(what, v string) error {
+	if err := bounds.String(what, v); err != nil {
+		return err
+	}
+	return bounds.List(what+" (comma-separated)", strings.Count(v, ",")+1, bounds.MaxList)
+}
+
+// checkArgs puts the size limit on each positional argument (a directory,
+// a file): how many there are is the shell's business.
+func checkArgs(pos []string) error {
+	for i, a := range pos {
+		if err := bounds.String(fmt.Sprintf("argument %d", i+1), a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
