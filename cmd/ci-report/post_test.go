@@ -302,3 +302,24 @@ func (o *postOptions) parseAndRun(ctx context.Context, e *env, args []string) er
 	}
 	return o.run(ctx, e)
 }
+
+// A dry run outside Actions (no GITHUB_RUN_ID, no --run-id) shows the
+// requests of run 0 with a warning, instead of refusing: the documented
+// dry-run examples work on a laptop. A real post still needs the run id.
+func TestPostDryRunOutsideActions(t *testing.T) {
+	merged := writeMerged(t, "PASS", true)
+	code, stdout, stderr := runPostTest(t, nil, "--dry-run", "--repo", "kv/cache", "--issue", "7", merged)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "POST /repos/kv/cache/issues/7/comments\n{\"body\":\"<!-- ci-report:comment run=0 attempt=1 profile=nightly -->") {
+		t.Errorf("stdout lacks the comment of run 0:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "warning: no run id (GITHUB_RUN_ID or --run-id): the dry run shows the requests of run 0") {
+		t.Errorf("stderr lacks the warning:\n%s", stderr)
+	}
+	code, _, stderr = runPostTest(t, map[string]string{"GITHUB_TOKEN": postTestToken}, "--repo", "kv/cache", "--issue", "7", merged)
+	if code != exitUsage || !strings.Contains(stderr, "the run id is unknown") {
+		t.Errorf("a real post without a run id: exit %d, stderr:\n%s", code, stderr)
+	}
+}
