@@ -97,7 +97,7 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return fmt.Errorf("classify: %w", err)
+		return fmt.Errorf("encode the result: %w", err)
 	}
 	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
 	return err

@@ -128,32 +128,32 @@ func prepareDemoOut(out string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(out, 0o755); err != nil {
-			return fmt.Errorf("demo: create %s: %w", out, err)
+			return fmt.Errorf("create %s: %w", out, err)
 		}
 	case err != nil:
-		return fmt.Errorf("demo: look at --out %s: %w", out, err)
+		return fmt.Errorf("look at --out %s: %w", out, err)
 	case !st.IsDir():
-		return usageErrorf("demo: --out %s is not a directory (%s); give a new or empty directory", out, st.Mode().Type())
+		return usageErrorf("--out %s is not a directory (%s); give a new or empty directory", out, st.Mode().Type())
 	default:
 		entries, err := os.ReadDir(out)
 		if err != nil {
-			return fmt.Errorf("demo: read --out %s: %w", out, err)
+			return fmt.Errorf("read --out %s: %w", out, err)
 		}
 		if len(entries) > 0 {
 			if err := demoOwns(out, entries); err != nil {
-				return usageErrorf("demo: --out %s is not empty and was not made by demo (%v): give a new or empty directory, or remove it yourself", out, err)
+				return usageErrorf("--out %s is not empty and was not made by demo (%v): give a new or empty directory, or remove it yourself", out, err)
 			}
 		}
 		// The directory itself stays (it may be the working directory);
 		// its contents are the earlier demo's.
 		for _, e := range entries {
 			if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
-				return fmt.Errorf("demo: clear %s: %w", out, err)
+				return fmt.Errorf("clear %s: %w", out, err)
 			}
 		}
 	}
 	if err := safefile.Write(filepath.Join(out, demoMarker), []byte(demoRecord())); err != nil {
-		return fmt.Errorf("demo: mark %s as the demo's: %w", out, err)
+		return fmt.Errorf("mark %s as the demo's: %w", out, err)
 	}
 	return nil
 }
@@ -189,14 +189,14 @@ func newDemoPaths(out string) demoPaths {
 func (o *demoOptions) run(ctx context.Context, e *env) error {
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
-		return fmt.Errorf("demo: resolve --out %s: %w", o.Out, err)
+		return fmt.Errorf("resolve --out %s: %w", o.Out, err)
 	}
 	if err := prepareDemoOut(out); err != nil {
 		return err
 	}
 	p := newDemoPaths(out)
 	if err := os.MkdirAll(p.results, 0o755); err != nil {
-		return fmt.Errorf("demo: create %s: %w", p.results, err)
+		return fmt.Errorf("create %s: %w", p.results, err)
 	}
 	// The demo never talks to GitHub and never picks up a token or an
 	// Actions context from the caller's environment.
@@ -247,14 +247,14 @@ func runDemoStep(ctx context.Context, sub *env, st demoStep) error {
 	if st.stdout != "" {
 		var err error
 		if f, err = os.Create(st.stdout); err != nil {
-			return fmt.Errorf("demo: %s: %w", st.what, err)
+			return fmt.Errorf("%s: %w", st.what, err)
 		}
 		s.Stdout = f
 	}
 	code := mainEnv(ctx, &s, st.args)
 	if f != nil {
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("demo: %s: close %s: %w", st.what, st.stdout, err)
+			return fmt.Errorf("%s: close %s: %w", st.what, st.stdout, err)
 		}
 	}
 	if ctx.Err() != nil {

@@ -270,3 +270,17 @@ func TestDemoRefusesBeforeAnyWork(t *testing.T) {
 		})
 	}
 }
+
+// An error is said once with its command's prefix: `ci-report demo: …`,
+// never `ci-report demo: demo: …` (issue 21 item 5).
+func TestDemoErrorPrefixOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "demo", "--out", dir)
+	first, _, _ := strings.Cut(stderr, "\n")
+	if code != exitUsage || !strings.HasPrefix(first, "ci-report demo: --out "+dir+" is not empty") {
+		t.Errorf("exit %d, first line %q; want exit 2 and `ci-report demo: --out %s is not empty…`", code, first, dir)
+	}
+}

@@ -68,7 +68,7 @@ func (o *planOptions) run(ctx context.Context, e *env) error {
 	case "":
 		data, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
-			return fmt.Errorf("plan: encode: %w", err)
+			return fmt.Errorf("encode the plan: %w", err)
 		}
 		lines = []string{string(data)}
 	case "parts":

@@ -429,7 +429,7 @@ func (o *runOptions) run(ctx context.Context, e *env) error {
 func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error {
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
-		return fmt.Errorf("run: resolve --out %s: %w", o.Out, err)
+		return fmt.Errorf("resolve --out %s: %w", o.Out, err)
 	}
 	host, _ := os.Hostname()
 	r := &runner.Runner{
@@ -465,7 +465,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	}
 	res, err := r.Run(ctx)
 	if err != nil {
-		return fmt.Errorf("run: %w", err)
+		return err
 	}
 	if res.Interrupted {
 		fmt.Fprintf(e.Stderr, "ci-report run: interrupted (%v); part %s left incomplete with %d case(s) not run\n", res.Cause, out, len(res.NotRun))
