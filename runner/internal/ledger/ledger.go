@@ -219,10 +219,13 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	// start before the timeout's clock: a call cut by its timeout then
+	// counts at least the whole timeout (it counted a few µs less, and
+	// TestHungKvctlIsKilled saw 0.2955 s for a 300 ms timeout).
+	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append([]string(nil), c.Argv...), args...)
-	start := time.Now()
 	var (
 		out   []byte
 		first time.Time
