@@ -360,17 +360,7 @@ func nextInteger(b []byte, i int) int {
 	if j < len(b) && b[j] == '-' {
 		j++
 	}
-	switch {
-	case j >= len(b):
-		return i
-	case b[j] == '0':
-		j++
-	case b[j]-'1' < 9:
-		j++
-		for j < len(b) && b[j]-'0' < 10 {
-			j++
-		}
-	default:
+	if j = integerEnd(b, j); j < 0 {
 		return i
 	}
 	if j >= len(b) || b[j] != ',' {

@@ -166,16 +166,8 @@ func skipSpace(b []byte, i int) int {
 // the run, from where skipValue reads on (skipNumber checks that element).
 func skipIntegerRun(b []byte, i int) int {
 	for {
-		j := i
-		switch {
-		case b[j] == '0':
-			j++
-		case b[j]-'1' < 9:
-			j++
-			for j < len(b) && b[j]-'0' < 10 {
-				j++
-			}
-		default:
+		j := integerEnd(b, i)
+		if j < 0 {
 			return skipNumber(b, i)
 		}
 		if j >= len(b) || b[j] != ',' {
@@ -341,4 +333,24 @@ const (
 func controlBytes(x uint64) uint64 {
 	// A byte is below 0x20 when its top three bits are zero.
 	return zeroBytes(x & 0xE0E0E0E0E0E0E0E0)
+}
+
+// integerEnd returns the end of the unsigned JSON integer at b[j] (one 0,
+// or a nonzero digit and the digits after it), or -1 when none starts there:
+// the one integer grammar of skipIntegerRun and the phases filter's
+// nextInteger.
+func integerEnd(b []byte, j int) int {
+	switch {
+	case j >= len(b):
+		return -1
+	case b[j] == '0':
+		return j + 1
+	case b[j]-'1' < 9:
+		j++
+		for j < len(b) && b[j]-'0' < 10 {
+			j++
+		}
+		return j
+	}
+	return -1
 }
