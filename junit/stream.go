@@ -80,11 +80,11 @@ type pass struct {
 	declared []string       // problems of declared failures, of this file
 	held     []*heldSuite   // the suites of a held suite, in file order
 
-	host                string
-	first, last         time.Time
-	deselected          *int
-	buf                 []byte
-	row                 bytes.Buffer
+	host        string
+	first, last time.Time
+	deselected  *int
+	buf         []byte
+	rows        bytes.Buffer
 }
 
 // docCount is run.log's line about one file.
@@ -112,10 +112,10 @@ type openSuite struct {
 
 // suiteRecord is what summary.json's "suites" and run.log keep of a suite.
 type suiteRecord struct {
-	counts  collect.Suite
-	path    string
-	line    int
-	out     [2]string
+	counts collect.Suite
+	path   string
+	line   int
+	out    [2]string
 }
 
 // heldSuite is a suite read whole, with its testcases.
@@ -202,6 +202,9 @@ func (p *pass) readAll() error {
 		}
 		p.res.Problems = append(append(p.res.Problems, problems...), p.declared...)
 		p.declared = nil
+	}
+	if err := p.flushRows(); err != nil {
+		return err
 	}
 	return p.mdRed.Close()
 }
@@ -372,9 +375,19 @@ func (p *pass) emit(s *Suite, c *Case) error {
 		return err
 	}
 	p.buf = w.b
-	p.row.Reset()
-	collect.SummaryMarkdownRow(&p.row, &cr, p.red)
-	_, err := p.mdRed.Write(p.row.Bytes())
+	// The rows go to the redacting writer in batches: it looks back from
+	// the end of each write for a secret's beginning.
+	collect.SummaryMarkdownRow(&p.rows, &cr, p.red)
+	if p.rows.Len() < 64<<10 {
+		return nil
+	}
+	return p.flushRows()
+}
+
+// flushRows writes the summary.md rows made so far.
+func (p *pass) flushRows() error {
+	_, err := p.mdRed.Write(p.rows.Bytes())
+	p.rows.Reset()
 	return err
 }
 
