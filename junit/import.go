@@ -283,7 +283,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	log := &caseLog{
 		JUnit: junitSource{
 			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
-			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: c.SourceLine,
+			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: sourceLine(s, c),
 		},
 		Properties: c.Properties,
 		SystemOut:  text.Tail(c.SystemOut, outputCut),
@@ -301,7 +301,7 @@ func CaseName(s *Suite, c *Case) string {
 	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours || c.SuiteSetUp {
 		return c.Name
 	}
-	if strings.HasSuffix(c.File, ".py") || s.Name == "pytest" {
+	if pytestReport(s, c) {
 		return pytestNodeID(c.ClassName, c.Name, c.File)
 	}
 	class := c.ClassName
@@ -312,6 +312,34 @@ func CaseName(s *Suite, c *Case) string {
 		return c.Name
 	}
 	return class + "::" + c.Name
+}
+
+// pytestReport says whether pytest wrote the testcase: its file attribute
+// ends in .py (xunit1), or its suite has pytest's default name (both
+// families).
+func pytestReport(s *Suite, c *Case) bool {
+	return strings.HasSuffix(c.File, ".py") || s.Name == "pytest"
+}
+
+// sourceLine is the 1-based line of the test's source (the log's
+// junit.line, where a check run's annotation points), 0 when unknown.
+// pytest writes its item's location, whose line is 0-based: 1 is added to
+// a pytest report's line. pytest's src/_pytest/junitxml.py
+// (_NodeReporter.record_testreport, commit 03fd05ad05b6) writes
+// attrs["line"] = str(testreport.location[1]), the line getfslineno gives
+// ("The line number is 0-based.", src/_pytest/_code/code.py, commit
+// 5bf9f9a71183); Debian's pytest 7.2.1 writes line="3" for a test defined
+// on line 4 (TestProducers/pytest-xunit1 checks
+// every line against its def). Other producers' lines are taken
+// as written, 1-based.
+func sourceLine(s *Suite, c *Case) int {
+	switch {
+	case !c.HasLine:
+		return 0
+	case pytestReport(s, c):
+		return c.SourceLine + 1
+	}
+	return c.SourceLine
 }
 
 // pytestNodeID rebuilds pytest's node id (tests/test_x.py::TestA::test_b[p])

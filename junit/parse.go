@@ -60,9 +60,11 @@ type Suite struct {
 type Case struct {
 	ClassName, Name string
 	// File and SourceLine are the test's source, when the file says
-	// (pytest xunit1 writes them).
+	// (pytest xunit1 writes them): the line attribute as written (0 or
+	// more), HasLine when there is one. See sourceLine.
 	File       string
 	SourceLine int
+	HasLine    bool
 	// TimeS is the testcase's time; 0 when absent or unreadable.
 	TimeS float64
 	// Outcomes are the failure, error and rerun or flaky outcomes, in order.
@@ -539,8 +541,8 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
 	}
 	if v, ok := m.lookup("line"); ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-			c.SourceLine = n
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			c.SourceLine, c.HasLine = n, true
 		}
 	}
 	err := p.children(func(e xml.StartElement) error {

@@ -185,6 +185,39 @@ func pytestProducer(t *testing.T, family string) {
 	if s["failed"] == 0 || s["errors"] == 0 || s["xfailed"] == 0 || s["xpassed"] == 0 || s["skipped"] == 0 || s["rerun"] == 0 || teardown == 0 {
 		t.Errorf("the sample no longer shows every outcome: %v", s)
 	}
+	if family == "xunit1" {
+		sourceLinesAreDefs(t, src, res.Cases)
+	}
+}
+
+// sourceLinesAreDefs: the file and line of each case's log (pytest's
+// 0-based line attribute, plus one) is the first line of its test's
+// definition in src (its def, or its first decorator), where a check
+// run's annotation points.
+func sourceLinesAreDefs(t *testing.T, src string, cases []collect.CaseResult) {
+	t.Helper()
+	n := 0
+	for _, c := range cases {
+		var log caseLog
+		if err := json.Unmarshal(c.Log, &log); err != nil {
+			t.Fatal(err)
+		}
+		if log.JUnit.File == "" || log.JUnit.Line == 0 {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, log.JUnit.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		if l := log.JUnit.Line; l > len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[l-1]), "def test") && !strings.HasPrefix(lines[l-1], "@") {
+			t.Errorf("%s: line %d of %s is not its def", c.Name, l, log.JUnit.File)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("no imported case has a file and line")
+	}
 }
 
 // gotestsumProducer: gotestsum --rerun-fails (go test -json underneath) on
