@@ -94,7 +94,7 @@ type Verdict struct {
 // The default reasons, when no signature decided (docs/runner.md §5.10).
 const (
 	whyKvcachedDefault = "no machine or harness signature; a kvcached server failed"
-	whyNativeDefault   = "no machine or harness signature; a native server failed, without kvcached"
+	whyNativeDefault   = "no machine or harness signature; a server without kvcached failed"
 )
 
 // note keeps m if it outranks what was found so far.
@@ -275,11 +275,16 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	}
 	first := collect.NoFailedCheck
 	if len(roots) > 0 {
-		first = roots[0].Name + " failed"
+		first = roots[0].Name
 	}
 	if !ev.Kvcached && strings.HasSuffix(res.Name, "-setup") {
+		if len(roots) > 0 {
+			first += " failed"
+		}
 		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
 	}
+	// The default and the first root check, which fit the class cell's
+	// collect.ClassWhyMax code points for the usual check names.
 	v := judge(ev)
 	return v.Class, v.Why + " (" + first + ")"
 }

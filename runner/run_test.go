@@ -150,7 +150,7 @@ func TestRunWritesThePart(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
 	step, _ := os.ReadFile(f.env["GITHUB_STEP_SUMMARY"])
-	if !bytes.Contains(md, []byte("| `vllm-qwen05b-kv_c0` | FAIL | 1.0s | product (no machine or harness signature; a kvcached server failed (gen\\_seq\\_tokens\\_equal failed)) | `gen_seq_tokens_equal` (prompt 0: token 0: kvcached 2 vs native 1);")) || !bytes.Contains(step, md) {
+	if !bytes.Contains(md, []byte("| `vllm-qwen05b-kv_c0` | FAIL | 1.0s | product (no machine or harness signature; a kvcached server failed (gen\\_seq\\_tokens\\_equal)) | `gen_seq_tokens_equal` (prompt 0: token 0: kvcached 2 vs native 1);")) || !bytes.Contains(step, md) {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 	// Every case starts with [i/N] of the run's 4, its result line carries

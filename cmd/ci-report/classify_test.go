@@ -113,7 +113,7 @@ func TestClassifyOutput(t *testing.T) {
 		{"default, kvcached", []string{logFile("INFO started\n")}, 0,
 			`{"class":"product","signature":null,"line":null,"why":"no machine or harness signature; a kvcached server failed"}` + "\n"},
 		{"default, native", []string{"--native", logFile("INFO started\n")}, 0,
-			`{"class":"infra","signature":null,"line":null,"why":"no machine or harness signature; a native server failed, without kvcached"}` + "\n"},
+			`{"class":"infra","signature":null,"line":null,"why":"no machine or harness signature; a server without kvcached failed"}` + "\n"},
 		{"harness", []string{logFile("vllm: error: unrecognized arguments: --config\n")}, 0,
 			`{"class":"harness","signature":"command line refused","line":"vllm: error: unrecognized arguments: --config","why":"command line refused"}` + "\n"},
 		{"a token in the line is redacted", []string{logFile("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/x/resolve/main/config.json?token=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH\n")}, 0, ""},

@@ -497,7 +497,11 @@ func (s *Server) LogSize() int64 { return s.log.Size() }
 func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 
 // WaitReady polls GET /health until it answers 200, the group dies, the
-// ready timeout passes or ctx ends; the error says which. A 200 counts
+// ready timeout passes or ctx ends; the error says which. The timeout
+// counts from the server's first line in serve.log (from the wait's start
+// while it has written none), so a start that is slow before the server
+// says anything (an image pulled behind an exec prefix, a loaded machine
+// that is slow to exec) does not eat the time the server has to load. A 200 counts
 // only while every listening socket on the port belongs to the server's
 // process group: a process that holds the port and is not ours fails the
 // wait at once, naming it. Behind an exec prefix the server's processes
@@ -508,8 +512,12 @@ func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
+	silent, logStart := true, s.LogSize()
 	var last error
 	for {
+		if silent && s.LogSize() > logStart {
+			silent, deadline = false, time.Now().Add(t.ReadyTimeout)
+		}
 		err := s.Client.Health(ctx, t.HealthTimeout)
 		if !s.Alive() {
 			return fmt.Errorf("server %s exited before it was ready (%s)", s.Config.Name, s.exitText())
