@@ -25,6 +25,10 @@ const (
 	// outputCut is how much of a case's captured output its log keeps: the
 	// end, where a failure shows.
 	outputCut = 2000
+	// tracebackCut is how much of a failure's text (pytest's traceback,
+	// a Java stack trace) its log keeps, lines and all: the end, where the
+	// assertion and its file and line are.
+	tracebackCut = 4000
 	// runLogCut is how much of a suite's captured output run.log keeps.
 	runLogCut = 64 << 10
 	// maxWarnings is the most repeated case names warned about one by one;
@@ -320,6 +324,10 @@ type caseLog struct {
 	SystemErr  string             `json:"system_err,omitempty"`
 	Metrics    []collect.Metric   `json:"metrics,omitempty"`
 	Events     []collect.Event    `json:"events,omitempty"`
+	// Failure is the case's first failure or error with its lines, which
+	// a check's one-line detail loses: the evidence shows the message and
+	// collapses the text (docs/render.md §12.1).
+	Failure *collect.FailureText `json:"failure,omitempty"`
 }
 
 // junitSource says where an imported case came from.
@@ -354,7 +362,15 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		cr.SkipReason = skipReason(*c.Skipped)
 	}
 	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
+	var failure *collect.FailureText
+	for _, r := range c.Outcomes {
+		if !strings.HasPrefix(r.Kind, "flaky") {
+			failure = &collect.FailureText{Message: text.Cut(strings.TrimSpace(r.Message), detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
+			break
+		}
+	}
 	log := &caseLog{
+		Failure:    failure,
 		JUnit: junitSource{
 			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
 			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: c.SourceLine,

@@ -159,9 +159,11 @@ func (m *merger) add(i int, c Case) error {
 	if !IsSetupCase(c.Name) {
 		p := &m.parts[i]
 		// The same case in two arms is what an arm comparison is
-		// made of (docs/formats.md §7.2); within one arm it is a
-		// mix-up.
-		if j, dup := m.owner[c.Name]; dup && j != i && !m.opts.AllowMixed && m.parts[j].ArmOf() == p.ArmOf() {
+		// made of (docs/formats.md §7.2), and the parts of one arm are
+		// its selections (a focused test, a targeted and a broad suite),
+		// which may share a test: one test with a result from each.
+		// Without arms it is a mix-up.
+		if j, dup := m.owner[c.Name]; dup && j != i && !m.opts.AllowMixed && p.ArmOf() == "" && m.parts[j].ArmOf() == "" {
 			return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&m.parts[j]), B: describe(p)}
 		}
 		if _, dup := m.owner[c.Name]; !dup {

@@ -85,6 +85,47 @@ func Tables(src []byte) []Table {
 	return tables
 }
 
+// Block is one paragraph or list of a document, as a reader sees it: a
+// paragraph's text, or a list's items (Markdown undone as in a Cell), in
+// document order, each with the text of the paragraph just before it.
+type Block struct {
+	Kind  string // "paragraph" or "list"
+	Text  string // a paragraph's text
+	Items []Cell // a list's items
+}
+
+// Blocks parses src as GitHub Flavored Markdown and returns its top-level
+// paragraphs and lists in document order (those in tables, HTML blocks
+// and code blocks are not).
+func Blocks(src []byte) []Block {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	var out []Block
+	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n.(type) {
+		case *ast.Paragraph:
+			out = append(out, Block{Kind: "paragraph", Text: cell(n, src).Text})
+		case *ast.List:
+			b := Block{Kind: "list"}
+			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+				b.Items = append(b.Items, cell(it, src))
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ListAfter is the items' texts of the first list that directly follows a
+// paragraph whose text is intro; nil when there is none.
+func ListAfter(blocks []Block, intro string) []string {
+	for i := 0; i+1 < len(blocks); i++ {
+		if blocks[i].Kind == "paragraph" && blocks[i].Text == intro && blocks[i+1].Kind == "list" {
+			return Texts(blocks[i+1].Items)
+		}
+	}
+	return nil
+}
+
 // cell reads a table cell's text and code spans.
 func cell(n ast.Node, src []byte) Cell {
 	c := Cell{Code: []string{}}
