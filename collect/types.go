@@ -83,6 +83,11 @@ type Setup struct {
 	PriorityChecks   Ordered[string]  `json:"priority_checks,omitempty"`
 	// Parts holds the display names of the merged parts when there is more than one.
 	Parts []string `json:"parts,omitempty"`
+	// Properties (new) are what an imported suite ran with that no other
+	// field holds (docs/formats.md §3): `import junit --setup` pairs, then
+	// its reports' suite properties. A merged setup has none: each part's
+	// are its PartStatus's.
+	Properties []Property `json:"properties,omitempty"`
 }
 
 // DescribesNoCase reports whether the setup names no engine and no case of

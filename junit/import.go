@@ -31,6 +31,8 @@ const (
 	tracebackCut = 4000
 	// runLogCut is how much of a suite's captured output run.log keeps.
 	runLogCut = 64 << 10
+	// maxSetupProperties is the most properties setup.json lists.
+	maxSetupProperties = 100
 	// maxWarnings is the most repeated case names warned about one by one;
 	// the rest are counted (a file given twice repeats every case).
 	maxWarnings = 20
@@ -58,6 +60,10 @@ type Import struct {
 	Arm string
 	// Metrics is a JSON-lines file of case metrics; "" for none.
 	Metrics string
+	// Setup are what the run was set up with that the reports lack (the
+	// command line, CPU or GPU, the dtype): setup.json's properties, before
+	// the suites' own (docs/formats.md §3).
+	Setup []collect.Property
 	// Deselected is the number of tests the run deselected (pytest
 	// --collect-only counts them; JUnit has no place for it); nil: unknown.
 	Deselected *int
@@ -370,7 +376,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		}
 	}
 	log := &caseLog{
-		Failure:    failure,
+		Failure: failure,
 		JUnit: junitSource{
 			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
 			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: c.SourceLine,
@@ -543,7 +549,12 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if im.Revision != "" {
 		sha = &im.Revision
 	}
-	setup := &collect.Setup{Profile: meta.Profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{}}
+	props, left := setupProperties(im.Setup, res.Suites)
+	if left != "" {
+		res.Warnings = append(res.Warnings, left)
+	}
+	setup := &collect.Setup{Profile: meta.Profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{},
+		Properties: props}
 	if err := w.WriteSetup(setup); err != nil {
 		return err
 	}
@@ -567,6 +578,37 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	yes := true
 	meta.Complete = &yes
 	return w.WritePartMeta(meta)
+}
+
+// setupProperties are setup.json's properties: the given ones, then each
+// suite property that is new (a name and value not yet listed), but for
+// those ci-report's own export writes (collect.JUnitArmProperty and the
+// like, `ci-report.*`), which part.json holds; at most maxSetupProperties,
+// the rest counted in a warning (summary.json keeps every suite's).
+func setupProperties(given []collect.Property, suites []collect.Suite) ([]collect.Property, string) {
+	out := slices.Clone(given)
+	seen := map[collect.Property]bool{}
+	for _, p := range given {
+		seen[p] = true
+	}
+	left := 0
+	for _, s := range suites {
+		for _, p := range s.Properties {
+			if strings.HasPrefix(p.Name, "ci-report.") || seen[p] {
+				continue
+			}
+			seen[p] = true
+			if len(out) == maxSetupProperties {
+				left++
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	if left > 0 {
+		return out, fmt.Sprintf("%d more suite properties are left out of setup.json (at most %d); summary.json lists every suite's", left, maxSetupProperties)
+	}
+	return out, ""
 }
 
 // partMeta is the part.json of the import, not yet complete: its plan is

@@ -191,6 +191,9 @@ func partStatusOf(p *collect.Part) PartStatus {
 		Ran:      len(p.Cases),
 		Arm:      p.ArmOf(),
 	}
+	if p.Setup != nil {
+		ps.Setup = p.Setup.Properties
+	}
 	if p.Deselected != nil {
 		n := *p.Deselected
 		ps.Deselected = &n
@@ -304,6 +307,7 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			m.ModelRevisions = collect.Ordered[*string]{}
 			m.Cases, m.Elastic, m.Limit, m.Priority = nil, nil, nil, nil
 			m.Parts = nil
+			m.Properties = nil
 			merged = &m
 		}
 		merged.GPUs = append(merged.GPUs, s.GPUs...)

@@ -120,6 +120,9 @@ func (o Options) ValidateArms() error {
 		// arms only): a config that says it must not be ignored.
 		return fmt.Errorf("render: config expect needs the arms it is of (config arms)")
 	}
+	if err := o.Config.validateSetup(); err != nil {
+		return err
+	}
 	baseline := o.ResolveArms().BaselineArm
 	for i := range o.Config.Thresholds {
 		if err := o.Config.Thresholds[i].Validate(baseline); err != nil {

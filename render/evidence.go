@@ -300,8 +300,8 @@ func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[
 // partCounts are one part's results on the evidence's count line.
 type partCounts struct {
 	pass, fail, notRun, skip int
-	reasons              []string       // skip reasons, in the order first seen
-	byReason             map[string]int // skips per reason
+	reasons                  []string       // skip reasons, in the order first seen
+	byReason                 map[string]int // skips per reason
 }
 
 // countParts counts the results of each part of the arms, by arm and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,18 +19,22 @@ func seed002(t *testing.T) []string {
 	t.Helper()
 	src := filepath.Join("..", "..", "junit", "testdata", "seed-002")
 	revs := map[string]string{"parent": "88c8f96aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "fix": "a378969bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}
+	const focused = "tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]"
 	dir := t.TempDir()
 	var parts []string
 	for _, p := range []struct {
 		arm, part string
 		args      []string
 	}{
-		{"parent", "focused", []string{"--metrics", filepath.Join(src, "parent-focused.jsonl")}},
-		{"fix", "focused", []string{"--metrics", filepath.Join(src, "fix-focused.jsonl")}},
-		{"fix", "targeted", []string{"--metrics", filepath.Join(src, "fix-targeted.jsonl"), "--deselected", "57"}},
-		{"fix", "broad", []string{"--deselected", "546"}},
-		{"fix", "lint", nil},
+		{"parent", "focused", []string{"--metrics", filepath.Join(src, "parent-focused.jsonl"), "--setup", "command=pytest " + focused}},
+		{"fix", "focused", []string{"--metrics", filepath.Join(src, "fix-focused.jsonl"), "--setup", "command=pytest " + focused}},
+		{"fix", "targeted", []string{"--metrics", filepath.Join(src, "fix-targeted.jsonl"), "--deselected", "57", "--setup", `command=pytest -m "not slow" tests/test_scheduler.py`}},
+		{"fix", "broad", []string{"--deselected", "546", "--setup", `command=pytest -m "not slow" tests/broad`}},
+		{"fix", "lint", []string{"--setup", "command=ruff check --format junit"}},
 	} {
+		// The setup the seed states that no report holds: the machine and
+		// the dtype (every suite's), the command line (each suite's).
+		p.args = append(p.args, "--setup", "device=CPU", "--setup", "dtype=FP32")
 		out := filepath.Join(dir, p.arm+"-"+p.part)
 		args := append([]string{"import", "junit", filepath.Join(src, p.arm+"-"+p.part+".xml"), "--part", p.part, "--arm", p.arm,
 			"--revision", revs[p.arm], "--out", out}, p.args...)
@@ -66,6 +71,18 @@ func TestSeed002Evidence(t *testing.T) {
 	}
 	if got := mdtest.ListAfter(blocks, "Suite counts:"); !slices.Equal(got, wantCounts) {
 		t.Errorf("suite counts\n%q\nwant\n%q", got, wantCounts)
+	}
+	// The setup, beside the evidence: what every suite shares, then each
+	// suite's own (the KV geometry is the pytest reports' suite property).
+	wantSetup := []string{
+		"parent, focused: command: pytest tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]; kv_blocks: 40; block_size: 16.",
+		"fix, broad: command: pytest -m \"not slow\" tests/broad; kv_blocks: 40; block_size: 16.",
+		"fix, focused: command: pytest tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]; kv_blocks: 40; block_size: 16.",
+		"fix, lint: command: ruff check --format junit.",
+		"fix, targeted: command: pytest -m \"not slow\" tests/test_scheduler.py; kv_blocks: 40; block_size: 16.",
+	}
+	if got := mdtest.ListAfter(blocks, "Setup: device: CPU; dtype: FP32."); !slices.Equal(got, wantSetup) {
+		t.Errorf("setup\n%q\nwant\n%q", got, wantSetup)
 	}
 	var paragraphs []string
 	for _, b := range blocks {
@@ -106,5 +123,98 @@ func TestSeed002Evidence(t *testing.T) {
 	_, after, ok := strings.Cut(comment, "<details><summary>Tracebacks of the failures above</summary>")
 	if tb, _, closed := strings.Cut(after, "</details>"); !ok || !closed || !strings.Contains(tb, "\ntests/test_scheduler.py:11: AssertionError\n") {
 		t.Errorf("no collapsed traceback ending in the file and line:\n%s", comment)
+	}
+}
+
+// TestSeed003MetricsAndSetup is issue 21's acceptance for seed 003 (items 7
+// and 8): a KVCR-like suite whose testcases carry their setup as properties
+// (models, topology, KVCR version, GPUs) and whose metrics include counts
+// without an arm (Guard-served pages 23; 5 = 2 + 3 SSM evicted groups). The
+// comment shows those metrics in their own table, a count against the
+// baseline arm without a percentage, and the setup with the config's.
+func TestSeed003MetricsAndSetup(t *testing.T) {
+	dir := t.TempDir()
+	props := `<properties><property name="models" value="Qwen3-8B, Qwen3-Next-80B-A3B (hybrid SSM)" /><property name="topology" value="2 engines, 1 DRAM pool, 1 remote store" /><property name="kvcr_version" value="0.4.1" /></properties>`
+	var cases strings.Builder
+	for _, tc := range []string{"TC-01", "TC-02", "TC-03", "TC-04", "TC-05", "TC-06"} {
+		cases.WriteString(`<testcase classname="kvcr" name="` + tc + `" time="12">` + props + `</testcase>`)
+	}
+	xml := writeFile(t, filepath.Join(dir, "kvcr.xml"), `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="kvcr" tests="6">`+cases.String()+`</testsuite></testsuites>`)
+	metrics := writeFile(t, filepath.Join(dir, "kvcr.jsonl"), strings.Join([]string{
+		`{"case": "kvcr::TC-05", "name": "ttft", "value": 664, "unit": "ms", "arm": "cold", "better": "lower"}`,
+		`{"case": "kvcr::TC-05", "name": "ttft", "value": 412, "unit": "ms", "arm": "local", "better": "lower"}`,
+		`{"case": "kvcr::TC-05", "name": "hit_pages", "value": 0, "unit": "pages", "arm": "cold", "kind": "count"}`,
+		`{"case": "kvcr::TC-05", "name": "hit_pages", "value": 23, "unit": "pages", "arm": "local", "kind": "count"}`,
+		`{"case": "kvcr::TC-06", "name": "guard_served_pages", "value": 23, "unit": "pages", "kind": "count"}`,
+		`{"case": "kvcr::TC-06", "name": "evicted_groups", "value": 5, "unit": "groups", "kind": "count", "note": "2 + 3 SSM"}`,
+		`{"case": "kvcr::TC-06", "name": "recovered", "value": true, "unit": ""}`,
+		`{"case": "kvcr::TC-06", "event": {"name": "engine_killed", "t": 100.0}}`,
+		`{"case": "kvcr::TC-06", "event": {"name": "guard_served", "t": 101.4}}`,
+	}, "\n")+"\n")
+	part := filepath.Join(dir, "kvcr")
+	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "kvcr", "--out", part, "--metrics", metrics, "--setup", "gpus=2x H100 80GB"); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	cfg := writeFile(t, filepath.Join(dir, "kvcr.json"), `{"suite": {"name": "kvcr", "title": "KVCR phase 1"}, "baseline_arm": "cold",
+		"intervals": [{"label": "guard served", "from": "engine_killed", "to": "guard_served"}], "setup": {"dtype": "BF16"}}`)
+	code, comment, stderr := runCLI(t, "render", "--date", "2026-12-05", "--config", cfg, "--section", filepath.Join(dir, "section.md"), part)
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	var metricsTable, hits *mdtest.Table
+	tables := mdtest.Tables([]byte(comment))
+	for i := range tables {
+		switch strings.Join(mdtest.Texts(tables[i].Header), "|") {
+		case "case|metric|value|unit":
+			metricsTable = &tables[i]
+		case "arm|value":
+			if len(tables[i].Rows) == 2 && tables[i].Rows[1][1].Text == "23 pages" {
+				hits = &tables[i]
+			}
+		}
+	}
+	if metricsTable == nil {
+		t.Fatalf("no table of metrics without an arm:\n%s", comment)
+	}
+	var rows [][]string
+	for _, r := range metricsTable.Rows {
+		rows = append(rows, mdtest.Texts(r))
+	}
+	want := [][]string{
+		{"kvcr::TC-06", "guard_served_pages", "23", "pages"},
+		{"kvcr::TC-06", "evicted_groups", "5 (2 + 3 SSM)", "groups"},
+		{"kvcr::TC-06", "recovered", "yes", ""},
+	}
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("metrics without an arm: %q, want %q", rows, want)
+	}
+	// A count against the baseline: no percentage (the ttft table has one).
+	if hits == nil {
+		t.Errorf("no hit_pages table whose local row is `23 pages`, without a delta:\n%s", comment)
+	}
+	if !strings.Contains(comment, "| local | 412 ms (−38%) |") {
+		t.Errorf("the ttft table lost its delta:\n%s", comment)
+	}
+	// The setup: the config's, the part's --setup and the testcases'
+	// properties, which every case shares.
+	wantSetup := "Setup: dtype: BF16; gpus: 2x H100 80GB; models: Qwen3-8B, Qwen3-Next-80B-A3B (hybrid SSM); topology: 2 engines, 1 DRAM pool, 1 remote store; kvcr_version: 0.4.1."
+	var paragraphs []string
+	for _, b := range mdtest.Blocks([]byte(comment)) {
+		paragraphs = append(paragraphs, b.Text)
+	}
+	if !slices.Contains(paragraphs, wantSetup) {
+		t.Errorf("comment lacks the paragraph %q:\n%s", wantSetup, comment)
+	}
+	section, err := os.ReadFile(filepath.Join(dir, "section.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paragraphs = nil
+	for _, b := range mdtest.Blocks(section) {
+		paragraphs = append(paragraphs, b.Text)
+	}
+	// The section, rendered from the same report, says the same.
+	if !slices.Contains(paragraphs, wantSetup) {
+		t.Errorf("section lacks the setup:\n%s", section)
 	}
 }
