@@ -45,7 +45,6 @@ type importJUnitOptions struct {
 	Setup []collect.Property
 }
 
-
 // revisionRE is what --revision accepts: a commit id or a ref name, which
 // lands in the comment's commit link and the perf and PR documents.
 var revisionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
@@ -74,7 +73,7 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
 	fs.StringVar(&o.Profile, "profile", "", "the part's `profile`, as the parts it is merged with have it (default "+junit.DefaultProfile+")")
 	fs.StringVar(&o.Metrics, "metrics", "", "JSON-lines `file` of case metrics {\"case\", \"name\", \"value\", \"unit\"}")
-	fs.Func("setup", "`KEY=VALUE` the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), shown in the section and beside the evidence; repeatable", func(s string) error {
+	fs.Func("setup", "what the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), as `KEY=VALUE`, shown in the section and beside the evidence; repeatable", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
 		switch {
 		case !ok || !render.ValidSetupKey(k):
