@@ -85,8 +85,8 @@ type Setup struct {
 	Parts []string `json:"parts,omitempty"`
 	// Properties (new) are what an imported suite ran with that no other
 	// field holds (docs/formats.md §3): `import junit --setup` pairs, then
-	// its reports' suite properties. A merged setup has none: each part's
-	// are its PartStatus's.
+	// its reports' suite properties. A merged setup has every part's, each
+	// once; merge.PartStatus.Setup keeps each part's own.
 	Properties []Property `json:"properties,omitempty"`
 }
 

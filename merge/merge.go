@@ -294,6 +294,7 @@ func checkArms(parts []collect.Part) error {
 // complete is set when every part has a setup.
 func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 	complete = len(parts) > 0
+	props := map[collect.Property]bool{} // the merged setup's properties, each once
 	for i := range parts {
 		s := parts[i].Setup
 		if s == nil {
@@ -329,6 +330,12 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 		merged.Elastic = append(merged.Elastic, s.Elastic...)
 		merged.Limit = append(merged.Limit, s.Limit...)
 		merged.Priority = append(merged.Priority, s.Priority...)
+		for _, p := range s.Properties {
+			if !props[p] {
+				props[p] = true
+				merged.Properties = append(merged.Properties, p)
+			}
+		}
 		fillStrings(&merged.Workload, s.Workload)
 		fillOrdered(&merged.Checks, s.Checks)
 		fillStrings(&merged.ElasticWorkload, s.ElasticWorkload)
