@@ -61,7 +61,6 @@ func TestSeed002Evidence(t *testing.T) {
 	if n := strings.Count(comment, "is missing"); n > 20 {
 		t.Errorf("%d mentions of `is missing`, want at most 20", n)
 	}
-	blocks := mdtest.Blocks([]byte(comment))
 	wantCounts := []string{
 		"parent, focused: 1 failed.",
 		"fix, broad: 866 passed, 35 skipped (20: CUDA is not available; 9: needs the FlashInfer backend; 6: FP8 KV cache is not supported on CPU), 546 deselected.",
@@ -69,7 +68,7 @@ func TestSeed002Evidence(t *testing.T) {
 		"fix, lint: passed, no testcases.",
 		"fix, targeted: 199 passed, 57 deselected.",
 	}
-	if got := mdtest.ListAfter(blocks, "Suite counts:"); !slices.Equal(got, wantCounts) {
+	if got := mdtest.ListAfter([]byte(comment), "Suite counts:"); !slices.Equal(got, wantCounts) {
 		t.Errorf("suite counts\n%q\nwant\n%q", got, wantCounts)
 	}
 	// The setup, beside the evidence: what every suite shares, then each
@@ -81,13 +80,10 @@ func TestSeed002Evidence(t *testing.T) {
 		"fix, lint: command: ruff check --format junit.",
 		"fix, targeted: command: pytest -m \"not slow\" tests/test_scheduler.py; kv_blocks: 40; block_size: 16.",
 	}
-	if got := mdtest.ListAfter(blocks, "Setup: device: CPU; dtype: FP32."); !slices.Equal(got, wantSetup) {
+	if got := mdtest.ListAfter([]byte(comment), "Setup: device: CPU; dtype: FP32."); !slices.Equal(got, wantSetup) {
 		t.Errorf("setup\n%q\nwant\n%q", got, wantSetup)
 	}
-	var paragraphs []string
-	for _, b := range blocks {
-		paragraphs = append(paragraphs, b.Text)
-	}
+	paragraphs := mdtest.Texts(mdtest.Paragraphs([]byte(comment)))
 	for _, want := range []string{
 		"Compared: the tests that ran on every arm or failed on one; 1,099 tests ran on fix only.",
 		"tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]: fails on parent, passes on fix, as expected.",
@@ -120,8 +116,9 @@ func TestSeed002Evidence(t *testing.T) {
 	}
 	// The traceback, in the collapsed block after the table, ends with
 	// pytest's file and line.
-	_, after, ok := strings.Cut(comment, "<details><summary>Tracebacks of the failures above</summary>")
-	if tb, _, closed := strings.Cut(after, "</details>"); !ok || !closed || !strings.Contains(tb, "\ntests/test_scheduler.py:11: AssertionError\n") {
+	fences := mdtest.Fences([]byte(comment))
+	if !strings.Contains(comment, "\n<details><summary>Tracebacks of the failures above</summary>\n") || len(fences) != 1 ||
+		!strings.HasSuffix(fences[0].Text, "\ntests/test_scheduler.py:11: AssertionError\n") {
 		t.Errorf("no collapsed traceback ending in the file and line:\n%s", comment)
 	}
 }
@@ -198,10 +195,7 @@ func TestSeed003MetricsAndSetup(t *testing.T) {
 	// The setup: the config's, the part's --setup and the testcases'
 	// properties, which every case shares.
 	wantSetup := "Setup: dtype: BF16; gpus: 2x H100 80GB; models: Qwen3-8B, Qwen3-Next-80B-A3B (hybrid SSM); topology: 2 engines, 1 DRAM pool, 1 remote store; kvcr_version: 0.4.1."
-	var paragraphs []string
-	for _, b := range mdtest.Blocks([]byte(comment)) {
-		paragraphs = append(paragraphs, b.Text)
-	}
+	paragraphs := mdtest.Texts(mdtest.Paragraphs([]byte(comment)))
 	if !slices.Contains(paragraphs, wantSetup) {
 		t.Errorf("comment lacks the paragraph %q:\n%s", wantSetup, comment)
 	}
@@ -209,10 +203,7 @@ func TestSeed003MetricsAndSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paragraphs = nil
-	for _, b := range mdtest.Blocks(section) {
-		paragraphs = append(paragraphs, b.Text)
-	}
+	paragraphs = mdtest.Texts(mdtest.Paragraphs(section))
 	// The section, rendered from the same report, says the same.
 	if !slices.Contains(paragraphs, wantSetup) {
 		t.Errorf("section lacks the setup:\n%s", section)

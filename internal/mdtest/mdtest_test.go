@@ -25,16 +25,12 @@ func TestTables(t *testing.T) {
 	}
 }
 
-func TestBlocks(t *testing.T) {
+func TestListAfter(t *testing.T) {
 	src := []byte("**Evidence** (a vs b)\n\nSuite counts:\n\n- a: 1 failed.\n- b, `lint`: passed\\_ok.\n\n| x |\n|---|\n| y |\n\nEnd.\n")
-	bs := Blocks(src)
-	if len(bs) != 4 || bs[0].Text != "Evidence (a vs b)" || bs[3].Text != "End." {
-		t.Fatalf("blocks %+v", bs)
-	}
-	if got := ListAfter(bs, "Suite counts:"); len(got) != 2 || got[0] != "a: 1 failed." || got[1] != "b, lint: passed_ok." {
+	if got := ListAfter(src, "Suite counts:"); len(got) != 2 || got[0] != "a: 1 failed." || got[1] != "b, lint: passed_ok." {
 		t.Errorf("list after Suite counts: %q", got)
 	}
-	if got := ListAfter(bs, "Evidence (a vs b)"); got != nil {
+	if got := ListAfter(src, "Evidence (a vs b)"); got != nil {
 		t.Errorf("a paragraph not followed by a list gave %q", got)
 	}
 }
