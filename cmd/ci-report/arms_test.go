@@ -3,14 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -98,23 +96,8 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 	}
 	// The revision × measure table: a row per revision, the result first
 	// (the assertion's message alone), a column per metric with its unit.
-	tables := mdtest.Tables([]byte(comment))
-	if len(tables) != 1 {
-		t.Fatalf("%d tables, want the revision × measure table:\n%s", len(tables), comment)
-	}
-	wantHeader := []string{"revision", "result", "finished (requests)", "steps (steps)", "preemptions", "resumptions", "kv_blocks_at_stop (blocks)"}
-	wantRows := [][]string{
-		{"parent 88c8f96", "fail: AssertionError: 3/10 requests finished after 500 engine steps", "3", "500", "465", "463", "40"},
-		{"fix a378969", "pass", "10", "121", "4", "4", "0"},
-	}
-	if got := mdtest.Texts(tables[0].Header); !slices.Equal(got, wantHeader) {
-		t.Errorf("header %q, want %q", got, wantHeader)
-	}
-	for i, row := range tables[0].Rows {
-		if got := mdtest.Texts(row); i >= len(wantRows) || !slices.Equal(got, wantRows[i]) {
-			t.Errorf("row %d: %q, want %q", i, got, wantRows[min(i, len(wantRows)-1)])
-		}
-	}
+	checkMeasureTable(t, comment, "pass")
+
 	// The same input, the same bytes.
 	if _, again, _ := runCLI(t, args...); again != comment {
 		t.Errorf("a second render differs")

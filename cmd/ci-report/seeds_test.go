@@ -94,26 +94,9 @@ func TestSeed002Evidence(t *testing.T) {
 			t.Errorf("no paragraph %q in\n%s", want, comment)
 		}
 	}
-	tables := mdtest.Tables([]byte(comment))
-	if len(tables) != 1 {
-		t.Fatalf("%d tables, want the regression's revision × measure table:\n%s", len(tables), comment)
-	}
-	wantHeader := []string{"revision", "result", "finished (requests)", "steps (steps)", "preemptions", "resumptions", "kv_blocks_at_stop (blocks)"}
-	wantRows := [][]string{
-		{"parent 88c8f96", "fail: AssertionError: 3/10 requests finished after 500 engine steps", "3", "500", "465", "463", "40"},
-		{"fix a378969", "pass (focused, targeted)", "10", "121", "4", "4", "0"},
-	}
-	if got := mdtest.Texts(tables[0].Header); !slices.Equal(got, wantHeader) {
-		t.Errorf("header %q, want %q", got, wantHeader)
-	}
-	if len(tables[0].Rows) != len(wantRows) {
-		t.Fatalf("%d rows, want %d", len(tables[0].Rows), len(wantRows))
-	}
-	for i, row := range tables[0].Rows {
-		if got := mdtest.Texts(row); !slices.Equal(got, wantRows[i]) {
-			t.Errorf("row %d: %q, want %q", i, got, wantRows[i])
-		}
-	}
+	// The regression's revision × measure table: the fix's result is from
+	// two of its suites.
+	checkMeasureTable(t, comment, "pass (focused, targeted)")
 	// The traceback, in the collapsed block after the table, ends with
 	// pytest's file and line.
 	fences := mdtest.Fences([]byte(comment))
@@ -207,5 +190,32 @@ func TestSeed003MetricsAndSetup(t *testing.T) {
 	// The section, rendered from the same report, says the same.
 	if !slices.Contains(paragraphs, wantSetup) {
 		t.Errorf("section lacks the setup:\n%s", section)
+	}
+}
+
+// checkMeasureTable checks that comment's one table is seed 002's revision
+// × measure table of the regression, with the fix's result cell fix: a row
+// per revision, the result first (the assertion's message alone), a column
+// per metric with its unit.
+func checkMeasureTable(t *testing.T, comment, fix string) {
+	t.Helper()
+	tables := mdtest.Tables([]byte(comment))
+	if len(tables) != 1 {
+		t.Fatalf("%d tables, want the regression's revision × measure table:\n%s", len(tables), comment)
+	}
+	wantHeader := []string{"revision", "result", "finished (requests)", "steps (steps)", "preemptions", "resumptions", "kv_blocks_at_stop (blocks)"}
+	wantRows := [][]string{
+		{"parent 88c8f96", "fail: AssertionError: 3/10 requests finished after 500 engine steps", "3", "500", "465", "463", "40"},
+		{"fix a378969", fix, "10", "121", "4", "4", "0"},
+	}
+	if got := mdtest.Texts(tables[0].Header); !slices.Equal(got, wantHeader) {
+		t.Errorf("header %q, want %q", got, wantHeader)
+	}
+	var rows [][]string
+	for _, r := range tables[0].Rows {
+		rows = append(rows, mdtest.Texts(r))
+	}
+	if !slices.EqualFunc(rows, wantRows, slices.Equal) {
+		t.Errorf("rows %q, want %q", rows, wantRows)
 	}
 }
