@@ -265,12 +265,12 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 }
 
 // classCell is the class column of a failed or not-run case: the class,
-// with the short reason that decided it (at most classWhyCut code points,
-// whatever the plan's detail length) while details are shown.
+// with the short reason that decided it (at most collect.ClassWhyMax code
+// points, whatever the plan's detail length) while details are shown.
 func classCell(c *merge.Case, p plan) string {
 	s := text.Plain(text.Cut(caseClass(c), 20))
 	if p.detail > 0 && c.ClassWhy != "" {
-		s += " (" + text.Plain(text.Cut(c.ClassWhy, classWhyCut)) + ")"
+		s += " (" + text.Plain(text.Cut(c.ClassWhy, collect.ClassWhyMax)) + ")"
 	}
 	return s
 }
@@ -283,12 +283,6 @@ func caseClass(c *merge.Case) string {
 	}
 	return c.Class
 }
-
-// classWhyCut is the longest class reason a failed-cases row shows. The
-// runner's reasons are to become short (at most 80 code points, the
-// matched log line going to the excerpt, issue 21); until every reason is,
-// a longer cut keeps today's whole.
-const classWhyCut = 100
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {
