@@ -33,8 +33,9 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	data := buf.Bytes()
 	out := red.JSON(data)
 	var cases []Case // nil while no case has changed
+	names := map[string]string{}
 	for i := range rep.Cases {
-		c, changed, err := rep.Cases[i].redacted(red)
+		c, changed, err := rep.Cases[i].redacted(red, names)
 		if err != nil {
 			return nil, fmt.Errorf("redact the report: case %d: %w", i, err)
 		}
@@ -64,8 +65,10 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 
 // redacted is c with every secret of red replaced in each of its strings,
 // and whether any was. TestRedactedReachesEveryString fills every string
-// field of a Case: a field added here must be added below too.
-func (c Case) redacted(red *collect.Redactor) (Case, bool, error) {
+// field of a Case: a field added here must be added below too. names holds
+// the check names redacted so far: every case of a part has the same score
+// of them.
+func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bool, error) {
 	changed := false
 	str := func(s *string) {
 		if r := red.String(*s); r != *s {
@@ -95,7 +98,17 @@ func (c Case) redacted(red *collect.Redactor) (Case, bool, error) {
 	for i, ch := range c.Checks {
 		before := changed
 		changed = false
-		for _, s := range []*string{&ch.Name, &ch.Detail, &ch.Kind, &ch.CausedBy, &ch.Unit, &ch.Must} {
+		if r, ok := names[ch.Name]; ok {
+			changed = r != ch.Name
+			ch.Name = r
+		} else {
+			name := ch.Name
+			str(&ch.Name)
+			if len(names) < maxRedactedNames {
+				names[name] = ch.Name
+			}
+		}
+		for _, s := range []*string{&ch.Detail, &ch.Kind, &ch.CausedBy, &ch.Unit, &ch.Must} {
 			str(s)
 		}
 		if changed && checks == nil {
@@ -142,6 +155,9 @@ func (c Case) redacted(red *collect.Redactor) (Case, bool, error) {
 	}
 	return c, changed, nil
 }
+
+// maxRedactedNames bounds the check names Redacted remembers.
+const maxRedactedNames = 4096
 
 // same reports whether a is b itself, as Redactor.JSON returns its input
 // when it replaced nothing.
