@@ -20,6 +20,35 @@ import (
 // that thousands of cases hold each name once; nil interns nothing.
 func decodeKeptDirect(kept []byte, c *CaseResult, names map[string]string) bool {
 	d := keptDecoder{b: kept, names: names}
+	return d.fields(func(key string) (uint, bool) {
+		switch key {
+		case "name":
+			return 1 << 0, d.str(&c.Name)
+		case "ok":
+			return 1 << 1, d.bool(&c.OK)
+		case "skipped":
+			return 1 << 2, d.str(&c.SkipReason)
+		case "duration_s":
+			return 1 << 3, d.float(&c.DurationS)
+		case "class":
+			return 1 << 4, d.str(&c.Class)
+		case "class_why":
+			return 1 << 5, d.str(&c.ClassWhy)
+		case "checks":
+			return 1 << 6, d.checks(&c.Checks)
+		case "attempts":
+			return 1 << 7, d.int(&c.Attempts)
+		case "log":
+			return 1 << 8, d.object((*[]byte)(&c.Log))
+		}
+		return 0, false
+	}) && d.i == len(d.b)
+}
+
+// fields consumes an object, each of whose fields field decodes, saying
+// which of at most 64 it is (a bit) and whether it decoded; a key it does
+// not know, or one that comes twice, fails the object.
+func (d *keptDecoder) fields(field func(key string) (uint, bool)) bool {
 	if !d.byte('{') {
 		return false
 	}
@@ -32,35 +61,13 @@ func decodeKeptDirect(kept []byte, c *CaseResult, names map[string]string) bool 
 		if !ok {
 			return false
 		}
-		var bit uint
-		switch key {
-		case "name":
-			bit, ok = 1<<0, d.str(&c.Name)
-		case "ok":
-			bit, ok = 1<<1, d.bool(&c.OK)
-		case "skipped":
-			bit, ok = 1<<2, d.str(&c.SkipReason)
-		case "duration_s":
-			bit, ok = 1<<3, d.float(&c.DurationS)
-		case "class":
-			bit, ok = 1<<4, d.str(&c.Class)
-		case "class_why":
-			bit, ok = 1<<5, d.str(&c.ClassWhy)
-		case "checks":
-			bit, ok = 1<<6, d.checks(&c.Checks)
-		case "attempts":
-			bit, ok = 1<<7, d.int(&c.Attempts)
-		case "log":
-			bit, ok = 1<<8, d.object((*[]byte)(&c.Log))
-		default:
-			return false
-		}
+		bit, ok := field(key)
 		if !ok || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
 	}
-	return d.i == len(d.b)
+	return true
 }
 
 // keptDecoder reads compact JSON from b[i].
@@ -234,45 +241,27 @@ func (d *keptDecoder) checks(v *[]Check) bool {
 }
 
 func (d *keptDecoder) check(ch *Check) bool {
-	if !d.byte('{') {
-		return false
-	}
-	var seen uint
-	for first := true; !d.byte('}'); first = false {
-		if !first && !d.byte(',') {
-			return false
-		}
-		key, ok := d.key()
-		if !ok {
-			return false
-		}
-		var bit uint
+	return d.fields(func(key string) (uint, bool) {
 		switch key {
 		case "name":
-			bit, ok = 1<<0, d.name(&ch.Name)
+			return 1 << 0, d.name(&ch.Name)
 		case "ok":
-			bit, ok = 1<<1, d.bool(&ch.OK)
+			return 1 << 1, d.bool(&ch.OK)
 		case "detail":
-			bit, ok = 1<<2, d.str(&ch.Detail)
+			return 1 << 2, d.str(&ch.Detail)
 		case "kind":
-			bit, ok = 1<<3, d.str(&ch.Kind)
+			return 1 << 3, d.str(&ch.Kind)
 		case "caused_by":
-			bit, ok = 1<<4, d.str(&ch.CausedBy)
+			return 1 << 4, d.str(&ch.CausedBy)
 		case "value":
-			bit, ok = 1<<5, d.floatPtr(&ch.Value)
+			return 1 << 5, d.floatPtr(&ch.Value)
 		case "bar":
-			bit, ok = 1<<6, d.floatPtr(&ch.Bar)
+			return 1 << 6, d.floatPtr(&ch.Bar)
 		case "unit":
-			bit, ok = 1<<7, d.str(&ch.Unit)
+			return 1 << 7, d.str(&ch.Unit)
 		case "must":
-			bit, ok = 1<<8, d.str(&ch.Must)
-		default:
-			return false
+			return 1 << 8, d.str(&ch.Must)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-	}
-	return true
+		return 0, false
+	})
 }

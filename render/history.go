@@ -124,12 +124,10 @@ func fingerprint(c *merge.Case) string {
 	return hex.EncodeToString(h.Sum(nil))[:fingerprintLen]
 }
 
-// normaliseDetail makes the details of the same failure in two runs equal:
-// what varies between two runs of the same failure becomes a placeholder.
-func normaliseDetail(s string) string { return string(appendNormalised(nil, s)) }
-
-// appendNormalised appends s normalised to dst, in one pass over s, with
-// these rules, each applied to what the one before left:
+// appendNormalised appends s normalised to dst, so that the details of the
+// same failure in two runs are equal: what varies between two runs becomes
+// a placeholder. One pass over s, with these rules, each applied to what
+// the one before left:
 //
 //   - paths and URLs: each run of bytes other than ASCII white space and
 //     ()'",; that holds a '/' becomes <path>;

@@ -398,8 +398,8 @@ func FuzzNormaliseDetail(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := normaliseDetail(s), normaliseByRegexps(s); got != want {
-			t.Errorf("normaliseDetail(%q) = %q, the regular expressions give %q", s, got, want)
+		if got, want := string(appendNormalised(nil, s)), normaliseByRegexps(s); got != want {
+			t.Errorf("appendNormalised(%q) = %q, the regular expressions give %q", s, got, want)
 		}
 	})
 }
