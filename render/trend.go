@@ -474,7 +474,7 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 		switch {
 		case base == "" || !isHex(head):
 			data["Unknown"] = true
-		case strings.EqualFold(base, head) || strings.HasPrefix(strings.ToLower(head), base) || strings.HasPrefix(base, strings.ToLower(head)):
+		case sameCommit(base, head):
 			data["Same"] = true
 		default:
 			data["URL"] = r.cfg.repo() + "/compare/" + base + "..." + head
@@ -501,21 +501,29 @@ func (r *renderer) earlierRunURL(id string) string {
 
 // CompareBases are the commits of the earlier runs that last passed a
 // failure new in this run (docs/render.md §11), whose compare links the
-// comment gives: post asks GitHub how many commits each range holds and
-// passes them back as Options.CommitCounts. None without history, without
-// a new failure or without this run's commit.
-func CompareBases(rep *merge.Report, opts Options) ([]string, error) {
+// comment gives, and this run's commit, the head of each: post asks GitHub
+// how many commits each range holds and passes them back as
+// Options.CommitCounts. No bases without history, without a new failure or
+// without this run's commit.
+func CompareBases(rep *merge.Report, opts Options) (head string, bases []string, err error) {
 	r, err := newRenderer(rep, opts)
 	if err != nil || r.perfMode || !isHex(r.sha()) {
-		return nil, err
+		return "", nil, err
 	}
-	var out []string
+	head = r.sha()
 	seen := map[string]bool{}
 	for _, g := range r.regressions() {
-		if b := g.run.SHA; b != "" && !seen[b] && !strings.HasPrefix(strings.ToLower(r.sha()), b) {
+		if b := g.run.SHA; b != "" && !seen[b] && !sameCommit(b, head) {
 			seen[b] = true
-			out = append(out, b)
+			bases = append(bases, b)
 		}
 	}
-	return out, nil
+	return head, bases, nil
+}
+
+// sameCommit reports whether a digest's commit (lowercase) and this run's
+// name the same commit, one perhaps abbreviated.
+func sameCommit(base, head string) bool {
+	head = strings.ToLower(head)
+	return strings.HasPrefix(head, base) || strings.HasPrefix(base, head)
 }

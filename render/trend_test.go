@@ -111,9 +111,9 @@ func TestRegressionRange(t *testing.T) {
 	}
 
 	// post's count of the commits goes into the link's words.
-	bases, err := CompareBases(sampleReport(t), opts)
-	if err != nil || !slices.Equal(bases, []string{olderSHA}) {
-		t.Fatalf("CompareBases = %q, %v; want [%s]", bases, err, olderSHA)
+	head, bases, err := CompareBases(sampleReport(t), opts)
+	if err != nil || head != sampleSHA || !slices.Equal(bases, []string{olderSHA}) {
+		t.Fatalf("CompareBases = %s, %q, %v; want %s, [%s]", head, bases, err, sampleSHA, olderSHA)
 	}
 	opts.CommitCounts = map[string]int{olderSHA: 4}
 	items, _ = regressionItems(t, mustRender(t, sampleReport(t), opts).Comment)
@@ -134,7 +134,7 @@ func TestRegressionRange(t *testing.T) {
 	if len(items) != 1 || !strings.Contains(items[0], "no range of commits can be given") {
 		t.Errorf("no commit: %q", items)
 	}
-	if b, _ := CompareBases(sampleReport(t), opts); len(b) != 0 {
+	if _, b, _ := CompareBases(sampleReport(t), opts); len(b) != 0 {
 		t.Errorf("CompareBases without a recorded commit: %q", b)
 	}
 

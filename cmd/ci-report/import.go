@@ -93,10 +93,10 @@ func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 		fmt.Fprintf(e.Stderr, "ci-report import junit: warning: %s\n", red.String(w))
 	}
 	flaky := ""
-	if n := res.Flaky(); n > 0 {
+	if n := res.Flaky; n > 0 {
 		flaky = fmt.Sprintf(", %d flaky", n)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped%s, from %d files, written to %s\n",
-		red.String(o.Part), len(res.Cases), res.Failed(), res.Skipped(), flaky, len(o.Files), o.Out)
+		red.String(o.Part), res.Cases, res.Failed, res.Skipped, flaky, len(o.Files), o.Out)
 	return nil
 }

@@ -189,6 +189,15 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 				return err
 			}
 		}
+		// How many commits each new failure's compare link spans
+		// (docs/publish.md §14).
+		head, bases, err := render.CompareBases(rep, opts)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		if opts.CommitCounts, err = pub.CommitCounts(ctx, run, bases, head); err != nil {
+			return postError(err)
+		}
 	}
 	docs, err := render.Render(rep, opts)
 	if err != nil {
