@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,7 +283,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
 	log := &caseLog{
 		JUnit: junitSource{
-			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
+			Source: base(file) + ":" + strconv.Itoa(c.Line), Suite: strings.Join(s.Path, " / "),
 			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: sourceLine(s, c),
 		},
 		Properties: c.Properties,

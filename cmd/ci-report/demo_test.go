@@ -105,14 +105,6 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 		!strings.HasPrefix(cell.Text, "l_released_for_h (L still charged ") || !strings.HasSuffix(cell.Text, ") and 1 check that follows from it") {
 		t.Errorf("the failed case's checks cell does not name the root and count its follower: %q", cell.Text)
 	}
-	paragraph := func(prefix string) *mdtest.Cell {
-		for _, p := range mdtest.Paragraphs(comment) {
-			if strings.HasPrefix(p.Text, prefix) {
-				return &p
-			}
-		}
-		return nil
-	}
 	var mermaid, excerpt []string
 	for _, f := range mdtest.Fences(comment) {
 		switch f.Lang {
@@ -128,14 +120,14 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	if len(mermaid) != 1 {
 		t.Fatalf("comment.md has %d Mermaid charts, want 1:\n%s", len(mermaid), c)
 	}
-	summary := paragraph("Memory of priority-vllm-qwen05b+vllm-qwen35_4b over ")
+	summary := paragraphWith(c, "Memory of priority-vllm-qwen05b+vllm-qwen35_4b over ")
 	if n := strings.Count(mermaid[0], "\n    line ["); n != 5 || !strings.Contains(mermaid[0], " l_fill\"") || !strings.Contains(mermaid[0], " h_burst\"") ||
 		summary == nil || !strings.Contains(summary.Text, "H's shortfall 0 → ") {
 		t.Errorf("the priority chart lacks a line, a phase or its summary (%d lines):\n%s", n, c)
 	}
 	// Where to look (docs/render.md §3.11): L's serve.log from the burst
 	// offset, collapsed, in a fence; the runner cut it (docs/formats.md §4.9).
-	where := paragraph("Where to look for priority-vllm-qwen05b+vllm-qwen35_4b: priority-vllm-qwen05b-kv_c1/serve.log from the burst, at byte ")
+	where := paragraphWith(c, "Where to look for priority-vllm-qwen05b+vllm-qwen35_4b: priority-vllm-qwen05b-kv_c1/serve.log from the burst, at byte ")
 	if where == nil || !slices.Equal(where.Code, []string{"priority-vllm-qwen05b-kv_c1/serve.log"}) ||
 		!strings.Contains(c, "<details><summary>serve.log excerpt of this case</summary>") ||
 		len(excerpt) != 1 || !strings.Contains(excerpt[0], "higher-priority shortfall of ") {

@@ -82,8 +82,18 @@ func wantKnownRows(t *testing.T, comment string, want []knownRow) {
 // gonePara is the comment's paragraph of the known issues that no longer
 // reproduce (nil: none).
 func gonePara(comment string) *mdtest.Cell {
-	for _, p := range mdtest.Paragraphs([]byte(comment)) {
-		if strings.HasPrefix(p.Text, "No longer reproduces: ") {
+	p := paragraphWith(comment, "No longer reproduces: ")
+	if p == nil || !strings.HasPrefix(p.Text, "No longer reproduces: ") {
+		return nil
+	}
+	return p
+}
+
+// paragraphWith is the first paragraph of doc whose text, as a reader
+// sees it, holds s (nil: none).
+func paragraphWith(doc, s string) *mdtest.Cell {
+	for _, p := range mdtest.Paragraphs([]byte(doc)) {
+		if strings.Contains(p.Text, s) {
 			return &p
 		}
 	}
