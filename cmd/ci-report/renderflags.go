@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -60,7 +61,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.artifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
 	fs.IntVar(&r.pr, "pr", 0, "pull request `number`: render the pull-request variant")
 	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
-	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (product, repository_url, titles, schedules, workflows, retention_days, nightly_kinds, known_issues, suite, arms, expect, baseline_arm, intervals, thresholds; docs/render.md §9)")
+	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (product, repository_url, titles, schedules, workflows, retention_days, nightly_kinds, known_issues, suite, arms, expect, baseline_arm, intervals, thresholds, setup; docs/render.md §9)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
 	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
 	r.arms.bind(fs)
@@ -287,10 +288,37 @@ func firstNonEmpty(s ...string) string {
 // loadReport reads paths from disk (collect.LoadInput: part directories
 // and artifact roots, or one merged.json) and builds their report
 // (merge.Build, which reads nothing): the one way the CLI gets a report.
+//
+// Without a plan, a path that holds no part at all (collect.HoldsPart) is
+// an error naming it: most often a mistyped path or an artifact that was
+// never downloaded, which a DID NOT RUN report would hide. With a plan the
+// plan's parts that no path holds are reported as not run (docs/formats.md
+// §1.2, §7.1).
 func loadReport(paths []string, load collect.LoadOptions, opts merge.Options) (*merge.Report, error) {
+	if opts.Expected == nil {
+		for _, p := range paths {
+			if err := partless(p); err != nil {
+				return nil, err
+			}
+		}
+	}
 	in, err := collect.LoadInput(paths, load)
 	if err != nil {
 		return nil, err
 	}
 	return merge.Build(in, opts)
+}
+
+// partless is the error for a path that holds no part, nil for one that
+// does.
+func partless(p string) error {
+	if collect.HoldsPart(p) {
+		return nil
+	}
+	what := "does not exist"
+	if _, err := os.Stat(p); err == nil {
+		what = "holds no part"
+	}
+	return fmt.Errorf("%s %s: a part directory holds %s, and an artifact root holds part directories; "+
+		"give --plan to report the parts that never uploaded as not run", p, what, collect.PartFilesList())
 }
