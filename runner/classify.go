@@ -31,6 +31,11 @@ type evidence struct {
 	// Kvcached: a server of the case ran with kvcached.
 	Kvcached bool
 	GPU      GPUFacts
+	// Provisional names the expectation sets the case's kvcached servers
+	// were held to provisionally (docs/runner.md §2.6), "" for none: a
+	// kvcached newer than every set, so what they fail to match of it
+	// (kvcached_active) is the sets' to catch up with, not kvcached's.
+	Provisional string
 }
 
 // GPUFacts is what the GPU held around a case, which decides whose a memory
@@ -257,6 +262,13 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	if decided != "" {
 		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
 	}
+	if ev.Provisional != "" {
+		for _, ch := range roots {
+			if ch.Name == "kvcached_active" || strings.HasSuffix(ch.Name, "_kvcached_active") {
+				return collect.ClassHarness, text.CutLine(ch.Name+" failed against the provisional expectation set "+ev.Provisional+": "+ch.Detail, 300)
+			}
+		}
+	}
 	if ev.GPUErr != "" {
 		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300)
 	}
@@ -473,9 +485,15 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 		}
 	}
 	if c.Entry != nil {
+		var prov []string
 		for i := range c.Entry.Servers {
-			ev.Kvcached = ev.Kvcached || c.Entry.Servers[i].Kvcached()
+			sp := &c.Entry.Servers[i]
+			ev.Kvcached = ev.Kvcached || sp.Kvcached()
+			if p := r.picked(sp.Engine); sp.Kvcached() && p.provisional && !slices.Contains(prov, p.set.Name) {
+				prov = append(prov, p.set.Name)
+			}
 		}
+		ev.Provisional = strings.Join(prov, ", ")
 		if c.Entry.spec().engineSetup {
 			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
 		}
