@@ -177,6 +177,20 @@ func TestClassifyCase(t *testing.T) {
 		{"only the native case's consequences", failed("a", collect.Check{Name: "gen_seq_tokens_equal", CausedBy: "n/server_ready"}),
 			evidence{Kvcached: true}, "", ""},
 		{"not ok, no failed check", failed("a"), evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed (no failed check recorded)"},
+		// A provisional set (kvcached newer than every set): what the
+		// server fails to match of it is the sets' to catch up with.
+		{"provisional set not matched", failed("vllm-qwen05b-kv_c1", collect.Check{Name: "kvcached_active", Detail: "patches not logged: model_runner_v2"}),
+			evidence{Kvcached: true, Provisional: "vllm-mrv2"}, collect.ClassHarness,
+			"kvcached_active failed against the provisional expectation set vllm-mrv2: patches not logged: model_runner_v2"},
+		{"provisional set not matched by a pair's server", failed("elastic-a+b", collect.Check{Name: "a_ok", OK: true}, collect.Check{Name: "vllm-qwen05b-kv_c1-a_kvcached_active", Detail: "no capacity line"}),
+			evidence{Kvcached: true, Provisional: "vllm-mrv2, sglang-mamba"}, collect.ClassHarness,
+			"vllm-qwen05b-kv_c1-a_kvcached_active failed against the provisional expectation set vllm-mrv2, sglang-mamba"},
+		// Against a set that matched, the same failure is kvcached's.
+		{"a matched set not matched", failed("vllm-qwen05b-kv_c1", collect.Check{Name: "kvcached_active", Detail: "patches not logged: model_runner_v2"}),
+			evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed (kvcached_active failed)"},
+		// A provisional set does not excuse a crash.
+		{"provisional set, a crash", failed("vllm-qwen05b-kv_c1", collect.Check{Name: "server_ready", Detail: "exited"}, collect.Check{Name: "kvcached_active", Detail: "x", CausedBy: "server_ready"}),
+			evidence{Kvcached: true, Provisional: "vllm-mrv2"}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed (server_ready failed)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, why := classifyCase(tc.res, tc.ev)

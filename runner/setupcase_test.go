@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,5 +266,45 @@ func TestSetupCaseExpectations(t *testing.T) {
 				t.Errorf("setup.json cmd %s", s.Cases[0].Cmd)
 			}
 		})
+	}
+}
+
+// The default probe reads what the installed kvcached's source says
+// without importing it: its patch names and, per engine, the ranges its
+// autopatch.py registers each patch for, a range constant resolved or a
+// literal taken as it is, a class without patch_name or not defined left
+// out (testdata/probe is a stand-in kvcached in kvcached's own shapes).
+func TestDefaultVersionProbe(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on the PATH: the probe runs in the engine's image")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := slices.Clone(DefaultVersionProbe)
+	argv[len(argv)-1] = "vllm"
+	cmd := exec.Command(py, argv[1:]...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	var got Versions
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("probe printed %s: %v", out, err)
+	}
+	want := Versions{
+		Kvcached:        "0.2.0",
+		KvcachedPatches: []string{"elastic_allocator", "elastic_block_pool", "elastic_mla_memory_pool", "gpu_model_runner", "kv_layout_v2", "model_runner_v2"},
+		KvcachedPatchRanges: map[string]map[string]string{
+			"vllm": {"elastic_block_pool": ">=0.8.4", "gpu_model_runner": ">=0.8.4,<0.29.0",
+				"model_runner_v2": ">=0.29.0,<0.30.0", "kv_layout_v2": ">=0.29.0,<0.30.0"},
+			"sglang": {"elastic_allocator": ">=0.4.9", "elastic_mla_memory_pool": ">=0.4.9"},
+		},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("probe output (-want +got):\n%s", d)
 	}
 }
