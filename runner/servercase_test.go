@@ -416,6 +416,26 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	}
 }
 
+// A kvcached whose VLLM_MRV2_RANGE stops below the image's vLLM (0.30)
+// would not patch the model runner at all, so every kvcached vLLM server
+// would fail kvcached_active, classed product. The setup case reads the
+// ranges and fails instead (harness), saying which patch stops where, and
+// the engine's cases do not run.
+func TestSimMRV2RangeBelowImage(t *testing.T) {
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_VLLM_MRV2_RANGE", ">=0.29.0,<0.30.0")
+	})
+	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
+	}
+	c := out.Cases[0]
+	want := "found vllm 0.30.0+sim, kvcached 0.1.5+sim; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+		"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"
+	if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" || c.Class != collect.ClassHarness || checkDetail(c, "expectations_matched") != want {
+		t.Errorf("vllm-setup failed %v, class %q, detail\n%s\nwant\n%s", failedChecks(c), c.Class, checkDetail(c, "expectations_matched"), want)
+	}
+}
+
 // A kvcached newer than every expectation set (the simulated kvcached
 // reporting 0.2.0) runs every case against the closest set instead of
 // running nothing: setup.json marks both engines' sets provisional and

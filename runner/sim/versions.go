@@ -86,7 +86,11 @@ func runVersions(engine, kvcachedVersion, mrv2Range string, faults faultSet, std
 	if kvcachedVersion != "" {
 		v["kvcached"] = kvcachedVersion
 	}
-	data, _ := json.Marshal(v) // maps of strings and a string list always encode; keys come out sorted
-	fmt.Fprintf(stdout, "%s\n", data)
+	// One line, keys sorted, ranges' < and > as they are (as Python's
+	// json.dumps writes them); maps of strings and a string list always
+	// encode.
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 	return 0
 }
