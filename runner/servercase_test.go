@@ -59,9 +59,10 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 			}
 		}
 	}
-	// Without its leak fault, each directory is left empty.
-	for d, leak := range map[string]string{sim.ShmDir(world): "leak-segment", sim.TmpDir(world): "leak-socket-dir"} {
-		if entries, _ := os.ReadDir(d); len(entries) > 0 && !strings.Contains(faults, leak) {
+	// Without a leak fault, each directory is left empty.
+	for d, leaks := range map[string][]string{sim.ShmDir(world): {"leak-segment", "kill-children"}, sim.TmpDir(world): {"leak-socket-dir"}} {
+		leaky := slices.ContainsFunc(leaks, func(l string) bool { return strings.Contains(faults, l) })
+		if entries, _ := os.ReadDir(d); len(entries) > 0 && !leaky {
 			t.Errorf("%s not empty: %v", d, entries)
 		}
 	}
@@ -179,6 +180,10 @@ func TestSimServerFaults(t *testing.T) {
 		{fault: "ignore-stop", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
 		{fault: "leak-segment", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed"}}},
 		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"socket_dirs_removed"}}},
+		// SGLang's launcher SIGKILLs its children: kvcached's segment stays.
+		{fault: "kill-children", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"shm_removed"}}},
+		// vLLM stops its engine core without SIGKILL.
+		{fault: "kill-children", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": nil}},
 		// SGLang makes the socket dir only above TP 1, so at TP 1 nothing leaks.
 		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": nil}},
 		{fault: "wrong-tokens", profile: "nightly", cases: []string{"vllm-qwen05b-*"}, want: map[string][]string{
