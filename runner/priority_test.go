@@ -205,6 +205,10 @@ func TestPriorityFaults(t *testing.T) {
 				if got := writtenChecks(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); !reflect.DeepEqual(got, tree) {
 					t.Errorf("testdata/trees/%s's %s is not what the runner writes for %s:\n run  %s\n tree %s", c.tree, run.res.Name, c.fault, showChecks(got), showChecks(tree))
 				}
+				treeClass := writtenClass(t, filepath.Join("..", "testdata", "trees", c.tree, "all", "summary.json"), run.res.Name)
+				if got := writtenClass(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); got != treeClass {
+					t.Errorf("testdata/trees/%s's %s has class %q; the runner writes %q for %s", c.tree, run.res.Name, treeClass, got, c.fault)
+				}
 			}
 			// Its excerpt (docs/formats.md §4.9): the crashed server's
 			// log around its first error signature, else L's log from
