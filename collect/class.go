@@ -19,6 +19,12 @@ const (
 	ClassUnclassified = "unclassified"
 )
 
+// ClassWhyMax is the longest class reason (a case's class_why) a report
+// shows, in code points: the runner writes none longer (the matched log
+// line goes to the excerpt, docs/runner.md §5.10), and a report cuts another
+// producer's to it (docs/render.md §3.4).
+const ClassWhyMax = 80
+
 // Classes are the failure classes in the order reports count them.
 var Classes = []string{ClassProduct, ClassInfra, ClassHarness, ClassUnclassified}
 

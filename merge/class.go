@@ -54,7 +54,7 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 		case p.Status == collect.StatusMissing:
 			c.Class, c.ClassWhy = collect.ClassInfra, text.CutLine("its part never uploaded its results ("+p.Reason+")", 300)
 		default:
-			c.Class, c.ClassWhy = collect.ClassInfra, "its part did not finish it (the job was cancelled, timed out or lost its machine)"
+			c.Class, c.ClassWhy = collect.ClassInfra, "its part did not finish it (job cancelled, timed out or lost its machine)"
 		}
 	}
 	return problems

@@ -265,12 +265,12 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 }
 
 // classCell is the class column of a failed or not-run case: the class,
-// with the short reason that decided it (at most classWhyCut code points,
-// whatever the plan's detail length) while details are shown.
+// with the short reason that decided it (at most collect.ClassWhyMax code
+// points, whatever the plan's detail length) while details are shown.
 func classCell(c *merge.Case, p plan) string {
 	s := text.Plain(text.Cut(caseClass(c), 20))
 	if p.detail > 0 && c.ClassWhy != "" {
-		s += " (" + text.Plain(text.Cut(c.ClassWhy, classWhyCut)) + ")"
+		s += " (" + text.Plain(text.Cut(c.ClassWhy, collect.ClassWhyMax)) + ")"
 	}
 	return s
 }
@@ -283,12 +283,6 @@ func caseClass(c *merge.Case) string {
 	}
 	return c.Class
 }
-
-// classWhyCut is the longest class reason a failed-cases row shows. The
-// runner's reasons are to become short (at most 80 code points, the
-// matched log line going to the excerpt, issue 21); until every reason is,
-// a longer cut keeps today's whole.
-const classWhyCut = 100
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {
@@ -312,7 +306,7 @@ func (r *renderer) correctness() (Documents, error) {
 	if verdict == "" {
 		return Documents{}, fmt.Errorf("render: the report has no verdict")
 	}
-	docs := Documents{Verdict: verdict, SectionName: r.sectionName()}
+	docs := Documents{Verdict: verdict, SectionName: r.sectionName(), NewFailures: r.newFailures()}
 	section, warn, err := r.section()
 	if err != nil {
 		return Documents{}, err
@@ -383,6 +377,9 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	if f := r.fixedLine(w, p); f != "" {
 		blocks = append(blocks, f)
 	}
+	if g := r.regressionLines(w, p); g != "" {
+		blocks = append(blocks, g)
+	}
 	if s := r.skippedLine(w, p); s != "" {
 		blocks = append(blocks, s)
 	}
@@ -396,6 +393,9 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		blocks = append(blocks, k)
 	}
 	blocks = append(blocks, r.armBlocks(w)...)
+	if m := r.metricHistoryBlock(w); m != "" {
+		blocks = append(blocks, m)
+	}
 	if p.charts {
 		for i := range r.charts {
 			blocks = append(blocks, r.charts[i].markdown(w))

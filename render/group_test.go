@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -97,6 +100,36 @@ func TestCommonBrief(t *testing.T) {
 	} {
 		if got := commonBrief(tc.briefs); got != tc.want {
 			t.Errorf("commonBrief(%q) = %q, want %q", tc.briefs, got, tc.want)
+		}
+	}
+}
+
+// TestClassCellShortReason: the class cell is the class and its reason cut
+// to collect.ClassWhyMax (80) code points with the ellipsis, in the comment
+// and in the text view, whatever the producer wrote (issue 21 item 3).
+func TestClassCellShortReason(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	long := strings.Repeat("é", collect.ClassWhyMax-10) + " and then the matched log line that belongs in the excerpt"
+	short := strings.Repeat("w", collect.ClassWhyMax)
+	rep.Cases = append(rep.Cases,
+		merge.Case{Name: "long-why", Part: "vLLM", Class: "infra", ClassWhy: long, Checks: []collect.Check{{Name: "server_ready", Detail: "not ready"}}},
+		merge.Case{Name: "short-why", Part: "vLLM", Class: "product", ClassWhy: short, Checks: []collect.Check{{Name: "gen_ok", Detail: "bad"}}})
+	rep.Verdict = "FAIL (2 of 2 cases)"
+	docs := mustRender(t, rep, sampleOptions())
+	tables := mdtest.Tables([]byte(docs.Comment))
+	if len(tables) == 0 {
+		t.Fatalf("no table in the comment:\n%s", docs.Comment)
+	}
+	got := mdtest.Texts(tables[0].Column("class"))
+	want := []string{"infra (" + text.Cut(long, collect.ClassWhyMax) + ")", "product (" + short + ")"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("class cells\n%q\nwant\n%q", got, want)
+	}
+	for _, cell := range got {
+		why := strings.TrimSuffix(cell[strings.Index(cell, "(")+1:], ")")
+		if n := utf8.RuneCountInString(why); n > collect.ClassWhyMax {
+			t.Errorf("reason of %d code points, over %d: %q", n, collect.ClassWhyMax, why)
 		}
 	}
 }

@@ -235,7 +235,7 @@ func (r *renderer) textFailed(out io.Writer, failed []merge.Case) error {
 		c := &failed[i]
 		class := caseClass(c)
 		if c.ClassWhy != "" {
-			class += " (" + termText(c.ClassWhy, detailCut) + ")"
+			class += " (" + termText(c.ClassWhy, collect.ClassWhyMax) + ")"
 		}
 		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
 	}

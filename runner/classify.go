@@ -87,7 +87,7 @@ func ParseGPUHolders(s string) ([]GPUHolder, error) {
 
 // Verdict is a class decided from a case's evidence (judge): the class,
 // the signature and line that decided it (none for a default), and why in
-// at most WhyMax code points; Where is the log the line is in.
+// at most collect.ClassWhyMax code points; Where is the log the line is in.
 type Verdict struct {
 	Class     string
 	Signature string
@@ -95,10 +95,6 @@ type Verdict struct {
 	Where     string
 	Why       string
 }
-
-// WhyMax is the longest Verdict.Why, in code points: what a report's class
-// cell shows (the matched line is apart).
-const WhyMax = 80
 
 // The default reasons, when no signature decided (docs/runner.md §5.10).
 const (
@@ -138,7 +134,7 @@ func judge(ev evidence) Verdict {
 	if ev.Match.Memory {
 		v.Class, v.Why = memoryVerdict(ev)
 	}
-	v.Why = text.CutLine(v.Why, WhyMax)
+	v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
 	return v
 }
 

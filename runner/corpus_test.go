@@ -148,7 +148,7 @@ func TestCorpus(t *testing.T) {
 		if c.culprit == collect.ClassProduct && v.Class != collect.ClassProduct {
 			t.Errorf("%s (%s): a product failure classed %s by %q: %s", c.file, c.url, v.Class, v.Signature, v.Line)
 		}
-		if n := len([]rune(v.Why)); n > WhyMax {
+		if n := len([]rune(v.Why)); n > collect.ClassWhyMax {
 			t.Errorf("%s: why has %d code points: %q", c.file, n, v.Why)
 		}
 	}

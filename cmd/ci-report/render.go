@@ -40,7 +40,7 @@ type renderOptions struct {
 	html        string
 	format      string
 	jobSummary  bool
-	failVerdict bool
+	fail        failOn
 	history     string
 	positionals []string
 }
@@ -52,7 +52,7 @@ func (o *renderOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.html, "html", "", "write an HTML preview of the comment and section to `file`")
 	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment), text (aligned tables), junit (JUnit XML) or ctrf (CTRF JSON)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
-	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS")
+	o.fail.bind(fs, "")
 	fs.StringVar(&o.history, "history", "", "earlier runs' digests `file` (JSON lines, as post --save-history writes): the since column, fixed line and changes table")
 }
 
@@ -62,6 +62,9 @@ func (o *renderOptions) setArgs(pos []string) error {
 	case "md", "text", "junit", "ctrf":
 	default:
 		return usageErrorf("--format %s: want md, text, junit or ctrf", bounds.Quote(o.format))
+	}
+	if err := o.fail.check(); err != nil {
+		return err
 	}
 	return o.inputs.check(pos)
 }
@@ -112,10 +115,7 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	if o.failVerdict && docs.Verdict != "PASS" {
-		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
-	}
-	return nil
+	return o.fail.result(docs)
 }
 
 // writeFiles writes --comment, --section and --html.
