@@ -56,22 +56,3 @@ func TestTreesMatchSimulatedRuns(t *testing.T) {
 		})
 	}
 }
-
-// writtenClass is the named case's class in a part's summary.json.
-func writtenClass(t *testing.T, summary, name string) string {
-	t.Helper()
-	var sum struct {
-		Cases []struct {
-			Name  string `json:"name"`
-			Class string `json:"class"`
-		} `json:"cases"`
-	}
-	readJSON(t, summary, &sum)
-	for _, c := range sum.Cases {
-		if c.Name == name {
-			return c.Class
-		}
-	}
-	t.Fatalf("%s has no case %s", summary, name)
-	return ""
-}
