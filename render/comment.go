@@ -392,6 +392,9 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
 	}
+	if s := r.setupBlock(); s != "" {
+		blocks = append(blocks, s)
+	}
 	blocks = append(blocks, r.armBlocks(w)...)
 	if m := r.metricHistoryBlock(w); m != "" {
 		blocks = append(blocks, m)

@@ -55,7 +55,7 @@ func TestMetricTablesAndIntervals(t *testing.T) {
 			"| remote | | unknown |",
 		"`tpot` (ms)\n\n| arm | value |\n|---|---|\n| cold (baseline) | 20 ms |\n| dram | 20 ms (±0%) |",
 		"**Recovery timings**\n\n- `TC-06`: guard served after 1.4 s, replacement after 6.2 s.\n- `TC-07`: guard served: no `guard_served` event, replacement: no `replacement_serving` event.",
-		"Metrics or events left out, as they could not be read: part kvcr, case TC-08: log.metrics\\[1\\].value: \"fast\": want a number or null; " +
+		"Metrics or events left out, as they could not be read: part kvcr, case TC-08: log.metrics\\[1\\].value: \"fast\": want a number, true, false or null; " +
 			"part kvcr, case TC-05: log.metrics\\[5\\]: a second value of ttft for arm local at concurrency 8; the first is shown.",
 	} {
 		if !strings.Contains(docs.Comment, want) {
@@ -166,7 +166,7 @@ func TestArmBlocksFitTheBudget(t *testing.T) {
 	if n := strings.Count(docs.Comment, " | unclassified |"); n != 30 {
 		t.Errorf("%d failed rows, want 30", n)
 	}
-	for _, want := range []string{"more cases that do not pass on every arm or carry metrics.", "And ", "more cases with events."} {
+	for _, want := range []string{"more tests that do not pass on every arm or carry metrics.", "And ", "more cases with events."} {
 		if !strings.Contains(docs.Comment, want) {
 			t.Errorf("comment lacks %q", want)
 		}
