@@ -238,8 +238,15 @@ func (r *renderer) textFailed(out io.Writer, failed []merge.Case) error {
 			class += " (" + termText(c.ClassWhy, collect.ClassWhyMax) + ")"
 		}
 		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
+		if r.classless() {
+			rows[i] = slices.Delete(rows[i], 1, 2)
+		}
 	}
-	if err := textTable(out, failedColumns, rows); err != nil {
+	head := slices.Clone(failedColumns)
+	if r.classless() {
+		head = slices.Delete(head, 1, 2)
+	}
+	if err := textTable(out, head, rows); err != nil {
 		return fmt.Errorf("text: failed-cases table: %w", err)
 	}
 	return nil

@@ -28,8 +28,8 @@ func TestMergeCommand(t *testing.T) {
 		wantStdout string // substring; "" for none
 		wantStderr []string
 	}{
-		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases: 3 unclassified)"`,
-			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases: 3 unclassified)"}},
+		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases)"`,
+			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases)"}},
 		{"nothing ran is not an error", []string{treePath("nothing-ran-empty")}, 0, `"verdict": "DID NOT RUN"`,
 			[]string{"part nothing-ran-empty: missing, 0 cases ran (no part files)"}},
 		{"missing part named", []string{treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 0,
