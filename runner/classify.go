@@ -154,9 +154,12 @@ func memoryVerdict(ev evidence) (class, why string) {
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
-// and where it is.
+// and where it is, except for a line of a serve.log: the case's excerpt
+// quotes that log around its signatures (Runner.excerpt starts with the
+// server whose log held the best match), so the reason stays short enough
+// for a report's class cell (collect.ClassWhyMax; issue 21).
 func (v Verdict) classWhy() string {
-	if v.Signature == "" {
+	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
 	}
 	return text.CutLine(fmt.Sprintf("%s (%s: %s)", v.Why, v.Where, v.Line), 300)

@@ -169,6 +169,7 @@ func emptyScan() LogScan { return newLogScanner(0).LogScan }
 func ScanLog(r io.Reader, base int64) (LogScan, error) {
 	s := newLogScanner(base)
 	err := readLines(r, base, s.fragment, s.line)
+	s.finishExcerpt()
 	return s.LogScan, err
 }
 
@@ -186,6 +187,12 @@ type logScanner struct {
 	lineKv  bool
 	lineErr int
 	ring    lineRing
+	// Once the excerpt began: lineAt the offsets of its lines, past the
+	// lines after its collect.ExcerptMaxLines, end the last of those
+	// (finishExcerpt).
+	lineAt []int64
+	past   int
+	end    lineRing
 }
 
 func newLogScanner(base int64) *logScanner {
