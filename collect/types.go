@@ -268,6 +268,11 @@ const (
 // co-location case's burst began (its log's burst_offsets).
 const ExcerptBurst = "burst"
 
+// ExcerptEnd is Excerpt.From for an excerpt of a log's last lines, for a
+// failed case whose logs hold no signature, no error line, no burst and no
+// failed comparison: where a server that never became ready stopped.
+const ExcerptEnd = "end of serve.log"
+
 // excerptPhasePrefix begins Excerpt.From for an excerpt that starts where a
 // server case's load phase began (ExcerptPhase).
 const excerptPhasePrefix = "phase "

@@ -81,6 +81,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			"Tail":   len(ex.Tail) > 0,
 			"TailAt": ex.TailOffset,
 			"Burst":  ex.From == collect.ExcerptBurst,
+			"End":    ex.From == collect.ExcerptEnd,
 			"From":   text.Code(text.Cut(ex.From, 100)),
 			"Same":   same,
 			"Fenced": fenced(lines),

@@ -19,7 +19,7 @@ import (
 // for a case that failed a comparison with its native case (its tokens or
 // cached tokens differ), from where the phase of its first such failure
 // began in its own serve.log; else the last lines of the first server's
-// serve.log (engine.ExcerptTail). The excerpt is a pointer into the artifact,
+// serve.log (collect.ExcerptEnd). The excerpt is a pointer into the artifact,
 // so a log that cannot be read gives none rather than failing the case:
 // the log itself is uploaded.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {

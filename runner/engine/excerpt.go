@@ -155,11 +155,6 @@ func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok boo
 	return ex, true, err
 }
 
-// ExcerptTail is Excerpt.From for an excerpt of a log's last lines, for a
-// failed case whose logs hold no signature, no error line, no burst and no
-// failed comparison: where a server that never became ready stopped.
-const ExcerptTail = "end of serve.log"
-
 // tailKeep is how much of a line the tail ring keeps: an excerpt line is at
 // most collect.ExcerptLineCut code points, at most 4 bytes each.
 const tailKeep = 4 * collect.ExcerptLineCut

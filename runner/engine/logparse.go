@@ -100,13 +100,13 @@ type LogScan struct {
 }
 
 // Tail is the log's last lines (collect.ExcerptMaxLines at most, from
-// ExcerptTail) when no line matched a signature (HasExcerpt false); ok is
+// collect.ExcerptEnd) when no line matched a signature (HasExcerpt false); ok is
 // false when the log had no line or one matched.
 func (s *LogScan) Tail() (collect.Excerpt, bool) {
 	if s.HasExcerpt || s.tail.n == 0 {
 		return collect.Excerpt{}, false
 	}
-	ex := collect.Excerpt{From: ExcerptTail}
+	ex := collect.Excerpt{From: collect.ExcerptEnd}
 	ex.Offset, ex.Lines = s.tail.lines()
 	return ex, true
 }
