@@ -43,8 +43,9 @@ esac
 [ -z "${IN_CHECK_RUN:-}" ] || args+=(--check-run "$IN_CHECK_RUN")
 case "${IN_FAIL_ON:-never}" in
   never | "") ;;
-  verdict) args+=(--fail-on-verdict) ;;
-  *) fail "fail-on must be never or verdict, not '$IN_FAIL_ON'" ;;
+  verdict) args+=(--fail-on verdict) ;;
+  new) args+=(--fail-on new) ;;
+  *) fail "fail-on must be never, verdict or new, not '$IN_FAIL_ON'" ;;
 esac
 if flag_true "${IN_JOB_SUMMARY:-}" job-summary; then args+=(--job-summary); fi
 if flag_true "${IN_DRY_RUN:-}" dry-run; then args+=(--dry-run); fi

@@ -133,9 +133,8 @@
 //	workload           [string]         the steps of a server case
 //	checks             object check → "passes when" text
 //	cases              [case setup]     server cases
-//	elastic, elastic_workload, elastic_checks     elastic pairs, as above
-//	limit, limit_workload, limit_checks           memory-limit cases
-//	priority, priority_workload, priority_checks  priority pairs (new)
+//	kinds              [{kind, title, about, entries, workload, checks}]   (new) every other
+//	                   kind of case, a block each (KindSetup)
 //
 // An env is an object name → value, or, in older files, an array of
 // [name, value] pairs; both read into the same Env and are written as an
@@ -148,14 +147,15 @@
 // name), extra_args ([string]), cmd (string, as cmd.txt), and for the
 // servers of a priority pair priority (0 low, 1 high).
 //
-// The kinds of case in a setup:
-//
-//	server    a case setup in "cases"
-//	elastic   {name, kind: "elastic", gpu: "0", batch: 128, a: <case setup>, b: <case setup>}
-//	limit     {name: "limit-<engine>-<model>", kind: "limit", ...the case setup fields}
-//	priority  {name: "priority-<engL>-<modelL>+<engH>-<modelH>", kind: "priority", gpu, batch,
-//	           layers: ["co-location", "real serving"], ballast_mib: int or null,
-//	           low: <case setup, priority 0>, high: <case setup, priority 1>}   (new)
+// The kinds of case in a setup: the server cases in "cases", every other
+// kind a block of "kinds", which this package, merge and render treat
+// alike whatever its name: its entries are {name, gpu?, batch?, layers?,
+// ballast_mib?, servers: [{role, ...the case setup fields}]} (KindEntry),
+// e.g. elastic {name, gpu: "0", batch: 128, servers: [server A, server B]},
+// limit {name: "limit-<engine>-<model>", servers: [server]}, priority
+// {name, gpu, batch, layers, ballast_mib, servers: [low priority, high
+// priority]}. Files of the format before kinds, with elastic, limit and
+// priority fields of their own, read into the same blocks (legacy.go).
 //
 // The servers of a pair are named like tagged server cases
 // (elastic-vllm-qwen05b-kv_c1); when both would get the same name they get

@@ -439,10 +439,11 @@ var shapes = []shape{
 }
 
 // shapesByFirst lists the shapes by the first byte of their prefix, in
-// shapes' order; shapeStarts holds those bytes, for bytes.IndexAny.
+// shapes' order; shapePairs[a] is the set of the bytes b (four 64-bit
+// words) such that some prefix starts with a, b.
 var (
 	shapesByFirst [256][]*shape
-	shapeStarts   string
+	shapePairs    [256][4]uint64
 )
 
 func init() {
@@ -450,10 +451,8 @@ func init() {
 		sh := &shapes[i]
 		sh.repl = []byte(sh.prefix + "[REDACTED]")
 		c := sh.prefix[0]
-		if len(shapesByFirst[c]) == 0 {
-			shapeStarts += string(c)
-		}
 		shapesByFirst[c] = append(shapesByFirst[c], sh)
+		shapePairs[c][sh.prefix[1]>>6] |= 1 << (sh.prefix[1] & 63) // every prefix has 3 bytes or more
 	}
 }
 
@@ -495,12 +494,13 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 }
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
-	for p := i; p < len(buf); p++ {
-		k := bytes.IndexAny(buf[p:], shapeStarts)
-		if k < 0 {
-			return -1, 0, nil
+	// A table lookup a byte, of the byte and the next: bytes.IndexAny
+	// built its set of the shapes' first bytes on every call, and those
+	// are common letters. A match starts at least 3 bytes before the end.
+	for p := i; p+1 < len(buf); p++ {
+		if c := buf[p+1]; shapePairs[buf[p]][c>>6]&(1<<(c&63)) == 0 {
+			continue
 		}
-		p += k
 		if n, sh := shapeAt(buf, p); n > 0 {
 			return p, n, sh.repl
 		}

@@ -61,26 +61,23 @@ type GitHubContext struct {
 }
 
 // Setup is setup.json (docs/formats.md §3): what a part tested. After merge it is
-// the merged setup of every part.
+// the merged setup of every part. The server cases are Cases, Workload and
+// Checks; every other kind of case is a block of Kinds, which collect, merge
+// and render treat alike whatever its name (a new kind is a row of the
+// runner's kind table, nothing here). Files of the format before `kinds`
+// (with elastic, limit and priority fields of their own) read into Kinds
+// (legacy.go).
 type Setup struct {
-	Profile          string           `json:"profile"`
-	KvcachedSHA      *string          `json:"kvcached_sha"`
-	GPUs             []GPU            `json:"gpus"`
-	Engines          Ordered[Engine]  `json:"engines"`
-	StopSignal       string           `json:"stop_signal,omitempty"`
-	ModelRevisions   Ordered[*string] `json:"model_revisions"`
-	Workload         []string         `json:"workload"`
-	Checks           Ordered[string]  `json:"checks"`
-	Cases            []CaseSetup      `json:"cases"`
-	Elastic          []ElasticSetup   `json:"elastic,omitempty"`
-	ElasticWorkload  []string         `json:"elastic_workload,omitempty"`
-	ElasticChecks    Ordered[string]  `json:"elastic_checks,omitempty"`
-	Limit            []LimitSetup     `json:"limit,omitempty"`
-	LimitWorkload    []string         `json:"limit_workload,omitempty"`
-	LimitChecks      Ordered[string]  `json:"limit_checks,omitempty"`
-	Priority         []PrioritySetup  `json:"priority,omitempty"`
-	PriorityWorkload []string         `json:"priority_workload,omitempty"`
-	PriorityChecks   Ordered[string]  `json:"priority_checks,omitempty"`
+	Profile        string           `json:"profile"`
+	KvcachedSHA    *string          `json:"kvcached_sha"`
+	GPUs           []GPU            `json:"gpus"`
+	Engines        Ordered[Engine]  `json:"engines"`
+	StopSignal     string           `json:"stop_signal,omitempty"`
+	ModelRevisions Ordered[*string] `json:"model_revisions"`
+	Workload       []string         `json:"workload"`
+	Checks         Ordered[string]  `json:"checks"`
+	Cases          []CaseSetup      `json:"cases"`
+	Kinds          []KindSetup      `json:"kinds,omitempty"`
 	// Parts holds the display names of the merged parts when there is more than one.
 	Parts []string `json:"parts,omitempty"`
 }
@@ -89,7 +86,85 @@ type Setup struct {
 // any kind, as the setup of a part written by `import junit` (§4.7), or of a
 // run that planned nothing, does; a nil setup describes none.
 func (s *Setup) DescribesNoCase() bool {
-	return s == nil || s.Engines.Len() == 0 && len(s.Cases) == 0 && len(s.Elastic) == 0 && len(s.Limit) == 0 && len(s.Priority) == 0
+	if s == nil {
+		return true
+	}
+	for i := range s.Kinds {
+		if len(s.Kinds[i].Entries) > 0 {
+			return false
+		}
+	}
+	return s.Engines.Len() == 0 && len(s.Cases) == 0
+}
+
+// KindSetup is one kind of case other than the server case
+// (docs/formats.md §3.3): its name (a plan entry's kind), the heading and
+// sentence the issue section gives it, its cases, and what each case does
+// and when each of its checks passes, all as the runner wrote them.
+type KindSetup struct {
+	Kind     string          `json:"kind"`
+	Title    string          `json:"title"`
+	About    string          `json:"about"`
+	Entries  []KindEntry     `json:"entries"`
+	Workload []string        `json:"workload"`
+	Checks   Ordered[string] `json:"checks"`
+}
+
+// KindEntry is one case of a kind: its name, the GPU and batch limit a
+// case of several servers shares (absent: not said), the layers of the
+// product it exercises, the GPU size a ballast made it see, and its
+// servers, each under its role.
+type KindEntry struct {
+	Name       string       `json:"name"`
+	GPU        string       `json:"gpu,omitempty"`
+	Batch      int          `json:"batch,omitempty"`
+	Layers     []string     `json:"layers,omitempty"`
+	BallastMiB *int         `json:"ballast_mib,omitempty"`
+	Servers    []RoleServer `json:"servers"`
+}
+
+// RoleServer is one server of a KindEntry: the role it plays in its case
+// (the section's column for it, e.g. "server A", "low priority") and its
+// setup.
+type RoleServer struct {
+	Role string `json:"role"`
+	CaseSetup
+}
+
+// Kind returns the block of the named kind (nil: none).
+func (s *Setup) Kind(name string) *KindSetup {
+	for i := range s.Kinds {
+		if s.Kinds[i].Kind == name {
+			return &s.Kinds[i]
+		}
+	}
+	return nil
+}
+
+// AddKind adds the entries of k to the setup's block of its kind, which it
+// makes, after the others, when there is none; the block's title, about,
+// workload and checks are the first non-empty ones. It is how the runner
+// builds setup.json, how old files read (legacy.go) and how merge unites
+// the parts' setups, so that no kind's entries are left out of any.
+func (s *Setup) AddKind(k KindSetup) {
+	b := s.Kind(k.Kind)
+	if b == nil {
+		s.Kinds = append(s.Kinds, KindSetup{Kind: k.Kind, Entries: []KindEntry{}})
+		b = &s.Kinds[len(s.Kinds)-1]
+	}
+	b.Entries = append(b.Entries, k.Entries...)
+	if b.Title == "" {
+		b.Title = k.Title
+	}
+	if b.About == "" {
+		b.About = k.About
+	}
+	if len(b.Workload) == 0 {
+		b.Workload = k.Workload
+	}
+	if b.Checks.Len() == 0 {
+		b.Checks = k.Checks
+	}
 }
 
 // GPU is one GPU of a part; an empty field was absent or null.
@@ -158,35 +233,6 @@ type CaseSetup struct {
 	Cmd          string   `json:"cmd"`
 	// Priority is set for the servers of a priority pair (0 low, 1 high).
 	Priority *int `json:"priority,omitempty"`
-}
-
-// ElasticSetup is an elastic pair: two servers sharing one GPU.
-type ElasticSetup struct {
-	Name  string    `json:"name"`
-	Kind  string    `json:"kind"`
-	GPU   string    `json:"gpu"`
-	Batch int       `json:"batch"`
-	A     CaseSetup `json:"a"`
-	B     CaseSetup `json:"b"`
-}
-
-// LimitSetup is a memory-limit case: one server's setup under the case's name.
-type LimitSetup struct {
-	Kind string `json:"kind"`
-	CaseSetup
-}
-
-// PrioritySetup is a priority pair (new): a low-priority server that gives up
-// its idle cache to a high-priority server's burst.
-type PrioritySetup struct {
-	Name       string    `json:"name"`
-	Kind       string    `json:"kind"`
-	GPU        string    `json:"gpu"`
-	Batch      int       `json:"batch"`
-	Layers     []string  `json:"layers"`
-	BallastMiB *int      `json:"ballast_mib"`
-	Low        CaseSetup `json:"low"`
-	High       CaseSetup `json:"high"`
 }
 
 // Summary is summary.json (docs/formats.md §4).

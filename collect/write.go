@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,18 @@ func (w *PartWriter) WriteJSON(name string, v any) error {
 	}
 	data = append(w.Redact.JSON(data), '\n')
 	return w.write(name, data)
+}
+
+// WriteStreamed writes what write streams to name inside the part
+// directory, atomically, for a file too large to hold: write's bytes must
+// be redacted already, as they were made (Redactor.JSON of each whole JSON
+// value, Redactor.Writer over a text), since they pass as they are.
+func (w *PartWriter) WriteStreamed(name string, write func(io.Writer) error) error {
+	path := filepath.Join(w.Dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return safefile.WriteFunc(path, write)
 }
 
 // WriteFile writes data, redacted, to name inside the part directory, atomically.
@@ -118,42 +131,13 @@ func (w *PartWriter) Close() error {
 // so a hostile check detail or case name can neither break the table or
 // the line nor become a link, a mention or markup.
 func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Redactor) []byte {
+	var b bytes.Buffer
+	b.Write(SummaryMarkdownHead(title, red))
+	for i := range cases {
+		SummaryMarkdownRow(&b, &cases[i], red)
+	}
 	plain := func(s string) string { return text.Plain(red.String(s)) }
 	code := func(s string) string { return text.CodeCell(red.String(s)) }
-	var b bytes.Buffer
-	if title != "" {
-		fmt.Fprintf(&b, "### %s\n\n", plain(title))
-	}
-	b.WriteString("| case | result | time | class | failed checks |\n|---|---|---|---|---|\n")
-	for i := range cases {
-		c := &cases[i]
-		result, class := "PASS", ""
-		var failed []string
-		if c.Skipped() {
-			result = "SKIP"
-			failed = append(failed, plain(c.SkipReason))
-		}
-		if c.Failed() {
-			result = "FAIL"
-			class = c.Class
-			if class != "" && c.ClassWhy != "" {
-				class += " (" + c.ClassWhy + ")"
-			}
-			for _, ch := range c.Checks {
-				if !ch.OK {
-					s := code(ch.Name)
-					if ch.Detail != "" {
-						s += " (" + plain(ch.Detail) + ")"
-					}
-					failed = append(failed, s)
-				}
-			}
-			if len(failed) == 0 {
-				failed = append(failed, NoFailedCheck)
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(c.Name), result, FormatSeconds(c.DurationS), plain(class), strings.Join(failed, "; "))
-	}
 	if len(notRun) > 0 {
 		names := make([]string, len(notRun))
 		for i, n := range notRun {
@@ -163,6 +147,52 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 	}
 	closestCallsMarkdown(&b, cases, plain, code)
 	return b.Bytes()
+}
+
+// SummaryMarkdownHead is summary.md's title and the head of its table,
+// the rows of which SummaryMarkdownRow writes: a writer that cannot hold
+// every case writes them one by one (`import junit`; its checks have no
+// bars, so no closest calls follow).
+func SummaryMarkdownHead(title string, red *Redactor) []byte {
+	var b bytes.Buffer
+	if title != "" {
+		fmt.Fprintf(&b, "### %s\n\n", text.Plain(red.String(title)))
+	}
+	b.WriteString("| case | result | time | class | failed checks |\n|---|---|---|---|---|\n")
+	return b.Bytes()
+}
+
+// SummaryMarkdownRow appends case c's row of summary.md's table (see
+// SummaryMarkdown).
+func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
+	plain := func(s string) string { return text.Plain(red.String(s)) }
+	code := func(s string) string { return text.CodeCell(red.String(s)) }
+	result, class := "PASS", ""
+	var failed []string
+	if c.Skipped() {
+		result = "SKIP"
+		failed = append(failed, plain(c.SkipReason))
+	}
+	if c.Failed() {
+		result = "FAIL"
+		class = c.Class
+		if class != "" && c.ClassWhy != "" {
+			class += " (" + c.ClassWhy + ")"
+		}
+		for _, ch := range c.Checks {
+			if !ch.OK {
+				s := code(ch.Name)
+				if ch.Detail != "" {
+					s += " (" + plain(ch.Detail) + ")"
+				}
+				failed = append(failed, s)
+			}
+		}
+		if len(failed) == 0 {
+			failed = append(failed, NoFailedCheck)
+		}
+	}
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", code(c.Name), result, FormatSeconds(c.DurationS), plain(class), strings.Join(failed, "; "))
 }
 
 // closestCallsMarkdown appends summary.md's closest calls (docs/formats.md

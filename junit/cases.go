@@ -106,8 +106,11 @@ func suiteSetUpCase(s *Suite) (Case, bool) {
 
 // declaredFailures is a problem when an innermost suite declares more
 // failures and errors than its testcases show (a failure the file does not
-// hold, which the part cannot show), else "".
-func declaredFailures(file string, s *Suite, cases []Case) string {
+// hold, which the part cannot show), else "". read counts the outcome
+// elements of its testcases and its own: every one is a failed attempt,
+// and a reporter that counts reruns (gotestsum) counts each, one that does
+// not (Surefire) fewer.
+func declaredFailures(file string, s *Suite, read int) string {
 	if s.Failures == nil && s.Errors == nil {
 		return ""
 	}
@@ -116,12 +119,6 @@ func declaredFailures(file string, s *Suite, cases []Case) string {
 		if n != nil {
 			declared += *n
 		}
-	}
-	// Every outcome element is a failed attempt: a reporter that counts
-	// reruns (gotestsum) counts each, one that does not (Surefire) fewer.
-	read := 0
-	for _, c := range cases {
-		read += len(c.Outcomes)
 	}
 	if declared <= read {
 		return ""
@@ -132,33 +129,56 @@ func declaredFailures(file string, s *Suite, cases []Case) string {
 
 // namer makes case names unique: a name already given gets its file's
 // base name, ` (<file>)`, when the first was read from another file, else
-// (or when that is taken too) an ordinal, ` #2`, ` #3`, ...
+// (or when that is taken too) an ordinal, ` #2`, ` #3`, ... The names
+// given are kept as 64-bit hashes (nameHash), 16 bytes a name, not as
+// strings: a name whose hash equals an earlier one's would be taken as a
+// repeat, odds of about n²/2⁶⁵ for n names (3·10⁻⁸ at a million).
 type namer struct {
-	first map[string]string // name given → the file it was read from
-	next  map[string]int    // name → the next ordinal to try
+	seen  map[uint64]nameSeen
+	files map[string]uint32 // a file's base name → its number
+}
+
+// nameSeen is a name given: the file it was read from and the next
+// ordinal to try for a repeat of it.
+type nameSeen struct {
+	file uint32
+	next int32
 }
 
 func (n *namer) unique(name, file string) string {
-	if n.first == nil {
-		n.first, n.next = map[string]string{}, map[string]int{}
+	if n.seen == nil {
+		n.seen, n.files = map[uint64]nameSeen{}, map[string]uint32{}
 	}
-	f, taken := n.first[name]
+	fi, ok := n.files[file]
+	if !ok {
+		fi = uint32(len(n.files))
+		n.files[file] = fi
+	}
+	h := nameHash(name)
+	first, taken := n.seen[h]
 	if !taken {
-		n.first[name] = file
+		n.seen[h] = nameSeen{file: fi}
 		return name
 	}
-	if f != file {
+	if first.file != fi {
 		withFile := name + " (" + file + ")"
-		if _, taken := n.first[withFile]; !taken {
-			n.first[withFile] = file
+		if hw := nameHash(withFile); !n.has(hw) {
+			n.seen[hw] = nameSeen{file: fi}
 			return withFile
 		}
 	}
-	for k := max(n.next[name], 2); ; k++ {
+	for k := max(int(first.next), 2); ; k++ {
 		nth := fmt.Sprintf("%s #%d", name, k)
-		if _, taken := n.first[nth]; !taken {
-			n.first[nth], n.next[name] = file, k+1
+		if hn := nameHash(nth); !n.has(hn) {
+			n.seen[hn] = nameSeen{file: fi}
+			first.next = int32(k + 1)
+			n.seen[h] = first
 			return nth
 		}
 	}
+}
+
+func (n *namer) has(h uint64) bool {
+	_, ok := n.seen[h]
+	return ok
 }

@@ -66,7 +66,9 @@
 //   - duration_s: the testcase's time.
 //   - log: {"junit": {source, suite, classname, name, file, line},
 //     "properties", "system_out", "system_err", "metrics"}; see collect's
-//     package doc.
+//     package doc. line is 1-based: pytest writes a 0-based one, to which
+//     1 is added (sourceLine), so that a check run's annotation points at
+//     the test's definition.
 //
 // --metrics FILE adds values pytest cannot put in xunit2 (which has no
 // testcase properties): JSON lines {"case": <the case's name above>,
@@ -94,6 +96,22 @@
 // part.json's started_at and finished_at span the suites'
 // timestamps (a timestamp without a zone is taken as UTC) and are absent
 // when none has one; host is the first suite's hostname.
+//
+// # Memory
+//
+// An import holds no case: each testcase is converted, named and written,
+// in its final bytes, when its end tag is read (stream.go), to temporary
+// files from which the part's files are put together at the end (a byte
+// copy: nothing is encoded or indented twice). What is kept is counters,
+// every case name as a 64-bit hash (namer), the failed test names of the
+// suite being read, the records and output of the suites of one top-level
+// suite, a problem per suite at most, and the metrics file: at most 64 MiB
+// plus twice the largest testcase at any size up to DefaultMaxBytes
+// (TestImportMemoryBounded: 7 MiB of live heap for 200,000 testcases).
+// The exceptions are read twice and cost their size: a suite with a
+// rerun, with its own failure or testcases after a nested suite, or with
+// properties after its testcases is held whole while it is read, and
+// ci-report's exports of several arms are read again for the arm kept.
 //
 // # Exports with arms
 //

@@ -25,7 +25,7 @@ import (
 // dropped, a UTF-16 document (a BOM, or "<?" in UTF-16 without one) is
 // transcoded whole, so that its declaration can be read; utf16 says so.
 func decoded(r io.Reader) (out io.Reader, utf16 bool) {
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10) // the decoder reads a byte at a time from it
 	head, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):

@@ -24,7 +24,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := Parse(bytes.NewReader(data), "fuzz.xml", 1<<20)
+		d, err := parseAll(bytes.NewReader(data), "fuzz.xml", 1<<20)
 		if err != nil {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "read fuzz.xml: line ") && !strings.HasPrefix(msg, "read fuzz.xml: file too large") {
@@ -39,7 +39,7 @@ func FuzzParse(f *testing.F) {
 				if len(c.SystemOut) > maxText || len(c.SystemErr) > maxText {
 					t.Fatalf("case %q holds %d and %d bytes of output", c.Name, len(c.SystemOut), len(c.SystemErr))
 				}
-				cr, log := caseResult("fuzz.xml", s, c)
+				cr, log := caseResult("fuzz.xml", &s.Suite, c)
 				if strings.TrimSpace(cr.Name) == "" || !utf8.ValidString(cr.SkipReason) {
 					t.Fatalf("case %+v", cr)
 				}

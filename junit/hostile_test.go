@@ -75,11 +75,11 @@ func TestHostileInput(t *testing.T) {
 // TestLimitExactly: a file of exactly the limit is read whole.
 func TestLimitExactly(t *testing.T) {
 	doc := `<testsuite name="s"><testcase name="t"/></testsuite>`
-	d, err := Parse(strings.NewReader(doc), "x.xml", int64(len(doc)))
+	d, err := parseAll(strings.NewReader(doc), "x.xml", int64(len(doc)))
 	if err != nil || len(d.Suites) != 1 || len(d.Suites[0].Cases) != 1 {
 		t.Fatalf("Parse at exactly the limit: %v, %+v", err, d)
 	}
-	if _, err := Parse(strings.NewReader(doc), "x.xml", int64(len(doc)-1)); err == nil {
+	if _, err := parseAll(strings.NewReader(doc), "x.xml", int64(len(doc)-1)); err == nil {
 		t.Fatal("one byte over the limit was accepted")
 	}
 }
@@ -89,7 +89,7 @@ func TestLimitExactly(t *testing.T) {
 func TestTextKeptBounded(t *testing.T) {
 	body := strings.Repeat("x", 10<<20)
 	doc := `<testsuite name="s"><testcase name="t"><failure message="m"><![CDATA[` + body + `]]></failure><system-out>` + body + `</system-out></testcase></testsuite>`
-	d, err := Parse(strings.NewReader(doc), "x.xml", 0)
+	d, err := parseAll(strings.NewReader(doc), "x.xml", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestTextKeptBounded(t *testing.T) {
 	if len(c.Outcomes[0].Body) != maxText || len(c.SystemOut) != maxText {
 		t.Fatalf("kept %d and %d bytes, want %d", len(c.Outcomes[0].Body), len(c.SystemOut), maxText)
 	}
-	cr, log := caseResult("x.xml", &d.Suites[0], &c)
+	cr, log := caseResult("x.xml", &d.Suites[0].Suite, &c)
 	if n := len([]rune(cr.Checks[0].Detail)); n != detailCut {
 		t.Errorf("detail of %d code points, want %d", n, detailCut)
 	}
@@ -111,7 +111,7 @@ func TestTextKeptBounded(t *testing.T) {
 func TestRepeatedTextBounded(t *testing.T) {
 	chunk := "<system-out>" + strings.Repeat("y", 40<<10) + "</system-out>"
 	doc := `<testsuite name="s">` + strings.Repeat(chunk, 50) + `<testcase name="t">` + strings.Repeat(chunk, 50) + `</testcase></testsuite>`
-	d, err := Parse(strings.NewReader(doc), "x.xml", 0)
+	d, err := parseAll(strings.NewReader(doc), "x.xml", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +124,14 @@ func TestNestedSuites(t *testing.T) {
 	doc := `<testsuites><testsuites><testsuite name="outer" tests="1"><testcase name="a" classname="c"/>
 <testsuite name="inner" tests="2"><testcase name="b"/><testcase name="c" classname="k"><skipped/></testcase></testsuite>
 <testcase name="d" classname="c"/></testsuite></testsuites></testsuites>`
-	d, err := Parse(strings.NewReader(doc), "x.xml", 0)
+	d, err := parseAll(strings.NewReader(doc), "x.xml", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, s := range d.Suites {
 		for _, c := range s.Cases {
-			got = append(got, strings.Join(s.Path, "/")+" "+CaseName(&s, &c))
+			got = append(got, strings.Join(s.Path, "/")+" "+CaseName(&s.Suite, &c))
 		}
 	}
 	want := "outer c::a|outer c::d|outer/inner inner::b|outer/inner k::c"

@@ -1,12 +1,16 @@
 package junit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,10 +75,12 @@ type Import struct {
 	Context context.Context
 }
 
-// Result is what an import wrote.
+// Result is what an import wrote: counts, not the cases (they are in the
+// part's summary.json).
 type Result struct {
-	Cases  []collect.CaseResult
-	Suites []collect.Suite
+	// Cases counts the imported cases; Failed, Skipped and Flaky those
+	// that failed, were skipped, or passed on a rerun.
+	Cases, Failed, Skipped, Flaky int
 	// Warnings are oddities that did not stop the import (a case name given
 	// twice), each naming the file and line.
 	Warnings []string
@@ -84,25 +90,6 @@ type Result struct {
 	// report lists as the part's.
 	Problems []string
 	renames  int
-}
-
-// Failed counts the imported cases that failed.
-func (r *Result) Failed() int { return r.count((*collect.CaseResult).Failed) }
-
-// Skipped counts the imported cases that were skipped.
-func (r *Result) Skipped() int { return r.count((*collect.CaseResult).Skipped) }
-
-// Flaky counts the imported cases that passed on a rerun.
-func (r *Result) Flaky() int { return r.count((*collect.CaseResult).Flaky) }
-
-func (r *Result) count(is func(*collect.CaseResult) bool) int {
-	n := 0
-	for i := range r.Cases {
-		if is(&r.Cases[i]) {
-			n++
-		}
-	}
-	return n
 }
 
 // Validate checks the fields before any file is read.
@@ -120,83 +107,61 @@ func (im *Import) Validate() error {
 	return nil
 }
 
-// Run reads every file, then writes the part. Nothing is written unless
-// every input could be read: a part that silently lacks a file's cases
-// would pass a run that did not.
+// Run reads every file, streaming each case into temporary files as it is
+// read (see stream.go), then writes the part from them. Nothing is written
+// unless every input could be read: a part that silently lacks a file's
+// cases would pass a run that did not.
 func (im *Import) Run() (*Result, error) {
 	if err := im.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{}
-	var docs []*Document
-	for _, f := range im.Files {
-		doc, err := readFile(im.Context, f, im.MaxBytes)
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, doc)
+	dir, err := os.MkdirTemp("", "ci-report-import-")
+	if err != nil {
+		return nil, fmt.Errorf("import: a temporary directory: %w", err)
 	}
-	// A ci-report export of several arms holds each arm's suites: the
-	// part is one arm's (selectArm), with its arm and revision.
-	sel := *im
-	var err error
-	if sel.Arm, sel.Revision, err = selectArm(docs, im.Arm, im.Revision); err != nil {
+	defer os.RemoveAll(dir)
+	mx := loadMetrics(im.Metrics)
+	p, err := im.read(nil, dir, mx)
+	if err != nil {
 		return nil, err
 	}
-	im = &sel
-	logs := res.readCases(docs) // the log of each case, in order, encoded last
-	if im.Metrics != "" {
-		if err := addMetrics(im.Metrics, res.Cases, logs); err != nil {
+	if p.learned.again() {
+		// Suites that cannot be written in file order, or arms: read
+		// again with what the first reading found.
+		pl := p.learned
+		p.close()
+		sel := *im
+		if sel.Arm, sel.Revision, err = selectArm(im.Files, pl.arms, im.Arm, im.Revision); err != nil {
+			return nil, err
+		}
+		pl.arm = sel.Arm
+		im = &sel
+		mx.reset()
+		if p, err = im.read(&pl, dir, mx); err != nil {
 			return nil, err
 		}
 	}
-	for i, log := range logs {
-		raw, err := json.Marshal(log)
-		if err != nil {
-			return nil, fmt.Errorf("encode the log of case %s: %w", res.Cases[i].Name, err)
-		}
-		res.Cases[i].Log = raw
-	}
-	if err := im.write(docs, res); err != nil {
+	defer p.close()
+	if err := mx.finish(p.res.Cases); err != nil {
 		return nil, err
 	}
-	return res, nil
+	if err := im.write(p); err != nil {
+		return nil, err
+	}
+	return p.res, nil
 }
 
-// readCases converts the documents' cases, in order, into res: reruns
-// folded (foldReruns), a suite's own failure as a case (suiteSetUpCase),
-// repeated names made unique (namer); the problems read past and the
-// suites that declare failures their testcases do not show are problems.
-// It returns each case's log.
-func (res *Result) readCases(docs []*Document) []*caseLog {
-	var names namer
-	var logs []*caseLog
-	for _, doc := range docs {
-		res.Problems = append(res.Problems, doc.Problems...)
-		for i := range doc.Suites {
-			s := &doc.Suites[i]
-			res.Suites = append(res.Suites, suiteCounts(doc.File, s))
-			cases := foldReruns(s.Cases)
-			if c, ok := suiteSetUpCase(s); ok {
-				cases = append(cases, c)
-			}
-			if innermost(doc, i) {
-				if p := declaredFailures(doc.File, s, cases); p != "" {
-					res.Problems = append(res.Problems, p)
-				}
-			}
-			for j := range cases {
-				cr, log := caseResult(doc.File, s, &cases[j])
-				if name := names.unique(cr.Name, base(doc.File)); name != cr.Name {
-					res.renamed(doc.File, &cases[j], cr.Name, name)
-					cr.Name = name
-				}
-				res.Cases = append(res.Cases, cr)
-				logs = append(logs, log)
-			}
-		}
+// read reads every file once into new spills in dir.
+func (im *Import) read(pl *plan, dir string, mx *metricsIndex) (*pass, error) {
+	p, err := newPass(im, pl, dir, mx)
+	if err != nil {
+		return nil, err
 	}
-	return logs
+	if err := p.readAll(); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
 }
 
 // renamed notes that the case read at c.Line of file, named name like an
@@ -211,50 +176,42 @@ func (res *Result) renamed(file string, c *Case, name, unique string) {
 	}
 }
 
-// innermost says whether doc's suite i holds no other suite (nested suites
-// follow their parent, one level deeper).
-func innermost(doc *Document, i int) bool {
-	return i+1 >= len(doc.Suites) || len(doc.Suites[i+1].Path) <= len(doc.Suites[i].Path)
-}
-
 // base is a file's base name: the part records where a case came from
 // without the paths of the machine that imported it.
 func base(file string) string { return filepath.Base(file) }
 
-// selectArm keeps, of documents that ci-report's JUnit export wrote with
-// arms (suites with collect.JUnitArmProperty), the suites of one arm:
-// arm, else the one arm they hold; docs are changed in place. It returns
-// the part's arm and revision: arm, else the suites'; revision, else the
-// kept suites' collect.JUnitRevisionProperty. Documents without arms are
-// kept whole, with arm and revision as given. Suites of several arms
-// without arm, or none of arm, are an error naming the files and arms.
-func selectArm(docs []*Document, arm, revision string) (string, string, error) {
-	var arms, files []string
-	for _, doc := range docs {
-		files = append(files, base(doc.File))
-		for i := range doc.Suites {
-			if a := armOf(&doc.Suites[i]); a != "" && !slices.Contains(arms, a) {
-				arms = append(arms, a)
-			}
+// selectArm is the arm and revision of a part read from files that
+// ci-report's JUnit export wrote with arms (suites with
+// collect.JUnitArmProperty; facts by ordinal): arm, else the one arm they
+// hold; revision, else the first of the arm's suites'
+// collect.JUnitRevisionProperty. Files without arms keep arm and revision
+// as given. Suites of several arms without arm, or none of arm, are an
+// error naming the files and arms.
+func selectArm(files []string, facts map[int]armFact, arm, revision string) (string, string, error) {
+	var arms []string
+	for _, f := range facts {
+		if !slices.Contains(arms, f.arm) {
+			arms = append(arms, f.arm)
 		}
 	}
 	if len(arms) == 0 {
 		return arm, revision, nil
 	}
 	slices.Sort(arms)
+	names := strings.Join(filesOf(files), ", ")
 	switch {
 	case arm == "" && len(arms) > 1:
-		return "", "", fmt.Errorf("%s: suites of the arms %s (%s): give --arm to import one", strings.Join(files, ", "), strings.Join(arms, ", "), collect.JUnitArmProperty)
+		return "", "", fmt.Errorf("%s: suites of the arms %s (%s): give --arm to import one", names, strings.Join(arms, ", "), collect.JUnitArmProperty)
 	case arm == "":
 		arm = arms[0]
 	case !slices.Contains(arms, arm):
-		return "", "", fmt.Errorf("%s: no suite of arm %s: its suites are of the arms %s (%s)", strings.Join(files, ", "), arm, strings.Join(arms, ", "), collect.JUnitArmProperty)
+		return "", "", fmt.Errorf("%s: no suite of arm %s: its suites are of the arms %s (%s)", names, arm, strings.Join(arms, ", "), collect.JUnitArmProperty)
 	}
-	for _, doc := range docs {
-		doc.Suites = slices.DeleteFunc(doc.Suites, func(s Suite) bool { return armOf(&s) != arm })
-		for i := range doc.Suites {
-			if r, _ := property(doc.Suites[i].Properties, collect.JUnitRevisionProperty); revision == "" && r != "" {
-				revision = r
+	if revision == "" {
+		first := -1
+		for n, f := range facts {
+			if f.arm == arm && f.revision != "" && (first < 0 || n < first) {
+				first, revision = n, f.revision
 			}
 		}
 	}
@@ -271,43 +228,13 @@ func property(ps []collect.Property, name string) (string, bool) {
 	return "", false
 }
 
-// armOf is a suite's collect.JUnitArmProperty; "" without one.
-func armOf(s *Suite) string {
-	a, _ := property(s.Properties, collect.JUnitArmProperty)
-	return a
-}
-
-// deselectedOf is the part's deselected count: the one given (--deselected),
-// else the sum of the deselected attributes of the innermost suites that
-// declare one (a suite that holds others may count theirs again, as its
-// tests attribute does); nil when neither says.
-func deselectedOf(given *int, docs []*Document) *int {
-	if given != nil {
-		return given
-	}
-	var sum *int
-	for _, doc := range docs {
-		for i := range doc.Suites {
-			s := &doc.Suites[i]
-			if s.Deselected == nil || !innermost(doc, i) {
-				continue
-			}
-			if sum == nil {
-				sum = new(int)
-			}
-			*sum += *s.Deselected
-		}
-	}
-	return sum
-}
-
 // suiteCounts is a suite's record in summary.json.
 func suiteCounts(file string, s *Suite) collect.Suite {
 	return collect.Suite{
 		Name: strings.Join(s.Path, " / "), File: base(file),
 		Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Deselected: s.Deselected,
 		TimeS: s.TimeS, Timestamp: s.Timestamp, Hostname: s.Hostname, Properties: s.Properties,
-		Cases: len(s.Cases),
+		Cases: s.Cases,
 	}
 }
 
@@ -356,8 +283,8 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
 	log := &caseLog{
 		JUnit: junitSource{
-			Source: fmt.Sprintf("%s:%d", base(file), c.Line), Suite: strings.Join(s.Path, " / "),
-			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: c.SourceLine,
+			Source: base(file) + ":" + strconv.Itoa(c.Line), Suite: strings.Join(s.Path, " / "),
+			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: sourceLine(s, c),
 		},
 		Properties: c.Properties,
 		SystemOut:  text.Tail(c.SystemOut, outputCut),
@@ -375,7 +302,7 @@ func CaseName(s *Suite, c *Case) string {
 	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours || c.SuiteSetUp {
 		return c.Name
 	}
-	if strings.HasSuffix(c.File, ".py") || s.Name == "pytest" {
+	if pytestReport(s, c) {
 		return pytestNodeID(c.ClassName, c.Name, c.File)
 	}
 	class := c.ClassName
@@ -386,6 +313,34 @@ func CaseName(s *Suite, c *Case) string {
 		return c.Name
 	}
 	return class + "::" + c.Name
+}
+
+// pytestReport says whether pytest wrote the testcase: its file attribute
+// ends in .py (xunit1), or its suite has pytest's default name (both
+// families).
+func pytestReport(s *Suite, c *Case) bool {
+	return strings.HasSuffix(c.File, ".py") || s.Name == "pytest"
+}
+
+// sourceLine is the 1-based line of the test's source (the log's
+// junit.line, where a check run's annotation points), 0 when unknown.
+// pytest writes its item's location, whose line is 0-based: 1 is added to
+// a pytest report's line. pytest's src/_pytest/junitxml.py
+// (_NodeReporter.record_testreport, commit 03fd05ad05b6) writes
+// attrs["line"] = str(testreport.location[1]), the line getfslineno gives
+// ("The line number is 0-based.", src/_pytest/_code/code.py, commit
+// 5bf9f9a71183); Debian's pytest 7.2.1 writes line="3" for a test defined
+// on line 4 (TestProducers/pytest-xunit1 checks
+// every line against its def). Other producers' lines are taken
+// as written, 1-based.
+func sourceLine(s *Suite, c *Case) int {
+	switch {
+	case !c.HasLine:
+		return 0
+	case pytestReport(s, c):
+		return c.SourceLine + 1
+	}
+	return c.SourceLine
 }
 
 // pytestNodeID rebuilds pytest's node id (tests/test_x.py::TestA::test_b[p])
@@ -503,8 +458,9 @@ func skipReason(r Outcome) string {
 
 // write writes the part directory through collect's writers, in the
 // runner's order: part.json with the plan, setup.json, then summary.json,
-// summary.md, run.log and part.json complete.
-func (im *Import) write(docs []*Document, res *Result) error {
+// summary.md, run.log and part.json complete. The cases, the plan and
+// summary.md come from the spills as they are.
+func (im *Import) write(p *pass) error {
 	if im.Context != nil && im.Context.Err() != nil {
 		return context.Cause(im.Context)
 	}
@@ -516,11 +472,11 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	if err := w.ClearResults(); err != nil {
 		return err
 	}
-	meta, err := im.partMeta(docs, res)
+	meta, err := im.partMeta(p)
 	if err != nil {
 		return err
 	}
-	if err := w.WritePartMeta(meta); err != nil {
+	if err := im.writePartMeta(w, meta, p); err != nil {
 		return err
 	}
 	var sha *string
@@ -534,29 +490,112 @@ func (im *Import) write(docs []*Document, res *Result) error {
 	// No cases.jsonl: it keeps what a run killed mid-way finished, and an
 	// import has no mid-way (one fsync per case made a 20,000-case import
 	// take 30 s instead of 2).
-	ok := res.Failed() == 0
-	cases := res.Cases
-	if cases == nil {
-		cases = []collect.CaseResult{}
-	}
-	if err := w.WriteSummary(&collect.Summary{OK: ok, Cases: cases, Suites: res.Suites, Deselected: deselectedOf(im.Deselected, docs), Problems: res.Problems}); err != nil {
+	if err := w.WriteStreamed("summary.json", func(out io.Writer) error { return im.summaryJSON(out, p) }); err != nil {
 		return err
 	}
-	if err := w.WriteFile("summary.md", collect.SummaryMarkdown(im.Part, cases, nil, im.Redact)); err != nil {
+	if err := w.WriteStreamed("summary.md", p.md.copyTo); err != nil {
 		return err
 	}
-	if err := w.WriteFile("run.log", runLog(docs, res)); err != nil {
+	if err := w.WriteStreamed("run.log", func(out io.Writer) error {
+		rw := im.Redact.Writer(out)
+		if _, err := rw.Write(runLogHead(p)); err != nil {
+			return err
+		}
+		if err := p.runOut.copyTo(rw); err != nil {
+			return err
+		}
+		return rw.Close()
+	}); err != nil {
 		return err
 	}
 	yes := true
 	meta.Complete = &yes
-	return w.WritePartMeta(meta)
+	return im.writePartMeta(w, meta, p)
 }
 
-// partMeta is the part.json of the import, not yet complete: its plan is
-// every case read, its times and host those of the documents, its GitHub
-// run that of the environment.
-func (im *Import) partMeta(docs []*Document, res *Result) (*collect.PartMeta, error) {
+// writePartMeta writes part.json, meta with its plan, the names of the
+// cases, from the spill: the bytes WriteJSON gives the whole.
+func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p *pass) error {
+	meta.Planned = []string{}
+	data, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Join(im.Out, "part.json"), err)
+	}
+	const empty = "\n  \"planned\": []"
+	head, tail, ok := bytes.Cut(data, []byte(empty))
+	if !ok {
+		return fmt.Errorf("encode %s: no plan", filepath.Join(im.Out, "part.json"))
+	}
+	return w.WriteStreamed("part.json", func(out io.Writer) error {
+		if _, err := out.Write(im.Redact.JSON(head)); err != nil {
+			return err
+		}
+		if err := p.array(out, "planned", p.planned, p.res.Cases > 0); err != nil {
+			return err
+		}
+		_, err := out.Write(append(im.Redact.JSON(tail), '\n'))
+		return err
+	})
+}
+
+// array writes `\n  "name": [` and the spill's elements (written at depth
+// 2), then `\n  ]`; `[]` when it has none.
+func (p *pass) array(out io.Writer, name string, elems *spill, some bool) error {
+	if !some {
+		_, err := fmt.Fprintf(out, "\n  %q: []", name)
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "\n  %q: [", name); err != nil {
+		return err
+	}
+	if err := elems.copyTo(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(out, "\n  ]")
+	return err
+}
+
+// summaryJSON writes summary.json (collect.Summary) as WriteJSON would:
+// ok, the cases from the spill, the suites, deselected and the problems.
+func (im *Import) summaryJSON(out io.Writer, p *pass) error {
+	if _, err := fmt.Fprintf(out, "{\n  \"ok\": %t,", p.res.Failed == 0); err != nil {
+		return err
+	}
+	if err := p.array(out, "cases", p.cases, p.res.Cases > 0); err != nil {
+		return err
+	}
+	if p.nSuites > 0 {
+		if _, err := io.WriteString(out, ","); err != nil {
+			return err
+		}
+		if err := p.array(out, "suites", p.suites, true); err != nil {
+			return err
+		}
+	}
+	w := jsonOut{depth: 1, first: false}
+	deselected := im.Deselected
+	if deselected == nil {
+		deselected = p.deselected
+	}
+	w.intPtrKey("deselected", deselected)
+	if len(p.res.Problems) > 0 {
+		w.key("problems")
+		w.open('[')
+		for _, pr := range p.res.Problems {
+			w.elem()
+			w.str(pr)
+		}
+		w.close(']')
+	}
+	w.close('}')
+	_, err := out.Write(append(im.Redact.JSON(w.b), '\n'))
+	return err
+}
+
+// partMeta is the part.json of the import, not yet complete, its plan
+// (Planned) left to writePartMeta: its times and host those of the
+// documents, its GitHub run that of the environment.
+func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	getenv := im.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -569,79 +608,24 @@ func (im *Import) partMeta(docs []*Document, res *Result) (*collect.PartMeta, er
 	if profile == "" {
 		profile = DefaultProfile
 	}
-	planned := make([]string, len(res.Cases))
-	for i := range res.Cases {
-		planned[i] = res.Cases[i].Name
-	}
 	no := false
-	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no, Planned: planned,
-		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm}
-	meta.StartedAt, meta.FinishedAt = timeSpan(docs)
-	for _, d := range docs {
-		for _, s := range d.Suites {
-			if meta.Host == "" {
-				meta.Host = s.Hostname
-			}
-		}
-	}
+	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no,
+		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Host: p.host}
+	meta.StartedAt, meta.FinishedAt = p.timeSpan()
 	return meta, nil
 }
 
-// runLog is the imported part's run.log: what was read, the warnings, and
-// each suite's captured output (its end).
-func runLog(docs []*Document, res *Result) []byte {
+// runLogHead is the start of the imported part's run.log: what was read
+// and the warnings; each suite's captured output (its end) follows.
+func runLogHead(p *pass) []byte {
 	var b strings.Builder
-	for _, d := range docs {
-		n := 0
-		for _, s := range d.Suites {
-			n += len(s.Cases)
-		}
-		fmt.Fprintf(&b, "ci-report import junit: %s: %d suites, %d cases\n", base(d.File), len(d.Suites), n)
+	for _, d := range p.docs {
+		fmt.Fprintf(&b, "ci-report import junit: %s: %d suites, %d cases\n", d.file, d.suites, d.cases)
 	}
-	for _, w := range append(res.Problems, res.Warnings...) {
+	for _, w := range append(p.res.Problems, p.res.Warnings...) {
 		fmt.Fprintf(&b, "ci-report import junit: warning: %s\n", w)
 	}
-	for _, d := range docs {
-		for _, s := range d.Suites {
-			for _, o := range []struct{ name, text string }{{"system-out", s.SystemOut}, {"system-err", s.SystemErr}} {
-				if strings.TrimSpace(o.text) == "" {
-					continue
-				}
-				fmt.Fprintf(&b, "\n--- %s of suite %s (%s:%d) ---\n%s\n", o.name, strings.Join(s.Path, " / "), base(d.File), s.Line, text.Tail(o.text, runLogCut))
-			}
-		}
-	}
 	return []byte(b.String())
-}
-
-// timeSpan is part.json's started_at and finished_at from the suites'
-// timestamps: the earliest start, and the latest start plus its time. A
-// timestamp without a zone (pytest before 8, Gradle) is taken as UTC. Empty
-// when no suite has a timestamp that parses.
-func timeSpan(docs []*Document) (started, finished string) {
-	var first, last time.Time
-	for _, d := range docs {
-		for _, s := range d.Suites {
-			t, ok := parseTimestamp(s.Timestamp)
-			if !ok {
-				continue
-			}
-			end := t
-			if s.TimeS != nil {
-				end = t.Add(time.Duration(*s.TimeS * float64(time.Second)))
-			}
-			if first.IsZero() || t.Before(first) {
-				first = t
-			}
-			if end.After(last) {
-				last = end
-			}
-		}
-	}
-	if first.IsZero() {
-		return "", ""
-	}
-	return first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)
 }
 
 // parseTimestamp reads a suite timestamp: RFC 3339, or ISO 8601 without a

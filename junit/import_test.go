@@ -54,7 +54,14 @@ var prefixes = cmp.Comparer(func(a, b check) bool {
 	return strings.HasPrefix(b.detail, a.detail)
 })
 
-func importFiles(t *testing.T, im *Import) (*Result, string) {
+// imported is what an import wrote: its Result, and its cases as the
+// part's summary.json holds them.
+type imported struct {
+	*Result
+	Cases []collect.CaseResult
+}
+
+func importFiles(t *testing.T, im *Import) (*imported, string) {
 	t.Helper()
 	if im.Out == "" {
 		im.Out = filepath.Join(t.TempDir(), "part")
@@ -66,7 +73,21 @@ func importFiles(t *testing.T, im *Import) (*Result, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, im.Out
+	return &imported{Result: res, Cases: summaryCases(t, im.Out)}, im.Out
+}
+
+// summaryCases reads the cases of the part at dir from its summary.json.
+func summaryCases(t *testing.T, dir string) []collect.CaseResult {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum collect.Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	return sum.Cases
 }
 
 func TestImportFixtures(t *testing.T) {

@@ -26,45 +26,138 @@ type metricLine struct {
 	Event json.RawMessage `json:"event"`
 }
 
-// addMetrics reads the metrics file at path (JSON lines {"case", "name",
-// "value", "unit", "arm"?, "concurrency"?, "better"?}, or {"case", "event":
-// {"name", "t"}}) and appends each metric or event to its case's log, in
-// file order. A line that does not parse, lacks case, name or value, or names a
-// case that was not imported is an error naming the file and line: the
-// file comes from the same run, so a mismatch is a defect of the run's
-// wiring, never something to drop silently.
-func addMetrics(path string, cases []collect.CaseResult, logs []*caseLog) error {
+// metricsIndex is the metrics file (JSON lines {"case", "name", "value",
+// "unit", "arm"?, "concurrency"?, "better"?}, or {"case", "event": {"name",
+// "t"}}), read before the cases, each metric or event appended to its
+// case's log as the case is written, in file order. A line that does not
+// parse, lacks case, name or value, or names a case that was not imported
+// is an error naming the file and line: the file comes from the same run,
+// so a mismatch is a defect of the run's wiring, never something to drop
+// silently. Of several, the first line's is the error, as if the file was
+// read after the cases; it is reported after the JUnit files' own errors.
+type metricsIndex struct {
+	path string
+	recs []metricRecord
+	// byCase is a case name's records, in file order.
+	byCase map[string][]int
+	// loadErr is the error of reading the file, of line loadLine (-1:
+	// the file could not be opened); nil for none.
+	loadErr  error
+	loadLine int
+	// What one reading of the cases attached: the records used, and
+	// the first error of an event (its line in errLine).
+	used    []bool
+	err     error
+	errLine int
+}
+
+// loadMetrics reads the metrics file at path; nil for none ("").
+func loadMetrics(path string) *metricsIndex {
+	if path == "" {
+		return nil
+	}
+	mx := &metricsIndex{path: path, byCase: map[string][]int{}}
+	defer func() { mx.used = make([]bool, len(mx.recs)) }()
 	f, err := safefile.Open(path)
 	if err != nil {
-		return fmt.Errorf("metrics: %w", err) // it names the file
+		mx.loadErr, mx.loadLine = fmt.Errorf("metrics: %w", err), -1 // it names the file
+		return mx
 	}
 	defer f.Close()
-	byName := make(map[string][]int, len(cases))
-	for i := range cases {
-		byName[cases[i].Name] = append(byName[cases[i].Name], i)
-	}
 	sc := bufio.NewScanner(safefile.Limit(f, safefile.Metrics))
 	sc.Buffer(make([]byte, 0, 64<<10), maxMetricLine)
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
 		rec, err := parseMetricLine(line)
-		if err == nil {
-			err = rec.addTo(byName, cases, logs)
-		}
 		if err != nil {
-			return fmt.Errorf("read metrics %s: line %d: %s", path, n, err)
+			mx.loadErr, mx.loadLine = mx.lineError(n, err), n
+			return mx
 		}
+		rec.line = n
+		mx.byCase[rec.caseName] = append(mx.byCase[rec.caseName], len(mx.recs))
+		mx.recs = append(mx.recs, rec)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("read metrics %s: a line over %d bytes", path, maxMetricLine)
+			err = fmt.Errorf("read metrics %s: a line over %d bytes", path, maxMetricLine)
+		} else {
+			err = fmt.Errorf("read metrics %s: %w", path, err)
 		}
-		return fmt.Errorf("read metrics %s: %w", path, err)
+		mx.loadErr, mx.loadLine = err, n
 	}
-	return nil
+	return mx
+}
+
+func (mx *metricsIndex) lineError(n int, err error) error {
+	return fmt.Errorf("read metrics %s: line %d: %s", mx.path, n, err)
+}
+
+// fail notes the error of line n, keeping the first line's.
+func (mx *metricsIndex) fail(n int, err error) {
+	if mx.err == nil || n < mx.errLine {
+		mx.err, mx.errLine = mx.lineError(n, err), n
+	}
+}
+
+// reset forgets what a reading attached, for the next one.
+func (mx *metricsIndex) reset() {
+	if mx != nil {
+		clear(mx.used)
+		mx.err, mx.errLine = nil, 0
+	}
+}
+
+// attach appends the metrics and events of the case named name to its log;
+// an event's name given twice for a case, or more than collect.MaxEvents
+// events, is an error of its line (the log's rules, docs/formats.md §4.1,
+// so that the log reads back).
+func (mx *metricsIndex) attach(name string, log *caseLog) {
+	if mx == nil {
+		return
+	}
+	for _, i := range mx.byCase[name] {
+		rec := &mx.recs[i]
+		mx.used[i] = true
+		if rec.metric != nil {
+			log.Metrics = append(log.Metrics, *rec.metric)
+			continue
+		}
+		for _, e := range log.Events {
+			if e.Name == rec.event.Name {
+				mx.fail(rec.line, fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200)))
+				return
+			}
+		}
+		if len(log.Events) == collect.MaxEvents {
+			mx.fail(rec.line, fmt.Errorf("case %q: over %d events", text.CutLine(rec.caseName, 200), collect.MaxEvents))
+			return
+		}
+		log.Events = append(log.Events, *rec.event)
+	}
+}
+
+// finish is the metrics file's error once cases cases were imported: its
+// first line's, a line naming a case that was not imported included, or
+// the file's own.
+func (mx *metricsIndex) finish(cases int) error {
+	if mx == nil {
+		return nil
+	}
+	for i, used := range mx.used {
+		if !used {
+			rec := &mx.recs[i]
+			mx.fail(rec.line, fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), cases))
+			break
+		}
+	}
+	if mx.loadErr != nil && (mx.err == nil || mx.loadLine < mx.errLine) {
+		return mx.loadErr
+	}
+	return mx.err
 }
 
 // parseMetricLine reads one line of a metrics file: the case it names and
@@ -104,36 +197,9 @@ func parseMetricLine(line []byte) (rec metricRecord, err error) {
 // the case named caseName.
 type metricRecord struct {
 	caseName string
+	line     int
 	metric   *collect.Metric
 	event    *collect.Event
-}
-
-// addTo appends the record to the logs of the imported cases it names
-// (byName: a case name's indexes in cases and logs). A case that was not
-// imported is an error; so is an event's name given twice for a case, or
-// more than collect.MaxEvents events (the log's rules, docs/formats.md
-// §4.1, so that the log reads back).
-func (rec metricRecord) addTo(byName map[string][]int, cases []collect.CaseResult, logs []*caseLog) error {
-	idx, ok := byName[rec.caseName]
-	if !ok {
-		return fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), len(cases))
-	}
-	for _, i := range idx {
-		if rec.metric != nil {
-			logs[i].Metrics = append(logs[i].Metrics, *rec.metric)
-			continue
-		}
-		for _, e := range logs[i].Events {
-			if e.Name == rec.event.Name {
-				return fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200))
-			}
-		}
-		if len(logs[i].Events) == collect.MaxEvents {
-			return fmt.Errorf("case %q: over %d events", text.CutLine(rec.caseName, 200), collect.MaxEvents)
-		}
-		logs[i].Events = append(logs[i].Events, *rec.event)
-	}
-	return nil
 }
 
 // describe words a JSON decoding error of a metrics line.

@@ -30,8 +30,8 @@ const (
 	maxText = 64 << 10
 )
 
-// Suite is one <testsuite> as read, with the counts it declares. Nested
-// suites are listed after their parent, each with its own cases.
+// Suite is one <testsuite> as read, with the counts it declares. Its
+// testcases are handed to the reader one by one as they are read, not kept.
 type Suite struct {
 	// Path holds the names of the enclosing suites and then this one's.
 	Path []string
@@ -42,21 +42,29 @@ type Suite struct {
 	Timestamp, Hostname                          string
 	Properties                                   []collect.Property
 	SystemOut, SystemErr                         string
-	Cases                                        []Case
+	// Cases counts its testcases (those of nested suites not included).
+	Cases int
 	// Outcomes are the <failure> and <error> elements of the suite itself
 	// (a class that could not load, a set-up that failed: Ant, JUnit 5).
 	Outcomes []Outcome
 	// Line is where the suite's start tag ends in its file.
 	Line int
+	// Nested says a <testsuite> started inside this one; Late that a
+	// testcase or the suite's own failure followed it, and PropsLate that
+	// a <properties> followed a testcase. The importer reads such suites
+	// whole (see Import.Run): their cases are not in file order.
+	Nested, Late, PropsLate bool
 }
 
 // Case is one <testcase> as read.
 type Case struct {
 	ClassName, Name string
 	// File and SourceLine are the test's source, when the file says
-	// (pytest xunit1 writes them).
+	// (pytest xunit1 writes them): the line attribute as written (0 or
+	// more), HasLine when there is one. See sourceLine.
 	File       string
 	SourceLine int
+	HasLine    bool
 	// TimeS is the testcase's time; 0 when absent or unreadable.
 	TimeS float64
 	// Outcomes are the failure, error and rerun or flaky outcomes, in order.
@@ -81,48 +89,52 @@ type Outcome struct {
 	Kind, Type, Message, Body string
 }
 
-// Document is what one JUnit file holds.
-type Document struct {
-	// File is the path the document was read from, as given.
-	File   string
-	Suites []Suite
-	// Problems are the defects read past, each `<file>:<line>: <what>`: a
-	// testcase without a name, a time or count that is not one.
-	Problems []string
+// reader receives a document as Parse reads it: each suite when its
+// start tag is read and again at its end tag (then with its properties,
+// output, own failures and counts), and each testcase of the innermost
+// open suite when its end tag is read. Nothing is kept after the call.
+type reader interface {
+	suiteStart(s *Suite) error
+	testcase(s *Suite, c *Case) error
+	suiteEnd(s *Suite) error
 }
 
-// readFile reads the JUnit XML file at path (see Parse), stopping once ctx
-// is done; maxBytes <= 0 means DefaultMaxBytes.
-func readFile(ctx context.Context, path string, maxBytes int64) (*Document, error) {
+// readFile reads the JUnit XML file at path into r (see Parse), stopping
+// once ctx is done; maxBytes <= 0 means DefaultMaxBytes.
+func readFile(ctx context.Context, path string, maxBytes int64, r reader) ([]string, error) {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err // it names the file
 	}
 	defer f.Close()
-	return Parse(safefile.ContextReader(ctx, f), path, maxBytes)
+	return Parse(safefile.ContextReader(ctx, f), path, maxBytes, r)
 }
 
-// Parse reads one JUnit XML document from r; file names it in errors,
-// which say the line: `read results/junit.xml: line 12: ...`. The document
+// Parse reads one JUnit XML document from r into rd, streaming; file names
+// it in errors, which say the line: `read results/junit.xml: line 12: ...`.
+// It returns the defects read past, each `<file>:<line>: <what>` (a
+// testcase without a name, a time or count that is not one). The document
 // is UTF-8 with a <testsuites> or <testsuite> root; a DOCTYPE (and with it
 // any entity definition) is refused, elements nest at most 32 deep, the
 // input is at most maxBytes (<= 0: DefaultMaxBytes), and of each text
 // (failure body, captured output) the first 64 KiB are kept.
-func Parse(r io.Reader, file string, maxBytes int64) (*Document, error) {
+func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
 	lim := safefile.Limit(r, safefile.Kind{Name: safefile.JUnit.Name, Max: maxBytes})
 	in, utf16 := decoded(lim)
-	p := &parser{d: xml.NewDecoder(in), lim: lim, file: base(file)}
+	p := &parser{d: xml.NewDecoder(in), lim: lim, file: base(file), rd: rd}
 	p.d.Strict = true
 	p.d.CharsetReader = charsetReader(utf16, &p.encErr)
-	doc := &Document{File: file}
-	if err := p.document(doc); err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
+	if err := p.document(); err != nil {
+		var le *lineError
+		if errors.As(err, &le) || errors.Is(err, safefile.ErrTooLarge) {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		return nil, err // the reader's, which says what it was doing
 	}
-	doc.Problems = p.problems
-	return doc, nil
+	return p.problems, nil
 }
 
 // parser walks the decoder's tokens, bounding depth and refusing what a
@@ -135,10 +147,11 @@ type parser struct {
 	file string
 	// encErr is why the declared encoding was refused.
 	encErr error
-	// problems are the defects read past (Document.Problems).
+	// problems are the defects read past (what Parse returns).
 	problems []string
 	// unnamed counts the testcases without a name.
 	unnamed int
+	rd      reader
 }
 
 // lineError is an error at a line of the document.
@@ -158,7 +171,7 @@ func (p *parser) errorf(format string, a ...any) error {
 	return &lineError{Line: p.line(), Msg: fmt.Sprintf(format, a...)}
 }
 
-// maxProblems bounds Document.Problems: a generator that writes every
+// maxProblems bounds the problems of a document: a generator that writes every
 // time wrong would otherwise make as many problems as cases.
 const maxProblems = 20
 
@@ -173,7 +186,9 @@ func (p *parser) problemf(format string, a ...any) {
 	}
 }
 
-// next returns the next token, its data copied, with the line it ended on.
+// next returns the next token. Its bytes (CharData) are the decoder's and
+// hold only until the next call: every caller uses them at once, so no
+// token is copied.
 func (p *parser) next() (xml.Token, error) {
 	tok, err := p.d.Token()
 	if err != nil {
@@ -202,12 +217,12 @@ func (p *parser) next() (xml.Token, error) {
 		word, _, _ := strings.Cut(strings.TrimSpace(string(t)), " ")
 		return nil, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", text.CutLine(word, 20))
 	}
-	return xml.CopyToken(tok), nil
+	return tok, nil
 }
 
 // document reads the whole input: an optional XML declaration, comments and
 // white space around one root element.
-func (p *parser) document(doc *Document) error {
+func (p *parser) document() error {
 	rootSeen := false
 	for {
 		tok, err := p.next()
@@ -231,11 +246,11 @@ func (p *parser) document(doc *Document) error {
 			rootSeen = true
 			switch t.Name.Local {
 			case "testsuites":
-				if err := p.suites(doc, nil); err != nil {
+				if err := p.suites(nil); err != nil {
 					return err
 				}
 			case "testsuite":
-				if err := p.suite(doc, t, nil); err != nil {
+				if err := p.suite(t, nil); err != nil {
 					return err
 				}
 			default:
@@ -253,13 +268,13 @@ func (p *parser) document(doc *Document) error {
 func name(n xml.Name) string { return text.CutLine(n.Local, 40) }
 
 // suites reads the children of a <testsuites> until its end tag.
-func (p *parser) suites(doc *Document, path []string) error {
+func (p *parser) suites(path []string) error {
 	return p.children(func(t xml.StartElement) error {
 		switch t.Name.Local {
 		case "testsuite":
-			return p.suite(doc, t, path)
+			return p.suite(t, path)
 		case "testsuites": // some tools nest them
-			return p.suites(doc, path)
+			return p.suites(path)
 		}
 		return p.skip()
 	})
@@ -333,25 +348,31 @@ func appendText(prev, s string) string {
 	return prev + text.CutBytes(s, maxText-len(prev))
 }
 
-// attrs reads the plain (unprefixed) attributes of an element; the first of
-// a repeated name wins.
-func attrs(t xml.StartElement) map[string]string {
-	m := make(map[string]string, len(t.Attr))
-	for _, a := range t.Attr {
-		if a.Name.Space != "" {
-			continue // xmlns, xsi:schemaLocation and the like
-		}
-		if _, dup := m[a.Name.Local]; !dup {
-			m[a.Name.Local] = a.Value
+// attrs are the attributes of an element's start tag.
+type attrs []xml.Attr
+
+// lookup is the value of the plain (unprefixed) attribute key; the first
+// of a repeated name wins. Prefixed ones (xmlns, xsi:schemaLocation and
+// the like) are never read.
+func (m attrs) lookup(key string) (string, bool) {
+	for _, a := range m {
+		if a.Name.Space == "" && a.Name.Local == key {
+			return a.Value, true
 		}
 	}
-	return m
+	return "", false
+}
+
+// get is lookup's value, "" when absent.
+func (m attrs) get(key string) string {
+	v, _ := m.lookup(key)
+	return v
 }
 
 // intAttr parses a count attribute; absent is nil, and so is a value that
 // is not a count, with a problem.
-func (p *parser) intAttr(elem string, m map[string]string, key string) *int {
-	v, ok := m[key]
+func (p *parser) intAttr(elem string, m attrs, key string) *int {
+	v, ok := m.lookup(key)
 	if !ok {
 		return nil
 	}
@@ -367,8 +388,8 @@ func (p *parser) intAttr(elem string, m map[string]string, key string) *int {
 // value that is not a duration (negative, NaN, text), with a problem.
 // Thousands separators ("1,234.5", as some Surefire versions write) are
 // accepted.
-func (p *parser) timeAttr(elem string, m map[string]string) *float64 {
-	v, ok := m["time"]
+func (p *parser) timeAttr(elem string, m attrs) *float64 {
+	v, ok := m.lookup("time")
 	if !ok || strings.TrimSpace(v) == "" {
 		return nil
 	}
@@ -380,31 +401,27 @@ func (p *parser) timeAttr(elem string, m map[string]string) *float64 {
 	return &f
 }
 
-// suite reads a <testsuite> whose start tag is t.
-func (p *parser) suite(doc *Document, t xml.StartElement, parent []string) error {
+// suite reads a <testsuite> whose start tag is t, handing it to the
+// reader at its start and end and each testcase as it is read.
+func (p *parser) suite(t xml.StartElement, parent []string) error {
 	s, err := p.suiteHead(t, parent)
 	if err != nil {
 		return err
 	}
-	at := len(doc.Suites)
-	doc.Suites = append(doc.Suites, s)
-	// Nested suites are appended while this one is read; write its fields
-	// back at its index, not through a pointer the appends may move.
-	var body Suite
-	err = p.children(func(c xml.StartElement) error { return p.suiteChild(doc, c, s.Path, &body) })
-	if err != nil {
+	if err := p.rd.suiteStart(&s); err != nil {
 		return err
 	}
-	doc.Suites[at].Cases, doc.Suites[at].Properties, doc.Suites[at].Outcomes = body.Cases, body.Properties, body.Outcomes
-	doc.Suites[at].SystemOut, doc.Suites[at].SystemErr = body.SystemOut, body.SystemErr
-	return nil
+	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }); err != nil {
+		return err
+	}
+	return p.rd.suiteEnd(&s)
 }
 
 // suiteHead is the <testsuite> whose start tag is t, under the suites of
 // parent, as its attributes give it.
 func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
-	m := attrs(t)
-	s := Suite{Name: m["name"], Timestamp: m["timestamp"], Hostname: m["hostname"], Line: p.line()}
+	m := attrs(t.Attr)
+	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line()}
 	s.Path = append(append([]string(nil), parent...), s.Name)
 	for _, c := range []struct {
 		key string
@@ -420,29 +437,34 @@ func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
 	return s, nil
 }
 
-// suiteChild reads the child c of the suite at path into body (its cases,
-// properties and output) or, a nested suite, into doc.
-func (p *parser) suiteChild(doc *Document, c xml.StartElement, path []string, body *Suite) error {
+// suiteChild reads the child c of suite s: a testcase (to the reader), a
+// nested suite, or s's own properties, output and failures.
+func (p *parser) suiteChild(c xml.StartElement, body *Suite) error {
 	switch c.Name.Local {
 	case "testcase":
 		tc, err := p.testcase(c)
-		if err == nil {
-			body.Cases = append(body.Cases, tc)
+		if err != nil {
+			return err
 		}
-		return err
+		body.Cases++
+		body.Late = body.Late || body.Nested
+		return p.rd.testcase(body, &tc)
 	case "testsuite":
-		return p.suite(doc, c, path)
+		body.Nested = true
+		return p.suite(c, body.Path)
 	case "failure", "error":
 		// The suite's own failure: nothing that failed is dropped.
 		r, err := p.result(c)
 		if err == nil {
 			body.Outcomes = append(body.Outcomes, r)
+			body.Late = body.Late || body.Nested
 		}
 		return err
 	case "properties":
 		ps, err := p.properties()
 		if err == nil {
 			body.Properties = append(body.Properties, ps...)
+			body.PropsLate = body.PropsLate || body.Cases > 0
 		}
 		return err
 	case "system-out":
@@ -469,8 +491,8 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if t.Name.Local != "property" {
 			return p.skip()
 		}
-		m := attrs(t)
-		v, hasValue := m["value"]
+		m := attrs(t.Attr)
+		v, hasValue := m.lookup("value")
 		txt, err := p.text(nil)
 		if err != nil {
 			return err
@@ -478,7 +500,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if !hasValue {
 			v = strings.TrimSpace(txt)
 		}
-		out = append(out, collect.Property{Name: m["name"], Value: v})
+		out = append(out, collect.Property{Name: m.get("name"), Value: v})
 		return nil
 	})
 	return out, err
@@ -487,12 +509,12 @@ func (p *parser) properties() ([]collect.Property, error) {
 // disabled says whether a testcase's attributes say it did not run:
 // status="disabled" (or "skipped", "notrun": Ant's and NUnit's JUnit
 // transforms) or skipped="true".
-func disabled(m map[string]string) bool {
-	switch strings.ToLower(strings.TrimSpace(m["status"])) {
+func disabled(m attrs) bool {
+	switch strings.ToLower(strings.TrimSpace(m.get("status"))) {
 	case "disabled", "skipped", "notrun", "not run", "ignored":
 		return true
 	}
-	return strings.EqualFold(strings.TrimSpace(m["skipped"]), "true")
+	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true")
 }
 
 // resultKinds are the outcome elements of a test case.
@@ -503,8 +525,8 @@ var resultKinds = map[string]bool{
 
 // testcase reads a <testcase> whose start tag is t.
 func (p *parser) testcase(t xml.StartElement) (Case, error) {
-	m := attrs(t)
-	c := Case{ClassName: m["classname"], Name: m["name"], File: m["file"], Line: p.line()}
+	m := attrs(t.Attr)
+	c := Case{ClassName: m.get("classname"), Name: m.get("name"), File: m.get("file"), Line: p.line()}
 	if strings.TrimSpace(c.Name) == "" {
 		// jest-junit writes one for a test file that failed to run, JUnit 5
 		// (Surefire) for a failed @BeforeAll: the failure is kept.
@@ -518,9 +540,9 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	if disabled(m) {
 		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
 	}
-	if v, ok := m["line"]; ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-			c.SourceLine = n
+	if v, ok := m.lookup("line"); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			c.SourceLine, c.HasLine = n, true
 		}
 	}
 	err := p.children(func(e xml.StartElement) error {
@@ -560,8 +582,8 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 // result reads an outcome element: its message and type attributes and its
 // text (Surefire's rerun and flaky elements hold it in <stackTrace>).
 func (p *parser) result(t xml.StartElement) (Outcome, error) {
-	m := attrs(t)
-	r := Outcome{Kind: t.Name.Local, Type: m["type"], Message: m["message"]}
+	m := attrs(t.Attr)
+	r := Outcome{Kind: t.Name.Local, Type: m.get("type"), Message: m.get("message")}
 	var trace string
 	body, err := p.text(func(c xml.StartElement) error {
 		if c.Name.Local != "stackTrace" {

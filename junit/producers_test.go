@@ -44,9 +44,9 @@ type counts struct {
 	Cases, Failed, Skipped, Flaky int
 }
 
-// imported counts the cases of an import.
-func imported(res *Result) counts {
-	return counts{Cases: len(res.Cases), Failed: res.Failed(), Skipped: res.Skipped(), Flaky: res.Flaky()}
+// importCounts counts the cases of an import.
+func importCounts(res *Result) counts {
+	return counts{Cases: res.Cases, Failed: res.Failed, Skipped: res.Skipped, Flaky: res.Flaky}
 }
 
 // produce runs a producer in dir with a 5-minute bound; its exit status is
@@ -86,7 +86,7 @@ func tool(t *testing.T, names ...string) string {
 // importProduced imports the produced files as one part, checks that it
 // loads complete, and that its JUnit export imports back to the same
 // cases, states, attempts and check kinds.
-func importProduced(t *testing.T, files ...string) *Result {
+func importProduced(t *testing.T, files ...string) *imported {
 	t.Helper()
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
@@ -179,11 +179,44 @@ func pytestProducer(t *testing.T, family string) {
 		Failed:  s["failed"] + s["errors"] + s["error"],
 		Skipped: s["skipped"] + s["xfailed"],
 	}
-	if got := imported(res); got != want {
+	if got := importCounts(res.Result); got != want {
 		t.Errorf("imported %+v; pytest said %v (%d errors on teardown of a passed test)", got, s, teardown)
 	}
 	if s["failed"] == 0 || s["errors"] == 0 || s["xfailed"] == 0 || s["xpassed"] == 0 || s["skipped"] == 0 || s["rerun"] == 0 || teardown == 0 {
 		t.Errorf("the sample no longer shows every outcome: %v", s)
+	}
+	if family == "xunit1" {
+		sourceLinesAreDefs(t, src, res.Cases)
+	}
+}
+
+// sourceLinesAreDefs: the file and line of each case's log (pytest's
+// 0-based line attribute, plus one) is the first line of its test's
+// definition in src (its def, or its first decorator), where a check
+// run's annotation points.
+func sourceLinesAreDefs(t *testing.T, src string, cases []collect.CaseResult) {
+	t.Helper()
+	n := 0
+	for _, c := range cases {
+		var log caseLog
+		if err := json.Unmarshal(c.Log, &log); err != nil {
+			t.Fatal(err)
+		}
+		if log.JUnit.File == "" || log.JUnit.Line == 0 {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, log.JUnit.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		if l := log.JUnit.Line; l > len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[l-1]), "def test") && !strings.HasPrefix(lines[l-1], "@") {
+			t.Errorf("%s: line %d of %s is not its def", c.Name, l, log.JUnit.File)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("no imported case has a file and line")
 	}
 }
 
@@ -208,11 +241,11 @@ func gotestsumProducer(t *testing.T) {
 			}
 		}
 	}
-	if attempts != s["tests"] || failedAttempts != s["failures"] || res.Skipped() != s["skipped"] {
-		t.Errorf("imported %d attempts, %d failed, %d skipped; gotestsum said %v", attempts, failedAttempts, res.Skipped(), s)
+	if attempts != s["tests"] || failedAttempts != s["failures"] || res.Skipped != s["skipped"] {
+		t.Errorf("imported %d attempts, %d failed, %d skipped; gotestsum said %v", attempts, failedAttempts, res.Skipped, s)
 	}
-	if res.Flaky() != 1 || s["runs"] < 2 {
-		t.Errorf("want the flaky test counted (flaky %d) after reruns (%v)", res.Flaky(), s)
+	if res.Flaky != 1 || s["runs"] < 2 {
+		t.Errorf("want the flaky test counted (flaky %d) after reruns (%v)", res.Flaky, s)
 	}
 }
 
@@ -236,7 +269,7 @@ func jestProducer(t *testing.T) {
 	s := summaryCounts(t, out, regexp.MustCompile(`(?m)^Tests:\s+(.*total)`))
 	res := importProduced(t, filepath.Join(tmp, "junit.xml"))
 	want := counts{Cases: s["total"], Failed: s["failed"], Skipped: s["skipped"]}
-	if got := imported(res); got != want {
+	if got := importCounts(res.Result); got != want {
 		t.Errorf("imported %+v; jest said %v", got, s)
 	}
 }
@@ -261,7 +294,7 @@ func mochaProducer(t *testing.T) {
 	st := doc.Stats
 	res := importProduced(t, xml)
 	want := counts{Cases: st.Passes + st.Failures + st.Pending, Failed: st.Failures, Skipped: st.Pending}
-	if got := imported(res); got != want {
+	if got := importCounts(res.Result); got != want {
 		t.Errorf("imported %+v; mocha said %+v", got, st)
 	}
 }
@@ -294,7 +327,7 @@ func surefireProducer(t *testing.T) {
 	}
 	res := importProduced(t, files...)
 	want := counts{Cases: s["run"], Failed: s["failures"] + s["errors"], Skipped: s["skipped"]}
-	if got := imported(res); got != want {
+	if got := importCounts(res.Result); got != want {
 		t.Errorf("imported %+v; surefire said %v", got, s)
 	}
 }

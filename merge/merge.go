@@ -284,9 +284,11 @@ func checkArms(parts []collect.Part) error {
 // part's setup, GPUs and case lists concatenated, engines and model
 // revisions united (a later part wins on equal keys, but an engine's
 // probed capabilities are kept when the later part has none; keys keep
-// their first place). Workload and check texts come from the first part that has them,
-// so that a kind of case that only a later part runs is still described.
-// complete is set when every part has a setup.
+// their first place). The kinds' blocks are united by kind
+// (collect.Setup.AddKind): every part's entries, in part order, and the
+// texts of the first part that has them, so that a kind of case that only a
+// later part runs is still described. complete is set when every part has
+// a setup.
 func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 	complete = len(parts) > 0
 	for i := range parts {
@@ -300,7 +302,7 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			m.GPUs = []collect.GPU{}
 			m.Engines = collect.Ordered[collect.Engine]{}
 			m.ModelRevisions = collect.Ordered[*string]{}
-			m.Cases, m.Elastic, m.Limit, m.Priority = nil, nil, nil, nil
+			m.Cases, m.Kinds = nil, nil
 			m.Parts = nil
 			merged = &m
 		}
@@ -320,17 +322,11 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			merged.ModelRevisions.Set(k, v)
 		}
 		merged.Cases = append(merged.Cases, s.Cases...)
-		merged.Elastic = append(merged.Elastic, s.Elastic...)
-		merged.Limit = append(merged.Limit, s.Limit...)
-		merged.Priority = append(merged.Priority, s.Priority...)
 		fillStrings(&merged.Workload, s.Workload)
 		fillOrdered(&merged.Checks, s.Checks)
-		fillStrings(&merged.ElasticWorkload, s.ElasticWorkload)
-		fillOrdered(&merged.ElasticChecks, s.ElasticChecks)
-		fillStrings(&merged.LimitWorkload, s.LimitWorkload)
-		fillOrdered(&merged.LimitChecks, s.LimitChecks)
-		fillStrings(&merged.PriorityWorkload, s.PriorityWorkload)
-		fillOrdered(&merged.PriorityChecks, s.PriorityChecks)
+		for _, k := range s.Kinds {
+			merged.AddKind(k)
+		}
 	}
 	if merged == nil {
 		return nil, false

@@ -300,8 +300,8 @@ func TestMergeSetups(t *testing.T) {
 		Engines:        engines("sglang", "sg:1", "vllm", "vl:old"),
 		ModelRevisions: revs("m1", "r1", "m2", "r2"),
 		Workload:       []string{"warm up"}, Checks: checks,
-		Cases:   []collect.CaseSetup{{Name: "s1"}},
-		Elastic: []collect.ElasticSetup{{Name: "e1"}},
+		Cases: []collect.CaseSetup{{Name: "s1"}},
+		Kinds: []collect.KindSetup{{Kind: "elastic", Title: "Elastic", Entries: []collect.KindEntry{{Name: "e1"}}}},
 	}
 	s2 := &collect.Setup{
 		Profile: "nightly", KvcachedSHA: sp("abc"),
@@ -310,9 +310,11 @@ func TestMergeSetups(t *testing.T) {
 		ModelRevisions: revs("m3", "r3", "m1", "r1b"),
 		Workload:       []string{"something else"},
 		Cases:          []collect.CaseSetup{{Name: "v1"}},
-		Limit:          []collect.LimitSetup{{Kind: "limit", CaseSetup: collect.CaseSetup{Name: "l1"}}},
-		LimitChecks:    limitChecks,
-		Priority:       []collect.PrioritySetup{{Name: "p1"}},
+		Kinds: []collect.KindSetup{
+			{Kind: "limit", Entries: []collect.KindEntry{{Name: "l1"}}, Checks: limitChecks},
+			{Kind: "elastic", Title: "Elastic, later", Entries: []collect.KindEntry{{Name: "e2"}}},
+			{Kind: "priority", Entries: []collect.KindEntry{{Name: "p1"}}},
+		},
 	}
 	for _, tc := range []struct {
 		name         string
@@ -339,14 +341,29 @@ func TestMergeSetups(t *testing.T) {
 				if r, _ := s.ModelRevisions.Get("m1"); *r != "r1b" {
 					t.Errorf("m1 = %s", *r)
 				}
-				if len(s.Cases) != 2 || s.Cases[0].Name != "s1" || s.Cases[1].Name != "v1" || len(s.Elastic) != 1 || len(s.Limit) != 1 || len(s.Priority) != 1 {
-					t.Errorf("case lists %+v", s)
+				if len(s.Cases) != 2 || s.Cases[0].Name != "s1" || s.Cases[1].Name != "v1" {
+					t.Errorf("cases %+v", s.Cases)
+				}
+				// Every part's entries of every kind, the kinds in the
+				// order the parts first show them, each kind's texts from
+				// the first part that has them.
+				var got []string
+				for _, k := range s.Kinds {
+					for _, e := range k.Entries {
+						got = append(got, k.Kind+":"+e.Name)
+					}
+				}
+				if want := []string{"elastic:e1", "elastic:e2", "limit:l1", "priority:p1"}; !cmp.Equal(got, want) {
+					t.Errorf("kinds' entries %v, want %v", got, want)
 				}
 				if !cmp.Equal(s.Workload, []string{"warm up"}) || s.Checks.Len() != 1 {
 					t.Errorf("texts should come from the first part: %v", s.Workload)
 				}
-				if s.LimitChecks.Len() != 1 {
+				if k := s.Kind("limit"); k == nil || k.Checks.Len() != 1 {
 					t.Errorf("limit checks only in the second part should be kept")
+				}
+				if k := s.Kind("elastic"); k == nil || k.Title != "Elastic" {
+					t.Errorf("the elastic title should be the first part's: %+v", k)
 				}
 				if !cmp.Equal(s.Parts, []string{"SGLang", "vLLM"}) {
 					t.Errorf("parts %v", s.Parts)

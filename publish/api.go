@@ -40,6 +40,9 @@ type API interface {
 	AuthenticatedUser(ctx context.Context) (string, error)
 	// PullRequestHeadSHA returns the head commit of a pull request.
 	PullRequestHeadSHA(ctx context.Context, repo Repo, number int) (string, error)
+	// CompareCommits returns how many commits head has that base has not
+	// (GET .../compare/{base}...{head}, its ahead_by).
+	CompareCommits(ctx context.Context, repo Repo, base, head string) (int, error)
 	// CreateStatus sets a commit status.
 	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
 	// ListCheckRuns lists the check runs named name on commit sha, every

@@ -357,6 +357,18 @@ func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (stri
 	return pr.GetHead().GetSHA(), nil
 }
 
+// CompareCommits implements API: ahead_by of the comparison, the commits
+// in head that base lacks ("Compare two commits",
+// https://docs.github.com/rest/commits/commits#compare-two-commits). One
+// commit a page: only the counts are read.
+func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head string) (int, error) {
+	c, resp, err := g.client().Repositories.CompareCommits(ctx, r.Owner, r.Name, base, head, &github.ListOptions{PerPage: 1})
+	if err != nil {
+		return 0, g.wrap("GET", g.repoPath(r, "/compare/"+base+"..."+head), resp, err)
+	}
+	return c.GetAheadBy(), nil
+}
+
 // CreateStatus implements API.
 func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Status) error {
 	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),

@@ -66,7 +66,7 @@ func TestAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "tests/e2e/test_elastic.py:55-55 failure"
+	want := "tests/e2e/test_elastic.py:56-56 failure" // line="55": pytest's 0-based line, plus one
 	if len(got) != 1 || fmt.Sprintf("%s:%d-%d %s", got[0].Path, got[0].StartLine, got[0].EndLine, got[0].Level) != want ||
 		!strings.Contains(got[0].Message, "no GPU visible") {
 		t.Errorf("pytest annotations %+v, want one at %s", got, want)

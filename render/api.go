@@ -91,6 +91,12 @@ type Options struct {
 	// no longer line. 0: DefaultTextWidth; else MinTextWidth to
 	// MaxTextWidth. The documents do not depend on it.
 	Width int
+	// CommitCounts are how many commits lie between an earlier run's
+	// commit (the key, as its digest records it) and this run's: post asks
+	// GitHub for those of CompareBases, and the compare link of a new
+	// failure says how many (docs/render.md §11). None: links without a
+	// count.
+	CommitCounts map[string]int
 }
 
 // Config holds the constants of docs/render.md §1.2 that a repository may change
@@ -170,6 +176,11 @@ type Documents struct {
 	SectionName string
 	// Verdict is PASS, FAIL (...) or DID NOT RUN.
 	Verdict string
+	// NewFailures are the labels of the failed cases that are new in the
+	// history (docs/render.md §11): not a known issue's, not of class
+	// infra, not failing or flaky before. `--fail-on new` exits 1 when
+	// there is one.
+	NewFailures []string
 	// Warnings say where a document was degraded to fit (e.g. a section left
 	// out); the CLI prints them on stderr.
 	Warnings []string

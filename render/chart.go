@@ -77,24 +77,30 @@ func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 		if len(out) == maxCharts {
 			break
 		}
-		kind := ""
-		switch name := failed[i].Name; {
-		case ix.priority[name] != nil:
-			kind = "priority"
-		case ix.elastic[name] != nil:
-			kind = "elastic"
-		}
-		if c, ok := buildChart(&failed[i], kind); ok {
+		if c, ok := buildChart(&failed[i], chartKind(ix.entries[failed[i].Name])); ok {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
+// chartKind is what a chart knows of a case from its setup entry: "priority"
+// for servers with priorities (a priority pair), "pair" for another case of
+// setup.json's kinds, "" when the setup does not say.
+func chartKind(e *collect.KindEntry) string {
+	switch {
+	case e == nil:
+		return ""
+	case len(e.Servers) > 0 && e.Servers[0].Priority != nil:
+		return "priority"
+	}
+	return "pair"
+}
+
 // buildChart turns a case's timeline into a chart: every server's KV, the
 // free GPU memory, and where the timeline has the priority ledger, H's
 // shortfall and L's watermark (a pair's servers are L then H, docs/runner.md
-// §5.6). kind is the case's kind by the setup ("priority", "elastic", or ""
+// §5.6). kind is the case's kind by the setup (chartKind: "priority", "pair", or ""
 // when the setup does not say: then a pair with the ledger's fields is
 // taken as priority). A timeline with fewer than two readings gives none.
 func buildChart(c *merge.Case, kind string) (chart, bool) {

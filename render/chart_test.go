@@ -153,7 +153,7 @@ func TestChartSeries(t *testing.T) {
 	}{
 		{"priority", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
 		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
-		{"elastic", []string{"KV of A (" + chartL + ")", "KV of B (" + chartH + ")", "GPU free"}},
+		{"pair", []string{"KV of A (" + chartL + ")", "KV of B (" + chartH + ")", "GPU free"}},
 	} {
 		ch, ok := buildChart(&c, tc.kind)
 		if !ok || !slices.Equal(labels(ch), tc.want) {

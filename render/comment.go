@@ -306,7 +306,7 @@ func (r *renderer) correctness() (Documents, error) {
 	if verdict == "" {
 		return Documents{}, fmt.Errorf("render: the report has no verdict")
 	}
-	docs := Documents{Verdict: verdict, SectionName: r.sectionName()}
+	docs := Documents{Verdict: verdict, SectionName: r.sectionName(), NewFailures: r.newFailures()}
 	section, warn, err := r.section()
 	if err != nil {
 		return Documents{}, err
@@ -377,6 +377,9 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	if f := r.fixedLine(w, p); f != "" {
 		blocks = append(blocks, f)
 	}
+	if g := r.regressionLines(w, p); g != "" {
+		blocks = append(blocks, g)
+	}
 	if s := r.skippedLine(w, p); s != "" {
 		blocks = append(blocks, s)
 	}
@@ -390,6 +393,9 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		blocks = append(blocks, k)
 	}
 	blocks = append(blocks, r.armBlocks(w)...)
+	if m := r.metricHistoryBlock(w); m != "" {
+		blocks = append(blocks, m)
+	}
 	if p.charts {
 		for i := range r.charts {
 			blocks = append(blocks, r.charts[i].markdown(w))

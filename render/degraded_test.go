@@ -166,9 +166,9 @@ func TestPerfErrorTxt(t *testing.T) {
 // layout.
 func TestEnvBulletsServerCasesOnly(t *testing.T) {
 	rep := sampleReport(t)
-	low := &rep.Setup.Priority[0].Low
+	low := &rep.Setup.Kind("priority").Entries[0].Servers[0]
 	low.Env.Set("KVCACHED_MAX_CACHED_TOKENS", "4096")
-	rep.Setup.Elastic[0].A.Env.Set("ELASTIC_ONLY", "1")
+	rep.Setup.Kind("elastic").Entries[0].Servers[0].Env.Set("ELASTIC_ONLY", "1")
 	docs := mustRender(t, rep, sampleOptions())
 	for _, a := range []string{"KVCACHED_MAX_CACHED_TOKENS", "ELASTIC_ONLY"} {
 		if strings.Contains(docs.Section, a) {
@@ -224,7 +224,7 @@ func TestSectionWithoutEngines(t *testing.T) {
 	}
 	checkTables(t, docs.Section)
 
-	rep.Setup.Cases, rep.Setup.Elastic, rep.Setup.Limit, rep.Setup.Priority = []collect.CaseSetup{}, nil, nil, nil
+	rep.Setup.Cases, rep.Setup.Kinds = []collect.CaseSetup{}, nil
 	docs = mustRender(t, rep, sampleOptions())
 	if docs.Section != "" || len(docs.Warnings) != 1 || !strings.Contains(docs.Warnings[0], "no engine and no case") {
 		t.Errorf("section %q, warnings %q", docs.Section, docs.Warnings)

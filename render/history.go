@@ -59,16 +59,25 @@ type HistoryRun struct {
 	Profile string `json:"profile"`
 	// Suite is the run's suite (docs/render.md §13), absent for the
 	// default suite: histories are read per suite and profile.
-	Suite   string        `json:"suite,omitempty"`
-	Run     string        `json:"run"`
-	Attempt string        `json:"attempt"`
-	Date    string        `json:"date,omitempty"`
+	Suite   string `json:"suite,omitempty"`
+	Run     string `json:"run"`
+	Attempt string `json:"attempt"`
+	Date    string `json:"date,omitempty"`
+	// SHA is the commit the run tested (lowercase hex, 7 to 64 digits),
+	// absent when it is unknown: the compare link of a new failure
+	// (docs/render.md §11) goes from the last run that passed to this one.
+	SHA     string        `json:"sha,omitempty"`
 	Total   int           `json:"total"`
 	Partial bool          `json:"partial,omitempty"`
 	Cases   []HistoryCase `json:"cases,omitempty"`
 	// Margins are the passing checks' margins below digestMarginBelow,
 	// closest first, as many as fit after the cases (docs/render.md §3.10).
 	Margins []HistoryMargin `json:"m,omitempty"`
+	// Metrics are the known metric values of the run's cases
+	// (docs/formats.md §4.1), at most digestMetricsPerCase of a case and
+	// digestMetricCases cases, as many as fit after the cases and margins:
+	// the metric history of docs/render.md §11.
+	Metrics []HistoryMetric `json:"x,omitempty"`
 }
 
 // HistoryCase is one case of a digest that failed or did not run.
@@ -89,6 +98,7 @@ var (
 	digitsRE      = regexp.MustCompile(`^[0-9]{1,19}$`)
 	classRE       = regexp.MustCompile(`^[a-z]{0,16}$`)
 	fingerprintRE = regexp.MustCompile(`^[0-9a-f]{12}$`)
+	digestSHARE   = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 	// What varies between two runs of the same failure: paths and URLs,
 	// long hex (addresses, ids, hashes), then any number (pids, ports,
 	// times, sizes, durations). Applied in that order.
@@ -132,9 +142,10 @@ func (r *renderer) digest() string {
 	if attempt == "" {
 		attempt = "1"
 	}
-	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date, Total: len(r.rep.Cases)}
+	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date,
+		SHA: digestSHA(r.sha()), Total: len(r.rep.Cases)}
 	head, _ := json.Marshal(run)
-	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`) + len(`,"m":[]`)
+	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`) + len(`,"m":[]`) + len(`,"x":[]`)
 	seen := map[string]bool{}
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
@@ -193,6 +204,17 @@ func (r *renderer) digest() string {
 		}
 		used += n
 		run.Margins = append(run.Margins, m)
+	}
+	// The metrics take what is left: a metric's trend is a report, a case's
+	// state and a margin are what the verdict and the close calls follow.
+	for _, m := range r.digestMetrics() {
+		b, _ := json.Marshal(m)
+		n := len(asciiJSON(b)) + 1
+		if used+n > MaxDigestChars {
+			break
+		}
+		used += n
+		run.Metrics = append(run.Metrics, m)
 	}
 	b, _ := json.Marshal(run)
 	return marker.Digest(string(asciiJSON(b)))
@@ -271,6 +293,8 @@ func (h *HistoryRun) validate() error {
 		return fmt.Errorf("attempt %q: want digits", text.Cut(h.Attempt, 40))
 	case h.Date != "" && !dateRE.MatchString(h.Date):
 		return fmt.Errorf("date %q: want YYYY-MM-DD", text.Cut(h.Date, 40))
+	case h.SHA != "" && !digestSHARE.MatchString(h.SHA):
+		return fmt.Errorf("sha %q: want 7 to 64 lowercase hex digits", text.Cut(h.SHA, 70))
 	case h.Total < len(h.Cases):
 		return fmt.Errorf("total %d: fewer than the %d cases listed", h.Total, len(h.Cases))
 	}
@@ -298,7 +322,10 @@ func (h *HistoryRun) validate() error {
 		}
 		seen[c.Name] = true
 	}
-	return validateMargins(h.Margins)
+	if err := validateMargins(h.Margins); err != nil {
+		return err
+	}
+	return validateMetrics(h.Metrics)
 }
 
 // validDigestName: a name in a digest is 1 to n code points of UTF-8.
@@ -487,8 +514,44 @@ func counted(states []runState) []runState {
 // counted.
 func (r *renderer) since(w *writer, c *merge.Case) string {
 	states := r.states(c)
-	if states[len(states)-1].infra {
+	k := r.sinceKind(states)
+	switch k.kind {
+	case sinceInfra:
 		return w.t("since_infra", nil)
+	case sinceNoRecord:
+		return w.t("since_unknown", nil)
+	case sinceFlaky:
+		return w.t("since_flaky", map[string]int{"Flips": k.flips, "N": k.n})
+	case sinceStreak:
+		return w.t("since_runs", map[string]any{"N": k.streak, "Date": k.date})
+	}
+	return w.t("since_new", nil)
+}
+
+// Where a failure stands in its history (the since cell).
+const (
+	sinceNew = iota
+	sinceNoRecord
+	sinceInfra
+	sinceFlaky
+	sinceStreak
+)
+
+// sinceState is a failure's standing: its kind, and the figures its since
+// cell shows.
+type sinceState struct {
+	kind, flips, n, streak int
+	date                   string
+}
+
+// sinceKind is where the failure of this run (the last of states) stands:
+// infra when it is the machine's; else flaky when it flipped between
+// passing and failing at least twice in the runs counted, else a streak of
+// the runs it failed in a row, else new; no record when no earlier run
+// knows the case. Infra failures of earlier runs are not counted.
+func (r *renderer) sinceKind(states []runState) sinceState {
+	if states[len(states)-1].infra {
+		return sinceState{kind: sinceInfra}
 	}
 	seq := counted(states)
 	flips, streak := 0, 0
@@ -504,13 +567,13 @@ func (r *renderer) since(w *writer, c *merge.Case) string {
 	}
 	switch {
 	case len(seq) == 1:
-		return w.t("since_unknown", nil)
+		return sinceState{kind: sinceNoRecord}
 	case flips >= 2:
-		return w.t("since_flaky", map[string]int{"Flips": flips, "N": len(seq)})
+		return sinceState{kind: sinceFlaky, flips: flips, n: len(seq)}
 	case streak >= 2:
-		return w.t("since_runs", map[string]any{"N": streak, "Date": seq[len(seq)-streak].date})
+		return sinceState{kind: sinceStreak, streak: streak, date: seq[len(seq)-streak].date}
 	}
-	return w.t("since_new", nil)
+	return sinceState{kind: sinceNew}
 }
 
 // fixedLine is `Fixed since the previous run: <cases>.`: the cases that

@@ -111,7 +111,7 @@ func TestDigestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := HistoryRun{V: 1, Profile: "nightly", Run: "123", Attempt: "1", Date: "2026-11-28", Total: 9, Cases: []HistoryCase{
+	want := HistoryRun{V: 1, Profile: "nightly", Run: "123", Attempt: "1", Date: "2026-11-28", SHA: "0123456789abcdef0123456789abcdef01234567", Total: 9, Cases: []HistoryCase{
 		{Name: "sglang-@owner-#12-\u202eevil", Status: DigestFailed, Failed: []string{"all_ok"}, Fingerprint: fingerprint(&rep.Cases[1])},
 		{Name: "vllm-qwen05b-native", Status: DigestFailed, Fingerprint: fingerprint(&rep.Cases[5])},
 		{Name: "elastic-vllm-qwen05b+sglang-qwen35_4b", Status: DigestFailed, Failed: []string{"a_grew"}, Fingerprint: fingerprint(&rep.Cases[6])},

@@ -274,7 +274,8 @@ func (r *renderer) armBlocks(w *writer) []string {
 	if !r.opts.NeedsMeasures() {
 		return nil
 	}
-	ms, problems := measuresOf(r.rep)
+	ms, problems := r.measures()
+	problems = slices.Clone(problems)
 	var blocks []string
 	if e := r.evidenceBlock(w, ms); e != "" {
 		blocks = append(blocks, e)

@@ -64,6 +64,11 @@ func (o Options) Problems() []collect.Problem {
 			add("", "--history", "run %d: %v", i, err)
 		}
 	}
+	for _, base := range sortedKeys(o.CommitCounts) {
+		if n := o.CommitCounts[base]; !digestSHARE.MatchString(base) || n < 0 {
+			add("", "commit counts", "%s: %d: want a commit of lowercase hex and a count of zero or more", bounds.Quote(base), n)
+		}
+	}
 	// The arm options keep their own check, which words its problem
 	// whole (the arm, --expect and baseline rules of docs/render.md §12),
 	// on the flags over the config as render resolves them.

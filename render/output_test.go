@@ -165,7 +165,7 @@ func fp(v float64) *float64 { return &v }
 func perfReport(t *testing.T) *merge.Report {
 	t.Helper()
 	rep := sampleReport(t)
-	rep.Setup.Elastic, rep.Setup.Limit, rep.Setup.Priority = nil, nil, nil
+	rep.Setup.Kinds = nil
 	rep.Cases = []merge.Case{{Name: "vllm-qwen05b-kv_c1", OK: true, Part: "e2e"}}
 	rep.Parts = []merge.PartStatus{{Name: "e2e", Display: "e2e", Status: merge.StatusComplete, Planned: 1, Ran: 1}}
 	rep.Verdict = "PASS"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
@@ -74,6 +75,11 @@ type renderer struct {
 	// hist is the history of earlier runs, nil without one.
 	hist   *historyIndex
 	charts []chart // the failed cases' charts (docs/render.md §3.9)
+	// ms are the cases' measures and msProblems those that could not be
+	// read, once msRead (renderer.measures).
+	ms         map[*merge.Case]collect.Measures
+	msProblems []string
+	msRead     bool
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {

@@ -16,7 +16,7 @@ type sectionPlan struct {
 	noClosest      bool
 	summarizeCases bool // the cases table becomes counts per engine, model and KV cache
 	coarse         bool // the summary counts per engine and KV cache only
-	summarizePairs bool // the elastic, limit and priority tables become counts
+	summarizePairs bool // the tables of setup.json's kinds become counts
 	cutText        int  // > 0: every free text from setup.json is cut to this many code points
 }
 
@@ -153,36 +153,10 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
 	}
-	if n := len(s.Elastic); n > 0 {
-		blocks = append(blocks, r.pairBlocks(w, p, "elastic", "each_pair", []string{"case", "GPU", "server A", "server B"}, n, func(i int) []string {
-			e := &s.Elastic[i]
-			return []string{p.st(e.Name), p.st(e.GPU), r.serverCell(p, &e.A), r.serverCell(p, &e.B)}
-		}, s.ElasticWorkload, &s.ElasticChecks)...)
-	}
-	if len(s.Limit) > 0 {
-		blocks = append(blocks, w.t("limit_heading", nil), w.t("limit_sentence", text.Plain(r.cfg.Product)))
-		if p.summarizePairs {
-			blocks = append(blocks, w.t("pairs_summary", len(s.Limit)))
-		} else {
-			rows := make([][]string, len(s.Limit))
-			for i := range s.Limit {
-				rows[i] = []string{p.st(s.Limit[i].Name), r.serverCell(p, &s.Limit[i].CaseSetup)}
-			}
-			blocks = append(blocks, w.mdTable([]string{"case", "server"}, rows))
+	for i := range s.Kinds {
+		if len(s.Kinds[i].Entries) > 0 {
+			blocks = append(blocks, r.kindBlocks(w, p, &s.Kinds[i])...)
 		}
-		blocks = append(blocks, r.workload(w, p, "limit", "each_case", s.LimitWorkload, &s.LimitChecks)...)
-	}
-	if n := len(s.Priority); n > 0 {
-		blocks = append(blocks, r.pairBlocks(w, p, "priority", "each_pair", []string{"case", "GPU", "layers", "low priority", "high priority"}, n, func(i int) []string {
-			e := &s.Priority[i]
-			layers := make([]string, len(e.Layers))
-			for j, l := range e.Layers {
-				layers[j] = p.st(l)
-			}
-			return []string{p.st(e.Name), p.st(e.GPU), strings.Join(layers, ", "),
-				r.serverCell(p, &e.Low) + ", priority " + prio(e.Low.Priority, 0),
-				r.serverCell(p, &e.High) + ", priority " + prio(e.High.Priority, 1)}
-		}, s.PriorityWorkload, &s.PriorityChecks)...)
 	}
 	return r.sectionDoc(w, p, sentence, blocks)
 }
@@ -211,23 +185,77 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 	return out, w.err
 }
 
-// pairBlocks is the section's part for a pair or limit kind (elastic, limit,
-// priority; docs/render.md §4.7): its heading and sentence, the table of its
-// n cases (header, a row each; a count instead when pairs are summarised),
-// then its workload and checks.
-func (r *renderer) pairBlocks(w *writer, p sectionPlan, kind, lead string, header []string, n int, row func(i int) []string, steps []string, checks *collect.Ordered[string]) []string {
-	blocks := []string{w.t(kind+"_heading", nil), w.t(kind+"_sentence", nil)}
-	if p.summarizePairs {
-		blocks = append(blocks, w.t("pairs_summary", n))
-	} else {
-		rows := make([][]string, n)
-		for i := range rows {
-			rows[i] = row(i)
-		}
-		blocks = append(blocks, w.mdTable(header, rows))
+// kindBlocks is the section's part for a kind of setup.json's kinds
+// (docs/render.md §4.7): its title (else its name) as a heading and its
+// sentence (if any), the table
+// of its cases (a count instead when pairs are summarised), then its
+// workload and checks. The table has a case column, a GPU and a layers
+// column when a case says them, and a column per server role, headed by
+// the role of the first case that has a server there.
+func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
+	title := k.Title
+	if title == "" {
+		title = k.Kind
 	}
-	return append(blocks, r.workload(w, p, kind, lead, steps, checks)...)
+	blocks := []string{w.t("kind_heading", text.Plain(text.Cut(title, kindTextCut)))}
+	if k.About != "" {
+		blocks = append(blocks, text.Plain(text.Cut(k.About, kindTextCut)))
+	}
+	servers, gpu, layers := 0, false, false
+	for i := range k.Entries {
+		e := &k.Entries[i]
+		servers, gpu, layers = max(servers, len(e.Servers)), gpu || e.GPU != "", layers || len(e.Layers) > 0
+	}
+	if p.summarizePairs {
+		blocks = append(blocks, w.t("pairs_summary", len(k.Entries)))
+	} else {
+		header := []string{"case"}
+		if gpu {
+			header = append(header, "GPU")
+		}
+		if layers {
+			header = append(header, "layers")
+		}
+		roles := make([]string, servers)
+		rows := make([][]string, len(k.Entries))
+		for i := range k.Entries {
+			e := &k.Entries[i]
+			row := []string{p.st(e.Name)}
+			if gpu {
+				row = append(row, p.st(e.GPU))
+			}
+			if layers {
+				ls := make([]string, len(e.Layers))
+				for j, l := range e.Layers {
+					ls[j] = p.st(l)
+				}
+				row = append(row, strings.Join(ls, ", "))
+			}
+			for j := range servers {
+				cell := ""
+				if j < len(e.Servers) {
+					cell = r.serverCell(p, &e.Servers[j].CaseSetup)
+					if roles[j] == "" {
+						roles[j] = p.st(e.Servers[j].Role)
+					}
+				}
+				row = append(row, cell)
+			}
+			rows[i] = row
+		}
+		blocks = append(blocks, w.mdTable(append(header, roles...), rows))
+	}
+	lead := "each_case"
+	if servers > 1 {
+		lead = "each_pair"
+	}
+	return append(blocks, r.workload(w, p, k.Kind, lead, k.Workload, &k.Checks)...)
 }
+
+// kindTextCut bounds a kind's title and sentence (setup.json's, written by
+// the runner): a section plan's cut is for the cases' free text, which
+// these are not.
+const kindTextCut = 300
 
 // workload is "Each case:" with one bullet per step and the checks table, or
 // the line pointing to the nightly section; nothing when there is neither.
@@ -333,8 +361,8 @@ const versionKeyProduct = "kvcached"
 
 // engineBullets: per engine, the server command and the env every server
 // gets, then what the product's (kvcached) and native cases add. The sub-bullets describe
-// the server cases (setup.json's cases) only: elastic, limit and priority
-// servers set env of their own (a priority server's
+// the server cases (setup.json's cases) only: the servers of the other
+// kinds set env of their own (a priority server's
 // KVCACHED_MAX_CACHED_TOKENS) that is no property of the KV layout. An
 // engine without server cases gets no sub-bullets.
 func (r *renderer) engineBullets(w *writer, p sectionPlan) string {

@@ -151,11 +151,10 @@ func flagName(a string) string {
 type setupIndex struct {
 	setup *collect.Setup
 	// product is the config's product, which kvcached layouts are labelled with.
-	product  string
-	servers  map[string]*collect.CaseSetup
-	limits   map[string]*collect.LimitSetup
-	elastic  map[string]*collect.ElasticSetup
-	priority map[string]*collect.PrioritySetup
+	product string
+	servers map[string]*collect.CaseSetup
+	// entries are the cases of every kind of setup.json's kinds.
+	entries map[string]*collect.KindEntry
 	// esc and code escape the pieces of a brief: Markdown by default, plain
 	// terminal text for --format text.
 	esc, code func(string) string
@@ -167,9 +166,14 @@ func newSetupIndex(s *collect.Setup, product string) *setupIndex {
 		s = &collect.Setup{}
 	}
 	ix.servers = indexByName(s.Cases, func(c *collect.CaseSetup) string { return c.Name })
-	ix.limits = indexByName(s.Limit, func(c *collect.LimitSetup) string { return c.Name })
-	ix.elastic = indexByName(s.Elastic, func(c *collect.ElasticSetup) string { return c.Name })
-	ix.priority = indexByName(s.Priority, func(c *collect.PrioritySetup) string { return c.Name })
+	ix.entries = map[string]*collect.KindEntry{}
+	for i := range s.Kinds {
+		for name, e := range indexByName(s.Kinds[i].Entries, func(e *collect.KindEntry) string { return e.Name }) {
+			if _, ok := ix.entries[name]; !ok {
+				ix.entries[name] = e
+			}
+		}
+	}
 	return ix
 }
 
@@ -187,38 +191,45 @@ func indexByName[T any](list []T, name func(*T) string) map[string]*T {
 }
 
 // brief is the setup column of the failed-cases table for a case, as escaped
-// cell text; "" for -setup cases and names the setup does not know.
+// cell text; "" for -setup cases and names the setup does not know. A case
+// of one server is that server's brief (serverBrief); a case of several is
+// each one's engine and model (and priority) joined by " + ", then the GPU
+// and batch limit they share and the ballast's GPU size, where its entry
+// says them.
 func (ix *setupIndex) brief(name string) string {
 	if merge.IsSetupCase(name) {
 		return ""
 	}
-	if p, ok := ix.elastic[name]; ok {
-		return fmt.Sprintf("%s %s + %s %s on GPU %s, batch limit %d",
-			ix.esc(EngineDisplay(ix.setup, p.A.Engine)), ix.esc(p.A.HFID), ix.esc(EngineDisplay(ix.setup, p.B.Engine)), ix.esc(p.B.HFID), ix.esc(p.GPU), p.Batch)
-	}
-	if p, ok := ix.priority[name]; ok {
-		s := fmt.Sprintf("%s %s (priority %s) + %s %s (priority %s) on GPU %s, batch limit %d",
-			ix.esc(EngineDisplay(ix.setup, p.Low.Engine)), ix.esc(p.Low.HFID), prio(p.Low.Priority, 0),
-			ix.esc(EngineDisplay(ix.setup, p.High.Engine)), ix.esc(p.High.HFID), prio(p.High.Priority, 1), ix.esc(p.GPU), p.Batch)
-		if p.BallastMiB != nil {
-			s += fmt.Sprintf(", ballast %d MiB", *p.BallastMiB)
+	if e, ok := ix.entries[name]; ok {
+		var s string
+		if len(e.Servers) == 1 {
+			s = ix.serverBrief(&e.Servers[0].CaseSetup)
+		} else {
+			parts := make([]string, len(e.Servers))
+			for i := range e.Servers {
+				c := &e.Servers[i].CaseSetup
+				parts[i] = ix.esc(EngineDisplay(ix.setup, c.Engine)) + " " + ix.esc(c.HFID)
+				if c.Priority != nil {
+					parts[i] += fmt.Sprintf(" (priority %d)", *c.Priority)
+				}
+			}
+			s = strings.Join(parts, " + ")
+		}
+		if e.GPU != "" {
+			s += " on GPU " + ix.esc(e.GPU)
+		}
+		if e.Batch > 0 {
+			s += fmt.Sprintf(", batch limit %d", e.Batch)
+		}
+		if e.BallastMiB != nil {
+			s += fmt.Sprintf(", ballast %d MiB", *e.BallastMiB)
 		}
 		return s
-	}
-	if l, ok := ix.limits[name]; ok {
-		return ix.serverBrief(&l.CaseSetup)
 	}
 	if c, ok := ix.servers[name]; ok {
 		return ix.serverBrief(c)
 	}
 	return ""
-}
-
-func prio(p *int, def int) string {
-	if p == nil {
-		return strconv.Itoa(def)
-	}
-	return strconv.Itoa(*p)
 }
 
 // serverBrief: "<Display> <version>, <hf>@<rev7>, <layout>, TP <tp>, KV <dtype>[, `extra`]".
@@ -281,11 +292,14 @@ func safeURLPath(s string) bool {
 }
 
 // serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
-// pair and limit tables.
+// kinds' tables, and ", priority <p>" for a server with a priority.
 func (ix *setupIndex) serverCell(c *collect.CaseSetup) string {
 	s := text.Plain(EngineDisplay(ix.setup, c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
 	if f := CaseFlags(c.ModelArgs, c.ExtraArgs); f != "" {
 		s += ", " + text.CodeCell(f)
+	}
+	if c.Priority != nil {
+		s += ", priority " + strconv.Itoa(*c.Priority)
 	}
 	return s
 }

@@ -68,7 +68,7 @@ func TestBriefEveryKind(t *testing.T) {
 	}
 	// Without ballast, and with no setup at all.
 	rep := sampleReport(t)
-	rep.Setup.Priority[0].BallastMiB = nil
+	rep.Setup.Kind("priority").Entries[0].BallastMiB = nil
 	if got := newSetupIndex(rep.Setup, "kvcached").brief("priority-vllm-qwen05b+vllm-qwen05b"); got != "vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128" {
 		t.Errorf("priority brief without ballast: %q", got)
 	}

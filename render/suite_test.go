@@ -140,7 +140,7 @@ func TestSuiteSectionOfImportedTests(t *testing.T) {
 		rep := sampleReport(t)
 		s := *rep.Setup
 		s.Engines = collect.Ordered[collect.Engine]{}
-		s.Cases, s.Elastic, s.Limit, s.Priority = nil, nil, nil, nil
+		s.Cases, s.Kinds = nil, nil
 		rep.Setup = &s
 		return rep
 	}
@@ -170,7 +170,7 @@ func TestImportedTestsCommentSaysNoGPURun(t *testing.T) {
 	rep := sampleReport(t)
 	s := *rep.Setup
 	s.Engines = collect.Ordered[collect.Engine]{}
-	s.Cases, s.Elastic, s.Limit, s.Priority, s.GPUs = nil, nil, nil, nil, nil
+	s.Cases, s.Kinds, s.GPUs = nil, nil, nil
 	rep.Setup = &s
 	d := mustRender(t, rep, sampleOptions())
 	for _, bad := range []string{"GPU unknown", "one GPU each", "serve.log and cmd.txt", "GPU state at the end"} {

@@ -137,9 +137,11 @@
 //
 // Every plan kind is one row of kindTable (kind.go), which carries what
 // validation, selection, setup.json and the run loop need to know of it
-// (its server count, its --skip-* flag, its setup.json entry, whether it is
-// an engine's setup case or forms comparison groups); nothing else compares
-// kind names, so a new kind is one row. Runner.Kinds overrides the run of a
+// (its server count, its setup.json block, whether it is an engine's setup
+// case or forms comparison groups); nothing else compares kind names, and
+// collect, merge and render read setup.json's kinds whatever their names,
+// so a new kind is its row, its run function and its checks
+// (TestToyKindIsOneRow; docs/runner.md §5). Runner.Kinds overrides the run of a
 // kind by name (tests). A kind gets a *Case, starts
 // servers with Case.StartReady (a port slot: base+slot on a real run unless
 // taken, a free port with AnyPort; a port clash is retried), stops each

@@ -25,21 +25,34 @@ func TestDocsDescribeEveryCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	for _, set := range []struct {
-		name   string
-		checks collect.Ordered[string]
-	}{
-		{"ServerChecks", ServerChecks()},
-		{"ElasticChecks", checks.ElasticChecks()},
-		{"LimitChecks", checks.LimitChecks()},
-		{"PriorityChecks", checks.PriorityChecks()},
-	} {
-		for _, name := range set.checks.Keys() {
+	for kind, tab := range checkTables() {
+		for _, name := range tab.Keys() {
 			if !strings.Contains(doc, "`"+name+"`") {
-				t.Errorf("%s: check %s is not in docs/runner.md", set.name, name)
+				t.Errorf("%s: check %s is not in docs/runner.md", kind, name)
 			}
 		}
 	}
+}
+
+// checkTables are the "passes when" tables setup.json carries, by kind:
+// the server case's and those of the kind table's blocks.
+func checkTables() map[string]collect.Ordered[string] {
+	tables := map[string]collect.Ordered[string]{KindServer: ServerChecks()}
+	for _, k := range kindTable {
+		if k.block != nil {
+			tables[k.name] = k.block.checks()
+		}
+	}
+	return tables
+}
+
+// tableKindNames are the kind table's kinds, in its order.
+func tableKindNames() []string {
+	var names []string
+	for _, k := range kindTable {
+		names = append(names, k.name)
+	}
+	return names
 }
 
 // failureOnlyChecks are the checks a passing run never records, by kind
@@ -76,17 +89,14 @@ type emittedCheck struct {
 func TestEveryEmittedCheckIsDescribed(t *testing.T) {
 	emitted := emittedChecks(t)
 	shutdown := shutdownCheckNames()
-	tables := map[string]collect.Ordered[string]{
-		KindServer: ServerChecks(), KindElastic: checks.ElasticChecks(),
-		KindLimit: checks.LimitChecks(), KindPriority: checks.PriorityChecks(),
-	}
+	tables := checkTables()
 	docRows := docsEveryCheck(t)
 	passesWhen := docsPassesWhen(t)
 	source := runnerSource(t)
 	for kind, names := range failureOnlyChecks {
 		kinds := []string{kind}
 		if kind == "any" {
-			kinds = []string{KindSetup, KindServer, KindElastic, KindLimit, KindPriority}
+			kinds = tableKindNames()
 		}
 		for _, name := range names {
 			if !strings.Contains(source, `"`+name+`"`) {
@@ -133,7 +143,7 @@ func TestEveryEmittedCheckIsDescribed(t *testing.T) {
 			}
 		}
 	}
-	for _, kind := range []string{KindSetup, KindServer, KindElastic, KindLimit, KindPriority, "any"} {
+	for _, kind := range append(tableKindNames(), "any") {
 		if len(docRows[kind]) == 0 {
 			t.Errorf("docs/runner.md §5.8 has no row for %s", kind)
 		}

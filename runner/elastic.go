@@ -61,9 +61,14 @@ type coloc struct {
 	log      collect.Ordered[any]
 }
 
-func newColoc(ctx context.Context, c *Case, setup any) *coloc {
+// newColoc starts the machinery of a co-location case: its log begins
+// with the case's setup.json entry.
+func newColoc(ctx context.Context, c *Case) *coloc {
 	k := &coloc{c: c, ctx: ctx, plans: c.Entry.Servers, nextSeed: 1}
-	k.log.Set("setup", setup)
+	if c.kind.block != nil {
+		// The case's entry as setup.json has it (docs/formats.md §4.1).
+		k.log.Set("setup", c.kind.kindSetup(c.R, c.Entry).Entries[0])
+	}
 	if len(k.plans) > 0 {
 		// The pair's kvctl goes through its first server's exec prefix.
 		k.kvctl = c.Ledger(k.plans[0].Engine)
@@ -564,7 +569,7 @@ type elasticRun struct {
 // bursts into the memory A gave back, then both at once.
 func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
-	k := newColoc(ctx, c, elasticSetup(r, c.Entry))
+	k := newColoc(ctx, c)
 	batch, ok := k.startPair("elastic_plan", "an elastic pair", r.Plan.ElasticGPUMiB)
 	if !ok {
 		return k.result()
@@ -639,18 +644,6 @@ func (e *elasticRun) log(k *coloc) {
 		k.log.Set("a_not_running_after_burst", true)
 	}
 	k.log.Set("segments", k.segmentsSummary())
-}
-
-// elasticSetup is the setup.json entry of an elastic pair.
-func elasticSetup(r *Runner, e *Entry) collect.ElasticSetup {
-	s := collect.ElasticSetup{Name: e.Name, Kind: KindElastic, GPU: strconv.Itoa(r.pairGPU(e)), Batch: e.Batch}
-	if len(e.Servers) > 0 {
-		s.A = r.Setup(&e.Servers[0], r.basePort()+1)
-	}
-	if len(e.Servers) > 1 {
-		s.B = r.Setup(&e.Servers[1], r.basePort()+2)
-	}
-	return s
 }
 
 // basePort is the runner's base port (18000 by default).

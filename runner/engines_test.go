@@ -42,29 +42,7 @@ func TestToyEngineIsOneRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := newSimRunner(t, plan, "leak-segment")
-	r.Engines = append(BuiltinEngines(), toy)
-	defer r.GPU.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := r.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range out.Cases {
-		names = append(names, c.Name)
-		want := []string{}
-		if c.Name == "toy-qwen05b-kv_c1" {
-			want = []string{"shm_removed"}
-		}
-		if got := failedChecks(c); !slices.Equal(got, want) {
-			t.Errorf("%s failed %q, want %q", c.Name, got, want)
-		}
-	}
-	if want := []string{"toy-setup", "toy-qwen05b-kv_c1"}; !slices.Equal(names, want) || len(out.NotRun) > 0 {
-		t.Fatalf("cases %q (not run %v), want %q", names, out.NotRun, want)
-	}
+	r := runLeaking(t, plan, func(r *Runner) { r.Engines = append(BuiltinEngines(), toy) }, "toy-setup", "toy-qwen05b-kv_c1")
 	if parsed.Load() == 0 {
 		t.Error("no answer was read through the toy engine's dialect")
 	}
@@ -83,6 +61,38 @@ func TestToyEngineIsOneRow(t *testing.T) {
 	if len(failed) == 0 || len(failed[0].Column("setup")) != 1 || !strings.HasPrefix(failed[0].Column("setup")[0].Text, "Toy LM ") {
 		t.Errorf("the comment's failed-cases table does not name the toy engine by its row:\n%s", docs.Comment)
 	}
+}
+
+// runLeaking runs plan in the simulator, its kvcached servers leaking
+// their segments, with the runner as set adjusts it, and returns the
+// runner; the cases run must be setup then the one named leaking, which
+// fails shm_removed alone, while setup passes.
+func runLeaking(t *testing.T, plan *Plan, set func(*Runner), setup, leaking string) *Runner {
+	t.Helper()
+	r, _ := newSimRunner(t, plan, "leak-segment")
+	set(r)
+	defer r.GPU.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range out.Cases {
+		names = append(names, c.Name)
+		want := []string{}
+		if c.Name == leaking {
+			want = []string{"shm_removed"}
+		}
+		if got := failedChecks(c); !slices.Equal(got, want) {
+			t.Errorf("%s failed %q, want %q", c.Name, got, want)
+		}
+	}
+	if want := []string{setup, leaking}; !slices.Equal(names, want) || len(out.NotRun) > 0 {
+		t.Fatalf("cases %q (not run %v), want %q", names, out.NotRun, want)
+	}
+	return r
 }
 
 // renameEngine is plan with engine from renamed to to: its engine plan, its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -55,13 +56,13 @@ type kindSpec struct {
 	// results back until the native one finished to compare them
 	// (servercase.go).
 	grouped bool
-	// setup adds an entry's setup.json entry (docs/formats.md §3); nil:
-	// none.
+	// setup adds an entry of the server case to setup.json's cases
+	// (docs/formats.md §3.2); nil for the other kinds, whose entries go to
+	// their block (block).
 	setup func(r *Runner, s *collect.Setup, e *Entry)
-	// describe adds the kind's workload and "passes when" texts to
-	// setup.json once when the plan has an entry of the kind; nil: none
-	// (the server case's are always there, see BuildSetup).
-	describe func(s *collect.Setup)
+	// block is what setup.json's `kinds` says of the kind (docs/formats.md
+	// §3.3); nil: the kind has no block (the setup and server cases).
+	block *kindBlock
 	// causes are the kind's caused_by rules (docs/runner.md §5.9), given
 	// its servers' names by index; nil: none. Every kind's rules come from
 	// here (kindSpec.rules), none from a kind's run function.
@@ -74,11 +75,24 @@ type kindSpec struct {
 	run KindFunc
 }
 
+// kindBlock is a kind's block in setup.json's `kinds`: the heading and
+// sentence the issue section gives it, the roles of its servers (the
+// section's column of each), its workload steps and "passes when" texts,
+// and what its entries record beyond their servers (nil: nothing).
+type kindBlock struct {
+	title, about string
+	roles        []string
+	workload     func() []string
+	checks       func() collect.Ordered[string]
+	entry        func(r *Runner, e *Entry, x *collect.KindEntry)
+}
+
 // kindTable is every built-in kind, in the order the docs list them. The
 // kinds' run functions never read it: the run loop gives each case its row
 // (Case.kind) and, to an engine's setup case, the capabilities the plan
 // needs of the engine (Case.needs), so the literal has no initialization
-// cycle.
+// cycle. The wording of the kinds that setup.json once named in fields of
+// their own is collect's, which reads such files into blocks.
 var kindTable = []kindSpec{
 	{name: KindSetup, engineSetup: true, run: runSetupCase},
 	{
@@ -91,32 +105,71 @@ var kindTable = []kindSpec{
 	},
 	{
 		name: KindElastic, servers: 2,
-		setup: func(r *Runner, s *collect.Setup, e *Entry) { s.Elastic = append(s.Elastic, elasticSetup(r, e)) },
-		describe: func(s *collect.Setup) {
-			s.ElasticWorkload, s.ElasticChecks = checks.ElasticWorkload(), checks.ElasticChecks()
-		},
+		block: &kindBlock{title: collect.ElasticTitle, about: collect.ElasticAbout, roles: collect.ElasticRoles,
+			workload: checks.ElasticWorkload, checks: checks.ElasticChecks},
 		causes: func(n func(int) string) []checks.Cause { return checks.ElasticCauses(n(0), n(1)) },
 		run:    runElastic,
 	},
 	{
 		name: KindLimit, servers: 1,
-		setup: func(r *Runner, s *collect.Setup, e *Entry) { s.Limit = append(s.Limit, limitSetup(r, e)) },
-		describe: func(s *collect.Setup) {
-			s.LimitWorkload, s.LimitChecks = checks.LimitWorkload(), checks.LimitChecks()
-		},
+		block: &kindBlock{title: collect.LimitTitle, about: collect.LimitAbout, roles: collect.LimitRoles,
+			workload: checks.LimitWorkload, checks: checks.LimitChecks},
 		causes: func(n func(int) string) []checks.Cause { return checks.LimitCauses(n(0)) },
 		run:    runLimit,
 	},
 	{
 		name: KindPriority, servers: 2,
-		setup: func(r *Runner, s *collect.Setup, e *Entry) { s.Priority = append(s.Priority, prioritySetup(r, e)) },
-		describe: func(s *collect.Setup) {
-			s.PriorityWorkload, s.PriorityChecks = checks.PriorityWorkload(), checks.PriorityChecks()
-		},
+		block: &kindBlock{title: collect.PriorityTitle, about: collect.PriorityAbout, roles: collect.PriorityRoles,
+			workload: checks.PriorityWorkload, checks: checks.PriorityChecks, entry: priorityEntry},
 		causes: func(n func(int) string) []checks.Cause { return checks.PriorityCauses(n(0), n(1)) },
 		needs:  []string{CapKvctlPriority},
 		run:    runPriority,
 	},
+}
+
+// addCaseSetups adds every case of the plan but the setup cases to s: the
+// server cases to its cases, the others to their kinds' blocks, in the
+// table's order, each kind's entries in plan order.
+func (r *Runner) addCaseSetups(s *collect.Setup) {
+	for _, k := range kindTable {
+		for i := range r.Plan.Cases {
+			e := &r.Plan.Cases[i]
+			switch {
+			case e.Kind != k.name:
+			case k.setup != nil:
+				k.setup(r, s, e)
+			case k.block != nil:
+				s.AddKind(k.kindSetup(r, e))
+			}
+		}
+	}
+}
+
+// kindSetup is the block of setup.json `kinds` that holds e, an entry of a
+// kind with a block (docs/formats.md §3.3): the kind's texts and e's entry,
+// its servers under the row's roles, on the base port when it has one
+// server, else on the ports after it, as a pair's run starts them; a case
+// of several servers records the GPU and batch limit they share.
+func (k kindSpec) kindSetup(r *Runner, e *Entry) collect.KindSetup {
+	b := k.block
+	x := collect.KindEntry{Name: e.Name, Servers: []collect.RoleServer{}}
+	if k.servers > 1 {
+		x.GPU, x.Batch = strconv.Itoa(r.pairGPU(e)), e.Batch
+	}
+	for i, role := range b.roles {
+		if i >= len(e.Servers) {
+			break
+		}
+		port := r.basePort()
+		if len(b.roles) > 1 {
+			port += i + 1
+		}
+		x.Servers = append(x.Servers, collect.RoleServer{Role: role, CaseSetup: r.Setup(&e.Servers[i], port)})
+	}
+	if b.entry != nil {
+		b.entry(r, e, &x)
+	}
+	return collect.KindSetup{Kind: k.name, Title: b.title, About: b.about, Entries: []collect.KindEntry{x}, Workload: b.workload(), Checks: b.checks()}
 }
 
 // kindOf returns the spec of a kind name (false: no such kind).

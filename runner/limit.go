@@ -20,17 +20,6 @@ const (
 	limitLoadTokens, limitLoadConc            = 16, 8
 )
 
-// limitSetup is the setup.json entry of a limit case: its server's setup
-// under the case's name.
-func limitSetup(r *Runner, e *Entry) collect.LimitSetup {
-	s := collect.LimitSetup{Kind: KindLimit}
-	if len(e.Servers) > 0 {
-		s.CaseSetup = r.Setup(&e.Servers[0], r.basePort())
-	}
-	s.Name = e.Name
-	return s
-}
-
 // runLimit is the memory-limit case: fill the prefix cache, lower the limit
 // with kvctl to a quarter of the growth, make allocations happen and see the
 // cache come down to the limit and stay under it under load, restore it and
@@ -45,7 +34,7 @@ func limitSetup(r *Runner, e *Entry) collect.LimitSetup {
 // and expects the limit to hold from then on.
 func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
-	k := newColoc(ctx, c, limitSetup(r, c.Entry))
+	k := newColoc(ctx, c)
 	if len(k.plans) != 1 {
 		k.add(collect.Check{Name: "limit_plan", Detail: fmt.Sprintf("a limit case needs 1 server, the plan has %d", len(k.plans))})
 		return k.result()

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -14,19 +13,18 @@ import (
 // priorityFillConc is how many fill requests L gets at a time.
 const priorityFillConc = 8
 
-// prioritySetup is the setup.json entry of a priority pair.
-func prioritySetup(r *Runner, e *Entry) collect.PrioritySetup {
-	s := collect.PrioritySetup{Name: e.Name, Kind: KindPriority, GPU: strconv.Itoa(r.pairGPU(e)), Batch: e.Batch, Layers: checks.PriorityLayers()}
+// priorityEntry adds to a priority pair's setup.json entry the layers it
+// exercises, the GPU size its ballast makes (none without one), and each
+// server's priority as it publishes it.
+func priorityEntry(r *Runner, e *Entry, x *collect.KindEntry) {
+	x.Layers = checks.PriorityLayers()
 	if m := r.Plan.PriorityGPUMiB; m > 0 {
-		s.BallastMiB = &m
+		x.BallastMiB = &m
 	}
-	if len(e.Servers) > 0 {
-		s.Low = r.Setup(&e.Servers[0], r.basePort()+1)
+	for i := range x.Servers {
+		p := int(planPriority(&e.Servers[i], i))
+		x.Servers[i].Priority = &p
 	}
-	if len(e.Servers) > 1 {
-		s.High = r.Setup(&e.Servers[1], r.basePort()+2)
-	}
-	return s
 }
 
 // planPriority is the priority a server of a pair publishes: the plan's, else
@@ -56,7 +54,7 @@ type priorityRun struct {
 // its watermark and releases pages that H then uses.
 func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
-	k := newColoc(ctx, c, prioritySetup(r, c.Entry))
+	k := newColoc(ctx, c)
 	batch, ok := k.startPair("priority_plan", "a priority pair", r.Plan.PriorityGPUMiB)
 	if !ok {
 		return k.result()

@@ -413,7 +413,6 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		server := strings.Join(c.Engine(k).Server, " ")
 		s.Engines.Set(k, collect.Engine{Display: r.engineSpec(k).Display, Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
-	described := map[string]bool{} // kinds whose workload and checks are in
 	for i := range r.Plan.Cases {
 		e := &r.Plan.Cases[i]
 		for j := range e.Servers {
@@ -421,15 +420,8 @@ func (r *Runner) BuildSetup() *collect.Setup {
 				s.ModelRevisions.Set(e.Servers[j].HFID, nil)
 			}
 		}
-		k := e.spec()
-		if k.setup != nil {
-			k.setup(r, s, e)
-		}
-		if k.describe != nil && !described[k.name] {
-			described[k.name] = true
-			k.describe(s)
-		}
 	}
+	r.addCaseSetups(s)
 	return s
 }
 

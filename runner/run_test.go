@@ -419,11 +419,12 @@ func TestPairSetupNamesTheGPUUsed(t *testing.T) {
 			f := newFakeRun(t, mustPlan(t, "weekly"), nil)
 			f.r.GPUs = tc.gpus
 			s := f.r.BuildSetup()
-			if len(s.Elastic) != 1 || len(s.Priority) != 1 {
-				t.Fatalf("weekly setup has %d elastic, %d priority entries", len(s.Elastic), len(s.Priority))
+			el, pr := s.Kind(KindElastic), s.Kind(KindPriority)
+			if el == nil || pr == nil || len(el.Entries) != 1 || len(pr.Entries) != 1 {
+				t.Fatalf("weekly setup's kinds: %+v", s.Kinds)
 			}
-			if s.Elastic[0].GPU != tc.want || s.Priority[0].GPU != tc.want {
-				t.Errorf("elastic gpu %q, priority gpu %q; want %q", s.Elastic[0].GPU, s.Priority[0].GPU, tc.want)
+			if el.Entries[0].GPU != tc.want || pr.Entries[0].GPU != tc.want {
+				t.Errorf("elastic gpu %q, priority gpu %q; want %q", el.Entries[0].GPU, pr.Entries[0].GPU, tc.want)
 			}
 		})
 	}

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# ABBA comparison of two ci-report binaries on kvcached-format trees (README.md, Performance): for each tree,
-# each command runs old, new, new, old, ROUNDS times, and Python's json.load of the same files once per round
-# (kvcached's own reporter, tools/ci/report.py, reads every file with json.loads, so this is a lower bound
-# of its CPU). CPU time is user + system from /usr/bin/time, which does not depend on the machine's load;
-# wall time and the load average are printed beside it. Outputs of the two binaries are compared byte for byte.
+# ABBA comparison of two ci-report binaries on kvcached-format trees and JUnit reports (README.md,
+# Performance): for each tree, each command runs old, new, new, old, ROUNDS times, and Python's json.load of the
+# same files once per round (kvcached's own reporter, tools/ci/report.py, reads every file with json.loads, so
+# this is a lower bound of its CPU); for each report (a .xml file), `import junit` runs old, new, new, old, and
+# Debian's python3-junitparser reads the report and every testcase's name, classname, time and result once per
+# round. CPU time is user + system from /usr/bin/time, which does not depend on the machine's load; wall time
+# and the load average are printed beside it. Outputs of the two binaries are compared byte for byte.
 #
 #   go run ./testdata/gen -kvcached /tmp/kv3000 -cases 3000
-#   testdata/abba.sh OLD_BINARY NEW_BINARY /tmp/kv3000 [more trees...]
+#   go run ./testdata/gen -junit /tmp/j100k.xml -testcases 100000
+#   testdata/abba.sh OLD_BINARY NEW_BINARY /tmp/kv3000 /tmp/j100k.xml [more trees and reports...]
 set -euo pipefail
 old=$1 new=$2
 shift 2
@@ -18,6 +21,13 @@ import glob, json, os, sys
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.json"))):
     with open(f) as fh:
         json.load(fh)
+PY
+cat >"$work/jp.py" <<'PY'
+import sys
+from junitparser import JUnitXml
+for suite in JUnitXml.fromfile(sys.argv[1]):
+    for case in suite:
+        case.name, case.classname, case.time, case.result
 PY
 measure() { # label command...: one line of figures
   local label=$1
@@ -34,7 +44,22 @@ run() { # which binary tree
   measure "$(basename "$tree") merge $name" "$bin" merge --out "$out/merged.json" "$tree"
   measure "$(basename "$tree") render merged.json $name" "$bin" render --date 2026-11-28 --comment "$out/cm.md" --section "$out/sm.md" "$out/merged.json"
 }
+report() { # which binary report
+  rm -rf "$work/$1"
+  measure "$(basename "$3") import junit $1" "$2" import junit "$3" --part unit --out "$work/$1"
+}
 for tree in "$@"; do
+  if [[ $tree == *.xml ]]; then
+    for r in $(seq "$rounds"); do
+      report old "$old" "$tree"
+      report new "$new" "$tree"
+      report new "$new" "$tree"
+      report old "$old" "$tree"
+      measure "$(basename "$tree") junitparser" /usr/bin/python3 "$work/jp.py" "$tree"
+    done
+    diff -r "$work/old" "$work/new" >/dev/null || echo "$(basename "$tree"): the parts differ between the binaries"
+    continue
+  fi
   for r in $(seq "$rounds"); do
     run old "$old" "$tree"
     run new "$new" "$tree"

@@ -8,8 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ovg-project/ci-report/internal/mdtest"
 )
 
 // demoRun runs `ci-report demo` in-process into a temporary directory; its
@@ -43,7 +46,7 @@ func TestDemoSmokePasses(t *testing.T) {
 		}
 	}
 	comment, _ := os.ReadFile(filepath.Join(out, "comment.md"))
-	if !strings.Contains(string(comment), "· PASS") || strings.Contains(string(comment), "FAIL") {
+	if _, failed := failedTable(string(comment)); verdictOf(string(comment)) != "PASS" || failed {
 		t.Errorf("comment.md does not say PASS:\n%s", comment)
 	}
 	if !strings.Contains(stdout, filepath.Join(out, "comment.md")) {
@@ -63,9 +66,9 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	}
 	comment, _ := os.ReadFile(filepath.Join(out, "comment.md"))
 	c := string(comment)
-	// Markdown escapes the underscores of the case name.
-	if !strings.Contains(c, "· FAIL") || !strings.Contains(c, `| priority-vllm-qwen05b+vllm-qwen35\_4b |`) || !strings.Contains(c, "`l_released_for_h`") {
-		t.Errorf("comment.md does not show the priority case failing:\n%s", c)
+	failed, ok := failedTable(c)
+	if !strings.HasPrefix(verdictOf(c), "FAIL") || !ok || !slices.Equal(mdtest.Texts(failed.Column("case")), []string{"priority-vllm-qwen05b+vllm-qwen35_4b"}) {
+		t.Fatalf("comment.md does not show the priority case failing:\n%s", c)
 	}
 	// The priority row's caused_by rules reach the written part: the
 	// check H's reuse follows from is L's release, the one root.
@@ -98,27 +101,36 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	if want := map[string]string{pair + "l_released_for_h": "", pair + "h_reused_l_memory": "l_released_for_h"}; !maps.Equal(causes, want) {
 		t.Errorf("caused_by of the failed checks: %v, want %v", causes, want)
 	}
-	if !strings.Contains(c, "`l_released_for_h` (L still charged ") || !strings.Contains(c, ") and 1 check that follows from it |") {
-		t.Errorf("the failed case's checks cell does not name the root and count its follower:\n%s", c)
+	if cell := failed.Column("failed checks")[0]; !slices.Equal(cell.Code, []string{"l_released_for_h"}) ||
+		!strings.HasPrefix(cell.Text, "l_released_for_h (L still charged ") || !strings.HasSuffix(cell.Text, ") and 1 check that follows from it") {
+		t.Errorf("the failed case's checks cell does not name the root and count its follower: %q", cell.Text)
+	}
+	var mermaid, excerpt []string
+	for _, f := range mdtest.Fences(comment) {
+		switch f.Lang {
+		case "mermaid":
+			mermaid = append(mermaid, f.Text)
+		case "text":
+			excerpt = append(excerpt, f.Text)
+		}
 	}
 	// The case's chart (docs/render.md §3.9): its numbers, then a Mermaid
 	// xychart of L's and H's KV, GPU free, H's shortfall and L's watermark
 	// with the fill and the burst on the x-axis; the preview draws it as SVG.
-	start := strings.Index(c, "```mermaid\n")
-	end := strings.Index(c[start+1:], "\n```\n")
-	if start < 0 || end < 0 {
-		t.Fatalf("comment.md has no Mermaid chart:\n%s", c)
+	if len(mermaid) != 1 {
+		t.Fatalf("comment.md has %d Mermaid charts, want 1:\n%s", len(mermaid), c)
 	}
-	block := c[start : start+1+end+4]
-	if n := strings.Count(block, "\n    line ["); n != 5 || !strings.Contains(block, " l_fill\"") || !strings.Contains(block, " h_burst\"") ||
-		!strings.Contains(c, "Memory of priority-vllm-qwen05b+vllm-qwen35\\_4b over ") || !strings.Contains(c, "H's shortfall 0 → ") {
+	summary := paragraphWith(c, "Memory of priority-vllm-qwen05b+vllm-qwen35_4b over ")
+	if n := strings.Count(mermaid[0], "\n    line ["); n != 5 || !strings.Contains(mermaid[0], " l_fill\"") || !strings.Contains(mermaid[0], " h_burst\"") ||
+		summary == nil || !strings.Contains(summary.Text, "H's shortfall 0 → ") {
 		t.Errorf("the priority chart lacks a line, a phase or its summary (%d lines):\n%s", n, c)
 	}
 	// Where to look (docs/render.md §3.11): L's serve.log from the burst
 	// offset, collapsed, in a fence; the runner cut it (docs/formats.md §4.9).
-	if !strings.Contains(c, "Where to look for priority-vllm-qwen05b+vllm-qwen35\\_4b: `priority-vllm-qwen05b-kv_c1/serve.log` from the burst, at byte ") ||
-		!strings.Contains(c, "<details><summary>serve.log excerpt of this case</summary>\n\n```text\n") ||
-		!strings.Contains(c, "higher-priority shortfall of ") {
+	where := paragraphWith(c, "Where to look for priority-vllm-qwen05b+vllm-qwen35_4b: priority-vllm-qwen05b-kv_c1/serve.log from the burst, at byte ")
+	if where == nil || !slices.Equal(where.Code, []string{"priority-vllm-qwen05b-kv_c1/serve.log"}) ||
+		!strings.Contains(c, "<details><summary>serve.log excerpt of this case</summary>") ||
+		len(excerpt) != 1 || !strings.Contains(excerpt[0], "higher-priority shortfall of ") {
 		t.Errorf("comment.md has no serve.log excerpt of the priority case:\n%s", c)
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "preview.html"))
@@ -136,8 +148,7 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 		return
 	}
 	mmd := filepath.Join(t.TempDir(), "priority.mmd")
-	_, body, _ := strings.Cut(block, "\n")
-	if err := os.WriteFile(mmd, []byte(strings.TrimSuffix(body, "```")), 0o644); err != nil {
+	if err := os.WriteFile(mmd, []byte(mermaid[0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, script, mmd)

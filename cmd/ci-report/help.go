@@ -45,9 +45,9 @@ func (a *app) overview() string {
 	b.WriteString("\nFlags:\n")
 	b.WriteString("  --help     print this help (ci-report help <command>, or <command> --help: a command's)\n")
 	b.WriteString("  --version  print the version and the revision it was built from\n")
-	b.WriteString("\nExit codes: 0 done (whatever the verdict), 1 a case failed (run) or --fail-on-verdict and the verdict\n")
-	b.WriteString("is not PASS, 2 bad usage or unreadable input, 3 GitHub refused or was unreachable (post),\n")
-	b.WriteString("130/143 run interrupted by SIGINT/SIGTERM.\n")
+	b.WriteString("\nExit codes: 0 done (whatever the verdict), 1 a case failed (run) or --fail-on verdict and the verdict\n")
+	b.WriteString("is not PASS (--fail-on new: a failure is new in the history), 2 bad usage or unreadable input,\n")
+	b.WriteString("3 GitHub refused or was unreachable (post), 130/143 run interrupted by SIGINT/SIGTERM.\n")
 	b.WriteString("\nRun 'ci-report help <command>' for a command's flags and an example.\n")
 	return b.String()
 }

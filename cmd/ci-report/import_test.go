@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -64,17 +66,16 @@ func TestImportParentAndFix(t *testing.T) {
 		name, file, rev string
 		wantVerdict     string
 		wantCode        int // with --fail-on-verdict
-		want            []string
+		// wantFailed is the failed-cases table's row, its failed checks
+		// cell's start (nil: no table); wantSentence a sentence of the
+		// comment.
+		wantFailed   []string
+		wantSentence string
 	}{
-		{"parent", "pytest-xunit2-parent.xml", "1111111111111111111111111111111111111111", "FAIL (1 of 6 cases: 1 product)", exitVerdict, []string{
-			"### Nightly correctness · 2026-03-04 · FAIL (1 of 6 cases: 1 product)",
-			"kvcached [1111111](https://github.com/ovg-project/kvcached/commit/1111111111111111111111111111111111111111)",
-			"| tests/test\\_prefill.py::test\\_prefill\\_livelock\\[seed-8-refill\\] | product (the imported test failed) | | `failure` (AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10",
-		}},
-		{"fix", "pytest-xunit2-fix.xml", "2222222222222222222222222222222222222222", "PASS", exitOK, []string{
-			"### Nightly correctness · 2026-03-04 · PASS",
-			"All 4 cases passed.",
-		}},
+		{"parent", "pytest-xunit2-parent.xml", "1111111111111111111111111111111111111111", "FAIL (1 of 6 cases: 1 product)", exitVerdict,
+			[]string{"tests/test_prefill.py::test_prefill_livelock[seed-8-refill]", "product (the imported test failed)", "",
+				"failure (AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10"}, ""},
+		{"fix", "pytest-xunit2-fix.xml", "2222222222222222222222222222222222222222", "PASS", exitOK, nil, "All 4 cases passed."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			part := filepath.Join(dir, tc.name, "pytest")
@@ -90,10 +91,31 @@ func TestImportParentAndFix(t *testing.T) {
 			if code != tc.wantCode {
 				t.Fatalf("render: exit %d, want %d: %s", code, tc.wantCode, stderr)
 			}
-			for _, w := range append(tc.want,
-				"Skipped: tests/test\\_prefill.py::test\\_prefill\\_oom\\_recovers (expected to fail: OOM recovery lands with #\u200d501), "+
-					"tests/e2e/test\\_priority.py::test\\_priority\\_preempt (kvctl has no priority command (kvcached 0.1.5)).") {
-				if !strings.Contains(comment, w) {
+			heads := mdtest.Headings([]byte(comment))
+			if verdictOf(comment) != tc.wantVerdict || !strings.HasPrefix(heads[0], "Nightly correctness · 2026-03-04 · ") {
+				t.Errorf("headline %q, want the nightly verdict %s", heads[0], tc.wantVerdict)
+			}
+			const commit = "https://github.com/ovg-project/kvcached/commit/"
+			if p := paragraphWith(comment, "kvcached "+tc.rev[:7]); p == nil || !slices.Contains(p.Links, commit+tc.rev) {
+				t.Errorf("the comment does not link the revision %s:\n%s", tc.rev, comment)
+			}
+			failed, ok := failedTable(comment)
+			switch {
+			case ok != (tc.wantFailed != nil):
+				t.Errorf("failed-cases table: %v, want %v:\n%s", ok, tc.wantFailed != nil, comment)
+			case ok:
+				if len(failed.Rows) != 1 {
+					t.Fatalf("%d failed rows, want 1:\n%s", len(failed.Rows), comment)
+				}
+				row := mdtest.Texts(failed.Rows[0])
+				if !slices.Equal(row[:3], tc.wantFailed[:3]) || !strings.HasPrefix(row[3], tc.wantFailed[3]) || !slices.Equal(failed.Rows[0][3].Code, []string{"failure"}) {
+					t.Errorf("failed row %q, want %q", row, tc.wantFailed)
+				}
+			}
+			for _, w := range []string{tc.wantSentence,
+				"Skipped: tests/test_prefill.py::test_prefill_oom_recovers (expected to fail: OOM recovery lands with #501), " +
+					"tests/e2e/test_priority.py::test_priority_preempt (kvctl has no priority command (kvcached 0.1.5))."} {
+				if w != "" && paragraphWith(comment, w) == nil {
 					t.Errorf("comment lacks %q:\n%s", w, comment)
 				}
 			}
@@ -270,9 +292,12 @@ func TestImportQuirksVerdict(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("render --fail-on-verdict: exit %d: %s\n%s", code, stderr, comment)
 	}
-	for _, w := range []string{"· PASS", "All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts).",
-		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages::frees pages (0.1 s), frees pages::frees pages #\u200d2 (0.1 s); all tests took 0.95 s."} {
-		if !strings.Contains(comment, w) {
+	if v := verdictOf(comment); v != "PASS" {
+		t.Errorf("verdict %q, want PASS:\n%s", v, comment)
+	}
+	for _, w := range []string{"All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts).",
+		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages::frees pages (0.1 s), frees pages::frees pages #2 (0.1 s); all tests took 0.95 s."} {
+		if paragraphWith(comment, w) == nil {
 			t.Errorf("comment lacks %q:\n%s", w, comment)
 		}
 	}

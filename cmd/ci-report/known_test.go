@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 )
 
 // shippedKnownIssues is the known-issues file the repository ships for
@@ -24,9 +27,89 @@ func wantAll(t *testing.T, what, doc string, wants ...string) {
 }
 
 const (
-	link477 = "[kvcached#477](https://github.com/ovg-project/kvcached/issues/477)"
-	link476 = "[kvcached#476](https://github.com/ovg-project/kvcached/issues/476)"
+	link477URL = "https://github.com/ovg-project/kvcached/issues/477"
+	link476URL = "https://github.com/ovg-project/kvcached/issues/476"
 )
+
+// verdictOf is the verdict of a comment: what its first heading says after
+// its last " · ".
+func verdictOf(comment string) string {
+	h := mdtest.Headings([]byte(comment))
+	if len(h) == 0 {
+		return ""
+	}
+	_, v, _ := strings.Cut(h[0][strings.LastIndex(h[0], " · ")+1:], " ")
+	return v
+}
+
+// failedTable is a comment's failed-cases table (docs/render.md §3.4).
+func failedTable(comment string) (mdtest.Table, bool) {
+	return mdtest.Headed([]byte(comment), "case", "class", "setup", "failed checks")
+}
+
+// knownTable is a comment's table of the cases that failed on known
+// issues only (docs/render.md §10).
+func knownTable(comment string) (mdtest.Table, bool) {
+	return mdtest.Headed([]byte(comment), "case", "check", "detail", "issue")
+}
+
+// knownRow is a row of knownTable: the case, the check and the issue's
+// link.
+type knownRow struct{ caseName, check, issue string }
+
+// wantKnownRows checks that the comment's known table has exactly these
+// rows, each check's detail saying what was left.
+func wantKnownRows(t *testing.T, comment string, want []knownRow) {
+	t.Helper()
+	tb, ok := knownTable(comment)
+	if !ok {
+		t.Errorf("no table of known failures:\n%s", comment)
+		return
+	}
+	var got []knownRow
+	cases, checks, details, issues := tb.Column("case"), tb.Column("check"), tb.Column("detail"), tb.Column("issue")
+	for i := range cases {
+		got = append(got, knownRow{cases[i].Text, strings.Join(checks[i].Code, " "), strings.Join(issues[i].Links, " ")})
+		if !strings.HasPrefix(details[i].Text, "left in ") {
+			t.Errorf("known %s: detail %q, want what was left", checks[i].Text, details[i].Text)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("known rows %+v, want %+v:\n%s", got, want, comment)
+	}
+}
+
+// gonePara is the comment's paragraph of the known issues that no longer
+// reproduce (nil: none).
+func gonePara(comment string) *mdtest.Cell {
+	p := paragraphWith(comment, "No longer reproduces: ")
+	if p == nil || !strings.HasPrefix(p.Text, "No longer reproduces: ") {
+		return nil
+	}
+	return p
+}
+
+// paragraphWith is the first paragraph of doc whose text, as a reader
+// sees it, holds s (nil: none).
+func paragraphWith(doc, s string) *mdtest.Cell {
+	for _, p := range mdtest.Paragraphs([]byte(doc)) {
+		if strings.Contains(p.Text, s) {
+			return &p
+		}
+	}
+	return nil
+}
+
+// sectionKnownItem is the section's item of the known issue linked to url
+// (nil: none).
+func sectionKnownItem(section, url string) *mdtest.Cell {
+	for _, it := range mdtest.Items([]byte(section)) {
+		if slices.Equal(it.Links, []string{url}) {
+			return &it
+		}
+	}
+	return nil
+}
 
 // The acceptance of known upstream issues on a real simulated run: with the
 // leak-segment and leak-socket-dir faults (#477 and #476 as the simulator
@@ -43,25 +126,32 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 	cliAtRoot(t)
 
 	without, _ := renderToFiles(t, []string{part}, goldenFlags)
-	if !strings.Contains(without, "· FAIL (1 of 1 cases: 1 product)") || !strings.Contains(without, "| vllm-qwen05b-kv\\_c1 |") || strings.Contains(without, "Known upstream") || strings.Contains(without, "(known:") {
+	failed, ok := failedTable(without)
+	if verdictOf(without) != "FAIL (1 of 1 cases: 1 product)" || !ok || !slices.Equal(mdtest.Texts(failed.Column("case")), []string{"vllm-qwen05b-kv_c1"}) ||
+		slices.ContainsFunc(failed.Column("failed checks"), func(c mdtest.Cell) bool { return strings.Contains(c.Text, "(known: ") }) {
 		t.Fatalf("without a known-issues file the leak must fail the run:\n%s", without)
+	}
+	if _, ok := knownTable(without); ok {
+		t.Errorf("without a known-issues file there is no known block:\n%s", without)
 	}
 
 	comment, section := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
-	wantAll(t, "comment", comment,
-		"· PASS\n",
-		"The one case passed; it failed only on known upstream issues.",
-		"<details><summary>Known upstream issues: 2 failed checks in 1 case that failed on nothing else, not counted in the verdict</summary>",
-		"| vllm-qwen05b-kv\\_c1 | `shm_removed` | left in ",
-		"| "+link477+" |",
-		"| vllm-qwen05b-kv\\_c1 | `socket_dirs_removed` | left in ",
-		"| "+link476+" |",
-	)
-	if strings.Contains(comment, "| case | class | setup | failed checks |") || strings.Contains(comment, "No longer reproduces") {
+	if v := verdictOf(comment); v != "PASS" {
+		t.Errorf("verdict %q with the shipped known issues, want PASS:\n%s", v, comment)
+	}
+	if !slices.Contains(mdtest.Texts(mdtest.Paragraphs([]byte(comment))), "The one case passed; it failed only on known upstream issues.") {
+		t.Errorf("the comment does not say why the failed case passes:\n%s", comment)
+	}
+	wantAll(t, "comment", comment, "<details><summary>Known upstream issues: 2 failed checks in 1 case that failed on nothing else, not counted in the verdict</summary>")
+	wantKnownRows(t, comment, []knownRow{
+		{"vllm-qwen05b-kv_c1", "shm_removed", link477URL},
+		{"vllm-qwen05b-kv_c1", "socket_dirs_removed", link476URL},
+	})
+	if _, ok := failedTable(comment); ok || gonePara(comment) != nil {
 		t.Errorf("no case failed beyond the known issues, and every known issue reproduced:\n%s", comment)
 	}
-	if !strings.Contains(section, "Known upstream issues, not counted in the verdict:\n- "+link477+": `shm_removed` in `vllm-*`") ||
-		!strings.Contains(section, "failed once in this run") {
+	if it := sectionKnownItem(section, link477URL); it == nil || !strings.HasPrefix(it.Text, "kvcached#477: shm_removed in vllm-*") ||
+		!strings.HasSuffix(it.Text, "failed once in this run.") {
 		t.Errorf("the section does not say which known issues are active:\n%s", section)
 	}
 
@@ -76,7 +166,17 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 	if code, _, stderr := runCLI(t, "merge", part, "--out", merged); code != exitOK {
 		t.Fatalf("merge: exit %d:\n%s", code, stderr)
 	}
-	if data, _ := os.ReadFile(merged); strings.Contains(string(data), "kvcached/issues") || !strings.Contains(string(data), `"verdict": "FAIL (1 of 1 cases: 1 product)"`) {
+	var m struct {
+		Verdict string `json:"verdict"`
+	}
+	data, err := os.ReadFile(merged)
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil {
+		t.Fatalf("merged.json: %v", err)
+	}
+	if m.Verdict != "FAIL (1 of 1 cases: 1 product)" || strings.Contains(string(data), "kvcached/issues") {
 		t.Errorf("merged.json must record the run, not the known issues:\n%s", data)
 	}
 	c2, s2 := renderToFiles(t, []string{merged}, withFlags("--known-issues", shippedKnownIssues))
@@ -99,11 +199,17 @@ func TestKnownIssuesSimulatedLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	c3, s3 := renderToFiles(t, []string{part}, withFlags("--config", filepath.Join(dir, "ci-report.json")))
-	gone := "No longer reproduces: [kvcached#999](https://github.com/ovg-project/kvcached/issues/999) (`kvcached_active` in `vllm-*`): the check it covers passed; its entry can be removed from the known-issues file."
-	if !strings.Contains(c3, "· PASS\n") || !strings.Contains(c3, gone) || !strings.Contains(c3, "| "+link477+" |") {
+	const url999 = "https://github.com/ovg-project/kvcached/issues/999"
+	gone := gonePara(c3)
+	if verdictOf(c3) != "PASS" || gone == nil || !slices.Equal(gone.Links, []string{url999}) ||
+		gone.Text != "No longer reproduces: kvcached#999 (kvcached_active in vllm-*): the check it covers passed; its entry can be removed from the known-issues file." {
 		t.Errorf("the config's known_issues was not applied, or the passing entry not reported:\n%s", c3)
 	}
-	if !strings.Contains(s3, "- [kvcached#999](https://github.com/ovg-project/kvcached/issues/999): `kvcached_active` in `vllm-*`: no longer reproduces.") {
+	wantKnownRows(t, c3, []knownRow{
+		{"vllm-qwen05b-kv_c1", "shm_removed", link477URL},
+		{"vllm-qwen05b-kv_c1", "socket_dirs_removed", link476URL},
+	})
+	if it := sectionKnownItem(s3, url999); it == nil || it.Text != "kvcached#999: kvcached_active in vllm-*: no longer reproduces." {
 		t.Errorf("section:\n%s", s3)
 	}
 }
@@ -118,15 +224,21 @@ func TestKnownIssuesDoNotHideARegression(t *testing.T) {
 	}
 	cliAtRoot(t)
 	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
-	wantAll(t, "comment", comment,
-		"· FAIL (1 of 2 cases: 1 product)",
-		"| vllm-qwen05b-kv\\_c1 |",
-		"`gen_seq_tokens_equal` (",
-		"`shm_removed` (left in ",
-		" (known: "+link477+")",
-		" (known: "+link476+")",
-	)
-	if strings.Contains(comment, "<details><summary>Known upstream issues") {
+	failed, ok := failedTable(comment)
+	if verdictOf(comment) != "FAIL (1 of 2 cases: 1 product)" || !ok || !slices.Equal(mdtest.Texts(failed.Column("case")), []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("the regression must fail the run, its case the one failed row:\n%s", comment)
+	}
+	checks := failed.Column("failed checks")[0]
+	for _, w := range []string{"gen_seq_tokens_equal", "shm_removed", "socket_dirs_removed"} {
+		if !slices.Contains(checks.Code, w) {
+			t.Errorf("the failed row's checks %q lack %s", checks.Code, w)
+		}
+	}
+	// The known checks are marked in the row, each with its issue.
+	if !slices.Contains(checks.Links, link477URL) || !slices.Contains(checks.Links, link476URL) || !strings.Contains(checks.Text, " (known: kvcached#477)") {
+		t.Errorf("the failed row does not mark its known checks: %q, links %q", checks.Text, checks.Links)
+	}
+	if _, ok := knownTable(comment); ok || strings.Contains(comment, "<details><summary>Known upstream issues") {
 		t.Errorf("the known checks of a failed case belong in its row, not in the known block:\n%s", comment)
 	}
 }
@@ -186,19 +298,22 @@ func TestKnownIssuesSimulatedSocketDir(t *testing.T) {
 	}
 	cliAtRoot(t)
 	without, _ := renderToFiles(t, []string{part}, goldenFlags)
-	if !strings.Contains(without, "· FAIL (1 of 1 cases: 1 product)") || !strings.Contains(without, "`socket_dirs_removed` (left in ") || !strings.Contains(without, "kvcached-tp-e2e") {
+	failed, ok := failedTable(without)
+	if verdictOf(without) != "FAIL (1 of 1 cases: 1 product)" || !ok || len(failed.Rows) != 1 ||
+		!slices.Equal(failed.Column("failed checks")[0].Code, []string{"socket_dirs_removed"}) ||
+		!strings.Contains(failed.Column("failed checks")[0].Text, "socket_dirs_removed (left in ") || !strings.Contains(without, "kvcached-tp-e2e") {
 		t.Fatalf("without a known-issues file the leaked socket dir must fail the run:\n%s", without)
 	}
 	comment, _ := renderToFiles(t, []string{part}, withFlags("--known-issues", shippedKnownIssues))
-	wantAll(t, "comment", comment,
-		"· PASS\n",
-		"<details><summary>Known upstream issues: 1 failed check in 1 case that failed on nothing else, not counted in the verdict</summary>",
-		"| vllm-qwen05b-kv\\_c1 | `socket_dirs_removed` | left in ",
-		"| "+link476+" |",
-		// The segment was removed: #477's entry covered a check that passed.
-		"No longer reproduces: "+link477+" (`shm_removed` in `vllm-*`)",
-	)
-	if strings.Contains(comment, "| "+link477+" |") {
-		t.Errorf("only the socket dir leaked, yet a check is known as #477:\n%s", comment)
+	if v := verdictOf(comment); v != "PASS" {
+		t.Errorf("verdict %q with the shipped known issues, want PASS:\n%s", v, comment)
+	}
+	wantAll(t, "comment", comment, "<details><summary>Known upstream issues: 1 failed check in 1 case that failed on nothing else, not counted in the verdict</summary>")
+	// Only the socket dir leaked: no check is known as #477.
+	wantKnownRows(t, comment, []knownRow{{"vllm-qwen05b-kv_c1", "socket_dirs_removed", link476URL}})
+	// The segment was removed: #477's entry covered a check that passed.
+	if gone := gonePara(comment); gone == nil || !slices.Equal(gone.Links, []string{link477URL}) ||
+		!strings.HasPrefix(gone.Text, "No longer reproduces: kvcached#477 (shm_removed in vllm-*)") {
+		t.Errorf("#477's entry is not reported as no longer reproducing:\n%s", comment)
 	}
 }

@@ -51,7 +51,7 @@ type postOptions struct {
 	ghOutput    bool
 	maxWait     time.Duration
 	applyDelay  time.Duration
-	failVerdict bool
+	fail        failOn
 	saveHistory string
 	checkRun    string
 	positionals []string
@@ -79,7 +79,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.maxWait, "max-wait", publish.DefaultMaxWait, "longest `duration` to wait for a primary rate limit to reset")
 	fs.DurationVar(&o.applyDelay, "apply-delay", publish.DefaultApplyDelay,
 		"longest `duration` GitHub may take to apply an issue-body edit: the section is read once more this long after post's last edit, and written again if a late edit erased it (0: no last read)")
-	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS (after publishing)")
+	o.fail.bind(fs, " after publishing")
 	fs.StringVar(&o.checkRun, "check-run", "",
 		"also create or update the check run `name` on the head commit (the PR's, else GITHUB_SHA): the verdict, the comment as its summary, an annotation per failed case; needs `checks: write`")
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
@@ -90,6 +90,9 @@ func (o *postOptions) setArgs(pos []string) error {
 	o.positionals = pos
 	var err error
 	if o.target, err = o.checkTarget(); err != nil {
+		return err
+	}
+	if err := o.fail.check(); err != nil {
 		return err
 	}
 	return o.inputs.check(pos)
@@ -186,6 +189,15 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 				return err
 			}
 		}
+		// How many commits each new failure's compare link spans
+		// (docs/publish.md §14).
+		head, bases, err := render.CompareBases(rep, opts)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		if opts.CommitCounts, err = pub.CommitCounts(ctx, run, bases, head); err != nil {
+			return postError(err)
+		}
 	}
 	docs, err := render.Render(rep, opts)
 	if err != nil {
@@ -223,7 +235,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 			return err
 		}
 	}
-	return o.published(stderr, repo, target, res, docs.Verdict)
+	return o.published(stderr, repo, target, res, docs)
 }
 
 // stepOutputs are what --github-output gives the workflow: the verdict, the
@@ -294,9 +306,9 @@ func previousRun(ctx context.Context, pub *publish.Publisher, run publish.Run, s
 }
 
 // published says where the report went (the issue or pull request of res),
-// whether a late write made post repair its section, and, with
-// --fail-verdict, fails on a verdict other than PASS.
-func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publish.Target, res publish.Result, verdict string) error {
+// whether a late write made post repair its section, and fails as
+// --fail-on asks (a verdict other than PASS, or a new failure).
+func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publish.Target, res publish.Result, docs render.Documents) error {
 	where := fmt.Sprintf("issue #%d", res.Issue)
 	if target.PR != 0 {
 		where = fmt.Sprintf("pull request #%d", res.Issue)
@@ -312,11 +324,8 @@ func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publ
 	if o.dryRun {
 		verb = "dry run: nothing sent for"
 	}
-	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s%s)\n", verb, where, repo, verdict, note)
-	if o.failVerdict && verdict != "PASS" {
-		return withCode(exitVerdict, fmt.Errorf("verdict: %s", verdict))
-	}
-	return nil
+	fmt.Fprintf(stderr, "ci-report post: %s %s of %s (%s%s)\n", verb, where, repo, docs.Verdict, note)
+	return o.fail.result(docs)
 }
 
 // publisher is the Publisher the options ask for: the API at

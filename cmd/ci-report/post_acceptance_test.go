@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -897,4 +898,90 @@ func TestAcceptanceHistoryLocalRender(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--history "+bad+": line 1: digest: v 9: want 1") {
 		t.Errorf("render --history with a bad line: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// TestAcceptanceNewFailureCommits: a failure new since an earlier run that
+// recorded its commit gets the compare link with the count of commits post
+// read from GitHub (GET .../compare/BASE...HEAD); a comparison GitHub
+// refuses is a warning, and the link has no count.
+func TestAcceptanceNewFailureCommits(t *testing.T) {
+	const base = "5555555555555555555555555555555555555555"
+	_, srv0 := accSetup(t)
+	environ := accEnv(srv0)
+	environ["GITHUB_TOKEN"] = ""
+	comment, _ := renderDocs(t, environ)
+	js, _ := render.DigestOf(comment)
+	d, err := render.ParseDigest(js)
+	if err != nil || d.SHA == "" || len(d.Cases) == 0 {
+		t.Fatalf("the run's digest %s: %v; want a commit and failures", js, err)
+	}
+	head := d.SHA
+	for _, tc := range []struct {
+		name     string
+		compares map[string]int
+		want     string
+	}{
+		{"counted", map[string]int{base + "..." + head: 3}, "the 3 commits since 5555555"},
+		{"refused", nil, "the commits since 5555555"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := accSetup(t)
+			f.Compares = tc.compares
+			// An earlier run of ours at commit base in which every case passed.
+			f.Comments = append(f.Comments, &ghComment{ID: 11, Issue: 7, Author: accBot,
+				Body: "<!-- ci-report:comment run=4100 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-27 · PASS\n\n" +
+					`<!-- ci-report:digest {"v":1,"profile":"nightly","run":"4100","attempt":"1","date":"2026-11-27","sha":"` + base + `","total":24} -->` + "\n"})
+			r := accCLI(t, accEnv(srv), append([]string{"post", "--issue", "7", "--date", "2026-11-28"}, accParts()...)...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			var posted string
+			for _, c := range f.commentsOn(7) {
+				if c.Author == accBot && strings.HasPrefix(c.Body, "<!-- ci-report:comment run=4242 ") {
+					posted = c.Body
+				}
+			}
+			items, links := regressionList(posted)
+			if len(items) != 1 || !strings.Contains(items[0], "run 4100 of 2026-11-27 passed them; "+tc.want+" are where to start bisecting.") {
+				t.Errorf("new failures' lines %q, want one with %q\n%s", items, tc.want, posted)
+			}
+			wantLink := "https://github.com/" + accRepo + "/compare/" + base + "..." + head
+			if len(links) != 1 || !slices.Contains(links[0], wantLink) {
+				t.Errorf("links %q, want %s", links, wantLink)
+			}
+			compares := 0
+			for _, q := range f.Requests() {
+				if q.Method == "GET" && q.Path == "/repos/"+accRepo+"/compare/"+base+"..."+head {
+					compares++
+				}
+			}
+			if compares != 1 {
+				t.Errorf("%d compare requests, want 1", compares)
+			}
+			if tc.compares == nil && !strings.Contains(r.stderr, "ci-report post: warning: commits: ") {
+				t.Errorf("a refused comparison is not warned about:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// regressionList is the comment's list under "New failures, from the last
+// run that passed them:": each item's text and its links.
+func regressionList(comment string) (items []string, links [][]string) {
+	_, after, ok := strings.Cut(comment, "New failures, from the last run that passed them:\n\n")
+	if !ok {
+		return nil, nil
+	}
+	block, _, _ := strings.Cut(after, "\n\n")
+	linkRE := regexp.MustCompile(`\]\(([^)]+)\)`)
+	for _, line := range strings.Split(block, "\n") {
+		item := strings.TrimPrefix(line, "- ")
+		var ls []string
+		for _, m := range linkRE.FindAllStringSubmatch(item, -1) {
+			ls = append(ls, m[1])
+		}
+		items = append(items, linkRE.ReplaceAllString(strings.NewReplacer("[", "", "`", "").Replace(item), ""))
+		links = append(links, ls)
+	}
+	return items, links
 }

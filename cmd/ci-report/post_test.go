@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ovg-project/ci-report/publish"
+	"github.com/ovg-project/ci-report/render"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -286,8 +287,8 @@ func TestPublishedRepairKeepsVerdict(t *testing.T) {
 		{"FAIL (1 of 1 cases: 1 product)", 1, exitVerdict, "ci-report post: published issue #7 of o/r (FAIL (1 of 1 cases: 1 product); the section was repaired after a late write)\n"},
 	} {
 		var stderr bytes.Buffer
-		o := &postOptions{failVerdict: true}
-		err := o.published(&stderr, publish.Repo{Owner: "o", Name: "r"}, publish.Target{Issue: 7}, publish.Result{Issue: 7, Repairs: tc.repairs}, tc.verdict)
+		o := &postOptions{fail: failOn{mode: failVerdict}}
+		err := o.published(&stderr, publish.Repo{Owner: "o", Name: "r"}, publish.Target{Issue: 7}, publish.Result{Issue: 7, Repairs: tc.repairs}, render.Documents{Verdict: tc.verdict})
 		if code := exitCode(io.Discard, "post", err); code != tc.code || stderr.String() != tc.line {
 			t.Errorf("%s with %d repairs: exit %d, stderr %q; want exit %d, %q", tc.verdict, tc.repairs, code, stderr.String(), tc.code, tc.line)
 		}

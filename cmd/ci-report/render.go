@@ -41,7 +41,7 @@ type renderOptions struct {
 	html        string
 	format      string
 	jobSummary  bool
-	failVerdict bool
+	fail        failOn
 	history     string
 	width       int
 	positionals []string
@@ -54,7 +54,7 @@ func (o *renderOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.html, "html", "", "write an HTML preview of the comment and section to `file`")
 	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment), text (aligned tables), junit (JUnit XML) or ctrf (CTRF JSON)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
-	fs.BoolVar(&o.failVerdict, "fail-on-verdict", false, "exit 1 when the verdict is not PASS")
+	o.fail.bind(fs, "")
 	fs.IntVar(&o.width, "width", 0, "--format text: at most this many `columns` a line, tables reflowed to fit (default: $COLUMNS, else 120)")
 	fs.StringVar(&o.history, "history", "", "earlier runs' digests `file` (JSON lines, as post --save-history writes): the since column, fixed line and changes table")
 }
@@ -65,6 +65,9 @@ func (o *renderOptions) setArgs(pos []string) error {
 	case "md", "text", "junit", "ctrf":
 	default:
 		return usageErrorf("--format %s: want md, text, junit or ctrf", bounds.Quote(o.format))
+	}
+	if err := o.fail.check(); err != nil {
+		return err
 	}
 	if o.width != 0 {
 		if err := bounds.Int("--width", o.width, render.MinTextWidth, render.MaxTextWidth); err != nil {
@@ -121,10 +124,7 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	if o.failVerdict && docs.Verdict != "PASS" {
-		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
-	}
-	return nil
+	return o.fail.result(docs)
 }
 
 // textWidth is the text view's width: --width, else $COLUMNS (a terminal's

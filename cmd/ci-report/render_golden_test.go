@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/render"
 )
 
 // The golden documents under testdata/golden are written by the render
@@ -234,5 +235,71 @@ func TestRenderGoldenCLIRefusesMixed(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRenderFailOnNew: --fail-on new exits 1 only for a failure that is
+// new in the history: after a run that failed the same cases it exits 0,
+// after a run that passed them 1, naming them; it is a usage error beside
+// --fail-on-verdict, and an unknown mode is one too.
+func TestRenderFailOnNew(t *testing.T) {
+	cliAtRoot(t)
+	tree := filepath.Join(cliTrees, "nightly-fail")
+	dir := t.TempDir()
+	// The earlier run: the same failures, as its digest records them.
+	first := filepath.Join(dir, "first.md")
+	if code, _, stderr := runCLI(t, append([]string{"render", tree, "--comment", first}, goldenFlags...)...); code != exitOK {
+		t.Fatalf("first render: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, ok := render.DigestOf(string(b))
+	if !ok {
+		t.Fatalf("no digest in the first comment")
+	}
+	prev, err := render.ParseDigest(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prev.Cases) == 0 {
+		t.Fatalf("the nightly-fail tree no longer fails a case")
+	}
+	prev.Run = "12093847000"
+	writeHist := func(name string, h render.HistoryRun) string {
+		var sb strings.Builder
+		if err := render.WriteHistory(&sb, []render.HistoryRun{h}); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(sb.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	same := writeHist("same.jsonl", prev)
+	passed := prev
+	passed.Cases = nil
+	allPassed := writeHist("passed.jsonl", passed)
+	for _, tc := range []struct {
+		name    string
+		flags   []string
+		code    int
+		wantErr string
+	}{
+		{"known failures", []string{"--fail-on", "new", "--history", same}, exitOK, ""},
+		{"new failures", []string{"--fail-on", "new", "--history", allPassed}, exitVerdict, "new failures ("},
+		{"verdict fails whatever the history", []string{"--fail-on", "verdict", "--history", same}, exitVerdict, "verdict: FAIL"},
+		{"both spellings", []string{"--fail-on", "new", "--fail-on-verdict"}, exitUsage, "--fail-on-verdict and --fail-on new: give one"},
+		{"unknown mode", []string{"--fail-on", "always"}, exitUsage, `--fail-on "always": want never, verdict or new`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"render", tree, "--comment", filepath.Join(t.TempDir(), "c.md")}, goldenFlags...), tc.flags...)
+			code, _, stderr := runCLI(t, args...)
+			if code != tc.code || !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, stderr, tc.code, tc.wantErr)
+			}
+		})
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -32,20 +34,27 @@ func TestRenderCommand(t *testing.T) {
 		vars     map[string]string
 		args     []string
 		wantCode int
-		wantOut  []string // substrings of stdout
-		wantErr  []string // substrings of stderr
-		avoidOut []string
+		// wantHead starts the comment's headline; wantFailed: it has the
+		// failed-cases table; wantLinks start link destinations it holds;
+		// wantParas are paragraphs it has, as a reader sees them.
+		wantHead   string
+		wantFailed bool
+		wantLinks  []string
+		wantParas  []string
+		wantOut    []string // substrings of stdout that are no Markdown: the marker comment, the text view
+		wantErr    []string // substrings of stderr
+		avoidOut   []string
 	}{
 		{name: "comment to stdout", args: []string{"render", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantOut: []string{"### Nightly correctness · 2026-11-28 · FAIL (3 of 22 cases: 3 unclassified)", "| case | class | setup | failed checks |"}, avoidOut: []string{"<!-- ci-report:comment"}},
+			wantHead: "Nightly correctness · 2026-11-28 · FAIL (3 of 22 cases: 3 unclassified)", wantFailed: true, avoidOut: []string{"<!-- ci-report:comment"}},
 		{name: "actions environment", vars: map[string]string{"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "me/kvcached", "GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "2"},
 			args: []string{"render", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantOut: []string{"<!-- ci-report:comment run=77 attempt=2 profile=nightly -->", "[Run](https://github.com/me/kvcached/actions/runs/77)", "(https://github.com/me/kvcached/commit/"}},
+			wantOut: []string{"<!-- ci-report:comment run=77 attempt=2 profile=nightly -->"}, wantLinks: []string{"https://github.com/me/kvcached/actions/runs/77", "https://github.com/me/kvcached/commit/"}},
 		{name: "flags win over environment", vars: map[string]string{"GITHUB_RUN_ID": "77"},
 			args: []string{"render", nightly, "--run-id", "88", "--run-url", "https://ci.example/run/88", "--date", "2026-11-28"}, wantCode: 0,
-			wantOut: []string{"run=88 attempt=1", "[Run](https://ci.example/run/88)"}},
+			wantOut: []string{"run=88 attempt=1"}, wantLinks: []string{"https://ci.example/run/88"}},
 		{name: "profile override warns", args: []string{"render", "--profile", "weekly", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantOut: []string{"### Weekly correctness"}, wantErr: []string{"--profile weekly differs from the parts' profile nightly"}},
+			wantHead: "Weekly correctness · ", wantErr: []string{"--profile weekly differs from the parts' profile nightly"}},
 		{name: "bad profile", args: []string{"render", "--profile", "Night!", nightly}, wantCode: exitUsage, wantErr: []string{"--profile"}},
 		{name: "bad date", args: []string{"render", "--date", "2026-13-40", nightly}, wantCode: exitUsage, wantErr: []string{"--date"}},
 		{name: "bad prev", args: []string{"render", "--prev", "abc", nightly}, wantCode: exitUsage, wantErr: []string{"--prev"}},
@@ -55,17 +64,38 @@ func TestRenderCommand(t *testing.T) {
 		{name: "missing config", args: []string{"render", "--config", filepath.Join(dir, "nope.json"), nightly}, wantCode: exitUsage, wantErr: []string{"nope.json"}},
 		{name: "fail on verdict", args: []string{"render", "--fail-on-verdict", "--date", "2026-11-28", nightly}, wantCode: exitVerdict, wantErr: []string{"verdict: FAIL"}},
 		{name: "pass with fail on verdict", args: []string{"render", "--fail-on-verdict", "--date", "2026-11-28", treePath("nightly-pass")}, wantCode: 0,
-			wantOut: []string{"· PASS"}},
+			wantHead: "Nightly correctness · 2026-11-28 · PASS"},
 		{name: "text format", args: []string{"render", "--format", "text", "--date", "2026-11-28", nightly}, wantCode: 0,
 			wantOut: []string{"│ verdict │ FAIL (3 of 22 cases: 3 unclassified) │", "│ case "}, avoidOut: []string{"| case | class |"}},
 		{name: "nothing uploaded needs a profile", args: []string{"render", filepath.Join(dir, "absent")}, wantCode: exitUsage, wantErr: []string{"pass --profile"}},
 		{name: "nothing uploaded", args: []string{"render", "--profile", "nightly", "--date", "2026-11-28", filepath.Join(dir, "absent")}, wantCode: 0,
-			wantOut: []string{"### Nightly correctness · 2026-11-28 · DID NOT RUN\n\nThe tests did not finish; the run log has the details.\n"}},
+			wantHead: "Nightly correctness · 2026-11-28 · DID NOT RUN", wantParas: []string{"The tests did not finish; the run log has the details."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runWith(t, tc.vars, "", tc.args...)
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d\nstderr: %s", code, tc.wantCode, errOut)
+			}
+			doc := []byte(out)
+			if heads := mdtest.Headings(doc); tc.wantHead != "" && (len(heads) == 0 || !strings.HasPrefix(heads[0], tc.wantHead)) {
+				t.Errorf("headline %q, want it to start %q", heads, tc.wantHead)
+			}
+			if _, ok := failedTable(out); tc.wantFailed && !ok {
+				t.Errorf("no failed-cases table:\n%s", out)
+			}
+			var links []string
+			for _, p := range mdtest.Paragraphs(doc) {
+				links = append(links, p.Links...)
+			}
+			for _, w := range tc.wantLinks {
+				if !slices.ContainsFunc(links, func(l string) bool { return strings.HasPrefix(l, w) }) {
+					t.Errorf("no link to %s among %q", w, links)
+				}
+			}
+			for _, w := range tc.wantParas {
+				if !slices.Contains(mdtest.Texts(mdtest.Paragraphs(doc)), w) {
+					t.Errorf("no paragraph %q:\n%s", w, out)
+				}
 			}
 			for _, w := range tc.wantOut {
 				if !strings.Contains(out, w) {

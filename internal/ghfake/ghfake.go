@@ -144,6 +144,10 @@ type Server struct {
 	Comments []*Comment
 	Runs     []Run // newest first, as the API lists them
 	Statuses []Status
+	// Compares are the commit comparisons of RunsRepo's commits, keyed
+	// "BASE...HEAD": the ahead_by GET .../compare/BASE...HEAD answers
+	// (a pair not listed: 404, as GitHub answers an unknown commit).
+	Compares map[string]int
 	// CheckRuns are the check runs, oldest first; their ids count from
 	// 7000.
 	CheckRuns []*CheckRun
@@ -409,10 +413,11 @@ func (f *Server) fault(r *http.Request) *Fault {
 }
 
 var (
-	reRepo  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
-	reRun   = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
-	reRuns  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
-	reInRep = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/(issues|pulls|statuses|check-runs|commits)(/.*)?$`)
+	reRepo    = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
+	reRun     = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
+	reRuns    = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
+	reCompare = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/compare/([^/]+)$`)
+	reInRep   = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/(issues|pulls|statuses|check-runs|commits)(/.*)?$`)
 )
 
 // payload is what a POST or PATCH may carry.
@@ -472,6 +477,8 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": f.DefaultBranch, "private": false}, nil
 	case (reRun.MatchString(p) || reRuns.MatchString(p)) && r.Method == http.MethodGet:
 		return f.runs(r)
+	case reCompare.MatchString(p) && r.Method == http.MethodGet:
+		return f.compare(r)
 	}
 	m := reInRep.FindStringSubmatch(p)
 	if m == nil || m[1] != f.Repo {
@@ -492,6 +499,21 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 		return f.commitCheckRuns(r, rest)
 	}
 	return f.status(r, rest, in)
+}
+
+// compare answers GET .../compare/BASE...HEAD of RunsRepo from Compares,
+// with the fields of GitHub's comparison that post reads and a status.
+func (f *Server) compare(r *http.Request) (int, any, answer) {
+	m := reCompare.FindStringSubmatch(r.URL.Path)
+	n, ok := f.Compares[m[2]]
+	if m[1] != f.runsRepo() || !ok {
+		return refusal(http.StatusNotFound, "Not Found", "https://docs.github.com/rest/commits/commits#compare-two-commits")
+	}
+	status := "ahead"
+	if n == 0 {
+		status = "identical"
+	}
+	return 200, map[string]any{"status": status, "ahead_by": n, "behind_by": 0, "total_commits": n, "commits": []any{}}, nil
 }
 
 // runs answers a workflow run of RunsRepo and the runs of its workflow

@@ -4,6 +4,7 @@
 package mdtest
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -14,12 +15,14 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// Cell is one table cell: its text as a reader sees it (Markdown escapes
-// and emphasis undone, links as their text, code spans as their code) and
-// the texts of its code spans.
+// Cell is one table cell (or another block's text, see Paragraphs): its
+// text as a reader sees it (Markdown escapes and emphasis undone, links as
+// their text, code spans as their code), the texts of its code spans and
+// the destinations of its links.
 type Cell struct {
-	Text string
-	Code []string
+	Text  string
+	Code  []string
+	Links []string
 }
 
 // Table is one GFM table: its header row, then its body rows.
@@ -85,15 +88,95 @@ func Tables(src []byte) []Table {
 	return tables
 }
 
+// Headings are the texts of src's headings, in document order.
+func Headings(src []byte) []string {
+	return Texts(blocks(src, func(n ast.Node) bool { _, ok := n.(*ast.Heading); return ok }))
+}
+
+// Paragraphs are src's paragraphs (outside tables and list items too), in
+// document order, each read as a table cell.
+func Paragraphs(src []byte) []Cell {
+	return blocks(src, func(n ast.Node) bool { _, ok := n.(*ast.Paragraph); return ok })
+}
+
+// Items are src's list items, in document order (a nested list's items
+// after their parent, whose text includes theirs), each read as a table
+// cell.
+func Items(src []byte) []Cell {
+	var out []Cell
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if _, ok := n.(*ast.ListItem); ok && entering {
+			out = append(out, cell(n, src))
+		}
+		return ast.WalkContinue, nil
+	})
+	return out
+}
+
+// Fence is a fenced code block: its info string's first word (the
+// language) and its lines, each ending in a newline.
+type Fence struct {
+	Lang, Text string
+}
+
+// Fences are src's fenced code blocks, in document order.
+func Fences(src []byte) []Fence {
+	var out []Fence
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		f, ok := n.(*ast.FencedCodeBlock)
+		if !ok || !entering {
+			return ast.WalkContinue, nil
+		}
+		var b strings.Builder
+		lines := f.Lines()
+		for i := 0; i < lines.Len(); i++ {
+			seg := lines.At(i)
+			b.Write(seg.Value(src))
+		}
+		out = append(out, Fence{Lang: string(f.Language(src)), Text: b.String()})
+		return ast.WalkSkipChildren, nil
+	})
+	return out
+}
+
+// blocks are the blocks of src that match, each read as a table cell.
+func blocks(src []byte, match func(ast.Node) bool) []Cell {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	var out []Cell
+	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering && match(n) {
+			out = append(out, cell(n, src))
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return out
+}
+
+// Headed is the first table of src whose header cells read header, in
+// order (false: none).
+func Headed(src []byte, header ...string) (Table, bool) {
+	for _, t := range Tables(src) {
+		if slices.Equal(Texts(t.Header), header) {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
 // cell reads a table cell's text and code spans.
 func cell(n ast.Node, src []byte) Cell {
-	c := Cell{Code: []string{}}
+	c := Cell{Code: []string{}, Links: []string{}}
 	var b strings.Builder
 	_ = ast.Walk(n, func(m ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch m := m.(type) {
+		case *ast.Link:
+			c.Links = append(c.Links, string(m.Destination))
 		case *ast.CodeSpan:
 			code := leafText(m, src)
 			c.Code = append(c.Code, code)

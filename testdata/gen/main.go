@@ -30,7 +30,18 @@ func main() {
 	kvcached := flag.String("kvcached", "", "write only a large tree in kvcached's own format (indent=1) to this directory")
 	cases := flag.Int("cases", 3000, "server cases of the -kvcached tree")
 	parts := flag.Int("parts", 8, "parts of the -kvcached tree")
+	junit := flag.String("junit", "", "write only a pytest JUnit report (BenchmarkImportJUnit's) to this file")
+	testcases := flag.Int("testcases", 100000, "testcases of the -junit report")
 	flag.Parse()
+	if *junit != "" {
+		n, err := benchtree.WriteJUnit(*junit, *testcases)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote %s: %d testcases, %.1f MiB\n", *junit, *testcases, float64(n)/(1<<20))
+		return
+	}
 	if *kvcached != "" {
 		n, err := benchtree.WriteKvcached(*kvcached, benchtree.Tree{Parts: *parts, Cases: *cases})
 		if err != nil {

@@ -73,7 +73,9 @@ func (p partDef) json(v any) []byte {
 	return b
 }
 
-// setup is setup.json (docs/formats.md §3) of the part's plan.
+// setup is setup.json (docs/formats.md §3) of the part's plan, in the
+// format before `kinds` (§3.4): every golden tree keeps reading it, and
+// render's goldens hold it to the bytes it rendered to before.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
 	seenE, seenM := map[string]bool{}, map[string]bool{}

@@ -1,0 +1,307 @@
+package junit
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ovg-project/ci-report/collect"
+)
+
+// The part's JSON is written as it is read, one case at a time, in the
+// bytes collect.PartWriter.WriteJSON (encoding/json's MarshalIndent with
+// two spaces) gives the same values: each value is encoded once, indented
+// as it is encoded, never marshalled and then re-indented. The rules are
+// encoding/json's (Go 1.26, src/encoding/json/encode.go: appendString with
+// escapeHTML, floatEncoder): TestEncodeLikeEncodingJSON holds the two to
+// the same bytes.
+
+// jsonOut appends indented JSON to a byte slice.
+type jsonOut struct {
+	b []byte
+	// first says the object or array just opened has no member yet.
+	first bool
+	depth int
+}
+
+// newline starts a line at the current depth.
+func (w *jsonOut) newline() {
+	w.b = append(w.b, '\n')
+	for range w.depth {
+		w.b = append(w.b, "  "...)
+	}
+}
+
+// open starts an object or array (c is '{' or '[').
+func (w *jsonOut) open(c byte) {
+	w.b = append(w.b, c)
+	w.depth++
+	w.first = true
+}
+
+// close ends the object or array opened last (c is '}' or ']'); an empty
+// one is written `{}` or `[]`, as MarshalIndent does.
+func (w *jsonOut) close(c byte) {
+	w.depth--
+	if !w.first {
+		w.newline()
+	}
+	w.b = append(w.b, c)
+	w.first = false
+}
+
+// elem starts the next element of an array.
+func (w *jsonOut) elem() {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.newline()
+}
+
+// key starts the member k of an object (k needs no escaping).
+func (w *jsonOut) key(k string) {
+	w.elem()
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, `": `...)
+}
+
+func (w *jsonOut) str(s string) { w.b = appendJSONString(w.b, s) }
+
+func (w *jsonOut) float(f float64) { w.b = appendJSONFloat(w.b, f) }
+
+func (w *jsonOut) int(n int) { w.b = strconv.AppendInt(w.b, int64(n), 10) }
+
+func (w *jsonOut) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
+
+// strKey writes k: s, and nothing when omitEmpty and s is "".
+func (w *jsonOut) strKey(k, s string, omitEmpty bool) {
+	if s == "" && omitEmpty {
+		return
+	}
+	w.key(k)
+	w.str(s)
+}
+
+// intPtrKey writes k: *n, and nothing when n is nil (omitempty).
+func (w *jsonOut) intPtrKey(k string, n *int) {
+	if n != nil {
+		w.key(k)
+		w.int(*n)
+	}
+}
+
+// hex is encoding/json's.
+const hex = "0123456789abcdef"
+
+// appendJSONString appends s quoted as encoding/json writes a string:
+// HTML characters and U+2028/U+2029 escaped, invalid UTF-8 as \ufffd.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64 (ES6 number
+// to string). f is finite: every float the import writes was parsed from
+// a time or a metric that refuses Inf and NaN.
+func appendJSONFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// caseJSON appends one imported case, an element of summary.json's
+// "cases", with its log: the fields collect.CaseResult and caseLog have,
+// in their order, with their omitempty rules. An imported case has no
+// excerpt or phases, and its checks no cause, value or bar.
+func (w *jsonOut) caseJSON(cr *collect.CaseResult, log *caseLog) {
+	w.open('{')
+	w.strKey("name", cr.Name, false)
+	w.key("ok")
+	w.bool(cr.OK)
+	w.strKey("skipped", cr.SkipReason, true)
+	if cr.DurationS != 0 {
+		w.key("duration_s")
+		w.float(cr.DurationS)
+	}
+	w.strKey("class", cr.Class, true)
+	w.strKey("class_why", cr.ClassWhy, true)
+	w.key("checks")
+	w.open('[')
+	for i := range cr.Checks {
+		ch := &cr.Checks[i]
+		w.elem()
+		w.open('{')
+		w.strKey("name", ch.Name, false)
+		w.key("ok")
+		w.bool(ch.OK)
+		w.strKey("detail", ch.Detail, false)
+		w.strKey("kind", ch.Kind, true)
+		w.close('}')
+	}
+	w.close(']')
+	if cr.Attempts != 0 {
+		w.key("attempts")
+		w.int(cr.Attempts)
+	}
+	w.key("log")
+	w.logJSON(log)
+	w.close('}')
+}
+
+// logJSON appends an imported case's log (caseLog's fields).
+func (w *jsonOut) logJSON(log *caseLog) {
+	w.open('{')
+	w.key("junit")
+	w.open('{')
+	j := &log.JUnit
+	w.strKey("source", j.Source, false)
+	w.strKey("suite", j.Suite, true)
+	w.strKey("classname", j.ClassName, true)
+	w.strKey("name", j.Name, false)
+	w.strKey("file", j.File, true)
+	if j.Line != 0 {
+		w.key("line")
+		w.int(j.Line)
+	}
+	w.close('}')
+	w.properties(log.Properties)
+	w.strKey("system_out", log.SystemOut, true)
+	w.strKey("system_err", log.SystemErr, true)
+	if len(log.Metrics) > 0 {
+		w.key("metrics")
+		w.open('[')
+		for i := range log.Metrics {
+			m := &log.Metrics[i]
+			w.elem()
+			w.open('{')
+			w.strKey("name", m.Name, false)
+			w.key("value")
+			if m.Value == nil {
+				w.b = append(w.b, "null"...)
+			} else {
+				w.float(*m.Value)
+			}
+			w.strKey("unit", m.Unit, false)
+			w.strKey("arm", m.Arm, true)
+			w.intPtrKey("concurrency", m.Concurrency)
+			w.strKey("better", m.Better, true)
+			w.close('}')
+		}
+		w.close(']')
+	}
+	if len(log.Events) > 0 {
+		w.key("events")
+		w.open('[')
+		for _, e := range log.Events {
+			w.elem()
+			w.open('{')
+			w.strKey("name", e.Name, false)
+			w.key("t")
+			w.float(e.T)
+			w.close('}')
+		}
+		w.close(']')
+	}
+	w.close('}')
+}
+
+// properties appends "properties": [...], nothing when there are none
+// (omitempty).
+func (w *jsonOut) properties(ps []collect.Property) {
+	if len(ps) == 0 {
+		return
+	}
+	w.key("properties")
+	w.open('[')
+	for _, p := range ps {
+		w.elem()
+		w.open('{')
+		w.strKey("name", p.Name, false)
+		w.strKey("value", p.Value, false)
+		w.close('}')
+	}
+	w.close(']')
+}
+
+// suiteJSON appends a suite's record, an element of summary.json's
+// "suites" (collect.Suite's fields).
+func (w *jsonOut) suiteJSON(s *collect.Suite) {
+	w.open('{')
+	w.strKey("name", s.Name, false)
+	w.strKey("file", s.File, false)
+	w.intPtrKey("tests", s.Tests)
+	w.intPtrKey("failures", s.Failures)
+	w.intPtrKey("errors", s.Errors)
+	w.intPtrKey("skipped", s.Skipped)
+	w.intPtrKey("deselected", s.Deselected)
+	if s.TimeS != nil {
+		w.key("time_s")
+		w.float(*s.TimeS)
+	}
+	w.strKey("timestamp", s.Timestamp, true)
+	w.strKey("hostname", s.Hostname, true)
+	w.properties(s.Properties)
+	w.key("cases")
+	w.int(s.Cases)
+	w.close('}')
+}

@@ -1,0 +1,471 @@
+package junit
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+)
+
+// How an import streams (docs/formats.md §4.7 has the user's side).
+//
+// Each testcase is converted, named and encoded when its end tag is read,
+// and written at once, in its final bytes, to spill files in a private
+// temporary directory: summary.json's cases, part.json's plan, summary.md's
+// rows; suites' records and output follow when each top-level suite ends.
+// What is kept is counters, the names given so far as 64-bit hashes
+// (namer), a suite's failed test names while it is read (to see a rerun),
+// the records of the suites of one top-level suite, the problems (one per
+// suite at most) and the metrics file. Once every file was read, the part's
+// files are written from the spills (a byte copy, in the kernel where it
+// can: nothing is encoded twice), in the runner's order.
+//
+// A few documents cannot be written in file order: a suite whose testcase
+// is rerun later in it (gotestsum --rerun-fails; foldReruns needs the
+// attempts together), a suite whose own failure or testcases come after a
+// nested suite (its cases are listed before the nested suite's), a suite
+// whose properties follow its testcases (ci-report's own export names its
+// cases by a property), and files of ci-report's export that hold several
+// arms (the arm is chosen from all suites). The first reading notes them
+// (plan) and the files are read a second time, with those suites read
+// whole (their testcases held until the suite ends, then handled as one)
+// and the suites of other arms skipped. Only they cost memory by their size.
+
+// plan is what a first reading found that a second one needs.
+type plan struct {
+	// arms are the suites with an arm property, by ordinal (the suites
+	// of all files, counted in file order).
+	arms map[int]armFact
+	// hold are the suites to read whole, by ordinal.
+	hold map[int]bool
+	// arm is the arm to keep, when arms has any.
+	arm string
+}
+
+// armFact is a suite's collect.JUnitArmProperty and
+// collect.JUnitRevisionProperty.
+type armFact struct{ arm, revision string }
+
+func (p *plan) again() bool { return len(p.arms) > 0 || len(p.hold) > 0 }
+
+// pass is one reading of every file into the spills.
+type pass struct {
+	im      *Import
+	plan    *plan // nil on the first reading
+	learned plan  // what this reading found (first reading only)
+	res     *Result
+	names   namer
+	metrics *metricsIndex
+	red     *collect.Redactor
+
+	// The spills: summary.json's cases and suites, part.json's planned
+	// names, summary.md, and run.log's suite output.
+	cases, suites, planned, md, runOut *spill
+	mdRed                              *collect.RedactWriter
+	nSuites                            int
+
+	// file is the file being read; docs counts what each file held.
+	file     string
+	docs     []docCount
+	ordinal  int
+	open     []*openSuite
+	pending  []*suiteRecord // of the top-level suite being read, in file order
+	declared []string       // problems of declared failures, of this file
+	held     []*heldSuite   // the suites of a held suite, in file order
+
+	host        string
+	first, last time.Time
+	deselected  *int
+	buf         []byte
+	rows        bytes.Buffer
+}
+
+// docCount is run.log's line about one file.
+type docCount struct {
+	file          string
+	suites, cases int
+}
+
+// openSuite is a suite being read.
+type openSuite struct {
+	s       *Suite
+	ordinal int
+	keep    bool
+	// held: this suite or one it is nested in is read whole.
+	held *heldSuite
+	// keptBelow says a kept suite is nested in it (it is not innermost).
+	keptBelow bool
+	// outcomes counts its testcases' outcome elements (declaredFailures).
+	outcomes int
+	rec      *suiteRecord
+	// failing holds the hashes of the classnames and names whose last
+	// testcase failed (first reading: a repeat is a rerun).
+	failing map[uint64]struct{}
+}
+
+// suiteRecord is what summary.json's "suites" and run.log keep of a suite.
+type suiteRecord struct {
+	counts collect.Suite
+	path   string
+	line   int
+	out    [2]string
+}
+
+// heldSuite is a suite read whole, with its testcases.
+type heldSuite struct {
+	s     Suite
+	o     *openSuite
+	cases []Case
+}
+
+// spill is a temporary file written through a buffer.
+type spill struct {
+	f *os.File
+	w *bufio.Writer
+	n int64
+}
+
+func newSpill(dir, name string) (*spill, error) {
+	f, err := os.CreateTemp(dir, name+"*")
+	if err != nil {
+		return nil, fmt.Errorf("import: a temporary file: %w", err)
+	}
+	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+func (s *spill) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	s.n += int64(n)
+	if err != nil {
+		return n, fmt.Errorf("import: write %s: %w", s.f.Name(), err)
+	}
+	return n, nil
+}
+
+// copyTo writes the spill's bytes to w.
+func (s *spill) copyTo(w io.Writer) error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("import: write %s: %w", s.f.Name(), err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("import: read %s: %w", s.f.Name(), err)
+	}
+	_, err := io.Copy(w, io.LimitReader(s.f, s.n))
+	return err
+}
+
+func (s *spill) close() { s.f.Close() }
+
+// newPass makes a reading's spills in dir.
+func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) {
+	p := &pass{im: im, plan: pl, res: &Result{}, metrics: mx, red: im.Redact}
+	p.learned.arms, p.learned.hold = map[int]armFact{}, map[int]bool{}
+	for _, s := range []**spill{&p.cases, &p.suites, &p.planned, &p.md, &p.runOut} {
+		sp, err := newSpill(dir, "spill")
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		*s = sp
+	}
+	p.mdRed = p.red.Writer(p.md)
+	if _, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red)); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *pass) close() {
+	for _, s := range []*spill{p.cases, p.suites, p.planned, p.md, p.runOut} {
+		if s != nil {
+			s.close()
+		}
+	}
+}
+
+// readAll reads every file; the problems of each follow its suites'.
+func (p *pass) readAll() error {
+	for _, f := range p.im.Files {
+		p.file = f
+		p.docs = append(p.docs, docCount{file: base(f)})
+		problems, err := readFile(p.im.Context, f, p.im.MaxBytes, p)
+		if err != nil {
+			return err
+		}
+		p.res.Problems = append(append(p.res.Problems, problems...), p.declared...)
+		p.declared = nil
+	}
+	if err := p.flushRows(); err != nil {
+		return err
+	}
+	return p.mdRed.Close()
+}
+
+// keep says whether the suite of ordinal n is imported: all are, unless
+// the files hold arms (then those of the plan's arm).
+func (p *pass) keep(n int) bool {
+	if p.plan == nil || len(p.plan.arms) == 0 {
+		return true
+	}
+	return p.plan.arms[n].arm == p.plan.arm
+}
+
+func (p *pass) suiteStart(s *Suite) error {
+	o := &openSuite{s: s, ordinal: p.ordinal, keep: p.keep(p.ordinal)}
+	p.ordinal++
+	var parent *openSuite
+	if len(p.open) > 0 {
+		parent = p.open[len(p.open)-1]
+	}
+	switch {
+	case parent != nil && parent.held != nil:
+		o.held = &heldSuite{o: o}
+		p.held = append(p.held, o.held)
+	case p.plan != nil && p.plan.hold[o.ordinal]:
+		o.held = &heldSuite{o: o}
+		p.held = []*heldSuite{o.held}
+	case p.plan == nil:
+		o.failing = map[uint64]struct{}{}
+	}
+	if o.keep {
+		d := &p.docs[len(p.docs)-1]
+		d.suites++
+		o.rec = &suiteRecord{path: strings.Join(s.Path, " / "), line: s.Line}
+		p.pending = append(p.pending, o.rec)
+		if p.host == "" {
+			p.host = s.Hostname
+		}
+		for _, a := range p.open {
+			a.keptBelow = true
+		}
+	}
+	p.open = append(p.open, o)
+	return nil
+}
+
+func (p *pass) testcase(s *Suite, c *Case) error {
+	o := p.open[len(p.open)-1]
+	if o.failing != nil {
+		k := nameHash(c.ClassName + "\x00" + c.Name)
+		if _, rerun := o.failing[k]; rerun {
+			p.learned.hold[o.ordinal] = true
+		} else if failing(c.Outcomes) {
+			o.failing[k] = struct{}{}
+		} else {
+			delete(o.failing, k)
+		}
+	}
+	if !o.keep {
+		return nil
+	}
+	p.docs[len(p.docs)-1].cases++
+	o.outcomes += len(c.Outcomes)
+	if o.held != nil {
+		o.held.cases = append(o.held.cases, *c)
+		return nil
+	}
+	return p.emit(s, c)
+}
+
+func (p *pass) suiteEnd(s *Suite) error {
+	o := p.open[len(p.open)-1]
+	p.open = p.open[:len(p.open)-1]
+	if p.plan == nil {
+		if s.PropsLate || s.Nested && (s.Late || len(s.Outcomes) > 0) {
+			p.learned.hold[o.ordinal] = true
+		}
+		if a, _ := property(s.Properties, collect.JUnitArmProperty); a != "" {
+			r, _ := property(s.Properties, collect.JUnitRevisionProperty)
+			p.learned.arms[o.ordinal] = armFact{arm: a, revision: r}
+		}
+	}
+	if o.keep {
+		o.rec.counts = suiteCounts(p.file, s)
+		o.rec.out = [2]string{s.SystemOut, s.SystemErr}
+		p.span(s)
+		if s.Deselected != nil && !o.keptBelow {
+			sum := *s.Deselected
+			if p.deselected != nil {
+				sum += *p.deselected
+			}
+			p.deselected = &sum
+		}
+	}
+	if o.held != nil {
+		o.held.s = *s
+		if len(p.open) > 0 && p.open[len(p.open)-1].held != nil {
+			return nil // the suite it is nested in is held too
+		}
+		for _, h := range p.held {
+			if err := p.endSuite(&h.s, h.o, foldReruns(h.cases)); err != nil {
+				return err
+			}
+		}
+		p.held = nil
+	} else if err := p.endSuite(s, o, nil); err != nil {
+		return err
+	}
+	if len(p.open) == 0 {
+		return p.flushSuites()
+	}
+	return nil
+}
+
+// endSuite writes a kept suite's cases not written yet (a held suite's,
+// its reruns folded) and then its own failure as a case, and notes the
+// failures it declares but does not show.
+func (p *pass) endSuite(s *Suite, o *openSuite, cases []Case) error {
+	if !o.keep {
+		return nil
+	}
+	for i := range cases {
+		if err := p.emit(s, &cases[i]); err != nil {
+			return err
+		}
+	}
+	if c, ok := suiteSetUpCase(s); ok {
+		if err := p.emit(s, &c); err != nil {
+			return err
+		}
+	}
+	if !o.keptBelow {
+		if d := declaredFailures(p.file, s, o.outcomes+len(s.Outcomes)); d != "" {
+			p.declared = append(p.declared, d)
+		}
+	}
+	return nil
+}
+
+// emit converts, names and writes one case.
+func (p *pass) emit(s *Suite, c *Case) error {
+	cr, log := caseResult(p.file, s, c)
+	if name := p.names.unique(cr.Name, base(p.file)); name != cr.Name {
+		p.res.renamed(p.file, c, cr.Name, name)
+		cr.Name = name
+	}
+	p.metrics.attach(cr.Name, log)
+	n := p.res.Cases
+	p.res.Cases++
+	for _, c := range []struct {
+		is bool
+		n  *int
+	}{{cr.Failed(), &p.res.Failed}, {cr.Skipped(), &p.res.Skipped}, {cr.Flaky(), &p.res.Flaky}} {
+		if c.is {
+			*c.n++
+		}
+	}
+	w := jsonOut{b: p.buf[:0], depth: 2, first: n == 0}
+	w.elem()
+	w.caseJSON(&cr, log)
+	if _, err := p.cases.Write(p.red.JSON(w.b)); err != nil {
+		return err
+	}
+	w = jsonOut{b: w.b[:0], depth: 2, first: n == 0}
+	w.elem()
+	w.str(cr.Name)
+	if _, err := p.planned.Write(p.red.JSON(w.b)); err != nil {
+		return err
+	}
+	p.buf = w.b
+	// The rows go to the redacting writer in batches: it looks back from
+	// the end of each write for a secret's beginning.
+	collect.SummaryMarkdownRow(&p.rows, &cr, p.red)
+	if p.rows.Len() < 64<<10 {
+		return nil
+	}
+	return p.flushRows()
+}
+
+// flushRows writes the summary.md rows made so far.
+func (p *pass) flushRows() error {
+	_, err := p.mdRed.Write(p.rows.Bytes())
+	p.rows.Reset()
+	return err
+}
+
+// flushSuites writes the records of the top-level suite just read and of
+// the suites nested in it, in file order.
+func (p *pass) flushSuites() error {
+	for _, r := range p.pending {
+		w := jsonOut{b: p.buf[:0], depth: 2, first: p.nSuites == 0}
+		p.nSuites++
+		w.elem()
+		w.suiteJSON(&r.counts)
+		if _, err := p.suites.Write(p.red.JSON(w.b)); err != nil {
+			return err
+		}
+		p.buf = w.b
+		for i, name := range []string{"system-out", "system-err"} {
+			if strings.TrimSpace(r.out[i]) == "" {
+				continue
+			}
+			if _, err := fmt.Fprintf(p.runOut, "\n--- %s of suite %s (%s:%d) ---\n%s\n", name, r.path, r.counts.File, r.line, text.Tail(r.out[i], runLogCut)); err != nil {
+				return err
+			}
+		}
+	}
+	p.pending = p.pending[:0]
+	return nil
+}
+
+// span widens part.json's started_at and finished_at to a kept suite's
+// timestamp: the earliest start, and the latest start plus its time. A
+// timestamp without a zone (pytest before 8, Gradle) is taken as UTC.
+func (p *pass) span(s *Suite) {
+	t, ok := parseTimestamp(s.Timestamp)
+	if !ok {
+		return
+	}
+	end := t
+	if s.TimeS != nil {
+		end = t.Add(time.Duration(*s.TimeS * float64(time.Second)))
+	}
+	if p.first.IsZero() || t.Before(p.first) {
+		p.first = t
+	}
+	if end.After(p.last) {
+		p.last = end
+	}
+}
+
+// timeSpan is part.json's started_at and finished_at; empty when no suite
+// has a timestamp that parses.
+func (p *pass) timeSpan() (started, finished string) {
+	if p.first.IsZero() {
+		return "", ""
+	}
+	return p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)
+}
+
+// nameHash is a 64-bit FNV-1a hash of s, mixed (splitmix64's finalizer):
+// deterministic, so a collision, if ever, is the same on every run.
+func nameHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+// filesOf is the base names of files, for messages.
+func filesOf(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = filepath.Base(f)
+	}
+	return out
+}

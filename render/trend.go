@@ -1,0 +1,529 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Metric history and where a regression came in (docs/render.md §11): the
+// digest records the run's commit and its cases' metric values; with a
+// history the comment shows each metric against the runs before, and
+// names, for each failure that is new, the last run that passed it and
+// the commits between that run and this one.
+const (
+	// digestMetricCases is the most cases whose metrics a digest records.
+	digestMetricCases = 10
+	// digestMetricsPerCase is the most metrics a digest records of a case.
+	digestMetricsPerCase = 6
+	// maxMetricHistoryRows is the most rows of the comment's metric history.
+	maxMetricHistoryRows = 20
+	// maxRegressionLines is the most "came in after" lines; each names the
+	// cases that a run passed last.
+	maxRegressionLines = 5
+	// regressionNames is the most cases a "came in after" line names.
+	regressionNames = 10
+	// maxConcurrency bounds a digest metric's concurrency level.
+	maxConcurrency = 1 << 30
+)
+
+// HistoryMetric is one metric value of a digest (docs/formats.md §9): the
+// case (its label as in cases), the metric's name, arm and concurrency
+// level as its log records them (collect.Metric), its value and unit.
+type HistoryMetric struct {
+	Case        string  `json:"n"`
+	Name        string  `json:"k"`
+	Arm         string  `json:"a,omitempty"`
+	Concurrency *int    `json:"c,omitempty"`
+	Value       float64 `json:"v"`
+	Unit        string  `json:"u,omitempty"`
+}
+
+// metricKey is how a metric is matched across runs: case, name, arm and
+// concurrency level (-1 for none).
+type metricKey struct {
+	c, name, arm string
+	level        int
+}
+
+func (m *HistoryMetric) key() metricKey {
+	return metricKey{m.Case, m.Name, m.Arm, levelKey(m.Concurrency)}
+}
+
+// digestSHA is a commit as the digest records it: lowercase hex of 7 to
+// 64 digits, "" for anything else (unknown, or not a commit id).
+func digestSHA(sha string) string {
+	sha = strings.ToLower(sha)
+	if !digestSHARE.MatchString(sha) {
+		return ""
+	}
+	return sha
+}
+
+// measures are the cases' metrics and events, read once per render (the
+// logs are parsed only when the options ask for measures, docs/render.md
+// §12), with the problems of those that cannot be read.
+func (r *renderer) measures() (map[*merge.Case]collect.Measures, []string) {
+	if !r.msRead {
+		r.msRead = true
+		if r.opts.NeedsMeasures() {
+			r.ms, r.msProblems = measuresOf(r.rep)
+		}
+	}
+	return r.ms, r.msProblems
+}
+
+// historyMetric is m of case c as a digest records it; false for an
+// unknown value, which has no trend.
+func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
+	if !m.Known() {
+		return HistoryMetric{}, false
+	}
+	hm := HistoryMetric{Case: historyKey(c), Name: text.Cut(m.Name, digestCheckCut), Arm: text.Cut(m.Arm, measureName),
+		Value: *m.Value, Unit: text.Cut(m.Unit, measureName)}
+	if m.Concurrency != nil {
+		if *m.Concurrency > maxConcurrency {
+			return HistoryMetric{}, false
+		}
+		lv := *m.Concurrency
+		hm.Concurrency = &lv
+	}
+	return hm, true
+}
+
+// digestMetrics are the metric values this run's digest records: of the
+// first digestMetricCases cases with a known value, in report order, the
+// first digestMetricsPerCase known values, each metric once.
+func (r *renderer) digestMetrics() []HistoryMetric {
+	ms, _ := r.measures()
+	var out []HistoryMetric
+	cases := 0
+	seenCase := map[string]bool{}
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		if c.Evidence || len(ms[c].Metrics) == 0 || seenCase[historyKey(c)] || historyKey(c) == "" {
+			continue // as digest: an arm expected to fail, a repeated label
+		}
+		seenCase[historyKey(c)] = true
+		seen := map[metricKey]bool{}
+		n := 0
+		for j := range ms[c].Metrics {
+			hm, ok := historyMetric(c, &ms[c].Metrics[j])
+			if !ok || seen[hm.key()] {
+				continue
+			}
+			seen[hm.key()] = true
+			out = append(out, hm)
+			if n++; n == digestMetricsPerCase {
+				break
+			}
+		}
+		if n > 0 {
+			if cases++; cases == digestMetricCases {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// validateMetrics checks a digest's metrics like the rest of it.
+func validateMetrics(ms []HistoryMetric) error {
+	if len(ms) > digestMetricCases*digestMetricsPerCase {
+		return fmt.Errorf("%d metrics: at most %d", len(ms), digestMetricCases*digestMetricsPerCase)
+	}
+	seen := make(map[metricKey]bool, len(ms))
+	perCase := map[string]int{}
+	for i, m := range ms {
+		where := fmt.Sprintf("metric %d", i)
+		switch {
+		case !validDigestName(m.Case, digestNameCut):
+			return fmt.Errorf("%s: case: want 1 to %d code points of UTF-8", where, digestNameCut)
+		case !validDigestName(m.Name, digestCheckCut):
+			return fmt.Errorf("%s: name: want 1 to %d code points of UTF-8", where, digestCheckCut)
+		case m.Arm != "" && !validDigestName(m.Arm, measureName):
+			return fmt.Errorf("%s: arm: want up to %d code points of UTF-8", where, measureName)
+		case m.Unit != "" && !validDigestName(m.Unit, measureName):
+			return fmt.Errorf("%s: unit: want up to %d code points of UTF-8", where, measureName)
+		case m.Concurrency != nil && (*m.Concurrency < 0 || *m.Concurrency > maxConcurrency):
+			return fmt.Errorf("%s: concurrency %d: want 0 to %d", where, *m.Concurrency, maxConcurrency)
+		case math.IsNaN(m.Value) || math.Abs(m.Value) > 1e300:
+			return fmt.Errorf("%s: value %g: want a number of magnitude at most 1e300", where, m.Value)
+		case seen[m.key()]:
+			return fmt.Errorf("%s: %q %q listed twice", where, text.Cut(m.Case, 40), text.Cut(m.Name, 40))
+		}
+		seen[m.key()] = true
+		if perCase[m.Case]++; perCase[m.Case] > digestMetricsPerCase {
+			return fmt.Errorf("%s: more than %d metrics of case %q", where, digestMetricsPerCase, text.Cut(m.Case, 40))
+		}
+	}
+	if len(perCase) > digestMetricCases {
+		return fmt.Errorf("metrics of %d cases: at most %d", len(perCase), digestMetricCases)
+	}
+	return nil
+}
+
+// countUnits are the units of metrics that count things or say yes or no
+// (docs/render.md §11): their change is a difference, never a percentage.
+var countUnits = map[string]bool{
+	"": true, "count": true, "bool": true, "boolean": true, "flag": true,
+}
+
+// measureUnits are the units of measured quantities, whose change is a
+// percentage: time, size, rates and ratios.
+var measureUnits = map[string]bool{
+	"ns": true, "us": true, "µs": true, "ms": true, "s": true, "sec": true, "secs": true, "second": true, "seconds": true,
+	"min": true, "mins": true, "minute": true, "minutes": true, "h": true, "hour": true, "hours": true,
+	"b": true, "byte": true, "bytes": true, "kb": true, "kib": true, "mb": true, "mib": true, "gb": true, "gib": true, "tb": true, "tib": true,
+	"x": true, "ratio": true, "w": true, "watt": true, "watts": true, "c": true, "°c": true, "hz": true, "mhz": true, "ghz": true,
+}
+
+// isCount reports whether a metric counts things or is a boolean
+// (docs/render.md §11): a whole value whose unit is empty, `count`, `bool`,
+// `boolean` or `flag`, or a plain word (letters only: `requests`,
+// `pages`) that is no unit of time, size, rate or ratio.
+func isCount(value float64, unit string) bool {
+	if value != math.Trunc(value) {
+		return false
+	}
+	u := strings.ToLower(unit)
+	if countUnits[u] {
+		return true
+	}
+	if measureUnits[u] {
+		return false
+	}
+	for _, c := range u {
+		if !(c >= 'a' && c <= 'z' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// metricChange is the change of a metric against its previous value:
+// `−3%` (a percentage, as the metric tables' deltas) for a measured
+// quantity, `+2` (a difference) for a count or boolean; "" when there is
+// no percentage to give (a zero or too small previous value).
+func metricChange(cur, prev float64, unit string) string {
+	if isCount(cur, unit) && isCount(prev, unit) {
+		d := cur - prev
+		switch {
+		case d > 0:
+			return "+" + formatNumber(d)
+		case d < 0:
+			return "−" + formatNumber(-d)
+		}
+		return "±0"
+	}
+	v, p := cur, prev
+	return delta(&collect.Metric{Value: &v}, &collect.Metric{Value: &p})
+}
+
+// sinceWords names the run a change is against: `w/w` when it was 7 days
+// before this one, `d/d` when 1 day, else `vs <date>`, or `vs the
+// previous run` without dates.
+func sinceWords(prevDate, date string) string {
+	p, err1 := time.Parse(time.DateOnly, prevDate)
+	t, err2 := time.Parse(time.DateOnly, date)
+	switch {
+	case err1 != nil:
+		return "vs the previous run"
+	case err2 != nil:
+		return "vs " + prevDate
+	}
+	switch t.Sub(p) {
+	case 7 * 24 * time.Hour:
+		return "w/w"
+	case 24 * time.Hour:
+		return "d/d"
+	}
+	return "vs " + prevDate
+}
+
+// sparkBlocks draw a trend, lowest to highest.
+var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws values (NaN: no value that run) between their minimum
+// and maximum, `·` for a run without a value; all equal values draw `▄`.
+func sparkline(values []float64) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		if !math.IsNaN(v) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	var b strings.Builder
+	for _, v := range values {
+		switch {
+		case math.IsNaN(v):
+			b.WriteRune('·')
+		case hi == lo || math.IsInf(hi-lo, 0):
+			b.WriteRune(sparkBlocks[3])
+		default:
+			i := int(math.Round((v - lo) / (hi - lo) * float64(len(sparkBlocks)-1)))
+			b.WriteRune(sparkBlocks[max(0, min(i, len(sparkBlocks)-1))])
+		}
+	}
+	return b.String()
+}
+
+// metricHistoryBlock is the comment's `**Metric history**` table
+// (docs/render.md §11): one row per metric of this run's digest that an
+// earlier run recorded too, with this run's value and its change against
+// the newest earlier value, and the trend over the runs of the history;
+// "" without history or such a metric.
+func (r *renderer) metricHistoryBlock(w *writer) string {
+	if r.hist == nil || len(r.hist.runs) == 0 {
+		return ""
+	}
+	earlier := make([]map[metricKey]*HistoryMetric, len(r.hist.runs))
+	for i := range r.hist.runs {
+		earlier[i] = make(map[metricKey]*HistoryMetric, len(r.hist.runs[i].Metrics))
+		for j := range r.hist.runs[i].Metrics {
+			m := &r.hist.runs[i].Metrics[j]
+			earlier[i][m.key()] = m
+		}
+	}
+	var rows [][]string
+	more := 0
+	for _, m := range r.digestMetrics() {
+		values := make([]float64, 0, len(earlier)+1)
+		prev := -1
+		for i := range earlier {
+			v := math.NaN()
+			if e, ok := earlier[i][m.key()]; ok && e.Unit == m.Unit {
+				v, prev = e.Value, i
+			}
+			values = append(values, v)
+		}
+		if prev < 0 {
+			continue // no earlier value: nothing to compare
+		}
+		if len(rows) == maxMetricHistoryRows {
+			more++
+			continue
+		}
+		values = append(values, m.Value)
+		unit := ""
+		if m.Unit != "" {
+			unit = " " + m.Unit
+		}
+		cell := formatNumber(m.Value) + unit
+		if ch := metricChange(m.Value, values[prev], m.Unit); ch != "" {
+			cell += " (" + ch + " " + sinceWords(r.hist.runs[prev].Date, r.opts.Date) + ")"
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range values {
+			if !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+		trend := sparkline(values) + " " + formatNumber(lo) + "–" + formatNumber(hi) + unit
+		name := m.Name
+		if m.Arm != "" {
+			name += " [" + m.Arm + "]"
+		}
+		if m.Concurrency != nil {
+			name += fmt.Sprintf(" c%d", *m.Concurrency)
+		}
+		rows = append(rows, []string{text.Plain(m.Case), text.CodeCell(name), text.Plain(cell), text.Plain(trend)})
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	out := w.t("metric_history_head", len(r.hist.runs)+1) + "\n\n" +
+		w.mdTable([]string{"case", "metric", "this run", "last runs, oldest first"}, rows)
+	if more > 0 {
+		out += "\n\n" + w.t("metric_history_more", more)
+	}
+	return out
+}
+
+// regression is where the new failures that one earlier run passed came
+// in: that run, and the cases.
+type regression struct {
+	run   *HistoryRun
+	cases []*merge.Case
+}
+
+// lastPassed is the index in r.hist.runs of the newest earlier run that
+// counted c as passed, when c's failure in this run is new (since `new`:
+// failed, not infra, not flaky, and passed in the newest counted earlier
+// run); -1 otherwise.
+func (r *renderer) lastPassed(c *merge.Case) int {
+	if r.hist == nil || c.NotRun || !c.Failed() || c.Class == collect.ClassInfra {
+		return -1
+	}
+	states := r.states(c)
+	if r.sinceKind(states).kind != sinceNew {
+		return -1
+	}
+	for i := len(states) - 2; i >= 0; i-- {
+		if st := states[i]; st.known && !st.infra {
+			if st.bad {
+				return -1
+			}
+			return i
+		}
+	}
+	return -1
+}
+
+// regressions groups the new failures of the failed-cases table by the
+// last run that passed them, newest run first.
+func (r *renderer) regressions() []regression {
+	if r.hist == nil {
+		return nil
+	}
+	by := map[int]int{}
+	var out []regression
+	for _, c := range r.failedCases() {
+		i := r.lastPassed(c)
+		if i < 0 {
+			continue
+		}
+		k, ok := by[i]
+		if !ok {
+			k = len(out)
+			by[i] = k
+			out = append(out, regression{run: &r.hist.runs[i]})
+		}
+		out[k].cases = append(out[k].cases, c)
+	}
+	// Newest run first: the smallest range of commits leads.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && lessDigits(out[j-1].run.Run, out[j].run.Run); j-- {
+			out[j-1], out[j] = out[j], out[j-1]
+		}
+	}
+	return out
+}
+
+// failedCases are the report's failed cases in report order, as the
+// failed-cases table counts them (not run, evidence and known-only cases
+// left out).
+func (r *renderer) failedCases() []*merge.Case {
+	var out []*merge.Case
+	for i := range r.rep.Cases {
+		if c := &r.rep.Cases[i]; !c.Evidence && c.Failed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// NewFailures are the labels of this run's failed cases that are new in
+// its history (docs/render.md §11): not a known issue's, not of class
+// infra, and passed in the newest earlier run that knows the case; with
+// no earlier run that knows a case, its failure counts as new too.
+// `--fail-on new` exits 1 when there is one.
+func (r *renderer) newFailures() []string {
+	var out []string
+	for _, c := range r.failedCases() {
+		if c.Class == collect.ClassInfra {
+			continue
+		}
+		if r.hist != nil {
+			if k := r.sinceKind(r.states(c)).kind; k != sinceNew && k != sinceNoRecord {
+				continue
+			}
+		}
+		out = append(out, c.Label())
+	}
+	return out
+}
+
+// regressionLines are the `Came in after` lines of docs/render.md §11: for
+// each earlier run that last passed some of this run's new failures, the
+// run, the cases and the link to the commits between it and this run.
+func (r *renderer) regressionLines(w *writer, p plan) string {
+	regs := r.regressions()
+	if len(regs) == 0 {
+		return ""
+	}
+	head := r.sha()
+	nameCut := digestNameCut
+	if p.squeeze {
+		nameCut /= 2
+	}
+	var lines []string
+	for i, g := range regs {
+		if i == maxRegressionLines {
+			lines = append(lines, w.t("regression_more", len(regs)-i))
+			break
+		}
+		var names []string
+		for j, c := range g.cases {
+			if j == regressionNames {
+				names = append(names, fmt.Sprintf("and %d more", len(g.cases)-j))
+				break
+			}
+			names = append(names, text.CodeCell(text.Cut(c.Label(), nameCut)))
+		}
+		base := g.run.SHA
+		data := map[string]any{
+			"Cases": strings.Join(names, ", "), "N": len(g.cases), "Run": g.run.Run, "RunURL": r.earlierRunURL(g.run.Run),
+			"Date": g.run.Date, "Base7": ShortSHA(base), "Unknown": false, "Same": false, "URL": "", "Commits": 0,
+		}
+		switch {
+		case base == "" || !isHex(head):
+			data["Unknown"] = true
+		case sameCommit(base, head):
+			data["Same"] = true
+		default:
+			data["URL"] = r.cfg.repo() + "/compare/" + base + "..." + head
+			if n, ok := r.opts.CommitCounts[base]; ok && n >= 0 {
+				data["Commits"] = n
+			}
+		}
+		lines = append(lines, "- "+w.t("regression_line", data))
+	}
+	return w.t("regression_head", nil) + "\n\n" + strings.Join(lines, "\n")
+}
+
+// earlierRunURL is the link of another run of this workflow: this run's
+// URL with its id replaced, when it ends in /actions/runs/<id> (as the
+// Actions default does); "" otherwise.
+func (r *renderer) earlierRunURL(id string) string {
+	u := r.opts.RunURL
+	suffix := "/actions/runs/" + r.opts.RunID
+	if r.opts.RunID == "" || !strings.HasSuffix(u, suffix) {
+		return ""
+	}
+	return strings.TrimSuffix(u, r.opts.RunID) + id
+}
+
+// CompareBases are the commits of the earlier runs that last passed a
+// failure new in this run (docs/render.md §11), whose compare links the
+// comment gives, and this run's commit, the head of each: post asks GitHub
+// how many commits each range holds and passes them back as
+// Options.CommitCounts. No bases without history, without a new failure or
+// without this run's commit.
+func CompareBases(rep *merge.Report, opts Options) (head string, bases []string, err error) {
+	r, err := newRenderer(rep, opts)
+	if err != nil || r.perfMode || !isHex(r.sha()) {
+		return "", nil, err
+	}
+	head = r.sha()
+	seen := map[string]bool{}
+	for _, g := range r.regressions() {
+		if b := g.run.SHA; b != "" && !seen[b] && !sameCommit(b, head) {
+			seen[b] = true
+			bases = append(bases, b)
+		}
+	}
+	return head, bases, nil
+}
+
+// sameCommit reports whether a digest's commit (lowercase) and this run's
+// name the same commit, one perhaps abbreviated.
+func sameCommit(base, head string) bool {
+	head = strings.ToLower(head)
+	return strings.HasPrefix(head, base) || strings.HasPrefix(base, head)
+}

@@ -1,0 +1,367 @@
+package render
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	gmtext "github.com/yuin/goldmark/text"
+)
+
+const (
+	sampleSHA = "0123456789abcdef0123456789abcdef01234567" // sampleJSON's kvcached_sha
+	olderSHA  = "1111111aaaaaaabbbbbbbcccccccddddddd00000"
+	oldestSHA = "2222222aaaaaaabbbbbbbcccccccddddddd00000"
+)
+
+// nightlyRun is an earlier nightly run of the sample report's suite.
+func nightlyRun(id, date, sha string, cases ...HistoryCase) HistoryRun {
+	return HistoryRun{V: 1, Profile: "nightly", Run: id, Attempt: "1", Date: date, SHA: sha, Total: 9, Cases: cases}
+}
+
+// listItems are the texts of md's list items and their links'
+// destinations, in order.
+func listItems(md string) (items []string, links [][]string) {
+	src := []byte(md)
+	doc := goldmark.New().Parser().Parse(gmtext.NewReader(src))
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering || n.Kind() != ast.KindListItem {
+			return ast.WalkContinue, nil
+		}
+		var b strings.Builder
+		var ls []string
+		ast.Walk(n, func(m ast.Node, in bool) (ast.WalkStatus, error) {
+			if !in {
+				return ast.WalkContinue, nil
+			}
+			switch v := m.(type) {
+			case *ast.Text:
+				b.Write(v.Segment.Value(src))
+			case *ast.CodeSpan:
+				for c := v.FirstChild(); c != nil; c = c.NextSibling() {
+					if t, ok := c.(*ast.Text); ok {
+						b.Write(t.Segment.Value(src))
+					}
+				}
+				return ast.WalkSkipChildren, nil
+			case *ast.Link:
+				ls = append(ls, string(v.Destination))
+			}
+			return ast.WalkContinue, nil
+		})
+		items = append(items, b.String())
+		links = append(links, ls)
+		return ast.WalkSkipChildren, nil
+	})
+	return items, links
+}
+
+// regressionItems are the items of the comment's list under "New
+// failures, from the last run that passed them:".
+func regressionItems(t *testing.T, comment string) ([]string, [][]string) {
+	t.Helper()
+	_, after, ok := strings.Cut(comment, "New failures, from the last run that passed them:\n\n")
+	if !ok {
+		return nil, nil
+	}
+	block, _, _ := strings.Cut(after, "\n\n")
+	return listItems(block)
+}
+
+// TestRegressionRange: a failure new in the history names the last run
+// that passed it and links the commits between that run and this one,
+// with their count when post found it; a failure that is not new, and an
+// earlier run at the same commit or without one, get no range.
+func TestRegressionRange(t *testing.T) {
+	// The sample report fails sglang-qwen35_4b-kv_c1 (all_ok),
+	// vllm-qwen05b-native, the elastic and the limit case, and did not
+	// run the priority case.
+	fail := func(name string) HistoryCase {
+		return HistoryCase{Name: name, Status: DigestFailed, Fingerprint: "aaaaaaaaaaaa"}
+	}
+	opts := sampleOptions()
+	opts.History = []HistoryRun{
+		nightlyRun("120", "2026-11-25", oldestSHA),
+		// The limit case fails in 121 and 122: not new. The elastic case
+		// passed in 121, failed in 122: new since... no, it fails in 122
+		// too. The native case passed last in 121.
+		nightlyRun("121", "2026-11-26", olderSHA, fail("limit-vllm-qwen05b")),
+		nightlyRun("122", "2026-11-27", olderSHA, fail("limit-vllm-qwen05b"), fail("elastic-vllm-qwen05b+sglang-qwen35_4b")),
+	}
+	// 122 recorded the same commit as 121, and passed sglang and native:
+	// their range is from 122.
+	docs := mustRender(t, sampleReport(t), opts)
+	items, links := regressionItems(t, docs.Comment)
+	want := []string{"sglang-qwen35_4b-kv_c1, vllm-qwen05b-native: run 122 of 2026-11-27 passed them; the commits since 1111111 are where to start bisecting."}
+	if d := cmp.Diff(want, items); d != "" {
+		t.Errorf("regression lines (-want +got):\n%s\n%s", d, docs.Comment)
+	}
+	wantLinks := [][]string{{"https://github.com/ovg-project/kvcached/actions/runs/122", "https://github.com/ovg-project/kvcached/compare/" + olderSHA + "..." + sampleSHA}}
+	if d := cmp.Diff(wantLinks, links); d != "" {
+		t.Errorf("regression links (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"sglang-qwen35_4b-kv_c1", "vllm-qwen05b-native"}, docs.NewFailures); d != "" {
+		t.Errorf("NewFailures (-want +got):\n%s", d)
+	}
+
+	// post's count of the commits goes into the link's words.
+	head, bases, err := CompareBases(sampleReport(t), opts)
+	if err != nil || head != sampleSHA || !slices.Equal(bases, []string{olderSHA}) {
+		t.Fatalf("CompareBases = %s, %q, %v; want %s, [%s]", head, bases, err, sampleSHA, olderSHA)
+	}
+	opts.CommitCounts = map[string]int{olderSHA: 4}
+	items, _ = regressionItems(t, mustRender(t, sampleReport(t), opts).Comment)
+	if len(items) != 1 || !strings.HasSuffix(items[0], "; the 4 commits since 1111111 are where to start bisecting.") {
+		t.Errorf("with a count: %q", items)
+	}
+
+	// The same commit as this run: no commit came in between. A run
+	// without a commit: no range.
+	opts.CommitCounts = nil
+	opts.History[2].SHA = sampleSHA
+	items, _ = regressionItems(t, mustRender(t, sampleReport(t), opts).Comment)
+	if len(items) != 1 || !strings.HasSuffix(items[0], "passed them at this same commit: no commit came in between.") {
+		t.Errorf("same commit: %q", items)
+	}
+	opts.History[2].SHA = ""
+	items, _ = regressionItems(t, mustRender(t, sampleReport(t), opts).Comment)
+	if len(items) != 1 || !strings.Contains(items[0], "no range of commits can be given") {
+		t.Errorf("no commit: %q", items)
+	}
+	if _, b, _ := CompareBases(sampleReport(t), opts); len(b) != 0 {
+		t.Errorf("CompareBases without a recorded commit: %q", b)
+	}
+
+	// Two runs that passed different new failures last: two lines, the
+	// newest run first.
+	opts.History = []HistoryRun{
+		nightlyRun("120", "2026-11-25", oldestSHA, fail("elastic-vllm-qwen05b+sglang-qwen35_4b")),
+		nightlyRun("121", "2026-11-26", olderSHA, fail("elastic-vllm-qwen05b+sglang-qwen35_4b"), fail("vllm-qwen05b-native")),
+	}
+	opts.History[0].Cases = nil
+	opts.History[1].Cases = []HistoryCase{fail("limit-vllm-qwen05b")}
+	// limit failed in 121 and passed in 120; the rest passed in 121.
+	items, links = regressionItems(t, mustRender(t, sampleReport(t), opts).Comment)
+	if len(items) != 1 || !strings.HasPrefix(items[0], "sglang-qwen35_4b-kv_c1, vllm-qwen05b-native, elastic-vllm-qwen05b+sglang-qwen35_4b: run 121") {
+		t.Errorf("one range: %q", items)
+	}
+	_ = links
+
+	// Without history no line, and every failure counts as new.
+	plain := mustRender(t, sampleReport(t), sampleOptions())
+	if strings.Contains(plain.Comment, "New failures") {
+		t.Errorf("a comment without history names new failures")
+	}
+	if len(plain.NewFailures) != 4 {
+		t.Errorf("without history NewFailures = %q, want the 4 failed cases", plain.NewFailures)
+	}
+}
+
+// TestNewFailuresLeaveOutInfraAndKnown: --fail-on new counts neither an
+// infra failure nor a failure that failed the run before.
+func TestNewFailuresLeaveOutInfraAndKnown(t *testing.T) {
+	rep := sampleReport(t)
+	for i := range rep.Cases {
+		if rep.Cases[i].Name == "vllm-qwen05b-native" {
+			rep.Cases[i].Class = collect.ClassInfra
+		}
+	}
+	fail := func(name string) HistoryCase {
+		return HistoryCase{Name: name, Status: DigestFailed, Fingerprint: "aaaaaaaaaaaa"}
+	}
+	opts := sampleOptions()
+	opts.History = []HistoryRun{nightlyRun("122", "2026-11-27", olderSHA,
+		fail("sglang-qwen35_4b-kv_c1"), fail("elastic-vllm-qwen05b+sglang-qwen35_4b"), fail("limit-vllm-qwen05b"))}
+	docs := mustRender(t, rep, opts)
+	if len(docs.NewFailures) != 0 {
+		t.Errorf("NewFailures = %q: want none (every failure failed before, or is infra)", docs.NewFailures)
+	}
+	opts.History[0].Cases = opts.History[0].Cases[:2]
+	docs = mustRender(t, rep, opts)
+	if !slices.Equal(docs.NewFailures, []string{"limit-vllm-qwen05b"}) {
+		t.Errorf("NewFailures = %q: want the limit case", docs.NewFailures)
+	}
+}
+
+// metricLog is a case log holding metrics.
+func metricLog(t *testing.T, ms ...collect.Metric) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"metrics": ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMetricHistory: the digest records the cases' metrics, bounded, and
+// with a history the comment shows each metric's change against the
+// previous run (a percentage; a count's difference) and its trend.
+func TestMetricHistory(t *testing.T) {
+	rep := sampleReport(t)
+	c8 := 8
+	rep.Cases[3].Log = metricLog(t,
+		collect.Metric{Name: "ttft", Value: fp(412), Unit: "ms", Arm: "local", Concurrency: &c8},
+		collect.Metric{Name: "guard_pages", Value: fp(23), Unit: "pages"},
+		collect.Metric{Name: "lost", Value: nil, Unit: "ms"}, // unknown: no history
+		collect.Metric{Name: "new_metric", Value: fp(1), Unit: "s"})
+	opts := sampleOptions()
+	opts.Profile = "weekly"
+	opts.Config.Intervals = []Interval{{Label: "x", From: "a", To: "b"}} // the logs are read
+	opts.Date = "2026-11-28"
+	const kvc1 = "vllm-qwen05b-kv_c1"
+	weekly := func(id, date string, ms ...HistoryMetric) HistoryRun {
+		h := nightlyRun(id, date, olderSHA)
+		h.Profile, h.Metrics = "weekly", ms
+		return h
+	}
+	ttft := func(v float64) HistoryMetric {
+		return HistoryMetric{Case: kvc1, Name: "ttft", Arm: "local", Concurrency: &c8, Value: v, Unit: "ms"}
+	}
+	pages := func(v float64) HistoryMetric {
+		return HistoryMetric{Case: kvc1, Name: "guard_pages", Value: v, Unit: "pages"}
+	}
+	opts.History = []HistoryRun{
+		weekly("119", "2026-11-07", ttft(400), pages(20)),
+		weekly("120", "2026-11-14"),
+		weekly("121", "2026-11-21", ttft(425), pages(21)),
+	}
+	docs := mustRender(t, rep, opts)
+
+	js, _ := DigestOf(docs.Comment)
+	h, err := ParseDigest(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDigest := []HistoryMetric{ttft(412), pages(23), {Case: kvc1, Name: "new_metric", Value: 1, Unit: "s"}}
+	if d := cmp.Diff(wantDigest, h.Metrics); d != "" {
+		t.Errorf("digest metrics (-want +got):\n%s", d)
+	}
+
+	var rows [][]string
+	for _, tb := range mdtest.Tables([]byte(docs.Comment)) {
+		if len(tb.Header) == 4 && tb.Header[3].Text == "last runs, oldest first" {
+			for _, r := range tb.Rows {
+				rows = append(rows, mdtest.Texts(r))
+			}
+		}
+	}
+	want := [][]string{
+		{kvc1, "ttft [local] c8", "412 ms (−3% w/w)", "▁·█▄ 400–425 ms"},
+		{kvc1, "guard_pages", "23 pages (+2 w/w)", "▁·▃█ 20–23 pages"},
+	}
+	if d := cmp.Diff(want, rows); d != "" {
+		t.Errorf("metric history rows (-want +got):\n%s\n%s", d, docs.Comment)
+	}
+	if !strings.Contains(docs.Comment, "**Metric history** (the last 4 runs):") {
+		t.Errorf("no metric history heading:\n%s", docs.Comment)
+	}
+
+	// Two weeks back, the change says against which date.
+	opts.History = opts.History[:1]
+	docs = mustRender(t, rep, opts)
+	if !strings.Contains(docs.Comment, "412 ms (+3% vs 2026-11-07)") {
+		t.Errorf("a change against an older run does not name its date:\n%s", docs.Comment)
+	}
+	// Without history, no table.
+	opts.History = nil
+	if docs = mustRender(t, rep, opts); strings.Contains(docs.Comment, "Metric history") {
+		t.Errorf("a metric history without history")
+	}
+}
+
+// TestDigestMetricsBounded: at most digestMetricsPerCase metrics of a case
+// and digestMetricCases cases, and the digest still fits.
+func TestDigestMetricsBounded(t *testing.T) {
+	rep := sampleReport(t)
+	var many []collect.Metric
+	for i := range 50 {
+		many = append(many, collect.Metric{Name: strings.Repeat("m", 90) + string(rune('a'+i%26)) + string(rune('a'+i/26)), Value: fp(float64(i)), Unit: "ms"})
+	}
+	for i := range rep.Cases {
+		rep.Cases[i].Log = metricLog(t, many...)
+	}
+	opts := sampleOptions()
+	opts.Config.Intervals = []Interval{{Label: "x", From: "a", To: "b"}}
+	docs := mustRender(t, rep, opts)
+	js, _ := DigestOf(docs.Comment)
+	if len(js) > MaxDigestChars {
+		t.Fatalf("digest of %d bytes", len(js))
+	}
+	h, err := ParseDigest(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, m := range h.Metrics {
+		per[m.Case]++
+	}
+	for c, n := range per {
+		if n > digestMetricsPerCase {
+			t.Errorf("case %s: %d metrics", c, n)
+		}
+	}
+	if len(per) == 0 || len(per) > digestMetricCases {
+		t.Errorf("metrics of %d cases", len(per))
+	}
+}
+
+func TestParseDigestMetrics(t *testing.T) {
+	base := `{"v":1,"profile":"weekly","run":"100","attempt":"1","sha":"abcdef0","total":3,"x":[{"n":"a","k":"ttft","a":"cold","c":8,"v":412.5,"u":"ms"}]}`
+	if _, err := ParseDigest(base); err != nil {
+		t.Fatalf("valid digest: %v", err)
+	}
+	for _, tc := range []struct{ name, old, new, err string }{
+		{"sha not hex", `"abcdef0"`, `"abcdefg"`, `sha "abcdefg"`},
+		{"sha upper case", `"abcdef0"`, `"ABCDEF0"`, `sha "ABCDEF0"`},
+		{"sha short", `"abcdef0"`, `"abcdef"`, `want 7 to 64`},
+		{"no case", `"n":"a"`, `"n":""`, "metric 0: case"},
+		{"no name", `"k":"ttft"`, `"k":""`, "metric 0: name"},
+		{"negative level", `"c":8`, `"c":-1`, "metric 0: concurrency -1"},
+		{"huge value", `412.5`, `1e301`, "metric 0: value"},
+		{"long unit", `"u":"ms"`, `"u":"` + strings.Repeat("u", 41) + `"`, "metric 0: unit"},
+		{"twice", `}]}`, `},{"n":"a","k":"ttft","a":"cold","c":8,"v":1,"u":"ms"}]}`, `metric 1: "a" "ttft" listed twice`},
+	} {
+		_, err := ParseDigest(strings.Replace(base, tc.old, tc.new, 1))
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: ParseDigest error %v, want one containing %q", tc.name, err, tc.err)
+		}
+	}
+	var seven []string
+	for i := range digestMetricsPerCase + 1 {
+		seven = append(seven, `{"n":"a","k":"m`+string(rune('a'+i))+`","v":1}`)
+	}
+	s := strings.Replace(base, `{"n":"a","k":"ttft","a":"cold","c":8,"v":412.5,"u":"ms"}`, strings.Join(seven, ","), 1)
+	if _, err := ParseDigest(s); err == nil || !strings.Contains(err.Error(), "more than 6 metrics of case") {
+		t.Errorf("seven metrics of a case: %v", err)
+	}
+}
+
+func TestIsCount(t *testing.T) {
+	for _, tc := range []struct {
+		v     float64
+		unit  string
+		count bool
+	}{
+		{3, "requests", true}, {500, "steps", true}, {1, "", true}, {0, "bool", true}, {23, "pages", true},
+		{412, "ms", false}, {3, "s", false}, {2.5, "requests", false}, {1024, "MiB", false}, {12, "tok/s", false}, {5, "%", false},
+	} {
+		if got := isCount(tc.v, tc.unit); got != tc.count {
+			t.Errorf("isCount(%v, %q) = %t", tc.v, tc.unit, got)
+		}
+	}
+	if got := metricChange(3, 5, "requests"); got != "−2" {
+		t.Errorf("a count's change %q, want −2", got)
+	}
+	if got := metricChange(412, 425, "ms"); got != "−3%" {
+		t.Errorf("a time's change %q, want −3%%", got)
+	}
+	if got := sparkline([]float64{1, 1, 1}); got != "▄▄▄" {
+		t.Errorf("flat sparkline %q", got)
+	}
+}
