@@ -15,8 +15,9 @@ import (
 // carry (docs/render.md §8), in at most opts.Width columns (0:
 // DefaultTextWidth; the CLI passes --width or $COLUMNS, render reads no
 // environment): the verdict, the parts, the problems, the known issues,
-// every failed case, the skipped, flaky and slowest cases, the evidence,
-// metric tables and recovery timings of arms, the closest calls, where to
+// every failed case, the history's fixed and regression lines, the
+// skipped, flaky and slowest cases, the evidence, metric tables and
+// recovery timings of arms, the metrics' history, the closest calls, where to
 // look (the job logs and serve.log excerpts), and the issue section. Tables
 // are reflowed to the width (termTable): cells are wrapped, never cut,
 // beyond the bounds that keep hostile input finite. Cells are plain text
@@ -41,13 +42,22 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	} else {
 		t.failed(failed)
 	}
+	w := &writer{}
+	loosest := plan{detail: detailCut} // the history lines as the comment's first plan has them
+	for _, md := range []string{r.fixedLine(w, loosest), r.regressionLines(w, loosest)} {
+		if md != "" {
+			t.markdown(md)
+		}
+	}
 	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), r.textDurations()} {
 		if s != "" {
 			t.para(s)
 		}
 	}
-	w := &writer{}
 	for _, md := range r.armBlocks(w) {
+		t.markdown(md)
+	}
+	if md := r.metricHistoryBlock(w); md != "" {
 		t.markdown(md)
 	}
 	t.closestCalls()

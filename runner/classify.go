@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -284,7 +285,10 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
 	}
 	v := judge(ev)
-	return v.Class, v.Why + " (" + first + ")"
+	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
+		return v.Class, why
+	}
+	return v.Class, v.Why // the check is in the report's failed-checks cell
 }
 
 // classifyFollowers gives a kvcached case that classifyCase left without a

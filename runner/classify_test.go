@@ -158,7 +158,7 @@ func TestClassifyCase(t *testing.T) {
 		{"kvcached server, no signature", failed("a", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"}, collect.Check{Name: "kvcached_active", CausedBy: "server_ready"}),
 			evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed (server_ready failed)"},
 		{"native server, no signature", failed("a-native", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"}),
-			evidence{}, collect.ClassInfra, "no machine or harness signature; a native server failed, without kvcached (server_ready failed)"},
+			evidence{}, collect.ClassInfra, "no machine or harness signature; a native server failed, without kvcached"},
 		{"install command failed", failed("vllm-setup", collect.Check{Name: "install_kvcached", Detail: "install command failed (exit status 1); see vllm-install.log: error: subprocess-exited-with-error"}),
 			evidence{}, collect.ClassProduct, "kvcached did not install: install command failed"},
 		{"install failed on a model download", failed("vllm-setup", collect.Check{Name: "install_kvcached", Detail: "install command failed (exit status 1); see vllm-install.log: x"}),
@@ -173,10 +173,10 @@ func TestClassifyCase(t *testing.T) {
 		{"a ballast that cannot hold", failed("elastic-a+b", collect.Check{Name: "ballast_ready", Detail: "the ballast exited: ..."}),
 			evidence{Kvcached: true}, collect.ClassInfra, "ballast_ready failed"},
 		{"not ok with only passing checks", &collect.CaseResult{Name: "a", Checks: []collect.Check{{Name: "c", OK: true}}}, evidence{Kvcached: true},
-			collect.ClassProduct, "no machine or harness signature; a kvcached server failed (no failed check recorded)"},
+			collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
 		{"only the native case's consequences", failed("a", collect.Check{Name: "gen_seq_tokens_equal", CausedBy: "n/server_ready"}),
 			evidence{Kvcached: true}, "", ""},
-		{"not ok, no failed check", failed("a"), evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed (no failed check recorded)"},
+		{"not ok, no failed check", failed("a"), evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, why := classifyCase(tc.res, tc.ev)
