@@ -181,14 +181,13 @@ func (f *phasesFilter) filter(b []byte, final bool) int {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if f.str.In() {
-			i = f.inString(b, i)
+			if i = f.inString(b, i); f.off {
+				return len(b) // a malformed \u escape: the decoder fails there
+			}
 			continue
 		}
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			j := i + 1
-			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
-				j++
-			}
+			j := skipSpace(b, i+1)
 			if j > i+1 {
 				f.cuts = append(f.cuts, [2]int{i + 1, j})
 			}
@@ -249,6 +248,11 @@ func (f *phasesFilter) inString(b []byte, i int) int {
 	escaped := f.str.esc
 	where := f.str.Step(c)
 	switch {
+	case f.hex > 0 && !isHexDigit(c):
+		// The decoder refuses the escape and quotes the bytes after
+		// it, which must reach it as they are: the filter stops.
+		f.off = true
+		return i
 	case f.hex > 0:
 		f.hex--
 	case escaped && c == 'u':
@@ -350,6 +354,8 @@ func skipIntegers(b []byte, i int) int {
 	return i
 }
 
+func isHexDigit(c byte) bool { return c-'0' < 10 || c|0x20-'a' < 6 }
+
 func isIntStart(c byte) bool { return c == '-' || c-'0' < 10 }
 
 // nextInteger returns the start of the element after the one at b[i] when
@@ -366,11 +372,7 @@ func nextInteger(b []byte, i int) int {
 	if j >= len(b) || b[j] != ',' {
 		return i
 	}
-	j++
-	for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r') {
-		j++
-	}
-	if j >= len(b) || !isIntStart(b[j]) {
+	if j = skipSpace(b, j+1); j >= len(b) || !isIntStart(b[j]) {
 		return i
 	}
 	return j

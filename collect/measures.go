@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/text"
 )
@@ -15,7 +17,12 @@ const (
 	MaxMetrics   = 1000
 	MaxEvents    = 100
 	maxNameRunes = 200
+	// maxNoteRunes bounds a metric's note (`2 + 3 SSM`).
+	maxNoteRunes = 200
 )
+
+// formatValue writes a value in an error as JSON would.
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Measures are the metrics and events of one case's log (docs/formats.md
 // §4.1).
@@ -87,6 +94,8 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 		Arm         *string         `json:"arm"`
 		Concurrency json.RawMessage `json:"concurrency"`
 		Better      *string         `json:"better"`
+		Kind        *string         `json:"kind"`
+		Note        *string         `json:"note"`
 	}
 	if err := json.Unmarshal(r, &m); err != nil {
 		return Metric{}, fmt.Errorf(": %w", describeMeasureError(err))
@@ -99,10 +108,18 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	if m.Value == nil {
 		return out, fieldErr("value", "missing (null or -1 for an unknown value)")
 	}
-	if !bytes.Equal(m.Value, []byte("null")) {
+	isBool := bytes.Equal(m.Value, []byte("true")) || bytes.Equal(m.Value, []byte("false"))
+	if isBool {
+		// A yes or no (docs/formats.md §4.1): 1 or 0, of kind boolean.
+		v := 0.0
+		if bytes.Equal(m.Value, []byte("true")) {
+			v = 1
+		}
+		out.Value, out.Kind = &v, MetricBoolean
+	} else if !bytes.Equal(m.Value, []byte("null")) {
 		var v float64
 		if err := json.Unmarshal(m.Value, &v); err != nil {
-			return out, fieldErr("value", "%s: want a number or null", text.CutLine(string(m.Value), 40))
+			return out, fieldErr("value", "%s: want a number, true, false or null", text.CutLine(string(m.Value), 40))
 		}
 		// encoding/json refuses what overflows a float64, but not a finite
 		// value whose arithmetic (a delta) would overflow.
@@ -123,6 +140,24 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 			return out, fieldErr("concurrency", "%s: want a non-negative integer", text.CutLine(string(m.Concurrency), 40))
 		}
 		out.Concurrency = &c
+	}
+	if m.Kind != nil {
+		switch k := *m.Kind; {
+		case k == MetricBoolean && out.Known() && *out.Value != 0 && *out.Value != 1:
+			return out, fieldErr("kind", "%q: the value %s is not true, false, 1 or 0", k, formatValue(*out.Value))
+		case isBool && k != MetricBoolean:
+			return out, fieldErr("kind", "%q: the value is true or false, a %q", text.CutLine(k, 40), MetricBoolean)
+		case k == MetricCount || k == MetricBoolean:
+			out.Kind = k
+		default:
+			return out, fieldErr("kind", "%q: want %q or %q", text.CutLine(k, 40), MetricCount, MetricBoolean)
+		}
+	}
+	if m.Note != nil {
+		if n := utf8.RuneCountInString(*m.Note); n > maxNoteRunes {
+			return out, fieldErr("note", "%d code points, over %d", n, maxNoteRunes)
+		}
+		out.Note = text.Valid(*m.Note)
 	}
 	if m.Better != nil {
 		switch *m.Better {
@@ -160,3 +195,28 @@ func ParseEvent(r json.RawMessage) (Event, error) {
 // describeMeasureError words a JSON decoding error of a log's metrics or
 // events: the field and the kinds for a value of the wrong kind.
 func describeMeasureError(err error) error { return JSONError(err) }
+
+// FailureText is an imported case's first failure or error as its report
+// had it, lines kept (docs/formats.md §4.1, imported): the message
+// (pytest's assertion, `AssertionError: 3/10 requests finished ...`) and
+// the text (the traceback), which a check's one-line detail runs together.
+type FailureText struct {
+	Message string `json:"message,omitempty"`
+	Text    string `json:"text,omitempty"`
+}
+
+// FailureOf reads a case log's "failure"; nil when it has none or it cannot
+// be read (the check's detail still says what failed).
+func FailureOf(log json.RawMessage) *FailureText {
+	if len(log) == 0 {
+		return nil
+	}
+	var l struct {
+		Failure *FailureText `json:"failure"`
+	}
+	if json.Unmarshal(log, &l) != nil || l.Failure == nil {
+		return nil
+	}
+	l.Failure.Message, l.Failure.Text = text.Valid(l.Failure.Message), text.Valid(l.Failure.Text)
+	return l.Failure
+}

@@ -381,6 +381,8 @@ func FuzzLoadSummary(f *testing.F) {
 		`{"cases":[{"name":"x"}],"cases":[{"ok":true}]}`,
 		`{"CASES":[null,{"Name":"a","LOG":null}]}`,
 		`{"cases":[{"phases":[-0.5e+3,"\u0041\\",true,false,null,{}]}]}`,
+		"{\"cases\":[{\"name\":\"a\",\"phases\":{\"p\":[\n  12,\n  345,\n  6789012,\n  123456789,\n  0,\n  5,\n 6,\n  7,\t8,\n  9\n ],\"q\":[\n  1,\n  01\n ]}}]}",
+		"{\"cases\":[{\"name\":\"a\",\"phases\":{\"p\":[\n  1,\n  2,\n  3x,\n  4\n ]}}]}",
 		"{\n \"ok\": true,\n \"cases\": [\n  {\n   \"name\": \"a\",\n   \"phases\": {\n    \"p\": {\n     \"results\": [\n      {\n       \"token_ids\": [\n        12,\n        -3,\n        0\n       ],\n       \"text\": \"\\u00e9 x\",\n       \"e\": null\n      }\n     ]\n    }\n   },\n   \"checks\": []\n  }\n ]\n}",
 	} {
 		f.Add([]byte(s))
@@ -611,4 +613,34 @@ func TestLongStringsAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecodeKeptDirect holds the direct decoder of a case's kept values to
+// json.Unmarshal: whatever valid JSON it decodes, it decodes the same.
+func FuzzDecodeKeptDirect(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","ok":true,"checks":[{"name":"c","ok":false,"detail":"3/20 failed"},{"name":"d","ok":true,"detail":""}],"log":{"a":{"x":[1,"é"]}}}`,
+		`{"name":"a","ok":false,"skipped":"s","duration_s":1.5e2,"class":"infra","class_why":"w","attempts":2,"checks":[]}`,
+		`{"name":"a","checks":[{"name":"m","ok":false,"value":-0.5,"bar":10,"unit":"MiB","must":"over","kind":"failure","caused_by":"x"}]}`,
+		`{"name":"a\n","checks":[{"Name":"x"}]}`, `{"name":"a","name":"b"}`, `{"attempts":1.0}`, `{"attempts":99999999999999999999}`,
+		`{"duration_s":1e999}`, `{"log":null}`, `{"name":"\xff"}`, `{"checks":null}`, `{"ok":null}`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, kept []byte) {
+		if !jsontext.Value(kept).IsValid(readOptions) {
+			return // record writes valid JSON only
+		}
+		var direct CaseResult
+		if !decodeKeptDirect(kept, &direct, map[string]string{}) {
+			return
+		}
+		var want CaseResult
+		if err := jsonv2.Unmarshal(kept, &want, readOptions); err != nil {
+			t.Fatalf("decoded %q, which json.Unmarshal refuses: %v", kept, err)
+		}
+		if diff := cmp.Diff(&want, &direct); diff != "" {
+			t.Fatalf("%q decodes differently (-json.Unmarshal +direct):\n%s", kept, diff)
+		}
+	})
 }

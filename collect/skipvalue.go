@@ -164,21 +164,44 @@ func skipSpace(b []byte, i int) int {
 // space and the next one's first digit, as a list of token ids is written;
 // it returns the index of the last element's first byte, or of what broke
 // the run, from where skipValue reads on (skipNumber checks that element).
+// An indented array repeats the same white space after every comma
+// (json.dumps with indent writes a newline and the indentation): once seen,
+// it is compared whole instead of skipped a byte class at a time.
 func skipIntegerRun(b []byte, i int) int {
+	var sep []byte // the white space after the previous comma
 	for {
-		j := integerEnd(b, i)
-		if j < 0 {
+		j := integerEndWord(b, i)
+		if j < 0 || j >= len(b) || b[j] != ',' {
 			return skipNumber(b, i)
 		}
-		if j >= len(b) || b[j] != ',' {
-			return skipNumber(b, i)
+		j++
+		if n := len(sep); n > 0 && j+n < len(b) && string(b[j:j+n]) == string(sep) && b[j+n]-'0' < 10 {
+			i = j + n
+			continue
 		}
-		k := skipSpace(b, j+1)
+		k := skipSpace(b, j)
 		if k >= len(b) || b[k]-'0' >= 10 {
 			return skipNumber(b, i)
 		}
-		i = k
+		sep, i = b[j:k], k
 	}
+}
+
+// integerEndWord is integerEnd, the digits counted eight bytes at a time:
+// an integer of up to seven digits that starts with 1-9 is read in one
+// word, without a branch per digit.
+func integerEndWord(b []byte, j int) int {
+	if j+8 <= len(b) && b[j] != '0' {
+		t := binary.LittleEndian.Uint64(b[j:]) ^ zeroChars                 // digits become 0..9
+		nonDigit := (((t & low7Bits) + 0x7676767676767676) | t) & highBits // t >= 10, exact
+		if nonDigit != 0 {
+			if n := bits.TrailingZeros64(nonDigit) >> 3; n > 0 {
+				return j + n
+			}
+			return -1
+		}
+	}
+	return integerEnd(b, j)
 }
 
 // skipString returns the index after the closing quote of the string whose

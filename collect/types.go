@@ -80,6 +80,11 @@ type Setup struct {
 	Kinds          []KindSetup      `json:"kinds,omitempty"`
 	// Parts holds the display names of the merged parts when there is more than one.
 	Parts []string `json:"parts,omitempty"`
+	// Properties (new) are what an imported suite ran with that no other
+	// field holds (docs/formats.md §3): `import junit --setup` pairs, then
+	// its reports' suite properties. A merged setup has every part's, each
+	// once; merge.PartStatus.Setup keeps each part's own.
+	Properties []Property `json:"properties,omitempty"`
 }
 
 // DescribesNoCase reports whether the setup names no engine and no case of
@@ -417,12 +422,24 @@ type Metric struct {
 	// Better is MetricLower or MetricHigher when the metric has a direction;
 	// "" when it has none.
 	Better string `json:"better,omitempty"`
+	// Kind is MetricCount or MetricBoolean for a value whose change is no
+	// percentage (pages served, a yes or no); "" for a measure.
+	Kind string `json:"kind,omitempty"`
+	// Note says what the value is made of (`2 + 3 SSM`); "" for none.
+	Note string `json:"note,omitempty"`
 }
 
 // Directions of a metric (Metric.Better).
 const (
 	MetricLower  = "lower"
 	MetricHigher = "higher"
+)
+
+// Kinds of a metric (Metric.Kind) whose change against a baseline is not
+// shown as a percentage (docs/formats.md §4.1).
+const (
+	MetricCount   = "count"
+	MetricBoolean = "boolean"
 )
 
 // Known reports whether the metric has a value: a recorder writes null or
@@ -432,10 +449,10 @@ func (m *Metric) Known() bool { return m.Value != nil && *m.Value != -1 }
 // ChangePct is m's change against base in percent, (m − base)/|base|·100:
 // the delta of a metric table against its baseline arm and what a
 // threshold's max_delta_pct bounds (docs/render.md §12.2, §12.5). false
-// when either is unknown, base is 0, or the change is beyond 10⁹ percent
-// (no percentage says anything there).
+// when either is unknown, base is 0, either is a count or a boolean, or
+// the change is beyond 10⁹ percent (no percentage says anything there).
 func (m *Metric) ChangePct(base *Metric) (float64, bool) {
-	if m == nil || base == nil || !m.Known() || !base.Known() || *base.Value == 0 {
+	if m == nil || base == nil || !m.Known() || !base.Known() || *base.Value == 0 || m.Kind != "" || base.Kind != "" {
 		return 0, false
 	}
 	d := (*m.Value - *base.Value) / math.Abs(*base.Value) * 100

@@ -245,6 +245,8 @@ func (w *jsonOut) logJSON(log *caseLog) {
 			w.strKey("arm", m.Arm, true)
 			w.intPtrKey("concurrency", m.Concurrency)
 			w.strKey("better", m.Better, true)
+			w.strKey("kind", m.Kind, true)
+			w.strKey("note", m.Note, true)
 			w.close('}')
 		}
 		w.close(']')
@@ -261,6 +263,13 @@ func (w *jsonOut) logJSON(log *caseLog) {
 			w.close('}')
 		}
 		w.close(']')
+	}
+	if f := log.Failure; f != nil {
+		w.key("failure")
+		w.open('{')
+		w.strKey("message", f.Message, true)
+		w.strKey("text", f.Text, true)
+		w.close('}')
 	}
 	w.close('}')
 }

@@ -50,7 +50,7 @@ func TestEncodeLikeEncodingJSON(t *testing.T) {
 		}
 		log := &caseLog{JUnit: junitSource{Source: str(), Suite: str(), ClassName: str(), Name: str(), File: str(), Line: rng.IntN(3)}, Properties: props(), SystemOut: str(), SystemErr: str()}
 		for range rng.IntN(3) {
-			m := collect.Metric{Name: str(), Unit: str(), Arm: str(), Concurrency: intp(), Better: str()}
+			m := collect.Metric{Name: str(), Unit: str(), Arm: str(), Concurrency: intp(), Better: str(), Kind: str(), Note: str()}
 			if rng.IntN(3) > 0 {
 				v := float()
 				m.Value = &v
@@ -59,6 +59,9 @@ func TestEncodeLikeEncodingJSON(t *testing.T) {
 		}
 		for range rng.IntN(3) {
 			log.Events = append(log.Events, collect.Event{Name: str(), T: float()})
+		}
+		if rng.IntN(2) == 0 {
+			log.Failure = &collect.FailureText{Message: str(), Text: str()}
 		}
 		raw, err := json.Marshal(log)
 		if err != nil {

@@ -149,7 +149,7 @@ func TestMetricsErrors(t *testing.T) {
 		{"no case", `{"name": "n", "value": 1}`, `line 1: no "case"`},
 		{"no name", `{"case": ` + c + `, "value": 1}`, `line 1: name: missing or empty`},
 		{"no value", `{"case": ` + c + `, "name": "n"}`, `line 1: value: missing`},
-		{"value not a number", `{"case": ` + c + `, "name": "n", "value": "3"}`, `line 1: value: "3": want a number or null`},
+		{"value not a number", `{"case": ` + c + `, "name": "n", "value": "3"}`, `line 1: value: "3": want a number, true, false or null`},
 		{"bad better", `{"case": ` + c + `, "name": "n", "value": 1, "better": "up"}`, `line 1: better: "up": want "lower" or "higher"`},
 		{"not JSON", `case=x`, `line 1: not a JSON object`},
 		{"two values", `{"case": ` + c + `, "name": "n", "value": 1} {}`, `line 1: more than one JSON value`},

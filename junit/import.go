@@ -29,8 +29,14 @@ const (
 	// outputCut is how much of a case's captured output its log keeps: the
 	// end, where a failure shows.
 	outputCut = 2000
+	// tracebackCut is how much of a failure's text (pytest's traceback,
+	// a Java stack trace) its log keeps, lines and all: the end, where the
+	// assertion and its file and line are.
+	tracebackCut = 4000
 	// runLogCut is how much of a suite's captured output run.log keeps.
 	runLogCut = 64 << 10
+	// maxSetupProperties is the most properties setup.json lists.
+	maxSetupProperties = 100
 	// maxWarnings is the most repeated case names warned about one by one;
 	// the rest are counted (a file given twice repeats every case).
 	maxWarnings = 20
@@ -58,6 +64,10 @@ type Import struct {
 	Arm string
 	// Metrics is a JSON-lines file of case metrics; "" for none.
 	Metrics string
+	// Setup are what the run was set up with that the reports lack (the
+	// command line, CPU or GPU, the dtype): setup.json's properties, before
+	// the suites' own (docs/formats.md §3).
+	Setup []collect.Property
 	// Deselected is the number of tests the run deselected (pytest
 	// --collect-only counts them; JUnit has no place for it); nil: unknown.
 	Deselected *int
@@ -247,6 +257,10 @@ type caseLog struct {
 	SystemErr  string             `json:"system_err,omitempty"`
 	Metrics    []collect.Metric   `json:"metrics,omitempty"`
 	Events     []collect.Event    `json:"events,omitempty"`
+	// Failure is the case's first failure or error with its lines, which
+	// a check's one-line detail loses: the evidence shows the message and
+	// collapses the text (docs/render.md §12.1).
+	Failure *collect.FailureText `json:"failure,omitempty"`
 }
 
 // junitSource says where an imported case came from.
@@ -281,7 +295,15 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		cr.SkipReason = skipReason(*c.Skipped)
 	}
 	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
+	var failure *collect.FailureText
+	for _, r := range c.Outcomes {
+		if !strings.HasPrefix(r.Kind, "flaky") {
+			failure = &collect.FailureText{Message: text.Cut(strings.TrimSpace(r.Message), detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
+			break
+		}
+	}
 	log := &caseLog{
+		Failure: failure,
 		JUnit: junitSource{
 			Source: base(file) + ":" + strconv.Itoa(c.Line), Suite: strings.Join(s.Path, " / "),
 			ClassName: c.ClassName, Name: c.Name, File: c.File, Line: sourceLine(s, c),
@@ -483,7 +505,11 @@ func (im *Import) write(p *pass) error {
 	if im.Revision != "" {
 		sha = &im.Revision
 	}
-	setup := &collect.Setup{Profile: meta.Profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{}}
+	if p.setupLeft > 0 {
+		p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("%d more suite properties are left out of setup.json (at most %d); summary.json lists every suite's", p.setupLeft, maxSetupProperties))
+	}
+	setup := &collect.Setup{Profile: meta.Profile, KvcachedSHA: sha, GPUs: []collect.GPU{}, Workload: []string{}, Cases: []collect.CaseSetup{},
+		Properties: append(slices.Clone(im.Setup), p.setup...)}
 	if err := w.WriteSetup(setup); err != nil {
 		return err
 	}
@@ -511,6 +537,32 @@ func (im *Import) write(p *pass) error {
 	yes := true
 	meta.Complete = &yes
 	return im.writePartMeta(w, meta, p)
+}
+
+// addSetup notes a kept suite's properties for setup.json's properties
+// (docs/formats.md §3.1): after the --setup pairs, each that is new (a
+// name and value not yet listed), but for those ci-report's own export
+// writes (collect.JUnitArmProperty and the like, `ci-report.*`), which
+// part.json holds; at most maxSetupProperties, the rest counted
+// (summary.json keeps every suite's).
+func (p *pass) addSetup(props []collect.Property) {
+	if p.setupSeen == nil {
+		p.setupSeen = map[collect.Property]bool{}
+		for _, g := range p.im.Setup {
+			p.setupSeen[g] = true
+		}
+	}
+	for _, pr := range props {
+		if strings.HasPrefix(pr.Name, "ci-report.") || p.setupSeen[pr] {
+			continue
+		}
+		p.setupSeen[pr] = true
+		if len(p.im.Setup)+len(p.setup) == maxSetupProperties {
+			p.setupLeft++
+			continue
+		}
+		p.setup = append(p.setup, pr)
+	}
 }
 
 // writePartMeta writes part.json, meta with its plan, the names of the

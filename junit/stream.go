@@ -83,8 +83,12 @@ type pass struct {
 	host        string
 	first, last time.Time
 	deselected  *int
-	buf         []byte
-	rows        bytes.Buffer
+	// setup are the kept suites' properties for setup.json (addSetup).
+	setup     []collect.Property
+	setupSeen map[collect.Property]bool
+	setupLeft int
+	buf       []byte
+	rows      bytes.Buffer
 }
 
 // docCount is run.log's line about one file.
@@ -288,6 +292,7 @@ func (p *pass) suiteEnd(s *Suite) error {
 		}
 	}
 	if o.keep {
+		p.addSetup(s.Properties)
 		o.rec.counts = suiteCounts(p.file, s)
 		o.rec.out = [2]string{s.SystemOut, s.SystemErr}
 		p.span(s)

@@ -62,6 +62,12 @@ func Meets(c *Case, want string) bool {
 	return false
 }
 
+// StandsOver reports whether c, a later result of a test on one arm,
+// stands for the test there instead of old (nil: none yet): an arm's
+// parts are selections that may share a test, and a test that failed in
+// one of them fails on the arm.
+func StandsOver(c, old *Case) bool { return old == nil || c.Failed() && !old.Failed() }
+
 // ArmJudgement is how the report's cases meet the arm expectations.
 type ArmJudgement struct {
 	// Behave counts the cases (by name) that meet every arm's expectation:
@@ -74,9 +80,9 @@ type ArmJudgement struct {
 	Off int
 }
 
-// Judge compares the cases of the expected arms by name: the first case of
-// a name in an arm stands for it (a case repeated within one arm is a
-// problem of its own). Without expectations it is zero.
+// Judge compares the cases of the expected arms by name: the first failed
+// case of a name in an arm stands for it, else the first (an arm's parts
+// are selections that may share a test). Without expectations it is zero.
 func (r *Report) Judge(x *ArmExpectations) ArmJudgement {
 	var j ArmJudgement
 	if x == nil || len(x.Expect) == 0 {
@@ -95,7 +101,7 @@ func (r *Report) Judge(x *ArmExpectations) ArmJudgement {
 			byName[c.Name] = m
 			names = append(names, c.Name)
 		}
-		if m[c.Arm] == nil {
+		if StandsOver(c, m[c.Arm]) {
 			m[c.Arm] = c
 		}
 	}

@@ -61,7 +61,8 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 }
 
 // classCounts is the verdict's `: 1 product, 2 infra` of the failed cases,
-// in the order of collect.Classes; "" when none failed.
+// in the order of collect.Classes; "" when none failed or none of them has
+// a class.
 func (r *Report) classCounts() string {
 	n := map[string]int{}
 	for i := range r.Cases {
@@ -72,6 +73,12 @@ func (r *Report) classCounts() string {
 			}
 			n[class]++
 		}
+	}
+	if len(n) == 1 && n[collect.ClassUnclassified] > 0 {
+		// No failed case has a class: the parts carry none (kvcached's own
+		// harness writes none, an import), and "3 unclassified" would
+		// only repeat the count.
+		return ""
 	}
 	var parts []string
 	for _, class := range collect.Classes {

@@ -39,7 +39,7 @@ func TestMergeClasses(t *testing.T) {
 			name:     "unknown class",
 			parts:    []collect.Part{part("vllm", collect.StatusComplete, nil, classed(cr("a", false, ck("c", false)), "cosmic-ray", "?"))},
 			want:     map[string]got{"a": {"unclassified", ""}},
-			verdict:  "FAIL (1 of 1 cases: 1 unclassified)",
+			verdict:  "FAIL (1 of 1 cases)",
 			problems: []string{`vLLM: summary.json: case a: class "cosmic-ray" is not one of product, infra, harness; shown as unclassified`},
 		},
 		{

@@ -124,4 +124,17 @@ func TestWriteJSONRefusesWhatCannotBeReadBack(t *testing.T) {
 	if err := rep.writeJSON(&out, 4<<20); err != nil || !json.Valid(out.Bytes()) {
 		t.Errorf("within the limit: %v", err)
 	}
+	// Encoded once (WriteJSONDiscarding): the same error, the same bytes.
+	var once bytes.Buffer
+	err = rep.writeJSONOnce(&once, 2<<20)
+	if err == nil || !strings.Contains(err.Error(), "encode merged.json: 3 MiB, over the 2 MiB that render reads back (the largest case is huge of vLLM: 3 MiB)") {
+		t.Errorf("encoded once: error = %v", err)
+	}
+	if once.Len() > 2<<20 {
+		t.Errorf("encoded once: wrote %d bytes, over the limit", once.Len())
+	}
+	once.Reset()
+	if err := rep.writeJSONOnce(&once, 4<<20); err != nil || !bytes.Equal(once.Bytes(), out.Bytes()) {
+		t.Errorf("encoded once within the limit: %v, %d bytes, want the %d bytes of WriteJSON", err, once.Len(), out.Len())
+	}
 }

@@ -159,9 +159,11 @@ func (m *merger) add(i int, c Case) error {
 	if !IsSetupCase(c.Name) {
 		p := &m.parts[i]
 		// The same case in two arms is what an arm comparison is
-		// made of (docs/formats.md §7.2); within one arm it is a
-		// mix-up.
-		if j, dup := m.owner[c.Name]; dup && j != i && !m.opts.AllowMixed && m.parts[j].ArmOf() == p.ArmOf() {
+		// made of (docs/formats.md §7.2), and the parts of one arm are
+		// its selections (a focused test, a targeted and a broad suite),
+		// which may share a test: one test with a result from each.
+		// Without arms it is a mix-up.
+		if j, dup := m.owner[c.Name]; dup && j != i && !m.opts.AllowMixed && p.ArmOf() == "" && m.parts[j].ArmOf() == "" {
 			return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&m.parts[j]), B: describe(p)}
 		}
 		if _, dup := m.owner[c.Name]; !dup {
@@ -188,6 +190,9 @@ func partStatusOf(p *collect.Part) PartStatus {
 		Planned:  len(p.Planned),
 		Ran:      len(p.Cases),
 		Arm:      p.ArmOf(),
+	}
+	if p.Setup != nil {
+		ps.Setup = p.Setup.Properties
 	}
 	if p.Deselected != nil {
 		n := *p.Deselected
@@ -291,6 +296,7 @@ func checkArms(parts []collect.Part) error {
 // a setup.
 func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 	complete = len(parts) > 0
+	props := map[collect.Property]bool{} // the merged setup's properties, each once
 	for i := range parts {
 		s := parts[i].Setup
 		if s == nil {
@@ -304,6 +310,7 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			m.ModelRevisions = collect.Ordered[*string]{}
 			m.Cases, m.Kinds = nil, nil
 			m.Parts = nil
+			m.Properties = nil
 			merged = &m
 		}
 		merged.GPUs = append(merged.GPUs, s.GPUs...)
@@ -322,6 +329,12 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			merged.ModelRevisions.Set(k, v)
 		}
 		merged.Cases = append(merged.Cases, s.Cases...)
+		for _, p := range s.Properties {
+			if !props[p] {
+				props[p] = true
+				merged.Properties = append(merged.Properties, p)
+			}
+		}
 		fillStrings(&merged.Workload, s.Workload)
 		fillOrdered(&merged.Checks, s.Checks)
 		for _, k := range s.Kinds {

@@ -80,12 +80,12 @@ func TestVerdict(t *testing.T) {
 		{"only missing parts", []collect.Part{part("vllm", collect.StatusMissing, nil), part("sglang", collect.StatusMissing, []string{"x"})}, "DID NOT RUN"},
 		{"zero cases", []collect.Part{part("vllm", collect.StatusComplete, nil)}, "DID NOT RUN"},
 		{"zero cases with planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a"})}, "DID NOT RUN"},
-		{"failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", true, ck("c", false)))}, "FAIL (1 of 2 cases: 1 unclassified)"},
-		{"not ok without failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", false, ck("c", true)))}, "FAIL (1 of 2 cases: 1 unclassified)"},
-		{"passing setup not counted", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("vllm-setup", true), cr("b", false))}, "FAIL (1 of 1 cases: 1 unclassified)"},
-		{"failed setup counted in both", []collect.Part{part("vllm", collect.StatusComplete, []string{"vllm-setup", "a", "b"}, cr("vllm-setup", false))}, "FAIL (1 of 3 cases: 1 unclassified; 2 not run)"},
+		{"failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", true, ck("c", false)))}, "FAIL (1 of 2 cases)"},
+		{"not ok without failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", false, ck("c", true)))}, "FAIL (1 of 2 cases)"},
+		{"passing setup not counted", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("vllm-setup", true), cr("b", false))}, "FAIL (1 of 1 cases)"},
+		{"failed setup counted in both", []collect.Part{part("vllm", collect.StatusComplete, []string{"vllm-setup", "a", "b"}, cr("vllm-setup", false))}, "FAIL (1 of 3 cases; 2 not run)"},
 		{"missing part", []collect.Part{part("sglang", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the SGLang cases did not finish)"},
-		{"two missing parts and a failure", []collect.Part{part("a1", collect.StatusMissing, nil), part("b1", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, cr("x", false))}, "FAIL (1 of 1 cases: 1 unclassified; the a1 cases did not finish; the b1 cases did not finish)"},
+		{"two missing parts and a failure", []collect.Part{part("a1", collect.StatusMissing, nil), part("b1", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, cr("x", false))}, "FAIL (1 of 1 cases; the a1 cases did not finish; the b1 cases did not finish)"},
 		{"partial with not run", []collect.Part{part("vllm", collect.StatusPartial, []string{"a", "b", "c"}, pass)}, "FAIL (0 of 3 cases; 2 not run)"},
 		{"partial, all planned ran", []collect.Part{part("vllm", collect.StatusPartial, []string{"a"}, pass)}, "FAIL (0 of 1 cases; the vLLM cases finished partly)"},
 		{"partial without a plan", []collect.Part{part("vllm", collect.StatusPartial, nil, pass)}, "FAIL (0 of 1 cases; the vLLM cases finished partly)"},
@@ -93,11 +93,11 @@ func TestVerdict(t *testing.T) {
 		{"many missing parts counted after five", manyMissing(7, pass), "FAIL (0 of 1 cases; the m0 cases did not finish; the m1 cases did not finish; the m2 cases did not finish; the m3 cases did not finish; the m4 cases did not finish; 2 more parts did not finish)"},
 		{"long part name cut", []collect.Part{part(strings.Repeat("n", 150), collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the " + strings.Repeat("n", 99) + "… cases did not finish)"},
 		{"complete with absent planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "b"}, pass)}, "FAIL (0 of 2 cases; 1 not run)"},
-		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases: 1 unclassified; the SGLang cases did not finish; 1 not run)"},
+		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases; the SGLang cases did not finish; 1 not run)"},
 		{"skipped case passes", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "p"}, pass, skipped("p", "kvctl has no priority command"))}, "PASS"},
-		{"skipped case counts in the total", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("b", false), skipped("p", "r"))}, "FAIL (1 of 2 cases: 1 unclassified)"},
-		{"skipped with a failed check fails", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, withReason(cr("p", true, ck("c", false)), "r"))}, "FAIL (1 of 2 cases: 1 unclassified)"},
-		{"skipped but not ok fails", []collect.Part{part("vllm", collect.StatusComplete, nil, withReason(cr("p", false), "r"))}, "FAIL (1 of 1 cases: 1 unclassified)"},
+		{"skipped case counts in the total", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("b", false), skipped("p", "r"))}, "FAIL (1 of 2 cases)"},
+		{"skipped with a failed check fails", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, withReason(cr("p", true, ck("c", false)), "r"))}, "FAIL (1 of 2 cases)"},
+		{"skipped but not ok fails", []collect.Part{part("vllm", collect.StatusComplete, nil, withReason(cr("p", false), "r"))}, "FAIL (1 of 1 cases)"},
 		{"only skipped cases ran", []collect.Part{part("vllm", collect.StatusComplete, nil, skipped("p", "r"))}, "PASS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestCountsSkipped(t *testing.T) {
 	if diff := cmp.Diff([]string{"q", "n"}, failed); diff != "" {
 		t.Errorf("failed cases (-want +got):\n%s", diff)
 	}
-	if rep.Verdict != "FAIL (1 of 4 cases: 1 unclassified; 1 not run)" {
+	if rep.Verdict != "FAIL (1 of 4 cases; 1 not run)" {
 		t.Errorf("verdict %q", rep.Verdict)
 	}
 }
@@ -206,7 +206,7 @@ func TestMergeCases(t *testing.T) {
 	if diff := cmp.Diff(Counts{Failed: 2, Total: 6, NotRun: 3, Ran: 4, Passed: 1}, rep.Counts()); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
-	if rep.Verdict != "FAIL (2 of 6 cases: 2 unclassified; the shard cases did not finish; 3 not run)" {
+	if rep.Verdict != "FAIL (2 of 6 cases; the shard cases did not finish; 3 not run)" {
 		t.Errorf("verdict = %q", rep.Verdict)
 	}
 }
@@ -270,7 +270,7 @@ func TestMergeMixed(t *testing.T) {
 	if diff := cmp.Diff([]string{"SGLang/sglang-setup", "SGLang/x", "vLLM/sglang-setup", "vLLM/x"}, got); diff != "" {
 		t.Errorf("cases (-want +got):\n%s", diff)
 	}
-	if rep.Verdict != "FAIL (2 of 3 cases: 2 unclassified)" {
+	if rep.Verdict != "FAIL (2 of 3 cases)" {
 		t.Errorf("verdict = %q", rep.Verdict)
 	}
 }
@@ -659,7 +659,7 @@ func TestSkippedWithKnownIssues(t *testing.T) {
 	if p, q := known.Cases[0], known.Cases[1]; !p.Skipped() || p.Failed() || q.Skipped() || !q.Failed() {
 		t.Errorf("p skipped %v failed %v, q skipped %v failed %v; want true false false true", p.Skipped(), p.Failed(), q.Skipped(), q.Failed())
 	}
-	if known.Verdict != "FAIL (1 of 2 cases: 1 unclassified)" || rep.Verdict != "FAIL (2 of 2 cases: 2 unclassified)" {
+	if known.Verdict != "FAIL (1 of 2 cases)" || rep.Verdict != "FAIL (2 of 2 cases)" {
 		t.Errorf("verdicts %q and %q", known.Verdict, rep.Verdict)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -14,22 +15,15 @@ import (
 // document, so the redaction is applied to the data, before anything is cut
 // (a cut could leave a token's head that no longer matches), escaped
 // (Markdown escaping turns ghs_… into ghs\_…) or put in a link, and the size
-// budget is planned on the redacted text. The report goes through its own
-// JSON encoding, so that every string of it is reached, fields added later
-// included; the case logs, already JSON (and most of a report's bytes), are
-// redacted as they are rather than encoded again. Without a secret in it,
-// rep itself is returned.
+// budget is planned on the redacted text. Each string is redacted once, as
+// it is: a case's strings one by one (Case.redacted; its log, already JSON,
+// as JSON), and the rest of the report, a few KiB of setup, parts and
+// problems, through its own JSON encoding, so that every string of it is
+// reached, fields added later included. Without a secret in it, rep itself
+// is returned, and a case without one is shared with rep.
 func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	shallow := *rep
-	shallow.Cases = make([]Case, len(rep.Cases))
-	logs := make([]json.RawMessage, len(rep.Cases))
-	logsChanged := false
-	for i, c := range rep.Cases {
-		logs[i] = red.JSON(c.Log)
-		logsChanged = logsChanged || !same(logs[i], c.Log)
-		c.Log = nil
-		shallow.Cases[i] = c
-	}
+	shallow.Cases = nil
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -38,7 +32,21 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	}
 	data := buf.Bytes()
 	out := red.JSON(data)
-	if same(out, data) && !logsChanged {
+	var cases []Case // nil while no case has changed
+	names := map[string]string{}
+	for i := range rep.Cases {
+		c, changed, err := rep.Cases[i].redacted(red, names)
+		if err != nil {
+			return nil, fmt.Errorf("redact the report: case %d: %w", i, err)
+		}
+		if changed && cases == nil {
+			cases = slices.Clone(rep.Cases)
+		}
+		if cases != nil {
+			cases[i] = c
+		}
+	}
+	if same(out, data) && cases == nil {
 		return rep, nil
 	}
 	cp := shallow
@@ -48,11 +56,108 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 			return nil, fmt.Errorf("redact the report: decode: %w", err)
 		}
 	}
-	for i := range cp.Cases {
-		cp.Cases[i].Log = logs[i]
+	cp.Cases = rep.Cases
+	if cases != nil {
+		cp.Cases = cases
 	}
 	return &cp, nil
 }
+
+// redacted is c with every secret of red replaced in each of its strings,
+// and whether any was. TestRedactedReachesEveryString fills every string
+// field of a Case: a field added here must be added below too. names holds
+// the check names redacted so far: every case of a part has the same score
+// of them.
+func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bool, error) {
+	changed := false
+	str := func(s *string) {
+		if r := red.String(*s); r != *s {
+			*s, changed = r, true
+		}
+	}
+	strs := func(list []string) []string {
+		var out []string // nil while none has changed
+		for i, s := range list {
+			if r := red.String(s); r != s {
+				if out == nil {
+					out = slices.Clone(list)
+				}
+				out[i] = r
+			}
+		}
+		if out == nil {
+			return list
+		}
+		changed = true
+		return out
+	}
+	for _, s := range []*string{&c.Name, &c.SkipReason, &c.Class, &c.ClassWhy, &c.Part, &c.Arm, &c.Revision} {
+		str(s)
+	}
+	var checks []collect.Check // nil while no check has changed
+	for i, ch := range c.Checks {
+		before := changed
+		changed = false
+		if r, ok := names[ch.Name]; ok {
+			changed = r != ch.Name
+			ch.Name = r
+		} else {
+			name := ch.Name
+			str(&ch.Name)
+			if len(names) < maxRedactedNames {
+				names[name] = ch.Name
+			}
+		}
+		for _, s := range []*string{&ch.Detail, &ch.Kind, &ch.CausedBy, &ch.Unit, &ch.Must} {
+			str(s)
+		}
+		if changed && checks == nil {
+			checks = slices.Clone(c.Checks)
+		}
+		if checks != nil {
+			checks[i] = ch
+		}
+		changed = changed || before
+	}
+	if checks != nil {
+		c.Checks = checks
+	}
+	if c.Excerpt != nil {
+		e := *c.Excerpt
+		before := changed
+		changed = false
+		str(&e.File)
+		str(&e.From)
+		e.Lines = strs(e.Lines)
+		if changed {
+			c.Excerpt = &e
+		}
+		changed = changed || before
+	}
+	if log := red.JSON(c.Log); !same(log, c.Log) {
+		c.Log, changed = log, true
+	}
+	if len(c.Timeline) > 0 {
+		// Samples name servers in their keys (collect.Ordered): through
+		// their JSON, as the file holds them. Only a failed co-location
+		// case has a timeline.
+		data, err := json.Marshal(c.Timeline)
+		if err != nil {
+			return c, false, fmt.Errorf("timeline: encode: %w", err)
+		}
+		if out := red.JSON(data); !same(out, data) {
+			var tl []collect.UsageSample
+			if err := json.Unmarshal(out, &tl); err != nil {
+				return c, false, fmt.Errorf("timeline: decode: %w", err)
+			}
+			c.Timeline, changed = tl, true
+		}
+	}
+	return c, changed, nil
+}
+
+// maxRedactedNames bounds the check names Redacted remembers.
+const maxRedactedNames = 4096
 
 // same reports whether a is b itself, as Redactor.JSON returns its input
 // when it replaced nothing.

@@ -2,6 +2,7 @@ package merge_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,5 +32,67 @@ func TestRedactedReport(t *testing.T) {
 	rep.Cases[0].Log = json.RawMessage(`{"errors":[]}`)
 	if got, _ := rep.Redacted(collect.NewRedactor(nil)); got != rep {
 		t.Fatal("a report without secrets was copied")
+	}
+}
+
+// TestRedactedReachesEveryString fills every string a Case can hold (by
+// reflection, so that a field added to Case, Check or Excerpt is filled
+// too) with a token, and requires that none is left in the redacted case's
+// JSON: Case.redacted must name each string field.
+func TestRedactedReachesEveryString(t *testing.T) {
+	tok := "hf_" + "PlantedHuggingFaceTokenLettersOnly"
+	var c merge.Case
+	fillStrings(t, reflect.ValueOf(&c).Elem(), tok)
+	c.Log = json.RawMessage(`{"` + tok + `":["` + tok + `"]}`)
+	var kv collect.Ordered[float64]
+	kv.Set(tok, 1)
+	c.Timeline = []collect.UsageSample{{T: 1, Phase: tok, KV: kv}}
+	rep := &merge.Report{Format: 1, Verdict: "PASS", Parts: []merge.PartStatus{}, Cases: []merge.Case{c, {Name: "clean", Checks: []collect.Check{{Name: "x", OK: true}}}}}
+	got, err := rep.Redacted(collect.NewRedactor(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(got.Cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), tok); n > 0 {
+		t.Errorf("%d tokens left in the redacted case: %s", n, b)
+	}
+	if want := strings.Count(string(b), "hf_[REDACTED]"); want < 10 {
+		t.Errorf("only %d tokens redacted: %s", want, b)
+	}
+	if &got.Cases[1].Checks[0] != &rep.Cases[1].Checks[0] {
+		t.Error("a case without a secret was copied")
+	}
+	if orig, _ := json.Marshal(rep.Cases[0]); !strings.Contains(string(orig), tok) {
+		t.Error("the input report was changed")
+	}
+}
+
+// fillStrings sets every exported string of v, a settable value, to s: in
+// structs, pointers to structs and slices (one element each).
+func fillStrings(t *testing.T, v reflect.Value, s string) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Pointer:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			v.Set(reflect.New(v.Type().Elem()))
+			fillStrings(t, v.Elem(), s)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // json.RawMessage: the log, filled by the caller
+		}
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillStrings(t, v.Index(0), s)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Type().Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
+				fillStrings(t, v.Field(i), s)
+			}
+		}
 	}
 }

@@ -126,6 +126,9 @@ type PartStatus struct {
 	// arm show them (docs/render.md §12.1).
 	Arm        string `json:"arm,omitempty"`
 	Deselected *int   `json:"deselected,omitempty"`
+	// Setup are the part's setup properties (collect.Setup.Properties):
+	// what an imported suite ran with (docs/render.md §12.6).
+	Setup []collect.Property `json:"setup,omitempty"`
 }
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.

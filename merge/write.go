@@ -28,6 +28,47 @@ const mergedIndent = 2
 // refused before anything is written.
 func (r *Report) WriteJSON(w io.Writer) error { return r.writeJSON(w, collect.MaxMergedFile) }
 
+// WriteJSONDiscarding is WriteJSON for a writer whose output is thrown
+// away when the write fails (safefile.WriteFunc's temporary file): the
+// report is encoded once, written as it is encoded, and one over
+// collect.MaxMergedFile is refused, with WriteJSON's error, once it is
+// encoded whole (nothing more is written from the limit on). WriteJSON
+// encodes twice, to measure before it writes anything.
+func (r *Report) WriteJSONDiscarding(w io.Writer) error {
+	return r.writeJSONOnce(w, collect.MaxMergedFile)
+}
+
+// writeJSONOnce is WriteJSONDiscarding refusing more than limit bytes.
+func (r *Report) writeJSONOnce(w io.Writer, limit int64) error {
+	var buf bytes.Buffer
+	bw := bufio.NewWriterSize(w, 64<<10)
+	lw := &limitWriter{w: bw, limit: limit}
+	if err := r.encode(lw, &buf); err != nil {
+		return err
+	}
+	if lw.n > limit {
+		return lw.overError(limit)
+	}
+	return bw.Flush()
+}
+
+// limitWriter writes to w what comes within its limit and counts the rest,
+// as countWriter does.
+type limitWriter struct {
+	w     io.Writer
+	limit int64
+	countWriter
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n+int64(len(p)) <= l.limit {
+		if _, err := l.w.Write(p); err != nil {
+			return 0, err
+		}
+	}
+	return l.countWriter.Write(p)
+}
+
 // writeJSON is WriteJSON refusing more than limit bytes.
 func (r *Report) writeJSON(w io.Writer, limit int64) error {
 	var size countWriter
@@ -36,8 +77,7 @@ func (r *Report) writeJSON(w io.Writer, limit int64) error {
 		return err
 	}
 	if size.n > limit {
-		return fmt.Errorf("encode merged.json: %d MiB, over the %d MiB that render reads back%s; render the part directories instead",
-			size.n>>20, limit>>20, size.largest)
+		return size.overError(limit)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := r.encode(bw, &buf); err != nil {
@@ -73,7 +113,7 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 	ind := &indenter{w: w, levels: mergedIndent}
 	ind.write(compact[:at])
 	ind.write([]byte("["))
-	cw, counting := w.(*countWriter)
+	cw, counting := w.(interface{ note(*Case, int) })
 	for i := range r.Cases {
 		if i > 0 {
 			ind.write([]byte(","))
@@ -138,6 +178,12 @@ type countWriter struct {
 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// overError is the error of a merged.json of c.n bytes, over limit.
+func (c *countWriter) overError(limit int64) error {
+	return fmt.Errorf("encode merged.json: %d MiB, over the %d MiB that render reads back%s; render the part directories instead",
+		c.n>>20, limit>>20, c.largest)
+}
 
 func (c *countWriter) note(cs *Case, size int) {
 	if size > c.max {

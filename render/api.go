@@ -141,6 +141,10 @@ type Config struct {
 	// beyond one is a failed check of its case. None: the metric tables
 	// report and judge nothing.
 	Thresholds []merge.Threshold `json:"thresholds,omitempty"`
+	// Setup is what the suite runs with that its reports lack (the
+	// command line, CPU or GPU, the dtype), shown with its parts' setup
+	// (docs/render.md §12.6).
+	Setup map[string]string `json:"setup,omitempty"`
 	// Suite names the suite this config reports (docs/render.md §13): its
 	// comments, section and history are its own, beside the default
 	// suite's (kvcached's) in the same results issue. Zero: the default

@@ -120,6 +120,9 @@ func (o Options) ValidateArms() error {
 		// arms only): a config that says it must not be ignored.
 		return fmt.Errorf("render: config expect needs the arms it is of (config arms)")
 	}
+	if err := o.Config.validateSetup(); err != nil {
+		return err
+	}
 	baseline := o.ResolveArms().BaselineArm
 	for i := range o.Config.Thresholds {
 		if err := o.Config.Thresholds[i].Validate(baseline); err != nil {
@@ -127,66 +130,6 @@ func (o Options) ValidateArms() error {
 		}
 	}
 	return nil
-}
-
-// armCase is one case's result in each arm; nil where the arm lacks it.
-type armCase struct {
-	name string
-	arms []*merge.Case
-}
-
-// outcome is how a case ended in one arm, in the words of the verdict line.
-func outcome(c *merge.Case) string {
-	switch {
-	case c == nil:
-		return "is missing"
-	case c.NotRun:
-		return "did not run"
-	case c.Failed():
-		return "fails"
-	case c.Skipped():
-		return "is skipped"
-	}
-	return "passes"
-}
-
-// armCases groups the report's cases of the given arms by name, in the
-// order of first appearance; other cases are left out.
-func armCases(rep *merge.Report, arms []string) []armCase {
-	col := make(map[string]int, len(arms))
-	for i, a := range arms {
-		col[a] = i
-	}
-	var out []armCase
-	at := map[string]int{}
-	for i := range rep.Cases {
-		c := &rep.Cases[i]
-		j, ok := col[c.Arm]
-		if !ok || merge.IsSetupCase(c.Name) {
-			continue
-		}
-		k, seen := at[c.Name]
-		if !seen {
-			k = len(out)
-			at[c.Name] = k
-			out = append(out, armCase{name: c.Name, arms: make([]*merge.Case, len(arms))})
-		}
-		if out[k].arms[j] == nil { // a case repeated within one arm (--allow-mixed): the first counts
-			out[k].arms[j] = c
-		}
-	}
-	return out
-}
-
-// interesting reports whether a case has a row of its own: it does not
-// pass on every arm, or it carries metrics.
-func (ac *armCase) interesting(ms map[*merge.Case]collect.Measures) bool {
-	for _, c := range ac.arms {
-		if outcome(c) != "passes" || len(ms[c].Metrics) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // measuresOf parses the measures of every case with a log, naming part,
@@ -226,68 +169,33 @@ func formatNumber(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
 
-// metricValue is a metric's value with its unit, or unknown.
-func metricValue(m *collect.Metric) string {
-	if !m.Known() {
-		return "unknown"
-	}
-	s := formatNumber(*m.Value)
-	if m.Unit != "" {
-		s += " " + text.Cut(m.Unit, measureName)
-	}
-	return s
-}
+// metricNumber is a metric's value without its unit: `unknown`, `yes` or
+// `no` for a boolean, else the number; then its note in parentheses.
+func metricNumber(m *collect.Metric) string { return metricWords(m, false) }
 
-// evidenceCell is one arm's cell of a case: its result (a failure's first
-// detail, a skip's reason) and its own metrics.
-func evidenceCell(c *merge.Case, ms collect.Measures) string {
+// metricValue is a metric's value with its unit (a boolean has none), or
+// unknown.
+func metricValue(m *collect.Metric) string { return metricWords(m, true) }
+
+func metricWords(m *collect.Metric, unit bool) string {
 	var s string
-	switch o := outcome(c); o {
-	case "fails":
-		s = "**fail**"
-		for _, ch := range c.Checks {
-			if !ch.OK && ch.Detail != "" {
-				s += ": " + text.Plain(text.Cut(ch.Detail, evidenceDetail))
-				break
-			}
-		}
-	case "is skipped":
-		s = "skipped: " + text.Plain(text.Cut(c.SkipReason, evidenceDetail))
-	case "passes":
-		s = "pass"
+	switch {
+	case !m.Known():
+		return "unknown"
+	case m.Kind == collect.MetricBoolean && *m.Value == 1:
+		s = "yes"
+	case m.Kind == collect.MetricBoolean:
+		s = "no"
 	default:
-		s = text.Plain(o)
-	}
-	var items []string
-	n := 0
-	for i := range ms.Metrics {
-		m := &ms.Metrics[i]
-		if m.Arm != "" {
-			continue // a baseline arm's metric: its own table (§12.2)
+		s = formatNumber(*m.Value)
+		if unit && m.Unit != "" {
+			s += " " + text.Cut(m.Unit, measureName)
 		}
-		if n++; n > evidenceMetrics {
-			continue
-		}
-		items = append(items, text.Plain(text.Cut(m.Name, measureName)+" "+metricValue(m)))
 	}
-	if n > evidenceMetrics {
-		items = append(items, fmt.Sprintf("and %d more", n-evidenceMetrics))
-	}
-	if len(items) > 0 {
-		s += " · " + strings.Join(items, " · ")
+	if m.Note != "" {
+		s += " (" + text.CutLine(m.Note, measureName) + ")"
 	}
 	return s
-}
-
-// armHeader is an arm's column header: its name and its revision's first
-// seven characters, as the cases of the arm recorded it.
-func armHeader(arm string, cases []armCase, j int) string {
-	for i := range cases {
-		if c := cases[i].arms[j]; c != nil && c.Revision != "" {
-			return text.Plain(arm + " " + shortRevision(c.Revision))
-		}
-	}
-	return text.Plain(arm)
 }
 
 // shortRevision is a commit id's first seven characters, as git shows
@@ -307,127 +215,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// verdictLine is a case's line: how it ended on each arm and, with
-// expectations, whether that is what was expected.
-func (r *renderer) verdictLine(ac *armCase) (string, bool) {
-	var said []string
-	for j, a := range r.opts.Arms {
-		said = append(said, outcome(ac.arms[j])+" on "+a)
-	}
-	line := text.CodeCell(text.Cut(ac.name, 200)) + ": " + text.Plain(strings.Join(said, ", "))
-	if len(r.opts.Expect) == 0 {
-		return line + ".", true
-	}
-	ok := true
-	for j, a := range r.opts.Arms {
-		if e, has := r.opts.Expect[a]; has {
-			ok = ok && merge.Meets(ac.arms[j], e)
-		}
-	}
-	if ok {
-		return line + ", as expected.", true
-	}
-	return line + text.Plain("; expected: "+r.expectWords()+"."), false
-}
-
-// armCounts is an arm's suite counts from its cases and, after them, the
-// tests its parts' runs deselected (docs/formats.md §4.7): `199 passed, 57
-// deselected`.
-func armCounts(cases []armCase, j int, parts []merge.PartStatus, arm string) string {
-	var pass, fail, skip, notRun int
-	for i := range cases {
-		switch outcome(cases[i].arms[j]) {
-		case "passes":
-			pass++
-		case "fails":
-			fail++
-		case "is skipped":
-			skip++
-		case "did not run":
-			notRun++
-		}
-	}
-	said := []string{fmt.Sprintf("%d passed", pass)}
-	for _, n := range []struct {
-		n    int
-		word string
-	}{{fail, "failed"}, {skip, "skipped"}, {notRun, "not run"}} {
-		if n.n > 0 {
-			said = append(said, fmt.Sprintf("%d %s", n.n, n.word))
-		}
-	}
-	deselected, known := 0, false
-	for _, p := range parts {
-		if p.Arm == arm && p.Deselected != nil {
-			deselected, known = deselected+*p.Deselected, true
-		}
-	}
-	if known {
-		said = append(said, fmt.Sprintf("%d deselected", deselected))
-	}
-	return strings.Join(said, ", ")
-}
-
-// evidenceBlock is the evidence table of docs/render.md §12.1: "" without
-// Options.Arms.
-func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures) string {
-	arms := r.opts.Arms
-	if len(arms) == 0 {
-		return ""
-	}
-	cases := armCases(r.rep, arms)
-	header := []string{"case"}
-	for j, a := range arms {
-		header = append(header, armHeader(a, cases, j))
-	}
-	var rows [][]string
-	var lines []string
-	more, used, quiet := 0, 0, 0
-	for i := range cases {
-		ac := &cases[i]
-		if !ac.interesting(ms) {
-			quiet++
-			continue
-		}
-		line, _ := r.verdictLine(ac)
-		if len(rows) == evidenceRows || used > evidenceSpace {
-			more++
-			continue
-		}
-		row := []string{text.CodeCell(text.Cut(ac.name, 200))}
-		for j := range arms {
-			row = append(row, evidenceCell(ac.arms[j], ms[ac.arms[j]]))
-		}
-		used += rowLen(row) + runeCount(line)
-		rows = append(rows, row)
-		lines = append(lines, "- "+line)
-	}
-	var b []string
-	b = append(b, "**Evidence** ("+text.Plain(strings.Join(arms, " vs "))+")")
-	var counts []string
-	for j, a := range arms {
-		counts = append(counts, text.Plain(a)+": "+armCounts(cases, j, r.rep.Parts, a))
-	}
-	b = append(b, "Suite counts: "+strings.Join(counts, "; ")+".")
-	if len(rows) > 0 {
-		b = append(b, w.mdTable(header, rows))
-		if more > 0 {
-			lines = append(lines, fmt.Sprintf("- and %d more cases that do not pass on every arm or carry metrics.", more))
-		}
-		b = append(b, strings.Join(lines, "\n"))
-	}
-	switch {
-	case len(cases) == 0:
-		b = append(b, "No case of these arms is in the report.")
-	case quiet > 0:
-		b = append(b, fmt.Sprintf("%d more cases pass on every arm.", quiet))
-	}
-	if len(r.opts.Expect) > 0 {
-		b = append(b, r.judgementLine())
-	}
-	return strings.Join(b, "\n\n")
 }
 
 // judgementLine sums up the arms as the verdict judges them

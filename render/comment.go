@@ -170,6 +170,9 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 			brief = ""
 		}
 		row := []string{g.caseCell(cut), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		if r.classless() {
+			row = slices.Delete(row, 1, 2)
+		}
 		if r.hist != nil {
 			since := make([]string, len(g.cases))
 			for i, m := range g.cases {
@@ -185,10 +188,34 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 // failedHeader is the failed-cases table's header: with a history, the
 // since column (docs/render.md §11) follows the failed checks.
 func (r *renderer) failedHeader() []string {
-	if r.hist != nil {
-		return append(slices.Clone(failedColumns), "since")
+	head := slices.Clone(failedColumns)
+	if r.classless() {
+		head = slices.Delete(head, 1, 2)
 	}
-	return failedColumns
+	if r.hist != nil {
+		head = append(head, "since")
+	}
+	return head
+}
+
+// classless reports whether no case of the failed-cases table has a class
+// (docs/render.md §3.4): every one failed unclassified, as the parts of a
+// harness that writes no class (kvcached's own, an import) give them, so
+// the table has no class column. A not-run case has a class (merge gives
+// it one), so a table with one keeps the column.
+func (r *renderer) classless() bool {
+	if r.noClass == nil {
+		none := true
+		for i := range r.rep.Cases {
+			c := &r.rep.Cases[i]
+			if !c.Evidence && (c.NotRun || c.Failed() && caseClass(c) != collect.ClassUnclassified) {
+				none = false
+				break
+			}
+		}
+		r.noClass = &none
+	}
+	return *r.noClass
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its
@@ -391,6 +418,9 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	}
 	if k := r.knownBlock(w, p); k != "" {
 		blocks = append(blocks, k)
+	}
+	if s := r.setupBlock(); s != "" {
+		blocks = append(blocks, s)
 	}
 	blocks = append(blocks, r.armBlocks(w)...)
 	if m := r.metricHistoryBlock(w); m != "" {

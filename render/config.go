@@ -100,6 +100,9 @@ func MergeConfig(base, over Config) Config {
 		// never merges into, another's.
 		out.Expect = mergeMap(nil, over.Expect)
 	}
+	if base.Setup != nil || over.Setup != nil {
+		out.Setup = mergeMap(base.Setup, over.Setup)
+	}
 	if over.Thresholds != nil {
 		out.Thresholds = append([]merge.Threshold(nil), over.Thresholds...)
 	}

@@ -117,8 +117,10 @@ func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 		own = append(own, dir)
 	}
 	var b strings.Builder
+	var buf []byte
 	for _, l := range lines {
-		l = normaliseDetail(withoutNames(l, own, names))
+		buf = appendNormalised(buf[:0], withoutNames(l, own, names))
+		l = string(buf)
 		for strings.Contains(l, "<n>,<n>") {
 			l = strings.ReplaceAll(l, "<n>,<n>", "<n>")
 		}

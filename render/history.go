@@ -99,34 +99,152 @@ var (
 	classRE       = regexp.MustCompile(`^[a-z]{0,16}$`)
 	fingerprintRE = regexp.MustCompile(`^[0-9a-f]{12}$`)
 	digestSHARE   = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
-	// What varies between two runs of the same failure: paths and URLs,
-	// long hex (addresses, ids, hashes), then any number (pids, ports,
-	// times, sizes, durations). Applied in that order.
-	normPathRE   = regexp.MustCompile(`[^\s()'",;]*/[^\s()'",;]*`)
-	normHexRE    = regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]{8,}\b`)
-	normNumberRE = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?`)
 )
 
-// normaliseDetail makes the details of the same failure in two runs equal.
-func normaliseDetail(s string) string {
-	s = normPathRE.ReplaceAllString(s, "<path>")
-	s = normHexRE.ReplaceAllString(s, "<hex>")
-	return normNumberRE.ReplaceAllString(s, "<n>")
-}
-
 // fingerprint hashes a case's failure: each failed check's name and
-// normalised detail, in check order; a not-run case has its own.
+// normalised detail, in check order; a not-run case has its own. A detail
+// counts as the failed-cases table shows it at most (cut to detailCut code
+// points), so that the work is bounded by what a comment shows whatever a
+// detail's length.
 func fingerprint(c *merge.Case) string {
 	h := sha256.New()
 	if c.NotRun {
 		io.WriteString(h, "not run")
 	}
+	var buf []byte
 	for _, ch := range c.Checks {
 		if !ch.OK {
-			io.WriteString(h, ch.Name+"\x1f"+normaliseDetail(ch.Detail)+"\x1e")
+			buf = append(buf[:0], ch.Name...)
+			buf = append(buf, '\x1f')
+			buf = appendNormalised(buf, text.Cut(ch.Detail, detailCut))
+			buf = append(buf, '\x1e')
+			h.Write(buf)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:fingerprintLen]
+}
+
+// appendNormalised appends s normalised to dst, so that the details of the
+// same failure in two runs are equal: what varies between two runs becomes
+// a placeholder. One pass over s, with these rules, each applied to what
+// the one before left:
+//
+//   - paths and URLs: each run of bytes other than ASCII white space and
+//     ()'",; that holds a '/' becomes <path>;
+//   - long hex (addresses, ids, hashes): each word (a run of ASCII letters,
+//     digits and '_') that is 0x and 8 or more hex digits, or 8 or more hex
+//     digits, becomes <hex>;
+//   - any number left (pids, ports, times, sizes, durations),
+//     [0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?, becomes <n>.
+//
+// Until issue 19 these were three regular expressions, each over the whole
+// detail; FuzzNormaliseDetail holds this pass to them.
+func appendNormalised(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		if isPathStop(s[i]) {
+			dst = append(dst, s[i])
+			i++
+			continue
+		}
+		end := i
+		for end < len(s) && !isPathStop(s[end]) {
+			end++
+		}
+		if strings.IndexByte(s[i:end], '/') >= 0 {
+			dst = append(dst, "<path>"...)
+		} else {
+			dst = appendRun(dst, s[i:end])
+		}
+		i = end
+	}
+	return dst
+}
+
+// isPathStop is a byte that ends a path: ASCII white space (\s in Go's
+// regular expressions) and ()'",;.
+func isPathStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\f', '\r', '(', ')', '\'', '"', ',', ';':
+		return true
+	}
+	return false
+}
+
+// isWordByte is a byte of a word (\w in Go's regular expressions).
+func isWordByte(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// hexWordEnd returns the end of the word that starts at run[i] when it is
+// long hex, else -1.
+func hexWordEnd(run string, i int) int {
+	end := i
+	for end < len(run) && isWordByte(run[end]) {
+		end++
+	}
+	w := run[i:end]
+	if len(w) >= 10 && w[0] == '0' && w[1] == 'x' && allHex(w[2:]) || len(w) >= 8 && allHex(w) {
+		return end
+	}
+	return -1
+}
+
+func allHex(w string) bool {
+	for k := 0; k < len(w); k++ {
+		if c := w[k] | 0x20; !isDigit(w[k]) && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendRun appends run, bytes without a path stop or '/', with its long
+// hex words and then its numbers replaced.
+func appendRun(dst []byte, run string) []byte {
+	// hexAt is the end of the long hex word that starts at run[k], or -1:
+	// a number never reads into one, as the hex rule came first.
+	hexAt := func(k int) int {
+		if k < len(run) && isWordByte(run[k]) && (k == 0 || !isWordByte(run[k-1])) {
+			return hexWordEnd(run, k)
+		}
+		return -1
+	}
+	digits := func(k int) int {
+		for k < len(run) && isDigit(run[k]) {
+			k++
+		}
+		return k
+	}
+	for i := 0; i < len(run); {
+		if end := hexAt(i); end >= 0 {
+			dst = append(dst, "<hex>"...)
+			i = end
+			continue
+		}
+		if !isDigit(run[i]) {
+			dst = append(dst, run[i])
+			i++
+			continue
+		}
+		j := digits(i)
+		if j+1 < len(run) && run[j] == '.' && isDigit(run[j+1]) && hexAt(j+1) < 0 {
+			j = digits(j + 1)
+		}
+		if j+1 < len(run) && (run[j] == 'e' || run[j] == 'E') {
+			k := j + 1
+			if run[k] == '+' || run[k] == '-' {
+				k++
+			}
+			if k < len(run) && isDigit(run[k]) && hexAt(k) < 0 {
+				j = digits(k)
+			}
+		}
+		dst = append(dst, "<n>"...)
+		i = j
+	}
+	return dst
 }
 
 // historyKey is how a case is named in digests: its label, cut.

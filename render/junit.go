@@ -187,6 +187,13 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 		tc.Outcomes = append(tc.Outcomes, junitOutcome{XMLName: xml.Name{Local: "error"}, Type: notRunType, Message: "planned, but did not run"})
 	case c.Failed():
 		tc.Outcomes = junitOutcomes(c, true)
+		// An imported failure keeps its message and text, lines and all
+		// (log.failure, the first check's), which its one-line detail
+		// runs together: an import of the export reads the same.
+		if f := collect.FailureOf(c.Log); f != nil && len(tc.Outcomes) > 0 && len(c.Checks) > 0 && !c.Checks[0].OK &&
+			tc.Outcomes[0].Message == c.Checks[0].Detail && tc.Outcomes[0].Text == c.Checks[0].Detail {
+			tc.Outcomes[0].Message, tc.Outcomes[0].Text = f.Message, f.Text
+		}
 		if len(tc.Outcomes) == 0 {
 			tc.Outcomes = append(tc.Outcomes, junitOutcome{XMLName: xml.Name{Local: "failure"}, Message: collect.NoFailedCheck})
 		}

@@ -18,6 +18,7 @@ const (
 	metricsPerCase = 6  // tables per case; the rest counted
 	metricAxis     = 12 // arms (rows) and concurrency levels (columns) per table
 	intervalCases  = 20 // cases with interval lines; the rest counted
+	plainMetrics   = 30 // rows of the table of metrics without an arm; the rest counted
 )
 
 // metricTable is one metric of one case: its value per arm and
@@ -218,6 +219,45 @@ func hasArm(tables []*metricTable, arm string) bool {
 	return false
 }
 
+// plainMetricsBlock is the table of metrics without an arm (docs/render.md
+// §12.2): a row per metric of the cases the evidence table does not show
+// (those of no compared arm), `| TC-06 | guard-served pages | 23 | pages |`;
+// "" when there is none.
+func (r *renderer) plainMetricsBlock(w *writer, ms map[*merge.Case]collect.Measures, order []*merge.Case) string {
+	var rows [][]string
+	more, used := 0, 0
+	for _, c := range order {
+		if c.Arm != "" && slices.Contains(r.opts.Arms, c.Arm) {
+			continue // in the evidence table's revision × measure table
+		}
+		for i := range ms[c].Metrics {
+			m := &ms[c].Metrics[i]
+			if m.Arm != "" {
+				continue // a metric table's (§12.2)
+			}
+			if len(rows) == plainMetrics || used > metricSpace {
+				more++
+				continue
+			}
+			unit := ""
+			if m.Kind != collect.MetricBoolean {
+				unit = text.Plain(text.Cut(m.Unit, measureName))
+			}
+			row := []string{text.CodeCell(text.Cut(c.Name, 200)), text.Plain(text.Cut(m.Name, measureName)), text.Plain(metricNumber(m)), unit}
+			used += rowLen(row)
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	out := "**Metrics**\n\n" + w.mdTable([]string{"case", "metric", "value", "unit"}, rows)
+	if more > 0 {
+		out += fmt.Sprintf("\n\nAnd %d more metrics.", more)
+	}
+	return out
+}
+
 // intervalsBlock is the recovery timings of docs/render.md §12.3: for each
 // case with events, the config's intervals, `guard served after 1.4 s`.
 func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*merge.Case) string {
@@ -292,6 +332,9 @@ func (r *renderer) armBlocks(w *writer) []string {
 		if m != "" {
 			blocks = append(blocks, m)
 		}
+	}
+	if pm := r.plainMetricsBlock(w, ms, order); pm != "" {
+		blocks = append(blocks, pm)
 	}
 	if iv := r.intervalsBlock(ms, order); iv != "" {
 		blocks = append(blocks, iv)

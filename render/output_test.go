@@ -217,7 +217,7 @@ func TestPerf(t *testing.T) {
 		{"failed hopper case", func(r *merge.Report) {
 			r.Cases[0].OK = false
 			r.Cases[0].Checks = []collect.Check{{Name: "all_ok", Detail: "1/20 failed"}}
-		}, "FAIL", []string{"Hopper correctness:\n\n| case | class | setup | failed checks |\n|---|---|---|---|\n| vllm-qwen05b-kv\\_c1 |"}},
+		}, "FAIL", []string{"Hopper correctness:\n\n| case | setup | failed checks |\n|---|---|---|\n| vllm-qwen05b-kv\\_c1 |"}},
 		{"no perf summary", func(r *merge.Report) { r.Perf.Summary = nil }, "DID NOT RUN", []string{
 			"### Weekly performance · 2026-11-28 · DID NOT RUN\n\nThe tests did not finish; the run log has the details.\n",
 		}},

@@ -80,6 +80,8 @@ type renderer struct {
 	ms         map[*merge.Case]collect.Measures
 	msProblems []string
 	msRead     bool
+	// noClass caches classless.
+	noClass *bool
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {

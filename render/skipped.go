@@ -20,11 +20,37 @@ const (
 	skipReasonCut = 150
 )
 
-// skippedLine is the comment's `Skipped: <case> (<reason>), …` line, after
-// the failed-cases table: the skipped cases in report order (a skipped case
-// does not fail the verdict, so without it nothing would say that it did
-// not run its checks), the first maxSkipped named, the rest counted. ""
-// when no case was skipped.
+// skipGroup is the skipped cases of one reason, in report order.
+type skipGroup struct {
+	reason string
+	cases  []*merge.Case
+}
+
+// skipGroups are the skipped cases by reason, in the order each reason
+// first appears: twenty tests skipped because CUDA is not available are one
+// entry, not twenty.
+func skipGroups(skipped []merge.Case) []skipGroup {
+	var out []skipGroup
+	at := map[string]int{}
+	for i := range skipped {
+		c := &skipped[i]
+		k, ok := at[c.SkipReason]
+		if !ok {
+			k = len(out)
+			at[c.SkipReason] = k
+			out = append(out, skipGroup{reason: c.SkipReason})
+		}
+		out[k].cases = append(out[k].cases, c)
+	}
+	return out
+}
+
+// skippedLine is the comment's `Skipped: <case> (<reason>), 20 cases
+// (<reason>), …` line, after the failed-cases table: the skipped cases in
+// report order (a skipped case does not fail the verdict, so without it
+// nothing would say that it did not run its checks), those of one reason
+// counted together, the first maxSkipped entries shown, the cases of the
+// rest counted. "" when no case was skipped.
 func (r *renderer) skippedLine(w *writer, p plan) string {
 	skipped := r.rep.SkippedCases()
 	if len(skipped) == 0 {
@@ -34,14 +60,26 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 	if p.squeeze {
 		nameCut /= 2
 	}
-	items := make([]string, 0, min(len(skipped), maxSkipped))
-	for i := range skipped {
-		if i == maxSkipped {
+	esc := func(s string, n int) string { return text.Plain(text.Cut(s, n)) }
+	groups := skipGroups(skipped)
+	items := make([]string, 0, min(len(groups), maxSkipped))
+	more := len(skipped)
+	for _, g := range groups {
+		if len(items) == maxSkipped {
 			break
 		}
-		items = append(items, skippedItem(&skipped[i], nameCut, reasonCut, func(s string, n int) string { return text.Plain(text.Cut(s, n)) }))
+		more -= len(g.cases)
+		if len(g.cases) == 1 {
+			items = append(items, skippedItem(g.cases[0], nameCut, reasonCut, esc))
+			continue
+		}
+		s := text.Commas(int64(len(g.cases))) + " cases"
+		if reasonCut > 0 {
+			s += " (" + esc(g.reason, reasonCut) + ")"
+		}
+		items = append(items, s)
 	}
-	return w.t("skipped", map[string]any{"List": strings.Join(items, ", "), "More": len(skipped) - len(items)})
+	return w.t("skipped", map[string]any{"List": strings.Join(items, ", "), "More": more})
 }
 
 // skippedItem is one case of a Skipped line: its label and, unless
@@ -66,14 +104,23 @@ func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
 		return ""
 	}
 	lines := []string{w.t("skipped_section_head", nil)}
-	for i := range skipped {
+	groups := skipGroups(skipped)
+	for i, g := range groups {
 		if i == maxSkipped {
-			lines = append(lines, w.t("skipped_section_more", len(skipped)-i))
+			n := 0
+			for _, g := range groups[i:] {
+				n += len(g.cases)
+			}
+			lines = append(lines, w.t("skipped_section_more", n))
 			break
 		}
+		name := p.code(text.Cut(g.cases[0].Label(), skippedNameCut), false)
+		if len(g.cases) > 1 {
+			name = text.Commas(int64(len(g.cases))) + " cases"
+		}
 		lines = append(lines, w.t("skipped_section_entry", map[string]string{
-			"Case":   p.code(text.Cut(skipped[i].Label(), skippedNameCut), false),
-			"Reason": p.st(text.Cut(skipped[i].SkipReason, skipReasonCut)),
+			"Case":   name,
+			"Reason": p.st(text.Cut(g.reason, skipReasonCut)),
 		}))
 	}
 	return strings.Join(lines, "\n")

@@ -99,7 +99,7 @@ func TestAllSkippedLine(t *testing.T) {
 func TestSkippedLineBounded(t *testing.T) {
 	rep := sampleReport(t)
 	for i := 0; i < 30; i++ {
-		withSkipped(rep, merge.Case{Name: fmt.Sprintf("s%d-%s", i, strings.Repeat("n", 300)), SkipReason: strings.Repeat("r", 400)})
+		withSkipped(rep, merge.Case{Name: fmt.Sprintf("s%d-%s", i, strings.Repeat("n", 300)), SkipReason: fmt.Sprint(i) + strings.Repeat("r", 400)})
 	}
 	docs := mustRender(t, rep, sampleOptions())
 	var line string
@@ -108,10 +108,10 @@ func TestSkippedLineBounded(t *testing.T) {
 			line = l
 		}
 	}
-	if strings.Count(line, "(rrr") != maxSkipped || !strings.HasSuffix(line, ", and 10 more.") {
+	if strings.Count(line, "… (") != maxSkipped || !strings.HasSuffix(line, ", and 10 more.") {
 		t.Errorf("want %d named cases and 10 counted: %q", maxSkipped, line)
 	}
-	if !strings.Contains(line, "s0-"+strings.Repeat("n", 196)+"…") || !strings.Contains(line, "("+strings.Repeat("r", 149)+"…)") {
+	if !strings.Contains(line, "s0-"+strings.Repeat("n", 196)+"…") || !strings.Contains(line, "(0"+strings.Repeat("r", 148)+"…)") {
 		t.Errorf("names and reasons not cut to %d and %d: %q", skippedNameCut, skipReasonCut, line)
 	}
 }
@@ -157,5 +157,25 @@ func TestSkippedSection(t *testing.T) {
 	}
 	if plain := mustRender(t, sampleReport(t), sampleOptions()); strings.Contains(plain.Section, "Skipped in this run") {
 		t.Errorf("a run without skipped cases has a skipped block:\n%s", plain.Section)
+	}
+}
+
+// TestSkippedByReason: skipped cases that share a reason are one entry,
+// counted (issue 21: twenty CUDA skips were listed one by one), in the
+// comment's line and in the section; a reason of one case keeps its name.
+func TestSkippedByReason(t *testing.T) {
+	rep := sampleReport(t)
+	for i := 0; i < 20; i++ {
+		withSkipped(rep, merge.Case{Name: fmt.Sprintf("tests/k.py::test_cuda[%d]", i), SkipReason: "CUDA is not available"})
+	}
+	withSkipped(rep, merge.Case{Name: "tests/f.py::test_fp8", SkipReason: "FP8 is not supported on CPU"})
+	docs := mustRender(t, rep, sampleOptions())
+	want := "Skipped: 20 cases (CUDA is not available), " + text.Plain("tests/f.py::test_fp8") + " (FP8 is not supported on CPU)."
+	if !slices.Contains(lines(docs.Comment), want) {
+		t.Errorf("comment lacks the line %q:\n%s", want, docs.Comment)
+	}
+	wantSection := "Skipped in this run, not counted in the verdict:\n- 20 cases: CUDA is not available.\n- `tests/f.py::test_fp8`: FP8 is not supported on CPU."
+	if !strings.Contains(docs.Section, wantSection) {
+		t.Errorf("section lacks\n%s\n---\n%s", wantSection, docs.Section)
 	}
 }

@@ -92,5 +92,8 @@ func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 		"Product":  text.Plain(r.cfg.Product),
 		"Parts":    len(r.rep.Parts),
 	})
+	if s := r.setupBlock(); s != "" {
+		sentence += "\n\n" + s
+	}
 	return r.sectionDoc(w, p, sentence, nil)
 }

@@ -61,7 +61,7 @@ func wrapCols(s string, width int) []string {
 			line.WriteString(word)
 			n += 1 + w
 			continue
-		case n > 0 && w > width && width-n-1 > 0:
+		case n > 0 && w > width && width-n-1 > 0 && cols(firstRune(word)) <= width-n-1:
 			// A word no line holds starts on this one.
 			head, rest := splitCols(word, width-n-1)
 			lines = append(lines, line.String()+" "+head)
@@ -84,6 +84,16 @@ func wrapCols(s string, width int) []string {
 		lines = append(lines, line.String())
 	}
 	return lines
+}
+
+// firstRune is s's first rune, as a string.
+func firstRune(s string) string {
+	for i := range s {
+		if i > 0 {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // splitCols splits s after its longest head of at most width columns (at

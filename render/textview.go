@@ -215,8 +215,16 @@ func (t *textView) failed(failed []merge.Case) {
 			class += " (" + termText(c.ClassWhy, collect.ClassWhyMax) + ")"
 		}
 		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
+		if r.classless() {
+			rows[i] = slices.Delete(rows[i], 1, 2)
+		}
 	}
-	t.table(failedColumns, rows)
+	head := slices.Clone(failedColumns)
+	if r.classless() {
+		// No part recorded a class: no class column (docs/render.md §3.4).
+		head = slices.Delete(head, 1, 2)
+	}
+	t.table(head, rows)
 }
 
 // closestCalls writes the closest calls: the summary line, a table, the

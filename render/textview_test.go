@@ -58,7 +58,7 @@ func findTable(out string, header ...string) *mdtest.Table {
 // KVCR-like run (seed 003) are all there, their cells whole.
 func TestTextFitsEveryWidth(t *testing.T) {
 	hostile := sampleReport(t)
-	hostile.Cases[1].Checks[0].Detail = "wide 漢字漢字漢字 " + strings.Repeat("x", 500) + " ambiguous ± → ° and a very long unbroken word " + strings.Repeat("ab", 300)
+	hostile.Cases[1].Checks[0].Detail = "wide 漢字漢字漢字 a " + strings.Repeat("漢", 301) + " " + strings.Repeat("x", 500) + " ambiguous ± → ° and a very long unbroken word " + strings.Repeat("ab", 300)
 	for _, tc := range []struct {
 		name string
 		rep  func() *merge.Report

@@ -57,10 +57,10 @@ type docCheck struct {
 
 var (
 	markerRE  = regexp.MustCompile(`^<!-- ci-report:comment run=[A-Za-z0-9._-]+ attempt=[A-Za-z0-9._-]+ profile=[a-z0-9][a-z0-9_-]* -->$`)
-	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*|Memory chart of this case)</summary>|</details>)$`)
+	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*|Memory chart of this case|Tracebacks of the failures above)</summary>|</details>)$`)
 	// A failed co-location case's chart is collapsed in any comment
 	// (docs/render.md §3.9).
-	chartDetailsRE = regexp.MustCompile(`^<details><summary>Memory chart of this case</summary>$`)
+	chartDetailsRE = regexp.MustCompile(`^<details><summary>(Memory chart of this case|Tracebacks of the failures above)</summary>$`)
 	// What GitHub turns into a notification or a cross-reference.
 	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
 	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b|(?i:\bgh-[0-9]+)`)
@@ -366,10 +366,15 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		}
 	}
 	var tb *extast.Table
+	hasClass := true
 	for _, cand := range tables {
 		h := cand.FirstChild()
-		if h != nil && h.ChildCount() == 4 && plainText(h, src, true) == "caseclasssetupfailed checks" {
+		switch {
+		case h != nil && h.ChildCount() == 4 && plainText(h, src, true) == "caseclasssetupfailed checks":
 			tb = cand
+		case h != nil && h.ChildCount() == 3 && plainText(h, src, true) == "casesetupfailed checks":
+			// No case has a class (docs/render.md §3.4).
+			tb, hasClass = cand, false
 		}
 	}
 	if tb == nil {
@@ -413,7 +418,11 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		if class == "" {
 			class = collect.ClassUnclassified
 		}
-		if got := zeroWidth.Replace(plainText(nameCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+" (") {
+		if !hasClass {
+			if class != collect.ClassUnclassified {
+				t.Errorf("%s row %d (%s): no class column, but the case has class %q", dc.name, rows, c.Name, class)
+			}
+		} else if got := zeroWidth.Replace(plainText(nameCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+" (") {
 			t.Errorf("%s row %d (%s): class cell %q, want %q", dc.name, rows, c.Name, got, class)
 		}
 		got := zeroWidth.Replace(plainText(checksCell, src, true))

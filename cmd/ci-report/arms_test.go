@@ -85,17 +85,19 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		"### junit · 2026-03-04 · PASS\n",
 		"All 3 cases passed. The 3 cases of the arms expected to fail are judged in the evidence table.",
 		"**Evidence** (parent vs fix)",
-		"Suite counts: parent: 2 passed, 1 failed, 57 deselected; fix: 3 passed, 57 deselected.",
-		"| case | parent 88c8f96 | fix a378969 |",
-		"| `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]` | **fail**: AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10 · finished 3 requests · steps 500 steps · preemptions 465 · resumptions 463 · kv\\_blocks\\_at\\_stop 40 blocks | pass · finished 10 requests · steps 121 steps · preemptions 4 · resumptions 4 · kv\\_blocks\\_at\\_stop 0 blocks |",
-		"- `tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]`: fails on parent, passes on fix, as expected.",
-		"2 more cases pass on every arm.",
+		"Suite counts:\n\n- parent: 2 passed, 1 failed, 57 deselected.\n- fix: 3 passed, 57 deselected.\n",
+		"\n`tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]`: fails on parent, passes on fix, as expected.\n",
+		"2 more tests pass on every arm.",
 		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
 	} {
 		if !strings.Contains(comment, want) {
 			t.Errorf("comment lacks %q:\n%s", want, comment)
 		}
 	}
+	// The revision × measure table: a row per revision, the result first
+	// (the assertion's message alone), a column per metric with its unit.
+	checkMeasureTable(t, comment, "pass")
+
 	// The same input, the same bytes.
 	if _, again, _ := runCLI(t, args...); again != comment {
 		t.Errorf("a second render differs")
@@ -258,7 +260,7 @@ func TestArmsJUnitRoundTrip(t *testing.T) {
 	if a != b {
 		t.Errorf("the comment differs after the round trip:\n%s\n---\n%s", a, b)
 	}
-	if !strings.Contains(b, "· PASS\n") || !strings.Contains(b, "Suite counts: parent: 2 passed, 1 failed, 1 skipped, 57 deselected; fix: 3 passed, 1 skipped, 546 deselected.") {
+	if !strings.Contains(b, "· PASS\n") || !strings.Contains(b, "Suite counts:\n\n- parent: 2 passed, 1 failed, 1 skipped (1: needs a GPU), 57 deselected.\n- fix: 3 passed, 1 skipped (1: needs a GPU), 546 deselected.\n") {
 		t.Errorf("the imported arms' comment:\n%s", b)
 	}
 }

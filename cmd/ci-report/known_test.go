@@ -44,7 +44,11 @@ func verdictOf(comment string) string {
 
 // failedTable is a comment's failed-cases table (docs/render.md §3.4).
 func failedTable(comment string) (mdtest.Table, bool) {
-	return mdtest.Headed([]byte(comment), "case", "class", "setup", "failed checks")
+	if tb, ok := mdtest.Headed([]byte(comment), "case", "class", "setup", "failed checks"); ok {
+		return tb, true
+	}
+	// Without the class column when no case has a class (docs/render.md §3.4).
+	return mdtest.Headed([]byte(comment), "case", "setup", "failed checks")
 }
 
 // knownTable is a comment's table of the cases that failed on known

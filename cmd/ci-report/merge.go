@@ -96,7 +96,7 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 		if err := rep.WriteJSON(e.Stdout); err != nil {
 			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
 		}
-	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSON(safefile.ContextWriter(ctx, w)) }); err != nil {
+	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSONDiscarding(safefile.ContextWriter(ctx, w)) }); err != nil {
 		return withCode(exitUsage, err)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)

@@ -28,14 +28,14 @@ func TestMergeCommand(t *testing.T) {
 		wantStdout string // substring; "" for none
 		wantStderr []string
 	}{
-		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases: 3 unclassified)"`,
-			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases: 3 unclassified)"}},
+		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases)"`,
+			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases)"}},
 		{"nothing ran is not an error", []string{treePath("nothing-ran-empty")}, 0, `"verdict": "DID NOT RUN"`,
 			[]string{"part nothing-ran-empty: missing, 0 cases ran (no part files)"}},
 		{"missing part named", []string{treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 0,
 			`"verdict": "FAIL (0 of 11 cases; the SGLang cases did not finish)"`, []string{"part SGLang: missing"}},
 		{"flags after the paths", []string{treePath("pr", "vllm"), treePath("pr", "sglang"), "--out", out}, 0, "",
-			[]string{"verdict FAIL (1 of 2 cases: 1 unclassified)"}},
+			[]string{"verdict FAIL (1 of 2 cases)"}},
 		{"no paths", nil, 2, "", []string{"no part directories or artifact roots given"}},
 		{"unknown flag", []string{"--nope", treePath("pr")}, 2, "", []string{"flag provided but not defined: -nope"}},
 		{"mixed parts", []string{treePath("pr", "vllm"), treePath("nightly-pass", "vllm")}, 2, "",

@@ -46,7 +46,7 @@ func TestRenderCommand(t *testing.T) {
 		avoidOut   []string
 	}{
 		{name: "comment to stdout", args: []string{"render", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantHead: "Nightly correctness · 2026-11-28 · FAIL (3 of 22 cases: 3 unclassified)", wantFailed: true, avoidOut: []string{"<!-- ci-report:comment"}},
+			wantHead: "Nightly correctness · 2026-11-28 · FAIL (3 of 22 cases)", wantFailed: true, avoidOut: []string{"<!-- ci-report:comment"}},
 		{name: "actions environment", vars: map[string]string{"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "me/kvcached", "GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "2"},
 			args: []string{"render", "--date", "2026-11-28", nightly}, wantCode: 0,
 			wantOut: []string{"<!-- ci-report:comment run=77 attempt=2 profile=nightly -->"}, wantLinks: []string{"https://github.com/me/kvcached/actions/runs/77", "https://github.com/me/kvcached/commit/"}},
@@ -66,7 +66,7 @@ func TestRenderCommand(t *testing.T) {
 		{name: "pass with fail on verdict", args: []string{"render", "--fail-on-verdict", "--date", "2026-11-28", treePath("nightly-pass")}, wantCode: 0,
 			wantHead: "Nightly correctness · 2026-11-28 · PASS"},
 		{name: "text format", args: []string{"render", "--format", "text", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantOut: []string{"│ verdict │ FAIL (3 of 22 cases: 3 unclassified) │", "│ case "}, avoidOut: []string{"| case | class |"}},
+			wantOut: []string{"│ verdict │ FAIL (3 of 22 cases) │", "│ case "}, avoidOut: []string{"| case | class |"}},
 		{name: "nothing uploaded needs a profile", args: []string{"render", filepath.Join(dir, "absent")}, wantCode: exitUsage, wantErr: []string{"pass --profile"}},
 		{name: "nothing uploaded", args: []string{"render", "--profile", "nightly", "--date", "2026-11-28", filepath.Join(dir, "absent")}, wantCode: 0,
 			wantHead: "Nightly correctness · 2026-11-28 · DID NOT RUN", wantParas: []string{"The tests did not finish; the run log has the details."}},

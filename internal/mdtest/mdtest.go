@@ -166,6 +166,25 @@ func Headed(src []byte, header ...string) (Table, bool) {
 	return Table{}, false
 }
 
+// ListAfter is the items' texts of the list that directly follows the
+// top-level paragraph whose text is intro (`Suite counts:`); nil when there
+// is none.
+func ListAfter(src []byte, intro string) []string {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	for n := tree.FirstChild(); n != nil && n.NextSibling() != nil; n = n.NextSibling() {
+		list, ok := n.NextSibling().(*ast.List)
+		if _, para := n.(*ast.Paragraph); !para || !ok || cell(n, src).Text != intro {
+			continue
+		}
+		var out []string
+		for it := list.FirstChild(); it != nil; it = it.NextSibling() {
+			out = append(out, cell(it, src).Text)
+		}
+		return out
+	}
+	return nil
+}
+
 // cell reads a table cell's text and code spans.
 func cell(n ast.Node, src []byte) Cell {
 	c := Cell{Code: []string{}, Links: []string{}}

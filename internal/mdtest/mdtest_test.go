@@ -24,3 +24,13 @@ func TestTables(t *testing.T) {
 		t.Errorf("second table %+v", tables[1])
 	}
 }
+
+func TestListAfter(t *testing.T) {
+	src := []byte("**Evidence** (a vs b)\n\nSuite counts:\n\n- a: 1 failed.\n- b, `lint`: passed\\_ok.\n\n| x |\n|---|\n| y |\n\nEnd.\n")
+	if got := ListAfter(src, "Suite counts:"); len(got) != 2 || got[0] != "a: 1 failed." || got[1] != "b, lint: passed_ok." {
+		t.Errorf("list after Suite counts: %q", got)
+	}
+	if got := ListAfter(src, "Evidence (a vs b)"); got != nil {
+		t.Errorf("a paragraph not followed by a list gave %q", got)
+	}
+}

@@ -20,6 +20,7 @@
 package text
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -167,3 +168,22 @@ func inertRune(r rune) rune {
 // CutWords is Cut(Words(s), n): a check detail made of process output or an
 // error text, whose spacing means nothing.
 func CutWords(s string, n int) string { return Cut(Words(s), n) }
+
+// Commas formats n with thousands separators (`1,099`), as vLLM prints
+// token counts and as reports count tests.
+func Commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

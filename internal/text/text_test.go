@@ -164,3 +164,11 @@ func TestCodeFence(t *testing.T) {
 		}
 	}
 }
+
+func TestCommas(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1099: "1,099", -1142198: "-1,142,198", 100000: "100,000"} {
+		if got := Commas(n); got != want {
+			t.Errorf("Commas(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

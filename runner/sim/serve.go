@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Simulated times at time scale 1; CI_REPORT_SIM_TIMESCALE multiplies them.
@@ -547,8 +548,8 @@ func (s *simServer) logAllocation(m memoryPlan) {
 	} else {
 		s.log.info("gpu_worker.py:298", "Available KV cache memory: %s", gib(m.kvBytes))
 	}
-	s.log.info("kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", commas(m.capTokens))
-	s.log.info("kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", commas(int64(cfg.MaxModelLenOr(8192))), float64(m.capTokens)/float64(cfg.MaxModelLenOr(8192)))
+	s.log.info("kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", text.Commas(m.capTokens))
+	s.log.info("kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", text.Commas(int64(cfg.MaxModelLenOr(8192))), float64(m.capTokens)/float64(cfg.MaxModelLenOr(8192)))
 }
 
 // register writes the server's process record and, under kvcached, its

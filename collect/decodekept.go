@@ -1,0 +1,267 @@
+package collect
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// decodeKeptDirect decodes kept, the compact object (valid JSON) of a case's kept values
+// as caseReader.record wrote it, into c (zero) without reflection, when it
+// has the common shape: each key at most once, written exactly as the
+// struct tags of CaseResult and Check say, strings without escapes and valid
+// UTF-8, numbers where numbers go, no excerpt, a log that is an object.
+// Anything else returns false, leaving c to json.Unmarshal, which decodes
+// it the same (FuzzDecodeKeptDirect) and names what is wrong with it. A
+// case of a real summary.json (json.dumps of the runner's dicts) takes this
+// path: its 20-odd checks cost a pass over their bytes, not a reflective
+// decoder's.
+//
+// names interns check names (the same score of names in every case), so
+// that thousands of cases hold each name once; nil interns nothing.
+func decodeKeptDirect(kept []byte, c *CaseResult, names map[string]string) bool {
+	d := keptDecoder{b: kept, names: names}
+	return d.fields(func(key string) (uint, bool) {
+		switch key {
+		case "name":
+			return 1 << 0, d.str(&c.Name)
+		case "ok":
+			return 1 << 1, d.bool(&c.OK)
+		case "skipped":
+			return 1 << 2, d.str(&c.SkipReason)
+		case "duration_s":
+			return 1 << 3, d.float(&c.DurationS)
+		case "class":
+			return 1 << 4, d.str(&c.Class)
+		case "class_why":
+			return 1 << 5, d.str(&c.ClassWhy)
+		case "checks":
+			return 1 << 6, d.checks(&c.Checks)
+		case "attempts":
+			return 1 << 7, d.int(&c.Attempts)
+		case "log":
+			return 1 << 8, d.object((*[]byte)(&c.Log))
+		}
+		return 0, false
+	}) && d.i == len(d.b)
+}
+
+// fields consumes an object, each of whose fields field decodes, saying
+// which of at most 64 it is (a bit) and whether it decoded; a key it does
+// not know, or one that comes twice, fails the object.
+func (d *keptDecoder) fields(field func(key string) (uint, bool)) bool {
+	if !d.byte('{') {
+		return false
+	}
+	var seen uint
+	for first := true; !d.byte('}'); first = false {
+		if !first && !d.byte(',') {
+			return false
+		}
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		bit, ok := field(key)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+	return true
+}
+
+// keptDecoder reads compact JSON from b[i].
+type keptDecoder struct {
+	b     []byte
+	i     int
+	names map[string]string
+}
+
+// Bounds of the interned check names: a file of distinct names holds no
+// more than this map.
+const (
+	maxInterned    = 4096
+	maxInternedLen = 128
+)
+
+// name consumes a check's name, interned.
+func (d *keptDecoder) name(s *string) bool {
+	t, ok := d.text()
+	if !ok {
+		return false
+	}
+	if n, found := d.names[string(t)]; found {
+		*s = n
+		return true
+	}
+	*s = string(t)
+	if d.names != nil && len(d.names) < maxInterned && len(t) <= maxInternedLen {
+		d.names[*s] = *s
+	}
+	return true
+}
+
+// byte consumes c when it is next.
+func (d *keptDecoder) byte(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// text consumes a string without escapes, valid UTF-8, and returns its text.
+func (d *keptDecoder) text() ([]byte, bool) {
+	if !d.byte('"') {
+		return nil, false
+	}
+	start := d.i
+	for d.i < len(d.b) {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			s := d.b[start:d.i]
+			d.i++
+			return s, utf8.Valid(s)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+		d.i++
+	}
+	return nil, false
+}
+
+// key consumes an object's key and its colon.
+func (d *keptDecoder) key() (string, bool) {
+	k, ok := d.text()
+	if !ok || !d.byte(':') {
+		return "", false
+	}
+	return string(k), true
+}
+
+func (d *keptDecoder) str(s *string) bool {
+	t, ok := d.text()
+	if ok {
+		*s = string(t)
+	}
+	return ok
+}
+
+func (d *keptDecoder) bool(v *bool) bool {
+	b := d.b[d.i:]
+	switch {
+	case len(b) >= 4 && string(b[:4]) == "true":
+		*v, d.i = true, d.i+4
+	case len(b) >= 5 && string(b[:5]) == "false":
+		*v, d.i = false, d.i+5
+	default:
+		return false
+	}
+	return true
+}
+
+// number consumes a JSON number's text (the record is valid JSON: it ends
+// where a separator or a closing bracket does).
+func (d *keptDecoder) number() (string, bool) {
+	start := d.i
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		if c == ',' || c == '}' || c == ']' {
+			break
+		}
+		if c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' && c-'0' >= 10 {
+			return "", false
+		}
+		d.i++
+	}
+	return string(d.b[start:d.i]), d.i > start
+}
+
+func (d *keptDecoder) float(v *float64) bool {
+	s, ok := d.number()
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	*v = f
+	return err == nil
+}
+
+func (d *keptDecoder) floatPtr(v **float64) bool {
+	var f float64
+	if !d.float(&f) {
+		return false
+	}
+	*v = &f
+	return true
+}
+
+func (d *keptDecoder) int(v *int) bool {
+	s, ok := d.number()
+	if !ok {
+		return false
+	}
+	n, err := strconv.Atoi(s)
+	*v = n
+	return err == nil
+}
+
+// object consumes an object and keeps its bytes, as a json.RawMessage
+// field decodes it.
+func (d *keptDecoder) object(v *[]byte) bool {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return false
+	}
+	end := skipValue(d.b, d.i)
+	if end < 0 {
+		return false
+	}
+	*v = append([]byte(nil), d.b[d.i:end]...)
+	d.i = end
+	return true
+}
+
+func (d *keptDecoder) checks(v *[]Check) bool {
+	if !d.byte('[') {
+		return false
+	}
+	checks := []Check{}
+	for first := true; !d.byte(']'); first = false {
+		if !first && !d.byte(',') {
+			return false
+		}
+		var ch Check
+		if !d.check(&ch) {
+			return false
+		}
+		checks = append(checks, ch)
+	}
+	*v = checks
+	return true
+}
+
+func (d *keptDecoder) check(ch *Check) bool {
+	return d.fields(func(key string) (uint, bool) {
+		switch key {
+		case "name":
+			return 1 << 0, d.name(&ch.Name)
+		case "ok":
+			return 1 << 1, d.bool(&ch.OK)
+		case "detail":
+			return 1 << 2, d.str(&ch.Detail)
+		case "kind":
+			return 1 << 3, d.str(&ch.Kind)
+		case "caused_by":
+			return 1 << 4, d.str(&ch.CausedBy)
+		case "value":
+			return 1 << 5, d.floatPtr(&ch.Value)
+		case "bar":
+			return 1 << 6, d.floatPtr(&ch.Bar)
+		case "unit":
+			return 1 << 7, d.str(&ch.Unit)
+		case "must":
+			return 1 << 8, d.str(&ch.Must)
+		}
+		return 0, false
+	})
+}

@@ -1,0 +1,559 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Bounds of the evidence block's counts and tracebacks (docs/render.md
+// §12.1).
+const (
+	// skipReasons is the most skip reasons a count line names; the rest
+	// are counted together.
+	skipReasons = 4
+	// skipReasonWords bounds one skip reason on a count line.
+	skipReasonWords = 80
+	// tracebacks is the most failures whose traceback the collapsed block
+	// holds; tracebackLines the most lines of each.
+	tracebacks     = 5
+	tracebackLines = 40
+	// tracebacksSummary opens the collapsed block of tracebacks: fixed
+	// text, as no data may reach raw HTML.
+	tracebacksSummary = "<details><summary>Tracebacks of the failures above</summary>"
+)
+
+// armCase is one test on each arm: per arm, its results in part order (an
+// arm's parts are selections, a focused test, a targeted and a broad
+// suite, which may share a test); empty where the arm lacks it.
+type armCase struct {
+	name string
+	arms [][]*merge.Case
+}
+
+// at is the result that stands for the test on arm j
+// (merge.StandsOver): its first failed result, else its first; nil where
+// the arm lacks it.
+func (ac *armCase) at(j int) *merge.Case {
+	var out *merge.Case
+	for _, c := range ac.arms[j] {
+		if merge.StandsOver(c, out) {
+			out = c
+		}
+	}
+	return out
+}
+
+// compared reports whether the evidence compares the test: it ran on every
+// arm, or it failed on one. The others are counted by the arms they ran on.
+func (ac *armCase) compared() bool {
+	every := true
+	for j := range ac.arms {
+		if c := ac.at(j); c != nil && c.Failed() {
+			return true
+		}
+		every = every && len(ac.arms[j]) > 0
+	}
+	return every
+}
+
+// metricsAt are the test's own metrics (those without an arm, §12.2 has the
+// others) on arm j: those of the result that stands for it, else of the
+// first of its results that has any.
+func (ac *armCase) metricsAt(j int, ms map[*merge.Case]collect.Measures) []*collect.Metric {
+	results := ac.arms[j]
+	if c := ac.at(j); c != nil {
+		results = append([]*merge.Case{c}, results...)
+	}
+	for _, c := range results {
+		var out []*collect.Metric
+		for i := range ms[c].Metrics {
+			if m := &ms[c].Metrics[i]; m.Arm == "" {
+				out = append(out, m)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// hasMetrics reports whether the test carries metrics of its own on an arm.
+func (ac *armCase) hasMetrics(ms map[*merge.Case]collect.Measures) bool {
+	for j := range ac.arms {
+		if len(ac.metricsAt(j, ms)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// interesting reports whether a compared test is shown: it does not pass
+// on every arm, or it carries metrics.
+func (ac *armCase) interesting(ms map[*merge.Case]collect.Measures) bool {
+	for j := range ac.arms {
+		if outcome(ac.at(j)) != "passes" {
+			return true
+		}
+	}
+	return ac.hasMetrics(ms)
+}
+
+// outcome is how a case ended in one arm, in the words of the verdict line.
+func outcome(c *merge.Case) string {
+	switch {
+	case c == nil:
+		return "is missing"
+	case c.NotRun:
+		return "did not run"
+	case c.Failed():
+		return "fails"
+	case c.Skipped():
+		return "is skipped"
+	}
+	return "passes"
+}
+
+// armCases groups the report's cases of the given arms by name, in the
+// order of first appearance; other cases are left out.
+func armCases(rep *merge.Report, arms []string) []armCase {
+	col := make(map[string]int, len(arms))
+	for i, a := range arms {
+		col[a] = i
+	}
+	var out []armCase
+	at := map[string]int{}
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		j, ok := col[c.Arm]
+		if !ok || merge.IsSetupCase(c.Name) {
+			continue
+		}
+		k, seen := at[c.Name]
+		if !seen {
+			k = len(out)
+			at[c.Name] = k
+			out = append(out, armCase{name: c.Name, arms: make([][]*merge.Case, len(arms))})
+		}
+		out[k].arms[j] = append(out[k].arms[j], c)
+	}
+	return out
+}
+
+// message is a failed result's assertion message: the first line of the
+// message its report gave (an imported case's log.failure), else of its
+// first failed check's detail, cut; the second value is the rest, the
+// traceback: the message's other lines and the failure's text.
+func message(c *merge.Case) (first, rest string) {
+	if f := collect.FailureOf(c.Log); f != nil && (f.Message != "" || f.Text != "") {
+		msg := strings.TrimSpace(f.Message)
+		if msg == "" {
+			msg, f.Text, _ = strings.Cut(strings.TrimSpace(f.Text), "\n")
+		}
+		first, more, _ := strings.Cut(msg, "\n")
+		rest = strings.Trim(f.Text, "\n")
+		if rest == "" {
+			rest = strings.Trim(more, "\n")
+		}
+		return text.Cut(strings.TrimSpace(first), evidenceDetail), rest
+	}
+	for _, ch := range c.Checks {
+		if !ch.OK && ch.Detail != "" {
+			return text.Cut(strings.TrimSpace(ch.Detail), evidenceDetail), ""
+		}
+	}
+	return "", ""
+}
+
+// resultWords is one result: `pass`, `**fail**: <message>`, `skipped:
+// <reason>`, `did not run` or `is missing`.
+func resultWords(c *merge.Case) string {
+	switch o := outcome(c); o {
+	case "fails":
+		if m, _ := message(c); m != "" {
+			return "**fail**: " + text.Plain(m)
+		}
+		return "**fail**"
+	case "is skipped":
+		return "skipped: " + text.Plain(text.Cut(c.SkipReason, evidenceDetail))
+	case "passes":
+		return "pass"
+	default:
+		return text.Plain(o)
+	}
+}
+
+// resultCell is the test's result on arm j; with several results (the
+// arm's selections) it names the parts: `pass (focused, targeted)`, or
+// each part's outcome where they differ.
+func (ac *armCase) resultCell(j int) string {
+	c := ac.at(j)
+	s := resultWords(c)
+	results := ac.arms[j]
+	if len(results) < 2 {
+		return s
+	}
+	same := true
+	var parts, each []string
+	for _, r := range results {
+		same = same && outcome(r) == outcome(c)
+		parts = append(parts, text.Plain(text.Cut(r.Part, measureName)))
+		each = append(each, text.Plain(outcome(r)+" in "+text.Cut(r.Part, measureName)))
+	}
+	if same {
+		return s + " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s + " (" + strings.Join(each, "; ") + ")"
+}
+
+// armHeader is an arm's name and its revision's first seven characters, as
+// the cases of the arm recorded it.
+func armHeader(arm string, cases []armCase, j int) string {
+	for i := range cases {
+		for _, c := range cases[i].arms[j] {
+			if c.Revision != "" {
+				return text.Plain(arm + " " + shortRevision(c.Revision))
+			}
+		}
+	}
+	return text.Plain(arm)
+}
+
+// verdictLine is a test's line: how it ended on each arm and, with
+// expectations, whether that is what was expected.
+func (r *renderer) verdictLine(ac *armCase) string {
+	var said []string
+	for j, a := range r.opts.Arms {
+		said = append(said, outcome(ac.at(j))+" on "+a)
+	}
+	line := text.CodeCell(text.Cut(ac.name, 200)) + ": " + text.Plain(strings.Join(said, ", "))
+	if len(r.opts.Expect) == 0 {
+		return line + "."
+	}
+	for j, a := range r.opts.Arms {
+		if e, has := r.opts.Expect[a]; has && !merge.Meets(ac.at(j), e) {
+			return line + text.Plain("; expected: "+r.expectWords()+".")
+		}
+	}
+	return line + ", as expected."
+}
+
+// measureTable is the revision × measure table of a test with metrics: a
+// row per arm (its revision), the result first, then a column per metric
+// (`steps (steps)`), in the order first recorded, at most evidenceMetrics.
+func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[*merge.Case]collect.Measures) string {
+	type column struct{ name, unit string }
+	var cols []column
+	values := make([]map[string]*collect.Metric, len(r.opts.Arms))
+	for j := range r.opts.Arms {
+		values[j] = map[string]*collect.Metric{}
+		for _, m := range ac.metricsAt(j, ms) {
+			if _, dup := values[j][m.Name]; dup {
+				continue // the first value of a name stands, as in §12.2
+			}
+			values[j][m.Name] = m
+			if !slices.ContainsFunc(cols, func(c column) bool { return c.name == m.Name }) {
+				cols = append(cols, column{m.Name, m.Unit})
+			}
+		}
+	}
+	more := 0
+	if len(cols) > evidenceMetrics {
+		more, cols = len(cols)-evidenceMetrics, cols[:evidenceMetrics]
+	}
+	header := []string{"revision", "result"}
+	for _, c := range cols {
+		h := text.Cut(c.name, measureName)
+		if c.unit != "" {
+			h += " (" + text.Cut(c.unit, measureName) + ")"
+		}
+		header = append(header, text.Plain(h))
+	}
+	var rows [][]string
+	for j, a := range r.opts.Arms {
+		row := []string{armHeader(a, cases, j), ac.resultCell(j)}
+		for _, c := range cols {
+			m := values[j][c.name]
+			switch {
+			case m == nil:
+				row = append(row, "")
+			case m.Unit != c.unit:
+				row = append(row, text.Plain(metricValue(m)))
+			default:
+				row = append(row, text.Plain(metricNumber(m)))
+			}
+		}
+		rows = append(rows, row)
+	}
+	out := w.mdTable(header, rows)
+	if more > 0 {
+		out += fmt.Sprintf("\n\nand %d more metrics.", more)
+	}
+	return out
+}
+
+// partCounts are one part's results on the evidence's count line.
+type partCounts struct {
+	pass, fail, notRun, skip int
+	reasons                  []string       // skip reasons, in the order first seen
+	byReason                 map[string]int // skips per reason
+}
+
+// countParts counts the results of each part of the arms, by arm and
+// display name (two arms may each have a part named focused).
+func countParts(rep *merge.Report, arms []string) map[[2]string]*partCounts {
+	out := map[[2]string]*partCounts{}
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if !slices.Contains(arms, c.Arm) || merge.IsSetupCase(c.Name) {
+			continue
+		}
+		k := [2]string{c.Arm, c.Part}
+		pc := out[k]
+		if pc == nil {
+			pc = &partCounts{byReason: map[string]int{}}
+			out[k] = pc
+		}
+		switch outcome(c) {
+		case "passes":
+			pc.pass++
+		case "fails":
+			pc.fail++
+		case "did not run":
+			pc.notRun++
+		case "is skipped":
+			pc.skip++
+			if pc.byReason[c.SkipReason] == 0 {
+				pc.reasons = append(pc.reasons, c.SkipReason)
+			}
+			pc.byReason[c.SkipReason]++
+		}
+	}
+	return out
+}
+
+// words is a part's count line: `866 passed, 35 skipped (20: CUDA is not
+// available; …), 546 deselected`; a finished part without results
+// (a lint report with nothing to say) `passed, no testcases`.
+func (pc *partCounts) words(p *merge.PartStatus) string {
+	if pc == nil {
+		pc = &partCounts{}
+	}
+	var said []string
+	for _, n := range []struct {
+		n    int
+		word string
+	}{{pc.pass, "passed"}, {pc.fail, "failed"}} {
+		if n.n > 0 {
+			said = append(said, text.Commas(int64(n.n))+" "+n.word)
+		}
+	}
+	if pc.skip > 0 {
+		var rs []string
+		rest := pc.skip
+		for i, reason := range pc.reasons {
+			if i == skipReasons {
+				rs = append(rs, fmt.Sprintf("%d: other reasons", rest))
+				break
+			}
+			rs = append(rs, fmt.Sprintf("%d: %s", pc.byReason[reason], text.Plain(text.CutLine(reason, skipReasonWords))))
+			rest -= pc.byReason[reason]
+		}
+		said = append(said, text.Commas(int64(pc.skip))+" skipped ("+strings.Join(rs, "; ")+")")
+	}
+	if pc.notRun > 0 {
+		said = append(said, text.Commas(int64(pc.notRun))+" not run")
+	}
+	if len(said) == 0 {
+		if p.Status == merge.StatusComplete {
+			said = append(said, "passed, no testcases")
+		} else {
+			said = append(said, "no results")
+		}
+	}
+	if p.Deselected != nil {
+		said = append(said, text.Commas(int64(*p.Deselected))+" deselected")
+	}
+	return strings.Join(said, ", ")
+}
+
+// countLines are the evidence's suite counts, a line per part of the arms
+// (an arm's selections each keep theirs), the arms in their order.
+func (r *renderer) countLines() []string {
+	counts := countParts(r.rep, r.opts.Arms)
+	var lines []string
+	for _, a := range r.opts.Arms {
+		for i := range r.rep.Parts {
+			p := &r.rep.Parts[i]
+			if p.Arm != a {
+				continue
+			}
+			label := text.Plain(a)
+			if p.Display != a {
+				label += ", " + text.Plain(text.Cut(p.Display, measureName))
+			}
+			lines = append(lines, "- "+label+": "+counts[[2]string{a, p.Display}].words(p)+".")
+		}
+	}
+	return lines
+}
+
+// onlyLine counts the tests the evidence does not compare by the arms they
+// ran on: `1,099 tests ran on fix only`; "" when it compares every test.
+func (r *renderer) onlyLine(cases []armCase) string {
+	var keys []string
+	by := map[string]int{}
+	for i := range cases {
+		ac := &cases[i]
+		if ac.compared() {
+			continue
+		}
+		var on []string
+		for j, a := range r.opts.Arms {
+			if len(ac.arms[j]) > 0 {
+				on = append(on, a)
+			}
+		}
+		k := strings.Join(on, " and ")
+		if by[k] == 0 {
+			keys = append(keys, k)
+		}
+		by[k]++
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	var said []string
+	for _, k := range keys {
+		said = append(said, countOf(by[k], "test", "tests")+" ran on "+text.Plain(k)+" only")
+	}
+	return "Compared: the tests that ran on every arm or failed on one; " + strings.Join(said, ", ") + "."
+}
+
+// tracebackBlock is the collapsed block of the shown failures' tracebacks
+// (their detail after the message's line): at most tracebacks of them,
+// tracebackLines lines each; "" when none has one.
+func tracebackBlock(shown []*armCase, arms []string) string {
+	var b []string
+	n, more := 0, 0
+	for _, ac := range shown {
+		for j, a := range arms {
+			for _, c := range ac.arms[j] {
+				if !c.Failed() {
+					continue
+				}
+				_, rest := message(c)
+				if rest == "" {
+					continue
+				}
+				if n == tracebacks {
+					more++
+					continue
+				}
+				n++
+				lines := strings.Split(rest, "\n")
+				if len(lines) > tracebackLines {
+					lines = append(lines[:tracebackLines], fmt.Sprintf("… %d more lines", len(lines)-tracebackLines))
+				}
+				where := text.Plain(a)
+				if len(ac.arms[j]) > 1 || c.Part != a {
+					where += " (" + text.Plain(text.Cut(c.Part, measureName)) + ")"
+				}
+				b = append(b, text.CodeCell(text.Cut(ac.name, 200))+" on "+where+":", fenced(lines))
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	if more > 0 {
+		b = append(b, fmt.Sprintf("and %d more failures with a traceback.", more))
+	}
+	return tracebacksSummary + "\n\n" + strings.Join(b, "\n\n") + "\n\n</details>"
+}
+
+// evidenceBlock is the evidence of docs/render.md §12.1: "" without
+// Options.Arms.
+func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures) string {
+	arms := r.opts.Arms
+	if len(arms) == 0 {
+		return ""
+	}
+	cases := armCases(r.rep, arms)
+	b := []string{"**Evidence** (" + text.Plain(strings.Join(arms, " vs ")) + ")"}
+	b = append(b, "Suite counts:\n\n"+strings.Join(r.countLines(), "\n"))
+	if only := r.onlyLine(cases); only != "" {
+		b = append(b, only)
+	}
+	header := []string{"case"}
+	for j, a := range arms {
+		header = append(header, armHeader(a, cases, j))
+	}
+	var rows [][]string
+	var lines []string
+	var shown []*armCase
+	more, used, quiet := 0, 0, 0
+	for i := range cases {
+		ac := &cases[i]
+		if !ac.compared() {
+			continue
+		}
+		if !ac.interesting(ms) {
+			quiet++
+			continue
+		}
+		if len(shown) == evidenceRows || used > evidenceSpace {
+			more++
+			continue
+		}
+		shown = append(shown, ac)
+		line := r.verdictLine(ac)
+		if ac.hasMetrics(ms) {
+			// A test with metrics: its revision × measure table.
+			md := line + "\n\n" + r.measureTable(w, ac, cases, ms)
+			used += runeCount(md)
+			b = append(b, md)
+			continue
+		}
+		row := []string{text.CodeCell(text.Cut(ac.name, 200))}
+		for j := range arms {
+			row = append(row, ac.resultCell(j))
+		}
+		used += rowLen(row) + runeCount(line)
+		rows = append(rows, row)
+		lines = append(lines, "- "+line)
+	}
+	if len(rows) > 0 {
+		b = append(b, w.mdTable(header, rows), strings.Join(lines, "\n"))
+	}
+	if more > 0 {
+		b = append(b, fmt.Sprintf("And %d more tests that do not pass on every arm or carry metrics.", more))
+	}
+	if tb := tracebackBlock(shown, arms); tb != "" {
+		b = append(b, tb)
+	}
+	switch {
+	case len(cases) == 0:
+		b = append(b, "No case of these arms is in the report.")
+	case quiet > 0:
+		b = append(b, countOf(quiet, "more test passes", "more tests pass")+" on every arm.")
+	}
+	if len(r.opts.Expect) > 0 {
+		b = append(b, r.judgementLine())
+	}
+	return strings.Join(b, "\n\n")
+}
+
+// countOf is n, with thousands separators, and the words for n things:
+// `1 test`, `1,099 tests`.
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return text.Commas(int64(n)) + " " + many
+}

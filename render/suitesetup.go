@@ -1,0 +1,171 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Bounds of the setup block of an imported suite (docs/render.md §12.6).
+const (
+	// setupValueCut bounds a setup value (a command line) where shown.
+	setupValueCut = 160
+	// setupLines is the most parts, and the most cases, with lines of
+	// their own; the rest are counted.
+	setupLines = 10
+	// maxSetupValue bounds a value of the config's setup.
+	maxSetupValue = 500
+)
+
+// setupKeyRE is what a setup key may be (the config's `setup`, `import
+// junit --setup`): it names a value on a setup line.
+var setupKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._/-]{0,39}$`)
+
+// ValidSetupKey reports whether key may name a setup value.
+func ValidSetupKey(key string) bool { return setupKeyRE.MatchString(key) }
+
+// validSetupValue reports whether v may be a setup value: one line, not
+// blank.
+func validSetupValue(v string) bool {
+	return strings.TrimSpace(v) != "" && !strings.ContainsFunc(v, unicode.IsControl)
+}
+
+// validateSetup checks the config's setup.
+func (c Config) validateSetup() error {
+	for _, k := range sortedKeys(c.Setup) {
+		switch v := c.Setup[k]; {
+		case !ValidSetupKey(k):
+			return fmt.Errorf("render: config setup key %q: want letters, digits, spaces and ._/-, at most 40", text.Cut(k, 40))
+		case !validSetupValue(v) || len(v) > maxSetupValue:
+			return fmt.Errorf("render: config setup %s: want one line of at most %d bytes", k, maxSetupValue)
+		}
+	}
+	return nil
+}
+
+// setupWords is properties as a setup line says them: `device: CPU; dtype:
+// FP32`.
+func setupWords(ps []collect.Property) string {
+	said := make([]string, len(ps))
+	for i, p := range ps {
+		said[i] = text.Plain(text.CutLine(p.Name, 40) + ": " + text.CutLine(p.Value, setupValueCut))
+	}
+	return strings.Join(said, "; ")
+}
+
+// common are the properties every one of sets holds (the order of the
+// first), and each set's others.
+func common(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property) {
+	own = make([][]collect.Property, len(sets))
+	if len(sets) == 0 {
+		return nil, own
+	}
+	for _, p := range sets[0] {
+		every := true
+		for _, s := range sets[1:] {
+			every = every && slices.Contains(s, p)
+		}
+		if every && !slices.Contains(shared, p) {
+			shared = append(shared, p)
+		}
+	}
+	for i, s := range sets {
+		for _, p := range s {
+			if !slices.Contains(shared, p) {
+				own[i] = append(own[i], p)
+			}
+		}
+	}
+	return shared, own
+}
+
+// setupBlock is the setup of an imported suite (docs/render.md §12.6):
+// `**Setup**: device: CPU; dtype: FP32; kv_blocks: 40.` with the config's
+// setup, then what every part (and every case with properties) shares,
+// then a line per part and per case with properties of its own; "" when
+// nothing says how the suite was set up. Case properties are read from
+// the case logs, when the render keeps them.
+func (r *renderer) setupBlock() string {
+	var parts []*merge.PartStatus
+	for i := range r.rep.Parts {
+		if p := &r.rep.Parts[i]; len(p.Setup) > 0 {
+			parts = append(parts, p)
+		}
+	}
+	// The compared arms' parts first, in the arms' order, as the
+	// evidence's count lines list them.
+	rank := func(p *merge.PartStatus) int {
+		if i := slices.Index(r.opts.Arms, p.Arm); i >= 0 && p.Arm != "" {
+			return i
+		}
+		return len(r.opts.Arms)
+	}
+	slices.SortStableFunc(parts, func(a, b *merge.PartStatus) int { return rank(a) - rank(b) })
+	partSets := make([][]collect.Property, len(parts))
+	for i, p := range parts {
+		partSets[i] = p.Setup
+	}
+	var caseSets [][]collect.Property
+	var cases []*merge.Case
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		if ps := importedSource(c.Log).Properties; len(ps) > 0 {
+			set := make([]collect.Property, len(ps))
+			for j, p := range ps {
+				set[j] = collect.Property{Name: p.Name, Value: p.Value}
+			}
+			cases, caseSets = append(cases, c), append(caseSets, set)
+		}
+	}
+	var top []collect.Property
+	for _, k := range sortedKeys(r.cfg.Setup) {
+		top = append(top, collect.Property{Name: k, Value: r.cfg.Setup[k]})
+	}
+	sharedParts, ownParts := common(partSets)
+	sharedCases, ownCases := common(caseSets)
+	top = append(append(top, sharedParts...), sharedCases...)
+	var lines []string
+	for i, p := range parts {
+		if len(ownParts[i]) == 0 {
+			continue
+		}
+		if len(lines) == setupLines {
+			lines = append(lines, "- and more parts; their setup.json lists them.")
+			break
+		}
+		label := text.Plain(text.Cut(p.Display, measureName))
+		if p.Arm != "" && p.Arm != p.Display {
+			label = text.Plain(p.Arm) + ", " + label
+		}
+		lines = append(lines, "- "+label+": "+setupWords(ownParts[i])+".")
+	}
+	shown := 0
+	for i, c := range cases {
+		if len(ownCases[i]) == 0 {
+			continue
+		}
+		if shown == setupLines {
+			lines = append(lines, "- and more cases; their properties are in summary.json.")
+			break
+		}
+		shown++
+		lines = append(lines, "- "+text.CodeCell(text.Cut(c.Name, 200))+": "+setupWords(ownCases[i])+".")
+	}
+	if len(top) == 0 && len(lines) == 0 {
+		return ""
+	}
+	b := "**Setup**"
+	if len(top) > 0 {
+		b += ": " + setupWords(top) + "."
+	}
+	if len(lines) > 0 {
+		b += "\n\n" + strings.Join(lines, "\n")
+	}
+	return b
+}
