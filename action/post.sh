@@ -63,7 +63,8 @@ done <<< "${IN_PARTS:-}"
 [ "${#parts[@]}" -gt 0 ] || fail "parts is empty: give the directory of the downloaded parts"
 
 # The parts' directory may not exist when no GPU job uploaded anything:
-# the report then says so (with the plan, every part is not run).
+# with the plan, the report then says so (every part is not run); without
+# it ci-report refuses a directory that holds no part (docs/formats.md §1.2).
 for p in "${parts[@]}"; do
   case "$p" in *.json) ;; *) mkdir -p -- "$p" ;; esac
 done

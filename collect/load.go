@@ -105,6 +105,41 @@ func IsPartDir(dir string) bool {
 	return false
 }
 
+// PartFilesList is the part files (partFiles) as a sentence, for messages
+// that say what a part looks like.
+func PartFilesList() string {
+	return strings.Join(partFiles[:len(partFiles)-1], ", ") + " or " + partFiles[len(partFiles)-1]
+}
+
+// HoldsPart reports whether the command-line path p holds a part: it is a
+// file (a merged.json, read elsewhere), a part directory, a perf root, or
+// an artifact root with at least one part directory among its
+// sub-directories (as partDirs walks it). A path that does not exist, or a
+// directory in which no part file is found at either level, holds none.
+func HoldsPart(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	if !fi.IsDir() || IsPartDir(p) || IsPerfRoot(p) {
+		return true
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return true // unreadable: LoadPartsWith says why
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || name == PerfDir {
+			continue
+		}
+		if IsPartDir(filepath.Join(p, name)) {
+			return true
+		}
+	}
+	return false
+}
+
 // partDir is a directory that LoadPartsWith will read as a part.
 type partDir struct {
 	dir     string

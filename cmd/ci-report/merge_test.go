@@ -21,6 +21,8 @@ func treePath(p ...string) string {
 
 func TestMergeCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "merged.json")
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	writePlan(t, plan, "nightly")
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -30,10 +32,18 @@ func TestMergeCommand(t *testing.T) {
 	}{
 		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases)"`,
 			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases)"}},
-		{"nothing ran is not an error", []string{treePath("nothing-ran-empty")}, 0, `"verdict": "DID NOT RUN"`,
-			[]string{"part nothing-ran-empty: missing, 0 cases ran (no part files)"}},
-		{"missing part named", []string{treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 0,
-			`"verdict": "FAIL (0 of 11 cases; the SGLang cases did not finish)"`, []string{"part SGLang: missing"}},
+		// A path that holds no part is an error naming it and saying what
+		// a part is; with a plan, the plan's parts are reported instead.
+		{"a root with no part", []string{treePath("nothing-ran-empty")}, 2, "",
+			[]string{treePath("nothing-ran-empty") + " holds no part: a part directory holds part.json,", "--plan"}},
+		{"an empty directory named", []string{treePath("missing-part", "vllm"), treePath("missing-part", "sglang")}, 2, "",
+			[]string{treePath("missing-part", "sglang") + " holds no part"}},
+		{"a missing directory named", []string{treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 2, "",
+			[]string{treePath("missing-part", "absent", "sglang") + " does not exist"}},
+		{"a missing directory named with a plan", []string{"--plan", plan, treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 0,
+			`"verdict": "FAIL (`, []string{"part SGLang: missing"}},
+		{"an empty sub-directory of a root", []string{treePath("missing-part")}, 0,
+			`"verdict": "FAIL (0 of 11 cases; the SGLang cases did not finish)"`, []string{"part SGLang: missing, 0 cases ran (no part files)"}},
 		{"flags after the paths", []string{treePath("pr", "vllm"), treePath("pr", "sglang"), "--out", out}, 0, "",
 			[]string{"verdict FAIL (1 of 2 cases)"}},
 		{"no paths", nil, 2, "", []string{"no part directories or artifact roots given"}},

@@ -29,6 +29,8 @@ func runWith(t *testing.T, vars map[string]string, stdin string, args ...string)
 func TestRenderCommand(t *testing.T) {
 	dir := t.TempDir()
 	nightly := treePath("nightly-fail")
+	plan := filepath.Join(dir, "plan.json")
+	writePlan(t, plan, "nightly")
 	for _, tc := range []struct {
 		name     string
 		vars     map[string]string
@@ -67,8 +69,10 @@ func TestRenderCommand(t *testing.T) {
 			wantHead: "Nightly correctness · 2026-11-28 · PASS"},
 		{name: "text format", args: []string{"render", "--format", "text", "--date", "2026-11-28", nightly}, wantCode: 0,
 			wantOut: []string{"│ verdict │ FAIL (3 of 22 cases) │", "│ case "}, avoidOut: []string{"| case | class |"}},
-		{name: "nothing uploaded needs a profile", args: []string{"render", filepath.Join(dir, "absent")}, wantCode: exitUsage, wantErr: []string{"pass --profile"}},
-		{name: "nothing uploaded", args: []string{"render", "--profile", "nightly", "--date", "2026-11-28", filepath.Join(dir, "absent")}, wantCode: 0,
+		{name: "a path with no part", args: []string{"render", "--profile", "nightly", filepath.Join(dir, "absent")}, wantCode: exitUsage,
+			wantErr: []string{filepath.Join(dir, "absent") + " does not exist: a part directory holds part.json,", "--plan"}},
+		{name: "nothing uploaded needs a profile", args: []string{"render", "--plan", plan, filepath.Join(dir, "absent")}, wantCode: exitUsage, wantErr: []string{"pass --profile"}},
+		{name: "nothing uploaded", args: []string{"render", "--plan", plan, "--profile", "nightly", "--date", "2026-11-28", filepath.Join(dir, "absent")}, wantCode: 0,
 			wantHead: "Nightly correctness · 2026-11-28 · DID NOT RUN", wantParas: []string{"The tests did not finish; the run log has the details."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -287,10 +288,37 @@ func firstNonEmpty(s ...string) string {
 // loadReport reads paths from disk (collect.LoadInput: part directories
 // and artifact roots, or one merged.json) and builds their report
 // (merge.Build, which reads nothing): the one way the CLI gets a report.
+//
+// Without a plan, a path that holds no part at all (collect.HoldsPart) is
+// an error naming it: most often a mistyped path or an artifact that was
+// never downloaded, which a DID NOT RUN report would hide. With a plan the
+// plan's parts that no path holds are reported as not run (docs/formats.md
+// §1.2, §7.1).
 func loadReport(paths []string, load collect.LoadOptions, opts merge.Options) (*merge.Report, error) {
+	if opts.Expected == nil {
+		for _, p := range paths {
+			if err := partless(p); err != nil {
+				return nil, err
+			}
+		}
+	}
 	in, err := collect.LoadInput(paths, load)
 	if err != nil {
 		return nil, err
 	}
 	return merge.Build(in, opts)
+}
+
+// partless is the error for a path that holds no part, nil for one that
+// does.
+func partless(p string) error {
+	if collect.HoldsPart(p) {
+		return nil
+	}
+	what := "does not exist"
+	if _, err := os.Stat(p); err == nil {
+		what = "holds no part"
+	}
+	return fmt.Errorf("%s %s: a part directory holds %s, and an artifact root holds part directories; "+
+		"give --plan to report the parts that never uploaded as not run", p, what, collect.PartFilesList())
 }
