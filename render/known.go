@@ -285,30 +285,3 @@ func (r *renderer) knownSection(w *writer) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// knownText is the terminal's table of the failures known issues cover in
-// cases that failed on nothing else, and of the entries that no longer
-// reproduce (no budget on a terminal: all of them).
-func (r *renderer) knownText(out io.Writer) error {
-	var rows [][]string
-	for _, c := range r.knownOnly() {
-		for _, k := range c.Known {
-			if ch := c.Checks[k.Check]; !ch.OK {
-				rows = append(rows, []string{termText(c.Label(), 200), termText(ch.Name, 100), termText(ch.Detail, detailCut), termText(r.rep.KnownIssues[k.Issue].URL, knownURLMax)})
-			}
-		}
-	}
-	for _, st := range r.rep.KnownStatuses() {
-		if !st.Reproduces() && st.Passed > 0 {
-			rows = append(rows, []string{termText(st.Issue.Cases, knownGlobCut), termText(st.Issue.Check, knownGlobCut), "no longer reproduces", termText(st.Issue.URL, knownURLMax)})
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	fmt.Fprintln(out)
-	if err := textTable(out, []string{"known issue: case", "check", "detail", "issue"}, rows); err != nil {
-		return fmt.Errorf("text: known issues table: %w", err)
-	}
-	return nil
-}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -154,9 +155,12 @@ func memoryVerdict(ev evidence) (class, why string) {
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
-// and where it is.
+// and where it is, except for a line of a serve.log: the case's excerpt
+// quotes that log around its signatures (Runner.excerpt starts with the
+// server whose log held the best match), so the reason stays short enough
+// for a report's class cell (collect.ClassWhyMax; issue 21).
 func (v Verdict) classWhy() string {
-	if v.Signature == "" {
+	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
 	}
 	return text.CutLine(fmt.Sprintf("%s (%s: %s)", v.Why, v.Where, v.Line), 300)
@@ -281,7 +285,10 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
 	}
 	v := judge(ev)
-	return v.Class, v.Why + " (" + first + ")"
+	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
+		return v.Class, why
+	}
+	return v.Class, v.Why // the check is in the report's failed-checks cell
 }
 
 // classifyFollowers gives a kvcached case that classifyCase left without a
