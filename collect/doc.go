@@ -193,7 +193,8 @@
 //	                       (new) also records value, bar, unit and must (over or
 //	                       under), whose margin Check.Margin gives
 //	excerpt     object     (new) a failed case's serve.log lines to look at:
-//	                       {file, offset, from, lines} (Excerpt, docs/formats.md §4.9)
+//	                       {file, offset, from, lines, skipped?, tail_offset?, tail?}
+//	                       (Excerpt, docs/formats.md §4.9)
 //	log         object     per kind of case, below
 //	phases   object phase → {name string, concurrency int, results: [request]}
 //	request  {status int, token_ids [int] or null, text string or null,

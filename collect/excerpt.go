@@ -30,10 +30,27 @@ func (e *Excerpt) Validate() error {
 		return &fieldError{Field: "lines", Err: errors.New("empty")}
 	case len(e.Lines) > ExcerptMaxLines:
 		return &fieldError{Field: "lines", Err: fmt.Errorf("%d lines, at most %d", len(e.Lines), ExcerptMaxLines)}
+	case len(e.Lines)+len(e.Tail) > ExcerptMaxLines:
+		return &fieldError{Field: "tail", Err: fmt.Errorf("%d lines after the %d of lines, at most %d in all", len(e.Tail), len(e.Lines), ExcerptMaxLines)}
+	case len(e.Tail) == 0 && (e.Skipped != 0 || e.TailOffset != 0):
+		return &fieldError{Field: "tail", Err: errors.New("empty, with skipped or tail_offset set")}
+	case len(e.Tail) > 0 && e.Skipped < 1:
+		return &fieldError{Field: "skipped", Err: fmt.Errorf("%d: a tail follows at least one skipped line", e.Skipped)}
+	case len(e.Tail) > 0 && e.TailOffset <= e.Offset:
+		return &fieldError{Field: "tail_offset", Err: fmt.Errorf("%d is not after offset %d", e.TailOffset, e.Offset)}
 	}
-	for i, l := range e.Lines {
+	if err := validLines("lines", e.Lines); err != nil {
+		return err
+	}
+	return validLines("tail", e.Tail)
+}
+
+// validLines says which of an excerpt's lines (field lines or tail) is not
+// one line of valid UTF-8 within ExcerptLineCut, or nil.
+func validLines(field string, lines []string) error {
+	for i, l := range lines {
 		if strings.ContainsAny(l, "\r\n") || !utf8.ValidString(l) || utf8.RuneCountInString(l) > ExcerptLineCut {
-			return &fieldError{Field: fmt.Sprintf("lines[%d]", i), Err: fmt.Errorf("not one line of valid UTF-8 of at most %d code points", ExcerptLineCut)}
+			return &fieldError{Field: fmt.Sprintf("%s[%d]", field, i), Err: fmt.Errorf("not one line of valid UTF-8 of at most %d code points", ExcerptLineCut)}
 		}
 	}
 	return nil

@@ -28,6 +28,12 @@ func TestExcerptValidated(t *testing.T) {
 		{"null", nil, ""},
 		{"forty lines", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(40)}, ""},
 		{"41 lines", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(41)}, "cases[0].excerpt.lines: 41 lines, at most 40"},
+		{"forty with a tail", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(25), Skipped: 3, TailOffset: 900, Tail: lines(15)}, ""},
+		{"tail past forty", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(26), Skipped: 3, TailOffset: 900, Tail: lines(15)}, "cases[0].excerpt.tail: 15 lines after the 26 of lines, at most 40 in all"},
+		{"tail without skipped", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(2), TailOffset: 900, Tail: lines(1)}, "cases[0].excerpt.skipped: 0: a tail follows"},
+		{"tail before the lines", Excerpt{File: "a/serve.log", Offset: 900, From: "burst", Lines: lines(2), Skipped: 1, TailOffset: 900, Tail: lines(1)}, "cases[0].excerpt.tail_offset: 900 is not after offset 900"},
+		{"skipped without a tail", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(2), Skipped: 4}, "cases[0].excerpt.tail: empty, with skipped"},
+		{"tail line break", Excerpt{File: "a/serve.log", From: "burst", Lines: lines(2), Skipped: 1, TailOffset: 900, Tail: []string{"ok", "a\nb"}}, "cases[0].excerpt.tail[1]: not one line"},
 		{"no lines", Excerpt{File: "a/serve.log", From: "burst", Lines: []string{}}, "cases[0].excerpt.lines: empty"},
 		{"line break", Excerpt{File: "a/serve.log", From: "burst", Lines: []string{"a\n```"}}, "cases[0].excerpt.lines[0]: not one line"},
 		{"long line", Excerpt{File: "a/serve.log", From: "burst", Lines: []string{strings.Repeat("x", 301)}}, "cases[0].excerpt.lines[0]: not one line"},
@@ -53,7 +59,8 @@ func TestExcerptValidated(t *testing.T) {
 				if len(got.Dropped) > 0 || len(got.Cases) != 1 {
 					t.Fatalf("dropped %v", got.Dropped)
 				}
-				if ex, _ := tt.e.(Excerpt); tt.e != nil && (got.Cases[0].Excerpt == nil || len(got.Cases[0].Excerpt.Lines) != len(ex.Lines) || got.Cases[0].Excerpt.File != ex.File) {
+				if ex, _ := tt.e.(Excerpt); tt.e != nil && (got.Cases[0].Excerpt == nil || len(got.Cases[0].Excerpt.Lines) != len(ex.Lines) || got.Cases[0].Excerpt.File != ex.File ||
+					len(got.Cases[0].Excerpt.Tail) != len(ex.Tail) || got.Cases[0].Excerpt.Skipped != ex.Skipped || got.Cases[0].Excerpt.TailOffset != ex.TailOffset) {
 					t.Fatalf("excerpt = %+v, want %+v", got.Cases[0].Excerpt, ex)
 				}
 				if tt.e == nil && got.Cases[0].Excerpt != nil {

@@ -221,6 +221,10 @@ type EngineExpectations struct {
 	Patches       []string `json:"patches"`
 	HybridPatches []string `json:"hybrid_patches,omitempty"`
 	CapacityLine  bool     `json:"capacity_line"`
+	// Provisional: the probed kvcached is newer than every expectation
+	// set, and Set is the closest one; Why says so. What the servers fail
+	// to match of it is classed harness (docs/runner.md §2.6).
+	Provisional bool `json:"provisional,omitempty"`
 }
 
 // CaseSetup is the setup of one server (a server case, or a server of a pair).
@@ -292,23 +296,37 @@ type CaseResult struct {
 // (`<server>/serve.log`), Offset the byte offset of the first line, From what
 // the excerpt starts near (an error signature's name, or "burst"), Lines the
 // lines themselves (at most ExcerptMaxLines, each cut to ExcerptLineCut code
-// points, valid UTF-8, without their line ends).
+// points, valid UTF-8, without their line ends). Tail (new) holds the log's
+// last lines when they do not follow Lines: Skipped lines lie between the
+// two, and TailOffset is the byte offset of Tail's first; Lines and Tail
+// together are at most ExcerptMaxLines.
 type Excerpt struct {
-	File   string   `json:"file"`
-	Offset int64    `json:"offset"`
-	From   string   `json:"from"`
-	Lines  []string `json:"lines"`
+	File       string   `json:"file"`
+	Offset     int64    `json:"offset"`
+	From       string   `json:"from"`
+	Lines      []string `json:"lines"`
+	Skipped    int      `json:"skipped,omitempty"`
+	TailOffset int64    `json:"tail_offset,omitempty"`
+	Tail       []string `json:"tail,omitempty"`
 }
 
-// Bounds of an Excerpt (docs/formats.md §4.9).
+// Bounds of an Excerpt (docs/formats.md §4.9): ExcerptMaxLines in all,
+// ExcerptTailLines of them the log's last when the log goes on past
+// ExcerptMaxLines lines from the excerpt's first.
 const (
-	ExcerptMaxLines = 40
-	ExcerptLineCut  = 300
+	ExcerptMaxLines  = 40
+	ExcerptTailLines = 15
+	ExcerptLineCut   = 300
 )
 
 // ExcerptBurst is Excerpt.From for an excerpt that starts where a
 // co-location case's burst began (its log's burst_offsets).
 const ExcerptBurst = "burst"
+
+// ExcerptEnd is Excerpt.From for an excerpt of a log's last lines, for a
+// failed case whose logs hold no signature, no error line, no burst and no
+// failed comparison: where a server that never became ready stopped.
+const ExcerptEnd = "end of serve.log"
 
 // excerptPhasePrefix begins Excerpt.From for an excerpt that starts where a
 // server case's load phase began (ExcerptPhase).

@@ -15,6 +15,10 @@ type KnownIssue struct {
 	Cases string `json:"cases"`
 	URL   string `json:"url"`
 	Note  string `json:"note,omitempty"`
+	// Inferred marks an entry written from upstream code and threads, not
+	// yet seen on a GPU run; renderings say so ("inferred, not yet
+	// confirmed on a GPU") until a run confirms it and the mark is removed.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // ExactOnly are the checks (path.Match patterns over recorded check names,

@@ -129,6 +129,7 @@ func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bo
 		str(&e.File)
 		str(&e.From)
 		e.Lines = strs(e.Lines)
+		e.Tail = strs(e.Tail)
 		if changed {
 			c.Excerpt = &e
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -292,4 +293,28 @@ func TestSectionExpectations(t *testing.T) {
 		t.Errorf("an engine without a set is not marked:\n%s", docs.Section)
 	}
 	checkTables(t, docs.Section)
+}
+
+// TestSectionProvisionalExpectations: a set picked provisionally (a
+// kvcached newer than every set) is marked so in the engines table, with
+// the runner's why (which set, and why it was the closest).
+func TestSectionProvisionalExpectations(t *testing.T) {
+	rep := sampleReport(t)
+	e, _ := rep.Setup.Engines.Get("vllm")
+	why := "kvcached 0.2.0 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-mrv2, as vllm 0.30.0 is in >=0.29,<0.31"
+	e.Expectations = &collect.EngineExpectations{Set: "vllm-mrv2", Why: why, Patches: []string{"model_runner_v2"}, CapacityLine: true, Provisional: true}
+	rep.Setup.Engines.Set("vllm", e)
+	docs := mustRender(t, rep, sampleOptions())
+	var cells []mdtest.Cell
+	for _, tb := range mdtest.Tables([]byte(docs.Section)) {
+		if col := tb.Column("expectations"); col != nil {
+			cells = col
+		}
+	}
+	if len(cells) == 0 {
+		t.Fatalf("no expectations column in the section:\n%s", docs.Section)
+	}
+	if c := cells[0]; c.Text != "vllm-mrv2, provisional ("+why+")" || len(c.Code) != 1 || c.Code[0] != "vllm-mrv2" {
+		t.Errorf("vllm's expectations cell %+v", c)
+	}
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,6 +47,8 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 // docs/formats.md §4.9): render reads no log.
 func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	var out []string
+	shown := map[string]string{} // an excerpt's lines without names and numbers → the case shown with them
+	names := caseNames(r.rep)
 	for _, g := range rows {
 		var c *merge.Case
 		for _, m := range g.cases {
@@ -62,6 +65,12 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
 			phase = text.Code(text.Cut(p, 100))
 		}
+		lines := excerptLines(ex)
+		key := excerptKey(c, lines, names)
+		same, seen := shown[key]
+		if !seen {
+			shown[key] = text.Plain(c.Label())
+		}
 		out = append(out, w.t("where", map[string]any{
 			"Case":   text.Plain(c.Label()),
 			"Alike":  len(g.cases) - 1,
@@ -69,12 +78,56 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			"Job":    r.jobURL(c.Part),
 			"File":   text.Code(text.Cut(ex.File, 200)),
 			"Offset": ex.Offset,
+			"Tail":   len(ex.Tail) > 0,
+			"TailAt": ex.TailOffset,
 			"Burst":  ex.From == collect.ExcerptBurst,
+			"End":    ex.From == collect.ExcerptEnd,
 			"From":   text.Code(text.Cut(ex.From, 100)),
-			"Fenced": fenced(ex.Lines),
+			"Same":   same,
+			"Fenced": fenced(lines),
 		}))
 	}
 	return out
+}
+
+// excerptLines are an excerpt's lines as a report shows them: its lines,
+// then, when it has a tail (the log's last lines, docs/formats.md §4.9), a
+// line counting the lines skipped and the tail; the noise of each part
+// collapsed into a count (collapseNoise).
+func excerptLines(ex *collect.Excerpt) []string {
+	lines := collapseNoise(ex.Lines)
+	if len(ex.Tail) > 0 {
+		lines = append(lines, "… "+plural(ex.Skipped, "line", "lines")+" skipped …")
+		lines = append(lines, collapseNoise(ex.Tail)...)
+	}
+	return lines
+}
+
+// excerptKey is what two excerpts that show the same lines share: their
+// lines with the report's case names (and c's own and its server's, the
+// log's directory, as a server, segment or IPC name has them), numbers
+// (with their thousands separators), paths and hex taken out, as alike
+// failures are grouped (rowFingerprint). A later row whose excerpt has the
+// key of one shown refers to it instead of repeating it (docs/render.md
+// §3.11): servers that failed the same way at different times or ports log
+// the same lines.
+func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
+	own := []string{c.Name}
+	if dir := path.Dir(c.Excerpt.File); dir != "." {
+		own = append(own, dir)
+	}
+	var b strings.Builder
+	var buf []byte
+	for _, l := range lines {
+		buf = appendNormalised(buf[:0], withoutNames(l, own, names))
+		l = string(buf)
+		for strings.Contains(l, "<n>,<n>") {
+			l = strings.ReplaceAll(l, "<n>,<n>", "<n>")
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // jobURL links the job of the part whose display name is part
@@ -102,10 +155,8 @@ func (r *renderer) jobURL(part string) string {
 var runURLRE = regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/actions/runs/[0-9]+$`)
 
 // fenced is lines as a fenced code block, each line cut and made inert, as
-// the data may come from a hand-edited merged.json; runs of request and
-// metrics lines are collapsed into a count (collapseNoise).
+// the data may come from a hand-edited merged.json.
 func fenced(lines []string) string {
-	lines = collapseNoise(lines)
 	cut := make([]string, len(lines))
 	for i, l := range lines {
 		cut[i] = text.Cut(l, collect.ExcerptLineCut)

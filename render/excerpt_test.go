@@ -7,6 +7,8 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/merge"
+	"github.com/yuin/goldmark/ast"
+	gmtext "github.com/yuin/goldmark/text"
 )
 
 // TestWhereToLook shows a failed case's serve.log excerpt (docs/render.md
@@ -73,11 +75,13 @@ func TestWhereToLookPhase(t *testing.T) {
 func TestWhereToLookFitsTheBudget(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases = nil
-	long := make([]string, collect.ExcerptMaxLines)
-	for i := range long {
-		long[i] = strings.Repeat("y", collect.ExcerptLineCut)
-	}
 	for i := 0; i < 12; i++ {
+		// Different lines (letters past f: numbers and hex are not what makes two
+		// excerpts differ), so that none is shown as another's.
+		long := make([]string, collect.ExcerptMaxLines)
+		for j := range long {
+			long[j] = strings.Repeat(string(rune('g'+i)), collect.ExcerptLineCut)
+		}
 		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("case-%d", i), Part: "vLLM",
 			Checks:  []collect.Check{{Name: fmt.Sprintf("all_ok_%d", i), Detail: "3/20 failed"}},
 			Excerpt: &collect.Excerpt{File: fmt.Sprintf("case-%d/serve.log", i), From: collect.ExcerptBurst, Lines: long}})
@@ -232,5 +236,79 @@ func TestJobLinkFromRunURL(t *testing.T) {
 	opts.RunURL = "https://ci.example.com/build/9"
 	if docs := mustRender(t, rep, opts); strings.Contains(docs.Comment, "Job logs of the failed cases") {
 		t.Errorf("a job link under a URL that is not a run's:\n%s", docs.Comment)
+	}
+}
+
+// codeBlocks are the fenced code blocks of md as goldmark reads them, each
+// as its lines.
+func codeBlocks(t *testing.T, md string) [][]string {
+	t.Helper()
+	src := []byte(md)
+	doc := gfm.Parser().Parse(gmtext.NewReader(src))
+	var out [][]string
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if fc, ok := n.(*ast.FencedCodeBlock); ok && entering {
+			var lines []string
+			for i := 0; i < fc.Lines().Len(); i++ {
+				seg := fc.Lines().At(i)
+				lines = append(lines, strings.TrimRight(string(seg.Value(src)), "\n"))
+			}
+			out = append(out, lines)
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestExcerptTailAndSameLines: an excerpt with a tail shows its lines, the
+// count of the lines skipped and the log's last lines; a later row whose
+// excerpt holds the same lines but for names and numbers refers to the
+// first instead of repeating it (docs/render.md §3.11), and one with other
+// lines is shown.
+func TestExcerptTailAndSameLines(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = nil
+	add := func(name, detail string, ex *collect.Excerpt) {
+		rep.Cases = append(rep.Cases, merge.Case{Name: name, Part: "vLLM", Class: "infra",
+			Checks: []collect.Check{{Name: "server_ready", Detail: detail}}, Excerpt: ex})
+	}
+	bind := func(name string, port int) *collect.Excerpt {
+		// The server's name (its log's directory) and its tokens, with
+		// thousands separators, differ.
+		server := strings.Replace(name, "vllm-", "srv-", 1)
+		return &collect.Excerpt{File: server + "/serve.log", Offset: 76, From: "port taken",
+			Lines: []string{"INFO 12-05 08:19:05 starting " + server, fmt.Sprintf("GPU KV cache size: %d,%03d tokens", port, port%1000),
+				fmt.Sprintf("OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', %d): address already in use", port)},
+			Skipped: 120, TailOffset: 9000, Tail: []string{"Traceback (most recent call last):", fmt.Sprintf("SystemExit: server %s exits 1", name)}}
+	}
+	add("vllm-a", "server vllm-a exited before it was ready (exit status 1)", bind("vllm-a", 40385))
+	add("vllm-b", "server vllm-b exited before it was ready (its leader still runs but the group is gone)", bind("vllm-b", 39717))
+	other := bind("vllm-c", 1234567)
+	other.Tail[1] = "RuntimeError: something else"
+	add("vllm-c", "server vllm-c exited before it was ready (its leader still runs but the group is gone) on another path", other)
+	rep.Verdict = "FAIL (3 of 3 cases: 3 infra)"
+	c := mustRender(t, rep, sampleOptions()).Comment
+	blocks := codeBlocks(t, c)
+	if len(blocks) != 2 {
+		t.Fatalf("%d excerpts shown, want 2 (vllm-b's is vllm-a's but for names and numbers):\n%s", len(blocks), c)
+	}
+	want := []string{"INFO 12-05 08:19:05 starting srv-a", "GPU KV cache size: 40385,385 tokens", "OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 40385): address already in use",
+		"… 120 lines skipped …", "Traceback (most recent call last):", "SystemExit: server vllm-a exits 1"}
+	if strings.Join(blocks[0], "\n") != strings.Join(want, "\n") {
+		t.Errorf("first excerpt:\n%s\nwant:\n%s", strings.Join(blocks[0], "\n"), strings.Join(want, "\n"))
+	}
+	if blocks[1][len(blocks[1])-1] != "RuntimeError: something else" {
+		t.Errorf("second excerpt shown is not vllm-c's: %q", blocks[1])
+	}
+	for _, s := range []string{
+		"Where to look for vllm-a: `srv-a/serve.log` around its first error signature, `port taken`, from byte 76, and its last lines, from byte 9000.",
+		"Where to look for vllm-b: `srv-b/serve.log` around its first error signature, `port taken`, from byte 76, and its last lines, from byte 9000: the same lines as vllm-a's above, but for names and numbers.",
+	} {
+		if !strings.Contains(shown(t, c), shown(t, s)) {
+			t.Errorf("the comment does not say %q:\n%s", s, c)
+		}
 	}
 }

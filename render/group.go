@@ -102,23 +102,31 @@ func rowKey(c *merge.Case) (key string, alike bool) {
 func rowFingerprint(c *merge.Case, names map[string]bool) string {
 	roots, _ := collect.RootChecks(c.Checks)
 	n := merge.Case{NotRun: c.NotRun, Checks: make([]collect.Check, len(roots))}
-	own := []string{c.Name, strings.ReplaceAll(c.Name, "-", "_")}
 	for j, i := range roots {
 		ch := c.Checks[i]
-		for _, o := range own {
-			if o != "" {
-				ch.Detail = strings.ReplaceAll(ch.Detail, o, "<case>")
-			}
-		}
-		ch.Detail = nameTokenRE.ReplaceAllStringFunc(ch.Detail, func(tok string) string {
-			if names[tok] {
-				return "<case>"
-			}
-			return tok
-		})
+		ch.Detail = withoutNames(ch.Detail, []string{c.Name}, names)
 		n.Checks[j] = ch
 	}
 	return fingerprint(&n)
+}
+
+// withoutNames is s with each of the names own (also with `_` for `-`, as
+// a segment or IPC name has it) and every name of names it holds as a word
+// made `<case>`.
+func withoutNames(s string, own []string, names map[string]bool) string {
+	for _, name := range own {
+		for _, o := range []string{name, strings.ReplaceAll(name, "-", "_")} {
+			if o != "" {
+				s = strings.ReplaceAll(s, o, "<case>")
+			}
+		}
+	}
+	return nameTokenRE.ReplaceAllStringFunc(s, func(tok string) string {
+		if names[tok] {
+			return "<case>"
+		}
+		return tok
+	})
 }
 
 // nameTokenRE matches what may be a case name inside a detail.

@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	htmltemplate "html/template"
-	"io"
-	"slices"
 	"strings"
-	"sync"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -17,20 +13,8 @@ import (
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 
-	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/internal/text"
-
-	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/templates"
 )
-
-// pinWidthMode pins tablewriter's width mode, once per process: without it
-// tablewriter measures ambiguous-width characters by the locale and the
-// RUNEWIDTH_* variables read at start-up. The mode is process-global (and
-// setting it purges tablewriter's width cache), so it is set once rather
-// than on every Text call, where concurrent calls would keep resetting it
-// and whatever else the process had chosen.
-var pinWidthMode = sync.OnceFunc(func() { twwidth.SetEastAsian(false) })
 
 var pageTemplate = htmltemplate.Must(htmltemplate.New("").ParseFS(templates.FS, "page.tmpl"))
 
@@ -125,176 +109,3 @@ func HTML(docs Documents, title string) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
-
-// Text writes, for a person at a terminal, the run's verdict and its failed
-// cases as aligned tables. Cells are plain text with control characters
-// replaced, so a hostile check detail cannot drive the terminal.
-func Text(out io.Writer, rep *merge.Report, opts Options) error {
-	if rep == nil {
-		return fmt.Errorf("render: no report")
-	}
-	r, err := newRenderer(rep, opts)
-	if err != nil {
-		return err
-	}
-	pinWidthMode()
-	if err := r.textSummary(out); err != nil {
-		return err
-	}
-	if err := r.textParts(out); err != nil {
-		return err
-	}
-	if err := r.textProblems(out); err != nil {
-		return err
-	}
-	if err := r.knownText(out); err != nil {
-		return err
-	}
-	failed := r.rep.FailedCases()
-	fmt.Fprintln(out)
-	if len(failed) == 0 {
-		if _, err := fmt.Fprintf(out, "No failed cases; %s ran.\n%s%s%s", plural(r.rep.Counts().Passed, "case", "cases"), textSkipped(r.rep), textFlaky(r.rep), r.textDurations()); err != nil {
-			return err
-		}
-		return r.closestCallsText(out)
-	}
-	if err := r.textFailed(out, failed); err != nil {
-		return err
-	}
-	if s := textSkipped(r.rep) + textFlaky(r.rep) + r.textDurations(); s != "" {
-		if _, err := fmt.Fprint(out, "\n"+s); err != nil {
-			return fmt.Errorf("text: skipped line: %w", err)
-		}
-	}
-	return r.closestCallsText(out)
-}
-
-// textSummary writes the report's title, date, commit and verdict (the
-// verdict as classified with the known issues; a perf report's own).
-func (r *renderer) textSummary(out io.Writer) error {
-	verdict := r.rep.Verdict
-	if r.perfMode {
-		verdict = r.perfVerdict()
-	}
-	summary := [][]string{
-		{"report", termText(r.cfg.Title(r.profile), 200)},
-		{"commit", termText(ShortSHA(r.sha()), 20)},
-		{"verdict", termText(verdict, 500)},
-	}
-	if r.opts.Date != "" {
-		summary = append(summary[:1], append([][]string{{"date", r.opts.Date}}, summary[1:]...)...)
-	}
-	if err := textTable(out, nil, summary); err != nil {
-		return fmt.Errorf("text: summary table: %w", err)
-	}
-	return nil
-}
-
-// textParts writes the parts with their status, counts and reason; nothing
-// for a report without parts.
-func (r *renderer) textParts(out io.Writer) error {
-	if len(r.rep.Parts) == 0 {
-		return nil
-	}
-	rows := make([][]string, len(r.rep.Parts))
-	for i, p := range r.rep.Parts {
-		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
-	}
-	fmt.Fprintln(out)
-	if err := textTable(out, []string{"part", "status", "ran", "planned", "reason"}, rows); err != nil {
-		return fmt.Errorf("text: parts table: %w", err)
-	}
-	return nil
-}
-
-// textProblems writes every problem of the input: a terminal has no size
-// budget.
-func (r *renderer) textProblems(out io.Writer) error {
-	if len(r.rep.Problems) == 0 {
-		return nil
-	}
-	rows := make([][]string, len(r.rep.Problems))
-	for i, msg := range r.rep.Problems {
-		rows[i] = []string{termText(msg.String(), problemCut)}
-	}
-	fmt.Fprintln(out)
-	if err := textTable(out, []string{"could not be read"}, rows); err != nil {
-		return fmt.Errorf("text: problems table: %w", err)
-	}
-	return nil
-}
-
-// textFailed writes the failed cases' table: each case, its class, its
-// setup brief and its failed checks (textChecks).
-func (r *renderer) textFailed(out io.Writer, failed []merge.Case) error {
-	ix := *r.ix
-	ix.esc = func(s string) string { return termText(s, 300) }
-	ix.code = ix.esc
-	rows := make([][]string, len(failed))
-	for i := range failed {
-		c := &failed[i]
-		class := caseClass(c)
-		if c.ClassWhy != "" {
-			class += " (" + termText(c.ClassWhy, collect.ClassWhyMax) + ")"
-		}
-		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
-		if r.classless() {
-			rows[i] = slices.Delete(rows[i], 1, 2)
-		}
-	}
-	head := slices.Clone(failedColumns)
-	if r.classless() {
-		head = slices.Delete(head, 1, 2)
-	}
-	if err := textTable(out, head, rows); err != nil {
-		return fmt.Errorf("text: failed-cases table: %w", err)
-	}
-	return nil
-}
-
-// textChecks is a failed case's checks cell: the root checks with their
-// details (and known issues), then every check that follows from them by
-// name, since a terminal has no size budget; "not run" for a case that
-// did not run.
-func (r *renderer) textChecks(c *merge.Case) string {
-	if c.NotRun {
-		return "not run"
-	}
-	roots, following := collect.RootChecks(c.Checks)
-	var parts, follow []string
-	for j, ch := range c.Checks {
-		if ch.OK {
-			continue
-		}
-		if !slices.Contains(roots, j) {
-			follow = append(follow, termText(ch.Name, 100))
-			continue
-		}
-		s := termText(ch.Name, 100)
-		if ch.Detail != "" {
-			s += " (" + termText(ch.Detail, detailCut) + ")"
-		}
-		if k, known := c.KnownIssueOf(j); known {
-			s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"
-		}
-		parts = append(parts, s)
-	}
-	checks := strings.Join(parts, "; ")
-	if checks == "" {
-		checks = collect.NoFailedCheck
-	}
-	if following > 0 {
-		checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
-	}
-	return checks
-}
-
-// termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
-// no control characters (ANSI escapes included) and no bidirectional
-// controls (text.Inert, as every document has it).
-func termText(s string, n int) string { return text.Inert(text.Cut(s, n)) }
-
-// textNameCut bounds a case name in the text view: a terminal has no
-// budget, so a name is shown whole (pytest's parametrised ids run to
-// hundreds of characters); the bound only keeps hostile input finite.
-const textNameCut = 4096

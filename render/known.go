@@ -179,7 +179,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			if p.squeeze {
 				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
 			}
-			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(ch.Detail, p.detail)), knownLink(r.rep.KnownIssues[k.Issue].URL)})
+			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(ch.Detail, p.detail)), knownIssueCell(w, r.rep.KnownIssues[k.Issue])})
 		}
 	}
 	if checks > 0 {
@@ -246,12 +246,19 @@ func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
 		note = text.Plain(text.Cut(k.Note, knownNoteCut))
 	}
 	return map[string]any{
-		"Link":  knownLink(k.URL),
-		"Check": text.Code(text.Cut(k.Check, knownGlobCut)),
-		"Cases": text.Code(text.Cut(k.Cases, knownGlobCut)),
-		"Note":  note,
-		"N":     n,
+		"Link":     knownLink(k.URL),
+		"Check":    text.Code(text.Cut(k.Check, knownGlobCut)),
+		"Cases":    text.Code(text.Cut(k.Cases, knownGlobCut)),
+		"Note":     note,
+		"N":        n,
+		"Inferred": k.Inferred,
 	}
+}
+
+// knownIssueCell is the issue column of the known block: the link, marked
+// when the entry is inferred.
+func knownIssueCell(w *writer, k merge.KnownIssue) string {
+	return w.t("known_issue_cell", map[string]any{"Link": knownLink(k.URL), "Inferred": k.Inferred})
 }
 
 // knownMark is what follows a known check in a failed case's row.
@@ -284,31 +291,4 @@ func (r *renderer) knownSection(w *writer) string {
 		lines = append(lines, w.t("known_section_entry", e))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// knownText is the terminal's table of the failures known issues cover in
-// cases that failed on nothing else, and of the entries that no longer
-// reproduce (no budget on a terminal: all of them).
-func (r *renderer) knownText(out io.Writer) error {
-	var rows [][]string
-	for _, c := range r.knownOnly() {
-		for _, k := range c.Known {
-			if ch := c.Checks[k.Check]; !ch.OK {
-				rows = append(rows, []string{termText(c.Label(), 200), termText(ch.Name, 100), termText(ch.Detail, detailCut), termText(r.rep.KnownIssues[k.Issue].URL, knownURLMax)})
-			}
-		}
-	}
-	for _, st := range r.rep.KnownStatuses() {
-		if !st.Reproduces() && st.Passed > 0 {
-			rows = append(rows, []string{termText(st.Issue.Cases, knownGlobCut), termText(st.Issue.Check, knownGlobCut), "no longer reproduces", termText(st.Issue.URL, knownURLMax)})
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	fmt.Fprintln(out)
-	if err := textTable(out, []string{"known issue: case", "check", "detail", "issue"}, rows); err != nil {
-		return fmt.Errorf("text: known issues table: %w", err)
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -77,36 +76,6 @@ func (r *renderer) closestCalls(w *writer) string {
 		"Table": w.mdTable(collect.CloseCallColumns, rows),
 		"More":  more,
 	})
-}
-
-// closestCallsText writes the closest calls for a terminal (Text): the
-// summary line, an aligned table, the count of the rest; nothing when
-// there are none.
-func (r *renderer) closestCallsText(out io.Writer) error {
-	cell := func(s string) string { return termText(s, 300) }
-	rows, more := r.closeCallRows(cell, cell)
-	if len(rows) == 0 {
-		return nil
-	}
-	w := &writer{}
-	head := w.t("closest_calls_head", len(rows)+more)
-	tail := ""
-	if more > 0 {
-		tail = w.t("closest_calls_more", more) + "\n"
-	}
-	if w.err != nil {
-		return w.err
-	}
-	if _, err := fmt.Fprintf(out, "\n%s\n", head); err != nil {
-		return fmt.Errorf("text: closest calls: %w", err)
-	}
-	if err := textTable(out, collect.CloseCallColumns, rows); err != nil {
-		return fmt.Errorf("text: closest-calls table: %w", err)
-	}
-	if _, err := io.WriteString(out, tail); err != nil {
-		return fmt.Errorf("text: closest calls: %w", err)
-	}
-	return nil
 }
 
 // HistoryMargin is one passing check's margin in a digest (docs/formats.md

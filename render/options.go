@@ -50,6 +50,9 @@ func (o Options) Problems() []collect.Problem {
 	if o.PR < 0 {
 		add("", "--pr", "%d: want a pull request number", o.PR)
 	}
+	if o.Width != 0 && (o.Width < MinTextWidth || o.Width > MaxTextWidth) {
+		add("", "--width", "%d: want %d to %d columns", o.Width, MinTextWidth, MaxTextWidth)
+	}
 	ps = append(ps, o.Config.problems()...)
 	for i, k := range o.KnownIssues {
 		if err := validateKnownIssue(k); err != nil {

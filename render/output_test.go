@@ -18,7 +18,9 @@ func TestTextTables(t *testing.T) {
 	rep.Cases[1].Checks[0].Detail = "red \x1b[31mALERT\x1b[0m\nsecond line \x07"
 	rep.Problems = []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "gpus", What: "want array, got string \x1b"}}
 	var b strings.Builder
-	if err := Text(&b, rep, sampleOptions()); err != nil {
+	opts := sampleOptions()
+	opts.Width = 400 // wide enough that no cell wraps
+	if err := Text(&b, rep, opts); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -39,11 +41,15 @@ func TestTextTables(t *testing.T) {
 	}
 	// Every line of a table has the same display width.
 	var widths []int
+	in := false
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "│ case") {
-			widths = nil
+		if strings.HasPrefix(l, "│ case ") {
+			in, widths = true, nil
 		}
-		if strings.HasPrefix(l, "│") {
+		if in && strings.HasPrefix(l, "└") {
+			break
+		}
+		if in && strings.HasPrefix(l, "│") {
 			widths = append(widths, len([]rune(l)))
 		}
 	}
@@ -55,25 +61,28 @@ func TestTextTables(t *testing.T) {
 	}
 }
 
-// TestTextPinsWidthModeOnce: Text pins tablewriter's process-global width
-// mode once, not on every call (which would undo the process's own choice
-// and purge tablewriter's cache each time).
-func TestTextPinsWidthModeOnce(t *testing.T) {
+// TestTextWidthIgnoresTheProcessMode: the text view measures columns with
+// its own width mode, so tablewriter's process-global East Asian mode (set
+// from the locale and RUNEWIDTH_* at start-up) changes nothing, and Text
+// leaves it as it was.
+func TestTextWidthIgnoresTheProcessMode(t *testing.T) {
 	rep := sampleReport(t)
-	var b strings.Builder
-	if err := Text(&b, rep, sampleOptions()); err != nil {
+	rep.Cases[1].Checks[0].Detail = "ambiguous ± → ° § ¶ widths and wide 漢字"
+	var narrow, wide strings.Builder
+	if err := Text(&narrow, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
 	}
-	if twwidth.IsEastAsian() {
-		t.Fatalf("the first Text call did not pin the narrow width mode")
-	}
+	was := twwidth.IsEastAsian()
 	twwidth.SetEastAsian(true)
-	defer twwidth.SetEastAsian(false)
-	if err := Text(&b, rep, sampleOptions()); err != nil {
+	defer twwidth.SetEastAsian(was)
+	if err := Text(&wide, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
+	}
+	if narrow.String() != wide.String() {
+		t.Errorf("the text view depends on the process's width mode")
 	}
 	if !twwidth.IsEastAsian() {
-		t.Errorf("a second Text call set the process-global width mode again")
+		t.Errorf("Text set the process-global width mode")
 	}
 }
 

@@ -330,7 +330,11 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 		if withSets {
 			cell := "none picked"
 			if x := e.Expectations; x != nil {
-				cell = p.code(x.Set, true) + " (" + p.st(text.Cut(x.Why, 200)) + ")"
+				cell = p.code(x.Set, true)
+				if x.Provisional {
+					cell += ", provisional"
+				}
+				cell += " (" + p.st(text.Cut(x.Why, 200)) + ")"
 			}
 			row = append(row, cell)
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/olekukonko/ll"
 	"github.com/olekukonko/tablewriter"
-	twrenderer "github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -105,23 +104,4 @@ func (w *writer) mdTable(header []string, rows [][]string) string {
 		return ""
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// textTable draws an aligned terminal table with tablewriter's default
-// renderer. The caller pins the width mode (see Text).
-func textTable(out io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(out,
-		tablewriter.WithRenderer(twrenderer.NewBlueprint()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	if header != nil {
-		t.Header(header)
-	}
-	if err := t.Bulk(rows); err != nil {
-		return err
-	}
-	return t.Render()
 }

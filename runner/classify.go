@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -31,6 +32,11 @@ type evidence struct {
 	// Kvcached: a server of the case ran with kvcached.
 	Kvcached bool
 	GPU      GPUFacts
+	// Provisional names the expectation sets the case's kvcached servers
+	// were held to provisionally (docs/runner.md §2.6), "" for none: a
+	// kvcached newer than every set, so what they fail to match of it
+	// (kvcached_active) is the sets' to catch up with, not kvcached's.
+	Provisional string
 }
 
 // GPUFacts is what the GPU held around a case, which decides whose a memory
@@ -154,9 +160,12 @@ func memoryVerdict(ev evidence) (class, why string) {
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
-// and where it is.
+// and where it is, except for a line of a serve.log: the case's excerpt
+// quotes that log around its signatures (Runner.excerpt starts with the
+// server whose log held the best match), so the reason stays short enough
+// for a report's class cell (collect.ClassWhyMax; issue 21).
 func (v Verdict) classWhy() string {
-	if v.Signature == "" {
+	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
 	}
 	return text.CutLine(fmt.Sprintf("%s (%s: %s)", v.Why, v.Where, v.Line), 300)
@@ -253,6 +262,13 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	if decided != "" {
 		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
 	}
+	if ev.Provisional != "" {
+		for _, ch := range roots {
+			if ch.Name == "kvcached_active" || strings.HasSuffix(ch.Name, "_kvcached_active") {
+				return collect.ClassHarness, text.CutLine(ch.Name+" failed against the provisional expectation set "+ev.Provisional+": "+ch.Detail, 300)
+			}
+		}
+	}
 	if ev.GPUErr != "" {
 		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300)
 	}
@@ -286,7 +302,10 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	// The default and the first root check, which fit the class cell's
 	// collect.ClassWhyMax code points for the usual check names.
 	v := judge(ev)
-	return v.Class, v.Why + " (" + first + ")"
+	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
+		return v.Class, why
+	}
+	return v.Class, v.Why // the check is in the report's failed-checks cell
 }
 
 // classifyFollowers gives a kvcached case that classifyCase left without a
@@ -474,9 +493,15 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 		}
 	}
 	if c.Entry != nil {
+		var prov []string
 		for i := range c.Entry.Servers {
-			ev.Kvcached = ev.Kvcached || c.Entry.Servers[i].Kvcached()
+			sp := &c.Entry.Servers[i]
+			ev.Kvcached = ev.Kvcached || sp.Kvcached()
+			if p := r.picked(sp.Engine); sp.Kvcached() && p.provisional && !slices.Contains(prov, p.set.Name) {
+				prov = append(prov, p.set.Name)
+			}
 		}
+		ev.Provisional = strings.Join(prov, ", ")
 		if c.Entry.spec().engineSetup {
 			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // startForeignHolder starts a simulated process outside the run that holds
@@ -80,7 +79,7 @@ func TestSimNeverReadyLikeNative(t *testing.T) {
 		if res.Class != collect.ClassInfra || !strings.HasPrefix(res.ClassWhy, "failed as its native case vllm-qwen05b-native did: ") {
 			t.Errorf("%s: class %q (%s)", name, res.Class, res.ClassWhy)
 		}
-		if res.Excerpt == nil || res.Excerpt.From != engine.ExcerptTail {
+		if res.Excerpt == nil || res.Excerpt.From != collect.ExcerptEnd {
 			t.Errorf("%s: excerpt %+v, want the end of its serve.log", name, res.Excerpt)
 		}
 	}

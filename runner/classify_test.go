@@ -125,7 +125,7 @@ func TestClassifyCase(t *testing.T) {
 			collect.ClassInfra, "no GPU: nvml"},
 		{"port taken in serve.log", failed("a", collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}),
 			evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: match("OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use")},
-			collect.ClassInfra, "port taken (a/serve.log: OSError"},
+			collect.ClassInfra, "port taken"},
 		{"port taken in a check's detail", failed("a", collect.Check{Name: "server_ready", Detail: "start server a: listen tcp 127.0.0.1:18001: bind: address already in use"}),
 			evidence{Kvcached: true}, collect.ClassInfra, "port taken (check server_ready:"},
 		// An Xid in the kernel log outranks the CUDA OOM in serve.log.
@@ -138,21 +138,21 @@ func TestClassifyCase(t *testing.T) {
 			}(), collect.ClassInfra, "GPU lost (kernel log:"},
 		{"CUDA OOM", failed("a", collect.Check{Name: "b_requests_ok", Detail: "3/40 failed"}),
 			evidence{Kvcached: true, Found: true, Where: "B/serve.log", Match: match("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB")},
-			collect.ClassProduct, "memory refusal; cannot tell whose"},
+			collect.ClassProduct, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin"},
 		{"CUDA OOM while another process held the GPU", failed("a", collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}),
 			evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: match("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB"),
 				GPU: GPUFacts{Holders: []GPUHolder{{GPU: 0, PID: 4182, Name: "python3", MiB: 512}, {GPU: 0, PID: 4190, Name: "trainer", MiB: 30720}}}},
-			collect.ClassInfra, "memory refusal: at the start pid 4190 (trainer) held 30720 MiB of GPU 0 (a/serve.log: torch.OutOfMemoryError"},
+			collect.ClassInfra, "memory refusal: at the start pid 4190 (trainer) held 30720 MiB of GPU 0"},
 		{"KV sizing refused, the native case started", failed("a", collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}),
 			evidence{Kvcached: true, Found: true, Where: "a/serve.log", GPU: GPUFacts{NativeStarted: true},
 				Match: match("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.")},
-			collect.ClassProduct, "memory refusal; the native case started on the same GPU (a/serve.log: ValueError"},
+			collect.ClassProduct, "memory refusal; the native case started on the same GPU"},
 		{"a native server's memory refusal, nothing known", failed("a-native", collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}),
 			evidence{Found: true, Where: "a-native/serve.log", Match: match("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.")},
-			collect.ClassInfra, "memory refusal; cannot tell whose"},
+			collect.ClassInfra, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin"},
 		{"a kvcached frame", failed("a", collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}),
 			evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: match(`  File "/usr/local/lib/python3.12/dist-packages/kvcached/integration/vllm/patches.py", line 599, in _patched_alloc_kv`)},
-			collect.ClassProduct, `kvcached error (a/serve.log:   File "/usr/local/lib/python3.12/dist-packages/kvcached/`},
+			collect.ClassProduct, "kvcached error"},
 		{"the runner's own port check names a foreign holder", failed("a", collect.Check{Name: "server_ready", Detail: "server a: port 18001 is held by pid 4242 (nc), not by the server's process group 4100, so its answers are not the server's"}),
 			evidence{Kvcached: true}, collect.ClassInfra, "port taken (check server_ready: server a: port 18001 is held by pid 4242"},
 		{"kvcached server, no signature", failed("a", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"}, collect.Check{Name: "kvcached_active", CausedBy: "server_ready"}),
@@ -173,15 +173,33 @@ func TestClassifyCase(t *testing.T) {
 		{"a ballast that cannot hold", failed("elastic-a+b", collect.Check{Name: "ballast_ready", Detail: "the ballast exited: ..."}),
 			evidence{Kvcached: true}, collect.ClassInfra, "ballast_ready failed"},
 		{"not ok with only passing checks", &collect.CaseResult{Name: "a", Checks: []collect.Check{{Name: "c", OK: true}}}, evidence{Kvcached: true},
-			collect.ClassProduct, "no machine or harness signature; a kvcached server failed (no failed check recorded)"},
+			collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
 		{"only the native case's consequences", failed("a", collect.Check{Name: "gen_seq_tokens_equal", CausedBy: "n/server_ready"}),
 			evidence{Kvcached: true}, "", ""},
-		{"not ok, no failed check", failed("a"), evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed (no failed check recorded)"},
+		{"not ok, no failed check", failed("a"), evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
+		// A provisional set (kvcached newer than every set): what the
+		// server fails to match of it is the sets' to catch up with.
+		{"provisional set not matched", failed("vllm-qwen05b-kv_c1", collect.Check{Name: "kvcached_active", Detail: "patches not logged: model_runner_v2"}),
+			evidence{Kvcached: true, Provisional: "vllm-mrv2"}, collect.ClassHarness,
+			"kvcached_active failed against the provisional expectation set vllm-mrv2: patches not logged: model_runner_v2"},
+		{"provisional set not matched by a pair's server", failed("elastic-a+b", collect.Check{Name: "a_ok", OK: true}, collect.Check{Name: "vllm-qwen05b-kv_c1-a_kvcached_active", Detail: "no capacity line"}),
+			evidence{Kvcached: true, Provisional: "vllm-mrv2, sglang-mamba"}, collect.ClassHarness,
+			"vllm-qwen05b-kv_c1-a_kvcached_active failed against the provisional expectation set vllm-mrv2, sglang-mamba"},
+		// Against a set that matched, the same failure is kvcached's.
+		{"a matched set not matched", failed("vllm-qwen05b-kv_c1", collect.Check{Name: "kvcached_active", Detail: "patches not logged: model_runner_v2"}),
+			evidence{Kvcached: true}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
+		// A provisional set does not excuse a crash.
+		{"provisional set, a crash", failed("vllm-qwen05b-kv_c1", collect.Check{Name: "server_ready", Detail: "exited"}, collect.Check{Name: "kvcached_active", Detail: "x", CausedBy: "server_ready"}),
+			evidence{Kvcached: true, Provisional: "vllm-mrv2"}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, why := classifyCase(tc.res, tc.ev)
 			if class != tc.class || !strings.HasPrefix(why, tc.whyPrefix) {
 				t.Fatalf("got %q %q, want %q %q...", class, why, tc.class, tc.whyPrefix)
+			}
+			// A serve.log's line is the excerpt's, not the reason's (issue 21).
+			if tc.ev.Found && strings.HasSuffix(tc.ev.Where, "/serve.log") && why != tc.whyPrefix {
+				t.Fatalf("reason %q, want exactly %q: the matched line goes to the excerpt", why, tc.whyPrefix)
 			}
 		})
 	}

@@ -19,7 +19,7 @@ import (
 // for a case that failed a comparison with its native case (its tokens or
 // cached tokens differ), from where the phase of its first such failure
 // began in its own serve.log; else the last lines of the first server's
-// serve.log (engine.ExcerptTail). The excerpt is a pointer into the artifact,
+// serve.log (collect.ExcerptEnd). The excerpt is a pointer into the artifact,
 // so a log that cannot be read gives none rather than failing the case:
 // the log itself is uploaded.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {
@@ -125,7 +125,7 @@ func (r *Runner) linesExcerpt(s *Server, from int64, find func(io.Reader, int64)
 }
 
 // finishExcerpt makes the path of ex, an excerpt of s's serve.log,
-// relative to the part and its lines redacted.
+// relative to the part and its lines (and its tail's) redacted.
 func (r *Runner) finishExcerpt(s *Server, ex collect.Excerpt) *collect.Excerpt {
 	rel, err := filepath.Rel(r.OutDir, s.LogPath())
 	if err != nil {
@@ -133,11 +133,17 @@ func (r *Runner) finishExcerpt(s *Server, ex collect.Excerpt) *collect.Excerpt {
 	}
 	ex.File = filepath.ToSlash(rel)
 	red := r.Redactor()
-	lines := make([]string, len(ex.Lines))
-	for i, l := range ex.Lines {
-		lines[i] = text.CutLine(red.String(l), collect.ExcerptLineCut)
+	redact := func(in []string) []string {
+		if in == nil {
+			return nil
+		}
+		out := make([]string, len(in))
+		for i, l := range in {
+			out[i] = text.CutLine(red.String(l), collect.ExcerptLineCut)
+		}
+		return out
 	}
-	ex.Lines = lines
+	ex.Lines, ex.Tail = redact(ex.Lines), redact(ex.Tail)
 	if ex.Validate() != nil {
 		return nil
 	}

@@ -151,11 +151,17 @@ func sglangSets() []ExpectationSet {
 type picked struct {
 	set *ExpectationSet
 	why string // which versions put it in its ranges, or why none matched
+	// provisional: the probed kvcached is newer than every set's range and
+	// set is the closest one whose other conditions hold (docs/runner.md
+	// §2.6); what its servers fail to match it is harness, not product.
+	provisional bool
 }
 
-// pickExpectations returns the first of sets whose ranges hold for v, and
-// why; with none, set is nil and why names the versions found and the
-// ranges that exist. The sets were validated (validateExpectations).
+// pickExpectations returns the first of sets whose conditions hold for v,
+// and why; a kvcached newer than every set's range gets the closest set,
+// provisionally (closestSet). With none, set is nil and why names the
+// versions found and the ranges that exist. The sets were validated
+// (validateExpectations).
 func pickExpectations(engineName string, sets []ExpectationSet, v Versions) picked {
 	found := fmt.Sprintf("found %s %s, kvcached %s", engineName, orUnknown(v.Engine), orUnknown(v.Kvcached))
 	if v.KvcachedPatches == nil {
@@ -168,9 +174,59 @@ func pickExpectations(engineName string, sets []ExpectationSet, v Versions) pick
 		if ok {
 			return picked{set: s, why: why}
 		}
-		tried = append(tried, s.describe(engineName))
+		tried = append(tried, s.describe(engineName)+why)
+	}
+	p, newer, misses := closestSet(engineName, sets, v)
+	if p.set != nil {
+		return p
+	}
+	if newer {
+		return picked{why: found + ", newer than every expectation set; none of them fits otherwise: " + strings.Join(misses, "; ")}
 	}
 	return picked{why: found + "; no expectation set matches: " + strings.Join(tried, "; ")}
+}
+
+// closestSet is the set a kvcached newer than every set is held to, when
+// it is: every set's kvcached range lies below the probed version (a
+// release no set was written for yet, such as 0.2 after sets for 0.1.x).
+// Of the sets whose other conditions hold (engine range, patch names, the
+// ranges kvcached registers its patches for), the closest is the one whose
+// kvcached range reaches highest, the first in order on a tie. Running
+// against it beats running nothing; the pick says so (provisional). newer
+// reports whether kvcached is newer than every set; when it is and no set
+// fits otherwise, misses describe each set and what stood in its way.
+func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked, newer bool, misses []string) {
+	pv, err := parseVersion(v.Kvcached)
+	if err != nil || len(sets) == 0 {
+		return picked{}, false, nil
+	}
+	var ranges []string
+	for i := range sets {
+		r, err := parseRange(sets[i].Kvcached)
+		if err != nil || !r.below(pv) {
+			return picked{}, false, nil
+		}
+		ranges = append(ranges, sets[i].Name+" "+rangeText(sets[i].Kvcached))
+	}
+	best := -1
+	var bestTop version
+	for i := range sets {
+		if ok, miss := sets[i].holdsBesideKvcached(engineName, v); !ok {
+			misses = append(misses, sets[i].describe(engineName)+miss)
+			continue
+		}
+		r, _ := parseRange(sets[i].Kvcached)
+		if top := r.top(); best < 0 || cmpVersions(top, bestTop) > 0 {
+			best, bestTop = i, top
+		}
+	}
+	if best < 0 {
+		return picked{}, true, misses
+	}
+	s := &sets[best]
+	why := fmt.Sprintf("kvcached %s is newer than every expectation set (%s); held provisionally to the closest, %s, as %s %s is in %s",
+		v.Kvcached, strings.Join(ranges, "; "), s.Name, engineName, v.Engine, rangeText(s.Engine)) + s.patchCond()
+	return picked{set: s, why: why, provisional: true}, true, nil
 }
 
 func orUnknown(s string) string {
@@ -180,20 +236,42 @@ func orUnknown(s string) string {
 	return s
 }
 
-// matches reports whether v is in the set's ranges, and says so.
-func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
-	in := func(rng, got string) bool {
-		r, err := parseRange(rng)
-		if err != nil || got == "" {
-			return false
-		}
-		if len(r.clauses) == 0 {
-			return true
-		}
-		pv, err := parseVersion(got)
-		return err == nil && r.contains(pv)
+// inRange reports whether version got is in the range rng ("" never is,
+// unless the range admits any version and got is known).
+func inRange(rng, got string) bool {
+	r, err := parseRange(rng)
+	if err != nil || got == "" {
+		return false
 	}
-	if !in(s.Kvcached, v.Kvcached) || !in(s.Engine, v.Engine) {
+	if len(r.clauses) == 0 {
+		return true
+	}
+	pv, err := parseVersion(got)
+	return err == nil && r.contains(pv)
+}
+
+// matches reports whether v meets every condition of the set, and says
+// why it does; when it does not, why is empty, or, when only the ranges
+// kvcached registers its patches for stand in the way, says which (`:
+// kvcached registers model_runner_v2 for vllm >=0.29,<0.30 only`).
+func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
+	if !inRange(s.Kvcached, v.Kvcached) {
+		return false, ""
+	}
+	ok, miss := s.holdsBesideKvcached(engineName, v)
+	if !ok {
+		return false, miss
+	}
+	return true, fmt.Sprintf("kvcached %s in %s, %s %s in %s", v.Kvcached, rangeText(s.Kvcached), engineName, v.Engine, rangeText(s.Engine)) + s.patchCond()
+}
+
+// holdsBesideKvcached reports whether v meets the set's conditions other
+// than its kvcached range: the engine range, the patch names kvcached's
+// source must (not) define, and the engine ranges kvcached registers the
+// set's patches for (registeredRanges). miss says why not when only the
+// last stands in the way.
+func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (bool, string) {
+	if !inRange(s.Engine, v.Engine) {
 		return false, ""
 	}
 	if len(s.KvcachedDefines)+len(s.KvcachedLacks) > 0 && v.KvcachedPatches == nil {
@@ -209,7 +287,45 @@ func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
 			return false, ""
 		}
 	}
-	return true, fmt.Sprintf("kvcached %s in %s, %s %s in %s", v.Kvcached, rangeText(s.Kvcached), engineName, v.Engine, rangeText(s.Engine)) + s.patchCond()
+	if out := s.outsideRegistered(engineName, v); len(out) > 0 {
+		return false, ": kvcached registers " + strings.Join(out, ", ")
+	}
+	return true, ""
+}
+
+// outsideRegistered lists the set's patches (and hybrid patches) whose
+// registered engine range, as the probe read it from the installed
+// kvcached's autopatch.py (Versions.KvcachedPatchRanges), does not admit
+// the probed engine version: `model_runner_v2 for vllm >=0.29,<0.30
+// only`. kvcached applies a patch only inside its range and skips it
+// silently otherwise (PatchManager.apply_all_patches logs the skip at
+// debug level, kvcached/integration/patch_base.py@e8e640638ba7 l.104-109),
+// so every server would fail kvcached_active, and the cause is the choice
+// of versions, not kvcached's behaviour. A patch with no registered range
+// (not registered, or ranges unknown) or a range this parser cannot read
+// is left to the servers to show.
+func (s *ExpectationSet) outsideRegistered(engineName string, v Versions) []string {
+	reg := v.KvcachedPatchRanges[engineName]
+	if reg == nil {
+		return nil
+	}
+	pv, err := parseVersion(v.Engine)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range slices.Concat(s.Patches, s.HybridPatches) {
+		rng, ok := reg[p]
+		if !ok {
+			continue
+		}
+		r, err := parseRange(rng)
+		if err != nil || len(r.clauses) == 0 || r.contains(pv) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s for %s %s only", p, engineName, rng))
+	}
+	return out
 }
 
 // describe is the set's keys in one phrase: `vllm-v1 (kvcached ==0.1.5,

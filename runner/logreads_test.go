@@ -65,7 +65,7 @@ func TestServeLogReadOnce(t *testing.T) {
 		excerptFrom string
 	}{
 		{fault: ""},
-		{fault: "never-ready", failed: true, class: collect.ClassProduct, excerptFrom: engine.ExcerptTail},
+		{fault: "never-ready", failed: true, class: collect.ClassProduct, excerptFrom: collect.ExcerptEnd},
 		{fault: "port-taken@vllm_qwen05b_kv_c1", failed: true, class: collect.ClassInfra, excerptFrom: engine.ErrorSignatures[0]},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {

@@ -233,3 +233,40 @@ func (c clause) holds(v version) bool {
 	}
 	return false
 }
+
+// below reports whether the whole range lies below v: v is outside it, and
+// every clause v fails is a bound v is above (`<0.2`, `==0.1.5`,
+// `~=0.1.5`), none a lower bound or an exclusion it misses. A range that
+// admits any version lies below nothing.
+func (r versionRange) below(v version) bool {
+	if r.contains(v) {
+		return false
+	}
+	for _, c := range r.clauses {
+		if c.holds(v) {
+			continue
+		}
+		switch {
+		case c.op == "<" || c.op == "<=":
+			// an upper bound v fails: v is at or above it
+		case (c.op == "==" || c.op == "~=") && cmpVersions(v, c.v) > 0:
+			// a pin or compatible release v is past
+		default:
+			return false // a lower bound or an exclusion
+		}
+	}
+	return true
+}
+
+// top is the highest version the range's clauses name (the zero version
+// for a range without clauses), how far up a range reaches for ordering
+// ranges that all lie below a version.
+func (r versionRange) top() version {
+	var t version
+	for i, c := range r.clauses {
+		if i == 0 || cmpVersions(c.v, t) > 0 {
+			t = c.v
+		}
+	}
+	return t
+}

@@ -82,3 +82,40 @@ func TestVersionRanges(t *testing.T) {
 		}
 	}
 }
+
+// A range lies below a version when the version is past every bound it
+// fails (how "newer than every expectation set" is decided).
+func TestVersionRangeBelow(t *testing.T) {
+	for _, c := range []struct {
+		rng, v string
+		want   bool
+	}{
+		{">=0.1.5,<0.2", "0.2.0", true},
+		{">=0.1.5,<0.2", "0.2.0rc1", true},
+		{">=0.1.5,<0.2", "0.1.9", false},
+		{">=0.1.5,<0.2", "0.1.4", false},
+		{"==0.1.5", "0.1.6", true},
+		{"==0.1.5", "0.1.5", false},
+		{"==0.1.5", "0.1.4", false},
+		{">=0.1.1,<0.1.6", "0.2.0", true},
+		{"<=0.1.5", "0.1.5.post1", true},
+		{"0.1.*", "0.2", true},
+		{"0.1.*", "0.0.9", false},
+		{"~=0.1.5", "0.2.0", true},
+		{">=0.1.5", "9.0", false},
+		{"!=0.2.0,<0.3", "0.2.0", false},
+		{"", "1.0", false},
+	} {
+		r, err := parseRange(c.rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := parseVersion(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.below(v); got != c.want {
+			t.Errorf("%q lies below %q = %v, want %v", c.rng, c.v, got, c.want)
+		}
+	}
+}

@@ -205,6 +205,10 @@ func TestPriorityFaults(t *testing.T) {
 				if got := writtenChecks(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); !reflect.DeepEqual(got, tree) {
 					t.Errorf("testdata/trees/%s's %s is not what the runner writes for %s:\n run  %s\n tree %s", c.tree, run.res.Name, c.fault, showChecks(got), showChecks(tree))
 				}
+				treeClass := writtenClass(t, filepath.Join("..", "testdata", "trees", c.tree, "all", "summary.json"), run.res.Name)
+				if got := writtenClass(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); got != treeClass {
+					t.Errorf("testdata/trees/%s's %s has class %q; the runner writes %q for %s", c.tree, run.res.Name, treeClass, got, c.fault)
+				}
 			}
 			// Its excerpt (docs/formats.md §4.9): the crashed server's
 			// log around its first error signature, else L's log from
@@ -231,24 +235,41 @@ type writtenCheck struct {
 	CausedBy *string `json:"caused_by"`
 }
 
-// writtenChecks reads a part's summary.json as JSON and returns the named
-// case's checks.
-func writtenChecks(t *testing.T, summary, name string) []writtenCheck {
+// writtenCase is a case as a part's summary.json records it: its checks
+// and its class.
+type writtenCase struct {
+	Name   string         `json:"name"`
+	Class  string         `json:"class"`
+	Checks []writtenCheck `json:"checks"`
+}
+
+// readWrittenCase reads a part's summary.json as JSON and returns the named
+// case.
+func readWrittenCase(t *testing.T, summary, name string) writtenCase {
 	t.Helper()
 	var sum struct {
-		Cases []struct {
-			Name   string         `json:"name"`
-			Checks []writtenCheck `json:"checks"`
-		} `json:"cases"`
+		Cases []writtenCase `json:"cases"`
 	}
 	readJSON(t, summary, &sum)
 	for _, c := range sum.Cases {
 		if c.Name == name {
-			return c.Checks
+			return c
 		}
 	}
 	t.Fatalf("%s has no case %s", summary, name)
-	return nil
+	return writtenCase{}
+}
+
+// writtenChecks is the named case's checks in a part's summary.json.
+func writtenChecks(t *testing.T, summary, name string) []writtenCheck {
+	t.Helper()
+	return readWrittenCase(t, summary, name).Checks
+}
+
+// writtenClass is the named case's class in a part's summary.json.
+func writtenClass(t *testing.T, summary, name string) string {
+	t.Helper()
+	return readWrittenCase(t, summary, name).Class
 }
 
 // writtenCauses reads the part's summary.json as JSON and returns the named

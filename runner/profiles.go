@@ -20,6 +20,9 @@ type model struct {
 	extra     []string          // model-specific arguments
 	hybrid    bool              // attention + Mamba: held to the set's hybrid_patches
 	engines   []string          // engines it runs on
+	// patches are, by engine, the patches a kvcached server of the model
+	// must log beyond its expectation set's (ServerPlan.Patches).
+	patches map[string][]string
 }
 
 var bothEngines = []string{"vllm", "sglang"}
@@ -31,7 +34,16 @@ var models = []model{
 	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
 	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
-	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines},
+	// DeepSeek-V2-Lite is an MLA model: on SGLang its KV cache is the MLA
+	// token pool, which kvcached makes elastic with ElasticMLAMemoryPoolPatch
+	// (patch_name "elastic_mla_memory_pool", from f2e3593 #238), registered
+	// for every SGLang version (SGLANG_ALL_RANGE) since kvcached v0.1.4
+	// (kvcached/integration/sglang/autopatch.py@2304859f9797 l.39, the
+	// v0.1.4 tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
+	// Without it the server would run on SGLang's own pool, its KV cache
+	// not elastic, though the base patches were logged.
+	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines,
+		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
 	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, engines: []string{"vllm"}},
 }
@@ -119,6 +131,7 @@ func buildServer(o serverOpts) ServerPlan {
 		s.Env.Set("ENABLE_KVCACHED", "true")
 		s.Env.Set("KVCACHED_AUTOPATCH", "1")
 		s.Env.Set("KVCACHED_CONTIGUOUS_LAYOUT", strconv.FormatBool(lay == "c1"))
+		s.Patches = slices.Clone(m.patches[o.engine])
 	} else {
 		s.Env.Set("ENABLE_KVCACHED", "false")
 		s.Env.Set("KVCACHED_AUTOPATCH", "0")

@@ -59,9 +59,10 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 			}
 		}
 	}
-	// Without its leak fault, each directory is left empty.
-	for d, leak := range map[string]string{sim.ShmDir(world): "leak-segment", sim.TmpDir(world): "leak-socket-dir"} {
-		if entries, _ := os.ReadDir(d); len(entries) > 0 && !strings.Contains(faults, leak) {
+	// Without a leak fault, each directory is left empty.
+	for d, leaks := range map[string][]string{sim.ShmDir(world): {"leak-segment", "kill-children"}, sim.TmpDir(world): {"leak-socket-dir"}} {
+		leaky := slices.ContainsFunc(leaks, func(l string) bool { return strings.Contains(faults, l) })
+		if entries, _ := os.ReadDir(d); len(entries) > 0 && !leaky {
 			t.Errorf("%s not empty: %v", d, entries)
 		}
 	}
@@ -179,6 +180,10 @@ func TestSimServerFaults(t *testing.T) {
 		{fault: "ignore-stop", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"clean_exit_on_signal"}}},
 		{fault: "leak-segment", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"shm_removed"}}},
 		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": {"socket_dirs_removed"}}},
+		// SGLang's launcher SIGKILLs its children: kvcached's segment stays.
+		{fault: "kill-children", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": {"shm_removed"}}},
+		// vLLM stops its engine core without SIGKILL.
+		{fault: "kill-children", profile: "smoke", cases: []string{"vllm-*"}, want: map[string][]string{"vllm-qwen05b-kv_c1": nil}},
 		// SGLang makes the socket dir only above TP 1, so at TP 1 nothing leaks.
 		{fault: "leak-socket-dir", profile: "smoke", cases: []string{"sglang-*"}, want: map[string][]string{"sglang-qwen05b-kv_c1": nil}},
 		{fault: "wrong-tokens", profile: "nightly", cases: []string{"vllm-qwen05b-*"}, want: map[string][]string{
@@ -379,12 +384,13 @@ func TestSimHybridBlockSize(t *testing.T) {
 }
 
 // The simulated kvcached reports versions a shipped set covers
-// (TestSimSmokeProfilePasses); one reporting a version no set covers fails
-// its engines' setup cases, saying what it found and which ranges exist,
-// and no case of those engines runs against guessed expectations.
+// (TestSimSmokeProfilePasses); one reporting a version no set covers (older
+// than every set) fails its engines' setup cases, saying what it found and
+// which ranges exist, and no case of those engines runs against guessed
+// expectations.
 func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
-		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0")
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.1.0")
 	})
 	if out.OK || len(out.Cases) != 2 {
 		t.Fatalf("outcome ok=%v with %d cases, want the two setup cases only", out.OK, len(out.Cases))
@@ -393,12 +399,15 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 		t.Fatalf("not run (-want +got):\n%s", d)
 	}
 	want := map[string]string{
-		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.2.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
-		"sglang-setup": "found sglang 0.5.20+sim, kvcached 0.2.0; no expectation set matches: sglang-mamba (kvcached >=0.1.5,<0.2, sglang >=0.4.9, defining elastic_mamba_pool); sglang-released (kvcached >=0.1.1,<0.1.6, sglang >=0.4.9, lacking elastic_mamba_pool)",
+		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.1.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
+		"sglang-setup": "found sglang 0.5.20+sim, kvcached 0.1.0; no expectation set matches: sglang-mamba (kvcached >=0.1.5,<0.2, sglang >=0.4.9, defining elastic_mamba_pool); sglang-released (kvcached >=0.1.1,<0.1.6, sglang >=0.4.9, lacking elastic_mamba_pool)",
 	}
 	for _, c := range out.Cases {
 		if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" {
 			t.Errorf("%s failed checks (-want +got):\n%s", c.Name, d)
+		}
+		if c.Class != collect.ClassHarness {
+			t.Errorf("%s class %q, want harness", c.Name, c.Class)
 		}
 		for _, ch := range c.Checks {
 			if ch.Name == "expectations_matched" && ch.Detail != want[c.Name] {
@@ -410,6 +419,79 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), "vllm-qwen05b-kv_c1: NOT RUN (vllm-setup failed)") {
 		t.Fatalf("run.log lacks the not-run line (%v):\n%s", err, data)
 	}
+}
+
+// A kvcached whose VLLM_MRV2_RANGE stops below the image's vLLM (0.30)
+// would not patch the model runner at all, so every kvcached vLLM server
+// would fail kvcached_active, classed product. The setup case reads the
+// ranges and fails instead (harness), saying which patch stops where, and
+// the engine's cases do not run.
+func TestSimMRV2RangeBelowImage(t *testing.T) {
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_VLLM_MRV2_RANGE", ">=0.29.0,<0.30.0")
+	})
+	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
+	}
+	c := out.Cases[0]
+	want := "found vllm 0.30.0+sim, kvcached 0.1.5+sim; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+		"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"
+	if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" || c.Class != collect.ClassHarness || checkDetail(c, "expectations_matched") != want {
+		t.Errorf("vllm-setup failed %v, class %q, detail\n%s\nwant\n%s", failedChecks(c), c.Class, checkDetail(c, "expectations_matched"), want)
+	}
+}
+
+// A kvcached newer than every expectation set (the simulated kvcached
+// reporting 0.2.0) runs every case against the closest set instead of
+// running nothing: setup.json marks both engines' sets provisional and
+// says which and why, and what a server then fails to match of the set
+// (here a patch the sets were made to require and no server logs) is
+// classed harness, not product.
+func TestSimProvisionalKvcached(t *testing.T) {
+	future := func(r *Runner) { r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0") }
+	t.Run("runs provisionally", func(t *testing.T) {
+		out, r := serverSim(t, "smoke", nil, "", context.Background(), future)
+		if !out.OK || len(out.NotRun) > 0 || len(out.Cases) != 4 {
+			t.Fatalf("outcome ok=%v, %d cases, not run %v: want every case run and passing", out.OK, len(out.Cases), out.NotRun)
+		}
+		var s collect.Setup
+		readJSON(t, filepath.Join(r.OutDir, "setup.json"), &s)
+		for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+			e, _ := s.Engines.Get(eng)
+			x := e.Expectations
+			if x == nil || x.Set != set || !x.Provisional || !strings.HasPrefix(x.Why, "kvcached 0.2.0 is newer than every expectation set (") ||
+				!strings.Contains(x.Why, "held provisionally to the closest, "+set+", as "+eng+" ") {
+				t.Errorf("setup.json %s expectations %+v, want %s provisional", eng, x, set)
+			}
+		}
+	})
+	t.Run("a mismatch is harness", func(t *testing.T) {
+		out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+			future(r)
+			e, _ := r.Plan.Engines.Get("vllm")
+			sets := slices.Clone(e.Expectations)
+			for i := range sets {
+				sets[i].Patches = append(slices.Clone(sets[i].Patches), "elastic_future_pool")
+			}
+			e.Expectations = sets
+			r.Plan.Engines.Set("vllm", e)
+		})
+		var kv *collect.CaseResult
+		for i := range out.Cases {
+			if out.Cases[i].Name == "vllm-qwen05b-kv_c1" {
+				kv = &out.Cases[i]
+			}
+		}
+		if kv == nil {
+			t.Fatalf("vllm-qwen05b-kv_c1 did not run: not run %v", out.NotRun)
+		}
+		if d := cmp.Diff([]string{"kvcached_active"}, failedChecks(*kv)); d != "" {
+			t.Fatalf("failed checks (-want +got):\n%s", d)
+		}
+		if kv.Class != collect.ClassHarness || !strings.HasPrefix(kv.ClassWhy, "kvcached_active failed against the provisional expectation set vllm-mrv2: ") {
+			t.Errorf("class %q (%s), want harness against the provisional set", kv.Class, kv.ClassWhy)
+		}
+	})
 }
 
 // The comparisons hold a group's kvcached cases back until its native case

@@ -62,7 +62,11 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 					}
 					c.R.expect[name] = p
 				}
-				log.Set("expectations", map[string]string{"set": set, "why": p.why})
+				x := map[string]any{"set": set, "why": p.why}
+				if p.provisional {
+					x["provisional"] = true
+				}
+				log.Set("expectations", x)
 				list = append(list, checks.ExpectationsMatched(set, p.why))
 			}
 			c.R.verMu.Unlock()

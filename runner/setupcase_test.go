@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,7 +158,13 @@ func TestSetupCaseExpectations(t *testing.T) {
 		wantEnv    string // the server's VLLM_USE_V2_MODEL_RUNNER
 		wantReq    []string
 		wantCapOpt bool
+		wantProv   bool // setup.json marks the set provisional
 	}
+	// The ranges kvcached registers its patches for, as the probe reads
+	// them from its autopatch.py: mrv2Below is a VLLM_MRV2_RANGE that
+	// stops below the image's vLLM 0.30.
+	const mrv2Fits = `,"kvcached_patch_ranges":{"vllm":{"elastic_block_pool":">=0.8.4","model_runner_v2":">=0.29.0,<0.31.0","kv_layout_v2":">=0.29.0,<0.31.0"}}`
+	const mrv2Below = `,"kvcached_patch_ranges":{"vllm":{"elastic_block_pool":">=0.8.4","model_runner_v2":">=0.29.0,<0.30.0","kv_layout_v2":">=0.29.0,<0.30.0"}}`
 	for _, c := range []tc{
 		{name: "kvcached with MRV2 on vLLM 0.30", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + `}`,
 			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
@@ -163,8 +172,25 @@ func TestSetupCaseExpectations(t *testing.T) {
 		{name: "released 0.1.5: the V1 runner, no capacity line", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + v1 + `}`,
 			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.1.5 in ==0.1.5", wantEnv: "0",
 			wantReq: []string{"elastic_block_pool", "gpu_model_runner", "gpu_worker"}, wantCapOpt: true},
-		{name: "a kvcached no set covers", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.2.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+		{name: "registered ranges that admit the engine", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + mrv2Fits + `}`,
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
+			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}},
+		{name: "kvcached registers MRV2 below the engine", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + mrv2Below + `}`,
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.5; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+		{name: "a kvcached newer than every set runs provisionally", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + mrv2Fits + `}`,
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.2.0 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-mrv2, as vllm 0.30.0 is in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
+			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}, wantProv: true},
+		{name: "a newer kvcached held to the V1 set by its source", probe: `{"engine":"0.30.0","kvcached":"0.3.1",` + v1 + `}`,
+			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.3.1 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-v1, as vllm 0.30.0 is in >=0.9.0,<0.32, lacking model_runner_v2",
+			wantEnv: "0", wantReq: []string{"elastic_block_pool", "gpu_model_runner", "gpu_worker"}, wantCapOpt: true, wantProv: true},
+		{name: "a newer kvcached whose MRV2 range stops below the engine", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + mrv2Below + `}`,
+			wantDetail: "found vllm 0.30.0, kvcached 0.2.0, newer than every expectation set; none of them fits otherwise: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+		{name: "a kvcached older than every set", probe: `{"engine":"0.30.0","kvcached":"0.1.0",` + mrv2 + `}`,
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+		{name: "a kvcached between the sets is no newer than every set", probe: `{"engine":"0.30.0","kvcached":"0.1.6",` + v1 + `}`,
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.6; no expectation set matches"},
 		{name: "a vLLM no set covers", probe: `{"engine":"0.32.0","kvcached":"0.1.5",` + v1 + `}`,
 			wantDetail: "found vllm 0.32.0, kvcached 0.1.5; no expectation set matches"},
 		{name: "patch names unknown", probe: `{"engine":"0.30.0","kvcached":"0.1.5"}`,
@@ -230,7 +256,7 @@ func TestSetupCaseExpectations(t *testing.T) {
 			if d := cmp.Diff(c.wantReq, gotReq); d != "" {
 				t.Errorf("required patches (-want +got):\n%s", d)
 			}
-			if x := se.Expectations; x == nil || x.Set != c.wantSet || !strings.HasPrefix(x.Set+": "+x.Why, c.wantDetail) || x.CapacityLine == c.wantCapOpt {
+			if x := se.Expectations; x == nil || x.Set != c.wantSet || !strings.HasPrefix(x.Set+": "+x.Why, c.wantDetail) || x.CapacityLine == c.wantCapOpt || x.Provisional != c.wantProv {
 				t.Errorf("setup.json expectations %+v, want set %s", se.Expectations, c.wantSet)
 			}
 			if v, _ := se.Env.Get("VLLM_USE_V2_MODEL_RUNNER"); v != c.wantEnv {
@@ -240,5 +266,45 @@ func TestSetupCaseExpectations(t *testing.T) {
 				t.Errorf("setup.json cmd %s", s.Cases[0].Cmd)
 			}
 		})
+	}
+}
+
+// The default probe reads what the installed kvcached's source says
+// without importing it: its patch names and, per engine, the ranges its
+// autopatch.py registers each patch for, a range constant resolved or a
+// literal taken as it is, a class without patch_name or not defined left
+// out (testdata/probe is a stand-in kvcached in kvcached's own shapes).
+func TestDefaultVersionProbe(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on the PATH: the probe runs in the engine's image")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := slices.Clone(DefaultVersionProbe)
+	argv[len(argv)-1] = "vllm"
+	cmd := exec.Command(py, argv[1:]...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	var got Versions
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("probe printed %s: %v", out, err)
+	}
+	want := Versions{
+		Kvcached:        "0.2.0",
+		KvcachedPatches: []string{"elastic_allocator", "elastic_block_pool", "elastic_mla_memory_pool", "gpu_model_runner", "kv_layout_v2", "model_runner_v2"},
+		KvcachedPatchRanges: map[string]map[string]string{
+			"vllm": {"elastic_block_pool": ">=0.8.4", "gpu_model_runner": ">=0.8.4,<0.29.0",
+				"model_runner_v2": ">=0.29.0,<0.30.0", "kv_layout_v2": ">=0.29.0,<0.30.0"},
+			"sglang": {"elastic_allocator": ">=0.4.9", "elastic_mla_memory_pool": ">=0.4.9"},
+		},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("probe output (-want +got):\n%s", d)
 	}
 }

@@ -20,7 +20,14 @@ import (
 // does reading kvcached's patch names from its installed source
 // (`patch_name = "…"` under kvcached/integration/) without importing it:
 // `import kvcached` imports torch. find_spec of a top-level package runs
-// none of its code.
+// none of its code. From the same source it reads the engine ranges each
+// integration's autopatch.py registers its patches for
+// (kvcached_patch_ranges: `(ElasticMLAMemoryPoolPatch(), SGLANG_ALL_RANGE)`
+// in kvcached/integration/sglang/autopatch.py@e8e640638ba7 l.43, with
+// SGLANG_ALL_RANGE = ">=0.4.9" in its patches.py l.22; `(ModelRunnerV2Patch(),
+// VLLM_MRV2_RANGE)` in the vLLM autopatch.py that kvcached #491 brought,
+// importing VLLM_MRV2_RANGE from its patches.py), mapping each class to
+// its patch_name.
 var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
 from importlib import metadata as md
 def v(p):
@@ -41,14 +48,31 @@ except Exception:
     pass
 try:
     import importlib.util, os, re
-    names = set()
+    names, consts, classes, regs = set(), {}, {}, {}
     for root in importlib.util.find_spec("kvcached").submodule_search_locations:
         for d, _, fs in os.walk(os.path.join(root, "integration")):
-            for f in fs:
+            for f in sorted(fs):
                 if f.endswith(".py"):
                     with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
-                        names.update(re.findall(r"patch_name\s*=\s*[\"'](\w+)[\"']", fh.read()))
+                        src = fh.read()
+                    names.update(re.findall(r"patch_name\s*=\s*[\"'](\w+)[\"']", src))
+                    consts.update(re.findall(r"(?m)^([A-Z][A-Z0-9_]*)\s*=\s*[\"']([^\"'\n]*)[\"']", src))
+                    for m in re.finditer(r"(?ms)^class\s+(\w+)\b.*?(?=^class\s|\Z)", src):
+                        pn = re.search(r"patch_name\s*=\s*[\"'](\w+)[\"']", m.group(0))
+                        if pn:
+                            classes[m.group(1)] = pn.group(1)
+                    if f == "autopatch.py":
+                        regs[os.path.basename(d)] = re.findall(r"\(\s*(\w+)\(\)\s*,\s*(\w+|\"[^\"\n]*\"|'[^'\n]*')\s*\)", src)
     o["kvcached_patches"] = sorted(names)
+    ranges = {}
+    for eng, pairs in regs.items():
+        rs = {}
+        for cls, rng in pairs:
+            r = rng[1:-1] if rng[0] in "\"'" else consts.get(rng)
+            if cls in classes and r is not None:
+                rs[classes[cls]] = r
+        ranges[eng] = rs
+    o["kvcached_patch_ranges"] = ranges
 except Exception:
     pass
 print(json.dumps(o))`, "{engine}"}
@@ -71,6 +95,16 @@ type Versions struct {
 	// defines (nil: unknown), which the expectation sets may be keyed by
 	// (ExpectationSet.KvcachedDefines): builds of one version differ.
 	KvcachedPatches []string `json:"kvcached_patches,omitempty"`
+	// KvcachedPatchRanges are, by engine (the directory of kvcached's
+	// integration/<engine>/autopatch.py), the engine version range kvcached
+	// registers each patch for, by patch name (nil: unknown): the second
+	// member of each `(SomePatch(), RANGE)` pair that autopatch.py passes to
+	// register_patches_with_versions, a range constant (VLLM_ALL_RANGE,
+	// VLLM_MRV2_RANGE, SGLANG_ALL_RANGE) resolved from the assignments in
+	// kvcached's integration sources, or a string literal (`">=0.10.0"`).
+	// kvcached applies a patch only inside its range, so a set is held to
+	// them (ExpectationSet.outsideRegistered).
+	KvcachedPatchRanges map[string]map[string]string `json:"kvcached_patch_ranges,omitempty"`
 }
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
@@ -144,7 +178,7 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 		if x, ok := r.expect[k]; ok && x.set != nil {
 			e.Expectations = &collect.EngineExpectations{
 				Set: x.set.Name, Why: x.why, Patches: nonNil(x.set.Patches),
-				HybridPatches: x.set.HybridPatches, CapacityLine: x.set.CapacityLine,
+				HybridPatches: x.set.HybridPatches, CapacityLine: x.set.CapacityLine, Provisional: x.provisional,
 			}
 		}
 		s.Engines.Set(k, e)

@@ -331,7 +331,72 @@ func TestImportedTextView(t *testing.T) {
 	if !strings.Contains(flat, "tests/test_x.py::"+long) {
 		t.Errorf("the text view cuts the long name:\n%s", txt)
 	}
-	if !strings.Contains(txt, "Slowest: tests/test_x.py::"+long+" (2.5 s), tests/test_x.py::test_ok (0.5 s); all tests took 3 s.") {
+	// Wrapped to the width (120): compared without the spaces and breaks.
+	if noSpace := strings.Join(strings.Fields(txt), ""); !strings.Contains(noSpace, strings.Join(strings.Fields("Slowest: tests/test_x.py::"+long+" (2.5 s), tests/test_x.py::test_ok (0.5 s); all tests took 3 s."), "")) {
 		t.Errorf("the text view lacks the slowest tests:\n%s", txt)
+	}
+}
+
+// A suite's section links the workflow that runs it: the file of
+// GITHUB_WORKFLOW_REF when the config names none for the profile, the
+// config's when it does, never the default's gpu-correctness.yml for a suite
+// that another workflow runs.
+func TestSuiteSectionLinksItsOwnWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	part := filepath.Join(dir, "pytest")
+	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("pytest-xunit2-parent.xml"), "--part", "pytest", "--out", part,
+		"--profile", "weekly", "--revision", "88c8f96"); code != exitOK {
+		t.Fatalf("import junit: exit %d: %s", code, stderr)
+	}
+	writeConfig := func(name, workflows string) string {
+		path := filepath.Join(dir, name)
+		cfg := `{"product": "vllm-rlt", "repository_url": "https://github.com/me/rlt", "suite": {"name": "rlt-pytest", "profile": "weekly", "title": "Scheduler regression (pytest)"}` + workflows + `}`
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	plain := writeConfig("plain.json", "")
+	named := writeConfig("named.json", `, "workflows": {"weekly": "rlt-weekly.yml"}`)
+	const ref = "me/rlt/.github/workflows/cpu-suite.yml@refs/heads/main"
+	const wfDir = "https://github.com/me/rlt/blob/main/.github/workflows/"
+	for _, tc := range []struct {
+		name   string
+		ref    string
+		config string
+		want   string
+	}{
+		{"from GITHUB_WORKFLOW_REF", ref, plain, "cpu-suite.yml"},
+		{"the config's wins", ref, named, "rlt-weekly.yml"},
+		{"no ref: the default", "", plain, "gpu-correctness.yml"},
+		{"a ref of another shape is ignored", "cpu-suite.yml", plain, "gpu-correctness.yml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			section := filepath.Join(t.TempDir(), "section.md")
+			vars := map[string]string{}
+			if tc.ref != "" {
+				vars["GITHUB_WORKFLOW_REF"] = tc.ref
+			}
+			code, _, stderr := runWith(t, vars, "", "render", part, "--config", tc.config, "--date", "2026-12-01",
+				"--comment", filepath.Join(t.TempDir(), "c.md"), "--section", section)
+			if code != exitOK && code != exitVerdict {
+				t.Fatalf("render: exit %d: %s", code, stderr)
+			}
+			doc, err := os.ReadFile(section)
+			if err != nil {
+				t.Fatalf("no section: %v", err)
+			}
+			var workflows []string
+			for _, p := range mdtest.Paragraphs(doc) {
+				for _, l := range p.Links {
+					if strings.HasPrefix(l, wfDir) {
+						workflows = append(workflows, strings.TrimPrefix(l, wfDir))
+					}
+				}
+			}
+			if !slices.Equal(workflows, []string{tc.want}) {
+				t.Errorf("the section links the workflows %q, want [%s]:\n%s", workflows, tc.want, doc)
+			}
+		})
 	}
 }

@@ -45,7 +45,7 @@ func TestMergeCommand(t *testing.T) {
 		{"an empty sub-directory of a root", []string{treePath("missing-part")}, 0,
 			`"verdict": "FAIL (0 of 11 cases; the SGLang cases did not finish)"`, []string{"part SGLang: missing, 0 cases ran (no part files)"}},
 		{"flags after the paths", []string{treePath("pr", "vllm"), treePath("pr", "sglang"), "--out", out}, 0, "",
-			[]string{"verdict FAIL (1 of 2 cases)"}},
+			[]string{"verdict FAIL (1 of 2 cases: 1 product)"}},
 		{"no paths", nil, 2, "", []string{"no part directories or artifact roots given"}},
 		{"unknown flag", []string{"--nope", treePath("pr")}, 2, "", []string{"flag provided but not defined: -nope"}},
 		{"mixed parts", []string{treePath("pr", "vllm"), treePath("nightly-pass", "vllm")}, 2, "",

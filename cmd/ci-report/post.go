@@ -156,6 +156,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
+	o.inputs.workflowRef = o.workflowRef
 	rep, opts, err := o.inputs.load(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ}, o.positionals)
 	if err != nil {
 		return err

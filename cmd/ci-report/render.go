@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -42,6 +43,7 @@ type renderOptions struct {
 	jobSummary  bool
 	fail        failOn
 	history     string
+	width       int
 	positionals []string
 }
 
@@ -53,6 +55,7 @@ func (o *renderOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment), text (aligned tables), junit (JUnit XML) or ctrf (CTRF JSON)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	o.fail.bind(fs, "")
+	fs.IntVar(&o.width, "width", 0, "--format text: at most this many `columns` a line, tables reflowed to fit (default: $COLUMNS, else 120)")
 	fs.StringVar(&o.history, "history", "", "earlier runs' digests `file` (JSON lines, as post --save-history writes): the since column, fixed line and changes table")
 }
 
@@ -65,6 +68,11 @@ func (o *renderOptions) setArgs(pos []string) error {
 	}
 	if err := o.fail.check(); err != nil {
 		return err
+	}
+	if o.width != 0 {
+		if err := bounds.Int("--width", o.width, render.MinTextWidth, render.MaxTextWidth); err != nil {
+			return usageErrorf("%v", err)
+		}
 	}
 	return o.inputs.check(pos)
 }
@@ -94,6 +102,7 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 			return err
 		}
 	}
+	opts.Width = textWidth(o.width, e.Getenv("COLUMNS"))
 	docs, err := render.Render(rep, opts)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -116,6 +125,20 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 		}
 	}
 	return o.fail.result(docs)
+}
+
+// textWidth is the text view's width: --width, else $COLUMNS (a terminal's
+// width as the shell exports it) within render's bounds, else
+// render.DefaultTextWidth. Only the CLI reads the environment: render gets
+// the number (docs/render.md §8).
+func textWidth(flagWidth int, columns string) int {
+	if flagWidth != 0 {
+		return flagWidth
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(columns)); err == nil && n > 0 {
+		return min(max(n, render.MinTextWidth), render.MaxTextWidth)
+	}
+	return render.DefaultTextWidth
 }
 
 // writeFiles writes --comment, --section and --html.

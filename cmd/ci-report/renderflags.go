@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
+	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -38,6 +40,11 @@ type renderInputs struct {
 	// keepLogs keeps the cases' logs whatever the options need: the JUnit
 	// export writes an imported test's classname and properties back.
 	keepLogs bool
+	// workflowRef is post's --workflow-ref; GITHUB_WORKFLOW_REF when empty.
+	workflowRef string
+	// fileWorkflows are the workflows the --config file itself names
+	// (readConfig), without the defaults.
+	fileWorkflows map[string]string
 
 	// Now is the clock for the default --date (today, UTC).
 	Now func() time.Time
@@ -155,6 +162,7 @@ func (r *renderInputs) readConfig(e *env) (render.Config, error) {
 		}
 		file.Source = r.config
 	}
+	r.fileWorkflows = file.Workflows
 	if server, repo := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"); file.RepositoryURL == "" && server != "" && repo != "" {
 		file.RepositoryURL = strings.TrimRight(server, "/") + "/" + repo
 	}
@@ -192,7 +200,49 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 		fmt.Fprintf(e.Stderr, "ci-report: warning: --profile %s differs from the parts' profile %s; using %s\n", profile, parts, profile)
 	}
 	opts.Profile = profile
+	r.ownWorkflow(e, &opts)
 	return rep, opts, nil
+}
+
+// ownWorkflow makes the section link the workflow that runs: when the
+// config file names no workflow for the profile (for the pr key in
+// pull-request mode), the file of --workflow-ref or GITHUB_WORKFLOW_REF
+// replaces the default's guess, so that a suite run by its own workflow
+// (cpu-suite.yml) never links gpu-correctness.yml (docs/render.md §1.2).
+func (r *renderInputs) ownWorkflow(e *env, opts *render.Options) {
+	key := opts.Profile
+	if opts.PR > 0 {
+		key = "pr"
+	}
+	if r.fileWorkflows[key] != "" {
+		return
+	}
+	file := workflowFileOf(firstNonEmpty(r.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF")))
+	if file == "" {
+		return
+	}
+	wf := make(map[string]string, len(opts.Config.Workflows)+1)
+	for k, v := range opts.Config.Workflows {
+		wf[k] = v
+	}
+	wf[key] = file
+	opts.Config.Workflows = wf
+}
+
+// workflowFileRE is a workflow file's name as a link may carry it.
+var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.ya?ml$`)
+
+// workflowFileOf is the workflow file of ref, as GitHub sets
+// GITHUB_WORKFLOW_REF (owner/repo/.github/workflows/FILE@REF); "" for a
+// ref of another shape.
+func workflowFileOf(ref string) string {
+	if _, ok := publish.WorkflowRepoFromRef(ref); !ok {
+		return ""
+	}
+	if f := publish.WorkflowFileFromRef(ref); workflowFileRE.MatchString(f) {
+		return f
+	}
+	return ""
 }
 
 // mergeOptions are the merge options of --allow-mixed and --plan.

@@ -2,13 +2,16 @@ package engine
 
 import (
 	"io"
+	"slices"
 
 	"github.com/ovg-project/ci-report/collect"
 )
 
 // Lines an excerpt keeps before the line with the first error signature;
-// the rest of collect.ExcerptMaxLines follow it (docs/formats.md §4.9).
-const excerptBefore = 10
+// the rest of collect.ExcerptMaxLines follow it, the last
+// collect.ExcerptTailLines of them the log's last lines when it goes on
+// (finishExcerpt, docs/formats.md §4.9).
+const excerptBefore = 5
 
 // lineRing holds the last lines a scan passed (their offsets and first keep
 // bytes, 0 for all, in buffers it reuses) until they are cut into excerpt
@@ -41,6 +44,16 @@ func (r *lineRing) push(off int64, line []byte) {
 	r.n = min(r.n+1, size)
 }
 
+// offsets are the held lines' offsets, oldest first.
+func (r *lineRing) offsets() []int64 {
+	size := len(r.buf)
+	out := make([]int64, r.n)
+	for i := range r.n {
+		out[i] = r.off[(r.next-r.n+i+size)%size]
+	}
+	return out
+}
+
 // lines are the held lines, oldest first, cut; the first one's offset.
 func (r *lineRing) lines() (first int64, out []string) {
 	size := len(r.buf)
@@ -60,21 +73,53 @@ func (r *lineRing) lines() (first int64, out []string) {
 // it takes.
 func (s *logScanner) excerpt(start int64, line []byte, name string) {
 	switch {
+	case s.HasExcerpt && len(s.Excerpt.Lines) < collect.ExcerptMaxLines:
+		s.Excerpt.Lines = append(s.Excerpt.Lines, collect.ExcerptLine(line))
+		s.lineAt = append(s.lineAt, start)
 	case s.HasExcerpt:
-		if len(s.Excerpt.Lines) < collect.ExcerptMaxLines {
-			s.Excerpt.Lines = append(s.Excerpt.Lines, collect.ExcerptLine(line))
-		}
+		s.past++
+		s.end.push(start, line)
 	case name == "":
 		s.ring.push(start, line)
 	default:
-		s.Excerpt.Offset, s.Excerpt.Lines = s.ring.lines()
-		if len(s.Excerpt.Lines) == 0 {
+		var before []string
+		s.Excerpt.Offset, before = s.ring.lines()
+		s.lineAt = append(s.lineAt[:0], s.ring.offsets()...)
+		if len(before) == 0 {
 			s.Excerpt.Offset = start
 		}
-		s.Excerpt.Lines = append(s.Excerpt.Lines, collect.ExcerptLine(line))
+		s.Excerpt.Lines = append(before, collect.ExcerptLine(line))
+		s.lineAt = append(s.lineAt, start)
 		s.Excerpt.From, s.HasExcerpt = name, true
 		s.ring, s.LogScan.tail = lineRing{}, lineRing{} // their buffers are not needed again
+		s.end = newLineRing(collect.ExcerptTailLines, tailKeep)
 	}
+}
+
+// finishExcerpt ends the excerpt when the log went on past its
+// collect.ExcerptMaxLines lines: the first ones up to the signature and
+// after it stay, and the log's last collect.ExcerptTailLines lines (where
+// the server stopped or died) become its tail, with the lines between them
+// counted (docs/formats.md §4.9).
+func (s *logScanner) finishExcerpt() {
+	if !s.HasExcerpt || s.past == 0 {
+		return
+	}
+	keep := collect.ExcerptMaxLines - collect.ExcerptTailLines
+	// The tail is the last ExcerptTailLines of the lines seen: those of
+	// Lines past keep+past (when fewer than ExcerptTailLines came after
+	// Lines), then the end ring's.
+	from := keep + min(s.past, collect.ExcerptTailLines)
+	_, ended := s.end.lines()
+	tail := append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
+	tailAt := s.end.offsets()
+	if from < len(s.lineAt) {
+		tailAt = s.lineAt[from:]
+	}
+	s.Excerpt.Skipped = from - keep + max(s.past-collect.ExcerptTailLines, 0)
+	s.Excerpt.Lines = s.Excerpt.Lines[:keep]
+	s.Excerpt.Tail, s.Excerpt.TailOffset = tail, tailAt[0]
+	s.end, s.lineAt = lineRing{}, nil
 }
 
 // BurstExcerpt returns the first collect.ExcerptMaxLines lines of r, a
@@ -109,11 +154,6 @@ func linesFrom(r io.Reader, base int64, from string) (ex collect.Excerpt, ok boo
 	}
 	return ex, true, err
 }
-
-// ExcerptTail is Excerpt.From for an excerpt of a log's last lines, for a
-// failed case whose logs hold no signature, no error line, no burst and no
-// failed comparison: where a server that never became ready stopped.
-const ExcerptTail = "end of serve.log"
 
 // tailKeep is how much of a line the tail ring keeps: an excerpt line is at
 // most collect.ExcerptLineCut code points, at most 4 bytes each.

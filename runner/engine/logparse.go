@@ -100,13 +100,13 @@ type LogScan struct {
 }
 
 // Tail is the log's last lines (collect.ExcerptMaxLines at most, from
-// ExcerptTail) when no line matched a signature (HasExcerpt false); ok is
+// collect.ExcerptEnd) when no line matched a signature (HasExcerpt false); ok is
 // false when the log had no line or one matched.
 func (s *LogScan) Tail() (collect.Excerpt, bool) {
 	if s.HasExcerpt || s.tail.n == 0 {
 		return collect.Excerpt{}, false
 	}
-	ex := collect.Excerpt{From: ExcerptTail}
+	ex := collect.Excerpt{From: collect.ExcerptEnd}
 	ex.Offset, ex.Lines = s.tail.lines()
 	return ex, true
 }
@@ -169,6 +169,7 @@ func emptyScan() LogScan { return newLogScanner(0).LogScan }
 func ScanLog(r io.Reader, base int64) (LogScan, error) {
 	s := newLogScanner(base)
 	err := readLines(r, base, s.fragment, s.line)
+	s.finishExcerpt()
 	return s.LogScan, err
 }
 
@@ -186,6 +187,12 @@ type logScanner struct {
 	lineKv  bool
 	lineErr int
 	ring    lineRing
+	// Once the excerpt began: lineAt the offsets of its lines, past the
+	// lines after its collect.ExcerptMaxLines, end the last of those
+	// (finishExcerpt).
+	lineAt []int64
+	past   int
+	end    lineRing
 }
 
 func newLogScanner(base int64) *logScanner {

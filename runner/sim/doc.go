@@ -176,9 +176,12 @@
 // answers the setup case's version probe with one JSON object of simulated
 // versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
 // names the simulated servers log, which the built-in expectation sets
-// vllm-mrv2 and sglang-mamba match. CI_REPORT_SIM_KVCACHED_VERSION replaces
-// the kvcached version it reports (a version no set covers makes the setup
-// cases fail `expectations_matched`).
+// vllm-mrv2 and sglang-mamba match, and the engine ranges its autopatch.py
+// registers them for (kvcached_patch_ranges). CI_REPORT_SIM_KVCACHED_VERSION
+// replaces the kvcached version it reports (one older than every set makes
+// the setup cases fail `expectations_matched`; one newer than every set is
+// held provisionally to the closest), CI_REPORT_SIM_VLLM_MRV2_RANGE the
+// simulated VLLM_MRV2_RANGE (simVLLMMRV2Range).
 //
 // # Faults
 //
@@ -206,6 +209,10 @@
 //	                 documents, not the short questions); cached_tokens unchanged
 //	leak-segment     the segment and shm entry stay after exit (kvcached#477)
 //	leak-socket-dir  the socket dir stays after exit (kvcached#476)
+//	kill-children    an SGLang server's segment and shm entry stay after
+//	                 exit: SGLang's launcher SIGKILLs its children, so
+//	                 kvcached's cleanup never runs (sgl-project/sglang#16484,
+//	                 #28089; inferred); no effect on vLLM servers
 //	cap-not-lifted   KVCACHED_MAX_CACHED_TOKENS=-1 is ignored: the cap stays 16000
 //	versions-fail    `sim versions` (the setup case's version probe) exits 1;
 //	                 no expectation set can be picked, so the setup case fails

@@ -22,12 +22,13 @@ const (
 	FaultCapNotLifted   = "cap-not-lifted"
 	FaultVersionsFail   = "versions-fail"
 	FaultPortTaken      = "port-taken"
+	FaultKillChildren   = "kill-children"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
-	FaultVersionsFail: true, FaultPortTaken: true,
+	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent

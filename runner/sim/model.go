@@ -59,10 +59,14 @@ func lookupModel(name string) modelSpec {
 // `hybrid_block_size_align` are no `patch_name` in kvcached: they stand
 // only in its e2e expectations, tests/e2e/matrix.py@4a5ed7bddd0d, and
 // vLLM has them only in test names such as
-// test_hybrid_mamba_partial_tail_owner_uses_cow_on_continue).
+// test_hybrid_mamba_partial_tail_owner_uses_cow_on_continue). Likewise an
+// SGLang server logs elastic_mla_memory_pool whatever its model: kvcached
+// registers ElasticMLAMemoryPoolPatch for every SGLang version
+// (kvcached/integration/sglang/autopatch.py@e8e640638ba7 l.43, since
+// v0.1.4), so the runner requires it of the MLA model dsv2lite.
 var (
 	vllmPatches         = []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}
-	sglangPatches       = []string{"elastic_allocator", "elastic_memory_pool"}
+	sglangPatches       = []string{"elastic_allocator", "elastic_memory_pool", "elastic_mla_memory_pool"}
 	sglangHybridPatches = []string{"elastic_mamba_pool"}
 )
 

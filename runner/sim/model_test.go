@@ -66,7 +66,7 @@ func TestPatches(t *testing.T) {
 	if got := strings.Join(patchesFor("vllm", lookupModel("Qwen/Qwen3.5-4B")), ", "); got != "elastic_block_pool, model_runner_v2, kv_layout_v2" {
 		t.Errorf("vLLM hybrid patches: %s", got)
 	}
-	if got := strings.Join(patchesFor("sglang", lookupModel("qwen05b")), ", "); got != "elastic_allocator, elastic_memory_pool" {
+	if got := strings.Join(patchesFor("sglang", lookupModel("qwen05b")), ", "); got != "elastic_allocator, elastic_memory_pool, elastic_mla_memory_pool" {
 		t.Errorf("SGLang patches: %s", got)
 	}
 }

@@ -697,11 +697,25 @@ func (s *simServer) cleanup(registered bool) {
 // removeKvcachedFiles is kvcached's cleanup at exit. The faults model the
 // open upstream leaks: leak-segment is kvcached#477 (a graceful stop of a
 // vLLM server leaves /dev/shm/<ipc>), leak-socket-dir #476 (nothing removes
-// /tmp/kvcached-tp-<ipc>-<8 hex>, the dir socketDirName names).
+// /tmp/kvcached-tp-<ipc>-<8 hex>, the dir socketDirName names), and
+// kill-children the leak inferred for SGLang: its launcher ends with
+// `finally: kill_process_tree(os.getpid(), include_parent=False)`
+// (sgl-project/sglang python/sglang/launch_server.py@046a9e4088f7), which
+// SIGKILLs its children, the scheduler among them (sglang #16484: "SIGKILL
+// bypasses" atexit handlers and C++ destructors; #28089: SIGKILL "skips
+// every Python-level shared-memory unlink path"), and the scheduler is the
+// process that holds kvcached's segment, which kvcached unlinks only in
+// MemInfoTracker's destructor and its Python atexit handler
+// (csrc/inc/mem_info_tracker.hpp@e8e640638ba7 l.173, l.222-225;
+// kvcached/mem_info_tracker.py@e8e640638ba7 l.41, l.93-103). vLLM stops its
+// engine core without SIGKILL, so kill-children changes no vLLM server.
 func (s *simServer) removeKvcachedFiles() {
-	if s.faults.has(FaultLeakSegment, s.ids...) {
+	switch {
+	case s.faults.has(FaultLeakSegment, s.ids...):
 		s.log.kvcached("WARNING: leaving shared memory segment %s behind (fault leak-segment)", s.ipc)
-	} else {
+	case s.cfg.Engine == "sglang" && s.faults.has(FaultKillChildren, s.ids...):
+		s.log.kvcached("WARNING: leaving shared memory segment %s behind: the launcher killed its children with SIGKILL (fault kill-children)", s.ipc)
+	default:
 		names := []string{s.ipc}
 		if s.grouped {
 			names = append(names, s.groupIPC())

@@ -354,7 +354,7 @@ func TestServeAPIAndMemory(t *testing.T) {
 	}{
 		{kv, []string{"Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n", "Using kvcached process-local KV capacity: ", " bytes\n", "GPU KV cache size: ", "[kvcached]", `"POST /v1/completions HTTP/1.1" 200 OK`}, []string{"Traceback"}},
 		{nat, []string{"GPU KV cache size: "}, []string{"[kvcached]", "Successfully patched"}},
-		{sg, []string{"Successfully patched sglang: elastic_allocator, elastic_memory_pool\n", "max_total_num_tokens=", "The server is fired up"}, nil},
+		{sg, []string{"Successfully patched sglang: elastic_allocator, elastic_memory_pool, elastic_mla_memory_pool\n", "max_total_num_tokens=", "The server is fired up"}, nil},
 	} {
 		log := c.c.out.String()
 		for _, w := range c.want {

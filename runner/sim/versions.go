@@ -19,6 +19,41 @@ var simVersions = map[string]map[string]any{
 	"sglang": {"engine": "0.5.20+sim", "kvcached": "0.1.5+sim", "torch": "2.9.0+sim", "cuda": "12.9"},
 }
 
+// simVLLMMRV2Range is the simulated kvcached's VLLM_MRV2_RANGE, the vLLM
+// range its autopatch.py registers ModelRunnerV2Patch and KVLayoutV2Patch
+// for (kvcached #491: "qualifies 0.29, not future releases"). The stored
+// kvcached source this was written from shows autopatch.py importing the
+// constant from kvcached/integration/vllm/patches.py but not the
+// assignment itself, so its value here is the range the simulated vLLM
+// 0.30.0 needs, and CI_REPORT_SIM_VLLM_MRV2_RANGE replaces it so that a
+// test can show one that stops below 0.30 (docs/runner.md §7.4).
+const simVLLMMRV2Range = ">=0.29.0,<0.31.0"
+
+// simPatchRanges are the engine ranges the simulated kvcached's
+// autopatch.py files register its patches for, by engine and patch name,
+// as the version probe reads them (Versions.KvcachedPatchRanges): for each
+// patch the simulated servers log, the range kvcached registers it for.
+// VLLM_ALL_RANGE = ">=0.8.4" (kvcached/integration/vllm/patches.py@e8e640638ba7
+// l.265) for ElasticBlockPoolPatch (vllm/autopatch.py@e8e640638ba7 l.45);
+// SGLANG_ALL_RANGE = ">=0.4.9" (sglang/patches.py@e8e640638ba7 l.22) for
+// every SGLang patch (sglang/autopatch.py@e8e640638ba7 l.41-44:
+// ElasticAllocatorPatch, ElasticMemoryPoolPatch, ElasticMLAMemoryPoolPatch,
+// ElasticMambaPoolPatch).
+func simPatchRanges(mrv2 string) map[string]map[string]string {
+	if mrv2 == "" {
+		mrv2 = simVLLMMRV2Range
+	}
+	out := map[string]map[string]string{"vllm": {}, "sglang": {}}
+	for _, p := range vllmPatches {
+		out["vllm"][p] = ">=0.8.4"
+	}
+	out["vllm"]["model_runner_v2"], out["vllm"]["kv_layout_v2"] = mrv2, mrv2
+	for _, p := range slices.Concat(sglangPatches, sglangHybridPatches) {
+		out["sglang"][p] = ">=0.4.9"
+	}
+	return out
+}
+
 // simPatchNames are the patch names the simulated kvcached's source
 // defines: those the simulated servers log, for both engines, as a real
 // kvcached defines them all whichever engine it serves.
@@ -31,10 +66,11 @@ func simPatchNames() []string {
 // runVersions answers the runner's version probe for engine: one JSON
 // object on stdout, as the default python3 probe prints. kvcachedVersion
 // (CI_REPORT_SIM_KVCACHED_VERSION), when set, replaces kvcached's version,
-// so a test can show a version no expectation set covers. With the
-// versions-fail fault (scoped by engine name) it fails the way a missing
-// interpreter would.
-func runVersions(engine, kvcachedVersion string, faults faultSet, stdout, stderr io.Writer) int {
+// so a test can show a version no expectation set covers, or one newer
+// than all of them; mrv2Range (CI_REPORT_SIM_VLLM_MRV2_RANGE) replaces the
+// simulated VLLM_MRV2_RANGE. With the versions-fail fault (scoped by engine
+// name) it fails the way a missing interpreter would.
+func runVersions(engine, kvcachedVersion, mrv2Range string, faults faultSet, stdout, stderr io.Writer) int {
 	if _, ok := faults.get(FaultVersionsFail, engine); ok {
 		fmt.Fprintln(stderr, "python3: can't open file: No such file or directory")
 		return 1
@@ -46,10 +82,15 @@ func runVersions(engine, kvcachedVersion string, faults faultSet, stdout, stderr
 	}
 	v = maps.Clone(v)
 	v["kvcached_patches"] = simPatchNames()
+	v["kvcached_patch_ranges"] = simPatchRanges(mrv2Range)
 	if kvcachedVersion != "" {
 		v["kvcached"] = kvcachedVersion
 	}
-	data, _ := json.Marshal(v) // a map of strings and a string list always encodes; keys come out sorted
-	fmt.Fprintf(stdout, "%s\n", data)
+	// One line, keys sorted, ranges' < and > as they are (as Python's
+	// json.dumps writes them); maps of strings and a string list always
+	// encode.
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 	return 0
 }

@@ -134,8 +134,13 @@ func missingPart() scenario {
 }
 
 func partialPart() scenario {
-	v := edit(nightlyItems("vllm"), "vllm-qwen05b-kv_c0", failWith(
-		"clean_exit_on_signal", "still running 90 s after SIGINT; killed with SIGKILL"))
+	// What the runner writes with the simulator's ignore-stop fault
+	// (runner's TestTreesMatchSimulatedRuns holds the checks and the class).
+	v := edit(nightlyItems("vllm"), "vllm-qwen05b-kv_c0", func(it item) item {
+		it = fail(it, "clean_exit_on_signal", "still running 90 s after SIGINT; killed with SIGKILL")
+		it.Class, it.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (clean_exit_on_signal failed)"
+		return it
+	})
 	return scenario{
 		Name:  "partial-part",
 		About: "Nightly run, both parts finished partly. vllm was interrupted (SIGTERM) after 7 of 12 cases: summary.json of the 7 and part.json complete: false (one of the 7 failed). sglang was killed after 4 of 12 cases: no summary.json, cases.jsonl with 4 whole lines and a torn fifth.",
@@ -259,13 +264,15 @@ func manyFailures() scenario {
 
 func pr() scenario {
 	v := []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}
-	s := []item{setupCase("sglang"), fail(server("sglang", "qwen05b", "c1"),
-		"apc_conc_ok", "2/4 failed: 0 ReadTimeout: timed out after 1800 s waiting for http://127.0.0.1:18000/generate",
-		"shm_removed", "/dev/shm/e2e_12011530_sglang_qwen05b_kv_c1 left behind (32 MiB)")}
+	// What the runner writes with the simulator's kill-children fault
+	// (runner's TestTreesMatchSimulatedRuns holds the checks and the class).
+	kv := fail(server("sglang", "qwen05b", "c1"), "shm_removed", "left in /dev/shm: e2e_12011530_sglang_qwen05b_kv_c1")
+	kv.Class, kv.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (shm_removed failed)"
+	s := []item{setupCase("sglang"), kv}
 	sha := "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	return scenario{
 		Name:  "pr",
-		About: "A pull-request run (smoke profile, rendered with --pr 123): two parts, vllm passes, sglang-qwen05b-kv_c1 fails apc_conc_ok and shm_removed.",
+		About: "A pull-request run (smoke profile, rendered with --pr 123): two parts, vllm passes, sglang-qwen05b-kv_c1 fails shm_removed (class product), as the runner writes it when SGLang's launcher SIGKILLs its children (the simulator's kill-children fault).",
 		Parts: []partDef{
 			{Dir: "vllm", Profile: "smoke", RunID: "12011530", SHA: sha, GPUs: l4(1), Mode: modeComplete, Items: v, Start: day.Add(3 * 24 * time.Hour)},
 			{Dir: "sglang", Profile: "smoke", RunID: "12011530", SHA: sha, GPUs: l4(1), Mode: modeComplete, Items: s, Start: day.Add(3 * 24 * time.Hour)},

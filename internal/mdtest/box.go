@@ -1,0 +1,82 @@
+package mdtest
+
+import "strings"
+
+// BoxTables reads back the boxed tables of ci-report's terminal text
+// (render --format text, docs/render.md §8): a table starts at a line
+// beginning with ┌ and ends at one beginning with └; ╞ rules off its header,
+// ├ rules off the body rows when a row takes several lines; a row's lines
+// are split at │. A wrapped cell's pieces are joined with nothing between
+// them (a cell is wrapped at spaces or inside a word), so compare texts
+// with their spaces removed (NoSpace). Without ├ rules each body line is a
+// row. Code is empty: the text view has no code spans.
+func BoxTables(s string) []Table {
+	var tables []Table
+	var t *Table
+	var group [][]string // the lines of the row being read, as cells
+	ruled := false       // the body has ├ rules
+	var body [][][]string
+	flush := func() {
+		if len(group) > 0 {
+			body = append(body, group)
+		}
+		group = nil
+	}
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(l, "┌"):
+			tables = append(tables, Table{})
+			t, group, body, ruled = &tables[len(tables)-1], nil, nil, false
+		case t == nil:
+		case strings.HasPrefix(l, "╞"):
+			t.Header = joinCells(group)
+			group = nil
+		case strings.HasPrefix(l, "├"):
+			ruled = true
+			flush()
+		case strings.HasPrefix(l, "│"):
+			group = append(group, strings.Split(strings.Trim(l, "│"), "│"))
+		case strings.HasPrefix(l, "└"):
+			flush()
+			for _, g := range body {
+				if ruled {
+					t.Rows = append(t.Rows, joinCells(g))
+					continue
+				}
+				for _, line := range g {
+					t.Rows = append(t.Rows, joinCells([][]string{line}))
+				}
+			}
+			t = nil
+		}
+	}
+	return tables
+}
+
+// joinCells joins the lines of one row, cell by cell.
+func joinCells(lines [][]string) []Cell {
+	var out []Cell
+	for _, line := range lines {
+		for i, c := range line {
+			for len(out) <= i {
+				out = append(out, Cell{Code: []string{}})
+			}
+			out[i].Text += strings.TrimSpace(c)
+		}
+	}
+	return out
+}
+
+// NoSpace is s without its spaces: how a wrapped cell (BoxTables) is
+// compared.
+func NoSpace(s string) string { return strings.ReplaceAll(s, " ", "") }
+
+// JoinRows joins rows cell by cell: the one row of a BoxTables table whose
+// body is one row that wraps, which reads as a row a line.
+func JoinRows(rows [][]Cell) []Cell {
+	lines := make([][]string, len(rows))
+	for i, r := range rows {
+		lines[i] = Texts(r)
+	}
+	return joinCells(lines)
+}

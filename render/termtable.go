@@ -1,0 +1,299 @@
+package render
+
+import (
+	"io"
+	"strings"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// The terminal text (docs/render.md §8) fits a width: every line is at most
+// that many columns, and at most that many code points. Cells and
+// paragraphs are wrapped at spaces (a word longer than the room is broken),
+// never cut: a terminal has no size budget, only a width.
+
+// DefaultTextWidth is the text view's width when none is given (the CLI
+// passes --width, else $COLUMNS: render reads no environment).
+const DefaultTextWidth = 120
+
+// Bounds of Options.Width: below MinTextWidth no table can show a column
+// of a readable width; above MaxTextWidth is no terminal.
+const (
+	MinTextWidth = 20
+	MaxTextWidth = 10000
+)
+
+// termCond measures runes as a terminal without East Asian ambiguous-width
+// fonts shows them, whatever the locale and RUNEWIDTH_* say.
+var termCond = func() *runewidth.Condition {
+	c := runewidth.NewCondition()
+	c.EastAsianWidth = false
+	return c
+}()
+
+// runeCols is how many columns r takes, counted at least 1 so that a line
+// within a width is within it both in columns and in code points
+// (combining and zero-width runes count one).
+func runeCols(r rune) int { return max(termCond.RuneWidth(r), 1) }
+
+// cols is the width of s in columns (runeCols).
+func cols(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCols(r)
+	}
+	return n
+}
+
+// wrapCols breaks s into lines of at most width columns: at spaces, and
+// inside a word longer than width. Runs of spaces at a break are dropped;
+// an empty s is one empty line.
+func wrapCols(s string, width int) []string {
+	width = max(width, 1)
+	var lines []string
+	var line strings.Builder
+	n := 0 // columns in line
+	for _, word := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' }) {
+		w := cols(word)
+		switch {
+		case n > 0 && n+1+w <= width:
+			line.WriteByte(' ')
+			line.WriteString(word)
+			n += 1 + w
+			continue
+		case n > 0 && w > width && width-n-1 > 0 && cols(firstRune(word)) <= width-n-1:
+			// A word no line holds starts on this one.
+			head, rest := splitCols(word, width-n-1)
+			lines = append(lines, line.String()+" "+head)
+			line.Reset()
+			n, word, w = 0, rest, cols(rest)
+		case n > 0:
+			lines = append(lines, line.String())
+			line.Reset()
+			n = 0
+		}
+		for w > width { // a word longer than a line: broken
+			head, rest := splitCols(word, width)
+			lines = append(lines, head)
+			word, w = rest, cols(rest)
+		}
+		line.WriteString(word)
+		n = w
+	}
+	if n > 0 || len(lines) == 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
+}
+
+// firstRune is s's first rune, as a string.
+func firstRune(s string) string {
+	for i := range s {
+		if i > 0 {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// splitCols splits s after its longest head of at most width columns (at
+// least one rune).
+func splitCols(s string, width int) (head, rest string) {
+	n := 0
+	for i, r := range s {
+		c := runeCols(r)
+		if n+c > width && i > 0 {
+			return s[:i], s[i:]
+		}
+		n += c
+	}
+	return s, ""
+}
+
+// writeWrapped writes s (its line breaks kept) wrapped to width, each
+// line of a paragraph after its first indented by hang spaces.
+func writeWrapped(out io.Writer, s string, width, hang int) error {
+	var b strings.Builder
+	for _, para := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		for i, l := range wrapCols(para, width-hang) {
+			if i > 0 {
+				b.WriteString(strings.Repeat(" ", hang))
+			}
+			b.WriteString(l + "\n")
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// minColumn is the narrowest column a table is drawn with; a table whose
+// columns do not fit at it is written as records (textRecords).
+const minColumn = 8
+
+// termTable lays out a table of plain cells (made inert by the caller) in
+// at most width columns: boxed, each column as wide
+// as its widest cell when that fits, else the widest columns narrowed to
+// share the room and their cells wrapped; rows that take several lines are
+// separated by rules. header may be nil (a table of label and value rows).
+// When even minColumn per column does not fit, the table is written as
+// records instead.
+func termTable(header []string, rows [][]string, width int) string {
+	n := len(header)
+	if n == 0 && len(rows) > 0 {
+		n = len(rows[0])
+	}
+	if n == 0 {
+		return ""
+	}
+	natural := make([]int, n)
+	for _, row := range append([][]string{header}, rows...) {
+		for i := 0; i < n && i < len(row); i++ {
+			natural[i] = max(natural[i], cols(row[i]), 1)
+		}
+	}
+	room := width - (3*n + 1) // "│ " before each cell, " " after it, the last "│"
+	widths, ok := columnWidths(natural, room)
+	if !ok {
+		return textRecords(header, rows, width)
+	}
+	cells := func(row []string) [][]string {
+		out := make([][]string, n)
+		for i := range n {
+			c := ""
+			if i < len(row) {
+				c = row[i]
+			}
+			out[i] = wrapCols(c, widths[i])
+		}
+		return out
+	}
+	rule := func(l, m, r string) string {
+		fill := "─"
+		if l == "╞" {
+			fill = "═"
+		}
+		var b strings.Builder
+		b.WriteString(l)
+		for i, w := range widths {
+			if i > 0 {
+				b.WriteString(m)
+			}
+			b.WriteString(strings.Repeat(fill, w+2))
+		}
+		return b.String() + r + "\n"
+	}
+	var b strings.Builder
+	line := func(wrapped [][]string) {
+		height := 1
+		for _, c := range wrapped {
+			height = max(height, len(c))
+		}
+		for k := range height {
+			b.WriteString("│")
+			for i, c := range wrapped {
+				s := ""
+				if k < len(c) {
+					s = c[k]
+				}
+				b.WriteString(" " + s + strings.Repeat(" ", widths[i]-cols(s)) + " │")
+			}
+			b.WriteByte('\n')
+		}
+	}
+	body := make([][][]string, len(rows))
+	tall := false
+	for i, row := range rows {
+		body[i] = cells(row)
+		for _, c := range body[i] {
+			tall = tall || len(c) > 1
+		}
+	}
+	b.WriteString(rule("┌", "┬", "┐"))
+	if header != nil {
+		// A double rule under the header, a single one between rows: a
+		// reader (and internal/mdtest.BoxTables) tells them apart.
+		line(cells(header))
+		b.WriteString(rule("╞", "╪", "╡"))
+	}
+	for i, wrapped := range body {
+		if i > 0 && tall {
+			// Rows of several lines are told apart by a rule.
+			b.WriteString(rule("├", "┼", "┤"))
+		}
+		line(wrapped)
+	}
+	b.WriteString(rule("└", "┴", "┘"))
+	return b.String()
+}
+
+// columnWidths shares room among columns of the natural widths given: all
+// of them when they fit, else the widest narrowed to one cap (the largest
+// that fits) and the columns narrower than it kept. ok is false when
+// minColumn per column (or a column's natural width, when narrower) does
+// not fit.
+func columnWidths(natural []int, room int) ([]int, bool) {
+	total, least := 0, 0
+	for _, w := range natural {
+		total += w
+		least += min(w, minColumn)
+	}
+	widths := append([]int(nil), natural...)
+	if total <= room {
+		return widths, true
+	}
+	if least > room {
+		return nil, false
+	}
+	// The largest cap c with sum(min(natural, c)) <= room.
+	lo, hi := minColumn, 0
+	for _, w := range natural {
+		hi = max(hi, w)
+	}
+	for lo < hi {
+		c := (lo + hi + 1) / 2
+		sum := 0
+		for _, w := range natural {
+			sum += min(w, c)
+		}
+		if sum <= room {
+			lo = c
+		} else {
+			hi = c - 1
+		}
+	}
+	used := 0
+	for i, w := range natural {
+		widths[i] = min(w, lo)
+		used += widths[i]
+	}
+	// What is left (less than one column a capped column, or the cap
+	// would be larger) goes one column each to the capped ones, left to
+	// right.
+	for i := range widths {
+		if used < room && natural[i] > widths[i] {
+			widths[i]++
+			used++
+		}
+	}
+	return widths, true
+}
+
+// textRecords writes a table too wide for width as one record a row: each
+// cell as `<header>: <cell>` (the cell alone without a header), wrapped
+// with a hanging indent, a blank line between records.
+func textRecords(header []string, rows [][]string, width int) string {
+	var b strings.Builder
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for j, c := range row {
+			s := c
+			if j < len(header) {
+				s = header[j] + ": " + c
+			}
+			_ = writeWrapped(&b, s, width, 2)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,301 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
+)
+
+// Text writes, for a person at a terminal, what the comment and the section
+// carry (docs/render.md §8), in at most opts.Width columns (0:
+// DefaultTextWidth; the CLI passes --width or $COLUMNS, render reads no
+// environment): the verdict, the parts, the problems, the known issues,
+// every failed case, the history's fixed and regression lines, the
+// skipped, flaky and slowest cases, the evidence, metric tables and
+// recovery timings of arms, the metrics' history, the closest calls, where to
+// look (the job logs and serve.log excerpts), and the issue section. Tables
+// are reflowed to the width (termTable): cells are wrapped, never cut,
+// beyond the bounds that keep hostile input finite. Cells are plain text
+// with control characters replaced, so a hostile check detail cannot drive
+// the terminal.
+func Text(out io.Writer, rep *merge.Report, opts Options) error {
+	if rep == nil {
+		return fmt.Errorf("render: no report")
+	}
+	r, err := newRenderer(rep, opts)
+	if err != nil {
+		return err
+	}
+	t := &textView{r: r, out: out, width: r.textWidth()}
+	t.summary()
+	t.parts()
+	t.problems()
+	t.known()
+	failed := r.rep.FailedCases()
+	if len(failed) == 0 {
+		t.para(fmt.Sprintf("No failed cases; %s ran.", plural(r.rep.Counts().Passed, "case", "cases")))
+	} else {
+		t.failed(failed)
+	}
+	w := &writer{}
+	loosest := plan{detail: detailCut} // the history lines as the comment's first plan has them
+	for _, md := range []string{r.fixedLine(w, loosest), r.regressionLines(w, loosest)} {
+		if md != "" {
+			t.markdown(md)
+		}
+	}
+	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), r.textDurations()} {
+		if s != "" {
+			t.para(s)
+		}
+	}
+	for _, md := range r.armBlocks(w) {
+		t.markdown(md)
+	}
+	if md := r.metricHistoryBlock(w); md != "" {
+		t.markdown(md)
+	}
+	t.closestCalls()
+	if len(failed) > 0 {
+		rows := groupRows(failed, caseNames(r.rep))
+		if j := r.jobLine(w, rowMembers(rows)); j != "" {
+			t.markdown(j)
+		}
+		for _, md := range r.whereBlocks(w, rows) {
+			t.markdown(md)
+		}
+	}
+	if !r.perfMode {
+		if section, _, serr := r.section(); serr == nil && section != "" {
+			t.para("Issue description section " + r.profile + ":")
+			t.markdown(section)
+		} else if serr != nil && t.err == nil {
+			t.err = serr
+		}
+	}
+	if t.err == nil {
+		t.err = w.err
+	}
+	return t.err
+}
+
+// textWidth is the width the text view fits (Options.Width, else
+// DefaultTextWidth).
+func (r *renderer) textWidth() int {
+	if r.opts.Width > 0 {
+		return r.opts.Width
+	}
+	return DefaultTextWidth
+}
+
+// textView writes the text view's blocks, a blank line between them; the
+// first write error stays in err and stops the rest.
+type textView struct {
+	r     *renderer
+	out   io.Writer
+	width int
+	n     int // blocks written
+	err   error
+}
+
+// write writes one block (its lines, each ending in a newline).
+func (t *textView) write(block string) {
+	if t.err != nil || block == "" {
+		return
+	}
+	if t.n > 0 {
+		block = "\n" + block
+	}
+	t.n++
+	if !strings.HasSuffix(block, "\n") {
+		block += "\n"
+	}
+	_, t.err = io.WriteString(t.out, block)
+}
+
+// para writes s (lines of running text) wrapped, a hanging indent of 2.
+func (t *textView) para(s string) {
+	var b strings.Builder
+	_ = writeWrapped(&b, s, t.width, 2)
+	t.write(b.String())
+}
+
+// table writes a table of cells made inert (termText).
+func (t *textView) table(header []string, rows [][]string) {
+	t.write(termTable(header, rows, t.width))
+}
+
+// markdown writes a block of the documents as terminal text.
+func (t *textView) markdown(md string) { t.write(markdownText(md, t.width)) }
+
+// summary writes the report's title, date, commit and verdict (the verdict
+// as classified with the known issues; a perf report's own).
+func (t *textView) summary() {
+	r := t.r
+	verdict := r.rep.Verdict
+	if r.perfMode {
+		verdict = r.perfVerdict()
+	}
+	summary := [][]string{
+		{"report", termText(r.cfg.Title(r.profile), 200)},
+		{"commit", termText(ShortSHA(r.sha()), 20)},
+		{"verdict", termText(verdict, 500)},
+	}
+	if r.opts.Date != "" {
+		summary = append(summary[:1], append([][]string{{"date", r.opts.Date}}, summary[1:]...)...)
+	}
+	t.table(nil, summary)
+}
+
+// parts writes the parts with their status, counts and reason; nothing for
+// a report without parts.
+func (t *textView) parts() {
+	if len(t.r.rep.Parts) == 0 {
+		return
+	}
+	rows := make([][]string, len(t.r.rep.Parts))
+	for i, p := range t.r.rep.Parts {
+		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
+	}
+	t.table([]string{"part", "status", "ran", "planned", "reason"}, rows)
+}
+
+// problems writes every problem of the input: a terminal has no size
+// budget.
+func (t *textView) problems() {
+	if len(t.r.rep.Problems) == 0 {
+		return
+	}
+	rows := make([][]string, len(t.r.rep.Problems))
+	for i, msg := range t.r.rep.Problems {
+		rows[i] = []string{termText(msg.String(), problemCut)}
+	}
+	t.table([]string{"could not be read"}, rows)
+}
+
+// known writes the failures known issues cover in cases that failed on
+// nothing else, and the entries that no longer reproduce (all of them).
+func (t *textView) known() {
+	r := t.r
+	var rows [][]string
+	for _, c := range r.knownOnly() {
+		for _, k := range c.Known {
+			if ch := c.Checks[k.Check]; !ch.OK {
+				ki := r.rep.KnownIssues[k.Issue]
+				issue := termText(ki.URL, knownURLMax)
+				if ki.Inferred {
+					issue += " (inferred)"
+				}
+				rows = append(rows, []string{termText(c.Label(), textNameCut), termText(ch.Name, 100), termText(ch.Detail, textNameCut), issue})
+			}
+		}
+	}
+	for _, st := range r.rep.KnownStatuses() {
+		if !st.Reproduces() && st.Passed > 0 {
+			rows = append(rows, []string{termText(st.Issue.Cases, knownGlobCut), termText(st.Issue.Check, knownGlobCut), "no longer reproduces", termText(st.Issue.URL, knownURLMax)})
+		}
+	}
+	if len(rows) > 0 {
+		t.table([]string{"known issue: case", "check", "detail", "issue"}, rows)
+	}
+}
+
+// failed writes the failed cases' table: each case, its class, its setup
+// brief and its failed checks (textChecks).
+func (t *textView) failed(failed []merge.Case) {
+	r := t.r
+	ix := *r.ix
+	ix.esc = func(s string) string { return termText(s, textNameCut) }
+	ix.code = ix.esc
+	rows := make([][]string, len(failed))
+	for i := range failed {
+		c := &failed[i]
+		class := caseClass(c)
+		if c.ClassWhy != "" {
+			class += " (" + termText(c.ClassWhy, collect.ClassWhyMax) + ")"
+		}
+		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
+		if r.classless() {
+			rows[i] = slices.Delete(rows[i], 1, 2)
+		}
+	}
+	head := slices.Clone(failedColumns)
+	if r.classless() {
+		// No part recorded a class: no class column (docs/render.md §3.4).
+		head = slices.Delete(head, 1, 2)
+	}
+	t.table(head, rows)
+}
+
+// closestCalls writes the closest calls: the summary line, a table, the
+// count of the rest; nothing when there are none.
+func (t *textView) closestCalls() {
+	cell := func(s string) string { return termText(s, 300) }
+	rows, more := t.r.closeCallRows(cell, cell)
+	if len(rows) == 0 {
+		return
+	}
+	w := &writer{}
+	t.para(w.t("closest_calls_head", len(rows)+more))
+	t.table(collect.CloseCallColumns, rows)
+	if more > 0 {
+		t.para(w.t("closest_calls_more", more))
+	}
+	if t.err == nil {
+		t.err = w.err
+	}
+}
+
+// textChecks is a failed case's checks cell: the root checks with their
+// details (and known issues), then every check that follows from them by
+// name, since a terminal has no size budget; "not run" for a case that
+// did not run.
+func (r *renderer) textChecks(c *merge.Case) string {
+	if c.NotRun {
+		return "not run"
+	}
+	roots, following := collect.RootChecks(c.Checks)
+	var parts, follow []string
+	for j, ch := range c.Checks {
+		if ch.OK {
+			continue
+		}
+		if !slices.Contains(roots, j) {
+			follow = append(follow, termText(ch.Name, 100))
+			continue
+		}
+		s := termText(ch.Name, 100)
+		if ch.Detail != "" {
+			s += " (" + termText(ch.Detail, textNameCut) + ")"
+		}
+		if k, known := c.KnownIssueOf(j); known {
+			s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"
+		}
+		parts = append(parts, s)
+	}
+	checks := strings.Join(parts, "; ")
+	if checks == "" {
+		checks = collect.NoFailedCheck
+	}
+	if following > 0 {
+		checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
+	}
+	return checks
+}
+
+// termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
+// no control characters (ANSI escapes included) and no bidirectional
+// controls (text.Inert, as every document has it).
+func termText(s string, n int) string { return text.Inert(text.Cut(s, n)) }
+
+// textNameCut bounds a case name, a check's detail and a brief in the text
+// view: a terminal has no budget, so they are shown whole (pytest's
+// parametrised ids run to hundreds of characters, a detail as a part
+// stores it to 1,000), wrapped to the width; the bound only keeps hostile
+// input finite.
+const textNameCut = 4096

@@ -1,0 +1,11 @@
+def register(manager):
+    manager.register_patches_with_versions(
+        [
+            (BlockPoolPatch(), VLLM_ALL_RANGE),
+            (LegacyRunnerPatch(), ">=0.8.4,<0.29.0"),
+            (RunnerV2Patch(), VLLM_MRV2_RANGE),
+            (LayoutV2Patch(), VLLM_MRV2_RANGE),
+            (UndefinedPatch(), VLLM_ALL_RANGE),
+            (NotAPatch(), VLLM_ALL_RANGE),
+        ]
+    )
