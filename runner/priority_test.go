@@ -238,9 +238,10 @@ type writtenCheck struct {
 // writtenCase is a case as a part's summary.json records it: its checks
 // and its class.
 type writtenCase struct {
-	Name   string         `json:"name"`
-	Class  string         `json:"class"`
-	Checks []writtenCheck `json:"checks"`
+	Name     string         `json:"name"`
+	Class    string         `json:"class"`
+	ClassWhy string         `json:"class_why"`
+	Checks   []writtenCheck `json:"checks"`
 }
 
 // readWrittenCase reads a part's summary.json as JSON and returns the named

@@ -138,7 +138,7 @@ func partialPart() scenario {
 	// (runner's TestTreesMatchSimulatedRuns holds the checks and the class).
 	v := edit(nightlyItems("vllm"), "vllm-qwen05b-kv_c0", func(it item) item {
 		it = fail(it, "clean_exit_on_signal", "still running 90 s after SIGINT; killed with SIGKILL")
-		it.Class, it.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (clean_exit_on_signal failed)"
+		it.Class, it.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (clean_exit_on_signal)"
 		return it
 	})
 	return scenario{
@@ -267,7 +267,7 @@ func pr() scenario {
 	// What the runner writes with the simulator's kill-children fault
 	// (runner's TestTreesMatchSimulatedRuns holds the checks and the class).
 	kv := fail(server("sglang", "qwen05b", "c1"), "shm_removed", "left in /dev/shm: e2e_12011530_sglang_qwen05b_kv_c1")
-	kv.Class, kv.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (shm_removed failed)"
+	kv.Class, kv.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (shm_removed)"
 	s := []item{setupCase("sglang"), kv}
 	sha := "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	return scenario{
