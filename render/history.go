@@ -303,8 +303,7 @@ func (r *renderer) digest() string {
 			continue
 		}
 		hc.Fingerprint = fingerprint(c)
-		b, _ := json.Marshal(hc)
-		n := len(asciiJSON(b)) + 1
+		n := digestCost(hc)
 		if used+n > MaxDigestChars {
 			run.Partial = true
 			break
@@ -314,26 +313,10 @@ func (r *renderer) digest() string {
 	}
 	// The margins take what the cases leave: a case's state is what the
 	// history is first of all.
-	for _, m := range r.digestMargins() {
-		b, _ := json.Marshal(m)
-		n := len(asciiJSON(b)) + 1
-		if used+n > MaxDigestChars {
-			break
-		}
-		used += n
-		run.Margins = append(run.Margins, m)
-	}
+	run.Margins = fitDigest(r.digestMargins(), &used)
 	// The metrics take what is left: a metric's trend is a report, a case's
 	// state and a margin are what the verdict and the close calls follow.
-	for _, m := range r.digestMetrics() {
-		b, _ := json.Marshal(m)
-		n := len(asciiJSON(b)) + 1
-		if used+n > MaxDigestChars {
-			break
-		}
-		used += n
-		run.Metrics = append(run.Metrics, m)
-	}
+	run.Metrics = fitDigest(r.digestMetrics(), &used)
 	b, _ := json.Marshal(run)
 	return marker.Digest(string(asciiJSON(b)))
 }
@@ -789,6 +772,29 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 		w.mdTable([]string{"case", "runs, oldest first", "last change"}, rows)
 	if more > 0 {
 		out += "\n\n" + w.t("history_more", more)
+	}
+	return out
+}
+
+// digestCost is what an entry adds to the digest: its ASCII JSON and the
+// comma before it.
+func digestCost(v any) int {
+	b, _ := json.Marshal(v)
+	return len(asciiJSON(b)) + 1
+}
+
+// fitDigest keeps items, in order, while the digest stays within
+// MaxDigestChars, adding their cost to *used; the first that does not fit
+// ends the list.
+func fitDigest[T any](items []T, used *int) []T {
+	var out []T
+	for _, it := range items {
+		n := digestCost(it)
+		if *used+n > MaxDigestChars {
+			break
+		}
+		*used += n
+		out = append(out, it)
 	}
 	return out
 }
