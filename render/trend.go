@@ -42,6 +42,10 @@ type HistoryMetric struct {
 	Concurrency *int    `json:"c,omitempty"`
 	Value       float64 `json:"v"`
 	Unit        string  `json:"u,omitempty"`
+	// Kind is the metric's declared kind (collect.MetricCount or
+	// collect.MetricBoolean), whose change is a difference, never a
+	// percentage, as in the metric tables (collect.Metric.ChangePct).
+	Kind string `json:"t,omitempty"`
 }
 
 // metricKey is how a metric is matched across runs: case, name, arm and
@@ -85,7 +89,7 @@ func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 		return HistoryMetric{}, false
 	}
 	hm := HistoryMetric{Case: historyKey(c), Name: text.Cut(m.Name, digestCheckCut), Arm: text.Cut(m.Arm, measureName),
-		Value: *m.Value, Unit: text.Cut(m.Unit, measureName)}
+		Value: *m.Value, Unit: text.Cut(m.Unit, measureName), Kind: m.Kind}
 	if m.Concurrency != nil {
 		if *m.Concurrency > maxConcurrency {
 			return HistoryMetric{}, false
@@ -150,6 +154,8 @@ func validateMetrics(ms []HistoryMetric) error {
 			return fmt.Errorf("%s: arm: want up to %d code points of UTF-8", where, measureName)
 		case m.Unit != "" && !validDigestName(m.Unit, measureName):
 			return fmt.Errorf("%s: unit: want up to %d code points of UTF-8", where, measureName)
+		case m.Kind != "" && m.Kind != collect.MetricCount && m.Kind != collect.MetricBoolean:
+			return fmt.Errorf("%s: t %q: want %q or %q", where, text.Cut(m.Kind, 40), collect.MetricCount, collect.MetricBoolean)
 		case m.Concurrency != nil && (*m.Concurrency < 0 || *m.Concurrency > maxConcurrency):
 			return fmt.Errorf("%s: concurrency %d: want 0 to %d", where, *m.Concurrency, maxConcurrency)
 		case math.IsNaN(m.Value) || math.Abs(m.Value) > 1e300:
@@ -168,50 +174,13 @@ func validateMetrics(ms []HistoryMetric) error {
 	return nil
 }
 
-// countUnits are the units of metrics that count things or say yes or no
-// (docs/render.md §11): their change is a difference, never a percentage.
-var countUnits = map[string]bool{
-	"": true, "count": true, "bool": true, "boolean": true, "flag": true,
-}
-
-// measureUnits are the units of measured quantities, whose change is a
-// percentage: time, size, rates and ratios.
-var measureUnits = map[string]bool{
-	"ns": true, "us": true, "µs": true, "ms": true, "s": true, "sec": true, "secs": true, "second": true, "seconds": true,
-	"min": true, "mins": true, "minute": true, "minutes": true, "h": true, "hour": true, "hours": true,
-	"b": true, "byte": true, "bytes": true, "kb": true, "kib": true, "mb": true, "mib": true, "gb": true, "gib": true, "tb": true, "tib": true,
-	"x": true, "ratio": true, "w": true, "watt": true, "watts": true, "c": true, "°c": true, "hz": true, "mhz": true, "ghz": true,
-}
-
-// isCount reports whether a metric counts things or is a boolean
-// (docs/render.md §11): a whole value whose unit is empty, `count`, `bool`,
-// `boolean` or `flag`, or a plain word (letters only: `requests`,
-// `pages`) that is no unit of time, size, rate or ratio.
-func isCount(value float64, unit string) bool {
-	if value != math.Trunc(value) {
-		return false
-	}
-	u := strings.ToLower(unit)
-	if countUnits[u] {
-		return true
-	}
-	if measureUnits[u] {
-		return false
-	}
-	for _, c := range u {
-		if !(c >= 'a' && c <= 'z' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// metricChange is the change of a metric against its previous value:
-// `−3%` (a percentage, as the metric tables' deltas) for a measured
-// quantity, `+2` (a difference) for a count or boolean; "" when there is
-// no percentage to give (a zero or too small previous value).
-func metricChange(cur, prev float64, unit string) string {
-	if isCount(cur, unit) && isCount(prev, unit) {
+// metricChange is the change of a metric against its previous value: a
+// percentage (`−3%`, as the metric tables' deltas) for a measured quantity,
+// a difference (`+2`) for a declared count or boolean (kind), the rule of
+// collect.Metric.ChangePct; "" when there is no percentage to give (a zero
+// or too small previous value).
+func metricChange(cur, prev float64, kind string) string {
+	if kind != "" {
 		d := cur - prev
 		switch {
 		case d > 0:
@@ -297,7 +266,7 @@ func (r *renderer) metricHistoryBlock(w *writer) string {
 		prev := -1
 		for i := range earlier {
 			v := math.NaN()
-			if e, ok := earlier[i][m.key()]; ok && e.Unit == m.Unit {
+			if e, ok := earlier[i][m.key()]; ok && e.Unit == m.Unit && e.Kind == m.Kind {
 				v, prev = e.Value, i
 			}
 			values = append(values, v)
@@ -315,7 +284,7 @@ func (r *renderer) metricHistoryBlock(w *writer) string {
 			unit = " " + m.Unit
 		}
 		cell := formatNumber(m.Value) + unit
-		if ch := metricChange(m.Value, values[prev], m.Unit); ch != "" {
+		if ch := metricChange(m.Value, values[prev], m.Kind); ch != "" {
 			cell += " (" + ch + " " + sinceWords(r.hist.runs[prev].Date, r.opts.Date) + ")"
 		}
 		lo, hi := math.Inf(1), math.Inf(-1)

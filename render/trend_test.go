@@ -200,7 +200,7 @@ func TestMetricHistory(t *testing.T) {
 	c8 := 8
 	rep.Cases[3].Log = metricLog(t,
 		collect.Metric{Name: "ttft", Value: fp(412), Unit: "ms", Arm: "local", Concurrency: &c8},
-		collect.Metric{Name: "guard_pages", Value: fp(23), Unit: "pages"},
+		collect.Metric{Name: "guard_pages", Value: fp(23), Unit: "pages", Kind: collect.MetricCount},
 		collect.Metric{Name: "lost", Value: nil, Unit: "ms"}, // unknown: no history
 		collect.Metric{Name: "new_metric", Value: fp(1), Unit: "s"})
 	opts := sampleOptions()
@@ -217,7 +217,7 @@ func TestMetricHistory(t *testing.T) {
 		return HistoryMetric{Case: kvc1, Name: "ttft", Arm: "local", Concurrency: &c8, Value: v, Unit: "ms"}
 	}
 	pages := func(v float64) HistoryMetric {
-		return HistoryMetric{Case: kvc1, Name: "guard_pages", Value: v, Unit: "pages"}
+		return HistoryMetric{Case: kvc1, Name: "guard_pages", Value: v, Unit: "pages", Kind: collect.MetricCount}
 	}
 	opts.History = []HistoryRun{
 		weekly("119", "2026-11-07", ttft(400), pages(20)),
@@ -318,6 +318,7 @@ func TestParseDigestMetrics(t *testing.T) {
 		{"negative level", `"c":8`, `"c":-1`, "metric 0: concurrency -1"},
 		{"huge value", `412.5`, `1e301`, "metric 0: value"},
 		{"long unit", `"u":"ms"`, `"u":"` + strings.Repeat("u", 41) + `"`, "metric 0: unit"},
+		{"kind", `"u":"ms"`, `"u":"ms","t":"gauge"`, `metric 0: t "gauge": want "count" or "boolean"`},
 		{"twice", `}]}`, `},{"n":"a","k":"ttft","a":"cold","c":8,"v":1,"u":"ms"}]}`, `metric 1: "a" "ttft" listed twice`},
 	} {
 		_, err := ParseDigest(strings.Replace(base, tc.old, tc.new, 1))
@@ -335,24 +336,27 @@ func TestParseDigestMetrics(t *testing.T) {
 	}
 }
 
-func TestIsCount(t *testing.T) {
+// TestMetricChangeFollowsKind: the history's change is a difference for a
+// declared count or boolean and a percentage otherwise, the rule of the
+// metric tables (collect.Metric.ChangePct), whatever the unit says.
+func TestMetricChangeFollowsKind(t *testing.T) {
 	for _, tc := range []struct {
-		v     float64
-		unit  string
-		count bool
+		cur, prev float64
+		kind      string
+		want      string
 	}{
-		{3, "requests", true}, {500, "steps", true}, {1, "", true}, {0, "bool", true}, {23, "pages", true},
-		{412, "ms", false}, {3, "s", false}, {2.5, "requests", false}, {1024, "MiB", false}, {12, "tok/s", false}, {5, "%", false},
+		{3, 5, collect.MetricCount, "−2"}, {1, 0, collect.MetricBoolean, "+1"}, {23, 23, collect.MetricCount, "±0"},
+		{412, 425, "", "−3%"}, {6, 5, "", "+20%"}, {1, 0, "", ""},
 	} {
-		if got := isCount(tc.v, tc.unit); got != tc.count {
-			t.Errorf("isCount(%v, %q) = %t", tc.v, tc.unit, got)
+		if got := metricChange(tc.cur, tc.prev, tc.kind); got != tc.want {
+			t.Errorf("metricChange(%v, %v, %q) = %q, want %q", tc.cur, tc.prev, tc.kind, got, tc.want)
 		}
-	}
-	if got := metricChange(3, 5, "requests"); got != "−2" {
-		t.Errorf("a count's change %q, want −2", got)
-	}
-	if got := metricChange(412, 425, "ms"); got != "−3%" {
-		t.Errorf("a time's change %q, want −3%%", got)
+		// The same pair in a metric table: a delta exactly when the history gives a percentage.
+		cur, prev := tc.cur, tc.prev
+		pct := delta(&collect.Metric{Value: &cur, Kind: tc.kind}, &collect.Metric{Value: &prev, Kind: tc.kind})
+		if isPct := strings.HasSuffix(tc.want, "%"); (pct != "") != isPct || (isPct && pct != tc.want) {
+			t.Errorf("metric table delta %q for %v vs %v (%q), history %q", pct, tc.cur, tc.prev, tc.kind, tc.want)
+		}
 	}
 	if got := sparkline([]float64{1, 1, 1}); got != "▄▄▄" {
 		t.Errorf("flat sparkline %q", got)
