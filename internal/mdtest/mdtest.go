@@ -4,6 +4,9 @@
 package mdtest
 
 import (
+	"bytes"
+	"html"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -229,4 +232,142 @@ func leafText(n ast.Node, src []byte) string {
 	}
 	// GFM reads `\|` in a table cell as a pipe, in a code span too.
 	return strings.ReplaceAll(b.String(), `\|`, "|")
+}
+
+// Row is the first body row whose first cell reads first (nil: none).
+func (t Table) Row(first string) []Cell {
+	for _, r := range t.Rows {
+		if len(r) > 0 && r[0].Text == first {
+			return r
+		}
+	}
+	return nil
+}
+
+// WithColumn is the first table of src with a header cell named name
+// (false: none).
+func WithColumn(src []byte, name string) (Table, bool) {
+	for _, t := range Tables(src) {
+		if t.Column(name) != nil {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// Blocks are src's lines of text as a reader sees them, in document order:
+// its headings, paragraphs and the text of its list items (each item's own
+// text, its nested list's items after it), inside a <details> block too;
+// not table cells, code blocks or raw HTML. Each is read as a table cell.
+func Blocks(src []byte) []Cell {
+	return blocks(src, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.Heading, *ast.Paragraph, *ast.TextBlock:
+			return true
+		}
+		return false
+	})
+}
+
+// Has reports whether one of src's Blocks reads text.
+func Has(src []byte, text string) bool {
+	return slices.Contains(Texts(Blocks(src)), text)
+}
+
+// Under is the Markdown under the heading whose text is heading: from the
+// line after it to the next heading of its level or a higher one, or the
+// end (nil: no such heading).
+func Under(src []byte, heading string) []byte {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	var start, level int
+	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		switch {
+		case !ok || h.Lines().Len() == 0:
+		case level == 0 && cell(h, src).Text == heading:
+			start, level = lineEnd(src, h), h.Level
+		case level > 0 && h.Level <= level:
+			return src[start:lineStart(src, h)]
+		}
+	}
+	if level == 0 {
+		return nil
+	}
+	return src[start:]
+}
+
+// Detail is one <details> block: the text of its <summary> and the
+// Markdown between the line that opens it and the one that closes it.
+type Detail struct {
+	Summary string
+	Body    []byte
+}
+
+var summaryRE = regexp.MustCompile(`<summary>(.*?)</summary>`)
+
+// Details are src's top-level <details> blocks, in document order.
+func Details(src []byte) []Detail {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	var out []Detail
+	open := -1 // where the open block's body starts
+	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.HTMLBlock)
+		if !ok {
+			continue
+		}
+		raw := htmlText(h, src)
+		if open < 0 && strings.HasPrefix(raw, "<details") {
+			m := summaryRE.FindStringSubmatch(raw)
+			if m == nil {
+				m = []string{"", ""}
+			}
+			out = append(out, Detail{Summary: html.UnescapeString(m[1])})
+			open = lineEnd(src, h)
+			if i := strings.Index(raw, "</details>"); i >= 0 {
+				open = -1 // opened and closed in one block: no body
+			}
+			continue
+		}
+		if open >= 0 && strings.Contains(raw, "</details>") {
+			out[len(out)-1].Body = src[open:lineStart(src, h)]
+			open = -1
+		}
+	}
+	return out
+}
+
+// htmlText is a raw HTML block's lines.
+func htmlText(h *ast.HTMLBlock, src []byte) string {
+	var b strings.Builder
+	for i := 0; i < h.Lines().Len(); i++ {
+		seg := h.Lines().At(i)
+		b.Write(seg.Value(src))
+	}
+	if h.HasClosure() {
+		b.Write(h.ClosureLine.Value(src))
+	}
+	return b.String()
+}
+
+// lineStart is the offset of the line where block n starts.
+func lineStart(src []byte, n ast.Node) int {
+	at := n.Lines().At(0).Start
+	return bytes.LastIndexByte(src[:at], '\n') + 1
+}
+
+// lineEnd is the offset after the line where block n ends (its newline
+// included).
+func lineEnd(src []byte, n ast.Node) int {
+	lines := n.Lines()
+	at := lines.At(lines.Len() - 1).Stop
+	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+		at = h.ClosureLine.Stop
+	}
+	if at > 0 && src[at-1] == '\n' {
+		return at
+	}
+	if i := bytes.IndexByte(src[at:], '\n'); i >= 0 {
+		return at + i + 1
+	}
+	return len(src)
 }
