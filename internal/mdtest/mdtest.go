@@ -21,11 +21,14 @@ import (
 // Cell is one table cell (or another block's text, see Paragraphs): its
 // text as a reader sees it (Markdown escapes and emphasis undone, links as
 // their text, code spans as their code), the texts of its code spans and
-// the destinations of its links.
+// the destinations of its links. Lines are its text cut at its line
+// breaks (a paragraph's lines, which GitHub shows as lines): one line for a
+// table cell.
 type Cell struct {
 	Text  string
 	Code  []string
 	Links []string
+	Lines []string
 }
 
 // Table is one GFM table: its header row, then its body rows.
@@ -191,7 +194,7 @@ func ListAfter(src []byte, intro string) []string {
 // cell reads a table cell's text and code spans.
 func cell(n ast.Node, src []byte) Cell {
 	c := Cell{Code: []string{}, Links: []string{}}
-	var b strings.Builder
+	var b, lines strings.Builder
 	_ = ast.Walk(n, func(m ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -203,19 +206,27 @@ func cell(n ast.Node, src []byte) Cell {
 			code := leafText(m, src)
 			c.Code = append(c.Code, code)
 			b.WriteString(code)
+			lines.WriteString(code)
 			return ast.WalkSkipChildren, nil
 		case *ast.Text:
-			b.Write(util.UnescapePunctuations(m.Segment.Value(src)))
+			t := util.UnescapePunctuations(m.Segment.Value(src))
+			b.Write(t)
+			lines.Write(t)
 			if m.SoftLineBreak() || m.HardLineBreak() {
 				b.WriteByte(' ')
+				lines.WriteByte('\n')
 			}
 		case *ast.String:
 			b.Write(m.Value)
+			lines.Write(m.Value)
 		}
 		return ast.WalkContinue, nil
 	})
 	// The joiner text.Plain puts after @ and # is invisible.
 	c.Text = strings.TrimSpace(strings.ReplaceAll(b.String(), "\u200d", ""))
+	for _, l := range strings.Split(strings.TrimSpace(strings.ReplaceAll(lines.String(), "\u200d", "")), "\n") {
+		c.Lines = append(c.Lines, strings.TrimSpace(l))
+	}
 	return c
 }
 
@@ -269,9 +280,31 @@ func Blocks(src []byte) []Cell {
 	})
 }
 
-// Has reports whether one of src's Blocks reads text.
-func Has(src []byte, text string) bool {
-	return slices.Contains(Texts(Blocks(src)), text)
+// Lines are the lines of src's Blocks, in document order: each block cut
+// at its line breaks.
+func Lines(src []byte) []string {
+	var out []string
+	for _, b := range Blocks(src) {
+		out = append(out, b.Lines...)
+	}
+	return out
+}
+
+// Has reports whether one of src's Lines reads line.
+func Has(src []byte, line string) bool {
+	return slices.Contains(Lines(src), line)
+}
+
+// HasRun reports whether lines are among src's Lines one right after the
+// other, in this order.
+func HasRun(src []byte, lines ...string) bool {
+	all := Lines(src)
+	for i := range all {
+		if len(all)-i >= len(lines) && slices.Equal(all[i:i+len(lines)], lines) {
+			return true
+		}
+	}
+	return false
 }
 
 // Under is the Markdown under the heading whose text is heading: from the

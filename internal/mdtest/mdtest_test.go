@@ -42,8 +42,14 @@ func TestBlocksRowsAndSections(t *testing.T) {
 	if got := Texts(Blocks(src)); !slices.Equal(got, []string{"Title", "Intro *one* wraps.", "Cases", "one x", "nested", "two", "Inside.", "Elastic", "After.", "Next", "Last."}) {
 		t.Errorf("blocks %q", got)
 	}
-	if !Has(src, "Inside.") || Has(src, "code line") || Has(src, "a") {
+	if got := Lines(src)[1:3]; !slices.Equal(got, []string{"Intro *one*", "wraps."}) {
+		t.Errorf("a paragraph's lines %q", got)
+	}
+	if !Has(src, "Inside.") || !Has(src, "wraps.") || Has(src, "Intro *one* wraps.") || Has(src, "code line") || Has(src, "a") {
 		t.Errorf("Has reads other than the blocks")
+	}
+	if !HasRun(src, "wraps.", "Cases", "one x") || HasRun(src, "Cases", "two") || !HasRun(src, "Last.") || HasRun(src, "Last.", "x") {
+		t.Errorf("HasRun does not read consecutive lines")
 	}
 	tb, ok := WithColumn(src, "n")
 	if !ok || Texts(tb.Row("b"))[1] != "2" || tb.Row("c") != nil {
