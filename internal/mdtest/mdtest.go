@@ -71,18 +71,28 @@ func Texts(cells []Cell) []string {
 func Tables(src []byte) []Table {
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var tables []Table
-	var row *[]Cell
 	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, ok := n.(*east.Table); ok && entering {
+			tables = append(tables, readTable(t, src))
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return tables
+}
+
+// readTable reads one table's header and rows.
+func readTable(n *east.Table, src []byte) Table {
+	var t Table
+	var row *[]Cell
+	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch n.(type) {
-		case *east.Table:
-			tables = append(tables, Table{})
 		case *east.TableHeader:
-			row = &tables[len(tables)-1].Header
+			row = &t.Header
 		case *east.TableRow:
-			t := &tables[len(tables)-1]
 			t.Rows = append(t.Rows, nil)
 			row = &t.Rows[len(t.Rows)-1]
 		case *east.TableCell:
@@ -91,7 +101,7 @@ func Tables(src []byte) []Table {
 		}
 		return ast.WalkContinue, nil
 	})
-	return tables
+	return t
 }
 
 // Headings are the texts of src's headings, in document order.
@@ -176,17 +186,36 @@ func Headed(src []byte, header ...string) (Table, bool) {
 // top-level paragraph whose text is intro (`Suite counts:`); nil when there
 // is none.
 func ListAfter(src []byte, intro string) []string {
+	list, ok := after(src, intro, func(n ast.Node) bool { _, ok := n.(*ast.List); return ok }).(*ast.List)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for it := list.FirstChild(); it != nil; it = it.NextSibling() {
+		out = append(out, cell(it, src).Text)
+	}
+	return out
+}
+
+// TableAfter is the table that directly follows the top-level paragraph
+// whose text is intro (false: none).
+func TableAfter(src []byte, intro string) (Table, bool) {
+	t, ok := after(src, intro, func(n ast.Node) bool { _, ok := n.(*east.Table); return ok }).(*east.Table)
+	if !ok {
+		return Table{}, false
+	}
+	return readTable(t, src), true
+}
+
+// after is the block of the kind want that directly follows the first
+// top-level paragraph whose text is intro and that such a block follows
+// (nil: none).
+func after(src []byte, intro string, want func(ast.Node) bool) ast.Node {
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	for n := tree.FirstChild(); n != nil && n.NextSibling() != nil; n = n.NextSibling() {
-		list, ok := n.NextSibling().(*ast.List)
-		if _, para := n.(*ast.Paragraph); !para || !ok || cell(n, src).Text != intro {
-			continue
+		if _, para := n.(*ast.Paragraph); para && want(n.NextSibling()) && cell(n, src).Text == intro {
+			return n.NextSibling()
 		}
-		var out []string
-		for it := list.FirstChild(); it != nil; it = it.NextSibling() {
-			out = append(out, cell(it, src).Text)
-		}
-		return out
 	}
 	return nil
 }
@@ -243,6 +272,15 @@ func leafText(n ast.Node, src []byte) string {
 	}
 	// GFM reads `\|` in a table cell as a pipe, in a code span too.
 	return strings.ReplaceAll(b.String(), `\|`, "|")
+}
+
+// Strings are the table's texts: its header's, then each row's.
+func (t Table) Strings() [][]string {
+	out := [][]string{Texts(t.Header)}
+	for _, r := range t.Rows {
+		out = append(out, Texts(r))
+	}
+	return out
 }
 
 // Row is the first body row whose first cell reads first (nil: none).

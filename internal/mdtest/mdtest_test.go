@@ -51,6 +51,15 @@ func TestBlocksRowsAndSections(t *testing.T) {
 	if !HasRun(src, "wraps.", "Cases", "one x") || HasRun(src, "Cases", "two") || !HasRun(src, "Last.") || HasRun(src, "Last.", "x") {
 		t.Errorf("HasRun does not read consecutive lines")
 	}
+	if tb, ok := TableAfter(src, "Intro *one* wraps."); !ok || len(tb.Rows) != 2 || Texts(tb.Header)[1] != "n" {
+		t.Errorf("the table after the intro: %v %+v", ok, tb)
+	}
+	if tb, _ := TableAfter(src, "Intro *one* wraps."); !slices.EqualFunc(tb.Strings(), [][]string{{"case", "n"}, {"a", "1"}, {"b", "2"}}, slices.Equal) {
+		t.Errorf("table strings %q", tb.Strings())
+	}
+	if _, ok := TableAfter(src, "After."); ok {
+		t.Errorf("a table after a paragraph that a code block follows")
+	}
 	tb, ok := WithColumn(src, "n")
 	if !ok || Texts(tb.Row("b"))[1] != "2" || tb.Row("c") != nil {
 		t.Errorf("table with column n: %v %+v", ok, tb)
