@@ -84,7 +84,11 @@ func TestClosestCalls(t *testing.T) {
 	if len(tables) != 1 || !slices.Equal(mdtest.Texts(tables[0].Header), closestHeader) || !slices.EqualFunc(tables[0].Rows, want, func(r []mdtest.Cell, w []string) bool {
 		return slices.Equal(mdtest.Texts(r), w) && slices.Equal(r[1].Code, w[1:2])
 	}) {
-		t.Errorf("closest calls %+v, want the table of %q", tables, want)
+		var got [][][]string
+		for _, tb := range tables {
+			got = append(got, tb.Strings())
+		}
+		t.Errorf("closest calls %q, want the table of %q", got, want)
 	}
 	if plain := mustRender(t, sampleReport(t), sampleOptions()); len(closestCalls(plain.Comment)) != 0 {
 		t.Errorf("a report without measured checks lists closest calls")
