@@ -248,7 +248,7 @@ func TestPullRequestVariant(t *testing.T) {
 	if i := slices.Index(lines, "H bursts"); i < 0 || i+2 != len(lines) || !strings.HasPrefix(lines[i+1], "Logs: artifact, kept 30 days: ") {
 		t.Errorf("the logs line does not follow the setup, last: %q", lines)
 	}
-	if slices.Contains(hrefs(t, c), "#nightly-correctness") {
+	if slices.Contains(mdtest.Links([]byte(c)), "#nightly-correctness") {
 		t.Errorf("PR comment points to the issue section")
 	}
 	if js, ok := DigestOf(c); !ok || !strings.HasSuffix(c, "\n\n<!-- ci-report:digest "+js+" -->\n") {
