@@ -3,8 +3,8 @@ package main
 import (
 	"maps"
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
