@@ -905,6 +905,18 @@ func (t *xmlTokenizer) unescape(seg []byte, quote int, cdata bool) error {
 		}
 		return b, ok
 	}
+	// takeWhile appends b and the bytes after it while they are in the
+	// class; it returns the first that is not.
+	takeWhile := func(b byte, in func(byte) bool) (byte, bool) {
+		for in(b) {
+			out = append(out, b)
+			var ok bool
+			if b, ok = mustgetc(); !ok {
+				return 0, false
+			}
+		}
+		return b, true
+	}
 	var b0, b1 byte
 	trunc := 0
 input:
@@ -955,11 +967,11 @@ input:
 					}
 				}
 				start := len(out)
-				for '0' <= b && b <= '9' || base == 16 && ('a' <= b && b <= 'f' || 'A' <= b && b <= 'F') {
-					out = append(out, b)
-					if b, ok = mustgetc(); !ok {
-						return t.err
-					}
+				digit := func(c byte) bool {
+					return '0' <= c && c <= '9' || base == 16 && ('a' <= c && c <= 'f' || 'A' <= c && c <= 'F')
+				}
+				if b, ok = takeWhile(b, digit); !ok {
+					return t.err
 				}
 				if b != ';' {
 					i--
@@ -971,27 +983,9 @@ input:
 					}
 				}
 			} else {
-				i--
-				// Decoder.readName: name bytes into out.
-				if b, ok = mustgetc(); !ok {
-					return t.err
-				}
-				if b < utf8.RuneSelf && !nameByte[b] {
-					i--
-				} else {
-					out = append(out, b)
-					for {
-						if b, ok = mustgetc(); !ok {
-							return t.err
-						}
-						if b < utf8.RuneSelf && !nameByte[b] {
-							i--
-							break
-						}
-						out = append(out, b)
-					}
-				}
-				if b, ok = mustgetc(); !ok {
+				// Decoder.readName: the name's bytes (ASCII name bytes
+				// and any byte of a multi-byte character) into out.
+				if b, ok = takeWhile(b, func(c byte) bool { return c >= utf8.RuneSelf || nameByte[c] }); !ok {
 					return t.err
 				}
 				if b != ';' {
