@@ -631,8 +631,13 @@ func FuzzDecodeKeptDirect(f *testing.F) {
 		if !jsontext.Value(kept).IsValid(readOptions) {
 			return // record writes valid JSON only
 		}
+		// A reader's scratch has held other cases' checks and names
+		// before: the first seed's, here.
+		scratch := &keptScratch{names: map[string]string{}}
+		var first CaseResult
+		decodeKeptDirect([]byte(`{"name":"x","checks":[{"name":"c","ok":false,"detail":"d"},{"name":"e","ok":true,"detail":"","unit":"s"}]}`), &first, scratch)
 		var direct CaseResult
-		if !decodeKeptDirect(kept, &direct, map[string]string{}) {
+		if !decodeKeptDirect(kept, &direct, scratch) {
 			return
 		}
 		var want CaseResult
