@@ -16,10 +16,15 @@ import (
 // path: its 20-odd checks cost a pass over their bytes, not a reflective
 // decoder's.
 //
-// names interns check names (the same score of names in every case), so
-// that thousands of cases hold each name once; nil interns nothing.
-func decodeKeptDirect(kept []byte, c *CaseResult, names map[string]string) bool {
-	d := keptDecoder{b: kept, names: names}
+// s, kept across the cases of a file (nil: nothing kept), interns check
+// names (the same score of names in every case), so that thousands of cases
+// hold each name once, and collects a case's checks before they are copied
+// out at their number.
+func decodeKeptDirect(kept []byte, c *CaseResult, s *keptScratch) bool {
+	if s == nil {
+		s = &keptScratch{}
+	}
+	d := keptDecoder{b: kept, scratch: s}
 	return d.fields(func(key string) (uint, bool) {
 		switch key {
 		case "name":
@@ -72,9 +77,20 @@ func (d *keptDecoder) fields(field func(key string) (uint, bool)) bool {
 
 // keptDecoder reads compact JSON from b[i].
 type keptDecoder struct {
-	b     []byte
-	i     int
+	b       []byte
+	i       int
+	scratch *keptScratch
+}
+
+// keptScratch is what decodeKeptDirect keeps from one case to the next.
+type keptScratch struct {
+	// names interns the check names read (nil: none is interned).
 	names map[string]string
+	// checks holds a case's checks while they are read: a case holds them
+	// in a slice of their number, allocated once, instead of every slice
+	// appending grew through (a case of a kvcached part has 20-odd checks
+	// of 120 bytes: six allocations and the copies between them).
+	checks []Check
 }
 
 // Bounds of the interned check names: a file of distinct names holds no
@@ -90,13 +106,14 @@ func (d *keptDecoder) name(s *string) bool {
 	if !ok {
 		return false
 	}
-	if n, found := d.names[string(t)]; found {
+	names := d.scratch.names
+	if n, found := names[string(t)]; found {
 		*s = n
 		return true
 	}
 	*s = string(t)
-	if d.names != nil && len(d.names) < maxInterned && len(t) <= maxInternedLen {
-		d.names[*s] = *s
+	if names != nil && len(names) < maxInterned && len(t) <= maxInternedLen {
+		names[*s] = *s
 	}
 	return true
 }
@@ -225,20 +242,28 @@ func (d *keptDecoder) checks(v *[]Check) bool {
 	if !d.byte('[') {
 		return false
 	}
-	checks := []Check{}
+	checks := d.scratch.checks[:0]
+	defer func() {
+		clear(checks) // holds no case's strings past its decoding
+		if cap(checks) <= maxScratchChecks {
+			d.scratch.checks = checks[:0]
+		}
+	}()
 	for first := true; !d.byte(']'); first = false {
 		if !first && !d.byte(',') {
 			return false
 		}
-		var ch Check
-		if !d.check(&ch) {
+		checks = append(checks, Check{})
+		if !d.check(&checks[len(checks)-1]) {
 			return false
 		}
-		checks = append(checks, ch)
 	}
-	*v = checks
+	*v = append(make([]Check, 0, len(checks)), checks...)
 	return true
 }
+
+// maxScratchChecks bounds the checks keptScratch keeps between cases.
+const maxScratchChecks = 1024
 
 func (d *keptDecoder) check(ch *Check) bool {
 	return d.fields(func(key string) (uint, bool) {
