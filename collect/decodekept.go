@@ -16,10 +16,11 @@ import (
 // path: its 20-odd checks cost a pass over their bytes, not a reflective
 // decoder's.
 //
-// names interns check names (the same score of names in every case), so
-// that thousands of cases hold each name once; nil interns nothing.
-func decodeKeptDirect(kept []byte, c *CaseResult, names map[string]string) bool {
-	d := keptDecoder{b: kept, names: names}
+// in interns check names (the same score of names in every case) and
+// whole checks arrays (every passing case of a kind writes the same one),
+// so that thousands of cases hold each once; nil interns nothing.
+func decodeKeptDirect(kept []byte, c *CaseResult, in *interner) bool {
+	d := keptDecoder{b: kept, in: in}
 	return d.fields(func(key string) (uint, bool) {
 		switch key {
 		case "name":
@@ -72,16 +73,37 @@ func (d *keptDecoder) fields(field func(key string) (uint, bool)) bool {
 
 // keptDecoder reads compact JSON from b[i].
 type keptDecoder struct {
-	b     []byte
-	i     int
-	names map[string]string
+	b  []byte
+	i  int
+	in *interner
 }
 
-// Bounds of the interned check names: a file of distinct names holds no
-// more than this map.
+// interner holds the values that the cases of one file share: check names,
+// and checks arrays by their compact JSON. A held case's checks are what
+// most of its memory was (a kvcached case's 20-odd checks, 120 bytes each);
+// a passing case of the kvcached harness, or of ci-report's runner for the
+// checks whose details carry no measure, writes the same array as every
+// other case of its kind, which is then held once. Identical bytes decode
+// to identical values, so sharing changes nothing a reader sees; readers
+// of a case's checks never write to them in place (merge and render copy
+// before they change a check: dropBadMargins, redactCase, thresholds).
+type interner struct {
+	names  map[string]string
+	checks map[string][]Check
+	// scratch is where an array is decoded before it is copied out at
+	// its length.
+	scratch []Check
+}
+
+// Bounds of what one file's interner holds, whatever the file: at most
+// maxInterned names of up to maxInternedLen bytes, and maxInternedSets
+// checks arrays of up to maxInternedSetLen bytes of JSON each (about 5 MiB
+// in all at worst). A value beyond them is decoded as it comes, unshared.
 const (
-	maxInterned    = 4096
-	maxInternedLen = 128
+	maxInterned       = 4096
+	maxInternedLen    = 128
+	maxInternedSets   = 512
+	maxInternedSetLen = 4096
 )
 
 // name consumes a check's name, interned.
@@ -90,13 +112,17 @@ func (d *keptDecoder) name(s *string) bool {
 	if !ok {
 		return false
 	}
-	if n, found := d.names[string(t)]; found {
+	if d.in == nil {
+		*s = string(t)
+		return true
+	}
+	if n, found := d.in.names[string(t)]; found {
 		*s = n
 		return true
 	}
 	*s = string(t)
-	if d.names != nil && len(d.names) < maxInterned && len(t) <= maxInternedLen {
-		d.names[*s] = *s
+	if len(d.in.names) < maxInterned && len(t) <= maxInternedLen {
+		d.in.names[*s] = *s
 	}
 	return true
 }
@@ -221,11 +247,30 @@ func (d *keptDecoder) object(v *[]byte) bool {
 	return true
 }
 
+// checks consumes a checks array into a slice of its length (no spare
+// capacity held per case); an array the interner holds is not decoded
+// again, and a new one is interned while it has room.
 func (d *keptDecoder) checks(v *[]Check) bool {
-	if !d.byte('[') {
+	if d.i >= len(d.b) || d.b[d.i] != '[' {
 		return false
 	}
-	checks := []Check{}
+	var raw []byte
+	if d.in != nil {
+		end := skipValue(d.b, d.i)
+		if end < 0 {
+			return false
+		}
+		raw = d.b[d.i:end]
+		if shared, found := d.in.checks[string(raw)]; found {
+			*v, d.i = shared, end
+			return true
+		}
+	}
+	var scratch []Check
+	if d.in != nil {
+		scratch = d.in.scratch[:0]
+	}
+	d.i++
 	for first := true; !d.byte(']'); first = false {
 		if !first && !d.byte(',') {
 			return false
@@ -234,9 +279,17 @@ func (d *keptDecoder) checks(v *[]Check) bool {
 		if !d.check(&ch) {
 			return false
 		}
-		checks = append(checks, ch)
+		scratch = append(scratch, ch)
 	}
+	checks := append(make([]Check, 0, len(scratch)), scratch...)
 	*v = checks
+	if d.in != nil {
+		clear(scratch) // holds no case's strings past it
+		d.in.scratch = scratch[:0]
+		if len(d.in.checks) < maxInternedSets && len(raw) <= maxInternedSetLen {
+			d.in.checks[string(raw)] = checks
+		}
+	}
 	return true
 }
 

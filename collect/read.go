@@ -115,8 +115,9 @@ type caseReader struct {
 	// kept collects a case's kept values as one object, compact, for
 	// json.Unmarshal.
 	kept []byte
-	// names interns the check names of the cases read (decodeKeptDirect).
-	names map[string]string
+	// in interns the check names and checks arrays of the cases read
+	// (decodeKeptDirect).
+	in *interner
 	// at is the field path of the document ("" for summary.json, "line 3"
 	// for a line of cases.jsonl), before the decoder's JSON pointers.
 	at string
@@ -341,10 +342,10 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 // decodeKept decodes the case's kept values, r.kept, into c: the defect
 // that leaves the case out, or nil.
 func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
-	if r.names == nil {
-		r.names = map[string]string{}
+	if r.in == nil {
+		r.in = &interner{names: map[string]string{}, checks: map[string][]Check{}}
 	}
-	if !decodeKeptDirect(r.kept, c, r.names) {
+	if !decodeKeptDirect(r.kept, c, r.in) {
 		*c = CaseResult{}
 		if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
 			return decodeError(where, err)

@@ -632,7 +632,7 @@ func FuzzDecodeKeptDirect(f *testing.F) {
 			return // record writes valid JSON only
 		}
 		var direct CaseResult
-		if !decodeKeptDirect(kept, &direct, map[string]string{}) {
+		if !decodeKeptDirect(kept, &direct, &interner{names: map[string]string{}, checks: map[string][]Check{}}) {
 			return
 		}
 		var want CaseResult
