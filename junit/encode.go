@@ -1,20 +1,18 @@
 package junit
 
 import (
-	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/jsonenc"
 )
 
 // The part's JSON is written as it is read, one case at a time, in the
 // bytes collect.PartWriter.WriteJSON (encoding/json's MarshalIndent with
 // two spaces) gives the same values: each value is encoded once, indented
-// as it is encoded, never marshalled and then re-indented. The rules are
-// encoding/json's (Go 1.26, src/encoding/json/encode.go: appendString with
-// escapeHTML, floatEncoder): TestEncodeLikeEncodingJSON holds the two to
-// the same bytes.
+// as it is encoded, never marshalled and then re-indented. Strings and
+// numbers are encoding/json's (package jsonenc, HTML escaped):
+// TestEncodeLikeEncodingJSON holds the two to the same bytes.
 
 // jsonOut appends indented JSON to a byte slice.
 type jsonOut struct {
@@ -67,9 +65,11 @@ func (w *jsonOut) key(k string) {
 	w.b = append(w.b, `": `...)
 }
 
-func (w *jsonOut) str(s string) { w.b = appendJSONString(w.b, s) }
+func (w *jsonOut) str(s string) { w.b = jsonenc.AppendString(w.b, s, true) }
 
-func (w *jsonOut) float(f float64) { w.b = appendJSONFloat(w.b, f) }
+// float writes f, finite: every float the import writes was parsed from a
+// time or a metric that refuses Inf and NaN.
+func (w *jsonOut) float(f float64) { w.b = jsonenc.AppendFloat(w.b, f) }
 
 func (w *jsonOut) int(n int) { w.b = strconv.AppendInt(w.b, int64(n), 10) }
 
@@ -90,83 +90,6 @@ func (w *jsonOut) intPtrKey(k string, n *int) {
 		w.key(k)
 		w.int(*n)
 	}
-}
-
-// hex is encoding/json's.
-const hex = "0123456789abcdef"
-
-// appendJSONString appends s quoted as encoding/json writes a string:
-// HTML characters and U+2028/U+2029 escaped, invalid UTF-8 as \ufffd.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// appendJSONFloat appends f as encoding/json writes a float64 (ES6 number
-// to string). f is finite: every float the import writes was parsed from
-// a time or a metric that refuses Inf and NaN.
-func appendJSONFloat(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // caseJSON appends one imported case, an element of summary.json's

@@ -73,6 +73,47 @@ func TestMergeArms(t *testing.T) {
 	}
 }
 
+// TestVerdictCountsATestOfOneArmOnce: the parts of one arm are its
+// selections (focused, targeted, broad), and a test in two of them is one
+// test with both results (docs/formats.md §7.2): the verdict counts it once,
+// failed when one selection failed it, so that "All N cases passed" is the
+// number of distinct tests that passed, as the evidence table counts them.
+func TestVerdictCountsATestOfOneArmOnce(t *testing.T) {
+	sel := func(name, arm string, cases ...collect.CaseResult) collect.Part {
+		return withArm(part(name, collect.StatusComplete, nil, cases...), arm, map[string]string{"parent": "88c8f96", "fix": "a378969"}[arm])
+	}
+	failA := cr("t::a", false, ck("assert", false))
+	for _, tc := range []struct {
+		name  string
+		parts []collect.Part
+		want  string
+		n     Counts
+	}{
+		{"shared and passed", []collect.Part{sel("focused", "fix", cr("t::a", true)), sel("targeted", "fix", cr("t::a", true), cr("t::b", true)),
+			sel("broad", "fix", cr("t::c", true), skipped("t::d", "needs a GPU"))},
+			"PASS", Counts{Ran: 4, Total: 4, Passed: 3, Skipped: 1}},
+		{"failed in one selection", []collect.Part{sel("focused", "fix", cr("t::a", true)), sel("targeted", "fix", failA, cr("t::b", true))},
+			"FAIL (1 of 2 cases)", Counts{Ran: 2, Total: 2, Failed: 1, Passed: 1}},
+		{"failed in the first selection", []collect.Part{sel("focused", "fix", failA), sel("targeted", "fix", cr("t::a", true))},
+			"FAIL (1 of 1 cases)", Counts{Ran: 1, Total: 1, Failed: 1}},
+		{"each arm counts its own", []collect.Part{sel("focused", "parent", failA), sel("focused2", "fix", cr("t::a", true)), sel("targeted", "fix", cr("t::a", true), cr("t::b", true))},
+			"FAIL (1 of 3 cases)", Counts{Ran: 3, Total: 3, Failed: 1, Passed: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Merge(tc.parts, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tc.want {
+				t.Errorf("verdict %q, want %q", rep.Verdict, tc.want)
+			}
+			if n := rep.Counts(); n != tc.n {
+				t.Errorf("counts %+v, want %+v", n, tc.n)
+			}
+		})
+	}
+}
+
 // TestArmVerdict: with expectations the verdict counts the fix arm's
 // cases and says whether the suite discriminates as expected
 // (docs/formats.md §7.3): each combination of parent and fix results.

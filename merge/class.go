@@ -65,8 +65,9 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 // a class.
 func (r *Report) classCounts() string {
 	n := map[string]int{}
+	counted := r.counted()
 	for i := range r.Cases {
-		if c := &r.Cases[i]; c.Failed() && !c.Evidence {
+		if c := &r.Cases[i]; c.Failed() && !c.Evidence && (counted == nil || counted[i]) {
 			class := c.Class
 			if !collect.KnownClass(class) {
 				class = collect.ClassUnclassified

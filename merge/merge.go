@@ -464,12 +464,16 @@ type Counts struct {
 	Evidence int
 }
 
-// Counts returns the verdict's numbers (docs/formats.md §7.3).
+// Counts returns the verdict's numbers (docs/formats.md §7.3): a test in
+// several parts of one arm counts once (Report.counted).
 func (r *Report) Counts() Counts {
 	var n Counts
+	counted := r.counted()
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		switch {
+		case counted != nil && !counted[i]:
+			// Another selection's result stands for this test.
 		case c.Evidence:
 			n.Ran++
 			n.Evidence++
@@ -501,6 +505,43 @@ func (r *Report) Counts() Counts {
 		}
 	}
 	return n
+}
+
+// counted says which cases the verdict counts (nil: every one): the parts
+// of one arm are its selections, which may share a test, and such a test
+// is one test of the arm, counted once with the result that stands for it
+// there (StandsOver: its first failed result, else its first; docs/formats.md
+// §7.2), as the evidence table shows it. `-setup` cases are per part and
+// count each.
+func (r *Report) counted() []bool {
+	type key struct{ arm, name string }
+	var standing map[key]int
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		if c.Arm == "" || IsSetupCase(c.Name) {
+			continue
+		}
+		if standing == nil {
+			standing = map[key]int{}
+		}
+		k := key{c.Arm, c.Name}
+		if j, ok := standing[k]; !ok || StandsOver(c, &r.Cases[j]) {
+			standing[k] = i
+		}
+	}
+	if standing == nil {
+		return nil
+	}
+	out := make([]bool, len(r.Cases))
+	for i := range r.Cases {
+		if c := &r.Cases[i]; c.Arm == "" || IsSetupCase(c.Name) {
+			out[i] = true
+		}
+	}
+	for _, i := range standing {
+		out[i] = true
+	}
+	return out
 }
 
 // computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or

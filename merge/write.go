@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/jsonenc"
 )
 
 // mergedIndent is how many levels of merged.json are indented: the top
@@ -88,15 +91,7 @@ func (r *Report) writeJSON(w io.Writer, limit int64) error {
 
 // encode writes merged.json to w, encoding each part into buf.
 func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	marshal := func(v any) ([]byte, error) {
-		buf.Reset()
-		if err := enc.Encode(v); err != nil {
-			return nil, fmt.Errorf("encode merged.json: %w", err)
-		}
-		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-	}
+	marshal := marshaler(buf)
 	// Everything but the cases at once (setup.json and perf files are
 	// bounded), then the cases one by one into the place of "cases": null.
 	head := *r
@@ -114,20 +109,16 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 	ind.write(compact[:at])
 	ind.write([]byte("["))
 	cw, counting := w.(interface{ note(*Case, int) })
+	var line []byte // one case's JSON, as it is written
 	for i := range r.Cases {
-		if i > 0 {
-			ind.write([]byte(","))
-		}
-		pre, log, post, err := caseJSON(&r.Cases[i], marshal)
-		if err != nil {
+		var err error
+		if line, err = appendCase(line[:0], &r.Cases[i], marshal); err != nil {
 			return err
 		}
 		if counting {
-			cw.note(&r.Cases[i], len(pre)+len(log)+len(post))
+			cw.note(&r.Cases[i], len(line))
 		}
-		ind.write(pre)
-		ind.write(log)
-		ind.write(post)
+		ind.element(line, i == 0)
 	}
 	ind.write([]byte("]"))
 	ind.write(compact[at+len("null"):])
@@ -135,39 +126,139 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 	return ind.err
 }
 
-// logPlaceholder stands for a case's log while the case is encoded.
-var logPlaceholder = []byte(`"log":0`)
-
-// caseJSON encodes c as pre + log + post: encoding/json for everything but
-// the log, which is written as it is held, so that a log of 64 MiB is not
-// copied twice more on its way out. Merge and DecodeMerged hold logs compact
-// and valid (collect.CompactJSON); one that is not (a Report built by hand)
-// is compacted, and invalid JSON is an error, as encoding/json makes it.
-func caseJSON(c *Case, marshal func(any) ([]byte, error)) (pre, log, post []byte, err error) {
-	log = c.Log
-	if log != nil {
-		if !json.Valid(log) {
-			return nil, nil, nil, fmt.Errorf("encode merged.json: case %s: log is not valid JSON", c.Name)
+// marshaler returns a function that encodes a value as merged.json holds
+// it, compact, HTML characters as they are, into buf: the bytes returned
+// are buf's, good until the next call.
+func marshaler(buf *bytes.Buffer) func(any) ([]byte, error) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return func(v any) ([]byte, error) {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("encode merged.json: %w", err)
 		}
-		log = collect.CompactJSON(log)
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
-	tmp := *c
-	if log != nil {
-		tmp.Log = json.RawMessage("0")
+}
+
+// appendCase appends c's JSON, the bytes encoding/json writes for it with
+// HTML characters as they are (Case's and collect.Check's fields in their
+// order, with their omitempty rules), written directly: a merged.json is
+// mostly its cases' checks, and reflection costs more than the rest of
+// merge's writing. Rare fields (excerpt, timeline) go through marshal. The
+// log is written as it is held, so that a log of 64 MiB is not copied twice
+// more on its way out: Merge and DecodeMerged hold logs compact and valid
+// (collect.CompactJSON); one that is not (a Report built by hand) is
+// compacted, and invalid JSON is an error, as encoding/json makes it.
+// TestAppendCaseLikeEncodingJSON fills every field of a Case: a field
+// added there must be added here too.
+func appendCase(b []byte, c *Case, marshal func(any) ([]byte, error)) ([]byte, error) {
+	// float writes the member key: f; what names it in an error.
+	float := func(key, what string, f float64) error {
+		if !jsonenc.Finite(f) {
+			return fmt.Errorf("encode merged.json: case %s: %s: json: unsupported value: %s", c.Name, what, strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = jsonenc.AppendFloat(b, f)
+		return nil
 	}
-	b, err := marshal(&tmp)
-	if err != nil || log == nil {
-		return b, nil, nil, err
+	str := func(key, s string, omitEmpty bool) {
+		if s == "" && omitEmpty {
+			return
+		}
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = jsonenc.AppendString(b, s, false)
 	}
-	// The only unescaped `"log":` in a case's JSON is its key: every other
-	// quote in it is part of an escaped string or of another key (name, ok,
-	// checks, detail, not_run, part).
-	i := bytes.Index(b, logPlaceholder)
-	if i < 0 {
-		return nil, nil, nil, fmt.Errorf("encode merged.json: case %s: no log key", c.Name)
+	b = append(b, `{"name":`...)
+	b = jsonenc.AppendString(b, c.Name, false)
+	b = append(b, `,"ok":`...)
+	b = strconv.AppendBool(b, c.OK)
+	str("skipped", c.SkipReason, true)
+	if c.DurationS != 0 {
+		if err := float("duration_s", "duration_s", c.DurationS); err != nil {
+			return nil, err
+		}
 	}
-	j := i + len(logPlaceholder) - 1
-	return b[:j], log, b[j+1:], nil
+	str("class", c.Class, true)
+	str("class_why", c.ClassWhy, true)
+	b = append(b, `,"checks":`...)
+	if c.Checks == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range c.Checks {
+			ch := &c.Checks[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = jsonenc.AppendString(b, ch.Name, false)
+			b = append(b, `,"ok":`...)
+			b = strconv.AppendBool(b, ch.OK)
+			str("detail", ch.Detail, false)
+			str("kind", ch.Kind, true)
+			str("caused_by", ch.CausedBy, true)
+			for _, v := range []struct {
+				key string
+				f   *float64
+			}{{"value", ch.Value}, {"bar", ch.Bar}} {
+				if v.f != nil {
+					if err := float(v.key, "checks["+strconv.Itoa(i)+"]."+v.key, *v.f); err != nil {
+						return nil, err
+					}
+				}
+			}
+			str("unit", ch.Unit, true)
+			str("must", ch.Must, true)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if c.Attempts != 0 {
+		b = append(b, `,"attempts":`...)
+		b = strconv.AppendInt(b, int64(c.Attempts), 10)
+	}
+	raw := func(key string, v any) error {
+		j, err := marshal(v)
+		if err != nil {
+			return fmt.Errorf("%w (case %s: %s)", err, c.Name, key)
+		}
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = append(b, j...)
+		return nil
+	}
+	if c.Excerpt != nil {
+		if err := raw("excerpt", c.Excerpt); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Log) > 0 {
+		// jsontext checks the same grammar as json.Valid in a third of
+		// its time (duplicate names and invalid UTF-8 are valid to both).
+		if !jsontext.Value(c.Log).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
+			return nil, fmt.Errorf("encode merged.json: case %s: log is not valid JSON", c.Name)
+		}
+		b = append(b, `,"log":`...)
+		b = append(b, collect.CompactJSON(c.Log)...)
+	}
+	if len(c.Timeline) > 0 {
+		if err := raw("timeline", c.Timeline); err != nil {
+			return nil, err
+		}
+	}
+	if c.NotRun {
+		b = append(b, `,"not_run":true`...)
+	}
+	str("part", c.Part, false)
+	str("arm", c.Arm, true)
+	str("revision", c.Revision, true)
+	return append(b, '}'), nil
 }
 
 // countWriter counts what would be written, and remembers the largest case.
@@ -224,11 +315,7 @@ type indenter struct {
 
 func (d *indenter) write(p []byte) {
 	from := 0 // p[from:i] is copied as it is
-	out := func(b []byte) {
-		if d.err == nil {
-			_, d.err = d.w.Write(b)
-		}
-	}
+	out := d.out
 	newline := func(i, depth int) {
 		out(p[from:i])
 		from = i
@@ -269,6 +356,35 @@ func (d *indenter) write(p []byte) {
 		}
 	}
 	out(p[from:])
+}
+
+// element writes p, one compact JSON value, as the next element of the
+// array being written, the first or not: what write(",") (but before the
+// first) and write(p) write, but where the array is at the deepest
+// indented level, as the cases of merged.json are, without a look at p's
+// bytes: every container of p is deeper than levels, so p goes on a line
+// of its own as it is.
+func (d *indenter) element(p []byte, first bool) {
+	if d.depth != d.levels || d.str.In() {
+		if !first {
+			d.write([]byte(","))
+		}
+		d.write(p)
+		return
+	}
+	if !first {
+		d.out([]byte(","))
+	}
+	d.opened = false
+	d.out(newlineIndent(d.depth))
+	d.out(p)
+}
+
+// out writes b, unless a write failed before.
+func (d *indenter) out(b []byte) {
+	if d.err == nil {
+		_, d.err = d.w.Write(b)
+	}
 }
 
 // newlineIndent is a newline and the indentation of depth levels.

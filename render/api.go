@@ -150,6 +150,15 @@ type Config struct {
 	// suite's (kvcached's) in the same results issue. Zero: the default
 	// suite, whose markers are those of every existing issue.
 	Suite Suite `json:"suite,omitzero"`
+	// RepositoryUnknown and ProductUnknown say that nobody named the
+	// repository (no repository_url in the config file, no
+	// GITHUB_REPOSITORY) or the product (no product in the config file):
+	// the CLI sets them, RepositoryURL and Product then being the defaults,
+	// kvcached's. Those are right for kvcached's own reports and wrong for
+	// a report of imported tests only (docs/render.md §3.2, §9), which is
+	// then named after its parts and links to no repository.
+	RepositoryUnknown bool `json:"-"`
+	ProductUnknown    bool `json:"-"`
 }
 
 // Interval is one named interval between two events of a case: To's time

@@ -271,5 +271,8 @@ func evidenceNote(n int) string {
 	if n == 0 {
 		return ""
 	}
+	if n == 1 {
+		return " The one case of the arms expected to fail is judged in the evidence table."
+	}
 	return fmt.Sprintf(" The %d cases of the arms expected to fail are judged in the evidence table.", n)
 }

@@ -23,6 +23,13 @@ const (
 	// chartPoints is the most points a series keeps after downsampling: 30
 	// buckets of two points, each bucket's minimum and maximum.
 	chartPoints = 60
+	// chartPointsAll are the points the charts of one comment share: a
+	// second chart halves them (32 each), so that a failure with two
+	// charts stays within its 16 KB (docs/render.md §7: leak-segment's
+	// elastic and priority charts); minChartPoints is the least a chart
+	// keeps however many there are.
+	chartPointsAll = 64
+	minChartPoints = 20
 	// chartLabelCut is how long a title or label from data may be in a chart.
 	chartLabelCut = 80
 )
@@ -70,18 +77,34 @@ type chart struct {
 }
 
 // chartsOf builds the charts of the failed cases, in their order, at most
-// maxCharts.
+// maxCharts, each with its share of the points (chartPointsEach).
 func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 	var out []chart
+	var of []int // the failed case of each chart
 	for i := range failed {
 		if len(out) == maxCharts {
 			break
 		}
-		if c, ok := buildChart(&failed[i], chartKind(ix.entries[failed[i].Name])); ok {
+		if c, ok := buildChart(&failed[i], chartKind(ix.entries[failed[i].Name]), chartPoints); ok {
 			out = append(out, c)
+			of = append(of, i)
+		}
+	}
+	if points := chartPointsEach(len(out)); points < chartPoints {
+		for k, i := range of {
+			out[k], _ = buildChart(&failed[i], chartKind(ix.entries[failed[i].Name]), points)
 		}
 	}
 	return out
+}
+
+// chartPointsEach is how many points each of n charts keeps: an even share
+// of chartPointsAll, at most chartPoints and at least minChartPoints.
+func chartPointsEach(n int) int {
+	if n <= 1 {
+		return chartPoints
+	}
+	return max(minChartPoints, min(chartPoints, chartPointsAll/n)) &^ 1
 }
 
 // chartKind is what a chart knows of a case from its setup entry: "priority"
@@ -102,8 +125,9 @@ func chartKind(e *collect.KindEntry) string {
 // shortfall and L's watermark (a pair's servers are L then H, docs/runner.md
 // §5.6). kind is the case's kind by the setup (chartKind: "priority", "pair", or ""
 // when the setup does not say: then a pair with the ledger's fields is
-// taken as priority). A timeline with fewer than two readings gives none.
-func buildChart(c *merge.Case, kind string) (chart, bool) {
+// taken as priority). A timeline with fewer than two readings gives none;
+// a longer one is downsampled to at most points points.
+func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false
 	}
@@ -125,7 +149,7 @@ func buildChart(c *merge.Case, kind string) (chart, bool) {
 		ch.span = math.Max(ch.span, ts[i])
 	}
 	raw := ch.addSeries(picks, readings)
-	idx := downsample(raw, chartPoints)
+	idx := downsample(raw, points)
 	for _, i := range idx.points {
 		ch.xs = append(ch.xs, ts[i.x])
 	}

@@ -87,11 +87,11 @@ func chartReport(name string, n int) *merge.Report {
 func TestDownsampleKeepsExtremes(t *testing.T) {
 	for _, n := range []int{2, 59, 60, 61, 137, 1000, 4321} {
 		c := merge.Case{Name: "priority-x", Timeline: priorityTimeline(n, phasesAt(n))}
-		ch, ok := buildChart(&c, "priority")
+		ch, ok := buildChart(&c, "priority", chartPoints)
 		if !ok {
 			t.Fatalf("n=%d: no chart", n)
 		}
-		again, _ := buildChart(&c, "priority")
+		again, _ := buildChart(&c, "priority", chartPoints)
 		if fmt.Sprint(ch.series) != fmt.Sprint(again.series) || ch.mermaid() != again.mermaid() || ch.svg() != again.svg() {
 			t.Fatalf("n=%d: two builds of one timeline differ", n)
 		}
@@ -120,7 +120,7 @@ func TestDownsampleKeepsExtremes(t *testing.T) {
 	}
 	// The spike of one reading is L's maximum.
 	c := merge.Case{Name: "priority-x", Timeline: priorityTimeline(1000, phasesAt(1000))}
-	ch, _ := buildChart(&c, "priority")
+	ch, _ := buildChart(&c, "priority", chartPoints)
 	if ch.hi[0] < 8000 || !slices.Contains(ch.series[0].values, ch.hi[0]) {
 		t.Errorf("L's spike: max %v, drawn %v", ch.hi[0], slices.Max(ch.series[0].values))
 	}
@@ -155,7 +155,7 @@ func TestChartSeries(t *testing.T) {
 		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
 		{"pair", []string{"KV of A (" + chartL + ")", "KV of B (" + chartH + ")", "GPU free"}},
 	} {
-		ch, ok := buildChart(&c, tc.kind)
+		ch, ok := buildChart(&c, tc.kind, chartPoints)
 		if !ok || !slices.Equal(labels(ch), tc.want) {
 			t.Errorf("kind %q: %v, want %v", tc.kind, labels(ch), tc.want)
 		}
@@ -171,7 +171,7 @@ func TestChartSeries(t *testing.T) {
 		}
 		old[i] = s
 	}
-	ch, ok := buildChart(&merge.Case{Name: "e", Timeline: old}, "")
+	ch, ok := buildChart(&merge.Case{Name: "e", Timeline: old}, "", chartPoints)
 	if !ok || !slices.Equal(labels(ch), []string{"KV of " + chartL, "KV of " + chartH}) {
 		t.Fatalf("old timeline: %v", labels(ch))
 	}
@@ -179,11 +179,11 @@ func TestChartSeries(t *testing.T) {
 		t.Errorf("missing value drawn as %v, want the previous %v", ch.series[1].values[3], ch.series[1].values[2])
 	}
 	for _, tl := range [][]collect.UsageSample{nil, tl[:1], {{T: 1, Phase: "a"}, {T: 2, Phase: "b"}}} {
-		if _, ok := buildChart(&merge.Case{Name: "x", Timeline: tl}, ""); ok {
+		if _, ok := buildChart(&merge.Case{Name: "x", Timeline: tl}, "", chartPoints); ok {
 			t.Errorf("a chart of %d elements and fewer than two readings", len(tl))
 		}
 	}
-	if _, ok := buildChart(&merge.Case{Name: "x", Timeline: tl, NotRun: true}, ""); ok {
+	if _, ok := buildChart(&merge.Case{Name: "x", Timeline: tl, NotRun: true}, "", chartPoints); ok {
 		t.Error("a chart of a case that did not run")
 	}
 }

@@ -112,6 +112,10 @@ func MergeConfig(base, over Config) Config {
 	if over.Suite != (Suite{}) {
 		out.Suite = over.Suite
 	}
+	// Unknown stays unknown through the defaults that Render merges under
+	// the CLI's config (withDefaults), until a config names it.
+	out.RepositoryUnknown = over.RepositoryUnknown || base.RepositoryUnknown && over.RepositoryURL == ""
+	out.ProductUnknown = over.ProductUnknown || base.ProductUnknown && over.Product == ""
 	return out
 }
 
@@ -133,6 +137,9 @@ func (c Config) withDefaults() Config { return MergeConfig(DefaultConfig(), c) }
 // productRE is what a product name may be: it lands in running text and
 // headlines, so one short line of letters, digits and a few marks.
 var productRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,59}$`)
+
+// productCut bounds a product name (productRE's 60).
+const productCut = 60
 
 // ValidProfile reports whether name may be used as a profile: it lands in HTML
 // comments, titles and status contexts, so it follows marker.Name.
@@ -161,6 +168,9 @@ func (c Config) workflow(profile string) string {
 	return "gpu-correctness.yml"
 }
 
+// repo is the repository the links go to, "" when there is none (an
+// imported suite's that nobody named, renderer.ownNames): every link built
+// on it is then plain text.
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
 func (c Config) nightlyRuns(kind string) bool {

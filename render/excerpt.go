@@ -135,15 +135,20 @@ func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 // github ids, docs/formats.md §7.1); a part that knows its check run but
 // not its run (GITHUB_RUN_ID was not set when it ran) is linked under the
 // run URL given at render time when that is a run's URL
-// (`.../actions/runs/<id>`); "" when neither is known.
+// (`.../actions/runs/<id>`), as is a part of a report without a repository
+// when that URL is its run's; "" when neither is known.
 func (r *renderer) jobURL(part string) string {
 	for _, p := range r.rep.Parts {
 		if p.Display != part || p.CheckRunID <= 0 {
 			continue
 		}
 		switch {
-		case p.RunID > 0:
+		case p.RunID > 0 && r.cfg.repo() != "":
 			return fmt.Sprintf("%s/actions/runs/%d/job/%d", r.cfg.repo(), p.RunID, p.CheckRunID)
+		case p.RunID > 0 && !strings.HasSuffix(r.opts.RunURL, fmt.Sprintf("/actions/runs/%d", p.RunID)):
+			// Without a repository, only the URL of the part's own run
+			// holds its job.
+			return ""
 		case runURLRE.MatchString(r.opts.RunURL):
 			return fmt.Sprintf("%s/job/%d", r.opts.RunURL, p.CheckRunID)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -125,11 +126,49 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
 		WithKnownIssues(opts.KnownIssues).
 		WithArmExpectations(r.opts.armExpectations())
+	r.ownNames()
 	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
 	}
 	return r, nil
+}
+
+// ownNames drops from a report of imported tests only what nobody named
+// (Config.RepositoryUnknown, ProductUnknown; docs/render.md §3.2, §9): the
+// defaults are kvcached's repository and name, right for kvcached's own
+// reports; an imported suite is named after its suite (the config's, else
+// its parts) and, without a repository, its commits, comparisons and
+// workflow are plain text, never links into kvcached.
+func (r *renderer) ownNames() {
+	if r.perfMode || !r.importedTests() {
+		return
+	}
+	if r.cfg.RepositoryUnknown {
+		r.cfg.RepositoryURL = ""
+	}
+	if r.cfg.ProductUnknown {
+		r.cfg.Product = r.importedName()
+	}
+}
+
+// importedName names an imported suite: the config's suite, else its parts'
+// names (distinct, in report order, cut as a configured product is bounded),
+// else the profile.
+func (r *renderer) importedName() string {
+	if r.cfg.Suite.Name != "" {
+		return r.cfg.Suite.Name
+	}
+	var names []string
+	for _, p := range r.rep.Parts {
+		if d := partDisplay(p); d != "" && !slices.Contains(names, d) {
+			names = append(names, d)
+		}
+	}
+	if len(names) == 0 {
+		return r.profile
+	}
+	return text.Cut(strings.Join(names, ", "), productCut)
 }
 
 // SafeURL reports whether u can be a Markdown link destination as it is: an
@@ -194,7 +233,7 @@ func (r *renderer) commitRef(sha string) string {
 	switch {
 	case sha == "":
 		return "unknown"
-	case isHex(sha):
+	case isHex(sha) && r.cfg.repo() != "":
 		return "[" + ShortSHA(sha) + "](" + r.cfg.repo() + "/commit/" + sha + ")"
 	}
 	return text.Plain(ShortSHA(sha))
@@ -218,8 +257,9 @@ func (r *renderer) previous(w *writer, sha string) string {
 	if prev == sha && prev != "" {
 		return w.t("prev_same", map[string]string{"State": state})
 	}
-	if !isHex(prev) || !isHex(sha) {
-		// Without two commit ids there is no compare link to give.
+	if !isHex(prev) || !isHex(sha) || r.cfg.repo() == "" {
+		// Without two commit ids, or a repository, there is no compare
+		// link to give.
 		return " · previous run at " + text.Plain(ShortSHA(prev)) + " (" + state + ")"
 	}
 	return w.t("prev_changes", map[string]string{"Repo": r.cfg.repo(), "Prev": prev, "SHA": sha, "Prev7": ShortSHA(prev), "State": state})

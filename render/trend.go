@@ -446,7 +446,9 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 		case sameCommit(base, head):
 			data["Same"] = true
 		default:
-			data["URL"] = r.cfg.repo() + "/compare/" + base + "..." + head
+			if repo := r.cfg.repo(); repo != "" {
+				data["URL"] = repo + "/compare/" + base + "..." + head
+			}
 			if n, ok := r.opts.CommitCounts[base]; ok && n >= 0 {
 				data["Commits"] = n
 			}

@@ -230,3 +230,24 @@ func leafText(n ast.Node, src []byte) string {
 	// GFM reads `\|` in a table cell as a pipe, in a code span too.
 	return strings.ReplaceAll(b.String(), `\|`, "|")
 }
+
+// Links are the destinations of every link in src (in paragraphs, list
+// items, tables and headings alike), in document order.
+func Links(src []byte) []string {
+	out := []string{}
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch n := n.(type) {
+		case *ast.Link:
+			if entering {
+				out = append(out, string(n.Destination))
+			}
+		case *ast.AutoLink:
+			if entering {
+				out = append(out, string(n.URL(src)))
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return out
+}
