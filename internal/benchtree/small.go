@@ -9,7 +9,8 @@ import (
 
 // WriteSmall writes a tree of t.Parts parts holding t.Cases small cases in
 // all under root, as `ci-report import junit` writes a pytest suite's
-// (docs/formats.md §4.7): summary.json only, compact, each case its name,
+// (docs/formats.md §4.7): part.json and setup.json of profile "unit" that
+// describe no case, and summary.json, compact, each case its name,
 // ok, duration and checks: none when it passed, one failure check with a
 // one-line detail for the one case in 50 that failed. It is the input of
 // the per-case memory bound (a report of many cases that each keep almost
@@ -25,6 +26,15 @@ func WriteSmall(root string, t Tree) (int64, error) {
 		n := t.Cases / t.Parts
 		if p < t.Cases%t.Parts {
 			n++
+		}
+		for name, body := range map[string]string{
+			"part.json":  fmt.Sprintf(`{"format":1,"part":"unit-%d","profile":"unit","complete":true,"planned":[]}`, p),
+			"setup.json": `{"profile":"unit","kvcached_sha":null,"gpus":[],"engines":{},"model_revisions":{},"workload":[],"checks":{},"cases":[]}`,
+		} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				return 0, err
+			}
+			total += int64(len(body))
 		}
 		f, err := os.Create(filepath.Join(dir, "summary.json"))
 		if err != nil {
