@@ -16,11 +16,16 @@ import (
 // path: its 20-odd checks cost a pass over their bytes, not a reflective
 // decoder's.
 //
-// in interns check names (the same score of names in every case) and
-// whole checks arrays (every passing case of a kind writes the same one),
-// so that thousands of cases hold each once; nil interns nothing.
-func decodeKeptDirect(kept []byte, c *CaseResult, in *interner) bool {
-	d := keptDecoder{b: kept, in: in}
+// s, kept across the cases of a file (nil: nothing kept), interns check
+// names (the same score of names in every case) and whole checks arrays
+// (every passing case of a kind writes the same one), so that thousands of
+// cases hold each once, and collects a case's checks before they are
+// copied out at their number.
+func decodeKeptDirect(kept []byte, c *CaseResult, s *keptScratch) bool {
+	if s == nil {
+		s = &keptScratch{}
+	}
+	d := keptDecoder{b: kept, scratch: s}
 	return d.fields(func(key string) (uint, bool) {
 		switch key {
 		case "name":
@@ -73,29 +78,34 @@ func (d *keptDecoder) fields(field func(key string) (uint, bool)) bool {
 
 // keptDecoder reads compact JSON from b[i].
 type keptDecoder struct {
-	b  []byte
-	i  int
-	in *interner
+	b       []byte
+	i       int
+	scratch *keptScratch
 }
 
-// interner holds the values that the cases of one file share: check names,
-// and checks arrays by their compact JSON. A held case's checks are what
-// most of its memory was (a kvcached case's 20-odd checks, 120 bytes each);
-// a passing case of the kvcached harness, or of ci-report's runner for the
-// checks whose details carry no measure, writes the same array as every
-// other case of its kind, which is then held once. Identical bytes decode
-// to identical values, so sharing changes nothing a reader sees; readers
-// of a case's checks never write to them in place (merge and render copy
-// before they change a check: dropBadMargins, redactCase, thresholds).
-type interner struct {
-	names  map[string]string
-	checks map[string][]Check
-	// scratch is where an array is decoded before it is copied out at
-	// its length.
-	scratch []Check
+// keptScratch is what decodeKeptDirect keeps from one case to the next.
+type keptScratch struct {
+	// names interns the check names read (nil: none is interned).
+	names map[string]string
+	// sets interns checks arrays by their compact JSON (nil: none is
+	// interned). A held case's checks were most of its memory (a
+	// kvcached case's 20-odd checks, 120 bytes each); a passing case of
+	// the kvcached harness, or of ci-report's runner for the checks whose
+	// details carry no measure, writes the same array as every other case
+	// of its kind, which is then held once. Identical bytes decode to
+	// identical values, so sharing changes nothing a reader sees; readers
+	// of a case's checks never write to them in place (merge and render
+	// copy before they change a check: dropBadMargins, redactCase,
+	// thresholds).
+	sets map[string][]Check
+	// checks holds a case's checks while they are read: a case holds them
+	// in a slice of their number, allocated once, instead of every slice
+	// appending grew through (a case of a kvcached part has 20-odd checks
+	// of 120 bytes: six allocations and the copies between them).
+	checks []Check
 }
 
-// Bounds of what one file's interner holds, whatever the file: at most
+// Bounds of what one file's scratch interns, whatever the file: at most
 // maxInterned names of up to maxInternedLen bytes, and maxInternedSets
 // checks arrays of up to maxInternedSetLen bytes of JSON each (about 5 MiB
 // in all at worst). A value beyond them is decoded as it comes, unshared.
@@ -112,17 +122,14 @@ func (d *keptDecoder) name(s *string) bool {
 	if !ok {
 		return false
 	}
-	if d.in == nil {
-		*s = string(t)
-		return true
-	}
-	if n, found := d.in.names[string(t)]; found {
+	names := d.scratch.names
+	if n, found := names[string(t)]; found {
 		*s = n
 		return true
 	}
 	*s = string(t)
-	if len(d.in.names) < maxInterned && len(t) <= maxInternedLen {
-		d.in.names[*s] = *s
+	if names != nil && len(names) < maxInterned && len(t) <= maxInternedLen {
+		names[*s] = *s
 	}
 	return true
 }
@@ -247,51 +254,51 @@ func (d *keptDecoder) object(v *[]byte) bool {
 	return true
 }
 
-// checks consumes a checks array into a slice of its length (no spare
-// capacity held per case); an array the interner holds is not decoded
-// again, and a new one is interned while it has room.
+// checks consumes a checks array into a slice of its number; an array the
+// scratch interns is not decoded again, and a new one is interned while
+// there is room.
 func (d *keptDecoder) checks(v *[]Check) bool {
 	if d.i >= len(d.b) || d.b[d.i] != '[' {
 		return false
 	}
 	var raw []byte
-	if d.in != nil {
+	if sets := d.scratch.sets; sets != nil {
 		end := skipValue(d.b, d.i)
 		if end < 0 {
 			return false
 		}
 		raw = d.b[d.i:end]
-		if shared, found := d.in.checks[string(raw)]; found {
+		if shared, found := sets[string(raw)]; found {
 			*v, d.i = shared, end
 			return true
 		}
 	}
-	var scratch []Check
-	if d.in != nil {
-		scratch = d.in.scratch[:0]
-	}
 	d.i++
+	checks := d.scratch.checks[:0]
+	defer func() {
+		clear(checks) // holds no case's strings past its decoding
+		if cap(checks) <= maxScratchChecks {
+			d.scratch.checks = checks[:0]
+		}
+	}()
 	for first := true; !d.byte(']'); first = false {
 		if !first && !d.byte(',') {
 			return false
 		}
-		var ch Check
-		if !d.check(&ch) {
+		checks = append(checks, Check{})
+		if !d.check(&checks[len(checks)-1]) {
 			return false
 		}
-		scratch = append(scratch, ch)
 	}
-	checks := append(make([]Check, 0, len(scratch)), scratch...)
-	*v = checks
-	if d.in != nil {
-		clear(scratch) // holds no case's strings past it
-		d.in.scratch = scratch[:0]
-		if len(d.in.checks) < maxInternedSets && len(raw) <= maxInternedSetLen {
-			d.in.checks[string(raw)] = checks
-		}
+	*v = append(make([]Check, 0, len(checks)), checks...)
+	if sets := d.scratch.sets; sets != nil && len(sets) < maxInternedSets && len(raw) <= maxInternedSetLen {
+		sets[string(raw)] = *v
 	}
 	return true
 }
+
+// maxScratchChecks bounds the checks keptScratch keeps between cases.
+const maxScratchChecks = 1024
 
 func (d *keptDecoder) check(ch *Check) bool {
 	return d.fields(func(key string) (uint, bool) {

@@ -116,9 +116,7 @@ func (f *phasesFilter) Read(p []byte) (int, error) {
 		done := f.have
 		if !f.off {
 			f.cuts = f.cuts[:0]
-			// A piece that fills the buffer, or the input's last, is
-			// filtered whole: nothing more can join it.
-			done = f.filter(f.buf[:f.have], f.have == len(f.buf) || f.err != nil)
+			done = f.filter(f.buf[:f.have], f.have == len(f.buf), f.err != nil)
 		}
 		n := f.cut(f.buf[:done])
 		f.in += int64(done)
@@ -174,10 +172,12 @@ func (f *phasesFilter) forget(off int64) {
 const phasesKey = "phases"
 
 // filter lexes b from its start, appending to f.cuts what it takes out,
-// and returns how much of b it has lexed: all of it, or, unless final, up
-// to the start of a phases value that b holds only in part (the next piece
-// then starts with it).
-func (f *phasesFilter) filter(b []byte, final bool) int {
+// and returns how much of b it has lexed: all of it, or up to the start of
+// a phases value that b holds only in part, so that the next piece starts
+// with it and the rest of the value can join it. That is, unless the input
+// has ended (last), or the value starts b and b fills the buffer (full):
+// then it is lexed in b, token by token.
+func (f *phasesFilter) filter(b []byte, full, last bool) int {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if f.str.In() {
@@ -204,10 +204,12 @@ func (f *phasesFilter) filter(b []byte, final bool) int {
 					}
 					i = end - 1
 					continue
-				case end == skipIncomplete && !final && i > 0:
+				case end == skipIncomplete && !last && i > 0:
+					// Moved to the buffer's start, it has the room
+					// before it too, whether b fills the buffer or not.
 					f.value = true
 					return i
-				case end == skipIncomplete && !final:
+				case end == skipIncomplete && !last && !full:
 					// b is this value's start and the buffer has room:
 					// wait for more. Never for an empty piece.
 					f.value = true

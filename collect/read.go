@@ -115,11 +115,11 @@ type caseReader struct {
 	// kept collects a case's kept values as one object, compact, for
 	// json.Unmarshal.
 	kept []byte
-	// in interns the check names and checks arrays of the cases read
-	// (decodeKeptDirect).
-	in *interner
-	// scratch is the case being read (readCases).
-	scratch CaseResult
+	// scratch interns the check names and checks arrays of the cases
+	// read and collects a case's checks (decodeKeptDirect).
+	scratch keptScratch
+	// theCase is the case being read (readCases).
+	theCase CaseResult
 	// at is the field path of the document ("" for summary.json, "line 3"
 	// for a line of cases.jsonl), before the decoder's JSON pointers.
 	at string
@@ -347,10 +347,10 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 // decodeKept decodes the case's kept values, r.kept, into c: the defect
 // that leaves the case out, or nil.
 func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
-	if r.in == nil {
-		r.in = &interner{names: map[string]string{}, checks: map[string][]Check{}}
+	if r.scratch.names == nil {
+		r.scratch.names, r.scratch.sets = map[string]string{}, map[string][]Check{}
 	}
-	if !decodeKeptDirect(r.kept, c, r.in) {
+	if !decodeKeptDirect(r.kept, c, &r.scratch) {
 		*c = CaseResult{}
 		if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
 			return decodeError(where, err)
@@ -393,7 +393,7 @@ func (r *caseReader) readCases(l *caseList) error {
 		where := fmt.Sprintf("cases[%d]", n)
 		// One CaseResult to decode into for the whole file (a case
 		// decoded in place escapes to the heap), copied into the list.
-		c := &r.scratch
+		c := &r.theCase
 		*c = CaseResult{}
 		var defect error
 		switch kind := d.PeekKind(); kind {

@@ -387,6 +387,24 @@ func FuzzLoadSummary(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Indented integer runs whose white space after each comma is compared
+	// a word or two at a time (up to 16 bytes) or whole (longer), with one
+	// separator that differs in its last byte (other white space, or not
+	// white space), or where a digit should follow.
+	for _, indent := range []int{7, 8, 12, 15, 16, 24} {
+		sep := ",\n" + strings.Repeat(" ", indent)
+		odd := ",\n" + strings.Repeat(" ", indent-1) + "\t"
+		bad := ",\n" + strings.Repeat(" ", indent-1) + "x"
+		for _, run := range []string{
+			"1" + sep + "22" + sep + "333" + sep + "4444444" + sep + "55555555" + sep + "0",
+			"1" + sep + "22" + odd + "333" + sep + "4",
+			"1" + sep + "22" + bad + "333" + sep + "4",
+			"1" + sep + "22" + sep + "x3" + sep + "4",
+			"1" + sep + "22" + sep + "03" + sep + "4",
+		} {
+			f.Add([]byte(`{"cases":[{"name":"a","phases":{"p":[` + run + `]}}]}`))
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgreement(t, data)
 	})
@@ -571,6 +589,46 @@ func BenchmarkScanKvcached(b *testing.B) {
 	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/(float64(benchtree.CPUTime()-cpu)/1e9), "MB/cpu-s")
 }
 
+// TestPhasesTakenOutWhole reads a kvcached-format part (indented, 40 KiB
+// of phases a case) through the filter: every case's phases reaches the
+// decoder as {}, that of a case whose phases straddle two pieces of the
+// filter's buffer too, never token by token.
+func TestPhasesTakenOutWhole(t *testing.T) {
+	dir := t.TempDir()
+	const cases = 40
+	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: cases}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 4*scanBufSize {
+		t.Fatalf("summary.json of %d bytes: fewer than four pieces of the filter", len(data))
+	}
+	out, err := io.ReadAll(newPhasesFilter(bytes.NewReader(data), 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Name   string          `json:"name"`
+			Phases json.RawMessage `json:"phases"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("the filtered summary.json: %v", err)
+	}
+	if len(doc.Cases) != cases {
+		t.Fatalf("%d cases, want %d", len(doc.Cases), cases)
+	}
+	for _, c := range doc.Cases {
+		if string(c.Phases) != "{}" {
+			t.Errorf("case %s: phases reach the decoder as %d bytes, want {}", c.Name, len(c.Phases))
+		}
+	}
+}
+
 // TestLongStringsAgree reads strings just under and over maxKeptString, in
 // every place a string can be (a kept detail and log, an object name,
 // phases, an unknown field, a case key), some with escapes or a control
@@ -631,8 +689,13 @@ func FuzzDecodeKeptDirect(f *testing.F) {
 		if !jsontext.Value(kept).IsValid(readOptions) {
 			return // record writes valid JSON only
 		}
+		// A reader's scratch has held other cases' checks and names
+		// before: the first seed's, here.
+		scratch := &keptScratch{names: map[string]string{}, sets: map[string][]Check{}}
+		var first CaseResult
+		decodeKeptDirect([]byte(`{"name":"x","checks":[{"name":"c","ok":false,"detail":"d"},{"name":"e","ok":true,"detail":"","unit":"s"}]}`), &first, scratch)
 		var direct CaseResult
-		if !decodeKeptDirect(kept, &direct, &interner{names: map[string]string{}, checks: map[string][]Check{}}) {
+		if !decodeKeptDirect(kept, &direct, scratch) {
 			return
 		}
 		var want CaseResult

@@ -166,16 +166,28 @@ func skipSpace(b []byte, i int) int {
 // the run, from where skipValue reads on (skipNumber checks that element).
 // An indented array repeats the same white space after every comma
 // (json.dumps with indent writes a newline and the indentation): once seen,
-// it is compared whole instead of skipped a byte class at a time.
+// it is compared whole instead of skipped a byte class at a time, as one or
+// two words when it is at most 16 bytes long (indentation up to 15 deep).
 func skipIntegerRun(b []byte, i int) int {
 	var sep []byte // the white space after the previous comma
+	// sep's first eight bytes (those of mask) and, when it is longer, its
+	// last eight.
+	var first, last, mask uint64
 	for {
 		j := integerEndWord(b, i)
 		if j < 0 || j >= len(b) || b[j] != ',' {
 			return skipNumber(b, i)
 		}
 		j++
-		if n := len(sep); n > 0 && j+n < len(b) && string(b[j:j+n]) == string(sep) && b[j+n]-'0' < 10 {
+		switch n := len(sep); {
+		case n == 0:
+		case n <= 16 && j+16 < len(b):
+			if binary.LittleEndian.Uint64(b[j:])&mask == first && (n <= 8 || binary.LittleEndian.Uint64(b[j+n-8:]) == last) &&
+				b[j+n]-'0' < 10 {
+				i = j + n
+				continue
+			}
+		case j+n < len(b) && string(b[j:j+n]) == string(sep) && b[j+n]-'0' < 10:
 			i = j + n
 			continue
 		}
@@ -184,6 +196,13 @@ func skipIntegerRun(b []byte, i int) int {
 			return skipNumber(b, i)
 		}
 		sep, i = b[j:k], k
+		if n := len(sep); n > 0 && n <= 16 {
+			var pad [16]byte
+			copy(pad[:], sep)
+			mask = ^uint64(0) >> (64 - 8*min(n, 8))
+			first = binary.LittleEndian.Uint64(pad[:]) & mask
+			last = binary.LittleEndian.Uint64(pad[max(n-8, 0):])
+		}
 	}
 }
 
