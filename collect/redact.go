@@ -446,6 +446,14 @@ var (
 	shapePairs    [256][4]uint64
 )
 
+// shapeRunByte holds every byte a match can hold (of a prefix or a
+// class), and minShapeRun is the shortest match (a prefix and its
+// minimum): shapeMatcher.next skips what cannot hold a match.
+var (
+	shapeRunByte [256]bool
+	minShapeRun  = maxShapeLen
+)
+
 func init() {
 	for i := range shapes {
 		sh := &shapes[i]
@@ -453,6 +461,15 @@ func init() {
 		c := sh.prefix[0]
 		shapesByFirst[c] = append(shapesByFirst[c], sh)
 		shapePairs[c][sh.prefix[1]>>6] |= 1 << (sh.prefix[1] & 63) // every prefix has 3 bytes or more
+		for j := 0; j < len(sh.prefix); j++ {
+			shapeRunByte[sh.prefix[j]] = true
+		}
+		for b := range 256 {
+			if sh.class(byte(b)) {
+				shapeRunByte[b] = true
+			}
+		}
+		minShapeRun = min(minShapeRun, len(sh.prefix)+sh.min)
 	}
 }
 
@@ -494,16 +511,39 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 }
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
-	// A table lookup a byte, of the byte and the next: bytes.IndexAny
-	// built its set of the shapes' first bytes on every call, and those
-	// are common letters. A match starts at least 3 bytes before the end.
-	for p := i; p+1 < len(buf); p++ {
-		if c := buf[p+1]; shapePairs[buf[p]][c>>6]&(1<<(c&63)) == 0 {
+	// A match is a run of at least minShapeRun bytes of shapeRunByte. The
+	// byte minShapeRun-1 ahead is looked at first: when it cannot be in a
+	// match, none starts before it and the scan jumps past it (most of a
+	// JSON text or a log line is skipped so). Else the run of
+	// shapeRunByte around it is found, and only a run long enough is
+	// looked at a byte at a time: a table lookup a byte, of the byte and
+	// the next, whether a prefix starts there.
+	p := i
+	for p+minShapeRun <= len(buf) {
+		k := p + minShapeRun - 1
+		if !shapeRunByte[buf[k]] {
+			p = k + 1
 			continue
 		}
-		if n, sh := shapeAt(buf, p); n > 0 {
-			return p, n, sh.repl
+		s := k
+		for s > p && shapeRunByte[buf[s-1]] {
+			s--
 		}
+		e := k + 1
+		for e < len(buf) && shapeRunByte[buf[e]] {
+			e++
+		}
+		if e-s >= minShapeRun {
+			for q := s; q+1 < e; q++ {
+				if c := buf[q+1]; shapePairs[buf[q]][c>>6]&(1<<(c&63)) == 0 {
+					continue
+				}
+				if n, sh := shapeAt(buf, q); n > 0 {
+					return q, n, sh.repl
+				}
+			}
+		}
+		p = e
 	}
 	return -1, 0, nil
 }

@@ -171,3 +171,40 @@ func naiveShapes(s string) string {
 	}
 	return b.String()
 }
+
+// shapeNextByteByByte is shapeMatcher.next before it skipped what cannot
+// hold a match: a pair lookup at every byte. FuzzShapeNextSkips holds the
+// two equal.
+func shapeNextByteByByte(buf []byte, i int) (int, int) {
+	for p := i; p+1 < len(buf); p++ {
+		if c := buf[p+1]; shapePairs[buf[p]][c>>6]&(1<<(c&63)) == 0 {
+			continue
+		}
+		if n, _ := shapeAt(buf, p); n > 0 {
+			return p, n
+		}
+	}
+	return -1, 0
+}
+
+// FuzzShapeNextSkips: the skipping scan finds the same first match as a
+// look at every byte, from every start, on the planted tokens cut and
+// joined every way the fuzzer finds.
+func FuzzShapeNextSkips(f *testing.F) {
+	for _, tok := range []string{tokGHP, tokGHS, tokGHO, tokGHU, tokGHR, tokPAT, tokHF, tokJWT,
+		"xoxb-" + "1234567890", "AKIA" + "ABCDEFGHIJKLMNOP", "glpat-" + strings.Repeat("a", 20)} {
+		f.Add([]byte("x " + tok + " y"))
+		f.Add([]byte(`{"name": "` + tok[:len(tok)-1] + `", "k": "` + tok + `."}`))
+		f.Add([]byte(tok + tok))
+	}
+	f.Add([]byte(strings.Repeat("ab_", 40) + "ghp_"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for i := 0; i <= len(data); i++ {
+			j, n, _ := shapeMatcher{}.next(data, i)
+			wj, wn := shapeNextByteByByte(data, i)
+			if j != wj || (j >= 0 && n != wn) {
+				t.Fatalf("%q from %d: match at %d (%d bytes), want %d (%d)", data, i, j, n, wj, wn)
+			}
+		}
+	})
+}

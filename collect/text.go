@@ -1,8 +1,8 @@
 package collect
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -11,11 +11,17 @@ import (
 // (0, or not a finite positive number). The runner's progress table and
 // summary.md show durations alike.
 func FormatSeconds(s float64) string {
+	return string(appendSeconds(nil, s))
+}
+
+// appendSeconds appends FormatSeconds(s) to b: under a minute as
+// fmt's %.1f writes it (strconv's 'f' format, one decimal).
+func appendSeconds(b []byte, s float64) []byte {
 	if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-		return ""
+		return b
 	}
 	if s < 60 {
-		return fmt.Sprintf("%.1fs", s)
+		return append(strconv.AppendFloat(b, s, 'f', 1, 64), 's')
 	}
-	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+	return append(b, time.Duration(s*float64(time.Second)).Round(time.Second).String()...)
 }

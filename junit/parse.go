@@ -124,9 +124,8 @@ func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error
 	}
 	lim := safefile.Limit(r, safefile.Kind{Name: safefile.JUnit.Name, Max: maxBytes})
 	in, utf16 := decoded(lim)
-	p := &parser{d: xml.NewDecoder(in), lim: lim, file: base(file), rd: rd}
-	p.d.Strict = true
-	p.d.CharsetReader = charsetReader(utf16, &p.encErr)
+	p := &parser{lim: lim, file: base(file), rd: rd}
+	p.d = newXMLTokenizer(in, charsetReader(utf16, &p.encErr))
 	if err := p.document(); err != nil {
 		var le *lineError
 		if errors.As(err, &le) || errors.Is(err, safefile.ErrTooLarge) {
@@ -137,10 +136,11 @@ func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error
 	return p.problems, nil
 }
 
-// parser walks the decoder's tokens, bounding depth and refusing what a
-// JUnit report never needs (a DTD, entities).
+// parser walks the tokenizer's tokens (xmltok.go: encoding/xml's, read
+// faster), bounding depth and refusing what a JUnit report never needs (a
+// DTD, entities).
 type parser struct {
-	d     *xml.Decoder
+	d     *xmlTokenizer
 	lim   *safefile.LimitedReader
 	depth int
 	// file is the document's base name, for problems.
@@ -162,10 +162,7 @@ type lineError struct {
 
 func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-func (p *parser) line() int {
-	l, _ := p.d.InputPos()
-	return l
-}
+func (p *parser) line() int { return p.d.Line() }
 
 func (p *parser) errorf(format string, a ...any) error {
 	return &lineError{Line: p.line(), Msg: fmt.Sprintf(format, a...)}
@@ -186,46 +183,49 @@ func (p *parser) problemf(format string, a ...any) {
 	}
 }
 
-// next returns the next token. Its bytes (CharData) are the decoder's and
-// hold only until the next call: every caller uses them at once, so no
-// token is copied.
-func (p *parser) next() (xml.Token, error) {
-	tok, err := p.d.Token()
+// next reads the next token into p.d (kind, name, attr, data). Its bytes
+// (data) are the tokenizer's and hold only until the next call: every
+// caller uses them at once, so no token is copied.
+func (p *parser) next() (tokenKind, error) {
+	err := p.d.next()
 	if err != nil {
 		var se *xml.SyntaxError
 		switch {
 		case errors.Is(err, safefile.ErrTooLarge):
-			return nil, err
+			return 0, err
 		case p.encErr != nil:
-			return nil, &lineError{Line: p.line(), Msg: p.encErr.Error()}
+			return 0, &lineError{Line: p.line(), Msg: p.encErr.Error()}
 		case errors.As(err, &se):
-			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
+			return 0, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
 		case err == io.EOF:
-			return nil, io.EOF
+			return 0, io.EOF
 		}
-		return nil, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
+		return 0, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
 	}
-	switch t := tok.(type) {
-	case xml.StartElement:
+	switch p.d.kind {
+	case tokStart:
 		p.depth++
 		if p.depth > maxDepth {
-			return nil, p.errorf("elements nested deeper than %d", maxDepth)
+			return 0, p.errorf("elements nested deeper than %d", maxDepth)
 		}
-	case xml.EndElement:
+	case tokEnd:
 		p.depth--
-	case xml.Directive:
-		word, _, _ := strings.Cut(strings.TrimSpace(string(t)), " ")
-		return nil, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", text.CutLine(word, 20))
+	case tokDirective:
+		word, _, _ := strings.Cut(strings.TrimSpace(string(p.d.data)), " ")
+		return 0, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", text.CutLine(word, 20))
 	}
-	return tok, nil
+	return p.d.kind, nil
 }
+
+// start is the start tag just read.
+func (p *parser) start() xml.StartElement { return xml.StartElement{Name: p.d.name, Attr: p.d.attr} }
 
 // document reads the whole input: an optional XML declaration, comments and
 // white space around one root element.
 func (p *parser) document() error {
 	rootSeen := false
 	for {
-		tok, err := p.next()
+		kind, err := p.next()
 		if err == io.EOF {
 			if !rootSeen {
 				if p.lim.Total() == 0 {
@@ -238,8 +238,9 @@ func (p *parser) document() error {
 		if err != nil {
 			return err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch kind {
+		case tokStart:
+			t := p.start()
 			if rootSeen {
 				return p.errorf("a second root element <%s>", name(t.Name))
 			}
@@ -256,8 +257,8 @@ func (p *parser) document() error {
 			default:
 				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites> or <testsuite>", name(t.Name))
 			}
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
+		case tokText:
+			if len(bytes.TrimSpace(p.d.data)) > 0 {
 				return p.errorf("not JUnit XML: text outside the root element")
 			}
 		}
@@ -284,19 +285,19 @@ func (p *parser) suites(path []string) error {
 // (start must consume it) and returns at its end tag.
 func (p *parser) children(start func(xml.StartElement) error) error {
 	for {
-		tok, err := p.next()
+		kind, err := p.next()
 		if err == io.EOF {
 			return p.errorf("malformed XML: unexpected end of file")
 		}
 		if err != nil {
 			return err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if err := start(t); err != nil {
+		switch kind {
+		case tokStart:
+			if err := start(p.start()); err != nil {
 				return err
 			}
-		case xml.EndElement:
+		case tokEnd:
 			return nil
 		}
 	}
@@ -313,28 +314,28 @@ func (p *parser) skip() error {
 func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 	var b strings.Builder
 	for {
-		tok, err := p.next()
+		kind, err := p.next()
 		if err == io.EOF {
 			return "", p.errorf("malformed XML: unexpected end of file")
 		}
 		if err != nil {
 			return "", err
 		}
-		switch t := tok.(type) {
-		case xml.CharData:
+		switch kind {
+		case tokText:
 			if room := maxText - b.Len(); room > 0 {
-				b.WriteString(text.CutBytes(string(t), room))
+				b.WriteString(text.CutBytes(string(p.d.data), room))
 			}
-		case xml.StartElement:
+		case tokStart:
 			if child == nil {
 				err = p.skip()
 			} else {
-				err = child(t)
+				err = child(p.start())
 			}
 			if err != nil {
 				return "", err
 			}
-		case xml.EndElement:
+		case tokEnd:
 			// The cut text is marked where it is shown.
 			return text.Valid(b.String()), nil
 		}

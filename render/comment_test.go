@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -173,11 +174,10 @@ func TestDidNotRun(t *testing.T) {
 			if docs.Comment != want {
 				t.Errorf("comment =\n%q\nwant\n%q", docs.Comment, want)
 			}
+			// The whole comment is want: the provider's error text (the
+			// quota reason) is not in it.
 			if docs.Section != "" || docs.Verdict != "DID NOT RUN" {
 				t.Errorf("section %q verdict %q", docs.Section, docs.Verdict)
-			}
-			if strings.Contains(docs.Comment, "quota") {
-				t.Errorf("provider error text reached the comment")
 			}
 		})
 	}
@@ -191,14 +191,15 @@ func TestRowCapAndMore(t *testing.T) {
 		rep.Cases = append(rep.Cases, merge.Case{Name: "case-" + itoa(i), OK: false, Checks: []collect.Check{{Name: "all_ok_" + itoa(i), Detail: "1/20 failed"}}})
 	}
 	docs := mustRender(t, rep, sampleOptions())
-	if n := strings.Count(docs.Comment, "| case-"); n != 30 {
-		t.Errorf("%d failed rows, want 30", n)
+	rows := failedTableRows(docs.Comment)
+	if len(rows) != 30 {
+		t.Fatalf("%d failed rows, want 30", len(rows))
 	}
-	if !strings.Contains(docs.Comment, "| case-29 |") || strings.Contains(docs.Comment, "| case-30 |") {
+	if rows[0][0].Text != "case-0" || rows[29][0].Text != "case-29" {
 		t.Errorf("rows are not the first 30 in report order")
 	}
-	if !strings.Contains(docs.Comment, "\n\nand 15 more; see the run's job summary.\n\n") {
-		t.Errorf("no 'and 15 more' line:\n%s", docs.Comment)
+	if !slices.Contains(mdtest.Texts(mdtest.Paragraphs([]byte(docs.Comment))), "and 15 more; see the run's job summary.") {
+		t.Errorf("no 'and 15 more' paragraph:\n%s", docs.Comment)
 	}
 }
 
@@ -207,9 +208,12 @@ func TestDetailCut(t *testing.T) {
 	long := strings.Repeat("é長|", 200)
 	rep.Cases[1].Checks[0].Detail = long
 	docs := mustRender(t, rep, sampleOptions())
-	want := "`all_ok` (" + text.Plain(text.Cut(long, 300)) + ")"
-	if !strings.Contains(docs.Comment, want) {
-		t.Errorf("detail not cut to 300 then escaped")
+	// Read back, the cell shows the cut detail as it was: had its pipes not
+	// been escaped, the row would have more cells.
+	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
+	row := failed.Row(rep.Cases[1].Name)
+	if want := "all_ok (" + text.Cut(long, 300) + ")"; len(row) != len(failed.Header) || row[len(row)-1].Text != want {
+		t.Errorf("detail not cut to 300 then escaped: row %q", mdtest.Texts(row))
 	}
 }
 
@@ -221,23 +225,34 @@ func TestPullRequestVariant(t *testing.T) {
 		t.Errorf("a pull-request run has no issue section")
 	}
 	c := docs.Comment
-	for _, w := range []string{
-		"\n<details><summary>Setup of every case</summary>\n\nOn request in a pull request ([`gpu-pr.yml`](https://github.com/ovg-project/kvcached/blob/main/.github/workflows/gpu-pr.yml))",
-		"with the pull request merged into main",
-		"Each case:\n\n- 20 prompts at concurrency 4",
-		"\n\n</details>\n\nLogs: [artifact]",
-	} {
-		if !strings.Contains(c, w) {
-			t.Errorf("PR comment lacks %q", w)
-		}
+	// The setup is the section but for its title, collapsed; the logs line
+	// follows it, then the digest.
+	d := mdtest.Details([]byte(c))
+	if len(d) != 1 || d[0].Summary != "Setup of every case" {
+		t.Fatalf("PR comment's details %+v, want the setup", d)
 	}
-	for _, a := range []string{"#nightly-correctness", "\n## Nightly correctness", "Setup of every case: the issue description."} {
-		if strings.Contains(c, a) {
-			t.Errorf("PR comment holds %q", a)
-		}
+	setup := d[0].Body
+	first := mdtest.Paragraphs(setup)[0]
+	if !strings.HasPrefix(first.Text, "On request in a pull request (gpu-pr.yml) on 2x NVIDIA L4 ") ||
+		!strings.HasSuffix(first.Text, ", with the pull request merged into main installed into each engine's image.") ||
+		!slices.Equal(first.Links, []string{"https://github.com/ovg-project/kvcached/blob/main/.github/workflows/gpu-pr.yml"}) {
+		t.Errorf("the setup starts %+v", first)
 	}
-	if !strings.Contains(c, ", run.log.\n\n<!-- ci-report:digest ") || !strings.HasSuffix(c, " -->\n") {
-		t.Errorf("PR comment does not end with the logs line and the digest")
+	if got := mdtest.ListAfter(setup, "Each case:"); !slices.Equal(got, []string{"20 prompts at concurrency 4", "one long prompt"}) {
+		t.Errorf("the setup's workload %q", got)
+	}
+	if h := mdtest.Headings(setup); !slices.Equal(h, []string{"Cases", "Elastic tests", "Limit tests", "Priority tests"}) {
+		t.Errorf("the setup's headings %q (no section title)", h)
+	}
+	lines := mdtest.Lines([]byte(c))
+	if i := slices.Index(lines, "H bursts"); i < 0 || i+2 != len(lines) || !strings.HasPrefix(lines[i+1], "Logs: artifact, kept 30 days: ") {
+		t.Errorf("the logs line does not follow the setup, last: %q", lines)
+	}
+	if slices.Contains(mdtest.Links([]byte(c)), "#nightly-correctness") {
+		t.Errorf("PR comment points to the issue section")
+	}
+	if js, ok := DigestOf(c); !ok || !strings.HasSuffix(c, "\n\n<!-- ci-report:digest "+js+" -->\n") {
+		t.Errorf("PR comment does not end with the digest")
 	}
 }
 
@@ -248,28 +263,34 @@ func TestSectionPointerRule(t *testing.T) {
 		spelled    []string
 		notSpelled []string
 	}{
-		{"nightly", 0, []string{"| `all_ok` |", "| `a_grew` |", "| `under_limit` |", "| `h_grew` |"}, nil},
-		{"weekly", 3, []string{"| `h_grew` |"}, []string{"| `all_ok` |", "| `a_grew` |", "| `under_limit` |"}},
-		{"smoke", 3, []string{"| `h_grew` |"}, []string{"| `all_ok` |"}},
-		{"hopper", 0, []string{"| `all_ok` |", "| `h_grew` |"}, nil},
+		{"nightly", 0, []string{"all_ok", "no_errors", "a_grew", "under_limit", "h_grew"}, nil},
+		{"weekly", 3, []string{"h_grew"}, []string{"all_ok", "a_grew", "under_limit"}},
+		{"smoke", 3, []string{"h_grew"}, []string{"all_ok"}},
+		{"hopper", 0, []string{"all_ok", "no_errors", "a_grew", "under_limit", "h_grew"}, nil},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
 			rep, opts := sampleReport(t), sampleOptions()
 			rep.Setup.Profile, opts.Profile = tc.profile, tc.profile
 			docs := mustRender(t, rep, opts)
 			s := docs.Section
-			if n := strings.Count(s, "[Nightly correctness](#nightly-correctness)"); n != tc.pointers {
-				t.Errorf("%d pointer lines, want %d\n%s", n, tc.pointers, s)
-			}
-			for _, w := range tc.spelled {
-				if !strings.Contains(s, w) {
-					t.Errorf("section lacks %q", w)
+			pointers := 0
+			for _, l := range mdtest.Blocks([]byte(s)) {
+				if l.Text == "Workload and checks: as in Nightly correctness." && slices.Equal(l.Links, []string{"#nightly-correctness"}) {
+					pointers++
 				}
 			}
-			for _, w := range tc.notSpelled {
-				if strings.Contains(s, w) {
-					t.Errorf("section holds %q", w)
+			if pointers != tc.pointers {
+				t.Errorf("%d pointer lines, want %d\n%s", pointers, tc.pointers, s)
+			}
+			// The checks spelled out: the check columns of the tables.
+			var spelled []string
+			for _, tb := range mdtest.Tables([]byte(s)) {
+				for _, c := range tb.Column("check") {
+					spelled = append(spelled, c.Code...)
 				}
+			}
+			if !slices.Equal(spelled, tc.spelled) {
+				t.Errorf("checks spelled out %q, want %q (not %q)", spelled, tc.spelled, tc.notSpelled)
 			}
 			if docs.SectionName != tc.profile {
 				t.Errorf("section name %q", docs.SectionName)
@@ -281,36 +302,45 @@ func TestSectionPointerRule(t *testing.T) {
 func TestSectionParts(t *testing.T) {
 	docs := mustRender(t, sampleReport(t), sampleOptions())
 	s := docs.Section
-	for _, w := range []string{
-		"## Nightly correctness\n\nDaily at 08:00 UTC ([`gpu-correctness.yml`](https://github.com/ovg-project/kvcached/blob/main/.github/workflows/gpu-correctness.yml)) on 2x NVIDIA L4",
-		"| vLLM | `vllm/vllm-openai:v0.30.0` (`sha256:0123456789ab…`) | vllm 0.30.0, kvcached 0.1.6, torch 2.13.0, CUDA 13.0 |",
-		"| SGLang | `lmsysorg/sglang:v0.5.0` | sglang 0.5.0 |",
-		"- vLLM servers start as `vllm serve` with `VLLM_USE_V1=1`.",
-		"  - kvcached cases add `ENABLE_KVCACHED=true` and a per-server `KVCACHED_IPC_NAME`; `KVCACHED_CONTIGUOUS_LAYOUT` varies with the KV layout.",
-		"  - native cases add nothing.",
-		"- SGLang servers start as `python -m sglang.launch_server` with `SGLANG_X=1`.",
-		"### Cases",
-		"| case | model | KV cache | TP | KV dtype | case flags |",
-		"| vllm-qwen05b-kv\\_c1 | `Qwen/Qwen2.5-0.5B-Instruct` @ [aaaaaaa](https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/tree/aaaaaaabbbbbbbcccccccddddddd111111122222) | kvcached, contiguous | 1 | model dtype | `--dtype bfloat16 --trust-remote-code --max-num-seqs 128` |",
-		"| sglang-qwen35\\_4b-kv\\_c1 | `Qwen/Qwen3.5-4B` | kvcached, contiguous | 2 | model dtype | |",
-		"### Elastic tests", "| case | GPU | server A | server B |",
-		"### Limit tests", "| case | server |",
-		"### Priority tests", "| case | GPU | layers | low priority | high priority |",
-		"| priority-vllm-qwen05b+vllm-qwen05b | 0 | co-location, real serving | vLLM, `Qwen/Qwen2.5-0.5B-Instruct` @ [aaaaaaa]",
-		", kvcached, contiguous, priority 1 |",
-	} {
-		if !strings.Contains(s, w) {
-			t.Errorf("section lacks %q", w)
+	src := []byte(s)
+	// The headings, in order; the title is the section's marker heading.
+	if h := mdtest.Headings(src); !strings.HasPrefix(s, "## Nightly correctness\n") ||
+		!slices.Equal(h, []string{"Nightly correctness", "Cases", "Elastic tests", "Limit tests", "Priority tests"}) {
+		t.Errorf("headings %q", h)
+	}
+	if p := mdtest.Paragraphs(src)[0]; !strings.HasPrefix(p.Text, "Daily at 08:00 UTC (gpu-correctness.yml) on 2x NVIDIA L4") ||
+		!slices.Equal(p.Links, []string{"https://github.com/ovg-project/kvcached/blob/main/.github/workflows/gpu-correctness.yml"}) {
+		t.Errorf("first paragraph %+v", p)
+	}
+	engines, _ := mdtest.WithColumn(src, "versions")
+	if got, want := engines.Strings(), [][]string{{"engine", "image", "versions"},
+		{"vLLM", "vllm/vllm-openai:v0.30.0 (sha256:0123456789ab…)", "vllm 0.30.0, kvcached 0.1.6, torch 2.13.0, CUDA 13.0"},
+		{"SGLang", "lmsysorg/sglang:v0.5.0", "sglang 0.5.0"}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("engines table %q, want %q", got, want)
+	}
+	if !mdtest.HasRun(src, "vLLM servers start as vllm serve with VLLM_USE_V1=1.",
+		"kvcached cases add ENABLE_KVCACHED=true and a per-server KVCACHED_IPC_NAME; KVCACHED_CONTIGUOUS_LAYOUT varies with the KV layout.",
+		"native cases add nothing.",
+		"SGLang servers start as python -m sglang.launch_server with SGLANG_X=1.") {
+		t.Errorf("the engines' bullets: %q", mdtest.Lines(src))
+	}
+	cases, _ := mdtest.Headed(src, "case", "model", "KV cache", "TP", "KV dtype", "case flags")
+	if got := mdtest.Texts(cases.Row("vllm-qwen05b-kv_c1")); !slices.Equal(got, []string{"vllm-qwen05b-kv_c1", "Qwen/Qwen2.5-0.5B-Instruct @ aaaaaaa", "kvcached, contiguous", "1", "model dtype", "--dtype bfloat16 --trust-remote-code --max-num-seqs 128"}) ||
+		!slices.Equal(cases.Row("vllm-qwen05b-kv_c1")[1].Links, []string{"https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/tree/aaaaaaabbbbbbbcccccccddddddd111111122222"}) {
+		t.Errorf("cases row of vllm-qwen05b-kv_c1 %q", got)
+	}
+	if got := mdtest.Texts(cases.Row("sglang-qwen35_4b-kv_c1")); !slices.Equal(got, []string{"sglang-qwen35_4b-kv_c1", "Qwen/Qwen3.5-4B", "kvcached, contiguous", "2", "model dtype", ""}) {
+		t.Errorf("cases row of sglang-qwen35_4b-kv_c1 %q", got)
+	}
+	for _, header := range [][]string{{"case", "GPU", "server A", "server B"}, {"case", "server"}} {
+		if _, ok := mdtest.Headed(src, header...); !ok {
+			t.Errorf("section lacks the table %q", header)
 		}
 	}
-	// Order of the headings.
-	last := -1
-	for _, h := range []string{"### Cases", "### Elastic tests", "### Limit tests", "### Priority tests"} {
-		i := strings.Index(s, h)
-		if i < last {
-			t.Errorf("%s out of order", h)
-		}
-		last = i
+	priority, _ := mdtest.Headed(src, "case", "GPU", "layers", "low priority", "high priority")
+	if got := mdtest.Texts(priority.Row("priority-vllm-qwen05b+vllm-qwen05b")); !slices.Equal(got, []string{"priority-vllm-qwen05b+vllm-qwen05b", "0", "co-location, real serving",
+		"vLLM, Qwen/Qwen2.5-0.5B-Instruct @ aaaaaaa, kvcached, contiguous, priority 0", "vLLM, Qwen/Qwen2.5-0.5B-Instruct @ aaaaaaa, kvcached, contiguous, priority 1"}) {
+		t.Errorf("priority row %q", got)
 	}
 	// The env forms render identically: swap vLLM's env to the pair form.
 	rep := sampleReport(t)

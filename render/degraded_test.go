@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,31 +31,35 @@ func passingReport(t *testing.T) *merge.Report {
 
 // TestProblemsShown: problems of the input reach the comment (escaped as
 // plain text, the first maxProblems, the rest counted), whatever the
-// verdict; a report without problems has no such block.
+// verdict; a report without problems has no such block. The comment is
+// read back as Markdown: the list after the intro, item by item.
 func TestProblemsShown(t *testing.T) {
+	const intro = "Some results could not be read; this report leaves out what they hold:"
 	many := make([]collect.Problem, 25)
 	for i := range many {
 		many[i] = collect.Problem{Part: "vLLM", File: "cases.jsonl", What: fmt.Sprintf("line %d: want object (line skipped)", i+1)}
 	}
+	var manyItems []string
+	for i := range maxProblems {
+		manyItems = append(manyItems, fmt.Sprintf("vLLM: cases.jsonl: line %d: want object (line skipped)", i+1))
+	}
+	manyItems = append(manyItems, "and 5 more; the log of the step that rendered this comment lists them all.")
 	for _, tc := range []struct {
 		name     string
 		verdict  string
 		problems []collect.Problem
-		want     []string
-		avoid    []string
+		blocks   []string // lines the comment has besides the list
+		items    []string // the list after the intro (nil: no intro)
 	}{
-		{"none", merge.VerdictPass, nil, []string{"All 7 cases passed."}, []string{"could not be read"}},
+		{"none", merge.VerdictPass, nil, []string{"All 7 cases passed."}, nil},
+		// Read back, an unescaped <b> would be a tag and leave the text.
 		{"one, escaped", merge.VerdictPass, []collect.Problem{{Part: "vLLM", File: "setup.json", Field: "cases[1].tp", What: "want integer, got string <b>@x</b>"}},
-			[]string{"Some results could not be read; this report leaves out what they hold:",
-				"- vLLM: setup.json: cases\\[1\\].tp: want integer, got string \\<b\\>@\u200dx\\</b\\>", "All 7 cases passed."}, []string{"<b>"}},
+			[]string{"All 7 cases passed."}, []string{"vLLM: setup.json: cases[1].tp: want integer, got string <b>@x</b>"}},
 		{"long one cut", merge.VerdictPass, []collect.Problem{{Part: "vLLM", What: strings.Repeat("a", 1000)}},
-			[]string{"- vLLM: " + strings.Repeat("a", problemCut-len("vLLM: ")-1) + "…"}, nil},
-		{"many counted", merge.VerdictPass, many,
-			[]string{"- vLLM: cases.jsonl: line 20: want object (line skipped)", "- and 5 more; the log of the step that rendered this comment lists them all."},
-			[]string{"line 21:"}},
+			nil, []string{"vLLM: " + strings.Repeat("a", problemCut-len("vLLM: ")-1) + "…"}},
+		{"many counted", merge.VerdictPass, many, nil, manyItems},
 		{"did not run", merge.VerdictDidNotRun, []collect.Problem{{Part: "vLLM", File: "summary.json", Field: "cases", What: "want array, got string"}},
-			[]string{"The tests did not finish; the run log has the details.", "Some results could not be read; this report leaves out what they hold:",
-				"- vLLM: summary.json: cases: want array, got string"}, nil},
+			[]string{"The tests did not finish; the run log has the details."}, []string{"vLLM: summary.json: cases: want array, got string"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := passingReport(t)
@@ -67,15 +72,14 @@ func TestProblemsShown(t *testing.T) {
 			}
 			rep.Verdict = tc.verdict
 			docs := mustRender(t, rep, sampleOptions())
-			for _, w := range tc.want {
-				if !strings.Contains(docs.Comment, "\n"+w+"\n") {
+			src := []byte(docs.Comment)
+			for _, w := range tc.blocks {
+				if !mdtest.Has(src, w) {
 					t.Errorf("comment lacks line %q:\n%s", w, docs.Comment)
 				}
 			}
-			for _, a := range tc.avoid {
-				if strings.Contains(docs.Comment, a) {
-					t.Errorf("comment holds %q:\n%s", a, docs.Comment)
-				}
+			if got := mdtest.ListAfter(src, intro); !slices.Equal(got, tc.items) || (tc.items == nil) == mdtest.Has(src, intro) {
+				t.Errorf("problems listed %q, want %q:\n%s", got, tc.items, docs.Comment)
 			}
 		})
 	}
@@ -90,9 +94,9 @@ func TestVerdictAndBodyAgree(t *testing.T) {
 		want   string
 		avoid  string
 	}{
-		{"pass", merge.StatusComplete, "\nAll 7 cases passed.\n", "No case failed"},
-		{"partial part, all planned ran", merge.StatusPartial, "\nNo case failed; the 7 cases that ran passed, but not every part finished.\n", "All 7 cases passed."},
-		{"missing part", merge.StatusMissing, "\nNo case failed; the 7 cases that ran passed, but not every part finished.\n", "All 7 cases passed."},
+		{"pass", merge.StatusComplete, "All 7 cases passed.", "No case failed; the 7 cases that ran passed, but not every part finished."},
+		{"partial part, all planned ran", merge.StatusPartial, "No case failed; the 7 cases that ran passed, but not every part finished.", "All 7 cases passed."},
+		{"missing part", merge.StatusMissing, "No case failed; the 7 cases that ran passed, but not every part finished.", "All 7 cases passed."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := passingReport(t)
@@ -102,7 +106,7 @@ func TestVerdictAndBodyAgree(t *testing.T) {
 				rep.Verdict = "FAIL (0 of 7 cases; the vLLM cases finished partly)"
 			}
 			docs := mustRender(t, rep, sampleOptions())
-			if !strings.Contains(docs.Comment, tc.want) || strings.Contains(docs.Comment, tc.avoid) {
+			if src := []byte(docs.Comment); !mdtest.Has(src, tc.want) || mdtest.Has(src, tc.avoid) {
 				t.Errorf("comment lacks %q or holds %q:\n%s", tc.want, tc.avoid, docs.Comment)
 			}
 		})
@@ -123,17 +127,22 @@ func TestManyUnfinishedParts(t *testing.T) {
 	if n := runeCount(docs.Comment); n > CommentBudget {
 		t.Fatalf("comment has %d code points, budget %d", n, CommentBudget)
 	}
-	for _, w := range []string{
-		"\nAnd 2980 more parts did not finish; the run log has the details.\n",
-		"\n- and 2980 more; the log of the step that rendered this comment lists them all.\n",
-		"\nThe p19-",
-	} {
-		if !strings.Contains(docs.Comment, w) {
-			t.Errorf("comment lacks %q", w)
+	src := []byte(docs.Comment)
+	if !mdtest.Has(src, "And 2980 more parts did not finish; the run log has the details.") {
+		t.Errorf("the parts after the first %d are not counted", maxPartLines)
+	}
+	if items := mdtest.ListAfter(src, "Some results could not be read; this report leaves out what they hold:"); len(items) != maxProblems+1 ||
+		items[maxProblems] != "and 2980 more; the log of the step that rendered this comment lists them all." {
+		t.Errorf("%d problem items, want %d and the count of the rest", len(items), maxProblems+1)
+	}
+	var parts []string
+	for _, l := range mdtest.Lines(src) {
+		if strings.HasPrefix(l, "The p") && strings.HasSuffix(l, " cases did not finish; the run log has the details.") {
+			parts = append(parts, l)
 		}
 	}
-	if strings.Contains(docs.Comment, "\nThe p20-") {
-		t.Errorf("more than %d part lines", maxPartLines)
+	if len(parts) != maxPartLines || !strings.HasPrefix(parts[0], "The p0-|`<") || !strings.HasPrefix(parts[maxPartLines-1], "The p19-") {
+		t.Errorf("part lines %q, want the first %d", parts, maxPartLines)
 	}
 }
 
@@ -143,7 +152,7 @@ func TestPerfErrorTxt(t *testing.T) {
 	opts := sampleOptions()
 	opts.Profile = "perf"
 	docs := mustRender(t, rep, opts)
-	if !strings.Contains(docs.Comment, "\nNo GPU could be obtained; the run log has the details.\n") {
+	if !mdtest.Has([]byte(docs.Comment), "No GPU could be obtained; the run log has the details.") {
 		t.Errorf("comment:\n%s", docs.Comment)
 	}
 	// With a summary: the comment says error.txt was left, and lists the
@@ -151,13 +160,12 @@ func TestPerfErrorTxt(t *testing.T) {
 	rep.Perf.Summary = &collect.PerfSummary{}
 	rep.Problems = []collect.Problem{{Part: "perf", File: "perf/setup.json", Field: "models", What: "want object, got array"}}
 	docs = mustRender(t, rep, opts)
-	for _, w := range []string{
-		"\nThe perf job left error.txt: part of it could not start; the run log has the details.\n",
-		"\n- perf: perf/setup.json: models: want object, got array\n",
-	} {
-		if !strings.Contains(docs.Comment, w) {
-			t.Errorf("comment lacks %q:\n%s", w, docs.Comment)
-		}
+	src := []byte(docs.Comment)
+	if !mdtest.Has(src, "The perf job left error.txt: part of it could not start; the run log has the details.") {
+		t.Errorf("comment does not say error.txt was left:\n%s", docs.Comment)
+	}
+	if got := mdtest.ListAfter(src, "Some results could not be read; this report leaves out what they hold:"); !slices.Equal(got, []string{"perf: perf/setup.json: models: want object, got array"}) {
+		t.Errorf("problems listed %q:\n%s", got, docs.Comment)
 	}
 }
 
@@ -171,13 +179,16 @@ func TestEnvBulletsServerCasesOnly(t *testing.T) {
 	low.Env.Set("KVCACHED_MAX_CACHED_TOKENS", "4096")
 	rep.Setup.Kind("elastic").Entries[0].Servers[0].Env.Set("ELASTIC_ONLY", "1")
 	docs := mustRender(t, rep, sampleOptions())
-	for _, a := range []string{"KVCACHED_MAX_CACHED_TOKENS", "ELASTIC_ONLY"} {
-		if strings.Contains(docs.Section, a) {
-			t.Errorf("section lists %s, which no server case sets:\n%s", a, docs.Section)
+	// The bullets' code spans: the variables and their values.
+	for _, it := range mdtest.Items([]byte(docs.Section)) {
+		for _, code := range it.Code {
+			if strings.HasPrefix(code, "KVCACHED_MAX_CACHED_TOKENS") || strings.HasPrefix(code, "ELASTIC_ONLY") {
+				t.Errorf("section lists %s, which no server case sets:\n%s", code, docs.Section)
+			}
 		}
 	}
-	want := "  - kvcached cases add `ENABLE_KVCACHED=true` and a per-server `KVCACHED_IPC_NAME`; `KVCACHED_CONTIGUOUS_LAYOUT` varies with the KV layout."
-	if !strings.Contains(docs.Section, "\n"+want+"\n") {
+	want := "kvcached cases add ENABLE_KVCACHED=true and a per-server KVCACHED_IPC_NAME; KVCACHED_CONTIGUOUS_LAYOUT varies with the KV layout."
+	if !mdtest.Has([]byte(docs.Section), want) {
 		t.Errorf("section lacks %q:\n%s", want, docs.Section)
 	}
 }
@@ -189,11 +200,11 @@ func TestEngineBulletUnknowns(t *testing.T) {
 	for _, tc := range []struct {
 		name, server string
 		env          bool
-		want         string
+		want         string // vLLM's bullet; its first sub-bullet follows
 	}{
-		{"known", "vllm serve", true, "- vLLM servers start as `vllm serve` with `VLLM_USE_V1=1`."},
-		{"no server", "", true, "- vLLM servers get `VLLM_USE_V1=1`."},
-		{"nothing known", "", false, "- vLLM servers:\n  - kvcached cases add"},
+		{"known", "vllm serve", true, "vLLM servers start as vllm serve with VLLM_USE_V1=1."},
+		{"no server", "", true, "vLLM servers get VLLM_USE_V1=1."},
+		{"nothing known", "", false, "vLLM servers:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := sampleReport(t)
@@ -204,11 +215,10 @@ func TestEngineBulletUnknowns(t *testing.T) {
 			}
 			rep.Setup.Engines.Set("vllm", e)
 			docs := mustRender(t, rep, sampleOptions())
-			if !strings.Contains(docs.Section, "\n"+tc.want) {
-				t.Errorf("section lacks %q:\n%s", tc.want, docs.Section)
-			}
-			if strings.Contains(docs.Section, "start as .") || strings.Contains(docs.Section, "start as  ") {
-				t.Errorf("empty server clause:\n%s", docs.Section)
+			lines := mdtest.Lines([]byte(docs.Section))
+			i := slices.Index(lines, tc.want)
+			if i < 0 || i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "kvcached cases add ") {
+				t.Errorf("section lacks %q and its kvcached sub-bullet:\n%s", tc.want, docs.Section)
 			}
 		})
 	}
@@ -220,7 +230,7 @@ func TestSectionWithoutEngines(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Setup.Engines = collect.Ordered[collect.Engine]{}
 	docs := mustRender(t, rep, sampleOptions())
-	if docs.Section == "" || strings.Contains(docs.Section, "| engine | image | versions |") {
+	if _, engines := mdtest.WithColumn([]byte(docs.Section), "image"); docs.Section == "" || engines {
 		t.Errorf("want a section without the engines table:\n%s", docs.Section)
 	}
 	checkTables(t, docs.Section)
@@ -236,7 +246,8 @@ func TestSectionWithoutEngines(t *testing.T) {
 // section alike.
 func TestVersionNames(t *testing.T) {
 	docs := mustRender(t, sampleReport(t), sampleOptions())
-	if !strings.Contains(docs.Section, "torch 2.13.0, CUDA 13.0 |") {
+	engines, _ := mdtest.WithColumn([]byte(docs.Section), "versions")
+	if got := engines.Row("vLLM"); len(got) != 3 || got[2].Text != "vllm 0.30.0, kvcached 0.1.6, torch 2.13.0, CUDA 13.0" {
 		t.Errorf("engines table:\n%s", docs.Section)
 	}
 	ps := &collect.PerfSetup{}
@@ -246,7 +257,7 @@ func TestVersionNames(t *testing.T) {
 	opts := sampleOptions()
 	opts.Profile = "perf"
 	docs = mustRender(t, rep, opts)
-	if !strings.Contains(docs.Section, "\nVersions: vllm 0.30.0, CUDA 13.0.\n") {
+	if !mdtest.Has([]byte(docs.Section), "Versions: vllm 0.30.0, CUDA 13.0.") {
 		t.Errorf("perf section:\n%s", docs.Section)
 	}
 }
@@ -270,11 +281,15 @@ func TestPerfHugeSummary(t *testing.T) {
 		t.Fatalf("comment has %d code points, budget %d", n, CommentBudget)
 	}
 	checkTables(t, docs.Comment)
-	if got := strings.Count(docs.Comment, "\nand 2960 more; see perf/summary.json in the run's artifact.\n"); got != 1 {
-		t.Errorf("table rows not counted (%d):\n%.3000s", got, docs.Comment)
+	// The table's rows are counted in a paragraph, the idle lines in the
+	// last item of their list.
+	const more = "and 2960 more; see perf/summary.json in the run's artifact."
+	src := []byte(docs.Comment)
+	if n := count(mdtest.Texts(mdtest.Paragraphs(src)), more); n != 1 {
+		t.Errorf("table rows counted in %d paragraphs, want 1:\n%.3000s", n, docs.Comment)
 	}
-	if !strings.Contains(docs.Comment, "\n- and 2960 more; see perf/summary.json in the run's artifact.\n") {
-		t.Errorf("idle lines not counted")
+	if n := count(mdtest.Texts(mdtest.Items(src)), more); n != 1 {
+		t.Errorf("idle lines counted in %d list items, want 1", n)
 	}
 }
 
@@ -286,10 +301,11 @@ func TestSectionExpectations(t *testing.T) {
 	e.Expectations = &collect.EngineExpectations{Set: "vllm-mrv2", Why: "kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31", Patches: []string{"model_runner_v2"}, CapacityLine: true}
 	rep.Setup.Engines.Set("vllm", e)
 	docs := mustRender(t, rep, sampleOptions())
-	if !strings.Contains(docs.Section, "| engine | image | versions | expectations |") || !strings.Contains(docs.Section, "| `vllm-mrv2` (kvcached 0.1.5 in") {
+	engines, ok := mdtest.Headed([]byte(docs.Section), "engine", "image", "versions", "expectations")
+	if c := engines.Row("vLLM"); !ok || len(c) != 4 || c[3].Text != "vllm-mrv2 (kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31)" || !slices.Equal(c[3].Code, []string{"vllm-mrv2"}) {
 		t.Errorf("section lacks the expectations column:\n%s", docs.Section)
 	}
-	if rep.Setup.Engines.Len() > 1 && !strings.Contains(docs.Section, "| none picked |") {
+	if c := engines.Row("SGLang"); len(c) != 4 || c[3].Text != "none picked" {
 		t.Errorf("an engine without a set is not marked:\n%s", docs.Section)
 	}
 	checkTables(t, docs.Section)
@@ -305,16 +321,23 @@ func TestSectionProvisionalExpectations(t *testing.T) {
 	e.Expectations = &collect.EngineExpectations{Set: "vllm-mrv2", Why: why, Patches: []string{"model_runner_v2"}, CapacityLine: true, Provisional: true}
 	rep.Setup.Engines.Set("vllm", e)
 	docs := mustRender(t, rep, sampleOptions())
-	var cells []mdtest.Cell
-	for _, tb := range mdtest.Tables([]byte(docs.Section)) {
-		if col := tb.Column("expectations"); col != nil {
-			cells = col
-		}
-	}
+	engines, _ := mdtest.WithColumn([]byte(docs.Section), "expectations")
+	cells := engines.Column("expectations")
 	if len(cells) == 0 {
 		t.Fatalf("no expectations column in the section:\n%s", docs.Section)
 	}
 	if c := cells[0]; c.Text != "vllm-mrv2, provisional ("+why+")" || len(c.Code) != 1 || c.Code[0] != "vllm-mrv2" {
 		t.Errorf("vllm's expectations cell %+v", c)
 	}
+}
+
+// count is how many of texts read s.
+func count(texts []string, s string) int {
+	n := 0
+	for _, t := range texts {
+		if t == s {
+			n++
+		}
+	}
+	return n
 }

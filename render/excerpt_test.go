@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
-	"github.com/yuin/goldmark/ast"
-	gmtext "github.com/yuin/goldmark/text"
 )
 
 // TestWhereToLook shows a failed case's serve.log excerpt (docs/render.md
@@ -35,23 +35,32 @@ func TestWhereToLook(t *testing.T) {
 	docs := mustRender(t, rep, sampleOptions())
 	c := docs.Comment
 	job := "https://github.com/ovg-project/kvcached/actions/runs/555/job/777"
-	for _, want := range []string{
-		"Job logs of the failed cases: [SGLang](" + job + ").",
-		"Where to look for sglang-qwen35\\_4b-kv\\_c1: `sglang-qwen35_4b-kv_c1/serve.log` around its first error signature, `Traceback \\(most recent call last\\)`, from byte 4096 ([the job's log](" + job + ")).",
-		"<details><summary>serve.log excerpt of this case</summary>\n\n`````text\nINFO ready\nTraceback (most recent call last):\n  ```` fence? @someone </details>\n",
-		"Where to look for limit-vllm-qwen05b: `limit-vllm-qwen05b/serve.log` from the burst, at byte 77.",
-		"\n```text\nINFO burst\n```\n",
-		"bell \uFFFD here",
+	for _, want := range []mdtest.Cell{
+		{Text: "Job logs of the failed cases: SGLang.", Links: []string{job}},
+		{Text: `Where to look for sglang-qwen35_4b-kv_c1: sglang-qwen35_4b-kv_c1/serve.log around its first error signature, Traceback \(most recent call last\), from byte 4096 (the job's log).`, Links: []string{job}},
+		{Text: "Where to look for limit-vllm-qwen05b: limit-vllm-qwen05b/serve.log from the burst, at byte 77.", Links: []string{}},
 	} {
-		if !strings.Contains(c, want) {
-			t.Errorf("the comment lacks %q:\n%s", want, c)
+		if !slices.ContainsFunc(mdtest.Paragraphs([]byte(c)), func(p mdtest.Cell) bool { return p.Text == want.Text && slices.Equal(p.Links, want.Links) }) {
+			t.Errorf("the comment lacks the paragraph %q linking %q:\n%s", want.Text, want.Links, c)
 		}
 	}
+	// The excerpts, read back: each in its own <details>, its lines whole
+	// (the fence outlasts the backticks in them), inert and redacted.
+	ex := excerpts(c)
+	if len(ex) != 2 || len(ex[0]) != 1 || len(ex[1]) != 1 {
+		t.Fatalf("excerpts %q, want two of one fence each:\n%s", ex, c)
+	}
+	first := strings.Split(strings.TrimSuffix(ex[0][0].Text, "\n"), "\n")
+	if ex[0][0].Lang != "text" || len(first) != 5 || !slices.Equal(first[:3], []string{"INFO ready", "Traceback (most recent call last):", "  ```` fence? @someone </details>"}) ||
+		first[3] == "token "+token || first[4] != "bell \uFFFD here" {
+		t.Errorf("the first excerpt reads %q", first)
+	}
+	if ex[1][0] != (mdtest.Fence{Lang: "text", Text: "INFO burst\n"}) {
+		t.Errorf("the second excerpt reads %+v", ex[1][0])
+	}
+	// Nowhere else either.
 	if strings.Contains(c, token) || strings.Contains(c, "\a") {
 		t.Errorf("a secret or a control character reached the comment:\n%s", c)
-	}
-	if strings.Count(c, "serve.log excerpt of this case") != 2 {
-		t.Errorf("want two excerpts:\n%s", c)
 	}
 }
 
@@ -63,8 +72,8 @@ func TestWhereToLookPhase(t *testing.T) {
 	caseNamed(t, rep, "sglang-qwen35_4b-kv_c1").Excerpt = &collect.Excerpt{File: "sglang-qwen35_4b-kv_c1/serve.log", Offset: 2048,
 		From: collect.ExcerptPhase("gen_seq"), Lines: []string{"INFO gen"}}
 	c := mustRender(t, rep, sampleOptions()).Comment
-	want := "Where to look for sglang-qwen35\\_4b-kv\\_c1: `sglang-qwen35_4b-kv_c1/serve.log` from where its `gen_seq` phase began, whose comparison with the native case failed, at byte 2048."
-	if !strings.Contains(c, want) || strings.Contains(c, "error signature") {
+	want := "Where to look for sglang-qwen35_4b-kv_c1: sglang-qwen35_4b-kv_c1/serve.log from where its gen_seq phase began, whose comparison with the native case failed, at byte 2048."
+	if !mdtest.Has([]byte(c), want) {
 		t.Errorf("the comment lacks %q:\n%s", want, c)
 	}
 }
@@ -93,19 +102,22 @@ func TestWhereToLookFitsTheBudget(t *testing.T) {
 	if n := runeCount(c); n > CommentBudget {
 		t.Fatalf("%d code points, over %d", n, CommentBudget)
 	}
-	if strings.Contains(c, "serve.log excerpt of this case") {
-		t.Errorf("12 excerpts of 12,000 code points were kept")
+	if n := len(excerpts(c)); n != 0 {
+		t.Errorf("%d excerpts of 1,000 code points each were kept", n)
 	}
-	if rows := strings.Count(c, "\n| case-"); rows != 12 {
-		t.Errorf("%d failed rows, want all 12 (the excerpts go first)", rows)
+	if rows := failedTableRows(c); len(rows) != 12 || rows[11][0].Text != "case-11" {
+		t.Errorf("%d failed rows, want all 12 (the excerpts go first)", len(rows))
 	}
-	if !strings.Contains(c, "FAIL (12 of 12 cases)") || !strings.Contains(c, "Job logs of the failed cases: [vLLM](https://github.com/ovg-project/kvcached/actions/runs/1/job/2).") {
+	src := []byte(c)
+	if h := mdtest.Headings(src); len(h) != 1 || !strings.HasSuffix(h[0], " · FAIL (12 of 12 cases)") || !slices.ContainsFunc(mdtest.Paragraphs(src), func(p mdtest.Cell) bool {
+		return p.Text == "Job logs of the failed cases: vLLM." && slices.Equal(p.Links, []string{"https://github.com/ovg-project/kvcached/actions/runs/1/job/2"})
+	}) {
 		t.Errorf("the verdict or the job line went:\n%s", c)
 	}
 	// Four of them fit: then they stay.
 	rep.Cases = rep.Cases[:4]
 	rep.Verdict = "FAIL (4 of 4 cases)"
-	if got := strings.Count(mustRender(t, rep, sampleOptions()).Comment, "serve.log excerpt of this case"); got != 4 {
+	if got := len(excerpts(mustRender(t, rep, sampleOptions()).Comment)); got != 4 {
 		t.Errorf("%d excerpts of 4 that fit", got)
 	}
 }
@@ -116,16 +128,26 @@ func TestWhereToLookFitsTheBudget(t *testing.T) {
 func TestProductIsASetting(t *testing.T) {
 	rep := sampleReport(t)
 	opts := sampleOptions()
+	// The run line: "Run · <product> <commit> (<subject>) · changes …".
+	runLine := func(md string) string {
+		for _, l := range mdtest.Lines([]byte(md)) {
+			if strings.HasPrefix(l, "Run · ") {
+				return l
+			}
+		}
+		return ""
+	}
 	def := mustRender(t, rep, opts)
-	if !strings.Contains(def.Comment, "\nkvcached [") && !strings.Contains(def.Comment, " · kvcached ") {
-		t.Fatalf("the default run line does not name kvcached:\n%s", def.Comment)
+	if l := runLine(def.Comment); !strings.HasPrefix(l, "Run · kvcached 0123456 ") {
+		t.Fatalf("the default run line %q does not name kvcached:\n%s", l, def.Comment)
 	}
 	opts.Config = Config{Product: "llm-cache", RepositoryURL: "https://github.com/example/llm-cache"}
 	docs := mustRender(t, rep, opts)
-	if !strings.Contains(docs.Comment, " · llm-cache ") || strings.Contains(docs.Comment, " · kvcached ") {
-		t.Errorf("the run line does not name the configured product:\n%s", docs.Comment)
+	if l := runLine(docs.Comment); !strings.HasPrefix(l, "Run · llm-cache 0123456 ") {
+		t.Errorf("the run line %q does not name the configured product:\n%s", l, docs.Comment)
 	}
-	if !strings.Contains(docs.Section, "with llm-cache installed from the latest main") || !strings.Contains(docs.Section, "installs llm-cache.") {
+	if src := []byte(docs.Section); !mdtest.Has(src, "Daily at 08:00 UTC (gpu-correctness.yml) on 2x NVIDIA L4 (23034 MiB, driver 580.95.05); the SGLang and vLLM cases run at the same time, one GPU each, with llm-cache installed from the latest main into each engine's image.") ||
+		!mdtest.Has(src, "Each case starts one server with the engine's command and the case flags, runs the workload, checks it and stops the server; the -setup case of each engine installs llm-cache.") {
 		t.Errorf("the section does not name the configured product:\n%s", docs.Section)
 	}
 	for _, bad := range []string{"@team", "a\nb", "<b>x</b>", strings.Repeat("x", 61), " lead"} {
@@ -211,7 +233,10 @@ func TestAlikeWrongTokensFitSixteenKB(t *testing.T) {
 	if n := strings.Count(docs.Comment, "HTTP/1.1"); n > 3 {
 		t.Errorf("%d request lines shown, at most 3", n)
 	}
-	if !strings.Contains(docs.Comment, "| 6 cases: vllm-qwen05b-kv\\_c1, ") || !strings.Contains(docs.Comment, "… 19 request lines …") {
+	rows := failedTableRows(docs.Comment)
+	ex := excerpts(docs.Comment)
+	if len(rows) != 1 || !strings.HasPrefix(rows[0][0].Text, "6 cases: vllm-qwen05b-kv_c1, ") || len(ex) != 1 || len(ex[0]) != 1 ||
+		!slices.Contains(strings.Split(ex[0][0].Text, "\n"), "… 19 request lines …") {
 		t.Errorf("the six cases are not one row with the request lines counted:\n%s", docs.Comment)
 	}
 }
@@ -230,35 +255,32 @@ func TestJobLinkFromRunURL(t *testing.T) {
 	opts := sampleOptions()
 	opts.RunURL = "https://github.com/ovg-project/kvcached/actions/runs/4242"
 	docs := mustRender(t, rep, opts)
-	if want := "Job logs of the failed cases: [SGLang](https://github.com/ovg-project/kvcached/actions/runs/4242/job/777)."; !strings.Contains(docs.Comment, want) {
-		t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+	jobs := func(md string) []mdtest.Cell {
+		var out []mdtest.Cell
+		for _, p := range mdtest.Paragraphs([]byte(md)) {
+			if strings.HasPrefix(p.Text, "Job logs of the failed cases:") {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	if j := jobs(docs.Comment); len(j) != 1 || j[0].Text != "Job logs of the failed cases: SGLang." || !slices.Equal(j[0].Links, []string{"https://github.com/ovg-project/kvcached/actions/runs/4242/job/777"}) {
+		t.Errorf("job line %+v:\n%s", j, docs.Comment)
 	}
 	opts.RunURL = "https://ci.example.com/build/9"
-	if docs := mustRender(t, rep, opts); strings.Contains(docs.Comment, "Job logs of the failed cases") {
+	if docs := mustRender(t, rep, opts); len(jobs(docs.Comment)) != 0 {
 		t.Errorf("a job link under a URL that is not a run's:\n%s", docs.Comment)
 	}
 }
 
-// codeBlocks are the fenced code blocks of md as goldmark reads them, each
-// as its lines.
-func codeBlocks(t *testing.T, md string) [][]string {
-	t.Helper()
-	src := []byte(md)
-	doc := gfm.Parser().Parse(gmtext.NewReader(src))
-	var out [][]string
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if fc, ok := n.(*ast.FencedCodeBlock); ok && entering {
-			var lines []string
-			for i := 0; i < fc.Lines().Len(); i++ {
-				seg := fc.Lines().At(i)
-				lines = append(lines, strings.TrimRight(string(seg.Value(src)), "\n"))
-			}
-			out = append(out, lines)
+// excerpts are the fenced blocks of each serve.log excerpt of md, in
+// document order.
+func excerpts(md string) [][]mdtest.Fence {
+	var out [][]mdtest.Fence
+	for _, d := range mdtest.Details([]byte(md)) {
+		if d.Summary == "serve.log excerpt of this case" {
+			out = append(out, mdtest.Fences(d.Body))
 		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
@@ -291,7 +313,12 @@ func TestExcerptTailAndSameLines(t *testing.T) {
 	add("vllm-c", "server vllm-c exited before it was ready (its leader still runs but the group is gone) on another path", other)
 	rep.Verdict = "FAIL (3 of 3 cases: 3 infra)"
 	c := mustRender(t, rep, sampleOptions()).Comment
-	blocks := codeBlocks(t, c)
+	var blocks [][]string
+	for _, e := range excerpts(c) {
+		for _, f := range e {
+			blocks = append(blocks, strings.Split(strings.TrimSuffix(f.Text, "\n"), "\n"))
+		}
+	}
 	if len(blocks) != 2 {
 		t.Fatalf("%d excerpts shown, want 2 (vllm-b's is vllm-a's but for names and numbers):\n%s", len(blocks), c)
 	}
@@ -304,10 +331,10 @@ func TestExcerptTailAndSameLines(t *testing.T) {
 		t.Errorf("second excerpt shown is not vllm-c's: %q", blocks[1])
 	}
 	for _, s := range []string{
-		"Where to look for vllm-a: `srv-a/serve.log` around its first error signature, `port taken`, from byte 76, and its last lines, from byte 9000.",
-		"Where to look for vllm-b: `srv-b/serve.log` around its first error signature, `port taken`, from byte 76, and its last lines, from byte 9000: the same lines as vllm-a's above, but for names and numbers.",
+		"Where to look for vllm-a: srv-a/serve.log around its first error signature, port taken, from byte 76, and its last lines, from byte 9000.",
+		"Where to look for vllm-b: srv-b/serve.log around its first error signature, port taken, from byte 76, and its last lines, from byte 9000: the same lines as vllm-a's above, but for names and numbers.",
 	} {
-		if !strings.Contains(shown(t, c), shown(t, s)) {
+		if !mdtest.Has([]byte(c), s) {
 			t.Errorf("the comment does not say %q:\n%s", s, c)
 		}
 	}

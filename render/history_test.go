@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,7 +215,7 @@ func TestDigestFitsBudget(t *testing.T) {
 	opts := sampleOptions()
 	opts.RunID, opts.History = "124", []HistoryRun{h}
 	docs = mustRender(t, next, opts)
-	if !strings.Contains(docs.Comment, "| no record |") {
+	if got := tableRows(docs.Comment, "since")[last.Name]; len(got) == 0 || got[len(got)-1] != "no record" {
 		t.Errorf("a case a partial digest does not list is not unknown:\n%s", docs.Comment)
 	}
 }
@@ -250,40 +251,53 @@ func TestHistoryRendering(t *testing.T) {
 	opts := sampleOptions()
 	opts.History = history
 	docs := mustRender(t, sampleReport(t), opts)
-	for _, want := range []string{
-		"| case | class | setup | failed checks | since |",
-		"| `all_ok` (3/20 failed) | new |",
-		// Passing, failing, unknown (a partial digest that does not list
-		// it), failing: the unknown run is left out of the streak.
-		"| `a_grew` (A grew 9120 MiB of 14310 MiB free) | 2 runs (since 2026-11-26) |",
-		"| `under_limit` (peak 4096 MiB, limit 3072 MiB) | 3 runs (since 2026-11-25) |",
-		"| not run | new |",
-		"\n\nFixed since the previous run: vllm-qwen05b-kv\\_c1.\n\n",
-	} {
-		if !strings.Contains(docs.Comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
-		}
+	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
+	if got := mdtest.Texts(failed.Header); !slices.Equal(got, []string{"case", "class", "setup", "failed checks", "since"}) {
+		t.Errorf("failed-cases header %q", got)
 	}
-	if got := strings.Count(docs.Comment, "| 4 runs (since 2026-11-25) |"); got != 1 {
-		t.Errorf("vllm-qwen05b-native: %d rows of 4 runs, want 1:\n%s", got, docs.Comment)
+	// Each failed row's checks and since cells. Passing, failing, unknown
+	// (a partial digest that does not list it), failing: the unknown run is
+	// left out of the streak.
+	var got [][]string
+	for _, r := range failed.Rows {
+		got = append(got, []string{r[0].Text, r[3].Text, r[4].Text})
 	}
-	wantSection := "### Recent changes\n\n" +
-		"The cases whose state changed in the last 4 runs, oldest first: ✓ passed, ✗ failed, ✗* failed differently from the failure before, ○ not run, · no record.\n\n" +
-		"| case | runs, oldest first | last change |\n|---|---|---|\n" +
-		"| sglang-qwen35\\_4b-kv\\_c1 | ✓ ✓ · ✗ | 2026-11-28 |\n" +
-		"| vllm-qwen05b-kv\\_c1 | ✓ ✗ ✗ ✓ | 2026-11-28 |\n" +
-		"| elastic-vllm-qwen05b+sglang-qwen35\\_4b | ✓ ✗ · ✗ | 2026-11-26 |\n" +
-		"| limit-vllm-qwen05b | ✗ ✗ · ✗* | 2026-11-28 |\n" +
-		"| priority-vllm-qwen05b+vllm-qwen05b | ✓ ✓ · ○ | 2026-11-28 |\n"
-	if !strings.HasSuffix(docs.Section, wantSection) {
-		t.Errorf("section does not end with the changes table\n%s\nwant\n%s", docs.Section, wantSection)
+	want := [][]string{
+		{"sglang-qwen35_4b-kv_c1", "all_ok (3/20 failed)", "new"},
+		{"vllm-qwen05b-native", "no failed check recorded", "4 runs (since 2026-11-25)"},
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "a_grew (A grew 9120 MiB of 14310 MiB free)", "2 runs (since 2026-11-26)"},
+		{"limit-vllm-qwen05b", "under_limit (peak 4096 MiB, limit 3072 MiB)", "3 runs (since 2026-11-25)"},
+		{"priority-vllm-qwen05b+vllm-qwen05b", "not run", "new"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("failed rows (-want +got):\n%s", d)
+	}
+	if !mdtest.Has([]byte(docs.Comment), "Fixed since the previous run: vllm-qwen05b-kv_c1.") {
+		t.Errorf("comment lacks the fixed line:\n%s", docs.Comment)
+	}
+	// The section ends with the changes: a heading, the legend, the table.
+	src := []byte(docs.Section)
+	const legend = "The cases whose state changed in the last 4 runs, oldest first: ✓ passed, ✗ failed, ✗* failed differently from the failure before, ○ not run, · no record."
+	changes, _ := mdtest.TableAfter(src, legend)
+	wantChanges := [][]string{
+		{"case", "runs, oldest first", "last change"},
+		{"sglang-qwen35_4b-kv_c1", "✓ ✓ · ✗", "2026-11-28"},
+		{"vllm-qwen05b-kv_c1", "✓ ✗ ✗ ✓", "2026-11-28"},
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "✓ ✗ · ✗", "2026-11-26"},
+		{"limit-vllm-qwen05b", "✗ ✗ · ✗*", "2026-11-28"},
+		{"priority-vllm-qwen05b+vllm-qwen05b", "✓ ✓ · ○", "2026-11-28"},
+	}
+	if h := mdtest.Headings(src); h[len(h)-1] != "Recent changes" || !slices.Equal(mdtest.Lines(mdtest.Under(src, "Recent changes")), []string{legend}) ||
+		!slices.EqualFunc(changes.Strings(), wantChanges, slices.Equal) {
+		t.Errorf("section does not end with the changes table %q:\n%s", wantChanges, docs.Section)
 	}
 
 	plain := mustRender(t, sampleReport(t), sampleOptions())
-	for _, avoid := range []string{"| since |", "Fixed since", "Recent changes"} {
-		if strings.Contains(plain.Comment+plain.Section, avoid) {
-			t.Errorf("without history the documents hold %q", avoid)
-		}
+	if tb, _ := mdtest.WithColumn([]byte(plain.Comment), "failed checks"); tb.Column("since") != nil {
+		t.Errorf("without history the failed-cases table has a since column")
+	}
+	if slices.ContainsFunc(mdtest.Lines([]byte(plain.Comment)), isFixedLine) || slices.Contains(mdtest.Headings([]byte(plain.Section)), "Recent changes") {
+		t.Errorf("without history the documents say what was fixed or changed")
 	}
 	// Another profile's runs, or only attempts of this run, are no history.
 	for i := range history {
@@ -335,7 +349,7 @@ func TestHistoryIgnoresInfra(t *testing.T) {
 	if got := failed[elastic]; len(got) == 0 || got[len(got)-1] != "new" {
 		t.Errorf("%s: row %q, want since new (pass, infra, infra, product)", elastic, got)
 	}
-	if strings.Contains(docs.Comment, "Fixed since the previous run") {
+	if slices.ContainsFunc(mdtest.Lines([]byte(docs.Comment)), isFixedLine) {
 		t.Errorf("a pass after an infra failure reads as a fix:\n%s", docs.Comment)
 	}
 	changes := tableRows(docs.Section, "last change")
@@ -347,10 +361,14 @@ func TestHistoryIgnoresInfra(t *testing.T) {
 			t.Errorf("changes table lists %s (%q), whose only failures are the machine's", name, row)
 		}
 	}
-	if !strings.Contains(docs.Section, "○ not run, ⚠ failed on the machine (class infra, not counted), · no record.") {
+	if !mdtest.Has([]byte(docs.Section), "The cases whose state changed in the last 4 runs, oldest first: ✓ passed, ✗ failed, ✗* failed differently from the failure before, ○ not run, ⚠ failed on the machine (class infra, not counted), · no record.") {
 		t.Errorf("the legend does not explain ⚠:\n%s", docs.Section)
 	}
 }
+
+// isFixedLine reports whether l is the comment's line of the cases fixed
+// since the previous run.
+func isFixedLine(l string) bool { return strings.HasPrefix(l, "Fixed since the previous run:") }
 
 // tableRows maps the first cell of each row of md's tables whose last
 // header is last to the row's cells' texts.
@@ -360,8 +378,8 @@ func tableRows(md, last string) map[string][]string {
 		if len(tb.Header) == 0 || tb.Header[len(tb.Header)-1].Text != last {
 			continue
 		}
-		for _, r := range tb.Rows {
-			if row := mdtest.Texts(r); len(row) > 0 {
+		for _, row := range tb.Strings()[1:] {
+			if len(row) > 0 {
 				out[row[0]] = row
 			}
 		}

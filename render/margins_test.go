@@ -1,11 +1,14 @@
 package render
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -43,20 +46,51 @@ func marginReport(t *testing.T) *merge.Report {
 	return rep
 }
 
+// closestHead is the summary of the closest calls' <details> block and
+// the text view's line before their table; closestHeader their table's.
+const closestHead = "Closest calls: 3 passing checks within 10% of their bars"
+
+var closestHeader = []string{"case", "check", "value", "bar", "margin"}
+
+// isClosestHead reports whether l heads a list of closest calls.
+func isClosestHead(l string) bool { return strings.HasPrefix(l, "Closest calls:") }
+
+// closestCalls are the <details> blocks of md that list closest calls.
+func closestCalls(md string) []mdtest.Detail {
+	var out []mdtest.Detail
+	for _, d := range mdtest.Details([]byte(md)) {
+		if isClosestHead(d.Summary) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // TestClosestCalls: the passing checks within 10% of their bars, closest
 // first and in report order among equals, collapsed; a failed check, a
 // wider margin and a check without a bar are not listed.
 func TestClosestCalls(t *testing.T) {
 	docs := mustRender(t, marginReport(t), sampleOptions())
-	want := "<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>\n\n" +
-		"| case | check | value | bar | margin |\n|---|---|---|---|---|\n" +
-		"| vllm-qwen05b-kv\\_c1 | `held` | 97 MiB | under 100 MiB | 3.0% |\n" +
-		"| elastic-vllm-qwen05b+sglang-qwen35\\_4b | `b_reused_a_memory` | 103 MiB | over 100 MiB | 3.0% |\n" +
-		"| vllm-qwen05b-kv\\_c1 | `free_ok` | 105 MiB | over 100 MiB | 5.0% |\n\n</details>"
-	if !strings.Contains(docs.Comment, want) {
-		t.Errorf("comment lacks the closest calls\n%s\nwant\n%s", docs.Comment, want)
+	calls := closestCalls(docs.Comment)
+	if len(calls) != 1 || calls[0].Summary != closestHead {
+		t.Fatalf("closest calls blocks %+v, want one summarised %q:\n%s", calls, closestHead, docs.Comment)
 	}
-	if plain := mustRender(t, sampleReport(t), sampleOptions()); strings.Contains(plain.Comment, "Closest calls") {
+	tables := mdtest.Tables(calls[0].Body)
+	want := [][]string{
+		{"vllm-qwen05b-kv_c1", "held", "97 MiB", "under 100 MiB", "3.0%"},
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "b_reused_a_memory", "103 MiB", "over 100 MiB", "3.0%"},
+		{"vllm-qwen05b-kv_c1", "free_ok", "105 MiB", "over 100 MiB", "5.0%"},
+	}
+	if len(tables) != 1 || !slices.Equal(mdtest.Texts(tables[0].Header), closestHeader) || !slices.EqualFunc(tables[0].Rows, want, func(r []mdtest.Cell, w []string) bool {
+		return slices.Equal(mdtest.Texts(r), w) && slices.Equal(r[1].Code, w[1:2])
+	}) {
+		var got [][][]string
+		for _, tb := range tables {
+			got = append(got, tb.Strings())
+		}
+		t.Errorf("closest calls %q, want the table of %q", got, want)
+	}
+	if plain := mustRender(t, sampleReport(t), sampleOptions()); len(closestCalls(plain.Comment)) != 0 {
 		t.Errorf("a report without measured checks lists closest calls")
 	}
 }
@@ -68,31 +102,36 @@ func TestClosestCalls(t *testing.T) {
 func TestClosestCallsEverywhere(t *testing.T) {
 	rep, opts := marginReport(t), sampleOptions()
 	docs := mustRender(t, rep, opts)
-	const head = "<details><summary>Closest calls: 3 passing checks within 10% of their bars</summary>"
-	i := strings.Index(docs.Comment, head)
-	if i < 0 {
-		t.Fatalf("the comment lacks the closest calls:\n%s", docs.Comment)
-	}
-	block := docs.Comment[i:]
-	block = block[:strings.Index(block, "</details>")+len("</details>")]
-	if !strings.Contains(docs.Section, "\n\n"+block+"\n") {
-		t.Errorf("the section lacks the comment's closest calls\n%s\nsection:\n%s", block, docs.Section)
+	inComment, inSection := closestCalls(docs.Comment), closestCalls(docs.Section)
+	if len(inComment) != 1 || len(inSection) != 1 || inSection[0].Summary != closestHead || !bytes.Equal(inSection[0].Body, inComment[0].Body) {
+		t.Errorf("the section's closest calls %+v are not the comment's %+v", inSection, inComment)
 	}
 	var text strings.Builder
 	if err := Text(&text, rep, opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\nClosest calls: 3 passing checks within 10% of their bars\n",
-		"│ vllm-qwen05b-kv_c1                    │ held              │ 97 MiB  │ under 100 MiB │ 3.0%   │",
-		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ b_reused_a_memory │ 103 MiB │ over 100 MiB  │ 3.0%   │",
-		"│ vllm-qwen05b-kv_c1                    │ free_ok           │ 105 MiB │ over 100 MiB  │ 5.0%   │"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("the text lacks %q:\n%s", want, text.String())
+	if !slices.Contains(lines(text.String()), closestHead) {
+		t.Errorf("the text lacks the line %q:\n%s", closestHead, text.String())
+	}
+	// The first table of them: the comment's part of the text (the
+	// section's part repeats it).
+	var rows [][]string
+	tables := mdtest.BoxTables(text.String())
+	if i := slices.IndexFunc(tables, func(tb mdtest.Table) bool { return slices.Equal(mdtest.Texts(tb.Header), closestHeader) }); i >= 0 {
+		for _, r := range tables[i].Rows {
+			rows = append(rows, mdtest.Texts(r))
 		}
+	}
+	if want := [][]string{
+		{"vllm-qwen05b-kv_c1", "held", "97 MiB", "under 100 MiB", "3.0%"},
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "b_reused_a_memory", "103 MiB", "over 100 MiB", "3.0%"},
+		{"vllm-qwen05b-kv_c1", "free_ok", "105 MiB", "over 100 MiB", "5.0%"},
+	}; !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("the text's closest calls %q, want %q:\n%s", rows, want, text.String())
 	}
 	opts.PR = 7
 	pr := mustRender(t, rep, opts)
-	if n := strings.Count(pr.Comment, head); n != 1 {
+	if n := len(closestCalls(pr.Comment)); n != 1 {
 		t.Errorf("the pull-request comment lists the closest calls %d times, want once", n)
 	}
 	plain := mustRender(t, sampleReport(t), sampleOptions())
@@ -100,7 +139,7 @@ func TestClosestCallsEverywhere(t *testing.T) {
 	if err := Text(&plainText, sampleReport(t), sampleOptions()); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(plain.Section, "Closest calls") || strings.Contains(plainText.String(), "Closest calls") {
+	if len(closestCalls(plain.Section)) != 0 || slices.ContainsFunc(lines(plainText.String()), isClosestHead) {
 		t.Errorf("a report without measured checks lists closest calls in its section or text")
 	}
 }
@@ -120,10 +159,11 @@ func TestSectionDropsClosestCallsFirst(t *testing.T) {
 	pad := SectionBudget - with + calls/2
 	rep.Setup.Workload = append(rep.Setup.Workload, strings.Repeat("x", pad))
 	docs = mustRender(t, rep, sampleOptions())
-	if strings.Contains(docs.Section, "Closest calls") || strings.Contains(docs.Section, "The cases, counted by") || runeCount(docs.Section) > SectionBudget {
+	summarised := slices.ContainsFunc(mdtest.Lines([]byte(docs.Section)), func(l string) bool { return strings.HasPrefix(l, "The cases, counted by") })
+	if len(closestCalls(docs.Section)) != 0 || summarised || runeCount(docs.Section) > SectionBudget {
 		t.Errorf("the section (%d code points) kept its closest calls or summarised its cases:\n%s", runeCount(docs.Section), docs.Section)
 	}
-	if !strings.Contains(docs.Section, strings.Repeat("x", pad)) {
+	if !slices.Contains(mdtest.Texts(mdtest.Items([]byte(docs.Section))), strings.Repeat("x", pad)) {
 		t.Errorf("the section cut the workload instead of dropping the closest calls")
 	}
 }
@@ -143,14 +183,17 @@ func TestClosestCallsGoAfterCharts(t *testing.T) {
 	failed := groupRows(rep.FailedCases(), caseNames(rep))
 	render := func(p plan) (string, error) { return r.comment(rep.Verdict, failed, "", p) }
 	full, err := r.fit(CommentBudget, failed, render)
-	if err != nil || !strings.Contains(full, "Closest calls") {
-		t.Fatalf("with room: err %v, closest calls listed %t", err, strings.Contains(full, "Closest calls"))
+	if err != nil || len(closestCalls(full)) != 1 {
+		t.Fatalf("with room: err %v, closest calls listed %d times", err, len(closestCalls(full)))
 	}
 	tight, err := r.fit(runeCount(full)-1, failed, render)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(tight, "Closest calls") || strings.Contains(tight, "more; see the run's job summary") || !strings.Contains(tight, long) {
+	rows := failedTableRows(tight)
+	kept := slices.ContainsFunc(rows, func(r []mdtest.Cell) bool { return r[len(r)-1].Text == "a_grew ("+long+"); a_released_memory (d)" })
+	counted := slices.ContainsFunc(mdtest.Lines([]byte(tight)), func(l string) bool { return strings.HasSuffix(l, " more; see the run's job summary.") })
+	if len(closestCalls(tight)) != 0 || counted || len(rows) != len(failedTableRows(full)) || !kept {
 		t.Errorf("one code point short: want every row with its whole detail and no closest calls:\n%s", tight)
 	}
 }
@@ -188,12 +231,14 @@ func TestShrinkingMargins(t *testing.T) {
 			HistoryMargin{"elastic-vllm-qwen05b+sglang-qwen35_4b", "b_reused_a_memory", 9}),
 	}
 	docs := mustRender(t, marginReport(t), opts)
-	want := "\n\nShrinking margins: vllm-qwen05b-kv\\_c1 `held` 18% → 12% → 3%.\n\n"
-	if !strings.Contains(docs.Comment, want) {
-		t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+	shrinking := func(l string) bool { return strings.HasPrefix(l, "Shrinking margins:") }
+	want := mdtest.Cell{Text: "Shrinking margins: vllm-qwen05b-kv_c1 held 18% → 12% → 3%.", Code: []string{"held"}}
+	ps := mdtest.Paragraphs([]byte(docs.Comment))
+	if i := slices.IndexFunc(mdtest.Texts(ps), shrinking); i < 0 || ps[i].Text != want.Text || !slices.Equal(ps[i].Code, want.Code) {
+		t.Errorf("comment lacks the paragraph %+v:\n%s", want, docs.Comment)
 	}
 	opts.History = opts.History[1:2]
-	if docs := mustRender(t, marginReport(t), opts); strings.Contains(docs.Comment, "Shrinking margins") {
+	if docs := mustRender(t, marginReport(t), opts); slices.ContainsFunc(mdtest.Lines([]byte(docs.Comment)), shrinking) {
 		t.Errorf("one earlier run is not three runs in a row:\n%s", docs.Comment)
 	}
 }

@@ -1,15 +1,15 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/mdtest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -48,27 +48,37 @@ func kvcrOptions() Options {
 
 func TestMetricTablesAndIntervals(t *testing.T) {
 	docs := mustRender(t, kvcrReport(t), kvcrOptions())
+	src := []byte(docs.Comment)
 	for _, want := range []string{
-		"Metrics of `TC-05` against cold:",
-		"`ttft` (ms, lower is better)\n\n| arm | c1 | c8 |\n|---|---|---|\n" +
-			"| cold (baseline) | 664 ms | 1200 ms |\n" +
-			"| local | 412 ms (−38%) | 1380 ms (+15%) |\n" +
-			"| remote | | unknown |",
-		"`tpot` (ms)\n\n| arm | value |\n|---|---|\n| cold (baseline) | 20 ms |\n| dram | 20 ms (±0%) |",
-		"**Recovery timings**\n\n- `TC-06`: guard served after 1.4 s, replacement after 6.2 s.\n- `TC-07`: guard served: no `guard_served` event, replacement: no `replacement_serving` event.",
-		"Metrics or events left out, as they could not be read: part kvcr, case TC-08: log.metrics\\[1\\].value: \"fast\": want a number, true, false or null; " +
-			"part kvcr, case TC-05: log.metrics\\[5\\]: a second value of ttft for arm local at concurrency 8; the first is shown.",
+		"Metrics of TC-05 against cold:",
+		"Metrics or events left out, as they could not be read: part kvcr, case TC-08: log.metrics[1].value: \"fast\": want a number, true, false or null; " +
+			"part kvcr, case TC-05: log.metrics[5]: a second value of ttft for arm local at concurrency 8; the first is shown.",
 	} {
-		if !strings.Contains(docs.Comment, want) {
+		if !mdtest.Has(src, want) {
 			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
 		}
+	}
+	// Each metric's table follows the line that names it.
+	for intro, want := range map[string][][]string{
+		"ttft (ms, lower is better)": {{"arm", "c1", "c8"}, {"cold (baseline)", "664 ms", "1200 ms"}, {"local", "412 ms (−38%)", "1380 ms (+15%)"}, {"remote", "", "unknown"}},
+		"tpot (ms)":                  {{"arm", "value"}, {"cold (baseline)", "20 ms"}, {"dram", "20 ms (±0%)"}},
+	} {
+		if tb, _ := mdtest.TableAfter(src, intro); !slices.EqualFunc(tb.Strings(), want, slices.Equal) {
+			t.Errorf("the table after %q is %q, want %q", intro, tb.Strings(), want)
+		}
+	}
+	if got, want := mdtest.ListAfter(src, "Recovery timings"), []string{"TC-06: guard served after 1.4 s, replacement after 6.2 s.",
+		"TC-07: guard served: no guard_served event, replacement: no replacement_serving event."}; !slices.Equal(got, want) {
+		t.Errorf("recovery timings %q, want %q", got, want)
 	}
 	if again := mustRender(t, kvcrReport(t), kvcrOptions()); again.Comment != docs.Comment {
 		t.Errorf("a second render differs")
 	}
 	// Without a baseline arm or intervals, nothing of it is drawn.
 	plain := mustRender(t, kvcrReport(t), sampleOptions())
-	if strings.Contains(plain.Comment, "Metrics of") || strings.Contains(plain.Comment, "Recovery") {
+	if slices.ContainsFunc(mdtest.Lines([]byte(plain.Comment)), func(l string) bool {
+		return strings.HasPrefix(l, "Metrics of ") || l == "Recovery timings"
+	}) {
 		t.Errorf("measures drawn unasked:\n%s", plain.Comment)
 	}
 }
@@ -80,17 +90,14 @@ func TestMetricTablesHostile(t *testing.T) {
 		`{"name":"y","value":0,"arm":"cold"},{"name":"y","value":5,"arm":"warm"},` +
 		`{"name":"z","value":-1,"arm":"cold"},{"name":"z","value":5,"arm":"warm"}]}`)}}
 	docs := mustRender(t, rep, kvcrOptions())
-	for _, want := range []string{
-		"| cold (baseline) | 1e-300 |\n| warm | 1e+300 |", // a ratio beyond any percentage: no delta
-		"| cold (baseline) | 0 |\n| warm | 5 |",           // against 0: no delta
-		"| cold (baseline) | unknown |\n| warm | 5 |",     // against unknown: no delta
+	for intro, want := range map[string][][]string{
+		"x": {{"arm", "value"}, {"cold (baseline)", "1e-300"}, {"warm", "1e+300"}}, // a ratio beyond any percentage: no delta
+		"y": {{"arm", "value"}, {"cold (baseline)", "0"}, {"warm", "5"}},           // against 0: no delta
+		"z": {{"arm", "value"}, {"cold (baseline)", "unknown"}, {"warm", "5"}},     // against unknown: no delta
 	} {
-		if !strings.Contains(docs.Comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
+		if tb, _ := mdtest.TableAfter([]byte(docs.Comment), intro); !slices.EqualFunc(tb.Strings(), want, slices.Equal) {
+			t.Errorf("the table of %s is %q, want %q:\n%s", intro, tb.Strings(), want, docs.Comment)
 		}
-	}
-	if strings.Contains(docs.Comment, "Inf") || strings.Contains(docs.Comment, "NaN") {
-		t.Errorf("a non-finite number reached the comment:\n%s", docs.Comment)
 	}
 }
 
@@ -167,9 +174,9 @@ func TestArmBlocksFitTheBudget(t *testing.T) {
 	if n := len(failedTableRows(docs.Comment)); n != 30 {
 		t.Errorf("%d failed rows, want 30", n)
 	}
-	for _, want := range []string{"more tests that do not pass on every arm or carry metrics.", "And ", "more cases with events."} {
-		if !strings.Contains(docs.Comment, want) {
-			t.Errorf("comment lacks %q", want)
+	for _, suffix := range []string{" more tests that do not pass on every arm or carry metrics.", " more cases with events."} {
+		if !slices.ContainsFunc(mdtest.Lines([]byte(docs.Comment)), func(l string) bool { return strings.HasSuffix(l, suffix) }) {
+			t.Errorf("comment lacks a line ending %q", suffix)
 		}
 	}
 }
@@ -213,7 +220,9 @@ func TestThresholds(t *testing.T) {
 		t.Errorf("checks of TC-05 (-want +got):\n%s", diff)
 	}
 	// The parts record no class: the table has no class column.
-	if !strings.Contains(docs.Comment, "| TC-05 | | `threshold_ttft_max[cold][c8]` (ttft 1200 ms at arm cold, concurrency 8: above the max 1000 ms);") {
+	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
+	if row := failed.Row("TC-05"); !slices.Equal(mdtest.Texts(failed.Header), []string{"case", "setup", "failed checks"}) || len(row) != 3 ||
+		!strings.HasPrefix(row[2].Text, "threshold_ttft_max[cold][c8] (ttft 1200 ms at arm cold, concurrency 8: above the max 1000 ms); ") || row[2].Code[0] != "threshold_ttft_max[cold][c8]" {
 		t.Errorf("the failed-cases table lacks the threshold check:\n%s", docs.Comment)
 	}
 	// Without thresholds the same report passes: the tables report only.
@@ -276,12 +285,13 @@ func TestArmsFromConfig(t *testing.T) {
 	}
 	over := config
 	over.Expect = map[string]string{"parent": "pass"}
-	if d := mustRender(t, armReport(t, false, true), over); !strings.Contains(d.Comment, "expected: passes on parent.") {
+	if d := mustRender(t, armReport(t, false, true), over); !mdtest.Has([]byte(d.Comment), "t::a: fails on parent, passes on fix; expected: passes on parent.") {
 		t.Errorf("--expect over the config's:\n%s", d.Comment)
 	}
 	over = config
 	over.Arms = []string{"fix"} // the config's expect names parent: not taken
-	if d := mustRender(t, armReport(t, false, true), over); strings.Contains(d.Comment, "as expected") || d.Verdict != "FAIL (stale)" {
+	if d := mustRender(t, armReport(t, false, true), over); d.Verdict != "FAIL (stale)" ||
+		slices.ContainsFunc(mdtest.Lines([]byte(d.Comment)), func(l string) bool { return strings.HasSuffix(l, "as expected.") }) {
 		t.Errorf("--arms over the config's: verdict %q:\n%s", d.Verdict, d.Comment)
 	}
 }
@@ -297,23 +307,25 @@ func TestArmVerdictHeadline(t *testing.T) {
 		verdict, comment string
 	}{
 		{"as expected", false, true, "PASS", "All 2 cases passed. The 2 cases of the arms expected to fail are judged in the evidence table."},
-		{"the fix fails", false, false, "FAIL (1 of 2 cases; 1 case does not discriminate as expected; no case discriminates as expected)", "| `t::a` |"},
-		{"nothing discriminates", true, true, "FAIL (0 of 2 cases; no case discriminates as expected)", "**The suite does not discriminate**"},
+		{"the fix fails", false, false, "FAIL (1 of 2 cases; 1 case does not discriminate as expected; no case discriminates as expected)", "t::a: fails on parent, fails on fix; expected: fails on parent, passes on fix."},
+		{"nothing discriminates", true, true, "FAIL (0 of 2 cases; no case discriminates as expected)", "The suite does not discriminate: no case fails on parent, passes on fix."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			docs := mustRender(t, armReport(t, tc.parentOK, tc.fixOK), opts)
-			if docs.Verdict != tc.verdict || !strings.Contains(docs.Comment, " · "+tc.verdict+"\n") || !strings.Contains(docs.Comment, tc.comment) {
+			src := []byte(docs.Comment)
+			if h := mdtest.Headings(src); docs.Verdict != tc.verdict || len(h) != 1 || !strings.HasSuffix(h[0], " · "+tc.verdict) || !mdtest.Has(src, tc.comment) {
 				t.Errorf("verdict %q, want %q and %q in:\n%s", docs.Verdict, tc.verdict, tc.comment, docs.Comment)
 			}
-			if tc.verdict == "PASS" && strings.Contains(docs.Comment, `"s":"fail"`) {
-				t.Errorf("the digest of a PASS lists a failure:\n%s", docs.Comment)
-			}
-			var ctrf bytes.Buffer
-			if err := CTRF(&ctrf, armReport(t, tc.parentOK, tc.fixOK), opts); err != nil {
+			js, _ := DigestOf(docs.Comment)
+			digest, err := ParseDigest(js)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(ctrf.String(), `"healthy": `+fmt.Sprint(tc.verdict == "PASS")) {
-				t.Errorf("CTRF environment.healthy disagrees with %q:\n%s", tc.verdict, ctrf.String())
+			if tc.verdict == "PASS" && slices.ContainsFunc(digest.Cases, func(c HistoryCase) bool { return c.Status == "fail" }) {
+				t.Errorf("the digest of a PASS lists a failure: %+v", digest.Cases)
+			}
+			if doc, _ := validCTRF(t, armReport(t, tc.parentOK, tc.fixOK), opts); doc.Results.Environment == nil || doc.Results.Environment.Healthy != (tc.verdict == "PASS") {
+				t.Errorf("CTRF environment %+v disagrees with %q", doc.Results.Environment, tc.verdict)
 			}
 		})
 	}
@@ -330,24 +342,23 @@ func TestEvidenceJudgementLine(t *testing.T) {
 	opts := sampleOptions()
 	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
 	docs := mustRender(t, rep, opts)
+	src := []byte(docs.Comment)
 	for _, want := range []string{
-		"- `t::gpu`: is skipped on parent, is skipped on fix; expected: fails on parent, passes on fix.",
+		"t::gpu: is skipped on parent, is skipped on fix; expected: fails on parent, passes on fix.",
 		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
-		" · PASS\n",
 	} {
-		if !strings.Contains(docs.Comment, want) {
+		if !mdtest.Has(src, want) {
 			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
 		}
 	}
+	if h := mdtest.Headings(src); len(h) != 1 || !strings.HasSuffix(h[0], " · PASS") {
+		t.Errorf("headline %q, want the verdict PASS", h)
+	}
 }
 
-// failedTableRows are the rows of md's failed-cases table, the table whose
-// last header (before a since column) is "failed checks".
+// failedTableRows are the rows of md's failed-cases table, the table with
+// a "failed checks" column.
 func failedTableRows(md string) [][]mdtest.Cell {
-	for _, tb := range mdtest.Tables([]byte(md)) {
-		if tb.Column("failed checks") != nil {
-			return tb.Rows
-		}
-	}
-	return nil
+	tb, _ := mdtest.WithColumn([]byte(md), "failed checks")
+	return tb.Rows
 }

@@ -6,9 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
+
+// skippedIntro is the line before the section's list of skipped cases.
+const skippedIntro = "Skipped in this run, not counted in the verdict:"
 
 // withSkipped adds skipped cases to the sample report's vLLM part.
 func withSkipped(rep *merge.Report, cases ...merge.Case) *merge.Report {
@@ -50,7 +54,10 @@ func TestSkippedLine(t *testing.T) {
 	if !strings.HasPrefix(ls[at-2], "| ") || ls[at-1] != "" {
 		t.Errorf("Skipped line not right after the failed-cases table:\n%s", strings.Join(ls[max(at-3, 0):at+1], "\n"))
 	}
-	if !strings.Contains(docs.Comment, "| contradictory |") && !strings.Contains(docs.Comment, ", contradictory |") {
+	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
+	if !slices.ContainsFunc(failed.Column("case"), func(c mdtest.Cell) bool {
+		return c.Text == "contradictory" || strings.HasSuffix(c.Text, ", contradictory")
+	}) {
 		t.Errorf("a skipped case with ok false is not listed as failed")
 	}
 
@@ -63,7 +70,7 @@ func TestSkippedLine(t *testing.T) {
 	pass.Verdict = merge.VerdictPass
 	withSkipped(pass, merge.Case{Name: "p", SkipReason: "no priority"})
 	docs = mustRender(t, pass, sampleOptions())
-	if !strings.Contains(docs.Comment, "\nAll 2 cases passed.\n\nSkipped: p (no priority).\n") {
+	if !mdtest.HasRun([]byte(docs.Comment), "All 2 cases passed.", "Skipped: p (no priority).") {
 		t.Errorf("PASS comment:\n%s", docs.Comment)
 	}
 }
@@ -76,8 +83,8 @@ func TestAllSkippedLine(t *testing.T) {
 		unfinished bool
 		want       string
 	}{
-		{"pass", false, "\nNo case failed: every case that ran was skipped.\n\nSkipped: p (no priority).\n"},
-		{"partial part", true, "\nNo case failed; every case that ran was skipped, but not every part finished.\n\nSkipped: p (no priority).\n"},
+		{"pass", false, "No case failed: every case that ran was skipped."},
+		{"partial part", true, "No case failed; every case that ran was skipped, but not every part finished."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := sampleReport(t)
@@ -89,7 +96,7 @@ func TestAllSkippedLine(t *testing.T) {
 			}
 			withSkipped(rep, merge.Case{Name: "p", SkipReason: "no priority"})
 			docs := mustRender(t, rep, sampleOptions())
-			if !strings.Contains(docs.Comment, tc.want) || strings.Contains(docs.Comment, "All 0 cases passed") {
+			if src := []byte(docs.Comment); !mdtest.HasRun(src, tc.want, "Skipped: p (no priority).") || mdtest.Has(src, "All 0 cases passed.") {
 				t.Errorf("comment:\n%s", docs.Comment)
 			}
 		})
@@ -103,7 +110,7 @@ func TestSkippedLineBounded(t *testing.T) {
 	}
 	docs := mustRender(t, rep, sampleOptions())
 	var line string
-	for _, l := range lines(docs.Comment) {
+	for _, l := range mdtest.Lines([]byte(docs.Comment)) {
 		if strings.HasPrefix(l, "Skipped:") {
 			line = l
 		}
@@ -111,7 +118,7 @@ func TestSkippedLineBounded(t *testing.T) {
 	if strings.Count(line, "… (") != maxSkipped || !strings.HasSuffix(line, ", and 10 more.") {
 		t.Errorf("want %d named cases and 10 counted: %q", maxSkipped, line)
 	}
-	if !strings.Contains(line, "s0-"+strings.Repeat("n", 196)+"…") || !strings.Contains(line, "(0"+strings.Repeat("r", 148)+"…)") {
+	if !strings.HasPrefix(line, "Skipped: s0-"+strings.Repeat("n", 196)+"… (0"+strings.Repeat("r", 148)+"…), s1-") {
 		t.Errorf("names and reasons not cut to %d and %d: %q", skippedNameCut, skipReasonCut, line)
 	}
 }
@@ -131,7 +138,8 @@ func TestTextSkipped(t *testing.T) {
 	if err := Text(&b, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "\nNo failed cases; 0 cases ran.\n\nSkipped: p (r)\n") {
+	ls := lines(b.String())
+	if i := slices.Index(ls, "No failed cases; 0 cases ran."); i < 0 || i+2 >= len(ls) || ls[i+1] != "" || ls[i+2] != "Skipped: p (r)" {
 		t.Errorf("text output without failures:\n%s", b.String())
 	}
 }
@@ -146,16 +154,13 @@ func TestSkippedSection(t *testing.T) {
 		merge.Case{Name: "contradictory", SkipReason: "r"})
 	rep.Cases[len(rep.Cases)-1].OK = false
 	docs := mustRender(t, rep, sampleOptions())
-	want := "Skipped in this run, not counted in the verdict:\n" +
-		"- `priority-vllm-qwen05b+vllm-qwen35_4b`: " + text.Plain("kvctl has no priority command (kvcached 0.1.5)") + ".\n" +
-		"- `tests/x.py::t`: " + text.Plain("needs <2> GPUs @maintainers") + "."
-	if !strings.Contains(docs.Section, want) {
-		t.Errorf("section lacks\n%s\n---\n%s", want, docs.Section)
+	// Read back: the escaped texts read as written; the failed case is not
+	// in the list.
+	want := []string{"priority-vllm-qwen05b+vllm-qwen35_4b: kvctl has no priority command (kvcached 0.1.5).", "tests/x.py::t: needs <2> GPUs @maintainers."}
+	if got := mdtest.ListAfter([]byte(docs.Section), skippedIntro); !slices.Equal(got, want) {
+		t.Errorf("skipped list %q, want %q:\n%s", got, want, docs.Section)
 	}
-	if strings.Contains(docs.Section, "contradictory") {
-		t.Errorf("a failed case is listed as skipped:\n%s", docs.Section)
-	}
-	if plain := mustRender(t, sampleReport(t), sampleOptions()); strings.Contains(plain.Section, "Skipped in this run") {
+	if plain := mustRender(t, sampleReport(t), sampleOptions()); mdtest.Has([]byte(plain.Section), skippedIntro) {
 		t.Errorf("a run without skipped cases has a skipped block:\n%s", plain.Section)
 	}
 }
@@ -170,12 +175,12 @@ func TestSkippedByReason(t *testing.T) {
 	}
 	withSkipped(rep, merge.Case{Name: "tests/f.py::test_fp8", SkipReason: "FP8 is not supported on CPU"})
 	docs := mustRender(t, rep, sampleOptions())
-	want := "Skipped: 20 cases (CUDA is not available), " + text.Plain("tests/f.py::test_fp8") + " (FP8 is not supported on CPU)."
-	if !slices.Contains(lines(docs.Comment), want) {
+	want := "Skipped: 20 cases (CUDA is not available), tests/f.py::test_fp8 (FP8 is not supported on CPU)."
+	if !mdtest.Has([]byte(docs.Comment), want) {
 		t.Errorf("comment lacks the line %q:\n%s", want, docs.Comment)
 	}
-	wantSection := "Skipped in this run, not counted in the verdict:\n- 20 cases: CUDA is not available.\n- `tests/f.py::test_fp8`: FP8 is not supported on CPU."
-	if !strings.Contains(docs.Section, wantSection) {
-		t.Errorf("section lacks\n%s\n---\n%s", wantSection, docs.Section)
+	wantSection := []string{"20 cases: CUDA is not available.", "tests/f.py::test_fp8: FP8 is not supported on CPU."}
+	if got := mdtest.ListAfter([]byte(docs.Section), skippedIntro); !slices.Equal(got, wantSection) {
+		t.Errorf("skipped list %q, want %q:\n%s", got, wantSection, docs.Section)
 	}
 }

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -79,21 +82,14 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{
-		// The parent's failure is what the suite is expected to show:
-		// the headline is the fix arm's result and the discrimination.
-		"### junit · 2026-03-04 · PASS\n",
+	// The parent's failure is what the suite is expected to show: the
+	// headline is the fix arm's result and the discrimination.
+	checkArmsComment(t, comment, "junit · 2026-03-04 · PASS", []string{"parent: 2 passed, 1 failed, 57 deselected.", "fix: 3 passed, 57 deselected."},
 		"All 3 cases passed. The 3 cases of the arms expected to fail are judged in the evidence table.",
-		"**Evidence** (parent vs fix)",
-		"Suite counts:\n\n- parent: 2 passed, 1 failed, 57 deselected.\n- fix: 3 passed, 57 deselected.\n",
-		"\n`tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]`: fails on parent, passes on fix, as expected.\n",
+		"Evidence (parent vs fix)",
+		"tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]: fails on parent, passes on fix, as expected.",
 		"2 more tests pass on every arm.",
-		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
-	} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, comment)
-		}
-	}
+		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).")
 	// The revision × measure table: a row per revision, the result first
 	// (the assertion's message alone), a column per metric with its unit.
 	checkMeasureTable(t, comment, "pass")
@@ -117,25 +113,41 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		append([]string{"render", "--date", "2026-03-04", "--config", cfg, "--expect", "parent=pass,fix=fail"}, parts...),
 	} {
 		_, comment, _ = runCLI(t, args...)
-		for _, want := range []string{
-			"### junit · 2026-03-04 · FAIL (1 of 3 cases: 1 product; no case discriminates as expected)\n",
-			"fails on parent, passes on fix; expected: passes on parent, fails on fix.",
-			"**The suite does not discriminate**: no case passes on parent, fails on fix.",
-		} {
-			if !strings.Contains(comment, want) {
-				t.Errorf("%s: comment lacks %q:\n%s", strings.Join(args, " "), want, comment)
-			}
-		}
+		checkArmsComment(t, comment, "junit · 2026-03-04 · FAIL (1 of 3 cases: 1 product; no case discriminates as expected)",
+			[]string{"parent: 2 passed, 1 failed, 57 deselected.", "fix: 3 passed, 57 deselected."},
+			"tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]: fails on parent, passes on fix; expected: passes on parent, fails on fix.",
+			"The suite does not discriminate: no case passes on parent, fails on fix.")
 	}
 
 	// Without --arms the parts still merge, as they declare their arms,
 	// and no evidence table is drawn.
 	code, comment, stderr = runCLI(t, append([]string{"render", "--date", "2026-03-04"}, parts...)...)
-	if code != exitOK || strings.Contains(comment, "**Evidence**") {
+	if code != exitOK || slices.ContainsFunc(mdtest.Lines([]byte(comment)), func(l string) bool { return strings.HasPrefix(l, "Evidence (") }) {
 		t.Fatalf("render without --arms: exit %d: %s\n%s", code, stderr, comment)
 	}
 }
 
+// checkArmsComment reads comment back: its one heading is headline, the
+// list after "Suite counts:" is counts, and lines are among its lines.
+func checkArmsComment(t *testing.T, comment, headline string, counts []string, lines ...string) {
+	t.Helper()
+	src := []byte(comment)
+	if h := mdtest.Headings(src); !slices.Equal(h, []string{headline}) {
+		t.Errorf("headings %q, want %q", h, headline)
+	}
+	if got := mdtest.ListAfter(src, "Suite counts:"); !slices.Equal(got, counts) {
+		t.Errorf("suite counts %q, want %q", got, counts)
+	}
+	for _, l := range lines {
+		if !mdtest.Has(src, l) {
+			t.Errorf("comment lacks the line %q:\n%s", l, comment)
+		}
+	}
+}
+
+// The arm flags' mistakes are usage errors found while parsing (the parse
+// seam, nothing runs or is read); --expect without arms only once the
+// config is read (it may name them).
 func TestArmUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	xml := writeFile(t, filepath.Join(dir, "p.xml"), livelockXML(true))
@@ -143,25 +155,35 @@ func TestArmUsageErrors(t *testing.T) {
 	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "p", "--out", part, "--arm", "parent"); code != exitOK {
 		t.Fatalf("import: %d %s", code, stderr)
 	}
+	if code, _, stderr := runCLI(t, "render", part, "--expect", "parent=pass"); code != exitUsage || !strings.Contains(stderr, "expected results need the arms") {
+		t.Errorf("--expect without arms: exit %d, stderr %q", code, stderr)
+	}
 	for _, tc := range []struct {
-		name string
-		args []string
-		want string
+		name, cmd string
+		args      []string
+		want      string
 	}{
-		{"duplicate arm", []string{"render", part, "--arms", "parent,parent"}, `arm "parent" is given twice`},
-		{"unknown arm in expect", []string{"render", part, "--arms", "parent,fix", "--expect", "main=pass"}, `expected result of arm "main", which is not one of the arms parent,fix`},
-		{"bad expected result", []string{"render", part, "--arms", "parent", "--expect", "parent=green"}, `expected result "green" of arm parent: want pass or fail`},
-		{"expect twice", []string{"render", part, "--arms", "parent", "--expect", "parent=pass,parent=fail"}, `--expect: arm "parent" is given twice`},
-		{"expect without arms", []string{"render", part, "--expect", "parent=pass"}, "expected results need the arms"},
-		{"bad arm name", []string{"render", part, "--arms", "Parent!"}, `arm "Parent!": want`},
-		{"bad import arm", []string{"import", "junit", xml, "--part", "p", "--out", filepath.Join(dir, "x"), "--arm", "a b"}, `--arm "a b": want`},
+		{"duplicate arm", "render", []string{part, "--arms", "parent,parent"}, `arm "parent" is given twice`},
+		{"unknown arm in expect", "render", []string{part, "--arms", "parent,fix", "--expect", "main=pass"}, `expected result of arm "main", which is not one of the arms parent,fix`},
+		{"bad expected result", "render", []string{part, "--arms", "parent", "--expect", "parent=green"}, `expected result "green" of arm parent: want pass or fail`},
+		{"expect twice", "render", []string{part, "--arms", "parent", "--expect", "parent=pass,parent=fail"}, `--expect: arm "parent" is given twice`},
+		{"bad arm name", "render", []string{part, "--arms", "Parent!"}, `arm "Parent!": want`},
+		{"bad import arm", "import junit", []string{xml, "--part", "p", "--out", filepath.Join(dir, "x"), "--arm", "a b"}, `--arm "a b": want`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, tc.args...)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			if msg := parseOnly(t, tc.cmd, tc.args...); !strings.Contains(msg, tc.want) {
+				t.Fatalf("usage error %q; want %q", msg, tc.want)
 			}
 		})
+	}
+	// What the flags set, parsed: the arms in order, the expectations.
+	o := &renderOptions{}
+	if err := parseCommand("render", o, []string{part, "--arms", "parent,fix", "--expect", "parent=fail,fix=pass", "--baseline-arm", "parent"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.inputs.flagOptions()
+	if err != nil || !slices.Equal(got.Arms, []string{"parent", "fix"}) || !maps.Equal(got.Expect, map[string]string{"parent": "fail", "fix": "pass"}) || got.BaselineArm != "parent" {
+		t.Errorf("parsed arms %q, expect %q, baseline %q (%v)", got.Arms, got.Expect, got.BaselineArm, err)
 	}
 }
 
@@ -182,9 +204,11 @@ func TestBaselineArmFromImport(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	want := "Metrics of `kvcr::TC-05` against cold:\n\n`ttft` (ms, lower is better)\n\n| arm | c4 |\n|---|---|\n| cold (baseline) | 664 ms |\n| local | 412 ms (−38%) |"
-	if !strings.Contains(comment, want) {
-		t.Errorf("comment lacks %q:\n%s", want, comment)
+	src := []byte(comment)
+	table, _ := mdtest.TableAfter(src, "ttft (ms, lower is better)")
+	want := [][]string{{"arm", "c4"}, {"cold (baseline)", "664 ms"}, {"local", "412 ms (−38%)"}}
+	if !mdtest.HasRun(src, "Metrics of kvcr::TC-05 against cold:", "ttft (ms, lower is better)") || !slices.EqualFunc(table.Strings(), want, slices.Equal) {
+		t.Errorf("comment lacks the metric table %q:\n%s", want, comment)
 	}
 }
 
@@ -260,7 +284,6 @@ func TestArmsJUnitRoundTrip(t *testing.T) {
 	if a != b {
 		t.Errorf("the comment differs after the round trip:\n%s\n---\n%s", a, b)
 	}
-	if !strings.Contains(b, "· PASS\n") || !strings.Contains(b, "Suite counts:\n\n- parent: 2 passed, 1 failed, 1 skipped (1: needs a GPU), 57 deselected.\n- fix: 3 passed, 1 skipped (1: needs a GPU), 546 deselected.\n") {
-		t.Errorf("the imported arms' comment:\n%s", b)
-	}
+	checkArmsComment(t, b, "junit · 2026-03-04 · PASS",
+		[]string{"parent: 2 passed, 1 failed, 1 skipped (1: needs a GPU), 57 deselected.", "fix: 3 passed, 1 skipped (1: needs a GPU), 546 deselected."})
 }

@@ -27,6 +27,26 @@ func TestImportUsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "part")
+	// The flags' mistakes, through the parse seam: nothing runs.
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", []string{"--part", "p", "--out", out}, "no JUnit XML file given"},
+		{"no part", []string{xml, "--out", out}, "--part is required"},
+		{"no out", []string{xml, "--part", "p"}, "--out is required"},
+		{"bad profile", []string{xml, "--part", "p", "--out", out, "--profile", "Night!"}, `--profile "Night!"`},
+		{"bad revision", []string{xml, "--part", "p", "--out", out, "--revision", "abc def"}, `--revision "abc def"`},
+		{"bad deselected", []string{xml, "--part", "p", "--out", out, "--deselected", "-2"}, "want a non-negative integer"},
+		{"unknown flag", []string{xml, "--part", "p", "--out", out, "--frobnicate"}, "frobnicate"},
+	} {
+		if msg := parseOnly(t, "import junit", tc.args...); !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: usage error %q, want %q", tc.name, msg, tc.want)
+		}
+	}
+	// The dispatcher's (a group without its format) and the files' mistakes,
+	// run: a usage error, and nothing written.
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -34,13 +54,7 @@ func TestImportUsageErrors(t *testing.T) {
 	}{
 		{"no format", []string{"import"}, "want a format to import, junit"},
 		{"unknown format", []string{"import", "trx", xml}, "want a format to import, junit"},
-		{"no file", []string{"import", "junit", "--part", "p", "--out", out}, "no JUnit XML file given"},
 		{"no part", []string{"import", "junit", xml, "--out", out}, "--part is required"},
-		{"no out", []string{"import", "junit", xml, "--part", "p"}, "--out is required"},
-		{"bad profile", []string{"import", "junit", xml, "--part", "p", "--out", out, "--profile", "Night!"}, `--profile "Night!"`},
-		{"bad revision", []string{"import", "junit", xml, "--part", "p", "--out", out, "--revision", "abc def"}, `--revision "abc def"`},
-		{"bad deselected", []string{"import", "junit", xml, "--part", "p", "--out", out, "--deselected", "-2"}, "want a non-negative integer"},
-		{"unknown flag", []string{"import", "junit", xml, "--part", "p", "--out", out, "--frobnicate"}, "frobnicate"},
 		{"malformed file", []string{"import", "junit", xml, bad, "--part", "p", "--out", out}, "read " + bad + ": line 3: malformed XML: unexpected EOF"},
 		{"absent file", []string{"import", "junit", filepath.Join(dir, "none.xml"), "--part", "p", "--out", out}, "no such file or directory"},
 	} {

@@ -74,11 +74,20 @@ func TestPartUsageErrors(t *testing.T) {
 		want string
 	}
 	out := t.TempDir()
+	// The selection flags' mistakes, through the parse seam.
 	for _, c := range []tc{
 		{"run: unknown part", []string{"run", "--profile", "weekly", "--out", out, "--part", "all"},
 			`--part "all": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
 		{"plan: unknown part", []string{"plan", "--profile", "smoke", "--part", "colocation"}, `its parts: vllm, sglang`},
 		{"plan: unknown list", []string{"plan", "--profile", "smoke", "--list", "gpus"}, `--list "gpus": want one of parts, cases, engines`},
+	} {
+		if msg := parseOnly(t, c.args[0], c.args[1:]...); !strings.Contains(msg, c.want) {
+			t.Errorf("%s: usage error %q; want %q", c.name, msg, c.want)
+		}
+	}
+	// What is found once the command reads its inputs, run.
+	for _, c := range []tc{
+		{"run: unknown part", []string{"run", "--profile", "weekly", "--out", out, "--part", "all"}, `its parts: vllm, sglang, colocation`},
 		{"merge: unreadable plan", []string{"merge", "--plan", filepath.Join(out, "nope.json"), out}, "--plan: read "},
 		{"render: plan with a merged.json", []string{"render", "--plan", "PLAN", "MERGED"}, "a plan applies to part directories"},
 	} {

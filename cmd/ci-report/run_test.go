@@ -223,14 +223,13 @@ func TestPlanGPUSizesAndOverrides(t *testing.T) {
 		{name: "hopper simulates an H100", args: []string{"--profile", "hopper"}, wantSimGPU: runner.HopperSimGPU.Name},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e, out, errb := testEnv(nil)
-			if code := mainEnv(context.Background(), e, append([]string{"plan"}, c.args...)); code != exitOK {
-				t.Fatalf("exit %d: %s", code, errb)
-			}
-			var p runner.Plan
-			if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+			// The plan the flags resolve, through the parse seam: what
+			// `plan` prints and `run` runs.
+			o := &planOptions{}
+			if err := parseCommand("plan", o, c.args); err != nil {
 				t.Fatal(err)
 			}
+			p := o.sel.plan
 			gotSim := ""
 			if p.SimGPU != nil {
 				gotSim = p.SimGPU.Name
@@ -240,10 +239,10 @@ func TestPlanGPUSizesAndOverrides(t *testing.T) {
 			}
 		})
 	}
-	e, _, errb := testEnv(nil)
-	if code := mainEnv(context.Background(), e, []string{"run", "--profile", "nightly", "--out", t.TempDir(), "--elastic-gpu-mib", "-5"}); code != exitUsage ||
-		!strings.Contains(errb.String(), "want a size in MiB") {
-		t.Fatalf("negative size: exit %d, %s", code, errb)
+	for _, args := range [][]string{{"plan"}, {"run", "--out", t.TempDir()}} {
+		if msg := parseOnly(t, args[0], append(args[1:], "--profile", "nightly", "--elastic-gpu-mib", "-5")...); !strings.Contains(msg, `"-5" for flag -elastic-gpu-mib: want a size in MiB`) {
+			t.Errorf("%s with a negative size: usage error %q", args[0], msg)
+		}
 	}
 }
 

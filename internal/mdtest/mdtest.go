@@ -4,6 +4,9 @@
 package mdtest
 
 import (
+	"bytes"
+	"html"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -18,11 +21,14 @@ import (
 // Cell is one table cell (or another block's text, see Paragraphs): its
 // text as a reader sees it (Markdown escapes and emphasis undone, links as
 // their text, code spans as their code), the texts of its code spans and
-// the destinations of its links.
+// the destinations of its links. Lines are its text cut at its line
+// breaks (a paragraph's lines, which GitHub shows as lines): one line for a
+// table cell.
 type Cell struct {
 	Text  string
 	Code  []string
 	Links []string
+	Lines []string
 }
 
 // Table is one GFM table: its header row, then its body rows.
@@ -65,18 +71,28 @@ func Texts(cells []Cell) []string {
 func Tables(src []byte) []Table {
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var tables []Table
-	var row *[]Cell
 	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, ok := n.(*east.Table); ok && entering {
+			tables = append(tables, readTable(t, src))
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return tables
+}
+
+// readTable reads one table's header and rows.
+func readTable(n *east.Table, src []byte) Table {
+	var t Table
+	var row *[]Cell
+	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch n.(type) {
-		case *east.Table:
-			tables = append(tables, Table{})
 		case *east.TableHeader:
-			row = &tables[len(tables)-1].Header
+			row = &t.Header
 		case *east.TableRow:
-			t := &tables[len(tables)-1]
 			t.Rows = append(t.Rows, nil)
 			row = &t.Rows[len(t.Rows)-1]
 		case *east.TableCell:
@@ -85,7 +101,7 @@ func Tables(src []byte) []Table {
 		}
 		return ast.WalkContinue, nil
 	})
-	return tables
+	return t
 }
 
 // Headings are the texts of src's headings, in document order.
@@ -170,17 +186,36 @@ func Headed(src []byte, header ...string) (Table, bool) {
 // top-level paragraph whose text is intro (`Suite counts:`); nil when there
 // is none.
 func ListAfter(src []byte, intro string) []string {
+	list, ok := after(src, intro, func(n ast.Node) bool { _, ok := n.(*ast.List); return ok }).(*ast.List)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for it := list.FirstChild(); it != nil; it = it.NextSibling() {
+		out = append(out, cell(it, src).Text)
+	}
+	return out
+}
+
+// TableAfter is the table that directly follows the top-level paragraph
+// whose text is intro (false: none).
+func TableAfter(src []byte, intro string) (Table, bool) {
+	t, ok := after(src, intro, func(n ast.Node) bool { _, ok := n.(*east.Table); return ok }).(*east.Table)
+	if !ok {
+		return Table{}, false
+	}
+	return readTable(t, src), true
+}
+
+// after is the block of the kind want that directly follows the first
+// top-level paragraph whose text is intro and that such a block follows
+// (nil: none).
+func after(src []byte, intro string, want func(ast.Node) bool) ast.Node {
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	for n := tree.FirstChild(); n != nil && n.NextSibling() != nil; n = n.NextSibling() {
-		list, ok := n.NextSibling().(*ast.List)
-		if _, para := n.(*ast.Paragraph); !para || !ok || cell(n, src).Text != intro {
-			continue
+		if _, para := n.(*ast.Paragraph); para && want(n.NextSibling()) && cell(n, src).Text == intro {
+			return n.NextSibling()
 		}
-		var out []string
-		for it := list.FirstChild(); it != nil; it = it.NextSibling() {
-			out = append(out, cell(it, src).Text)
-		}
-		return out
 	}
 	return nil
 }
@@ -188,7 +223,7 @@ func ListAfter(src []byte, intro string) []string {
 // cell reads a table cell's text and code spans.
 func cell(n ast.Node, src []byte) Cell {
 	c := Cell{Code: []string{}, Links: []string{}}
-	var b strings.Builder
+	var b, lines strings.Builder
 	_ = ast.Walk(n, func(m ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -200,19 +235,27 @@ func cell(n ast.Node, src []byte) Cell {
 			code := leafText(m, src)
 			c.Code = append(c.Code, code)
 			b.WriteString(code)
+			lines.WriteString(code)
 			return ast.WalkSkipChildren, nil
 		case *ast.Text:
-			b.Write(util.UnescapePunctuations(m.Segment.Value(src)))
+			t := util.UnescapePunctuations(m.Segment.Value(src))
+			b.Write(t)
+			lines.Write(t)
 			if m.SoftLineBreak() || m.HardLineBreak() {
 				b.WriteByte(' ')
+				lines.WriteByte('\n')
 			}
 		case *ast.String:
 			b.Write(m.Value)
+			lines.Write(m.Value)
 		}
 		return ast.WalkContinue, nil
 	})
 	// The joiner text.Plain puts after @ and # is invisible.
 	c.Text = strings.TrimSpace(strings.ReplaceAll(b.String(), "\u200d", ""))
+	for _, l := range strings.Split(strings.TrimSpace(strings.ReplaceAll(lines.String(), "\u200d", "")), "\n") {
+		c.Lines = append(c.Lines, strings.TrimSpace(l))
+	}
 	return c
 }
 
@@ -229,6 +272,175 @@ func leafText(n ast.Node, src []byte) string {
 	}
 	// GFM reads `\|` in a table cell as a pipe, in a code span too.
 	return strings.ReplaceAll(b.String(), `\|`, "|")
+}
+
+// Strings are the table's texts: its header's, then each row's.
+func (t Table) Strings() [][]string {
+	out := [][]string{Texts(t.Header)}
+	for _, r := range t.Rows {
+		out = append(out, Texts(r))
+	}
+	return out
+}
+
+// Row is the first body row whose first cell reads first (nil: none).
+func (t Table) Row(first string) []Cell {
+	for _, r := range t.Rows {
+		if len(r) > 0 && r[0].Text == first {
+			return r
+		}
+	}
+	return nil
+}
+
+// WithColumn is the first table of src with a header cell named name
+// (false: none).
+func WithColumn(src []byte, name string) (Table, bool) {
+	for _, t := range Tables(src) {
+		if t.Column(name) != nil {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// Blocks are src's lines of text as a reader sees them, in document order:
+// its headings, paragraphs and the text of its list items (each item's own
+// text, its nested list's items after it), inside a <details> block too;
+// not table cells, code blocks or raw HTML. Each is read as a table cell.
+func Blocks(src []byte) []Cell {
+	return blocks(src, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.Heading, *ast.Paragraph, *ast.TextBlock:
+			return true
+		}
+		return false
+	})
+}
+
+// Lines are the lines of src's Blocks, in document order: each block cut
+// at its line breaks.
+func Lines(src []byte) []string {
+	var out []string
+	for _, b := range Blocks(src) {
+		out = append(out, b.Lines...)
+	}
+	return out
+}
+
+// Has reports whether one of src's Lines reads line.
+func Has(src []byte, line string) bool {
+	return slices.Contains(Lines(src), line)
+}
+
+// HasRun reports whether lines are among src's Lines one right after the
+// other, in this order.
+func HasRun(src []byte, lines ...string) bool {
+	all := Lines(src)
+	for i := range all {
+		if len(all)-i >= len(lines) && slices.Equal(all[i:i+len(lines)], lines) {
+			return true
+		}
+	}
+	return false
+}
+
+// Under is the Markdown under the heading whose text is heading: from the
+// line after it to the next heading of its level or a higher one, or the
+// end (nil: no such heading).
+func Under(src []byte, heading string) []byte {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	var start, level int
+	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		switch {
+		case !ok || h.Lines().Len() == 0:
+		case level == 0 && cell(h, src).Text == heading:
+			start, level = lineEnd(src, h), h.Level
+		case level > 0 && h.Level <= level:
+			return src[start:lineStart(src, h)]
+		}
+	}
+	if level == 0 {
+		return nil
+	}
+	return src[start:]
+}
+
+// Detail is one <details> block: the text of its <summary> and the
+// Markdown between the line that opens it and the one that closes it.
+type Detail struct {
+	Summary string
+	Body    []byte
+}
+
+var summaryRE = regexp.MustCompile(`<summary>(.*?)</summary>`)
+
+// Details are src's top-level <details> blocks, in document order.
+func Details(src []byte) []Detail {
+	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	var out []Detail
+	open := -1 // where the open block's body starts
+	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.HTMLBlock)
+		if !ok {
+			continue
+		}
+		raw := htmlText(h, src)
+		if open < 0 && strings.HasPrefix(raw, "<details") {
+			m := summaryRE.FindStringSubmatch(raw)
+			if m == nil {
+				m = []string{"", ""}
+			}
+			out = append(out, Detail{Summary: html.UnescapeString(m[1])})
+			open = lineEnd(src, h)
+			if i := strings.Index(raw, "</details>"); i >= 0 {
+				open = -1 // opened and closed in one block: no body
+			}
+			continue
+		}
+		if open >= 0 && strings.Contains(raw, "</details>") {
+			out[len(out)-1].Body = src[open:lineStart(src, h)]
+			open = -1
+		}
+	}
+	return out
+}
+
+// htmlText is a raw HTML block's lines.
+func htmlText(h *ast.HTMLBlock, src []byte) string {
+	var b strings.Builder
+	for i := 0; i < h.Lines().Len(); i++ {
+		seg := h.Lines().At(i)
+		b.Write(seg.Value(src))
+	}
+	if h.HasClosure() {
+		b.Write(h.ClosureLine.Value(src))
+	}
+	return b.String()
+}
+
+// lineStart is the offset of the line where block n starts.
+func lineStart(src []byte, n ast.Node) int {
+	at := n.Lines().At(0).Start
+	return bytes.LastIndexByte(src[:at], '\n') + 1
+}
+
+// lineEnd is the offset after the line where block n ends (its newline
+// included).
+func lineEnd(src []byte, n ast.Node) int {
+	lines := n.Lines()
+	at := lines.At(lines.Len() - 1).Stop
+	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+		at = h.ClosureLine.Stop
+	}
+	if at > 0 && src[at-1] == '\n' {
+		return at
+	}
+	if i := bytes.IndexByte(src[at:], '\n'); i >= 0 {
+		return at + i + 1
+	}
+	return len(src)
 }
 
 // Links are the destinations of every link in src (in paragraphs, list

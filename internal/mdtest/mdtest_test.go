@@ -2,6 +2,7 @@ package mdtest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,60 @@ func TestListAfter(t *testing.T) {
 	}
 	if got := ListAfter(src, "Evidence (a vs b)"); got != nil {
 		t.Errorf("a paragraph not followed by a list gave %q", got)
+	}
+}
+
+func TestBlocksRowsAndSections(t *testing.T) {
+	src := []byte("## Title\n\nIntro \\*one\\*\nwraps.\n\n| case | n |\n|---|---|\n| a | 1 |\n| b | 2 |\n\n### Cases\n\n- one `x`\n  - nested\n- two\n\n" +
+		"<details><summary>Chart &amp; more</summary>\n\nInside.\n\n| k |\n|---|\n| v |\n\n</details>\n\n### Elastic\n\nAfter.\n\n```\ncode line\n```\n\n## Next\n\nLast.\n")
+	if got := Texts(Blocks(src)); !slices.Equal(got, []string{"Title", "Intro *one* wraps.", "Cases", "one x", "nested", "two", "Inside.", "Elastic", "After.", "Next", "Last."}) {
+		t.Errorf("blocks %q", got)
+	}
+	if got := Lines(src)[1:3]; !slices.Equal(got, []string{"Intro *one*", "wraps."}) {
+		t.Errorf("a paragraph's lines %q", got)
+	}
+	if !Has(src, "Inside.") || !Has(src, "wraps.") || Has(src, "Intro *one* wraps.") || Has(src, "code line") || Has(src, "a") {
+		t.Errorf("Has reads other than the blocks")
+	}
+	if !HasRun(src, "wraps.", "Cases", "one x") || HasRun(src, "Cases", "two") || !HasRun(src, "Last.") || HasRun(src, "Last.", "x") {
+		t.Errorf("HasRun does not read consecutive lines")
+	}
+	if tb, ok := TableAfter(src, "Intro *one* wraps."); !ok || len(tb.Rows) != 2 || Texts(tb.Header)[1] != "n" {
+		t.Errorf("the table after the intro: %v %+v", ok, tb)
+	}
+	if tb, _ := TableAfter(src, "Intro *one* wraps."); !slices.EqualFunc(tb.Strings(), [][]string{{"case", "n"}, {"a", "1"}, {"b", "2"}}, slices.Equal) {
+		t.Errorf("table strings %q", tb.Strings())
+	}
+	if _, ok := TableAfter(src, "After."); ok {
+		t.Errorf("a table after a paragraph that a code block follows")
+	}
+	tb, ok := WithColumn(src, "n")
+	if !ok || Texts(tb.Row("b"))[1] != "2" || tb.Row("c") != nil {
+		t.Errorf("table with column n: %v %+v", ok, tb)
+	}
+	if _, ok := WithColumn(src, "nope"); ok {
+		t.Errorf("a table without the column was found")
+	}
+	if got := string(Under(src, "Cases")); !strings.HasPrefix(got, "\n- one `x`\n") || !strings.HasSuffix(got, "</details>\n\n") {
+		t.Errorf("under Cases: %q", got)
+	}
+	if got := Texts(Blocks(Under(src, "Title"))); len(got) != 8 || got[0] != "Intro *one* wraps." || got[7] != "After." {
+		t.Errorf("under Title (to the next ##): %q", got)
+	}
+	if got := string(Under(src, "Next")); got != "\nLast.\n" {
+		t.Errorf("under the last heading: %q", got)
+	}
+	if Under(src, "Absent") != nil {
+		t.Errorf("a heading that is not there has a body")
+	}
+	d := Details(src)
+	if len(d) != 1 || d[0].Summary != "Chart & more" || string(d[0].Body) != "\nInside.\n\n| k |\n|---|\n| v |\n\n" {
+		t.Fatalf("details %+v", d)
+	}
+	if tables := Tables(d[0].Body); len(tables) != 1 || tables[0].Rows[0][0].Text != "v" {
+		t.Errorf("the details body's table %+v", tables)
+	}
+	if d := Details([]byte("<details><summary>s</summary>x</details>\n\ntext\n")); len(d) != 1 || d[0].Summary != "s" || d[0].Body != nil {
+		t.Errorf("a one-line details block %+v", d)
 	}
 }
