@@ -92,21 +92,55 @@ func (r *Report) writeJSON(w io.Writer, limit int64) error {
 // encode writes merged.json to w, encoding each part into buf.
 func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 	marshal := marshaler(buf)
-	// Everything but the cases at once (setup.json and perf files are
-	// bounded), then the cases one by one into the place of "cases": null.
+	// Everything but the cases and the setup's cases at once (setup.json's
+	// other members and perf files are bounded), then the setup's cases one
+	// by one into the place of the setup's "cases": null, then the cases
+	// into the place of the top level's: both lists grow with the run, and
+	// are never held encoded whole.
 	head := *r
 	head.Cases = nil
+	var setupCases []collect.CaseSetup // nil: none to stream (no setup, or cases null)
+	if r.Setup != nil && r.Setup.Cases != nil {
+		s := *r.Setup
+		setupCases, s.Cases = s.Cases, nil
+		head.Setup = &s
+	}
 	compact, err := marshal(&head)
 	if err != nil {
 		return err
 	}
 	compact = bytes.Clone(compact)
-	at := topLevelValue(compact, "cases")
-	if at < 0 || !bytes.HasPrefix(compact[at:], []byte("null")) {
+	from := 0 // compact[from:] is still to be written
+	ind := &indenter{w: w, levels: mergedIndent}
+	if setupCases != nil {
+		// The setup's members come first: its "cases" is the first key
+		// "cases" one level into the top-level object.
+		in := topLevelValue(compact, "setup")
+		at := -1
+		if in >= 0 {
+			at = topLevelValue(compact[in:], "cases")
+		}
+		if at < 0 || !bytes.HasPrefix(compact[in+at:], []byte("null")) {
+			return fmt.Errorf("encode merged.json: no setup cases member") // Setup always has one
+		}
+		at += in
+		ind.write(compact[:at])
+		ind.write([]byte("["))
+		for i := range setupCases {
+			b, err := marshal(&setupCases[i])
+			if err != nil {
+				return err
+			}
+			ind.element(b, i == 0)
+		}
+		ind.write([]byte("]"))
+		from = at + len("null")
+	}
+	at := topLevelValue(compact, "cases") // after the setup: Report's order
+	if at < from || !bytes.HasPrefix(compact[at:], []byte("null")) {
 		return fmt.Errorf("encode merged.json: no cases member") // Report always has one
 	}
-	ind := &indenter{w: w, levels: mergedIndent}
-	ind.write(compact[:at])
+	ind.write(compact[from:at])
 	ind.write([]byte("["))
 	cw, counting := w.(interface{ note(*Case, int) })
 	var line []byte // one case's JSON, as it is written
@@ -361,11 +395,11 @@ func (d *indenter) write(p []byte) {
 // element writes p, one compact JSON value, as the next element of the
 // array being written, the first or not: what write(",") (but before the
 // first) and write(p) write, but where the array is at the deepest
-// indented level, as the cases of merged.json are, without a look at p's
-// bytes: every container of p is deeper than levels, so p goes on a line
-// of its own as it is.
+// indented level or deeper, as the cases of merged.json and its setup's
+// are, without a look at p's bytes: every container of p is deeper than
+// levels, so p goes as it is, on a line of its own at the deepest level.
 func (d *indenter) element(p []byte, first bool) {
-	if d.depth != d.levels || d.str.In() {
+	if d.depth < d.levels || d.str.In() {
 		if !first {
 			d.write([]byte(","))
 		}
@@ -375,8 +409,10 @@ func (d *indenter) element(p []byte, first bool) {
 	if !first {
 		d.out([]byte(","))
 	}
-	d.opened = false
-	d.out(newlineIndent(d.depth))
+	if d.depth == d.levels {
+		d.opened = false
+		d.out(newlineIndent(d.depth))
+	}
 	d.out(p)
 }
 
