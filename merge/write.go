@@ -126,12 +126,10 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 		at += in
 		ind.write(compact[:at])
 		ind.write([]byte("["))
+		var line []byte
 		for i := range setupCases {
-			b, err := marshal(&setupCases[i])
-			if err != nil {
-				return err
-			}
-			ind.element(b, i == 0)
+			line = appendCaseSetup(line[:0], &setupCases[i])
+			ind.element(line, i == 0)
 		}
 		ind.write([]byte("]"))
 		from = at + len("null")
@@ -293,6 +291,76 @@ func appendCase(b []byte, c *Case, marshal func(any) ([]byte, error)) ([]byte, e
 	str("arm", c.Arm, true)
 	str("revision", c.Revision, true)
 	return append(b, '}'), nil
+}
+
+// appendCaseSetup appends s's JSON, the bytes encoding/json writes for it
+// with HTML characters as they are, written directly as appendCase writes a
+// case: CaseSetup's fields in order, with their omitempty rules, and the
+// env as collect.Env's MarshalJSON writes it (json.Marshal of each key and
+// value: HTML characters escaped). TestAppendCaseSetupLikeEncodingJSON
+// fills every field: a field added to CaseSetup must be added here too.
+func appendCaseSetup(b []byte, s *collect.CaseSetup) []byte {
+	str := func(key, v string) {
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = jsonenc.AppendString(b, v, false)
+	}
+	ptr := func(key string, v *string) {
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		if v == nil {
+			b = append(b, "null"...)
+		} else {
+			b = jsonenc.AppendString(b, *v, false)
+		}
+	}
+	list := func(key string, vs []string) {
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		if vs == nil {
+			b = append(b, "null"...)
+			return
+		}
+		b = append(b, '[')
+		for i, v := range vs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.AppendString(b, v, false)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `{"name":`...)
+	b = jsonenc.AppendString(b, s.Name, false)
+	str("engine", s.Engine)
+	str("model", s.Model)
+	str("hf_id", s.HFID)
+	ptr("layout", s.Layout)
+	b = append(b, `,"tp":`...)
+	b = strconv.AppendInt(b, int64(s.TP), 10)
+	ptr("kv_cache_dtype", s.KVCacheDtype)
+	list("model_args", s.ModelArgs)
+	b = append(b, `,"env":{`...)
+	for i, k := range s.Env.Keys() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		v, _ := s.Env.Get(k)
+		b = jsonenc.AppendString(b, k, true)
+		b = append(b, ':')
+		b = jsonenc.AppendString(b, v, true)
+	}
+	b = append(b, '}')
+	list("extra_args", s.ExtraArgs)
+	str("cmd", s.Cmd)
+	if s.Priority != nil {
+		b = append(b, `,"priority":`...)
+		b = strconv.AppendInt(b, int64(*s.Priority), 10)
+	}
+	return append(b, '}')
 }
 
 // countWriter counts what would be written, and remembers the largest case.

@@ -200,3 +200,31 @@ func TestWriteJSONStreamsSetupCases(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendCaseSetupLikeEncodingJSON: appendCaseSetup writes a setup case
+// in the bytes encoding/json writes for it (HTML characters as they are,
+// but escaped in the env, as collect.Env writes it), whatever its fields
+// hold: every field of CaseSetup is filled, so that a field added to it and
+// not to appendCaseSetup fails here.
+func TestAppendCaseSetupLikeEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 3))
+	var buf bytes.Buffer
+	marshal := marshaler(&buf)
+	keys := []string{"K", "<&>", "ü\u2028", `"q"`, "\xff", ""}
+	for i := range 3000 {
+		var s collect.CaseSetup
+		fillRandom(rng, reflect.ValueOf(&s).Elem())
+		for range rng.IntN(4) {
+			var v struct{ S string }
+			fillRandom(rng, reflect.ValueOf(&v).Elem())
+			s.Env.Set(keys[rng.IntN(len(keys))], v.S)
+		}
+		want, err := marshal(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendCaseSetup([]byte("x"), &s); !bytes.Equal(got[1:], want) {
+			t.Fatalf("setup case %d:\n got %s\nwant %s", i, got[1:], want)
+		}
+	}
+}
