@@ -231,7 +231,8 @@ func replaceAll(m matcher, buf []byte) []byte {
 // replace rewrites buf. Unless final, it stops at the first position whose
 // match later bytes could change, and returns the bytes from there as the
 // rest to carry over: every match it makes is the one the whole stream
-// would get.
+// would get. out is buf itself (cut) when nothing was replaced: it holds
+// until buf is changed.
 func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 	i := 0
 	for {
@@ -241,7 +242,11 @@ func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 		}
 		j, n, repl := m.next(buf, i)
 		if j < 0 || j >= cut {
-			out = append(out, buf[i:cut]...)
+			if i == 0 {
+				out = buf[:cut] // nothing replaced: no copy
+			} else {
+				out = append(out, buf[i:cut]...)
+			}
 			return out, append([]byte(nil), buf[cut:]...)
 		}
 		out = append(out, buf[i:j]...)
@@ -630,10 +635,14 @@ type stage struct {
 	m    matcher
 	w    io.Writer
 	hold []byte
+	// buf is where what is held and the next write are joined, reused
+	// from write to write.
+	buf []byte
 }
 
 func (s *stage) Write(p []byte) (int, error) {
-	buf := append(s.hold, p...)
+	buf := append(append(s.buf[:0], s.hold...), p...)
+	s.buf = buf
 	out, rest := replace(s.m, buf, false)
 	s.hold = rest
 	if len(out) > 0 {

@@ -21,11 +21,11 @@ import (
 // Surefire on a Latin-1 locale), windows-1252 and UTF-16 (PowerShell's
 // Out-File, .NET's default StreamWriter on Windows).
 
-// decoded returns r as UTF-8 for encoding/xml: a UTF-8 byte order mark is
+// decoded returns r as UTF-8 for the tokenizer: a UTF-8 byte order mark is
 // dropped, a UTF-16 document (a BOM, or "<?" in UTF-16 without one) is
 // transcoded whole, so that its declaration can be read; utf16 says so.
 func decoded(r io.Reader) (out io.Reader, utf16 bool) {
-	br := bufio.NewReaderSize(r, 64<<10) // the decoder reads a byte at a time from it
+	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
@@ -39,11 +39,13 @@ func decoded(r io.Reader) (out io.Reader, utf16 bool) {
 	return br, false
 }
 
-// charsetReader is the decoder's CharsetReader: the declared encoding of
-// a document decoded already (UTF-8, ASCII, UTF-16 transcoded by decoded)
+// charsetReader is the tokenizer's charset reader (and encoding/xml's
+// Decoder.CharsetReader, in FuzzTokenizer): the declared encoding of a
+// document decoded already (UTF-8, ASCII, UTF-16 transcoded by decoded)
 // passes as it is; another one the IANA registry names (ISO-8859-1,
 // windows-1252, ...) is decoded to UTF-8; any other is an error naming it,
-// also kept in *refused (encoding/xml words it with its own internals).
+// also kept in *refused (the tokenizer words it as encoding/xml does, with
+// "xml: opening charset").
 func charsetReader(utf16 bool, refused *error) func(label string, in io.Reader) (io.Reader, error) {
 	return func(label string, in io.Reader) (r io.Reader, err error) {
 		defer func() { *refused = err }()

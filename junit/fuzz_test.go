@@ -56,3 +56,49 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// pytestNodeIDSplit is pytestNodeID as it was written first, splitting
+// the classname and joining its components: FuzzPytestNodeID holds the
+// one-string version to it.
+func pytestNodeIDSplit(classname, name, file string) string {
+	if classname == "" {
+		return name
+	}
+	if file != "" {
+		file = filepath.ToSlash(file)
+		mod := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
+		if classname == mod {
+			return file + "::" + name
+		}
+		if rest, ok := strings.CutPrefix(classname, mod+"."); ok {
+			return strings.Join(append(append([]string{file}, strings.Split(rest, ".")...), name), "::")
+		}
+	}
+	parts := strings.Split(classname, ".")
+	k := len(parts)
+	for i := 1; i < len(parts); i++ {
+		if strings.HasPrefix(parts[i], "Test") {
+			k = i
+			break
+		}
+	}
+	path := strings.Join(parts[:k], "/") + ".py"
+	return strings.Join(append(append([]string{path}, parts[k:]...), name), "::")
+}
+
+// FuzzPytestNodeID: the node id built as one string is the one splitting
+// and joining gives, for any classname, name and file.
+func FuzzPytestNodeID(f *testing.F) {
+	for _, c := range [][3]string{
+		{"tests.test_x.TestA", "test_b[p]", ""}, {"tests.test_x", "test_b", ""}, {"tests.test_x.TestA.TestB", "t", ""},
+		{"tests.test_x.TestA", "t", "tests/test_x.py"}, {"tests.test_x", "t", "tests/test_x.py"}, {"a.b", "t", "c.py"},
+		{"", "t", ""}, {".Test", "t", ""}, {"a.", "t", ""}, {"a..Test.", "t", ""}, {"Test", "t", ""}, {"a.Test.b", "t", "a.py"},
+	} {
+		f.Add(c[0], c[1], c[2])
+	}
+	f.Fuzz(func(t *testing.T, classname, name, file string) {
+		if got, want := pytestNodeID(classname, name, file), pytestNodeIDSplit(classname, name, file); got != want {
+			t.Fatalf("pytestNodeID(%q, %q, %q) = %q, want %q", classname, name, file, got, want)
+		}
+	})
+}

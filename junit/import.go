@@ -375,6 +375,9 @@ func pytestNodeID(classname, name, file string) string {
 	if classname == "" {
 		return name
 	}
+	// Built as one string, without splitting and joining (a testcase
+	// each); FuzzPytestNodeID holds it to the split and join.
+	var b strings.Builder
 	if file != "" {
 		// pytest's classname starts with the file's path, "/" made ".".
 		file = filepath.ToSlash(file)
@@ -383,19 +386,53 @@ func pytestNodeID(classname, name, file string) string {
 			return file + "::" + name
 		}
 		if rest, ok := strings.CutPrefix(classname, mod+"."); ok {
-			return strings.Join(append(append([]string{file}, strings.Split(rest, ".")...), name), "::")
+			b.Grow(len(file) + 2*len(rest) + len(name) + 4)
+			b.WriteString(file)
+			b.WriteString("::")
+			writeDotsAs(&b, rest, "::")
+			b.WriteString("::")
+			b.WriteString(name)
+			return b.String()
 		}
 	}
-	parts := strings.Split(classname, ".")
-	k := len(parts)
-	for i := 1; i < len(parts); i++ {
-		if strings.HasPrefix(parts[i], "Test") {
-			k = i
+	// The classes start at the first component after the first that
+	// starts with "Test"; without one, the classname is the module path.
+	module, classes := classname, ""
+	for i := strings.IndexByte(classname, '.'); i >= 0; {
+		next := classname[i+1:]
+		if strings.HasPrefix(next, "Test") {
+			module, classes = classname[:i], next
 			break
 		}
+		j := strings.IndexByte(next, '.')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
 	}
-	path := strings.Join(parts[:k], "/") + ".py"
-	return strings.Join(append(append([]string{path}, parts[k:]...), name), "::")
+	b.Grow(len(module) + 2*len(classes) + len(name) + 7)
+	writeDotsAs(&b, module, "/")
+	b.WriteString(".py::")
+	if classes != "" {
+		writeDotsAs(&b, classes, "::")
+		b.WriteString("::")
+	}
+	b.WriteString(name)
+	return b.String()
+}
+
+// writeDotsAs writes s with every '.' written as sep.
+func writeDotsAs(b *strings.Builder, s, sep string) {
+	for {
+		i := strings.IndexByte(s, '.')
+		if i < 0 {
+			b.WriteString(s)
+			return
+		}
+		b.WriteString(s[:i])
+		b.WriteString(sep)
+		s = s[i+1:]
+	}
 }
 
 // checkName names the check of an outcome: a failure's or error's type

@@ -217,7 +217,8 @@ func (p *parser) next() (tokenKind, error) {
 	return p.d.kind, nil
 }
 
-// start is the start tag just read.
+// start is the start tag just read. Its attributes are the tokenizer's and
+// hold until the next token: every caller reads them before it reads on.
 func (p *parser) start() xml.StartElement { return xml.StartElement{Name: p.d.name, Attr: p.d.attr} }
 
 // document reads the whole input: an optional XML declaration, comments and
@@ -492,7 +493,8 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if t.Name.Local != "property" {
 			return p.skip()
 		}
-		m := attrs(t.Attr)
+		m := attrs(t.Attr) // held until the next token
+		name := m.get("name")
 		v, hasValue := m.lookup("value")
 		txt, err := p.text(nil)
 		if err != nil {
@@ -501,7 +503,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if !hasValue {
 			v = strings.TrimSpace(txt)
 		}
-		out = append(out, collect.Property{Name: m.get("name"), Value: v})
+		out = append(out, collect.Property{Name: name, Value: v})
 		return nil
 	})
 	return out, err

@@ -45,7 +45,8 @@ type xmlTokenizer struct {
 	nsUndo  []nsUndo
 	ns      map[string]string
 	closing bool // the last start tag was an empty element <a/>
-	// The token read: kind, the element, its attributes, or the text.
+	// The token read: kind, the element, its attributes, or the text;
+	// attr and data hold until the next read.
 	kind  tokenKind
 	name  xml.Name
 	attr  []xml.Attr
@@ -340,7 +341,7 @@ func (t *xmlTokenizer) startTag() error {
 		}
 		return t.err
 	}
-	t.attr = nil
+	t.attr = t.attr[:0]
 	for {
 		t.space()
 		b, ok := t.mustgetc()

@@ -120,9 +120,9 @@ func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	// heap near what is held rather than twice it (a million testcases:
 	// peak RSS 95 MiB without it). Under the limit the collector runs at
 	// five times what is held instead of twice (importGCPercent): with a
-	// few MiB held, a collection every few MiB allocated was a third of
-	// the import's CPU (100,000 testcases: 0.91-1.15 s CPU, 31 MiB peak
-	// RSS, with GOGC=400 0.78-0.85 s, 48 MiB).
+	// few MiB held, a collection every few MiB allocated was about a fifth
+	// of the import's CPU (100,000 testcases: 0.91-1.15 s CPU, 31 MiB peak
+	// RSS; with GOGC=400 0.78-0.85 s, 48 MiB).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(importMemoryLimit))
 	defer debug.SetGCPercent(debug.SetGCPercent(importGCPercent))
 	res, err := im.Run()
