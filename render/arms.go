@@ -234,11 +234,18 @@ func (r *renderer) judgementLine() string {
 			failArms = append(failArms, a)
 		}
 	}
-	if len(failArms) == 0 {
-		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, text.Plain(r.expectWords()))
+	expect := text.Plain(r.expectWords())
+	switch {
+	case len(failArms) == 0 && j.Behave == 1:
+		return "1 case behaves as expected (" + expect + ")."
+	case len(failArms) == 0:
+		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, expect)
+	case j.Behave+j.Off == 1:
+		return fmt.Sprintf("The one case that fails on %s behaves as expected (%s).",
+			text.Plain(strings.Join(failArms, " or ")), expect)
 	}
 	return fmt.Sprintf("%d of %d cases that fail on %s behave as expected (%s).", j.Behave, j.Behave+j.Off,
-		text.Plain(strings.Join(failArms, " or ")), text.Plain(r.expectWords()))
+		text.Plain(strings.Join(failArms, " or ")), expect)
 }
 
 // expectWords says what the expectations are: `fails on parent, passes on fix`.

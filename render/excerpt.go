@@ -93,14 +93,54 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 // excerptLines are an excerpt's lines as a report shows them: its lines,
 // then, when it has a tail (the log's last lines, docs/formats.md §4.9), a
 // line counting the lines skipped and the tail; the noise of each part
-// collapsed into a count (collapseNoise).
+// collapsed into a count (collapseNoise), then runs of lines alike
+// (collapseAlike).
 func excerptLines(ex *collect.Excerpt) []string {
-	lines := collapseNoise(ex.Lines)
+	lines := collapseAlike(collapseNoise(ex.Lines))
 	if len(ex.Tail) > 0 {
 		lines = append(lines, "… "+plural(ex.Skipped, "line", "lines")+" skipped …")
-		lines = append(lines, collapseNoise(ex.Tail)...)
+		lines = append(lines, collapseAlike(collapseNoise(ex.Tail))...)
 	}
 	return lines
+}
+
+// minAlikeRun is the shortest run of lines alike that collapseAlike
+// shortens: a run of 3 would take as many lines as it shows.
+const minAlikeRun = 4
+
+// collapseAlike replaces each run of minAlikeRun or more lines that are
+// the same but for their numbers, paths and hex (appendNormalised, as the
+// history fingerprint has a detail), e.g. kvcached's `released <n> bytes
+// of idle cache …` logged once a step, with its first line, one line
+// counting those between, `… 38 more lines like these …`, and its last, so
+// the first and last values stay in view and the other lines of the
+// excerpt keep their room (docs/render.md §3.11).
+func collapseAlike(lines []string) []string {
+	if len(lines) < minAlikeRun {
+		return lines
+	}
+	keys := make([]string, len(lines))
+	var buf []byte
+	for i, l := range lines {
+		// A number of 8 digits or more is <hex> to appendNormalised:
+		// here it is one more number.
+		buf = appendNormalised(buf[:0], l)
+		keys[i] = strings.ReplaceAll(string(buf), "<hex>", "<n>")
+	}
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i + 1
+		for j < len(lines) && keys[j] == keys[i] {
+			j++
+		}
+		if j-i < minAlikeRun {
+			out = append(out, lines[i:j]...)
+		} else {
+			out = append(out, lines[i], "… "+strconv.Itoa(j-i-2)+" more lines like these …", lines[j-1])
+		}
+		i = j
+	}
+	return out
 }
 
 // excerptKey is what two excerpts that show the same lines share: their

@@ -86,10 +86,11 @@ func TestWhereToLookFitsTheBudget(t *testing.T) {
 	rep.Cases = nil
 	for i := 0; i < 12; i++ {
 		// Different lines (letters past f: numbers and hex are not what makes two
-		// excerpts differ), so that none is shown as another's.
+		// excerpts differ), so that none is shown as another's, and no two
+		// lines of one alike (collapseAlike would shorten the excerpt).
 		long := make([]string, collect.ExcerptMaxLines)
 		for j := range long {
-			long[j] = strings.Repeat(string(rune('g'+i)), collect.ExcerptLineCut)
+			long[j] = strings.Repeat(string(rune('g'+i)), collect.ExcerptLineCut-1) + string(rune('A'+j%26))
 		}
 		rep.Cases = append(rep.Cases, merge.Case{Name: fmt.Sprintf("case-%d", i), Part: "vLLM",
 			Checks:  []collect.Check{{Name: fmt.Sprintf("all_ok_%d", i), Detail: "3/20 failed"}},
@@ -192,6 +193,38 @@ func TestExcerptNoiseCollapsed(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("collapsed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestExcerptAlikeCollapsed: a run of four or more lines that differ only
+// in their numbers, paths or hex keeps its first and last line and counts
+// the others; shorter runs, and lines that differ in words, stay whole.
+func TestExcerptAlikeCollapsed(t *testing.T) {
+	var lines []string
+	lines = append(lines, "INFO starting")
+	for i := range 6 {
+		lines = append(lines, fmt.Sprintf("[kvcached][00:34:%02d] released %d bytes of idle cache for a higher-priority server at /dev/shm/kvcached_%d", i, 2097152*(i+1), i))
+	}
+	lines = append(lines, "WARN a", "WARN b", "WARN c")
+	for i := range 3 {
+		lines = append(lines, fmt.Sprintf("step %d done", i))
+	}
+	lines = append(lines, "ERROR out of memory")
+	got := collapseAlike(lines)
+	want := []string{
+		"INFO starting",
+		lines[1],
+		"… 4 more lines like these …",
+		lines[6],
+		"WARN a", "WARN b", "WARN c",
+		"step 0 done", "step 1 done", "step 2 done",
+		"ERROR out of memory",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("collapsed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := collapseAlike(lines[:3]); len(got) != 3 {
+		t.Errorf("three lines became %d", len(got))
 	}
 }
 

@@ -345,7 +345,7 @@ func TestEvidenceJudgementLine(t *testing.T) {
 	src := []byte(docs.Comment)
 	for _, want := range []string{
 		"t::gpu: is skipped on parent, is skipped on fix; expected: fails on parent, passes on fix.",
-		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
+		"The one case that fails on parent behaves as expected (fails on parent, passes on fix).",
 	} {
 		if !mdtest.Has(src, want) {
 			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)

@@ -89,7 +89,7 @@ func TestEvidenceTableParentAndFix(t *testing.T) {
 		"Evidence (parent vs fix)",
 		"tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]: fails on parent, passes on fix, as expected.",
 		"2 more tests pass on every arm.",
-		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).")
+		"The one case that fails on parent behaves as expected (fails on parent, passes on fix).")
 	// The revision × measure table: a row per revision, the result first
 	// (the assertion's message alone), a column per metric with its unit.
 	checkMeasureTable(t, comment, "pass")

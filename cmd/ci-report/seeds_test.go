@@ -91,7 +91,7 @@ func TestSeed002Evidence(t *testing.T) {
 		"Compared: the tests that ran on every arm or failed on one; 1,099 tests ran on fix only.",
 		"tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]: fails on parent, passes on fix, as expected.",
 		"Skipped: 20 cases (CUDA is not available), 9 cases (needs the FlashInfer backend), 6 cases (FP8 KV cache is not supported on CPU).",
-		"1 of 1 cases that fail on parent behave as expected (fails on parent, passes on fix).",
+		"The one case that fails on parent behaves as expected (fails on parent, passes on fix).",
 	} {
 		if !slices.Contains(paragraphs, want) {
 			t.Errorf("no paragraph %q in\n%s", want, comment)
