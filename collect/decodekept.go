@@ -17,9 +17,10 @@ import (
 // decoder's.
 //
 // s, kept across the cases of a file (nil: nothing kept), interns check
-// names (the same score of names in every case), so that thousands of cases
-// hold each name once, and collects a case's checks before they are copied
-// out at their number.
+// names (the same score of names in every case) and whole checks arrays
+// (every passing case of a kind writes the same one), so that thousands of
+// cases hold each once, and collects a case's checks before they are
+// copied out at their number.
 func decodeKeptDirect(kept []byte, c *CaseResult, s *keptScratch) bool {
 	if s == nil {
 		s = &keptScratch{}
@@ -86,6 +87,17 @@ type keptDecoder struct {
 type keptScratch struct {
 	// names interns the check names read (nil: none is interned).
 	names map[string]string
+	// sets interns checks arrays by their compact JSON (nil: none is
+	// interned). A held case's checks were most of its memory (a
+	// kvcached case's 20-odd checks, 120 bytes each); a passing case of
+	// the kvcached harness, or of ci-report's runner for the checks whose
+	// details carry no measure, writes the same array as every other case
+	// of its kind, which is then held once. Identical bytes decode to
+	// identical values, so sharing changes nothing a reader sees; readers
+	// of a case's checks never write to them in place (merge and render
+	// copy before they change a check: dropBadMargins, redactCase,
+	// thresholds).
+	sets map[string][]Check
 	// checks holds a case's checks while they are read: a case holds them
 	// in a slice of their number, allocated once, instead of every slice
 	// appending grew through (a case of a kvcached part has 20-odd checks
@@ -93,11 +105,15 @@ type keptScratch struct {
 	checks []Check
 }
 
-// Bounds of the interned check names: a file of distinct names holds no
-// more than this map.
+// Bounds of what one file's scratch interns, whatever the file: at most
+// maxInterned names of up to maxInternedLen bytes, and maxInternedSets
+// checks arrays of up to maxInternedSetLen bytes of JSON each (about 5 MiB
+// in all at worst). A value beyond them is decoded as it comes, unshared.
 const (
-	maxInterned    = 4096
-	maxInternedLen = 128
+	maxInterned       = 4096
+	maxInternedLen    = 128
+	maxInternedSets   = 512
+	maxInternedSetLen = 4096
 )
 
 // name consumes a check's name, interned.
@@ -238,10 +254,26 @@ func (d *keptDecoder) object(v *[]byte) bool {
 	return true
 }
 
+// checks consumes a checks array into a slice of its number; an array the
+// scratch interns is not decoded again, and a new one is interned while
+// there is room.
 func (d *keptDecoder) checks(v *[]Check) bool {
-	if !d.byte('[') {
+	if d.i >= len(d.b) || d.b[d.i] != '[' {
 		return false
 	}
+	var raw []byte
+	if sets := d.scratch.sets; sets != nil {
+		end := skipValue(d.b, d.i)
+		if end < 0 {
+			return false
+		}
+		raw = d.b[d.i:end]
+		if shared, found := sets[string(raw)]; found {
+			*v, d.i = shared, end
+			return true
+		}
+	}
+	d.i++
 	checks := d.scratch.checks[:0]
 	defer func() {
 		clear(checks) // holds no case's strings past its decoding
@@ -259,6 +291,9 @@ func (d *keptDecoder) checks(v *[]Check) bool {
 		}
 	}
 	*v = append(make([]Check, 0, len(checks)), checks...)
+	if sets := d.scratch.sets; sets != nil && len(sets) < maxInternedSets && len(raw) <= maxInternedSetLen {
+		sets[string(raw)] = *v
+	}
 	return true
 }
 

@@ -115,9 +115,11 @@ type caseReader struct {
 	// kept collects a case's kept values as one object, compact, for
 	// json.Unmarshal.
 	kept []byte
-	// scratch interns the check names of the cases read and collects a
-	// case's checks (decodeKeptDirect).
+	// scratch interns the check names and checks arrays of the cases
+	// read and collects a case's checks (decodeKeptDirect).
 	scratch keptScratch
+	// theCase is the case being read (readCases).
+	theCase CaseResult
 	// at is the field path of the document ("" for summary.json, "line 3"
 	// for a line of cases.jsonl), before the decoder's JSON pointers.
 	at string
@@ -313,14 +315,14 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 		}
 		return nil, nil
 	}
-	at := where + "." + k
+	at := func() string { return where + "." + k } // made only for an error
 	if k == "log" {
 		// A log is an object, or null (kept as null).
 		if kind := d.PeekKind(); kind != '{' && kind != 'n' {
 			if err := d.SkipValue(); err != nil {
-				return nil, r.readError(at, err)
+				return nil, r.readError(at(), err)
 			}
-			return &fieldError{Field: at, Err: &kindError{want: "object", got: kindName(kind)}}, nil
+			return &fieldError{Field: at(), Err: &kindError{want: "object", got: kindName(kind)}}, nil
 		}
 	}
 	mark := len(r.kept)
@@ -336,14 +338,17 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 	if bad != nil || discard {
 		r.kept = r.kept[:mark]
 	}
-	return atField(at, bad), nil
+	if bad == nil {
+		return nil, nil
+	}
+	return atField(at(), bad), nil
 }
 
 // decodeKept decodes the case's kept values, r.kept, into c: the defect
 // that leaves the case out, or nil.
 func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
 	if r.scratch.names == nil {
-		r.scratch.names = map[string]string{}
+		r.scratch.names, r.scratch.sets = map[string]string{}, map[string][]Check{}
 	}
 	if !decodeKeptDirect(r.kept, c, &r.scratch) {
 		*c = CaseResult{}
@@ -386,12 +391,15 @@ func (r *caseReader) readCases(l *caseList) error {
 	for n := 0; d.PeekKind() != ']'; n++ {
 		r.filter.forget(d.InputOffset())
 		where := fmt.Sprintf("cases[%d]", n)
-		var c CaseResult
+		// One CaseResult to decode into for the whole file (a case
+		// decoded in place escapes to the heap), copied into the list.
+		c := &r.theCase
+		*c = CaseResult{}
 		var defect error
 		switch kind := d.PeekKind(); kind {
 		case '{':
 			var err error
-			if defect, err = r.readCase(where, &c); err != nil {
+			if defect, err = r.readCase(where, c); err != nil {
 				return err
 			}
 		case 'n':
@@ -406,7 +414,7 @@ func (r *caseReader) readCases(l *caseList) error {
 			}
 			defect = &kindError{want: "object", got: kindName(kind)}
 		}
-		l.add(where, c, defect)
+		l.add(where, *c, defect)
 	}
 	_, err := d.ReadToken()
 	return r.readError("cases", err)
@@ -486,10 +494,7 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if !l.seen {
 		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
 	}
-	if l.cases == nil {
-		l.cases = []CaseResult{}
-	}
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.cases, Deselected: deselected, Problems: problems}, Dropped: l.dropped, Repeated: l.repeated}, nil
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.all(), Deselected: deselected, Problems: problems}, Dropped: l.dropped, Repeated: l.repeated}, nil
 }
 
 // Bounds of summary.json's problems as a reader keeps them.
@@ -567,10 +572,7 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	var l caseList
 	res := &JSONLResult{}
 	done := func() (*JSONLResult, error) {
-		res.Cases, res.Repeated, res.Bad = l.cases, l.repeated, l.dropped
-		if res.Cases == nil {
-			res.Cases = []CaseResult{}
-		}
+		res.Cases, res.Repeated, res.Bad = l.all(), l.repeated, l.dropped
 		return res, nil
 	}
 	for line := 1; ; line++ {
@@ -739,7 +741,12 @@ func readOpened[T any](ctx context.Context, f *os.File, err error, path string, 
 // wrong with single cases: both readers (summary.json and cases.jsonl) go
 // through it, so that one rule decides what is a case.
 type caseList struct {
+	// cases are the kept cases while there are at most caseChunk; more
+	// go in chunks of caseChunk, joined once at the end (all): appending
+	// a million cases one at a time allocates five times their size and
+	// holds more than twice it while the last copy is made.
 	cases    []CaseResult
+	chunks   [][]CaseResult
 	dropped  []string          // cases left out, each naming where and why
 	repeated []string          // names an earlier case already has
 	first    map[string]string // case name → where it first appeared
@@ -766,7 +773,32 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 	} else {
 		l.first[c.Name] = where
 	}
+	if len(l.cases) == caseChunk {
+		l.chunks = append(l.chunks, l.cases)
+		l.cases = make([]CaseResult, 0, caseChunk)
+	}
 	l.cases = append(l.cases, c)
+}
+
+// caseChunk is how many cases a chunk of a caseList holds.
+const caseChunk = 4096
+
+// all returns the kept cases in order, in a slice of their length once
+// there are more than a chunk; never nil.
+func (l *caseList) all() []CaseResult {
+	if len(l.chunks) == 0 {
+		if l.cases == nil {
+			return []CaseResult{}
+		}
+		return l.cases
+	}
+	out := make([]CaseResult, 0, len(l.chunks)*caseChunk+len(l.cases))
+	for _, c := range l.chunks {
+		out = append(out, c...)
+	}
+	out = append(out, l.cases...)
+	l.chunks, l.cases = nil, nil
+	return out
 }
 
 // SummaryResult is what readSummary found in a summary.json.

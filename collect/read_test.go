@@ -691,7 +691,7 @@ func FuzzDecodeKeptDirect(f *testing.F) {
 		}
 		// A reader's scratch has held other cases' checks and names
 		// before: the first seed's, here.
-		scratch := &keptScratch{names: map[string]string{}}
+		scratch := &keptScratch{names: map[string]string{}, sets: map[string][]Check{}}
 		var first CaseResult
 		decodeKeptDirect([]byte(`{"name":"x","checks":[{"name":"c","ok":false,"detail":"d"},{"name":"e","ok":true,"detail":"","unit":"s"}]}`), &first, scratch)
 		var direct CaseResult

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ovg-project/ci-report/internal/benchtree"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -157,6 +158,76 @@ func TestMemoryBoundedByWhatIsKept(t *testing.T) {
 			if alloc > 64<<20 {
 				t.Errorf("allocated %d MiB reading a summary.json of 256 MiB that keeps almost nothing, over 64 MiB", alloc>>20)
 			}
+		})
+	}
+}
+
+// TestMemoryPerCase holds the README's per-case bound: what a report holds
+// of each case it read (runtime.MemStats.HeapAlloc after a collection, the
+// report alive) and what loading, merging and rendering allocate in all
+// (TotalAlloc), at most a fixed amount (the readers' buffers, the setup)
+// plus a bound a case, on 200,000 small cases (imported tests: a name, a
+// duration, a failure check in one case of 50) and on a tree in the format
+// of kvcached's harness (20-odd checks a case, a setup entry a case). Both
+// are allocation counts, the same from run to run for the same input, not
+// a peak that depends on when the collector runs. Measured: 312 and 1,830
+// bytes held a case, 1.3 and 31 KiB allocated (the kvcached tree's 960
+// cases carry its fixed costs; at 10,000 cases 1,070 bytes held and 7.6
+// KiB allocated a case); before checks were interned and sized to their
+// length, and the report's cases sized before they were added, 4.7 KiB
+// were held a kvcached case and 3.5 KiB allocated a small one.
+func TestMemoryPerCase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 200,000 cases")
+	}
+	const heldFixed, allocFixed = 1 << 20, 32 << 20
+	for _, tc := range []struct {
+		name        string
+		write       func(root string) (int64, error)
+		cases       int
+		held, alloc int64 // bytes a case, beyond the fixed amounts
+	}{
+		{"200k small cases", func(root string) (int64, error) {
+			return benchtree.WriteSmall(root, benchtree.Tree{Parts: 8, Cases: 200000})
+		}, 200000, 400, 2 << 10},
+		{"kvcached format", func(root string) (int64, error) {
+			return benchtree.WriteKvcached(root, benchtree.Tree{Parts: 8, Cases: 960})
+		}, 960, 1536, 8 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "tree")
+			if _, err := tc.write(root); err != nil {
+				t.Fatal(err)
+			}
+			var before, loaded, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			rep, err := merge.Load([]string{root}, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&loaded)
+			opts := render.Options{Profile: "weekly", RunID: "1", RunAttempt: "1", Date: "2026-11-28", Config: render.DefaultConfig()}
+			docs, err := render.Render(rep, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			if len(rep.Cases) != tc.cases || docs.Comment == "" {
+				t.Fatalf("%d cases and a comment of %d bytes, want %d cases", len(rep.Cases), len(docs.Comment), tc.cases)
+			}
+			n := int64(tc.cases)
+			held := int64(loaded.HeapAlloc) - int64(before.HeapAlloc)
+			alloc := int64(after.TotalAlloc - before.TotalAlloc)
+			t.Logf("%d cases: %d bytes held a case, %d allocated a case", n, held/n, alloc/n)
+			if bound := heldFixed + tc.held*n; held > bound {
+				t.Errorf("the report holds %.1f MiB for %d cases (%d bytes a case), over %.1f MiB", float64(held)/(1<<20), n, held/n, float64(bound)/(1<<20))
+			}
+			if bound := allocFixed + tc.alloc*n; alloc > bound {
+				t.Errorf("load, merge and render allocate %.1f MiB for %d cases (%d bytes a case), over %.1f MiB", float64(alloc)/(1<<20), n, alloc/n, float64(bound)/(1<<20))
+			}
+			runtime.KeepAlive(rep)
 		})
 	}
 }

@@ -28,8 +28,9 @@ import (
 func main() {
 	out := flag.String("out", "testdata/trees", "directory that receives one tree per scenario")
 	kvcached := flag.String("kvcached", "", "write only a large tree in kvcached's own format (indent=1) to this directory")
-	cases := flag.Int("cases", 3000, "server cases of the -kvcached tree")
-	parts := flag.Int("parts", 8, "parts of the -kvcached tree")
+	cases := flag.Int("cases", 3000, "server cases of the -kvcached tree, cases of the -small tree")
+	small := flag.String("small", "", "write only a tree of many small cases (imported tests: a name, a duration, a failure check in one case of 50) to this directory")
+	parts := flag.Int("parts", 8, "parts of the -kvcached or -small tree")
 	junit := flag.String("junit", "", "write only a pytest JUnit report (BenchmarkImportJUnit's) to this file")
 	testcases := flag.Int("testcases", 100000, "testcases of the -junit report")
 	passing := flag.Bool("passing", false, "the -junit report's testcases all pass, with short names (a million: 61 MiB)")
@@ -45,6 +46,15 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Printf("wrote %s: %d testcases, %.1f MiB\n", *junit, *testcases, float64(n)/(1<<20))
+		return
+	}
+	if *small != "" {
+		n, err := benchtree.WriteSmall(*small, benchtree.Tree{Parts: *parts, Cases: *cases})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote %s: %d small cases in %d parts, %.1f MiB\n", *small, *cases, *parts, float64(n)/(1<<20))
 		return
 	}
 	if *kvcached != "" {

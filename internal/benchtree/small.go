@@ -1,0 +1,80 @@
+package benchtree
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteSmall writes a tree of t.Parts parts holding t.Cases small cases in
+// all under root, as `ci-report import junit` writes a pytest suite's
+// (docs/formats.md §4.7): part.json and setup.json of profile "unit" that
+// describe no case, and summary.json, compact, each case its name,
+// ok, duration and checks: none when it passed, one failure check with a
+// one-line detail for the one case in 50 that failed. It is the input of
+// the per-case memory bound (a report of many cases that each keep almost
+// nothing) and returns the bytes written.
+func WriteSmall(root string, t Tree) (int64, error) {
+	var total int64
+	first := 0
+	for p := 0; p < t.Parts; p++ {
+		dir := filepath.Join(root, fmt.Sprintf("unit-%d", p))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return 0, err
+		}
+		n := t.Cases / t.Parts
+		if p < t.Cases%t.Parts {
+			n++
+		}
+		for name, body := range map[string]string{
+			"part.json":  fmt.Sprintf(`{"format":1,"part":"unit-%d","profile":"unit","complete":true,"planned":[]}`, p),
+			"setup.json": `{"profile":"unit","kvcached_sha":null,"gpus":[],"engines":{},"model_revisions":{},"workload":[],"checks":{},"cases":[]}`,
+		} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				return 0, err
+			}
+			total += int64(len(body))
+		}
+		f, err := os.Create(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			return 0, err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		var size int64
+		put := func(format string, a ...any) {
+			k, _ := fmt.Fprintf(w, format, a...)
+			size += int64(k)
+		}
+		failed := 0
+		for i := first; i < first+n; i++ {
+			if i%50 == 7 {
+				failed++
+			}
+		}
+		put(`{"ok":%t,"cases":[`, failed == 0)
+		for i := first; i < first+n; i++ {
+			if i > first {
+				put(",")
+			}
+			name := fmt.Sprintf("tests.test_module_%d::test_prefill[seed-%d]", i/50, i)
+			d := fmt.Sprintf("%d.%03d", i%7, (i*37)%1000)
+			if i%50 == 7 {
+				put(`{"name":%q,"ok":false,"duration_s":%s,"checks":[{"name":"failure","ok":false,"detail":"AssertionError: %d/10 requests finished after 500 engine steps","kind":"failure"}]}`, name, d, i%10)
+			} else {
+				put(`{"name":%q,"ok":true,"duration_s":%s,"checks":[]}`, name, d)
+			}
+		}
+		put("]}")
+		first += n
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return 0, err
+		}
+		if err := f.Close(); err != nil {
+			return 0, err
+		}
+		total += size
+	}
+	return total, nil
+}
