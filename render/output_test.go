@@ -44,7 +44,9 @@ func TestTextTables(t *testing.T) {
 	}
 	// The control characters of a detail made inert; a case that did not
 	// run says so.
-	if !has(func(r []string) bool { return r[len(r)-1] == "all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)" }) ||
+	if !has(func(r []string) bool {
+		return r[len(r)-1] == "all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)"
+	}) ||
 		!has(func(r []string) bool { return r[len(r)-1] == "not run" }) {
 		t.Errorf("text lacks the inert detail or the not-run row:\n%s", out)
 	}
