@@ -325,7 +325,10 @@ func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 		switch kind {
 		case tokText:
 			if room := maxText - b.Len(); room > 0 {
-				b.WriteString(text.CutBytes(string(p.d.data), room))
+				// CutBytes reads no further than byte room: only what
+				// is kept is made a string, not a text of megabytes.
+				d := p.d.data
+				b.WriteString(text.CutBytes(string(d[:min(len(d), room+1)]), room))
 			}
 		case tokStart:
 			if child == nil {

@@ -47,12 +47,12 @@ type xmlTokenizer struct {
 	closing bool // the last start tag was an empty element <a/>
 	// The token read: kind, the element, its attributes, or the text;
 	// attr and data hold until the next read.
-	kind  tokenKind
-	name  xml.Name
-	attr  []xml.Attr
-	data  []byte
-	text  []byte // scratch for text that needs unescaping
-	value map[string]string
+	kind   tokenKind
+	name   xml.Name
+	attr   []xml.Attr
+	data   []byte
+	text   []byte // scratch for text that needs unescaping
+	values [6]string
 }
 
 // tokenKind is the kind of token next read.
@@ -76,7 +76,7 @@ type nsUndo struct {
 const xmlReadSize = 256 << 10
 
 func newXMLTokenizer(r io.Reader, charset func(string, io.Reader) (io.Reader, error)) *xmlTokenizer {
-	return &xmlTokenizer{r: r, charset: charset, buf: make([]byte, xmlReadSize), line: 1, value: map[string]string{}}
+	return &xmlTokenizer{r: r, charset: charset, buf: make([]byte, xmlReadSize), line: 1}
 }
 
 // fill reads more input, keeping buf[pos:end]; false when there is none
@@ -396,20 +396,46 @@ func (t *xmlTokenizer) startTag() error {
 }
 
 // valueString is an attribute's value as a string: the same string as the
-// last value of the attribute's name when it repeats it (a testcase's
-// classname, a time of 0), else a new one.
+// last value of the attribute when it repeats it (a testcase's classname,
+// a time of 0, a failure's type), else a new one. Only the attributes of
+// valueSlot are remembered, one value each: what is held stays bounded
+// whatever the names in the input.
 func (t *xmlTokenizer) valueString(n xml.Name, v []byte) string {
-	if n.Space != "" {
+	k := -1
+	if n.Space == "" {
+		k = valueSlot(n.Local)
+	}
+	if k < 0 {
 		return string(v)
 	}
-	if s, ok := t.value[n.Local]; ok && s == string(v) {
+	if s := t.values[k]; s == string(v) {
 		return s
 	}
 	s := string(v)
 	if len(s) <= 256 {
-		t.value[n.Local] = s
+		t.values[k] = s
 	}
 	return s
+}
+
+// valueSlot is where valueString keeps the last value of an attribute of
+// JUnit's that often repeats; -1 for any other.
+func valueSlot(local string) int {
+	switch local {
+	case "classname":
+		return 0
+	case "time":
+		return 1
+	case "file":
+		return 2
+	case "type":
+		return 3
+	case "message":
+		return 4
+	case "status":
+		return 5
+	}
+	return -1
 }
 
 // push opens the element of the start tag just read: its xmlns

@@ -3,11 +3,12 @@ package render
 import (
 	"fmt"
 	"math/rand"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -150,10 +151,12 @@ func TestBudgetProperty(t *testing.T) {
 			if ls[1] != "### Nightly correctness · 2026-11-28 · "+text.Plain(rep.Verdict) {
 				t.Errorf("headline lost: %q", ls[1])
 			}
-			for _, link := range []string{"[Run](" + opts.RunURL + ")", "[artifact](" + opts.ArtifactURL + ")", "/commit/" + *rep.Setup.KvcachedSHA} {
-				if !strings.Contains(docs.Comment, link) {
-					t.Errorf("link lost: %s", link)
-				}
+			// Read back: the comment's links, lines and failed rows.
+			src := []byte(docs.Comment)
+			links, lines := mdtest.Links(src), mdtest.Lines(src)
+			commit := func(l string) bool { return strings.HasSuffix(l, "/commit/"+*rep.Setup.KvcachedSHA) }
+			if !slices.Contains(links, opts.RunURL) || !slices.Contains(links, opts.ArtifactURL) || !slices.ContainsFunc(links, commit) {
+				t.Errorf("a link of the run, the artifact or the commit lost: %q", links)
 			}
 			failed := 0
 			for i := range rep.Cases {
@@ -163,7 +166,7 @@ func TestBudgetProperty(t *testing.T) {
 			}
 			// A row lists one case, or several that failed alike
 			// (`<n> cases: case-...`); the rest are counted.
-			rows := len(rowLineRE.FindAllString(docs.Comment, -1))
+			rows := len(failedTableRows(docs.Comment))
 			listed := rowCases(groupRows(rep.FailedCases(), caseNames(rep))[:rows])
 			if failed > 0 && rows == 0 {
 				t.Errorf("no failed row at all")
@@ -174,35 +177,38 @@ func TestBudgetProperty(t *testing.T) {
 					unfinished++
 				}
 			}
-			if unfinished > maxPartLines && !strings.Contains(docs.Comment, fmt.Sprintf("\nAnd %d more parts did not finish; the run log has the details.\n", unfinished-maxPartLines)) {
+			if unfinished > maxPartLines && !slices.Contains(lines, fmt.Sprintf("And %d more parts did not finish; the run log has the details.", unfinished-maxPartLines)) {
 				t.Errorf("%d unfinished parts, no matching 'and K more parts' line", unfinished)
 			}
-			if nProblems > maxProblems && !strings.Contains(docs.Comment, fmt.Sprintf("\n- and %d more; the log", nProblems-maxProblems)) {
+			if nProblems > maxProblems && !slices.Contains(lines, fmt.Sprintf("and %d more; the log of the step that rendered this comment lists them all.", nProblems-maxProblems)) {
 				t.Errorf("%d problems, no matching 'and K more' line", nProblems)
 			}
 			// Skipped cases of one reason are one entry (skipGroups): the
 			// cases beyond the first maxSkipped entries are counted.
+			skipped := ""
+			for _, l := range lines {
+				if strings.HasPrefix(l, "Skipped: ") {
+					skipped = l
+				}
+			}
 			if groups := skipGroups(rep.SkippedCases()); len(groups) > maxSkipped {
 				more := 0
 				for _, g := range groups[maxSkipped:] {
 					more += len(g.cases)
 				}
-				if !strings.Contains(docs.Comment, fmt.Sprintf(", and %d more.\n", more)) {
-					t.Errorf("%d skipped in %d entries, no matching 'and %d more' on the Skipped line", nSkipped, len(groups), more)
+				if !strings.HasSuffix(skipped, fmt.Sprintf(", and %d more.", more)) {
+					t.Errorf("%d skipped in %d entries, no matching 'and %d more' on the Skipped line %q", nSkipped, len(groups), more, skipped)
 				}
 			}
-			if nSkipped > 0 && !strings.Contains(docs.Comment, "\nSkipped: ") {
+			if nSkipped > 0 && skipped == "" {
 				t.Errorf("%d skipped, no Skipped line", nSkipped)
 			}
-			if failed > listed && !strings.Contains(docs.Comment, fmt.Sprintf("and %d more; see the run's job summary.", failed-listed)) {
+			if failed > listed && !slices.Contains(mdtest.Texts(mdtest.Paragraphs(src)), fmt.Sprintf("and %d more; see the run's job summary.", failed-listed)) {
 				t.Errorf("%d failed, %d rows, no matching 'and K more' line", failed, rows)
 			}
 		})
 	}
 }
-
-// rowLineRE matches a failed-cases row of the generated reports.
-var rowLineRE = regexp.MustCompile(`\n\| (?:[0-9]+ cases: )?case-`)
 
 // TestBudgetOrder: rows go first, details only when rows are down to their floor.
 func TestBudgetOrder(t *testing.T) {
@@ -218,14 +224,21 @@ func TestBudgetOrder(t *testing.T) {
 	}
 	rep.Verdict = "FAIL (30 of 30 cases)"
 	docs := mustRender(t, rep, sampleOptions())
-	rows := strings.Count(docs.Comment, "\n| case-")
+	failed := failedTableRows(docs.Comment)
+	rows := len(failed)
 	if rows >= 30 || rows < 10 {
 		t.Errorf("%d rows: want fewer than 30 rows, at least 10, with full details", rows)
 	}
-	if !strings.Contains(docs.Comment, "("+strings.Repeat("x", 299)+"…)") {
-		t.Errorf("details were shortened before the rows were")
+	for i, r := range failed {
+		var want []string
+		for j := 0; j < 8; j++ {
+			want = append(want, fmt.Sprintf("check_%d_%d (%s…)", i, j, strings.Repeat("x", 299)))
+		}
+		if got := r[len(r)-1].Text; got != strings.Join(want, "; ") {
+			t.Errorf("row %d: details were shortened before the rows were: %.200q", i, got)
+		}
 	}
-	if !strings.Contains(docs.Comment, fmt.Sprintf("and %d more; see the run's job summary.", 30-rows)) {
+	if !slices.Contains(mdtest.Texts(mdtest.Paragraphs([]byte(docs.Comment))), fmt.Sprintf("and %d more; see the run's job summary.", 30-rows)) {
 		t.Errorf("no 'and K more' line")
 	}
 }

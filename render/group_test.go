@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -49,18 +50,25 @@ func TestAlikeFailuresShareARow(t *testing.T) {
 		t.Fatalf("rows of %v cases, want [6 1 25 1] (the six servers, the other failure, the not-run part, its setup case)", got)
 	}
 	docs := mustRender(t, rep, sampleOptions())
-	for _, want := range []string{
-		"| 6 cases: vllm-qwen05b-kv\\_c1, vllm-qwen05b-kv\\_c0, vllm-dsv2lite-kv\\_c1, vllm-dsv2lite-kv\\_c0, vllm-qwen35\\_9b-kv\\_c1, vllm-qwen35\\_9b-kv\\_c0 | product (",
-		"| vllm-other | product |",
-		"| 25 cases: sglang-0, sglang-1, sglang-2, sglang-3, sglang-4, sglang-5, sglang-6, sglang-7, sglang-8, sglang-9, and 15 more | infra (its part did not finish it) | | not run |",
-		"| sglang-setup (SGLang) | infra (",
-	} {
-		if !strings.Contains(docs.Comment, want) {
-			t.Errorf("comment lacks %q:\n%s", want, docs.Comment)
-		}
+	// The failed-cases table read back: the case and class cells of its
+	// rows (a class cell: the class, then its why in parentheses).
+	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
+	var rowsGot [][]string
+	for _, r := range failed.Rows {
+		class, _, _ := strings.Cut(r[1].Text, " (")
+		rowsGot = append(rowsGot, []string{r[0].Text, class})
 	}
-	if strings.Contains(docs.Comment, "and 0 more") || strings.Count(docs.Comment, "\n| ") != 5 {
-		t.Errorf("want the header and 4 rows:\n%s", docs.Comment)
+	want := [][]string{
+		{"6 cases: vllm-qwen05b-kv_c1, vllm-qwen05b-kv_c0, vllm-dsv2lite-kv_c1, vllm-dsv2lite-kv_c0, vllm-qwen35_9b-kv_c1, vllm-qwen35_9b-kv_c0", "product"},
+		{"vllm-other", "product"},
+		{"25 cases: sglang-0, sglang-1, sglang-2, sglang-3, sglang-4, sglang-5, sglang-6, sglang-7, sglang-8, sglang-9, and 15 more", "infra"},
+		{"sglang-setup (SGLang)", "infra"},
+	}
+	if !slices.EqualFunc(rowsGot, want, slices.Equal) {
+		t.Errorf("rows %q, want %q:\n%s", rowsGot, want, docs.Comment)
+	}
+	if r := failed.Row(want[2][0]); len(r) != 4 || r[1].Text != "infra (its part did not finish it)" || r[2].Text != "" || r[3].Text != "not run" {
+		t.Errorf("the not-run row %q", mdtest.Texts(r))
 	}
 }
 
@@ -76,10 +84,11 @@ func TestRowCapCountsRows(t *testing.T) {
 		}
 	}
 	docs := mustRender(t, rep, sampleOptions())
-	if n := strings.Count(docs.Comment, "\n| 2 cases: case-"); n != 30 {
-		t.Errorf("%d rows, want 30", n)
+	rows := failedTableRows(docs.Comment)
+	if len(rows) != 30 || rows[29][0].Text != "2 cases: case-29-0, case-29-1" {
+		t.Errorf("%d rows, want 30 of 2 cases each", len(rows))
 	}
-	if !strings.Contains(docs.Comment, "\nand 20 more; see the run's job summary.\n") {
+	if !slices.Contains(mdtest.Texts(mdtest.Paragraphs([]byte(docs.Comment))), "and 20 more; see the run's job summary.") {
 		t.Errorf("no 'and 20 more' line:\n%s", docs.Comment)
 	}
 }

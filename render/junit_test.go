@@ -18,27 +18,49 @@ func TestJUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, w := range []string{
-		`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<testsuites name="Nightly correctness" tests="10" failures="4" errors="1" skipped="1" time="12.3456">`,
-		`<testsuite name="SGLang" tests="2" failures="1" errors="0" skipped="0" time="12.3456" timestamp="2026-11-28T12:00:04Z">`,
-		`<property name="ci-report.part" value="sglang"></property>`,
-		`<property name="ci-report.status" value="partial"></property>`,
-		`<property name="ci-report.kvcached_sha" value="0123456789abcdef0123456789abcdef01234567"></property>`,
-		`<property name="ci-report.verdict" value="FAIL (4 of 7 cases; 1 not run)"></property>`,
-		`<testcase name="sglang-setup" classname="SGLang" time="0"></testcase>`,
-		`<testcase name="sglang-qwen35_4b-kv_c1" classname="SGLang" time="12.3456">` + "\n" +
-			`      <failure message="3/20 failed` + "\uFFFD" + `[31m &lt;b&gt;&amp;&#34;&#39;" type="all_ok">3/20 failed` + "\uFFFD" + `[31m &lt;b&gt;&amp;&#34;&#39;</failure>`,
-		`<failure message="no failed check recorded"></failure>`,
-		`<error message="planned, but did not run" type="not_run"></error>`,
-		`<skipped message="kvctl has no priority command"></skipped>`,
-	} {
-		if !strings.Contains(out, w) {
-			t.Errorf("JUnit output lacks %q:\n%s", w, out)
-		}
+	if !strings.HasPrefix(out, xml.Header) {
+		t.Errorf("JUnit output does not start with the XML declaration:\n%.200s", out)
 	}
+	// Read back: the counts, the properties and each case's outcome.
 	var doc junitSuites
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("JUnit output does not parse: %v", err)
+	}
+	if doc.Name != "Nightly correctness" || doc.junitCounts != (junitCounts{Tests: 10, Failures: 4, Errors: 1, Skipped: 1, Time: "12.3456"}) {
+		t.Errorf("testsuites %q %+v", doc.Name, doc.junitCounts)
+	}
+	suites := map[string]junitSuite{}
+	props := map[string]map[string]string{} // suite: property: value
+	for _, su := range doc.Suites {
+		suites[su.Name], props[su.Name] = su, map[string]string{}
+		for _, p := range su.Properties {
+			props[su.Name][p.Name] = p.Value
+		}
+	}
+	sg := suites["SGLang"]
+	if sg.Tests != 2 || sg.Failures != 1 || sg.Errors != 0 || sg.Skipped != 0 || sg.Time != "12.3456" || sg.Timestamp != "2026-11-28T12:00:04Z" {
+		t.Errorf("SGLang suite %+v", sg)
+	}
+	for _, p := range []struct{ suite, name, value string }{
+		{"SGLang", "ci-report.part", "sglang"}, {"vLLM", "ci-report.status", "partial"},
+		{"SGLang", "ci-report.kvcached_sha", "0123456789abcdef0123456789abcdef01234567"}, {"SGLang", "ci-report.verdict", "FAIL (4 of 7 cases; 1 not run)"},
+	} {
+		if got := props[p.suite][p.name]; got != p.value {
+			t.Errorf("%s property %s = %q, want %q", p.suite, p.name, got, p.value)
+		}
+	}
+	outcome := readJUnitCases(t, b.Bytes())
+	detail := "3/20 failed\uFFFD[31m <b>&\"'" // the escape made inert, the markup text
+	for name, want := range map[string]string{
+		"sglang-setup":                       "SGLang 0: ",
+		"sglang-qwen35_4b-kv_c1":             "SGLang 12.3456: failure | all_ok | " + detail + " | " + detail,
+		"vllm-qwen05b-native":                "vLLM 0: failure |  | no failed check recorded | ",
+		"priority-vllm-qwen05b+vllm-qwen05b": "vLLM 0: error | not_run | planned, but did not run | ",
+		"priority-x":                         "vLLM 0: skipped |  | kvctl has no priority command | ",
+	} {
+		if outcome[name] != want {
+			t.Errorf("case %s: %q, want %q", name, outcome[name], want)
+		}
 	}
 	var again bytes.Buffer
 	rep2 := ctrfSample(t)
@@ -47,6 +69,37 @@ func TestJUnit(t *testing.T) {
 	if !bytes.Equal(b.Bytes(), again.Bytes()) {
 		t.Error("JUnit output differs between two renders of the same report")
 	}
+}
+
+// readJUnitCases reads a JUnit document's cases back: each case's name to
+// "<classname> <time>: " and its child elements, whatever their names, as
+// "element | type | message | text", joined by " | ".
+func readJUnitCases(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	var back struct {
+		Suites []struct {
+			Cases []struct {
+				Name      string         `xml:"name,attr"`
+				ClassName string         `xml:"classname,attr"`
+				Time      string         `xml:"time,attr"`
+				Children  []junitOutcome `xml:",any"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &back); err != nil {
+		t.Fatalf("JUnit output does not parse: %v", err)
+	}
+	out := map[string]string{}
+	for _, su := range back.Suites {
+		for _, c := range su.Cases {
+			var o []string
+			for _, x := range c.Children {
+				o = append(o, x.XMLName.Local, x.Type, x.Message, x.Text)
+			}
+			out[c.Name] = c.ClassName + " " + c.Time + ": " + strings.Join(o, " | ")
+		}
+	}
+	return out
 }
 
 func TestSeconds(t *testing.T) {
@@ -66,10 +119,13 @@ func TestExportsKnownIssues(t *testing.T) {
 	if err := JUnit(&b, sampleReport(t), opts); err != nil {
 		t.Fatal(err)
 	}
-	want := `<testcase name="elastic-vllm-qwen05b+sglang-qwen35_4b" classname="vLLM" time="0">` + "\n" +
-		`      <system-out>known upstream issue: a_grew: A grew 9120 MiB of 14310 MiB free (https://github.com/ovg-project/kvcached/issues/477)&#xA;</system-out>`
-	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), `failures="3"`) {
-		t.Errorf("JUnit output lacks %q or 3 failures:\n%s", want, b.String())
+	var suites junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &suites); err != nil {
+		t.Fatal(err)
+	}
+	want := "vLLM 0: system-out |  |  | known upstream issue: a_grew: A grew 9120 MiB of 14310 MiB free (https://github.com/ovg-project/kvcached/issues/477)\n"
+	if got := readJUnitCases(t, b.Bytes())["elastic-vllm-qwen05b+sglang-qwen35_4b"]; got != want || suites.Failures != 3 {
+		t.Errorf("the elastic case %q, %d failures; want %q and 3", got, suites.Failures, want)
 	}
 	b.Reset()
 	if err := CTRF(&b, sampleReport(t), opts); err != nil {

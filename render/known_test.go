@@ -1,9 +1,11 @@
 package render
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -80,15 +82,18 @@ func TestKnownCoveredLine(t *testing.T) {
 		{Check: "no_such_check", Cases: "vllm-*", URL: "https://github.com/ovg-project/kvcached/issues/3"},
 	}
 	docs := mustRender(t, sampleReport(t), opts)
-	want := "Known upstream issues covered 2 failed checks of this run, not counted in the verdict: " +
-		"[kvcached#1](https://github.com/ovg-project/kvcached/issues/1) (`under_limit` in `limit-*`) 1; " +
-		"[kvcached#2](https://github.com/ovg-project/kvcached/issues/2) (`a_grew` in `elastic-*`) 1."
-	if !strings.Contains(docs.Comment, "\n"+want+"\n") {
-		t.Errorf("comment lacks the covered line %q:\n%s", want, docs.Comment)
+	want := mdtest.Cell{Text: "Known upstream issues covered 2 failed checks of this run, not counted in the verdict: " +
+		"kvcached#1 (under_limit in limit-*) 1; kvcached#2 (a_grew in elastic-*) 1.",
+		Links: []string{"https://github.com/ovg-project/kvcached/issues/1", "https://github.com/ovg-project/kvcached/issues/2"},
+		Code:  []string{"under_limit", "limit-*", "a_grew", "elastic-*"}}
+	if !slices.ContainsFunc(mdtest.Paragraphs([]byte(docs.Comment)), func(p mdtest.Cell) bool {
+		return p.Text == want.Text && slices.Equal(p.Links, want.Links) && slices.Equal(p.Code, want.Code)
+	}) {
+		t.Errorf("comment lacks the covered paragraph %+v:\n%s", want, docs.Comment)
 	}
 	opts.KnownIssues = opts.KnownIssues[2:]
 	docs = mustRender(t, sampleReport(t), opts)
-	if !strings.Contains(docs.Comment, "\nKnown upstream issues covered no failed check of this run.\n") {
+	if !mdtest.Has([]byte(docs.Comment), "Known upstream issues covered no failed check of this run.") {
 		t.Errorf("comment does not say the known issues covered nothing:\n%s", docs.Comment)
 	}
 }

@@ -148,7 +148,7 @@ func TestRegressionRange(t *testing.T) {
 
 	// Without history no line, and every failure counts as new.
 	plain := mustRender(t, sampleReport(t), sampleOptions())
-	if strings.Contains(plain.Comment, "New failures") {
+	if slices.ContainsFunc(mdtest.Lines([]byte(plain.Comment)), func(l string) bool { return strings.HasPrefix(l, "New failures") }) {
 		t.Errorf("a comment without history names new failures")
 	}
 	if len(plain.NewFailures) != 4 {
@@ -236,14 +236,15 @@ func TestMetricHistory(t *testing.T) {
 		t.Errorf("digest metrics (-want +got):\n%s", d)
 	}
 
-	var rows [][]string
-	for _, tb := range mdtest.Tables([]byte(docs.Comment)) {
-		if len(tb.Header) == 4 && tb.Header[3].Text == "last runs, oldest first" {
-			for _, r := range tb.Rows {
-				rows = append(rows, mdtest.Texts(r))
-			}
+	// The metric history: the table after its line, without its header.
+	history := func(md string) [][]string {
+		tb, _ := mdtest.TableAfter([]byte(md), "Metric history (the last 4 runs):")
+		if len(tb.Header) != 4 || tb.Header[3].Text != "last runs, oldest first" {
+			return nil
 		}
+		return tb.Strings()[1:]
 	}
+	rows := history(docs.Comment)
 	want := [][]string{
 		{kvc1, "ttft [local] c8", "412 ms (−3% w/w)", "▁·█▄ 400–425 ms"},
 		{kvc1, "guard_pages", "23 pages (+2 w/w)", "▁·▃█ 20–23 pages"},
@@ -251,19 +252,25 @@ func TestMetricHistory(t *testing.T) {
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("metric history rows (-want +got):\n%s\n%s", d, docs.Comment)
 	}
-	if !strings.Contains(docs.Comment, "**Metric history** (the last 4 runs):") {
-		t.Errorf("no metric history heading:\n%s", docs.Comment)
-	}
 
 	// Two weeks back, the change says against which date.
 	opts.History = opts.History[:1]
 	docs = mustRender(t, rep, opts)
-	if !strings.Contains(docs.Comment, "412 ms (+3% vs 2026-11-07)") {
-		t.Errorf("a change against an older run does not name its date:\n%s", docs.Comment)
+	var cells []string
+	for _, l := range mdtest.Lines([]byte(docs.Comment)) {
+		if strings.HasPrefix(l, "Metric history (the last ") {
+			tb, _ := mdtest.TableAfter([]byte(docs.Comment), l)
+			for _, r := range tb.Rows {
+				cells = append(cells, r[2].Text) // the value and its change
+			}
+		}
+	}
+	if len(cells) == 0 || cells[0] != "412 ms (+3% vs 2026-11-07)" {
+		t.Errorf("a change against an older run does not name its date: %q\n%s", cells, docs.Comment)
 	}
 	// Without history, no table.
 	opts.History = nil
-	if docs = mustRender(t, rep, opts); strings.Contains(docs.Comment, "Metric history") {
+	if docs = mustRender(t, rep, opts); slices.ContainsFunc(mdtest.Lines([]byte(docs.Comment)), func(l string) bool { return strings.HasPrefix(l, "Metric history") }) {
 		t.Errorf("a metric history without history")
 	}
 }

@@ -205,9 +205,9 @@ func TestPriorityFaults(t *testing.T) {
 				if got := writtenChecks(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); !reflect.DeepEqual(got, tree) {
 					t.Errorf("testdata/trees/%s's %s is not what the runner writes for %s:\n run  %s\n tree %s", c.tree, run.res.Name, c.fault, showChecks(got), showChecks(tree))
 				}
-				treeClass := writtenClass(t, filepath.Join("..", "testdata", "trees", c.tree, "all", "summary.json"), run.res.Name)
-				if got := writtenClass(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); got != treeClass {
-					t.Errorf("testdata/trees/%s's %s has class %q; the runner writes %q for %s", c.tree, run.res.Name, treeClass, got, c.fault)
+				tc := readWrittenCase(t, filepath.Join("..", "testdata", "trees", c.tree, "all", "summary.json"), run.res.Name)
+				if got := readWrittenCase(t, filepath.Join(run.outDir, "summary.json"), run.res.Name); got.Class != tc.Class || got.ClassWhy != tc.ClassWhy {
+					t.Errorf("testdata/trees/%s's %s has class %q (%q); the runner writes %q (%q) for %s", c.tree, run.res.Name, tc.Class, tc.ClassWhy, got.Class, got.ClassWhy, c.fault)
 				}
 			}
 			// Its excerpt (docs/formats.md §4.9): the crashed server's
@@ -265,12 +265,6 @@ func readWrittenCase(t *testing.T, summary, name string) writtenCase {
 func writtenChecks(t *testing.T, summary, name string) []writtenCheck {
 	t.Helper()
 	return readWrittenCase(t, summary, name).Checks
-}
-
-// writtenClass is the named case's class in a part's summary.json.
-func writtenClass(t *testing.T, summary, name string) string {
-	t.Helper()
-	return readWrittenCase(t, summary, name).Class
 }
 
 // writtenCauses reads the part's summary.json as JSON and returns the named

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/merge"
@@ -29,6 +30,23 @@ func runWith(t *testing.T, vars map[string]string, stdin string, args ...string)
 func TestRenderCommand(t *testing.T) {
 	dir := t.TempDir()
 	nightly := treePath("nightly-fail")
+	// The flags' mistakes, through the parse seam (the dispatcher's exit
+	// 2 and stderr: the bad profile case below).
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"bad profile", `--profile: "Night!"`, []string{"--profile", "Night!", nightly}},
+		{"bad date", `--date: "2026-13-40"`, []string{"--date", "2026-13-40", nightly}},
+		{"bad prev", `--prev: "abc"`, []string{"--prev", "abc", nightly}},
+		{"bad run url", `--run-url: "javascript:x"`, []string{"--run-url", "javascript:x", nightly}},
+		{"bad format", `--format "pdf"`, []string{"--format", "pdf", nightly}},
+		{"no input", "no input", nil},
+	} {
+		if msg := parseOnly(t, "render", tc.args...); !strings.HasPrefix(msg, tc.want) {
+			t.Errorf("%s: usage error %q, want it to start %q", tc.name, msg, tc.want)
+		}
+	}
 	plan := filepath.Join(dir, "plan.json")
 	writePlan(t, plan, "nightly")
 	for _, tc := range []struct {
@@ -43,32 +61,31 @@ func TestRenderCommand(t *testing.T) {
 		wantFailed bool
 		wantLinks  []string
 		wantParas  []string
-		wantOut    []string // substrings of stdout that are no Markdown: the marker comment, the text view
-		wantErr    []string // substrings of stderr
-		avoidOut   []string
+		// marker is the comment's marker line as read back (marker.
+		// FindComment; nil: not checked, a zero one: none).
+		marker *marker.Comment
+		// box is a row of the text view's boxed tables (mdtest.BoxTables);
+		// the text view has no Markdown table.
+		box     []string
+		wantErr []string // substrings of stderr
 	}{
 		{name: "comment to stdout", args: []string{"render", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantHead: "Nightly correctness · 2026-11-28 · FAIL (3 of 22 cases)", wantFailed: true, avoidOut: []string{"<!-- ci-report:comment"}},
+			wantHead: "Nightly correctness · 2026-11-28 · FAIL (3 of 22 cases)", wantFailed: true, marker: &marker.Comment{}},
 		{name: "actions environment", vars: map[string]string{"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "me/kvcached", "GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "2"},
 			args: []string{"render", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantOut: []string{"<!-- ci-report:comment run=77 attempt=2 profile=nightly -->"}, wantLinks: []string{"https://github.com/me/kvcached/actions/runs/77", "https://github.com/me/kvcached/commit/"}},
+			marker: &marker.Comment{Run: "77", Attempt: "2", Profile: "nightly"}, wantLinks: []string{"https://github.com/me/kvcached/actions/runs/77", "https://github.com/me/kvcached/commit/"}},
 		{name: "flags win over environment", vars: map[string]string{"GITHUB_RUN_ID": "77"},
 			args: []string{"render", nightly, "--run-id", "88", "--run-url", "https://ci.example/run/88", "--date", "2026-11-28"}, wantCode: 0,
-			wantOut: []string{"run=88 attempt=1"}, wantLinks: []string{"https://ci.example/run/88"}},
+			marker: &marker.Comment{Run: "88", Attempt: "1", Profile: "nightly"}, wantLinks: []string{"https://ci.example/run/88"}},
 		{name: "profile override warns", args: []string{"render", "--profile", "weekly", "--date", "2026-11-28", nightly}, wantCode: 0,
 			wantHead: "Weekly correctness · ", wantErr: []string{"--profile weekly differs from the parts' profile nightly"}},
 		{name: "bad profile", args: []string{"render", "--profile", "Night!", nightly}, wantCode: exitUsage, wantErr: []string{"--profile"}},
-		{name: "bad date", args: []string{"render", "--date", "2026-13-40", nightly}, wantCode: exitUsage, wantErr: []string{"--date"}},
-		{name: "bad prev", args: []string{"render", "--prev", "abc", nightly}, wantCode: exitUsage, wantErr: []string{"--prev"}},
-		{name: "bad run url", args: []string{"render", "--run-url", "javascript:x", nightly}, wantCode: exitUsage, wantErr: []string{"--run-url"}},
-		{name: "bad format", args: []string{"render", "--format", "pdf", nightly}, wantCode: exitUsage, wantErr: []string{"--format"}},
-		{name: "no input", args: []string{"render"}, wantCode: exitUsage, wantErr: []string{"no input"}},
 		{name: "missing config", args: []string{"render", "--config", filepath.Join(dir, "nope.json"), nightly}, wantCode: exitUsage, wantErr: []string{"nope.json"}},
 		{name: "fail on verdict", args: []string{"render", "--fail-on-verdict", "--date", "2026-11-28", nightly}, wantCode: exitVerdict, wantErr: []string{"verdict: FAIL"}},
 		{name: "pass with fail on verdict", args: []string{"render", "--fail-on-verdict", "--date", "2026-11-28", treePath("nightly-pass")}, wantCode: 0,
 			wantHead: "Nightly correctness · 2026-11-28 · PASS"},
 		{name: "text format", args: []string{"render", "--format", "text", "--date", "2026-11-28", nightly}, wantCode: 0,
-			wantOut: []string{"│ verdict │ FAIL (3 of 22 cases) │", "│ case "}, avoidOut: []string{"| case | class |"}},
+			box: []string{"verdict", "FAIL (3 of 22 cases)"}},
 		{name: "a path with no part", args: []string{"render", "--profile", "nightly", filepath.Join(dir, "absent")}, wantCode: exitUsage,
 			wantErr: []string{filepath.Join(dir, "absent") + " does not exist: a part directory holds part.json,", "--plan"}},
 		{name: "nothing uploaded needs a profile", args: []string{"render", "--plan", plan, filepath.Join(dir, "absent")}, wantCode: exitUsage, wantErr: []string{"pass --profile"}},
@@ -101,14 +118,16 @@ func TestRenderCommand(t *testing.T) {
 					t.Errorf("no paragraph %q:\n%s", w, out)
 				}
 			}
-			for _, w := range tc.wantOut {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
+			if got, _ := marker.FindComment(out); tc.marker != nil && got != *tc.marker {
+				t.Errorf("marker %+v, want %+v", got, *tc.marker)
 			}
-			for _, a := range tc.avoidOut {
-				if strings.Contains(out, a) {
-					t.Errorf("stdout holds %q", a)
+			if tc.box != nil {
+				var rows [][]string
+				for _, tb := range mdtest.BoxTables(out) {
+					rows = append(rows, tb.Strings()...)
+				}
+				if !slices.ContainsFunc(rows, func(r []string) bool { return slices.Equal(r, tc.box) }) || len(mdtest.Tables(doc)) != 0 {
+					t.Errorf("text view: no boxed row %q among %q, or a Markdown table:\n%s", tc.box, rows, out)
 				}
 			}
 			for _, w := range tc.wantErr {

@@ -107,7 +107,7 @@ func weeklyPriority() scenario {
 			"l_released_for_h", "L still charged 7340 of the 8210 MiB it grew (bar: under 4105 MiB)",
 			"h_reused_l_memory", "H grew 4410 MiB; 6092 MiB was free when the burst began")
 		it.CausedBy = map[string]string{"h_reused_l_memory": "l_released_for_h"}
-		it.Class, it.ClassWhy = "product", "kvcached's behaviour: l_released_for_h failed"
+		it.Class, it.ClassWhy = "product", "no machine or harness signature; a kvcached server failed (l_released_for_h)"
 		it.Usage = weeklyPriorityUsage
 		return it
 	})
