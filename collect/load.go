@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
@@ -482,22 +483,96 @@ func plural(n int, one, many string) string {
 // setup cut short) would make a section that shows the part as having
 // tested nothing.
 func incompleteSetup(data []byte, path string) error {
-	var probe struct {
-		Engines json.RawMessage `json:"engines"`
-		Cases   json.RawMessage `json:"cases"`
-	}
-	_ = json.Unmarshal(data, &probe) // data decoded into a Setup already
-	var missing []string
-	for _, f := range []struct {
-		key string
-		raw json.RawMessage
-	}{{"engines", probe.Engines}, {"cases", probe.Cases}} {
-		if len(f.raw) == 0 || string(f.raw) == "null" {
-			missing = append(missing, f.key)
+	engines, cases, ok := setupHolds(data)
+	if !ok {
+		var probe struct {
+			Engines json.RawMessage `json:"engines"`
+			Cases   json.RawMessage `json:"cases"`
 		}
+		_ = json.Unmarshal(data, &probe) // data decoded into a Setup already
+		engines = len(probe.Engines) > 0 && string(probe.Engines) != "null"
+		cases = len(probe.Cases) > 0 && string(probe.Cases) != "null"
+	}
+	var missing []string
+	if !engines {
+		missing = append(missing, "engines")
+	}
+	if !cases {
+		missing = append(missing, "cases")
 	}
 	if missing == nil {
 		return nil
 	}
 	return &fileError{Path: path, Err: fmt.Errorf("%s: missing, so the setup is incomplete", strings.Join(missing, " and "))}
+}
+
+// setupHolds says whether data, a JSON object that decoded already, has
+// an engines and a cases value other than null, the names matched as
+// json.Unmarshal matches them (exactly or ignoring case; of a repeated one
+// the last counts), in one pass over its bytes (skipValue) instead of a
+// decoder's. ok is false where that pass does not vouch for the answer (a
+// name with an escape or beyond ASCII, a value skipValue leaves to the
+// decoder): the caller asks json.Unmarshal then (FuzzSetupHolds holds the
+// two equal).
+func setupHolds(data []byte) (engines, cases, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false, false, false
+	}
+	if i = skipSpace(data, i+1); i < len(data) && data[i] == '}' {
+		return false, false, true
+	}
+	for i < len(data) && data[i] == '"' {
+		end := skipString(data, i+1)
+		if end < 0 {
+			return false, false, false
+		}
+		name := string(data[i+1 : end-1])
+		for k := 0; k < len(name); k++ {
+			if name[k] == '\\' || name[k] >= utf8.RuneSelf {
+				return false, false, false
+			}
+		}
+		if i = skipSpace(data, end); i >= len(data) || data[i] != ':' {
+			return false, false, false
+		}
+		if i = skipSpace(data, i+1); i >= len(data) {
+			return false, false, false
+		}
+		next := -1
+		switch c := data[i]; c {
+		case '{', '[':
+			next = skipValue(data, i)
+		case '"':
+			next = skipString(data, i+1)
+		case 't':
+			next = skipLiteral(data, i, "true")
+		case 'f':
+			next = skipLiteral(data, i, "false")
+		case 'n':
+			next = skipLiteral(data, i, "null")
+		default:
+			if isIntStart(c) {
+				next = skipNumber(data, i)
+			}
+		}
+		if next < 0 {
+			return false, false, false
+		}
+		switch held := data[i] != 'n'; {
+		case strings.EqualFold(name, "engines"):
+			engines = held
+		case strings.EqualFold(name, "cases"):
+			cases = held
+		}
+		switch i = skipSpace(data, next); {
+		case i < len(data) && data[i] == '}':
+			return engines, cases, true
+		case i < len(data) && data[i] == ',':
+			i = skipSpace(data, i+1)
+		default:
+			return false, false, false
+		}
+	}
+	return false, false, false
 }

@@ -157,9 +157,10 @@ func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 		own = append(own, dir)
 	}
 	var b strings.Builder
-	var buf []byte
+	var buf, plain []byte
 	for _, l := range lines {
-		buf = appendNormalised(buf[:0], withoutNames(l, own, names))
+		plain = appendWithoutNames(plain[:0], l, own, names)
+		buf = appendNormalised(buf[:0], string(plain))
 		l = string(buf)
 		for strings.Contains(l, "<n>,<n>") {
 			l = strings.ReplaceAll(l, "<n>,<n>", "<n>")

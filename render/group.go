@@ -1,7 +1,7 @@
 package render
 
 import (
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,42 +95,75 @@ func rowKey(c *merge.Case) (key string, alike bool) {
 
 // rowFingerprint is the fingerprint (the digest's normalisation,
 // docs/render.md §11) of c's root failures, with the names of the report's
-// cases taken out of their details first: a server case's checks name its
+// cases taken out of their details as the failed-cases table shows them
+// (cut to detailCut code points) first: a server case's checks name its
 // server, which is the case (`server vllm-a exited before it was ready`),
 // its segment (`e2e_vllm_a`) or its native case, and the same failure of
 // two servers is one failure. names holds every case name of the report.
+// The work is bounded by what the table shows, whatever a detail's length.
 func rowFingerprint(c *merge.Case, names map[string]bool) string {
 	roots, _ := collect.RootChecks(c.Checks)
-	n := merge.Case{NotRun: c.NotRun, Checks: make([]collect.Check, len(roots))}
+	checks := make([]collect.Check, len(roots))
 	for j, i := range roots {
-		ch := c.Checks[i]
-		ch.Detail = withoutNames(ch.Detail, []string{c.Name}, names)
-		n.Checks[j] = ch
+		checks[j] = c.Checks[i]
 	}
-	return fingerprint(&n)
+	return hashFailures(c.NotRun, checks, []string{c.Name}, names)
 }
 
-// withoutNames is s with each of the names own (also with `_` for `-`, as
-// a segment or IPC name has it) and every name of names it holds as a word
-// made `<case>`.
-func withoutNames(s string, own []string, names map[string]bool) string {
+// appendWithoutNames appends s to dst with each of the names own (also
+// with `_` for `-`, as a segment or IPC name has it), wherever it starts,
+// and every word of s (a run of ASCII letters, digits and `_.+-`, which an
+// own name also ends) that names holds, made `<case>`. One pass over s:
+// at each byte, the first own name that starts there is taken out, else a
+// word that starts there is looked up whole.
+func appendWithoutNames(dst []byte, s string, own []string, names map[string]bool) []byte {
+	var forms [4]string
+	variants := forms[:0]
 	for _, name := range own {
 		for _, o := range []string{name, strings.ReplaceAll(name, "-", "_")} {
-			if o != "" {
-				s = strings.ReplaceAll(s, o, "<case>")
+			if o != "" && !slices.Contains(variants, o) {
+				variants = append(variants, o)
 			}
 		}
 	}
-	return nameTokenRE.ReplaceAllStringFunc(s, func(tok string) string {
-		if names[tok] {
-			return "<case>"
+	ownAt := func(i int) int {
+		for _, o := range variants {
+			if strings.HasPrefix(s[i:], o) {
+				return len(o)
+			}
 		}
-		return tok
-	})
+		return 0
+	}
+	for i := 0; i < len(s); {
+		if n := ownAt(i); n > 0 {
+			dst = append(dst, "<case>"...)
+			i += n
+			continue
+		}
+		if !isNameByte(s[i]) {
+			dst = append(dst, s[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && isNameByte(s[j]) && ownAt(j) == 0 {
+			j++
+		}
+		if names[s[i:j]] {
+			dst = append(dst, "<case>"...)
+		} else {
+			dst = append(dst, s[i:j]...)
+		}
+		i = j
+	}
+	return dst
 }
 
-// nameTokenRE matches what may be a case name inside a detail.
-var nameTokenRE = regexp.MustCompile(`[A-Za-z0-9_.+-]+`)
+// isNameByte is a byte of what may be a case name inside a detail:
+// [A-Za-z0-9_.+-].
+func isNameByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '+' || c == '-'
+}
 
 // caseNames is the set of the report's case names.
 func caseNames(rep *merge.Report) map[string]bool {

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +142,75 @@ func TestClassCellShortReason(t *testing.T) {
 		if n := utf8.RuneCountInString(why); n > collect.ClassWhyMax {
 			t.Errorf("reason of %d code points, over %d: %q", n, collect.ClassWhyMax, why)
 		}
+	}
+}
+
+// withoutNamesByRegexp is how details lost their names before issue 19:
+// each own name (and its `_` form) replaced throughout, then every word a
+// regular expression finds looked up. FuzzWithoutNames holds
+// appendWithoutNames to it.
+func withoutNamesByRegexp(s string, own []string, names map[string]bool) string {
+	for _, name := range own {
+		for _, o := range []string{name, strings.ReplaceAll(name, "-", "_")} {
+			if o != "" {
+				s = strings.ReplaceAll(s, o, "<case>")
+			}
+		}
+	}
+	return regexp.MustCompile(`[A-Za-z0-9_.+-]+`).ReplaceAllStringFunc(s, func(tok string) string {
+		if names[tok] {
+			return "<case>"
+		}
+		return tok
+	})
+}
+
+// FuzzWithoutNames holds the one-pass name removal to the replacements and
+// the regular expression it replaced, for a server case's own name and its
+// log directory (go test ./render -fuzz FuzzWithoutNames).
+func FuzzWithoutNames(f *testing.F) {
+	for _, s := range []string{
+		"server vllm-qwen05b-kv_c1 not ready after 600 s", "left in /dev/shm: e2e_vllm_qwen05b_kv_c1",
+		"native case vllm-qwen05b-native has no gen_seq results", "vllm-qwen05b-kv_c1vllm-qwen05b-kv_c1.x",
+		"e2e_vllm_qwen05b_kv_c1_seg and sglang-a+b, (sglang-a) sglang-a.", "logs-vllm/serve.log: vllm", "",
+		"vllm-qwen05b-kv_c", "é vllm-qwen05b-native日本", "kvcached [1296, 1296] vs native [1296, 1295]",
+	} {
+		f.Add(s)
+	}
+	own := []string{"vllm-qwen05b-kv_c1", "logs-vllm"}
+	names := map[string]bool{"vllm-qwen05b-kv_c1": true, "vllm-qwen05b-native": true, "sglang-a": true, "sglang-a+b": true, "vllm": true}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendWithoutNames(nil, s, own, names)), withoutNamesByRegexp(s, own, names); got != want {
+			t.Errorf("appendWithoutNames(%q) = %q, the replacements give %q", s, got, want)
+		}
+	})
+}
+
+// TestRowFingerprintAsShown: two failures whose details, each naming its
+// case, are alike in the 300 code points the table shows and differ past
+// them share a row, and a detail of 8 MiB is fingerprinted from what the
+// table shows of it, not read whole into copies.
+func TestRowFingerprintAsShown(t *testing.T) {
+	names := map[string]bool{"vllm-a": true, "vllm-b": true}
+	failed := func(name, detail string) merge.Case {
+		return merge.Case{Name: name, Class: "product", Checks: []collect.Check{{Name: "server_ready", Detail: detail}}}
+	}
+	pad := strings.Repeat("x", detailCut)
+	a := failed("vllm-a", "server vllm-a failed: "+pad+" pid 17")
+	b := failed("vllm-b", "server vllm-b failed: "+pad+" address 0x7f00 and more")
+	if fa, fb := rowFingerprint(&a, names), rowFingerprint(&b, names); fa != fb {
+		t.Errorf("details alike in what the table shows: fingerprints %s and %s differ", fa, fb)
+	}
+	c := failed("vllm-b", "server vllm-b died: "+pad)
+	if rowFingerprint(&a, names) == rowFingerprint(&c, names) {
+		t.Error("details that differ in what the table shows have one fingerprint")
+	}
+	huge := failed("vllm-a", strings.Repeat("vllm-a at vllm-b ", 8<<20/17))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rowFingerprint(&huge, names)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Errorf("the fingerprint of an 8 MiB detail allocated %d bytes, want at most 64 KiB", n)
 	}
 }

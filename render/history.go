@@ -107,16 +107,28 @@ var (
 // points), so that the work is bounded by what a comment shows whatever a
 // detail's length.
 func fingerprint(c *merge.Case) string {
+	return hashFailures(c.NotRun, c.Checks, nil, nil)
+}
+
+// hashFailures is the fingerprint of a case whose checks are checks, each
+// detail cut and then, unless own and names are both nil, with those names
+// taken out (appendWithoutNames) before it is normalised (rowFingerprint).
+func hashFailures(notRun bool, checks []collect.Check, own []string, names map[string]bool) string {
 	h := sha256.New()
-	if c.NotRun {
+	if notRun {
 		io.WriteString(h, "not run")
 	}
-	var buf []byte
-	for _, ch := range c.Checks {
+	var buf, plain []byte
+	for _, ch := range checks {
 		if !ch.OK {
 			buf = append(buf[:0], ch.Name...)
 			buf = append(buf, '\x1f')
-			buf = appendNormalised(buf, text.Cut(ch.Detail, detailCut))
+			detail := text.Cut(ch.Detail, detailCut)
+			if own != nil || names != nil {
+				plain = appendWithoutNames(plain[:0], detail, own, names)
+				detail = string(plain)
+			}
+			buf = appendNormalised(buf, detail)
 			buf = append(buf, '\x1e')
 			h.Write(buf)
 		}

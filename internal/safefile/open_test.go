@@ -52,3 +52,37 @@ func TestOpenRefusals(t *testing.T) {
 		t.Errorf("missing file: %v is not fs.ErrNotExist", err)
 	}
 }
+
+// TestReadAllSizes: ReadAll reads a file into a buffer of the size Stat
+// gave, and still reads it whole when it has grown since (or is empty),
+// and a reader that is no file.
+func TestReadAllSizes(t *testing.T) {
+	dir := t.TempDir()
+	k := Kind{Name: "part file", Max: 1 << 20}
+	for _, c := range []struct {
+		name          string
+		before, after int
+	}{{"empty", 0, 0}, {"same", 1000, 0}, {"grown", 1000, 5000}, {"grown from empty", 0, 70000}} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+		if err := os.WriteFile(path, []byte(strings.Repeat("a", c.before)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.after > 0 {
+			if err := os.WriteFile(path, []byte(strings.Repeat("a", c.before)+strings.Repeat("b", c.after)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := ReadAll(f, path, k)
+		f.Close()
+		if err != nil || len(data) != c.before+c.after || strings.Count(string(data), "b") != c.after {
+			t.Errorf("%s: %d bytes (%v), want %d", c.name, len(data), err, c.before+c.after)
+		}
+	}
+	if data, err := ReadAll(strings.NewReader("no file"), "stdin", k); err != nil || string(data) != "no file" {
+		t.Errorf("a reader: %q, %v", data, err)
+	}
+}
