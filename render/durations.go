@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +22,8 @@ const (
 )
 
 // slowest are the n longest cases that ran (a duration over 0), longest
-// first, ties in report order; total is every case's seconds.
+// first, ties in report order; total is every case's seconds. It holds
+// only the n it keeps, whatever the number of cases.
 func slowest(rep *merge.Report, n int) (cases []*merge.Case, total float64) {
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
@@ -31,18 +31,21 @@ func slowest(rep *merge.Report, n int) (cases []*merge.Case, total float64) {
 			continue
 		}
 		total += c.DurationS
-		cases = append(cases, c)
-	}
-	slices.SortStableFunc(cases, func(a, b *merge.Case) int {
-		switch {
-		case a.DurationS > b.DurationS:
-			return -1
-		case a.DurationS < b.DurationS:
-			return 1
+		if n <= 0 || (len(cases) == n && c.DurationS <= cases[n-1].DurationS) {
+			continue
 		}
-		return 0
-	})
-	return cases[:min(n, len(cases))], total
+		// After every kept case at least as long: an earlier case wins a tie.
+		at := len(cases)
+		for at > 0 && cases[at-1].DurationS < c.DurationS {
+			at--
+		}
+		if len(cases) < n {
+			cases = append(cases, nil)
+		}
+		copy(cases[at+1:], cases[at:len(cases)-1])
+		cases[at] = c
+	}
+	return cases, total
 }
 
 // secondsText says a duration in seconds, to the millisecond and no finer:
