@@ -3,12 +3,14 @@ package render
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -24,17 +26,29 @@ func TestTextTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, w := range []string{
-		"│ verdict │ FAIL (4 of 7 cases; 1 not run) │",
-		"│ vLLM   │ partial  │ 6   │ 7       │        │",
-		"│ elastic-vllm-qwen05b+sglang-qwen35_4b │ unclassified │ vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128",
-		"all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)",
-		"│ not run",
-		"│ vLLM: setup.json: gpus: want array, got string � │",
+	// The boxed tables read back, row by row (no cell wraps at this width).
+	var rows [][]string
+	for _, tb := range mdtest.BoxTables(out) {
+		rows = append(rows, tb.Strings()[1:]...)
+	}
+	has := func(match func(r []string) bool) bool { return slices.ContainsFunc(rows, match) }
+	for _, want := range [][]string{
+		{"verdict", "FAIL (4 of 7 cases; 1 not run)"},
+		{"vLLM", "partial", "6", "7", ""},
+		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "unclassified", "vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128", "a_grew (A grew 9120 MiB of 14310 MiB free)"},
+		{"vLLM: setup.json: gpus: want array, got string \uFFFD"},
 	} {
-		if !strings.Contains(out, w) {
-			t.Errorf("text output lacks %q:\n%s", w, out)
+		if !has(func(r []string) bool { return slices.Equal(r, want) }) {
+			t.Errorf("text lacks the row %q:\n%s", want, out)
 		}
+	}
+	// The control characters of a detail made inert; a case that did not
+	// run says so.
+	if !has(func(r []string) bool {
+		return r[len(r)-1] == "all_ok (red \uFFFD[31mALERT\uFFFD[0m second line \uFFFD)"
+	}) ||
+		!has(func(r []string) bool { return r[len(r)-1] == "not run" }) {
+		t.Errorf("text lacks the inert detail or the not-run row:\n%s", out)
 	}
 	if strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("control characters reached the terminal")

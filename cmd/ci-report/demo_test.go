@@ -129,7 +129,7 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 	// offset, collapsed, in a fence; the runner cut it (docs/formats.md §4.9).
 	where := paragraphWith(c, "Where to look for priority-vllm-qwen05b+vllm-qwen35_4b: priority-vllm-qwen05b-kv_c1/serve.log from the burst, at byte ")
 	if where == nil || !slices.Equal(where.Code, []string{"priority-vllm-qwen05b-kv_c1/serve.log"}) ||
-		!strings.Contains(c, "<details><summary>serve.log excerpt of this case</summary>") ||
+		!slices.Contains(detailsSummaries(c), "serve.log excerpt of this case") ||
 		len(excerpt) != 1 || !strings.Contains(excerpt[0], "higher-priority shortfall of ") {
 		t.Errorf("comment.md has no serve.log excerpt of the priority case:\n%s", c)
 	}

@@ -60,6 +60,13 @@ func failedTable(comment string) (mdtest.Table, bool) {
 	return mdtest.Headed([]byte(comment), "case", "setup", "failed checks")
 }
 
+// sinceCells are the since cells of a comment's failed-cases table
+// (docs/render.md §11).
+func sinceCells(comment string) []string {
+	tb, _ := mdtest.WithColumn([]byte(comment), "since")
+	return mdtest.Texts(tb.Column("since"))
+}
+
 // knownTable is a comment's table of the cases that failed on known
 // issues only (docs/render.md §10).
 func knownTable(comment string) (mdtest.Table, bool) {

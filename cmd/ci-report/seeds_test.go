@@ -102,8 +102,13 @@ func TestSeed002Evidence(t *testing.T) {
 	checkMeasureTable(t, comment, "pass (focused, targeted)")
 	// The traceback, in the collapsed block after the table, ends with
 	// pytest's file and line.
-	fences := mdtest.Fences([]byte(comment))
-	if !strings.Contains(comment, "\n<details><summary>Tracebacks of the failures above</summary>\n") || len(fences) != 1 ||
+	var fences []mdtest.Fence
+	for _, d := range mdtest.Details([]byte(comment)) {
+		if d.Summary == "Tracebacks of the failures above" {
+			fences = append(fences, mdtest.Fences(d.Body)...)
+		}
+	}
+	if len(fences) != 1 || len(mdtest.Fences([]byte(comment))) != 1 ||
 		!strings.HasSuffix(fences[0].Text, "\ntests/test_scheduler.py:11: AssertionError\n") {
 		t.Errorf("no collapsed traceback ending in the file and line:\n%s", comment)
 	}
@@ -175,7 +180,7 @@ func TestSeed003MetricsAndSetup(t *testing.T) {
 	if hits == nil {
 		t.Errorf("no hit_pages table whose local row is `23 pages`, without a delta:\n%s", comment)
 	}
-	if !strings.Contains(comment, "| local | 412 ms (−38%) |") {
+	if ttft, _ := mdtest.TableAfter([]byte(comment), "ttft (ms, lower is better)"); !slices.Equal(mdtest.Texts(ttft.Row("local")), []string{"local", "412 ms (−38%)"}) {
 		t.Errorf("the ttft table lost its delta:\n%s", comment)
 	}
 	// The setup: the config's, the part's --setup and the testcases'

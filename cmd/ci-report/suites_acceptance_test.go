@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -113,10 +114,10 @@ func TestAcceptanceSuites(t *testing.T) {
 	}
 	// Each thread's since column counts its own runs: kvcached's failure is
 	// three runs old (4050, 5001, 5003), the pytest failure two (5002, 5004).
-	if c := byRun[want[3]]; !strings.Contains(c, "| 3 runs (since 2026-11-21) |") {
+	if c := byRun[want[3]]; !slices.Contains(sinceCells(c), "3 runs (since 2026-11-21)") {
 		t.Errorf("run 5003's comment does not count three kvcached runs:\n%s", c)
 	}
-	if c := byRun[want[4]]; !strings.Contains(c, "### Scheduler regression (pytest) · 2026-11-29 · FAIL") || !strings.Contains(c, "| 2 runs (since 2026-11-28) |") {
+	if c := byRun[want[4]]; !slices.Equal(mdtest.Headings([]byte(c)), []string{"Scheduler regression (pytest) · 2026-11-29 · FAIL (1 of 6 cases: 1 product)"}) || !slices.Contains(sinceCells(c), "2 runs (since 2026-11-28)") {
 		t.Errorf("run 5004's comment is not the suite's with two runs of history:\n%s", c)
 	}
 
