@@ -349,7 +349,7 @@ func (r *renderer) correctness() (Documents, error) {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, withDigest(&docs.Comment, digest, err)
 	}
-	rows := groupRows(r.rep.FailedCases(), caseNames(r.rep))
+	rows := groupRows(r.rep.FailedCases(), r.caseNames())
 	var prBlock string
 	if r.opts.PR > 0 && section != "" {
 		// The section's title line is replaced by the <details> summary.

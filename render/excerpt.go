@@ -48,7 +48,7 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	var out []string
 	shown := map[string]string{} // an excerpt's lines without names and numbers → the case shown with them
-	names := caseNames(r.rep)
+	names := r.caseNames()
 	for _, g := range rows {
 		var c *merge.Case
 		for _, m := range g.cases {

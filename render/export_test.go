@@ -18,3 +18,8 @@ func RowKeys(rep *merge.Report) func(c *merge.Case) string {
 		return k
 	}
 }
+
+// caseNames is the set of rep's case names, as a render builds it.
+func caseNames(rep *merge.Report) map[string]bool {
+	return (&renderer{rep: rep}).caseNames()
+}

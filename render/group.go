@@ -165,13 +165,17 @@ func isNameByte(c byte) bool {
 	return isWordByte(c) || c == '.' || c == '+' || c == '-'
 }
 
-// caseNames is the set of the report's case names.
-func caseNames(rep *merge.Report) map[string]bool {
-	out := make(map[string]bool, len(rep.Cases))
-	for i := range rep.Cases {
-		out[rep.Cases[i].Name] = true
+// caseNames is the set of the report's case names, built once a render
+// (the rows of the comment, its excerpts, the perf comment and the text
+// view share it: at a million cases it is 80 MiB).
+func (r *renderer) caseNames() map[string]bool {
+	if r.names == nil {
+		r.names = make(map[string]bool, len(r.rep.Cases))
+		for i := range r.rep.Cases {
+			r.names[r.rep.Cases[i].Name] = true
+		}
 	}
-	return out
+	return r.names
 }
 
 // rowCases counts the cases of rows.

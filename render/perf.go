@@ -56,7 +56,7 @@ func (r *renderer) perf() (Documents, error) {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, err
 	}
-	rows := groupRows(r.rep.FailedCases(), caseNames(r.rep))
+	rows := groupRows(r.rep.FailedCases(), r.caseNames())
 	docs.Comment, err = r.fit(CommentBudget, rows, func(p plan) (string, error) {
 		return r.perfComment(verdict, rows, p)
 	})

@@ -83,6 +83,8 @@ type renderer struct {
 	msRead     bool
 	// noClass caches classless.
 	noClass *bool
+	// names caches caseNames.
+	names map[string]bool
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {

@@ -62,7 +62,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	t.closestCalls()
 	if len(failed) > 0 {
-		rows := groupRows(failed, caseNames(r.rep))
+		rows := groupRows(failed, r.caseNames())
 		if j := r.jobLine(w, rowMembers(rows)); j != "" {
 			t.markdown(j)
 		}
