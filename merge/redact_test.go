@@ -96,3 +96,40 @@ func fillStrings(t *testing.T, v reflect.Value, s string) {
 		}
 	}
 }
+
+// TestRedactedSetup: a secret in a setup case, or elsewhere in the setup
+// beside clean setup cases, is replaced, the other setup cases kept; a
+// clean setup is the input's.
+func TestRedactedSetup(t *testing.T) {
+	tok := "hf_" + "PlantedHuggingFaceTokenLettersOnly"
+	report := func() *merge.Report {
+		return &merge.Report{Format: 1, Verdict: "PASS", Parts: []merge.PartStatus{}, Setup: &collect.Setup{
+			Profile: "weekly",
+			Cases:   []collect.CaseSetup{{Name: "a", Cmd: "vllm serve m"}, {Name: "b", Cmd: "vllm serve m"}},
+		}}
+	}
+	red := collect.NewRedactor(nil)
+	rep := report()
+	if got, err := rep.Redacted(red); err != nil || got != rep {
+		t.Fatalf("a clean setup: %v, copied: %v", err, got != rep)
+	}
+	rep.Setup.Cases[1].Cmd = "vllm serve m --token " + tok
+	got, err := rep.Redacted(red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Setup.Cases; len(c) != 2 || c[0].Cmd != "vllm serve m" || c[1].Cmd != "vllm serve m --token hf_[REDACTED]" {
+		t.Errorf("a secret in a setup case: %+v", c)
+	}
+	if !strings.Contains(rep.Setup.Cases[1].Cmd, tok) {
+		t.Error("the input report was changed")
+	}
+	rep = report()
+	rep.Setup.Profile = "weekly " + tok
+	if got, err = rep.Redacted(red); err != nil {
+		t.Fatal(err)
+	}
+	if got.Setup.Profile != "weekly hf_[REDACTED]" || len(got.Setup.Cases) != 2 || got.Setup.Cases[1].Name != "b" {
+		t.Errorf("a secret beside clean setup cases: profile %q, cases %+v", got.Setup.Profile, got.Setup.Cases)
+	}
+}
