@@ -113,6 +113,20 @@ func TestVerdictAndBodyAgree(t *testing.T) {
 	}
 }
 
+// TestPartialWithoutPlan: a partial part without a plan (an imported
+// suite) says how many of its cases ran and why it is partial, not "N of 0".
+func TestPartialWithoutPlan(t *testing.T) {
+	rep := passingReport(t)
+	rep.Parts[1].Status, rep.Parts[1].Planned, rep.Parts[1].Ran = merge.StatusPartial, 0, 7
+	rep.Parts[1].Reason = "summary.json: 100000 cases could not be read (see the problems)"
+	rep.Verdict = "FAIL (0 of 7 cases; the vLLM cases finished partly)"
+	src := []byte(mustRender(t, rep, sampleOptions()).Comment)
+	want := "The vLLM cases finished partly: 7 ran; summary.json: 100000 cases could not be read (see the problems)."
+	if !mdtest.Has(src, want) {
+		t.Errorf("the comment lacks %q:\n%s", want, src)
+	}
+}
+
 // TestManyUnfinishedParts: thousands of missing parts with long names and
 // thousands of problems still give a comment within budget, with the first
 // parts and problems named and the rest counted.

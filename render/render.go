@@ -36,6 +36,8 @@ const (
 	maxPartLines = 20
 	// partNameCut is how long a part's display name may be in a comment.
 	partNameCut = 100
+	// partReasonCut is where a partial part's reason is cut in its line.
+	partReasonCut = 200
 	// maxProblems is the most input problems a comment lists; the CLI prints
 	// them all as warnings.
 	maxProblems = 20
@@ -343,7 +345,8 @@ func (r *renderer) partLines(w *writer) string {
 		case merge.StatusMissing:
 			lines = append(lines, w.t("part_missing", map[string]any{"Display": display}))
 		case merge.StatusPartial:
-			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned}))
+			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned,
+				"Reason": text.Plain(text.Cut(p.Reason, partReasonCut))}))
 		}
 	}
 	return strings.Join(lines, "\n")
