@@ -376,6 +376,9 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 		for _, msg := range sum.Repeated {
 			l.inFile("summary.json", msg, "both kept")
 		}
+		if msg := unreadProblem(sum.Unread); msg != "" {
+			l.inFile("summary.json", msg, "")
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		failed = "no summary.json"
 	default:
@@ -398,6 +401,9 @@ func (l *partLoad) casesJSONL() {
 		}
 		for _, b := range res.Repeated {
 			l.inFile("cases.jsonl", b, "both kept")
+		}
+		if msg := unreadProblem(res.Unread); msg != "" {
+			l.inFile("cases.jsonl", msg, "")
 		}
 		if res.Stopped != "" {
 			l.inFile("cases.jsonl", res.Stopped, "")
@@ -434,10 +440,10 @@ func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
 		p.Status, p.Reason = StatusPartial, "part.json could not be read, so the part's completion is unknown"
 	case p.HasSummary && p.Meta != nil && p.Meta.Complete != nil && !*p.Meta.Complete:
 		p.Status, p.Reason = StatusPartial, "part.json says complete: false"
-	case p.HasSummary && len(sum.Dropped)+len(sum.Repeated) > 0:
+	case p.HasSummary && sum.NDropped+sum.NRepeated+sum.Unread > 0:
 		// A case left out or told apart from another by nothing is a
 		// result the report does not have: the part cannot pass as complete.
-		p.Status, p.Reason = StatusPartial, summaryDefects(len(sum.Dropped), len(sum.Repeated))
+		p.Status, p.Reason = StatusPartial, summaryDefects(sum.NDropped+sum.Unread, sum.NRepeated)
 	case p.HasSummary:
 		p.Status = StatusComplete
 	case len(p.Cases) > 0:

@@ -494,7 +494,9 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if !l.seen {
 		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
 	}
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.all(), Deselected: deselected, Problems: problems}, Dropped: l.dropped, Repeated: l.repeated}, nil
+	dropped, repeated := l.defects()
+	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.all(), Deselected: deselected, Problems: problems},
+		Dropped: dropped, Repeated: repeated, NDropped: l.nDropped, NRepeated: l.nRepeat, Unread: l.unread}, nil
 }
 
 // Bounds of summary.json's problems as a reader keeps them.
@@ -572,7 +574,8 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	var l caseList
 	res := &JSONLResult{}
 	done := func() (*JSONLResult, error) {
-		res.Cases, res.Repeated, res.Bad = l.all(), l.repeated, l.dropped
+		res.Bad, res.Repeated = l.defects()
+		res.Cases, res.Unread = l.all(), l.unread
 		return res, nil
 	}
 	for line := 1; ; line++ {
@@ -747,29 +750,62 @@ type caseList struct {
 	// holds more than twice it while the last copy is made.
 	cases    []CaseResult
 	chunks   [][]CaseResult
-	dropped  []string          // cases left out, each naming where and why
-	repeated []string          // names an earlier case already has
+	kept     int               // len of cases and chunks together
+	dropped  []string          // cases left out, each naming where and why (the first maxCaseDefects)
+	repeated []string          // names an earlier case already has (likewise)
+	nDropped int               // cases left out, all of them
+	nRepeat  int               // names repeated, all of them
+	unread   int               // cases past MaxFileCases, counted, not read
 	first    map[string]string // case name → where it first appeared
 	seen     bool              // a cases array was read
 }
+
+// MaxFileCases is the most cases a report keeps from one summary.json or
+// cases.jsonl: those after it are counted, not kept, and the part is
+// partial with a problem naming the file (docs/formats.md §4). kvcached's
+// harness writes hundreds of cases a part; import junit's largest report
+// (64 MiB of XML) holds under 2 million testcases, so only a hand-made or
+// hostile file reaches it. A kept case costs render about 1 KiB at peak
+// (docs/render.md §14): this bounds a part at about 2 GiB whatever its
+// size.
+const MaxFileCases = 2_000_000
+
+// fileCaseLimit is MaxFileCases; a test lowers it.
+var fileCaseLimit = MaxFileCases
+
+// maxCaseDefects is how many cases left out, and how many repeated names,
+// a reader lists one by one; the rest are counted in one more entry.
+const maxCaseDefects = 1000
 
 // add keeps c, found at where ("cases[3]", "line 4"), unless defect says
 // it could not be read whole or it has no name; a name seen before is kept
 // and reported, since neither case can be told to be the right one.
 func (l *caseList) add(where string, c CaseResult, defect error) {
 	switch {
+	case l.kept >= fileCaseLimit:
+		l.unread++
+		return
 	case defect != nil:
-		l.dropped = append(l.dropped, atField(where, defect).Error())
+		l.nDropped++
+		if len(l.dropped) < maxCaseDefects {
+			l.dropped = append(l.dropped, atField(where, defect).Error())
+		}
 		return
 	case c.Name == "":
-		l.dropped = append(l.dropped, where+".name: missing or empty")
+		l.nDropped++
+		if len(l.dropped) < maxCaseDefects {
+			l.dropped = append(l.dropped, where+".name: missing or empty")
+		}
 		return
 	}
 	if l.first == nil {
 		l.first = map[string]string{}
 	}
 	if at, dup := l.first[c.Name]; dup {
-		l.repeated = append(l.repeated, fmt.Sprintf("%s.name: %s repeats %s", where, quoteCut(c.Name), at))
+		l.nRepeat++
+		if len(l.repeated) < maxCaseDefects {
+			l.repeated = append(l.repeated, fmt.Sprintf("%s.name: %s repeats %s", where, quoteCut(c.Name), at))
+		}
 	} else {
 		l.first[c.Name] = where
 	}
@@ -778,6 +814,30 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 		l.cases = make([]CaseResult, 0, caseChunk)
 	}
 	l.cases = append(l.cases, c)
+	l.kept++
+}
+
+// defects are the cases left out and the names repeated as a reader
+// reports them: the first maxCaseDefects of each, then one entry counting
+// the rest.
+func (l *caseList) defects() (dropped, repeated []string) {
+	dropped, repeated = l.dropped, l.repeated
+	if n := l.nDropped - len(l.dropped); n > 0 {
+		dropped = append(dropped, fmt.Sprintf("and %d more cases left out", n))
+	}
+	if n := l.nRepeat - len(l.repeated); n > 0 {
+		repeated = append(repeated, fmt.Sprintf("and %d more case names repeated", n))
+	}
+	return dropped, repeated
+}
+
+// unreadProblem says how many cases past fileCaseLimit a file held; ""
+// when none.
+func unreadProblem(unread int) string {
+	if unread == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d cases after the first %d not read, only counted: a report keeps at most %d cases of one file", unread, fileCaseLimit, fileCaseLimit)
 }
 
 // caseChunk is how many cases a chunk of a caseList holds.
@@ -812,7 +872,12 @@ type SummaryResult struct {
 	Dropped []string
 	// Repeated names each kept case whose name an earlier case of the file
 	// has (`cases[5].name: "vllm-a" repeats cases[2]`): both are kept.
+	// Each lists at most 1,000 cases and then one entry counting the rest.
 	Repeated []string
+	// NDropped and NRepeated count all of them.
+	NDropped, NRepeated int
+	// Unread counts the cases past MaxFileCases: not read, not kept.
+	Unread int
 }
 
 // JSONLResult is what readCasesJSONL found in a cases.jsonl stream.
@@ -824,8 +889,11 @@ type JSONLResult struct {
 	Torn bool
 	// Bad describes lines that were whole but could not be read as a case
 	// (line numbers from 1): malformed, not an object, without a name, or a
-	// kept field that could not be held. They are skipped, and reported.
+	// kept field that could not be held. They are skipped, and reported:
+	// the first 1,000, then one entry counting the rest.
 	Bad []string
+	// Unread counts the lines past MaxFileCases cases: not read, not kept.
+	Unread int
 	// Repeated names each kept line whose case name an earlier line has
 	// (`line 5.name: "vllm-a" repeats line 2`): both are kept.
 	Repeated []string
