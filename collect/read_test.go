@@ -526,6 +526,25 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 	}
 }
 
+// kvcachedSummary is the summary.json of a one-part tree of cases as
+// kvcached's harness writes it (internal/benchtree), at least pieces of
+// the filter's buffer long.
+func kvcachedSummary(tb testing.TB, cases, pieces int) []byte {
+	tb.Helper()
+	dir := tb.TempDir()
+	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: cases}); err != nil {
+		tb.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(data) < pieces*scanBufSize {
+		tb.Fatalf("summary.json of %d bytes: fewer than %d pieces of the filter", len(data), pieces)
+	}
+	return data
+}
+
 // TestKvcachedFormatAgrees reads summary.json files as kvcached's harness
 // writes them (indent=1, phases of every request; internal/benchtree),
 // large enough that phases values straddle the filter's pieces, whole and
@@ -533,17 +552,7 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 // space and whole phases values it has checked, changes nothing the
 // decoder says, errors and their bytes included.
 func TestKvcachedFormatAgrees(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: 40}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) < 3*scanBufSize {
-		t.Fatalf("summary.json is %d bytes: too small to cross the filter's pieces", len(data))
-	}
+	data := kvcachedSummary(t, 40, 3)
 	checkAgreement(t, data)
 	got, err := readWith(data, false, true, false)
 	if err != nil || len(got.Cases) != 40 {
@@ -569,14 +578,7 @@ func TestKvcachedFormatAgrees(t *testing.T) {
 // BenchmarkScanKvcached reads a summary.json as kvcached's harness writes
 // it (indent=1, 375 server cases, 15 MiB) from memory: the reader alone.
 func BenchmarkScanKvcached(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: 375}); err != nil {
-		b.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := kvcachedSummary(b, 375, 0)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	cpu := benchtree.CPUTime()
@@ -594,18 +596,8 @@ func BenchmarkScanKvcached(b *testing.B) {
 // decoder as {}, that of a case whose phases straddle two pieces of the
 // filter's buffer too, never token by token.
 func TestPhasesTakenOutWhole(t *testing.T) {
-	dir := t.TempDir()
 	const cases = 40
-	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: cases}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "vllm-0", "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) < 4*scanBufSize {
-		t.Fatalf("summary.json of %d bytes: fewer than four pieces of the filter", len(data))
-	}
+	data := kvcachedSummary(t, cases, 4)
 	out, err := io.ReadAll(newPhasesFilter(bytes.NewReader(data), 3))
 	if err != nil {
 		t.Fatal(err)
