@@ -171,8 +171,9 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 		}
 	}
 	// The closest calls of the run, as the comment has them; not in a pull
-	// request's section, which its comment carries beside its own.
-	if !p.noClosest && r.opts.PR == 0 {
+	// request's section, which its comment carries beside its own, nor in
+	// the text view's, which shows them before it.
+	if !p.noClosest && r.opts.PR == 0 && !r.inText {
 		if c := r.closestCalls(w); c != "" {
 			blocks = append(blocks, c)
 		}

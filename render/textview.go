@@ -71,7 +71,10 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		}
 	}
 	if !r.perfMode {
-		if section, _, serr := r.section(); serr == nil && section != "" {
+		r.inText = true
+		section, _, serr := r.section()
+		r.inText = false
+		if serr == nil && section != "" {
 			t.para("Issue description section " + r.profile + ":")
 			t.markdown(section)
 		} else if serr != nil && t.err == nil {
