@@ -177,6 +177,16 @@ func TestTokenizerLikeEncodingXML(t *testing.T) {
 	// Texts and values across the read buffer's boundaries.
 	long := strings.Repeat("x&amp;y\r\n\u00e9", xmlReadSize/8)
 	compareTokenizer(t, []byte("<a b='"+long+"'>"+long+"<![CDATA["+long+"]]><!--"+long+"--><?p "+long+"?></a>"))
+	// Names with characters past ASCII, which isXMLName gives to
+	// encoding/xml: letters of several scripts, a combining mark (a name
+	// character that may not begin one), a digit of another script, a
+	// symbol, a character Appendix B leaves out, invalid UTF-8; in element
+	// and attribute names, entity references and processing instructions.
+	for _, name := range []string{"\u00e9t\u00e9", "\u0434\u0430", "\u4e2d\u6587", "a\u0301", "\u0301a",
+		"x\u0661", "\u0661x", "a\u2603", "\u00d7", "a\xff", "ns:\u00e9", "\u00e9:x"} {
+		compareTokenizer(t, []byte("<"+name+" "+name+"='1'>&"+name+";<?"+name+" x?></"+name+">"))
+		compareTokenizer(t, []byte("<r a='&"+name+";'/>"))
+	}
 }
 
 // FuzzTokenizer: on any input the tokenizer reads what encoding/xml reads
