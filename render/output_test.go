@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
@@ -207,34 +208,39 @@ func perfReport(t *testing.T) *merge.Report {
 }
 
 func TestPerf(t *testing.T) {
+	head := func(v string) string { return "Weekly performance · 2026-11-28 · " + v }
 	for _, tc := range []struct {
 		name    string
 		edit    func(*merge.Report)
 		verdict string
-		want    []string
+		lines   []string            // lines of the comment as GitHub shows them, the heading first
+		lists   map[string][]string // a list's items after its intro line
+		tables  [][][]string        // tables: the header and, of each row, its first cells
 	}{
 		{"pass", nil, "PASS", []string{
-			"<!-- ci-report:comment run=123 attempt=1 profile=perf -->\n### Weekly performance · 2026-11-28 · PASS\n",
-			"1x NVIDIA H100 (81559 MiB, driver 580) · `vllm/vllm-openai:v0.30.0` · vLLM 0.30.0\n",
-			"| model | concurrency | output tok/s, native | kvcached | ratio | mean TPOT ratio | p99 TPOT ratio | mean TTFT ratio |\n|---|---|---|---|---|---|---|---|\n| m | 1 | 100 | 90 | 0.90 | 0.90 | 0.90 | 0.90 |\n| m | 32 | - | 1543 | - | - | - | - |\n",
-			"- m: native 1000 MiB, kvcached 1300 MiB",
+			head("PASS"),
+			"1x NVIDIA H100 (81559 MiB, driver 580) · vllm/vllm-openai:v0.30.0 · vLLM 0.30.0",
 			"Hopper correctness: the one case passed.",
-			"kept 90 days",
-		}},
-		{"errors", func(r *merge.Report) { r.Perf.Summary.Errors = []string{strings.Repeat("e", 600)} }, "FAIL", []string{
-			"Failed runs:\n- " + strings.Repeat("e", 499) + "…\n",
-		}},
+			"Setup of every case: the issue description. Logs: artifact, kept 90 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log.",
+		}, map[string][]string{"Idle GPU memory per model, the larger of each arm's runs:": {"m: native 1000 MiB, kvcached 1300 MiB"}},
+			[][][]string{{
+				{"model", "concurrency", "output tok/s, native", "kvcached", "ratio", "mean TPOT ratio", "p99 TPOT ratio", "mean TTFT ratio"},
+				{"m", "1", "100", "90", "0.90", "0.90", "0.90", "0.90"},
+				{"m", "32", "-", "1543", "-", "-", "-", "-"},
+			}}},
+		{"errors", func(r *merge.Report) { r.Perf.Summary.Errors = []string{strings.Repeat("e", 600)} }, "FAIL",
+			[]string{head("FAIL")}, map[string][]string{"Failed runs:": {strings.Repeat("e", 499) + "…"}}, nil},
 		{"no hopper summary", func(r *merge.Report) {
 			r.Cases = nil
 			r.Parts[0].Status = merge.StatusMissing
-		}, "FAIL", []string{"Hopper correctness: no results."}},
+		}, "FAIL", []string{head("FAIL"), "Hopper correctness: no results."}, nil, nil},
 		{"failed hopper case", func(r *merge.Report) {
 			r.Cases[0].OK = false
 			r.Cases[0].Checks = []collect.Check{{Name: "all_ok", Detail: "1/20 failed"}}
-		}, "FAIL", []string{"Hopper correctness:\n\n| case | setup | failed checks |\n|---|---|---|\n| vllm-qwen05b-kv\\_c1 |"}},
-		{"no perf summary", func(r *merge.Report) { r.Perf.Summary = nil }, "DID NOT RUN", []string{
-			"### Weekly performance · 2026-11-28 · DID NOT RUN\n\nThe tests did not finish; the run log has the details.\n",
-		}},
+		}, "FAIL", []string{head("FAIL"), "Hopper correctness:"}, nil,
+			[][][]string{{{"case", "setup", "failed checks"}, {"vllm-qwen05b-kv_c1"}}}},
+		{"no perf summary", func(r *merge.Report) { r.Perf.Summary = nil }, "DID NOT RUN",
+			[]string{head("DID NOT RUN"), "The tests did not finish; the run log has the details."}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := perfReport(t)
@@ -247,9 +253,33 @@ func TestPerf(t *testing.T) {
 			if docs.Verdict != tc.verdict || docs.SectionName != "perf" {
 				t.Errorf("verdict %q section name %q, want %q perf", docs.Verdict, docs.SectionName, tc.verdict)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(docs.Comment, w) {
-					t.Errorf("perf comment lacks %q:\n%s", w, docs.Comment)
+			src := []byte(docs.Comment)
+			if m, ok := marker.FindComment(docs.Comment); !ok || m.Profile != "perf" || m.Run != "123" || m.Attempt != "1" {
+				t.Errorf("the comment's marker is %+v (found %v), want run 123, attempt 1, profile perf", m, ok)
+			}
+			if h := mdtest.Headings(src); len(h) == 0 || h[0] != tc.lines[0] {
+				t.Errorf("headings %q, want %q first", h, tc.lines[0])
+			}
+			for _, l := range tc.lines {
+				if !mdtest.Has(src, l) {
+					t.Errorf("perf comment lacks the line %q:\n%s", l, docs.Comment)
+				}
+			}
+			for intro, items := range tc.lists {
+				if got := mdtest.ListAfter(src, intro); !slices.Equal(got, items) {
+					t.Errorf("the list after %q is %q, want %q", intro, got, items)
+				}
+			}
+			for _, want := range tc.tables {
+				tb, ok := mdtest.Headed(src, want[0]...)
+				if !ok || len(tb.Rows) != len(want)-1 {
+					t.Errorf("no table %q with %d rows:\n%s", want[0], len(want)-1, docs.Comment)
+					continue
+				}
+				for i, row := range want[1:] {
+					if got := mdtest.Texts(tb.Rows[i]); len(got) < len(row) || !slices.Equal(got[:len(row)], row) {
+						t.Errorf("row %d of %q is %q, want %q first", i, want[0], got, row)
+					}
 				}
 			}
 			if !strings.HasPrefix(docs.Section, "## Weekly performance\n\nSundays at 10:00 UTC ([`gpu-perf-weekly.yml`]") {
