@@ -110,8 +110,9 @@ const minAlikeRun = 4
 
 // collapseAlike replaces each run of minAlikeRun or more lines that are
 // the same but for their numbers, paths and hex (appendNormalised, as the
-// history fingerprint has a detail), e.g. kvcached's `released <n> bytes
-// of idle cache …` logged once a step, with its first line, one line
+// history fingerprint has a detail), e.g. a progress or release line
+// logged once a step (the simulator's priority case logs `released <n>
+// bytes of idle cache …` at every release), with its first line, one line
 // counting those between, `… 38 more lines like these …`, and its last, so
 // the first and last values stay in view and the other lines of the
 // excerpt keep their room (docs/render.md §3.11).
