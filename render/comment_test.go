@@ -58,7 +58,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 				o.RunURL, o.RunID, o.Subject, o.Prev, o.ArtifactURL = "", "", "", "", ""
 				r.Setup.KvcachedSHA = nil
 			},
-			want:  []string{"### Nightly correctness · 2026-11-28 · FAIL (4 of 7 cases; 1 not run)", "", "kvcached unknown"},
+			want:  []string{"### Nightly correctness · 2026-11-28 · FAIL (4 of 7 cases; 1 not run)", "", "kvcached at an unknown revision"},
 			avoid: []string{"<!--", "[Run]", "()", "[artifact]", "previous run"},
 		},
 		{

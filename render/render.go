@@ -239,7 +239,7 @@ func (r *renderer) runLine(w *writer, subjectCut int) string {
 func (r *renderer) commitRef(sha string) string {
 	switch {
 	case sha == "":
-		return "unknown"
+		return "at an unknown revision"
 	case isHex(sha) && r.cfg.repo() != "":
 		return "[" + ShortSHA(sha) + "](" + r.cfg.repo() + "/commit/" + sha + ")"
 	}
