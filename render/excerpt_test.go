@@ -228,6 +228,39 @@ func TestExcerptAlikeCollapsed(t *testing.T) {
 	}
 }
 
+// TestExcerptAlikeOnRealLogs: collapseAlike on vLLM's own progress lines
+// as users pasted them. vllm-project/vllm#6746 (turn 14): tqdm's checkpoint
+// progress, one line a shard, numbers and rates changing (it/s and s/it
+// alike); the run keeps its first and last line. vllm-project/vllm#17666
+// (turn 0): two progress lines, a worker's INFO line between them, two
+// more: no run of four, nothing collapsed.
+func TestExcerptAlikeOnRealLogs(t *testing.T) {
+	progress := []string{
+		"Loading safetensors checkpoint shards:  12% Completed | 13/109 [00:03<00:24,  3.92it/s]",
+		"Loading safetensors checkpoint shards:  13% Completed | 14/109 [00:03<00:24,  3.82it/s]",
+		"Loading safetensors checkpoint shards:  14% Completed | 15/109 [00:03<00:24,  3.90it/s]",
+		"Loading safetensors checkpoint shards:  15% Completed | 16/109 [00:03<00:24,  3.87it/s]",
+		"Loading safetensors checkpoint shards:  16% Completed | 17/109 [00:04<00:21,  4.20it/s]",
+		"Loading safetensors checkpoint shards:  17% Completed | 18/109 [00:04<00:20,  4.48it/s]",
+		"Loading safetensors checkpoint shards:  17% Completed | 19/109 [00:04<00:20,  4.49it/s]",
+		"Loading safetensors checkpoint shards:  18% Completed | 20/109 [00:04<00:20,  4.35it/s]",
+	}
+	want := []string{progress[0], "… 6 more lines like these …", progress[7]}
+	if got := collapseAlike(progress); !slices.Equal(got, want) {
+		t.Errorf("#6746's progress collapsed to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	interleaved := []string{
+		"Loading safetensors checkpoint shards:  88% Completed | 14/16 [00:20<00:02,  1.49s/it]",
+		"Loading safetensors checkpoint shards:  94% Completed | 15/16 [00:21<00:01,  1.50s/it]",
+		"(VllmWorkerProcess pid=167225) INFO 05-05 23:52:00 [loader.py:458] Loading weights took 22.82 seconds",
+		"Loading safetensors checkpoint shards: 100% Completed | 16/16 [00:23<00:00,  1.50s/it]",
+		"Loading safetensors checkpoint shards: 100% Completed | 16/16 [00:23<00:00,  1.44s/it]",
+	}
+	if got := collapseAlike(interleaved); !slices.Equal(got, interleaved) {
+		t.Errorf("#17666's lines changed:\n%s", strings.Join(got, "\n"))
+	}
+}
+
 // TestAlikeWrongTokensFitSixteenKB is the acceptance of issue 21: six vLLM
 // kvcached cases failing alike with wrong tokens, each with a 40-line
 // excerpt that is all request lines but two, render within 16 KB with at
