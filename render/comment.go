@@ -334,7 +334,7 @@ func (r *renderer) correctness() (Documents, error) {
 		return Documents{}, fmt.Errorf("render: the report has no verdict")
 	}
 	docs := Documents{Verdict: verdict, SectionName: r.sectionName(), NewFailures: r.newFailures()}
-	section, warn, err := r.section()
+	section, warn, err := r.section(false)
 	if err != nil {
 		return Documents{}, err
 	}

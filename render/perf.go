@@ -284,7 +284,7 @@ func (r *renderer) perfSection() (string, []string, error) {
 	if r.rep.Perf == nil || r.rep.Perf.Setup == nil {
 		return "", nil, nil
 	}
-	return fitSection(r.sectionName(), r.perfSectionWith)
+	return fitSection(r.sectionName(), r.perfSectionWith, false)
 }
 
 func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {

@@ -87,9 +87,6 @@ type renderer struct {
 	noClass *bool
 	// names caches caseNames.
 	names map[string]bool
-	// inText is set while the text view renders: its section leaves out
-	// what the view showed above it.
-	inText bool
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {

@@ -30,8 +30,10 @@ var sectionPlans = []sectionPlan{
 }
 
 // section renders the issue-description section of a correctness profile
-// (docs/render.md §4), or "" when a part has no setup.json.
-func (r *renderer) section() (string, []string, error) {
+// (docs/render.md §4), or "" when a part has no setup.json; withoutClosest
+// leaves the closest calls out of every plan (the text view lists them
+// before the section).
+func (r *renderer) section(withoutClosest bool) (string, []string, error) {
 	if r.rep.Setup == nil || !r.rep.SetupComplete {
 		return "", nil, nil
 	}
@@ -39,22 +41,24 @@ func (r *renderer) section() (string, []string, error) {
 		if r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0 {
 			// A named suite of imported tests describes its cases by
 			// their count (docs/render.md §13).
-			return fitSection(r.sectionName(), r.suiteSectionWith)
+			return fitSection(r.sectionName(), r.suiteSectionWith, withoutClosest)
 		}
 		// A run that planned nothing (a --cases glob that matched no case)
 		// has nothing to describe: the issue keeps its last description
 		// instead of one reduced to its schedule.
 		return "", []string{fmt.Sprintf("the %s section is left out: the setup has no engine and no case to describe", r.sectionName())}, nil
 	}
-	return fitSection(r.sectionName(), r.sectionWith)
+	return fitSection(r.sectionName(), r.sectionWith, withoutClosest)
 }
 
-// fitSection renders with each of sectionPlans in turn and keeps the first
-// that fits SectionBudget; when none does, the section named name is left
-// out with a warning.
-func fitSection(name string, with func(sectionPlan) (string, error)) (string, []string, error) {
+// fitSection renders with each of sectionPlans in turn (each without the
+// closest calls when withoutClosest) and keeps the first that fits
+// SectionBudget; when none does, the section named name is left out with a
+// warning.
+func fitSection(name string, with func(sectionPlan) (string, error), withoutClosest bool) (string, []string, error) {
 	var last string
 	for _, p := range sectionPlans {
+		p.noClosest = p.noClosest || withoutClosest
 		out, err := with(p)
 		if errors.Is(err, errOverBudget) {
 			continue
@@ -171,9 +175,8 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 		}
 	}
 	// The closest calls of the run, as the comment has them; not in a pull
-	// request's section, which its comment carries beside its own, nor in
-	// the text view's, which shows them before it.
-	if !p.noClosest && r.opts.PR == 0 && !r.inText {
+	// request's section, which its comment carries beside its own.
+	if !p.noClosest && r.opts.PR == 0 {
 		if c := r.closestCalls(w); c != "" {
 			blocks = append(blocks, c)
 		}

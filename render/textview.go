@@ -71,9 +71,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 		}
 	}
 	if !r.perfMode {
-		r.inText = true
-		section, _, serr := r.section()
-		r.inText = false
+		section, _, serr := r.section(true)
 		if serr == nil && section != "" {
 			t.para("Issue description section " + r.profile + ":")
 			t.markdown(section)
