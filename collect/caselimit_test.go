@@ -52,6 +52,10 @@ func TestCasesPastTheLimitAreCounted(t *testing.T) {
 		t.Errorf("reason %q", r)
 	}
 
+	if got := unreadProblem(1); !strings.HasPrefix(got, "1 case after the first 3 not read") {
+		t.Errorf("one case past the limit: %q", got)
+	}
+
 	fileCaseLimit = MaxFileCases
 	nulls := strings.Repeat("null,", maxCaseDefects+4) + "null"
 	sum, err := readSummary(strings.NewReader(`{"ok":true,"cases":[`+nulls+`]}`), true)
@@ -61,5 +65,12 @@ func TestCasesPastTheLimitAreCounted(t *testing.T) {
 	if sum.NDropped != maxCaseDefects+5 || len(sum.Dropped) != maxCaseDefects+1 ||
 		sum.Dropped[maxCaseDefects] != "and 5 more cases left out" {
 		t.Errorf("NDropped %d, %d entries, the last %q", sum.NDropped, len(sum.Dropped), sum.Dropped[len(sum.Dropped)-1])
+	}
+	one, err := readSummary(strings.NewReader(`{"ok":true,"cases":[`+strings.Repeat("null,", maxCaseDefects)+`null]}`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := one.Dropped[len(one.Dropped)-1]; last != "and 1 more case left out" {
+		t.Errorf("one case past the listed ones: %q", last)
 	}
 }
