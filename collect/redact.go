@@ -113,8 +113,12 @@ func NewRedactor(getenv func(string) string, names ...string) *Redactor {
 		// Inside a JSON string the value reads as encoding/json escapes it:
 		// with HTML escaping (json.Marshal, and every MarshalJSON method
 		// through it) or without (an Encoder with SetEscapeHTML(false)).
+		// The name goes in escaped too: an environment variable's name may
+		// hold a quote or a backslash (`env 'A"B_TOKEN=…'`), which would
+		// end the string or escape what follows.
+		jsonRepl := jsonForms("$" + n)[0]
 		for _, f := range jsonForms(v) {
-			r.json.add(secret{value: f, repl: repl})
+			r.json.add(secret{value: f, repl: jsonRepl})
 		}
 	}
 	r.text.sort()

@@ -126,6 +126,16 @@ func TestRedactorJSON(t *testing.T) {
 			}
 		})
 	}
+	// A variable's name may hold a quote or a backslash: the name that
+	// replaces its value inside a JSON string is escaped, so the JSON stays
+	// valid and reads back as the name.
+	odd := `A"B\C_TOKEN`
+	ro := NewRedactor(func(k string) string { return map[string]string{odd: "0123456789abc"}[k] }, SecretNames([]string{odd + "=0123456789abc"})...)
+	out := ro.JSON([]byte(`{"log":"key 0123456789abc here"}`))
+	var got struct{ Log string }
+	if err := json.Unmarshal(out, &got); err != nil || got.Log != "key $"+odd+" here" {
+		t.Errorf("JSON with a secret named %s: %s (%v)", odd, out, err)
+	}
 	plain := []byte(`{"k":"v"}`)
 	if out := NewRedactor(nil).JSON(plain); &out[0] != &plain[0] {
 		t.Error("JSON copied a text it did not change")
