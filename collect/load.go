@@ -80,7 +80,17 @@ type Part struct {
 	// naming the file (relative to Dir) and the field. A report must show
 	// them.
 	Problems []Problem
+
+	// logsClean: every case's Log is as the case reader keeps one
+	// (caseReader.decodeKept): valid JSON, compact, in valid UTF-8.
+	logsClean bool
 }
+
+// LogsClean reports whether every case's Log is valid JSON, compact and
+// in valid UTF-8, as LoadPartsWith reads them, so that it can be written
+// into merged.json as it is, without another look at its bytes. A Part
+// made otherwise says false, and its logs are checked as they are used.
+func (p *Part) LogsClean() bool { return p.logsClean }
 
 // DisplayName is the report name of a part, and of the engines of setups
 // that give none (docs/formats.md §3.1): vLLM for vllm, SGLang for sglang,
@@ -289,6 +299,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	}
 	l.timelines()
 	l.decide(metaBroken, summaryErr, sum)
+	p.logsClean = true // every case came through caseReader.decodeKept
 	return p
 }
 

@@ -80,10 +80,16 @@ func CompactJSON(raw encjson.RawMessage) encjson.RawMessage {
 	if err := encjson.Compact(&b, raw); err != nil {
 		return raw
 	}
-	if out := b.Bytes(); utf8.Valid(out) {
-		return out
+	return validUTF8(b.Bytes())
+}
+
+// validUTF8 is raw, JSON, with any invalid UTF-8 (which valid JSON holds
+// only inside strings) as U+FFFD; raw itself when it has none.
+func validUTF8(raw []byte) []byte {
+	if utf8.Valid(raw) {
+		return raw
 	}
-	return bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
+	return bytes.ToValidUTF8(raw, []byte("\uFFFD"))
 }
 
 // isCompact reports whether raw, valid JSON, has no white space outside

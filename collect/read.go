@@ -364,7 +364,10 @@ func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
 		}
 	}
 	if c.Log != nil {
-		c.Log = CompactJSON(c.Log) // compact already: only UTF-8 to mend
+		// Compact already (record keeps tokens without white space),
+		// valid (jsontext read it): only UTF-8 to mend, as CompactJSON
+		// does, without its look for white space (Part.LogsClean).
+		c.Log = validUTF8(c.Log)
 	}
 	return nil
 }

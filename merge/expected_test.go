@@ -188,7 +188,7 @@ func TestLoadRefusesAPlanWithAMergedFile(t *testing.T) {
 	}
 	f := filepath.Join(t.TempDir(), "merged.json")
 	var b strings.Builder
-	if err := rep.WriteJSON(&b); err != nil {
+	if err := rep.WriteJSON(&b, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(f, []byte(b.String()), 0o644); err != nil {

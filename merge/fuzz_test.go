@@ -124,7 +124,7 @@ func FuzzMerge(f *testing.F) {
 		}
 		// merged.json reads back to the same bytes.
 		var out bytes.Buffer
-		if err := rep.WriteJSON(&out); err != nil {
+		if err := rep.WriteJSON(&out, nil); err != nil {
 			t.Fatal(err)
 		}
 		dir, err := os.MkdirTemp("", "fuzzmerge")
@@ -141,7 +141,7 @@ func FuzzMerge(f *testing.F) {
 			t.Fatal(err)
 		}
 		var again bytes.Buffer
-		if err := back.WriteJSON(&again); err != nil {
+		if err := back.WriteJSON(&again, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out.Bytes(), again.Bytes()) {

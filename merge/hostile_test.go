@@ -3,6 +3,7 @@ package merge
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestHostileRoundTrip(t *testing.T) {
 		kept += len(c.Log)
 	}
 	var out bytes.Buffer
-	if err := rep.WriteJSON(&out); err != nil {
+	if err := rep.WriteJSON(&out, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The big log alone is 2 MiB compact; indented at its depth every one
@@ -54,6 +55,27 @@ func TestHostileRoundTrip(t *testing.T) {
 		t.Fatalf("merged.json is not valid JSON")
 	}
 	checkReadBack(t, rep, out.Bytes())
+	// The logs collect read are written as they are (Case.logClean); each
+	// checked and compacted as it is written, they give the same bytes.
+	clean := 0
+	checked := *rep
+	checked.Cases = slices.Clone(rep.Cases)
+	for i := range checked.Cases {
+		if checked.Cases[i].logClean {
+			clean++
+		}
+		checked.Cases[i].logClean = false
+	}
+	if clean == 0 {
+		t.Fatal("no log of the hostile tree is marked clean")
+	}
+	var again bytes.Buffer
+	if err := checked.WriteJSON(&again, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), out.Bytes()) {
+		t.Errorf("merged.json with every log checked as it is written differs from the one with %d logs written as collect read them", clean)
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -114,19 +136,19 @@ func TestWriteJSONRefusesWhatCannotBeReadBack(t *testing.T) {
 		{Name: "huge", Checks: []collect.Check{{Name: "c", Detail: strings.Repeat("x", 3<<20)}}, Part: "vLLM"},
 	}, Parts: []PartStatus{}, Verdict: VerdictPass}
 	var out bytes.Buffer
-	err := rep.writeJSON(&out, 2<<20)
+	err := rep.writeJSON(&out, 2<<20, nil)
 	if err == nil || !strings.Contains(err.Error(), "encode merged.json: 3 MiB, over the 2 MiB that render reads back (the largest case is huge of vLLM: 3 MiB)") {
 		t.Errorf("error = %v", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("wrote %d bytes", out.Len())
 	}
-	if err := rep.writeJSON(&out, 4<<20); err != nil || !json.Valid(out.Bytes()) {
+	if err := rep.writeJSON(&out, 4<<20, nil); err != nil || !json.Valid(out.Bytes()) {
 		t.Errorf("within the limit: %v", err)
 	}
 	// Encoded once (WriteJSONDiscarding): the same error, the same bytes.
 	var once bytes.Buffer
-	err = rep.writeJSONOnce(&once, 2<<20)
+	err = rep.writeJSONOnce(&once, 2<<20, nil)
 	if err == nil || !strings.Contains(err.Error(), "encode merged.json: 3 MiB, over the 2 MiB that render reads back (the largest case is huge of vLLM: 3 MiB)") {
 		t.Errorf("encoded once: error = %v", err)
 	}
@@ -134,7 +156,7 @@ func TestWriteJSONRefusesWhatCannotBeReadBack(t *testing.T) {
 		t.Errorf("encoded once: wrote %d bytes, over the limit", once.Len())
 	}
 	once.Reset()
-	if err := rep.writeJSONOnce(&once, 4<<20); err != nil || !bytes.Equal(once.Bytes(), out.Bytes()) {
+	if err := rep.writeJSONOnce(&once, 4<<20, nil); err != nil || !bytes.Equal(once.Bytes(), out.Bytes()) {
 		t.Errorf("encoded once within the limit: %v, %d bytes, want the %d bytes of WriteJSON", err, once.Len(), out.Len())
 	}
 }

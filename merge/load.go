@@ -71,7 +71,8 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 				return nil, fmt.Errorf("read %s: cases[%d].excerpt.%w", path, i, err)
 			}
 		}
-		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log)
+		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log) // valid: decoded as JSON
+		rep.Cases[i].logClean = rep.Cases[i].Log != nil
 		if rep.Cases[i].Checks == nil {
 			rep.Cases[i].Checks = []collect.Check{}
 		}

@@ -23,7 +23,7 @@ func reportWork(tb testing.TB, root string) int64 {
 		tb.Fatal(err)
 	}
 	var size countingDiscard
-	if err := rep.WriteJSON(&size); err != nil {
+	if err := rep.WriteJSON(&size, nil); err != nil {
 		tb.Fatal(err)
 	}
 	opts := render.Options{Profile: "nightly", RunID: "1", RunAttempt: "1", Date: "2026-11-28", Config: render.DefaultConfig()}
@@ -142,7 +142,7 @@ func TestMemoryBoundedByWhatIsKept(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := rep.WriteJSON(io.Discard); err != nil {
+			if err := rep.WriteJSON(io.Discard, nil); err != nil {
 				t.Fatal(err)
 			}
 			opts := render.Options{Profile: "nightly", RunID: "1", RunAttempt: "1", Date: "2026-11-28", Config: render.DefaultConfig()}

@@ -134,7 +134,7 @@ func (m *merger) addPart(i int, listed bool) error {
 	}
 	for _, c := range p.Cases {
 		seen[c.Name] = true
-		mc := caseOf(c, p.Display)
+		mc := caseOf(c, p.Display, p.LogsClean())
 		mc.Arm, mc.Revision = arm, revision
 		if err := m.add(i, mc); err != nil {
 			return err
@@ -219,14 +219,20 @@ func partStatusOf(p *collect.Part) PartStatus {
 // describe names a part in errors: its display name and directory.
 func describe(p *collect.Part) string { return fmt.Sprintf("%s (%s)", p.Display, p.Dir) }
 
-// caseOf converts a finished case for the report.
-func caseOf(c collect.CaseResult, display string) Case {
+// caseOf converts a finished case for the report; logClean: its log is
+// as collect reads one (collect.Part.LogsClean), else it is compacted here
+// and checked as it is written.
+func caseOf(c collect.CaseResult, display string, logClean bool) Case {
 	checks := c.Checks
 	if checks == nil {
 		checks = []collect.Check{}
 	}
+	log := c.Log
+	if !logClean {
+		log = collect.CompactJSON(log)
+	}
 	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
-		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: collect.CompactJSON(c.Log), Timeline: c.Timeline, Part: display}
+		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: log, logClean: logClean && log != nil, Timeline: c.Timeline, Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

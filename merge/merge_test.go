@@ -471,7 +471,7 @@ func TestTreesGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			if err := rep.WriteJSON(&out); err != nil {
+			if err := rep.WriteJSON(&out, nil); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", "golden", tc.golden), out.Bytes())
@@ -500,7 +500,7 @@ func checkReadBack(t *testing.T, rep *Report, merged []byte) {
 		t.Errorf("report read back from merged.json differs (-dirs +merged.json):\n%s", diff)
 	}
 	var again bytes.Buffer
-	if err := back.WriteJSON(&again); err != nil {
+	if err := back.WriteJSON(&again, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(merged, again.Bytes()) {
@@ -626,7 +626,7 @@ func TestLogsNormalized(t *testing.T) {
 		t.Errorf("log = %q, want %q", got, want)
 	}
 	var out bytes.Buffer
-	if err := rep.WriteJSON(&out); err != nil {
+	if err := rep.WriteJSON(&out, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "merged.json")

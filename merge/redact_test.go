@@ -133,3 +133,58 @@ func TestRedactedSetup(t *testing.T) {
 		t.Errorf("a secret beside clean setup cases: profile %q, cases %+v", got.Setup.Profile, got.Setup.Cases)
 	}
 }
+
+// TestWriteJSONRedactsAsRedacted: merged.json written with a redactor is
+// the merged.json of Redacted's report, byte for byte, for a report whose
+// every string holds a token and a secret value (one that JSON escapes,
+// with and without HTML escaping), the setup's cases included, and for a
+// report without any.
+func TestWriteJSONRedactsAsRedacted(t *testing.T) {
+	tok := "hf_" + "PlantedHuggingFaceTokenLettersOnly"
+	secret := `s3cret&<v>"q"`
+	red := collect.NewRedactor(func(k string) string { return map[string]string{"MY_API_KEY": secret}[k] }, "MY_API_KEY")
+	planted := "x " + tok + " " + secret + " y"
+	var rep merge.Report
+	fillStrings(t, reflect.ValueOf(&rep).Elem(), planted)
+	rep.Format = 1
+	for i := range rep.Cases {
+		rep.Cases[i].Log = json.RawMessage(`{"` + tok + `":["` + strings.ReplaceAll(strings.ReplaceAll(planted, `\`, `\\`), `"`, `\"`) + `"]}`)
+	}
+	var env collect.Env
+	env.Set("HF_TOKEN", planted)
+	rep.Setup.Cases = append(rep.Setup.Cases, collect.CaseSetup{Name: "clean", Cmd: "vllm serve m"}, collect.CaseSetup{Name: "b", Env: env})
+	rep.Cases = append(rep.Cases, merge.Case{Name: "clean", OK: true, Checks: []collect.Check{{Name: "x", OK: true}}, Part: "p"})
+	for _, r := range []*merge.Report{&rep, {Format: 1, Verdict: "PASS", Parts: []merge.PartStatus{}, Cases: []merge.Case{{Name: "clean", Checks: []collect.Check{}}}}} {
+		redacted, err := r.Redacted(red)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got strings.Builder
+		if err := redacted.WriteJSON(&want, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteJSON(&got, red); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("merged.json written with a redactor:\n%s\nwant Redacted's:\n%s", got.String(), want.String())
+		}
+		var onceGot strings.Builder
+		if err := r.WriteJSONDiscarding(&onceGot, red); err != nil || onceGot.String() != want.String() {
+			t.Errorf("WriteJSONDiscarding with a redactor (%v) differs from Redacted's merged.json", err)
+		}
+		if strings.Contains(got.String(), "PlantedHugging") || strings.Contains(got.String(), "s3cret") {
+			t.Errorf("a secret is left in merged.json:\n%s", got.String())
+		}
+	}
+	if n := strings.Count(string(must(json.Marshal(rep.Cases[0]))), tok); n < 10 {
+		t.Errorf("only %d strings of a case were planted", n)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -29,7 +29,14 @@ const mergedIndent = 2
 // is encoded a case at a time as it is written, so that it is never held
 // whole; a report over collect.MaxMergedFile, which collect.LoadInput would refuse, is
 // refused before anything is written.
-func (r *Report) WriteJSON(w io.Writer) error { return r.writeJSON(w, collect.MaxMergedFile) }
+//
+// red, when not nil, replaces every secret in every string of it as it is
+// encoded: the bytes of Redacted's report, without a copy of the report
+// (each case's line and each setup case's goes through red.JSON once, the
+// rest, a few KiB, with them; TestWriteJSONRedactsAsRedacted).
+func (r *Report) WriteJSON(w io.Writer, red *collect.Redactor) error {
+	return r.writeJSON(w, collect.MaxMergedFile, red)
+}
 
 // WriteJSONDiscarding is WriteJSON for a writer whose output is thrown
 // away when the write fails (safefile.WriteFunc's temporary file): the
@@ -37,16 +44,16 @@ func (r *Report) WriteJSON(w io.Writer) error { return r.writeJSON(w, collect.Ma
 // collect.MaxMergedFile is refused, with WriteJSON's error, once it is
 // encoded whole (nothing more is written from the limit on). WriteJSON
 // encodes twice, to measure before it writes anything.
-func (r *Report) WriteJSONDiscarding(w io.Writer) error {
-	return r.writeJSONOnce(w, collect.MaxMergedFile)
+func (r *Report) WriteJSONDiscarding(w io.Writer, red *collect.Redactor) error {
+	return r.writeJSONOnce(w, collect.MaxMergedFile, red)
 }
 
 // writeJSONOnce is WriteJSONDiscarding refusing more than limit bytes.
-func (r *Report) writeJSONOnce(w io.Writer, limit int64) error {
+func (r *Report) writeJSONOnce(w io.Writer, limit int64, red *collect.Redactor) error {
 	var buf bytes.Buffer
 	bw := bufio.NewWriterSize(w, 64<<10)
 	lw := &limitWriter{w: bw, limit: limit}
-	if err := r.encode(lw, &buf); err != nil {
+	if err := r.encode(lw, &buf, red); err != nil {
 		return err
 	}
 	if lw.n > limit {
@@ -73,24 +80,25 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 }
 
 // writeJSON is WriteJSON refusing more than limit bytes.
-func (r *Report) writeJSON(w io.Writer, limit int64) error {
+func (r *Report) writeJSON(w io.Writer, limit int64, red *collect.Redactor) error {
 	var size countWriter
 	var buf bytes.Buffer // one case's JSON, kept for the second pass
-	if err := r.encode(&size, &buf); err != nil {
+	if err := r.encode(&size, &buf, red); err != nil {
 		return err
 	}
 	if size.n > limit {
 		return size.overError(limit)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := r.encode(bw, &buf); err != nil {
+	if err := r.encode(bw, &buf, red); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-// encode writes merged.json to w, encoding each part into buf.
-func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
+// encode writes merged.json to w, encoding each part into buf, every
+// piece redacted by red (nil: none) as it is encoded.
+func (r *Report) encode(w io.Writer, buf *bytes.Buffer, red *collect.Redactor) error {
 	marshal := marshaler(buf)
 	// Everything but the cases and the setup's cases at once (setup.json's
 	// other members and perf files are bounded), then the setup's cases one
@@ -109,7 +117,7 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	compact = bytes.Clone(compact)
+	compact = bytes.Clone(red.JSON(compact))
 	from := 0 // compact[from:] is still to be written
 	ind := &indenter{w: w, levels: mergedIndent}
 	if setupCases != nil {
@@ -129,7 +137,7 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 		var line []byte
 		for i := range setupCases {
 			line = appendCaseSetup(line[:0], &setupCases[i])
-			ind.element(line, i == 0)
+			ind.element(red.JSON(line), i == 0)
 		}
 		ind.write([]byte("]"))
 		from = at + len("null")
@@ -147,10 +155,11 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer) error {
 		if line, err = appendCase(line[:0], &r.Cases[i], marshal); err != nil {
 			return err
 		}
+		out := red.JSON(line)
 		if counting {
-			cw.note(&r.Cases[i], len(line))
+			cw.note(&r.Cases[i], len(out))
 		}
-		ind.element(line, i == 0)
+		ind.element(out, i == 0)
 	}
 	ind.write([]byte("]"))
 	ind.write(compact[at+len("null"):])
@@ -179,9 +188,10 @@ func marshaler(buf *bytes.Buffer) func(any) ([]byte, error) {
 // mostly its cases' checks, and reflection costs more than the rest of
 // merge's writing. Rare fields (excerpt, timeline) go through marshal. The
 // log is written as it is held, so that a log of 64 MiB is not copied twice
-// more on its way out: Merge and DecodeMerged hold logs compact and valid
-// (collect.CompactJSON); one that is not (a Report built by hand) is
-// compacted, and invalid JSON is an error, as encoding/json makes it.
+// more on its way out, and without another look at its bytes when Merge
+// or DecodeMerged made it (Case.logClean: compact and valid); any other (a
+// Report built by hand) is compacted, and invalid JSON is an error, as
+// encoding/json makes it.
 // TestAppendCaseLikeEncodingJSON fills every field of a Case: a field
 // added there must be added here too.
 func appendCase(b []byte, c *Case, marshal func(any) ([]byte, error)) ([]byte, error) {
@@ -271,13 +281,20 @@ func appendCase(b []byte, c *Case, marshal func(any) ([]byte, error)) ([]byte, e
 		}
 	}
 	if len(c.Log) > 0 {
-		// jsontext checks the same grammar as json.Valid in a third of
-		// its time (duplicate names and invalid UTF-8 are valid to both).
-		if !jsontext.Value(c.Log).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
-			return nil, fmt.Errorf("encode merged.json: case %s: log is not valid JSON", c.Name)
-		}
 		b = append(b, `,"log":`...)
-		b = append(b, collect.CompactJSON(c.Log)...)
+		if c.logClean {
+			// As collect read it or DecodeMerged decoded it, already
+			// checked: merge looked at each log's bytes five times.
+			b = append(b, c.Log...)
+		} else {
+			// jsontext checks the same grammar as json.Valid in a third
+			// of its time (duplicate names and invalid UTF-8 are valid
+			// to both).
+			if !jsontext.Value(c.Log).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
+				return nil, fmt.Errorf("encode merged.json: case %s: log is not valid JSON", c.Name)
+			}
+			b = append(b, collect.CompactJSON(c.Log)...)
+		}
 	}
 	if len(c.Timeline) > 0 {
 		if err := raw("timeline", c.Timeline); err != nil {

@@ -183,7 +183,7 @@ func TestWriteJSONStreamsSetupCases(t *testing.T) {
 	} {
 		rep := &Report{Format: 1, Setup: setup, Cases: []Case{{Name: "cases", Checks: []collect.Check{}, Part: "p"}}, Parts: []PartStatus{{Name: "p"}}, Verdict: "PASS"}
 		var got bytes.Buffer
-		if err := rep.WriteJSON(&got); err != nil {
+		if err := rep.WriteJSON(&got, nil); err != nil {
 			t.Fatal(err)
 		}
 		var want, gotCompact bytes.Buffer

@@ -163,7 +163,7 @@ func TestGolden(t *testing.T) {
 			docs := gc.render(t, rep)
 			dir := filepath.Join(goldenDir, gc.name)
 			var merged bytes.Buffer
-			if err := rep.WriteJSON(&merged); err != nil {
+			if err := rep.WriteJSON(&merged, nil); err != nil {
 				t.Fatalf("write merged.json: %v", err)
 			}
 			golden.Check(t, filepath.Join(dir, "merged.json"), merged.Bytes())
@@ -218,7 +218,7 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 			rep := gc.load(t)
 			fromTree := gc.render(t, rep)
 			var buf bytes.Buffer
-			if err := rep.WriteJSON(&buf); err != nil {
+			if err := rep.WriteJSON(&buf, nil); err != nil {
 				t.Fatalf("write merged.json: %v", err)
 			}
 			data := buf.Bytes()
@@ -235,7 +235,7 @@ func TestGoldenTreeEqualsMergedJSON(t *testing.T) {
 				t.Errorf("tree and its merged.json render differently (-tree +merged.json):\n%s", diff)
 			}
 			var buf2 bytes.Buffer
-			if err := again.WriteJSON(&buf2); err != nil {
+			if err := again.WriteJSON(&buf2, nil); err != nil {
 				t.Fatal(err)
 			}
 			if data2 := buf2.Bytes(); !bytes.Equal(data, data2) {

@@ -32,7 +32,7 @@ func TestOtherProductSaysNoKvcached(t *testing.T) {
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
 			var merged bytes.Buffer
-			if err := gc.load(t).WriteJSON(&merged); err != nil {
+			if err := gc.load(t).WriteJSON(&merged, nil); err != nil {
 				t.Fatalf("write merged.json: %v", err)
 			}
 			path := filepath.Join(t.TempDir(), "merged.json")

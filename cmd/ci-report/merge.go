@@ -50,7 +50,8 @@ func (o *mergeOptions) setArgs(pos []string) error {
 // found. The verdict never changes the exit code: a failed run merges fine.
 //
 // merged.json is an uploaded artifact: its every text goes through the
-// secrets render redacts (Report.Redacted), and so do the warnings.
+// secrets render redacts, as it is written (Report.WriteJSON), and so do
+// the warnings.
 func (o *mergeOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stderr := red.Writer(e.Stderr)
@@ -77,9 +78,8 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if rep, err = rep.Redacted(red); err != nil {
-		return withCode(exitUsage, err)
-	}
+	// merged.json is redacted as it is written (Report.WriteJSON), the
+	// lines below by stderr's writer.
 	rep.WriteProblems(e.Stderr, "ci-report merge")
 	for _, p := range rep.Parts {
 		line := fmt.Sprintf("ci-report merge: part %s: %s, %d cases ran", p.Display, p.Status, p.Ran)
@@ -93,10 +93,10 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	}
 	// Streamed: merged.json is never held whole (see Report.WriteJSON).
 	if o.Out == "" {
-		if err := rep.WriteJSON(e.Stdout); err != nil {
+		if err := rep.WriteJSON(e.Stdout, red); err != nil {
 			return withCode(exitUsage, fmt.Errorf("write merged report to stdout: %w", err))
 		}
-	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSONDiscarding(safefile.ContextWriter(ctx, w)) }); err != nil {
+	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSONDiscarding(safefile.ContextWriter(ctx, w), red) }); err != nil {
 		return withCode(exitUsage, err)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)
