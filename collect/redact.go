@@ -116,7 +116,9 @@ func NewRedactor(getenv func(string) string, names ...string) *Redactor {
 		// The name goes in escaped too: an environment variable's name may
 		// hold a quote or a backslash (`env 'A"B_TOKEN=…'`), which would
 		// end the string or escape what follows.
-		jsonRepl := jsonForms("$" + n)[0]
+		// Without HTML escaping, as merged.json writes its strings.
+		forms := jsonForms("$" + n)
+		jsonRepl := forms[len(forms)-1]
 		for _, f := range jsonForms(v) {
 			r.json.add(secret{value: f, repl: jsonRepl})
 		}
