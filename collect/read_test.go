@@ -464,7 +464,7 @@ func TestScanIntegerArraysAgree(t *testing.T) {
 	valid := []string{"0", "-0", "7", "42", "151935", "-12", "12345678", "123456789", "1234567890123", "1.5", "2e3", "-0.25E-2", `"x"`, "null", "[]", "[1,2]", "{}"}
 	invalid := []string{"01", "-", "--1", "1.", "1e", "+1", "0x1", "1a", "- 1", "00", "-01", "1,,2", ".5", "0123456789", "1234,,5678", ",", "12 34"}
 	seps := []string{",", ", ", " ,", ",\n    ", "\t,\r\n"}
-	for i := 0; i < 6000; i++ {
+	for i := 0; i < propertyRuns(6000); i++ {
 		var b strings.Builder
 		b.WriteString(`{"cases":[{"name":"a","phases":[`)
 		n := rng.IntN(40)
@@ -560,7 +560,7 @@ func TestKvcachedFormatAgrees(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	bad := []byte{'x', '"', ',', ']', '}', '{', '[', ':', '\\', 0x01, '0', '-', ' ', '\n', 'e', '.'}
-	for i := 0; i < 150; i++ {
+	for i := 0; i < propertyRuns(150); i++ {
 		b := bytes.Clone(data)
 		at := rng.IntN(len(b))
 		b[at] = bad[rng.IntN(len(bad))]

@@ -19,10 +19,7 @@ import (
 // when the test ends.
 func startForeignHolder(t *testing.T, dir string, keepMiB string) int {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := simExe(t)
 	cmd := exec.Command(exe, "sim", "ballast", "--mib", keepMiB, "--gpu", "0", "--dir", dir)
 	cmd.Env = append(os.Environ(), simDispatchEnv+"=1")
 	out, err := cmd.StdoutPipe()

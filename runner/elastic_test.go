@@ -181,10 +181,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB}); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := simExe(t)
 	self := []string{exe, "sim"}
 	s := &Sim{Self: self, Dir: world}
 	s.Env.Set(simDispatchEnv, "1")

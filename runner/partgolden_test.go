@@ -21,10 +21,7 @@ import (
 // rewrites the tree.
 func TestGoldenSmokePart(t *testing.T) {
 	_, r := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), nil)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := simExe(t)
 	n := partNormaliser{out: r.OutDir, world: r.Host.(*Sim).Dir, self: exe}
 	golden.CheckTree(t, filepath.Join("testdata", "golden", "part-smoke-vllm"), n.tree(t, r.OutDir))
 }

@@ -84,10 +84,7 @@ func newSimRunnerWorld(t *testing.T, plan *Plan, faults string, opts sim.WorldOp
 	if err := sim.NewWorld(world, opts); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := simExe(t)
 	s := &Sim{Self: []string{exe, "sim"}, Dir: world}
 	s.Env.Set(simDispatchEnv, "1")
 	s.Env.Set("GORACE", "atexit_sleep_ms=0")
