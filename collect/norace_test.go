@@ -2,8 +2,6 @@
 
 package collect
 
-// raceEnabled: see race_test.go.
-const raceEnabled = false
-
-// propertyRuns is how many of n inputs a property test runs: all of them.
+// propertyRuns is how many of n inputs a property test runs: all of them
+// without the race detector (race_test.go).
 func propertyRuns(n int) int { return n }
