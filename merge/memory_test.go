@@ -47,8 +47,8 @@ var _ io.Writer = (*countingDiscard)(nil)
 // has 2x headroom over the measured figure (41 MiB for a merged.json of 8 MiB:
 // about 4x merged.json + 9 MiB).
 func TestMemoryBoundedByWhatIsReported(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 72 MiB tree")
+	if testing.Short() || raceEnabled {
+		t.Skip("writes a 72 MiB tree" + "; an allocation bound, run without -race")
 	}
 	root := filepath.Join(t.TempDir(), "hostile")
 	if _, err := merge.WriteHostileTree(root, merge.HostileTree{LogMiB: 8, PhasesMiB: 64}); err != nil {
@@ -100,8 +100,8 @@ func BenchmarkReportHostile(b *testing.B) {
 // when the collector runs). The files are written to the test's temporary
 // directory a MiB at a time.
 func TestMemoryBoundedByWhatIsKept(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 512 MiB")
+	if testing.Short() || raceEnabled {
+		t.Skip("writes 512 MiB" + "; an allocation bound, run without -race")
 	}
 	mib := bytes.Repeat([]byte("x"), 1<<20)
 	blank := bytes.Repeat([]byte(" \n"), 1<<19)
@@ -177,8 +177,8 @@ func TestMemoryBoundedByWhatIsKept(t *testing.T) {
 // length, and the report's cases sized before they were added, 4.7 KiB
 // were held a kvcached case and 3.5 KiB allocated a small one.
 func TestMemoryPerCase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes and reads 200,000 cases")
+	if testing.Short() || raceEnabled {
+		t.Skip("writes and reads 200,000 cases" + "; an allocation bound, run without -race")
 	}
 	const heldFixed, allocFixed = 1 << 20, 32 << 20
 	for _, tc := range []struct {

@@ -279,6 +279,9 @@ func TestVersionNames(t *testing.T) {
 // TestPerfHugeSummary: a perf summary with thousands of rows, runs and
 // errors still gives a comment within budget, the rest counted.
 func TestPerfHugeSummary(t *testing.T) {
+	if raceEnabled {
+		t.Skip("3,000 rows through the budget, one goroutine: run without -race")
+	}
 	sum := &collect.PerfSummary{}
 	for i := 0; i < 3000; i++ {
 		model := fmt.Sprintf("model-%d-%s", i, strings.Repeat("_|", 150))

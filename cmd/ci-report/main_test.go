@@ -14,9 +14,20 @@ import (
 // the tests. Tests that need it set it with t.Setenv so children inherit it.
 const mainDispatchEnv = "CI_REPORT_TEST_MAIN"
 
+// simExeEnv names a ci-report binary that plays the simulated servers,
+// kvctl and ballasts of `run --simulate` in this test binary's place
+// (simExecutable). .ci/run sets it, to a ci-report built without -race, for
+// its race run, as for the runner's tests (runner/main_test.go): the race
+// detector's cost then goes to the commands under test, not to the
+// simulator, whose own tests run under it.
+const simExeEnv = "CI_REPORT_TEST_SIM_EXE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(mainDispatchEnv) == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if exe := os.Getenv(simExeEnv); exe != "" {
+		simExecutable = func() (string, error) { return exe, nil }
 	}
 	os.Exit(m.Run())
 }

@@ -76,12 +76,17 @@ func checkSimEnv(e *env) (scale float64, err error) {
 	return scale, nil
 }
 
+// simExecutable is the program whose `sim` subcommands play the servers,
+// kvctl and ballast: this one. The tests may point it at a ci-report built
+// without -race (main_test.go).
+var simExecutable = os.Executable
+
 // simHost runs the servers, kvctl and ballast as this program's `sim`
 // subcommands in the world dir.
 func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, error) {
 	self := deps.SimSelf
 	if len(self) == 0 {
-		exe, err := os.Executable()
+		exe, err := simExecutable()
 		if err != nil {
 			return nil, fmt.Errorf("run --simulate: find this program to run its simulator: %w", err)
 		}
