@@ -2,7 +2,7 @@ package collect
 
 // StringLexer follows the strings of valid JSON byte by byte, across reads
 // and writes: the one rule for telling a JSON document's strings from the
-// rest, shared by WalkJSON, the phases filter (fastpath.go) and merge's
+// rest, shared by WalkJSON and merge's
 // indenter of merged.json. A zero StringLexer is outside any string.
 type StringLexer struct{ in, esc bool }
 

@@ -2,7 +2,6 @@ package collect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +11,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
@@ -321,12 +322,20 @@ type partLoad struct {
 	dir      string
 	skipLogs bool
 	ctx      context.Context
+	// repeated is the first file found to repeat a key in an object ("":
+	// none): what it says is ambiguous, so the part cannot count as
+	// complete, whichever file it is.
+	repeated string
 }
 
 func (l *partLoad) file(n string) string { return filepath.Join(l.dir, n) }
 
 func (l *partLoad) problem(err error, then string) {
-	l.p.Problems = append(l.p.Problems, problemOf(err, l.dir, then))
+	pr := problemOf(err, l.dir, then)
+	if errors.Is(err, errRepeatedKey) && l.repeated == "" {
+		l.repeated = pr.File
+	}
+	l.p.Problems = append(l.p.Problems, pr)
 }
 
 // inFile notes a problem a reader found in the part's file name, said as
@@ -451,6 +460,8 @@ func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
 		p.Status, p.Reason = StatusPartial, "part.json could not be read, so the part's completion is unknown"
 	case p.HasSummary && p.Meta != nil && p.Meta.Complete != nil && !*p.Meta.Complete:
 		p.Status, p.Reason = StatusPartial, "part.json says complete: false"
+	case p.HasSummary && l.repeated != "":
+		p.Status, p.Reason = StatusPartial, l.repeated+" repeats a key, so what it says is ambiguous (see the problems)"
 	case p.HasSummary && sum.NDropped+sum.NRepeated+sum.Unread > 0:
 		// A case left out or told apart from another by nothing is a
 		// result the report does not have: the part cannot pass as complete.
@@ -500,16 +511,14 @@ func plural(n int, one, many string) string {
 // setup cut short) would make a section that shows the part as having
 // tested nothing.
 func incompleteSetup(data []byte, path string) error {
-	engines, cases, ok := setupHolds(data)
-	if !ok {
-		var probe struct {
-			Engines json.RawMessage `json:"engines"`
-			Cases   json.RawMessage `json:"cases"`
-		}
-		_ = json.Unmarshal(data, &probe) // data decoded into a Setup already
-		engines = len(probe.Engines) > 0 && string(probe.Engines) != "null"
-		cases = len(probe.Cases) > 0 && string(probe.Cases) != "null"
+	// Setup decodes {} and null alike: the values as written tell them apart.
+	var probe struct {
+		Engines jsontext.Value `json:"engines"`
+		Cases   jsontext.Value `json:"cases"`
 	}
+	_ = json.Unmarshal(data, &probe, readOptions) // data decoded into a Setup already
+	engines := len(probe.Engines) > 0 && probe.Engines.Kind() != 'n'
+	cases := len(probe.Cases) > 0 && probe.Cases.Kind() != 'n'
 	var missing []string
 	if !engines {
 		missing = append(missing, "engines")
@@ -521,75 +530,4 @@ func incompleteSetup(data []byte, path string) error {
 		return nil
 	}
 	return &fileError{Path: path, Err: fmt.Errorf("%s: missing, so the setup is incomplete", strings.Join(missing, " and "))}
-}
-
-// setupHolds says whether data, a JSON object that decoded already, has
-// an engines and a cases value other than null, the names matched as
-// json.Unmarshal matches them (exactly or ignoring case; of a repeated one
-// the last counts), in one pass over its bytes (skipValue) instead of a
-// decoder's. ok is false where that pass does not vouch for the answer (a
-// name with an escape or beyond ASCII, a value skipValue leaves to the
-// decoder): the caller asks json.Unmarshal then (FuzzSetupHolds holds the
-// two equal).
-func setupHolds(data []byte) (engines, cases, ok bool) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false, false, false
-	}
-	if i = skipSpace(data, i+1); i < len(data) && data[i] == '}' {
-		return false, false, true
-	}
-	for i < len(data) && data[i] == '"' {
-		end := skipString(data, i+1)
-		if end < 0 {
-			return false, false, false
-		}
-		name := string(data[i+1 : end-1])
-		for k := 0; k < len(name); k++ {
-			if name[k] == '\\' || name[k] >= utf8.RuneSelf {
-				return false, false, false
-			}
-		}
-		if i = skipSpace(data, end); i >= len(data) || data[i] != ':' {
-			return false, false, false
-		}
-		if i = skipSpace(data, i+1); i >= len(data) {
-			return false, false, false
-		}
-		next := -1
-		switch c := data[i]; c {
-		case '{', '[':
-			next = skipValue(data, i)
-		case '"':
-			next = skipString(data, i+1)
-		case 't':
-			next = skipLiteral(data, i, "true")
-		case 'f':
-			next = skipLiteral(data, i, "false")
-		case 'n':
-			next = skipLiteral(data, i, "null")
-		default:
-			if isIntStart(c) {
-				next = skipNumber(data, i)
-			}
-		}
-		if next < 0 {
-			return false, false, false
-		}
-		switch held := data[i] != 'n'; {
-		case strings.EqualFold(name, "engines"):
-			engines = held
-		case strings.EqualFold(name, "cases"):
-			cases = held
-		}
-		switch i = skipSpace(data, next); {
-		case i < len(data) && data[i] == '}':
-			return engines, cases, true
-		case i < len(data) && data[i] == ',':
-			i = skipSpace(data, i+1)
-		default:
-			return false, false, false
-		}
-	}
-	return false, false, false
 }

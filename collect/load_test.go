@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -544,46 +543,4 @@ func TestReadJSONFileLimit(t *testing.T) {
 	if err := ReadJSONFile(p, safefile.Part, &s); err != nil || len(s.Profile) != 100 {
 		t.Errorf("within the limit: %v", err)
 	}
-}
-
-// FuzzSetupHolds holds setupHolds to json.Unmarshal's reading of the
-// engines and cases names wherever it vouches for its answer, and checks
-// that it does for setup.json as a runner writes it, compact or indented.
-func FuzzSetupHolds(f *testing.F) {
-	written := `{"profile":"weekly","gpus":[{"index":0,"name":"H100","memory_mib":81559}],"engines":{"vllm":{"image":"x","versions":{"vllm":"0.11"}}},"cases":[{"name":"a","env":{"K":"1"},"tp":1,"kv_cache_dtype":null,"model_args":["--dtype","bfloat16"]}],"elastic":[]}`
-	var indented bytes.Buffer
-	if err := json.Indent(&indented, []byte(written), "", " "); err != nil {
-		f.Fatal(err)
-	}
-	for _, doc := range []string{written, indented.String()} {
-		if engines, cases, ok := setupHolds([]byte(doc)); !ok || !engines || !cases {
-			f.Errorf("setupHolds(%.40q...) = %v, %v, %v: want both held, vouched for", doc, engines, cases, ok)
-		}
-		f.Add([]byte(doc))
-	}
-	for _, s := range []string{
-		`{}`, `null`, `[]`, `{"engines":null,"cases":[]}`, `{"ENGINES":{},"Cases":0}`, `{"cases":[],"cases":null,"engines":"x"}`,
-		`{"engines":{},"cases":1e5}`, `{"engines":-0.5,"cases":true,"x":false}`, `{"\\u0063ases":[],"engines":{}}`, `{"caſes":[],"engines":{}}`,
-		`{"engines":{"a":[1,2,{"b":"\ud83d\ude00"}]},"cases":[]}`, `{"engines" : { } , "cases" : [ ] }`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) {
-			return // a setup.json that decoded
-		}
-		engines, cases, ok := setupHolds(data)
-		if !ok {
-			return
-		}
-		var probe struct {
-			Engines json.RawMessage `json:"engines"`
-			Cases   json.RawMessage `json:"cases"`
-		}
-		_ = json.Unmarshal(data, &probe)
-		held := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
-		if engines != held(probe.Engines) || cases != held(probe.Cases) {
-			t.Errorf("setupHolds(%q) = engines %v, cases %v; json.Unmarshal reads %q and %q", data, engines, cases, probe.Engines, probe.Cases)
-		}
-	})
 }

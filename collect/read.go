@@ -28,11 +28,13 @@ import (
 // to the largest single token (a string), plus the kept values.
 
 // readOptions is how every reader of the formats decodes JSON: keys match
-// exactly or else case-insensitively and a repeated key is decoded again (as
-// encoding/json did, so that files it read still read), and invalid UTF-8
-// in a string (a serve.log quoted into a case log) reads as U+FFFD.
+// exactly or else case-insensitively (as encoding/json did, so that files
+// it read still read), and invalid UTF-8 in a string (a serve.log quoted
+// into a case log) reads as U+FFFD. A key repeated in an object (by its
+// exact name, or, for a field, by one that matches the same field) is
+// jsontext's default, an error naming it (errRepeatedKey): read last-wins,
+// `"cases": [failing…], "cases": [passing…]` would read as a pass.
 var readOptions = json.JoinOptions(
-	jsontext.AllowDuplicateNames(true),
 	jsontext.AllowInvalidUTF8(true),
 	json.MatchCaseInsensitiveNames(true),
 )
@@ -47,10 +49,10 @@ const maxKeptValue = 64 << 20
 
 // maxKeptString bounds one string of a kept value, as written (escapes
 // count their bytes). Real details and log lines are at most kilobytes; a
-// longer string leaves its case out, as a value over maxKeptValue does, and
-// the phases filter passes the decoder no more than its first
-// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
-// string, stays within a few times this bound whatever the input.
+// longer string leaves its case out, as a value over maxKeptValue does. (The
+// decoder holds a whole string while it reads it, kept or not: its buffer
+// grows up to the longest string of the file, which the part file's cap
+// bounds.)
 const maxKeptString = 8 << 20
 
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
@@ -67,6 +69,10 @@ const bigRecording = 4 << 20
 
 // errTorn marks an input that ended inside a value: a torn write.
 var errTorn = errors.New("unexpected end of input")
+
+// errRepeatedKey is the defect of a key that its object already has, the
+// field path naming it: which of its values is meant cannot be told.
+var errRepeatedKey = errors.New("repeated in its object: the file is ambiguous, so not read")
 
 // errNullCase is the defect of a null element of cases.
 var errNullCase = errors.New("null, not a case")
@@ -102,8 +108,7 @@ func contains(list []string, s string) bool {
 
 // caseReader reads the cases of one summary.json or cases.jsonl.
 type caseReader struct {
-	dec    *jsontext.Decoder
-	filter *phasesFilter
+	dec *jsontext.Decoder
 	// limit and depth bound a kept value (a case's name, checks, log...):
 	// its bytes and its nesting. A value over either is still read to its
 	// end, its syntax checked, but not held, so that only its case is left
@@ -115,9 +120,11 @@ type caseReader struct {
 	// kept collects a case's kept values as one object, compact, for
 	// json.Unmarshal.
 	kept []byte
-	// scratch interns the check names and checks arrays of the cases
-	// read and collects a case's checks (decodeKeptDirect).
-	scratch keptScratch
+	// checks is where the kept "checks" value of the case lies in kept
+	// (zero: none), for intern.
+	checks [2]int
+	// intern shares the checks of the cases read.
+	intern interner
 	// theCase is the case being read (readCases).
 	theCase CaseResult
 	// at is the field path of the document ("" for summary.json, "line 3"
@@ -125,17 +132,14 @@ type caseReader struct {
 	at string
 }
 
-// newCaseReader reads r, in which case objects lie at nesting caseDepth
-// (see phasesFilter).
-func newCaseReader(r io.Reader, caseDepth int, skipLogs bool) *caseReader {
-	f := newPhasesFilter(r, caseDepth)
-	return &caseReader{dec: jsontext.NewDecoder(f, readOptions), filter: f, limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
+// newCaseReader reads r.
+func newCaseReader(r io.Reader, skipLogs bool) *caseReader {
+	return &caseReader{dec: jsontext.NewDecoder(r, readOptions), limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
 }
 
 // reset makes r read another input, keeping its buffers.
-func (r *caseReader) reset(in io.Reader, caseDepth int) {
-	r.filter.reset(in, caseDepth)
-	r.dec.Reset(r.filter, readOptions)
+func (r *caseReader) reset(in io.Reader) {
+	r.dec.Reset(in, readOptions)
 }
 
 // kindName names a jsontext kind in the words of this package's errors.
@@ -162,24 +166,30 @@ func kindName(k jsontext.Kind) string {
 // field and the byte (`cases[0].phases: byte 41: invalid character 'x' at
 // start of value`), an input that ends inside a value is errTorn. Within a
 // skipped value the path stops at that value (within is its path), since
-// what lies inside was never looked at as fields.
+// what lies inside was never looked at as fields; but a key repeated
+// anywhere, a skipped value too, is named by its whole path (`cases[0].
+// phases.p: key repeated...`).
 func (r *caseReader) readError(where string, err error) error {
-	return describeSyntax(where, err, r.filter.inputOffset)
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		// The decoder's pointer names the repeated key in the document.
+		where = joinField(r.at, pointerPath(se.JSONPointer))
+	}
+	return describeSyntax(where, err)
 }
 
-// describeSyntax is readError for a decoder whose offsets input maps to the
-// input's (nil: they are the input's).
-func describeSyntax(where string, err error, input func(int64) int64) error {
+// describeSyntax is err of a decoder, at field path where, in this
+// package's words (readError).
+func describeSyntax(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) {
 		return atField(where, err) // the reader's own error, a disk error
 	}
 	off := se.ByteOffset
-	if input != nil {
-		off = input(off)
-	}
 	var inner error
 	switch {
+	case errors.Is(se.Err, jsontext.ErrDuplicateName):
+		inner = errRepeatedKey
 	case errors.Is(se.Err, io.ErrUnexpectedEOF):
 		inner = errTorn
 	case se.Err == nil:
@@ -279,6 +289,7 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 		r.kept = nil
 	}
 	r.kept = append(r.kept[:0], '{')
+	r.checks = [2]int{}
 	for d.PeekKind() != '}' {
 		bad, err := r.keepField(where)
 		if err != nil {
@@ -330,6 +341,7 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 		r.kept = append(r.kept, ',')
 	}
 	r.kept = append(strconv.AppendQuote(r.kept, k), ':')
+	start := len(r.kept)
 	discard := k == "log" && r.skipLogs
 	bad, err = r.record(discard)
 	if err != nil {
@@ -337,6 +349,8 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 	}
 	if bad != nil || discard {
 		r.kept = r.kept[:mark]
+	} else if k == "checks" {
+		r.checks = [2]int{start, len(r.kept)}
 	}
 	if bad == nil {
 		return nil, nil
@@ -347,15 +361,14 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 // decodeKept decodes the case's kept values, r.kept, into c: the defect
 // that leaves the case out, or nil.
 func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
-	if r.scratch.names == nil {
-		r.scratch.names, r.scratch.sets = map[string]string{}, map[string][]Check{}
+	if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
+		return decodeError(where, err)
 	}
-	if !decodeKeptDirect(r.kept, c, &r.scratch) {
-		*c = CaseResult{}
-		if err := json.Unmarshal(r.kept, c, readOptions); err != nil {
-			return decodeError(where, err)
-		}
+	var raw []byte // the checks' JSON as kept
+	if r.checks[1] > 0 {
+		raw = r.kept[r.checks[0]:r.checks[1]]
 	}
+	r.intern.share(raw, &c.Checks)
 	if c.Excerpt != nil {
 		// Reports quote it as it is (docs/formats.md §4.9): a bad one
 		// leaves the case out, as a field of the wrong type does.
@@ -375,7 +388,6 @@ func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
 // readCases reads the cases array, whose first token is next, into l.
 func (r *caseReader) readCases(l *caseList) error {
 	d := r.dec
-	*l = caseList{} // a repeated key: its last value counts
 	switch kind := d.PeekKind(); kind {
 	case '[':
 	case 'n':
@@ -392,7 +404,6 @@ func (r *caseReader) readCases(l *caseList) error {
 	}
 	l.seen = true
 	for n := 0; d.PeekKind() != ']'; n++ {
-		r.filter.forget(d.InputOffset())
 		where := fmt.Sprintf("cases[%d]", n)
 		// One CaseResult to decode into for the whole file (a case
 		// decoded in place escapes to the heap), copied into the list.
@@ -429,7 +440,7 @@ func (r *caseReader) end() error {
 		// jsontext reads a stream of values; these formats hold one.
 		rest := r.dec.UnreadBuffer()
 		ws := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n"))
-		return fmt.Errorf("byte %d: invalid character %s after top-level value", r.filter.inputOffset(r.dec.InputOffset()+int64(ws)), quoteChar(rest[ws]))
+		return fmt.Errorf("byte %d: invalid character %s after top-level value", r.dec.InputOffset()+int64(ws), quoteChar(rest[ws]))
 	}
 	if _, err := r.dec.ReadToken(); err != io.EOF {
 		return r.readError("", err)
@@ -443,7 +454,7 @@ func (r *caseReader) end() error {
 // the wrong type; a defect of one case leaves out only that case, listed in
 // Dropped. skipLogs leaves every case's Log nil.
 func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
-	return newCaseReader(r, 3, skipLogs).summary()
+	return newCaseReader(r, skipLogs).summary()
 }
 
 func (r *caseReader) summary() (*SummaryResult, error) {
@@ -455,13 +466,21 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	var ok bool
 	var deselected *int
 	var problems []string
+	var seen []string // the fields read, to refuse one named twice in another case
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
 		if err != nil {
 			return nil, r.readError("", err)
 		}
 		key := tok.String()
-		switch matchKey(key, "ok", "cases", "deselected", "problems") {
+		field := matchKey(key, "ok", "cases", "deselected", "problems")
+		if field != "" && contains(seen, field) {
+			// jsontext refuses the same name twice; "Cases" after "cases"
+			// would be read last-wins as json.Unmarshal reads it.
+			return nil, atField(pathKey(key), errRepeatedKey)
+		}
+		seen = append(seen, field)
+		switch field {
 		case "ok":
 			err = r.topLevel("ok", &ok)
 		case "deselected":
@@ -584,9 +603,9 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
 		if cr == nil {
-			cr = newCaseReader(lr, 1, skipLogs)
+			cr = newCaseReader(lr, skipLogs)
 		} else {
-			cr.reset(lr, 1)
+			cr.reset(lr)
 		}
 		where := fmt.Sprintf("line %d", line)
 		cr.at = where
@@ -670,7 +689,7 @@ func decodeError(where string, err error) error {
 	}
 	var syn *jsontext.SyntacticError
 	if errors.As(err, &syn) {
-		return describeSyntax(joinField(where, pointerPath(syn.JSONPointer)), err, nil)
+		return describeSyntax(joinField(where, pointerPath(syn.JSONPointer)), err)
 	}
 	return atField(where, err)
 }
