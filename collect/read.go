@@ -49,10 +49,10 @@ const maxKeptValue = 64 << 20
 
 // maxKeptString bounds one string of a kept value, as written (escapes
 // count their bytes). Real details and log lines are at most kilobytes; a
-// longer string leaves its case out, as a value over maxKeptValue does. (The
-// decoder holds a whole string while it reads it, kept or not: its buffer
-// grows up to the longest string of the file, which the part file's cap
-// bounds.)
+// longer string leaves its case out, as a value over maxKeptValue does, and
+// the phases filter passes the decoder no more than its first
+// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
+// string, stays within a few times this bound whatever the input.
 const maxKeptString = 8 << 20
 
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
@@ -108,7 +108,8 @@ func contains(list []string, s string) bool {
 
 // caseReader reads the cases of one summary.json or cases.jsonl.
 type caseReader struct {
-	dec *jsontext.Decoder
+	dec    *jsontext.Decoder
+	filter *phasesFilter
 	// limit and depth bound a kept value (a case's name, checks, log...):
 	// its bytes and its nesting. A value over either is still read to its
 	// end, its syntax checked, but not held, so that only its case is left
@@ -132,14 +133,17 @@ type caseReader struct {
 	at string
 }
 
-// newCaseReader reads r.
-func newCaseReader(r io.Reader, skipLogs bool) *caseReader {
-	return &caseReader{dec: jsontext.NewDecoder(r, readOptions), limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
+// newCaseReader reads r, in which case objects lie at nesting caseDepth
+// (see phasesFilter).
+func newCaseReader(r io.Reader, caseDepth int, skipLogs bool) *caseReader {
+	f := newPhasesFilter(r, caseDepth)
+	return &caseReader{dec: jsontext.NewDecoder(f, readOptions), filter: f, limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
 }
 
 // reset makes r read another input, keeping its buffers.
-func (r *caseReader) reset(in io.Reader) {
-	r.dec.Reset(in, readOptions)
+func (r *caseReader) reset(in io.Reader, caseDepth int) {
+	r.filter.reset(in, caseDepth)
+	r.dec.Reset(r.filter, readOptions)
 }
 
 // kindName names a jsontext kind in the words of this package's errors.
@@ -166,26 +170,30 @@ func kindName(k jsontext.Kind) string {
 // field and the byte (`cases[0].phases: byte 41: invalid character 'x' at
 // start of value`), an input that ends inside a value is errTorn. Within a
 // skipped value the path stops at that value (within is its path), since
-// what lies inside was never looked at as fields; but a key repeated
-// anywhere, a skipped value too, is named by its whole path (`cases[0].
-// phases.p: key repeated...`).
+// what lies inside was never looked at as fields; but a key repeated in a
+// value the decoder reads, a skipped one too, is named by its whole path
+// (`cases[0].log.a: repeated in its object`). (The phases the filter takes
+// out whole are checked for syntax only: no reader looks at them.)
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
 		// The decoder's pointer names the repeated key in the document.
 		where = joinField(r.at, pointerPath(se.JSONPointer))
 	}
-	return describeSyntax(where, err)
+	return describeSyntax(where, err, r.filter.inputOffset)
 }
 
-// describeSyntax is err of a decoder, at field path where, in this
-// package's words (readError).
-func describeSyntax(where string, err error) error {
+// describeSyntax is readError for a decoder whose offsets input maps to the
+// input's (nil: they are the input's).
+func describeSyntax(where string, err error, input func(int64) int64) error {
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) {
 		return atField(where, err) // the reader's own error, a disk error
 	}
 	off := se.ByteOffset
+	if input != nil {
+		off = input(off)
+	}
 	var inner error
 	switch {
 	case errors.Is(se.Err, jsontext.ErrDuplicateName):
@@ -404,6 +412,7 @@ func (r *caseReader) readCases(l *caseList) error {
 	}
 	l.seen = true
 	for n := 0; d.PeekKind() != ']'; n++ {
+		r.filter.forget(d.InputOffset())
 		where := fmt.Sprintf("cases[%d]", n)
 		// One CaseResult to decode into for the whole file (a case
 		// decoded in place escapes to the heap), copied into the list.
@@ -440,7 +449,7 @@ func (r *caseReader) end() error {
 		// jsontext reads a stream of values; these formats hold one.
 		rest := r.dec.UnreadBuffer()
 		ws := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n"))
-		return fmt.Errorf("byte %d: invalid character %s after top-level value", r.dec.InputOffset()+int64(ws), quoteChar(rest[ws]))
+		return fmt.Errorf("byte %d: invalid character %s after top-level value", r.filter.inputOffset(r.dec.InputOffset()+int64(ws)), quoteChar(rest[ws]))
 	}
 	if _, err := r.dec.ReadToken(); err != io.EOF {
 		return r.readError("", err)
@@ -454,7 +463,7 @@ func (r *caseReader) end() error {
 // the wrong type; a defect of one case leaves out only that case, listed in
 // Dropped. skipLogs leaves every case's Log nil.
 func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
-	return newCaseReader(r, skipLogs).summary()
+	return newCaseReader(r, 3, skipLogs).summary()
 }
 
 func (r *caseReader) summary() (*SummaryResult, error) {
@@ -603,9 +612,9 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
 		if cr == nil {
-			cr = newCaseReader(lr, skipLogs)
+			cr = newCaseReader(lr, 1, skipLogs)
 		} else {
-			cr.reset(lr)
+			cr.reset(lr, 1)
 		}
 		where := fmt.Sprintf("line %d", line)
 		cr.at = where
@@ -689,7 +698,7 @@ func decodeError(where string, err error) error {
 	}
 	var syn *jsontext.SyntacticError
 	if errors.As(err, &syn) {
-		return describeSyntax(joinField(where, pointerPath(syn.JSONPointer)), err)
+		return describeSyntax(joinField(where, pointerPath(syn.JSONPointer)), err, nil)
 	}
 	return atField(where, err)
 }

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -44,19 +45,21 @@ type refCase struct {
 // megabytes).
 var rawEqual = cmp.Comparer(func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 
-// readWith reads data as summary.json in pieces of any size, keeping logs
-// or not.
-func readWith(data []byte, half, skipLogs bool) (*SummaryResult, error) {
+// readWith reads data as summary.json in pieces of any size, with or
+// without the phases fast path, keeping logs or not.
+func readWith(data []byte, half, fast, skipLogs bool) (*SummaryResult, error) {
 	var in io.Reader = bytes.NewReader(data)
 	if half {
 		in = iotest.HalfReader(in)
 	}
-	return newCaseReader(in, skipLogs).summary()
+	r := newCaseReader(in, 3, skipLogs)
+	r.filter.off = !fast
+	return r.summary()
 }
 
 // checkAgreement reads data and compares the result with json.Unmarshal's:
-// the same documents are malformed; reads of any size give the same, not
-// even an error's byte differs; each case json.Unmarshal decodes is kept as it decodes
+// the same documents are malformed; the fast path changes nothing, not even
+// an error's byte; each case json.Unmarshal decodes is kept as it decodes
 // it (logs compacted), unless it is named as left out for a reason
 // json.Unmarshal does not know (no name, a log that is not an object, a
 // kept value over its bounds); and a case json.Unmarshal cannot decode (a
@@ -66,12 +69,12 @@ func checkAgreement(t *testing.T, data []byte) {
 	t.Helper()
 	var ref refSummary
 	refErr := jsonv2.Unmarshal(data, &ref, readOptions)
-	got, err := readWith(data, true, false)
+	got, err := readWith(data, true, true, false)
 	for _, v := range []struct {
-		name     string
-		half, nl bool
-	}{{"read whole", false, false}, {"skipping logs", true, true}} {
-		other, oerr := readWith(data, v.half, v.nl)
+		name           string
+		half, fast, nl bool
+	}{{"read whole", false, true, false}, {"without the fast path", true, false, false}, {"skipping logs", true, true, true}} {
+		other, oerr := readWith(data, v.half, v.fast, v.nl)
 		if fmt.Sprint(err) != fmt.Sprint(oerr) {
 			t.Fatalf("%s: error %v, want %v: %q", v.name, oerr, err, data)
 		}
@@ -384,13 +387,32 @@ func FuzzLoadSummary(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Indented integer runs whose white space after each comma is compared
+	// a word or two at a time (up to 16 bytes) or whole (longer), with one
+	// separator that differs in its last byte (other white space, or not
+	// white space), or where a digit should follow.
+	for _, indent := range []int{7, 8, 12, 15, 16, 24} {
+		sep := ",\n" + strings.Repeat(" ", indent)
+		odd := ",\n" + strings.Repeat(" ", indent-1) + "\t"
+		bad := ",\n" + strings.Repeat(" ", indent-1) + "x"
+		for _, run := range []string{
+			"1" + sep + "22" + sep + "333" + sep + "4444444" + sep + "55555555" + sep + "0",
+			"1" + sep + "22" + odd + "333" + sep + "4",
+			"1" + sep + "22" + bad + "333" + sep + "4",
+			"1" + sep + "22" + sep + "x3" + sep + "4",
+			"1" + sep + "22" + sep + "03" + sep + "4",
+		} {
+			f.Add([]byte(`{"cases":[{"name":"a","phases":{"p":[` + run + `]}}]}`))
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgreement(t, data)
 	})
 }
 
 // BenchmarkScanSummary reads a summary.json of token-heavy phases from
-// memory: the speed of the reader alone, without disk reads.
+// memory: the speed of the reader alone, without disk reads, with its fast
+// path and without it (jsontext alone).
 func BenchmarkScanSummary(b *testing.B) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"ok":true,"cases":[`)
@@ -416,12 +438,56 @@ func BenchmarkScanSummary(b *testing.B) {
 	}
 	buf.WriteString(`]}`)
 	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := readWith(data, false, false); err != nil {
-			b.Fatal(err)
+	for _, fast := range []bool{true, false} {
+		name := "fast-path"
+		if !fast {
+			name = "jsontext-alone"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := readWith(data, false, fast, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestScanIntegerArraysAgree drives the integer fast path (eight bytes at a
+// time, falling back near the buffer's end and at white space) with arrays
+// of numbers in many spellings, some invalid, and checks agreement with
+// json.Unmarshal and with the reader without the fast path on each.
+func TestScanIntegerArraysAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	valid := []string{"0", "-0", "7", "42", "151935", "-12", "12345678", "123456789", "1234567890123", "1.5", "2e3", "-0.25E-2", `"x"`, "null", "[]", "[1,2]", "{}"}
+	invalid := []string{"01", "-", "--1", "1.", "1e", "+1", "0x1", "1a", "- 1", "00", "-01", "1,,2", ".5", "0123456789", "1234,,5678", ",", "12 34"}
+	seps := []string{",", ", ", " ,", ",\n    ", "\t,\r\n"}
+	for i := 0; i < propertyRuns(6000); i++ {
+		var b strings.Builder
+		b.WriteString(`{"cases":[{"name":"a","phases":[`)
+		n := rng.IntN(40)
+		bad := rng.IntN(4) == 0
+		compact := rng.IntN(2) == 0 // as encoding/json writes arrays
+		for k := 0; k < n; k++ {
+			if k > 0 {
+				if compact {
+					b.WriteByte(',')
+				} else {
+					b.WriteString(seps[rng.IntN(len(seps))])
+				}
+			}
+			if bad && rng.IntN(n) == 0 {
+				b.WriteString(invalid[rng.IntN(len(invalid))])
+			} else if rng.IntN(3) == 0 {
+				b.WriteString(valid[rng.IntN(len(valid))])
+			} else {
+				b.WriteString(strconv.Itoa(rng.IntN(200000) - 100))
+			}
+		}
+		b.WriteString(`]}]}`)
+		checkAgreement(t, []byte(b.String()))
 	}
 }
 
@@ -431,7 +497,7 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 	// are fine.
 	big := strings.Repeat("x", 3<<20)
 	in := `{"cases":[{"name":"a","phases":{"p":"` + big + `"},"log":{"e":"` + big + `"}},{"name":"b","checks":[{"name":"c","detail":"` + big + `"}]},{"name":"c","log":{}}]}`
-	s := newCaseReader(iotest.HalfReader(strings.NewReader(in)), false)
+	s := newCaseReader(iotest.HalfReader(strings.NewReader(in)), 3, false)
 	s.limit = 1 << 20
 	sum, err := s.summary()
 	if err != nil {
@@ -442,18 +508,18 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 		t.Errorf("dropped (-want +got):\n%s\ncases %+v", diff, sum.Cases)
 	}
 	// A log that is not kept is held to the same bound.
-	s = newCaseReader(strings.NewReader(in), true)
+	s = newCaseReader(strings.NewReader(in), 3, true)
 	s.limit = 1 << 20
 	if sum, err := s.summary(); err != nil || !cmp.Equal(want, sum.Dropped) || len(sum.Cases) != 1 || sum.Cases[0].Log != nil {
 		t.Errorf("skipping logs: %v, dropped %q", err, sum.Dropped)
 	}
-	s = newCaseReader(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"`+big+`"}}]}`), false)
+	s = newCaseReader(strings.NewReader(`{"cases":[{"name":"a","phases":{"p":"`+big+`"}}]}`), 3, false)
 	s.limit = 1 << 20
 	if sum, err := s.summary(); err != nil || len(sum.Cases) != 1 || len(sum.Dropped) != 0 {
 		t.Errorf("skipped value over the limit: %v", err)
 	}
 	// The top-level ok is no case: a document error.
-	s = newCaseReader(strings.NewReader(`{"ok":"`+big+`","cases":[]}`), false)
+	s = newCaseReader(strings.NewReader(`{"ok":"`+big+`","cases":[]}`), 3, false)
 	s.limit = 1 << 20
 	if _, err := s.summary(); err == nil || err.Error() != "ok: value over 1 MiB, not read" {
 		t.Errorf("ok over the limit: %v", err)
@@ -461,8 +527,9 @@ func TestScanSummaryKeptValueLimit(t *testing.T) {
 }
 
 // kvcachedSummary is the summary.json of a one-part tree of cases as
-// kvcached's harness writes it (internal/benchtree).
-func kvcachedSummary(tb testing.TB, cases int) []byte {
+// kvcached's harness writes it (internal/benchtree), at least pieces of
+// the filter's buffer long.
+func kvcachedSummary(tb testing.TB, cases, pieces int) []byte {
 	tb.Helper()
 	dir := tb.TempDir()
 	if _, err := benchtree.WriteKvcached(dir, benchtree.Tree{Parts: 1, Cases: cases}); err != nil {
@@ -472,17 +539,22 @@ func kvcachedSummary(tb testing.TB, cases int) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if len(data) < pieces*scanBufSize {
+		tb.Fatalf("summary.json of %d bytes: fewer than %d pieces of the filter", len(data), pieces)
+	}
 	return data
 }
 
 // TestKvcachedFormatAgrees reads summary.json files as kvcached's harness
 // writes them (indent=1, phases of every request; internal/benchtree),
-// whole and with one byte changed at many places: the reader agrees with
-// json.Unmarshal on each (checkAgreement), errors and their bytes too.
+// large enough that phases values straddle the filter's pieces, whole and
+// with one byte changed at many places: the filter, which takes out white
+// space and whole phases values it has checked, changes nothing the
+// decoder says, errors and their bytes included.
 func TestKvcachedFormatAgrees(t *testing.T) {
-	data := kvcachedSummary(t, 40)
+	data := kvcachedSummary(t, 40, 3)
 	checkAgreement(t, data)
-	got, err := readWith(data, false, false)
+	got, err := readWith(data, false, true, false)
 	if err != nil || len(got.Cases) != 40 {
 		t.Fatalf("%v, %d cases", err, len(got.Cases))
 	}
@@ -492,19 +564,26 @@ func TestKvcachedFormatAgrees(t *testing.T) {
 		b := bytes.Clone(data)
 		at := rng.IntN(len(b))
 		b[at] = bad[rng.IntN(len(bad))]
-		checkAgreement(t, b)
+		whole, werr := readWith(b, false, true, false)
+		alone, aerr := readWith(b, true, false, false)
+		if fmt.Sprint(werr) != fmt.Sprint(aerr) {
+			t.Fatalf("byte %d set to %q: error %v with the filter, %v without", at, b[at], werr, aerr)
+		}
+		if werr == nil && !cmp.Equal(whole, alone, rawEqual) {
+			t.Fatalf("byte %d set to %q: reads differently with the filter", at, b[at])
+		}
 	}
 }
 
 // BenchmarkScanKvcached reads a summary.json as kvcached's harness writes
 // it (indent=1, 375 server cases, 15 MiB) from memory: the reader alone.
 func BenchmarkScanKvcached(b *testing.B) {
-	data := kvcachedSummary(b, 375)
+	data := kvcachedSummary(b, 375, 0)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	cpu := benchtree.CPUTime()
 	for b.Loop() {
-		if _, err := readWith(data, false, false); err != nil {
+		if _, err := readWith(data, false, true, false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -512,11 +591,42 @@ func BenchmarkScanKvcached(b *testing.B) {
 	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/(float64(benchtree.CPUTime()-cpu)/1e9), "MB/cpu-s")
 }
 
+// TestPhasesTakenOutWhole reads a kvcached-format part (indented, 40 KiB
+// of phases a case) through the filter: every case's phases reaches the
+// decoder as {}, that of a case whose phases straddle two pieces of the
+// filter's buffer too, never token by token.
+func TestPhasesTakenOutWhole(t *testing.T) {
+	const cases = 40
+	data := kvcachedSummary(t, cases, 4)
+	out, err := io.ReadAll(newPhasesFilter(bytes.NewReader(data), 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Name   string          `json:"name"`
+			Phases json.RawMessage `json:"phases"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("the filtered summary.json: %v", err)
+	}
+	if len(doc.Cases) != cases {
+		t.Fatalf("%d cases, want %d", len(doc.Cases), cases)
+	}
+	for _, c := range doc.Cases {
+		if string(c.Phases) != "{}" {
+			t.Errorf("case %s: phases reach the decoder as %d bytes, want {}", c.Name, len(c.Phases))
+		}
+	}
+}
+
 // TestLongStringsAgree reads strings just under and over maxKeptString, in
 // every place a string can be (a kept detail and log, an object name,
 // phases, an unknown field, a case key), some with escapes or a control
-// character past the bound, whole and in pieces: a kept one over the bound
-// leaves its case out, any other is read past.
+// character past the bound: the filter passes the decoder at most the first
+// maxKeptString+1 bytes of each, and the reader says what it says without
+// the filter: a kept one over the bound leaves its case out.
 func TestLongStringsAgree(t *testing.T) {
 	long := func(n int, tail string) string { return strings.Repeat("a", n) + tail }
 	for _, tc := range []struct {
@@ -534,16 +644,16 @@ func TestLongStringsAgree(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.doc)
-			got, err := readWith(data, false, false)
-			alone, aerr := readWith(data, true, false)
+			got, err := readWith(data, false, true, false)
+			alone, aerr := readWith(data, true, false, false)
 			if fmt.Sprint(err) != fmt.Sprint(aerr) {
-				t.Fatalf("error %v read whole, %v in pieces", err, aerr)
+				t.Fatalf("error %v with the filter, %v without", err, aerr)
 			}
 			if err != nil {
 				return
 			}
 			if !cmp.Equal(got, alone, rawEqual) {
-				t.Fatalf("reads differently in pieces: %+v, whole %+v", got.Dropped, alone.Dropped)
+				t.Fatalf("reads differently with the filter: %+v, without %+v", got.Dropped, alone.Dropped)
 			}
 			if (len(got.Dropped) > 0) != tc.dropped {
 				t.Fatalf("left out %q, want a case left out: %v", got.Dropped, tc.dropped)
