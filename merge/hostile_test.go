@@ -3,7 +3,6 @@ package merge
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -55,27 +54,6 @@ func TestHostileRoundTrip(t *testing.T) {
 		t.Fatalf("merged.json is not valid JSON")
 	}
 	checkReadBack(t, rep, out.Bytes())
-	// The logs collect read are written as they are (Case.logClean); each
-	// checked and compacted as it is written, they give the same bytes.
-	clean := 0
-	checked := *rep
-	checked.Cases = slices.Clone(rep.Cases)
-	for i := range checked.Cases {
-		if checked.Cases[i].logClean {
-			clean++
-		}
-		checked.Cases[i].logClean = false
-	}
-	if clean == 0 {
-		t.Fatal("no log of the hostile tree is marked clean")
-	}
-	var again bytes.Buffer
-	if err := checked.WriteJSON(&again, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(again.Bytes(), out.Bytes()) {
-		t.Errorf("merged.json with every log checked as it is written differs from the one with %d logs written as collect read them", clean)
-	}
 }
 
 func contains(list []string, s string) bool {

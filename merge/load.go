@@ -72,7 +72,6 @@ func DecodeMerged(path string, data []byte) (*Report, error) {
 			}
 		}
 		rep.Cases[i].Log = collect.CompactJSON(rep.Cases[i].Log) // valid: decoded as JSON
-		rep.Cases[i].logClean = rep.Cases[i].Log != nil
 		if rep.Cases[i].Checks == nil {
 			rep.Cases[i].Checks = []collect.Check{}
 		}

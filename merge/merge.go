@@ -220,8 +220,7 @@ func partStatusOf(p *collect.Part) PartStatus {
 func describe(p *collect.Part) string { return fmt.Sprintf("%s (%s)", p.Display, p.Dir) }
 
 // caseOf converts a finished case for the report; logClean: its log is
-// as collect reads one (collect.Part.LogsClean), else it is compacted here
-// and checked as it is written.
+// as collect reads one (collect.Part.LogsClean), else it is compacted here.
 func caseOf(c collect.CaseResult, display string, logClean bool) Case {
 	checks := c.Checks
 	if checks == nil {
@@ -232,7 +231,7 @@ func caseOf(c collect.CaseResult, display string, logClean bool) Case {
 		log = collect.CompactJSON(log)
 	}
 	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy,
-		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: log, logClean: logClean && log != nil, Timeline: c.Timeline, Part: display}
+		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: log, Timeline: c.Timeline, Part: display}
 }
 
 // profileOf is a part's profile: setup.json's, else part.json's.

@@ -33,13 +33,16 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	// without them: encoding them all at once grew a buffer of megabytes
 	// (a tenth of render's CPU at 3,000 cases, most of it touching fresh
 	// memory) to find, most often, nothing to replace.
-	// Each is encoded as merged.json writes it (appendCaseSetup, encoding/json's
-	// bytes without reflection).
+	// Each is encoded as merged.json writes it (marshaler).
 	setupChanged := false
 	if rep.Setup != nil && len(rep.Setup.Cases) > 0 {
-		var line []byte
+		var lineBuf bytes.Buffer
+		marshal := marshaler(&lineBuf)
 		for i := range rep.Setup.Cases {
-			line = appendCaseSetup(line[:0], &rep.Setup.Cases[i])
+			line, err := marshal(&rep.Setup.Cases[i])
+			if err != nil {
+				return nil, fmt.Errorf("redact the report: %w", err)
+			}
 			if !same(red.JSON(line), line) {
 				setupChanged = true
 				break

@@ -93,14 +93,6 @@ type Case struct {
 	// verdict does not count it and the failed-cases table does not list
 	// it; never in merged.json.
 	Evidence bool `json:"-"`
-
-	// logClean: Log is valid JSON, compact, in valid UTF-8, as collect
-	// reads a case's log (collect.Part.LogsClean) and DecodeMerged decodes
-	// one, and as Redacted keeps it: WriteJSON writes it as it is. Any
-	// other Log is checked and compacted as it is written. False without
-	// a log, so that a Report and the one read back from its merged.json
-	// are equal.
-	logClean bool
 }
 
 // Part status values: collect's, as PartStatus.Status holds them.

@@ -6,11 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/internal/jsonenc"
 )
 
 // mergedIndent is how many levels of merged.json are indented: the top
@@ -134,9 +131,11 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer, red *collect.Redactor) e
 		at += in
 		ind.write(compact[:at])
 		ind.write([]byte("["))
-		var line []byte
 		for i := range setupCases {
-			line = appendCaseSetup(line[:0], &setupCases[i])
+			line, err := marshal(&setupCases[i])
+			if err != nil {
+				return fmt.Errorf("%w (setup case %s)", err, setupCases[i].Name)
+			}
 			ind.element(red.JSON(line), i == 0)
 		}
 		ind.write([]byte("]"))
@@ -149,11 +148,10 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer, red *collect.Redactor) e
 	ind.write(compact[from:at])
 	ind.write([]byte("["))
 	cw, counting := w.(interface{ note(*Case, int) })
-	var line []byte // one case's JSON, as it is written
 	for i := range r.Cases {
-		var err error
-		if line, err = appendCase(line[:0], &r.Cases[i], marshal); err != nil {
-			return err
+		line, err := marshal(&r.Cases[i])
+		if err != nil {
+			return fmt.Errorf("%w (case %s)", err, r.Cases[i].Name)
 		}
 		out := red.JSON(line)
 		if counting {
@@ -180,204 +178,6 @@ func marshaler(buf *bytes.Buffer) func(any) ([]byte, error) {
 		}
 		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
-}
-
-// appendCase appends c's JSON, the bytes encoding/json writes for it with
-// HTML characters as they are (Case's and collect.Check's fields in their
-// order, with their omitempty rules), written directly: a merged.json is
-// mostly its cases' checks, and reflection costs more than the rest of
-// merge's writing. Rare fields (excerpt, timeline) go through marshal. The
-// log is written as it is held, so that a log of 64 MiB is not copied twice
-// more on its way out, and without another look at its bytes when Merge
-// or DecodeMerged made it (Case.logClean: compact and valid); any other (a
-// Report built by hand) is compacted, and invalid JSON is an error, as
-// encoding/json makes it.
-// TestAppendCaseLikeEncodingJSON fills every field of a Case: a field
-// added there must be added here too.
-func appendCase(b []byte, c *Case, marshal func(any) ([]byte, error)) ([]byte, error) {
-	// float writes the member key: f; what names it in an error.
-	float := func(key, what string, f float64) error {
-		if !jsonenc.Finite(f) {
-			return fmt.Errorf("encode merged.json: case %s: %s: json: unsupported value: %s", c.Name, what, strconv.FormatFloat(f, 'g', -1, 64))
-		}
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
-		b = jsonenc.AppendFloat(b, f)
-		return nil
-	}
-	str := func(key, s string, omitEmpty bool) {
-		if s == "" && omitEmpty {
-			return
-		}
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
-		b = jsonenc.AppendString(b, s, false)
-	}
-	b = append(b, `{"name":`...)
-	b = jsonenc.AppendString(b, c.Name, false)
-	b = append(b, `,"ok":`...)
-	b = strconv.AppendBool(b, c.OK)
-	str("skipped", c.SkipReason, true)
-	if c.DurationS != 0 {
-		if err := float("duration_s", "duration_s", c.DurationS); err != nil {
-			return nil, err
-		}
-	}
-	str("class", c.Class, true)
-	str("class_why", c.ClassWhy, true)
-	b = append(b, `,"checks":`...)
-	if c.Checks == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range c.Checks {
-			ch := &c.Checks[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"name":`...)
-			b = jsonenc.AppendString(b, ch.Name, false)
-			b = append(b, `,"ok":`...)
-			b = strconv.AppendBool(b, ch.OK)
-			str("detail", ch.Detail, false)
-			str("kind", ch.Kind, true)
-			str("caused_by", ch.CausedBy, true)
-			for _, v := range []struct {
-				key string
-				f   *float64
-			}{{"value", ch.Value}, {"bar", ch.Bar}} {
-				if v.f != nil {
-					if err := float(v.key, "checks["+strconv.Itoa(i)+"]."+v.key, *v.f); err != nil {
-						return nil, err
-					}
-				}
-			}
-			str("unit", ch.Unit, true)
-			str("must", ch.Must, true)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	if c.Attempts != 0 {
-		b = append(b, `,"attempts":`...)
-		b = strconv.AppendInt(b, int64(c.Attempts), 10)
-	}
-	raw := func(key string, v any) error {
-		j, err := marshal(v)
-		if err != nil {
-			return fmt.Errorf("%w (case %s: %s)", err, c.Name, key)
-		}
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
-		b = append(b, j...)
-		return nil
-	}
-	if c.Excerpt != nil {
-		if err := raw("excerpt", c.Excerpt); err != nil {
-			return nil, err
-		}
-	}
-	if len(c.Log) > 0 {
-		b = append(b, `,"log":`...)
-		if c.logClean {
-			// As collect read it or DecodeMerged decoded it, already
-			// checked: merge looked at each log's bytes five times.
-			b = append(b, c.Log...)
-		} else {
-			// jsontext checks the same grammar as json.Valid in a third
-			// of its time (duplicate names and invalid UTF-8 are valid
-			// to both).
-			if !jsontext.Value(c.Log).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
-				return nil, fmt.Errorf("encode merged.json: case %s: log is not valid JSON", c.Name)
-			}
-			b = append(b, collect.CompactJSON(c.Log)...)
-		}
-	}
-	if len(c.Timeline) > 0 {
-		if err := raw("timeline", c.Timeline); err != nil {
-			return nil, err
-		}
-	}
-	if c.NotRun {
-		b = append(b, `,"not_run":true`...)
-	}
-	str("part", c.Part, false)
-	str("arm", c.Arm, true)
-	str("revision", c.Revision, true)
-	return append(b, '}'), nil
-}
-
-// appendCaseSetup appends s's JSON, the bytes encoding/json writes for it
-// with HTML characters as they are, written directly as appendCase writes a
-// case: CaseSetup's fields in order, with their omitempty rules, and the
-// env as collect.Env's MarshalJSON writes it (json.Marshal of each key and
-// value: HTML characters escaped). TestAppendCaseSetupLikeEncodingJSON
-// fills every field: a field added to CaseSetup must be added here too.
-func appendCaseSetup(b []byte, s *collect.CaseSetup) []byte {
-	str := func(key, v string) {
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
-		b = jsonenc.AppendString(b, v, false)
-	}
-	ptr := func(key string, v *string) {
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
-		if v == nil {
-			b = append(b, "null"...)
-		} else {
-			b = jsonenc.AppendString(b, *v, false)
-		}
-	}
-	list := func(key string, vs []string) {
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
-		if vs == nil {
-			b = append(b, "null"...)
-			return
-		}
-		b = append(b, '[')
-		for i, v := range vs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v, false)
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `{"name":`...)
-	b = jsonenc.AppendString(b, s.Name, false)
-	str("engine", s.Engine)
-	str("model", s.Model)
-	str("hf_id", s.HFID)
-	ptr("layout", s.Layout)
-	b = append(b, `,"tp":`...)
-	b = strconv.AppendInt(b, int64(s.TP), 10)
-	ptr("kv_cache_dtype", s.KVCacheDtype)
-	list("model_args", s.ModelArgs)
-	b = append(b, `,"env":{`...)
-	for i, k := range s.Env.Keys() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		v, _ := s.Env.Get(k)
-		b = jsonenc.AppendString(b, k, true)
-		b = append(b, ':')
-		b = jsonenc.AppendString(b, v, true)
-	}
-	b = append(b, '}')
-	list("extra_args", s.ExtraArgs)
-	str("cmd", s.Cmd)
-	if s.Priority != nil {
-		b = append(b, `,"priority":`...)
-		b = strconv.AppendInt(b, int64(*s.Priority), 10)
-	}
-	return append(b, '}')
 }
 
 // countWriter counts what would be written, and remembers the largest case.
