@@ -669,12 +669,9 @@ func (im *Import) summaryJSON(out io.Writer, p *pass) error {
 	w.intPtrKey("deselected", deselected)
 	if len(p.res.Problems) > 0 {
 		w.key("problems")
-		w.open('[')
-		for _, pr := range p.res.Problems {
-			w.elem()
-			w.str(pr)
+		if err := w.value(p.res.Problems); err != nil {
+			return err
 		}
-		w.close(']')
 	}
 	w.close('}')
 	_, err := out.Write(append(im.Redact.JSON(w.b), '\n'))

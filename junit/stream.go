@@ -369,13 +369,17 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	}
 	w := jsonOut{b: p.buf[:0], depth: 2, first: n == 0}
 	w.elem()
-	w.caseJSON(&cr, log)
+	if err := w.caseJSON(&cr, log); err != nil {
+		return err
+	}
 	if _, err := p.cases.Write(p.red.JSON(w.b)); err != nil {
 		return err
 	}
 	w = jsonOut{b: w.b[:0], depth: 2, first: n == 0}
 	w.elem()
-	w.str(cr.Name)
+	if err := w.value(cr.Name); err != nil {
+		return err
+	}
 	if _, err := p.planned.Write(p.red.JSON(w.b)); err != nil {
 		return err
 	}
@@ -403,7 +407,9 @@ func (p *pass) flushSuites() error {
 		w := jsonOut{b: p.buf[:0], depth: 2, first: p.nSuites == 0}
 		p.nSuites++
 		w.elem()
-		w.suiteJSON(&r.counts)
+		if err := w.suiteJSON(&r.counts); err != nil {
+			return err
+		}
 		if _, err := p.suites.Write(p.red.JSON(w.b)); err != nil {
 			return err
 		}
