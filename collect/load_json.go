@@ -2,6 +2,7 @@ package collect
 
 import (
 	"bytes"
+	"context"
 	encjson "encoding/json"
 	"fmt"
 	"os"
@@ -38,8 +39,15 @@ func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte
 // is a struct, a file that is null. Errors name the file and the field, as
 // readJSONIn's.
 func DecodeFile(path string, data []byte, v any) error {
-	if err := decodeJSON(data, v); err != nil {
-		return &fileError{Path: path, Err: err}
+	return DecodeFileContext(context.Background(), path, data, v)
+}
+
+// DecodeFileContext is DecodeFile stopping once ctx is done: data is
+// decoded as a stream read through safefile.ContextReader, so that a large
+// file (a merged.json) stops within one buffer, its error ctx's cause.
+func DecodeFileContext(ctx context.Context, path string, data []byte, v any) error {
+	if err := json.UnmarshalRead(safefile.ContextReader(ctx, bytes.NewReader(data)), v, readOptions); err != nil {
+		return &fileError{Path: path, Err: decodeError("", err)}
 	}
 	// json.Unmarshal reads null into a struct as its zero value: a file
 	// that says nothing must not read as one that says every field is empty.

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestDecodeMergedValidatesExcerptsAndJobs(t *testing.T) {
 		{"negative check run id", "", `,"run_id":5,"check_run_id":-6`, "parts[0]: run_id 5 and check_run_id -6"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := DecodeMerged("m.json", doc(tt.excerpt, tt.ids))
+			rep, err := DecodeMerged(context.Background(), "m.json", doc(tt.excerpt, tt.ids))
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("DecodeMerged: %v", err)

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -38,5 +39,5 @@ func ReadMerged(path string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return DecodeMerged(path, data)
+	return DecodeMerged(context.Background(), path, data)
 }

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -17,7 +18,7 @@ func Build(in *collect.Input, opts Options) (*Report, error) {
 		if opts.Expected != nil {
 			return nil, fmt.Errorf("%s is a file: a plan applies to part directories, not to a merged.json (give --plan to the merge that writes it)", in.MergedPath)
 		}
-		rep, err := DecodeMerged(in.MergedPath, in.Merged)
+		rep, err := DecodeMerged(in.Context, in.MergedPath, in.Merged)
 		if err != nil {
 			return nil, fmt.Errorf("%w (a file given must be a merged.json; parts are directories)", err)
 		}
@@ -38,12 +39,16 @@ func Build(in *collect.Input, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// DecodeMerged decodes data, the merged.json at path, written by WriteJSON.
-// Unknown fields are ignored; a field of the wrong type or another format
-// version is an error naming the file and the field.
-func DecodeMerged(path string, data []byte) (*Report, error) {
+// DecodeMerged decodes data, the merged.json at path, written by WriteJSON,
+// stopping once ctx is done (nil: never). Unknown fields are ignored; a
+// field of the wrong type or another format version is an error naming the
+// file and the field.
+func DecodeMerged(ctx context.Context, path string, data []byte) (*Report, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var rep Report
-	if err := collect.DecodeFile(path, data, &rep); err != nil {
+	if err := collect.DecodeFileContext(ctx, path, data, &rep); err != nil {
 		return nil, err
 	}
 	if rep.Format != FormatVersion {
