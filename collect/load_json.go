@@ -3,6 +3,7 @@ package collect
 import (
 	"bytes"
 	"context"
+	"errors"
 	encjson "encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
@@ -161,4 +163,24 @@ func checkRawDepth(field string, raw []byte) error {
 		return &fieldError{Field: field, Err: fmt.Errorf("nested deeper than %d, not read", maxKeptDepth)}
 	}
 	return nil
+}
+
+// RepeatedKey is the error of the first key that data, JSON, repeats in an
+// object (`engines.vllm: repeated in its object...`), nil when none is:
+// for the files decoded by encoding/json (the config, the known issues),
+// which reads a repeated key last-wins. Other defects of data are left to
+// that decoder, which words them.
+func RepeatedKey(data []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowInvalidUTF8(true))
+	for {
+		_, err := dec.ReadToken()
+		var se *jsontext.SyntacticError
+		switch {
+		case err == nil:
+			continue
+		case errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName):
+			return atField(pointerPath(se.JSONPointer), errRepeatedKey)
+		}
+		return nil
+	}
 }

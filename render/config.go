@@ -48,6 +48,9 @@ func DefaultConfig() Config {
 // are an error, since a typo in a key would otherwise be silently ignored.
 func DecodeConfig(data []byte) (Config, error) {
 	var file Config
+	if err := collect.RepeatedKey(data); err != nil {
+		return Config{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {

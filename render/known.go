@@ -43,6 +43,9 @@ const (
 // entry's index (from 0), so that a typo never silently stops an entry from
 // applying, or makes one apply to every check.
 func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
+	if err := collect.RepeatedKey(data); err != nil {
+		return nil, fmt.Errorf("known issues %s: %w", file, err)
+	}
 	var raw []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {

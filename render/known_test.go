@@ -40,6 +40,8 @@ func TestParseKnownIssues(t *testing.T) {
 		{"javascript URL", `[{"check": "a", "cases": "b", "url": "javascript:alert(1)"}]`, "want a plain https URL"},
 		{"no URL", `[{"check": "a", "cases": "b"}]`, "entry 0: url is missing or empty"},
 		{"URL too long", `[{"check": "a", "cases": "b", "url": "https://x/` + strings.Repeat("y", 400) + `"}]`, "over 300"},
+		// Read last-wins, the second cases would have applied (issue 30).
+		{"repeated key", `[{"check": "a", "cases": "b", "cases": "vllm-*", "url": "https://x/y"}]`, `known issues k.json: [0].cases: repeated in its object`},
 		{"wrong type", `[{"check": 1, "cases": "b", "url": "https://x/y"}]`, "entry 0: check: want string, got number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -152,6 +152,7 @@ func TestConfig(t *testing.T) {
 		{"wrong type", `{"retention_days": {"perf": "90"}}`, nil, true},
 		{"not json", `titles`, nil, true},
 		{"two values", `{} {}`, nil, true},
+		{"repeated key", `{"repository_url": "https://github.com/a/b", "repository_url": "https://github.com/c/d"}`, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := LoadConfig([]byte(tc.file))
