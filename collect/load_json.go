@@ -3,8 +3,8 @@ package collect
 import (
 	"bytes"
 	"context"
-	"errors"
 	encjson "encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
