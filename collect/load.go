@@ -88,9 +88,9 @@ type Part struct {
 }
 
 // LogsClean reports whether every case's Log is valid JSON, compact and
-// in valid UTF-8, as LoadPartsWith reads them, so that it can be written
-// into merged.json as it is, without another look at its bytes. A Part
-// made otherwise says false, and its logs are checked as they are used.
+// in valid UTF-8, as LoadPartsWith reads them, so that merge need not
+// compact it again. A Part made otherwise says false, and merge compacts
+// its logs.
 func (p *Part) LogsClean() bool { return p.logsClean }
 
 // DisplayName is the report name of a part, and of the engines of setups
