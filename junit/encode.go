@@ -36,15 +36,8 @@ func (w *jsonOut) newline() {
 	}
 }
 
-// open starts an object or array (c is '{' or '[').
-func (w *jsonOut) open(c byte) {
-	w.b = append(w.b, c)
-	w.depth++
-	w.first = true
-}
-
-// close ends the object or array opened last (c is '}' or ']'); an empty
-// one is written `{}` or `[]`, as MarshalIndent does.
+// close ends the object or array whose members lie at w.depth (c is '}'
+// or ']'); an empty one is written `{}` or `[]`, as MarshalIndent does.
 func (w *jsonOut) close(c byte) {
 	w.depth--
 	if !w.first {
