@@ -447,6 +447,7 @@ func (p *Publisher) issueOp(what string, n int, write bool) op {
 	return op{
 		what:       p.repoOp(fmt.Sprintf("%s issue #%d", what, n)),
 		write:      write,
+		issue:      n,
 		permission: "issues: write",
 		notFound:   fmt.Sprintf("issue #%d does not exist in %s (or the token cannot see it)", n, p.Repo),
 	}
@@ -553,6 +554,9 @@ func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
 			}
 			var err error
 			created, err = p.API.CreateIssue(ctx, p.Repo, title, body, []string{t.Label})
+			if err == nil && created.Number <= 0 && !p.DryRun {
+				err = noneCreated("POST", "/repos/"+p.Repo.String()+"/issues", "issue number")
+			}
 			return err
 		})
 	if err != nil {
@@ -587,7 +591,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, lin
 	where, perm := p.commentPlace(t, number)
 	if existing != 0 {
 		res.CommentID = existing
-		return p.call(ctx, op{what: fmt.Sprintf("edit comment %d on %s", existing, where), write: true, permission: perm},
+		return p.call(ctx, op{what: fmt.Sprintf("edit comment %d on %s", existing, where), write: true, permission: perm, issue: number},
 			func(ctx context.Context) error {
 				_, err := p.API.EditComment(ctx, p.Repo, existing, body)
 				if err == nil {
@@ -597,7 +601,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, lin
 			})
 	}
 	tries := 0
-	return p.call(ctx, op{what: "post the comment on " + where, write: true, permission: perm,
+	return p.call(ctx, op{what: "post the comment on " + where, write: true, permission: perm, issue: number,
 		notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
 		func(ctx context.Context) error {
 			tries++
@@ -617,6 +621,9 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, lin
 				}
 			}
 			c, err := p.API.CreateComment(ctx, p.Repo, number, body)
+			if err == nil && c.ID <= 0 && !p.DryRun {
+				err = noneCreated("POST", fmt.Sprintf("/repos/%s/issues/%d/comments", p.Repo, number), "comment id")
+			}
 			if err == nil {
 				res.CommentID, res.CommentCreated = c.ID, true
 				p.logf("comment: %s on %s", p.did("created"), where)
@@ -637,7 +644,7 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 	for page := 1; page != 0; {
 		var cs []Comment
 		next := 0
-		if err := p.call(ctx, op{what: "list the comments of " + where, permission: perm,
+		if err := p.call(ctx, op{what: "list the comments of " + where, permission: perm, issue: number,
 			notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
 			func(ctx context.Context) (err error) {
 				cs, next, err = p.API.ListComments(ctx, p.Repo, number, page)
