@@ -79,8 +79,14 @@ type Publisher struct {
 	// issue body is taken as empty and no comment as existing.
 	Offline bool
 
+	// ReadLag is the longest GitHub's reads of the issue body were seen to
+	// lag behind this post's own PATCH (readBody); 0 when none did.
+	ReadLag time.Duration
+
 	lastWrite     time.Time
 	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
+	// patchUpdated is the updated_at the last body PATCH was answered with.
+	patchUpdated time.Time
 	prHead        string    // the pull request's head commit, once read
 	// bodyPatchesSent counts the body PATCHes sent, answered or not.
 	bodyPatchesSent int
@@ -143,6 +149,9 @@ type Result struct {
 	CommentID      int64 // 0 in a dry run that creates
 	CommentCreated bool
 	BodyPatches    int // PATCHes of the issue body
+	// ReadLag is how long GitHub's reads of the issue body were seen to lag
+	// behind the post's own edits (Publisher.ReadLag); 0 when none did.
+	ReadLag time.Duration
 	// Repairs counts the writes of the section after the last read found
 	// it erased by a late write (docs/publish.md §6); 0 when none was needed.
 	Repairs    int

@@ -331,6 +331,11 @@ func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publ
 	case res.Repairs > 1:
 		note = fmt.Sprintf("; the section was repaired after a late write, %d times", res.Repairs)
 	}
+	if o.applyDelay > 0 && res.ReadLag >= o.applyDelay {
+		// publish logged it in full; the closing line is what a reader of
+		// the job's log sees first.
+		note += fmt.Sprintf("; GitHub's reads lagged %s, as long as --apply-delay %s or longer: raise it", res.ReadLag.Round(100*time.Millisecond), o.applyDelay)
+	}
 	verb := "published"
 	if o.dryRun {
 		verb = "dry run: nothing sent for"
