@@ -1,44 +1,12 @@
 package publish
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// runLagTrial posts the four writers of the late-write trials into #7 of
-// one fake whose reads of an issue lag lag behind its writes (a read shows
-// the issue as it was lag ago, ghfake.Server.ReadLag), on a virtual clock,
-// the writers starting at starts.
-func runLagTrial(t *testing.T, lag time.Duration, starts [4]time.Duration) trialOutcome {
-	t.Helper()
-	fake, srv, clock := trialFake(t)
-	fake.ReadLag = lag
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out := trialOutcome{errs: map[string]error{}, logs: map[string]string{}}
-	var mu sync.Mutex
-	for i, writer := range lateWriters {
-		clock.spawn(starts[i], func() {
-			var log bytes.Buffer
-			p := trialPublisher(t, srv.URL, writer, clock, &log)
-			_, err := p.Publish(ctx, Target{Issue: 7}, latePost(writer))
-			mu.Lock()
-			out.errs[writer], out.logs[writer] = err, log.String()
-			mu.Unlock()
-		})
-	}
-	clock.run()
-	out.requests = transcript(fake)
-	fake.Mu.Lock()
-	out.body = fake.Issues[7].Body
-	fake.Mu.Unlock()
-	return out
-}
 
 // TestReadLag (issue 30, item 7): with GitHub's reads lagging 3 s behind
 // its writes, no post reports its section not published while it is
@@ -58,7 +26,7 @@ func TestReadLag(t *testing.T) {
 		// can still erase each other's sections, as before (not covered).
 		for _, lag := range []time.Duration{2500 * time.Millisecond, 3 * time.Second, 5 * time.Second} {
 			t.Run(fmt.Sprintf("lag-%s-starts-%v", lag, starts), func(t *testing.T) {
-				out := runLagTrial(t, lag, starts)
+				out := runLateTrial(t, lateTrial{starts: starts, readLag: lag})
 				lost, _ := lateLost(out)
 				for _, w := range lateWriters {
 					if err := out.errs[w]; err != nil {

@@ -87,7 +87,7 @@ type Publisher struct {
 	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
 	// patchUpdated is the updated_at the last body PATCH was answered with.
 	patchUpdated time.Time
-	prHead        string    // the pull request's head commit, once read
+	prHead       string // the pull request's head commit, once read
 	// bodyPatchesSent counts the body PATCHes sent, answered or not.
 	bodyPatchesSent int
 	createdBody     string // the body of the issue a dry run would have opened

@@ -366,3 +366,27 @@ func TestPostSideFilesFull(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishedSaysReadLag (issue 30, item 7): when GitHub's reads lagged
+// behind the post's edits as long as --apply-delay or longer (publish
+// measures it, Result.ReadLag), the closing line says so, since a late
+// write past the window could erase a section unseen; a shorter lag is not
+// mentioned.
+func TestPublishedSaysReadLag(t *testing.T) {
+	for _, tc := range []struct {
+		lag  time.Duration
+		want string
+	}{
+		{lag: 0, want: "ci-report post: published issue #7 of o/r (PASS)\n"},
+		{lag: 4 * time.Second, want: "ci-report post: published issue #7 of o/r (PASS)\n"},
+		{lag: 12 * time.Second, want: "ci-report post: published issue #7 of o/r (PASS; GitHub's reads lagged 12s, as long as --apply-delay 10s or longer: raise it)\n"},
+	} {
+		var stderr bytes.Buffer
+		o := &postOptions{applyDelay: 10 * time.Second}
+		err := o.published(&stderr, publish.Repo{Owner: "o", Name: "r"}, publish.Target{Issue: 7},
+			publish.Result{Issue: 7, ReadLag: tc.lag}, render.Documents{Verdict: "PASS"})
+		if err != nil || stderr.String() != tc.want {
+			t.Errorf("lag %s: %v, printed %q, want %q", tc.lag, err, stderr.String(), tc.want)
+		}
+	}
+}
