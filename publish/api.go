@@ -95,6 +95,13 @@ type Issue struct {
 	Title       string
 	Body        string
 	PullRequest bool
+	// Locked: the conversation is locked, and GitHub refuses comments by
+	// those who are not collaborators (the issue's `locked` field).
+	Locked bool
+	// UpdatedAt is the issue's updated_at (whole seconds, as GitHub sends
+	// it); zero when the answer had none. A read older than a PATCH's
+	// answer is a read that lags behind the write (docs/publish.md §6).
+	UpdatedAt time.Time
 }
 
 // Comment is an issue or pull-request comment.
@@ -143,6 +150,15 @@ const (
 	KindValidation              // 422
 	KindServer                  // 5xx
 	KindNetwork                 // no response: connection refused, reset, timeout
+	// KindBadAnswer is an answer that is not what was asked: a 204 or an
+	// empty body where an object or a list belongs, another issue, a
+	// truncated body. Retried like a 5xx: a proxy or cache in front of
+	// GitHub answers so now and then, GitHub itself is not known to.
+	KindBadAnswer
+	// KindMoved is a redirect that is not followed (a write, or another
+	// host), or a read that a redirect took to another issue or
+	// repository: the issue or repository moved. Not retried.
+	KindMoved
 )
 
 // APIError is a request that GitHub refused or that got no response.
@@ -156,13 +172,18 @@ type APIError struct {
 	Reset time.Time
 	// RetryAfter is the server's Retry-After (0 when absent).
 	RetryAfter time.Duration
-	Err        error // the underlying error, for errors.Is/As
+	// Moved is, for KindMoved, where the issue is now ("o/r#7"), when
+	// the answer said.
+	Moved string
+	Err   error // the underlying error, for errors.Is/As
 }
 
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: ", e.Method, e.Path)
 	switch {
+	case e.StatusCode == 0 && e.Kind == KindBadAnswer:
+		b.WriteString("answered") // a success whose answer names nothing created (noneCreated)
 	case e.StatusCode == 0:
 		b.WriteString("no response")
 	default:

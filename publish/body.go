@@ -16,6 +16,7 @@ import (
 // standing, then, when that took a PATCH, keepSection makes sure that no
 // edit GitHub applies late erased it.
 func (p *Publisher) spliceSection(ctx context.Context, number int, name, section string, res *Result) error {
+	defer p.sayLag(number, res)
 	sent := p.bodyPatchesSent
 	err := p.writeSection(ctx, number, name, section, res)
 	if err != nil || p.bodyPatchesSent == sent || p.DryRun {
@@ -24,6 +25,19 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 		return err
 	}
 	return p.keepSection(ctx, number, name, section, res)
+}
+
+// sayLag says, in post's own output and its Result, when GitHub's reads
+// were seen to lag behind this post's edits as long as the late-write
+// window or longer: an edit GitHub applies that late can then erase a
+// section after the last read, unseen (docs/publish.md §6).
+func (p *Publisher) sayLag(number int, res *Result) {
+	res.ReadLag = p.ReadLag
+	if w := p.applyDelay(); p.ReadLag > 0 && w > 0 && p.ReadLag >= w {
+		p.logf("warning: GitHub's reads of #%d lagged %s behind our edits, as long as the %s late-write window (--apply-delay) or longer: "+
+			"an edit GitHub applies later than the window can erase a section after the last read, unseen; raise --apply-delay above the lag",
+			number, roundWait(p.ReadLag), w)
+	}
 }
 
 // writeSection puts the section into the issue body, PATCHing only on
@@ -40,6 +54,7 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 // not have seen is never reported as published over.
 func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) error {
 	var why string // what the last read-back showed
+	gone := false  // the last read-back lacked our section
 	for try := 1; ; try++ {
 		// After spliceTries writes that did not stand, one more read may
 		// still find our section in place (the other writer kept it), but
@@ -48,6 +63,14 @@ func (p *Publisher) writeSection(ctx context.Context, number int, name, section 
 		switch {
 		case err != nil:
 			return err
+		case out == spliceWithheld && gone && p.ReadLag > 0 && p.applyDelay() > 0:
+			// GitHub's reads lagged behind our writes: a writer whose read
+			// did not show our section yet spliced into a body without it,
+			// a write based on a read older than ours, which is what the
+			// last read after the late-write window repairs (keepSection).
+			p.logf("issue body: GitHub's reads lagged up to %s behind our edits, and writers reading #%d before they showed our %s section erased it; "+
+				"the last read, after the late-write window, repairs it", roundWait(p.ReadLag), number, name)
+			return nil
 		case out == spliceWithheld:
 			return fmt.Errorf("splice the %s section into issue #%d of %s: another writer kept changing the body: "+
 				"after each of %d writes the read-back differed from what we wrote (last: %s), and the body still lacks the section as rendered; "+
@@ -70,7 +93,7 @@ func (p *Publisher) writeSection(ctx context.Context, number int, name, section 
 			p.logf("issue body: read back #%d; the %s section is there and the rest is as we read it", number, name)
 			return nil
 		}
-		why = "our " + name + " section was gone"
+		why, gone = "our "+name+" section was gone", !there
 		if there {
 			why = "the text outside our " + name + " section had changed"
 		}
@@ -197,13 +220,16 @@ func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section st
 				return nil
 			}
 			out = spliceWrote
-			_, err = p.API.EditIssueBody(ctx, p.Repo, number, spliced)
+			answered, err := p.API.EditIssueBody(ctx, p.Repo, number, spliced)
 			// Even a PATCH refused or unanswered may land: the late-write
 			// window counts from the last one sent.
 			p.lastBodyPatch = p.now()
 			p.bodyPatchesSent++
 			if err != nil {
 				return err
+			}
+			if answered.UpdatedAt.After(p.patchUpdated) {
+				p.patchUpdated = answered.UpdatedAt
 			}
 			res.BodyPatches++
 			p.logf("issue body: %s the %s section into #%d", p.did("spliced"), name, number)
@@ -249,16 +275,67 @@ func delayOr(d, def time.Duration) time.Duration {
 	return d
 }
 
+// readBody reads the issue's body as it stands after our last body PATCH.
+// GitHub's reads may lag behind its writes (issue 30 saw 3 s): a read
+// whose updated_at is older than the one our last PATCH was answered with
+// shows the body from before that PATCH, and says nothing of what it did.
+// Taken at its word, a read-back would find our section gone and a base
+// would lack it, and post would write again and end "not published" with
+// its section in place. So such a read is read again after the settle
+// delay, for as long as the late-write window (ApplyDelay) allows; the lag
+// seen is kept (ReadLag) and said when it is longer than the window. A
+// read lagging past that is taken as it is, as before. updated_at has
+// whole seconds, so a read lagging within the second of our PATCH is not
+// seen as one.
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
+	stale := false
+	for {
+		is, err := p.readIssue(ctx, number)
+		if err != nil || p.patchUpdated.IsZero() || is.UpdatedAt.IsZero() || !is.UpdatedAt.Before(p.patchUpdated) {
+			if err == nil && stale {
+				p.ReadLag = max(p.ReadLag, p.now().Sub(p.lastBodyPatch))
+				p.logf("issue body: #%d now reads as of our last edit, %s after it", number, roundWait(p.now().Sub(p.lastBodyPatch)))
+			}
+			return is.Body, err
+		}
+		stale = true
+		since, bound := p.now().Sub(p.lastBodyPatch), p.lagBound()
+		if since >= bound {
+			p.ReadLag = max(p.ReadLag, since)
+			p.logf("issue body: #%d still reads as it was before our last edit %s after it, longer than the %s we wait for GitHub's reads to catch up; taking the read as it is",
+				number, roundWait(since), bound)
+			return is.Body, nil
+		}
+		wait := min(max(p.settleDelay(), time.Second), bound-since)
+		p.logf("issue body: #%d reads as it was before our last edit (updated_at %s, our edit's %s): GitHub's reads lag behind its writes; reading again in %s",
+			number, is.UpdatedAt.UTC().Format(time.RFC3339), p.patchUpdated.UTC().Format(time.RFC3339), roundWait(wait))
+		if err := p.sleep(ctx, wait); err != nil {
+			return "", fmt.Errorf("read issue #%d again: %w", number, err)
+		}
+	}
+}
+
+// lagBound is how long after our last body PATCH a lagging read is read
+// again: the late-write window, the longest delay of GitHub's this post
+// allows for (the default one when the last read is off).
+func (p *Publisher) lagBound() time.Duration {
+	if w := p.applyDelay(); w > 0 {
+		return w
+	}
+	return DefaultApplyDelay
+}
+
+// readIssue reads the issue once (through the retry loop).
+func (p *Publisher) readIssue(ctx context.Context, number int) (Issue, error) {
 	if p.Offline {
-		return "", nil
+		return Issue{}, nil
 	}
 	if number == 0 {
 		// The issue a dry run would have opened, with the body it would have had.
-		return p.createdBody, nil
+		return Issue{Body: p.createdBody}, nil
 	}
 	var is Issue
 	err := p.call(ctx, p.issueOp("read", number, false),
 		func(ctx context.Context) (err error) { is, err = p.API.GetIssue(ctx, p.Repo, number); return })
-	return is.Body, err
+	return is, err
 }

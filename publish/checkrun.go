@@ -144,6 +144,9 @@ func (p *Publisher) writeCheckRun(ctx context.Context, o op, id int64, run Check
 		}
 		c, err := p.API.CreateCheckRun(ctx, p.Repo, run)
 		id = c.ID
+		if err == nil && id <= 0 && !p.DryRun {
+			err = noneCreated("POST", "/repos/"+p.Repo.String()+"/check-runs", "check run id")
+		}
 		return err
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,14 +50,90 @@ func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Dur
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	g := &GitHubAPI{baseURL: u, token: token}
 	var rt http.RoundTripper = base
 	if token != "" {
-		rt = &oauth2.Transport{
-			Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
-			Base:   base,
-		}
+		rt = &originAuth{origin: origin(u), plain: base,
+			auth: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}), Base: base}}
 	}
-	return &GitHubAPI{http: &http.Client{Transport: rt, Timeout: timeout}, baseURL: u, token: token}, nil
+	g.http = &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: g.checkRedirect}
+	return g, nil
+}
+
+// originAuth sends the token only to the API's own scheme, host and port.
+// oauth2.Transport sets the Authorization header on every request it
+// carries, and sitting under the http.Client it carries each redirected
+// request too: the header the client itself drops on a redirect to another
+// host would come back. checkRedirect refuses such a redirect before it is
+// sent; this keeps the header off any request to elsewhere all the same.
+type originAuth struct {
+	origin      string
+	auth, plain http.RoundTripper
+}
+
+func (o *originAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	if origin(r.URL) == o.origin {
+		return o.auth.RoundTrip(r)
+	}
+	return o.plain.RoundTrip(r)
+}
+
+// origin is a URL's scheme, host and port, the default port spelled out,
+// without case.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// maxRedirects is how many redirects a read follows, as net/http's default
+// policy does.
+const maxRedirects = 10
+
+// checkRedirect is the client's redirect policy. GitHub asks clients to
+// follow redirects ("Follow redirects",
+// https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#follow-redirects),
+// and answers 301 for an issue transferred to another repository ("Get an
+// issue", https://docs.github.com/rest/issues/issues#get-an-issue), so a
+// read follows one on the API's own host. Nothing follows one to another
+// host: the token would go with it (originAuth). A write is never re-sent
+// to a new address: on a 301 or 302 net/http would turn the POST into a GET
+// and report GitHub's answer to that, and the issue a write was meant for
+// has moved, which the user must fix (Publisher.call says where it went).
+func (g *GitHubAPI) checkRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0]
+	e := &redirectError{Method: first.Method, Path: g.apiPath(first.URL), From: g.baseURL, To: req.URL}
+	if req.Response != nil {
+		e.Status = req.Response.StatusCode
+	}
+	switch {
+	case origin(req.URL) != origin(g.baseURL):
+		e.otherHost = true
+		return e
+	case first.Method != http.MethodGet && first.Method != http.MethodHead:
+		return e
+	case len(via) >= maxRedirects:
+		return fmt.Errorf("%s %s: stopped after %d redirects", first.Method, g.apiPath(first.URL), maxRedirects)
+	}
+	return nil
+}
+
+// redirectError is a redirect that was not followed.
+type redirectError struct {
+	Method, Path string
+	Status       int
+	From, To     *url.URL
+	otherHost    bool
+}
+
+func (e *redirectError) Error() string {
+	if e.otherHost {
+		return fmt.Sprintf("GitHub's API host %s redirected it to another host, %s; not followed, so that the token never leaves %s",
+			e.From.Host, e.To.Host, e.From.Host)
+	}
+	return fmt.Sprintf("GitHub redirected the write to %s (the issue or repository moved); a write is not sent again to another address", e.To.Path)
 }
 
 func (g *GitHubAPI) client() *github.Client {
@@ -112,9 +189,10 @@ func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
 // else from the status GitHub answered with.
 func classify(e *APIError, resp *github.Response, err error) {
 	var (
-		rle *github.RateLimitError
-		are *github.AbuseRateLimitError
-		er  *github.ErrorResponse
+		rle   *github.RateLimitError
+		are   *github.AbuseRateLimitError
+		er    *github.ErrorResponse
+		redir *redirectError
 	)
 	switch {
 	case errors.As(err, &rle):
@@ -132,6 +210,10 @@ func classify(e *APIError, resp *github.Response, err error) {
 	case errors.As(err, &er):
 		e.Message = validationMessage(er)
 		e.Kind = statusKind(e, resp, er)
+	case errors.As(err, &redir):
+		e.Kind = KindMoved
+		e.StatusCode = redir.Status
+		e.Message = redir.Error()
 	default:
 		switch {
 		case errors.Is(err, context.Canceled):
@@ -140,6 +222,10 @@ func classify(e *APIError, resp *github.Response, err error) {
 			e.Kind = KindNetwork
 		case e.StatusCode >= 500:
 			e.Kind = KindServer
+		case e.StatusCode >= 200 && e.StatusCode < 300:
+			// go-github could not decode the answer: a truncated body.
+			e.Kind = KindBadAnswer
+			e.Message = "the answer could not be read: " + err.Error()
 		}
 	}
 }
@@ -213,6 +299,45 @@ func (g *GitHubAPI) repoPath(r Repo, rest string) string {
 	return "/repos/" + r.Owner + "/" + r.Name + rest
 }
 
+// get sends GET path (below the API root) with query through go-github and
+// returns the answer's bytes, for the reads whose answers are checked
+// before a write depends on them (answer.go). An answer without a body
+// comes back as none.
+func (g *GitHubAPI) get(ctx context.Context, path string, query url.Values) ([]byte, *github.Response, error) {
+	c := g.client()
+	rel := strings.TrimPrefix(path, "/")
+	if len(query) > 0 {
+		rel += "?" + query.Encode()
+	}
+	req, err := c.NewRequest(http.MethodGet, rel, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var raw json.RawMessage
+	resp, err := c.Do(ctx, req, &raw)
+	return raw, resp, err
+}
+
+// badAnswer is the error of a GET whose answer failed its check: retried
+// (KindBadAnswer), unless a redirect took the read to another issue or
+// repository (elsewhere, "o/r#8"): the issue moved (KindMoved).
+func (g *GitHubAPI) badAnswer(path string, resp *github.Response, elsewhere string, err error) error {
+	e := &APIError{Kind: KindBadAnswer, Method: http.MethodGet, Path: path, Message: err.Error(), Err: err}
+	if resp != nil && resp.Response != nil {
+		e.StatusCode = resp.StatusCode
+		if resp.Request != nil && g.apiPath(resp.Request.URL) != path && elsewhere != "" {
+			e.Kind, e.Moved = KindMoved, elsewhere
+			e.Message = fmt.Sprintf("GitHub redirected the read to %s, which is %s", g.apiPath(resp.Request.URL), elsewhere)
+		}
+	}
+	return e
+}
+
+// pageQuery is the query of one page of a listing, 100 a page.
+func pageQuery(page int) url.Values {
+	return url.Values{"page": {strconv.Itoa(page)}, "per_page": {"100"}}
+}
+
 // DefaultBranch implements API.
 func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 	repo, resp, err := g.client().Repositories.Get(ctx, r.Owner, r.Name)
@@ -257,29 +382,41 @@ func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f
 }
 
 func toIssue(i *github.Issue) Issue {
-	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), PullRequest: i.IsPullRequest()}
+	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), PullRequest: i.IsPullRequest(),
+		Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
 }
 
-// GetIssue implements API.
+// GetIssue implements API; the answer must be the issue asked for
+// (decodeIssue). A redirect followed to another issue is KindMoved.
 func (g *GitHubAPI) GetIssue(ctx context.Context, r Repo, n int) (Issue, error) {
-	i, resp, err := g.client().Issues.Get(ctx, r.Owner, r.Name, n)
+	path := g.repoPath(r, fmt.Sprintf("/issues/%d", n))
+	raw, resp, err := g.get(ctx, path, nil)
 	if err != nil {
-		return Issue{}, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
+		return Issue{}, g.wrap("GET", path, resp, err)
 	}
-	return toIssue(i), nil
+	is, elsewhere, err := decodeIssue(raw, r, n)
+	if err != nil {
+		return Issue{}, g.badAnswer(path, resp, elsewhere, err)
+	}
+	return is, nil
 }
 
-// ListIssues implements API.
+// ListIssues implements API; each page must be a list of r's issues
+// (decodeIssues).
 func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page int) ([]Issue, int, error) {
-	opts := &github.IssueListByRepoOptions{State: "open", Labels: []string{label},
-		Sort: "created", Direction: "asc", ListOptions: github.ListOptions{Page: page, PerPage: 100}}
-	is, resp, err := g.client().Issues.ListByRepo(ctx, r.Owner, r.Name, opts)
+	path := g.repoPath(r, "/issues")
+	q := pageQuery(page)
+	q.Set("state", "open")
+	q.Set("labels", label)
+	q.Set("sort", "created")
+	q.Set("direction", "asc")
+	raw, resp, err := g.get(ctx, path, q)
 	if err != nil {
-		return nil, 0, g.wrap("GET", g.repoPath(r, "/issues"), resp, err)
+		return nil, 0, g.wrap("GET", path, resp, err)
 	}
-	out := make([]Issue, 0, len(is))
-	for _, i := range is {
-		out = append(out, toIssue(i))
+	out, err := decodeIssues(raw, r)
+	if err != nil {
+		return nil, 0, g.badAnswer(path, resp, "", err)
 	}
 	return out, resp.NextPage, nil
 }
@@ -307,16 +444,17 @@ func toComment(c *github.IssueComment) Comment {
 	return Comment{ID: c.GetID(), Author: c.GetUser().GetLogin(), Body: c.GetBody()}
 }
 
-// ListComments implements API.
+// ListComments implements API; each page must be a list of issue n's
+// comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{Page: page, PerPage: 100}}
-	cs, resp, err := g.client().Issues.ListComments(ctx, r.Owner, r.Name, n, opts)
+	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
+	raw, resp, err := g.get(ctx, path, pageQuery(page))
 	if err != nil {
-		return nil, 0, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
+		return nil, 0, g.wrap("GET", path, resp, err)
 	}
-	out := make([]Comment, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, toComment(c))
+	out, err := decodeComments(raw, r, n)
+	if err != nil {
+		return nil, 0, g.badAnswer(path, resp, "", err)
 	}
 	return out, resp.NextPage, nil
 }
@@ -339,22 +477,33 @@ func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body stri
 	return toComment(c), nil
 }
 
-// AuthenticatedUser implements API.
+// AuthenticatedUser implements API; the answer must name a login: the
+// identity decides which comments are ours to edit.
 func (g *GitHubAPI) AuthenticatedUser(ctx context.Context) (string, error) {
-	u, resp, err := g.client().Users.Get(ctx, "")
+	raw, resp, err := g.get(ctx, "/user", nil)
 	if err != nil {
 		return "", g.wrap("GET", "/user", resp, err)
 	}
-	return u.GetLogin(), nil
+	login, err := decodeUser(raw)
+	if err != nil {
+		return "", g.badAnswer("/user", resp, "", err)
+	}
+	return login, nil
 }
 
-// PullRequestHeadSHA implements API.
+// PullRequestHeadSHA implements API; the answer must be pull request n
+// with a head commit (decodePullHead).
 func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (string, error) {
-	pr, resp, err := g.client().PullRequests.Get(ctx, r.Owner, r.Name, n)
+	path := g.repoPath(r, fmt.Sprintf("/pulls/%d", n))
+	raw, resp, err := g.get(ctx, path, nil)
 	if err != nil {
-		return "", g.wrap("GET", g.repoPath(r, fmt.Sprintf("/pulls/%d", n)), resp, err)
+		return "", g.wrap("GET", path, resp, err)
 	}
-	return pr.GetHead().GetSHA(), nil
+	sha, err := decodePullHead(raw, n)
+	if err != nil {
+		return "", g.badAnswer(path, resp, "", err)
+	}
+	return sha, nil
 }
 
 // CompareCommits implements API: ahead_by of the comparison, the commits
@@ -383,18 +532,20 @@ func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Sta
 	return nil
 }
 
-// ListCheckRuns implements API.
+// ListCheckRuns implements API; each page must hold a list of check runs
+// (decodeCheckRuns).
 func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string, page int) ([]CheckRun, int, error) {
-	opts := &github.ListCheckRunsOptions{CheckName: github.String(name), Filter: github.String("all"),
-		ListOptions: github.ListOptions{Page: page, PerPage: 100}}
-	res, resp, err := g.client().Checks.ListCheckRunsForRef(ctx, r.Owner, r.Name, sha, opts)
+	path := g.repoPath(r, "/commits/"+sha+"/check-runs")
+	q := pageQuery(page)
+	q.Set("check_name", name)
+	q.Set("filter", "all")
+	raw, resp, err := g.get(ctx, path, q)
 	if err != nil {
-		return nil, 0, g.wrap("GET", g.repoPath(r, "/commits/"+sha+"/check-runs"), resp, err)
+		return nil, 0, g.wrap("GET", path, resp, err)
 	}
-	out := make([]CheckRun, 0, len(res.CheckRuns))
-	for _, c := range res.CheckRuns {
-		out = append(out, CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID(),
-			Status: c.GetStatus(), Conclusion: c.GetConclusion(), AnnotationsCount: c.GetOutput().GetAnnotationsCount()})
+	out, err := decodeCheckRuns(raw)
+	if err != nil {
+		return nil, 0, g.badAnswer(path, resp, "", err)
 	}
 	return out, resp.NextPage, nil
 }

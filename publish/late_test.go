@@ -44,6 +44,9 @@ type lateTrial struct {
 	transit bool
 	// applyDelay is the posts' Publisher.ApplyDelay (0: the default).
 	applyDelay time.Duration
+	// readLag is how far the fake's reads of an issue lag behind its
+	// writes (ghfake.Server.ReadLag; TestReadLag).
+	readLag time.Duration
 }
 
 func (tr lateTrial) String() string {
@@ -60,12 +63,16 @@ func (tr lateTrial) String() string {
 func runLateTrial(t *testing.T, tr lateTrial) trialOutcome {
 	t.Helper()
 	fake, srv, clock := trialFake(t)
+	fake.ReadLag = tr.readLag
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	bodyPath := fakeRepo + "/issues/7"
-	if !tr.transit {
+	switch {
+	case tr.delay == 0:
+		// No late write: the other faults of the trial only.
+	case !tr.transit:
 		fake.Late = []*ghfake.LateWrite{{Path: bodyPath, From: tr.late, Times: 1, Delay: tr.delay}}
-	} else {
+	default:
 		var once sync.Once
 		fake.Hold = func(r *http.Request, applied bool) {
 			if r.Method == "PATCH" && r.URL.Path == bodyPath && r.Header.Get(writerHeader) == tr.late && !applied {

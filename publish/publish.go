@@ -79,9 +79,15 @@ type Publisher struct {
 	// issue body is taken as empty and no comment as existing.
 	Offline bool
 
+	// ReadLag is the longest GitHub's reads of the issue body were seen to
+	// lag behind this post's own PATCH (readBody); 0 when none did.
+	ReadLag time.Duration
+
 	lastWrite     time.Time
 	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
-	prHead        string    // the pull request's head commit, once read
+	// patchUpdated is the updated_at the last body PATCH was answered with.
+	patchUpdated time.Time
+	prHead       string // the pull request's head commit, once read
 	// bodyPatchesSent counts the body PATCHes sent, answered or not.
 	bodyPatchesSent int
 	createdBody     string // the body of the issue a dry run would have opened
@@ -143,6 +149,9 @@ type Result struct {
 	CommentID      int64 // 0 in a dry run that creates
 	CommentCreated bool
 	BodyPatches    int // PATCHes of the issue body
+	// ReadLag is how long GitHub's reads of the issue body were seen to lag
+	// behind the post's own edits (Publisher.ReadLag); 0 when none did.
+	ReadLag time.Duration
 	// Repairs counts the writes of the section after the last read found
 	// it erased by a late write (docs/publish.md §6); 0 when none was needed.
 	Repairs    int
@@ -447,6 +456,7 @@ func (p *Publisher) issueOp(what string, n int, write bool) op {
 	return op{
 		what:       p.repoOp(fmt.Sprintf("%s issue #%d", what, n)),
 		write:      write,
+		issue:      n,
 		permission: "issues: write",
 		notFound:   fmt.Sprintf("issue #%d does not exist in %s (or the token cannot see it)", n, p.Repo),
 	}
@@ -553,6 +563,9 @@ func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
 			}
 			var err error
 			created, err = p.API.CreateIssue(ctx, p.Repo, title, body, []string{t.Label})
+			if err == nil && created.Number <= 0 && !p.DryRun {
+				err = noneCreated("POST", "/repos/"+p.Repo.String()+"/issues", "issue number")
+			}
 			return err
 		})
 	if err != nil {
@@ -587,7 +600,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, lin
 	where, perm := p.commentPlace(t, number)
 	if existing != 0 {
 		res.CommentID = existing
-		return p.call(ctx, op{what: fmt.Sprintf("edit comment %d on %s", existing, where), write: true, permission: perm},
+		return p.call(ctx, op{what: fmt.Sprintf("edit comment %d on %s", existing, where), write: true, permission: perm, issue: number},
 			func(ctx context.Context) error {
 				_, err := p.API.EditComment(ctx, p.Repo, existing, body)
 				if err == nil {
@@ -597,7 +610,7 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, lin
 			})
 	}
 	tries := 0
-	return p.call(ctx, op{what: "post the comment on " + where, write: true, permission: perm,
+	return p.call(ctx, op{what: "post the comment on " + where, write: true, permission: perm, issue: number,
 		notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
 		func(ctx context.Context) error {
 			tries++
@@ -617,6 +630,9 @@ func (p *Publisher) upsertComment(ctx context.Context, t Target, th *Thread, lin
 				}
 			}
 			c, err := p.API.CreateComment(ctx, p.Repo, number, body)
+			if err == nil && c.ID <= 0 && !p.DryRun {
+				err = noneCreated("POST", fmt.Sprintf("/repos/%s/issues/%d/comments", p.Repo, number), "comment id")
+			}
 			if err == nil {
 				res.CommentID, res.CommentCreated = c.ID, true
 				p.logf("comment: %s on %s", p.did("created"), where)
@@ -637,7 +653,7 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 	for page := 1; page != 0; {
 		var cs []Comment
 		next := 0
-		if err := p.call(ctx, op{what: "list the comments of " + where, permission: perm,
+		if err := p.call(ctx, op{what: "list the comments of " + where, permission: perm, issue: number,
 			notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
 			func(ctx context.Context) (err error) {
 				cs, next, err = p.API.ListComments(ctx, p.Repo, number, page)

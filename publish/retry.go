@@ -31,6 +31,9 @@ type op struct {
 	write      bool   // content-creating (POST/PATCH): spaced WriteGap apart
 	permission string // the `permissions:` entry the request needs
 	notFound   string // message for a 404, empty for the generic one
+	// issue is the issue or pull request the request is about (0: none),
+	// read again when a refusal may mean it moved or is locked (whyRefused).
+	issue int
 }
 
 // call runs fn, waiting out rate limits and retrying transient failures as
@@ -38,9 +41,52 @@ type op struct {
 // what was being done and what to change.
 func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context) error) error {
 	if err := p.retry(ctx, o, fn); err != nil {
-		return &finalError{err}
+		return &finalError{p.whyRefused(ctx, o, err)}
 	}
 	return nil
+}
+
+// whyRefused names the cause of a refusal about an issue that GitHub's
+// answer itself does not: a read a redirect took to another repository or
+// number, a write GitHub redirected (the issue was transferred, the
+// repository renamed), or a 403 on a locked issue, which is no missing
+// permission. For a write it reads the issue once more, following the
+// redirect, to say where it went or that it is locked: facts of the issue
+// (its number and repository_url, its locked field), not patterns in
+// GitHub's message. Anything else, or a failure an inner call already
+// explained, is returned as it is.
+func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
+	var (
+		ae *APIError
+		fe *finalError
+	)
+	if o.issue == 0 || errors.As(err, &fe) || !errors.As(err, &ae) || ctx.Err() != nil {
+		return err
+	}
+	moved := ae.Moved
+	var locked bool
+	if o.write && (ae.Kind == KindMoved || (ae.Kind == KindAuth && ae.StatusCode == 403)) && !p.DryRun {
+		is, rerr := p.API.GetIssue(ctx, p.Repo, o.issue)
+		var re *APIError
+		switch {
+		case errors.As(rerr, &re) && re.Kind == KindMoved:
+			moved = re.Moved
+		case rerr == nil:
+			locked = is.Locked
+		}
+	}
+	switch {
+	case moved != "":
+		return fmt.Errorf("issue %d of %s moved to %s: update GPU_CI_RESULTS_ISSUE (post's --issue, and --repo if the repository changed) to it: %w",
+			o.issue, p.Repo, moved, err)
+	case locked && ae.Kind == KindAuth:
+		// GitHub answers 403 "Unable to create comment because issue is
+		// locked." (docs: https://docs.github.com/communities/moderating-comments-and-conversations/locking-conversations);
+		// the issue's own locked field says so without reading the message.
+		return fmt.Errorf("%s: %w: issue #%d of %s is locked, and GitHub takes no comment from the token on a locked conversation: "+
+			"unlock it (Unlock conversation on the issue's page), or give post another issue", o.what, ae, o.issue, p.Repo)
+	}
+	return err
 }
 
 // finalError is a failure that call already retried and explained. fn may
@@ -118,7 +164,7 @@ func (p *Publisher) nextWait(o op, ae *APIError, st *retryState) (wait time.Dura
 	case KindSecondaryRate:
 		st.rateWaits++
 		wait, reason, err = p.secondaryWait(o, ae, st)
-	case KindServer, KindNetwork:
+	case KindServer, KindNetwork, KindBadAnswer:
 		st.transient++
 		wait, reason, err = p.transientWait(o, ae, st.transient)
 	default:
@@ -177,6 +223,9 @@ func (p *Publisher) secondaryWait(o op, ae *APIError, st *retryState) (time.Dura
 // retry in step, and gives up after maxTransientTries.
 func (p *Publisher) transientWait(o op, ae *APIError, try int) (time.Duration, string, error) {
 	if try >= maxTransientTries {
+		if ae.Kind == KindBadAnswer {
+			return 0, "", fmt.Errorf("%s: GitHub's answer was not what was asked, %d times; nothing was written from it: %w", o.what, try, ae)
+		}
 		return 0, "", fmt.Errorf("%s: GitHub unreachable or failing after %d tries: %w", o.what, try, ae)
 	}
 	f := 0.5 + p.jitter()
@@ -184,6 +233,9 @@ func (p *Publisher) transientWait(o op, ae *APIError, try int) (time.Duration, s
 	what := "no response"
 	if ae.StatusCode != 0 {
 		what = fmt.Sprintf("HTTP %d", ae.StatusCode)
+	}
+	if ae.Kind == KindBadAnswer {
+		return wait, fmt.Sprintf("GitHub's answer was not what was asked (%s: %s), try %d of %d", what, ae.Message, try+1, maxTransientTries), nil
 	}
 	return wait, fmt.Sprintf("GitHub failed (%s), try %d of %d", what, try+1, maxTransientTries), nil
 }

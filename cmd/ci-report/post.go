@@ -173,6 +173,16 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		fmt.Fprintln(stderr, "ci-report post: warning: no run id (GITHUB_RUN_ID or --run-id): the dry run shows the requests of run 0")
 	}
 	run := o.workflowRun(e, opts, repo)
+	// A side file that cannot be written (a full disk, a refused path)
+	// under --save-history, --job-summary or --github-output never stops
+	// the post: the report on GitHub matters more. Each failure is a
+	// warning once the post is over, whatever its outcome.
+	var side []error
+	defer func() {
+		for _, err := range side {
+			fmt.Fprintf(stderr, "ci-report post: warning: %v; the post went ahead without it\n", err)
+		}
+	}()
 	if opts.Prev == "" {
 		if opts.Prev, err = previousRun(ctx, pub, run, stderr); err != nil {
 			return err
@@ -187,7 +197,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		opts.History = thread.History
 		if o.saveHistory != "" {
 			if err := writeHistoryFile(o.saveHistory, thread.History); err != nil {
-				return err
+				side = append(side, err)
 			}
 		}
 		// How many commits each new failure's compare link spans
@@ -221,7 +231,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if o.jobSummary {
 		// Before publishing: the run page keeps the report even when GitHub refuses it.
 		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment); err != nil {
-			return err
+			side = append(side, fmt.Errorf("--job-summary: %w", err))
 		}
 	}
 	if openErr != nil {
@@ -233,7 +243,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	}
 	if o.ghOutput {
 		if err := appendStepOutputs(e, "post", stepOutputs(e, repo, res, docs.Verdict)); err != nil {
-			return err
+			side = append(side, fmt.Errorf("--github-output: %w", err))
 		}
 	}
 	return o.published(stderr, repo, target, res, docs)
@@ -320,6 +330,11 @@ func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publ
 		note = "; the section was repaired after a late write"
 	case res.Repairs > 1:
 		note = fmt.Sprintf("; the section was repaired after a late write, %d times", res.Repairs)
+	}
+	if o.applyDelay > 0 && res.ReadLag >= o.applyDelay {
+		// publish logged it in full; the closing line is what a reader of
+		// the job's log sees first.
+		note += fmt.Sprintf("; GitHub's reads lagged %s, as long as --apply-delay %s or longer: raise it", res.ReadLag.Round(100*time.Millisecond), o.applyDelay)
 	}
 	verb := "published"
 	if o.dryRun {

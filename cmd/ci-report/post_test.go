@@ -324,3 +324,69 @@ func TestPostDryRunOutsideActions(t *testing.T) {
 		t.Errorf("a real post without a run id: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestPostSideFilesFull (issue 30, item 6): a full disk under
+// --job-summary, --save-history or --github-output (/dev/full answers every
+// write with ENOSPC) does not stop the post: the comment is published, and
+// the failure is a warning after it. Before, the job summary's failure
+// ended post before it published anything.
+func TestPostSideFilesFull(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  string // set to /dev/full
+		args []string
+		want string
+	}{
+		{name: "job summary", env: "GITHUB_STEP_SUMMARY", args: []string{"--job-summary"}, want: "warning: --job-summary: job summary: "},
+		{name: "history", args: []string{"--save-history", "/dev/full"}, want: "warning: --save-history: "},
+		{name: "outputs", env: "GITHUB_OUTPUT", args: []string{"--github-output"}, want: "warning: --github-output: step outputs: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gh, srv := postFake(t, "<!-- ci-report:results-issue -->\n")
+			merged := writeMerged(t, "PASS", true)
+			environ := map[string]string{"GITHUB_TOKEN": postTestToken, "GITHUB_API_URL": srv.URL,
+				"GITHUB_REPOSITORY": accRepo, "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1"}
+			if tc.env != "" {
+				environ[tc.env] = "/dev/full"
+			}
+			code, _, stderr := runPostTest(t, environ, append(append([]string{"--issue", "7"}, tc.args...), merged)...)
+			if code != exitOK {
+				t.Fatalf("exit %d, want 0\n%s", code, stderr)
+			}
+			if n := len(gh.commentsOn(7)); n != 1 {
+				t.Errorf("%d comments on #7, want the one posted", n)
+			}
+			pub, warn := strings.Index(stderr, "ci-report post: published issue #7"), strings.Index(stderr, tc.want)
+			if pub < 0 || warn < pub || !strings.Contains(stderr[warn:], "no space left on device; the post went ahead without it") {
+				t.Errorf("stderr: want %q after the published line, saying the disk is full:\n%s", tc.want, stderr)
+			}
+		})
+	}
+}
+
+// TestPublishedSaysReadLag (issue 30, item 7): when GitHub's reads lagged
+// behind the post's edits as long as --apply-delay or longer (publish
+// measures it, Result.ReadLag), the closing line says so, since a late
+// write past the window could erase a section unseen; a shorter lag is not
+// mentioned.
+func TestPublishedSaysReadLag(t *testing.T) {
+	for _, tc := range []struct {
+		lag  time.Duration
+		want string
+	}{
+		{lag: 0, want: "ci-report post: published issue #7 of o/r (PASS)\n"},
+		{lag: 4 * time.Second, want: "ci-report post: published issue #7 of o/r (PASS)\n"},
+		{lag: 12 * time.Second, want: "ci-report post: published issue #7 of o/r (PASS; GitHub's reads lagged 12s, as long as --apply-delay 10s or longer: raise it)\n"},
+	} {
+		var stderr bytes.Buffer
+		o := &postOptions{applyDelay: 10 * time.Second}
+		err := o.published(&stderr, publish.Repo{Owner: "o", Name: "r"}, publish.Target{Issue: 7},
+			publish.Result{Issue: 7, ReadLag: tc.lag}, render.Documents{Verdict: "PASS"})
+		if err != nil || stderr.String() != tc.want {
+			t.Errorf("lag %s: %v, printed %q, want %q", tc.lag, err, stderr.String(), tc.want)
+		}
+	}
+}

@@ -43,6 +43,12 @@ type Issue struct {
 	PR      bool
 	HeadSHA string // pull requests: the head commit GET .../pulls/{n} returns
 	Closed  bool
+	// Locked: the conversation is locked; the token's comments on it are
+	// refused (403), as GitHub refuses them.
+	Locked bool
+	// UpdatedAt is the issue's updated_at, set by the fake's clock at every
+	// change of its body it makes (zero: the fake's epoch, updatedEpoch).
+	UpdatedAt time.Time
 }
 
 // Comment is an issue or pull-request comment; an empty Author is a
@@ -105,7 +111,11 @@ type Fault struct {
 	Body   string // JSON
 	// HTML, when set, is the answer's body instead, as text/html: what a
 	// proxy in front of GitHub sends.
-	HTML   string
+	HTML string
+	// Raw, when not nil, is the answer's body as is, as JSON (an empty
+	// 200, a truncated object); Header may add a Content-Length longer
+	// than it, a body cut off in transit.
+	Raw    []byte
 	Times  int
 	Skip   int
 	Landed bool
@@ -180,6 +190,12 @@ type Server struct {
 	// Now is the clock late writes fall due by (nil: time.Now); a test on a
 	// virtual clock sets its own.
 	Now func() time.Time
+	// ReadLag makes a GET of an issue show it as it was ReadLag ago by
+	// Now: reads served from a replica behind the writes, as GitHub's
+	// sometimes are. Only the changes the fake makes itself (PATCHes, late
+	// writes) are recorded for it.
+	ReadLag time.Duration
+	history map[int][]version
 
 	log     []Request
 	pending []pendingWrite
@@ -201,6 +217,47 @@ type LateWrite struct {
 	Skip  int
 	Times int
 	Delay time.Duration
+}
+
+// version is an issue's body and updated_at from a time on (ReadLag).
+type version struct {
+	from    time.Time
+	body    string
+	updated time.Time
+}
+
+// updatedEpoch is the updated_at of an issue the fake has not changed.
+var updatedEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// setBody changes issue n's body, under Mu, as the fake does on a write:
+// updated_at is now, and ReadLag's history keeps what reads may still show.
+func (f *Server) setBody(n int, is *Issue, body string, at time.Time) {
+	if f.ReadLag > 0 {
+		if f.history == nil {
+			f.history = map[int][]version{}
+		}
+		if len(f.history[n]) == 0 {
+			f.history[n] = []version{{body: is.Body, updated: is.UpdatedAt}}
+		}
+		f.history[n] = append(f.history[n], version{from: at, body: body, updated: at})
+	}
+	is.Body, is.UpdatedAt = body, at
+}
+
+// lagged is issue n as a read at now shows it under ReadLag: the newest
+// version at least ReadLag old.
+func (f *Server) lagged(n int, is *Issue) (body string, updated time.Time) {
+	hs := f.history[n]
+	if f.ReadLag <= 0 || len(hs) == 0 {
+		return is.Body, is.UpdatedAt
+	}
+	seen := f.now().Add(-f.ReadLag)
+	for i := len(hs) - 1; i > 0; i-- {
+		if !hs[i].from.After(seen) {
+			return hs[i].body, hs[i].updated
+		}
+	}
+	return hs[0].body, hs[0].updated
 }
 
 // pendingWrite is a late body PATCH not applied yet.
@@ -259,6 +316,12 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
+	if raw, ok := resp.(rawBody); ok {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(status)
+		w.Write(raw)
+		return
+	}
 	if html, ok := resp.(htmlBody); ok {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(status)
@@ -287,7 +350,7 @@ func (f *Server) applyDue() {
 		w := f.pending[0]
 		f.pending = f.pending[1:]
 		if is, ok := f.Issues[w.issue]; ok {
-			is.Body = w.body
+			f.setBody(w.issue, is, w.body, w.due)
 		}
 	}
 }
@@ -300,7 +363,7 @@ func (f *Server) ApplyPending() {
 	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
 	for _, w := range f.pending {
 		if is, ok := f.Issues[w.issue]; ok {
-			is.Body = w.body
+			f.setBody(w.issue, is, w.body, w.due)
 		}
 	}
 	f.pending = nil
@@ -331,6 +394,9 @@ func (f *Server) late(r *http.Request) *LateWrite {
 
 // htmlBody is an answer that is not JSON (Fault.HTML).
 type htmlBody string
+
+// rawBody is an answer sent as is (Fault.Raw).
+type rawBody []byte
 
 type answer = map[string]string
 
@@ -370,6 +436,9 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		}
 		if ft.HTML != "" {
 			return ft.Status, htmlBody(ft.HTML), hdr
+		}
+		if ft.Raw != nil {
+			return ft.Status, rawBody(ft.Raw), hdr
 		}
 		msg := map[string]any{}
 		if ft.Body != "" {
@@ -614,31 +683,42 @@ func (f *Server) issue(r *http.Request, num string, in payload) (int, any, answe
 	switch r.Method {
 	case http.MethodGet:
 		if old, ok := f.dropped[n]; ok {
-			is.Body = old
+			// Another writer saved the older copy: a write of its own.
+			f.setBody(n, is, old, f.now())
 			delete(f.dropped, n)
 		}
-		return 200, f.issueJSON(n), nil
+		resp := f.issueJSON(n)
+		if f.ReadLag > 0 {
+			body, updated := f.lagged(n, is)
+			resp["body"], resp["updated_at"] = nullIfEmpty(body), stamp(updated)
+		}
+		return 200, resp, nil
 	case http.MethodPatch:
 		if f.DropSectionOnce {
 			f.dropped[n] = is.Body
 			f.DropSectionOnce = false
 		}
 		if l := f.late(r); l != nil && in.Body != nil && l.Delay > 0 {
-			// Answered as if applied; the body changes Delay from now.
+			// Answered as if applied, with the updated_at the issue has
+			// until it is; the body changes Delay from now.
 			f.pending = append(f.pending, pendingWrite{due: f.now().Add(l.Delay), issue: n, body: *in.Body})
 			resp := f.issueJSON(n)
 			resp["body"] = *in.Body
 			return 200, resp, nil
 		}
 		if in.Body != nil {
-			is.Body = *in.Body
+			f.setBody(n, is, *in.Body, f.now())
 		}
 		if in.Title != nil {
 			is.Title = *in.Title
 		}
 		resp := f.issueJSON(n)
 		if f.AfterBodyPatch != nil && in.Body != nil {
+			before := is.Body
 			f.AfterBodyPatch(n, is)
+			if is.Body != before {
+				is.UpdatedAt = f.now()
+			}
 		}
 		return 200, resp, nil
 	}
@@ -665,6 +745,9 @@ func (f *Server) comments(r *http.Request, num string, in payload) (int, any, an
 		if in.Body == nil || *in.Body == "" {
 			return validation("IssueComment", "body")
 		}
+		if f.Issues[n].Locked {
+			return lockedRefusal("create")
+		}
 		f.LastComment++
 		c := &Comment{ID: f.LastComment, Issue: n, Author: f.identity(), Body: *in.Body}
 		f.Comments = append(f.Comments, c)
@@ -687,6 +770,9 @@ func (f *Server) comment(r *http.Request, num string, in payload) (int, any, ans
 			if !strings.EqualFold(c.Author, f.identity()) {
 				return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
 			}
+			if is := f.Issues[c.Issue]; is != nil && is.Locked {
+				return lockedRefusal("update")
+			}
 			if in.Body != nil {
 				c.Body = *in.Body
 			}
@@ -695,6 +781,16 @@ func (f *Server) comment(r *http.Request, num string, in payload) (int, any, ans
 		return notFound()
 	}
 	return notFound()
+}
+
+// lockedRefusal is GitHub's answer to a comment on a locked issue by the
+// token of a workflow: 403 "Unable to create comment because issue is
+// locked." (the wording real answers carry, e.g. getsentry/sentry's
+// tests/sentry/integrations/github/tasks/test_pr_comment.py and
+// microsoft/aspire's workflow tests; the REST reference lists only the 403,
+// https://docs.github.com/rest/issues/comments#create-an-issue-comment).
+func lockedRefusal(verb string) (int, any, answer) {
+	return refusal(http.StatusForbidden, "Unable to "+verb+" comment because issue is locked.", "https://docs.github.com/articles/locking-conversations/")
 }
 
 func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
@@ -897,19 +993,18 @@ func (f *Server) issueJSON(n int) map[string]any {
 			comments++
 		}
 	}
-	var body any = is.Body
-	if is.Body == "" {
-		body = nil // how GitHub sends an issue without a description
-	}
 	state := "open"
 	if is.Closed {
 		state = "closed"
 	}
 	m := map[string]any{
 		"id": 100000 + n, "node_id": "I_" + strconv.Itoa(n), "number": n, "title": is.Title,
-		"body": body, "state": state, "labels": labels, "locked": false, "comments": comments,
-		"user":     map[string]any{"login": "maintainer", "type": "User"},
-		"html_url": "https://github.com/" + f.Repo + "/issues/" + strconv.Itoa(n),
+		"body": nullIfEmpty(is.Body), "state": state, "labels": labels, "locked": is.Locked, "comments": comments,
+		"user":           map[string]any{"login": "maintainer", "type": "User"},
+		"html_url":       "https://github.com/" + f.Repo + "/issues/" + strconv.Itoa(n),
+		"url":            "https://api.github.com/repos/" + f.Repo + "/issues/" + strconv.Itoa(n),
+		"repository_url": "https://api.github.com/repos/" + f.Repo,
+		"updated_at":     stamp(is.UpdatedAt),
 	}
 	if is.PR {
 		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + f.Repo + "/pulls/" + strconv.Itoa(n)}
@@ -927,7 +1022,24 @@ func (f *Server) commentJSON(c *Comment) map[string]any {
 		user = nil // a deleted account
 	}
 	return map[string]any{"id": c.ID, "node_id": "IC_" + strconv.FormatInt(c.ID, 10), "body": c.Body, "user": user,
-		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", f.Repo, c.Issue, c.ID)}
+		"html_url":  fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", f.Repo, c.Issue, c.ID),
+		"issue_url": fmt.Sprintf("https://api.github.com/repos/%s/issues/%d", f.Repo, c.Issue)}
+}
+
+// nullIfEmpty is how GitHub sends an issue without a description: null.
+func nullIfEmpty(body string) any {
+	if body == "" {
+		return nil
+	}
+	return body
+}
+
+// stamp is an updated_at as GitHub writes it: UTC, whole seconds.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		t = updatedEpoch
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func (r Run) json() map[string]any {
