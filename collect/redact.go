@@ -230,7 +230,9 @@ func newRedactor(list []Secret) *Redactor {
 			continue
 		}
 		r.secrets = append(r.secrets, s)
-		repl := []byte("$" + s.Name)
+		// A name never brings a line end of its own: a replacement keeps
+		// the line ends of what it replaces, and no more.
+		repl := []byte("$" + strings.NewReplacer("\n", " ", "\r", " ").Replace(s.Name))
 		for _, f := range secretForms(s.Value) {
 			r.text.add(secret{value: []byte(f), repl: repl})
 		}
