@@ -174,6 +174,25 @@ func EnvSecrets(e Env) []Secret {
 	return out
 }
 
+// Secrets are the secrets of the env a setup shows (setup.json, merged.json's
+// setup): each engine's env and each server's (EnvSecrets), in file order. A
+// part written before the runner redacted them, or by another tool, may show
+// them: render adds them to its redactor.
+func (s *Setup) Secrets() []Secret {
+	if s == nil {
+		return nil
+	}
+	var out []Secret
+	for _, k := range s.Engines.Keys() {
+		e, _ := s.Engines.Get(k)
+		out = append(out, EnvSecrets(e.Env)...)
+	}
+	for i := range s.Cases {
+		out = append(out, EnvSecrets(s.Cases[i].Env)...)
+	}
+	return out
+}
+
 // Redactor replaces secret values with `$NAME` and token shapes with
 // `<prefix>[REDACTED]`. The zero value and nil redact nothing; NewRedactor
 // gives one that redacts the token shapes even without any secret value.
