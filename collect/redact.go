@@ -4,49 +4,138 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Secret redaction (docs/runner.md §3.6). Whatever the runner writes and
 // whatever render and post put in a document passes through one Redactor,
-// which replaces
+// which replaces, in this order,
 //
-//   - the value of every secret environment variable (SecretNames) with
-//     `$NAME`, in the form the text holds it: as it is in plain text, as
-//     encoding/json writes it inside a JSON string (Redactor.JSON);
-//   - every token of the shapes GitHub, Hugging Face, OpenAI, Anthropic,
-//     AWS, Slack, GitLab, npm, PyPI and Google issue, whether or
+//  1. by value: every secret it was given (the environment's, SecretNames;
+//     an engine's env, EnvSecrets) with `$NAME`, in every form a text may
+//     hold it (secretForms: as it is, JSON-escaped, URL-encoded, a line of
+//     it), the way GitHub Actions masks a secret;
+//  2. by pattern (redactpattern.go): PEM private keys, JWTs, Authorization
+//     and Bearer credentials, credentials in URLs, Slack and Discord
+//     webhooks, AWS secret access keys next to their key id, the secret
+//     part replaced by [REDACTED];
+//  3. by shape: every token of the shapes GitHub, Hugging Face, OpenAI,
+//     Anthropic, AWS, Slack, GitLab, npm, PyPI and Google issue, whether or
 //     not the environment holds it (a token printed by a server, pasted into
 //     a prompt, read from a file), with its prefix and [REDACTED].
 //
 // Redaction applies to the data, before any escaping: Markdown escaping
-// turns ghs_… into ghs\_…, which a literal match would no longer find.
+// turns ghs_… into ghs\_…, which a literal match would no longer find; and a
+// JSON text is redacted string by string, each as it decodes (Redactor.JSON).
 
 // SecretEnvNames are the environment variables whose values are secrets
-// wherever they are set: the tokens of GitHub, of the Actions runtime and of
-// Hugging Face.
+// wherever they are set, whatever their length: the tokens of GitHub, of the
+// Actions runtime and of Hugging Face.
 var SecretEnvNames = []string{
 	"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 	"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
 }
 
-// secretSuffixes mark any other variable as a secret by its name's ending
-// (any case): API keys, client secrets, passwords of whatever service a
-// workflow passes to the job.
-var secretSuffixes = []string{"_TOKEN", "_SECRET", "_KEY", "_PASSWORD"}
+// secretNameParts mark any other variable as a secret when its name holds
+// one of them (any case), and secretSuffixes when it ends in one: API keys,
+// client secrets, passwords, credentials of whatever service a workflow
+// passes to the job or a plan gives an engine.
+var (
+	secretNameParts = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "CREDENTIAL", "PRIVATE", "AUTH"}
+	secretSuffixes  = []string{"_KEY"}
+)
 
-// minSuffixSecret is the shortest value a variable named like a secret
-// (secretSuffixes) must have to be redacted: no credential is shorter, and
-// replacing a short value such as "1" or "true" everywhere would make every
-// document unreadable. SecretEnvNames are redacted whatever their length.
-const minSuffixSecret = 8
+// MinSecretLen is the shortest value a variable named like a secret
+// (IsSecretName) must have to be redacted wherever it appears. GitHub Actions
+// masks every non-empty secret value, however short (actions/runner, commit
+// 258d6c857db3519913f7deb6004b60172f8043ae, src/Runner.Worker/Worker.cs:
+// AddValue of each secret variable's trimmed value and of each of its lines;
+// only derived variations have a minimum, src/Sdk/DTLogging/Logging/
+// ValueEncoders.cs: 6 characters for the PowerShell sections, more than 8
+// for TrimDoubleQuotes), which turns every "1" or "true" of a log into ***.
+// A name pattern is wider than Actions' explicit secrets (TOKENIZERS_PARALLELISM
+// =false holds TOKEN), so a value under 8 bytes is not replaced: no
+// credential is that short. SecretEnvNames and the token post is given are
+// redacted whatever their length, as Actions does.
+const MinSecretLen = 8
+
+// IsSecretName reports whether a variable named name holds a secret by its
+// name: it contains TOKEN, SECRET, PASSWORD, PASSWD, API_KEY, ACCESS_KEY,
+// CREDENTIAL, PRIVATE or AUTH, or ends in _KEY (any case); but TOKEN
+// followed by S or IZ (MAX_NUM_BATCHED_TOKENS, TOKENIZERS_PARALLELISM: counts
+// and settings of an LLM server) and AUTH followed by OR (GIT_AUTHOR_NAME)
+// are not a secret's mark.
+func IsSecretName(name string) bool {
+	upper := strings.ToUpper(name)
+	for _, part := range secretNameParts {
+		for rest := upper; ; {
+			i := strings.Index(rest, part)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(part):]
+			if !notSecretAfter(part, rest) {
+				return true
+			}
+		}
+	}
+	for _, suf := range secretSuffixes {
+		if strings.HasSuffix(upper, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// notSecretAfter reports whether part, followed by rest in a name, is a
+// word that only looks like a secret's mark.
+func notSecretAfter(part, rest string) bool {
+	switch part {
+	case "TOKEN":
+		return strings.HasPrefix(rest, "S") || strings.HasPrefix(rest, "IZ")
+	case "AUTH":
+		return strings.HasPrefix(rest, "OR")
+	}
+	return false
+}
+
+// isPlainNumber reports whether v is a decimal number (digits, maybe a
+// sign and a point): a count or a size, never a credential, and replacing
+// it would hide the numbers of a report.
+func isPlainNumber(v string) bool {
+	v = strings.TrimLeft(v, "+-")
+	digits := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// secretByName reports whether the variable name=value is a secret by its
+// name (IsSecretName), its value long enough (MinSecretLen) and not a
+// plain number.
+func secretByName(name, value string) bool {
+	return len(value) >= MinSecretLen && !isPlainNumber(value) && IsSecretName(name)
+}
 
 // SecretNames are the variables whose values a run must never show:
 // SecretEnvNames, then, in byte order, every other variable of environ
-// ("NAME=value" as os.Environ gives them) whose name ends in _TOKEN,
-// _SECRET, _KEY or _PASSWORD and whose value has at least 8 bytes.
+// ("NAME=value" as os.Environ gives them) whose name looks secret
+// (IsSecretName) and whose value has at least MinSecretLen bytes and is not a
+// plain number.
 func SecretNames(environ []string) []string {
 	names := append([]string(nil), SecretEnvNames...)
 	known := map[string]bool{}
@@ -56,20 +145,52 @@ func SecretNames(environ []string) []string {
 	var more []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || known[name] || len(value) < minSuffixSecret {
+		if !ok || known[name] || !secretByName(name, value) {
 			continue
 		}
-		upper := strings.ToUpper(name)
-		for _, suf := range secretSuffixes {
-			if strings.HasSuffix(upper, suf) {
-				known[name] = true
-				more = append(more, name)
-				break
-			}
-		}
+		known[name] = true
+		more = append(more, name)
 	}
 	sort.Strings(more)
 	return append(names, more...)
+}
+
+// Secret is a value to redact and the name it is shown as ($Name).
+type Secret struct {
+	Name, Value string
+}
+
+// EnvSecrets are the secrets of an environment a plan or a part gives an
+// engine or a server (the env objects of setup.json): the value of each
+// variable whose name looks secret (IsSecretName), of MinSecretLen bytes or
+// more and not a plain number, in the env's order.
+func EnvSecrets(e Env) []Secret {
+	var out []Secret
+	for _, k := range e.Keys() {
+		if v, _ := e.Get(k); secretByName(k, v) {
+			out = append(out, Secret{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+// Secrets are the secrets of the env a setup shows (setup.json, merged.json's
+// setup): each engine's env and each server's (EnvSecrets), in file order. A
+// part written before the runner redacted them, or by another tool, may show
+// them: render adds them to its redactor.
+func (s *Setup) Secrets() []Secret {
+	if s == nil {
+		return nil
+	}
+	var out []Secret
+	for _, k := range s.Engines.Keys() {
+		e, _ := s.Engines.Get(k)
+		out = append(out, EnvSecrets(e.Env)...)
+	}
+	for i := range s.Cases {
+		out = append(out, EnvSecrets(s.Cases[i].Env)...)
+	}
+	return out
 }
 
 // Redactor replaces secret values with `$NAME` and token shapes with
@@ -78,9 +199,9 @@ func SecretNames(environ []string) []string {
 // A Redactor never changes after NewRedactor, so it is safe for concurrent
 // use.
 type Redactor struct {
-	text   secrets // the values as they are
-	json   secrets // the values as encoding/json writes them inside a string
-	shapes bool
+	secrets []Secret // what it was made of (With adds to them)
+	text    secrets  // the values in every form a text may hold them
+	shapes  bool
 }
 
 type secret struct {
@@ -99,33 +220,85 @@ type secrets struct {
 // them (empty values are ignored: replacing "" would corrupt everything) and
 // for the token shapes. getenv may be nil.
 func NewRedactor(getenv func(string) string, names ...string) *Redactor {
-	r := &Redactor{shapes: true}
+	var list []Secret
 	for _, n := range names {
-		v := ""
 		if getenv != nil {
-			v = getenv(n)
+			list = append(list, Secret{Name: n, Value: getenv(n)})
 		}
-		if v == "" {
+	}
+	return newRedactor(list)
+}
+
+// With returns a redactor of r's secrets and more (r itself when more adds
+// nothing); r may be nil.
+func (r *Redactor) With(more ...Secret) *Redactor {
+	if len(more) == 0 && r != nil {
+		return r
+	}
+	var list []Secret
+	if r != nil {
+		list = r.secrets
+	}
+	return newRedactor(append(slices.Clip(list), more...))
+}
+
+func newRedactor(list []Secret) *Redactor {
+	r := &Redactor{shapes: true}
+	for _, s := range list {
+		if s.Value == "" {
 			continue
 		}
-		repl := []byte("$" + n)
-		r.text.add(secret{value: []byte(v), repl: repl})
-		// Inside a JSON string the value reads as encoding/json escapes it:
-		// with HTML escaping (json.Marshal, and every MarshalJSON method
-		// through it) or without (an Encoder with SetEscapeHTML(false)).
-		// The name goes in escaped too: an environment variable's name may
-		// hold a quote or a backslash (`env 'A"B_TOKEN=…'`), which would
-		// end the string or escape what follows.
-		// Without HTML escaping, as merged.json writes its strings.
-		forms := jsonForms("$" + n)
-		jsonRepl := forms[len(forms)-1]
-		for _, f := range jsonForms(v) {
-			r.json.add(secret{value: f, repl: jsonRepl})
+		r.secrets = append(r.secrets, s)
+		// A name never brings a line end of its own: a replacement keeps
+		// the line ends of what it replaces, and no more.
+		repl := []byte("$" + strings.NewReplacer("\n", " ", "\r", " ").Replace(s.Name))
+		for _, f := range secretForms(s.Value) {
+			r.text.add(secret{value: []byte(f), repl: repl})
 		}
 	}
 	r.text.sort()
-	r.json.sort()
 	return r
+}
+
+// secretForms are the texts a value v may stand as, the way GitHub Actions
+// masks a secret (actions/runner, commit 258d6c857db3519913f7deb6004b60172f8043ae,
+// src/Runner.Common/HostContext.cs registers the encoders of
+// src/Sdk/DTLogging/Logging/ValueEncoders.cs; src/Runner.Worker/Worker.cs
+// adds each line of a secret): v itself; as a JSON string holds it, with and
+// without HTML escaping (a log line that prints JSON); URL-encoded, as
+// Uri.EscapeDataString writes it (every byte but A-Z a-z 0-9 - . _ ~ as
+// %XX) and as a query or form value (url.QueryEscape: a space as +); and
+// each line of a value of several lines, trimmed, when it has at least
+// MinSecretLen bytes (a log cut into lines shows one line of it at a time).
+func secretForms(v string) []string {
+	forms := []string{v}
+	for _, f := range jsonForms(v) {
+		forms = append(forms, string(f))
+	}
+	forms = append(forms, escapeData(v), url.QueryEscape(v))
+	if strings.ContainsAny(v, "\r\n") {
+		for _, line := range strings.FieldsFunc(v, func(c rune) bool { return c == '\r' || c == '\n' }) {
+			if line = strings.TrimSpace(line); len(line) >= MinSecretLen {
+				forms = append(forms, line)
+			}
+		}
+	}
+	return forms
+}
+
+// escapeData is v percent-encoded as RFC 3986 §2.3 leaves only the
+// unreserved characters (what .NET's Uri.EscapeDataString writes).
+func escapeData(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 func (s *secrets) add(v secret) {
@@ -170,6 +343,7 @@ func (r *Redactor) Bytes(data []byte) []byte {
 		data = replaceAll(&r.text, data)
 	}
 	if r.shapes {
+		data = replaceAll(patternMatcher{}, data)
 		data = replaceAll(shapeMatcher{}, data)
 	}
 	return data
@@ -187,27 +361,99 @@ func (r *Redactor) String(s string) string {
 	return string(out)
 }
 
-// JSON returns data, a JSON text as encoding/json writes it, with every
-// secret replaced inside its strings (object keys included) in the form
-// the string holds it, and every token shape; nothing outside a string is
+// JSON returns data, a JSON text, with every string (object keys
+// included) redacted as String redacts its value: a string is read as JSON
+// means it (its escapes decoded), so a secret is found whatever writer made
+// the text and however it escaped it (encoding/json with or without HTML
+// escaping, jsontext, Python's json.dumps with its \uXXXX), and a changed
+// string is written back as jsontext quotes it. Nothing outside a string is
 // touched, so valid JSON stays valid and decodes to the redacted values.
 // data itself is returned when nothing was replaced.
 func (r *Redactor) JSON(data []byte) []byte {
 	if !r.active() {
 		return data
 	}
-	if len(r.json.list) > 0 {
-		data = r.json.replaceInStrings(data)
+	// Only strings that may hold a secret are decoded: one holding an
+	// escape (a backslash, which stands nowhere in a JSON text outside a
+	// string), or one where a secret's value or a shape stands as it is.
+	// The rest of the text is copied as it is.
+	var (
+		out     []byte
+		st      = jsonState{data: data}
+		copied  int // data[:copied] is in out
+		from    int // no candidate before from is left
+		cands   [3]int
+		matches = []matcher{&r.text, patternMatcher{}, shapeMatcher{}}
+	)
+	for k := range cands {
+		cands[k] = -2 // not looked for yet
 	}
-	if r.shapes {
-		// A token's characters are never escaped in JSON and a match
-		// never starts outside a string (every prefix starts with a
-		// letter and holds an upper-case letter, '_' or '-' that no JSON
-		// literal has) nor crosses a quote, so the shapes are found in
-		// the JSON text exactly as in its strings.
-		data = replaceAll(shapeMatcher{}, data)
+	var str []byte // a decoded string, reused
+	for {
+		j := -1
+		for k := range cands {
+			if cands[k] != -1 && cands[k] < from {
+				cands[k] = nextCandidate(k, matches[k], data, from, r)
+			}
+			if c := cands[k]; c >= 0 && (j < 0 || c < j) {
+				j = c
+			}
+		}
+		if j < 0 {
+			break
+		}
+		s, e, ok := st.span(j)
+		if !ok {
+			from = j + 1
+			continue
+		}
+		raw := data[s:e] // with its quotes
+		var err error
+		if str, err = jsontext.AppendUnquote(str[:0], raw); err != nil {
+			// Not a valid string (invalid UTF-8 is decoded as U+FFFD
+			// with an error): its bytes are looked at as they are.
+			str = append(str[:0], raw[1:len(raw)-1]...)
+		}
+		if red := r.Bytes(str); !bytes.Equal(red, str) {
+			out = append(out, data[copied:s]...)
+			out, _ = jsontext.AppendQuote(out, red) // invalid UTF-8 becomes U+FFFD
+			copied = e
+		}
+		from = e
 	}
-	return data
+	if st.broken {
+		// Not JSON: a string never ends. Whatever it holds is redacted
+		// as text.
+		return r.Bytes(data)
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[copied:]...)
+}
+
+// nextCandidate is the first position at or after from where matcher k of
+// JSON's (0: the values, 1: the patterns, 2: the shapes; each also a
+// backslash for k == 0) may find something; -1 when there is none.
+func nextCandidate(k int, m matcher, data []byte, from int, r *Redactor) int {
+	j := -1
+	if k == 0 {
+		if len(r.text.list) > 0 {
+			j, _, _ = m.next(data, from)
+		}
+		if b := bytes.IndexByte(data[from:], '\\'); b >= 0 && (j < 0 || from+b < j) {
+			j = from + b
+		}
+		return j
+	}
+	if !r.shapes {
+		return -1
+	}
+	if pm, ok := m.(patternMatcher); ok {
+		return pm.anchor(data, from)
+	}
+	j, _, _ = m.next(data, from)
+	return j
 }
 
 // matcher finds one kind of secret in a text.
@@ -257,6 +503,12 @@ func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 		}
 		out = append(out, buf[i:j]...)
 		out = append(out, repl...)
+		// A secret of several lines (a PEM block, a multi-line value)
+		// leaves its line ends: the lines around it keep their numbers,
+		// and a text cut into lines keeps its count.
+		for range bytes.Count(buf[j:j+n], []byte("\n")) - bytes.Count(repl, []byte("\n")) {
+			out = append(out, '\n')
+		}
 		i = j + n
 	}
 }
@@ -295,73 +547,55 @@ func (s *secrets) open(buf []byte, i int) int {
 	return len(buf)
 }
 
-// replaceInStrings replaces the secrets' JSON forms where they stand inside
-// a string of the JSON text data, at a character boundary (not inside an
-// escape such as \n); a match elsewhere is left alone.
-func (s *secrets) replaceInStrings(data []byte) []byte {
-	st := jsonState{data: data}
-	var out []byte
-	i, from := 0, 0
-	for {
-		j, n, repl := s.next(data, from)
-		if j < 0 {
-			break
-		}
-		if !st.inString(j) {
-			from = j + 1
-			continue
-		}
-		out = append(out, data[i:j]...)
-		out = append(out, repl...)
-		i, from = j+n, j+n
-	}
-	if out == nil {
-		return data
-	}
-	return append(out, data[i:]...)
-}
-
-// jsonState walks a JSON text forward to tell whether a position is inside
-// a string. Positions must be asked in increasing order.
+// jsonState walks a JSON text forward to find the string literal that
+// holds a position. Positions must be asked in increasing order.
 type jsonState struct {
-	data  []byte
-	pos   int  // the walk has read data[:pos]
-	inStr bool // data[pos] is inside a string (after its opening quote)
+	data   []byte
+	pos    int  // the walk has read data[:pos], which ends outside a string
+	broken bool // a string has no closing quote
 }
 
-// inString reports whether a JSON-escaped secret starting at j lies inside
-// one string: j is after the string's opening quote, at a character or
-// escape boundary. A JSON-escaped text holds no bare quote, so a match that
-// starts so also ends in that string.
-func (st *jsonState) inString(j int) bool {
-	for st.pos < j {
-		if !st.inStr {
-			k := bytes.IndexByte(st.data[st.pos:j], '"')
-			if k < 0 {
-				st.pos = j
-				break
-			}
-			st.pos += k + 1
-			st.inStr = true
-			continue
-		}
-		k := bytes.IndexAny(st.data[st.pos:j], "\"\\")
+// span returns the string literal of data holding position j, its quotes
+// included, if one does; after it, the walk is past that string.
+func (st *jsonState) span(j int) (s, e int, ok bool) {
+	for st.pos <= j && st.pos < len(st.data) {
+		k := bytes.IndexByte(st.data[st.pos:], '"')
 		if k < 0 {
-			st.pos = j
-			break
+			st.pos = len(st.data)
+			return 0, 0, false
 		}
-		p := st.pos + k
-		if st.data[p] == '"' {
-			st.pos, st.inStr = p+1, false
-			continue
+		q := st.pos + k
+		if q > j {
+			st.pos = q
+			return 0, 0, false
 		}
-		st.pos = p + 2 // \n, \", \\ ...
-		if p+1 < len(st.data) && st.data[p+1] == 'u' {
-			st.pos = p + 6 // \uXXXX
+		end := stringEnd(st.data, q+1)
+		if end < 0 {
+			st.broken, st.pos = true, len(st.data)
+			return 0, 0, false
+		}
+		st.pos = end + 1
+		if j <= end {
+			return q, end + 1, true
 		}
 	}
-	// pos beyond j: j is inside an escape.
-	return st.pos == j && st.inStr && st.data[j] != '"'
+	return 0, 0, false
+}
+
+// stringEnd is the closing quote of the string whose text starts at i; -1
+// when it has none.
+func stringEnd(data []byte, i int) int {
+	for i < len(data) {
+		k := bytes.IndexAny(data[i:], "\"\\")
+		if k < 0 {
+			return -1
+		}
+		if p := i + k; data[p] == '"' {
+			return p
+		}
+		i += k + 2 // \n, \", \\ ...: \uXXXX's digits hold no quote or backslash
+	}
+	return -1
 }
 
 // Token shapes, as their issuers document them or as gitleaks' maintained
@@ -598,12 +832,13 @@ func (r *Redactor) Writer(w io.Writer) *RedactWriter {
 	if r == nil {
 		return rw
 	}
-	// Secret values first, then shapes, as Bytes does: the shape stage sees
-	// the values already replaced.
+	// Secret values first, then patterns, then shapes, as Bytes does: each
+	// stage sees what the ones before it replaced.
 	if r.shapes {
 		s := &stage{m: shapeMatcher{}, w: w}
-		rw.stages = append(rw.stages, s)
-		rw.w = s
+		p := &stage{m: patternMatcher{}, w: s}
+		rw.stages = append(rw.stages, p, s)
+		rw.w = p
 	}
 	if len(r.text.list) > 0 {
 		s := &stage{m: &r.text, w: rw.w}

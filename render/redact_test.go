@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,5 +81,48 @@ func TestRenderRedactsTheData(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRenderRedactsTheSetupEnvSecrets: a secret-named variable of an
+// engine's or a server's env in the report's setup is a secret of every
+// document, without any secret set given: the issue section, the comment,
+// the terminal tables and the check-run annotations hold its name, never
+// its value, wherever the value stands.
+func TestRenderRedactsTheSetupEnvSecrets(t *testing.T) {
+	atRoot(t)
+	const engineSecret, serverSecret = "wandb-0123456789abcdef", "S3rv1ceCredentialValue"
+	gc := goldenCase{name: "nightly", tree: "nightly-fail"}
+	rep := gc.load(t)
+	e, _ := rep.Setup.Engines.Get("vllm")
+	e.Env.Set("WANDB_API_KEY", engineSecret)
+	rep.Setup.Engines.Set("vllm", e)
+	rep.Setup.Cases[0].Env.Set("SERVICE_CREDENTIALS", serverSecret)
+	for i := range rep.Cases {
+		if rep.Cases[i].Failed() {
+			rep.Cases[i].Checks = append(rep.Cases[i].Checks, collect.Check{Name: "serve_log", Detail: "wandb: " + engineSecret + " svc " + serverSecret})
+		}
+	}
+	opts := gc.options()
+	docs, err := render.Render(rep, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := render.Text(&text, rep, opts); err != nil {
+		t.Fatal(err)
+	}
+	anns, err := render.Annotations(rep, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := docs.Comment + docs.Section + text.String() + fmt.Sprint(anns)
+	for _, s := range []string{engineSecret, serverSecret} {
+		if strings.Contains(all, s) {
+			t.Errorf("a document holds %q", s)
+		}
+	}
+	if !strings.Contains(all, `WANDB\_API\_KEY`) && !strings.Contains(all, "$WANDB_API_KEY") {
+		t.Errorf("no document names the redacted variable")
 	}
 }

@@ -97,6 +97,9 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if red == nil {
 		red = shapesOnly
 	}
+	// The secrets the report's setup shows in its env are secrets wherever
+	// they stand (docs/runner.md §3.6).
+	red = red.With(rep.Setup.Secrets()...)
 	rep, err := rep.Redacted(red)
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)

@@ -133,13 +133,17 @@ func (r *Runner) finishExcerpt(s *Server, ex collect.Excerpt) *collect.Excerpt {
 	}
 	ex.File = filepath.ToSlash(rel)
 	red := r.Redactor()
+	// The lines are redacted together, as the log they were cut from: a
+	// secret across a line break (a PEM block, a value of several lines)
+	// is found whole, and its line ends are kept (collect.Redactor), so
+	// each line stays the line of the log it was, before each is cut.
 	redact := func(in []string) []string {
 		if in == nil {
 			return nil
 		}
-		out := make([]string, len(in))
-		for i, l := range in {
-			out[i] = text.CutLine(red.String(l), collect.ExcerptLineCut)
+		out := strings.Split(red.String(strings.Join(in, "\n")), "\n")
+		for i, l := range out {
+			out[i] = text.CutLine(l, collect.ExcerptLineCut)
 		}
 		return out
 	}

@@ -704,3 +704,27 @@ func checkDirName(name string) error {
 	}
 	return nil
 }
+
+// envSecrets are the secrets of the env the plan gives: each engine's, each
+// of its expectation sets', and each server's (collect.EnvSecrets), in plan
+// order. A plan is the user's file (or a built-in one), and an engine's env
+// is where a workflow may pass a token the server needs.
+func (p *Plan) envSecrets() []collect.Secret {
+	if p == nil {
+		return nil
+	}
+	var out []collect.Secret
+	for _, name := range p.Engines.Keys() {
+		e, _ := p.Engines.Get(name)
+		out = append(out, collect.EnvSecrets(e.Env)...)
+		for _, set := range e.Expectations {
+			out = append(out, collect.EnvSecrets(set.Env)...)
+		}
+	}
+	for _, c := range p.Cases {
+		for _, s := range c.Servers {
+			out = append(out, collect.EnvSecrets(s.Env)...)
+		}
+	}
+	return out
+}

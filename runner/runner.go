@@ -203,6 +203,7 @@ type Runner struct {
 	// files, serve.log, the job summary). The CLI builds it from the whole
 	// environment it saw (collect.SecretNames); nil: the values of
 	// collect.SecretEnvNames as Getenv reads them, and the token shapes.
+	// Redactor adds the plan's env secrets to either.
 	Redact *collect.Redactor
 	// Stderr gets the progress lines.
 	Stderr io.Writer
@@ -279,13 +280,16 @@ func (r *Runner) stderr() io.Writer {
 }
 
 // Redactor returns the secret redactor of the run: Redact, else one of
-// collect.SecretEnvNames.
+// collect.SecretEnvNames; with, either way, the secrets of the env the plan
+// gives its engines, their expectation sets and its servers
+// (collect.EnvSecrets), which setup.json shows and a server may print.
 func (r *Runner) Redactor() *collect.Redactor {
 	if r.redact == nil {
-		r.redact = r.Redact
-	}
-	if r.redact == nil {
-		r.redact = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
+		red := r.Redact
+		if red == nil {
+			red = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
+		}
+		r.redact = red.With(r.Plan.envSecrets()...)
 	}
 	return r.redact
 }

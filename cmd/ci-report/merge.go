@@ -78,8 +78,10 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	// merged.json is redacted as it is written (Report.WriteJSON), the
-	// lines below by stderr's writer.
+	// merged.json is redacted as it is written (Report.WriteJSON), with
+	// the secrets the parts' setup shows in its env (docs/runner.md §3.6),
+	// the lines below by stderr's writer.
+	red = red.With(rep.Setup.Secrets()...)
 	rep.WriteProblems(e.Stderr, "ci-report merge")
 	for _, p := range rep.Parts {
 		line := fmt.Sprintf("ci-report merge: part %s: %s, %d cases ran", p.Display, p.Status, p.Ran)

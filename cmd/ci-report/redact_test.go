@@ -238,3 +238,32 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRedactsTheSetupEnvSecrets: a part whose setup.json shows a
+// secret-named variable of an engine's env (written before the runner
+// redacted it, or by another tool) gives a merged.json, an uploaded
+// artifact, without its value, wherever the value stands.
+func TestMergeRedactsTheSetupEnvSecrets(t *testing.T) {
+	const secret = "wandb-0123456789abcdef"
+	dir := filepath.Join(t.TempDir(), "tree")
+	mustDo(t, os.CopyFS(dir, os.DirFS(treePath("nightly-fail"))))
+	setup := filepath.Join(dir, "vllm", "setup.json")
+	data, err := os.ReadFile(setup)
+	mustDo(t, err)
+	data = bytes.Replace(data, []byte(`"env": {`), []byte(`"env": {"WANDB_API_KEY": "`+secret+`", `), 1)
+	mustDo(t, os.WriteFile(setup, data, 0o644))
+	part := filepath.Join(dir, "vllm", "part.json")
+	pj, err := os.ReadFile(part)
+	mustDo(t, err)
+	pj = bytes.Replace(pj, []byte(`"host": "`), []byte(`"host": "`+secret+` `), 1)
+	mustDo(t, os.WriteFile(part, pj, 0o644))
+	out := filepath.Join(t.TempDir(), "merged.json")
+	if code, _, stderr := runCLI(t, "merge", "--out", out, dir); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	merged, err := os.ReadFile(out)
+	mustDo(t, err)
+	if bytes.Contains(merged, []byte(secret)) || !bytes.Contains(merged, []byte(`$WANDB_API_KEY`)) {
+		t.Errorf("merged.json holds the engine env's secret, or not its name")
+	}
+}

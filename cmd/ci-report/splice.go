@@ -52,6 +52,17 @@ func (o *spliceOptions) setArgs(pos []string) error {
 }
 
 func (o *spliceOptions) run(ctx context.Context, e *env) error {
+	// What splice reads, it writes out: a file of the kernel's pseudo
+	// filesystems would put the state of a process (its environment, the
+	// token included) into a document that goes to GitHub.
+	for _, in := range []struct{ flag, path string }{{"--body", o.body}, {"--section", o.section}} {
+		if in.path == "-" {
+			continue
+		}
+		if fs := pseudoFS(in.path); fs != "" {
+			return usageErrorf("%s %s: a file of %s, the kernel's state, not a document: refused", in.flag, bounds.Cut(in.path), fs)
+		}
+	}
 	var body []byte
 	var err error
 	if o.body == "-" {

@@ -1,0 +1,235 @@
+package collect
+
+import (
+	"bytes"
+	"regexp"
+)
+
+// Secret patterns: what no list of values can know and no prefix tells,
+// found by where it stands (a header, a URL, a PEM block) rather than by
+// how it starts (the token shapes). Each is found at a literal anchor and
+// matched there by a regular expression (RE2: linear in its input) whose
+// group 1 (or 2) is the secret, replaced by [REDACTED]; what stands around
+// it (the header's name, the URL's scheme and host, the PEM block's labels)
+// is kept, so a reader still sees what was there. The rules follow gitleaks'
+// (github.com/gitleaks/gitleaks, commit
+// b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/):
+//
+//   - private keys (privatekey.go, private-key): a PEM block -----BEGIN …
+//     PRIVATE KEY----- to its -----END … PRIVATE KEY-----, the labels'
+//     words without gitleaks' dashes (a label of [ A-Z0-9_-] runs from one
+//     block's end marker into the next block's header, leaving that one's
+//     body); a block cut before its end (an excerpt, a cut line) loses what
+//     follows its header of base64, whitespace and header fields
+//     (Proc-Type: …).
+//   - JWTs (jwt.go, jwt): eyJ, 14 or more of base64url, '.', eyJ, 14 or
+//     more, '.', the signature (maybe empty). gitleaks asks ey and 17; a
+//     JWT's header and payload are JSON objects, whose base64 always
+//     starts eyJ.
+//   - Authorization headers (curl.go, curl-auth-header, without its curl
+//     context): Authorization, ':' or '=', maybe a scheme (Basic, Bearer,
+//     Token, Api-Token), then 8 or more of [A-Za-z0-9_=~@.+/-].
+//   - Bearer credentials (the same rule's Bearer branch, wherever it
+//     stands): Bearer and 8 or more of those, holding a digit or 20 long
+//     (so the words after "bearer" in a sentence are left).
+//   - Credentials in URLs (RFC 3986 §3.2.1, user-info): ://user:password@,
+//     the user-info replaced. gitleaks has no rule of its own for it.
+//   - Slack webhooks (slack.go, slack-webhook-url): hooks.slack.com/
+//     services|workflows|triggers/ and 43 or more of [A-Za-z0-9+/].
+//   - Discord webhooks (Discord's documented URL,
+//     https://discord.com/developers/docs/resources/webhook: /api/webhooks/
+//     {webhook.id}/{webhook.token}; gitleaks' discord.go has only API
+//     tokens): discord.com or discordapp.com/api/webhooks/, the id (digits)
+//     and token (20 or more of [A-Za-z0-9_-]) replaced.
+//   - AWS secret access keys (40 of [A-Za-z0-9/+], AWS's documented form
+//     wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; gitleaks' aws.go has the key
+//     id only): next to their key id (the id, then up to 20 of spaces, tabs
+//     and , : ; = | " '), or after the name aws_secret_access_key or
+//     SecretAccessKey (any case, : or =).
+type pattern struct {
+	anchors []string
+	re      *regexp.Regexp
+	// window is the most a match can span from its anchor; a streaming
+	// writer holds back that much at most.
+	window int
+	// multiline: a match may cross a line end, so a finished line does
+	// not decide it.
+	multiline bool
+	// valid, when set, must hold of the secret for it to be replaced.
+	valid func([]byte) bool
+}
+
+var patterns = []pattern{
+	{
+		anchors:   []string{"-----BEGIN", "-----begin"},
+		re:        regexp.MustCompile(`^(?i)-----BEGIN (?:[A-Z0-9_]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----(?:([\s\S]*?)-----END (?:[A-Z0-9_]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|([A-Za-z0-9+/=:,.\s-]+))`),
+		window:    16 << 10,
+		multiline: true,
+	},
+	{
+		anchors: []string{"eyJ"},
+		re:      regexp.MustCompile(`^eyJ([A-Za-z0-9_-]{14,}\.eyJ[A-Za-z0-9_-]{14,}\.[A-Za-z0-9_-]*)`),
+		window:  maxShapeLen * 4,
+	},
+	{
+		anchors: []string{"Authorization", "authorization", "AUTHORIZATION"},
+		re:      regexp.MustCompile(`^(?i)authorization["']?[ \t]{0,5}[:=][ \t]{0,5}["']?(?:(?:basic|bearer|token|api-token)[ \t]{1,5})?([\w=~@.+/-]{8,})`),
+		window:  maxShapeLen,
+	},
+	{
+		anchors: []string{"Bearer", "bearer", "BEARER"},
+		re:      regexp.MustCompile(`^(?i)bearer[ \t]{1,5}([\w=~@.+/-]{8,})`),
+		window:  maxShapeLen,
+		valid: func(b []byte) bool {
+			return len(b) >= 20 || bytes.ContainsAny(b, "0123456789")
+		},
+	},
+	{
+		anchors: []string{"://"},
+		re:      regexp.MustCompile(`^://([^\s/?#@:"'<>\[\]\\]*:[^\s/?#@"'<>\[\]\\]+)@`),
+		window:  maxShapeLen,
+	},
+	{
+		anchors: []string{"hooks.slack.com/"},
+		re:      regexp.MustCompile(`^hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{43,})`),
+		window:  maxShapeLen,
+	},
+	{
+		anchors: []string{"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"},
+		re:      regexp.MustCompile(`^discord(?:app)?\.com/api/webhooks/([0-9]+/[A-Za-z0-9_-]{20,})`),
+		window:  maxShapeLen,
+	},
+	{
+		anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA"},
+		re:      regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[ \t,:;=|"']{1,20}([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		window:  maxShapeLen,
+	},
+	{
+		anchors: []string{"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "SecretAccessKey", "secretAccessKey", "secret_access_key", "SECRET_ACCESS_KEY"},
+		re:      regexp.MustCompile(`^(?i)(?:aws_)?secret_?access_?key["']?[ \t]{0,5}[:=][ \t]{0,5}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		window:  maxShapeLen,
+	},
+}
+
+// maxAnchor is the longest anchor.
+var maxAnchor = func() int {
+	n := 0
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			n = max(n, len(a))
+		}
+	}
+	return n
+}()
+
+var redactedMark = []byte("[REDACTED]")
+
+// patternMatcher finds the patterns.
+type patternMatcher struct{}
+
+// at returns the match of pt at buf[p] (an anchor of it): its length and
+// replacement; n is 0 when there is none.
+func (pt *pattern) at(buf []byte, p int) (n int, repl []byte) {
+	win := buf[p:min(len(buf), p+pt.window)]
+	m := pt.re.FindSubmatchIndex(win)
+	if m == nil {
+		return 0, nil
+	}
+	for g := 1; 2*g+1 < len(m); g++ {
+		s, e := m[2*g], m[2*g+1]
+		if s < 0 || s == e {
+			continue
+		}
+		if pt.valid != nil && !pt.valid(win[s:e]) {
+			return 0, nil
+		}
+		repl = append(append(append(repl, win[:s]...), redactedMark...), win[e:m[1]]...)
+		return m[1], repl
+	}
+	return 0, nil
+}
+
+func (patternMatcher) next(buf []byte, i int) (int, int, []byte) {
+	best, bestN := -1, 0
+	var bestRepl []byte
+	for k := range patterns {
+		pt := &patterns[k]
+		for _, a := range pt.anchors {
+			for from := i; from < len(buf); {
+				j := bytes.Index(buf[from:], []byte(a))
+				if j < 0 || (best >= 0 && from+j >= best) {
+					break
+				}
+				q := from + j
+				if n, repl := pt.at(buf, q); n > 0 {
+					best, bestN, bestRepl = q, n, repl
+					break
+				}
+				from = q + 1
+			}
+		}
+	}
+	return best, bestN, bestRepl
+}
+
+// anchor is the first anchor of any pattern at or after i; -1 when there is
+// none.
+func (patternMatcher) anchor(buf []byte, i int) int {
+	best := -1
+	for k := range patterns {
+		for _, a := range patterns[k].anchors {
+			lim := len(buf)
+			if best >= 0 {
+				lim = min(len(buf), best+len(a))
+			}
+			if j := bytes.Index(buf[i:lim], []byte(a)); j >= 0 && (best < 0 || i+j < best) {
+				best = i + j
+			}
+		}
+	}
+	return best
+}
+
+// decided reports whether bytes after buf can no longer change what pt
+// matches at buf[p], an anchor of it.
+func (pt *pattern) decided(buf []byte, p int) bool {
+	tail := buf[p:]
+	if len(tail) >= pt.window {
+		return true
+	}
+	if !pt.multiline {
+		return bytes.IndexByte(tail, '\n') >= 0
+	}
+	// A PEM block: decided once its end marker is whole.
+	e := bytes.Index(bytes.ToUpper(tail), []byte("-----END"))
+	return e >= 0 && bytes.Contains(tail[e+len("-----END"):], []byte("-----"))
+}
+
+func (patternMatcher) open(buf []byte, i int) int {
+	open := len(buf)
+	for k := range patterns {
+		pt := &patterns[k]
+		for _, a := range pt.anchors {
+			// An anchor whose match is not decided yet.
+			for from := max(i, len(buf)-pt.window); from < open; {
+				j := bytes.Index(buf[from:], []byte(a))
+				if j < 0 || from+j >= open {
+					break
+				}
+				if q := from + j; !pt.decided(buf, q) {
+					open = q
+					break
+				}
+				from += j + 1
+			}
+			// The beginning of an anchor at the end of buf.
+			for p := max(i, len(buf)-len(a)+1); p < open; p++ {
+				if bytes.HasPrefix([]byte(a), buf[p:]) {
+					open = p
+					break
+				}
+			}
+		}
+	}
+	return open
+}
