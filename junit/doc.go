@@ -107,7 +107,7 @@
 // suite being read, the records and output of the suites of one top-level
 // suite, a problem per suite at most, and the metrics file: at most 64 MiB
 // plus twice the largest testcase at any size up to DefaultMaxBytes
-// (TestImportMemoryBounded: 10 MiB of live heap for 200,000 testcases).
+// (TestImportMemoryBounded: 7-10 MiB of live heap for 200,000 testcases).
 // The exceptions are read twice and cost their size: a suite with a
 // rerun, with its own failure or testcases after a nested suite, or with
 // properties after its testcases is held whole while it is read, and
