@@ -16,13 +16,11 @@
 // <flakyFailure> and <flakyError> (text in <stackTrace>). Unknown elements
 // and attributes are skipped.
 //
-// Reading is streaming (xmltok.go: a tokenizer that reads what
-// encoding/xml's Decoder.Token reads, tokens, lines and errors, several
-// times faster; FuzzTokenizer holds the two equal) and bounded: a file is at
-// most 64 MiB, elements nest at most 32 deep, of each text the first 64 KiB
-// are kept, a DOCTYPE is refused (so no entity is ever defined, let alone
-// expanded), and only XML's predefined entities and character references
-// are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded, and
+// Reading is streaming (encoding/xml's Decoder.Token, Strict, with no
+// entity map) and bounded: a file is at most 64 MiB, elements nest at most
+// 32 deep, of each text the first 64 KiB are kept, a DOCTYPE is refused
+// (so no entity is ever defined, let alone expanded), and only XML's
+// predefined entities and character references are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded, and
 // a declared IANA charset (ISO-8859-1, windows-1252) decoded. A malformed
 // document, an empty file, an unknown encoding and a document whose root
 // is not <testsuites> or <testsuite> are errors naming the file and the
@@ -109,28 +107,26 @@
 // suite being read, the records and output of the suites of one top-level
 // suite, a problem per suite at most, and the metrics file: at most 64 MiB
 // plus twice the largest testcase at any size up to DefaultMaxBytes
-// (TestImportMemoryBounded: 7 MiB of live heap for 200,000 testcases).
+// (TestImportMemoryBounded: 7-10 MiB of live heap for 200,000 testcases).
 // The exceptions are read twice and cost their size: a suite with a
 // rerun, with its own failure or testcases after a nested suite, or with
 // properties after its testcases is held whole while it is read, and
 // ci-report's exports of several arms are read again for the arm kept.
-// The tokenizer holds the input from the token being read to the end of
-// what it read (256 KiB at a time), a token (a text, an attribute value)
-// whole, as encoding/xml did.
+// encoding/xml holds the token being read (a text, an attribute value)
+// whole.
 //
 // # Speed
 //
 // `ci-report import junit` of BenchmarkImportJUnit's report of 100,000
-// pytest testcases (15 MB; 5% failed, 4% skipped) takes 0.69-0.77 s of CPU
-// and 44-45 MiB peak RSS, where Debian's python3-junitparser 2.8.0 takes
-// 0.82-0.86 s and 80 MiB only to read it and each testcase's name,
-// classname, time and result, and the binary before xmltok.go 1.05-1.17 s;
-// a million short passing testcases (61 MiB) 4.5 s and 57 MiB, junitparser
-// 6.9 s and 525 MiB. Measured with testdata/abba.sh on a loaded 2-core
-// machine (load average 25-31; README.md, Performance, has the table and
-// what remains). Of that CPU the tokenizer takes about a sixth,
-// summary.md's rows with their redaction and escaping another sixth, and
-// writing the part's 67 MB an eighth (pprof of BenchmarkImportJUnit).
+// pytest testcases (15 MB; 5% failed, 4% skipped) takes 0.85-0.95 s of CPU
+// and 45-46 MiB peak RSS, where Debian's python3-junitparser 2.8.0 takes
+// 0.80-0.81 s and 80 MiB only to read it and each testcase's name,
+// classname, time and result; a million short passing testcases (61 MiB)
+// 6.3-7.6 s and 57-58 MiB, junitparser 7.2 s and 525 MiB. Measured with
+// testdata/abba.sh on a loaded 2-core machine (load average 22-24). Of
+// that CPU encoding/xml's Decoder.Token takes about a third and
+// summary.md's rows with their redaction and escaping about a ninth (pprof
+// of BenchmarkImportJUnit).
 //
 // # Exports with arms
 //

@@ -21,7 +21,8 @@ import (
 // Surefire on a Latin-1 locale), windows-1252 and UTF-16 (PowerShell's
 // Out-File, .NET's default StreamWriter on Windows).
 
-// decoded returns r as UTF-8 for the tokenizer: a UTF-8 byte order mark is
+// decoded returns r as UTF-8 for encoding/xml, which reads neither a byte
+// order mark nor UTF-16 (Go 1.26, src/encoding/xml/xml.go): a UTF-8 BOM is
 // dropped, a UTF-16 document (a BOM, or "<?" in UTF-16 without one) is
 // transcoded whole, so that its declaration can be read; utf16 says so.
 func decoded(r io.Reader) (out io.Reader, utf16 bool) {
@@ -39,13 +40,12 @@ func decoded(r io.Reader) (out io.Reader, utf16 bool) {
 	return br, false
 }
 
-// charsetReader is the tokenizer's charset reader (and encoding/xml's
-// Decoder.CharsetReader, in FuzzTokenizer): the declared encoding of a
-// document decoded already (UTF-8, ASCII, UTF-16 transcoded by decoded)
-// passes as it is; another one the IANA registry names (ISO-8859-1,
-// windows-1252, ...) is decoded to UTF-8; any other is an error naming it,
-// also kept in *refused (the tokenizer words it as encoding/xml does, with
-// "xml: opening charset").
+// charsetReader is the parser's Decoder.CharsetReader: the declared
+// encoding of a document decoded already (UTF-8, ASCII, UTF-16 transcoded
+// by decoded) passes as it is; another one the IANA registry names
+// (ISO-8859-1, windows-1252, ...) is decoded to UTF-8; any other is an
+// error naming it, also kept in *refused (encoding/xml wraps it in "xml:
+// opening charset", which the parser's message leaves out).
 func charsetReader(utf16 bool, refused *error) func(label string, in io.Reader) (io.Reader, error) {
 	return func(label string, in io.Reader) (r io.Reader, err error) {
 		defer func() { *refused = err }()

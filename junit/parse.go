@@ -124,8 +124,12 @@ func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error
 	}
 	lim := safefile.Limit(r, safefile.Kind{Name: safefile.JUnit.Name, Max: maxBytes})
 	in, utf16 := decoded(lim)
-	p := &parser{lim: lim, file: base(file), rd: rd}
-	p.d = newXMLTokenizer(in, charsetReader(utf16, &p.encErr))
+	p := &parser{d: xml.NewDecoder(in), lim: lim, file: base(file), rd: rd}
+	// Strict (the default, kept explicit): an unknown entity, an unquoted
+	// attribute or a mismatched end tag is an error, not read past. No
+	// Entity map: only XML's predefined entities are read.
+	p.d.Strict = true
+	p.d.CharsetReader = charsetReader(utf16, &p.encErr)
 	if err := p.document(); err != nil {
 		var le *lineError
 		if errors.As(err, &le) || errors.Is(err, safefile.ErrTooLarge) {
@@ -136,11 +140,11 @@ func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error
 	return p.problems, nil
 }
 
-// parser walks the tokenizer's tokens (xmltok.go: encoding/xml's, read
-// faster), bounding depth and refusing what a JUnit report never needs (a
-// DTD, entities).
+// parser walks encoding/xml's tokens (Decoder.Token, which streams: it
+// holds the token being read, not the document), bounding depth and
+// refusing what a JUnit report never needs (a DTD, entities).
 type parser struct {
-	d     *xmlTokenizer
+	d     *xml.Decoder
 	lim   *safefile.LimitedReader
 	depth int
 	// file is the document's base name, for problems.
@@ -162,7 +166,10 @@ type lineError struct {
 
 func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-func (p *parser) line() int { return p.d.Line() }
+func (p *parser) line() int {
+	l, _ := p.d.InputPos()
+	return l
+}
 
 func (p *parser) errorf(format string, a ...any) error {
 	return &lineError{Line: p.line(), Msg: fmt.Sprintf(format, a...)}
@@ -183,50 +190,46 @@ func (p *parser) problemf(format string, a ...any) {
 	}
 }
 
-// next reads the next token into p.d (kind, name, attr, data). Its bytes
-// (data) are the tokenizer's and hold only until the next call: every
-// caller uses them at once, so no token is copied.
-func (p *parser) next() (tokenKind, error) {
-	err := p.d.next()
+// next returns the next token. Its bytes (CharData) are the decoder's and
+// hold only until the next call: every caller uses them at once, so no
+// token is copied.
+func (p *parser) next() (xml.Token, error) {
+	tok, err := p.d.Token()
 	if err != nil {
 		var se *xml.SyntaxError
 		switch {
 		case errors.Is(err, safefile.ErrTooLarge):
-			return 0, err
+			return nil, err
 		case p.encErr != nil:
-			return 0, &lineError{Line: p.line(), Msg: p.encErr.Error()}
+			return nil, &lineError{Line: p.line(), Msg: p.encErr.Error()}
 		case errors.As(err, &se):
-			return 0, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
+			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
 		case err == io.EOF:
-			return 0, io.EOF
+			return nil, io.EOF
 		}
-		return 0, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
+		return nil, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
 	}
-	switch p.d.kind {
-	case tokStart:
+	switch t := tok.(type) {
+	case xml.StartElement:
 		p.depth++
 		if p.depth > maxDepth {
-			return 0, p.errorf("elements nested deeper than %d", maxDepth)
+			return nil, p.errorf("elements nested deeper than %d", maxDepth)
 		}
-	case tokEnd:
+	case xml.EndElement:
 		p.depth--
-	case tokDirective:
-		word, _, _ := strings.Cut(strings.TrimSpace(string(p.d.data)), " ")
-		return 0, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", text.CutLine(word, 20))
+	case xml.Directive:
+		word, _, _ := strings.Cut(strings.TrimSpace(string(t)), " ")
+		return nil, p.errorf("<!%s> is not allowed: a JUnit report needs no DTD, and entities are never expanded", text.CutLine(word, 20))
 	}
-	return p.d.kind, nil
+	return tok, nil
 }
-
-// start is the start tag just read. Its attributes are the tokenizer's and
-// hold until the next token: every caller reads them before it reads on.
-func (p *parser) start() xml.StartElement { return xml.StartElement{Name: p.d.name, Attr: p.d.attr} }
 
 // document reads the whole input: an optional XML declaration, comments and
 // white space around one root element.
 func (p *parser) document() error {
 	rootSeen := false
 	for {
-		kind, err := p.next()
+		tok, err := p.next()
 		if err == io.EOF {
 			if !rootSeen {
 				if p.lim.Total() == 0 {
@@ -239,9 +242,8 @@ func (p *parser) document() error {
 		if err != nil {
 			return err
 		}
-		switch kind {
-		case tokStart:
-			t := p.start()
+		switch t := tok.(type) {
+		case xml.StartElement:
 			if rootSeen {
 				return p.errorf("a second root element <%s>", name(t.Name))
 			}
@@ -258,8 +260,8 @@ func (p *parser) document() error {
 			default:
 				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites> or <testsuite>", name(t.Name))
 			}
-		case tokText:
-			if len(bytes.TrimSpace(p.d.data)) > 0 {
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
 				return p.errorf("not JUnit XML: text outside the root element")
 			}
 		}
@@ -286,19 +288,19 @@ func (p *parser) suites(path []string) error {
 // (start must consume it) and returns at its end tag.
 func (p *parser) children(start func(xml.StartElement) error) error {
 	for {
-		kind, err := p.next()
+		tok, err := p.next()
 		if err == io.EOF {
 			return p.errorf("malformed XML: unexpected end of file")
 		}
 		if err != nil {
 			return err
 		}
-		switch kind {
-		case tokStart:
-			if err := start(p.start()); err != nil {
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if err := start(t); err != nil {
 				return err
 			}
-		case tokEnd:
+		case xml.EndElement:
 			return nil
 		}
 	}
@@ -315,31 +317,30 @@ func (p *parser) skip() error {
 func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 	var b strings.Builder
 	for {
-		kind, err := p.next()
+		tok, err := p.next()
 		if err == io.EOF {
 			return "", p.errorf("malformed XML: unexpected end of file")
 		}
 		if err != nil {
 			return "", err
 		}
-		switch kind {
-		case tokText:
+		switch t := tok.(type) {
+		case xml.CharData:
 			if room := maxText - b.Len(); room > 0 {
 				// CutBytes reads no further than byte room: only what
 				// is kept is made a string, not a text of megabytes.
-				d := p.d.data
-				b.WriteString(text.CutBytes(string(d[:min(len(d), room+1)]), room))
+				b.WriteString(text.CutBytes(string(t[:min(len(t), room+1)]), room))
 			}
-		case tokStart:
+		case xml.StartElement:
 			if child == nil {
 				err = p.skip()
 			} else {
-				err = child(p.start())
+				err = child(t)
 			}
 			if err != nil {
 				return "", err
 			}
-		case tokEnd:
+		case xml.EndElement:
 			// The cut text is marked where it is shown.
 			return text.Valid(b.String()), nil
 		}
@@ -496,7 +497,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if t.Name.Local != "property" {
 			return p.skip()
 		}
-		m := attrs(t.Attr) // held until the next token
+		m := attrs(t.Attr)
 		name := m.get("name")
 		v, hasValue := m.lookup("value")
 		txt, err := p.text(nil)

@@ -176,3 +176,35 @@ func TestNamer(t *testing.T) {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }
+
+// TestXMLRules: what XML 1.0 says of a document, as reporters rely on it
+// (pytest's ElementTree escapes <, & and quotes as entities, Surefire
+// writes stack traces in CDATA, Windows tools end lines with CRLF), is what
+// the import reads: entities and character references replaced, CDATA
+// taken as written, CRLF and CR read as LF, comments and processing
+// instructions dropped, prefixed attributes (xsi:, a namespace's) not
+// taken for JUnit's, an element read by its local name, and a case's line
+// where its start tag ends.
+func TestXMLRules(t *testing.T) {
+	const doc = "<?xml version='1.0'?>\r\n<!-- by hand -->\r\n" +
+		`<j:testsuite xmlns:j="urn:j" xmlns:x="urn:x" name="a&amp;b">` + "\r\n" +
+		`<testcase x:name="not this" name="t&lt;1&gt;&#65;&#x42;" classname='c&apos;"'` + "\r\n" + `time="1.5">` +
+		`<failure message="m&#10;n" type="E">x &amp; y&#x20AC;<![CDATA[ <a> & ]]b ]]>` + "z\r\nw\rv<?pi x?><!-- c --></failure>" +
+		"</testcase></j:testsuite>\n"
+	d, err := parseAll(strings.NewReader(doc), "rules.xml", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Suites) != 1 || len(d.Suites[0].Cases) != 1 {
+		t.Fatalf("read %+v, want one suite of one case", d.Suites)
+	}
+	s, c := d.Suites[0], d.Suites[0].Cases[0]
+	want := Case{Name: "t<1>AB", ClassName: `c'"`, TimeS: 1.5, Line: 5, Outcomes: []Outcome{
+		{Kind: "failure", Type: "E", Message: "m\nn", Body: "x & y€ <a> & ]]b z\nw\nv"}}}
+	if s.Name != "a&b" || s.Line != 3 || !cmp.Equal(c, want) {
+		t.Errorf("suite %q at line %d, case %+v; want suite \"a&b\" at line 3, case %+v", s.Name, s.Line, c, want)
+	}
+	if len(d.Problems) != 0 {
+		t.Errorf("problems %q", d.Problems)
+	}
+}
