@@ -8,7 +8,8 @@
 //     file is (Kind), the cap named in the refusal;
 //   - a file it writes replaces only a regular file or a new path (Write):
 //     a rename over /dev/null made it an ordinary file for every later step
-//     of the job.
+//     of the job; and an existing file keeps its owner, mode and links (a
+//     rename once made another user's 0600 file a root-owned 0644 one).
 package safefile
 
 import (
