@@ -1,7 +1,11 @@
 package merge
 
 import (
+	"fmt"
 	"path"
+	"slices"
+
+	"github.com/ovg-project/ci-report/collect"
 )
 
 // KnownIssue is one entry of a known-issues file (docs/render.md §10): a
@@ -82,7 +86,9 @@ func (s KnownStatus) Reproduces() bool { return s.Failed > 0 }
 // WithKnownIssues returns a copy of the report in which every check that a
 // known issue covers is marked (Case.Known) and the verdict recomputed: a
 // case whose only failed checks are known no longer fails it, a case with
-// any other failed check still does (docs/formats.md §7.3). The known issues
+// any other failed check still does (docs/formats.md §7.3). Issues that
+// cover the run wholesale (knownWholesale) are not applied: the copy is
+// classified as without them and has a problem saying why. The known issues
 // are a render-time input and never part of merged.json, so rendering the
 // directories and rendering their merged.json with the same file give the
 // same bytes. rep is not changed; without issues it is returned as it is.
@@ -105,8 +111,64 @@ func (r *Report) WithKnownIssues(issues []KnownIssue) *Report {
 		}
 		out.Cases[i] = c
 	}
+	if p, wide := out.knownWholesale(); wide {
+		// Not applied: the report is as without the file, and says why.
+		for i := range out.Cases {
+			out.Cases[i].Known = nil
+		}
+		out.KnownIssues = nil
+		out.Problems = append(slices.Clip(r.Problems), p)
+	}
 	out.Verdict = out.computeVerdict()
 	return &out
+}
+
+// KnownIssuesProblemFile is the File of the problem a known-issues file that
+// was not applied adds to the report.
+const KnownIssuesProblemFile = "known issues"
+
+// KnownShare is the most of a plan's cases the known issues may reach in
+// either of the two ways that would cover a run wholesale
+// (knownWholesale): a quarter.
+const KnownShare = 4 // 1/KnownShare
+
+// knownWholesale says whether the entries, matched in r (Case.Known set),
+// cover the run wholesale, which no known-issues file may (docs/render.md
+// §10): they match every check of more than a quarter of the plan's cases
+// (any failure of those would be hidden; every check of the run is the
+// extreme), or a check that only an exact name covers (ExactOnly: a server
+// not ready, a crash, an error signature, a token comparison, how a kvcached
+// regression shows) in more than a quarter of them. Each entry passing
+// validation is not enough: twelve narrow ones (`[a-m]*`, `[n-z]*` and the
+// exact names) once turned a CUDA-error case PASS. What they reach is
+// measured on the run's own cases and checks, passed or failed, so that a
+// file is judged the same whatever failed; a case that recorded no check
+// (not run, a passing imported test) is reached by none.
+func (r *Report) knownWholesale() (collect.Problem, bool) {
+	every, exact := 0, 0
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		if len(c.Checks) == 0 || len(c.Known) == 0 {
+			continue
+		}
+		if len(c.Known) == len(c.Checks) {
+			every++
+		}
+		if slices.ContainsFunc(c.Known, func(k KnownCheck) bool { return exactOnly(c.Checks[k.Check].Name) }) {
+			exact++
+		}
+	}
+	n := len(r.Cases)
+	var what string
+	switch {
+	case every*KnownShare > n:
+		what = fmt.Sprintf("its entries match every check of %d of the plan's %d cases", every, n)
+	case exact*KnownShare > n:
+		what = fmt.Sprintf("its entries cover a server-ready, crash, error-signature or token check in %d of the plan's %d cases", exact, n)
+	default:
+		return collect.Problem{}, false
+	}
+	return collect.Problem{File: KnownIssuesProblemFile, What: what + ", more than a quarter: a known-issues file may not cover a run wholesale; not applied, every failed check counts in the verdict"}, true
 }
 
 // KnownIssueOf returns the index in Report.KnownIssues of the issue that

@@ -339,6 +339,14 @@ func (r *renderer) correctness() (Documents, error) {
 		return Documents{}, err
 	}
 	docs.Warnings = append(docs.Warnings, warn...)
+	// A problem of the render-time inputs (a known-issues file not applied,
+	// docs/render.md §10) is news to the step's log too: the CLI printed the
+	// report's own problems before they were classified.
+	for _, p := range r.rep.Problems {
+		if p.File == merge.KnownIssuesProblemFile {
+			docs.Warnings = append(docs.Warnings, p.String())
+		}
+	}
 	if r.opts.PR == 0 {
 		docs.Section = section
 	}

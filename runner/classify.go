@@ -506,8 +506,8 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
 		}
 	}
-	if r.KernelLog != "" {
-		scan(r.KernelLog, kernelStart, kernelEnd, "kernel log")
+	if m, ok := r.scanKernelLog(kernelStart, kernelEnd); ok {
+		ev.note(m, "kernel log")
 	}
 	return ev
 }
@@ -533,17 +533,4 @@ func (r *Runner) scanFrom(path string, from, to int64) (engine.SignatureMatch, b
 		in = io.LimitReader(f, max(to-from, 0))
 	}
 	return engine.FindSignature(in)
-}
-
-// kernelLogSize is the size of --kernel-log now, where the lines of the
-// next case begin: 0 when it does not exist yet (or cannot be looked at).
-func (r *Runner) kernelLogSize() int64 {
-	if r.KernelLog == "" {
-		return 0
-	}
-	st, err := os.Stat(r.KernelLog)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
 }

@@ -244,10 +244,10 @@ func (p *Plan) Validate() error {
 
 // MaxTP is the largest tensor-parallel size a plan's server may ask for (a
 // node of 8 GPUs), and MaxGPU the largest GPU index a plan, --gpus or
-// --container-gpus may name.
+// --container-gpus may name (bounds.MaxGPU, which the simulator shares).
 const (
 	MaxTP  = 8
-	MaxGPU = 64
+	MaxGPU = bounds.MaxGPU
 )
 
 // checkGPU checks a pair's gpu field: empty, or one GPU index 0..MaxGPU.

@@ -46,6 +46,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := r.defaults(); err != nil {
 		return nil, err
 	}
+	if err := r.openKernelLog(); err != nil {
+		return nil, err
+	}
+	defer r.closeKernelLog()
 	w, err := collect.NewPartWriter(r.OutDir, r.Redactor())
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
@@ -52,6 +53,11 @@ type Timing struct {
 	InstallTimeout time.Duration
 	// VersionProbeTimeout bounds a setup case's version probe (2 min).
 	VersionProbeTimeout time.Duration
+	// KernelLogPoll is how often a --kernel-log named pipe is read while
+	// cases run, besides at each case's start and end (1 s): what the
+	// kernel logs is taken off the pipe before its buffer fills and its
+	// writer blocks.
+	KernelLogPoll time.Duration
 }
 
 // DefaultTiming is the documented timing (docs/runner.md §8).
@@ -63,7 +69,7 @@ var DefaultTiming = Timing{
 	ElasticSample: time.Second, PrioritySample: 2 * time.Second,
 	DrainStep: 5 * time.Second, DrainMax: 60 * time.Second,
 	LimitWait: 30 * time.Second, InstallTimeout: 30 * time.Minute,
-	VersionProbeTimeout: DefaultVersionProbeTimeout,
+	VersionProbeTimeout: DefaultVersionProbeTimeout, KernelLogPoll: time.Second,
 }
 
 // WithDefaults returns t with zero fields set to DefaultTiming's.
@@ -80,7 +86,7 @@ func (t Timing) WithDefaults() Timing {
 		{&t.ElasticSample, d.ElasticSample}, {&t.PrioritySample, d.PrioritySample},
 		{&t.DrainStep, d.DrainStep}, {&t.DrainMax, d.DrainMax},
 		{&t.LimitWait, d.LimitWait}, {&t.InstallTimeout, d.InstallTimeout},
-		{&t.VersionProbeTimeout, d.VersionProbeTimeout},
+		{&t.VersionProbeTimeout, d.VersionProbeTimeout}, {&t.KernelLogPoll, d.KernelLogPoll},
 	} {
 		if *p.v <= 0 {
 			*p.v = p.def
@@ -132,9 +138,11 @@ type Runner struct {
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
 	// KernelLog is a file the kernel's messages are appended to while the
-	// run goes on (run --kernel-log; e.g. `dmesg --follow` on the host):
-	// the lines written during a failed case are searched for GPU, ECC and
-	// OOM-kill signatures (docs/runner.md §5.10). Empty: none.
+	// run goes on (run --kernel-log; e.g. `dmesg --follow` on the host), a
+	// regular file or a named pipe (kernellog.go): the lines written during
+	// a failed case are searched for GPU, ECC and OOM-kill signatures
+	// (docs/runner.md §5.10). Anything else is refused when the run starts.
+	// Empty: none.
 	KernelLog string
 	// AnyPort makes every server take a port the kernel reports free
 	// instead (run --simulate without --port, or --port 0), so runs side by
@@ -235,8 +243,10 @@ type Runner struct {
 	caps     map[string]map[string]capability // engine → capability → what its setup case probed
 	gpus     []gpu.Info
 	gpuErr   error
-	progMu   sync.Mutex
-	prog     *runProgress // the running Run's progress (nil outside Run)
+	// kernelPipe reads --kernel-log when it is a named pipe (kernellog.go).
+	kernelPipe *kernelPipe
+	progMu     sync.Mutex
+	prog       *runProgress // the running Run's progress (nil outside Run)
 }
 
 func (r *Runner) now() time.Time {
@@ -269,7 +279,13 @@ func (r *Runner) openLog(path string) (io.ReadSeekCloser, error) {
 	if r.OpenLog != nil {
 		return r.OpenLog(path)
 	}
-	return os.Open(path)
+	// Without blocking and regular files only: a FIFO put where a log was
+	// expected once held the run in open(2), deaf to signals.
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func (r *Runner) stderr() io.Writer {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // command is one subcommand as help shows it and the dispatcher runs it.
@@ -240,7 +241,10 @@ func exitCode(stderr io.Writer, name string, err error) int {
 			return code
 		}
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	// An error names files, parts and cases as the user or the disk gave
+	// them: its control bytes (a terminal escape in a directory's name)
+	// are shown, not sent to the terminal.
+	fmt.Fprintf(stderr, "%s: %s\n", prefix, text.Inert(err.Error()))
 	return code
 }
 

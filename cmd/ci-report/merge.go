@@ -8,6 +8,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -91,7 +92,9 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 		if p.Reason != "" {
 			line += " (" + p.Reason + ")"
 		}
-		fmt.Fprintln(e.Stderr, line)
+		// A part is named after its directory, which may hold anything a
+		// file name can: a terminal escape reaches no terminal raw.
+		fmt.Fprintln(e.Stderr, text.Inert(line))
 	}
 	// Streamed: merged.json is never held whole (see Report.WriteJSON).
 	if o.Out == "" {

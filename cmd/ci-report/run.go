@@ -86,7 +86,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
-	fs.StringVar(&o.KernelLog, "kernel-log", "", "a file the kernel's messages are appended to during the run (e.g. dmesg --follow): a failed case's lines classify it (GPU lost, Xid, ECC, OOM kill)")
+	fs.StringVar(&o.KernelLog, "kernel-log", "", "a file or named pipe the kernel's messages are written to during the run (e.g. dmesg --follow): a failed case's lines classify it (GPU lost, Xid, ECC, OOM kill)")
 	fs.StringVar(&o.GPUs, "gpus", "", "the GPU `indices` this part may use, comma-separated (default: 0 up to the plan's largest tensor-parallel size)")
 	o.Port = 18000
 	fs.Var(portFlag{o}, "port", "base `port` of the servers (pairs use +1 and +2; a taken port is replaced by a free one); 0, and the default under --simulate: free ports the kernel picks")

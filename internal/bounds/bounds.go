@@ -29,6 +29,9 @@ const (
 	// MaxQuoted is the most characters of a bad value an error shows, the
 	// cut's "…" included.
 	MaxQuoted = 200
+	// MaxGPU is the largest GPU index a plan, --gpus, --container-gpus or
+	// the simulated world (sim world --gpus: MaxGPU+1 GPUs) may name.
+	MaxGPU = 64
 )
 
 // Quote is s cut to MaxQuoted characters and quoted as Go quotes a string:

@@ -8,7 +8,8 @@
 //     file is (Kind), the cap named in the refusal;
 //   - a file it writes replaces only a regular file or a new path (Write):
 //     a rename over /dev/null made it an ordinary file for every later step
-//     of the job.
+//     of the job; and an existing file keeps its owner, mode and links (a
+//     rename once made another user's 0600 file a root-owned 0644 one).
 package safefile
 
 import (
@@ -94,6 +95,32 @@ func Open(path string) (*os.File, error) {
 		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
 	return checkRegular(f, path)
+}
+
+// OpenFollow opens the file at path for reading as Open does, but also
+// accepts a named pipe: a log another process appends to while ci-report
+// runs (run --kernel-log, often `dmesg --follow` into a FIFO). The open does
+// not wait for a writer; read the pipe with ReadReady, which does not wait
+// for one either. Anything but a regular file or a named pipe is refused.
+func OpenFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		// A socket cannot be opened at all (ENXIO): say what it is.
+		if fi, serr := os.Stat(path); serr == nil && !errors.Is(err, fs.ErrNotExist) && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeNamedPipe == 0 {
+			err = fmt.Errorf("%w or a named pipe (%s), not read", ErrNotRegular, Describe(fi.Mode()))
+		}
+		return nil, &Error{Path: path, Err: unwrapPath(err)}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, &Error{Path: path, Err: unwrapPath(err)}
+	}
+	if m := fi.Mode(); !m.IsRegular() && m&fs.ModeNamedPipe == 0 {
+		f.Close()
+		return nil, &Error{Path: path, Err: fmt.Errorf("%w or a named pipe (%s), not read", ErrNotRegular, Describe(m))}
+	}
+	return f, nil
 }
 
 // OpenIn opens name in the directory root (whose path is dir) for reading,

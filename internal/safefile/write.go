@@ -39,11 +39,22 @@ func Write(path string, data []byte) error {
 // ci-report makes (--out, --comment, --section, --html, --save-history,
 // the files of a part):
 //
-//   - a new path or a regular file is replaced atomically, through a
-//     temporary file in the same directory and a rename, so that a reader
-//     (or a run killed mid-write) only ever sees the old or the new whole
-//     file, and an error of write leaves the old file in place;
-//   - a symbolic link is followed: to a regular file, that file is replaced
+//   - a new path is written atomically, through a temporary file in the
+//     same directory and a rename, so that a reader (or a run killed
+//     mid-write) only ever sees no file or the whole one; it is made 0644
+//     (artifacts are read by other users: upload steps);
+//   - an existing regular file keeps its owner, group and permission bits
+//     and its other names (hard links): it is replaced the same atomic way
+//     by a temporary file given its owner and mode, where that can be done
+//     (a single link, and the owner ours or ours to give: root), else the
+//     content is copied into the file itself, in place. Either way what
+//     write streams goes to the temporary file first, so an error of write
+//     (an interrupt) leaves the old file as it was; the copy in place is
+//     not atomic against a crash or a full disk halfway, the price of not
+//     turning another user's 0600 file into a root-owned 0644 one or
+//     breaking a link. A file that cannot be written in place (not ours,
+//     not writable by us) is refused, saying so;
+//   - a symbolic link is followed: to a regular file, that file is written
 //     as above (the link stays); to a character device or a named pipe, it
 //     is written through;
 //   - a character device (/dev/null, /dev/stdout on a terminal) or a named
@@ -57,7 +68,7 @@ func WriteFunc(path string, write func(io.Writer) error) error {
 		return &WriteError{path, err}
 	}
 	if fi == nil || fi.Mode().IsRegular() {
-		if err := replace(target, write); err != nil {
+		if err := replace(target, fi, write); err != nil {
 			return &WriteError{path, err}
 		}
 		return nil
@@ -108,39 +119,84 @@ func checkWritable(fi fs.FileInfo) error {
 	return fmt.Errorf("%w: %s is neither replaced nor written through", ErrNotWritable, Describe(m))
 }
 
-// replace writes path through a temporary file in its directory and a
-// rename, which happens only while path is still a regular file or absent.
-func replace(path string, write func(io.Writer) error) error {
+// replace writes path through a temporary file in its directory: renamed
+// over path when path is new (old nil) or the temporary file could be given
+// old's owner and mode and old has no other name, else copied into path in
+// place. The rename happens only while path is still a regular file or
+// absent.
+func replace(path string, old fs.FileInfo, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return unwrapPath(err)
 	}
 	tmp := f.Name()
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp)
+		}
+	}()
 	err = write(f)
 	if err == nil {
 		err = f.Sync()
 	}
+	inPlace := false
+	switch {
+	case err != nil:
+	case old == nil:
+		// CreateTemp makes 0600 files; artifacts are read by other users (upload steps).
+		err = f.Chmod(0o644)
+	default:
+		inPlace, err = takeOwnerAndMode(f, old)
+	}
+	if inPlace {
+		err = copyInto(path, old, f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		// CreateTemp makes 0600 files; artifacts are read by other users (upload steps).
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		// Something else may have been put at path since resolve looked.
-		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
-			err = fmt.Errorf("%w: %s appeared there while it was being written", ErrNotWritable, Describe(fi.Mode()))
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err != nil || inPlace {
 		return unwrapPath(err)
 	}
+	// Something else may have been put at path since resolve looked.
+	if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s appeared there while it was being written", ErrNotWritable, Describe(fi.Mode()))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return unwrapPath(err)
+	}
+	renamed = true
 	return nil
+}
+
+// copyInto writes the content of tmp (the whole new file) into the regular
+// file at path, in place, when it is still the file old: its inode, so its
+// owner, mode and every link to it, stay.
+func copyInto(path string, old fs.FileInfo, tmp *os.File) error {
+	out, err := openWrite(path, os.O_WRONLY)
+	if err != nil {
+		return fmt.Errorf("%w: it cannot be written in place, which keeping its owner, mode and links needs (%v)", ErrNotWritable, unwrapPath(err))
+	}
+	fi, err := out.Stat()
+	switch {
+	case err != nil:
+	case !os.SameFile(fi, old):
+		err = fmt.Errorf("%w: another file was put there while it was being written", ErrNotWritable)
+	default:
+		if _, err = tmp.Seek(0, io.SeekStart); err == nil {
+			err = out.Truncate(0)
+		}
+		if err == nil {
+			_, err = io.Copy(out, tmp)
+		}
+		if err == nil {
+			err = out.Sync()
+		}
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeThrough writes into the character device or named pipe at path,

@@ -71,3 +71,89 @@ func TestWriteThroughAPipe(t *testing.T) {
 		t.Errorf("%s is no longer a pipe: %v %v", fifo, fi, err)
 	}
 }
+
+// TestWriteKeepsOwnerModeAndLinks: a write over an existing regular file
+// keeps its permission bits, its owner and group, and its other names; an
+// error of the writer leaves it as it was. Before, every write renamed a
+// new root-owned 0644 file over it: another user's 0600 file became
+// world-readable and a hard link was broken. The owner part needs root
+// (to give a file away); without it that case skips.
+func TestWriteKeepsOwnerModeAndLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		owner int // -1: ours
+		link  bool
+	}{
+		{"own 0600 file", -1, false},
+		{"hard link", -1, true},
+		{"another user's 0600 file", 65534, false},
+		{"another user's file with a hard link", 65534, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "out.md")
+			mustWrite(t, p, "old")
+			if err := os.Chmod(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.owner >= 0 {
+				if os.Geteuid() != 0 {
+					t.Skip("giving a file to another user needs root")
+				}
+				if err := os.Chown(p, tc.owner, tc.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			other := filepath.Join(dir, "other-name")
+			if tc.link {
+				if err := os.Link(p, other); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failing := errors.New("interrupted")
+			if err := WriteFunc(p, func(w io.Writer) error { w.Write([]byte("partial")); return failing }); !errors.Is(err, failing) {
+				t.Fatalf("failing write: %v", err)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "old" {
+				t.Fatalf("after a failed write the file holds %q, want old", got)
+			}
+			if err := Write(p, []byte("new")); err != nil {
+				t.Fatal(err)
+			}
+			after, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "new" {
+				t.Errorf("content %q, want new", got)
+			}
+			if after.Mode() != before.Mode() {
+				t.Errorf("mode %v, want %v", after.Mode(), before.Mode())
+			}
+			b, a := before.Sys().(*syscall.Stat_t), after.Sys().(*syscall.Stat_t)
+			if a.Uid != b.Uid || a.Gid != b.Gid {
+				t.Errorf("owner %d:%d, want %d:%d", a.Uid, a.Gid, b.Uid, b.Gid)
+			}
+			if tc.link {
+				if got, _ := os.ReadFile(other); string(got) != "new" {
+					t.Errorf("the other name holds %q: the link was broken", got)
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			if want := 1 + btoi(tc.link); len(entries) != want {
+				t.Errorf("%d entries in the directory, want %d (a temporary file left?)", len(entries), want)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -172,7 +172,7 @@
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
-// [--mib M]` makes a world by hand. `ci-report sim versions --engine E`
+// [--mib M]` makes a world by hand (N at most bounds.MaxGPU+1). `ci-report sim versions --engine E`
 // answers the setup case's version probe with one JSON object of simulated
 // versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
 // names the simulated servers log, which the built-in expectation sets

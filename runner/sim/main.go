@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // MainEnv runs `ci-report sim <args>` with the environment given as a lookup
@@ -35,7 +37,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case "versions":
 		return mainVersions(args[1:], stdout, stderr, getenv)
 	case "world":
-		return mainWorld(args[1:], stderr, getenv)
+		return mainWorld(ctx, args[1:], stderr, getenv)
 	}
 	fmt.Fprintf(stderr, "ci-report sim: unknown command %q\n%s", args[0], usageText)
 	return 2
@@ -132,7 +134,7 @@ func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) s
 }
 
 // mainWorld is `sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]`.
-func mainWorld(args []string, stderr io.Writer, getenv func(string) string) int {
+func mainWorld(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("ci-report sim world", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", getenv("CI_REPORT_SIM_DIR"), "simulated world directory to create")
@@ -146,6 +148,15 @@ func mainWorld(args []string, stderr io.Writer, getenv func(string) string) int 
 	if *dir == "" || fs.NArg() > 0 || *n < 1 || *total < 1 {
 		fmt.Fprintln(stderr, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
 		return 2
+	}
+	if err := bounds.Int("--gpus", *n, 1, bounds.MaxGPU+1); err != nil {
+		fmt.Fprintf(stderr, "ci-report sim world: %v (GPU indices 0 to %d)\n", err, bounds.MaxGPU)
+		return 2
+	}
+	// A signal before the world is written leaves the directory as it was.
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "ci-report sim world:", context.Cause(ctx))
+		return 1
 	}
 	if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver}); err != nil {
 		fmt.Fprintln(stderr, "ci-report sim world:", err)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // WorldOptions describes the simulated machine that NewWorld creates.
@@ -101,6 +103,11 @@ type gpusDoc struct {
 func NewWorld(dir string, opts WorldOptions) error {
 	if opts.GPUs < 0 || opts.TotalMiB < 0 {
 		return fmt.Errorf("create simulated world in %s: negative GPU count or memory (%d GPUs, %d MiB)", dir, opts.GPUs, opts.TotalMiB)
+	}
+	// Indices 0 to bounds.MaxGPU, as the runner's --gpus: 99999999 GPUs
+	// once grew gpus.json without bound.
+	if err := bounds.Int("GPU count", opts.GPUs, 0, bounds.MaxGPU+1); err != nil {
+		return fmt.Errorf("create simulated world in %s: %w", dir, err)
 	}
 	if opts.GPUs == 0 {
 		opts.GPUs = 1

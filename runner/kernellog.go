@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/runner/engine"
+)
+
+// --kernel-log is read in one of two ways, chosen when the run starts by
+// what the file is (safefile.OpenFollow, which refuses anything else, and
+// opens without waiting for a writer):
+//
+//   - a regular file (`dmesg --follow >> F`, the example workflow's) is
+//     looked at by offsets: its size when a case starts and ends bounds the
+//     case's lines, read back (safefile.Open) only once the case failed. A
+//     path that does not exist yet holds no lines until it does;
+//   - a named pipe (`mkfifo F; dmesg --follow > F &`) cannot be read back,
+//     so the run reads it as it goes: at each case's start and end and every
+//     Timing.KernelLogPoll between, it takes what the pipe holds now
+//     (safefile.ReadReady, which never waits: no writer yet, a quiet one or
+//     one that left are all "nothing now"), keeping the last
+//     kernelPipeKept bytes with their offsets in the stream, which play the
+//     part of the file's sizes. Before, the pipe was opened when a case had
+//     failed, and with no writer that open never returned, nor heeded
+//     SIGINT or SIGTERM.
+
+// kernelPipeKept is how much of a --kernel-log pipe is kept to be searched:
+// far more than a case's kernel lines (a few KiB), so the window of every
+// case whose evidence is still to be gathered is whole; an Xid storm past it
+// keeps its latest lines. Memory stays under twice this.
+const kernelPipeKept = 8 << 20
+
+// kernelPipe is a --kernel-log named pipe being read.
+type kernelPipe struct {
+	f    *os.File
+	stop chan struct{}
+	done chan struct{}
+
+	mu   sync.Mutex
+	kept []byte // the stream's bytes from offset base on
+	base int64
+	err  error // the read error that ended the reading, if one did
+}
+
+// openKernelLog looks at --kernel-log when the run starts: a named pipe is
+// read from now on (r.kernelPipe), a regular file or a path that does not
+// exist yet is read by offsets; anything else is the run's error.
+func (r *Runner) openKernelLog() error {
+	if r.KernelLog == "" {
+		return nil
+	}
+	f, err := safefile.OpenFollow(r.KernelLog)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run: --kernel-log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode().IsRegular() {
+		f.Close()
+		return nil
+	}
+	p := &kernelPipe{f: f, stop: make(chan struct{}), done: make(chan struct{})}
+	go p.follow(cmp.Or(max(r.Timing.KernelLogPoll, 0), DefaultTiming.KernelLogPoll))
+	r.kernelPipe = p
+	return nil
+}
+
+// closeKernelLog stops reading a --kernel-log pipe.
+func (r *Runner) closeKernelLog() {
+	if p := r.kernelPipe; p != nil {
+		close(p.stop)
+		<-p.done
+		p.f.Close()
+		r.kernelPipe = nil
+	}
+}
+
+// follow takes what the pipe holds every period until stopped.
+func (p *kernelPipe) follow(period time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.drain()
+		}
+	}
+}
+
+// drain appends what the pipe holds now to kept and returns the offset of
+// the stream's end. A writer faster than the reads gets the rest next time.
+func (p *kernelPipe) drain() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var buf [64 << 10]byte
+	for range 64 { // at most 4 MiB a call
+		if p.err != nil {
+			break
+		}
+		n, err := safefile.ReadReady(p.f, buf[:])
+		p.kept = append(p.kept, buf[:n]...)
+		if err != nil && !errors.Is(err, io.EOF) {
+			p.err = err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if over := len(p.kept) - kernelPipeKept; over > kernelPipeKept {
+		p.kept = append([]byte(nil), p.kept[over:]...)
+		p.base += int64(over)
+	}
+	return p.base + int64(len(p.kept))
+}
+
+// window is a copy of the kept bytes from offset from to offset to.
+func (p *kernelPipe) window(from, to int64) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lo, hi := max(from-p.base, 0), min(to-p.base, int64(len(p.kept)))
+	if lo >= hi {
+		return nil
+	}
+	return bytes.Clone(p.kept[lo:hi])
+}
+
+// kernelLogSize is where the next lines of --kernel-log begin: the size of
+// the file now (0 when it does not exist yet or cannot be looked at), or the
+// offset of what the pipe has given so far.
+func (r *Runner) kernelLogSize() int64 {
+	if r.KernelLog == "" {
+		return 0
+	}
+	if r.kernelPipe != nil {
+		return r.kernelPipe.drain()
+	}
+	st, err := os.Stat(r.KernelLog)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// scanKernelLog looks for signatures in the --kernel-log lines from offset
+// from to offset to.
+func (r *Runner) scanKernelLog(from, to int64) (engine.SignatureMatch, bool) {
+	if r.KernelLog == "" {
+		return engine.SignatureMatch{}, false
+	}
+	var m engine.SignatureMatch
+	var ok bool
+	var err error
+	if r.kernelPipe != nil {
+		m, ok, err = engine.FindSignature(bytes.NewReader(r.kernelPipe.window(from, to)))
+	} else {
+		m, ok, err = r.scanFrom(r.KernelLog, from, to)
+	}
+	return m, ok && err == nil
+}

@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ovg-project/ci-report/internal/bounds"
+)
+
+// TestWorldGPUBound: a world has GPU indices 0 to bounds.MaxGPU, as the
+// runner's --gpus; `sim world --gpus 99999999` once grew gpus.json without
+// bound and ignored SIGTERM meanwhile.
+func TestWorldGPUBound(t *testing.T) {
+	for _, tc := range []struct {
+		gpus int
+		ok   bool
+	}{{bounds.MaxGPU + 1, true}, {bounds.MaxGPU + 2, false}, {99999999, false}} {
+		dir := t.TempDir()
+		err := NewWorld(dir, WorldOptions{GPUs: tc.gpus})
+		if (err == nil) != tc.ok {
+			t.Errorf("NewWorld with %d GPUs: error %v, want ok %v", tc.gpus, err, tc.ok)
+		}
+		if !tc.ok {
+			if _, serr := os.Stat(filepath.Join(dir, gpusFile)); !errors.Is(serr, fs.ErrNotExist) {
+				t.Errorf("NewWorld with %d GPUs wrote %s (stat: %v)", tc.gpus, gpusFile, serr)
+			}
+		}
+	}
+}
+
+// TestSimWorldCommand: the command refuses a GPU count over the bound as a
+// usage error, and a signal before it wrote the world leaves none.
+func TestSimWorldCommand(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name    string
+		ctx     context.Context
+		gpus    string
+		code    int
+		wantErr string
+	}{
+		{"bounded", context.Background(), "99999999", 2, "--gpus: 99999999, want 1 to 65"},
+		{"ok", context.Background(), "2", 0, ""},
+		{"interrupted", cancelled, "2", 1, "context canceled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "world")
+			var stderr bytes.Buffer
+			code := MainEnv(tc.ctx, []string{"world", "--dir", dir, "--gpus", tc.gpus}, nil, &bytes.Buffer{}, &stderr, func(string) string { return "" })
+			if code != tc.code || !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.code, tc.wantErr)
+			}
+			_, err := os.Stat(filepath.Join(dir, gpusFile))
+			if wrote := err == nil; wrote != (tc.code == 0) {
+				t.Errorf("gpus.json written: %v, want %v", wrote, tc.code == 0)
+			}
+		})
+	}
+}
