@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-
-	"github.com/ovg-project/ci-report/collect"
 )
 
 // serverFacts are what a server logged, from which both serve.log and its
@@ -295,11 +293,11 @@ func (it item) kindEntry(runID string) obj {
 	var roles []string
 	switch it.Kind {
 	case "elastic":
-		roles = collect.ElasticRoles
+		roles = elasticRoles
 	case "limit":
-		roles = collect.LimitRoles
+		roles = limitRoles
 	case "priority":
-		roles = collect.PriorityRoles
+		roles = priorityRoles
 		o = append(o, kv{"layers", []string{"co-location", "real serving"}})
 		if it.Ballast != nil {
 			o = append(o, kv{"ballast_mib", *it.Ballast})

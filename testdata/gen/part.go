@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/ovg-project/ci-report/collect"
 )
 
 // Part modes: how far the runner got.
@@ -182,9 +180,9 @@ func (p partDef) setup() obj {
 				{"workload", workload}, {"checks", checks}})
 		}
 	}
-	block("elastic", collect.ElasticTitle, collect.ElasticAbout, entries["elastic"], elasticWorkload, elasticChecks)
-	block("limit", collect.LimitTitle, collect.LimitAbout, entries["limit"], limitWorkload, limitChecks)
-	block("priority", collect.PriorityTitle, collect.PriorityAbout, entries["priority"], priorityWorkload, priorityChecks)
+	block("elastic", elasticTitle, elasticAbout, entries["elastic"], elasticWorkload, elasticChecks)
+	block("limit", limitTitle, limitAbout, entries["limit"], limitWorkload, limitChecks)
+	block("priority", priorityTitle, priorityAbout, entries["priority"], priorityWorkload, priorityChecks)
 	if kinds != nil {
 		o = append(o, kv{"kinds", kinds})
 	}
