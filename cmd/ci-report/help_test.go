@@ -161,7 +161,8 @@ func TestVersionText(t *testing.T) {
 }
 
 // The command list is explicit and each name is there once; README's
-// command table lists exactly these commands.
+// command table lists exactly these commands, and every flag its synopses
+// name is a flag of that command.
 func TestCommandListAndREADME(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -188,6 +189,47 @@ func TestCommandListAndREADME(t *testing.T) {
 	slices.Sort(inReadme)
 	if !slices.Equal(names, inReadme) {
 		t.Errorf("README's command table lists %q; the commands are %q", inReadme, names)
+	}
+	synopses := regexp.MustCompile("(?m)^\\| `ci-report ([a-z]+(?: junit)?)([^`]*)`").FindAllStringSubmatch(table, -1)
+	flagRE := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	for _, m := range synopses {
+		c, _, ok := newApp().lookup(strings.Fields(m[1]))
+		if !ok || c.New == nil {
+			continue // sim parses its own flags
+		}
+		fs := newFlagSet(c.Name)
+		c.New().bind(fs)
+		for _, f := range flagRE.FindAllStringSubmatch(m[2], -1) {
+			if fs.Lookup(f[1]) == nil {
+				t.Errorf("README's synopsis of %s names --%s, which it does not have", c.Name, f[1])
+			}
+		}
+	}
+}
+
+// README's set-up commands are the two it promises at the top: the demo,
+// a command of this binary, and the project's CI script, which exists and
+// is executable.
+func TestREADMESetUpCommands(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "\n## Set-up: two commands\n\n```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if want := []string{"go run ./cmd/ci-report demo", "./.ci/run"}; !ok || !slices.Equal(cmds, want) {
+		t.Fatalf("README's set-up block holds %q, want %q", cmds, want)
+	}
+	if _, _, ok := newApp().lookup([]string{"demo"}); !ok {
+		t.Error("README's set-up runs demo, which is no command")
+	}
+	if fi, err := os.Stat("../../.ci/run"); err != nil || fi.Mode()&0o111 == 0 {
+		t.Errorf("README's set-up runs ./.ci/run: %v", err)
 	}
 }
 
