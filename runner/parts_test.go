@@ -69,11 +69,15 @@ func TestEveryProfileIsPartitionedByItsParts(t *testing.T) {
 			}
 		})
 	}
-	p, err := mustPlan(t, "weekly").Select(Selection{Part: "colocation"})
+	// weekly's colocation part (its cross-engine elastic pair) runs both
+	// engines' setup cases, then its cases.
+	weekly := mustPlan(t, "weekly")
+	p, err := weekly.Select(Selection{Part: "colocation"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"vllm-setup", "sglang-setup", "elastic-vllm-qwen05b+sglang-qwen35_4b", "priority-vllm-qwen05b+vllm-qwen35_4b"}
+	colocation, _ := weekly.Parts.Get("colocation")
+	want := append([]string{"vllm-setup", "sglang-setup"}, colocation.Cases...)
 	if d := cmp.Diff(want, p.Names()); d != "" {
 		t.Fatalf("weekly colocation (-want +got):\n%s", d)
 	}
