@@ -149,7 +149,7 @@ func TestVersionText(t *testing.T) {
 		{"no build information", nil, "ci-report " + version + "\nbuild information: none recorded\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := versionText(tc.bi); got != tc.want {
+			if got := versionText(tc.bi, releaseStamp{}); got != tc.want {
 				t.Errorf("versionText:\n%s\nwant:\n%s", got, tc.want)
 			}
 		})
@@ -258,17 +258,15 @@ func TestReleaseVersion(t *testing.T) {
 		}
 	}
 	// A release build without VCS stamping prints the stamped revision.
-	revision, revisionTime = "0123456789abcdef0123456789abcdef01234567", "2026-12-02T00:00:00Z"
-	defer func() { revision, revisionTime = "", "" }()
+	stamp := releaseStamp{"0123456789abcdef0123456789abcdef01234567", "2026-12-02T00:00:00Z"}
 	want := "ci-report " + version + "\nmodule github.com/ovg-project/ci-report (devel)\n" +
 		"revision 0123456789abcdef0123456789abcdef01234567 (2026-12-02T00:00:00Z)\n"
-	if got := versionText(bi("(devel)")); got != want {
+	if got := versionText(bi("(devel)"), stamp); got != want {
 		t.Errorf("versionText of a stamped release build:\n%s\nwant:\n%s", got, want)
 	}
-	revision, revisionTime = "", ""
 	want = "ci-report " + version + "\nmodule github.com/ovg-project/ci-report v0.4.0\n" +
 		"revision: none recorded (a module build: the module version names the source)\n"
-	if got := versionText(bi("v0.4.0")); got != want {
+	if got := versionText(bi("v0.4.0"), releaseStamp{}); got != want {
 		t.Errorf("versionText of go install …@v0.4.0:\n%s\nwant:\n%s", got, want)
 	}
 }
