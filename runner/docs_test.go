@@ -87,6 +87,7 @@ type emittedCheck struct {
 // recorded check (or be one of failureOnlyChecks): no description of a check
 // nobody records.
 func TestEveryEmittedCheckIsDescribed(t *testing.T) {
+	t.Parallel()
 	emitted := emittedChecks(t)
 	shutdown := shutdownCheckNames()
 	tables := checkTables()
