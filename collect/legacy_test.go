@@ -10,8 +10,9 @@ import (
 )
 
 // TestOldSetupReadsAsKinds: a setup.json of the format before `kinds`
-// (docs/formats.md §3.4; the golden trees' parts are written in it, and
-// render's TestGolden renders them to the same bytes as before) reads its
+// (docs/formats.md §3.4; testdata/gen writes acceptance's vllm part and
+// nightly-pass's legacy part in it, and render's TestGolden renders
+// acceptance, which merges it with a part of the current format) reads its
 // elastic, limit and priority fields as the kinds' blocks: every entry
 // under its name, its servers under their roles in the old order, its GPU,
 // batch, layers and ballast, and the kind's workload and checks as the old

@@ -94,6 +94,7 @@ func TestMissingLedgerFields(t *testing.T) {
 // and the pair runs (a stand-in kind here); a plan without one probes
 // nothing.
 func TestCapabilityProbedAvailable(t *testing.T) {
+	t.Parallel()
 	ran := false
 	stub := map[string]Kind{KindPriority: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
 		ran = true

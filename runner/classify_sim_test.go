@@ -44,6 +44,7 @@ func startForeignHolder(t *testing.T, dir string, keepMiB string) int {
 // when the case starts; the server's memory refusal is the machine's, and
 // the reason names the holder (docs/runner.md §5.10 step 3).
 func TestSimForeignGPUHolder(t *testing.T) {
+	t.Parallel()
 	var pid int
 	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
 		r.Timing.Server.ReadyTimeout = 3 * time.Second
@@ -64,6 +65,7 @@ func TestSimForeignGPUHolder(t *testing.T) {
 // the kvcached cases take the native case's infra class instead of the
 // kvcached default, and each gets an excerpt of its log's last lines.
 func TestSimNeverReadyLikeNative(t *testing.T) {
+	t.Parallel()
 	out, _ := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "never-ready", context.Background(), func(r *Runner) {
 		r.Timing.Server.ReadyTimeout = 3 * time.Second
 	})

@@ -97,6 +97,7 @@ func TestBallastGetsTheContainersGPUIndex(t *testing.T) {
 // must get CUDA_VISIBLE_DEVICES=1 (with 3 it finds no such device and never
 // becomes ready), while NVML keeps watching host GPU 3.
 func TestSimContainerGPUs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulated server cases: skipped with -short")
 	}

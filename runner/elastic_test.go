@@ -340,6 +340,7 @@ func phaseMarks(u []collect.UsageSample) []string {
 }
 
 func TestElasticSimulated(t *testing.T) {
+	t.Parallel()
 	// No size given: the nightly plan's elastic_gpu_mib (16384) applies.
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*"})
 	dumpChecks(t, run.res)
@@ -421,6 +422,7 @@ func TestElasticSimulated(t *testing.T) {
 // without hanging it: its _ready check fails, it is stopped with the
 // shutdown checks, and the second server is never started.
 func TestElasticNotReady(t *testing.T) {
+	t.Parallel()
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*", faults: "never-ready@qwen05b", readyTimeout: 3 * time.Second})
 	dumpChecks(t, run.res)
 	a := "elastic-vllm-qwen05b-kv_c1"
@@ -472,6 +474,7 @@ func TestSumKV(t *testing.T) {
 // so B's reuse of it), its probe, liveness and log; B and the cleanup stay
 // clean.
 func TestElasticCrashInBurst(t *testing.T) {
+	t.Parallel()
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-vllm-*", elasticMiB: 16384, faults: "crash-in-burst@qwen05b"})
 	dumpChecks(t, run.res)
 	a := "elastic-vllm-qwen05b-kv_c1"
@@ -492,6 +495,7 @@ func TestElasticCrashInBurst(t *testing.T) {
 // and B's limit is its whole KV capacity (max_total_num_tokens × 32 KiB per
 // token), which only the sum over both segments gives.
 func TestElasticGroupedSegments(t *testing.T) {
+	t.Parallel()
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "elastic-sglang-*"})
 	if f := failedChecks(run.res); len(f) > 0 {
 		dumpChecks(t, run.res)

@@ -24,6 +24,7 @@ import (
 // it as failed), speaks its own dialect, and is named by its row in the
 // part and in the rendered comment and section.
 func TestToyEngineIsOneRow(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulated server cases: skipped with -short")
 	}

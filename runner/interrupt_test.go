@@ -154,6 +154,7 @@ func checkInterruptedPart(t *testing.T, out *Outcome, r *Runner) {
 // the interrupt stop timeout: with a stop timeout of ten minutes, the run
 // ends without the guard only through the interrupt path.
 func TestSimInterruptStopsAServerThatIgnoresIt(t *testing.T) {
+	t.Parallel()
 	out, r, guarded := interruptSim(t, func(r *Runner) {
 		r.Timing.Server.StopTimeout = 10 * time.Minute
 		r.Timing.Server.InterruptStopTimeout = 200 * time.Millisecond
@@ -167,6 +168,7 @@ func TestSimInterruptStopsAServerThatIgnoresIt(t *testing.T) {
 // A second signal (Kill) SIGKILLs the servers at once, although both stop
 // timeouts are ten minutes.
 func TestSimSecondSignalKillsAtOnce(t *testing.T) {
+	t.Parallel()
 	kill := make(chan struct{})
 	out, r, guarded := interruptSim(t, func(r *Runner) {
 		r.Timing.Server.StopTimeout = 10 * time.Minute

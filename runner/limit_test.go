@@ -28,6 +28,7 @@ func TestSetLimitReadBackRefusedWithExit0(t *testing.T) {
 }
 
 func TestLimitSimulated(t *testing.T) {
+	t.Parallel()
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*"})
 	dumpChecks(t, run.res)
 	s := "limit-vllm-qwen05b-kv_c1"
@@ -58,6 +59,7 @@ func TestLimitSimulated(t *testing.T) {
 // leaked segment fails shm_removed instead of passing it by a name no
 // segment has.
 func TestLimitLongRunID(t *testing.T) {
+	t.Parallel()
 	run := runSimCase(t, simOpts{profile: "nightly", cases: "limit-vllm-*", faults: "leak-segment,leak-socket-dir", runID: strings.Repeat("r", 100)})
 	s := "limit-vllm-qwen05b-kv_c1"
 	if got, want := failedChecks(run.res), []string{s + "_shm_removed", s + "_socket_dirs_removed"}; !slices.Equal(got, want) {

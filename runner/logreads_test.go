@@ -57,6 +57,7 @@ func (f *countedLog) Read(p []byte) (int, error) {
 // class infra from the `port taken` signature, an excerpt from the
 // traceback).
 func TestServeLogReadOnce(t *testing.T) {
+	t.Parallel()
 	const server = "vllm-qwen05b-kv_c1"
 	for _, tc := range []struct {
 		fault       string

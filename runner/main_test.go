@@ -43,5 +43,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(sim.MainEnv(context.Background(), args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
+	if os.Getenv(toyKindEnv) == "1" {
+		kindTable = append(kindTable, toyKind)
+	}
 	os.Exit(m.Run())
 }

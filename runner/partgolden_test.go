@@ -20,6 +20,7 @@ import (
 // heading) fails it; `go test ./runner -run TestGoldenSmokePart -update`
 // rewrites the tree.
 func TestGoldenSmokePart(t *testing.T) {
+	t.Parallel()
 	_, r := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), nil)
 	exe := simExe(t)
 	n := partNormaliser{out: r.OutDir, world: r.Host.(*Sim).Dir, self: exe}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/internal/golden"
 )
 
 func mustPlan(t *testing.T, profile string) *Plan {
@@ -21,41 +23,33 @@ func mustPlan(t *testing.T, profile string) *Plan {
 	return p
 }
 
+// TestBuiltinProfiles: every built-in profile's cases in plan order, each
+// with its kind and the part that runs it, are the golden file
+// testdata/golden/profiles.txt (go test ./runner -run TestBuiltinProfiles
+// -update rewrites it; read the diff: a profile that gains a case or a part
+// shows it there, docs/runner.md §2.4 says why).
 func TestBuiltinProfiles(t *testing.T) {
-	type tc struct {
-		profile string
-		want    []string // the case names, in order
-	}
-	nightly := []string{"vllm-setup"}
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
-		nightly = append(nightly, "vllm-"+m+"-kv_c1", "vllm-"+m+"-kv_c0", "vllm-"+m+"-native")
-	}
-	nightly = append(nightly, "sglang-setup")
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
-		nightly = append(nightly, "sglang-"+m+"-kv_c1", "sglang-"+m+"-kv_c0", "sglang-"+m+"-native")
-	}
-	nightly = append(nightly, "elastic-vllm-qwen05b+vllm-qwen35_4b", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-vllm-qwen05b", "limit-sglang-qwen05b")
-	weekly := []string{"vllm-setup"}
-	for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
-		weekly = append(weekly, "vllm-"+m+"-kv_c1-tp2", "vllm-"+m+"-kv_c0-tp2", "vllm-"+m+"-native-tp2")
-	}
-	weekly = append(weekly, "vllm-qwen05b-kv_c1-fp8kv", "sglang-setup")
-	for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b"} {
-		weekly = append(weekly, "sglang-"+m+"-kv_c1-tp2", "sglang-"+m+"-kv_c0-tp2", "sglang-"+m+"-native-tp2")
-	}
-	weekly = append(weekly, "sglang-qwen05b-kv_c1-fp8kv", "elastic-vllm-qwen05b+sglang-qwen35_4b", "priority-vllm-qwen05b+vllm-qwen35_4b")
-	for _, c := range []tc{
-		{"smoke", []string{"vllm-setup", "vllm-qwen05b-kv_c1", "sglang-setup", "sglang-qwen05b-kv_c1"}},
-		{"nightly", nightly},
-		{"weekly", weekly},
-		{"hopper", []string{"vllm-setup", "vllm-qwen38_27b-kv_c1"}},
-	} {
-		t.Run(c.profile, func(t *testing.T) {
-			if d := cmp.Diff(c.want, mustPlan(t, c.profile).Names()); d != "" {
-				t.Fatalf("cases (-want +got):\n%s", d)
+	var b strings.Builder
+	for _, profile := range Profiles {
+		p := mustPlan(t, profile)
+		fmt.Fprintf(&b, "%s: parts %s\n", profile, strings.Join(p.Parts.Keys(), ", "))
+		partOf := map[string]string{}
+		for _, part := range p.Parts.Keys() {
+			pp, _ := p.Parts.Get(part)
+			for _, c := range pp.Cases {
+				partOf[c] = part
 			}
-		})
+		}
+		for _, e := range p.Cases {
+			part := partOf[e.Name]
+			if part == "" {
+				part = "(each part that uses " + e.Engine + ")"
+			}
+			fmt.Fprintf(&b, "  %-40s %-9s %s\n", e.Name, e.Kind, part)
+		}
 	}
+	golden.Check(t, filepath.Join("testdata", "golden", "profiles.txt"), []byte(b.String()))
+
 	// The GPU each profile's pairs and simulation are designed for.
 	type gpuTC struct {
 		profile          string
@@ -153,6 +147,7 @@ func TestSelect(t *testing.T) {
 		wantParts []string
 		wantErr   string
 	}
+	weeklyParts := mustPlan(t, "weekly").Parts.Keys() // TestBuiltinProfiles holds them to its golden file
 	for _, c := range []tc{
 		{name: "a part", profile: "nightly", sel: Selection{Part: "sglang", Skip: []string{KindServer}},
 			want: []string{"sglang-setup", "elastic-sglang-qwen05b+sglang-qwen35_4b", "limit-sglang-qwen05b"}, wantParts: []string{"sglang"}},
@@ -162,9 +157,9 @@ func TestSelect(t *testing.T) {
 		{name: "the setup of an engine the part does not use", profile: "weekly", sel: Selection{Part: "vllm", Cases: []string{"sglang-setup"}}},
 		{name: "no part keeps every part", profile: "weekly", sel: Selection{Cases: []string{"*-qwen05b-kv_c1-fp8kv", "elastic-*"}},
 			want:      []string{"vllm-setup", "vllm-qwen05b-kv_c1-fp8kv", "sglang-setup", "sglang-qwen05b-kv_c1-fp8kv", "elastic-vllm-qwen05b+sglang-qwen35_4b"},
-			wantParts: []string{"vllm", "sglang", "colocation"}},
+			wantParts: weeklyParts},
 		{name: "unknown part", profile: "weekly", sel: Selection{Part: "pairs"},
-			wantErr: `--part "pairs": the plan (profile weekly) has no such part; its parts: vllm, sglang, colocation`},
+			wantErr: `--part "pairs": the plan (profile weekly) has no such part; its parts: ` + strings.Join(weeklyParts, ", ")},
 		{name: "cases glob brings native", profile: "nightly", sel: Selection{Cases: []string{"vllm-qwen35_4b-kv_c0"}},
 			want: []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native"}},
 		{name: "group glob", profile: "nightly", sel: Selection{Cases: []string{"sglang-qwen05b-*"}},
@@ -371,7 +366,7 @@ func TestValidateRefusesUnsafeOrSharedNames(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"smoke", "nightly", "weekly", "hopper"} {
+	for _, name := range Profiles {
 		if err := mustPlan(t, name).Validate(); err != nil {
 			t.Errorf("built-in %s: %v", name, err)
 		}

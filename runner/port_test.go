@@ -49,6 +49,7 @@ func serverReady(t *testing.T, out *Outcome, name string) collect.Check {
 // given a taken port, refuses it naming who holds it:
 // TestStartRefusesABusyPort).
 func TestSimForeignListenerBeforeTheStart(t *testing.T) {
+	t.Parallel()
 	const name = "vllm-qwen05b-kv_c1"
 	var base int
 	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
@@ -68,6 +69,7 @@ func TestSimForeignListenerBeforeTheStart(t *testing.T) {
 // then fails to bind it) fails server_ready although /health answers 200,
 // instead of the case running against it.
 func TestSimForeignListenerAfterTheStart(t *testing.T) {
+	t.Parallel()
 	var port int
 	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "never-ready", context.Background(), func(r *Runner) {
 		r.Timing.Server.ReadyTimeout = 10 * time.Minute
@@ -115,6 +117,7 @@ func foreignVLLM(t *testing.T, port int) net.Listener {
 // (engine.Client.Identify). server_ready fails naming what answered, and
 // the case is the machine's (infra), not kvcached's (issue 17 item 7).
 func TestSimForeignServerBehindExecPrefix(t *testing.T) {
+	t.Parallel()
 	const name = "vllm-qwen05b-kv_c1"
 	var port int
 	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "never-ready", context.Background(), func(r *Runner) {

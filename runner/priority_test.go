@@ -37,6 +37,7 @@ func priorityChecks() []string {
 // (scaled) through the burst with H's shortfall and L's watermark in it, both
 // servers' latencies and burst offsets inside their serve.logs.
 func TestPrioritySimulated(t *testing.T) {
+	t.Parallel()
 	// Each kvctl call is slower than the sampling period, as a real one is
 	// (torch's import against a 2 s period, docs/runner.md §4.2), so that
 	// the cadence check below tells a sampler that overlaps its calls from
@@ -147,6 +148,7 @@ func TestPrioritySimulated(t *testing.T) {
 // TestPriorityFaults: each fault of the priority protocol fails exactly the
 // checks that guard against it.
 func TestPriorityFaults(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		fault      string
 		wantFailed []string
@@ -352,6 +354,7 @@ func TestPairGPU(t *testing.T) {
 // closing probes, which fail at once, and the stop, which takes the
 // interrupt's short kill timeout.
 func TestPriorityInterrupted(t *testing.T) {
+	t.Parallel()
 	outcome, run := runSim(t, simOpts{profile: "weekly", cases: "priority-*", priorityMiB: 16384, cancelAtPhase: "h_burst"})
 	if !outcome.Interrupted {
 		t.Fatalf("outcome not interrupted: %+v", outcome)

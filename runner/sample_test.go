@@ -298,6 +298,7 @@ func TestMemSamplerDroppedReadingKeepsItsMarks(t *testing.T) {
 // are released when they finish). The sampler reading the world's
 // high-water marks still sees the burst's peak, above both readings.
 func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulated server: skipped with -short")
 	}

@@ -100,6 +100,7 @@ func newSimRunnerWorld(t *testing.T, plan *Plan, faults string, opts sim.WorldOp
 }
 
 func TestSimSmokeProfilePasses(t *testing.T) {
+	t.Parallel()
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), nil)
 	if !out.OK || len(out.Cases) != 4 {
 		for _, c := range out.Cases {
@@ -148,6 +149,7 @@ func TestSimSmokeProfilePasses(t *testing.T) {
 }
 
 func TestSimServerFaults(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		fault   string
 		profile string
@@ -224,6 +226,7 @@ func TestSimServerFaults(t *testing.T) {
 // TestSimExecPrefix runs every server, kvctl and leftover listing behind an
 // exec prefix (`env`, which runs its arguments as they are).
 func TestSimExecPrefix(t *testing.T) {
+	t.Parallel()
 	out, r := serverSim(t, "smoke", []string{"vllm-*"}, "leak-segment,leak-socket-dir", context.Background(), func(r *Runner) {
 		r.ExecPrefix = map[string][]string{"vllm": {"env"}}
 	})
@@ -238,6 +241,7 @@ func TestSimExecPrefix(t *testing.T) {
 }
 
 func TestSimInterruptedRun(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, r := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "", ctx, func(r *Runner) {
@@ -358,6 +362,7 @@ func TestResetPrefixCacheByEffect(t *testing.T) {
 // itself, kvcached or not, so the native case gets no --block-size and
 // compares the size its server logged with the kvcached servers'.
 func TestSimHybridBlockSize(t *testing.T) {
+	t.Parallel()
 	out, r := serverSim(t, "nightly", []string{"vllm-qwen35_4b-*"}, "", context.Background(), nil)
 	if !out.OK {
 		for _, c := range out.Cases {
@@ -386,6 +391,7 @@ func TestSimHybridBlockSize(t *testing.T) {
 // which ranges exist, and no case of those engines runs against guessed
 // expectations.
 func TestSimUnmatchedKvcachedVersion(t *testing.T) {
+	t.Parallel()
 	out, r := serverSim(t, "smoke", nil, "", context.Background(), func(r *Runner) {
 		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.1.0")
 	})
@@ -424,6 +430,7 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 // ranges and fails instead (harness), saying which patch stops where, and
 // the engine's cases do not run.
 func TestSimMRV2RangeBelowImage(t *testing.T) {
+	t.Parallel()
 	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
 		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_VLLM_MRV2_RANGE", ">=0.29.0,<0.30.0")
 	})
@@ -445,6 +452,7 @@ func TestSimMRV2RangeBelowImage(t *testing.T) {
 // (here a patch the sets were made to require and no server logs) is
 // classed harness, not product.
 func TestSimProvisionalKvcached(t *testing.T) {
+	t.Parallel()
 	future := func(r *Runner) { r.Host.(*Sim).Env.Set("CI_REPORT_SIM_KVCACHED_VERSION", "0.2.0") }
 	t.Run("runs provisionally", func(t *testing.T) {
 		out, r := serverSim(t, "smoke", nil, "", context.Background(), future)
@@ -560,6 +568,7 @@ func TestComparisons(t *testing.T) {
 // from where the phase of its first failed comparison began
 // (docs/formats.md §4.9); the native case, which passed, gets none.
 func TestComparisonOnlyFailureHasExcerpt(t *testing.T) {
+	t.Parallel()
 	out, r := serverSim(t, "nightly", []string{"vllm-qwen05b-*"}, "wrong-tokens", context.Background(), nil)
 	seen := 0
 	for _, cr := range out.Cases {

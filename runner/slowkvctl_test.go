@@ -83,6 +83,7 @@ func medianGap(samples []collect.LedgerSample) float64 {
 // of real time, so that a 2 s period is 0.5 s and the 0.1 s resolution of a
 // sample's time can tell the gaps apart.
 func TestPrioritySlowKvctl(t *testing.T) {
+	t.Parallel()
 	const scale = 0.25
 	run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*", kvctlDelay: slowKvctl, scale: scale})
 	if f := failedChecks(run.res); len(f) > 0 {
@@ -108,6 +109,7 @@ func TestPrioritySlowKvctl(t *testing.T) {
 // every kvctl call takes 3 s (at the tests' time scale, like every simulated
 // delay), and log the calls' latency.
 func TestColocSlowKvctl(t *testing.T) {
+	t.Parallel()
 	for _, cases := range []string{"elastic-vllm-*", "limit-vllm-*"} {
 		t.Run(cases, func(t *testing.T) {
 			run := runSimCase(t, simOpts{profile: "nightly", cases: cases, kvctlDelay: slowKvctl})

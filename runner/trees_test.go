@@ -41,6 +41,7 @@ var treeCases = []treeCase{
 }
 
 func TestTreesMatchSimulatedRuns(t *testing.T) {
+	t.Parallel()
 	for _, c := range treeCases {
 		t.Run(c.tree+"/"+c.name, func(t *testing.T) {
 			_, r := serverSim(t, c.profile, c.cases, c.faults, context.Background(), nil)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -213,5 +214,47 @@ func TestActionPostArguments(t *testing.T) {
 	}
 	if b, err := os.ReadFile(plan); err != nil || string(b) != "{\"plan\":1}\n" {
 		t.Errorf("plan: profile wrote %q (%v), want the plan command's output", b, err)
+	}
+}
+
+// README's action example (the yaml block after its action-example marker,
+// which .ci/lint-workflows lints with actionlint) pins the action to the
+// release tag of this source's version, as its text tells users to, and
+// grants what its inputs need: `issues: write` to post, and `checks: write`
+// where it publishes a check run (a check run is created with the checks
+// permission: docs.github.com/en/actions/using-jobs/assigning-permissions-to-jobs,
+// "checks: write permits an action to create a check run").
+func TestREADMEActionExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "<!-- action-example")
+	_, block, ok2 := strings.Cut(after, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok || !ok2 || block == "" {
+		t.Fatal("README.md has no yaml block after its action-example marker")
+	}
+	uses := regexp.MustCompile(`uses: ovg-project/ci-report@(\S+)`).FindStringSubmatch(block)
+	if want := "v" + defaultVersion; uses == nil || uses[1] != want {
+		t.Errorf("README's action example uses %q, want the action pinned to this version's release tag @%s", uses, want)
+	}
+	perms := regexp.MustCompile(`(?m)^permissions: \{([^}]*)\}`).FindStringSubmatch(block)
+	if perms == nil {
+		t.Fatalf("README's action example has no one-line permissions:\n%s", block)
+	}
+	granted := map[string]string{}
+	for _, p := range strings.Split(perms[1], ",") {
+		k, v, _ := strings.Cut(p, ":")
+		granted[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	need := []string{"issues"}
+	if strings.Contains(block, "check-run:") {
+		need = append(need, "checks")
+	}
+	for _, n := range need {
+		if granted[n] != "write" {
+			t.Errorf("README's action example grants %s: %q, want write (permissions %q)", n, granted[n], perms[1])
+		}
 	}
 }

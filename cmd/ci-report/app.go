@@ -117,7 +117,7 @@ func (a *app) main(ctx context.Context, e *env, args []string) int {
 	case "help", "-h", "-help", "--help":
 		return a.help(e, args[1:])
 	case "--version", "-version":
-		return writeOut(e, versionText(readBuildInfo()))
+		return writeOut(e, versionText(readBuildInfo(), releaseStamp{revision, revisionTime}))
 	}
 	c, rest, ok := a.lookup(args)
 	if !ok {

@@ -98,11 +98,16 @@ func readBuildInfo() *debug.BuildInfo {
 	return bi
 }
 
+// releaseStamp is the revision and its time a release build was stamped
+// with (revision and revisionTime, set with -ldflags -X); empty otherwise.
+type releaseStamp struct{ revision, time string }
+
 // versionText is `ci-report --version`: the version written into part.json,
 // the module's version and the VCS revision, time and state the binary was
 // built from, as far as the build recorded them (`go run` records no
-// revision, and a module version of `(devel)`).
-func versionText(bi *debug.BuildInfo) string {
+// revision, and a module version of `(devel)`). A release build, built
+// without VCS stamping, carries the revision it was stamped with instead.
+func versionText(bi *debug.BuildInfo, stamp releaseStamp) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ci-report %s\n", version)
 	if bi == nil {
@@ -115,8 +120,8 @@ func versionText(bi *debug.BuildInfo) string {
 		vcs[s.Key] = s.Value
 	}
 	rev, revTime := vcs["vcs.revision"], vcs["vcs.time"]
-	if rev == "" && revision != "" { // a release build: stamped by .goreleaser.yaml
-		rev, revTime = revision, revisionTime
+	if rev == "" && stamp.revision != "" { // a release build: stamped by .goreleaser.yaml
+		rev, revTime = stamp.revision, stamp.time
 	}
 	switch {
 	case rev == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)":

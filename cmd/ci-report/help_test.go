@@ -149,7 +149,7 @@ func TestVersionText(t *testing.T) {
 		{"no build information", nil, "ci-report " + version + "\nbuild information: none recorded\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := versionText(tc.bi); got != tc.want {
+			if got := versionText(tc.bi, releaseStamp{}); got != tc.want {
 				t.Errorf("versionText:\n%s\nwant:\n%s", got, tc.want)
 			}
 		})
@@ -161,7 +161,8 @@ func TestVersionText(t *testing.T) {
 }
 
 // The command list is explicit and each name is there once; README's
-// command table lists exactly these commands.
+// command table lists exactly these commands, and every flag its synopses
+// name is a flag of that command.
 func TestCommandListAndREADME(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -188,6 +189,47 @@ func TestCommandListAndREADME(t *testing.T) {
 	slices.Sort(inReadme)
 	if !slices.Equal(names, inReadme) {
 		t.Errorf("README's command table lists %q; the commands are %q", inReadme, names)
+	}
+	synopses := regexp.MustCompile("(?m)^\\| `ci-report ([a-z]+(?: junit)?)([^`]*)`").FindAllStringSubmatch(table, -1)
+	flagRE := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	for _, m := range synopses {
+		c, _, ok := newApp().lookup(strings.Fields(m[1]))
+		if !ok || c.New == nil {
+			continue // sim parses its own flags
+		}
+		fs := newFlagSet(c.Name)
+		c.New().bind(fs)
+		for _, f := range flagRE.FindAllStringSubmatch(m[2], -1) {
+			if fs.Lookup(f[1]) == nil {
+				t.Errorf("README's synopsis of %s names --%s, which it does not have", c.Name, f[1])
+			}
+		}
+	}
+}
+
+// README's set-up commands are the two it promises at the top: the demo,
+// a command of this binary, and the project's CI script, which exists and
+// is executable.
+func TestREADMESetUpCommands(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "\n## Set-up: two commands\n\n```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if want := []string{"go run ./cmd/ci-report demo", "./.ci/run"}; !ok || !slices.Equal(cmds, want) {
+		t.Fatalf("README's set-up block holds %q, want %q", cmds, want)
+	}
+	if _, _, ok := newApp().lookup([]string{"demo"}); !ok {
+		t.Error("README's set-up runs demo, which is no command")
+	}
+	if fi, err := os.Stat("../../.ci/run"); err != nil || fi.Mode()&0o111 == 0 {
+		t.Errorf("README's set-up runs ./.ci/run: %v", err)
 	}
 }
 
@@ -216,17 +258,15 @@ func TestReleaseVersion(t *testing.T) {
 		}
 	}
 	// A release build without VCS stamping prints the stamped revision.
-	revision, revisionTime = "0123456789abcdef0123456789abcdef01234567", "2026-12-02T00:00:00Z"
-	defer func() { revision, revisionTime = "", "" }()
+	stamp := releaseStamp{"0123456789abcdef0123456789abcdef01234567", "2026-12-02T00:00:00Z"}
 	want := "ci-report " + version + "\nmodule github.com/ovg-project/ci-report (devel)\n" +
 		"revision 0123456789abcdef0123456789abcdef01234567 (2026-12-02T00:00:00Z)\n"
-	if got := versionText(bi("(devel)")); got != want {
+	if got := versionText(bi("(devel)"), stamp); got != want {
 		t.Errorf("versionText of a stamped release build:\n%s\nwant:\n%s", got, want)
 	}
-	revision, revisionTime = "", ""
 	want = "ci-report " + version + "\nmodule github.com/ovg-project/ci-report v0.4.0\n" +
 		"revision: none recorded (a module build: the module version names the source)\n"
-	if got := versionText(bi("v0.4.0")); got != want {
+	if got := versionText(bi("v0.4.0"), releaseStamp{}); got != want {
 		t.Errorf("versionText of go install …@v0.4.0:\n%s\nwant:\n%s", got, want)
 	}
 }

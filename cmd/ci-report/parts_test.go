@@ -22,10 +22,20 @@ func TestPlanPartAndList(t *testing.T) {
 		args []string
 		want string
 	}
+	// The parts and cases listed are the plan's (runner's
+	// TestBuiltinProfiles holds the profile to its golden file).
+	weekly, err := runner.BuiltinPlan("weekly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	colocation, err := weekly.Select(runner.Selection{Part: "colocation"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := func(s []string) string { return strings.Join(s, "\n") + "\n" }
 	for _, c := range []tc{
-		{"parts", []string{"--profile", "weekly", "--list", "parts"}, "vllm\nsglang\ncolocation\n"},
-		{"cases of a part", []string{"--profile", "weekly", "--part", "colocation", "--list", "cases"},
-			"vllm-setup\nsglang-setup\nelastic-vllm-qwen05b+sglang-qwen35_4b\npriority-vllm-qwen05b+vllm-qwen35_4b\n"},
+		{"parts", []string{"--profile", "weekly", "--list", "parts"}, lines(weekly.Parts.Keys())},
+		{"cases of a part", []string{"--profile", "weekly", "--part", "colocation", "--list", "cases"}, lines(colocation.Names())},
 		{"engines of a part with both", []string{"--profile", "weekly", "--part", "colocation", "--list", "engines"},
 			"vllm vllm/vllm-openai:v0.30.0\nsglang lmsysorg/sglang:v0.5.20\n"},
 		{"engines of a one-engine part", []string{"--profile", "weekly", "--part", "sglang", "--list", "engines"}, "sglang lmsysorg/sglang:v0.5.20\n"},

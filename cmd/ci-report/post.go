@@ -168,7 +168,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if o.dryRun && opts.RunID == "" {
 		// Outside Actions there is no run to key the comment by; a dry run
 		// sends nothing, so it shows the requests for run 0 instead of
-		// refusing (the README's and help's dry-run examples).
+		// refusing (help's dry-run example).
 		opts.RunID = "0"
 		fmt.Fprintln(stderr, "ci-report post: warning: no run id (GITHUB_RUN_ID or --run-id): the dry run shows the requests of run 0")
 	}

@@ -64,9 +64,16 @@ func TestServerStartReadyStop(t *testing.T) {
 	}
 }
 
+// killGuard is the kill wait of the tests that require a SIGKILLed group
+// to be gone (StopResult.Left false): Stop returns as soon as the group is
+// gone, so the wait bounds only a hang, never how fast a loaded machine
+// reaps the group (a 1 s kill wait once failed at a load of 11).
+const killGuard = time.Minute
+
 func TestStopChildIgnoringSIGINT(t *testing.T) {
 	cfg := childConfig(t, "ignore-int")
 	cfg.Timing.StopTimeout = 300 * time.Millisecond
+	cfg.Timing.KillWait = killGuard
 	s, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +91,7 @@ func TestStopChildIgnoringSIGINT(t *testing.T) {
 func TestStopKillsGrandchild(t *testing.T) {
 	cfg := childConfig(t, "grandchild")
 	cfg.Timing.StopTimeout = 300 * time.Millisecond
+	cfg.Timing.KillWait = killGuard
 	s, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -329,6 +337,7 @@ func TestKillEndsEveryGroupAtOnce(t *testing.T) {
 	for range 2 {
 		cfg := childConfig(t, "ignore-stop")
 		cfg.Timing.StopTimeout = 10 * time.Minute
+		cfg.Timing.KillWait = killGuard
 		cfg.Kill = kill
 		s := startChild(t, context.Background(), cfg)
 		startedPID(t, s, "ignore-stop")
@@ -397,6 +406,7 @@ func TestInterruptedStopUsesTheInterruptTimeout(t *testing.T) {
 			cfg := tc.config(t, "ignore-stop")
 			cfg.Timing.StopTimeout = 10 * time.Minute
 			cfg.Timing.InterruptStopTimeout = 100 * time.Millisecond
+			cfg.Timing.KillWait = killGuard
 			ctx, cancel := context.WithCancel(context.Background())
 			s := startChild(t, ctx, cfg)
 			pid := startedPID(t, s, "ignore-stop")

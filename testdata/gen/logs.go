@@ -173,8 +173,16 @@ func phases(it item, short bool) obj {
 	return out
 }
 
-// caseLog is the case's log object (docs/formats.md §4.1).
-func (it item) caseLog(runID string) obj {
+// caseLog is the case's log object (docs/formats.md §4.1). A co-location
+// case's setup is its entry of setup.json's kinds, or in a part of the
+// older harness (old) its entry of the format before kinds.
+func (it item) caseLog(runID string, old bool) obj {
+	setup := func(before func(string) obj) obj {
+		if old {
+			return before(runID)
+		}
+		return it.kindEntry(runID)
+	}
 	switch it.Kind {
 	case "setup":
 		return obj{}
@@ -182,14 +190,14 @@ func (it item) caseLog(runID string) obj {
 		return obj{{"setup", it.S.caseSetup(runID, 18000)}, {it.S.name(), facts(it.S, it.LogErrors).logInfo()}}
 	case "limit":
 		return obj{
-			{"setup", it.limitSetup(runID)},
+			{"setup", setup(it.limitSetup)},
 			{"memory_mib", obj{{"idle", 1180}, {"filled", 8860}, {"limit", 3100}, {"released", 2988}, {"peak_under_limit", 3010}, {"regrown", 8412}}},
 			{it.S.name(), facts(it.S, it.LogErrors).logInfo()},
 		}
 	case "elastic":
 		a, b := it.A.name(), it.B.name()
 		return obj{
-			{"setup", it.elasticSetup(runID)},
+			{"setup", setup(it.elasticSetup)},
 			{"memory_mib", obj{{"free", 14310}, {"per_request_a", 18.5}, {"per_request_b", 41.25}, {"n_a", 128}, {"n_b", 128},
 				{"gpu_free_after_a", 13798}, {"a_growth", 9120}, {"a_after", 512}, {"free_at_a_peak", 5190}, {"b_growth", 11776}}},
 			{"segments", obj{
@@ -206,7 +214,7 @@ func (it item) caseLog(runID string) obj {
 			ballast = *it.Ballast
 		}
 		return obj{
-			{"setup", it.prioritySetup(runID)},
+			{"setup", setup(it.prioritySetup)},
 			{"ballast_mib", ballast},
 			{"memory_mib", obj{{"free", 14302}, {"per_request_l", 22.0}, {"per_request_h", 44.5}, {"n_l", 456}, {"n_h", 128},
 				{"l_growth", 8210}, {"l_at_burst", 8034}, {"free_at_burst", 6092}, {"h_growth", 4410}, {"l_after_burst", 7340}}},
@@ -268,6 +276,43 @@ func (it item) prioritySetup(runID string) obj {
 	return obj{{"name", it.name()}, {"kind", "priority"}, {"gpu", it.GPU}, {"batch", it.Batch},
 		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", ballast},
 		{"low", it.A.caseSetup(runID, 18001)}, {"high", it.B.caseSetup(runID, 18002)}}
+}
+
+// kindEntry is the case's entry in its block of setup.json's kinds
+// (docs/formats.md §3.3): the pair's GPU, batch, layers and ballast where
+// it has them, and each server's case setup under its role, on the base
+// port (one server) or the ports after it.
+func (it item) kindEntry(runID string) obj {
+	o := obj{{"name", it.name()}}
+	if it.GPU != "" {
+		o = append(o, kv{"gpu", it.GPU})
+	}
+	if it.Batch != 0 {
+		o = append(o, kv{"batch", it.Batch})
+	}
+	var roles []string
+	switch it.Kind {
+	case "elastic":
+		roles = elasticRoles
+	case "limit":
+		roles = limitRoles
+	case "priority":
+		roles = priorityRoles
+		o = append(o, kv{"layers", []string{"co-location", "real serving"}})
+		if it.Ballast != nil {
+			o = append(o, kv{"ballast_mib", *it.Ballast})
+		}
+	}
+	servers := it.servers()
+	port := 18000
+	if len(servers) > 1 {
+		port = 18001
+	}
+	var out []obj
+	for i, s := range servers {
+		out = append(out, append(obj{{"role", roles[i]}}, s.caseSetup(runID, port+i)...))
+	}
+	return append(o, kv{"servers", out})
 }
 
 // usage is a pair's usage timeline (docs/formats.md §4.4).

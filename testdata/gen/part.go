@@ -32,6 +32,7 @@ type partDef struct {
 	Ran      int    // partial modes: cases that finished
 	ErrorTxt string // modeErrorTxt
 	EnvPairs bool   // engines' env as [key, value] pairs (older files)
+	OldSetup bool   // setup.json and the co-location cases' logs in the format before kinds (modeLegacy implies it)
 	Python   bool   // JSON written with \u escapes, as Python's json.dumps
 	Short    bool   // 4 tokens per request instead of max_tokens (smaller trees)
 	NoDirs   bool   // no server directories (big trees)
@@ -65,6 +66,9 @@ func (p partDef) name() string {
 	return p.Dir
 }
 
+// oldSetup: the part's setup.json has the format before kinds.
+func (p partDef) oldSetup() bool { return p.OldSetup || p.Mode == modeLegacy }
+
 func (p partDef) json(v any) []byte {
 	b := indentJSON(v)
 	if p.Python {
@@ -73,13 +77,17 @@ func (p partDef) json(v any) []byte {
 	return b
 }
 
-// setup is setup.json (docs/formats.md §3) of the part's plan, in the
-// format before `kinds` (§3.4): every golden tree keeps reading it, and
-// render's goldens hold it to the bytes it rendered to before.
+// setup is setup.json (docs/formats.md §3) of the part's plan as the
+// runner writes it: the server cases in `cases`, every other kind a block
+// of `kinds` (§3.3) in the order of the runner's kind table (elastic,
+// limit, priority), each with its entries in plan order. A part of the
+// older harness (modeLegacy) or one marked OldSetup has the format before
+// `kinds` (§3.4), so that the reading of that format stays under test.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
 	seenE, seenM := map[string]bool{}, map[string]bool{}
 	var cases, el, li, pr []obj
+	entries := map[string][]obj{}
 	note := func(s srv) {
 		if !seenE[s.Engine] {
 			seenE[s.Engine] = true
@@ -98,14 +106,16 @@ func (p partDef) setup() obj {
 		for _, s := range it.servers() {
 			note(s)
 		}
-		switch it.Kind {
-		case "server":
+		switch {
+		case it.Kind == "server":
 			cases = append(cases, it.S.caseSetup(p.RunID, 18000))
-		case "elastic":
+		case !p.oldSetup():
+			entries[it.Kind] = append(entries[it.Kind], it.kindEntry(p.RunID))
+		case it.Kind == "elastic":
 			el = append(el, it.elasticSetup(p.RunID))
-		case "limit":
+		case it.Kind == "limit":
 			li = append(li, it.limitSetup(p.RunID))
-		case "priority":
+		case it.Kind == "priority":
 			pr = append(pr, it.prioritySetup(p.RunID))
 		}
 	}
@@ -151,14 +161,30 @@ func (p partDef) setup() obj {
 		{"stop_signal", "INT"}, {"model_revisions", revs},
 		{"workload", serverWorkload}, {"checks", serverChecks}, {"cases", cases},
 	}
-	if el != nil {
-		o = append(o, kv{"elastic", el}, kv{"elastic_workload", elasticWorkload}, kv{"elastic_checks", elasticChecks})
+	if p.oldSetup() {
+		if el != nil {
+			o = append(o, kv{"elastic", el}, kv{"elastic_workload", elasticWorkload}, kv{"elastic_checks", elasticChecks})
+		}
+		if li != nil {
+			o = append(o, kv{"limit", li}, kv{"limit_workload", limitWorkload}, kv{"limit_checks", limitChecks})
+		}
+		if pr != nil && p.Mode != modeLegacy {
+			o = append(o, kv{"priority", pr}, kv{"priority_workload", priorityWorkload}, kv{"priority_checks", priorityChecks})
+		}
+		return o
 	}
-	if li != nil {
-		o = append(o, kv{"limit", li}, kv{"limit_workload", limitWorkload}, kv{"limit_checks", limitChecks})
+	var kinds []obj
+	block := func(kind, title, about string, entries []obj, workload []string, checks obj) {
+		if entries != nil {
+			kinds = append(kinds, obj{{"kind", kind}, {"title", title}, {"about", about}, {"entries", entries},
+				{"workload", workload}, {"checks", checks}})
+		}
 	}
-	if pr != nil && p.Mode != modeLegacy {
-		o = append(o, kv{"priority", pr}, kv{"priority_workload", priorityWorkload}, kv{"priority_checks", priorityChecks})
+	block("elastic", elasticTitle, elasticAbout, entries["elastic"], elasticWorkload, elasticChecks)
+	block("limit", limitTitle, limitAbout, entries["limit"], limitWorkload, limitChecks)
+	block("priority", priorityTitle, priorityAbout, entries["priority"], priorityWorkload, priorityChecks)
+	if kinds != nil {
+		o = append(o, kv{"kinds", kinds})
 	}
 	return o
 }
@@ -173,7 +199,7 @@ func (p partDef) result(it item) obj {
 	if it.Class != "" {
 		o = append(o, kv{"class", it.Class}, kv{"class_why", it.ClassWhy})
 	}
-	return append(o, kv{"checks", it.checks(r)}, kv{"log", it.caseLog(p.RunID)}, kv{"phases", ph})
+	return append(o, kv{"checks", it.checks(r)}, kv{"log", it.caseLog(p.RunID, p.oldSetup())}, kv{"phases", ph})
 }
 
 func (p partDef) partJSON(complete bool) obj {

@@ -321,9 +321,9 @@ func acceptance() scenario {
 	}
 	return scenario{
 		Name:  "acceptance",
-		About: "Custom profile `acceptance`: server, elastic, limit and priority cases in two complete parts (vllm: 22 cases, sglang: 15), every case but the two setup cases failing (35 failures), and a third part shard-3 whose runner crashed before writing anything but run.log (a missing part).",
+		About: "Custom profile `acceptance`: server, elastic, limit and priority cases in two complete parts (vllm: 22 cases, its setup.json in the format before `kinds`; sglang: 15, in the current format), every case but the two setup cases failing (35 failures), and a third part shard-3 whose runner crashed before writing anything but run.log (a missing part).",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: v, Start: day},
+			{Dir: "vllm", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, OldSetup: true, Items: v, Start: day},
 			{Dir: "sglang", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: s, Start: day},
 			{Dir: "shard-3", Profile: "acceptance", RunID: "11281200", Mode: modeRunLog, Start: day},
 		},
