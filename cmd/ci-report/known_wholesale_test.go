@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path"
@@ -29,7 +30,7 @@ func TestKnownIssuesCannotCoverARunWholesale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := merge.DecodeMerged(merged, raw)
+	rep, err := merge.DecodeMerged(context.Background(), merged, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
