@@ -23,8 +23,9 @@
 // entity map) and bounded: a file is at most 64 MiB, elements nest at most
 // 32 deep, of each text the first 64 KiB are kept, a DOCTYPE is refused
 // (so no entity is ever defined, let alone expanded), and only XML's
-// predefined entities and character references are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded, and
-// a declared IANA charset (ISO-8859-1, windows-1252) decoded. A malformed
+// predefined entities and character references are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded,
+// a declared IANA charset (ISO-8859-1, windows-1252) decoded, and an XML
+// 1.1 declaration read as 1.0 (asXML10). A malformed
 // document, an empty file, an unknown encoding and a document whose root
 // is not <testsuites> or <testsuite> are errors naming the file and the
 // line, and nothing is written. A bad value costs only itself, with a

@@ -93,9 +93,16 @@ func TestImportQuirks(t *testing.T) {
 }
 
 // TestEncodings: a report in UTF-16 (either order, with a BOM), or
-// declaring ISO-8859-1 or windows-1252, reads as the same UTF-8 text.
+// declaring ISO-8859-1 or windows-1252, reads as the same UTF-8 text, and
+// so does each declaring XML 1.1 (read as 1.0).
 func TestEncodings(t *testing.T) {
-	const doc = `<?xml version="1.0" encoding="%s"?>` + "\n" + `<testsuite name="s"><testcase classname="c" name="prüft „Größe“ – €"/></testsuite>`
+	for _, version := range []string{"1.0", "1.1"} {
+		t.Run(version, func(t *testing.T) { encodings(t, version) })
+	}
+}
+
+func encodings(t *testing.T, version string) {
+	doc := `<?xml version="` + version + `" encoding="%s"?>` + "\n" + `<testsuite name="s"><testcase classname="c" name="prüft „Größe“ – €"/></testsuite>`
 	want := "c::prüft „Größe“ – €"
 	utf16 := func(e unicode.Endianness) func(string) ([]byte, error) {
 		return func(s string) ([]byte, error) {
@@ -129,6 +136,36 @@ func TestEncodings(t *testing.T) {
 			res, _ := importFiles(t, &Import{Files: []string{file}})
 			if len(res.Cases) != 1 || res.Cases[0].Name != tc.want {
 				t.Errorf("cases %+v, want one named %q", res.Cases, tc.want)
+			}
+		})
+	}
+}
+
+// TestXML11: a document declaring XML 1.1 is read as 1.0, the declaration
+// in either quotes, without an encoding, after a BOM; one that uses what
+// only XML 1.1 allows (a control character as a reference) is malformed at
+// that line.
+func TestXML11(t *testing.T) {
+	for _, tc := range []struct{ name, doc, err string }{
+		{"double quotes", `<?xml version="1.1"?>` + "\n<testsuite><testcase classname=\"c\" name=\"a\"/></testsuite>", ""},
+		{"single quotes, spaces", "\ufeff<?xml  version = '1.1' encoding='UTF-8' ?>\n<testsuite><testcase classname=\"c\" name=\"a\"/></testsuite>", ""},
+		{"a 1.1 control character", `<?xml version="1.1"?>` + "\n<testsuite>\n<testcase classname=\"c\" name=\"a&#x1;\"/></testsuite>", "line 3: malformed XML: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "junit.xml")
+			if err := os.WriteFile(file, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			im := &Import{Files: []string{file}, Part: "p", Out: filepath.Join(t.TempDir(), "part")}
+			res, err := im.Run()
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), "junit.xml: "+tc.err) {
+					t.Errorf("err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || res.Cases != 1 {
+				t.Errorf("err %v, %+v; want one case", err, res)
 			}
 		})
 	}
