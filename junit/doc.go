@@ -5,8 +5,9 @@
 //
 // # What is read
 //
-// One document per file: a <testsuites> root (nested <testsuites> too) or
-// a single <testsuite> root, with nested <testsuite> elements. A
+// One document per file: a <testsuites> root (nested <testsuites> too),
+// Eclipse's <testrun> (read as one), or a single <testsuite> root, with
+// nested <testsuite> elements. A
 // <testcase> directly under a <testsuites> (node's junit reporter writes
 // every top-level test so) is read as a testcase of a suite named as the
 // <testsuites>, one per run of them between suites. Of a suite:
@@ -27,7 +28,7 @@
 // a declared IANA charset (ISO-8859-1, windows-1252) decoded, and an XML
 // 1.1 declaration read as 1.0 (asXML10). A malformed
 // document, an empty file, an unknown encoding and a document whose root
-// is not <testsuites> or <testsuite> are errors naming the file and the
+// is none of those are errors naming the file and the
 // line, and nothing is written. A bad value costs only itself, with a
 // problem naming the file and line (Document.Problems): a testcase without
 // a name is `(unnamed #k)`, a time that is not a number of seconds 0 or

@@ -242,7 +242,7 @@ func (p *parser) document() error {
 				if p.lim.Total() == 0 {
 					return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
 				}
-				return p.errorf("no root element: want <testsuites> or <testsuite>")
+				return p.errorf("no root element: want <testsuites>, <testsuite> or <testrun>")
 			}
 			return nil
 		}
@@ -256,7 +256,11 @@ func (p *parser) document() error {
 			}
 			rootSeen = true
 			switch t.Name.Local {
-			case "testsuites":
+			case "testsuites", "testrun":
+				// <testrun> is Eclipse JDT's export of a JUnit run: suites
+				// and testcases as in <testsuites>, its counts tests,
+				// failures, errors and ignored (TestRunSessionSerializer.java,
+				// eclipse-jdt/eclipse.jdt.ui commit 1db85ce79624).
 				if err := p.suites(t, nil); err != nil {
 					return err
 				}
@@ -265,7 +269,7 @@ func (p *parser) document() error {
 					return err
 				}
 			default:
-				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites> or <testsuite>", name(t.Name))
+				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites>, <testsuite> or <testrun>", name(t.Name))
 			}
 		case xml.CharData:
 			if len(bytes.TrimSpace(t)) > 0 {
@@ -285,8 +289,8 @@ func name(n xml.Name) string { return text.CutLine(n.Local, 40) }
 // the reader one after another, never nested in one they are not in.
 func (p *parser) suites(t xml.StartElement, path []string) error {
 	m := attrs(t.Attr)
-	line, name := p.line(), m.get("name")
-	head := p.counts("testsuites", m)
+	line, name, elem := p.line(), m.get("name"), t.Name.Local
+	head := p.counts(elem, m)
 	p.tally = append(p.tally, tally{})
 	var top *Suite
 	endTop := func() error {
@@ -324,7 +328,7 @@ func (p *parser) suites(t xml.StartElement, path []string) error {
 	if err != nil {
 		return err
 	}
-	p.endTally(line, "<testsuites>", head)
+	p.endTally(line, "<"+elem+">", head)
 	return nil
 }
 
@@ -485,6 +489,9 @@ func (p *parser) counts(elem string, m attrs) declared {
 		// The Ant schema's name for it, which some tools still write.
 		d.skipped = p.intAttr(elem, m, "disabled")
 	}
+	if d.skipped == nil {
+		d.skipped = p.intAttr(elem, m, "ignored") // Eclipse's <testrun>
+	}
 	return d
 }
 
@@ -624,13 +631,20 @@ func (p *parser) properties() ([]collect.Property, error) {
 
 // disabled says whether a testcase's attributes say it did not run:
 // status="disabled" (or "skipped", "notrun": Ant's and NUnit's JUnit
-// transforms) or skipped="true".
+// transforms), skipped="true" or ignored="true" (Eclipse's <testrun>).
 func disabled(m attrs) bool {
 	switch strings.ToLower(strings.TrimSpace(m.get("status"))) {
 	case "disabled", "skipped", "notrun", "not run", "ignored":
 		return true
 	}
-	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true")
+	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true") || strings.EqualFold(strings.TrimSpace(m.get("ignored")), "true")
+}
+
+// incomplete says whether Eclipse marked a testcase incomplete="true": it
+// had not finished (not run, or still running) when the run ended
+// (TestRunSessionSerializer.java, as at <testrun>).
+func incomplete(m attrs) bool {
+	return strings.EqualFold(strings.TrimSpace(m.get("incomplete")), "true")
 }
 
 // resultKinds are the outcome elements of a test case.
@@ -653,8 +667,11 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	if tm := p.timeAttr("testcase", m); tm != nil {
 		c.TimeS = *tm
 	}
-	if disabled(m) {
+	switch {
+	case disabled(m):
 		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
+	case incomplete(m):
+		c.Skipped = &Outcome{Kind: "skipped", Message: "incomplete: the run ended before this test finished"}
 	}
 	if v, ok := m.lookup("line"); ok {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {

@@ -372,3 +372,43 @@ func TestDeclaredCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestEclipseTestrun: Eclipse JDT's exported JUnit run (a <testrun> root,
+// as TestRunSessionSerializer.java writes it: <expected> and <actual> in a
+// <failure>, ignored="true" and incomplete="true" testcases) reads like a
+// <testsuites>: once refused whole as not JUnit XML.
+func TestEclipseTestrun(t *testing.T) {
+	const doc = `<?xml version="1.0" encoding="UTF-8"?><testrun name="KvTests" project="kv" tests="4" started="3" failures="1" errors="0" ignored="1">
+<testsuite name="com.example.kv.LedgerTest">
+<testcase name="charges" classname="com.example.kv.LedgerTest"><failure><expected>4</expected><actual>3</actual>org.junit.ComparisonFailure: expected:&lt;[4]&gt; but was:&lt;[3]&gt;
+	at com.example.kv.LedgerTest.charges(LedgerTest.java:31)
+</failure></testcase>
+<testcase name="releases" classname="com.example.kv.LedgerTest"/>
+<testcase name="maps" classname="com.example.kv.LedgerTest" ignored="true"/>
+<testcase name="quota" classname="com.example.kv.LedgerTest" incomplete="true"/>
+</testsuite>
+</testrun>`
+	file := filepath.Join(t.TempDir(), "eclipse.xml")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := importFiles(t, &Import{Files: []string{file}})
+	want := []quirk{
+		{Name: "com.example.kv.LedgerTest::charges", State: "failed", Kinds: []string{"failure"}},
+		{Name: "com.example.kv.LedgerTest::releases", State: "passed"},
+		{Name: "com.example.kv.LedgerTest::maps", State: "skipped"},
+		{Name: "com.example.kv.LedgerTest::quota", State: "skipped"},
+	}
+	if diff := cmp.Diff(want, quirksOf(res.Cases)); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	if d := res.Cases[0].Checks[0].Detail; !strings.HasPrefix(d, "org.junit.ComparisonFailure: expected:<[4]> but was:<[3]>") {
+		t.Errorf("the failure reads %q", d)
+	}
+	if r := res.Cases[3].SkipReason; r != "incomplete: the run ended before this test finished" {
+		t.Errorf("the incomplete test's reason %q", r)
+	}
+	if len(res.Problems) > 0 {
+		t.Errorf("problems %q", res.Problems)
+	}
+}
