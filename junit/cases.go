@@ -42,8 +42,8 @@ const (
 //     get the outcome "rerun", which pytest's junitxml writes nothing for
 //     (LogXML.pytest_runtest_logreport reads passed, failed, skipped;
 //     pytest-rerunfailures 10.2 with Debian's pytest 7.2.1 leave no trace of
-//     the reruns in the XML, TestProducers/pytest-*). A pytest repeat is
-//     never a rerun.
+//     the reruns in the XML, TestProducers/pytest-*). A pytest repeat is a
+//     rerun only with a `rerun` property (record_property).
 //   - pytest closes the testcase of a failed call when its teardown fails
 //     and opens a second one of the same name for the teardown's error
 //     (LogXML.pytest_runtest_logreport, "We need to open new testcase in
@@ -55,16 +55,14 @@ const (
 // Surefire's reruns are elements of one testcase (rerunFailure,
 // flakyFailure, rerunError, flakyError) and need no folding.
 func attemptOf(s *Suite, c *Case) int {
-	if pytestReport(s, c) {
-		if len(c.Outcomes) == 1 && c.Outcomes[0].Kind == "error" && strings.HasPrefix(c.Outcomes[0].Message, `failed on teardown with "`) {
-			return teardown
-		}
-		return separate
+	pytest := pytestReport(s, c)
+	if pytest && len(c.Outcomes) == 1 && c.Outcomes[0].Kind == "error" && strings.HasPrefix(c.Outcomes[0].Message, `failed on teardown with "`) {
+		return teardown
 	}
 	if _, ok := property(c.Properties, "rerun"); ok {
 		return rerun
 	}
-	if _, ok := property(s.Properties, "go.version"); ok {
+	if _, ok := property(s.Properties, "go.version"); ok && !pytest {
 		return rerun
 	}
 	return separate

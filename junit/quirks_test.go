@@ -210,6 +210,8 @@ func TestFoldReruns(t *testing.T) {
 		{"rerun property", &Suite{Name: "p"}, marked, [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}, 3, 6},
 		{"no evidence", &Suite{Name: "mocha"}, cases, [][]string{{"A", "failure"}, {"B"}, {"A", "failure"}, {"B"}, {"A"}, {"A", "failure"}}, 0, 1},
 		{"pytest teardown", &Suite{Name: "pytest"}, teardown, [][]string{{"test_a", "failure", "error"}, {"test_a", "failure"}}, 0, 1},
+		{"pytest, a rerun property", &Suite{Name: "pytest"}, marked, [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}, 3, 6},
+		{"pytest, a go.version property", &Suite{Name: "pytest", Properties: goSuite.Properties}, cases, [][]string{{"A", "failure"}, {"B"}, {"A", "failure"}, {"B"}, {"A"}, {"A", "failure"}}, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := foldReruns(tc.s, tc.cases)
