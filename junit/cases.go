@@ -3,40 +3,95 @@ package junit
 import (
 	"fmt"
 	"strings"
-
-	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Repeated testcases and suites' own failures (docs/formats.md §4.7).
 //
-// A test's name repeats in real reports for two reasons. A rerun of a
-// failed test (gotestsum --rerun-fails writes every attempt as a
-// <testcase> of the package's suite, failures first; pytest-rerunfailures
-// under xdist likewise) repeats the suite, classname and name after a
-// failed attempt: it is one case with its attempts. Tests that merely share
-// a name (mocha's `it` titles in two `describe` blocks flattened by a
-// reporter, NUnit's parametrised tests, one file imported twice) are two
-// cases: the later one gets its file's name, or an ordinal, added.
+// A test's name repeats in real reports for three reasons, and only what
+// the producer wrote tells them apart. A rerun of a failed test repeats
+// the suite, classname and name after a failed attempt: it is one case
+// with its attempts, but only where the producer marks reruns so (see
+// attemptOf). pytest writes a test whose call failed and whose teardown
+// then errored as two testcases of one name: one case, failed, with the
+// teardown's error. Tests that merely share a name (mocha's `it` titles in
+// two `describe` blocks, node's top-level tests, Codeception's classes,
+// NUnit's parametrised tests, one file imported twice) are two cases: the
+// later one gets its file's name, or an ordinal, added (namer).
 
-// foldReruns is the suite's cases with each rerun folded into the case of
-// its earlier attempt: a testcase that repeats the classname and name of
-// an earlier one of the same suite that failed (a rerun follows only a
-// failure) is its next attempt. The folded case reads as Surefire writes a
-// rerun: a pass after failures keeps those as flakyFailure / flakyError (a
+// How a testcase that repeats the classname and name of an earlier, failed
+// one of its suite is read.
+const (
+	separate = iota // a case of its own
+	rerun           // the earlier one's next attempt
+	teardown        // pytest: the earlier one's teardown error
+)
+
+// attemptOf says how c, a testcase of suite s that repeats the name of an
+// earlier failed one, is read: as its rerun only with the producer's
+// evidence, as its teardown error in pytest's shape, else as a case of its
+// own. The evidence:
+//
+//   - gotestsum --rerun-fails writes every attempt as a <testcase> of its
+//     package's suite, and every suite it writes holds the one property
+//     go.version (packageProperties in internal/junitxml/report.go,
+//     gotestyourself/gotestsum commit 043af1a6d38b). A Go test's name is
+//     unique in its package (go test names a repeated subtest `x#01`), so
+//     in such a suite a repeated name is a rerun.
+//   - A testcase with a property named `rerun` says it is one.
+//   - pytest-rerunfailures writes none: the reports of a failed attempt
+//     get the outcome "rerun", which pytest's junitxml writes nothing for
+//     (LogXML.pytest_runtest_logreport reads passed, failed, skipped;
+//     pytest-rerunfailures 10.2 with Debian's pytest 7.2.1 leave no trace of
+//     the reruns in the XML, TestProducers/pytest-*). A pytest repeat is a
+//     rerun only with a `rerun` property (record_property).
+//   - pytest closes the testcase of a failed call when its teardown fails
+//     and opens a second one of the same name for the teardown's error
+//     (LogXML.pytest_runtest_logreport, "We need to open new testcase in
+//     case we have failure in call and error in teardown"), whose message
+//     is `failed on teardown with "<reason>"` (_NodeReporter.append_error),
+//     both in src/_pytest/junitxml.py of pytest 7.2.1 (Debian's
+//     python3-pytest, which writes that shape here).
+//
+// Surefire's reruns are elements of one testcase (rerunFailure,
+// flakyFailure, rerunError, flakyError) and need no folding.
+func attemptOf(s *Suite, c *Case) int {
+	pytest := pytestReport(s, c)
+	if pytest && len(c.Outcomes) == 1 && c.Outcomes[0].Kind == "error" && strings.HasPrefix(c.Outcomes[0].Message, `failed on teardown with "`) {
+		return teardown
+	}
+	if _, ok := property(c.Properties, "rerun"); ok {
+		return rerun
+	}
+	if _, ok := property(s.Properties, "go.version"); ok && !pytest {
+		return rerun
+	}
+	return separate
+}
+
+// foldReruns is the cases of suite s with each rerun folded into the case
+// of its earlier attempt and each pytest teardown error into the case
+// whose call failed (attemptOf). The folded rerun reads as Surefire writes
+// one: a pass after failures keeps those as flakyFailure / flakyError (a
 // flaky test, which passed), a further failure adds a rerunFailure /
 // rerunError (still failed); its time is the attempts' sum.
-func foldReruns(cases []Case) []Case {
+func foldReruns(s *Suite, cases []Case) []Case {
 	out := make([]Case, 0, len(cases))
 	last := map[[2]string]int{} // classname and name → its case in out
 	for _, c := range cases {
 		k := [2]string{c.ClassName, c.Name}
 		i, seen := last[k]
-		if !seen || !failing(out[i].Outcomes) {
-			last[k] = len(out)
-			out = append(out, c)
-			continue
+		if seen && failing(out[i].Outcomes) {
+			switch attemptOf(s, &c) {
+			case rerun:
+				addAttempt(&out[i], c)
+				continue
+			case teardown:
+				addPhase(&out[i], c)
+				continue
+			}
 		}
-		addAttempt(&out[i], c)
+		last[k] = len(out)
+		out = append(out, c)
 	}
 	return out
 }
@@ -76,6 +131,19 @@ func addAttempt(first *Case, c Case) {
 		first.Outcomes = append(first.Outcomes, c.Outcomes...)
 		first.Skipped = c.Skipped
 	}
+	addOutput(first, c)
+}
+
+// addPhase folds c, the testcase pytest wrote for a teardown's error, into
+// the case of its test: one more error, no attempt.
+func addPhase(first *Case, c Case) {
+	first.TimeS += c.TimeS
+	first.Outcomes = append(first.Outcomes, c.Outcomes...)
+	addOutput(first, c)
+}
+
+// addOutput adds c's output and properties to first's.
+func addOutput(first *Case, c Case) {
 	first.SystemOut = appendText(first.SystemOut, c.SystemOut)
 	first.SystemErr = appendText(first.SystemErr, c.SystemErr)
 	first.Properties = append(first.Properties, c.Properties...)
@@ -102,29 +170,6 @@ func suiteSetUpCase(s *Suite) (Case, bool) {
 		name = "(unnamed suite)"
 	}
 	return Case{Name: name + " (suite set-up)", ClassName: s.Name, Outcomes: s.Outcomes, Line: s.Line, SuiteSetUp: true}, true
-}
-
-// declaredFailures is a problem when an innermost suite declares more
-// failures and errors than its testcases show (a failure the file does not
-// hold, which the part cannot show), else "". read counts the outcome
-// elements of its testcases and its own: every one is a failed attempt,
-// and a reporter that counts reruns (gotestsum) counts each, one that does
-// not (Surefire) fewer.
-func declaredFailures(file string, s *Suite, read int) string {
-	if s.Failures == nil && s.Errors == nil {
-		return ""
-	}
-	declared := 0
-	for _, n := range []*int{s.Failures, s.Errors} {
-		if n != nil {
-			declared += *n
-		}
-	}
-	if declared <= read {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d: suite %s declares %d failures and errors, but %d of its testcases failed", base(file), s.Line,
-		text.CutLine(strings.Join(s.Path, " / "), 200), declared, read)
 }
 
 // namer makes case names unique: a name already given gets its file's

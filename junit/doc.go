@@ -5,8 +5,12 @@
 //
 // # What is read
 //
-// One document per file: a <testsuites> root (nested <testsuites> too) or
-// a single <testsuite> root, with nested <testsuite> elements. Of a suite:
+// One document per file: a <testsuites> root (nested <testsuites> too),
+// Eclipse's <testrun> (read as one), or a single <testsuite> root, with
+// nested <testsuite> elements. A
+// <testcase> directly under a <testsuites> (node's junit reporter writes
+// every top-level test so) is read as a testcase of a suite named as the
+// <testsuites>, one per run of them between suites. Of a suite:
 // name, tests, failures, errors, skipped (or disabled), deselected, time,
 // timestamp, hostname, <properties>, <system-out>, <system-err>. Of a
 // <testcase>: name, classname, time, file and line (pytest xunit1), its
@@ -20,15 +24,19 @@
 // entity map) and bounded: a file is at most 64 MiB, elements nest at most
 // 32 deep, of each text the first 64 KiB are kept, a DOCTYPE is refused
 // (so no entity is ever defined, let alone expanded), and only XML's
-// predefined entities and character references are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded, and
-// a declared IANA charset (ISO-8859-1, windows-1252) decoded. A malformed
+// predefined entities and character references are accepted. A UTF-8 byte order mark is skipped, UTF-16 transcoded,
+// a declared IANA charset (ISO-8859-1, windows-1252) decoded, and an XML
+// 1.1 declaration read as 1.0 (asXML10). A malformed
 // document, an empty file, an unknown encoding and a document whose root
-// is not <testsuites> or <testsuite> are errors naming the file and the
+// is none of those are errors naming the file and the
 // line, and nothing is written. A bad value costs only itself, with a
 // problem naming the file and line (Document.Problems): a testcase without
 // a name is `(unnamed #k)`, a time that is not a number of seconds 0 or
-// more is unknown, a count that is not a count is unknown. A suite's own
-// <failure> or <error> is kept as Suite.Outcomes.
+// more is unknown, a count that is not a count is unknown; a <testsuites>
+// or <testsuite> that declares more tests, failures and errors or skipped
+// tests than its testcases (its nested suites' included) hold is a problem
+// too (parser.endTally). A suite's own <failure> or <error> is kept as
+// Suite.Outcomes.
 //
 // # The part
 //
@@ -53,10 +61,13 @@
 //     passed ones (the test passed when rerun). A case with no failing
 //     outcome is ok with no checks.
 //   - a testcase that repeats the classname and name of an earlier one of
-//     its suite that failed is that test's rerun (foldReruns): one case
-//     with attempts, flaky when a rerun passed. Another repeated name gets
-//     its file's name or an ordinal (namer). A suite's own failure is a
-//     case `<suite> (suite set-up)` (suiteSetUpCase).
+//     its suite that failed is that test's rerun only where the producer
+//     marks reruns (attemptOf: gotestsum's go.version suite, a `rerun`
+//     property): one case with attempts, flaky when a rerun passed
+//     (foldReruns). pytest's testcase for a teardown's error after a
+//     failed call is that case's error. Another repeated name is a case
+//     of its own, with its file's name or an ordinal (namer). A suite's
+//     own failure is a case `<suite> (suite set-up)` (suiteSetUpCase).
 //   - skipped: the reason of a <skipped> element: its message, with the
 //     first line of its text when the text does not repeat the message
 //     (go-junit-report writes "Skipped" and the reason in the text);

@@ -30,9 +30,9 @@ func TestHostileInput(t *testing.T) {
 		want     string
 	}{
 		{"empty", "", 0, "line 1: empty file: want JUnit XML"},
-		{"white space only", "\n\n  \n", 0, "line 4: no root element: want <testsuites> or <testsuite>"},
+		{"white space only", "\n\n  \n", 0, "line 4: no root element: want <testsuites>, <testsuite> or <testrun>"},
 		{"declaration only", `<?xml version="1.0"?>` + "\n", 0, "line 2: no root element"},
-		{"not JUnit", "<?xml version=\"1.0\"?>\n<html><body>502 Bad Gateway</body></html>", 0, "line 2: not JUnit XML: the root element is <html>, want <testsuites> or <testsuite>"},
+		{"not JUnit", "<?xml version=\"1.0\"?>\n<html><body>502 Bad Gateway</body></html>", 0, "line 2: not JUnit XML: the root element is <html>, want <testsuites>, <testsuite> or <testrun>"},
 		{"JSON", `{"cases": []}`, 0, "line 1: not JUnit XML: text outside the root element"},
 		{"unclosed", "<testsuites>\n<testsuite name=\"a\">\n<testcase name=\"t\">\n", 0, "line 4: malformed XML: unexpected EOF"},
 		{"mismatched", "<testsuite>\n<testcase name=\"t\"></failure>\n</testsuite>", 0, "line 2: malformed XML: element <testcase> closed by </failure>"},

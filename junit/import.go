@@ -448,21 +448,20 @@ func checkName(r Outcome) string {
 // classOf is the failure class of an imported case (docs/formats.md §4.8):
 // a test that failed (a <failure> or <rerunFailure> that no later rerun
 // passed) is the product's, since the suite is the product's own tests and
-// the test runner saw it fail its assertions; a case with only errors (an
-// exception outside the assertions: a fixture, a setup, a collection) says
-// nothing about whose fault it is, and stays without a class, which merge
-// shows as unclassified. A case that did not fail has none.
+// the test runner saw it fail its assertions, whatever errors came with
+// the failure (a rerun that then errored, pytest's teardown error after a
+// failed call); a case with only errors (an exception outside the
+// assertions: a fixture, a setup, a collection) says nothing about whose
+// fault it is, and stays without a class, which merge shows as
+// unclassified. A case that did not fail has none.
 func classOf(outcomes []Outcome) (class, reason string) {
 	failed, types := false, []string(nil)
 	for _, r := range outcomes {
-		switch r.Kind {
-		case "failure", "rerunFailure":
+		if r.Kind == "failure" || r.Kind == "rerunFailure" {
 			failed = true
 			if n := checkName(r); n != r.Kind {
 				types = append(types, n)
 			}
-		case "error", "rerunError":
-			return "", ""
 		}
 	}
 	if !failed {

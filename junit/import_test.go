@@ -493,7 +493,9 @@ func TestClassOf(t *testing.T) {
 		{"failure with its type", []Outcome{{Kind: "failure", Type: "AssertionError"}}, collect.ClassProduct, "the imported test failed: AssertionError"},
 		{"a rerun that failed", []Outcome{{Kind: "rerunFailure", Type: "AssertionError"}, {Kind: "failure", Type: "AssertionError"}}, collect.ClassProduct, "the imported test failed: AssertionError"},
 		{"error only", []Outcome{{Kind: "error", Type: "ConnectionRefusedError"}}, "", ""},
-		{"failure and error", []Outcome{{Kind: "failure"}, {Kind: "error"}}, "", ""},
+		{"failure, then pytest's teardown error", []Outcome{{Kind: "failure"}, {Kind: "error", Message: `failed on teardown with "RuntimeError"`}}, collect.ClassProduct, "the imported test failed"},
+		{"failure, then a rerun that errored", []Outcome{{Kind: "failure", Type: "AssertionError"}, {Kind: "rerunError", Type: "java.net.ConnectException"}}, collect.ClassProduct, "the imported test failed: AssertionError"},
+		{"error, then a rerun that errored", []Outcome{{Kind: "error"}, {Kind: "rerunError"}}, "", ""},
 		{"flaky, then passed", []Outcome{{Kind: "flakyFailure"}}, "", ""},
 		{"skipped", []Outcome{{Kind: "skipped"}}, "", ""},
 	} {

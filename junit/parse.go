@@ -155,7 +155,9 @@ type parser struct {
 	problems []string
 	// unnamed counts the testcases without a name.
 	unnamed int
-	rd      reader
+	// tally holds what was read of each open <testsuites> and <testsuite>.
+	tally []tally
+	rd    reader
 }
 
 // lineError is an error at a line of the document.
@@ -182,9 +184,14 @@ const maxProblems = 20
 // problemf notes a defect at the current line that costs only the value
 // it is about; past maxProblems they are counted in the last one.
 func (p *parser) problemf(format string, a ...any) {
+	p.problemAt(p.line(), format, a...)
+}
+
+// problemAt notes a defect at line.
+func (p *parser) problemAt(line int, format string, a ...any) {
 	switch n := len(p.problems); {
 	case n < maxProblems:
-		p.problems = append(p.problems, fmt.Sprintf("%s:%d: ", p.file, p.line())+fmt.Sprintf(format, a...))
+		p.problems = append(p.problems, fmt.Sprintf("%s:%d: ", p.file, line)+fmt.Sprintf(format, a...))
 	case n == maxProblems:
 		p.problems = append(p.problems, fmt.Sprintf("%s: more values like these were read past", p.file))
 	}
@@ -235,7 +242,7 @@ func (p *parser) document() error {
 				if p.lim.Total() == 0 {
 					return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
 				}
-				return p.errorf("no root element: want <testsuites> or <testsuite>")
+				return p.errorf("no root element: want <testsuites>, <testsuite> or <testrun>")
 			}
 			return nil
 		}
@@ -249,8 +256,12 @@ func (p *parser) document() error {
 			}
 			rootSeen = true
 			switch t.Name.Local {
-			case "testsuites":
-				if err := p.suites(nil); err != nil {
+			case "testsuites", "testrun":
+				// <testrun> is Eclipse JDT's export of a JUnit run: suites
+				// and testcases as in <testsuites>, its counts tests,
+				// failures, errors and ignored (TestRunSessionSerializer.java,
+				// eclipse-jdt/eclipse.jdt.ui commit 1db85ce79624).
+				if err := p.suites(t, nil); err != nil {
 					return err
 				}
 			case "testsuite":
@@ -258,7 +269,7 @@ func (p *parser) document() error {
 					return err
 				}
 			default:
-				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites> or <testsuite>", name(t.Name))
+				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites>, <testsuite> or <testrun>", name(t.Name))
 			}
 		case xml.CharData:
 			if len(bytes.TrimSpace(t)) > 0 {
@@ -271,17 +282,54 @@ func (p *parser) document() error {
 // name is an element name for messages: cut, so a hostile name stays short.
 func name(n xml.Name) string { return text.CutLine(n.Local, 40) }
 
-// suites reads the children of a <testsuites> until its end tag.
-func (p *parser) suites(path []string) error {
-	return p.children(func(t xml.StartElement) error {
-		switch t.Name.Local {
+// suites reads the children of a <testsuites> whose start tag is t. Its
+// own testcases (node's junit reporter writes every top-level test so,
+// junit-report-builder too) are read as a suite named as the <testsuites>:
+// each run of them between two suites is one, so that suites still reach
+// the reader one after another, never nested in one they are not in.
+func (p *parser) suites(t xml.StartElement, path []string) error {
+	m := attrs(t.Attr)
+	line, name, elem := p.line(), m.get("name"), t.Name.Local
+	head := p.counts(elem, m)
+	p.tally = append(p.tally, tally{})
+	var top *Suite
+	endTop := func() error {
+		if top == nil {
+			return nil
+		}
+		s := top
+		top = nil
+		return p.rd.suiteEnd(s)
+	}
+	err := p.children(func(c xml.StartElement) error {
+		if c.Name.Local == "testcase" {
+			if top == nil {
+				top = &Suite{Name: name, Path: append(append([]string(nil), path...), name), Line: line}
+				if err := p.rd.suiteStart(top); err != nil {
+					return err
+				}
+			}
+			return p.suiteChild(c, top)
+		}
+		if err := endTop(); err != nil {
+			return err
+		}
+		switch c.Name.Local {
 		case "testsuite":
-			return p.suite(t, path)
+			return p.suite(c, path)
 		case "testsuites": // some tools nest them
-			return p.suites(path)
+			return p.suites(c, path)
 		}
 		return p.skip()
 	})
+	if err == nil {
+		err = endTop()
+	}
+	if err != nil {
+		return err
+	}
+	p.endTally(line, "<"+elem+">", head)
+	return nil
 }
 
 // children calls start for each child element of the element just started
@@ -417,10 +465,78 @@ func (p *parser) suite(t xml.StartElement, parent []string) error {
 	if err := p.rd.suiteStart(&s); err != nil {
 		return err
 	}
+	p.tally = append(p.tally, tally{})
 	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }); err != nil {
 		return err
 	}
+	p.endTally(s.Line, "suite "+text.CutLine(strings.Join(s.Path, " / "), 200),
+		declared{tests: s.Tests, failures: s.Failures, errors: s.Errors, skipped: s.Skipped})
 	return p.rd.suiteEnd(&s)
+}
+
+// declared are the counts a <testsuites> or <testsuite> declares; nil
+// when absent.
+type declared struct{ tests, failures, errors, skipped *int }
+
+// counts reads the count attributes of elem, a <testsuites> or
+// <testsuite>.
+func (p *parser) counts(elem string, m attrs) declared {
+	d := declared{
+		tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"),
+		errors: p.intAttr(elem, m, "errors"), skipped: p.intAttr(elem, m, "skipped"),
+	}
+	if d.skipped == nil {
+		// The Ant schema's name for it, which some tools still write.
+		d.skipped = p.intAttr(elem, m, "disabled")
+	}
+	if d.skipped == nil {
+		d.skipped = p.intAttr(elem, m, "ignored") // Eclipse's <testrun>
+	}
+	return d
+}
+
+// tally is what was read of an open <testsuites> or <testsuite>, the
+// suites in it included: its testcases, their outcome elements (failure,
+// error, rerun and flaky ones) and the suites' own, and its skipped
+// testcases.
+type tally struct{ cases, failed, skipped int }
+
+// endTally closes the tally of the element what, whose start tag ended at
+// line, adding it to the enclosing one's, and notes a problem where d
+// declares more than was read: testcases the file does not hold, which the
+// part cannot show. More read than declared loses nothing and is not one:
+// a reporter that counts each test once writes its reruns and flaky runs
+// as elements (Surefire), mocha counts a failed hook as a failure but not
+// as a test.
+func (p *parser) endTally(line int, what string, d declared) {
+	t := p.tally[len(p.tally)-1]
+	p.tally = p.tally[:len(p.tally)-1]
+	if n := len(p.tally); n > 0 {
+		p.tally[n-1].cases += t.cases
+		p.tally[n-1].failed += t.failed
+		p.tally[n-1].skipped += t.skipped
+	}
+	var off []string
+	if d.tests != nil && *d.tests > t.cases {
+		off = append(off, fmt.Sprintf("%d tests, but %s read", *d.tests, text.Plural(t.cases, "testcase was", "testcases were")))
+	}
+	if d.failures != nil || d.errors != nil {
+		n := 0
+		for _, v := range []*int{d.failures, d.errors} {
+			if v != nil {
+				n += *v
+			}
+		}
+		if n > t.failed {
+			off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
+		}
+	}
+	if d.skipped != nil && *d.skipped > t.skipped {
+		off = append(off, fmt.Sprintf("%d skipped, but %s skipped", *d.skipped, text.Plural(t.skipped, "testcase was", "testcases were")))
+	}
+	if len(off) > 0 {
+		p.problemAt(line, "%s declares %s", what, strings.Join(off, "; "))
+	}
 }
 
 // suiteHead is the <testsuite> whose start tag is t, under the suites of
@@ -429,16 +545,9 @@ func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
 	m := attrs(t.Attr)
 	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line()}
 	s.Path = append(append([]string(nil), parent...), s.Name)
-	for _, c := range []struct {
-		key string
-		dst **int
-	}{{"tests", &s.Tests}, {"failures", &s.Failures}, {"errors", &s.Errors}, {"skipped", &s.Skipped}, {"deselected", &s.Deselected}} {
-		*c.dst = p.intAttr("testsuite", m, c.key)
-	}
-	if s.Skipped == nil {
-		// The Ant schema's name for it, which some tools still write.
-		s.Skipped = p.intAttr("testsuite", m, "disabled")
-	}
+	d := p.counts("testsuite", m)
+	s.Tests, s.Failures, s.Errors, s.Skipped = d.tests, d.failures, d.errors, d.skipped
+	s.Deselected = p.intAttr("testsuite", m, "deselected")
 	s.TimeS = p.timeAttr("testsuite", m)
 	return s, nil
 }
@@ -452,6 +561,12 @@ func (p *parser) suiteChild(c xml.StartElement, body *Suite) error {
 		if err != nil {
 			return err
 		}
+		t := &p.tally[len(p.tally)-1]
+		t.cases++
+		t.failed += len(tc.Outcomes)
+		if tc.Skipped != nil {
+			t.skipped++
+		}
 		body.Cases++
 		body.Late = body.Late || body.Nested
 		return p.rd.testcase(body, &tc)
@@ -462,6 +577,7 @@ func (p *parser) suiteChild(c xml.StartElement, body *Suite) error {
 		// The suite's own failure: nothing that failed is dropped.
 		r, err := p.result(c)
 		if err == nil {
+			p.tally[len(p.tally)-1].failed++
 			body.Outcomes = append(body.Outcomes, r)
 			body.Late = body.Late || body.Nested
 		}
@@ -515,13 +631,20 @@ func (p *parser) properties() ([]collect.Property, error) {
 
 // disabled says whether a testcase's attributes say it did not run:
 // status="disabled" (or "skipped", "notrun": Ant's and NUnit's JUnit
-// transforms) or skipped="true".
+// transforms), skipped="true" or ignored="true" (Eclipse's <testrun>).
 func disabled(m attrs) bool {
 	switch strings.ToLower(strings.TrimSpace(m.get("status"))) {
 	case "disabled", "skipped", "notrun", "not run", "ignored":
 		return true
 	}
-	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true")
+	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true") || strings.EqualFold(strings.TrimSpace(m.get("ignored")), "true")
+}
+
+// incomplete says whether Eclipse marked a testcase incomplete="true": it
+// had not finished (not run, or still running) when the run ended
+// (TestRunSessionSerializer.java, as at <testrun>).
+func incomplete(m attrs) bool {
+	return strings.EqualFold(strings.TrimSpace(m.get("incomplete")), "true")
 }
 
 // resultKinds are the outcome elements of a test case.
@@ -544,8 +667,11 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	if tm := p.timeAttr("testcase", m); tm != nil {
 		c.TimeS = *tm
 	}
-	if disabled(m) {
+	switch {
+	case disabled(m):
 		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
+	case incomplete(m):
+		c.Skipped = &Outcome{Kind: "skipped", Message: "incomplete: the run ended before this test finished"}
 	}
 	if v, ok := m.lookup("line"); ok {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {

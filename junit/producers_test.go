@@ -36,6 +36,7 @@ func TestProducers(t *testing.T) {
 	t.Run("gotestsum", gotestsumProducer)
 	t.Run("jest-junit", jestProducer)
 	t.Run("mocha-junit-reporter", mochaProducer)
+	t.Run("node-test", nodeProducer)
 	t.Run("surefire", surefireProducer)
 }
 
@@ -144,8 +145,10 @@ func summaryCounts(t *testing.T, out string, line *regexp.Regexp) map[string]int
 }
 
 // pytestProducer: Debian's python3-pytest (with python3-pytest-rerunfailures)
-// on producers/pytest. pytest counts a passed test whose fixture failed on
-// teardown both as passed and as an error; the import has one failed case.
+// on producers/pytest. pytest counts a test whose fixture failed on
+// teardown both as passed (or failed) and as an error; the import has one
+// failed case, with the teardown's error (after the failure, when the
+// call failed: pytest writes that as two testcases of one name).
 func pytestProducer(t *testing.T, family string) {
 	// Debian's python3 first: a python3 earlier on PATH (pyenv) lacks
 	// Debian's packages.
@@ -166,23 +169,26 @@ func pytestProducer(t *testing.T, family string) {
 		"-o", "junit_family="+family, "--junitxml="+xml, "-rA", ".")
 	s := summaryCounts(t, out, regexp.MustCompile(`(?m)^=* ?(\d+ failed.*) in [0-9.]+s`))
 	res := importProduced(t, xml)
-	teardown := 0
+	teardown, afterFailure := 0, 0
 	for _, c := range res.Cases {
-		for _, ch := range c.Checks {
+		for i, ch := range c.Checks {
 			if ch.Kind == "error" && strings.HasPrefix(ch.Detail, "failed on teardown") {
 				teardown++
+				if i > 0 && c.Checks[0].Kind == "failure" && c.Attempts == 0 {
+					afterFailure++
+				}
 			}
 		}
 	}
 	want := counts{
 		Cases:   s["passed"] + s["failed"] + s["skipped"] + s["xfailed"] + s["xpassed"] + s["errors"] + s["error"] - teardown,
-		Failed:  s["failed"] + s["errors"] + s["error"],
+		Failed:  s["failed"] + s["errors"] + s["error"] - afterFailure,
 		Skipped: s["skipped"] + s["xfailed"],
 	}
 	if got := importCounts(res.Result); got != want {
-		t.Errorf("imported %+v; pytest said %v (%d errors on teardown of a passed test)", got, s, teardown)
+		t.Errorf("imported %+v; pytest said %v (%d errors on teardown, %d of them after a failed call)", got, s, teardown, afterFailure)
 	}
-	if s["failed"] == 0 || s["errors"] == 0 || s["xfailed"] == 0 || s["xpassed"] == 0 || s["skipped"] == 0 || s["rerun"] == 0 || teardown == 0 {
+	if s["failed"] == 0 || s["errors"] == 0 || s["xfailed"] == 0 || s["xpassed"] == 0 || s["skipped"] == 0 || s["rerun"] == 0 || teardown == 0 || afterFailure == 0 {
 		t.Errorf("the sample no longer shows every outcome: %v", s)
 	}
 	if family == "xunit1" {
@@ -296,6 +302,31 @@ func mochaProducer(t *testing.T) {
 	want := counts{Cases: st.Passes + st.Failures + st.Pending, Failed: st.Failures, Skipped: st.Pending}
 	if got := importCounts(res.Result); got != want {
 		t.Errorf("imported %+v; mocha said %+v", got, st)
+	}
+}
+
+// nodeProducer: node's built-in test runner (node --test, on every
+// machine with node) with its junit reporter, and its tap reporter's
+// closing counts in the same run. It writes top-level tests as testcases
+// directly under <testsuites>, describe blocks as suites, a todo as
+// skipped (type "todo"), which node counts apart.
+func nodeProducer(t *testing.T) {
+	node := tool(t, "node")
+	dir, _ := filepath.Abs(filepath.Join("testdata", "producers", "js", "node"))
+	xml := filepath.Join(t.TempDir(), "node.xml")
+	out := produce(t, dir, nil, node, "--test", "--test-reporter=tap", "--test-reporter-destination=stdout",
+		"--test-reporter=junit", "--test-reporter-destination="+xml, "sample.test.js")
+	s := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^# (tests|pass|fail|cancelled|skipped|todo) (\d+)$`).FindAllStringSubmatch(out, -1) {
+		s[m[1]], _ = strconv.Atoi(m[2])
+	}
+	if s["tests"] == 0 || s["fail"] == 0 || s["skipped"] == 0 || s["todo"] == 0 {
+		t.Fatalf("node's closing counts show not every outcome: %v\n%s", s, out)
+	}
+	res := importProduced(t, xml)
+	want := counts{Cases: s["tests"], Failed: s["fail"] + s["cancelled"], Skipped: s["skipped"] + s["todo"]}
+	if got := importCounts(res.Result); got != want {
+		t.Errorf("imported %+v; node said %v", got, s)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 
@@ -72,8 +73,8 @@ func TestImportQuirks(t *testing.T) {
 		t.Errorf("the ISO-8859-1 failure reads %q", d)
 	}
 	wantProblems := []string{
-		"quirks-bom.xml:24: <testcase> without a name: read as (unnamed #1)",
-		`quirks-bom.xml:28: <testcase time="-9.223372036854776e+09">: not a number of seconds, 0 or more; the duration is unknown`,
+		"quirks-bom.xml:25: <testcase> without a name: read as (unnamed #1)",
+		`quirks-bom.xml:29: <testcase time="-9.223372036854776e+09">: not a number of seconds, 0 or more; the duration is unknown`,
 	}
 	if diff := cmp.Diff(wantProblems, res.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
@@ -92,9 +93,16 @@ func TestImportQuirks(t *testing.T) {
 }
 
 // TestEncodings: a report in UTF-16 (either order, with a BOM), or
-// declaring ISO-8859-1 or windows-1252, reads as the same UTF-8 text.
+// declaring ISO-8859-1 or windows-1252, reads as the same UTF-8 text, and
+// so does each declaring XML 1.1 (read as 1.0).
 func TestEncodings(t *testing.T) {
-	const doc = `<?xml version="1.0" encoding="%s"?>` + "\n" + `<testsuite name="s"><testcase classname="c" name="prüft „Größe“ – €"/></testsuite>`
+	for _, version := range []string{"1.0", "1.1"} {
+		t.Run(version, func(t *testing.T) { encodings(t, version) })
+	}
+}
+
+func encodings(t *testing.T, version string) {
+	doc := `<?xml version="` + version + `" encoding="%s"?>` + "\n" + `<testsuite name="s"><testcase classname="c" name="prüft „Größe“ – €"/></testsuite>`
 	want := "c::prüft „Größe“ – €"
 	utf16 := func(e unicode.Endianness) func(string) ([]byte, error) {
 		return func(s string) ([]byte, error) {
@@ -133,10 +141,44 @@ func TestEncodings(t *testing.T) {
 	}
 }
 
-// TestFoldReruns: a repeat after a failure is the next attempt; a repeat
-// after a pass is another test of the same name.
+// TestXML11: a document declaring XML 1.1 is read as 1.0, the declaration
+// in either quotes, without an encoding, after a BOM; one that uses what
+// only XML 1.1 allows (a control character as a reference) is malformed at
+// that line.
+func TestXML11(t *testing.T) {
+	for _, tc := range []struct{ name, doc, err string }{
+		{"double quotes", `<?xml version="1.1"?>` + "\n<testsuite><testcase classname=\"c\" name=\"a\"/></testsuite>", ""},
+		{"single quotes, spaces", "\ufeff<?xml  version = '1.1' encoding='UTF-8' ?>\n<testsuite><testcase classname=\"c\" name=\"a\"/></testsuite>", ""},
+		{"a 1.1 control character", `<?xml version="1.1"?>` + "\n<testsuite>\n<testcase classname=\"c\" name=\"a&#x1;\"/></testsuite>", "line 3: malformed XML: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "junit.xml")
+			if err := os.WriteFile(file, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			im := &Import{Files: []string{file}, Part: "p", Out: filepath.Join(t.TempDir(), "part")}
+			res, err := im.Run()
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), "junit.xml: "+tc.err) {
+					t.Errorf("err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || res.Cases != 1 {
+				t.Errorf("err %v, %+v; want one case", err, res)
+			}
+		})
+	}
+}
+
+// TestFoldReruns: a repeat after a failure is the next attempt only with
+// the producer's rerun evidence (gotestsum's go.version suite, a `rerun`
+// property), pytest's teardown testcase is the failed test's error, and
+// any other repeat is another test of the same name.
 func TestFoldReruns(t *testing.T) {
 	fail := []Outcome{{Kind: "failure", Message: "boom"}}
+	rerunProp := []collect.Property{{Name: "rerun", Value: "1"}}
+	goSuite := &Suite{Name: "p", Properties: []collect.Property{{Name: "go.version", Value: "go1.22.1 linux/amd64"}}}
 	cases := []Case{
 		{ClassName: "p", Name: "A", Outcomes: fail, TimeS: 1},
 		{ClassName: "p", Name: "B"},
@@ -145,21 +187,49 @@ func TestFoldReruns(t *testing.T) {
 		{ClassName: "p", Name: "A", TimeS: 3},
 		{ClassName: "p", Name: "A", Outcomes: fail},
 	}
-	got := foldReruns(cases)
-	var kinds [][]string
-	for _, c := range got {
-		var k []string
-		for _, r := range c.Outcomes {
-			k = append(k, r.Kind)
+	marked := append([]Case(nil), cases...)
+	for i := range marked {
+		if i >= 2 && marked[i].Name == "A" && i < 5 {
+			marked[i].Properties = rerunProp
 		}
-		kinds = append(kinds, append([]string{c.Name}, k...))
 	}
-	want := [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}
-	if diff := cmp.Diff(want, kinds); diff != "" {
-		t.Errorf("folded (-want +got):\n%s", diff)
+	teardown := []Case{
+		{ClassName: "test_x", Name: "test_a", Outcomes: fail, TimeS: 1},
+		{ClassName: "test_x", Name: "test_a", Outcomes: []Outcome{{Kind: "error", Message: `failed on teardown with "RuntimeError: broke"`}}},
+		{ClassName: "test_x", Name: "test_a", Outcomes: fail},
 	}
-	if got[0].Attempts != 3 || got[0].TimeS != 6 {
-		t.Errorf("the flaky A: %d attempts, %v s; want 3, 6", got[0].Attempts, got[0].TimeS)
+	for _, tc := range []struct {
+		name     string
+		s        *Suite
+		cases    []Case
+		want     [][]string
+		attempts int
+		timeS    float64
+	}{
+		{"gotestsum", goSuite, cases, [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}, 3, 6},
+		{"rerun property", &Suite{Name: "p"}, marked, [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}, 3, 6},
+		{"no evidence", &Suite{Name: "mocha"}, cases, [][]string{{"A", "failure"}, {"B"}, {"A", "failure"}, {"B"}, {"A"}, {"A", "failure"}}, 0, 1},
+		{"pytest teardown", &Suite{Name: "pytest"}, teardown, [][]string{{"test_a", "failure", "error"}, {"test_a", "failure"}}, 0, 1},
+		{"pytest, a rerun property", &Suite{Name: "pytest"}, marked, [][]string{{"A", "flakyFailure", "flakyFailure"}, {"B"}, {"B"}, {"A", "failure"}}, 3, 6},
+		{"pytest, a go.version property", &Suite{Name: "pytest", Properties: goSuite.Properties}, cases, [][]string{{"A", "failure"}, {"B"}, {"A", "failure"}, {"B"}, {"A"}, {"A", "failure"}}, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := foldReruns(tc.s, tc.cases)
+			var kinds [][]string
+			for _, c := range got {
+				var k []string
+				for _, r := range c.Outcomes {
+					k = append(k, r.Kind)
+				}
+				kinds = append(kinds, append([]string{c.Name}, k...))
+			}
+			if diff := cmp.Diff(tc.want, kinds); diff != "" {
+				t.Errorf("folded (-want +got):\n%s", diff)
+			}
+			if got[0].Attempts != tc.attempts || got[0].TimeS != tc.timeS {
+				t.Errorf("the first: %d attempts, %v s; want %d, %v", got[0].Attempts, got[0].TimeS, tc.attempts, tc.timeS)
+			}
+		})
 	}
 }
 
@@ -206,5 +276,141 @@ func TestXMLRules(t *testing.T) {
 	}
 	if len(d.Problems) != 0 {
 		t.Errorf("problems %q", d.Problems)
+	}
+}
+
+// TestImportWhereverTheySit: what real producers write, each testcase a
+// case wherever it sits and a repeated name a rerun only with the
+// producer's evidence (testdata/README.md says how each file was made):
+// node's junit reporter writes top-level tests directly under
+// <testsuites> (once 2 cases of 8, PASS), mocha's two failing tests of one
+// title in one block are two failures (once one, rerun), and pytest's
+// failed call and erroring teardown are one case with both (once a
+// rerunError of 2 attempts).
+func TestImportWhereverTheySit(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []quirk
+	}{
+		{"node-test.xml", []quirk{
+			{Name: "test::frees pages", State: "passed"},
+			{Name: "test::charges the ledger", State: "failed", Kinds: []string{"failure"}},
+			{Name: "test::needs a GPU", State: "skipped"},
+			{Name: "test::reclaims on pressure", State: "skipped"},
+			{Name: "test::maps a page", State: "passed"},
+			{Name: "test::unmaps twice", State: "failed", Kinds: []string{"failure"}},
+			{Name: "test::frees pages #2", State: "failed", Kinds: []string{"failure"}},
+			{Name: "test::answers", State: "passed"},
+		}},
+		{"mocha-same-title.xml", []quirk{
+			{Name: "frees pages::allocator frees pages", State: "passed"},
+			{Name: "charges the ledger::allocator charges the ledger", State: "failed", Kinds: []string{"failure"}},
+			{Name: "needs a GPU::allocator needs a GPU", State: "skipped"},
+			{Name: "frees pages::allocator quota frees pages", State: "passed"},
+			{Name: `"before all" hook for "answers"::server "before all" hook for "answers"`, State: "failed", Kinds: []string{"failure"}},
+			{Name: "divides by zero::calculator divides by zero", State: "failed", Kinds: []string{"failure"}},
+			{Name: "divides by zero::calculator divides by zero #2", State: "failed", Kinds: []string{"failure"}},
+		}},
+		{"pytest-teardown.xml", []quirk{
+			{Name: "test_sample.py::test_teardown_error", State: "failed", Kinds: []string{"error"}},
+			{Name: "test_sample.py::test_fails_then_teardown_error", State: "failed", Kinds: []string{"failure", "error"}},
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			res, _ := importFiles(t, &Import{Files: []string{filepath.Join("testdata", tc.file)}})
+			if diff := cmp.Diff(tc.want, quirksOf(res.Cases), cmpopts.IgnoreFields(quirk{}, "Duration")); diff != "" {
+				t.Errorf("cases (-want +got):\n%s", diff)
+			}
+			if len(res.Problems) > 0 {
+				t.Errorf("problems %q", res.Problems)
+			}
+		})
+	}
+}
+
+// TestDeclaredCounts: a <testsuites> or <testsuite> that declares more
+// tests, failures and errors, or skipped tests than its testcases (nested
+// suites' included) hold says so in the part's problems, naming the file,
+// the line of its start tag and each count; more read than declared, or
+// counts that agree at every level, are no problem.
+func TestDeclaredCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"fewer read", `<testsuites tests="3" failures="1">
+<testcase classname="c" name="a"/>
+<testsuite name="s" tests="2" failures="1" skipped="1">
+<testcase classname="c" name="b"/>
+</testsuite>
+</testsuites>`, []string{
+			"counts.xml:3: suite s declares 2 tests, but 1 testcase was read; 1 failures and errors, but 0 were read; 1 skipped, but 0 testcases were skipped",
+			"counts.xml:1: <testsuites> declares 3 tests, but 2 testcases were read; 1 failures and errors, but 0 were read",
+		}},
+		{"agree, nested", `<testsuites tests="3" failures="1" errors="1">
+<testsuite name="outer" tests="3" failures="1" errors="1" skipped="1">
+<testsuite name="inner" tests="2" failures="1" disabled="1">
+<testcase classname="c" name="a"><failure/></testcase>
+<testcase classname="c" name="b"><skipped/></testcase>
+</testsuite>
+<error message="set-up"/>
+<testcase classname="c" name="c"/>
+</testsuite>
+</testsuites>`, nil},
+		{"more read", `<testsuite name="s" tests="1" failures="0">
+<testcase classname="c" name="a"><failure/></testcase>
+<testcase classname="c" name="b"/>
+</testsuite>`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "counts.xml")
+			if err := os.WriteFile(file, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, _ := importFiles(t, &Import{Files: []string{file}})
+			if diff := cmp.Diff(tc.want, res.Problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEclipseTestrun: Eclipse JDT's exported JUnit run (a <testrun> root,
+// as TestRunSessionSerializer.java writes it: <expected> and <actual> in a
+// <failure>, ignored="true" and incomplete="true" testcases) reads like a
+// <testsuites>: once refused whole as not JUnit XML.
+func TestEclipseTestrun(t *testing.T) {
+	const doc = `<?xml version="1.0" encoding="UTF-8"?><testrun name="KvTests" project="kv" tests="4" started="3" failures="1" errors="0" ignored="1">
+<testsuite name="com.example.kv.LedgerTest">
+<testcase name="charges" classname="com.example.kv.LedgerTest"><failure><expected>4</expected><actual>3</actual>org.junit.ComparisonFailure: expected:&lt;[4]&gt; but was:&lt;[3]&gt;
+	at com.example.kv.LedgerTest.charges(LedgerTest.java:31)
+</failure></testcase>
+<testcase name="releases" classname="com.example.kv.LedgerTest"/>
+<testcase name="maps" classname="com.example.kv.LedgerTest" ignored="true"/>
+<testcase name="quota" classname="com.example.kv.LedgerTest" incomplete="true"/>
+</testsuite>
+</testrun>`
+	file := filepath.Join(t.TempDir(), "eclipse.xml")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := importFiles(t, &Import{Files: []string{file}})
+	want := []quirk{
+		{Name: "com.example.kv.LedgerTest::charges", State: "failed", Kinds: []string{"failure"}},
+		{Name: "com.example.kv.LedgerTest::releases", State: "passed"},
+		{Name: "com.example.kv.LedgerTest::maps", State: "skipped"},
+		{Name: "com.example.kv.LedgerTest::quota", State: "skipped"},
+	}
+	if diff := cmp.Diff(want, quirksOf(res.Cases)); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	if d := res.Cases[0].Checks[0].Detail; !strings.HasPrefix(d, "org.junit.ComparisonFailure: expected:<[4]> but was:<[3]>") {
+		t.Errorf("the failure reads %q", d)
+	}
+	if r := res.Cases[3].SkipReason; r != "incomplete: the run ended before this test finished" {
+		t.Errorf("the incomplete test's reason %q", r)
+	}
+	if len(res.Problems) > 0 {
+		t.Errorf("problems %q", res.Problems)
 	}
 }

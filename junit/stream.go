@@ -72,13 +72,12 @@ type pass struct {
 	nSuites                            int
 
 	// file is the file being read; docs counts what each file held.
-	file     string
-	docs     []docCount
-	ordinal  int
-	open     []*openSuite
-	pending  []*suiteRecord // of the top-level suite being read, in file order
-	declared []string       // problems of declared failures, of this file
-	held     []*heldSuite   // the suites of a held suite, in file order
+	file    string
+	docs    []docCount
+	ordinal int
+	open    []*openSuite
+	pending []*suiteRecord // of the top-level suite being read, in file order
+	held    []*heldSuite   // the suites of a held suite, in file order
 
 	host        string
 	first, last time.Time
@@ -106,11 +105,10 @@ type openSuite struct {
 	held *heldSuite
 	// keptBelow says a kept suite is nested in it (it is not innermost).
 	keptBelow bool
-	// outcomes counts its testcases' outcome elements (declaredFailures).
-	outcomes int
-	rec      *suiteRecord
+	rec       *suiteRecord
 	// failing holds the hashes of the classnames and names whose last
-	// testcase failed (first reading: a repeat is a rerun).
+	// testcase failed (first reading: a repeat with rerun evidence is a
+	// rerun, see attemptOf).
 	failing map[uint64]struct{}
 }
 
@@ -204,8 +202,7 @@ func (p *pass) readAll() error {
 		if err != nil {
 			return err
 		}
-		p.res.Problems = append(append(p.res.Problems, problems...), p.declared...)
-		p.declared = nil
+		p.res.Problems = append(p.res.Problems, problems...)
 	}
 	if err := p.flushRows(); err != nil {
 		return err
@@ -259,7 +256,7 @@ func (p *pass) testcase(s *Suite, c *Case) error {
 	o := p.open[len(p.open)-1]
 	if o.failing != nil {
 		k := nameHash(c.ClassName + "\x00" + c.Name)
-		if _, rerun := o.failing[k]; rerun {
+		if _, after := o.failing[k]; after && attemptOf(s, c) != separate {
 			p.learned.hold[o.ordinal] = true
 		} else if failing(c.Outcomes) {
 			o.failing[k] = struct{}{}
@@ -271,7 +268,6 @@ func (p *pass) testcase(s *Suite, c *Case) error {
 		return nil
 	}
 	p.docs[len(p.docs)-1].cases++
-	o.outcomes += len(c.Outcomes)
 	if o.held != nil {
 		o.held.cases = append(o.held.cases, *c)
 		return nil
@@ -310,7 +306,7 @@ func (p *pass) suiteEnd(s *Suite) error {
 			return nil // the suite it is nested in is held too
 		}
 		for _, h := range p.held {
-			if err := p.endSuite(&h.s, h.o, foldReruns(h.cases)); err != nil {
+			if err := p.endSuite(&h.s, h.o, foldReruns(&h.s, h.cases)); err != nil {
 				return err
 			}
 		}
@@ -325,8 +321,7 @@ func (p *pass) suiteEnd(s *Suite) error {
 }
 
 // endSuite writes a kept suite's cases not written yet (a held suite's,
-// its reruns folded) and then its own failure as a case, and notes the
-// failures it declares but does not show.
+// its reruns folded) and then its own failure as a case.
 func (p *pass) endSuite(s *Suite, o *openSuite, cases []Case) error {
 	if !o.keep {
 		return nil
@@ -337,14 +332,7 @@ func (p *pass) endSuite(s *Suite, o *openSuite, cases []Case) error {
 		}
 	}
 	if c, ok := suiteSetUpCase(s); ok {
-		if err := p.emit(s, &c); err != nil {
-			return err
-		}
-	}
-	if !o.keptBelow {
-		if d := declaredFailures(p.file, s, o.outcomes+len(s.Outcomes)); d != "" {
-			p.declared = append(p.declared, d)
-		}
+		return p.emit(s, &c)
 	}
 	return nil
 }

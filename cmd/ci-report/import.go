@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/junit"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -136,7 +137,7 @@ func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	if n := res.Flaky; n > 0 {
 		flaky = fmt.Sprintf(", %d flaky", n)
 	}
-	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %d cases, %d failed, %d skipped%s, from %d files, written to %s\n",
-		red.String(o.Part), res.Cases, res.Failed, res.Skipped, flaky, len(o.Files), o.Out)
+	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %s, %d failed, %d skipped%s, from %s, written to %s\n",
+		red.String(o.Part), text.Plural(res.Cases, "case", "cases"), res.Failed, res.Skipped, flaky, text.Plural(len(o.Files), "file", "files"), o.Out)
 	return nil
 }

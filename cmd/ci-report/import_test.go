@@ -98,7 +98,7 @@ func TestImportParentAndFix(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("import: exit %d: %s", code, stderr)
 			}
-			if !strings.Contains(stderr, "part pytest: 6 cases, ") || !strings.Contains(stderr, ", 2 skipped, from 1 files, written to "+part) {
+			if !strings.Contains(stderr, "part pytest: 6 cases, ") || !strings.Contains(stderr, ", 2 skipped, from 1 file, written to "+part) {
 				t.Errorf("import said: %s", stderr)
 			}
 			code, comment, stderr := runCLI(t, "render", part, "--date", "2026-03-04", "--fail-on-verdict")
@@ -288,9 +288,11 @@ func TestImportQuirksVerdict(t *testing.T) {
 	}
 
 	file := filepath.Join(dir, "pass.xml")
-	// gotestsum --rerun-fails (a failed attempt, then its pass) and mocha's
-	// flattened describe blocks (one title twice).
+	// gotestsum --rerun-fails (a failed attempt, then its pass, in a suite
+	// with gotestsum's go.version property) and mocha's flattened describe
+	// blocks (one title twice).
 	doc := `<testsuites><testsuite name="example.com/kv" tests="3" failures="1">
+<properties><property name="go.version" value="go1.22.1 linux/amd64"></property></properties>
 <testcase classname="example.com/kv" name="TestCharge" time="0.5"><failure message="Failed" type="">charged 3 pages, want 4</failure></testcase>
 <testcase classname="example.com/kv" name="TestCharge" time="0.25"></testcase>
 <testcase classname="frees pages" name="frees pages" time="0.1"></testcase>

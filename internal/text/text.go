@@ -187,3 +187,11 @@ func Commas(n int64) string {
 	}
 	return b.String()
 }
+
+// Plural is n and the words for n things: `1 case`, `3 cases`.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -38,6 +38,9 @@ def bad_teardown():
 def test_teardown_error(bad_teardown):
     assert bad_teardown == 1
 
+def test_fails_then_teardown_error(bad_teardown):
+    assert bad_teardown == 2
+
 @pytest.mark.flaky(reruns=2)
 def test_flaky():
     p = os.path.join(os.environ["FLAKY_DIR"], "count")
