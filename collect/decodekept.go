@@ -46,6 +46,8 @@ func decodeKeptDirect(kept []byte, c *CaseResult, s *keptScratch) bool {
 			return 1 << 7, d.int(&c.Attempts)
 		case "log":
 			return 1 << 8, d.object((*[]byte)(&c.Log))
+		case "class_by":
+			return 1 << 9, d.str(&c.ClassBy)
 		}
 		return 0, false
 	}) && d.i == len(d.b)

@@ -108,6 +108,7 @@ func (w *jsonOut) caseJSON(cr *collect.CaseResult, log *caseLog) {
 	}
 	w.strKey("class", cr.Class, true)
 	w.strKey("class_why", cr.ClassWhy, true)
+	w.strKey("class_by", cr.ClassBy, true)
 	w.key("checks")
 	w.open('[')
 	for i := range cr.Checks {

@@ -227,6 +227,7 @@ func appendCase(b []byte, c *Case, marshal func(any) ([]byte, error)) ([]byte, e
 	}
 	str("class", c.Class, true)
 	str("class_why", c.ClassWhy, true)
+	str("class_by", c.ClassBy, true)
 	b = append(b, `,"checks":`...)
 	if c.Checks == nil {
 		b = append(b, "null"...)

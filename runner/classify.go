@@ -88,13 +88,16 @@ func ParseGPUHolders(s string) ([]GPUHolder, error) {
 
 // Verdict is a class decided from a case's evidence (judge): the class,
 // the signature and line that decided it (none for a default), and why in
-// at most collect.ClassWhyMax code points; Where is the log the line is in.
+// at most collect.ClassWhyMax code points; Where is the log the line is in,
+// By how it was decided (collect.ClassByFact, ClassBySignature or
+// ClassByDefault).
 type Verdict struct {
 	Class     string
 	Signature string
 	Line      string
 	Where     string
 	Why       string
+	By        string
 }
 
 // The default reasons, when no signature decided (docs/runner.md §5.10).
@@ -127,13 +130,13 @@ func rank(name string) int {
 func judge(ev evidence) Verdict {
 	if !ev.Found {
 		if ev.Kvcached {
-			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault}
+			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
 		}
-		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault}
+		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault, By: collect.ClassByDefault}
 	}
-	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name}
+	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name, By: collect.ClassBySignature}
 	if ev.Match.Memory {
-		v.Class, v.Why = memoryVerdict(ev)
+		v.Class, v.Why, v.By = memoryVerdict(ev)
 	}
 	v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
 	return v
@@ -144,19 +147,21 @@ func judge(ev evidence) Verdict {
 // largest), product when the native case started its server on the same GPU
 // (kvcached's server needed more than the engine alone), otherwise it
 // cannot tell and the class is the case's default.
-func memoryVerdict(ev evidence) (class, why string) {
+// The GPU's holders and the native twin are facts the runner measured; the
+// last case is the default's.
+func memoryVerdict(ev evidence) (class, why, by string) {
 	if len(ev.GPU.Holders) > 0 {
 		h := slices.MaxFunc(ev.GPU.Holders, func(a, b GPUHolder) int { return cmp.Compare(a.MiB, b.MiB) })
-		return collect.ClassInfra, "memory refusal: at the start " + h.String()
+		return collect.ClassInfra, "memory refusal: at the start " + h.String(), collect.ClassByFact
 	}
 	if ev.Kvcached && ev.GPU.NativeStarted {
-		return collect.ClassProduct, "memory refusal; the native case started on the same GPU"
+		return collect.ClassProduct, "memory refusal; the native case started on the same GPU", collect.ClassByFact
 	}
 	class = collect.ClassInfra
 	if ev.Kvcached {
 		class = collect.ClassProduct
 	}
-	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin"
+	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
@@ -236,9 +241,13 @@ func checkClass(ch *collect.Check) string {
 // a setup case's the engine's or the machine's (infra), as nothing of
 // kvcached ran there. A kvcached case whose every failed check follows from
 // another case (its native case) is left "" for classifyFollowers.
-func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
+//
+// by says how it was decided: a check that decides by itself, a missing GPU
+// and a failed install are facts (collect.ClassByFact), a signature's class
+// is its (judge's By), and the rest the default (collect.ClassByDefault).
+func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) {
 	if !res.Failed() {
-		return "", ""
+		return "", "", ""
 	}
 	var roots []*collect.Check
 	failed, own := 0, false
@@ -260,17 +269,17 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		}
 	}
 	if decided != "" {
-		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
+		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300), collect.ClassByFact
 	}
 	if ev.Provisional != "" {
 		for _, ch := range roots {
 			if ch.Name == "kvcached_active" || strings.HasSuffix(ch.Name, "_kvcached_active") {
-				return collect.ClassHarness, text.CutLine(ch.Name+" failed against the provisional expectation set "+ev.Provisional+": "+ch.Detail, 300)
+				return collect.ClassHarness, text.CutLine(ch.Name+" failed against the provisional expectation set "+ev.Provisional+": "+ch.Detail, 300), collect.ClassByFact
 			}
 		}
 	}
 	if ev.GPUErr != "" {
-		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300)
+		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300), collect.ClassByFact
 	}
 	for _, ch := range roots {
 		if m, ok, _ := engine.FindSignature(strings.NewReader(ch.Detail)); ok {
@@ -279,14 +288,14 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	}
 	if ev.Found {
 		v := judge(ev)
-		return v.Class, v.classWhy()
+		return v.Class, v.classWhy(), v.By
 	}
 	if failed > 0 && !own {
-		return "", ""
+		return "", "", ""
 	}
 	for _, ch := range roots {
 		if ch.Name == "install_kvcached" && strings.HasPrefix(ch.Detail, "install command failed") {
-			return collect.ClassProduct, text.CutLine("kvcached did not install: "+ch.Detail, 300)
+			return collect.ClassProduct, text.CutLine("kvcached did not install: "+ch.Detail, 300), collect.ClassByFact
 		}
 	}
 	first := collect.NoFailedCheck
@@ -297,15 +306,34 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		if len(roots) > 0 {
 			first += " failed"
 		}
-		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
+		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault", collect.ClassByDefault
 	}
 	// The default and the first root check, which fit the class cell's
-	// collect.ClassWhyMax code points for the usual check names.
+	// collect.ClassWhyMax code points for the usual check names. A kvcached
+	// case whose every root failure is a measurement of kvcached's own
+	// behaviour (its tokens against the native twin's, a segment or socket
+	// left behind, memory not released) is decided by that fact; one whose
+	// server did not run (not ready, died, requests refused, errors
+	// logged) with nothing explaining it is the default's: unexplained.
 	v := judge(ev)
-	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
-		return v.Class, why
+	if ev.Kvcached && len(roots) > 0 && !slices.ContainsFunc(roots, serverRunCheck) {
+		v.By = collect.ClassByFact
 	}
-	return v.Class, v.Why // the check is in the report's failed-checks cell
+	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
+		return v.Class, why, v.By
+	}
+	return v.Class, v.Why, v.By // the check is in the report's failed-checks cell
+}
+
+// serverRunCheck reports whether ch says that a server did not run as a
+// server (docs/runner.md §5.1's checks: became ready, stayed alive, answered
+// its requests, logged no error signature, exited at its stop signal),
+// rather than measuring what kvcached did while it ran: such a failure
+// with no signature and no fact explaining it is unexplained.
+func serverRunCheck(ch *collect.Check) bool {
+	n := ch.Name
+	return n == "case_completed" || strings.HasSuffix(n, "_ready") || strings.Contains(n, "_alive") ||
+		strings.HasSuffix(n, "_ok") || strings.HasSuffix(n, "no_error_signatures") || strings.HasSuffix(n, "clean_exit_on_signal")
 }
 
 // classifyFollowers gives a kvcached case that classifyCase left without a
@@ -316,11 +344,11 @@ func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 		return
 	}
 	if native != nil && native.Class != "" {
-		kv.Class = native.Class
+		kv.Class, kv.ClassBy = native.Class, native.ClassBy
 		kv.ClassWhy = text.CutLine("follows from the native case "+nativeName+": "+native.ClassWhy, 300)
 		return
 	}
-	kv.Class, kv.ClassWhy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish"
+	kv.Class, kv.ClassWhy, kv.ClassBy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish", collect.ClassByFact
 }
 
 // gpuHolders lists the compute processes NVML (or the simulated GPU) shows
@@ -396,7 +424,7 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 	if roots == 0 {
 		return
 	}
-	kv.Class = native.Class
+	kv.Class, kv.ClassBy = native.Class, native.ClassBy
 	kv.ClassWhy = text.CutLine("failed as its native case "+nativeName+" did: "+native.ClassWhy, 300)
 }
 
@@ -458,9 +486,9 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 
 // classify sets res's class and reason (none for a case that did not fail).
 func (ce *caseEvidence) classify(res *collect.CaseResult) {
-	res.Class, res.ClassWhy = "", ""
+	res.Class, res.ClassWhy, res.ClassBy = "", "", ""
 	if res.Failed() {
-		res.Class, res.ClassWhy = classifyCase(res, ce.get())
+		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ce.get())
 	}
 }
 

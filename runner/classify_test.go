@@ -98,17 +98,22 @@ func TestCompareWithNativeCauses(t *testing.T) {
 	}
 }
 
+func failed(name string, checks ...collect.Check) *collect.CaseResult {
+	return &collect.CaseResult{Name: name, OK: false, Checks: checks}
+}
+
+// matchOf is the signature line matches; the test fails without one.
+func matchOf(t *testing.T, line string) engine.SignatureMatch {
+	t.Helper()
+	m, ok, _ := engine.FindSignature(strings.NewReader(line))
+	if !ok {
+		t.Fatalf("no signature in %q", line)
+	}
+	return m
+}
+
 func TestClassifyCase(t *testing.T) {
-	failed := func(name string, checks ...collect.Check) *collect.CaseResult {
-		return &collect.CaseResult{Name: name, OK: false, Checks: checks}
-	}
-	match := func(line string) engine.SignatureMatch {
-		m, ok, _ := engine.FindSignature(strings.NewReader(line))
-		if !ok {
-			t.Fatalf("no signature in %q", line)
-		}
-		return m
-	}
+	match := func(line string) engine.SignatureMatch { return matchOf(t, line) }
 	for _, tc := range []struct {
 		name      string
 		res       *collect.CaseResult
@@ -193,7 +198,7 @@ func TestClassifyCase(t *testing.T) {
 			evidence{Kvcached: true, Provisional: "vllm-mrv2"}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			class, why := classifyCase(tc.res, tc.ev)
+			class, why, _ := classifyCase(tc.res, tc.ev)
 			if class != tc.class || !strings.HasPrefix(why, tc.whyPrefix) {
 				t.Fatalf("got %q %q, want %q %q...", class, why, tc.class, tc.whyPrefix)
 			}
@@ -220,15 +225,46 @@ func TestClassifyFollowers(t *testing.T) {
 	}
 }
 
+// TestClassifyCaseBy: a class says how it was decided: a check that decides
+// by itself and a missing GPU are facts, a signature's class the
+// signature's, a memory refusal judged by the GPU's holders a fact, and a
+// class nothing explained the default's (shown `product, unexplained`).
+func TestClassifyCaseBy(t *testing.T) {
+	ready := collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}
+	oom := engine.SignatureMatch{Signature: engine.Signatures[rank("memory refusal")], Line: "torch.OutOfMemoryError: CUDA out of memory."}
+	for _, tc := range []struct {
+		name string
+		res  *collect.CaseResult
+		ev   evidence
+		by   string
+	}{
+		{"a check decides", failed("a", collect.Check{Name: "case_completed", Detail: "panic"}), evidence{Kvcached: true}, collect.ClassByFact},
+		{"no GPU", failed("a", ready), evidence{Kvcached: true, GPUErr: "nvml: driver not loaded"}, collect.ClassByFact},
+		{"a signature", failed("a", ready), evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: matchOf(t, "CUDA error: an illegal memory access was encountered")}, collect.ClassBySignature},
+		{"a memory refusal, a foreign holder", failed("a", ready), evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: oom,
+			GPU: GPUFacts{Holders: []GPUHolder{{GPU: 0, PID: 7, MiB: 9000}}}}, collect.ClassByFact},
+		{"a memory refusal, nothing known", failed("a", ready), evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: oom}, collect.ClassByDefault},
+		{"nothing", failed("a", ready), evidence{Kvcached: true}, collect.ClassByDefault},
+	} {
+		if _, _, by := classifyCase(tc.res, tc.ev); by != tc.by {
+			t.Errorf("%s: decided by %q, want %q", tc.name, by, tc.by)
+		}
+	}
+}
+
 // TestClassifyLikeNative: a kvcached case that failed by default the way
 // its native case did (never ready in both) takes the native case's infra
 // class; one with a failure of its own, or one a signature decided, keeps
 // product.
 func TestClassifyLikeNative(t *testing.T) {
 	native := &collect.CaseResult{Name: "n", Checks: []collect.Check{{Name: "server_ready", Detail: "not ready after 15m0s"}},
-		Class: collect.ClassInfra, ClassWhy: whyNativeDefault + " (server_ready failed)"}
+		Class: collect.ClassInfra, ClassWhy: whyNativeDefault + " (server_ready failed)", ClassBy: collect.ClassByDefault}
 	kv := func(why string, checks ...collect.Check) *collect.CaseResult {
-		return &collect.CaseResult{Name: "k", Checks: checks, Class: collect.ClassProduct, ClassWhy: why}
+		by := collect.ClassByDefault
+		if !strings.HasPrefix(why, whyKvcachedDefault) {
+			by = collect.ClassBySignature
+		}
+		return &collect.CaseResult{Name: "k", Checks: checks, Class: collect.ClassProduct, ClassWhy: why, ClassBy: by}
 	}
 	same := kv(whyKvcachedDefault+" (server_ready failed)", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"},
 		collect.Check{Name: "kvcached_active", CausedBy: "server_ready"}, collect.Check{Name: "gen_seq_tokens_equal", CausedBy: "server_ready"})

@@ -62,9 +62,11 @@ func (o *classifyOptions) setArgs(pos []string) error {
 }
 
 // classifyResult is the command's one JSON object: null signature and line
-// when the class is the default.
+// when no signature decided; decided_by says what did (fact, signature or
+// default: docs/runner.md §1.7).
 type classifyResult struct {
 	Class     string  `json:"class"`
+	DecidedBy string  `json:"decided_by"`
 	Signature *string `json:"signature"`
 	Line      *string `json:"line"`
 	Why       string  `json:"why"`
@@ -90,7 +92,7 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 	if err != nil {
 		return usageErrorf("%s: %v", o.serveLog, err)
 	}
-	res := classifyResult{Class: v.Class, Why: v.Why}
+	res := classifyResult{Class: v.Class, DecidedBy: v.By, Why: v.Why}
 	if v.Signature != "" {
 		line := e.redactor().String(v.Line)
 		res.Signature, res.Line = &v.Signature, &line
