@@ -326,3 +326,63 @@ func TestHoldersOfCase(t *testing.T) {
 		t.Fatalf("a case that started no server keeps every holder: %+v", got)
 	}
 }
+
+// TestOwnership: the families whose words fit the machine's fault and the
+// serving software's alike are decided by whose the thing was (issue 29
+// item 2): who held the port, whose process the OOM killer hit, which model
+// the Hub refused. Without the facts the signature decides as it reads.
+func TestOwnership(t *testing.T) {
+	zmq := "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:20012')"
+	uvicorn := "ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use"
+	oom := "[18492.104] Out of memory: Killed process 4182 (python3) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB"
+	hubNone := "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/None/revision/main"
+	hubPlan := "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json"
+	for _, tc := range []struct {
+		name   string
+		line   string
+		facts  []string
+		native bool
+		class  string
+		by     string
+	}{
+		{"an engine's own address, no foreign holder", zmq, []string{"server-port=18001", "port-holder=case"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"an engine's own address, a foreign holder", zmq, []string{"server-port=18001", "port-holder=foreign"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"the server's own --port", uvicorn, []string{"server-port=18001"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"a port clash, nothing known", zmq, nil, false, collect.ClassInfra, collect.ClassBySignature},
+		{"a native engine's own address", zmq, []string{"port-holder=case"}, true, collect.ClassInfra, collect.ClassByFact},
+		{"OOM kill inside the case", oom, []string{"oom-victim=case", "oom-invoker=case"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"OOM kill of a foreign victim", oom, []string{"oom-victim=foreign", "oom-invoker=case"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"OOM kill, host short at the start", oom, []string{"oom-victim=case", "oom-invoker=case", "host-memory-short=yes"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"OOM kill, nothing known", oom, nil, false, collect.ClassInfra, collect.ClassBySignature},
+		{"the Hub refused None", hubNone, nil, false, collect.ClassProduct, collect.ClassBySignature},
+		{"the Hub refused the plan's model", hubPlan, []string{"plan-model=meta-llama/Llama-3.1-8B"}, false, collect.ClassInfra, collect.ClassBySignature},
+		{"the Hub refused another model", hubPlan, []string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"a machine fact outranks the log", "CUDA error: an illegal memory access was encountered", []string{"machine=Xid 79 on GPU 0"}, false, collect.ClassInfra, collect.ClassByFact},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f CaseFacts
+			for _, kv := range tc.facts {
+				k, v, _ := strings.Cut(kv, "=")
+				if err := f.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, err := ClassifyLogs(LogCase{ServeLog: strings.NewReader(tc.line + "\n"), Native: tc.native, Facts: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Class != tc.class || v.By != tc.by {
+				t.Errorf("got %s by %s (%s), want %s by %s", v.Class, v.By, v.Why, tc.class, tc.by)
+			}
+			if n := len([]rune(v.Why)); n > collect.ClassWhyMax {
+				t.Errorf("why has %d code points: %q", n, v.Why)
+			}
+		})
+	}
+	var f CaseFacts
+	for _, bad := range [][2]string{{"port-holder", "nobody"}, {"server-port", "0"}, {"colour", "red"}, {"host-memory-short", "no"}} {
+		if err := f.Set(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("Set(%q, %q): %v, want an error naming the key", bad[0], bad[1], err)
+		}
+	}
+}

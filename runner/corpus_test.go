@@ -28,6 +28,7 @@ type corpusCase struct {
 	native        bool
 	nativeStarted bool
 	holders       []GPUHolder
+	facts         CaseFacts
 	serveLog      []byte
 	kernelLog     []byte // nil: none
 }
@@ -84,7 +85,9 @@ func corpusEntry(a *txtar.Archive) (corpusCase, error) {
 		case "gpu-holders":
 			c.holders, err = ParseGPUHolders(value)
 		default:
-			return c, fmt.Errorf("unknown header %q", key)
+			// The facts a runner would have had (CaseFacts), read as
+			// `ci-report classify --fact` reads them.
+			err = c.facts.Set(key, value)
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", key, err)
@@ -133,7 +136,7 @@ func TestCorpus(t *testing.T) {
 			kernel = bytes.NewReader(c.kernelLog)
 		}
 		v, err := ClassifyLogs(LogCase{ServeLog: bytes.NewReader(c.serveLog), KernelLog: kernel, Native: c.native,
-			GPU: GPUFacts{Holders: c.holders, NativeStarted: c.nativeStarted}})
+			GPU: GPUFacts{Holders: c.holders, NativeStarted: c.nativeStarted}, Facts: c.facts})
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}

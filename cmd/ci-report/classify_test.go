@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,6 +47,13 @@ func TestClassifyCorpus(t *testing.T) {
 				args = append(args, "--gpu-holders", v)
 				if lc.GPU.Holders, err = runner.ParseGPUHolders(v); err != nil {
 					t.Fatal(err)
+				}
+			default:
+				if slices.Contains(runner.FactKeys, k) {
+					args = append(args, "--fact", k+"="+v)
+					if err := lc.Facts.Set(k, v); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		}
