@@ -13,6 +13,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // corpusCase is one entry of testdata/corpus: a failure log as a user
@@ -177,5 +178,29 @@ func TestCorpusDistinct(t *testing.T) {
 			t.Errorf("%s repeats the log of %s", c.file, other)
 		}
 		seen[key] = c.file
+	}
+}
+
+// TestCorpusProductLogsMatchNoExcuse: no line of a product log of the
+// corpus matches a family of the machine or the harness (issue 29 item 5),
+// whatever else decides it: a family that fits kvcached's own failures
+// would excuse the next one that no fact corrects.
+func TestCorpusProductLogsMatchNoExcuse(t *testing.T) {
+	for _, c := range readCorpus(t, filepath.Join("testdata", "corpus")) {
+		if c.culprit != collect.ClassProduct {
+			continue
+		}
+		for _, log := range [][]byte{c.serveLog, c.kernelLog} {
+			for _, line := range strings.Split(string(log), "\n") {
+				for _, s := range engine.Signatures {
+					if s.Class == collect.ClassProduct || s.Memory {
+						continue
+					}
+					if s.Re.MatchString(line) && (s.Unless == nil || !s.Unless.MatchString(line)) {
+						t.Errorf("%s (%s): family %q matches a product log's line %q", c.file, c.url, s.Name, line)
+					}
+				}
+			}
+		}
 	}
 }
