@@ -289,6 +289,9 @@ type CaseResult struct {
 	Excerpt *Excerpt        `json:"excerpt,omitempty"`
 	Log     json.RawMessage `json:"log,omitempty"`
 	Phases  *Ordered[Phase] `json:"phases,omitempty"`
+	// Machine (new) is what the host said about itself before and after a
+	// failed case (docs/formats.md §4.10); nil for a case that passed.
+	Machine *Machine `json:"machine,omitempty"`
 	// Timeline is a failed co-location case's `<case>-usage.json`, read
 	// with the part (docs/formats.md §4.4); never written to summary.json.
 	Timeline []UsageSample `json:"-"`

@@ -217,7 +217,7 @@ func rank(name string) int {
 // it, so the command makes the runner's decision.
 func judge(ev evidence) Verdict {
 	if bad := ev.Facts.MachineWentBad; bad != "" {
-		return Verdict{Class: collect.ClassInfra, Why: text.CutLine("the machine went bad during the case: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
+		return Verdict{Class: collect.ClassInfra, Why: text.CutLine("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
 	}
 	if ev.Found {
 		if v, ok := ownership(ev); ok {
@@ -488,6 +488,10 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) 
 	if ev.GPUErr != "" {
 		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300), collect.ClassByFact
 	}
+	if ev.Facts.MachineWentBad != "" {
+		v := judge(ev)
+		return v.Class, v.Why, v.By
+	}
 	for _, ch := range roots {
 		if m, ok, _ := engine.FindSignature(strings.NewReader(ch.Detail)); ok {
 			ev.note(m, "check "+ch.Name)
@@ -650,7 +654,10 @@ type caseEvidence struct {
 	// case started its server (comparisons.flush).
 	holders       []GPUHolder
 	nativeStarted bool
-	ev            *evidence // nil until gathered
+	// machine is what the host said of itself before and after the case
+	// (nil: the case passed when it ended).
+	machine *collect.Machine
+	ev      *evidence // nil until gathered
 }
 
 // get gathers the evidence the first time it is asked for; nil has none
@@ -665,6 +672,9 @@ func (ce *caseEvidence) get() evidence {
 	}
 	ev := *ce.ev
 	ev.GPU = GPUFacts{Holders: ce.holdersOfCase(), NativeStarted: ce.nativeStarted}
+	if ce.machine != nil {
+		ev.Facts.MachineWentBad = ce.machine.WentBad
+	}
 	return ev
 }
 

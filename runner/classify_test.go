@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -384,5 +386,67 @@ func TestOwnership(t *testing.T) {
 		if err := f.Set(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("Set(%q, %q): %v, want an error naming the key", bad[0], bad[1], err)
 		}
+	}
+}
+
+// TestWentBad: what of the machine went bad between two looks decides; a
+// counter that did not rise, PCIe replays, a disk that was already low and
+// a GPU that never answered decide nothing.
+func TestWentBad(t *testing.T) {
+	gpu := func(ecc, pages, rows, replays uint64, err string) collect.GPUState {
+		return collect.GPUState{Index: 0, ECCUncorrected: ecc, RetiredPages: pages, RemappedRows: rows, PCIeReplays: replays, Error: err}
+	}
+	state := func(n int, g collect.GPUState, free int64) *collect.MachineState {
+		return &collect.MachineState{GPUCount: n, GPUs: []collect.GPUState{g},
+			Disks: []collect.DiskState{{Role: "work dir", Path: "/w", FreeMiB: free, TotalMiB: 100000}}}
+	}
+	ok := state(2, gpu(1, 0, 0, 5, ""), 50000)
+	for _, tc := range []struct {
+		name  string
+		after *collect.MachineState
+		want  string
+	}{
+		{"nothing changed", state(2, gpu(1, 0, 0, 5, ""), 50000), ""},
+		{"PCIe replays alone", state(2, gpu(1, 0, 0, 90, ""), 50000), ""},
+		{"a GPU vanished", state(1, gpu(1, 0, 0, 5, ""), 50000), "the GPUs fell from 2 to 1"},
+		{"a GPU stopped answering", state(2, gpu(0, 0, 0, 0, "NVML: GPU 0: GPU is lost"), 50000), "GPU 0 stopped answering: NVML: GPU 0: GPU is lost"},
+		{"ECC rose", state(2, gpu(2, 0, 0, 5, ""), 50000), "GPU 0: uncorrectable ECC errors rose from 1 to 2"},
+		{"a page retired", state(2, gpu(1, 1, 0, 5, ""), 50000), "GPU 0: retired pages rose from 0 to 1"},
+		{"a row remapped", state(2, gpu(1, 0, 1, 5, ""), 50000), "GPU 0: remapped rows rose from 0 to 1"},
+		{"the disk filled", state(2, gpu(1, 0, 0, 5, ""), 12), "the work dir's disk filled: 12 MiB free of 100000 (50000 before)"},
+	} {
+		if got := wentBad(ok, tc.after); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	low := state(2, gpu(1, 0, 0, 5, ""), 12)
+	if got := wentBad(low, state(2, gpu(1, 0, 0, 5, ""), 10)); got != "" {
+		t.Errorf("a disk already low: %q", got)
+	}
+	broken := state(2, gpu(0, 0, 0, 0, "lost"), 50000)
+	if got := wentBad(broken, state(2, gpu(0, 0, 0, 0, "lost"), 50000)); got != "" {
+		t.Errorf("a GPU that never answered: %q", got)
+	}
+	if got := wentBad(nil, ok); got != "" {
+		t.Errorf("no look before: %q", got)
+	}
+}
+
+// TestMachineStateDisks: the machine facts read the free space of the work
+// dir, the model cache (HF_HUB_CACHE, else HF_HOME/hub) and the host's
+// shared-memory dir through StatFS, and name what could not be read.
+func TestMachineStateDisks(t *testing.T) {
+	env := map[string]string{"HF_HOME": "/models"}
+	r := &Runner{OutDir: "/part", Host: Machine{}, Getenv: func(k string) string { return env[k] },
+		StatFS: func(p string) (int64, int64, error) {
+			if p == "/dev/shm" {
+				return 0, 0, fmt.Errorf("no such file or directory")
+			}
+			return 100, 1000, nil
+		}}
+	st := r.machineState()
+	want := []collect.DiskState{{Role: "work dir", Path: "/part", FreeMiB: 100, TotalMiB: 1000}, {Role: "model cache", Path: "/models/hub", FreeMiB: 100, TotalMiB: 1000}}
+	if !reflect.DeepEqual(st.Disks, want) || len(st.Errors) != 1 || st.Errors[0] != "/dev/shm /dev/shm: no such file or directory" {
+		t.Fatalf("disks %+v, errors %q", st.Disks, st.Errors)
 	}
 }
