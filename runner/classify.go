@@ -315,7 +315,7 @@ func boundPort(line string) (int, bool) {
 	return 0, false
 }
 
-var boundPortRE = regexp.MustCompile(`\('[^']*', (\d+)\)|addr='[a-z]+://[^']*:(\d+)'|port (\d+)|:(\d+): bind`)
+var boundPortRE = regexp.MustCompile(`\('[^']*', (\d+)\)|addr='[a-z]+://[^']*:(\d+)'|\bport (\d+)\b|:(\d+): bind`)
 
 // hubModelID is the model id of the Hugging Face URL in line
 // (`huggingface.co/api/models/<id>/...`, `huggingface.co/<id>/resolve/...`),
