@@ -351,7 +351,7 @@ func TestOwnership(t *testing.T) {
 		{"an engine's own address, a foreign holder", zmq, []string{"server-port=18001", "port-holder=foreign"}, false, collect.ClassInfra, collect.ClassByFact},
 		{"the server's own --port", uvicorn, []string{"server-port=18001"}, false, collect.ClassInfra, collect.ClassByFact},
 		{"a port clash, nothing known", zmq, nil, false, collect.ClassInfra, collect.ClassBySignature},
-		{"the runner's own check of the server's --port", "start server a: port 18001 is already in use by pid 4242 (nc -l 18001): listen tcp 127.0.0.1:18001: bind: address already in use",
+		{"the runner's own check of the server's --port", "start server a: port 18001 is already in use by pid 4242 (nc -l 18001)",
 			[]string{"server-port=18001"}, false, collect.ClassInfra, collect.ClassByFact},
 		{"a native engine's own address", zmq, []string{"port-holder=case"}, true, collect.ClassInfra, collect.ClassByFact},
 		{"OOM kill inside the case", oom, []string{"oom-victim=case", "oom-invoker=case"}, false, collect.ClassProduct, collect.ClassByFact},
