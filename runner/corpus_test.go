@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -203,4 +204,82 @@ func TestCorpusProductLogsMatchNoExcuse(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestClassifyDir scores the txtar logs of the directory that
+// CI_REPORT_CLASSIFY_DIR names with the decision of TestCorpus (skipped
+// without it): each file's `serve.log` (and `kernel.log`) through
+// ClassifyLogs with the facts of its header (native, native-started,
+// gpu-holders and the keys of `classify --fact`; other keys are ignored),
+// one line per file with its class, what decided it and why, and against
+// its `culprit:` when it has one, the score. It is how a held-out set
+// outside the repository is scored:
+//
+//	CI_REPORT_CLASSIFY_DIR=/path/to/logs go test ./runner -run TestClassifyDir -v -count=1
+func TestClassifyDir(t *testing.T) {
+	dir := os.Getenv("CI_REPORT_CLASSIFY_DIR")
+	if dir == "" {
+		t.Skip("CI_REPORT_CLASSIFY_DIR names no directory")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no *.txtar in %s (%v)", dir, err)
+	}
+	right, labelled, excused := 0, 0, 0
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		lc := LogCase{}
+		culprit := ""
+		for _, line := range strings.Split(string(a.Comment), "\n") {
+			key, value, _ := strings.Cut(strings.TrimSpace(line), ": ")
+			switch {
+			case key == "culprit":
+				culprit = value
+			case key == "native":
+				lc.Native = value == "yes"
+			case key == "native-started":
+				lc.GPU.NativeStarted = value == "yes"
+			case key == "gpu-holders":
+				if lc.GPU.Holders, err = ParseGPUHolders(value); err != nil {
+					t.Fatalf("%s: gpu-holders: %v", f, err)
+				}
+			case slices.Contains(FactKeys, key):
+				if err := lc.Facts.Set(key, value); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+			}
+		}
+		for _, af := range a.Files {
+			switch af.Name {
+			case "serve.log":
+				lc.ServeLog = bytes.NewReader(af.Data)
+			case "kernel.log":
+				lc.KernelLog = bytes.NewReader(af.Data)
+			}
+		}
+		if lc.ServeLog == nil {
+			lc.ServeLog = strings.NewReader("")
+		}
+		v, err := ClassifyLogs(lc)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		mark := ""
+		if culprit != "" {
+			labelled++
+			if v.Class == culprit {
+				right++
+			} else {
+				mark = " MISS (culprit " + culprit + ")"
+				if culprit == collect.ClassProduct {
+					excused++
+				}
+			}
+		}
+		t.Logf("%s: %s by %s (%s)%s", filepath.Base(f), v.Class, v.By, v.Why, mark)
+	}
+	t.Logf("%d of %d labelled logs right; %d product failures excused", right, labelled, excused)
 }
