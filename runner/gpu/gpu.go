@@ -1,7 +1,7 @@
-// Package gpu is the runner's view of the GPUs: names, memory and compute
-// processes. Three backends implement it: NVML (go-nvml, cgo on Linux
-// with the build tag nvml), the
-// simulated GPU of runner/sim, and None for machines without a GPU.
+// Package gpu is the runner's view of the GPUs: names, memory, compute
+// processes and health counters (Health). Three backends implement it:
+// NVML (go-nvml, cgo on Linux with the build tag nvml), the simulated GPU
+// of runner/sim, and None for machines without a GPU.
 package gpu
 
 import "errors"
