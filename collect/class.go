@@ -19,6 +19,26 @@ const (
 	ClassUnclassified = "unclassified"
 )
 
+// How a runner decided a failed case's class (CaseResult.ClassBy,
+// docs/formats.md §4.8): by a fact it measured or checked (a failed check
+// that decides by itself, the machine's state before and after the case, who
+// held a port), by a signature in the case's logs, or by the default when
+// neither said anything (a kvcached server's failure is product, a native
+// one's infra): an unexplained failure, which is no proof of a kvcached
+// regression.
+const (
+	ClassByFact      = "fact"
+	ClassBySignature = "signature"
+	ClassByDefault   = "default"
+)
+
+// Unexplained reports whether a failed case's class is product by the
+// default alone (ClassByDefault): reports show it apart, as `product,
+// unexplained` (docs/render.md §3.4), and count it apart in the verdict.
+func Unexplained(class, by string) bool {
+	return class == ClassProduct && by == ClassByDefault
+}
+
 // ClassWhyMax is the longest class reason (a case's class_why) a report
 // shows, in code points: the runner writes none longer (the matched log
 // line goes to the excerpt, docs/runner.md §5.10), and a report cuts another

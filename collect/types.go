@@ -272,9 +272,12 @@ type CaseResult struct {
 	// Class (new) is whose fault a failed case is: ClassProduct, ClassInfra
 	// or ClassHarness, decided by the runner from what it observed
 	// (docs/formats.md §4.8); empty for a case that passed, or a part
-	// written before classes. ClassWhy is the observation that decided it.
+	// written before classes. ClassWhy is the observation that decided it,
+	// ClassBy (new) whether that was a fact, a signature or the default
+	// (ClassByFact, ClassBySignature, ClassByDefault; empty: not recorded).
 	Class    string  `json:"class,omitempty"`
 	ClassWhy string  `json:"class_why,omitempty"`
+	ClassBy  string  `json:"class_by,omitempty"`
 	Checks   []Check `json:"checks"`
 	// Attempts (new) is how often the case ran when it was rerun (an
 	// imported test rerun by its runner: docs/formats.md §4.7); 0 is once.
@@ -286,6 +289,9 @@ type CaseResult struct {
 	Excerpt *Excerpt        `json:"excerpt,omitempty"`
 	Log     json.RawMessage `json:"log,omitempty"`
 	Phases  *Ordered[Phase] `json:"phases,omitempty"`
+	// Machine (new) is what the host said about itself before and after a
+	// failed case (docs/formats.md §4.10); nil for a case that passed.
+	Machine *Machine `json:"machine,omitempty"`
 	// Timeline is a failed co-location case's `<case>-usage.json`, read
 	// with the part (docs/formats.md §4.4); never written to summary.json.
 	Timeline []UsageSample `json:"-"`

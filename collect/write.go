@@ -176,7 +176,12 @@ func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 	if c.Failed() {
 		result = "FAIL"
 		class = c.Class
-		if class != "" && c.ClassWhy != "" {
+		switch {
+		case Unexplained(c.Class, c.ClassBy) && c.ClassWhy != "":
+			class += ", unexplained: " + c.ClassWhy
+		case Unexplained(c.Class, c.ClassBy):
+			class += ", unexplained"
+		case class != "" && c.ClassWhy != "":
 			class += " (" + c.ClassWhy + ")"
 		}
 		for _, ch := range c.Checks {

@@ -83,11 +83,14 @@ func TestSummaryMarkdown(t *testing.T) {
 			{Name: "p", Class: ClassProduct, ClassWhy: "kvcached's behaviour: x failed", Checks: []Check{{Name: "x"}}},
 			{Name: "i", Class: ClassInfra, ClassWhy: "port taken (a|b: <line>)", Checks: []Check{{Name: "server_ready"}}},
 			{Name: "h", Class: ClassHarness, Checks: []Check{{Name: "case_completed"}}},
+			// Issue 29: a product class only the default decided says so.
+			{Name: "u", Class: ClassProduct, ClassBy: ClassByDefault, ClassWhy: "no machine or harness signature", Checks: []Check{{Name: "server_ready"}}},
 			{Name: "passed", OK: true, Class: ClassProduct, ClassWhy: "stale", Checks: []Check{{Name: "x", OK: true}}},
 		}, nil, head +
 			"| `p` | FAIL |  | product (kvcached's behaviour: x failed) | `x` |\n" +
 			"| `i` | FAIL |  | infra (port taken (a\\|b: \\<line\\>)) | `server_ready` |\n" +
 			"| `h` | FAIL |  | harness | `case_completed` |\n" +
+			"| `u` | FAIL |  | product, unexplained: no machine or harness signature | `server_ready` |\n" +
 			"| `passed` | PASS |  |  |  |\n"},
 		{"closest calls: the passing checks within 10% of their bars, closest first, escaped", []CaseResult{
 			{Name: "kv|c1", OK: true, DurationS: 3, Checks: []Check{

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -18,15 +19,18 @@ import (
 // why it did not run). A case that did not fail has no class.
 func classify(cases []Case, p *collect.Part) []collect.Problem {
 	var problems []collect.Problem
-	var setupClass, setupWhy string
+	var setupClass, setupWhy, setupBy string
 	for i := range cases {
 		c := &cases[i]
 		if c.NotRun {
 			continue
 		}
 		if !collect.CaseFailed(c.OK, c.Checks) {
-			c.Class, c.ClassWhy = "", ""
+			c.Class, c.ClassWhy, c.ClassBy = "", "", ""
 			continue
+		}
+		if !slices.Contains([]string{collect.ClassByFact, collect.ClassBySignature, collect.ClassByDefault}, c.ClassBy) {
+			c.ClassBy = "" // not recorded, or a word this version does not know: how it was decided is not known
 		}
 		switch {
 		case c.Class == "":
@@ -34,10 +38,10 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 		case !collect.KnownClass(c.Class) || c.Class == collect.ClassUnclassified:
 			problems = append(problems, collect.Problem{File: "summary.json", Case: c.Name, What: fmt.Sprintf("class %q is not one of %s; shown as %s",
 				text.CutLine(c.Class, 100), strings.Join(collect.Classes[:3], ", "), collect.ClassUnclassified)})
-			c.Class, c.ClassWhy = collect.ClassUnclassified, ""
+			c.Class, c.ClassWhy, c.ClassBy = collect.ClassUnclassified, "", ""
 		}
 		if IsSetupCase(c.Name) && setupClass == "" {
-			setupClass, setupWhy = c.Class, c.Name+" failed"
+			setupClass, setupWhy, setupBy = c.Class, c.Name+" failed", c.ClassBy
 			if c.ClassWhy != "" {
 				setupWhy += ": " + c.ClassWhy
 			}
@@ -50,7 +54,7 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 		}
 		switch {
 		case setupClass != "":
-			c.Class, c.ClassWhy = setupClass, text.CutLine(setupWhy, 300)
+			c.Class, c.ClassWhy, c.ClassBy = setupClass, text.CutLine(setupWhy, 300), setupBy
 		case p.Status == collect.StatusMissing:
 			c.Class, c.ClassWhy = collect.ClassInfra, text.CutLine("its part never uploaded its results ("+p.Reason+")", 300)
 		default:
@@ -61,10 +65,12 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 }
 
 // classCounts is the verdict's `: 1 product, 2 infra` of the failed cases,
-// in the order of collect.Classes; "" when none failed or none of them has
-// a class.
+// in the order of collect.Classes, the product failures decided by the
+// default alone counted apart (`: 3 product (2 unexplained)`); "" when none
+// failed or none of them has a class.
 func (r *Report) classCounts() string {
 	n := map[string]int{}
+	unexplained := 0
 	counted := r.counted()
 	for i := range r.Cases {
 		if c := &r.Cases[i]; c.Failed() && !c.Evidence && (counted == nil || counted[i]) {
@@ -73,6 +79,9 @@ func (r *Report) classCounts() string {
 				class = collect.ClassUnclassified
 			}
 			n[class]++
+			if collect.Unexplained(class, c.ClassBy) {
+				unexplained++
+			}
 		}
 	}
 	if len(n) == 1 && n[collect.ClassUnclassified] > 0 {
@@ -84,7 +93,11 @@ func (r *Report) classCounts() string {
 	var parts []string
 	for _, class := range collect.Classes {
 		if n[class] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[class], class))
+			part := fmt.Sprintf("%d %s", n[class], class)
+			if class == collect.ClassProduct && unexplained > 0 {
+				part += fmt.Sprintf(" (%d unexplained)", unexplained)
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {

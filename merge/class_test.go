@@ -12,6 +12,11 @@ func classed(c collect.CaseResult, class, why string) collect.CaseResult {
 	return c
 }
 
+func by(c collect.CaseResult, by string) collect.CaseResult {
+	c.ClassBy = by
+	return c
+}
+
 func TestMergeClasses(t *testing.T) {
 	type got struct{ Class, Why string }
 	for _, tc := range []struct {
@@ -34,6 +39,19 @@ func TestMergeClasses(t *testing.T) {
 			want: map[string]got{"a": {"product", "kvcached's behaviour: c failed"}, "b": {"infra", "port taken"}, "i": {"infra", "disk full"},
 				"old": {"unclassified", ""}, "p": {}},
 			verdict: "FAIL (4 of 5 cases: 1 product, 2 infra, 1 unclassified)",
+		},
+		{
+			// Issue 29: a product class only the runner's default decided is
+			// counted apart; an unknown class_by is dropped, not guessed.
+			name: "unexplained product failures",
+			parts: []collect.Part{part("vllm", collect.StatusComplete, nil,
+				by(classed(cr("a", false, ck("server_ready", false)), collect.ClassProduct, "no machine or harness signature"), collect.ClassByDefault),
+				by(classed(cr("b", false, ck("c", false)), collect.ClassProduct, "kvcached error"), collect.ClassBySignature),
+				by(classed(cr("c", false, ck("c", false)), collect.ClassProduct, "x"), "hunch"),
+				by(classed(cr("d", false, ck("c", false)), collect.ClassInfra, "no machine or harness signature"), collect.ClassByDefault))},
+			want: map[string]got{"a": {"product", "no machine or harness signature"}, "b": {"product", "kvcached error"}, "c": {"product", "x"},
+				"d": {"infra", "no machine or harness signature"}},
+			verdict: "FAIL (4 of 4 cases: 3 product (1 unexplained), 1 infra)",
 		},
 		{
 			name:     "unknown class",

@@ -64,9 +64,11 @@ type Case struct {
 	DurationS float64 `json:"duration_s,omitempty"`
 	// Class is whose fault a failed or not-run case is (collect.Classes;
 	// docs/formats.md §7.2), ClassWhy the observation behind it; both
-	// empty for a case that passed or was skipped.
+	// empty for a case that passed or was skipped. ClassBy is how the
+	// runner decided it (collect.ClassByFact...; empty: not recorded).
 	Class    string          `json:"class,omitempty"`
 	ClassWhy string          `json:"class_why,omitempty"`
+	ClassBy  string          `json:"class_by,omitempty"`
 	Checks   []collect.Check `json:"checks"`
 	// Attempts is how often the case ran when its runner reran it
 	// (collect.CaseResult.Attempts); 0 is once. See Flaky.

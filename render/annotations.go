@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -80,6 +81,9 @@ func failedMessage(rep *merge.Report, c *merge.Case) string {
 	}
 	if c.Class != "" {
 		why := c.Class
+		if collect.Unexplained(c.Class, c.ClassBy) {
+			why += ", unexplained"
+		}
 		if c.ClassWhy != "" {
 			why += ": " + c.ClassWhy
 		}

@@ -295,11 +295,29 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 // with the short reason that decided it (at most collect.ClassWhyMax code
 // points, whatever the plan's detail length) while details are shown.
 func classCell(c *merge.Case, p plan) string {
-	s := text.Plain(text.Cut(caseClass(c), 20))
-	if p.detail > 0 && c.ClassWhy != "" {
-		s += " (" + text.Plain(text.Cut(c.ClassWhy, collect.ClassWhyMax)) + ")"
+	why := ""
+	if p.detail > 0 {
+		why = text.Plain(text.Cut(c.ClassWhy, collect.ClassWhyMax))
 	}
-	return s
+	return classWithWhy(c, text.Plain(text.Cut(caseClass(c), 20)), why)
+}
+
+// classWithWhy is class (a case's, as shown) with the reason why (shown
+// as it is, "" for none): `product (why)`, or for a product failure that
+// only the default decided (collect.Unexplained) `product, unexplained:
+// why`, never mistaken for evidence of a kvcached regression.
+func classWithWhy(c *merge.Case, class, why string) string {
+	if collect.Unexplained(c.Class, c.ClassBy) {
+		class += ", unexplained"
+		if why != "" {
+			class += ": " + why
+		}
+		return class
+	}
+	if why != "" {
+		class += " (" + why + ")"
+	}
+	return class
 }
 
 // caseClass is a failed or not-run case's class, unclassified when the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -142,6 +143,46 @@ func TestClassCellShortReason(t *testing.T) {
 		if n := utf8.RuneCountInString(why); n > collect.ClassWhyMax {
 			t.Errorf("reason of %d code points, over %d: %q", n, collect.ClassWhyMax, why)
 		}
+	}
+}
+
+// TestClassCellUnexplained: a product failure the runner's default decided
+// reads `product, unexplained: <why>` in the comment, the text view and the
+// annotations; one a fact or a signature decided keeps `product (<why>)`
+// (issue 29).
+func TestClassCellUnexplained(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases = []merge.Case{
+		{Name: "default", Part: "vLLM", Class: "product", ClassBy: collect.ClassByDefault, ClassWhy: "no machine or harness signature", Checks: []collect.Check{{Name: "server_ready", Detail: "not ready"}}},
+		{Name: "signed", Part: "vLLM", Class: "product", ClassBy: collect.ClassBySignature, ClassWhy: "kvcached error", Checks: []collect.Check{{Name: "gen_ok", Detail: "bad"}}},
+		{Name: "native", Part: "vLLM", Class: "infra", ClassBy: collect.ClassByDefault, ClassWhy: "a native server failed", Checks: []collect.Check{{Name: "server_ready", Detail: "x"}}},
+	}
+	rep.Verdict = "FAIL (3 of 3 cases)"
+	docs := mustRender(t, rep, sampleOptions())
+	tables := mdtest.Tables([]byte(docs.Comment))
+	if len(tables) == 0 {
+		t.Fatalf("no table in the comment:\n%s", docs.Comment)
+	}
+	got := mdtest.Texts(tables[0].Column("class"))
+	want := []string{"product, unexplained: no machine or harness signature", "product (kvcached error)", "infra (a native server failed)"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("class cells (-want +got):\n%s", d)
+	}
+	var text strings.Builder
+	opts := sampleOptions()
+	opts.Width = MaxTextWidth
+	if err := Text(&text, rep, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "product, unexplained: no machine or harness signature") {
+		t.Errorf("the text view does not say unexplained:\n%s", text.String())
+	}
+	anns, err := Annotations(rep, sampleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(anns) == 0 || !strings.Contains(anns[0].Message, "(product, unexplained: no machine") {
+		t.Errorf("annotations: %+v", anns)
 	}
 }
 

@@ -216,10 +216,11 @@ func (t *textView) failed(failed []merge.Case) {
 	rows := make([][]string, len(failed))
 	for i := range failed {
 		c := &failed[i]
-		class := caseClass(c)
+		why := ""
 		if c.ClassWhy != "" {
-			class += " (" + termText(c.ClassWhy, collect.ClassWhyMax) + ")"
+			why = termText(c.ClassWhy, collect.ClassWhyMax)
 		}
+		class := classWithWhy(c, caseClass(c), why)
 		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
 		if r.classless() {
 			rows[i] = slices.Delete(rows[i], 1, 2)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +38,94 @@ type evidence struct {
 	// kvcached newer than every set, so what they fail to match of it
 	// (kvcached_active) is the sets' to catch up with, not kvcached's.
 	Provisional string
+	// Facts are what the runner knew of the case besides its logs, which
+	// decide the families that words alone cannot (judge).
+	Facts CaseFacts
 }
+
+// CaseFacts are what the runner measured or planned around a failed case
+// (docs/runner.md §5.10), which decide whose fault a family of log lines is
+// where the words cannot: who held a port, whose process the kernel's OOM
+// killer chose, which model the plan asked for, and what went bad on the
+// machine while the case ran. The zero value knows nothing, and the
+// signatures then decide as they read.
+type CaseFacts struct {
+	// ServerPorts are the --port values of the case's servers.
+	ServerPorts []int
+	// PortHolder is who held the port a server could not bind when the
+	// runner looked: HeldForeign (a process outside the case's process groups),
+	// HeldByCase (none but the case's own), "" not known.
+	PortHolder string
+	// PlanModels are the model ids the plan asked the case's servers for
+	// (none: not known).
+	PlanModels []string
+	// OOMVictim and OOMInvoker are whose the process the kernel's OOM killer
+	// killed and the one that invoked it were: HeldForeign, HeldByCase or "".
+	OOMVictim, OOMInvoker string
+	// HostShort: the host was short of memory when the case started.
+	HostShort bool
+	// MachineWentBad says what of the machine went bad while the case ran
+	// (a new Xid, an ECC count that rose, a GPU gone, a disk filled, a
+	// foreign GPU process: MachineFacts.WentBad), "" nothing.
+	MachineWentBad string
+}
+
+// FactKeys are the facts CaseFacts.Set knows, in the words of the corpus's
+// headers and `ci-report classify --fact` (docs/runner.md §1.7).
+var FactKeys = []string{"server-port", "port-holder", "plan-model", "oom-victim", "oom-invoker", "host-memory-short", "machine"}
+
+// Set records one fact given as key and value (FactKeys): server-port a
+// port number and plan-model a model id (again for each server), port-holder, oom-victim and
+// oom-invoker `foreign` or `case`, host-memory-short
+// `yes`, machine what went bad on the machine during the case. An unknown
+// key or a value out of its range is an error that names them.
+func (f *CaseFacts) Set(key, value string) error {
+	whose := func(dst *string) error {
+		if value != HeldForeign && value != HeldByCase {
+			return fmt.Errorf("%s: %s: want %s or %s", key, bounds.Quote(value), HeldForeign, HeldByCase)
+		}
+		*dst = value
+		return nil
+	}
+	switch key {
+	case "server-port":
+		n, err := strconv.Atoi(value)
+		if err != nil || n <= 0 || n > 65535 {
+			return fmt.Errorf("%s: %s: want a port number (1 to 65535)", key, bounds.Quote(value))
+		}
+		f.ServerPorts = append(f.ServerPorts, n)
+	case "port-holder":
+		return whose(&f.PortHolder)
+	case "oom-victim":
+		return whose(&f.OOMVictim)
+	case "oom-invoker":
+		return whose(&f.OOMInvoker)
+	case "plan-model":
+		if strings.TrimSpace(value) == "" || len(value) > 200 {
+			return fmt.Errorf("%s: %s: want a model id of 1 to 200 bytes", key, bounds.Quote(value))
+		}
+		f.PlanModels = append(f.PlanModels, value)
+	case "host-memory-short":
+		if value != "yes" {
+			return fmt.Errorf("%s: %s: want yes (leave it out for no)", key, bounds.Quote(value))
+		}
+		f.HostShort = true
+	case "machine":
+		if strings.TrimSpace(value) == "" {
+			return fmt.Errorf("%s: say what went bad", key)
+		}
+		f.MachineWentBad = text.CutLine(value, 200)
+	default:
+		return fmt.Errorf("%s: not a fact (want one of %s)", bounds.Quote(key), strings.Join(FactKeys, ", "))
+	}
+	return nil
+}
+
+// Whose a process or a port's holder is (CaseFacts).
+const (
+	HeldForeign = "foreign"
+	HeldByCase  = "case"
+)
 
 // GPUFacts is what the GPU held around a case, which decides whose a memory
 // refusal is (docs/runner.md §5.10): Holders are the compute processes
@@ -88,13 +176,16 @@ func ParseGPUHolders(s string) ([]GPUHolder, error) {
 
 // Verdict is a class decided from a case's evidence (judge): the class,
 // the signature and line that decided it (none for a default), and why in
-// at most collect.ClassWhyMax code points; Where is the log the line is in.
+// at most collect.ClassWhyMax code points; Where is the log the line is in,
+// By how it was decided (collect.ClassByFact, ClassBySignature or
+// ClassByDefault).
 type Verdict struct {
 	Class     string
 	Signature string
 	Line      string
 	Where     string
 	Why       string
+	By        string
 }
 
 // The default reasons, when no signature decided (docs/runner.md §5.10).
@@ -125,18 +216,136 @@ func rank(name string) int {
 // without. classifyCase and ClassifyLogs (the classify command) both call
 // it, so the command makes the runner's decision.
 func judge(ev evidence) Verdict {
+	if bad := ev.Facts.MachineWentBad; bad != "" {
+		return Verdict{Class: collect.ClassInfra, Why: text.CutLine("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
+	}
+	if ev.Found {
+		if v, ok := ownership(ev); ok {
+			v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
+			v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
+			return v
+		}
+	}
 	if !ev.Found {
 		if ev.Kvcached {
-			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault}
+			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
 		}
-		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault}
+		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault, By: collect.ClassByDefault}
 	}
-	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name}
+	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name, By: collect.ClassBySignature}
 	if ev.Match.Memory {
-		v.Class, v.Why = memoryVerdict(ev)
+		v.Class, v.Why, v.By = memoryVerdict(ev)
 	}
 	v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
 	return v
+}
+
+// defaultClass is the class of a failed case that nothing explains:
+// product with a kvcached server, infra without.
+func (e *evidence) defaultClass() string {
+	if e.Kvcached {
+		return collect.ClassProduct
+	}
+	return collect.ClassInfra
+}
+
+// ownership judges the families whose words fit the machine's fault and
+// the serving software's alike by whose the thing was (issue 29 item 2);
+// ok is false when the facts do not decide and the signature's class
+// stands. A port clash is the machine's when a process outside the case
+// held the port, or the port is a server's own --port (the runner found it
+// free before the start, so another took it); an address the engine chose
+// itself that it could not bind, no foreign process holding it, is the
+// engine's. An OOM kill is the machine's when its victim or invoker was
+// not the case's or the host was short of memory at the start; within the
+// case's own processes it is the case's. A Hub refusal is the Hub's (or a
+// missing model the plan's) only for the model id the plan asked for: a
+// refusal for another id (`None`, an empty id, a placeholder) says the
+// serving software lost the id.
+func ownership(ev evidence) (Verdict, bool) {
+	f := &ev.Facts
+	switch ev.Match.Name {
+	case "port taken":
+		port, named := boundPort(ev.Match.Line)
+		switch {
+		case f.PortHolder == HeldForeign:
+			return Verdict{Class: collect.ClassInfra, Why: "port taken: a process outside the case held it", By: collect.ClassByFact}, true
+		case named && slices.Contains(f.ServerPorts, port):
+			return Verdict{Class: collect.ClassInfra, Why: "port taken: the server's own --port " + strconv.Itoa(port), By: collect.ClassByFact}, true
+		case f.PortHolder == HeldByCase && named:
+			return Verdict{Class: ev.defaultClass(), Why: "could not bind port " + strconv.Itoa(port) + " it chose itself; no foreign holder", By: collect.ClassByFact}, true
+		case f.PortHolder == HeldByCase:
+			return Verdict{Class: ev.defaultClass(), Why: "could not bind an address it chose itself; no foreign holder", By: collect.ClassByFact}, true
+		}
+	case "a process was OOM-killed":
+		switch {
+		case f.OOMVictim == HeldForeign || f.OOMInvoker == HeldForeign:
+			return Verdict{Class: collect.ClassInfra, Why: "OOM kill: its victim or invoker was not the case's", By: collect.ClassByFact}, true
+		case f.HostShort:
+			return Verdict{Class: collect.ClassInfra, Why: "OOM kill: the host was short of memory at the start", By: collect.ClassByFact}, true
+		case f.OOMVictim == HeldByCase && f.OOMInvoker == HeldByCase:
+			return Verdict{Class: ev.defaultClass(), Why: "OOM kill within the case's own processes; the host had memory at the start", By: collect.ClassByFact}, true
+		}
+	case "model download failed", "model not found":
+		id, ok := hubModelID(ev.Match.Line)
+		switch {
+		case !ok:
+		case placeholderModelID(id):
+			return Verdict{Class: ev.defaultClass(), Why: "the Hub refused model id " + strconv.Quote(text.CutLine(id, 24)) + ", not a model id", By: collect.ClassBySignature}, true
+		case len(f.PlanModels) > 0 && !slices.ContainsFunc(f.PlanModels, func(m string) bool { return strings.EqualFold(m, id) }):
+			return Verdict{Class: ev.defaultClass(), Why: "the Hub refused " + text.CutLine(id, 40) + ", not the plan's model", By: collect.ClassByFact}, true
+		}
+	}
+	return Verdict{}, false
+}
+
+// boundPort is the port a bind failure's line names: CPython's `('host',
+// port)`, pyzmq's `(addr='tcp://host:port')`, the runner's `port N`, Go's
+// `host:port: bind`.
+func boundPort(line string) (int, bool) {
+	m := boundPortRE.FindStringSubmatch(line)
+	if m == nil {
+		return 0, false
+	}
+	for _, g := range m[1:] {
+		if n, err := strconv.Atoi(g); err == nil && n > 0 && n < 65536 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+var boundPortRE = regexp.MustCompile(`\('[^']*', (\d+)\)|addr='[a-z]+://[^']*:(\d+)'|\bport (\d+)\b|:(\d+): bind`)
+
+// hubModelID is the model id of the Hugging Face URL in line
+// (`huggingface.co/api/models/<id>/...`, `huggingface.co/<id>/resolve/...`),
+// with ok false when line holds none.
+func hubModelID(line string) (string, bool) {
+	m := hubModelRE.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	id := m[1]
+	if id == "" {
+		id = m[2]
+	}
+	return strings.TrimSuffix(id, "/"), true
+}
+
+// huggingface_hub's endpoints (huggingface_hub constants.py HUGGINGFACE_CO_URL_TEMPLATE
+// `{endpoint}/{repo_id}/resolve/{revision}/{filename}` and hf_api.py model_info's
+// `{endpoint}/api/models/{repo_id}` + `/revision/{revision}`); an id is one
+// or two path segments.
+var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/`)
+
+// placeholderModelID reports whether id is no model id at all: empty, or
+// what a program prints for a missing value.
+func placeholderModelID(id string) bool {
+	switch strings.ToLower(strings.Trim(id, "/")) {
+	case "", "none", "null", "nil", "undefined", "model", "model_name", "model_id", "<model>", "{model}", "$model":
+		return true
+	}
+	return false
 }
 
 // memoryVerdict judges a memory refusal by what the GPU held: infra when
@@ -144,19 +353,21 @@ func judge(ev evidence) Verdict {
 // largest), product when the native case started its server on the same GPU
 // (kvcached's server needed more than the engine alone), otherwise it
 // cannot tell and the class is the case's default.
-func memoryVerdict(ev evidence) (class, why string) {
+// The GPU's holders and the native twin are facts the runner measured; the
+// last case is the default's.
+func memoryVerdict(ev evidence) (class, why, by string) {
 	if len(ev.GPU.Holders) > 0 {
 		h := slices.MaxFunc(ev.GPU.Holders, func(a, b GPUHolder) int { return cmp.Compare(a.MiB, b.MiB) })
-		return collect.ClassInfra, "memory refusal: at the start " + h.String()
+		return collect.ClassInfra, "memory refusal: at the start " + h.String(), collect.ClassByFact
 	}
 	if ev.Kvcached && ev.GPU.NativeStarted {
-		return collect.ClassProduct, "memory refusal; the native case started on the same GPU"
+		return collect.ClassProduct, "memory refusal; the native case started on the same GPU", collect.ClassByFact
 	}
 	class = collect.ClassInfra
 	if ev.Kvcached {
 		class = collect.ClassProduct
 	}
-	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin"
+	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
@@ -179,6 +390,7 @@ type LogCase struct {
 	KernelLog io.Reader
 	Native    bool
 	GPU       GPUFacts
+	Facts     CaseFacts
 }
 
 // ClassifyLogs is the decision the runner makes for a failed case whose
@@ -186,7 +398,7 @@ type LogCase struct {
 // precedence in its logs, judged as the runner judges it. An error reading
 // a log is returned with nothing decided.
 func ClassifyLogs(lc LogCase) (Verdict, error) {
-	ev := evidence{Kvcached: !lc.Native, GPU: lc.GPU}
+	ev := evidence{Kvcached: !lc.Native, GPU: lc.GPU, Facts: lc.Facts}
 	for _, l := range []struct {
 		r     io.Reader
 		where string
@@ -236,9 +448,13 @@ func checkClass(ch *collect.Check) string {
 // a setup case's the engine's or the machine's (infra), as nothing of
 // kvcached ran there. A kvcached case whose every failed check follows from
 // another case (its native case) is left "" for classifyFollowers.
-func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
+//
+// by says how it was decided: a check that decides by itself, a missing GPU
+// and a failed install are facts (collect.ClassByFact), a signature's class
+// is its (judge's By), and the rest the default (collect.ClassByDefault).
+func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) {
 	if !res.Failed() {
-		return "", ""
+		return "", "", ""
 	}
 	var roots []*collect.Check
 	failed, own := 0, false
@@ -260,17 +476,21 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		}
 	}
 	if decided != "" {
-		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300)
+		return decided, text.CutLine(decidedBy.Name+" failed: "+decidedBy.Detail, 300), collect.ClassByFact
 	}
 	if ev.Provisional != "" {
 		for _, ch := range roots {
 			if ch.Name == "kvcached_active" || strings.HasSuffix(ch.Name, "_kvcached_active") {
-				return collect.ClassHarness, text.CutLine(ch.Name+" failed against the provisional expectation set "+ev.Provisional+": "+ch.Detail, 300)
+				return collect.ClassHarness, text.CutLine(ch.Name+" failed against the provisional expectation set "+ev.Provisional+": "+ch.Detail, 300), collect.ClassByFact
 			}
 		}
 	}
 	if ev.GPUErr != "" {
-		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300)
+		return collect.ClassInfra, text.CutLine("no GPU: "+ev.GPUErr, 300), collect.ClassByFact
+	}
+	if ev.Facts.MachineWentBad != "" {
+		v := judge(ev)
+		return v.Class, v.Why, v.By
 	}
 	for _, ch := range roots {
 		if m, ok, _ := engine.FindSignature(strings.NewReader(ch.Detail)); ok {
@@ -279,14 +499,14 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 	}
 	if ev.Found {
 		v := judge(ev)
-		return v.Class, v.classWhy()
+		return v.Class, v.classWhy(), v.By
 	}
 	if failed > 0 && !own {
-		return "", ""
+		return "", "", ""
 	}
 	for _, ch := range roots {
 		if ch.Name == "install_kvcached" && strings.HasPrefix(ch.Detail, "install command failed") {
-			return collect.ClassProduct, text.CutLine("kvcached did not install: "+ch.Detail, 300)
+			return collect.ClassProduct, text.CutLine("kvcached did not install: "+ch.Detail, 300), collect.ClassByFact
 		}
 	}
 	first := collect.NoFailedCheck
@@ -297,15 +517,34 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why string) {
 		if len(roots) > 0 {
 			first += " failed"
 		}
-		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault"
+		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault", collect.ClassByDefault
 	}
 	// The default and the first root check, which fit the class cell's
-	// collect.ClassWhyMax code points for the usual check names.
+	// collect.ClassWhyMax code points for the usual check names. A kvcached
+	// case whose every root failure is a measurement of kvcached's own
+	// behaviour (its tokens against the native twin's, a segment or socket
+	// left behind, memory not released) is decided by that fact; one whose
+	// server did not run (not ready, died, requests refused, errors
+	// logged) with nothing explaining it is the default's: unexplained.
 	v := judge(ev)
-	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
-		return v.Class, why
+	if ev.Kvcached && len(roots) > 0 && !slices.ContainsFunc(roots, serverRunCheck) {
+		v.By = collect.ClassByFact
 	}
-	return v.Class, v.Why // the check is in the report's failed-checks cell
+	if why := v.Why + " (" + first + ")"; utf8.RuneCountInString(why) <= collect.ClassWhyMax {
+		return v.Class, why, v.By
+	}
+	return v.Class, v.Why, v.By // the check is in the report's failed-checks cell
+}
+
+// serverRunCheck reports whether ch says that a server did not run as a
+// server (docs/runner.md §5.1's checks: became ready, stayed alive, answered
+// its requests, logged no error signature, exited at its stop signal),
+// rather than measuring what kvcached did while it ran: such a failure
+// with no signature and no fact explaining it is unexplained.
+func serverRunCheck(ch *collect.Check) bool {
+	n := ch.Name
+	return n == "case_completed" || strings.HasSuffix(n, "_ready") || strings.Contains(n, "_alive") ||
+		strings.HasSuffix(n, "_ok") || strings.HasSuffix(n, "no_error_signatures") || strings.HasSuffix(n, "clean_exit_on_signal")
 }
 
 // classifyFollowers gives a kvcached case that classifyCase left without a
@@ -316,11 +555,11 @@ func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 		return
 	}
 	if native != nil && native.Class != "" {
-		kv.Class = native.Class
+		kv.Class, kv.ClassBy = native.Class, native.ClassBy
 		kv.ClassWhy = text.CutLine("follows from the native case "+nativeName+": "+native.ClassWhy, 300)
 		return
 	}
-	kv.Class, kv.ClassWhy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish"
+	kv.Class, kv.ClassWhy, kv.ClassBy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish", collect.ClassByFact
 }
 
 // gpuHolders lists the compute processes NVML (or the simulated GPU) shows
@@ -396,7 +635,7 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 	if roots == 0 {
 		return
 	}
-	kv.Class = native.Class
+	kv.Class, kv.ClassBy = native.Class, native.ClassBy
 	kv.ClassWhy = text.CutLine("failed as its native case "+nativeName+" did: "+native.ClassWhy, 300)
 }
 
@@ -415,7 +654,10 @@ type caseEvidence struct {
 	// case started its server (comparisons.flush).
 	holders       []GPUHolder
 	nativeStarted bool
-	ev            *evidence // nil until gathered
+	// machine is what the host said of itself before and after the case
+	// (nil: the case passed when it ended).
+	machine *collect.Machine
+	ev      *evidence // nil until gathered
 }
 
 // get gathers the evidence the first time it is asked for; nil has none
@@ -430,6 +672,9 @@ func (ce *caseEvidence) get() evidence {
 	}
 	ev := *ce.ev
 	ev.GPU = GPUFacts{Holders: ce.holdersOfCase(), NativeStarted: ce.nativeStarted}
+	if ce.machine != nil {
+		ev.Facts.MachineWentBad = ce.machine.WentBad
+	}
 	return ev
 }
 
@@ -458,9 +703,9 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 
 // classify sets res's class and reason (none for a case that did not fail).
 func (ce *caseEvidence) classify(res *collect.CaseResult) {
-	res.Class, res.ClassWhy = "", ""
+	res.Class, res.ClassWhy, res.ClassBy = "", "", ""
 	if res.Failed() {
-		res.Class, res.ClassWhy = classifyCase(res, ce.get())
+		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ce.get())
 	}
 }
 
@@ -485,6 +730,14 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 	for _, s := range c.startedServers() {
 		if sc, err := s.logScan(r); err == nil && sc.Found {
 			ev.note(sc.Match, s.Plan.Name+"/serve.log")
+		}
+		// What the plan gave it: a clash on its own --port, or a Hub refusal
+		// for another model than its, is judged by them (ownership).
+		if s.Port > 0 && !slices.Contains(ev.Facts.ServerPorts, s.Port) {
+			ev.Facts.ServerPorts = append(ev.Facts.ServerPorts, s.Port)
+		}
+		if s.Plan != nil && s.Plan.HFID != "" && !slices.Contains(ev.Facts.PlanModels, s.Plan.HFID) {
+			ev.Facts.PlanModels = append(ev.Facts.PlanModels, s.Plan.HFID)
 		}
 	}
 	scan := func(path string, from, to int64, where string) {

@@ -94,3 +94,30 @@ func caseNamed(t *testing.T, out *Outcome, name string) collect.CaseResult {
 	t.Fatalf("no case %s in %v", name, caseNames(out.Cases))
 	return collect.CaseResult{}
 }
+
+// TestSimMachineWentBad: the simulated GPU goes bad under a kvcached server
+// as it starts (an uncorrectable ECC error, a GPU that stops answering); the
+// server's log shows only a CUDA launch failure, which alone would be
+// kvcached's unexplained failure, and the machine facts recorded before and
+// after the case make it infra, by fact, naming what went bad (issue 29
+// item 1).
+func TestSimMachineWentBad(t *testing.T) {
+	for _, tc := range []struct{ fault, why string }{
+		{"ecc-error", "GPU 0: uncorrectable ECC errors rose from 0 to 1"},
+		{"gpu-lost", "GPU 0 stopped answering: simulated GPU 0: GPU is lost"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			out, _ := serverSim(t, "smoke", []string{"vllm-*"}, tc.fault+"@kv_c1", context.Background(), func(r *Runner) {
+				r.Timing.Server.ReadyTimeout = 3 * time.Second
+			})
+			res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
+			if !res.Failed() || res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact ||
+				res.ClassWhy != "machine went bad: "+tc.why {
+				t.Fatalf("class %q by %q (%s), want infra by fact: %s", res.Class, res.ClassBy, res.ClassWhy, tc.why)
+			}
+			if res.Machine == nil || res.Machine.Before == nil || res.Machine.After == nil || len(res.Machine.Before.GPUs) == 0 {
+				t.Fatalf("machine facts %+v", res.Machine)
+			}
+		})
+	}
+}

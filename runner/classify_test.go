@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -98,17 +100,22 @@ func TestCompareWithNativeCauses(t *testing.T) {
 	}
 }
 
+func failed(name string, checks ...collect.Check) *collect.CaseResult {
+	return &collect.CaseResult{Name: name, OK: false, Checks: checks}
+}
+
+// matchOf is the signature line matches; the test fails without one.
+func matchOf(t *testing.T, line string) engine.SignatureMatch {
+	t.Helper()
+	m, ok, _ := engine.FindSignature(strings.NewReader(line))
+	if !ok {
+		t.Fatalf("no signature in %q", line)
+	}
+	return m
+}
+
 func TestClassifyCase(t *testing.T) {
-	failed := func(name string, checks ...collect.Check) *collect.CaseResult {
-		return &collect.CaseResult{Name: name, OK: false, Checks: checks}
-	}
-	match := func(line string) engine.SignatureMatch {
-		m, ok, _ := engine.FindSignature(strings.NewReader(line))
-		if !ok {
-			t.Fatalf("no signature in %q", line)
-		}
-		return m
-	}
+	match := func(line string) engine.SignatureMatch { return matchOf(t, line) }
 	for _, tc := range []struct {
 		name      string
 		res       *collect.CaseResult
@@ -193,7 +200,7 @@ func TestClassifyCase(t *testing.T) {
 			evidence{Kvcached: true, Provisional: "vllm-mrv2"}, collect.ClassProduct, "no machine or harness signature; a kvcached server failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			class, why := classifyCase(tc.res, tc.ev)
+			class, why, _ := classifyCase(tc.res, tc.ev)
 			if class != tc.class || !strings.HasPrefix(why, tc.whyPrefix) {
 				t.Fatalf("got %q %q, want %q %q...", class, why, tc.class, tc.whyPrefix)
 			}
@@ -220,15 +227,46 @@ func TestClassifyFollowers(t *testing.T) {
 	}
 }
 
+// TestClassifyCaseBy: a class says how it was decided: a check that decides
+// by itself and a missing GPU are facts, a signature's class the
+// signature's, a memory refusal judged by the GPU's holders a fact, and a
+// class nothing explained the default's (shown `product, unexplained`).
+func TestClassifyCaseBy(t *testing.T) {
+	ready := collect.Check{Name: "server_ready", Detail: "exited before it was ready (exit status 1)"}
+	oom := engine.SignatureMatch{Signature: engine.Signatures[rank("memory refusal")], Line: "torch.OutOfMemoryError: CUDA out of memory."}
+	for _, tc := range []struct {
+		name string
+		res  *collect.CaseResult
+		ev   evidence
+		by   string
+	}{
+		{"a check decides", failed("a", collect.Check{Name: "case_completed", Detail: "panic"}), evidence{Kvcached: true}, collect.ClassByFact},
+		{"no GPU", failed("a", ready), evidence{Kvcached: true, GPUErr: "nvml: driver not loaded"}, collect.ClassByFact},
+		{"a signature", failed("a", ready), evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: matchOf(t, "CUDA error: an illegal memory access was encountered")}, collect.ClassBySignature},
+		{"a memory refusal, a foreign holder", failed("a", ready), evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: oom,
+			GPU: GPUFacts{Holders: []GPUHolder{{GPU: 0, PID: 7, MiB: 9000}}}}, collect.ClassByFact},
+		{"a memory refusal, nothing known", failed("a", ready), evidence{Kvcached: true, Found: true, Where: "a/serve.log", Match: oom}, collect.ClassByDefault},
+		{"nothing", failed("a", ready), evidence{Kvcached: true}, collect.ClassByDefault},
+	} {
+		if _, _, by := classifyCase(tc.res, tc.ev); by != tc.by {
+			t.Errorf("%s: decided by %q, want %q", tc.name, by, tc.by)
+		}
+	}
+}
+
 // TestClassifyLikeNative: a kvcached case that failed by default the way
 // its native case did (never ready in both) takes the native case's infra
 // class; one with a failure of its own, or one a signature decided, keeps
 // product.
 func TestClassifyLikeNative(t *testing.T) {
 	native := &collect.CaseResult{Name: "n", Checks: []collect.Check{{Name: "server_ready", Detail: "not ready after 15m0s"}},
-		Class: collect.ClassInfra, ClassWhy: whyNativeDefault + " (server_ready failed)"}
+		Class: collect.ClassInfra, ClassWhy: whyNativeDefault + " (server_ready failed)", ClassBy: collect.ClassByDefault}
 	kv := func(why string, checks ...collect.Check) *collect.CaseResult {
-		return &collect.CaseResult{Name: "k", Checks: checks, Class: collect.ClassProduct, ClassWhy: why}
+		by := collect.ClassByDefault
+		if !strings.HasPrefix(why, whyKvcachedDefault) {
+			by = collect.ClassBySignature
+		}
+		return &collect.CaseResult{Name: "k", Checks: checks, Class: collect.ClassProduct, ClassWhy: why, ClassBy: by}
 	}
 	same := kv(whyKvcachedDefault+" (server_ready failed)", collect.Check{Name: "server_ready", Detail: "not ready after 15m0s"},
 		collect.Check{Name: "kvcached_active", CausedBy: "server_ready"}, collect.Check{Name: "gen_seq_tokens_equal", CausedBy: "server_ready"})
@@ -288,5 +326,129 @@ func TestHoldersOfCase(t *testing.T) {
 	ce = &caseEvidence{c: &Case{}, holders: holders}
 	if got := ce.holdersOfCase(); len(got) != 2 {
 		t.Fatalf("a case that started no server keeps every holder: %+v", got)
+	}
+}
+
+// TestOwnership: the families whose words fit the machine's fault and the
+// serving software's alike are decided by whose the thing was (issue 29
+// item 2): who held the port, whose process the OOM killer hit, which model
+// the Hub refused. Without the facts the signature decides as it reads.
+func TestOwnership(t *testing.T) {
+	zmq := "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:20012')"
+	uvicorn := "ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use"
+	oom := "[18492.104] Out of memory: Killed process 4182 (python3) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB"
+	hubNone := "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/None/revision/main"
+	hubPlan := "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json"
+	for _, tc := range []struct {
+		name   string
+		line   string
+		facts  []string
+		native bool
+		class  string
+		by     string
+	}{
+		{"an engine's own address, no foreign holder", zmq, []string{"server-port=18001", "port-holder=case"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"an engine's own address, a foreign holder", zmq, []string{"server-port=18001", "port-holder=foreign"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"the server's own --port", uvicorn, []string{"server-port=18001"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"a port clash, nothing known", zmq, nil, false, collect.ClassInfra, collect.ClassBySignature},
+		{"the runner's own check of the server's --port", "start server a: port 18001 is already in use by pid 4242 (nc -l 18001)",
+			[]string{"server-port=18001"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"a native engine's own address", zmq, []string{"port-holder=case"}, true, collect.ClassInfra, collect.ClassByFact},
+		{"OOM kill inside the case", oom, []string{"oom-victim=case", "oom-invoker=case"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"OOM kill of a foreign victim", oom, []string{"oom-victim=foreign", "oom-invoker=case"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"OOM kill, host short at the start", oom, []string{"oom-victim=case", "oom-invoker=case", "host-memory-short=yes"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"OOM kill, nothing known", oom, nil, false, collect.ClassInfra, collect.ClassBySignature},
+		{"the Hub refused None", hubNone, nil, false, collect.ClassProduct, collect.ClassBySignature},
+		{"the Hub refused the plan's model", hubPlan, []string{"plan-model=meta-llama/Llama-3.1-8B"}, false, collect.ClassInfra, collect.ClassBySignature},
+		{"the Hub refused another model", hubPlan, []string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"a machine fact outranks the log", "CUDA error: an illegal memory access was encountered", []string{"machine=Xid 79 on GPU 0"}, false, collect.ClassInfra, collect.ClassByFact},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f CaseFacts
+			for _, kv := range tc.facts {
+				k, v, _ := strings.Cut(kv, "=")
+				if err := f.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, err := ClassifyLogs(LogCase{ServeLog: strings.NewReader(tc.line + "\n"), Native: tc.native, Facts: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Class != tc.class || v.By != tc.by {
+				t.Errorf("got %s by %s (%s), want %s by %s", v.Class, v.By, v.Why, tc.class, tc.by)
+			}
+			if n := len([]rune(v.Why)); n > collect.ClassWhyMax {
+				t.Errorf("why has %d code points: %q", n, v.Why)
+			}
+		})
+	}
+	var f CaseFacts
+	for _, bad := range [][2]string{{"port-holder", "nobody"}, {"server-port", "0"}, {"colour", "red"}, {"host-memory-short", "no"}} {
+		if err := f.Set(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("Set(%q, %q): %v, want an error naming the key", bad[0], bad[1], err)
+		}
+	}
+}
+
+// TestWentBad: what of the machine went bad between two looks decides; a
+// counter that did not rise, PCIe replays, a disk that was already low and
+// a GPU that never answered decide nothing.
+func TestWentBad(t *testing.T) {
+	gpu := func(ecc, pages, rows, replays uint64, err string) collect.GPUState {
+		return collect.GPUState{Index: 0, ECCUncorrected: ecc, RetiredPages: pages, RemappedRows: rows, PCIeReplays: replays, Error: err}
+	}
+	state := func(n int, g collect.GPUState, free int64) *collect.MachineState {
+		return &collect.MachineState{GPUCount: n, GPUs: []collect.GPUState{g},
+			Disks: []collect.DiskState{{Role: "work dir", Path: "/w", FreeMiB: free, TotalMiB: 100000}}}
+	}
+	ok := state(2, gpu(1, 0, 0, 5, ""), 50000)
+	for _, tc := range []struct {
+		name  string
+		after *collect.MachineState
+		want  string
+	}{
+		{"nothing changed", state(2, gpu(1, 0, 0, 5, ""), 50000), ""},
+		{"PCIe replays alone", state(2, gpu(1, 0, 0, 90, ""), 50000), ""},
+		{"a GPU vanished", state(1, gpu(1, 0, 0, 5, ""), 50000), "the GPUs fell from 2 to 1"},
+		{"a GPU stopped answering", state(2, gpu(0, 0, 0, 0, "NVML: GPU 0: GPU is lost"), 50000), "GPU 0 stopped answering: NVML: GPU 0: GPU is lost"},
+		{"ECC rose", state(2, gpu(2, 0, 0, 5, ""), 50000), "GPU 0: uncorrectable ECC errors rose from 1 to 2"},
+		{"a page retired", state(2, gpu(1, 1, 0, 5, ""), 50000), "GPU 0: retired pages rose from 0 to 1"},
+		{"a row remapped", state(2, gpu(1, 0, 1, 5, ""), 50000), "GPU 0: remapped rows rose from 0 to 1"},
+		{"the disk filled", state(2, gpu(1, 0, 0, 5, ""), 12), "the work dir's disk filled: 12 MiB free of 100000 (50000 before)"},
+	} {
+		if got := wentBad(ok, tc.after); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	low := state(2, gpu(1, 0, 0, 5, ""), 12)
+	if got := wentBad(low, state(2, gpu(1, 0, 0, 5, ""), 10)); got != "" {
+		t.Errorf("a disk already low: %q", got)
+	}
+	broken := state(2, gpu(0, 0, 0, 0, "lost"), 50000)
+	if got := wentBad(broken, state(2, gpu(0, 0, 0, 0, "lost"), 50000)); got != "" {
+		t.Errorf("a GPU that never answered: %q", got)
+	}
+	if got := wentBad(nil, ok); got != "" {
+		t.Errorf("no look before: %q", got)
+	}
+}
+
+// TestMachineStateDisks: the machine facts read the free space of the work
+// dir, the model cache (HF_HUB_CACHE, else HF_HOME/hub) and the host's
+// shared-memory dir through StatFS, and name what could not be read.
+func TestMachineStateDisks(t *testing.T) {
+	env := map[string]string{"HF_HOME": "/models"}
+	r := &Runner{OutDir: "/part", Host: Machine{}, Getenv: func(k string) string { return env[k] },
+		StatFS: func(p string) (int64, int64, error) {
+			if p == "/dev/shm" {
+				return 0, 0, fmt.Errorf("no such file or directory")
+			}
+			return 100, 1000, nil
+		}}
+	st := r.machineState()
+	want := []collect.DiskState{{Role: "work dir", Path: "/part", FreeMiB: 100, TotalMiB: 1000}, {Role: "model cache", Path: "/models/hub", FreeMiB: 100, TotalMiB: 1000}}
+	if !reflect.DeepEqual(st.Disks, want) || len(st.Errors) != 1 || st.Errors[0] != "/dev/shm /dev/shm: no such file or directory" {
+		t.Fatalf("disks %+v, errors %q", st.Disks, st.Errors)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // corpusCase is one entry of testdata/corpus: a failure log as a user
@@ -28,6 +30,7 @@ type corpusCase struct {
 	native        bool
 	nativeStarted bool
 	holders       []GPUHolder
+	facts         CaseFacts
 	serveLog      []byte
 	kernelLog     []byte // nil: none
 }
@@ -84,7 +87,9 @@ func corpusEntry(a *txtar.Archive) (corpusCase, error) {
 		case "gpu-holders":
 			c.holders, err = ParseGPUHolders(value)
 		default:
-			return c, fmt.Errorf("unknown header %q", key)
+			// The facts a runner would have had (CaseFacts), read as
+			// `ci-report classify --fact` reads them.
+			err = c.facts.Set(key, value)
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", key, err)
@@ -133,7 +138,7 @@ func TestCorpus(t *testing.T) {
 			kernel = bytes.NewReader(c.kernelLog)
 		}
 		v, err := ClassifyLogs(LogCase{ServeLog: bytes.NewReader(c.serveLog), KernelLog: kernel, Native: c.native,
-			GPU: GPUFacts{Holders: c.holders, NativeStarted: c.nativeStarted}})
+			GPU: GPUFacts{Holders: c.holders, NativeStarted: c.nativeStarted}, Facts: c.facts})
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
@@ -175,4 +180,106 @@ func TestCorpusDistinct(t *testing.T) {
 		}
 		seen[key] = c.file
 	}
+}
+
+// TestCorpusProductLogsMatchNoExcuse: no line of a product log of the
+// corpus matches a family of the machine or the harness (issue 29 item 5),
+// whatever else decides it: a family that fits kvcached's own failures
+// would excuse the next one that no fact corrects.
+func TestCorpusProductLogsMatchNoExcuse(t *testing.T) {
+	for _, c := range readCorpus(t, filepath.Join("testdata", "corpus")) {
+		if c.culprit != collect.ClassProduct {
+			continue
+		}
+		for _, log := range [][]byte{c.serveLog, c.kernelLog} {
+			for _, line := range strings.Split(string(log), "\n") {
+				for _, s := range engine.Signatures {
+					if s.Class == collect.ClassProduct || s.Memory {
+						continue
+					}
+					if s.Re.MatchString(line) && (s.Unless == nil || !s.Unless.MatchString(line)) {
+						t.Errorf("%s (%s): family %q matches a product log's line %q", c.file, c.url, s.Name, line)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestClassifyDir scores the txtar logs of the directory that
+// CI_REPORT_CLASSIFY_DIR names with the decision of TestCorpus (skipped
+// without it): each file's `serve.log` (and `kernel.log`) through
+// ClassifyLogs with the facts of its header (native, native-started,
+// gpu-holders and the keys of `classify --fact`; other keys are ignored),
+// one line per file with its class, what decided it and why, and against
+// its `culprit:` when it has one, the score. It is how a held-out set
+// outside the repository is scored:
+//
+//	CI_REPORT_CLASSIFY_DIR=/path/to/logs go test ./runner -run TestClassifyDir -v -count=1
+func TestClassifyDir(t *testing.T) {
+	dir := os.Getenv("CI_REPORT_CLASSIFY_DIR")
+	if dir == "" {
+		t.Skip("CI_REPORT_CLASSIFY_DIR names no directory")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no *.txtar in %s (%v)", dir, err)
+	}
+	right, labelled, excused := 0, 0, 0
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		lc := LogCase{}
+		culprit := ""
+		for _, line := range strings.Split(string(a.Comment), "\n") {
+			key, value, _ := strings.Cut(strings.TrimSpace(line), ": ")
+			switch {
+			case key == "culprit":
+				culprit = value
+			case key == "native":
+				lc.Native = value == "yes"
+			case key == "native-started":
+				lc.GPU.NativeStarted = value == "yes"
+			case key == "gpu-holders":
+				if lc.GPU.Holders, err = ParseGPUHolders(value); err != nil {
+					t.Fatalf("%s: gpu-holders: %v", f, err)
+				}
+			case slices.Contains(FactKeys, key):
+				if err := lc.Facts.Set(key, value); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+			}
+		}
+		for _, af := range a.Files {
+			switch af.Name {
+			case "serve.log":
+				lc.ServeLog = bytes.NewReader(af.Data)
+			case "kernel.log":
+				lc.KernelLog = bytes.NewReader(af.Data)
+			}
+		}
+		if lc.ServeLog == nil {
+			lc.ServeLog = strings.NewReader("")
+		}
+		v, err := ClassifyLogs(lc)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		mark := ""
+		if culprit != "" {
+			labelled++
+			if v.Class == culprit {
+				right++
+			} else {
+				mark = " MISS (culprit " + culprit + ")"
+				if culprit == collect.ClassProduct {
+					excused++
+				}
+			}
+		}
+		t.Logf("%s: %s by %s (%s)%s", filepath.Base(f), v.Class, v.By, v.Why, mark)
+	}
+	t.Logf("%d of %d labelled logs right; %d product failures excused", right, labelled, excused)
 }

@@ -164,6 +164,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	l.prog.start(e)
 	kernelStart := r.kernelLogSize()
 	holders := r.gpuHolders()
+	before := r.machineState()
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
 	select {
@@ -181,6 +182,13 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	// only if it failed; a held-back kvcached case is classified again once
 	// compared (comparisons.flush).
 	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders}
+	if res.Failed() {
+		// What the machine says of itself now, against before the case:
+		// kept for a failed case, where it may decide the class.
+		m := &collect.Machine{Before: before, After: r.machineState()}
+		m.WentBad = wentBad(m.Before, m.After)
+		res.Machine, ev.machine = m, m
+	}
 	ev.classify(&res)
 	res.Excerpt = ev.excerpt(&res)
 	return res, ev, true

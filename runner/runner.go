@@ -205,6 +205,9 @@ type Runner struct {
 	// once (samplers, and a case cut short by an interrupt while Run
 	// writes the part), so it must be safe for that.
 	Now func() time.Time
+	// StatFS reads the free and total MiB of the file system holding a
+	// path (nil: statfs(2)); the machine facts' disks (docs/formats.md §4.10).
+	StatFS func(path string) (freeMiB, totalMiB int64, err error)
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
 	// Redact hides the secrets in everything the run writes (the part's

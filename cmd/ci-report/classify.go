@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner"
 )
@@ -15,11 +17,12 @@ func classifyCommand() command {
 	return command{
 		Name:    "classify",
 		Summary: "say whose fault a failed case is from its serve.log (and kernel log), as the runner decides it",
-		Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] SERVE_LOG|-",
+		Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] [--fact KEY=VALUE]... SERVE_LOG|-",
 		Examples: []string{
 			"ci-report classify part/vllm-qwen05b-kv/serve.log",
 			"ci-report classify --native --kernel-log dmesg.txt part/vllm-qwen05b-native/serve.log",
 			"ci-report classify --gpu-holders 4182:20480 part/vllm-qwen05b-kv/serve.log",
+			"ci-report classify --fact plan-model=Qwen/Qwen2.5-0.5B --fact port-holder=case part/vllm-qwen05b-kv/serve.log",
 		},
 		New: func() commandOptions { return &classifyOptions{} },
 	}
@@ -34,6 +37,20 @@ type classifyOptions struct {
 	nativeStarted bool
 	serveLog      string
 	holders       []runner.GPUHolder
+	facts         factFlag
+}
+
+// factFlag collects --fact KEY=VALUE into runner.CaseFacts as it is given.
+type factFlag struct{ runner.CaseFacts }
+
+func (f *factFlag) String() string { return "" }
+
+func (f *factFlag) Set(s string) error {
+	key, value, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("%s: want KEY=VALUE, KEY one of %s", bounds.Quote(s), strings.Join(runner.FactKeys, ", "))
+	}
+	return f.CaseFacts.Set(key, value)
 }
 
 func (o *classifyOptions) bind(fs *flag.FlagSet) {
@@ -41,6 +58,7 @@ func (o *classifyOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.kernelLog, "kernel-log", "", "the kernel's messages written while the case ran (`file`, e.g. from dmesg)")
 	fs.StringVar(&o.gpuHolders, "gpu-holders", "", "`list` of processes that held GPU memory when the server started, PID:MiB comma-separated: a memory refusal is then infra")
 	fs.BoolVar(&o.nativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
+	fs.Var(&o.facts, "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad")
 }
 
 func (o *classifyOptions) setArgs(pos []string) error {
@@ -62,9 +80,11 @@ func (o *classifyOptions) setArgs(pos []string) error {
 }
 
 // classifyResult is the command's one JSON object: null signature and line
-// when the class is the default.
+// when no signature decided; decided_by says what did (fact, signature or
+// default: docs/runner.md §1.7).
 type classifyResult struct {
 	Class     string  `json:"class"`
+	DecidedBy string  `json:"decided_by"`
 	Signature *string `json:"signature"`
 	Line      *string `json:"line"`
 	Why       string  `json:"why"`
@@ -77,7 +97,7 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 	}
 	defer closeServe()
 	lc := runner.LogCase{ServeLog: serve, Native: o.native,
-		GPU: runner.GPUFacts{Holders: o.holders, NativeStarted: o.nativeStarted}}
+		GPU: runner.GPUFacts{Holders: o.holders, NativeStarted: o.nativeStarted}, Facts: o.facts.CaseFacts}
 	if o.kernelLog != "" {
 		f, err := safefile.Open(o.kernelLog)
 		if err != nil {
@@ -90,7 +110,7 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 	if err != nil {
 		return usageErrorf("%s: %v", o.serveLog, err)
 	}
-	res := classifyResult{Class: v.Class, Why: v.Why}
+	res := classifyResult{Class: v.Class, DecidedBy: v.By, Why: v.Why}
 	if v.Signature != "" {
 		line := e.redactor().String(v.Line)
 		res.Signature, res.Line = &v.Signature, &line

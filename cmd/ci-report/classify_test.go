@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,6 +47,13 @@ func TestClassifyCorpus(t *testing.T) {
 				args = append(args, "--gpu-holders", v)
 				if lc.GPU.Holders, err = runner.ParseGPUHolders(v); err != nil {
 					t.Fatal(err)
+				}
+			default:
+				if slices.Contains(runner.FactKeys, k) {
+					args = append(args, "--fact", k+"="+v)
+					if err := lc.Facts.Set(k, v); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		}
@@ -111,11 +119,11 @@ func TestClassifyOutput(t *testing.T) {
 		out  string
 	}{
 		{"default, kvcached", []string{logFile("INFO started\n")}, 0,
-			`{"class":"product","signature":null,"line":null,"why":"no machine or harness signature; a kvcached server failed"}` + "\n"},
+			`{"class":"product","decided_by":"default","signature":null,"line":null,"why":"no machine or harness signature; a kvcached server failed"}` + "\n"},
 		{"default, native", []string{"--native", logFile("INFO started\n")}, 0,
-			`{"class":"infra","signature":null,"line":null,"why":"no machine or harness signature; a server without kvcached failed"}` + "\n"},
+			`{"class":"infra","decided_by":"default","signature":null,"line":null,"why":"no machine or harness signature; a server without kvcached failed"}` + "\n"},
 		{"harness", []string{logFile("vllm: error: unrecognized arguments: --config\n")}, 0,
-			`{"class":"harness","signature":"command line refused","line":"vllm: error: unrecognized arguments: --config","why":"command line refused"}` + "\n"},
+			`{"class":"harness","decided_by":"signature","signature":"command line refused","line":"vllm: error: unrecognized arguments: --config","why":"command line refused"}` + "\n"},
 		{"a token in the line is redacted", []string{logFile("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/x/resolve/main/config.json?token=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH\n")}, 0, ""},
 		{"unreadable", []string{filepath.Join(dir, "missing.log")}, 2, ""},
 		{"two logs", []string{"a", "b"}, 2, ""},

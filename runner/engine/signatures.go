@@ -88,11 +88,13 @@ var Signatures = []Signature{
 		Source: "Linux mm/oom_kill.c __oom_kill_process",
 	},
 	{
-		Name: "disk full", Class: collect.ClassInfra, What: "a full disk",
+		Name: "disk full", Class: collect.ClassInfra, What: "a full disk or an exhausted disk quota",
 		// strerror(ENOSPC), as Python prints it: `OSError: [Errno 28] No
-		// space left on device`.
-		Re:     regexp.MustCompile(`No space left on device`),
-		Source: "strerror(ENOSPC)",
+		// space left on device`; strerror(EDQUOT), `OSError: [Errno 122]
+		// Disk quota exceeded` (tloen/alpaca-lora#280,
+		// GeoscienceAustralia/dea-notebooks#755, KennthShang/HostG#7).
+		Re:     regexp.MustCompile(`No space left on device|Disk quota exceeded|\[Errno (?:28|122)\]`),
+		Source: "strerror(ENOSPC), strerror(EDQUOT)",
 	},
 	{
 		Name: "driver and CUDA mismatch", Class: collect.ClassInfra, What: "a driver too old for the image's CUDA, or user space and kernel module apart",
@@ -125,6 +127,33 @@ var Signatures = []Signature{
 		// CUDA GPUs are available`), and CUDA's cudaErrorNoDevice text.
 		Re:     regexp.MustCompile(`No CUDA GPUs are available|no CUDA-capable device is detected|CUDA driver initialization failed`),
 		Source: "PyTorch torch.cuda lazy init; CUDA runtime cudaErrorNoDevice",
+	},
+	{
+		Name: "GPU driver not initialised", Class: collect.ClassInfra, What: "NVML or the NVIDIA driver that never came up",
+		// NVML's nvmlInit failure as nvidia-smi prints it, `Failed to
+		// initialize NVML: Unknown Error` (NVIDIA/nvidia-container-toolkit#816,
+		// NVIDIA/nvidia-docker#1671, utkuozdemir/nvidia_gpu_exporter#110);
+		// nvidia-smi's `NVIDIA-SMI has failed because it couldn't
+		// communicate with the NVIDIA driver` (NVIDIA/nvidia-docker#988,
+		// ci-for-research/self-hosted-runners#40, AlexeyAB/darknet#3310);
+		// the kernel module's `NVRM: No NVIDIA graphics adapter probed!`
+		// (mattshma/bigdata#133).
+		Re:     regexp.MustCompile(`Failed to initialize NVML|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|NVRM: No NVIDIA graphics adapter probed`),
+		Source: "NVML nvmlInit; nvidia-smi; NVRM",
+	},
+	{
+		Name: "collective transport error", Class: collect.ClassInfra, What: "NCCL's InfiniBand/RoCE transport failing, ahead of the CUDA errors it causes",
+		// NCCL's IB transport reporting a failed work completion, `NCCL WARN
+		// NET/IB : Got completion from peer ... with status=12 ... vendor
+		// err 129` (NVIDIA/nccl#1405, NVIDIA/nccl-tests#252, the same in
+		// torch's `Last error:` of deepseek-ai/DeepEP#106), and a verbs call
+		// that failed, `NCCL WARN Call to ibv_modify_qp failed with error
+		// Network is unreachable` (NVIDIA/nccl-tests#185). Before the memory
+		// and CUDA families: a collective that lost its transport ends in
+		// CUDA or watchdog errors that are its consequences. Not
+		// `ncclRemoteError` alone: a peer rank that crashed reports it too.
+		Re:     regexp.MustCompile(`NET/IBP? ?: ?Got completion from peer|NCCL WARN Call to ibv_\w+ failed`),
+		Source: "NCCL transport/net_ib.cc, misc/ibvwrap.cc",
 	},
 	{
 		Name: "memory refusal", Class: collect.ClassProduct, Memory: true,
@@ -215,6 +244,24 @@ var Signatures = []Signature{
 		Source: "huggingface_hub file_download.py, errors.py, utils/_http.py; transformers utils/hub.py; requests; urllib3",
 	},
 	{
+		Name: "network or name resolution failed", Class: collect.ClassInfra, What: "DNS, TLS verification, an unreachable network",
+		// getaddrinfo's EAI_AGAIN as Python prints it, `socket.gaierror:
+		// [Errno -3] Temporary failure in name resolution`
+		// (huggingface/huggingface_hub#1689, medialab/minet#636), EAI_NONAME
+		// `Name or service not known` (yuh-zha/AlignScore#17), Windows'
+		// `getaddrinfo failed`; OpenSSL's verification failure as Python's
+		// ssl module words it, `[SSL: CERTIFICATE_VERIFY_FAILED] certificate
+		// verify failed` (mohamadkhalaj/tradingView-API#3, s3tools/s3cmd#1253,
+		// Jittor/JDet#11); strerror(ENETUNREACH) and strerror(EHOSTUNREACH)
+		// with their errno (`[Errno 101] Network is unreachable`,
+		// AUTOMATIC1111/stable-diffusion-webui#17165). After the Hub's
+		// family, which names a refused download; never a line of
+		// huggingface_hub's retry warnings, as there.
+		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host`),
+		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
+		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH)",
+	},
+	{
 		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
 		// The Docker client's fmt.Errorf("Error response from daemon: %s",
 		// ...) (moby client), which `docker pull` (`pull access denied`,
@@ -224,6 +271,29 @@ var Signatures = []Signature{
 		// `could not select device driver "" with capabilities: [[gpu]]`.
 		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver`),
 		Source: "moby/docker client request errors; NVIDIA libnvidia-container",
+	},
+	{
+		Name: "container command not found", Class: collect.ClassInfra, What: "a container whose command does not exist in its image",
+		// runc's start of a container process whose executable is not in
+		// the image: `starting container process caused "exec: \"sleep\":
+		// executable file not found in $PATH"` (opencontainers/runc#1490,
+		// containerd/containerd#3597, calcom/docker#7), which Go's
+		// exec.LookPath words the same (`exec: "vllm": executable file not
+		// found in $PATH`) when the runner starts a command the machine lacks.
+		Re:     regexp.MustCompile(`executable file not found in \$PATH`),
+		Source: "runc libcontainer; Go os/exec LookPath",
+	},
+	{
+		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it",
+		// vLLM's checks of its arguments against the model and the GPU:
+		// `User-specified max_model_len (131072) is greater than the derived
+		// max_model_len (...)` (its ModelConfig's _get_and_verify_max_len,
+		// named in vllm-project/vllm#19660; vllm-project/vllm#3676,
+		// xorbitsai/inference#1715), `Bfloat16 is only supported on GPUs
+		// with compute capability of at least 8.0` (vllm-project/vllm#1157,
+		// substratusai/vllm-docker#37, OpenBMB/XAgent#379).
+		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0`),
+		Source: "vLLM ModelConfig validation (max_model_len, dtype)",
 	},
 	{
 		Name: "command line refused", Class: collect.ClassHarness, What: "the engine's argparse refused the command line the plan built",

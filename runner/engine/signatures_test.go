@@ -84,7 +84,13 @@ var signatureLines = []struct {
 
 func TestSignatures(t *testing.T) {
 	covered := map[string]bool{}
-	for _, tc := range signatureLines {
+	lines := slices.Clone(signatureLines)
+	for name, fl := range Families {
+		for _, l := range fl {
+			lines = append(lines, struct{ sig, line string }{name, l.line})
+		}
+	}
+	for _, tc := range lines {
 		m, ok, err := FindSignature(strings.NewReader("INFO starting\n" + tc.line + "\nINFO after\n"))
 		if err != nil || !ok || m.Name != tc.sig {
 			t.Errorf("%q: got %q (found %v, err %v), want %q", tc.line, m.Name, ok, err, tc.sig)

@@ -1,7 +1,7 @@
-// Package gpu is the runner's view of the GPUs: names, memory and compute
-// processes. Three backends implement it: NVML (go-nvml, cgo on Linux
-// with the build tag nvml), the
-// simulated GPU of runner/sim, and None for machines without a GPU.
+// Package gpu is the runner's view of the GPUs: names, memory, compute
+// processes and health counters (Health). Three backends implement it:
+// NVML (go-nvml, cgo on Linux with the build tag nvml), the simulated GPU
+// of runner/sim, and None for machines without a GPU.
 package gpu
 
 import "errors"
@@ -50,3 +50,25 @@ func (None) Processes(int) ([]Process, error) { return nil, ErrNoGPU }
 
 // Close implements Backend.
 func (None) Close() error { return nil }
+
+// Health is what a GPU says of its own health (docs/formats.md §4.10):
+// counters that only rise while the driver stays loaded, so that one that
+// rose during a case says the machine went bad then. A counter the GPU
+// does not keep (no ECC on a consumer card) reads 0.
+type Health struct {
+	// ECCUncorrected counts the uncorrectable ECC errors since the driver
+	// loaded (volatile).
+	ECCUncorrected uint64 `json:"ecc_uncorrected"`
+	// RetiredPages counts the pages retired for double-bit ECC errors.
+	RetiredPages uint64 `json:"retired_pages"`
+	// RemappedRows counts the rows remapped for uncorrectable errors.
+	RemappedRows uint64 `json:"remapped_rows"`
+	// PCIeReplays counts the PCIe link's replays.
+	PCIeReplays uint64 `json:"pcie_replays"`
+}
+
+// HealthReader is a Backend that can read a GPU's Health (NVML and the
+// simulated GPU; None and Unavailable cannot).
+type HealthReader interface {
+	Health(index int) (Health, error)
+}

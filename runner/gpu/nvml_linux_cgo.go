@@ -137,6 +137,59 @@ func (n *nvmlBackend) Processes(index int) ([]Process, error) {
 	return out, nil
 }
 
+// Health implements HealthReader. Each call is go-nvml's
+// (github.com/NVIDIA/go-nvml@v0.13.4-1 pkg/nvml/device.go):
+// GetTotalEccErrors(MEMORY_ERROR_TYPE_UNCORRECTED, VOLATILE_ECC),
+// GetRetiredPages(PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) (the pages'
+// count), GetRemappedRows (its uncorrectable rows) and
+// GetPcieReplayCounter. A counter the GPU does not keep
+// (ERROR_NOT_SUPPORTED) reads 0; any other failure (ERROR_GPU_IS_LOST) is
+// the error, naming the GPU and the counter.
+func (n *nvmlBackend) Health(index int) (Health, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d, err := n.device(index)
+	if err != nil {
+		return Health{}, err
+	}
+	var h Health
+	check := func(what string, ret nvml.Return) error {
+		if ret == nvml.SUCCESS || ret == nvml.ERROR_NOT_SUPPORTED {
+			return nil
+		}
+		return fmt.Errorf("NVML: GPU %d %s: %s", index, what, nvml.ErrorString(ret))
+	}
+	ecc, ret := d.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+	if err := check("uncorrectable ECC errors", ret); err != nil {
+		return Health{}, err
+	}
+	if ret == nvml.SUCCESS {
+		h.ECCUncorrected = ecc
+	}
+	pages, ret := d.GetRetiredPages(nvml.PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+	if err := check("retired pages", ret); err != nil {
+		return Health{}, err
+	}
+	if ret == nvml.SUCCESS {
+		h.RetiredPages = uint64(len(pages))
+	}
+	_, unc, _, _, ret := d.GetRemappedRows()
+	if err := check("remapped rows", ret); err != nil {
+		return Health{}, err
+	}
+	if ret == nvml.SUCCESS && unc > 0 {
+		h.RemappedRows = uint64(unc)
+	}
+	replays, ret := d.GetPcieReplayCounter()
+	if err := check("PCIe replay counter", ret); err != nil {
+		return Health{}, err
+	}
+	if ret == nvml.SUCCESS && replays > 0 {
+		h.PCIeReplays = uint64(replays)
+	}
+	return h, nil
+}
+
 // Close implements Backend; it shuts NVML down once.
 func (n *nvmlBackend) Close() error {
 	n.mu.Lock()

@@ -61,3 +61,36 @@ func TestNVMLInitFailureCallsNothingElse(t *testing.T) {
 		t.Fatalf("%d NVML calls after a failed Init", calls)
 	}
 }
+
+// TestNVMLHealth: Health reads the ECC, retired-page, remapped-row and PCIe
+// replay counters; a counter the GPU does not keep reads 0, and a lost GPU
+// is an error naming it.
+func TestNVMLHealth(t *testing.T) {
+	srv := dgxa100.New()
+	dev := srv.Devices[0].(*server.Device)
+	dev.GetTotalEccErrorsFunc = func(e nvml.MemoryErrorType, c nvml.EccCounterType) (uint64, nvml.Return) {
+		if e != nvml.MEMORY_ERROR_TYPE_UNCORRECTED || c != nvml.VOLATILE_ECC {
+			return 0, nvml.ERROR_INVALID_ARGUMENT
+		}
+		return 3, nvml.SUCCESS
+	}
+	dev.GetRetiredPagesFunc = func(nvml.PageRetirementCause) ([]uint64, nvml.Return) { return []uint64{0x1000, 0x2000}, nvml.SUCCESS }
+	dev.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, nvml.ERROR_NOT_SUPPORTED }
+	dev.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
+	lost := srv.Devices[1].(*server.Device)
+	lost.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) {
+		return 0, nvml.ERROR_GPU_IS_LOST
+	}
+	b, err := NewNVML(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	h, err := b.(HealthReader).Health(0)
+	if err != nil || h != (Health{ECCUncorrected: 3, RetiredPages: 2, PCIeReplays: 7}) {
+		t.Fatalf("Health(0) = %+v, %v", h, err)
+	}
+	if _, err := b.(HealthReader).Health(1); err == nil || !strings.Contains(err.Error(), "GPU 1 uncorrectable ECC errors") {
+		t.Fatalf("Health of a lost GPU: %v", err)
+	}
+}

@@ -221,6 +221,11 @@
 //	                 address already in use` and exits 1, as when another
 //	                 process took the port after the runner chose it (scope:
 //	                 port=N)
+//	ecc-error        the server's GPUs gain an uncorrectable ECC error in
+//	                 gpu_health.json as it starts, and it exits 1 with a CUDA
+//	                 `unspecified launch failure` that names no cause
+//	gpu-lost         the same, its GPUs marked lost: the simulated GPU's
+//	                 Health then fails for them (gone from the bus)
 //
 // # Time
 //

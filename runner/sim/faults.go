@@ -23,12 +23,15 @@ const (
 	FaultVersionsFail   = "versions-fail"
 	FaultPortTaken      = "port-taken"
 	FaultKillChildren   = "kill-children"
+	// The machine's faults: the server's GPU goes bad under it.
+	FaultECCError = "ecc-error"
+	FaultGPULost  = "gpu-lost"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
-	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true,
+	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent

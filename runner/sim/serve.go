@@ -264,6 +264,18 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		return 1
 	}
 	const registered = true
+	if name, err := s.breakGPUs(); name != "" {
+		// The GPU went bad while the engine started: CUDA reports what
+		// an ECC error or a GPU gone from the bus looks like from inside a
+		// kernel, which names no cause (the runner's machine facts do).
+		if err != nil {
+			s.log.warn("gpu_health", "could not break the GPU: %v", err)
+		}
+		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2310, in profile_run`},
+			"RuntimeError: CUDA error: unspecified launch failure (fault "+name+")")
+		s.cleanup(registered)
+		return 1
+	}
 	if s.faults.has(FaultNeverReady, s.ids...) {
 		// Stuck after allocating: /health never answers.
 		s.log.info("core.py:95", "Initializing a V1 LLM engine with config: model=%q, dtype=torch.bfloat16", cfg.ModelArg)

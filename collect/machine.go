@@ -1,0 +1,42 @@
+package collect
+
+// Machine is what the host said about itself before and after a failed case
+// (docs/formats.md §4.10): the runner's measurements, which decide a case's
+// class when something went bad in between (WentBad), whatever its logs say.
+type Machine struct {
+	Before  *MachineState `json:"before,omitempty"`
+	After   *MachineState `json:"after,omitempty"`
+	WentBad string        `json:"went_bad,omitempty"`
+}
+
+// MachineState is one look at the host: its GPUs as the GPU backend (NVML,
+// or the simulated GPU) reports them, and the free space where the run
+// writes, where the model cache lives and in /dev/shm. Errors are what
+// could not be asked (no GPU backend, a path that does not exist).
+type MachineState struct {
+	GPUCount int         `json:"gpu_count"`
+	Driver   string      `json:"driver,omitempty"`
+	GPUs     []GPUState  `json:"gpus,omitempty"`
+	Disks    []DiskState `json:"disks,omitempty"`
+	Errors   []string    `json:"errors,omitempty"`
+}
+
+// GPUState is one of the run's GPUs: its health counters (gpu.Health), or
+// Error when it did not answer.
+type GPUState struct {
+	Index          int    `json:"index"`
+	ECCUncorrected uint64 `json:"ecc_uncorrected"`
+	RetiredPages   uint64 `json:"retired_pages"`
+	RemappedRows   uint64 `json:"remapped_rows"`
+	PCIeReplays    uint64 `json:"pcie_replays"`
+	Error          string `json:"error,omitempty"`
+}
+
+// DiskState is the file system holding Path (its Role: "work dir", "model
+// cache", "/dev/shm"), in MiB.
+type DiskState struct {
+	Role     string `json:"role"`
+	Path     string `json:"path"`
+	FreeMiB  int64  `json:"free_mib"`
+	TotalMiB int64  `json:"total_mib"`
+}

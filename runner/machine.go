@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/runner/gpu"
+)
+
+// machineState looks at the host now (docs/formats.md §4.10): the GPU
+// backend's count, driver and each run GPU's health counters, and the free
+// space of the work dir, the model cache and the shared-memory dir. What
+// cannot be asked is an entry of Errors, never a failure of the case.
+func (r *Runner) machineState() *collect.MachineState {
+	st := &collect.MachineState{}
+	if r.GPU != nil && r.gpuErr == nil {
+		if infos, err := r.GPU.GPUs(); err != nil {
+			st.Errors = append(st.Errors, text.CutLine("GPUs: "+err.Error(), 200))
+		} else {
+			st.GPUCount = len(infos)
+			if len(infos) > 0 {
+				st.Driver = infos[0].Driver
+			}
+		}
+		if hr, ok := r.GPU.(gpu.HealthReader); ok {
+			for _, i := range r.GPUs {
+				g := collect.GPUState{Index: i}
+				if h, err := hr.Health(i); err != nil {
+					g.Error = text.CutLine(err.Error(), 200)
+				} else {
+					g.ECCUncorrected, g.RetiredPages, g.RemappedRows, g.PCIeReplays = h.ECCUncorrected, h.RetiredPages, h.RemappedRows, h.PCIeReplays
+				}
+				st.GPUs = append(st.GPUs, g)
+			}
+		}
+	}
+	statfs := r.StatFS
+	if statfs == nil {
+		statfs = statFS
+	}
+	for _, d := range r.diskPaths() {
+		free, total, err := statfs(d[1])
+		if err != nil {
+			st.Errors = append(st.Errors, text.CutLine(d[0]+" "+d[1]+": "+err.Error(), 200))
+			continue
+		}
+		st.Disks = append(st.Disks, collect.DiskState{Role: d[0], Path: d[1], FreeMiB: free, TotalMiB: total})
+	}
+	return st
+}
+
+// diskPaths are the role and path of each file system the run needs room
+// on: the part directory, the Hugging Face cache (huggingface_hub's
+// HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub:
+// huggingface_hub constants.py) and the shared-memory dir.
+func (r *Runner) diskPaths() [][2]string {
+	out := [][2]string{{"work dir", r.OutDir}}
+	cache := r.getenv("HF_HUB_CACHE")
+	if cache == "" && r.getenv("HF_HOME") != "" {
+		cache = filepath.Join(r.getenv("HF_HOME"), "hub")
+	}
+	if cache == "" && r.getenv("HOME") != "" {
+		cache = filepath.Join(r.getenv("HOME"), ".cache", "huggingface", "hub")
+	}
+	if cache != "" {
+		out = append(out, [2]string{"model cache", cache})
+	}
+	if r.Host != nil {
+		out = append(out, [2]string{"/dev/shm", r.Host.ShmDir()})
+	}
+	return out
+}
+
+// wentBad says what of the machine went bad between before and after, ""
+// nothing: a GPU gone (fewer GPUs, or one that stopped answering), an
+// uncorrectable ECC error, a retired page or a remapped row more than
+// before, a file system that had room and has almost none (under 1 GiB or
+// 2% of it, whichever is less). PCIe replays are recorded but decide
+// nothing: a healthy link replays now and then.
+func wentBad(before, after *collect.MachineState) string {
+	if before == nil || after == nil {
+		return ""
+	}
+	if after.GPUCount < before.GPUCount {
+		return fmt.Sprintf("the GPUs fell from %d to %d", before.GPUCount, after.GPUCount)
+	}
+	was := map[int]collect.GPUState{}
+	for _, g := range before.GPUs {
+		was[g.Index] = g
+	}
+	for _, g := range after.GPUs {
+		b, ok := was[g.Index]
+		if !ok || b.Error != "" {
+			continue
+		}
+		gpu := "GPU " + strconv.Itoa(g.Index)
+		switch {
+		case g.Error != "":
+			return text.CutLine(gpu+" stopped answering: "+g.Error, 200)
+		case g.ECCUncorrected > b.ECCUncorrected:
+			return fmt.Sprintf("%s: uncorrectable ECC errors rose from %d to %d", gpu, b.ECCUncorrected, g.ECCUncorrected)
+		case g.RetiredPages > b.RetiredPages:
+			return fmt.Sprintf("%s: retired pages rose from %d to %d", gpu, b.RetiredPages, g.RetiredPages)
+		case g.RemappedRows > b.RemappedRows:
+			return fmt.Sprintf("%s: remapped rows rose from %d to %d", gpu, b.RemappedRows, g.RemappedRows)
+		}
+	}
+	disks := map[string]collect.DiskState{}
+	for _, d := range before.Disks {
+		disks[d.Path] = d
+	}
+	for _, d := range after.Disks {
+		b, ok := disks[d.Path]
+		low := min(1024, d.TotalMiB/50)
+		if ok && b.FreeMiB >= low && d.FreeMiB < low {
+			return fmt.Sprintf("the %s's disk filled: %d MiB free of %d (%d before)", d.Role, d.FreeMiB, d.TotalMiB, b.FreeMiB)
+		}
+	}
+	return ""
+}

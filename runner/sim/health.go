@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ovg-project/ci-report/runner/gpu"
+)
+
+// healthFile is gpu_health.json: what each simulated GPU says of its own
+// health (gpu.Health), keyed by its index, and whether it was lost (gone
+// from the bus: every health query then fails). Absent: every GPU healthy.
+// The faults ecc-error and gpu-lost write it (docs/runner.md §7.5).
+const healthFile = "gpu_health.json"
+
+// gpuHealth is one GPU's entry of gpu_health.json.
+type gpuHealth struct {
+	gpu.Health
+	Lost bool `json:"lost,omitempty"`
+}
+
+// readHealth reads gpu_health.json of the world in dir (none: every GPU
+// healthy).
+func readHealth(dir string) (map[string]gpuHealth, error) {
+	b, err := os.ReadFile(filepath.Join(dir, healthFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]gpuHealth{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("simulated GPU: %w", err)
+	}
+	out := map[string]gpuHealth{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("simulated GPU: %s: %w", filepath.Join(dir, healthFile), err)
+	}
+	return out, nil
+}
+
+// Health implements gpu.HealthReader: the GPU's entry of gpu_health.json,
+// an error for a GPU the world does not have or that was lost.
+func (g *simGPU) Health(index int) (gpu.Health, error) {
+	if _, err := g.check(index); err != nil {
+		return gpu.Health{}, err
+	}
+	all, err := readHealth(g.dir)
+	if err != nil {
+		return gpu.Health{}, err
+	}
+	h := all[strconv.Itoa(index)]
+	if h.Lost {
+		return gpu.Health{}, fmt.Errorf("simulated GPU %d: GPU is lost", index)
+	}
+	return h.Health, nil
+}
+
+// breakGPUs applies the machine's faults to the server's GPUs under the
+// world lock: ecc-error adds an uncorrectable ECC error to each, gpu-lost
+// marks each lost. It reports which fault it applied ("" none).
+func (s *simServer) breakGPUs() (string, error) {
+	name := ""
+	switch {
+	case s.faults.has(FaultECCError, s.ids...):
+		name = FaultECCError
+	case s.faults.has(FaultGPULost, s.ids...):
+		name = FaultGPULost
+	default:
+		return "", nil
+	}
+	if err := s.w.lock.Lock(); err != nil {
+		return name, err
+	}
+	defer s.w.lock.Unlock()
+	all, err := readHealth(s.w.dir)
+	if err != nil {
+		return name, err
+	}
+	for _, i := range s.gpus {
+		h := all[strconv.Itoa(i)]
+		if name == FaultECCError {
+			h.ECCUncorrected++
+		} else {
+			h.Lost = true
+		}
+		all[strconv.Itoa(i)] = h
+	}
+	return name, writeJSONAtomic(filepath.Join(s.w.dir, healthFile), all)
+}
