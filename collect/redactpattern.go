@@ -130,17 +130,6 @@ var patterns = []pattern{
 	},
 }
 
-// maxAnchor is the longest anchor.
-var maxAnchor = func() int {
-	n := 0
-	for _, p := range patterns {
-		for _, a := range p.anchors {
-			n = max(n, len(a))
-		}
-	}
-	return n
-}()
-
 var redactedMark = []byte("[REDACTED]")
 
 // patternMatcher finds the patterns.
