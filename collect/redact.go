@@ -410,9 +410,12 @@ func (r *Redactor) JSON(data []byte) []byte {
 		raw := data[s:e] // with its quotes
 		var err error
 		if str, err = jsontext.AppendUnquote(str[:0], raw); err != nil {
-			// Not a valid string (invalid UTF-8 is decoded as U+FFFD
-			// with an error): its bytes are looked at as they are.
-			str = append(str[:0], raw[1:len(raw)-1]...)
+			// Invalid UTF-8, which decoders read as U+FFFD: so it is
+			// read here (validUTF8: a run of it as one), and what else
+			// is not a valid string is looked at as its bytes are.
+			if str, err = jsontext.AppendUnquote(str[:0], validUTF8(raw)); err != nil {
+				str = append(str[:0], raw[1:len(raw)-1]...)
+			}
 		}
 		if red := r.Bytes(str); !bytes.Equal(red, str) {
 			out = append(out, data[copied:s]...)
@@ -879,13 +882,39 @@ type stage struct {
 	// buf is where what is held and the next write are joined, reused
 	// from write to write.
 	buf []byte
+	// held is how much was held back after the last match.
+	held int
+}
+
+// holder is a matcher that can tell, cheaply, that the match at the start
+// of buf, held back while its first n bytes were all there was, is still
+// undecided now that buf has more.
+type holder interface {
+	stillOpen(buf []byte, n int) bool
 }
 
 func (s *stage) Write(p []byte) (int, error) {
+	// What is held back starts where a match is still open; while the new
+	// bytes leave it open, they are only added to it. Matching it all again
+	// on every write made small writes cost the square of a pattern's
+	// window (a PEM block written a byte at a time: seconds).
+	// And while no line ends, what is held is matched again only once it
+	// has doubled since it was last: anchors packed on one long line,
+	// each decided by the next byte, would else have every byte match
+	// them all again. Holding longer changes no match, only when it is
+	// written.
+	if h, ok := s.m.(holder); ok && len(s.hold) > 0 {
+		n := len(s.hold)
+		s.hold = append(s.hold, p...)
+		if h.stillOpen(s.hold, n) || len(s.hold) < 2*s.held && bytes.IndexByte(p, '\n') < 0 {
+			return len(p), nil
+		}
+		s.hold = s.hold[:n]
+	}
 	buf := append(append(s.buf[:0], s.hold...), p...)
 	s.buf = buf
 	out, rest := replace(s.m, buf, false)
-	s.hold = rest
+	s.hold, s.held = rest, len(rest)
 	if len(out) > 0 {
 		if _, err := s.w.Write(out); err != nil {
 			return 0, err

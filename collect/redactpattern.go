@@ -16,7 +16,8 @@ import (
 // b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/):
 //
 //   - private keys (privatekey.go, private-key): a PEM block -----BEGIN …
-//     PRIVATE KEY----- to its -----END … PRIVATE KEY-----, the labels'
+//     PRIVATE KEY----- to its -----END … PRIVATE KEY-----, in upper case as
+//     RFC 7468 writes its labels (gitleaks takes any case), the labels'
 //     words without gitleaks' dashes (a label of [ A-Z0-9_-] runs from one
 //     block's end marker into the next block's header, leaving that one's
 //     body); a block cut before its end (an excerpt, a cut line) loses what
@@ -57,12 +58,18 @@ type pattern struct {
 	multiline bool
 	// valid, when set, must hold of the secret for it to be replaced.
 	valid func([]byte) bool
+	// fail, when set, is a quick look at the anchor at buf[q]: -1 when a
+	// match may start there, else the position before which no anchor of
+	// the pattern can start one (at least q+1). Anchors packed in one run
+	// (eyJeyJeyJ…) would else each cost the regular expression a scan of
+	// the whole run.
+	fail func(buf []byte, q int) int
 }
 
 var patterns = []pattern{
 	{
-		anchors:   []string{"-----BEGIN", "-----begin"},
-		re:        regexp.MustCompile(`^(?i)-----BEGIN (?:[A-Z0-9_]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----(?:([\s\S]*?)-----END (?:[A-Z0-9_]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|([A-Za-z0-9+/=:,.\s-]+))`),
+		anchors:   []string{"-----BEGIN"},
+		re:        regexp.MustCompile(`^-----BEGIN (?:[A-Z0-9_]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----(?:([\s\S]*?)-----END (?:[A-Z0-9_]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|([A-Za-z0-9+/=:,.\s-]+))`),
 		window:    16 << 10,
 		multiline: true,
 	},
@@ -70,6 +77,18 @@ var patterns = []pattern{
 		anchors: []string{"eyJ"},
 		re:      regexp.MustCompile(`^eyJ([A-Za-z0-9_-]{14,}\.eyJ[A-Za-z0-9_-]{14,}\.[A-Za-z0-9_-]*)`),
 		window:  maxShapeLen * 4,
+		// The header's run ends where the first '.' must stand: when
+		// it ends otherwise, no eyJ inside that run starts a JWT.
+		fail: func(buf []byte, q int) int {
+			e := q + len("eyJ")
+			for e < len(buf) && isDashTokenByte(buf[e]) {
+				e++
+			}
+			if e < len(buf) && buf[e] == '.' {
+				return -1
+			}
+			return e // at the end of buf too: open holds it back
+		},
 	},
 	{
 		anchors: []string{"Authorization", "authorization", "AUTHORIZATION"},
@@ -111,17 +130,6 @@ var patterns = []pattern{
 	},
 }
 
-// maxAnchor is the longest anchor.
-var maxAnchor = func() int {
-	n := 0
-	for _, p := range patterns {
-		for _, a := range p.anchors {
-			n = max(n, len(a))
-		}
-	}
-	return n
-}()
-
 var redactedMark = []byte("[REDACTED]")
 
 // patternMatcher finds the patterns.
@@ -161,6 +169,12 @@ func (patternMatcher) next(buf []byte, i int) (int, int, []byte) {
 					break
 				}
 				q := from + j
+				if pt.fail != nil {
+					if to := pt.fail(buf, q); to >= 0 {
+						from = max(q+1, to)
+						continue
+					}
+				}
 				if n, repl := pt.at(buf, q); n > 0 {
 					best, bestN, bestRepl = q, n, repl
 					break
@@ -201,7 +215,7 @@ func (pt *pattern) decided(buf []byte, p int) bool {
 		return bytes.IndexByte(tail, '\n') >= 0
 	}
 	// A PEM block: decided once its end marker is whole.
-	e := bytes.Index(bytes.ToUpper(tail), []byte("-----END"))
+	e := bytes.Index(tail, []byte("-----END"))
 	return e >= 0 && bytes.Contains(tail[e+len("-----END"):], []byte("-----"))
 }
 
@@ -232,4 +246,31 @@ func (patternMatcher) open(buf []byte, i int) int {
 		}
 	}
 	return open
+}
+
+// stillOpen implements holder: buf starts with an anchor whose match was
+// not decided with its first n bytes (open put it there), and the bytes
+// after them decide none of the matches anchored there: no line end for a
+// pattern of one line, no whole end marker for a PEM block, the window
+// not filled.
+func (patternMatcher) stillOpen(buf []byte, n int) bool {
+	anchored := false
+	for k := range patterns {
+		pt := &patterns[k]
+		for _, a := range pt.anchors {
+			if !bytes.HasPrefix(buf, []byte(a)) {
+				continue
+			}
+			anchored = true
+			switch {
+			case len(buf) >= pt.window:
+				return false
+			case !pt.multiline && bytes.IndexByte(buf[n:], '\n') >= 0:
+				return false
+			case pt.multiline && pt.decided(buf, 0):
+				return false
+			}
+		}
+	}
+	return anchored
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -199,4 +200,57 @@ func TestRedactWriterPatternsSplit(t *testing.T) {
 			t.Errorf("writes of %d bytes:\n%q\nwant\n%q", size, buf.String(), want)
 		}
 	}
+}
+
+// FuzzRedactJSON: whatever the JSON text, JSON keeps it valid and leaves
+// no secret in it, however its strings escape it; and what it gives decodes
+// as String redacts each decoded string. (FuzzRedactorWriter holds the
+// streaming writer to Bytes.)
+func FuzzRedactJSON(f *testing.F) {
+	f.Add(`{"a": "hunter2\nhunter2hunter2 \u0068unter2hunter2"}`)
+	f.Add(`["Authorization: Bearer 0123abcdEFGH", "https:\/\/u:pw@h"]`)
+	r := newRedactor([]Secret{{"DB_PASSWORD", "hunter2hunter2"}})
+	f.Fuzz(func(t *testing.T, text string) {
+		if !json.Valid([]byte(text)) {
+			return
+		}
+		out := r.JSON([]byte(text))
+		if !json.Valid(out) {
+			t.Fatalf("JSON made %q of valid %q", out, text)
+		}
+		var in, got any
+		json.Unmarshal([]byte(text), &in)
+		json.Unmarshal(out, &got)
+		// A run of invalid UTF-8 in a string JSON rewrote reads as one
+		// U+FFFD (validUTF8), a decoder's as one a byte.
+		same := func(v any) string { return regexp.MustCompile("\uFFFD+").ReplaceAllString(fmt.Sprint(v), "\uFFFD") }
+		if want := redactValue(r, in); same(want) != same(got) {
+			t.Errorf("JSON(%q) decodes as %v, want %v", text, got, want)
+		}
+		if strings.Contains(fmt.Sprint(got), "hunter2hunter2") {
+			t.Errorf("JSON left the secret: %q", out)
+		}
+	})
+}
+
+// redactValue is v, a decoded JSON value, with String applied to every
+// string, keys included.
+func redactValue(r *Redactor, v any) any {
+	switch v := v.(type) {
+	case string:
+		return r.String(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactValue(r, e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			out[r.String(k)] = redactValue(r, e)
+		}
+		return out
+	}
+	return v
 }

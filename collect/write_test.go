@@ -230,6 +230,8 @@ func FuzzRedactorWriter(f *testing.F) {
 	f.Add("say abcdef and abc", "abc", "abcdef", uint8(1))
 	f.Add("xxyxxy", "xy", "y", uint8(3))
 	f.Add("a sk-proj-"+strings.Repeat("x", 60)+" AKIA"+strings.Repeat("Q", 16)+" xoxb-1234567890 sk-ant-api03-", "", "", uint8(7))
+	// The patterns (redactpattern.go).
+	f.Add("Authorization: Bearer 0123abcdEFGH\nx -----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY----- https://u:pw@h eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig", "", "", uint8(3))
 	f.Fuzz(func(t *testing.T, in, s1, s2 string, step uint8) {
 		if step == 0 {
 			step = 1

@@ -39,18 +39,7 @@ func TestRunKeepsSecretsOutOfThePart(t *testing.T) {
 	f := newFakeRun(t, plan, map[string]Kind{
 		KindSetup: KindFunc(passing),
 		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
-			dir := filepath.Join(c.R.OutDir, c.Entry.Name)
-			os.MkdirAll(dir, 0o755)
-			lf, err := os.Create(filepath.Join(dir, "serve.log"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// As engine.Start writes a server's output.
-			w := c.R.Redactor().Writer(lf)
-			w.Write([]byte(leak[:17]))
-			w.Write([]byte(leak[17:] + "\n"))
-			w.Close()
-			lf.Close()
+			writeServeLog(t, c, leak[:17], leak[17:]+"\n")
 			return c.Result([]collect.Check{{Name: "server_ready", Detail: leak}}, map[string]any{"errors": []string{leak}}, nil)
 		}),
 	})
@@ -107,16 +96,7 @@ func TestRunRedactsThePlanEnvSecrets(t *testing.T) {
 	f := newFakeRun(t, plan, map[string]Kind{
 		KindSetup: KindFunc(passing),
 		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
-			dir := filepath.Join(c.R.OutDir, c.Entry.Name)
-			os.MkdirAll(dir, 0o755)
-			lf, err := os.Create(filepath.Join(dir, "serve.log"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := c.R.Redactor().Writer(lf)
-			w.Write([]byte("env: " + engineSecret + " " + serverSecret + "\n"))
-			w.Close()
-			lf.Close()
+			writeServeLog(t, c, "env: "+engineSecret+" "+serverSecret+"\n")
 			return c.Result([]collect.Check{{Name: "server_ready", Detail: "saw " + serverSecret}}, nil, nil)
 		}),
 	})
@@ -169,4 +149,21 @@ func TestExcerptRedactsAcrossLines(t *testing.T) {
 	if ex.Lines[0] != "start" || ex.Lines[len(ex.Lines)-1] != " end" {
 		t.Errorf("lines moved: %q", ex.Lines)
 	}
+}
+
+// writeServeLog writes the case's serve.log as engine.Start writes a
+// server's output: through the run's redactor, a write a piece.
+func writeServeLog(t *testing.T, c *Case, pieces ...string) {
+	dir := filepath.Join(c.R.OutDir, c.Entry.Name)
+	os.MkdirAll(dir, 0o755)
+	lf, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	w := c.R.Redactor().Writer(lf)
+	for _, p := range pieces {
+		w.Write([]byte(p))
+	}
+	w.Close()
 }
