@@ -355,8 +355,11 @@ func TestResetPrefixCacheByEffect(t *testing.T) {
 }
 
 // TestSimHybridBlockSize: vLLM sets a hybrid model's attention block size
-// itself, kvcached or not, so the native case gets no --block-size and
-// compares the size its server logged with the kvcached servers'.
+// itself, kvcached or not, and kvcached then grows it in its own line (the
+// simulator: 128 -> 384); the native case is started with kvcached's
+// --block-size, as kvcached's harness does, and compares the sizes. Without
+// it the native server caches in 128-token blocks and the group's
+// cached-token comparisons and native_block_size_matched fail.
 func TestSimHybridBlockSize(t *testing.T) {
 	out, r := serverSim(t, "nightly", []string{"vllm-qwen35_4b-*"}, "", context.Background(), nil)
 	if !out.OK {
@@ -371,12 +374,16 @@ func TestSimHybridBlockSize(t *testing.T) {
 			native = c
 		}
 	}
-	if d := checkDetail(native, "native_block_size_matched"); d != "block size 128, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged" {
+	if d := checkDetail(native, "native_block_size_matched"); d != "block size 384, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged; given as --block-size, kvcached's choice (vLLM's was 128)" {
 		t.Errorf("native_block_size_matched %q (checks %v)", d, native.Checks)
 	}
 	cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-native", "cmd.txt"))
+	if err != nil || !strings.Contains(string(cmd), " --block-size 384") {
+		t.Errorf("native cmd.txt %s (%v): want --block-size 384", cmd, err)
+	}
+	cmd, err = os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-kv_c1", "cmd.txt"))
 	if err != nil || strings.Contains(string(cmd), "--block-size") {
-		t.Errorf("native cmd.txt %s (%v): want no --block-size", cmd, err)
+		t.Errorf("kvcached cmd.txt %s (%v): want no --block-size", cmd, err)
 	}
 }
 

@@ -65,7 +65,11 @@
 // vLLM's `Setting attention block size to 128 tokens to ensure that
 // attention page size is >= mamba page size.` for hybrid models, kvcached or
 // not, unless --block-size is at least 128 (then nothing: the server caches
-// at that granularity), uvicorn's access log, and a Python
+// at that granularity), followed for a kvcached server without --block-size
+// by kvcached's own `Setting attention block size to 384 tokens (was 128)
+// so the KV unit (N bytes) tiles the N-byte kvcached page` (its
+// HybridBlockSizeAlignPatch; the server then caches in 384-token blocks),
+// uvicorn's access log, and a Python
 // traceback on a crash or a failed start (exit 1: weights that do not fit,
 // `Free memory on device ... less than desired GPU memory utilization` for a
 // native server on a shared GPU, port in use, TP larger than the visible GPUs).
