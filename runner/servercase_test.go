@@ -117,7 +117,7 @@ func TestSimSmokeProfilePasses(t *testing.T) {
 	// The simulated versions pick the shipped sets, recorded in setup.json.
 	var setup collect.Setup
 	readJSON(t, filepath.Join(r.OutDir, "setup.json"), &setup)
-	for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+	for eng, set := range map[string]string{"vllm": "vllm-mrv2-hybrid", "sglang": "sglang-mamba"} {
 		if e, _ := setup.Engines.Get(eng); e.Expectations == nil || e.Expectations.Set != set {
 			t.Errorf("setup.json %s expectations %+v, want set %s", eng, e.Expectations, set)
 		}
@@ -403,7 +403,7 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 		t.Fatalf("not run (-want +got):\n%s", d)
 	}
 	want := map[string]string{
-		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.1.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
+		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.1.0; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
 		"sglang-setup": "found sglang 0.5.20+sim, kvcached 0.1.0; no expectation set matches: sglang-mamba (kvcached >=0.1.5,<0.2, sglang >=0.4.9, defining elastic_mamba_pool); sglang-released (kvcached >=0.1.1,<0.1.6, sglang >=0.4.9, lacking elastic_mamba_pool)",
 	}
 	for _, c := range out.Cases {
@@ -460,7 +460,7 @@ func TestSimProvisionalKvcached(t *testing.T) {
 		}
 		var s collect.Setup
 		readJSON(t, filepath.Join(r.OutDir, "setup.json"), &s)
-		for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+		for eng, set := range map[string]string{"vllm": "vllm-mrv2-hybrid", "sglang": "sglang-mamba"} {
 			e, _ := s.Engines.Get(eng)
 			x := e.Expectations
 			if x == nil || x.Set != set || !x.Provisional || !strings.HasPrefix(x.Why, "kvcached 0.2.0 is newer than every expectation set (") ||

@@ -180,7 +180,7 @@
 // answers the setup case's version probe with one JSON object of simulated
 // versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
 // names the simulated servers log, which the built-in expectation sets
-// vllm-mrv2 and sglang-mamba match, and the engine ranges its autopatch.py
+// vllm-mrv2-hybrid and sglang-mamba match, and the engine ranges its autopatch.py
 // registers them for (kvcached_patch_ranges). CI_REPORT_SIM_KVCACHED_VERSION
 // replaces the kvcached version it reports (one older than every set makes
 // the setup cases fail `expectations_matched`; one newer than every set is

@@ -11,7 +11,7 @@ import (
 // Simulated versions `ci-report sim versions` reports: the engines' images'
 // versions, marked +sim so that no report mistakes them for installed ones,
 // and a kvcached 0.1.5 with the patch names its source would define, so
-// that the runner's built-in expectation sets match (vLLM: vllm-mrv2,
+// that the runner's built-in expectation sets match (vLLM: vllm-mrv2-hybrid,
 // SGLang: sglang-mamba; docs/runner.md §2.6). It reports no kvcached
 // commit: a simulated run tests none.
 var simVersions = map[string]map[string]any{
@@ -48,6 +48,7 @@ func simPatchRanges(mrv2 string) map[string]map[string]string {
 		out["vllm"][p] = ">=0.8.4"
 	}
 	out["vllm"]["model_runner_v2"], out["vllm"]["kv_layout_v2"] = mrv2, mrv2
+	out["vllm"]["mamba_partial_tail"], out["vllm"]["hybrid_block_size_align"] = mrv2, mrv2
 	for _, p := range slices.Concat(sglangPatches, sglangHybridPatches) {
 		out["sglang"][p] = ">=0.4.9"
 	}
