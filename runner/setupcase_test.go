@@ -176,19 +176,19 @@ func TestSetupCaseExpectations(t *testing.T) {
 			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
 			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}},
 		{name: "kvcached registers MRV2 below the engine", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + mrv2Below + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.1.5; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.5; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
 				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
 		{name: "a kvcached newer than every set runs provisionally", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + mrv2Fits + `}`,
-			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.2.0 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-mrv2, as vllm 0.30.0 is in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.2.0 is newer than every expectation set (vllm-mrv2-hybrid >=0.1.5,<0.2; vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-mrv2, as vllm 0.30.0 is in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
 			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}, wantProv: true},
 		{name: "a newer kvcached held to the V1 set by its source", probe: `{"engine":"0.30.0","kvcached":"0.3.1",` + v1 + `}`,
-			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.3.1 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-v1, as vllm 0.30.0 is in >=0.9.0,<0.32, lacking model_runner_v2",
+			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.3.1 is newer than every expectation set (vllm-mrv2-hybrid >=0.1.5,<0.2; vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-v1, as vllm 0.30.0 is in >=0.9.0,<0.32, lacking model_runner_v2",
 			wantEnv: "0", wantReq: []string{"elastic_block_pool", "gpu_model_runner", "gpu_worker"}, wantCapOpt: true, wantProv: true},
 		{name: "a newer kvcached whose MRV2 range stops below the engine", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + mrv2Below + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.2.0, newer than every expectation set; none of them fits otherwise: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
-				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+			wantDetail: "found vllm 0.30.0, kvcached 0.2.0, newer than every expectation set; none of them fits otherwise: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5"},
 		{name: "a kvcached older than every set", probe: `{"engine":"0.30.0","kvcached":"0.1.0",` + mrv2 + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.1.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.0; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
 		{name: "a kvcached between the sets is no newer than every set", probe: `{"engine":"0.30.0","kvcached":"0.1.6",` + v1 + `}`,
 			wantDetail: "found vllm 0.30.0, kvcached 0.1.6; no expectation set matches"},
 		{name: "a vLLM no set covers", probe: `{"engine":"0.32.0","kvcached":"0.1.5",` + v1 + `}`,

@@ -352,7 +352,7 @@ func TestServeAPIAndMemory(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{kv, []string{"Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n", "Using kvcached process-local KV capacity: ", " bytes\n", "GPU KV cache size: ", "[kvcached]", `"POST /v1/completions HTTP/1.1" 200 OK`}, []string{"Traceback"}},
+		{kv, []string{"Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align\n", "Using kvcached process-local KV capacity: ", " bytes\n", "GPU KV cache size: ", "[kvcached]", `"POST /v1/completions HTTP/1.1" 200 OK`}, []string{"Traceback"}},
 		{nat, []string{"GPU KV cache size: "}, []string{"[kvcached]", "Successfully patched"}},
 		{sg, []string{"Successfully patched sglang: elastic_allocator, elastic_memory_pool, elastic_mla_memory_pool\n", "max_total_num_tokens=", "The server is fired up"}, nil},
 	} {
@@ -414,7 +414,7 @@ func TestServeHybridBlockSize(t *testing.T) {
 	nat := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
 	given := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3", "--block-size", "384")
 	if out := kv.out.String(); !strings.Contains(out, line) || !strings.Contains(out, kvLine) || strings.Index(out, kvLine) < strings.Index(out, line) ||
-		!strings.Contains(out, "Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n") {
+		!strings.Contains(out, "Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align\n") {
 		t.Errorf("kvcached hybrid log:\n%s", out)
 	}
 	if out := kvGiven.out.String(); !strings.Contains(out, line) || strings.Contains(out, "(was ") {
