@@ -387,6 +387,26 @@ func TestSimHybridBlockSize(t *testing.T) {
 	}
 }
 
+// An engine image kvcached's integration guard refuses (the simulator
+// standing in for vLLM 0.33.0, outside kvcached's >=0.17,<0.31): kvcached
+// would log `vllm integration disabled: unsupported version 0.33.0;
+// running without kvcached` and patch nothing, so every kvcached case would
+// fail as kvcached's fault. The setup case fails instead, classed harness,
+// saying so, and no case of the engine runs.
+func TestSimIntegrationGuard(t *testing.T) {
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_ENGINE_VERSION", "0.33.0")
+	})
+	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
+	}
+	c := out.Cases[0]
+	const want = "kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31 (the range its autopatch.py guards the vllm integration with; it logs `vllm integration disabled: unsupported version 0.33.0; running without kvcached` and patches nothing)"
+	if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" || c.Class != collect.ClassHarness || checkDetail(c, "expectations_matched") != want {
+		t.Errorf("vllm-setup failed %v, class %q, detail\n%s\nwant\n%s", failedChecks(c), c.Class, checkDetail(c, "expectations_matched"), want)
+	}
+}
+
 // The simulated kvcached reports versions a shipped set covers
 // (TestSimSmokeProfilePasses); one reporting a version no set covers (older
 // than every set) fails its engines' setup cases, saying what it found and

@@ -185,7 +185,11 @@
 // replaces the kvcached version it reports (one older than every set makes
 // the setup cases fail `expectations_matched`; one newer than every set is
 // held provisionally to the closest), CI_REPORT_SIM_VLLM_MRV2_RANGE the
-// simulated VLLM_MRV2_RANGE (simVLLMMRV2Range).
+// simulated VLLM_MRV2_RANGE (simVLLMMRV2Range), CI_REPORT_SIM_ENGINE_VERSION
+// the engine's version (one outside the integration ranges it reports,
+// kvcached_integration_ranges, vLLM >=0.17,<0.31 and SGLang
+// >=0.5.11,<0.5.21, makes the setup cases fail: kvcached would disable
+// itself).
 //
 // # Faults
 //
