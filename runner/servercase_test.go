@@ -513,7 +513,7 @@ func TestSimProvisionalKvcached(t *testing.T) {
 		if d := cmp.Diff([]string{"kvcached_active"}, failedChecks(*kv)); d != "" {
 			t.Fatalf("failed checks (-want +got):\n%s", d)
 		}
-		if kv.Class != collect.ClassHarness || !strings.HasPrefix(kv.ClassWhy, "kvcached_active failed against the provisional expectation set vllm-mrv2: ") {
+		if kv.Class != collect.ClassHarness || !strings.HasPrefix(kv.ClassWhy, "kvcached_active failed against the provisional expectation set vllm-mrv2-hybrid: ") {
 			t.Errorf("class %q (%s), want harness against the provisional set", kv.Class, kv.ClassWhy)
 		}
 	})
