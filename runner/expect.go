@@ -61,10 +61,7 @@ func (x Expectations) Required(sp *ServerPlan) []string {
 
 // The built-in sets. Every required patch name is the `patch_name` of a
 // kvcached patch class: the comment beside it names the file and commit
-// that define it (ovg-project/kvcached). Patch names that appear in no
-// kvcached library code (`mamba_partial_tail`, `hybrid_block_size_align`:
-// only in kvcached's tests/e2e/matrix.py@4a5ed7bddd0d expectations) are
-// not required.
+// that define it (ovg-project/kvcached).
 
 // vllmSets are vLLM's sets, most specific first.
 func vllmSets() []ExpectationSet {
@@ -77,6 +74,25 @@ func vllmSets() []ExpectationSet {
 	// (benchmarks/bench_idle_footprint/run_idle_footprint.py@e8e6406 l.69-73).
 	v1.Set("VLLM_USE_V2_MODEL_RUNNER", "0")
 	return []ExpectationSet{
+		{
+			// kvcached with Model Runner V2 and its two hybrid vLLM
+			// patches: HybridBlockSizeAlignPatch wraps vLLM's
+			// Platform._align_hybrid_block_size (kvcached's
+			// vllm/patches.py, its test test_patch_wraps_the_platform_classmethod),
+			// and kvcached's own harness requires `mamba_partial_tail` and
+			// `hybrid_block_size_align` in the patch line of every hybrid
+			// vLLM server, qwen35_4b, qwen35_9b and qwen38_27b
+			// (tests/e2e/matrix.py@4a5ed7bddd0d extra_patches, checked by
+			// tests/e2e/run.py@28183ff482dc stop_and_check). Only a
+			// kvcached whose source defines both is held to them: older
+			// builds of the same version are the next set's.
+			Name: "vllm-mrv2-hybrid", Kvcached: ">=0.1.5,<0.2", Engine: ">=0.29,<0.31",
+			KvcachedDefines: []string{"model_runner_v2", "kv_layout_v2", "mamba_partial_tail", "hybrid_block_size_align"},
+			Env:             mrv2,
+			Patches:         []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"},
+			HybridPatches:   []string{"mamba_partial_tail", "hybrid_block_size_align"},
+			CapacityLine:    true,
+		},
 		{
 			// kvcached with Model Runner V2 support (#491, for vLLM 0.29).
 			// 0.30 is the profile's image and what kvcached's own e2e

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Of the sets a newer kvcached could be held to, the closest is the one
@@ -31,6 +34,49 @@ func TestClosestSet(t *testing.T) {
 		}
 		if got != c.want || p.provisional != (c.want != "" && c.kvcached != "0.1.5") || !strings.Contains(p.why, c.wantWhy) {
 			t.Errorf("kvcached %s, e %s: picked %q provisional %v (%s); want %q with %q", c.kvcached, c.engine, got, p.provisional, p.why, c.want, c.wantWhy)
+		}
+	}
+}
+
+// TestVLLMHybridPatchesRequired: kvcached's harness requires
+// mamba_partial_tail and hybrid_block_size_align of every hybrid vLLM
+// server (qwen35_4b, qwen35_9b, qwen38_27b; tests/e2e/matrix.py@4a5ed7bddd0d),
+// so a kvcached whose source defines them holds hybrid servers to them;
+// one that does not (an older build of the same version) is held to the
+// base MRV2 set, and a non-hybrid server never is.
+func TestVLLMHybridPatchesRequired(t *testing.T) {
+	base := []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}
+	hybrid := []string{"mamba_partial_tail", "hybrid_block_size_align"}
+	for _, c := range []struct {
+		name    string
+		defined []string
+		set     string
+		want    []string // of a hybrid server
+	}{
+		{"defines both", append(slices.Clone(base), hybrid...), "vllm-mrv2-hybrid", append(slices.Clone(base), hybrid...)},
+		{"defines neither", base, "vllm-mrv2", base},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := pickExpectations("vllm", vllmSets(), Versions{Engine: "0.30.0", Kvcached: "0.1.5", KvcachedPatches: c.defined})
+			if p.set == nil || p.set.Name != c.set {
+				t.Fatalf("picked %+v (%s), want %s", p.set, p.why, c.set)
+			}
+			x := Expectations{Patches: p.set.Patches, HybridPatches: p.set.HybridPatches}
+			if d := cmp.Diff(c.want, x.Required(&ServerPlan{Hybrid: true})); d != "" {
+				t.Errorf("hybrid server requires (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(base, x.Required(&ServerPlan{})); d != "" {
+				t.Errorf("non-hybrid server requires (-want +got):\n%s", d)
+			}
+		})
+	}
+	for _, profile := range []string{"nightly", "weekly", "hopper"} {
+		for _, e := range mustPlan(t, profile).Cases {
+			for _, sp := range e.Servers {
+				if sp.Engine == "vllm" && (sp.Model == "qwen35_4b" || sp.Model == "qwen35_9b" || sp.Model == "qwen38_27b") && !sp.Hybrid {
+					t.Errorf("%s: %s server %s is not marked hybrid", profile, sp.Model, sp.Name)
+				}
+			}
 		}
 	}
 }

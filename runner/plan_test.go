@@ -415,11 +415,11 @@ func TestValidateExpectations(t *testing.T) {
 		edit    func(p *Plan, e *EnginePlan)
 		wantErr string
 	}{
-		{"bad kvcached range", func(p *Plan, e *EnginePlan) { e.Expectations[0].Kvcached = ">=0.1.x" }, `engine vllm: expectations[0] (vllm-mrv2): kvcached: range ">=0.1.x"`},
-		{"bad engine range", func(p *Plan, e *EnginePlan) { e.Expectations[1].Engine = ">=0.29.*" }, `engine vllm: expectations[1] (vllm-v1): engine: range ">=0.29.*": >= cannot take a .* version`},
+		{"bad kvcached range", func(p *Plan, e *EnginePlan) { e.Expectations[0].Kvcached = ">=0.1.x" }, `engine vllm: expectations[0] (vllm-mrv2-hybrid): kvcached: range ">=0.1.x"`},
+		{"bad engine range", func(p *Plan, e *EnginePlan) { e.Expectations[2].Engine = ">=0.29.*" }, `engine vllm: expectations[2] (vllm-v1): engine: range ">=0.29.*": >= cannot take a .* version`},
 		{"unnamed", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "" }, "engine vllm: expectations[1]: no name"},
-		{"twice", func(p *Plan, e *EnginePlan) { e.Expectations[1].Name = "vllm-mrv2" }, "(vllm-mrv2): the name appears twice"},
-		{"no patches", func(p *Plan, e *EnginePlan) { e.Expectations[0].Patches = nil }, "(vllm-mrv2): no patches"},
+		{"twice", func(p *Plan, e *EnginePlan) { e.Expectations[2].Name = "vllm-mrv2" }, "(vllm-mrv2): the name appears twice"},
+		{"no patches", func(p *Plan, e *EnginePlan) { e.Expectations[0].Patches = nil }, "(vllm-mrv2-hybrid): no patches"},
 		{"bad patch name", func(p *Plan, e *EnginePlan) { e.Expectations[0].HybridPatches = []string{"a, b"} }, `patch name "a, b"`},
 		{"env twice", func(p *Plan, e *EnginePlan) { e.Env.Set("VLLM_USE_V2_MODEL_RUNNER", "1") }, "env VLLM_USE_V2_MODEL_RUNNER is also the engine's env"},
 		{"patches and sets", func(p *Plan, e *EnginePlan) { e.Patches = []string{"x"} }, "both patches and expectations"},

@@ -45,7 +45,7 @@ var models = []model{
 	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines,
 		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
-	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, engines: []string{"vllm"}},
+	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, hybrid: true, engines: []string{"vllm"}},
 }
 
 func findModel(key string) (*model, error) {

@@ -76,7 +76,7 @@ func ServerChecks() collect.Ordered[string] {
 	o.Set("no_gpu_process_left", "no compute process is left on the run's GPUs within 60 s after the server stopped")
 	o.Set("<phase>_tokens_equal", "kvcached cases with a native case: gen_seq and apc_0..2 give the same tokens as native")
 	o.Set("apc_<n>_cached_tokens_equal", "kvcached cases with a native case: apc_0..2 report the same cached tokens as native")
-	o.Set("native_block_size_matched", "native cases of a group where vLLM set a hybrid model's attention block size: the native server logged the same block size as each kvcached server of its group (vLLM computes it itself; no --block-size is passed)")
+	o.Set("native_block_size_matched", "native cases of a group where vLLM set a hybrid model's attention block size: the native server logged the same block size as each kvcached server of its group (vLLM computes it itself; when kvcached grew it, in its own line, the native server is given kvcached's size as --block-size)")
 	o.Set("case_completed", checks.CaseCompletedText)
 	return o
 }
@@ -98,21 +98,36 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	sp := &c.Entry.Servers[0]
 	var list []collect.Check
 	log := collect.Ordered[any]{}
+	// vLLM picks a hybrid model's attention block size itself, kvcached
+	// or not, and which sizes --block-size accepts depends on the version
+	// (older vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64,
+	// 128, 256]`, below the 528..1568 hybrid models get; newer,
+	// vllm/config/cache.py@002f10e0cfa1: any size > 0), so a native server
+	// gets no --block-size of the runner's choosing. But kvcached grows the
+	// size vLLM chose so that the KV unit tiles its page, and says so in its
+	// own line (engine.LogScan.KvcachedBlockSize); then the native server is
+	// started with that --block-size, as kvcached's harness does
+	// (tests/e2e/run.py@28183ff482dc main: `extra = ("--block-size",
+	// str(block_size[0]))` for the native case of a group whose kvcached
+	// case logged it), and the native case compares the sizes both logged.
+	var passed int
+	if !sp.Kvcached() && c.Group != nil && c.Group.KvcachedBlockSize > 0 {
+		passed = c.Group.KvcachedBlockSize
+		withSize := *sp
+		withSize.ExtraArgs = append(append([]string{}, sp.ExtraArgs...), "--block-size", strconv.Itoa(passed))
+		sp = &withSize
+	}
 	log.Set("setup", c.R.Setup(sp, c.Port(0)))
 	var phases collect.Ordered[collect.Phase]
 
-	// The native server gets no --block-size: vLLM picks a hybrid model's
-	// attention block size itself, kvcached or not, and which sizes
-	// --block-size accepts depends on the version (older
-	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128,
-	// 256]`, below the 528..1568 hybrid models get; newer,
-	// vllm/config/cache.py@002f10e0cfa1: any size > 0). So the native case
-	// compares the sizes both servers logged.
 	ready := false
 	var blockSize int
 	finish := func() collect.CaseResult {
 		if !sp.Kvcached() && c.Group != nil {
 			if ch, ok := checks.NativeBlockSizeMatched(blockSize, ready, c.Group.BlockSizes); ok {
+				if passed > 0 && ch.OK {
+					ch.Detail = text.CutWords(fmt.Sprintf("%s; given as --block-size, kvcached's choice (vLLM's was %d)", ch.Detail, c.Group.KvcachedBlockSizeWas), 300)
+				}
 				list = append(list, ch)
 			}
 		}
@@ -146,9 +161,16 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	list = append(list, c.WaitNoGPUProcess(ctx, nil))
 	if len(end.Log.BlockSize) > 0 {
 		blockSize = end.Log.BlockSize[0]
+	} else if passed > 0 {
+		// vLLM logs no size of its own when --block-size is large enough:
+		// the server runs with the one it was given.
+		blockSize = passed
 	}
 	if sp.Kvcached() && c.Group != nil && ready {
 		c.Group.BlockSizes = append(c.Group.BlockSizes, checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
+		if sc, err := s.logScan(c.R); err == nil && sc.KvcachedBlockSize > 0 && c.Group.KvcachedBlockSize == 0 {
+			c.Group.KvcachedBlockSize, c.Group.KvcachedBlockSizeWas = sc.KvcachedBlockSize, sc.KvcachedBlockSizeWas
+		}
 	}
 	return finish()
 }
@@ -252,6 +274,11 @@ type GroupState struct {
 	// BlockSizes are the attention block sizes the group's kvcached servers
 	// that became ready logged, in case order.
 	BlockSizes []checks.CaseBlockSize
+	// KvcachedBlockSize is the attention block size kvcached chose in the
+	// first of them whose log has kvcached's own line, given to the native
+	// server as --block-size, and KvcachedBlockSizeWas the size vLLM had
+	// chosen (0: none logged it).
+	KvcachedBlockSize, KvcachedBlockSizeWas int
 	// Pending are the finished kvcached cases waiting for the native case.
 	Pending []pendingCase
 }

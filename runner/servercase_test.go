@@ -118,7 +118,7 @@ func TestSimSmokeProfilePasses(t *testing.T) {
 	// The simulated versions pick the shipped sets, recorded in setup.json.
 	var setup collect.Setup
 	readJSON(t, filepath.Join(r.OutDir, "setup.json"), &setup)
-	for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+	for eng, set := range map[string]string{"vllm": "vllm-mrv2-hybrid", "sglang": "sglang-mamba"} {
 		if e, _ := setup.Engines.Get(eng); e.Expectations == nil || e.Expectations.Set != set {
 			t.Errorf("setup.json %s expectations %+v, want set %s", eng, e.Expectations, set)
 		}
@@ -359,8 +359,11 @@ func TestResetPrefixCacheByEffect(t *testing.T) {
 }
 
 // TestSimHybridBlockSize: vLLM sets a hybrid model's attention block size
-// itself, kvcached or not, so the native case gets no --block-size and
-// compares the size its server logged with the kvcached servers'.
+// itself, kvcached or not, and kvcached then grows it in its own line (the
+// simulator: 128 -> 384); the native case is started with kvcached's
+// --block-size, as kvcached's harness does, and compares the sizes. Without
+// it the native server caches in 128-token blocks and the group's
+// cached-token comparisons and native_block_size_matched fail.
 func TestSimHybridBlockSize(t *testing.T) {
 	t.Parallel()
 	out, r := serverSim(t, "nightly", []string{"vllm-qwen35_4b-*"}, "", context.Background(), nil)
@@ -376,12 +379,45 @@ func TestSimHybridBlockSize(t *testing.T) {
 			native = c
 		}
 	}
-	if d := checkDetail(native, "native_block_size_matched"); d != "block size 128, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged" {
+	if d := checkDetail(native, "native_block_size_matched"); d != "block size 384, as vllm-qwen35_4b-kv_c1, vllm-qwen35_4b-kv_c0 logged; given as --block-size, kvcached's choice (vLLM's was 128)" {
 		t.Errorf("native_block_size_matched %q (checks %v)", d, native.Checks)
 	}
 	cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-native", "cmd.txt"))
+	if err != nil || !strings.Contains(string(cmd), " --block-size 384") {
+		t.Errorf("native cmd.txt %s (%v): want --block-size 384", cmd, err)
+	}
+	cmd, err = os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_4b-kv_c1", "cmd.txt"))
 	if err != nil || strings.Contains(string(cmd), "--block-size") {
-		t.Errorf("native cmd.txt %s (%v): want no --block-size", cmd, err)
+		t.Errorf("kvcached cmd.txt %s (%v): want no --block-size", cmd, err)
+	}
+}
+
+// An engine image kvcached's integration guard refuses (the simulator
+// standing in for vLLM 0.33.0, outside kvcached's >=0.17,<0.31): kvcached
+// would log `vllm integration disabled: unsupported version 0.33.0;
+// running without kvcached` and patch nothing, so every kvcached case would
+// fail as kvcached's fault. The setup case fails instead, classed harness,
+// saying so, and no case of the engine runs.
+func TestSimIntegrationGuard(t *testing.T) {
+	vllmSetupRefused(t, "CI_REPORT_SIM_ENGINE_VERSION", "0.33.0",
+		"kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31 (the range its autopatch.py guards the vllm integration with; it logs `vllm integration disabled: unsupported version 0.33.0; running without kvcached` and patches nothing)")
+}
+
+// vllmSetupRefused runs the simulated smoke profile's vLLM cases with the
+// simulator's variable key set to value and checks that the setup case
+// alone ran and failed expectations_matched, classed harness, its detail
+// starting with want, and that the engine's case did not run.
+func vllmSetupRefused(t *testing.T, key, value, want string) {
+	t.Helper()
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.Host.(*Sim).Env.Set(key, value)
+	})
+	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
+	}
+	c := out.Cases[0]
+	if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" || c.Class != collect.ClassHarness || !strings.HasPrefix(checkDetail(c, "expectations_matched"), want) {
+		t.Errorf("vllm-setup failed %v, class %q, detail\n%s\nwant it to start with\n%s", failedChecks(c), c.Class, checkDetail(c, "expectations_matched"), want)
 	}
 }
 
@@ -402,7 +438,7 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 		t.Fatalf("not run (-want +got):\n%s", d)
 	}
 	want := map[string]string{
-		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.1.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
+		"vllm-setup":   "found vllm 0.30.0+sim, kvcached 0.1.0; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)",
 		"sglang-setup": "found sglang 0.5.20+sim, kvcached 0.1.0; no expectation set matches: sglang-mamba (kvcached >=0.1.5,<0.2, sglang >=0.4.9, defining elastic_mamba_pool); sglang-released (kvcached >=0.1.1,<0.1.6, sglang >=0.4.9, lacking elastic_mamba_pool)",
 	}
 	for _, c := range out.Cases {
@@ -431,18 +467,10 @@ func TestSimUnmatchedKvcachedVersion(t *testing.T) {
 // the engine's cases do not run.
 func TestSimMRV2RangeBelowImage(t *testing.T) {
 	t.Parallel()
-	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
-		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_VLLM_MRV2_RANGE", ">=0.29.0,<0.30.0")
-	})
-	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
-		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
-	}
-	c := out.Cases[0]
-	want := "found vllm 0.30.0+sim, kvcached 0.1.5+sim; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
-		"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"
-	if d := cmp.Diff([]string{"expectations_matched"}, failedChecks(c)); d != "" || c.Class != collect.ClassHarness || checkDetail(c, "expectations_matched") != want {
-		t.Errorf("vllm-setup failed %v, class %q, detail\n%s\nwant\n%s", failedChecks(c), c.Class, checkDetail(c, "expectations_matched"), want)
-	}
+	// The detail is cut (with …) after the first sets.
+	want := "found vllm 0.30.0+sim, kvcached 0.1.5+sim; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align): " +
+		"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only, mamba_partial_tail for vllm >=0.29.0,<0.30.0 only, hybrid_block_size_align for vllm >=0.29.0,<0.30.0 only; vllm-mrv2 ("
+	vllmSetupRefused(t, "CI_REPORT_SIM_VLLM_MRV2_RANGE", ">=0.29.0,<0.30.0", want)
 }
 
 // A kvcached newer than every expectation set (the simulated kvcached
@@ -461,7 +489,7 @@ func TestSimProvisionalKvcached(t *testing.T) {
 		}
 		var s collect.Setup
 		readJSON(t, filepath.Join(r.OutDir, "setup.json"), &s)
-		for eng, set := range map[string]string{"vllm": "vllm-mrv2", "sglang": "sglang-mamba"} {
+		for eng, set := range map[string]string{"vllm": "vllm-mrv2-hybrid", "sglang": "sglang-mamba"} {
 			e, _ := s.Engines.Get(eng)
 			x := e.Expectations
 			if x == nil || x.Set != set || !x.Provisional || !strings.HasPrefix(x.Why, "kvcached 0.2.0 is newer than every expectation set (") ||
@@ -493,7 +521,7 @@ func TestSimProvisionalKvcached(t *testing.T) {
 		if d := cmp.Diff([]string{"kvcached_active"}, failedChecks(*kv)); d != "" {
 			t.Fatalf("failed checks (-want +got):\n%s", d)
 		}
-		if kv.Class != collect.ClassHarness || !strings.HasPrefix(kv.ClassWhy, "kvcached_active failed against the provisional expectation set vllm-mrv2: ") {
+		if kv.Class != collect.ClassHarness || !strings.HasPrefix(kv.ClassWhy, "kvcached_active failed against the provisional expectation set vllm-mrv2-hybrid: ") {
 			t.Errorf("class %q (%s), want harness against the provisional set", kv.Class, kv.ClassWhy)
 		}
 	})

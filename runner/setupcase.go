@@ -52,8 +52,13 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 				c.R.versions = map[string]Versions{}
 			}
 			c.R.versions[name] = v
-			if len(sets) > 0 {
+			if why := integrationDisabled(name, v); len(sets) > 0 && why != "" {
+				list = append(list, checks.ExpectationsMatched("", why))
+			} else if len(sets) > 0 {
 				p := pickExpectations(name, sets, v)
+				if len(v.KvcachedUnresolvedRanges) > 0 {
+					p.why += "; the probe could not resolve kvcached's ranges for " + strings.Join(v.KvcachedUnresolvedRanges, ", ")
+				}
 				set := ""
 				if p.set != nil {
 					set = p.set.Name
@@ -124,3 +129,31 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string { return text.Valid(string(t.b)) }
+
+// integrationDisabled says why kvcached disables its whole integration with
+// the probed engine ("" when it does not, or that is unknown): the engine's
+// version lies outside the range kvcached's autopatch.py guards with
+// `is_integration_version_supported` (Versions.KvcachedIntegrationRanges).
+// kvcached then logs `<lib> integration disabled: unsupported version X;
+// running without kvcached` and patches nothing, so every kvcached case
+// would fail as if kvcached were at fault; the versions chosen do not go
+// together, which the setup case says before any case runs.
+func integrationDisabled(engineName string, v Versions) string {
+	rng, ok := v.KvcachedIntegrationRanges[engineName]
+	if !ok {
+		return ""
+	}
+	r, err := parseRange(rng)
+	if err != nil || len(r.clauses) == 0 {
+		return ""
+	}
+	if v.Engine == "" {
+		return ""
+	}
+	pv, err := parseVersion(v.Engine)
+	if err != nil || r.contains(pv) {
+		return ""
+	}
+	return fmt.Sprintf("kvcached disabled itself: %s %s is outside %s (the range its autopatch.py guards the %s integration with; it logs `%s integration disabled: unsupported version %s; running without kvcached` and patches nothing)",
+		engineName, v.Engine, rng, engineName, engineName, v.Engine)
+}

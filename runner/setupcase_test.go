@@ -176,21 +176,29 @@ func TestSetupCaseExpectations(t *testing.T) {
 			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
 			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}},
 		{name: "kvcached registers MRV2 below the engine", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + mrv2Below + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.1.5; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.5; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
 				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
 		{name: "a kvcached newer than every set runs provisionally", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + mrv2Fits + `}`,
-			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.2.0 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-mrv2, as vllm 0.30.0 is in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.2.0 is newer than every expectation set (vllm-mrv2-hybrid >=0.1.5,<0.2; vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-mrv2, as vllm 0.30.0 is in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2",
 			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}, wantProv: true},
 		{name: "a newer kvcached held to the V1 set by its source", probe: `{"engine":"0.30.0","kvcached":"0.3.1",` + v1 + `}`,
-			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.3.1 is newer than every expectation set (vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-v1, as vllm 0.30.0 is in >=0.9.0,<0.32, lacking model_runner_v2",
+			wantSet: "vllm-v1", wantDetail: "vllm-v1: kvcached 0.3.1 is newer than every expectation set (vllm-mrv2-hybrid >=0.1.5,<0.2; vllm-mrv2 >=0.1.5,<0.2; vllm-v1 ==0.1.5); held provisionally to the closest, vllm-v1, as vllm 0.30.0 is in >=0.9.0,<0.32, lacking model_runner_v2",
 			wantEnv: "0", wantReq: []string{"elastic_block_pool", "gpu_model_runner", "gpu_worker"}, wantCapOpt: true, wantProv: true},
 		{name: "a newer kvcached whose MRV2 range stops below the engine", probe: `{"engine":"0.30.0","kvcached":"0.2.0",` + mrv2 + mrv2Below + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.2.0, newer than every expectation set; none of them fits otherwise: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
-				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+			wantDetail: "found vllm 0.30.0, kvcached 0.2.0, newer than every expectation set; none of them fits otherwise: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2): " +
+				"kvcached registers model_runner_v2 for vllm >=0.29.0,<0.30.0 only, kv_layout_v2 for vllm >=0.29.0,<0.30.0 only; vllm-v1 (kvcached ==0.1.5"},
 		{name: "a kvcached older than every set", probe: `{"engine":"0.30.0","kvcached":"0.1.0",` + mrv2 + `}`,
-			wantDetail: "found vllm 0.30.0, kvcached 0.1.0; no expectation set matches: vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
+			wantDetail: "found vllm 0.30.0, kvcached 0.1.0; no expectation set matches: vllm-mrv2-hybrid (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align); vllm-mrv2 (kvcached >=0.1.5,<0.2, vllm >=0.29,<0.31, defining model_runner_v2, kv_layout_v2); vllm-v1 (kvcached ==0.1.5, vllm >=0.9.0,<0.32, lacking model_runner_v2)"},
 		{name: "a kvcached between the sets is no newer than every set", probe: `{"engine":"0.30.0","kvcached":"0.1.6",` + v1 + `}`,
 			wantDetail: "found vllm 0.30.0, kvcached 0.1.6; no expectation set matches"},
+		{name: "a vLLM outside kvcached's integration guard", probe: `{"engine":"0.33.0","kvcached":"0.1.5",` + mrv2 + `,"kvcached_integration_ranges":{"vllm":">=0.17,<0.31"}}`,
+			wantDetail: "kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31 (the range its autopatch.py guards the vllm integration with; it logs `vllm integration disabled: unsupported version 0.33.0; running without kvcached` and patches nothing)"},
+		{name: "a vLLM inside kvcached's integration guard", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + `,"kvcached_integration_ranges":{"vllm":">=0.17,<0.31","sglang":">=0.5.11,<0.5.21"}}`,
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31",
+			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}},
+		{name: "ranges the probe could not resolve are named", probe: `{"engine":"0.30.0","kvcached":"0.1.5",` + mrv2 + `,"kvcached_unresolved_ranges":["vllm integration guard: VLLM_COMPUTED"]}`,
+			wantSet: "vllm-mrv2", wantDetail: "vllm-mrv2: kvcached 0.1.5 in >=0.1.5,<0.2, vllm 0.30.0 in >=0.29,<0.31, defining model_runner_v2, kv_layout_v2; the probe could not resolve kvcached's ranges for vllm integration guard: VLLM_COMPUTED",
+			wantEnv: "1", wantReq: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}},
 		{name: "a vLLM no set covers", probe: `{"engine":"0.32.0","kvcached":"0.1.5",` + v1 + `}`,
 			wantDetail: "found vllm 0.32.0, kvcached 0.1.5; no expectation set matches"},
 		{name: "patch names unknown", probe: `{"engine":"0.30.0","kvcached":"0.1.5"}`,
@@ -271,9 +279,10 @@ func TestSetupCaseExpectations(t *testing.T) {
 
 // The default probe reads what the installed kvcached's source says
 // without importing it: its patch names and, per engine, the ranges its
-// autopatch.py registers each patch for, a range constant resolved or a
-// literal taken as it is, a class without patch_name or not defined left
-// out (testdata/probe is a stand-in kvcached in kvcached's own shapes).
+// autopatch.py registers each patch for and the range its integration
+// guard admits, a range constant (annotated or aliased) resolved or a
+// literal taken as it is, one it cannot resolve named as such, a class
+// without patch_name or not defined left out (testdata/probe is a stand-in kvcached in kvcached's own shapes).
 func TestDefaultVersionProbe(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -297,12 +306,17 @@ func TestDefaultVersionProbe(t *testing.T) {
 	}
 	want := Versions{
 		Kvcached:        "0.2.0",
-		KvcachedPatches: []string{"elastic_allocator", "elastic_block_pool", "elastic_mla_memory_pool", "gpu_model_runner", "kv_layout_v2", "model_runner_v2"},
+		KvcachedPatches: []string{"elastic_allocator", "elastic_block_pool", "elastic_mla_memory_pool", "gpu_model_runner", "gpu_worker", "kv_layout_v2", "model_runner_v2"},
 		KvcachedPatchRanges: map[string]map[string]string{
 			"vllm": {"elastic_block_pool": ">=0.8.4", "gpu_model_runner": ">=0.8.4,<0.29.0",
 				"model_runner_v2": ">=0.29.0,<0.30.0", "kv_layout_v2": ">=0.29.0,<0.30.0"},
 			"sglang": {"elastic_allocator": ">=0.4.9", "elastic_mla_memory_pool": ">=0.4.9"},
 		},
+		// The vLLM guard's constant is annotated, kv_layout_v2's an alias;
+		// gpu_worker's range is computed and the SGLang guard's constant
+		// defined nowhere: the probe says it could not resolve them.
+		KvcachedIntegrationRanges: map[string]string{"vllm": ">=0.17,<0.31"},
+		KvcachedUnresolvedRanges:  []string{"sglang integration guard: SGLANG_GUARD", "vllm gpu_worker: VLLM_COMPUTED_RANGE"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("probe output (-want +got):\n%s", d)

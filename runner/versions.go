@@ -48,7 +48,7 @@ except Exception:
     pass
 try:
     import importlib.util, os, re
-    names, consts, classes, regs = set(), {}, {}, {}
+    names, consts, aliases, classes, regs, guards = set(), {}, {}, {}, {}, {}
     for root in importlib.util.find_spec("kvcached").submodule_search_locations:
         for d, _, fs in os.walk(os.path.join(root, "integration")):
             for f in sorted(fs):
@@ -56,23 +56,41 @@ try:
                     with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
                         src = fh.read()
                     names.update(re.findall(r"patch_name\s*=\s*[\"'](\w+)[\"']", src))
-                    consts.update(re.findall(r"(?m)^([A-Z][A-Z0-9_]*)\s*=\s*[\"']([^\"'\n]*)[\"']", src))
+                    consts.update(re.findall(r"(?m)^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]*)?=\s*[\"']([^\"'\n]*)[\"']\s*(?:#.*)?$", src))
+                    aliases.update(re.findall(r"(?m)^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]*)?=\s*([A-Z][A-Z0-9_]*)\s*(?:#.*)?$", src))
                     for m in re.finditer(r"(?ms)^class\s+(\w+)\b.*?(?=^class\s|\Z)", src):
                         pn = re.search(r"patch_name\s*=\s*[\"'](\w+)[\"']", m.group(0))
                         if pn:
                             classes[m.group(1)] = pn.group(1)
                     if f == "autopatch.py":
                         regs[os.path.basename(d)] = re.findall(r"\(\s*(\w+)\(\)\s*,\s*(\w+|\"[^\"\n]*\"|'[^'\n]*')\s*\)", src)
+                        guards.update(re.findall(r"is_integration_version_supported\(\s*[\"'](\w+)[\"']\s*,\s*(\w+|\"[^\"\n]*\"|'[^'\n]*')\s*\)", src))
     o["kvcached_patches"] = sorted(names)
-    ranges = {}
+    for _ in range(8):
+        for k, a in aliases.items():
+            if k not in consts and a in consts:
+                consts[k] = consts[a]
+    def rng(x):
+        return x[1:-1] if x[0] in "\"'" else consts.get(x)
+    ranges, unresolved = {}, []
     for eng, pairs in regs.items():
         rs = {}
-        for cls, rng in pairs:
-            r = rng[1:-1] if rng[0] in "\"'" else consts.get(rng)
+        for cls, x in pairs:
+            r = rng(x)
             if cls in classes and r is not None:
                 rs[classes[cls]] = r
+            elif cls in classes:
+                unresolved.append(eng + " " + classes[cls] + ": " + x)
         ranges[eng] = rs
     o["kvcached_patch_ranges"] = ranges
+    o["kvcached_integration_ranges"] = {}
+    for lib, x in guards.items():
+        r = rng(x)
+        if r is None:
+            unresolved.append(lib + " integration guard: " + x)
+        else:
+            o["kvcached_integration_ranges"][lib] = r
+    o["kvcached_unresolved_ranges"] = sorted(unresolved)
 except Exception:
     pass
 print(json.dumps(o))`, "{engine}"}
@@ -105,6 +123,23 @@ type Versions struct {
 	// kvcached applies a patch only inside its range, so a set is held to
 	// them (ExpectationSet.outsideRegistered).
 	KvcachedPatchRanges map[string]map[string]string `json:"kvcached_patch_ranges,omitempty"`
+	// KvcachedIntegrationRanges are, by library (vllm, sglang), the engine
+	// range outside which kvcached disables its whole integration: the
+	// second argument of `is_integration_version_supported("<lib>", RANGE)`
+	// that begins each autopatch.py's patch function, resolved as
+	// KvcachedPatchRanges' are (nil: unknown, or a kvcached without the
+	// guard). Outside it kvcached logs `<lib> integration disabled:
+	// unsupported version X; running without kvcached` and patches
+	// nothing (kvcached tests/test_patch_version_guard.py@f65b324e0150,
+	// the guard in sglang/autopatch.py; vLLM >=0.17,<0.31 and SGLang
+	// >=0.5.11,<0.5.21 there).
+	KvcachedIntegrationRanges map[string]string `json:"kvcached_integration_ranges,omitempty"`
+	// KvcachedUnresolvedRanges are the ranges the probe found named but
+	// could not resolve to a string (`<engine> <patch>: CONST`, `<lib>
+	// integration guard: CONST`): a constant computed or imported from
+	// outside kvcached's integration sources. Constants annotated
+	// (`X: str = "…"`) or aliased (`X = Y`) are resolved.
+	KvcachedUnresolvedRanges []string `json:"kvcached_unresolved_ranges,omitempty"`
 }
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the

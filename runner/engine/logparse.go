@@ -46,6 +46,16 @@ var (
 	// HybridAttentionMambaModelConfig.verify_and_update_config (newer
 	// builds log the same text from interface.py).
 	reBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens to ensure that attention page size is >= mamba page size`)
+	// kvcached's own line when its HybridBlockSizeAlignPatch (wrapping
+	// vLLM's Platform._align_hybrid_block_size) grows the block vLLM chose
+	// so that the KV unit tiles kvcached's page: `Setting attention block
+	// size to 1024 tokens (was 784) so the KV unit (4194304 bytes) tiles the
+	// 4194304-byte kvcached page`. The pattern is kvcached's own harness's,
+	// tests/e2e/run.py@28183ff482dc parse_log (block_size: the new size and
+	// the one vLLM chose), which then starts the native server with
+	// `--block-size` the new size; the line as kvcached logs it is the
+	// fixture of its tests/test_ci_report.py@28183ff482dc.
+	reKvBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens \(was (\d+)\) so the KV unit`)
 )
 
 var kvcachedTag = []byte("[kvcached]")
@@ -97,6 +107,10 @@ type LogScan struct {
 	HasExcerpt bool
 	// tail holds the log's last lines while no line matched, for Tail.
 	tail lineRing
+	// KvcachedBlockSize is the attention block size kvcached chose for a
+	// hybrid model (its own line, reKvBlockSize), and KvcachedBlockSizeWas
+	// the one vLLM had chosen before it; 0 when kvcached logged none.
+	KvcachedBlockSize, KvcachedBlockSizeWas int
 }
 
 // Tail is the log's last lines (collect.ExcerptMaxLines at most, from
@@ -269,7 +283,16 @@ func (s *logScanner) structured(line string) {
 	if v, ok := intMatch(reKVTokens, line); ok {
 		s.info.Tokens = append(s.info.Tokens, v)
 	}
-	if v, ok := intMatch(reBlockSize, line); ok {
+	if m := reKvBlockSize.FindStringSubmatch(line); m != nil {
+		n, err1 := strconv.Atoi(m[1])
+		was, err2 := strconv.Atoi(m[2])
+		if err1 == nil && err2 == nil {
+			// kvcached's size is the one the server runs with, whatever
+			// vLLM logged before.
+			s.KvcachedBlockSize, s.KvcachedBlockSizeWas = n, was
+			s.info.BlockSize = []int{n}
+		}
+	} else if v, ok := intMatch(reBlockSize, line); ok && s.KvcachedBlockSize == 0 {
 		s.info.BlockSize = []int{int(v)}
 	}
 }

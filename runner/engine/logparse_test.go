@@ -103,3 +103,37 @@ func ParseLog(r io.Reader, stopOffset int64) (collect.LogInfo, error) {
 	sc, err := ScanLog(r, 0)
 	return sc.Info(stopOffset), err
 }
+
+// TestScanLogKvcachedBlockSize: kvcached's own line, logged after vLLM's
+// when its HybridBlockSizeAlignPatch grows the block (the fixture of
+// kvcached's tests/test_ci_report.py@28183ff482dc), is the size the server
+// runs with, and the one vLLM chose is kept beside it; vLLM's line alone
+// leaves no kvcached size.
+func TestScanLogKvcachedBlockSize(t *testing.T) {
+	vllmLine := "(EngineCore_DP0 pid=4242) INFO 08-23 10:00:00 [interface.py:911] Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.\n"
+	kvLine := "(EngineCore_DP0 pid=4242) INFO 08-23 10:00:00 [patches.py:1] Setting attention block size to 1024 tokens (was 784) so the KV unit (4194304 bytes) tiles the 4194304-byte kvcached page\n"
+	for _, c := range []struct {
+		name          string
+		log           string
+		size, kv, was int
+	}{
+		{"vllm then kvcached", vllmLine + kvLine, 1024, 1024, 784},
+		{"kvcached then vllm", kvLine + vllmLine, 1024, 1024, 784},
+		{"vllm alone", vllmLine, 784, 0, 0},
+		{"neither", "INFO GPU KV cache size: 1,142,198 tokens\n", 0, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc, err := ScanLog(strings.NewReader(c.log), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := 0
+			if bs := sc.Info(-1).BlockSize; len(bs) > 0 {
+				size = bs[0]
+			}
+			if size != c.size || sc.KvcachedBlockSize != c.kv || sc.KvcachedBlockSizeWas != c.was {
+				t.Errorf("block size %d, kvcached %d (was %d); want %d, %d (was %d)", size, sc.KvcachedBlockSize, sc.KvcachedBlockSizeWas, c.size, c.kv, c.was)
+			}
+		})
+	}
+}

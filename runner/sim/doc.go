@@ -65,7 +65,11 @@
 // vLLM's `Setting attention block size to 128 tokens to ensure that
 // attention page size is >= mamba page size.` for hybrid models, kvcached or
 // not, unless --block-size is at least 128 (then nothing: the server caches
-// at that granularity), uvicorn's access log, and a Python
+// at that granularity), followed for a kvcached server without --block-size
+// by kvcached's own `Setting attention block size to 384 tokens (was 128)
+// so the KV unit (N bytes) tiles the N-byte kvcached page` (its
+// HybridBlockSizeAlignPatch; the server then caches in 384-token blocks),
+// uvicorn's access log, and a Python
 // traceback on a crash or a failed start (exit 1: weights that do not fit,
 // `Free memory on device ... less than desired GPU memory utilization` for a
 // native server on a shared GPU, port in use, TP larger than the visible GPUs).
@@ -176,12 +180,16 @@
 // answers the setup case's version probe with one JSON object of simulated
 // versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
 // names the simulated servers log, which the built-in expectation sets
-// vllm-mrv2 and sglang-mamba match, and the engine ranges its autopatch.py
+// vllm-mrv2-hybrid and sglang-mamba match, and the engine ranges its autopatch.py
 // registers them for (kvcached_patch_ranges). CI_REPORT_SIM_KVCACHED_VERSION
 // replaces the kvcached version it reports (one older than every set makes
 // the setup cases fail `expectations_matched`; one newer than every set is
 // held provisionally to the closest), CI_REPORT_SIM_VLLM_MRV2_RANGE the
-// simulated VLLM_MRV2_RANGE (simVLLMMRV2Range).
+// simulated VLLM_MRV2_RANGE (simVLLMMRV2Range), CI_REPORT_SIM_ENGINE_VERSION
+// the engine's version (one outside the integration ranges it reports,
+// kvcached_integration_ranges, vLLM >=0.17,<0.31 and SGLang
+// >=0.5.11,<0.5.21, makes the setup cases fail: kvcached would disable
+// itself).
 //
 // # Faults
 //

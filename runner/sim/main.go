@@ -130,7 +130,7 @@ func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) s
 		fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
 		return 2
 	}
-	return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), getenv("CI_REPORT_SIM_VLLM_MRV2_RANGE"), faults, stdout, stderr)
+	return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), getenv("CI_REPORT_SIM_ENGINE_VERSION"), getenv("CI_REPORT_SIM_VLLM_MRV2_RANGE"), faults, stdout, stderr)
 }
 
 // mainWorld is `sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]`.

@@ -28,7 +28,7 @@ var models = []modelSpec{
 	{"qwen35_9b", "Qwen/Qwen3.5-9B", 17920, 49152, true, "Qwen3_5ForConditionalGeneration"},
 	{"dsv2lite", "deepseek-ai/DeepSeek-V2-Lite-Chat", 29964, 31104, false, "DeepseekV2ForCausalLM"},
 	{"gemma4_12b", "google/gemma-4-12B-it", 23420, 98304, false, "Gemma4ForConditionalGeneration"},
-	{"qwen38_27b", "Qwen/Qwen3.8-27B", 51700, 131072, false, "Qwen3ForCausalLM"},
+	{"qwen38_27b", "Qwen/Qwen3.8-27B", 51700, 131072, true, "Qwen3ForCausalLM"},
 }
 
 var sizeInName = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)b\b`)
@@ -53,19 +53,17 @@ func lookupModel(name string) modelSpec {
 }
 
 // The kvcached patch names the simulated servers log (docs/runner.md §2.1,
-// §2.2). A vLLM server logs the same names for a hybrid model: kvcached
-// applies its patches at engine import, before any model is known, and
-// defines no hybrid-only vLLM patch (`mamba_partial_tail` and
-// `hybrid_block_size_align` are no `patch_name` in kvcached: they stand
-// only in its e2e expectations, tests/e2e/matrix.py@4a5ed7bddd0d, and
-// vLLM has them only in test names such as
-// test_hybrid_mamba_partial_tail_owner_uses_cow_on_continue). Likewise an
+// §2.2). A vLLM server logs the same names for every model: kvcached
+// applies its patches at engine import, before any model is known, the
+// hybrid ones (`mamba_partial_tail`, `hybrid_block_size_align`, which
+// kvcached's harness requires of hybrid models, tests/e2e/matrix.py@4a5ed7bddd0d)
+// included. Likewise an
 // SGLang server logs elastic_mla_memory_pool whatever its model: kvcached
 // registers ElasticMLAMemoryPoolPatch for every SGLang version
 // (kvcached/integration/sglang/autopatch.py@e8e640638ba7 l.43, since
 // v0.1.4), so the runner requires it of the MLA model dsv2lite.
 var (
-	vllmPatches         = []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"}
+	vllmPatches         = []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2", "mamba_partial_tail", "hybrid_block_size_align"}
 	sglangPatches       = []string{"elastic_allocator", "elastic_memory_pool", "elastic_mla_memory_pool"}
 	sglangHybridPatches = []string{"elastic_mamba_pool"}
 )

@@ -63,7 +63,7 @@ func TestParseEngineArgv(t *testing.T) {
 }
 
 func TestPatches(t *testing.T) {
-	if got := strings.Join(patchesFor("vllm", lookupModel("Qwen/Qwen3.5-4B")), ", "); got != "elastic_block_pool, model_runner_v2, kv_layout_v2" {
+	if got := strings.Join(patchesFor("vllm", lookupModel("Qwen/Qwen3.5-4B")), ", "); got != "elastic_block_pool, model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align" {
 		t.Errorf("vLLM hybrid patches: %s", got)
 	}
 	if got := strings.Join(patchesFor("sglang", lookupModel("qwen05b")), ", "); got != "elastic_allocator, elastic_memory_pool, elastic_mla_memory_pool" {

@@ -536,6 +536,16 @@ func (s *simServer) blockSize() int {
 	cfg := s.cfg
 	if cfg.Engine == "vllm" && cfg.Model.Hybrid && (cfg.BlockSize == 0 || cfg.BlockSize < hybridBlockTokens) {
 		s.log.info("config.py:412", "Setting attention block size to %d tokens to ensure that attention page size is >= mamba page size.", hybridBlockTokens)
+		if s.elastic && cfg.BlockSize == 0 {
+			// kvcached's HybridBlockSizeAlignPatch then grows it so that the
+			// KV unit tiles its page, keeping a size the user chose (its
+			// tests: 784 -> 1024 tokens at a 4 MiB page); the harness passes
+			// that size to the native server as --block-size
+			// (tests/e2e/run.py@28183ff482dc).
+			unit := int64(kvcachedHybridBlockTokens) * s.cfg.Model.KVBytesPerTok
+			s.log.info("patches.py:1", "Setting attention block size to %d tokens (was %d) so the KV unit (%d bytes) tiles the %d-byte kvcached page", kvcachedHybridBlockTokens, hybridBlockTokens, unit, unit)
+			return kvcachedHybridBlockTokens
+		}
 		return hybridBlockTokens
 	}
 	if cfg.BlockSize == 0 {
@@ -598,6 +608,13 @@ func (s *simServer) register() error {
 // hybridBlockTokens is the attention block size vLLM gives the simulated
 // hybrid models (real ones get sizes such as 528, 784 or 1056).
 const hybridBlockTokens = 128
+
+// kvcachedHybridBlockTokens is the block size the simulated kvcached grows a
+// hybrid model's vLLM attention block to (real ones: 784 -> 1024 for a 4 MiB
+// page); not a multiple of hybridBlockTokens, so a native server without it
+// caches the apc prompts' shared document in other whole blocks and reports
+// other cached-token counts, as a real one does.
+const kvcachedHybridBlockTokens = 384
 
 // MaxModelLenOr is the context length, or def when the argv left it to the model.
 func (c serverConfig) MaxModelLenOr(def int) int {

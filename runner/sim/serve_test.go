@@ -352,7 +352,7 @@ func TestServeAPIAndMemory(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{kv, []string{"Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n", "Using kvcached process-local KV capacity: ", " bytes\n", "GPU KV cache size: ", "[kvcached]", `"POST /v1/completions HTTP/1.1" 200 OK`}, []string{"Traceback"}},
+		{kv, []string{"Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align\n", "Using kvcached process-local KV capacity: ", " bytes\n", "GPU KV cache size: ", "[kvcached]", `"POST /v1/completions HTTP/1.1" 200 OK`}, []string{"Traceback"}},
 		{nat, []string{"GPU KV cache size: "}, []string{"[kvcached]", "Successfully patched"}},
 		{sg, []string{"Successfully patched sglang: elastic_allocator, elastic_memory_pool, elastic_mla_memory_pool\n", "max_total_num_tokens=", "The server is fired up"}, nil},
 	} {
@@ -404,26 +404,36 @@ func TestServeAPIAndMemory(t *testing.T) {
 
 func TestServeHybridBlockSize(t *testing.T) {
 	t.Parallel()
-	dir := newWorldDir(t, WorldOptions{TotalMiB: 81920}) // three servers of a 4B model
-	// vLLM sets the block size itself, with kvcached or without.
+	dir := newWorldDir(t, WorldOptions{TotalMiB: 163840}) // four servers of a 4B model
+	// vLLM sets the block size itself, with kvcached or without; kvcached
+	// then grows it in its own line unless the user chose one.
 	const line = "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.\n"
+	const kvLine = "Setting attention block size to 384 tokens (was 128) so the KV unit (12582912 bytes) tiles the 12582912-byte kvcached page\n"
 	kv := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", kvEnv("e2e_7_vllm_qwen35_4b_kv_c1"), "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
+	kvGiven := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", kvEnv("e2e_7_vllm_qwen35_4b_kv_c0"), "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3", "--block-size", "64")
 	nat := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3")
-	given := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3", "--block-size", "128")
-	if !strings.Contains(kv.out.String(), line) || !strings.Contains(kv.out.String(), "Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2\n") {
-		t.Errorf("kvcached hybrid log:\n%s", kv.out.String())
+	given := startServer(t, dir, "vllm", "Qwen/Qwen3.5-4B", nativeEnv, "--max-num-seqs", "16", "--gpu-memory-utilization", "0.3", "--block-size", "384")
+	if out := kv.out.String(); !strings.Contains(out, line) || !strings.Contains(out, kvLine) || strings.Index(out, kvLine) < strings.Index(out, line) ||
+		!strings.Contains(out, "Successfully patched vllm: elastic_block_pool, model_runner_v2, kv_layout_v2, mamba_partial_tail, hybrid_block_size_align\n") {
+		t.Errorf("kvcached hybrid log:\n%s", out)
 	}
-	if !strings.Contains(nat.out.String(), line) {
-		t.Errorf("native hybrid log:\n%s", nat.out.String())
+	if out := kvGiven.out.String(); !strings.Contains(out, line) || strings.Contains(out, "(was ") {
+		t.Errorf("kvcached hybrid log with --block-size 64 (kvcached keeps a size the user chose):\n%s", out)
+	}
+	if out := nat.out.String(); !strings.Contains(out, line) || strings.Contains(out, "(was ") {
+		t.Errorf("native hybrid log:\n%s", out)
 	}
 	if strings.Contains(given.out.String(), "Setting attention block size") {
-		t.Error("native server with --block-size 128 logged a block size change")
+		t.Error("native server with --block-size 384 logged a block size change")
 	}
 	apc := doc(3, 1300)
-	for _, c := range []*child{kv, nat, given} {
-		c.complete("vllm", apc+" Who?", 8, false)
-		if r := c.complete("vllm", apc+" What?", 8, false); r.cached != 1280 {
-			t.Errorf("cached %d, want 1280 (128-token blocks)", r.cached)
+	for _, c := range []struct {
+		c    *child
+		want int
+	}{{kv, 1152}, {kvGiven, 1280}, {nat, 1280}, {given, 1152}} {
+		c.c.complete("vllm", apc+" Who?", 8, false)
+		if r := c.c.complete("vllm", apc+" What?", 8, false); r.cached != c.want {
+			t.Errorf("cached %d, want %d", r.cached, c.want)
 		}
 	}
 }

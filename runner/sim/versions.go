@@ -11,7 +11,7 @@ import (
 // Simulated versions `ci-report sim versions` reports: the engines' images'
 // versions, marked +sim so that no report mistakes them for installed ones,
 // and a kvcached 0.1.5 with the patch names its source would define, so
-// that the runner's built-in expectation sets match (vLLM: vllm-mrv2,
+// that the runner's built-in expectation sets match (vLLM: vllm-mrv2-hybrid,
 // SGLang: sglang-mamba; docs/runner.md §2.6). It reports no kvcached
 // commit: a simulated run tests none.
 var simVersions = map[string]map[string]any{
@@ -48,11 +48,19 @@ func simPatchRanges(mrv2 string) map[string]map[string]string {
 		out["vllm"][p] = ">=0.8.4"
 	}
 	out["vllm"]["model_runner_v2"], out["vllm"]["kv_layout_v2"] = mrv2, mrv2
+	out["vllm"]["mamba_partial_tail"], out["vllm"]["hybrid_block_size_align"] = mrv2, mrv2
 	for _, p := range slices.Concat(sglangPatches, sglangHybridPatches) {
 		out["sglang"][p] = ">=0.4.9"
 	}
 	return out
 }
+
+// simIntegrationRanges are the engine ranges the simulated kvcached's
+// autopatch.py files guard their integrations with
+// (is_integration_version_supported, Versions.KvcachedIntegrationRanges):
+// kvcached's own, vLLM >=0.17,<0.31 and SGLang >=0.5.11,<0.5.21, as its
+// tests/test_patch_version_guard.py@f65b324e0150 bounds them.
+var simIntegrationRanges = map[string]string{"vllm": ">=0.17,<0.31", "sglang": ">=0.5.11,<0.5.21"}
 
 // simPatchNames are the patch names the simulated kvcached's source
 // defines: those the simulated servers log, for both engines, as a real
@@ -68,9 +76,11 @@ func simPatchNames() []string {
 // (CI_REPORT_SIM_KVCACHED_VERSION), when set, replaces kvcached's version,
 // so a test can show a version no expectation set covers, or one newer
 // than all of them; mrv2Range (CI_REPORT_SIM_VLLM_MRV2_RANGE) replaces the
-// simulated VLLM_MRV2_RANGE. With the versions-fail fault (scoped by engine
+// simulated VLLM_MRV2_RANGE, engineVersion (CI_REPORT_SIM_ENGINE_VERSION)
+// the engine's version, so a test can stand in for an image kvcached's
+// integration guard refuses. With the versions-fail fault (scoped by engine
 // name) it fails the way a missing interpreter would.
-func runVersions(engine, kvcachedVersion, mrv2Range string, faults faultSet, stdout, stderr io.Writer) int {
+func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, faults faultSet, stdout, stderr io.Writer) int {
 	if _, ok := faults.get(FaultVersionsFail, engine); ok {
 		fmt.Fprintln(stderr, "python3: can't open file: No such file or directory")
 		return 1
@@ -83,8 +93,12 @@ func runVersions(engine, kvcachedVersion, mrv2Range string, faults faultSet, std
 	v = maps.Clone(v)
 	v["kvcached_patches"] = simPatchNames()
 	v["kvcached_patch_ranges"] = simPatchRanges(mrv2Range)
+	v["kvcached_integration_ranges"] = simIntegrationRanges
 	if kvcachedVersion != "" {
 		v["kvcached"] = kvcachedVersion
+	}
+	if engineVersion != "" {
+		v["engine"] = engineVersion
 	}
 	// One line, keys sorted, ranges' < and > as they are (as Python's
 	// json.dumps writes them); maps of strings and a string list always

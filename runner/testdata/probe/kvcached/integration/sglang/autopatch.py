@@ -1,3 +1,8 @@
+def patch(manager):
+    if not is_integration_version_supported("sglang", SGLANG_GUARD):
+        return
+
+
 def register(manager):
     manager.register_patches_with_versions(
         [
