@@ -1,19 +1,54 @@
 package collect
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
 
+// caseLimitEnv makes this test binary keep at most its value of cases of
+// one file (fileCaseLimit) instead of MaxFileCases, set by TestMain before
+// any test runs: TestCasesPastTheLimitAreCounted runs in such a process of
+// its own, so that no test changes the limit under the tests beside it
+// (docs/design.md §3).
+const caseLimitEnv = "CI_REPORT_COLLECT_TEST_CASE_LIMIT"
+
+func TestMain(m *testing.M) {
+	if n, err := strconv.Atoi(os.Getenv(caseLimitEnv)); err == nil {
+		fileCaseLimit = n
+	}
+	os.Exit(m.Run())
+}
+
+// runWithCaseLimit runs the calling test in this test binary with the case
+// limit n, and fails with its output unless it passed.
+func runWithCaseLimit(t *testing.T, n int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), caseLimitEnv+"="+strconv.Itoa(n))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+t.Name())) {
+		t.Fatalf("%s with a case limit of %d (%v):\n%s", t.Name(), n, err, out)
+	}
+}
+
 // TestCasesPastTheLimitAreCounted: a summary.json or cases.jsonl with more
 // cases than a report keeps from one file has the first kept, the rest
-// counted in one problem naming the file, and its part partial; defects
-// past the first thousand are counted, not listed, so a file of millions of
-// bad cases holds no message per case.
+// counted in one problem naming the file, and its part partial. It runs
+// with a limit of 3 (runWithCaseLimit).
 func TestCasesPastTheLimitAreCounted(t *testing.T) {
-	defer func(n int) { fileCaseLimit = n }(fileCaseLimit)
-	fileCaseLimit = 3
+	if os.Getenv(caseLimitEnv) != "3" {
+		runWithCaseLimit(t, 3)
+		return
+	}
 	var cases, lines []string
 	for i := range 5 {
 		c := fmt.Sprintf(`{"name":"c%d","ok":true,"checks":[{"name":"x","ok":true,"detail":""}]}`, i)
@@ -55,8 +90,12 @@ func TestCasesPastTheLimitAreCounted(t *testing.T) {
 	if got := unreadProblem(1); !strings.HasPrefix(got, "1 case after the first 3 not read") {
 		t.Errorf("one case past the limit: %q", got)
 	}
+}
 
-	fileCaseLimit = MaxFileCases
+// TestCaseDefectsPastTheFirstThousandAreCounted: defects past the first
+// thousand are counted, not listed, so a file of millions of bad cases
+// holds no message per case.
+func TestCaseDefectsPastTheFirstThousandAreCounted(t *testing.T) {
 	nulls := strings.Repeat("null,", maxCaseDefects+4) + "null"
 	sum, err := readSummary(strings.NewReader(`{"ok":true,"cases":[`+nulls+`]}`), true)
 	if err != nil {

@@ -147,9 +147,15 @@ func TestMemSamplerRunStops(t *testing.T) {
 	waitFor(t, "3 readings at a 5 ms period", func() bool { return len(s.Readings(time.Time{}, time.Time{})) >= 3 })
 	stop()
 	n := len(s.Readings(time.Time{}, time.Time{}))
-	// stop waits for the calls in flight, so nothing may come after it;
-	// 20 ms is four periods in which a sampler still running would record.
-	time.Sleep(20 * time.Millisecond)
+	// stop waits for the calls in flight, so nothing may come after it. A
+	// control sampler of the same period, started now, shows four periods
+	// pass on this machine, however loaded: in them a sampler still running
+	// would have recorded.
+	control := &memSampler{GPU: &fakeGPU{used: 1}, Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec},
+		Names: []string{"x"}, IPCs: []string{"x"}}
+	stopControl := control.Run(context.Background(), 5*time.Millisecond)
+	waitFor(t, "4 readings of the control sampler", func() bool { return len(control.Readings(time.Time{}, time.Time{})) >= 4 })
+	stopControl()
 	if m := len(s.Readings(time.Time{}, time.Time{})); m != n {
 		t.Errorf("%d readings after stop, %d at stop", m, n)
 	}

@@ -225,11 +225,7 @@ func TestActionPostArguments(t *testing.T) {
 // permission: docs.github.com/en/actions/using-jobs/assigning-permissions-to-jobs,
 // "checks: write permits an action to create a check run").
 func TestREADMEActionExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(readme), "<!-- action-example")
+	_, after, ok := strings.Cut(readmeText(t), "<!-- action-example")
 	_, block, ok2 := strings.Cut(after, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
 	if !ok || !ok2 || block == "" {

@@ -164,11 +164,7 @@ func TestVersionText(t *testing.T) {
 // command table lists exactly these commands, and every flag its synopses
 // name is a flag of that command.
 func TestCommandListAndREADME(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, _ := strings.Cut(string(readme), "\n## Commands\n")
+	_, table, _ := strings.Cut(readmeText(t), "\n## Commands\n")
 	table, _, _ = strings.Cut(table, "\n## ")
 	rows := regexp.MustCompile("(?m)^\\| `ci-report ([a-z]+(?: junit)?)[ `]").FindAllStringSubmatch(table, -1)
 	var inReadme []string
@@ -207,15 +203,21 @@ func TestCommandListAndREADME(t *testing.T) {
 	}
 }
 
-// README's set-up commands are the two it promises at the top: the demo,
-// a command of this binary, and the project's CI script, which exists and
-// is executable.
-func TestREADMESetUpCommands(t *testing.T) {
+// readmeText is the repository's README.md.
+func readmeText(t *testing.T) string {
+	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, ok := strings.Cut(string(readme), "\n## Set-up: two commands\n\n```sh\n")
+	return string(readme)
+}
+
+// README's set-up commands are the two it promises at the top: the demo,
+// a command of this binary, and the project's CI script, which exists and
+// is executable.
+func TestREADMESetUpCommands(t *testing.T) {
+	_, block, ok := strings.Cut(readmeText(t), "\n## Set-up: two commands\n\n```sh\n")
 	block, _, _ = strings.Cut(block, "```")
 	var cmds []string
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
