@@ -230,7 +230,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 		// One line, whatever the flag package or a check said, and where
 		// to read the usage.
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
-		fmt.Fprintf(stderr, "%s: %s\n%s\n", prefix, msg, helpHint(ue.cmd))
+		fmt.Fprintf(stderr, "%s: %s\n%s\n", prefix, text.Inert(msg), helpHint(ue.cmd))
 		return exitUsage
 	}
 	code := exitUsage

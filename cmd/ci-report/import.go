@@ -131,13 +131,13 @@ func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 		return redactError(withCode(exitUsage, err), red)
 	}
 	for _, w := range append(res.Problems, res.Warnings...) {
-		fmt.Fprintf(e.Stderr, "ci-report import junit: warning: %s\n", red.String(w))
+		fmt.Fprintf(e.Stderr, "ci-report import junit: warning: %s\n", text.Inert(red.String(w)))
 	}
 	flaky := ""
 	if n := res.Flaky; n > 0 {
 		flaky = fmt.Sprintf(", %d flaky", n)
 	}
 	fmt.Fprintf(e.Stderr, "ci-report import junit: part %s: %s, %d failed, %d skipped%s, from %s, written to %s\n",
-		red.String(o.Part), text.Plural(res.Cases, "case", "cases"), res.Failed, res.Skipped, flaky, text.Plural(len(o.Files), "file", "files"), o.Out)
+		text.Inert(red.String(o.Part)), text.Plural(res.Cases, "case", "cases"), res.Failed, res.Skipped, flaky, text.Plural(len(o.Files), "file", "files"), text.Inert(o.Out))
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
@@ -180,7 +181,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	var side []error
 	defer func() {
 		for _, err := range side {
-			fmt.Fprintf(stderr, "ci-report post: warning: %v; the post went ahead without it\n", err)
+			fmt.Fprintf(stderr, "ci-report post: warning: %s; the post went ahead without it\n", text.Inert(err.Error()))
 		}
 	}()
 	if opts.Prev == "" {
@@ -215,7 +216,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return withCode(exitUsage, err)
 	}
 	for _, w := range docs.Warnings {
-		fmt.Fprintf(stderr, "ci-report post: warning: %s\n", w)
+		fmt.Fprintf(stderr, "ci-report post: warning: %s\n", text.Inert(w))
 	}
 	post := publish.Post{Run: run, Profile: opts.Profile, Suite: suite, Comment: docs.Comment, Verdict: docs.Verdict}
 	// Sections only describe a complete setup; which posts splice theirs
@@ -311,7 +312,7 @@ func previousRun(ctx context.Context, pub *publish.Publisher, run publish.Run, s
 	case errors.Is(err, publish.ErrInput) || ctx.Err() != nil:
 		return "", postError(fmt.Errorf("previous run: %w", err))
 	default:
-		fmt.Fprintf(stderr, "ci-report post: warning: previous run: %v; publishing without the changes link\n", err)
+		fmt.Fprintf(stderr, "ci-report post: warning: previous run: %s; publishing without the changes link\n", text.Inert(err.Error()))
 		return "", nil
 	}
 }

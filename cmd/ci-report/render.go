@@ -12,6 +12,7 @@ import (
 
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -108,7 +109,7 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 		return withCode(exitUsage, err)
 	}
 	for _, w := range docs.Warnings {
-		fmt.Fprintf(e.Stderr, "ci-report render: warning: %s\n", w)
+		fmt.Fprintf(e.Stderr, "ci-report render: warning: %s\n", text.Inert(w))
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -214,7 +215,7 @@ func readHistoryFile(path string) ([]render.HistoryRun, error) {
 // warnings name cmd, the subcommand that called it (render or post).
 func appendJobSummary(e *env, cmd, comment string) error {
 	warnf := func(format string, args ...any) {
-		fmt.Fprintf(e.Stderr, "ci-report %s: warning: --job-summary: "+format+"\n", append([]any{cmd}, args...)...)
+		fmt.Fprintf(e.Stderr, "ci-report %s: warning: --job-summary: %s\n", cmd, text.Inert(fmt.Sprintf(format, args...)))
 	}
 	path := e.Getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
@@ -201,7 +202,7 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 		return nil, opts, usageErrorf("%v", err)
 	}
 	if parts != "" && profile != parts {
-		fmt.Fprintf(e.Stderr, "ci-report: warning: --profile %s differs from the parts' profile %s; using %s\n", profile, parts, profile)
+		fmt.Fprintf(e.Stderr, "ci-report: warning: --profile %s differs from the parts' profile %s; using %s\n", text.Inert(profile), text.Inert(parts), text.Inert(profile))
 	}
 	opts.Profile = profile
 	r.ownWorkflow(e, &opts)

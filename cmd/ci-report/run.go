@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
@@ -457,7 +458,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		b, err := deps.OpenGPU()
 		if err != nil {
 			// Not fatal: the part still says, case by case, that it had no GPU.
-			fmt.Fprintf(e.Stderr, "ci-report run: no GPU backend: %v\n", err)
+			fmt.Fprintf(e.Stderr, "ci-report run: no GPU backend: %s\n", text.Inert(err.Error()))
 			b = gpu.Unavailable{Reason: err}
 		}
 		r.GPU = b
@@ -468,7 +469,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		return err
 	}
 	if res.Interrupted {
-		fmt.Fprintf(e.Stderr, "ci-report run: interrupted (%v); part %s left incomplete with %d case(s) not run\n", res.Cause, out, len(res.NotRun))
+		fmt.Fprintf(e.Stderr, "ci-report run: interrupted (%v); part %s left incomplete with %d case(s) not run\n", res.Cause, text.Inert(out), len(res.NotRun))
 		return errSilent(interruptExit(res.Cause))
 	}
 	if !res.OK {
