@@ -153,6 +153,7 @@ func TestMetricsErrors(t *testing.T) {
 		{"bad better", `{"case": ` + c + `, "name": "n", "value": 1, "better": "up"}`, `line 1: better: "up": want "lower" or "higher"`},
 		{"not JSON", `case=x`, `line 1: not a JSON object`},
 		{"two values", `{"case": ` + c + `, "name": "n", "value": 1} {}`, `line 1: more than one JSON value`},
+		{"repeated key", `{"case": ` + c + `, "name": "n", "value": 1, "value": 2}`, `line 1: value: repeated in its object`},
 		{"line too long", `{"case": "` + strings.Repeat("x", 2<<20) + `"}`, "a line over 1048576 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

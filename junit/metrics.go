@@ -164,6 +164,11 @@ func (mx *metricsIndex) finish(cases int) error {
 // its metric or event, or what is wrong with it.
 func parseMetricLine(line []byte) (rec metricRecord, err error) {
 	var m metricLine
+	// A repeated key is read last-wins by encoding/json: the line is
+	// ambiguous, so not read.
+	if err := collect.RepeatedKey(line); err != nil {
+		return rec, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&m); err != nil {
 		return rec, errors.New(describe(err))

@@ -379,6 +379,11 @@ func ParseDigest(s string) (HistoryRun, error) {
 	if len(s) > MaxDigestChars {
 		return h, fmt.Errorf("digest of %d bytes: at most %d", len(s), MaxDigestChars)
 	}
+	// encoding/json reads a repeated key last-wins: a digest with one is
+	// ambiguous, so not read (issue 30: no false history from a clever edit).
+	if err := collect.RepeatedKey([]byte(s)); err != nil {
+		return HistoryRun{}, fmt.Errorf("digest: %v", err)
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	if err := dec.Decode(&h); err != nil {
 		return HistoryRun{}, fmt.Errorf("digest: %v", err)

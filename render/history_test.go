@@ -78,6 +78,9 @@ func TestParseDigest(t *testing.T) {
 		{"fingerprint", validDigest(rep(`0123456789ab`, `0123456789AB`)), `case 0: fingerprint "0123456789AB"`},
 		{"not an object", `[1,2]`, "digest: json: cannot unmarshal array"},
 		{"two objects", validDigest(nil) + validDigest(nil), "text after the JSON object"},
+		// Read last-wins, the second "s" would turn the failure into a pass
+		// in the history (issue 30 item 5).
+		{"repeated key", validDigest(rep(`"s":"fail"`, `"s":"fail","s":"notrun"`)), `cases[0].s: repeated in its object`},
 		{"too long", validDigest(rep(`"total":3`, `"total":3,"pad":"`+strings.Repeat("x", MaxDigestChars)+`"`)), "at most 8000"},
 		{"wrong type", validDigest(rep(`"total":3`, `"total":"3"`)), "cannot unmarshal string"},
 	} {
