@@ -234,7 +234,7 @@
 //	elastic         {"setup", "ballast_mib"?, "memory_mib": {free, per_request_a, per_request_b,
 //	                 n_a, n_b, gpu_free_after_a, a_growth, a_after, free_at_a_peak, b_growth},
 //	                 "segments": {...}, "<server A>": LogInfo, "<server B>": LogInfo}
-//	limit           {"setup", "memory_mib": {idle, filled, limit, at_lower, after_alloc,
+//	limit           {"setup", "memory_mib": {idle, filled, limit, released,
 //	                 peak_under_limit, regrown}, "<case>": LogInfo}
 //	priority (new)  {"setup", "ballast_mib"?, "memory_mib": {free, per_request_l, per_request_h,
 //	                 n_l, n_h, l_growth, l_at_burst, free_at_burst, h_growth, l_after_burst},

@@ -105,12 +105,11 @@
 //
 // # The limit case
 //
-// kvcached applies a lowered limit on the next allocation only (`kvctl
-// limit` rewrites the segment; the allocator reads it when it allocates), so
-// an idle server keeps its cache: the case records that usage (memory_mib
-// at_lower) without judging it, sends 8 requests, and then expects the cache
-// at most the limit (limit_applied_on_allocation, within LimitWait) and
-// under it through the load (limit_held_under_load).
+// The case is kvcached's own (tests/e2e/limit.py@a84b6d8e49b9 in
+// ovg-project/kvcached): after the limit is lowered, with no request sent,
+// the cache must come down to at most the limit within LimitWait (30 s,
+// kvcached's IDLE_TIMEOUT; limit_released_idle, memory_mib released) and
+// stay under it through the load that follows (limit_held_under_load).
 //
 // # Versions
 //

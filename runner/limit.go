@@ -15,23 +15,16 @@ import (
 const (
 	limitFillN, limitFillWords, limitFillConc = 24, 1500, 8
 	limitSmallN, limitSmallWords              = 100, 150
-	limitAllocN                               = 8
 	limitLongN, limitLongWords                = 4, 1200
 	limitLoadTokens, limitLoadConc            = 16, 8
 )
 
-// runLimit is the memory-limit case: fill the prefix cache, lower the limit
-// with kvctl to a quarter of the growth, make allocations happen and see the
-// cache come down to the limit and stay under it under load, restore it and
-// see the cache grow again.
-//
-// kvcached applies a lowered limit lazily: `kvctl limit` only rewrites the
-// segment's limit, the allocator reads it in KVCacheManager._alloc
-// (kv_cache_manager.py@e8e6406 l.344-346; v0.1.5 l.185-188) and shrinks on
-// later frees (in_shrink, l.541-561), and vLLM evicts prefix-cached blocks
-// only when an allocation is short (patches.py@e8e6406). So an idle server
-// keeps its usage after the limit is lowered; the case sends requests first
-// and expects the limit to hold from then on.
+// runLimit is the memory-limit case, as kvcached's own
+// (tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached): fill the prefix
+// cache, lower the limit with kvctl to a quarter of the growth, see the idle
+// server release its cache down to the limit within 30 s with no request
+// sent (limit_released_idle), see it stay under the limit under load,
+// restore it and see the cache grow again.
 func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c)
@@ -57,7 +50,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
 	l.lower = &checks.LimitSetObservation{What: "lower", Bytes: limitBytes}
 	l.lower.Err = setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)
-	l.applyOnAllocation(k)
+	l.releaseIdle(k)
 	l.loadUnderLimit(k)
 	l.restore = k.restoreLimit(original, haveOriginal)
 	l.regrown = k.measuredPhase(0, "refill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc).peak
@@ -73,12 +66,13 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 // otherwise.
 type limitRun struct {
 	idle, filled, limitMiB float64
-	atLower, applied       float64 // right after the limit was lowered, after the allocations
-	waitedS                float64 // how long the allocations took to apply it
+	released               float64 // the last reading of the idle wait after the limit was lowered
+	releasedRead           bool    // a reading of the idle wait had the KV
+	waitedS                float64 // how long the idle wait took
 	peak, regrown          float64 // under load at the limit, after it was restored
 	withKV                 int     // readings under load that had the KV
 	lower, restore         *checks.LimitSetObservation
-	alloc, small, long     collect.Phase
+	small, long            collect.Phase
 }
 
 // fill reads the idle KV, fills the prefix cache and returns the reading
@@ -92,19 +86,16 @@ func (l *limitRun) fill(k *coloc) memReading {
 	return filledReading
 }
 
-// applyOnAllocation records what the idle server holds under the lowered
-// limit (recorded, not judged: it keeps its usage), then sends allocations
-// and waits, at most LimitWait, for the KV to come down to the limit.
-func (l *limitRun) applyOnAllocation(k *coloc) {
+// releaseIdle sends nothing and reads the KV every ElasticSample, at most
+// LimitWait (kvcached's IDLE_TIMEOUT, 30 s), until it is at most the limit
+// (limit_released_idle).
+func (l *limitRun) releaseIdle(k *coloc) {
 	t := k.c.R.Timing
-	l.atLower, _ = k.sampler.Read(k.ctx).kv(0)
-	l.alloc = k.phase(0, "limit_alloc", k.requests(limitAllocN, limitSmallWords, limitLoadTokens, false), 1)
-	k.c.Progress("limit_applied_on_allocation")
+	k.c.Progress("limit_released_idle")
 	waitStart := k.now()
-	l.applied = l.atLower
 	for {
 		if v, ok := k.sampler.Read(k.ctx).kv(0); ok {
-			l.applied = v
+			l.released, l.releasedRead = v, true
 			if v <= l.limitMiB {
 				break
 			}
@@ -159,8 +150,8 @@ func (k *coloc) restoreLimit(original int64, haveOriginal bool) *checks.LimitSet
 func (l *limitRun) checks() []collect.Check {
 	return []collect.Check{
 		checks.LimitSet(l.lower, l.restore),
-		checks.LimitAppliedOnAllocation(l.applied, l.limitMiB, len(l.alloc.Results), l.waitedS),
-		checks.RequestsOK("limit_requests_ok", slices.Concat(l.alloc.Results, l.small.Results, l.long.Results)),
+		checks.LimitReleasedIdle(l.released, l.limitMiB, l.releasedRead, l.waitedS),
+		checks.RequestsOK("limit_requests_ok", slices.Concat(l.small.Results, l.long.Results)),
 		checks.LimitHeldUnderLoad(l.peak, l.limitMiB, l.withKV),
 		checks.LimitRaisedRegrows(l.regrown, l.limitMiB),
 	}
@@ -172,8 +163,7 @@ func (l *limitRun) log(k *coloc) {
 	mem.mib("idle", l.idle)
 	mem.mib("filled", l.filled)
 	mem.mib("limit", l.limitMiB)
-	mem.mib("at_lower", l.atLower)
-	mem.mib("after_alloc", l.applied)
+	mem.mib("released", l.released)
 	mem.mib("peak_under_limit", l.peak)
 	mem.mib("regrown", l.regrown)
 	k.log.Set("memory_mib", mem.Ordered)

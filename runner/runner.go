@@ -47,7 +47,8 @@ type Timing struct {
 	PrioritySample time.Duration
 	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax (5 s, 60 s).
 	DrainStep, DrainMax time.Duration
-	// LimitWait bounds the wait for usage to fall under a lowered limit (30 s).
+	// LimitWait bounds the idle wait for usage to fall under a lowered limit
+	// (30 s, kvcached's IDLE_TIMEOUT in tests/e2e/limit.py@a84b6d8e49b9).
 	LimitWait time.Duration
 	// InstallTimeout bounds an --install-cmd (30 min).
 	InstallTimeout time.Duration

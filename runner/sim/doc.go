@@ -127,10 +127,11 @@
 // inside one, on a loaded machine, do not end them.
 //
 // Limit: `kvctl limit` lowers limit_bytes; within a tick the server takes it
-// up (and logs `limit of <ipc> set to N bytes`) but, as kvcached does,
-// applies it on the next allocation only: an idle server keeps its pages,
-// and admission evicts idle blocks until the request fits under the limit,
-// never mapping beyond it (requests wait).
+// up (and logs `limit of <ipc> set to N bytes`), and while nothing runs or
+// waits it releases its least recently used idle blocks until what it maps
+// is at most the limit (kvcached's limit_released_idle requires this within
+// 30 s, tests/e2e/limit.py@a84b6d8e49b9); admission evicts idle blocks until
+// the request fits under the limit, never mapping beyond it (requests wait).
 //
 // Priority: a kvcached server that cannot map pages for lack of GPU memory
 // posts the bytes its waiting requests need beyond the free memory as
@@ -201,6 +202,9 @@
 // and `run --simulate` and `demo` refuse them before starting anything).
 //
 //	no-release       under a raised watermark the server keeps its idle pages
+//	no-idle-limit-release
+//	                 an idle server keeps its pages over a lowered kvctl
+//	                 limit (admission still evicts down to it)
 //	reject-priority  kvctl priority is not applied (kvctl still exits 0)
 //	crash-in-burst   the server crashes with a CUDA-error traceback when N
 //	                 requests (default 16: more than a server case's 9 or the

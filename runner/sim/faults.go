@@ -26,12 +26,17 @@ const (
 	// The machine's faults: the server's GPU goes bad under it.
 	FaultECCError = "ecc-error"
 	FaultGPULost  = "gpu-lost"
+
+	// An idle server keeps its pages over a lowered kvctl limit until an
+	// allocation (the limit case's limit_released_idle fails).
+	FaultNoIdleLimitRelease = "no-idle-limit-release"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
+	FaultNoIdleLimitRelease: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent

@@ -99,14 +99,15 @@ func TestKVModelMemory(t *testing.T) {
 				t.Errorf("oldest prompt still cached (%d tokens)", r.cachedN)
 			}
 		}},
-		{"limit applies on the next allocation and caps admission", func(t *testing.T, m *kvModel) {
+		{"admission evicts down to a lowered limit and is capped by it", func(t *testing.T, m *kvModel) {
 			for i := 0; i < 8; i++ {
 				admitFinish(t, m, ids(20+i, 1500), 1, 1<<40)
 			}
 			filled := m.mappedBytes()
 			m.limitBytes = 40 * mib
-			// kvcached applies a lowered limit lazily: nothing is released
-			// until something allocates.
+			// The model releases nothing by itself (an idle server's tick
+			// releases down to the limit, TestLimitOnLiveServer); under
+			// fault no-idle-limit-release an allocation is what evicts.
 			if m.mappedBytes() != filled {
 				t.Fatalf("lowering the limit changed the mapped bytes %d → %d", filled, m.mappedBytes())
 			}

@@ -12,54 +12,18 @@ import (
 )
 
 // TestLimitOnLiveServer plays the limit case: fill, lower the limit with
-// kvctl, see the idle server keep its cache (kvcached applies a lowered limit
-// on the next allocation only), allocate and see the cache come down to the
-// limit, load under the limit without ever exceeding it, restore the limit
-// and regrow.
+// kvctl, see the idle server release its cache down to the limit with no
+// request sent (kvcached's limit_released_idle), load under the limit
+// without ever exceeding it, restore the limit and regrow.
 func TestLimitOnLiveServer(t *testing.T) {
 	t.Parallel()
-	dir := newWorldDir(t, WorldOptions{})
-	const ipc = "e2e_9_limit_vllm_qwen05b_kv_c1"
-	s := startServer(t, dir, "vllm", "Qwen/Qwen2.5-0.5B-Instruct", kvEnv(ipc), "--max-num-seqs", "32", "--gpu-memory-utilization", "0.8")
-	original := ledger(t, dir)[ipc].LimitBytes
-	idle := ledger(t, dir)[ipc].UsedBytes
-	fill := func(base int) {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 8)
-		for i := 0; i < 24; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if r := s.complete("vllm", doc(base+i, 1500), 1, false); r.status != 200 {
-					t.Errorf("fill: %d %s", r.status, r.body)
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	fill(1000)
-	filled := ledger(t, dir)[ipc].UsedBytes
-	if filled < idle+300*mib {
-		t.Fatalf("filled %d MiB from %d MiB idle: the fill did not grow the cache", filled/mib, idle/mib)
-	}
-	limit := idle + (filled-idle)/4
-	runKvctlChild(t, dir, nil, "limit", ipc, strconv.FormatInt(limit, 10))
-	// The server has taken the limit up once it logs it; idle, it still
-	// holds more than the limit (the retention cap, which may trim the idle
-	// cache meanwhile, keeps 16000 tokens, above this limit).
-	waitFor(t, 5*time.Second, "the server to take the limit up", func() bool {
-		return strings.Contains(s.out.String(), fmt.Sprintf("limit of %s set to %d bytes", ipc, limit))
+	l := fillAndLower(t, "")
+	s, dir, ipc, limit := l.s, l.dir, l.ipc, l.limit
+	waitFor(t, 5*time.Second, "the idle server to release its cache down to the limit", func() bool {
+		return ledger(t, dir)[ipc].UsedBytes <= limit
 	})
-	if used := ledger(t, dir)[ipc].UsedBytes; used <= limit {
-		t.Fatalf("idle server released its cache to %d MiB under a %d MiB limit before any allocation", used/mib, limit/mib)
-	}
-	if r := s.complete("vllm", doc(1900, 150), 16, false); r.status != 200 {
-		t.Fatalf("allocation under the lowered limit: %d %s", r.status, r.body)
-	}
-	if used := ledger(t, dir)[ipc].UsedBytes; used > limit {
-		t.Fatalf("after an allocation the server still holds %d MiB over the %d MiB limit", used/mib, limit/mib)
+	if !strings.Contains(s.out.String(), "bytes of idle cache down to the limit") {
+		t.Errorf("the server did not log its release down to the limit:\n%s", s.out.String())
 	}
 
 	// Load: 100 short prompts 8 at a time, then 4 long ones, sampling the peak.
@@ -99,8 +63,8 @@ sample:
 	if peak > limit {
 		t.Errorf("peak %d MiB over the %d MiB limit", peak/mib, limit/mib)
 	}
-	runKvctlChild(t, dir, nil, "limit", ipc, strconv.FormatInt(original, 10))
-	fill(4000)
+	runKvctlChild(t, dir, nil, "limit", ipc, strconv.FormatInt(l.original, 10))
+	l.fill(4000)
 	if regrown := ledger(t, dir)[ipc].UsedBytes; regrown <= limit {
 		t.Errorf("after restoring the limit the fill grew to %d MiB, not above the %d MiB limit", regrown/mib, limit/mib)
 	}
@@ -111,6 +75,78 @@ sample:
 	if code, exited := s.stop(syscall.SIGINT, 5*time.Second); !exited || code != 0 {
 		t.Errorf("stop: %v %d", exited, code)
 	}
+}
+
+// TestLimitNoIdleReleaseFault: under no-idle-limit-release the idle server
+// keeps its cache over the lowered limit (the limit case's
+// limit_released_idle goes red) until an allocation evicts down to it.
+func TestLimitNoIdleReleaseFault(t *testing.T) {
+	t.Parallel()
+	l := fillAndLower(t, "CI_REPORT_SIM_FAULTS=no-idle-limit-release")
+	time.Sleep(time.Second) // many ticks (5 ms each at the test's time scale)
+	if used := ledger(t, l.dir)[l.ipc].UsedBytes; used <= l.limit {
+		t.Fatalf("under no-idle-limit-release the idle server released its cache to %d MiB under a %d MiB limit", used/mib, l.limit/mib)
+	}
+	if r := l.s.complete("vllm", doc(1900, 150), 16, false); r.status != 200 {
+		t.Fatalf("allocation under the lowered limit: %d %s", r.status, r.body)
+	}
+	if used := ledger(t, l.dir)[l.ipc].UsedBytes; used > l.limit {
+		t.Errorf("after an allocation the server still holds %d MiB over the %d MiB limit", used/mib, l.limit/mib)
+	}
+}
+
+// limitServer is a kvcached server whose prefix cache was filled and whose
+// limit was then lowered to idle + (filled − idle)/4, as the limit case does.
+type limitServer struct {
+	s               *child
+	dir, ipc        string
+	original, limit int64
+	fill            func(base int)
+}
+
+// fillAndLower starts a kvcached vLLM server (with extraEnv), fills it with
+// 24 distinct 1500-word prompts, lowers its limit with kvctl and waits for
+// the server to log that it took the limit up.
+func fillAndLower(t *testing.T, extraEnv ...string) *limitServer {
+	t.Helper()
+	dir := newWorldDir(t, WorldOptions{})
+	const ipc = "e2e_9_limit_vllm_qwen05b_kv_c1"
+	env := kvEnv(ipc)
+	for _, e := range extraEnv {
+		if e != "" {
+			env = append(env, e)
+		}
+	}
+	s := startServer(t, dir, "vllm", "Qwen/Qwen2.5-0.5B-Instruct", env, "--max-num-seqs", "32", "--gpu-memory-utilization", "0.8")
+	l := &limitServer{s: s, dir: dir, ipc: ipc, original: ledger(t, dir)[ipc].LimitBytes}
+	idle := ledger(t, dir)[ipc].UsedBytes
+	l.fill = func(base int) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		for i := 0; i < 24; i++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if r := s.complete("vllm", doc(base+i, 1500), 1, false); r.status != 200 {
+					t.Errorf("fill: %d %s", r.status, r.body)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	l.fill(1000)
+	filled := ledger(t, dir)[ipc].UsedBytes
+	if filled < idle+300*mib {
+		t.Fatalf("filled %d MiB from %d MiB idle: the fill did not grow the cache", filled/mib, idle/mib)
+	}
+	l.limit = idle + (filled-idle)/4
+	runKvctlChild(t, dir, nil, "limit", ipc, strconv.FormatInt(l.limit, 10))
+	waitFor(t, 5*time.Second, "the server to take the limit up", func() bool {
+		return strings.Contains(s.out.String(), fmt.Sprintf("limit of %s set to %d bytes", ipc, l.limit))
+	})
+	return l
 }
 
 // TestKvctlLimitSurvivesRequests: a request admitted or finished before the

@@ -389,14 +389,21 @@ func (s *simServer) tick() {
 	defer s.mu.Unlock()
 	now := s.now()
 	seg := *s.mergeKvctlLocked()
-	// kvctl limit: taken up here, but applied lazily as kvcached does, on
-	// the next allocation only (tryAdmit evicts idle blocks until the request
-	// fits under it): kvcached reads the limit in KVCacheManager._alloc
-	// (kv_cache_manager.py@e8e6406 l.344-346) and vLLM evicts cached blocks
-	// only when an allocation is short, so an idle server keeps its pages.
+	// kvctl limit: taken up here, and an idle server releases its idle
+	// cache down to it, as kvcached's own limit case requires
+	// (limit_released_idle: within 30 s, with no requests;
+	// tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached). Admission
+	// also evicts idle blocks until a request fits under it (tryAdmit).
+	// Fault no-idle-limit-release keeps the pages until an allocation.
 	if s.kv.limitBytes != s.lastLimit {
 		s.log.kvcached("limit of %s set to %d bytes", s.ipc, s.kv.limitBytes)
 		s.lastLimit = s.kv.limitBytes
+	}
+	if over := s.kv.mappedBytes() - s.kv.limitBytes; over > 0 && s.inflight == 0 && len(s.waiters) == 0 &&
+		!s.faults.has(FaultNoIdleLimitRelease, s.ids...) {
+		if freed := s.kv.release(over); freed > 0 {
+			s.log.kvcached("released %d bytes of idle cache down to the limit (%d bytes mapped)", freed, s.kv.mappedBytes())
+		}
 	}
 	// kvctl priority: applied unless the fault rejects it.
 	if seg.PriorityRequestSeq > s.ackSeq {

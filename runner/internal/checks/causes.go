@@ -100,13 +100,17 @@ func ElasticCauses(a, b string) []Cause {
 
 // LimitCauses are the rules of a limit case of server s: a crash explains
 // every limit check and the probe; a cache that did not fill, or a limit
-// that was not set, leaves nothing for the later limit checks to measure.
+// that was not set, leaves nothing for the later limit checks to measure; a
+// cache not released down to the limit at idle is still over it when the
+// load starts (the load's readings begin with one), so it explains
+// limit_held_under_load.
 func LimitCauses(s string) []Cause {
-	later := []string{"limit_applied_on_allocation", "limit_held_under_load", "limit_raised_regrows"}
+	later := []string{"limit_released_idle", "limit_held_under_load", "limit_raised_regrows"}
 	return append(readyCauses(s),
 		Cause{Root: s + "_alive", Follow: []string{"limit_*", s + "_probe_unchanged"}},
 		Cause{Root: "limit_cache_filled", Follow: append([]string{"limit_set"}, later...)},
 		Cause{Root: "limit_set", Follow: later},
+		Cause{Root: "limit_released_idle", Follow: []string{"limit_held_under_load"}},
 	)
 }
 

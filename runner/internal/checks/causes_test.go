@@ -53,8 +53,10 @@ func TestMarkCauses(t *testing.T) {
 				"contended_requests_ok": "A_alive", "A_probe_unchanged": "A_alive", "A_alive": "", "A_no_error_signatures": ""}},
 		{"elastic: A kept its memory", mk("+a_requests_ok", "-a_released_memory", "-b_reused_a_memory"),
 			ElasticCauses("A", "B"), map[string]string{"a_released_memory": "", "b_reused_a_memory": "a_released_memory"}},
-		{"limit: the cache did not fill", mk("+S_ready", "-limit_cache_filled", "-limit_set", "-limit_applied_on_allocation", "+limit_requests_ok", "-limit_raised_regrows"),
-			LimitCauses("S"), map[string]string{"limit_cache_filled": "", "limit_set": "limit_cache_filled", "limit_applied_on_allocation": "limit_cache_filled", "limit_raised_regrows": "limit_cache_filled"}},
+		{"limit: kept its idle cache over the limit", mk("+S_ready", "+limit_cache_filled", "+limit_set", "-limit_released_idle", "+limit_requests_ok", "-limit_held_under_load", "+limit_raised_regrows"),
+			LimitCauses("S"), map[string]string{"limit_released_idle": "", "limit_held_under_load": "limit_released_idle"}},
+		{"limit: the cache did not fill", mk("+S_ready", "-limit_cache_filled", "-limit_set", "-limit_released_idle", "+limit_requests_ok", "-limit_raised_regrows"),
+			LimitCauses("S"), map[string]string{"limit_cache_filled": "", "limit_set": "limit_cache_filled", "limit_released_idle": "limit_cache_filled", "limit_raised_regrows": "limit_cache_filled"}},
 		// H's failed burst explains nothing of L's: L keeping its memory
 		// may be why it failed.
 		{"priority: L did not release", mk("+priority_set", "+l_requests_ok", "-h_requests_ok", "-l_released_for_h", "-h_reused_l_memory"),

@@ -23,8 +23,8 @@ func TestNumericChecksRecordMargins(t *testing.T) {
 		{BReusedAMemory(5000, 6000), 5000, 6000, collect.MustOver},
 		{LimitCacheFilled(100, 900), 900, 100, collect.MustOver},
 		{LimitCacheFilled(100, 90), 90, 100, collect.MustOver},
-		{LimitAppliedOnAllocation(300, 320, 8, 2), 300, 320, collect.MustUnder},
-		{LimitAppliedOnAllocation(400, 320, 8, 2), 400, 320, collect.MustUnder},
+		{LimitReleasedIdle(300, 320, true, 2), 300, 320, collect.MustUnder},
+		{LimitReleasedIdle(400, 320, true, 2), 400, 320, collect.MustUnder},
 		{LimitHeldUnderLoad(310, 320, 5), 310, 320, collect.MustUnder},
 		{LimitHeldUnderLoad(330.04, 320, 5), 330, 320, collect.MustUnder},
 		{LimitRaisedRegrows(900, 320), 900, 320, collect.MustOver},
@@ -65,7 +65,7 @@ func TestNumericChecksRecordMargins(t *testing.T) {
 func TestChecksWithoutMeasureRecordNoMargin(t *testing.T) {
 	for _, c := range []collect.Check{
 		AReleasedMemory(0, 8000, true),
-		LimitAppliedOnAllocation(300, 320, 0, 2),
+		LimitReleasedIdle(0, 320, false, 2),
 		LimitHeldUnderLoad(0, 320, 0),
 		CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 2}),
 		CleanExit("", Stop{Signal: "SIGINT", AlreadyExited: true, TimeoutS: 90}),
