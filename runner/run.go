@@ -404,6 +404,13 @@ func (r *Runner) defaults() error {
 			r.gpuErr = fmt.Errorf("GPU %d is not on this machine (%d GPUs found)", want, len(infos))
 		}
 	}
+	// A driver the engine images cannot run on fails every setup case's
+	// gpu_available (infra) before any case starts a server.
+	for _, g := range r.gpus {
+		if err := gpu.CheckDriver(g.Driver); err != nil && r.gpuErr == nil {
+			r.gpuErr = fmt.Errorf("GPU %d: %w", g.Index, err)
+		}
+	}
 	return nil
 }
 

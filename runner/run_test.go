@@ -21,7 +21,7 @@ import (
 type idleGPU struct{}
 
 func (idleGPU) GPUs() ([]gpu.Info, error) {
-	return []gpu.Info{{Index: 0, Name: "Fake L4", MemoryMiB: 23034, Driver: "1.2"}}, nil
+	return []gpu.Info{{Index: 0, Name: "Fake L4", MemoryMiB: 23034, Driver: "580.95.05"}}, nil
 }
 func (idleGPU) UsedMiB(int) (int64, error)           { return 0, nil }
 func (idleGPU) Processes(int) ([]gpu.Process, error) { return nil, nil }
@@ -302,6 +302,39 @@ func TestUnknownKindAndNoGPU(t *testing.T) {
 	r := &Runner{}
 	if _, err := r.kind("nope"); err == nil || !strings.Contains(err.Error(), `"nope" is not implemented`) {
 		t.Fatalf("kind: %v", err)
+	}
+}
+
+// oldDriverGPU is idleGPU on a driver older than the engine images need.
+type oldDriverGPU struct{ idleGPU }
+
+func (oldDriverGPU) GPUs() ([]gpu.Info, error) {
+	return []gpu.Info{{Index: 0, Name: "Fake L4", MemoryMiB: 23034, Driver: "570.86.15"}}, nil
+}
+
+// TestOldDriverFailsSetup: a driver older than 580 (kvcached's GPU runner
+// set-up, tools/ci/gpu-runner/setup.sh@28183ff482dc) fails the setup case's
+// gpu_available at job start, classed infra and naming the driver (the
+// engine's server cases then show as not run, as for any gpu_available).
+func TestOldDriverFailsSetup(t *testing.T) {
+	plan := &Plan{Profile: "custom", Engines: builtinEngines(), Cases: []Entry{{Kind: KindSetup, Name: "vllm-setup", Engine: "vllm"}}}
+	f := newFakeRun(t, plan, nil)
+	f.r.GPU = oldDriverGPU{}
+	out, err := f.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Cases[0]
+	if !c.Failed() || c.Checks[0].Name != "gpu_available" || c.Class != collect.ClassInfra {
+		t.Fatalf("setup case %+v", c)
+	}
+	if want := `GPU 0: NVIDIA driver "570.86.15" is older than 580`; !strings.Contains(c.Checks[0].Detail, want) {
+		t.Errorf("gpu_available detail %q, want it to contain %q", c.Checks[0].Detail, want)
+	}
+	var setup collect.Setup
+	readJSON(t, filepath.Join(f.r.OutDir, "setup.json"), &setup)
+	if len(setup.GPUs) != 1 || setup.GPUs[0].Driver != "570.86.15" {
+		t.Errorf("setup.json gpus %+v, want the GPU with its driver", setup.GPUs)
 	}
 }
 

@@ -28,7 +28,7 @@ type fakeGPU struct {
 }
 
 func (f *fakeGPU) GPUs() ([]gpu.Info, error) {
-	return []gpu.Info{{Index: 0, Name: "Fake", MemoryMiB: f.total, Driver: "1"}}, nil
+	return []gpu.Info{{Index: 0, Name: "Fake", MemoryMiB: f.total, Driver: "580.95.05"}}, nil
 }
 func (f *fakeGPU) UsedMiB(int) (int64, error) {
 	f.mu.Lock()
