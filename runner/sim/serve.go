@@ -114,6 +114,9 @@ type simServer struct {
 	ackSeq      int64
 	reqSeq      int64
 	lastLimit   int64
+	// keptOverLimit is the limit an idle server under fault
+	// no-idle-limit-release last said it keeps its cache over.
+	keptOverLimit int64
 	// grouped: the server's KV is spread over two pool groups, each with
 	// its segment (`<ipc>` and `<ipc>_g1`, see groupIPC); groupLimit is
 	// group 1's limit_bytes, the rest of kv.limitBytes group 0's.
