@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
