@@ -91,6 +91,12 @@ func TestHelpListsEveryFlag(t *testing.T) {
 			if !regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(f.Name) + `( |$)`).MatchString(text) {
 				t.Errorf("help of %s does not list --%s", c.Name, f.Name)
 			}
+			// The placeholder is flag.UnquoteUsage's: the usage's first
+			// back-quoted text. It names what the flag takes, one word
+			// (`plan --list <engine> <image>` named an output line's form).
+			if name, _ := flag.UnquoteUsage(f); strings.ContainsAny(name, " <>") {
+				t.Errorf("help of %s shows --%s %s: a placeholder is one word naming what the flag takes", c.Name, f.Name, name)
+			}
 		})
 		if n == 0 && c.Name != "sim" {
 			t.Errorf("%s binds no flags", c.Name)
