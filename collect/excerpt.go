@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 
@@ -67,4 +68,22 @@ func validPartPath(p string) bool {
 // without its line end, cut to ExcerptLineCut code points.
 func ExcerptLine(b []byte) string {
 	return text.CutLine(strings.TrimRight(string(b), "\r\n"), ExcerptLineCut)
+}
+
+// SignatureText is an error signature (a regular expression, as serve.log's
+// `errors` and an excerpt's `from` hold it, docs/formats.md §4.1) as a
+// reader would search a log for it: the text it matches when it matches one
+// text only (`Traceback \(most recent call last\)` is `Traceback (most
+// recent call last)`), else the expression itself. Anything not a regular
+// expression (`burst`, `end of serve.log`) is returned as it is.
+func SignatureText(sig string) string {
+	re, err := syntax.Parse(sig, syntax.Perl)
+	if err != nil {
+		return sig
+	}
+	re = re.Simplify()
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
+		return string(re.Rune)
+	}
+	return sig
 }

@@ -74,3 +74,20 @@ func TestExcerptValidated(t *testing.T) {
 		})
 	}
 }
+
+func TestSignatureText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`Traceback \(most recent call last\)`, "Traceback (most recent call last)"},
+		{"CUDA error", "CUDA error"},
+		{`fallen off the bus|GPU is lost`, `fallen off the bus|GPU is lost`},
+		{`(?i)cuda error`, `(?i)cuda error`},
+		{"burst", "burst"},
+		{"end of serve.log", "end of serve.log"},
+		{`unbalanced \(`, `unbalanced (`},
+		{`broken (`, `broken (`},
+	} {
+		if got := SignatureText(tc.in); got != tc.want {
+			t.Errorf("SignatureText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -258,8 +258,8 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		if s == "" {
 			s = text.Plain(unnamedCheck)
 		}
-		if p.detail > 0 && ch.Detail != "" {
-			s += " (" + text.Plain(text.Cut(ch.Detail, p.detail)) + ")"
+		if d := checkDetail(&ch); p.detail > 0 && d != "" {
+			s += " (" + text.Plain(text.Cut(d, p.detail)) + ")"
 		}
 		if k, known := c.KnownIssueOf(i); known {
 			s += knownMark(w, r.rep.KnownIssues[k].URL)

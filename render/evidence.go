@@ -164,7 +164,7 @@ func message(c *merge.Case) (first, rest string) {
 	}
 	for _, ch := range c.Checks {
 		if !ch.OK && ch.Detail != "" {
-			return text.Cut(strings.TrimSpace(ch.Detail), evidenceDetail), ""
+			return text.Cut(strings.TrimSpace(checkDetail(&ch)), evidenceDetail), ""
 		}
 	}
 	return "", ""
@@ -556,4 +556,21 @@ func countOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return text.Commas(int64(n)) + " " + many
+}
+
+// checkDetail is a check's detail as a report shows it. The detail of a
+// failed `no_error_signatures` check lists the error signatures the log
+// matched, which are regular expressions (docs/formats.md §4.1); kvcached's
+// own reporter writes them as they are, `; `-separated (`CUDA error;
+// Traceback \(most recent call last\)`): each is shown as the words a
+// reader would search the log for (collect.SignatureText).
+func checkDetail(ch *collect.Check) string {
+	if ch.OK || !strings.HasSuffix(ch.Name, "no_error_signatures") || ch.Detail == "" {
+		return ch.Detail
+	}
+	sigs := strings.Split(ch.Detail, "; ")
+	for i, s := range sigs {
+		sigs[i] = collect.SignatureText(s)
+	}
+	return strings.Join(sigs, "; ")
 }

@@ -82,7 +82,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			"TailAt": ex.TailOffset,
 			"Burst":  ex.From == collect.ExcerptBurst,
 			"End":    ex.From == collect.ExcerptEnd,
-			"From":   text.Code(text.Cut(ex.From, 100)),
+			"From":   text.Code(text.Cut(collect.SignatureText(ex.From), 100)),
 			"Same":   same,
 			"Fenced": fenced(lines),
 		}))

@@ -37,7 +37,7 @@ func TestWhereToLook(t *testing.T) {
 	job := "https://github.com/ovg-project/kvcached/actions/runs/555/job/777"
 	for _, want := range []mdtest.Cell{
 		{Text: "Job logs of the failed cases: SGLang.", Links: []string{job}},
-		{Text: `Where to look for sglang-qwen35_4b-kv_c1: sglang-qwen35_4b-kv_c1/serve.log around its first error signature, Traceback \(most recent call last\), from byte 4096 (the job's log).`, Links: []string{job}},
+		{Text: `Where to look for sglang-qwen35_4b-kv_c1: sglang-qwen35_4b-kv_c1/serve.log around its first error signature, Traceback (most recent call last), from byte 4096 (the job's log).`, Links: []string{job}},
 		{Text: "Where to look for limit-vllm-qwen05b: limit-vllm-qwen05b/serve.log from the burst, at byte 77.", Links: []string{}},
 	} {
 		if !slices.ContainsFunc(mdtest.Paragraphs([]byte(c)), func(p mdtest.Cell) bool { return p.Text == want.Text && slices.Equal(p.Links, want.Links) }) {

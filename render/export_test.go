@@ -23,3 +23,6 @@ func RowKeys(rep *merge.Report) func(c *merge.Case) string {
 func caseNames(rep *merge.Report) map[string]bool {
 	return (&renderer{rep: rep}).caseNames()
 }
+
+// CheckDetail is checkDetail: a check's detail as the report shows it.
+var CheckDetail = checkDetail

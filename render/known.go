@@ -182,7 +182,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			if p.squeeze {
 				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
 			}
-			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(ch.Detail, p.detail)), knownIssueCell(w, r.rep.KnownIssues[k.Issue])})
+			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), knownIssueCell(w, r.rep.KnownIssues[k.Issue])})
 		}
 	}
 	if checks > 0 {

@@ -192,7 +192,7 @@ func (t *textView) known() {
 				if ki.Inferred {
 					issue += " (inferred)"
 				}
-				rows = append(rows, []string{termText(c.Label(), textNameCut), termText(ch.Name, 100), termText(ch.Detail, textNameCut), issue})
+				rows = append(rows, []string{termText(c.Label(), textNameCut), termText(ch.Name, 100), termText(checkDetail(&ch), textNameCut), issue})
 			}
 		}
 	}
@@ -272,8 +272,8 @@ func (r *renderer) textChecks(c *merge.Case) string {
 			continue
 		}
 		s := termText(ch.Name, 100)
-		if ch.Detail != "" {
-			s += " (" + termText(ch.Detail, textNameCut) + ")"
+		if d := checkDetail(&ch); d != "" {
+			s += " (" + termText(d, textNameCut) + ")"
 		}
 		if k, known := c.KnownIssueOf(j); known {
 			s += " (known: " + termText(r.rep.KnownIssues[k].URL, knownURLMax) + ")"

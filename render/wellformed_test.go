@@ -553,7 +553,7 @@ func matchChecks(c *merge.Case, got string) string {
 		if ch.Detail == "" || !strings.HasPrefix(rest, " (") {
 			continue // no detail, or the budget dropped details
 		}
-		detail := []rune(flat(ch.Detail))
+		detail := []rune(flat(render.CheckDetail(&ch)))
 		if strings.HasPrefix(rest, " ("+string(detail)+")") && len(detail) <= 300 {
 			rest = rest[len(" ("+string(detail)+")"):]
 			continue

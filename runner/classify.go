@@ -374,12 +374,30 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 // and where it is, except for a line of a serve.log: the case's excerpt
 // quotes that log around its signatures (Runner.excerpt starts with the
 // server whose log held the best match), so the reason stays short enough
-// for a report's class cell (collect.ClassWhyMax; issue 21).
+// for a report's class cell (collect.ClassWhyMax; issue 21). The line is
+// cut around what the signature matched (text.CutAround) so the whole fits
+// collect.ClassWhyMax, which a report cuts to: a kernel line's
+// `GPU has fallen off the bus` comes after its Xid and PCI address.
 func (v Verdict) classWhy() string {
 	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
 	}
-	return text.CutLine(fmt.Sprintf("%s (%s: %s)", v.Why, v.Where, v.Line), 300)
+	head := fmt.Sprintf("%s (%s: ", v.Why, v.Where)
+	room := collect.ClassWhyMax - utf8.RuneCountInString(head) - 1
+	line := text.OneLine(v.Line)
+	start, end := 0, 0
+	for i := range engine.Signatures {
+		if s := &engine.Signatures[i]; s.Name == v.Signature {
+			if loc := s.Re.FindStringIndex(line); loc != nil {
+				start, end = loc[0], loc[1]
+			}
+			break
+		}
+	}
+	if room < 3 {
+		return text.CutLine(v.Why, collect.ClassWhyMax)
+	}
+	return head + text.CutAround(line, start, end, room) + ")"
 }
 
 // LogCase is what `ci-report classify` knows of a failed case: its

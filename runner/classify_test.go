@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
@@ -312,6 +313,18 @@ func TestEvidenceKernelLog(t *testing.T) {
 	ev := r.evidence(c, start, end)
 	if !ev.Found || ev.Match.Name != "a process was OOM-killed" || ev.Where != "kernel log" {
 		t.Fatalf("got %+v", ev)
+	}
+}
+
+// TestClassWhyKernelLine: a kernel log line whose signature comes after
+// its Xid, PCI address and process is cut around what matched, so the
+// class reason a report shows (at most collect.ClassWhyMax) keeps it.
+func TestClassWhyKernelLine(t *testing.T) {
+	line := "[ 5012.114218] NVRM: Xid (PCI:0000:b3:00): 79, pid=28841, name=python3, GPU has fallen off the bus."
+	v := judge(evidence{Found: true, Match: matchOf(t, line), Where: "kernel log", Kvcached: true})
+	why := v.classWhy()
+	if !strings.Contains(why, "fallen off the bus") || utf8.RuneCountInString(why) > collect.ClassWhyMax || !strings.HasPrefix(why, v.Why+" (kernel log: ") {
+		t.Fatalf("class_why %q (%d code points): want the matched words, at most %d", why, utf8.RuneCountInString(why), collect.ClassWhyMax)
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"flag"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/internal/text"
+	"slices"
 	"strings"
 
+	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -54,4 +57,31 @@ func (a *armInputs) apply(opts *render.Options) error {
 	}
 	opts.BaselineArm = a.baseline
 	return nil
+}
+
+// present checks that --arms names an arm some case of rep belongs to: an
+// evidence table of arms the parts do not have would say nothing under a
+// verdict about the other cases (`FAIL`, then `All 2 cases passed`), so it
+// is a usage error naming the arms the parts have. The config's arms are
+// not checked: a config serves every report of its repository.
+func (a *armInputs) present(rep *merge.Report) error {
+	if a.arms == "" {
+		return nil
+	}
+	var have []string
+	for i := range rep.Cases {
+		if arm := rep.Cases[i].Arm; arm != "" && !slices.Contains(have, arm) {
+			have = append(have, arm)
+		}
+	}
+	for _, arm := range strings.Split(a.arms, ",") {
+		if slices.Contains(have, arm) {
+			return nil
+		}
+	}
+	if len(have) == 0 {
+		return usageErrorf("--arms %s: the parts carry no arm (run --arm or import junit --arm sets a part's)", bounds.Quote(a.arms))
+	}
+	slices.Sort(have)
+	return usageErrorf("--arms %s: no case is of these arms; the parts' arms are %s", bounds.Quote(a.arms), text.Inert(strings.Join(have, ",")))
 }

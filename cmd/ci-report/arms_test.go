@@ -158,6 +158,18 @@ func TestArmUsageErrors(t *testing.T) {
 	if code, _, stderr := runCLI(t, "render", part, "--expect", "parent=pass"); code != exitUsage || !strings.Contains(stderr, "expected results need the arms") {
 		t.Errorf("--expect without arms: exit %d, stderr %q", code, stderr)
 	}
+	// --arms that no part carries: one answer, a usage error naming the
+	// parts' arms, not a FAIL verdict over "All N cases passed".
+	if code, stdout, stderr := runCLI(t, "render", part, "--arms", "main,fix"); code != exitUsage || stdout != "" || !strings.Contains(stderr, `--arms "main,fix": no case is of these arms; the parts' arms are parent`) {
+		t.Errorf("--arms of no part: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	plain := filepath.Join(dir, "plain")
+	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "p", "--out", plain); code != exitOK {
+		t.Fatalf("import: %d %s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI(t, "render", plain, "--arms", "parent,fix"); code != exitUsage || stdout != "" || !strings.Contains(stderr, "the parts carry no arm") {
+		t.Errorf("--arms over parts without arms: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	for _, tc := range []struct {
 		name, cmd string
 		args      []string

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/internal/golden"
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 // helpGolden holds every help text, one file a command (`go test
@@ -90,6 +91,12 @@ func TestHelpListsEveryFlag(t *testing.T) {
 			n++
 			if !regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(f.Name) + `( |$)`).MatchString(text) {
 				t.Errorf("help of %s does not list --%s", c.Name, f.Name)
+			}
+			// The placeholder is flag.UnquoteUsage's: the usage's first
+			// back-quoted text. It names what the flag takes, one word
+			// (`plan --list <engine> <image>` named an output line's form).
+			if name, _ := flag.UnquoteUsage(f); strings.ContainsAny(name, " <>") {
+				t.Errorf("help of %s shows --%s %s: a placeholder is one word naming what the flag takes", c.Name, f.Name, name)
 			}
 		})
 		if n == 0 && c.Name != "sim" {
@@ -270,5 +277,19 @@ func TestReleaseVersion(t *testing.T) {
 		"revision: none recorded (a module build: the module version names the source)\n"
 	if got := versionText(bi("v0.4.0"), releaseStamp{}); got != want {
 		t.Errorf("versionText of go install …@v0.4.0:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// demo --help lists the simulator's fault names, so --faults can be used
+// without reading the source.
+func TestDemoHelpListsFaults(t *testing.T) {
+	code, stdout, _ := runCLI(t, "demo", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, name := range sim.FaultNames() {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("demo --help does not list the fault %s", name)
+		}
 	}
 }

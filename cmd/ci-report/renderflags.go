@@ -194,6 +194,9 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 	if err != nil {
 		return nil, opts, err
 	}
+	if err := r.arms.present(rep); err != nil {
+		return nil, opts, err
+	}
 	if opts.SHA == "" && rep.KvcachedSHA() == "" {
 		opts.SHA = e.Getenv("GITHUB_SHA")
 	}

@@ -21,6 +21,9 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if err != nil {
 		return nil, err
 	}
+	if err := sim.CheckFaultScopes(e.Getenv("CI_REPORT_SIM_FAULTS"), simIdentities(o.plan, r.RunID)); err != nil {
+		return nil, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
+	}
 	dir := e.Getenv("CI_REPORT_SIM_DIR")
 	keep := dir != ""
 	if !keep {
@@ -106,4 +109,19 @@ func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, erro
 		s.Env.Set(kv[0], kv[1])
 	}
 	return s, nil
+}
+
+// simIdentities are what a simulator fault's scope may match in this run
+// (runner/sim's package doc): each server of the selected cases by its IPC
+// name (which its served name is), its name, its model's key and hf id,
+// and its engine.
+func simIdentities(p *runner.Plan, runID string) []string {
+	var ids []string
+	for _, c := range p.Cases {
+		for i := range c.Servers {
+			sp := &c.Servers[i]
+			ids = append(ids, runner.IPCName(runID, sp.Name), sp.Name, sp.Model, sp.HFID, sp.Engine)
+		}
+	}
+	return ids
 }

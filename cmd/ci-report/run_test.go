@@ -326,6 +326,23 @@ func TestRunSimulatedUnknownFault(t *testing.T) {
 	}
 }
 
+// A fault whose scope matches none of the run's servers is a usage error
+// naming the fault and the scope, not a run it is silently never injected
+// into; a scope that matches a selected server (its IPC name) runs.
+func TestRunSimulatedFaultScopeMatchesNothing(t *testing.T) {
+	code, out, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "leak-segment@qwen99"}, "--profile", "smoke")
+	if code != exitUsage || !strings.Contains(stderr, `CI_REPORT_SIM_FAULTS: fault "leak-segment": scope "qwen99" matches none of the run's servers`) {
+		t.Fatalf("exit %d, want 2 naming the fault and its scope:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the part directory exists (%v): the run started", err)
+	}
+	// sglang's servers are not selected: a scope naming one matches nothing.
+	if code, _, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "leak-segment@sglang"}, "--profile", "smoke", "--cases", "vllm-*"); code != exitUsage || !strings.Contains(stderr, `scope "sglang"`) {
+		t.Fatalf("a scope of a case not selected: exit %d, want 2:\n%s", code, stderr)
+	}
+}
+
 // A CI_REPORT_SIM_KVCTL_DELAY that is not a Go duration is a usage error
 // before anything runs, not a run whose every kvctl call fails.
 func TestRunSimulatedBadKvctlDelay(t *testing.T) {

@@ -195,3 +195,50 @@ func Plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// CutAround shortens Valid(s) to at most n code points keeping the bytes
+// s[start:end] (what a pattern matched) in view: the text around them is
+// cut, on either side as room runs out, each cut marked by an Ellipsis
+// (Cut keeps the start, which loses a match near the end of a long line).
+// A span longer than the room keeps its start. Offsets out of order or
+// range, or n < 3 (no room for both marks), fall back to Cut.
+func CutAround(s string, start, end, n int) string {
+	if n < 3 || start < 0 || end < start || end > len(s) || !utf8.ValidString(s) {
+		return Cut(s, n)
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	a, b := utf8.RuneCountInString(s[:start]), utf8.RuneCountInString(s[:end])
+	size := func(a, b int) int {
+		k := b - a
+		if a > 0 {
+			k++
+		}
+		if b < len(r) {
+			k++
+		}
+		return k
+	}
+	for b > a && size(a, b) > n {
+		b--
+	}
+	for grew := true; grew; {
+		grew = false
+		if a > 0 && size(a-1, b) <= n {
+			a, grew = a-1, true
+		}
+		if b < len(r) && size(a, b+1) <= n {
+			b, grew = b+1, true
+		}
+	}
+	out := string(r[a:b])
+	if a > 0 {
+		out = Ellipsis + out
+	}
+	if b < len(r) {
+		out += Ellipsis
+	}
+	return out
+}

@@ -172,3 +172,30 @@ func TestCommas(t *testing.T) {
 		}
 	}
 }
+
+func TestCutAround(t *testing.T) {
+	line := "NVRM: Xid (PCI:0000:b3:00): 79, pid=1234, name=python3, GPU has fallen off the bus."
+	at := strings.Index(line, "fallen off the bus")
+	for _, tc := range []struct {
+		s          string
+		start, end int
+		n          int
+		want       string
+	}{
+		{line, at, at + len("fallen off the bus"), 30, "…, GPU has fallen off the bus."},
+		{line, at, at + len("fallen off the bus"), 20, "…fallen off the bus."},
+		{line, at, at + len("fallen off the bus"), 10, "…fallen o…"},
+		{line, 0, 4, 10, "NVRM: Xid…"},
+		{"short", 1, 2, 10, "short"},
+		{"abcdefghij", 4, 5, 5, "…def…"},
+		{"héllo wörld", 7, 12, 6, "…wörld"},
+		{line, -1, 3, 10, Cut(line, 10)},
+		{line, 5, 3, 10, Cut(line, 10)},
+		{line, 0, 3, 2, Cut(line, 2)},
+	} {
+		got := CutAround(tc.s, tc.start, tc.end, tc.n)
+		if got != tc.want || utf8.RuneCountInString(got) > tc.n {
+			t.Errorf("CutAround(%q, %d, %d, %d) = %q, want %q", tc.s, tc.start, tc.end, tc.n, got, tc.want)
+		}
+	}
+}

@@ -199,7 +199,9 @@
 // served name or `port=<port>` (e.g. `crash-in-burst@qwen35_4b`,
 // `wrong-tokens@port=18001`; `run --simulate` takes free ports unless given
 // --port, so a port scope needs one); unknown names are an error (exit 2,
-// and `run --simulate` and `demo` refuse them before starting anything).
+// and `run --simulate` and `demo` refuse them before starting anything), as
+// is a scope other than `port=` that matches none of the run's servers
+// (CheckFaultScopes).
 //
 //	no-release       under a raised watermark the server keeps its idle pages
 //	no-idle-limit-release

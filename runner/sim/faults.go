@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,7 +86,7 @@ func parseFaults(s string) (faultSet, error) {
 		name, param, hasParam := strings.Cut(rest, "=")
 		f.Name = name
 		if !knownFaults[name] {
-			return nil, fmt.Errorf("unknown fault %s (known: %s)", bounds.Quote(name), strings.Join(faultNames(), ", "))
+			return nil, fmt.Errorf("unknown fault %s (known: %s)", bounds.Quote(name), strings.Join(FaultNames(), ", "))
 		}
 		if hasParam {
 			n, err := strconv.Atoi(param)
@@ -99,13 +100,36 @@ func parseFaults(s string) (faultSet, error) {
 	return out, nil
 }
 
-func faultNames() []string {
+// FaultNames are the names CI_REPORT_SIM_FAULTS knows, sorted.
+func FaultNames() []string {
 	var n []string
 	for k := range knownFaults {
 		n = append(n, k)
 	}
 	sort.Strings(n)
 	return n
+}
+
+// CheckFaultScopes says which fault of a CI_REPORT_SIM_FAULTS value s has a
+// scope that is a substring of none of ids (the identities of the run's
+// servers: IPC names, server names, models, engines), so it would be
+// silently never injected; nil when every scope matches one. A `port=`
+// scope is not checked: the ports are chosen as the run goes (see the
+// package doc). An invalid s is ValidateFaults's error.
+func CheckFaultScopes(s string, ids []string) error {
+	fs, err := parseFaults(s)
+	if err != nil {
+		return err
+	}
+	for _, f := range fs {
+		if f.Scope == "" || strings.HasPrefix(f.Scope, "port=") {
+			continue
+		}
+		if !slices.ContainsFunc(ids, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) }) {
+			return fmt.Errorf("fault %s: scope %s matches none of the run's servers (their IPC names, names, models and engines)", bounds.Quote(f.Name), bounds.Quote(f.Scope))
+		}
+	}
+	return nil
 }
 
 // get returns the fault named name that applies to a process known by the

@@ -58,3 +58,20 @@ func TestParseFaults(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckFaultScopes(t *testing.T) {
+	ids := []string{"e2e_0101_vllm_qwen05b_kv_c1", "vllm-qwen05b-kv_c1", "qwen05b", "Qwen/Qwen2.5-0.5B-Instruct", "vllm"}
+	for _, tc := range []struct{ faults, err string }{
+		{"", ""},
+		{"leak-segment", ""},
+		{"leak-segment@qwen05b,wrong-tokens@kv_c1,versions-fail@vllm", ""},
+		{"wrong-tokens@port=18001", ""},
+		{"leak-segment@qwen05b,crash-in-burst=4@sglang", `fault "crash-in-burst": scope "sglang" matches none`},
+		{"no-relase@x", `unknown fault "no-relase"`},
+	} {
+		err := CheckFaultScopes(tc.faults, ids)
+		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("CheckFaultScopes(%q) = %v, want %q", tc.faults, err, tc.err)
+		}
+	}
+}

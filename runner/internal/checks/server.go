@@ -153,11 +153,21 @@ func NoErrorSignatures(prefix string, info collect.LogInfo) collect.Check {
 	name := prefix + "no_error_signatures"
 	if len(info.Errors) == 0 {
 		if len(info.ErrorsAfterStop) > 0 {
-			return pass(name, "after the stop signal only: "+text.CutWords(strings.Join(info.ErrorsAfterStop, ", "), 300))
+			return pass(name, "after the stop signal only: "+text.CutWords(signaturesText(info.ErrorsAfterStop), 300))
 		}
 		return pass(name, "")
 	}
-	return fail(name, text.CutWords("serve.log matched "+strings.Join(info.Errors, ", "), 300))
+	return fail(name, text.CutWords("serve.log matched "+signaturesText(info.Errors), 300))
+}
+
+// signaturesText is a list of error signatures as a reader would search
+// the log for them (collect.SignatureText), comma-separated.
+func signaturesText(sigs []string) string {
+	out := make([]string, len(sigs))
+	for i, s := range sigs {
+		out[i] = collect.SignatureText(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // KvcachedActive is `kvcached_active`: every required patch was logged and a

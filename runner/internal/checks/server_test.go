@@ -73,6 +73,7 @@ func TestServerChecks(t *testing.T) {
 		{"left", CleanExit("", Stop{Signal: "SIGTERM", Killed: true, Left: true, TimeoutS: 90}), "clean_exit_on_signal", false, "still running 90 s after SIGTERM, and after SIGKILL"},
 		{"no errors", NoErrorSignatures("", collect.LogInfo{}), "no_error_signatures", true, ""},
 		{"errors", NoErrorSignatures("", collect.LogInfo{Errors: []string{"CUDA error", "Failed to patch"}}), "no_error_signatures", false, "serve.log matched CUDA error, Failed to patch"},
+		{"escaped signature", NoErrorSignatures("", collect.LogInfo{Errors: []string{`Traceback \(most recent call last\)`}}), "no_error_signatures", false, "serve.log matched Traceback (most recent call last)"},
 		{"active", KvcachedActive("", kvLog, []string{"a", "b"}, false), "kvcached_active", true, "2 patches, capacity 1000"},
 		{"inactive patch missing", KvcachedActive("", collect.LogInfo{Patched: []string{"a"}}, []string{"a", "b"}, false), "kvcached_active", false, "patches not logged: b; no kvcached capacity line"},
 		// kvcached 0.1.5 on vLLM logs no capacity line: its set does not ask for one.
