@@ -123,22 +123,7 @@ func fillAndLower(t *testing.T, extraEnv ...string) *limitServer {
 	s := startServer(t, dir, "vllm", "Qwen/Qwen2.5-0.5B-Instruct", env, "--max-num-seqs", "32", "--gpu-memory-utilization", "0.8")
 	l := &limitServer{s: s, dir: dir, ipc: ipc, original: ledger(t, dir)[ipc].LimitBytes}
 	idle := ledger(t, dir)[ipc].UsedBytes
-	l.fill = func(base int) {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 8)
-		for i := 0; i < 24; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if r := s.complete("vllm", doc(base+i, 1500), 1, false); r.status != 200 {
-					t.Errorf("fill: %d %s", r.status, r.body)
-				}
-			}()
-		}
-		wg.Wait()
-	}
+	l.fill = func(base int) { fillPrompts(t, s, base, 1500) }
 	l.fill(1000)
 	filled := ledger(t, dir)[ipc].UsedBytes
 	if filled < idle+300*mib {

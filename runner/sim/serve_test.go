@@ -710,20 +710,7 @@ func TestPriorityProtocol(t *testing.T) {
 			}
 			defer release()
 			// Fill L: 24 distinct 3000-word prompts, 1 token, 8 at a time.
-			var wg sync.WaitGroup
-			sem := make(chan struct{}, 8)
-			for i := 0; i < 24; i++ {
-				wg.Add(1)
-				sem <- struct{}{}
-				go func() {
-					defer wg.Done()
-					defer func() { <-sem }()
-					if r := l.complete("vllm", doc(100+i, 3000), 1, false); r.status != 200 {
-						t.Errorf("fill %d: %d %s", i, r.status, r.body)
-					}
-				}()
-			}
-			wg.Wait()
+			fillPrompts(t, l, 100, 3000)
 			filled := segPeak("e2e_p_l") // charged_bytes is used_bytes here
 			release()
 			if filled < 800*mib {
@@ -759,6 +746,7 @@ func TestPriorityProtocol(t *testing.T) {
 			}()
 			failed := 0
 			var mu sync.Mutex
+			var wg sync.WaitGroup
 			for i := 0; i < 20; i++ {
 				wg.Add(1)
 				go func() {
@@ -846,4 +834,24 @@ func TestDeviceGPUs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fillPrompts sends c 24 distinct prompts of words words (doc(base+i)), one
+// token each, 8 at a time, as the runner's fill does.
+func fillPrompts(t *testing.T, c *child, base, words int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if r := c.complete("vllm", doc(base+i, words), 1, false); r.status != 200 {
+				t.Errorf("fill %d: %d %s", i, r.status, r.body)
+			}
+		}()
+	}
+	wg.Wait()
 }
