@@ -67,7 +67,7 @@ var failureOnlyChecks = map[string][]string{
 	KindElastic:  {"ballast_ready", "elastic_plan"},
 	KindLimit:    {"limit_plan"},
 	KindPriority: {"ballast_ready", "priority_plan"},
-	"any":        {"case_completed"},
+	"any":        {"case_completed", "inputs_accepted"},
 }
 
 // emittedCheck is one check name a simulated run recorded, with the server

@@ -31,14 +31,20 @@ type EngineSpec struct {
 	// Sim is the engine runner/sim imitates for it (`sim serve --engine`,
 	// `sim versions --engine`): vllm or sglang.
 	Sim string
+	// Help prints every option its server accepts, exit 0 (argparse's
+	// help action), which the setup case holds the plan's flags to (nil:
+	// not checked, docs/runner.md §5.1).
+	Help []string
 }
 
 // EngineFlags are an engine's server flags for the tensor-parallel size,
 // the batch limit, the memory fraction, the context length and an fp8 KV
-// cache.
+// cache; LongContextEnv is the variable that lets a context length over
+// the model's through (its absence: the engine refuses it).
 type EngineFlags struct {
 	TP, Batch, Memory, Context string
 	FP8                        []string
+	LongContextEnv             string
 }
 
 // BuiltinEngines is the engine table of this build: vLLM and SGLang. Each
@@ -58,7 +64,12 @@ func BuiltinEngines() []EngineSpec {
 					"--port", "{port}", "--seed", "42", "--enable-prompt-tokens-details", "--enable-prefix-caching",
 					"--async-scheduling", "--compilation-config.backend=eager"},
 			},
-			Flags: EngineFlags{TP: "--tensor-parallel-size", Batch: "--max-num-seqs", Memory: "--gpu-memory-utilization", Context: "--max-model-len", FP8: []string{"--kv-cache-dtype", "fp8"}},
+			Flags: EngineFlags{TP: "--tensor-parallel-size", Batch: "--max-num-seqs", Memory: "--gpu-memory-utilization", Context: "--max-model-len", FP8: []string{"--kv-cache-dtype", "fp8"},
+				LongContextEnv: "VLLM_ALLOW_LONG_MAX_MODEL_LEN"},
+			// `--help=all` prints argparse's whole help; a bare --help only
+			// the config groups (FlexibleArgumentParser.format_help,
+			// vllm/utils/argparse_utils.py@00da11e37d1f).
+			Help: []string{"vllm", "serve", "--help=all"},
 		},
 		{
 			Key: "sglang", Display: collect.DisplayName("sglang"), Dialect: engine.SGLangGenerate(), Sim: "sglang",
@@ -67,7 +78,11 @@ func BuiltinEngines() []EngineSpec {
 				Server: []string{"python3", "-m", "sglang.launch_server", "--model-path", "{hf_id}", "--served-model-name", "{served_name}",
 					"--host", "127.0.0.1", "--port", "{port}", "--random-seed", "42", "--enable-cache-report"},
 			},
-			Flags: EngineFlags{TP: "--tp-size", Batch: "--max-running-requests", Memory: "--mem-fraction-static", Context: "--context-length", FP8: []string{"--kv-cache-dtype", "fp8_e4m3"}},
+			Flags: EngineFlags{TP: "--tp-size", Batch: "--max-running-requests", Memory: "--mem-fraction-static", Context: "--context-length", FP8: []string{"--kv-cache-dtype", "fp8_e4m3"},
+				LongContextEnv: "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},
+			// prepare_server_args: a plain argparse parser
+			// (python/sglang/srt/server_args.py@469c63e54e7d).
+			Help: []string{"python3", "-m", "sglang.launch_server", "--help"},
 		},
 	}
 }

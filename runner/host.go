@@ -34,6 +34,9 @@ type Host interface {
 	// Runner.VersionProbe gives one; `{engine}` is replaced by the
 	// engine's key, `{sim_engine}` by its simulated engine.
 	VersionProbe() []string
+	// ModelProbe reads the models' config.json from the model cache; the
+	// model ids are appended (DefaultModelProbe, `sim models`).
+	ModelProbe() []string
 	// ShmDir and TmpDir are where kvcached leaves its shared-memory
 	// segments and socket directories.
 	ShmDir() string
@@ -62,6 +65,9 @@ func (Machine) Ballast() []string { return nil }
 
 // VersionProbe implements Host.
 func (Machine) VersionProbe() []string { return DefaultVersionProbe }
+
+// ModelProbe implements Host.
+func (Machine) ModelProbe() []string { return DefaultModelProbe }
 
 // ShmDir implements Host.
 func (Machine) ShmDir() string { return "/dev/shm" }
@@ -131,6 +137,9 @@ func (s *Sim) Ballast() []string { return s.sub("ballast") }
 
 // VersionProbe implements Host: `sim versions --engine {sim_engine}`.
 func (s *Sim) VersionProbe() []string { return s.sub("versions", "--engine", "{sim_engine}") }
+
+// ModelProbe implements Host: `sim models`.
+func (s *Sim) ModelProbe() []string { return s.sub("models") }
 
 // ShmDir implements Host: the world's shm/.
 func (s *Sim) ShmDir() string { return filepath.Join(s.Dir, "shm") }

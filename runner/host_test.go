@@ -20,6 +20,7 @@ func (h testHost) ProcessEnv() collect.Env { return h.env }
 func (testHost) Kvctl() []string           { return []string{"host-kvctl"} }
 func (testHost) Ballast() []string         { return []string{"host-ballast"} }
 func (testHost) VersionProbe() []string    { return []string{"host-probe", "{engine}"} }
+func (testHost) ModelProbe() []string      { return []string{"model-probe"} }
 func (testHost) ShmDir() string            { return "/host/shm" }
 func (testHost) TmpDir() string            { return "/host/tmp" }
 func (testHost) FindServer(context.Context, *Case, string) (string, string) {

@@ -306,6 +306,11 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	if why := r.missingCapability(c.Entry); why != "" {
 		return c.skipped(why)
 	}
+	// Inputs the engine would refuse are the harness's, named before any
+	// server starts (docs/runner.md §5.8 inputs_accepted).
+	if why := r.refusedInputs(c.Entry); why != "" {
+		return c.Result([]collect.Check{{Name: "inputs_accepted", Detail: why}}, nil, nil)
+	}
 	res = k.Run(ctx, c)
 	if res.Name == "" {
 		res.Name = c.Entry.Name

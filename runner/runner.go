@@ -245,6 +245,7 @@ type Runner struct {
 	versions map[string]Versions              // engine → its setup case's probe
 	expect   map[string]picked                // engine → the expectation set its setup case picked
 	caps     map[string]map[string]capability // engine → capability → what its setup case probed
+	inputs   map[string]*engineInputs         // engine → what its setup case learned its image accepts
 	gpus     []gpu.Info
 	gpuErr   error
 	// kernelPipe reads --kernel-log when it is a named pipe (kernellog.go).

@@ -78,6 +78,7 @@ func ServerChecks() collect.Ordered[string] {
 	o.Set("apc_<n>_cached_tokens_equal", "kvcached cases with a native case: apc_0..2 report the same cached tokens as native")
 	o.Set("native_block_size_matched", "native cases of a group where vLLM set a hybrid model's attention block size: the native server logged the same block size as each kvcached server of its group (vLLM computes it itself; when kvcached grew it, in its own line, the native server is given kvcached's size as --block-size)")
 	o.Set("case_completed", checks.CaseCompletedText)
+	o.Set("inputs_accepted", checks.InputsAcceptedText)
 	return o
 }
 

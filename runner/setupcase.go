@@ -77,6 +77,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 			c.R.verMu.Unlock()
 		}
 		c.probeCapabilities(ctx, name, c.needs, &log)
+		c.probeInputs(ctx, name, &log)
 	}
 	return c.Result(list, log, nil)
 }

@@ -15,6 +15,8 @@ type Info struct {
 	Name      string
 	MemoryMiB int64 // total memory
 	Driver    string
+	// CC is the CUDA compute capability, `<major>.<minor>` ("": unknown).
+	CC string
 }
 
 // Process is one compute process on a GPU.

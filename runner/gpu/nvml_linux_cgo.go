@@ -98,7 +98,11 @@ func (n *nvmlBackend) GPUs() ([]Info, error) {
 		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("NVML: GPU %d memory: %s", i, nvml.ErrorString(ret))
 		}
-		out = append(out, Info{Index: i, Name: name, MemoryMiB: int64(mem.Total >> 20), Driver: driver})
+		cc := ""
+		if major, minor, ret := d.GetCudaComputeCapability(); ret == nvml.SUCCESS {
+			cc = fmt.Sprintf("%d.%d", major, minor)
+		}
+		out = append(out, Info{Index: i, Name: name, MemoryMiB: int64(mem.Total >> 20), Driver: driver, CC: cc})
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/ovg-project/ci-report/runner/gpu"
@@ -34,7 +35,7 @@ func (g *simGPU) GPUs() ([]gpu.Info, error) {
 	}
 	out := make([]gpu.Info, len(w.gpus))
 	for i, s := range w.gpus {
-		out[i] = gpu.Info{Index: s.Index, Name: s.Name, MemoryMiB: s.TotalMiB, Driver: s.Driver}
+		out[i] = gpu.Info{Index: s.Index, Name: s.Name, MemoryMiB: s.TotalMiB, Driver: s.Driver, CC: cmp.Or(s.CC, DefaultCC)}
 	}
 	return out, nil
 }

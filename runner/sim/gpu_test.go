@@ -14,14 +14,14 @@ import (
 )
 
 func TestGPUBackend(t *testing.T) {
-	w := newTestWorld(t, WorldOptions{GPUs: 2, TotalMiB: 81559, Name: "NVIDIA H100 80GB HBM3 (simulated)", Driver: "570.1"})
+	w := newTestWorld(t, WorldOptions{GPUs: 2, TotalMiB: 81559, Name: "NVIDIA H100 80GB HBM3 (simulated)", Driver: "570.1", CC: "9.0"})
 	b := NewGPU(w.dir)
 	defer b.Close()
 	infos, err := b.GPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []gpu.Info{{Index: 0, Name: "NVIDIA H100 80GB HBM3 (simulated)", MemoryMiB: 81559, Driver: "570.1"}, {Index: 1, Name: "NVIDIA H100 80GB HBM3 (simulated)", MemoryMiB: 81559, Driver: "570.1"}}
+	want := []gpu.Info{{Index: 0, Name: "NVIDIA H100 80GB HBM3 (simulated)", MemoryMiB: 81559, Driver: "570.1", CC: "9.0"}, {Index: 1, Name: "NVIDIA H100 80GB HBM3 (simulated)", MemoryMiB: 81559, Driver: "570.1", CC: "9.0"}}
 	if !cmp.Equal(infos, want) {
 		t.Fatalf("GPUs = %v", infos)
 	}

@@ -36,6 +36,8 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return mainBallast(ctx, args[1:], stdout, stderr, getenv)
 	case "versions":
 		return mainVersions(args[1:], stdout, stderr, getenv)
+	case "models":
+		return runModels(args[1:], stdout, getenv)
 	case "world":
 		return mainWorld(ctx, args[1:], stderr, getenv)
 	}
@@ -173,6 +175,7 @@ commands:
   ballast --mib M [--gpu N] [--dir D]   hold all but M MiB of a simulated GPU
   world --dir D [--gpus N] [--mib M]     create a simulated world
   versions --engine vllm|sglang          the runner's version probe: installed versions as JSON
+  models <hf id>...                      the runner's model probe: the cached models' config.json as JSON
 
 The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;
 time scale: $CI_REPORT_SIM_TIMESCALE; each kvctl call's delay: $CI_REPORT_SIM_KVCTL_DELAY.

@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,6 +34,27 @@ var models = []modelSpec{
 	{"gemma4_12b", "google/gemma-4-12B-it", 23420, 98304, false, "Gemma4ForConditionalGeneration"},
 	{"qwen38_27b", "Qwen/Qwen3.8-27B", 51700, 131072, true, "Qwen3ForCausalLM"},
 }
+
+// runModels is `sim models <hf id>...`, the runner's model probe
+// (runner.DefaultModelProbe): the simulated model cache holds the config.json
+// of each model of the table (models), none other, and is offline when
+// HF_HUB_OFFLINE is true as huggingface_hub reads it (1, ON, YES, TRUE).
+func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
+	out := map[string]any{}
+	for _, id := range ids {
+		out[id] = nil
+		if m := lookupModel(id); m.Key != "" {
+			out[id] = map[string]any{"architectures": []string{m.Arch}, "max_position_embeddings": SimContextLen, "torch_dtype": "bfloat16"}
+		}
+	}
+	off := slices.Contains([]string{"1", "ON", "YES", "TRUE"}, strings.ToUpper(getenv("HF_HUB_OFFLINE")))
+	b, _ := json.Marshal(map[string]any{"offline": off, "cache": filepath.Join(getenv("CI_REPORT_SIM_DIR"), "hub"), "models": out})
+	fmt.Fprintln(stdout, string(b))
+	return 0
+}
+
+// SimContextLen is every simulated model's max_position_embeddings.
+const SimContextLen = 32768
 
 var sizeInName = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)b\b`)
 
@@ -121,17 +146,62 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 		return c, &argvError{fmt.Sprintf("unknown engine %q (want vllm or sglang)", engine)}
 	}
 	p := &argvParser{prog: prog, argv: argv}
+	var unknown []string
 	for p.i = 0; p.i < len(argv); p.i++ {
 		a := argv[p.i]
 		if !strings.HasPrefix(a, "--") {
 			continue
 		}
 		p.name, p.val, p.hasVal = strings.Cut(a, "=")
+		if !knownOption(engine, p.name) {
+			unknown = append(unknown, a)
+		}
 		if err := p.flag(&c); err != nil {
 			return c, err
 		}
 	}
+	if len(unknown) > 0 {
+		return c, &argvError{fmt.Sprintf("%s: error: unrecognized arguments: %s", prog, strings.Join(unknown, " "))}
+	}
 	return c, p.complete(&c)
+}
+
+// engineOptions are the options the simulated engines accept: those the
+// runner's built-in profiles pass and those sim serve reads. A server
+// given another exits 2 with argparse's `unrecognized arguments` (after
+// vLLM's reading of `_` as `-` and `--a.b` as `--a`, and argparse's
+// unique prefixes), and `--help` / `--help=all` lists them, exit 0.
+var engineOptions = map[string][]string{
+	"vllm": {"--model", "--served-model-name", "--host", "--port", "--seed", "--enable-prompt-tokens-details",
+		"--enable-prefix-caching", "--no-enable-prefix-caching", "--async-scheduling", "--compilation-config", "--dtype",
+		"--max-model-len", "--max-num-seqs", "--gpu-memory-utilization", "--trust-remote-code",
+		"--tensor-parallel-size", "--kv-cache-dtype", "--block-size", "--enforce-eager", "--help"},
+	"sglang": {"--model-path", "--served-model-name", "--host", "--port", "--random-seed", "--enable-cache-report",
+		"--dtype", "--context-length", "--max-running-requests", "--mem-fraction-static", "--trust-remote-code",
+		"--tp-size", "--tensor-parallel-size", "--kv-cache-dtype", "--page-size", "--help"},
+}
+
+// knownOption says whether engine's simulated parser takes name.
+func knownOption(engine, name string) bool {
+	name, _, _ = strings.Cut(name, ".")
+	name = "--" + strings.ReplaceAll(strings.TrimPrefix(name, "--"), "_", "-")
+	for _, o := range engineOptions[engine] {
+		if strings.HasPrefix(o, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// helpText is the simulated engine's help: argparse's usage line and one
+// line per option.
+func helpText(engine string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s [options]\n\noptions:\n", map[string]string{"vllm": "vllm serve [model_tag]", "sglang": "launch_server.py"}[engine])
+	for _, o := range engineOptions[engine] {
+		fmt.Fprintf(&b, "  %s\n", o)
+	}
+	return b.String()
 }
 
 // vllmModelTag is the model vLLM takes as the word after `serve` ("" when

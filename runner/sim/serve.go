@@ -140,6 +140,10 @@ type waiter struct {
 
 // runServe is `sim serve --engine E -- argv...`.
 func runServe(ctx context.Context, env serveEnv, engine string, argv []string) int {
+	if slices.ContainsFunc(argv, func(a string) bool { return a == "--help" || strings.HasPrefix(a, "--help=") }) {
+		fmt.Fprint(env.stdout, helpText(engine))
+		return 0
+	}
 	s, code := newSimServer(env, engine, argv)
 	if s == nil {
 		return code

@@ -19,6 +19,7 @@ type WorldOptions struct {
 	Name     string // GPU name; "" means "NVIDIA L4 (simulated)"
 	TotalMiB int64  // memory of each GPU; 0 means 24576
 	Driver   string // driver version; "" means "580.95.05"
+	CC       string // compute capability; "" means "8.9" (an L4's)
 }
 
 // Defaults of WorldOptions.
@@ -26,6 +27,7 @@ const (
 	DefaultGPUName  = "NVIDIA L4 (simulated)"
 	DefaultTotalMiB = 24576
 	DefaultDriver   = "580.95.05"
+	DefaultCC       = "8.9"
 )
 
 // File and directory names inside a world directory.
@@ -92,6 +94,7 @@ type gpuSpec struct {
 	Name     string `json:"name"`
 	TotalMiB int64  `json:"memory_mib"`
 	Driver   string `json:"driver"`
+	CC       string `json:"compute_capability,omitempty"`
 }
 
 type gpusDoc struct {
@@ -128,7 +131,7 @@ func NewWorld(dir string, opts WorldOptions) error {
 	}
 	doc := gpusDoc{}
 	for i := 0; i < opts.GPUs; i++ {
-		doc.GPUs = append(doc.GPUs, gpuSpec{Index: i, Name: opts.Name, TotalMiB: opts.TotalMiB, Driver: opts.Driver})
+		doc.GPUs = append(doc.GPUs, gpuSpec{Index: i, Name: opts.Name, TotalMiB: opts.TotalMiB, Driver: opts.Driver, CC: opts.CC})
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, gpusFile), doc); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)

@@ -32,6 +32,7 @@ func ElasticChecks() collect.Ordered[string] {
 	o.Set("<server>_<shutdown check>", ShutdownChecksText)
 	o.Set("no_gpu_process_left", "no compute process is left on the pair's GPU within 60 s after both servers stopped")
 	o.Set("case_completed", CaseCompletedText)
+	o.Set("inputs_accepted", InputsAcceptedText)
 	return o
 }
 
@@ -56,6 +57,8 @@ const (
 	BallastReadyText = `the ballast that makes the GPU as small as the pair wants said "ballast ready" within its timeout (recorded only when it did not)`
 	// CaseCompletedText is case_completed's (every kind).
 	CaseCompletedText = "the runner did not fail inside the case (a panic) and knows its kind (recorded only when either went wrong)"
+	// InputsAcceptedText is inputs_accepted's (every kind with servers).
+	InputsAcceptedText = "before any server started, nothing the plan gives its servers is what their engine refuses: a model id that is none, a flag its help does not list, a model an offline cache lacks, a context length over the model's config.json, bfloat16 on a GPU below compute capability 8.0 (recorded only when one is)"
 )
 
 // PlanText is the text of a kind's <kind>_plan check: the plan gives the

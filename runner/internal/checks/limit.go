@@ -24,6 +24,7 @@ func LimitChecks() collect.Ordered[string] {
 	o.Set("<case>_<shutdown check>", shutdownChecksText("the server"))
 	o.Set("no_gpu_process_left", "no compute process is left on the GPU within 60 s after the server stopped")
 	o.Set("case_completed", CaseCompletedText)
+	o.Set("inputs_accepted", InputsAcceptedText)
 	return o
 }
 

@@ -30,6 +30,7 @@ func PriorityChecks() collect.Ordered[string] {
 	o.Set("<server>_<shutdown check>", ShutdownChecksText)
 	o.Set("no_gpu_process_left", "no compute process is left on the pair's GPU within 60 s after both servers stopped")
 	o.Set("case_completed", CaseCompletedText)
+	o.Set("inputs_accepted", InputsAcceptedText)
 	return o
 }
 

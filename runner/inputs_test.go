@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/sim"
+)
+
+// TestInputsRefusedBeforeStart: what the engine would refuse — a flag its
+// help does not list, a model the offline cache lacks, a model id that is
+// none, a context length over the model's, bfloat16 on a GPU without it —
+// fails the case's inputs_accepted, classed harness and naming it, and no
+// server starts. With the help unreadable, the engine's own refusal at
+// start-up is harness by its argparse message. On the old code each case
+// started its server and passed (or, for the last, failed as product).
+func TestInputsRefusedBeforeStart(t *testing.T) {
+	t.Parallel()
+	servers := func(r *Runner, f func(sp *ServerPlan)) {
+		for i := range r.Plan.Cases {
+			for j := range r.Plan.Cases[i].Servers {
+				f(&r.Plan.Cases[i].Servers[j])
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		cc     string
+		tweak  func(*Runner)
+		want   string // in inputs_accepted's detail; "" for none
+		signed string // the check and class_why of a refusal at start-up
+	}{
+		{name: "unknown flag", want: "vllm-qwen05b-kv_c1: vllm does not accept --no-such-flag (not in vllm serve --help=all)",
+			tweak: func(r *Runner) {
+				servers(r, func(sp *ServerPlan) { sp.ExtraArgs = append(sp.ExtraArgs, "--no-such-flag", "1") })
+			}},
+		{name: "offline and not cached", want: "model org/not-cached is not in the model cache " + "WORLD/hub and the image is offline (HF_HUB_OFFLINE)",
+			tweak: func(r *Runner) {
+				r.Host.(*Sim).Env.Set("HF_HUB_OFFLINE", "1")
+				servers(r, func(sp *ServerPlan) { sp.HFID = "org/not-cached" })
+			}},
+		{name: "placeholder id", want: `vllm-qwen05b-kv_c1: model id "None" is not a model id`,
+			tweak: func(r *Runner) { servers(r, func(sp *ServerPlan) { sp.HFID = "None" }) }},
+		{name: "context over the model's", want: "--max-model-len 999999 is more than the model's max_position_embeddings 32768 (config.json; VLLM_ALLOW_LONG_MAX_MODEL_LEN unset)",
+			tweak: func(r *Runner) {
+				servers(r, func(sp *ServerPlan) { sp.ModelArgs[slices.Index(sp.ModelArgs, "--max-model-len")+1] = "999999" })
+			}},
+		{name: "bfloat16 on compute capability 7.5", cc: "7.5", want: "--dtype bfloat16 on GPU 0 (NVIDIA L4 (simulated), compute capability 7.5): bfloat16 needs compute capability 8.0"},
+		{name: "refused at start", signed: "command line refused",
+			tweak: func(r *Runner) {
+				r.Engines = BuiltinEngines()
+				r.Engines[0].Help = nil
+				servers(r, func(sp *ServerPlan) { sp.ExtraArgs = append(sp.ExtraArgs, "--no-such-flag", "1") })
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("simulated server cases: skipped with -short")
+			}
+			t.Parallel()
+			plan, err := mustPlan(t, "smoke").Select(Selection{Cases: []string{"vllm-*"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, world := newSimRunnerWorld(t, plan, "", sim.WorldOptions{CC: c.cc})
+			defer r.GPU.Close()
+			r.Timing.Server.ReadyTimeout = 10 * time.Second
+			if c.tweak != nil {
+				c.tweak(r)
+			}
+			out, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res *collect.CaseResult
+			for i := range out.Cases {
+				if out.Cases[i].Name == "vllm-qwen05b-kv_c1" {
+					res = &out.Cases[i]
+				} else if !out.Cases[i].OK {
+					t.Errorf("%s failed: %v", out.Cases[i].Name, out.Cases[i].Checks)
+				}
+			}
+			if res == nil {
+				t.Fatalf("the server case did not run: not run %v", out.NotRun)
+			}
+			if res.Class != collect.ClassHarness {
+				t.Errorf("class %q (%s), want harness; checks %v", res.Class, res.ClassWhy, res.Checks)
+			}
+			if c.signed != "" {
+				if !strings.Contains(res.ClassWhy, c.signed) {
+					t.Errorf("class_why %q, want the signature %q", res.ClassWhy, c.signed)
+				}
+				return
+			}
+			want := strings.ReplaceAll(c.want, "WORLD", world)
+			if d := checkDetail(*res, "inputs_accepted"); !strings.Contains(d, want) || len(res.Checks) != 1 {
+				t.Errorf("checks %v, want only inputs_accepted failed with %q", res.Checks, want)
+			}
+			if _, err := os.Stat(filepath.Join(r.OutDir, res.Name, "serve.log")); err == nil {
+				t.Errorf("a server was started")
+			}
+		})
+	}
+}
