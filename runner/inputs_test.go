@@ -108,3 +108,50 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 		})
 	}
 }
+
+// TestInputsRefusedComparisonsFollow: a group's kvcached case refused
+// before its start compares nothing with its native case: its comparisons
+// follow from inputs_accepted (docs/runner.md §5.9), and the group's other
+// cases run. On the old code the case ran and passed.
+func TestInputsRefusedComparisonsFollow(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("simulated server cases: skipped with -short")
+	}
+	plan, err := mustPlan(t, "nightly").Select(Selection{Cases: []string{"vllm-qwen05b-*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := newSimRunner(t, plan, "")
+	defer r.GPU.Close()
+	for i := range r.Plan.Cases {
+		for j := range r.Plan.Cases[i].Servers {
+			if sp := &r.Plan.Cases[i].Servers[j]; sp.Name == "vllm-qwen05b-kv_c1" {
+				sp.ExtraArgs = append(sp.ExtraArgs, "--bogus")
+			}
+		}
+	}
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range out.Cases {
+		if c.Name != "vllm-qwen05b-kv_c1" {
+			if !c.OK {
+				t.Errorf("%s failed: %v", c.Name, failedChecks(c))
+			}
+			continue
+		}
+		if c.Class != collect.ClassHarness || !strings.Contains(checkDetail(c, "inputs_accepted"), "vllm does not accept --bogus") {
+			t.Errorf("%s: class %q (%s)", c.Name, c.Class, c.ClassWhy)
+		}
+		for _, ch := range c.Checks {
+			if !ch.OK && ch.Name != "inputs_accepted" && ch.CausedBy != "inputs_accepted" {
+				t.Errorf("%s: %s failed, caused_by %q, want inputs_accepted", c.Name, ch.Name, ch.CausedBy)
+			}
+		}
+	}
+	if len(out.Cases) != 4 {
+		t.Errorf("%d cases finished, want 4; not run %v", len(out.Cases), out.NotRun)
+	}
+}

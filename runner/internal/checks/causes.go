@@ -64,6 +64,8 @@ func MarkCauses(list []collect.Check, rules []Cause) {
 func ServerCauses() []Cause {
 	compared := []string{"*_tokens_equal", "*_cached_tokens_equal"}
 	rules := []Cause{
+		// A case refused before its server started compares nothing.
+		{Root: "inputs_accepted", Follow: []string{"*"}},
 		{Root: "server_ready", Follow: append([]string{"kvcached_active", "native_block_size_matched", "prefix_cache_reset", "*_ok"}, compared...)},
 		{Root: "server_alive_after_load", Follow: append([]string{"prefix_cache_reset", "*_ok"}, compared...)},
 	}
