@@ -155,3 +155,50 @@ func TestInputsRefusedComparisonsFollow(t *testing.T) {
 		t.Errorf("%d cases finished, want 4; not run %v", len(out.Cases), out.NotRun)
 	}
 }
+
+// TestContextRefused: the longest context any reading of config.json
+// allows (the largest field, in the config or its text_config, times the
+// rope scaling factor) is the bar, and the engine's override lets any
+// length through.
+func TestContextRefused(t *testing.T) {
+	vllm := BuiltinEngines()[0]
+	argv := func(n string) []string { return []string{"vllm", "serve", "m", "--max-model-len=" + n} }
+	long := &ServerPlan{}
+	long.Env.Set("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+	for _, c := range []struct {
+		name string
+		sp   *ServerPlan
+		n    string
+		cfg  map[string]any
+		want string
+	}{
+		{"within", &ServerPlan{}, "32768", map[string]any{"max_position_embeddings": 32768.0}, ""},
+		{"over", &ServerPlan{}, "32769", map[string]any{"max_position_embeddings": 32768.0},
+			"--max-model-len 32769 is more than the model's max_position_embeddings 32768 (config.json; VLLM_ALLOW_LONG_MAX_MODEL_LEN unset)"},
+		{"largest field", &ServerPlan{}, "8192", map[string]any{"max_position_embeddings": 8192.0, "seq_length": 4096.0}, ""},
+		{"text_config", &ServerPlan{}, "262144", map[string]any{"text_config": map[string]any{"max_position_embeddings": 131072.0}},
+			"--max-model-len 262144 is more than the model's max_position_embeddings 131072 (config.json; VLLM_ALLOW_LONG_MAX_MODEL_LEN unset)"},
+		{"rope factor", &ServerPlan{}, "131072", map[string]any{"max_position_embeddings": 32768.0, "rope_scaling": map[string]any{"factor": 4.0}}, ""},
+		{"over rope factor", &ServerPlan{}, "131073", map[string]any{"max_position_embeddings": 32768.0, "rope_scaling": map[string]any{"factor": 4.0}},
+			"--max-model-len 131073 is more than the model's max_position_embeddings 32768 × rope_scaling factor 4 (config.json; VLLM_ALLOW_LONG_MAX_MODEL_LEN unset)"},
+		{"override", long, "999999", map[string]any{"max_position_embeddings": 32768.0}, ""},
+		{"no field", &ServerPlan{}, "999999", map[string]any{"hidden_size": 64.0}, ""},
+		{"no config", &ServerPlan{}, "999999", nil, ""},
+	} {
+		if got := contextRefused(c.sp, vllm, argv(c.n), c.cfg, collect.Env{}); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAcceptsOption: argparse's unique prefixes, vLLM's `_` for `-` and
+// `--a.b` for `--a` are accepted; an option no listed one begins is not.
+func TestAcceptsOption(t *testing.T) {
+	opts := map[string]bool{"--max-model-len": true, "--compilation-config": true, "--port": true}
+	for name, want := range map[string]bool{"--max-model-len": true, "--max-model": true, "--max_model_len": true,
+		"--compilation-config.backend": true, "--port": true, "--ports": false, "--no-such-flag": false, "--max-num-seqs": false} {
+		if got := acceptsOption(opts, name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+}
