@@ -16,7 +16,7 @@ func TestNVMLRealGPU(t *testing.T) {
 		t.Fatalf("GPUs = %v, %v", gpus, err)
 	}
 	for _, g := range gpus {
-		if g.Name == "" || g.MemoryMiB <= 0 || g.Driver == "" {
+		if g.Name == "" || g.MemoryMiB <= 0 || g.Driver == "" || g.CC == "" {
 			t.Errorf("GPU %d: %+v", g.Index, g)
 		}
 		used, err := b.UsedMiB(g.Index)

@@ -26,7 +26,7 @@ func TestNVMLMock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gpus) != 8 || gpus[0].Index != 0 || !strings.Contains(gpus[0].Name, "A100") || gpus[0].MemoryMiB != 40960 || gpus[0].Driver == "" {
+	if len(gpus) != 8 || gpus[0].Index != 0 || !strings.Contains(gpus[0].Name, "A100") || gpus[0].MemoryMiB != 40960 || gpus[0].Driver == "" || gpus[0].CC != "8.0" {
 		t.Fatalf("GPUs = %+v", gpus)
 	}
 	procs, err := b.Processes(1)
