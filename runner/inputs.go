@@ -23,11 +23,13 @@ import (
 // (docs: huggingface.co/docs/huggingface_hub/guides/manage-cache, the
 // `models--<org>--<name>/snapshots/<rev>/config.json` layout). It prints
 // one JSON object: {"offline", "cache", "models": {id: config or null}};
-// an id it could not look up is left out (unknown).
-var DefaultModelProbe = []string{"python3", "-c", `import json, sys
+// an id it could not look up, or a local directory, is left out (unknown).
+var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys
 from huggingface_hub import constants, try_to_load_from_cache
 o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}}
 for m in sys.argv[1:]:
+    if os.path.isdir(m):
+        continue
     try:
         p = try_to_load_from_cache(m, "config.json")
         if isinstance(p, str):

@@ -37,11 +37,15 @@ var models = []modelSpec{
 
 // runModels is `sim models <hf id>...`, the runner's model probe
 // (runner.DefaultModelProbe): the simulated model cache holds the config.json
-// of each model of the table (models), none other, and is offline when
+// of each model of the table (models), none other (an absolute path, a
+// local directory, is left out: unknown), and is offline when
 // HF_HUB_OFFLINE is true as huggingface_hub reads it (1, ON, YES, TRUE).
 func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
 	out := map[string]any{}
 	for _, id := range ids {
+		if filepath.IsAbs(id) {
+			continue // a local directory: not the cache's
+		}
 		out[id] = nil
 		if m := lookupModel(id); m.Key != "" {
 			out[id] = map[string]any{"architectures": []string{m.Arch}, "max_position_embeddings": SimContextLen, "torch_dtype": "bfloat16"}
@@ -153,6 +157,9 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 			continue
 		}
 		p.name, p.val, p.hasVal = strings.Cut(a, "=")
+		if engine == "vllm" { // FlexibleArgumentParser reads `_` as `-`
+			p.name = "--" + strings.ReplaceAll(p.name[2:], "_", "-")
+		}
 		if !knownOption(engine, p.name) {
 			unknown = append(unknown, a)
 		}
@@ -169,8 +176,8 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 // engineOptions are the options the simulated engines accept: those the
 // runner's built-in profiles pass and those sim serve reads. A server
 // given another exits 2 with argparse's `unrecognized arguments` (after
-// vLLM's reading of `_` as `-` and `--a.b` as `--a`, and argparse's
-// unique prefixes), and `--help` / `--help=all` lists them, exit 0.
+// vLLM's reading of `_` as `-`, `--a.b` as `--a`, and argparse's unique
+// prefixes), and `--help` / `--help=all` lists them, exit 0.
 var engineOptions = map[string][]string{
 	"vllm": {"--model", "--served-model-name", "--host", "--port", "--seed", "--enable-prompt-tokens-details",
 		"--enable-prefix-caching", "--no-enable-prefix-caching", "--async-scheduling", "--compilation-config", "--dtype",
@@ -184,7 +191,6 @@ var engineOptions = map[string][]string{
 // knownOption says whether engine's simulated parser takes name.
 func knownOption(engine, name string) bool {
 	name, _, _ = strings.Cut(name, ".")
-	name = "--" + strings.ReplaceAll(strings.TrimPrefix(name, "--"), "_", "-")
 	for _, o := range engineOptions[engine] {
 		if strings.HasPrefix(o, name) {
 			return true

@@ -44,6 +44,15 @@ func TestParseEngineArgv(t *testing.T) {
 		{name: "no model vLLM", engine: "vllm", argv: "vllm serve --port 1", wantErr: "model_tag"},
 		{name: "flag without value", engine: "vllm", argv: "vllm serve m --max-num-seqs", wantErr: "expected one argument"},
 		{name: "unknown engine", engine: "trt", argv: "x", wantErr: "unknown engine"},
+		// argparse refuses what no option begins, after vLLM's `_` and dotted reading.
+		{name: "unknown option", engine: "vllm", argv: "vllm serve m --no-such-flag 1 --bogus=2", wantErr: "vllm serve: error: unrecognized arguments: --no-such-flag --bogus=2"},
+		{name: "vLLM spellings", engine: "vllm", argv: "vllm serve m --max_model_len 4096 --compilation-config.backend=eager --max-num 8",
+			check: func(t *testing.T, c serverConfig) {
+				if c.MaxModelLen != 4096 {
+					t.Errorf("got %+v", c)
+				}
+			}},
+		{name: "SGLang option of vLLM", engine: "sglang", argv: "x --model-path m --max-model-len 8", wantErr: "launch_server.py: error: unrecognized arguments: --max-model-len"},
 	}
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,5 +77,20 @@ func TestPatches(t *testing.T) {
 	}
 	if got := strings.Join(patchesFor("sglang", lookupModel("qwen05b")), ", "); got != "elastic_allocator, elastic_memory_pool, elastic_mla_memory_pool" {
 		t.Errorf("SGLang patches: %s", got)
+	}
+}
+
+// TestModels: `sim models` answers as runner.DefaultModelProbe prints: the
+// table's models cached, others not, a local directory left out, offline
+// as huggingface_hub reads HF_HUB_OFFLINE.
+func TestModels(t *testing.T) {
+	var out strings.Builder
+	env := map[string]string{"CI_REPORT_SIM_DIR": "/w", "HF_HUB_OFFLINE": "yes"}
+	if code := runModels([]string{"Qwen/Qwen2.5-0.5B-Instruct", "org/none", "/models/local"}, &out, func(k string) string { return env[k] }); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	want := `{"cache":"/w/hub","models":{"Qwen/Qwen2.5-0.5B-Instruct":{"architectures":["Qwen2ForCausalLM"],"max_position_embeddings":32768,"torch_dtype":"bfloat16"},"org/none":null},"offline":true}` + "\n"
+	if out.String() != want {
+		t.Fatalf("got %s\nwant %s", out.String(), want)
 	}
 }
