@@ -196,6 +196,9 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		if w := contextRefused(sp, spec, argv, cfg, r.engineEnv(sp.Engine)); w != "" {
 			why = append(why, sp.Name+": "+w)
 		}
+		// vLLM refuses it (`Bfloat16 is only supported on GPUs with compute
+		// capability of at least 8.0`, vllm-project/vllm#1157). Only an
+		// explicit one is held to the GPU: what `auto` becomes is the engine's.
 		if d, _ := argValue(argv, "--dtype"); d == "bfloat16" || d == "bf16" {
 			for _, g := range r.gpus {
 				if major, err := strconv.Atoi(strings.Split(g.CC, ".")[0]); err == nil && major < 8 {
