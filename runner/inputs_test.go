@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,5 +201,31 @@ func TestAcceptsOption(t *testing.T) {
 		if got := acceptsOption(opts, name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestInputsProbeUnreadable: a help that does not answer leaves the flags
+// unknown: the setup case logs why, and the cases run. On the old code
+// the setup case logged no inputs at all.
+func TestInputsProbeUnreadable(t *testing.T) {
+	t.Parallel()
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.Engines = BuiltinEngines()
+		r.Engines[0].Help = []string{"vllm", "serve", "--version"}
+	})
+	if !out.OK {
+		t.Fatalf("not ok: %v", out.Cases)
+	}
+	var log struct {
+		Inputs struct {
+			Models map[string]string `json:"models"`
+		} `json:"inputs"`
+		Error string `json:"inputs_probe_error"`
+	}
+	if err := json.Unmarshal(out.Cases[0].Log, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(log.Error, "vllm serve --version: ") || log.Inputs.Models["Qwen/Qwen2.5-0.5B-Instruct"] != "config.json in the model cache" {
+		t.Errorf("setup log %s", out.Cases[0].Log)
 	}
 }
