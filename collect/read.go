@@ -49,10 +49,7 @@ const maxKeptValue = 64 << 20
 
 // maxKeptString bounds one string of a kept value, as written (escapes
 // count their bytes). Real details and log lines are at most kilobytes; a
-// longer string leaves its case out, as a value over maxKeptValue does, and
-// the phases filter passes the decoder no more than its first
-// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
-// string, stays within a few times this bound whatever the input.
+// longer string leaves its case out, as a value over maxKeptValue does.
 const maxKeptString = 8 << 20
 
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
@@ -109,7 +106,7 @@ func contains(list []string, s string) bool {
 // caseReader reads the cases of one summary.json or cases.jsonl.
 type caseReader struct {
 	dec    *jsontext.Decoder
-	filter *phasesFilter
+	filter *boundFilter
 	// limit and depth bound a kept value (a case's name, checks, log...):
 	// its bytes and its nesting. A value over either is still read to its
 	// end, its syntax checked, but not held, so that only its case is left
@@ -133,16 +130,15 @@ type caseReader struct {
 	at string
 }
 
-// newCaseReader reads r, in which case objects lie at nesting caseDepth
-// (see phasesFilter).
-func newCaseReader(r io.Reader, caseDepth int, skipLogs bool) *caseReader {
-	f := newPhasesFilter(r, caseDepth)
+// newCaseReader reads r through a boundFilter.
+func newCaseReader(r io.Reader, skipLogs bool) *caseReader {
+	f := newBoundFilter(r)
 	return &caseReader{dec: jsontext.NewDecoder(f, readOptions), filter: f, limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
 }
 
 // reset makes r read another input, keeping its buffers.
-func (r *caseReader) reset(in io.Reader, caseDepth int) {
-	r.filter.reset(in, caseDepth)
+func (r *caseReader) reset(in io.Reader) {
+	r.filter.reset(in)
 	r.dec.Reset(r.filter, readOptions)
 }
 
@@ -172,8 +168,7 @@ func kindName(k jsontext.Kind) string {
 // skipped value the path stops at that value (within is its path), since
 // what lies inside was never looked at as fields; but a key repeated in a
 // value the decoder reads, a skipped one too, is named by its whole path
-// (`cases[0].log.a: repeated in its object`). (The phases the filter takes
-// out whole are checked for syntax only: no reader looks at them.)
+// (`cases[0].log.a: repeated in its object`).
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
@@ -463,7 +458,7 @@ func (r *caseReader) end() error {
 // the wrong type; a defect of one case leaves out only that case, listed in
 // Dropped. skipLogs leaves every case's Log nil.
 func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
-	return newCaseReader(r, 3, skipLogs).summary()
+	return newCaseReader(r, skipLogs).summary()
 }
 
 func (r *caseReader) summary() (*SummaryResult, error) {
@@ -612,9 +607,9 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
 		if cr == nil {
-			cr = newCaseReader(lr, 1, skipLogs)
+			cr = newCaseReader(lr, skipLogs)
 		} else {
-			cr.reset(lr, 1)
+			cr.reset(lr)
 		}
 		where := fmt.Sprintf("line %d", line)
 		cr.at = where
