@@ -49,7 +49,10 @@ const maxKeptValue = 64 << 20
 
 // maxKeptString bounds one string of a kept value, as written (escapes
 // count their bytes). Real details and log lines are at most kilobytes; a
-// longer string leaves its case out, as a value over maxKeptValue does.
+// longer string leaves its case out, as a value over maxKeptValue does, and
+// the phases filter passes the decoder no more than its first
+// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
+// string, stays within a few times this bound whatever the input.
 const maxKeptString = 8 << 20
 
 // maxKeptDepth bounds the nesting inside one kept value. Real logs nest
@@ -106,7 +109,7 @@ func contains(list []string, s string) bool {
 // caseReader reads the cases of one summary.json or cases.jsonl.
 type caseReader struct {
 	dec    *jsontext.Decoder
-	filter *boundFilter
+	filter *phasesFilter
 	// limit and depth bound a kept value (a case's name, checks, log...):
 	// its bytes and its nesting. A value over either is still read to its
 	// end, its syntax checked, but not held, so that only its case is left
@@ -130,15 +133,16 @@ type caseReader struct {
 	at string
 }
 
-// newCaseReader reads r through a boundFilter.
-func newCaseReader(r io.Reader, skipLogs bool) *caseReader {
-	f := newBoundFilter(r)
+// newCaseReader reads r, in which case objects lie at nesting caseDepth
+// (see phasesFilter).
+func newCaseReader(r io.Reader, caseDepth int, skipLogs bool) *caseReader {
+	f := newPhasesFilter(r, caseDepth)
 	return &caseReader{dec: jsontext.NewDecoder(f, readOptions), filter: f, limit: maxKeptValue, depth: maxKeptDepth, skipLogs: skipLogs}
 }
 
 // reset makes r read another input, keeping its buffers.
-func (r *caseReader) reset(in io.Reader) {
-	r.filter.reset(in)
+func (r *caseReader) reset(in io.Reader, caseDepth int) {
+	r.filter.reset(in, caseDepth)
 	r.dec.Reset(r.filter, readOptions)
 }
 
@@ -168,7 +172,8 @@ func kindName(k jsontext.Kind) string {
 // skipped value the path stops at that value (within is its path), since
 // what lies inside was never looked at as fields; but a key repeated in a
 // value the decoder reads, a skipped one too, is named by its whole path
-// (`cases[0].log.a: repeated in its object`).
+// (`cases[0].log.a: repeated in its object`). (The phases the filter takes
+// out whole are checked for syntax only: no reader looks at them.)
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
@@ -458,7 +463,7 @@ func (r *caseReader) end() error {
 // the wrong type; a defect of one case leaves out only that case, listed in
 // Dropped. skipLogs leaves every case's Log nil.
 func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
-	return newCaseReader(r, skipLogs).summary()
+	return newCaseReader(r, 3, skipLogs).summary()
 }
 
 func (r *caseReader) summary() (*SummaryResult, error) {
@@ -607,9 +612,9 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
 		if cr == nil {
-			cr = newCaseReader(lr, skipLogs)
+			cr = newCaseReader(lr, 1, skipLogs)
 		} else {
-			cr.reset(lr)
+			cr.reset(lr, 1)
 		}
 		where := fmt.Sprintf("line %d", line)
 		cr.at = where

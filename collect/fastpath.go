@@ -1,0 +1,429 @@
+package collect
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"io"
+	"math/bits"
+	"slices"
+)
+
+// phasesFilter is the one fast path beside jsontext, a lexer in front of
+// the decoder that takes out what no reader looks at, after checking its
+// syntax itself, so that a document reads the same with the filter as
+// without it: its syntax errors are the decoder's, at the same bytes once
+// inputOffset has put back what was taken out (BenchmarkScanSummary
+// measures both, TestPhasesFilterAgrees and the fuzz target compare them).
+// It takes out:
+//
+//   - the inside of the value of a "phases" key of a case object (which
+//     every reader skips; they are most of a summary.json, every request's
+//     tokens and text), leaving "{}" or "[]", when skipValue has checked
+//     the whole value within the filter's buffer: one pass over the bytes
+//     instead of a token at a time;
+//   - in a phases value too large for that, each array element that is an
+//     integer followed by a comma (white space around it allowed) and
+//     another integer;
+//   - every run of white space outside strings but its first byte, so that
+//     white space costs the decoder nothing (kvcached's harness writes its
+//     files with indent=1: about half of each is white space);
+//   - the text of a string past its first maxKeptString+1 bytes, but for
+//     escapes and control characters (which the decoder checks): no reader
+//     keeps so long a string (record refuses it by its length, which stays
+//     over the bound), so the decoder never holds more of it.
+//
+// The filter follows the document with a lexer that knows strings, escapes,
+// nesting and which containers are arrays. Its state is exact as long as
+// what it has read is the start of a valid document; after the first
+// syntax error the decoder fails at that error, whatever follows.
+type phasesFilter struct {
+	r io.Reader
+	// caseDepth is the nesting at which the keys of a case lie: 3 in
+	// summary.json ({"cases": [{...), 1 in a cases.jsonl line.
+	caseDepth int
+	// arrays holds, per open container, whether it is an array; over
+	// maxNesting the filter stops (the decoder refuses such a document).
+	arrays []bool
+	off    bool
+
+	str StringLexer
+	// match is how much of "phases" the string being read at caseDepth
+	// has matched (-1: not that string); key says that the last string
+	// closed there was exactly "phases".
+	match int
+	key   bool
+	// strLen counts the bytes of the string being read; hex the hex
+	// digits of a \u escape still to come in it.
+	strLen, hex int
+	// phases is set inside the value of a phases key; elem at the start
+	// of an array element there; value until the first byte of that value.
+	phases, elem, value bool
+
+	// cuts are the spans taken out of the current piece; taken, per span
+	// taken out so far, where it was in the output and how many bytes the
+	// output lacks up to there (see inputOffset); in, out count the bytes
+	// filtered and passed on.
+	cuts    [][2]int
+	taken   []takenSpan
+	in, out int64
+
+	// buf[next:end] is filtered and not yet passed on; buf[hold:have] was
+	// read but not yet filtered (the start of a phases value that the
+	// next read may complete); err ends the input once all is passed on.
+	buf        []byte
+	next, end  int
+	hold, have int
+	err        error
+}
+
+// takenSpan says that the output lacks before from bytes of the input.
+type takenSpan struct{ at, before int64 }
+
+// maxNesting is the decoder's limit on nesting depth.
+const maxNesting = 10000
+
+func newPhasesFilter(r io.Reader, caseDepth int) *phasesFilter {
+	f := &phasesFilter{}
+	f.reset(r, caseDepth)
+	return f
+}
+
+// reset makes f filter r from its start, keeping its buffers.
+func (f *phasesFilter) reset(r io.Reader, caseDepth int) {
+	buf, arrays, cuts, taken := f.buf, f.arrays[:0], f.cuts[:0], f.taken[:0]
+	if buf == nil {
+		buf = make([]byte, scanBufSize)
+	}
+	*f = phasesFilter{r: r, caseDepth: caseDepth, match: -1, buf: buf, arrays: arrays, cuts: cuts, taken: taken}
+}
+
+// Read passes on what f has filtered. The input is read and filtered in
+// pieces of up to scanBufSize, far larger than the decoder's reads, so that
+// most phases values lie whole in one piece.
+func (f *phasesFilter) Read(p []byte) (int, error) {
+	for f.next == f.end {
+		if f.hold == f.have && f.err != nil {
+			return 0, f.err
+		}
+		f.have = copy(f.buf, f.buf[f.hold:f.have])
+		f.hold = 0
+		if f.err == nil {
+			n, err := f.r.Read(f.buf[f.have:])
+			f.have += n
+			f.err = err
+		}
+		done := f.have
+		if !f.off {
+			f.cuts = f.cuts[:0]
+			done = f.filter(f.buf[:f.have], f.have == len(f.buf), f.err != nil)
+		}
+		n := f.cut(f.buf[:done])
+		f.in += int64(done)
+		f.out += int64(n)
+		f.next, f.end, f.hold = 0, n, done
+	}
+	n := copy(p, f.buf[f.next:f.end])
+	f.next += n
+	return n, nil
+}
+
+// cut takes f.cuts out of b, which f.filter has just read (f.in, f.out not
+// yet counting it), and returns the length of what is left.
+func (f *phasesFilter) cut(b []byte) int {
+	if len(f.cuts) == 0 {
+		return len(b)
+	}
+	w := f.cuts[0][0]
+	for k, c := range f.cuts {
+		end := len(b)
+		if k+1 < len(f.cuts) {
+			end = f.cuts[k+1][0]
+		}
+		lacks := f.in - f.out // taken out before b
+		f.taken = append(f.taken, takenSpan{at: f.out + int64(w), before: lacks + int64(c[1]-w)})
+		w += copy(b[w:], b[c[1]:end])
+	}
+	return w
+}
+
+// inputOffset is the offset in the input of the byte at offset off of the
+// output.
+func (f *phasesFilter) inputOffset(off int64) int64 {
+	k, _ := slices.BinarySearchFunc(f.taken, off, func(t takenSpan, off int64) int { return cmp.Compare(t.at, off) })
+	if k < len(f.taken) && f.taken[k].at == off {
+		k++
+	}
+	if k == 0 {
+		return off
+	}
+	return off + f.taken[k-1].before
+}
+
+// forget drops what inputOffset knows about the output before off: a
+// reader that has read past it asks no more about it.
+func (f *phasesFilter) forget(off int64) {
+	k, _ := slices.BinarySearchFunc(f.taken, off, func(t takenSpan, off int64) int { return cmp.Compare(t.at, off) })
+	if k > 1 {
+		f.taken = f.taken[:copy(f.taken, f.taken[k-1:])] // from the last span before off
+	}
+}
+
+const phasesKey = "phases"
+
+// filter lexes b from its start, appending to f.cuts what it takes out,
+// and returns how much of b it has lexed: all of it, or up to the start of
+// a phases value that b holds only in part, so that the next piece starts
+// with it and the rest of the value can join it. That is, unless the input
+// has ended (last), or the value starts b and b fills the buffer (full):
+// then it is lexed in b, token by token.
+func (f *phasesFilter) filter(b []byte, full, last bool) int {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if f.str.In() {
+			if i = f.inString(b, i); f.off {
+				return len(b) // a malformed \u escape: the decoder fails there
+			}
+			continue
+		}
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			j := skipSpace(b, i+1)
+			if j > i+1 {
+				f.cuts = append(f.cuts, [2]int{i + 1, j})
+			}
+			i = j - 1
+			continue // an element may follow
+		}
+		if f.value {
+			f.value = false
+			if c == '{' || c == '[' {
+				switch end := skipValue(b, i); {
+				case end >= 0:
+					if end-1 > i+1 {
+						f.cuts = append(f.cuts, [2]int{i + 1, end - 1})
+					}
+					i = end - 1
+					continue
+				case end == skipIncomplete && !last && i > 0:
+					// Moved to the buffer's start, it has the room
+					// before it too, whether b fills the buffer or not.
+					f.value = true
+					return i
+				case end == skipIncomplete && !last && !full:
+					// b is this value's start and the buffer has room:
+					// wait for more. Never for an empty piece.
+					f.value = true
+					return 0
+				}
+			}
+		}
+		if !f.token(b, i) {
+			return len(b)
+		}
+		if f.elem && c != '{' && c != '[' && c != ',' && c != '"' && c != '}' && c != ']' && c != ':' {
+			if j := skipIntegers(b, i); j > i {
+				f.cuts = append(f.cuts, [2]int{i, j})
+				i = j
+			}
+			f.elem = false
+		}
+	}
+	return len(b)
+}
+
+// inString lexes b[i], a byte of a string, and returns the index of the
+// last byte it lexed: plain bytes of a string that is not a possible
+// "phases" key go by at once.
+func (f *phasesFilter) inString(b []byte, i int) int {
+	if f.match < 0 && !f.str.esc && f.hex == 0 {
+		j := i
+		for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
+			j++
+		}
+		f.longString(i, j)
+		if j == len(b) {
+			return j - 1
+		}
+		i = j
+	}
+	c := b[i]
+	escaped := f.str.esc
+	where := f.str.Step(c)
+	switch {
+	case f.hex > 0 && !isHexDigit(c):
+		// The decoder refuses the escape and quotes the bytes after
+		// it, which must reach it as they are: the filter stops.
+		f.off = true
+		return i
+	case f.hex > 0:
+		f.hex--
+	case escaped && c == 'u':
+		f.hex = 4
+	}
+	if where != Closing {
+		f.strLen++
+	}
+	switch {
+	case where == InEscape:
+		f.match = -1
+	case where == Closing:
+		f.key = f.match == len(phasesKey)
+	case f.match >= 0:
+		if f.match < len(phasesKey) && c == phasesKey[f.match] {
+			f.match++
+		} else {
+			f.match = -1
+		}
+	}
+	return i
+}
+
+// longString counts b[i:j], plain bytes of a string, and takes out those
+// past the string's first maxKeptString+1 bytes.
+func (f *phasesFilter) longString(i, j int) {
+	if keep := max(maxKeptString+1-f.strLen, 0); j-i > keep {
+		f.cuts = append(f.cuts, [2]int{i + keep, j})
+	}
+	f.strLen += j - i
+}
+
+// token lexes b[i], a byte outside strings and not white space; false when
+// the filter stops (nesting over maxNesting).
+func (f *phasesFilter) token(b []byte, i int) bool {
+	c := b[i]
+	depth := len(f.arrays)
+	elem := false
+	switch c {
+	case '"':
+		f.str.Step(c)
+		f.strLen, f.hex = 0, 0
+		f.match = -1
+		if depth == f.caseDepth {
+			f.match = 0
+		}
+	case '{', '[':
+		if depth == maxNesting {
+			f.off = true
+			return false
+		}
+		f.arrays = append(f.arrays, c == '[')
+		elem = c == '[' && f.phases
+	case '}', ']':
+		if depth > 0 {
+			f.arrays = f.arrays[:depth-1]
+		}
+		if depth-1 < f.caseDepth {
+			f.phases = false
+		}
+	case ':':
+		if depth == f.caseDepth {
+			f.phases = f.key
+			f.value = f.key
+		}
+	case ',':
+		if depth == f.caseDepth {
+			f.phases = false
+		}
+		elem = f.phases && depth > 0 && f.arrays[depth-1]
+	default:
+		return true // f.elem stays: the caller looks at it
+	}
+	f.elem = elem
+	return true
+}
+
+// skipIntegers skips, from b[i] (the start of an array element), each
+// element `-?(0|[1-9][0-9]*)` that a comma (and any white space: Python
+// writes ", ", or with indent a newline and the indentation) and another
+// such element's first byte follow, all within b; it
+// returns the index of the first element it did not skip (which the lexer
+// then reads on).
+func skipIntegers(b []byte, i int) int {
+	for {
+		j := skipDigitCommaWords(b, i)
+		if j > i && (j == len(b) || !isIntStart(b[j])) {
+			// The element at j does not start like an integer: leave the
+			// one before it, so that what follows the blanks does.
+			j = i + bytes.LastIndexByte(b[i:j-1], ',') + 1
+		}
+		if j == i {
+			if j = nextInteger(b, i); j == i {
+				break
+			}
+		}
+		i = j
+	}
+	return i
+}
+
+func isHexDigit(c byte) bool { return c-'0' < 10 || c|0x20-'a' < 6 }
+
+func isIntStart(c byte) bool { return c == '-' || c-'0' < 10 }
+
+// nextInteger returns the start of the element after the one at b[i] when
+// that one is an integer followed by a comma, white space and an integer's first
+// byte within b; else i.
+func nextInteger(b []byte, i int) int {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	if j = integerEnd(b, j); j < 0 {
+		return i
+	}
+	if j >= len(b) || b[j] != ',' {
+		return i
+	}
+	if j = skipSpace(b, j+1); j >= len(b) || !isIntStart(b[j]) {
+		return i
+	}
+	return j
+}
+
+// SWAR constants: a byte's high bit, its low seven bits, the ASCII of '0'
+// and ',' in every byte.
+const (
+	highBits  = 0x8080808080808080
+	low7Bits  = 0x7F7F7F7F7F7F7F7F
+	zeroChars = 0x3030303030303030
+	commas    = 0x2C2C2C2C2C2C2C2C
+)
+
+// zeroBytes returns the high bit of every byte of x that is zero (exact: no
+// carry crosses bytes).
+func zeroBytes(x uint64) uint64 { return ^(((x & low7Bits) + low7Bits) | x) & highBits }
+
+// skipDigitCommaWords is the fastest path, for compact integer arrays as
+// encoding/json writes them: from j, the start of an element, it checks
+// eight bytes at a time that they continue the form `[0-9]+(,[0-9]+)*`
+// without a leading zero, and returns the start of the element in which the
+// first word that does not fit (or the end of b) begins. No branch depends
+// on the length of a number.
+func skipDigitCommaWords(buf []byte, j int) int {
+	start := j
+	prevComma := uint64(1) // byte 0 of the first word starts an element
+	for k := j; k+8 <= len(buf); k += 8 {
+		w := binary.LittleEndian.Uint64(buf[k:])
+		t := w ^ zeroChars                                                 // digits become 0..9
+		nonDigit := (((t & low7Bits) + 0x7676767676767676) | t) & highBits // t >= 10, exact
+		comma := zeroBytes(w ^ commas)
+		if nonDigit != comma {
+			break // a byte that is neither digit nor comma
+		}
+		starts := comma<<8 | prevComma<<7 // bytes that must begin a number
+		if comma&starts != 0 {
+			break // two commas in a row
+		}
+		if zs := zeroBytes(t) & starts; zs != 0 {
+			digitNext := (^nonDigit & highBits) >> 8 // byte i+1 is a digit
+			if zs&(digitNext|1<<63) != 0 {
+				break // a leading zero, or a 0 in the last byte whose follower is unknown
+			}
+		}
+		if comma != 0 {
+			start = k + (63-bits.LeadingZeros64(comma))>>3 + 1
+		}
+		prevComma = comma >> 63
+	}
+	return start
+}
