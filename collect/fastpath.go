@@ -1,11 +1,8 @@
 package collect
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/binary"
 	"io"
-	"math/bits"
 	"slices"
 )
 
@@ -22,9 +19,6 @@ import (
 //     tokens and text), leaving "{}" or "[]", when skipValue has checked
 //     the whole value within the filter's buffer: one pass over the bytes
 //     instead of a token at a time;
-//   - in a phases value too large for that, each array element that is an
-//     integer followed by a comma (white space around it allowed) and
-//     another integer;
 //   - every run of white space outside strings but its first byte, so that
 //     white space costs the decoder nothing (kvcached's harness writes its
 //     files with indent=1: about half of each is white space);
@@ -56,9 +50,10 @@ type phasesFilter struct {
 	// strLen counts the bytes of the string being read; hex the hex
 	// digits of a \u escape still to come in it.
 	strLen, hex int
-	// phases is set inside the value of a phases key; elem at the start
-	// of an array element there; value until the first byte of that value.
-	phases, elem, value bool
+	// phases is set inside the value of a phases key; value until the
+	// first byte of that value. A phases value too large for the buffer
+	// (kvcached's are tens of KiB) reaches the decoder token by token.
+	phases, value bool
 
 	// cuts are the spans taken out of the current piece; taken, per span
 	// taken out so far, where it was in the output and how many bytes the
@@ -220,13 +215,6 @@ func (f *phasesFilter) filter(b []byte, full, last bool) int {
 		if !f.token(b, i) {
 			return len(b)
 		}
-		if f.elem && c != '{' && c != '[' && c != ',' && c != '"' && c != '}' && c != ']' && c != ':' {
-			if j := skipIntegers(b, i); j > i {
-				f.cuts = append(f.cuts, [2]int{i, j})
-				i = j
-			}
-			f.elem = false
-		}
 	}
 	return len(b)
 }
@@ -292,7 +280,6 @@ func (f *phasesFilter) longString(i, j int) {
 func (f *phasesFilter) token(b []byte, i int) bool {
 	c := b[i]
 	depth := len(f.arrays)
-	elem := false
 	switch c {
 	case '"':
 		f.str.Step(c)
@@ -307,7 +294,6 @@ func (f *phasesFilter) token(b []byte, i int) bool {
 			return false
 		}
 		f.arrays = append(f.arrays, c == '[')
-		elem = c == '[' && f.phases
 	case '}', ']':
 		if depth > 0 {
 			f.arrays = f.arrays[:depth-1]
@@ -324,106 +310,20 @@ func (f *phasesFilter) token(b []byte, i int) bool {
 		if depth == f.caseDepth {
 			f.phases = false
 		}
-		elem = f.phases && depth > 0 && f.arrays[depth-1]
-	default:
-		return true // f.elem stays: the caller looks at it
 	}
-	f.elem = elem
 	return true
-}
-
-// skipIntegers skips, from b[i] (the start of an array element), each
-// element `-?(0|[1-9][0-9]*)` that a comma (and any white space: Python
-// writes ", ", or with indent a newline and the indentation) and another
-// such element's first byte follow, all within b; it
-// returns the index of the first element it did not skip (which the lexer
-// then reads on).
-func skipIntegers(b []byte, i int) int {
-	for {
-		j := skipDigitCommaWords(b, i)
-		if j > i && (j == len(b) || !isIntStart(b[j])) {
-			// The element at j does not start like an integer: leave the
-			// one before it, so that what follows the blanks does.
-			j = i + bytes.LastIndexByte(b[i:j-1], ',') + 1
-		}
-		if j == i {
-			if j = nextInteger(b, i); j == i {
-				break
-			}
-		}
-		i = j
-	}
-	return i
 }
 
 func isHexDigit(c byte) bool { return c-'0' < 10 || c|0x20-'a' < 6 }
 
-func isIntStart(c byte) bool { return c == '-' || c-'0' < 10 }
-
-// nextInteger returns the start of the element after the one at b[i] when
-// that one is an integer followed by a comma, white space and an integer's first
-// byte within b; else i.
-func nextInteger(b []byte, i int) int {
-	j := i
-	if j < len(b) && b[j] == '-' {
-		j++
-	}
-	if j = integerEnd(b, j); j < 0 {
-		return i
-	}
-	if j >= len(b) || b[j] != ',' {
-		return i
-	}
-	if j = skipSpace(b, j+1); j >= len(b) || !isIntStart(b[j]) {
-		return i
-	}
-	return j
-}
-
 // SWAR constants: a byte's high bit, its low seven bits, the ASCII of '0'
-// and ',' in every byte.
+// in every byte.
 const (
 	highBits  = 0x8080808080808080
 	low7Bits  = 0x7F7F7F7F7F7F7F7F
 	zeroChars = 0x3030303030303030
-	commas    = 0x2C2C2C2C2C2C2C2C
 )
 
 // zeroBytes returns the high bit of every byte of x that is zero (exact: no
 // carry crosses bytes).
 func zeroBytes(x uint64) uint64 { return ^(((x & low7Bits) + low7Bits) | x) & highBits }
-
-// skipDigitCommaWords is the fastest path, for compact integer arrays as
-// encoding/json writes them: from j, the start of an element, it checks
-// eight bytes at a time that they continue the form `[0-9]+(,[0-9]+)*`
-// without a leading zero, and returns the start of the element in which the
-// first word that does not fit (or the end of b) begins. No branch depends
-// on the length of a number.
-func skipDigitCommaWords(buf []byte, j int) int {
-	start := j
-	prevComma := uint64(1) // byte 0 of the first word starts an element
-	for k := j; k+8 <= len(buf); k += 8 {
-		w := binary.LittleEndian.Uint64(buf[k:])
-		t := w ^ zeroChars                                                 // digits become 0..9
-		nonDigit := (((t & low7Bits) + 0x7676767676767676) | t) & highBits // t >= 10, exact
-		comma := zeroBytes(w ^ commas)
-		if nonDigit != comma {
-			break // a byte that is neither digit nor comma
-		}
-		starts := comma<<8 | prevComma<<7 // bytes that must begin a number
-		if comma&starts != 0 {
-			break // two commas in a row
-		}
-		if zs := zeroBytes(t) & starts; zs != 0 {
-			digitNext := (^nonDigit & highBits) >> 8 // byte i+1 is a digit
-			if zs&(digitNext|1<<63) != 0 {
-				break // a leading zero, or a 0 in the last byte whose follower is unknown
-			}
-		}
-		if comma != 0 {
-			start = k + (63-bits.LeadingZeros64(comma))>>3 + 1
-		}
-		prevComma = comma >> 63
-	}
-	return start
-}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,21 +91,12 @@ var caseFields = func() []string {
 	t := reflect.TypeFor[CaseResult]()
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" && !contains(skippedCaseFields, name) {
+		if name != "" && name != "-" && !slices.Contains(skippedCaseFields, name) {
 			names = append(names, name)
 		}
 	}
 	return names
 }()
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // caseReader reads the cases of one summary.json or cases.jsonl.
 type caseReader struct {
@@ -483,7 +475,7 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		}
 		key := tok.String()
 		field := matchKey(key, "ok", "cases", "deselected", "problems")
-		if field != "" && contains(seen, field) {
+		if field != "" && slices.Contains(seen, field) {
 			// jsontext refuses the same name twice; "Cases" after "cases"
 			// would be read last-wins as json.Unmarshal reads it.
 			return nil, atField(pathKey(key), errRepeatedKey)

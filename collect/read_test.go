@@ -641,6 +641,8 @@ func TestLongStringsAgree(t *testing.T) {
 		{"unknown field and key", `{"cases":[{"name":"a","` + long(maxKeptString+9, "") + `":"` + long(maxKeptString+9, "") + `"}],"x":"` + long(maxKeptString+1, "") + `"}`, false},
 		{"control character past the bound", `{"cases":[{"name":"a","phases":"` + long(maxKeptString+100, "\x01") + `"}]}`, false},
 		{"torn", `{"cases":[{"name":"a","phases":"` + long(maxKeptString+100, ""), false},
+		{"white space, an error after", `{"cases":[` + strings.Repeat(" \n", scanBufSize) + `{"name":"a"}, x]}`, false},
+		{"white space and a long string, an error after", `{"cases":[` + strings.Repeat(" ", scanBufSize+7) + `{"name":"a","phases":"` + long(maxKeptString+9, "") + `"}` + strings.Repeat("\t", 2*scanBufSize) + `,{"name":"b"} 1]}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.doc)

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,7 +100,7 @@ func (o Options) ValidateArms() error {
 	if len(o.Expect) > 0 && len(o.Arms) == 0 {
 		return fmt.Errorf("render: expected results need the arms they are of (--arms)")
 	}
-	for _, a := range sortedKeys(o.Expect) {
+	for _, a := range slices.Sorted(maps.Keys(o.Expect)) {
 		if !seen[a] {
 			return fmt.Errorf("render: expected result of arm %s, which is not one of the arms %s", bounds.Quote(a), strings.Join(o.Arms, ","))
 		}
@@ -205,16 +206,6 @@ func shortRevision(rev string) string {
 		return rev[:7]
 	}
 	return text.Cut(rev, 40)
-}
-
-// sortedKeys are m's keys in byte order, for deterministic output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // judgementLine sums up the arms as the verdict judges them

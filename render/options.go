@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +66,7 @@ func (o Options) Problems() []collect.Problem {
 			add("", "--history", "run %d: %v", i, err)
 		}
 	}
-	for _, base := range sortedKeys(o.CommitCounts) {
+	for _, base := range slices.Sorted(maps.Keys(o.CommitCounts)) {
 		if n := o.CommitCounts[base]; !digestSHARE.MatchString(base) || n < 0 {
 			add("", "commit counts", "%s: %d: want a commit of lowercase hex and a count of zero or more", bounds.Quote(base), n)
 		}
@@ -81,7 +83,7 @@ func (o Options) Problems() []collect.Problem {
 // problems checks the config's values that land in links and text.
 func (c Config) problems() []collect.Problem {
 	var ps []collect.Problem
-	for _, profile := range sortedKeys(c.Workflows) {
+	for _, profile := range slices.Sorted(maps.Keys(c.Workflows)) {
 		if wf := c.Workflows[profile]; wf != "" && !safeURLPath(wf) {
 			ps = append(ps, collect.Problem{File: c.Source, Field: "workflows." + profile,
 				What: fmt.Sprintf("%s: want letters, digits, '-', '_', '.' or '/'", bounds.Quote(wf))})

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,7 +39,7 @@ func validSetupValue(v string) bool {
 
 // validateSetup checks the config's setup.
 func (c Config) validateSetup() error {
-	for _, k := range sortedKeys(c.Setup) {
+	for _, k := range slices.Sorted(maps.Keys(c.Setup)) {
 		switch v := c.Setup[k]; {
 		case !ValidSetupKey(k):
 			return fmt.Errorf("render: config setup key %q: want letters, digits, spaces and ._/-, at most 40", text.Cut(k, 40))
@@ -124,7 +125,7 @@ func (r *renderer) setupBlock() string {
 		}
 	}
 	var top []collect.Property
-	for _, k := range sortedKeys(r.cfg.Setup) {
+	for _, k := range slices.Sorted(maps.Keys(r.cfg.Setup)) {
 		top = append(top, collect.Property{Name: k, Value: r.cfg.Setup[k]})
 	}
 	sharedParts, ownParts := common(partSets)

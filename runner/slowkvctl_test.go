@@ -3,8 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/ovg-project/ci-report/collect"
 )
 
 // slowKvctl is the simulated kvctl's delay in these tests: what a real call
@@ -63,46 +61,6 @@ func checkAsksOverlap(t *testing.T, run simRun) kvctlAsks {
 		t.Errorf("kvctl_asks %s: want periodic readings started while others were in progress (overlapping ≥ 1 of n ≥ 2, most_at_once ≥ 2; the first cannot overlap)", run.log["kvctl_asks"])
 	}
 	return a
-}
-
-// medianGap is the median time between consecutive samples, in seconds.
-func medianGap(samples []collect.LedgerSample) float64 {
-	var gaps []float64
-	for i := 1; i < len(samples); i++ {
-		gaps = append(gaps, samples[i].T-samples[i-1].T)
-	}
-	return median(gaps)
-}
-
-// TestPrioritySlowKvctl is the acceptance of kvctl at its real speed: with
-// every simulated kvctl call taking 3 s, the weekly priority pair still
-// passes and samples the ledger through the burst with calls that overlap
-// (checkAsksOverlap), never more often than the 2 s period allows (a
-// median gap of at least 1.5 s, in simulated seconds: a slow machine only
-// lengthens gaps); the case log records the calls' latency. At a quarter
-// of real time, so that a 2 s period is 0.5 s and the 0.1 s resolution of a
-// sample's time can tell the gaps apart.
-func TestPrioritySlowKvctl(t *testing.T) {
-	// Not parallel: the gaps between its ledger samples shrink when load delays the kvctl answers (docs/design.md §3).
-	const scale = 0.25
-	run := runSimCase(t, simOpts{profile: "weekly", cases: "priority-*", kvctlDelay: slowKvctl, scale: scale})
-	if f := failedChecks(run.res); len(f) > 0 {
-		dumpChecks(t, run.res)
-		t.Errorf("failed checks: %v", f)
-	}
-	samples := run.ledgerSamples(t, 4)
-	gap := medianGap(samples) / scale
-	kvctlLatency(t, run, scale)
-	checkAsksOverlap(t, run)
-	t.Logf("%d ledger samples, median gap %.2f s (simulated, want ≥ 1.5), kvctl_latency_s %s, kvctl_asks %s, samples_skipped %s",
-		len(samples), gap, run.log["kvctl_latency_s"], run.log["kvctl_asks"], run.log["samples_skipped"])
-	if gap < 1.5 {
-		var ts []float64
-		for _, s := range samples {
-			ts = append(ts, s.T)
-		}
-		t.Errorf("median gap between ledger samples %.2f s (simulated), want at least 1.5 s; samples at %v", gap, ts)
-	}
 }
 
 // TestColocSlowKvctl: the elastic pair and the limit case still pass when

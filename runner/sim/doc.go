@@ -121,7 +121,9 @@
 // server has been idle (nothing running or waiting) for RetentionGrace (3 s
 // scaled, ≥150 ms) since its last request ended, and no client holds its
 // load open (HoldLoad), the idle cache is trimmed to
-// KVCACHED_MAX_CACHED_TOKENS (default 16000, -1 no cap). So a runner sees a
+// KVCACHED_MAX_CACHED_TOKENS (default 16000, -1 no cap); a server that keeps
+// it then (no cap, or a load held) logs `idle for the retention grace, N
+// bytes of idle cache kept: <why>` once an idle spell. So a runner sees a
 // whole fill right after it, and the cap applied once it waited longer than
 // RetentionGrace; a test harness holds its loads so that its own pauses
 // inside one, on a loaded machine, do not end them.

@@ -251,7 +251,7 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 	}
 	res := []kvctlEntry{}
 	for _, s := range segs {
-		if len(only) > 0 && !contains(only, s.IPC) {
+		if len(only) > 0 && !slices.Contains(only, s.IPC) {
 			continue
 		}
 		res = append(res, s.kvctlEntry)
@@ -291,15 +291,6 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 		fmt.Fprintf(stdout, "%-24s %12s %12s %5.1f %%\n", e.IPC, humanSize(e.LimitBytes), humanSize(e.UsedBytes), pct)
 	}
 	return 0
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func humanSize(b int64) string {

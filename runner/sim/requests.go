@@ -451,9 +451,22 @@ func (s *simServer) tick() {
 	// waiting for RetentionGrace since the last request ended, and no
 	// client holding its load open (HoldLoad), so that a pause of a slow
 	// client inside one fill is not taken for the fill's end.
-	if s.retainCap >= 0 && s.inflight == 0 && len(s.waiters) == 0 && now.Sub(s.lastBusy) >= RetentionGrace(s.scale) && !s.w.loadHeld() {
-		if freed := s.kv.trimTo(s.retainCap); freed > 0 {
-			s.log.kvcached("idle cache above the %d-token retention cap: released %d bytes (%d bytes mapped)", s.retainCap, freed, s.kv.mappedBytes())
+	if s.inflight == 0 && len(s.waiters) == 0 && now.Sub(s.lastBusy) >= RetentionGrace(s.scale) {
+		held := s.w.loadHeld()
+		switch {
+		case s.retainCap >= 0 && !held:
+			if freed := s.kv.trimTo(s.retainCap); freed > 0 {
+				s.log.kvcached("idle cache above the %d-token retention cap: released %d bytes (%d bytes mapped)", s.retainCap, freed, s.kv.mappedBytes())
+			}
+		case s.keptIdle != s.lastBusy:
+			// Said once an idle spell, so that a test waits for this tick
+			// instead of sleeping through some (docs/design.md §3).
+			s.keptIdle = s.lastBusy
+			why := "no retention cap"
+			if held {
+				why = "a client holds its load"
+			}
+			s.log.kvcached("idle for the retention grace, %d bytes of idle cache kept: %s", s.kv.mappedBytes(), why)
 		}
 	}
 	s.processWaitersLocked()

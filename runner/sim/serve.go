@@ -117,6 +117,9 @@ type simServer struct {
 	// keptOverLimit is the limit an idle server under fault
 	// no-idle-limit-release last said it keeps its cache over.
 	keptOverLimit int64
+	// keptIdle is the lastBusy of the idle spell in which the server last
+	// said it keeps its idle cache past the retention grace.
+	keptIdle time.Time
 	// grouped: the server's KV is spread over two pool groups, each with
 	// its segment (`<ipc>` and `<ipc>_g1`, see groupIPC); groupLimit is
 	// group 1's limit_bytes, the rest of kv.limitBytes group 0's.

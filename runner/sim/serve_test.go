@@ -438,6 +438,22 @@ func TestServeHybridBlockSize(t *testing.T) {
 	}
 }
 
+// waitKeptIdle waits for c to say, once idle for the retention grace, that
+// it keeps at least least bytes of idle cache, for why: the tick that would
+// have trimmed it.
+func waitKeptIdle(t *testing.T, c *child, least int64, why string) {
+	t.Helper()
+	re := regexp.MustCompile(`idle for the retention grace, (\d+) bytes of idle cache kept: ` + why)
+	waitFor(t, 10*time.Second, "the idle server to keep its cache ("+why+")", func() bool {
+		for _, m := range re.FindAllStringSubmatch(c.out.String(), -1) {
+			if n, _ := strconv.ParseInt(m[1], 10, 64); n >= least {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // waitFor polls cond every 5 ms until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -461,13 +477,16 @@ func TestServeFaults(t *testing.T) {
 		{"never-ready", func(t *testing.T, dir string) {
 			c := startChild(t, dir, kvEnv("e2e_never", "CI_REPORT_SIM_FAULTS=never-ready"),
 				"serve", "--engine", "vllm", "--", "vllm", "serve", model, "--host", "127.0.0.1", "--port", "0", "--gpu-memory-utilization", "0.5")
-			waitFor(t, 10*time.Second, "the engine to allocate", func() bool { return exists(filepath.Join(dir, "shm", "e2e_never")) })
-			time.Sleep(300 * time.Millisecond)
-			if listenLine.MatchString(c.out.String()) {
-				t.Fatalf("never-ready server listens:\n%s", c.out.String())
-			}
+			// Where a ready server would go on to listen, this one says it
+			// is stuck; over its whole life, to its exit, it never listens.
+			waitFor(t, 10*time.Second, "the engine to get stuck after allocating", func() bool {
+				return exists(filepath.Join(dir, "shm", "e2e_never")) && strings.Contains(c.out.String(), "Initializing a V1 LLM engine")
+			})
 			if code, exited := c.stop(syscall.SIGTERM, 5*time.Second); !exited || code != 0 {
 				t.Errorf("SIGTERM: exited %v code %d", exited, code)
+			}
+			if listenLine.MatchString(c.out.String()) {
+				t.Fatalf("never-ready server listened:\n%s", c.out.String())
 			}
 			if exists(filepath.Join(dir, "shm", "e2e_never")) {
 				t.Error("shm entry left")
@@ -717,7 +736,7 @@ func TestPriorityProtocol(t *testing.T) {
 				t.Fatalf("L holds %d MiB after the fill, want ≥ 800", filled/mib)
 			}
 			if c.wantHeldAfterGrace {
-				time.Sleep(RetentionGrace(0.02) + 100*time.Millisecond)
+				waitKeptIdle(t, l, filled/2, "no retention cap")
 			} else {
 				waitFor(t, 10*time.Second, "L's cache trimmed to the cap", func() bool { return ledger(t, dir)["e2e_p_l"].ChargedBytes < filled/2 })
 			}
