@@ -119,7 +119,8 @@ func outcome(c *merge.Case) string {
 	return "passes"
 }
 
-// armCases groups the report's cases of the given arms by name, in the
+// armCases groups the report's cases of the given arms by test (name and
+// leg, merge.Case.ID), in the
 // order of first appearance; other cases are left out.
 func armCases(rep *merge.Report, arms []string) []armCase {
 	col := make(map[string]int, len(arms))
@@ -134,11 +135,11 @@ func armCases(rep *merge.Report, arms []string) []armCase {
 		if !ok || merge.IsSetupCase(c.Name) {
 			continue
 		}
-		k, seen := at[c.Name]
+		k, seen := at[c.ID()]
 		if !seen {
 			k = len(out)
-			at[c.Name] = k
-			out = append(out, armCase{name: c.Name, arms: make([][]*merge.Case, len(arms))})
+			at[c.ID()] = k
+			out = append(out, armCase{name: c.Label(), arms: make([][]*merge.Case, len(arms))})
 		}
 		out[k].arms[j] = append(out[k].arms[j], c)
 	}

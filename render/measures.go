@@ -186,7 +186,7 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 			continue
 		}
 		shown++
-		head := "Metrics of " + text.CodeCell(text.Cut(c.Name, 200))
+		head := "Metrics of " + text.CodeCell(text.Cut(c.Label(), 200))
 		switch {
 		case !hasArm(tables, baseline):
 			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
@@ -243,7 +243,7 @@ func (r *renderer) plainMetricsBlock(w *writer, ms map[*merge.Case]collect.Measu
 			if m.Kind != collect.MetricBoolean {
 				unit = text.Plain(text.Cut(m.Unit, measureName))
 			}
-			row := []string{text.CodeCell(text.Cut(c.Name, 200)), text.Plain(text.Cut(m.Name, measureName)), text.Plain(metricNumber(m)), unit}
+			row := []string{text.CodeCell(text.Cut(c.Label(), 200)), text.Plain(text.Cut(m.Name, measureName)), text.Plain(metricNumber(m)), unit}
 			used += rowLen(row)
 			rows = append(rows, row)
 		}
@@ -293,7 +293,7 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 				said = append(said, text.Plain(fmt.Sprintf("%s after %.1f s", text.Cut(iv.Label, measureName), to-from)))
 			}
 		}
-		line := "- " + text.CodeCell(text.Cut(c.Name, 200)) + ": " + strings.Join(said, ", ") + "."
+		line := "- " + text.CodeCell(text.Cut(c.Label(), 200)) + ": " + strings.Join(said, ", ") + "."
 		used += runeCount(line)
 		lines = append(lines, line)
 	}

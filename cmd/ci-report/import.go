@@ -23,7 +23,7 @@ func importJUnitCommand() command {
 	return command{
 		Name:    "import junit",
 		Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
-		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
+		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--leg KEY=VALUE]... [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
 		Examples: []string{
 			"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
 			"ci-report import junit targeted.xml --part targeted --arm fix --out results/targeted --setup device=CPU --setup dtype=FP32 --setup 'command=pytest -m \"not slow\" tests/test_scheduler.py'",
@@ -48,6 +48,7 @@ type importJUnitOptions struct {
 	Out      string
 	Revision string
 	Arm      string
+	Leg      []collect.Property
 	Profile  string
 	Metrics  string
 	// Deselected is --deselected; nil when not given.
@@ -82,6 +83,7 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.Revision, "revision", "", "the commit under test (setup.json kvcached_sha, part.json revision)")
 	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
+	legFlag(fs, &o.Leg)
 	fs.StringVar(&o.Profile, "profile", "", "the part's `profile`, as the parts it is merged with have it (default "+junit.DefaultProfile+")")
 	fs.StringVar(&o.Metrics, "metrics", "", "JSON-lines `file` of case metrics {\"case\", \"name\", \"value\", \"unit\"}")
 	fs.Func("setup", "what the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), as `KEY=VALUE`, shown in the section and beside the evidence; repeatable", func(s string) error {
@@ -113,7 +115,7 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	im := &junit.Import{
-		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm,
+		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg,
 		Metrics: o.Metrics, Deselected: o.Deselected, Setup: o.Setup, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
 	}
 	// What an import holds is small (the junit package doc, Memory), but
