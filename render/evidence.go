@@ -267,7 +267,12 @@ func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[
 	if len(cols) > evidenceMetrics {
 		more, cols = len(cols)-evidenceMetrics, cols[:evidenceMetrics]
 	}
-	header := []string{"revision", "result"}
+	header := []string{"arm", "result"} // arms without a revision (a topology imported as an arm) are no revisions
+	for j, a := range r.opts.Arms {
+		if armHeader(a, cases, j) != text.Plain(a) {
+			header[0] = "revision"
+		}
+	}
 	for _, c := range cols {
 		h := text.Cut(c.name, measureName)
 		if c.unit != "" {

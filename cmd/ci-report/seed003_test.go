@@ -167,3 +167,28 @@ func historyRows(t *testing.T, comment string) []string {
 	}
 	return rows
 }
+
+// TestSeed003LanesAsArms: seed 003's lanes imported as arms (before legs,
+// the only way to render them together) have no revision, and the
+// evidence's measure table says `arm`, not `revision`, above them.
+func TestSeed003LanesAsArms(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "junit", "testdata", "seed-003")
+	var parts []string
+	for _, lane := range []string{"2gpu", "2p1d"} {
+		out := filepath.Join(dir, lane)
+		if code, _, stderr := runCLI(t, "import", "junit", filepath.Join(src, lane+".xml"), "--part", lane, "--arm", lane,
+			"--out", out, "--metrics", filepath.Join(src, lane+".jsonl")); code != exitOK {
+			t.Fatalf("import %s: exit %d: %s", lane, code, stderr)
+		}
+		parts = append(parts, out)
+	}
+	code, comment, stderr := runCLI(t, append([]string{"render", "--date", "2026-12-05", "--arms", "2gpu,2p1d"}, parts...)...)
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	tb, _ := mdtest.TableAfter([]byte(comment), "tests/test_kvcr.py::test_tc06_engine_kill: passes on 2gpu, passes on 2p1d.")
+	if h := mdtest.Texts(tb.Header); len(h) < 2 || h[0] != "arm" || h[1] != "result" {
+		t.Errorf("measure table header %q, want arm, result, ...:\n%s", h, comment)
+	}
+}
