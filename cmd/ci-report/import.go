@@ -8,7 +8,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -86,19 +85,8 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 	legFlag(fs, &o.Leg)
 	fs.StringVar(&o.Profile, "profile", "", "the part's `profile`, as the parts it is merged with have it (default "+junit.DefaultProfile+")")
 	fs.StringVar(&o.Metrics, "metrics", "", "JSON-lines `file` of case metrics {\"case\", \"name\", \"value\", \"unit\"}")
-	fs.Func("setup", "what the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), as `KEY=VALUE`, shown in the section and beside the evidence; repeatable", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		switch {
-		case !ok || !render.ValidSetupKey(k):
-			return fmt.Errorf("want KEY=VALUE, KEY of letters, digits, spaces and ._/- (at most 40)")
-		case strings.TrimSpace(v) == "" || strings.ContainsFunc(v, unicode.IsControl):
-			return fmt.Errorf("want a value on one line after %s=", k)
-		case slices.ContainsFunc(o.Setup, func(p collect.Property) bool { return p.Name == k }):
-			return fmt.Errorf("%s is given twice", k)
-		}
-		o.Setup = append(o.Setup, collect.Property{Name: k, Value: v})
-		return nil
-	})
+	propertyFlag(fs, "setup", "what the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), as `KEY=VALUE`, shown in the section and beside the evidence; repeatable",
+		&o.Setup, func(v string) bool { return strings.TrimSpace(v) != "" && !strings.ContainsFunc(v, unicode.IsControl) }, "on one line")
 	fs.Func("deselected", "the `number` of tests the run deselected (as pytest --collect-only counts them)", func(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
