@@ -277,12 +277,12 @@ func TestMetricHistory(t *testing.T) {
 }
 
 // TestDigestMetricsBounded: at most maxDigestMetrics values, and the
-// digest still fits.
+// digest still fits, each metric with all its arms or none.
 func TestDigestMetricsBounded(t *testing.T) {
 	rep := sampleReport(t)
 	var many []collect.Metric
-	for i := range 50 {
-		many = append(many, collect.Metric{Name: strings.Repeat("m", 90) + string(rune('a'+i%26)) + string(rune('a'+i/26)), Value: fp(float64(i)), Unit: "ms"})
+	for i := range 48 { // 16 metrics of 3 arms each
+		many = append(many, collect.Metric{Name: strings.Repeat("m", 70) + string(rune('a'+i/3)), Value: fp(float64(i)), Unit: "ms", Arm: []string{"cold", "warm", "hot"}[i%3]})
 	}
 	for i := range rep.Cases {
 		rep.Cases[i].Log = metricLog(t, many...)
@@ -300,6 +300,15 @@ func TestDigestMetricsBounded(t *testing.T) {
 	}
 	if len(h.Metrics) == 0 || len(h.Metrics) > maxDigestMetrics {
 		t.Errorf("%d metrics", len(h.Metrics))
+	}
+	arms := map[string]int{}
+	for _, m := range h.Metrics {
+		arms[m.Case+"\x00"+m.Name]++
+	}
+	for k, n := range arms {
+		if n != 3 {
+			t.Errorf("%q: %d of its 3 arms", k, n)
+		}
 	}
 }
 
