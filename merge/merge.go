@@ -15,6 +15,7 @@ package merge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -342,7 +343,13 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			v, _ := s.ModelRevisions.Get(k)
 			merged.ModelRevisions.Set(k, v)
 		}
-		merged.Cases = append(merged.Cases, s.Cases...)
+		for _, c := range s.Cases {
+			// The same case in another leg of a matrix runs as the
+			// first leg's does: its setup is listed once.
+			if parts[i].LegOf() == "" || !slices.ContainsFunc(merged.Cases, func(m collect.CaseSetup) bool { return m.Name == c.Name }) {
+				merged.Cases = append(merged.Cases, c)
+			}
+		}
 		for _, p := range s.Properties {
 			if !props[p] {
 				props[p] = true

@@ -728,6 +728,15 @@ func TestMergeLegs(t *testing.T) {
 	if rep.Verdict != "FAIL (1 of 2 cases)" || rep.Parts[1].Leg != "2p1d, h100" {
 		t.Errorf("verdict %q, part leg %q", rep.Verdict, rep.Parts[1].Leg)
 	}
+	// The setup lists a case of two legs once.
+	a.Setup = &collect.Setup{Profile: "junit", Cases: []collect.CaseSetup{{Name: "t", Cmd: "serve"}}}
+	b.Setup = a.Setup
+	if rep, err = Merge([]collect.Part{a, b}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Setup.Cases) != 1 {
+		t.Errorf("merged setup of two legs lists %d cases, want the one", len(rep.Setup.Cases))
+	}
 	b2 := withLeg(part("lane-c", collect.StatusComplete, nil, cr("t", false)), "topology", "2gpu")
 	if _, err := Merge([]collect.Part{a, b2}, Options{}); err == nil || !strings.Contains(err.Error(), `case "t [2gpu]" is in both parts`) {
 		t.Errorf("one leg twice: error %v, want the case in both parts", err)
