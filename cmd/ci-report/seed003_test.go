@@ -67,6 +67,14 @@ func seed003Render(t *testing.T, dir, cfg string) (comment, section, text string
 	cur := seed003(t, dir, false)
 	flags := []string{"--config", cfg, "--run-id", "101", "--date", "2026-12-05", "--history", hist}
 	comment, section = renderToFiles(t, cur, flags)
+	// merged.json keeps the legs: it renders the same bytes.
+	merged := filepath.Join(dir, "merged.json")
+	if code, _, stderr := runCLI(t, append([]string{"merge", "--out", merged}, cur...)...); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	if again, _ := renderToFiles(t, []string{merged}, flags); again != comment {
+		t.Errorf("merged.json renders otherwise than the parts:\n%s", again)
+	}
 	code, text, stderr = runCLI(t, append(append([]string{"render", "--format", "text", "--width", "100"}, flags...), cur...)...)
 	if code != exitOK {
 		t.Fatalf("render --format text: exit %d: %s", code, stderr)
