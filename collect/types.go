@@ -26,6 +26,23 @@ type PartMeta struct {
 	// (docs/formats.md §7.2).
 	Revision string `json:"revision,omitempty"`
 	Arm      string `json:"arm,omitempty"`
+	// Leg (new) is the leg of a test matrix the part ran (`--leg
+	// topology=2p1d`, in order): the same test in two legs is two tests
+	// (docs/formats.md §7.2).
+	Leg []Property `json:"leg,omitempty"`
+}
+
+// LegOf is the leg a part declares, its values joined by ", " (`2p1d`,
+// `2p1d, h100`); "" when it declares none.
+func (p *Part) LegOf() string {
+	if p.Meta == nil {
+		return ""
+	}
+	vs := make([]string, len(p.Meta.Leg))
+	for i, l := range p.Meta.Leg {
+		vs[i] = l.Value
+	}
+	return strings.Join(vs, ", ")
 }
 
 // ArmOf is the arm a part declares; "" when it declares none.

@@ -62,6 +62,8 @@ type Import struct {
 	// Arm is the arm the part belongs to (part.json "arm",
 	// docs/formats.md §2); "" for none.
 	Arm string
+	// Leg is the part's matrix leg (part.json "leg"); nil for none.
+	Leg []collect.Property
 	// Metrics is a JSON-lines file of case metrics; "" for none.
 	Metrics string
 	// Setup are what the run was set up with that the reports lack (the
@@ -695,7 +697,7 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	}
 	no := false
 	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no,
-		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Host: p.host}
+		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Leg: im.Leg, Host: p.host}
 	meta.StartedAt, meta.FinishedAt = p.timeSpan()
 	return meta, nil
 }

@@ -95,11 +95,11 @@ func (r *Report) Judge(x *ArmExpectations) ArmJudgement {
 		if _, ok := x.Expect[c.Arm]; !ok || c.Arm == "" || IsSetupCase(c.Name) {
 			continue
 		}
-		m := byName[c.Name]
+		m := byName[c.ID()]
 		if m == nil {
 			m = map[string]*Case{}
-			byName[c.Name] = m
-			names = append(names, c.Name)
+			byName[c.ID()] = m
+			names = append(names, c.ID())
 		}
 		if StandsOver(c, m[c.Arm]) {
 			m[c.Arm] = c

@@ -15,6 +15,7 @@ package merge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -128,14 +129,14 @@ func (m *merger) addPart(i int, listed bool) error {
 	seen := make(map[string]bool, len(p.Cases))
 	// Only an arm's cases carry its revision: without arms the setup's
 	// kvcached_sha is the one commit of the report.
-	arm, revision := p.ArmOf(), ""
+	arm, revision, leg := p.ArmOf(), "", p.LegOf()
 	if arm != "" {
 		revision = p.RevisionOf()
 	}
 	for _, c := range p.Cases {
 		seen[c.Name] = true
 		mc := caseOf(c, p.Display, p.LogsClean())
-		mc.Arm, mc.Revision = arm, revision
+		mc.Arm, mc.Revision, mc.Leg = arm, revision, leg
 		if err := m.add(i, mc); err != nil {
 			return err
 		}
@@ -149,7 +150,7 @@ func (m *merger) addPart(i int, listed bool) error {
 				continue
 			}
 			seen[name] = true
-			if err := m.add(i, Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display, Arm: arm, Revision: revision}); err != nil {
+			if err := m.add(i, Case{Name: name, Checks: []collect.Check{}, NotRun: true, Part: p.Display, Arm: arm, Revision: revision, Leg: leg}); err != nil {
 				return err
 			}
 		}
@@ -169,12 +170,13 @@ func (m *merger) add(i int, c Case) error {
 		// made of (docs/formats.md §7.2), and the parts of one arm are
 		// its selections (a focused test, a targeted and a broad suite),
 		// which may share a test: one test with a result from each.
-		// Without arms it is a mix-up.
-		if j, dup := m.owner[c.Name]; dup && j != i && !m.opts.AllowMixed && p.ArmOf() == "" && m.parts[j].ArmOf() == "" {
-			return &MixError{What: fmt.Sprintf("case %q", c.Name), A: describe(&m.parts[j]), B: describe(p)}
+		// Without arms it is a mix-up, but for the same test in two
+		// legs of a matrix, which are two tests (Case.ID).
+		if j, dup := m.owner[c.ID()]; dup && j != i && !m.opts.AllowMixed && p.ArmOf() == "" && m.parts[j].ArmOf() == "" {
+			return &MixError{What: fmt.Sprintf("case %q", c.Label()), A: describe(&m.parts[j]), B: describe(p)}
 		}
-		if _, dup := m.owner[c.Name]; !dup {
-			m.owner[c.Name] = i
+		if _, dup := m.owner[c.ID()]; !dup {
+			m.owner[c.ID()] = i
 		}
 	}
 	m.rep.Cases = append(m.rep.Cases, c)
@@ -197,6 +199,7 @@ func partStatusOf(p *collect.Part) PartStatus {
 		Planned:  len(p.Planned),
 		Ran:      len(p.Cases),
 		Arm:      p.ArmOf(),
+		Leg:      p.LegOf(),
 	}
 	if p.Setup != nil {
 		ps.Setup = p.Setup.Properties
@@ -340,7 +343,13 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			v, _ := s.ModelRevisions.Get(k)
 			merged.ModelRevisions.Set(k, v)
 		}
-		merged.Cases = append(merged.Cases, s.Cases...)
+		for _, c := range s.Cases {
+			// The same case in another leg of a matrix runs as the
+			// first leg's does: its setup is listed once.
+			if parts[i].LegOf() == "" || !slices.ContainsFunc(merged.Cases, func(m collect.CaseSetup) bool { return m.Name == c.Name }) {
+				merged.Cases = append(merged.Cases, c)
+			}
+		}
 		for _, p := range s.Properties {
 			if !props[p] {
 				props[p] = true
@@ -420,13 +429,27 @@ func (r *Report) SkippedCases() []Case {
 	return out
 }
 
-// Label is how a case is named in a report: its name, and for an
-// `<engine>-setup` case, which may repeat across parts, `<name> (<part>)`.
+// Label is how a case is named in a report, wherever it is named: its
+// name, for an `<engine>-setup` case, which may repeat across parts,
+// `<name> (<part>)`, and for a case of a matrix leg `<name> [<leg>]`
+// (docs/render.md §3.4).
 func (c *Case) Label() string {
+	l := c.Name
 	if IsSetupCase(c.Name) && c.Part != "" {
-		return c.Name + " (" + c.Part + ")"
+		l += " (" + c.Part + ")"
 	}
-	return c.Name
+	if c.Leg != "" {
+		l += " [" + c.Leg + "]"
+	}
+	return l
+}
+
+// ID is a case's identity across parts: its name, within its leg.
+func (c *Case) ID() string {
+	if c.Leg == "" {
+		return c.Name
+	}
+	return c.Leg + "\x00" + c.Name
 }
 
 // FailedCases returns the cases a failed-cases table lists, in report
@@ -519,7 +542,7 @@ func (r *Report) Counts() Counts {
 // §7.2), as the evidence table shows it. `-setup` cases are per part and
 // count each.
 func (r *Report) counted() []bool {
-	type key struct{ arm, name string }
+	type key struct{ arm, id string }
 	var standing map[key]int
 	for i := range r.Cases {
 		c := &r.Cases[i]
@@ -529,7 +552,7 @@ func (r *Report) counted() []bool {
 		if standing == nil {
 			standing = map[key]int{}
 		}
-		k := key{c.Arm, c.Name}
+		k := key{c.Arm, c.ID()}
 		if j, ok := standing[k]; !ok || StandsOver(c, &r.Cases[j]) {
 			standing[k] = i
 		}

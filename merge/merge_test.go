@@ -698,3 +698,47 @@ func TestMergeSetupsKeepsCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// withLeg declares p one leg of a test matrix (part.json leg).
+func withLeg(p collect.Part, kv ...string) collect.Part {
+	p.Meta = &collect.PartMeta{Part: p.Name, Profile: "junit"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.Meta.Leg = append(p.Meta.Leg, collect.Property{Name: kv[i], Value: kv[i+1]})
+	}
+	return p
+}
+
+// TestMergeLegs: the same test in two legs of a matrix is two tests, each
+// labelled with its leg and counted, not a conflict (issue 32 item 2); in
+// one leg it is still one, refused without --allow-mixed.
+func TestMergeLegs(t *testing.T) {
+	a := withLeg(part("lane-a", collect.StatusComplete, nil, cr("t", true)), "topology", "2gpu")
+	b := withLeg(part("lane-b", collect.StatusComplete, nil, cr("t", false)), "topology", "2p1d", "gpu", "h100")
+	rep, err := Merge([]collect.Part{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range rep.Cases {
+		got = append(got, c.Label())
+	}
+	if diff := cmp.Diff([]string{"t [2gpu]", "t [2p1d, h100]"}, got); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if rep.Verdict != "FAIL (1 of 2 cases)" || rep.Parts[1].Leg != "2p1d, h100" {
+		t.Errorf("verdict %q, part leg %q", rep.Verdict, rep.Parts[1].Leg)
+	}
+	// The setup lists a case of two legs once.
+	a.Setup = &collect.Setup{Profile: "junit", Cases: []collect.CaseSetup{{Name: "t", Cmd: "serve"}}}
+	b.Setup = a.Setup
+	if rep, err = Merge([]collect.Part{a, b}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Setup.Cases) != 1 {
+		t.Errorf("merged setup of two legs lists %d cases, want the one", len(rep.Setup.Cases))
+	}
+	b2 := withLeg(part("lane-c", collect.StatusComplete, nil, cr("t", false)), "topology", "2gpu")
+	if _, err := Merge([]collect.Part{a, b2}, Options{}); err == nil || !strings.Contains(err.Error(), `case "t [2gpu]" is in both parts`) {
+		t.Errorf("one leg twice: error %v, want the case in both parts", err)
+	}
+}

@@ -87,6 +87,8 @@ type Case struct {
 	// (collect.Part.ArmOf, RevisionOf); both empty when it declares no arm.
 	Arm      string `json:"arm,omitempty"`
 	Revision string `json:"revision,omitempty"`
+	// Leg is the matrix leg of that part (collect.Part.LegOf), "" for none.
+	Leg string `json:"leg,omitempty"`
 	// Known are the checks that a known upstream issue covers, passing or
 	// failing, in check order (Report.WithKnownIssues); never in merged.json.
 	Known []KnownCheck `json:"-"`
@@ -127,6 +129,7 @@ type PartStatus struct {
 	// §4.7), nil without one: the evidence table's suite counts of each
 	// arm show them (docs/render.md §12.1).
 	Arm        string `json:"arm,omitempty"`
+	Leg        string `json:"leg,omitempty"`
 	Deselected *int   `json:"deselected,omitempty"`
 	// Setup are the part's setup properties (collect.Setup.Properties):
 	// what an imported suite ran with (docs/render.md §12.6).

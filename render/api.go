@@ -141,6 +141,10 @@ type Config struct {
 	// beyond one is a failed check of its case. None: the metric tables
 	// report and judge nothing.
 	Thresholds []merge.Threshold `json:"thresholds,omitempty"`
+	// MetricHistory names the metrics and intervals whose values the
+	// digest keeps for the metric history (docs/render.md §9, §11); none:
+	// every one, as many as fit.
+	MetricHistory []MetricHistory `json:"metric_history,omitempty"`
 	// Setup is what the suite runs with that its reports lack (the
 	// command line, CPU or GPU, the dtype), shown with its parts' setup
 	// (docs/render.md §12.6).
@@ -167,6 +171,16 @@ type Interval struct {
 	Label string `json:"label"`
 	From  string `json:"from"`
 	To    string `json:"to"`
+}
+
+// MetricHistory is one entry of the config's metric_history: path.Match
+// globs of a metric's name (or an interval's label), its arm, its case's
+// leg and its case's name; an absent one matches anything.
+type MetricHistory struct {
+	Metric string `json:"metric"`
+	Arm    string `json:"arm,omitempty"`
+	Leg    string `json:"leg,omitempty"`
+	Cases  string `json:"cases,omitempty"`
 }
 
 // RetentionDays is how long artifacts are kept, per kind of run.

@@ -6,6 +6,7 @@ import (
 	"github.com/ovg-project/ci-report/internal/marker"
 	"maps"
 	"math"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func (o Options) ResolveArms() Options {
 // render reads no log, so the CLI need not keep them.
 func (o Options) NeedsMeasures() bool {
 	o = o.ResolveArms()
-	return len(o.Arms) > 0 || o.BaselineArm != "" || len(o.Config.Intervals) > 0 || len(o.Config.Thresholds) > 0
+	return len(o.Arms) > 0 || o.BaselineArm != "" || len(o.Config.Intervals) > 0 || len(o.Config.Thresholds) > 0 || len(o.Config.MetricHistory) > 0
 }
 
 // armExpectations are the options' expectations as merge judges them.
@@ -114,6 +115,16 @@ func (o Options) ValidateArms() error {
 	for i, iv := range o.Config.Intervals {
 		if iv.Label == "" || iv.From == "" || iv.To == "" {
 			return fmt.Errorf("render: config intervals[%d]: want a label, a from and a to event", i)
+		}
+	}
+	for i, h := range o.Config.MetricHistory {
+		if h.Metric == "" {
+			return fmt.Errorf("render: config metric_history[%d]: want the name of a metric or an interval's label", i)
+		}
+		for _, g := range []string{h.Metric, h.Arm, h.Leg, h.Cases} {
+			if _, err := path.Match(g, ""); err != nil {
+				return fmt.Errorf("render: config metric_history[%d]: %s: %v", i, bounds.Quote(g), err)
+			}
 		}
 	}
 	if len(o.Config.Expect) > 0 && len(o.Config.Arms) == 0 {

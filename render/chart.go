@@ -142,7 +142,7 @@ func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	for _, s := range c.Timeline {
 		t0 = math.Min(t0, s.T)
 	}
-	ch := chart{caseName: c.Name, readings: len(readings)}
+	ch := chart{caseName: c.Label(), readings: len(readings)}
 	ts := make([]float64, len(readings))
 	for i, s := range readings {
 		ts[i] = s.T - t0

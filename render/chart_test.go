@@ -333,3 +333,17 @@ func TestHTMLCharts(t *testing.T) {
 		t.Errorf("a Mermaid block that is not the render's chart: want code, got:\n%s", page)
 	}
 }
+
+// TestChartNamesLeg: a chart's title names its case by its label, the
+// leg of a matrix with it (issue 32 item 2).
+func TestChartNamesLeg(t *testing.T) {
+	rep := chartReport("prio-vllm", 30)
+	rep.Cases[0].Leg = "h100"
+	docs, err := Render(rep, sampleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(docs.Comment, `Memory of prio-vllm \[h100\] over 58.5 s`) {
+		t.Errorf("the chart does not name the case's leg:\n%s", docs.Comment)
+	}
+}

@@ -109,6 +109,9 @@ func MergeConfig(base, over Config) Config {
 	if over.Thresholds != nil {
 		out.Thresholds = append([]merge.Threshold(nil), over.Thresholds...)
 	}
+	if over.MetricHistory != nil {
+		out.MetricHistory = append([]MetricHistory(nil), over.MetricHistory...)
+	}
 	if over.NightlyKinds != nil {
 		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)
 	}

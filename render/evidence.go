@@ -119,7 +119,8 @@ func outcome(c *merge.Case) string {
 	return "passes"
 }
 
-// armCases groups the report's cases of the given arms by name, in the
+// armCases groups the report's cases of the given arms by test (name and
+// leg, merge.Case.ID), in the
 // order of first appearance; other cases are left out.
 func armCases(rep *merge.Report, arms []string) []armCase {
 	col := make(map[string]int, len(arms))
@@ -134,11 +135,11 @@ func armCases(rep *merge.Report, arms []string) []armCase {
 		if !ok || merge.IsSetupCase(c.Name) {
 			continue
 		}
-		k, seen := at[c.Name]
+		k, seen := at[c.ID()]
 		if !seen {
 			k = len(out)
-			at[c.Name] = k
-			out = append(out, armCase{name: c.Name, arms: make([][]*merge.Case, len(arms))})
+			at[c.ID()] = k
+			out = append(out, armCase{name: c.Label(), arms: make([][]*merge.Case, len(arms))})
 		}
 		out[k].arms[j] = append(out[k].arms[j], c)
 	}
@@ -266,7 +267,12 @@ func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[
 	if len(cols) > evidenceMetrics {
 		more, cols = len(cols)-evidenceMetrics, cols[:evidenceMetrics]
 	}
-	header := []string{"revision", "result"}
+	header := []string{"arm", "result"} // arms without a revision (a topology imported as an arm) are no revisions
+	for j, a := range r.opts.Arms {
+		if armHeader(a, cases, j) != text.Plain(a) {
+			header[0] = "revision"
+		}
+	}
 	for _, c := range cols {
 		h := text.Cut(c.name, measureName)
 		if c.unit != "" {

@@ -328,7 +328,12 @@ func (r *renderer) digest() string {
 	run.Margins = fitDigest(r.digestMargins(), &used)
 	// The metrics take what is left: a metric's trend is a report, a case's
 	// state and a margin are what the verdict and the close calls follow.
-	run.Metrics = fitDigest(r.digestMetrics(), &used)
+	// A metric whose every arm and level does not fit is left out whole.
+	all := r.digestMetrics()
+	run.Metrics = fitDigest(all, &used)
+	for n := len(run.Metrics); n > 0 && n < len(all) && all[n].Case == all[n-1].Case && all[n].Name == all[n-1].Name; n-- {
+		run.Metrics = run.Metrics[:n-1]
+	}
 	b, _ := json.Marshal(run)
 	return marker.Digest(string(asciiJSON(b)))
 }

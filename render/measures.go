@@ -186,7 +186,7 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 			continue
 		}
 		shown++
-		head := "Metrics of " + text.CodeCell(text.Cut(c.Name, 200))
+		head := "Metrics of " + text.CodeCell(text.Cut(c.Label(), 200))
 		switch {
 		case !hasArm(tables, baseline):
 			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
@@ -243,7 +243,7 @@ func (r *renderer) plainMetricsBlock(w *writer, ms map[*merge.Case]collect.Measu
 			if m.Kind != collect.MetricBoolean {
 				unit = text.Plain(text.Cut(m.Unit, measureName))
 			}
-			row := []string{text.CodeCell(text.Cut(c.Name, 200)), text.Plain(text.Cut(m.Name, measureName)), text.Plain(metricNumber(m)), unit}
+			row := []string{text.CodeCell(text.Cut(c.Label(), 200)), text.Plain(text.Cut(m.Name, measureName)), text.Plain(metricNumber(m)), unit}
 			used += rowLen(row)
 			rows = append(rows, row)
 		}
@@ -276,24 +276,16 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 			more++
 			continue
 		}
-		at := make(map[string]float64, len(evs))
-		for _, e := range evs {
-			at[e.Name] = e.T
-		}
+		at := eventTimes(evs)
 		var said []string
 		for _, iv := range ivs {
-			from, okFrom := at[iv.From]
-			to, okTo := at[iv.To]
-			switch {
-			case !okFrom:
-				said = append(said, text.Plain(text.Cut(iv.Label, measureName))+": no "+text.CodeCell(text.Cut(iv.From, measureName))+" event")
-			case !okTo:
-				said = append(said, text.Plain(text.Cut(iv.Label, measureName))+": no "+text.CodeCell(text.Cut(iv.To, measureName))+" event")
-			default:
-				said = append(said, text.Plain(fmt.Sprintf("%s after %.1f s", text.Cut(iv.Label, measureName), to-from)))
+			if d, lacks := intervalSeconds(at, iv); lacks != "" {
+				said = append(said, text.Plain(text.Cut(iv.Label, measureName))+": no "+text.CodeCell(text.Cut(lacks, measureName))+" event")
+			} else {
+				said = append(said, text.Plain(fmt.Sprintf("%s after %.1f s", text.Cut(iv.Label, measureName), d)))
 			}
 		}
-		line := "- " + text.CodeCell(text.Cut(c.Name, 200)) + ": " + strings.Join(said, ", ") + "."
+		line := "- " + text.CodeCell(text.Cut(c.Label(), 200)) + ": " + strings.Join(said, ", ") + "."
 		used += runeCount(line)
 		lines = append(lines, line)
 	}
@@ -304,6 +296,29 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 		lines = append(lines, fmt.Sprintf("- and %d more cases with events.", more))
 	}
 	return "**Recovery timings**\n\n" + strings.Join(lines, "\n")
+}
+
+// eventTimes are a case's events' times by name.
+func eventTimes(evs []collect.Event) map[string]float64 {
+	at := make(map[string]float64, len(evs))
+	for _, e := range evs {
+		at[e.Name] = e.T
+	}
+	return at
+}
+
+// intervalSeconds is iv's duration between the events at, or the name of
+// the event it lacks.
+func intervalSeconds(at map[string]float64, iv Interval) (float64, string) {
+	from, ok := at[iv.From]
+	if !ok {
+		return 0, iv.From
+	}
+	to, ok := at[iv.To]
+	if !ok {
+		return 0, iv.To
+	}
+	return to - from, ""
 }
 
 // armBlocks are the blocks of docs/render.md §12, in order: the evidence

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -84,7 +85,14 @@ func (r *renderer) sectionName() string {
 // title, when and what it runs, and the section's usual closing blocks.
 func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
+	var legs []string // the matrix legs of the parts (docs/formats.md §7.2), in part order
+	for _, p := range r.rep.Parts {
+		if p.Leg != "" && !slices.Contains(legs, p.Leg) {
+			legs = append(legs, p.Leg)
+		}
+	}
 	sentence := w.t("when_suite", map[string]any{
+		"Legs":     text.Plain(strings.Join(legs, "; ")),
 		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),

@@ -156,7 +156,7 @@ func (r *renderer) setupBlock() string {
 			break
 		}
 		shown++
-		lines = append(lines, "- "+text.CodeCell(text.Cut(c.Name, 200))+": "+setupWords(ownCases[i])+".")
+		lines = append(lines, "- "+text.CodeCell(text.Cut(c.Label(), 200))+": "+setupWords(ownCases[i])+".")
 	}
 	if len(top) == 0 && len(lines) == 0 {
 		return ""

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"math"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,10 +19,8 @@ import (
 // names, for each failure that is new, the last run that passed it and
 // the commits between that run and this one.
 const (
-	// digestMetricCases is the most cases whose metrics a digest records.
-	digestMetricCases = 10
-	// digestMetricsPerCase is the most metrics a digest records of a case.
-	digestMetricsPerCase = 6
+	// maxDigestMetrics is the most metric values a digest records.
+	maxDigestMetrics = 60
 	// maxMetricHistoryRows is the most rows of the comment's metric history.
 	maxMetricHistoryRows = 20
 	// maxRegressionLines is the most "came in after" lines; each names the
@@ -100,49 +100,84 @@ func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 	return hm, true
 }
 
-// digestMetrics are the metric values this run's digest records: of the
-// first digestMetricCases cases with a known value, in report order, the
-// first digestMetricsPerCase known values, each metric once.
+// digestMetrics are the metric values this run's digest records
+// (docs/render.md §11): those the config's metric_history names (every
+// one without it), each case's known values and its intervals' durations
+// (the config's intervals, in seconds), in report order, a metric's values
+// of every arm and level together, at most maxDigestMetrics, a metric
+// whose values do not all fit left out whole.
 func (r *renderer) digestMetrics() []HistoryMetric {
 	ms, _ := r.measures()
 	var out []HistoryMetric
-	cases := 0
 	seenCase := map[string]bool{}
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
-		if c.Evidence || len(ms[c].Metrics) == 0 || seenCase[historyKey(c)] || historyKey(c) == "" {
+		key := historyKey(c)
+		if c.Evidence || key == "" || seenCase[key] || len(ms[c].Metrics)+len(ms[c].Events) == 0 {
 			continue // as digest: an arm expected to fail, a repeated label
 		}
-		seenCase[historyKey(c)] = true
+		seenCase[key] = true
+		var vals []HistoryMetric
 		seen := map[metricKey]bool{}
-		n := 0
-		for j := range ms[c].Metrics {
-			hm, ok := historyMetric(c, &ms[c].Metrics[j])
-			if !ok || seen[hm.key()] {
-				continue
-			}
-			seen[hm.key()] = true
-			out = append(out, hm)
-			if n++; n == digestMetricsPerCase {
-				break
+		first := map[string]int{} // name → order of its first value
+		add := func(hm HistoryMetric) {
+			if !seen[hm.key()] && r.keepsHistory(c, &hm) {
+				seen[hm.key()] = true
+				if _, ok := first[hm.Name]; !ok {
+					first[hm.Name] = len(first)
+				}
+				vals = append(vals, hm)
 			}
 		}
-		if n > 0 {
-			if cases++; cases == digestMetricCases {
-				break
+		for j := range ms[c].Metrics {
+			if hm, ok := historyMetric(c, &ms[c].Metrics[j]); ok {
+				add(hm)
 			}
+		}
+		at := eventTimes(ms[c].Events)
+		for _, iv := range r.cfg.Intervals {
+			if d, lacks := intervalSeconds(at, iv); lacks == "" && math.Abs(d) <= 1e300 {
+				add(HistoryMetric{Case: key, Name: text.Cut(iv.Label, digestCheckCut), Value: math.Round(d*1000) / 1000, Unit: "s"})
+			}
+		}
+		slices.SortStableFunc(vals, func(a, b HistoryMetric) int { return first[a.Name] - first[b.Name] })
+		for k := 0; k < len(vals); {
+			e := k + 1
+			for e < len(vals) && vals[e].Name == vals[k].Name {
+				e++
+			}
+			if len(out)+e-k > maxDigestMetrics {
+				return out
+			}
+			out, k = append(out, vals[k:e]...), e
 		}
 	}
 	return out
 }
 
+// keepsHistory reports whether the digest records hm, a value of case c:
+// the config's metric_history names it, or names nothing.
+func (r *renderer) keepsHistory(c *merge.Case, hm *HistoryMetric) bool {
+	if len(r.cfg.MetricHistory) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(r.cfg.MetricHistory, func(h MetricHistory) bool {
+		return globMatch(h.Metric, hm.Name) && globMatch(h.Arm, hm.Arm) && globMatch(h.Leg, c.Leg) && globMatch(h.Cases, c.Name)
+	})
+}
+
+// globMatch: s matches the path.Match glob g; an absent glob matches anything.
+func globMatch(g, s string) bool {
+	ok, _ := path.Match(g, s)
+	return g == "" || ok
+}
+
 // validateMetrics checks a digest's metrics like the rest of it.
 func validateMetrics(ms []HistoryMetric) error {
-	if len(ms) > digestMetricCases*digestMetricsPerCase {
-		return fmt.Errorf("%d metrics: at most %d", len(ms), digestMetricCases*digestMetricsPerCase)
+	if len(ms) > maxDigestMetrics {
+		return fmt.Errorf("%d metrics: at most %d", len(ms), maxDigestMetrics)
 	}
 	seen := make(map[metricKey]bool, len(ms))
-	perCase := map[string]int{}
 	for i, m := range ms {
 		where := fmt.Sprintf("metric %d", i)
 		switch {
@@ -164,12 +199,6 @@ func validateMetrics(ms []HistoryMetric) error {
 			return fmt.Errorf("%s: %q %q listed twice", where, text.Cut(m.Case, 40), text.Cut(m.Name, 40))
 		}
 		seen[m.key()] = true
-		if perCase[m.Case]++; perCase[m.Case] > digestMetricsPerCase {
-			return fmt.Errorf("%s: more than %d metrics of case %q", where, digestMetricsPerCase, text.Cut(m.Case, 40))
-		}
-	}
-	if len(perCase) > digestMetricCases {
-		return fmt.Errorf("metrics of %d cases: at most %d", len(perCase), digestMetricCases)
 	}
 	return nil
 }
@@ -271,8 +300,8 @@ func (r *renderer) metricHistoryBlock(w *writer) string {
 			}
 			values = append(values, v)
 		}
-		if prev < 0 {
-			continue // no earlier value: nothing to compare
+		if prev < 0 || m.Kind != "" && !slices.ContainsFunc(values, func(v float64) bool { return !math.IsNaN(v) && v != m.Value }) {
+			continue // no earlier value, or a count that never changed: nothing to say
 		}
 		if len(rows) == maxMetricHistoryRows {
 			more++

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -275,13 +276,13 @@ func TestMetricHistory(t *testing.T) {
 	}
 }
 
-// TestDigestMetricsBounded: at most digestMetricsPerCase metrics of a case
-// and digestMetricCases cases, and the digest still fits.
+// TestDigestMetricsBounded: at most maxDigestMetrics values, and the
+// digest still fits, each metric with all its arms or none.
 func TestDigestMetricsBounded(t *testing.T) {
 	rep := sampleReport(t)
 	var many []collect.Metric
-	for i := range 50 {
-		many = append(many, collect.Metric{Name: strings.Repeat("m", 90) + string(rune('a'+i%26)) + string(rune('a'+i/26)), Value: fp(float64(i)), Unit: "ms"})
+	for i := range 48 { // 16 metrics of 3 arms each
+		many = append(many, collect.Metric{Name: strings.Repeat("m", 70) + string(rune('a'+i/3)), Value: fp(float64(i)), Unit: "ms", Arm: []string{"cold", "warm", "hot"}[i%3]})
 	}
 	for i := range rep.Cases {
 		rep.Cases[i].Log = metricLog(t, many...)
@@ -297,17 +298,17 @@ func TestDigestMetricsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := map[string]int{}
+	if len(h.Metrics) == 0 || len(h.Metrics) > maxDigestMetrics {
+		t.Errorf("%d metrics", len(h.Metrics))
+	}
+	arms := map[string]int{}
 	for _, m := range h.Metrics {
-		per[m.Case]++
+		arms[m.Case+"\x00"+m.Name]++
 	}
-	for c, n := range per {
-		if n > digestMetricsPerCase {
-			t.Errorf("case %s: %d metrics", c, n)
+	for k, n := range arms {
+		if n != 3 {
+			t.Errorf("%q: %d of its 3 arms", k, n)
 		}
-	}
-	if len(per) == 0 || len(per) > digestMetricCases {
-		t.Errorf("metrics of %d cases", len(per))
 	}
 }
 
@@ -333,13 +334,13 @@ func TestParseDigestMetrics(t *testing.T) {
 			t.Errorf("%s: ParseDigest error %v, want one containing %q", tc.name, err, tc.err)
 		}
 	}
-	var seven []string
-	for i := range digestMetricsPerCase + 1 {
-		seven = append(seven, `{"n":"a","k":"m`+string(rune('a'+i))+`","v":1}`)
+	var many []string
+	for i := range maxDigestMetrics + 1 {
+		many = append(many, fmt.Sprintf(`{"n":"a","k":"m%d","v":1}`, i))
 	}
-	s := strings.Replace(base, `{"n":"a","k":"ttft","a":"cold","c":8,"v":412.5,"u":"ms"}`, strings.Join(seven, ","), 1)
-	if _, err := ParseDigest(s); err == nil || !strings.Contains(err.Error(), "more than 6 metrics of case") {
-		t.Errorf("seven metrics of a case: %v", err)
+	s := strings.Replace(base, `{"n":"a","k":"ttft","a":"cold","c":8,"v":412.5,"u":"ms"}`, strings.Join(many, ","), 1)
+	if _, err := ParseDigest(s); err == nil || !strings.Contains(err.Error(), "61 metrics: at most 60") {
+		t.Errorf("61 metrics: %v", err)
 	}
 }
 
@@ -367,5 +368,69 @@ func TestMetricChangeFollowsKind(t *testing.T) {
 	}
 	if got := sparkline([]float64{1, 1, 1}); got != "▄▄▄" {
 		t.Errorf("flat sparkline %q", got)
+	}
+}
+
+// TestMetricHistoryKeeps (issue 32 item 3): without the config's
+// metric_history the digest keeps every arm of a metric (not a case's
+// first six values) and the recovery timings; with it, what it names by
+// metric, arm and leg; a count that never changed takes no row.
+func TestMetricHistoryKeeps(t *testing.T) {
+	rep := sampleReport(t)
+	c := &rep.Cases[3]
+	c.Leg = "2p1d"
+	var ms []collect.Metric
+	for i := range 7 {
+		ms = append(ms, collect.Metric{Name: "tpot", Value: fp(float64(20 + i)), Unit: "ms", Arm: fmt.Sprintf("a%d", i)})
+	}
+	ms = append(ms, collect.Metric{Name: "streams_ok", Value: fp(32), Unit: "streams", Kind: collect.MetricCount})
+	b, _ := json.Marshal(map[string]any{"metrics": ms, "events": []map[string]any{{"name": "killed", "t": 100.0}, {"name": "served", "t": 101.4}}})
+	c.Log = b
+	opts := sampleOptions()
+	opts.Profile = "weekly"
+	opts.Date = "2026-11-28"
+	opts.Config.Intervals = []Interval{{Label: "t1", From: "killed", To: "served"}}
+	digest := func(hist ...MetricHistory) []string {
+		t.Helper()
+		opts.Config.MetricHistory = hist
+		js, _ := DigestOf(mustRender(t, rep, opts).Comment)
+		h, err := ParseDigest(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range h.Metrics {
+			out = append(out, fmt.Sprintf("%s %s[%s] %v", m.Case, m.Name, m.Arm, m.Value))
+		}
+		return out
+	}
+	const kv = "vllm-qwen05b-kv_c1 [2p1d]"
+	got := digest()
+	want := []string{kv + " tpot[a0] 20", kv + " tpot[a1] 21", kv + " tpot[a2] 22", kv + " tpot[a3] 23", kv + " tpot[a4] 24", kv + " tpot[a5] 25", kv + " tpot[a6] 26",
+		kv + " streams_ok[] 32", kv + " t1[] 1.4"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("default digest metrics (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{kv + " tpot[a1] 21", kv + " tpot[a2] 22", kv + " t1[] 1.4"},
+		digest(MetricHistory{Metric: "tpot", Arm: "a[12]", Leg: "2p1d"}, MetricHistory{Metric: "t?"}, MetricHistory{Metric: "streams_ok", Leg: "2gpu"})); d != "" {
+		t.Errorf("metric_history digest metrics (-want +got):\n%s", d)
+	}
+	// With a history: the count that never changed takes no row.
+	opts.Config.MetricHistory = nil
+	prev := nightlyRun("121", "2026-11-21", olderSHA)
+	prev.Profile = "weekly"
+	prev.Metrics = []HistoryMetric{{Case: kv, Name: "streams_ok", Value: 32, Unit: "streams", Kind: collect.MetricCount}, {Case: kv, Name: "t1", Value: 1.5, Unit: "s"}}
+	opts.History = []HistoryRun{prev}
+	tb, _ := mdtest.TableAfter([]byte(mustRender(t, rep, opts).Comment), "Metric history (the last 2 runs):")
+	if d := cmp.Diff([][]string{{kv, "t1", "1.4 s (−7% w/w)", "█▁ 1.4–1.5 s"}}, tb.Strings()[1:]); d != "" {
+		t.Errorf("metric history rows (-want +got):\n%s", d)
+	}
+	// A metric_history entry without a metric, or with a bad glob, is refused.
+	for _, h := range []MetricHistory{{Arm: "x"}, {Metric: "ttft", Leg: "["}} {
+		o := sampleOptions()
+		o.Config.MetricHistory = []MetricHistory{h}
+		if err := o.ValidateArms(); err == nil || !strings.Contains(err.Error(), "config metric_history[0]") {
+			t.Errorf("%+v: error %v", h, err)
+		}
 	}
 }

@@ -183,6 +183,8 @@ type Runner struct {
 	// Revision and Arm are --revision and --arm: part.json's revision and
 	// arm (docs/formats.md §2), for parts compared arm against arm.
 	Revision, Arm string
+	// Leg is --leg: part.json's matrix leg (docs/formats.md §2).
+	Leg []collect.Property
 	// Timing holds every wait.
 	Timing Timing
 	// Host is where the run's processes run: nil or Machine for this

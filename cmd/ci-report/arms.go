@@ -2,6 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"regexp"
+
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -22,6 +26,36 @@ func validArm(arm string) error {
 		return usageErrorf("--arm %s: want "+marker.Name, bounds.Quote(arm))
 	}
 	return nil
+}
+
+// legValueRE is what a --leg value may be: it names the leg in every
+// case label (`name [2p1d]`).
+var legValueRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,39}$`)
+
+// legFlag binds --leg KEY=VALUE (repeatable) of run and import junit to
+// legs: the part's matrix leg (part.json leg, docs/formats.md §2).
+func legFlag(fs *flag.FlagSet, legs *[]collect.Property) {
+	propertyFlag(fs, "leg", "the matrix leg the part ran, as `KEY=VALUE` (topology=2p1d, gpu=h100; repeatable): the same tests in two legs are two tests, labelled `name [2p1d]`",
+		legs, legValueRE.MatchString, "of letters, digits and ._+- (at most 40)")
+}
+
+// propertyFlag binds a repeatable KEY=VALUE flag to props: KEY as a
+// setup key (render.ValidSetupKey), each once, VALUE as valueOK says
+// (want says how, when it does not).
+func propertyFlag(fs *flag.FlagSet, name, usage string, props *[]collect.Property, valueOK func(string) bool, want string) {
+	fs.Func(name, usage, func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		switch {
+		case !ok || !render.ValidSetupKey(k):
+			return fmt.Errorf("want KEY=VALUE, KEY of letters, digits, spaces and ._/- (at most 40)")
+		case !valueOK(v):
+			return fmt.Errorf("want a value %s after %s=", want, k)
+		case slices.ContainsFunc(*props, func(p collect.Property) bool { return p.Name == k }):
+			return fmt.Errorf("%s is given twice", k)
+		}
+		*props = append(*props, collect.Property{Name: k, Value: v})
+		return nil
+	})
 }
 
 // armInputs are render's and post's arm flags (docs/render.md §12).

@@ -8,7 +8,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -23,7 +22,7 @@ func importJUnitCommand() command {
 	return command{
 		Name:    "import junit",
 		Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
-		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
+		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--leg KEY=VALUE]... [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
 		Examples: []string{
 			"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
 			"ci-report import junit targeted.xml --part targeted --arm fix --out results/targeted --setup device=CPU --setup dtype=FP32 --setup 'command=pytest -m \"not slow\" tests/test_scheduler.py'",
@@ -48,6 +47,7 @@ type importJUnitOptions struct {
 	Out      string
 	Revision string
 	Arm      string
+	Leg      []collect.Property
 	Profile  string
 	Metrics  string
 	// Deselected is --deselected; nil when not given.
@@ -82,21 +82,11 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.Revision, "revision", "", "the commit under test (setup.json kvcached_sha, part.json revision)")
 	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
+	legFlag(fs, &o.Leg)
 	fs.StringVar(&o.Profile, "profile", "", "the part's `profile`, as the parts it is merged with have it (default "+junit.DefaultProfile+")")
 	fs.StringVar(&o.Metrics, "metrics", "", "JSON-lines `file` of case metrics {\"case\", \"name\", \"value\", \"unit\"}")
-	fs.Func("setup", "what the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), as `KEY=VALUE`, shown in the section and beside the evidence; repeatable", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		switch {
-		case !ok || !render.ValidSetupKey(k):
-			return fmt.Errorf("want KEY=VALUE, KEY of letters, digits, spaces and ._/- (at most 40)")
-		case strings.TrimSpace(v) == "" || strings.ContainsFunc(v, unicode.IsControl):
-			return fmt.Errorf("want a value on one line after %s=", k)
-		case slices.ContainsFunc(o.Setup, func(p collect.Property) bool { return p.Name == k }):
-			return fmt.Errorf("%s is given twice", k)
-		}
-		o.Setup = append(o.Setup, collect.Property{Name: k, Value: v})
-		return nil
-	})
+	propertyFlag(fs, "setup", "what the run was set up with that the XML lacks (the command line, CPU or GPU, the dtype), as `KEY=VALUE`, shown in the section and beside the evidence; repeatable",
+		&o.Setup, func(v string) bool { return strings.TrimSpace(v) != "" && !strings.ContainsFunc(v, unicode.IsControl) }, "on one line")
 	fs.Func("deselected", "the `number` of tests the run deselected (as pytest --collect-only counts them)", func(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
@@ -113,7 +103,7 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	im := &junit.Import{
-		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm,
+		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg,
 		Metrics: o.Metrics, Deselected: o.Deselected, Setup: o.Setup, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
 	}
 	// What an import holds is small (the junit package doc, Memory), but

@@ -69,7 +69,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.artifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
 	fs.IntVar(&r.pr, "pr", 0, "pull request `number`: render the pull-request variant")
 	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
-	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (product, repository_url, titles, schedules, workflows, retention_days, nightly_kinds, known_issues, suite, arms, expect, baseline_arm, intervals, thresholds, setup; docs/render.md §9)")
+	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (product, repository_url, titles, schedules, workflows, retention_days, nightly_kinds, known_issues, suite, arms, expect, baseline_arm, intervals, thresholds, metric_history, setup; docs/render.md §9)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
 	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
 	r.arms.bind(fs)

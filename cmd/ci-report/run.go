@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner"
@@ -64,6 +65,7 @@ type runOptions struct {
 	BallastCmd, Kvctl                     string
 	KvcachedSHA, KernelLog                string
 	Revision, Arm                         string
+	Leg                                   []collect.Property
 	ExecPrefix, InstallCmd                stringList
 	ContainerGPUs                         stringList
 
@@ -101,6 +103,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Kvctl, "kvctl", "kvctl", "the kvctl command")
 	fs.StringVar(&o.Revision, "revision", "", "the revision under test for part.json (default: the kvcached commit); parts of different --arm may differ in it")
 	fs.StringVar(&o.Arm, "arm", "", armFlagUsage)
+	legFlag(fs, &o.Leg)
 	fs.StringVar(&o.KvcachedSHA, "kvcached-sha", "", "the kvcached commit under test for setup.json (default $KVCACHED_SHA, else the one the setup cases' version probe reports)")
 	fs.Var(&o.ExecPrefix, "exec-prefix", "`[ENGINE=]COMMAND` to put before every server, ballast, kvctl and leftover command, e.g. 'vllm=docker exec -i NAME' (repeatable)")
 	fs.Var(&o.ContainerGPUs, "container-gpus", "`[ENGINE=]GPUS`, e.g. vllm=2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '\"device=2,3\"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)")
@@ -440,7 +443,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// or test runs side by side, or anything else on 18000, must not
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
-		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
+		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		ContainerGPUs: o.containers,
 		Version:       version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}

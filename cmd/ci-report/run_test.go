@@ -52,6 +52,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{"negative port", []string{"--profile", "smoke", "--out", out, "--port", "-1"}, "--port -1"},
 		{"bad arm", []string{"--profile", "smoke", "--out", out, "--arm", "Fix!"}, `--arm "Fix!": want`},
 		{"bad revision", []string{"--profile", "smoke", "--out", out, "--revision", "a b"}, `--revision "a b"`},
+		{"bad leg", []string{"--profile", "smoke", "--out", out, "--leg", "topology=2p 1d"}, `want a value of letters, digits and ._+- (at most 40) after topology=`},
+		{"leg twice", []string{"--profile", "smoke", "--out", out, "--leg", "gpu=l4", "--leg", "gpu=h100"}, `gpu is given twice`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// The parsing half alone (parseCommand): nothing runs.
@@ -152,7 +154,7 @@ func simRun(t *testing.T, vars map[string]string, args ...string) (int, string, 
 }
 
 func TestRunSimulatedSmoke(t *testing.T) {
-	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42", "--kvcached-sha", "deadbeef", "--arm", "fix", "--revision", "a378969")
+	code, out, stderr := simRun(t, nil, "--profile", "smoke", "--run-id", "42", "--kvcached-sha", "deadbeef", "--arm", "fix", "--revision", "a378969", "--leg", "gpu=l4")
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -171,7 +173,7 @@ func TestRunSimulatedSmoke(t *testing.T) {
 	var meta collect.PartMeta
 	data, _ := os.ReadFile(filepath.Join(out, "part.json"))
 	if err := json.Unmarshal(data, &meta); err != nil || meta.Complete == nil || !*meta.Complete || meta.RunID != "42" || meta.Part != "all" ||
-		meta.Arm != "fix" || meta.Revision != "a378969" {
+		meta.Arm != "fix" || meta.Revision != "a378969" || len(meta.Leg) != 1 || meta.Leg[0] != (collect.Property{Name: "gpu", Value: "l4"}) {
 		t.Fatalf("part.json %s (%v)", data, err)
 	}
 	if strings.Count(stderr, ": PASS") != 4 {
