@@ -403,6 +403,23 @@ func TestSimIntegrationGuard(t *testing.T) {
 		"kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31 (the range its autopatch.py guards the vllm integration with; it logs `vllm integration disabled: unsupported version 0.33.0; running without kvcached` and patches nothing)")
 }
 
+// kvcached's own post-install check failing (the simulated probe reports
+// kvcached_autopatch.pth in no site-packages): the setup case's
+// install_kvcached fails, classed product, and no case of the engine runs;
+// before, the setup passed and every kvcached case failed kvcached_active.
+func TestSimInstallChecks(t *testing.T) {
+	t.Parallel()
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "no-autopatch-pth@vllm", context.Background(), nil)
+	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
+	}
+	c := out.Cases[0]
+	const want = "kvcached's post-install checks failed: kvcached_autopatch.pth is in no site-packages"
+	if d := cmp.Diff([]string{"install_kvcached"}, failedChecks(c)); d != "" || c.Class != collect.ClassProduct || !strings.HasPrefix(checkDetail(c, "install_kvcached"), want) {
+		t.Errorf("vllm-setup failed %v, class %q, install_kvcached %q", failedChecks(c), c.Class, checkDetail(c, "install_kvcached"))
+	}
+}
+
 // vllmSetupRefused runs the simulated smoke profile's vLLM cases with the
 // simulator's variable key set to value and checks that the setup case
 // alone ran and failed expectations_matched, classed harness, its detail

@@ -294,16 +294,38 @@ func TestDefaultVersionProbe(t *testing.T) {
 	}
 	argv := slices.Clone(DefaultVersionProbe)
 	argv[len(argv)-1] = "vllm"
-	cmd := exec.Command(py, argv[1:]...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("probe: %v\n%s", err, out)
+	// kvcached's post-install checks: the stand-in's vmm_ops fails to
+	// import; kvcached_autopatch.pth is in the user site (PYTHONUSERBASE)
+	// on the second run only.
+	userBase := t.TempDir()
+	probe := func() Versions {
+		cmd := exec.Command(py, argv[1:]...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUSERBASE="+userBase)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("probe: %v\n%s", err, out)
+		}
+		var got Versions
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("probe printed %s: %v", out, err)
+		}
+		return got
 	}
-	var got Versions
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("probe printed %s: %v", out, err)
+	const vmmFails = "import kvcached.vmm_ops failed: ImportError: libcuda.so.1: cannot open shared object file: No such file or directory"
+	got := probe()
+	if p := got.KvcachedInstallProblems; len(p) != 2 || !strings.HasPrefix(p[0], "kvcached_autopatch.pth is in no site-packages (") || p[1] != vmmFails {
+		t.Errorf("install problems without the .pth: %q", p)
 	}
+	pth := exec.Command(py, "-c", "import os, site; d = site.getusersitepackages(); os.makedirs(d); open(os.path.join(d, 'kvcached_autopatch.pth'), 'w').close()")
+	pth.Env = append(os.Environ(), "PYTHONUSERBASE="+userBase)
+	if out, err := pth.CombinedOutput(); err != nil {
+		t.Fatalf("write the .pth: %v\n%s", err, out)
+	}
+	got = probe()
+	if d := cmp.Diff([]string{vmmFails}, got.KvcachedInstallProblems); d != "" {
+		t.Errorf("install problems with the .pth in the user site (-want +got):\n%s", d)
+	}
+	got.KvcachedInstallProblems = nil
 	want := Versions{
 		Kvcached:        "0.2.0",
 		KvcachedPatches: []string{"elastic_allocator", "elastic_block_pool", "elastic_mla_memory_pool", "gpu_model_runner", "gpu_worker", "kv_layout_v2", "model_runner_v2"},

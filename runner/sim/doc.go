@@ -231,6 +231,9 @@
 //	versions-fail    `sim versions` (the setup case's version probe) exits 1;
 //	                 no expectation set can be picked, so the setup case fails
 //	                 as a missing python3 would (scope: the engine name)
+//	no-autopatch-pth `sim versions` reports kvcached_autopatch.pth in no
+//	                 site-packages (kvcached's own post-install check), so the
+//	                 setup case's install_kvcached fails (scope: the engine)
 //	port-taken       the server fails to bind its port with `[Errno 98] ...
 //	                 address already in use` and exits 1, as when another
 //	                 process took the port after the runner chose it (scope:

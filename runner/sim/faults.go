@@ -24,6 +24,7 @@ const (
 	FaultVersionsFail   = "versions-fail"
 	FaultPortTaken      = "port-taken"
 	FaultKillChildren   = "kill-children"
+	FaultNoAutopatchPth = "no-autopatch-pth"
 	// The machine's faults: the server's GPU goes bad under it.
 	FaultECCError = "ecc-error"
 	FaultGPULost  = "gpu-lost"
@@ -37,7 +38,7 @@ var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
-	FaultNoIdleLimitRelease: true,
+	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent
