@@ -420,6 +420,41 @@ func TestSimInstallChecks(t *testing.T) {
 	}
 }
 
+// run --repeat: a case whose first attempt fails (the simulator's fault
+// limited to its first server, #1) and whose second passes is flaky:
+// recorded as the passing attempt with attempts 2 and the failed attempt a
+// passed flakyFailure check, its files kept under attempts/; the recorded
+// attempt's server directory keeps its plain name. With the fault on every
+// attempt the case fails, with attempts 2.
+func TestSimRepeatFlaky(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fault string
+		flaky bool
+	}{{"leak-socket-dir@kv_c1#1", true}, {"leak-socket-dir@kv_c1", false}} {
+		out, r := serverSim(t, "smoke", []string{"vllm-*"}, c.fault, context.Background(), func(r *Runner) { r.Repeat = 2 })
+		if len(out.Cases) != 2 {
+			t.Fatalf("%s: %d cases", c.fault, len(out.Cases))
+		}
+		kv := out.Cases[1]
+		if kv.Flaky() != c.flaky || kv.Failed() == c.flaky || kv.Attempts != 2 || out.OK != c.flaky {
+			t.Errorf("%s: flaky %v, failed %v, attempts %d, run ok %v (checks %+v)", c.fault, kv.Flaky(), kv.Failed(), kv.Attempts, out.OK, kv.Checks)
+		}
+		if c.flaky {
+			last := kv.Checks[len(kv.Checks)-1]
+			want := "attempt 1 of 2 failed (product; logs in attempts/vllm-qwen05b-kv_c1-1/): socket_dirs_removed:"
+			if last.Name != "attempt_1" || !last.OK || last.Kind != "flakyFailure" || !strings.HasPrefix(last.Detail, want) {
+				t.Errorf("attempt check %+v, want detail starting %q", last, want)
+			}
+		}
+		for _, p := range []string{"vllm-qwen05b-kv_c1/serve.log", "attempts/vllm-qwen05b-kv_c1-1/vllm-qwen05b-kv_c1/serve.log"} {
+			if _, err := os.Stat(filepath.Join(r.OutDir, p)); err != nil {
+				t.Errorf("%s: %v", c.fault, err)
+			}
+		}
+	}
+}
+
 // vllmSetupRefused runs the simulated smoke profile's vLLM cases with the
 // simulator's variable key set to value and checks that the setup case
 // alone ran and failed expectations_matched, classed harness, its detail

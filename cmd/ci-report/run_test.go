@@ -52,6 +52,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"negative port", []string{"--profile", "smoke", "--out", out, "--port", "-1"}, "--port -1"},
 		{"bad arm", []string{"--profile", "smoke", "--out", out, "--arm", "Fix!"}, `--arm "Fix!": want`},
 		{"bad revision", []string{"--profile", "smoke", "--out", out, "--revision", "a b"}, `--revision "a b"`},
+		{"too many repeats", []string{"--profile", "smoke", "--out", out, "--repeat", "21"}, "--repeat 21: want 1..20"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// The parsing half alone (parseCommand): nothing runs.

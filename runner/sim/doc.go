@@ -194,7 +194,10 @@
 //
 // # Faults
 //
-// CI_REPORT_SIM_FAULTS is a comma-separated list of name[=N][@scope]; a
+// CI_REPORT_SIM_FAULTS is a comma-separated list of name[=N][@scope][#N]
+// (#N: only the first N servers the fault matches, counted in the world's
+// faults-fired/, so that a repeated case fails its first attempt only: run
+// --repeat's flaky case); a
 // scope is a substring of the server's IPC name, model hf id or key, engine,
 // served name or `port=<port>` (e.g. `crash-in-burst@qwen35_4b`,
 // `wrong-tokens@port=18001`; `run --simulate` takes free ports unless given
