@@ -455,6 +455,33 @@ func TestSimRepeatFlaky(t *testing.T) {
 	}
 }
 
+// The compat profile is kvcached's model-compatibility matrix as plan data:
+// qwen35_9b's kvcached servers (only) get its 4 MiB pages, and a matrix
+// model runs under the simulator as server cases of the existing kind
+// (with its native case, which --cases brings).
+func TestCompatProfile(t *testing.T) {
+	t.Parallel()
+	for _, e := range mustPlan(t, "compat").Cases {
+		for _, sp := range e.Servers {
+			v, ok := sp.Env.Get("KVCACHED_PAGE_SIZE_MB")
+			if want := sp.Model == "qwen35_9b" && sp.Kvcached(); ok != want || ok && v != "4" {
+				t.Errorf("%s: KVCACHED_PAGE_SIZE_MB=%q (set %v), want it set %v", sp.Name, v, ok, want)
+			}
+		}
+	}
+	out, r := serverSim(t, "compat", []string{"vllm-qwen35_9b-kv_c1"}, "", context.Background(), nil)
+	var names []string
+	for _, c := range out.Cases {
+		names = append(names, c.Name)
+	}
+	if d := cmp.Diff([]string{"vllm-setup", "vllm-qwen35_9b-kv_c1", "vllm-qwen35_9b-native"}, names); d != "" || !out.OK {
+		t.Fatalf("ok %v, cases (-want +got):\n%s", out.OK, d)
+	}
+	if cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_9b-kv_c1", "cmd.txt")); err != nil || !strings.Contains(string(cmd), "KVCACHED_PAGE_SIZE_MB=4 ") {
+		t.Errorf("kvcached cmd.txt %s (%v): want KVCACHED_PAGE_SIZE_MB=4", cmd, err)
+	}
+}
+
 // vllmSetupRefused runs the simulated smoke profile's vLLM cases with the
 // simulator's variable key set to value and checks that the setup case
 // alone ran and failed expectations_matched, classed harness, its detail

@@ -42,6 +42,9 @@ func TestSetupCase(t *testing.T) {
 			plan.Engines.Set("vllm", e)
 			f := newFakeRun(t, plan, nil)
 			f.r.InstallCmd, f.r.ExecPrefix = c.install, c.prefix
+			// The probe and kvcached's post-install checks in it are
+			// TestDefaultVersionProbe's; this machine has no kvcached.
+			f.r.VersionProbe = []string{"sh", "-c", "echo {}"}
 			out, err := f.r.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)

@@ -39,7 +39,7 @@ type planOptions struct {
 }
 
 func (o *planOptions) bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.sel.Profile, "profile", "", "profile: smoke, nightly, weekly, hopper")
+	fs.StringVar(&o.sel.Profile, "profile", "", "profile: "+strings.Join(runner.Profiles, ", "))
 	fs.StringVar(&o.sel.PlanFile, "plan", "", "start from this plan file instead of a built-in profile")
 	fs.StringVar(&o.list, "list", "", "print one line per item of `parts|cases|engines` instead of JSON: parts (their names), cases (the case names, in order) or engines ('<engine> <image>' for each engine the cases use)")
 	o.sel.registerSelection(fs)

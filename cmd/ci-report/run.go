@@ -84,7 +84,7 @@ type runOptions struct {
 }
 
 func (o *runOptions) bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.Profile, "profile", "", "`profile` to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
+	fs.StringVar(&o.Profile, "profile", "", "`profile` to run: "+strings.Join(runner.Profiles, ", ")+" (or the name of a --plan)")
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
@@ -323,7 +323,7 @@ func parseGPUList(s string) ([]int, error) {
 // usage error.
 func (o *runOptions) resolve() error {
 	if o.Profile == "" && o.PlanFile == "" {
-		return usageErrorf("--profile is required (smoke, nightly, weekly, hopper) unless --plan is given")
+		return usageErrorf("--profile is required (%s) unless --plan is given", strings.Join(runner.Profiles, ", "))
 	}
 	var err error
 	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
