@@ -482,6 +482,70 @@ func TestCompatProfile(t *testing.T) {
 	}
 }
 
+// The engine release lane: kvcached's engine-compat profiles (testdata
+// stand-ins in their format) plan their families' groups on the release's
+// image; the simulator standing in for a release inside kvcached's guard
+// runs them, one outside it fails the setup case first, as harness, and
+// no probe runs.
+func TestEngineReleasePlan(t *testing.T) {
+	t.Parallel()
+	var probes []EngineProbe
+	for _, f := range []string{"hybrid-v2-029.json", "vllm.json"} {
+		p, err := ReadEngineProbe(filepath.Join("testdata", "engine-compat", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		probes = append(probes, p)
+	}
+	plan, err := EngineReleasePlan("vllm==0.30.1", probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := plan.Engines.Get("vllm")
+	want := []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native", "vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0", "vllm-qwen05b-native"}
+	if d := cmp.Diff(want, plan.Names()); d != "" || plan.Profile != "vllm-release" || e.Image != "vllm/vllm-openai:v0.30.1" || len(plan.Engines.Keys()) != 1 {
+		t.Fatalf("profile %s, image %s, engines %v, cases (-want +got):\n%s", plan.Profile, e.Image, plan.Engines.Keys(), d)
+	}
+	for _, bad := range []struct {
+		release string
+		probe   EngineProbe
+		want    string
+	}{
+		{"vllm=0.33.0", EngineProbe{}, "want ENGINE==VERSION"},
+		{"trt==1.0", EngineProbe{}, `unknown engine "trt"`},
+		{"vllm==0.33.0", EngineProbe{File: "x.json", Probe: "mamba"}, `engine-compat profile x.json: probe "mamba" has no model`},
+		{"vllm==0.33.0", EngineProbe{File: "x.json", Layouts: []string{"paged"}}, `engine-compat profile x.json: layout "paged"`},
+	} {
+		if _, err := EngineReleasePlan(bad.release, []EngineProbe{bad.probe}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %+v: %v, want %q", bad.release, bad.probe, err, bad.want)
+		}
+	}
+	if testing.Short() {
+		return // the simulated runs below
+	}
+	run := func(version string, cases []string) *Outcome {
+		p, err := plan.Select(Selection{Cases: cases})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := newSimRunner(t, p, "")
+		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_ENGINE_VERSION", version)
+		defer r.GPU.Close()
+		out, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := run("0.30.1", []string{"vllm-qwen05b-kv_c1"}); !out.OK || len(out.Cases) != 3 {
+		t.Errorf("release inside the guard: ok %v, %d cases", out.OK, len(out.Cases))
+	}
+	out := run("0.33.0", nil)
+	if c := out.Cases[0]; len(out.Cases) != 1 || c.Class != collect.ClassHarness || !strings.HasPrefix(checkDetail(c, "expectations_matched"), "kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31") || len(out.NotRun) != 5 {
+		t.Errorf("release outside the guard: cases %d, not run %v, setup %+v", len(out.Cases), out.NotRun, c)
+	}
+}
+
 // vllmSetupRefused runs the simulated smoke profile's vLLM cases with the
 // simulator's variable key set to value and checks that the setup case
 // alone ran and failed expectations_matched, classed harness, its detail

@@ -322,12 +322,15 @@ func parseGPUList(s string) ([]int, error) {
 // and the ballast sizes, which `run` and `plan` share; every error is a
 // usage error.
 func (o *runOptions) resolve() error {
-	if o.Profile == "" && o.PlanFile == "" {
-		return usageErrorf("--profile is required (%s) unless --plan is given", strings.Join(runner.Profiles, ", "))
-	}
 	var err error
-	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
-		return usageErrorf("%v", err)
+	switch {
+	case o.plan != nil: // plan --engine-release made it
+	case o.Profile == "" && o.PlanFile == "":
+		return usageErrorf("--profile is required (%s) unless --plan is given", strings.Join(runner.Profiles, ", "))
+	default:
+		if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
+			return usageErrorf("%v", err)
+		}
 	}
 	if err := runner.CheckSkip(o.Skip); err != nil {
 		return usageErrorf("--skip: %v", err)
