@@ -32,7 +32,8 @@ type Host interface {
 	Ballast() []string
 	// VersionProbe is the setup case's version probe unless
 	// Runner.VersionProbe gives one; `{engine}` is replaced by the
-	// engine's key, `{sim_engine}` by its simulated engine.
+	// engine's key, `{sim_engine}` by its simulated engine, `{image}` by
+	// its image.
 	VersionProbe() []string
 	// ShmDir and TmpDir are where kvcached leaves its shared-memory
 	// segments and socket directories.
@@ -129,8 +130,11 @@ func (s *Sim) Kvctl() []string { return s.sub("kvctl") }
 // Ballast implements Host: `sim ballast`.
 func (s *Sim) Ballast() []string { return s.sub("ballast") }
 
-// VersionProbe implements Host: `sim versions --engine {sim_engine}`.
-func (s *Sim) VersionProbe() []string { return s.sub("versions", "--engine", "{sim_engine}") }
+// VersionProbe implements Host: `sim versions --engine {sim_engine}
+// --image {image}`.
+func (s *Sim) VersionProbe() []string {
+	return s.sub("versions", "--engine", "{sim_engine}", "--image", "{image}")
+}
 
 // ShmDir implements Host: the world's shm/.
 func (s *Sim) ShmDir() string { return filepath.Join(s.Dir, "shm") }

@@ -484,9 +484,9 @@ func TestCompatProfile(t *testing.T) {
 
 // The engine release lane: kvcached's engine-compat profiles (testdata
 // stand-ins in their format) plan their families' groups on the release's
-// image; the simulator standing in for a release inside kvcached's guard
-// runs them, one outside it fails the setup case first, as harness, and
-// no probe runs.
+// image; the simulator, standing in for the release its image names,
+// runs them for a release inside kvcached's guard, and for one outside it
+// fails the setup case first, as harness, and no probe runs.
 func TestEngineReleasePlan(t *testing.T) {
 	t.Parallel()
 	var probes []EngineProbe
@@ -523,13 +523,16 @@ func TestEngineReleasePlan(t *testing.T) {
 	if testing.Short() {
 		return // the simulated runs below
 	}
-	run := func(version string, cases []string) *Outcome {
+	run := func(release string, cases []string) *Outcome {
+		plan, err := EngineReleasePlan(release, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		p, err := plan.Select(Selection{Cases: cases})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r, _ := newSimRunner(t, p, "")
-		r.Host.(*Sim).Env.Set("CI_REPORT_SIM_ENGINE_VERSION", version)
 		defer r.GPU.Close()
 		out, err := r.Run(context.Background())
 		if err != nil {
@@ -537,10 +540,10 @@ func TestEngineReleasePlan(t *testing.T) {
 		}
 		return out
 	}
-	if out := run("0.30.1", []string{"vllm-qwen05b-kv_c1"}); !out.OK || len(out.Cases) != 3 {
+	if out := run("vllm==0.30.1", []string{"vllm-qwen05b-kv_c1"}); !out.OK || len(out.Cases) != 3 {
 		t.Errorf("release inside the guard: ok %v, %d cases", out.OK, len(out.Cases))
 	}
-	out := run("0.33.0", nil)
+	out := run("vllm==0.33.0", []string{"vllm-qwen05b-*", "vllm-qwen35_4b-kv_c1"})
 	if c := out.Cases[0]; len(out.Cases) != 1 || c.Class != collect.ClassHarness || !strings.HasPrefix(checkDetail(c, "expectations_matched"), "kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31") || len(out.NotRun) != 5 {
 		t.Errorf("release outside the guard: cases %d, not run %v, setup %+v", len(out.Cases), out.NotRun, c)
 	}

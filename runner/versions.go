@@ -171,7 +171,7 @@ type Versions struct {
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
 // host's environment (the simulator's variables), then the probe with
-// {engine} (and the simulator's {sim_engine}) replaced.
+// {engine} (and the simulator's {sim_engine} and {image}) replaced.
 func (c *Case) versionProbeArgv(engineName string) []string {
 	probe := c.R.VersionProbe
 	if len(probe) == 0 {
@@ -180,7 +180,7 @@ func (c *Case) versionProbeArgv(engineName string) []string {
 	sim := c.R.engineSpec(engineName).Sim
 	out := make([]string, 0, len(probe))
 	for _, a := range probe {
-		out = append(out, strings.NewReplacer("{engine}", engineName, "{sim_engine}", sim).Replace(a))
+		out = append(out, strings.NewReplacer("{engine}", engineName, "{sim_engine}", sim, "{image}", c.Engine(engineName).Image).Replace(a))
 	}
 	return c.commandArgv(engineName, out)
 }

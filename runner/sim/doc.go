@@ -177,7 +177,7 @@
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
-// [--mib M]` makes a world by hand (N at most bounds.MaxGPU+1). `ci-report sim versions --engine E`
+// [--mib M]` makes a world by hand (N at most bounds.MaxGPU+1). `ci-report sim versions --engine E [--image I]`
 // answers the setup case's version probe with one JSON object of simulated
 // versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
 // names the simulated servers log, which the built-in expectation sets
@@ -190,7 +190,10 @@
 // the engine's version (one outside the integration ranges it reports,
 // kvcached_integration_ranges, vLLM >=0.17,<0.31 and SGLang
 // >=0.5.11,<0.5.21, makes the setup cases fail: kvcached would disable
-// itself).
+// itself); without it `--image` (the engine's image, which the runner
+// passes) makes the version its tag when that is not the simulated one, so
+// the plan of `plan --engine-release vllm==0.33.0` is simulated as vLLM
+// 0.33.0.
 //
 // # Faults
 //
