@@ -329,6 +329,16 @@ func TestDefaultVersionProbe(t *testing.T) {
 		t.Errorf("install problems with the .pth in the user site (-want +got):\n%s", d)
 	}
 	got.KvcachedInstallProblems = nil
+	// Without a kvcached distribution the checks do not run (the missing
+	// install is expectations_matched's: kvcached unknown).
+	bare := exec.Command(py, argv[1:]...)
+	bare.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	var none Versions
+	if out, err := bare.Output(); err != nil || json.Unmarshal(out, &none) != nil {
+		t.Errorf("probe without kvcached: %v\n%s", err, out)
+	} else if none.Kvcached == "" && len(none.KvcachedInstallProblems) > 0 {
+		t.Errorf("install problems without kvcached: %q", none.KvcachedInstallProblems)
+	}
 	want := Versions{
 		Kvcached:        "0.2.0",
 		KvcachedPatches: []string{"elastic_allocator", "elastic_block_pool", "elastic_mla_memory_pool", "gpu_model_runner", "gpu_worker", "kv_layout_v2", "model_runner_v2"},

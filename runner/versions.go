@@ -36,7 +36,9 @@ import (
 // kvcached_autopatch.pth in one of site.getsitepackages() (or the user
 // site, as dev_copy_pth.py falls back to), without which nothing is
 // patched, and the compiled kvcached.vmm_ops importing. What fails is
-// listed in kvcached_install_problems.
+// listed in kvcached_install_problems. Without a kvcached distribution
+// neither runs: what is missing then is the plan's install, which
+// expectations_matched reports (kvcached unknown).
 var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 from importlib import metadata as md
@@ -55,12 +57,13 @@ probs = []
 try:
     import os, site
     sp = site.getsitepackages() + [site.getusersitepackages()]
-    if not any(os.path.isfile(os.path.join(d, "kvcached_autopatch.pth")) for d in sp):
+    if o["kvcached"] and not any(os.path.isfile(os.path.join(d, "kvcached_autopatch.pth")) for d in sp):
         probs.append("kvcached_autopatch.pth is in no site-packages (" + ", ".join(sp) + "), so nothing would be patched")
 except Exception:
     pass
 try:
-    import kvcached.vmm_ops
+    if o["kvcached"]:
+        import kvcached.vmm_ops
 except Exception as e:
     probs.append("import kvcached.vmm_ops failed: " + type(e).__name__ + ": " + str(e)[:200])
 o["kvcached_install_problems"] = probs
