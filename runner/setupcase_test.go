@@ -133,7 +133,7 @@ func TestSetupCaseVersionProbe(t *testing.T) {
 
 // The probe gets the engine's name and runs through the exec prefix.
 func TestVersionProbeArgv(t *testing.T) {
-	r := &Runner{ExecPrefix: map[string][]string{"sglang": {"docker", "exec", "-i", "sg"}}}
+	r := &Runner{Plan: &Plan{Engines: builtinEngines()}, ExecPrefix: map[string][]string{"sglang": {"docker", "exec", "-i", "sg"}}}
 	c := &Case{R: r}
 	got := c.versionProbeArgv("sglang")
 	if len(got) != 8 || strings.Join(got[:6], " ") != "docker exec -i sg python3 -c" || got[7] != "sglang" {
@@ -143,7 +143,7 @@ func TestVersionProbeArgv(t *testing.T) {
 	s.Env.Set("CI_REPORT_SIM_DIR", "/w")
 	r.Host = s
 	got = c.versionProbeArgv("vllm")
-	if d := cmp.Diff([]string{"env", "CI_REPORT_SIM_DIR=/w", "/bin/ci-report", "sim", "versions", "--engine", "vllm"}, got); d != "" {
+	if d := cmp.Diff([]string{"env", "CI_REPORT_SIM_DIR=/w", "/bin/ci-report", "sim", "versions", "--engine", "vllm", "--image", "vllm/vllm-openai:v0.30.0"}, got); d != "" {
 		t.Fatal(d)
 	}
 }
