@@ -106,7 +106,7 @@
 //
 //	format             int     1
 //	part               string  the part's name (default: the directory name)
-//	profile            string  smoke, nightly, weekly, hopper or a custom name
+//	profile            string  smoke, nightly, weekly, hopper, compat or a custom name
 //	complete           bool    true only after the last case and every file are written; absent: true
 //	planned            [string] every case of the plan, written before the first case starts
 //	run_id             string  --run-id, else the start time as MMDDHHMM (used in IPC names)

@@ -24,6 +24,10 @@ func DefaultConfig() Config {
 			"weekly":  "Weekly correctness",
 			"smoke":   "Smoke correctness",
 			"perf":    "Weekly performance",
+			// The engine release lane (runner.EngineReleasePlan); the
+			// header names the image, so the version.
+			"vllm-release":   "vLLM release against kvcached",
+			"sglang-release": "SGLang release against kvcached",
 		},
 		Schedules: map[string]string{
 			"nightly": "Daily at 08:00 UTC",

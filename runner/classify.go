@@ -523,7 +523,7 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) 
 		return "", "", ""
 	}
 	for _, ch := range roots {
-		if ch.Name == "install_kvcached" && strings.HasPrefix(ch.Detail, "install command failed") {
+		if ch.Name == "install_kvcached" && (strings.HasPrefix(ch.Detail, "install command failed") || strings.HasPrefix(ch.Detail, installChecksFailed)) {
 			return collect.ClassProduct, text.CutLine("kvcached did not install: "+ch.Detail, 300), collect.ClassByFact
 		}
 	}

@@ -32,7 +32,8 @@ type Host interface {
 	Ballast() []string
 	// VersionProbe is the setup case's version probe unless
 	// Runner.VersionProbe gives one; `{engine}` is replaced by the
-	// engine's key, `{sim_engine}` by its simulated engine.
+	// engine's key, `{sim_engine}` by its simulated engine, `{image}` by
+	// its image.
 	VersionProbe() []string
 	// ModelProbe reads the models' config.json from the model cache; the
 	// model ids are appended (DefaultModelProbe, `sim models`).
@@ -135,8 +136,11 @@ func (s *Sim) Kvctl() []string { return s.sub("kvctl") }
 // Ballast implements Host: `sim ballast`.
 func (s *Sim) Ballast() []string { return s.sub("ballast") }
 
-// VersionProbe implements Host: `sim versions --engine {sim_engine}`.
-func (s *Sim) VersionProbe() []string { return s.sub("versions", "--engine", "{sim_engine}") }
+// VersionProbe implements Host: `sim versions --engine {sim_engine}
+// --image {image}`.
+func (s *Sim) VersionProbe() []string {
+	return s.sub("versions", "--engine", "{sim_engine}", "--image", "{image}")
+}
 
 // ModelProbe implements Host: `sim models`.
 func (s *Sim) ModelProbe() []string { return s.sub("models") }

@@ -90,7 +90,7 @@ func TestHosts(t *testing.T) {
 	}{
 		{Machine{}, "vllm serve", "kvctl", "", "python3", "", "/dev/shm", "/tmp"},
 		{s, "/bin/ci-report sim serve --engine vllm -- vllm serve", "/bin/ci-report sim kvctl", "/bin/ci-report sim ballast",
-			"/bin/ci-report sim versions --engine {sim_engine}", "CI_REPORT_SIM_DIR", "/w/shm", "/w/tmp"},
+			"/bin/ci-report sim versions --engine {sim_engine} --image {image}", "CI_REPORT_SIM_DIR", "/w/shm", "/w/tmp"},
 	} {
 		h := c.host
 		env := h.ProcessEnv()

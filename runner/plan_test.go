@@ -63,6 +63,7 @@ func TestBuiltinProfiles(t *testing.T) {
 		{profile: "nightly", elastic: 16384, selectedElsewise: "limit-*"},
 		{profile: "weekly", elastic: 16384, selectedElsewise: "priority-*"},
 		{profile: "hopper", simName: "NVIDIA H100 80GB HBM3 (simulated)", simMiB: 81559, selectedElsewise: "vllm-*"},
+		{profile: "compat"},
 	} {
 		p := mustPlan(t, c.profile)
 		if c.selectedElsewise != "" {

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
 // Profiles are the built-in profile names.
-var Profiles = []string{"smoke", "nightly", "weekly", "hopper"}
+var Profiles = []string{"smoke", "nightly", "weekly", "hopper", "compat"}
 
 // model is a built-in model (docs/runner.md §2.2).
 type model struct {
@@ -46,6 +47,23 @@ var models = []model{
 		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
 	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, hybrid: true, engines: []string{"vllm"}},
+	// Models of kvcached's compatibility matrix (compatMatrix).
+	{key: "qwen3_8b", hfID: "Qwen/Qwen3-8B", batch: 16, memory: stdMemory(), engines: bothEngines},
+	{key: "gptoss20b", hfID: "openai/gpt-oss-20b", batch: 16, memory: stdMemory(), engines: bothEngines},
+}
+
+// compatMatrix is the compat profile: kvcached's model-compatibility matrix
+// (tools/model_compatibility_matrix.json@9c3174fb4379: Qwen3-8B, gpt-oss-20b,
+// Qwen3.5-9B with page_size_mb 4, gemma-4-E2B-it, gemma-4-12B-it), each
+// model a group on every engine the model table runs it on, kvcached in
+// both layouts (its "contiguous" and "non-contiguous") and the native
+// engine. page_size_mb is KVCACHED_PAGE_SIZE_MB of the kvcached servers
+// (tools/run_model_compatibility_matrix.py@9c3174fb4379 run_cell). A
+// model is a row here and in the model table: no code of its own.
+var compatMatrix = []serverOpts{
+	{model: "qwen3_8b"}, {model: "gptoss20b"},
+	{model: "qwen35_9b", env: [][2]string{{"KVCACHED_PAGE_SIZE_MB", "4"}}},
+	{model: "gemma4e2b"}, {model: "gemma4_12b"},
 }
 
 func findModel(key string) (*model, error) {
@@ -173,20 +191,22 @@ func (b *builder) setup(engine string) {
 }
 
 // group adds the server cases of one engine/model group: layouts in order
-// (kvcached first, then native when asked).
-func (b *builder) group(engine, modelKey string, tp int, fp8 bool, layouts ...string) {
-	b.setup(engine)
-	base := serverOpts{engine: engine, model: modelKey, tp: tp, fp8: fp8}
-	group := engine + "-" + modelKey
-	if tp > 1 {
-		group += "-tp" + strconv.Itoa(tp)
+// (kvcached first, then native when asked); base's env goes to the
+// kvcached servers only.
+func (b *builder) group(base serverOpts, layouts ...string) {
+	b.setup(base.engine)
+	group := base.engine + "-" + base.model
+	if base.tp > 1 {
+		group += "-tp" + strconv.Itoa(base.tp)
 	}
-	if fp8 {
+	if base.fp8 {
 		group += "-fp8kv"
 	}
 	for _, l := range layouts {
 		o := base
-		o.layout = l
+		if o.layout = l; l == "" {
+			o.env = nil
+		}
 		s := buildServer(o)
 		b.add(Entry{Kind: KindServer, Name: s.Name, Group: group, Servers: []ServerPlan{s}})
 	}
@@ -235,13 +255,13 @@ func BuiltinPlan(profile string) (*Plan, error) {
 	case "smoke":
 		for _, e := range bothEngines {
 			b.in(e)
-			b.group(e, "qwen05b", 1, false, "c1")
+			b.group(serverOpts{engine: e, model: "qwen05b"}, "c1")
 		}
 	case "nightly":
 		for _, e := range bothEngines {
 			b.in(e)
 			for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
-				b.group(e, m, 1, false, all...)
+				b.group(serverOpts{engine: e, model: m}, all...)
 			}
 		}
 		b.in("vllm")
@@ -261,9 +281,9 @@ func BuiltinPlan(profile string) (*Plan, error) {
 				if !slices.Contains(mm.engines, e) {
 					continue
 				}
-				b.group(e, m, 2, false, all...)
+				b.group(serverOpts{engine: e, model: m, tp: 2}, all...)
 			}
-			b.group(e, "qwen05b", 1, true, "c1")
+			b.group(serverOpts{engine: e, model: "qwen05b", fp8: true}, "c1")
 		}
 		// The pairs need one GPU, the server cases above two (TP 2); the
 		// elastic pair runs a vLLM and an SGLang server side by side.
@@ -276,11 +296,21 @@ func BuiltinPlan(profile string) (*Plan, error) {
 	case "hopper":
 		// The part the perf workflow's Hopper job writes (<results>/e2e/).
 		b.in("e2e")
-		b.group("vllm", "qwen38_27b", 1, false, "c1")
+		b.group(serverOpts{engine: "vllm", model: "qwen38_27b"}, "c1")
 		g := HopperSimGPU
 		b.p.SimGPU = &g
+	case "compat":
+		for _, e := range bothEngines {
+			b.in(e)
+			for _, o := range compatMatrix {
+				if m, _ := findModel(o.model); slices.Contains(m.engines, e) {
+					o.engine = e
+					b.group(o, all...)
+				}
+			}
+		}
 	default:
-		return nil, fmt.Errorf("unknown profile %s (built in: smoke, nightly, weekly, hopper; use --plan for others)", bounds.Quote(profile))
+		return nil, fmt.Errorf("unknown profile %s (built in: %s; use --plan for others)", bounds.Quote(profile), strings.Join(Profiles, ", "))
 	}
 	if err := b.p.Validate(); err != nil {
 		return nil, fmt.Errorf("built-in profile %s: %w", profile, err)

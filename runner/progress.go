@@ -167,7 +167,7 @@ func (p *runProgress) result(res *collect.CaseResult) {
 	fmt.Fprintf(p.out, "%s %s: %s\n", clock(now), p.tag(res.Name), resultWord(res, true))
 }
 
-// resultWord is PASS, SKIP (reason) or FAIL (checks); long adds the
+// resultWord is PASS, FLAKY, SKIP (reason) or FAIL (checks); long adds the
 // reason or the failed checks.
 func resultWord(res *collect.CaseResult, long bool) string {
 	switch {
@@ -181,6 +181,8 @@ func resultWord(res *collect.CaseResult, long bool) string {
 			return "SKIP"
 		}
 		return "SKIP (" + res.SkipReason + ")"
+	case res.Flaky():
+		return "FLAKY"
 	}
 	return "PASS"
 }

@@ -139,6 +139,9 @@ func (l *caseLoop) run(ctx context.Context) error {
 			continue
 		}
 		res, ev, finished := l.runOne(ctx, e)
+		if finished && r.Repeat > 1 && !e.spec().engineSetup && res.SkipReason == "" {
+			res, ev, finished = l.repeat(ctx, e, res, ev)
+		}
 		if !finished {
 			break
 		}
@@ -192,6 +195,76 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	ev.classify(&res)
 	res.Excerpt = ev.excerpt(&res)
 	return res, ev, true
+}
+
+// repeat runs e again until it ran Runner.Repeat times (run --repeat,
+// docs/runner.md §6.1), given its first attempt. Each attempt's server and
+// ballast directories and usage file are kept under attempts/<case>-<k>/;
+// the attempt recorded gets them back. When the attempts disagree the case
+// is the last that passed, each failed attempt a passed check of kind
+// flakyFailure and attempts their count: flaky (collect.CaseFlaky), as an
+// imported test its runner reran and that passed. Otherwise it is the last
+// attempt, with attempts when all failed. finished is false when an
+// interrupt cut an attempt short (the case counts as not run).
+func (l *caseLoop) repeat(ctx context.Context, e *Entry, res collect.CaseResult, ev *caseEvidence) (collect.CaseResult, *caseEvidence, bool) {
+	type attempt struct {
+		res collect.CaseResult
+		ev  *caseEvidence
+	}
+	names := []string{e.Kind + "-ballast", e.Name + "-usage.json"}
+	for _, sp := range e.Servers {
+		names = append(names, sp.Name)
+	}
+	dir := func(k int) string { return filepath.Join(l.r.OutDir, "attempts", fmt.Sprintf("%s-%d", e.Name, k)) }
+	move := func(from, to string) {
+		for _, n := range names {
+			if _, err := os.Lstat(filepath.Join(from, n)); err == nil {
+				if err := os.MkdirAll(to, 0o755); err == nil {
+					err = os.Rename(filepath.Join(from, n), filepath.Join(to, n))
+				}
+				if err != nil {
+					l.r.printf(l.progress, "ci-report run: keep attempt of %s: %v\n", text.Inert(e.Name), err)
+				}
+			}
+		}
+	}
+	all := []attempt{{res, ev}}
+	for k := 2; k <= l.r.Repeat; k++ {
+		move(l.r.OutDir, dir(k-1))
+		res, ev, ok := l.runOne(ctx, e)
+		if !ok {
+			return res, ev, false
+		}
+		all = append(all, attempt{res, ev})
+	}
+	move(l.r.OutDir, dir(len(all)))
+	pick, failed := len(all)-1, 0
+	for i := range all {
+		if all[i].res.Failed() {
+			failed++
+		}
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if !all[i].res.Failed() {
+			pick = i
+			break
+		}
+	}
+	move(dir(pick+1), l.r.OutDir)
+	out := all[pick].res
+	if failed == 0 {
+		return out, all[pick].ev, true
+	}
+	out.Attempts = len(all)
+	if !out.Failed() {
+		for i, a := range all {
+			if a.res.Failed() {
+				out.Checks = append(out.Checks, collect.Check{Name: fmt.Sprintf("attempt_%d", i+1), OK: true, Kind: "flakyFailure",
+					Detail: text.CutWords(fmt.Sprintf("attempt %d of %d failed (%s; logs in attempts/%s-%d/): %s: %s", i+1, len(all), a.res.Class, e.Name, i+1, strings.Join(failedCheckNames(&a.res), ", "), a.res.ClassWhy), 300)})
+			}
+		}
+	}
+	return out, all[pick].ev, true
 }
 
 // record appends finished cases to cases.jsonl and the outcome, each with

@@ -171,6 +171,9 @@ type Runner struct {
 	// engine without its own): its commands number them from 0, see
 	// DeviceIndices. No entry: they see the host's numbering.
 	ContainerGPUs map[string][]int
+	// Repeat is how many times each case but the setup cases runs (run
+	// --repeat; 0 or 1: once): see caseLoop.repeat.
+	Repeat int
 	// InstallCmd maps an engine to the shell command its setup case runs.
 	InstallCmd map[string]string
 	// VersionProbe is the command each setup case runs (after the exec

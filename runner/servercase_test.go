@@ -403,6 +403,152 @@ func TestSimIntegrationGuard(t *testing.T) {
 		"kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31 (the range its autopatch.py guards the vllm integration with; it logs `vllm integration disabled: unsupported version 0.33.0; running without kvcached` and patches nothing)")
 }
 
+// kvcached's own post-install check failing (the simulated probe reports
+// kvcached_autopatch.pth in no site-packages): the setup case's
+// install_kvcached fails, classed product, and no case of the engine runs;
+// before, the setup passed and every kvcached case failed kvcached_active.
+func TestSimInstallChecks(t *testing.T) {
+	t.Parallel()
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "no-autopatch-pth@vllm", context.Background(), nil)
+	if out.OK || len(out.Cases) != 1 || !slices.Equal(out.NotRun, []string{"vllm-qwen05b-kv_c1"}) {
+		t.Fatalf("outcome ok=%v, cases %d, not run %v: want only vllm-setup, failed", out.OK, len(out.Cases), out.NotRun)
+	}
+	c := out.Cases[0]
+	const want = "kvcached's post-install checks failed: kvcached_autopatch.pth is in no site-packages"
+	if d := cmp.Diff([]string{"install_kvcached"}, failedChecks(c)); d != "" || c.Class != collect.ClassProduct || !strings.HasPrefix(checkDetail(c, "install_kvcached"), want) {
+		t.Errorf("vllm-setup failed %v, class %q, install_kvcached %q", failedChecks(c), c.Class, checkDetail(c, "install_kvcached"))
+	}
+}
+
+// run --repeat: a case whose first attempt fails (the simulator's fault
+// limited to its first server, #1) and whose second passes is flaky:
+// recorded as the passing attempt with attempts 2 and the failed attempt a
+// passed flakyFailure check, its files kept under attempts/; the recorded
+// attempt's server directory keeps its plain name. With the fault on every
+// attempt the case fails, with attempts 2.
+func TestSimRepeatFlaky(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fault string
+		flaky bool
+	}{{"leak-socket-dir@kv_c1#1", true}, {"leak-socket-dir@kv_c1", false}} {
+		out, r := serverSim(t, "smoke", []string{"vllm-*"}, c.fault, context.Background(), func(r *Runner) { r.Repeat = 2 })
+		if len(out.Cases) != 2 {
+			t.Fatalf("%s: %d cases", c.fault, len(out.Cases))
+		}
+		kv := out.Cases[1]
+		if kv.Flaky() != c.flaky || kv.Failed() == c.flaky || kv.Attempts != 2 || out.OK != c.flaky {
+			t.Errorf("%s: flaky %v, failed %v, attempts %d, run ok %v (checks %+v)", c.fault, kv.Flaky(), kv.Failed(), kv.Attempts, out.OK, kv.Checks)
+		}
+		if c.flaky {
+			last := kv.Checks[len(kv.Checks)-1]
+			want := "attempt 1 of 2 failed (product; logs in attempts/vllm-qwen05b-kv_c1-1/): socket_dirs_removed:"
+			if last.Name != "attempt_1" || !last.OK || last.Kind != "flakyFailure" || !strings.HasPrefix(last.Detail, want) {
+				t.Errorf("attempt check %+v, want detail starting %q", last, want)
+			}
+		}
+		for _, p := range []string{"vllm-qwen05b-kv_c1/serve.log", "attempts/vllm-qwen05b-kv_c1-1/vllm-qwen05b-kv_c1/serve.log"} {
+			if _, err := os.Stat(filepath.Join(r.OutDir, p)); err != nil {
+				t.Errorf("%s: %v", c.fault, err)
+			}
+		}
+	}
+}
+
+// The compat profile is kvcached's model-compatibility matrix as plan data:
+// qwen35_9b's kvcached servers (only) get its 4 MiB pages, and a matrix
+// model runs under the simulator as server cases of the existing kind
+// (with its native case, which --cases brings).
+func TestCompatProfile(t *testing.T) {
+	t.Parallel()
+	for _, e := range mustPlan(t, "compat").Cases {
+		for _, sp := range e.Servers {
+			v, ok := sp.Env.Get("KVCACHED_PAGE_SIZE_MB")
+			if want := sp.Model == "qwen35_9b" && sp.Kvcached(); ok != want || ok && v != "4" {
+				t.Errorf("%s: KVCACHED_PAGE_SIZE_MB=%q (set %v), want it set %v", sp.Name, v, ok, want)
+			}
+		}
+	}
+	out, r := serverSim(t, "compat", []string{"vllm-qwen35_9b-kv_c1"}, "", context.Background(), nil)
+	var names []string
+	for _, c := range out.Cases {
+		names = append(names, c.Name)
+	}
+	if d := cmp.Diff([]string{"vllm-setup", "vllm-qwen35_9b-kv_c1", "vllm-qwen35_9b-native"}, names); d != "" || !out.OK {
+		t.Fatalf("ok %v, cases (-want +got):\n%s", out.OK, d)
+	}
+	if cmd, err := os.ReadFile(filepath.Join(r.OutDir, "vllm-qwen35_9b-kv_c1", "cmd.txt")); err != nil || !strings.Contains(string(cmd), "KVCACHED_PAGE_SIZE_MB=4 ") {
+		t.Errorf("kvcached cmd.txt %s (%v): want KVCACHED_PAGE_SIZE_MB=4", cmd, err)
+	}
+}
+
+// The engine release lane: kvcached's engine-compat profiles (testdata
+// stand-ins in their format) plan their families' groups on the release's
+// image; the simulator, standing in for the release its image names,
+// runs them for a release inside kvcached's guard, and for one outside it
+// fails the setup case first, as harness, and no probe runs.
+func TestEngineReleasePlan(t *testing.T) {
+	t.Parallel()
+	var probes []EngineProbe
+	for _, f := range []string{"hybrid-v2-029.json", "vllm.json"} {
+		p, err := ReadEngineProbe(filepath.Join("testdata", "engine-compat", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		probes = append(probes, p)
+	}
+	plan, err := EngineReleasePlan("vllm==0.30.1", probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := plan.Engines.Get("vllm")
+	want := []string{"vllm-setup", "vllm-qwen35_4b-kv_c0", "vllm-qwen35_4b-native", "vllm-qwen05b-kv_c1", "vllm-qwen05b-kv_c0", "vllm-qwen05b-native"}
+	if d := cmp.Diff(want, plan.Names()); d != "" || plan.Profile != "vllm-release" || e.Image != "vllm/vllm-openai:v0.30.1" || len(plan.Engines.Keys()) != 1 {
+		t.Fatalf("profile %s, image %s, engines %v, cases (-want +got):\n%s", plan.Profile, e.Image, plan.Engines.Keys(), d)
+	}
+	for _, bad := range []struct {
+		release string
+		probe   EngineProbe
+		want    string
+	}{
+		{"vllm=0.33.0", EngineProbe{}, "want ENGINE==VERSION"},
+		{"trt==1.0", EngineProbe{}, `unknown engine "trt"`},
+		{"vllm==0.33.0", EngineProbe{File: "x.json", Probe: "mamba"}, `engine-compat profile x.json: probe "mamba" has no model`},
+		{"vllm==0.33.0", EngineProbe{File: "x.json", Layouts: []string{"paged"}}, `engine-compat profile x.json: layout "paged"`},
+	} {
+		if _, err := EngineReleasePlan(bad.release, []EngineProbe{bad.probe}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %+v: %v, want %q", bad.release, bad.probe, err, bad.want)
+		}
+	}
+	if testing.Short() {
+		return // the simulated runs below
+	}
+	run := func(release string, cases []string) *Outcome {
+		plan, err := EngineReleasePlan(release, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Select(Selection{Cases: cases})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := newSimRunner(t, p, "")
+		defer r.GPU.Close()
+		out, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := run("vllm==0.30.1", []string{"vllm-qwen05b-kv_c1"}); !out.OK || len(out.Cases) != 3 {
+		t.Errorf("release inside the guard: ok %v, %d cases", out.OK, len(out.Cases))
+	}
+	out := run("vllm==0.33.0", []string{"vllm-qwen05b-*", "vllm-qwen35_4b-kv_c1"})
+	if c := out.Cases[0]; len(out.Cases) != 1 || c.Class != collect.ClassHarness || !strings.HasPrefix(checkDetail(c, "expectations_matched"), "kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31") || len(out.NotRun) != 5 {
+		t.Errorf("release outside the guard: cases %d, not run %v, setup %+v", len(out.Cases), out.NotRun, c)
+	}
+}
+
 // vllmSetupRefused runs the simulated smoke profile's vLLM cases with the
 // simulator's variable key set to value and checks that the setup case
 // alone ran and failed expectations_matched, classed harness, its detail

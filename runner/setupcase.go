@@ -34,6 +34,7 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	c.Progress("installing kvcached")
 	problem, note := c.install(ctx, name)
 	list = append(list, checks.InstallKvcached(problem, note))
+	inst := len(list) - 1
 	var log collect.Ordered[any]
 	if problem == "" {
 		sets := c.Engine(name).Expectations
@@ -47,6 +48,9 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 			}
 		} else {
 			log.Set("versions", v)
+			if len(v.KvcachedInstallProblems) > 0 {
+				list[inst] = checks.InstallKvcached(installChecksFailed+strings.Join(v.KvcachedInstallProblems, "; "), "")
+			}
 			c.R.verMu.Lock()
 			if c.R.versions == nil {
 				c.R.versions = map[string]Versions{}
@@ -81,6 +85,12 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	}
 	return c.Result(list, log, nil)
 }
+
+// installChecksFailed begins install_kvcached's detail when the install
+// went through but kvcached's own post-install checks (the version probe's
+// kvcached_install_problems) failed: kvcached is not usable as installed,
+// which is kvcached's (classifyCase), as a failed install command is.
+const installChecksFailed = "kvcached's post-install checks failed: "
 
 func (c *Case) install(ctx context.Context, engineName string) (problem, note string) {
 	prefix := c.R.PrefixFor(engineName)

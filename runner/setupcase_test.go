@@ -42,6 +42,9 @@ func TestSetupCase(t *testing.T) {
 			plan.Engines.Set("vllm", e)
 			f := newFakeRun(t, plan, nil)
 			f.r.InstallCmd, f.r.ExecPrefix = c.install, c.prefix
+			// The probe and kvcached's post-install checks in it are
+			// TestDefaultVersionProbe's; this machine has no kvcached.
+			f.r.VersionProbe = []string{"sh", "-c", "echo {}"}
 			out, err := f.r.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +133,7 @@ func TestSetupCaseVersionProbe(t *testing.T) {
 
 // The probe gets the engine's name and runs through the exec prefix.
 func TestVersionProbeArgv(t *testing.T) {
-	r := &Runner{ExecPrefix: map[string][]string{"sglang": {"docker", "exec", "-i", "sg"}}}
+	r := &Runner{Plan: &Plan{Engines: builtinEngines()}, ExecPrefix: map[string][]string{"sglang": {"docker", "exec", "-i", "sg"}}}
 	c := &Case{R: r}
 	got := c.versionProbeArgv("sglang")
 	if len(got) != 8 || strings.Join(got[:6], " ") != "docker exec -i sg python3 -c" || got[7] != "sglang" {
@@ -140,7 +143,7 @@ func TestVersionProbeArgv(t *testing.T) {
 	s.Env.Set("CI_REPORT_SIM_DIR", "/w")
 	r.Host = s
 	got = c.versionProbeArgv("vllm")
-	if d := cmp.Diff([]string{"env", "CI_REPORT_SIM_DIR=/w", "/bin/ci-report", "sim", "versions", "--engine", "vllm"}, got); d != "" {
+	if d := cmp.Diff([]string{"env", "CI_REPORT_SIM_DIR=/w", "/bin/ci-report", "sim", "versions", "--engine", "vllm", "--image", "vllm/vllm-openai:v0.30.0"}, got); d != "" {
 		t.Fatal(d)
 	}
 }
@@ -294,15 +297,47 @@ func TestDefaultVersionProbe(t *testing.T) {
 	}
 	argv := slices.Clone(DefaultVersionProbe)
 	argv[len(argv)-1] = "vllm"
-	cmd := exec.Command(py, argv[1:]...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("probe: %v\n%s", err, out)
+	// kvcached's post-install checks: the stand-in's vmm_ops fails to
+	// import; kvcached_autopatch.pth is in the user site (PYTHONUSERBASE)
+	// on the second run only.
+	userBase := t.TempDir()
+	probe := func() Versions {
+		cmd := exec.Command(py, argv[1:]...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUSERBASE="+userBase)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("probe: %v\n%s", err, out)
+		}
+		var got Versions
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("probe printed %s: %v", out, err)
+		}
+		return got
 	}
-	var got Versions
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("probe printed %s: %v", out, err)
+	const vmmFails = "import kvcached.vmm_ops failed: ImportError: libcuda.so.1: cannot open shared object file: No such file or directory"
+	got := probe()
+	if p := got.KvcachedInstallProblems; len(p) != 2 || !strings.HasPrefix(p[0], "kvcached_autopatch.pth is in no site-packages (") || p[1] != vmmFails {
+		t.Errorf("install problems without the .pth: %q", p)
+	}
+	pth := exec.Command(py, "-c", "import os, site; d = site.getusersitepackages(); os.makedirs(d); open(os.path.join(d, 'kvcached_autopatch.pth'), 'w').close()")
+	pth.Env = append(os.Environ(), "PYTHONUSERBASE="+userBase)
+	if out, err := pth.CombinedOutput(); err != nil {
+		t.Fatalf("write the .pth: %v\n%s", err, out)
+	}
+	got = probe()
+	if d := cmp.Diff([]string{vmmFails}, got.KvcachedInstallProblems); d != "" {
+		t.Errorf("install problems with the .pth in the user site (-want +got):\n%s", d)
+	}
+	got.KvcachedInstallProblems = nil
+	// Without a kvcached distribution the checks do not run (the missing
+	// install is expectations_matched's: kvcached unknown).
+	bare := exec.Command(py, argv[1:]...)
+	bare.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	var none Versions
+	if out, err := bare.Output(); err != nil || json.Unmarshal(out, &none) != nil {
+		t.Errorf("probe without kvcached: %v\n%s", err, out)
+	} else if none.Kvcached == "" && len(none.KvcachedInstallProblems) > 0 {
+		t.Errorf("install problems without kvcached: %q", none.KvcachedInstallProblems)
 	}
 	want := Versions{
 		Kvcached:        "0.2.0",

@@ -28,7 +28,19 @@ import (
 // VLLM_MRV2_RANGE)` in the vLLM autopatch.py that kvcached #491 brought,
 // importing VLLM_MRV2_RANGE from its patches.py), mapping each class to
 // its patch_name.
+//
+// It also runs kvcached's own two post-install checks, as kvcached's
+// harness ends its install (tests/e2e/run.py@28183ff482dc install_kvcached:
+// `tools/dev_copy_pth.py --check`, then `import kvcached, kvcached.vmm_ops`,
+// from /tmp so that a checkout in the working directory shadows nothing):
+// kvcached_autopatch.pth in one of site.getsitepackages() (or the user
+// site, as dev_copy_pth.py falls back to), without which nothing is
+// patched, and the compiled kvcached.vmm_ops importing. What fails is
+// listed in kvcached_install_problems. Without a kvcached distribution
+// neither runs: what is missing then is the plan's install, which
+// expectations_matched reports (kvcached unknown).
 var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 from importlib import metadata as md
 def v(p):
     try:
@@ -41,6 +53,20 @@ try:
     o["cuda"] = torch.version.cuda
 except Exception:
     pass
+probs = []
+try:
+    import os, site
+    sp = site.getsitepackages() + [site.getusersitepackages()]
+    if o["kvcached"] and not any(os.path.isfile(os.path.join(d, "kvcached_autopatch.pth")) for d in sp):
+        probs.append("kvcached_autopatch.pth is in no site-packages (" + ", ".join(sp) + "), so nothing would be patched")
+except Exception:
+    pass
+try:
+    if o["kvcached"]:
+        import kvcached.vmm_ops
+except Exception as e:
+    probs.append("import kvcached.vmm_ops failed: " + type(e).__name__ + ": " + str(e)[:200])
+o["kvcached_install_problems"] = probs
 try:
     d = json.loads(md.distribution("kvcached").read_text("direct_url.json") or "{}")
     o["kvcached_sha"] = (d.get("vcs_info") or {}).get("commit_id")
@@ -140,11 +166,15 @@ type Versions struct {
 	// outside kvcached's integration sources. Constants annotated
 	// (`X: str = "…"`) or aliased (`X = Y`) are resolved.
 	KvcachedUnresolvedRanges []string `json:"kvcached_unresolved_ranges,omitempty"`
+	// KvcachedInstallProblems are kvcached's own post-install checks that
+	// failed (DefaultVersionProbe): the setup case's install_kvcached
+	// fails with them, before any server starts.
+	KvcachedInstallProblems []string `json:"kvcached_install_problems,omitempty"`
 }
 
 // versionProbeArgv is the probe command for engine: the exec prefix, the
 // host's environment (the simulator's variables), then the probe with
-// {engine} (and the simulator's {sim_engine}) replaced.
+// {engine} (and the simulator's {sim_engine} and {image}) replaced.
 func (c *Case) versionProbeArgv(engineName string) []string {
 	probe := c.R.VersionProbe
 	if len(probe) == 0 {
@@ -153,7 +183,7 @@ func (c *Case) versionProbeArgv(engineName string) []string {
 	sim := c.R.engineSpec(engineName).Sim
 	out := make([]string, 0, len(probe))
 	for _, a := range probe {
-		out = append(out, strings.NewReplacer("{engine}", engineName, "{sim_engine}", sim).Replace(a))
+		out = append(out, strings.NewReplacer("{engine}", engineName, "{sim_engine}", sim, "{image}", c.Engine(engineName).Image).Replace(a))
 	}
 	return c.commandArgv(engineName, out)
 }

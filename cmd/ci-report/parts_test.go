@@ -40,6 +40,11 @@ func TestPlanPartAndList(t *testing.T) {
 			"vllm vllm/vllm-openai:v0.30.0\nsglang lmsysorg/sglang:v0.5.20\n"},
 		{"engines of a one-engine part", []string{"--profile", "weekly", "--part", "sglang", "--list", "engines"}, "sglang lmsysorg/sglang:v0.5.20\n"},
 		{"engines of the selection", []string{"--profile", "nightly", "--cases", "limit-sglang-*", "--list", "engines"}, "sglang lmsysorg/sglang:v0.5.20\n"},
+		// The engine release lane: the release's image, an engine-compat
+		// profile's cases, the selection flags applied.
+		{"engine release", []string{"--engine-release", "sglang==0.5.23", "--list", "engines"}, "sglang lmsysorg/sglang:v0.5.23\n"},
+		{"engine release probes", []string{"--engine-release", "vllm==0.33.0", "--probes", "../../runner/testdata/engine-compat/hybrid-v2-029.json", "--cases", "*native", "--list", "cases"},
+			"vllm-setup\nvllm-qwen35_4b-native\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, out, errb := testEnv(nil)

@@ -17,11 +17,12 @@ func planCommand() command {
 	return command{
 		Name:    "plan",
 		Summary: "print the resolved plan of a profile as the JSON that 'run --plan' accepts (or --list its parts, cases or engines)",
-		Usage:   "plan --profile P|--plan FILE [--part NAME] [selection flags] [--list parts|cases|engines]",
+		Usage:   "plan --profile P|--plan FILE|--engine-release ENGINE==VERSION [--probes FILE] [--part NAME] [selection flags] [--list parts|cases|engines]",
 		Examples: []string{
 			"ci-report plan --profile weekly > plan.json",
 			"ci-report plan --profile weekly --list parts",
 			"ci-report plan --profile nightly --engines vllm --skip server --list cases",
+			"ci-report plan --engine-release vllm==0.33.0 --probes .github/engine-compat/hybrid-v2-029.json > release.json",
 		},
 		New: func() commandOptions { return &planOptions{} },
 	}
@@ -34,14 +35,18 @@ var planLists = []string{"parts", "cases", "engines"}
 // planOptions are the flags of `ci-report plan`: run's plan selection
 // (its --profile, --plan, selection flags and ballast sizes) and --list.
 type planOptions struct {
-	sel  runOptions
-	list string
+	sel     runOptions
+	list    string
+	release string
+	probes  stringList
 }
 
 func (o *planOptions) bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.sel.Profile, "profile", "", "profile: smoke, nightly, weekly, hopper")
+	fs.StringVar(&o.sel.Profile, "profile", "", "profile: "+strings.Join(runner.Profiles, ", "))
 	fs.StringVar(&o.sel.PlanFile, "plan", "", "start from this plan file instead of a built-in profile")
 	fs.StringVar(&o.list, "list", "", "print one line per item of `parts|cases|engines` instead of JSON: parts (their names), cases (the case names, in order) or engines ('<engine> <image>' for each engine the cases use)")
+	fs.StringVar(&o.release, "engine-release", "", "`ENGINE==VERSION`: the engine release lane's plan, profile <engine>-release: the engine's image at VERSION, its setup case (kvcached's integration guard first) and the probe cases (instead of --profile or --plan)")
+	fs.Var(&o.probes, "probes", "with --engine-release: a regression-probe `file` in kvcached's .github/engine-compat/*.json format whose cases to plan (repeatable; default: every probe family)")
 	o.sel.registerSelection(fs)
 	o.sel.registerGPUMiB(fs)
 }
@@ -53,6 +58,28 @@ func (o *planOptions) setArgs(pos []string) error {
 	if o.list != "" && !slices.Contains(planLists, o.list) {
 		return fmt.Errorf("--list %s: want one of %s", bounds.Quote(o.list), strings.Join(planLists, ", "))
 	}
+	if o.release == "" {
+		if len(o.probes) > 0 {
+			return usageErrorf("--probes needs --engine-release")
+		}
+		return o.sel.resolve()
+	}
+	if o.sel.Profile != "" || o.sel.PlanFile != "" {
+		return usageErrorf("--engine-release makes its own plan: no --profile or --plan")
+	}
+	var probes []runner.EngineProbe
+	for _, f := range o.probes {
+		p, err := runner.ReadEngineProbe(f)
+		if err != nil {
+			return usageErrorf("--probes: %v", err)
+		}
+		probes = append(probes, p)
+	}
+	p, err := runner.EngineReleasePlan(o.release, probes)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	o.sel.plan = p
 	return o.sel.resolve()
 }
 

@@ -68,6 +68,7 @@ type runOptions struct {
 	Leg                                   []collect.Property
 	ExecPrefix, InstallCmd                stringList
 	ContainerGPUs                         stringList
+	Repeat                                int
 
 	// portGiven: --port was on the command line (run --simulate takes
 	// free ports without it).
@@ -85,7 +86,7 @@ type runOptions struct {
 }
 
 func (o *runOptions) bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.Profile, "profile", "", "`profile` to run: smoke, nightly, weekly, hopper (or the name of a --plan)")
+	fs.StringVar(&o.Profile, "profile", "", "`profile` to run: "+strings.Join(runner.Profiles, ", ")+" (or the name of a --plan)")
 	fs.StringVar(&o.Out, "out", "", "the part `directory` to write (required)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id used in IPC names (default: start time as MMDDHHMM)")
 	fs.StringVar(&o.CheckRunID, "check-run-id", "", "the job's check run id for part.json (default $CI_REPORT_CHECK_RUN_ID)")
@@ -108,6 +109,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.Var(&o.ExecPrefix, "exec-prefix", "`[ENGINE=]COMMAND` to put before every server, ballast, kvctl and leftover command, e.g. 'vllm=docker exec -i NAME' (repeatable)")
 	fs.Var(&o.ContainerGPUs, "container-gpus", "`[ENGINE=]GPUS`, e.g. vllm=2,3: the host GPUs the engine's --exec-prefix container was started with (docker run --gpus '\"device=2,3\"'); its servers and ballast get them numbered as the container does, from 0 (repeatable; default: the host's numbering, a container started with --gpus all)")
 	fs.Var(&o.InstallCmd, "install-cmd", "`ENGINE=CMD`: what the <engine>-setup case runs (repeatable)")
+	fs.IntVar(&o.Repeat, "repeat", 1, "run each case (not the setup cases) `N` times; one that passed and failed is flaky (1..20)")
 }
 
 // registerSelection registers the flags that narrow the plan (docs/runner.md
@@ -223,6 +225,8 @@ func (o *runOptions) checkScalars() error {
 		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
 	case o.ReadyTimeout <= 0:
 		return usageErrorf("--ready-timeout must be positive")
+	case o.Repeat < 0 || o.Repeat > 20: // 0, in a struct not from flags: once
+		return usageErrorf("--repeat %d: want 1..20", o.Repeat)
 	}
 	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
 		return usageErrorf("--stop-signal: %v", err)
@@ -321,12 +325,15 @@ func parseGPUList(s string) ([]int, error) {
 // and the ballast sizes, which `run` and `plan` share; every error is a
 // usage error.
 func (o *runOptions) resolve() error {
-	if o.Profile == "" && o.PlanFile == "" {
-		return usageErrorf("--profile is required (smoke, nightly, weekly, hopper) unless --plan is given")
-	}
 	var err error
-	if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
-		return usageErrorf("%v", err)
+	switch {
+	case o.plan != nil: // plan --engine-release made it
+	case o.Profile == "" && o.PlanFile == "":
+		return usageErrorf("--profile is required (%s) unless --plan is given", strings.Join(runner.Profiles, ", "))
+	default:
+		if o.plan, err = resolvePlan(o.Profile, o.PlanFile); err != nil {
+			return usageErrorf("%v", err)
+		}
 	}
 	if err := runner.CheckSkip(o.Skip); err != nil {
 		return usageErrorf("--skip: %v", err)
@@ -444,8 +451,8 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		ContainerGPUs: o.containers,
-		Version:       version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
+		ContainerGPUs: o.containers, Repeat: o.Repeat,
+		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
 	if deps.IsTerminal != nil {

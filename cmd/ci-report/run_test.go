@@ -54,6 +54,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad revision", []string{"--profile", "smoke", "--out", out, "--revision", "a b"}, `--revision "a b"`},
 		{"bad leg", []string{"--profile", "smoke", "--out", out, "--leg", "topology=2p 1d"}, `want a value of letters, digits and ._+- (at most 40) after topology=`},
 		{"leg twice", []string{"--profile", "smoke", "--out", out, "--leg", "gpu=l4", "--leg", "gpu=h100"}, `gpu is given twice`},
+		{"too many repeats", []string{"--profile", "smoke", "--out", out, "--repeat", "21"}, "--repeat 21: want 1..20"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// The parsing half alone (parseCommand): nothing runs.

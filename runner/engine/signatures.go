@@ -305,6 +305,20 @@ var Signatures = []Signature{
 		Source: "CPython argparse ArgumentParser.error",
 	},
 	{
+		Name: "kvcached disabled itself", Class: collect.ClassHarness, What: "kvcached's integration guard refused the engine's version: the plan paired an image kvcached does not support",
+		// kvcached's autopatch.py begins with
+		// is_integration_version_supported(lib, RANGE), which outside the
+		// range logs through its logger (patch_base.py) `<lib> integration
+		// disabled: <reason>; running without kvcached`, the reason
+		// `unsupported version X` or `version could not be detected`
+		// (tests/test_patch_version_guard.py@f65b324e0150), and patches
+		// nothing. The setup case refuses such a pair when the probe read
+		// the guard's range (runner integrationDisabled); this is the same
+		// fact in serve.log when it could not.
+		Re:     regexp.MustCompile(`\b\w+ integration disabled: [^;\n]*; running without kvcached`),
+		Source: "kvcached integration/patch_base.py is_integration_version_supported",
+	},
+	{
 		Name: "kvcached error", Class: collect.ClassProduct, What: "a traceback through kvcached's own frames, a kvcached exception or error line",
 		// A Python frame in kvcached's package (`File
 		// "/usr/src/kvcached/kvcached/integration/vllm/patches.py", line

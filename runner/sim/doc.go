@@ -179,7 +179,7 @@
 // `ci-report sim ballast --mib M [--gpu N]` holds total − M MiB of the GPU
 // (default: first of CUDA_VISIBLE_DEVICES, else 0), prints `ballast ready`,
 // and releases it on SIGINT/SIGTERM. `ci-report sim world --dir D [--gpus N]
-// [--mib M]` makes a world by hand (N at most bounds.MaxGPU+1). `ci-report sim versions --engine E`
+// [--mib M]` makes a world by hand (N at most bounds.MaxGPU+1). `ci-report sim versions --engine E [--image I]`
 // answers the setup case's version probe with one JSON object of simulated
 // versions (marked +sim; no kvcached commit): kvcached 0.1.5 with the patch
 // names the simulated servers log, which the built-in expectation sets
@@ -192,11 +192,17 @@
 // the engine's version (one outside the integration ranges it reports,
 // kvcached_integration_ranges, vLLM >=0.17,<0.31 and SGLang
 // >=0.5.11,<0.5.21, makes the setup cases fail: kvcached would disable
-// itself).
+// itself); without it `--image` (the engine's image, which the runner
+// passes) makes the version its tag when that is not the simulated one, so
+// the plan of `plan --engine-release vllm==0.33.0` is simulated as vLLM
+// 0.33.0.
 //
 // # Faults
 //
-// CI_REPORT_SIM_FAULTS is a comma-separated list of name[=N][@scope]; a
+// CI_REPORT_SIM_FAULTS is a comma-separated list of name[=N][@scope][#N]
+// (#N: only the first N servers the fault matches, counted in the world's
+// faults-fired/, so that a repeated case fails its first attempt only: run
+// --repeat's flaky case); a
 // scope is a substring of the server's IPC name, model hf id or key, engine,
 // served name or `port=<port>` (e.g. `crash-in-burst@qwen35_4b`,
 // `wrong-tokens@port=18001`; `run --simulate` takes free ports unless given
@@ -233,6 +239,9 @@
 //	versions-fail    `sim versions` (the setup case's version probe) exits 1;
 //	                 no expectation set can be picked, so the setup case fails
 //	                 as a missing python3 would (scope: the engine name)
+//	no-autopatch-pth `sim versions` reports kvcached_autopatch.pth in no
+//	                 site-packages (kvcached's own post-install check), so the
+//	                 setup case's install_kvcached fails (scope: the engine)
 //	port-taken       the server fails to bind its port with `[Errno 98] ...
 //	                 address already in use` and exits 1, as when another
 //	                 process took the port after the runner chose it (scope:

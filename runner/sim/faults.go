@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,6 +26,7 @@ const (
 	FaultVersionsFail   = "versions-fail"
 	FaultPortTaken      = "port-taken"
 	FaultKillChildren   = "kill-children"
+	FaultNoAutopatchPth = "no-autopatch-pth"
 	// The machine's faults: the server's GPU goes bad under it.
 	FaultECCError = "ecc-error"
 	FaultGPULost  = "gpu-lost"
@@ -37,7 +40,7 @@ var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
-	FaultNoIdleLimitRelease: true,
+	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent
@@ -50,6 +53,9 @@ type fault struct {
 	Name  string
 	N     int    // parameter (crash-in-burst: requests in flight), 0 when absent
 	Scope string // substring of the process's identity, "" for every process
+	// Times (#N) limits the fault to the first N servers it matches (a
+	// repeated case's first attempts); 0 for every one.
+	Times int
 }
 
 // faultSet is the parsed CI_REPORT_SIM_FAULTS.
@@ -76,6 +82,14 @@ func parseFaults(s string) (faultSet, error) {
 			continue
 		}
 		f := fault{}
+		item, times, hasTimes := strings.Cut(item, "#")
+		if hasTimes {
+			n, err := strconv.Atoi(times)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%s: #N wants a positive count of servers", bounds.Quote(item+"#"+times))
+			}
+			f.Times = n
+		}
 		rest, scope, hasScope := strings.Cut(item, "@")
 		if hasScope {
 			if scope == "" {
@@ -149,6 +163,37 @@ func (fs faultSet) get(name string, ids ...string) (fault, bool) {
 		}
 	}
 	return fault{}, false
+}
+
+// firing is fs for a server known by ids in the world dir: a fault limited
+// to its first N servers (#N) that matches them is kept only while it has
+// fired fewer than N times, each firing a file under dir/faults-fired made
+// exclusively (servers starting at once count apart).
+func (fs faultSet) firing(dir string, ids []string) faultSet {
+	var out faultSet
+	for i, f := range fs {
+		if _, ok := (faultSet{f}).get(f.Name, ids...); ok && f.Times > 0 && !claimFiring(dir, i, f.Times) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// claimFiring takes one of the n firings of fault i; false when all are taken.
+func claimFiring(dir string, i, n int) bool {
+	d := filepath.Join(dir, "faults-fired")
+	if os.MkdirAll(d, 0o755) != nil {
+		return false
+	}
+	for k := 1; k <= n; k++ {
+		f, err := os.OpenFile(filepath.Join(d, fmt.Sprintf("%d-%d", i, k)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+			return true
+		}
+	}
+	return false
 }
 
 func (fs faultSet) has(name string, ids ...string) bool {

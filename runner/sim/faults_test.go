@@ -37,6 +37,20 @@ func TestParseFaults(t *testing.T) {
 				t.Error("port scope")
 			}
 		}},
+		// #N: the first N servers the fault matches, counted in the world;
+		// a server it does not match takes no firing.
+		{in: "leak-segment@kv_c1#2", check: func(t *testing.T, fs faultSet) {
+			dir := t.TempDir()
+			if !fs.firing(dir, []string{"sglang_kv_c0"}).has(FaultLeakSegment, "kv_c1") {
+				t.Error("an unmatched server dropped the fault")
+			}
+			for i, want := range []bool{true, true, false} {
+				if got := fs.firing(dir, []string{"vllm_kv_c1"}).has(FaultLeakSegment, "vllm_kv_c1"); got != want {
+					t.Errorf("server %d: fault %v, want %v", i+1, got, want)
+				}
+			}
+		}},
+		{in: "leak-segment#0", wantErr: "#N wants a positive count"},
 		{in: "no-relase", wantErr: `unknown fault "no-relase"`},
 		{in: "no-release=3", wantErr: "only crash-in-burst takes =N"},
 		{in: "crash-in-burst=0", wantErr: "positive count"},

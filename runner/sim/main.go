@@ -115,16 +115,17 @@ func ballastDevice(gpu int, getenv func(string) string) (int, error) {
 	return n, nil
 }
 
-// mainVersions is `sim versions --engine vllm|sglang`.
+// mainVersions is `sim versions --engine vllm|sglang [--image IMAGE]`.
 func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("ci-report sim versions", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	engine := fs.String("engine", "", "vllm or sglang")
+	image := fs.String("image", "", "the engine's image: a tag other than the simulated version's stands in for that release")
 	if err := fs.Parse(args); err != nil {
 		return flagCode(err)
 	}
 	if *engine == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang")
+		fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang [--image IMAGE]")
 		return 2
 	}
 	faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
@@ -132,7 +133,16 @@ func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) s
 		fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
 		return 2
 	}
-	return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), getenv("CI_REPORT_SIM_ENGINE_VERSION"), getenv("CI_REPORT_SIM_VLLM_MRV2_RANGE"), faults, stdout, stderr)
+	version := getenv("CI_REPORT_SIM_ENGINE_VERSION")
+	if v, ok := simVersions[*engine]["engine"].(string); ok && version == "" {
+		// The engine release lane's image (`vllm/vllm-openai:v0.33.0`):
+		// the simulated engine is that release.
+		tag := strings.TrimPrefix((*image)[strings.LastIndexByte(*image, ':')+1:], "v")
+		if strings.Contains(*image, ":") && !strings.Contains(tag, "/") && tag+"+sim" != v {
+			version = tag
+		}
+	}
+	return runVersions(*engine, getenv("CI_REPORT_SIM_KVCACHED_VERSION"), version, getenv("CI_REPORT_SIM_VLLM_MRV2_RANGE"), faults, stdout, stderr)
 }
 
 // mainWorld is `sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]`.
@@ -174,7 +184,8 @@ commands:
   kvctl [--dir D] list [--json] | limit <ipc> <size> | priority <ipc> <p>
   ballast --mib M [--gpu N] [--dir D]   hold all but M MiB of a simulated GPU
   world --dir D [--gpus N] [--mib M]     create a simulated world
-  versions --engine vllm|sglang          the runner's version probe: installed versions as JSON
+  versions --engine vllm|sglang [--image IMAGE]
+                                         the runner's version probe: installed versions as JSON
   models <hf id>...                      the runner's model probe: the cached models' config.json as JSON
 
 The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;

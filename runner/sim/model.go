@@ -33,6 +33,10 @@ var models = []modelSpec{
 	{"dsv2lite", "deepseek-ai/DeepSeek-V2-Lite-Chat", 29964, 31104, false, "DeepseekV2ForCausalLM"},
 	{"gemma4_12b", "google/gemma-4-12B-it", 23420, 98304, false, "Gemma4ForConditionalGeneration"},
 	{"qwen38_27b", "Qwen/Qwen3.8-27B", 51700, 131072, true, "Qwen3ForCausalLM"},
+	// qwen3_8b: 36 layers × 8 KV heads × 128; gptoss20b: MXFP4 experts, 24
+	// layers × 8 KV heads × 64.
+	{"qwen3_8b", "Qwen/Qwen3-8B", 15623, 147456, false, "Qwen3ForCausalLM"},
+	{"gptoss20b", "openai/gpt-oss-20b", 13100, 49152, false, "GptOssForCausalLM"},
 }
 
 // runModels is `sim models <hf id>...`, the runner's model probe

@@ -198,6 +198,7 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) 
 		}
 	}
 	s.ids = []string{s.ipc, cfg.Model.HFID, cfg.Model.Key, cfg.ModelArg, engine, "port=" + strconv.Itoa(cfg.Port), cfg.ServedName}
+	s.faults = s.faults.firing(env.dir, s.ids)
 	return s, 0
 }
 

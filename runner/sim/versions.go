@@ -78,7 +78,8 @@ func simPatchNames() []string {
 // than all of them; mrv2Range (CI_REPORT_SIM_VLLM_MRV2_RANGE) replaces the
 // simulated VLLM_MRV2_RANGE, engineVersion (CI_REPORT_SIM_ENGINE_VERSION)
 // the engine's version, so a test can stand in for an image kvcached's
-// integration guard refuses. With the versions-fail fault (scoped by engine
+// integration guard refuses. The no-autopatch-pth fault reports kvcached's
+// post-install check failing. With the versions-fail fault (scoped by engine
 // name) it fails the way a missing interpreter would.
 func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, faults faultSet, stdout, stderr io.Writer) int {
 	if _, ok := faults.get(FaultVersionsFail, engine); ok {
@@ -99,6 +100,9 @@ func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, fault
 	}
 	if engineVersion != "" {
 		v["engine"] = engineVersion
+	}
+	if _, ok := faults.get(FaultNoAutopatchPth, engine); ok {
+		v["kvcached_install_problems"] = []string{"kvcached_autopatch.pth is in no site-packages (/usr/local/lib/python3.12/dist-packages), so nothing would be patched"}
 	}
 	// One line, keys sorted, ranges' < and > as they are (as Python's
 	// json.dumps writes them); maps of strings and a string list always
