@@ -55,8 +55,9 @@
 //   - checks: one per outcome element, in order. A <failure> or <error> is a
 //     failed check named by its type (the exception class Surefire and
 //     Gradle write), else "failure" or "error"; its detail is the message
-//     and then the text (when it adds to the message), cut to 1000 code
-//     points on one line like every detail. <rerunFailure> and <rerunError>
+//     on one line, cut to 300 code points, or where the message says
+//     nothing the first meaningful lines of the text, system-out or
+//     system-err (detail). <rerunFailure> and <rerunError>
 //     are failed checks of those names, <flakyFailure> and <flakyError>
 //     passed ones (the test passed when rerun). A case with no failing
 //     outcome is ok with no checks.
@@ -70,7 +71,8 @@
 //     own failure is a case `<suite> (suite set-up)` (suiteSetUpCase).
 //   - skipped: the reason of a <skipped> element: its message, with the
 //     first line of its text when the text does not repeat the message
-//     (go-junit-report writes "Skipped" and the reason in the text);
+//     (go-junit-report writes "Skipped" and the reason in the text;
+//     skipReason);
 //     "expected to fail: " before a pytest xfail's; "no reason given" when
 //     it has neither; "disabled" for status="disabled" or skipped="true".
 //     A skipped case that also failed counts as failed.

@@ -20,8 +20,10 @@ import (
 
 // Cuts of what an imported case keeps, in code points.
 const (
-	// detailCut bounds a check detail: a failure's message and body.
+	// detailCut bounds the message a failure's log keeps.
 	detailCut = 1000
+	// messageCut bounds a check detail: the failure's message, one line.
+	messageCut = 300
 	// reasonCut bounds a skip reason.
 	reasonCut = 300
 	// nameCut bounds a check name taken from a failure's type.
@@ -279,7 +281,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}, Attempts: c.Attempts}
 	reruns := 0
 	for _, r := range c.Outcomes {
-		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r), Kind: r.Kind}
+		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r, c), Kind: r.Kind}
 		if !ch.OK {
 			cr.OK = false
 		}
@@ -298,7 +300,11 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	var failure *collect.FailureText
 	for _, r := range c.Outcomes {
 		if !strings.HasPrefix(r.Kind, "flaky") {
-			failure = &collect.FailureText{Message: text.Cut(strings.TrimSpace(r.Message), detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
+			msg := strings.TrimSpace(r.Message)
+			if placeholder(r) {
+				msg = detail(r, c) // gotestsum's "Failed": what the text says
+			}
+			failure = &collect.FailureText{Message: text.Cut(msg, detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
 			break
 		}
 	}
@@ -474,38 +480,109 @@ func classOf(outcomes []Outcome) (class, reason string) {
 	return collect.ClassProduct, text.CutLine(why, 300)
 }
 
-// detail is an outcome's message and then its text, unless the text's
-// first line already says the message; cut like every check detail.
-func detail(r Outcome) string {
-	msg, body := strings.TrimSpace(r.Message), strings.TrimSpace(r.Body)
-	first, _, _ := strings.Cut(body, "\n")
-	d := msg
-	switch {
-	case body == "" || body == msg:
-	case msg == "" || strings.Contains(first, msg):
-		d = body // Surefire's and Gradle's text start with "<type>: <message>"
-	default:
-		d = msg + "\n" + body
+// detail is what a failed check's detail says (the failed-cases cell): the
+// failure's message, its lines on one line, cut to messageCut; where the
+// message says nothing (none, or a producer's placeholder such as
+// gotestsum's and ctest's "Failed"), the first lines of its text up to the
+// first stack frame (jest-junit writes no message), else of the test's
+// system-out and system-err (ctest and cucumber keep the evidence there).
+// The whole text and output are in the case's log (caseLog).
+func detail(r Outcome, c *Case) string {
+	d := ""
+	if !placeholder(r) {
+		d = lead(r.Message, -1)
 	}
-	return text.CutLine(d, detailCut)
+	for _, s := range []string{r.Body, c.SystemOut, c.SystemErr} {
+		if d == "" {
+			d = lead(s, leadLines)
+		}
+	}
+	if d == "" {
+		d = strings.TrimSpace(r.Message)
+	}
+	if t := strings.TrimSpace(r.Type); t != "" {
+		d = strings.TrimPrefix(d, t+": ") // Gradle's message starts with the type, the check's name
+	}
+	return text.CutLine(d, messageCut)
 }
 
-// skipReason is a skipped element's reason: its message, with the first
-// line of its text when that says more (go-junit-report writes "Skipped"
-// and the reason in the text; pytest the reason in both).
+// leadLines is how many lines of a failure's text or output stand in for
+// an empty message.
+const leadLines = 3
+
+// placeholder says whether an outcome's message is a word a producer
+// writes for every failure or skip, which says nothing of this one: the
+// outcome's own kind or "Failed" (go-junit-report and gotestsum write
+// message="Failed" and "Skipped", the evidence in the text; ctest's
+// message is the test's status, "Failed"), or node's "true" (skipReason).
+func placeholder(r Outcome) bool {
+	m := strings.TrimSpace(r.Message)
+	return m == "" || strings.EqualFold(m, r.Kind) || strings.EqualFold(m, "failed") || m == "true"
+}
+
+// lead is the first n meaningful lines of s (n < 0: all of them) up to its
+// first stack frame, joined by spaces: lines that are blank, go test's
+// framing (`=== RUN`, `--- FAIL: X (0.00s)`: the test's name and time,
+// cmd/test2json's markers) or a traceback's header say nothing of the
+// failure.
+func lead(s string, n int) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "at ") || strings.HasPrefix(t, `File "`):
+			return strings.Join(out, " ") // a JavaScript or Java frame, a Python one
+		case t == "" || t == "Traceback (most recent call last):" || goFraming(t):
+			continue
+		}
+		if out = append(out, t); len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// goFraming says whether line is one of the lines go test -v writes around
+// a test's own output: `=== RUN   TestX`, `=== PAUSE`, `=== CONT`,
+// `=== NAME`, `--- FAIL: TestX (0.00s)`, `--- SKIP: ...`, `--- PASS: ...`
+// (cmd/internal/test2json's markers, which gotestsum copies into a
+// failure's text and a skip's message).
+func goFraming(line string) bool {
+	for _, p := range []string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME ", "--- FAIL: ", "--- SKIP: ", "--- PASS: "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipReason is a skipped element's reason: its message (unless a
+// placeholder), with the first meaningful line of its text when that says
+// more (go-junit-report writes "Skipped" and the reason in the text; pytest
+// the reason in both; gotestsum the test's whole output in the message,
+// whose go test framing lead drops). node --test writes a skip or todo
+// without a reason as message="true" (its reporter writes `message:
+// event.data.skip`, lib/internal/test_runner/reporter/junit.js, node
+// 20.20.2 here): no reason, and a todo says so.
 func skipReason(r Outcome) string {
-	msg := strings.TrimSpace(r.Message)
-	body := strings.TrimSpace(r.Body)
-	first, _, _ := strings.Cut(body, "\n")
-	first = strings.TrimSpace(first)
+	msg := ""
+	if !placeholder(r) {
+		msg = lead(r.Message, -1)
+	}
+	first := lead(r.Body, 1)
 	reason := msg
 	switch {
 	case msg == "":
 		reason = first
-	case first != "" && !strings.Contains(body, msg):
+	case first != "" && !strings.Contains(text.Words(r.Body), text.Words(msg)):
 		reason = msg + ": " + first
 	}
-	if reason == "" {
+	switch {
+	case r.Type == "todo" && reason != "":
+		reason = "todo: " + reason
+	case r.Type == "todo":
+		reason = "todo"
+	case reason == "":
 		reason = "no reason given"
 	}
 	if r.Type == "pytest.xfail" {
