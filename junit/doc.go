@@ -44,14 +44,15 @@
 //
 //   - name: for a suite written by ci-report (`render --format junit`, a
 //     suite property ci-report.part) the testcase's name as it is; for a
-//     pytest report (a file attribute ending in .py, as xunit1 writes, or
-//     a suite named "pytest", pytest's default for both families) the
-//     node id as pytest shows it, tests/test_x.py::TestA::test_b[p]; else
-//     `<classname>::<name>`, the suite's name standing in for a missing
-//     classname. Without xunit1's file attribute, the node id is rebuilt
-//     from the classname: the components from the first that starts with
-//     "Test" (pytest's default python_classes) are classes, those before
-//     them the module path.
+//     pytest report (a suite with pytest's attributes in its order, or
+//     named "pytest": pytestReport) the node id as pytest shows it,
+//     tests/test_x.py::TestA::test_b[p]; else `<classname>::<name>`, the
+//     suite's name standing in for a missing classname, the name alone
+//     where one holds the other at its end (CaseName). Without xunit1's
+//     file attribute, the node id is rebuilt from the classname: the
+//     components after the last test module's (pytest's default
+//     python_files), else from the first that starts with "Test", are
+//     classes, those before them the module path.
 //   - checks: one per outcome element, in order. A <failure> or <error> is a
 //     failed check named by its type (the exception class Surefire and
 //     Gradle write), else "failure" or "error"; its detail is the message

@@ -20,7 +20,8 @@ import (
 
 // Cuts of what an imported case keeps, in code points.
 const (
-	// detailCut bounds the message a failure's log keeps.
+	// detailCut bounds the message a failure's log keeps, and a detail
+	// that ci-report's own export wrote.
 	detailCut = 1000
 	// messageCut bounds a check detail: the failure's message, one line.
 	messageCut = 300
@@ -280,8 +281,13 @@ type junitSource struct {
 func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}, Attempts: c.Attempts}
 	reruns := 0
+	_, ours := property(s.Properties, collect.JUnitPartProperty)
 	for _, r := range c.Outcomes {
-		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r, c), Kind: r.Kind}
+		d := detail(r, c)
+		if ours {
+			d = text.CutLine(strings.TrimSpace(r.Message), detailCut) // ci-report's export: the detail as the part had it
+		}
+		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: d, Kind: r.Kind}
 		if !ch.OK {
 			cr.OK = false
 		}
@@ -325,7 +331,8 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 // when ci-report wrote the suite (collect.JUnitPartProperty); as pytest shows it
 // (its node id) for a pytest report; else `<classname>::<name>`, with the
 // suite's name standing in for a missing classname, or the bare name when
-// there is neither.
+// there is neither or one holds the other at its end (jest-junit's and
+// mocha-junit-reporter's defaults, ctest).
 func CaseName(s *Suite, c *Case) string {
 	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours || c.SuiteSetUp {
 		return c.Name
@@ -337,17 +344,28 @@ func CaseName(s *Suite, c *Case) string {
 	if class == "" {
 		class = s.Name
 	}
-	if class == "" {
+	switch {
+	case class == "" || class == c.Name || strings.HasSuffix(c.Name, " "+class):
+		// jest-junit's default writes the full title as both (its
+		// classNameTemplate and titleTemplate are "{classname} {title}"),
+		// ctest the test's name as both; mocha-junit-reporter's default
+		// the full title as the name and the test's own title as the
+		// classname (testCaseSwitchClassnameAndName false): the name says
+		// it all.
 		return c.Name
+	case strings.HasSuffix(class, " "+c.Name):
+		return class // the other way round
 	}
 	return class + "::" + c.Name
 }
 
-// pytestReport says whether pytest wrote the testcase: its file attribute
-// ends in .py (xunit1), or its suite has pytest's default name (both
-// families).
-func pytestReport(s *Suite, c *Case) bool {
-	return strings.HasSuffix(c.File, ".py") || s.Name == "pytest"
+// pytestReport says whether pytest wrote the testcase: its suite has
+// pytest's attributes in pytest's order (Suite.Pytest), whatever
+// junit_suite_name named it, or pytest's default name. A file attribute
+// ending in .py is no sign: unittest-xml-reporting writes one too, with a
+// line that is already 1-based (sourceLine).
+func pytestReport(s *Suite, _ *Case) bool {
+	return s.Pytest || s.Name == "pytest"
 }
 
 // sourceLine is the 1-based line of the test's source (the log's
@@ -401,13 +419,22 @@ func pytestNodeID(classname, name, file string) string {
 			return b.String()
 		}
 	}
-	// The classes start at the first component after the first that
-	// starts with "Test"; without one, the classname is the module path.
-	module, classes := classname, ""
-	for i := strings.IndexByte(classname, '.'); i >= 0; {
+	// The classes are the components after the last that names a test
+	// module as pytest's default python_files does (test_*.py, *_test.py):
+	// a unittest.TestCase class need not start with "Test". Without one,
+	// they start at the first component after the first that starts with
+	// "Test", pytest's default python_classes; without that either, the
+	// classname is the module path.
+	module, classes, split := classname, "", false
+	for i := strings.LastIndexByte(classname, '.'); i >= 0 && !split; i = strings.LastIndexByte(classname[:i], '.') {
+		if testModule(classname[strings.LastIndexByte(classname[:i], '.')+1 : i]) {
+			module, classes, split = classname[:i], classname[i+1:], true
+		}
+	}
+	for i := strings.IndexByte(classname, '.'); i >= 0 && !split; {
 		next := classname[i+1:]
 		if strings.HasPrefix(next, "Test") {
-			module, classes = classname[:i], next
+			module, classes, split = classname[:i], next, true
 			break
 		}
 		j := strings.IndexByte(next, '.')
@@ -419,12 +446,18 @@ func pytestNodeID(classname, name, file string) string {
 	b.Grow(len(module) + 2*len(classes) + len(name) + 7)
 	writeDotsAs(&b, module, "/")
 	b.WriteString(".py::")
-	if classes != "" {
+	if split {
 		writeDotsAs(&b, classes, "::")
 		b.WriteString("::")
 	}
 	b.WriteString(name)
 	return b.String()
+}
+
+// testModule says whether a module's name is one pytest's default
+// python_files (`test_*.py *_test.py`, src/_pytest/python.py) collects.
+func testModule(m string) bool {
+	return strings.HasPrefix(m, "test_") || strings.HasSuffix(m, "_test")
 }
 
 // writeDotsAs writes s with every '.' written as sep.

@@ -314,7 +314,7 @@ func TestImportQuirksVerdict(t *testing.T) {
 		t.Errorf("verdict %q, want PASS:\n%s", v, comment)
 	}
 	for _, w := range []string{"All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts).",
-		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages::frees pages (0.1 s), frees pages::frees pages #2 (0.1 s); all tests took 0.95 s."} {
+		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages (0.1 s), frees pages #2 (0.1 s); all tests took 0.95 s."} {
 		if paragraphWith(comment, w) == nil {
 			t.Errorf("comment lacks %q:\n%s", w, comment)
 		}
