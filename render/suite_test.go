@@ -137,8 +137,8 @@ func TestSuiteConfigErrors(t *testing.T) {
 }
 
 // TestSuiteSectionOfImportedTests: a setup with no engine and no case (an
-// imported part's) has no section in the default suite, and a short one in
-// a named suite.
+// imported part's) has no section in the default suite, and no warning of
+// one left out, and a short one in a named suite.
 func TestSuiteSectionOfImportedTests(t *testing.T) {
 	imported := func() *merge.Report {
 		rep := sampleReport(t)
@@ -150,7 +150,7 @@ func TestSuiteSectionOfImportedTests(t *testing.T) {
 	}
 	o := sampleOptions()
 	o.Profile = "weekly"
-	if d := mustRender(t, imported(), o); d.Section != "" || len(d.Warnings) == 0 {
+	if d := mustRender(t, imported(), o); d.Section != "" || len(d.Warnings) != 0 {
 		t.Errorf("default suite: section %q, warnings %q", d.Section, d.Warnings)
 	}
 	o.Config.Suite.Name = "rlt-pytest"

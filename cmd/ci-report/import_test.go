@@ -310,6 +310,9 @@ func TestImportQuirksVerdict(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("render --fail-on-verdict: exit %d: %s\n%s", code, stderr, comment)
 	}
+	if strings.Contains(stderr, "left out") {
+		t.Errorf("render of an imported part warns of a section it never has: %s", stderr)
+	}
 	if v := verdictOf(comment); v != "PASS" {
 		t.Errorf("verdict %q, want PASS:\n%s", v, comment)
 	}
