@@ -815,7 +815,7 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 func runLogHead(p *pass) []byte {
 	var b strings.Builder
 	for _, d := range p.docs {
-		fmt.Fprintf(&b, "ci-report import junit: %s: %d suites, %d cases\n", d.file, d.suites, d.cases)
+		fmt.Fprintf(&b, "ci-report import junit: %s: %s, %s\n", d.file, text.Plural(d.suites, "suite", "suites"), text.Plural(d.cases, "case", "cases"))
 	}
 	for _, w := range append(p.res.Problems, p.res.Warnings...) {
 		fmt.Fprintf(&b, "ci-report import junit: warning: %s\n", w)

@@ -252,6 +252,9 @@ func TestImportPart(t *testing.T) {
 			t.Errorf("%s holds the token", name)
 		}
 	}
+	if log, _ := os.ReadFile(filepath.Join(out, "run.log")); !bytes.Contains(log, []byte("ci-report import junit: junit.xml: 1 suite, 6 cases\n")) {
+		t.Errorf("run.log does not count the suite in the singular:\n%s", log)
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	for _, line := range []string{
 		"| `tests/test_prefill.py::test_prefill_livelock[seed-8-refill]` | FAIL | 6.0s | product (the imported test failed) | `failure` (AssertionError: 3/10 requests finished after 500 engine steps",
