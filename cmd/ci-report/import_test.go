@@ -453,4 +453,3 @@ func TestImportedFailureDetails(t *testing.T) {
 		t.Errorf("text view (exit %d) lacks the details:\n%s", code, txt)
 	}
 }
-
