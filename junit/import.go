@@ -351,8 +351,9 @@ func CaseName(s *Suite, c *Case) string {
 		// ctest the test's name as both; mocha-junit-reporter's default
 		// the full title as the name and the test's own title as the
 		// classname (testCaseSwitchClassnameAndName false): the name says
-		// it all.
-		return c.Name
+		// it all (jest-junit's template leaves a space before a title
+		// outside any describe block: " top level").
+		return strings.TrimSpace(c.Name)
 	case strings.HasSuffix(class, " "+c.Name):
 		return class // the other way round
 	}

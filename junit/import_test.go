@@ -358,6 +358,7 @@ func TestCaseName(t *testing.T) {
 		{"unittest-xml-reporting is not pytest", Suite{Name: "test_unit.AllocatorCase-20261207165919"}, Case{ClassName: "test_unit.AllocatorCase", Name: "test_frees", File: "test_unit.py"}, "test_unit.AllocatorCase::test_frees"},
 		{"jest-junit's default: the full title twice", Suite{Name: "allocator"}, Case{ClassName: "allocator frees pages", Name: "allocator frees pages"}, "allocator frees pages"},
 		{"mocha-junit-reporter's default: the title as classname", Suite{Name: "allocator"}, Case{ClassName: "frees pages", Name: "allocator frees pages"}, "allocator frees pages"},
+		{"jest-junit's default outside a describe", Suite{Name: "allocator"}, Case{ClassName: " top level", Name: " top level"}, "top level"},
 		{"the full title as classname", Suite{Name: "allocator"}, Case{ClassName: "allocator frees pages", Name: "frees pages"}, "allocator frees pages"},
 		{"a classname that merely ends alike", Suite{}, Case{ClassName: "pages", Name: "frees_pages"}, "pages::frees_pages"},
 		{"surefire", Suite{Name: "com.x.FooTest"}, Case{ClassName: "com.x.FooTest", Name: "bar"}, "com.x.FooTest::bar"},
