@@ -217,3 +217,24 @@ func LoadConfig(data []byte) (Config, error) {
 	}
 	return MergeConfig(DefaultConfig(), file), nil
 }
+
+// TestCommonMost: a part property most parts hold with one value is said
+// once, the parts without it naming it; one held with two values, or by
+// too few, stays each part's own; two parts share only what both hold.
+func TestCommonMost(t *testing.T) {
+	p := func(n, v string) collect.Property { return collect.Property{Name: n, Value: v} }
+	sets := [][]collect.Property{
+		{p("cmd", "a"), p("kv", "40"), p("dev", "cpu")},
+		{p("cmd", "b"), p("kv", "40"), p("dev", "gpu")},
+		{p("cmd", "c")},
+	}
+	shared, own, lacking := commonMost(sets)
+	if !slices.Equal(shared, []collect.Property{p("kv", "40")}) ||
+		!slices.Equal(own[0], []collect.Property{p("cmd", "a"), p("dev", "cpu")}) || !slices.Equal(own[2], []collect.Property{p("cmd", "c")}) ||
+		len(lacking[0]) != 0 || !slices.Equal(lacking[2], []string{"kv"}) {
+		t.Errorf("shared %v, own %v, lacking %v", shared, own, lacking)
+	}
+	if shared, _, lacking := commonMost(sets[1:]); len(shared) != 0 || len(lacking[1]) != 0 {
+		t.Errorf("two parts: shared %v, lacking %v", shared, lacking)
+	}
+}
