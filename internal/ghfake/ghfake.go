@@ -14,6 +14,7 @@
 package ghfake
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -818,14 +819,7 @@ func pullJSON(n int, is *Issue) map[string]any {
 		state = "closed"
 	}
 	return map[string]any{"id": 500000 + n, "number": n, "state": state, "title": is.Title, "body": is.Body,
-		"head": map[string]any{"sha": is.HeadSHA, "ref": cmpOr(is.HeadRef, "feature")}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+		"head": map[string]any{"sha": is.HeadSHA, "ref": cmp.Or(is.HeadRef, "feature")}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}}
 }
 
 // pulls answers "List pull requests" (GET .../pulls) with its state and
@@ -833,11 +827,11 @@ func cmpOr(a, b string) string {
 // in number order, one page.
 func (f *Server) pulls(r *http.Request) (int, any, answer) {
 	q := r.URL.Query()
-	state, head := cmpOr(q.Get("state"), "open"), q.Get("head")
+	state, head := cmp.Or(q.Get("state"), "open"), q.Get("head")
 	owner, _, _ := strings.Cut(f.Repo, "/")
 	var nums []int
 	for n, is := range f.Issues {
-		if !is.PR || (state == "open") == is.Closed && state != "all" || head != "" && head != owner+":"+cmpOr(is.HeadRef, "feature") {
+		if !is.PR || (state == "open") == is.Closed && state != "all" || head != "" && head != owner+":"+cmp.Or(is.HeadRef, "feature") {
 			continue
 		}
 		nums = append(nums, n)
