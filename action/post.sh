@@ -19,6 +19,7 @@ args=(post --github-output)
 [ -z "${IN_ISSUE_LABEL:-}" ] || args+=(--issue-label "$IN_ISSUE_LABEL")
 if flag_true "${IN_CREATE:-}" create; then args+=(--create); fi
 [ -z "${IN_PR:-}" ] || args+=(--pr "$IN_PR")
+[ -z "${IN_PR_BRANCH:-}" ] || args+=(--pr-branch "$IN_PR_BRANCH")
 [ -z "${IN_PROFILE:-}" ] || args+=(--profile "$IN_PROFILE")
 case "${IN_PLAN:-}" in
   "") ;;

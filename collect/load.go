@@ -161,10 +161,12 @@ type partDir struct {
 
 // LoadOptions change what LoadPartsWith keeps of the parts.
 type LoadOptions struct {
-	// SkipLogs leaves every case's Log nil: each log is still read to its
-	// end and held to the same bounds and kind, so that the same cases are
-	// left out, but nothing of it is kept. For a report that is only
-	// rendered, as no document shows a log.
+	// SkipLogs leaves the Log of every case that passed ("ok": true) nil:
+	// each log is still read to its end and held
+	// to the same bounds and kind, so that the same cases are left out, but
+	// nothing of it is kept. For a report that is only rendered: its
+	// documents show a log only for a failed imported case (its failure
+	// text, output and properties, docs/render.md §3.11).
 	SkipLogs bool
 	// Context, when set, stops the reading once it is done (an interrupt):
 	// each read of a part's summary.json or cases.jsonl fails with its

@@ -107,9 +107,11 @@ type caseReader struct {
 	// end, its syntax checked, but not held, so that only its case is left
 	// out, not the rest of the file.
 	limit, depth int
-	// skipLogs reads each case's log to its end, to the same bounds and
-	// kind, but keeps nothing of it (LoadOptions.SkipLogs).
-	skipLogs bool
+	// skipLogs keeps the log of a failed case only (LoadOptions.SkipLogs):
+	// passed says the case read has "ok": true, log where its log lies in
+	// kept (zero: none), cut out at the case's end when it passed.
+	skipLogs, passed bool
+	log              [2]int
 	// kept collects a case's kept values as one object, compact, for
 	// json.Unmarshal.
 	kept []byte
@@ -210,11 +212,10 @@ func (r *caseReader) keptError(err error) error {
 	return atField(r.at, err)
 }
 
-// record consumes one value and appends it, compact, to r.kept, unless
-// discard. A value over r.limit bytes or nested deeper than r.depth is
+// record consumes one value and appends it, compact, to r.kept. A value over r.limit bytes or nested deeper than r.depth is
 // consumed but not held: what was appended is taken back and bad says why;
 // err is a malformed document.
-func (r *caseReader) record(discard bool) (bad, err error) {
+func (r *caseReader) record() (bad, err error) {
 	d := r.dec
 	base, start, size := d.StackDepth(), len(r.kept), 0
 	hold := func(b []byte) {
@@ -227,7 +228,7 @@ func (r *caseReader) record(discard bool) (bad, err error) {
 		case size > r.limit:
 			bad = fmt.Errorf("value over %d MiB, not read", r.limit>>20)
 			r.kept = r.kept[:start]
-		case !discard:
+		default:
 			r.kept = append(r.kept, b...)
 		}
 	}
@@ -289,7 +290,8 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 		r.kept = nil
 	}
 	r.kept = append(r.kept[:0], '{')
-	r.checks = [2]int{}
+	r.checks, r.log = [2]int{}, [2]int{}
+	r.passed = false
 	for d.PeekKind() != '}' {
 		bad, err := r.keepField(where)
 		if err != nil {
@@ -301,6 +303,9 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return nil, r.readError(where, err)
+	}
+	if r.skipLogs && r.passed && r.log != [2]int{} {
+		r.dropLog()
 	}
 	r.kept = append(r.kept, '}')
 	if defect != nil {
@@ -342,20 +347,38 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 	}
 	r.kept = append(strconv.AppendQuote(r.kept, k), ':')
 	start := len(r.kept)
-	discard := k == "log" && r.skipLogs
-	bad, err = r.record(discard)
+	bad, err = r.record()
 	if err != nil {
 		return nil, r.keptError(err)
 	}
-	if bad != nil || discard {
+	switch {
+	case bad != nil:
 		r.kept = r.kept[:mark]
-	} else if k == "checks" {
+	case k == "checks":
 		r.checks = [2]int{start, len(r.kept)}
+	case k == "log":
+		r.log = [2]int{mark, len(r.kept)}
+	case k == "ok":
+		r.passed = string(r.kept[start:]) == "true"
 	}
 	if bad == nil {
 		return nil, nil
 	}
 	return atField(at(), bad), nil
+}
+
+// dropLog cuts the log field, with its comma, out of the case's kept
+// values (skipLogs: a case that passed), moving the checks' place.
+func (r *caseReader) dropLog() {
+	from, to := r.log[0], r.log[1]
+	if from == 1 && to < len(r.kept) && r.kept[to] == ',' {
+		to++ // the first field: the comma after it goes
+	}
+	r.kept = append(r.kept[:from], r.kept[to:]...)
+	if r.checks[0] > from {
+		r.checks[0] -= to - from
+		r.checks[1] -= to - from
+	}
 }
 
 // decodeKept decodes the case's kept values, r.kept, into c: the defect
@@ -544,7 +567,7 @@ func boundProblems(ps []string) []string {
 // summary.json named field: a value of the wrong type is an error naming it.
 func (r *caseReader) topLevel(field string, v any) error {
 	r.kept = r.kept[:0]
-	bad, err := r.record(false)
+	bad, err := r.record()
 	if err != nil {
 		return r.keptError(err)
 	}

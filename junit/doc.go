@@ -44,19 +44,21 @@
 //
 //   - name: for a suite written by ci-report (`render --format junit`, a
 //     suite property ci-report.part) the testcase's name as it is; for a
-//     pytest report (a file attribute ending in .py, as xunit1 writes, or
-//     a suite named "pytest", pytest's default for both families) the
-//     node id as pytest shows it, tests/test_x.py::TestA::test_b[p]; else
-//     `<classname>::<name>`, the suite's name standing in for a missing
-//     classname. Without xunit1's file attribute, the node id is rebuilt
-//     from the classname: the components from the first that starts with
-//     "Test" (pytest's default python_classes) are classes, those before
-//     them the module path.
+//     pytest report (a suite with pytest's attributes in its order, or
+//     named "pytest": pytestReport) the node id as pytest shows it,
+//     tests/test_x.py::TestA::test_b[p]; else `<classname>::<name>`, the
+//     suite's name standing in for a missing classname, the name alone
+//     where one holds the other at its end (CaseName). Without xunit1's
+//     file attribute, the node id is rebuilt from the classname: the
+//     components after the last test module's (pytest's default
+//     python_files), else from the first that starts with "Test", are
+//     classes, those before them the module path.
 //   - checks: one per outcome element, in order. A <failure> or <error> is a
 //     failed check named by its type (the exception class Surefire and
 //     Gradle write), else "failure" or "error"; its detail is the message
-//     and then the text (when it adds to the message), cut to 1000 code
-//     points on one line like every detail. <rerunFailure> and <rerunError>
+//     on one line, cut to 300 code points, or where the message says
+//     nothing the first meaningful lines of the text, system-out or
+//     system-err (detail). <rerunFailure> and <rerunError>
 //     are failed checks of those names, <flakyFailure> and <flakyError>
 //     passed ones (the test passed when rerun). A case with no failing
 //     outcome is ok with no checks.
@@ -70,7 +72,8 @@
 //     own failure is a case `<suite> (suite set-up)` (suiteSetUpCase).
 //   - skipped: the reason of a <skipped> element: its message, with the
 //     first line of its text when the text does not repeat the message
-//     (go-junit-report writes "Skipped" and the reason in the text);
+//     (go-junit-report writes "Skipped" and the reason in the text;
+//     skipReason);
 //     "expected to fail: " before a pytest xfail's; "no reason given" when
 //     it has neither; "disabled" for status="disabled" or skipped="true".
 //     A skipped case that also failed counts as failed.

@@ -76,7 +76,13 @@ func pytestNodeIDSplit(classname, name, file string) string {
 	}
 	parts := strings.Split(classname, ".")
 	k := len(parts)
-	for i := 1; i < len(parts); i++ {
+	for i := len(parts) - 2; i >= 0; i-- {
+		if testModule(parts[i]) {
+			k = i + 1
+			break
+		}
+	}
+	for i := 1; i < len(parts) && k == len(parts); i++ {
 		if strings.HasPrefix(parts[i], "Test") {
 			k = i
 			break
@@ -93,6 +99,7 @@ func FuzzPytestNodeID(f *testing.F) {
 		{"tests.test_x.TestA", "test_b[p]", ""}, {"tests.test_x", "test_b", ""}, {"tests.test_x.TestA.TestB", "t", ""},
 		{"tests.test_x.TestA", "t", "tests/test_x.py"}, {"tests.test_x", "t", "tests/test_x.py"}, {"a.b", "t", "c.py"},
 		{"", "t", ""}, {".Test", "t", ""}, {"a.", "t", ""}, {"a..Test.", "t", ""}, {"Test", "t", ""}, {"a.Test.b", "t", "a.py"},
+		{"tests.test_x.AllocatorCase", "t", ""}, {"test_a.b_test.C.D", "t", ""}, {"x_test.", "t", ""}, {".test_.", "t", ""},
 	} {
 		f.Add(c[0], c[1], c[2])
 	}

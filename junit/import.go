@@ -20,8 +20,11 @@ import (
 
 // Cuts of what an imported case keeps, in code points.
 const (
-	// detailCut bounds a check detail: a failure's message and body.
+	// detailCut bounds the message a failure's log keeps, and a detail
+	// that ci-report's own export wrote.
 	detailCut = 1000
+	// messageCut bounds a check detail: the failure's message, one line.
+	messageCut = 300
 	// reasonCut bounds a skip reason.
 	reasonCut = 300
 	// nameCut bounds a check name taken from a failure's type.
@@ -280,8 +283,13 @@ type junitSource struct {
 func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}, Attempts: c.Attempts}
 	reruns := 0
+	_, ours := property(s.Properties, collect.JUnitPartProperty)
 	for _, r := range c.Outcomes {
-		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: detail(r), Kind: r.Kind}
+		d := detail(r, c)
+		if ours {
+			d = text.CutLine(strings.TrimSpace(r.Message), detailCut) // ci-report's export: the detail as the part had it
+		}
+		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: d, Kind: r.Kind}
 		if !ch.OK {
 			cr.OK = false
 		}
@@ -300,7 +308,11 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	var failure *collect.FailureText
 	for _, r := range c.Outcomes {
 		if !strings.HasPrefix(r.Kind, "flaky") {
-			failure = &collect.FailureText{Message: text.Cut(strings.TrimSpace(r.Message), detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
+			msg := strings.TrimSpace(r.Message)
+			if placeholder(r) {
+				msg = detail(r, c) // gotestsum's "Failed": what the text says
+			}
+			failure = &collect.FailureText{Message: text.Cut(msg, detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
 			break
 		}
 	}
@@ -321,7 +333,8 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 // when ci-report wrote the suite (collect.JUnitPartProperty); as pytest shows it
 // (its node id) for a pytest report; else `<classname>::<name>`, with the
 // suite's name standing in for a missing classname, or the bare name when
-// there is neither.
+// there is neither or one holds the other at its end (jest-junit's and
+// mocha-junit-reporter's defaults, ctest).
 func CaseName(s *Suite, c *Case) string {
 	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours || c.SuiteSetUp {
 		return c.Name
@@ -333,17 +346,29 @@ func CaseName(s *Suite, c *Case) string {
 	if class == "" {
 		class = s.Name
 	}
-	if class == "" {
-		return c.Name
+	switch {
+	case class == "" || class == c.Name || strings.HasSuffix(c.Name, " "+class):
+		// jest-junit's default writes the full title as both (its
+		// classNameTemplate and titleTemplate are "{classname} {title}"),
+		// ctest the test's name as both; mocha-junit-reporter's default
+		// the full title as the name and the test's own title as the
+		// classname (testCaseSwitchClassnameAndName false): the name says
+		// it all (jest-junit's template leaves a space before a title
+		// outside any describe block: " top level").
+		return strings.TrimSpace(c.Name)
+	case strings.HasSuffix(class, " "+c.Name):
+		return class // the other way round
 	}
 	return class + "::" + c.Name
 }
 
-// pytestReport says whether pytest wrote the testcase: its file attribute
-// ends in .py (xunit1), or its suite has pytest's default name (both
-// families).
-func pytestReport(s *Suite, c *Case) bool {
-	return strings.HasSuffix(c.File, ".py") || s.Name == "pytest"
+// pytestReport says whether pytest wrote the testcase: its suite has
+// pytest's attributes in pytest's order (Suite.Pytest), whatever
+// junit_suite_name named it, or pytest's default name. A file attribute
+// ending in .py is no sign: unittest-xml-reporting writes one too, with a
+// line that is already 1-based (sourceLine).
+func pytestReport(s *Suite, _ *Case) bool {
+	return s.Pytest || s.Name == "pytest"
 }
 
 // sourceLine is the 1-based line of the test's source (the log's
@@ -397,13 +422,22 @@ func pytestNodeID(classname, name, file string) string {
 			return b.String()
 		}
 	}
-	// The classes start at the first component after the first that
-	// starts with "Test"; without one, the classname is the module path.
-	module, classes := classname, ""
-	for i := strings.IndexByte(classname, '.'); i >= 0; {
+	// The classes are the components after the last that names a test
+	// module as pytest's default python_files does (test_*.py, *_test.py):
+	// a unittest.TestCase class need not start with "Test". Without one,
+	// they start at the first component after the first that starts with
+	// "Test", pytest's default python_classes; without that either, the
+	// classname is the module path.
+	module, classes, split := classname, "", false
+	for i := strings.LastIndexByte(classname, '.'); i >= 0 && !split; i = strings.LastIndexByte(classname[:i], '.') {
+		if testModule(classname[strings.LastIndexByte(classname[:i], '.')+1 : i]) {
+			module, classes, split = classname[:i], classname[i+1:], true
+		}
+	}
+	for i := strings.IndexByte(classname, '.'); i >= 0 && !split; {
 		next := classname[i+1:]
 		if strings.HasPrefix(next, "Test") {
-			module, classes = classname[:i], next
+			module, classes, split = classname[:i], next, true
 			break
 		}
 		j := strings.IndexByte(next, '.')
@@ -415,12 +449,18 @@ func pytestNodeID(classname, name, file string) string {
 	b.Grow(len(module) + 2*len(classes) + len(name) + 7)
 	writeDotsAs(&b, module, "/")
 	b.WriteString(".py::")
-	if classes != "" {
+	if split {
 		writeDotsAs(&b, classes, "::")
 		b.WriteString("::")
 	}
 	b.WriteString(name)
 	return b.String()
+}
+
+// testModule says whether a module's name is one pytest's default
+// python_files (`test_*.py *_test.py`, src/_pytest/python.py) collects.
+func testModule(m string) bool {
+	return strings.HasPrefix(m, "test_") || strings.HasSuffix(m, "_test")
 }
 
 // writeDotsAs writes s with every '.' written as sep.
@@ -476,38 +516,109 @@ func classOf(outcomes []Outcome) (class, reason string) {
 	return collect.ClassProduct, text.CutLine(why, 300)
 }
 
-// detail is an outcome's message and then its text, unless the text's
-// first line already says the message; cut like every check detail.
-func detail(r Outcome) string {
-	msg, body := strings.TrimSpace(r.Message), strings.TrimSpace(r.Body)
-	first, _, _ := strings.Cut(body, "\n")
-	d := msg
-	switch {
-	case body == "" || body == msg:
-	case msg == "" || strings.Contains(first, msg):
-		d = body // Surefire's and Gradle's text start with "<type>: <message>"
-	default:
-		d = msg + "\n" + body
+// detail is what a failed check's detail says (the failed-cases cell): the
+// failure's message, its lines on one line, cut to messageCut; where the
+// message says nothing (none, or a producer's placeholder such as
+// gotestsum's and ctest's "Failed"), the first lines of its text up to the
+// first stack frame (jest-junit writes no message), else of the test's
+// system-out and system-err (ctest and cucumber keep the evidence there).
+// The whole text and output are in the case's log (caseLog).
+func detail(r Outcome, c *Case) string {
+	d := ""
+	if !placeholder(r) {
+		d = lead(r.Message, -1)
 	}
-	return text.CutLine(d, detailCut)
+	for _, s := range []string{r.Body, c.SystemOut, c.SystemErr} {
+		if d == "" {
+			d = lead(s, leadLines)
+		}
+	}
+	if d == "" {
+		d = strings.TrimSpace(r.Message)
+	}
+	if t := strings.TrimSpace(r.Type); t != "" {
+		d = strings.TrimPrefix(d, t+": ") // Gradle's message starts with the type, the check's name
+	}
+	return text.CutLine(d, messageCut)
 }
 
-// skipReason is a skipped element's reason: its message, with the first
-// line of its text when that says more (go-junit-report writes "Skipped"
-// and the reason in the text; pytest the reason in both).
+// leadLines is how many lines of a failure's text or output stand in for
+// an empty message.
+const leadLines = 3
+
+// placeholder says whether an outcome's message is a word a producer
+// writes for every failure or skip, which says nothing of this one: the
+// outcome's own kind or "Failed" (go-junit-report and gotestsum write
+// message="Failed" and "Skipped", the evidence in the text; ctest's
+// message is the test's status, "Failed"), or node's "true" (skipReason).
+func placeholder(r Outcome) bool {
+	m := strings.TrimSpace(r.Message)
+	return m == "" || strings.EqualFold(m, r.Kind) || strings.EqualFold(m, "failed") || m == "true"
+}
+
+// lead is the first n meaningful lines of s (n < 0: all of them) up to its
+// first stack frame, joined by spaces: lines that are blank, go test's
+// framing (`=== RUN`, `--- FAIL: X (0.00s)`: the test's name and time,
+// cmd/test2json's markers) or a traceback's header say nothing of the
+// failure.
+func lead(s string, n int) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "at ") || strings.HasPrefix(t, `File "`):
+			return strings.Join(out, " ") // a JavaScript or Java frame, a Python one
+		case t == "" || t == "Traceback (most recent call last):" || goFraming(t):
+			continue
+		}
+		if out = append(out, t); len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// goFraming says whether line is one of the lines go test -v writes around
+// a test's own output: `=== RUN   TestX`, `=== PAUSE`, `=== CONT`,
+// `=== NAME`, `--- FAIL: TestX (0.00s)`, `--- SKIP: ...`, `--- PASS: ...`
+// (cmd/internal/test2json's markers, which gotestsum copies into a
+// failure's text and a skip's message).
+func goFraming(line string) bool {
+	for _, p := range []string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME ", "--- FAIL: ", "--- SKIP: ", "--- PASS: "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipReason is a skipped element's reason: its message (unless a
+// placeholder), with the first meaningful line of its text when that says
+// more (go-junit-report writes "Skipped" and the reason in the text; pytest
+// the reason in both; gotestsum the test's whole output in the message,
+// whose go test framing lead drops). node --test writes a skip or todo
+// without a reason as message="true" (its reporter writes `message:
+// event.data.skip`, lib/internal/test_runner/reporter/junit.js, node
+// 20.20.2 here): no reason, and a todo says so.
 func skipReason(r Outcome) string {
-	msg := strings.TrimSpace(r.Message)
-	body := strings.TrimSpace(r.Body)
-	first, _, _ := strings.Cut(body, "\n")
-	first = strings.TrimSpace(first)
+	msg := ""
+	if !placeholder(r) {
+		msg = lead(r.Message, -1)
+	}
+	first := lead(r.Body, 1)
 	reason := msg
 	switch {
 	case msg == "":
 		reason = first
-	case first != "" && !strings.Contains(body, msg):
+	case first != "" && !strings.Contains(text.Words(r.Body), text.Words(msg)):
 		reason = msg + ": " + first
 	}
-	if reason == "" {
+	switch {
+	case r.Type == "todo" && reason != "":
+		reason = "todo: " + reason
+	case r.Type == "todo":
+		reason = "todo"
+	case reason == "":
 		reason = "no reason given"
 	}
 	if r.Type == "pytest.xfail" {
@@ -707,7 +818,7 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 func runLogHead(p *pass) []byte {
 	var b strings.Builder
 	for _, d := range p.docs {
-		fmt.Fprintf(&b, "ci-report import junit: %s: %d suites, %d cases\n", d.file, d.suites, d.cases)
+		fmt.Fprintf(&b, "ci-report import junit: %s: %s, %s\n", d.file, text.Plural(d.suites, "suite", "suites"), text.Plural(d.cases, "case", "cases"))
 	}
 	for _, w := range append(p.res.Problems, p.res.Warnings...) {
 		fmt.Fprintf(&b, "ci-report import junit: warning: %s\n", w)

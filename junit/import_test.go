@@ -98,7 +98,7 @@ func TestImportFixtures(t *testing.T) {
 	}{
 		{"pytest-xunit2-parent.xml", []want{
 			{name: "tests/test_prefill.py::test_prefill_livelock[seed-8-refill]", failed: true, duration: 6.002, checks: []check{
-				{"failure", false, "AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10 engine = <kvcached_sim.Engine steps=500 running=7>"}}},
+				{"failure", false, "AssertionError: 3/10 requests finished after 500 engine steps assert 3 == 10"}}},
 			{name: "tests/test_prefill.py::test_prefill_livelock[seed-9-refill]", duration: 1.187},
 			{name: "tests/test_prefill.py::TestChunked::test_chunk_boundary[4096]", duration: 0.412},
 			{name: "tests/test_prefill.py::test_prefill_oom_recovers", skipped: "expected to fail: OOM recovery lands with #501", duration: 0.051},
@@ -116,33 +116,33 @@ func TestImportFixtures(t *testing.T) {
 		{"pytest-xunit1.xml", []want{
 			{name: "tests/e2e/test_elastic.py::TestPair::test_pair_shares_gpu[vllm-sglang]", duration: 2.101},
 			{name: "tests/e2e/test_elastic.py::TestPair::test_pair_releases", failed: true, duration: 0.32, checks: []check{
-				{"error", false, `failed on setup with "RuntimeError: no GPU visible (CUDA_VISIBLE_DEVICES=)" @pytest.fixture     def gpu():`}}},
+				{"error", false, `failed on setup with "RuntimeError: no GPU visible (CUDA_VISIBLE_DEVICES=)"`}}},
 			{name: "test_smoke.py::test_import", duration: 0.079},
 		}},
 		{"go-junit-report.xml", []want{
 			{name: mrg + "TestVerdict", duration: 0.001},
 			{name: mrg + "TestVerdict/skipped_case_passes"},
 			{name: mrg + "TestMergeCases", failed: true, duration: 0.003, checks: []check{
-				{"failure", false, `Failed merge_test.go:140: verdict = "PASS", want "FAIL (1 of 2 cases)"`}}},
-			{name: mrg + "TestGenerateTree", skipped: "Skipped: gen_test.go:20: -gen-tree not set"},
+				{"failure", false, `merge_test.go:140: verdict = "PASS", want "FAIL (1 of 2 cases)"`}}},
+			{name: mrg + "TestGenerateTree", skipped: "gen_test.go:20: -gen-tree not set"},
 			{name: "github.com/ovg-project/ci-report/broken::[build failed]", failed: true, checks: []check{
 				{"error", false, "Build error broken/x.go:3:1: syntax error: non-declaration statement outside function body"}}},
 		}},
 		{"surefire.xml", []want{
 			{name: "com.example.kv.AllocatorTest::allocatesPages", duration: 0.012},
 			{name: "com.example.kv.AllocatorTest::releasesPages", failed: true, duration: 0.034, checks: []check{
-				{"org.opentest4j.AssertionFailedError", false, "org.opentest4j.AssertionFailedError: expected: <0> but was: <4096> \tat org.junit"},
-				{"rerunFailure", false, "org.opentest4j.AssertionFailedError: expected: <0> but was: <2048> \tat com.example"}}},
+				{"org.opentest4j.AssertionFailedError", false, "expected: <0> but was: <4096>"},
+				{"rerunFailure", false, "expected: <0> but was: <2048>"}}},
 			{name: "com.example.kv.AllocatorTest::mapsNull", failed: true, duration: 0.001, checks: []check{
-				{"java.lang.NullPointerException", false, `java.lang.NullPointerException: Cannot invoke "com.example.kv.Page.size()" because "p" is null`}}},
+				{"java.lang.NullPointerException", false, `Cannot invoke "com.example.kv.Page.size()" because "p" is null`}}},
 			{name: "com.example.kv.AllocatorTest::hugePages", skipped: "no huge pages on this host"},
 			{name: "com.example.kv.AllocatorTest::racesRelease", duration: 0.5, checks: []check{
-				{"flakyFailure", true, "org.opentest4j.AssertionFailedError: expected: <true> but was: <false>"}}},
+				{"flakyFailure", true, "expected: <true> but was: <false>"}}},
 		}},
 		{"gradle.xml", []want{
 			{name: "com.example.kv.LedgerTest::sumsSegments()", duration: 0.01},
 			{name: "com.example.kv.LedgerTest::chargesShortfall()", failed: true, duration: 0.02, checks: []check{
-				{"org.opentest4j.AssertionFailedError", false, "org.opentest4j.AssertionFailedError: expected: <512> but was: <0> \tat app//org.junit"}}},
+				{"org.opentest4j.AssertionFailedError", false, "expected: <512> but was: <0>"}}},
 			{name: "com.example.kv.LedgerTest::watermark()", skipped: "no reason given"},
 		}},
 	} {
@@ -252,6 +252,9 @@ func TestImportPart(t *testing.T) {
 			t.Errorf("%s holds the token", name)
 		}
 	}
+	if log, _ := os.ReadFile(filepath.Join(out, "run.log")); !bytes.Contains(log, []byte("ci-report import junit: junit.xml: 1 suite, 6 cases\n")) {
+		t.Errorf("run.log does not count the suite in the singular:\n%s", log)
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	for _, line := range []string{
 		"| `tests/test_prefill.py::test_prefill_livelock[seed-8-refill]` | FAIL | 6.0s | product (the imported test failed) | `failure` (AssertionError: 3/10 requests finished after 500 engine steps",
@@ -343,13 +346,21 @@ func TestCaseName(t *testing.T) {
 		want  string
 	}{
 		{"xunit1 module function", Suite{Name: "pytest"}, Case{ClassName: "tests.test_x", Name: "test_a[1-2]", File: "tests/test_x.py"}, "tests/test_x.py::test_a[1-2]"},
-		{"xunit1 class, any suite name", Suite{Name: "mysuite"}, Case{ClassName: "tests.test_x.Test_A.TestB", Name: "test_b", File: "tests/test_x.py"}, "tests/test_x.py::Test_A::TestB::test_b"},
+		{"xunit1 class, junit_suite_name", Suite{Name: "mysuite", Pytest: true}, Case{ClassName: "tests.test_x.Test_A.TestB", Name: "test_b", File: "tests/test_x.py"}, "tests/test_x.py::Test_A::TestB::test_b"},
 		{"xunit1 dotted directory", Suite{Name: "pytest"}, Case{ClassName: "tests.v1.2.test_x", Name: "test_a", File: "tests/v1.2/test_x.py"}, "tests/v1.2/test_x.py::test_a"},
 		{"xunit1 file not matching", Suite{Name: "pytest"}, Case{ClassName: "pkg.test_x.TestA", Name: "t", File: "src/other.py"}, "pkg/test_x.py::TestA::t"},
 		{"xunit2 function", Suite{Name: "pytest"}, Case{ClassName: "tests.e2e.test_y", Name: "test_c"}, "tests/e2e/test_y.py::test_c"},
 		{"xunit2 class", Suite{Name: "pytest"}, Case{ClassName: "tests.test_y.TestZ", Name: "test_d[a.b]"}, "tests/test_y.py::TestZ::test_d[a.b]"},
 		{"xunit2 module named Test at the root", Suite{Name: "pytest"}, Case{ClassName: "TestMod", Name: "test_e"}, "TestMod.py::test_e"},
 		{"pytest without classname", Suite{Name: "pytest"}, Case{Name: "test_f"}, "test_f"},
+		{"unittest class not named Test", Suite{Name: "kv", Pytest: true}, Case{ClassName: "test_unit.AllocatorCase", Name: "test_charges"}, "test_unit.py::AllocatorCase::test_charges"},
+		{"unittest class in a package", Suite{Name: "pytest"}, Case{ClassName: "tests.test_pkg.store_test.Case.Inner", Name: "t"}, "tests/test_pkg/store_test.py::Case::Inner::t"},
+		{"unittest-xml-reporting is not pytest", Suite{Name: "test_unit.AllocatorCase-20261207165919"}, Case{ClassName: "test_unit.AllocatorCase", Name: "test_frees", File: "test_unit.py"}, "test_unit.AllocatorCase::test_frees"},
+		{"jest-junit's default: the full title twice", Suite{Name: "allocator"}, Case{ClassName: "allocator frees pages", Name: "allocator frees pages"}, "allocator frees pages"},
+		{"mocha-junit-reporter's default: the title as classname", Suite{Name: "allocator"}, Case{ClassName: "frees pages", Name: "allocator frees pages"}, "allocator frees pages"},
+		{"jest-junit's default outside a describe", Suite{Name: "allocator"}, Case{ClassName: " top level", Name: " top level"}, "top level"},
+		{"the full title as classname", Suite{Name: "allocator"}, Case{ClassName: "allocator frees pages", Name: "frees pages"}, "allocator frees pages"},
+		{"a classname that merely ends alike", Suite{}, Case{ClassName: "pages", Name: "frees_pages"}, "pages::frees_pages"},
 		{"surefire", Suite{Name: "com.x.FooTest"}, Case{ClassName: "com.x.FooTest", Name: "bar"}, "com.x.FooTest::bar"},
 		{"no classname: the suite", Suite{Name: "suite"}, Case{Name: "n"}, "suite::n"},
 		{"neither", Suite{}, Case{Name: "n"}, "n"},
@@ -371,7 +382,12 @@ func TestSkipReasonAndDetail(t *testing.T) {
 	}{
 		{"message only", Outcome{Kind: "skipped", Message: "no GPU"}, "no GPU"},
 		{"text repeats the message", Outcome{Kind: "skipped", Message: "no GPU", Body: "/x/test.py:3: no GPU"}, "no GPU"},
-		{"text adds to it", Outcome{Kind: "skipped", Message: "Skipped", Body: "  a_test.go:9: later\nmore"}, "Skipped: a_test.go:9: later"},
+		{"text adds to it", Outcome{Kind: "skipped", Message: "not now", Body: "  a_test.go:9: later\nmore"}, "not now: a_test.go:9: later"},
+		{"go-junit-report's Skipped: the text", Outcome{Kind: "skipped", Message: "Skipped", Body: "  a_test.go:9: later\nmore"}, "a_test.go:9: later"},
+		{"gotestsum: the output without go test's framing", Outcome{Kind: "skipped", Message: "=== RUN   TestSkip\n    sample_test.go:15: needs a GPU\n--- SKIP: TestSkip (0.00s)\n"}, "sample_test.go:15: needs a GPU"},
+		{"node: skip without a reason", Outcome{Kind: "skipped", Type: "skipped", Message: "true"}, "no reason given"},
+		{"node: todo without a reason", Outcome{Kind: "skipped", Type: "todo", Message: "true"}, "todo"},
+		{"node: todo with one", Outcome{Kind: "skipped", Type: "todo", Message: "after the allocator lands"}, "todo: after the allocator lands"},
 		{"text only", Outcome{Kind: "skipped", Body: "\n reason \n"}, "reason"},
 		{"neither", Outcome{Kind: "skipped"}, "no reason given"},
 		{"xfail", Outcome{Kind: "skipped", Type: "pytest.xfail", Message: "bug 12"}, "expected to fail: bug 12"},
@@ -388,15 +404,21 @@ func TestSkipReasonAndDetail(t *testing.T) {
 		o    Outcome
 		want string
 	}{
-		{"message and text", Outcome{Message: "m", Body: "a\nb"}, "m a b"},
-		{"text says the message", Outcome{Message: "m", Body: "E: m\n\tat x"}, "E: m \tat x"},
-		{"text equal", Outcome{Message: "m", Body: " m "}, "m"},
+		{"the message, not the text", Outcome{Kind: "failure", Message: "AssertionError: broken\nassert (1 + 1) == 3", Body: "def test():\n>  assert 1 + 1 == 3\nE  AssertionError"}, "AssertionError: broken assert (1 + 1) == 3"},
+		{"gotestsum's Failed: the text without go test's framing", Outcome{Kind: "failure", Message: "Failed", Body: "=== RUN   TestFail\n    sample_test.go:13: want 2, got 3\n--- FAIL: TestFail (0.00s)\n"}, "sample_test.go:13: want 2, got 3"},
+		{"jest-junit: the text up to its first frame", Outcome{Kind: "failure", Body: "Error: expect(received).toBe(expected)\n\nExpected: 4\nReceived: 3\n    at Object.toBe (/x/sample.test.js:5:48)"}, "Error: expect(received).toBe(expected) Expected: 4 Received: 3"},
+		{"ctest: system-out stands in", Outcome{Kind: "failure", Message: "Failed"}, "first line second line third line"},
+		{"only the placeholder", Outcome{Kind: "error", Message: "Error"}, "Error"},
 		{"text only", Outcome{Body: "t"}, "t"},
-		{"cut to 1000", Outcome{Message: strings.Repeat("é", 2000)}, strings.Repeat("é", 999) + "…"},
+		{"cut to 300", Outcome{Message: strings.Repeat("é", 2000)}, strings.Repeat("é", 299) + "…"},
 		{"invalid UTF-8", Outcome{Message: "a\xffb"}, "a\uFFFDb"},
 	} {
 		t.Run("detail "+tc.name, func(t *testing.T) {
-			if got := detail(tc.o); got != tc.want {
+			c := &Case{}
+			if tc.name == "ctest: system-out stands in" {
+				c.SystemOut = "\nfirst line\nsecond line\n\nthird line\nfourth line\n"
+			}
+			if got := detail(tc.o, c); got != tc.want {
 				t.Errorf("detail = %q, want %q", got, tc.want)
 			}
 		})

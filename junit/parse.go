@@ -49,6 +49,9 @@ type Suite struct {
 	Outcomes []Outcome
 	// Line is where the suite's start tag ends in its file.
 	Line int
+	// Pytest says the suite's attributes are pytest's, in its order
+	// (pytestSuite).
+	Pytest bool
 	// Nested says a <testsuite> started inside this one; Late that a
 	// testcase or the suite's own failure followed it, and PropsLate that
 	// a <properties> followed a testcase. The importer reads such suites
@@ -543,13 +546,33 @@ func (p *parser) endTally(line int, what string, d declared) {
 // parent, as its attributes give it.
 func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
 	m := attrs(t.Attr)
-	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line()}
+	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line(), Pytest: pytestSuite(m)}
 	s.Path = append(append([]string(nil), parent...), s.Name)
 	d := p.counts("testsuite", m)
 	s.Tests, s.Failures, s.Errors, s.Skipped = d.tests, d.failures, d.errors, d.skipped
 	s.Deselected = p.intAttr("testsuite", m, "deselected")
 	s.TimeS = p.timeAttr("testsuite", m)
 	return s, nil
+}
+
+// pytestSuite says whether a <testsuite>'s attributes are those pytest
+// writes, in its order: name, errors, failures, skipped, tests, time,
+// timestamp, hostname (LogXML.pytest_sessionfinish in
+// src/_pytest/junitxml.py builds the element with them as keywords, which
+// ElementTree writes in that order; pytest 7.2.1 here, with any
+// junit_suite_name and family). It tells pytest's report from one whose
+// suite pytest did not name "pytest".
+func pytestSuite(m attrs) bool {
+	want := [...]string{"name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname"}
+	if len(m) != len(want) {
+		return false
+	}
+	for i, a := range m {
+		if a.Name.Space != "" || a.Name.Local != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // suiteChild reads the child c of suite s: a testcase (to the reader), a

@@ -1,6 +1,7 @@
 package junit
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,8 +59,8 @@ func TestImportQuirks(t *testing.T) {
 		{Name: "example.com/kv/ledger::TestCharge", State: "flaky", Attempts: 2, Kinds: []string{"flakyFailure"}, Duration: 0.04},
 		{Name: "example.com/kv/ledger::TestRelease", State: "failed", Attempts: 2, Kinds: []string{"failure", "rerunFailure"}, Duration: 0.02},
 		{Name: "example.com/kv/ledger::TestSum", State: "passed", Duration: 0.01},
-		{Name: "allocator frees pages::allocator frees pages", State: "passed", Duration: 0.003},
-		{Name: "allocator frees pages::allocator frees pages #2", State: "passed", Duration: 0.004},
+		{Name: "allocator frees pages", State: "passed", Duration: 0.003},
+		{Name: "allocator frees pages #2", State: "passed", Duration: 0.004},
 		{Name: "kv allocator::(unnamed #1)", State: "failed", Kinds: []string{"failure"}},
 		{Name: "allocator quota::allocator quota is respected", State: "passed"},
 		{Name: "allocator quota::allocator legacy path", State: "skipped"},
@@ -303,13 +304,13 @@ func TestImportWhereverTheySit(t *testing.T) {
 			{Name: "test::answers", State: "passed"},
 		}},
 		{"mocha-same-title.xml", []quirk{
-			{Name: "frees pages::allocator frees pages", State: "passed"},
-			{Name: "charges the ledger::allocator charges the ledger", State: "failed", Kinds: []string{"failure"}},
-			{Name: "needs a GPU::allocator needs a GPU", State: "skipped"},
-			{Name: "frees pages::allocator quota frees pages", State: "passed"},
-			{Name: `"before all" hook for "answers"::server "before all" hook for "answers"`, State: "failed", Kinds: []string{"failure"}},
-			{Name: "divides by zero::calculator divides by zero", State: "failed", Kinds: []string{"failure"}},
-			{Name: "divides by zero::calculator divides by zero #2", State: "failed", Kinds: []string{"failure"}},
+			{Name: "allocator frees pages", State: "passed"},
+			{Name: "allocator charges the ledger", State: "failed", Kinds: []string{"failure"}},
+			{Name: "allocator needs a GPU", State: "skipped"},
+			{Name: "allocator quota frees pages", State: "passed"},
+			{Name: `server "before all" hook for "answers"`, State: "failed", Kinds: []string{"failure"}},
+			{Name: "calculator divides by zero", State: "failed", Kinds: []string{"failure"}},
+			{Name: "calculator divides by zero #2", State: "failed", Kinds: []string{"failure"}},
 		}},
 		{"pytest-teardown.xml", []quirk{
 			{Name: "test_sample.py::test_teardown_error", State: "failed", Kinds: []string{"error"}},
@@ -412,5 +413,81 @@ func TestEclipseTestrun(t *testing.T) {
 	}
 	if len(res.Problems) > 0 {
 		t.Errorf("problems %q", res.Problems)
+	}
+}
+
+// TestProducersAsTheyMeant: reports the real producers wrote with their
+// defaults (testdata/README.md says how each was made) read as the
+// producer meant them: names as the producer shows them (not jest-junit's
+// full title twice, not mocha's read backwards, pytest's node id for a
+// unittest class not named Test* and under junit_suite_name), the failed
+// cell's detail the message or what stands in for it, skip reasons without
+// gotestsum's framing or node's "true", and unittest-xml-reporting's
+// 1-based line as written.
+func TestProducersAsTheyMeant(t *testing.T) {
+	type seen struct{ Name, Detail, Skip string }
+	for _, tc := range []struct {
+		file string
+		want []seen
+		line map[string]int // a case's log line, where the file says
+	}{
+		{"jest-junit.xml", []seen{
+			{Name: "allocator frees pages"},
+			{Name: "allocator charges the ledger", Detail: "Error: expect(received).toBe(expected) // Object.is equality Expected: 4 Received: 3"},
+			{Name: "allocator needs a GPU", Skip: "no reason given"},
+			{Name: "allocator reports fragmentation"},
+			{Name: "allocator maps 1 pages"}, {Name: "allocator maps 2 pages"},
+			{Name: "allocator maps 3 pages", Detail: "Error: expect(received).toBeLessThan(expected) Expected: < 3 Received:   3"},
+			{Name: "allocator quota frees pages"},
+		}, nil},
+		{"pytest-suite-name.xml", []seen{
+			{Name: "test_unit.py::AllocatorCase::test_charges", Detail: "AssertionError: 3 != 4 : ledger is off by one"},
+			{Name: "test_unit.py::AllocatorCase::test_frees"},
+		}, nil},
+		{"xmlrunner.xml", []seen{
+			{Name: "test_unit.AllocatorCase::test_frees"},
+			{Name: "test_unit.AllocatorCase::test_charges", Detail: "3 != 4 : ledger is off by one"},
+		}, map[string]int{"test_unit.AllocatorCase::test_frees": 7, "test_unit.AllocatorCase::test_charges": 10}},
+		{"gotestsum.xml", []seen{
+			{Name: "example.com/sample::TestFail", Detail: "sample_test.go:13: want 2, got 3"},
+			{Name: "example.com/sample::TestSub/n=3", Detail: "sample_test.go:21: n=3 is odd"},
+			{Name: "example.com/sample::TestSub", Detail: "Failed"},
+			{Name: "example.com/sample::TestFlaky", Detail: "sample_test.go:35: first attempt fails"},
+			{Name: "example.com/sample::TestSkip", Skip: "sample_test.go:15: needs a GPU"},
+			{Name: "example.com/sample::TestPass"}, {Name: "example.com/sample::TestSub/n=1"}, {Name: "example.com/sample::TestSub/n=2"},
+			{Name: "example.com/sample::TestSub/same"}, {Name: "example.com/sample::TestSub/same#01"},
+		}, nil},
+		{"node-test.xml", []seen{
+			{Name: "test::frees pages"},
+			{Name: "test::charges the ledger", Detail: "Expected values to be strictly equal:3 !== 4"},
+			{Name: "test::needs a GPU", Skip: "no GPU here"},
+			{Name: "test::reclaims on pressure", Skip: "todo"},
+			{Name: "test::maps a page"},
+			{Name: "test::unmaps twice", Detail: "double unmap of page 7"},
+			{Name: "test::frees pages #2", Detail: "second test of one title"},
+			{Name: "test::answers"},
+		}, nil},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			res, _ := importFiles(t, &Import{Files: []string{filepath.Join("testdata", tc.file)}})
+			var got []seen
+			for _, c := range res.Cases {
+				s := seen{Name: c.Name, Skip: c.SkipReason}
+				if len(c.Checks) > 0 {
+					s.Detail = c.Checks[0].Detail
+				}
+				got = append(got, s)
+				var log caseLog
+				if err := json.Unmarshal(c.Log, &log); err != nil {
+					t.Fatal(err)
+				}
+				if want, ok := tc.line[c.Name]; ok && log.JUnit.Line != want {
+					t.Errorf("%s: line %d, want %d (as written)", c.Name, log.JUnit.Line, want)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("cases (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

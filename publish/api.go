@@ -40,6 +40,9 @@ type API interface {
 	AuthenticatedUser(ctx context.Context) (string, error)
 	// PullRequestHeadSHA returns the head commit of a pull request.
 	PullRequestHeadSHA(ctx context.Context, repo Repo, number int) (string, error)
+	// OpenPullRequests returns the numbers of the open pull requests whose
+	// head is branch of repo's owner (GET .../pulls?state=open&head=).
+	OpenPullRequests(ctx context.Context, repo Repo, branch string) ([]int, error)
 	// CompareCommits returns how many commits head has that base has not
 	// (GET .../compare/{base}...{head}, its ahead_by).
 	CompareCommits(ctx context.Context, repo Repo, base, head string) (int, error)

@@ -506,6 +506,37 @@ func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (stri
 	return sha, nil
 }
 
+// OpenPullRequests implements API: "List pull requests" with state=open
+// and head=<owner>:<branch>, which "filter[s] pulls by head user or head
+// organization and branch name in the format of user:ref-name"
+// (https://docs.github.com/rest/pulls/pulls#list-pull-requests). One page
+// of 100: a branch is the head of one open pull request per base, and more
+// than one is already an answer post refuses.
+func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string) ([]int, error) {
+	path := g.repoPath(r, "/pulls")
+	q := pageQuery(1)
+	q.Set("state", "open")
+	q.Set("head", r.Owner+":"+branch)
+	raw, resp, err := g.get(ctx, path, q)
+	if err != nil {
+		return nil, g.wrap("GET", path, resp, err)
+	}
+	var pulls []struct {
+		Number int `json:"number"`
+	}
+	if err := decode(raw, '[', &pulls); err != nil {
+		return nil, g.badAnswer(path, resp, "", err)
+	}
+	var out []int
+	for _, pr := range pulls {
+		if pr.Number <= 0 {
+			return nil, g.badAnswer(path, resp, "", fmt.Errorf("a pull request without a number"))
+		}
+		out = append(out, pr.Number)
+	}
+	return out, nil
+}
+
 // CompareCommits implements API: ahead_by of the comparison, the commits
 // in head that base lacks ("Compare two commits",
 // https://docs.github.com/rest/commits/commits#compare-two-commits). One

@@ -115,6 +115,9 @@ type Target struct {
 	Title  string // for Create; empty means DefaultIssueTitle
 	Create bool
 	PR     int
+	// PRBranch names the pull request by its head branch instead of PR
+	// (FindPullRequest); the caller sets PR from it before publishing.
+	PRBranch string
 	// HeadSHA is the PR head commit for the status; empty: read from the PR.
 	HeadSHA string
 	// BotLogin is the identity to match comments by when GET /user is not
@@ -259,20 +262,22 @@ func (t Target) Validate() error {
 	if t.Label != "" {
 		n++
 	}
-	if t.PR != 0 {
+	if t.PR != 0 || t.PRBranch != "" {
 		n++
 	}
 	switch {
 	case n == 0:
-		return inputErrorf("no target: give --issue N, --issue-label LABEL or --pr N")
-	case n > 1:
-		return inputErrorf("give only one of --issue, --issue-label and --pr")
+		return inputErrorf("no target: give --issue N, --issue-label LABEL, --pr N or --pr-branch BRANCH")
+	case n > 1 || t.PR != 0 && t.PRBranch != "":
+		return inputErrorf("give only one of --issue, --issue-label, --pr and --pr-branch")
+	case t.PRBranch != "" && (strings.TrimSpace(t.PRBranch) != t.PRBranch || strings.ContainsAny(t.PRBranch, " \t\r\n:?*[~^\\")):
+		return inputErrorf("--pr-branch %q: want a branch name", t.PRBranch)
 	case t.Issue < 0 || t.PR < 0:
 		return inputErrorf("issue and pull request numbers must be positive")
 	case t.Create && t.Label == "":
 		return inputErrorf("--create needs --issue-label")
-	case t.HeadSHA != "" && t.PR == 0:
-		return inputErrorf("--head-sha needs --pr")
+	case t.HeadSHA != "" && t.PR == 0 && t.PRBranch == "":
+		return inputErrorf("--head-sha needs --pr or --pr-branch")
 	case t.HeadSHA != "" && !shaRE.MatchString(t.HeadSHA):
 		return inputErrorf("--head-sha %q: want a hex commit SHA", t.HeadSHA)
 	}
@@ -689,6 +694,43 @@ func (p *Publisher) did(verb string) string {
 		return "would have " + verb
 	}
 	return verb
+}
+
+// mirrorBranch is the branch copy-pr-bot pushes a pull request's head to
+// for CI, pull-request/<number> (NVIDIA's copy-pr-bot; repositories that
+// use it run their CI on push to `pull-request/[0-9]+`, the pull request
+// event being untrusted).
+var mirrorBranch = regexp.MustCompile(`^pull-request/([1-9][0-9]{0,8})$`)
+
+// FindPullRequest is the number of the pull request whose head is branch:
+// N for copy-pr-bot's mirror branch pull-request/N, else the one open
+// pull request of the repository with that head branch (OpenPullRequests).
+// None, or several, is an error naming the branch and what to pass
+// instead; so is a branch a dry run without a token cannot look up.
+func (p *Publisher) FindPullRequest(ctx context.Context, branch string) (int, error) {
+	if m := mirrorBranch.FindStringSubmatch(branch); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, nil
+	}
+	if p.Offline {
+		return 0, inputErrorf("--pr-branch %s: a dry run without a token cannot look up the branch's pull request: give --pr N", branch)
+	}
+	var nums []int
+	if err := p.call(ctx, op{what: p.repoOp("list the open pull requests of branch " + branch), permission: "pull-requests: read"},
+		func(ctx context.Context) (err error) { nums, err = p.API.OpenPullRequests(ctx, p.Repo, branch); return }); err != nil {
+		return 0, err
+	}
+	switch len(nums) {
+	case 1:
+		return nums[0], nil
+	case 0:
+		return 0, inputErrorf("--pr-branch %s: no open pull request of %s has it as its head branch: give --pr N", branch, p.Repo)
+	}
+	var each []string
+	for _, n := range nums {
+		each = append(each, "#"+strconv.Itoa(n))
+	}
+	return 0, inputErrorf("--pr-branch %s: %d open pull requests of %s have it as their head branch (%s): give --pr N", branch, len(nums), p.Repo, strings.Join(each, ", "))
 }
 
 // headSHA is the head commit of the target pull request: --head-sha, else

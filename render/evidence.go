@@ -226,14 +226,21 @@ func armHeader(arm string, cases []armCase, j int) string {
 }
 
 // verdictLine is a test's line: how it ended on each arm and, with
-// expectations, whether that is what was expected.
+// expectations, whether that is what was expected; a test that passed or
+// was skipped on every arm is a control (a focused selection's other
+// tests), which no expectation is about, as merge.Report.Judge counts it.
 func (r *renderer) verdictLine(ac *armCase) string {
 	var said []string
 	for j, a := range r.opts.Arms {
 		said = append(said, outcome(ac.at(j))+" on "+a)
 	}
 	line := text.CodeCell(text.Cut(ac.name, 200)) + ": " + text.Plain(strings.Join(said, ", "))
-	if len(r.opts.Expect) == 0 {
+	control := true // passed or skipped on every arm: a control, no expectation's
+	for j := range r.opts.Arms {
+		o := outcome(ac.at(j))
+		control = control && (o == "passes" || o == "is skipped")
+	}
+	if len(r.opts.Expect) == 0 || control {
 		return line + "."
 	}
 	for j, a := range r.opts.Arms {

@@ -58,6 +58,9 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			}
 		}
 		if c == nil {
+			if b := importedBlock(w, g); b != "" {
+				out = append(out, b)
+			}
 			continue
 		}
 		ex := c.Excerpt
@@ -88,6 +91,66 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 		}))
 	}
 	return out
+}
+
+// Bounds of an imported failure's details (importedBlock): the last lines
+// of its text, where the assertion and its file and line are, and of each
+// captured output.
+const (
+	importedTextLines   = 25
+	importedOutputLines = 8
+)
+
+// importedBlock is the details of a row's first imported case whose log
+// keeps a failure text, captured output or properties (docs/render.md
+// §3.11): what the failed-cases cell, which shows the message, leaves
+// out. Each part keeps its last lines, the lines before them counted;
+// "" when the row's cases keep none.
+func importedBlock(w *writer, g caseRow) string {
+	for _, c := range g.cases {
+		l := importedSource(c.Log)
+		var lines []string
+		if l.Failure != nil {
+			lines = lastLines(lines, "", l.Failure.Text, importedTextLines)
+		}
+		lines = lastLines(lines, "system-out", l.SystemOut, importedOutputLines)
+		lines = lastLines(lines, "system-err", l.SystemErr, importedOutputLines)
+		if len(l.Properties) > 0 {
+			lines = append(lines, "--- properties ---")
+			for _, p := range l.Properties {
+				lines = append(lines, p.Name+": "+p.Value)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		for i, s := range lines {
+			lines[i] = text.Inert(s)
+		}
+		return w.t("where_imported", map[string]any{
+			"Case": text.Plain(c.Label()), "Alike": len(g.cases) - 1, "Fenced": fenced(lines),
+		})
+	}
+	return ""
+}
+
+// lastLines appends to lines the last n lines of s, after a `--- head ---`
+// line (none for ""), with a line counting those cut before them; lines
+// unchanged when s is blank.
+func lastLines(lines []string, head, s string, n int) []string {
+	s = strings.Trim(s, "\n")
+	if strings.TrimSpace(s) == "" {
+		return lines
+	}
+	if head != "" {
+		lines = append(lines, "--- "+head+" ---")
+	}
+	all := strings.Split(s, "\n")
+	if cut := len(all) - n; cut > 0 {
+		lines = append(lines, "… "+plural(cut, "earlier line", "earlier lines")+" cut …")
+		all = all[cut:]
+	}
+	return append(lines, all...)
 }
 
 // excerptLines are an excerpt's lines as a report shows them: its lines,

@@ -405,3 +405,20 @@ func TestExcerptTailAndSameLines(t *testing.T) {
 		}
 	}
 }
+
+// TestLastLines: an imported failure's details keep a text's last lines
+// after a head line, counting those cut; a blank text adds nothing.
+func TestLastLines(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 30; i++ {
+		lines = append(lines, fmt.Sprint("line ", i))
+	}
+	got := lastLines(nil, "system-out", strings.Join(lines, "\n")+"\n", 8)
+	want := append([]string{"--- system-out ---", "… 22 earlier lines cut …"}, lines[22:]...)
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := lastLines([]string{"x"}, "system-err", " \n\n", 8); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("blank text: %q", got)
+	}
+}

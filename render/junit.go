@@ -254,7 +254,10 @@ type importedLog struct {
 	JUnit struct {
 		ClassName string `json:"classname"`
 	} `json:"junit"`
-	Properties []junitProperty `json:"properties"`
+	Properties []junitProperty      `json:"properties"`
+	Failure    *collect.FailureText `json:"failure"`
+	SystemOut  string               `json:"system_out"`
+	SystemErr  string               `json:"system_err"`
 }
 
 // importedSource reads an imported case's log; zero for any other case

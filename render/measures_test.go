@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -333,18 +334,23 @@ func TestArmVerdictHeadline(t *testing.T) {
 
 // TestEvidenceJudgementLine: the evidence table's last line counts the
 // cases as the verdict judges them: a case skipped on both arms has its
-// row but is not a case that failed to discriminate.
+// row but is not a case that failed to discriminate, and neither it nor a
+// control that passes on both (shown for its metrics: seed 002's focused
+// selection) gets an "expected" clause.
 func TestEvidenceJudgementLine(t *testing.T) {
 	rep := armReport(t, false, true)
 	for _, arm := range []string{"parent", "fix"} {
-		rep.Cases = append(rep.Cases, merge.Case{Name: "t::gpu", OK: true, SkipReason: "needs a GPU", Checks: []collect.Check{}, Part: arm, Arm: arm})
+		rep.Cases = append(rep.Cases, merge.Case{Name: "t::gpu", OK: true, SkipReason: "needs a GPU", Checks: []collect.Check{}, Part: arm, Arm: arm},
+			merge.Case{Name: "t::control", OK: true, Checks: []collect.Check{}, Part: arm, Arm: arm,
+				Log: json.RawMessage(`{"metrics":[{"name":"steps","value":500,"unit":"steps"}]}`)})
 	}
 	opts := sampleOptions()
 	opts.Arms, opts.Expect = []string{"parent", "fix"}, map[string]string{"parent": "fail", "fix": "pass"}
 	docs := mustRender(t, rep, opts)
 	src := []byte(docs.Comment)
 	for _, want := range []string{
-		"t::gpu: is skipped on parent, is skipped on fix; expected: fails on parent, passes on fix.",
+		"t::gpu: is skipped on parent, is skipped on fix.",
+		"t::control: passes on parent, passes on fix.",
 		"The one case that fails on parent behaves as expected (fails on parent, passes on fix).",
 	} {
 		if !mdtest.Has(src, want) {

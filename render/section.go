@@ -38,10 +38,15 @@ func (r *renderer) section(withoutClosest bool) (string, []string, error) {
 		return "", nil, nil
 	}
 	if r.rep.Setup.DescribesNoCase() {
-		if r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0 {
+		switch {
+		case r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0:
 			// A named suite of imported tests describes its cases by
 			// their count (docs/render.md §13).
 			return fitSection(r.sectionName(), r.suiteSectionWith, withoutClosest)
+		case len(r.rep.Cases) > 0:
+			// Imported tests outside a named suite: there is no section
+			// to leave out, so nothing to warn of.
+			return "", nil, nil
 		}
 		// A run that planned nothing (a --cases glob that matched no case)
 		// has nothing to describe: the issue keeps its last description

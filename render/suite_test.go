@@ -137,8 +137,8 @@ func TestSuiteConfigErrors(t *testing.T) {
 }
 
 // TestSuiteSectionOfImportedTests: a setup with no engine and no case (an
-// imported part's) has no section in the default suite, and a short one in
-// a named suite.
+// imported part's) has no section in the default suite, and no warning of
+// one left out, and a short one in a named suite.
 func TestSuiteSectionOfImportedTests(t *testing.T) {
 	imported := func() *merge.Report {
 		rep := sampleReport(t)
@@ -150,7 +150,7 @@ func TestSuiteSectionOfImportedTests(t *testing.T) {
 	}
 	o := sampleOptions()
 	o.Profile = "weekly"
-	if d := mustRender(t, imported(), o); d.Section != "" || len(d.Warnings) == 0 {
+	if d := mustRender(t, imported(), o); d.Section != "" || len(d.Warnings) != 0 {
 		t.Errorf("default suite: section %q, warnings %q", d.Section, d.Warnings)
 	}
 	o.Config.Suite.Name = "rlt-pytest"
@@ -216,4 +216,25 @@ func LoadConfig(data []byte) (Config, error) {
 		return Config{}, err
 	}
 	return MergeConfig(DefaultConfig(), file), nil
+}
+
+// TestCommonMost: a part property most parts hold with one value is said
+// once, the parts without it naming it; one held with two values, or by
+// too few, stays each part's own; two parts share only what both hold.
+func TestCommonMost(t *testing.T) {
+	p := func(n, v string) collect.Property { return collect.Property{Name: n, Value: v} }
+	sets := [][]collect.Property{
+		{p("cmd", "a"), p("kv", "40"), p("dev", "cpu")},
+		{p("cmd", "b"), p("kv", "40"), p("dev", "gpu")},
+		{p("cmd", "c")},
+	}
+	shared, own, lacking := commonMost(sets)
+	if !slices.Equal(shared, []collect.Property{p("kv", "40")}) ||
+		!slices.Equal(own[0], []collect.Property{p("cmd", "a"), p("dev", "cpu")}) || !slices.Equal(own[2], []collect.Property{p("cmd", "c")}) ||
+		len(lacking[0]) != 0 || !slices.Equal(lacking[2], []string{"kv"}) {
+		t.Errorf("shared %v, own %v, lacking %v", shared, own, lacking)
+	}
+	if shared, _, lacking := commonMost(sets[1:]); len(shared) != 0 || len(lacking[1]) != 0 {
+		t.Errorf("two parts: shared %v, lacking %v", shared, lacking)
+	}
 }

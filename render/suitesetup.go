@@ -86,6 +86,65 @@ func common(sets [][]collect.Property) (shared []collect.Property, own [][]colle
 	return shared, own
 }
 
+// commonMost is common for the parts' properties, but a property that
+// most sets hold (more than half, at least two) with one value, and no set
+// holds with another, is shared too: the sets without it say so (lacking:
+// its names), instead of every other set repeating it (seed 002's
+// kv_blocks, which its lint suite lacks).
+func commonMost(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property, lacking [][]string) {
+	lacking = make([][]string, len(sets))
+	if len(sets) < 3 {
+		shared, own = common(sets)
+		return shared, own, lacking
+	}
+	var cand []collect.Property
+	for _, set := range sets {
+		for _, p := range set {
+			if slices.Contains(cand, p) {
+				continue
+			}
+			have, agree := 0, true
+			for _, other := range sets {
+				for _, q := range other {
+					if q.Name == p.Name {
+						have++
+						agree = agree && q.Value == p.Value
+					}
+				}
+			}
+			if agree && have >= 2 && 2*have > len(sets) {
+				cand = append(cand, p)
+			}
+		}
+	}
+	own = make([][]collect.Property, len(sets))
+	for i, set := range sets {
+		for _, p := range set {
+			if !slices.Contains(cand, p) {
+				own[i] = append(own[i], p)
+			}
+		}
+		for _, c := range cand {
+			if !slices.Contains(set, c) {
+				lacking[i] = append(lacking[i], c.Name)
+			}
+		}
+	}
+	return cand, own, lacking
+}
+
+// lacksWords is `; no kv_blocks, block_size` for the shared properties a
+// part lacks ("" for none).
+func lacksWords(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	for i, n := range names {
+		names[i] = text.Plain(text.CutLine(n, 40))
+	}
+	return "; no " + strings.Join(names, ", ")
+}
+
 // setupBlock is the setup of an imported suite (docs/render.md §12.6):
 // `**Setup**: device: CPU; dtype: FP32; kv_blocks: 40.` with the config's
 // setup, then what every part (and every case with properties) shares,
@@ -128,12 +187,12 @@ func (r *renderer) setupBlock() string {
 	for _, k := range slices.Sorted(maps.Keys(r.cfg.Setup)) {
 		top = append(top, collect.Property{Name: k, Value: r.cfg.Setup[k]})
 	}
-	sharedParts, ownParts := common(partSets)
+	sharedParts, ownParts, lacking := commonMost(partSets)
 	sharedCases, ownCases := common(caseSets)
 	top = append(append(top, sharedParts...), sharedCases...)
 	var lines []string
 	for i, p := range parts {
-		if len(ownParts[i]) == 0 {
+		if len(ownParts[i]) == 0 && len(lacking[i]) == 0 {
 			continue
 		}
 		if len(lines) == setupLines {
@@ -144,7 +203,7 @@ func (r *renderer) setupBlock() string {
 		if p.Arm != "" && p.Arm != p.Display {
 			label = text.Plain(p.Arm) + ", " + label
 		}
-		lines = append(lines, "- "+label+": "+setupWords(ownParts[i])+".")
+		lines = append(lines, "- "+label+": "+setupWords(ownParts[i])+lacksWords(lacking[i])+".")
 	}
 	shown := 0
 	for i, c := range cases {

@@ -189,6 +189,8 @@ func TestActionPostArguments(t *testing.T) {
 		{"a label, a pull request, the defaults", map[string]string{"IN_PARTS": "results/", "IN_ISSUE_LABEL": "gpu-ci", "IN_CREATE": "true",
 			"IN_PR": "12", "IN_FAIL_ON": "never", "IN_JOB_SUMMARY": "false", "IN_DRY_RUN": "true"},
 			0, []string{"post", "--github-output", "--issue-label", "gpu-ci", "--create", "--pr", "12", "--dry-run", "--", "results/"}, ""},
+		{"a pull request by its branch", map[string]string{"IN_PARTS": "results/", "IN_PR_BRANCH": "pull-request/12"},
+			0, []string{"post", "--github-output", "--pr-branch", "pull-request/12", "--", "results/"}, ""},
 		{"a shell word in an input stays a word", map[string]string{"IN_PARTS": "$(touch pwned)", "IN_ISSUE": "7; touch pwned"},
 			0, []string{"post", "--github-output", "--issue", "7; touch pwned", "--", "$(touch pwned)"}, ""},
 		{"fail on new failures", map[string]string{"IN_PARTS": "results/", "IN_ISSUE": "7", "IN_FAIL_ON": "new"},

@@ -310,11 +310,14 @@ func TestImportQuirksVerdict(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("render --fail-on-verdict: exit %d: %s\n%s", code, stderr, comment)
 	}
+	if strings.Contains(stderr, "left out") {
+		t.Errorf("render of an imported part warns of a section it never has: %s", stderr)
+	}
 	if v := verdictOf(comment); v != "PASS" {
 		t.Errorf("verdict %q, want PASS:\n%s", v, comment)
 	}
 	for _, w := range []string{"All 3 cases passed.", "Flaky (passed on a rerun): example.com/kv::TestCharge (2 attempts).",
-		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages::frees pages (0.1 s), frees pages::frees pages #2 (0.1 s); all tests took 0.95 s."} {
+		"Slowest: example.com/kv::TestCharge (0.75 s), frees pages (0.1 s), frees pages #2 (0.1 s); all tests took 0.95 s."} {
 		if paragraphWith(comment, w) == nil {
 			t.Errorf("comment lacks %q:\n%s", w, comment)
 		}
@@ -416,5 +419,37 @@ func TestSuiteSectionLinksItsOwnWorkflow(t *testing.T) {
 				t.Errorf("the section links the workflows %q, want [%s]:\n%s", workflows, tc.want, doc)
 			}
 		})
+	}
+}
+
+// TestImportedFailureDetails: the failed-cases cell of an imported failure
+// shows its message, and the details below the table (the comment's and
+// the text view's) its failure text's last lines, captured output and
+// properties, which a plain render keeps (collect.LoadOptions.SkipLogs
+// keeps a failed case's log); a passed case gets no details.
+func TestImportedFailureDetails(t *testing.T) {
+	part := filepath.Join(t.TempDir(), "e2e")
+	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("pytest-xunit1.xml"), "--part", "e2e", "--out", part); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, comment, stderr := runCLI(t, "render", part, "--date", "2026-12-01")
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(comment, "`error` (failed on setup with \"RuntimeError: no GPU visible (CUDA\\_VISIBLE\\_DEVICES=)\") |") {
+		t.Errorf("the failed cell is not the message:\n%s", comment)
+	}
+	want := "```text\n@pytest.fixture\n    def gpu():\n>       raise RuntimeError(\"no GPU visible (CUDA_VISIBLE_DEVICES=)\")\n" +
+		"E       RuntimeError: no GPU visible (CUDA_VISIBLE_DEVICES=)\n\ntests/conftest.py:9: RuntimeError\n--- system-err ---\nCUDA_VISIBLE_DEVICES=\n```"
+	if !strings.Contains(comment, "Details of tests/e2e/test\\_elastic.py::TestPair::test\\_pair\\_releases: what its report kept besides the message.") ||
+		!strings.Contains(comment, want) {
+		t.Errorf("comment lacks the failure's details %q:\n%s", want, comment)
+	}
+	if strings.Contains(comment, "peak_kv_mib: 6144\n") || strings.Count(comment, "<details>") != 1 {
+		t.Errorf("a passed case got details:\n%s", comment)
+	}
+	code, txt, _ := runCLI(t, "render", part, "--format", "text", "--date", "2026-12-01")
+	if code != exitOK || !strings.Contains(txt, "tests/conftest.py:9: RuntimeError") || !strings.Contains(txt, "--- system-err ---") {
+		t.Errorf("text view (exit %d) lacks the details:\n%s", code, txt)
 	}
 }

@@ -85,7 +85,7 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	red = red.With(rep.Setup.Secrets()...)
 	rep.WriteProblems(e.Stderr, "ci-report merge")
 	for _, p := range rep.Parts {
-		line := fmt.Sprintf("ci-report merge: part %s: %s, %d cases ran", p.Display, p.Status, p.Ran)
+		line := fmt.Sprintf("ci-report merge: part %s: %s, %s ran", p.Display, p.Status, text.Plural(p.Ran, "case", "cases"))
 		if p.Planned > 0 {
 			line += fmt.Sprintf(" of %d planned", p.Planned)
 		}
@@ -104,6 +104,6 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSONDiscarding(safefile.ContextWriter(ctx, w), red) }); err != nil {
 		return withCode(exitUsage, err)
 	}
-	fmt.Fprintf(e.Stderr, "ci-report merge: %d cases, verdict %s\n", len(rep.Cases), rep.Verdict)
+	fmt.Fprintf(e.Stderr, "ci-report merge: %s, verdict %s\n", text.Plural(len(rep.Cases), "case", "cases"), rep.Verdict)
 	return nil
 }

@@ -26,7 +26,7 @@ func postCommand() command {
 	return command{
 		Name:    "post",
 		Summary: "render the run's report and publish it on the results issue or a pull request",
-		Usage:   "post [render flags] --issue N | --issue-label L | --pr N [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
+		Usage:   "post [render flags] --issue N | --issue-label L | --pr N | --pr-branch B [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
 		Examples: []string{
 			"ci-report post --issue \"$RESULTS_ISSUE\" --profile weekly --plan plan.json --job-summary --artifact-url \"$ARTIFACT_URL\" results/",
 			"ci-report post --dry-run --repo ovg-project/kvcached --issue 1 merged.json",
@@ -45,6 +45,7 @@ type postOptions struct {
 	title       string
 	create      bool
 	headSHA     string
+	prBranch    string
 	botLogin    string
 	workflowRef string
 	dryRun      bool
@@ -71,6 +72,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.label, "issue-label", "", "find the results issue by this `label` and its hidden marker")
 	fs.StringVar(&o.title, "issue-title", publish.DefaultIssueTitle, "`title` of the issue --create opens")
 	fs.BoolVar(&o.create, "create", false, "with --issue-label: open the results issue when none exists")
+	fs.StringVar(&o.prBranch, "pr-branch", "", "post to the pull request of this head `branch`: copy-pr-bot's mirror pull-request/N is N, another the repository's one open pull request from it (e.g. \"$GITHUB_REF_NAME\")")
 	fs.StringVar(&o.headSHA, "head-sha", "", "with --pr: the head commit `SHA` for the status (default: read from the pull request)")
 	fs.StringVar(&o.botLogin, "bot-login", "", "`login` whose comments are ours when the token cannot read GET /user (default: github-actions[bot])")
 	fs.StringVar(&o.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
@@ -102,7 +104,7 @@ func (o *postOptions) setArgs(pos []string) error {
 // checkTarget validates the target flags and returns them for publish.
 func (o *postOptions) checkTarget() (publish.Target, error) {
 	t := publish.Target{Issue: o.issue, Label: o.label, Title: o.title, Create: o.create,
-		PR: o.inputs.pr, HeadSHA: o.headSHA, BotLogin: o.botLogin}
+		PR: o.inputs.pr, PRBranch: o.prBranch, HeadSHA: o.headSHA, BotLogin: o.botLogin}
 	if err := t.Validate(); err != nil {
 		return t, withCode(exitUsage, err)
 	}
@@ -158,11 +160,21 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
 	o.inputs.workflowRef = o.workflowRef
-	rep, opts, err := o.inputs.load(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ}, o.positionals)
+	pub, err := o.publisher(e, repo, token, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	pub, err := o.publisher(e, repo, token, stdout, stderr)
+	if target.PRBranch != "" {
+		// Before rendering: the pull request's number makes the comment
+		// the pull-request variant.
+		if target.PR, err = pub.FindPullRequest(ctx, target.PRBranch); err != nil {
+			return postError(err)
+		}
+		o.inputs.pr = target.PR
+		fmt.Fprintf(stderr, "ci-report post: branch %s is pull request #%d\n", text.Inert(target.PRBranch), target.PR)
+		target.PRBranch = ""
+	}
+	rep, opts, err := o.inputs.load(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ}, o.positionals)
 	if err != nil {
 		return err
 	}

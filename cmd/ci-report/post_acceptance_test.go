@@ -986,3 +986,55 @@ func regressionList(comment string) (items []string, links [][]string) {
 	}
 	return items, links
 }
+
+// TestAcceptancePRBranch: --pr-branch finds the pull request to post to:
+// copy-pr-bot's mirror branch pull-request/N is N without a request, a
+// branch with one open pull request is that one (GET .../pulls?head=); a
+// branch with none, or with several, is a usage error naming the branch
+// and the pull requests, with nothing written.
+func TestAcceptancePRBranch(t *testing.T) {
+	f, srv := accSetup(t)
+	r := accCLI(t, accEnv(srv), append([]string{"post", "--pr-branch", "pull-request/12", "--date", "2026-11-28"}, accParts()...)...)
+	if r.code != exitOK || len(f.commentsOn(12)) != 1 || !strings.Contains(r.stderr, "branch pull-request/12 is pull request #12") {
+		t.Fatalf("mirror branch: exit %d, %d comments on #12\n%s", r.code, len(f.commentsOn(12)), r.stderr)
+	}
+	for _, req := range f.requests() {
+		if strings.HasPrefix(req, "GET /repos/"+accRepo+"/pulls?") {
+			t.Errorf("a mirror branch needs no lookup: %s", req)
+		}
+	}
+	comment, _ := renderDocs(t, accEnv(srv), "--pr", "12", "--prev", "4444444444444444444444444444444444444444:failure")
+	if cs := f.commentsOn(12); cs[0].Body != comment {
+		t.Errorf("the comment is not the pull-request variant of render --pr 12:\n%s", firstDiff(cs[0].Body, comment))
+	}
+
+	f, srv = accSetup(t)
+	f.Issues[12].HeadRef = "fix-oom"
+	f.Issues[13] = &ghIssue{Title: "closed", PR: true, HeadRef: "fix-oom", Closed: true, HeadSHA: strings.Repeat("b", 40)}
+	r = accCLI(t, accEnv(srv), append([]string{"post", "--pr-branch", "fix-oom"}, accParts()...)...)
+	if r.code != exitOK || len(f.commentsOn(12)) != 1 || len(f.Statuses) != 1 || f.Statuses[0].SHA != f.Issues[12].HeadSHA {
+		t.Fatalf("branch with one open pull request: exit %d, statuses %v\n%s", r.code, f.Statuses, r.stderr)
+	}
+	if !slices.Contains(f.requests(), "GET /repos/"+accRepo+"/pulls?head=ovg-project%3Afix-oom&page=1&per_page=100&state=open") {
+		t.Errorf("no lookup by head: %v", f.requests())
+	}
+
+	for _, tc := range []struct{ name, branch, want string }{
+		{"none", "no-such-branch", "--pr-branch no-such-branch: no open pull request of " + accRepo + " has it as its head branch: give --pr N"},
+		{"several", "fix-oom", "--pr-branch fix-oom: 2 open pull requests of " + accRepo + " have it as their head branch (#12, #14): give --pr N"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := accSetup(t)
+			f.Issues[12].HeadRef = "fix-oom"
+			f.Issues[14] = &ghIssue{Title: "again", PR: true, HeadRef: "fix-oom", HeadSHA: strings.Repeat("c", 40)}
+			r := accCLI(t, accEnv(srv), append([]string{"post", "--pr-branch", tc.branch}, accParts()...)...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || len(f.writes()) != 0 {
+				t.Errorf("exit %d, writes %v, want exit 2 and %q:\n%s", r.code, f.writes(), tc.want, r.stderr)
+			}
+		})
+	}
+	r = accCLI(t, accEnv(srv), append([]string{"post", "--pr", "12", "--pr-branch", "pull-request/12"}, accParts()...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "give only one of --issue, --issue-label, --pr and --pr-branch") {
+		t.Errorf("--pr with --pr-branch: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -71,16 +71,17 @@ func TestSeed002Evidence(t *testing.T) {
 	if got := mdtest.ListAfter([]byte(comment), "Suite counts:"); !slices.Equal(got, wantCounts) {
 		t.Errorf("suite counts\n%q\nwant\n%q", got, wantCounts)
 	}
-	// The setup, beside the evidence: what every suite shares, then each
-	// suite's own (the KV geometry is the pytest reports' suite property).
+	// The setup, beside the evidence: what every suite shares (the KV
+	// geometry, the pytest reports' suite property, once: the lint suite
+	// says it lacks it), then each suite's own.
 	wantSetup := []string{
-		"parent, focused: command: pytest tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]; kv_blocks: 40; block_size: 16.",
-		"fix, broad: command: pytest -m \"not slow\" tests/broad; kv_blocks: 40; block_size: 16.",
-		"fix, focused: command: pytest tests/test_scheduler.py::test_prefill_livelock[seed-8-refill]; kv_blocks: 40; block_size: 16.",
-		"fix, lint: command: ruff check --format junit.",
-		"fix, targeted: command: pytest -m \"not slow\" tests/test_scheduler.py; kv_blocks: 40; block_size: 16.",
+		"parent, focused: command: pytest tests/test_scheduler.py::test_prefill_livelock[seed-8-refill].",
+		"fix, broad: command: pytest -m \"not slow\" tests/broad.",
+		"fix, focused: command: pytest tests/test_scheduler.py::test_prefill_livelock[seed-8-refill].",
+		"fix, lint: command: ruff check --format junit; no kv_blocks, block_size.",
+		"fix, targeted: command: pytest -m \"not slow\" tests/test_scheduler.py.",
 	}
-	if got := mdtest.ListAfter([]byte(comment), "Setup: device: CPU; dtype: FP32."); !slices.Equal(got, wantSetup) {
+	if got := mdtest.ListAfter([]byte(comment), "Setup: device: CPU; dtype: FP32; kv_blocks: 40; block_size: 16."); !slices.Equal(got, wantSetup) {
 		t.Errorf("setup\n%q\nwant\n%q", got, wantSetup)
 	}
 	paragraphs := mdtest.Texts(mdtest.Paragraphs([]byte(comment)))

@@ -14,6 +14,7 @@
 package ghfake
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,6 +43,7 @@ type Issue struct {
 	Labels  []string
 	PR      bool
 	HeadSHA string // pull requests: the head commit GET .../pulls/{n} returns
+	HeadRef string // pull requests: the head branch (in Repo), "feature" when empty
 	Closed  bool
 	// Locked: the conversation is locked; the token's comments on it are
 	// refused (403), as GitHub refuses them.
@@ -794,7 +796,13 @@ func lockedRefusal(verb string) (int, any, answer) {
 }
 
 func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
-	if len(rest) != 1 || r.Method != http.MethodGet {
+	if r.Method != http.MethodGet {
+		return notFound()
+	}
+	if len(rest) == 0 {
+		return f.pulls(r)
+	}
+	if len(rest) != 1 {
 		return notFound()
 	}
 	n, _ := strconv.Atoi(rest[0])
@@ -802,8 +810,38 @@ func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
 	if is == nil || !is.PR {
 		return notFound()
 	}
-	return 200, map[string]any{"id": 500000 + n, "number": n, "state": "open", "title": is.Title, "body": is.Body,
-		"head": map[string]any{"sha": is.HeadSHA, "ref": "feature"}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}}, nil
+	return 200, pullJSON(n, is), nil
+}
+
+func pullJSON(n int, is *Issue) map[string]any {
+	state := "open"
+	if is.Closed {
+		state = "closed"
+	}
+	return map[string]any{"id": 500000 + n, "number": n, "state": state, "title": is.Title, "body": is.Body,
+		"head": map[string]any{"sha": is.HeadSHA, "ref": cmp.Or(is.HeadRef, "feature")}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}}
+}
+
+// pulls answers "List pull requests" (GET .../pulls) with its state and
+// head filters (head as user:ref-name, docs.github.com/rest/pulls/pulls#list-pull-requests),
+// in number order, one page.
+func (f *Server) pulls(r *http.Request) (int, any, answer) {
+	q := r.URL.Query()
+	state, head := cmp.Or(q.Get("state"), "open"), q.Get("head")
+	owner, _, _ := strings.Cut(f.Repo, "/")
+	var nums []int
+	for n, is := range f.Issues {
+		if !is.PR || (state == "open") == is.Closed && state != "all" || head != "" && head != owner+":"+cmp.Or(is.HeadRef, "feature") {
+			continue
+		}
+		nums = append(nums, n)
+	}
+	sort.Ints(nums)
+	out := []any{}
+	for _, n := range nums {
+		out = append(out, pullJSON(n, f.Issues[n]))
+	}
+	return 200, out, nil
 }
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
