@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	htmltemplate "html/template"
 	"math"
 	"regexp"
 	"slices"
@@ -151,8 +152,8 @@ func TestChartSeries(t *testing.T) {
 		kind string
 		want []string
 	}{
-		{"priority", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
-		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
+		{"priority", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "L's watermark", "H's shortfall"}},
+		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "L's watermark", "H's shortfall"}},
 		{"pair", []string{"KV of A (" + chartL + ")", "KV of B (" + chartH + ")", "GPU free"}},
 	} {
 		ch, ok := buildChart(&c, tc.kind, chartPoints)
@@ -189,7 +190,7 @@ func TestChartSeries(t *testing.T) {
 }
 
 var (
-	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" \[("[A-Za-z0-9 _.+:/()'-]*"(, )?)+\]|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
+	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{("themeCSS": "(\.line-plot-[0-9] path\{stroke-dasharray:6 4\} ?)+", )?"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" 0 --> [0-9]+|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
 )
 
 // TestChartTextEscapes: whatever a case or phase is called, the Mermaid
@@ -226,7 +227,8 @@ func TestChartTextEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(page), "<script") || strings.Contains(string(page), "<b>x") {
+	// The page's own two scripts load and start Mermaid; none comes from run text.
+	if strings.Count(string(page), "<script") != 2 || strings.Contains(string(page), "<b>x") {
 		t.Errorf("run text became HTML in the preview")
 	}
 	if n := strings.Count(string(page), "<svg"); n != 1 {
@@ -316,8 +318,10 @@ func TestHTMLCharts(t *testing.T) {
 		t.Error("two previews of one render differ")
 	}
 	s := string(page)
-	if strings.Count(s, "<svg") != 1 || strings.Contains(s, "language-mermaid") || !strings.Contains(s, "<details open><summary>Memory chart") {
-		t.Errorf("preview: want one SVG, no Mermaid code, the chart open:\n%s", s)
+	if strings.Count(s, "<svg") != 1 || strings.Contains(s, "language-mermaid") || !strings.Contains(s, "<details open><summary>Memory chart") ||
+		!strings.Contains(s, "<pre class=\"mermaid\">"+htmltemplate.HTMLEscapeString(fenceBody(mermaidBlocks(docs.Comment)[0]))+"</pre>") ||
+		!strings.Contains(s, `<script src="`+mermaidScript+`" integrity="`+mermaidSRI+`"`) {
+		t.Errorf("preview: want one SVG, the chart's Mermaid for the page's Mermaid script, no Mermaid code, the chart open:\n%s", s)
 	}
 	for _, c := range chartColors[:5] {
 		if !strings.Contains(s, `stroke="`+c.hex+`"`) {

@@ -3,13 +3,20 @@ package render
 import (
 	"bytes"
 	"context"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"html"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,4 +257,134 @@ func docsLabel(docs Documents, j int) string {
 		}
 	}
 	return "?"
+}
+
+// probe loads page in a headless Chromium at width CSS pixels, with Mermaid
+// from testdata/mermaid in place of the CDN's (the network is closed), runs
+// script (JavaScript that ends by calling done(value) with what it measured)
+// once the Mermaid charts are drawn, and decodes that value into out. The
+// DOM is read with --dump-dom: element geometry, not pixels.
+func probe(t *testing.T, page []byte, width int, script string, out any) {
+	t.Helper()
+	bin := chromium()
+	if bin == "" {
+		requireTool(t, "chromium is not installed")
+	}
+	lib, err := filepath.Abs(filepath.Join(mermaidDir, "node_modules", "mermaid", "dist", "mermaid.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lib); err != nil {
+		requireTool(t, "the mermaid npm package is not installed in %s", filepath.Join(mermaidDir, "node_modules"))
+	}
+	// A file:// script with crossorigin would be refused; the bytes are the
+	// CDN's (TestMermaidScriptPinned).
+	s := strings.Replace(string(page), `src="`+mermaidScript+`" integrity="`+mermaidSRI+`" crossorigin="anonymous"`, `src="file://`+lib+`"`, 1)
+	s = strings.Replace(s, "</body>", `<script>
+function done(v) { const p = document.createElement("pre"); p.id = "probe"; p.textContent = JSON.stringify(v); document.body.append(p); }
+let tries = 0;
+(function wait() {
+  const pending = [...document.querySelectorAll("pre.mermaid")].filter(p => !p.querySelector("svg")).length;
+  if (pending && tries++ < 200) { setTimeout(wait, 50); return; }
+  try { `+script+` } catch (e) { done({error: String(e)}); }
+})();
+</script></body>`, 1)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size="+itoa(width)+",1200",
+		"--virtual-time-budget=30000", "--dump-dom", "file://"+file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.Bytes())
+	}
+	_, res, ok := strings.Cut(string(dom), `<pre id="probe">`)
+	res, _, ok2 := strings.Cut(res, "</pre>")
+	if !ok || !ok2 {
+		t.Fatalf("the page's probe wrote nothing; chromium said:\n%s", stderr.Bytes())
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(res)), out); err != nil {
+		t.Fatalf("the probe's result %q: %v", res, err)
+	}
+}
+
+// TestMermaidChartLabels: a red comment's chart, drawn by Mermaid (the npm
+// package .ci/run installs) in headless Chromium as the preview shows it,
+// has a numeric time axis whose labels do not overlap, every series drawn,
+// and the dashed series dashed.
+func TestMermaidChartLabels(t *testing.T) {
+	for _, n := range []int{13, 400} {
+		docs, err := Render(chartReport("priority-vllm-qwen05b+vllm-qwen35_4b", n), sampleOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := HTML(docs, "Weekly correctness")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Error  string
+			Labels []struct {
+				Text                     string
+				Left, Right, Top, Bottom float64
+			}
+			Lines  int
+			Dashed []string
+		}
+		probe(t, page, 900, `
+const svg = document.querySelector("pre.mermaid svg");
+if (!svg) { done({error: "Mermaid drew nothing: " + document.querySelector("pre.mermaid").textContent.slice(0, 300)}); return; }
+done({
+  labels: [...svg.querySelectorAll("g.bottom-axis g.label text")].map(e => { const r = e.getBoundingClientRect(); return {text: e.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom}; }),
+  lines: svg.querySelectorAll("g.plot path").length,
+  dashed: [...svg.querySelectorAll("g.plot path")].map(e => getComputedStyle(e).strokeDasharray),
+});`, &got)
+		if got.Error != "" {
+			t.Fatalf("n=%d: %s", n, got.Error)
+		}
+		if len(got.Labels) < 3 {
+			t.Fatalf("n=%d: %d x-axis labels, want a few ticks: %+v", n, len(got.Labels), got.Labels)
+		}
+		for i, a := range got.Labels {
+			if _, err := strconv.ParseFloat(a.Text, 64); err != nil {
+				t.Errorf("n=%d: x label %q is not a number of seconds", n, a.Text)
+			}
+			for _, b := range got.Labels[i+1:] {
+				if a.Left < b.Right && b.Left < a.Right && a.Top < b.Bottom && b.Top < a.Bottom {
+					t.Errorf("n=%d: x labels %q %+v and %q %+v overlap", n, a.Text, a, b.Text, b)
+				}
+			}
+		}
+		if got.Lines != 5 || len(got.Dashed) != 5 || got.Dashed[4] == "none" || slices.ContainsFunc(got.Dashed[:4], func(d string) bool { return d != "none" }) {
+			t.Errorf("n=%d: %d lines, dash arrays %q; want 5, the last (H's shortfall) alone dashed", n, got.Lines, got.Dashed)
+		}
+	}
+}
+
+// TestMermaidScriptPinned: the preview's Mermaid script is the version
+// .ci/run installs, and its integrity hash that file's.
+func TestMermaidScriptPinned(t *testing.T) {
+	ci, err := os.ReadFile(filepath.Join("..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(mermaidScript, "mermaid@"+regexp.MustCompile(`MERMAID_NPM_VERSION=(\S+)`).FindStringSubmatch(string(ci))[1]+"/") {
+		t.Errorf("the preview loads %s, .ci/run installs another mermaid", mermaidScript)
+	}
+	data, err := os.ReadFile(filepath.Join(mermaidDir, "node_modules", "mermaid", "dist", "mermaid.min.js"))
+	if err != nil {
+		requireTool(t, "the mermaid npm package is not installed in %s", filepath.Join(mermaidDir, "node_modules"))
+	}
+	sum := sha512.Sum384(data)
+	if want := "sha384-" + base64.StdEncoding.EncodeToString(sum[:]); mermaidSRI != want {
+		t.Errorf("mermaidSRI is %s, the installed file's %s", mermaidSRI, want)
+	}
 }

@@ -26,10 +26,20 @@ var pageTemplate = htmltemplate.Must(htmltemplate.New("").ParseFS(templates.FS, 
 // there, and must be in the preview too.
 var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe(), html.WithHardWraps()))
 
-// markdownWithCharts is markdown that draws each Mermaid block whose text
-// is one of charts' keys as that SVG (docs/render.md §8): the preview works
-// offline, with no Mermaid script. Any other fenced block renders as
-// goldmark renders it.
+// Mermaid as the preview loads it (docs/render.md §8): the version .ci/run
+// tests the charts with, from jsDelivr, which serves the npm package's files
+// as published; mermaidSRI is the sha384 of that file
+// (TestMermaidScriptPinned).
+const (
+	mermaidScript = "https://cdn.jsdelivr.net/npm/mermaid@12.3.0/dist/mermaid.min.js"
+	mermaidSRI    = "sha384-HHW54r639fK42Ip0coGF3mz8oSiGn0eEoWNTLs75X7H63pLSDBa0Tqs0RwGmLlXE"
+)
+
+// markdownWithCharts is markdown that shows each Mermaid block whose text
+// is one of charts' keys twice (docs/render.md §8): as Mermaid draws it (a
+// `pre class="mermaid"`, drawn by the page's Mermaid script, its source
+// where the script cannot load) and as that SVG, drawn by ci-report, which
+// needs no script. Any other fenced block renders as goldmark renders it.
 func markdownWithCharts(charts map[string]string) goldmark.Markdown {
 	if len(charts) == 0 {
 		return markdown
@@ -62,7 +72,8 @@ func (c *chartRenderer) RegisterFuncs(reg gmrenderer.NodeRendererFuncRegisterer)
 			}
 			if svg, ok := c.charts[body.String()]; ok {
 				if entering {
-					_, _ = w.WriteString("<div class=\"chart\">" + svg + "</div>\n")
+					_, _ = w.WriteString("<p class=\"label\">As GitHub draws it (Mermaid, where the page could load it):</p>\n<pre class=\"mermaid\">" +
+						htmltemplate.HTMLEscapeString(body.String()) + "</pre>\n<p class=\"label\">As ci-report draws it:</p>\n<div class=\"chart\">" + svg + "</div>\n")
 				}
 				return ast.WalkSkipChildren, nil
 			}
@@ -104,7 +115,11 @@ func HTML(docs Documents, title string) ([]byte, error) {
 		parts = append(parts, part{Label: d.label, HTML: htmltemplate.HTML(b.String())})
 	}
 	var out bytes.Buffer
-	if err := pageTemplate.ExecuteTemplate(&out, "page", map[string]any{"Title": title, "Docs": parts}); err != nil {
+	var script map[string]string
+	if len(docs.Charts) > 0 {
+		script = map[string]string{"Src": mermaidScript, "SRI": mermaidSRI}
+	}
+	if err := pageTemplate.ExecuteTemplate(&out, "page", map[string]any{"Title": title, "Docs": parts, "Mermaid": script}); err != nil {
 		return nil, fmt.Errorf("html: page: %w", err)
 	}
 	return out.Bytes(), nil
