@@ -259,11 +259,13 @@ func docsLabel(docs Documents, j int) string {
 	return "?"
 }
 
-// probe loads page in a headless Chromium at width CSS pixels, with Mermaid
-// from testdata/mermaid in place of the CDN's (the network is closed), runs
-// script (JavaScript that ends by calling done(value) with what it measured)
-// once the Mermaid charts are drawn, and decodes that value into out. The
-// DOM is read with --dump-dom: element geometry, not pixels.
+// probe loads page in a headless Chromium, in a frame width CSS pixels wide
+// (a headless window is at least 500), with Mermaid from testdata/mermaid in
+// place of the CDN's (the network is closed), runs script (JavaScript that
+// ends by calling done(value) with what it measured) once the Mermaid
+// charts are drawn, and decodes that value into out. The frame posts it to
+// the outer page, whose DOM is read with --dump-dom: element geometry, not
+// pixels.
 func probe(t *testing.T, page []byte, width int, script string, out any) {
 	t.Helper()
 	bin := chromium()
@@ -281,7 +283,7 @@ func probe(t *testing.T, page []byte, width int, script string, out any) {
 	// CDN's (TestMermaidScriptPinned).
 	s := strings.Replace(string(page), `src="`+mermaidScript+`" integrity="`+mermaidSRI+`" crossorigin="anonymous"`, `src="file://`+lib+`"`, 1)
 	s = strings.Replace(s, "</body>", `<script>
-function done(v) { const p = document.createElement("pre"); p.id = "probe"; p.textContent = JSON.stringify(v); document.body.append(p); }
+function done(v) { parent.postMessage(JSON.stringify(v), "*"); }
 let tries = 0;
 (function wait() {
   const pending = [...document.querySelectorAll("pre.mermaid")].filter(p => !p.querySelector("svg")).length;
@@ -291,15 +293,21 @@ let tries = 0;
 </script></body>`, 1)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "page.html")
+	outer := filepath.Join(dir, "outer.html")
 	if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outer, []byte(`<!DOCTYPE html><html><body style="margin:0"><script>
+addEventListener("message", e => { const p = document.createElement("pre"); p.id = "probe"; p.textContent = e.data; document.body.append(p); });
+</script><iframe src="page.html" style="border:0;width:`+itoa(width)+`px;height:1200px"></iframe></body></html>`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size="+itoa(width)+",1200",
-		"--virtual-time-budget=30000", "--dump-dom", "file://"+file)
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size="+itoa(max(width, 500)+20)+",1300",
+		"--virtual-time-budget=30000", "--dump-dom", "file://"+outer)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	dom, err := cmd.Output()
@@ -386,5 +394,75 @@ func TestMermaidScriptPinned(t *testing.T) {
 	sum := sha512.Sum384(data)
 	if want := "sha384-" + base64.StdEncoding.EncodeToString(sum[:]); mermaidSRI != want {
 		t.Errorf("mermaidSRI is %s, the installed file's %s", mermaidSRI, want)
+	}
+}
+
+// TestPhoneFirst: a red comment (the weekly priority failure of
+// testdata/golden), rendered as the preview renders it (goldmark's GFM, with
+// github-markdown-css's table and pre rules: a table scrolls inside its own
+// box) in headless Chromium at a phone's 390 CSS pixels: the first failed
+// check's name and its evidence lie within the screen, with no horizontal
+// scrolling, and the page itself is no wider than the screen. Element
+// geometry, not pixels.
+func TestPhoneFirst(t *testing.T) {
+	path := filepath.Join("..", "testdata", "golden", "weekly-priority", "merged.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := merge.DecodeMerged(context.Background(), path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := sampleOptions()
+	opts.Profile = "weekly"
+	docs, err := Render(rep, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := HTML(docs, "Weekly correctness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type box struct{ Left, Right float64 }
+	var got struct {
+		Error       string
+		Heads       []string
+		Check, Cell string
+		CheckBox    box
+		CellBox     box
+		Table       box
+		Width       float64
+		ScrollWidth float64
+	}
+	probe(t, page, 390, `
+const table = document.querySelector(".doc table");
+const heads = [...table.querySelectorAll("thead th")].map(th => th.textContent);
+const cell = table.querySelector("tbody tr").children[heads.indexOf("failed checks")];
+if (!cell) { done({error: "no failed checks column: " + heads.join(" | ")}); return; }
+const code = cell.querySelector("code");
+const b = e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right}; };
+done({heads, check: code.textContent, cell: cell.textContent, checkBox: b(code), cellBox: b(cell), table: b(table),
+  width: document.documentElement.clientWidth, scrollWidth: document.documentElement.scrollWidth});`, &got)
+	if got.Error != "" {
+		t.Fatal(got.Error)
+	}
+	if got.Width != 390 {
+		t.Fatalf("the page is %v CSS pixels wide, want the phone's 390", got.Width)
+	}
+	if got.ScrollWidth > got.Width {
+		t.Errorf("the page scrolls sideways: %v CSS pixels wide on a %v-pixel screen", got.ScrollWidth, got.Width)
+	}
+	right := min(got.Width, got.Table.Right)
+	for _, e := range []struct {
+		what, text string
+		box        box
+	}{{"the first failed check", got.Check, got.CheckBox}, {"its cell", got.Cell, got.CellBox}} {
+		if e.box.Left < 0 || e.box.Right > right {
+			t.Errorf("%s (%q) spans %v to %v CSS pixels, the screen shows 0 to %v without scrolling (columns %q)", e.what, e.text, e.box.Left, e.box.Right, right, got.Heads)
+		}
+	}
+	if got.Check != "l_released_for_h" || !strings.Contains(got.Cell, "L still charged 7340 of the 8210 MiB") {
+		t.Errorf("the first row's failed checks: %q in %q", got.Check, got.Cell)
 	}
 }
