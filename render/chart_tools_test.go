@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -397,14 +398,9 @@ func TestMermaidScriptPinned(t *testing.T) {
 	}
 }
 
-// TestPhoneFirst: a red comment (the weekly priority failure of
-// testdata/golden), rendered as the preview renders it (goldmark's GFM, with
-// github-markdown-css's table and pre rules: a table scrolls inside its own
-// box) in headless Chromium at a phone's 390 CSS pixels: the first failed
-// check's name and its evidence lie within the screen, with no horizontal
-// scrolling, and the page itself is no wider than the screen. Element
-// geometry, not pixels.
-func TestPhoneFirst(t *testing.T) {
+// weeklyPriorityDocs renders testdata/golden's weekly priority failure.
+func weeklyPriorityDocs(t *testing.T) Documents {
+	t.Helper()
 	path := filepath.Join("..", "testdata", "golden", "weekly-priority", "merged.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -420,7 +416,42 @@ func TestPhoneFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := HTML(docs, "Weekly correctness")
+	return docs
+}
+
+// TestSectionFolds: the weekly section shows at once its sentence, the
+// engines' images and each kind's heading and sentence; how the servers
+// start, the cases' and pairs' tables and the workloads with their checks
+// are folded, each under its summary (issue 31 item 2).
+func TestSectionFolds(t *testing.T) {
+	sec := weeklyPriorityDocs(t).Section
+	var summaries []string
+	for _, d := range mdtest.Details([]byte(sec)) {
+		summaries = append(summaries, d.Summary)
+	}
+	want := []string{"How the servers start", "The 23 cases", "The 1 case", "The 1 case", "Workload and checks"}
+	if !slices.Equal(summaries, want) {
+		t.Errorf("folded %q, want %q:\n%s", summaries, want, sec)
+	}
+	open := regexp.MustCompile(`(?s)<details>.*?</details>`).ReplaceAllString(sec, "")
+	var heads [][]string
+	for _, tb := range mdtest.Tables([]byte(open)) {
+		heads = append(heads, mdtest.Texts(tb.Header))
+	}
+	if len(heads) != 1 || heads[0][0] != "engine" || !slices.Equal(mdtest.Headings([]byte(open)), []string{"Weekly correctness", "Cases", "Elastic tests", "Priority tests"}) {
+		t.Errorf("unfolded: tables %q, headings %q; want the engines' table and every heading:\n%s", heads, mdtest.Headings([]byte(open)), open)
+	}
+}
+
+// TestPhoneFirst: a red comment (the weekly priority failure of
+// testdata/golden), rendered as the preview renders it (goldmark's GFM, with
+// github-markdown-css's table and pre rules: a table scrolls inside its own
+// box) in headless Chromium at a phone's 390 CSS pixels: the first failed
+// check's name and its evidence lie within the screen, with no horizontal
+// scrolling, and the page itself is no wider than the screen. Element
+// geometry, not pixels.
+func TestPhoneFirst(t *testing.T) {
+	page, err := HTML(weeklyPriorityDocs(t), "Weekly correctness")
 	if err != nil {
 		t.Fatal(err)
 	}

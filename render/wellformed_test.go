@@ -57,10 +57,10 @@ type docCheck struct {
 
 var (
 	markerRE  = regexp.MustCompile(`^<!-- ci-report:comment run=[A-Za-z0-9._-]+ attempt=[A-Za-z0-9._-]+ profile=[a-z0-9][a-z0-9_-]* -->$`)
-	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*|Memory chart of this case|Tracebacks of the failures above)</summary>|</details>)$`)
+	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*|Memory chart of this case|Tracebacks of the failures above|How the servers start|The [0-9]+ cases?|Workload and checks)</summary>|</details>)$`)
 	// A failed co-location case's chart is collapsed in any comment
 	// (docs/render.md §3.9).
-	chartDetailsRE = regexp.MustCompile(`^<details><summary>(Memory chart of this case|Tracebacks of the failures above)</summary>$`)
+	chartDetailsRE = regexp.MustCompile(`^<details><summary>(Memory chart of this case|Tracebacks of the failures above|How the servers start|The [0-9]+ cases?|Workload and checks)</summary>$`)
 	// What GitHub turns into a notification or a cross-reference.
 	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
 	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b|(?i:\bgh-[0-9]+)`)
