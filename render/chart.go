@@ -72,7 +72,7 @@ type chart struct {
 	marks    []chartMark
 	readings int     // readings in the timeline
 	span     float64 // seconds from the first sample to the last
-	top      float64 // the x-axis' end: span rounded up to whole seconds, at least 1
+	top      float64 // the x-axis' end: span rounded up as secs shows it (a tenth under a minute), at least 0.1
 	// raw per-series extremes and ends, before downsampling, for the summary.
 	first, last, lo, hi []float64
 }
@@ -150,7 +150,10 @@ func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 		ch.span = math.Max(ch.span, ts[i])
 	}
 	raw := ch.addSeries(picks, readings)
-	ch.top = math.Max(1, math.Ceil(ch.span))
+	ch.top = math.Max(0.1, math.Ceil(ch.span*10)/10)
+	if ch.span >= 60 {
+		ch.top = math.Ceil(ch.span)
+	}
 	n := min(points, len(readings))
 	for i := range n {
 		ch.xs = append(ch.xs, ch.top*float64(i)/float64(n-1))
@@ -431,7 +434,7 @@ func (c *chart) mermaid() string {
 	fmt.Fprintf(&b, "%%%%{init: {%s\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", init, palette(len(c.series)))
 	b.WriteString("xychart-beta\n")
 	fmt.Fprintf(&b, "    title \"%s\"\n", chartText("Memory of "+c.caseName+" (MiB)"))
-	fmt.Fprintf(&b, "    x-axis \"seconds\" 0 --> %s\n", mib(c.top))
+	fmt.Fprintf(&b, "    x-axis \"seconds\" 0 --> %s\n", secs(c.top, c.top))
 	fmt.Fprintf(&b, "    y-axis \"MiB\" 0 --> %s\n", mib(c.yMax()))
 	for _, s := range c.series {
 		vals := make([]string, len(s.values))

@@ -190,7 +190,7 @@ func TestChartSeries(t *testing.T) {
 }
 
 var (
-	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{("themeCSS": "(\.line-plot-[0-9] path\{stroke-dasharray:6 4\} ?)+", )?"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" 0 --> [0-9]+|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
+	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{("themeCSS": "(\.line-plot-[0-9] path\{stroke-dasharray:6 4\} ?)+", )?"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" 0 --> [0-9]+(\.[0-9])?|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
 )
 
 // TestChartTextEscapes: whatever a case or phase is called, the Mermaid
