@@ -73,7 +73,7 @@ type chart struct {
 	readings int     // readings in the timeline
 	span     float64 // seconds from the first sample to the last
 	top      float64 // the x-axis' end: span rounded up as secs shows it (a tenth under a minute), at least 0.1
-	// raw per-series extremes and ends, before downsampling, for the summary.
+	// raw per-series extremes and ends, before resampling, for the summary.
 	first, last, lo, hi []float64
 }
 

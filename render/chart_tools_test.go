@@ -43,7 +43,7 @@ var mermaidDir = filepath.Join("testdata", "mermaid")
 
 // chartComments are comments whose Mermaid blocks the parser must accept: the
 // golden documents' and renders of what the charts must survive (a hostile
-// case and phase name, a long timeline downsampled, the shortest one).
+// case and phase name, a long timeline resampled, the shortest one).
 func chartComments(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
