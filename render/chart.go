@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"html"
 	"math"
 	"slices"
 	"strconv"
@@ -15,8 +14,8 @@ import (
 
 // Charts of failed co-location cases (docs/render.md §3.9): each failed
 // case with a usage timeline gets a one-line summary of its numbers, then,
-// collapsed, a Mermaid xychart-beta of its memory over time; the HTML
-// preview draws the same chart as inline SVG.
+// collapsed, a Mermaid xychart-beta of its memory over time, which the HTML
+// preview has Mermaid draw, as GitHub does.
 const (
 	// maxCharts is the most charts a comment holds; co-location cases are
 	// few, the rest are named on the summary lines only.
@@ -34,8 +33,8 @@ const (
 	chartLabelCut = 80
 )
 
-// chartColors are the series colours, in series order, both in Mermaid's
-// plotColorPalette and in the SVG, so that the legend line names them right.
+// chartColors are the series colours, in series order, in Mermaid's
+// plotColorPalette, so that the legend line names them right.
 var chartColors = []struct{ hex, name string }{
 	{"#1f77b4", "blue"},
 	{"#ff7f0e", "orange"},
@@ -46,15 +45,12 @@ var chartColors = []struct{ hex, name string }{
 	{"#e377c2", "pink"},
 }
 
-// chartPlotFill is the plot area's background.
-const chartPlotFill = "#f7f9fc"
-
 // chartSeries is one line of a chart: its legend label and one value per
 // point (MiB).
 type chartSeries struct {
 	label  string
 	values []float64
-	dashed bool // drawn dashed in the SVG (the ledger's series)
+	dashed bool // drawn dashed (the shortfall, mermaid())
 }
 
 // chartMark is a phase boundary: its seconds since the first sample and
@@ -67,7 +63,6 @@ type chartMark struct {
 // chart is one case's memory timeline, resampled onto evenly spaced points.
 type chart struct {
 	caseName string
-	xs       []float64 // seconds since the first sample, per point: 0 to top, evenly spaced
 	series   []chartSeries
 	marks    []chartMark
 	readings int     // readings in the timeline
@@ -154,11 +149,7 @@ func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	if ch.span >= 60 {
 		ch.top = math.Ceil(ch.span)
 	}
-	n := min(points, len(readings))
-	for i := range n {
-		ch.xs = append(ch.xs, ch.top*float64(i)/float64(n-1))
-	}
-	for j, vals := range gridValues(raw, ts, ch.top, n) {
+	for j, vals := range gridValues(raw, ts, ch.top, min(points, len(readings))) {
 		ch.series[j].values = vals
 	}
 	for _, s := range c.Timeline {
@@ -469,105 +460,3 @@ const (
 	chartDetails     = "<details><summary>Memory chart of this case</summary>"
 	chartDetailsOpen = "<details open><summary>Memory chart of this case</summary>"
 )
-
-// SVG geometry of a chart, in pixels.
-const (
-	svgW, svgH             = 760, 380
-	svgLeft, svgRight      = 64, 740
-	svgTop, svgBottom      = 36, 280
-	svgLegendY, svgLegendH = 316, 18
-)
-
-// svg draws the chart as inline SVG for the HTML preview: the same points
-// and colours as the Mermaid chart, x by time, a dashed line at each phase
-// boundary, and a legend. Every text from data is HTML-escaped; numbers are
-// formatted to fixed decimals, so the same chart gives the same bytes.
-func (c *chart) svg() string {
-	pl := svgPlot{span: c.top, top: c.yMax()}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="sans-serif" font-size="11">`, svgW, svgH, svgW, svgH)
-	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString("Memory of "+c.caseName+" (MiB)"))
-	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`, svgW, svgH)
-	// The plot area has a colour of its own, which tells a screenshot where
-	// the plot is (TestChartScreenshot).
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(text.Cut("Memory of "+c.caseName+" (MiB)", 120)))
-	c.svgAxes(&b, pl)
-	for i, m := range c.marks {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, svgNum(pl.x(m.x)), svgTop, svgNum(pl.x(m.x)), svgBottom)
-		// Labels alternate in height so that close boundaries stay legible.
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, svgNum(pl.x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(text.Cut(m.phase, 40)))
-	}
-	c.svgLines(&b, pl)
-	for j, s := range c.series {
-		col, row := j%2, j/2
-		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(text.Cut(s.label, 55)))
-	}
-	b.WriteString(`</svg>`)
-	return b.String()
-}
-
-// svgPlot maps a chart's seconds and MiB to the SVG's pixels: span and top
-// are the largest of each the plot area shows.
-type svgPlot struct{ span, top float64 }
-
-func (p svgPlot) x(t float64) float64 { return svgLeft + t/p.span*(svgRight-svgLeft) }
-func (p svgPlot) y(v float64) float64 { return svgBottom - v/p.top*(svgBottom-svgTop) }
-
-// svgNum formats a pixel coordinate to one decimal.
-func svgNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
-
-// svgAxes draws the grid lines with their MiB, the seconds below the plot
-// and the plot's frame.
-func (c *chart) svgAxes(b *strings.Builder, pl svgPlot) {
-	for k := 0; k <= 4; k++ {
-		v := pl.top * float64(k) / 4
-		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, svgNum(pl.y(v)), svgRight, svgNum(pl.y(v)))
-		fmt.Fprintf(b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, svgNum(pl.y(v)+4), mib(v))
-	}
-	for k := 0; k <= 5; k++ {
-		t := c.top * float64(k) / 5
-		fmt.Fprintf(b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, svgNum(pl.x(t)), svgBottom+16, secs(c.top, t))
-	}
-	fmt.Fprintf(b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
-}
-
-// svgLines draws each series as a polyline in its colour, in order: the
-// dashed shortfall last, on top, so that a watermark equal to it shows
-// through it.
-func (c *chart) svgLines(b *strings.Builder, pl svgPlot) {
-	for j, s := range c.series {
-		pts := make([]string, len(s.values))
-		for k, v := range s.values {
-			pts[k] = svgNum(pl.x(c.xs[k])) + "," + svgNum(pl.y(v))
-		}
-		dash := ""
-		if s.dashed {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
-	}
-}
-
-// chartSVGs maps each chart's Mermaid text, as the fence holds it, to its
-// SVG, for HTML; nil without charts.
-func chartSVGs(charts []chart) map[string]string {
-	if len(charts) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(charts))
-	for i := range charts {
-		out[fenceBody(charts[i].mermaid())] = charts[i].svg()
-	}
-	return out
-}
-
-// fenceBody is the content of a fenced block: its lines between the fences,
-// each with its newline, as goldmark gives a fenced code block's lines.
-func fenceBody(fenced string) string {
-	_, body, _ := strings.Cut(fenced, "\n")
-	body, _ = strings.CutSuffix(body, "```")
-	return body
-}

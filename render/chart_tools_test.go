@@ -7,9 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"html"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +22,8 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Tests that run real tools: the Mermaid parser (node) and a headless
-// Chromium. Each is skipped when its tool is absent, except under CI=true,
+// Tests that run real tools: the Mermaid parser (node) and Mermaid in a
+// headless Chromium. Each is skipped when its tool is absent, except under CI=true,
 // where .ci/run has installed it and a skip would hide that nothing was
 // checked.
 
@@ -129,135 +126,6 @@ func chromium() string {
 		}
 	}
 	return ""
-}
-
-// screenshot loads page in a headless Chromium and returns its PNG. The
-// flags: root needs --no-sandbox; the network is closed, so nothing may
-// reach for it; a fresh profile each time.
-func screenshot(t *testing.T, bin string, page []byte, width, height int) image.Image {
-	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "preview.html")
-	if err := os.WriteFile(file, page, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(dir, "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size="+itoa(width)+","+itoa(height),
-		"--screenshot="+shot, "file://"+file)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decode the screenshot: %v", err)
-	}
-	if keep := os.Getenv("CI_REPORT_KEEP_SCREENSHOT"); keep != "" {
-		var b bytes.Buffer
-		_ = png.Encode(&b, img)
-		_ = os.WriteFile(keep, b.Bytes(), 0o644)
-	}
-	return img
-}
-
-// hexColor parses #rrggbb.
-func hexColor(t *testing.T, s string) color.RGBA {
-	t.Helper()
-	var c color.RGBA
-	c.A = 0xff
-	for i, p := range []*uint8{&c.R, &c.G, &c.B} {
-		var v uint8
-		for _, ch := range s[1+2*i : 3+2*i] {
-			v <<= 4
-			switch {
-			case ch >= '0' && ch <= '9':
-				v |= uint8(ch - '0')
-			case ch >= 'a' && ch <= 'f':
-				v |= uint8(ch - 'a' + 10)
-			default:
-				t.Fatalf("colour %q", s)
-			}
-		}
-		*p = v
-	}
-	return c
-}
-
-func sameRGB(a color.Color, b color.RGBA) bool {
-	r, g, bl, _ := a.RGBA()
-	return uint8(r>>8) == b.R && uint8(g>>8) == b.G && uint8(bl>>8) == b.B
-}
-
-// TestChartScreenshot: the HTML preview of a failed priority case, loaded in
-// a real headless Chromium, draws its chart: the plot area (found by its own
-// fill) is there, and inside it every series' colour (L's and H's KV, GPU
-// free, H's shortfall, L's watermark) covers pixels of a drawn line.
-func TestChartScreenshot(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		requireTool(t, "chromium is not installed")
-	}
-	docs, err := Render(chartReport("priority-vllm-qwen05b+vllm-qwen35_4b", 400), sampleOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := HTML(docs, "Weekly correctness")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img := screenshot(t, bin, page, 1100, 1400)
-	plot := hexColor(t, chartPlotFill)
-	b := img.Bounds()
-	box := image.Rectangle{Min: b.Max, Max: b.Min}
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if sameRGB(img.At(x, y), plot) {
-				box.Min.X, box.Min.Y = min(box.Min.X, x), min(box.Min.Y, y)
-				box.Max.X, box.Max.Y = max(box.Max.X, x+1), max(box.Max.Y, y+1)
-			}
-		}
-	}
-	// The plot area is 676 × 244 CSS pixels (svgRight-svgLeft, svgBottom-svgTop).
-	if box.Dx() < 600 || box.Dy() < 200 {
-		t.Fatalf("no plot area in the screenshot (the pixels of its fill span %v)", box)
-	}
-	for j, c := range chartColors[:5] {
-		want := hexColor(t, c.hex)
-		n := 0
-		for y := box.Min.Y; y < box.Max.Y; y++ {
-			for x := box.Min.X; x < box.Max.X; x++ {
-				if sameRGB(img.At(x, y), want) {
-					n++
-				}
-			}
-		}
-		// A 2-pixel line across the plot covers far more; a few pixels could
-		// be anti-aliasing of something else.
-		if n < 100 {
-			t.Errorf("series %d (%s, %s): %d pixels of its colour in the plot area %v", j, docsLabel(docs, j), c.hex, n, box)
-		}
-	}
-}
-
-// docsLabel names series j for a failure message.
-func docsLabel(docs Documents, j int) string {
-	for _, legend := range strings.Split(docs.Comment, "\n") {
-		if strings.HasPrefix(legend, "Lines: ") {
-			parts := strings.Split(strings.TrimPrefix(legend, "Lines: "), ", ")
-			if j < len(parts) {
-				return parts[j]
-			}
-		}
-	}
-	return "?"
 }
 
 // probe loads page in a headless Chromium, in a frame width CSS pixels wide

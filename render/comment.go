@@ -402,7 +402,6 @@ func (r *renderer) correctness() (Documents, error) {
 	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, rows, func(p plan) (string, error) {
 		return r.comment(verdict, rows, prBlock, p)
 	})
-	docs.Charts = chartSVGs(r.charts)
 	return docs, withDigest(&docs.Comment, digest, err)
 }
 
