@@ -32,6 +32,11 @@ const (
 	ClassByDefault   = "default"
 )
 
+// NoSignature opens a runner's default class reason (docs/runner.md §5.10):
+// what was not found, before the clause that says what failed, which is
+// what a report's class cell shows (docs/render.md §3.4).
+const NoSignature = "no machine or harness signature; "
+
 // Unexplained reports whether a failed case's class is product by the
 // default alone (ClassByDefault): reports show it apart, as `product,
 // unexplained` (docs/render.md §3.4), and count it apart in the verdict.

@@ -211,8 +211,4 @@ type Documents struct {
 	// Warnings say where a document was degraded to fit (e.g. a section left
 	// out); the CLI prints them on stderr.
 	Warnings []string
-
-	// Charts maps the text of each Mermaid chart in Comment (its fence's
-	// content) to the SVG that HTML draws in its place (docs/render.md §8).
-	Charts map[string]string
 }

@@ -2,8 +2,8 @@ package render
 
 import (
 	"fmt"
-	"html"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,14 +14,13 @@ import (
 
 // Charts of failed co-location cases (docs/render.md §3.9): each failed
 // case with a usage timeline gets a one-line summary of its numbers, then,
-// collapsed, a Mermaid xychart-beta of its memory over time; the HTML
-// preview draws the same chart as inline SVG.
+// collapsed, a Mermaid xychart-beta of its memory over time, which the HTML
+// preview has Mermaid draw, as GitHub does.
 const (
 	// maxCharts is the most charts a comment holds; co-location cases are
 	// few, the rest are named on the summary lines only.
 	maxCharts = 6
-	// chartPoints is the most points a series keeps after downsampling: 30
-	// buckets of two points, each bucket's minimum and maximum.
+	// chartPoints is the most points a line has (gridValues).
 	chartPoints = 60
 	// chartPointsAll are the points the charts of one comment share: a
 	// second chart halves them (32 each), so that a failure with two
@@ -34,8 +33,8 @@ const (
 	chartLabelCut = 80
 )
 
-// chartColors are the series colours, in series order, both in Mermaid's
-// plotColorPalette and in the SVG, so that the legend line names them right.
+// chartColors are the series colours, in series order, in Mermaid's
+// plotColorPalette, so that the legend line names them right.
 var chartColors = []struct{ hex, name string }{
 	{"#1f77b4", "blue"},
 	{"#ff7f0e", "orange"},
@@ -46,33 +45,30 @@ var chartColors = []struct{ hex, name string }{
 	{"#e377c2", "pink"},
 }
 
-// chartPlotFill is the plot area's background.
-const chartPlotFill = "#f7f9fc"
-
 // chartSeries is one line of a chart: its legend label and one value per
 // point (MiB).
 type chartSeries struct {
 	label  string
 	values []float64
-	dashed bool // drawn dashed in the SVG (the ledger's series)
+	dashed bool // drawn dashed (the shortfall, mermaid())
 }
 
-// chartMark is a phase boundary: the point it falls on and the phase.
+// chartMark is a phase boundary: its seconds since the first sample and
+// the phase.
 type chartMark struct {
-	x     float64 // seconds since the first sample
-	point int     // the first point at or after it
+	x     float64
 	phase string
 }
 
-// chart is one case's memory timeline, downsampled.
+// chart is one case's memory timeline, resampled onto evenly spaced points.
 type chart struct {
 	caseName string
-	xs       []float64 // seconds since the first sample, per point
 	series   []chartSeries
 	marks    []chartMark
 	readings int     // readings in the timeline
 	span     float64 // seconds from the first sample to the last
-	// raw per-series extremes and ends, before downsampling, for the summary.
+	top      float64 // the x-axis' end: span rounded up as secs shows it (a tenth under a minute), at least 0.1
+	// raw per-series extremes and ends, before resampling, for the summary.
 	first, last, lo, hi []float64
 }
 
@@ -126,7 +122,7 @@ func chartKind(e *collect.KindEntry) string {
 // §5.6). kind is the case's kind by the setup (chartKind: "priority", "pair", or ""
 // when the setup does not say: then a pair with the ledger's fields is
 // taken as priority). A timeline with fewer than two readings gives none;
-// a longer one is downsampled to at most points points.
+// a longer one is resampled onto at most points points (gridValues).
 func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false
@@ -149,17 +145,18 @@ func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 		ch.span = math.Max(ch.span, ts[i])
 	}
 	raw := ch.addSeries(picks, readings)
-	idx := downsample(raw, points)
-	for _, i := range idx.points {
-		ch.xs = append(ch.xs, ts[i.x])
+	ch.top = math.Max(0.1, math.Ceil(ch.span*10)/10)
+	if ch.span >= 60 {
+		ch.top = math.Ceil(ch.span)
 	}
-	for j := range ch.series {
-		ch.series[j].values = make([]float64, len(idx.points))
-		for k, p := range idx.points {
-			ch.series[j].values[k] = raw[j][p.of[j]]
+	for j, vals := range gridValues(raw, ts, ch.top, min(points, len(readings))) {
+		ch.series[j].values = vals
+	}
+	for _, s := range c.Timeline {
+		if s.Phase != "" {
+			ch.marks = append(ch.marks, chartMark{x: s.T - t0, phase: s.Phase})
 		}
 	}
-	ch.addMarks(c.Timeline, t0)
 	return ch, true
 }
 
@@ -233,8 +230,10 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 			return per.Get(name)
 		}, field == "shortfall"}
 	}
+	// The shortfall is drawn last and dashed: it often equals the
+	// watermark, and then shows over it.
 	if priority {
-		picks = append(picks, ledgerPick("shortfall", 1), ledgerPick("watermark", 0))
+		picks = append(picks, ledgerPick("watermark", 0), ledgerPick("shortfall", 1))
 	}
 	return picks
 }
@@ -267,25 +266,6 @@ func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (ra
 	return raw
 }
 
-// addMarks adds a mark at each phase start of timeline (t0: its first
-// sample's time), on the first point at or after it.
-func (c *chart) addMarks(timeline []collect.UsageSample, t0 float64) {
-	for _, s := range timeline {
-		if s.Phase == "" {
-			continue
-		}
-		x := s.T - t0
-		pt := len(c.xs) - 1
-		for k, px := range c.xs {
-			if px >= x {
-				pt = k
-				break
-			}
-		}
-		c.marks = append(c.marks, chartMark{x: x, point: pt, phase: s.Phase})
-	}
-}
-
 // fillGaps gives a reading that lacked a value its previous one (the first
 // ones the first value read), so that every series has a value at every
 // point, as Mermaid needs.
@@ -304,84 +284,31 @@ func fillGaps(vals []float64, have []bool) {
 	}
 }
 
-// downsampled says, per output point, which reading gives its x and which
-// reading each series takes its value from.
-type downsampled struct {
-	points []struct {
-		x  int
-		of []int
-	}
-}
-
-// downsample keeps at most max points of series sharing their readings,
-// deterministically and keeping extremes: up to max/2 buckets of
-// consecutive readings, each giving two points at its first and last
-// reading, where each series takes its bucket minimum and maximum in the
-// order they occurred. Every series keeps its overall minimum and maximum,
-// its first and its last value. Fewer readings than max are kept as they are.
-func downsample(series [][]float64, max int) downsampled {
-	var out downsampled
-	if len(series) == 0 {
-		return out
-	}
-	n := len(series[0])
-	add := func(x int, of []int) {
-		out.points = append(out.points, struct {
-			x  int
-			of []int
-		}{x, of})
-	}
-	if n <= max {
-		for i := 0; i < n; i++ {
-			of := make([]int, len(series))
-			for j := range of {
-				of[j] = i
-			}
-			add(i, of)
-		}
-		return out
-	}
-	buckets := max / 2
-	for b := 0; b < buckets; b++ {
-		from, to := b*n/buckets, (b+1)*n/buckets-1
-		a, z := make([]int, len(series)), make([]int, len(series))
-		for j, vals := range series {
-			lo, hi := from, from
-			for i := from; i <= to; i++ {
-				if vals[i] < vals[lo] {
-					lo = i
-				}
-				if vals[i] > vals[hi] {
-					hi = i
+// gridValues resamples each series (its values per reading at times ts)
+// onto n points evenly spaced over 0 to top seconds, as Mermaid's numeric
+// x-axis places a line's values (see mermaid()). A point takes, of the
+// readings nearer to it than to its neighbours, the value furthest from the
+// point before it, so a spike one reading long stays; a point with no such
+// reading holds the last value read before it. The first point is the first
+// reading, the last point the last one, so every line keeps its ends.
+func gridValues(series [][]float64, ts []float64, top float64, n int) [][]float64 {
+	step := top / float64(n-1)
+	out := make([][]float64, len(series))
+	for j, vals := range series {
+		out[j] = make([]float64, n)
+		out[j][0], out[j][n-1] = vals[0], vals[len(vals)-1]
+		k := 1 // the first reading no point has taken
+		for i := 1; i < n-1; i++ {
+			v, prev, found := vals[k-1], out[j][i-1], false
+			for ; k < len(ts) && ts[k] <= (float64(i)+0.5)*step; k++ {
+				if !found || math.Abs(vals[k]-prev) > math.Abs(v-prev) {
+					v, found = vals[k], true
 				}
 			}
-			// The bucket's first and last readings keep the series' ends.
-			switch {
-			case b == 0:
-				a[j], z[j] = from, pickOther(vals, from, lo, hi)
-			case b == buckets-1:
-				a[j], z[j] = pickOther(vals, to, lo, hi), to
-			case lo <= hi:
-				a[j], z[j] = lo, hi
-			default:
-				a[j], z[j] = hi, lo
-			}
-		}
-		add(from, a)
-		if to > from {
-			add(to, z)
+			out[j][i] = v
 		}
 	}
 	return out
-}
-
-// pickOther is the extreme of a bucket (lo or hi) further from the value at
-// end, which the bucket already keeps.
-func pickOther(vals []float64, end, lo, hi int) int {
-	if math.Abs(vals[hi]-vals[end]) >= math.Abs(vals[lo]-vals[end]) {
-		return hi
-	}
-	return lo
 }
 
 // mib formats MiB as a whole number, for every chart text.
@@ -449,52 +376,56 @@ func (c *chart) summaryLine() string {
 	return text.Plain(line + ".")
 }
 
-// legendLine names each line's colour, as xychart-beta draws no legend.
+// legendLine names each line's colour, as xychart-beta draws no legend
+// (Mermaid 11; 12's needs titled lines), and says where a dashed line lies
+// on another at every point, so that a line hidden under it is not missed.
 func (c *chart) legendLine() string {
 	var parts []string
 	for j, s := range c.series {
-		parts = append(parts, chartColors[j%len(chartColors)].name+": "+s.label)
+		part := chartColors[j%len(chartColors)].name + ": " + s.label
+		if s.dashed {
+			part += " (dashed"
+			for _, o := range c.series[:j] {
+				if slices.Equal(o.values, s.values) {
+					part += ", on " + o.label + " at every point"
+					break
+				}
+			}
+			part += ")"
+		}
+		parts = append(parts, part)
 	}
-	return text.Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading, a phase's name at its start.")
-}
-
-// palette is the colour list of Mermaid's plotColorPalette.
-func palette(n int) string {
-	var hex []string
-	for j := 0; j < n; j++ {
-		hex = append(hex, chartColors[j%len(chartColors)].hex)
-	}
-	return strings.Join(hex, ", ")
+	return text.Plain("Lines: " + strings.Join(parts, ", ") + "; the x-axis is seconds since the first reading.")
 }
 
 // mermaid is the chart as a Mermaid xychart-beta, inside its fence. The x
-// axis is categorical: each point is labelled with its seconds, and a
-// phase's name where it begins (xychart-beta has no vertical markers).
+// axis is numeric, 0 to top seconds: Mermaid spreads a line's values evenly
+// over a numeric axis' range (transformDataWithoutCategory in
+// packages/mermaid/src/diagrams/xychart/xychartDb.ts, mermaid-js/mermaid
+// bccc5ae3d9dbeef80be31a2b76ab549a508813bb, and npm mermaid 12.3.0), which
+// the chart's evenly spaced points are made for, and labels the axis with a
+// few round ticks, so no label crowds another (TestMermaidChartLabels).
+// Phases stay in the summary line: xychart-beta has no vertical markers.
+// A dashed series is dashed by themeCSS on its plot's group (line-plot-<index>,
+// LinePlot in .../xychart/chartBuilder/components/plot/linePlot.ts), which
+// Mermaid's sanitizeDirective lets through.
 func (c *chart) mermaid() string {
 	var b strings.Builder
 	b.WriteString("```mermaid\n")
-	fmt.Fprintf(&b, "%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", palette(len(c.series)))
+	var css []string
+	for j, s := range c.series {
+		if s.dashed {
+			css = append(css, fmt.Sprintf(".line-plot-%d path{stroke-dasharray:6 4}", j))
+		}
+	}
+	init := ""
+	if len(css) > 0 {
+		init = fmt.Sprintf(`"themeCSS": "%s", `, strings.Join(css, " "))
+	}
+	fmt.Fprintf(&b, "%%%%{init: {%s\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", init, palette(len(c.series)))
 	b.WriteString("xychart-beta\n")
 	fmt.Fprintf(&b, "    title \"%s\"\n", chartText("Memory of "+c.caseName+" (MiB)"))
-	labels := make([]string, len(c.xs))
-	for k, x := range c.xs {
-		labels[k] = secs(c.span, x)
-	}
-	for _, m := range c.marks {
-		labels[m.point] += " " + m.phase
-	}
-	// Categories must differ (a repeated one would be drawn on top of the
-	// first): two readings in the same tenth of a second get primes.
-	used := map[string]bool{}
-	for k := range labels {
-		l := chartText(labels[k])
-		for used[l] {
-			l += "'"
-		}
-		used[l] = true
-		labels[k] = "\"" + l + "\""
-	}
-	fmt.Fprintf(&b, "    x-axis \"seconds\" [%s]\n", strings.Join(labels, ", "))
+	fmt.Fprintf(&b, "    x-axis \"seconds\" 0 --> %s\n", secs(c.top, c.top))
 	fmt.Fprintf(&b, "    y-axis \"MiB\" 0 --> %s\n", mib(c.yMax()))
 	for _, s := range c.series {
 		vals := make([]string, len(s.values))
@@ -505,6 +436,15 @@ func (c *chart) mermaid() string {
 	}
 	b.WriteString("```")
 	return b.String()
+}
+
+// palette is the colour list of Mermaid's plotColorPalette.
+func palette(n int) string {
+	var hex []string
+	for j := 0; j < n; j++ {
+		hex = append(hex, chartColors[j%len(chartColors)].hex)
+	}
+	return strings.Join(hex, ", ")
 }
 
 // markdown is the chart's block of the comment: the summary line, then the
@@ -520,116 +460,3 @@ const (
 	chartDetails     = "<details><summary>Memory chart of this case</summary>"
 	chartDetailsOpen = "<details open><summary>Memory chart of this case</summary>"
 )
-
-// SVG geometry of a chart, in pixels.
-const (
-	svgW, svgH             = 760, 380
-	svgLeft, svgRight      = 64, 740
-	svgTop, svgBottom      = 36, 280
-	svgLegendY, svgLegendH = 316, 18
-)
-
-// svg draws the chart as inline SVG for the HTML preview: the same points
-// and colours as the Mermaid chart, x by time, a dashed line at each phase
-// boundary, and a legend. Every text from data is HTML-escaped; numbers are
-// formatted to fixed decimals, so the same chart gives the same bytes.
-func (c *chart) svg() string {
-	pl := svgPlot{span: math.Max(c.span, 1e-9), top: c.yMax()}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="sans-serif" font-size="11">`, svgW, svgH, svgW, svgH)
-	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString("Memory of "+c.caseName+" (MiB)"))
-	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`, svgW, svgH)
-	// The plot area has a colour of its own, which tells a screenshot where
-	// the plot is (TestChartScreenshot).
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop, chartPlotFill)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`, svgLeft, html.EscapeString(text.Cut("Memory of "+c.caseName+" (MiB)", 120)))
-	c.svgAxes(&b, pl)
-	for i, m := range c.marks {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#8a8a8a" stroke-dasharray="4 3"/>`, svgNum(pl.x(m.x)), svgTop, svgNum(pl.x(m.x)), svgBottom)
-		// Labels alternate in height so that close boundaries stay legible.
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#555555">%s</text>`, svgNum(pl.x(m.x)+3), svgTop+12+12*(i%3), html.EscapeString(text.Cut(m.phase, 40)))
-	}
-	c.svgLines(&b, pl)
-	for j, s := range c.series {
-		col, row := j%2, j/2
-		lx, ly := svgLeft+col*340, svgLegendY+row*svgLegendH
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, lx, ly-4, chartColors[j%len(chartColors)].hex)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, lx+20, ly, html.EscapeString(text.Cut(s.label, 55)))
-	}
-	b.WriteString(`</svg>`)
-	return b.String()
-}
-
-// svgPlot maps a chart's seconds and MiB to the SVG's pixels: span and top
-// are the largest of each the plot area shows.
-type svgPlot struct{ span, top float64 }
-
-func (p svgPlot) x(t float64) float64 { return svgLeft + t/p.span*(svgRight-svgLeft) }
-func (p svgPlot) y(v float64) float64 { return svgBottom - v/p.top*(svgBottom-svgTop) }
-
-// svgNum formats a pixel coordinate to one decimal.
-func svgNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64) }
-
-// svgAxes draws the grid lines with their MiB, the seconds below the plot
-// and the plot's frame.
-func (c *chart) svgAxes(b *strings.Builder, pl svgPlot) {
-	for k := 0; k <= 4; k++ {
-		v := pl.top * float64(k) / 4
-		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`, svgLeft, svgNum(pl.y(v)), svgRight, svgNum(pl.y(v)))
-		fmt.Fprintf(b, `<text x="%d" y="%s" text-anchor="end">%s</text>`, svgLeft-6, svgNum(pl.y(v)+4), mib(v))
-	}
-	for k := 0; k <= 5; k++ {
-		t := c.span * float64(k) / 5
-		fmt.Fprintf(b, `<text x="%s" y="%d" text-anchor="middle">%s s</text>`, svgNum(pl.x(t)), svgBottom+16, secs(c.span, t))
-	}
-	fmt.Fprintf(b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555555"/>`, svgLeft, svgTop, svgRight-svgLeft, svgBottom-svgTop)
-}
-
-// svgLines draws each series as a polyline in its colour, the dashed ones
-// last, on top, so that a shortfall equal to the watermark still shows
-// through it.
-func (c *chart) svgLines(b *strings.Builder, pl svgPlot) {
-	order := make([]int, 0, len(c.series))
-	for _, dashed := range []bool{false, true} {
-		for j, s := range c.series {
-			if s.dashed == dashed {
-				order = append(order, j)
-			}
-		}
-	}
-	for _, j := range order {
-		s := c.series[j]
-		pts := make([]string, len(s.values))
-		for k, v := range s.values {
-			pts[k] = svgNum(pl.x(c.xs[k])) + "," + svgNum(pl.y(v))
-		}
-		// The ledger's lines are dashed: H's shortfall and L's watermark
-		// often coincide, and both stay visible.
-		dash := ""
-		if s.dashed {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, chartColors[j%len(chartColors)].hex, dash, strings.Join(pts, " "))
-	}
-}
-
-// chartSVGs maps each chart's Mermaid text, as the fence holds it, to its
-// SVG, for HTML; nil without charts.
-func chartSVGs(charts []chart) map[string]string {
-	if len(charts) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(charts))
-	for i := range charts {
-		out[fenceBody(charts[i].mermaid())] = charts[i].svg()
-	}
-	return out
-}
-
-// fenceBody is the content of a fenced block: its lines between the fences,
-// each with its newline, as goldmark gives a fenced code block's lines.
-func fenceBody(fenced string) string {
-	_, body, _ := strings.Cut(fenced, "\n")
-	body, _ = strings.CutSuffix(body, "```")
-	return body
-}

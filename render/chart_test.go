@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"regexp"
 	"slices"
@@ -80,11 +81,12 @@ func chartReport(name string, n int) *merge.Report {
 	}
 }
 
-// TestDownsampleKeepsExtremes: a long timeline comes down to at most
-// chartPoints points per series, the same every time, and every series
+// TestResampleKeepsExtremes: a long timeline comes down to at most
+// chartPoints points per series, the same every time, on an axis from 0
+// to the span rounded up, and every series
 // keeps its first and last value, its minimum and maximum, including a
 // spike one reading long.
-func TestDownsampleKeepsExtremes(t *testing.T) {
+func TestResampleKeepsExtremes(t *testing.T) {
 	for _, n := range []int{2, 59, 60, 61, 137, 1000, 4321} {
 		c := merge.Case{Name: "priority-x", Timeline: priorityTimeline(n, phasesAt(n))}
 		ch, ok := buildChart(&c, "priority", chartPoints)
@@ -92,18 +94,15 @@ func TestDownsampleKeepsExtremes(t *testing.T) {
 			t.Fatalf("n=%d: no chart", n)
 		}
 		again, _ := buildChart(&c, "priority", chartPoints)
-		if fmt.Sprint(ch.series) != fmt.Sprint(again.series) || ch.mermaid() != again.mermaid() || ch.svg() != again.svg() {
+		if fmt.Sprint(ch.series) != fmt.Sprint(again.series) || ch.mermaid() != again.mermaid() {
 			t.Fatalf("n=%d: two builds of one timeline differ", n)
-		}
-		if want := min(n, chartPoints); len(ch.xs) != want {
-			t.Errorf("n=%d: %d points, want %d", n, len(ch.xs), want)
 		}
 		if len(ch.series) != 5 {
 			t.Fatalf("n=%d: series %v, want L, H, GPU free, shortfall, watermark", n, labels(ch))
 		}
 		for j, s := range ch.series {
-			if len(s.values) != len(ch.xs) {
-				t.Fatalf("n=%d %s: %d values for %d points", n, s.label, len(s.values), len(ch.xs))
+			if want := min(n, chartPoints); len(s.values) != want {
+				t.Fatalf("n=%d %s: %d points, want %d", n, s.label, len(s.values), want)
 			}
 			if s.values[0] != ch.first[j] || s.values[len(s.values)-1] != ch.last[j] ||
 				slices.Min(s.values) != ch.lo[j] || slices.Max(s.values) != ch.hi[j] {
@@ -111,8 +110,12 @@ func TestDownsampleKeepsExtremes(t *testing.T) {
 					s.values[0], s.values[len(s.values)-1], slices.Min(s.values), slices.Max(s.values), ch.first[j], ch.last[j], ch.lo[j], ch.hi[j])
 			}
 		}
-		if !slices.IsSorted(ch.xs) {
-			t.Errorf("n=%d: x out of order: %v", n, ch.xs)
+		round := 0.1 // the axis ends at the span rounded up: a tenth under a minute, a second above
+		if ch.span >= 60 {
+			round = 1
+		}
+		if ch.top < ch.span || ch.top >= ch.span+round {
+			t.Errorf("n=%d: the axis ends at %v s, the span is %v s", n, ch.top, ch.span)
 		}
 		if got := markPhases(ch); !slices.Equal(got, []string{"l_fill", "h_burst"}) {
 			t.Errorf("n=%d: marks %q", n, got)
@@ -151,8 +154,8 @@ func TestChartSeries(t *testing.T) {
 		kind string
 		want []string
 	}{
-		{"priority", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
-		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "H's shortfall", "L's watermark"}},
+		{"priority", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "L's watermark", "H's shortfall"}},
+		{"", []string{"KV of L (" + chartL + ")", "KV of H (" + chartH + ")", "GPU free", "L's watermark", "H's shortfall"}},
 		{"pair", []string{"KV of A (" + chartL + ")", "KV of B (" + chartH + ")", "GPU free"}},
 	} {
 		ch, ok := buildChart(&c, tc.kind, chartPoints)
@@ -189,7 +192,7 @@ func TestChartSeries(t *testing.T) {
 }
 
 var (
-	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" \[("[A-Za-z0-9 _.+:/()'-]*"(, )?)+\]|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
+	mermaidLineRE = regexp.MustCompile(`^(` + "```mermaid" + `|%%\{init: \{("themeCSS": "(\.line-plot-[0-9] path\{stroke-dasharray:6 4\} ?)+", )?"themeVariables": \{"xyChart": \{"plotColorPalette": "[#0-9a-f, ]+"\}\}\}\}%%|xychart-beta|    title "[A-Za-z0-9 _.+:/()'-]*"|    x-axis "seconds" 0 --> [0-9]+(\.[0-9])?|    y-axis "MiB" 0 --> [0-9]+|    line \[[0-9, ]+\]|` + "```" + `)$`)
 )
 
 // TestChartTextEscapes: whatever a case or phase is called, the Mermaid
@@ -226,11 +229,12 @@ func TestChartTextEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(page), "<script") || strings.Contains(string(page), "<b>x") {
+	// The page's own two scripts load and start Mermaid; none comes from run text.
+	if strings.Count(string(page), "<script") != 2 || strings.Contains(string(page), "<b>x") {
 		t.Errorf("run text became HTML in the preview")
 	}
-	if n := strings.Count(string(page), "<svg"); n != 1 {
-		t.Errorf("preview has %d SVG charts, want 1", n)
+	if n := strings.Count(string(page), `<pre class="mermaid">`); n != 1 {
+		t.Errorf("preview has %d Mermaid charts, want 1", n)
 	}
 }
 
@@ -299,9 +303,10 @@ func TestChartsDroppedFirst(t *testing.T) {
 	}
 }
 
-// TestHTMLCharts: the preview draws each chart of the render as SVG in place
-// of its Mermaid block, opened, the same bytes every time; a Mermaid block
-// that is not the render's chart stays code.
+// TestHTMLCharts: the preview has the page's Mermaid script draw each
+// Mermaid block (its text in a pre of class mermaid, as Mermaid looks for
+// it), the charts open, the same bytes every time; a page without a Mermaid
+// block loads no script.
 func TestHTMLCharts(t *testing.T) {
 	docs, err := Render(chartReport("priority-a", 90), sampleOptions())
 	if err != nil {
@@ -316,21 +321,17 @@ func TestHTMLCharts(t *testing.T) {
 		t.Error("two previews of one render differ")
 	}
 	s := string(page)
-	if strings.Count(s, "<svg") != 1 || strings.Contains(s, "language-mermaid") || !strings.Contains(s, "<details open><summary>Memory chart") {
-		t.Errorf("preview: want one SVG, no Mermaid code, the chart open:\n%s", s)
+	pres := regexp.MustCompile(`(?s)<pre class="mermaid">(.*?)</pre>`).FindAllStringSubmatch(s, -1)
+	if len(pres) != 1 || html.UnescapeString(pres[0][1]) != fenceBody(mermaidBlocks(docs.Comment)[0]) || strings.Contains(s, "language-mermaid") ||
+		!strings.Contains(s, "<details open><summary>Memory chart") || !strings.Contains(s, `<script src="`+mermaidScript+`" integrity="`+mermaidSRI+`"`) {
+		t.Errorf("preview: want the chart's Mermaid text for the page's Mermaid script, once, the chart open:\n%s", s)
 	}
-	for _, c := range chartColors[:5] {
-		if !strings.Contains(s, `stroke="`+c.hex+`"`) {
-			t.Errorf("no line of colour %s", c.hex)
-		}
-	}
-	docs.Comment = strings.Replace(docs.Comment, "line [", "line [1, ", 1)
-	page, err = HTML(docs, "t")
+	page, err = HTML(Documents{Comment: "### No chart\n\n```text\nx\n```\n"}, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(page), "<svg") || !strings.Contains(string(page), `<pre><code class="language-mermaid">`) {
-		t.Errorf("a Mermaid block that is not the render's chart: want code, got:\n%s", page)
+	if strings.Contains(string(page), "<script") || !strings.Contains(string(page), `<pre><code class="language-text">`) {
+		t.Errorf("a page without Mermaid: want no script, code as code:\n%s", page)
 	}
 }
 
@@ -346,4 +347,12 @@ func TestChartNamesLeg(t *testing.T) {
 	if !strings.Contains(docs.Comment, `Memory of prio-vllm \[h100\] over 58.5 s`) {
 		t.Errorf("the chart does not name the case's leg:\n%s", docs.Comment)
 	}
+}
+
+// fenceBody is the content of a fenced block: its lines between the fences,
+// each with its newline.
+func fenceBody(fenced string) string {
+	_, body, _ := strings.Cut(fenced, "\n")
+	body, _ = strings.CutSuffix(body, "```")
+	return body
 }

@@ -146,13 +146,18 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 // (docs/render.md §3.4).
 const unnamedCheck = "(unnamed)"
 
-// failedColumns are the failed-cases table's columns (docs/render.md §3.4);
-// the comment adds since with a history (failedHeader).
-var failedColumns = []string{"case", "class", "setup", "failed checks"}
+// failedColumns are the terminal view's failed-cases columns (docs/render.md
+// §8); commentColumns the comment's (§3.4), phone first: the failed checks
+// before the class, no setup (the section has every case's), since added
+// with a history (failedHeader).
+var (
+	failedColumns  = []string{"case", "class", "setup", "failed checks"}
+	commentColumns = []string{"case", "failed checks", "class"}
+)
 
 // rowCells builds the escaped cells of the table's rows under plan p: a
-// row of alike cases names them all and shows its first case's class and
-// checks, the setup its cases share and each distinct since.
+// row of alike cases names them all and shows its first case's checks and
+// class, and each distinct since.
 func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	out := make([][]string, 0, len(rows))
 	for _, g := range rows {
@@ -161,17 +166,9 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 		if p.squeeze {
 			cut = squeezeName
 		}
-		briefs := make([]string, len(g.cases))
-		for i, m := range g.cases {
-			briefs[i] = r.ix.brief(m.Name)
-		}
-		brief := commonBrief(briefs)
-		if p.squeeze && runeCount(brief) > 2*squeezeName {
-			brief = ""
-		}
-		row := []string{g.caseCell(cut), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		row := []string{g.caseCell(cut), r.failedChecks(w, c, p), classCell(c, p)}
 		if r.classless() {
-			row = slices.Delete(row, 1, 2)
+			row = row[:2]
 		}
 		if r.hist != nil {
 			since := make([]string, len(g.cases))
@@ -188,9 +185,9 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 // failedHeader is the failed-cases table's header: with a history, the
 // since column (docs/render.md §11) follows the failed checks.
 func (r *renderer) failedHeader() []string {
-	head := slices.Clone(failedColumns)
+	head := slices.Clone(commentColumns)
 	if r.classless() {
-		head = slices.Delete(head, 1, 2)
+		head = head[:2]
 	}
 	if r.hist != nil {
 		head = append(head, "since")
@@ -291,15 +288,32 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	return out
 }
 
-// classCell is the class column of a failed or not-run case: the class,
-// with the short reason that decided it (at most collect.ClassWhyMax code
-// points, whatever the plan's detail length) while details are shown.
+// classFactMax is the most code points of the fact in a class cell.
+const classFactMax = 48
+
+// classCell is the comment's class cell of a failed or not-run case
+// (docs/render.md §3.4): a word and, while details are shown, the decisive
+// fact, short enough for a phone: `product, unexplained` for a failure only
+// the default decided, else `<class>: <fact>`, the fact being the class
+// reason's first clause past the runner's collect.NoSignature, cut at a word
+// to classFactMax code points. The whole reason is in the terminal view,
+// the job summary and the check run.
 func classCell(c *merge.Case, p plan) string {
-	why := ""
-	if p.detail > 0 {
-		why = text.Plain(text.Cut(c.ClassWhy, collect.ClassWhyMax))
+	class := text.Plain(text.Cut(caseClass(c), 20))
+	if collect.Unexplained(c.Class, c.ClassBy) {
+		return class + ", unexplained"
 	}
-	return classWithWhy(c, text.Plain(text.Cut(caseClass(c), 20)), why)
+	fact, _, _ := strings.Cut(strings.TrimPrefix(c.ClassWhy, collect.NoSignature), "; ")
+	if p.detail == 0 || fact == "" {
+		return class
+	}
+	if runeCount(fact) > classFactMax {
+		fact = text.Cut(fact, classFactMax)
+		if i := strings.LastIndexByte(fact, ' '); i > 0 {
+			fact = fact[:i] + "…"
+		}
+	}
+	return class + ": " + text.Plain(fact)
 }
 
 // classWithWhy is class (a case's, as shown) with the reason why (shown
@@ -388,7 +402,6 @@ func (r *renderer) correctness() (Documents, error) {
 	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, rows, func(p plan) (string, error) {
 		return r.comment(verdict, rows, prBlock, p)
 	})
-	docs.Charts = chartSVGs(r.charts)
 	return docs, withDigest(&docs.Comment, digest, err)
 }
 

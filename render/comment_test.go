@@ -43,11 +43,11 @@ func TestCommentHeaderAndLines(t *testing.T) {
 				"",
 				"The vLLM cases finished partly: 6 of 7 ran; the others count as not run.",
 				"",
-				"| case | class | setup | failed checks |",
-				"|---|---|---|---|",
-				"| sglang-qwen35\\_4b-kv\\_c1 | unclassified | SGLang 0.5.0, Qwen/Qwen3.5-4B@unknown, kvcached, contiguous, TP 2, KV model dtype | `all_ok` (3/20 failed) |",
-				"| vllm-qwen05b-native | unclassified | vLLM 0.30.0, Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa, native, TP 1, KV model dtype, `--block-size 1024` | no failed check recorded |",
-				"| priority-vllm-qwen05b+vllm-qwen05b | unclassified | vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 0) + vLLM Qwen/Qwen2.5-0.5B-Instruct (priority 1) on GPU 0, batch limit 128, ballast 2048 MiB | not run |",
+				"| case | failed checks | class |",
+				"|---|---|---|",
+				"| sglang-qwen35\\_4b-kv\\_c1 | `all_ok` (3/20 failed) | unclassified |",
+				"| vllm-qwen05b-native | no failed check recorded | unclassified |",
+				"| priority-vllm-qwen05b+vllm-qwen05b | not run | unclassified |",
 				"",
 				"Setup of every case: the issue description. Logs: [artifact](https://github.com/ovg-project/kvcached/actions/runs/123/artifacts/9), kept 30 days: serve.log and cmd.txt per case, summary.json with every request's tokens, setup.json, run.log.",
 			},
@@ -109,7 +109,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			edit: func(r *merge.Report, o *Options) {
 				r.Cases = append(r.Cases, merge.Case{Name: "vllm-setup", OK: false, Part: "shard-2", Checks: []collect.Check{{Name: "install_kvcached", Detail: "pip failed"}}})
 			},
-			want: []string{"| vllm-setup (shard-2) | unclassified | | `install_kvcached` (pip failed) |"},
+			want: []string{"| vllm-setup (shard-2) | `install_kvcached` (pip failed) | unclassified |"},
 		},
 		{
 			// docs/formats.md §7.2: a failed -setup case always names its part, so a
@@ -118,7 +118,7 @@ func TestCommentHeaderAndLines(t *testing.T) {
 			edit: func(r *merge.Report, o *Options) {
 				r.Cases = append(r.Cases, merge.Case{Name: "sglang-setup", OK: false, Part: "SGLang", Checks: []collect.Check{{Name: "install_kvcached", Detail: "pip failed"}}})
 			},
-			want: []string{"| sglang-setup (SGLang) | unclassified | | `install_kvcached` (pip failed) |"},
+			want: []string{"| sglang-setup (SGLang) | `install_kvcached` (pip failed) | unclassified |"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,7 +212,7 @@ func TestDetailCut(t *testing.T) {
 	// been escaped, the row would have more cells.
 	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
 	row := failed.Row(rep.Cases[1].Name)
-	if want := "all_ok (" + text.Cut(long, 300) + ")"; len(row) != len(failed.Header) || row[len(row)-1].Text != want {
+	if want := "all_ok (" + text.Cut(long, 300) + ")"; len(row) != len(failed.Header) || row[1].Text != want {
 		t.Errorf("detail not cut to 300 then escaped: row %q", mdtest.Texts(row))
 	}
 }

@@ -225,36 +225,6 @@ func (g caseRow) caseCell(cut int) string {
 	return text.Plain(s)
 }
 
-// commonBrief is the setup cell of a row: the brief its cases share, else
-// the fields (`, `-separated, in the first case's order) that every case's
-// brief has; "" when they share none. Briefs are escaped Markdown whose
-// fields never hold `, ` outside a code span.
-func commonBrief(briefs []string) string {
-	if len(briefs) == 0 {
-		return ""
-	}
-	fields := strings.Split(briefs[0], ", ")
-	for _, b := range briefs[1:] {
-		if b == briefs[0] {
-			continue
-		}
-		have := map[string]bool{}
-		for _, f := range strings.Split(b, ", ") {
-			have[f] = true
-		}
-		kept := fields[:0]
-		for _, f := range fields {
-			// A field with an odd number of backticks is a piece of a code
-			// span the split cut; alone it would open a span of its own.
-			if have[f] && strings.Count(f, "`")%2 == 0 {
-				kept = append(kept, f)
-			}
-		}
-		fields = kept
-	}
-	return strings.Join(fields, ", ")
-}
-
 // joinDistinct joins the distinct values of vals in first-seen order.
 func joinDistinct(vals []string, sep string) string {
 	var out []string

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
@@ -54,11 +53,11 @@ func TestAlikeFailuresShareARow(t *testing.T) {
 	}
 	docs := mustRender(t, rep, sampleOptions())
 	// The failed-cases table read back: the case and class cells of its
-	// rows (a class cell: the class, then its why in parentheses).
+	// rows (a class cell: the class, then the fact after a colon).
 	failed, _ := mdtest.WithColumn([]byte(docs.Comment), "failed checks")
 	var rowsGot [][]string
 	for _, r := range failed.Rows {
-		class, _, _ := strings.Cut(r[1].Text, " (")
+		class, _, _ := strings.Cut(r[2].Text, ":")
 		rowsGot = append(rowsGot, []string{r[0].Text, class})
 	}
 	want := [][]string{
@@ -70,7 +69,7 @@ func TestAlikeFailuresShareARow(t *testing.T) {
 	if !slices.EqualFunc(rowsGot, want, slices.Equal) {
 		t.Errorf("rows %q, want %q:\n%s", rowsGot, want, docs.Comment)
 	}
-	if r := failed.Row(want[2][0]); len(r) != 4 || r[1].Text != "infra (its part did not finish it)" || r[2].Text != "" || r[3].Text != "not run" {
+	if r := failed.Row(want[2][0]); len(r) != 3 || r[1].Text != "not run" || r[2].Text != "infra: its part did not finish it" {
 		t.Errorf("the not-run row %q", mdtest.Texts(r))
 	}
 }
@@ -96,60 +95,42 @@ func TestRowCapCountsRows(t *testing.T) {
 	}
 }
 
-// TestCommonBrief: the setup cell of a row is the brief its cases share,
-// else the fields every brief has; a piece of a code span is never kept
-// alone.
-func TestCommonBrief(t *testing.T) {
-	for _, tc := range []struct {
-		briefs []string
-		want   string
-	}{
-		{[]string{"a, b, c"}, "a, b, c"},
-		{[]string{"a, b, c", "a, b, c"}, "a, b, c"},
-		{[]string{"vLLM, m1, kvcached, contiguous, TP 2", "vLLM, m2, kvcached, non-contiguous, TP 2"}, "vLLM, kvcached, TP 2"},
-		{[]string{"x, `--a 1, --b 2`", "x, `--a 1, --c 3`"}, "x"},
-		{[]string{"a", "b"}, ""},
-	} {
-		if got := commonBrief(tc.briefs); got != tc.want {
-			t.Errorf("commonBrief(%q) = %q, want %q", tc.briefs, got, tc.want)
-		}
-	}
-}
-
-// TestClassCellShortReason: the class cell is the class and its reason cut
-// to collect.ClassWhyMax (80) code points with the ellipsis, in the comment
-// and in the text view, whatever the producer wrote (issue 21 item 3).
+// TestClassCellShortReason: the comment's class cell is a word and the
+// decisive fact, cut at a word to 48 code points (phone first, issue 31
+// item 2): the runner's "no signature" clause left out, an unexplained
+// failure `product, unexplained`, whatever the producer wrote.
 func TestClassCellShortReason(t *testing.T) {
 	rep := sampleReport(t)
-	rep.Cases = nil
 	long := strings.Repeat("é", collect.ClassWhyMax-10) + " and then the matched log line that belongs in the excerpt"
-	short := strings.Repeat("w", collect.ClassWhyMax)
-	rep.Cases = append(rep.Cases,
-		merge.Case{Name: "long-why", Part: "vLLM", Class: "infra", ClassWhy: long, Checks: []collect.Check{{Name: "server_ready", Detail: "not ready"}}},
-		merge.Case{Name: "short-why", Part: "vLLM", Class: "product", ClassWhy: short, Checks: []collect.Check{{Name: "gen_ok", Detail: "bad"}}})
-	rep.Verdict = "FAIL (2 of 2 cases)"
+	rep.Cases = nil
+	for i, c := range []merge.Case{
+		{Class: "infra", ClassWhy: long},
+		{Class: "product", ClassWhy: collect.NoSignature + "a kvcached server failed (l_released_for_h)", ClassBy: collect.ClassByFact},
+		{Class: "product", ClassWhy: collect.NoSignature + "a kvcached server failed (server_ready)", ClassBy: collect.ClassByDefault},
+		{Class: "infra", ClassWhy: "machine went bad: GPU has fallen off the bus (kernel.log)", ClassBy: collect.ClassByFact},
+		{Class: "harness"},
+	} {
+		c.Name, c.Part, c.Checks = fmt.Sprintf("case-%d", i), "vLLM", []collect.Check{{Name: fmt.Sprintf("check_%d", i), Detail: "bad"}}
+		rep.Cases = append(rep.Cases, c)
+	}
+	rep.Verdict = "FAIL (5 of 5 cases)"
 	docs := mustRender(t, rep, sampleOptions())
 	tables := mdtest.Tables([]byte(docs.Comment))
 	if len(tables) == 0 {
 		t.Fatalf("no table in the comment:\n%s", docs.Comment)
 	}
 	got := mdtest.Texts(tables[0].Column("class"))
-	want := []string{"infra (" + text.Cut(long, collect.ClassWhyMax) + ")", "product (" + short + ")"}
+	want := []string{"infra: " + text.Cut(long, 48), "product: a kvcached server failed (l_released_for_h)", "product, unexplained",
+		"infra: machine went bad: GPU has fallen off the bus…", "harness"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("class cells\n%q\nwant\n%q", got, want)
-	}
-	for _, cell := range got {
-		why := strings.TrimSuffix(cell[strings.Index(cell, "(")+1:], ")")
-		if n := utf8.RuneCountInString(why); n > collect.ClassWhyMax {
-			t.Errorf("reason of %d code points, over %d: %q", n, collect.ClassWhyMax, why)
-		}
 	}
 }
 
 // TestClassCellUnexplained: a product failure the runner's default decided
-// reads `product, unexplained: <why>` in the comment, the text view and the
-// annotations; one a fact or a signature decided keeps `product (<why>)`
-// (issue 29).
+// reads `product, unexplained` in the comment and `product, unexplained:
+// <why>` in the text view and the annotations; one a fact or a signature
+// decided `product: <why>` in the comment (issue 29, issue 31 item 2).
 func TestClassCellUnexplained(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases = []merge.Case{
@@ -164,7 +145,7 @@ func TestClassCellUnexplained(t *testing.T) {
 		t.Fatalf("no table in the comment:\n%s", docs.Comment)
 	}
 	got := mdtest.Texts(tables[0].Column("class"))
-	want := []string{"product, unexplained: no machine or harness signature", "product (kvcached error)", "infra (a native server failed)"}
+	want := []string{"product, unexplained", "product: kvcached error", "infra: a native server failed"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("class cells (-want +got):\n%s", d)
 	}

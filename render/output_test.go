@@ -239,7 +239,7 @@ func TestPerf(t *testing.T) {
 			r.Cases[0].OK = false
 			r.Cases[0].Checks = []collect.Check{{Name: "all_ok", Detail: "1/20 failed"}}
 		}, "FAIL", []string{head("FAIL"), "Hopper correctness:"}, nil,
-			[][][]string{{{"case", "setup", "failed checks"}, {"vllm-qwen05b-kv_c1"}}}},
+			[][][]string{{{"case", "failed checks"}, {"vllm-qwen05b-kv_c1"}}}},
 		{"no perf summary", func(r *merge.Report) { r.Perf.Summary = nil }, "DID NOT RUN",
 			[]string{head("DID NOT RUN"), "The tests did not finish; the run log has the details."}, nil, nil},
 	} {

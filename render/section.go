@@ -151,14 +151,14 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, r.enginesTable(w, p))
 	}
 	if b := r.engineBullets(w, p); b != "" {
-		blocks = append(blocks, b)
+		blocks = append(blocks, r.fold(w, "fold_servers", nil, b))
 	}
 	if len(s.Cases) > 0 {
 		blocks = append(blocks, w.t("cases_heading", nil))
 		if p.summarizeCases {
-			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.casesSummary(w, p, s.Cases))
+			blocks = append(blocks, w.t("cases_summary_sentence", nil), r.fold(w, "fold_cases", len(s.Cases), r.casesSummary(w, p, s.Cases)))
 		} else {
-			blocks = append(blocks, w.t("cases_sentence", text.Plain(r.cfg.Product)), r.casesTable(w, p, s.Cases))
+			blocks = append(blocks, w.t("cases_sentence", text.Plain(r.cfg.Product)), r.fold(w, "fold_cases", len(s.Cases), r.casesTable(w, p, s.Cases)))
 		}
 		blocks = append(blocks, r.workload(w, p, "cases", "each_case", s.Workload, &s.Checks)...)
 	}
@@ -252,7 +252,7 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 			}
 			rows[i] = row
 		}
-		blocks = append(blocks, w.mdTable(append(header, roles...), rows))
+		blocks = append(blocks, r.fold(w, "fold_cases", len(k.Entries), w.mdTable(append(header, roles...), rows)))
 	}
 	lead := "each_case"
 	if servers > 1 {
@@ -291,7 +291,18 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 		}
 		out = append(out, w.mdTable([]string{"check", "passes when"}, rows))
 	}
-	return out
+	return []string{r.fold(w, "fold_workload", nil, out...)}
+}
+
+// fold is blocks collapsed under a summary, the template name's text with
+// arg (docs/render.md §4: the section shows at once what a maintainer
+// reads every week, and folds the rest); in a pull request's comment, whose
+// setup block is folded as a whole, the blocks as they are.
+func (r *renderer) fold(w *writer, summary string, arg any, blocks ...string) string {
+	if r.opts.PR > 0 {
+		return strings.Join(blocks, "\n\n")
+	}
+	return w.t("fold", map[string]string{"Summary": w.t(summary, arg), "Body": strings.Join(blocks, "\n\n")})
 }
 
 func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {

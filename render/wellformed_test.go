@@ -57,10 +57,10 @@ type docCheck struct {
 
 var (
 	markerRE  = regexp.MustCompile(`^<!-- ci-report:comment run=[A-Za-z0-9._-]+ attempt=[A-Za-z0-9._-]+ profile=[a-z0-9][a-z0-9_-]* -->$`)
-	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*|Memory chart of this case|Tracebacks of the failures above)</summary>|</details>)$`)
+	detailsRE = regexp.MustCompile(`^(<details><summary>(Setup of every case|Known upstream issues: [^<>]*|Memory chart of this case|Tracebacks of the failures above|How the servers start|The [0-9]+ cases?|Workload and checks)</summary>|</details>)$`)
 	// A failed co-location case's chart is collapsed in any comment
 	// (docs/render.md §3.9).
-	chartDetailsRE = regexp.MustCompile(`^<details><summary>(Memory chart of this case|Tracebacks of the failures above)</summary>$`)
+	chartDetailsRE = regexp.MustCompile(`^<details><summary>(Memory chart of this case|Tracebacks of the failures above|How the servers start|The [0-9]+ cases?|Workload and checks)</summary>$`)
 	// What GitHub turns into a notification or a cross-reference.
 	mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_` + "`" + `])@[A-Za-z0-9]`)
 	issueRE   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/])#[0-9]+\b|[A-Za-z0-9-]+/[A-Za-z0-9._-]+#[0-9]+\b|(?i:\bgh-[0-9]+)`)
@@ -353,7 +353,7 @@ func listed(c *merge.Case) bool {
 	return !anyFailed && !c.OK
 }
 
-// checkFailedTable finds the `| case | class | setup | failed checks |` table and
+// checkFailedTable finds the `| case | failed checks | class |` table and
 // checks that it lists the report's failed and not-run cases in order, with
 // each name and each check detail reading back as the original text (cut to
 // 300 code points, `…` included, or shorter when the budget needed it).
@@ -370,9 +370,9 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 	for _, cand := range tables {
 		h := cand.FirstChild()
 		switch {
-		case h != nil && h.ChildCount() == 4 && plainText(h, src, true) == "caseclasssetupfailed checks":
+		case h != nil && h.ChildCount() == 3 && plainText(h, src, true) == "casefailed checksclass":
 			tb = cand
-		case h != nil && h.ChildCount() == 3 && plainText(h, src, true) == "casesetupfailed checks":
+		case h != nil && h.ChildCount() == 2 && plainText(h, src, true) == "casefailed checks":
 			// No case has a class (docs/render.md §3.4).
 			tb, hasClass = cand, false
 		}
@@ -409,7 +409,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 		rows++
 		listedCases += len(members)
 		nameCell := row.FirstChild()
-		checksCell := row.LastChild()
+		checksCell := nameCell.NextSibling()
 		gotName := zeroWidth.Replace(plainText(nameCell, src, true))
 		if msg := matchCaseCell(members, gotName); msg != "" {
 			t.Errorf("%s row %d: %s", dc.name, rows, msg)
@@ -422,7 +422,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 			if class != collect.ClassUnclassified {
 				t.Errorf("%s row %d (%s): no class column, but the case has class %q", dc.name, rows, c.Name, class)
 			}
-		} else if got := zeroWidth.Replace(plainText(nameCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+" (") {
+		} else if got := zeroWidth.Replace(plainText(checksCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+": ") && got != class+", unexplained" {
 			t.Errorf("%s row %d (%s): class cell %q, want %q", dc.name, rows, c.Name, got, class)
 		}
 		got := zeroWidth.Replace(plainText(checksCell, src, true))
@@ -827,10 +827,10 @@ func TestWellFormedCatches(t *testing.T) {
 	}}
 	cut := strings.Repeat("漢", 299) + "…"
 	good := "<!-- ci-report:comment run=1 attempt=1 profile=nightly -->\n### Nightly correctness · 2026-11-28 · FAIL\n\n" +
-		"| case | class | setup | failed checks |\n|---|---|---|---|\n" +
-		"| sglang-a-kv\\_c1 | unclassified | x | `gen_ok` (3/9 \\| failed @\u200dbob next); `apc_ok` (" + cut + ") |\n" +
-		"| sglang-setup (SGLang) | unclassified |  | no failed check recorded |\n" +
-		"| sglang-b-native | unclassified |  | not run |\n\nSee ```` ``` ```` there.\n"
+		"| case | failed checks | class |\n|---|---|---|\n" +
+		"| sglang-a-kv\\_c1 | `gen_ok` (3/9 \\| failed @\u200dbob next); `apc_ok` (" + cut + ") | unclassified |\n" +
+		"| sglang-setup (SGLang) | no failed check recorded | unclassified |\n" +
+		"| sglang-b-native | not run | unclassified |\n\nSee ```` ``` ```` there.\n"
 	tc := []struct {
 		name    string
 		doc     string
@@ -838,9 +838,9 @@ func TestWellFormedCatches(t *testing.T) {
 		want    string // a fragment of the complaint; "" for none
 	}{
 		{"good", good, false, ""},
-		{"extra cell", strings.Replace(good, "| not run |", "| not | run |", 1), false, "5 cells, header has 4"},
-		{"unescaped pipe", strings.Replace(good, `3/9 \| failed`, `3/9 | failed`, 1), false, "5 cells, header has 4"},
-		{"missing row", strings.Replace(good, "| sglang-b-native | unclassified |  | not run |\n", "", 1), false, "and 1 more"},
+		{"extra cell", strings.Replace(good, "| not run |", "| not | run |", 1), false, "4 cells, header has 3"},
+		{"unescaped pipe", strings.Replace(good, `3/9 \| failed`, `3/9 | failed`, 1), false, "4 cells, header has 3"},
+		{"missing row", strings.Replace(good, "| sglang-b-native | not run | unclassified |\n", "", 1), false, "and 1 more"},
 		{"detail changed", strings.Replace(good, "next)", "nxt)", 1), false, "does not read back"},
 		{"cut too long", strings.Replace(good, cut, strings.Repeat("漢", 300)+"…", 1), false, "does not read back"},
 		{"check name not code", strings.Replace(good, "`gen_ok`", "gen_ok", 1), false, "not in a code span"},

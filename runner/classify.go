@@ -190,8 +190,8 @@ type Verdict struct {
 
 // The default reasons, when no signature decided (docs/runner.md §5.10).
 const (
-	whyKvcachedDefault = "no machine or harness signature; a kvcached server failed"
-	whyNativeDefault   = "no machine or harness signature; a server without kvcached failed"
+	whyKvcachedDefault = collect.NoSignature + "a kvcached server failed"
+	whyNativeDefault   = collect.NoSignature + "a server without kvcached failed"
 )
 
 // note keeps m if it outranks what was found so far.

@@ -115,14 +115,15 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 		}
 	}
 	// The case's chart (docs/render.md §3.9): its numbers, then a Mermaid
-	// xychart of L's and H's KV, GPU free, H's shortfall and L's watermark
-	// with the fill and the burst on the x-axis; the preview draws it as SVG.
+	// xychart of L's and H's KV, GPU free, L's watermark and H's shortfall
+	// on a numeric time axis, the fill and the burst in the summary line; the
+	// preview has Mermaid draw it.
 	if len(mermaid) != 1 {
 		t.Fatalf("comment.md has %d Mermaid charts, want 1:\n%s", len(mermaid), c)
 	}
 	summary := paragraphWith(c, "Memory of priority-vllm-qwen05b+vllm-qwen35_4b over ")
-	if n := strings.Count(mermaid[0], "\n    line ["); n != 5 || !strings.Contains(mermaid[0], " l_fill\"") || !strings.Contains(mermaid[0], " h_burst\"") ||
-		summary == nil || !strings.Contains(summary.Text, "H's shortfall 0 → ") {
+	if n := strings.Count(mermaid[0], "\n    line ["); n != 5 || !strings.Contains(mermaid[0], "\n    x-axis \"seconds\" 0 --> ") ||
+		summary == nil || !strings.Contains(summary.Text, "H's shortfall 0 → ") || !strings.Contains(summary.Text, " l_fill at ") || !strings.Contains(summary.Text, " h_burst at ") {
 		t.Errorf("the priority chart lacks a line, a phase or its summary (%d lines):\n%s", n, c)
 	}
 	// Where to look (docs/render.md §3.11): L's serve.log from the burst
@@ -134,8 +135,8 @@ func TestDemoFaultFailsThePriorityCase(t *testing.T) {
 		t.Errorf("comment.md has no serve.log excerpt of the priority case:\n%s", c)
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "preview.html"))
-	if strings.Count(string(page), "<svg") != 1 || strings.Contains(string(page), "language-mermaid") {
-		t.Errorf("preview.html does not draw the chart as SVG")
+	if strings.Count(string(page), `<pre class="mermaid">`) != 1 || strings.Contains(string(page), "language-mermaid") {
+		t.Errorf("preview.html does not have Mermaid draw the chart")
 	}
 	// The real Mermaid parser accepts it, where render's tests installed it.
 	script, _ := filepath.Abs(filepath.Join("..", "..", "render", "testdata", "mermaid", "parse.mjs"))

@@ -53,11 +53,11 @@ func verdictOf(comment string) string {
 
 // failedTable is a comment's failed-cases table (docs/render.md §3.4).
 func failedTable(comment string) (mdtest.Table, bool) {
-	if tb, ok := mdtest.Headed([]byte(comment), "case", "class", "setup", "failed checks"); ok {
+	if tb, ok := mdtest.Headed([]byte(comment), "case", "failed checks", "class"); ok {
 		return tb, true
 	}
 	// Without the class column when no case has a class (docs/render.md §3.4).
-	return mdtest.Headed([]byte(comment), "case", "setup", "failed checks")
+	return mdtest.Headed([]byte(comment), "case", "failed checks")
 }
 
 // sinceCells are the since cells of a comment's failed-cases table
