@@ -41,6 +41,9 @@ type evidence struct {
 	// Facts are what the runner knew of the case besides its logs, which
 	// decide the families that words alone cannot (judge).
 	Facts CaseFacts
+	// kernel are the --kernel-log lines written while the case ran, until
+	// the OOM facts are taken from them (caseEvidence.get).
+	kernel []byte
 }
 
 // CaseFacts are what the runner measured or planned around a failed case
@@ -121,10 +124,26 @@ func (f *CaseFacts) Set(key, value string) error {
 	return nil
 }
 
+// Measured are the facts the runner measured (not those of the plan), as
+// `KEY=VALUE` for Set, in FactKeys' order; machine is left out, as the
+// part records it as went_bad.
+func (f *CaseFacts) Measured() []string {
+	var out []string
+	for _, kv := range [][2]string{{"port-holder", f.PortHolder}, {"oom-victim", f.OOMVictim}, {"oom-invoker", f.OOMInvoker}} {
+		if kv[1] != "" {
+			out = append(out, kv[0]+"="+kv[1])
+		}
+	}
+	if f.HostShort {
+		out = append(out, "host-memory-short=yes")
+	}
+	return out
+}
+
 // Whose a process or a port's holder is (CaseFacts).
 const (
-	HeldForeign = "foreign"
-	HeldByCase  = "case"
+	HeldForeign = engine.HeldForeign
+	HeldByCase  = engine.HeldByCase
 )
 
 // GPUFacts is what the GPU held around a case, which decides whose a memory
@@ -675,7 +694,11 @@ type caseEvidence struct {
 	// machine is what the host said of itself before and after the case
 	// (nil: the case passed when it ended).
 	machine *collect.Machine
-	ev      *evidence // nil until gathered
+	// watch sampled the run's processes and the GPUs while the case ran;
+	// hostShort: the host was short of memory when it started (hostShort).
+	watch     *caseWatch
+	hostShort bool
+	ev        *evidence // nil until gathered
 }
 
 // get gathers the evidence the first time it is asked for; nil has none
@@ -686,6 +709,10 @@ func (ce *caseEvidence) get() evidence {
 	}
 	if ce.ev == nil {
 		ev := ce.r.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
+		if ce.watch != nil {
+			ce.watch.oomFacts(&ev.Facts, ev.kernel)
+		}
+		ev.Facts.HostShort, ev.kernel = ce.hostShort, nil
 		ce.ev = &ev
 	}
 	ev := *ce.ev
@@ -723,7 +750,14 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 func (ce *caseEvidence) classify(res *collect.CaseResult) {
 	res.Class, res.ClassWhy, res.ClassBy = "", "", ""
 	if res.Failed() {
-		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ce.get())
+		ev := ce.get()
+		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ev)
+		if facts := ev.Facts.Measured(); len(facts) > 0 {
+			if res.Machine == nil {
+				res.Machine = &collect.Machine{}
+			}
+			res.Machine.Facts = facts
+		}
 	}
 }
 
@@ -758,6 +792,9 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			ev.Facts.PlanModels = append(ev.Facts.PlanModels, s.Plan.HFID)
 		}
 	}
+	c.mu.Lock()
+	ev.Facts.PortHolder = c.portHolder
+	c.mu.Unlock()
 	scan := func(path string, from, to int64, where string) {
 		if m, ok, err := r.scanFrom(path, from, to); err == nil && ok {
 			ev.note(m, where)
@@ -777,9 +814,11 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
 		}
 	}
-	if m, ok := r.scanKernelLog(kernelStart, kernelEnd); ok {
+	m, ok, kernel := r.scanKernelLog(kernelStart, kernelEnd)
+	if ok {
 		ev.note(m, "kernel log")
 	}
+	ev.kernel = kernel
 	return ev
 }
 

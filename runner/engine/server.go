@@ -376,6 +376,13 @@ func portFree(port int) error {
 	return fmt.Errorf("port %d is already in use (%s): %w", port, why, err)
 }
 
+// Whose a process or a port's holder is, against a case's process groups
+// (PortOwner; runner.CaseFacts).
+const (
+	HeldForeign = "foreign"
+	HeldByCase  = "case"
+)
+
 // portHolder is a process holding a listening socket.
 type portHolder struct {
 	PID int // 0: a socket whose holder this process cannot see
