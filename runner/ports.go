@@ -91,8 +91,8 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 			// exited before it was ready can have found its port taken.
 			clash = err != nil && !last && ctx.Err() == nil && !s.Alive() && c.dropIfPortClash(s)
 		}
-		if err != nil && !clash && ctx.Err() == nil {
-			c.notePortHolder(s, port)
+		if err != nil && (!clash || last) && ctx.Err() == nil {
+			c.notePortHolder(s, port, err)
 		}
 		if !clash || last {
 			if s != nil {
@@ -163,23 +163,29 @@ func logAddressInUse(path string, from int64) (port int, inUse bool) {
 	return port, true
 }
 
-// notePortHolder measures, for a server s on port that did not become ready,
-// whose the port is that it could not bind (docs/runner.md §5.10): the one
-// its log's last `address already in use` line names, else its own --port;
-// against the process groups of the case's servers (engine.PortOwner).
-// Nothing is noted when the log names no bind failure and the port is the
-// server's own (a server that is merely slow holds its own port), nor behind
-// an exec prefix, whose processes the runner cannot see. A foreign holder
-// found once stays.
-func (c *Case) notePortHolder(s *Server, port int) {
-	if s == nil || len(s.Config.ExecPrefix) > 0 {
+// notePortHolder measures whose the port was that a server could not bind
+// (docs/runner.md §5.10), when its start failed with err: the port its
+// serve.log's last `address already in use` line names, else its own
+// --port, against the process groups of the case's servers
+// (engine.PortOwner). For a server that did not start (s nil) only a
+// refused --port counts (engine.Start found it taken); for one that did,
+// only a log naming a bind failure (a slow server holds its own port).
+// Nothing is measured behind an exec prefix, whose processes the runner
+// cannot see. A foreign holder found once stays.
+func (c *Case) notePortHolder(s *Server, port int, err error) {
+	switch {
+	case s == nil && !errors.Is(err, syscall.EADDRINUSE):
 		return
+	case s != nil:
+		if len(s.Config.ExecPrefix) > 0 {
+			return
+		}
+		named, inUse := logAddressInUse(s.LogPath(), s.LogStart())
+		if !inUse {
+			return
+		}
+		port = cmp.Or(named, port)
 	}
-	named, inUse := logAddressInUse(s.LogPath(), s.LogStart())
-	if !inUse {
-		return
-	}
-	port = cmp.Or(named, port)
 	var pgids []int
 	for _, x := range c.startedServers() {
 		pgids = append(pgids, x.PGID())
