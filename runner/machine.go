@@ -38,7 +38,9 @@ func (r *Runner) machineState() *collect.MachineState {
 		}
 	}
 	statfs := r.StatFS
-	if statfs == nil {
+	if s, ok := r.Host.(*Sim); ok && statfs == nil {
+		statfs = s.statFS
+	} else if statfs == nil {
 		statfs = statFS
 	}
 	for _, d := range r.diskPaths() {
