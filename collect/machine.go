@@ -32,6 +32,8 @@ type GPUState struct {
 	RetiredPages   uint64 `json:"retired_pages"`
 	RemappedRows   uint64 `json:"remapped_rows"`
 	PCIeReplays    uint64 `json:"pcie_replays"`
+	Xids           uint64 `json:"xids,omitempty"`
+	LastXid        uint64 `json:"last_xid,omitempty"`
 	Error          string `json:"error,omitempty"`
 }
 

@@ -105,8 +105,9 @@ func TestSimMachineWentBad(t *testing.T) {
 	for _, tc := range []struct{ fault, why string }{
 		{"ecc-error", "GPU 0: uncorrectable ECC errors rose from 0 to 1"},
 		{"gpu-lost", "GPU 0 stopped answering: simulated GPU 0: GPU is lost"},
-		// Issue 29 items 3 and 4: unexplained product failures before.
+		// Issue 29 item 1: unexplained product failures before.
 		{"disk-full", "the work dir's disk filled: 0 MiB free of "},
+		{"xid", "GPU 0: NVML reported critical Xid 119"},
 		{"foreign-gpu-process", "a process not of the run appeared on GPU 0: pid 1 "},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
