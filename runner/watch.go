@@ -21,8 +21,8 @@ import (
 // the kernel's OOM lines are judged against once the victim is gone, and the
 // compute processes on the case's GPUs that are neither the run's nor there
 // when the case started. It samples every Timing.GPUProcessPoll and once
-// more when the case ends. Behind an exec prefix (a container) the engine's
-// processes are no descendants of the runner, so it says nothing there.
+// more when the case ends. With an exec prefix (a container) the engine's
+// processes are no descendants of the runner, so it says nothing then.
 type caseWatch struct {
 	r      *Runner
 	c      *Case
@@ -65,10 +65,17 @@ func (w *caseWatch) end() {
 	w.sample()
 }
 
-// blind says a server of the case runs behind an exec prefix, whose
-// processes the runner cannot follow.
+// blind says the run starts processes behind an exec prefix (any engine's:
+// a ballast or a version probe may run there before a server does), which
+// are no descendants of the runner: the watch cannot tell them from
+// foreign ones.
 func (w *caseWatch) blind() bool {
-	return slices.ContainsFunc(w.c.startedServers(), func(s *Server) bool { return len(s.Config.ExecPrefix) > 0 })
+	for _, p := range w.r.ExecPrefix {
+		if len(p) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *caseWatch) sample() {

@@ -71,6 +71,12 @@ func TestOOMFacts(t *testing.T) {
 	if f := oom(unseen.Process.Pid, 1); f.OOMVictim != "" {
 		t.Errorf("victim gone unseen: %q, want unknown", f.OOMVictim)
 	}
+	// Behind an exec prefix the engine's processes are not the runner's
+	// children: a live process outside the run may be the case's.
+	r.ExecPrefix = map[string][]string{"": {"docker", "exec", "vllm"}}
+	if f := oom(seen.Process.Pid, 1); f.OOMVictim != HeldByCase || f.OOMInvoker != "" {
+		t.Errorf("with an exec prefix: %q, %q; want case (seen), unknown", f.OOMVictim, f.OOMInvoker)
+	}
 }
 
 // memAvailableMiB reads /proc/meminfo's MemAvailable in kB.
