@@ -2,10 +2,8 @@ package runner
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -727,20 +725,28 @@ func (ce *caseEvidence) get() evidence {
 // (all of them when it started none): a process on another GPU of the run
 // explains no memory refusal of this case.
 func (ce *caseEvidence) holdersOfCase() []GPUHolder {
-	servers := ce.c.startedServers()
-	if len(servers) == 0 {
+	used := ce.c.serverGPUs()
+	if used == nil {
 		return ce.holders
-	}
-	used := map[int]bool{}
-	for _, s := range servers {
-		for _, g := range s.GPUs {
-			used[g] = true
-		}
 	}
 	var out []GPUHolder
 	for _, h := range ce.holders {
-		if used[h.GPU] {
+		if slices.Contains(used, h.GPU) {
 			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// serverGPUs are the GPUs the case's started servers were given, nil when
+// it started none.
+func (c *Case) serverGPUs() []int {
+	var out []int
+	for _, s := range c.startedServers() {
+		for _, g := range s.GPUs {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
@@ -795,11 +801,6 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 	c.mu.Lock()
 	ev.Facts.PortHolder = c.portHolder
 	c.mu.Unlock()
-	scan := func(path string, from, to int64, where string) {
-		if m, ok, err := r.scanFrom(path, from, to); err == nil && ok {
-			ev.note(m, where)
-		}
-	}
 	if c.Entry != nil {
 		var prov []string
 		for i := range c.Entry.Servers {
@@ -811,7 +812,9 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 		}
 		ev.Provisional = strings.Join(prov, ", ")
 		if c.Entry.spec().engineSetup {
-			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
+			if m, ok := r.scanLog(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log")); ok {
+				ev.note(m, c.Entry.Engine+"-install.log")
+			}
 		}
 	}
 	m, ok, kernel := r.scanKernelLog(kernelStart, kernelEnd)
@@ -822,25 +825,14 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 	return ev
 }
 
-// scanFrom looks for signatures in path from the byte offset from up to
-// the offset to (negative: its end); a file that does not exist holds none.
-func (r *Runner) scanFrom(path string, from, to int64) (engine.SignatureMatch, bool, error) {
+// scanLog looks for signatures in the log at path; one that cannot be read
+// (or does not exist yet) holds none.
+func (r *Runner) scanLog(path string) (engine.SignatureMatch, bool) {
 	f, err := r.openLog(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return engine.SignatureMatch{}, false, nil
-	}
 	if err != nil {
-		return engine.SignatureMatch{}, false, fmt.Errorf("classify: open %s: %w", path, err)
+		return engine.SignatureMatch{}, false
 	}
 	defer f.Close()
-	if from > 0 {
-		if _, err := f.Seek(from, io.SeekStart); err != nil {
-			return engine.SignatureMatch{}, false, fmt.Errorf("classify: seek %s: %w", path, err)
-		}
-	}
-	var in io.Reader = f
-	if to >= 0 {
-		in = io.LimitReader(f, max(to-from, 0))
-	}
-	return engine.FindSignature(in)
+	m, ok, err := engine.FindSignature(f)
+	return m, ok && err == nil
 }

@@ -166,7 +166,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	kernelStart := r.kernelLogSize()
 	holders := r.gpuHolders()
 	before, short := r.machineState(), r.hostShort()
-	watch := r.watchCase(c, holders)
+	watch := r.watchCase(c)
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
 	select {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +26,7 @@ type caseWatch struct {
 	r      *Runner
 	c      *Case
 	before map[int]bool // GPU compute processes when the case started
+	known  bool         // before could be read for every GPU of the run
 
 	mu      sync.Mutex
 	pids    map[int]bool // the run's processes seen
@@ -35,12 +35,16 @@ type caseWatch struct {
 	done    chan struct{}
 }
 
-// watchCase starts watching c; holders are the GPU's compute processes when
-// it started (gpuHolders).
-func (r *Runner) watchCase(c *Case, holders []GPUHolder) *caseWatch {
+// watchCase starts watching c, as it starts.
+func (r *Runner) watchCase(c *Case) *caseWatch {
 	w := &caseWatch{r: r, c: c, before: map[int]bool{}, pids: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
-	for _, h := range holders {
-		w.before[h.PID] = true
+	w.known = r.GPU != nil && r.gpuErr == nil
+	for i := 0; w.known && i < len(r.GPUs); i++ {
+		procs, err := r.GPU.Processes(r.GPUs[i])
+		w.known = w.known && err == nil
+		for _, p := range procs {
+			w.before[p.PID] = true
+		}
 	}
 	go func() {
 		defer close(w.done)
@@ -79,25 +83,7 @@ func (w *caseWatch) blind() bool {
 }
 
 func (w *caseWatch) sample() {
-	self := os.Getpid()
-	pids := engine.Tree(self)
-	var foreign string
-	if r := w.r; r.GPU != nil && r.gpuErr == nil && !w.blind() {
-	gpus:
-		for _, g := range w.gpus() {
-			procs, err := r.GPU.Processes(g)
-			if err != nil {
-				break
-			}
-			for _, p := range procs {
-				if !w.before[p.PID] && engine.Under(p.PID, self) == HeldForeign {
-					h := GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB}
-					foreign = "a process not of the run appeared on GPU " + strconv.Itoa(g) + ": " + h.String()
-					break gpus
-				}
-			}
-		}
-	}
+	pids, foreign := engine.Tree(os.Getpid()), w.foreignProcess()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range pids {
@@ -108,20 +94,29 @@ func (w *caseWatch) sample() {
 	}
 }
 
-// gpus are the GPUs the case's servers were given, the run's when none.
-func (w *caseWatch) gpus() []int {
-	var out []int
-	for _, s := range w.c.startedServers() {
-		for _, g := range s.GPUs {
-			if !slices.Contains(out, g) {
-				out = append(out, g)
+// foreignProcess names a compute process on the case's GPUs (the run's
+// while it started no server) that was not there when the case started and
+// is not the run's; "" none, and when what was there at the start is not
+// known.
+func (w *caseWatch) foreignProcess() string {
+	r := w.r
+	if !w.known || w.blind() {
+		return ""
+	}
+	gpus := w.c.serverGPUs()
+	if gpus == nil {
+		gpus = r.GPUs
+	}
+	for _, g := range gpus {
+		procs, _ := r.GPU.Processes(g)
+		for _, p := range procs {
+			if !w.before[p.PID] && engine.Under(p.PID, os.Getpid()) == HeldForeign {
+				h := GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB}
+				return text.CutLine("a process not of the run appeared on GPU "+strconv.Itoa(g)+": "+h.String(), 200)
 			}
 		}
 	}
-	if len(out) == 0 {
-		return w.r.GPUs
-	}
-	return out
+	return ""
 }
 
 // whose is whose pid is: the case's when the watch saw it among the run's
@@ -225,5 +220,5 @@ func (w *caseWatch) oomFacts(f *CaseFacts, kernel []byte) {
 func (w *caseWatch) foreignGPU() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return text.CutLine(w.foreign, 200)
+	return w.foreign
 }

@@ -51,7 +51,7 @@ func TestOOMFacts(t *testing.T) {
 	}
 	seen := start()
 	r := &Runner{Timing: Timing{GPUProcessPoll: time.Hour}}
-	w := r.watchCase(&Case{R: r}, nil)
+	w := r.watchCase(&Case{R: r})
 	w.end() // its last sample sees the child
 	unseen := start()
 	for _, c := range []*exec.Cmd{seen, unseen} {
