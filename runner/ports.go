@@ -123,7 +123,7 @@ func (c *Case) dropIfPortClash(s *Server) bool {
 	return true
 }
 
-// maxClashLog bounds what logSaysAddressInUse reads of a server's log: a
+// maxClashLog bounds what logAddressInUse reads of a server's log: a
 // server that failed to bind exits right after loading, so its bind error
 // is near the end.
 const maxClashLog = 1 << 20
