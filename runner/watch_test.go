@@ -1,10 +1,14 @@
 package runner
 
 import (
+	"errors"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
 // parseOOM reads the kernel's OOM-killer lines as dmesg prints them: the
@@ -87,5 +91,44 @@ func TestMemAvailable(t *testing.T) {
 	}
 	if _, ok := memAvailableMiB([]byte("MemTotal: 1 kB\n")); ok {
 		t.Error("no MemAvailable line read as one")
+	}
+}
+
+// procsGPU is a GPU backend whose one GPU shows procs, or fails with err.
+type procsGPU struct {
+	procs []gpu.Process
+	err   error
+}
+
+func (g *procsGPU) GPUs() ([]gpu.Info, error)            { return []gpu.Info{{Index: 0}}, nil }
+func (g *procsGPU) UsedMiB(int) (int64, error)           { return 0, g.err }
+func (g *procsGPU) Processes(int) ([]gpu.Process, error) { return g.procs, g.err }
+func (g *procsGPU) Close() error                         { return nil }
+
+// TestWatchForeignGPUProcess: a compute process outside the run (init)
+// that appears on the case's GPU is named; one there when the case started
+// is not; and when the GPU's processes could not be read at the start,
+// nothing is named, as a process there all along would read as new.
+func TestWatchForeignGPUProcess(t *testing.T) {
+	pid1 := []gpu.Process{{PID: 1, UsedMiB: 512}}
+	for _, tc := range []struct {
+		name        string
+		start       *procsGPU
+		wantForeign bool
+	}{
+		{"appeared", &procsGPU{}, true},
+		{"there at the start", &procsGPU{procs: pid1}, false},
+		{"start unknown", &procsGPU{err: errors.New("NVML: GPU 0: Unknown Error")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Runner{Timing: Timing{GPUProcessPoll: time.Hour}, GPU: tc.start, GPUs: []int{0}}
+			w := r.watchCase(&Case{R: r})
+			*tc.start = procsGPU{procs: pid1}
+			w.end()
+			got := w.foreignGPU()
+			if (got != "") != tc.wantForeign || tc.wantForeign && !strings.HasPrefix(got, "a process not of the run appeared on GPU 0: pid 1 ") {
+				t.Errorf("foreign %q, want one: %v", got, tc.wantForeign)
+			}
+		})
 	}
 }
