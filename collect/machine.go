@@ -7,6 +7,9 @@ type Machine struct {
 	Before  *MachineState `json:"before,omitempty"`
 	After   *MachineState `json:"after,omitempty"`
 	WentBad string        `json:"went_bad,omitempty"`
+	// Facts are the runner's other facts of the case as `KEY=VALUE`, the
+	// form of `ci-report classify --fact` (docs/formats.md §4.10).
+	Facts []string `json:"facts,omitempty"`
 }
 
 // MachineState is one look at the host: its GPUs as the GPU backend (NVML,
@@ -29,6 +32,8 @@ type GPUState struct {
 	RetiredPages   uint64 `json:"retired_pages"`
 	RemappedRows   uint64 `json:"remapped_rows"`
 	PCIeReplays    uint64 `json:"pcie_replays"`
+	Xids           uint64 `json:"xids,omitempty"`
+	LastXid        uint64 `json:"last_xid,omitempty"`
 	Error          string `json:"error,omitempty"`
 }
 

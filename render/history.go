@@ -87,6 +87,9 @@ type HistoryCase struct {
 	// Class is the case's failure class (product, infra, harness) where
 	// the report has one; empty otherwise.
 	Class string `json:"c,omitempty"`
+	// Unexplained (new): its class is product by the runner's default alone
+	// (collect.Unexplained), no proof of a kvcached regression.
+	Unexplained bool `json:"u,omitempty"`
 	// Failed names the first maxDigestChecks failed checks.
 	Failed []string `json:"f,omitempty"`
 	// Fingerprint hashes the failed checks with their normalised details,
@@ -295,7 +298,7 @@ func (r *renderer) digest() string {
 		seen[key] = true
 		hc := HistoryCase{Name: key}
 		if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
-			hc.Class = class
+			hc.Class, hc.Unexplained = class, collect.Unexplained(class, c.ClassBy)
 		}
 		switch {
 		case c.NotRun:
@@ -560,7 +563,10 @@ const (
 	symFailedNew = "✗*" // failed differently from its failure before
 	symNotRun    = "○"
 	symInfra     = "⚠" // failed on the machine (class infra): not counted
-	symUnknown   = "·"
+	// failed, product by the default alone: counted as a failure, shown
+	// apart, since nothing the runner saw points at kvcached
+	symUnexplained = "✗?"
+	symUnknown     = "·"
 )
 
 // historyIndex holds, for each earlier run, its listed cases by name.
@@ -596,6 +602,8 @@ func (r *renderer) states(c *merge.Case) []runState {
 				st.sym = symNotRun
 			case hc.Class == collect.ClassInfra:
 				st.infra, st.sym = true, symInfra
+			case hc.Unexplained:
+				st.sym = symUnexplained
 			}
 		} else if !h.Partial && h.Total > 0 {
 			st.known, st.sym = true, symPassed
@@ -612,6 +620,8 @@ func (r *renderer) states(c *merge.Case) []runState {
 			cur.sym = symNotRun
 		case c.Class == collect.ClassInfra:
 			cur.infra, cur.sym = true, symInfra
+		case collect.Unexplained(c.Class, c.ClassBy):
+			cur.sym = symUnexplained
 		}
 	}
 	return append(out, cur)
@@ -744,7 +754,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	}
 	var rows [][]string
 	more := 0
-	infra := false // a row shows symInfra
+	infra, unexplained := false, false // a row shows symInfra, symUnexplained
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
 		states := r.states(c)
@@ -780,6 +790,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 		for j, st := range states {
 			syms[j] = st.sym
 			infra = infra || st.infra
+			unexplained = unexplained || st.sym == symUnexplained
 		}
 		date := states[last].date
 		if date == "" {
@@ -790,7 +801,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	if len(rows) == 0 {
 		return ""
 	}
-	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", map[string]any{"N": len(r.hist.runs) + 1, "Infra": infra}) + "\n\n" +
+	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", map[string]any{"N": len(r.hist.runs) + 1, "Infra": infra, "Unexplained": unexplained}) + "\n\n" +
 		w.mdTable([]string{"case", "runs, oldest first", "last change"}, rows)
 	if more > 0 {
 		out += "\n\n" + w.t("history_more", more)

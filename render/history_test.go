@@ -424,3 +424,36 @@ func FuzzNormaliseDetail(f *testing.F) {
 		}
 	})
 }
+
+// TestHistoryShowsUnexplained: a failure that only the runner's default
+// classed product (collect.Unexplained) is no proof of a kvcached
+// regression: the digest records it (`"u":true`), and the changes table
+// shows it ✗?, apart from ✗, in earlier runs and this one, with the legend
+// saying what it means (issue 29 item 4).
+func TestHistoryShowsUnexplained(t *testing.T) {
+	const elastic = "elastic-vllm-qwen05b+sglang-qwen35_4b"
+	rep := sampleReport(t)
+	for i := range rep.Cases {
+		if c := &rep.Cases[i]; c.Name == elastic {
+			c.Class, c.ClassBy = collect.ClassProduct, collect.ClassByDefault
+		}
+	}
+	opts := sampleOptions()
+	opts.History = []HistoryRun{
+		{V: 1, Profile: "nightly", Run: "120", Attempt: "1", Date: "2026-11-25", Total: 9},
+		{V: 1, Profile: "nightly", Run: "121", Attempt: "1", Date: "2026-11-26", Total: 9, Cases: []HistoryCase{
+			{Name: elastic, Status: DigestFailed, Class: collect.ClassProduct, Unexplained: true, Fingerprint: "aaaaaaaaaaaa"}}},
+	}
+	docs := mustRender(t, rep, opts)
+	if got := tableRows(docs.Section, "last change")[elastic]; len(got) != 3 || got[1] != "✓ ✗? ✗?" {
+		t.Errorf("changes table row %s: %q, want runs ✓ ✗? ✗?", elastic, got)
+	}
+	if !strings.Contains(docs.Section, "✗? failed, unexplained (product by default: nothing the runner saw points at kvcached)") {
+		t.Errorf("the legend does not explain ✗?:\n%s", docs.Section)
+	}
+	d, ok := DigestOf(docs.Comment)
+	run, err := ParseDigest(d)
+	if !ok || err != nil || !slices.ContainsFunc(run.Cases, func(c HistoryCase) bool { return c.Name == elastic && c.Unexplained }) {
+		t.Errorf("the digest read back (%v, %v) does not mark the unexplained failure: %+v", ok, err, run.Cases)
+	}
+}

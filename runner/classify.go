@@ -2,10 +2,8 @@ package runner
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,6 +39,9 @@ type evidence struct {
 	// Facts are what the runner knew of the case besides its logs, which
 	// decide the families that words alone cannot (judge).
 	Facts CaseFacts
+	// kernel are the --kernel-log lines written while the case ran, until
+	// the OOM facts are taken from them (caseEvidence.get).
+	kernel []byte
 }
 
 // CaseFacts are what the runner measured or planned around a failed case
@@ -121,10 +122,26 @@ func (f *CaseFacts) Set(key, value string) error {
 	return nil
 }
 
+// Measured are the facts the runner measured (not those of the plan), as
+// `KEY=VALUE` for Set, in FactKeys' order; machine is left out, as the
+// part records it as went_bad.
+func (f *CaseFacts) Measured() []string {
+	var out []string
+	for _, kv := range [][2]string{{"port-holder", f.PortHolder}, {"oom-victim", f.OOMVictim}, {"oom-invoker", f.OOMInvoker}} {
+		if kv[1] != "" {
+			out = append(out, kv[0]+"="+kv[1])
+		}
+	}
+	if f.HostShort {
+		out = append(out, "host-memory-short=yes")
+	}
+	return out
+}
+
 // Whose a process or a port's holder is (CaseFacts).
 const (
-	HeldForeign = "foreign"
-	HeldByCase  = "case"
+	HeldForeign = engine.HeldForeign
+	HeldByCase  = engine.HeldByCase
 )
 
 // GPUFacts is what the GPU held around a case, which decides whose a memory
@@ -675,7 +692,11 @@ type caseEvidence struct {
 	// machine is what the host said of itself before and after the case
 	// (nil: the case passed when it ended).
 	machine *collect.Machine
-	ev      *evidence // nil until gathered
+	// watch sampled the run's processes and the GPUs while the case ran;
+	// hostShort: the host was short of memory when it started (hostShort).
+	watch     *caseWatch
+	hostShort bool
+	ev        *evidence // nil until gathered
 }
 
 // get gathers the evidence the first time it is asked for; nil has none
@@ -686,6 +707,10 @@ func (ce *caseEvidence) get() evidence {
 	}
 	if ce.ev == nil {
 		ev := ce.r.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
+		if ce.watch != nil {
+			ce.watch.oomFacts(&ev.Facts, ev.kernel)
+		}
+		ev.Facts.HostShort, ev.kernel = ce.hostShort, nil
 		ce.ev = &ev
 	}
 	ev := *ce.ev
@@ -700,20 +725,28 @@ func (ce *caseEvidence) get() evidence {
 // (all of them when it started none): a process on another GPU of the run
 // explains no memory refusal of this case.
 func (ce *caseEvidence) holdersOfCase() []GPUHolder {
-	servers := ce.c.startedServers()
-	if len(servers) == 0 {
+	used := ce.c.serverGPUs()
+	if used == nil {
 		return ce.holders
-	}
-	used := map[int]bool{}
-	for _, s := range servers {
-		for _, g := range s.GPUs {
-			used[g] = true
-		}
 	}
 	var out []GPUHolder
 	for _, h := range ce.holders {
-		if used[h.GPU] {
+		if slices.Contains(used, h.GPU) {
 			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// serverGPUs are the GPUs the case's started servers were given, nil when
+// it started none.
+func (c *Case) serverGPUs() []int {
+	var out []int
+	for _, s := range c.startedServers() {
+		for _, g := range s.GPUs {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
@@ -723,7 +756,14 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 func (ce *caseEvidence) classify(res *collect.CaseResult) {
 	res.Class, res.ClassWhy, res.ClassBy = "", "", ""
 	if res.Failed() {
-		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ce.get())
+		ev := ce.get()
+		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ev)
+		if facts := ev.Facts.Measured(); len(facts) > 0 {
+			if res.Machine == nil {
+				res.Machine = &collect.Machine{}
+			}
+			res.Machine.Facts = facts
+		}
 	}
 }
 
@@ -758,11 +798,9 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			ev.Facts.PlanModels = append(ev.Facts.PlanModels, s.Plan.HFID)
 		}
 	}
-	scan := func(path string, from, to int64, where string) {
-		if m, ok, err := r.scanFrom(path, from, to); err == nil && ok {
-			ev.note(m, where)
-		}
-	}
+	c.mu.Lock()
+	ev.Facts.PortHolder = c.portHolder
+	c.mu.Unlock()
 	if c.Entry != nil {
 		var prov []string
 		for i := range c.Entry.Servers {
@@ -774,34 +812,27 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 		}
 		ev.Provisional = strings.Join(prov, ", ")
 		if c.Entry.spec().engineSetup {
-			scan(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log"), 0, -1, c.Entry.Engine+"-install.log")
+			if m, ok := r.scanLog(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log")); ok {
+				ev.note(m, c.Entry.Engine+"-install.log")
+			}
 		}
 	}
-	if m, ok := r.scanKernelLog(kernelStart, kernelEnd); ok {
+	m, ok, kernel := r.scanKernelLog(kernelStart, kernelEnd)
+	if ok {
 		ev.note(m, "kernel log")
 	}
+	ev.kernel = kernel
 	return ev
 }
 
-// scanFrom looks for signatures in path from the byte offset from up to
-// the offset to (negative: its end); a file that does not exist holds none.
-func (r *Runner) scanFrom(path string, from, to int64) (engine.SignatureMatch, bool, error) {
+// scanLog looks for signatures in the log at path; one that cannot be read
+// (or does not exist yet) holds none.
+func (r *Runner) scanLog(path string) (engine.SignatureMatch, bool) {
 	f, err := r.openLog(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return engine.SignatureMatch{}, false, nil
-	}
 	if err != nil {
-		return engine.SignatureMatch{}, false, fmt.Errorf("classify: open %s: %w", path, err)
+		return engine.SignatureMatch{}, false
 	}
 	defer f.Close()
-	if from > 0 {
-		if _, err := f.Seek(from, io.SeekStart); err != nil {
-			return engine.SignatureMatch{}, false, fmt.Errorf("classify: seek %s: %w", path, err)
-		}
-	}
-	var in io.Reader = f
-	if to >= 0 {
-		in = io.LimitReader(f, max(to-from, 0))
-	}
-	return engine.FindSignature(in)
+	m, ok, err := engine.FindSignature(f)
+	return m, ok && err == nil
 }

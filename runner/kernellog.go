@@ -155,19 +155,32 @@ func (r *Runner) kernelLogSize() int64 {
 	return st.Size()
 }
 
-// scanKernelLog looks for signatures in the --kernel-log lines from offset
-// from to offset to.
-func (r *Runner) scanKernelLog(from, to int64) (engine.SignatureMatch, bool) {
-	if r.KernelLog == "" {
-		return engine.SignatureMatch{}, false
+// kernelWindow is what --kernel-log holds from offset from to offset to
+// (its last kernelPipeKept bytes at most), nil when there is none.
+func (r *Runner) kernelWindow(from, to int64) []byte {
+	if r.KernelLog == "" || to <= from {
+		return nil
 	}
-	var m engine.SignatureMatch
-	var ok bool
-	var err error
 	if r.kernelPipe != nil {
-		m, ok, err = engine.FindSignature(bytes.NewReader(r.kernelPipe.window(from, to)))
-	} else {
-		m, ok, err = r.scanFrom(r.KernelLog, from, to)
+		return r.kernelPipe.window(from, to)
 	}
-	return m, ok && err == nil
+	f, err := r.openLog(r.KernelLog)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	from = max(from, to-kernelPipeKept)
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, to-from))
+	return b
+}
+
+// scanKernelLog looks for signatures in the --kernel-log lines from offset
+// from to offset to, and returns those lines (kernelWindow).
+func (r *Runner) scanKernelLog(from, to int64) (engine.SignatureMatch, bool, []byte) {
+	b := r.kernelWindow(from, to)
+	m, ok, err := engine.FindSignature(bytes.NewReader(b))
+	return m, ok && err == nil, b
 }

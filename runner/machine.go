@@ -32,13 +32,16 @@ func (r *Runner) machineState() *collect.MachineState {
 					g.Error = text.CutLine(err.Error(), 200)
 				} else {
 					g.ECCUncorrected, g.RetiredPages, g.RemappedRows, g.PCIeReplays = h.ECCUncorrected, h.RetiredPages, h.RemappedRows, h.PCIeReplays
+					g.Xids, g.LastXid = h.Xids, h.LastXid
 				}
 				st.GPUs = append(st.GPUs, g)
 			}
 		}
 	}
 	statfs := r.StatFS
-	if statfs == nil {
+	if s, ok := r.Host.(*Sim); ok && statfs == nil {
+		statfs = s.statFS
+	} else if statfs == nil {
 		statfs = statFS
 	}
 	for _, d := range r.diskPaths() {
@@ -75,8 +78,9 @@ func (r *Runner) diskPaths() [][2]string {
 }
 
 // wentBad says what of the machine went bad between before and after, ""
-// nothing: a GPU gone (fewer GPUs, or one that stopped answering), an
-// uncorrectable ECC error, a retired page or a remapped row more than
+// nothing: a GPU gone (fewer GPUs, or one that stopped answering), a
+// critical Xid event of the machine's (NVML's event API, gpu.Health.Xids),
+// an uncorrectable ECC error, a retired page or a remapped row more than
 // before, a file system that had room and has almost none (under 1 GiB or
 // 2% of it, whichever is less). PCIe replays are recorded but decide
 // nothing: a healthy link replays now and then.
@@ -100,6 +104,8 @@ func wentBad(before, after *collect.MachineState) string {
 		switch {
 		case g.Error != "":
 			return text.CutLine(gpu+" stopped answering: "+g.Error, 200)
+		case g.Xids > b.Xids:
+			return fmt.Sprintf("%s: NVML reported critical Xid %d", gpu, g.LastXid)
 		case g.ECCUncorrected > b.ECCUncorrected:
 			return fmt.Sprintf("%s: uncorrectable ECC errors rose from %d to %d", gpu, b.ECCUncorrected, g.ECCUncorrected)
 		case g.RetiredPages > b.RetiredPages:

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // portAttempts bounds the starts of one server whose port turns out to be
@@ -89,6 +91,9 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 			// exited before it was ready can have found its port taken.
 			clash = err != nil && !last && ctx.Err() == nil && !s.Alive() && c.dropIfPortClash(s)
 		}
+		if err != nil && (!clash || last) && ctx.Err() == nil {
+			c.notePortHolder(s, port, err)
+		}
 		if !clash || last {
 			if s != nil {
 				c.notePort(sp.Name, port)
@@ -109,7 +114,7 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 // drained, its log closed) and forgotten, as the next start replaces it.
 func (c *Case) dropIfPortClash(s *Server) bool {
 	s.Stop()
-	if !logSaysAddressInUse(s.LogPath(), s.LogStart()) {
+	if _, inUse := logAddressInUse(s.LogPath(), s.LogStart()); !inUse {
 		return false
 	}
 	c.mu.Lock()
@@ -118,32 +123,79 @@ func (c *Case) dropIfPortClash(s *Server) bool {
 	return true
 }
 
-// maxClashLog bounds what logSaysAddressInUse reads of a server's log: a
+// maxClashLog bounds what logAddressInUse reads of a server's log: a
 // server that failed to bind exits right after loading, so its bind error
 // is near the end.
 const maxClashLog = 1 << 20
 
-// logSaysAddressInUse reports whether the log at path, from offset from,
-// says that a bind failed because the address was in use: Python's
-// `[Errno 98] ... address already in use` as vLLM, SGLang (uvicorn) and the
-// simulator print it. Only the last maxClashLog bytes are read.
-func logSaysAddressInUse(path string, from int64) bool {
+// logAddressInUse reports whether the log at path, from offset from, says
+// that a bind failed because the address was in use (Python's `[Errno 98]
+// ... address already in use` as vLLM, SGLang's uvicorn and the simulator
+// print it, pyzmq's `Address already in use (addr='tcp://...:N')`), and
+// the port its last such line names (boundPort; 0 none). Only the last
+// maxClashLog bytes are read.
+func logAddressInUse(path string, from int64) (port int, inUse bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Size()-from > maxClashLog {
 		from = st.Size() - maxClashLog
 	}
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return false
+		return 0, false
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxClashLog))
 	if err != nil {
-		return false
+		return 0, false
 	}
-	return bytes.Contains(bytes.ToLower(b), []byte("address already in use"))
+	i := bytes.LastIndex(bytes.ToLower(b), []byte("address already in use"))
+	if i < 0 {
+		return 0, false
+	}
+	start := bytes.LastIndexByte(b[:i], '\n') + 1
+	end := len(b)
+	if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+		end = i + j
+	}
+	port, _ = boundPort(string(b[start:end]))
+	return port, true
+}
+
+// notePortHolder measures whose the port was that a server could not bind
+// (docs/runner.md §5.10), when its start failed with err: the port its
+// serve.log's last `address already in use` line names, else its own
+// --port, against the process groups of the case's servers
+// (engine.PortOwner). For a server that did not start (s nil) only a
+// refused --port counts (engine.Start found it taken); for one that did,
+// only a log naming a bind failure (a slow server holds its own port).
+// Nothing is measured behind an exec prefix, whose processes the runner
+// cannot see. A foreign holder found once stays.
+func (c *Case) notePortHolder(s *Server, port int, err error) {
+	switch {
+	case s == nil && !errors.Is(err, syscall.EADDRINUSE):
+		return
+	case s != nil:
+		if len(s.Config.ExecPrefix) > 0 {
+			return
+		}
+		named, inUse := logAddressInUse(s.LogPath(), s.LogStart())
+		if !inUse {
+			return
+		}
+		port = cmp.Or(named, port)
+	}
+	var pgids []int
+	for _, x := range c.startedServers() {
+		pgids = append(pgids, x.PGID())
+	}
+	whose := engine.PortOwner(port, pgids)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if whose != "" && c.portHolder != HeldForeign {
+		c.portHolder = whose
+	}
 }
 
 func (c *Case) notePort(name string, port int) {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,5 +121,31 @@ func TestPortClashIsRetried(t *testing.T) {
 	}
 	if l.Ports[name] != second || len(l.PortClashes) != 1 || !strings.Contains(l.PortClashes[0], "port "+strconv.Itoa(first)+" was taken") {
 		t.Fatalf("ports %v, clashes %q; want %s on %d after a clash on %d", l.Ports, l.PortClashes, name, second, first)
+	}
+}
+
+// TestPortHolderMeasured: every port the runner is handed for a server is
+// held by another process (this test's listener), so the server cannot
+// start. The runner measures who held it (/proc's listening sockets and
+// their holders against the case's process groups): the part's machine
+// facts say port-holder=foreign, and the case is infra by that fact. Before,
+// nothing was measured and the words decided.
+func TestPortHolderMeasured(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := ln.Addr().(*net.TCPAddr).Port
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
+		r.AnyPort = true
+		r.FreePort = func() (int, error) { return held, nil }
+	})
+	res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
+	if res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact || !strings.Contains(res.ClassWhy, "a process outside the case held it") {
+		t.Errorf("class %q by %q (%s), want infra by fact: a process outside the case held the port", res.Class, res.ClassBy, res.ClassWhy)
+	}
+	if res.Machine == nil || !slices.Contains(res.Machine.Facts, "port-holder=foreign") {
+		t.Errorf("machine %+v, want the fact port-holder=foreign", res.Machine)
 	}
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -167,7 +168,8 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	l.prog.start(e)
 	kernelStart := r.kernelLogSize()
 	holders := r.gpuHolders()
-	before := r.machineState()
+	before, short := r.machineState(), r.hostShort()
+	watch := r.watchCase(c)
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
 	select {
@@ -176,6 +178,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 		l.running, l.runningName = resCh, e.Name
 	}
 	l.prog.end()
+	watch.end()
 	if ctx.Err() != nil {
 		// The case was cut short: it did not finish, so it is not run.
 		l.prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
@@ -184,12 +187,12 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	// Its class (docs/runner.md §5.10) from what the case saw, gathered
 	// only if it failed; a held-back kvcached case is classified again once
 	// compared (comparisons.flush).
-	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders}
+	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders, watch: watch, hostShort: short}
 	if res.Failed() {
 		// What the machine says of itself now, against before the case:
 		// kept for a failed case, where it may decide the class.
 		m := &collect.Machine{Before: before, After: r.machineState()}
-		m.WentBad = wentBad(m.Before, m.After)
+		m.WentBad = cmp.Or(wentBad(m.Before, m.After), watch.foreignGPU())
 		res.Machine, ev.machine = m, m
 	}
 	ev.classify(&res)

@@ -349,6 +349,9 @@ type Case struct {
 	servers     []*Server
 	ports       collect.Ordered[int] // server name → the port it started on
 	portClashes []string             // servers started again on another port
+	// portHolder is whose the port a server could not bind was when its
+	// readiness failed (notePortHolder): HeldForeign, HeldByCase or "".
+	portHolder string
 	// phaseStarts are serve.log's sizes when each load phase of a server
 	// case began (phase → offset into its server's log), where an
 	// excerpt of a failed comparison starts (excerptOfComparison).

@@ -73,6 +73,36 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 	return holders, len(inodes), nil
 }
 
+// PortOwner says whose the listening sockets that a connection to
+// 127.0.0.1:port reaches are, against pgids, the process groups of a case's
+// servers (Whose): HeldForeign when a process outside them holds one,
+// HeldByCase when only theirs do, "" when nothing listens there, the
+// socket tables cannot be read, or a holder cannot be seen (another user's
+// process, one behind an exec prefix) and none is foreign.
+func PortOwner(port int, pgids []int) string {
+	inodes, err := listenInodes(port)
+	if err != nil || len(inodes) == 0 {
+		return ""
+	}
+	seen, foreign := map[uint64]bool{}, false
+	eachProc(func(pid int, state byte, _ int) bool {
+		for _, in := range socketInodes(pid) {
+			if slices.Contains(inodes, in) && state != 'Z' {
+				seen[in] = true
+				foreign = foreign || Whose(pid, pgids) != HeldByCase
+			}
+		}
+		return !foreign
+	})
+	switch {
+	case foreign:
+		return HeldForeign
+	case len(seen) == len(inodes):
+		return HeldByCase
+	}
+	return ""
+}
+
 // listenInodes returns, sorted, the inodes of the LISTEN sockets on port
 // whose local address a connection to 127.0.0.1 reaches: 127.0.0.1, 0.0.0.0,
 // :: (dual-stack, or not: /proc does not say) and ::ffff:127.0.0.1.

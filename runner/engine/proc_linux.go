@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 )
@@ -60,31 +61,92 @@ func eachProc(f func(pid int, state byte, pgrp int) bool) error {
 		if err != nil {
 			continue
 		}
-		if state, pgrp, ok := procStat(pid); ok && !f(pid, state, pgrp) {
+		if state, _, pgrp, ok := procStat(pid); ok && !f(pid, state, pgrp) {
 			break
 		}
 	}
 	return nil
 }
 
-// procStat reads the state and process group of pid. The command name (field
-// 2) may contain spaces and parentheses, so parse after the last ')'.
-func procStat(pid int) (state byte, pgrp int, ok bool) {
+// procStat reads the state, parent and process group of pid (fields 3, 4
+// and 5 of /proc/<pid>/stat). The command name (field 2) may contain spaces
+// and parentheses, so parse after the last ')'.
+func procStat(pid int) (state byte, ppid, pgrp int, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	f := bytes.Fields(data[i+1:])
 	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	g, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return 0, 0, false
+	pp, err1 := strconv.Atoi(string(f[1]))
+	g, err2 := strconv.Atoi(string(f[2]))
+	if err1 != nil || err2 != nil {
+		return 0, 0, 0, false
 	}
-	return f[0][0], g, true
+	return f[0][0], pp, g, true
+}
+
+// Whose says whose process pid is against pgids, the process groups of a
+// case's servers: HeldByCase when it is in one of them or descends from a
+// process that is (an engine's worker that left its group for a session of
+// its own is still the case's), HeldForeign when it runs outside them, ""
+// when it cannot be seen (gone, or no /proc).
+func Whose(pid int, pgids []int) string {
+	return ancestry(pid, func(_, pgrp int) bool { return slices.Contains(pgids, pgrp) })
+}
+
+// Under says whose process pid is against the process tree of root:
+// HeldByCase for root and its descendants, HeldForeign for another
+// process, "" for one that cannot be seen.
+func Under(pid, root int) string {
+	return ancestry(pid, func(p, _ int) bool { return p == root })
+}
+
+// ancestry walks pid and its parents through /proc until in holds for one.
+func ancestry(pid int, in func(pid, pgrp int) bool) string {
+	whose := ""
+	for range 64 {
+		if pid <= 0 {
+			break
+		}
+		_, ppid, pgrp, ok := procStat(pid)
+		if !ok {
+			break
+		}
+		if in(pid, pgrp) {
+			return HeldByCase
+		}
+		whose, pid = HeldForeign, ppid
+	}
+	return whose
+}
+
+// Tree lists root's live descendants, sorted, from one read of /proc.
+func Tree(root int) []int {
+	parent, live := map[int]int{}, map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			if state, ppid, _, ok := procStat(pid); ok {
+				parent[pid], live[pid] = ppid, state != 'Z' && state != 'X'
+			}
+		}
+	}
+	var out []int
+	for pid := range parent {
+		for p, n := parent[pid], 0; p > 0 && n < 64 && live[pid]; p, n = parent[p], n+1 {
+			if p == root {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

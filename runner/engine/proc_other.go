@@ -18,3 +18,15 @@ func GroupAlive(int) bool { return false }
 
 // portHolders cannot tell: without Linux no server runs.
 func portHolders(int, int) ([]portHolder, int, error) { return nil, 0, errNotLinux }
+
+// Whose cannot tell without /proc.
+func Whose(int, []int) string { return "" }
+
+// Under cannot tell without /proc.
+func Under(int, int) string { return "" }
+
+// Tree cannot tell without /proc.
+func Tree(int) []int { return nil }
+
+// PortOwner cannot tell without /proc.
+func PortOwner(int, []int) string { return "" }

@@ -260,7 +260,9 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	// would answer our requests, and the case would test the wrong server.
 	if cfg.Port > 0 {
 		if err := portFree(cfg.Port); err != nil {
-			return nil, fmt.Errorf("start server %s: %s", cfg.Name, cfg.Redact.String(err.Error()))
+			// Redacted (the holder's command line), yet still EADDRINUSE to
+			// errors.Is: the runner starts the server again elsewhere.
+			return nil, inUseError{fmt.Errorf("start server %s: %s", cfg.Name, cfg.Redact.String(err.Error()))}
 		}
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
@@ -375,6 +377,19 @@ func portFree(port int) error {
 	}
 	return fmt.Errorf("port %d is already in use (%s): %w", port, why, err)
 }
+
+// Whose a process or a port's holder is, against a case's process groups
+// (PortOwner; runner.CaseFacts).
+const (
+	HeldForeign = "foreign"
+	HeldByCase  = "case"
+)
+
+// inUseError is a port found taken before the start: errors.Is(err,
+// syscall.EADDRINUSE) holds for it.
+type inUseError struct{ error }
+
+func (inUseError) Is(target error) bool { return target == syscall.EADDRINUSE }
 
 // portHolder is a process holding a listening socket.
 type portHolder struct {

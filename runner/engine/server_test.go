@@ -482,3 +482,48 @@ func TestPortHolders(t *testing.T) {
 		})
 	}
 }
+
+// TestPortOwner: whose a listening socket on 127.0.0.1 is, against a case's
+// process groups, measured from /proc: this test process's own listener is
+// foreign to a case's group; a listener held only by a child in the case's
+// group (it inherited the socket, the test closed its copy) is the case's,
+// and foreign to another group; a port nobody listens on is unknown.
+func TestPortOwner(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "60")
+	child.ExtraFiles = []*os.File{f}
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	group := child.Process.Pid
+	if got := PortOwner(port, []int{group}); got != HeldForeign {
+		t.Errorf("while this process also holds it: %q, want %q", got, HeldForeign)
+	}
+	f.Close()
+	ln.Close()
+	if got := PortOwner(port, []int{group}); got != HeldByCase {
+		t.Errorf("held by the case's child only: %q, want %q", got, HeldByCase)
+	}
+	if got := PortOwner(port, []int{group + 100000}); got != HeldForeign {
+		t.Errorf("against another group: %q, want %q", got, HeldForeign)
+	}
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	freePort := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	if got := PortOwner(freePort, []int{group}); got != "" {
+		t.Errorf("nobody listening: %q, want unknown", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -30,7 +31,9 @@ func NewNVML(lib nvml.Interface) (b Backend, err error) {
 		// NVML, which must not be touched after a failed Init.
 		return nil, fmt.Errorf("NVML: init: %s", initFailure(ret))
 	}
-	return &nvmlBackend{lib: lib}, nil
+	n := &nvmlBackend{lib: lib}
+	n.xids = n.watchXids()
+	return n, nil
 }
 
 // initFailure names the Init failures a CI machine meets, without NVML.
@@ -54,6 +57,88 @@ type nvmlBackend struct {
 	mu     sync.Mutex // NVML is thread-safe; the lock guards closed
 	lib    nvml.Interface
 	closed bool
+	xids   *xidWatch // nil: no event API
+}
+
+// xidWatch counts the critical Xid events NVML reports for each GPU but
+// AppXid's, through go-nvml's event API (github.com/NVIDIA/go-nvml@v0.13.4-1
+// pkg/nvml/event_set.go: EventSetCreate, Device.RegisterEvents with
+// EventTypeXidCriticalError, EventSet.Wait, whose EventData is the Xid).
+type xidWatch struct {
+	set        nvml.EventSet
+	stop, done chan struct{}
+	mu         sync.Mutex
+	count      map[int]uint64
+	last       map[int]uint64
+}
+
+// watchXids registers every GPU for critical Xid events and waits for them
+// until Close; nil when no GPU can be registered, or the library (a mock)
+// has no event API.
+func (n *nvmlBackend) watchXids() (w *xidWatch) {
+	defer func() {
+		if recover() != nil {
+			w = nil
+		}
+	}()
+	set, ret := n.lib.EventSetCreate()
+	if ret != nvml.SUCCESS {
+		return nil
+	}
+	count, _ := n.lib.DeviceGetCount()
+	registered := 0
+	for i := range count {
+		if d, ret := n.lib.DeviceGetHandleByIndex(i); ret == nvml.SUCCESS && d.RegisterEvents(nvml.EventTypeXidCriticalError, set) == nvml.SUCCESS {
+			registered++
+		}
+	}
+	if registered == 0 {
+		set.Free()
+		return nil
+	}
+	w = &xidWatch{set: set, stop: make(chan struct{}), done: make(chan struct{}), count: map[int]uint64{}, last: map[int]uint64{}}
+	go w.run()
+	return w
+}
+
+func (w *xidWatch) run() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.stop:
+			return
+		default:
+		}
+		e, ret := w.set.Wait(500)
+		if ret != nvml.SUCCESS {
+			if ret != nvml.ERROR_TIMEOUT {
+				select { // a failing wait (a GPU lost) must not spin
+				case <-w.stop:
+					return
+				case <-time.After(500 * time.Millisecond):
+				}
+			}
+			continue
+		}
+		i, ret := e.Device.GetIndex()
+		if ret != nvml.SUCCESS || AppXid(e.EventData) {
+			continue
+		}
+		w.mu.Lock()
+		w.count[i]++
+		w.last[i] = e.EventData
+		w.mu.Unlock()
+	}
+}
+
+// of is GPU index's count and last Xid.
+func (w *xidWatch) of(index int) (count, last uint64) {
+	if w == nil {
+		return 0, 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count[index], w.last[index]
 }
 
 var errClosed = errors.New("NVML: backend closed")
@@ -191,6 +276,7 @@ func (n *nvmlBackend) Health(index int) (Health, error) {
 	if ret == nvml.SUCCESS && replays > 0 {
 		h.PCIeReplays = uint64(replays)
 	}
+	h.Xids, h.LastXid = n.xids.of(index)
 	return h, nil
 }
 
@@ -202,6 +288,11 @@ func (n *nvmlBackend) Close() error {
 		return nil
 	}
 	n.closed = true
+	if w := n.xids; w != nil {
+		close(w.stop)
+		<-w.done
+		w.set.Free()
+	}
 	if ret := n.lib.Shutdown(); ret != nvml.SUCCESS {
 		return fmt.Errorf("NVML: shutdown: %s", nvml.ErrorString(ret))
 	}

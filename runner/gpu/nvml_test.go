@@ -4,9 +4,12 @@ package gpu
 
 import (
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
@@ -92,5 +95,60 @@ func TestNVMLHealth(t *testing.T) {
 	}
 	if _, err := b.(HealthReader).Health(1); err == nil || !strings.Contains(err.Error(), "GPU 1 uncorrectable ECC errors") {
 		t.Fatalf("Health of a lost GPU: %v", err)
+	}
+}
+
+// TestNVMLXidEvents: the backend registers every GPU for critical Xid
+// events and counts those NVML's event set reports, per GPU, leaving out
+// the Xids an application's own fault raises (13 here); Health reports the
+// count and the last Xid.
+func TestNVMLXidEvents(t *testing.T) {
+	srv := dgxa100.New()
+	for _, d := range srv.Devices {
+		dev := d.(*server.Device)
+		dev.RegisterEventsFunc = func(types uint64, _ nvml.EventSet) nvml.Return {
+			if types != nvml.EventTypeXidCriticalError {
+				return nvml.ERROR_INVALID_ARGUMENT
+			}
+			return nvml.SUCCESS
+		}
+		dev.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) {
+			return 0, nvml.ERROR_NOT_SUPPORTED
+		}
+		dev.GetRetiredPagesFunc = func(nvml.PageRetirementCause) ([]uint64, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED }
+		dev.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, nvml.ERROR_NOT_SUPPORTED }
+		dev.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	}
+	events := []nvml.EventData{
+		{Device: srv.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 13},
+		{Device: srv.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 79},
+	}
+	drained := make(chan struct{})
+	var once sync.Once
+	set := &mock.EventSet{
+		WaitFunc: func(uint32) (nvml.EventData, nvml.Return) {
+			if len(events) > 0 {
+				e := events[0]
+				events = events[1:]
+				return e, nvml.SUCCESS
+			}
+			once.Do(func() { close(drained) })
+			time.Sleep(time.Millisecond)
+			return nvml.EventData{}, nvml.ERROR_TIMEOUT
+		},
+		FreeFunc: func() nvml.Return { return nvml.SUCCESS },
+	}
+	srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return set, nvml.SUCCESS }
+	b, err := NewNVML(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	<-drained
+	if h, err := b.(HealthReader).Health(0); err != nil || h.Xids != 1 || h.LastXid != 79 {
+		t.Errorf("Health(0) = %+v, %v; want 1 Xid, the last 79", h, err)
+	}
+	if h, err := b.(HealthReader).Health(1); err != nil || h.Xids != 0 {
+		t.Errorf("Health(1) = %+v, %v; want no Xid", h, err)
 	}
 }

@@ -251,6 +251,12 @@
 //	                 `unspecified launch failure` that names no cause
 //	gpu-lost         the same, its GPUs marked lost: the simulated GPU's
 //	                 Health then fails for them (gone from the bus)
+//	xid              the same, its GPUs reporting a critical Xid event (119,
+//	                 a GSP RPC timeout) as NVML's event API would
+//	foreign-gpu-process  the same, init (pid 1, outside every run) recorded
+//	                 holding 1 GiB of its GPUs for the rest of the run
+//	disk-full        the same, the world's disks filled: the runner's
+//	                 simulated statfs reports no free space from then on
 //
 // # Time
 //

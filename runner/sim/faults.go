@@ -30,6 +30,10 @@ const (
 	// The machine's faults: the server's GPU goes bad under it.
 	FaultECCError = "ecc-error"
 	FaultGPULost  = "gpu-lost"
+	// ... a process outside the run appears on them; the disks fill.
+	FaultForeignGPU = "foreign-gpu-process"
+	FaultDiskFull   = "disk-full"
+	FaultXid        = "xid"
 
 	// An idle server keeps its pages over a lowered kvctl limit until an
 	// allocation (the limit case's limit_released_idle fails).
@@ -40,6 +44,7 @@ var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
+	FaultForeignGPU: true, FaultDiskFull: true, FaultXid: true,
 	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true,
 }
 

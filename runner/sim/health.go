@@ -58,32 +58,56 @@ func (g *simGPU) Health(index int) (gpu.Health, error) {
 	return h.Health, nil
 }
 
+// DiskFullFile, in the world, says that its disks filled (the fault
+// disk-full): the runner's simulated statfs then reports no free space
+// (runner.Sim).
+const DiskFullFile = "disk_full"
+
+// simXid is the Xid of the fault xid: 119, a GSP RPC timeout, the
+// machine's (never an application's, gpu.AppXid).
+const simXid = 119
+
+// foreignPID is the process the fault foreign-gpu-process puts on the
+// server's GPUs: init, which is outside every run and never exits.
+const foreignPID = 1
+
 // breakGPUs applies the machine's faults to the server's GPUs under the
-// world lock: ecc-error adds an uncorrectable ECC error to each, gpu-lost
-// marks each lost. It reports which fault it applied ("" none).
+// world lock: ecc-error adds an uncorrectable ECC error to each, xid a
+// critical Xid event (simXid), gpu-lost marks each lost, foreign-gpu-process records init holding 1 GiB of each
+// (for the rest of the run), disk-full writes DiskFullFile. It reports
+// which fault it applied ("" none).
 func (s *simServer) breakGPUs() (string, error) {
 	name := ""
-	switch {
-	case s.faults.has(FaultECCError, s.ids...):
-		name = FaultECCError
-	case s.faults.has(FaultGPULost, s.ids...):
-		name = FaultGPULost
-	default:
+	for _, f := range []string{FaultECCError, FaultGPULost, FaultXid, FaultForeignGPU, FaultDiskFull} {
+		if name == "" && s.faults.has(f, s.ids...) {
+			name = f
+		}
+	}
+	if name == "" {
 		return "", nil
 	}
 	if err := s.w.lock.Lock(); err != nil {
 		return name, err
 	}
 	defer s.w.lock.Unlock()
+	switch name {
+	case FaultDiskFull:
+		return name, os.WriteFile(filepath.Join(s.w.dir, DiskFullFile), nil, 0o644)
+	case FaultForeignGPU:
+		return name, s.w.writeProc(procRecord{PID: foreignPID, Kind: "foreign", GPUs: s.gpus, BytesPer: 1 << 30})
+	}
 	all, err := readHealth(s.w.dir)
 	if err != nil {
 		return name, err
 	}
 	for _, i := range s.gpus {
 		h := all[strconv.Itoa(i)]
-		if name == FaultECCError {
+		switch name {
+		case FaultECCError:
 			h.ECCUncorrected++
-		} else {
+		case FaultXid:
+			h.Xids, h.LastXid = h.Xids+1, simXid
+		default:
 			h.Lost = true
 		}
 		all[strconv.Itoa(i)] = h
