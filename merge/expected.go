@@ -40,6 +40,8 @@ const ReasonNotGiven = "not found: no directory given holds this part of the pla
 //   - every case of the plan that no part finished or planned is added to
 //     the planned cases of its part of the plan (a setup case, which each
 //     part runs for itself, when that part lacks it);
+//   - a part that did not finish at all does not list a setup case that
+//     another part finished;
 //   - a part with no files at all (a directory not found, or an artifact
 //     root with nothing in it) that is not in the plan is left out, since
 //     the plan's parts stand for it, and said in the problems.
@@ -90,6 +92,19 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 			Reason: ReasonNotGiven, Planned: missing}
 		out = slices.Insert(out, at, p)
 		listed = slices.Insert(listed, at, true)
+	}
+	// A part that did not finish at all ran none of its setup cases, but an
+	// engine installed by another part is not a case that did not run.
+	ranSetup := map[string]bool{}
+	for i := range out {
+		for _, c := range out[i].Cases {
+			ranSetup[c.Name] = IsSetupCase(c.Name)
+		}
+	}
+	for i := range out {
+		if out[i].Status == collect.StatusMissing {
+			out[i].Planned = slices.DeleteFunc(slices.Clone(out[i].Planned), func(n string) bool { return ranSetup[n] })
+		}
 	}
 	return out, listed, problems, nil
 }

@@ -208,9 +208,10 @@ func partStatusOf(p *collect.Part) PartStatus {
 	if p.Meta != nil {
 		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
 		// The job's ids, for the link to its log (docs/render.md
-		// §3.11); ids that are not positive name no job.
-		if g := p.Meta.GitHub; g != nil && g.RunID > 0 && g.CheckRunID > 0 {
-			ps.RunID, ps.CheckRunID = g.RunID, g.CheckRunID
+		// §3.11): a check run id alone is linked under --run-url; ids
+		// that are not positive name no job.
+		if g := p.Meta.GitHub; g != nil && g.CheckRunID > 0 {
+			ps.RunID, ps.CheckRunID = max(g.RunID, 0), g.CheckRunID
 		}
 	}
 	return ps
@@ -551,8 +552,9 @@ func (r *Report) counted() []bool {
 
 // computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
 // `FAIL (<failed> of <total> cases<classes><suffix>)`, <classes> counting the
-// failed cases by class (`: 1 product, 2 infra`). Two deliberate extensions of
-// the suffix: a partial part none of whose cases counts as not run adds
+// failed cases by class (`: 1 product, 2 infra`), <suffix> naming each part
+// that did not finish at all (`; the colocation part never uploaded`,
+// PartStatus.Missed). Two deliberate extensions of the suffix: a partial part none of whose cases counts as not run adds
 // `; the <Display> cases finished partly` (else nothing in the verdict would
 // say why it fails), and after maxVerdictParts part clauses the rest are
 // counted in `; <k> more parts did not finish`.
@@ -575,7 +577,7 @@ func (r *Report) computeVerdict() string {
 		}
 		switch {
 		case p.Status == StatusMissing:
-			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases did not finish")
+			clauses = append(clauses, "; the "+verdictName(p.Display)+" part "+p.Missed())
 		case p.Status == StatusPartial && notRunOf[p.Display] == 0:
 			// Nothing of the part counts as not run (it ran its whole plan
 			// but did not finish writing its results, or had no plan): without

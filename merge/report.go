@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -118,8 +119,8 @@ type PartStatus struct {
 	StartedAt  string `json:"started_at,omitempty"`
 	FinishedAt string `json:"finished_at,omitempty"`
 	// RunID and CheckRunID are part.json's github run_id and check_run_id
-	// (docs/formats.md §7.1), both set or neither: the job whose log
-	// reports link to.
+	// (docs/formats.md §7.1), a run id only with a check run id: the job
+	// whose log reports link to.
 	RunID      int64 `json:"run_id,omitempty"`
 	CheckRunID int64 `json:"check_run_id,omitempty"`
 	// Arm is the arm the part declares (collect.Part.ArmOf), "" for none;
@@ -131,6 +132,20 @@ type PartStatus struct {
 	// Setup are the part's setup properties (collect.Setup.Properties):
 	// what an imported suite ran with (docs/render.md §12.6).
 	Setup []collect.Property `json:"setup,omitempty"`
+}
+
+// Missed says what became of a part that did not finish at all
+// (StatusMissing), after its name: `never uploaded` when nothing of it was
+// found (no directory, an empty one), else `wrote no results`; "" for a
+// part that finished cases.
+func (p PartStatus) Missed() string {
+	switch {
+	case p.Status != StatusMissing:
+		return ""
+	case strings.HasPrefix(p.Reason, collect.ReasonNotFound) || p.Reason == collect.ReasonNoPartFiles: // ReasonNotGiven too
+		return "never uploaded"
+	}
+	return "wrote no results"
 }
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.

@@ -169,7 +169,7 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 		if p.squeeze && runeCount(brief) > 2*squeezeName {
 			brief = ""
 		}
-		row := []string{g.caseCell(cut), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		row := []string{r.caseCell(g, cut), classCell(c, p), brief, r.failedChecks(w, c, p)}
 		if r.classless() {
 			row = slices.Delete(row, 1, 2)
 		}
@@ -297,7 +297,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 func classCell(c *merge.Case, p plan) string {
 	why := ""
 	if p.detail > 0 {
-		why = text.Plain(text.Cut(c.ClassWhy, collect.ClassWhyMax))
+		why = text.Plain(text.CutWords(c.ClassWhy, collect.ClassWhyMax))
 	}
 	return classWithWhy(c, text.Plain(text.Cut(caseClass(c), 20)), why)
 }

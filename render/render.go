@@ -346,7 +346,8 @@ func (r *renderer) partLines(w *writer) string {
 		display := text.Plain(text.Cut(partDisplay(p), partNameCut))
 		switch p.Status {
 		case merge.StatusMissing:
-			lines = append(lines, w.t("part_missing", map[string]any{"Display": display}))
+			lines = append(lines, w.t("part_missing", map[string]any{"Display": display, "Missed": p.Missed(), "Job": r.jobURL(p.Display),
+				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
 		case merge.StatusPartial:
 			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned,
 				"Reason": text.Plain(text.Cut(p.Reason, partReasonCut))}))
@@ -412,9 +413,11 @@ func partDisplay(p merge.PartStatus) string {
 
 func (r *renderer) partDisplays() []string {
 	if len(r.rep.Parts) > 1 {
-		out := make([]string, len(r.rep.Parts))
-		for i, p := range r.rep.Parts {
-			out[i] = partDisplay(p)
+		var out []string
+		for _, p := range r.rep.Parts {
+			if p.Missed() == "" {
+				out = append(out, partDisplay(p))
+			}
 		}
 		return out
 	}

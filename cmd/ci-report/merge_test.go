@@ -43,7 +43,7 @@ func TestMergeCommand(t *testing.T) {
 		{"a missing directory named with a plan", []string{"--plan", plan, treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 0,
 			`"verdict": "FAIL (`, []string{"part SGLang: missing"}},
 		{"an empty sub-directory of a root", []string{treePath("missing-part")}, 0,
-			`"verdict": "FAIL (0 of 11 cases; the SGLang cases did not finish)"`, []string{"part SGLang: missing, 0 cases ran (no part files)"}},
+			`"verdict": "FAIL (0 of 11 cases; the SGLang part never uploaded)"`, []string{"part SGLang: missing, 0 cases ran (no part files)"}},
 		{"flags after the paths", []string{treePath("pr", "vllm"), treePath("pr", "sglang"), "--out", out}, 0, "",
 			[]string{"verdict FAIL (1 of 2 cases: 1 product)"}},
 		{"no paths", nil, 2, "", []string{"no part directories or artifact roots given"}},

@@ -180,7 +180,7 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 	if len(rep.Parts) != 2 || rep.Parts[0].Name != "sglang" || rep.Parts[0].Status != merge.StatusMissing || rep.Parts[0].Planned != len(sglangCases) {
 		t.Errorf("parts %+v; want sglang missing with %d planned, then vllm", rep.Parts, len(sglangCases))
 	}
-	wantVerdict := "FAIL (0 of 23 cases; the SGLang cases did not finish; 12 not run)"
+	wantVerdict := "FAIL (0 of 23 cases; the SGLang part never uploaded; 12 not run)"
 	if rep.Verdict != wantVerdict {
 		t.Errorf("verdict %q, want %q", rep.Verdict, wantVerdict)
 	}
@@ -203,7 +203,7 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 		return mdtest.Texts(tb.Column("case"))
 	}
 	sglang := func(c string) bool { return strings.Contains(c, "sglang") }
-	if verdictOf(with) != wantVerdict || !mdtest.Has([]byte(with), "The SGLang cases did not finish; the run log has the details.") || !slices.ContainsFunc(cases(with), sglang) {
+	if verdictOf(with) != wantVerdict || !mdtest.Has([]byte(with), "The SGLang part never uploaded (not found: no directory given holds this part of the plan); the run log has the details.") || !slices.ContainsFunc(cases(with), sglang) {
 		t.Errorf("the comment with --plan lacks the verdict, the SGLang part or its cases:\n%s", with)
 	}
 	if verdictOf(without) == wantVerdict || slices.ContainsFunc(mdtest.Lines([]byte(without)), func(l string) bool { return strings.Contains(l, "SGLang") }) || slices.ContainsFunc(cases(without), sglang) {
