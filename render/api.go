@@ -185,6 +185,9 @@ type Documents struct {
 	// that the issue keeps its last description, or a pull-request run,
 	// whose comment carries it).
 	Section string
+	// NoSection says why Section is empty (one of Warnings), "" when it is
+	// not or for a pull-request run: post logs it.
+	NoSection string
 	// SectionName is the splice name of Section: the profile, or "perf".
 	SectionName string
 	// Verdict is PASS, FAIL (...) or DID NOT RUN.

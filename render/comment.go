@@ -367,6 +367,9 @@ func (r *renderer) correctness() (Documents, error) {
 	}
 	if r.opts.PR == 0 {
 		docs.Section = section
+		if section == "" && len(warn) > 0 {
+			docs.NoSection = warn[0]
+		}
 	}
 	// The digest line is the same at every plan: the table's budget is
 	// what it leaves.

@@ -206,6 +206,12 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 	if verdictOf(with) != wantVerdict || !mdtest.Has([]byte(with), "The SGLang part never uploaded (not found: no directory given holds this part of the plan); the run log has the details.") || !slices.ContainsFunc(cases(with), sglang) {
 		t.Errorf("the comment with --plan lacks the verdict, the SGLang part or its cases:\n%s", with)
 	}
+	// post says why the issue's section is not updated.
+	e, _, errb = testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"post", "--dry-run", "--repo", "o/r", "--issue", "7", "--run-id", "1", "--plan", plan, vllmOnly}); code != 0 ||
+		!strings.Contains(errb.String(), "issue body: not updated: the nightly section is left out: the SGLang part never uploaded, and the section describes the setup of every part\n") {
+		t.Errorf("post: exit %d, without the reason the section is not updated:\n%s", code, errb)
+	}
 	if verdictOf(without) == wantVerdict || slices.ContainsFunc(mdtest.Lines([]byte(without)), func(l string) bool { return strings.Contains(l, "SGLang") }) || slices.ContainsFunc(cases(without), sglang) {
 		t.Errorf("the comment without --plan knows of the SGLang part:\n%s", without)
 	}
