@@ -374,7 +374,7 @@ func (r *renderer) correctness() (Documents, error) {
 	// The digest line is the same at every plan: the table's budget is
 	// what it leaves.
 	digest := r.digest()
-	if verdict == "DID NOT RUN" {
+	if verdict == "DID NOT RUN" && r.rep.Counts().NotRun == 0 {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, withDigest(&docs.Comment, digest, err)
 	}

@@ -216,3 +216,30 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 		t.Errorf("the comment without --plan knows of the SGLang part:\n%s", without)
 	}
 }
+
+// A run where nothing arrived: with a built-in --profile, an empty or
+// missing results directory renders and posts DID NOT RUN with the
+// profile's cases not run, each part a row (issue 31 item 3; exit 2 on the
+// old code); a path whose parent does not exist either stays an error.
+func TestEmptyResultsWithAProfileDidNotRun(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "results")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{empty, filepath.Join(dir, "missing")} {
+		for _, cmd := range [][]string{{"render"}, {"post", "--dry-run", "--repo", "o/r", "--issue", "7"}} {
+			e, out, errb := testEnv(nil)
+			code := mainEnv(context.Background(), e, append(cmd, "--profile", "nightly", "--run-id", "1", "--date", "2026-11-29", path))
+			got := out.String()
+			if code != 0 || !strings.Contains(got, "· DID NOT RUN") || !strings.Contains(got, "SGLang part never uploaded: 12 cases not run: sglang-setup (SGLang), ") ||
+				strings.Contains(got, "could not be read") {
+				t.Errorf("%s %s: exit %d, want DID NOT RUN with the SGLang part's cases:\n%s\n%s", cmd[0], path, code, out, errb)
+			}
+		}
+	}
+	e, _, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"render", "--profile", "nightly", filepath.Join(dir, "typo", "results")}); code != 2 || !strings.Contains(errb.String(), "does not exist") {
+		t.Errorf("a path whose parent does not exist: exit %d: %s", code, errb)
+	}
+}
