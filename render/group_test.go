@@ -72,6 +72,10 @@ func TestAlikeFailuresShareARow(t *testing.T) {
 	if r := failed.Row(want[2][0]); len(r) != 4 || r[1].Text != "infra (its part did not finish it)" || r[2].Text != "" || r[3].Text != "not run" {
 		t.Errorf("the not-run row %q", mdtest.Texts(r))
 	}
+	// The terminal view groups its rows as the comment does.
+	if out := strings.Join(strings.Fields(textAt(t, rep, sampleOptions(), 200)), " "); !strings.Contains(out, "6 cases: vllm-qwen05b-kv_c1, vllm-qwen05b-kv_c0, ") {
+		t.Errorf("the text view does not group the six servers:\n%s", out)
+	}
 }
 
 // TestRowCapCountsRows: the 30-row cap counts rows as shown, and `and K
