@@ -26,6 +26,13 @@ type PartMeta struct {
 	// (docs/formats.md §7.2).
 	Revision string `json:"revision,omitempty"`
 	Arm      string `json:"arm,omitempty"`
+	// Selection (new) are the selection flags beyond --part that narrowed
+	// the part's cases (`--cases vllm-qwen05b*`): the cases of its part of
+	// a run's plan it did not plan were left out on purpose, not lost.
+	// Faults (new) are the simulator faults a --simulate run injected
+	// (CI_REPORT_SIM_FAULTS).
+	Selection string `json:"selection,omitempty"`
+	Faults    string `json:"faults,omitempty"`
 }
 
 // ArmOf is the arm a part declares; "" when it declares none.

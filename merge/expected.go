@@ -82,7 +82,10 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 	for _, e := range exp.Parts {
 		i := slices.IndexFunc(out, func(p collect.Part) bool { return p.Name == e.Name })
 		if i >= 0 {
-			out[i].Planned = append(slices.Clip(out[i].Planned), missingOfPlan(e, &out[i], seen)...)
+			if m := out[i].Meta; m == nil || m.Selection == "" {
+				// A part narrowed on purpose (--cases) left the rest out.
+				out[i].Planned = append(slices.Clip(out[i].Planned), missingOfPlan(e, &out[i], seen)...)
+			}
 			continue
 		}
 		missing := missingOfPlan(e, nil, seen)

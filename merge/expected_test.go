@@ -217,6 +217,21 @@ func cloneParts(parts []collect.Part) []collect.Part {
 	return out
 }
 
+// A part narrowed on purpose (run --cases, part.json selection) left the
+// rest of its part of the plan out: they are not not-run cases that "did
+// not finish" (issue 31; listed as not run on the old code).
+func TestMergeWithPlanKeepsASelectionsLeftOutCases(t *testing.T) {
+	vllm := part("vllm", collect.StatusComplete, []string{"vllm-setup", "v1"}, cr("vllm-setup", true), cr("v1", true))
+	vllm.Meta.Selection = "--cases v1"
+	rep, err := Merge([]collect.Part{vllm}, Options{Expected: &Expected{Profile: "nightly", Parts: []ExpectedPart{{Name: "vllm", Cases: []string{"vllm-setup", "v1", "v2"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != "PASS" || len(rep.Cases) != 2 || rep.Parts[0].Selection != "--cases v1" {
+		t.Errorf("verdict %q, %d cases, selection %q; want PASS, 2, --cases v1", rep.Verdict, len(rep.Cases), rep.Parts[0].Selection)
+	}
+}
+
 // A part that knows its check run but not its run (it ran without
 // GITHUB_RUN_ID) keeps its job's id, which render links under --run-url
 // (docs/render.md §3.11); on the old code merge dropped it.

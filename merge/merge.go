@@ -207,6 +207,7 @@ func partStatusOf(p *collect.Part) PartStatus {
 	}
 	if p.Meta != nil {
 		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
+		ps.Selection, ps.Faults, ps.Host = p.Meta.Selection, p.Meta.Faults, p.Meta.Host
 		// The job's ids, for the link to its log (docs/render.md
 		// §3.11): a check run id alone is linked under --run-url; ids
 		// that are not positive name no job.

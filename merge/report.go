@@ -132,6 +132,12 @@ type PartStatus struct {
 	// Setup are the part's setup properties (collect.Setup.Properties):
 	// what an imported suite ran with (docs/render.md §12.6).
 	Setup []collect.Property `json:"setup,omitempty"`
+	// Selection, Faults and Host (new) are part.json's: the selection
+	// flags that narrowed the part, the simulator faults it injected, the
+	// machine it ran on (an infra failure names it).
+	Selection string `json:"selection,omitempty"`
+	Faults    string `json:"faults,omitempty"`
+	Host      string `json:"host,omitempty"`
 }
 
 // Missed says what became of a part that did not finish at all

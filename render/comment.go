@@ -169,7 +169,11 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 		if p.squeeze && runeCount(brief) > 2*squeezeName {
 			brief = ""
 		}
-		row := []string{r.caseCell(g, cut), classCell(c, p), brief, r.failedChecks(w, c, p)}
+		class := classCell(c, p)
+		if c.Class == collect.ClassInfra {
+			class += text.Plain(r.hostOf(c.Part))
+		}
+		row := []string{r.caseCell(g, cut), class, brief, r.failedChecks(w, c, p)}
 		if r.classless() {
 			row = slices.Delete(row, 1, 2)
 		}

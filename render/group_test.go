@@ -285,6 +285,15 @@ func TestMissingPartRow(t *testing.T) {
 		!slices.Equal(row[0].Links, []string{job}) || row[1].Text != "infra (not found (no directory given holds this part of the plan that the workflow's…))" {
 		t.Errorf("the missing part's row %q:\n%s", mdtest.Texts(row), docs.Comment)
 	}
+	// A part's simulator faults and selection are said; an infra
+	// failure names its host (part.json's).
+	rep.Parts[1].Faults, rep.Parts[1].Selection, rep.Parts[1].Host = "gpu-lost", "--cases v*", "gpu-7"
+	rep.Cases[len(rep.Cases)-3].Class = "infra"
+	comment := mustRender(t, rep, sampleOptions()).Comment
+	if !mdtest.Has([]byte(comment), "The vLLM part ran only --cases v* (its other cases left out on purpose) and with the simulator faults gpu-lost.") ||
+		!strings.Contains(comment, "| infra on gpu-7 |") {
+		t.Errorf("faults, selection or host not shown:\n%s", comment)
+	}
 	if !mdtest.Has([]byte(docs.Comment), "The colocation part never uploaded (not found (no directory given holds this part of the plan that the workflow's matrix ran)); its job's log has the details.") ||
 		strings.Contains(docs.Comment, "the colocation and") {
 		t.Errorf("part line or machine line:\n%s", docs.Comment)

@@ -240,7 +240,11 @@ func (t *textView) failed(rows []caseRow) {
 		if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Display == c.Part }); c.NotRun && i >= 0 && r.rep.Parts[i].Missed() != "" {
 			name = termText(c.Part, partNameCut) + " part " + r.rep.Parts[i].Missed() + ": " + plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
 		}
-		cells[i] = []string{name, termText(classWithWhy(c, caseClass(c), why), 2*detailCut), commonBrief(briefs), r.textChecks(c)}
+		class := classWithWhy(c, caseClass(c), why)
+		if c.Class == collect.ClassInfra {
+			class += r.hostOf(c.Part)
+		}
+		cells[i] = []string{name, termText(class, 2*detailCut), commonBrief(briefs), r.textChecks(c)}
 		if r.classless() {
 			cells[i] = slices.Delete(cells[i], 1, 2)
 		}
