@@ -282,10 +282,13 @@ type CaseResult struct {
 	// written before classes. ClassWhy is the observation that decided it,
 	// ClassBy (new) whether that was a fact, a signature or the default
 	// (ClassByFact, ClassBySignature, ClassByDefault; empty: not recorded).
-	Class    string  `json:"class,omitempty"`
-	ClassWhy string  `json:"class_why,omitempty"`
-	ClassBy  string  `json:"class_by,omitempty"`
-	Checks   []Check `json:"checks"`
+	Class    string `json:"class,omitempty"`
+	ClassWhy string `json:"class_why,omitempty"`
+	ClassBy  string `json:"class_by,omitempty"`
+	// ClassFrom (new) is the log whose line decided a class by signature
+	// (`kernel log`, `<server>/serve.log`, `check <name>`): where to look.
+	ClassFrom string  `json:"class_from,omitempty"`
+	Checks    []Check `json:"checks"`
 	// Attempts (new) is how often the case ran when it was rerun (an
 	// imported test rerun by its runner: docs/formats.md §4.7); 0 is once.
 	// See Flaky.

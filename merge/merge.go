@@ -232,7 +232,7 @@ func caseOf(c collect.CaseResult, display string, logClean bool) Case {
 	if !logClean {
 		log = collect.CompactJSON(log)
 	}
-	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy, ClassBy: c.ClassBy,
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy, ClassBy: c.ClassBy, ClassFrom: c.ClassFrom,
 		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: log, Timeline: c.Timeline, Part: display}
 }
 

@@ -67,10 +67,13 @@ type Case struct {
 	// docs/formats.md §7.2), ClassWhy the observation behind it; both
 	// empty for a case that passed or was skipped. ClassBy is how the
 	// runner decided it (collect.ClassByFact...; empty: not recorded).
-	Class    string          `json:"class,omitempty"`
-	ClassWhy string          `json:"class_why,omitempty"`
-	ClassBy  string          `json:"class_by,omitempty"`
-	Checks   []collect.Check `json:"checks"`
+	Class    string `json:"class,omitempty"`
+	ClassWhy string `json:"class_why,omitempty"`
+	ClassBy  string `json:"class_by,omitempty"`
+	// ClassFrom is the runner's: the log of the line that decided the
+	// class (collect.CaseResult.ClassFrom).
+	ClassFrom string          `json:"class_from,omitempty"`
+	Checks    []collect.Check `json:"checks"`
 	// Attempts is how often the case ran when its runner reran it
 	// (collect.CaseResult.Attempts); 0 is once. See Flaky.
 	Attempts int `json:"attempts,omitempty"`

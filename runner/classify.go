@@ -721,9 +721,12 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 
 // classify sets res's class and reason (none for a case that did not fail).
 func (ce *caseEvidence) classify(res *collect.CaseResult) {
-	res.Class, res.ClassWhy, res.ClassBy = "", "", ""
+	res.Class, res.ClassWhy, res.ClassBy, res.ClassFrom = "", "", "", ""
 	if res.Failed() {
 		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ce.get())
+		if ev := ce.get(); res.ClassBy == collect.ClassBySignature && ev.Found {
+			res.ClassFrom = ev.Where // the log of the line that decided it
+		}
 	}
 }
 
