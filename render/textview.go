@@ -41,7 +41,8 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	rows := groupRows(failed, r.caseNames())
 	if len(failed) == 0 {
-		t.para(fmt.Sprintf("No failed cases; %s ran.", plural(r.rep.Counts().Passed, "case", "cases")))
+		// The comment's own sentence: one count, said one way (merge.Counts).
+		t.markdown(r.noFailedCase(&writer{}, r.rep.Verdict))
 	} else {
 		t.failed(rows)
 	}
