@@ -514,6 +514,19 @@ func (r *Report) Counts() Counts {
 	return n
 }
 
+// SetupsRan counts the `-setup` cases each part ran, by display name: a
+// part's Ran and Planned count them, the verdict's cases do not, so a line
+// that shows both says how many of a part's are setup.
+func (r *Report) SetupsRan() map[string]int {
+	n := map[string]int{}
+	for i := range r.Cases {
+		if c := &r.Cases[i]; !c.NotRun && IsSetupCase(c.Name) {
+			n[c.Part]++
+		}
+	}
+	return n
+}
+
 // counted says which cases the verdict counts (nil: every one): the parts
 // of one arm are its selections, which may share a test, and such a test
 // is one test of the arm, counted once with the result that stands for it

@@ -163,8 +163,13 @@ func (t *textView) parts() {
 		return
 	}
 	rows := make([][]string, len(t.r.rep.Parts))
+	setups := t.r.rep.SetupsRan()
 	for i, p := range t.r.rep.Parts {
-		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
+		ran := itoa(p.Ran)
+		if n := setups[p.Display]; n > 0 {
+			ran += " (" + itoa(n) + " setup)" // the verdict counts the others
+		}
+		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), ran, itoa(p.Planned), termText(p.Reason, 200)}
 	}
 	t.table([]string{"part", "status", "ran", "planned", "reason"}, rows)
 }

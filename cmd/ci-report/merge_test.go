@@ -31,7 +31,9 @@ func TestMergeCommand(t *testing.T) {
 		wantStderr []string
 	}{
 		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases)"`,
-			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases)"}},
+			// One count everywhere: the parts' setup cases said apart, the
+			// total the verdict's (24 cases ran, 22 of them counted).
+			[]string{"part SGLang: complete, 12 cases ran of 12 planned, 1 of them setup\n", "merge: 22 cases, verdict FAIL (3 of 22 cases)"}},
 		// A path that holds no part is an error naming it and saying what
 		// a part is; with a plan, the plan's parts are reported instead.
 		{"a root with no part", []string{treePath("nothing-ran-empty")}, 2, "",
