@@ -215,8 +215,8 @@ func rowMembers(rows []caseRow) []merge.Case {
 // the job linked when known (docs/render.md §3.4).
 func (r *renderer) caseCell(g caseRow, cut int) string {
 	c := g.first()
-	if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Display == c.Part }); c.NotRun && i >= 0 && r.rep.Parts[i].Missed() != "" {
-		s := text.Plain(text.Cut(c.Part, partNameCut) + " part " + r.rep.Parts[i].Missed())
+	if m := r.missedPart(c); m != "" {
+		s := text.Plain(m)
 		if u := r.jobURL(c.Part); u != "" {
 			s += " ([job](" + u + "))"
 		}
@@ -226,6 +226,15 @@ func (r *renderer) caseCell(g caseRow, cut int) string {
 		return text.Plain(text.Cut(c.Label(), cut))
 	}
 	return text.Plain(strconv.Itoa(len(g.cases))+" cases: ") + g.names(cut)
+}
+
+// missedPart is `<part> part never uploaded` (merge.PartStatus.Missed) for
+// a not-run case of a part that did not finish at all, unescaped; "" else.
+func (r *renderer) missedPart(c *merge.Case) string {
+	if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Display == c.Part }); c.NotRun && i >= 0 && r.rep.Parts[i].Missed() != "" {
+		return text.Cut(c.Part, partNameCut) + " part " + r.rep.Parts[i].Missed()
+	}
+	return ""
 }
 
 // names lists a row's case labels, escaped, the first maxRowNames named

@@ -285,6 +285,9 @@ func TestMissingPartRow(t *testing.T) {
 		!slices.Equal(row[0].Links, []string{job}) || row[1].Text != "infra (not found (no directory given holds this part of the plan that the workflow's…))" {
 		t.Errorf("the missing part's row %q:\n%s", mdtest.Texts(row), docs.Comment)
 	}
+	if out := strings.Join(strings.Fields(textAt(t, rep, sampleOptions(), 1000)), " "); !strings.Contains(out, "colocation part never uploaded: 2 cases not run: vllm-setup (colocation), elastic-a+b") {
+		t.Errorf("the text view lacks the missing part's row:\n%s", out)
+	}
 	// A part's simulator faults and selection are said; an infra
 	// failure names its host (part.json's).
 	rep.Parts[1].Faults, rep.Parts[1].Selection, rep.Parts[1].Host = "gpu-lost", "--cases v*", "gpu-7"

@@ -243,8 +243,8 @@ func (t *textView) failed(rows []caseRow) {
 		if len(g.cases) > 1 {
 			name = itoa(len(g.cases)) + " cases: " + name
 		}
-		if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Display == c.Part }); c.NotRun && i >= 0 && r.rep.Parts[i].Missed() != "" {
-			name = termText(c.Part, partNameCut) + " part " + r.rep.Parts[i].Missed() + ": " + plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
+		if m := r.missedPart(c); m != "" {
+			name = termText(m, textNameCut) + ": " + plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
 		}
 		class := classWithWhy(c, caseClass(c), why)
 		if c.Class == collect.ClassInfra {
