@@ -357,7 +357,7 @@ func (r *renderer) partLines(w *writer) string {
 				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
 		case merge.StatusPartial:
 			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned,
-				"Reason": text.Plain(text.Cut(p.Reason, partReasonCut))}))
+				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -217,12 +217,12 @@ func rank(name string) int {
 // it, so the command makes the runner's decision.
 func judge(ev evidence) Verdict {
 	if bad := ev.Facts.MachineWentBad; bad != "" {
-		return Verdict{Class: collect.ClassInfra, Why: text.CutLine("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
+		return Verdict{Class: collect.ClassInfra, Why: text.CutWords("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
 	}
 	if ev.Found {
 		if v, ok := ownership(ev); ok {
 			v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
-			v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
+			v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
 			return v
 		}
 	}
@@ -236,7 +236,7 @@ func judge(ev evidence) Verdict {
 	if ev.Match.Memory {
 		v.Class, v.Why, v.By = memoryVerdict(ev)
 	}
-	v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
+	v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
 	return v
 }
 
@@ -395,7 +395,7 @@ func (v Verdict) classWhy() string {
 		}
 	}
 	if room < 3 {
-		return text.CutLine(v.Why, collect.ClassWhyMax)
+		return text.CutWords(v.Why, collect.ClassWhyMax)
 	}
 	return head + text.CutAround(line, start, end, room) + ")"
 }

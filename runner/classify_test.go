@@ -328,6 +328,18 @@ func TestClassWhyKernelLine(t *testing.T) {
 	}
 }
 
+// TestClassWhyCutBetweenWords: a long reason is cut between words with
+// its bracket closed (text.CutWords), never `…holds this p…)` (issue 31).
+func TestClassWhyCutBetweenWords(t *testing.T) {
+	const bad = "GPU 0 stopped answering (nvidia-smi: Unable to determine the device handle for GPU0000:01:00.0: Unknown Error)"
+	v := judge(evidence{Facts: CaseFacts{MachineWentBad: bad}})
+	body, closed := strings.CutSuffix(v.Why, "…)")
+	words := strings.Fields(body)
+	if !closed || utf8.RuneCountInString(v.Why) > collect.ClassWhyMax || len(words) == 0 || !strings.Contains(bad+" ", " "+words[len(words)-1]+" ") {
+		t.Errorf("why %q: want a cut between words with the bracket closed", v.Why)
+	}
+}
+
 // TestClassFromKernelLog: a class a kernel-log line decided records where
 // that line is (class_from), so reports point at the kernel log, not only
 // at serve.log (issue 31).
