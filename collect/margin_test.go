@@ -46,3 +46,17 @@ func TestWithBarSkipsNonFinite(t *testing.T) {
 		t.Errorf("WithBar(1.26, 3.04) = %v, %v; want 1.3, 3 (rounded to 0.1)", *c.Value, *c.Bar)
 	}
 }
+
+// TestPassingMarginsLeavesOutACapReached: a limit check at its limit (an
+// inclusive bar reached as designed) is no close call; it read `-0.0%` on
+// every green night (issue 31). One just under its bar is one.
+func TestPassingMarginsLeavesOutACapReached(t *testing.T) {
+	checks := []Check{
+		Check{Name: "limit_held_under_load", OK: true}.WithBar(3072, 3072, "MiB", MustUnder),
+		Check{Name: "a_grew", OK: true}.WithBar(3100, 3000, "MiB", MustOver),
+	}
+	got := PassingMargins(1, func(int) []Check { return checks }, CloseCallBelow)
+	if len(got) != 1 || got[0].Check != 1 {
+		t.Errorf("closest calls %+v, want only a_grew", got)
+	}
+}

@@ -30,6 +30,14 @@ type PartMeta struct {
 	// topology=2p1d`, in order): the same test in two legs is two tests
 	// (docs/formats.md §7.2).
 	Leg []Property `json:"leg,omitempty"`
+
+	// Selection (new) are the selection flags beyond --part that narrowed
+	// the part's cases (`--cases vllm-qwen05b*`): the cases of its part of
+	// a run's plan it did not plan were left out on purpose, not lost.
+	// Faults (new) are the simulator faults a --simulate run injected
+	// (CI_REPORT_SIM_FAULTS).
+	Selection string `json:"selection,omitempty"`
+	Faults    string `json:"faults,omitempty"`
 }
 
 // LegOf is the leg a part declares, its values joined by ", " (`2p1d`,
@@ -292,10 +300,13 @@ type CaseResult struct {
 	// written before classes. ClassWhy is the observation that decided it,
 	// ClassBy (new) whether that was a fact, a signature or the default
 	// (ClassByFact, ClassBySignature, ClassByDefault; empty: not recorded).
-	Class    string  `json:"class,omitempty"`
-	ClassWhy string  `json:"class_why,omitempty"`
-	ClassBy  string  `json:"class_by,omitempty"`
-	Checks   []Check `json:"checks"`
+	Class    string `json:"class,omitempty"`
+	ClassWhy string `json:"class_why,omitempty"`
+	ClassBy  string `json:"class_by,omitempty"`
+	// ClassFrom (new) is the log whose line decided a class by signature
+	// (`kernel log`, `<server>/serve.log`, `check <name>`): where to look.
+	ClassFrom string  `json:"class_from,omitempty"`
+	Checks    []Check `json:"checks"`
 	// Attempts (new) is how often the case ran when it was rerun (an
 	// imported test rerun by its runner: docs/formats.md §4.7); 0 is once.
 	// See Flaky.

@@ -54,9 +54,9 @@ func classify(cases []Case, p *collect.Part) []collect.Problem {
 		}
 		switch {
 		case setupClass != "":
-			c.Class, c.ClassWhy, c.ClassBy = setupClass, text.CutLine(setupWhy, 300), setupBy
+			c.Class, c.ClassWhy, c.ClassBy = setupClass, text.CutWords(setupWhy, 300), setupBy
 		case p.Status == collect.StatusMissing:
-			c.Class, c.ClassWhy = collect.ClassInfra, text.CutLine("its part never uploaded its results ("+p.Reason+")", 300)
+			c.Class, c.ClassWhy = collect.ClassInfra, text.CutWords(p.Reason, 300)
 		default:
 			c.Class, c.ClassWhy = collect.ClassInfra, "its part did not finish it (job cancelled, timed out or lost its machine)"
 		}

@@ -71,9 +71,9 @@ func TestMergeClasses(t *testing.T) {
 			name:  "not run: a part that never uploaded, one cut short",
 			parts: []collect.Part{part("vllm", collect.StatusPartial, []string{"a", "b"}, classed(cr("a", false, ck("c", false)), collect.ClassHarness, "case_completed failed"))},
 			plan:  &Expected{Profile: "nightly", Parts: []ExpectedPart{{Name: "sglang", Cases: []string{"s"}}, {Name: "vllm", Cases: []string{"a", "b"}}}},
-			want: map[string]got{"s": {"infra", "its part never uploaded its results (not found: no directory given holds this part of the plan)"},
+			want: map[string]got{"s": {"infra", "not found: no directory given holds this part of the plan"},
 				"a": {"harness", "case_completed failed"}, "b": {"infra", "its part did not finish it (job cancelled, timed out or lost its machine)"}},
-			verdict: "FAIL (1 of 3 cases: 1 harness; the SGLang cases did not finish; 2 not run)",
+			verdict: "FAIL (1 of 3 cases: 1 harness; the SGLang part never uploaded; 2 not run)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,8 @@ func TestDecodeMergedValidatesExcerptsAndJobs(t *testing.T) {
 		{"no excerpt, no ids", "", "", ""},
 		{"excerpt leaves the part", `,"excerpt":{"file":"../c/serve.log","offset":3,"from":"burst","lines":["x"]}`, "", `cases[0].excerpt.file: "../c/serve.log" is not a relative`},
 		{"excerpt with a line break", `,"excerpt":{"file":"c/serve.log","offset":3,"from":"burst","lines":["x\n"]}`, "", "cases[0].excerpt.lines[0]: not one line"},
-		{"run id alone", "", `,"run_id":5`, "parts[0]: run_id 5 and check_run_id 0: want both positive, or neither"},
+		{"run id alone", "", `,"run_id":5`, "parts[0]: run_id 5 and check_run_id 0: want a positive check_run_id"},
+		{"check run id alone", `,"excerpt":{"file":"c/serve.log","offset":3,"from":"burst","lines":["x"]}`, `,"check_run_id":6`, ""},
 		{"negative check run id", "", `,"run_id":5,"check_run_id":-6`, "parts[0]: run_id 5 and check_run_id -6"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,9 @@ type Expected struct {
 	Profile string
 	// Parts are the plan's parts, in plan order.
 	Parts []ExpectedPart
+	// Assumed marks a built-in profile's plan that stands in because the
+	// paths given hold no part at all: those paths are why, not problems.
+	Assumed bool
 }
 
 // ExpectedPart is one part of the plan: its name (part.json's part, which is
@@ -40,6 +43,8 @@ const ReasonNotGiven = "not found: no directory given holds this part of the pla
 //   - every case of the plan that no part finished or planned is added to
 //     the planned cases of its part of the plan (a setup case, which each
 //     part runs for itself, when that part lacks it);
+//   - a part that did not finish at all does not list a setup case that
+//     another part finished;
 //   - a part with no files at all (a directory not found, or an artifact
 //     root with nothing in it) that is not in the plan is left out, since
 //     the plan's parts stand for it, and said in the problems.
@@ -60,7 +65,9 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 		}
 		if !inPlan[p.Name] && p.Status == collect.StatusMissing &&
 			(p.Reason == collect.ReasonNotFound || p.Reason == collect.ReasonNoPartFiles) {
-			problems = append(problems, collect.Problem{Part: p.Dir, What: p.Reason + "; it is not a part of the plan, whose parts are reported instead"})
+			if !exp.Assumed {
+				problems = append(problems, collect.Problem{Part: p.Dir, What: p.Reason + "; it is not a part of the plan, whose parts are reported instead"})
+			}
 			continue
 		}
 		for _, c := range p.Cases {
@@ -75,7 +82,10 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 	for _, e := range exp.Parts {
 		i := slices.IndexFunc(out, func(p collect.Part) bool { return p.Name == e.Name })
 		if i >= 0 {
-			out[i].Planned = append(slices.Clip(out[i].Planned), missingOfPlan(e, &out[i], seen)...)
+			if m := out[i].Meta; m == nil || m.Selection == "" {
+				// A part narrowed on purpose (--cases) left the rest out.
+				out[i].Planned = append(slices.Clip(out[i].Planned), missingOfPlan(e, &out[i], seen)...)
+			}
 			continue
 		}
 		missing := missingOfPlan(e, nil, seen)
@@ -90,6 +100,19 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 			Reason: ReasonNotGiven, Planned: missing}
 		out = slices.Insert(out, at, p)
 		listed = slices.Insert(listed, at, true)
+	}
+	// A part that did not finish at all ran none of its setup cases, but an
+	// engine installed by another part is not a case that did not run.
+	ranSetup := map[string]bool{}
+	for i := range out {
+		for _, c := range out[i].Cases {
+			ranSetup[c.Name] = IsSetupCase(c.Name)
+		}
+	}
+	for i := range out {
+		if out[i].Status == collect.StatusMissing {
+			out[i].Planned = slices.DeleteFunc(slices.Clone(out[i].Planned), func(n string) bool { return ranSetup[n] })
+		}
 	}
 	return out, listed, problems, nil
 }

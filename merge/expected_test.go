@@ -64,23 +64,27 @@ func TestMergeWithPlanReportsThePartsThatNeverUploaded(t *testing.T) {
 		{
 			name:  "a part never uploaded",
 			parts: []collect.Part{sglang, vllm},
-			wantRows: []row{{"vllm-setup", "colocation", true}, {"sglang-setup", "colocation", true}, {"pair", "colocation", true},
+			// The setup cases SGLang and vLLM finished are not colocation's
+			// not-run cases: those engines were installed.
+			wantRows: []row{{"pair", "colocation", true},
 				{"sglang-setup", "SGLang", false}, {"s1", "SGLang", false},
 				{"vllm-setup", "vLLM", false}, {"v1", "vLLM", false}, {"v2", "vLLM", false}},
 			// The given parts keep their order; colocation goes where its
 			// name belongs among them.
-			wantParts:   []partRow{{"colocation", "missing", ReasonNotGiven, 3, 0}, {"sglang", "complete", "", 2, 2}, {"vllm", "complete", "", 3, 3}},
-			wantVerdict: "FAIL (0 of 6 cases; the colocation cases did not finish; 3 not run)",
+			wantParts:   []partRow{{"colocation", "missing", ReasonNotGiven, 1, 0}, {"sglang", "complete", "", 2, 2}, {"vllm", "complete", "", 3, 3}},
+			wantVerdict: "FAIL (0 of 4 cases; the colocation part never uploaded; 1 not run)",
 		},
 		{
 			name: "a part directory named but not found",
 			parts: []collect.Part{{Dir: "/r/colocation", Name: "colocation", Display: "colocation", Status: collect.StatusMissing, Reason: collect.ReasonNotFound},
 				sglang, vllm},
-			wantRows: []row{{"vllm-setup", "colocation", true}, {"sglang-setup", "colocation", true}, {"pair", "colocation", true},
+			// The setup cases SGLang and vLLM finished are not colocation's
+			// not-run cases: those engines were installed.
+			wantRows: []row{{"pair", "colocation", true},
 				{"sglang-setup", "SGLang", false}, {"s1", "SGLang", false},
 				{"vllm-setup", "vLLM", false}, {"v1", "vLLM", false}, {"v2", "vLLM", false}},
-			wantParts:   []partRow{{"colocation", "missing", collect.ReasonNotFound, 3, 0}, {"sglang", "complete", "", 2, 2}, {"vllm", "complete", "", 3, 3}},
-			wantVerdict: "FAIL (0 of 6 cases; the colocation cases did not finish; 3 not run)",
+			wantParts:   []partRow{{"colocation", "missing", collect.ReasonNotFound, 1, 0}, {"sglang", "complete", "", 2, 2}, {"vllm", "complete", "", 3, 3}},
+			wantVerdict: "FAIL (0 of 4 cases; the colocation part never uploaded; 1 not run)",
 		},
 		{
 			name: "a part ran less than its part of the plan",
@@ -112,11 +116,12 @@ func TestMergeWithPlanReportsThePartsThatNeverUploaded(t *testing.T) {
 			name: "an empty artifact root gives way to the plan's parts",
 			parts: []collect.Part{{Dir: "results", Name: "results", Display: "results", Status: collect.StatusMissing, Reason: collect.ReasonNoPartFiles},
 				sglang},
-			wantRows: []row{{"vllm-setup", "colocation", true}, {"sglang-setup", "colocation", true}, {"pair", "colocation", true},
+			// SGLang's setup finished; no part installed vLLM.
+			wantRows: []row{{"vllm-setup", "colocation", true}, {"pair", "colocation", true},
 				{"sglang-setup", "SGLang", false}, {"s1", "SGLang", false},
 				{"vllm-setup", "vLLM", true}, {"v1", "vLLM", true}, {"v2", "vLLM", true}},
-			wantParts:   []partRow{{"colocation", "missing", ReasonNotGiven, 3, 0}, {"sglang", "complete", "", 2, 2}, {"vllm", "missing", ReasonNotGiven, 3, 0}},
-			wantVerdict: "FAIL (0 of 7 cases; the colocation cases did not finish; the vLLM cases did not finish; 6 not run)",
+			wantParts:   []partRow{{"colocation", "missing", ReasonNotGiven, 2, 0}, {"sglang", "complete", "", 2, 2}, {"vllm", "missing", ReasonNotGiven, 3, 0}},
+			wantVerdict: "FAIL (0 of 6 cases; the colocation part never uploaded; the vLLM part never uploaded; 5 not run)",
 			wantProblem: "results: no part files; it is not a part of the plan, whose parts are reported instead",
 		},
 	} {
@@ -166,7 +171,7 @@ func TestMergeWithoutPlanKnowsOnlyTheGivenParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []row{{"vllm-setup", "colocation", true}, {"pair", "colocation", true}, {"vllm-setup", "vLLM", false}, {"v1", "vLLM", false}}
+	want = []row{{"pair", "colocation", true}, {"vllm-setup", "vLLM", false}, {"v1", "vLLM", false}}
 	if d := cmp.Diff(want, rows(rep)); d != "" {
 		t.Errorf("cases with the plan (-want +got):\n%s", d)
 	}
@@ -210,4 +215,34 @@ func cloneParts(parts []collect.Part) []collect.Part {
 		out[i] = p
 	}
 	return out
+}
+
+// A part narrowed on purpose (run --cases, part.json selection) left the
+// rest of its part of the plan out: they are not not-run cases that "did
+// not finish" (issue 31; listed as not run on the old code).
+func TestMergeWithPlanKeepsASelectionsLeftOutCases(t *testing.T) {
+	vllm := part("vllm", collect.StatusComplete, []string{"vllm-setup", "v1"}, cr("vllm-setup", true), cr("v1", true))
+	vllm.Meta.Selection = "--cases v1"
+	rep, err := Merge([]collect.Part{vllm}, Options{Expected: &Expected{Profile: "nightly", Parts: []ExpectedPart{{Name: "vllm", Cases: []string{"vllm-setup", "v1", "v2"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != "PASS" || len(rep.Cases) != 2 || rep.Parts[0].Selection != "--cases v1" {
+		t.Errorf("verdict %q, %d cases, selection %q; want PASS, 2, --cases v1", rep.Verdict, len(rep.Cases), rep.Parts[0].Selection)
+	}
+}
+
+// A part that knows its check run but not its run (it ran without
+// GITHUB_RUN_ID) keeps its job's id, which render links under --run-url
+// (docs/render.md §3.11); on the old code merge dropped it.
+func TestMergeKeepsACheckRunIDAlone(t *testing.T) {
+	p := part("vllm", collect.StatusComplete, []string{"v1"}, cr("v1", false))
+	p.Meta.GitHub = &collect.GitHubContext{CheckRunID: 777}
+	rep, err := Merge([]collect.Part{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Parts[0]; got.CheckRunID != 777 || got.RunID != 0 {
+		t.Errorf("run_id %d, check_run_id %d; want 0 and 777", got.RunID, got.CheckRunID)
+	}
 }

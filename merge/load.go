@@ -82,10 +82,10 @@ func DecodeMerged(ctx context.Context, path string, data []byte) (*Report, error
 		}
 	}
 	for i, p := range rep.Parts {
-		// Both ids or neither (docs/formats.md §7.1): a link to a job
-		// needs both, and a negative one names none.
-		if p.RunID < 0 || p.CheckRunID < 0 || (p.RunID == 0) != (p.CheckRunID == 0) {
-			return nil, fmt.Errorf("read %s: parts[%d]: run_id %d and check_run_id %d: want both positive, or neither", path, i, p.RunID, p.CheckRunID)
+		// A run id needs a check run id (docs/formats.md §7.1): a link to
+		// a job needs the job, and a negative id names none.
+		if p.RunID < 0 || p.CheckRunID < 0 || p.RunID > 0 && p.CheckRunID == 0 {
+			return nil, fmt.Errorf("read %s: parts[%d]: run_id %d and check_run_id %d: want a positive check_run_id, with or without a positive run_id, or neither", path, i, p.RunID, p.CheckRunID)
 		}
 		if p.Deselected != nil && *p.Deselected < 0 {
 			return nil, fmt.Errorf("read %s: parts[%d].deselected: %d: want a count, 0 or more", path, i, *p.Deselected)

@@ -210,10 +210,12 @@ func partStatusOf(p *collect.Part) PartStatus {
 	}
 	if p.Meta != nil {
 		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
+		ps.Selection, ps.Faults, ps.Host = p.Meta.Selection, p.Meta.Faults, p.Meta.Host
 		// The job's ids, for the link to its log (docs/render.md
-		// §3.11); ids that are not positive name no job.
-		if g := p.Meta.GitHub; g != nil && g.RunID > 0 && g.CheckRunID > 0 {
-			ps.RunID, ps.CheckRunID = g.RunID, g.CheckRunID
+		// §3.11): a check run id alone is linked under --run-url; ids
+		// that are not positive name no job.
+		if g := p.Meta.GitHub; g != nil && g.CheckRunID > 0 {
+			ps.RunID, ps.CheckRunID = max(g.RunID, 0), g.CheckRunID
 		}
 	}
 	return ps
@@ -233,7 +235,7 @@ func caseOf(c collect.CaseResult, display string, logClean bool) Case {
 	if !logClean {
 		log = collect.CompactJSON(log)
 	}
-	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy, ClassBy: c.ClassBy,
+	return Case{Name: c.Name, OK: c.OK, SkipReason: c.SkipReason, DurationS: c.DurationS, Class: c.Class, ClassWhy: c.ClassWhy, ClassBy: c.ClassBy, ClassFrom: c.ClassFrom,
 		Checks: checks, Attempts: c.Attempts, Excerpt: c.Excerpt, Log: log, Timeline: c.Timeline, Part: display}
 }
 
@@ -535,6 +537,19 @@ func (r *Report) Counts() Counts {
 	return n
 }
 
+// SetupsRan counts the `-setup` cases each part ran, by display name: a
+// part's Ran and Planned count them, the verdict's cases do not, so a line
+// that shows both says how many of a part's are setup.
+func (r *Report) SetupsRan() map[string]int {
+	n := map[string]int{}
+	for i := range r.Cases {
+		if c := &r.Cases[i]; !c.NotRun && IsSetupCase(c.Name) {
+			n[c.Part]++
+		}
+	}
+	return n
+}
+
 // counted says which cases the verdict counts (nil: every one): the parts
 // of one arm are its selections, which may share a test, and such a test
 // is one test of the arm, counted once with the result that stands for it
@@ -574,8 +589,9 @@ func (r *Report) counted() []bool {
 
 // computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
 // `FAIL (<failed> of <total> cases<classes><suffix>)`, <classes> counting the
-// failed cases by class (`: 1 product, 2 infra`). Two deliberate extensions of
-// the suffix: a partial part none of whose cases counts as not run adds
+// failed cases by class (`: 1 product, 2 infra`), <suffix> naming each part
+// that did not finish at all (`; the colocation part never uploaded`,
+// PartStatus.Missed). Two deliberate extensions of the suffix: a partial part none of whose cases counts as not run adds
 // `; the <Display> cases finished partly` (else nothing in the verdict would
 // say why it fails), and after maxVerdictParts part clauses the rest are
 // counted in `; <k> more parts did not finish`.
@@ -598,7 +614,7 @@ func (r *Report) computeVerdict() string {
 		}
 		switch {
 		case p.Status == StatusMissing:
-			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases did not finish")
+			clauses = append(clauses, "; the "+verdictName(p.Display)+" part "+p.Missed())
 		case p.Status == StatusPartial && notRunOf[p.Display] == 0:
 			// Nothing of the part counts as not run (it ran its whole plan
 			// but did not finish writing its results, or had no plan): without

@@ -84,16 +84,16 @@ func TestVerdict(t *testing.T) {
 		{"not ok without failed check", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, cr("b", false, ck("c", true)))}, "FAIL (1 of 2 cases)"},
 		{"passing setup not counted", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("vllm-setup", true), cr("b", false))}, "FAIL (1 of 1 cases)"},
 		{"failed setup counted in both", []collect.Part{part("vllm", collect.StatusComplete, []string{"vllm-setup", "a", "b"}, cr("vllm-setup", false))}, "FAIL (1 of 3 cases; 2 not run)"},
-		{"missing part", []collect.Part{part("sglang", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the SGLang cases did not finish)"},
-		{"two missing parts and a failure", []collect.Part{part("a1", collect.StatusMissing, nil), part("b1", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, cr("x", false))}, "FAIL (1 of 1 cases; the a1 cases did not finish; the b1 cases did not finish)"},
+		{"missing part", []collect.Part{part("sglang", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the SGLang part wrote no results)"},
+		{"two missing parts and a failure", []collect.Part{part("a1", collect.StatusMissing, nil), part("b1", collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, cr("x", false))}, "FAIL (1 of 1 cases; the a1 part wrote no results; the b1 part wrote no results)"},
 		{"partial with not run", []collect.Part{part("vllm", collect.StatusPartial, []string{"a", "b", "c"}, pass)}, "FAIL (0 of 3 cases; 2 not run)"},
 		{"partial, all planned ran", []collect.Part{part("vllm", collect.StatusPartial, []string{"a"}, pass)}, "FAIL (0 of 1 cases; the vLLM cases finished partly)"},
 		{"partial without a plan", []collect.Part{part("vllm", collect.StatusPartial, nil, pass)}, "FAIL (0 of 1 cases; the vLLM cases finished partly)"},
 		{"partial with and without not run", []collect.Part{part("sglang", collect.StatusPartial, []string{"a"}, pass), part("vllm", collect.StatusPartial, []string{"b", "c"}, cr("b", true))}, "FAIL (0 of 3 cases; the SGLang cases finished partly; 1 not run)"},
-		{"many missing parts counted after five", manyMissing(7, pass), "FAIL (0 of 1 cases; the m0 cases did not finish; the m1 cases did not finish; the m2 cases did not finish; the m3 cases did not finish; the m4 cases did not finish; 2 more parts did not finish)"},
-		{"long part name cut", []collect.Part{part(strings.Repeat("n", 150), collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the " + strings.Repeat("n", 99) + "… cases did not finish)"},
+		{"many missing parts counted after five", manyMissing(7, pass), "FAIL (0 of 1 cases; the m0 part wrote no results; the m1 part wrote no results; the m2 part wrote no results; the m3 part wrote no results; the m4 part wrote no results; 2 more parts did not finish)"},
+		{"long part name cut", []collect.Part{part(strings.Repeat("n", 150), collect.StatusMissing, nil), part("vllm", collect.StatusComplete, nil, pass)}, "FAIL (0 of 1 cases; the " + strings.Repeat("n", 99) + "… part wrote no results)"},
 		{"complete with absent planned", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "b"}, pass)}, "FAIL (0 of 2 cases; 1 not run)"},
-		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases; the SGLang cases did not finish; 1 not run)"},
+		{"missing part and not run", []collect.Part{part("sglang", collect.StatusMissing, []string{"s"}), part("vllm", collect.StatusPartial, []string{"a", "b"}, cr("a", false))}, "FAIL (1 of 2 cases; the SGLang part wrote no results; 1 not run)"},
 		{"skipped case passes", []collect.Part{part("vllm", collect.StatusComplete, []string{"a", "p"}, pass, skipped("p", "kvctl has no priority command"))}, "PASS"},
 		{"skipped case counts in the total", []collect.Part{part("vllm", collect.StatusComplete, nil, cr("b", false), skipped("p", "r"))}, "FAIL (1 of 2 cases)"},
 		{"skipped with a failed check fails", []collect.Part{part("vllm", collect.StatusComplete, nil, pass, withReason(cr("p", true, ck("c", false)), "r"))}, "FAIL (1 of 2 cases)"},
@@ -206,7 +206,7 @@ func TestMergeCases(t *testing.T) {
 	if diff := cmp.Diff(Counts{Failed: 2, Total: 6, NotRun: 3, Ran: 4, Passed: 1}, rep.Counts()); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
-	if rep.Verdict != "FAIL (2 of 6 cases; the shard cases did not finish; 3 not run)" {
+	if rep.Verdict != "FAIL (2 of 6 cases; the shard part wrote no results; 3 not run)" {
 		t.Errorf("verdict = %q", rep.Verdict)
 	}
 }

@@ -123,7 +123,7 @@ func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bo
 		changed = true
 		return out
 	}
-	for _, s := range []*string{&c.Name, &c.SkipReason, &c.Class, &c.ClassWhy, &c.ClassBy, &c.Part, &c.Arm, &c.Revision, &c.Leg} {
+	for _, s := range []*string{&c.Name, &c.SkipReason, &c.Class, &c.ClassWhy, &c.ClassBy, &c.ClassFrom, &c.Part, &c.Arm, &c.Revision, &c.Leg} {
 		str(s)
 	}
 	var checks []collect.Check // nil while no check has changed

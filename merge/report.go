@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -66,10 +67,13 @@ type Case struct {
 	// docs/formats.md §7.2), ClassWhy the observation behind it; both
 	// empty for a case that passed or was skipped. ClassBy is how the
 	// runner decided it (collect.ClassByFact...; empty: not recorded).
-	Class    string          `json:"class,omitempty"`
-	ClassWhy string          `json:"class_why,omitempty"`
-	ClassBy  string          `json:"class_by,omitempty"`
-	Checks   []collect.Check `json:"checks"`
+	Class    string `json:"class,omitempty"`
+	ClassWhy string `json:"class_why,omitempty"`
+	ClassBy  string `json:"class_by,omitempty"`
+	// ClassFrom is the runner's: the log of the line that decided the
+	// class (collect.CaseResult.ClassFrom).
+	ClassFrom string          `json:"class_from,omitempty"`
+	Checks    []collect.Check `json:"checks"`
 	// Attempts is how often the case ran when its runner reran it
 	// (collect.CaseResult.Attempts); 0 is once. See Flaky.
 	Attempts int `json:"attempts,omitempty"`
@@ -120,8 +124,8 @@ type PartStatus struct {
 	StartedAt  string `json:"started_at,omitempty"`
 	FinishedAt string `json:"finished_at,omitempty"`
 	// RunID and CheckRunID are part.json's github run_id and check_run_id
-	// (docs/formats.md §7.1), both set or neither: the job whose log
-	// reports link to.
+	// (docs/formats.md §7.1), a run id only with a check run id: the job
+	// whose log reports link to.
 	RunID      int64 `json:"run_id,omitempty"`
 	CheckRunID int64 `json:"check_run_id,omitempty"`
 	// Arm is the arm the part declares (collect.Part.ArmOf), "" for none;
@@ -134,6 +138,26 @@ type PartStatus struct {
 	// Setup are the part's setup properties (collect.Setup.Properties):
 	// what an imported suite ran with (docs/render.md §12.6).
 	Setup []collect.Property `json:"setup,omitempty"`
+	// Selection, Faults and Host (new) are part.json's: the selection
+	// flags that narrowed the part, the simulator faults it injected, the
+	// machine it ran on (an infra failure names it).
+	Selection string `json:"selection,omitempty"`
+	Faults    string `json:"faults,omitempty"`
+	Host      string `json:"host,omitempty"`
+}
+
+// Missed says what became of a part that did not finish at all
+// (StatusMissing), after its name: `never uploaded` when nothing of it was
+// found (no directory, an empty one), else `wrote no results`; "" for a
+// part that finished cases.
+func (p PartStatus) Missed() string {
+	switch {
+	case p.Status != StatusMissing:
+		return ""
+	case strings.HasPrefix(p.Reason, collect.ReasonNotFound) || p.Reason == collect.ReasonNoPartFiles: // ReasonNotGiven too
+		return "never uploaded"
+	}
+	return "wrote no results"
 }
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.

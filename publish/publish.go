@@ -140,7 +140,10 @@ type Post struct {
 	// request (splicesSection). The CLI passes one only for a complete setup.
 	Section     string
 	SectionName string
-	Verdict     string
+	// NoSection says why Section is empty (render.Documents.NoSection),
+	// for the log line that says the issue body was not updated.
+	NoSection string
+	Verdict   string
 	// CheckRun, when set, is the check run the post also publishes on the
 	// head commit (docs/publish.md §15).
 	CheckRun *CheckRunPost
@@ -418,7 +421,14 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 	case t.PR != 0:
 		err = p.setStatus(ctx, t, post, &res)
 	case !splicesSection(t, post):
-		p.logf("issue body: no section to splice (profile %s)", post.Profile)
+		why := post.NoSection
+		switch {
+		case post.Profile == "smoke":
+			why = "a smoke run has no section"
+		case why == "":
+			why = "no section was rendered"
+		}
+		p.logf("issue body: not updated: %s", why)
 	default:
 		err = p.spliceSection(ctx, th.Issue, post.SectionName, post.Section, &res)
 	}

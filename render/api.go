@@ -86,11 +86,14 @@ type Options struct {
 	// BaselineArm is the arm the metric tables' deltas are against
 	// (--baseline-arm, else Config.BaselineArm; docs/render.md §12.2).
 	BaselineArm string
-	// Width is the text view's width in columns (render --width, else
-	// $COLUMNS, which only the CLI reads; docs/render.md §8): Text writes
+	// Width is the text view's width in columns (render --width, else the
+	// terminal's or $COLUMNS, which only the CLI reads; docs/render.md §8): Text writes
 	// no longer line. 0: DefaultTextWidth; else MinTextWidth to
 	// MaxTextWidth. The documents do not depend on it.
 	Width int
+	// TextSection adds the issue section to the text view (render
+	// --section), which otherwise ends with where to look.
+	TextSection bool
 	// CommitCounts are how many commits lie between an earlier run's
 	// commit (the key, as its digest records it) and this run's: post asks
 	// GitHub for those of CompareBases, and the compare link of a new
@@ -199,6 +202,9 @@ type Documents struct {
 	// that the issue keeps its last description, or a pull-request run,
 	// whose comment carries it).
 	Section string
+	// NoSection says why Section is empty (one of Warnings), "" when it is
+	// not or for a pull-request run: post logs it.
+	NoSection string
 	// SectionName is the splice name of Section: the profile, or "perf".
 	SectionName string
 	// Verdict is PASS, FAIL (...) or DID NOT RUN.

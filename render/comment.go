@@ -110,7 +110,7 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 		}
 		n, est := top, runeCount(base)-more
 		if top > 0 {
-			head := r.failedHeader()
+			head := r.failedHeader(commentColumns)
 			est += rowLen(head) + len("|")*(len(head)+1) + len("---")*len(head) + 1 + 2
 			for _, c := range p.cells {
 				est += rowLen(c)
@@ -166,7 +166,12 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 		if p.squeeze {
 			cut = squeezeName
 		}
-		row := []string{g.caseCell(cut), r.failedChecks(w, c, p), classCell(c, p)}
+		class := classCell(c, p)
+		if c.Class == collect.ClassInfra {
+			// the machine's fault names the machine: `infra on gpu-3: …`
+			class = strings.Replace(class, collect.ClassInfra, collect.ClassInfra+text.Plain(r.hostOf(c.Part)), 1)
+		}
+		row := []string{r.caseCell(g, cut), r.failedChecks(w, c, p), class}
 		if r.classless() {
 			row = row[:2]
 		}
@@ -182,12 +187,13 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	return out
 }
 
-// failedHeader is the failed-cases table's header: with a history, the
-// since column (docs/render.md §11) follows the failed checks.
-func (r *renderer) failedHeader() []string {
-	head := slices.Clone(commentColumns)
+// failedHeader is a failed-cases table's header of cols (commentColumns or
+// failedColumns): no class column when classless, and with a history the
+// since column (docs/render.md §11) last.
+func (r *renderer) failedHeader(cols []string) []string {
+	head := slices.Clone(cols)
 	if r.classless() {
-		head = head[:2]
+		head = slices.DeleteFunc(head, func(c string) bool { return c == "class" })
 	}
 	if r.hist != nil {
 		head = append(head, "since")
@@ -224,7 +230,7 @@ func (r *renderer) failedTable(w *writer, rows []caseRow, p plan) string {
 	}
 	var out string
 	if p.rows > 0 {
-		out = w.mdTable(r.failedHeader(), p.cells[:p.rows])
+		out = w.mdTable(r.failedHeader(commentColumns), p.cells[:p.rows])
 	}
 	if more := rowCases(rows[p.rows:]); more > 0 {
 		if out != "" {
@@ -307,13 +313,7 @@ func classCell(c *merge.Case, p plan) string {
 	if p.detail == 0 || fact == "" {
 		return class
 	}
-	if runeCount(fact) > classFactMax {
-		fact = text.Cut(fact, classFactMax)
-		if i := strings.LastIndexByte(fact, ' '); i > 0 {
-			fact = fact[:i] + "…"
-		}
-	}
-	return class + ": " + text.Plain(fact)
+	return class + ": " + text.Plain(text.CutWords(fact, classFactMax))
 }
 
 // classWithWhy is class (a case's, as shown) with the reason why (shown
@@ -381,11 +381,14 @@ func (r *renderer) correctness() (Documents, error) {
 	}
 	if r.opts.PR == 0 {
 		docs.Section = section
+		if section == "" && len(warn) > 0 {
+			docs.NoSection = warn[0]
+		}
 	}
 	// The digest line is the same at every plan: the table's budget is
 	// what it leaves.
 	digest := r.digest()
-	if verdict == "DID NOT RUN" {
+	if verdict == "DID NOT RUN" && r.rep.Counts().NotRun == 0 {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, withDigest(&docs.Comment, digest, err)
 	}

@@ -99,10 +99,10 @@ func TestCommentHeaderAndLines(t *testing.T) {
 		{
 			name: "missing part",
 			edit: func(r *merge.Report, o *Options) {
-				r.Parts[0].Status = merge.StatusMissing
-				r.Verdict = "FAIL (4 of 6 cases; the SGLang cases did not finish; 1 not run)"
+				r.Parts[0].Status, r.Parts[0].Reason = merge.StatusMissing, "not found"
+				r.Verdict = "FAIL (4 of 6 cases; the SGLang part never uploaded; 1 not run)"
 			},
-			want: []string{"The SGLang cases did not finish; the run log has the details.", "The vLLM cases finished partly: 6 of 7 ran; the others count as not run."},
+			want: []string{"The SGLang part never uploaded (not found); the run log has the details.", "The vLLM cases finished partly: 6 of 7 ran; the others count as not run."},
 		},
 		{
 			name: "setup case repeated across parts",

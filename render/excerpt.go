@@ -88,6 +88,9 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			"From":   text.Code(text.Cut(collect.SignatureText(ex.From), 100)),
 			"Same":   same,
 			"Fenced": fenced(lines),
+			// The class's line is in another log (the kernel log):
+			// the reader is sent there first.
+			"Decided": decidedElsewhere(c.ClassFrom, ex.File),
 		}))
 	}
 	return out
@@ -151,6 +154,15 @@ func lastLines(lines []string, head, s string, n int) []string {
 		all = all[cut:]
 	}
 	return append(lines, all...)
+}
+
+// decidedElsewhere is the log the line that decided a case's class is in
+// (merge.Case.ClassFrom), escaped, when it is not the excerpt's file.
+func decidedElsewhere(from, file string) string {
+	if from == file {
+		return ""
+	}
+	return text.Plain(text.Cut(from, 100))
 }
 
 // excerptLines are an excerpt's lines as a report shows them: its lines,

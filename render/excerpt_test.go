@@ -422,3 +422,21 @@ func TestLastLines(t *testing.T) {
 		t.Errorf("blank text: %q", got)
 	}
 }
+
+// TestWhereToLookNamesTheKernelLog: a case whose class a kernel-log line
+// decided (class_from) sends the reader to the kernel log before its
+// serve.log excerpt (issue 31: "Where to look" pointed at serve.log only).
+func TestWhereToLookNamesTheKernelLog(t *testing.T) {
+	rep := sampleReport(t)
+	c := caseNamed(t, rep, "sglang-qwen35_4b-kv_c1")
+	c.Class, c.ClassBy, c.ClassFrom = "infra", "signature", "kernel log"
+	c.Excerpt = &collect.Excerpt{File: "sglang-qwen35_4b-kv_c1/serve.log", Offset: 10, From: "CUDA error", Lines: []string{"RuntimeError: CUDA error"}}
+	docs := mustRender(t, rep, sampleOptions())
+	if !strings.Contains(docs.Comment, "Where to look for sglang-qwen35\\_4b-kv\\_c1: first the kernel log, whose line decided its class (its class reason quotes it); then `sglang-qwen35_4b-kv_c1/serve.log` around") {
+		t.Errorf("where to look does not name the kernel log:\n%s", docs.Comment)
+	}
+	c.ClassFrom = c.Excerpt.File
+	if docs := mustRender(t, rep, sampleOptions()); strings.Contains(docs.Comment, "first the") {
+		t.Errorf("a class decided in the excerpt's own log sends the reader elsewhere:\n%s", docs.Comment)
+	}
+}

@@ -73,12 +73,12 @@ func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
 // rowKey is what two cases of one row share; with alike, they must have
 // the same fingerprint too (failed cases).
 func rowKey(c *merge.Case) (key string, alike bool) {
-	if merge.IsSetupCase(c.Name) {
-		// A setup case names its part; each stays a row of its own.
-		return "setup\x00" + c.Label(), false
-	}
 	if c.NotRun {
 		return "not run\x00" + c.Part + "\x00" + c.Class + "\x00" + c.ClassWhy, false
+	}
+	if merge.IsSetupCase(c.Name) {
+		// A failed setup case names its part; each stays a row of its own.
+		return "setup\x00" + c.Label(), false
 	}
 	var b strings.Builder
 	b.WriteString("failed\x00" + c.Class)
@@ -210,15 +210,41 @@ func rowMembers(rows []caseRow) []merge.Case {
 // caseCell names a row's cases, escaped: the label of a row of one case,
 // else `<n> cases: <label>, <label>, ...` with the first maxRowNames named
 // and the rest counted (`, and <k> more`); labels cut to cut code points.
-func (g caseRow) caseCell(cut int) string {
-	if len(g.cases) == 1 {
-		return text.Plain(text.Cut(g.first().Label(), cut))
+// The not-run cases of a part that did not finish at all say so first:
+// `colocation part never uploaded (job): 2 cases not run: <label>, ...`,
+// the job linked when known (docs/render.md §3.4).
+func (r *renderer) caseCell(g caseRow, cut int) string {
+	c := g.first()
+	if m := r.missedPart(c); m != "" {
+		s := text.Plain(m)
+		if u := r.jobURL(c.Part); u != "" {
+			s += " ([job](" + u + "))"
+		}
+		return s + ": " + text.Plain(plural(len(g.cases), "case not run", "cases not run")+": ") + g.names(cut)
 	}
+	if len(g.cases) == 1 {
+		return text.Plain(text.Cut(c.Label(), cut))
+	}
+	return text.Plain(strconv.Itoa(len(g.cases))+" cases: ") + g.names(cut)
+}
+
+// missedPart is `<part> part never uploaded` (merge.PartStatus.Missed) for
+// a not-run case of a part that did not finish at all, unescaped; "" else.
+func (r *renderer) missedPart(c *merge.Case) string {
+	if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Display == c.Part }); c.NotRun && i >= 0 && r.rep.Parts[i].Missed() != "" {
+		return text.Cut(c.Part, partNameCut) + " part " + r.rep.Parts[i].Missed()
+	}
+	return ""
+}
+
+// names lists a row's case labels, escaped, the first maxRowNames named
+// and the rest counted.
+func (g caseRow) names(cut int) string {
 	names := make([]string, 0, min(len(g.cases), maxRowNames))
 	for _, c := range g.cases[:min(len(g.cases), maxRowNames)] {
 		names = append(names, text.Cut(c.Label(), cut))
 	}
-	s := strconv.Itoa(len(g.cases)) + " cases: " + strings.Join(names, ", ")
+	s := strings.Join(names, ", ")
 	if more := len(g.cases) - len(names); more > 0 {
 		s += ", and " + strconv.Itoa(more) + " more"
 	}
@@ -236,4 +262,34 @@ func joinDistinct(vals []string, sep string) string {
 		}
 	}
 	return strings.Join(out, sep)
+}
+
+// commonBrief is the setup cell of a row: the brief its cases share, else
+// the fields (`, `-separated, in the first case's order) that every case's
+// brief has; "" when they share none. Briefs are escaped Markdown whose
+// fields never hold `, ` outside a code span.
+func commonBrief(briefs []string) string {
+	if len(briefs) == 0 {
+		return ""
+	}
+	fields := strings.Split(briefs[0], ", ")
+	for _, b := range briefs[1:] {
+		if b == briefs[0] {
+			continue
+		}
+		have := map[string]bool{}
+		for _, f := range strings.Split(b, ", ") {
+			have[f] = true
+		}
+		kept := fields[:0]
+		for _, f := range fields {
+			// A field with an odd number of backticks is a piece of a code
+			// span the split cut; alone it would open a span of its own.
+			if have[f] && strings.Count(f, "`")%2 == 0 {
+				kept = append(kept, f)
+			}
+		}
+		fields = kept
+	}
+	return strings.Join(fields, ", ")
 }

@@ -18,8 +18,8 @@ import (
 // TestAlikeFailuresShareARow: servers that failed the same way (their
 // details differing only in their own names, their native case's, numbers
 // and paths) are one row naming them; another failure of the same check is
-// a row of its own; not-run cases are one row per part and reason
-// (docs/render.md §3.4).
+// a row of its own; not-run cases, setup ones included, are one row per
+// part and reason (docs/render.md §3.4).
 func TestAlikeFailuresShareARow(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases = nil
@@ -48,8 +48,8 @@ func TestAlikeFailuresShareARow(t *testing.T) {
 	for _, g := range rows {
 		got = append(got, len(g.cases))
 	}
-	if fmt.Sprint(got) != "[6 1 25 1]" {
-		t.Fatalf("rows of %v cases, want [6 1 25 1] (the six servers, the other failure, the not-run part, its setup case)", got)
+	if fmt.Sprint(got) != "[6 1 26]" {
+		t.Fatalf("rows of %v cases, want [6 1 26] (the six servers, the other failure, the not-run part with its setup case)", got)
 	}
 	docs := mustRender(t, rep, sampleOptions())
 	// The failed-cases table read back: the case and class cells of its
@@ -63,14 +63,17 @@ func TestAlikeFailuresShareARow(t *testing.T) {
 	want := [][]string{
 		{"6 cases: vllm-qwen05b-kv_c1, vllm-qwen05b-kv_c0, vllm-dsv2lite-kv_c1, vllm-dsv2lite-kv_c0, vllm-qwen35_9b-kv_c1, vllm-qwen35_9b-kv_c0", "product"},
 		{"vllm-other", "product"},
-		{"25 cases: sglang-0, sglang-1, sglang-2, sglang-3, sglang-4, sglang-5, sglang-6, sglang-7, sglang-8, sglang-9, and 15 more", "infra"},
-		{"sglang-setup (SGLang)", "infra"},
+		{"26 cases: sglang-0, sglang-1, sglang-2, sglang-3, sglang-4, sglang-5, sglang-6, sglang-7, sglang-8, sglang-9, and 16 more", "infra"},
 	}
 	if !slices.EqualFunc(rowsGot, want, slices.Equal) {
 		t.Errorf("rows %q, want %q:\n%s", rowsGot, want, docs.Comment)
 	}
 	if r := failed.Row(want[2][0]); len(r) != 3 || r[1].Text != "not run" || r[2].Text != "infra: its part did not finish it" {
 		t.Errorf("the not-run row %q", mdtest.Texts(r))
+	}
+	// The terminal view groups its rows as the comment does.
+	if out := strings.Join(strings.Fields(textAt(t, rep, sampleOptions(), 200)), " "); !strings.Contains(out, "6 cases: vllm-qwen05b-kv_c1, vllm-qwen05b-kv_c0, ") {
+		t.Errorf("the text view does not group the six servers:\n%s", out)
 	}
 }
 
@@ -234,5 +237,49 @@ func TestRowFingerprintAsShown(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
 		t.Errorf("the fingerprint of an 8 MiB detail allocated %d bytes, want at most 64 KiB", n)
+	}
+}
+
+// TestMissingPartRow: the not-run cases of a part that never uploaded are
+// one row saying so, its setup case among them, with its job linked; its
+// reason is cut between words with its bracket closed (issue 31 item 3:
+// the old rows were `2 cases: ...` and a setup row of its own, the class
+// reason `…holds this p…)`). The machine line does not name it.
+func TestMissingPartRow(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Parts = append(rep.Parts, merge.PartStatus{Name: "colocation", Display: "colocation", Status: merge.StatusMissing,
+		Reason: "not found (no directory given holds this part of the plan that the workflow's matrix ran)", Planned: 2, RunID: 123, CheckRunID: 777})
+	why := rep.Parts[2].Reason
+	for _, n := range []string{"vllm-setup", "elastic-a+b"} {
+		rep.Cases = append(rep.Cases, merge.Case{Name: n, Part: "colocation", NotRun: true, Class: "infra", ClassWhy: why, Checks: []collect.Check{}})
+	}
+	rep.Verdict = "FAIL (4 of 8 cases; the colocation part never uploaded; 3 not run)"
+	docs := mustRender(t, rep, sampleOptions())
+	job := "https://github.com/ovg-project/kvcached/actions/runs/123/job/777"
+	var row []mdtest.Cell
+	for _, r := range failedTableRows(docs.Comment) {
+		if strings.HasPrefix(r[0].Text, "colocation") {
+			row = r
+		}
+	}
+	if len(row) != 4 || row[0].Text != "colocation part never uploaded (job): 2 cases not run: vllm-setup (colocation), elastic-a+b" ||
+		!slices.Equal(row[0].Links, []string{job}) || row[1].Text != "infra (not found (no directory given holds this part of the plan that the workflow's…))" {
+		t.Errorf("the missing part's row %q:\n%s", mdtest.Texts(row), docs.Comment)
+	}
+	if out := strings.Join(strings.Fields(textAt(t, rep, sampleOptions(), 1000)), " "); !strings.Contains(out, "colocation part never uploaded: 2 cases not run: vllm-setup (colocation), elastic-a+b") {
+		t.Errorf("the text view lacks the missing part's row:\n%s", out)
+	}
+	// A part's simulator faults and selection are said; an infra
+	// failure names its host (part.json's).
+	rep.Parts[1].Faults, rep.Parts[1].Selection, rep.Parts[1].Host = "gpu-lost", "--cases v*", "gpu-7"
+	rep.Cases[len(rep.Cases)-3].Class = "infra"
+	comment := mustRender(t, rep, sampleOptions()).Comment
+	if !mdtest.Has([]byte(comment), "The vLLM part ran only --cases v* (its other cases left out on purpose) and with the simulator faults gpu-lost.") ||
+		!strings.Contains(comment, "| infra on gpu-7 |") {
+		t.Errorf("faults, selection or host not shown:\n%s", comment)
+	}
+	if !mdtest.Has([]byte(docs.Comment), "The colocation part never uploaded (not found (no directory given holds this part of the plan that the workflow's matrix ran)); its job's log has the details.") ||
+		strings.Contains(docs.Comment, "the colocation and") {
+		t.Errorf("part line or machine line:\n%s", docs.Comment)
 	}
 }

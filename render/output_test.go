@@ -35,7 +35,7 @@ func TestTextTables(t *testing.T) {
 	has := func(match func(r []string) bool) bool { return slices.ContainsFunc(rows, match) }
 	for _, want := range [][]string{
 		{"verdict", "FAIL (4 of 7 cases; 1 not run)"},
-		{"vLLM", "partial", "6", "7", ""},
+		{"vLLM", "partial", "6 (1 setup)", "7", ""},
 		{"elastic-vllm-qwen05b+sglang-qwen35_4b", "unclassified", "vLLM Qwen/Qwen2.5-0.5B-Instruct + SGLang Qwen/Qwen3.5-4B on GPU 0, batch limit 128", "a_grew (A grew 9120 MiB of 14310 MiB free)"},
 		{"vLLM: setup.json: gpus: want array, got string \uFFFD"},
 	} {

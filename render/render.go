@@ -334,9 +334,16 @@ func (r *renderer) unfinishedParts() []merge.PartStatus {
 }
 
 // partLines: one line per missing or partial part, the first maxPartLines of
-// them, the rest counted in a last line.
+// them, the rest counted in a last line; then one per part that ran a
+// selection or injected simulator faults (part.json's selection, faults).
 func (r *renderer) partLines(w *writer) string {
 	var lines []string
+	for _, p := range r.rep.Parts {
+		if len(lines) < maxPartLines && (p.Selection != "" || p.Faults != "") {
+			lines = append(lines, w.t("part_ran_with", map[string]any{"Display": text.Plain(text.Cut(partDisplay(p), partNameCut)),
+				"Selection": text.Code(text.Cut(p.Selection, partReasonCut)), "Faults": text.Code(text.Cut(p.Faults, partReasonCut))}))
+		}
+	}
 	parts := r.unfinishedParts()
 	for i, p := range parts {
 		if i == maxPartLines {
@@ -346,13 +353,25 @@ func (r *renderer) partLines(w *writer) string {
 		display := text.Plain(text.Cut(partDisplay(p), partNameCut))
 		switch p.Status {
 		case merge.StatusMissing:
-			lines = append(lines, w.t("part_missing", map[string]any{"Display": display}))
+			lines = append(lines, w.t("part_missing", map[string]any{"Display": display, "Missed": p.Missed(), "Job": r.jobURL(p.Display),
+				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
 		case merge.StatusPartial:
 			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned,
-				"Reason": text.Plain(text.Cut(p.Reason, partReasonCut))}))
+				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// hostOf is the host of the part shown as display, as an infra failure's
+// class cell names it (` on <host>`); "" when part.json gave none.
+func (r *renderer) hostOf(display string) string {
+	for _, p := range r.rep.Parts {
+		if p.Display == display && p.Host != "" {
+			return " on " + text.Cut(p.Host, 100)
+		}
+	}
+	return ""
 }
 
 // problems lists the defects of the input that did not stop the report
@@ -412,9 +431,11 @@ func partDisplay(p merge.PartStatus) string {
 
 func (r *renderer) partDisplays() []string {
 	if len(r.rep.Parts) > 1 {
-		out := make([]string, len(r.rep.Parts))
-		for i, p := range r.rep.Parts {
-			out[i] = partDisplay(p)
+		var out []string
+		for _, p := range r.rep.Parts {
+			if p.Missed() == "" {
+				out = append(out, partDisplay(p))
+			}
 		}
 		return out
 	}

@@ -3,10 +3,12 @@ package render
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // sectionPlan is one layout of the issue-description section, loosest first.
@@ -35,7 +37,12 @@ var sectionPlans = []sectionPlan{
 // before the section).
 func (r *renderer) section(withoutClosest bool) (string, []string, error) {
 	if r.rep.Setup == nil || !r.rep.SetupComplete {
-		return "", nil, nil
+		// The section describes the whole setup; the issue keeps its last.
+		why := "a part has no setup.json"
+		if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Missed() != "" }); i >= 0 {
+			why = "the " + text.Cut(partDisplay(r.rep.Parts[i]), partNameCut) + " part " + r.rep.Parts[i].Missed()
+		}
+		return "", []string{fmt.Sprintf("the %s section is left out: %s, and the section describes the setup of every part", r.sectionName(), why)}, nil
 	}
 	if r.rep.Setup.DescribesNoCase() {
 		switch {

@@ -145,14 +145,17 @@ func termTable(header []string, rows [][]string, width int) string {
 	if n == 0 {
 		return ""
 	}
-	natural := make([]int, n)
+	natural, words := make([]int, n), make([]int, n)
 	for _, row := range append([][]string{header}, rows...) {
 		for i := 0; i < n && i < len(row); i++ {
 			natural[i] = max(natural[i], cols(row[i]), 1)
+			for _, w := range strings.Fields(row[i]) {
+				words[i] = max(words[i], cols(w))
+			}
 		}
 	}
 	room := width - (3*n + 1) // "│ " before each cell, " " after it, the last "│"
-	widths, ok := columnWidths(natural, room)
+	widths, ok := columnWidths(natural, words, room)
 	if !ok {
 		return textRecords(header, rows, width)
 	}
@@ -228,14 +231,15 @@ func termTable(header []string, rows [][]string, width int) string {
 
 // columnWidths shares room among columns of the natural widths given: all
 // of them when they fit, else the widest narrowed to one cap (the largest
-// that fits) and the columns narrower than it kept. ok is false when
-// minColumn per column (or a column's natural width, when narrower) does
-// not fit.
-func columnWidths(natural []int, room int) ([]int, bool) {
+// that fits) and the columns narrower than it kept, none narrower than its
+// longest word (words), so that no name is broken. ok is false when
+// that, or minColumn per column (or a column's natural width, when
+// narrower), does not fit: the table is then written as records.
+func columnWidths(natural, words []int, room int) ([]int, bool) {
 	total, least := 0, 0
-	for _, w := range natural {
+	for i, w := range natural {
 		total += w
-		least += min(w, minColumn)
+		least += max(min(w, minColumn), words[i])
 	}
 	widths := append([]int(nil), natural...)
 	if total <= room {
@@ -252,8 +256,8 @@ func columnWidths(natural []int, room int) ([]int, bool) {
 	for lo < hi {
 		c := (lo + hi + 1) / 2
 		sum := 0
-		for _, w := range natural {
-			sum += min(w, c)
+		for i, w := range natural {
+			sum += max(min(w, c), words[i])
 		}
 		if sum <= room {
 			lo = c
@@ -263,7 +267,7 @@ func columnWidths(natural []int, room int) ([]int, bool) {
 	}
 	used := 0
 	for i, w := range natural {
-		widths[i] = min(w, lo)
+		widths[i] = max(min(w, lo), words[i])
 		used += widths[i]
 	}
 	// What is left (less than one column a capped column, or the cap

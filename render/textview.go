@@ -15,10 +15,12 @@ import (
 // carry (docs/render.md §8), in at most opts.Width columns (0:
 // DefaultTextWidth; the CLI passes --width or $COLUMNS, render reads no
 // environment): the verdict, the parts, the problems, the known issues,
-// every failed case, the history's fixed and regression lines, the
+// every failed case (grouped as the comment groups them, with since and
+// the memory of charted cases), the history's fixed and regression lines, the
 // skipped, flaky and slowest cases, the evidence, metric tables and
 // recovery timings of arms, the metrics' history, the closest calls, where to
-// look (the job logs and serve.log excerpts), and the issue section. Tables
+// look (the job logs and serve.log excerpts), and the issue section when
+// asked for (Options.TextSection). Tables
 // are reflowed to the width (termTable): cells are wrapped, never cut,
 // beyond the bounds that keep hostile input finite. Cells are plain text
 // with control characters replaced, so a hostile check detail cannot drive
@@ -37,10 +39,12 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	t.problems()
 	t.known()
 	failed := r.rep.FailedCases()
+	rows := groupRows(failed, r.caseNames())
 	if len(failed) == 0 {
-		t.para(fmt.Sprintf("No failed cases; %s ran.", plural(r.rep.Counts().Passed, "case", "cases")))
+		// The comment's own sentence: one count, said one way (merge.Counts).
+		t.markdown(r.noFailedCase(&writer{}, r.rep.Verdict))
 	} else {
-		t.failed(failed)
+		t.failed(rows)
 	}
 	w := &writer{}
 	loosest := plan{detail: detailCut} // the history lines as the comment's first plan has them
@@ -62,7 +66,6 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	t.closestCalls()
 	if len(failed) > 0 {
-		rows := groupRows(failed, r.caseNames())
 		if j := r.jobLine(w, rowMembers(rows)); j != "" {
 			t.markdown(j)
 		}
@@ -70,7 +73,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			t.markdown(md)
 		}
 	}
-	if !r.perfMode {
+	if !r.perfMode && opts.TextSection {
 		section, _, serr := r.section(true)
 		if serr == nil && section != "" {
 			t.para("Issue description section " + r.profile + ":")
@@ -160,8 +163,13 @@ func (t *textView) parts() {
 		return
 	}
 	rows := make([][]string, len(t.r.rep.Parts))
+	setups := t.r.rep.SetupsRan()
 	for i, p := range t.r.rep.Parts {
-		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), itoa(p.Ran), itoa(p.Planned), termText(p.Reason, 200)}
+		ran := itoa(p.Ran)
+		if n := setups[p.Display]; n > 0 {
+			ran += " (" + itoa(n) + " setup)" // the verdict counts the others
+		}
+		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), ran, itoa(p.Planned), termText(p.Reason, 200)}
 	}
 	t.table([]string{"part", "status", "ran", "planned", "reason"}, rows)
 }
@@ -206,32 +214,57 @@ func (t *textView) known() {
 	}
 }
 
-// failed writes the failed cases' table: each case, its class, its setup
-// brief and its failed checks (textChecks).
-func (t *textView) failed(failed []merge.Case) {
+// failed writes the failed cases' table as the comment groups it (rows of
+// cases that failed alike, a missing part's not-run cases in one): the
+// cases, all named, the class, the setup brief they share, the failed
+// checks (textChecks) and, with a history, since; then the memory of each
+// charted case, as the comment's line above its chart says it.
+func (t *textView) failed(rows []caseRow) {
 	r := t.r
 	ix := *r.ix
 	ix.esc = func(s string) string { return termText(s, textNameCut) }
 	ix.code = ix.esc
-	rows := make([][]string, len(failed))
-	for i := range failed {
-		c := &failed[i]
+	cells := make([][]string, len(rows))
+	w := &writer{}
+	for i, g := range rows {
+		c := g.first()
 		why := ""
 		if c.ClassWhy != "" {
 			why = termText(c.ClassWhy, collect.ClassWhyMax)
 		}
+		names, briefs, since := make([]string, len(g.cases)), make([]string, len(g.cases)), make([]string, len(g.cases))
+		for j, m := range g.cases {
+			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
+			if r.hist != nil {
+				since[j] = r.since(w, m)
+			}
+		}
+		name := strings.Join(names, ", ")
+		if len(g.cases) > 1 {
+			name = itoa(len(g.cases)) + " cases: " + name
+		}
+		if m := r.missedPart(c); m != "" {
+			name = termText(m, textNameCut) + ": " + plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
+		}
 		class := classWithWhy(c, caseClass(c), why)
-		rows[i] = []string{termText(c.Label(), textNameCut), termText(class, 2*detailCut), ix.brief(c.Name), r.textChecks(c)}
+		if c.Class == collect.ClassInfra {
+			class += r.hostOf(c.Part)
+		}
+		cells[i] = []string{name, termText(class, 2*detailCut), commonBrief(briefs), r.textChecks(c)}
 		if r.classless() {
-			rows[i] = slices.Delete(rows[i], 1, 2)
+			cells[i] = slices.Delete(cells[i], 1, 2)
+		}
+		if r.hist != nil {
+			cells[i] = append(cells[i], joinDistinct(since, ", "))
 		}
 	}
-	head := slices.Clone(failedColumns)
-	if r.classless() {
-		// No part recorded a class: no class column (docs/render.md §3.4).
-		head = slices.Delete(head, 1, 2)
+	t.table(r.failedHeader(failedColumns), cells)
+	for _, ch := range chartsOf(rowFirsts(rows), r.ix) {
+		t.markdown(ch.summaryLine())
 	}
-	t.table(head, rows)
+	if t.err == nil {
+		t.err = w.err
+	}
 }
 
 // closestCalls writes the closest calls: the summary line, a table, the

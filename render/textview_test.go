@@ -104,11 +104,11 @@ func TestTextFitsEveryWidth(t *testing.T) {
 	}
 }
 
-// TestTextFailedTableWhole: the failed cases' table at 80 columns holds
+// TestTextFailedTableWhole: the failed cases' table at 120 columns holds
 // every case with its class and failed checks, wrapped, not cut.
 func TestTextFailedTableWhole(t *testing.T) {
 	rep := sampleReport(t)
-	out := textAt(t, rep, sampleOptions(), 80)
+	out := textAt(t, rep, sampleOptions(), 120)
 	tb := findTable(out, failedColumns...)
 	if tb == nil {
 		t.Fatalf("no failed-cases table:\n%s", out)
@@ -173,5 +173,33 @@ func TestTermTableRecords(t *testing.T) {
 		if got := mdtest.NoSpace(strings.NewReplacer("│", "", "\n", "", "e:", "", "a:", "", "b:", "", "c:", "", "d:", "").Replace(out)); !strings.Contains(got, strings.Repeat("w", 50)) {
 			t.Errorf("width %d: the long cell was cut:\n%s", width, out)
 		}
+	}
+}
+
+// TestTextKeepsWordsWhole: at 80 columns no case name, model or check name
+// is broken across lines (issue 31: `--width 80` broke names mid-word): a
+// table whose longest words do not fit side by side is written as records.
+// The issue section is left out unless asked for (TextSection).
+func TestTextKeepsWordsWhole(t *testing.T) {
+	rep := sampleReport(t)
+	out := textAt(t, rep, sampleOptions(), 80)
+	words := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		for _, w := range strings.FieldsFunc(l, func(r rune) bool { return r == ' ' || r == '│' || r == ',' }) {
+			words[w] = true
+		}
+	}
+	for _, c := range rep.FailedCases() {
+		if !words[c.Name] {
+			t.Errorf("%s is not whole on one line:\n%s", c.Name, out)
+		}
+	}
+	if !words["Qwen/Qwen2.5-0.5B-Instruct@aaaaaaa"] || strings.Contains(out, "Issue description section") {
+		t.Errorf("a model name broken, or the issue section shown unasked:\n%s", out)
+	}
+	opts := sampleOptions()
+	opts.TextSection = true
+	if out := textAt(t, rep, opts, 80); !strings.Contains(out, "Issue description section nightly:") {
+		t.Errorf("the issue section asked for is missing:\n%s", out)
 	}
 }

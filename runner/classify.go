@@ -234,12 +234,12 @@ func rank(name string) int {
 // it, so the command makes the runner's decision.
 func judge(ev evidence) Verdict {
 	if bad := ev.Facts.MachineWentBad; bad != "" {
-		return Verdict{Class: collect.ClassInfra, Why: text.CutLine("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
+		return Verdict{Class: collect.ClassInfra, Why: text.CutWords("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
 	}
 	if ev.Found {
 		if v, ok := ownership(ev); ok {
 			v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
-			v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
+			v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
 			return v
 		}
 	}
@@ -253,7 +253,7 @@ func judge(ev evidence) Verdict {
 	if ev.Match.Memory {
 		v.Class, v.Why, v.By = memoryVerdict(ev)
 	}
-	v.Why = text.CutLine(v.Why, collect.ClassWhyMax)
+	v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
 	return v
 }
 
@@ -412,7 +412,7 @@ func (v Verdict) classWhy() string {
 		}
 	}
 	if room < 3 {
-		return text.CutLine(v.Why, collect.ClassWhyMax)
+		return text.CutWords(v.Why, collect.ClassWhyMax)
 	}
 	return head + text.CutAround(line, start, end, room) + ")"
 }
@@ -754,10 +754,13 @@ func (c *Case) serverGPUs() []int {
 
 // classify sets res's class and reason (none for a case that did not fail).
 func (ce *caseEvidence) classify(res *collect.CaseResult) {
-	res.Class, res.ClassWhy, res.ClassBy = "", "", ""
+	res.Class, res.ClassWhy, res.ClassBy, res.ClassFrom = "", "", "", ""
 	if res.Failed() {
 		ev := ce.get()
 		res.Class, res.ClassWhy, res.ClassBy = classifyCase(res, ev)
+		if res.ClassBy == collect.ClassBySignature && ev.Found {
+			res.ClassFrom = ev.Where // the log of the line that decided it
+		}
 		if facts := ev.Facts.Measured(); len(facts) > 0 {
 			if res.Machine == nil {
 				res.Machine = &collect.Machine{}

@@ -328,6 +328,31 @@ func TestClassWhyKernelLine(t *testing.T) {
 	}
 }
 
+// TestClassWhyCutBetweenWords: a long reason is cut between words with
+// its bracket closed (text.CutWords), never `…holds this p…)` (issue 31).
+func TestClassWhyCutBetweenWords(t *testing.T) {
+	const bad = "GPU 0 stopped answering (nvidia-smi: Unable to determine the device handle for GPU0000:01:00.0: Unknown Error)"
+	v := judge(evidence{Facts: CaseFacts{MachineWentBad: bad}})
+	body, closed := strings.CutSuffix(v.Why, "…)")
+	words := strings.Fields(body)
+	if !closed || utf8.RuneCountInString(v.Why) > collect.ClassWhyMax || len(words) == 0 || !strings.Contains(bad+" ", " "+words[len(words)-1]+" ") {
+		t.Errorf("why %q: want a cut between words with the bracket closed", v.Why)
+	}
+}
+
+// TestClassFromKernelLog: a class a kernel-log line decided records where
+// that line is (class_from), so reports point at the kernel log, not only
+// at serve.log (issue 31).
+func TestClassFromKernelLog(t *testing.T) {
+	line := "[ 5012.114218] NVRM: Xid (PCI:0000:b3:00): 79, pid=28841, name=python3, GPU has fallen off the bus."
+	ce := &caseEvidence{c: &Case{Entry: &Entry{Name: "a", Kind: KindServer}}, ev: &evidence{Found: true, Match: matchOf(t, line), Where: "kernel log", Kvcached: true}}
+	res := collect.CaseResult{Name: "a", Checks: []collect.Check{{Name: "server_ready"}}}
+	ce.classify(&res)
+	if res.ClassBy != collect.ClassBySignature || res.ClassFrom != "kernel log" {
+		t.Errorf("class %s by %s from %q; want by signature from the kernel log", res.Class, res.ClassBy, res.ClassFrom)
+	}
+}
+
 // TestHoldersOfCase: a memory refusal is judged by the processes on the
 // GPUs the case's servers were given, not on the run's other GPUs.
 func TestHoldersOfCase(t *testing.T) {

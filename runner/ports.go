@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -80,6 +81,7 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 	if err != nil {
 		return nil, fmt.Errorf("start server %s: %w", sp.Name, err)
 	}
+	var taken []string // the ports found taken, for a failure's detail
 	for attempt := 1; ; attempt++ {
 		last := attempt == portAttempts
 		s, err := c.StartServer(ctx, sp, port, gpus, extra...)
@@ -98,8 +100,14 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 			if s != nil {
 				c.notePort(sp.Name, port)
 			}
+			if err != nil && len(taken) > 0 {
+				// The report shows the detail, not the case log's
+				// port_clashes: the attempts are said where it fails.
+				err = fmt.Errorf("%w (started %d times: port %s taken)", err, attempt, strings.Join(taken, ", "))
+			}
 			return s, err
 		}
+		taken = append(taken, strconv.Itoa(port))
 		next, ferr := c.R.freePort()
 		if ferr != nil {
 			return nil, fmt.Errorf("start server %s: port %d was taken: %w", sp.Name, port, ferr)

@@ -149,3 +149,21 @@ func TestPortHolderMeasured(t *testing.T) {
 		t.Errorf("machine %+v, want the fact port-holder=foreign", res.Machine)
 	}
 }
+
+// TestPortClashesInTheDetail: a server whose every port is taken fails its
+// server_ready check with the attempts said in the detail, which a report
+// shows (the case log's port_clashes it does not read; issue 31).
+func TestPortClashesInTheDetail(t *testing.T) {
+	const name = "vllm-qwen05b-kv_c1"
+	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "port-taken", context.Background(), nil)
+	c, l := casePorts(t, out, name)
+	var detail string
+	for _, ch := range c.Checks {
+		if ch.Name == "server_ready" {
+			detail = ch.Detail
+		}
+	}
+	if len(l.PortClashes) != portAttempts-1 || !strings.Contains(detail, fmt.Sprintf("(started %d times: port ", portAttempts)) {
+		t.Fatalf("server_ready %q, clashes %q; want the %d starts said", detail, l.PortClashes, portAttempts)
+	}
+}

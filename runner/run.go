@@ -97,7 +97,7 @@ func (r *Runner) startPart(w *collect.PartWriter) (*collect.PartMeta, error) {
 	meta := &collect.PartMeta{
 		Format: 1, Part: r.Part, Profile: r.Plan.Profile, Complete: &no, Planned: r.Plan.Names(),
 		RunID: r.RunID, StartedAt: started.Format(time.RFC3339), Host: r.Hostname,
-		CIReportVersion: r.Version, GitHub: gh, Revision: r.Revision, Arm: r.Arm, Leg: r.Leg,
+		CIReportVersion: r.Version, GitHub: gh, Revision: r.Revision, Arm: r.Arm, Leg: r.Leg, Selection: r.Selection, Faults: r.Faults,
 	}
 	if err := w.WritePartMeta(meta); err != nil {
 		return nil, err

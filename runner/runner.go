@@ -125,8 +125,11 @@ func (t Timing) Scaled(f float64) Timing {
 // Runner runs one part: a resolved, selected plan into a part directory.
 // Dependencies are fields: tests set them.
 type Runner struct {
-	// Plan is what to run (already selected).
-	Plan *Plan
+	// Plan is what to run (already selected); Selection the flags that
+	// narrowed it beyond --part, Faults the simulator faults injected:
+	// part.json records both.
+	Plan              *Plan
+	Selection, Faults string
 	// OutDir is the part directory; Part its name (default: OutDir's base name).
 	OutDir, Part string
 	// RunID goes into IPC names and part.json (default: start time as MMDDHHMM).

@@ -84,10 +84,14 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	// the lines below by stderr's writer.
 	red = red.With(rep.Setup.Secrets()...)
 	rep.WriteProblems(e.Stderr, "ci-report merge")
+	setups := rep.SetupsRan()
 	for _, p := range rep.Parts {
 		line := fmt.Sprintf("ci-report merge: part %s: %s, %s ran", p.Display, p.Status, text.Plural(p.Ran, "case", "cases"))
 		if p.Planned > 0 {
 			line += fmt.Sprintf(" of %d planned", p.Planned)
+		}
+		if n := setups[p.Display]; n > 0 {
+			line += fmt.Sprintf(", %d of them setup", n) // the verdict counts the others
 		}
 		if p.Reason != "" {
 			line += " (" + p.Reason + ")"
@@ -104,6 +108,6 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	} else if err := safefile.WriteFunc(o.Out, func(w io.Writer) error { return rep.WriteJSONDiscarding(safefile.ContextWriter(ctx, w), red) }); err != nil {
 		return withCode(exitUsage, err)
 	}
-	fmt.Fprintf(e.Stderr, "ci-report merge: %s, verdict %s\n", text.Plural(len(rep.Cases), "case", "cases"), rep.Verdict)
+	fmt.Fprintf(e.Stderr, "ci-report merge: %s, verdict %s\n", text.Plural(rep.Counts().Total, "case", "cases"), rep.Verdict) // the verdict's count
 	return nil
 }

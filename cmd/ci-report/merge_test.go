@@ -31,7 +31,9 @@ func TestMergeCommand(t *testing.T) {
 		wantStderr []string
 	}{
 		{"failing tree to stdout", []string{treePath("nightly-fail")}, 0, `"verdict": "FAIL (3 of 22 cases)"`,
-			[]string{"part SGLang: complete, 12 cases ran of 12 planned", "verdict FAIL (3 of 22 cases)"}},
+			// One count everywhere: the parts' setup cases said apart, the
+			// total the verdict's (24 cases ran, 22 of them counted).
+			[]string{"part SGLang: complete, 12 cases ran of 12 planned, 1 of them setup\n", "merge: 22 cases, verdict FAIL (3 of 22 cases)"}},
 		// A path that holds no part is an error naming it and saying what
 		// a part is; with a plan, the plan's parts are reported instead.
 		{"a root with no part", []string{treePath("nothing-ran-empty")}, 2, "",
@@ -43,7 +45,7 @@ func TestMergeCommand(t *testing.T) {
 		{"a missing directory named with a plan", []string{"--plan", plan, treePath("missing-part", "vllm"), treePath("missing-part", "absent", "sglang")}, 0,
 			`"verdict": "FAIL (`, []string{"part SGLang: missing"}},
 		{"an empty sub-directory of a root", []string{treePath("missing-part")}, 0,
-			`"verdict": "FAIL (0 of 11 cases; the SGLang cases did not finish)"`, []string{"part SGLang: missing, 0 cases ran (no part files)"}},
+			`"verdict": "FAIL (0 of 11 cases; the SGLang part never uploaded)"`, []string{"part SGLang: missing, 0 cases ran (no part files)"}},
 		{"flags after the paths", []string{treePath("pr", "vllm"), treePath("pr", "sglang"), "--out", out}, 0, "",
 			[]string{"verdict FAIL (1 of 2 cases: 1 product)"}},
 		{"no paths", nil, 2, "", []string{"no part directories or artifact roots given"}},

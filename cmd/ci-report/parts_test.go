@@ -185,7 +185,7 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 	if len(rep.Parts) != 2 || rep.Parts[0].Name != "sglang" || rep.Parts[0].Status != merge.StatusMissing || rep.Parts[0].Planned != len(sglangCases) {
 		t.Errorf("parts %+v; want sglang missing with %d planned, then vllm", rep.Parts, len(sglangCases))
 	}
-	wantVerdict := "FAIL (0 of 23 cases; the SGLang cases did not finish; 12 not run)"
+	wantVerdict := "FAIL (0 of 23 cases; the SGLang part never uploaded; 12 not run)"
 	if rep.Verdict != wantVerdict {
 		t.Errorf("verdict %q, want %q", rep.Verdict, wantVerdict)
 	}
@@ -208,10 +208,43 @@ func TestMergeAndRenderWithPlanShowAPartThatNeverUploaded(t *testing.T) {
 		return mdtest.Texts(tb.Column("case"))
 	}
 	sglang := func(c string) bool { return strings.Contains(c, "sglang") }
-	if verdictOf(with) != wantVerdict || !mdtest.Has([]byte(with), "The SGLang cases did not finish; the run log has the details.") || !slices.ContainsFunc(cases(with), sglang) {
+	if verdictOf(with) != wantVerdict || !mdtest.Has([]byte(with), "The SGLang part never uploaded (not found: no directory given holds this part of the plan); the run log has the details.") || !slices.ContainsFunc(cases(with), sglang) {
 		t.Errorf("the comment with --plan lacks the verdict, the SGLang part or its cases:\n%s", with)
+	}
+	// post says why the issue's section is not updated.
+	e, _, errb = testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"post", "--dry-run", "--repo", "o/r", "--issue", "7", "--run-id", "1", "--plan", plan, vllmOnly}); code != 0 ||
+		!strings.Contains(errb.String(), "issue body: not updated: the nightly section is left out: the SGLang part never uploaded, and the section describes the setup of every part\n") {
+		t.Errorf("post: exit %d, without the reason the section is not updated:\n%s", code, errb)
 	}
 	if verdictOf(without) == wantVerdict || slices.ContainsFunc(mdtest.Lines([]byte(without)), func(l string) bool { return strings.Contains(l, "SGLang") }) || slices.ContainsFunc(cases(without), sglang) {
 		t.Errorf("the comment without --plan knows of the SGLang part:\n%s", without)
+	}
+}
+
+// A run where nothing arrived: with a built-in --profile, an empty or
+// missing results directory renders and posts DID NOT RUN with the
+// profile's cases not run, each part a row (issue 31 item 3; exit 2 on the
+// old code); a path whose parent does not exist either stays an error.
+func TestEmptyResultsWithAProfileDidNotRun(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "results")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{empty, filepath.Join(dir, "missing")} {
+		for _, cmd := range [][]string{{"render"}, {"post", "--dry-run", "--repo", "o/r", "--issue", "7"}} {
+			e, out, errb := testEnv(nil)
+			code := mainEnv(context.Background(), e, append(cmd, "--profile", "nightly", "--run-id", "1", "--date", "2026-11-29", path))
+			got := out.String()
+			if code != 0 || !strings.Contains(got, "· DID NOT RUN") || !strings.Contains(got, "SGLang part never uploaded: 12 cases not run: sglang-setup (SGLang), ") ||
+				strings.Contains(got, "could not be read") {
+				t.Errorf("%s %s: exit %d, want DID NOT RUN with the SGLang part's cases:\n%s\n%s", cmd[0], path, code, out, errb)
+			}
+		}
+	}
+	e, _, errb := testEnv(nil)
+	if code := mainEnv(context.Background(), e, []string{"render", "--profile", "nightly", filepath.Join(dir, "typo", "results")}); code != 2 || !strings.Contains(errb.String(), "does not exist") {
+		t.Errorf("a path whose parent does not exist: exit %d: %s", code, errb)
 	}
 }

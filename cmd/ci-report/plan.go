@@ -127,11 +127,16 @@ func readExpected(file string) (*merge.Expected, error) {
 	if err != nil {
 		return nil, err
 	}
+	return expectedOf(p, "plan "+file)
+}
+
+// expectedOf is what merge expects of a run of plan p, named where in errors.
+func expectedOf(p *runner.Plan, where string) (*merge.Expected, error) {
 	exp := &merge.Expected{Profile: p.Profile}
 	for _, name := range p.Parts.Keys() {
 		part, err := p.Select(runner.Selection{Part: name})
 		if err != nil {
-			return nil, fmt.Errorf("plan %s: part %s: %w", file, name, err)
+			return nil, fmt.Errorf("%s: part %s: %w", where, name, err)
 		}
 		exp.Parts = append(exp.Parts, merge.ExpectedPart{Name: name, Cases: part.Names()})
 	}

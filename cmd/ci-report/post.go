@@ -230,7 +230,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	for _, w := range docs.Warnings {
 		fmt.Fprintf(stderr, "ci-report post: warning: %s\n", text.Inert(w))
 	}
-	post := publish.Post{Run: run, Profile: opts.Profile, Suite: suite, Comment: docs.Comment, Verdict: docs.Verdict}
+	post := publish.Post{Run: run, Profile: opts.Profile, Suite: suite, Comment: docs.Comment, Verdict: docs.Verdict, NoSection: docs.NoSection}
 	// Sections only describe a complete setup; which posts splice theirs
 	// (not smoke runs, not pull requests) publish decides.
 	if rep.SetupComplete {

@@ -15,6 +15,7 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
+	"golang.org/x/term"
 )
 
 func renderCommand() command {
@@ -45,6 +46,7 @@ type renderOptions struct {
 	fail        failOn
 	history     string
 	width       int
+	termWidth   int // the columns of the terminal stdout is, 0 for none
 	positionals []string
 }
 
@@ -56,7 +58,7 @@ func (o *renderOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "md", "stdout `format`: md (the comment), text (aligned tables), junit (JUnit XML) or ctrf (CTRF JSON)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	o.fail.bind(fs, "")
-	fs.IntVar(&o.width, "width", 0, "--format text: at most this many `columns` a line, tables reflowed to fit (default: $COLUMNS, else 120)")
+	fs.IntVar(&o.width, "width", 0, "--format text: at most this many `columns` a line, tables reflowed to fit (default: the terminal's width, else $COLUMNS, else 120)")
 	fs.StringVar(&o.history, "history", "", "earlier runs' digests `file` (JSON lines, as post --save-history writes): the since column, fixed line and changes table")
 }
 
@@ -83,6 +85,9 @@ func (o *renderOptions) setArgs(pos []string) error {
 // parts and files, which may hold anything) go through the same secrets,
 // as post's.
 func (o *renderOptions) run(ctx context.Context, e *env) error {
+	if f, ok := e.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		o.termWidth, _, _ = term.GetSize(int(f.Fd()))
+	}
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err := o.render(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ, Sleep: e.Sleep})
@@ -103,7 +108,8 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	opts.Width = textWidth(o.width, e.Getenv("COLUMNS"))
+	opts.Width = textWidth(o.width, o.termWidth, e.Getenv("COLUMNS"))
+	opts.TextSection = o.section != ""
 	docs, err := render.Render(rep, opts)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -128,15 +134,20 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 	return o.fail.result(docs)
 }
 
-// textWidth is the text view's width: --width, else $COLUMNS (a terminal's
-// width as the shell exports it) within render's bounds, else
-// render.DefaultTextWidth. Only the CLI reads the environment: render gets
-// the number (docs/render.md §8).
-func textWidth(flagWidth int, columns string) int {
+// textWidth is the text view's width: --width, else the width of the
+// terminal stdout is (termWidth, 0 when it is none: bash does not export
+// $COLUMNS), else $COLUMNS, within render's bounds, else
+// render.DefaultTextWidth. Only the CLI reads the environment and the
+// terminal: render gets the number (docs/render.md §8).
+func textWidth(flagWidth, termWidth int, columns string) int {
 	if flagWidth != 0 {
 		return flagWidth
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(columns)); err == nil && n > 0 {
+	n, err := strconv.Atoi(strings.TrimSpace(columns))
+	if termWidth > 0 {
+		n, err = termWidth, nil
+	}
+	if err == nil && n > 0 {
 		return min(max(n, render.MinTextWidth), render.MaxTextWidth)
 	}
 	return render.DefaultTextWidth

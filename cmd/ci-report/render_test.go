@@ -86,11 +86,11 @@ func TestRenderCommand(t *testing.T) {
 			wantHead: "Nightly correctness · 2026-11-28 · PASS"},
 		{name: "text format", args: []string{"render", "--format", "text", "--date", "2026-11-28", nightly}, wantCode: 0,
 			box: []string{"verdict", "FAIL (3 of 22 cases)"}},
-		{name: "a path with no part", args: []string{"render", "--profile", "nightly", filepath.Join(dir, "absent")}, wantCode: exitUsage,
-			wantErr: []string{filepath.Join(dir, "absent") + " does not exist: a part directory holds part.json,", "--plan"}},
+		{name: "a path with no part", args: []string{"render", "--profile", "nightly", filepath.Join(dir, "typo", "absent")}, wantCode: exitUsage,
+			wantErr: []string{filepath.Join(dir, "typo", "absent") + " does not exist: a part directory holds part.json,", "--plan"}},
 		{name: "nothing uploaded needs a profile", args: []string{"render", "--plan", plan, filepath.Join(dir, "absent")}, wantCode: exitUsage, wantErr: []string{"pass --profile"}},
 		{name: "nothing uploaded", args: []string{"render", "--plan", plan, "--profile", "nightly", "--date", "2026-11-28", filepath.Join(dir, "absent")}, wantCode: 0,
-			wantHead: "Nightly correctness · 2026-11-28 · DID NOT RUN", wantParas: []string{"The tests did not finish; the run log has the details."}},
+			wantHead: "Nightly correctness · 2026-11-28 · DID NOT RUN", wantParas: []string{"The SGLang part never uploaded (not found: no directory given holds this part of the plan); the run log has the details. The vLLM part never uploaded (not found: no directory given holds this part of the plan); the run log has the details."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runWith(t, tc.vars, "", tc.args...)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/publish"
 	"github.com/ovg-project/ci-report/render"
+	"github.com/ovg-project/ci-report/runner"
 )
 
 // renderInputs are the inputs `render` and `post` share: where the report
@@ -184,7 +186,7 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 	if err != nil {
 		return nil, opts, err
 	}
-	mopts, err := r.mergeOptions()
+	mopts, err := r.mergeOptions(args)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -253,8 +255,13 @@ func workflowFileOf(ref string) string {
 	return ""
 }
 
-// mergeOptions are the merge options of --allow-mixed and --plan.
-func (r *renderInputs) mergeOptions() (merge.Options, error) {
+// mergeOptions are the merge options of --allow-mixed and --plan. Without
+// --plan, a --profile of a built-in profile stands for its plan when no
+// path of args holds a part and each is empty or missing in a directory
+// that exists (a results directory no GPU job uploaded to): the report is
+// DID NOT RUN with the plan's cases not run, not an error. A path whose
+// parent does not exist either stays an error (loadReport): a typo.
+func (r *renderInputs) mergeOptions(args []string) (merge.Options, error) {
 	mopts := merge.Options{AllowMixed: r.allowMixed}
 	if r.plan != "" {
 		exp, err := readExpected(r.plan)
@@ -262,6 +269,19 @@ func (r *renderInputs) mergeOptions() (merge.Options, error) {
 			return mopts, usageErrorf("--plan: %v", err)
 		}
 		mopts.Expected = exp
+		return mopts, nil
+	}
+	if r.profile == "" || len(args) == 0 || slices.ContainsFunc(args, func(p string) bool {
+		_, err := os.Stat(filepath.Dir(filepath.Clean(p)))
+		return collect.HoldsPart(p) || err != nil
+	}) {
+		return mopts, nil
+	}
+	if p, err := runner.BuiltinPlan(r.profile); err == nil {
+		if mopts.Expected, err = expectedOf(p, "profile "+r.profile); err == nil {
+			mopts.Expected.Assumed = true
+		}
+		return mopts, err
 	}
 	return mopts, nil
 }

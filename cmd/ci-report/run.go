@@ -321,6 +321,25 @@ func parseGPUList(s string) ([]int, error) {
 	return out, nil
 }
 
+// selection is the selection flags beyond --part as given, for part.json
+// (`--cases vllm-qwen05b*`); "" when none narrowed the plan.
+func (o *runOptions) selection() string {
+	var f []string
+	add := func(flag string, vals ...string) {
+		for _, v := range vals {
+			if v != "" {
+				f = append(f, flag+" "+v)
+			}
+		}
+	}
+	add("--engines", o.Engines)
+	add("--models", o.Models)
+	add("--cases", o.Cases...)
+	add("--skip", o.Skip...)
+	add("--shard", o.Shard)
+	return strings.Join(f, " ")
+}
+
 // resolve resolves the plan from --profile or --plan, the selection flags
 // and the ballast sizes, which `run` and `plan` share; every error is a
 // usage error.
@@ -451,7 +470,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		// turn its cases red. A real run keeps its deterministic ports.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
-		ContainerGPUs: o.containers, Repeat: o.Repeat,
+		ContainerGPUs: o.containers, Repeat: o.Repeat, Selection: o.selection(),
 		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ovg-project/ci-report/runner"
 	"github.com/ovg-project/ci-report/runner/sim"
@@ -24,6 +25,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if err := sim.CheckFaultScopes(e.Getenv("CI_REPORT_SIM_FAULTS"), simIdentities(o.plan, r.RunID)); err != nil {
 		return nil, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
 	}
+	r.Faults = strings.TrimSpace(e.Getenv("CI_REPORT_SIM_FAULTS")) // part.json's faults
 	dir := e.Getenv("CI_REPORT_SIM_DIR")
 	keep := dir != ""
 	if !keep {

@@ -187,6 +187,11 @@ func TestRunSimulatedWrongTokensExits1(t *testing.T) {
 	if code != exitVerdict {
 		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
 	}
+	// part.json records the faults injected and the selection (issue 31).
+	var meta collect.PartMeta
+	if data, _ := os.ReadFile(filepath.Join(out, "part.json")); json.Unmarshal(data, &meta) != nil || meta.Faults != "wrong-tokens" || meta.Selection != "--cases sglang-qwen05b-kv_c1" {
+		t.Errorf("part.json faults %q, selection %q", meta.Faults, meta.Selection)
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	// summary.md's case table, read back: case, result, class, checks.
 	tables := mdtest.Tables(md)

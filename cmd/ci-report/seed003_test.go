@@ -102,7 +102,7 @@ func TestSeed003Legs(t *testing.T) {
 	if !strings.Contains(comment, "FAIL (1 of 12 cases: 1 product)") {
 		t.Errorf("the verdict does not count 12 cases, 1 failed:\n%s", comment)
 	}
-	if failed := tableHeaded(comment, "case|class|setup|failed checks|since"); failed == nil || len(failed.Rows) != 1 || failed.Rows[0][0].Text != red {
+	if failed := tableHeaded(comment, "case|failed checks|class|since"); failed == nil || len(failed.Rows) != 1 || failed.Rows[0][0].Text != red {
 		t.Errorf("failed-cases table: want the one row %q:\n%s", red, comment)
 	}
 	for _, want := range []string{"`" + red + "`: run 100 of 2026-11-28 passed it", "Metrics of `tests/test_kvcr.py::test_tc05_arms [2p1d]` against cold:",

@@ -101,3 +101,17 @@ func TestRenderTextWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestTextWidthPrecedence: --width, else the terminal's width (asked of
+// stdout: bash does not export $COLUMNS), else $COLUMNS, else 120.
+func TestTextWidthPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		flag, term int
+		columns    string
+		want       int
+	}{{0, 100, "", 100}, {0, 100, "90", 100}, {0, 0, "90", 90}, {70, 100, "90", 70}, {0, 0, "", 120}, {0, 5, "", 20}} {
+		if got := textWidth(tc.flag, tc.term, tc.columns); got != tc.want {
+			t.Errorf("textWidth(%d, %d, %q) = %d, want %d", tc.flag, tc.term, tc.columns, got, tc.want)
+		}
+	}
+}

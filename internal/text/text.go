@@ -20,6 +20,7 @@
 package text
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -165,9 +166,40 @@ func inertRune(r rune) rune {
 	return r
 }
 
-// CutWords is Cut(Words(s), n): a check detail made of process output or an
-// error text, whose spacing means nothing.
-func CutWords(s string, n int) string { return Cut(Words(s), n) }
+// CutWords is Words(s) cut to at most n code points between words: a check
+// detail made of process output or an error text, whose spacing means
+// nothing, or a reason. A word the cut would split goes whole (unless it
+// is more than half of what is kept: one long name), and every bracket
+// left open is closed after the Ellipsis (`not found (no directory…)`).
+func CutWords(s string, n int) string {
+	s = Words(Valid(s))
+	if n <= 0 || headLen(s, n) == len(s) {
+		return Cut(s, n)
+	}
+	for room := n - 1; room > 0; room-- {
+		head := s[:headLen(s, room)]
+		if sp := strings.LastIndexByte(head, ' '); s[len(head)] != ' ' && sp > len(head)/2 {
+			head = head[:sp]
+		}
+		head = strings.TrimRight(head, " ")
+		var open []byte
+		for i := 0; i < len(head); i++ {
+			switch c := head[i]; c {
+			case '(', '[', '{':
+				open = append(open, map[byte]byte{'(': ')', '[': ']', '{': '}'}[c])
+			case ')', ']', '}':
+				if k := len(open) - 1; k >= 0 && open[k] == c {
+					open = open[:k]
+				}
+			}
+		}
+		slices.Reverse(open)
+		if utf8.RuneCountInString(head)+1+len(open) <= n {
+			return head + Ellipsis + string(open)
+		}
+	}
+	return Cut(s, n)
+}
 
 // Commas formats n with thousands separators (`1,099`), as vLLM prints
 // token counts and as reports count tests.

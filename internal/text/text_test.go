@@ -45,6 +45,11 @@ func TestCuts(t *testing.T) {
 		{"CutBytes invalid", CutBytes, "\x80\x80\x80\x80\x80\x80", 3, "\x80\x80\x80"},
 		{"CutLine", CutLine, "one\r\ntwo\nthree\rfour", 100, "one two three four"},
 		{"CutLine cut", CutLine, "one\ntwo", 5, "one …"},
+		{"CutWords short", CutWords, " a  b ", 5, "a b"},
+		{"CutWords between words", CutWords, "holds this part of the plan", 15, "holds this…"},
+		{"CutWords closes brackets", CutWords, "never uploaded (not found: no directory given holds this part)", 40, "never uploaded (not found: no…)"},
+		{"CutWords one long word", CutWords, "abcdefghij", 5, "abcd…"},
+		{"CutWords nested", CutWords, "a [b (c d e f g h)]", 12, "a [b (c d…)]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.fn(tc.in, tc.n); got != tc.want {

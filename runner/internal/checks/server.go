@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -357,10 +358,37 @@ func TokensEqual(kv, native collect.Phase) collect.Check {
 			return fail(name, fmt.Sprintf("prompt %d: no tokens (%s)", i, which))
 		}
 		if d := tokenDivergence(a, b); d != "" {
-			return fail(name, text.CutWords(fmt.Sprintf("prompt %d: %s", i, d), 300))
+			return fail(name, text.CutWords(fmt.Sprintf("prompt %d: %s%s", i, d, textDivergence(kv.Results[i].Text, native.Results[i].Text)), 300))
 		}
 	}
 	return pass(name, fmt.Sprintf("%d prompts", len(kv.Results)))
+}
+
+// textDivergence is `; text kvcached "…at Lyon…" vs native "…at Paris…"`:
+// the two answers (summary.json's text) around where they first differ,
+// the evidence a reader wants next to the token ids; "" when either is
+// absent or they are the same.
+func textDivergence(a, b *string) string {
+	if a == nil || b == nil || *a == *b {
+		return ""
+	}
+	d := 0
+	for d < len(*a) && d < len(*b) && (*a)[d] == (*b)[d] {
+		d++
+	}
+	for d > 0 && (!utf8.RuneStart(at(*a, d)) || !utf8.RuneStart(at(*b, d))) {
+		d-- // a rune both share is kept whole
+	}
+	around := func(s string) string { return strconv.Quote(text.CutAround(text.OneLine(s), d, d, 50)) }
+	return "; text kvcached " + around(*a) + " vs native " + around(*b)
+}
+
+// at is s[i], or 0 past its end (a rune boundary).
+func at(s string, i int) byte {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
 }
 
 func tokenDivergence(a, b []int) string {

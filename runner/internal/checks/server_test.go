@@ -3,6 +3,7 @@ package checks
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -36,6 +37,8 @@ func res(status int, tokens []int, cached *int, errText string) collect.RequestR
 }
 
 func intp(v int) *int { return &v }
+
+func withText(r collect.RequestResult, s string) collect.RequestResult { r.Text = &s; return r }
 
 func TestServerChecks(t *testing.T) {
 	capa := int64(1000)
@@ -100,6 +103,11 @@ func TestServerChecks(t *testing.T) {
 		{"gpu unknown", NoGPUProcessLeft(GPUProcesses{Err: "NVML: gone"}), "no_gpu_process_left", false, "could not query the GPUs: NVML: gone"},
 		{"tokens equal", TokensEqual(good, good), "gen_seq_tokens_equal", true, "2 prompts"},
 		{"tokens differ", TokensEqual(good, other), "gen_seq_tokens_equal", false, "prompt 1: token 0: kvcached 3 vs native 4"},
+		// The answers' text, from where they differ (issue 31: the evidence
+		// was in summary.json only).
+		{"text differs", TokensEqual(collect.Phase{Name: "gen_seq", Results: []collect.RequestResult{withText(res(200, []int{1, 2}, nil, ""), "The capital of France is Paris.")}},
+			collect.Phase{Results: []collect.RequestResult{withText(res(200, []int{1, 3}, nil, ""), "The capital of France is Lyon.")}}),
+			"gen_seq_tokens_equal", false, `prompt 0: token 1: kvcached 2 vs native 3; text kvcached "The capital of France is Paris." vs native "The capital of France is Lyon."`},
 		{"tokens missing", TokensEqual(good, collect.Phase{Name: "gen_seq", Results: []collect.RequestResult{res(200, []int{1, 2}, nil, ""), res(500, nil, nil, "x")}}), "gen_seq_tokens_equal", false, "prompt 1: no tokens (native)"},
 		{"tokens length", TokensEqual(collect.Phase{Name: "apc_1", Results: []collect.RequestResult{res(200, []int{1}, nil, "")}}, collect.Phase{Results: []collect.RequestResult{res(200, []int{1, 2}, nil, "")}}), "apc_1_tokens_equal", false, "prompt 0: kvcached 1 tokens vs native 2"},
 		{"cached equal", CachedTokensEqual(collect.Phase{Name: "apc_0", Results: good.Results}, good), "apc_0_cached_tokens_equal", true, "[0, 16]"},
@@ -185,5 +193,15 @@ func TestNativeBlockSizeMatched(t *testing.T) {
 				t.Errorf("%+v, want ok %v, %q", ch, c.wantOK, c.wantDetail)
 			}
 		})
+	}
+}
+
+// TestTextDivergenceCutsAroundTheDifference: long answers are cut around
+// where they first differ, which stays in view, on a rune boundary.
+func TestTextDivergenceCutsAroundTheDifference(t *testing.T) {
+	a, b := strings.Repeat("é", 200)+" Paris "+strings.Repeat("x", 200), strings.Repeat("é", 200)+" Lyon "+strings.Repeat("x", 200)
+	got := textDivergence(&a, &b)
+	if !strings.Contains(got, `Paris`) || !strings.Contains(got, `Lyon`) || strings.Count(got, "…") != 4 || !utf8.ValidString(got) || utf8.RuneCountInString(got) > 150 {
+		t.Errorf("textDivergence = %q", got)
 	}
 }
