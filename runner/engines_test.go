@@ -58,9 +58,10 @@ func TestToyEngineIsOneRow(t *testing.T) {
 	if len(engines) == 0 || !slices.Equal(mdtest.Texts(engines[0].Column("engine")), []string{"Toy LM"}) {
 		t.Errorf("the section's engine table does not name the toy engine by its row:\n%s", docs.Section)
 	}
-	failed := mdtest.Tables([]byte(docs.Comment))
-	if len(failed) == 0 || len(failed[0].Column("setup")) != 1 || !strings.HasPrefix(failed[0].Column("setup")[0].Text, "Toy LM ") {
-		t.Errorf("the comment's failed-cases table does not name the toy engine by its row:\n%s", docs.Comment)
+	// The comment's table is phone first (no setup column); the section's
+	// cases name the engine by its row.
+	if !strings.Contains(docs.Section, "Toy LM ") {
+		t.Errorf("the section does not name the toy engine by its row:\n%s", docs.Section)
 	}
 }
 
