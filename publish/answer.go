@@ -9,17 +9,12 @@ import (
 	"time"
 )
 
-// The checks of GitHub's answers that a write depends on (docs/publish.md
-// §8): the issue whose body is spliced, the comment pages that say whether
-// this run's comment exists, the label listing that says whether the
-// results issue exists, the token's identity that says which comments are
-// ours, a pull request's head commit and the check runs of a commit. An
-// answer that is not what was asked (a 204 or an empty 200 where an object
-// belongs, a JSON object of another kind, another issue, a truncated body)
-// is never taken for an empty body or an empty list: the write it would
-// decide could erase a description or post a second comment. Each check
-// is a pure function of the answer's bytes, so FuzzAnswerChecks tries them
-// on anything.
+// The checks of GitHub's answers that a write depends on (docs/publish.md §8).
+// An answer that is not what was asked (a 204 or empty 200 where an object
+// belongs, another kind of object, another issue, a truncated body) is never
+// taken for an empty body or list: the write it decides could erase a
+// description or post a second comment. Each is a pure function of the
+// answer's bytes (FuzzAnswerChecks).
 
 // errEmptyAnswer is an answer without a body (a 204, or a 200 with none).
 var errEmptyAnswer = errors.New("the answer was empty")

@@ -46,15 +46,11 @@ func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context)
 	return nil
 }
 
-// whyRefused names the cause of a refusal about an issue that GitHub's
-// answer itself does not: a read a redirect took to another repository or
-// number, a write GitHub redirected (the issue was transferred, the
-// repository renamed), or a 403 on a locked issue, which is no missing
-// permission. For a write it reads the issue once more, following the
-// redirect, to say where it went or that it is locked: facts of the issue
-// (its number and repository_url, its locked field), not patterns in
-// GitHub's message. Anything else, or a failure an inner call already
-// explained, is returned as it is.
+// whyRefused names the cause of a refusal about an issue that GitHub's answer
+// does not: a redirect to another repository or number (transferred, renamed)
+// or a 403 on a locked issue. For a write it reads the issue once more to say
+// so from the issue's own fields, never from GitHub's message; anything else
+// is returned as it is.
 func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
 	var (
 		ae *APIError
