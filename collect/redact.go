@@ -16,24 +16,14 @@ import (
 
 // Secret redaction (docs/runner.md §3.6). Whatever the runner writes and
 // whatever render and post put in a document passes through one Redactor,
-// which replaces, in this order,
-//
-//  1. by value: every secret it was given (the environment's, SecretNames;
-//     an engine's env, EnvSecrets) with `$NAME`, in every form a text may
-//     hold it (secretForms: as it is, JSON-escaped, URL-encoded, a line of
-//     it), the way GitHub Actions masks a secret;
-//  2. by pattern (redactpattern.go): PEM private keys, JWTs, Authorization
-//     and Bearer credentials, credentials in URLs, Slack and Discord
-//     webhooks, AWS secret access keys next to their key id, the secret
-//     part replaced by [REDACTED];
-//  3. by shape: every token of the shapes GitHub, Hugging Face, OpenAI,
-//     Anthropic, AWS, Slack, GitLab, npm, PyPI and Google issue, whether or
-//     not the environment holds it (a token printed by a server, pasted into
-//     a prompt, read from a file), with its prefix and [REDACTED].
-//
-// Redaction applies to the data, before any escaping: Markdown escaping
-// turns ghs_… into ghs\_…, which a literal match would no longer find; and a
-// JSON text is redacted string by string, each as it decodes (Redactor.JSON).
+// which replaces, in this order, (1) every secret value it was given with
+// `$NAME`, in every form a text may hold it (secretForms), as GitHub Actions
+// masks a secret; (2) patterns (redactpattern.go: PEM keys, JWTs,
+// credentials in headers and URLs, webhooks), the secret part by [REDACTED];
+// (3) the token shapes of the issuers below, whether or not the environment
+// holds them, as <prefix>[REDACTED]. It applies to the data before any
+// escaping (ghs\_… would no longer match); JSON is redacted string by string,
+// decoded (Redactor.JSON).
 
 // SecretEnvNames are the environment variables whose values are secrets
 // wherever they are set, whatever their length: the tokens of GitHub, of the
