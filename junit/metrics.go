@@ -25,8 +25,9 @@ type metricLine struct {
 	Event json.RawMessage `json:"event"`
 }
 
-// metricsIndex is the metrics file (docs/formats.md §4.7), read before the
-// cases; each metric or event is appended to its case's log as the case is
+// metricsIndex is the --metrics file (JSON lines {"case", "name", "value",
+// "unit", "arm"?, "concurrency"?, "better"?} or {"case", "event": {"name",
+// "t"}}; docs/formats.md §4.1), read before the cases; each metric or event is appended to its case's log as the case is
 // written. A line that does not parse or names a case not imported is an
 // error naming the file and line (a defect of the run's wiring, never dropped
 // silently); of several, the first line's, reported after the JUnit files'.
