@@ -27,10 +27,11 @@ type metricLine struct {
 
 // metricsIndex is the --metrics file (JSON lines {"case", "name", "value",
 // "unit", "arm"?, "concurrency"?, "better"?} or {"case", "event": {"name",
-// "t"}}; docs/formats.md §4.1), read before the cases; each metric or event is appended to its case's log as the case is
-// written. A line that does not parse or names a case not imported is an
-// error naming the file and line (a defect of the run's wiring, never dropped
-// silently); of several, the first line's, reported after the JUnit files'.
+// "t"}}; docs/formats.md §4.1), read before the cases; each metric or event
+// goes to its case's log as the case is written. A line that does not parse
+// or names a case not imported is an error naming the file and line (a defect
+// of the run's wiring, never dropped); of several, the first line's, reported
+// after the JUnit files'.
 type metricsIndex struct {
 	path string
 	recs []metricRecord
