@@ -86,11 +86,9 @@ func EmptyLogInfo() collect.LogInfo {
 	return collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{}, ErrorsAfterStop: []string{}}
 }
 
-// LogScan is what one read of a serve.log finds (docs/runner.md §5.10): what
-// the shutdown checks need (LogInfo, through Info) and what a failed case's
-// class and excerpt need (its failure signature of highest precedence, the
-// lines around its first signature). Reading the log once serves all three:
-// a log can be hundreds of MiB.
+// LogScan is what one read of a serve.log finds (docs/runner.md §5.10): the
+// shutdown checks' LogInfo and a failed case's class and excerpt; one read
+// serves all three, since a log can be hundreds of MiB.
 type LogScan struct {
 	info collect.LogInfo // without errors: Info adds them for its stop offset
 	// errAt is the byte offset of the first match of each ErrorSignatures
@@ -173,13 +171,11 @@ func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from
 
 func emptyScan() LogScan { return newLogScanner(0).LogScan }
 
-// ScanLog reads r, a server log from the byte offset base on, of any line
-// length and any bytes, once, in bounded memory: a line is seen in
-// fragments of the reader's buffer, error signatures and `[kvcached]` in
-// every fragment, the line patterns in each line's first headKeep bytes,
-// and the excerpt keeps at most excerptBefore such lines before its first.
-// Quoted text is valid UTF-8. A read error ends the scan with what was
-// found so far, and is returned.
+// ScanLog reads r, a server log from the byte offset base on, once, in
+// bounded memory whatever its line lengths and bytes: signatures and
+// `[kvcached]` in every fragment of a line, the line patterns in its first
+// headKeep bytes. Quoted text is valid UTF-8. A read error ends the scan with
+// what was found so far, and is returned.
 func ScanLog(r io.Reader, base int64) (LogScan, error) {
 	s := newLogScanner(base)
 	err := readLines(r, base, s.fragment, s.line)
@@ -327,10 +323,9 @@ func (s *logScanner) failure(line string) string {
 }
 
 // readLines reads r, a log from the byte offset base on, in the reader's
-// buffer: fragment (when set) gets every piece of a line as it is read, with
-// its offset; line gets each line's offset and first headKeep bytes, line
-// end trimmed, and ends the reading by returning false. A last line without
-// a line end counts. The read error, if not io.EOF, is returned.
+// buffer: fragment (when set) gets every piece of a line with its offset;
+// line gets each line's offset and first headKeep bytes without the line end,
+// and stops the reading by returning false. A read error but io.EOF is returned.
 func readLines(r io.Reader, base int64, fragment func(off int64, b []byte), line func(start int64, head []byte) bool) error {
 	br := bufio.NewReaderSize(r, readBuf)
 	var head []byte

@@ -71,10 +71,8 @@ type Client struct {
 }
 
 // Latencies collects the durations of kvctl calls for a case log's
-// kvctl_latency_s (docs/formats.md §4.1). A call that ran to its end or to its
-// timeout counts (a timed-out one with the timeout, a lower bound); one cut
-// short by its caller (the end of sampling, an interrupt) does not, since
-// how long it would have taken is unknown. Safe for concurrent use.
+// kvctl_latency_s (docs/formats.md §4.1): a call that ran to its end or its
+// timeout counts, one its caller cut short does not. Safe for concurrent use.
 type Latencies struct {
 	mu sync.Mutex
 	s  []float64
@@ -118,14 +116,11 @@ func (c *Client) List(ctx context.Context) ([]Entry, error) {
 // call returned.
 type Listing struct {
 	Entries []Entry
-	// Age is how long before the call returned kvctl began to print the
-	// listing (its first byte of output), so the moment the ledger was read
-	// is the return minus Age. kvctl reads the segments after its imports
-	// and prints them at once (cmd_list, kvcached/cli/kvctl.py@e8e6406
-	// l.215-229; to a pipe Python's output is flushed at exit at the latest,
-	// before the interpreter's teardown): the import's seconds are before
-	// the reading, only the teardown and the exec prefix's relay after it.
-	// 0 when the exec function cannot tell (Client.Exec set).
+	// Age is how long before the call returned kvctl began to print (its
+	// first byte), so the ledger was read at the return minus Age: kvctl
+	// prints the segments at once after its imports (cmd_list,
+	// kvcached/cli/kvctl.py@e8e6406 l.215-229), leaving only the
+	// teardown and the prefix's relay after. 0 when Client.Exec is set.
 	Age time.Duration
 }
 
@@ -207,10 +202,8 @@ func (c *Client) run(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // call runs one kvctl command under the client's timeout and returns its
-// output and how long before the return its first byte came (0 when the
-// exec function cannot tell). The deadline or the caller's cancellation
-// kills kvctl's whole process group (ExecCommand), so a hung kvctl is never
-// waited on past Timeout, nor past an interrupt.
+// output and how long before the return its first byte came. The deadline or
+// the caller's cancellation kills kvctl's whole process group.
 func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duration, error) {
 	if len(c.Argv) == 0 {
 		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
@@ -219,9 +212,8 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// start before the timeout's clock: a call cut by its timeout then
-	// counts at least the whole timeout (it counted a few µs less, and
-	// TestHungKvctlIsKilled saw 0.2955 s for a 300 ms timeout).
+	// start before the timeout's clock, so a call cut by its timeout counts
+	// at least the whole timeout.
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
