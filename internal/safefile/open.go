@@ -153,10 +153,7 @@ func Read(path string, k Kind) ([]byte, error) {
 }
 
 // ReadAll reads r (the file at path, or "stdin") to its end, refusing more
-// than k's cap. A regular file is read into a buffer of its size (and the
-// byte that tells the end), one allocation instead of a buffer doubled
-// from 512 bytes and cleared at each step; one that grows meanwhile is
-// still read whole.
+// than k's cap; a regular file is read into one buffer of its size.
 func ReadAll(r io.Reader, path string, k Kind) ([]byte, error) {
 	var data []byte
 	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
