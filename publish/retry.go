@@ -85,9 +85,8 @@ func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
 	return err
 }
 
-// finalError is a failure that call already retried and explained. fn may
-// itself make calls (a retried POST looks for what it may have created); their
-// failures end the outer call too instead of being retried again.
+// finalError is a failure that call already retried and explained; a call
+// inside fn that fails so ends the outer call too.
 type finalError struct{ err error }
 
 func (e *finalError) Error() string { return e.err.Error() }
@@ -132,9 +131,8 @@ func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context
 	}
 }
 
-// retryable returns the refusal of a failed try, which nextWait may wait
-// out; for a cancelled context, a failure call already explained or one
-// GitHub did not answer with, it returns nil and the error ending the call.
+// retryable returns the refusal of a failed try, which nextWait may wait out;
+// otherwise nil and the error ending the call.
 func retryable(ctx context.Context, o op, err error) (*APIError, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("%s: %w", o.what, cerr)
