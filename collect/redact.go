@@ -597,44 +597,27 @@ func stringEnd(data []byte, i int) int {
 // openai.go, anthropic.go, aws.go, slack.go, gitlab.go, npm.go, pypi.go,
 // gcp.go):
 //
-//   - GitHub: ghp_ (personal access token, classic), gho_ (OAuth), ghu_
-//     (app user-to-server), ghs_ (app server-to-server, which the Actions
-//     GITHUB_TOKEN is) and ghr_ (refresh), then 36 characters of
-//     [A-Za-z0-9_] today; GitHub reserves longer tokens, and its stateless
-//     ghs_ tokens are JWTs of about 520 characters with dots (GitHub's
-//     recommended pattern is ghs_[A-Za-z0-9._]{36,}). Matched: the prefix
-//     and at least 36 of [A-Za-z0-9._], trailing dots left out (a sentence's
-//     full stop).
-//   - GitHub fine-grained personal access tokens: github_pat_, then 82 of
-//     [A-Za-z0-9_] (22, '_', 59). Matched: at least the first 22.
-//   - Hugging Face user access tokens: hf_, then 34 letters. Matched: at
-//     least 34 letters, so identifiers such as hf_model, hf_hub_download or
-//     hf_transfer (short runs, broken by underscores) are never taken.
-//   - OpenAI (openai.go): sk-proj-, sk-svcacct- and sk-admin-, then 58 or 74
-//     of [A-Za-z0-9_-], T3BlbkFJ and as many again; the legacy sk-, then 20
-//     of [A-Za-z0-9], T3BlbkFJ and 20 more. Matched: the prefix and at least
-//     58 of [A-Za-z0-9_-] (the marker is not required), and sk- with at least
-//     48 of [A-Za-z0-9].
-//   - Anthropic (anthropic.go): sk-ant-api03- and sk-ant-admin01-, then 93
-//     of [A-Za-z0-9_-] and AA. Matched: the prefix and at least 95.
-//   - AWS access key ids (aws.go): AKIA, ASIA, ABIA or ACCA, then 16 of
-//     [A-Z2-7]. Matched: the prefix and at least 16 of [A-Z2-7].
-//   - Slack (slack.go): xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe- and xoxo-,
-//     then digits, letters and dashes (the shortest rule, xox[ar]-, wants 8).
-//     Matched: the prefix and at least 10 of [A-Za-z0-9-].
-//   - GitLab personal access tokens (gitlab.go): glpat-, then 20 of
-//     [A-Za-z0-9_-]. Matched: at least 20.
-//   - npm (npm.go): npm_, then 36 of [A-Za-z0-9]. Matched: at least 36.
-//   - PyPI upload tokens (pypi.go): pypi-AgEIcHlwaS5vcmc (the macaroon's
-//     "pypi.org" location), then 50 to 1000 of [A-Za-z0-9_-]. Matched: at
-//     least 50.
-//   - Google API keys (gcp.go): AIza, then 35 of [A-Za-z0-9_-]. Matched: at
-//     least 35.
+//   - GitHub: ghp_, gho_, ghu_, ghs_ (the Actions GITHUB_TOKEN) and ghr_,
+//     then 36 of [A-Za-z0-9_] today; stateless ghs_ tokens are JWTs of about
+//     520 characters with dots (GitHub's recommended pattern is
+//     ghs_[A-Za-z0-9._]{36,}), so dots match, trailing ones (a full stop) not;
+//     github_pat_, then 82 of [A-Za-z0-9_] (22 matched at least).
+//   - Hugging Face: hf_, then 34 letters (so hf_hub_download never matches).
+//   - OpenAI (openai.go): sk-proj-, sk-svcacct-, sk-admin- then 58 or 74 of
+//     [A-Za-z0-9_-], T3BlbkFJ and as many again (58 matched, no marker
+//     needed); the legacy sk-, 20, T3BlbkFJ, 20 more (48 alphanumerics).
+//   - Anthropic (anthropic.go): sk-ant-api03-, sk-ant-admin01-, then 93 of
+//     [A-Za-z0-9_-] and AA (95).
+//   - AWS key ids (aws.go): AKIA, ASIA, ABIA, ACCA, then 16 of [A-Z2-7].
+//   - Slack (slack.go): xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xoxo-, then
+//     [A-Za-z0-9-] (the shortest rule wants 8; 10 matched).
+//   - GitLab (gitlab.go): glpat-, 20 of [A-Za-z0-9_-]; npm (npm.go): npm_,
+//     36 of [A-Za-z0-9]; PyPI (pypi.go): pypi-AgEIcHlwaS5vcmc, 50 to 1000 of
+//     [A-Za-z0-9_-]; Google API keys (gcp.go): AIza, 35 of [A-Za-z0-9_-].
 //
-// Every minimum is the length of the real tokens or the distinctive part of
-// one, long enough that no word, identifier, path or commit id (hex, 40
-// characters, never after such a prefix) of a log matches. A match is at
-// most maxShapeLen bytes: the rest of a longer run is left as it is.
+// Every minimum is long enough that no word, identifier, path or commit id
+// of a log matches. A match is at most maxShapeLen bytes: the rest of a
+// longer run is left as it is.
 type shape struct {
 	prefix string
 	min    int
@@ -749,13 +732,10 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 }
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
-	// A match is a run of at least minShapeRun bytes of shapeRunByte. The
-	// byte minShapeRun-1 ahead is looked at first: when it cannot be in a
-	// match, none starts before it and the scan jumps past it (most of a
-	// JSON text or a log line is skipped so). Else the run of
-	// shapeRunByte around it is found, and only a run long enough is
-	// looked at a byte at a time: a table lookup a byte, of the byte and
-	// the next, whether a prefix starts there.
+	// A match is a run of at least minShapeRun bytes of shapeRunByte: when
+	// the byte minShapeRun-1 ahead cannot be in one, the scan jumps past it
+	// (most of a text is skipped so); only a long enough run is looked at a
+	// byte at a time.
 	p := i
 	for p+minShapeRun <= len(buf) {
 		k := p + minShapeRun - 1
@@ -884,14 +864,10 @@ type holder interface {
 }
 
 func (s *stage) Write(p []byte) (int, error) {
-	// What is held back starts where a match is still open; while the new
-	// bytes leave it open, they are only added to it. Matching it all again
-	// on every write made small writes cost the square of a pattern's
-	// window (a PEM block written a byte at a time: seconds).
-	// And while no line ends, what is held is matched again only once it
-	// has doubled since it was last: anchors packed on one long line,
-	// each decided by the next byte, would else have every byte match
-	// them all again. Holding longer changes no match, only when it is
+	// What is held back starts where a match is still open; while new bytes
+	// leave it open they are only added (matching it all again made small
+	// writes quadratic), and while no line ends it is matched again only
+	// once it has doubled. Holding longer changes no match, only when it is
 	// written.
 	if h, ok := s.m.(holder); ok && len(s.hold) > 0 {
 		n := len(s.hold)
