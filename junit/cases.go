@@ -5,18 +5,11 @@ import (
 	"strings"
 )
 
-// Repeated testcases and suites' own failures (docs/formats.md §4.7).
-//
-// A test's name repeats in real reports for three reasons, and only what
-// the producer wrote tells them apart. A rerun of a failed test repeats
-// the suite, classname and name after a failed attempt: it is one case
-// with its attempts, but only where the producer marks reruns so (see
-// attemptOf). pytest writes a test whose call failed and whose teardown
-// then errored as two testcases of one name: one case, failed, with the
-// teardown's error. Tests that merely share a name (mocha's `it` titles in
-// two `describe` blocks, node's top-level tests, Codeception's classes,
-// NUnit's parametrised tests, one file imported twice) are two cases: the
-// later one gets its file's name, or an ordinal, added (namer).
+// Repeated testcases and suites' own failures (docs/formats.md §4.7). A
+// repeated name is a rerun (one case with its attempts) only where the
+// producer marks reruns so (attemptOf), a pytest teardown error after a
+// failed call (one case), or else two tests that share a name (the later one
+// gets its file's name or an ordinal, namer).
 
 // How a testcase that repeats the classname and name of an earlier, failed
 // one of its suite is read.
@@ -68,12 +61,11 @@ func attemptOf(s *Suite, c *Case) int {
 	return separate
 }
 
-// foldReruns is the cases of suite s with each rerun folded into the case
-// of its earlier attempt and each pytest teardown error into the case
-// whose call failed (attemptOf). The folded rerun reads as Surefire writes
-// one: a pass after failures keeps those as flakyFailure / flakyError (a
-// flaky test, which passed), a further failure adds a rerunFailure /
-// rerunError (still failed); its time is the attempts' sum.
+// foldReruns is the cases of suite s with each rerun folded into its earlier
+// attempt's case and each pytest teardown error into its call's (attemptOf).
+// A folded rerun reads as Surefire writes one: earlier failures become
+// flakyFailure / flakyError after a pass, rerunFailure / rerunError
+// otherwise; its time is the attempts' sum.
 func foldReruns(s *Suite, cases []Case) []Case {
 	out := make([]Case, 0, len(cases))
 	last := map[[2]string]int{} // classname and name → its case in out
@@ -157,10 +149,9 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// suiteSetUpCase is the case that stands for a suite's own <failure> and
-// <error> elements (Jenkins counts such a suite as one failed test):
-// `<suite> (suite set-up)`, failing with each of them; false when the
-// suite has none.
+// suiteSetUpCase is the case `<suite> (suite set-up)` that stands for a
+// suite's own <failure> and <error> elements (Jenkins counts such a suite as
+// one failed test); false when the suite has none.
 func suiteSetUpCase(s *Suite) (Case, bool) {
 	if len(s.Outcomes) == 0 {
 		return Case{}, false
@@ -172,12 +163,10 @@ func suiteSetUpCase(s *Suite) (Case, bool) {
 	return Case{Name: name + " (suite set-up)", ClassName: s.Name, Outcomes: s.Outcomes, Line: s.Line, SuiteSetUp: true}, true
 }
 
-// namer makes case names unique: a name already given gets its file's
-// base name, ` (<file>)`, when the first was read from another file, else
-// (or when that is taken too) an ordinal, ` #2`, ` #3`, ... The names
-// given are kept as 64-bit hashes (nameHash), 16 bytes a name, not as
-// strings: a name whose hash equals an earlier one's would be taken as a
-// repeat, odds of about n²/2⁶⁵ for n names (3·10⁻⁸ at a million).
+// namer makes case names unique: a repeat gets ` (<file>)` when the first
+// came from another file, else an ordinal ` #2`, ` #3`. Names are kept as
+// 64-bit hashes (nameHash): a collision, odds n²/2⁶⁵ (3·10⁻⁸ at a million),
+// would be taken as a repeat.
 type namer struct {
 	seen  map[uint64]nameSeen
 	files map[string]uint32 // a file's base name → its number
