@@ -9,6 +9,7 @@ package marker
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -74,12 +75,7 @@ func FindComment(body string) (Comment, bool) {
 // line ends and surrounding white space (a comment edited in the web editor
 // comes back with CRLF).
 func HasLine(text, line string) bool {
-	for _, l := range strings.Split(text, "\n") {
-		if strings.TrimSpace(l) == line {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(text, "\n"), func(l string) bool { return strings.TrimSpace(l) == line })
 }
 
 // SectionStart and SectionEnd are the splice markers of a section name.
