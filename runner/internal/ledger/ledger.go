@@ -1,18 +1,10 @@
 // Package ledger is the runner's only reader and writer of the kvcached
-// ledger: it runs `kvctl list --json`, `kvctl limit <ipc> <bytes>` and
-// `kvctl priority <ipc> <p>` (behind an optional exec prefix such as
-// `docker exec -i NAME`) and condenses a listing into the LedgerSample of
-// docs/formats.md §4.3.
-//
-// kvctl prints one JSON object per kvcached segment:
-//
-//	[{"ipc": "e2e_1007_vllm_qwen05b_kv_c1", "gpu": 0, "limit_bytes": ..., "used_bytes": ...,
-//	  "priority": 0, "charged_bytes": ..., "shortfall_bytes": ..., "watermark_bytes": ...}, ...]
-//
-// `gpu` absent means GPU 0, a missing numeric field counts as 0, and segments
-// that belong to no server of the case (other runs, other tenants) are ignored.
-// A server owns its segment `<ipc>` and, for a hybrid model's further KV pool
-// groups, `<ipc>_g<N>` (OwnerOf); its usage is the sum over them (Server).
+// ledger (docs/runner.md §4.2): it runs kvctl list, limit and priority behind
+// an optional exec prefix, and condenses a listing (one JSON object per
+// segment: ipc, gpu, limit_bytes, used_bytes, ...; `gpu` absent is GPU 0, a
+// missing number 0) into the LedgerSample of docs/formats.md §4.3. A server
+// owns its segment `<ipc>` and its pool groups `<ipc>_g<N>` (OwnerOf); other
+// segments are ignored.
 package ledger
 
 import (
@@ -31,11 +23,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// DefaultTimeout is the limit of one kvctl call (docs/runner.md §4.2). Every
-// real call starts a Python that imports torch before it does anything
-// (kvcached/__init__.py@e8e6406 l.13-15, imported by kvcached/cli/kvctl.py):
-// seconds per call, more when the import is cold or calls overlap, so the
-// limit is about ten times a typical call rather than a few seconds.
+// DefaultTimeout is the limit of one kvctl call, about ten times a typical
+// one: a real call imports torch first (docs/runner.md §4.2).
 const DefaultTimeout = 30 * time.Second
 
 // Known ledger fields, in the order they are written in samples.
