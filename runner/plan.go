@@ -17,8 +17,8 @@ import (
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
-// Plan is what a part runs: the engines and the ordered cases. It is the
-// JSON that `ci-report plan` prints and `--plan` accepts; see the package doc.
+// Plan is what a part runs: the engines and the ordered cases, as the JSON
+// `ci-report plan` prints and `--plan` accepts (docs/formats.md §8).
 type Plan struct {
 	Profile string `json:"profile"`
 	// ElasticGPUMiB is the GPU size the elastic pairs are designed for; a
@@ -119,9 +119,8 @@ func (s *ServerPlan) Argv(e EnginePlan, port int, served string) []string {
 
 var ipcUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
 
-// MaxIPCName is the longest IPC name kvcached uses as given: it replaces
-// every character of KVCACHED_IPC_NAME that is not alphanumeric, `_` or `-`
-// by `-` and truncates the result to 64 characters
+// MaxIPCName is the longest IPC name kvcached keeps: it replaces characters
+// but alphanumerics, `_` and `-` by `-` and truncates to 64
 // (kvcached/utils.py@e8e6406 `_sanitize_segment`, l.40, l.72-78).
 const MaxIPCName = 64
 
@@ -400,16 +399,13 @@ func (e *Entry) EntryEngines() []string {
 
 // Selection narrows a plan (docs/runner.md §1.2).
 type Selection struct {
-	// Part keeps only the cases of this part of the plan (--part); "" keeps
-	// every part.
-	Part    string
+	Part    string   // --part; "" keeps every part
 	Engines []string // --engines; empty keeps all
 	Models  []string // --models; empty keeps all
 	Cases   []string // --cases globs; empty keeps all
 	// ShardIndex/ShardCount are --shard i/n (1-based); 0 keeps all.
 	ShardIndex, ShardCount int
-	// Skip are the kinds dropped (--skip KIND, repeatable; CheckSkip says
-	// which may be).
+	// Skip are the kinds dropped (--skip KIND; CheckSkip says which may be).
 	Skip []string
 }
 
@@ -450,8 +446,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 type selecting struct {
 	p   *Plan
 	sel Selection
-	// inPart are the cases of --part (nil: every part); partEngines the
-	// engines they use.
+	// inPart are the cases of --part (nil: every part), partEngines their engines.
 	inPart, partEngines map[string]bool
 }
 
