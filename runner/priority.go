@@ -13,9 +13,8 @@ import (
 // priorityFillConc is how many fill requests L gets at a time.
 const priorityFillConc = 8
 
-// priorityEntry adds to a priority pair's setup.json entry the layers it
-// exercises, the GPU size its ballast makes (none without one), and each
-// server's priority as it publishes it.
+// priorityEntry adds to a priority pair's setup.json entry its layers, its
+// ballast's GPU size and each server's published priority.
 func priorityEntry(r *Runner, e *Entry, x *collect.KindEntry) {
 	x.Layers = checks.PriorityLayers()
 	if m := r.Plan.PriorityGPUMiB; m > 0 {
@@ -48,10 +47,9 @@ type priorityRun struct {
 	burstS                                          float64
 }
 
-// runPriority is the priority pair, the acceptance case of kvcached's
-// priority support: L (low) holds idle cache with its retention cap lifted,
-// H (high) bursts past the free memory, posts a shortfall, L sees it, raises
-// its watermark and releases pages that H then uses.
+// runPriority is the priority pair (docs/runner.md §5.6): L holds idle cache,
+// H bursts past the free memory and posts a shortfall, and L must raise its
+// watermark and release pages that H then uses.
 func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c)
