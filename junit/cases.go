@@ -19,34 +19,24 @@ const (
 	teardown        // pytest: the earlier one's teardown error
 )
 
-// attemptOf says how c, a testcase of suite s that repeats the name of an
-// earlier failed one, is read: as its rerun only with the producer's
-// evidence, as its teardown error in pytest's shape, else as a case of its
-// own. The evidence:
+// attemptOf says how c, a testcase of suite s repeating the name of an
+// earlier failed one, is read: a rerun only with the producer's evidence, a
+// teardown error in pytest's shape, else a case of its own. The evidence:
 //
-//   - gotestsum --rerun-fails writes every attempt as a <testcase> of its
-//     package's suite, and every suite it writes holds the one property
-//     go.version (packageProperties in internal/junitxml/report.go,
-//     gotestyourself/gotestsum commit 043af1a6d38b). A Go test's name is
-//     unique in its package (go test names a repeated subtest `x#01`), so
-//     in such a suite a repeated name is a rerun.
-//   - A testcase with a property named `rerun` says it is one.
-//   - pytest-rerunfailures writes none: the reports of a failed attempt
-//     get the outcome "rerun", which pytest's junitxml writes nothing for
-//     (LogXML.pytest_runtest_logreport reads passed, failed, skipped;
-//     pytest-rerunfailures 10.2 with Debian's pytest 7.2.1 leave no trace of
-//     the reruns in the XML, TestProducers/pytest-*). A pytest repeat is a
-//     rerun only with a `rerun` property (record_property).
-//   - pytest closes the testcase of a failed call when its teardown fails
-//     and opens a second one of the same name for the teardown's error
-//     (LogXML.pytest_runtest_logreport, "We need to open new testcase in
-//     case we have failure in call and error in teardown"), whose message
-//     is `failed on teardown with "<reason>"` (_NodeReporter.append_error),
-//     both in src/_pytest/junitxml.py of pytest 7.2.1 (Debian's
-//     python3-pytest, which writes that shape here).
+//   - gotestsum --rerun-fails writes every attempt into its package's suite,
+//     which holds the one property go.version (packageProperties,
+//     internal/junitxml/report.go, gotestyourself/gotestsum@043af1a6d38b); a
+//     Go test's name is unique in its package, so a repeat there is a rerun.
+//   - A testcase with a property named `rerun` says it is one. pytest's
+//     reruns (pytest-rerunfailures) leave no other trace: junitxml writes
+//     nothing for the outcome "rerun" (LogXML.pytest_runtest_logreport,
+//     pytest 7.2.1; TestProducers/pytest-*).
+//   - pytest opens a second testcase of the same name for the error of a
+//     teardown after a failed call, with the message `failed on teardown
+//     with "<reason>"` (LogXML.pytest_runtest_logreport and
+//     _NodeReporter.append_error, src/_pytest/junitxml.py, pytest 7.2.1).
 //
-// Surefire's reruns are elements of one testcase (rerunFailure,
-// flakyFailure, rerunError, flakyError) and need no folding.
+// Surefire's reruns are elements of one testcase and need no folding.
 func attemptOf(s *Suite, c *Case) int {
 	pytest := pytestReport(s, c)
 	if pytest && len(c.Outcomes) == 1 && c.Outcomes[0].Kind == "error" && strings.HasPrefix(c.Outcomes[0].Message, `failed on teardown with "`) {
