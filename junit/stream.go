@@ -28,8 +28,7 @@ import (
 
 // plan is what a first reading found that a second one needs.
 type plan struct {
-	// arms are the suites with an arm property, by ordinal (the suites
-	// of all files, counted in file order).
+	// arms are the suites with an arm property, by ordinal over all files.
 	arms map[int]armFact
 	// hold are the suites to read whole, by ordinal.
 	hold map[int]bool
@@ -95,8 +94,7 @@ type openSuite struct {
 	keptBelow bool
 	rec       *suiteRecord
 	// failing holds the hashes of the classnames and names whose last
-	// testcase failed (first reading: a repeat with rerun evidence is a
-	// rerun, see attemptOf).
+	// testcase failed (a later repeat may be a rerun, attemptOf).
 	failing map[uint64]struct{}
 }
 

@@ -122,12 +122,10 @@ func sameRepo(a, b Repo) bool {
 	return strings.EqualFold(a.Owner, b.Owner) && strings.EqualFold(a.Name, b.Name)
 }
 
-// decodeIssue checks that raw is issue n of repo as GET
-// /repos/{o}/{r}/issues/{n} answers it: a JSON object with that number, a
-// repository_url naming repo, and a body field (a string, or null for an
-// issue without a description). When raw is another well-formed issue,
-// elsewhere says which ("o/r#8"), so that a read a redirect took there can
-// say where the issue moved.
+// decodeIssue checks that raw is issue n of repo as GET .../issues/{n}
+// answers it (that number, a repository_url naming repo, a body string or
+// null); for another well-formed issue, elsewhere says which ("o/r#8"), so
+// that a redirected read can say where the issue moved.
 func decodeIssue(raw []byte, repo Repo, n int) (is Issue, elsewhere string, err error) {
 	var a issueAnswer
 	if err := decode(raw, '{', &a); err != nil {
