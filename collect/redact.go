@@ -34,9 +34,7 @@ var SecretEnvNames = []string{
 }
 
 // secretNameParts mark any other variable as a secret when its name holds
-// one of them (any case), and secretSuffixes when it ends in one: API keys,
-// client secrets, passwords, credentials of whatever service a workflow
-// passes to the job or a plan gives an engine.
+// one (any case), secretSuffixes when it ends in one.
 var (
 	secretNameParts = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "CREDENTIAL", "PRIVATE", "AUTH"}
 	secretSuffixes  = []string{"_KEY"}
@@ -57,11 +55,9 @@ var (
 const MinSecretLen = 8
 
 // IsSecretName reports whether a variable named name holds a secret by its
-// name: it contains TOKEN, SECRET, PASSWORD, PASSWD, API_KEY, ACCESS_KEY,
-// CREDENTIAL, PRIVATE or AUTH, or ends in _KEY (any case); but TOKEN
-// followed by S or IZ (MAX_NUM_BATCHED_TOKENS, TOKENIZERS_PARALLELISM: counts
-// and settings of an LLM server) and AUTH followed by OR (GIT_AUTHOR_NAME)
-// are not a secret's mark.
+// name (secretNameParts, secretSuffixes); TOKEN followed by S or IZ
+// (MAX_NUM_BATCHED_TOKENS, TOKENIZERS_PARALLELISM) and AUTH followed by OR
+// (GIT_AUTHOR_NAME) are not a secret's mark.
 func IsSecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, part := range secretNameParts {
@@ -123,9 +119,7 @@ func secretByName(name, value string) bool {
 
 // SecretNames are the variables whose values a run must never show:
 // SecretEnvNames, then, in byte order, every other variable of environ
-// ("NAME=value" as os.Environ gives them) whose name looks secret
-// (IsSecretName) and whose value has at least MinSecretLen bytes and is not a
-// plain number.
+// (os.Environ) that secretByName takes.
 func SecretNames(environ []string) []string {
 	names := append([]string(nil), SecretEnvNames...)
 	known := map[string]bool{}
@@ -150,10 +144,8 @@ type Secret struct {
 	Name, Value string
 }
 
-// EnvSecrets are the secrets of an environment a plan or a part gives an
-// engine or a server (the env objects of setup.json): the value of each
-// variable whose name looks secret (IsSecretName), of MinSecretLen bytes or
-// more and not a plain number, in the env's order.
+// EnvSecrets are the secrets of an env a plan or part gives an engine or a
+// server (secretByName), in the env's order.
 func EnvSecrets(e Env) []Secret {
 	var out []Secret
 	for _, k := range e.Keys() {
@@ -164,10 +156,9 @@ func EnvSecrets(e Env) []Secret {
 	return out
 }
 
-// Secrets are the secrets of the env a setup shows (setup.json, merged.json's
-// setup): each engine's env and each server's (EnvSecrets), in file order. A
-// part written before the runner redacted them, or by another tool, may show
-// them: render adds them to its redactor.
+// Secrets are the secrets of the engines' and servers' env a setup shows
+// (EnvSecrets), in file order: a part another tool wrote may show them, so
+// render adds them to its redactor.
 func (s *Setup) Secrets() []Secret {
 	if s == nil {
 		return nil
@@ -184,10 +175,8 @@ func (s *Setup) Secrets() []Secret {
 }
 
 // Redactor replaces secret values with `$NAME` and token shapes with
-// `<prefix>[REDACTED]`. The zero value and nil redact nothing; NewRedactor
-// gives one that redacts the token shapes even without any secret value.
-// A Redactor never changes after NewRedactor, so it is safe for concurrent
-// use.
+// `<prefix>[REDACTED]`. The zero value and nil redact nothing. A Redactor
+// never changes after NewRedactor, so it is safe for concurrent use.
 type Redactor struct {
 	secrets []Secret // what it was made of (With adds to them)
 	text    secrets  // the values in every form a text may hold them
@@ -351,14 +340,11 @@ func (r *Redactor) String(s string) string {
 	return string(out)
 }
 
-// JSON returns data, a JSON text, with every string (object keys
-// included) redacted as String redacts its value: a string is read as JSON
-// means it (its escapes decoded), so a secret is found whatever writer made
-// the text and however it escaped it (encoding/json with or without HTML
-// escaping, jsontext, Python's json.dumps with its \uXXXX), and a changed
-// string is written back as jsontext quotes it. Nothing outside a string is
-// touched, so valid JSON stays valid and decodes to the redacted values.
-// data itself is returned when nothing was replaced.
+// JSON returns data, a JSON text, with every string (object keys included)
+// redacted as String redacts it, decoded first, so a secret is found however
+// a writer escaped it (HTML escaping, Python's \uXXXX); a changed string is
+// requoted by jsontext and nothing outside strings is touched, so valid JSON
+// stays valid. data itself is returned when nothing was replaced.
 func (r *Redactor) JSON(data []byte) []byte {
 	if !r.active() {
 		return data
