@@ -121,11 +121,9 @@ func quoteChar(c byte) string {
 	return "'" + q[1:len(q)-1] + "'"
 }
 
-// JSONError words an error of encoding/json (the decoders of the config, the
-// known issues, a log's measures, an import's metrics) in the file's own
-// terms: `product: want string, got number`, never a Go type or struct
-// field (`Go struct field Config.product of type string`); other errors
-// lose encoding/json's "json: " prefix.
+// JSONError words an error of encoding/json in the file's own terms
+// (`product: want string, got number`), never a Go type or struct field;
+// other errors lose the "json: " prefix.
 func JSONError(err error) error {
 	var te *encjson.UnmarshalTypeError
 	if errors.As(err, &te) {

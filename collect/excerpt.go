@@ -70,12 +70,10 @@ func ExcerptLine(b []byte) string {
 	return text.CutLine(strings.TrimRight(string(b), "\r\n"), ExcerptLineCut)
 }
 
-// SignatureText is an error signature (a regular expression, as serve.log's
-// `errors` and an excerpt's `from` hold it, docs/formats.md §4.1) as a
-// reader would search a log for it: the text it matches when it matches one
-// text only (`Traceback \(most recent call last\)` is `Traceback (most
-// recent call last)`), else the expression itself. Anything not a regular
-// expression (`burst`, `end of serve.log`) is returned as it is.
+// SignatureText is an error signature (a regular expression, docs/formats.md
+// §4.1) as a reader would search a log for it: the one text it matches when
+// there is one (`Traceback \(most recent call last\)` is `Traceback (most
+// recent call last)`), else the expression; a non-expression as it is.
 func SignatureText(sig string) string {
 	re, err := syntax.Parse(sig, syntax.Perl)
 	if err != nil {

@@ -15,27 +15,23 @@ import (
 // that whatever merge wrote, render reads (safefile.Merged).
 const MaxMergedFile = 512 << 20
 
-// Input is everything a report is made from, read from disk by LoadInput:
-// either the parts of part directories and artifact roots with the perf
-// artifacts, or one merged.json. merge builds the report from it without
-// reading anything itself.
+// Input is everything a report is made from, read by LoadInput: the parts and
+// perf artifacts of directories, or one merged.json.
 type Input struct {
 	// Parts are the parts read (LoadPartsWith), without a merged.json.
 	Parts []Part
 	// Perf holds the perf artifacts of the first artifact root that has
 	// perf/ (LoadPerf); nil when none does.
 	Perf *PerfInput
-	// PerfProblems are the defects of the perf artifacts, each naming its
-	// file relative to its root, and a second root with perf/ (whose
-	// artifacts are not read), in the order of the paths.
+	// PerfProblems are the defects of the perf artifacts (and a second root
+	// with perf/, not read), in the order of the paths.
 	PerfProblems []Problem
 	// MergedPath and Merged are a merged.json given as the only path: its
 	// path and its bytes, unread as JSON.
 	MergedPath string
 	Merged     []byte
 	// Context is LoadOptions.Context: decoding Merged (merge.Build) stops
-	// once it is done, as the reading did (a merged.json of 126 MB took
-	// 6.9 s to decode after an interrupt when the decode ignored it).
+	// once it is done (a 126 MB merged.json took 6.9 s otherwise).
 	Context context.Context
 }
 
@@ -48,11 +44,10 @@ type PerfInput struct {
 	ErrorTxt bool
 }
 
-// LoadInput reads what paths name: part directories and artifact roots
-// (LoadPartsWith, and LoadPerf for a root that holds perf/), or a single
-// merged.json file, read whole up to MaxMergedFile. A path that does not
-// exist is a part that did not finish (LoadPartsWith); a file among other
-// paths, or a merged.json that cannot be read, is an error.
+// LoadInput reads what paths name: part directories and artifact roots, or a
+// single merged.json up to MaxMergedFile. A missing path is a part that did
+// not finish; a file among other paths, or an unreadable merged.json, is an
+// error.
 func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no part directories, artifact roots or merged.json given")

@@ -1,14 +1,10 @@
 package collect
 
-// interner shares, across the cases of one file, what thousands of cases
-// repeat after json.Unmarshal decoded them: whole checks arrays (every
-// passing case of a kind writes the same one) and check names (the same
-// score of names in every case), so that a held case costs its own values
-// only. A held case's checks were most of its memory (a kvcached case's
-// 20-odd checks, 120 bytes each). Identical bytes decode to identical
-// values, so sharing changes nothing a reader sees; readers of a case's
-// checks never write to them in place (merge and render copy before they
-// change a check: dropBadMargins, redactCase, thresholds).
+// interner shares, across the cases of one file, the checks arrays and check
+// names that thousands of cases repeat (most of a held case's memory).
+// Identical bytes decode to identical values, so sharing changes nothing a
+// reader sees; readers never write to shared checks in place (merge and render
+// copy before they change a check).
 type interner struct {
 	// names maps a check name to its one copy (nil until the first case).
 	names map[string]string

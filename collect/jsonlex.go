@@ -1,9 +1,8 @@
 package collect
 
-// StringLexer follows the strings of valid JSON byte by byte, across reads
-// and writes: the one rule for telling a JSON document's strings from the
-// rest, shared by WalkJSON and merge's
-// indenter of merged.json. A zero StringLexer is outside any string.
+// StringLexer follows the strings of valid JSON byte by byte, across reads:
+// the one rule for telling strings from the rest (WalkJSON, merge's indenter).
+// A zero StringLexer is outside any string.
 type StringLexer struct{ in, esc bool }
 
 // Where a byte lies, as StringLexer.Step says.
@@ -19,9 +18,8 @@ const (
 	Closing
 )
 
-// In reports whether the lexer is inside a string: the next byte is part
-// of it. A hot loop tests In before it calls Step, so that a byte outside
-// the strings costs one test, as it did before the lexer was shared.
+// In reports whether the next byte is inside a string; hot loops test it
+// before calling Step.
 func (l *StringLexer) In() bool { return l.in }
 
 // Step feeds c, the next byte of the document, and says where it lies.

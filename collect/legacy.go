@@ -5,14 +5,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// setup.json before `kinds` (docs/formats.md §3.4) named each kind other
-// than the server case in fields of its own: elastic, limit and priority,
-// with their <kind>_workload and <kind>_checks. Such files (parts, and
-// merged.json, written by ci-report before it) still read: the fields
-// become the kinds' blocks, with the titles, sentences and server roles the
-// runner writes for them now, so that they render to the same bytes as
-// before. This file is the one place that names those kinds outside the
-// runner's kind table; nothing writes the old fields.
+// setup.json before `kinds` (docs/formats.md §3.4) named the elastic, limit
+// and priority kinds in fields of their own. Such files still read: the
+// fields become the kinds' blocks with the wording the runner writes now, so
+// they render to the same bytes. This is the one place that names those kinds
+// outside the runner's kind table; nothing writes the old fields.
 
 // setupFile is setup.json as read: the current fields and the old ones.
 type setupFile struct {

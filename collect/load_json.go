@@ -19,10 +19,9 @@ import (
 
 // readJSONIn decodes the JSON file name in the directory root (path dir) into
 // v, refusing a file over k's cap, anything but a regular file, a symbolic
-// link that leaves the root and, where v is a struct, a file that is null;
-// it returns the bytes read. Errors name the file and, for a value of the
-// wrong type, the field: `read /x/setup.json: cases[2].tp: want integer,
-// got string`.
+// link that leaves the root and, where v is a struct, null; it returns the
+// bytes read. Errors name the file and the field (`cases[2].tp: want
+// integer, got string`).
 func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte, error) {
 	f, err := safefile.OpenIn(root, dir, name)
 	if err != nil {
@@ -37,9 +36,7 @@ func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte
 	return data, DecodeFile(path, data, v)
 }
 
-// DecodeFile decodes data, the JSON file at path, into v, refusing, where v
-// is a struct, a file that is null. Errors name the file and the field, as
-// readJSONIn's.
+// DecodeFile decodes data, the JSON file at path, into v, as readJSONIn does.
 func DecodeFile(path string, data []byte, v any) error {
 	return DecodeFileContext(context.Background(), path, data, v)
 }
@@ -60,9 +57,7 @@ func DecodeFileContext(ctx context.Context, path string, data []byte, v any) err
 	return nil
 }
 
-// decodeJSON decodes data into v with the readers' options (readOptions),
-// its errors naming the field at fault: "cases[2].tp: want integer, got
-// string".
+// decodeJSON decodes data into v with readOptions, errors naming the field.
 func decodeJSON(data []byte, v any) error {
 	if err := json.Unmarshal(data, v, readOptions); err != nil {
 		return decodeError("", err)
@@ -72,12 +67,10 @@ func decodeJSON(data []byte, v any) error {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// CompactJSON returns raw without insignificant white space and with any
-// invalid UTF-8 (which valid JSON holds only inside strings) as U+FFFD, so
-// that a raw value (a case log, the perf artifacts' bench and runs) reads
-// back from merged.json as the same bytes it was written from. raw must be
-// valid JSON; anything else is returned as it is. The result may share
-// raw's bytes.
+// CompactJSON returns raw, valid JSON, without insignificant white space and
+// with invalid UTF-8 as U+FFFD, so that a raw value reads back from
+// merged.json as the same bytes; anything else is returned as it is. The
+// result may share raw's bytes.
 func CompactJSON(raw encjson.RawMessage) encjson.RawMessage {
 	if raw == nil {
 		return nil
@@ -166,10 +159,8 @@ func checkRawDepth(field string, raw []byte) error {
 }
 
 // RepeatedKey is the error of the first key that data, JSON, repeats in an
-// object (`engines.vllm: repeated in its object...`), nil when none is:
-// for the files decoded by encoding/json (the config, the known issues),
-// which reads a repeated key last-wins. Other defects of data are left to
-// that decoder, which words them.
+// object, nil when none: encoding/json (the config, the known issues) reads a
+// repeated key last-wins. Other defects are left to that decoder.
 func RepeatedKey(data []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowInvalidUTF8(true))
 	for {

@@ -31,10 +31,9 @@ type Measures struct {
 	Events  []Event
 }
 
-// ParseMeasures reads "metrics" and "events" from a case's log and checks
-// them. The error names the field and the index at fault
-// (`log.metrics[2].better: "faster": want "lower" or "higher"`); the caller
-// adds the part and the case. A log without either field has no measures.
+// ParseMeasures reads and checks "metrics" and "events" of a case's log; the
+// error names the field and index (`log.metrics[2].better: ...`), the caller
+// adds the part and case.
 func ParseMeasures(log json.RawMessage) (Measures, error) {
 	var m Measures
 	if len(bytes.TrimSpace(log)) == 0 || bytes.Equal(bytes.TrimSpace(log), []byte("null")) {
@@ -83,9 +82,8 @@ func fieldErr(field, format string, a ...any) error {
 	return fmt.Errorf(".%s: %s", field, fmt.Sprintf(format, a...))
 }
 
-// ParseMetric reads one metric (docs/formats.md §4.1), as a log or an
-// import's metrics file holds it, with the rules of ParseMeasures; the
-// error starts with the field at fault (`.value: ...`).
+// ParseMetric reads one metric (docs/formats.md §4.1) with the rules of
+// ParseMeasures; the error starts with the field (`.value: ...`).
 func ParseMetric(r json.RawMessage) (Metric, error) {
 	var m struct {
 		Name        *string         `json:"name"`
@@ -170,9 +168,8 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	return out, nil
 }
 
-// ParseEvent reads one event {"name", "t"} (docs/formats.md §4.1), as a
-// log or an import's metrics file holds it; the error names the field, for
-// the caller to prefix with where the event is.
+// ParseEvent reads one event {"name", "t"} (docs/formats.md §4.1); the error
+// names the field.
 func ParseEvent(r json.RawMessage) (Event, error) {
 	var e struct {
 		Name *string  `json:"name"`
@@ -196,10 +193,8 @@ func ParseEvent(r json.RawMessage) (Event, error) {
 // events: the field and the kinds for a value of the wrong kind.
 func describeMeasureError(err error) error { return JSONError(err) }
 
-// FailureText is an imported case's first failure or error as its report
-// had it, lines kept (docs/formats.md §4.1, imported): the message
-// (pytest's assertion, `AssertionError: 3/10 requests finished ...`) and
-// the text (the traceback), which a check's one-line detail runs together.
+// FailureText is an imported case's first failure or error as its report had
+// it, lines kept (docs/formats.md §4.1, imported).
 type FailureText struct {
 	Message string `json:"message,omitempty"`
 	Text    string `json:"text,omitempty"`

@@ -9,10 +9,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Ordered is a JSON object that keeps the order of its keys, as read from the
-// file or as set. The formats require it for every object whose order shows in
-// a report (checks, engines, env, model_revisions, perf models); Go maps lose it.
-// The zero value is an empty object ready to use.
+// Ordered is a JSON object that keeps the order of its keys, for every object
+// whose order shows in a report; Go maps lose it. The zero value is empty.
 type Ordered[V any] struct {
 	keys []string
 	m    map[string]V
@@ -79,10 +77,9 @@ func (o Ordered[V]) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// UnmarshalJSONFrom reads an object keeping its key order. A repeated key
-// keeps its first place and its last value, as json.Unmarshal keeps the
-// value. null leaves the object empty. Errors inside it carry the decoder's
-// JSON pointer, so that they name the key (engines.vllm.env.X).
+// UnmarshalJSONFrom reads an object keeping its key order (a repeated key
+// keeps its first place and last value); null leaves it empty. Errors carry
+// the JSON pointer, so they name the key.
 func (o *Ordered[V]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	o.keys, o.m = nil, nil
 	switch k := dec.PeekKind(); k {

@@ -170,11 +170,9 @@ func IsPerfRoot(dir string) bool {
 }
 
 // LoadPerf reads perf/setup.json and perf/summary.json under root. A missing
-// file is nil; a file that cannot be read or has fields of the wrong type is
-// nil too, with the reason (naming file and field) in problems, so that the
-// report shows it instead of failing; each problem names its file relative
-// to root (perf/setup.json). Runs are stored compact, so that a
-// report read back from merged.json is identical.
+// file is nil; an unreadable one is nil too, with the reason in problems
+// (naming it relative to root). Runs are stored compact, so that a report
+// read back from merged.json is identical.
 func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []Problem) {
 	dir := filepath.Join(root, PerfDir)
 	problem := func(err error) { problems = append(problems, problemOf(err, root, "")) }

@@ -6,11 +6,8 @@ import (
 	"strings"
 )
 
-// Problem is a defect of the input that did not stop it from being read (a
-// setup.json field of the wrong type, a skipped cases.jsonl line, an
-// unreadable perf file): what a report lists under its problems and the CLI
-// prints as a warning (docs/formats.md §1.5). Each names where it lies, as
-// far as it is known, and what was wrong; String is its one text form.
+// Problem is a defect of the input that did not stop it from being read: a
+// report lists it and the CLI prints it as a warning (docs/formats.md §1.5).
 type Problem struct {
 	// Part is the part's display name (merge sets it), "perf" for the perf
 	// artifacts, or the directory of a part the plan does not list; "" in
@@ -73,11 +70,9 @@ func Problems(ps []Problem) []string {
 	return out
 }
 
-// problemOf is the problem that err, met reading under the part directory
-// dir, stands for, followed by then (what the report does about it, "" for
-// nothing): the file relative to dir, the field at fault, and no path of the
-// machine that read it, as the problem reaches the run's comment and the
-// report already names the part.
+// problemOf is the problem err, met reading under the part directory dir,
+// stands for, followed by then (what the report does about it): the file
+// relative to dir, the field at fault, and no path of the reading machine.
 func problemOf(err error, dir, then string) Problem {
 	var p Problem
 	var fe *fileError

@@ -16,24 +16,14 @@ import (
 
 // Secret redaction (docs/runner.md §3.6). Whatever the runner writes and
 // whatever render and post put in a document passes through one Redactor,
-// which replaces, in this order,
-//
-//  1. by value: every secret it was given (the environment's, SecretNames;
-//     an engine's env, EnvSecrets) with `$NAME`, in every form a text may
-//     hold it (secretForms: as it is, JSON-escaped, URL-encoded, a line of
-//     it), the way GitHub Actions masks a secret;
-//  2. by pattern (redactpattern.go): PEM private keys, JWTs, Authorization
-//     and Bearer credentials, credentials in URLs, Slack and Discord
-//     webhooks, AWS secret access keys next to their key id, the secret
-//     part replaced by [REDACTED];
-//  3. by shape: every token of the shapes GitHub, Hugging Face, OpenAI,
-//     Anthropic, AWS, Slack, GitLab, npm, PyPI and Google issue, whether or
-//     not the environment holds it (a token printed by a server, pasted into
-//     a prompt, read from a file), with its prefix and [REDACTED].
-//
-// Redaction applies to the data, before any escaping: Markdown escaping
-// turns ghs_… into ghs\_…, which a literal match would no longer find; and a
-// JSON text is redacted string by string, each as it decodes (Redactor.JSON).
+// which replaces, in this order, (1) every secret value it was given with
+// `$NAME`, in every form a text may hold it (secretForms), as GitHub Actions
+// masks a secret; (2) patterns (redactpattern.go: PEM keys, JWTs,
+// credentials in headers and URLs, webhooks), the secret part by [REDACTED];
+// (3) the token shapes of the issuers below, whether or not the environment
+// holds them, as <prefix>[REDACTED]. It applies to the data before any
+// escaping (ghs\_… would no longer match); JSON is redacted string by string,
+// decoded (Redactor.JSON).
 
 // SecretEnvNames are the environment variables whose values are secrets
 // wherever they are set, whatever their length: the tokens of GitHub, of the
@@ -44,9 +34,7 @@ var SecretEnvNames = []string{
 }
 
 // secretNameParts mark any other variable as a secret when its name holds
-// one of them (any case), and secretSuffixes when it ends in one: API keys,
-// client secrets, passwords, credentials of whatever service a workflow
-// passes to the job or a plan gives an engine.
+// one (any case), secretSuffixes when it ends in one.
 var (
 	secretNameParts = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "CREDENTIAL", "PRIVATE", "AUTH"}
 	secretSuffixes  = []string{"_KEY"}
@@ -67,11 +55,9 @@ var (
 const MinSecretLen = 8
 
 // IsSecretName reports whether a variable named name holds a secret by its
-// name: it contains TOKEN, SECRET, PASSWORD, PASSWD, API_KEY, ACCESS_KEY,
-// CREDENTIAL, PRIVATE or AUTH, or ends in _KEY (any case); but TOKEN
-// followed by S or IZ (MAX_NUM_BATCHED_TOKENS, TOKENIZERS_PARALLELISM: counts
-// and settings of an LLM server) and AUTH followed by OR (GIT_AUTHOR_NAME)
-// are not a secret's mark.
+// name (secretNameParts, secretSuffixes); TOKEN followed by S or IZ
+// (MAX_NUM_BATCHED_TOKENS, TOKENIZERS_PARALLELISM) and AUTH followed by OR
+// (GIT_AUTHOR_NAME) are not a secret's mark.
 func IsSecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, part := range secretNameParts {
@@ -133,9 +119,7 @@ func secretByName(name, value string) bool {
 
 // SecretNames are the variables whose values a run must never show:
 // SecretEnvNames, then, in byte order, every other variable of environ
-// ("NAME=value" as os.Environ gives them) whose name looks secret
-// (IsSecretName) and whose value has at least MinSecretLen bytes and is not a
-// plain number.
+// (os.Environ) that secretByName takes.
 func SecretNames(environ []string) []string {
 	names := append([]string(nil), SecretEnvNames...)
 	known := map[string]bool{}
@@ -160,10 +144,8 @@ type Secret struct {
 	Name, Value string
 }
 
-// EnvSecrets are the secrets of an environment a plan or a part gives an
-// engine or a server (the env objects of setup.json): the value of each
-// variable whose name looks secret (IsSecretName), of MinSecretLen bytes or
-// more and not a plain number, in the env's order.
+// EnvSecrets are the secrets of an env a plan or part gives an engine or a
+// server (secretByName), in the env's order.
 func EnvSecrets(e Env) []Secret {
 	var out []Secret
 	for _, k := range e.Keys() {
@@ -174,10 +156,9 @@ func EnvSecrets(e Env) []Secret {
 	return out
 }
 
-// Secrets are the secrets of the env a setup shows (setup.json, merged.json's
-// setup): each engine's env and each server's (EnvSecrets), in file order. A
-// part written before the runner redacted them, or by another tool, may show
-// them: render adds them to its redactor.
+// Secrets are the secrets of the engines' and servers' env a setup shows
+// (EnvSecrets), in file order: a part another tool wrote may show them, so
+// render adds them to its redactor.
 func (s *Setup) Secrets() []Secret {
 	if s == nil {
 		return nil
@@ -194,10 +175,8 @@ func (s *Setup) Secrets() []Secret {
 }
 
 // Redactor replaces secret values with `$NAME` and token shapes with
-// `<prefix>[REDACTED]`. The zero value and nil redact nothing; NewRedactor
-// gives one that redacts the token shapes even without any secret value.
-// A Redactor never changes after NewRedactor, so it is safe for concurrent
-// use.
+// `<prefix>[REDACTED]`. The zero value and nil redact nothing. A Redactor
+// never changes after NewRedactor, so it is safe for concurrent use.
 type Redactor struct {
 	secrets []Secret // what it was made of (With adds to them)
 	text    secrets  // the values in every form a text may hold them
@@ -361,14 +340,11 @@ func (r *Redactor) String(s string) string {
 	return string(out)
 }
 
-// JSON returns data, a JSON text, with every string (object keys
-// included) redacted as String redacts its value: a string is read as JSON
-// means it (its escapes decoded), so a secret is found whatever writer made
-// the text and however it escaped it (encoding/json with or without HTML
-// escaping, jsontext, Python's json.dumps with its \uXXXX), and a changed
-// string is written back as jsontext quotes it. Nothing outside a string is
-// touched, so valid JSON stays valid and decodes to the redacted values.
-// data itself is returned when nothing was replaced.
+// JSON returns data, a JSON text, with every string (object keys included)
+// redacted as String redacts it, decoded first, so a secret is found however
+// a writer escaped it (HTML escaping, Python's \uXXXX); a changed string is
+// requoted by jsontext and nothing outside strings is touched, so valid JSON
+// stays valid. data itself is returned when nothing was replaced.
 func (r *Redactor) JSON(data []byte) []byte {
 	if !r.active() {
 		return data
@@ -607,44 +583,27 @@ func stringEnd(data []byte, i int) int {
 // openai.go, anthropic.go, aws.go, slack.go, gitlab.go, npm.go, pypi.go,
 // gcp.go):
 //
-//   - GitHub: ghp_ (personal access token, classic), gho_ (OAuth), ghu_
-//     (app user-to-server), ghs_ (app server-to-server, which the Actions
-//     GITHUB_TOKEN is) and ghr_ (refresh), then 36 characters of
-//     [A-Za-z0-9_] today; GitHub reserves longer tokens, and its stateless
-//     ghs_ tokens are JWTs of about 520 characters with dots (GitHub's
-//     recommended pattern is ghs_[A-Za-z0-9._]{36,}). Matched: the prefix
-//     and at least 36 of [A-Za-z0-9._], trailing dots left out (a sentence's
-//     full stop).
-//   - GitHub fine-grained personal access tokens: github_pat_, then 82 of
-//     [A-Za-z0-9_] (22, '_', 59). Matched: at least the first 22.
-//   - Hugging Face user access tokens: hf_, then 34 letters. Matched: at
-//     least 34 letters, so identifiers such as hf_model, hf_hub_download or
-//     hf_transfer (short runs, broken by underscores) are never taken.
-//   - OpenAI (openai.go): sk-proj-, sk-svcacct- and sk-admin-, then 58 or 74
-//     of [A-Za-z0-9_-], T3BlbkFJ and as many again; the legacy sk-, then 20
-//     of [A-Za-z0-9], T3BlbkFJ and 20 more. Matched: the prefix and at least
-//     58 of [A-Za-z0-9_-] (the marker is not required), and sk- with at least
-//     48 of [A-Za-z0-9].
-//   - Anthropic (anthropic.go): sk-ant-api03- and sk-ant-admin01-, then 93
-//     of [A-Za-z0-9_-] and AA. Matched: the prefix and at least 95.
-//   - AWS access key ids (aws.go): AKIA, ASIA, ABIA or ACCA, then 16 of
-//     [A-Z2-7]. Matched: the prefix and at least 16 of [A-Z2-7].
-//   - Slack (slack.go): xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe- and xoxo-,
-//     then digits, letters and dashes (the shortest rule, xox[ar]-, wants 8).
-//     Matched: the prefix and at least 10 of [A-Za-z0-9-].
-//   - GitLab personal access tokens (gitlab.go): glpat-, then 20 of
-//     [A-Za-z0-9_-]. Matched: at least 20.
-//   - npm (npm.go): npm_, then 36 of [A-Za-z0-9]. Matched: at least 36.
-//   - PyPI upload tokens (pypi.go): pypi-AgEIcHlwaS5vcmc (the macaroon's
-//     "pypi.org" location), then 50 to 1000 of [A-Za-z0-9_-]. Matched: at
-//     least 50.
-//   - Google API keys (gcp.go): AIza, then 35 of [A-Za-z0-9_-]. Matched: at
-//     least 35.
+//   - GitHub: ghp_, gho_, ghu_, ghs_ (the Actions GITHUB_TOKEN) and ghr_,
+//     then 36 of [A-Za-z0-9_] today; stateless ghs_ tokens are JWTs of about
+//     520 characters with dots (GitHub's recommended pattern is
+//     ghs_[A-Za-z0-9._]{36,}), so dots match, trailing ones (a full stop) not;
+//     github_pat_, then 82 of [A-Za-z0-9_] (22 matched at least).
+//   - Hugging Face: hf_, then 34 letters (so hf_hub_download never matches).
+//   - OpenAI (openai.go): sk-proj-, sk-svcacct-, sk-admin- then 58 or 74 of
+//     [A-Za-z0-9_-], T3BlbkFJ and as many again (58 matched, no marker
+//     needed); the legacy sk-, 20, T3BlbkFJ, 20 more (48 alphanumerics).
+//   - Anthropic (anthropic.go): sk-ant-api03-, sk-ant-admin01-, then 93 of
+//     [A-Za-z0-9_-] and AA (95).
+//   - AWS key ids (aws.go): AKIA, ASIA, ABIA, ACCA, then 16 of [A-Z2-7].
+//   - Slack (slack.go): xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xoxo-, then
+//     [A-Za-z0-9-] (the shortest rule wants 8; 10 matched).
+//   - GitLab (gitlab.go): glpat-, 20 of [A-Za-z0-9_-]; npm (npm.go): npm_,
+//     36 of [A-Za-z0-9]; PyPI (pypi.go): pypi-AgEIcHlwaS5vcmc, 50 to 1000 of
+//     [A-Za-z0-9_-]; Google API keys (gcp.go): AIza, 35 of [A-Za-z0-9_-].
 //
-// Every minimum is the length of the real tokens or the distinctive part of
-// one, long enough that no word, identifier, path or commit id (hex, 40
-// characters, never after such a prefix) of a log matches. A match is at
-// most maxShapeLen bytes: the rest of a longer run is left as it is.
+// Every minimum is long enough that no word, identifier, path or commit id
+// of a log matches. A match is at most maxShapeLen bytes: the rest of a
+// longer run is left as it is.
 type shape struct {
 	prefix string
 	min    int
@@ -759,13 +718,10 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 }
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
-	// A match is a run of at least minShapeRun bytes of shapeRunByte. The
-	// byte minShapeRun-1 ahead is looked at first: when it cannot be in a
-	// match, none starts before it and the scan jumps past it (most of a
-	// JSON text or a log line is skipped so). Else the run of
-	// shapeRunByte around it is found, and only a run long enough is
-	// looked at a byte at a time: a table lookup a byte, of the byte and
-	// the next, whether a prefix starts there.
+	// A match is a run of at least minShapeRun bytes of shapeRunByte: when
+	// the byte minShapeRun-1 ahead cannot be in one, the scan jumps past it
+	// (most of a text is skipped so); only a long enough run is looked at a
+	// byte at a time.
 	p := i
 	for p+minShapeRun <= len(buf) {
 		k := p + minShapeRun - 1
@@ -894,14 +850,10 @@ type holder interface {
 }
 
 func (s *stage) Write(p []byte) (int, error) {
-	// What is held back starts where a match is still open; while the new
-	// bytes leave it open, they are only added to it. Matching it all again
-	// on every write made small writes cost the square of a pattern's
-	// window (a PEM block written a byte at a time: seconds).
-	// And while no line ends, what is held is matched again only once it
-	// has doubled since it was last: anchors packed on one long line,
-	// each decided by the next byte, would else have every byte match
-	// them all again. Holding longer changes no match, only when it is
+	// What is held back starts where a match is still open; while new bytes
+	// leave it open they are only added (matching it all again made small
+	// writes quadratic), and while no line ends it is matched again only
+	// once it has doubled. Holding longer changes no match, only when it is
 	// written.
 	if h, ok := s.m.(holder); ok && len(s.hold) > 0 {
 		n := len(s.hold)

@@ -5,47 +5,35 @@ import (
 	"regexp"
 )
 
-// Secret patterns: what no list of values can know and no prefix tells,
-// found by where it stands (a header, a URL, a PEM block) rather than by
-// how it starts (the token shapes). Each is found at a literal anchor and
-// matched there by a regular expression (RE2: linear in its input) whose
-// group 1 (or 2) is the secret, replaced by [REDACTED]; what stands around
-// it (the header's name, the URL's scheme and host, the PEM block's labels)
-// is kept, so a reader still sees what was there. The rules follow gitleaks'
+// Secret patterns: what no list of values can know and no prefix tells, found
+// by where it stands. Each is found at a literal anchor and matched there by
+// a regular expression (RE2: linear) whose group 1 (or 2) is the secret,
+// replaced by [REDACTED]; what stands around it (a header's name, a URL's
+// host, a PEM block's labels) is kept. The rules follow gitleaks'
 // (github.com/gitleaks/gitleaks, commit
 // b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/):
 //
-//   - private keys (privatekey.go, private-key): a PEM block -----BEGIN …
-//     PRIVATE KEY----- to its -----END … PRIVATE KEY-----, in upper case as
-//     RFC 7468 writes its labels (gitleaks takes any case), the labels'
-//     words without gitleaks' dashes (a label of [ A-Z0-9_-] runs from one
-//     block's end marker into the next block's header, leaving that one's
-//     body); a block cut before its end (an excerpt, a cut line) loses what
-//     follows its header of base64, whitespace and header fields
-//     (Proc-Type: …).
-//   - JWTs (jwt.go, jwt): eyJ, 14 or more of base64url, '.', eyJ, 14 or
-//     more, '.', the signature (maybe empty). gitleaks asks ey and 17; a
-//     JWT's header and payload are JSON objects, whose base64 always
-//     starts eyJ.
-//   - Authorization headers (curl.go, curl-auth-header, without its curl
-//     context): Authorization, ':' or '=', maybe a scheme (Basic, Bearer,
-//     Token, Api-Token), then 8 or more of [A-Za-z0-9_=~@.+/-].
-//   - Bearer credentials (the same rule's Bearer branch, wherever it
-//     stands): Bearer and 8 or more of those, holding a digit or 20 long
-//     (so the words after "bearer" in a sentence are left).
-//   - Credentials in URLs (RFC 3986 §3.2.1, user-info): ://user:password@,
-//     the user-info replaced. gitleaks has no rule of its own for it.
-//   - Slack webhooks (slack.go, slack-webhook-url): hooks.slack.com/
-//     services|workflows|triggers/ and 43 or more of [A-Za-z0-9+/].
-//   - Discord webhooks (Discord's documented URL,
-//     https://discord.com/developers/docs/resources/webhook: /api/webhooks/
-//     {webhook.id}/{webhook.token}; gitleaks' discord.go has only API
-//     tokens): discord.com or discordapp.com/api/webhooks/, the id (digits)
-//     and token (20 or more of [A-Za-z0-9_-]) replaced.
-//   - AWS secret access keys (40 of [A-Za-z0-9/+], AWS's documented form
-//     wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; gitleaks' aws.go has the key
-//     id only): next to their key id (the id, then up to 20 of spaces, tabs
-//     and , : ; = | " '), or after the name aws_secret_access_key or
+//   - private keys (privatekey.go): a PEM block -----BEGIN … PRIVATE KEY-----
+//     to its END line, labels in upper case as RFC 7468 writes them, without
+//     gitleaks' dashes (which let one block's end run into the next header);
+//     a block cut before its end loses its base64 and header fields;
+//   - JWTs (jwt.go): eyJ, 14 or more base64url, '.', eyJ, 14 or more, '.',
+//     the signature (gitleaks asks ey and 17; a JSON header always starts eyJ);
+//   - Authorization headers (curl.go, curl-auth-header): Authorization, ':'
+//     or '=', maybe a scheme, then 8 or more of [A-Za-z0-9_=~@.+/-];
+//   - Bearer credentials (its Bearer branch, anywhere): 8 or more of those,
+//     holding a digit or 20 long (so a sentence's words are left);
+//   - credentials in URLs (RFC 3986 §3.2.1): ://user:password@, user-info
+//     replaced (no gitleaks rule);
+//   - Slack webhooks (slack.go): hooks.slack.com/services|workflows|triggers/
+//     and 43 or more of [A-Za-z0-9+/];
+//   - Discord webhooks (https://discord.com/developers/docs/resources/webhook;
+//     gitleaks has none): discord(app).com/api/webhooks/, id and token
+//     (20 or more of [A-Za-z0-9_-]) replaced;
+//   - AWS secret access keys (40 of [A-Za-z0-9/+], AWS's documented form;
+//     gitleaks' aws.go has the key id only): up to 20 of spaces, tabs and
+//     , : ; = | " ' after their key id, or after aws_secret_access_key or
+//     SecretAccessKey (any case, then : or =).
 //     SecretAccessKey (any case, : or =).
 type pattern struct {
 	anchors []string

@@ -15,17 +15,12 @@ const (
 // is left to the decoder.
 const skipMaxDepth = 64
 
-// skipValue checks the JSON value that starts at b[i] (an object or an
-// array; white space before it already passed) and returns the index just
-// after it, or skipInvalid or skipIncomplete. It accepts no more than the
-// decoder does with readOptions, so that taking out a value it accepted
-// changes nothing the decoder would have said: the JSON grammar, strings
-// without control characters whose escapes are valid (a \u escape of a
-// surrogate it leaves to the decoder, which has rules for their pairs;
-// invalid UTF-8 is read as U+FFFD under readOptions, so bytes from 0x80 on
-// pass), any object names (repeated names are allowed). One pass, no
-// allocation: white space, digits and plain string bytes are what most of
-// the per-request data is.
+// skipValue checks the JSON value (an object or array) that starts at b[i]
+// and returns the index just after it, or skipInvalid or skipIncomplete. It
+// accepts no more than the decoder does with readOptions (surrogate escapes
+// left to the decoder, bytes from 0x80 on passed as U+FFFD would be), so that
+// taking out a value it accepted changes nothing the decoder would have said.
+// One pass, no allocation.
 func skipValue(b []byte, i int) int {
 	var stack [skipMaxDepth]byte // the open containers: '{' or '['
 	depth := 0
@@ -160,14 +155,10 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipIntegerRun skips, from b[i] (a digit that starts an array element),
-// elements that are non-negative integers, each followed by a comma, white
-// space and the next one's first digit, as a list of token ids is written;
-// it returns the index of the last element's first byte, or of what broke
-// the run, from where skipValue reads on (skipNumber checks that element).
-// An indented array repeats the same white space after every comma
-// (json.dumps with indent writes a newline and the indentation): once seen,
-// it is compared whole instead of skipped a byte class at a time, as one or
-// two words when it is at most 16 bytes long (indentation up to 15 deep).
+// elements that are non-negative integers followed by a comma (a list of
+// token ids), and returns the index of the last element's first byte or of
+// what broke the run. The white space after a comma, once seen, is compared
+// whole (one or two words up to 16 bytes: indentation up to 15 deep).
 func skipIntegerRun(b []byte, i int) int {
 	var sep []byte // the white space after the previous comma
 	// sep's first eight bytes (those of mask) and, when it is longer, its

@@ -6,10 +6,8 @@ import (
 	"time"
 )
 
-// FormatSeconds shows a case's duration: tenths of a second under a
-// minute, whole seconds above (`12.3s`, `2m5s`); "" when none was recorded
-// (0, or not a finite positive number). The runner's progress table and
-// summary.md show durations alike.
+// FormatSeconds shows a case's duration (`12.3s`, `2m5s`); "" when none was
+// recorded (0, or not a finite positive number).
 func FormatSeconds(s float64) string {
 	return string(appendSeconds(nil, s))
 }

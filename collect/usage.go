@@ -59,9 +59,7 @@ func (u UsageSample) MarshalJSON() ([]byte, error) {
 	return json.Marshal(o)
 }
 
-// UnmarshalJSON reads one element: `t` (a number, required), `phase` (a
-// string), `gpu` and `gpu_free` (numbers), any other key a server's KV (a
-// number) or a ledger field (an object of numbers by server). Anything else
+// UnmarshalJSON reads one element (docs/formats.md §4.4); anything unexpected
 // is an error naming the key.
 func (u *UsageSample) UnmarshalJSON(data []byte) error {
 	var raw Ordered[json.RawMessage]

@@ -46,10 +46,9 @@ func (w *PartWriter) WriteJSON(name string, v any) error {
 	return w.write(name, data)
 }
 
-// WriteStreamed writes what write streams to name inside the part
-// directory, atomically, for a file too large to hold: write's bytes must
-// be redacted already, as they were made (Redactor.JSON of each whole JSON
-// value, Redactor.Writer over a text), since they pass as they are.
+// WriteStreamed writes what write streams to name inside the part directory,
+// atomically, for a file too large to hold; its bytes pass as they are, so
+// they must be redacted already (Redactor.JSON, Redactor.Writer).
 func (w *PartWriter) WriteStreamed(name string, write func(io.Writer) error) error {
 	path := filepath.Join(w.Dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -120,16 +119,10 @@ func (w *PartWriter) Close() error {
 	return err
 }
 
-// SummaryMarkdown is summary.md (docs/formats.md §5): one table with a row per
-// case, PASS/FAIL, its duration, the class of a failed case with what
-// decided it, and the failed checks as `name` (detail) joined by "; "; a
-// skipped case is SKIP with its reason. The planned cases that did not run
-// follow as `Not run: a, b`, then the closest calls. Every text is redacted
-// with red before it is escaped (escaping would hide a secret from a
-// literal match), then escaped as the comment escapes it (docs/render.md
-// §2): names as code spans, details, classes and reasons as running text,
-// so a hostile check detail or case name can neither break the table or
-// the line nor become a link, a mention or markup.
+// SummaryMarkdown is summary.md (docs/formats.md §5). Every text is redacted
+// before it is escaped (escaping would hide a secret from a literal match),
+// then escaped as the comment escapes it (docs/render.md §2), so a hostile
+// check detail or case name can neither break the table nor become markup.
 func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Redactor) []byte {
 	var b bytes.Buffer
 	b.Write(SummaryMarkdownHead(title, red))
@@ -149,10 +142,8 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 	return b.Bytes()
 }
 
-// SummaryMarkdownHead is summary.md's title and the head of its table,
-// the rows of which SummaryMarkdownRow writes: a writer that cannot hold
-// every case writes them one by one (`import junit`; its checks have no
-// bars, so no closest calls follow).
+// SummaryMarkdownHead is summary.md's title and table head, for a writer that
+// writes the rows one by one (SummaryMarkdownRow; `import junit`).
 func SummaryMarkdownHead(title string, red *Redactor) []byte {
 	var b bytes.Buffer
 	if title != "" {
@@ -162,8 +153,7 @@ func SummaryMarkdownHead(title string, red *Redactor) []byte {
 	return b.Bytes()
 }
 
-// SummaryMarkdownRow appends case c's row of summary.md's table (see
-// SummaryMarkdown).
+// SummaryMarkdownRow appends case c's row of summary.md's table.
 func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 	plain := func(s string) string { return text.Plain(red.String(s)) }
 	code := func(s string) string { return text.CodeCell(red.String(s)) }
@@ -219,11 +209,9 @@ func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 	b.WriteString(" |\n")
 }
 
-// closestCallsMarkdown appends summary.md's closest calls (docs/formats.md
-// §5): the passing checks within CloseCallBelow of their bars, collapsed as
-// the comment has them (docs/render.md §3.10), the first MaxCloseCalls
-// listed and the rest counted; nothing when there are none. plain and code
-// escape running text and names.
+// closestCallsMarkdown appends summary.md's closest calls (docs/formats.md §5,
+// collapsed as in docs/render.md §3.10); plain and code escape running text
+// and names.
 func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, plain, code func(string) string) {
 	calls := PassingMargins(len(cases), func(i int) []Check { return cases[i].Checks }, CloseCallBelow)
 	if len(calls) == 0 {

@@ -13,11 +13,9 @@ import (
 // anyway).
 var earlierResults = []string{"summary.json", "cases.jsonl", "summary.md", "error.txt"}
 
-// ClearResults removes the results of an earlier run from the part
-// directory. A reused directory must not lend them to this run: a stale
-// summary.json or cases.jsonl would be read as ours, and a stale error.txt
-// (a part that could not start) would make the report say no GPU could be
-// obtained although this run started.
+// ClearResults removes an earlier run's results from the part directory, so a
+// reused directory cannot lend them to this run (a stale error.txt would say
+// no GPU could be obtained).
 func (w *PartWriter) ClearResults() error {
 	for _, name := range earlierResults {
 		if err := os.Remove(filepath.Join(w.Dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {

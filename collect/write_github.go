@@ -7,11 +7,9 @@ import (
 )
 
 // GitHubFromEnv reads the GitHub Actions run context from the environment
-// (GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT, GITHUB_JOB, GITHUB_SHA, GITHUB_REF,
-// GITHUB_SERVER_URL, GITHUB_REPOSITORY). checkRunID is --check-run-id, or
-// CI_REPORT_CHECK_RUN_ID when it is empty; no Actions variable carries it.
-// It returns nil outside Actions (GITHUB_ACTIONS is not "true") and an error
-// naming the variable when a number is malformed.
+// (GITHUB_RUN_ID, ..., GITHUB_REPOSITORY); checkRunID is --check-run-id, else
+// CI_REPORT_CHECK_RUN_ID. It returns nil outside Actions and an error naming
+// the variable when a number is malformed.
 func GitHubFromEnv(getenv func(string) string, checkRunID string) (*GitHubContext, error) {
 	if checkRunID == "" {
 		checkRunID = getenv("CI_REPORT_CHECK_RUN_ID")
@@ -58,12 +56,9 @@ func envInt(getenv func(string) string, name, value string) (int64, error) {
 }
 
 // WorkflowCommand formats a GitHub Actions workflow command
-// (`::error title=T::message`) on one line, escaped as the runner unescapes
-// it (actions/toolkit packages/core/src/command.ts): in the message `%`, CR
-// and LF become %25, %0D and %0A; in a property value `:` and `,` also
-// become %3A and %2C, since they end a property. A message of several lines
-// thus stays one command, and no value can end the command early or start
-// another.
+// (`::error title=T::message`) on one line, escaped as the runner unescapes it
+// (actions/toolkit packages/core/src/command.ts: %, CR and LF, and in a
+// property also : and ,), so no value can end the command or start another.
 func WorkflowCommand(name string, props [][2]string, message string) string {
 	var b strings.Builder
 	b.WriteString("::")

@@ -5,18 +5,11 @@ import (
 	"strings"
 )
 
-// Repeated testcases and suites' own failures (docs/formats.md §4.7).
-//
-// A test's name repeats in real reports for three reasons, and only what
-// the producer wrote tells them apart. A rerun of a failed test repeats
-// the suite, classname and name after a failed attempt: it is one case
-// with its attempts, but only where the producer marks reruns so (see
-// attemptOf). pytest writes a test whose call failed and whose teardown
-// then errored as two testcases of one name: one case, failed, with the
-// teardown's error. Tests that merely share a name (mocha's `it` titles in
-// two `describe` blocks, node's top-level tests, Codeception's classes,
-// NUnit's parametrised tests, one file imported twice) are two cases: the
-// later one gets its file's name, or an ordinal, added (namer).
+// Repeated testcases and suites' own failures (docs/formats.md §4.7). A
+// repeated name is a rerun (one case with its attempts) only where the
+// producer marks reruns so (attemptOf), a pytest teardown error after a
+// failed call (one case), or else two tests that share a name (the later one
+// gets its file's name or an ordinal, namer).
 
 // How a testcase that repeats the classname and name of an earlier, failed
 // one of its suite is read.
@@ -26,34 +19,24 @@ const (
 	teardown        // pytest: the earlier one's teardown error
 )
 
-// attemptOf says how c, a testcase of suite s that repeats the name of an
-// earlier failed one, is read: as its rerun only with the producer's
-// evidence, as its teardown error in pytest's shape, else as a case of its
-// own. The evidence:
+// attemptOf says how c, a testcase of suite s repeating the name of an
+// earlier failed one, is read: a rerun only with the producer's evidence, a
+// teardown error in pytest's shape, else a case of its own. The evidence:
 //
-//   - gotestsum --rerun-fails writes every attempt as a <testcase> of its
-//     package's suite, and every suite it writes holds the one property
-//     go.version (packageProperties in internal/junitxml/report.go,
-//     gotestyourself/gotestsum commit 043af1a6d38b). A Go test's name is
-//     unique in its package (go test names a repeated subtest `x#01`), so
-//     in such a suite a repeated name is a rerun.
-//   - A testcase with a property named `rerun` says it is one.
-//   - pytest-rerunfailures writes none: the reports of a failed attempt
-//     get the outcome "rerun", which pytest's junitxml writes nothing for
-//     (LogXML.pytest_runtest_logreport reads passed, failed, skipped;
-//     pytest-rerunfailures 10.2 with Debian's pytest 7.2.1 leave no trace of
-//     the reruns in the XML, TestProducers/pytest-*). A pytest repeat is a
-//     rerun only with a `rerun` property (record_property).
-//   - pytest closes the testcase of a failed call when its teardown fails
-//     and opens a second one of the same name for the teardown's error
-//     (LogXML.pytest_runtest_logreport, "We need to open new testcase in
-//     case we have failure in call and error in teardown"), whose message
-//     is `failed on teardown with "<reason>"` (_NodeReporter.append_error),
-//     both in src/_pytest/junitxml.py of pytest 7.2.1 (Debian's
-//     python3-pytest, which writes that shape here).
+//   - gotestsum --rerun-fails writes every attempt into its package's suite,
+//     which holds the one property go.version (packageProperties,
+//     internal/junitxml/report.go, gotestyourself/gotestsum@043af1a6d38b); a
+//     Go test's name is unique in its package, so a repeat there is a rerun.
+//   - A testcase with a property named `rerun` says it is one. pytest's
+//     reruns (pytest-rerunfailures) leave no other trace: junitxml writes
+//     nothing for the outcome "rerun" (LogXML.pytest_runtest_logreport,
+//     pytest 7.2.1; TestProducers/pytest-*).
+//   - pytest opens a second testcase of the same name for the error of a
+//     teardown after a failed call, with the message `failed on teardown
+//     with "<reason>"` (LogXML.pytest_runtest_logreport and
+//     _NodeReporter.append_error, src/_pytest/junitxml.py, pytest 7.2.1).
 //
-// Surefire's reruns are elements of one testcase (rerunFailure,
-// flakyFailure, rerunError, flakyError) and need no folding.
+// Surefire's reruns are elements of one testcase and need no folding.
 func attemptOf(s *Suite, c *Case) int {
 	pytest := pytestReport(s, c)
 	if pytest && len(c.Outcomes) == 1 && c.Outcomes[0].Kind == "error" && strings.HasPrefix(c.Outcomes[0].Message, `failed on teardown with "`) {
@@ -68,12 +51,11 @@ func attemptOf(s *Suite, c *Case) int {
 	return separate
 }
 
-// foldReruns is the cases of suite s with each rerun folded into the case
-// of its earlier attempt and each pytest teardown error into the case
-// whose call failed (attemptOf). The folded rerun reads as Surefire writes
-// one: a pass after failures keeps those as flakyFailure / flakyError (a
-// flaky test, which passed), a further failure adds a rerunFailure /
-// rerunError (still failed); its time is the attempts' sum.
+// foldReruns is the cases of suite s with each rerun folded into its earlier
+// attempt's case and each pytest teardown error into its call's (attemptOf).
+// A folded rerun reads as Surefire writes one: earlier failures become
+// flakyFailure / flakyError after a pass, rerunFailure / rerunError
+// otherwise; its time is the attempts' sum.
 func foldReruns(s *Suite, cases []Case) []Case {
 	out := make([]Case, 0, len(cases))
 	last := map[[2]string]int{} // classname and name → its case in out
@@ -157,10 +139,9 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// suiteSetUpCase is the case that stands for a suite's own <failure> and
-// <error> elements (Jenkins counts such a suite as one failed test):
-// `<suite> (suite set-up)`, failing with each of them; false when the
-// suite has none.
+// suiteSetUpCase is the case `<suite> (suite set-up)` that stands for a
+// suite's own <failure> and <error> elements (Jenkins counts such a suite as
+// one failed test); false when the suite has none.
 func suiteSetUpCase(s *Suite) (Case, bool) {
 	if len(s.Outcomes) == 0 {
 		return Case{}, false
@@ -172,12 +153,10 @@ func suiteSetUpCase(s *Suite) (Case, bool) {
 	return Case{Name: name + " (suite set-up)", ClassName: s.Name, Outcomes: s.Outcomes, Line: s.Line, SuiteSetUp: true}, true
 }
 
-// namer makes case names unique: a name already given gets its file's
-// base name, ` (<file>)`, when the first was read from another file, else
-// (or when that is taken too) an ordinal, ` #2`, ` #3`, ... The names
-// given are kept as 64-bit hashes (nameHash), 16 bytes a name, not as
-// strings: a name whose hash equals an earlier one's would be taken as a
-// repeat, odds of about n²/2⁶⁵ for n names (3·10⁻⁸ at a million).
+// namer makes case names unique: a repeat gets ` (<file>)` when the first
+// came from another file, else an ordinal ` #2`, ` #3`. Names are kept as
+// 64-bit hashes (nameHash): a collision, odds n²/2⁶⁵ (3·10⁻⁸ at a million),
+// would be taken as a repeat.
 type namer struct {
 	seen  map[uint64]nameSeen
 	files map[string]uint32 // a file's base name → its number

@@ -11,14 +11,10 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// The part's JSON is written as it is read, one case at a time, in the
-// bytes collect.PartWriter.WriteJSON (encoding/json's MarshalIndent with
-// two spaces) gives the same values: each case and suite is encoded at the
-// depth it lies, written between the lines jsonOut lays out
-// (TestPartFilesAsWriteJSON), by encoding/json/v2 with the options that
-// make it write what encoding/json writes (jsonv1.DefaultOptionsV1), in a
-// third less CPU than encoding/json's Marshal and Indent (import of 100,000
-// testcases).
+// The part's JSON is written as it is read, one case at a time, in the bytes
+// collect.PartWriter.WriteJSON gives the same values (TestPartFilesAsWriteJSON):
+// each case is encoded at its depth by encoding/json/v2 with
+// jsonv1.DefaultOptionsV1, a third less CPU than Marshal and Indent.
 
 // jsonOut appends indented JSON to a byte slice.
 type jsonOut struct {

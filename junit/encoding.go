@@ -45,12 +45,9 @@ func decoded(r io.Reader) (out io.Reader, utf16 bool) {
 var version11 = regexp.MustCompile(`^<\?xml\s+version\s*=\s*["']1\.(1)["']`)
 
 // asXML10 is r with an XML declaration of version 1.1 read as 1.0, the one
-// version encoding/xml accepts (`unsupported version "1.1"`, Go 1.26,
-// src/encoding/xml/xml.go): a report uses nothing of XML 1.1 (control
-// characters as character references, NEL as a line end, more name
-// characters), and a document that does is malformed XML 1.0 at that
-// line, an error naming it (docs/formats.md §4.7). The digit is replaced
-// in place, so every line and offset stays as in the file.
+// version encoding/xml accepts (Go 1.26, src/encoding/xml/xml.go): a report
+// uses nothing of XML 1.1, and one that does is malformed 1.0 at that line.
+// The digit is replaced in place, so lines and offsets stay as in the file.
 func asXML10(r io.Reader) io.Reader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
@@ -67,12 +64,10 @@ func asXML10(r io.Reader) io.Reader {
 	return io.MultiReader(bytes.NewReader(decl), br)
 }
 
-// charsetReader is the parser's Decoder.CharsetReader: the declared
-// encoding of a document decoded already (UTF-8, ASCII, UTF-16 transcoded
-// by decoded) passes as it is; another one the IANA registry names
-// (ISO-8859-1, windows-1252, ...) is decoded to UTF-8; any other is an
-// error naming it, also kept in *refused (encoding/xml wraps it in "xml:
-// opening charset", which the parser's message leaves out).
+// charsetReader is the parser's Decoder.CharsetReader: an encoding decoded
+// already passes as it is, another the IANA registry names is decoded to
+// UTF-8, any other is an error naming it, kept in *refused too (encoding/xml's
+// wrapping is left out of the message).
 func charsetReader(utf16 bool, refused *error) func(label string, in io.Reader) (io.Reader, error) {
 	return func(label string, in io.Reader) (r io.Reader, err error) {
 		defer func() { *refused = err }()

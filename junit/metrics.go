@@ -20,21 +20,18 @@ const maxMetricLine = 1 << 20
 // line is a metric (collect.ParseMetric).
 type metricLine struct {
 	Case *string `json:"case"`
-	// Event is an event of the case, {"name", "t"} (collect.ParseEvent),
-	// instead of a metric: a recovery timing's moments (docs/render.md
-	// §12.3), which xunit2 has no place for either.
+	// Event is an event of the case (collect.ParseEvent) instead of a
+	// metric: a recovery timing's moments (docs/render.md §12.3).
 	Event json.RawMessage `json:"event"`
 }
 
-// metricsIndex is the metrics file (JSON lines {"case", "name", "value",
-// "unit", "arm"?, "concurrency"?, "better"?}, or {"case", "event": {"name",
-// "t"}}), read before the cases, each metric or event appended to its
-// case's log as the case is written, in file order. A line that does not
-// parse, lacks case, name or value, or names a case that was not imported
-// is an error naming the file and line: the file comes from the same run,
-// so a mismatch is a defect of the run's wiring, never something to drop
-// silently. Of several, the first line's is the error, as if the file was
-// read after the cases; it is reported after the JUnit files' own errors.
+// metricsIndex is the --metrics file (JSON lines {"case", "name", "value",
+// "unit", "arm"?, "concurrency"?, "better"?} or {"case", "event": {"name",
+// "t"}}; docs/formats.md §4.1), read before the cases; each metric or event
+// goes to its case's log as the case is written. A line that does not parse
+// or names a case not imported is an error naming the file and line (a defect
+// of the run's wiring, never dropped); of several, the first line's, reported
+// after the JUnit files'.
 type metricsIndex struct {
 	path string
 	recs []metricRecord
@@ -111,10 +108,8 @@ func (mx *metricsIndex) reset() {
 	}
 }
 
-// attach appends the metrics and events of the case named name to its log;
-// an event's name given twice for a case, or more than collect.MaxEvents
-// events, is an error of its line (the log's rules, docs/formats.md §4.1,
-// so that the log reads back).
+// attach appends the metrics and events of the case named name to its log,
+// under the log's rules (docs/formats.md §4.1), an error of the line otherwise.
 func (mx *metricsIndex) attach(name string, log *caseLog) {
 	if mx == nil {
 		return
@@ -140,9 +135,7 @@ func (mx *metricsIndex) attach(name string, log *caseLog) {
 	}
 }
 
-// finish is the metrics file's error once cases cases were imported: its
-// first line's, a line naming a case that was not imported included, or
-// the file's own.
+// finish is the metrics file's error once cases cases were imported.
 func (mx *metricsIndex) finish(cases int) error {
 	if mx == nil {
 		return nil

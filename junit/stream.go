@@ -14,34 +14,21 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// How an import streams (docs/formats.md §4.7 has the user's side).
+// How an import streams (docs/formats.md §4.7 has the user's side). Each
+// testcase is converted, named and encoded when its end tag is read, and
+// written at once in its final bytes to spill files in a private temporary
+// directory; the part's files are then copied from the spills. What is kept is
+// counters, the names given so far as 64-bit hashes (namer), a suite's failed
+// names while it is read (to see a rerun), the problems and the metrics file.
 //
-// Each testcase is converted, named and encoded when its end tag is read,
-// and written at once, in its final bytes, to spill files in a private
-// temporary directory: summary.json's cases, part.json's plan, summary.md's
-// rows; suites' records and output follow when each top-level suite ends.
-// What is kept is counters, the names given so far as 64-bit hashes
-// (namer), a suite's failed test names while it is read (to see a rerun),
-// the records of the suites of one top-level suite, the problems (one per
-// suite at most) and the metrics file. Once every file was read, the part's
-// files are written from the spills (a byte copy, in the kernel where it
-// can: nothing is encoded twice), in the runner's order.
-//
-// A few documents cannot be written in file order: a suite whose testcase
-// is rerun later in it (gotestsum --rerun-fails; foldReruns needs the
-// attempts together), a suite whose own failure or testcases come after a
-// nested suite (its cases are listed before the nested suite's), a suite
-// whose properties follow its testcases (ci-report's own export names its
-// cases by a property), and files of ci-report's export that hold several
-// arms (the arm is chosen from all suites). The first reading notes them
-// (plan) and the files are read a second time, with those suites read
-// whole (their testcases held until the suite ends, then handled as one)
-// and the suites of other arms skipped. Only they cost memory by their size.
+// Suites that cannot be written in file order (a rerun later in the suite, a
+// suite's own failure or cases after a nested suite, properties after the
+// testcases, several arms of ci-report's export) are noted by a first reading
+// (plan) and read whole in a second one; only they cost memory by their size.
 
 // plan is what a first reading found that a second one needs.
 type plan struct {
-	// arms are the suites with an arm property, by ordinal (the suites
-	// of all files, counted in file order).
+	// arms are the suites with an arm property, by ordinal over all files.
 	arms map[int]armFact
 	// hold are the suites to read whole, by ordinal.
 	hold map[int]bool
@@ -107,8 +94,7 @@ type openSuite struct {
 	keptBelow bool
 	rec       *suiteRecord
 	// failing holds the hashes of the classnames and names whose last
-	// testcase failed (first reading: a repeat with rerun evidence is a
-	// rerun, see attemptOf).
+	// testcase failed (a later repeat may be a rerun, attemptOf).
 	failing map[uint64]struct{}
 }
 

@@ -8,29 +8,24 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// KnownIssue is one entry of a known-issues file (docs/render.md §10): a
-// check that fails because of an open upstream bug, in the cases it names.
-// Check and Cases are path.Match globs; Check is matched against the check
-// name as it is recorded (docs/runner.md §5.8), so that `shm_removed` names
-// a server case's own check and `*vllm-*_shm_removed` the check of a vLLM
-// server inside a pair or limit case, never an SGLang one.
+// KnownIssue is one entry of a known-issues file (docs/render.md §10): a check
+// that fails because of an open upstream bug, in the cases it names. Check and
+// Cases are path.Match globs; Check matches the recorded check name
+// (docs/runner.md §5.8).
 type KnownIssue struct {
 	Check string `json:"check"`
 	Cases string `json:"cases"`
 	URL   string `json:"url"`
 	Note  string `json:"note,omitempty"`
 	// Inferred marks an entry written from upstream code and threads, not
-	// yet seen on a GPU run; renderings say so ("inferred, not yet
-	// confirmed on a GPU") until a run confirms it and the mark is removed.
+	// yet seen on a GPU run; renderings say so.
 	Inferred bool `json:"inferred,omitempty"`
 }
 
-// ExactOnly are the checks (path.Match patterns over recorded check names,
-// docs/runner.md §5.8) that a known issue covers only when its check names
-// them exactly, without a glob: a server that never became ready, a crash
-// (a server not alive, an error signature in its log) and a token
-// comparison are how a kvcached regression shows, and a glob written for
-// something else must never hide one (docs/render.md §10).
+// ExactOnly are the checks a known issue covers only when its check names them
+// without a glob: how a kvcached regression shows (not ready, a crash, an
+// error signature, a token comparison), which a glob written for something
+// else must never hide (docs/render.md §10).
 var ExactOnly = []string{
 	"server_ready", "*_ready",
 	"server_alive_after_load", "*_alive",
@@ -48,9 +43,8 @@ func exactOnly(check string) bool {
 	return false
 }
 
-// Matches reports whether the issue covers check of the case named caseName:
-// both globs match, and a check of ExactOnly is named exactly. The globs are
-// validated when the file is read; a malformed one matches nothing.
+// Matches reports whether the issue covers check of the case named caseName
+// (a check of ExactOnly named exactly); a malformed glob matches nothing.
 func (k *KnownIssue) Matches(caseName, check string) bool {
 	okCase, err := path.Match(k.Cases, caseName)
 	if err != nil || !okCase {
@@ -78,20 +72,14 @@ type KnownStatus struct {
 	Failed, Passed int
 }
 
-// Reproduces reports whether the issue still shows: a check it covers
-// failed. One that covered only passing checks no longer reproduces (its
-// entry can go); one that covered no check was not exercised.
+// Reproduces reports whether a check the issue covers failed.
 func (s KnownStatus) Reproduces() bool { return s.Failed > 0 }
 
-// WithKnownIssues returns a copy of the report in which every check that a
-// known issue covers is marked (Case.Known) and the verdict recomputed: a
-// case whose only failed checks are known no longer fails it, a case with
-// any other failed check still does (docs/formats.md §7.3). Issues that
-// cover the run wholesale (knownWholesale) are not applied: the copy is
-// classified as without them and has a problem saying why. The known issues
-// are a render-time input and never part of merged.json, so rendering the
-// directories and rendering their merged.json with the same file give the
-// same bytes. rep is not changed; without issues it is returned as it is.
+// WithKnownIssues returns a copy of the report with every check a known issue
+// covers marked (Case.Known) and the verdict recomputed (docs/formats.md
+// §7.3); issues covering the run wholesale (knownWholesale) are not applied,
+// with a problem saying why. rep is not changed; without issues it is
+// returned as it is. The issues are a render-time input, never in merged.json.
 func (r *Report) WithKnownIssues(issues []KnownIssue) *Report {
 	if len(issues) == 0 {
 		return r
@@ -128,22 +116,15 @@ func (r *Report) WithKnownIssues(issues []KnownIssue) *Report {
 const KnownIssuesProblemFile = "known issues"
 
 // KnownShare is the most of a plan's cases the known issues may reach in
-// either of the two ways that would cover a run wholesale
-// (knownWholesale): a quarter.
+// either way that covers a run wholesale (knownWholesale).
 const KnownShare = 4 // 1/KnownShare
 
-// knownWholesale says whether the entries, matched in r (Case.Known set),
-// cover the run wholesale, which no known-issues file may (docs/render.md
-// §10): they match every check of more than a quarter of the plan's cases
-// (any failure of those would be hidden; every check of the run is the
-// extreme), or a check that only an exact name covers (ExactOnly: a server
-// not ready, a crash, an error signature, a token comparison, how a kvcached
-// regression shows) in more than a quarter of them. Each entry passing
-// validation is not enough: twelve narrow ones (`[a-m]*`, `[n-z]*` and the
-// exact names) once turned a CUDA-error case PASS. What they reach is
-// measured on the run's own cases and checks, passed or failed, so that a
-// file is judged the same whatever failed; a case that recorded no check
-// (not run, a passing imported test) is reached by none.
+// knownWholesale says whether the entries, matched in r, cover the run
+// wholesale, which no known-issues file may (docs/render.md §10): every check
+// of more than KnownShare of the plan's cases, or an ExactOnly check in more
+// than KnownShare of them. Valid entries are not enough (a dozen narrow globs
+// can add up to all); the reach is measured on the run's own checks, passed or
+// failed, so a file is judged the same whatever failed.
 func (r *Report) knownWholesale() (collect.Problem, bool) {
 	every, exact := 0, 0
 	for i := range r.Cases {

@@ -9,10 +9,8 @@ import (
 )
 
 // dropBadMargins clears the margin fields of every check whose fields are
-// incoherent (docs/formats.md §4.2: all of value, bar, unit and must, the
-// numbers finite) and returns a problem naming the case and the check for
-// each: a margin the report cannot trust is left out rather than shown as
-// a close call, and the check's verdict and detail stay as recorded.
+// incoherent (docs/formats.md §4.2) and returns a problem for each: the
+// verdict and detail stay as recorded, but no close call is shown.
 func dropBadMargins(cases []Case) []collect.Problem {
 	var problems []collect.Problem
 	for i := range cases {

@@ -18,14 +18,10 @@ import (
 // the value has them: `threshold_ttft_delta_max[local][c8]`.
 const ThresholdPrefix = "threshold_"
 
-// Threshold is one bound of the config's thresholds (docs/render.md §12.5)
-// on a metric of the case logs (docs/formats.md §4.1): Max and Min bound
-// the value itself, MaxDeltaPct and MinDeltaPct its change against the
-// baseline arm at the same concurrency in percent (`+15` for 15% above).
-// Cases (a path.Match glob, "" every case) and Arm ("" every arm) choose
-// the values held to it. A value beyond a bound is a failed check of its
-// case, one within it a passing one; both record value, bar, unit and must
-// like the runner's numeric checks (docs/formats.md §4.2).
+// Threshold is one bound of the config's thresholds (docs/render.md §12.5) on
+// a metric of the case logs: Max and Min bound the value, MaxDeltaPct and
+// MinDeltaPct its change in percent against the baseline arm at the same
+// concurrency. Cases (a glob) and Arm ("" every one) choose the values held.
 type Threshold struct {
 	Metric      string   `json:"metric"`
 	Cases       string   `json:"cases,omitempty"`
@@ -84,16 +80,12 @@ func (t *Threshold) holds(c *Case, m *collect.Metric) bool {
 	return t.Cases == "" || err == nil && ok
 }
 
-// WithThresholds returns a copy of the report in which every known value
-// of a metric that a threshold holds to adds a check to its case
-// (docs/render.md §12.5): failed beyond the bound, passed within it, and
-// the verdict recomputed. An unknown value (null, -1), a change without a
-// baseline value at the same concurrency or against an unknown or zero one
-// adds none: nothing was measured to judge. A log whose measures cannot be
-// read adds none either (render lists it as left out, docs/render.md §12).
-// The thresholds are a render-time input, never in merged.json; they are
-// validated (Threshold.Validate) by the caller. rep is not changed;
-// without thresholds it is returned as it is.
+// WithThresholds returns a copy of the report in which every known value a
+// threshold holds adds a check to its case, failed beyond the bound, and the
+// verdict recomputed (docs/render.md §12.5); what cannot be judged adds none.
+// rep is not changed; without thresholds it is returned as it is. The
+// thresholds are a render-time input, never in merged.json, validated by the
+// caller.
 func (r *Report) WithThresholds(ts []Threshold, baseline string) *Report {
 	if len(ts) == 0 {
 		return r
@@ -146,8 +138,7 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 			continue
 		}
 		// A second value of one arm and level is a problem the metric
-		// tables report, showing the first (docs/render.md §12.2): the
-		// first is judged.
+		// tables report (docs/render.md §12.2); the first is judged.
 		key := qualifiers(m)
 		if seen[key] || !m.Known() {
 			seen[key] = true

@@ -10,37 +10,26 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// mergedIndent is how many levels of merged.json are indented: the top
-// level, and the members of setup and perf and the elements of cases, parts
-// and problems. Everything deeper is compact JSON: indenting it all would
-// make the file grow with the square of a value's nesting (a 60 KB log
-// nested 9,990 deep made a 599 MB merged.json), and would repeat every line
-// of a log with its indentation.
+// mergedIndent is how many levels of merged.json are indented; deeper is
+// compact, since indenting grows with the square of nesting (a 60 KB log
+// nested 9,990 deep made a 599 MB merged.json).
 const mergedIndent = 2
 
-// WriteJSON writes the report as merged.json: one member of the top level,
-// of setup and of perf to a line (2-space indent), every case, part and
-// problem on a line of its own as compact JSON, a trailing newline, HTML
-// characters as they are; the same report gives the same bytes. Its size is
-// the compact JSON's plus a few bytes a line, whatever a log's nesting. It
-// is encoded a case at a time as it is written, so that it is never held
-// whole; a report over collect.MaxMergedFile, which collect.LoadInput would refuse, is
-// refused before anything is written.
-//
-// red, when not nil, replaces every secret in every string of it as it is
-// encoded: the bytes of Redacted's report, without a copy of the report
-// (each case's line and each setup case's goes through red.JSON once, the
-// rest, a few KiB, with them; TestWriteJSONRedactsAsRedacted).
+// WriteJSON writes the report as merged.json (docs/formats.md §7): the top
+// level, setup and perf indented, every case, part and problem compact on a
+// line of its own; the same report gives the same bytes. It is encoded a case
+// at a time as it is written, never held whole; a report over
+// collect.MaxMergedFile is refused before anything is written. A non-nil red
+// redacts every string as it is encoded: the bytes of Redacted's report
+// without a copy (TestWriteJSONRedactsAsRedacted).
 func (r *Report) WriteJSON(w io.Writer, red *collect.Redactor) error {
 	return r.writeJSON(w, collect.MaxMergedFile, red)
 }
 
-// WriteJSONDiscarding is WriteJSON for a writer whose output is thrown
-// away when the write fails (safefile.WriteFunc's temporary file): the
-// report is encoded once, written as it is encoded, and one over
-// collect.MaxMergedFile is refused, with WriteJSON's error, once it is
-// encoded whole (nothing more is written from the limit on). WriteJSON
-// encodes twice, to measure before it writes anything.
+// WriteJSONDiscarding is WriteJSON for a writer whose output is thrown away
+// when the write fails (safefile.WriteFunc): it encodes once, refusing a
+// report over collect.MaxMergedFile when done, where WriteJSON encodes twice
+// to refuse before it writes.
 func (r *Report) WriteJSONDiscarding(w io.Writer, red *collect.Redactor) error {
 	return r.writeJSONOnce(w, collect.MaxMergedFile, red)
 }
@@ -97,11 +86,9 @@ func (r *Report) writeJSON(w io.Writer, limit int64, red *collect.Redactor) erro
 // piece redacted by red (nil: none) as it is encoded.
 func (r *Report) encode(w io.Writer, buf *bytes.Buffer, red *collect.Redactor) error {
 	marshal := marshaler(buf)
-	// Everything but the cases and the setup's cases at once (setup.json's
-	// other members and perf files are bounded), then the setup's cases one
-	// by one into the place of the setup's "cases": null, then the cases
-	// into the place of the top level's: both lists grow with the run, and
-	// are never held encoded whole.
+	// All but the cases and the setup's cases at once (bounded), then those
+	// two lists one by one into their "cases": null places: they grow with
+	// the run and are never held encoded whole.
 	head := *r
 	head.Cases = nil
 	var setupCases []collect.CaseSetup // nil: none to stream (no setup, or cases null)
@@ -277,12 +264,9 @@ func (d *indenter) write(p []byte) {
 	out(p[from:])
 }
 
-// element writes p, one compact JSON value, as the next element of the
-// array being written, the first or not: what write(",") (but before the
-// first) and write(p) write, but where the array is at the deepest
-// indented level or deeper, as the cases of merged.json and its setup's
-// are, without a look at p's bytes: every container of p is deeper than
-// levels, so p goes as it is, on a line of its own at the deepest level.
+// element writes p, one compact JSON value, as the next element of an array
+// at the deepest indented level or deeper, as is, on a line of its own
+// (every container of p is deeper than levels).
 func (d *indenter) element(p []byte, first bool) {
 	if d.depth < d.levels || d.str.In() {
 		if !first {

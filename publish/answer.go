@@ -9,17 +9,12 @@ import (
 	"time"
 )
 
-// The checks of GitHub's answers that a write depends on (docs/publish.md
-// §8): the issue whose body is spliced, the comment pages that say whether
-// this run's comment exists, the label listing that says whether the
-// results issue exists, the token's identity that says which comments are
-// ours, a pull request's head commit and the check runs of a commit. An
-// answer that is not what was asked (a 204 or an empty 200 where an object
-// belongs, a JSON object of another kind, another issue, a truncated body)
-// is never taken for an empty body or an empty list: the write it would
-// decide could erase a description or post a second comment. Each check
-// is a pure function of the answer's bytes, so FuzzAnswerChecks tries them
-// on anything.
+// The checks of GitHub's answers that a write depends on (docs/publish.md §8).
+// An answer that is not what was asked (a 204 or empty 200 where an object
+// belongs, another kind of object, another issue, a truncated body) is never
+// taken for an empty body or list: the write it decides could erase a
+// description or post a second comment. Each is a pure function of the
+// answer's bytes (FuzzAnswerChecks).
 
 // errEmptyAnswer is an answer without a body (a 204, or a 200 with none).
 var errEmptyAnswer = errors.New("the answer was empty")
@@ -127,12 +122,10 @@ func sameRepo(a, b Repo) bool {
 	return strings.EqualFold(a.Owner, b.Owner) && strings.EqualFold(a.Name, b.Name)
 }
 
-// decodeIssue checks that raw is issue n of repo as GET
-// /repos/{o}/{r}/issues/{n} answers it: a JSON object with that number, a
-// repository_url naming repo, and a body field (a string, or null for an
-// issue without a description). When raw is another well-formed issue,
-// elsewhere says which ("o/r#8"), so that a read a redirect took there can
-// say where the issue moved.
+// decodeIssue checks that raw is issue n of repo as GET .../issues/{n}
+// answers it (that number, a repository_url naming repo, a body string or
+// null); for another well-formed issue, elsewhere says which ("o/r#8"), so
+// that a redirected read can say where the issue moved.
 func decodeIssue(raw []byte, repo Repo, n int) (is Issue, elsewhere string, err error) {
 	var a issueAnswer
 	if err := decode(raw, '{', &a); err != nil {

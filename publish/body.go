@@ -27,10 +27,9 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 	return p.keepSection(ctx, number, name, section, res)
 }
 
-// sayLag says, in post's own output and its Result, when GitHub's reads
-// were seen to lag behind this post's edits as long as the late-write
-// window or longer: an edit GitHub applies that late can then erase a
-// section after the last read, unseen (docs/publish.md §6).
+// sayLag says, in post's output and its Result, when GitHub's reads lagged
+// behind this post's edits as long as the late-write window or longer, so a
+// late edit may have erased a section unseen (docs/publish.md §6).
 func (p *Publisher) sayLag(number int, res *Result) {
 	res.ReadLag = p.ReadLag
 	if w := p.applyDelay(); p.ReadLag > 0 && w > 0 && p.ReadLag >= w {
@@ -40,18 +39,11 @@ func (p *Publisher) sayLag(number int, res *Result) {
 	}
 }
 
-// writeSection puts the section into the issue body, PATCHing only on
-// change, and says whether it sent a PATCH. GitHub has no conditional write
-// for an issue body, so the body must never be written from a stale read:
-// every write (spliceOnce) reads the body, splices and PATCHes at once,
-// with the write spacing and every retry wait before the read. After the
-// PATCH it reads the body back; the write stands when the read-back holds
-// our section and, outside our markers, the very text the splice was based
-// on. Outside our markers is everything but our own section: the
-// hand-written text and the other profiles' sections, which their own posts
-// splice concurrently. When another writer moved either, it splices afresh
-// into the new body (at most spliceTries writes), so that an edit it could
-// not have seen is never reported as published over.
+// writeSection puts the section into the issue body, PATCHing only on change,
+// and says whether it sent a PATCH. Every write reads, splices and PATCHes at
+// once (spliceOnce), then reads back: it stands when the read-back holds our
+// section and everything outside our markers is the text the splice was based
+// on; else it splices afresh, at most spliceTries writes (docs/publish.md §6).
 func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) error {
 	var why string // what the last read-back showed
 	gone := false  // the last read-back lacked our section
@@ -64,10 +56,9 @@ func (p *Publisher) writeSection(ctx context.Context, number int, name, section 
 		case err != nil:
 			return err
 		case out == spliceWithheld && gone && p.ReadLag > 0 && p.applyDelay() > 0:
-			// GitHub's reads lagged behind our writes: a writer whose read
-			// did not show our section yet spliced into a body without it,
-			// a write based on a read older than ours, which is what the
-			// last read after the late-write window repairs (keepSection).
+			// GitHub's reads lagged behind our writes: another writer may
+			// have spliced into a body without our section, which
+			// keepSection's last read repairs.
 			p.logf("issue body: GitHub's reads lagged up to %s behind our edits, and writers reading #%d before they showed our %s section erased it; "+
 				"the last read, after the late-write window, repairs it", roundWait(p.ReadLag), number, name)
 			return nil
@@ -105,21 +96,14 @@ func (p *Publisher) writeSection(ctx context.Context, number int, name, section 
 	}
 }
 
-// keepSection is the last read of the issue body, after the late-write
-// window: GitHub may apply a PATCH seconds after it was sent, after the
-// read-backs of the posts it overwrites, and a PATCH spliced into a body
-// read before ours landed erases our section when it lands. Such a PATCH
-// was sent no later than our last PATCH was answered (plus the other
-// post's read-to-PATCH gap, which the settle delay covers), so once
-// ApplyDelay and the settle delay have passed since then, every one that
-// can erase our section has landed. keepSection waits that long (one
-// wait, no polling: GitHub asks integrations not to poll, see
+// keepSection is the last read of the issue body, after the late-write window:
+// a PATCH GitHub applies late, spliced into a body read before ours landed,
+// erases our section. Every such PATCH was sent before our last PATCH was
+// answered (plus the settle delay), so keepSection waits ApplyDelay and the
+// settle delay once (GitHub asks integrations not to poll:
 // https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#avoid-polling),
-// reads the body once and, when our section is gone, writes it again
-// (writeSection, with its read-back) and waits the window again, at most
-// maxRepairs times. Each post repairs its own section, so every section
-// survives; a section still missing after that is an error, never a
-// success.
+// reads once and rewrites a missing section, at most maxRepairs times; a
+// section still missing is an error, never a success.
 func (p *Publisher) keepSection(ctx context.Context, number int, name, section string, res *Result) error {
 	window := p.applyDelay()
 	if window <= 0 {
@@ -179,11 +163,9 @@ const (
 	spliceWithheld // it needed a write, but no write was allowed
 )
 
-// spliceOnce is one write of the section: it reads the body, splices and
-// PATCHes the result when it differs, as one call, so that a retried PATCH
-// (after a 5xx, a rate limit or an answer that never came) reads and
-// splices again instead of re-sending a body spliced before the wait. It
-// returns the body the last splice was based on and what it did.
+// spliceOnce is one write of the section: read, splice and PATCH on change,
+// as one retried call, so that a retry splices afresh rather than resending a
+// stale body. It returns the body the last splice was based on.
 func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section string, try int, mayWrite bool, res *Result) (base string, out int, err error) {
 	attempt := 0
 	err = p.call(ctx, p.issueOp("edit the body of", number, true),
@@ -238,11 +220,9 @@ func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section st
 	return base, out, err
 }
 
-// readBack compares the body read back after our write with the body the
-// write was spliced into: there says that got holds our section, kept that
-// everything outside our markers is as it was in base. Both are compared
-// as Splice would write them, so our section's place and white space, and
-// line ends, do not count as changes.
+// readBack compares the body read back after our write with the body it was
+// spliced into: there says that got holds our section, kept that everything
+// outside our markers is unchanged (compared as Splice writes them).
 func readBack(got, base, name, section string) (there, kept bool) {
 	there = sectionPresent(got, name, section)
 	g, errG := render.Splice(got, name, section)
@@ -276,17 +256,11 @@ func delayOr(d, def time.Duration) time.Duration {
 }
 
 // readBody reads the issue's body as it stands after our last body PATCH.
-// GitHub's reads may lag behind its writes (issue 30 saw 3 s): a read
-// whose updated_at is older than the one our last PATCH was answered with
-// shows the body from before that PATCH, and says nothing of what it did.
-// Taken at its word, a read-back would find our section gone and a base
-// would lack it, and post would write again and end "not published" with
-// its section in place. So such a read is read again after the settle
-// delay, for as long as the late-write window (ApplyDelay) allows; the lag
-// seen is kept (ReadLag) and said when it is longer than the window. A
-// read lagging past that is taken as it is, as before. updated_at has
-// whole seconds, so a read lagging within the second of our PATCH is not
-// seen as one.
+// GitHub's reads may lag behind its writes (issue 30 saw 3 s): a read whose
+// updated_at is older than our last PATCH's answer shows the body from before
+// it, so it is read again after the settle delay for as long as the
+// late-write window allows, the lag kept in ReadLag. updated_at has whole
+// seconds, so a lag within the second of our PATCH is not seen.
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 	stale := false
 	for {
@@ -315,9 +289,8 @@ func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 	}
 }
 
-// lagBound is how long after our last body PATCH a lagging read is read
-// again: the late-write window, the longest delay of GitHub's this post
-// allows for (the default one when the last read is off).
+// lagBound is how long after our last body PATCH a lagging read is read again:
+// the late-write window (the default one when the last read is off).
 func (p *Publisher) lagBound() time.Duration {
 	if w := p.applyDelay(); w > 0 {
 		return w

@@ -66,11 +66,9 @@ func runeOffset(s string, n int) int {
 	return len(s)
 }
 
-// publishCheckRun creates the post's check run on the head commit, or
-// updates the one an earlier post of the same run id and attempt created
-// (found by its external id): its conclusion from the verdict, the comment
-// as its summary, and the annotations GitHub does not hold yet, at most 50
-// a request (docs/publish.md §15).
+// publishCheckRun creates the post's check run on the head commit, or updates
+// the one an earlier post of the same run id and attempt created (by external
+// id), with the annotations GitHub does not hold yet (docs/publish.md §15).
 func (p *Publisher) publishCheckRun(ctx context.Context, t Target, post Post, issue int, res *Result) error {
 	cr := post.CheckRun
 	sha := cr.HeadSHA

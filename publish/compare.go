@@ -12,12 +12,10 @@ import (
 // that last passed a new failure (docs/publish.md §14).
 const maxCompares = 5
 
-// CommitCounts asks GitHub how many commits lie between each base commit
-// and head in the run's repository (the workflow's, as for the previous
-// run, §3), for the compare links of the comment's new failures
-// (docs/render.md §11). A comparison that fails is a warning and is left
-// out: the link then has no count. Only an interrupt is an error. None in
-// a dry run without a token.
+// CommitCounts asks GitHub how many commits lie between each base commit and
+// head, for the compare links of the comment's new failures (docs/render.md
+// §11). A failed comparison is a warning (the link has no count); only an
+// interrupt is an error. None in a dry run without a token.
 func (p *Publisher) CommitCounts(ctx context.Context, run Run, bases []string, head string) (map[string]int, error) {
 	if p.Offline || len(bases) == 0 || head == "" {
 		return nil, nil

@@ -12,11 +12,9 @@ import (
 )
 
 // DryRunTransport is the bottom of the HTTP stack in `post --dry-run`: every
-// request that is not a GET is printed (method, path, body) to Out and
-// answered locally, so no write can reach GitHub whatever the code above it
-// does. GETs go to Base; with Base nil (no token) they are answered locally
-// too, as if the issue body were empty and no comment existed, so a dry run
-// without a token needs no network at all.
+// request but a GET is printed to Out and answered locally, so no write can
+// reach GitHub; GETs go to Base, or with Base nil (no token) are answered as
+// if the issue were empty (docs/publish.md §10).
 type DryRunTransport struct {
 	Base http.RoundTripper
 	Out  io.Writer

@@ -7,13 +7,10 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-// historyReader collects the digests of a suite's and profile's earlier
-// runs from our own comments as findComment lists them (docs/publish.md
-// §14): another suite's comments in the same issue are never read, so its
-// failures never show in this suite's history. The
-// digests are untrusted: each is validated, and one that does not read is
-// skipped with a warning. Only the runs the history can still show are
-// kept, so memory stays bounded however many comments the issue has.
+// historyReader collects the digests of a suite's and profile's earlier runs
+// from our own comments (docs/publish.md §14). The digests are untrusted:
+// each is validated, one that does not read skipped with a warning. Only the
+// runs the history can still show are kept, so memory stays bounded.
 type historyReader struct {
 	p       *Publisher
 	profile string
@@ -29,8 +26,7 @@ func (h *historyReader) read(c Comment) {
 	m, ok := marker.FindComment(c.Body)
 	if !ok || m.Suite != h.suite || m.Profile != h.profile || m.Run == h.run.ID {
 		// Not a run comment of ours, another suite's or profile's, or an
-		// attempt of this very run: a rerun is the same run, not an
-		// earlier one.
+		// attempt of this very run (a rerun is not an earlier run).
 		return
 	}
 	run, attempt, profile := m.Run, m.Attempt, m.Profile

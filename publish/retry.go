@@ -46,15 +46,11 @@ func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context)
 	return nil
 }
 
-// whyRefused names the cause of a refusal about an issue that GitHub's
-// answer itself does not: a read a redirect took to another repository or
-// number, a write GitHub redirected (the issue was transferred, the
-// repository renamed), or a 403 on a locked issue, which is no missing
-// permission. For a write it reads the issue once more, following the
-// redirect, to say where it went or that it is locked: facts of the issue
-// (its number and repository_url, its locked field), not patterns in
-// GitHub's message. Anything else, or a failure an inner call already
-// explained, is returned as it is.
+// whyRefused names the cause of a refusal about an issue that GitHub's answer
+// does not: a redirect to another repository or number (transferred, renamed)
+// or a 403 on a locked issue. For a write it reads the issue once more to say
+// so from the issue's own fields, never from GitHub's message; anything else
+// is returned as it is.
 func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
 	var (
 		ae *APIError
@@ -89,9 +85,8 @@ func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
 	return err
 }
 
-// finalError is a failure that call already retried and explained. fn may
-// itself make calls (a retried POST looks for what it may have created); their
-// failures end the outer call too instead of being retried again.
+// finalError is a failure that call already retried and explained; a call
+// inside fn that fails so ends the outer call too.
 type finalError struct{ err error }
 
 func (e *finalError) Error() string { return e.err.Error() }
@@ -136,9 +131,8 @@ func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context
 	}
 }
 
-// retryable returns the refusal of a failed try, which nextWait may wait
-// out; for a cancelled context, a failure call already explained or one
-// GitHub did not answer with, it returns nil and the error ending the call.
+// retryable returns the refusal of a failed try, which nextWait may wait out;
+// otherwise nil and the error ending the call.
 func retryable(ctx context.Context, o op, err error) (*APIError, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("%s: %w", o.what, cerr)

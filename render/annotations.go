@@ -13,33 +13,28 @@ import (
 // Annotation is one check-run annotation (docs/publish.md §15), in plain
 // text: GitHub shows annotations as they are, without Markdown.
 type Annotation struct {
-	// Path and StartLine, EndLine are where it points: an imported test's
-	// file and line, else the part's serve.log its excerpt comes from
-	// (line 1: the excerpt records a byte offset, not a line), else the
-	// part's summary.json.
+	// Path and StartLine, EndLine: an imported test's file and line, else
+	// the serve.log of its excerpt (line 1), else the part's summary.json.
 	Path               string
 	StartLine, EndLine int
-	// Level is failure for a case that failed, warning for one that did not
-	// run.
+	// Level is failure for a failed case, warning for one that did not run.
 	Level      string
 	Title      string // the case's label
 	Message    string // its failed checks, or why it did not run
 	RawDetails string // the serve.log excerpt's lines, when there is one
 }
 
-// Bounds of an annotation's texts. GitHub takes a title of up to 255
-// characters and a message and raw details of up to 64 KB each; these keep
-// a request of 50 annotations small.
+// Bounds of an annotation's texts, within GitHub's (255 characters of title,
+// 64 KB of message), so a request of 50 annotations stays small.
 const (
 	annotationTitleCut   = 255
 	annotationMessageCut = 4000
 )
 
-// Annotations are the check-run annotations of a report, one per case of
-// the failed-cases table (merge.Report.FailedCases: failed or not run), in
-// report order. Like Render it reads nothing but its arguments, redacts and
-// classifies the report with the known issues first, so a case whose only
-// failures are known has none.
+// Annotations are the check-run annotations of a report, one per case of the
+// failed-cases table, in report order, after redaction and the known issues
+// (a case whose only failures are known has none). Like Render it reads
+// nothing but its arguments.
 func Annotations(rep *merge.Report, opts Options) ([]Annotation, error) {
 	r, err := newRenderer(rep, opts)
 	if err != nil {
@@ -92,9 +87,8 @@ func failedMessage(rep *merge.Report, c *merge.Case) string {
 	return strings.Join(lines, "\n")
 }
 
-// partDir is the directory of the case's part as the workflow downloads
-// it (its part.json name; docs/ci.md), which the case names by its display
-// name.
+// partDir is the directory of the case's part as the workflow downloads it
+// (docs/ci.md).
 func partDir(rep *merge.Report, c *merge.Case) string {
 	for _, p := range rep.Parts {
 		if partDisplay(p) == c.Part && p.Name != "" {
@@ -104,9 +98,6 @@ func partDir(rep *merge.Report, c *merge.Case) string {
 	return c.Part
 }
 
-// annotationPlace points a at the imported test's file and line, else at
-// the serve.log of the case's excerpt in its part's directory dir, else at
-// that part's summary.json.
 func annotationPlace(a *Annotation, c *merge.Case, dir string) {
 	var log struct {
 		JUnit struct {

@@ -93,23 +93,8 @@ type (
 	}
 )
 
-// CTRF writes the report as a CTRF JSON document: results.tool is
-// ci-report; results.summary counts the cases by status (a case that did
-// not run is "other") and spans the parts' start and stop (milliseconds
-// since the epoch, from part.json; 0 when no part recorded them), with the
-// number of parts as suites; results.tests has every case in report order
-// with its label as name, its status, its duration in milliseconds, a
-// message (its failed checks as `check: detail` joined by "; ", those a
-// known upstream issue covers as `known upstream issue: check: detail
-// (url)`, its skip reason, or that it did not run; a case that failed only
-// on known issues passes, rawStatus "failed on known upstream issues"), its part as suite and its checks as
-// steps, a rerun test's retries and whether it was flaky (passed on a
-// rerun; counted in results.summary.flaky), and for a case of an arm its
-// arm and revision as extra;
-// results.summary.extra the tests the parts deselected, when any says.
-// results.environment holds the report's title, run and commit and
-// whether the verdict is PASS (healthy); results.extra the verdict and the
-// input problems. Like Render it reads nothing but its arguments: the same
+// CTRF writes the report as a CTRF JSON document (docs/render.md §8, `render
+// --format ctrf`). Like Render it reads nothing but its arguments: the same
 // report gives the same bytes.
 func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	r, err := newRenderer(rep, opts)

@@ -10,10 +10,7 @@ import (
 )
 
 // Durations of imported tests (docs/render.md §3.4): a report of imported
-// tests only (a pytest, Go or Java suite, whose cases carry their
-// runner's times) says its slowest tests and their total time, the
-// comment in a line the budget drops first (§7), the text view in full.
-// A run's own cases are timed by their phases, shown elsewhere.
+// tests only names its slowest tests and their total time.
 
 // Most slowest tests named: by the comment, and by the text view.
 const (
@@ -21,9 +18,8 @@ const (
 	maxSlowestText    = 10
 )
 
-// slowest are the n longest cases that ran (a duration over 0), longest
-// first, ties in report order; total is every case's seconds. It holds
-// only the n it keeps, whatever the number of cases.
+// slowest are the n longest cases that ran, longest first, ties in report
+// order; total is every case's seconds. It holds only n cases at a time.
 func slowest(rep *merge.Report, n int) (cases []*merge.Case, total float64) {
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
@@ -64,9 +60,8 @@ func durationsItems(rep *merge.Report, n, nameCut int, esc func(s string, n int)
 	return items, total
 }
 
-// durationsLine is the comment's line of the slowest imported tests and
-// their total time; "" for a report of a run's own cases, without times,
-// or when the plan dropped it.
+// durationsLine is the comment's line of the slowest imported tests; "" for a
+// run's own cases or when the plan dropped it.
 func (r *renderer) durationsLine(w *writer, p plan) string {
 	if !p.durations || !r.importedTests() {
 		return ""
@@ -78,8 +73,7 @@ func (r *renderer) durationsLine(w *writer, p plan) string {
 	return w.t("durations", map[string]any{"List": strings.Join(items, ", "), "Total": secondsText(total)})
 }
 
-// textDurations is the text view's line of the slowest imported tests and
-// their total time; "" as durationsLine.
+// textDurations is the text view's durationsLine.
 func (r *renderer) textDurations() string {
 	if !r.importedTests() {
 		return ""

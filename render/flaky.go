@@ -8,14 +8,10 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Flaky cases (docs/render.md §3.4): an imported test its runner reran
-// and that passed on a rerun (merge.Case.Flaky) counts as passed, and is
-// named apart so that a flake is never hidden by its pass: the comment's
-// and the text view's `Flaky (passed on a rerun): <case> (<n> attempts), …`
-// line after the Skipped line, and `; <n> flaky` in a FAIL verdict.
+// Flaky cases (docs/render.md §3.4): an imported test that passed on a rerun
+// counts as passed, and is named apart so that a flake is never hidden.
 
-// maxFlaky is the most flaky cases the comment's line names; the rest are
-// counted.
+// maxFlaky is the most flaky cases the comment names; the rest are counted.
 const maxFlaky = 20
 
 // flakyCases are the report's flaky cases, in report order.

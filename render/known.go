@@ -17,11 +17,9 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Known upstream issues (docs/render.md §10): a file of entries naming a
-// check, the cases it fails in and the upstream issue that explains it.
-// Classifying the report with them is merge's (Report.WithKnownIssues, so
-// that the verdict has one definition); reading the file, and showing what
-// each entry did, is render's, next to the config file it is a key of.
+// Known upstream issues (docs/render.md §10). Classifying the report with
+// them is merge's (Report.WithKnownIssues: one definition of the verdict);
+// reading the file and showing what each entry did is render's.
 
 const (
 	// maxKnownRows is the most known failures a comment lists one row each.
@@ -39,9 +37,8 @@ const (
 )
 
 // ParseKnownIssues reads a known-issues file: a JSON array of {check, cases,
-// url, note?}. Every entry is validated; an error names the file and the
-// entry's index (from 0), so that a typo never silently stops an entry from
-// applying, or makes one apply to every check.
+// url, note?}, every entry validated; an error names the file and the entry's
+// index (from 0), so a typo never silently stops or widens an entry.
 func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 	if err := collect.RepeatedKey(data); err != nil {
 		return nil, fmt.Errorf("known issues %s: %w", file, err)
@@ -73,11 +70,9 @@ func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 	return out, nil
 }
 
-// everyCheck and everyCase are a name of each family of checks and of each
-// kind of case the runner records (docs/runner.md §5.8): a glob that
-// matches all of them would cover every check or every case of a GPU run,
-// and so hide any regression, which no known issue may. (path.Match's `*`
-// stops at a slash, so no glob made of stars alone tells more.)
+// everyCheck and everyCase are a name of each family of checks and kind of
+// case the runner records (docs/runner.md §5.8): a glob matching all of them
+// would hide any regression, which no known issue may.
 var (
 	everyCheck = []string{"server_ready", "kvcached_active", "gen_seq_ok", "apc_0_tokens_equal", "server_alive_after_load",
 		"no_error_signatures", "shm_removed", "socket_dirs_removed", "clean_exit_on_signal", "no_gpu_process_left",
@@ -130,10 +125,9 @@ func validateKnownIssue(k merge.KnownIssue) error {
 // issueRE is a GitHub issue or pull request URL, shown as `<repo>#<n>`.
 var issueRE = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/([A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]+)$`)
 
-// knownLink is the link to an entry's issue: `[kvcached#477](url)` for a
-// GitHub issue or pull request, else `[issue](url)`. The URL was validated
-// (validateKnownIssue), and the text is made of the characters issueRE
-// allows, none of which Markdown link text would take as markup.
+// knownLink is `[kvcached#477](url)` for a GitHub issue or pull request, else
+// `[issue](url)`; the URL was validated, and issueRE's characters are no
+// Markdown markup.
 func knownLink(url string) string {
 	if m := issueRE.FindStringSubmatch(url); m != nil {
 		return "[" + m[1] + "#" + m[2] + "](" + url + ")"
@@ -141,9 +135,8 @@ func knownLink(url string) string {
 	return "[issue](" + url + ")"
 }
 
-// knownOnly are the cases that failed only on known issues, in report
-// order: the rows of the comment's known block. The known checks of a case
-// that also failed otherwise are shown in its failed-cases row instead.
+// knownOnly are the cases that failed only on known issues, in report order
+// (the rows of the comment's known block).
 func (r *renderer) knownOnly() []*merge.Case {
 	var out []*merge.Case
 	for i := range r.rep.Cases {
@@ -154,10 +147,9 @@ func (r *renderer) knownOnly() []*merge.Case {
 	return out
 }
 
-// knownBlock is the comment's part for known upstream issues: a collapsed
-// table of the failed checks that known issues cover, in cases that failed
-// on nothing else, then a line per entry that no longer reproduces; "" when
-// the report was classified with no entry or nothing is to be said.
+// knownBlock is the comment's known upstream issues: a collapsed table of the
+// known failed checks in cases that failed on nothing else, then a line per
+// entry that no longer reproduces; "" when there is nothing to say.
 func (r *renderer) knownBlock(w *writer, p plan) string {
 	if len(r.rep.KnownIssues) == 0 {
 		return ""
@@ -210,10 +202,9 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 	return strings.Join(blocks, "\n\n")
 }
 
-// knownCovered is the line that says how many failed checks the known
-// issues covered in this run, in every case, and which entries covered
-// them with how many each, or that they covered none (docs/render.md §10):
-// what the verdict left out is never silent.
+// knownCovered says how many failed checks the known issues covered, and which
+// entries with how many each, or that they covered none: what the verdict
+// left out is never silent (docs/render.md §10).
 func (r *renderer) knownCovered(w *writer) string {
 	total := 0
 	var entries []string

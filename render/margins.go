@@ -9,12 +9,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// Margins (docs/render.md §3.10): a numeric check's margin is the signed
-// relative distance of its value to its bar (collect.Check.Margin,
-// docs/formats.md §4.2). The comment, the issue section and the terminal
-// text list the passing checks closest to their bars (collect.PassingMargins
-// and collect.CloseCallCells, which summary.md shares), and with a history
-// the comment names the margins that shrank three runs in a row.
+// Margins (docs/render.md §3.10): the signed relative distance of a numeric
+// check's value to its bar (collect.Check.Margin).
 const (
 	// digestMarginBelow: a passing check whose margin is below it has its
 	// margin in the digest, so a margin is followed before it is a close call.
@@ -25,9 +21,8 @@ const (
 	maxShrinking = 5
 )
 
-// passingMargins are the margins below `below` of every passing check of
-// the cases of the report that ran, closest first, in the report's order
-// among equals.
+// passingMargins are the margins below `below` of the passing checks of the
+// cases that ran, closest first, in report order among equals.
 func (r *renderer) passingMargins(below float64) []collect.PassMargin {
 	return collect.PassingMargins(len(r.rep.Cases), func(i int) []collect.Check {
 		if r.rep.Cases[i].NotRun {
@@ -41,10 +36,8 @@ func (r *renderer) passingMargins(below float64) []collect.PassMargin {
 // just under a threshold never reads as at it.
 func marginPct(m float64) int { return int(math.Floor(m * 100)) }
 
-// closeCallRows are the rows of the closest calls, the first
-// collect.MaxCloseCalls of them, with every cell made by cell (the case and
-// the values) or code (the check's name; "" for none), and how many more
-// there are. The comment, the section and the terminal text share it.
+// closeCallRows are the first collect.MaxCloseCalls closest calls, cells made
+// by cell and code, and how many more there are.
 func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]string, more int) {
 	calls := r.passingMargins(collect.CloseCallBelow)
 	more = max(0, len(calls)-collect.MaxCloseCalls)
@@ -64,8 +57,7 @@ func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]strin
 }
 
 // closestCalls is the collapsed table of the passing checks within
-// collect.CloseCallBelow of their bars, for the comment and the issue
-// section; "" when there are none.
+// collect.CloseCallBelow of their bars; "" when there are none.
 func (r *renderer) closestCalls(w *writer) string {
 	rows, more := r.closeCallRows(text.Plain, text.CodeCell)
 	if len(rows) == 0 {
@@ -128,10 +120,8 @@ func validateMargins(ms []HistoryMargin) error {
 	return nil
 }
 
-// shrinkingLine is `Shrinking margins: <case> <check> 18% → 12% → 7%.`:
-// the passing checks whose margin shrank in each of the two newest earlier
-// runs and again in this one (three runs in a row), closest first; "" when
-// none did or there is no such history.
+// shrinkingLine is `Shrinking margins: <case> <check> 18% → 12% → 7%.` for the
+// passing checks whose margin shrank three runs in a row, closest first.
 func (r *renderer) shrinkingLine(w *writer) string {
 	if r.hist == nil || len(r.hist.runs) < 2 {
 		return ""

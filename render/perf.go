@@ -96,9 +96,8 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
 		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
 	}
-	// Under squeeze (pathological summaries only) the comparison table and
-	// the idle-memory list are capped, the rest counted, so that the comment
-	// always fits its budget.
+	// Under squeeze (pathological summaries) the table and idle list
+	// are capped, the rest counted, so the comment fits its budget.
 	rowCap, idleCap, modelCut := 1<<30, 1<<30, 200
 	if p.squeeze {
 		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
@@ -154,8 +153,8 @@ func (r *renderer) perfMachine() string {
 }
 
 // perfTable is the comment's comparison of the arms, a row per model and
-// concurrency (at most rowCap, the rest counted; model names cut to
-// modelCut), after its heading; or the sentence that there is none.
+// concurrency (rowCap rows, names cut to modelCut), or a sentence that there
+// is none.
 func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
 	if len(rows) == 0 {
 		return []string{w.t("perf_no_table", nil)}

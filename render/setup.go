@@ -13,9 +13,8 @@ import (
 // Facts about a case's setup as the documents show them (docs/render.md §1.2,
 // §3.5).
 
-// EngineDisplay is the name reports give an engine key of setup s: the
-// name its setup.json gives, else collect.DisplayName's (vLLM, SGLang, else
-// the key), unescaped.
+// EngineDisplay is the name reports give engine key of setup s: its
+// setup.json's, else collect.DisplayName's, unescaped.
 func EngineDisplay(s *collect.Setup, engine string) string {
 	if s != nil {
 		if e, ok := s.Engines.Get(engine); ok && e.Display != "" {
@@ -25,16 +24,13 @@ func EngineDisplay(s *collect.Setup, engine string) string {
 	return collect.DisplayName(engine)
 }
 
-// LayoutLabel is the KV cache column of a layout (c1, c0 or native for nil),
-// as escaped Markdown; product names what a layout's cache is kept by (the
-// config's product, docs/render.md §9).
+// LayoutLabel is the KV cache column of a layout (nil: native) as escaped
+// Markdown, kvcached layouts labelled with product (docs/render.md §9).
 func LayoutLabel(product string, layout *string) string {
 	return text.Plain(layoutRaw(product, layout))
 }
 
-// layoutRaw is a layout's label as plain text: `native` without a layout,
-// else `<product>, contiguous`, `<product>, non-contiguous` or
-// `<product>, <layout>` (docs/render.md §1.2).
+// layoutRaw is a layout's label as plain text (docs/render.md §1.2).
 func layoutRaw(product string, layout *string) string {
 	if layout == nil {
 		return "native"
@@ -70,9 +66,8 @@ func isHex(s string) bool {
 	return true
 }
 
-// GPULine describes the GPUs: "GPU unknown", or "<n>x <name> (<memory>,
-// driver <driver>)" from the first GPU, "?" for a missing field. The result
-// is escaped running text.
+// GPULine describes the GPUs as escaped running text: "GPU unknown", or
+// "<n>x <name> (<memory>, driver <driver>)" from the first GPU.
 func GPULine(gpus []collect.GPU) string {
 	if len(gpus) == 0 {
 		return "GPU unknown"
@@ -90,14 +85,11 @@ func GPULine(gpus []collect.GPU) string {
 // maxMachineParts is the most part names a machine line lists.
 const maxMachineParts = 8
 
-// machineLine is the GPU line plus, with more than one part, that the parts'
-// cases run at the same time on one GPU each.
+// machineLine is the GPU line plus, with several parts, that they run at once.
 func machineLine(gpus []collect.GPU, parts []string) string {
 	line := GPULine(gpus)
 	if len(parts) > 1 {
-		// At most maxMachineParts names, so that a run of thousands of
-		// parts keeps a line of bounded length (the comment's budget is
-		// planned around it).
+		// At most maxMachineParts names: the comment's budget plans for it.
 		names := make([]string, 0, min(len(parts), maxMachineParts+1))
 		for i, p := range parts {
 			if i == maxMachineParts {
@@ -155,8 +147,7 @@ type setupIndex struct {
 	servers map[string]*collect.CaseSetup
 	// entries are the cases of every kind of setup.json's kinds.
 	entries map[string]*collect.KindEntry
-	// esc and code escape the pieces of a brief: Markdown by default, plain
-	// terminal text for --format text.
+	// esc and code escape the pieces of a brief (Markdown, or terminal text).
 	esc, code func(string) string
 }
 
@@ -177,9 +168,8 @@ func newSetupIndex(s *collect.Setup, product string) *setupIndex {
 	return ix
 }
 
-// indexByName maps each name to its first setup. First wins: with
-// --allow-mixed a name may repeat, and the first part's setup is the one its
-// first case ran with.
+// indexByName maps each name to its first setup: with --allow-mixed a name
+// may repeat, and the first part's setup is the one its first case ran with.
 func indexByName[T any](list []T, name func(*T) string) map[string]*T {
 	m := make(map[string]*T, len(list))
 	for i := range list {
@@ -190,12 +180,10 @@ func indexByName[T any](list []T, name func(*T) string) map[string]*T {
 	return m
 }
 
-// brief is the setup column of the failed-cases table for a case, as escaped
-// cell text; "" for -setup cases and names the setup does not know. A case
-// of one server is that server's brief (serverBrief); a case of several is
-// each one's engine and model (and priority) joined by " + ", then the GPU
-// and batch limit they share and the ballast's GPU size, where its entry
-// says them.
+// brief is the failed-cases table's setup cell of a case as escaped text (""
+// for -setup cases and names not known): serverBrief for one server; for
+// several, each one's engine and model joined by " + ", then the GPU, batch
+// and ballast their entry gives.
 func (ix *setupIndex) brief(name string) string {
 	if merge.IsSetupCase(name) {
 		return ""

@@ -7,16 +7,13 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Bounds of the comment's Skipped line, so that the planner can always fit
-// the comment however many cases were skipped.
+// Bounds of the comment's Skipped line, so the planner can always fit it.
 const (
 	// maxSkipped is the most skipped cases the line names; the rest are counted.
 	maxSkipped = 20
-	// skippedNameCut is how long a skipped case's name may be (half of it
-	// under plan.squeeze).
+	// skippedNameCut is how long a skipped case's name may be (half under squeeze).
 	skippedNameCut = 200
-	// skipReasonCut is how long a skip reason may be; the plan's detail
-	// length shortens it further and drops it with the details.
+	// skipReasonCut is how long a skip reason may be; the plan may shorten it.
 	skipReasonCut = 150
 )
 
@@ -26,9 +23,7 @@ type skipGroup struct {
 	cases  []*merge.Case
 }
 
-// skipGroups are the skipped cases by reason, in the order each reason
-// first appears: twenty tests skipped because CUDA is not available are one
-// entry, not twenty.
+// skipGroups are the skipped cases by reason, in first-appearance order.
 func skipGroups(skipped []merge.Case) []skipGroup {
 	var out []skipGroup
 	at := map[string]int{}
@@ -46,11 +41,9 @@ func skipGroups(skipped []merge.Case) []skipGroup {
 }
 
 // skippedLine is the comment's `Skipped: <case> (<reason>), 20 cases
-// (<reason>), …` line, after the failed-cases table: the skipped cases in
-// report order (a skipped case does not fail the verdict, so without it
-// nothing would say that it did not run its checks), those of one reason
-// counted together, the first maxSkipped entries shown, the cases of the
-// rest counted. "" when no case was skipped.
+// (<reason>), …` line (docs/render.md §3.4): a skipped case does not fail the
+// verdict, so without it nothing would say it did not run. The first
+// maxSkipped entries are shown, the rest counted; "" when none was skipped.
 func (r *renderer) skippedLine(w *writer, p plan) string {
 	skipped := r.rep.SkippedCases()
 	if len(skipped) == 0 {
@@ -92,12 +85,8 @@ func skippedItem(c *merge.Case, nameCut, reasonCut int, esc func(s string, n int
 	return s
 }
 
-// skippedSection is the issue section's list of the cases this run skipped
-// and why (docs/render.md §4.9), after the known issues: a skipped case
-// does not fail the verdict, and the section describes what the run
-// tested, so it says what it did not (a capability the machine's kvcached
-// lacks). The first maxSkipped are listed, the rest counted; "" when none
-// was skipped.
+// skippedSection is the issue section's list of the skipped cases and why
+// (docs/render.md §4.9), the first maxSkipped, the rest counted; "" for none.
 func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
 	skipped := r.rep.SkippedCases()
 	if len(skipped) == 0 {

@@ -31,11 +31,8 @@ func rankLess(a, b string) bool {
 }
 
 // Splice puts section into body between the markers of name (docs/render.md
-// §5): it replaces what the markers hold when both are present, else inserts
-// the block before the first section that sorts after name, else appends it.
-// Text outside the markers is kept byte for byte, CRLF line ends included.
-// Duplicate markers, a start without an end (or the reverse), markers out of
-// order, and a section that holds splice markers itself are errors: a body
+// §5), replacing, inserting in order or appending; the text outside the
+// markers is kept byte for byte. Broken or nested markers are errors: a body
 // is never silently rewritten.
 func Splice(body, name, section string) (string, error) {
 	if !ValidProfile(name) {
@@ -69,9 +66,8 @@ func Splice(body, name, section string) (string, error) {
 		if e.Begin < s.End {
 			return "", fmt.Errorf("splice: the end marker of section %q comes before its start marker", name)
 		}
-		// Replacing the range would delete another section's marker inside
-		// it (interleaved or nested sections), breaking that section for
-		// good: refuse rather than rewrite someone else's text.
+		// Replacing the range would delete another section's marker:
+		// refuse rather than rewrite someone else's text.
 		for _, m := range marks {
 			if m.Name != name && m.Begin >= s.End && m.End <= e.Begin {
 				return "", fmt.Errorf("splice: section %q holds a marker of section %q between its start and end markers", name, m.Name)

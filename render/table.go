@@ -10,11 +10,9 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// compactMarkdown is a tablewriter renderer that writes GitHub Markdown tables
-// without padding or alignment (`| a | b |`, separator `|---|---|`), as the
-// results issue has them: it is read rendered, so padding would only spend
-// the size budget. Cells arrive escaped (Text, CodeCell); an empty cell is
-// written as `| |`.
+// compactMarkdown is a tablewriter renderer for GitHub Markdown tables without
+// padding (`| a | b |`, `|---|---|`): they are read rendered, so padding only
+// spends the size budget. Cells arrive escaped; an empty one is `| |`.
 type compactMarkdown struct {
 	w   io.Writer
 	err error

@@ -12,15 +12,10 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// markdownText turns Markdown that render made (a block of the comment or
-// the section) into terminal text of at most width columns, so that the
-// text view carries what the documents carry without a second way of
-// writing it (docs/render.md §8): paragraphs wrapped, a newline kept as
-// GitHub shows it, list items with a hanging indent, tables laid out by
-// termTable, code blocks (excerpts) indented with their long lines broken,
-// links as `text (url)`, and of raw HTML only a <summary>'s text. The
-// Markdown's escapes are undone and the zero-width joiners that keep
-// GitHub from linking are dropped; every text is made inert again.
+// markdownText turns Markdown that render made into terminal text of at most
+// width columns, so the text view needs no second way of writing a block
+// (docs/render.md §8): wrapped, tables by termTable, links as `text (url)`,
+// escapes undone, the joiners dropped, and every text inert again.
 func markdownText(md string, width int) string {
 	src := []byte(md)
 	doc := markdown.Parser().Parse(gmtext.NewReader(src))
@@ -151,10 +146,9 @@ func wrapCode(l string, width int) []string {
 	return append(out, l)
 }
 
-// inline is the text of n's inline children: escapes undone, code spans as
-// their code, links as `text (url)` (the text alone when it is the url),
-// emphasis and raw HTML dropped, a line break as "\n" (a space in a table
-// cell). The joiners text.Plain puts in are dropped; the result is inert.
+// inline is the text of n's inline children: escapes undone, links as `text
+// (url)`, emphasis and raw HTML dropped, a break as "\n" (a space in a cell);
+// the result is inert.
 func (c *mdText) inline(n ast.Node, inCell bool) string {
 	var b strings.Builder
 	_ = ast.Walk(n, func(m ast.Node, entering bool) (ast.WalkStatus, error) {

@@ -22,24 +22,21 @@ const DefaultBallastReadyTimeout = 120 * time.Second
 // ballastConfig says how to start the ballast of a co-location case: a helper
 // holding part of the GPU so that a large GPU behaves like a smaller one.
 type ballastConfig struct {
-	// Name is the case directory, `<kind>-ballast`, shared by the pairs of
-	// one kind in a part: each start appends to its serve.log and cmd.txt
-	// after a line `=== <Pair> ===`, so no pair's ballast log is lost.
+	// Name is the case directory, `<kind>-ballast`, shared by the pairs of a
+	// kind in a part, each start appended after `=== <Pair> ===`.
 	Name string
 	// Pair names the case the ballast serves (the header line).
 	Pair string
 	// Dir is that directory's path.
 	Dir string
-	// Argv is the ballast command (after the exec prefix); `--mib M --gpu N`
-	// are appended, M being the GPU size the case wants to see: the ballast
-	// holds the GPU's total minus M (the contract of `ci-report sim ballast`).
+	// Argv is the ballast command; `--mib M --gpu N` are appended: it holds
+	// the GPU's total minus M (the contract of `ci-report sim ballast`).
 	Argv       []string
 	ExecPrefix []string
 	// KeepMiB is M, the memory the ballast leaves to the case.
 	KeepMiB int64
-	// GPU is the host index of the GPU to fill (what NVML watches and the
-	// messages name); Device the index the ballast command is given with
-	// --gpu, as its container numbers that GPU (Runner.DeviceIndices).
+	// GPU is the host index of the GPU to fill; Device the index its
+	// container knows it by (Runner.DeviceIndices).
 	GPU, Device int
 	// ReadyTimeout bounds the wait for `ballast ready` (DefaultBallastReadyTimeout).
 	ReadyTimeout time.Duration

@@ -48,13 +48,10 @@ func (r *Runner) neededCapabilities(engineName string) []string {
 	return out
 }
 
-// probeCapabilities is the setup case's probe of what engine's kvctl
-// offers, for needed, the capabilities the plan needs of it (the run loop
-// gives them, Case.needs): the results go into
-// the case log (`capabilities`, or `capability_probe_error` when a probe
-// could not tell) and, for the cases that need them, into r.caps. Only a
-// definite answer counts: a probe that could not tell leaves the
-// capability unknown, and the cases that need it run.
+// probeCapabilities is the setup case's probe of the capabilities the plan
+// needs of engine's kvctl (Case.needs), into the case log (`capabilities`,
+// `capability_probe_error`) and r.caps. Only a definite answer counts: a
+// probe that could not tell leaves the capability unknown, and its cases run.
 func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed []string, log *collect.Ordered[any]) {
 	if len(needed) == 0 {
 		return
@@ -159,11 +156,9 @@ func capabilityReason(name, kvcachedVersion string) string {
 	return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(kvcachedVersion))
 }
 
-// missingLedgerFields is why a priority pair is skipped once its servers
-// run: the ledger fields of priorityFields that no listed segment of ipcs
-// carries, as `kvctl list --json has no priority, shortfall_bytes or
-// watermark_bytes field (kvcached 0.1.5)`; "" when every field is there,
-// or when no segment of ipcs is listed (the case's checks say so).
+// missingLedgerFields is why a priority pair is skipped once its servers run:
+// the fields of priorityFields that no listed segment of ipcs carries; "" when
+// all are there or no segment is listed (the case's checks say so).
 func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion string) string {
 	listed := false
 	var missing []string

@@ -9,20 +9,10 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// Two numberings of one GPU meet in a run behind an exec prefix
-// (docs/runner.md §1.3, docs/ci.md "GPU indices inside a container"):
-//
-//   - host indices: Runner.GPUs, --gpus, what NVML (and nvidia-smi on the
-//     host) numbers; the runner watches memory and processes under them and
-//     names them in checks and setup.json;
-//   - device indices: what a command inside the engine's container sees. A
-//     container started with `docker run --gpus '"device=2,3"'` is given
-//     host GPUs 2 and 3 and numbers them 0 and 1, so CUDA_VISIBLE_DEVICES
-//     and the ballast's --gpu must say 0,1 there.
-//
-// Runner.ContainerGPUs says which host GPUs each engine's container was
-// given; DeviceIndices is the only place that turns host indices into
-// device indices.
+// Host GPU indices (Runner.GPUs, NVML, checks, setup.json) and the device
+// indices a command inside an engine's container sees differ
+// (docs/runner.md §1.3, docs/ci.md "GPU indices inside a container");
+// DeviceIndices is the only place that turns one into the other.
 
 // ContainerGPUsFor returns the host GPU indices the container of engine was
 // started with: its own entry of ContainerGPUs, else the "" entry; nil when
@@ -35,14 +25,11 @@ func (r *Runner) ContainerGPUsFor(engineName string) []int {
 	return r.ContainerGPUs[""]
 }
 
-// DeviceIndices returns the indices under which the commands of engine see
-// the host GPUs host, in the same order. Inside a container given the host
-// GPUs C, the GPU of host index h is its rank among C in ascending order:
-// the NVIDIA container runtime exposes the device nodes of C, and the
-// driver numbers the GPUs it finds by PCI bus, the order host indices
-// follow. Without a container entry the indices are the host's. Run
-// validates (CheckContainerGPUs) that every GPU of the run is in each
-// container, so a host index is never missing here.
+// DeviceIndices returns the indices under which engine's commands see the
+// host GPUs host, in order: inside a container given host GPUs C, a GPU's
+// rank among C ascending (the runtime exposes C's nodes, the driver numbers
+// them by PCI bus, as the host does); the host's without a container entry.
+// CheckContainerGPUs makes sure no host index is missing.
 func (r *Runner) DeviceIndices(engineName string, host []int) []int {
 	c := r.ContainerGPUsFor(engineName)
 	if len(c) == 0 {
@@ -56,12 +43,9 @@ func (r *Runner) DeviceIndices(engineName string, host []int) []int {
 	return out
 }
 
-// CheckContainerGPUs checks the container GPUs of a run: each entry applies
-// to an engine of the plan that has an exec prefix (a server on the host
-// sees the host's numbering), and holds every GPU the run may use (a server
-// cannot be given a GPU its container lacks). The CLI calls it on its flags
-// before anything runs; Run calls it again for callers that set the fields
-// themselves.
+// CheckContainerGPUs checks that each container GPUs entry applies to an
+// engine with an exec prefix and holds every GPU the run may use. The CLI
+// calls it on its flags; Run again for callers that set the fields.
 func CheckContainerGPUs(p *Plan, gpus []int, prefixes map[string][]string, containers map[string][]int) error {
 	if len(containers) == 0 {
 		return nil

@@ -32,9 +32,7 @@ const (
 	maxFill = 4096
 )
 
-// coloc is the machinery the co-location kinds share: the GPU, an optional
-// ballast, the servers with their ready and shutdown checks, the memory
-// sampler, request phases and the case log.
+// coloc is the machinery the co-location kinds share.
 type coloc struct {
 	c   *Case
 	ctx context.Context
@@ -51,8 +49,7 @@ type coloc struct {
 	ballastMiB     int   // the size the ballast makes the GPU behave like (--*-gpu-mib)
 	ballastHeldMiB int64 // what it holds
 
-	// kvctl is the case's one kvctl client (the sampler's and the limit and
-	// priority calls'), whose latencies go into the case log.
+	// kvctl is the case's one kvctl client; its latencies go into the case log.
 	kvctl    *ledger.Client
 	sampler  *memSampler
 	checks   []collect.Check
@@ -61,8 +58,8 @@ type coloc struct {
 	log      collect.Ordered[any]
 }
 
-// newColoc starts the machinery of a co-location case: its log begins
-// with the case's setup.json entry.
+// newColoc starts a co-location case's machinery; its log begins with the
+// case's setup.json entry.
 func newColoc(ctx context.Context, c *Case) *coloc {
 	k := &coloc{c: c, ctx: ctx, plans: c.Entry.Servers, nextSeed: 1}
 	if c.kind.block != nil {
@@ -90,9 +87,8 @@ func newColoc(ctx context.Context, c *Case) *coloc {
 	return k
 }
 
-// pairGPU is the GPU entry e runs on: the plan's `gpu` as an index into the
-// run's GPUs (so `--gpus 2,3` puts pairs on GPU 2). setup.json records it
-// (the GPU the servers, ballast and samples use), not the plan's index.
+// pairGPU is the run's GPU the plan's `gpu` index names (`--gpus 2,3` puts
+// pairs on GPU 2); setup.json records this one.
 func (r *Runner) pairGPU(e *Entry) int {
 	i, err := strconv.Atoi(e.GPU)
 	if err != nil || i < 0 {
@@ -108,11 +104,9 @@ func (k *coloc) now() time.Time { return k.c.R.now() }
 
 func (k *coloc) add(cs ...collect.Check) { k.checks = append(k.checks, cs...) }
 
-// start starts the ballast (when wantMiB asks for one) and the planned
-// servers one after another in port slots (see Runner.choosePort),
-// recording each `<server>_ready`. It stops at the first server that does
-// not become ready and reports whether all did. The sampler is set up for
-// the started servers.
+// start starts the ballast (if wantMiB asks for one) and the servers in port
+// slots, recording each `<server>_ready` and stopping at the first that is
+// not ready; it reports whether all were, and sets the sampler up.
 func (k *coloc) start(wantMiB int, slots []int) bool {
 	c := k.c
 	if k.gpuErr != "" {
@@ -146,12 +140,10 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 	return true
 }
 
-// startPair opens a pair case (elastic, priority): it checks that the plan
-// gives it two servers (else the check planCheck fails, naming what), logs
-// the ballast, starts the ballast and both servers in port slots 1 and 2
-// (base+1 and base+2 unless taken), and returns the batch limit. When it returns false the case is
-// over: whatever started is stopped with its checks, and the caller returns
-// k.result().
+// startPair opens a pair case (elastic, priority): two servers planned (else
+// planCheck fails), the ballast, both servers in port slots 1 and 2, and the
+// batch limit. When it returns false the case is over (whatever started is
+// stopped with its checks) and the caller returns k.result().
 func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok bool) {
 	if len(k.plans) != 2 {
 		k.add(collect.Check{Name: planCheck, Detail: fmt.Sprintf("%s needs 2 servers, the plan has %d", what, len(k.plans))})
@@ -223,8 +215,7 @@ func (k *coloc) requests(n, words, maxTokens int, ignoreEOS bool) []engine.Reque
 	return reqs
 }
 
-// probeRequests are the probe: 3 greedy short prompts × 32 tokens, the same
-// before and after the load.
+// probeRequests are 3 greedy short prompts × 32 tokens, sent before and after the load.
 func probeRequests() []engine.Request {
 	reqs := make([]engine.Request, 3)
 	for i := range reqs {
@@ -242,17 +233,15 @@ func (k *coloc) phase(i int, name string, reqs []engine.Request, concurrency int
 	return ph
 }
 
-// mark records a phase's start in the usage timeline (the charts' phase
-// boundaries, docs/render.md §3.9); probes are left out, as they are no
-// part of the memory story.
+// mark records a phase's start in the usage timeline (docs/render.md §3.9);
+// probes are no part of the memory story and are left out.
 func (k *coloc) mark(name string) {
 	if k.sampler != nil && !strings.Contains(name, "_probe_") {
 		k.sampler.Mark(name)
 	}
 }
 
-// phasesAtOnce runs one batch of requests per server concurrently, each all
-// at once, and records them.
+// phasesAtOnce runs one batch of requests per server concurrently.
 func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.Phase {
 	out := make([]collect.Phase, len(names))
 	var wg sync.WaitGroup
@@ -272,10 +261,8 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 	return out
 }
 
-// calibrate sends calibrateReqs requests of each server's shape, all servers
-// at once, and returns each server's KV per request: max(growth, 1 MiB)/4,
-// growth being the server's peak KV during and right after the requests
-// above its level before.
+// calibrate sends calibrateReqs requests of each server's shape, all at once,
+// and returns each server's KV per request: max(peak growth, 1 MiB)/4.
 func (k *coloc) calibrate(names []string, shapes []func() []engine.Request) []float64 {
 	before := k.sampler.Read(k.ctx)
 	t0 := before.At
@@ -306,12 +293,10 @@ func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
 	return k.drain(idx...), problems
 }
 
-// drain waits in DrainStep steps until the KV cache of the servers idx stops
-// falling, at most DrainMax, and returns the last reading that had their KV.
-// A reading whose ledger read failed (a kvctl error or timeout: a slow kvctl
-// misses a reading now and then) is skipped, not taken for a fall or an
-// end; a ledger read that lists no segment of one of the servers ends the
-// drain, since nothing of that server is left to fall.
+// drain waits in DrainStep steps (at most DrainMax) until the KV of servers
+// idx stops falling, and returns the last reading that had their KV. A failed
+// ledger read (a slow kvctl) is skipped; one that lists no segment of a
+// server ends the drain, since nothing of it is left to fall.
 func (k *coloc) drain(idx ...int) memReading {
 	t := k.c.R.Timing
 	k.c.Progress(drainPhase)
@@ -361,9 +346,8 @@ func (k *coloc) freeMiB(r memReading) float64 {
 	return max(k.totalMiB-r.GPUMiB, 0)
 }
 
-// freeAtPeakMiB is the GPU memory free when the GPU held the most between
-// the reading before r and r (0 when the GPU was not read): the free memory
-// at a KV peak that r's peaks show.
+// freeAtPeakMiB is the GPU memory free when the GPU held the most in r's
+// interval (0 when the GPU was not read).
 func (k *coloc) freeAtPeakMiB(r memReading) float64 {
 	if !r.GPUPeakOK {
 		return 0
@@ -387,9 +371,8 @@ func burstSize(free, perRequest float64, limit int) int {
 	return int(n)
 }
 
-// finish probes again, records probe_unchanged and alive per server, stops
-// everything with the shutdown checks, waits for the GPU to empty and
-// writes the usage timeline. before holds each server's first probe.
+// finish probes again (probe_unchanged, alive), stops everything with the
+// shutdown checks, waits for the GPU to empty and writes the usage timeline.
 func (k *coloc) finish(before [][]collect.RequestResult) {
 	if k.ready {
 		after := make([][]collect.RequestResult, len(k.servers))
@@ -443,8 +426,7 @@ func (k *coloc) stop() {
 	}
 }
 
-// writeUsage writes `<case>-usage.json`; a failure is noted in the case log
-// (the case's verdict does not depend on it).
+// writeUsage writes `<case>-usage.json`; a failure is only noted in the case log.
 func (k *coloc) writeUsage() {
 	if k.sampler == nil {
 		return
@@ -465,13 +447,11 @@ func (k *coloc) result() collect.CaseResult {
 	return k.c.Result(k.checks, k.log, &k.phases)
 }
 
-// drainPhase is the progress phase of a drain (tests hold the simulated
-// load until a case reaches it).
+// drainPhase is a drain's progress phase (tests hold the simulated load until it).
 const drainPhase = "waiting for the KV cache to drain"
 
-// segmentsSummary is the elastic log's `segments`: per server (its IPC name)
-// the last limit kvctl showed and the peak KV, in MiB, each summed over the
-// server's segments `<ipc>` and `<ipc>_g<N>`.
+// segmentsSummary is the elastic log's `segments`: per server IPC name, the
+// last limit kvctl showed and the peak KV, in MiB, over all its segments.
 func (k *coloc) segmentsSummary() collect.Ordered[any] {
 	var out collect.Ordered[any]
 	readings := k.sampler.Readings(time.Time{}, time.Time{})
@@ -506,9 +486,7 @@ func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool
 	return peakKV(k.sampler.Readings(from, to), i)
 }
 
-// window is a phase run between two readings (so that the peaks in it are
-// its own): the reading before it, the phase, and its server's peak KV and
-// the reading that showed it.
+// window is a phase run between two readings, so that the peaks in it are its own.
 type window struct {
 	start  memReading
 	phase  collect.Phase
@@ -528,9 +506,7 @@ func (k *coloc) measuredPhase(i int, name string, reqs []engine.Request, concurr
 // growth is how far server i's KV rose in w above base, at least 0.
 func (w window) growth(base float64) float64 { return max(w.peak-base, 0) }
 
-// pairOpening is what a pair case measures before its load: each server's
-// first probe, KV per request of each server's shape, and the GPU memory
-// free once both caches were reset and drained.
+// pairOpening is what a pair measures before its load.
 type pairOpening struct {
 	before [][]collect.RequestResult
 	perReq []float64
@@ -538,9 +514,8 @@ type pairOpening struct {
 	free   float64
 }
 
-// open probes both servers, calibrates each shape (the phases names), resets
-// and drains both caches (a failed reset goes into the case log's
-// reset_errors) and reads what is free.
+// open probes both servers, calibrates each shape, resets and drains both
+// caches (failures: reset_errors) and reads what is free.
 func (k *coloc) open(names []string, shapes []func() []engine.Request) pairOpening {
 	var o pairOpening
 	for i, s := range k.servers {
@@ -581,7 +556,6 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 		func() []engine.Request { return load(calibrateReqs) }, func() []engine.Request { return load(calibrateReqs) }})}
 	e.nA, e.nB = burstSize(e.free, e.perReq[0], batch), burstSize(e.free, e.perReq[1], batch)
 
-	// Burst A, drain A.
 	e.a = k.measuredPhase(0, "a_burst", load(e.nA), e.nA)
 	baseA, _ := e.a.start.kv(0)
 	e.aGrowth, e.freeAtAPeak = e.a.growth(baseA), k.freeAtPeakMiB(e.a.atPeak)
@@ -589,21 +563,17 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	heldA, _ := drainedA.kv(0)
 	e.aAfter, e.gpuFreeAfterA = max(heldA-baseA, 0), k.freeMiB(drainedA)
 
-	// Burst B, drain B.
 	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
 	baseB, _ := e.b.start.kv(1)
 	e.bGrowth = e.b.growth(baseB)
 	k.drain(1)
 
-	// Both at once.
 	e.both = k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(e.nA), load(e.nB)})
 	stopSampling()
 
-	// A server that died in its burst holds nothing: its process and its
-	// memory are gone, whatever its abandoned segment read while it was
-	// dying. Its failure is a_requests_ok's and <A>_alive's to report.
-	// Looked at after B's and the contended phases, so that a crash in A's
-	// burst has long finished exiting.
+	// A server that died in its burst holds nothing, whatever its
+	// abandoned segment read while dying (a_requests_ok and <A>_alive
+	// report it); looked at last, when a crash has long finished exiting.
 	if e.aGone = !k.servers[0].Alive(); e.aGone {
 		e.aAfter = 0
 	}

@@ -11,17 +11,10 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-// excerpt cuts the lines of a failed case's serve.log that a reader looks
-// at first (docs/formats.md §4.9), nil when there is none: around the
-// first error signature of the server whose log held the evidence's best
-// match, else of the first server with one; else, for a co-location case
-// that logged burst_offsets, from the first server's burst offset; else,
-// for a case that failed a comparison with its native case (its tokens or
-// cached tokens differ), from where the phase of its first such failure
-// began in its own serve.log; else the last lines of the first server's
-// serve.log (collect.ExcerptEnd). The excerpt is a pointer into the artifact,
-// so a log that cannot be read gives none rather than failing the case:
-// the log itself is uploaded.
+// excerpt cuts the lines of a failed case's serve.log a reader looks at first
+// (docs/formats.md §4.9), nil when there is none. The excerpt is a pointer
+// into the uploaded artifact, so a log that cannot be read gives none rather
+// than failing the case.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {
 	if !res.Failed() {
 		return nil
@@ -134,9 +127,7 @@ func (r *Runner) finishExcerpt(s *Server, ex collect.Excerpt) *collect.Excerpt {
 	ex.File = filepath.ToSlash(rel)
 	red := r.Redactor()
 	// The lines are redacted together, as the log they were cut from: a
-	// secret across a line break (a PEM block, a value of several lines)
-	// is found whole, and its line ends are kept (collect.Redactor), so
-	// each line stays the line of the log it was, before each is cut.
+	// secret across a line break is found whole, and the line ends kept.
 	redact := func(in []string) []string {
 		if in == nil {
 			return nil

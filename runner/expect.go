@@ -8,12 +8,9 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// ExpectationSet is what the runner expects of one engine's kvcached
-// servers for a range of kvcached and engine versions (docs/runner.md
-// §2.6). An engine's sets are tried in order; the `<engine>-setup` case
-// picks the first whose ranges hold for the versions it probed, and the
-// engine's other cases run against it. No set matches: the setup case
-// fails (`expectations_matched`) and none of them runs.
+// ExpectationSet is what the runner expects of one engine's kvcached servers
+// for a range of kvcached and engine versions (docs/runner.md §2.6); the
+// setup case picks the first set that matches the probed versions.
 type ExpectationSet struct {
 	// Name names the set in setup.json and the issue section.
 	Name string `json:"name"`
@@ -39,9 +36,8 @@ type ExpectationSet struct {
 	CapacityLine bool `json:"capacity_line"`
 }
 
-// Expectations is what a kvcached server of an engine is held to: the
-// engine's picked set, or, for an engine that declares no sets, its own
-// env and patches.
+// Expectations is what a kvcached server of an engine is held to: the picked
+// set, or the engine's own env and patches when it declares no sets.
 type Expectations struct {
 	Env           collect.Env
 	Patches       []string
@@ -49,8 +45,8 @@ type Expectations struct {
 	CapacityLine  bool
 }
 
-// Required are the patches a server must log: the expected ones, the
-// hybrid extras for a hybrid server, then the server's own.
+// Required are the patches a server must log: the set's, the hybrid extras
+// of a hybrid server, then the server's own.
 func (x Expectations) Required(sp *ServerPlan) []string {
 	out := slices.Clone(x.Patches)
 	if sp.Hybrid {
@@ -167,17 +163,14 @@ func sglangSets() []ExpectationSet {
 type picked struct {
 	set *ExpectationSet
 	why string // which versions put it in its ranges, or why none matched
-	// provisional: the probed kvcached is newer than every set's range and
-	// set is the closest one whose other conditions hold (docs/runner.md
-	// §2.6); what its servers fail to match it is harness, not product.
+	// provisional: kvcached is newer than every set's range and set is the
+	// closest (docs/runner.md §2.6): a mismatch is harness, not product.
 	provisional bool
 }
 
-// pickExpectations returns the first of sets whose conditions hold for v,
-// and why; a kvcached newer than every set's range gets the closest set,
-// provisionally (closestSet). With none, set is nil and why names the
-// versions found and the ranges that exist. The sets were validated
-// (validateExpectations).
+// pickExpectations returns the first of the (validated) sets that holds for
+// v and why, else the closest set provisionally (closestSet); with none, set
+// is nil and why names the versions found and the ranges that exist.
 func pickExpectations(engineName string, sets []ExpectationSet, v Versions) picked {
 	found := fmt.Sprintf("found %s %s, kvcached %s", engineName, orUnknown(v.Engine), orUnknown(v.Kvcached))
 	if v.KvcachedPatches == nil {
@@ -202,15 +195,11 @@ func pickExpectations(engineName string, sets []ExpectationSet, v Versions) pick
 	return picked{why: found + "; no expectation set matches: " + strings.Join(tried, "; ")}
 }
 
-// closestSet is the set a kvcached newer than every set is held to, when
-// it is: every set's kvcached range lies below the probed version (a
-// release no set was written for yet, such as 0.2 after sets for 0.1.x).
-// Of the sets whose other conditions hold (engine range, patch names, the
-// ranges kvcached registers its patches for), the closest is the one whose
-// kvcached range reaches highest, the first in order on a tie. Running
-// against it beats running nothing; the pick says so (provisional). newer
-// reports whether kvcached is newer than every set; when it is and no set
-// fits otherwise, misses describe each set and what stood in its way.
+// closestSet is the set a kvcached newer than every set's range (a release no
+// set was written for yet) is held to: of the sets whose other conditions
+// hold, the one whose kvcached range reaches highest, the first on a tie.
+// newer reports whether kvcached is newer than every set; misses say what
+// stood in each set's way when none fits.
 func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked, newer bool, misses []string) {
 	pv, err := parseVersion(v.Kvcached)
 	if err != nil || len(sets) == 0 {
@@ -266,10 +255,9 @@ func inRange(rng, got string) bool {
 	return err == nil && r.contains(pv)
 }
 
-// matches reports whether v meets every condition of the set, and says
-// why it does; when it does not, why is empty, or, when only the ranges
-// kvcached registers its patches for stand in the way, says which (`:
-// kvcached registers model_runner_v2 for vllm >=0.29,<0.30 only`).
+// matches reports whether v meets every condition of the set, and why; when
+// only the ranges kvcached registers its patches for stand in the way, why
+// says which.
 func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
 	if !inRange(s.Kvcached, v.Kvcached) {
 		return false, ""
@@ -282,10 +270,7 @@ func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
 }
 
 // holdsBesideKvcached reports whether v meets the set's conditions other
-// than its kvcached range: the engine range, the patch names kvcached's
-// source must (not) define, and the engine ranges kvcached registers the
-// set's patches for (registeredRanges). miss says why not when only the
-// last stands in the way.
+// than its kvcached range; miss says why when only registeredRanges fails.
 func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (bool, string) {
 	if !inRange(s.Engine, v.Engine) {
 		return false, ""
@@ -309,17 +294,12 @@ func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (boo
 	return true, ""
 }
 
-// outsideRegistered lists the set's patches (and hybrid patches) whose
-// registered engine range, as the probe read it from the installed
-// kvcached's autopatch.py (Versions.KvcachedPatchRanges), does not admit
-// the probed engine version: `model_runner_v2 for vllm >=0.29,<0.30
-// only`. kvcached applies a patch only inside its range and skips it
-// silently otherwise (PatchManager.apply_all_patches logs the skip at
-// debug level, kvcached/integration/patch_base.py@e8e640638ba7 l.104-109),
-// so every server would fail kvcached_active, and the cause is the choice
-// of versions, not kvcached's behaviour. A patch with no registered range
-// (not registered, or ranges unknown) or a range this parser cannot read
-// is left to the servers to show.
+// outsideRegistered lists the set's patches whose engine range registered in
+// the installed kvcached's autopatch.py (Versions.KvcachedPatchRanges) does
+// not admit the probed engine: kvcached skips such a patch silently
+// (kvcached/integration/patch_base.py@e8e640638ba7 l.104-109), so every server
+// would fail kvcached_active for a choice of versions. A patch without a
+// readable range is left to the servers to show.
 func (s *ExpectationSet) outsideRegistered(engineName string, v Versions) []string {
 	reg := v.KvcachedPatchRanges[engineName]
 	if reg == nil {
@@ -368,9 +348,8 @@ func rangeText(r string) string {
 	return r
 }
 
-// validateExpectations checks an engine's sets: named, once; ranges that
-// parse; patch names listed; no env key the engine's env also sets (one
-// place says what a server gets).
+// validateExpectations checks an engine's sets: named once, parsing ranges,
+// patches listed, no env key the engine's env also sets.
 func validateExpectations(engineName string, e EnginePlan) error {
 	names := map[string]bool{}
 	for i, s := range e.Expectations {

@@ -36,49 +36,37 @@ type KindFunc func(ctx context.Context, c *Case) collect.CaseResult
 func (f KindFunc) Run(ctx context.Context, c *Case) collect.CaseResult { return f(ctx, c) }
 
 // kindSpec is one kind of plan entry with everything the runner does
-// differently for it: how a plan entry of it is validated, how a selection
-// treats it, what it adds to setup.json and how it runs. Code outside this
-// table asks the entry's spec instead of comparing kind names, so a new kind
-// is one row of kindTable (docs/runner.md §5).
+// differently for it; code outside kindTable asks the entry's spec instead of
+// comparing kind names, so a new kind is one row (docs/runner.md §5).
 type kindSpec struct {
 	// name is Entry.Kind.
 	name string
 	// servers is how many servers an entry of the kind has.
 	servers int
-	// engineSetup: the entry is an engine's setup case (Entry.Engine, a
-	// known engine). No part lists it, a selection keeps it for the
-	// engines its other cases use, and when it fails the engine's other
-	// cases do not run (docs/runner.md §2.4, §6).
+	// engineSetup: the entry is an engine's setup case; no part lists it, a
+	// selection keeps it for the engines used, and when it fails the engine's
+	// other cases do not run (docs/runner.md §2.4, §6).
 	engineSetup bool
-	// grouped: the entries form comparison groups (Entry.Group, required).
-	// Parts and shards never split a group, a selected kvcached entry
-	// brings its group's native entry, and the run holds the kvcached
-	// results back until the native one finished to compare them
-	// (servercase.go).
+	// grouped: the entries form comparison groups (Entry.Group), never
+	// split, a kvcached entry bringing its native one (servercase.go).
 	grouped bool
-	// setup adds an entry of the server case to setup.json's cases
-	// (docs/formats.md §3.2); nil for the other kinds, whose entries go to
-	// their block (block).
+	// setup adds a server case's entry to setup.json's cases
+	// (docs/formats.md §3.2); nil for kinds with a block.
 	setup func(r *Runner, s *collect.Setup, e *Entry)
 	// block is what setup.json's `kinds` says of the kind (docs/formats.md
 	// §3.3); nil: the kind has no block (the setup and server cases).
 	block *kindBlock
-	// causes are the kind's caused_by rules (docs/runner.md §5.9), given
-	// its servers' names by index; nil: none. Every kind's rules come from
-	// here (kindSpec.rules), none from a kind's run function.
+	// causes are the kind's caused_by rules (docs/runner.md §5.9), given its
+	// servers' names by index; nil: none.
 	causes func(server func(int) string) []checks.Cause
-	// needs are the capabilities its cases need of every engine of their
-	// servers (docs/runner.md §2.7): a case whose engine lacks one is
-	// skipped, not failed.
+	// needs are the capabilities its cases need of their engines
+	// (docs/runner.md §2.7): without one a case is skipped, not failed.
 	needs []string
 	// run runs one entry.
 	run KindFunc
 }
 
-// kindBlock is a kind's block in setup.json's `kinds`: the heading and
-// sentence the issue section gives it, the roles of its servers (the
-// section's column of each), its workload steps and "passes when" texts,
-// and what its entries record beyond their servers (nil: nothing).
+// kindBlock is a kind's block in setup.json's `kinds` (docs/formats.md §3.3).
 type kindBlock struct {
 	title, about string
 	roles        []string
@@ -87,12 +75,9 @@ type kindBlock struct {
 	entry        func(r *Runner, e *Entry, x *collect.KindEntry)
 }
 
-// kindTable is every built-in kind, in the order the docs list them. The
-// kinds' run functions never read it: the run loop gives each case its row
-// (Case.kind) and, to an engine's setup case, the capabilities the plan
-// needs of the engine (Case.needs), so the literal has no initialization
-// cycle. The wording of the kinds that setup.json once named in fields of
-// their own is collect's, which reads such files into blocks.
+// kindTable is every built-in kind, in the order the docs list them. The run
+// functions never read it (the run loop gives each case its row, Case.kind),
+// so the literal has no initialization cycle.
 var kindTable = []kindSpec{
 	{name: KindSetup, engineSetup: true, run: runSetupCase},
 	{
@@ -145,11 +130,9 @@ func (r *Runner) addCaseSetups(s *collect.Setup) {
 	}
 }
 
-// kindSetup is the block of setup.json `kinds` that holds e, an entry of a
-// kind with a block (docs/formats.md §3.3): the kind's texts and e's entry,
-// its servers under the row's roles, on the base port when it has one
-// server, else on the ports after it, as a pair's run starts them; a case
-// of several servers records the GPU and batch limit they share.
+// kindSetup is the block of setup.json `kinds` that holds e (docs/formats.md
+// §3.3): the kind's texts and e's entry, its servers under the row's roles on
+// the ports a run starts them on, and a shared GPU and batch limit.
 func (k kindSpec) kindSetup(r *Runner, e *Entry) collect.KindSetup {
 	b := k.block
 	x := collect.KindEntry{Name: e.Name, Servers: []collect.RoleServer{}}

@@ -19,12 +19,8 @@ const (
 	limitLoadTokens, limitLoadConc            = 16, 8
 )
 
-// runLimit is the memory-limit case, as kvcached's own
-// (tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached): fill the prefix
-// cache, lower the limit with kvctl to a quarter of the growth, see the idle
-// server release its cache down to the limit within 30 s with no request
-// sent (limit_released_idle), see it stay under the limit under load,
-// restore it and see the cache grow again.
+// runLimit is the memory-limit case (docs/runner.md §5.5), as kvcached's own
+// (tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached).
 func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c)
@@ -62,8 +58,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	return k.result()
 }
 
-// limitRun is what the limit case measured, in MiB of KV unless named
-// otherwise.
+// limitRun is what the limit case measured, in MiB of KV unless named otherwise.
 type limitRun struct {
 	idle, filled, limitMiB float64
 	released               float64 // the last reading of the idle wait after the limit was lowered
@@ -128,9 +123,8 @@ func (l *limitRun) loadUnderLimit(k *coloc) {
 	}
 }
 
-// restoreLimit sets the server's limit back to original; when kvctl showed
-// none (haveOriginal false, or ≤ 0) it lifts the limit to the whole GPU so
-// the rest of the case can run, and says so.
+// restoreLimit sets the server's limit back to original; without one (≤ 0 or
+// unknown) it lifts the limit to the whole GPU so the case can go on, and says so.
 func (k *coloc) restoreLimit(original int64, haveOriginal bool) *checks.LimitSetObservation {
 	ipc := k.servers[0].IPC
 	restore := &checks.LimitSetObservation{What: "restore", Bytes: original}

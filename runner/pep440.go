@@ -9,9 +9,8 @@ import (
 )
 
 // A small comparator of dotted numeric versions and PEP 440-style ranges,
-// enough to key the expectation sets (docs/runner.md §2.6) by the versions
-// a setup case probes: kvcached `0.1.5`, vLLM `0.30.0` or
-// `0.29.1.dev12+g1a2b3c`, SGLang `0.5.20`, the simulator's `0.30.0+sim`.
+// enough to key the expectation sets (docs/runner.md §2.6) by the probed
+// versions (`0.1.5`, `0.29.1.dev12+g1a2b3c`, `0.30.0+sim`).
 
 // version is a parsed PEP 440 version. Its local label (`+sim`, `+cu129`)
 // is kept for display only: ranges compare the public version.
@@ -186,9 +185,8 @@ func parseRange(s string) (versionRange, error) {
 }
 
 // contains reports whether v is in the range. Pre- and dev-releases are
-// handled conservatively, as PEP 440's exclusive bounds are: `<0.31` does
-// not admit 0.31.0rc1 and `>0.29` does not admit 0.29.post1, and a pre-
-// release sorts before its release, so `>=0.29` does not admit 0.29.0rc1.
+// handled as PEP 440's exclusive bounds are: `<0.31` does not admit 0.31.0rc1,
+// `>0.29` not 0.29.post1, and `>=0.29` not 0.29.0rc1.
 func (r versionRange) contains(v version) bool {
 	for _, c := range r.clauses {
 		if !c.holds(v) {
@@ -234,10 +232,9 @@ func (c clause) holds(v version) bool {
 	return false
 }
 
-// below reports whether the whole range lies below v: v is outside it, and
-// every clause v fails is a bound v is above (`<0.2`, `==0.1.5`,
-// `~=0.1.5`), none a lower bound or an exclusion it misses. A range that
-// admits any version lies below nothing.
+// below reports whether the whole range lies below v: every clause v fails is
+// a bound v is above (`<0.2`, `==0.1.5`, `~=0.1.5`). A range that admits any
+// version lies below nothing.
 func (r versionRange) below(v version) bool {
 	if r.contains(v) {
 		return false
@@ -258,9 +255,8 @@ func (r versionRange) below(v version) bool {
 	return true
 }
 
-// top is the highest version the range's clauses name (the zero version
-// for a range without clauses), how far up a range reaches for ordering
-// ranges that all lie below a version.
+// top is the highest version the range's clauses name (zero without clauses),
+// for ordering ranges that all lie below a version.
 func (r versionRange) top() version {
 	var t version
 	for i, c := range r.clauses {

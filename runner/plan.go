@@ -17,24 +17,19 @@ import (
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
-// Plan is what a part runs: the engines and the ordered cases. It is the
-// JSON that `ci-report plan` prints and `--plan` accepts; see the package doc.
+// Plan is what a part runs: the engines and the ordered cases, as the JSON
+// `ci-report plan` prints and `--plan` accepts (docs/formats.md §8).
 type Plan struct {
 	Profile string `json:"profile"`
-	// ElasticGPUMiB is the GPU size the elastic pairs are designed for: on
-	// a larger GPU a ballast holds the rest, so the burst (at most Batch
-	// requests) can fill more than half of what is free (0: no ballast).
-	// --elastic-gpu-mib overrides it.
+	// ElasticGPUMiB is the GPU size the elastic pairs are designed for; a
+	// larger GPU gets a ballast for the rest (0: none; docs/runner.md §2.5).
 	ElasticGPUMiB int `json:"elastic_gpu_mib,omitempty"`
 	// PriorityGPUMiB is the same for the priority pairs (--priority-gpu-mib).
 	PriorityGPUMiB int `json:"priority_gpu_mib,omitempty"`
-	// SimGPU is the GPU class `run --simulate` gives the part (nil: the
-	// simulator's L4-like default), so that a profile's models fit.
+	// SimGPU is the GPU class of `run --simulate` (nil: the L4-like default).
 	SimGPU  *SimGPU                     `json:"sim_gpu,omitempty"`
 	Engines collect.Ordered[EnginePlan] `json:"engines"`
-	// Parts split the cases over the GPU jobs of a workflow: part name →
-	// its cases. Every case but the setup cases is in exactly one part (see
-	// Validate); a part runs the setup cases of the engines its cases use.
+	// Parts: part name → its cases (see Validate).
 	Parts collect.Ordered[PartPlan] `json:"parts"`
 	Cases []Entry                   `json:"cases" bounds:"1000"`
 }
@@ -60,65 +55,48 @@ var HopperSimGPU = SimGPU{Name: "NVIDIA H100 80GB HBM3 (simulated)", MiB: 81559}
 // which on a 24 GiB GPU would not reach half of the free memory.
 const DesignGPUMiB = 16384
 
-// EnginePlan is one engine: its image, environment, the patches every
-// kvcached server of it must log, and its server command template.
+// EnginePlan is one engine of a plan (docs/formats.md §8).
 type EnginePlan struct {
 	Image string      `json:"image"`
 	Env   collect.Env `json:"env"`
-	// Patches are the kvcached patches every kvcached server must log, for
-	// an engine without expectation sets.
+	// Patches every kvcached server must log (engines without expectation sets).
 	Patches []string `json:"patches"`
 	// Expectations are the engine's expectation sets by version
-	// (docs/runner.md §2.6): its setup case picks one, and its servers get
-	// the set's env and are held to its patches instead of Env and Patches
-	// alone.
+	// (docs/runner.md §2.6), which replace Env and Patches once picked.
 	Expectations []ExpectationSet `json:"expectations,omitempty"`
-	// Server is the server command; `{hf_id}`, `{port}` and `{served_name}`
-	// are replaced.
+	// Server is the command template ({hf_id}, {port}, {served_name}).
 	Server []string `json:"server"`
 }
 
 // Entry is one case of the plan.
 type Entry struct {
-	// Kind is setup, server, elastic, limit or priority.
-	Kind string `json:"kind"`
-	Name string `json:"name"`
-	// Engine is the engine of a setup case.
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
 	Engine string `json:"engine,omitempty"`
-	// Group joins the server cases compared with one native case
-	// (`<engine>-<model>[-tpN][-fp8kv]`); shards never split it.
+	// Group joins the server cases compared with one native case.
 	Group string `json:"group,omitempty"`
-	// GPU is the GPU index of a pair ("0").
-	GPU string `json:"gpu,omitempty"`
-	// Batch is the batch limit of a pair's servers.
-	Batch int `json:"batch,omitempty"`
-	// Servers are the servers of the case: one for server and limit cases,
-	// two for pairs (elastic: A then B; priority: low then high).
+	GPU   string `json:"gpu,omitempty"`
+	Batch int    `json:"batch,omitempty"`
+	// Servers: one for server and limit cases; pairs: A, B or low, high.
 	Servers []ServerPlan `json:"servers,omitempty"`
 }
 
-// ServerPlan is one server of a case.
+// ServerPlan is one server of a case (docs/formats.md §8).
 type ServerPlan struct {
-	// Name is the server's case directory, log key and check prefix.
-	Name   string `json:"name"`
-	Engine string `json:"engine"`
-	Model  string `json:"model"`
-	HFID   string `json:"hf_id"`
-	// Layout is c1, c0, or null for native.
+	Name         string   `json:"name"`
+	Engine       string   `json:"engine"`
+	Model        string   `json:"model"`
+	HFID         string   `json:"hf_id"`
 	Layout       *string  `json:"layout"`
 	TP           int      `json:"tp"`
 	KVCacheDtype *string  `json:"kv_cache_dtype"`
 	ModelArgs    []string `json:"model_args"`
-	// Env is the server's own environment (kvcached switches), without the
-	// per-server IPC name, which the runner adds.
+	// Env is the server's own environment, without the per-run IPC name.
 	Env       collect.Env `json:"env"`
 	ExtraArgs []string    `json:"extra_args"`
-	// Patches are the model's patches required beyond the engine's.
-	Patches []string `json:"patches,omitempty"`
-	// Hybrid marks a hybrid (attention + Mamba) model's server: it is held
-	// to its expectation set's hybrid_patches too.
-	Hybrid bool `json:"hybrid,omitempty"`
-	// Priority is set for the servers of a priority pair (0 low, 1 high).
+	Patches   []string    `json:"patches,omitempty"`
+	// Hybrid: also held to its expectation set's hybrid_patches.
+	Hybrid   bool `json:"hybrid,omitempty"`
 	Priority *int `json:"priority,omitempty"`
 }
 
@@ -141,22 +119,16 @@ func (s *ServerPlan) Argv(e EnginePlan, port int, served string) []string {
 
 var ipcUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
 
-// MaxIPCName is the longest IPC name kvcached uses as given: it replaces
-// every character of KVCACHED_IPC_NAME that is not alphanumeric, `_` or `-`
-// by `-` and truncates the result to 64 characters
+// MaxIPCName is the longest IPC name kvcached keeps: it replaces characters
+// but alphanumerics, `_` and `-` by `-` and truncates to 64
 // (kvcached/utils.py@e8e6406 `_sanitize_segment`, l.40, l.72-78).
 const MaxIPCName = 64
 
-// ipcHashLen is the length of the hash that ends a shortened IPC name.
 const ipcHashLen = 16
 
-// IPCName is the kvcached IPC name of a server: `e2e_<run id>_<name>` with
-// every character outside [A-Za-z0-9_] replaced by `_`. A longer name than
-// kvcached keeps (MaxIPCName) is shortened to its first 47 characters, `_`
-// and 16 hex digits of the SHA-256 of the unreplaced name, so it stays
-// unique per run and is exactly the name kvcached uses: a truncation by
-// kvcached would make the ledger miss the segment and shm_removed look for
-// a name no segment has.
+// IPCName is the kvcached IPC name of a server (docs/runner.md §2.3). A name
+// longer than kvcached keeps is shortened with a hash so that it stays unique
+// and is exactly the name kvcached uses (the ledger and shm_removed look it up).
 func IPCName(runID, name string) string {
 	full := "e2e_" + runID + "_" + name
 	s := ipcUnsafe.ReplaceAllString(full, "_")
@@ -171,15 +143,12 @@ func IPCName(runID, name string) string {
 // (ServedName) is known only to the run, as its IPC name is.
 const SetupServedName = "e2e"
 
-// ServedName is the served model name (--served-model-name, `{served_name}`
-// in an engine's template) of the server name in a run: its IPC name,
-// unique to the run and the server. WaitReady reads it back from GET
-// /v1/models, so that a server that answers on the port but is not this
-// run's fails server_ready, exec prefix or not (docs/runner.md §3.4).
+// ServedName is the served model name ({served_name}) of a server in a run:
+// its IPC name, which WaitReady reads back from /v1/models so that another
+// server on the port fails server_ready (docs/runner.md §3.4).
 func ServedName(runID, name string) string { return IPCName(runID, name) }
 
-// IPCNames are the IPC names of every kvcached server of the plan in a run,
-// in plan order.
+// IPCNames are the IPC names of the plan's kvcached servers in a run.
 func (p *Plan) IPCNames(runID string) []string {
 	var out []string
 	for _, e := range p.Cases {
@@ -199,8 +168,6 @@ func ReadPlan(file string) (*Plan, error) {
 		return nil, err // it names the file
 	}
 	var p Plan
-	// collect's decoder names the field at fault in the plan's own terms
-	// ("cases[0].name: want string, got number"), never a Go type.
 	if err := collect.DecodeFile(file, data, &p); err != nil {
 		return nil, err
 	}
@@ -210,8 +177,7 @@ func ReadPlan(file string) (*Plan, error) {
 	return &p, nil
 }
 
-// Validate checks that the plan can run: known kinds, unique names, known
-// engines, the right number of servers per kind.
+// Validate checks that the plan can run (docs/formats.md §8).
 func (p *Plan) Validate() error {
 	if p.Profile == "" {
 		return fmt.Errorf("no profile name")
@@ -242,15 +208,13 @@ func (p *Plan) Validate() error {
 	return p.validateParts()
 }
 
-// MaxTP is the largest tensor-parallel size a plan's server may ask for (a
-// node of 8 GPUs), and MaxGPU the largest GPU index a plan, --gpus or
-// --container-gpus may name (bounds.MaxGPU, which the simulator shares).
+// MaxTP is the largest tensor-parallel size (a node of 8 GPUs); MaxGPU the
+// largest GPU index a plan, --gpus or --container-gpus may name.
 const (
 	MaxTP  = 8
 	MaxGPU = bounds.MaxGPU
 )
 
-// checkGPU checks a pair's gpu field: empty, or one GPU index 0..MaxGPU.
 func checkGPU(gpu string) error {
 	if gpu == "" {
 		return nil
@@ -271,7 +235,6 @@ type validating struct {
 	setupOf  map[string]bool   // engines with a setup case
 }
 
-// entry checks case i: its name, its kind's needs and its servers.
 func (v *validating) entry(i int, e *Entry) error {
 	if e.Name == "" {
 		return fmt.Errorf("case %d has no name", i)
@@ -309,7 +272,6 @@ func (v *validating) entry(i int, e *Entry) error {
 	return nil
 }
 
-// server checks server j of e: its engine, its names, its layout.
 func (v *validating) server(e *Entry, j int) error {
 	s := &e.Servers[j]
 	eng, ok := v.p.Engines.Get(s.Engine)
@@ -327,8 +289,6 @@ func (v *validating) server(e *Entry, j int) error {
 	if s.Name == "" || s.HFID == "" {
 		return fmt.Errorf("case %s: server %d needs a name and an hf_id", e.Name, j)
 	}
-	// A server's name is its case directory and (with the run id) its
-	// IPC name: two servers of one name would share both.
 	if err := checkDirName(s.Name); err != nil {
 		return fmt.Errorf("case %s: server %s: %v", e.Name, bounds.Quote(s.Name), err)
 	}
@@ -350,9 +310,8 @@ func (v *validating) server(e *Entry, j int) error {
 	return nil
 }
 
-// ipc checks that the kvcached server s shares no segment with one seen
-// before, nor is one's segment the other's pool group `<ipc>_g<N>`. The
-// run id prefixes every name alike, so the check holds for any run.
+// ipc checks that kvcached can tell s's IPC name from every one seen before
+// (neither equal nor the other's pool group <ipc>_g<N>), for any run id.
 func (v *validating) ipc(e *Entry, s *ServerPlan) error {
 	ipc := ipcUnsafe.ReplaceAllString(s.Name, "_")
 	for _, o := range v.ipcOf {
@@ -367,17 +326,12 @@ func (v *validating) ipc(e *Entry, s *ServerPlan) error {
 	return nil
 }
 
-// partNameRE is how a part may be named: the name is the part's directory
-// and, in a workflow, part of its artifact's and its containers' names
-// (Docker allows [a-zA-Z0-9][a-zA-Z0-9_.-]*).
+// partNameRE: a part names its directory, artifact and containers (Docker
+// allows [a-zA-Z0-9][a-zA-Z0-9_.-]*).
 var partNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 
-// validateParts checks that the parts partition the plan: each names only
-// the plan's cases, every case but the setup cases is in exactly one part,
-// and a group of server cases (its kvcached cases are compared with its
-// native case) is never split over two parts. A part runs the setup cases
-// of the engines its cases use, so a pair of two engines brings both: a
-// matrix of parts can drop nothing.
+// validateParts checks that the parts partition the plan's non-setup cases
+// and never split a group, so a matrix of parts drops nothing.
 func (p *Plan) validateParts() error {
 	byName := make(map[string]*Entry, len(p.Cases))
 	for i := range p.Cases {
@@ -445,16 +399,13 @@ func (e *Entry) EntryEngines() []string {
 
 // Selection narrows a plan (docs/runner.md §1.2).
 type Selection struct {
-	// Part keeps only the cases of this part of the plan (--part); "" keeps
-	// every part.
-	Part    string
+	Part    string   // --part; "" keeps every part
 	Engines []string // --engines; empty keeps all
 	Models  []string // --models; empty keeps all
 	Cases   []string // --cases globs; empty keeps all
 	// ShardIndex/ShardCount are --shard i/n (1-based); 0 keeps all.
 	ShardIndex, ShardCount int
-	// Skip are the kinds dropped (--skip KIND, repeatable; CheckSkip says
-	// which may be).
+	// Skip are the kinds dropped (--skip KIND; CheckSkip says which may be).
 	Skip []string
 }
 
@@ -495,12 +446,10 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 type selecting struct {
 	p   *Plan
 	sel Selection
-	// inPart are the cases of --part (nil: every part); partEngines the
-	// engines they use.
+	// inPart are the cases of --part (nil: every part), partEngines their engines.
 	inPart, partEngines map[string]bool
 }
 
-// readPart reads the cases of --part and the engines they use.
 func (s *selecting) readPart() error {
 	if s.sel.Part == "" {
 		return nil
@@ -524,8 +473,6 @@ func (s *selecting) readPart() error {
 	return nil
 }
 
-// keep reports whether e passes the part, --skip and the engines and
-// models.
 func (s *selecting) keep(e *Entry) bool {
 	if s.inPart != nil && !s.inPart[e.Name] {
 		return false
@@ -544,17 +491,11 @@ func (s *selecting) keep(e *Entry) bool {
 	return true
 }
 
-// matches reports whether name matches --cases (none: every name).
 func (s *selecting) matches(name string) bool {
-	if len(s.sel.Cases) == 0 {
-		return true
-	}
-	for _, g := range s.sel.Cases {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
+	return len(s.sel.Cases) == 0 || slices.ContainsFunc(s.sel.Cases, func(g string) bool {
+		ok, _ := path.Match(g, name)
+		return ok
+	})
 }
 
 // choose returns the cases kept and matched, and the engines whose setup
@@ -576,8 +517,7 @@ func (s *selecting) choose() (chosen, explicitSetup map[string]bool) {
 	return chosen, explicitSetup
 }
 
-// bringNatives adds the native case of each group with a chosen kvcached
-// case, for the comparison.
+// bringNatives adds the native case of each group with a chosen kvcached case.
 func (s *selecting) bringNatives(chosen map[string]bool) {
 	needNative := map[string]bool{}
 	for i := range s.p.Cases {
@@ -594,8 +534,7 @@ func (s *selecting) bringNatives(chosen map[string]bool) {
 	}
 }
 
-// shard keeps the chosen cases of every n-th unit: a group of server
-// cases, or one pair / limit case.
+// shard keeps the chosen cases of every n-th unit: a group, a pair or a limit case.
 func (s *selecting) shard(chosen map[string]bool) {
 	unitOf := func(e *Entry) string {
 		if e.spec().grouped {
@@ -624,8 +563,6 @@ func (s *selecting) shard(chosen map[string]bool) {
 	}
 }
 
-// selected is the plan of the chosen cases: the engines it runs, its parts
-// with their chosen cases, and the setup cases of the engines used.
 func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
 	p := s.p
 	usedEngines := map[string]bool{}
@@ -639,14 +576,11 @@ func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
 	out := &Plan{Profile: p.Profile, ElasticGPUMiB: p.ElasticGPUMiB, PriorityGPUMiB: p.PriorityGPUMiB, SimGPU: p.SimGPU}
 	for _, k := range p.Engines.Keys() {
 		ep, _ := p.Engines.Get(k)
-		// A part keeps the engines it runs: a workflow starts a container
-		// for each (`plan --part P --list engines`).
+		// A part keeps the engines it runs (`plan --part P --list engines`).
 		if keepEngine(s.sel, k) && (s.inPart == nil || usedEngines[k] || explicitSetup[k]) {
 			out.Engines.Set(k, ep)
 		}
 	}
-	// The parts keep their selected cases, so that the selection is a plan
-	// whose parts still hold every case.
 	for _, k := range p.Parts.Keys() {
 		if s.sel.Part != "" && k != s.sel.Part {
 			continue
@@ -690,9 +624,8 @@ func (p *Plan) Names() []string {
 	return out
 }
 
-// checkDirName rejects a case or server name that cannot be one directory
-// (or file-name stem) inside the part directory: a plan file is input, and a
-// name such as `../x` would write outside the part.
+// checkDirName rejects a name that cannot be one directory of the part (a
+// plan file is input: `../x` would write outside it).
 func checkDirName(name string) error {
 	switch {
 	case name == "." || name == "..":
@@ -705,10 +638,8 @@ func checkDirName(name string) error {
 	return nil
 }
 
-// envSecrets are the secrets of the env the plan gives: each engine's, each
-// of its expectation sets', and each server's (collect.EnvSecrets), in plan
-// order. A plan is the user's file (or a built-in one), and an engine's env
-// is where a workflow may pass a token the server needs.
+// envSecrets are the secrets of the env the plan gives its engines,
+// expectation sets and servers (collect.EnvSecrets), in plan order.
 func (p *Plan) envSecrets() []collect.Secret {
 	if p == nil {
 		return nil

@@ -13,9 +13,8 @@ import (
 // priorityFillConc is how many fill requests L gets at a time.
 const priorityFillConc = 8
 
-// priorityEntry adds to a priority pair's setup.json entry the layers it
-// exercises, the GPU size its ballast makes (none without one), and each
-// server's priority as it publishes it.
+// priorityEntry adds to a priority pair's setup.json entry its layers, its
+// ballast's GPU size and each server's published priority.
 func priorityEntry(r *Runner, e *Entry, x *collect.KindEntry) {
 	x.Layers = checks.PriorityLayers()
 	if m := r.Plan.PriorityGPUMiB; m > 0 {
@@ -48,10 +47,9 @@ type priorityRun struct {
 	burstS                                          float64
 }
 
-// runPriority is the priority pair, the acceptance case of kvcached's
-// priority support: L (low) holds idle cache with its retention cap lifted,
-// H (high) bursts past the free memory, posts a shortfall, L sees it, raises
-// its watermark and releases pages that H then uses.
+// runPriority is the priority pair (docs/runner.md §5.6): L holds idle cache,
+// H bursts past the free memory and posts a shortfall, and L must raise its
+// watermark and release pages that H then uses.
 func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c)
@@ -90,10 +88,9 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	return k.result()
 }
 
-// priorityUnsupported is why the case is skipped: the listing of the pair
-// has none of the ledger fields the protocol is read by (docs/runner.md
-// §2.7), so kvctl offers no priority support to test. A listing that fails
-// says nothing ("", not skipped): priority_set's read-back will.
+// priorityUnsupported is why the case is skipped: the pair's listing has none
+// of the protocol's ledger fields (docs/runner.md §2.7). A failed listing says
+// nothing: priority_set's read-back will.
 func (k *coloc) priorityUnsupported() string {
 	entries, err := k.kvctl.List(k.ctx)
 	if err != nil {
@@ -134,10 +131,9 @@ func (p *priorityRun) fillL(k *coloc, fillReqs func(int) []engine.Request) (base
 	return baseL, baseLCharged
 }
 
-// burstH notes where the servers' logs stand and what L holds and what is
-// free, then bursts H with more than fits without L's memory, all at once.
-// It returns the readings at the burst's start and end and H's KV at the
-// start.
+// burstH notes the servers' log offsets, what L holds and what is free, then
+// bursts H past what fits without L's memory, all at once; it returns the
+// readings at the burst's start and end and H's KV at the start.
 func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engine.Request, batch int) (atBurst, atEnd memReading, baseH float64) {
 	for _, s := range k.servers {
 		p.offsets.Set(s.Plan.Name, s.LogSize())

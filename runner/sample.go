@@ -18,8 +18,7 @@ import (
 )
 
 // memReading is one reading of a co-location case's GPU and of its servers'
-// KV caches (used_bytes of their kvctl segments, `<ipc>` and `<ipc>_g<N>`
-// summed), taken at At.
+// KV caches (their kvctl segments summed), taken at At.
 type memReading struct {
 	At time.Time
 	// GPUMiB is the GPU memory in use; valid when GPUOK.
@@ -28,19 +27,15 @@ type memReading struct {
 	// KVMiB holds each server's KV cache, by server index; a server whose
 	// segment was not listed is absent. Nil when the ledger could not be read.
 	KVMiB map[int]float64
-	// Ledger is the listing condensed for the case's segments; valid when
-	// KVMiB is not nil.
+	// Ledger is the listing condensed for the case's segments (with KVMiB).
 	Ledger collect.LedgerSample
 
-	// Since is the previous reading's At (zero for the first one): the
-	// peaks below cover (Since, At].
+	// Since is the previous reading's At: the peaks cover (Since, At].
 	Since time.Time
-	// KVPeakMiB holds each server's most KV since the previous reading,
-	// at least KVMiB, from the sampler's PeakReader; nil without one (a
-	// real run), when the peak is the reading itself.
+	// KVPeakMiB holds each server's most KV since Since, from the
+	// PeakReader; nil without one (a real run).
 	KVPeakMiB map[int]float64
-	// GPUPeakMiB is the most GPU memory in use since the previous reading
-	// (without a PeakReader: GPUMiB); valid when GPUPeakOK.
+	// GPUPeakMiB is the most GPU memory in use since Since; valid when GPUPeakOK.
 	GPUPeakMiB float64
 	GPUPeakOK  bool
 }
@@ -51,8 +46,7 @@ func (r memReading) kv(i int) (float64, bool) {
 	return v, ok
 }
 
-// kvPeak returns the most KV server i held since the previous reading and
-// whether it is known.
+// kvPeak returns the most KV server i held since the previous reading.
 func (r memReading) kvPeak(i int) (float64, bool) {
 	if v, ok := r.KVPeakMiB[i]; ok {
 		return v, true
@@ -69,32 +63,27 @@ func (r memReading) clipped() memReading {
 }
 
 // PeakReader gives high-water marks between readings: the most a GPU and
-// each of some kvcached segments held since its previous call (and from
-// then on, from what they hold now). The simulated world keeps them
-// (sim.Peaks), so the sampler cannot miss a peak the simulator produced,
-// however short or however late a reading; NVML and kvctl show only the
-// present, so a real run has none and its readings are what they show.
+// some kvcached segments held since its previous call. Only the simulator has
+// them (sim.Peaks), so it cannot hide a short peak from a late reading; a real
+// run's readings show only the present.
 type PeakReader interface {
 	ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error)
 }
 
-// peaks is one answer of a PeakReader.
 type peaks struct {
 	gpuMiB int64
 	gpuOK  bool
 	seg    map[string]int64
 }
 
-// defaultMaxInFlight bounds the periodic kvctl calls of one sampler running
-// at once (docs/runner.md §4.4): a real kvctl call takes seconds (it imports
-// torch, ledger.DefaultTimeout), so at a 1 s period about three overlap; one
-// more absorbs a slow call. Each call is a Python process with torch loaded,
-// so the number is bounded rather than growing with a hung kvctl.
+// defaultMaxInFlight bounds the periodic kvctl calls of one sampler at once
+// (docs/runner.md §4.4): a real call takes seconds (it imports torch), so
+// about three overlap at a 1 s period; a hung kvctl cannot pile up processes.
 const defaultMaxInFlight = 4
 
 // memSampler reads the GPU and the ledger of one co-location case, on demand
-// (Read) and periodically (Run), and keeps every reading in time order for
-// the checks and the timelines (docs/formats.md §4.3, §4.4).
+// (Read) and periodically (Run), keeping the readings in time order
+// (docs/formats.md §4.3, §4.4).
 type memSampler struct {
 	GPU      gpu.Backend
 	GPUIndex int
@@ -105,21 +94,16 @@ type memSampler struct {
 	Names []string
 	IPCs  []string
 	Now   func() time.Time
-	// TotalMiB is the GPU memory the case counts free memory against (the
-	// whole GPU, ballast included in what is used); 0: unknown, and the
-	// timeline has no gpu_free.
+	// TotalMiB is the GPU memory free memory is counted against; 0: unknown
+	// (no gpu_free in the timeline).
 	TotalMiB float64
-	// LedgerFields are the ledger fields the timeline carries per server
-	// besides its KV (a priority pair's shortfall and watermark), under the
-	// field's name without _bytes (docs/formats.md §4.4).
+	// LedgerFields are further ledger fields the timeline carries per
+	// server, named without _bytes (docs/formats.md §4.4).
 	LedgerFields []string
-	// MaxInFlight bounds Run's kvctl calls running at once
-	// (defaultMaxInFlight when 0).
-	MaxInFlight int
+	MaxInFlight  int // Run's kvctl calls at once (0: defaultMaxInFlight)
 
-	// takeMu makes readings one after another once their kvctl call has
-	// answered, so that each one's peaks cover the time since the one
-	// before it; the calls themselves overlap.
+	// takeMu orders readings once their kvctl call has answered, so each
+	// one's peaks cover the time since the one before; the calls overlap.
 	takeMu   sync.Mutex
 	lastAt   time.Time    // At of the last recorded reading
 	periodic atomic.Int32 // Run loops going
@@ -144,13 +128,10 @@ func (s *memSampler) now() time.Time {
 	return time.Now()
 }
 
-// Read takes one reading now, records it and returns it. A ledger or GPU
-// error is counted and leaves that part of the reading out. A reading whose
-// ledger read failed is taken once more at once (both are recorded): the
-// case's own readings are its baselines and the ends of its windows
-// (a_growth's base, l_after_burst), which one failed kvctl call, a timeout
-// on a loaded machine, must not turn into 0 MiB. Periodic readings are not
-// retried: the next period is their retry.
+// Read takes one reading now, records it and returns it; an error leaves
+// that part out. A failed ledger read is retried once at once: the case's own
+// readings are its baselines (a_growth's base, l_after_burst), which one
+// kvctl timeout must not turn into 0 MiB. Periodic readings are not retried.
 func (s *memSampler) Read(ctx context.Context) memReading {
 	r, _ := s.sample(ctx, false)
 	if s.Kvctl != nil && r.KVMiB == nil && ctx.Err() == nil {
@@ -159,28 +140,18 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 	return r
 }
 
-// sample takes a reading and records it. A periodic reading cut short by
-// ctx is dropped rather than counted as an error (ok false); it took no
-// marks, so they go to the next reading.
+// sample takes a reading and records it; a periodic one cut short by ctx is
+// dropped (ok false) and leaves its marks to the next.
 //
-// The kvctl call runs first, outside takeMu, so that calls overlap; the rest
-// of the reading (the GPU, the marks) is taken when it answers. The reading
-// is timed when kvctl read the ledger: the answer's time less the listing's
-// age (ledger.Listing.Age; a real kvctl spends its seconds importing torch
-// before it reads, so the time it was asked is seconds early, and the time
-// its answer came back late by its exit). A reading whose listing is older
-// than the last one recorded (its kvctl exited more slowly) takes that one's
-// time instead: readings stay in the order in which they took their marks,
-// so a window that starts with a reading holds exactly the marks taken
-// after it, and the shift is at most the difference of two exits.
+// The kvctl call runs outside takeMu so calls overlap. The reading is timed
+// when kvctl read the ledger (answer time less ledger.Listing.Age: a real
+// kvctl spends seconds importing torch first), but never before the last
+// recorded reading, so a window that starts with a reading holds exactly the
+// marks taken after it.
 //
-// The marks stand in for what sampling at a real run's pace would see of
-// the workload (a real burst lasts many sampling periods, a simulated one
-// may not last one), so they count only while Run samples periodically. A
-// reading without periodic sampling sees the present, as on a real GPU,
-// where nothing samples between two such readings either (a priority
-// pair's calibration): the simulation must measure what a real run would.
-// Its marks are still taken, so the next reading's start from it.
+// The marks stand in for what a real run's sampling pace would see of a
+// workload the simulation compresses, so they count only while Run samples
+// periodically; any other reading sees the present, as on a real GPU.
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
 	var (
 		listing   ledger.Listing
@@ -241,9 +212,8 @@ func (s *memSampler) readKV(r *memReading, listing ledger.Listing) {
 	}
 }
 
-// readPeaks asks the PeakReader (when there is one) for the high-water
-// marks since its previous call; asking also starts the next interval, so
-// it is asked at every reading, whether the peaks count or not.
+// readPeaks asks the PeakReader for the marks since its previous call; it is
+// asked at every reading, since asking starts the next interval.
 func (s *memSampler) readPeaks() (peaks, error) {
 	if s.Peaks == nil {
 		return peaks{}, nil
@@ -272,8 +242,7 @@ func (s *memSampler) applyPeaks(r *memReading, p peaks) {
 	}
 }
 
-// record appends r, which is not earlier than any recorded reading (sample
-// times readings in the order they are recorded).
+// record appends r, which is not earlier than any recorded reading.
 func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,16 +257,14 @@ func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 	s.readings = append(s.readings, r)
 }
 
-// usageMark is the start of a request phase of the case, for the
-// timeline's phase boundaries.
+// usageMark is the start of a request phase, a boundary in the timeline.
 type usageMark struct {
 	At    time.Time
 	Phase string
 }
 
-// Mark records that phase starts now: the timeline gets an element
-// {"t", "phase"} there, which the charts draw as a phase boundary
-// (docs/formats.md §4.4).
+// Mark records that phase starts now: an element {"t", "phase"} of the
+// timeline (docs/formats.md §4.4).
 func (s *memSampler) Mark(phase string) {
 	m := usageMark{At: s.now(), Phase: phase}
 	s.mu.Lock()
@@ -305,14 +272,10 @@ func (s *memSampler) Mark(phase string) {
 	s.phaseMarks = append(s.phaseMarks, m)
 }
 
-// Run starts a reading every period until the returned stop function is
-// called, each in its own goroutine so that slow kvctl calls overlap and the
-// period holds; at most MaxInFlight run at once, and a period that finds
-// them all still running starts none (counted, Skipped). stop cancels the
-// calls in flight (kvctl's process group is killed) and waits for them, so
-// no reading is recorded after it returns; a reading cut short so is
-// dropped rather than counted as an error. Cancelling ctx (an interrupt)
-// does the same.
+// Run starts a reading every period, each in its own goroutine so slow kvctl
+// calls overlap; a period that finds MaxInFlight still running starts none
+// (Skipped). The returned stop, or cancelling ctx, cancels the calls in flight
+// and waits for them: no reading is recorded after it returns.
 func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -360,8 +323,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 	}
 }
 
-// asked records a periodic reading started with inProgress readings in
-// progress, itself included.
+// asked records a periodic reading started with inProgress (itself included).
 func (s *memSampler) asked(inProgress int) {
 	at := s.now()
 	s.mu.Lock()
@@ -373,11 +335,7 @@ func (s *memSampler) asked(inProgress int) {
 	s.mostAtOnce = max(s.mostAtOnce, inProgress)
 }
 
-// AskSummary is the case log's kvctl_asks (docs/formats.md §4.1): how many
-// periodic readings were started, how many of them while another was still
-// in progress (its kvctl call slower than the period), the most in progress
-// at once, and the median time between two starts in seconds, rounded to
-// the millisecond (nil with fewer than two starts).
+// AskSummary is the case log's kvctl_asks (docs/formats.md §4.1).
 func (s *memSampler) AskSummary() collect.Ordered[any] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -397,10 +355,8 @@ func (s *memSampler) AskSummary() collect.Ordered[any] {
 	return o
 }
 
-// Readings returns the readings taken in [from, to] (zero times:
-// unbounded). A reading whose peaks began before from (the first one of a
-// window that starts with a reading) is clipped to the reading itself, so
-// that the peaks of the window are those inside it.
+// Readings returns the readings taken in [from, to] (zero: unbounded), the
+// first one's peaks clipped to itself so that a window's peaks are inside it.
 func (s *memSampler) Readings(from, to time.Time) []memReading {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -428,8 +384,7 @@ func (s *memSampler) LedgerErrors() (int, string) {
 }
 
 // Skipped returns how many periodic readings were not started because
-// MaxInFlight kvctl calls were still running (a kvctl slower than
-// MaxInFlight periods, or hung until its timeout).
+// MaxInFlight kvctl calls were still running.
 func (s *memSampler) Skipped() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -454,11 +409,8 @@ func (s *memSampler) LedgerTimeline(from, to time.Time) []collect.LedgerSample {
 	return out
 }
 
-// UsageTimeline is `<pair>-usage.json`: one object per reading, `t` (unix,
-// 0.1 s), `gpu` (MiB), `gpu_free` (TotalMiB less gpu) and each server's KV
-// MiB, the parts that were read, plus LedgerFields as objects by server;
-// and one {"t", "phase"} per Mark, in time order (a mark before a reading
-// of the same time).
+// UsageTimeline is `<pair>-usage.json` (docs/formats.md §4.4): one object per
+// reading and one {"t", "phase"} per Mark, in time order.
 func (s *memSampler) UsageTimeline() ([]byte, error) {
 	readings := s.Readings(time.Time{}, time.Time{})
 	s.mu.Lock()
@@ -531,8 +483,8 @@ func (s *memSampler) element(r memReading) collect.Ordered[any] {
 	return o
 }
 
-// peakKV is server i's largest KV in readings (with their peaks between
-// readings), the reading it was seen in, and whether any reading had it.
+// peakKV is server i's largest KV in readings (peaks included), the reading
+// it was seen in, and whether any reading had it.
 func peakKV(readings []memReading, i int) (float64, memReading, bool) {
 	var best memReading
 	peak, found := 0.0, false

@@ -1,9 +1,7 @@
-// Command modzip writes the module zip of the committed tree as the Go
-// module proxy serves it (go.dev/ref/mod#zip-files): every file `git
-// ls-files` lists under a "<module>@<version>/" prefix, except the subtrees
-// of nested modules (a directory holding its own go.mod, such as a test
-// fixture's), which the go command leaves out of a module's zip. Used by
-// .ci/go-install-check; it sits in a dot directory, so ./... leaves it out.
+// Command modzip writes the module zip of the committed tree as the Go module
+// proxy serves it (go.dev/ref/mod#zip-files): every `git ls-files` file under
+// "<module>@<version>/", without nested modules' subtrees. Used by
+// .ci/go-install-check; a dot directory, so ./... leaves it out.
 //
 // Usage: go run ./.ci/modzip MODULE@VERSION OUT.zip
 package main

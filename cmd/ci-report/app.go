@@ -13,13 +13,10 @@ import (
 )
 
 // command is one subcommand as help shows it and the dispatcher runs it.
-// Parsing is apart from running (docs/design.md §3): New returns a fresh
-// options value, whose flags the dispatcher binds and parses and whose
-// setArgs checks them with the positional arguments; only then does run
-// start the work.
+// Parsing is apart from running (docs/design.md §3): New's options are bound,
+// parsed and checked (setArgs) before run starts any work.
 type command struct {
-	// Name is what selects the command: one word, or two for a command of
-	// a group (`import junit`).
+	// Name is one word, or two for a command of a group (`import junit`).
 	Name string
 	// Summary is help's one line about it.
 	Summary string
@@ -30,8 +27,7 @@ type command struct {
 	// New returns the command's options with their defaults; nil for a
 	// Raw command.
 	New func() commandOptions
-	// Raw runs the command on its arguments unparsed: `sim`, whose
-	// subcommands stand for other programs and parse their own.
+	// Raw runs the command on its arguments unparsed (`sim`'s subcommands parse their own).
 	Raw func(ctx context.Context, e *env, args []string) error
 }
 
@@ -41,9 +37,7 @@ type commandOptions interface {
 	bind(fs *flag.FlagSet)
 	// setArgs takes the positional arguments and checks the options with
 	// them; every error is a usage error. It reads no environment and
-	// starts nothing; of files, only what a flag names as part of the
-	// command line itself (run's and plan's --plan, which the other flags
-	// are checked against). What needs the environment is resolved by run.
+	// starts nothing (of files, only run's and plan's --plan).
 	setArgs(pos []string) error
 	// run does the command's work.
 	run(ctx context.Context, e *env) error
@@ -55,8 +49,7 @@ type app struct {
 	commands []command
 }
 
-// newApp lists every command. The list is explicit (no registration from
-// init): what ci-report can do is read here.
+// newApp lists every command, explicitly (no registration from init).
 func newApp() *app {
 	return &app{commands: []command{
 		runCommand(),
@@ -72,7 +65,7 @@ func newApp() *app {
 	}}
 }
 
-// lookup finds the command args start with, a group's two-word name first.
+// lookup finds the command args start with, a group's two-word name first;
 // rest are the arguments after the name.
 func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
 	if len(args) >= 2 {
@@ -90,8 +83,7 @@ func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
 	return command{}, nil, false
 }
 
-// group is the commands of a group name (`import`), for `ci-report import`
-// without its format.
+// group is the commands of a group name (`ci-report import` without format).
 func (a *app) group(name string) []command {
 	var out []command
 	for _, c := range a.commands {
@@ -145,12 +137,11 @@ func (a *app) main(ctx context.Context, e *env, args []string) int {
 	return exitCode(e.Stderr, c.Name, interrupted(ctx, o.run(ctx, e)))
 }
 
-// interrupted maps the error of a command that a SIGINT or SIGTERM
-// interrupted (ctx's cause, see interruptContext) to exit 130 or 143, for
-// every command: each stops its reading within one buffer of the signal
-// (safefile.ContextReader) and checks ctx before it writes, so it leaves
-// its output files as they were. A command that finished (nil) before it
-// saw the signal did its whole work, and exits as it would have.
+// interrupted maps the error of a command a SIGINT or SIGTERM interrupted
+// (see interruptContext) to exit 130 or 143. Each command stops reading
+// within one buffer of the signal and checks ctx before it writes, so its
+// output files stay as they were; one that finished before it saw the signal
+// exits as it would have.
 func interrupted(ctx context.Context, err error) error {
 	var ie interruptError
 	if err == nil || !errors.As(context.Cause(ctx), &ie) {
@@ -167,10 +158,8 @@ func interrupted(ctx context.Context, err error) error {
 	return &exitError{Code: interruptExit(ie), Err: errors.New(msg)}
 }
 
-// parseCommand binds o's flags, parses args (flags and positional
-// arguments in any order) and checks them: the parsing half of a command.
-// A flag or argument error comes back as a usageError; -h and --help as
-// flag.ErrHelp.
+// parseCommand binds o's flags, parses args (flags and positional arguments
+// in any order) and checks them: a usageError, or flag.ErrHelp for -h.
 func parseCommand(name string, o commandOptions, args []string) error {
 	fs := newFlagSet(name)
 	o.bind(fs)
@@ -192,8 +181,7 @@ func parseCommand(name string, o commandOptions, args []string) error {
 	return &usageError{cmd: name, err: err}
 }
 
-// newFlagSet returns a flag set that reports errors instead of printing
-// them: the dispatcher says them in one line, and help prints the flags.
+// newFlagSet returns a flag set that reports errors instead of printing them.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("ci-report "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -201,8 +189,6 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs; parseInterspersed calls it for each run
-// of flags.
 func parseFlags(fs *flag.FlagSet, args []string) error { return fs.Parse(args) }
 
 // usageError is a mistake in how a command was called, found before it
@@ -227,8 +213,6 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		// One line, whatever the flag package or a check said, and where
-		// to read the usage.
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
 		fmt.Fprintf(stderr, "%s: %s\n%s\n", prefix, text.Inert(msg), helpHint(ue.cmd))
 		return exitUsage
@@ -241,9 +225,8 @@ func exitCode(stderr io.Writer, name string, err error) int {
 			return code
 		}
 	}
-	// An error names files, parts and cases as the user or the disk gave
-	// them: its control bytes (a terminal escape in a directory's name)
-	// are shown, not sent to the terminal.
+	// Control bytes of a name the user or the disk gave (a terminal
+	// escape) are shown, not sent to the terminal.
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, text.Inert(err.Error()))
 	return code
 }
@@ -281,8 +264,7 @@ func groupNames(cs []command) string {
 	return strings.Join(names, ", ")
 }
 
-// errNoArgs is setArgs's error for a command that takes no positional
-// arguments.
+// errNoArgs is setArgs's error for a command without positional arguments.
 func errNoArgs(cmd string, pos []string) error {
 	if len(pos) == 0 {
 		return nil

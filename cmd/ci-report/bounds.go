@@ -8,14 +8,11 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// boundFlags puts the limits of internal/bounds on every flag of fs, one
-// rule for all (docs/design.md §3): a value holds at most bounds.MaxString
-// bytes and bounds.MaxList comma-separated entries, and a flag is given at
-// most bounds.MaxList times. The flag package reports the error with the
-// flag's name, before the command's own checks run. The flag package would
-// quote the whole value in its error, so the returned func gives the first
-// error of any flag's value with the value cut (bounds.Quote) instead:
-// `--title: 10000 bytes, …`.
+// boundFlags puts the limits of internal/bounds on every flag of fs, one rule
+// for all (docs/design.md §3): bounds.MaxString bytes and bounds.MaxList
+// entries a value, bounds.MaxList uses of a flag. The returned func gives the
+// first error of any flag with its value cut (bounds.Quote), since the flag
+// package would quote it whole.
 func boundFlags(fs *flag.FlagSet) (violation func() error) {
 	var first error
 	fs.VisitAll(func(f *flag.Flag) {

@@ -123,9 +123,8 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 	return err
 }
 
-// openLogArg opens a log named on the command line, - being stdin, through
-// safefile (a regular file only, opened without blocking); it is read as a
-// stream in bounded memory, so no size cap applies.
+// openLogArg opens a log named on the command line (- is stdin) through
+// safefile; it is streamed in bounded memory, so no size cap applies.
 func openLogArg(name string, stdin io.Reader) (io.Reader, func(), error) {
 	if name == "-" {
 		return stdin, func() {}, nil

@@ -29,22 +29,19 @@ type env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
-	// Environ lists the environment as NAME=value (os.Environ), so that
-	// every variable named like a secret is kept out of the output; nil:
-	// only collect.SecretEnvNames are.
+	// Environ is os.Environ: every variable named like a secret is kept
+	// out of the output (nil: only collect.SecretEnvNames).
 	Environ func() []string
-	// Sleep waits d or until ctx ends; nil means a real timer. Commands that
-	// wait (post's rate-limit and retry waits) take it, so tests of the whole
-	// CLI run instantly.
+	// Sleep waits d or until ctx ends (nil: a real timer), so that tests
+	// of post's waits run instantly.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Kill is closed on a second SIGINT or SIGTERM (the first cancels the
 	// context): `run` then SIGKILLs every server at once. nil never fires.
 	Kill <-chan struct{}
 }
 
-// redactor hides the secrets of the environment (collect.SecretNames) and
-// the token shapes. render, post and run share it: what the runner kept out
-// of the part is kept out of every document too.
+// redactor hides the secrets of the environment and the token shapes in what
+// render, post and run write.
 func (e *env) redactor() *collect.Redactor {
 	var environ []string
 	if e.Environ != nil {
@@ -97,10 +94,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // interruptContext turns the signals received on sigs into a context
 // cancelled by the first, with an interruptError as its cause, and a channel
-// closed by the second. GitHub Actions cancels a job with SIGINT, then
-// SIGTERM about 7.5 s later and SIGKILL 2.5 s after that: the first stops
-// the servers gently (within seconds), the second kills them at once, and
-// neither is swallowed. stop ends the watch.
+// closed by the second (docs/runner.md §9: Actions sends SIGINT, SIGTERM and
+// SIGKILL). stop ends the watch.
 func interruptContext(sigs <-chan os.Signal) (ctx context.Context, kill <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	killCh := make(chan struct{})
@@ -136,8 +131,7 @@ type interruptError struct{ Signal os.Signal }
 func (e interruptError) Error() string { return e.Signal.String() + " signal received" }
 
 // parseInterspersed parses flags that may stand before, between or after the
-// positional arguments (`render dir1 dir2 --comment c.md`), and returns the
-// positional ones. "--" ends flag parsing.
+// positional arguments, and returns the positional ones. "--" ends flags.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {

@@ -73,11 +73,9 @@ func (o *demoOptions) setArgs(pos []string) error {
 	return nil
 }
 
-// demoMarker is the file that says a directory is the demo's own: only an
-// empty directory, or one whose marker is a regular file holding the demo's
-// record (demoRecord) and which holds nothing but what the demo writes, is
-// cleared by `demo --out`. An empty marker, or one beside a file of the
-// user's, clears nothing.
+// demoMarker is the file that says a directory is the demo's own: `demo --out`
+// clears only an empty directory, or one holding nothing but what the demo
+// writes and a marker that is a regular file holding demoRecord.
 const demoMarker = ".ci-report-demo"
 
 // demoRecord is the marker's text: what the demo writes in its --out.
@@ -118,11 +116,9 @@ func demoOwns(out string, entries []fs.DirEntry) error {
 }
 
 // prepareDemoOut makes out an empty directory of the demo's own, marked as
-// such. A missing or empty directory is taken; a directory with the marker
-// (an earlier demo's) is emptied; anything else (a non-empty directory the
-// demo did not make, a file, a symbolic link) is refused with a usage error,
-// before anything in it is touched: `--out .` must not empty the caller's
-// directory.
+// such: a missing or empty directory is taken, an earlier demo's emptied, and
+// anything else refused (a usage error) before it is touched: `--out .` must
+// not empty the caller's directory.
 func prepareDemoOut(out string) error {
 	st, err := os.Lstat(out)
 	switch {
@@ -182,10 +178,9 @@ func newDemoPaths(out string) demoPaths {
 		text: filepath.Join(out, "report.txt"), dryRun: filepath.Join(out, "post-dry-run.txt")}
 }
 
-// run runs the main job end to end on this machine: the simulated
-// profile through `run`, then `merge`, `render` (comment, section, HTML
-// preview) and `post --dry-run`, each as the very subcommand a workflow
-// calls, so the demo exercises exactly what CI does.
+// run runs the main job end to end on this machine, each step the very
+// subcommand a workflow calls: the simulated profile through `run`, then
+// `merge`, `render` and `post --dry-run`.
 func (o *demoOptions) run(ctx context.Context, e *env) error {
 	out, err := filepath.Abs(o.Out)
 	if err != nil {

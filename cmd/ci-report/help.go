@@ -9,9 +9,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// help runs `ci-report help [command]`: the overview, or one command's
-// help (a group's name gives each of its commands'). On stdout, exit 0; an
-// unknown command is a usage error.
+// help runs `ci-report help [command]` (a group's name gives each of its
+// commands'); an unknown command is a usage error.
 func (a *app) help(e *env, args []string) int {
 	if len(args) == 0 {
 		return writeOut(e, a.overview())
@@ -29,8 +28,7 @@ func (a *app) help(e *env, args []string) int {
 	return exitCode(e.Stderr, "help", &usageError{err: fmt.Errorf("unknown command %s", bounds.Quote(strings.Join(args, " ")))})
 }
 
-// overview is `ci-report help`: what it is, its commands and where to read
-// more.
+// overview is `ci-report help`.
 func (a *app) overview() string {
 	var b strings.Builder
 	b.WriteString("ci-report runs the GPU end-to-end CI of kvcached on vLLM and SGLang and reports it on GitHub.\n\n")
@@ -52,9 +50,8 @@ func (a *app) overview() string {
 	return b.String()
 }
 
-// commandHelp is one command's help: its summary, synopsis, flags and
-// examples, the flags as the command binds them (so help cannot drift from
-// what is parsed).
+// commandHelp is one command's help, its flags as the command binds them (so
+// help cannot drift from what is parsed).
 func commandHelp(c command) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ci-report %s: %s\n\nUsage:\n  ci-report %s\n", c.Name, c.Summary, c.Usage)
@@ -102,11 +99,9 @@ func readBuildInfo() *debug.BuildInfo {
 // with (revision and revisionTime, set with -ldflags -X); empty otherwise.
 type releaseStamp struct{ revision, time string }
 
-// versionText is `ci-report --version`: the version written into part.json,
-// the module's version and the VCS revision, time and state the binary was
-// built from, as far as the build recorded them (`go run` records no
-// revision, and a module version of `(devel)`). A release build, built
-// without VCS stamping, carries the revision it was stamped with instead.
+// versionText is `ci-report --version`: the part.json version, the module's
+// version and the VCS stamp the build recorded (`go run` records none); a
+// release build carries the revision it was stamped with instead.
 func versionText(bi *debug.BuildInfo, stamp releaseStamp) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ci-report %s\n", version)

@@ -2,11 +2,9 @@ package main
 
 import "syscall"
 
-// pseudoFSes are the kernel's pseudo filesystems, by the magic number
-// statfs(2) reports (Linux, include/uapi/linux/magic.h): their files are
-// the state of processes and of the kernel (/proc/self/environ is the
-// whole environment, the token included), regular files by their mode,
-// never a document a user wrote.
+// pseudoFSes are the kernel's pseudo filesystems by statfs(2) magic (Linux,
+// include/uapi/linux/magic.h): their regular files are process and kernel
+// state (/proc/self/environ holds the token), never a user's document.
 var pseudoFSes = map[int64]string{
 	0x9fa0:     "procfs",     // PROC_SUPER_MAGIC
 	0x62656572: "sysfs",      // SYSFS_MAGIC

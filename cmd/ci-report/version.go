@@ -7,11 +7,9 @@ import (
 )
 
 // version is ci-report's version, written into part.json and printed by
-// --version. A release build stamps it, and revision and revisionTime, with
-// -ldflags -X (.goreleaser.yaml), since a release is built from a tag
-// without VCS stamping where GOFLAGS carries -buildvcs=false; `go install
-// …@vX.Y.Z` stamps nothing but records the module version, which
-// releaseVersion then takes.
+// --version. A release build (built without VCS stamping) stamps it, and
+// revision and revisionTime, with -ldflags -X (.goreleaser.yaml); `go install
+// …@vX.Y.Z` stamps nothing but records the module version (releaseVersion).
 // defaultVersion is version as the source sets it, before any stamping.
 const defaultVersion = "0.3.0"
 
@@ -22,17 +20,14 @@ var (
 )
 
 // releaseSemver is a module version that names a release: vX.Y.Z with an
-// optional pre-release, but not a pseudo-version (vX.Y.Z-0.yyyymmddhhmmss-
-// abcdef123456, what `go build` in a checkout or `go install …@commit`
-// records), which names no release.
+// optional pre-release, but not a pseudo-version.
 var (
 	releaseSemver = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 	pseudoVersion = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}$`)
 )
 
-// releaseVersion is the version a binary reports: the stamped one when the
-// release build set it (it differs from the source's default), else the
-// module version `go install …@vX.Y.Z` recorded, else the default.
+// releaseVersion is the stamped version, else the module version `go install
+// …@vX.Y.Z` recorded, else the default.
 func releaseVersion(def string, bi *debug.BuildInfo) string {
 	if bi == nil || def != defaultVersion {
 		return def

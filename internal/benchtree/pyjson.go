@@ -8,6 +8,7 @@ package benchtree
 
 import (
 	"bufio"
+	"bytes"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -100,20 +101,11 @@ func (p *pyWriter) float(f float64) {
 		return
 	}
 	p.num = strconv.AppendFloat(p.num[:0], f, 'f', -1, 64)
-	if !containsByte(p.num, '.') {
+	if bytes.IndexByte(p.num, '.') < 0 {
 		p.num = append(p.num, '.', '0')
 	}
 	k, _ := p.w.Write(p.num)
 	p.n += int64(k)
-}
-
-func containsByte(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *pyWriter) ints(v []int64, depth int) {

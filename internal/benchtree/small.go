@@ -7,14 +7,11 @@ import (
 	"path/filepath"
 )
 
-// WriteSmall writes a tree of t.Parts parts holding t.Cases small cases in
-// all under root, as `ci-report import junit` writes a pytest suite's
-// (docs/formats.md §4.7): part.json and setup.json of profile "unit" that
-// describe no case, and summary.json, compact, each case its name,
-// ok, duration and checks: none when it passed, one failure check with a
-// one-line detail for the one case in 50 that failed. It is the input of
-// the per-case memory bound (a report of many cases that each keep almost
-// nothing) and returns the bytes written.
+// WriteSmall writes a tree of t.Parts parts holding t.Cases small cases in all
+// under root, as `import junit` writes a pytest suite's (docs/formats.md §4.7):
+// no setup cases, a compact summary.json, one case in 50 failing with a
+// one-line detail. It is the input of the per-case memory bound and returns
+// the bytes written.
 func WriteSmall(root string, t Tree) (int64, error) {
 	var total int64
 	first := 0

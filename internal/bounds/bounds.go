@@ -1,9 +1,6 @@
 // Package bounds holds the limits on every value a user hands the tool as an
-// option: a flag, a positional argument, a field of the --config file, of
-// the known-issues file or of a plan (docs/design.md §3). A value over a
-// limit is refused before anything runs, and an error quotes at most
-// MaxQuoted characters of the value that broke it (Quote), so that a huge
-// value is neither kept nor printed.
+// option (docs/design.md §3): a value over a limit is refused before anything
+// runs, the error quoting at most MaxQuoted characters of it (Quote).
 package bounds
 
 import (
@@ -66,13 +63,11 @@ func Int(what string, n, lo, hi int) error {
 	return fmt.Errorf("%s: %d, want %d to %d", what, n, lo, hi)
 }
 
-// Check applies String and List to every string, slice and map reachable
-// from v (a decoded file), each named by its path in the file's own terms
-// (`titles["nightly"]`, `cases[3].servers[0].hf_id`), from its JSON field
-// names. A list may hold MaxList entries, or what its field's `bounds` tag
-// says (`bounds:"1000"`). Byte slices (raw JSON) are left to the file's
-// size cap. The first value over a limit, in field and sorted-key order, is
-// the error.
+// Check applies String and List to every string, slice and map reachable from
+// v (a decoded file), naming each by its JSON path (`cases[3].servers[0].hf_id`).
+// A list may hold MaxList entries, or its field's `bounds:"N"` tag; byte
+// slices are left to the file's cap. The first value over a limit, in field
+// and sorted-key order, is the error.
 func Check(v any) error { return walk("", reflect.ValueOf(v), MaxList) }
 
 func walk(path string, v reflect.Value, max int) error {

@@ -1,10 +1,7 @@
 // Package golden is the test suite's one golden-file helper: a test compares
-// what it produced with a file (or a whole tree of files) under testdata/,
-// and `go test ./<pkg> -update` rewrites them from what was produced (the
-// house rule: golden files change only through -update).
-//
-// It is imported by _test.go files only. Importing it defines the -update
-// flag in that test binary, so a package must not define its own.
+// what it produced with a file or tree under testdata/, and `go test ./<pkg>
+// -update` rewrites them (golden files change only so). Importing it (from
+// _test.go files only) defines the -update flag.
 package golden
 
 import (

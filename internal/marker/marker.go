@@ -1,25 +1,15 @@
 // Package marker is the one place where the hidden lines ci-report leaves in
-// GitHub text are written and read, and where the names inside them are
-// validated (docs/render.md §5, docs/publish.md §5, docs/formats.md §9):
-//
-//   - the results issue's marker, <!-- ci-report:results-issue -->;
-//   - a run's comment marker, <!-- ci-report:comment run=<id> attempt=<n>
-//     profile=<p> -->, with ` suite=<s>` before the ` -->` for a named suite
-//     (docs/render.md §13); the default suite's line is the one every
-//     existing issue holds, byte for byte;
-//   - the section markers <!-- gpu-ci:<name>:start --> and
-//     <!-- gpu-ci:<name>:end -->;
-//   - the digest line <!-- ci-report:digest <json> -->.
-//
-// Profile, suite, section and arm names share one rule, Name: they land in
-// HTML comments, titles, marker names and status contexts.
-//
-// It imports nothing of this module, so render, publish and the CLI all
-// build and parse markers through it.
+// GitHub text (the results issue's marker, a run's comment marker, the section
+// markers and the digest line) are written and read, and where the names
+// inside them are validated (docs/render.md §5, §13, docs/publish.md §5,
+// docs/formats.md §9). Profile, suite, section and arm names share one rule,
+// Name: they land in HTML comments, titles, marker names and status contexts.
+// It imports nothing of this module.
 package marker
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -85,12 +75,7 @@ func FindComment(body string) (Comment, bool) {
 // line ends and surrounding white space (a comment edited in the web editor
 // comes back with CRLF).
 func HasLine(text, line string) bool {
-	for _, l := range strings.Split(text, "\n") {
-		if strings.TrimSpace(l) == line {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(text, "\n"), func(l string) bool { return strings.TrimSpace(l) == line })
 }
 
 // SectionStart and SectionEnd are the splice markers of a section name.
@@ -106,9 +91,8 @@ func SectionBlock(name, section string) string {
 	return SectionStart(name) + "\n" + strings.TrimSpace(section) + "\n" + SectionEnd(name)
 }
 
-// sectionRE finds section markers, tolerating the spacing a hand edit may
-// leave inside the comment, and any name a hand edit or an older tool may
-// have written, so that such a marker is seen and kept.
+// sectionRE finds section markers, tolerating the spacing and any name a hand
+// edit or an older tool may have left, so that such a marker is seen and kept.
 var sectionRE = regexp.MustCompile(`<!--[ \t]*gpu-ci:([A-Za-z0-9_.-]+):(start|end)[ \t]*-->`)
 
 // SectionMark is one section marker found in a text.

@@ -2,14 +2,11 @@ package mdtest
 
 import "strings"
 
-// BoxTables reads back the boxed tables of ci-report's terminal text
-// (render --format text, docs/render.md §8): a table starts at a line
-// beginning with ┌ and ends at one beginning with └; ╞ rules off its header,
-// ├ rules off the body rows when a row takes several lines; a row's lines
-// are split at │. A wrapped cell's pieces are joined with nothing between
-// them (a cell is wrapped at spaces or inside a word), so compare texts
-// with their spaces removed (NoSpace). Without ├ rules each body line is a
-// row. Code is empty: the text view has no code spans.
+// BoxTables reads back the boxed tables of the terminal text (docs/render.md
+// §8): ┌ to └, ╞ after the header, ├ between rows that take several lines
+// (without it each body line is a row), cells split at │. A wrapped cell's
+// pieces are joined with nothing between, so compare texts with NoSpace.
+// Code is empty: the text view has no code spans.
 func BoxTables(s string) []Table {
 	var tables []Table
 	var t *Table

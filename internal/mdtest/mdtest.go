@@ -18,12 +18,9 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// Cell is one table cell (or another block's text, see Paragraphs): its
-// text as a reader sees it (Markdown escapes and emphasis undone, links as
-// their text, code spans as their code), the texts of its code spans and
-// the destinations of its links. Lines are its text cut at its line
-// breaks (a paragraph's lines, which GitHub shows as lines): one line for a
-// table cell.
+// Cell is one table cell (or another block's text): its text as a reader sees
+// it (escapes and emphasis undone, links and code spans as their text), its
+// code spans and link destinations; Lines are its text cut at line breaks.
 type Cell struct {
 	Text  string
 	Code  []string
@@ -115,9 +112,8 @@ func Paragraphs(src []byte) []Cell {
 	return blocks(src, func(n ast.Node) bool { _, ok := n.(*ast.Paragraph); return ok })
 }
 
-// Items are src's list items, in document order (a nested list's items
-// after their parent, whose text includes theirs), each read as a table
-// cell.
+// Items are src's list items, in document order (a nested list's items after
+// their parent, whose text includes theirs), each read as a table cell.
 func Items(src []byte) []Cell {
 	var out []Cell
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
@@ -183,8 +179,7 @@ func Headed(src []byte, header ...string) (Table, bool) {
 }
 
 // ListAfter is the items' texts of the list that directly follows the
-// top-level paragraph whose text is intro (`Suite counts:`); nil when there
-// is none.
+// top-level paragraph whose text is intro; nil when there is none.
 func ListAfter(src []byte, intro string) []string {
 	list, ok := after(src, intro, func(n ast.Node) bool { _, ok := n.(*ast.List); return ok }).(*ast.List)
 	if !ok {
@@ -207,9 +202,8 @@ func TableAfter(src []byte, intro string) (Table, bool) {
 	return readTable(t, src), true
 }
 
-// after is the block of the kind want that directly follows the first
-// top-level paragraph whose text is intro and that such a block follows
-// (nil: none).
+// after is the block of kind want directly following the first top-level
+// paragraph whose text is intro and that such a block follows (nil: none).
 func after(src []byte, intro string, want func(ast.Node) bool) ast.Node {
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	for n := tree.FirstChild(); n != nil && n.NextSibling() != nil; n = n.NextSibling() {
@@ -305,9 +299,8 @@ func WithColumn(src []byte, name string) (Table, bool) {
 }
 
 // Blocks are src's lines of text as a reader sees them, in document order:
-// its headings, paragraphs and the text of its list items (each item's own
-// text, its nested list's items after it), inside a <details> block too;
-// not table cells, code blocks or raw HTML. Each is read as a table cell.
+// headings, paragraphs and list items' own text, inside <details> too; not
+// table cells, code blocks or raw HTML. Each is read as a table cell.
 func Blocks(src []byte) []Cell {
 	return blocks(src, func(n ast.Node) bool {
 		switch n.(type) {
@@ -345,9 +338,8 @@ func HasRun(src []byte, lines ...string) bool {
 	return false
 }
 
-// Under is the Markdown under the heading whose text is heading: from the
-// line after it to the next heading of its level or a higher one, or the
-// end (nil: no such heading).
+// Under is the Markdown under the heading whose text is heading, up to the
+// next heading of its level or higher (nil: no such heading).
 func Under(src []byte, heading string) []byte {
 	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var start, level int

@@ -1,15 +1,9 @@
-// Package safefile is the one way ci-report opens a file it reads and
-// writes a file it makes. It runs as root in CI containers, on paths that
-// come from flags, config keys and artifact trees, so:
-//
-//   - a file it reads is opened without blocking and checked to be a regular
-//     file before a byte is read (a FIFO blocked the open forever, /dev/zero
-//     grew memory without end), and read up to a cap that depends on what the
-//     file is (Kind), the cap named in the refusal;
-//   - a file it writes replaces only a regular file or a new path (Write):
-//     a rename over /dev/null made it an ordinary file for every later step
-//     of the job; and an existing file keeps its owner, mode and links (a
-//     rename once made another user's 0600 file a root-owned 0644 one).
+// Package safefile is the one way ci-report opens a file it reads and writes
+// a file it makes. It runs as root in CI containers, on paths from flags,
+// config keys and artifact trees, so a file it reads is opened without
+// blocking and checked to be a regular file before a byte is read (a FIFO
+// blocked the open forever, /dev/zero grew memory without end), up to a cap
+// by its Kind; and a file it writes keeps what it is (WriteFunc).
 package safefile
 
 import (
@@ -23,12 +17,10 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// A file is opened with O_NONBLOCK, which makes open(2) return at once
-// whatever the file is and changes nothing for a regular file, and then the
-// opened handle is checked with fstat(2): the check is of the file that will
-// be read, with no window in which another can be swapped in. The files of a
-// part (and of perf/) are opened through an os.Root of their directory
-// (OpenIn), which refuses a symbolic link that leaves it.
+// A file is opened with O_NONBLOCK (open(2) returns at once, whatever the
+// file is) and the opened handle checked with fstat(2), so no other file can
+// be swapped in between. A part's files go through an os.Root of their
+// directory (OpenIn), which refuses a symbolic link that leaves it.
 
 // ErrNotRegular is the refusal of anything but a regular file.
 var ErrNotRegular = errors.New("not a regular file")
@@ -153,10 +145,7 @@ func Read(path string, k Kind) ([]byte, error) {
 }
 
 // ReadAll reads r (the file at path, or "stdin") to its end, refusing more
-// than k's cap. A regular file is read into a buffer of its size (and the
-// byte that tells the end), one allocation instead of a buffer doubled
-// from 512 bytes and cleared at each step; one that grows meanwhile is
-// still read whole.
+// than k's cap; a regular file is read into one buffer of its size.
 func ReadAll(r io.Reader, path string, k Kind) ([]byte, error) {
 	var data []byte
 	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {

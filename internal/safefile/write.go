@@ -36,32 +36,21 @@ func Write(path string, data []byte) error {
 }
 
 // WriteFunc writes what write streams to path, the one writer of every file
-// ci-report makes (--out, --comment, --section, --html, --save-history,
-// the files of a part):
+// ci-report makes. What write streams goes to a temporary file in the same
+// directory first, so an error of write leaves the old file as it was; then:
 //
-//   - a new path is written atomically, through a temporary file in the
-//     same directory and a rename, so that a reader (or a run killed
-//     mid-write) only ever sees no file or the whole one; it is made 0644
-//     (artifacts are read by other users: upload steps);
-//   - an existing regular file keeps its owner, group and permission bits
-//     and its other names (hard links): it is replaced the same atomic way
-//     by a temporary file given its owner and mode, where that can be done
-//     (a single link, and the owner ours or ours to give: root), else the
-//     content is copied into the file itself, in place. Either way what
-//     write streams goes to the temporary file first, so an error of write
-//     (an interrupt) leaves the old file as it was; the copy in place is
-//     not atomic against a crash or a full disk halfway, the price of not
-//     turning another user's 0600 file into a root-owned 0644 one or
-//     breaking a link. A file that cannot be written in place (not ours,
-//     not writable by us) is refused, saying so;
-//   - a symbolic link is followed: to a regular file, that file is written
-//     as above (the link stays); to a character device or a named pipe, it
-//     is written through;
-//   - a character device (/dev/null, /dev/stdout on a terminal) or a named
-//     pipe that has a reader is written through, never replaced: a rename
-//     over /dev/null made it an ordinary file for every later step;
-//   - anything else (a directory, a block device, a socket, a link to
-//     nothing, a pipe without a reader) is refused, saying what it is.
+//   - a new path gets it by rename (a reader sees no file or the whole one),
+//     mode 0644 (artifacts are read by other users: upload steps);
+//   - an existing regular file keeps its owner, group, mode and hard links:
+//     it is replaced by rename when the temporary file can be given its owner
+//     and mode and it has one link, else the content is copied in place (not
+//     atomic against a crash, the price of not turning another user's 0600
+//     file into a root-owned 0644 one); a file we cannot write is refused;
+//   - a symbolic link is followed (the link stays);
+//   - a character device (/dev/null) or a named pipe with a reader is written
+//     through, never replaced (a rename over /dev/null made it an ordinary
+//     file for every later step);
+//   - anything else is refused, saying what it is.
 func WriteFunc(path string, write func(io.Writer) error) error {
 	target, fi, err := resolve(path)
 	if err != nil {

@@ -10,20 +10,16 @@ import (
 // its text Inert first, so a newline or a control never reaches a document.
 
 // zwj is the zero-width joiner that Plain puts into run text wherever GitHub
-// would otherwise make a mention (@name), a cross-reference (#12, GH-12,
-// owner/repo#12) or a link (https://…, www.…) of it: every weekly run would
-// notify that person or put "mentioned this issue" on that issue. The joiner
-// is invisible, so the text reads as written, and it stays in the text GitHub
-// scans for references (after the Markdown is rendered), between the # and
-// the digits. An HTML entity such as &#35; would not do: it is decoded back to
-// # before the references are looked for.
+// would make a mention (@name), a cross-reference (#12, GH-12, owner/repo#12)
+// or a link of it: every weekly run would notify that person or mention that
+// issue. It is invisible and survives into the rendered text GitHub scans for
+// references, which an entity such as &#35; would not (it is decoded first).
 const zwj = "\u200d"
 
-// Plain escapes s for Markdown running text: punctuation that would change the
-// rendering is backslash-escaped, raw HTML never becomes markup, mentions,
-// issue references and autolinks are broken (see zwj), and line breaks
-// become spaces. The links ci-report makes (run, artifact, commit, changes,
-// model) are built around Plain, never through it.
+// Plain escapes s for Markdown running text: punctuation that would change
+// the rendering is backslash-escaped, raw HTML never becomes markup, mentions,
+// references and autolinks are broken (zwj), line breaks become spaces. The
+// links ci-report makes are built around Plain, never through it.
 func Plain(s string) string {
 	s = Inert(s)
 	var b strings.Builder
@@ -166,10 +162,8 @@ func isDigits(s string) bool {
 	return true
 }
 
-// CodeBlock renders lines as a fenced code block with the info string info:
-// each line made Inert (one line each, no control), and a fence longer than
-// any backtick run inside, at least three, so that no line can close it.
-// Cut the lines before.
+// CodeBlock renders lines (cut before) as a fenced code block with the info
+// string info: each line Inert, the fence longer than any backtick run inside.
 func CodeBlock(info string, lines []string) string {
 	longest := 0
 	inert := make([]string, len(lines))

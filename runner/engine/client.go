@@ -101,11 +101,9 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	return res
 }
 
-// ResetPrefixCache asks the server to empty its prefix cache (the
-// dialect's ResetPath: vLLM POST /reset_prefix_cache, SGLang POST
-// /flush_cache) and returns nil when it
-// answered 200. That proves nothing: vLLM answers 200 without checking that
-// anything was reset (vllm/entrypoints/serve/cache/api_router.py@09cb327f1183),
+// ResetPrefixCache asks the server to empty its prefix cache (the dialect's
+// ResetPath) and returns nil on 200, which proves nothing: vLLM answers 200
+// without checking (vllm/entrypoints/serve/cache/api_router.py@09cb327f1183),
 // so callers judge a reset by its effect on cached tokens.
 func (c *Client) ResetPrefixCache(ctx context.Context) error {
 	timeout := c.ResetTimeout

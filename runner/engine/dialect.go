@@ -9,10 +9,8 @@ import (
 )
 
 // Dialect is an engine's HTTP API as the client speaks it (docs/runner.md
-// §3.4): where a generation request goes and what it sends, how its answer
-// is read, and where the prefix cache is reset. An engine's row of the
-// runner's engine table names its dialect; the client never compares
-// engine names.
+// §3.4); an engine's row of the runner's engine table names it, so the
+// client never compares engine names.
 type Dialect struct {
 	// GeneratePath is the path a generation request is POSTed to.
 	GeneratePath string

@@ -13,10 +13,8 @@ import (
 // (finishExcerpt, docs/formats.md §4.9).
 const excerptBefore = 5
 
-// lineRing holds the last lines a scan passed (their offsets and first keep
-// bytes, 0 for all, in buffers it reuses) until they are cut into excerpt
-// lines: the excerptBefore lines before an excerpt's first, and the last
-// collect.ExcerptMaxLines of a log in which nothing matched. Its zero value
+// lineRing holds the last lines a scan passed (offsets and first keep bytes,
+// in reused buffers) until they are cut into excerpt lines; its zero value
 // holds nothing and takes no line.
 type lineRing struct {
 	off  []int64
@@ -96,11 +94,9 @@ func (s *logScanner) excerpt(start int64, line []byte, name string) {
 	}
 }
 
-// finishExcerpt ends the excerpt when the log went on past its
-// collect.ExcerptMaxLines lines: the first ones up to the signature and
-// after it stay, and the log's last collect.ExcerptTailLines lines (where
-// the server stopped or died) become its tail, with the lines between them
-// counted (docs/formats.md §4.9).
+// finishExcerpt ends an excerpt whose log went on past its
+// collect.ExcerptMaxLines lines: the log's last ExcerptTailLines lines become
+// its tail, the lines between counted (docs/formats.md §4.9).
 func (s *logScanner) finishExcerpt() {
 	if !s.HasExcerpt || s.past == 0 {
 		return

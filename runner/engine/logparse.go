@@ -46,36 +46,29 @@ var (
 	// HybridAttentionMambaModelConfig.verify_and_update_config (newer
 	// builds log the same text from interface.py).
 	reBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens to ensure that attention page size is >= mamba page size`)
-	// kvcached's own line when its HybridBlockSizeAlignPatch (wrapping
-	// vLLM's Platform._align_hybrid_block_size) grows the block vLLM chose
-	// so that the KV unit tiles kvcached's page: `Setting attention block
-	// size to 1024 tokens (was 784) so the KV unit (4194304 bytes) tiles the
-	// 4194304-byte kvcached page`. The pattern is kvcached's own harness's,
-	// tests/e2e/run.py@28183ff482dc parse_log (block_size: the new size and
-	// the one vLLM chose), which then starts the native server with
-	// `--block-size` the new size; the line as kvcached logs it is the
-	// fixture of its tests/test_ci_report.py@28183ff482dc.
+	// kvcached's own line when its HybridBlockSizeAlignPatch grows the block
+	// vLLM chose so the KV unit tiles kvcached's page (`Setting attention
+	// block size to 1024 tokens (was 784) so the KV unit ...`): the pattern
+	// of kvcached's harness, tests/e2e/run.py@28183ff482dc parse_log, its
+	// fixture tests/test_ci_report.py@28183ff482dc.
 	reKvBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens \(was (\d+)\) so the KV unit`)
 )
 
 var kvcachedTag = []byte("[kvcached]")
 
 const (
-	// headKeep is how much of each line the line patterns (the structured
-	// ones, the failure signatures, an excerpt's lines) see; the lines they
-	// look for are short, and a multi-megabyte line must not be held whole.
+	// headKeep is how much of each line the line patterns see: the lines
+	// they look for are short, and a huge line must not be held whole.
 	headKeep = 64 << 10
 	// readBuf is the reader's buffer: a longer line comes in fragments.
 	readBuf = 64 << 10
-	// overlap is carried between fragments of a long line so a signature or
-	// `[kvcached]` split across fragments is still found; longer than any of them.
+	// overlap is carried between fragments of a long line so a signature
+	// split across them is still found; longer than any of them.
 	overlap = 64
 )
 
-// ParseLogFile parses the serve.log at path into a LogInfo: error
-// signatures that start before stopOffset (a byte offset; negative means
-// the whole log) are `errors`; `errors_after_stop` has those found
-// anywhere. Quoted text is valid UTF-8.
+// ParseLogFile parses the serve.log at path into a LogInfo for a stop signal
+// at stopOffset (see LogScan.Info).
 func ParseLogFile(path string, stopOffset int64) (collect.LogInfo, error) {
 	sc, err := ScanLogFile(nil, path, 0)
 	return sc.Info(stopOffset), err
@@ -86,11 +79,9 @@ func EmptyLogInfo() collect.LogInfo {
 	return collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{}, ErrorsAfterStop: []string{}}
 }
 
-// LogScan is what one read of a serve.log finds (docs/runner.md §5.10): what
-// the shutdown checks need (LogInfo, through Info) and what a failed case's
-// class and excerpt need (its failure signature of highest precedence, the
-// lines around its first signature). Reading the log once serves all three:
-// a log can be hundreds of MiB.
+// LogScan is what one read of a serve.log finds (docs/runner.md §5.10): the
+// shutdown checks' LogInfo and a failed case's class and excerpt; one read
+// serves all three, since a log can be hundreds of MiB.
 type LogScan struct {
 	info collect.LogInfo // without errors: Info adds them for its stop offset
 	// errAt is the byte offset of the first match of each ErrorSignatures
@@ -100,9 +91,8 @@ type LogScan struct {
 	// the first line it matched; Found says whether any line matched one.
 	Match SignatureMatch
 	Found bool
-	// Excerpt is cut around the first line that a failure or error
-	// signature matches (docs/formats.md §4.9), without its file and not yet
-	// redacted; HasExcerpt says whether a line matched.
+	// Excerpt is cut around the first line a signature matches
+	// (docs/formats.md §4.9), without its file and not yet redacted.
 	Excerpt    collect.Excerpt
 	HasExcerpt bool
 	// tail holds the log's last lines while no line matched, for Tail.
@@ -113,9 +103,8 @@ type LogScan struct {
 	KvcachedBlockSize, KvcachedBlockSizeWas int
 }
 
-// Tail is the log's last lines (collect.ExcerptMaxLines at most, from
-// collect.ExcerptEnd) when no line matched a signature (HasExcerpt false); ok is
-// false when the log had no line or one matched.
+// Tail is the log's last lines (collect.ExcerptMaxLines at most) when no line
+// matched a signature; ok is false when the log had no line or one matched.
 func (s *LogScan) Tail() (collect.Excerpt, bool) {
 	if s.HasExcerpt || s.tail.n == 0 {
 		return collect.Excerpt{}, false
@@ -173,13 +162,11 @@ func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from
 
 func emptyScan() LogScan { return newLogScanner(0).LogScan }
 
-// ScanLog reads r, a server log from the byte offset base on, of any line
-// length and any bytes, once, in bounded memory: a line is seen in
-// fragments of the reader's buffer, error signatures and `[kvcached]` in
-// every fragment, the line patterns in each line's first headKeep bytes,
-// and the excerpt keeps at most excerptBefore such lines before its first.
-// Quoted text is valid UTF-8. A read error ends the scan with what was
-// found so far, and is returned.
+// ScanLog reads r, a server log from the byte offset base on, once, in
+// bounded memory whatever its line lengths and bytes: signatures and
+// `[kvcached]` in every fragment of a line, the line patterns in its first
+// headKeep bytes. Quoted text is valid UTF-8. A read error ends the scan with
+// what was found so far, and is returned.
 func ScanLog(r io.Reader, base int64) (LogScan, error) {
 	s := newLogScanner(base)
 	err := readLines(r, base, s.fragment, s.line)
@@ -327,10 +314,9 @@ func (s *logScanner) failure(line string) string {
 }
 
 // readLines reads r, a log from the byte offset base on, in the reader's
-// buffer: fragment (when set) gets every piece of a line as it is read, with
-// its offset; line gets each line's offset and first headKeep bytes, line
-// end trimmed, and ends the reading by returning false. A last line without
-// a line end counts. The read error, if not io.EOF, is returned.
+// buffer: fragment (when set) gets every piece of a line with its offset;
+// line gets each line's offset and first headKeep bytes without the line end,
+// and stops the reading by returning false. A read error but io.EOF is returned.
 func readLines(r io.Reader, base int64, fragment func(off int64, b []byte), line func(start int64, head []byte) bool) error {
 	br := bufio.NewReaderSize(r, readBuf)
 	var head []byte

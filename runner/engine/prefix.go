@@ -12,19 +12,13 @@ import (
 	"time"
 )
 
-// A server behind an exec prefix (`docker exec -i NAME`) runs where the
-// runner's process group does not reach: signalling the local `docker exec`
-// stops the client, not the server inside the container, which would keep
-// its GPU memory after the job. So the server is started through the prefix
-// under prefixWrapper, a POSIX sh script that prints, as its first line, the
-// process group the server leads there (or only its pid), then execs the
-// server; Stop signals and watches that group by running the prefix again
-// (`sh -c 'kill -s INT -- -<pgid>'`). The prefix must therefore reach the
-// same process namespace on every call, as `docker exec` into one container
-// does. A process started by `docker exec` leads its own session already
-// (runc calls setsid), so the wrapper only execs; elsewhere it becomes one
-// with setsid(1) when it is not a group leader, and without setsid only its
-// pid is signalled.
+// A server behind an exec prefix (`docker exec -i NAME`) is out of reach of
+// the runner's process group (docs/runner.md §3.3.1), so it is started under
+// prefixWrapper, a POSIX sh script that prints the process group the server
+// leads inside the prefix (or only its pid) and execs it; Stop signals and
+// watches that group by running the prefix again, which must reach the same
+// process namespace on every call. A `docker exec` process leads its own
+// session already (runc calls setsid); elsewhere the wrapper uses setsid(1).
 
 // prefixMarker starts the wrapper's line: `ci-report-exec-prefix: pgid N`
 // (or `pid N`). The line stays in serve.log, where it says which group

@@ -25,9 +25,8 @@ func groupShare(b int64) int64 {
 	return b / pageBytes / 4 * pageBytes
 }
 
-// groupSegment is the segment of group 1, filled from the server's state,
-// keeping kvctl's fields of old (its limit comes from mergeKvctlLocked). It
-// carries no priority protocol: the server posts that in `<ipc>`.
+// groupSegment is the segment of group 1, filled from the server's state (its
+// limit from mergeKvctlLocked); the priority protocol is posted in `<ipc>`.
 func (s *simServer) groupSegment(old segmentFile) segmentFile {
 	seg := old
 	seg.IPC, seg.GPU, seg.PID, seg.PIDStart, seg.Engine = s.groupIPC(), s.gpus[0], s.pid, s.pidStart, s.cfg.Engine

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 )
 
@@ -59,10 +60,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func methodOK(w http.ResponseWriter, r *http.Request, methods ...string) bool {
-	for _, m := range methods {
-		if r.Method == m {
-			return true
-		}
+	if slices.Contains(methods, r.Method) {
+		return true
 	}
 	writeJSON(w, 405, map[string]string{"detail": "Method Not Allowed"})
 	return false

@@ -22,9 +22,8 @@ type cacheBlock struct {
 }
 
 // kvModel is one server's KV memory: tokens reserved by running requests
-// (live) and the prefix cache (idle blocks, LRU-evictable, plus blocks pinned
-// by running requests). It is pure bookkeeping, without I/O or clocks, so the
-// memory rules can be tested directly; the server adds time and the ledger.
+// (live) and the prefix cache (LRU-evictable idle blocks and pinned ones).
+// Pure bookkeeping, without I/O or clocks; the server adds time and the ledger.
 type kvModel struct {
 	elastic        bool  // kvcached: pages mapped on demand; else preallocated
 	blockTokens    int   // prefix-cache granularity
@@ -101,9 +100,8 @@ const (
 	blockedGPU                  // no free GPU memory to map pages: post a shortfall
 )
 
-// tryAdmit reserves r's KV if it fits: within the engine's capacity, the
-// kvctl limit and gpuFree (bytes of GPU memory not held by anyone). Idle
-// blocks of this server are evicted to make room first. It returns the result
+// tryAdmit reserves r's KV if it fits the engine's capacity, the kvctl limit
+// and gpuFree, evicting this server's idle blocks first; it returns the result
 // and, when blocked by the GPU, how many more bytes were needed.
 func (m *kvModel) tryAdmit(r *reservation, gpuFree int64) (admitResult, int64, error) {
 	// The reusable prefix: vLLM recomputes at least the prompt's last token.

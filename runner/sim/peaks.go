@@ -48,11 +48,8 @@ func (w *world) raiseGPUPeaks(gpus []int) error {
 	return writeJSONAtomic(filepath.Join(w.dir, gpuPeaks), doc)
 }
 
-// Peaks reads the high-water marks of a simulated world: what a sampler
-// polling the GPU and kvctl would miss when a peak comes and goes between
-// two of its readings (a burst shorter than the sampling period, or a
-// reading delayed on a loaded machine). Real NVML and kvctl show only the
-// present, so only a simulated run has them.
+// Peaks reads the high-water marks of a simulated world: what a sampler would
+// miss between two readings. Real NVML and kvctl show only the present.
 type Peaks struct {
 	dir string
 }
@@ -60,13 +57,11 @@ type Peaks struct {
 // NewPeaks returns the high-water marks of the world in dir.
 func NewPeaks(dir string) *Peaks { return &Peaks{dir: dir} }
 
-// ReadPeaks returns the most GPU gpu held (MiB, rounded up as the simulated
-// GPU's UsedMiB is) and the most used_bytes each segment of ipcs held since
-// the previous ReadPeaks (or since it appeared; summed over the server's
-// segments `<ipc>` and `<ipc>_g<N>`), and starts new marks from
-// what they hold now, all under the world lock: every moment of a GPU's or
-// a segment's use is in exactly one answer. A segment that is not in the
-// world is absent from the map.
+// ReadPeaks returns the most GPU gpu held (MiB, rounded up as UsedMiB) and the
+// most used_bytes each server of ipcs held over its segments since the
+// previous call, and starts new marks from now, all under the world lock, so
+// every moment of use is in exactly one answer. A server without a segment
+// is absent from the map.
 func (p *Peaks) ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error) {
 	w, err := openWorld(p.dir)
 	if err != nil {
@@ -94,9 +89,8 @@ func (p *Peaks) ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[st
 		if validIPC(ipc) != nil {
 			continue
 		}
-		// A server's mark is the sum of its segments' `<ipc>` and
-		// `<ipc>_g<N>`, as its usage is: their shares grow together
-		// (groupShare), so the sum of their peaks is the peak of the sum.
+		// A server's mark is the sum of its segments' marks, which grow
+		// together (groupShare), so it is the peak of the sum.
 		for _, name := range append([]string{ipc}, w.groupSegments(ipc)...) {
 			seg, err := w.readSegment(name)
 			if err != nil {

@@ -10,12 +10,10 @@ import (
 	"syscall"
 )
 
-// ignoreBrokenPipe makes a write to a closed stdout or stderr fail (EPIPE,
-// which the logs ignore) instead of killing the process with SIGPIPE, as Go
-// does for those two by default. A runner killed with SIGKILL closes the
-// pipe it read a server's log from; the orphaned server must live on long
-// enough to notice it lost its parent and remove its segment, shm entry
-// and socket dir, as kvcached's own exit handler would.
+// ignoreBrokenPipe makes a write to a closed stdout or stderr fail (EPIPE)
+// instead of killing the process: an orphaned server whose runner was
+// SIGKILLed must live to clean up its segment, shm entry and socket dir, as
+// kvcached's exit handler would.
 func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
 
 func flock(f *os.File) error {

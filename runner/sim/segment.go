@@ -10,10 +10,9 @@ import (
 	"unicode"
 )
 
-// segmentFile is segments/<ipc>.json: one kvcached server's entry in the
-// ledger (the analogue of its /dev/shm MemInfo segment). The server owns the
-// usage fields; kvctl writes limit_bytes and priority requests. Every
-// read-modify-write happens under the world lock.
+// segmentFile is segments/<ipc>.json, one kvcached server's ledger entry (its
+// /dev/shm MemInfo segment): the server owns the usage fields, kvctl writes
+// limit_bytes and priority; every read-modify-write is under the world lock.
 type segmentFile struct {
 	// kvctlEntry holds the fields kvctl prints (`kvctl list --json`).
 	kvctlEntry
@@ -29,15 +28,11 @@ type segmentFile struct {
 	PriorityRequestSeq int64 `json:"priority_request_seq"`
 	PriorityAckSeq     int64 `json:"priority_ack_seq"`
 	PriorityRejected   bool  `json:"priority_rejected"`
-	// PeakUsedBytes is the most used_bytes held since Peaks last read the
-	// segment (writeSegment keeps it, ReadPeaks restarts it), so that a
-	// sampler sees a peak that came and went between two of its readings.
+	// PeakUsedBytes is the most used_bytes since Peaks last read the segment.
 	PeakUsedBytes int64 `json:"peak_used_bytes"`
-	// ShortfallSeen and WatermarkSeen say that a `kvctl list --json` has
-	// printed the posted shortfall_bytes and watermark_bytes (markSeen):
-	// the server lowers neither before, however long the hold has run, so
-	// a sampler slowed by a loaded machine cannot miss them. Each is
-	// cleared while nothing is posted.
+	// ShortfallSeen and WatermarkSeen say that `kvctl list --json` printed
+	// the posted values (markSeen): the server lowers neither before, so a
+	// slow sampler cannot miss them. Each is cleared while nothing is posted.
 	ShortfallSeen bool `json:"shortfall_seen"`
 	WatermarkSeen bool `json:"watermark_seen"`
 }

@@ -10,13 +10,11 @@ import (
 // namespace kvcached hashes its IPC name in.
 var nsDNS = [16]byte{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
 
-// socketDirName is the name of the TP worker socket directory kvcached
-// makes in /tmp for the IPC name ipc: `kvcached-tp-<ipc>-<8 hex>`, where the
-// hex is `uuid.uuid5(uuid.NAMESPACE_DNS, ipc).hex[:8]`
+// socketDirName is the TP worker socket directory kvcached makes in /tmp for
+// ipc: `kvcached-tp-<ipc>-<uuid.uuid5(NAMESPACE_DNS, ipc).hex[:8]>`
 // (kvcached/tp_ipc_util.py@2513db15eee5 (v0.1.5) and @e8e640638ba7,
-// `_get_socket_dir_name`, l.16-27). A UUID's first 8 hex digits are the
-// first 4 bytes of SHA-1(namespace + name): the version and variant bits it
-// sets lie further on.
+// `_get_socket_dir_name`, l.16-27): the first 4 bytes of SHA-1(namespace +
+// name), before the version and variant bits.
 func socketDirName(ipc string) string {
 	h := sha1.New()
 	h.Write(nsDNS[:])

@@ -42,11 +42,10 @@ func promptSeed(ids []int) uint64 {
 // document, not the six short questions.
 const wrongTokensMinPrompt = 200
 
-// generate returns the greedy completion of prompt ids: a pure function of the
-// prompt, so every server (kvcached or native, vLLM or SGLang, alone or in a
-// batch) agrees. Without ignoreEOS the model stops at an EOS position fixed by
-// the prompt; the output never exceeds maxTokens. wrong makes the fault
-// wrong-tokens' divergence (from the fourth token on).
+// generate returns the greedy completion of prompt ids, a pure function of the
+// prompt so every server agrees; without ignoreEOS it stops at an EOS fixed
+// by the prompt, never past maxTokens. wrong makes the wrong-tokens fault's
+// divergence (from the fourth token on).
 func generate(ids []int, maxTokens int, ignoreEOS, wrong bool) (out []int, finishedByStop bool) {
 	if maxTokens < 0 {
 		maxTokens = 0

@@ -74,10 +74,9 @@ func server(engine, model, layout string) item {
 	return item{Kind: "server", S: srv{Engine: engine, Model: model, Layout: layout, TP: 1}}
 }
 
-// group is an engine/model group: its kvcached layouts, then native, with
-// the comparison checks on the kvcached cases (docs/runner.md §2.3, §5.3). On vLLM a
-// hybrid model's kvcached case logs an enlarged block size, so the native case
-// runs with it.
+// group is an engine/model group: its kvcached layouts, then native, the
+// kvcached cases carrying the comparison checks (docs/runner.md §2.3, §5.3);
+// on vLLM a hybrid model's native case runs with the kvcached block size.
 func group(engine, model string, tp int, layouts ...string) []item {
 	var out []item
 	hasNative := false

@@ -87,10 +87,9 @@ func compactJSON(v any) []byte {
 	return b
 }
 
-// pythonEscape rewrites every non-ASCII character as \uXXXX (surrogate pairs
-// above U+FFFF), as Python's json.dumps does with its default ensure_ascii: the
-// older harness wrote its files that way, and readers must decode both forms.
-// Non-ASCII bytes only occur inside JSON strings, so this is safe on a whole file.
+// pythonEscape rewrites every non-ASCII character as \uXXXX, as Python's
+// json.dumps does by default (the older harness's files); non-ASCII bytes
+// only occur inside JSON strings, so this is safe on a whole file.
 func pythonEscape(b []byte) []byte {
 	var out bytes.Buffer
 	for len(b) > 0 {

@@ -173,9 +173,8 @@ func phases(it item, short bool) obj {
 	return out
 }
 
-// caseLog is the case's log object (docs/formats.md §4.1). A co-location
-// case's setup is its entry of setup.json's kinds, or in a part of the
-// older harness (old) its entry of the format before kinds.
+// caseLog is the case's log object (docs/formats.md §4.1); a co-location
+// case's setup is its kinds entry, or its entry before kinds when old.
 func (it item) caseLog(runID string, old bool) obj {
 	setup := func(before func(string) obj) obj {
 		if old {
@@ -279,9 +278,7 @@ func (it item) prioritySetup(runID string) obj {
 }
 
 // kindEntry is the case's entry in its block of setup.json's kinds
-// (docs/formats.md §3.3): the pair's GPU, batch, layers and ballast where
-// it has them, and each server's case setup under its role, on the base
-// port (one server) or the ports after it.
+// (docs/formats.md §3.3), as the runner writes it.
 func (it item) kindEntry(runID string) obj {
 	o := obj{{"name", it.name()}}
 	if it.GPU != "" {

@@ -1,18 +1,12 @@
 // Command gen writes the artifact trees under testdata/trees that the tests of
-// several packages read (docs/formats.md), deterministically: the same
-// program writes the same bytes on every machine. Run it from the repository
-// root after changing it, and commit the trees with it:
+// several packages read (docs/formats.md), deterministically, replacing each
+// tree it writes. Run it from the repository root after changing it, and
+// commit the trees with it:
 //
 //	go run ./testdata/gen
 //
-// With -kvcached DIR it writes instead one large tree in the format of
-// kvcached's own harness (json.dumps indent=1, package internal/benchtree),
-// for measuring merge and render from outside:
-//
-//	go run ./testdata/gen -kvcached /tmp/kv3k -cases 3000
-//
-// It replaces each tree it writes (and only those), so a file removed from a
-// scenario disappears from its tree.
+// With -kvcached DIR -cases N it writes instead one large tree in kvcached's
+// own format (package internal/benchtree), for measuring merge and render.
 package main
 
 import (

@@ -77,12 +77,9 @@ func (p partDef) json(v any) []byte {
 	return b
 }
 
-// setup is setup.json (docs/formats.md §3) of the part's plan as the
-// runner writes it: the server cases in `cases`, every other kind a block
-// of `kinds` (§3.3) in the order of the runner's kind table (elastic,
-// limit, priority), each with its entries in plan order. A part of the
-// older harness (modeLegacy) or one marked OldSetup has the format before
-// `kinds` (§3.4), so that the reading of that format stays under test.
+// setup is setup.json (docs/formats.md §3) of the part's plan as the runner
+// writes it, or in the format before `kinds` (§3.4) for a modeLegacy or
+// OldSetup part, so that reading that format stays under test.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
 	seenE, seenM := map[string]bool{}, map[string]bool{}

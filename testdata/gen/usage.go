@@ -1,13 +1,10 @@
 package main
 
-// weeklyPriorityUsage is the usage timeline of the weekly-priority
-// scenario's failed priority pair, in the layout the runner writes
-// (docs/formats.md §4.4): phase marks, gpu_free, and the ledger's shortfall
-// and watermark per server, so the chart of a priority case (docs/render.md
-// §3.9) has every series: L fills to 8210 MiB, H bursts from 16 s, posts a
-// 3900 MiB shortfall that L's watermark follows, and L keeps 7340 MiB
-// (l_released_for_h fails). Written as the file's bytes so the numbers
-// read as the chart shows them.
+// weeklyPriorityUsage is the usage timeline of the weekly-priority scenario's
+// failed priority pair (docs/formats.md §4.4), with every series the chart
+// draws (docs/render.md §3.9): L fills to 8210 MiB, H bursts from 16 s and
+// posts a 3900 MiB shortfall that L's watermark follows, and L keeps 7340 MiB.
+// Written as the file's bytes so the numbers read as the chart shows them.
 const weeklyPriorityUsage = `[
 {"t":1764331380,"phase":"l_calibrate + h_calibrate"},
 {"t":1764331380.5,"gpu":1600,"gpu_free":14784,"priority-vllm-qwen05b-kv_c1":0,"priority-vllm-qwen35_4b-kv_c1":0,"shortfall":{"priority-vllm-qwen05b-kv_c1":0,"priority-vllm-qwen35_4b-kv_c1":0},"watermark":{"priority-vllm-qwen05b-kv_c1":0,"priority-vllm-qwen35_4b-kv_c1":0}},

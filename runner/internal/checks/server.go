@@ -1,9 +1,8 @@
 // Package checks holds the runner's checks as pure functions of recorded
-// observations (request results, log facts, stop results, directory
-// listings, memory and ledger samples), separate from the code that drives
-// servers, so each is unit-tested with a passing and a failing input
-// (docs/runner.md §5). Every failed check's detail states the measured value
-// against its bar in one line (docs/formats.md §4.2).
+// observations, apart from the code that drives servers, so each is
+// unit-tested with a passing and a failing input (docs/runner.md §5). A failed
+// check's detail states the measured value against its bar in one line
+// (docs/formats.md §4.2).
 package checks
 
 import (
@@ -38,9 +37,8 @@ func Ready(name, problem string) collect.Check {
 }
 
 // ResetObservation is what verifying a prefix-cache reset saw: the cached
-// tokens of one prompt sent right before and again right after the reset
-// (nil: the answer reported none), why a probe request failed, and the reset
-// call's own answer.
+// tokens of one prompt sent right before and after the reset (nil: none
+// reported), why a probe failed, and the reset call's own answer.
 type ResetObservation struct {
 	Before, After *int
 	ProbeErr      string
@@ -139,10 +137,8 @@ func CleanExit(prefix string, s Stop) collect.Check {
 	if s.TimeoutS <= 0 {
 		return pass(name, fmt.Sprintf("exited %.1f s after %s", s.ElapsedS, s.Signal))
 	}
-	// The time it took against the stop timeout: a server that needs
-	// most of it is a close call before it is a SIGKILL.
-	// The timeout is written as the bar records it (to 0.1 s), so a scaled
-	// 4.5 s timeout does not read as 4 s next to its bar.
+	// The time taken against the stop timeout, written as the bar
+	// records it (to 0.1 s): a close call before it is a SIGKILL.
 	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %s s)", s.ElapsedS, s.Signal,
 		strconv.FormatFloat(math.Round(s.TimeoutS*10)/10, 'f', -1, 64))).
 		WithBar(s.ElapsedS, s.TimeoutS, "s", collect.MustUnder)
@@ -172,9 +168,8 @@ func signaturesText(sigs []string) string {
 }
 
 // KvcachedActive is `kvcached_active`: every required patch was logged and a
-// capacity line was found. capacityOptional: the kvcached under test logs no
-// capacity line (vLLM before kvcached #448, docs/runner.md §2.6), so none is
-// required.
+// capacity line found, unless capacityOptional (a kvcached that logs none,
+// docs/runner.md §2.6).
 func KvcachedActive(prefix string, info collect.LogInfo, required []string, capacityOptional bool) collect.Check {
 	name := prefix + "kvcached_active"
 	var missing []string
@@ -274,10 +269,8 @@ type Shutdown struct {
 	Tmp       Listing
 }
 
-// ShutdownChecks are the shutdown checks of one server, in order:
-// clean_exit_on_signal, no_error_signatures, then kvcached_active,
-// shm_removed, socket_dirs_removed for kvcached servers or kvcached_inactive
-// for native ones. prefix is "" for a server case and "<server>_" in pairs.
+// ShutdownChecks are the shutdown checks of one server, in the order of
+// docs/runner.md §5.2; prefix is "" for a server case and "<server>_" in pairs.
 func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 	out := []collect.Check{CleanExit(prefix, o.Stop)}
 	if o.LogErr != "" {
@@ -437,14 +430,11 @@ type CaseBlockSize struct {
 	Size int
 }
 
-// NativeBlockSizeMatched is `native_block_size_matched` of a native case:
-// its server logged the same attention block size as each kvcached server
-// of its group (kvcached, the ready ones, in case order). vLLM sets a hybrid
-// model's block size itself, with or without kvcached (vLLM's
-// `Setting attention block size to N tokens to ensure that attention page
-// size is >= mamba page size.`), so a difference means kvcached changed it.
-// ok is false, and there is no check, when no server of the group logged a
-// size, or nothing is compared because neither side logged one.
+// NativeBlockSizeMatched is `native_block_size_matched` of a native case: its
+// server logged the same attention block size as each ready kvcached server
+// of its group. vLLM sets a hybrid model's block size itself, kvcached or not
+// (`Setting attention block size to N tokens ...`), so a difference means
+// kvcached changed it. ok is false (no check) when nothing is compared.
 func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSize) (collect.Check, bool) {
 	const name = "native_block_size_matched"
 	logged := native > 0
@@ -500,9 +490,8 @@ func InstallKvcached(problem, note string) collect.Check {
 }
 
 // ExpectationsMatched is `expectations_matched` of an `<engine>-setup` case:
-// the probed versions picked an expectation set (set non-empty). The detail
-// is `<set>: <why>`, or why none matched: the versions found and the ranges
-// that exist (cut to 500 code points: it lists every set).
+// set is the picked expectation set; the detail is `<set>: <why>`, or the
+// versions found and the ranges that exist (cut to 500 code points).
 func ExpectationsMatched(set, why string) collect.Check {
 	const name = "expectations_matched"
 	if set == "" {

@@ -1,18 +1,10 @@
 // Package ledger is the runner's only reader and writer of the kvcached
-// ledger: it runs `kvctl list --json`, `kvctl limit <ipc> <bytes>` and
-// `kvctl priority <ipc> <p>` (behind an optional exec prefix such as
-// `docker exec -i NAME`) and condenses a listing into the LedgerSample of
-// docs/formats.md §4.3.
-//
-// kvctl prints one JSON object per kvcached segment:
-//
-//	[{"ipc": "e2e_1007_vllm_qwen05b_kv_c1", "gpu": 0, "limit_bytes": ..., "used_bytes": ...,
-//	  "priority": 0, "charged_bytes": ..., "shortfall_bytes": ..., "watermark_bytes": ...}, ...]
-//
-// `gpu` absent means GPU 0, a missing numeric field counts as 0, and segments
-// that belong to no server of the case (other runs, other tenants) are ignored.
-// A server owns its segment `<ipc>` and, for a hybrid model's further KV pool
-// groups, `<ipc>_g<N>` (OwnerOf); its usage is the sum over them (Server).
+// ledger (docs/runner.md §4.2): it runs kvctl list, limit and priority behind
+// an optional exec prefix, and condenses a listing (one JSON object per
+// segment: ipc, gpu, limit_bytes, used_bytes, ...; `gpu` absent is GPU 0, a
+// missing number 0) into the LedgerSample of docs/formats.md §4.3. A server
+// owns its segment `<ipc>` and its pool groups `<ipc>_g<N>` (OwnerOf); other
+// segments are ignored.
 package ledger
 
 import (
@@ -31,11 +23,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// DefaultTimeout is the limit of one kvctl call (docs/runner.md §4.2). Every
-// real call starts a Python that imports torch before it does anything
-// (kvcached/__init__.py@e8e6406 l.13-15, imported by kvcached/cli/kvctl.py):
-// seconds per call, more when the import is cold or calls overlap, so the
-// limit is about ten times a typical call rather than a few seconds.
+// DefaultTimeout is the limit of one kvctl call, about ten times a typical
+// one: a real call imports torch first (docs/runner.md §4.2).
 const DefaultTimeout = 30 * time.Second
 
 // Known ledger fields, in the order they are written in samples.
@@ -71,10 +60,8 @@ type Client struct {
 }
 
 // Latencies collects the durations of kvctl calls for a case log's
-// kvctl_latency_s (docs/formats.md §4.1). A call that ran to its end or to its
-// timeout counts (a timed-out one with the timeout, a lower bound); one cut
-// short by its caller (the end of sampling, an interrupt) does not, since
-// how long it would have taken is unknown. Safe for concurrent use.
+// kvctl_latency_s (docs/formats.md §4.1): a call that ran to its end or its
+// timeout counts, one its caller cut short does not. Safe for concurrent use.
 type Latencies struct {
 	mu sync.Mutex
 	s  []float64
@@ -118,14 +105,11 @@ func (c *Client) List(ctx context.Context) ([]Entry, error) {
 // call returned.
 type Listing struct {
 	Entries []Entry
-	// Age is how long before the call returned kvctl began to print the
-	// listing (its first byte of output), so the moment the ledger was read
-	// is the return minus Age. kvctl reads the segments after its imports
-	// and prints them at once (cmd_list, kvcached/cli/kvctl.py@e8e6406
-	// l.215-229; to a pipe Python's output is flushed at exit at the latest,
-	// before the interpreter's teardown): the import's seconds are before
-	// the reading, only the teardown and the exec prefix's relay after it.
-	// 0 when the exec function cannot tell (Client.Exec set).
+	// Age is how long before the call returned kvctl began to print (its
+	// first byte), so the ledger was read at the return minus Age: kvctl
+	// prints the segments at once after its imports (cmd_list,
+	// kvcached/cli/kvctl.py@e8e6406 l.215-229), leaving only the
+	// teardown and the prefix's relay after. 0 when Client.Exec is set.
 	Age time.Duration
 }
 
@@ -207,10 +191,8 @@ func (c *Client) run(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // call runs one kvctl command under the client's timeout and returns its
-// output and how long before the return its first byte came (0 when the
-// exec function cannot tell). The deadline or the caller's cancellation
-// kills kvctl's whole process group (ExecCommand), so a hung kvctl is never
-// waited on past Timeout, nor past an interrupt.
+// output and how long before the return its first byte came. The deadline or
+// the caller's cancellation kills kvctl's whole process group.
 func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duration, error) {
 	if len(c.Argv) == 0 {
 		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
@@ -219,9 +201,8 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// start before the timeout's clock: a call cut by its timeout then
-	// counts at least the whole timeout (it counted a few µs less, and
-	// TestHungKvctlIsKilled saw 0.2955 s for a 300 ms timeout).
+	// start before the timeout's clock, so a call cut by its timeout counts
+	// at least the whole timeout.
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

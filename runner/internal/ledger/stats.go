@@ -11,12 +11,10 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Stats condenses a listing into a LedgerSample taken at t: per segment of
-// ours its fields, and per GPU the sums of those segments' fields
-// (docs/formats.md §4.3). A segment is ours when it belongs to one of ipcs (see
-// OwnerOf): the segments are listed server by server in the order of ipcs,
-// each server's own `<ipc>` first, then its `<ipc>_g<N>` by N. Every known
-// field is present (0 when missing); other segments are foreign and ignored.
+// Stats condenses a listing into a LedgerSample taken at t (docs/formats.md
+// §4.3): the fields of our segments (OwnerOf), server by server in the order
+// of ipcs, each `<ipc>` before its `<ipc>_g<N>` by N, and their sums per GPU.
+// Every known field is present (0 when missing); foreign segments are ignored.
 func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 	var mine []Entry
 	for _, e := range entries {
