@@ -422,7 +422,7 @@ func checkFailedTable(t tb, dc docCheck, tables []*extast.Table, src []byte) {
 			if class != collect.ClassUnclassified {
 				t.Errorf("%s row %d (%s): no class column, but the case has class %q", dc.name, rows, c.Name, class)
 			}
-		} else if got := zeroWidth.Replace(plainText(checksCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+": ") && got != class+", unexplained" {
+		} else if got := zeroWidth.Replace(plainText(checksCell.NextSibling(), src, true)); got != class && !strings.HasPrefix(got, class+": ") && !strings.HasPrefix(got, class+" on ") && got != class+", unexplained" {
 			t.Errorf("%s row %d (%s): class cell %q, want %q", dc.name, rows, c.Name, got, class)
 		}
 		got := zeroWidth.Replace(plainText(checksCell, src, true))
