@@ -221,13 +221,15 @@ func (l *caseLoop) repeat(ctx context.Context, e *Entry, res collect.CaseResult,
 	dir := func(k int) string { return filepath.Join(l.r.OutDir, "attempts", fmt.Sprintf("%s-%d", e.Name, k)) }
 	move := func(from, to string) {
 		for _, n := range names {
-			if _, err := os.Lstat(filepath.Join(from, n)); err == nil {
-				if err := os.MkdirAll(to, 0o755); err == nil {
-					err = os.Rename(filepath.Join(from, n), filepath.Join(to, n))
-				}
-				if err != nil {
-					l.r.printf(l.progress, "ci-report run: keep attempt of %s: %v\n", text.Inert(e.Name), err)
-				}
+			if _, err := os.Lstat(filepath.Join(from, n)); err != nil {
+				continue
+			}
+			err := os.MkdirAll(to, 0o755)
+			if err == nil {
+				err = os.Rename(filepath.Join(from, n), filepath.Join(to, n))
+			}
+			if err != nil {
+				l.r.printf(l.progress, "ci-report run: keep attempt of %s: %v\n", text.Inert(e.Name), err)
 			}
 		}
 	}

@@ -69,18 +69,11 @@ type Health struct {
 	PCIeReplays uint64 `json:"pcie_replays"`
 	// Xids counts the critical Xid events NVML's event API reported since
 	// the backend opened, but those an application's own fault raises too
-	// (AppXid); LastXid is the last of them. 0 where the event API is not
+	// (appXid, nvml builds only); LastXid is the last of them. 0 where the event API is not
 	// available.
 	Xids    uint64 `json:"xids,omitempty"`
 	LastXid uint64 `json:"last_xid,omitempty"`
 }
-
-// AppXid reports whether Xid x is one an application's own fault raises as
-// well as the machine's (13 graphics engine exception, 31 MMU fault, 43
-// reset channel, 45 preemptive cleanup: NVIDIA's Xid catalog), which says
-// nothing against the machine: the same list the kernel log's GPU Xid
-// family leaves out (docs/runner.md §5.10).
-func AppXid(x uint64) bool { return x == 13 || x == 31 || x == 43 || x == 45 }
 
 // HealthReader is a Backend that can read a GPU's Health (NVML and the
 // simulated GPU; None and Unavailable cannot).

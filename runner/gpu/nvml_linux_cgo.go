@@ -61,7 +61,7 @@ type nvmlBackend struct {
 }
 
 // xidWatch counts the critical Xid events NVML reports for each GPU but
-// AppXid's, through go-nvml's event API (github.com/NVIDIA/go-nvml@v0.13.4-1
+// appXid's, through go-nvml's event API (github.com/NVIDIA/go-nvml@v0.13.4-1
 // pkg/nvml/event_set.go: EventSetCreate, Device.RegisterEvents with
 // EventTypeXidCriticalError, EventSet.Wait, whose EventData is the Xid).
 type xidWatch struct {
@@ -121,7 +121,7 @@ func (w *xidWatch) run() {
 			continue
 		}
 		i, ret := e.Device.GetIndex()
-		if ret != nvml.SUCCESS || AppXid(e.EventData) {
+		if ret != nvml.SUCCESS || appXid(e.EventData) {
 			continue
 		}
 		w.mu.Lock()
@@ -298,3 +298,10 @@ func (n *nvmlBackend) Close() error {
 	}
 	return nil
 }
+
+// appXid reports whether Xid x is one an application's own fault raises as
+// well as the machine's (13 graphics engine exception, 31 MMU fault, 43
+// reset channel, 45 preemptive cleanup: NVIDIA's Xid catalog), which says
+// nothing against the machine: the same list the kernel log's GPU Xid
+// family leaves out (docs/runner.md §5.10).
+func appXid(x uint64) bool { return x == 13 || x == 31 || x == 43 || x == 45 }

@@ -64,7 +64,7 @@ func (g *simGPU) Health(index int) (gpu.Health, error) {
 const DiskFullFile = "disk_full"
 
 // simXid is the Xid of the fault xid: 119, a GSP RPC timeout, the
-// machine's (never an application's, gpu.AppXid).
+// machine's (never an application's, the NVML backend's appXid).
 const simXid = 119
 
 // foreignPID is the process the fault foreign-gpu-process puts on the
