@@ -354,11 +354,13 @@ var Signatures = []Signature{
 		// its resolve_trust_remote_code for a repo with custom code that
 		// the command did not trust (dynamic_module_utils.py: `Loading X
 		// requires you to execute the configuration file in that repo on
-		// your local machine. ... set the option `trust_remote_code=True``,
+		// your local machine. ... set the option `trust_remote_code=True` to
+		// remove this error`, older `Loading this model requires you to
+		// execute execute some code in that repo ...`,
 		// newer `The repository for X contains custom code which must be
 		// executed to correctly load the model.`). The plan paired a model
 		// with an image or a command line that cannot serve it.
-		Re:     regexp.MustCompile(`Model architectures \[[^\]]*\] are not supported for now|Transformers does not recognize this architecture|requires you to execute the \w+ file in that repo on your local machine|contains custom code which must be executed to correctly load the model`),
+		Re:     regexp.MustCompile(`Model architectures \[[^\]]*\] are not supported for now|Transformers does not recognize this architecture|requires you to execute [^.]* in that repo on your local machine|set the option .?trust_remote_code=True.? to remove this error|contains custom code which must be executed to correctly load the model`),
 		Source: "vLLM/SGLang model registry; transformers configuration_auto.py, dynamic_module_utils.py",
 	},
 	{
