@@ -56,6 +56,10 @@ var Families = map[string][]familyLine{
 		{"https://github.com/NVIDIA/gpu-operator/issues/1146", "Dec  2 11:49:53 worker4 kernel: [  885.242168] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)"},
 		{"https://github.com/NVIDIA/open-gpu-kernel-modules/issues/789", "[  903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)"},
 		{"https://github.com/NVIDIA/cuda-samples/issues/104", "Feb 09 15:47:06 debian kernel: NVRM: GPU 0000:13:00.0: RmInitAdapter failed! (0x26:0x56:1463)"},
+		{"https://github.com/Witko/nvidia-xrun/issues/135", "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.2.13-200.fc30.x86_64"},
+		{"https://github.com/compiler-explorer/infra/issues/1413", "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-1015-aws"},
+		{"https://github.com/nix-community/nixos-facter-modules/issues/72", "modprobe: FATAL: Module nvidia not found in directory /nix/store/c0nvsd04r285dcyd0pvi7kpp0ybqxy8j-linux-6.12.17-modules/lib/modules/6.12.17"},
+		{"https://github.com/Witko/nvidia-xrun/issues/148", "modprobe: ERROR: could not insert 'nvidia': Operation not permitted"},
 	},
 	"container command not found": {
 		{"https://github.com/opencontainers/runc/issues/1490", `container_linux.go:259: starting container process caused "exec: \"sleep\": executable file not found in $PATH"`},
@@ -78,6 +82,8 @@ var Families = map[string][]familyLine{
 		{"https://github.com/zai-org/GLM-4/issues/573", "TypeError: AsyncEngineArgs.__init__() got an unexpected keyword argument 'engine_use_ray'"},
 		{"https://github.com/ekinakyurek/marc/issues/8", "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'lora_target_modules'"},
 		{"https://github.com/vllm-project/vllm/issues/9398", "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'num_scheduler_steps'"},
+		{"https://github.com/vllm-project/vllm/issues/1941", "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]"},
+		{"https://github.com/vllm-project/tpu-inference/pull/1659", "Value error, torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]"},
 	},
 	"model not supported by the image": {
 		{"https://github.com/tenstorrent/tt-inference-server/issues/494", "ValueError: Model architectures ['TTLlamaForCausalLM'] are not supported for now. Supported architectures: ['AquilaModel', 'AquilaForCausalLM', 'ArcticForCausalLM'"},
@@ -89,6 +95,11 @@ var Families = map[string][]familyLine{
 		{"https://github.com/chatchat-space/Langchain-Chatchat/issues/1376", "ValueError: Loading this model requires you to execute execute some code in that repo on your local machine. Make sure you have read the code at https://hf.co//home/sun/data/weishihao/LangChain/model to avoid malicious use, then set the option `trust_remote_code=True` to remove this error."},
 		{"https://github.com/oobabooga/textgen/issues/5730", `ValueError: Loading models\TheBloke_Yi-6B-GPTQ requires you to execute the configuration file in that repo on your local machine. Make sure you have read the code there to avoid malicious use, then set the option trust_remote_code=True to remove this error`},
 		{"https://github.com/runpod-workers/worker-vllm/issues/43", "2024-02-08T08:40:56.161703147Z The repository for TheBloke/Nous-Capybara-34B-AWQ contains custom code which must be executed to correctly load the model. You can inspect the repository content at https://hf.co/TheBloke/Nous-Capybara-34B-AWQ."},
+	},
+	"image pull or container failed": {
+		{"https://github.com/gitpod-io/gitpod/issues/10607", "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to create new parent process: namespace path: lstat /proc/0/ns/ipc: no such file or directory: unknown"},
+		{"https://github.com/containerd/containerd/issues/7388", "RunContainerError: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to create new parent process"},
+		{"https://github.com/yaphetsglhf/issues/issues/64", "Error: failed to create containerd task: OCI runtime create failed"},
 	},
 }
 

@@ -150,8 +150,12 @@ var Signatures = []Signature{
 		// program's fault sets. The kernel module's adapter start that
 		// failed, `NVRM: GPU 0000:0a:00.0: RmInitAdapter failed!
 		// (0x24:0x72:1568)` (NVIDIA/gpu-operator#1146,
-		// NVIDIA/open-gpu-kernel-modules#789, NVIDIA/cuda-samples#104).
-		Re:     regexp.MustCompile(`Failed to initialize NVML|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|NVRM: No NVIDIA graphics adapter probed|Found no NVIDIA driver on your system|Unexpected error from cudaGetDeviceCount\(\)|RmInitAdapter failed!`),
+		// NVIDIA/open-gpu-kernel-modules#789, NVIDIA/cuda-samples#104); the
+		// kernel module missing or refused (kmod's `modprobe: FATAL: Module
+		// nvidia not found in directory /lib/modules/...`,
+		// compiler-explorer/infra#1413, Witko/nvidia-xrun#135, `modprobe:
+		// ERROR: could not insert 'nvidia': ...`).
+		Re:     regexp.MustCompile(`Failed to initialize NVML|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|NVRM: No NVIDIA graphics adapter probed|Found no NVIDIA driver on your system|Unexpected error from cudaGetDeviceCount\(\)|RmInitAdapter failed!|modprobe: (?:FATAL: Module nvidia\S* not found|ERROR: could not insert 'nvidia)`),
 		Source: "NVML nvmlInit; nvidia-smi; PyTorch c10/cuda/CUDAFunctions.cpp; NVRM",
 	},
 	{
@@ -178,14 +182,20 @@ var Signatures = []Signature{
 		// failed in CUDA driver (2): out of memory`, 2 being
 		// CUDA_ERROR_OUT_OF_MEMORY); vLLM's KV-cache sizing
 		// (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: `No
-		// available memory for the cache blocks.`, vllm-project/vllm#27508)
+		// available memory for the cache blocks.`, vllm-project/vllm#27508;
+		// `To serve at least one request with the models's max seq len
+		// (131072), (4.54 GiB KV cache is needed, which is larger than the
+		// available KV cache memory (1.71 GiB).`, older `The model's max
+		// seq len (32768) is larger than the maximum number of tokens that
+		// can be stored in KV cache (7344).`, QwenLM/Qwen3#295: the KV cache
+		// is kvcached's, so never the harness's by its words alone)
 		// and its start-up check (vllm/v1/worker/gpu_worker.py init_device:
 		// `Free memory on device (7.34/139.72 GiB) on startup is less than
 		// desired GPU memory utilization ...`, #23192); SGLang's
 		// (python/sglang/srt/model_executor/model_runner.py: `Not enough
 		// memory. Please try to increase --mem-fraction-static.`,
 		// sgl-project/sglang#4330).
-		Re:     regexp.MustCompile(`CUDA out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|failed in CUDA (?:driver|runtime) \(2\): out of memory|No available memory for the cache blocks|Free memory on device .*is less than desired GPU memory utilization|Not enough memory\. Please try to increase --mem-fraction-static`),
+		Re:     regexp.MustCompile(`CUDA out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|failed in CUDA (?:driver|runtime) \(2\): out of memory|No available memory for the cache blocks|is larger than the maximum number of tokens that can be stored in KV cache|KV cache is needed, which is larger than the available KV cache memory|Free memory on device .*is less than desired GPU memory utilization|Not enough memory\. Please try to increase --mem-fraction-static`),
 		Source: "PyTorch CUDACachingAllocator; CUDA; kvcached gpu_vmm.hpp; vLLM gpu_worker.py, kv_cache_utils.py; SGLang model_runner.py",
 	},
 	{
@@ -283,17 +293,6 @@ var Signatures = []Signature{
 		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH); Go net, crypto/x509; curl",
 	},
 	{
-		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
-		// The Docker client's fmt.Errorf("Error response from daemon: %s",
-		// ...) (moby client), which `docker pull` (`pull access denied`,
-		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
-		// container that is gone print through the exec prefix; the NVIDIA
-		// container hook's `nvidia-container-cli: ... error` and Docker's
-		// `could not select device driver "" with capabilities: [[gpu]]`.
-		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver`),
-		Source: "moby/docker client request errors; NVIDIA libnvidia-container",
-	},
-	{
 		Name: "container command not found", Class: collect.ClassInfra, What: "a container whose command does not exist in its image",
 		// runc's start of a container process whose executable is not in
 		// the image: `starting container process caused "exec: \"sleep\":
@@ -303,6 +302,22 @@ var Signatures = []Signature{
 		// found in $PATH`) when the runner starts a command the machine lacks.
 		Re:     regexp.MustCompile(`executable file not found in \$PATH`),
 		Source: "runc libcontainer; Go os/exec LookPath",
+	},
+	{
+		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
+		// The Docker client's fmt.Errorf("Error response from daemon: %s",
+		// ...) (moby client), which `docker pull` (`pull access denied`,
+		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
+		// container that is gone print through the exec prefix; the NVIDIA
+		// container hook's `nvidia-container-cli: ... error` and Docker's
+		// `could not select device driver "" with capabilities: [[gpu]]`;
+		// the OCI runtime failing to create or start a container however it
+		// is driven (containerd, Kubernetes: `failed to create containerd
+		// task: failed to create shim task: OCI runtime create failed: ...`,
+		// gitpod-io/gitpod#10607, containerd/containerd#7388). After the
+		// command family, whose runc lines say `OCI runtime exec failed` too.
+		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver|OCI runtime (?:create|start) failed|failed to create shim task`),
+		Source: "moby/docker client request errors; NVIDIA libnvidia-container; containerd, runc",
 	},
 	{
 		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU",
@@ -330,11 +345,13 @@ var Signatures = []Signature{
 		// Current capability: 70.`, compressed-tensors' RuntimeError
 		// `('Quantization scheme is not supported for ', 'the current GPU.
 		// ...`), a quantization the engine does not know (`Unknown
-		// quantization method: gptq. Must be one of [...]`); EngineArgs
+		// quantization method: gptq. Must be one of [...]`) or a dtype it
+		// does not take (`torch.bfloat16 is not supported for quantization
+		// method awq. Supported dtypes: [torch.float16]`); EngineArgs
 		// given a keyword it does not have (`TypeError: EngineArgs.__init__()
 		// got an unexpected keyword argument 'num_scheduler_steps'`,
 		// vllm-project/vllm#9398). Lines of each in TestFamiliesAcrossProjects.
-		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|Total number of (?:attention heads|hidden layers) \(\d+\) must be divisible by (?:tensor|pipeline) parallel size|The quantization method \S+ is not supported for the current GPU|Quantization scheme is not supported for|Unknown quantization method: |\d+ validation errors? for (?:Model|Parallel|Scheduler|Load|Device|Speculative|LoRA)Config\b|EngineArgs\.__init__\(\) got an unexpected keyword argument`),
+		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|Total number of (?:attention heads|hidden layers) \(\d+\) must be divisible by (?:tensor|pipeline) parallel size|The quantization method \S+ is not supported for the current GPU|Quantization scheme is not supported for|Unknown quantization method: |is not supported for quantization method \S+\. Supported dtypes|\d+ validation errors? for (?:Model|Parallel|Scheduler|Load|Device|Speculative|LoRA)Config\b|EngineArgs\.__init__\(\) got an unexpected keyword argument`),
 		Source: "vLLM config classes' validation (vllm/config/*.py), EngineArgs",
 	},
 	{
