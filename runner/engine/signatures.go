@@ -93,9 +93,7 @@ var Signatures = []Signature{
 		// space left on device`; strerror(EDQUOT), `OSError: [Errno 122]
 		// Disk quota exceeded` (tloen/alpaca-lora#280,
 		// GeoscienceAustralia/dea-notebooks#755, KennthShang/HostG#7); Go's
-		// syscall.ENOSPC text, lower case, as Docker prints a layer it could
-		// not write (`failed to register layer: ... no space left on
-		// device`, moby/moby#29508, wekan/wekan#3074, Kaggle/docker-python#19).
+		// lower-case ENOSPC text, as Docker writes a layer (moby/moby#29508).
 		Re:     regexp.MustCompile(`[Nn]o space left on device|Disk quota exceeded|\[Errno (?:28|122)\]`),
 		Source: "strerror(ENOSPC), strerror(EDQUOT)",
 	},
@@ -141,20 +139,15 @@ var Signatures = []Signature{
 		// ci-for-research/self-hosted-runners#40, AlexeyAB/darknet#3310);
 		// the kernel module's `NVRM: No NVIDIA graphics adapter probed!`
 		// (mattshma/bigdata#133).
-		// PyTorch's c10/cuda/CUDAFunctions.cpp device_count_impl when the
-		// driver is absent (`Found no NVIDIA driver on your system`) or
-		// cudaGetDeviceCount fails (`Unexpected error from
-		// cudaGetDeviceCount(). ... Error 802: system not yet initialized`,
-		// gpustack/gpustack#1254, haotian-liu/LLaVA#683; 805 an MPS daemon
-		// unreachable, apecloud/ApeRAG#120): the count of devices, which no
-		// program's fault sets. The kernel module's adapter start that
-		// failed, `NVRM: GPU 0000:0a:00.0: RmInitAdapter failed!
-		// (0x24:0x72:1568)` (NVIDIA/gpu-operator#1146,
-		// NVIDIA/open-gpu-kernel-modules#789, NVIDIA/cuda-samples#104); the
-		// kernel module missing or refused (kmod's `modprobe: FATAL: Module
-		// nvidia not found in directory /lib/modules/...`,
-		// compiler-explorer/infra#1413, Witko/nvidia-xrun#135, `modprobe:
-		// ERROR: could not insert 'nvidia': ...`).
+		// PyTorch's c10/cuda/CUDAFunctions.cpp when the driver is absent
+		// (`Found no NVIDIA driver on your system`) or cudaGetDeviceCount
+		// fails (`Unexpected error from cudaGetDeviceCount(). ... Error 802:
+		// system not yet initialized`, gpustack/gpustack#1254; 805, an MPS
+		// daemon unreachable): no program's fault sets the device count.
+		// The kernel module's adapter start that failed (`NVRM: GPU
+		// 0000:0a:00.0: RmInitAdapter failed!`, NVIDIA/gpu-operator#1146)
+		// and kmod's `modprobe: FATAL: Module nvidia not found ...`, `could
+		// not insert 'nvidia'` (compiler-explorer/infra#1413).
 		Re:     regexp.MustCompile(`Failed to initialize NVML|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|NVRM: No NVIDIA graphics adapter probed|Found no NVIDIA driver on your system|Unexpected error from cudaGetDeviceCount\(\)|RmInitAdapter failed!|modprobe: (?:FATAL: Module nvidia\S* not found|ERROR: could not insert 'nvidia)`),
 		Source: "NVML nvmlInit; nvidia-smi; PyTorch c10/cuda/CUDAFunctions.cpp; NVRM",
 	},
@@ -183,12 +176,10 @@ var Signatures = []Signature{
 		// CUDA_ERROR_OUT_OF_MEMORY); vLLM's KV-cache sizing
 		// (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: `No
 		// available memory for the cache blocks.`, vllm-project/vllm#27508;
-		// `To serve at least one request with the models's max seq len
-		// (131072), (4.54 GiB KV cache is needed, which is larger than the
-		// available KV cache memory (1.71 GiB).`, older `The model's max
-		// seq len (32768) is larger than the maximum number of tokens that
-		// can be stored in KV cache (7344).`, QwenLM/Qwen3#295: the KV cache
-		// is kvcached's, so never the harness's by its words alone)
+		// `... KV cache is needed, which is larger than the available KV
+		// cache memory`, older `... is larger than the maximum number of
+		// tokens that can be stored in KV cache`, QwenLM/Qwen3#295: that
+		// cache is kvcached's, so never the harness's by its words alone)
 		// and its start-up check (vllm/v1/worker/gpu_worker.py init_device:
 		// `Free memory on device (7.34/139.72 GiB) on startup is less than
 		// desired GPU memory utilization ...`, #23192); SGLang's
@@ -279,15 +270,12 @@ var Signatures = []Signature{
 		// with their errno (`[Errno 101] Network is unreachable`,
 		// AUTOMATIC1111/stable-diffusion-webui#17165). After the Hub's
 		// family, which names a refused download; never a line of
-		// huggingface_hub's retry warnings, as there. Go's resolver error as
-		// net.OpError wraps it, `dial tcp: lookup <host> on <server>: ...`
-		// (docker/for-win#4884, docker-archive-public/docker.kitematic#3427),
-		// and its crypto/x509 verification errors, `x509: certificate signed
-		// by unknown authority` (jpetazzo/dind#10, docker/for-win#23,
-		// docker-archive/toolbox#712); curl's CURLE_COULDNT_RESOLVE_HOST,
-		// `curl: (6) Could not resolve host: ...` (bestswifter/macbootstrap#38,
-		// moparisthebest/static-curl#10). Never a refused or reset
-		// connection: the server under test dying gives the client those.
+		// huggingface_hub's retry warnings, as there. Go's resolver and
+		// certificate errors (`dial tcp: lookup <host> on <server>: ...`,
+		// `x509: certificate signed by unknown authority`, as Docker prints
+		// them: docker/for-win#23) and curl's `Could not resolve host`.
+		// Never a refused or reset connection: the server under test dying
+		// gives its client those.
 		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host|dial tcp: lookup |x509: certificate |Could(?: not|n't) resolve (?:host|proxy)`),
 		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
 		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH); Go net, crypto/x509; curl",
@@ -311,72 +299,48 @@ var Signatures = []Signature{
 		// container that is gone print through the exec prefix; the NVIDIA
 		// container hook's `nvidia-container-cli: ... error` and Docker's
 		// `could not select device driver "" with capabilities: [[gpu]]`;
-		// the OCI runtime failing to create or start a container however it
-		// is driven (containerd, Kubernetes: `failed to create containerd
-		// task: failed to create shim task: OCI runtime create failed: ...`,
-		// gitpod-io/gitpod#10607, containerd/containerd#7388). After the
-		// command family, whose runc lines say `OCI runtime exec failed` too.
+		// the OCI runtime's failure to create or start one under containerd
+		// or Kubernetes (`failed to create shim task: OCI runtime create
+		// failed: ...`, gitpod-io/gitpod#10607). After the command family,
+		// whose runc lines say `OCI runtime exec failed` too.
 		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver|OCI runtime (?:create|start) failed|failed to create shim task`),
 		Source: "moby/docker client request errors; NVIDIA libnvidia-container; containerd, runc",
 	},
 	{
 		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU",
-		// vLLM's config classes validate the arguments against the model's
-		// config and the GPU before any weight loads, raising ValueError
-		// (vllm/config/model.py ModelConfig, vllm/config/parallel.py, the
-		// platform's verify_quantization), which the pydantic dataclasses
-		// of vLLM >= 0.10 report as `pydantic_core._pydantic_core.
-		// ValidationError: 1 validation error for ModelConfig` and
-		// `Value error, <message>` (vllm-project/vllm-omni#2170,
-		// vllm-project/vllm#52435). The family is those config classes'
-		// ValidationError (not CacheConfig's, whose checks concern the KV
-		// cache kvcached manages, nor VllmConfig's, which runs the platform's
-		// and plugins' hooks) and the messages of the
-		// checks older versions raise bare: max_model_len over the model's
-		// (`User-specified max_model_len (131072) is greater than the
-		// derived max_model_len`, _get_and_verify_max_len); heads or layers
-		// that the parallel sizes do not divide (`Total number of attention
-		// heads (28) must be divisible by tensor parallel size (8)`,
-		// `Total number of hidden layers (N) must be divisible by pipeline
-		// parallel size (M)`, verify_with_parallel_config); a dtype or a
-		// quantization the GPU lacks (`Bfloat16 is only supported on GPUs
-		// with compute capability of at least 8.0`, `The quantization method
-		// awq is not supported for the current GPU. Minimum capability: 75.
-		// Current capability: 70.`, compressed-tensors' RuntimeError
-		// `('Quantization scheme is not supported for ', 'the current GPU.
-		// ...`), a quantization the engine does not know (`Unknown
-		// quantization method: gptq. Must be one of [...]`) or a dtype it
-		// does not take (`torch.bfloat16 is not supported for quantization
-		// method awq. Supported dtypes: [torch.float16]`); EngineArgs
-		// given a keyword it does not have (`TypeError: EngineArgs.__init__()
-		// got an unexpected keyword argument 'num_scheduler_steps'`,
-		// vllm-project/vllm#9398). Lines of each in TestFamiliesAcrossProjects.
+		// vLLM's config classes check the arguments against the model's
+		// config and the GPU and raise ValueError; as pydantic dataclasses
+		// (vllm/config/model.py@18ec6629) they report it as `ValidationError:
+		// 1 validation error for ModelConfig` then `Value error, <message>`
+		// (vllm-project/vllm-omni#2170, vllm-project/vllm#52435). The family
+		// is that ValidationError of ModelConfig, ParallelConfig and the like
+		// (not CacheConfig's, whose checks concern the KV cache kvcached
+		// manages, nor VllmConfig's, which runs platform and plugin hooks),
+		// and the messages older versions raise bare: max_model_len over the
+		// model's (_get_and_verify_max_len); heads or layers the parallel
+		// sizes do not divide (verify_with_parallel_config); a dtype or a
+		// quantization the GPU lacks, compressed-tensors' RuntimeError
+		// included; a quantization method or its dtype the engine does not
+		// take (`Unknown quantization method: gptq`, same file); EngineArgs
+		// given a keyword it lacks (vllm-project/vllm#9398). Real lines of
+		// each in TestFamiliesAcrossProjects.
 		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|Total number of (?:attention heads|hidden layers) \(\d+\) must be divisible by (?:tensor|pipeline) parallel size|The quantization method \S+ is not supported for the current GPU|Quantization scheme is not supported for|Unknown quantization method: |is not supported for quantization method \S+\. Supported dtypes|\d+ validation errors? for (?:Model|Parallel|Scheduler|Load|Device|Speculative|LoRA)Config\b|EngineArgs\.__init__\(\) got an unexpected keyword argument`),
 		Source: "vLLM config classes' validation (vllm/config/*.py), EngineArgs",
 	},
 	{
 		Name: "model not supported by the image", Class: collect.ClassHarness, What: "a model whose architecture the image's engine or transformers does not know, or that needs trust_remote_code",
-		// The engine's model registry refusing an architecture (vLLM's and
-		// SGLang's registry.py `Model architectures ['X'] are not supported
-		// for now. Supported architectures: ...`,
-		// tenstorrent/tt-inference-server#494; vLLM words a registered
-		// architecture whose module failed to import `failed to be
-		// inspected`, left out; SGLang's registry skips such a module with
-		// `Ignore import error when loading ...`, sgl-project/sglang#4253,
-		// and then reads the same: an environment's fault, not kvcached's);
-		// transformers' AutoConfig for a model_type it lacks (`The
-		// checkpoint you are trying to load has model type `qwen2_5_vl` but
-		// Transformers does not recognize this architecture`,
-		// configuration_auto.py, vllm-project/vllm#13579, declare-lab/Emma-X#1);
-		// its resolve_trust_remote_code for a repo with custom code that
-		// the command did not trust (dynamic_module_utils.py: `Loading X
-		// requires you to execute the configuration file in that repo on
-		// your local machine. ... set the option `trust_remote_code=True` to
-		// remove this error`, older `Loading this model requires you to
-		// execute execute some code in that repo ...`,
-		// newer `The repository for X contains custom code which must be
-		// executed to correctly load the model.`). The plan paired a model
-		// with an image or a command line that cannot serve it.
+		// The engine's registry refusing an architecture it does not have
+		// (`Model architectures ['X'] are not supported for now.`; vLLM says
+		// `failed to be inspected` for one whose module failed to import,
+		// left out; SGLang's registry skips such a module, `Ignore import
+		// error when loading ...`, sgl-project/sglang#4253, and then reads
+		// the same: the environment's fault, not kvcached's); transformers'
+		// AutoConfig for a model_type it lacks (`... Transformers does not
+		// recognize this architecture`, configuration_auto.py) and its
+		// resolve_trust_remote_code for custom code the command did not
+		// trust (dynamic_module_utils.py, three wordings over its versions).
+		// The plan paired a model with an image or command line that cannot
+		// serve it.
 		Re:     regexp.MustCompile(`Model architectures \[[^\]]*\] are not supported for now|Transformers does not recognize this architecture|requires you to execute [^.]* in that repo on your local machine|set the option .?trust_remote_code=True.? to remove this error|contains custom code which must be executed to correctly load the model`),
 		Source: "vLLM/SGLang model registry; transformers configuration_auto.py, dynamic_module_utils.py",
 	},
