@@ -92,8 +92,9 @@ var Signatures = []Signature{
 		// strerror(ENOSPC), as Python prints it: `OSError: [Errno 28] No
 		// space left on device`; strerror(EDQUOT), `OSError: [Errno 122]
 		// Disk quota exceeded` (tloen/alpaca-lora#280,
-		// GeoscienceAustralia/dea-notebooks#755, KennthShang/HostG#7).
-		Re:     regexp.MustCompile(`No space left on device|Disk quota exceeded|\[Errno (?:28|122)\]`),
+		// GeoscienceAustralia/dea-notebooks#755, KennthShang/HostG#7); Go's
+		// lower-case ENOSPC text, as Docker writes a layer (moby/moby#29508).
+		Re:     regexp.MustCompile(`[Nn]o space left on device|Disk quota exceeded|\[Errno (?:28|122)\]`),
 		Source: "strerror(ENOSPC), strerror(EDQUOT)",
 	},
 	{
@@ -138,8 +139,17 @@ var Signatures = []Signature{
 		// ci-for-research/self-hosted-runners#40, AlexeyAB/darknet#3310);
 		// the kernel module's `NVRM: No NVIDIA graphics adapter probed!`
 		// (mattshma/bigdata#133).
-		Re:     regexp.MustCompile(`Failed to initialize NVML|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|NVRM: No NVIDIA graphics adapter probed`),
-		Source: "NVML nvmlInit; nvidia-smi; NVRM",
+		// PyTorch's c10/cuda/CUDAFunctions.cpp when the driver is absent
+		// (`Found no NVIDIA driver on your system`) or cudaGetDeviceCount
+		// fails (`Unexpected error from cudaGetDeviceCount(). ... Error 802:
+		// system not yet initialized`, gpustack/gpustack#1254; 805, an MPS
+		// daemon unreachable): no program's fault sets the device count.
+		// The kernel module's adapter start that failed (`NVRM: GPU
+		// 0000:0a:00.0: RmInitAdapter failed!`, NVIDIA/gpu-operator#1146)
+		// and kmod's `modprobe: FATAL: Module nvidia not found ...`, `could
+		// not insert 'nvidia'` (compiler-explorer/infra#1413).
+		Re:     regexp.MustCompile(`Failed to initialize NVML|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|NVRM: No NVIDIA graphics adapter probed|Found no NVIDIA driver on your system|Unexpected error from cudaGetDeviceCount\(\)|RmInitAdapter failed!|modprobe: (?:FATAL: Module nvidia\S* not found|ERROR: could not insert 'nvidia)`),
+		Source: "NVML nvmlInit; nvidia-smi; PyTorch c10/cuda/CUDAFunctions.cpp; NVRM",
 	},
 	{
 		Name: "collective transport error", Class: collect.ClassInfra, What: "NCCL's InfiniBand/RoCE transport failing, ahead of the CUDA errors it causes",
@@ -165,14 +175,18 @@ var Signatures = []Signature{
 		// failed in CUDA driver (2): out of memory`, 2 being
 		// CUDA_ERROR_OUT_OF_MEMORY); vLLM's KV-cache sizing
 		// (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: `No
-		// available memory for the cache blocks.`, vllm-project/vllm#27508)
+		// available memory for the cache blocks.`, vllm-project/vllm#27508;
+		// `... KV cache is needed, which is larger than the available KV
+		// cache memory`, older `... is larger than the maximum number of
+		// tokens that can be stored in KV cache`, QwenLM/Qwen3#295: that
+		// cache is kvcached's, so never the harness's by its words alone)
 		// and its start-up check (vllm/v1/worker/gpu_worker.py init_device:
 		// `Free memory on device (7.34/139.72 GiB) on startup is less than
 		// desired GPU memory utilization ...`, #23192); SGLang's
 		// (python/sglang/srt/model_executor/model_runner.py: `Not enough
 		// memory. Please try to increase --mem-fraction-static.`,
 		// sgl-project/sglang#4330).
-		Re:     regexp.MustCompile(`CUDA out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|failed in CUDA (?:driver|runtime) \(2\): out of memory|No available memory for the cache blocks|Free memory on device .*is less than desired GPU memory utilization|Not enough memory\. Please try to increase --mem-fraction-static`),
+		Re:     regexp.MustCompile(`CUDA out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|failed in CUDA (?:driver|runtime) \(2\): out of memory|No available memory for the cache blocks|is larger than the maximum number of tokens that can be stored in KV cache|KV cache is needed, which is larger than the available KV cache memory|Free memory on device .*is less than desired GPU memory utilization|Not enough memory\. Please try to increase --mem-fraction-static`),
 		Source: "PyTorch CUDACachingAllocator; CUDA; kvcached gpu_vmm.hpp; vLLM gpu_worker.py, kv_cache_utils.py; SGLang model_runner.py",
 	},
 	{
@@ -256,21 +270,15 @@ var Signatures = []Signature{
 		// with their errno (`[Errno 101] Network is unreachable`,
 		// AUTOMATIC1111/stable-diffusion-webui#17165). After the Hub's
 		// family, which names a refused download; never a line of
-		// huggingface_hub's retry warnings, as there.
-		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host`),
+		// huggingface_hub's retry warnings, as there. Go's resolver and
+		// certificate errors (`dial tcp: lookup <host> on <server>: ...`,
+		// `x509: certificate signed by unknown authority`, as Docker prints
+		// them: docker/for-win#23) and curl's `Could not resolve host`.
+		// Never a refused or reset connection: the server under test dying
+		// gives its client those.
+		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host|dial tcp: lookup |x509: certificate |Could(?: not|n't) resolve (?:host|proxy)`),
 		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
-		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH)",
-	},
-	{
-		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
-		// The Docker client's fmt.Errorf("Error response from daemon: %s",
-		// ...) (moby client), which `docker pull` (`pull access denied`,
-		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
-		// container that is gone print through the exec prefix; the NVIDIA
-		// container hook's `nvidia-container-cli: ... error` and Docker's
-		// `could not select device driver "" with capabilities: [[gpu]]`.
-		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver`),
-		Source: "moby/docker client request errors; NVIDIA libnvidia-container",
+		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH); Go net, crypto/x509; curl",
 	},
 	{
 		Name: "container command not found", Class: collect.ClassInfra, What: "a container whose command does not exist in its image",
@@ -284,16 +292,57 @@ var Signatures = []Signature{
 		Source: "runc libcontainer; Go os/exec LookPath",
 	},
 	{
-		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it",
-		// vLLM's checks of its arguments against the model and the GPU:
-		// `User-specified max_model_len (131072) is greater than the derived
-		// max_model_len (...)` (its ModelConfig's _get_and_verify_max_len,
-		// named in vllm-project/vllm#19660; vllm-project/vllm#3676,
-		// xorbitsai/inference#1715), `Bfloat16 is only supported on GPUs
-		// with compute capability of at least 8.0` (vllm-project/vllm#1157,
-		// substratusai/vllm-docker#37, OpenBMB/XAgent#379).
-		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0`),
-		Source: "vLLM ModelConfig validation (max_model_len, dtype)",
+		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
+		// The Docker client's fmt.Errorf("Error response from daemon: %s",
+		// ...) (moby client), which `docker pull` (`pull access denied`,
+		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
+		// container that is gone print through the exec prefix; the NVIDIA
+		// container hook's `nvidia-container-cli: ... error` and Docker's
+		// `could not select device driver "" with capabilities: [[gpu]]`;
+		// the OCI runtime's failure to create or start one under containerd
+		// or Kubernetes (`failed to create shim task: OCI runtime create
+		// failed: ...`, gitpod-io/gitpod#10607). After the command family,
+		// whose runc lines say `OCI runtime exec failed` too.
+		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver|OCI runtime (?:create|start) failed|failed to create shim task`),
+		Source: "moby/docker client request errors; NVIDIA libnvidia-container; containerd, runc",
+	},
+	{
+		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU",
+		// vLLM's config classes check the arguments against the model's
+		// config and the GPU and raise ValueError; as pydantic dataclasses
+		// (vllm/config/model.py@18ec6629) they report it as `ValidationError:
+		// 1 validation error for ModelConfig` then `Value error, <message>`
+		// (vllm-project/vllm-omni#2170, vllm-project/vllm#52435). The family
+		// is that ValidationError of ModelConfig, ParallelConfig and the like
+		// (not CacheConfig's, whose checks concern the KV cache kvcached
+		// manages, nor VllmConfig's, which runs platform and plugin hooks),
+		// and the messages older versions raise bare: max_model_len over the
+		// model's (_get_and_verify_max_len); heads or layers the parallel
+		// sizes do not divide (verify_with_parallel_config); a dtype or a
+		// quantization the GPU lacks, compressed-tensors' RuntimeError
+		// included; a quantization method or its dtype the engine does not
+		// take (`Unknown quantization method: gptq`, same file); EngineArgs
+		// given a keyword it lacks (vllm-project/vllm#9398). Real lines of
+		// each in TestFamiliesAcrossProjects.
+		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|Total number of (?:attention heads|hidden layers) \(\d+\) must be divisible by (?:tensor|pipeline) parallel size|The quantization method \S+ is not supported for the current GPU|Quantization scheme is not supported for|Unknown quantization method: |is not supported for quantization method \S+\. Supported dtypes|\d+ validation errors? for (?:Model|Parallel|Scheduler|Load|Device|Speculative|LoRA)Config\b|EngineArgs\.__init__\(\) got an unexpected keyword argument`),
+		Source: "vLLM config classes' validation (vllm/config/*.py), EngineArgs",
+	},
+	{
+		Name: "model not supported by the image", Class: collect.ClassHarness, What: "a model whose architecture the image's engine or transformers does not know, or that needs trust_remote_code",
+		// The engine's registry refusing an architecture it does not have
+		// (`Model architectures ['X'] are not supported for now.`; vLLM says
+		// `failed to be inspected` for one whose module failed to import,
+		// left out; SGLang's registry skips such a module, `Ignore import
+		// error when loading ...`, sgl-project/sglang#4253, and then reads
+		// the same: the environment's fault, not kvcached's); transformers'
+		// AutoConfig for a model_type it lacks (`... Transformers does not
+		// recognize this architecture`, configuration_auto.py) and its
+		// resolve_trust_remote_code for custom code the command did not
+		// trust (dynamic_module_utils.py, three wordings over its versions).
+		// The plan paired a model with an image or command line that cannot
+		// serve it.
+		Re:     regexp.MustCompile(`Model architectures \[[^\]]*\] are not supported for now|Transformers does not recognize this architecture|requires you to execute [^.]* in that repo on your local machine|set the option .?trust_remote_code=True.? to remove this error|contains custom code which must be executed to correctly load the model`),
+		Source: "vLLM/SGLang model registry; transformers configuration_auto.py, dynamic_module_utils.py",
 	},
 	{
 		Name: "command line refused", Class: collect.ClassHarness, What: "the engine's argparse refused the command line the plan built",

@@ -48,6 +48,9 @@ var signatureLines = []struct {
 	{"memory refusal", "vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."},
 	{"memory refusal", "(EngineCore_0 pid=1810465) ERROR 09-03 11:03:37 [core.py:712] ValueError: Free memory on device (7.34/139.72 GiB) on startup is less than desired GPU memory utilization (0.9, 125.75 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."},
 	{"memory refusal", "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."},
+	// vLLM's KV-cache sizing, v1 (vllm-project/vllm#34076) and v0 (QwenLM/Qwen3#295).
+	{"memory refusal", "(EngineCore_DP0 pid=1094) ValueError: To serve at least one request with the models's max seq len (262144), (24.0 GiB KV cache is needed, which is larger than the available KV cache memory (3.18 GiB). Based on the available memory, the estimated maximum model length is 34736."},
+	{"memory refusal", "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (7344). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."},
 	// NVIDIA/NVSentinel#155: the multi-line wording, its last line.
 	{"GPU lost", "               NVRM: fallen off the bus and is not responding to commands."},
 	// haotian-liu/LLaVA#1466: nvidia-smi once NVML cannot reach the GPU.
