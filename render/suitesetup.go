@@ -17,8 +17,8 @@ import (
 const (
 	// setupValueCut bounds a setup value (a command line) where shown.
 	setupValueCut = 160
-	// setupLines is the most parts, and the most cases, with lines of
-	// their own; the rest are counted.
+	// setupLines is the most parts with lines of their own; the rest
+	// are counted.
 	setupLines = 10
 	// maxSetupValue bounds a value of the config's setup.
 	maxSetupValue = 500
@@ -147,10 +147,10 @@ func lacksWords(names []string) string {
 
 // setupBlock is the setup of an imported suite (docs/render.md §12.6):
 // `**Setup**: device: CPU; dtype: FP32; kv_blocks: 40.` with the config's
-// setup, then what every part (and every case with properties) shares,
-// then a line per part and per case with properties of its own; "" when
-// nothing says how the suite was set up. Case properties are read from
-// the case logs, when the render keeps them.
+// setup, then what every part shares, then a line per part with
+// properties of its own; "" when nothing says how the suite was set up.
+// A testcase's properties are the case's, not the suite's: its details
+// show them (importedBlock).
 func (r *renderer) setupBlock() string {
 	var parts []*merge.PartStatus
 	for i := range r.rep.Parts {
@@ -171,25 +171,12 @@ func (r *renderer) setupBlock() string {
 	for i, p := range parts {
 		partSets[i] = p.Setup
 	}
-	var caseSets [][]collect.Property
-	var cases []*merge.Case
-	for i := range r.rep.Cases {
-		c := &r.rep.Cases[i]
-		if ps := importedSource(c.Log).Properties; len(ps) > 0 {
-			set := make([]collect.Property, len(ps))
-			for j, p := range ps {
-				set[j] = collect.Property{Name: p.Name, Value: p.Value}
-			}
-			cases, caseSets = append(cases, c), append(caseSets, set)
-		}
-	}
 	var top []collect.Property
 	for _, k := range slices.Sorted(maps.Keys(r.cfg.Setup)) {
 		top = append(top, collect.Property{Name: k, Value: r.cfg.Setup[k]})
 	}
 	sharedParts, ownParts, lacking := commonMost(partSets)
-	sharedCases, ownCases := common(caseSets)
-	top = append(append(top, sharedParts...), sharedCases...)
+	top = append(top, sharedParts...)
 	var lines []string
 	for i, p := range parts {
 		if len(ownParts[i]) == 0 && len(lacking[i]) == 0 {
@@ -204,18 +191,6 @@ func (r *renderer) setupBlock() string {
 			label = text.Plain(p.Arm) + ", " + label
 		}
 		lines = append(lines, "- "+label+": "+setupWords(ownParts[i])+lacksWords(lacking[i])+".")
-	}
-	shown := 0
-	for i, c := range cases {
-		if len(ownCases[i]) == 0 {
-			continue
-		}
-		if shown == setupLines {
-			lines = append(lines, "- and more cases; their properties are in summary.json.")
-			break
-		}
-		shown++
-		lines = append(lines, "- "+text.CodeCell(text.Cut(c.Label(), 200))+": "+setupWords(ownCases[i])+".")
 	}
 	if len(top) == 0 && len(lines) == 0 {
 		return ""

@@ -117,10 +117,11 @@ func TestSeed002Evidence(t *testing.T) {
 
 // TestSeed003MetricsAndSetup is issue 21's acceptance for seed 003 (items 7
 // and 8): a KVCR-like suite whose testcases carry their setup as properties
-// (models, topology, KVCR version, GPUs) and whose metrics include counts
+// (models, topology, KVCR version) and whose metrics include counts
 // without an arm (Guard-served pages 23; 5 = 2 + 3 SSM evicted groups). The
 // comment shows those metrics in their own table, a count against the
-// baseline arm without a percentage, and the setup with the config's.
+// baseline arm without a percentage, and the setup: the config's and the
+// part's, not the testcases' properties.
 func TestSeed003MetricsAndSetup(t *testing.T) {
 	dir := t.TempDir()
 	props := `<properties><property name="models" value="Qwen3-8B, Qwen3-Next-80B-A3B (hybrid SSM)" /><property name="topology" value="2 engines, 1 DRAM pool, 1 remote store" /><property name="kvcr_version" value="0.4.1" /></properties>`
@@ -184,9 +185,9 @@ func TestSeed003MetricsAndSetup(t *testing.T) {
 	if ttft, _ := mdtest.TableAfter([]byte(comment), "ttft (ms, lower is better)"); !slices.Equal(mdtest.Texts(ttft.Row("local")), []string{"local", "412 ms (−38%)"}) {
 		t.Errorf("the ttft table lost its delta:\n%s", comment)
 	}
-	// The setup: the config's, the part's --setup and the testcases'
-	// properties, which every case shares.
-	wantSetup := "Setup: dtype: BF16; gpus: 2x H100 80GB; models: Qwen3-8B, Qwen3-Next-80B-A3B (hybrid SSM); topology: 2 engines, 1 DRAM pool, 1 remote store; kvcr_version: 0.4.1."
+	// The setup: the config's and the part's --setup; the testcases'
+	// properties are the cases' (their details), not the suite's.
+	wantSetup := "Setup: dtype: BF16; gpus: 2x H100 80GB."
 	paragraphs := mdtest.Texts(mdtest.Paragraphs([]byte(comment)))
 	if !slices.Contains(paragraphs, wantSetup) {
 		t.Errorf("comment lacks the paragraph %q:\n%s", wantSetup, comment)
@@ -199,6 +200,37 @@ func TestSeed003MetricsAndSetup(t *testing.T) {
 	// The section, rendered from the same report, says the same.
 	if !slices.Contains(paragraphs, wantSetup) {
 		t.Errorf("section lacks the setup:\n%s", section)
+	}
+}
+
+// TestCasePropertiesAreDetails is issue 32 item 5: a testcase's
+// properties (pytest's record_property) are the case's, shown in its
+// details in the comment and the text view, and not the suite's setup,
+// which the suite's <properties> declare. The old render put a lone
+// case's `pages: 12` in the Setup line.
+func TestCasePropertiesAreDetails(t *testing.T) {
+	dir := t.TempDir()
+	xml := writeFile(t, filepath.Join(dir, "r.xml"), `<testsuite name="pytest" tests="2" failures="1"><properties><property name="device" value="CPU"/></properties>`+
+		`<testcase classname="tests.test_pool" name="test_grow" time="1"><properties><property name="pages" value="12"/></properties><failure message="assert 12 == 16">E assert 12 == 16</failure></testcase>`+
+		`<testcase classname="tests.test_pool" name="test_shrink" time="1"/></testsuite>`)
+	part := filepath.Join(dir, "p")
+	if code, _, stderr := runCLI(t, "import", "junit", xml, "--part", "p", "--out", part); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	code, comment, stderr := runCLI(t, "render", "--date", "2026-12-05", part)
+	if code != exitOK {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	if paragraphs := mdtest.Texts(mdtest.Paragraphs([]byte(comment))); !slices.Contains(paragraphs, "Setup: device: CPU.") {
+		t.Errorf("want the setup line `Setup: device: CPU.` (the suite's property alone):\n%s", comment)
+	}
+	fences := mdtest.Fences([]byte(comment))
+	if len(fences) != 1 || !strings.HasSuffix(fences[0].Text, "--- properties ---\npages: 12\n") {
+		t.Errorf("want the case's details to end with its property pages: 12:\n%s", comment)
+	}
+	code, txt, stderr := runCLI(t, "render", "--date", "2026-12-05", "--format", "text", part)
+	if code != exitOK || !strings.Contains(txt, "  --- properties ---\n  pages: 12\n") || strings.Contains(txt, "Setup: device: CPU; pages") {
+		t.Errorf("text view: exit %d %s; want the case's details with pages: 12:\n%s", code, stderr, txt)
 	}
 }
 
