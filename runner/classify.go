@@ -28,9 +28,10 @@ type evidence struct {
 	Match engine.SignatureMatch
 	Found bool
 	Where string
-	// Kvcached: a server of the case ran with kvcached.
-	Kvcached bool
-	GPU      GPUFacts
+	// Kvcached: a server of the case ran with kvcached; Script: the case
+	// ran kvcached's own script (a command case, docs/runner.md §5.11).
+	Kvcached, Script bool
+	GPU              GPUFacts
 	// Provisional names the expectation sets the case's kvcached servers
 	// were held to provisionally (docs/runner.md §2.6), "" for none: a
 	// kvcached newer than every set, so what they fail to match of it
@@ -209,6 +210,7 @@ type Verdict struct {
 const (
 	whyKvcachedDefault = collect.NoSignature + "a kvcached server failed"
 	whyNativeDefault   = collect.NoSignature + "a server without kvcached failed"
+	whyScriptDefault   = collect.NoSignature + "kvcached's own script failed"
 )
 
 // note keeps m if it outranks what was found so far.
@@ -244,6 +246,9 @@ func judge(ev evidence) Verdict {
 		}
 	}
 	if !ev.Found {
+		if ev.Script {
+			return Verdict{Class: collect.ClassProduct, Why: whyScriptDefault, By: collect.ClassByDefault}
+		}
 		if ev.Kvcached {
 			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
 		}
@@ -814,6 +819,9 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			}
 		}
 		ev.Provisional = strings.Join(prov, ", ")
+		// A command case runs kvcached's own script: its failure is
+		// kvcached's unless a signature or fact says otherwise.
+		ev.Script = c.Entry.spec().command
 		if c.Entry.spec().engineSetup {
 			if m, ok := r.scanLog(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log")); ok {
 				ev.note(m, c.Entry.Engine+"-install.log")
