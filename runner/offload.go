@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	out, err := c.R.exec()(sctx, argv)
 	cancel()
 	if err != nil {
-		err = errorString(c.R.Redactor().String(err.Error()))
+		err = errors.New(c.R.Redactor().String(err.Error()))
 	}
 	rep, raw, why := checks.ParseOffloadReport(out)
 	if err != nil && rep == nil {
@@ -69,11 +70,6 @@ func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	checks.MarkCauses(list, c.kind.rules(nil))
 	return c.Result(list, log, nil)
 }
-
-// errorString is an error whose text is already redacted.
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // argInt is the integer after flag in argv (the script's argparse default
 // def when absent or not a number).

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func TestOffloadChecks(t *testing.T) {
 		{checks.OffloadMemoryReclaimed(&checks.OffloadReport{CycleReclaimedBytes: map[string]float64{"max": 0}}), false},
 		{checks.OffloadMemoryReclaimed(&checks.OffloadReport{}), false},
 		{checks.OffloadRoundTrips(nil), true},
-		{checks.OffloadRoundTrips(errorString("exit status 1: RuntimeError: x")), false},
+		{checks.OffloadRoundTrips(errors.New("exit status 1: RuntimeError: x")), false},
 	} {
 		if tc.c.OK != tc.ok {
 			t.Errorf("%s ok %v, want %v (%s)", tc.c.Name, tc.c.OK, tc.ok, tc.c.Detail)

@@ -9,16 +9,9 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// The CPU-offload round trip (docs/runner.md §5.11): kvcached's own
-// validation script, tools/validate_cpu_offload_vmm.py (ovg-project/kvcached
-// @a3f950fab889), run as its weekly workflow runs it
-// (.github/workflows/cpu-offload-gpu.yml and
-// tools/run_cpu_offload_h20_validation.sh @a3f950fab889: 4 pages of 2 MiB,
-// 8 layers, 5 cycles, --require-reclaimed-bytes). The script raises on any
-// page that does not enter the offloaded state, a restore that misses the CPU
-// store, a page left offloaded, a payload that differs after the round trip,
-// or (with --require-reclaimed-bytes) no GPU memory freed in any cycle; it
-// then prints its report (json.dumps(indent=2, sort_keys=True)) and exits 0.
+// The CPU-offload round trip: kvcached's tools/validate_cpu_offload_vmm.py
+// (ovg-project/kvcached@a3f950fab889), what it checks and prints in
+// docs/runner.md §5.11.
 
 // OffloadChecks are the offload kind's "passes when" texts.
 func OffloadChecks() collect.Ordered[string] {
