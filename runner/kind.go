@@ -22,7 +22,7 @@ const (
 	KindOffload  = "offload"
 )
 
-// Kind runs one kind of plan entry (setup, server, elastic, limit,
+// Kind runs one kind of plan entry (setup, server, elastic, limit, offload,
 // priority). A failed case is data in the returned CaseResult, never a Go
 // error; Run must stop every server it started (Case.StopServer) before it
 // returns, including when ctx is cancelled (the run loop stops any it left).
