@@ -460,12 +460,13 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 // checkClass is the class a failed check decides by itself, "" for most:
 // ci-report's own failures (a panic or an unknown kind, case_completed; a
 // plan that gives a kind the wrong servers, `*_plan`; probed versions no
-// expectation set covers; inputs the engine would refuse) are harness; a missing GPU or a ballast that
+// expectation set covers; inputs the engine would refuse; a command case's
+// command that never ran its script) are harness; a missing GPU or a ballast that
 // cannot hold its memory, and a version probe that cannot run in the
 // engine's image, the machine's.
 func checkClass(ch *collect.Check) string {
 	switch ch.Name {
-	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "inputs_accepted":
+	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "inputs_accepted", "offload_script_ran":
 		return collect.ClassHarness
 	case "expectations_matched":
 		if strings.HasPrefix(ch.Detail, "the version probe failed") {

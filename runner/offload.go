@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +51,12 @@ func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	sctx, cancel := context.WithTimeout(ctx, offloadTimeout)
 	out, err := c.R.exec()(sctx, argv)
 	cancel()
+	code := 0
 	if err != nil {
+		var xe *exec.ExitError
+		if code = -1; errors.As(err, &xe) {
+			code = xe.ExitCode()
+		}
 		err = errors.New(c.R.Redactor().String(err.Error()))
 	}
 	rep, raw, why := checks.ParseOffloadReport(out)
@@ -62,6 +69,7 @@ func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 		log.Set("report", raw)
 	}
 	list := []collect.Check{
+		checks.OffloadScriptRan(code, fmt.Sprint(err)),
 		checks.OffloadRoundTrips(err),
 		checks.OffloadReportPassed(rep, why, argInt(e.Command, "--pages", 4), argInt(e.Command, "--cycles", 5)),
 		checks.OffloadMemoryReclaimed(rep),

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -40,16 +41,50 @@ func TestOffloadCase(t *testing.T) {
 	if got := failedChecks(bad.res); !slices.Equal(got, []string{"offload_round_trips_intact", "offload_report_passed", "offload_gpu_memory_reclaimed"}) {
 		t.Errorf("with a changed page, failed %q", got)
 	}
-	if d := bad.res.Checks[0].Detail; !strings.Contains(d, "RuntimeError: round-trip payload mismatch for page 0, payload 0") {
+	byName := map[string]collect.Check{}
+	for _, c := range bad.res.Checks {
+		byName[c.Name] = c
+	}
+	if d := byName["offload_round_trips_intact"].Detail; !strings.Contains(d, "RuntimeError: round-trip payload mismatch for page 0, payload 0") {
 		t.Errorf("offload_round_trips_intact's detail %q does not carry the script's error", d)
 	}
 	if bad.res.Class != collect.ClassProduct || !strings.Contains(bad.res.ClassWhy, "kvcached's own script failed") {
 		t.Errorf("class %q (%s), want product: kvcached's own script failed", bad.res.Class, bad.res.ClassWhy)
 	}
-	for _, c := range bad.res.Checks[1:3] {
-		if c.CausedBy != "offload_round_trips_intact" {
-			t.Errorf("%s caused by %q, want offload_round_trips_intact: the script printed no report", c.Name, c.CausedBy)
+	for _, n := range []string{"offload_report_passed", "offload_gpu_memory_reclaimed"} {
+		if c := byName[n]; c.CausedBy != "offload_round_trips_intact" {
+			t.Errorf("%s caused by %q, want offload_round_trips_intact: the script printed no report", n, c.CausedBy)
 		}
+	}
+}
+
+// TestOffloadScriptNotRunIsHarness: a command that never ran the script (a
+// path the image does not have: exit status 2, as Python's) is the
+// harness's, not kvcached's: red must not blame kvcached for ci-report's
+// command line.
+func TestOffloadScriptNotRunIsHarness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulated case: skipped with -short")
+	}
+	t.Parallel()
+	plan, err := mustPlan(t, "compat").Select(Selection{Cases: []string{"offload-vllm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range plan.Cases {
+		if plan.Cases[i].Kind == KindOffload {
+			plan.Cases[i].Command = []string{"python3", "/nowhere/validate_offload.py"}
+		}
+	}
+	r, _ := newSimRunner(t, plan, "")
+	defer r.GPU.Close()
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.Cases[len(out.Cases)-1]
+	if got := failedChecks(res); len(got) == 0 || got[0] != "offload_script_ran" || res.Class != collect.ClassHarness {
+		t.Errorf("%s failed %q, class %q (%s); want offload_script_ran first, harness", res.Name, got, res.Class, res.ClassWhy)
 	}
 }
 
@@ -70,6 +105,10 @@ func TestOffloadChecks(t *testing.T) {
 		{checks.OffloadMemoryReclaimed(&checks.OffloadReport{CycleReclaimedBytes: map[string]float64{"max": 0}}), false},
 		{checks.OffloadMemoryReclaimed(&checks.OffloadReport{}), false},
 		{checks.OffloadRoundTrips(nil), true},
+		{checks.OffloadScriptRan(0, ""), true},
+		{checks.OffloadScriptRan(1, "RuntimeError: x"), true},
+		{checks.OffloadScriptRan(2, "can't open file"), false},
+		{checks.OffloadScriptRan(127, "not found"), false},
 		{checks.OffloadRoundTrips(errors.New("exit status 1: RuntimeError: x")), false},
 	} {
 		if tc.c.OK != tc.ok {

@@ -16,6 +16,7 @@ import (
 // OffloadChecks are the offload kind's "passes when" texts.
 func OffloadChecks() collect.Ordered[string] {
 	var o collect.Ordered[string]
+	o.Set("offload_script_ran", "the command ran the script: its exit status is neither 2 (Python's for a script it cannot open, argparse's for arguments it refuses) nor 126 or 127 (a command that cannot be run)")
 	o.Set("offload_round_trips_intact", "kvcached's validate_cpu_offload_vmm.py exits 0: every page entered the offloaded state, came back from the CPU store, and holds the bytes written before it left")
 	o.Set("offload_report_passed", `the script's report says "status": "passed" with round_trips = pages × cycles as asked`)
 	o.Set("offload_gpu_memory_reclaimed", "the report's cycle_reclaimed_bytes max is above 0: offloading the pages freed GPU memory in some cycle")
@@ -26,7 +27,10 @@ func OffloadChecks() collect.Ordered[string] {
 
 // OffloadCauses: a script that failed printed no report to judge.
 func OffloadCauses() []Cause {
-	return []Cause{{Root: "offload_round_trips_intact", Follow: []string{"offload_report_passed", "offload_gpu_memory_reclaimed"}}}
+	return []Cause{
+		{Root: "offload_script_ran", Follow: []string{"offload_round_trips_intact", "offload_report_passed", "offload_gpu_memory_reclaimed"}},
+		{Root: "offload_round_trips_intact", Follow: []string{"offload_report_passed", "offload_gpu_memory_reclaimed"}},
+	}
 }
 
 // OffloadWorkload is the offload kind's workload.
@@ -44,6 +48,16 @@ type OffloadReport struct {
 	Cycles              int                `json:"cycles"`
 	RoundTrips          int                `json:"round_trips"`
 	CycleReclaimedBytes map[string]float64 `json:"cycle_reclaimed_bytes"`
+}
+
+// OffloadScriptRan: the command's exit status (0 when it exited 0) is
+// none that says the script never ran: the harness's command line, not
+// kvcached (docs/runner.md §5.11).
+func OffloadScriptRan(code int, detail string) collect.Check {
+	if code == 2 || code == 126 || code == 127 {
+		return collect.Check{Name: "offload_script_ran", Detail: text.CutLine(fmt.Sprintf("exit status %d: the script did not run: %s", code, detail), 300)}
+	}
+	return collect.Check{Name: "offload_script_ran", OK: true, Detail: fmt.Sprintf("exit status %d", code)}
 }
 
 // OffloadRoundTrips: the script exited 0 (err nil); else its exit and the
