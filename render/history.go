@@ -44,10 +44,12 @@ const (
 	maxHistoryCut   = 20  // cases named on the fixed line and rows of the changes table
 )
 
-// Digest case statuses: only cases that did not pass are listed.
+// Digest case statuses: only cases that did not pass cleanly are listed.
 const (
 	DigestFailed = "fail"
 	DigestNotRun = "notrun"
+	// DigestFlaky (HistoryRun.Flaky): passed on a rerun (collect.CaseFlaky).
+	DigestFlaky = "flaky"
 )
 
 // HistoryRun is the digest of one run (docs/formats.md §9): who it was, how
@@ -70,6 +72,11 @@ type HistoryRun struct {
 	Total   int           `json:"total"`
 	Partial bool          `json:"partial,omitempty"`
 	Cases   []HistoryCase `json:"cases,omitempty"`
+	// Flaky are the cases that passed on a rerun ("s":"flaky"), in a list
+	// of their own: a binary from before it refuses a digest with an unknown
+	// status in cases, and ignores an unknown key, so it reads them as
+	// passed, as it always did (docs/formats.md §9).
+	Flaky []HistoryCase `json:"fl,omitempty"`
 	// Margins are the passing checks' margins below digestMarginBelow,
 	// closest first, as many as fit after the cases (docs/render.md §3.10).
 	Margins []HistoryMargin `json:"m,omitempty"`
@@ -278,7 +285,7 @@ func (r *renderer) digest() string {
 	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date,
 		SHA: digestSHA(r.sha()), Total: len(r.rep.Cases)}
 	head, _ := json.Marshal(run)
-	used := len(head) + len(`,"cases":[]`) + len(`,"partial":true`) + len(`,"m":[]`) + len(`,"x":[]`)
+	used := len(head) + len(`,"cases":[]`) + len(`,"fl":[]`) + len(`,"partial":true`) + len(`,"m":[]`) + len(`,"x":[]`)
 	seen := map[string]bool{}
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
@@ -297,6 +304,16 @@ func (r *renderer) digest() string {
 		}
 		seen[key] = true
 		hc := HistoryCase{Name: key}
+		if c.Flaky() {
+			hc.Status = DigestFlaky
+			if n := digestCost(hc); used+n <= MaxDigestChars {
+				used += n
+				run.Flaky = append(run.Flaky, hc)
+				continue
+			}
+			run.Partial = true
+			break
+		}
 		if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
 			hc.Class, hc.Unexplained = class, collect.Unexplained(class, c.ClassBy)
 		}
@@ -421,18 +438,23 @@ func (h *HistoryRun) validate() error {
 		return fmt.Errorf("date %q: want YYYY-MM-DD", text.Cut(h.Date, 40))
 	case h.SHA != "" && !digestSHARE.MatchString(h.SHA):
 		return fmt.Errorf("sha %q: want 7 to 64 lowercase hex digits", text.Cut(h.SHA, 70))
-	case h.Total < len(h.Cases):
-		return fmt.Errorf("total %d: fewer than the %d cases listed", h.Total, len(h.Cases))
+	case h.Total < len(h.Cases)+len(h.Flaky):
+		return fmt.Errorf("total %d: fewer than the %d cases listed", h.Total, len(h.Cases)+len(h.Flaky))
 	}
-	seen := make(map[string]bool, len(h.Cases))
-	for i, c := range h.Cases {
-		where := fmt.Sprintf("case %d", i)
+	seen := make(map[string]bool, len(h.Cases)+len(h.Flaky))
+	for i, c := range append(h.Cases[:len(h.Cases):len(h.Cases)], h.Flaky...) {
+		where, flaky := fmt.Sprintf("case %d", i), i >= len(h.Cases)
+		if flaky {
+			where = fmt.Sprintf("flaky case %d", i-len(h.Cases))
+		}
 		switch {
 		case !validDigestName(c.Name, digestNameCut):
 			return fmt.Errorf("%s: name: want 1 to %d code points of UTF-8", where, digestNameCut)
 		case seen[c.Name]:
 			return fmt.Errorf("%s: %q listed twice", where, text.Cut(c.Name, 40))
-		case c.Status != DigestFailed && c.Status != DigestNotRun:
+		case flaky && c.Status != DigestFlaky:
+			return fmt.Errorf("%s: status %q: want %s", where, text.Cut(c.Status, 20), DigestFlaky)
+		case !flaky && c.Status != DigestFailed && c.Status != DigestNotRun:
 			return fmt.Errorf("%s: status %q: want %s or %s", where, text.Cut(c.Status, 20), DigestFailed, DigestNotRun)
 		case !classRE.MatchString(c.Class):
 			return fmt.Errorf("%s: class %q: want up to 16 letters a-z", where, text.Cut(c.Class, 20))
@@ -551,6 +573,9 @@ type runState struct {
 	// §11). The history ignores it: it is neither a failure nor a pass of
 	// the case, so it starts no streak and makes no flip.
 	infra bool
+	// flaky: passed on a rerun; neither a failure nor a clean pass, each
+	// such run is a flip of its own.
+	flaky bool
 	fp    string
 	date  string
 	sym   string // the changes table's symbol
@@ -563,6 +588,7 @@ const (
 	symFailedNew = "✗*" // failed differently from its failure before
 	symNotRun    = "○"
 	symInfra     = "⚠" // failed on the machine (class infra): not counted
+	symFlaky     = "~" // passed on a rerun
 	// failed, product by the default alone: counted as a failure, shown
 	// apart, since nothing the runner saw points at kvcached
 	symUnexplained = "✗?"
@@ -578,9 +604,11 @@ type historyIndex struct {
 func newHistoryIndex(runs []HistoryRun) *historyIndex {
 	ix := &historyIndex{runs: runs}
 	for i := range runs {
-		m := make(map[string]*HistoryCase, len(runs[i].Cases))
-		for j := range runs[i].Cases {
-			m[runs[i].Cases[j].Name] = &runs[i].Cases[j]
+		m := make(map[string]*HistoryCase, len(runs[i].Cases)+len(runs[i].Flaky))
+		for _, list := range [][]HistoryCase{runs[i].Cases, runs[i].Flaky} {
+			for j := range list {
+				m[list[j].Name] = &list[j]
+			}
 		}
 		ix.cases = append(ix.cases, m)
 	}
@@ -594,7 +622,9 @@ func (r *renderer) states(c *merge.Case) []runState {
 	out := make([]runState, 0, len(r.hist.runs)+1)
 	for i, h := range r.hist.runs {
 		st := runState{date: h.Date}
-		if hc, ok := r.hist.cases[i][key]; ok {
+		if hc, ok := r.hist.cases[i][key]; ok && hc.Status == DigestFlaky {
+			st.known, st.flaky, st.sym = true, true, symFlaky
+		} else if ok {
 			st.known, st.bad, st.fp = true, true, hc.Fingerprint
 			st.sym = symFailed
 			switch {
@@ -613,6 +643,9 @@ func (r *renderer) states(c *merge.Case) []runState {
 		out = append(out, st)
 	}
 	cur := runState{known: true, date: r.opts.Date, sym: symPassed}
+	if c.Flaky() {
+		cur.flaky, cur.sym = true, symFlaky
+	}
 	if c.NotRun || c.Failed() {
 		cur.bad, cur.fp, cur.sym = true, fingerprint(c), symFailed
 		switch {
@@ -689,7 +722,7 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 	seq := counted(states)
 	flips, streak := 0, 0
 	for i := range seq {
-		if i > 0 && seq[i].bad != seq[i-1].bad {
+		if i > 0 && seq[i].bad != seq[i-1].bad || seq[i].flaky {
 			flips++
 		}
 		if seq[i].bad {
@@ -729,8 +762,8 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 		if c.NotRun || c.Failed() {
 			continue
 		}
-		if hc, was := prev[historyKey(c)]; !was || (hc.Status == DigestFailed && hc.Class == collect.ClassInfra) {
-			continue // a failure of the machine's was not the case's to fix
+		if hc, was := prev[historyKey(c)]; c.Flaky() || !was || hc.Status == DigestFlaky || (hc.Status == DigestFailed && hc.Class == collect.ClassInfra) {
+			continue // a flake is no fix, a failure of the machine's was not the case's to fix
 		}
 		if len(names) == maxHistoryCut {
 			more++
@@ -754,7 +787,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	}
 	var rows [][]string
 	more := 0
-	infra, unexplained := false, false // a row shows symInfra, symUnexplained
+	infra, unexplained, flaky := false, false, false // a row shows symInfra, symUnexplained, symFlaky
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
 		states := r.states(c)
@@ -767,7 +800,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 			}
 			if prev != nil {
 				switch {
-				case st.bad != prev.bad:
+				case st.bad != prev.bad, st.flaky != prev.flaky:
 					last = j
 				case st.bad && st.fp != "" && prev.fp != "" && st.fp != prev.fp:
 					// Failing still, but differently: a change too.
@@ -791,6 +824,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 			syms[j] = st.sym
 			infra = infra || st.infra
 			unexplained = unexplained || st.sym == symUnexplained
+			flaky = flaky || st.flaky
 		}
 		date := states[last].date
 		if date == "" {
@@ -801,7 +835,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	if len(rows) == 0 {
 		return ""
 	}
-	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", map[string]any{"N": len(r.hist.runs) + 1, "Infra": infra, "Unexplained": unexplained}) + "\n\n" +
+	out := w.t("history_heading", nil) + "\n\n" + w.t("history_legend", map[string]any{"N": len(r.hist.runs) + 1, "Infra": infra, "Unexplained": unexplained, "Flaky": flaky}) + "\n\n" +
 		w.mdTable([]string{"case", "runs, oldest first", "last change"}, rows)
 	if more > 0 {
 		out += "\n\n" + w.t("history_more", more)

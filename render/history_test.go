@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -72,6 +73,10 @@ func TestParseDigest(t *testing.T) {
 		{"long name", validDigest(rep(`"n":"a"`, `"n":"`+strings.Repeat("é", digestNameCut+2)+`"`)), "case 0: name"},
 		{"repeated name", validDigest(rep(`]}`, `,{"n":"a","s":"notrun"}]}`)), `case 1: "a" listed twice`},
 		{"status", validDigest(rep(`"s":"fail"`, `"s":"pass"`)), `case 0: status "pass"`},
+		{"flaky", validDigest(rep(`]}`, `],"fl":[{"n":"b","s":"flaky"}]}`)), ""},
+		{"flaky status in cases", validDigest(rep(`"s":"fail"`, `"s":"flaky"`)), `case 0: status "flaky"`},
+		{"failure among the flaky", validDigest(rep(`]}`, `],"fl":[{"n":"b","s":"fail"}]}`)), `flaky case 0: status "fail": want flaky`},
+		{"flaky and failed", validDigest(rep(`]}`, `],"fl":[{"n":"a","s":"flaky"}]}`)), `flaky case 0: "a" listed twice`},
 		{"class", validDigest(rep(`"infra"`, `"In Fra"`)), `case 0: class "In Fra"`},
 		{"too many checks", validDigest(rep(`["x"]`, `["1","2","3","4","5","6","7","8","9"]`)), "case 0: 9 failed checks: at most 8"},
 		{"empty check", validDigest(rep(`["x"]`, `[""]`)), "case 0: failed check"},
@@ -455,5 +460,69 @@ func TestHistoryShowsUnexplained(t *testing.T) {
 	run, err := ParseDigest(d)
 	if !ok || err != nil || !slices.ContainsFunc(run.Cases, func(c HistoryCase) bool { return c.Name == elastic && c.Unexplained }) {
 		t.Errorf("the digest read back (%v, %v) does not mark the unexplained failure: %+v", ok, err, run.Cases)
+	}
+}
+
+// TestHistoryShowsFlaky: a case that passed on a rerun (run --repeat, an
+// imported rerun) is neither a failure nor a clean pass in the history
+// (issue 33 item 3): the digest lists it ("s":"flaky") apart from cases, so
+// that a binary from before it reads it as passed instead of refusing the
+// digest; the changes table shows it ~, a failure after it is flaky (not a
+// new regression), and a flake after a failure is no fix.
+func TestHistoryShowsFlaky(t *testing.T) {
+	const elastic, kvc1 = "elastic-vllm-qwen05b+sglang-qwen35_4b", "vllm-qwen05b-kv_c1"
+	rep := sampleReport(t)
+	for i := range rep.Cases {
+		if c := &rep.Cases[i]; c.Name == kvc1 {
+			if c.Failed() {
+				t.Fatalf("the sample report no longer passes %s", kvc1)
+			}
+			c.Attempts = 2
+			c.Checks = append(c.Checks, collect.Check{Name: "attempt_1", OK: true, Kind: "flakyFailure", Detail: "attempt 1 of 2 failed"})
+		}
+	}
+	opts := sampleOptions()
+	opts.History = []HistoryRun{
+		{V: 1, Profile: "nightly", Run: "120", Attempt: "1", Date: "2026-11-25", Total: 9},
+		{V: 1, Profile: "nightly", Run: "121", Attempt: "1", Date: "2026-11-26", Total: 9,
+			Cases: []HistoryCase{{Name: kvc1, Status: DigestFailed, Class: collect.ClassProduct, Fingerprint: "aaaaaaaaaaaa"}},
+			Flaky: []HistoryCase{{Name: elastic, Status: DigestFlaky}}},
+	}
+	docs := mustRender(t, rep, opts)
+	changes := tableRows(docs.Section, "last change")
+	if got := changes[elastic]; len(got) != 3 || got[1] != "✓ ~ ✗" {
+		t.Errorf("changes table row %s: %q, want runs ✓ ~ ✗", elastic, got)
+	}
+	if got := changes[kvc1]; len(got) != 3 || got[1] != "✓ ✗ ~" {
+		t.Errorf("changes table row %s: %q, want runs ✓ ✗ ~", kvc1, got)
+	}
+	if !strings.Contains(docs.Section, "○ not run, ~ flaky (failed and passed in the same run), ") {
+		t.Errorf("the legend does not explain ~:\n%s", docs.Section)
+	}
+	if got := tableRows(docs.Comment, "since")[elastic]; len(got) == 0 || got[len(got)-1] != "flaky (2 flips in 3)" {
+		t.Errorf("%s: row %q, want since flaky (2 flips in 3): a failure after a flake is no new regression", elastic, got)
+	}
+	if slices.ContainsFunc(mdtest.Lines([]byte(docs.Comment)), isFixedLine) {
+		t.Errorf("a flake after a failure reads as a fix:\n%s", docs.Comment)
+	}
+	js, _ := DigestOf(docs.Comment)
+	run, err := ParseDigest(js)
+	if err != nil || !cmp.Equal(run.Flaky, []HistoryCase{{Name: kvc1, Status: DigestFlaky}}) || slices.ContainsFunc(run.Cases, func(c HistoryCase) bool { return c.Name == kvc1 }) {
+		t.Errorf("the digest read back (%v) does not list %s as flaky, apart from cases: %+v", err, kvc1, run)
+	}
+	// What a binary from before "fl" reads: cases with the two statuses it
+	// knows, and an unknown key it ignores.
+	var old struct {
+		Cases []struct {
+			S string `json:"s"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal([]byte(js), &old); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range old.Cases {
+		if c.S != DigestFailed && c.S != DigestNotRun {
+			t.Errorf("cases holds status %q, which a binary from before it refuses", c.S)
+		}
 	}
 }

@@ -28,9 +28,10 @@ type evidence struct {
 	Match engine.SignatureMatch
 	Found bool
 	Where string
-	// Kvcached: a server of the case ran with kvcached.
-	Kvcached bool
-	GPU      GPUFacts
+	// Kvcached: a server of the case ran with kvcached; Script: the case
+	// ran kvcached's own script (a command case, docs/runner.md §5.11).
+	Kvcached, Script bool
+	GPU              GPUFacts
 	// Provisional names the expectation sets the case's kvcached servers
 	// were held to provisionally (docs/runner.md §2.6), "" for none: a
 	// kvcached newer than every set, so what they fail to match of it
@@ -209,6 +210,7 @@ type Verdict struct {
 const (
 	whyKvcachedDefault = collect.NoSignature + "a kvcached server failed"
 	whyNativeDefault   = collect.NoSignature + "a server without kvcached failed"
+	whyScriptDefault   = collect.NoSignature + "kvcached's own script failed"
 )
 
 // note keeps m if it outranks what was found so far.
@@ -244,6 +246,9 @@ func judge(ev evidence) Verdict {
 		}
 	}
 	if !ev.Found {
+		if ev.Script {
+			return Verdict{Class: collect.ClassProduct, Why: whyScriptDefault, By: collect.ClassByDefault}
+		}
 		if ev.Kvcached {
 			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
 		}
@@ -455,12 +460,13 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 // checkClass is the class a failed check decides by itself, "" for most:
 // ci-report's own failures (a panic or an unknown kind, case_completed; a
 // plan that gives a kind the wrong servers, `*_plan`; probed versions no
-// expectation set covers; inputs the engine would refuse) are harness; a missing GPU or a ballast that
+// expectation set covers; inputs the engine would refuse; a command case's
+// command that never ran its script) are harness; a missing GPU or a ballast that
 // cannot hold its memory, and a version probe that cannot run in the
 // engine's image, the machine's.
 func checkClass(ch *collect.Check) string {
 	switch ch.Name {
-	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "inputs_accepted":
+	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "inputs_accepted", "offload_script_ran":
 		return collect.ClassHarness
 	case "expectations_matched":
 		if strings.HasPrefix(ch.Detail, "the version probe failed") {
@@ -814,6 +820,9 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			}
 		}
 		ev.Provisional = strings.Join(prov, ", ")
+		// A command case runs kvcached's own script: its failure is
+		// kvcached's unless a signature or fact says otherwise.
+		ev.Script = c.Entry.spec().command
 		if c.Entry.spec().engineSetup {
 			if m, ok := r.scanLog(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log")); ok {
 				ev.note(m, c.Entry.Engine+"-install.log")

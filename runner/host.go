@@ -38,6 +38,8 @@ type Host interface {
 	// ModelProbe reads the models' config.json from the model cache; the
 	// model ids are appended (DefaultModelProbe, `sim models`).
 	ModelProbe() []string
+	// Script is a command case's argv as run (Entry.Command).
+	Script(argv []string) []string
 	// ShmDir and TmpDir are where kvcached leaves its shared-memory
 	// segments and socket directories.
 	ShmDir() string
@@ -69,6 +71,9 @@ func (Machine) VersionProbe() []string { return DefaultVersionProbe }
 
 // ModelProbe implements Host.
 func (Machine) ModelProbe() []string { return DefaultModelProbe }
+
+// Script implements Host: argv as it is.
+func (Machine) Script(argv []string) []string { return argv }
 
 // ShmDir implements Host.
 func (Machine) ShmDir() string { return "/dev/shm" }
@@ -155,6 +160,10 @@ func (s *Sim) VersionProbe() []string {
 
 // ModelProbe implements Host: `sim models`.
 func (s *Sim) ModelProbe() []string { return s.sub("models") }
+
+// Script implements Host: `sim script -- <argv>`, which plays the scripts it
+// knows (docs/runner.md §7.4).
+func (s *Sim) Script(argv []string) []string { return append(s.sub("script", "--"), argv...) }
 
 // ShmDir implements Host: the world's shm/.
 func (s *Sim) ShmDir() string { return filepath.Join(s.Dir, "shm") }

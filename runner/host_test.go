@@ -16,13 +16,14 @@ type testHost struct{ env collect.Env }
 func (testHost) ServerArgv(engine string, argv []string) []string {
 	return append([]string{"wrap-" + engine}, argv...)
 }
-func (h testHost) ProcessEnv() collect.Env { return h.env }
-func (testHost) Kvctl() []string           { return []string{"host-kvctl"} }
-func (testHost) Ballast() []string         { return []string{"host-ballast"} }
-func (testHost) VersionProbe() []string    { return []string{"host-probe", "{engine}"} }
-func (testHost) ModelProbe() []string      { return []string{"model-probe"} }
-func (testHost) ShmDir() string            { return "/host/shm" }
-func (testHost) TmpDir() string            { return "/host/tmp" }
+func (h testHost) ProcessEnv() collect.Env     { return h.env }
+func (testHost) Kvctl() []string               { return []string{"host-kvctl"} }
+func (testHost) Ballast() []string             { return []string{"host-ballast"} }
+func (testHost) VersionProbe() []string        { return []string{"host-probe", "{engine}"} }
+func (testHost) ModelProbe() []string          { return []string{"model-probe"} }
+func (testHost) Script(argv []string) []string { return append([]string{"host-script"}, argv...) }
+func (testHost) ShmDir() string                { return "/host/shm" }
+func (testHost) TmpDir() string                { return "/host/tmp" }
 func (testHost) FindServer(context.Context, *Case, string) (string, string) {
 	return "", "found by the host"
 }

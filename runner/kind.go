@@ -19,9 +19,10 @@ const (
 	KindElastic  = "elastic"
 	KindLimit    = "limit"
 	KindPriority = "priority"
+	KindOffload  = "offload"
 )
 
-// Kind runs one kind of plan entry (setup, server, elastic, limit,
+// Kind runs one kind of plan entry (setup, server, elastic, limit, offload,
 // priority). A failed case is data in the returned CaseResult, never a Go
 // error; Run must stop every server it started (Case.StopServer) before it
 // returns, including when ctx is cancelled (the run loop stops any it left).
@@ -47,6 +48,9 @@ type kindSpec struct {
 	// selection keeps it for the engines used, and when it fails the engine's
 	// other cases do not run (docs/runner.md §2.4, §6).
 	engineSetup bool
+	// command: the entry is a command case: no server, its Command run in
+	// its Engine's exec prefix, after that engine's setup case.
+	command bool
 	// grouped: the entries form comparison groups (Entry.Group), never
 	// split, a kvcached entry bringing its native one (servercase.go).
 	grouped bool
@@ -109,6 +113,13 @@ var kindTable = []kindSpec{
 		causes: func(n func(int) string) []checks.Cause { return checks.PriorityCauses(n(0), n(1)) },
 		needs:  []string{CapKvctlPriority},
 		run:    runPriority,
+	},
+	{
+		name: KindOffload, command: true,
+		block: &kindBlock{title: "CPU offload round trips", about: "kvcached's own validation script moves its VMM pages from the GPU to pinned CPU memory and back, checking their bytes.",
+			roles: []string{}, workload: checks.OffloadWorkload, checks: checks.OffloadChecks},
+		causes: func(func(int) string) []checks.Cause { return checks.OffloadCauses() },
+		run:    runOffload,
 	},
 }
 

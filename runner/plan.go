@@ -79,6 +79,9 @@ type Entry struct {
 	Batch int    `json:"batch,omitempty"`
 	// Servers: one for server and limit cases; pairs: A, B or low, high.
 	Servers []ServerPlan `json:"servers,omitempty"`
+	// Command: a command case's argv (kindSpec.command), run in Engine's
+	// exec prefix.
+	Command []string `json:"command,omitempty"`
 }
 
 // ServerPlan is one server of a case (docs/formats.md §8).
@@ -253,7 +256,10 @@ func (v *validating) entry(i int, e *Entry) error {
 	if len(e.Servers) != k.servers {
 		return fmt.Errorf("case %s: kind %s needs %d servers, has %d", e.Name, e.Kind, k.servers, len(e.Servers))
 	}
-	if k.engineSetup {
+	if (len(e.Command) > 0) != k.command {
+		return fmt.Errorf("case %s: a %s case has a command exactly when its kind runs one", e.Name, e.Kind)
+	}
+	if k.engineSetup || k.command {
 		if _, ok := v.p.Engines.Get(e.Engine); !ok {
 			return fmt.Errorf("case %s: unknown engine %s", e.Name, bounds.Quote(e.Engine))
 		}
@@ -385,7 +391,7 @@ func (p *Plan) validateParts() error {
 
 // EntryEngines returns the engines an entry's servers use, in order.
 func (e *Entry) EntryEngines() []string {
-	if e.spec().engineSetup {
+	if k := e.spec(); k.engineSetup || k.command {
 		return []string{e.Engine}
 	}
 	var out []string

@@ -309,6 +309,10 @@ func BuiltinPlan(profile string) (*Plan, error) {
 				}
 			}
 		}
+		// kvcached's CPU-offload round trip (its weekly cpu-offload-gpu
+		// workflow) in the vLLM image: a command case, no server.
+		b.in("vllm")
+		b.add(Entry{Kind: KindOffload, Name: "offload-vllm", Engine: "vllm", Command: slices.Clone(OffloadCommand)})
 	default:
 		return nil, fmt.Errorf("unknown profile %s (built in: %s; use --plan for others)", bounds.Quote(profile), strings.Join(Profiles, ", "))
 	}

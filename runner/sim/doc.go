@@ -215,6 +215,8 @@
 //	no-idle-limit-release
 //	                 an idle server keeps its pages over a lowered kvctl
 //	                 limit (admission still evicts down to it)
+//	offload-mismatch `sim script` plays kvcached's CPU-offload validation
+//	                 finding a page changed on its round trip (exit 1)
 //	reject-priority  kvctl priority is not applied (kvctl still exits 0)
 //	crash-in-burst   the server crashes with a CUDA-error traceback when N
 //	                 requests (default 16: more than a server case's 9 or the

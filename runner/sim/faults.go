@@ -38,6 +38,9 @@ const (
 	// An idle server keeps its pages over a lowered kvctl limit until an
 	// allocation (the limit case's limit_released_idle fails).
 	FaultNoIdleLimitRelease = "no-idle-limit-release"
+	// The simulated CPU-offload validation finds a page whose bytes changed
+	// on the round trip, and fails as the real script does.
+	FaultOffloadMismatch = "offload-mismatch"
 )
 
 var knownFaults = map[string]bool{
@@ -45,7 +48,7 @@ var knownFaults = map[string]bool{
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
 	FaultForeignGPU: true, FaultDiskFull: true, FaultXid: true,
-	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true,
+	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true, FaultOffloadMismatch: true,
 }
 
 // defaultCrashBurst is how many requests in flight make a "large concurrent

@@ -36,6 +36,8 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return mainBallast(ctx, args[1:], stdout, stderr, getenv)
 	case "versions":
 		return mainVersions(args[1:], stdout, stderr, getenv)
+	case "script":
+		return mainScript(args[1:], stdout, stderr, getenv)
 	case "models":
 		return runModels(args[1:], stdout, getenv)
 	case "world":
@@ -187,6 +189,7 @@ commands:
   versions --engine vllm|sglang [--image IMAGE]
                                          the runner's version probe: installed versions as JSON
   models <hf id>...                      the runner's model probe: the cached models' config.json as JSON
+  script -- <argv>                       a command case's script (kvcached's validate_cpu_offload_vmm.py)
 
 The world directory defaults to $CI_REPORT_SIM_DIR. Faults: $CI_REPORT_SIM_FAULTS;
 time scale: $CI_REPORT_SIM_TIMESCALE; each kvctl call's delay: $CI_REPORT_SIM_KVCTL_DELAY.
