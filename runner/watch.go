@@ -30,7 +30,7 @@ type caseWatch struct {
 
 	mu      sync.Mutex
 	pids    map[int]bool // the run's processes seen
-	foreign string       // the first foreign GPU process seen, "" none
+	foreign *GPUHolder   // the first foreign GPU process seen, nil none
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -62,11 +62,18 @@ func (r *Runner) watchCase(c *Case) *caseWatch {
 	return w
 }
 
-// end stops the watch after a last sample.
+// end stops the watch after a last sample; a foreign process it saw is
+// remembered for the run's later cases (Runner.badBefore).
 func (w *caseWatch) end() {
 	close(w.stop)
 	<-w.done
 	w.sample()
+	if h := w.foreign; h != nil {
+		if w.r.foreign == nil {
+			w.r.foreign = map[int]bool{}
+		}
+		w.r.foreign[h.PID] = true
+	}
 }
 
 // blind says the run starts processes behind an exec prefix (any engine's:
@@ -89,19 +96,19 @@ func (w *caseWatch) sample() {
 	for _, p := range pids {
 		w.pids[p] = true
 	}
-	if w.foreign == "" {
+	if w.foreign == nil {
 		w.foreign = foreign
 	}
 }
 
-// foreignProcess names a compute process on the case's GPUs (the run's
+// foreignProcess is a compute process on the case's GPUs (the run's
 // while it started no server) that was not there when the case started and
-// is not the run's; "" none, and when what was there at the start is not
+// is not the run's; nil none, and when what was there at the start is not
 // known.
-func (w *caseWatch) foreignProcess() string {
+func (w *caseWatch) foreignProcess() *GPUHolder {
 	r := w.r
 	if !w.known || w.blind() {
-		return ""
+		return nil
 	}
 	gpus := w.c.serverGPUs()
 	if gpus == nil {
@@ -111,12 +118,11 @@ func (w *caseWatch) foreignProcess() string {
 		procs, _ := r.GPU.Processes(g)
 		for _, p := range procs {
 			if !w.before[p.PID] && engine.Under(p.PID, os.Getpid()) == HeldForeign {
-				h := GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB}
-				return text.CutLine("a process not of the run appeared on GPU "+strconv.Itoa(g)+": "+h.String(), 200)
+				return &GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB}
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // whose is whose pid is: the case's when the watch saw it among the run's
@@ -220,5 +226,8 @@ func (w *caseWatch) oomFacts(f *CaseFacts, kernel []byte) {
 func (w *caseWatch) foreignGPU() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.foreign
+	if h := w.foreign; h != nil {
+		return text.CutLine("a process not of the run appeared on GPU "+strconv.Itoa(h.GPU)+": "+h.String(), 200)
+	}
+	return ""
 }
