@@ -349,6 +349,12 @@ func TestRunSimulatedFaultScopeMatchesNothing(t *testing.T) {
 	if code, _, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "leak-segment@sglang"}, "--profile", "smoke", "--cases", "vllm-*"); code != exitUsage || !strings.Contains(stderr, `scope "sglang"`) {
 		t.Fatalf("a scope of a case not selected: exit %d, want 2:\n%s", code, stderr)
 	}
+	// Issue 29: smoke has no native case, so no server's tokens are compared
+	// and wrong-tokens would pass silently; a #N count is parsed off first.
+	if code, _, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "wrong-tokens@kv_c1#1"}, "--profile", "smoke"); code != exitUsage ||
+		!strings.Contains(stderr, `fault "wrong-tokens": no selected case can show it: it changes a kvcached server's tokens, which only the comparison with its group's native case sees`) {
+		t.Fatalf("a fault no case can show: exit %d, want 2:\n%s", code, stderr)
+	}
 }
 
 // A CI_REPORT_SIM_KVCTL_DELAY that is not a Go duration is a usage error
