@@ -133,3 +133,28 @@ func TestSimMachineWentBad(t *testing.T) {
 		})
 	}
 }
+
+// TestSimForeignGPUProcessBehindPrefix: with an exec prefix (how real runs
+// start their engines, in containers) the case watch still names a process
+// not of the run that appears on the case's GPU, once a server behind that
+// prefix was found listening (its cgroup, engine.Server.Cgroup): here the
+// native case's, before the kvcached case the fault hits. Issue 29: the
+// watch switched itself off with any exec prefix, and the case was an
+// unexplained product failure.
+func TestSimForeignGPUProcessBehindPrefix(t *testing.T) {
+	out, r := serverSim(t, "smoke", nil, "foreign-gpu-process@sglang", context.Background(), func(r *Runner) {
+		r.Timing.Server.ReadyTimeout = 3 * time.Second
+		r.ExecPrefix = map[string][]string{"": {"env", "CI_REPORT_SIM_CONTAINER_GPUS=0"}}
+	})
+	if first := caseNamed(t, out, "vllm-qwen05b-kv_c1"); first.Failed() {
+		t.Fatalf("the vLLM case failed: %v", failedChecks(first))
+	}
+	res := caseNamed(t, out, "sglang-qwen05b-kv_c1")
+	if !res.Failed() || res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact || res.Machine == nil ||
+		!strings.HasPrefix(res.Machine.WentBad, "a process not of the run appeared on GPU 0: pid 1 ") {
+		t.Fatalf("class %q by %q (%s), machine %+v; want infra by the watch naming pid 1", res.Class, res.ClassBy, res.ClassWhy, res.Machine)
+	}
+	if !r.procs.prefixes["env\x00CI_REPORT_SIM_CONTAINER_GPUS=0"] {
+		t.Errorf("the prefix's servers were never found: %v", r.procs.prefixes)
+	}
+}

@@ -144,8 +144,10 @@ func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUH
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
 		return bad
 	}
+	r.procs.mu.Lock()
+	defer r.procs.mu.Unlock()
 	for _, h := range holders {
-		if r.foreign[h.PID] && (gpus == nil || slices.Contains(gpus, h.GPU)) {
+		if r.procs.foreign[h.PID] && (gpus == nil || slices.Contains(gpus, h.GPU)) {
 			return text.CutLine("a process not of the run, seen in an earlier case, held GPU "+strconv.Itoa(h.GPU)+": "+h.String(), 200)
 		}
 	}
