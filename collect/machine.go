@@ -7,6 +7,8 @@ type Machine struct {
 	Before  *MachineState `json:"before,omitempty"`
 	After   *MachineState `json:"after,omitempty"`
 	WentBad string        `json:"went_bad,omitempty"`
+	// WentBadBefore: WentBad held already when the case started.
+	WentBadBefore bool `json:"went_bad_before,omitempty"`
 	// Facts are the runner's other facts of the case as `KEY=VALUE`, the
 	// form of `ci-report classify --fact` (docs/formats.md §4.10).
 	Facts []string `json:"facts,omitempty"`

@@ -70,6 +70,8 @@ type CaseFacts struct {
 	// (a new Xid, an ECC count that rose, a GPU gone, a disk filled, a
 	// foreign GPU process: MachineFacts.WentBad), "" nothing.
 	MachineWentBad string
+	// MachineBadBefore: MachineWentBad held already as the case started.
+	MachineBadBefore bool
 }
 
 // FactKeys are the facts CaseFacts.Set knows, in the words of the corpus's
@@ -236,7 +238,11 @@ func rank(name string) int {
 // it, so the command makes the runner's decision.
 func judge(ev evidence) Verdict {
 	if bad := ev.Facts.MachineWentBad; bad != "" {
-		return Verdict{Class: collect.ClassInfra, Why: text.CutWords("machine went bad: "+bad, collect.ClassWhyMax), By: collect.ClassByFact}
+		when := ": "
+		if ev.Facts.MachineBadBefore {
+			when = " before the case: "
+		}
+		return Verdict{Class: collect.ClassInfra, Why: text.CutWords("machine went bad"+when+bad, collect.ClassWhyMax), By: collect.ClassByFact}
 	}
 	if ev.Found {
 		if v, ok := ownership(ev); ok {
@@ -722,7 +728,7 @@ func (ce *caseEvidence) get() evidence {
 	ev := *ce.ev
 	ev.GPU = GPUFacts{Holders: ce.holdersOfCase(), NativeStarted: ce.nativeStarted}
 	if ce.machine != nil {
-		ev.Facts.MachineWentBad = ce.machine.WentBad
+		ev.Facts.MachineWentBad, ev.Facts.MachineBadBefore = ce.machine.WentBad, ce.machine.WentBadBefore
 	}
 	return ev
 }

@@ -100,28 +100,61 @@ func caseNamed(t *testing.T, out *Outcome, name string) collect.CaseResult {
 // server's log shows only a CUDA launch failure, which alone would be
 // kvcached's unexplained failure, and the machine facts recorded before and
 // after the case make it infra, by fact, naming what went bad (issue 29
-// item 1).
+// item 1). The fault hits the sglang case's server too, on a machine
+// already bad as that case starts: it is infra by the fact recorded before
+// it, never an unexplained product failure (which gpu-lost, disk-full and
+// foreign-gpu-process were before: nothing went bad during it).
 func TestSimMachineWentBad(t *testing.T) {
-	for _, tc := range []struct{ fault, why string }{
-		{"ecc-error", "GPU 0: uncorrectable ECC errors rose from 0 to 1"},
-		{"gpu-lost", "GPU 0 stopped answering: simulated GPU 0: GPU is lost"},
+	for _, tc := range []struct{ fault, why, later string }{
+		{"ecc-error", "GPU 0: uncorrectable ECC errors rose from 0 to 1", "GPU 0: uncorrectable ECC errors rose from 0 to "},
+		{"gpu-lost", "GPU 0 stopped answering: simulated GPU 0: GPU is lost", "GPU 0 stopped answering: "},
 		// Issue 29 item 1: unexplained product failures before.
-		{"disk-full", "the work dir's disk filled: 0 MiB free of "},
-		{"xid", "GPU 0: NVML reported critical Xid 119"},
-		{"foreign-gpu-process", "a process not of the run appeared on GPU 0: pid 1 "},
+		{"disk-full", "the work dir's disk filled: 0 MiB free of ", "the work dir's disk filled: 0 MiB free of "},
+		{"xid", "GPU 0: NVML reported critical Xid 119", "GPU 0: NVML reported critical Xid 119"},
+		{"foreign-gpu-process", "a process not of the run appeared on GPU 0: pid 1 ", "a process not of the run, seen in an earlier case, held GPU 0: pid 1 "},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			out, _ := serverSim(t, "smoke", []string{"vllm-*"}, tc.fault+"@kv_c1", context.Background(), func(r *Runner) {
+			out, _ := serverSim(t, "smoke", nil, tc.fault, context.Background(), func(r *Runner) {
 				r.Timing.Server.ReadyTimeout = 3 * time.Second
 			})
 			res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
 			if !res.Failed() || res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact ||
-				!strings.HasPrefix(res.ClassWhy, "machine went bad: "+tc.why) {
-				t.Fatalf("class %q by %q (%s), want infra by fact: %s", res.Class, res.ClassBy, res.ClassWhy, tc.why)
+				!strings.HasPrefix(res.ClassWhy, "machine went bad: ") || res.Machine == nil || !strings.HasPrefix(res.Machine.WentBad, tc.why) {
+				t.Fatalf("class %q by %q (%s), %+v, want infra by fact: %s", res.Class, res.ClassBy, res.ClassWhy, res.Machine, tc.why)
 			}
-			if res.Machine == nil || res.Machine.Before == nil || res.Machine.After == nil || len(res.Machine.Before.GPUs) == 0 {
+			if res.Machine.Before == nil || res.Machine.After == nil || len(res.Machine.Before.GPUs) == 0 {
 				t.Fatalf("machine facts %+v", res.Machine)
 			}
+			later := caseNamed(t, out, "sglang-qwen05b-kv_c1")
+			if !later.Failed() || later.Class != collect.ClassInfra || later.ClassBy != collect.ClassByFact ||
+				!strings.HasPrefix(later.ClassWhy, "machine went bad before the case: ") || !later.Machine.WentBadBefore || !strings.HasPrefix(later.Machine.WentBad, tc.later) {
+				t.Errorf("later case: class %q by %q (%s), %+v, want infra by the fact before it: %s", later.Class, later.ClassBy, later.ClassWhy, later.Machine, tc.later)
+			}
 		})
+	}
+}
+
+// TestSimForeignGPUProcessBehindPrefix: with an exec prefix (how real runs
+// start their engines, in containers) the case watch still names a process
+// not of the run that appears on the case's GPU, once a server behind that
+// prefix was found listening (its cgroup, engine.Server.Cgroup): here the
+// native case's, before the kvcached case the fault hits. Issue 29: the
+// watch switched itself off with any exec prefix, and the case was an
+// unexplained product failure.
+func TestSimForeignGPUProcessBehindPrefix(t *testing.T) {
+	out, r := serverSim(t, "smoke", nil, "foreign-gpu-process@sglang", context.Background(), func(r *Runner) {
+		r.Timing.Server.ReadyTimeout = 3 * time.Second
+		r.ExecPrefix = map[string][]string{"": {"env", "CI_REPORT_SIM_CONTAINER_GPUS=0"}}
+	})
+	if first := caseNamed(t, out, "vllm-qwen05b-kv_c1"); first.Failed() {
+		t.Fatalf("the vLLM case failed: %v", failedChecks(first))
+	}
+	res := caseNamed(t, out, "sglang-qwen05b-kv_c1")
+	if !res.Failed() || res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact || res.Machine == nil ||
+		!strings.HasPrefix(res.Machine.WentBad, "a process not of the run appeared on GPU 0: pid 1 ") {
+		t.Fatalf("class %q by %q (%s), machine %+v; want infra by the watch naming pid 1", res.Class, res.ClassBy, res.ClassWhy, res.Machine)
+	}
+	if !r.procs.prefixes["env\x00CI_REPORT_SIM_CONTAINER_GPUS=0"] {
+		t.Errorf("the prefix's servers were never found: %v", r.procs.prefixes)
 	}
 }

@@ -455,19 +455,19 @@ func TestWentBad(t *testing.T) {
 		{"a row remapped", state(2, gpu(1, 0, 1, 5, ""), 50000), "GPU 0: remapped rows rose from 0 to 1"},
 		{"the disk filled", state(2, gpu(1, 0, 0, 5, ""), 12), "the work dir's disk filled: 12 MiB free of 100000 (50000 before)"},
 	} {
-		if got := wentBad(ok, tc.after); got != tc.want {
+		if got := wentBad(ok, tc.after, nil); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 	low := state(2, gpu(1, 0, 0, 5, ""), 12)
-	if got := wentBad(low, state(2, gpu(1, 0, 0, 5, ""), 10)); got != "" {
+	if got := wentBad(low, state(2, gpu(1, 0, 0, 5, ""), 10), nil); got != "" {
 		t.Errorf("a disk already low: %q", got)
 	}
 	broken := state(2, gpu(0, 0, 0, 0, "lost"), 50000)
-	if got := wentBad(broken, state(2, gpu(0, 0, 0, 0, "lost"), 50000)); got != "" {
+	if got := wentBad(broken, state(2, gpu(0, 0, 0, 0, "lost"), 50000), nil); got != "" {
 		t.Errorf("a GPU that never answered: %q", got)
 	}
-	if got := wentBad(nil, ok); got != "" {
+	if got := wentBad(nil, ok, nil); got != "" {
 		t.Errorf("no look before: %q", got)
 	}
 }

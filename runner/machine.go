@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -78,13 +79,13 @@ func (r *Runner) diskPaths() [][2]string {
 }
 
 // wentBad says what of the machine went bad between before and after, ""
-// nothing: a GPU gone (fewer GPUs, or one that stopped answering), a
+// nothing, on gpus (nil: every GPU of the run): a GPU gone (fewer GPUs, or one that stopped answering), a
 // critical Xid event of the machine's (NVML's event API, gpu.Health.Xids),
 // an uncorrectable ECC error, a retired page or a remapped row more than
 // before, a file system that had room and has almost none (under 1 GiB or
 // 2% of it, whichever is less). PCIe replays are recorded but decide
 // nothing: a healthy link replays now and then.
-func wentBad(before, after *collect.MachineState) string {
+func wentBad(before, after *collect.MachineState, gpus []int) string {
 	if before == nil || after == nil {
 		return ""
 	}
@@ -97,7 +98,7 @@ func wentBad(before, after *collect.MachineState) string {
 	}
 	for _, g := range after.GPUs {
 		b, ok := was[g.Index]
-		if !ok || b.Error != "" {
+		if !ok || b.Error != "" || (gpus != nil && !slices.Contains(gpus, g.Index)) {
 			continue
 		}
 		gpu := "GPU " + strconv.Itoa(g.Index)
@@ -123,6 +124,31 @@ func wentBad(before, after *collect.MachineState) string {
 		low := min(1024, d.TotalMiB/50)
 		if ok && b.FreeMiB >= low && d.FreeMiB < low {
 			return fmt.Sprintf("the %s's disk filled: %d MiB free of %d (%d before)", d.Role, d.FreeMiB, d.TotalMiB, b.FreeMiB)
+		}
+	}
+	return ""
+}
+
+// badBefore says what of the machine had gone bad before case c started,
+// "" nothing (docs/runner.md §5.10 step 2): its GPUs (all of the run's
+// when it started no server) or disks against the run's first look, as
+// wentBad judges them (a GPU that answered then and not now, a critical
+// Xid, ECC errors, retired pages or remapped rows since, none of which a
+// run clears: NVIDIA's Xid catalog's action for them is a GPU reset; a disk
+// filled since, which clears when it has room again), else a process not
+// of the run that a watch saw appear in an earlier case and that still
+// held one of those GPUs as c started (holders): such a case ran on a
+// machine already bad, whatever it did.
+func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
+	gpus := c.serverGPUs()
+	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
+		return bad
+	}
+	r.procs.mu.Lock()
+	defer r.procs.mu.Unlock()
+	for _, h := range holders {
+		if r.procs.foreign[h.PID] && (gpus == nil || slices.Contains(gpus, h.GPU)) {
+			return text.CutLine("a process not of the run, seen in an earlier case, held GPU "+strconv.Itoa(h.GPU)+": "+h.String(), 200)
 		}
 	}
 	return ""

@@ -169,6 +169,9 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	kernelStart := r.kernelLogSize()
 	holders := r.gpuHolders()
 	before, short := r.machineState(), r.hostShort()
+	if r.firstLook == nil {
+		r.firstLook = before
+	}
 	watch := r.watchCase(c)
 	resCh := make(chan collect.CaseResult, 1)
 	go func() { resCh <- r.runCase(ctx, c) }()
@@ -192,7 +195,11 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 		// What the machine says of itself now, against before the case:
 		// kept for a failed case, where it may decide the class.
 		m := &collect.Machine{Before: before, After: r.machineState()}
-		m.WentBad = cmp.Or(wentBad(m.Before, m.After), watch.foreignGPU())
+		if m.WentBad = r.badBefore(c, before, holders); m.WentBad != "" {
+			m.WentBadBefore = true
+		} else {
+			m.WentBad = cmp.Or(wentBad(m.Before, m.After, nil), watch.foreignGPU())
+		}
 		res.Machine, ev.machine = m, m
 	}
 	ev.classify(&res)

@@ -256,6 +256,12 @@ type Runner struct {
 	inputs   map[string]*engineInputs         // engine → what its setup case learned its image accepts
 	gpus     []gpu.Info
 	gpuErr   error
+	// firstLook is the machine as the run's first case started, what a
+	// later case that starts on a machine gone bad is judged by
+	// (badBefore); procs what the case watches learned of the run's
+	// processes.
+	firstLook *collect.MachineState
+	procs     *runProcs
 	// kernelPipe reads --kernel-log when it is a named pipe (kernellog.go).
 	kernelPipe *kernelPipe
 	progMu     sync.Mutex

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,28 +18,66 @@ import (
 
 // caseWatch samples, while a case runs, what only sampling can see
 // (docs/runner.md §5.10): the processes the run started (this runner's
-// descendants: the case's servers, their children, ballasts, kvctl), which
-// the kernel's OOM lines are judged against once the victim is gone, and the
-// compute processes on the case's GPUs that are neither the run's nor there
-// when the case started. It samples every Timing.GPUProcessPoll and once
-// more when the case ends. With an exec prefix (a container) the engine's
-// processes are no descendants of the runner, so it says nothing then.
+// descendants: the case's servers, their children, ballasts, kvctl; and
+// behind an exec prefix the processes of its servers' cgroups, runProcs),
+// which the kernel's OOM lines are judged against once the victim is gone,
+// and the compute processes on the case's GPUs that are neither the run's
+// nor there when the case started. It samples every Timing.GPUProcessPoll
+// and once more when the case ends.
 type caseWatch struct {
 	r      *Runner
 	c      *Case
 	before map[int]bool // GPU compute processes when the case started
 	known  bool         // before could be read for every GPU of the run
 
+	learned map[*Server]bool // servers behind a prefix whose cgroup is known
 	mu      sync.Mutex
 	pids    map[int]bool // the run's processes seen
-	foreign string       // the first foreign GPU process seen, "" none
+	foreign *GPUHolder   // the first foreign GPU process seen, nil none
 	stop    chan struct{}
 	done    chan struct{}
 }
 
+// runProcs is what the run's case watches learned: the cgroups of its
+// servers behind an exec prefix (engine.Server.Cgroup) but the runner's
+// own, whose every process is the run's (a container's); the prefixes
+// (their words joined) whose servers' cgroup was found, so that a process
+// outside the run can be told from one of a container not yet seen; and
+// the processes not of the run that a watch saw appear on a GPU
+// (Runner.badBefore).
+type runProcs struct {
+	mu                sync.Mutex
+	own               string
+	cgroups, prefixes map[string]bool
+	foreign           map[int]bool
+}
+
+// whose is whose a live process is: the run's when it descends from the
+// runner or is in one of the run's cgroups, foreign otherwise, "" gone.
+func (p *runProcs) whose(pid int) string {
+	who := engine.Under(pid, os.Getpid())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if who == HeldForeign && p.cgroups[engine.Cgroup(pid)] {
+		return HeldByCase
+	}
+	return who
+}
+
+// members are the live processes of the run's cgroups.
+func (p *runProcs) members() []int {
+	p.mu.Lock()
+	cgs := maps.Clone(p.cgroups)
+	p.mu.Unlock()
+	return engine.InCgroups(cgs)
+}
+
 // watchCase starts watching c, as it starts.
 func (r *Runner) watchCase(c *Case) *caseWatch {
-	w := &caseWatch{r: r, c: c, before: map[int]bool{}, pids: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if r.procs == nil {
+		r.procs = &runProcs{own: engine.Cgroup(os.Getpid()), cgroups: map[string]bool{}, prefixes: map[string]bool{}, foreign: map[int]bool{}}
+	}
+	w := &caseWatch{r: r, c: c, before: map[int]bool{}, pids: map[int]bool{}, learned: map[*Server]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	w.known = r.GPU != nil && r.gpuErr == nil
 	for i := 0; w.known && i < len(r.GPUs); i++ {
 		procs, err := r.GPU.Processes(r.GPUs[i])
@@ -62,46 +102,83 @@ func (r *Runner) watchCase(c *Case) *caseWatch {
 	return w
 }
 
-// end stops the watch after a last sample.
+// end stops the watch after a last sample; a foreign process it saw is
+// remembered for the run's later cases (Runner.badBefore).
 func (w *caseWatch) end() {
 	close(w.stop)
 	<-w.done
 	w.sample()
+	if h := w.foreign; h != nil {
+		p := w.r.procs
+		p.mu.Lock()
+		p.foreign[h.PID] = true
+		p.mu.Unlock()
+	}
 }
 
-// blind says the run starts processes behind an exec prefix (any engine's:
-// a ballast or a version probe may run there before a server does), which
-// are no descendants of the runner: the watch cannot tell them from
-// foreign ones.
-func (w *caseWatch) blind() bool {
-	for _, p := range w.r.ExecPrefix {
-		if len(p) > 0 {
-			return true
+// sighted says the watch can tell the case's processes from foreign ones:
+// every engine of the case that runs behind an exec prefix (a container,
+// whose processes are no descendants of the runner: a ballast or a version
+// probe may run there before a server does) had a server whose cgroup was
+// found, in this case or an earlier one.
+func (w *caseWatch) sighted() bool {
+	if w.c.Entry == nil {
+		return true
+	}
+	p := w.r.procs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range w.c.Entry.EntryEngines() {
+		if pre := w.r.PrefixFor(e); len(pre) > 0 && !p.prefixes[strings.Join(pre, "\x00")] {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// learn finds the cgroup of each server of the case behind an exec prefix
+// once it listens (engine.Server.Cgroup): a cgroup other than the
+// runner's own is the run's.
+func (w *caseWatch) learn() {
+	p := w.r.procs
+	for _, s := range w.c.startedServers() {
+		if len(s.Config.ExecPrefix) == 0 || w.learned[s] {
+			continue
+		}
+		if cg := s.Cgroup(); cg != "" {
+			w.learned[s] = true
+			p.mu.Lock()
+			p.prefixes[strings.Join(s.Config.ExecPrefix, "\x00")] = true
+			if cg != p.own {
+				p.cgroups[cg] = true
+			}
+			p.mu.Unlock()
+		}
+	}
 }
 
 func (w *caseWatch) sample() {
-	pids, foreign := engine.Tree(os.Getpid()), w.foreignProcess()
+	w.learn()
+	pids := append(engine.Tree(os.Getpid()), w.r.procs.members()...)
+	foreign := w.foreignProcess()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range pids {
 		w.pids[p] = true
 	}
-	if w.foreign == "" {
+	if w.foreign == nil {
 		w.foreign = foreign
 	}
 }
 
-// foreignProcess names a compute process on the case's GPUs (the run's
+// foreignProcess is a compute process on the case's GPUs (the run's
 // while it started no server) that was not there when the case started and
-// is not the run's; "" none, and when what was there at the start is not
-// known.
-func (w *caseWatch) foreignProcess() string {
+// is not the run's; nil none, and when what was there at the start is not
+// known or the case's processes cannot be told (sighted).
+func (w *caseWatch) foreignProcess() *GPUHolder {
 	r := w.r
-	if !w.known || w.blind() {
-		return ""
+	if !w.known || !w.sighted() {
+		return nil
 	}
 	gpus := w.c.serverGPUs()
 	if gpus == nil {
@@ -110,31 +187,31 @@ func (w *caseWatch) foreignProcess() string {
 	for _, g := range gpus {
 		procs, _ := r.GPU.Processes(g)
 		for _, p := range procs {
-			if !w.before[p.PID] && engine.Under(p.PID, os.Getpid()) == HeldForeign {
-				h := GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB}
-				return text.CutLine("a process not of the run appeared on GPU "+strconv.Itoa(g)+": "+h.String(), 200)
+			if !w.before[p.PID] && r.procs.whose(p.PID) == HeldForeign {
+				return &GPUHolder{GPU: g, PID: p.PID, Name: procName(p.PID), MiB: p.UsedMiB}
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // whose is whose pid is: the case's when the watch saw it among the run's
 // processes or it is one now, foreign when it runs outside them, "" when
 // it is gone unseen (a child born and killed between two samples may have
-// been the case's: nothing is said) or the case's servers cannot be
-// followed.
+// been the case's: nothing is said) or the case's processes cannot be
+// told (sighted).
 func (w *caseWatch) whose(pid int) string {
 	w.mu.Lock()
 	seen := w.pids[pid]
 	w.mu.Unlock()
-	switch {
+	switch who := w.r.procs.whose(pid); {
 	case seen:
 		return HeldByCase
-	case w.blind():
+	case who == HeldForeign && !w.sighted():
 		return ""
+	default:
+		return who
 	}
-	return engine.Under(pid, os.Getpid())
 }
 
 // The kernel's OOM-killer lines (mm/oom_kill.c@c797bc88f77b: dump_header's
@@ -220,5 +297,8 @@ func (w *caseWatch) oomFacts(f *CaseFacts, kernel []byte) {
 func (w *caseWatch) foreignGPU() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.foreign
+	if h := w.foreign; h != nil {
+		return text.CutLine("a process not of the run appeared on GPU "+strconv.Itoa(h.GPU)+": "+h.String(), 200)
+	}
+	return ""
 }

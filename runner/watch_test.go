@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
@@ -55,7 +56,7 @@ func TestOOMFacts(t *testing.T) {
 	}
 	seen := start()
 	r := &Runner{Timing: Timing{GPUProcessPoll: time.Hour}}
-	w := r.watchCase(&Case{R: r})
+	w := r.watchCase(&Case{R: r, Entry: &Entry{Kind: KindSetup, Name: "vllm-setup", Engine: "vllm"}})
 	w.end() // its last sample sees the child
 	unseen := start()
 	for _, c := range []*exec.Cmd{seen, unseen} {
@@ -76,10 +77,22 @@ func TestOOMFacts(t *testing.T) {
 		t.Errorf("victim gone unseen: %q, want unknown", f.OOMVictim)
 	}
 	// Behind an exec prefix the engine's processes are not the runner's
-	// children: a live process outside the run may be the case's.
+	// children: a live process outside the run may be the case's until a
+	// server's cgroup behind that prefix was found (issue 29: before, the
+	// watch said nothing with an exec prefix at all).
 	r.ExecPrefix = map[string][]string{"": {"docker", "exec", "vllm"}}
 	if f := oom(seen.Process.Pid, 1); f.OOMVictim != HeldByCase || f.OOMInvoker != "" {
 		t.Errorf("with an exec prefix: %q, %q; want case (seen), unknown", f.OOMVictim, f.OOMInvoker)
+	}
+	r.procs.prefixes["docker\x00exec\x00vllm"] = true
+	if f := oom(seen.Process.Pid, 1); f.OOMVictim != HeldByCase || f.OOMInvoker != HeldForeign {
+		t.Errorf("with the prefix's cgroup found: %q, %q; want case (seen), foreign", f.OOMVictim, f.OOMInvoker)
+	}
+	// A live process in a cgroup of the run's servers (here init's, read
+	// from the real /proc) is the run's though no child of the runner.
+	r.procs.cgroups[engine.Cgroup(1)] = true
+	if f := oom(seen.Process.Pid, 1); f.OOMInvoker != HeldByCase {
+		t.Errorf("invoker in a cgroup of the run: %q, want case", f.OOMInvoker)
 	}
 }
 

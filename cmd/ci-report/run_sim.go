@@ -22,7 +22,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if err != nil {
 		return nil, err
 	}
-	if err := sim.CheckFaultScopes(e.Getenv("CI_REPORT_SIM_FAULTS"), simIdentities(o.plan, r.RunID)); err != nil {
+	if err := sim.CheckFaults(e.Getenv("CI_REPORT_SIM_FAULTS"), simTargets(o.plan, r.RunID)); err != nil {
 		return nil, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
 	}
 	r.Faults = strings.TrimSpace(e.Getenv("CI_REPORT_SIM_FAULTS")) // part.json's faults
@@ -113,17 +113,34 @@ func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, erro
 	return s, nil
 }
 
-// simIdentities are what a simulator fault's scope may match in this run
-// (runner/sim's package doc): each server of the selected cases by its IPC
-// name (which its served name is), its name, its model's key and hf id,
-// and its engine.
-func simIdentities(p *runner.Plan, runID string) []string {
-	var ids []string
+// simTargets are the servers of the selected cases as a simulator fault
+// sees them (sim.Target): what its scope may match (runner/sim's package
+// doc: the IPC name, which is the served name, the server's name, its
+// model's key and hf id, its engine) and what it can show; each setup case
+// by its engine.
+func simTargets(p *runner.Plan, runID string) []sim.Target {
+	native := map[string]bool{}
 	for _, c := range p.Cases {
-		for i := range c.Servers {
-			sp := &c.Servers[i]
-			ids = append(ids, runner.IPCName(runID, sp.Name), sp.Name, sp.Model, sp.HFID, sp.Engine)
+		if c.Kind == runner.KindServer && len(c.Servers) > 0 && !c.Servers[0].Kvcached() {
+			native[c.Group] = true
 		}
 	}
-	return ids
+	var out []sim.Target
+	for _, c := range p.Cases {
+		if c.Kind == runner.KindSetup {
+			out = append(out, sim.Target{IDs: []string{c.Engine}, Kind: c.Kind, Engine: c.Engine})
+		}
+		if c.Kind == runner.KindOffload { // a command case: the simulated script is its one process
+			out = append(out, sim.Target{IDs: []string{"offload"}, Kind: c.Kind, Engine: c.Engine})
+		}
+		for i := range c.Servers {
+			sp := &c.Servers[i]
+			capTokens, _ := sp.Env.Get("KVCACHED_MAX_CACHED_TOKENS")
+			out = append(out, sim.Target{IDs: []string{runner.IPCName(runID, sp.Name), sp.Name, sp.Model, sp.HFID, sp.Engine},
+				Kind: c.Kind, Engine: sp.Engine, TP: sp.TP, Kvcached: sp.Kvcached(),
+				Native:   sp.Kvcached() && c.Kind == runner.KindServer && native[c.Group],
+				Uncapped: capTokens == "-1"})
+		}
+	}
+	return out
 }

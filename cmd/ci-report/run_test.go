@@ -17,6 +17,7 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/runner"
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
@@ -348,6 +349,32 @@ func TestRunSimulatedFaultScopeMatchesNothing(t *testing.T) {
 	// sglang's servers are not selected: a scope naming one matches nothing.
 	if code, _, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "leak-segment@sglang"}, "--profile", "smoke", "--cases", "vllm-*"); code != exitUsage || !strings.Contains(stderr, `scope "sglang"`) {
 		t.Fatalf("a scope of a case not selected: exit %d, want 2:\n%s", code, stderr)
+	}
+	// Issue 29: smoke has no native case, so no server's tokens are compared
+	// and wrong-tokens would pass silently; a #N count is parsed off first.
+	if code, _, stderr := simRun(t, map[string]string{"CI_REPORT_SIM_FAULTS": "wrong-tokens@kv_c1#1"}, "--profile", "smoke"); code != exitUsage ||
+		!strings.Contains(stderr, `fault "wrong-tokens": no selected case can show it: it changes a kvcached server's tokens, which only the comparison with its group's native case sees`) {
+		t.Fatalf("a fault no case can show: exit %d, want 2:\n%s", code, stderr)
+	}
+}
+
+// TestProfilesShowEveryFault: each fault of the simulator has a server
+// that can show it in weekly (the fault suite's profile, docs/render.md §7)
+// or nightly (the only one with limit cases), so `demo --profile P --faults
+// F` runs for one of them; CheckFaults does not refuse a fault for good.
+func TestProfilesShowEveryFault(t *testing.T) {
+	var targets []sim.Target
+	for _, profile := range []string{"weekly", "nightly", "compat"} { // compat: the offload case
+		p, err := runner.BuiltinPlan(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, simTargets(p, "demo")...)
+	}
+	for _, f := range sim.FaultNames() {
+		if err := sim.CheckFaults(f, targets); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

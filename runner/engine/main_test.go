@@ -129,7 +129,7 @@ func freePort(t *testing.T) int {
 
 // pidAlive reports whether pid runs and is not a zombie.
 func pidAlive(pid int) bool {
-	state, _, _, ok := procStat(pid)
+	state, _, _, ok := procStat(procFS, pid)
 	return ok && state != 'Z' && state != 'X'
 }
 

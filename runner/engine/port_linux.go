@@ -26,7 +26,7 @@ import (
 // user's process) is a holder with pid 0. err says that the socket tables
 // could not be read, so that nothing could be told.
 func portHolders(port, pgid int) (holders []portHolder, listeners int, err error) {
-	inodes, err := listenInodes(port)
+	inodes, err := listenInodes(procFS, port)
 	if err != nil || len(inodes) == 0 {
 		return nil, 0, err
 	}
@@ -35,9 +35,9 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 		left[in] = true
 	}
 	if pgid > 0 {
-		eachProc(func(pid int, state byte, pgrp int) bool {
+		eachProc(procFS, func(pid int, state byte, pgrp int) bool {
 			if pgrp == pgid && state != 'Z' && state != 'X' {
-				for _, in := range socketInodes(pid) {
+				for _, in := range socketInodes(procFS, pid) {
 					delete(left, in)
 				}
 			}
@@ -48,9 +48,9 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 		return nil, len(inodes), nil
 	}
 	owner := map[uint64]int{}
-	eachProc(func(pid int, state byte, pgrp int) bool {
+	eachProc(procFS, func(pid int, state byte, pgrp int) bool {
 		if pgid <= 0 || pgrp != pgid {
-			for _, in := range socketInodes(pid) {
+			for _, in := range socketInodes(procFS, pid) {
 				if left[in] && owner[in] == 0 {
 					owner[in] = pid
 				}
@@ -80,13 +80,13 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 // socket tables cannot be read, or a holder cannot be seen (another user's
 // process, one behind an exec prefix) and none is foreign.
 func PortOwner(port int, pgids []int) string {
-	inodes, err := listenInodes(port)
+	inodes, err := listenInodes(procFS, port)
 	if err != nil || len(inodes) == 0 {
 		return ""
 	}
 	seen, foreign := map[uint64]bool{}, false
-	eachProc(func(pid int, state byte, _ int) bool {
-		for _, in := range socketInodes(pid) {
+	eachProc(procFS, func(pid int, state byte, _ int) bool {
+		for _, in := range socketInodes(procFS, pid) {
 			if slices.Contains(inodes, in) && state != 'Z' {
 				seen[in] = true
 				foreign = foreign || Whose(pid, pgids) != HeldByCase
@@ -106,10 +106,10 @@ func PortOwner(port int, pgids []int) string {
 // listenInodes returns, sorted, the inodes of the LISTEN sockets on port
 // whose local address a connection to 127.0.0.1 reaches: 127.0.0.1, 0.0.0.0,
 // :: (dual-stack, or not: /proc does not say) and ::ffff:127.0.0.1.
-func listenInodes(port int) ([]uint64, error) {
+func listenInodes(root string, port int) ([]uint64, error) {
 	var out []uint64
 	read := 0
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+	for _, file := range []string{root + "/net/tcp", root + "/net/tcp6"} {
 		data, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // no IPv6 on this machine
@@ -135,7 +135,7 @@ func listenInodes(port int) ([]uint64, error) {
 		}
 	}
 	if read == 0 {
-		return nil, errors.New("read /proc/net/tcp: not found")
+		return nil, errors.New("read " + root + "/net/tcp: not found")
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
@@ -166,8 +166,8 @@ func parseProcAddr(s string) (net.IP, int, bool) {
 
 // socketInodes returns the inodes of the sockets pid has open (none when its
 // fd directory cannot be read: another user's process, or gone).
-func socketInodes(pid int) []uint64 {
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+func socketInodes(root string, pid int) []uint64 {
+	dir := root + "/" + strconv.Itoa(pid) + "/fd"
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil

@@ -37,7 +37,7 @@ func GroupAlive(pgid int) bool {
 		return false
 	}
 	alive := false
-	err := eachProc(func(_ int, state byte, pgrp int) bool {
+	err := eachProc(procFS, func(_ int, state byte, pgrp int) bool {
 		alive = pgrp == pgid && state != 'Z' && state != 'X'
 		return !alive
 	})
@@ -49,10 +49,14 @@ func GroupAlive(pgid int) bool {
 	return alive
 }
 
-// eachProc calls f for every process of /proc with its state and group,
+// procFS is the process file system; the functions that take a root read
+// it there (tests: a fake one).
+const procFS = "/proc"
+
+// eachProc calls f for every process of root with its state and group,
 // until f returns false.
-func eachProc(f func(pid int, state byte, pgrp int) bool) error {
-	entries, err := os.ReadDir("/proc")
+func eachProc(root string, f func(pid int, state byte, pgrp int) bool) error {
+	entries, err := os.ReadDir(root)
 	if err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func eachProc(f func(pid int, state byte, pgrp int) bool) error {
 		if err != nil {
 			continue
 		}
-		if state, _, pgrp, ok := procStat(pid); ok && !f(pid, state, pgrp) {
+		if state, _, pgrp, ok := procStat(root, pid); ok && !f(pid, state, pgrp) {
 			break
 		}
 	}
@@ -71,8 +75,8 @@ func eachProc(f func(pid int, state byte, pgrp int) bool) error {
 // procStat reads the state, parent and process group of pid (fields 3, 4
 // and 5 of /proc/<pid>/stat). The command name (field 2) may contain spaces
 // and parentheses, so parse after the last ')'.
-func procStat(pid int) (state byte, ppid, pgrp int, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+func procStat(root string, pid int) (state byte, ppid, pgrp int, ok bool) {
+	data, err := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, 0, 0, false
 	}
@@ -115,7 +119,7 @@ func ancestry(pid int, in func(pid, pgrp int) bool) string {
 		if pid <= 0 {
 			break
 		}
-		_, ppid, pgrp, ok := procStat(pid)
+		_, ppid, pgrp, ok := procStat(procFS, pid)
 		if !ok {
 			break
 		}
@@ -130,10 +134,10 @@ func ancestry(pid int, in func(pid, pgrp int) bool) string {
 // Tree lists root's live descendants, sorted, from one read of /proc.
 func Tree(root int) []int {
 	parent, live := map[int]int{}, map[int]bool{}
-	entries, _ := os.ReadDir("/proc")
+	entries, _ := os.ReadDir(procFS)
 	for _, e := range entries {
 		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			if state, ppid, _, ok := procStat(pid); ok {
+			if state, ppid, _, ok := procStat(procFS, pid); ok {
 				parent[pid], live[pid] = ppid, state != 'Z' && state != 'X'
 			}
 		}

@@ -30,3 +30,12 @@ func Tree(int) []int { return nil }
 
 // PortOwner cannot tell without /proc.
 func PortOwner(int, []int) string { return "" }
+
+// Cgroup cannot tell without /proc.
+func Cgroup(int) string { return "" }
+
+// InCgroups cannot tell without /proc.
+func InCgroups(map[string]bool) []int { return nil }
+
+// Cgroup cannot tell without /proc.
+func (s *Server) Cgroup() string { return "" }

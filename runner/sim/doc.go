@@ -208,8 +208,9 @@
 // `wrong-tokens@port=18001`; `run --simulate` takes free ports unless given
 // --port, so a port scope needs one); unknown names are an error (exit 2,
 // and `run --simulate` and `demo` refuse them before starting anything), as
-// is a scope other than `port=` that matches none of the run's servers
-// (CheckFaultScopes).
+// is a scope other than `port=` that matches none of the run's servers, or
+// a fault that none of the servers it matches can show (CheckFaults:
+// wrong-tokens without a native case to compare with).
 //
 //	no-release       under a raised watermark the server keeps its idle pages
 //	no-idle-limit-release

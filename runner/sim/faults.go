@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,23 +133,76 @@ func FaultNames() []string {
 	return n
 }
 
-// CheckFaultScopes says which fault of a CI_REPORT_SIM_FAULTS value s has a
-// scope that is a substring of none of ids (the identities of the run's
-// servers: IPC names, server names, models, engines), so it would be
-// silently never injected; nil when every scope matches one. A `port=`
-// scope is not checked: the ports are chosen as the run goes (see the
-// package doc). An invalid s is ValidateFaults's error.
-func CheckFaultScopes(s string, ids []string) error {
+// Target is a server of a selected case as CheckFaults sees it: IDs are
+// what a scope may match (its IPC name, which its served name is, its
+// name, model key and hf id, engine), Kind its case's kind (runner's
+// KindServer...), Native that it is a kvcached server of a server case
+// whose group's native case is selected too, Uncapped that it is started
+// with KVCACHED_MAX_CACHED_TOKENS=-1.
+type Target struct {
+	IDs                        []string
+	Kind, Engine               string
+	TP                         int
+	Kvcached, Native, Uncapped bool
+}
+
+// observers say, for a fault that only some servers can show, which (the
+// package doc's list of faults) and why the others cannot.
+var observers = map[string]struct {
+	can func(Target, fault) bool
+	why string
+}{
+	FaultWrongTokens:  {func(t Target, _ fault) bool { return t.Native }, "it changes a kvcached server's tokens, which only the comparison with its group's native case sees"},
+	FaultKillChildren: {func(t Target, _ fault) bool { return t.Engine == "sglang" }, "it changes only SGLang servers"},
+	FaultLeakSegment:  {func(t Target, _ fault) bool { return t.Kvcached }, "only a kvcached server makes a segment"},
+	FaultLeakSocketDir: {func(t Target, _ fault) bool { return t.Kvcached && makesSocketDir(t.Engine, t.TP) },
+		"only a kvcached server of vLLM, or of SGLang above TP 1, makes a socket dir"},
+	FaultNoIdleLimitRelease: {func(t Target, _ fault) bool { return t.Kvcached && t.Kind == "limit" }, "only a limit case lowers a kvctl limit"},
+	FaultNoRelease:          {func(t Target, _ fault) bool { return t.Kvcached && t.Kind == "priority" }, "only a priority pair raises a watermark"},
+	FaultRejectPriority:     {func(t Target, _ fault) bool { return t.Kvcached && t.Kind == "priority" }, "only a priority pair sets a priority"},
+	FaultOffloadMismatch:    {func(t Target, _ fault) bool { return t.Kind == "offload" }, "only an offload case runs kvcached's CPU-offload script"},
+	FaultCapNotLifted:       {func(t Target, _ fault) bool { return t.Uncapped }, "no server lifts the cap (KVCACHED_MAX_CACHED_TOKENS=-1: a priority pair's low server)"},
+	// In flight at most: a server case's gen_conc 9, a limit case's 8 at a
+	// time; the co-location bursts far more (defaultCrashBurst).
+	FaultCrashInBurst: {func(t Target, f fault) bool {
+		n := cmp.Or(f.N, defaultCrashBurst)
+		return t.Kind == "elastic" || t.Kind == "priority" || (t.Kind == "server" && n <= 9) || (t.Kind == "limit" && n <= 8)
+	}, "no server gets that many requests in flight (a server case 9, a limit case 8: only the co-location pairs' bursts more)"},
+}
+
+// CheckFaults says which fault of a CI_REPORT_SIM_FAULTS value s no server
+// of the run (targets; a setup case is a Target of Kind "setup", its IDs
+// its engine, which alone shows versions-fail and no-autopatch-pth) would
+// show, so that it would silently never fail
+// anything: one whose scope is a substring of none of their IDs, or that
+// none of the servers it matches can show (observers); nil when each can
+// be seen. A `port=` scope matches every server: the ports are chosen as
+// the run goes (see the package doc). A #N count needs no check: a fault
+// fires on the first N servers it matches. An invalid s is
+// ValidateFaults's error.
+func CheckFaults(s string, targets []Target) error {
 	fs, err := parseFaults(s)
 	if err != nil {
 		return err
 	}
 	for _, f := range fs {
-		if f.Scope == "" || strings.HasPrefix(f.Scope, "port=") {
-			continue
+		var matched []Target
+		for _, t := range targets {
+			if (t.Kind == "setup") != (f.Name == FaultVersionsFail || f.Name == FaultNoAutopatchPth) {
+				continue // only a setup case probes versions, and only that
+			}
+			if f.Scope == "" || strings.HasPrefix(f.Scope, "port=") || slices.ContainsFunc(t.IDs, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) }) {
+				matched = append(matched, t)
+			}
 		}
-		if !slices.ContainsFunc(ids, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) }) {
+		o, picky := observers[f.Name]
+		switch {
+		case len(matched) == 0 && f.Scope != "" && !strings.HasPrefix(f.Scope, "port="):
 			return fmt.Errorf("fault %s: scope %s matches none of the run's servers (their IPC names, names, models and engines)", bounds.Quote(f.Name), bounds.Quote(f.Scope))
+		case len(matched) == 0:
+			return fmt.Errorf("fault %s: no selected case can show it: the run starts no server (a version fault: runs no setup case)", bounds.Quote(f.Name))
+		case picky && !slices.ContainsFunc(matched, func(t Target) bool { return o.can(t, f) }):
+			return fmt.Errorf("fault %s: no selected case can show it: %s", bounds.Quote(f.Name), o.why)
 		}
 	}
 	return nil

@@ -73,19 +73,48 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
-func TestCheckFaultScopes(t *testing.T) {
-	ids := []string{"e2e_0101_vllm_qwen05b_kv_c1", "vllm-qwen05b-kv_c1", "qwen05b", "Qwen/Qwen2.5-0.5B-Instruct", "vllm"}
-	for _, tc := range []struct{ faults, err string }{
-		{"", ""},
-		{"leak-segment", ""},
-		{"leak-segment@qwen05b,wrong-tokens@kv_c1,versions-fail@vllm", ""},
-		{"wrong-tokens@port=18001", ""},
-		{"leak-segment@qwen05b,crash-in-burst=4@sglang", `fault "crash-in-burst": scope "sglang" matches none`},
-		{"no-relase@x", `unknown fault "no-relase"`},
+// TestCheckFaults: a scope that matches no server, or a fault that no
+// server it matches can show, is an error naming the fault and why
+// (issue 29: wrong-tokens without a native case passed silently); #N is
+// parsed off the scope.
+func TestCheckFaults(t *testing.T) {
+	kv := Target{IDs: []string{"e2e_0101_vllm_qwen05b_kv_c1", "vllm-qwen05b-kv_c1", "qwen05b", "Qwen/Qwen2.5-0.5B-Instruct", "vllm"}, Kind: "server", Engine: "vllm", TP: 1, Kvcached: true}
+	native := Target{IDs: []string{"e2e_0101_vllm_qwen05b_native", "vllm-qwen05b-native", "qwen05b", "Qwen/Qwen2.5-0.5B-Instruct", "vllm"}, Kind: "server", Engine: "vllm", TP: 1}
+	setup := Target{IDs: []string{"vllm"}, Kind: "setup", Engine: "vllm"}
+	compared := kv
+	compared.Native = true
+	low := Target{IDs: []string{"e2e_0101_vllm_qwen05b_priority_l", "vllm"}, Kind: "priority", Engine: "vllm", TP: 1, Kvcached: true, Uncapped: true}
+	for _, tc := range []struct {
+		faults  string
+		targets []Target
+		err     string
+	}{
+		{"", nil, ""},
+		{"leak-segment", []Target{kv}, ""},
+		{"leak-segment@qwen05b,versions-fail@vllm,never-ready#2", []Target{setup, kv}, ""},
+		{"versions-fail@vllm", []Target{kv}, `fault "versions-fail": scope "vllm" matches none`},
+		{"no-autopatch-pth", []Target{setup}, ""},
+		{"never-ready", []Target{setup}, `fault "never-ready": no selected case can show it: the run starts no server`},
+		{"leak-socket-dir@kv_c1#1", []Target{kv}, ""},
+		{"leak-socket-dir@kv_c2#1", []Target{kv}, `fault "leak-socket-dir": scope "kv_c2" matches none`},
+		{"wrong-tokens@port=18001", []Target{compared, native}, ""},
+		{"wrong-tokens@kv_c1#1", []Target{compared, native}, ""},
+		{"wrong-tokens", []Target{kv}, `fault "wrong-tokens": no selected case can show it: it changes a kvcached server's tokens`},
+		{"wrong-tokens@native", []Target{compared, native}, `fault "wrong-tokens": no selected case can show it`},
+		{"leak-segment@native", []Target{compared, native}, `fault "leak-segment": no selected case can show it: only a kvcached server`},
+		{"kill-children", []Target{kv}, `it changes only SGLang servers`},
+		{"crash-in-burst", []Target{kv}, `fault "crash-in-burst": no selected case can show it`},
+		{"crash-in-burst=9", []Target{kv}, ""},
+		{"crash-in-burst,cap-not-lifted,no-release,reject-priority", []Target{kv, low}, ""},
+		{"cap-not-lifted", []Target{kv}, `fault "cap-not-lifted": no selected case can show it`},
+		{"no-idle-limit-release", []Target{kv, low}, `only a limit case`},
+		{"never-ready", nil, `fault "never-ready": no selected case can show it: the run starts no server`},
+		{"leak-segment@qwen05b,crash-in-burst=4@sglang", []Target{kv}, `fault "crash-in-burst": scope "sglang" matches none`},
+		{"no-relase@x", []Target{kv}, `unknown fault "no-relase"`},
 	} {
-		err := CheckFaultScopes(tc.faults, ids)
+		err := CheckFaults(tc.faults, tc.targets)
 		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("CheckFaultScopes(%q) = %v, want %q", tc.faults, err, tc.err)
+			t.Errorf("CheckFaults(%q) = %v, want %q", tc.faults, err, tc.err)
 		}
 	}
 }
