@@ -458,6 +458,11 @@ func TestPerfRunJSONRoundTrip(t *testing.T) {
 	if string(out) != in {
 		t.Errorf("round trip:\n got %s\nwant %s", out, in)
 	}
+	// A level key is quoted as JSON, whatever it holds.
+	r.Levels.Set("c\x00<", PerfMetrics{})
+	if out, err = r.MarshalJSON(); err != nil || !json.Valid(out) || !strings.Contains(string(out), `"c\u0000\u003c":`) {
+		t.Errorf("a key with a control character: %s (%v)", out, err)
+	}
 }
 
 // FuzzLoadPart writes four fuzzed files as a part and checks the status

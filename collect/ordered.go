@@ -2,11 +2,11 @@ package collect
 
 import (
 	"bytes"
-	encjson "encoding/json"
 	"fmt"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Ordered is a JSON object that keeps the order of its keys, for every object
@@ -53,28 +53,27 @@ func (o *Ordered[V]) Set(k string, v V) {
 	o.m[k] = v
 }
 
-// MarshalJSON writes the object with its keys in order.
+// MarshalJSON writes the object with its keys in order, each value as
+// encoding/json writes it.
 func (o Ordered[V]) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			buf.WriteByte(',')
+	v1 := jsonv1.DefaultOptionsV1()
+	enc := jsontext.NewEncoder(&buf, v1)
+	err := enc.WriteToken(jsontext.BeginObject)
+	for _, k := range o.keys {
+		if err == nil {
+			err = enc.WriteToken(jsontext.String(k))
 		}
-		kb, err := encjson.Marshal(k)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			if err = json.MarshalEncode(enc, o.m[k], v1); err != nil {
+				err = fmt.Errorf("key %q: %w", k, err)
+			}
 		}
-		buf.Write(kb)
-		buf.WriteByte(':')
-		vb, err := encjson.Marshal(o.m[k])
-		if err != nil {
-			return nil, fmt.Errorf("key %q: %w", k, err)
-		}
-		buf.Write(vb)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	if err == nil {
+		err = enc.WriteToken(jsontext.EndObject)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // UnmarshalJSONFrom reads an object keeping its key order (a repeated key

@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,44 +103,17 @@ func (r *PerfRun) UnmarshalJSON(data []byte) error {
 // MarshalJSON writes a run in the file's shape: model, arm, run, the levels,
 // then the memory fields.
 func (r PerfRun) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	put := func(k string, v any) error {
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		buf.WriteString(strconv.Quote(k))
-		buf.WriteByte(':')
-		buf.Write(b)
-		return nil
-	}
-	if err := put("model", r.Model); err != nil {
-		return nil, err
-	}
-	if err := put("arm", r.Arm); err != nil {
-		return nil, err
-	}
-	if err := put("run", r.Run); err != nil {
-		return nil, err
-	}
+	var o Ordered[any]
+	o.Set("model", r.Model)
+	o.Set("arm", r.Arm)
+	o.Set("run", r.Run)
 	for _, k := range r.Levels.Keys() {
 		m, _ := r.Levels.Get(k)
-		if err := put(k, m); err != nil {
-			return nil, err
-		}
+		o.Set(k, m)
 	}
-	if err := put("idle_gpu_mib", r.IdleGPUMiB); err != nil {
-		return nil, err
-	}
-	if err := put("after_load_gpu_mib", r.AfterLoadGPUMiB); err != nil {
-		return nil, err
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	o.Set("idle_gpu_mib", r.IdleGPUMiB)
+	o.Set("after_load_gpu_mib", r.AfterLoadGPUMiB)
+	return json.Marshal(o)
 }
 
 // ParseRuns decodes the runs of the summary. LoadPerf has already checked

@@ -1,9 +1,9 @@
 package junit
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"io"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -11,96 +11,82 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// The part's JSON is written as it is read, one case at a time, in the bytes
-// collect.PartWriter.WriteJSON gives the same values (TestPartFilesAsWriteJSON):
-// each case is encoded at its depth by encoding/json/v2 with
-// jsonv1.DefaultOptionsV1, a third less CPU than Marshal and Indent.
+// The part's JSON is written as it is read: each case, suite and planned
+// name is encoded compact and redacted into its spill when read; summary.json
+// and part.json are then encoded by one jsontext.Encoder each, the spills
+// streamed into their arrays (spillArray), in the bytes
+// collect.PartWriter.WriteJSON (json.MarshalIndent) gives the same values
+// (TestPartFilesAsWriteJSON): encoding/json's options are jsonv1's defaults.
+var v1 = jsonv1.DefaultOptionsV1()
 
-// jsonOut appends indented JSON to a byte slice.
-type jsonOut struct {
-	b []byte
-	// first says the object or array just opened has no member yet.
-	first bool
-	depth int
-}
-
-// newline starts a line at the current depth.
-func (w *jsonOut) newline() {
-	w.b = append(w.b, '\n')
-	for range w.depth {
-		w.b = append(w.b, "  "...)
-	}
-}
-
-// close ends the object or array whose members lie at w.depth (c is '}'
-// or ']'); an empty one is written `{}` or `[]`, as MarshalIndent does.
-func (w *jsonOut) close(c byte) {
-	w.depth--
-	if !w.first {
-		w.newline()
-	}
-	w.b = append(w.b, c)
-	w.first = false
-}
-
-// elem starts the next element of an array.
-func (w *jsonOut) elem() {
-	if !w.first {
-		w.b = append(w.b, ',')
-	}
-	w.first = false
-	w.newline()
-}
-
-// key starts the member k of an object (k needs no escaping).
-func (w *jsonOut) key(k string) {
-	w.elem()
-	w.b = append(w.b, '"')
-	w.b = append(w.b, k...)
-	w.b = append(w.b, `": `...)
-}
-
-// intPtrKey writes k: *n, and nothing when n is nil (omitempty).
-func (w *jsonOut) intPtrKey(k string, n *int) {
-	if n != nil {
-		w.key(k)
-		w.b = strconv.AppendInt(w.b, int64(*n), 10)
-	}
-}
-
-// value appends v as MarshalIndent writes it where it lies, at w.depth.
-func (w *jsonOut) value(v any) error {
-	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1(), jsontext.WithIndentPrefix(strings.Repeat("  ", w.depth)), jsontext.WithIndent("  "))
+// caseJSON is one imported case, an element of summary.json's "cases",
+// with its log, compact.
+func caseJSON(cr *collect.CaseResult, log *caseLog) ([]byte, error) {
+	raw, err := jsonv2.Marshal(log, v1)
 	if err != nil {
-		return err
-	}
-	w.b = append(w.b, b...)
-	return nil
-}
-
-// caseJSON appends one imported case, an element of summary.json's
-// "cases", with its log.
-func (w *jsonOut) caseJSON(cr *collect.CaseResult, log *caseLog) error {
-	raw, err := jsonv2.Marshal(log, jsonv1.DefaultOptionsV1())
-	if err != nil {
-		return fmt.Errorf("encode case %s: %w", cr.Name, err)
+		return nil, fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	c := *cr
 	c.Log = raw
 	if c.Checks == nil {
 		c.Checks = []collect.Check{}
 	}
-	if err := w.value(&c); err != nil {
-		return fmt.Errorf("encode case %s: %w", cr.Name, err)
+	b, err := jsonv2.Marshal(&c, v1)
+	if err != nil {
+		return nil, fmt.Errorf("encode case %s: %w", cr.Name, err)
+	}
+	return b, nil
+}
+
+// writeIndented writes v, redacted by red, to out as WriteJSON writes it:
+// each string as json.Marshal encodes it, then redacted (red.JSON), each
+// slice at a key of spills (a field of v) taken from its spill, whose values
+// were so encoded; the encoder escapes nothing more and keeps those bytes.
+func writeIndented(out io.Writer, v any, red *collect.Redactor, spills map[any]*spill) error {
+	str := jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, s string) error {
+		b, err := jsonv2.Marshal(s, v1)
+		if err != nil {
+			return err
+		}
+		return enc.WriteValue(red.JSON(b))
+	})
+	m := jsonv2.JoinMarshalers(str, spillArray[collect.CaseResult](spills), spillArray[collect.Suite](spills), spillArray[string](spills))
+	enc := jsontext.NewEncoder(out, jsontext.WithIndent("  "))
+	if err := jsonv2.MarshalEncode(enc, v, v1, jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false), jsonv2.WithMarshalers(m)); err != nil {
+		return fmt.Errorf("encode: %w", err)
 	}
 	return nil
 }
 
-// suiteJSON appends a suite's record, an element of summary.json's
-// "suites".
-func (w *jsonOut) suiteJSON(s *collect.Suite) error {
-	if err := w.value(s); err != nil {
-		return fmt.Errorf("encode suite %s: %w", s.Name, err)
-	}
-	return nil
+// spillArray encodes a slice of T that is a key of spills as the array of
+// its spill's values, and leaves any other to the encoder.
+func spillArray[T any](spills map[any]*spill) *jsonv2.Marshalers {
+	return jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, v *[]T) error {
+		s := spills[v]
+		if s == nil {
+			return errors.ErrUnsupported
+		}
+		if err := s.w.Flush(); err != nil {
+			return fmt.Errorf("import: write %s: %w", s.f.Name(), err)
+		}
+		if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("import: read %s: %w", s.f.Name(), err)
+		}
+		if err := enc.WriteToken(jsontext.BeginArray); err != nil {
+			return err
+		}
+		dec := jsontext.NewDecoder(io.LimitReader(s.f, s.n), v1)
+		for {
+			val, err := dec.ReadValue()
+			if errors.Is(err, io.EOF) {
+				return enc.WriteToken(jsontext.EndArray)
+			}
+			if err == nil {
+				err = enc.WriteValue(val)
+			}
+			if err != nil {
+				return fmt.Errorf("import: read %s: %w", s.f.Name(), err)
+			}
+		}
+	})
 }

@@ -1,9 +1,7 @@
 package junit
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -715,79 +713,27 @@ func (p *pass) addSetup(props []collect.Property) {
 }
 
 // writePartMeta writes part.json, meta with its plan, the names of the
-// cases, from the spill: the bytes WriteJSON gives the whole.
+// cases, from the spill.
 func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p *pass) error {
 	meta.Planned = []string{}
-	data, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Join(im.Out, "part.json"), err)
-	}
-	const empty = "\n  \"planned\": []"
-	head, tail, ok := bytes.Cut(data, []byte(empty))
-	if !ok {
-		return fmt.Errorf("encode %s: no plan", filepath.Join(im.Out, "part.json"))
-	}
 	return w.WriteStreamed("part.json", func(out io.Writer) error {
-		if _, err := out.Write(im.Redact.JSON(head)); err != nil {
-			return err
-		}
-		if err := p.array(out, "planned", p.planned, p.res.Cases > 0); err != nil {
-			return err
-		}
-		_, err := out.Write(append(im.Redact.JSON(tail), '\n'))
-		return err
+		return writeIndented(out, meta, im.Redact, map[any]*spill{&meta.Planned: p.planned})
 	})
 }
 
-// array writes `\n  "name": [` and the spill's elements (written at depth
-// 2), then `\n  ]`; `[]` when it has none.
-func (p *pass) array(out io.Writer, name string, elems *spill, some bool) error {
-	if !some {
-		_, err := fmt.Fprintf(out, "\n  %q: []", name)
-		return err
-	}
-	if _, err := fmt.Fprintf(out, "\n  %q: [", name); err != nil {
-		return err
-	}
-	if err := elems.copyTo(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(out, "\n  ]")
-	return err
-}
-
-// summaryJSON writes summary.json (collect.Summary) as WriteJSON would:
-// ok, the cases from the spill, the suites, deselected and the problems.
+// summaryJSON writes summary.json (collect.Summary): the cases and suites
+// from their spills.
 func (im *Import) summaryJSON(out io.Writer, p *pass) error {
-	if _, err := fmt.Fprintf(out, "{\n  \"ok\": %t,", p.res.Failed == 0); err != nil {
-		return err
+	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{}, Deselected: im.Deselected, Problems: p.res.Problems}
+	if s.Deselected == nil {
+		s.Deselected = p.deselected
 	}
-	if err := p.array(out, "cases", p.cases, p.res.Cases > 0); err != nil {
-		return err
-	}
+	spills := map[any]*spill{&s.Cases: p.cases}
 	if p.nSuites > 0 {
-		if _, err := io.WriteString(out, ","); err != nil {
-			return err
-		}
-		if err := p.array(out, "suites", p.suites, true); err != nil {
-			return err
-		}
+		s.Suites = make([]collect.Suite, 1) // not empty: streamed, not omitted
+		spills[&s.Suites] = p.suites
 	}
-	w := jsonOut{depth: 1, first: false}
-	deselected := im.Deselected
-	if deselected == nil {
-		deselected = p.deselected
-	}
-	w.intPtrKey("deselected", deselected)
-	if len(p.res.Problems) > 0 {
-		w.key("problems")
-		if err := w.value(p.res.Problems); err != nil {
-			return err
-		}
-	}
-	w.close('}')
-	_, err := out.Write(append(im.Redact.JSON(w.b), '\n'))
-	return err
+	return writeIndented(out, s, im.Redact, spills)
 }
 
 // partMeta is the part.json of the import, not yet complete, its plan

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
 )
@@ -73,7 +74,6 @@ type pass struct {
 	setup     []collect.Property
 	setupSeen map[collect.Property]bool
 	setupLeft int
-	buf       []byte
 	rows      bytes.Buffer
 }
 
@@ -331,7 +331,6 @@ func (p *pass) emit(s *Suite, c *Case) error {
 		cr.Name = name
 	}
 	p.metrics.attach(cr.Name, log)
-	n := p.res.Cases
 	p.res.Cases++
 	for _, c := range []struct {
 		is bool
@@ -341,23 +340,19 @@ func (p *pass) emit(s *Suite, c *Case) error {
 			*c.n++
 		}
 	}
-	w := jsonOut{b: p.buf[:0], depth: 2, first: n == 0}
-	w.elem()
-	if err := w.caseJSON(&cr, log); err != nil {
+	b, err := caseJSON(&cr, log)
+	if err != nil {
 		return err
 	}
-	if _, err := p.cases.Write(p.red.JSON(w.b)); err != nil {
+	if _, err := p.cases.Write(p.red.JSON(b)); err != nil {
 		return err
 	}
-	w = jsonOut{b: w.b[:0], depth: 2, first: n == 0}
-	w.elem()
-	if err := w.value(cr.Name); err != nil {
+	if b, err = jsonv2.Marshal(cr.Name, v1); err != nil {
+		return fmt.Errorf("encode case %s: %w", cr.Name, err)
+	}
+	if _, err := p.planned.Write(p.red.JSON(b)); err != nil {
 		return err
 	}
-	if _, err := p.planned.Write(p.red.JSON(w.b)); err != nil {
-		return err
-	}
-	p.buf = w.b
 	// The rows go to the redacting writer in batches: it looks back from
 	// the end of each write for a secret's beginning.
 	collect.SummaryMarkdownRow(&p.rows, &cr, p.red)
@@ -378,16 +373,14 @@ func (p *pass) flushRows() error {
 // the suites nested in it, in file order.
 func (p *pass) flushSuites() error {
 	for _, r := range p.pending {
-		w := jsonOut{b: p.buf[:0], depth: 2, first: p.nSuites == 0}
 		p.nSuites++
-		w.elem()
-		if err := w.suiteJSON(&r.counts); err != nil {
+		b, err := jsonv2.Marshal(&r.counts, v1)
+		if err != nil {
+			return fmt.Errorf("encode suite %s: %w", r.counts.Name, err)
+		}
+		if _, err := p.suites.Write(p.red.JSON(b)); err != nil {
 			return err
 		}
-		if _, err := p.suites.Write(p.red.JSON(w.b)); err != nil {
-			return err
-		}
-		p.buf = w.b
 		for i, name := range []string{"system-out", "system-err"} {
 			if strings.TrimSpace(r.out[i]) == "" {
 				continue

@@ -65,42 +65,34 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestIndenter: to any depth the indenter writes what json.Indent writes,
-// however its input is cut into pieces; to two levels it writes the same
-// JSON with the deeper levels compact.
-func TestIndenter(t *testing.T) {
+// TestLayout: to two levels the layout writes what json.Indent writes, and
+// the same JSON with the deeper levels compact.
+func TestLayout(t *testing.T) {
 	for _, in := range []string{
-		`{}`, `[]`, `{"a":1}`, `[1,[2,[3,[]]],{}]`,
+		`{}`, `[]`, `{"a":1}`, `[1,[2,[3,[]]],{}]`, `[[],{}]`, `{"a":[1,2],"b":{"c":"d"}}`,
 		`{"a":{"b":[1,2,{"c":"d"}],"e":{}},"f":[],"g":"x"}`,
 		`{"s":"a, b: {c} [d] \"e\" \\","t":["\\\"","]"]}`,
 		`[{"a":[{"b":[{"c":[{}]}]}]}]`,
 		`"top"`, `null`,
 	} {
-		var want bytes.Buffer
+		var got bytes.Buffer
+		l := &layoutWriter{w: &got}
+		l.layout([]byte(in), func(string) bool { return false })
+		if l.err != nil {
+			t.Fatalf("%s: %v", in, l.err)
+		}
+		var want, compact bytes.Buffer
 		if err := json.Indent(&want, []byte(in), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		for _, step := range []int{1, 2, 3, len(in)} {
-			var got bytes.Buffer
-			d := &indenter{w: &got, levels: 1000}
-			for i := 0; i < len(in); i += step {
-				d.write([]byte(in[i:min(i+step, len(in))]))
-			}
-			if got.String() != want.String() {
-				t.Errorf("%s in pieces of %d:\n got %s\nwant %s", in, step, got.String(), want.String())
-			}
+		if !strings.Contains(want.String(), "\n      ") && got.String() != want.String() {
+			t.Errorf("%s:\n got %s\nwant %s", in, got.String(), want.String())
 		}
-		var shallow bytes.Buffer
-		d := &indenter{w: &shallow, levels: 2}
-		d.write([]byte(in))
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, shallow.Bytes()); err != nil || compact.String() != in {
-			t.Errorf("%s to two levels is not the same JSON: %s (%v)", in, shallow.String(), err)
+		if err := json.Compact(&compact, got.Bytes()); err != nil || compact.String() != in {
+			t.Errorf("%s to two levels is not the same JSON: %s (%v)", in, got.String(), err)
 		}
-		for _, line := range strings.Split(shallow.String(), "\n") {
-			if strings.HasPrefix(line, "      ") {
-				t.Errorf("%s: a line indented three levels: %q", in, line)
-			}
+		if strings.Contains(got.String(), "\n      ") {
+			t.Errorf("%s: a line indented three levels: %q", in, got.String())
 		}
 	}
 }

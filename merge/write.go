@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -101,55 +104,55 @@ func (r *Report) encode(w io.Writer, buf *bytes.Buffer, red *collect.Redactor) e
 	if err != nil {
 		return err
 	}
-	compact = bytes.Clone(red.JSON(compact))
-	from := 0 // compact[from:] is still to be written
-	ind := &indenter{w: w, levels: mergedIndent}
-	if setupCases != nil {
-		// The setup's members come first: its "cases" is the first key
-		// "cases" one level into the top-level object.
-		in := topLevelValue(compact, "setup")
-		at := -1
-		if in >= 0 {
-			at = topLevelValue(compact[in:], "cases")
-		}
-		if at < 0 || !bytes.HasPrefix(compact[in+at:], []byte("null")) {
-			return fmt.Errorf("encode merged.json: no setup cases member") // Setup always has one
-		}
-		at += in
-		ind.write(compact[:at])
-		ind.write([]byte("["))
-		for i := range setupCases {
-			line, err := marshal(&setupCases[i])
-			if err != nil {
-				return fmt.Errorf("%w (setup case %s)", err, setupCases[i].Name)
-			}
-			ind.element(red.JSON(line), i == 0)
-		}
-		ind.write([]byte("]"))
-		from = at + len("null")
-	}
-	at := topLevelValue(compact, "cases") // after the setup: Report's order
-	if at < from || !bytes.HasPrefix(compact[at:], []byte("null")) {
-		return fmt.Errorf("encode merged.json: no cases member") // Report always has one
-	}
-	ind.write(compact[from:at])
-	ind.write([]byte("["))
+	lw := &layoutWriter{w: w}
 	cw, counting := w.(interface{ note(*Case, int) })
-	for i := range r.Cases {
-		line, err := marshal(&r.Cases[i])
-		if err != nil {
-			return fmt.Errorf("%w (case %s)", err, r.Cases[i].Name)
+	lw.layout(bytes.Clone(red.JSON(compact)), func(path string) bool {
+		switch {
+		case path == `"setup""cases"` && setupCases != nil:
+			// Two levels deep: compact, on the setup's line.
+			lw.out([]byte("["))
+			for i := range setupCases {
+				line, err := marshal(&setupCases[i])
+				if err != nil {
+					lw.fail(fmt.Errorf("%w (setup case %s)", err, setupCases[i].Name))
+					return true
+				}
+				if i > 0 {
+					lw.out([]byte(","))
+				}
+				lw.out(red.JSON(line))
+			}
+			lw.out([]byte("]"))
+		case path == `"cases"`:
+			// One case a line.
+			lw.out([]byte("["))
+			for i := range r.Cases {
+				line, err := marshal(&r.Cases[i])
+				if err != nil {
+					lw.fail(fmt.Errorf("%w (case %s)", err, r.Cases[i].Name))
+					return true
+				}
+				out := red.JSON(line)
+				if counting {
+					cw.note(&r.Cases[i], len(out))
+				}
+				if i > 0 {
+					lw.out([]byte(","))
+				}
+				lw.indent(2)
+				lw.out(out)
+			}
+			if len(r.Cases) > 0 {
+				lw.indent(1)
+			}
+			lw.out([]byte("]"))
+		default:
+			return false
 		}
-		out := red.JSON(line)
-		if counting {
-			cw.note(&r.Cases[i], len(out))
-		}
-		ind.element(out, i == 0)
-	}
-	ind.write([]byte("]"))
-	ind.write(compact[at+len("null"):])
-	ind.write([]byte("\n"))
-	return ind.err
+		return true
+	})
+	lw.out([]byte("\n"))
+	return lw.err
 }
 
 // marshaler returns a function that encodes a value as merged.json holds
@@ -189,115 +192,84 @@ func (c *countWriter) note(cs *Case, size int) {
 	}
 }
 
-// topLevelValue returns the offset of the value of key in the top-level
-// object of compact, valid JSON, or -1.
-func topLevelValue(compact []byte, key string) int {
-	want, _ := json.Marshal(key)
-	at := -1
-	collect.WalkJSON(compact, func(i int, c byte, depth int) bool {
-		// A key of the top level starts after its '{' or a ','.
-		if c == '"' && depth == 1 && (compact[i-1] == '{' || compact[i-1] == ',') &&
-			bytes.HasPrefix(compact[i:], want) && len(compact) > i+len(want) && compact[i+len(want)] == ':' {
-			at = i + len(want) + 1
-			return false
-		}
-		return true
-	})
-	return at
+// layoutWriter writes JSON as merged.json lays it out.
+type layoutWriter struct {
+	w   io.Writer
+	err error
 }
 
-// indenter writes compact JSON, given in pieces, indented as encoding/json
-// indents with two spaces, but only to levels deep: the contents of a
-// container opened deeper stay compact.
-type indenter struct {
-	w      io.Writer
-	levels int
-	err    error
-
-	depth  int                 // containers open
-	str    collect.StringLexer // where the strings are
-	opened bool                // an indented container was just opened: empty or not is unknown
-}
-
-func (d *indenter) write(p []byte) {
-	from := 0 // p[from:i] is copied as it is
-	out := d.out
-	newline := func(i, depth int) {
-		out(p[from:i])
-		from = i
-		out(newlineIndent(depth))
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if d.str.Step(c) != collect.Outside {
-			continue
-		}
-		if d.opened {
-			d.opened = false
-			if c == '}' || c == ']' {
-				d.depth-- // empty: {} and [] as they are
+// layout writes compact, one JSON value, indented two spaces as json.Indent
+// indents it to mergedIndent levels: the containers opened deeper are
+// written as they are, compact. Before each value of an indented object,
+// stream is called with the names of its path, quoted and joined
+// (`"setup""cases"`), and writes the value itself when it returns true.
+// jsontext.Encoder cannot write this: its whitespace is one setting for
+// the whole output, and json.MarshalEncode refuses to change it part way
+// (errChangingWhitespace, go-json-experiment/json v1.27.2 arshal.go).
+func (l *layoutWriter) layout(compact []byte, stream func(path string) bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(compact), jsontext.AllowDuplicateNames(true))
+	var names [mergedIndent + 1][]byte // the names of the members being read, by depth
+	for l.err == nil {
+		depth := dec.StackDepth()
+		k := dec.PeekKind()
+		parent, n := dec.StackIndex(depth)
+		switch {
+		case k == '}' || k == ']':
+			if n > 0 {
+				l.indent(depth - 1)
+			}
+		case depth > 0 && (parent == '[' || n%2 == 0):
+			if n > 0 {
+				l.out([]byte(","))
+			}
+			l.indent(depth)
+		case depth > 0:
+			l.out([]byte(": "))
+			if stream(string(bytes.Join(names[1:depth+1], nil))) {
+				if _, err := dec.ReadValue(); err != nil { // the null in its place
+					l.fail(fmt.Errorf("encode merged.json: %w", err))
+				}
 				continue
 			}
-			newline(i, d.depth)
 		}
-		switch c {
-		case '{', '[':
-			d.depth++
-			d.opened = d.depth <= d.levels
-		case '}', ']':
-			if d.depth <= d.levels {
-				newline(i, d.depth-1)
+		if k == '}' || k == ']' || (k == '{' || k == '[') && depth < mergedIndent {
+			if _, err := dec.ReadToken(); err != nil {
+				l.fail(fmt.Errorf("encode merged.json: %w", err))
+				return
 			}
-			d.depth--
-		case ',':
-			if d.depth <= d.levels {
-				newline(i+1, d.depth)
+			l.out([]byte{byte(k)})
+		} else {
+			v, err := dec.ReadValue()
+			if err != nil {
+				l.fail(fmt.Errorf("encode merged.json: %w", err))
+				return
 			}
-		case ':':
-			if d.depth <= d.levels {
-				out(p[from : i+1])
-				from = i + 1
-				out([]byte(" "))
+			if parent == '{' && n%2 == 0 {
+				names[depth] = append(names[depth][:0], v...)
 			}
+			l.out(v)
+		}
+		if dec.StackDepth() == 0 {
+			return
 		}
 	}
-	out(p[from:])
 }
 
-// element writes p, one compact JSON value, as the next element of an array
-// at the deepest indented level or deeper, as is, on a line of its own
-// (every container of p is deeper than levels).
-func (d *indenter) element(p []byte, first bool) {
-	if d.depth < d.levels || d.str.In() {
-		if !first {
-			d.write([]byte(","))
-		}
-		d.write(p)
-		return
+// fail notes the first error.
+func (l *layoutWriter) fail(err error) {
+	if l.err == nil {
+		l.err = err
 	}
-	if !first {
-		d.out([]byte(","))
-	}
-	if d.depth == d.levels {
-		d.opened = false
-		d.out(newlineIndent(d.depth))
-	}
-	d.out(p)
 }
 
 // out writes b, unless a write failed before.
-func (d *indenter) out(b []byte) {
-	if d.err == nil {
-		_, d.err = d.w.Write(b)
+func (l *layoutWriter) out(b []byte) {
+	if l.err == nil {
+		_, l.err = l.w.Write(b)
 	}
 }
 
-// newlineIndent is a newline and the indentation of depth levels.
-func newlineIndent(depth int) []byte {
-	b := make([]byte, 1+2*depth)
-	b[0] = '\n'
-	for i := 1; i < len(b); i++ {
-		b[i] = ' '
-	}
-	return b
+// indent starts a line indented depth levels.
+func (l *layoutWriter) indent(depth int) {
+	l.out([]byte("\n" + strings.Repeat("  ", depth)))
 }

@@ -32,34 +32,6 @@ func TestWriteJSONRefuses(t *testing.T) {
 	}
 }
 
-// TestIndenterElement: element writes what write writes for the same
-// elements, at the deepest indented level and elsewhere, none or several.
-func TestIndenterElement(t *testing.T) {
-	elems := []string{`{"a":[1,{"b":"]},\"["}],"c":{}}`, `[]`, `"s,t"`, `{}`}
-	for _, head := range []string{`{"cases":[`, `[`, `{"a":{"b":[`} {
-		for n := range len(elems) + 1 {
-			var viaWrite, viaElement bytes.Buffer
-			w := &indenter{w: &viaWrite, levels: mergedIndent}
-			e := &indenter{w: &viaElement, levels: mergedIndent}
-			w.write([]byte(head))
-			e.write([]byte(head))
-			for i, el := range elems[:n] {
-				if i > 0 {
-					w.write([]byte(","))
-				}
-				w.write([]byte(el))
-				e.element([]byte(el), i == 0)
-			}
-			tail := "]" + strings.Repeat("}", strings.Count(head, "{"))
-			w.write([]byte(tail))
-			e.write([]byte(tail))
-			if viaWrite.String() != viaElement.String() {
-				t.Errorf("%s with %d elements:\nelement writes %s\n  write writes %s", head, n, viaElement.String(), viaWrite.String())
-			}
-		}
-	}
-}
-
 // TestWriteJSONStreamsSetupCases: the setup's cases, streamed one by one
 // into their place, make the same JSON as the report encoded whole, for a
 // report without a setup, with the setup's cases null, empty, or holding

@@ -7,6 +7,10 @@ import (
 	"regexp"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // kv is one member of an obj.
@@ -20,28 +24,26 @@ type kv struct {
 // the trees are written without Go maps.
 type obj []kv
 
-// MarshalJSON writes the members in order.
+// MarshalJSON writes the members in order, each as marshal writes it.
 func (o obj) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			buf.WriteByte(',')
+	opts := []jsonv2.Options{jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false)}
+	enc := jsontext.NewEncoder(&buf, opts...)
+	err := enc.WriteToken(jsontext.BeginObject)
+	for _, m := range o {
+		if err == nil {
+			err = enc.WriteToken(jsontext.String(m.K))
 		}
-		k, err := marshal(m.K)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			if err = jsonv2.MarshalEncode(enc, m.V, opts...); err != nil {
+				err = fmt.Errorf("member %q: %w", m.K, err)
+			}
 		}
-		buf.Write(k)
-		buf.WriteByte(':')
-		v, err := marshal(m.V)
-		if err != nil {
-			return nil, fmt.Errorf("member %q: %w", m.K, err)
-		}
-		buf.Write(v)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	if err == nil {
+		err = enc.WriteToken(jsontext.EndObject)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // marshal encodes v compactly without HTML escaping, so hostile strings
