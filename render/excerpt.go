@@ -150,7 +150,7 @@ func lastLines(lines []string, head, s string, n int) []string {
 	}
 	all := strings.Split(s, "\n")
 	if cut := len(all) - n; cut > 0 {
-		lines = append(lines, "… "+plural(cut, "earlier line", "earlier lines")+" cut …")
+		lines = append(lines, "… "+text.Plural(cut, "earlier line", "earlier lines")+" cut …")
 		all = all[cut:]
 	}
 	return append(lines, all...)
@@ -173,7 +173,7 @@ func decidedElsewhere(from, file string) string {
 func excerptLines(ex *collect.Excerpt) []string {
 	lines := collapseAlike(collapseNoise(ex.Lines))
 	if len(ex.Tail) > 0 {
-		lines = append(lines, "… "+plural(ex.Skipped, "line", "lines")+" skipped …")
+		lines = append(lines, "… "+text.Plural(ex.Skipped, "line", "lines")+" skipped …")
 		lines = append(lines, collapseAlike(collapseNoise(ex.Tail))...)
 	}
 	return lines

@@ -220,7 +220,7 @@ func (r *renderer) caseCell(g caseRow, cut int) string {
 		if u := r.jobURL(c.Part); u != "" {
 			s += " ([job](" + u + "))"
 		}
-		return s + ": " + text.Plain(plural(len(g.cases), "case not run", "cases not run")+": ") + g.names(cut)
+		return s + ": " + text.Plain(text.Plural(len(g.cases), "case not run", "cases not run")+": ") + g.names(cut)
 	}
 	if len(g.cases) == 1 {
 		return text.Plain(text.Cut(c.Label(), cut))

@@ -446,11 +446,3 @@ func (r *renderer) partDisplays() []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// plural is n and the word for n things: `1 case`, `3 cases`.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return itoa(n) + " " + many
-}

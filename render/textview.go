@@ -244,7 +244,7 @@ func (t *textView) failed(rows []caseRow) {
 			name = itoa(len(g.cases)) + " cases: " + name
 		}
 		if m := r.missedPart(c); m != "" {
-			name = termText(m, textNameCut) + ": " + plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
+			name = termText(m, textNameCut) + ": " + text.Plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
 		}
 		class := classWithWhy(c, caseClass(c), why)
 		if c.Class == collect.ClassInfra {
