@@ -371,13 +371,6 @@ func (f *Server) ApplyPending() {
 	f.pending = nil
 }
 
-// PendingWrites is how many late writes have not landed yet.
-func (f *Server) PendingWrites() int {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	return len(f.pending)
-}
-
 // late is the late write that delays r, counted, or nil.
 func (f *Server) late(r *http.Request) *LateWrite {
 	for _, l := range f.Late {
