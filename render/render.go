@@ -142,11 +142,8 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 }
 
 // ownNames drops from a report of imported tests only what nobody named
-// (Config.RepositoryUnknown, ProductUnknown; docs/render.md §3.2, §9): the
-// defaults are kvcached's repository and name, right for kvcached's own
-// reports; an imported suite is named after its suite (the config's, else
-// its parts) and, without a repository, its commits, comparisons and
-// workflow are plain text, never links into kvcached.
+// (Config.RepositoryUnknown, ProductUnknown; docs/render.md §3.2, §9): it is
+// named after its suite, and without a repository nothing links into kvcached.
 func (r *renderer) ownNames() {
 	if r.perfMode || !r.importedTests() {
 		return
@@ -374,11 +371,9 @@ func (r *renderer) hostOf(display string) string {
 	return ""
 }
 
-// problems lists the defects of the input that did not stop the report
-// (merge.Report.Problems: they name the part and the file relative to it),
-// so that a report made from damaged results says so where it is read, not
-// only in the log of the step that rendered it. The first maxProblems are
-// listed, each cut to problemCut; "" when there are none.
+// problems lists the defects of the input that did not stop the report, so
+// that a report made from damaged results says so where it is read. The first
+// maxProblems are listed, each cut to problemCut; "" when there are none.
 func (r *renderer) problems(w *writer) string {
 	probs := r.rep.Problems
 	if len(probs) == 0 {

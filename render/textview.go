@@ -12,19 +12,10 @@ import (
 )
 
 // Text writes, for a person at a terminal, what the comment and the section
-// carry (docs/render.md §8), in at most opts.Width columns (0:
-// DefaultTextWidth; the CLI passes --width or $COLUMNS, render reads no
-// environment): the verdict, the parts, the problems, the known issues,
-// every failed case (grouped as the comment groups them, with since and
-// the memory of charted cases), the history's fixed and regression lines, the
-// skipped, flaky and slowest cases, the evidence, metric tables and
-// recovery timings of arms, the metrics' history, the closest calls, where to
-// look (the job logs and serve.log excerpts), and the issue section when
-// asked for (Options.TextSection). Tables
-// are reflowed to the width (termTable): cells are wrapped, never cut,
-// beyond the bounds that keep hostile input finite. Cells are plain text
-// with control characters replaced, so a hostile check detail cannot drive
-// the terminal.
+// carry (docs/render.md §8), in at most opts.Width columns. Table cells are
+// wrapped, never cut, beyond the bounds that keep hostile input finite, and
+// are plain text with control characters replaced, so a hostile check detail
+// cannot drive the terminal.
 func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if rep == nil {
 		return fmt.Errorf("render: no report")
