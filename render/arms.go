@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
@@ -61,9 +62,7 @@ func (o Options) ResolveArms() Options {
 			o.Expect = o.Config.Expect
 		}
 	}
-	if o.BaselineArm == "" {
-		o.BaselineArm = o.Config.BaselineArm
-	}
+	o.BaselineArm = cmp.Or(o.BaselineArm, o.Config.BaselineArm)
 	return o
 }
 

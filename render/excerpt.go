@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -27,9 +28,7 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 		seen[part] = true
 		if u := r.jobURL(part); u != "" {
 			name := part
-			if name == "" {
-				name = "the job"
-			}
+			name = cmp.Or(name, "the job")
 			links = append(links, "["+text.Plain(text.Cut(name, 100))+"]("+u+")")
 		}
 	}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -118,9 +119,7 @@ func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err
 		parts = "perf"
 	}
 	profile = given
-	if profile == "" {
-		profile = parts
-	}
+	profile = cmp.Or(profile, parts)
 	switch {
 	case profile == "":
 		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -318,9 +319,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	}
 	if ps.Server != "" || ps.KvcachedEnv.Len() > 0 {
 		server := p.code(ps.Server, false)
-		if server == "" {
-			server = "the image's server command"
-		}
+		server = cmp.Or(server, "the image's server command")
 		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": text.Plain(r.cfg.Product)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -194,10 +195,7 @@ func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
 // sha is the commit under test: --sha, else the one the parts recorded.
 func (r *renderer) sha() string {
-	if r.opts.SHA != "" {
-		return r.opts.SHA
-	}
-	return r.rep.KvcachedSHA()
+	return cmp.Or(r.opts.SHA, r.rep.KvcachedSHA())
 }
 
 // commentMarker is the comment's marker line (docs/publish.md §5), "" without
@@ -418,10 +416,7 @@ func (r *renderer) noFailedLine(w *writer, verdict string) string {
 }
 
 func partDisplay(p merge.PartStatus) string {
-	if p.Display != "" {
-		return p.Display
-	}
-	return p.Name
+	return cmp.Or(p.Display, p.Name)
 }
 
 func (r *renderer) partDisplays() []string {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -203,9 +204,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 // when pairs are summarised), then its workload and checks.
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
 	title := k.Title
-	if title == "" {
-		title = k.Kind
-	}
+	title = cmp.Or(title, k.Kind)
 	blocks := []string{w.t("kind_heading", text.Plain(text.Cut(title, kindTextCut)))}
 	if k.About != "" {
 		blocks = append(blocks, text.Plain(text.Cut(k.About, kindTextCut)))

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -305,9 +306,7 @@ func (r *renderer) textChecks(c *merge.Case) string {
 		parts = append(parts, s)
 	}
 	checks := strings.Join(parts, "; ")
-	if checks == "" {
-		checks = collect.NoFailedCheck
-	}
+	checks = cmp.Or(checks, collect.NoFailedCheck)
 	if following > 0 {
 		checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
 	}

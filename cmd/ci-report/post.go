@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -126,9 +127,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 		o.Sleep = e.Sleep
 	}
 	repoName := o.repo
-	if repoName == "" {
-		repoName = e.Getenv("GITHUB_REPOSITORY")
-	}
+	repoName = cmp.Or(repoName, e.Getenv("GITHUB_REPOSITORY"))
 	if repoName == "" {
 		return usageErrorf("no repository: pass --repo owner/name or set GITHUB_REPOSITORY")
 	}
@@ -139,9 +138,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	// The token comes from the environment only, and is kept out of
 	// everything this command prints.
 	token := e.Getenv("GITHUB_TOKEN")
-	if token == "" {
-		token = e.Getenv("GH_TOKEN")
-	}
+	token = cmp.Or(token, e.Getenv("GH_TOKEN"))
 	if token == "" && !o.dryRun {
 		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
 	}
@@ -399,9 +396,7 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 // --workflow-ref or GITHUB_WORKFLOW_REF.
 func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
 	workflowRef := o.workflowRef
-	if workflowRef == "" {
-		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
-	}
+	workflowRef = cmp.Or(workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
 	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
 		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }

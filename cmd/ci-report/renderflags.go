@@ -126,9 +126,7 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	if opts.KnownIssues, err = r.readKnownIssues(r.readFile(), opts.Config); err != nil {
 		return opts, err
 	}
-	if opts.BaselineArm == "" {
-		opts.BaselineArm = opts.Config.BaselineArm
-	}
+	opts.BaselineArm = cmp.Or(opts.BaselineArm, opts.Config.BaselineArm)
 	opts.RunID = cmp.Or(opts.RunID, e.Getenv("GITHUB_RUN_ID"))
 	opts.RunAttempt = cmp.Or(opts.RunAttempt, e.Getenv("GITHUB_RUN_ATTEMPT"))
 	if opts.RunURL == "" {

@@ -511,10 +511,7 @@ type runOutput struct {
 }
 
 func (f *Server) runsRepo() string {
-	if f.RunsRepo != "" {
-		return f.RunsRepo
-	}
-	return f.Repo
+	return cmp.Or(f.RunsRepo, f.Repo)
 }
 
 // handle answers the API itself.
@@ -944,10 +941,7 @@ func (f *Server) checkRunJSON(c *CheckRun) map[string]any {
 
 // identity is the author of the comments the token writes.
 func (f *Server) identity() string {
-	if f.Login != "" {
-		return f.Login
-	}
-	return Bot
+	return cmp.Or(f.Login, Bot)
 }
 
 // page serves one page of items by the request's page and per_page

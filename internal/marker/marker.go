@@ -8,6 +8,7 @@
 package marker
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,9 +41,7 @@ var commentRE = regexp.MustCompile(`^<!-- ci-report:comment run=([0-9]+) attempt
 // the line of every comment written before suites existed.
 func (c Comment) String() string {
 	attempt := c.Attempt
-	if attempt == "" {
-		attempt = "1"
-	}
+	attempt = cmp.Or(attempt, "1")
 	var b strings.Builder
 	b.WriteString(commentPrefix + "run=" + c.Run + " attempt=" + attempt + " profile=" + c.Profile)
 	if c.Suite != "" {

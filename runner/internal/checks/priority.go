@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -80,9 +81,7 @@ func PrioritySet(obs []PriorityObservation) collect.Check {
 		default:
 			c.OK = false
 			msg := o.Err
-			if msg == "" {
-				msg = "not read back"
-			}
+			msg = cmp.Or(msg, "not read back")
 			parts = append(parts, fmt.Sprintf("%s: wanted %d, %s", o.Server, o.Want, msg))
 		}
 	}
