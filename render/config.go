@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -162,11 +163,4 @@ func (c Config) workflow(profile string) string {
 // on it is then plain text.
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
-func (c Config) nightlyRuns(kind string) bool {
-	for _, k := range c.NightlyKinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
-}
+func (c Config) nightlyRuns(kind string) bool { return slices.Contains(c.NightlyKinds, kind) }

@@ -74,9 +74,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			t.err = serr
 		}
 	}
-	if t.err == nil {
-		t.err = w.err
-	}
+	t.err = cmp.Or(t.err, w.err)
 	return t.err
 }
 
@@ -254,9 +252,7 @@ func (t *textView) failed(rows []caseRow) {
 	for _, ch := range chartsOf(rowFirsts(rows), r.ix) {
 		t.markdown(ch.summaryLine())
 	}
-	if t.err == nil {
-		t.err = w.err
-	}
+	t.err = cmp.Or(t.err, w.err)
 }
 
 // closestCalls writes the closest calls: the summary line, a table, the
@@ -273,9 +269,7 @@ func (t *textView) closestCalls() {
 	if more > 0 {
 		t.para(w.t("closest_calls_more", more))
 	}
-	if t.err == nil {
-		t.err = w.err
-	}
+	t.err = cmp.Or(t.err, w.err)
 }
 
 // textChecks is a failed case's checks cell: the root checks with their
