@@ -80,8 +80,7 @@ func (o *originAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 // origin is a URL's scheme, host and port, the default port spelled out,
 // without case.
 func origin(u *url.URL) string {
-	port := u.Port()
-	port = cmp.Or(port, map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)])
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)])
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 

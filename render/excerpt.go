@@ -27,8 +27,7 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 		}
 		seen[part] = true
 		if u := r.jobURL(part); u != "" {
-			name := part
-			name = cmp.Or(name, "the job")
+			name := cmp.Or(part, "the job")
 			links = append(links, "["+text.Plain(text.Cut(name, 100))+"]("+u+")")
 		}
 	}
@@ -55,9 +54,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			}
 		}
 		if c == nil {
-			if b := importedBlock(w, g); b != "" {
-				out = append(out, b)
-			}
+			out = appendSome(out, importedBlock(w, g))
 			continue
 		}
 		ex := c.Excerpt

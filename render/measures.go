@@ -331,10 +331,7 @@ func (r *renderer) armBlocks(w *writer) []string {
 	}
 	ms, problems := r.measures()
 	problems = slices.Clone(problems)
-	var blocks []string
-	if e := r.evidenceBlock(w, ms); e != "" {
-		blocks = append(blocks, e)
-	}
+	blocks := appendSome(nil, r.evidenceBlock(w, ms))
 	var order []*merge.Case // the cases with measures, in report order
 	for i := range r.rep.Cases {
 		if _, ok := ms[&r.rep.Cases[i]]; ok {
@@ -344,18 +341,7 @@ func (r *renderer) armBlocks(w *writer) []string {
 	if r.opts.BaselineArm != "" {
 		m, p := r.metricsBlock(w, ms, order)
 		problems = append(problems, p...)
-		if m != "" {
-			blocks = append(blocks, m)
-		}
+		blocks = appendSome(blocks, m)
 	}
-	if pm := r.plainMetricsBlock(w, ms, order); pm != "" {
-		blocks = append(blocks, pm)
-	}
-	if iv := r.intervalsBlock(ms, order); iv != "" {
-		blocks = append(blocks, iv)
-	}
-	if p := problemsLine(problems); p != "" {
-		blocks = append(blocks, p)
-	}
-	return blocks
+	return appendSome(blocks, r.plainMetricsBlock(w, ms, order), r.intervalsBlock(ms, order), problemsLine(problems))
 }

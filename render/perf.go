@@ -117,9 +117,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	if r.rep.Perf.ErrorTxt {
 		blocks = append(blocks, w.t("perf_error_txt", nil))
 	}
-	if pr := r.problems(w); pr != "" {
-		blocks = append(blocks, pr)
-	}
+	blocks = appendSome(blocks, r.problems(w))
 	blocks = append(blocks, r.hopperBlocks(w, failed, p)...)
 	out := w.t("perf_comment", map[string]any{
 		"Marker":      r.commentMarker(),

@@ -436,3 +436,13 @@ func (r *renderer) partDisplays() []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// appendSome appends the non-empty ones of ss to dst.
+func appendSome(dst []string, ss ...string) []string {
+	for _, s := range ss {
+		if s != "" {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}

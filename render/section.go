@@ -187,9 +187,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 	// The closest calls of the run, as the comment has them; not in a pull
 	// request's section, which its comment carries beside its own.
 	if !p.noClosest && r.opts.PR == 0 {
-		if c := r.closestCalls(w); c != "" {
-			blocks = append(blocks, c)
-		}
+		blocks = appendSome(blocks, r.closestCalls(w))
 	}
 	out := w.t("section", map[string]any{
 		"Title":    text.Plain(r.cfg.Title(r.profile)),
