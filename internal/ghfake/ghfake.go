@@ -18,9 +18,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -291,12 +293,7 @@ func (f *Server) Requests() []Request {
 
 // IssueNumbers returns the issue numbers in order.
 func (f *Server) IssueNumbers() []int {
-	var ns []int
-	for n := range f.Issues {
-		ns = append(ns, n)
-	}
-	sort.Ints(ns)
-	return ns
+	return slices.Sorted(maps.Keys(f.Issues))
 }
 
 // ServeHTTP answers one request.
@@ -425,10 +422,7 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		if ft.Landed {
 			f.handle(r, body)
 		}
-		hdr := answer{}
-		for k, v := range ft.Header {
-			hdr[k] = v
-		}
+		hdr := maps.Clone(ft.Header)
 		if ft.HTML != "" {
 			return ft.Status, htmlBody(ft.HTML), hdr
 		}
