@@ -214,10 +214,7 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 	}
 	// The run id belongs to the workflow's repository, which is not the
 	// results issue's when --repo names another one.
-	repo := run.Repo
-	if repo == (Repo{}) {
-		repo = p.Repo
-	}
+	repo := cmp.Or(run.Repo, p.Repo)
 	repoOp := func(what string) string { return what + " of " + repo.String() }
 	var this WorkflowRun
 	if err := p.call(ctx, op{what: repoOp(fmt.Sprintf("read workflow run %d", id)), permission: "actions: read"},

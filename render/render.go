@@ -94,10 +94,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if rep == nil {
 		return nil, errors.New("render: no report")
 	}
-	red := opts.Redact
-	if red == nil {
-		red = shapesOnly
-	}
+	red := cmp.Or(opts.Redact, shapesOnly)
 	// The secrets the report's setup shows in its env are secrets wherever
 	// they stand (docs/runner.md §3.6).
 	red = red.With(rep.Setup.Secrets()...)

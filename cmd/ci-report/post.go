@@ -265,10 +265,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 func stepOutputs(e *env, repo publish.Repo, res publish.Result, verdict string) [][2]string {
 	url := ""
 	if res.CommentID != 0 && res.Issue != 0 {
-		server := strings.TrimSuffix(e.Getenv("GITHUB_SERVER_URL"), "/")
-		if server == "" {
-			server = "https://github.com"
-		}
+		server := cmp.Or(strings.TrimSuffix(e.Getenv("GITHUB_SERVER_URL"), "/"), "https://github.com")
 		url = fmt.Sprintf("%s/%s/issues/%d#issuecomment-%d", server, repo, res.Issue, res.CommentID)
 	}
 	issue := ""
