@@ -316,8 +316,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
 	}
 	if ps.Server != "" || ps.KvcachedEnv.Len() > 0 {
-		server := p.code(ps.Server, false)
-		server = cmp.Or(server, "the image's server command")
+		server := cmp.Or(p.code(ps.Server, false), "the image's server command")
 		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": text.Plain(r.cfg.Product)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {

@@ -201,8 +201,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 // (docs/render.md §4.7): heading, sentence, the table of its cases (a count
 // when pairs are summarised), then its workload and checks.
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
-	title := k.Title
-	title = cmp.Or(title, k.Kind)
+	title := cmp.Or(k.Title, k.Kind)
 	blocks := []string{w.t("kind_heading", text.Plain(text.Cut(title, kindTextCut)))}
 	if k.About != "" {
 		blocks = append(blocks, text.Plain(text.Cut(k.About, kindTextCut)))

@@ -299,8 +299,7 @@ func (r *renderer) textChecks(c *merge.Case) string {
 		}
 		parts = append(parts, s)
 	}
-	checks := strings.Join(parts, "; ")
-	checks = cmp.Or(checks, collect.NoFailedCheck)
+	checks := cmp.Or(strings.Join(parts, "; "), collect.NoFailedCheck)
 	if following > 0 {
 		checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
 	}

@@ -126,8 +126,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	if o.Sleep == nil {
 		o.Sleep = e.Sleep
 	}
-	repoName := o.repo
-	repoName = cmp.Or(repoName, e.Getenv("GITHUB_REPOSITORY"))
+	repoName := cmp.Or(o.repo, e.Getenv("GITHUB_REPOSITORY"))
 	if repoName == "" {
 		return usageErrorf("no repository: pass --repo owner/name or set GITHUB_REPOSITORY")
 	}
@@ -137,8 +136,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	}
 	// The token comes from the environment only, and is kept out of
 	// everything this command prints.
-	token := e.Getenv("GITHUB_TOKEN")
-	token = cmp.Or(token, e.Getenv("GH_TOKEN"))
+	token := cmp.Or(e.Getenv("GITHUB_TOKEN"), e.Getenv("GH_TOKEN"))
 	if token == "" && !o.dryRun {
 		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
 	}
@@ -392,8 +390,7 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 // as render resolved them, and its workflow file and repository from
 // --workflow-ref or GITHUB_WORKFLOW_REF.
 func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
-	workflowRef := o.workflowRef
-	workflowRef = cmp.Or(workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
+	workflowRef := cmp.Or(o.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
 	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
 		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }
