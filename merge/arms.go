@@ -3,6 +3,8 @@ package merge
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Expected results of an arm (docs/render.md §12.4): what its cases are
@@ -150,17 +152,10 @@ func (r *Report) armClauses() string {
 	j := r.Judge(r.Arms)
 	var s strings.Builder
 	if j.Off > 0 {
-		fmt.Fprintf(&s, "; %d %s not discriminate as expected", j.Off, plural(j.Off, "case does", "cases do"))
+		fmt.Fprintf(&s, "; %s not discriminate as expected", text.Plural(j.Off, "case does", "cases do"))
 	}
 	if j.Behave == 0 {
 		s.WriteString("; no case discriminates as expected")
 	}
 	return s.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
