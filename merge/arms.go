@@ -3,6 +3,8 @@ package merge
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Expected results of an arm (docs/render.md §12.4): what its cases are
@@ -14,9 +16,8 @@ const (
 )
 
 // ArmExpectations are the results expected of revision arms, by arm name,
-// with the arms' column order (render --arms parent,fix --expect
-// parent=fail,fix=pass): a render-time input, like the known issues, that
-// changes the verdict (docs/formats.md §7.3) and is never in merged.json.
+// with the arms' column order: a render-time input that changes the verdict
+// (docs/formats.md §7.3) and is never in merged.json.
 type ArmExpectations struct {
 	// Arms are the compared arms in column order; the words of the verdict
 	// and of the evidence table follow it.
@@ -124,13 +125,9 @@ func (r *Report) Judge(x *ArmExpectations) ArmJudgement {
 
 // WithArmExpectations returns a copy of the report judged by its arms'
 // expected results (docs/formats.md §7.3): a case that ran on an arm
-// expected to fail is evidence (Case.Evidence), which the evidence table
-// judges (docs/render.md §12.1), and is neither counted in the verdict nor
-// listed with the failed cases; the verdict is recomputed and also fails
-// when a case fails on such an arm without meeting every expectation, or
-// when no case meets them all. The cases of the other arms, and of parts
-// without an arm, count as before. rep is not changed; without
-// expectations it is returned as it is.
+// expected to fail is evidence (Case.Evidence), not counted in the verdict
+// nor listed with the failed cases. rep is not changed; without expectations
+// it is returned as it is.
 func (r *Report) WithArmExpectations(x ArmExpectations) *Report {
 	if len(x.Expect) == 0 {
 		return r
@@ -155,17 +152,10 @@ func (r *Report) armClauses() string {
 	j := r.Judge(r.Arms)
 	var s strings.Builder
 	if j.Off > 0 {
-		fmt.Fprintf(&s, "; %d %s not discriminate as expected", j.Off, plural(j.Off, "case does", "cases do"))
+		fmt.Fprintf(&s, "; %s not discriminate as expected", text.Plural(j.Off, "case does", "cases do"))
 	}
 	if j.Behave == 0 {
 		s.WriteString("; no case discriminates as expected")
 	}
 	return s.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

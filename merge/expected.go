@@ -8,11 +8,9 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Expected is what the run's plan expects of it (Options.Expected): the
-// parts a workflow's matrix runs and the cases of each, from the plan file
-// that `ci-report plan` prints. Without it merge knows only the parts it is
-// given and what each part.json planned, so a part that never uploaded is
-// "did not finish" with its cases unknown, and a case that no part planned
+// Expected is what the run's plan (`ci-report plan`) expects of it: the
+// parts a workflow's matrix runs and the cases of each. Without it a part
+// that never uploaded has its cases unknown, and a case that no part planned
 // is not in the report at all.
 type Expected struct {
 	// Profile is the plan's profile: a part of another profile is an error.

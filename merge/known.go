@@ -35,12 +35,7 @@ var ExactOnly = []string{
 
 // exactOnly reports whether check is one of ExactOnly.
 func exactOnly(check string) bool {
-	for _, p := range ExactOnly {
-		if ok, _ := path.Match(p, check); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ExactOnly, func(p string) bool { ok, _ := path.Match(p, check); return ok })
 }
 
 // Matches reports whether the issue covers check of the case named caseName
@@ -186,12 +181,7 @@ func (c *Case) KnownFailed() bool {
 	if c.NotRun {
 		return false
 	}
-	for _, k := range c.Known {
-		if !c.Checks[k.Check].OK {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.Known, func(k KnownCheck) bool { return !c.Checks[k.Check].OK })
 }
 
 // KnownStatuses says, per known issue in file order, how many of the checks

@@ -1,16 +1,11 @@
 // Package merge combines the parts of one workflow run into one Report
 // (merged.json, docs/formats.md §7): the merged setup, every case in part order
-// with planned cases that never ran, the status of each part, and the
-// verdict. Given the run's plan (Options.Expected, `--plan`), a part of the
-// plan that no directory holds and every case of the plan that no part ran
-// are reported too, as not run.
+// with planned cases that never ran (also those of a plan's missing part), the
+// status of each part, and the verdict.
 //
-// merge reads nothing from disk: collect.LoadInput reads the part
-// directories and artifact roots, or a merged.json, and Build makes the
-// Report of what it read: the parts merged (Merge) or the merged.json
-// decoded (DecodeMerged). Both give identical Reports (but for the logs,
-// with collect.LoadOptions.SkipLogs), so render output does not depend on
-// which one it was given.
+// merge reads nothing from disk. Merging parts and decoding their merged.json
+// give identical Reports (but for the logs), so render output does not depend
+// on which one it was given.
 package merge
 
 import (
@@ -120,9 +115,8 @@ type merger struct {
 	owner map[string]int // case name → index of the part that has it
 }
 
-// addPart adds part i's cases, its planned cases that never finished
-// (listed: even if the part did not finish at all), its status and its
-// problems to the report.
+// addPart adds part i's cases, its planned cases that never finished (even if
+// the part did not finish at all), its status and its problems to the report.
 func (m *merger) addPart(i int, listed bool) error {
 	p := &m.parts[i]
 	first := len(m.rep.Cases)
@@ -302,15 +296,10 @@ func checkArms(parts []collect.Part) error {
 	return nil
 }
 
-// mergeSetups combines the parts' setups (docs/formats.md §7.2): the first
-// part's setup, GPUs and case lists concatenated, engines and model
-// revisions united (a later part wins on equal keys, but an engine's
-// probed capabilities are kept when the later part has none; keys keep
-// their first place). The kinds' blocks are united by kind
-// (collect.Setup.AddKind): every part's entries, in part order, and the
-// texts of the first part that has them, so that a kind of case that only a
-// later part runs is still described. complete is set when every part has
-// a setup.
+// mergeSetups combines the parts' setups as docs/formats.md §7.2 says (an
+// engine's probed capabilities are kept when a later part has none; the
+// kinds' blocks are united by collect.Setup.AddKind). complete is set when
+// every part has a setup.
 func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 	complete = len(parts) > 0
 	props := map[collect.Property]bool{} // the merged setup's properties, each once
@@ -587,14 +576,11 @@ func (r *Report) counted() []bool {
 	return out
 }
 
-// computeVerdict is the verdict of docs/formats.md §7.3: PASS, DID NOT RUN, or
-// `FAIL (<failed> of <total> cases<classes><suffix>)`, <classes> counting the
-// failed cases by class (`: 1 product, 2 infra`), <suffix> naming each part
-// that did not finish at all (`; the colocation part never uploaded`,
-// PartStatus.Missed). Two deliberate extensions of the suffix: a partial part none of whose cases counts as not run adds
-// `; the <Display> cases finished partly` (else nothing in the verdict would
-// say why it fails), and after maxVerdictParts part clauses the rest are
-// counted in `; <k> more parts did not finish`.
+// computeVerdict is the verdict of docs/formats.md §7.3. Two deliberate
+// extensions of the suffix: a partial part none of whose cases counts as not
+// run adds `; the <Display> cases finished partly` (else nothing in the
+// verdict would say why it fails), and after maxVerdictParts part clauses the
+// rest are counted in `; <k> more parts did not finish`.
 func (r *Report) computeVerdict() string {
 	n := r.Counts()
 	if n.Ran == 0 {

@@ -10,18 +10,12 @@ import (
 )
 
 // Redacted returns rep with every secret of red replaced in every text it
-// holds: case and check names, details, setup values, part names, problems,
-// logs, perf rows. This is the one place where artifact text enters a
-// document, so the redaction is applied to the data, before anything is cut
-// (a cut could leave a token's head that no longer matches), escaped
-// (Markdown escaping turns ghs_… into ghs\_…) or put in a link, and the size
-// budget is planned on the redacted text. Each string is redacted once, as
-// it is: a case's strings one by one (Case.redacted; its log, already JSON,
-// as JSON), the setup's server cases one by one, and the rest of the
-// report, a few KiB of setup, parts and problems, through its own JSON
-// encoding, so that every string of it is reached, fields added later
-// included. Without a secret in it, rep itself
-// is returned, and a case without one is shared with rep.
+// holds. It works on the data, before anything is cut (a cut could leave a
+// token's head that no longer matches), escaped (Markdown escaping turns
+// ghs_… into ghs\_…) or put in a link. Cases are redacted one by one; the
+// rest of the report (a few KiB) through its own JSON encoding, so that every
+// string is reached, fields added later included. Without a secret in it, rep
+// itself is returned, and a case without one is shared with rep.
 func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	shallow := *rep
 	shallow.Cases = nil

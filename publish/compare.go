@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +21,7 @@ func (p *Publisher) CommitCounts(ctx context.Context, run Run, bases []string, h
 	if p.Offline || len(bases) == 0 || head == "" {
 		return nil, nil
 	}
-	repo := run.Repo
-	if repo == (Repo{}) {
-		repo = p.Repo
-	}
+	repo := cmp.Or(run.Repo, p.Repo)
 	out := map[string]int{}
 	for i, base := range bases {
 		if i == maxCompares {

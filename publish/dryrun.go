@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,10 +68,7 @@ func (d *DryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (d *DryRunTransport) path(req *http.Request) string {
 	p := req.URL.Path
-	root := d.Root
-	if root == "" {
-		root = "/"
-	}
+	root := cmp.Or(d.Root, "/")
 	if strings.HasPrefix(p, root) {
 		p = "/" + strings.TrimPrefix(p, root)
 	}

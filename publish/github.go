@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,9 +37,7 @@ type GitHubAPI struct {
 // under the token source (nil: http.DefaultTransport); tests and the dry run
 // put their own there. An empty token sends no Authorization header.
 func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Duration) (*GitHubAPI, error) {
-	if apiURL == "" {
-		apiURL = DefaultAPIURL
-	}
+	apiURL = cmp.Or(apiURL, DefaultAPIURL)
 	u, err := url.Parse(apiURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("GitHub API URL %q: want http(s)://host/path", apiURL)
@@ -81,10 +80,7 @@ func (o *originAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 // origin is a URL's scheme, host and port, the default port spelled out,
 // without case.
 func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)])
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 

@@ -214,10 +214,7 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 	}
 	// The run id belongs to the workflow's repository, which is not the
 	// results issue's when --repo names another one.
-	repo := run.Repo
-	if repo == (Repo{}) {
-		repo = p.Repo
-	}
+	repo := cmp.Or(run.Repo, p.Repo)
 	repoOp := func(what string) string { return what + " of " + repo.String() }
 	var this WorkflowRun
 	if err := p.call(ctx, op{what: repoOp(fmt.Sprintf("read workflow run %d", id)), permission: "actions: read"},
@@ -440,10 +437,7 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 
 // identity is the login whose comments post may edit.
 func (p *Publisher) identity(ctx context.Context, botLogin string) (string, error) {
-	fallback := botLogin
-	if fallback == "" {
-		fallback = botFallbackLogin
-	}
+	fallback := cmp.Or(botLogin, botFallbackLogin)
 	if p.Offline {
 		return fallback, nil
 	}
@@ -554,10 +548,7 @@ func (p *Publisher) findIssueByLabel(ctx context.Context, label string) (int, er
 // createIssue opens the results issue. A POST that failed without an answer
 // may still have created it, so every retry looks for it first.
 func (p *Publisher) createIssue(ctx context.Context, t Target) (int, error) {
-	title := t.Title
-	if title == "" {
-		title = DefaultIssueTitle
-	}
+	title := cmp.Or(t.Title, DefaultIssueTitle)
 	body := ResultsIssueMarker + "\n" +
 		"This issue collects the results of the GPU end-to-end CI: every run adds a comment, and the description keeps one section per profile saying what it tests. " +
 		"ci-report edits only the text between its `gpu-ci` markers.\n"

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -264,10 +265,7 @@ func (p *Publisher) spaceWrite(ctx context.Context, o op) error {
 	if p.DryRun || p.lastWrite.IsZero() {
 		return nil
 	}
-	gap := p.WriteGap
-	if gap == 0 {
-		gap = DefaultWriteGap
-	}
+	gap := cmp.Or(p.WriteGap, DefaultWriteGap)
 	wait := gap - p.now().Sub(p.lastWrite)
 	if wait <= 0 {
 		return nil

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
@@ -50,10 +51,8 @@ const (
 
 // ResolveArms is the one place where the arm options meet the config
 // (docs/render.md §9, §12): an option the flags left unset takes the
-// config's arms, expect or baseline_arm. --arms replaces the config's arms
-// and with them its expect (which names those arms); --expect alone
-// replaces the config's expect. Render resolves its options with it, and
-// the CLI checks them with it before it reads the report.
+// config's; --arms replaces the config's arms and with them its expect
+// (which names those arms).
 func (o Options) ResolveArms() Options {
 	if len(o.Arms) == 0 && len(o.Config.Arms) > 0 {
 		o.Arms = append([]string(nil), o.Config.Arms...)
@@ -61,16 +60,13 @@ func (o Options) ResolveArms() Options {
 			o.Expect = o.Config.Expect
 		}
 	}
-	if o.BaselineArm == "" {
-		o.BaselineArm = o.Config.BaselineArm
-	}
+	o.BaselineArm = cmp.Or(o.BaselineArm, o.Config.BaselineArm)
 	return o
 }
 
 // NeedsMeasures reports whether a render with these options shows what
-// case logs hold (docs/render.md §12): the evidence table's metrics, the
-// metric tables, the intervals or the metric thresholds. Without them
-// render reads no log, so the CLI need not keep them.
+// case logs hold (docs/render.md §12); without them the CLI need not keep
+// the logs.
 func (o Options) NeedsMeasures() bool {
 	o = o.ResolveArms()
 	return len(o.Arms) > 0 || o.BaselineArm != "" || len(o.Config.Intervals) > 0 || len(o.Config.Thresholds) > 0 || len(o.Config.MetricHistory) > 0

@@ -116,13 +116,10 @@ func chartKind(e *collect.KindEntry) string {
 	return "pair"
 }
 
-// buildChart turns a case's timeline into a chart: every server's KV, the
-// free GPU memory, and where the timeline has the priority ledger, H's
-// shortfall and L's watermark (a pair's servers are L then H, docs/runner.md
-// §5.6). kind is the case's kind by the setup (chartKind: "priority", "pair", or ""
-// when the setup does not say: then a pair with the ledger's fields is
-// taken as priority). A timeline with fewer than two readings gives none;
-// a longer one is resampled onto at most points points (gridValues).
+// buildChart turns a case's timeline into a chart (chartPicks); kind is
+// chartKind's, and with "" a pair with the ledger's fields is taken as
+// priority. A timeline with fewer than two readings gives none; a longer one
+// is resampled onto at most points points (gridValues).
 func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false

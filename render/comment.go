@@ -431,55 +431,23 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	if imgs := r.images(); imgs != "" {
 		machine += " · " + imgs
 	}
-	var blocks []string
-	if pl := r.partLines(w); pl != "" {
-		blocks = append(blocks, pl)
-	}
-	if pr := r.problems(w); pr != "" {
-		blocks = append(blocks, pr)
-	}
+	blocks := appendSome(nil, r.partLines(w), r.problems(w))
 	if t := r.failedTable(w, rows, p); t != "" {
 		blocks = append(blocks, t)
 	} else {
 		blocks = append(blocks, r.noFailedCase(w, verdict))
 	}
-	if f := r.fixedLine(w, p); f != "" {
-		blocks = append(blocks, f)
-	}
-	if g := r.regressionLines(w, p); g != "" {
-		blocks = append(blocks, g)
-	}
-	if s := r.skippedLine(w, p); s != "" {
-		blocks = append(blocks, s)
-	}
-	if s := r.flakyLine(w, p); s != "" {
-		blocks = append(blocks, s)
-	}
-	if s := r.durationsLine(w, p); s != "" {
-		blocks = append(blocks, s)
-	}
-	if k := r.knownBlock(w, p); k != "" {
-		blocks = append(blocks, k)
-	}
-	if s := r.setupBlock(); s != "" {
-		blocks = append(blocks, s)
-	}
+	blocks = appendSome(blocks, r.fixedLine(w, p), r.regressionLines(w, p), r.skippedLine(w, p),
+		r.flakyLine(w, p), r.durationsLine(w, p), r.knownBlock(w, p), r.setupBlock())
 	blocks = append(blocks, r.armBlocks(w)...)
-	if m := r.metricHistoryBlock(w); m != "" {
-		blocks = append(blocks, m)
-	}
+	blocks = appendSome(blocks, r.metricHistoryBlock(w))
 	if p.charts {
 		for i := range r.charts {
 			blocks = append(blocks, r.charts[i].markdown(w))
 		}
 	}
 	if p.closest {
-		if s := r.shrinkingLine(w); s != "" {
-			blocks = append(blocks, s)
-		}
-		if c := r.closestCalls(w); c != "" {
-			blocks = append(blocks, c)
-		}
+		blocks = appendSome(blocks, r.shrinkingLine(w), r.closestCalls(w))
 	}
 	shown := rows[:min(len(rows), maxFailedRows)]
 	if j := r.jobLine(w, rowMembers(shown)); j != "" && !p.squeeze {

@@ -2,15 +2,17 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
-	"github.com/ovg-project/ci-report/merge"
 )
 
 // DefaultConfig returns the constants of docs/render.md §1.2: titles, schedules,
@@ -72,36 +74,18 @@ func DecodeConfig(data []byte) (Config, error) {
 // MergeConfig returns base with every non-zero field of over applied on top.
 func MergeConfig(base, over Config) Config {
 	out := base
-	if over.Source != "" {
-		out.Source = over.Source
-	}
-	if over.RepositoryURL != "" {
-		out.RepositoryURL = over.RepositoryURL
-	}
-	if over.Product != "" {
-		out.Product = over.Product
-	}
+	out.Source = cmp.Or(over.Source, base.Source)
+	out.RepositoryURL = cmp.Or(over.RepositoryURL, base.RepositoryURL)
+	out.Product = cmp.Or(over.Product, base.Product)
 	out.Titles = mergeMap(base.Titles, over.Titles)
 	out.Schedules = mergeMap(base.Schedules, over.Schedules)
 	out.Workflows = mergeMap(base.Workflows, over.Workflows)
-	if over.RetentionDays.Correctness != 0 {
-		out.RetentionDays.Correctness = over.RetentionDays.Correctness
-	}
-	if over.RetentionDays.Perf != 0 {
-		out.RetentionDays.Perf = over.RetentionDays.Perf
-	}
-	if over.KnownIssues != "" {
-		out.KnownIssues = over.KnownIssues
-	}
-	if over.BaselineArm != "" {
-		out.BaselineArm = over.BaselineArm
-	}
-	if over.Intervals != nil {
-		out.Intervals = append([]Interval(nil), over.Intervals...)
-	}
-	if over.Arms != nil {
-		out.Arms = append([]string(nil), over.Arms...)
-	}
+	out.RetentionDays.Correctness = cmp.Or(over.RetentionDays.Correctness, base.RetentionDays.Correctness)
+	out.RetentionDays.Perf = cmp.Or(over.RetentionDays.Perf, base.RetentionDays.Perf)
+	out.KnownIssues = cmp.Or(over.KnownIssues, base.KnownIssues)
+	out.BaselineArm = cmp.Or(over.BaselineArm, base.BaselineArm)
+	out.Intervals = overSlice(base.Intervals, over.Intervals)
+	out.Arms = overSlice(base.Arms, over.Arms)
 	if over.Expect != nil {
 		// The expectations name the file's arms: a file's map replaces,
 		// never merges into, another's.
@@ -110,18 +94,10 @@ func MergeConfig(base, over Config) Config {
 	if base.Setup != nil || over.Setup != nil {
 		out.Setup = mergeMap(base.Setup, over.Setup)
 	}
-	if over.Thresholds != nil {
-		out.Thresholds = append([]merge.Threshold(nil), over.Thresholds...)
-	}
-	if over.MetricHistory != nil {
-		out.MetricHistory = append([]MetricHistory(nil), over.MetricHistory...)
-	}
-	if over.NightlyKinds != nil {
-		out.NightlyKinds = append([]string(nil), over.NightlyKinds...)
-	}
-	if over.Suite != (Suite{}) {
-		out.Suite = over.Suite
-	}
+	out.Thresholds = overSlice(base.Thresholds, over.Thresholds)
+	out.MetricHistory = overSlice(base.MetricHistory, over.MetricHistory)
+	out.NightlyKinds = overSlice(base.NightlyKinds, over.NightlyKinds)
+	out.Suite = cmp.Or(over.Suite, base.Suite)
 	// Unknown stays unknown through the defaults that Render merges under
 	// the CLI's config (withDefaults), until a config names it.
 	out.RepositoryUnknown = over.RepositoryUnknown || base.RepositoryUnknown && over.RepositoryURL == ""
@@ -129,14 +105,18 @@ func MergeConfig(base, over Config) Config {
 	return out
 }
 
+// overSlice is a copy of over when it is set (even empty), else base.
+func overSlice[T any](base, over []T) []T {
+	if over == nil {
+		return base
+	}
+	return append([]T(nil), over...)
+}
+
 func mergeMap(base, over map[string]string) map[string]string {
 	out := make(map[string]string, len(base)+len(over))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
+	maps.Copy(out, base)
+	maps.Copy(out, over)
 	return out
 }
 
@@ -183,11 +163,4 @@ func (c Config) workflow(profile string) string {
 // on it is then plain text.
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
-func (c Config) nightlyRuns(kind string) bool {
-	for _, k := range c.NightlyKinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
-}
+func (c Config) nightlyRuns(kind string) bool { return slices.Contains(c.NightlyKinds, kind) }

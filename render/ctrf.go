@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -156,7 +157,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 
 // ctrfTestOf is case c as a CTRF test: its status, message and steps.
 func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
-	t := ctrfTest{Name: c.Label(), Duration: millis(c.DurationS)}
+	t := ctrfTest{Name: cmp.Or(c.Label(), unnamedCheck), Duration: millis(c.DurationS)} // CTRF requires a name
 	if c.Part != "" {
 		t.Suite = []string{c.Part}
 	}
@@ -191,9 +192,6 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 		if len(known) > 0 {
 			t.RawStatus, t.Message = "failed on known upstream issues", strings.Join(known, "; ")
 		}
-	}
-	if t.Name == "" {
-		t.Name = unnamedCheck // CTRF requires a name
 	}
 	if !c.NotRun {
 		for _, ch := range c.Checks {

@@ -500,9 +500,7 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	cases := armCases(r.rep, arms)
 	b := []string{"**Evidence** (" + text.Plain(strings.Join(arms, " vs ")) + ")"}
 	b = append(b, "Suite counts:\n\n"+strings.Join(r.countLines(), "\n"))
-	if only := r.onlyLine(cases); only != "" {
-		b = append(b, only)
-	}
+	b = appendSome(b, r.onlyLine(cases))
 	header := []string{"case"}
 	for j, a := range arms {
 		header = append(header, armHeader(a, cases, j))
@@ -547,9 +545,7 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 	if more > 0 {
 		b = append(b, fmt.Sprintf("And %d more tests that do not pass on every arm or carry metrics.", more))
 	}
-	if tb := tracebackBlock(shown, arms); tb != "" {
-		b = append(b, tb)
-	}
+	b = appendSome(b, tracebackBlock(shown, arms))
 	switch {
 	case len(cases) == 0:
 		b = append(b, "No case of these arms is in the report.")

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -26,10 +27,7 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 		}
 		seen[part] = true
 		if u := r.jobURL(part); u != "" {
-			name := part
-			if name == "" {
-				name = "the job"
-			}
+			name := cmp.Or(part, "the job")
 			links = append(links, "["+text.Plain(text.Cut(name, 100))+"]("+u+")")
 		}
 	}
@@ -40,11 +38,9 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 }
 
 // whereBlocks are the "where to look" blocks of the table's rows with a
-// serve.log excerpt (docs/render.md §3.11), in row order, one a row (its
-// first case with an excerpt: the cases of a row failed alike): a line
-// naming the log, its job's log linked, and the excerpt collapsed in a
-// fenced block. The excerpts come from the data (the runner cut them,
-// docs/formats.md §4.9): render reads no log.
+// serve.log excerpt (docs/render.md §3.11), one a row (its first case with an
+// excerpt): a line naming the log, its job's log linked, and the excerpt
+// collapsed in a fenced block.
 func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	var out []string
 	shown := map[string]string{} // an excerpt's lines without names and numbers → the case shown with them
@@ -58,9 +54,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			}
 		}
 		if c == nil {
-			if b := importedBlock(w, g); b != "" {
-				out = append(out, b)
-			}
+			out = appendSome(out, importedBlock(w, g))
 			continue
 		}
 		ex := c.Excerpt
@@ -150,7 +144,7 @@ func lastLines(lines []string, head, s string, n int) []string {
 	}
 	all := strings.Split(s, "\n")
 	if cut := len(all) - n; cut > 0 {
-		lines = append(lines, "… "+plural(cut, "earlier line", "earlier lines")+" cut …")
+		lines = append(lines, "… "+text.Plural(cut, "earlier line", "earlier lines")+" cut …")
 		all = all[cut:]
 	}
 	return append(lines, all...)
@@ -173,7 +167,7 @@ func decidedElsewhere(from, file string) string {
 func excerptLines(ex *collect.Excerpt) []string {
 	lines := collapseAlike(collapseNoise(ex.Lines))
 	if len(ex.Tail) > 0 {
-		lines = append(lines, "… "+plural(ex.Skipped, "line", "lines")+" skipped …")
+		lines = append(lines, "… "+text.Plural(ex.Skipped, "line", "lines")+" skipped …")
 		lines = append(lines, collapseAlike(collapseNoise(ex.Tail))...)
 	}
 	return lines
@@ -183,14 +177,11 @@ func excerptLines(ex *collect.Excerpt) []string {
 // shortens: a run of 3 would take as many lines as it shows.
 const minAlikeRun = 4
 
-// collapseAlike replaces each run of minAlikeRun or more lines that are
-// the same but for their numbers, paths and hex (appendNormalised, as the
-// history fingerprint has a detail), e.g. a progress or release line
-// logged once a step (the simulator's priority case logs `released <n>
-// bytes of idle cache …` at every release), with its first line, one line
-// counting those between, `… 38 more lines like these …`, and its last, so
-// the first and last values stay in view and the other lines of the
-// excerpt keep their room (docs/render.md §3.11).
+// collapseAlike replaces each run of minAlikeRun or more lines that are the
+// same but for their numbers, paths and hex (appendNormalised), e.g. a release
+// line logged once a step, with its first line, `… 38 more lines like these
+// …`, and its last, so the first and last values stay in view
+// (docs/render.md §3.11).
 func collapseAlike(lines []string) []string {
 	if len(lines) < minAlikeRun {
 		return lines
@@ -219,14 +210,10 @@ func collapseAlike(lines []string) []string {
 	return out
 }
 
-// excerptKey is what two excerpts that show the same lines share: their
-// lines with the report's case names (and c's own and its server's, the
-// log's directory, as a server, segment or IPC name has them), numbers
-// (with their thousands separators), paths and hex taken out, as alike
-// failures are grouped (rowFingerprint). A later row whose excerpt has the
-// key of one shown refers to it instead of repeating it (docs/render.md
-// §3.11): servers that failed the same way at different times or ports log
-// the same lines.
+// excerptKey is what two excerpts that show the same lines share: their lines
+// with case and server names, numbers, paths and hex taken out, as alike
+// failures are grouped (rowFingerprint). A later row whose excerpt has the key
+// of one shown refers to it instead of repeating it (docs/render.md §3.11).
 func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 	own := []string{c.Name}
 	if dir := path.Dir(c.Excerpt.File); dir != "." {
@@ -248,12 +235,9 @@ func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 }
 
 // jobURL links the job of the part whose display name is part
-// (`<repo>/actions/runs/<run id>/job/<check run id>`, from part.json's
-// github ids, docs/formats.md §7.1); a part that knows its check run but
-// not its run (GITHUB_RUN_ID was not set when it ran) is linked under the
-// run URL given at render time when that is a run's URL
-// (`.../actions/runs/<id>`), as is a part of a report without a repository
-// when that URL is its run's; "" when neither is known.
+// (`<repo>/actions/runs/<run id>/job/<check run id>`, from part.json's github
+// ids, docs/formats.md §7.1); without its run id or repository, under the run
+// URL given at render time when that is a run's URL; "" when neither is known.
 func (r *renderer) jobURL(part string) string {
 	for _, p := range r.rep.Parts {
 		if p.Display != part || p.CheckRunID <= 0 {

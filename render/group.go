@@ -25,12 +25,10 @@ func (g caseRow) first() *merge.Case { return g.cases[0] }
 const maxRowNames = 10
 
 // groupRows groups failed, the cases the table lists in report order, into
-// its rows, each in the order of its first case: failed cases of the same
-// class whose root checks and the fingerprint of their failures
-// (rowFingerprint) are the same, with the same checks
-// marked known, are one row; not-run cases are one row per part and
-// reason. So fourteen servers that return the same wrong tokens take one
-// row, and a part that never uploaded takes one whatever its count.
+// rows: failed cases of the same class, root checks, failure fingerprint
+// (rowFingerprint) and known checks are one row; not-run cases are one row
+// per part and reason. So fourteen servers that return the same wrong tokens
+// take one row.
 func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
 	var rows []caseRow
 	// The rows whose first case has a key, with that case's fingerprint
@@ -207,12 +205,9 @@ func rowMembers(rows []caseRow) []merge.Case {
 	return out
 }
 
-// caseCell names a row's cases, escaped: the label of a row of one case,
-// else `<n> cases: <label>, <label>, ...` with the first maxRowNames named
-// and the rest counted (`, and <k> more`); labels cut to cut code points.
-// The not-run cases of a part that did not finish at all say so first:
-// `colocation part never uploaded (job): 2 cases not run: <label>, ...`,
-// the job linked when known (docs/render.md §3.4).
+// caseCell names a row's cases, escaped, the first maxRowNames named and the
+// rest counted, labels cut to cut code points; the not-run cases of a part
+// that did not finish at all say so first (docs/render.md §3.4).
 func (r *renderer) caseCell(g caseRow, cut int) string {
 	c := g.first()
 	if m := r.missedPart(c); m != "" {
@@ -220,7 +215,7 @@ func (r *renderer) caseCell(g caseRow, cut int) string {
 		if u := r.jobURL(c.Part); u != "" {
 			s += " ([job](" + u + "))"
 		}
-		return s + ": " + text.Plain(plural(len(g.cases), "case not run", "cases not run")+": ") + g.names(cut)
+		return s + ": " + text.Plain(text.Plural(len(g.cases), "case not run", "cases not run")+": ") + g.names(cut)
 	}
 	if len(g.cases) == 1 {
 		return text.Plain(text.Cut(c.Label(), cut))

@@ -38,11 +38,8 @@ const (
 var mermaidFence = regexp.MustCompile(`(?s)<pre><code class="language-mermaid">(.*?)</code></pre>`)
 
 // HTML renders the comment and the section as one standalone HTML page, for
-// a local look in a browser before anything is posted. Each Mermaid block
-// becomes a `pre class="mermaid"`, which the page's Mermaid script draws as
-// GitHub draws it (docs/render.md §8); where the script cannot load, its
-// text shows. The memory charts show open, as it is where a person looks at
-// them (the comment keeps them collapsed).
+// a local look in a browser before anything is posted; Mermaid blocks are
+// drawn by the page's script (docs/render.md §8), the memory charts open.
 func HTML(docs Documents, title string) ([]byte, error) {
 	type part struct {
 		Label string

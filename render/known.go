@@ -154,10 +154,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 	if len(r.rep.KnownIssues) == 0 {
 		return ""
 	}
-	var blocks []string
-	if line := r.knownCovered(w); line != "" {
-		blocks = append(blocks, line)
-	}
+	blocks := appendSome(nil, r.knownCovered(w))
 	var rows [][]string
 	checks := 0
 	for _, c := range r.knownOnly() {

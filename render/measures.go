@@ -211,12 +211,7 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 }
 
 func hasArm(tables []*metricTable, arm string) bool {
-	for _, t := range tables {
-		if slices.Contains(t.arms, arm) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(tables, func(t *metricTable) bool { return slices.Contains(t.arms, arm) })
 }
 
 // plainMetricsBlock is the table of metrics without an arm (docs/render.md
@@ -321,20 +316,15 @@ func intervalSeconds(at map[string]float64, iv Interval) (float64, string) {
 	return to - from, ""
 }
 
-// armBlocks are the blocks of docs/render.md §12, in order: the evidence
-// table (Options.Arms), the metric tables (a baseline arm), the recovery
-// timings (the config's intervals), and the line of measures that could
-// not be read. None is asked for: no block, and no log is read.
+// armBlocks are the blocks of docs/render.md §12, in order, and the line of
+// measures that could not be read; none asked for, no log is read.
 func (r *renderer) armBlocks(w *writer) []string {
 	if !r.opts.NeedsMeasures() {
 		return nil
 	}
 	ms, problems := r.measures()
 	problems = slices.Clone(problems)
-	var blocks []string
-	if e := r.evidenceBlock(w, ms); e != "" {
-		blocks = append(blocks, e)
-	}
+	blocks := appendSome(nil, r.evidenceBlock(w, ms))
 	var order []*merge.Case // the cases with measures, in report order
 	for i := range r.rep.Cases {
 		if _, ok := ms[&r.rep.Cases[i]]; ok {
@@ -344,18 +334,7 @@ func (r *renderer) armBlocks(w *writer) []string {
 	if r.opts.BaselineArm != "" {
 		m, p := r.metricsBlock(w, ms, order)
 		problems = append(problems, p...)
-		if m != "" {
-			blocks = append(blocks, m)
-		}
+		blocks = appendSome(blocks, m)
 	}
-	if pm := r.plainMetricsBlock(w, ms, order); pm != "" {
-		blocks = append(blocks, pm)
-	}
-	if iv := r.intervalsBlock(ms, order); iv != "" {
-		blocks = append(blocks, iv)
-	}
-	if p := problemsLine(problems); p != "" {
-		blocks = append(blocks, p)
-	}
-	return blocks
+	return appendSome(blocks, r.plainMetricsBlock(w, ms, order), r.intervalsBlock(ms, order), problemsLine(problems))
 }

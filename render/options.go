@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -20,11 +21,8 @@ import (
 var digitsOnlyRE = regexp.MustCompile(`^[0-9]+$`)
 
 // Problems checks the options: every rule about what an option may be is
-// here, once (docs/render.md §1.1). The CLI calls it on the flags before it
-// reads anything and on the resolved options before it reads the report;
-// Render calls it too, for callers other than the CLI. Fields are named
-// as the flags and config keys that set them; a config key's problem names
-// Config.Source as its file. None: nil.
+// here, once (docs/render.md §1.1). Fields are named as the flags and config
+// keys that set them; a config key's problem names Config.Source.
 func (o Options) Problems() []collect.Problem {
 	var ps []collect.Problem
 	add := func(file, field, format string, a ...any) {
@@ -121,9 +119,7 @@ func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err
 		parts = "perf"
 	}
 	profile = given
-	if profile == "" {
-		profile = parts
-	}
+	profile = cmp.Or(profile, parts)
 	switch {
 	case profile == "":
 		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}

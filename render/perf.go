@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -116,9 +117,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	if r.rep.Perf.ErrorTxt {
 		blocks = append(blocks, w.t("perf_error_txt", nil))
 	}
-	if pr := r.problems(w); pr != "" {
-		blocks = append(blocks, pr)
-	}
+	blocks = appendSome(blocks, r.problems(w))
 	blocks = append(blocks, r.hopperBlocks(w, failed, p)...)
 	out := w.t("perf_comment", map[string]any{
 		"Marker":      r.commentMarker(),
@@ -317,10 +316,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
 	}
 	if ps.Server != "" || ps.KvcachedEnv.Len() > 0 {
-		server := p.code(ps.Server, false)
-		if server == "" {
-			server = "the image's server command"
-		}
+		server := cmp.Or(p.code(ps.Server, false), "the image's server command")
 		blocks = append(blocks, w.t("perf_server", map[string]string{"Server": server, "Env": envList(p, &ps.KvcachedEnv.Ordered), "Product": text.Plain(r.cfg.Product)}))
 	}
 	if len(ps.Arms) > 0 || ps.Concurrency.Len() > 0 {

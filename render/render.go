@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -93,10 +94,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if rep == nil {
 		return nil, errors.New("render: no report")
 	}
-	red := opts.Redact
-	if red == nil {
-		red = shapesOnly
-	}
+	red := cmp.Or(opts.Redact, shapesOnly)
 	// The secrets the report's setup shows in its env are secrets wherever
 	// they stand (docs/runner.md §3.6).
 	red = red.With(rep.Setup.Secrets()...)
@@ -142,11 +140,8 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 }
 
 // ownNames drops from a report of imported tests only what nobody named
-// (Config.RepositoryUnknown, ProductUnknown; docs/render.md §3.2, §9): the
-// defaults are kvcached's repository and name, right for kvcached's own
-// reports; an imported suite is named after its suite (the config's, else
-// its parts) and, without a repository, its commits, comparisons and
-// workflow are plain text, never links into kvcached.
+// (Config.RepositoryUnknown, ProductUnknown; docs/render.md §3.2, §9): it is
+// named after its suite, and without a repository nothing links into kvcached.
 func (r *renderer) ownNames() {
 	if r.perfMode || !r.importedTests() {
 		return
@@ -197,10 +192,7 @@ func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
 // sha is the commit under test: --sha, else the one the parts recorded.
 func (r *renderer) sha() string {
-	if r.opts.SHA != "" {
-		return r.opts.SHA
-	}
-	return r.rep.KvcachedSHA()
+	return cmp.Or(r.opts.SHA, r.rep.KvcachedSHA())
 }
 
 // commentMarker is the comment's marker line (docs/publish.md §5), "" without
@@ -374,11 +366,9 @@ func (r *renderer) hostOf(display string) string {
 	return ""
 }
 
-// problems lists the defects of the input that did not stop the report
-// (merge.Report.Problems: they name the part and the file relative to it),
-// so that a report made from damaged results says so where it is read, not
-// only in the log of the step that rendered it. The first maxProblems are
-// listed, each cut to problemCut; "" when there are none.
+// problems lists the defects of the input that did not stop the report, so
+// that a report made from damaged results says so where it is read. The first
+// maxProblems are listed, each cut to problemCut; "" when there are none.
 func (r *renderer) problems(w *writer) string {
 	probs := r.rep.Problems
 	if len(probs) == 0 {
@@ -423,10 +413,7 @@ func (r *renderer) noFailedLine(w *writer, verdict string) string {
 }
 
 func partDisplay(p merge.PartStatus) string {
-	if p.Display != "" {
-		return p.Display
-	}
-	return p.Name
+	return cmp.Or(p.Display, p.Name)
 }
 
 func (r *renderer) partDisplays() []string {
@@ -447,10 +434,12 @@ func (r *renderer) partDisplays() []string {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// plural is n and the word for n things: `1 case`, `3 cases`.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
+// appendSome appends the non-empty ones of ss to dst.
+func appendSome(dst []string, ss ...string) []string {
+	for _, s := range ss {
+		if s != "" {
+			dst = append(dst, s)
+		}
 	}
-	return itoa(n) + " " + many
+	return dst
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -94,10 +95,7 @@ var errOverBudget = errors.New("over the section budget")
 
 // tableOver says whether a compact table (compactMarkdown) of rows rows of
 // cells cells is over SectionBudget whatever its cells hold: each row is at
-// least "|" and " |" per cell, and rows are joined by newlines. A plan that
-// lists every case in such a table is not built when the table alone is
-// over: 3,000 cases made a full table twice per render, only to throw it
-// away (issue 19).
+// least "|" and " |" per cell, and rows are joined by newlines.
 func tableOver(rows, cells int) bool { return rows*(2*cells+2)-1 > SectionBudget }
 
 // st cuts free text from setup.json under the plan, then escapes it.
@@ -189,9 +187,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 	// The closest calls of the run, as the comment has them; not in a pull
 	// request's section, which its comment carries beside its own.
 	if !p.noClosest && r.opts.PR == 0 {
-		if c := r.closestCalls(w); c != "" {
-			blocks = append(blocks, c)
-		}
+		blocks = appendSome(blocks, r.closestCalls(w))
 	}
 	out := w.t("section", map[string]any{
 		"Title":    text.Plain(r.cfg.Title(r.profile)),
@@ -202,17 +198,10 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 }
 
 // kindBlocks is the section's part for a kind of setup.json's kinds
-// (docs/render.md §4.7): its title (else its name) as a heading and its
-// sentence (if any), the table
-// of its cases (a count instead when pairs are summarised), then its
-// workload and checks. The table has a case column, a GPU and a layers
-// column when a case says them, and a column per server role, headed by
-// the role of the first case that has a server there.
+// (docs/render.md §4.7): heading, sentence, the table of its cases (a count
+// when pairs are summarised), then its workload and checks.
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
-	title := k.Title
-	if title == "" {
-		title = k.Kind
-	}
+	title := cmp.Or(k.Title, k.Kind)
 	blocks := []string{w.t("kind_heading", text.Plain(text.Cut(title, kindTextCut)))}
 	if k.About != "" {
 		blocks = append(blocks, text.Plain(text.Cut(k.About, kindTextCut)))
@@ -391,11 +380,8 @@ func (r *renderer) versionName(k string) string {
 const versionKeyProduct = "kvcached"
 
 // engineBullets: per engine, the server command and the env every server
-// gets, then what the product's (kvcached) and native cases add. The sub-bullets describe
-// the server cases (setup.json's cases) only: the servers of the other
-// kinds set env of their own (a priority server's
-// KVCACHED_MAX_CACHED_TOKENS) that is no property of the KV layout. An
-// engine without server cases gets no sub-bullets.
+// gets, then what the product's and native server cases add (the other
+// kinds' servers set env of their own that is no property of the KV layout).
 func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var lines []string
@@ -443,12 +429,9 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 	return strings.Join(lines, "\n")
 }
 
-// ipcNameEnv is the env key the runner gives every server with a KV layout
-// a name of its own with (runner.Case.ServerEnv: its shared-memory
-// segments), whatever the configured product: the runner's variable, which
-// setup.json leaves out of the case's env and cmd as a per-run value. A
-// name per server, it is neither shared nor varies with the layout, so the
-// bullet names it apart.
+// ipcNameEnv is the env key the runner names each KV-layout server's
+// shared-memory segments with (runner.Case.ServerEnv), a per-run value
+// setup.json leaves out; the bullet names it apart.
 const ipcNameEnv = "KVCACHED_IPC_NAME"
 
 // envSplit finds the env keys that all cases share with one value (beyond

@@ -130,13 +130,9 @@ func writeWrapped(out io.Writer, s string, width, hang int) error {
 // columns do not fit at it is written as records (textRecords).
 const minColumn = 8
 
-// termTable lays out a table of plain cells (made inert by the caller) in
-// at most width columns: boxed, each column as wide
-// as its widest cell when that fits, else the widest columns narrowed to
-// share the room and their cells wrapped; rows that take several lines are
-// separated by rules. header may be nil (a table of label and value rows).
-// When even minColumn per column does not fit, the table is written as
-// records instead.
+// termTable lays out a boxed table of plain cells (made inert by the caller)
+// in at most width columns, the widest columns narrowed and wrapped when it
+// does not fit (columnWidths), else as records. header may be nil.
 func termTable(header []string, rows [][]string, width int) string {
 	n := len(header)
 	if n == 0 && len(rows) > 0 {

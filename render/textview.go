@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -12,19 +13,10 @@ import (
 )
 
 // Text writes, for a person at a terminal, what the comment and the section
-// carry (docs/render.md §8), in at most opts.Width columns (0:
-// DefaultTextWidth; the CLI passes --width or $COLUMNS, render reads no
-// environment): the verdict, the parts, the problems, the known issues,
-// every failed case (grouped as the comment groups them, with since and
-// the memory of charted cases), the history's fixed and regression lines, the
-// skipped, flaky and slowest cases, the evidence, metric tables and
-// recovery timings of arms, the metrics' history, the closest calls, where to
-// look (the job logs and serve.log excerpts), and the issue section when
-// asked for (Options.TextSection). Tables
-// are reflowed to the width (termTable): cells are wrapped, never cut,
-// beyond the bounds that keep hostile input finite. Cells are plain text
-// with control characters replaced, so a hostile check detail cannot drive
-// the terminal.
+// carry (docs/render.md §8), in at most opts.Width columns. Table cells are
+// wrapped, never cut, beyond the bounds that keep hostile input finite, and
+// are plain text with control characters replaced, so a hostile check detail
+// cannot drive the terminal.
 func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	if rep == nil {
 		return fmt.Errorf("render: no report")
@@ -82,9 +74,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			t.err = serr
 		}
 	}
-	if t.err == nil {
-		t.err = w.err
-	}
+	t.err = cmp.Or(t.err, w.err)
 	return t.err
 }
 
@@ -244,7 +234,7 @@ func (t *textView) failed(rows []caseRow) {
 			name = itoa(len(g.cases)) + " cases: " + name
 		}
 		if m := r.missedPart(c); m != "" {
-			name = termText(m, textNameCut) + ": " + plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
+			name = termText(m, textNameCut) + ": " + text.Plural(len(g.cases), "case not run", "cases not run") + ": " + strings.Join(names, ", ")
 		}
 		class := classWithWhy(c, caseClass(c), why)
 		if c.Class == collect.ClassInfra {
@@ -262,9 +252,7 @@ func (t *textView) failed(rows []caseRow) {
 	for _, ch := range chartsOf(rowFirsts(rows), r.ix) {
 		t.markdown(ch.summaryLine())
 	}
-	if t.err == nil {
-		t.err = w.err
-	}
+	t.err = cmp.Or(t.err, w.err)
 }
 
 // closestCalls writes the closest calls: the summary line, a table, the
@@ -281,9 +269,7 @@ func (t *textView) closestCalls() {
 	if more > 0 {
 		t.para(w.t("closest_calls_more", more))
 	}
-	if t.err == nil {
-		t.err = w.err
-	}
+	t.err = cmp.Or(t.err, w.err)
 }
 
 // textChecks is a failed case's checks cell: the root checks with their
@@ -313,10 +299,7 @@ func (r *renderer) textChecks(c *merge.Case) string {
 		}
 		parts = append(parts, s)
 	}
-	checks := strings.Join(parts, "; ")
-	if checks == "" {
-		checks = collect.NoFailedCheck
-	}
+	checks := cmp.Or(strings.Join(parts, "; "), collect.NoFailedCheck)
 	if following > 0 {
 		checks += " " + (&writer{}).t("following", map[string]any{"N": following, "Roots": len(roots)}) + ": " + strings.Join(follow, ", ")
 	}

@@ -101,11 +101,9 @@ func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 }
 
 // digestMetrics are the metric values this run's digest records
-// (docs/render.md §11): those the config's metric_history names (every
-// one without it), each case's known values and its intervals' durations
-// (the config's intervals, in seconds), in report order, a metric's values
-// of every arm and level together, at most maxDigestMetrics, a metric
-// whose values do not all fit left out whole.
+// (docs/render.md §11), interval durations in seconds, in report order, at
+// most maxDigestMetrics: a metric whose values do not all fit is left out
+// whole.
 func (r *renderer) digestMetrics() []HistoryMetric {
 	ms, _ := r.measures()
 	var out []HistoryMetric
@@ -418,9 +416,7 @@ func (r *renderer) failedCases() []*merge.Case {
 
 // NewFailures are the labels of this run's failed cases that are new in
 // its history (docs/render.md §11): not a known issue's, not of class
-// infra, and passed in the newest earlier run that knows the case; with
-// no earlier run that knows a case, its failure counts as new too.
-// `--fail-on new` exits 1 when there is one.
+// infra, and passed in (or unknown to) the newest earlier run that knows it.
 func (r *renderer) newFailures() []string {
 	var out []string
 	for _, c := range r.failedCases() {
@@ -500,11 +496,9 @@ func (r *renderer) earlierRunURL(id string) string {
 }
 
 // CompareBases are the commits of the earlier runs that last passed a
-// failure new in this run (docs/render.md §11), whose compare links the
-// comment gives, and this run's commit, the head of each: post asks GitHub
-// how many commits each range holds and passes them back as
-// Options.CommitCounts. No bases without history, without a new failure or
-// without this run's commit.
+// failure new in this run (docs/render.md §11), and this run's commit, the
+// head of each: post counts the commits between and passes them back as
+// Options.CommitCounts.
 func CompareBases(rep *merge.Report, opts Options) (head string, bases []string, err error) {
 	r, err := newRenderer(rep, opts)
 	if err != nil || r.perfMode || !isHex(r.sha()) {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -73,9 +74,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	sc := cfg.Server
 	sc.Name, sc.Dir, sc.ExecPrefix = cfg.Name, cfg.Dir, cfg.ExecPrefix
 	sc.Header = cfg.Pair
-	if sc.Header == "" {
-		sc.Header = cfg.Name
-	}
+	sc.Header = cmp.Or(sc.Header, cfg.Name)
 	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.Device))
 	srv, err := engine.Start(ctx, sc)
 	if err != nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -161,9 +162,7 @@ func parseRange(s string) (versionRange, error) {
 			return versionRange{}, fmt.Errorf("range %q: empty clause", s)
 		}
 		c := clause{op: m[1], prefix: strings.HasSuffix(m[2], ".*")}
-		if c.op == "" {
-			c.op = "=="
-		}
+		c.op = cmp.Or(c.op, "==")
 		vs := strings.TrimSuffix(m[2], ".*")
 		if c.prefix && c.op != "==" && c.op != "!=" {
 			return versionRange{}, fmt.Errorf("range %q: %s cannot take a .* version (only == and != can)", s, c.op)

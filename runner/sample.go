@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,9 +176,7 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 	}
 	usePeaks := s.Peaks != nil && s.periodic.Load() > 0
 	p, err := s.readPeaks()
-	if gpuErr == nil {
-		gpuErr = err
-	}
+	gpuErr = cmp.Or(gpuErr, err)
 	r.Since, s.lastAt = s.lastAt, r.At
 	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
 	if usePeaks {

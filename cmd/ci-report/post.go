@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -125,10 +126,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	if o.Sleep == nil {
 		o.Sleep = e.Sleep
 	}
-	repoName := o.repo
-	if repoName == "" {
-		repoName = e.Getenv("GITHUB_REPOSITORY")
-	}
+	repoName := cmp.Or(o.repo, e.Getenv("GITHUB_REPOSITORY"))
 	if repoName == "" {
 		return usageErrorf("no repository: pass --repo owner/name or set GITHUB_REPOSITORY")
 	}
@@ -138,10 +136,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	}
 	// The token comes from the environment only, and is kept out of
 	// everything this command prints.
-	token := e.Getenv("GITHUB_TOKEN")
-	if token == "" {
-		token = e.Getenv("GH_TOKEN")
-	}
+	token := cmp.Or(e.Getenv("GITHUB_TOKEN"), e.Getenv("GH_TOKEN"))
 	if token == "" && !o.dryRun {
 		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
 	}
@@ -268,10 +263,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 func stepOutputs(e *env, repo publish.Repo, res publish.Result, verdict string) [][2]string {
 	url := ""
 	if res.CommentID != 0 && res.Issue != 0 {
-		server := strings.TrimSuffix(e.Getenv("GITHUB_SERVER_URL"), "/")
-		if server == "" {
-			server = "https://github.com"
-		}
+		server := cmp.Or(strings.TrimSuffix(e.Getenv("GITHUB_SERVER_URL"), "/"), "https://github.com")
 		url = fmt.Sprintf("%s/%s/issues/%d#issuecomment-%d", server, repo, res.Issue, res.CommentID)
 	}
 	issue := ""
@@ -398,10 +390,7 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 // as render resolved them, and its workflow file and repository from
 // --workflow-ref or GITHUB_WORKFLOW_REF.
 func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
-	workflowRef := o.workflowRef
-	if workflowRef == "" {
-		workflowRef = e.Getenv("GITHUB_WORKFLOW_REF")
-	}
+	workflowRef := cmp.Or(o.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
 	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
 		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }

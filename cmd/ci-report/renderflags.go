@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -124,11 +126,9 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	if opts.KnownIssues, err = r.readKnownIssues(r.readFile(), opts.Config); err != nil {
 		return opts, err
 	}
-	if opts.BaselineArm == "" {
-		opts.BaselineArm = opts.Config.BaselineArm
-	}
-	opts.RunID = firstNonEmpty(opts.RunID, e.Getenv("GITHUB_RUN_ID"))
-	opts.RunAttempt = firstNonEmpty(opts.RunAttempt, e.Getenv("GITHUB_RUN_ATTEMPT"))
+	opts.BaselineArm = cmp.Or(opts.BaselineArm, opts.Config.BaselineArm)
+	opts.RunID = cmp.Or(opts.RunID, e.Getenv("GITHUB_RUN_ID"))
+	opts.RunAttempt = cmp.Or(opts.RunAttempt, e.Getenv("GITHUB_RUN_ATTEMPT"))
 	if opts.RunURL == "" {
 		server, repo, id := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY"), e.Getenv("GITHUB_RUN_ID")
 		if server != "" && repo != "" && id != "" {
@@ -227,14 +227,12 @@ func (r *renderInputs) ownWorkflow(e *env, opts *render.Options) {
 	if r.fileWorkflows[key] != "" {
 		return
 	}
-	file := workflowFileOf(firstNonEmpty(r.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF")))
+	file := workflowFileOf(cmp.Or(r.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF")))
 	if file == "" {
 		return
 	}
-	wf := make(map[string]string, len(opts.Config.Workflows)+1)
-	for k, v := range opts.Config.Workflows {
-		wf[k] = v
-	}
+	wf := map[string]string{}
+	maps.Copy(wf, opts.Config.Workflows)
 	wf[key] = file
 	opts.Config.Workflows = wf
 }
@@ -352,15 +350,6 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 	}
 	rep.WriteProblems(e.Stderr, "ci-report")
 	return rep, nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // loadReport reads paths from disk (collect.LoadInput: part directories

@@ -4,10 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/bounds"
-	"github.com/ovg-project/ci-report/internal/marker"
 	"io"
 
+	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/render"
 )

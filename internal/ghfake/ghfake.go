@@ -18,9 +18,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -291,12 +293,7 @@ func (f *Server) Requests() []Request {
 
 // IssueNumbers returns the issue numbers in order.
 func (f *Server) IssueNumbers() []int {
-	var ns []int
-	for n := range f.Issues {
-		ns = append(ns, n)
-	}
-	sort.Ints(ns)
-	return ns
+	return slices.Sorted(maps.Keys(f.Issues))
 }
 
 // ServeHTTP answers one request.
@@ -371,13 +368,6 @@ func (f *Server) ApplyPending() {
 	f.pending = nil
 }
 
-// PendingWrites is how many late writes have not landed yet.
-func (f *Server) PendingWrites() int {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	return len(f.pending)
-}
-
 // late is the late write that delays r, counted, or nil.
 func (f *Server) late(r *http.Request) *LateWrite {
 	for _, l := range f.Late {
@@ -432,10 +422,7 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		if ft.Landed {
 			f.handle(r, body)
 		}
-		hdr := answer{}
-		for k, v := range ft.Header {
-			hdr[k] = v
-		}
+		hdr := maps.Clone(ft.Header)
 		if ft.HTML != "" {
 			return ft.Status, htmlBody(ft.HTML), hdr
 		}
@@ -518,10 +505,7 @@ type runOutput struct {
 }
 
 func (f *Server) runsRepo() string {
-	if f.RunsRepo != "" {
-		return f.RunsRepo
-	}
-	return f.Repo
+	return cmp.Or(f.RunsRepo, f.Repo)
 }
 
 // handle answers the API itself.
@@ -951,10 +935,7 @@ func (f *Server) checkRunJSON(c *CheckRun) map[string]any {
 
 // identity is the author of the comments the token writes.
 func (f *Server) identity() string {
-	if f.Login != "" {
-		return f.Login
-	}
-	return Bot
+	return cmp.Or(f.Login, Bot)
 }
 
 // page serves one page of items by the request's page and per_page

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"flag"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,12 +66,7 @@ func CheckTree(t testing.TB, dir string, files map[string][]byte) {
 			}
 		}
 	}
-	names := make([]string, 0, len(files))
-	for rel := range files {
-		names = append(names, rel)
-	}
-	slices.Sort(names)
-	for _, rel := range names {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		got := files[rel]
 		if got == nil {
 			got = []byte{} // an empty file is a file; nil would mean "must not exist"

@@ -8,6 +8,7 @@
 package marker
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,10 +40,7 @@ var commentRE = regexp.MustCompile(`^<!-- ci-report:comment run=([0-9]+) attempt
 // String is the marker line; an empty attempt is "1". Without a suite it is
 // the line of every comment written before suites existed.
 func (c Comment) String() string {
-	attempt := c.Attempt
-	if attempt == "" {
-		attempt = "1"
-	}
+	attempt := cmp.Or(c.Attempt, "1")
 	var b strings.Builder
 	b.WriteString(commentPrefix + "run=" + c.Run + " attempt=" + attempt + " profile=" + c.Profile)
 	if c.Suite != "" {

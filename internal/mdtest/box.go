@@ -67,13 +67,3 @@ func joinCells(lines [][]string) []Cell {
 // NoSpace is s without its spaces: how a wrapped cell (BoxTables) is
 // compared.
 func NoSpace(s string) string { return strings.ReplaceAll(s, " ", "") }
-
-// JoinRows joins rows cell by cell: the one row of a BoxTables table whose
-// body is one row that wraps, which reads as a row a line.
-func JoinRows(rows [][]Cell) []Cell {
-	lines := make([][]string, len(rows))
-	for i, r := range rows {
-		lines[i] = Texts(r)
-	}
-	return joinCells(lines)
-}

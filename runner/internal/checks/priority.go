@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -79,10 +80,7 @@ func PrioritySet(obs []PriorityObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s: wanted %d, ledger shows %d", o.Server, o.Want, *o.Got))
 		default:
 			c.OK = false
-			msg := o.Err
-			if msg == "" {
-				msg = "not read back"
-			}
+			msg := cmp.Or(o.Err, "not read back")
 			parts = append(parts, fmt.Sprintf("%s: wanted %d, %s", o.Server, o.Want, msg))
 		}
 	}

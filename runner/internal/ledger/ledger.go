@@ -13,8 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -365,10 +366,5 @@ func fieldOrder(entries []Entry) []string {
 		delete(extra, k)
 	}
 	order := append([]string(nil), KnownFields...)
-	rest := make([]string, 0, len(extra))
-	for k := range extra {
-		rest = append(rest, k)
-	}
-	sort.Strings(rest)
-	return append(order, rest...)
+	return append(order, slices.Sorted(maps.Keys(extra))...)
 }

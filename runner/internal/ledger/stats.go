@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -25,12 +26,7 @@ func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
 	fields := fieldOrder(mine)
 	s := collect.LedgerSample{T: UnixTenths(t)}
 	perGPU, perSeg, groups := sumEntries(mine, ipcs)
-	gpus := make([]int, 0, len(perGPU))
-	for g := range perGPU {
-		gpus = append(gpus, g)
-	}
-	sort.Ints(gpus)
-	for _, g := range gpus {
+	for _, g := range slices.Sorted(maps.Keys(perGPU)) {
 		s.GPUs.Set(strconv.Itoa(g), ordered(perGPU[g], fields))
 	}
 	for _, ipc := range ipcs {
