@@ -432,7 +432,7 @@ func torchRefused(engine string, t *torchCUDA, gpus []gpu.Info) (string, bool) {
 			kind, n, _ := strings.Cut(a, "_")
 			var cc int
 			fmt.Sscanf(n, "%d", &cc) // sm_90a is sm_90's; a read failure leaves 0, none
-			runs = runs || kind == "sm" && cc/10 == major && cc%10 <= minor || kind == "compute" && cc > 0 && cc <= major*10+minor
+			runs = runs || (kind == "sm" && cc/10 == major && cc%10 <= minor) || (kind == "compute" && cc > 0 && cc <= major*10+minor)
 		}
 		if !runs {
 			return fmt.Sprintf("%s's torch (CUDA %s) has no kernels for GPU %d (%s, compute capability %s): built for %s", engine, *t.CUDA, g.Index, g.Name, g.CC, strings.Join(t.ArchList, " ")), false
