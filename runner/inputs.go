@@ -32,7 +32,13 @@ import (
 // auto_map and a model_type not in CONFIG_MAPPING (the image's
 // transformers), which resolve_trust_remote_code refuses without
 // trust_remote_code (src/transformers/dynamic_module_utils.py@c6c74b54c81e,
-// `if has_remote_code and not has_local_code and not trust_remote_code`).
+// `if has_remote_code and not has_local_code and not trust_remote_code`),
+// unless the engine brings a config class of that model_type: both keep a
+// _CONFIG_REGISTRY that they use (vLLM's get_config,
+// vllm/transformers_utils/config.py@e23031f0761f) or register with
+// AutoConfig on import (SGLang's python/sglang/srt/utils/
+// hf_transformers_utils.py@2aa2e2d0ffda; sglang/srt/ before), so those
+// modules are imported, only when a model is left to judge.
 // torch is what the image's torch says of CUDA: torch.version.cuda (None: a
 // CPU build), torch.cuda.is_available(), and torch.cuda.get_arch_list(),
 // the architectures it was compiled for ([] when CUDA is not available;
@@ -58,6 +64,15 @@ for m in sys.argv[1:]:
             o["models"][m] = None
     except Exception:
         pass
+if o["custom_code"]:
+    import importlib
+    reg = set()
+    for mod in ("vllm.transformers_utils.config", "sglang.srt.utils.hf_transformers_utils", "sglang.srt.hf_transformers_utils"):
+        try:
+            reg.update(getattr(importlib.import_module(mod), "_CONFIG_REGISTRY", {}))
+        except Exception:
+            pass
+    o["custom_code"] = [m for m in o["custom_code"] if o["models"][m].get("model_type") not in reg and o["models"][m].get("model_type") not in CONFIG_MAPPING]
 try:
     import torch
     o["torch"] = {"cuda": torch.version.cuda, "available": torch.cuda.is_available(), "arch_list": torch.cuda.get_arch_list()}
