@@ -467,12 +467,17 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 // ci-report's own failures (a panic or an unknown kind, case_completed; a
 // plan that gives a kind the wrong servers, `*_plan`; probed versions no
 // expectation set covers; inputs the engine would refuse; a command case's
-// command that never ran its script) are harness; a missing GPU or a ballast that
-// cannot hold its memory, and a version probe that cannot run in the
-// engine's image, the machine's.
+// command that never ran its script) are harness; a missing GPU or a ballast
+// that cannot hold its memory, a version probe that cannot run in the
+// engine's image, and an engine's container that sees no GPU, the machine's.
 func checkClass(ch *collect.Check) string {
 	switch ch.Name {
-	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "inputs_accepted", "offload_script_ran":
+	case "inputs_accepted":
+		if strings.HasPrefix(ch.Detail, containerNoGPU) {
+			return collect.ClassInfra
+		}
+		return collect.ClassHarness
+	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "offload_script_ran":
 		return collect.ClassHarness
 	case "expectations_matched":
 		if strings.HasPrefix(ch.Detail, "the version probe failed") {

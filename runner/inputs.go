@@ -11,6 +11,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
 // DefaultModelProbe is the command each `<engine>-setup` case runs (through
@@ -22,11 +23,33 @@ import (
 // offline switch as the engine's own huggingface_hub reads them
 // (docs: huggingface.co/docs/huggingface_hub/guides/manage-cache, the
 // `models--<org>--<name>/snapshots/<rev>/config.json` layout). It prints
-// one JSON object: {"offline", "cache", "models": {id: config or null}};
-// an id it could not look up, or a local directory, is left out (unknown).
+// one JSON object: {"offline", "cache", "models": {id: config or null},
+// "custom_code": [id], "torch": {"cuda", "available", "arch_list"}}; an id
+// it could not look up, or a local directory, is left out (unknown).
+//
+// custom_code are the ids whose config needs the model's own code, as
+// transformers' AutoConfig.from_pretrained decides it: "AutoConfig" in its
+// auto_map and a model_type not in CONFIG_MAPPING (the image's
+// transformers), which resolve_trust_remote_code refuses without
+// trust_remote_code (src/transformers/dynamic_module_utils.py@c6c74b54c81e,
+// `if has_remote_code and not has_local_code and not trust_remote_code`),
+// unless the engine brings a config class of that model_type: both keep a
+// _CONFIG_REGISTRY that they use (vLLM's get_config,
+// vllm/transformers_utils/config.py@e23031f0761f) or register with
+// AutoConfig on import (SGLang's python/sglang/srt/utils/
+// hf_transformers_utils.py@2aa2e2d0ffda; sglang/srt/ before), so those
+// modules are imported, only when a model is left to judge.
+// torch is what the image's torch says of CUDA: torch.version.cuda (None: a
+// CPU build), torch.cuda.is_available(), and torch.cuda.get_arch_list(),
+// the architectures it was compiled for ([] when CUDA is not available;
+// torch/cuda/__init__.py@17e3b6a97af1).
 var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys
 from huggingface_hub import constants, try_to_load_from_cache
-o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}}
+o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}, "custom_code": []}
+try:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+except Exception:
+    CONFIG_MAPPING = None
 for m in sys.argv[1:]:
     if os.path.isdir(m):
         continue
@@ -34,11 +57,27 @@ for m in sys.argv[1:]:
         p = try_to_load_from_cache(m, "config.json")
         if isinstance(p, str):
             with open(p, encoding="utf-8") as f:
-                o["models"][m] = json.load(f)
+                c = o["models"][m] = json.load(f)
+            if CONFIG_MAPPING is not None and "AutoConfig" in (c.get("auto_map") or {}) and c.get("model_type") not in CONFIG_MAPPING:
+                o["custom_code"].append(m)
         else:
             o["models"][m] = None
     except Exception:
         pass
+if o["custom_code"]:
+    import importlib
+    reg = set()
+    for mod in ("vllm.transformers_utils.config", "sglang.srt.utils.hf_transformers_utils", "sglang.srt.hf_transformers_utils"):
+        try:
+            reg.update(getattr(importlib.import_module(mod), "_CONFIG_REGISTRY", {}))
+        except Exception:
+            pass
+    o["custom_code"] = [m for m in o["custom_code"] if o["models"][m].get("model_type") not in reg and o["models"][m].get("model_type") not in CONFIG_MAPPING]
+try:
+    import torch
+    o["torch"] = {"cuda": torch.version.cuda, "available": torch.cuda.is_available(), "arch_list": torch.cuda.get_arch_list()}
+except Exception:
+    pass
 print(json.dumps(o))`}
 
 // engineInputs is what an engine's setup case learned of what its image
@@ -46,10 +85,19 @@ print(json.dumps(o))`}
 // unknown), the model cache and whether the image is offline, and each
 // model's config.json (nil: not in the cache; an id absent: unknown).
 type engineInputs struct {
-	options map[string]bool
-	offline bool
-	cache   string
-	models  map[string]map[string]any
+	options    map[string]bool
+	offline    bool
+	cache      string
+	models     map[string]map[string]any
+	customCode []string
+	torch      *torchCUDA
+}
+
+// torchCUDA is what the image's torch says of CUDA (DefaultModelProbe).
+type torchCUDA struct {
+	CUDA      *string  `json:"cuda"`
+	Available bool     `json:"available"`
+	ArchList  []string `json:"arch_list"`
 }
 
 // helpOptionRE finds the options a help text names.
@@ -92,9 +140,11 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		argv := c.commandArgv(en, append(c.R.host().ModelProbe(), ids...))
 		out, err := c.R.exec()(pctx, argv)
 		var got struct {
-			Offline bool                      `json:"offline"`
-			Cache   string                    `json:"cache"`
-			Models  map[string]map[string]any `json:"models"`
+			Offline    bool                      `json:"offline"`
+			Cache      string                    `json:"cache"`
+			Models     map[string]map[string]any `json:"models"`
+			CustomCode []string                  `json:"custom_code"`
+			Torch      *torchCUDA                `json:"torch"`
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		if err == nil {
@@ -103,7 +153,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("model probe (%s …): %v", strings.Join(argv[:min(len(argv), 3)], " "), err))
 		} else {
-			in.offline, in.cache, in.models = got.Offline, got.Cache, got.Models
+			in.offline, in.cache, in.models, in.customCode, in.torch = got.Offline, got.Cache, got.Models, got.CustomCode, got.Torch
 			var models collect.Ordered[any]
 			for _, id := range ids {
 				if cfg, ok := got.Models[id]; ok && cfg == nil {
@@ -115,6 +165,12 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 			found.Set("model_cache", got.Cache)
 			found.Set("offline", got.Offline)
 			found.Set("models", models)
+			if len(got.CustomCode) > 0 {
+				found.Set("custom_code", got.CustomCode)
+			}
+			if got.Torch != nil {
+				found.Set("torch", got.Torch)
+			}
 		}
 	}
 	c.R.verMu.Lock()
@@ -157,9 +213,14 @@ func (r *Runner) planModels(en string) []string {
 // before any starts ("" when nothing is known to be wrong): a model id
 // that is none (`None`, empty, a placeholder), a flag the engine's help
 // does not list, a model neither in the model cache nor downloadable
-// (HF_HUB_OFFLINE), a context length over the model's, bfloat16 on a GPU
-// without it. Each is the harness's fault (inputs_accepted, docs/runner.md
-// §5.8); what the setup case could not learn is not checked.
+// (HF_HUB_OFFLINE), a context length over the model's, a tensor-parallel
+// size that does not divide its attention heads, a model that needs its
+// own code without --trust-remote-code, bfloat16 on a GPU without it, an
+// image whose torch has no kernels for the GPU. Each is the harness's
+// fault (inputs_accepted, docs/runner.md §5.8), but for an engine's
+// container that sees no GPU where NVML sees some: that alone is said,
+// and is the machine's (containerNoGPU). What the setup case could not
+// learn is not checked.
 func (r *Runner) refusedInputs(e *Entry) string {
 	var why []string
 	for i := range e.Servers {
@@ -174,6 +235,15 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		r.verMu.Lock()
 		in := r.inputs[sp.Engine]
 		r.verMu.Unlock()
+		if in != nil && in.torch != nil {
+			w, infra := torchRefused(sp.Engine, in.torch, r.gpus)
+			if infra {
+				return w
+			}
+			if w != "" && !slices.Contains(why, w) {
+				why = append(why, w)
+			}
+		}
 		if in != nil && in.options != nil {
 			var unknown []string
 			for _, a := range argv {
@@ -195,6 +265,15 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		}
 		if w := contextRefused(sp, spec, argv, cfg, r.engineEnv(sp.Engine)); w != "" {
 			why = append(why, sp.Name+": "+w)
+		}
+		if w := parallelRefused(spec.Flags.TP, argv, cfg); w != "" {
+			why = append(why, sp.Name+": "+w)
+		}
+		if in != nil && slices.Contains(in.customCode, sp.HFID) && !slices.ContainsFunc(argv, func(a string) bool {
+			n, _, _ := strings.Cut(a, "=")
+			return n == "--trust-remote-code" || n == "--trust_remote_code"
+		}) {
+			why = append(why, fmt.Sprintf("%s: model %s needs its own code (config.json's auto_map names an AutoConfig, its model_type is not the image's transformers') and %s is given no --trust-remote-code", sp.Name, sp.HFID, sp.Engine))
 		}
 		// vLLM refuses it (`Bfloat16 is only supported on GPUs with compute
 		// capability of at least 8.0`, vllm-project/vllm#1157). Only an
@@ -299,4 +378,80 @@ func contextRefused(sp *ServerPlan, spec EngineSpec, argv []string, cfg map[stri
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
+}
+
+// parallelRefused says why the tensor-parallel size in argv (flag) is one
+// the engine refuses for the model of cfg ("" when not, or unknown): it
+// must divide the attention heads of the text model (text_config for a
+// multimodal config). vLLM checks it before loading anything
+// (ModelConfig.verify_with_parallel_config, vllm/config/model.py@18ec6629,
+// num_attention_heads of hf_text_config: `Total number of attention heads
+// (N) must be divisible by tensor parallel size (T).`); SGLang has no
+// central check, each model's attention layer asserts it as the model
+// loads (Qwen2Attention, python/sglang/srt/models/qwen2.py@0005b7e1e252,
+// `assert self.total_num_heads % tp_size == 0`), except over DP attention,
+// whose attention TP size is tp/dp, so that is left alone. The pipeline
+// size is not held to num_hidden_layers: vLLM checked that only before
+// get_pp_indices split layers unevenly, and now checks only that the
+// architecture supports pipelining (its model registry, not config.json).
+func parallelRefused(flag string, argv []string, cfg map[string]any) string {
+	v, _ := argValue(argv, flag)
+	tp, err := strconv.Atoi(v)
+	c := cfg
+	if t := asMap(cfg["text_config"]); t != nil {
+		c = t
+	}
+	heads, _ := c["num_attention_heads"].(float64)
+	if err != nil || tp < 2 || heads < 1 || int(heads)%tp == 0 || slices.Contains(argv, "--enable-dp-attention") {
+		return ""
+	}
+	return fmt.Sprintf("%s %d does not divide the model's %.0f attention heads (config.json num_attention_heads)", flag, tp, heads)
+}
+
+// containerNoGPU begins inputs_accepted's detail when the engine's torch
+// sees no GPU where NVML sees some: the machine's (checkClass).
+const containerNoGPU = "the engine's container sees no GPU"
+
+// torchRefused says why the image's torch (t, DefaultModelProbe) cannot
+// run on the run's GPUs ("" when it can, or that is unknown), and whether
+// that is the machine's: torch built with CUDA that finds no GPU where
+// NVML sees some is a container not given its GPUs (infra); a CPU build,
+// or one compiled for no architecture the GPU can run, is the image's
+// (harness: it was not built for this GPU). A GPU of compute capability
+// X.Y runs a cubin built for sm_XZ with Z <= Y (binary compatibility holds
+// within a major version only) and PTX for compute_VW <= X.Y, which the
+// driver compiles for it (CUDA C++ Programming Guide, "Binary
+// Compatibility" and "PTX Compatibility"); without either a kernel fails
+// with `no kernel image is available for execution on the device`.
+// PyTorch warns of it itself (`... is not compatible with the current
+// PyTorch installation`, _check_capability and _check_cubins,
+// torch/cuda/__init__.py@17e3b6a97af1), but only once CUDA is in use.
+func torchRefused(engine string, t *torchCUDA, gpus []gpu.Info) (string, bool) {
+	switch {
+	case len(gpus) == 0:
+		return "", false
+	case t.CUDA == nil:
+		return fmt.Sprintf("%s's torch is a build without CUDA (torch.version.cuda is None)", engine), false
+	case !t.Available:
+		return fmt.Sprintf("%s: %s's torch (CUDA %s) finds none (torch.cuda.is_available() is False) where NVML sees %d", containerNoGPU, engine, *t.CUDA, len(gpus)), true
+	case len(t.ArchList) == 0:
+		return "", false
+	}
+	for _, g := range gpus {
+		var major, minor int
+		if _, err := fmt.Sscanf(g.CC, "%d.%d", &major, &minor); err != nil {
+			continue
+		}
+		runs := false
+		for _, a := range t.ArchList {
+			kind, n, _ := strings.Cut(a, "_")
+			var cc int
+			fmt.Sscanf(n, "%d", &cc) // sm_90a is sm_90's; a read failure leaves 0, none
+			runs = runs || (kind == "sm" && cc/10 == major && cc%10 <= minor) || (kind == "compute" && cc > 0 && cc <= major*10+minor)
+		}
+		if !runs {
+			return fmt.Sprintf("%s's torch (CUDA %s) has no kernels for GPU %d (%s, compute capability %s): built for %s", engine, *t.CUDA, g.Index, g.Name, g.CC, strings.Join(t.ArchList, " ")), false
+		}
+	}
+	return "", false
 }

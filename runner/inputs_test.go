@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/gpu"
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
@@ -36,6 +38,7 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 		tweak  func(*Runner)
 		want   string // in inputs_accepted's detail; "" for none
 		signed string // the check and class_why of a refusal at start-up
+		class  string // "" for harness
 	}{
 		{name: "unknown flag", want: "vllm-qwen05b-kv_c1: vllm does not accept --no-such-flag (not in vllm serve --help=all)",
 			tweak: func(r *Runner) {
@@ -53,6 +56,16 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 				servers(r, func(sp *ServerPlan) { sp.ModelArgs[slices.Index(sp.ModelArgs, "--max-model-len")+1] = "999999" })
 			}},
 		{name: "bfloat16 on compute capability 7.5", cc: "7.5", want: "--dtype bfloat16 on GPU 0 (NVIDIA L4 (simulated), compute capability 7.5): bfloat16 needs compute capability 8.0"},
+		{name: "tensor parallel size vs heads", want: "vllm-qwen05b-kv_c1: --tensor-parallel-size 4 does not divide the model's 14 attention heads (config.json num_attention_heads)",
+			tweak: func(r *Runner) {
+				servers(r, func(sp *ServerPlan) { sp.ExtraArgs = append(sp.ExtraArgs, "--tensor-parallel-size", "4") })
+			}},
+		{name: "custom code without trust", want: "vllm-qwen05b-kv_c1: model Qwen/Qwen2.5-0.5B-Instruct needs its own code (config.json's auto_map names an AutoConfig, its model_type is not the image's transformers') and vllm is given no --trust-remote-code",
+			tweak: func(r *Runner) { r.Host.(*Sim).Env.Set("CI_REPORT_SIM_CUSTOM_CODE", "Qwen/Qwen2.5-0.5B-Instruct") }},
+		{name: "torch without the GPU's architecture", cc: "8.0", want: "vllm's torch (CUDA 12.8) has no kernels for GPU 0 (NVIDIA L4 (simulated), compute capability 8.0): built for sm_86 sm_90 compute_90",
+			tweak: func(r *Runner) { r.Host.(*Sim).Env.Set("CI_REPORT_SIM_TORCH_ARCH", "sm_86 sm_90 compute_90") }},
+		{name: "torch finds no GPU", class: collect.ClassInfra, want: "the engine's container sees no GPU: vllm's torch (CUDA 12.8) finds none (torch.cuda.is_available() is False) where NVML sees 1",
+			tweak: func(r *Runner) { r.Host.(*Sim).Env.Set("CI_REPORT_SIM_TORCH_ARCH", "nogpu") }},
 		{name: "refused at start", signed: "command line refused",
 			tweak: func(r *Runner) {
 				r.Engines = BuiltinEngines()
@@ -90,8 +103,8 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 			if res == nil {
 				t.Fatalf("the server case did not run: not run %v", out.NotRun)
 			}
-			if res.Class != collect.ClassHarness {
-				t.Errorf("class %q (%s), want harness; checks %v", res.Class, res.ClassWhy, res.Checks)
+			if want := cmp.Or(c.class, collect.ClassHarness); res.Class != want {
+				t.Errorf("class %q (%s), want %s; checks %v", res.Class, res.ClassWhy, want, res.Checks)
 			}
 			if c.signed != "" {
 				if !strings.Contains(res.ClassWhy, c.signed) {
@@ -227,5 +240,68 @@ func TestInputsProbeUnreadable(t *testing.T) {
 	}
 	if !strings.HasPrefix(log.Error, "vllm serve --version: ") || log.Inputs.Models["Qwen/Qwen2.5-0.5B-Instruct"] != "config.json in the model cache" {
 		t.Errorf("setup log %s", out.Cases[0].Log)
+	}
+}
+
+// TestTorchRefused: a cubin runs within its major version on a minor at
+// least its own, PTX on any compute capability at least its own; a CPU
+// build is the image's, a torch that finds no GPU the machine's, and an
+// empty list (CUDA not in use) or no GPU is unknown.
+func TestTorchRefused(t *testing.T) {
+	cuda := "12.8"
+	for _, c := range []struct {
+		cc, arch string
+		cpu      bool
+		want     string
+		infra    bool
+	}{
+		{cc: "8.9", arch: "sm_80 sm_90"},
+		{cc: "8.0", arch: "sm_86 sm_90", want: "vllm's torch (CUDA 12.8) has no kernels for GPU 0 (G, compute capability 8.0): built for sm_86 sm_90"},
+		{cc: "12.0", arch: "sm_80 sm_90 compute_90"},
+		{cc: "12.0", arch: "sm_80 sm_90 sm_100", want: "vllm's torch (CUDA 12.8) has no kernels for GPU 0 (G, compute capability 12.0): built for sm_80 sm_90 sm_100"},
+		{cc: "9.0", arch: "sm_90a"},
+		{cc: "7.5", arch: "compute_80", want: "vllm's torch (CUDA 12.8) has no kernels for GPU 0 (G, compute capability 7.5): built for compute_80"},
+		{cc: "8.9", arch: "", cpu: true, want: "vllm's torch is a build without CUDA (torch.version.cuda is None)"},
+		{cc: "8.9", arch: "-", want: "the engine's container sees no GPU: vllm's torch (CUDA 12.8) finds none (torch.cuda.is_available() is False) where NVML sees 1", infra: true},
+		{cc: "", arch: "sm_90"},
+	} {
+		tc := &torchCUDA{CUDA: &cuda, Available: c.arch != "-", ArchList: strings.Fields(strings.Trim(c.arch, "-"))}
+		if c.cpu {
+			tc = &torchCUDA{}
+		}
+		got, infra := torchRefused("vllm", tc, []gpu.Info{{Name: "G", CC: c.cc}})
+		if got != c.want || infra != c.infra {
+			t.Errorf("CC %s, %q: %q %v, want %q %v", c.cc, c.arch, got, infra, c.want, c.infra)
+		}
+	}
+	if got, _ := torchRefused("vllm", &torchCUDA{}, nil); got != "" {
+		t.Errorf("no GPU: %q", got)
+	}
+}
+
+// TestParallelRefused: the tensor-parallel size must divide the text
+// model's attention heads (text_config for a multimodal config); DP
+// attention and an unknown head count are left alone.
+func TestParallelRefused(t *testing.T) {
+	argv := func(tp string, more ...string) []string {
+		return append([]string{"serve", "m", "--tp-size", tp}, more...)
+	}
+	text := map[string]any{"num_attention_heads": 32.0, "text_config": map[string]any{"num_attention_heads": 14.0}}
+	for _, c := range []struct {
+		argv []string
+		cfg  map[string]any
+		want string
+	}{
+		{argv("2"), map[string]any{"num_attention_heads": 14.0}, ""},
+		{argv("4"), map[string]any{"num_attention_heads": 14.0}, "--tp-size 4 does not divide the model's 14 attention heads (config.json num_attention_heads)"},
+		{argv("4"), text, "--tp-size 4 does not divide the model's 14 attention heads (config.json num_attention_heads)"},
+		{argv("4", "--enable-dp-attention"), map[string]any{"num_attention_heads": 14.0}, ""},
+		{argv("4"), map[string]any{"hidden_size": 896.0}, ""},
+		{argv("4"), nil, ""},
+		{[]string{"serve", "m"}, map[string]any{"num_attention_heads": 14.0}, ""},
+	} {
+		if got := parallelRefused("--tp-size", c.argv, c.cfg); got != c.want {
+			t.Errorf("%v %v: %q, want %q", c.argv, c.cfg, got, c.want)
+		}
 	}
 }

@@ -104,7 +104,7 @@ func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, erro
 	// caller such as demo (its own Getenv) asked for.
 	s.Env.Set("CI_REPORT_SIM_FAULTS", e.Getenv("CI_REPORT_SIM_FAULTS"))
 	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
-	for _, k := range []string{"CI_REPORT_SIM_KVCACHED_VERSION", "CI_REPORT_SIM_KVCTL_DELAY", "CI_REPORT_SIM_KVCACHED"} {
+	for _, k := range []string{"CI_REPORT_SIM_KVCACHED_VERSION", "CI_REPORT_SIM_KVCTL_DELAY", "CI_REPORT_SIM_KVCACHED", "CI_REPORT_SIM_TORCH_ARCH", "CI_REPORT_SIM_CUSTOM_CODE"} {
 		s.Env.Set(k, e.Getenv(k))
 	}
 	for _, kv := range deps.SimEnv {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,23 +21,24 @@ type modelSpec struct {
 	KVBytesPerTok int64
 	Hybrid        bool   // attention + mamba layers: extra patches, aligned block size
 	Arch          string // for log lines
+	Heads         int    // config.json's num_attention_heads
 }
 
 // The built-in models of docs/runner.md §2.2. Sizes are rounded from the real
 // checkpoints so that the memory numbers of a simulated run look like a real
 // one (qwen05b: 24 layers × 2 KV heads × 64 dims × K,V × 2 bytes = 12 KiB/token).
 var models = []modelSpec{
-	{"qwen05b", "Qwen/Qwen2.5-0.5B-Instruct", 942, 12288, false, "Qwen2ForCausalLM"},
-	{"qwen35_4b", "Qwen/Qwen3.5-4B", 8602, 32768, true, "Qwen3_5ForConditionalGeneration"},
-	{"gemma4e2b", "google/gemma-4-E2B-it", 9584, 20480, false, "Gemma4ForConditionalGeneration"},
-	{"qwen35_9b", "Qwen/Qwen3.5-9B", 17920, 49152, true, "Qwen3_5ForConditionalGeneration"},
-	{"dsv2lite", "deepseek-ai/DeepSeek-V2-Lite-Chat", 29964, 31104, false, "DeepseekV2ForCausalLM"},
-	{"gemma4_12b", "google/gemma-4-12B-it", 23420, 98304, false, "Gemma4ForConditionalGeneration"},
-	{"qwen38_27b", "Qwen/Qwen3.8-27B", 51700, 131072, true, "Qwen3ForCausalLM"},
+	{"qwen05b", "Qwen/Qwen2.5-0.5B-Instruct", 942, 12288, false, "Qwen2ForCausalLM", 14},
+	{"qwen35_4b", "Qwen/Qwen3.5-4B", 8602, 32768, true, "Qwen3_5ForConditionalGeneration", 16},
+	{"gemma4e2b", "google/gemma-4-E2B-it", 9584, 20480, false, "Gemma4ForConditionalGeneration", 8},
+	{"qwen35_9b", "Qwen/Qwen3.5-9B", 17920, 49152, true, "Qwen3_5ForConditionalGeneration", 16},
+	{"dsv2lite", "deepseek-ai/DeepSeek-V2-Lite-Chat", 29964, 31104, false, "DeepseekV2ForCausalLM", 16},
+	{"gemma4_12b", "google/gemma-4-12B-it", 23420, 98304, false, "Gemma4ForConditionalGeneration", 16},
+	{"qwen38_27b", "Qwen/Qwen3.8-27B", 51700, 131072, true, "Qwen3ForCausalLM", 40},
 	// qwen3_8b: 36 layers × 8 KV heads × 128; gptoss20b: MXFP4 experts, 24
 	// layers × 8 KV heads × 64.
-	{"qwen3_8b", "Qwen/Qwen3-8B", 15623, 147456, false, "Qwen3ForCausalLM"},
-	{"gptoss20b", "openai/gpt-oss-20b", 13100, 49152, false, "GptOssForCausalLM"},
+	{"qwen3_8b", "Qwen/Qwen3-8B", 15623, 147456, false, "Qwen3ForCausalLM", 32},
+	{"gptoss20b", "openai/gpt-oss-20b", 13100, 49152, false, "GptOssForCausalLM", 64},
 }
 
 // runModels is `sim models <hf id>...`, the runner's model probe
@@ -44,19 +46,38 @@ var models = []modelSpec{
 // of each model of the table (models), none other (an absolute path, a
 // local directory, is left out: unknown), and is offline when
 // HF_HUB_OFFLINE is true as huggingface_hub reads it (1, ON, YES, TRUE).
+// The ids in CI_REPORT_SIM_CUSTOM_CODE (comma-separated) need their own
+// code (custom_code). The image's torch is CUDA 12.8's release build
+// (TORCH_CUDA_ARCH_LIST 7.0 to 12.0, PYTORCH_RELEASES_CODE_CC of
+// torch/cuda/__init__.py@17e3b6a97af1), or CI_REPORT_SIM_TORCH_ARCH's
+// list: `nogpu` a torch that finds no GPU, `cpu` a build without CUDA.
 func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
 	out := map[string]any{}
+	custom := []string{}
 	for _, id := range ids {
 		if filepath.IsAbs(id) {
 			continue // a local directory: not the cache's
 		}
 		out[id] = nil
 		if m := lookupModel(id); m.Key != "" {
-			out[id] = map[string]any{"architectures": []string{m.Arch}, "max_position_embeddings": SimContextLen, "torch_dtype": "bfloat16"}
+			cfg := map[string]any{"architectures": []string{m.Arch}, "max_position_embeddings": SimContextLen, "torch_dtype": "bfloat16", "num_attention_heads": m.Heads}
+			if slices.Contains(strings.Split(getenv("CI_REPORT_SIM_CUSTOM_CODE"), ","), id) {
+				cfg["auto_map"], cfg["model_type"] = map[string]string{"AutoConfig": "configuration_sim.SimConfig"}, "sim_custom"
+				custom = append(custom, id)
+			}
+			out[id] = cfg
 		}
 	}
+	cuda, arch := any("12.8"), strings.Fields(cmp.Or(getenv("CI_REPORT_SIM_TORCH_ARCH"), "sm_70 sm_80 sm_86 sm_90 sm_100 sm_120"))
+	switch getenv("CI_REPORT_SIM_TORCH_ARCH") {
+	case "cpu":
+		cuda, arch = nil, []string{}
+	case "nogpu":
+		arch = []string{}
+	}
+	torch := map[string]any{"cuda": cuda, "available": cuda != nil && len(arch) > 0, "arch_list": arch}
 	off := slices.Contains([]string{"1", "ON", "YES", "TRUE"}, strings.ToUpper(getenv("HF_HUB_OFFLINE")))
-	b, _ := json.Marshal(map[string]any{"offline": off, "cache": filepath.Join(getenv("CI_REPORT_SIM_DIR"), "hub"), "models": out})
+	b, _ := json.Marshal(map[string]any{"offline": off, "cache": filepath.Join(getenv("CI_REPORT_SIM_DIR"), "hub"), "models": out, "custom_code": custom, "torch": torch})
 	fmt.Fprintln(stdout, string(b))
 	return 0
 }

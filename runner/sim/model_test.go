@@ -82,14 +82,16 @@ func TestPatches(t *testing.T) {
 
 // TestModels: `sim models` answers as runner.DefaultModelProbe prints: the
 // table's models cached, others not, a local directory left out, offline
-// as huggingface_hub reads HF_HUB_OFFLINE.
+// as huggingface_hub reads HF_HUB_OFFLINE, CI_REPORT_SIM_CUSTOM_CODE's
+// models needing their own code, and a torch of CUDA 12.8.
 func TestModels(t *testing.T) {
 	var out strings.Builder
-	env := map[string]string{"CI_REPORT_SIM_DIR": "/w", "HF_HUB_OFFLINE": "yes"}
+	env := map[string]string{"CI_REPORT_SIM_DIR": "/w", "HF_HUB_OFFLINE": "yes", "CI_REPORT_SIM_CUSTOM_CODE": "x/y,Qwen/Qwen2.5-0.5B-Instruct"}
 	if code := runModels([]string{"Qwen/Qwen2.5-0.5B-Instruct", "org/none", "/models/local"}, &out, func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	want := `{"cache":"/w/hub","models":{"Qwen/Qwen2.5-0.5B-Instruct":{"architectures":["Qwen2ForCausalLM"],"max_position_embeddings":32768,"torch_dtype":"bfloat16"},"org/none":null},"offline":true}` + "\n"
+	want := `{"cache":"/w/hub","custom_code":["Qwen/Qwen2.5-0.5B-Instruct"],"models":{"Qwen/Qwen2.5-0.5B-Instruct":{"architectures":["Qwen2ForCausalLM"],"auto_map":{"AutoConfig":"configuration_sim.SimConfig"},"max_position_embeddings":32768,"model_type":"sim_custom","num_attention_heads":14,"torch_dtype":"bfloat16"},"org/none":null},"offline":true,` +
+		`"torch":{"arch_list":["sm_70","sm_80","sm_86","sm_90","sm_100","sm_120"],"available":true,"cuda":"12.8"}}` + "\n"
 	if out.String() != want {
 		t.Fatalf("got %s\nwant %s", out.String(), want)
 	}

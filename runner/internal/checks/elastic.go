@@ -58,7 +58,7 @@ const (
 	// CaseCompletedText is case_completed's (every kind).
 	CaseCompletedText = "the runner did not fail inside the case (a panic) and knows its kind (recorded only when either went wrong)"
 	// InputsAcceptedText is inputs_accepted's (every kind with servers).
-	InputsAcceptedText = "before any server started, nothing the plan gives its servers is what their engine refuses: a model id that is none, a flag its help does not list, a model an offline cache lacks, a context length over the model's config.json, bfloat16 on a GPU below compute capability 8.0 (recorded only when one is)"
+	InputsAcceptedText = "before any server started, nothing the plan gives its servers is what their engine refuses: a model id that is none, a flag its help does not list, a model an offline cache lacks, a context length over the model's config.json, a tensor-parallel size that does not divide its attention heads, a model needing its own code without --trust-remote-code, bfloat16 on a GPU below compute capability 8.0, an image whose torch has no kernels for the GPU or finds no GPU (recorded only when one is)"
 )
 
 // PlanText is the text of a kind's <kind>_plan check: the plan gives the
