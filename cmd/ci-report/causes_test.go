@@ -57,7 +57,7 @@ func TestSimulatedRootCausesAndClasses(t *testing.T) {
 		// Two roots: the server never started, and its log says why.
 		// The port the log names is the server's own --port: the machine's,
 		// by that fact (issue 29 item 2).
-		{"vllm-qwen35_4b-kv_c1", regexp.MustCompile(`^infra( on \S+)?: port taken: the server's own --port \d+$`) /* the machine's host name varies */,
+		{"vllm-qwen35_4b-kv_c1", regexp.MustCompile(`^infra( on \S+)?: port taken: the server's own --port \d+$`), /* the machine's host name varies */
 			regexp.MustCompile(`^server_ready \(.*\); no_error_signatures \(.*\) and 7 checks that follow from them$`), []string{"server_ready", "no_error_signatures"}},
 	} {
 		row := rows[tc.name]
