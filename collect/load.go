@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Status says how far a part got (docs/formats.md §1.3).
@@ -492,19 +493,12 @@ func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
 func summaryDefects(dropped, repeated int) string {
 	var what []string
 	if dropped > 0 {
-		what = append(what, plural(dropped, "case", "cases")+" could not be read")
+		what = append(what, text.Plural(dropped, "case", "cases")+" could not be read")
 	}
 	if repeated > 0 {
-		what = append(what, plural(repeated, "case name repeats", "case names repeat"))
+		what = append(what, text.Plural(repeated, "case name repeats", "case names repeat"))
 	}
 	return "summary.json: " + strings.Join(what, ", ") + " (see the problems)"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // incompleteSetup says what the setup.json in data (at path) lacks to be a

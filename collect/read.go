@@ -869,10 +869,10 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 func (l *caseList) defects() (dropped, repeated []string) {
 	dropped, repeated = l.dropped, l.repeated
 	if n := l.nDropped - len(l.dropped); n > 0 {
-		dropped = append(dropped, "and "+plural(n, "more case left out", "more cases left out"))
+		dropped = append(dropped, "and "+text.Plural(n, "more case left out", "more cases left out"))
 	}
 	if n := l.nRepeat - len(l.repeated); n > 0 {
-		repeated = append(repeated, "and "+plural(n, "more case name repeated", "more case names repeated"))
+		repeated = append(repeated, "and "+text.Plural(n, "more case name repeated", "more case names repeated"))
 	}
 	return dropped, repeated
 }
@@ -883,7 +883,7 @@ func unreadProblem(unread int) string {
 	if unread == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s after the first %d not read, only counted: a report keeps at most %d cases of one file", plural(unread, "case", "cases"), fileCaseLimit, fileCaseLimit)
+	return fmt.Sprintf("%s after the first %d not read, only counted: a report keeps at most %d cases of one file", text.Plural(unread, "case", "cases"), fileCaseLimit, fileCaseLimit)
 }
 
 // caseChunk is how many cases a chunk of a caseList holds.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/mattn/go-runewidth"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/marker"
@@ -77,9 +77,9 @@ func TestTextTables(t *testing.T) {
 }
 
 // TestTextWidthIgnoresTheProcessMode: the text view measures columns with
-// its own width mode, so tablewriter's process-global East Asian mode (set
-// from the locale and RUNEWIDTH_* at start-up) changes nothing, and Text
-// leaves it as it was.
+// its own width mode, so go-runewidth's process-global East Asian mode (set
+// from the locale and RUNEWIDTH_EASTASIAN at start-up) changes nothing, and
+// Text leaves it as it was.
 func TestTextWidthIgnoresTheProcessMode(t *testing.T) {
 	rep := sampleReport(t)
 	rep.Cases[1].Checks[0].Detail = "ambiguous ± → ° § ¶ widths and wide 漢字"
@@ -87,16 +87,16 @@ func TestTextWidthIgnoresTheProcessMode(t *testing.T) {
 	if err := Text(&narrow, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
 	}
-	was := twwidth.IsEastAsian()
-	twwidth.SetEastAsian(true)
-	defer twwidth.SetEastAsian(was)
+	was := runewidth.DefaultCondition.EastAsianWidth
+	runewidth.DefaultCondition.EastAsianWidth = true
+	defer func() { runewidth.DefaultCondition.EastAsianWidth = was }()
 	if err := Text(&wide, rep, sampleOptions()); err != nil {
 		t.Fatal(err)
 	}
 	if narrow.String() != wide.String() {
 		t.Errorf("the text view depends on the process's width mode")
 	}
-	if !twwidth.IsEastAsian() {
+	if !runewidth.DefaultCondition.EastAsianWidth {
 		t.Errorf("Text set the process-global width mode")
 	}
 }

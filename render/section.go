@@ -93,7 +93,7 @@ func fitSection(name string, with func(sectionPlan) (string, error), withoutClos
 // answers so).
 var errOverBudget = errors.New("over the section budget")
 
-// tableOver says whether a compact table (compactMarkdown) of rows rows of
+// tableOver says whether a compact table (mdTable) of rows rows of
 // cells cells is over SectionBudget whatever its cells hold: each row is at
 // least "|" and " |" per cell, and rows are joined by newlines.
 func tableOver(rows, cells int) bool { return rows*(2*cells+2)-1 > SectionBudget }

@@ -34,8 +34,20 @@ func TestMarkdownTable(t *testing.T) {
 			checkTables(t, got)
 		})
 	}
-	w := &writer{}
-	if w.mdTable([]string{"a", "b"}, [][]string{{"1"}}); w.err == nil {
-		t.Error("a row with too few cells was accepted")
+	for _, bad := range []struct {
+		name   string
+		header []string
+		rows   [][]string
+		want   string
+	}{
+		{"too few cells", []string{"a", "b"}, [][]string{{"1"}}, `table "a | b": row 0 has 1 cells, want 2`},
+		// an unescaped newline would end the row (tablewriter, before, made it rows of its own)
+		{"newline", []string{"a", "b"}, [][]string{{"1", "2"}, {"x", "two\nlines"}}, `table "a | b": row 1, cell 1 holds a line break or tab (an unescaped cell): "two\nlines"`},
+		{"tab in the header", []string{"a\tb"}, nil, `table "a\tb": header, cell 0 holds a line break or tab (an unescaped cell): "a\tb"`},
+	} {
+		w := &writer{}
+		if got := w.mdTable(bad.header, bad.rows); got != "" || w.err == nil || w.err.Error() != bad.want {
+			t.Errorf("%s: mdTable = %q, error %v; want none and %s", bad.name, got, w.err, bad.want)
+		}
 	}
 }
