@@ -66,11 +66,8 @@ func spillArray[T any](spills map[any]*spill) *jsonv2.Marshalers {
 		if s == nil {
 			return errors.ErrUnsupported
 		}
-		if err := s.w.Flush(); err != nil {
-			return fmt.Errorf("import: write %s: %w", s.f.Name(), err)
-		}
-		if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("import: read %s: %w", s.f.Name(), err)
+		if err := s.flush(); err != nil {
+			return err
 		}
 		if err := enc.WriteToken(jsontext.BeginArray); err != nil {
 			return err
