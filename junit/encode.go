@@ -20,14 +20,10 @@ import (
 var v1 = jsonv1.DefaultOptionsV1()
 
 // caseJSON is one imported case, an element of summary.json's "cases",
-// with its log, compact.
+// with its log, compact. The log is encoded in place (caseOut), not
+// encoded apart and copied in as a json.RawMessage (validated again).
 func caseJSON(cr *collect.CaseResult, log *caseLog) ([]byte, error) {
-	raw, err := jsonv2.Marshal(log, v1)
-	if err != nil {
-		return nil, fmt.Errorf("encode case %s: %w", cr.Name, err)
-	}
-	c := *cr
-	c.Log = raw
+	c := caseOut{CaseResult: *cr, Log: log}
 	if c.Checks == nil {
 		c.Checks = []collect.Check{}
 	}
@@ -36,6 +32,15 @@ func caseJSON(cr *collect.CaseResult, log *caseLog) ([]byte, error) {
 		return nil, fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	return b, nil
+}
+
+// caseOut is a collect.CaseResult with its log: Log hides the embedded
+// one, and is written last, where the embedded one stands when Phases and
+// Machine are empty, as they are for every imported case
+// (TestPartFilesAsWriteJSON compares the bytes).
+type caseOut struct {
+	collect.CaseResult
+	Log *caseLog `json:"log"`
 }
 
 // writeIndented writes v, redacted by red, to out as WriteJSON writes it:
