@@ -1,9 +1,11 @@
 package junit
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -12,22 +14,23 @@ import (
 )
 
 // The part's JSON is written as it is read: each case, suite and planned
-// name is encoded compact and redacted into its spill when read; summary.json
-// and part.json are then encoded by one jsontext.Encoder each, the spills
-// streamed into their arrays (spillArray), in the bytes
+// name is encoded, indented as it stands in the file, and redacted into its
+// spill when read; summary.json and part.json are then encoded by one
+// jsontext.Encoder each, the spills copied into their arrays
+// (writeIndented), in the bytes
 // collect.PartWriter.WriteJSON (json.MarshalIndent) gives the same values
 // (TestPartFilesAsWriteJSON): encoding/json's options are jsonv1's defaults.
 var v1 = jsonv1.DefaultOptionsV1()
 
 // caseJSON is one imported case, an element of summary.json's "cases",
-// with its log, compact. The log is encoded in place (caseOut), not
+// with its log, indented as it stands there. The log is encoded in place (caseOut), not
 // encoded apart and copied in as a json.RawMessage (validated again).
 func caseJSON(cr *collect.CaseResult, log *caseLog) ([]byte, error) {
 	c := caseOut{CaseResult: *cr, Log: log}
 	if c.Checks == nil {
 		c.Checks = []collect.Check{}
 	}
-	b, err := jsonv2.Marshal(&c, v1)
+	b, err := jsonv2.Marshal(&c, elemIndent)
 	if err != nil {
 		return nil, fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
@@ -45,8 +48,10 @@ type caseOut struct {
 
 // writeIndented writes v, redacted by red, to out as WriteJSON writes it:
 // each string as json.Marshal encodes it, then redacted (red.JSON), each
-// slice at a key of spills (a field of v) taken from its spill, whose values
-// were so encoded; the encoder escapes nothing more and keeps those bytes.
+// slice at a key of spills (a field of v) encoded empty, then filled with
+// its spill's values, which were so encoded and indented, where its
+// "<key>": [] stands (a line end, which no JSON string holds, then two
+// spaces: a key of v's).
 func writeIndented(out io.Writer, v any, red *collect.Redactor, spills map[any]*spill) error {
 	str := jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, s string) error {
 		b, err := jsonv2.Marshal(s, v1)
@@ -56,39 +61,52 @@ func writeIndented(out io.Writer, v any, red *collect.Redactor, spills map[any]*
 		return enc.WriteValue(red.JSON(b))
 	})
 	m := jsonv2.JoinMarshalers(str, spillArray[collect.CaseResult](spills), spillArray[collect.Suite](spills), spillArray[string](spills))
-	enc := jsontext.NewEncoder(out, jsontext.WithIndent("  "))
+	var doc bytes.Buffer
+	enc := jsontext.NewEncoder(&doc, jsontext.WithIndent("  "))
 	if err := jsonv2.MarshalEncode(enc, v, v1, jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false), jsonv2.WithMarshalers(m)); err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	return nil
+	type at struct {
+		i int // the array's ]
+		s *spill
+	}
+	var ats []at
+	for _, s := range spills {
+		mark := []byte("\n  \"" + s.key + "\": []")
+		i := bytes.Index(doc.Bytes(), mark)
+		if i < 0 {
+			return fmt.Errorf("encode: no %q array", s.key) // a key of spills is always written
+		}
+		ats = append(ats, at{i + len(mark) - 1, s})
+	}
+	slices.SortFunc(ats, func(a, b at) int { return a.i - b.i })
+	prev := 0
+	for _, a := range ats {
+		if a.s.vals == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(out, "%s\n    ", doc.Bytes()[prev:a.i]); err != nil {
+			return err
+		}
+		if err := a.s.copyTo(out); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(out, "\n  "); err != nil {
+			return err
+		}
+		prev = a.i
+	}
+	_, err := out.Write(doc.Bytes()[prev:])
+	return err
 }
 
-// spillArray encodes a slice of T that is a key of spills as the array of
-// its spill's values, and leaves any other to the encoder.
+// spillArray encodes a slice of T that is a key of spills empty (its spill
+// is copied in by writeIndented), and leaves any other to the encoder.
 func spillArray[T any](spills map[any]*spill) *jsonv2.Marshalers {
 	return jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, v *[]T) error {
-		s := spills[v]
-		if s == nil {
+		if spills[v] == nil {
 			return errors.ErrUnsupported
 		}
-		if err := s.flush(); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.BeginArray); err != nil {
-			return err
-		}
-		dec := jsontext.NewDecoder(io.LimitReader(s.f, s.n), v1)
-		for {
-			val, err := dec.ReadValue()
-			if errors.Is(err, io.EOF) {
-				return enc.WriteToken(jsontext.EndArray)
-			}
-			if err == nil {
-				err = enc.WriteValue(val)
-			}
-			if err != nil {
-				return fmt.Errorf("import: read %s: %w", s.f.Name(), err)
-			}
-		}
+		return enc.WriteValue(jsontext.Value("[]"))
 	})
 }

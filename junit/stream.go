@@ -11,6 +11,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
 )
@@ -114,16 +115,20 @@ type heldSuite struct {
 }
 
 // spill is a temporary file written through a buffer. A spill of JSON
-// values has red: what is written is gathered and redacted (Redactor.JSON)
-// a batch at a time, not value by value (the same bytes: JSON redacts each
-// string apart, and a value's strings end in it), which made redaction a
-// fifth of an import's CPU.
+// values has key, the key of the array of part.json or summary.json that
+// holds them: each is written indented as it stands there, after a comma
+// and line end but for the first (vals counts them), and they are gathered
+// and redacted (Redactor.JSON) a batch at a time, not value by value (the
+// same bytes: JSON redacts each string apart, and a value's strings end in
+// it), which made redaction a fifth of an import's CPU.
 type spill struct {
 	f    *os.File
 	w    *bufio.Writer
 	n    int64
+	key  string
 	red  *collect.Redactor
 	pend []byte
+	vals int
 }
 
 func newSpill(dir, name string) (*spill, error) {
@@ -134,9 +139,20 @@ func newSpill(dir, name string) (*spill, error) {
 	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
+// elemIndent are the options that encode a value of a JSON spill, and
+// elemSep what stands before each but the first, as a top-level array's
+// elements stand in json.MarshalIndent's output with an indent of two spaces.
+var (
+	elemIndent = jsonv2.JoinOptions(v1, jsontext.WithIndentPrefix("    "), jsontext.WithIndent("  "))
+	elemSep    = []byte(",\n    ")
+)
+
 func (s *spill) Write(b []byte) (int, error) {
-	if s.red == nil {
+	if s.key == "" {
 		return s.put(b)
+	}
+	if s.vals++; s.vals > 1 {
+		s.pend = append(s.pend, elemSep...)
 	}
 	if s.pend = append(s.pend, b...); len(s.pend) >= 64<<10 {
 		return len(b), s.redactPending()
@@ -199,8 +215,8 @@ func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) 
 		}
 		*s = sp
 	}
-	for _, s := range []*spill{p.cases, p.suites, p.planned} {
-		s.red = p.red
+	for s, key := range map[*spill]string{p.cases: "cases", p.suites: "suites", p.planned: "planned"} {
+		s.key, s.red = key, p.red
 	}
 	p.mdRed = p.red.Writer(p.md)
 	if _, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red)); err != nil {
@@ -386,7 +402,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	if _, err := p.cases.Write(b); err != nil {
 		return err
 	}
-	if b, err = jsonv2.Marshal(cr.Name, v1); err != nil {
+	if b, err = jsonv2.Marshal(cr.Name, elemIndent); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	if _, err := p.planned.Write(b); err != nil {
@@ -413,7 +429,7 @@ func (p *pass) flushRows() error {
 func (p *pass) flushSuites() error {
 	for _, r := range p.pending {
 		p.nSuites++
-		b, err := jsonv2.Marshal(&r.counts, v1)
+		b, err := jsonv2.Marshal(&r.counts, elemIndent)
 		if err != nil {
 			return fmt.Errorf("encode suite %s: %w", r.counts.Name, err)
 		}
