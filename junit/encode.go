@@ -22,23 +22,19 @@ import (
 // (TestPartFilesAsWriteJSON): encoding/json's options are jsonv1's defaults.
 var v1 = jsonv1.DefaultOptionsV1()
 
-// caseJSON is one imported case, an element of summary.json's "cases",
-// with its log, indented as it stands there. The log is encoded in place (caseOut), not
-// encoded apart and copied in as a json.RawMessage (validated again).
-func caseJSON(cr *collect.CaseResult, log *caseLog) ([]byte, error) {
-	c := caseOut{CaseResult: *cr, Log: log}
+// newCaseOut is one imported case, an element of summary.json's "cases",
+// with its log.
+func newCaseOut(cr *collect.CaseResult, log *caseLog) *caseOut {
+	c := &caseOut{CaseResult: *cr, Log: log}
 	if c.Checks == nil {
 		c.Checks = []collect.Check{}
 	}
-	b, err := jsonv2.Marshal(&c, elemIndent)
-	if err != nil {
-		return nil, fmt.Errorf("encode case %s: %w", cr.Name, err)
-	}
-	return b, nil
+	return c
 }
 
-// caseOut is a collect.CaseResult with its log: Log hides the embedded
-// one, and is written last, where the embedded one stands when Phases and
+// caseOut is a collect.CaseResult with its log, encoded in place, not
+// encoded apart and copied in as a json.RawMessage (validated again): Log
+// hides the embedded one, and is written last, where the embedded one stands when Phases and
 // Machine are empty, as they are for every imported case
 // (TestPartFilesAsWriteJSON compares the bytes).
 type caseOut struct {

@@ -127,7 +127,7 @@ type spill struct {
 	n    int64
 	key  string
 	red  *collect.Redactor
-	pend []byte
+	pend bytes.Buffer
 	vals int
 }
 
@@ -147,20 +147,21 @@ var (
 	elemSep    = []byte(",\n    ")
 )
 
-func (s *spill) Write(b []byte) (int, error) {
-	if s.key == "" {
-		return s.put(b)
-	}
+// value encodes v into a JSON spill (elemIndent).
+func (s *spill) value(v any) error {
 	if s.vals++; s.vals > 1 {
-		s.pend = append(s.pend, elemSep...)
+		s.pend.Write(elemSep)
 	}
-	if s.pend = append(s.pend, b...); len(s.pend) >= 64<<10 {
-		return len(b), s.redactPending()
+	if err := jsonv2.MarshalWrite(&s.pend, v, elemIndent); err != nil {
+		return err
 	}
-	return len(b), nil
+	if s.pend.Len() >= 64<<10 {
+		return s.redactPending()
+	}
+	return nil
 }
 
-func (s *spill) put(b []byte) (int, error) {
+func (s *spill) Write(b []byte) (int, error) {
 	n, err := s.w.Write(b)
 	s.n += int64(n)
 	if err != nil {
@@ -171,14 +172,14 @@ func (s *spill) put(b []byte) (int, error) {
 
 // redactPending writes what a JSON spill gathered, redacted.
 func (s *spill) redactPending() error {
-	_, err := s.put(s.red.JSON(s.pend))
-	s.pend = s.pend[:0]
+	_, err := s.Write(s.red.JSON(s.pend.Bytes()))
+	s.pend.Reset()
 	return err
 }
 
 // flush writes out what the spill holds, to be read from the start.
 func (s *spill) flush() error {
-	if len(s.pend) > 0 {
+	if s.pend.Len() > 0 {
 		if err := s.redactPending(); err != nil {
 			return err
 		}
@@ -395,18 +396,11 @@ func (p *pass) emit(s *Suite, c *Case) error {
 			*c.n++
 		}
 	}
-	b, err := caseJSON(&cr, log)
-	if err != nil {
-		return err
-	}
-	if _, err := p.cases.Write(b); err != nil {
-		return err
-	}
-	if b, err = jsonv2.Marshal(cr.Name, elemIndent); err != nil {
+	if err := p.cases.value(newCaseOut(&cr, log)); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
-	if _, err := p.planned.Write(b); err != nil {
-		return err
+	if err := p.planned.value(cr.Name); err != nil {
+		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	// The rows go to the redacting writer in batches: it looks back from
 	// the end of each write for a secret's beginning.
@@ -429,12 +423,8 @@ func (p *pass) flushRows() error {
 func (p *pass) flushSuites() error {
 	for _, r := range p.pending {
 		p.nSuites++
-		b, err := jsonv2.Marshal(&r.counts, elemIndent)
-		if err != nil {
+		if err := p.suites.value(&r.counts); err != nil {
 			return fmt.Errorf("encode suite %s: %w", r.counts.Name, err)
-		}
-		if _, err := p.suites.Write(b); err != nil {
-			return err
 		}
 		for i, name := range []string{"system-out", "system-err"} {
 			if strings.TrimSpace(r.out[i]) == "" {
