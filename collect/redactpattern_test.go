@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"regexp"
 	"strings"
@@ -253,4 +254,38 @@ func redactValue(r *Redactor, v any) any {
 		return out
 	}
 	return v
+}
+
+// TestAnchorFindsTheFirst holds patternMatcher.anchor, which reads two
+// bytes at a time, to the first anchor that bytes.Index finds, from every
+// position of texts made of anchors, their pieces and filler.
+func TestAnchorFindsTheFirst(t *testing.T) {
+	var pieces []string
+	for _, pt := range patterns {
+		for _, a := range pt.anchors {
+			pieces = append(pieces, a, a[:1], a[:2], a[1:], a[len(a)-2:])
+		}
+	}
+	pieces = append(pieces, " ", "x", "\n", `"`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		buf := []byte(b.String())
+		for i := 0; i <= len(buf); i++ {
+			want := -1
+			for _, pt := range patterns {
+				for _, a := range pt.anchors {
+					if j := bytes.Index(buf[i:], []byte(a)); j >= 0 && (want < 0 || i+j < want) {
+						want = i + j
+					}
+				}
+			}
+			if got := (patternMatcher{}).anchor(buf, i); got != want {
+				t.Fatalf("anchor(%q, %d) = %d, want %d", buf, i, got, want)
+			}
+		}
+	}
 }

@@ -717,7 +717,7 @@ func (p *pass) addSetup(props []collect.Property) {
 func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p *pass) error {
 	meta.Planned = []string{}
 	return w.WriteStreamed("part.json", func(out io.Writer) error {
-		return writeIndented(out, meta, im.Redact, map[any]*spill{&meta.Planned: p.planned})
+		return writeIndented(out, meta, im.Redact, p.planned)
 	})
 }
 
@@ -728,12 +728,11 @@ func (im *Import) summaryJSON(out io.Writer, p *pass) error {
 	if s.Deselected == nil {
 		s.Deselected = p.deselected
 	}
-	spills := map[any]*spill{&s.Cases: p.cases}
-	if p.nSuites > 0 {
-		s.Suites = make([]collect.Suite, 1) // not empty: streamed, not omitted
-		spills[&s.Suites] = p.suites
+	if p.nSuites == 0 {
+		return writeIndented(out, s, im.Redact, p.cases)
 	}
-	return writeIndented(out, s, im.Redact, spills)
+	s.Suites = make([]collect.Suite, 1) // not empty: spilled, not omitted
+	return writeIndented(out, s, im.Redact, p.cases, p.suites)
 }
 
 // partMeta is the part.json of the import, not yet complete, its plan

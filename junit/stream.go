@@ -11,6 +11,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
 )
@@ -113,11 +114,20 @@ type heldSuite struct {
 	cases []Case
 }
 
-// spill is a temporary file written through a buffer.
+// spill is a temporary file written through a buffer. A spill of JSON
+// values has key, the key of the array of part.json or summary.json that
+// holds them: each is written indented as it stands there, after a comma
+// and line end but for the first (vals counts them), and they are gathered
+// and redacted (Redactor.JSON) a batch at a time, not value by value: the
+// same bytes, as JSON redacts each string apart.
 type spill struct {
-	f *os.File
-	w *bufio.Writer
-	n int64
+	f    *os.File
+	w    *bufio.Writer
+	n    int64
+	key  string
+	red  *collect.Redactor
+	pend bytes.Buffer
+	vals int
 }
 
 func newSpill(dir, name string) (*spill, error) {
@@ -126,6 +136,28 @@ func newSpill(dir, name string) (*spill, error) {
 		return nil, fmt.Errorf("import: a temporary file: %w", err)
 	}
 	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+// elemIndent are the options that encode a value of a JSON spill, and
+// elemSep what stands before each but the first, as a top-level array's
+// elements stand in json.MarshalIndent's output with an indent of two spaces.
+var (
+	elemIndent = jsonv2.JoinOptions(v1, jsontext.WithIndentPrefix("    "), jsontext.WithIndent("  "))
+	elemSep    = []byte(",\n    ")
+)
+
+// value encodes v into a JSON spill (elemIndent).
+func (s *spill) value(v any) error {
+	if s.vals++; s.vals > 1 {
+		s.pend.Write(elemSep)
+	}
+	if err := jsonv2.MarshalWrite(&s.pend, v, elemIndent); err != nil {
+		return err
+	}
+	if s.pend.Len() >= 64<<10 {
+		return s.redactPending()
+	}
+	return nil
 }
 
 func (s *spill) Write(b []byte) (int, error) {
@@ -137,13 +169,31 @@ func (s *spill) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// copyTo writes the spill's bytes to w.
-func (s *spill) copyTo(w io.Writer) error {
+// redactPending writes what a JSON spill gathered, redacted.
+func (s *spill) redactPending() error {
+	_, err := s.Write(s.red.JSON(s.pend.Bytes()))
+	s.pend.Reset()
+	return err
+}
+
+// flush writes out what the spill holds, to be read from the start.
+func (s *spill) flush() error {
+	if err := s.redactPending(); err != nil {
+		return err
+	}
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("import: write %s: %w", s.f.Name(), err)
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("import: read %s: %w", s.f.Name(), err)
+	}
+	return nil
+}
+
+// copyTo writes the spill's bytes to w.
+func (s *spill) copyTo(w io.Writer) error {
+	if err := s.flush(); err != nil {
+		return err
 	}
 	_, err := io.Copy(w, io.LimitReader(s.f, s.n))
 	return err
@@ -162,6 +212,9 @@ func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) 
 			return nil, err
 		}
 		*s = sp
+	}
+	for s, key := range map[*spill]string{p.cases: "cases", p.suites: "suites", p.planned: "planned"} {
+		s.key, s.red = key, p.red
 	}
 	p.mdRed = p.red.Writer(p.md)
 	if _, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red)); err != nil {
@@ -340,18 +393,11 @@ func (p *pass) emit(s *Suite, c *Case) error {
 			*c.n++
 		}
 	}
-	b, err := caseJSON(&cr, log)
-	if err != nil {
-		return err
-	}
-	if _, err := p.cases.Write(p.red.JSON(b)); err != nil {
-		return err
-	}
-	if b, err = jsonv2.Marshal(cr.Name, v1); err != nil {
+	if err := p.cases.value(newCaseOut(&cr, log)); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
-	if _, err := p.planned.Write(p.red.JSON(b)); err != nil {
-		return err
+	if err := p.planned.value(cr.Name); err != nil {
+		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	// The rows go to the redacting writer in batches: it looks back from
 	// the end of each write for a secret's beginning.
@@ -374,12 +420,8 @@ func (p *pass) flushRows() error {
 func (p *pass) flushSuites() error {
 	for _, r := range p.pending {
 		p.nSuites++
-		b, err := jsonv2.Marshal(&r.counts, v1)
-		if err != nil {
+		if err := p.suites.value(&r.counts); err != nil {
 			return fmt.Errorf("encode suite %s: %w", r.counts.Name, err)
-		}
-		if _, err := p.suites.Write(p.red.JSON(b)); err != nil {
-			return err
 		}
 		for i, name := range []string{"system-out", "system-err"} {
 			if strings.TrimSpace(r.out[i]) == "" {
