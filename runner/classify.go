@@ -45,32 +45,24 @@ type evidence struct {
 	kernel []byte
 }
 
-// CaseFacts are what the runner measured or planned around a failed case
-// (docs/runner.md §5.10), which decide whose fault a family of log lines is
-// where the words cannot: who held a port, whose process the kernel's OOM
-// killer chose, which model the plan asked for, and what went bad on the
-// machine while the case ran. The zero value knows nothing, and the
-// signatures then decide as they read.
+// CaseFacts are what the runner measured or planned around a failed case,
+// which decide whose fault a family of log lines is where the words cannot
+// (docs/runner.md §5.10). The zero value knows nothing.
 type CaseFacts struct {
-	// ServerPorts are the --port values of the case's servers.
-	ServerPorts []int
-	// PortHolder is who held the port a server could not bind when the
-	// runner looked: HeldForeign (a process outside the case's process groups),
-	// HeldByCase (none but the case's own), "" not known.
+	ServerPorts []int // the --port values of the case's servers
+	// PortHolder is whose the port a server could not bind was when the
+	// runner looked (HeldForeign: a process outside the case's process
+	// groups), "" not known.
 	PortHolder string
-	// PlanModels are the model ids the plan asked the case's servers for
-	// (none: not known).
-	PlanModels []string
+	PlanModels []string // the model ids the plan asked the servers for
 	// OOMVictim and OOMInvoker are whose the process the kernel's OOM killer
-	// killed and the one that invoked it were: HeldForeign, HeldByCase or "".
+	// killed and the one that invoked it were.
 	OOMVictim, OOMInvoker string
-	// HostShort: the host was short of memory when the case started.
-	HostShort bool
+	HostShort             bool // the host was short of memory at the start
 	// MachineWentBad says what of the machine went bad while the case ran
-	// (a new Xid, an ECC count that rose, a GPU gone, a disk filled, a
-	// foreign GPU process: MachineFacts.WentBad), "" nothing.
-	MachineWentBad string
-	// MachineBadBefore: MachineWentBad held already as the case started.
+	// (MachineFacts.WentBad), "" nothing; MachineBadBefore: already at its
+	// start.
+	MachineWentBad   string
 	MachineBadBefore bool
 }
 
@@ -78,11 +70,9 @@ type CaseFacts struct {
 // headers and `ci-report classify --fact` (docs/runner.md §1.7).
 var FactKeys = []string{"server-port", "port-holder", "plan-model", "oom-victim", "oom-invoker", "host-memory-short", "machine"}
 
-// Set records one fact given as key and value (FactKeys): server-port a
-// port number and plan-model a model id (again for each server), port-holder, oom-victim and
-// oom-invoker `foreign` or `case`, host-memory-short
-// `yes`, machine what went bad on the machine during the case. An unknown
-// key or a value out of its range is an error that names them.
+// Set records one fact given as key and value (FactKeys; server-port and
+// plan-model once per server). An unknown key or a value out of its range
+// is an error that names them.
 func (f *CaseFacts) Set(key, value string) error {
 	whose := func(dst *string) error {
 		if value != HeldForeign && value != HeldByCase {
@@ -125,9 +115,8 @@ func (f *CaseFacts) Set(key, value string) error {
 	return nil
 }
 
-// Measured are the facts the runner measured (not those of the plan), as
-// `KEY=VALUE` for Set, in FactKeys' order; machine is left out, as the
-// part records it as went_bad.
+// Measured are the facts the runner measured (not the plan's), as
+// `KEY=VALUE` for Set; machine is left out (the part's went_bad).
 func (f *CaseFacts) Measured() []string {
 	var out []string
 	for _, kv := range [][2]string{{"port-holder", f.PortHolder}, {"oom-victim", f.OOMVictim}, {"oom-invoker", f.OOMInvoker}} {
@@ -244,26 +233,22 @@ func judge(ev evidence) Verdict {
 		}
 		return Verdict{Class: collect.ClassInfra, Why: text.CutWords("machine went bad"+when+bad, collect.ClassWhyMax), By: collect.ClassByFact}
 	}
-	if ev.Found {
-		if v, ok := ownership(ev); ok {
-			v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
-			v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
-			return v
-		}
-	}
-	if !ev.Found {
-		if ev.Script {
-			return Verdict{Class: collect.ClassProduct, Why: whyScriptDefault, By: collect.ClassByDefault}
-		}
-		if ev.Kvcached {
-			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
-		}
+	switch {
+	case !ev.Found && ev.Script:
+		return Verdict{Class: collect.ClassProduct, Why: whyScriptDefault, By: collect.ClassByDefault}
+	case !ev.Found && ev.Kvcached:
+		return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
+	case !ev.Found:
 		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault, By: collect.ClassByDefault}
 	}
-	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name, By: collect.ClassBySignature}
-	if ev.Match.Memory {
-		v.Class, v.Why, v.By = memoryVerdict(ev)
+	v, ok := ownership(ev)
+	if !ok {
+		v = Verdict{Class: ev.Match.Class, Why: ev.Match.Name, By: collect.ClassBySignature}
+		if ev.Match.Memory {
+			v.Class, v.Why, v.By = memoryVerdict(ev)
+		}
 	}
+	v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
 	v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
 	return v
 }
@@ -381,8 +366,6 @@ func placeholderModelID(id string) bool {
 // largest), product when the native case started its server on the same GPU
 // (kvcached's server needed more than the engine alone), otherwise it
 // cannot tell and the class is the case's default.
-// The GPU's holders and the native twin are facts the runner measured; the
-// last case is the default's.
 func memoryVerdict(ev evidence) (class, why, by string) {
 	if len(ev.GPU.Holders) > 0 {
 		h := slices.MaxFunc(ev.GPU.Holders, func(a, b GPUHolder) int { return cmp.Compare(a.MiB, b.MiB) })
@@ -391,11 +374,7 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 	if ev.Kvcached && ev.GPU.NativeStarted {
 		return collect.ClassProduct, "memory refusal; the native case started on the same GPU", collect.ClassByFact
 	}
-	class = collect.ClassInfra
-	if ev.Kvcached {
-		class = collect.ClassProduct
-	}
-	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
+	return ev.defaultClass(), "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
@@ -650,12 +629,8 @@ func nativeStarted(native *collect.CaseResult) bool {
 	if native == nil {
 		return false
 	}
-	for _, ch := range native.Checks {
-		if ch.Name == "server_ready" {
-			return ch.OK
-		}
-	}
-	return false
+	i := slices.IndexFunc(native.Checks, func(ch collect.Check) bool { return ch.Name == "server_ready" })
+	return i >= 0 && native.Checks[i].OK
 }
 
 // classifyLikeNative gives a kvcached case that failed by default (no

@@ -29,9 +29,7 @@ import (
 //     (safefile.ReadReady, which never waits: no writer yet, a quiet one or
 //     one that left are all "nothing now"), keeping the last
 //     kernelPipeKept bytes with their offsets in the stream, which play the
-//     part of the file's sizes. Before, the pipe was opened when a case had
-//     failed, and with no writer that open never returned, nor heeded
-//     SIGINT or SIGTERM.
+//     part of the file's sizes.
 
 // kernelPipeKept is how much of a --kernel-log pipe is kept to be searched:
 // far more than a case's kernel lines (a few KiB), so the window of every
@@ -76,7 +74,6 @@ func (r *Runner) openKernelLog() error {
 	return nil
 }
 
-// closeKernelLog stops reading a --kernel-log pipe.
 func (r *Runner) closeKernelLog() {
 	if p := r.kernelPipe; p != nil {
 		close(p.stop)
@@ -86,7 +83,6 @@ func (r *Runner) closeKernelLog() {
 	}
 }
 
-// follow takes what the pipe holds every period until stopped.
 func (p *kernelPipe) follow(period time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(period)
@@ -127,7 +123,6 @@ func (p *kernelPipe) drain() int64 {
 	return p.base + int64(len(p.kept))
 }
 
-// window is a copy of the kept bytes from offset from to offset to.
 func (p *kernelPipe) window(from, to int64) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
