@@ -443,12 +443,9 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 }
 
 // checkClass is the class a failed check decides by itself, "" for most:
-// ci-report's own failures (a panic or an unknown kind, case_completed; a
-// plan that gives a kind the wrong servers, `*_plan`; probed versions no
-// expectation set covers; inputs the engine would refuse; a command case's
-// command that never ran its script) are harness; a missing GPU or a ballast
-// that cannot hold its memory, a version probe that cannot run in the
-// engine's image, and an engine's container that sees no GPU, the machine's.
+// ci-report's own failures are harness; a missing GPU, a ballast that cannot
+// hold its memory, a version probe that cannot run in the engine's image and
+// an engine's container that sees no GPU are the machine's.
 func checkClass(ch *collect.Check) string {
 	switch ch.Name {
 	case "inputs_accepted":
@@ -469,20 +466,10 @@ func checkClass(ch *collect.Check) string {
 	return ""
 }
 
-// classifyCase is the class of a finished case and why (docs/runner.md
-// §5.10), from its checks and the evidence; "" for a case that did not
-// fail. In order: a check that decides by itself (checkClass; harness
-// first), no GPU (infra), the signature of highest precedence in its logs
-// or its root checks' details (its class), an install command that failed
-// (kvcached did not install: product), then whose servers failed: a
-// kvcached server's failure is kvcached's (product), a native server's or
-// a setup case's the engine's or the machine's (infra), as nothing of
-// kvcached ran there. A kvcached case whose every failed check follows from
-// another case (its native case) is left "" for classifyFollowers.
-//
-// by says how it was decided: a check that decides by itself, a missing GPU
-// and a failed install are facts (collect.ClassByFact), a signature's class
-// is its (judge's By), and the rest the default (collect.ClassByDefault).
+// classifyCase is the class of a finished case, why and by what, in
+// docs/runner.md §5.10's order; "" for a case that did not fail, and for a
+// kvcached case whose every failed check follows from another case (left
+// to classifyFollowers).
 func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) {
 	if !res.Failed() {
 		return "", "", ""
