@@ -338,10 +338,7 @@ func hubModelID(line string) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	id := m[1]
-	if id == "" {
-		id = m[2]
-	}
+	id := cmp.Or(m[1], m[2])
 	return strings.TrimSuffix(id, "/"), true
 }
 

@@ -278,10 +278,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.periodic.Add(1)
-	n := s.MaxInFlight
-	if n <= 0 {
-		n = defaultMaxInFlight
-	}
+	n := cmp.Or(max(s.MaxInFlight, 0), defaultMaxInFlight)
 	slots := make(chan struct{}, n)
 	go func() {
 		var calls sync.WaitGroup
