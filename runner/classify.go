@@ -19,9 +19,7 @@ import (
 )
 
 // evidence is what the runner saw of a failed case beyond its checks, for
-// classifyCase: the machine's GPU error, the signature of highest
-// precedence found in the logs it looked at, with where, and what the GPU
-// held (for a memory refusal).
+// classifyCase.
 type evidence struct {
 	GPUErr string
 	// Match is the best signature found (Found), Where the log it was in.
@@ -33,13 +31,11 @@ type evidence struct {
 	Kvcached, Script bool
 	GPU              GPUFacts
 	// Provisional names the expectation sets the case's kvcached servers
-	// were held to provisionally (docs/runner.md §2.6), "" for none: a
-	// kvcached newer than every set, so what they fail to match of it
-	// (kvcached_active) is the sets' to catch up with, not kvcached's.
+	// were held to provisionally (docs/runner.md §2.6), "" for none: what
+	// they fail to match of a kvcached newer than every set is the sets'
+	// to catch up with, not kvcached's.
 	Provisional string
-	// Facts are what the runner knew of the case besides its logs, which
-	// decide the families that words alone cannot (judge).
-	Facts CaseFacts
+	Facts       CaseFacts
 	// kernel are the --kernel-log lines written while the case ran, until
 	// the OOM facts are taken from them (caseEvidence.get).
 	kernel []byte
