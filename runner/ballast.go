@@ -63,14 +63,8 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	if len(cfg.Argv) == 0 {
 		return nil, fmt.Errorf("ballast %s: no ballast command configured (--ballast-cmd)", cfg.Name)
 	}
-	timeout := cfg.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultBallastReadyTimeout
-	}
-	poll := cfg.Poll
-	if poll <= 0 {
-		poll = 200 * time.Millisecond
-	}
+	timeout := cmp.Or(max(cfg.ReadyTimeout, 0), DefaultBallastReadyTimeout)
+	poll := cmp.Or(max(cfg.Poll, 0), 200*time.Millisecond)
 	sc := cfg.Server
 	sc.Name, sc.Dir, sc.ExecPrefix = cfg.Name, cfg.Dir, cfg.ExecPrefix
 	sc.Header = cfg.Pair

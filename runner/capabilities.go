@@ -110,12 +110,8 @@ func classifyPriorityHelp(err error) (capability, error) {
 	msg := err.Error()
 	var ee *exec.ExitError
 	status2 := errors.As(err, &ee) && ee.ExitCode() == 2 || strings.Contains(msg, "exit status 2")
-	if status2 && strings.Contains(msg, "invalid choice") {
-		detail := "kvctl priority --help: invalid choice"
-		if i := strings.Index(msg, "invalid choice"); i >= 0 {
-			detail = "kvctl priority --help exited 2: " + text.CutLine(msg[i:], 200)
-		}
-		return capability{available: false, detail: detail}, nil
+	if i := strings.Index(msg, "invalid choice"); status2 && i >= 0 {
+		return capability{available: false, detail: "kvctl priority --help exited 2: " + text.CutLine(msg[i:], 200)}, nil
 	}
 	return capability{}, fmt.Errorf("probe kvctl priority: %v", err)
 }
@@ -149,8 +145,7 @@ func (r *Runner) kvcachedVersion(engineName string) string {
 // (kvcached 0.1.5)`.
 func capabilityReason(name, kvcachedVersion string) string {
 	what := name
-	switch name {
-	case CapKvctlPriority:
+	if name == CapKvctlPriority {
 		what = "kvctl has no priority command"
 	}
 	return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(kvcachedVersion))

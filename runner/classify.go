@@ -19,9 +19,7 @@ import (
 )
 
 // evidence is what the runner saw of a failed case beyond its checks, for
-// classifyCase: the machine's GPU error, the signature of highest
-// precedence found in the logs it looked at, with where, and what the GPU
-// held (for a memory refusal).
+// classifyCase.
 type evidence struct {
 	GPUErr string
 	// Match is the best signature found (Found), Where the log it was in.
@@ -33,44 +31,34 @@ type evidence struct {
 	Kvcached, Script bool
 	GPU              GPUFacts
 	// Provisional names the expectation sets the case's kvcached servers
-	// were held to provisionally (docs/runner.md §2.6), "" for none: a
-	// kvcached newer than every set, so what they fail to match of it
-	// (kvcached_active) is the sets' to catch up with, not kvcached's.
+	// were held to provisionally (docs/runner.md §2.6), "" for none: what
+	// they fail to match of a kvcached newer than every set is the sets'
+	// to catch up with, not kvcached's.
 	Provisional string
-	// Facts are what the runner knew of the case besides its logs, which
-	// decide the families that words alone cannot (judge).
-	Facts CaseFacts
+	Facts       CaseFacts
 	// kernel are the --kernel-log lines written while the case ran, until
 	// the OOM facts are taken from them (caseEvidence.get).
 	kernel []byte
 }
 
-// CaseFacts are what the runner measured or planned around a failed case
-// (docs/runner.md §5.10), which decide whose fault a family of log lines is
-// where the words cannot: who held a port, whose process the kernel's OOM
-// killer chose, which model the plan asked for, and what went bad on the
-// machine while the case ran. The zero value knows nothing, and the
-// signatures then decide as they read.
+// CaseFacts are what the runner measured or planned around a failed case,
+// which decide whose fault a family of log lines is where the words cannot
+// (docs/runner.md §5.10). The zero value knows nothing.
 type CaseFacts struct {
-	// ServerPorts are the --port values of the case's servers.
-	ServerPorts []int
-	// PortHolder is who held the port a server could not bind when the
-	// runner looked: HeldForeign (a process outside the case's process groups),
-	// HeldByCase (none but the case's own), "" not known.
+	ServerPorts []int // the --port values of the case's servers
+	// PortHolder is whose the port a server could not bind was when the
+	// runner looked (HeldForeign: a process outside the case's process
+	// groups), "" not known.
 	PortHolder string
-	// PlanModels are the model ids the plan asked the case's servers for
-	// (none: not known).
-	PlanModels []string
+	PlanModels []string // the model ids the plan asked the servers for
 	// OOMVictim and OOMInvoker are whose the process the kernel's OOM killer
-	// killed and the one that invoked it were: HeldForeign, HeldByCase or "".
+	// killed and the one that invoked it were.
 	OOMVictim, OOMInvoker string
-	// HostShort: the host was short of memory when the case started.
-	HostShort bool
+	HostShort             bool // the host was short of memory at the start
 	// MachineWentBad says what of the machine went bad while the case ran
-	// (a new Xid, an ECC count that rose, a GPU gone, a disk filled, a
-	// foreign GPU process: MachineFacts.WentBad), "" nothing.
-	MachineWentBad string
-	// MachineBadBefore: MachineWentBad held already as the case started.
+	// (MachineFacts.WentBad), "" nothing; MachineBadBefore: already at its
+	// start.
+	MachineWentBad   string
 	MachineBadBefore bool
 }
 
@@ -78,11 +66,9 @@ type CaseFacts struct {
 // headers and `ci-report classify --fact` (docs/runner.md §1.7).
 var FactKeys = []string{"server-port", "port-holder", "plan-model", "oom-victim", "oom-invoker", "host-memory-short", "machine"}
 
-// Set records one fact given as key and value (FactKeys): server-port a
-// port number and plan-model a model id (again for each server), port-holder, oom-victim and
-// oom-invoker `foreign` or `case`, host-memory-short
-// `yes`, machine what went bad on the machine during the case. An unknown
-// key or a value out of its range is an error that names them.
+// Set records one fact given as key and value (FactKeys; server-port and
+// plan-model once per server). An unknown key or a value out of its range
+// is an error that names them.
 func (f *CaseFacts) Set(key, value string) error {
 	whose := func(dst *string) error {
 		if value != HeldForeign && value != HeldByCase {
@@ -125,9 +111,8 @@ func (f *CaseFacts) Set(key, value string) error {
 	return nil
 }
 
-// Measured are the facts the runner measured (not those of the plan), as
-// `KEY=VALUE` for Set, in FactKeys' order; machine is left out, as the
-// part records it as went_bad.
+// Measured are the facts the runner measured (not the plan's), as
+// `KEY=VALUE` for Set; machine is left out (the part's went_bad).
 func (f *CaseFacts) Measured() []string {
 	var out []string
 	for _, kv := range [][2]string{{"port-holder", f.PortHolder}, {"oom-victim", f.OOMVictim}, {"oom-invoker", f.OOMInvoker}} {
@@ -244,26 +229,22 @@ func judge(ev evidence) Verdict {
 		}
 		return Verdict{Class: collect.ClassInfra, Why: text.CutWords("machine went bad"+when+bad, collect.ClassWhyMax), By: collect.ClassByFact}
 	}
-	if ev.Found {
-		if v, ok := ownership(ev); ok {
-			v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
-			v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
-			return v
-		}
-	}
-	if !ev.Found {
-		if ev.Script {
-			return Verdict{Class: collect.ClassProduct, Why: whyScriptDefault, By: collect.ClassByDefault}
-		}
-		if ev.Kvcached {
-			return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
-		}
+	switch {
+	case !ev.Found && ev.Script:
+		return Verdict{Class: collect.ClassProduct, Why: whyScriptDefault, By: collect.ClassByDefault}
+	case !ev.Found && ev.Kvcached:
+		return Verdict{Class: collect.ClassProduct, Why: whyKvcachedDefault, By: collect.ClassByDefault}
+	case !ev.Found:
 		return Verdict{Class: collect.ClassInfra, Why: whyNativeDefault, By: collect.ClassByDefault}
 	}
-	v := Verdict{Class: ev.Match.Class, Signature: ev.Match.Name, Line: ev.Match.Line, Where: ev.Where, Why: ev.Match.Name, By: collect.ClassBySignature}
-	if ev.Match.Memory {
-		v.Class, v.Why, v.By = memoryVerdict(ev)
+	v, ok := ownership(ev)
+	if !ok {
+		v = Verdict{Class: ev.Match.Class, Why: ev.Match.Name, By: collect.ClassBySignature}
+		if ev.Match.Memory {
+			v.Class, v.Why, v.By = memoryVerdict(ev)
+		}
 	}
+	v.Signature, v.Line, v.Where = ev.Match.Name, ev.Match.Line, ev.Where
 	v.Why = text.CutWords(v.Why, collect.ClassWhyMax)
 	return v
 }
@@ -353,10 +334,7 @@ func hubModelID(line string) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	id := m[1]
-	if id == "" {
-		id = m[2]
-	}
+	id := cmp.Or(m[1], m[2])
 	return strings.TrimSuffix(id, "/"), true
 }
 
@@ -381,8 +359,6 @@ func placeholderModelID(id string) bool {
 // largest), product when the native case started its server on the same GPU
 // (kvcached's server needed more than the engine alone), otherwise it
 // cannot tell and the class is the case's default.
-// The GPU's holders and the native twin are facts the runner measured; the
-// last case is the default's.
 func memoryVerdict(ev evidence) (class, why, by string) {
 	if len(ev.GPU.Holders) > 0 {
 		h := slices.MaxFunc(ev.GPU.Holders, func(a, b GPUHolder) int { return cmp.Compare(a.MiB, b.MiB) })
@@ -391,11 +367,7 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 	if ev.Kvcached && ev.GPU.NativeStarted {
 		return collect.ClassProduct, "memory refusal; the native case started on the same GPU", collect.ClassByFact
 	}
-	class = collect.ClassInfra
-	if ev.Kvcached {
-		class = collect.ClassProduct
-	}
-	return class, "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
+	return ev.defaultClass(), "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
 }
 
 // classWhy is a case's class_why from a verdict: its reason, then the line
@@ -464,12 +436,9 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 }
 
 // checkClass is the class a failed check decides by itself, "" for most:
-// ci-report's own failures (a panic or an unknown kind, case_completed; a
-// plan that gives a kind the wrong servers, `*_plan`; probed versions no
-// expectation set covers; inputs the engine would refuse; a command case's
-// command that never ran its script) are harness; a missing GPU or a ballast
-// that cannot hold its memory, a version probe that cannot run in the
-// engine's image, and an engine's container that sees no GPU, the machine's.
+// ci-report's own failures are harness; a missing GPU, a ballast that cannot
+// hold its memory, a version probe that cannot run in the engine's image and
+// an engine's container that sees no GPU are the machine's.
 func checkClass(ch *collect.Check) string {
 	switch ch.Name {
 	case "inputs_accepted":
@@ -490,20 +459,10 @@ func checkClass(ch *collect.Check) string {
 	return ""
 }
 
-// classifyCase is the class of a finished case and why (docs/runner.md
-// §5.10), from its checks and the evidence; "" for a case that did not
-// fail. In order: a check that decides by itself (checkClass; harness
-// first), no GPU (infra), the signature of highest precedence in its logs
-// or its root checks' details (its class), an install command that failed
-// (kvcached did not install: product), then whose servers failed: a
-// kvcached server's failure is kvcached's (product), a native server's or
-// a setup case's the engine's or the machine's (infra), as nothing of
-// kvcached ran there. A kvcached case whose every failed check follows from
-// another case (its native case) is left "" for classifyFollowers.
-//
-// by says how it was decided: a check that decides by itself, a missing GPU
-// and a failed install are facts (collect.ClassByFact), a signature's class
-// is its (judge's By), and the rest the default (collect.ClassByDefault).
+// classifyCase is the class of a finished case, why and by what, in
+// docs/runner.md §5.10's order; "" for a case that did not fail, and for a
+// kvcached case whose every failed check follows from another case (left
+// to classifyFollowers).
 func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) {
 	if !res.Failed() {
 		return "", "", ""
@@ -650,12 +609,8 @@ func nativeStarted(native *collect.CaseResult) bool {
 	if native == nil {
 		return false
 	}
-	for _, ch := range native.Checks {
-		if ch.Name == "server_ready" {
-			return ch.OK
-		}
-	}
-	return false
+	i := slices.IndexFunc(native.Checks, func(ch collect.Check) bool { return ch.Name == "server_ready" })
+	return i >= 0 && native.Checks[i].OK
 }
 
 // classifyLikeNative gives a kvcached case that failed by default (no

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -234,12 +235,7 @@ func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked,
 	return picked{set: s, why: why, provisional: true}, true, nil
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
+func orUnknown(s string) string { return cmp.Or(s, "unknown") }
 
 // inRange reports whether version got is in the range rng ("" never is,
 // unless the range admits any version and got is known).
@@ -278,15 +274,9 @@ func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (boo
 	if len(s.KvcachedDefines)+len(s.KvcachedLacks) > 0 && v.KvcachedPatches == nil {
 		return false, ""
 	}
-	for _, p := range s.KvcachedDefines {
-		if !slices.Contains(v.KvcachedPatches, p) {
-			return false, ""
-		}
-	}
-	for _, p := range s.KvcachedLacks {
-		if slices.Contains(v.KvcachedPatches, p) {
-			return false, ""
-		}
+	defines := func(p string) bool { return slices.Contains(v.KvcachedPatches, p) }
+	if slices.ContainsFunc(s.KvcachedDefines, func(p string) bool { return !defines(p) }) || slices.ContainsFunc(s.KvcachedLacks, defines) {
+		return false, ""
 	}
 	if out := s.outsideRegistered(engineName, v); len(out) > 0 {
 		return false, ": kvcached registers " + strings.Join(out, ", ")

@@ -100,7 +100,6 @@ type torchCUDA struct {
 	ArchList  []string `json:"arch_list"`
 }
 
-// helpOptionRE finds the options a help text names.
 var helpOptionRE = regexp.MustCompile(`(?:^|[\s,\[{(])(--[A-Za-z0-9][A-Za-z0-9_.-]*)`)
 
 // probeInputs is the setup case's look at what engine's image accepts, for
@@ -187,7 +186,6 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 	}
 }
 
-// portFlag is the flag before `{port}` in a server template ("" none).
 func portFlag(server []string) string {
 	if i := slices.Index(server, "{port}"); i > 0 {
 		return server[i-1]
@@ -195,8 +193,7 @@ func portFlag(server []string) string {
 	return ""
 }
 
-// planModels are the model ids of the plan's servers of engine, in plan
-// order.
+// planModels are the model ids of the plan's servers of engine.
 func (r *Runner) planModels(en string) []string {
 	var out []string
 	for _, e := range r.Plan.Cases {
@@ -210,17 +207,11 @@ func (r *Runner) planModels(en string) []string {
 }
 
 // refusedInputs says why e's servers would be refused by their engine
-// before any starts ("" when nothing is known to be wrong): a model id
-// that is none (`None`, empty, a placeholder), a flag the engine's help
-// does not list, a model neither in the model cache nor downloadable
-// (HF_HUB_OFFLINE), a context length over the model's, a tensor-parallel
-// size that does not divide its attention heads, a model that needs its
-// own code without --trust-remote-code, bfloat16 on a GPU without it, an
-// image whose torch has no kernels for the GPU. Each is the harness's
-// fault (inputs_accepted, docs/runner.md §5.8), but for an engine's
-// container that sees no GPU where NVML sees some: that alone is said,
-// and is the machine's (containerNoGPU). What the setup case could not
-// learn is not checked.
+// before any starts ("" when nothing is known to be wrong; what the setup
+// case could not learn is not checked). Each reason is the harness's fault
+// (inputs_accepted, docs/runner.md §5.8), but an engine's container that
+// sees no GPU where NVML sees some is the machine's, said alone
+// (containerNoGPU).
 func (r *Runner) refusedInputs(e *Entry) string {
 	var why []string
 	for i := range e.Servers {
@@ -301,9 +292,6 @@ func (r *Runner) refusedInputs(e *Entry) string {
 func acceptsOption(opts map[string]bool, name string) bool {
 	name, _, _ = strings.Cut(name, ".")
 	for _, n := range []string{name, "--" + strings.ReplaceAll(name[2:], "_", "-")} {
-		if opts[n] {
-			return true
-		}
 		for o := range opts {
 			if strings.HasPrefix(o, n) {
 				return true

@@ -15,23 +15,12 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-// --kernel-log is read in one of two ways, chosen when the run starts by
-// what the file is (safefile.OpenFollow, which refuses anything else, and
-// opens without waiting for a writer):
-//
-//   - a regular file (`dmesg --follow >> F`, the example workflow's) is
-//     looked at by offsets: its size when a case starts and ends bounds the
-//     case's lines, read back (safefile.Open) only once the case failed. A
-//     path that does not exist yet holds no lines until it does;
-//   - a named pipe (`mkfifo F; dmesg --follow > F &`) cannot be read back,
-//     so the run reads it as it goes: at each case's start and end and every
-//     Timing.KernelLogPoll between, it takes what the pipe holds now
-//     (safefile.ReadReady, which never waits: no writer yet, a quiet one or
-//     one that left are all "nothing now"), keeping the last
-//     kernelPipeKept bytes with their offsets in the stream, which play the
-//     part of the file's sizes. Before, the pipe was opened when a case had
-//     failed, and with no writer that open never returned, nor heeded
-//     SIGINT or SIGTERM.
+// --kernel-log (docs/runner.md §1.1) is a regular file looked at by offsets
+// (its size at a case's start and end, read back only once the case
+// failed), or a named pipe, which cannot be read back: the run takes what
+// it holds as it goes (safefile.ReadReady, which never waits), keeping the
+// last kernelPipeKept bytes with their offsets in the stream, which play
+// the part of the file's sizes.
 
 // kernelPipeKept is how much of a --kernel-log pipe is kept to be searched:
 // far more than a case's kernel lines (a few KiB), so the window of every
@@ -76,7 +65,6 @@ func (r *Runner) openKernelLog() error {
 	return nil
 }
 
-// closeKernelLog stops reading a --kernel-log pipe.
 func (r *Runner) closeKernelLog() {
 	if p := r.kernelPipe; p != nil {
 		close(p.stop)
@@ -86,7 +74,6 @@ func (r *Runner) closeKernelLog() {
 	}
 }
 
-// follow takes what the pipe holds every period until stopped.
 func (p *kernelPipe) follow(period time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(period)
@@ -127,7 +114,6 @@ func (p *kernelPipe) drain() int64 {
 	return p.base + int64(len(p.kept))
 }
 
-// window is a copy of the kept bytes from offset from to offset to.
 func (p *kernelPipe) window(from, to int64) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()

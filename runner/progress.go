@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -50,10 +51,7 @@ func (r *Runner) startProgress(out, log io.Writer) *runProgress {
 	for i := range r.Plan.Cases {
 		p.index[r.Plan.Cases[i].Name] = i + 1
 	}
-	every := r.Heartbeat
-	if every <= 0 {
-		every = DefaultHeartbeat
-	}
+	every := cmp.Or(max(r.Heartbeat, 0), DefaultHeartbeat)
 	newTicker := r.NewTicker
 	if newTicker == nil {
 		newTicker = func(d time.Duration) (<-chan time.Time, func()) {

@@ -150,9 +150,8 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 // recorded reading, so a window that starts with a reading holds exactly the
 // marks taken after it.
 //
-// The marks stand in for what a real run's sampling pace would see of a
-// workload the simulation compresses, so they count only while Run samples
-// periodically; any other reading sees the present, as on a real GPU.
+// The marks count only while Run samples periodically (they stand in for a
+// real run's sampling pace); any other reading sees the present.
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
 	var (
 		listing   ledger.Listing
@@ -279,10 +278,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.periodic.Add(1)
-	n := s.MaxInFlight
-	if n <= 0 {
-		n = defaultMaxInFlight
-	}
+	n := cmp.Or(max(s.MaxInFlight, 0), defaultMaxInFlight)
 	slots := make(chan struct{}, n)
 	go func() {
 		var calls sync.WaitGroup

@@ -15,16 +15,10 @@ import (
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
-// runSetupCase is `<engine>-setup`: with --install-cmd it runs the command
-// (output to `<engine>-install.log`), otherwise it checks that the engine's
-// server command is on the PATH. Without a GPU it fails too: the engine's
-// cases could not run. Once installed, a version probe learns the engine's
-// versions for setup.json (case log `versions`). For an engine that declares
-// expectation sets the versions pick the set its cases are held to
-// (`expectations_matched`, docs/runner.md §2.6): no set, or no versions,
-// fails the case, so that no case runs against guessed expectations.
-// Without sets a failed probe is a note (`version_probe_error`), not a
-// failed case: the versions are context.
+// runSetupCase is `<engine>-setup` (docs/runner.md §5.1): install or find
+// the engine, probe its versions and inputs, and pick its expectation set
+// (§2.6); no set, or no versions, fails the case, so that no case runs
+// against guessed expectations.
 func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	name := c.Entry.Engine
 	var list []collect.Check

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -180,10 +181,10 @@ func (c *Case) versionProbeArgv(engineName string) []string {
 	if len(probe) == 0 {
 		probe = c.R.host().VersionProbe()
 	}
-	sim := c.R.engineSpec(engineName).Sim
+	rep := strings.NewReplacer("{engine}", engineName, "{sim_engine}", c.R.engineSpec(engineName).Sim, "{image}", c.Engine(engineName).Image)
 	out := make([]string, 0, len(probe))
 	for _, a := range probe {
-		out = append(out, strings.NewReplacer("{engine}", engineName, "{sim_engine}", sim, "{image}", c.Engine(engineName).Image).Replace(a))
+		out = append(out, rep.Replace(a))
 	}
 	return c.commandArgv(engineName, out)
 }
@@ -256,8 +257,5 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 
 // kvcachedSHA is --kvcached-sha, else KVCACHED_SHA ("" for neither).
 func (r *Runner) kvcachedSHA() string {
-	if r.KvcachedSHA != "" {
-		return r.KvcachedSHA
-	}
-	return r.getenv("KVCACHED_SHA")
+	return cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA"))
 }

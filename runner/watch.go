@@ -64,7 +64,6 @@ func (p *runProcs) whose(pid int) string {
 	return who
 }
 
-// members are the live processes of the run's cgroups.
 func (p *runProcs) members() []int {
 	p.mu.Lock()
 	cgs := maps.Clone(p.cgroups)
@@ -72,7 +71,6 @@ func (p *runProcs) members() []int {
 	return engine.InCgroups(cgs)
 }
 
-// watchCase starts watching c, as it starts.
 func (r *Runner) watchCase(c *Case) *caseWatch {
 	if r.procs == nil {
 		r.procs = &runProcs{own: engine.Cgroup(os.Getpid()), cgroups: map[string]bool{}, prefixes: map[string]bool{}, foreign: map[int]bool{}}
@@ -271,18 +269,14 @@ func (r *Runner) hostShort() bool {
 
 // memAvailableMiB reads MemAvailable (kB) of /proc/meminfo.
 func memAvailableMiB(b []byte) (int64, bool) {
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("MemAvailable:")); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(string(v), "%d kB", &kb); err == nil {
-				return kb >> 10, true
-			}
-		}
+	_, v, ok := bytes.Cut(b, []byte("MemAvailable:"))
+	var kb int64
+	if _, err := fmt.Sscanf(string(v), "%d kB", &kb); !ok || err != nil {
+		return 0, false
 	}
-	return 0, false
+	return kb >> 10, true
 }
 
-// oomFacts sets the OOM facts of a case from its kernel log lines.
 func (w *caseWatch) oomFacts(f *CaseFacts, kernel []byte) {
 	victim, invoker := parseOOM(kernel)
 	if victim > 0 {

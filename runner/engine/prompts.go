@@ -45,11 +45,9 @@ func (s *splitmix64) next() uint64 {
 func Words(seed, n int) string {
 	var b strings.Builder
 	b.Grow(12 + n*8)
-	b.WriteString("Document #")
-	b.WriteString(strconv.Itoa(seed))
-	b.WriteString(":")
+	b.WriteString("Document #" + strconv.Itoa(seed) + ":")
 	rng := splitmix64(uint64(seed))
-	for i := 0; i < n; i++ {
+	for range n {
 		b.WriteByte(' ')
 		b.WriteString(vocabulary[rng.next()%uint64(len(vocabulary))])
 	}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -447,15 +449,7 @@ var signatureLiterals = func() [][]string {
 
 // mayMatch reports whether line holds one of lits (nil: it may match anything).
 func mayMatch(line string, lits []string) bool {
-	if lits == nil {
-		return true
-	}
-	for _, l := range lits {
-		if strings.Contains(line, l) {
-			return true
-		}
-	}
-	return false
+	return lits == nil || slices.ContainsFunc(lits, func(l string) bool { return strings.Contains(line, l) })
 }
 
 // requiredLiterals is a set of strings one of which every match of re
@@ -494,9 +488,5 @@ func requiredLiterals(re *syntax.Regexp) []string {
 }
 
 func shortest(lits []string) int {
-	n := len(lits[0])
-	for _, l := range lits[1:] {
-		n = min(n, len(l))
-	}
-	return n
+	return len(slices.MinFunc(lits, func(a, b string) int { return cmp.Compare(len(a), len(b)) }))
 }

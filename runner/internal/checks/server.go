@@ -6,7 +6,9 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -57,10 +59,7 @@ type ResetObservation struct {
 // no cached tokens before the reset leaves nothing to verify: ok, saying so.
 func PrefixCacheReset(o ResetObservation) collect.Check {
 	const name = "prefix_cache_reset"
-	answer := "answered 200"
-	if o.Answer != "" {
-		answer = o.Answer
-	}
+	answer := cmp.Or(o.Answer, "answered 200")
 	switch {
 	case o.ProbeErr != "":
 		return fail(name, text.CutWords("the repeated prompt failed: "+o.ProbeErr+"; the reset "+answer, 300))
@@ -274,8 +273,7 @@ type Shutdown struct {
 func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 	out := []collect.Check{CleanExit(prefix, o.Stop)}
 	if o.LogErr != "" {
-		c := fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300))
-		out = append(out, c)
+		out = append(out, fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300)))
 	} else {
 		out = append(out, NoErrorSignatures(prefix, o.Log))
 	}
@@ -306,21 +304,10 @@ func NoGPUProcessLeft(g GPUProcesses) collect.Check {
 		return fail(name, text.CutWords("could not query the GPUs: "+g.Err, 300))
 	}
 	var parts []string
-	idx := make([]int, 0, len(g.Left))
-	for i, pids := range g.Left {
-		if len(pids) > 0 {
-			idx = append(idx, i)
+	for _, i := range slices.Sorted(maps.Keys(g.Left)) {
+		if pids := slices.Sorted(slices.Values(g.Left[i])); len(pids) > 0 {
+			parts = append(parts, fmt.Sprintf("GPU %d: pid %s", i, strings.ReplaceAll(strings.Trim(fmt.Sprint(pids), "[]"), " ", ", ")))
 		}
-	}
-	slices.Sort(idx)
-	for _, i := range idx {
-		pids := slices.Clone(g.Left[i])
-		slices.Sort(pids)
-		s := make([]string, len(pids))
-		for k, p := range pids {
-			s[k] = fmt.Sprint(p)
-		}
-		parts = append(parts, fmt.Sprintf("GPU %d: pid %s", i, strings.Join(s, ", ")))
 	}
 	if len(parts) == 0 {
 		return pass(name, "")
@@ -385,8 +372,7 @@ func at(s string, i int) byte {
 }
 
 func tokenDivergence(a, b []int) string {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
+	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
 			return fmt.Sprintf("token %d: kvcached %d vs native %d", i, a[i], b[i])
 		}
@@ -502,10 +488,5 @@ func ExpectationsMatched(set, why string) collect.Check {
 
 // CaseOK is a case's `ok`: every check ok (no checks is ok).
 func CaseOK(checks []collect.Check) bool {
-	for _, c := range checks {
-		if !c.OK {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(checks, func(c collect.Check) bool { return !c.OK })
 }

@@ -9,6 +9,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,10 +199,7 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 	if len(c.Argv) == 0 {
 		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := cmp.Or(max(c.Timeout, 0), DefaultTimeout)
 	// start before the timeout's clock, so a call cut by its timeout counts
 	// at least the whole timeout.
 	start := time.Now()
