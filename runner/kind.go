@@ -20,6 +20,7 @@ const (
 	KindLimit    = "limit"
 	KindPriority = "priority"
 	KindOffload  = "offload"
+	KindPD       = "pd"
 )
 
 // Kind runs one kind of plan entry (setup, server, elastic, limit, offload,
@@ -120,6 +121,14 @@ var kindTable = []kindSpec{
 			roles: []string{}, workload: checks.OffloadWorkload, checks: checks.OffloadChecks},
 		causes: func(func(int) string) []checks.Cause { return checks.OffloadCauses() },
 		run:    runOffload,
+	},
+	{
+		name: KindPD, servers: 2,
+		block: &kindBlock{title: "NIXL prefill/decode pair", about: "A vLLM prefill server hands a prompt's KV cache to a decode server on another GPU over NIXL, both with kvcached, as kvcached's P/D smoke does.",
+			roles: []string{"prefill", "decode"}, workload: checks.PDWorkload, checks: checks.PDChecks,
+			entry: func(r *Runner, _ *Entry, x *collect.KindEntry) { x.GPU = pdGPUs(r) }},
+		causes: func(n func(int) string) []checks.Cause { return checks.PDCauses(n(0), n(1)) },
+		run:    runPD,
 	},
 }
 
