@@ -40,8 +40,8 @@ func pdGPUs(r *Runner) string {
 // with a NIXL side-channel port of its own; the smoke's two-step requests;
 // both servers stopped with their shutdown checks.
 func runPD(ctx context.Context, c *Case) collect.CaseResult {
-	if len(c.R.GPUs) < 2 {
-		return c.skipped(fmt.Sprintf("the prefill/decode pair needs 2 GPUs, one per server; this part has %d", len(c.R.GPUs)))
+	if n := c.kind.gpus; len(c.R.GPUs) < n {
+		return c.skipped(fmt.Sprintf("the prefill/decode pair needs %d GPUs, one per server; this part has %d", n, len(c.R.GPUs)))
 	}
 	var list []collect.Check
 	var log collect.Ordered[any]

@@ -25,7 +25,7 @@ type pdParams struct {
 	RemoteEngineID  string `json:"remote_engine_id,omitempty"`
 	RemoteRequestID string `json:"remote_request_id,omitempty"`
 	RemoteHost      string `json:"remote_host,omitempty"`
-	RemotePort      string `json:"remote_port,omitempty"`
+	RemotePort      int    `json:"remote_port,omitempty"`
 	TPSize          int    `json:"tp_size,omitempty"`
 }
 
