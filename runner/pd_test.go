@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"context"
 	"os"
+	"slices"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,5 +52,37 @@ func TestPDCase(t *testing.T) {
 	one := runSimCase(t, simOpts{profile: "compat", cases: "pd-vllm-qwen15b"})
 	if !one.res.OK || !strings.Contains(one.res.SkipReason, "needs 2 GPUs") {
 		t.Errorf("with one GPU: ok %v, skip reason %q; want skipped", one.res.OK, one.res.SkipReason)
+	}
+}
+
+// TestPDCaseWithoutTransfer: a prefill server that returns no
+// kv_transfer_params (here: started without --kv-transfer-config) fails
+// pd_prefill_transferred, and the decode requests it could not send fail
+// pd_decode_answered as caused by it; both servers still stop clean.
+func TestPDCaseWithoutTransfer(t *testing.T) {
+	t.Parallel()
+	out, _ := serverSim(t, "compat", []string{"pd-vllm-qwen15b"}, "", context.Background(), func(r *Runner) {
+		for i, e := range r.Plan.Cases {
+			if e.Kind == KindPD {
+				sp := &r.Plan.Cases[i].Servers[0]
+				sp.ExtraArgs = slices.DeleteFunc(slices.Clone(sp.ExtraArgs), func(a string) bool { return a == "--kv-transfer-config" || a == PDTransferConfig })
+			}
+		}
+	})
+	res := out.Cases[len(out.Cases)-1]
+	if got := failedChecks(res); !slices.Equal(got, []string{"pd_prefill_transferred", "pd_decode_answered"}) {
+		t.Fatalf("failed %q, want the transfer and the answer: %+v", got, res.Checks)
+	}
+	for _, c := range res.Checks {
+		switch c.Name {
+		case "pd_prefill_transferred":
+			if c.Detail != "request 0: the prefill's answer has no kv_transfer_params" {
+				t.Errorf("pd_prefill_transferred %q", c.Detail)
+			}
+		case "pd_decode_answered":
+			if c.CausedBy != "pd_prefill_transferred" || c.Detail != "request 0: not sent: its prefill failed" {
+				t.Errorf("pd_decode_answered %q caused by %q", c.Detail, c.CausedBy)
+			}
+		}
 	}
 }
