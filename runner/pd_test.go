@@ -3,8 +3,8 @@ package runner
 import (
 	"context"
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
