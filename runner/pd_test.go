@@ -73,6 +73,9 @@ func TestPDCaseWithoutTransfer(t *testing.T) {
 	if got := failedChecks(res); !slices.Equal(got, []string{"pd_prefill_transferred", "pd_decode_answered"}) {
 		t.Fatalf("failed %q, want the transfer and the answer: %+v", got, res.Checks)
 	}
+	if res.Class != collect.ClassProduct {
+		t.Errorf("class %q (%s), want product: the kvcached servers' transfer failed", res.Class, res.ClassWhy)
+	}
 	for _, c := range res.Checks {
 		switch c.Name {
 		case "pd_prefill_transferred":
