@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -97,6 +101,9 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 		go func() { defer wg.Done(); ends[i] = c.StopServer(s, s.Plan.Name+"_") }()
 	}
 	wg.Wait()
+	if ready {
+		list = append(list, nixlPatched(servers))
+	}
 	for i, s := range servers {
 		list = append(list, ends[i].Checks...)
 		log.Set(s.Plan.Name, ends[i].Log)
@@ -104,4 +111,36 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 	list = append(list, c.WaitNoGPUProcess(ctx, c.R.GPUs[:2]))
 	checks.MarkCauses(list, c.kind.rules(c.Entry.Servers))
 	return c.Result(list, log, nil)
+}
+
+// nixlPatchLine is what kvcached logs once it patched vLLM's NixlConnector
+// (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector).
+const nixlPatchLine = "Patched NixlConnector for kvcached PD disagg compatibility"
+
+// nixlPatched is pd_nixl_patched: kvcached's smoke greps both servers' logs
+// for kvcached's NixlConnector patch line (nixlPatchLine).
+func nixlPatched(servers []*Server) collect.Check {
+	var names, errs []string
+	found := make([]bool, len(servers))
+	for i, s := range servers {
+		names = append(names, s.Plan.Name)
+		f, err := os.Open(s.LogPath())
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if _, err = f.Seek(s.LogStart(), io.SeekStart); err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() && !found[i] {
+				found[i] = strings.Contains(sc.Text(), nixlPatchLine)
+			}
+			err = sc.Err()
+		}
+		f.Close()
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("read %s: %v", s.LogPath(), err))
+		}
+	}
+	return checks.PDNixlPatched(names, found, errs)
 }

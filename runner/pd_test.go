@@ -35,6 +35,9 @@ func TestPDCase(t *testing.T) {
 	if d := byName["pd_decode_answered"].Detail; d != `3 answers contain "Paris"` {
 		t.Errorf("pd_decode_answered %q", d)
 	}
+	if d := byName["pd_nixl_patched"].Detail; d != "logged by pd-vllm-qwen15b-kv_c0-prefill, pd-vllm-qwen15b-kv_c0-decode" {
+		t.Errorf("pd_nixl_patched %q", d)
+	}
 	// Each server on a GPU of its own: prefill on the part's first, decode
 	// on its second (their commands as run).
 	for i, role := range []string{"prefill", "decode"} {

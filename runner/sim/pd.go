@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// nixlPatchLine is what kvcached logs once it patched vLLM's NixlConnector
+// (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector);
+// a simulated kvcached vLLM server with --kv-transfer-config logs it.
+const nixlPatchLine = "Patched NixlConnector for kvcached PD disagg compatibility"
+
 // transfersDir holds transfers/<remote_request_id>.json: one KV transfer a
 // simulated prefill server issued, which a decode server takes once.
 const transfersDir = "transfers"

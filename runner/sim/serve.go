@@ -456,6 +456,9 @@ func (s *simServer) startupLogs(env serveEnv) {
 	if s.elastic {
 		s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
 		s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
+		if cfg.KVTransfer != "" {
+			s.log.kvcached("%s", nixlPatchLine)
+		}
 	}
 	s.retainCap = DefaultMaxCachedTokens
 	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" && s.elastic {

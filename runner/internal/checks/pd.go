@@ -19,6 +19,7 @@ func PDChecks() collect.Ordered[string] {
 	o.Set("<server>_ready", "each server answers GET /health with 200 before the ready timeout")
 	o.Set("pd_prefill_transferred", "each prefill request (max_tokens 1, kv_transfer_params do_remote_decode) answers 200 with kv_transfer_params holding at least 2 remote_block_ids, as kvcached's smoke requires (MIN_REMOTE_BLOCKS)")
 	o.Set("pd_decode_answered", `each decode request (the same prompt, the prefill's kv_transfer_params, max_tokens 8) answers 200 with text containing "Paris" (case-insensitive), as kvcached's smoke requires (EXPECTED_SUBSTRING)`)
+	o.Set("pd_nixl_patched", `the prefill or the decode server's log has kvcached's "Patched NixlConnector for kvcached PD disagg compatibility" line, as kvcached's smoke requires`)
 	o.Set("<server>_<shutdown check>", ShutdownChecksText)
 	o.Set("no_gpu_process_left", "no compute process is left on either GPU within 60 s after both servers stopped")
 	o.Set("case_completed", CaseCompletedText)
@@ -121,6 +122,29 @@ func PDDecodeAnswered(tries []PDTry, want string) collect.Check {
 	}
 	if c.OK {
 		c.Detail = fmt.Sprintf("%d answers contain %q", len(tries), want)
+	}
+	c.Detail = text.CutLine(c.Detail, 300)
+	return c
+}
+
+// PDNixlPatched: some server (of names, in order) logged kvcached's
+// NixlConnector patch line (found[i]: the i-th did; errs: logs that could
+// not be read).
+func PDNixlPatched(names []string, found []bool, errs []string) collect.Check {
+	c := collect.Check{Name: "pd_nixl_patched"}
+	var by []string
+	for i, f := range found {
+		if f {
+			by = append(by, names[i])
+		}
+	}
+	if c.OK = len(by) > 0; c.OK {
+		c.Detail = "logged by " + strings.Join(by, ", ")
+	} else {
+		c.Detail = "neither server's log has kvcached's NixlConnector patch line"
+		if len(errs) > 0 {
+			c.Detail += ": " + strings.Join(errs, "; ")
+		}
 	}
 	c.Detail = text.CutLine(c.Detail, 300)
 	return c

@@ -28,6 +28,11 @@ func TestPDChecks(t *testing.T) {
 		{name: "not sent", got: PDDecodeAnswered([]PDTry{{PrefillErr: "x"}}, "Paris"), wantName: "pd_decode_answered",
 			wantDetail: "request 0: not sent: its prefill failed"},
 	})
+	runCheckCases(t, []checkCase{
+		{name: "patched", got: PDNixlPatched([]string{"p", "d"}, []bool{false, true}, nil), wantName: "pd_nixl_patched", wantOK: true, wantDetail: "logged by d"},
+		{name: "not patched", got: PDNixlPatched([]string{"p", "d"}, []bool{false, false}, []string{"read d: gone"}), wantName: "pd_nixl_patched",
+			wantDetail: "neither server's log has kvcached's NixlConnector patch line: read d: gone"},
+	})
 	for in, want := range map[string]int{`{"remote_block_ids":[1,2,3]}`: 3, `{"remote_block_ids":[[1,2],[3]]}`: 3, `{"remote_block_ids":null}`: 0} {
 		if n, err := PDRemoteBlocks(json.RawMessage(in)); err != nil || n != want {
 			t.Errorf("PDRemoteBlocks(%s) = %d, %v; want %d", in, n, err, want)
