@@ -74,8 +74,10 @@ func (s *simServer) takeTransfer(ids []int, p *pdParams) error {
 }
 
 func (s *simServer) transferPath(id string) string {
-	return filepath.Join(s.w.dir, transfersDir, regexp.MustCompile(`[^A-Za-z0-9_-]`).ReplaceAllString(id, "_")+".json")
+	return filepath.Join(s.w.dir, transfersDir, unsafeFileChars.ReplaceAllString(id, "_")+".json")
 }
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 // knownAnswers are the questions the simulated model knows the answer to:
 // kvcached's P/D smoke asks the first (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3,
