@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
@@ -94,13 +93,7 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 		log.Set("requests", tries)
 	}
 	c.Progress("stop")
-	ends := make([]ServerEnd, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); ends[i] = c.StopServer(s, s.Plan.Name+"_") }()
-	}
-	wg.Wait()
+	ends := c.stopServers(servers)
 	if ready {
 		list = append(list, nixlPatched(servers))
 	}

@@ -78,53 +78,49 @@ type PDTry struct {
 	Answer     *string         `json:"answer,omitempty"`
 }
 
+// pdEach is check name over tries: its detail the first try's problem
+// (why returns "" for a good try), else ok's.
+func pdEach(name string, tries []PDTry, why func(PDTry) string, ok func() string) collect.Check {
+	if len(tries) == 0 {
+		return fail(name, "no request sent")
+	}
+	for i, t := range tries {
+		if w := why(t); w != "" {
+			return fail(name, text.CutLine(fmt.Sprintf("request %d: %s", i, w), 300))
+		}
+	}
+	return pass(name, ok())
+}
+
 // PDPrefillTransferred: every prefill answered params with at least min
 // remote blocks.
 func PDPrefillTransferred(tries []PDTry, min int) collect.Check {
-	c := collect.Check{Name: "pd_prefill_transferred", OK: len(tries) > 0}
-	for i, t := range tries {
+	return pdEach("pd_prefill_transferred", tries, func(t PDTry) string {
 		switch {
 		case t.PrefillErr != "":
-			c.OK, c.Detail = false, fmt.Sprintf("request %d: %s", i, t.PrefillErr)
+			return t.PrefillErr
 		case t.Params == nil:
-			c.OK, c.Detail = false, fmt.Sprintf("request %d: the prefill's answer has no kv_transfer_params", i)
+			return "the prefill's answer has no kv_transfer_params"
 		case t.Blocks < min:
-			c.OK, c.Detail = false, fmt.Sprintf("request %d: %d remote blocks < %d", i, t.Blocks, min)
-		default:
-			continue
+			return fmt.Sprintf("%d remote blocks < %d", t.Blocks, min)
 		}
-		break
-	}
-	if c.OK {
-		c.Detail = fmt.Sprintf("%d requests, %d remote blocks each", len(tries), tries[0].Blocks)
-	} else if len(tries) == 0 {
-		c.Detail = "no request sent"
-	}
-	c.Detail = text.CutLine(c.Detail, 300)
-	return c
+		return ""
+	}, func() string { return fmt.Sprintf("%d requests, %d remote blocks each", len(tries), tries[0].Blocks) })
 }
 
 // PDDecodeAnswered: every decode answered text containing want.
 func PDDecodeAnswered(tries []PDTry, want string) collect.Check {
-	c := collect.Check{Name: "pd_decode_answered", OK: len(tries) > 0, Detail: "no request sent"}
-	for i, t := range tries {
+	return pdEach("pd_decode_answered", tries, func(t PDTry) string {
 		switch {
 		case t.DecodeErr != "":
-			c.OK, c.Detail = false, fmt.Sprintf("request %d: %s", i, t.DecodeErr)
+			return t.DecodeErr
 		case t.Answer == nil:
-			c.OK, c.Detail = false, fmt.Sprintf("request %d: not sent: its prefill failed", i)
+			return "not sent: its prefill failed"
 		case !strings.Contains(strings.ToLower(*t.Answer), strings.ToLower(want)):
-			c.OK, c.Detail = false, fmt.Sprintf("request %d: %q does not contain %q", i, text.Cut(*t.Answer, 100), want)
-		default:
-			continue
+			return fmt.Sprintf("%q does not contain %q", text.Cut(*t.Answer, 100), want)
 		}
-		break
-	}
-	if c.OK {
-		c.Detail = fmt.Sprintf("%d answers contain %q", len(tries), want)
-	}
-	c.Detail = text.CutLine(c.Detail, 300)
-	return c
+		return ""
+	}, func() string { return fmt.Sprintf("%d answers contain %q", len(tries), want) })
 }
 
 // PDNixlPatched: some server (of names, in order) logged kvcached's
