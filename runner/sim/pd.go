@@ -82,7 +82,7 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 // knownAnswers are the questions the simulated model knows the answer to:
 // kvcached's P/D smoke asks the first (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3,
 // CLIENT_PROMPT_DEFAULT) and requires its answer in the decode's text.
-var knownAnswers = [][2]string{{"What is the capital of France?", "Paris"}}
+var knownAnswers = [][2]string{{"What is the capital of France? Answer with only the city name.", "Paris"}}
 
 // answerText is a completion's text: the answer the simulated model knows
 // to a question in the prompt, then its generated words.
