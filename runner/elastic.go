@@ -393,13 +393,7 @@ func (k *coloc) finish(before [][]collect.RequestResult) {
 // no_gpu_process_left; the servers' log facts go into the case log.
 func (k *coloc) stop() {
 	k.c.Progress("stop")
-	ends := make([]ServerEnd, len(k.servers))
-	var wg sync.WaitGroup
-	for i, s := range k.servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); ends[i] = k.c.StopServer(s, s.Plan.Name+"_") }()
-	}
-	wg.Wait()
+	ends := k.c.stopServers(k.servers)
 	for i, s := range k.servers {
 		k.add(ends[i].Checks...)
 		k.log.Set(s.Plan.Name, ends[i].Log)
@@ -424,6 +418,19 @@ func (k *coloc) stop() {
 			k.log.Set("samples_skipped", n)
 		}
 	}
+}
+
+// stopServers stops servers at once, each with its shutdown checks prefixed
+// by its name (StopServer).
+func (c *Case) stopServers(servers []*Server) []ServerEnd {
+	ends := make([]ServerEnd, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); ends[i] = c.StopServer(s, s.Plan.Name+"_") }()
+	}
+	wg.Wait()
+	return ends
 }
 
 // writeUsage writes `<case>-usage.json`; a failure is only noted in the case log.

@@ -46,6 +46,8 @@ type simOpts struct {
 	cancelAtPhase string
 	// kinds replaces built-in kinds (Runner.Kinds).
 	kinds map[string]Kind
+	// gpus is the world's and the part's number of GPUs (0: 1).
+	gpus int
 }
 
 // phaseWatch is the runner's stderr in a test that interrupts at a phase: it
@@ -178,7 +180,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 		plan.PriorityGPUMiB = o.priorityMiB
 	}
 	world := t.TempDir()
-	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB}); err != nil {
+	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB, GPUs: o.gpus}); err != nil {
 		t.Fatal(err)
 	}
 	exe := simExe(t)
@@ -203,6 +205,9 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 		Plan: plan, OutDir: out, RunID: cmp.Or(o.runID, "1"), GPUs: []int{0}, AnyPort: true,
 		Kvctl: append(slices.Clone(self), "kvctl"), BallastCmd: append(slices.Clone(self), "ballast"),
 		Host: s, GPU: sim.NewGPU(world), Peaks: sim.NewPeaks(world), Kinds: o.kinds,
+	}
+	for i := 1; i < o.gpus; i++ {
+		r.GPUs = append(r.GPUs, i)
 	}
 	r.Timing = r.Timing.Scaled(scale)
 	if o.readyTimeout > 0 {

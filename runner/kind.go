@@ -20,6 +20,7 @@ const (
 	KindLimit    = "limit"
 	KindPriority = "priority"
 	KindOffload  = "offload"
+	KindPD       = "pd"
 )
 
 // Kind runs one kind of plan entry (setup, server, elastic, limit, offload,
@@ -48,6 +49,9 @@ type kindSpec struct {
 	// selection keeps it for the engines used, and when it fails the engine's
 	// other cases do not run (docs/runner.md §2.4, §6).
 	engineSetup bool
+	// gpus: an entry's servers each run on a GPU of their own, the part's
+	// first gpus; with fewer the case is skipped (0: the servers share).
+	gpus int
 	// command: the entry is a command case: no server, its Command run in
 	// its Engine's exec prefix, after that engine's setup case.
 	command bool
@@ -120,6 +124,14 @@ var kindTable = []kindSpec{
 			roles: []string{}, workload: checks.OffloadWorkload, checks: checks.OffloadChecks},
 		causes: func(func(int) string) []checks.Cause { return checks.OffloadCauses() },
 		run:    runOffload,
+	},
+	{
+		name: KindPD, servers: 2, gpus: 2,
+		block: &kindBlock{title: "NIXL prefill/decode pair", about: "A vLLM prefill server hands a prompt's KV cache to a decode server on another GPU over NIXL, both with kvcached, as kvcached's P/D smoke does.",
+			roles: []string{"prefill", "decode"}, workload: checks.PDWorkload, checks: checks.PDChecks,
+			entry: func(r *Runner, _ *Entry, x *collect.KindEntry) { x.GPU = pdGPUs(r) }},
+		causes: func(n func(int) string) []checks.Cause { return checks.PDCauses(n(0), n(1)) },
+		run:    runPD,
 	},
 }
 

@@ -47,6 +47,8 @@ var models = []model{
 		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
 	{key: "qwen38_27b", hfID: "Qwen/Qwen3.8-27B", batch: 16, memory: map[string]string{"vllm": "0.92", "sglang": "0.92"}, hybrid: true, engines: []string{"vllm"}},
+	// The model of kvcached's NIXL prefill/decode smoke (builder.pd).
+	{key: "qwen15b", hfID: "Qwen/Qwen2.5-1.5B-Instruct", batch: 32, memory: stdMemory(), engines: []string{"vllm"}},
 	// Models of kvcached's compatibility matrix (compatMatrix).
 	{key: "qwen3_8b", hfID: "Qwen/Qwen3-8B", batch: 16, memory: stdMemory(), engines: bothEngines},
 	{key: "gptoss20b", hfID: "openai/gpt-oss-20b", batch: 16, memory: stdMemory(), engines: bothEngines},
@@ -244,6 +246,22 @@ func (b *builder) priority(el, ml, eh, mh string) {
 	b.add(Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
 }
 
+// pd adds kvcached's NIXL prefill/decode smoke
+// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3): two vLLM servers of
+// Qwen2.5-1.5B with kvcached in the non-contiguous layout (its
+// KVCACHED_NIXL_CONTIGUOUS_LAYOUT=false: NixlConnector needs per-layer K/V
+// block-contiguous regions) and the smoke's flags; runPD puts them on GPUs
+// of their own with their side-channel ports.
+func (b *builder) pd() {
+	var servers []ServerPlan
+	for _, role := range []string{"prefill", "decode"} {
+		s := buildServer(serverOpts{engine: "vllm", model: "qwen15b", layout: "c0", tag: "pd", suffix: "-" + role})
+		s.ExtraArgs = append(s.ExtraArgs, PDServerArgs...)
+		servers = append(servers, s)
+	}
+	b.add(Entry{Kind: KindPD, Name: "pd-vllm-qwen15b", Servers: servers})
+}
+
 // BuiltinPlan returns the built-in plan of a profile (docs/runner.md §2.4). Its
 // parts are the GPU jobs of the profile's workflow: one per engine, plus, in
 // weekly, one for the co-location pairs, whose cross-engine elastic pair
@@ -313,6 +331,7 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		// workflow) in the vLLM image: a command case, no server.
 		b.in("vllm")
 		b.add(Entry{Kind: KindOffload, Name: "offload-vllm", Engine: "vllm", Command: slices.Clone(OffloadCommand)})
+		b.pd()
 	default:
 		return nil, fmt.Errorf("unknown profile %s (built in: %s; use --plan for others)", bounds.Quote(profile), strings.Join(Profiles, ", "))
 	}

@@ -34,7 +34,15 @@ func serverSim(t *testing.T, profile string, cases []string, faults string, ctx 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, world := newSimRunner(t, plan, faults)
+	// A kind whose servers each need a GPU gets a world of that many.
+	var opts sim.WorldOptions
+	for _, e := range plan.Cases {
+		opts.GPUs = max(opts.GPUs, e.spec().gpus)
+	}
+	r, world := newSimRunnerWorld(t, plan, faults, opts)
+	for i := range opts.GPUs {
+		r.GPUs = append(r.GPUs, i)
+	}
 	if tweak != nil {
 		tweak(r)
 	}

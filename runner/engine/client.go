@@ -292,3 +292,40 @@ func errorText(err error) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Transfer sends one request of a prefill/decode pair to vLLM's
+// /v1/completions, greedy, with kv_transfer_params as kvcached's P/D smoke
+// sends them (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3 make_payload),
+// and returns the answer's text and its kv_transfer_params (vLLM's
+// NixlConnector fills them on a prefill that ended at max_tokens,
+// vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py@002a1057e9ae
+// request_finished; absent: nil).
+func (c *Client) Transfer(ctx context.Context, prompt string, maxTokens int, params any) (string, json.RawMessage, error) {
+	timeout := c.RequestTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	status, data, err := c.post(ctx, "/v1/completions", map[string]any{"model": c.ServedName, "prompt": prompt,
+		"max_tokens": maxTokens, "temperature": 0, "stream": false, "kv_transfer_params": params})
+	if err != nil {
+		return "", nil, errors.New(errorText(err))
+	}
+	if status != http.StatusOK {
+		return "", nil, errors.New(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
+	}
+	var resp struct {
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+		KVTransfer json.RawMessage `json:"kv_transfer_params"`
+	}
+	if err := json.Unmarshal(data, &resp); err != nil || len(resp.Choices) == 0 {
+		return "", nil, fmt.Errorf("parse response: no choices in %s", text.Cut(string(data), 300))
+	}
+	if string(resp.KVTransfer) == "null" {
+		resp.KVTransfer = nil
+	}
+	return resp.Choices[0].Text, resp.KVTransfer, nil
+}

@@ -158,6 +158,9 @@ type completionRequest struct {
 	ReturnTokenIDs bool             `json:"return_token_ids"`
 	IgnoreEOS      bool             `json:"ignore_eos"`
 	Seed           *int64           `json:"seed"`
+	// KVTransfer is a P/D request's kv_transfer_params (pd.go); a server
+	// without --kv-transfer-config ignores them.
+	KVTransfer *pdParams `json:"kv_transfer_params"`
 }
 
 func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
@@ -187,7 +190,22 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
 		return
 	}
-	c, err := s.generateOne(r.Context(), prompt, maxTokens, req.IgnoreEOS)
+	pd := req.KVTransfer
+	if s.cfg.KVTransfer == "" {
+		pd = nil
+	}
+	var c completion
+	err := error(nil)
+	if pd != nil && pd.DoRemotePrefill {
+		err = s.takeTransfer(tokenize(prompt), pd)
+	}
+	if err == nil {
+		c, err = s.generateOne(r.Context(), prompt, maxTokens, req.IgnoreEOS)
+	}
+	var issued *pdParams
+	if err == nil && pd != nil && pd.DoRemoteDecode && !c.stopped {
+		issued, err = s.issueTransfer(c.promptIDs)
+	}
 	if err != nil {
 		st, msg := statusOf(err)
 		vllmError(w, st, msg)
@@ -197,7 +215,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	if c.stopped {
 		finish = "stop"
 	}
-	choice := map[string]any{"index": 0, "text": detokenize(c.tokens), "logprobs": nil, "finish_reason": finish, "stop_reason": nil}
+	choice := map[string]any{"index": 0, "text": answerText(prompt, c.tokens), "logprobs": nil, "finish_reason": finish, "stop_reason": nil}
 	if req.ReturnTokenIDs {
 		choice["token_ids"] = c.tokens
 		choice["prompt_token_ids"] = c.promptIDs
@@ -210,8 +228,12 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.PromptDetails {
 		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": c.cached}
 	}
-	writeJSON(w, 200, map[string]any{"id": fmt.Sprintf("cmpl-%016x", s.nextRequestID()), "object": "text_completion", "created": s.now().Unix(),
-		"model": s.cfg.ServedName, "choices": []any{choice}, "usage": usage})
+	body := map[string]any{"id": fmt.Sprintf("cmpl-%016x", s.nextRequestID()), "object": "text_completion", "created": s.now().Unix(),
+		"model": s.cfg.ServedName, "choices": []any{choice}, "usage": usage}
+	if issued != nil {
+		body["kv_transfer_params"] = issued
+	}
+	writeJSON(w, 200, body)
 }
 
 type generateRequest struct {

@@ -150,7 +150,8 @@ type serverConfig struct {
 	BlockSize     int // 0: engine default
 	TP            int
 	KVCacheDType  string
-	PromptDetails bool // vLLM --enable-prompt-tokens-details
+	PromptDetails bool   // vLLM --enable-prompt-tokens-details
+	KVTransfer    string // vLLM --kv-transfer-config: a P/D server (pd.go)
 }
 
 // argvError is a bad engine command line; the engine itself would exit 2.
@@ -207,7 +208,7 @@ var engineOptions = map[string][]string{
 	"vllm": {"--model", "--served-model-name", "--host", "--port", "--seed", "--enable-prompt-tokens-details",
 		"--enable-prefix-caching", "--no-enable-prefix-caching", "--async-scheduling", "--compilation-config", "--dtype",
 		"--max-model-len", "--max-num-seqs", "--gpu-memory-utilization", "--trust-remote-code",
-		"--tensor-parallel-size", "--kv-cache-dtype", "--block-size", "--enforce-eager", "--help"},
+		"--tensor-parallel-size", "--kv-cache-dtype", "--block-size", "--enforce-eager", "--kv-transfer-config", "--help"},
 	"sglang": {"--model-path", "--served-model-name", "--host", "--port", "--random-seed", "--enable-cache-report",
 		"--dtype", "--context-length", "--max-running-requests", "--mem-fraction-static", "--trust-remote-code",
 		"--tp-size", "--tensor-parallel-size", "--kv-cache-dtype", "--page-size", "--help"},
@@ -328,6 +329,8 @@ func (p *argvParser) flag(c *serverConfig) error {
 		c.MemFraction = f
 	case "--enable-prompt-tokens-details":
 		c.PromptDetails = true
+	case "--kv-transfer-config":
+		c.KVTransfer, err = p.required()
 	}
 	return err
 }

@@ -94,9 +94,11 @@ type simServer struct {
 	pidStart  uint64
 	elastic   bool
 	ipc       string
-	retainCap int64 // -1: no cap
-	fixed     int64 // weights + overhead on each GPU
-	devMode   bool  // vLLM: VLLM_SERVER_DEV_MODE=1 exposes /reset_prefix_cache
+	retainCap int64  // -1: no cap
+	fixed     int64  // weights + overhead on each GPU
+	devMode   bool   // vLLM: VLLM_SERVER_DEV_MODE=1 exposes /reset_prefix_cache
+	sideHost  string // VLLM_NIXL_SIDE_CHANNEL_HOST/_PORT: the NIXL side channel (pd.go)
+	sidePort  int
 
 	mu          sync.Mutex
 	kv          *kvModel
@@ -187,6 +189,8 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) 
 	s.pidStart = processStart(s.pid)
 	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
 	s.devMode = env.getenv("VLLM_SERVER_DEV_MODE") == "1"
+	s.sideHost = env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
+	s.sidePort, _ = strconv.Atoi(env.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT"))
 	if s.elastic {
 		s.ipc = kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME"))
 		if s.ipc == "" {
@@ -452,6 +456,9 @@ func (s *simServer) startupLogs(env serveEnv) {
 	if s.elastic {
 		s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
 		s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
+		if cfg.KVTransfer != "" {
+			s.log.kvcached("%s", nixlPatchLine)
+		}
 	}
 	s.retainCap = DefaultMaxCachedTokens
 	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" && s.elastic {

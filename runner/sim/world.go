@@ -167,7 +167,7 @@ func openWorld(dir string) (*world, error) {
 			return nil, fmt.Errorf("open simulated world: %s: GPU %d has index %d and %d MiB (want index %d, memory > 0)", filepath.Join(dir, gpusFile), i, g.Index, g.TotalMiB, i)
 		}
 	}
-	for _, d := range []string{segmentsDir, procsDir, shmDir, tmpDir} {
+	for _, d := range []string{segmentsDir, procsDir, shmDir, tmpDir, transfersDir} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("open simulated world: %w", err)
 		}

@@ -1,0 +1,147 @@
+package checks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
+)
+
+// The NIXL prefill/decode pair: kvcached's tools/run_vllm_nixl_pd_smoke.sh
+// (ovg-project/kvcached@090491ed57c3), what it sends and requires in
+// docs/runner.md §5.12.
+
+// PDChecks are the pd kind's "passes when" texts.
+func PDChecks() collect.Ordered[string] {
+	var o collect.Ordered[string]
+	o.Set("<server>_ready", "each server answers GET /health with 200 before the ready timeout")
+	o.Set("pd_prefill_transferred", "each prefill request (max_tokens 1, kv_transfer_params do_remote_decode) answers 200 with kv_transfer_params holding at least 2 remote_block_ids, as kvcached's smoke requires (MIN_REMOTE_BLOCKS)")
+	o.Set("pd_decode_answered", `each decode request (the same prompt, the prefill's kv_transfer_params, max_tokens 8) answers 200 with text containing "Paris" (case-insensitive), as kvcached's smoke requires (EXPECTED_SUBSTRING)`)
+	o.Set("pd_nixl_patched", `the prefill or the decode server's log has kvcached's "Patched NixlConnector for kvcached PD disagg compatibility" line, as kvcached's smoke requires`)
+	o.Set("<server>_<shutdown check>", ShutdownChecksText)
+	o.Set("no_gpu_process_left", "no compute process is left on either GPU within 60 s after both servers stopped")
+	o.Set("case_completed", CaseCompletedText)
+	o.Set("inputs_accepted", InputsAcceptedText)
+	return o
+}
+
+// PDWorkload is the pd kind's workload.
+func PDWorkload() []string {
+	return []string{
+		"Two vLLM servers of one model with kvcached (non-contiguous layout, as NixlConnector needs) and --kv-transfer-config NixlConnector (kv_both, kv_load_failure_policy fail), prefill on the part's first GPU, decode on its second, each with its own NIXL side-channel port.",
+		"3 times, as kvcached's smoke: the smoke's question to the prefill server with max_tokens 1 and kv_transfer_params {do_remote_decode: true}, then the same prompt to the decode server with the kv_transfer_params the prefill returned and max_tokens 8, both greedy.",
+	}
+}
+
+// PDCauses: a server that never got ready explains the requests.
+func PDCauses(prefill, decode string) []Cause {
+	return append(readyCauses(prefill, decode),
+		Cause{Root: prefill + "_ready", Follow: []string{"pd_prefill_transferred", "pd_decode_answered"}},
+		Cause{Root: decode + "_ready", Follow: []string{"pd_decode_answered"}},
+		Cause{Root: "pd_prefill_transferred", Follow: []string{"pd_decode_answered"}})
+}
+
+// PDRemoteBlocks is the number of remote blocks in a prefill's
+// kv_transfer_params: remote_block_ids a list of ids or of groups of ids
+// (the smoke's block_count); an error when they cannot be read.
+func PDRemoteBlocks(params json.RawMessage) (int, error) {
+	var p struct {
+		IDs json.RawMessage `json:"remote_block_ids"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return 0, err
+	}
+	var flat []int
+	if json.Unmarshal(p.IDs, &flat) == nil {
+		return len(flat), nil
+	}
+	var groups [][]int
+	if err := json.Unmarshal(p.IDs, &groups); err != nil {
+		return 0, fmt.Errorf("remote_block_ids %s: %w", text.Cut(string(p.IDs), 80), err)
+	}
+	n := 0
+	for _, g := range groups {
+		n += len(g)
+	}
+	return n, nil
+}
+
+// PDTry is one request pair of the pd kind: the prefill's error or params,
+// and the decode's error and text.
+type PDTry struct {
+	PrefillErr string          `json:"prefill_error,omitempty"`
+	Params     json.RawMessage `json:"kv_transfer_params,omitempty"`
+	Blocks     int             `json:"remote_blocks"`
+	DecodeErr  string          `json:"decode_error,omitempty"`
+	Answer     *string         `json:"answer,omitempty"`
+}
+
+// pdEach is check name over tries: its detail the first try's problem
+// (why returns "" for a good try), else ok's.
+func pdEach(name string, tries []PDTry, why func(PDTry) string, ok func() string) collect.Check {
+	if len(tries) == 0 {
+		return fail(name, "no request sent")
+	}
+	for i, t := range tries {
+		if w := why(t); w != "" {
+			return fail(name, text.CutLine(fmt.Sprintf("request %d: %s", i, w), 300))
+		}
+	}
+	return pass(name, ok())
+}
+
+// PDPrefillTransferred: every prefill answered params with at least min
+// remote blocks.
+func PDPrefillTransferred(tries []PDTry, min int) collect.Check {
+	return pdEach("pd_prefill_transferred", tries, func(t PDTry) string {
+		switch {
+		case t.PrefillErr != "":
+			return t.PrefillErr
+		case t.Params == nil:
+			return "the prefill's answer has no kv_transfer_params"
+		case t.Blocks < min:
+			return fmt.Sprintf("%d remote blocks < %d", t.Blocks, min)
+		}
+		return ""
+	}, func() string { return fmt.Sprintf("%d requests, %d remote blocks each", len(tries), tries[0].Blocks) })
+}
+
+// PDDecodeAnswered: every decode answered text containing want.
+func PDDecodeAnswered(tries []PDTry, want string) collect.Check {
+	return pdEach("pd_decode_answered", tries, func(t PDTry) string {
+		switch {
+		case t.DecodeErr != "":
+			return t.DecodeErr
+		case t.Answer == nil:
+			return "not sent: its prefill failed"
+		case !strings.Contains(strings.ToLower(*t.Answer), strings.ToLower(want)):
+			return fmt.Sprintf("%q does not contain %q", text.Cut(*t.Answer, 100), want)
+		}
+		return ""
+	}, func() string { return fmt.Sprintf("%d answers contain %q", len(tries), want) })
+}
+
+// PDNixlPatched: some server (of names, in order) logged kvcached's
+// NixlConnector patch line (found[i]: the i-th did; errs: logs that could
+// not be read).
+func PDNixlPatched(names []string, found []bool, errs []string) collect.Check {
+	c := collect.Check{Name: "pd_nixl_patched"}
+	var by []string
+	for i, f := range found {
+		if f {
+			by = append(by, names[i])
+		}
+	}
+	if c.OK = len(by) > 0; c.OK {
+		c.Detail = "logged by " + strings.Join(by, ", ")
+	} else {
+		c.Detail = "neither server's log has kvcached's NixlConnector patch line"
+		if len(errs) > 0 {
+			c.Detail += ": " + strings.Join(errs, "; ")
+		}
+	}
+	c.Detail = text.CutLine(c.Detail, 300)
+	return c
+}

@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/internal/checks"
+)
+
+// What kvcached's P/D smoke (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3)
+// gives its servers and asks of them: each vLLM server's
+// --kv-transfer-config, its extra flags, and the client's prompt, expected
+// word, minimum of remote blocks, requests and decode tokens.
+const (
+	PDTransferConfig = `{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_load_failure_policy":"fail"}`
+	pdPrompt         = "Context: This is a smoke test for disaggregated prefill and decode. The request should still be a normal factual question with a deterministic answer. France is a country in Western Europe. Its capital city is Paris. This paragraph is intentionally ordinary prose, not technical filler, so the generated answer remains easy to inspect. The extra context gives the prefill worker enough tokens to publish more than one KV transfer block, which avoids a known one-block edge case in this temporary smoke harness. A traveler planning a short visit might read about the Eiffel Tower, the Seine, museums, train stations, cafes, and city neighborhoods, but the factual answer requested below is still just the capital city.\nQuestion: What is the capital of France? Answer with only the city name.\nAnswer:"
+	pdExpected       = "Paris"
+	pdMinBlocks      = 2
+	pdRequests       = 3
+	pdMaxTokens      = 8
+)
+
+// PDServerArgs are the flags the smoke gives both servers beyond the model's.
+var PDServerArgs = []string{"--enforce-eager", "--no-enable-prefix-caching", "--block-size", "128", "--kv-transfer-config", PDTransferConfig}
+
+// pdGPUs are the GPUs of a pd case (setup.json's gpu): the part's first
+// two, prefill's and decode's.
+func pdGPUs(r *Runner) string {
+	if len(r.GPUs) < 2 {
+		return ""
+	}
+	return joinInts(r.GPUs[:2])
+}
+
+// runPD is the NIXL prefill/decode pair (docs/runner.md §5.12): its prefill
+// server on the part's first GPU, its decode server on the second, each
+// with a NIXL side-channel port of its own; the smoke's two-step requests;
+// both servers stopped with their shutdown checks.
+func runPD(ctx context.Context, c *Case) collect.CaseResult {
+	if n := c.kind.gpus; len(c.R.GPUs) < n {
+		return c.skipped(fmt.Sprintf("the prefill/decode pair needs %d GPUs, one per server; this part has %d", n, len(c.R.GPUs)))
+	}
+	var list []collect.Check
+	var log collect.Ordered[any]
+	var servers []*Server
+	ready := true
+	for i := range c.Entry.Servers[:2] {
+		sp := c.Entry.Servers[i] // a copy: its side-channel port is this run's
+		side, err := c.R.freePort()
+		if err == nil {
+			var env collect.Env
+			setAll(&env, sp.Env)
+			env.Set("VLLM_NIXL_SIDE_CHANNEL_HOST", "127.0.0.1")
+			env.Set("VLLM_NIXL_SIDE_CHANNEL_PORT", strconv.Itoa(side))
+			sp.Env = env
+			c.Progress("start " + sp.Name)
+			var s *Server
+			if s, err = c.StartReady(ctx, &sp, i+1, c.R.GPUs[i:i+1]); s != nil {
+				servers = append(servers, s)
+			}
+		}
+		list = append(list, checks.Ready(sp.Name+"_ready", errText(err)))
+		if ready = err == nil; !ready {
+			break
+		}
+	}
+	var tries []checks.PDTry
+	if ready {
+		c.Progress("prefill/decode requests")
+		for range pdRequests {
+			var t checks.PDTry
+			_, params, err := servers[0].Client.Transfer(ctx, pdPrompt, 1, map[string]any{"do_remote_decode": true, "do_remote_prefill": false,
+				"remote_engine_id": nil, "remote_block_ids": nil, "remote_host": nil, "remote_port": nil})
+			t.PrefillErr, t.Params = errText(err), params
+			if params != nil {
+				if t.Blocks, err = checks.PDRemoteBlocks(params); err != nil {
+					t.PrefillErr = "kv_transfer_params: " + err.Error()
+				}
+			}
+			if t.PrefillErr == "" && params != nil {
+				answer, _, err := servers[1].Client.Transfer(ctx, pdPrompt, pdMaxTokens, params)
+				t.DecodeErr, t.Answer = errText(err), &answer
+			}
+			tries = append(tries, t)
+		}
+		list = append(list, checks.PDPrefillTransferred(tries, pdMinBlocks), checks.PDDecodeAnswered(tries, pdExpected))
+		log.Set("requests", tries)
+	}
+	c.Progress("stop")
+	ends := c.stopServers(servers)
+	if ready {
+		list = append(list, nixlPatched(servers))
+	}
+	for i, s := range servers {
+		list = append(list, ends[i].Checks...)
+		log.Set(s.Plan.Name, ends[i].Log)
+	}
+	list = append(list, c.WaitNoGPUProcess(ctx, c.R.GPUs[:2]))
+	checks.MarkCauses(list, c.kind.rules(c.Entry.Servers))
+	return c.Result(list, log, nil)
+}
+
+// nixlPatchLine is what kvcached logs once it patched vLLM's NixlConnector
+// (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector).
+const nixlPatchLine = "Patched NixlConnector for kvcached PD disagg compatibility"
+
+// nixlPatched is pd_nixl_patched: kvcached's smoke greps both servers' logs
+// for kvcached's NixlConnector patch line (nixlPatchLine).
+func nixlPatched(servers []*Server) collect.Check {
+	var names, errs []string
+	found := make([]bool, len(servers))
+	for i, s := range servers {
+		names = append(names, s.Plan.Name)
+		f, err := os.Open(s.LogPath())
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if _, err = f.Seek(s.LogStart(), io.SeekStart); err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() && !found[i] {
+				found[i] = strings.Contains(sc.Text(), nixlPatchLine)
+			}
+			err = sc.Err()
+		}
+		f.Close()
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("read %s: %v", s.LogPath(), err))
+		}
+	}
+	return checks.PDNixlPatched(names, found, errs)
+}
