@@ -787,7 +787,7 @@ func allIn(b []byte, class func(byte) bool) bool {
 // secret, so that a line is written out as soon as it ends. Close flushes
 // what it holds back (and does not close w).
 func (r *Redactor) Writer(w io.Writer) *RedactWriter {
-	rw := &RedactWriter{w: w}
+	rw := &RedactWriter{w: w, red: r}
 	if r == nil {
 		return rw
 	}
@@ -799,18 +799,46 @@ func (r *Redactor) Writer(w io.Writer) *RedactWriter {
 		rw.stages = append(rw.stages, p, s)
 		rw.w = p
 	}
-	if len(r.text.list) > 0 {
-		s := &stage{m: &r.text, w: rw.w}
-		rw.stages = append([]*stage{s}, rw.stages...)
-		rw.w = s
-	}
+	rw.addText()
 	return rw
 }
+
+// addText makes the first stage match rw.red's secret values, when it
+// has any: a new stage, or the one before with the values it learned.
+func (rw *RedactWriter) addText() {
+	if len(rw.red.text.list) == 0 {
+		return
+	}
+	if len(rw.stages) > 0 {
+		if _, ok := rw.stages[0].m.(*secrets); ok {
+			rw.stages[0].m = &rw.red.text
+			return
+		}
+	}
+	s := &stage{m: &rw.red.text, w: rw.w}
+	rw.stages = append([]*stage{s}, rw.stages...)
+	rw.w = s
+}
+
+// Learn makes rw redact more secrets from now on (those of a setup.json
+// read after the stream began): what it holds back is matched with them
+// too; what it wrote before is out. A writer of a nil Redactor learns
+// none.
+func (rw *RedactWriter) Learn(more ...Secret) {
+	if rw.red != nil {
+		rw.red = rw.red.With(more...)
+		rw.addText()
+	}
+}
+
+// Redactor is the redactor of rw's secrets, with those it learned.
+func (rw *RedactWriter) Redactor() *Redactor { return rw.red }
 
 // RedactWriter is a streaming redactor; see Redactor.Writer.
 type RedactWriter struct {
 	w      io.Writer // the first stage, or the destination
 	stages []*stage  // in stream order
+	red    *Redactor
 }
 
 // Write redacts p into the underlying writer; it reports len(p) on success.

@@ -167,6 +167,27 @@ func TestRedactWriterWritesFinishedLines(t *testing.T) {
 	w.Close()
 }
 
+// A streaming writer that learns more secrets redacts them from then on,
+// in what it held back too, whether it had secret values before or none.
+func TestRedactWriterLearns(t *testing.T) {
+	env := map[string]string{"OLD_TOKEN": "old-0123456789secret"}
+	for _, names := range [][]string{{"OLD_TOKEN"}, nil} {
+		var buf bytes.Buffer
+		w := NewRedactor(func(k string) string { return env[k] }, names...).Writer(&buf)
+		w.Write([]byte("a old-0123456789sec"))
+		w.Learn(Secret{Name: "WANDB_API_KEY", Value: "wandb-0123456789abcdef"})
+		w.Write([]byte("ret and wandb-0123456789abcdef\n"))
+		w.Close()
+		want := "a $OLD_TOKEN and $WANDB_API_KEY\n"
+		if names == nil {
+			want = "a old-0123456789secret and $WANDB_API_KEY\n"
+		}
+		if buf.String() != want || w.Redactor().String("wandb-0123456789abcdef") != "$WANDB_API_KEY" {
+			t.Errorf("secrets %v: %q written, want %q", names, buf.String(), want)
+		}
+	}
+}
+
 // naiveShapes is the shape redaction written the slow way: at every
 // position, in order, the first shape that matches there.
 func naiveShapes(s string) string {

@@ -437,6 +437,12 @@ const (
 	JUnitRevisionProperty = "ci-report.revision"
 )
 
+// JUnitLegProperty is the suite property by which ci-report's JUnit export
+// names the matrix leg of a suite's part, its values joined by ", "
+// (Part.LegOf): `import junit` without --leg gives the part that leg, as
+// one property named "leg" (the report keeps the values, not the names).
+const JUnitLegProperty = "ci-report.leg"
+
 // Property is one name-value pair of a test suite or case (new); names may
 // repeat, so properties are a list.
 type Property struct {

@@ -155,6 +155,15 @@ func (im *Import) Run() (*Result, error) {
 		}
 	}
 	defer p.close()
+	if im.Leg == nil && len(p.legs) > 0 {
+		// ci-report's export of a leg's part: the part keeps its leg.
+		if len(p.legs) > 1 {
+			return nil, fmt.Errorf("%s: suites of the legs %s (%s): import each leg's suites as a part of its own", strings.Join(filesOf(im.Files), ", "), strings.Join(p.legs, "; "), collect.JUnitLegProperty)
+		}
+		sel := *im
+		sel.Leg = []collect.Property{{Name: "leg", Value: p.legs[0]}}
+		im = &sel
+	}
 	if err := mx.finish(p.res.Cases); err != nil {
 		return nil, err
 	}

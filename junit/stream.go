@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,7 @@ type pass struct {
 	host        string
 	first, last time.Time
 	deselected  *int
+	legs        []string // the kept suites' collect.JUnitLegProperty values, each once
 	// setup are the kept suites' properties for setup.json (addSetup).
 	setup     []collect.Property
 	setupSeen map[collect.Property]bool
@@ -328,6 +330,9 @@ func (p *pass) suiteEnd(s *Suite) error {
 	}
 	if o.keep {
 		p.addSetup(s.Properties)
+		if l, _ := property(s.Properties, collect.JUnitLegProperty); l != "" && !slices.Contains(p.legs, l) {
+			p.legs = append(p.legs, l)
+		}
 		o.rec.counts = suiteCounts(p.file, s)
 		o.rec.out = [2]string{s.SystemOut, s.SystemErr}
 		p.span(s)

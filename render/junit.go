@@ -95,7 +95,8 @@ const notRunType = "not_run"
 // skipped case a <skipped> with its reason. Each suite's properties say
 // collect.JUnitPartProperty (so that `import junit` reads the case names
 // back as they are), the part's status and reason, the commit under test
-// (an arm's own revision) and the verdict; an arm's suite also says
+// (an arm's own revision) and the verdict; a leg's suite
+// collect.JUnitLegProperty; an arm's suite also says
 // collect.JUnitArmProperty and collect.JUnitRevisionProperty, and a part
 // with a deselected count carries it as the suite's deselected attribute
 // (as pytest's counts name it), so that `import junit` reads both back. Like Render it reads nothing but its arguments: the same
@@ -129,6 +130,9 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, p.Name}, junitProperty{"ci-report.status", p.Status})
 		if p.Reason != "" {
 			s.Properties = append(s.Properties, junitProperty{"ci-report.reason", p.Reason})
+		}
+		if p.Leg != "" {
+			s.Properties = append(s.Properties, junitProperty{collect.JUnitLegProperty, p.Leg})
 		}
 		if p.Deselected != nil {
 			n := *p.Deselected

@@ -392,6 +392,7 @@ func (r *renderer) problems(w *writer) string {
 // it) it says that only the cases that ran passed, so that body and verdict
 // never disagree. When no case passed, every one that ran was skipped (the
 // Skipped line names them), and it says so rather than "All 0 cases passed".
+// Under DID NOT RUN it is the comment's own reason (didNotRunReason).
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
 	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
 }
@@ -400,6 +401,8 @@ func (r *renderer) noFailedLine(w *writer, verdict string) string {
 	n := r.rep.Counts()
 	finished := verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0
 	switch {
+	case verdict == merge.VerdictDidNotRun:
+		return r.didNotRunReason(w)
 	case n.Passed == 0 && n.Skipped > 0 && finished:
 		return w.t("all_skipped", nil)
 	case n.Passed == 0 && n.Skipped > 0:

@@ -203,3 +203,22 @@ func TestTextKeepsWordsWhole(t *testing.T) {
 		t.Errorf("the issue section asked for is missing:\n%s", out)
 	}
 }
+
+// TestTextDidNotRun: a run where nothing ran (an imported suite with no
+// testcases) is DID NOT RUN, and the text view says what the comment says,
+// not "All 0 cases passed."
+func TestTextDidNotRun(t *testing.T) {
+	rep := sampleReport(t)
+	rep.Cases, rep.Verdict = nil, merge.VerdictDidNotRun
+	for i := range rep.Parts {
+		rep.Parts[i].Status = merge.StatusComplete
+	}
+	const want = "No cases ran; the run log has the details."
+	if c := mustRender(t, rep, sampleOptions()).Comment; !strings.Contains(c, want) {
+		t.Fatalf("comment lacks %q:\n%s", want, c)
+	}
+	out := textAt(t, rep, sampleOptions(), 100)
+	if !strings.Contains(out, want) || strings.Contains(out, "cases passed") {
+		t.Errorf("text view of a run where nothing ran:\n%s", out)
+	}
+}

@@ -150,6 +150,7 @@ func TestImportParentAndFix(t *testing.T) {
 // it: name, part of the verdict (failed, skipped and why), duration, and the
 // failed checks with their details (one line, as a part holds them).
 type roundTrip struct {
+	Leg      string
 	Name     string
 	Failed   bool
 	Skipped  string
@@ -162,7 +163,7 @@ type roundTrip struct {
 func roundTripCases(rep *merge.Report) []roundTrip {
 	var out []roundTrip
 	for _, c := range rep.Cases {
-		rt := roundTrip{Name: c.Name, Failed: c.Failed() || c.NotRun, Flaky: c.Flaky(), Attempts: c.Attempts, Duration: c.DurationS}
+		rt := roundTrip{Name: c.Name, Leg: c.Leg, Failed: c.Failed() || c.NotRun, Flaky: c.Flaky(), Attempts: c.Attempts, Duration: c.DurationS}
 		if c.Skipped() {
 			rt.Skipped = c.SkipReason
 		}
@@ -197,7 +198,7 @@ func junitKind(kind string) string {
 }
 
 // TestJUnitRoundTrip: `render --format junit` of a run, imported back with
-// `import junit`, gives the same cases, states (flaky and attempts too),
+// `import junit`, gives the same cases, legs, states (flaky and attempts too),
 // failures and their JUnit elements (error, failure, reruns); the CTRF
 // export of the imported part has the same counts as the original's.
 func TestJUnitRoundTrip(t *testing.T) {
@@ -213,7 +214,13 @@ func TestJUnitRoundTrip(t *testing.T) {
 		"--part", "quirks", "--out", quirks, "--profile", "nightly"); code != exitOK {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	for _, tree := range []string{"nightly-fail", "partial-part", "many-failures", "weekly-priority", "malformed", pytest, quirks} {
+	// A matrix leg's part keeps its leg (ci-report.leg).
+	leg := filepath.Join(t.TempDir(), "leg")
+	if code, _, stderr := runCLI(t, "import", "junit", junitFixture("surefire.xml"),
+		"--part", "leg", "--out", leg, "--profile", "nightly", "--leg", "topology=2p1d", "--leg", "gpu=h100"); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	for _, tree := range []string{"nightly-fail", "partial-part", "many-failures", "weekly-priority", "malformed", pytest, quirks, leg} {
 		t.Run(filepath.Base(tree), func(t *testing.T) {
 			dir := t.TempDir()
 			src := tree
@@ -451,5 +458,31 @@ func TestImportedFailureDetails(t *testing.T) {
 	code, txt, _ := runCLI(t, "render", part, "--format", "text", "--date", "2026-12-01")
 	if code != exitOK || !strings.Contains(txt, "tests/conftest.py:9: RuntimeError") || !strings.Contains(txt, "--- system-err ---") {
 		t.Errorf("text view (exit %d) lacks the details:\n%s", code, txt)
+	}
+}
+
+// TestJUnitImportLegs: an export of two legs' parts is not imported as one
+// part of either leg: without --leg it is an error naming the legs.
+func TestJUnitImportLegs(t *testing.T) {
+	dir := t.TempDir()
+	var parts []string
+	for _, leg := range []string{"2gpu", "2p1d"} {
+		part := filepath.Join(dir, leg)
+		if code, _, stderr := runCLI(t, "import", "junit", junitFixture("surefire.xml"), "--part", "p-"+leg, "--out", part, "--leg", "topology="+leg); code != exitOK {
+			t.Fatalf("import: exit %d: %s", code, stderr)
+		}
+		parts = append(parts, part)
+	}
+	code, xml, stderr := runCLI(t, append([]string{"render", "--format", "junit", "--date", "2026-11-28"}, parts...)...)
+	if code != exitOK {
+		t.Fatalf("render --format junit: exit %d: %s", code, stderr)
+	}
+	file := filepath.Join(dir, "junit.xml")
+	if err := os.WriteFile(file, []byte(xml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "import", "junit", file, "--part", "back", "--out", filepath.Join(dir, "back"))
+	if code == exitOK || !strings.Contains(stderr, "suites of the legs 2gpu; 2p1d (ci-report.leg)") {
+		t.Errorf("import of two legs: exit %d: %s", code, stderr)
 	}
 }

@@ -143,14 +143,15 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	// The same secrets as the runner's and render's, streamed: a token split
 	// across two writes is caught too. Close writes out what it held back.
 	// The documents themselves are redacted by render (inputs.load passes
-	// the secrets in), before escaping.
+	// the secrets in), before escaping. Both streams learn the secrets of
+	// the setup's env once the report is read (renderInputs.readReport).
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err = o.publish(ctx, e, repo, o.target, token, stdout, stderr)
 	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil && cerr != nil {
 		err = cerr
 	}
-	return redactError(err, red)
+	return redactError(err, stderr.Redactor())
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {

@@ -267,3 +267,26 @@ func TestMergeRedactsTheSetupEnvSecrets(t *testing.T) {
 		t.Errorf("merged.json holds the engine env's secret, or not its name")
 	}
 }
+
+// TestPostRedactsTheSetupEnvSecrets: post's own stderr, streamed from
+// before the report is read, hides the secrets setup.json's env shows
+// too: here a part's problem line that carries one.
+func TestPostRedactsTheSetupEnvSecrets(t *testing.T) {
+	const secret = "wandb-0123456789abcdef"
+	dir := filepath.Join(t.TempDir(), "tree")
+	mustDo(t, os.CopyFS(dir, os.DirFS(treePath("nightly-fail"))))
+	setup := filepath.Join(dir, "vllm", "setup.json")
+	data, err := os.ReadFile(setup)
+	mustDo(t, err)
+	data = bytes.Replace(data, []byte(`"env": {`), []byte(`"env": {"WANDB_API_KEY": "`+secret+`", `), 1)
+	mustDo(t, os.WriteFile(setup, data, 0o644))
+	summary := filepath.Join(dir, "vllm", "summary.json")
+	data, err = os.ReadFile(summary)
+	mustDo(t, err)
+	data = bytes.Replace(data, []byte(`{`), []byte(`{"problems": ["login with `+secret+` refused"], `), 1)
+	mustDo(t, os.WriteFile(summary, data, 0o644))
+	code, _, stderr := runCLI(t, "post", "--dry-run", "--repo", "o/r", "--issue", "7", "--run-id", "1", dir)
+	if code != exitOK || !strings.Contains(stderr, "login with $WANDB_API_KEY refused") || strings.Contains(stderr, secret) {
+		t.Errorf("post: exit %d, stderr:\n%s", code, stderr)
+	}
+}

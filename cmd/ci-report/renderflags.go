@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -347,6 +348,13 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 	}
 	if rep == nil {
 		return nil, usageErrorf("load %s: no report", strings.Join(args, " "))
+	}
+	// A stream that redacts as it goes (post's) learns the secrets the
+	// setup shows in its env before any line about the report is written.
+	for _, w := range []io.Writer{e.Stdout, e.Stderr} {
+		if rw, ok := w.(*collect.RedactWriter); ok {
+			rw.Learn(rep.Setup.Secrets()...)
+		}
 	}
 	rep.WriteProblems(e.Stderr, "ci-report")
 	return rep, nil
