@@ -13,6 +13,7 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/bounds"
 	"github.com/ovg-project/ci-report/internal/marker"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // DefaultConfig returns the constants of docs/render.md §1.2: titles, schedules,
@@ -164,3 +165,50 @@ func (c Config) workflow(profile string) string {
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
 func (c Config) nightlyRuns(kind string) bool { return slices.Contains(c.NightlyKinds, kind) }
+
+// releaseTitle is the title of an engine release lane's report (profile
+// `<engine>-release` of a setup naming that engine alone, docs/runner.md
+// §2.8): `vLLM 0.33.0 against kvcached 1a2b3c4: ` then the version guard's
+// verdict first (the engine's setup case holds the version to kvcached's
+// guard, so its failed check is that verdict, and no probe ran), else how
+// many probe cases passed. "" for any other profile.
+func (r *renderer) releaseTitle() string {
+	s := r.rep.Setup
+	if s == nil || s.Engines.Len() != 1 || r.profile != s.Engines.Keys()[0]+"-release" {
+		return ""
+	}
+	key := s.Engines.Keys()[0]
+	e, _ := s.Engines.Get(key)
+	version := e.Engine
+	if version == "" && strings.Contains(e.Image, ":") {
+		version = strings.TrimPrefix(e.Image[strings.LastIndexByte(e.Image, ':')+1:], "v")
+	}
+	head := EngineDisplay(s, key) + " " + version + " against " + r.cfg.Product
+	if sha := r.sha(); sha != "" {
+		head += " " + ShortSHA(sha)
+	}
+	head += ": "
+	guard, passed, probes := "", 0, 0
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		switch {
+		case c.Name != key+"-setup":
+			probes++
+			if c.OK && !c.NotRun && c.SkipReason == "" {
+				passed++
+			}
+		case !c.OK:
+			guard = key + "-setup failed: did not finish; "
+			if i := slices.IndexFunc(c.Checks, func(ch collect.Check) bool { return !ch.OK }); i >= 0 {
+				guard = key + "-setup failed: " + text.Cut(c.Checks[i].Detail, 120) + "; "
+			}
+		}
+	}
+	return head + guard + fmt.Sprintf("%d of %d probes pass", passed, probes)
+}
+
+// title is the report's title: an engine release lane's own, else the
+// configured one (Config.Title).
+func (r *renderer) title() string {
+	return cmp.Or(r.releaseTitle(), r.cfg.Title(r.profile))
+}

@@ -205,7 +205,7 @@ func (r *renderer) commentMarker() string {
 }
 
 func (r *renderer) header(verdict string) string {
-	parts := []string{text.Plain(r.cfg.Title(r.profile))}
+	parts := []string{text.Plain(r.title())}
 	if r.opts.Date != "" {
 		parts = append(parts, r.opts.Date)
 	}

@@ -190,7 +190,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 		blocks = appendSome(blocks, r.closestCalls(w))
 	}
 	out := w.t("section", map[string]any{
-		"Title":    text.Plain(r.cfg.Title(r.profile)),
+		"Title":    text.Plain(r.title()),
 		"Sentence": sentence,
 		"Blocks":   blocks,
 	})

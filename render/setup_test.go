@@ -1,9 +1,12 @@
 package render
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 func strp(s string) *string { return &s }
@@ -118,5 +121,42 @@ func TestLayoutAndNames(t *testing.T) {
 	}
 	if ShortSHA("") != "unknown" || ShortSHA("0123456789") != "0123456" {
 		t.Errorf("ShortSHA")
+	}
+}
+
+// An engine release lane's report (profile <engine>-release, that engine
+// alone) is titled by the release and its probes, the version guard's
+// verdict first when the engine's setup case failed (docs/runner.md §2.8);
+// the same setup under another profile keeps the configured title.
+func TestReleaseTitle(t *testing.T) {
+	t.Parallel()
+	rep := sampleReport(t)
+	e, _ := rep.Setup.Engines.Get("vllm")
+	e.Engine = "0.33.0"
+	rep.Setup.Engines = collect.Ordered[collect.Engine]{}
+	rep.Setup.Engines.Set("vllm", e)
+	rep.Cases = slices.DeleteFunc(rep.Cases, func(c merge.Case) bool { return !strings.HasPrefix(c.Name, "vllm-") })
+	render := func(profile string) Documents {
+		opts := sampleOptions()
+		opts.Profile = profile
+		docs, err := Render(rep, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return docs
+	}
+	docs := render("vllm-release")
+	want := "vLLM 0.33.0 against kvcached 0123456: 2 of 3 probes pass"
+	if !strings.HasPrefix(docs.Section, "## "+want+"\n") || !strings.Contains(docs.Comment, want+" · 2026-11-28 · ") {
+		t.Errorf("section\n%s\ncomment\n%s\nwant both titled %q", docs.Section, docs.Comment, want)
+	}
+	rep.Cases[0].OK = false
+	rep.Cases[0].Checks = []collect.Check{{Name: "expectations_matched", Detail: "kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31"}}
+	want = "vLLM 0.33.0 against kvcached 0123456: vllm-setup failed: kvcached disabled itself: vllm 0.33.0 is outside >=0.17,<0.31; 2 of 3 probes pass"
+	if docs := render("vllm-release"); !strings.HasPrefix(docs.Section, "## "+strings.NewReplacer(">", `\>`, "<", `\<`).Replace(want)+"\n") {
+		t.Errorf("section\n%s\nwant it titled %q", docs.Section, want)
+	}
+	if docs := render("weekly"); !strings.HasPrefix(docs.Section, "## Weekly correctness\n") {
+		t.Errorf("weekly section\n%s", docs.Section)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,10 +25,17 @@ const (
 	pdMinBlocks      = 2
 	pdRequests       = 3
 	pdMaxTokens      = 8
+	pdMaxModelLen    = 512 // MAX_MODEL_LEN, the servers' --max-model-len
 )
 
 // PDServerArgs are the flags the smoke gives both servers beyond the model's.
-var PDServerArgs = []string{"--enforce-eager", "--no-enable-prefix-caching", "--block-size", "128", "--kv-transfer-config", PDTransferConfig}
+// The smoke passes no --async-scheduling (vLLM's default is off:
+// SchedulerConfig.async_scheduling, vllm/config/scheduler.py@01230b40128e)
+// while every vLLM server here does (the engine row), so the pair turns it
+// off again; vLLM reads a bool config field as a BooleanOptionalAction, as
+// the smoke's own --no-enable-prefix-caching, and the setup case holds
+// both to the server's --help=all (§5.1).
+var PDServerArgs = []string{"--enforce-eager", "--no-enable-prefix-caching", "--no-async-scheduling", "--block-size", "128", "--kv-transfer-config", PDTransferConfig}
 
 // pdGPUs are the GPUs of a pd case (setup.json's gpu): the part's first
 // two, prefill's and decode's.
@@ -95,7 +103,7 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 	c.Progress("stop")
 	ends := c.stopServers(servers)
 	if ready {
-		list = append(list, nixlPatched(servers))
+		list = append(list, nixlLogs(servers)...)
 	}
 	for i, s := range servers {
 		list = append(list, ends[i].Checks...)
@@ -106,34 +114,48 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 	return c.Result(list, log, nil)
 }
 
-// nixlPatchLine is what kvcached logs once it patched vLLM's NixlConnector
-// (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector).
-const nixlPatchLine = "Patched NixlConnector for kvcached PD disagg compatibility"
+// What kvcached's smoke greps both servers' logs for (check_logs of
+// tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3): kvcached's patch line, then
+// one of its layout or block-count lines, and none of the failure lines.
+// The patch and layout lines are kvcached's own
+// (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector:
+// "kvcached: NixlConnector layout overridden to NHD", "kvcached:
+// NixlConnector num_blocks %d -> %d"). The smoke's AssertionError and
+// Traceback are every server's error signatures already (§5.10).
+var (
+	nixlPatchLine    = "Patched NixlConnector for kvcached PD disagg compatibility"
+	nixlLayoutLines  = []string{"NixlConnector layout overridden to NHD", "NixlConnector num_blocks"}
+	nixlFailureLines = []string{"set_stride", "inconsistent KV block counts", "All kv cache tensors must have the same number of blocks", "NIXL transfer failure"}
+)
 
-// nixlPatched is pd_nixl_patched: kvcached's smoke greps both servers' logs
-// for kvcached's NixlConnector patch line (nixlPatchLine).
-func nixlPatched(servers []*Server) collect.Check {
-	var names, errs []string
-	found := make([]bool, len(servers))
-	for i, s := range servers {
-		names = append(names, s.Plan.Name)
+// nixlLogs are the pd checks of both servers' logs (from their starts):
+// checks.PDNixlLogs of what each showed.
+func nixlLogs(servers []*Server) []collect.Check {
+	var scans []checks.PDLogScan
+	var errs []string
+	for _, s := range servers {
+		scan := checks.PDLogScan{Name: s.Plan.Name}
 		f, err := os.Open(s.LogPath())
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		if _, err = f.Seek(s.LogStart(), io.SeekStart); err == nil {
-			sc := bufio.NewScanner(f)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() && !found[i] {
-				found[i] = strings.Contains(sc.Text(), nixlPatchLine)
+		if err == nil {
+			if _, err = f.Seek(s.LogStart(), io.SeekStart); err == nil {
+				sc := bufio.NewScanner(f)
+				sc.Buffer(nil, 1<<20)
+				for sc.Scan() {
+					line := sc.Text()
+					scan.Patched = scan.Patched || strings.Contains(line, nixlPatchLine)
+					scan.Layout = scan.Layout || slices.ContainsFunc(nixlLayoutLines, func(l string) bool { return strings.Contains(line, l) })
+					if scan.Failure == "" && slices.ContainsFunc(nixlFailureLines, func(l string) bool { return strings.Contains(line, l) }) {
+						scan.Failure = line
+					}
+				}
+				err = sc.Err()
 			}
-			err = sc.Err()
+			f.Close()
 		}
-		f.Close()
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("read %s: %v", s.LogPath(), err))
 		}
+		scans = append(scans, scan)
 	}
-	return checks.PDNixlPatched(names, found, errs)
+	return checks.PDNixlLogs(scans, errs)
 }

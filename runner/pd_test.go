@@ -35,8 +35,13 @@ func TestPDCase(t *testing.T) {
 	if d := byName["pd_decode_answered"].Detail; d != `3 answers contain "Paris"` {
 		t.Errorf("pd_decode_answered %q", d)
 	}
-	if d := byName["pd_nixl_patched"].Detail; d != "logged by pd-vllm-qwen15b-kv_c0-prefill, pd-vllm-qwen15b-kv_c0-decode" {
-		t.Errorf("pd_nixl_patched %q", d)
+	for _, name := range []string{"pd_nixl_patched", "pd_nixl_layout"} {
+		if d := byName[name].Detail; d != "logged by pd-vllm-qwen15b-kv_c0-prefill, pd-vllm-qwen15b-kv_c0-decode" {
+			t.Errorf("%s %q", name, d)
+		}
+	}
+	if c, ok := byName["pd_nixl_no_failure"]; !ok || !c.OK {
+		t.Errorf("pd_nixl_no_failure %+v", c)
 	}
 	// Each server on a GPU of its own: prefill on the part's first, decode
 	// on its second (their commands as run).
@@ -49,6 +54,12 @@ func TestPDCase(t *testing.T) {
 		if want := "CUDA_VISIBLE_DEVICES=" + strconv.Itoa(i) + " "; err != nil || !strings.Contains(string(cmd), want) ||
 			!strings.Contains(string(cmd), "VLLM_NIXL_SIDE_CHANNEL_PORT=") {
 			t.Errorf("%s's cmd.txt (%v) lacks %q or its side-channel port:\n%s", name, err, want, cmd)
+		}
+		// The smoke's context length and scheduling: --max-model-len 512,
+		// async scheduling off (the engine row's --async-scheduling undone).
+		if !strings.Contains(string(cmd), "--max-model-len 512 ") || strings.Contains(string(cmd), "--max-model-len 8192") ||
+			!strings.Contains(string(cmd), " --async-scheduling ") || !strings.Contains(string(cmd)[strings.Index(string(cmd), " --async-scheduling "):], " --no-async-scheduling ") {
+			t.Errorf("%s's cmd.txt lacks --max-model-len 512 or --no-async-scheduling after --async-scheduling:\n%s", name, cmd)
 		}
 	}
 

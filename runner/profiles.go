@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -93,6 +94,7 @@ type serverOpts struct {
 	tp                    int
 	fp8                   bool
 	batch                 int // 0: the model's
+	context               int // 0: 8192
 	tag                   string
 	suffix                string // -a/-b, -l/-h for same-named servers of a pair
 	env                   [][2]string
@@ -133,7 +135,7 @@ func buildServer(o serverOpts) ServerPlan {
 	}
 	s := ServerPlan{
 		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
-		ModelArgs: []string{"--dtype", "bfloat16", f.Context, "8192", f.Batch, strconv.Itoa(batch), f.Memory, m.memory[o.engine]},
+		ModelArgs: []string{"--dtype", "bfloat16", f.Context, strconv.Itoa(cmp.Or(o.context, 8192)), f.Batch, strconv.Itoa(batch), f.Memory, m.memory[o.engine]},
 		ExtraArgs: []string{},
 		Hybrid:    m.hybrid,
 	}
@@ -255,7 +257,7 @@ func (b *builder) priority(el, ml, eh, mh string) {
 func (b *builder) pd() {
 	var servers []ServerPlan
 	for _, role := range []string{"prefill", "decode"} {
-		s := buildServer(serverOpts{engine: "vllm", model: "qwen15b", layout: "c0", tag: "pd", suffix: "-" + role})
+		s := buildServer(serverOpts{engine: "vllm", model: "qwen15b", layout: "c0", tag: "pd", suffix: "-" + role, context: pdMaxModelLen})
 		s.ExtraArgs = append(s.ExtraArgs, PDServerArgs...)
 		servers = append(servers, s)
 	}

@@ -206,7 +206,7 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 // prefixes), and `--help` / `--help=all` lists them, exit 0.
 var engineOptions = map[string][]string{
 	"vllm": {"--model", "--served-model-name", "--host", "--port", "--seed", "--enable-prompt-tokens-details",
-		"--enable-prefix-caching", "--no-enable-prefix-caching", "--async-scheduling", "--compilation-config", "--dtype",
+		"--enable-prefix-caching", "--no-enable-prefix-caching", "--async-scheduling", "--no-async-scheduling", "--compilation-config", "--dtype",
 		"--max-model-len", "--max-num-seqs", "--gpu-memory-utilization", "--trust-remote-code",
 		"--tensor-parallel-size", "--kv-cache-dtype", "--block-size", "--enforce-eager", "--kv-transfer-config", "--help"},
 	"sglang": {"--model-path", "--served-model-name", "--host", "--port", "--random-seed", "--enable-cache-report",

@@ -12,7 +12,12 @@ import (
 // nixlPatchLine is what kvcached logs once it patched vLLM's NixlConnector
 // (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector);
 // a simulated kvcached vLLM server with --kv-transfer-config logs it.
-const nixlPatchLine = "Patched NixlConnector for kvcached PD disagg compatibility"
+// It then logs nixlLayoutLine when vLLM asks NixlConnector for its KV
+// layout (same file, _kvcached_layout), before the KV cache is allocated.
+const (
+	nixlPatchLine  = "Patched NixlConnector for kvcached PD disagg compatibility"
+	nixlLayoutLine = "kvcached: NixlConnector layout overridden to NHD"
+)
 
 // transfersDir holds transfers/<remote_request_id>.json: one KV transfer a
 // simulated prefill server issued, which a decode server takes once.

@@ -458,6 +458,7 @@ func (s *simServer) startupLogs(env serveEnv) {
 		s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
 		if cfg.KVTransfer != "" {
 			s.log.kvcached("%s", nixlPatchLine)
+			s.log.kvcached("%s", nixlLayoutLine)
 		}
 	}
 	s.retainCap = DefaultMaxCachedTokens

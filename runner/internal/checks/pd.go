@@ -20,6 +20,8 @@ func PDChecks() collect.Ordered[string] {
 	o.Set("pd_prefill_transferred", "each prefill request (max_tokens 1, kv_transfer_params do_remote_decode) answers 200 with kv_transfer_params holding at least 2 remote_block_ids, as kvcached's smoke requires (MIN_REMOTE_BLOCKS)")
 	o.Set("pd_decode_answered", `each decode request (the same prompt, the prefill's kv_transfer_params, max_tokens 8) answers 200 with text containing "Paris" (case-insensitive), as kvcached's smoke requires (EXPECTED_SUBSTRING)`)
 	o.Set("pd_nixl_patched", `the prefill or the decode server's log has kvcached's "Patched NixlConnector for kvcached PD disagg compatibility" line, as kvcached's smoke requires`)
+	o.Set("pd_nixl_layout", `the prefill or the decode server's log has kvcached's "NixlConnector layout overridden to NHD" or "NixlConnector num_blocks" line, as kvcached's smoke requires`)
+	o.Set("pd_nixl_no_failure", `neither server's log has a line with "set_stride", "inconsistent KV block counts", "All kv cache tensors must have the same number of blocks" or "NIXL transfer failure", as kvcached's smoke requires`)
 	o.Set("<server>_<shutdown check>", ShutdownChecksText)
 	o.Set("no_gpu_process_left", "no compute process is left on either GPU within 60 s after both servers stopped")
 	o.Set("case_completed", CaseCompletedText)
@@ -123,25 +125,45 @@ func PDDecodeAnswered(tries []PDTry, want string) collect.Check {
 	}, func() string { return fmt.Sprintf("%d answers contain %q", len(tries), want) })
 }
 
-// PDNixlPatched: some server (of names, in order) logged kvcached's
-// NixlConnector patch line (found[i]: the i-th did; errs: logs that could
-// not be read).
-func PDNixlPatched(names []string, found []bool, errs []string) collect.Check {
-	c := collect.Check{Name: "pd_nixl_patched"}
-	var by []string
-	for i, f := range found {
-		if f {
-			by = append(by, names[i])
+// PDLogScan is what one pd server's log showed, from its start: kvcached's
+// NixlConnector patch line, its layout or block-count line, and the first
+// line with a failure signature of kvcached's smoke ("": none).
+type PDLogScan struct {
+	Name            string
+	Patched, Layout bool
+	Failure         string
+}
+
+// PDNixlLogs are the checks kvcached's smoke makes of both servers' logs
+// (errs: logs that could not be read): pd_nixl_patched and
+// pd_nixl_layout, each passing when some server logged its line, and
+// pd_nixl_no_failure.
+func PDNixlLogs(scans []PDLogScan, errs []string) []collect.Check {
+	some := func(name, what string, has func(PDLogScan) bool) collect.Check {
+		var by []string
+		for _, s := range scans {
+			if has(s) {
+				by = append(by, s.Name)
+			}
+		}
+		if len(by) > 0 {
+			return pass(name, "logged by "+strings.Join(by, ", "))
+		}
+		return fail(name, text.CutLine(strings.Join(append([]string{"neither server's log has " + what}, errs...), "; "), 300))
+	}
+	out := []collect.Check{
+		some("pd_nixl_patched", "kvcached's NixlConnector patch line", func(s PDLogScan) bool { return s.Patched }),
+		some("pd_nixl_layout", "kvcached's NixlConnector layout or num_blocks line", func(s PDLogScan) bool { return s.Layout }),
+		pass("pd_nixl_no_failure", "no failure line in either server's log"),
+	}
+	for _, s := range scans {
+		if s.Failure != "" {
+			out[2] = fail("pd_nixl_no_failure", text.CutLine(s.Name+": "+s.Failure, 300))
+			break
 		}
 	}
-	if c.OK = len(by) > 0; c.OK {
-		c.Detail = "logged by " + strings.Join(by, ", ")
-	} else {
-		c.Detail = "neither server's log has kvcached's NixlConnector patch line"
-		if len(errs) > 0 {
-			c.Detail += ": " + strings.Join(errs, "; ")
-		}
+	if len(errs) > 0 && out[2].OK {
+		out[2] = fail("pd_nixl_no_failure", text.CutLine(strings.Join(errs, "; "), 300))
 	}
-	c.Detail = text.CutLine(c.Detail, 300)
-	return c
+	return out
 }

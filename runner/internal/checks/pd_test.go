@@ -28,10 +28,20 @@ func TestPDChecks(t *testing.T) {
 		{name: "not sent", got: PDDecodeAnswered([]PDTry{{PrefillErr: "x"}}, "Paris"), wantName: "pd_decode_answered",
 			wantDetail: "request 0: not sent: its prefill failed"},
 	})
+	good := []PDLogScan{{Name: "p", Layout: true}, {Name: "d", Patched: true, Layout: true}}
+	bad := []PDLogScan{{Name: "p"}, {Name: "d", Failure: "RuntimeError: set_stride is not allowed on a Tensor created from .data or .detach()"}}
+	g, b := PDNixlLogs(good, nil), PDNixlLogs(bad, []string{"read d: gone"})
 	runCheckCases(t, []checkCase{
-		{name: "patched", got: PDNixlPatched([]string{"p", "d"}, []bool{false, true}, nil), wantName: "pd_nixl_patched", wantOK: true, wantDetail: "logged by d"},
-		{name: "not patched", got: PDNixlPatched([]string{"p", "d"}, []bool{false, false}, []string{"read d: gone"}), wantName: "pd_nixl_patched",
-			wantDetail: "neither server's log has kvcached's NixlConnector patch line: read d: gone"},
+		{name: "patched", got: g[0], wantName: "pd_nixl_patched", wantOK: true, wantDetail: "logged by d"},
+		{name: "layout", got: g[1], wantName: "pd_nixl_layout", wantOK: true, wantDetail: "logged by p, d"},
+		{name: "no failure", got: g[2], wantName: "pd_nixl_no_failure", wantOK: true, wantDetail: "no failure line in either server's log"},
+		{name: "not patched", got: b[0], wantName: "pd_nixl_patched",
+			wantDetail: "neither server's log has kvcached's NixlConnector patch line; read d: gone"},
+		{name: "no layout", got: b[1], wantName: "pd_nixl_layout",
+			wantDetail: "neither server's log has kvcached's NixlConnector layout or num_blocks line; read d: gone"},
+		{name: "failure", got: b[2], wantName: "pd_nixl_no_failure",
+			wantDetail: "d: RuntimeError: set_stride is not allowed on a Tensor created from .data or .detach()"},
+		{name: "unread", got: PDNixlLogs([]PDLogScan{{Name: "p"}}, []string{"read p: gone"})[2], wantName: "pd_nixl_no_failure", wantDetail: "read p: gone"},
 	})
 	for in, want := range map[string]int{`{"remote_block_ids":[1,2,3]}`: 3, `{"remote_block_ids":[[1,2],[3]]}`: 3, `{"remote_block_ids":null}`: 0} {
 		if n, err := PDRemoteBlocks(json.RawMessage(in)); err != nil || n != want {
