@@ -26,17 +26,33 @@ type MachineState struct {
 	Errors   []string    `json:"errors,omitempty"`
 }
 
-// GPUState is one of the run's GPUs: its health counters (gpu.Health), or
-// Error when it did not answer.
+// GPUState is one of the run's GPUs: its health counters, or Error when it
+// did not answer.
 type GPUState struct {
-	Index          int    `json:"index"`
+	Index     int `json:"index"`
+	GPUHealth `json:",inline"`
+	Error     string `json:"error,omitempty"`
+}
+
+// GPUHealth is what a GPU says of its own health (docs/formats.md §4.10),
+// as the GPU backend reads it (runner/gpu.Health is this type): counters
+// that only rise while the driver stays loaded, so that one that rose
+// during a case says the machine went bad then. A counter the GPU does not
+// keep (no ECC on a consumer card) reads 0. ECCUncorrected counts the
+// uncorrectable ECC errors since the driver loaded (volatile),
+// RetiredPages the pages retired for double-bit ECC errors, RemappedRows
+// the rows remapped for uncorrectable errors, PCIeReplays the PCIe link's
+// replays; Xids the critical Xid events NVML's event API reported since the
+// backend opened, but those an application's own fault raises too (nvml
+// builds only), LastXid the last of them (0 where the event API is not
+// available).
+type GPUHealth struct {
 	ECCUncorrected uint64 `json:"ecc_uncorrected"`
 	RetiredPages   uint64 `json:"retired_pages"`
 	RemappedRows   uint64 `json:"remapped_rows"`
 	PCIeReplays    uint64 `json:"pcie_replays"`
 	Xids           uint64 `json:"xids,omitempty"`
 	LastXid        uint64 `json:"last_xid,omitempty"`
-	Error          string `json:"error,omitempty"`
 }
 
 // DiskState is the file system holding Path (its Role: "work dir", "model

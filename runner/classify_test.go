@@ -434,7 +434,7 @@ func TestOwnership(t *testing.T) {
 // a GPU that never answered decide nothing.
 func TestWentBad(t *testing.T) {
 	gpu := func(ecc, pages, rows, replays uint64, err string) collect.GPUState {
-		return collect.GPUState{Index: 0, ECCUncorrected: ecc, RetiredPages: pages, RemappedRows: rows, PCIeReplays: replays, Error: err}
+		return collect.GPUState{Index: 0, GPUHealth: collect.GPUHealth{ECCUncorrected: ecc, RetiredPages: pages, RemappedRows: rows, PCIeReplays: replays}, Error: err}
 	}
 	state := func(n int, g collect.GPUState, free int64) *collect.MachineState {
 		return &collect.MachineState{GPUCount: n, GPUs: []collect.GPUState{g},

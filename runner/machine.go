@@ -32,8 +32,7 @@ func (r *Runner) machineState() *collect.MachineState {
 				if h, err := hr.Health(i); err != nil {
 					g.Error = text.CutLine(err.Error(), 200)
 				} else {
-					g.ECCUncorrected, g.RetiredPages, g.RemappedRows, g.PCIeReplays = h.ECCUncorrected, h.RetiredPages, h.RemappedRows, h.PCIeReplays
-					g.Xids, g.LastXid = h.Xids, h.LastXid
+					g.GPUHealth = h
 				}
 				st.GPUs = append(st.GPUs, g)
 			}

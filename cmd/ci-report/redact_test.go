@@ -239,19 +239,31 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	}
 }
 
-// TestMergeRedactsTheSetupEnvSecrets: a part whose setup.json shows a
-// secret-named variable of an engine's env (written before the runner
-// redacted it, or by another tool) gives a merged.json, an uploaded
-// artifact, without its value, wherever the value stands.
-func TestMergeRedactsTheSetupEnvSecrets(t *testing.T) {
-	const secret = "wandb-0123456789abcdef"
+// setupEnvSecret is the value treeWithSetupEnvSecret puts in the vLLM
+// part's setup.json env, under the secret-named WANDB_API_KEY.
+const setupEnvSecret = "wandb-0123456789abcdef"
+
+// treeWithSetupEnvSecret copies the nightly-fail tree with setupEnvSecret
+// in its vLLM part's setup.json env, and returns the copy.
+func treeWithSetupEnvSecret(t *testing.T) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tree")
 	mustDo(t, os.CopyFS(dir, os.DirFS(treePath("nightly-fail"))))
 	setup := filepath.Join(dir, "vllm", "setup.json")
 	data, err := os.ReadFile(setup)
 	mustDo(t, err)
-	data = bytes.Replace(data, []byte(`"env": {`), []byte(`"env": {"WANDB_API_KEY": "`+secret+`", `), 1)
+	data = bytes.Replace(data, []byte(`"env": {`), []byte(`"env": {"WANDB_API_KEY": "`+setupEnvSecret+`", `), 1)
 	mustDo(t, os.WriteFile(setup, data, 0o644))
+	return dir
+}
+
+// TestMergeRedactsTheSetupEnvSecrets: a part whose setup.json shows a
+// secret-named variable of an engine's env (written before the runner
+// redacted it, or by another tool) gives a merged.json, an uploaded
+// artifact, without its value, wherever the value stands.
+func TestMergeRedactsTheSetupEnvSecrets(t *testing.T) {
+	const secret = setupEnvSecret
+	dir := treeWithSetupEnvSecret(t)
 	part := filepath.Join(dir, "vllm", "part.json")
 	pj, err := os.ReadFile(part)
 	mustDo(t, err)
@@ -272,16 +284,10 @@ func TestMergeRedactsTheSetupEnvSecrets(t *testing.T) {
 // before the report is read, hides the secrets setup.json's env shows
 // too: here a part's problem line that carries one.
 func TestPostRedactsTheSetupEnvSecrets(t *testing.T) {
-	const secret = "wandb-0123456789abcdef"
-	dir := filepath.Join(t.TempDir(), "tree")
-	mustDo(t, os.CopyFS(dir, os.DirFS(treePath("nightly-fail"))))
-	setup := filepath.Join(dir, "vllm", "setup.json")
-	data, err := os.ReadFile(setup)
-	mustDo(t, err)
-	data = bytes.Replace(data, []byte(`"env": {`), []byte(`"env": {"WANDB_API_KEY": "`+secret+`", `), 1)
-	mustDo(t, os.WriteFile(setup, data, 0o644))
+	const secret = setupEnvSecret
+	dir := treeWithSetupEnvSecret(t)
 	summary := filepath.Join(dir, "vllm", "summary.json")
-	data, err = os.ReadFile(summary)
+	data, err := os.ReadFile(summary)
 	mustDo(t, err)
 	data = bytes.Replace(data, []byte(`{`), []byte(`{"problems": ["login with `+secret+` refused"], `), 1)
 	mustDo(t, os.WriteFile(summary, data, 0o644))

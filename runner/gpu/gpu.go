@@ -4,7 +4,11 @@
 // of runner/sim, and None for machines without a GPU.
 package gpu
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ovg-project/ci-report/collect"
+)
 
 // ErrNoGPU is returned by every query of the None backend.
 var ErrNoGPU = errors.New("no GPU backend: NVML is not available on this machine (use --simulate to run without a GPU)")
@@ -53,27 +57,9 @@ func (None) Processes(int) ([]Process, error) { return nil, ErrNoGPU }
 // Close implements Backend.
 func (None) Close() error { return nil }
 
-// Health is what a GPU says of its own health (docs/formats.md §4.10):
-// counters that only rise while the driver stays loaded, so that one that
-// rose during a case says the machine went bad then. A counter the GPU
-// does not keep (no ECC on a consumer card) reads 0.
-type Health struct {
-	// ECCUncorrected counts the uncorrectable ECC errors since the driver
-	// loaded (volatile).
-	ECCUncorrected uint64 `json:"ecc_uncorrected"`
-	// RetiredPages counts the pages retired for double-bit ECC errors.
-	RetiredPages uint64 `json:"retired_pages"`
-	// RemappedRows counts the rows remapped for uncorrectable errors.
-	RemappedRows uint64 `json:"remapped_rows"`
-	// PCIeReplays counts the PCIe link's replays.
-	PCIeReplays uint64 `json:"pcie_replays"`
-	// Xids counts the critical Xid events NVML's event API reported since
-	// the backend opened, but those an application's own fault raises too
-	// (appXid, nvml builds only); LastXid is the last of them. 0 where the event API is not
-	// available.
-	Xids    uint64 `json:"xids,omitempty"`
-	LastXid uint64 `json:"last_xid,omitempty"`
-}
+// Health is what a GPU says of its own health: the counters the part
+// records (collect.GPUHealth, docs/formats.md §4.10).
+type Health = collect.GPUHealth
 
 // HealthReader is a Backend that can read a GPU's Health (NVML and the
 // simulated GPU; None and Unavailable cannot).
