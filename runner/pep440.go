@@ -14,13 +14,12 @@ import (
 // versions (`0.1.5`, `0.29.1.dev12+g1a2b3c`, `0.30.0+sim`).
 
 // version is a parsed PEP 440 version. Its local label (`+sim`, `+cu129`)
-// is kept for display only: ranges compare the public version.
+// is dropped: ranges compare the public version.
 type version struct {
 	release []int
 	pre     *[2]int // phase (0 a, 1 b, 2 rc) and number
 	post    *int
 	dev     *int
-	raw     string
 }
 
 var versionRE = regexp.MustCompile(`(?i)^v?(\d+(?:\.\d+)*)` +
@@ -36,7 +35,7 @@ func parseVersion(s string) (version, error) {
 	if m == nil {
 		return version{}, fmt.Errorf("%q is not a version (want dotted numbers, optionally with a PEP 440 pre, post, dev or +local suffix)", s)
 	}
-	v := version{raw: s}
+	var v version
 	for _, p := range strings.Split(m[1], ".") {
 		n, err := strconv.Atoi(p)
 		if err != nil {
@@ -66,20 +65,12 @@ func (v version) isPre() bool { return v.pre != nil || v.dev != nil }
 // cmpVersions orders two versions as PEP 440 does (local labels ignored):
 // X.devN < X.aN < X.bN < X.rcN < X < X.postN.
 func cmpVersions(a, b version) int {
-	n := max(len(a.release), len(b.release))
-	for i := 0; i < n; i++ {
-		x, y := at(a.release, i), at(b.release, i)
-		if x != y {
-			return cmpInt(x, y)
+	for i := range max(len(a.release), len(b.release)) {
+		if c := cmp.Compare(at(a.release, i), at(b.release, i)); c != 0 {
+			return c
 		}
 	}
-	if c := cmpKeys(preKey(a), preKey(b)); c != 0 {
-		return c
-	}
-	if c := cmpKeys(postKey(a), postKey(b)); c != 0 {
-		return c
-	}
-	return cmpKeys(devKey(a), devKey(b))
+	return slices.Compare(suffixKey(a), suffixKey(b))
 }
 
 func at(s []int, i int) int {
@@ -89,54 +80,28 @@ func at(s []int, i int) int {
 	return 0
 }
 
-func cmpInt(x, y int) int {
+// suffixKey orders what follows the release: pre, post and dev each as
+// [rank, number], rank -1 sorting first and 1 last.
+func suffixKey(v version) []int {
+	pre, post, dev := []int{1, 0, 0}, []int{-1, 0}, []int{1, 0}
 	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
+	case v.pre != nil:
+		pre = []int{0, v.pre[0], v.pre[1]}
+	case v.post == nil && v.dev != nil:
+		pre = []int{-1, 0, 0} // X.devN comes before X.a0
 	}
-	return 0
-}
-
-// Keys as [rank, number]: rank -1 sorts first, 1 last.
-func preKey(v version) [3]int {
-	switch {
-	case v.pre == nil && v.post == nil && v.dev != nil:
-		return [3]int{-1, 0, 0} // X.devN comes before X.a0
-	case v.pre == nil:
-		return [3]int{1, 0, 0}
+	if v.post != nil {
+		post = []int{0, *v.post}
 	}
-	return [3]int{0, v.pre[0], v.pre[1]}
-}
-
-func postKey(v version) [3]int {
-	if v.post == nil {
-		return [3]int{-1, 0, 0}
+	if v.dev != nil {
+		dev = []int{0, *v.dev}
 	}
-	return [3]int{0, *v.post, 0}
-}
-
-func devKey(v version) [3]int {
-	if v.dev == nil {
-		return [3]int{1, 0, 0}
-	}
-	return [3]int{0, *v.dev, 0}
-}
-
-func cmpKeys(a, b [3]int) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return cmpInt(a[i], b[i])
-		}
-	}
-	return 0
+	return slices.Concat(pre, post, dev)
 }
 
 // versionRange is a parsed range: every clause must hold.
 type versionRange struct {
 	clauses []clause
-	raw     string
 }
 
 type clause struct {
@@ -151,7 +116,7 @@ var clauseRE = regexp.MustCompile(`^(==|!=|>=|<=|~=|>|<)?\s*(.+)$`)
 // `>=0.1.5,<0.2`, `==0.1.5`, `~=0.29.0`, `==0.29.*`, or the vLLM-style
 // shorthand `0.29.*` (a bare version is `==`). "" and `*` match any version.
 func parseRange(s string) (versionRange, error) {
-	r := versionRange{raw: s}
+	var r versionRange
 	if t := strings.TrimSpace(s); t == "" || t == "*" {
 		return r, nil
 	}
@@ -161,13 +126,11 @@ func parseRange(s string) (versionRange, error) {
 		if m == nil {
 			return versionRange{}, fmt.Errorf("range %q: empty clause", s)
 		}
-		c := clause{op: m[1], prefix: strings.HasSuffix(m[2], ".*")}
-		c.op = cmp.Or(c.op, "==")
-		vs := strings.TrimSuffix(m[2], ".*")
+		c := clause{op: cmp.Or(m[1], "=="), prefix: strings.HasSuffix(m[2], ".*")}
 		if c.prefix && c.op != "==" && c.op != "!=" {
 			return versionRange{}, fmt.Errorf("range %q: %s cannot take a .* version (only == and != can)", s, c.op)
 		}
-		v, err := parseVersion(vs)
+		v, err := parseVersion(strings.TrimSuffix(m[2], ".*"))
 		if err != nil {
 			return versionRange{}, fmt.Errorf("range %q: %v", s, err)
 		}
@@ -198,16 +161,10 @@ func (r versionRange) contains(v version) bool {
 func (c clause) holds(v version) bool {
 	if c.prefix {
 		in := true
-		for i := range c.v.release {
-			if at(v.release, i) != c.v.release[i] {
-				in = false
-				break
-			}
+		for i, n := range c.v.release {
+			in = in && at(v.release, i) == n
 		}
-		if c.op == "==" {
-			return in
-		}
-		return !in
+		return in == (c.op == "==")
 	}
 	d := cmpVersions(v, c.v)
 	sameRelease := cmpVersions(version{release: v.release}, version{release: c.v.release}) == 0
