@@ -31,9 +31,7 @@ type evidence struct {
 	Kvcached, Script bool
 	GPU              GPUFacts
 	// Provisional names the expectation sets the case's kvcached servers
-	// were held to provisionally (docs/runner.md §2.6), "" for none: what
-	// they fail to match of a kvcached newer than every set is the sets'
-	// to catch up with, not kvcached's.
+	// were held to provisionally (docs/runner.md §2.6), "" for none.
 	Provisional string
 	Facts       CaseFacts
 	// kernel are the --kernel-log lines written while the case ran, until
@@ -46,18 +44,16 @@ type evidence struct {
 // (docs/runner.md §5.10). The zero value knows nothing.
 type CaseFacts struct {
 	ServerPorts []int // the --port values of the case's servers
-	// PortHolder is whose the port a server could not bind was when the
-	// runner looked (HeldForeign: a process outside the case's process
-	// groups), "" not known.
+	// PortHolder is whose the port a server could not bind was (HeldForeign,
+	// HeldByCase), "" not known.
 	PortHolder string
 	PlanModels []string // the model ids the plan asked the servers for
-	// OOMVictim and OOMInvoker are whose the process the kernel's OOM killer
-	// killed and the one that invoked it were.
+	// OOMVictim and OOMInvoker are whose the OOM killer's victim and the
+	// process that invoked it were.
 	OOMVictim, OOMInvoker string
 	HostShort             bool // the host was short of memory at the start
-	// MachineWentBad says what of the machine went bad while the case ran
-	// (MachineFacts.WentBad), "" nothing; MachineBadBefore: already at its
-	// start.
+	// MachineWentBad says what of the machine went bad while the case ran,
+	// "" nothing; MachineBadBefore: already at its start.
 	MachineWentBad   string
 	MachineBadBefore bool
 }
@@ -66,9 +62,8 @@ type CaseFacts struct {
 // headers and `ci-report classify --fact` (docs/runner.md §1.7).
 var FactKeys = []string{"server-port", "port-holder", "plan-model", "oom-victim", "oom-invoker", "host-memory-short", "machine"}
 
-// Set records one fact given as key and value (FactKeys; server-port and
-// plan-model once per server). An unknown key or a value out of its range
-// is an error that names them.
+// Set records one fact (FactKeys; server-port and plan-model once per
+// server). An unknown key or a value out of its range is an error.
 func (f *CaseFacts) Set(key, value string) error {
 	whose := func(dst *string) error {
 		if value != HeldForeign && value != HeldByCase {
@@ -133,10 +128,9 @@ const (
 )
 
 // GPUFacts is what the GPU held around a case, which decides whose a memory
-// refusal is (docs/runner.md §5.10): Holders are the compute processes
-// NVML (or the simulated GPU) showed on the case's GPUs when it started,
-// before its first server, none of them the case's; NativeStarted says the
-// group's native case started its server on the same GPU.
+// refusal is (docs/runner.md §5.10): Holders are the compute processes on
+// the case's GPUs when it started; NativeStarted says the group's native
+// case started its server on the same GPU.
 type GPUFacts struct {
 	Holders       []GPUHolder
 	NativeStarted bool
@@ -162,9 +156,8 @@ func (h GPUHolder) String() string {
 	return s
 }
 
-// ParseGPUHolders reads `PID:MiB[,PID:MiB...]`, the processes another tool
-// saw holding GPU memory when a case's server started (the classify
-// command's --gpu-holders); their GPU is not known (-1).
+// ParseGPUHolders reads the classify command's --gpu-holders,
+// `PID:MiB[,PID:MiB...]`; their GPU is not known (-1).
 func ParseGPUHolders(s string) ([]GPUHolder, error) {
 	var out []GPUHolder
 	for _, item := range strings.Split(s, ",") {
@@ -179,11 +172,10 @@ func ParseGPUHolders(s string) ([]GPUHolder, error) {
 	return out, nil
 }
 
-// Verdict is a class decided from a case's evidence (judge): the class,
-// the signature and line that decided it (none for a default), and why in
-// at most collect.ClassWhyMax code points; Where is the log the line is in,
-// By how it was decided (collect.ClassByFact, ClassBySignature or
-// ClassByDefault).
+// Verdict is a class decided from a case's evidence (judge): the
+// signature and line that decided it (none for a default), why in at most
+// collect.ClassWhyMax code points, Where the log the line is in, and By
+// how it was decided (collect.ClassBy*).
 type Verdict struct {
 	Class     string
 	Signature string
@@ -207,20 +199,18 @@ func (e *evidence) note(m engine.SignatureMatch, where string) {
 	}
 }
 
+// rank is the precedence of the signature named name (engine.Signatures'
+// order; an unknown name last).
 func rank(name string) int {
-	for i, s := range engine.Signatures {
-		if s.Name == name {
-			return i
-		}
+	if i := slices.IndexFunc(engine.Signatures, func(s engine.Signature) bool { return s.Name == name }); i >= 0 {
+		return i
 	}
 	return len(engine.Signatures)
 }
 
-// judge decides from the evidence alone: the class of the signature found
-// (a memory refusal judged by what the GPU held, memoryVerdict), else the
-// default, product for a case with a kvcached server and infra for one
-// without. classifyCase and ClassifyLogs (the classify command) both call
-// it, so the command makes the runner's decision.
+// judge decides from the evidence alone (docs/runner.md §5.10 steps 3 and
+// 6). classifyCase and ClassifyLogs both call it, so the classify command
+// makes the runner's decision.
 func judge(ev evidence) Verdict {
 	if bad := ev.Facts.MachineWentBad; bad != "" {
 		when := ": "
@@ -259,18 +249,10 @@ func (e *evidence) defaultClass() string {
 }
 
 // ownership judges the families whose words fit the machine's fault and
-// the serving software's alike by whose the thing was (issue 29 item 2);
-// ok is false when the facts do not decide and the signature's class
-// stands. A port clash is the machine's when a process outside the case
-// held the port, or the port is a server's own --port (the runner found it
-// free before the start, so another took it); an address the engine chose
-// itself that it could not bind, no foreign process holding it, is the
-// engine's. An OOM kill is the machine's when its victim or invoker was
-// not the case's or the host was short of memory at the start; within the
-// case's own processes it is the case's. A Hub refusal is the Hub's (or a
-// missing model the plan's) only for the model id the plan asked for: a
-// refusal for another id (`None`, an empty id, a placeholder) says the
-// serving software lost the id.
+// the serving software's alike by whose the thing was (docs/runner.md
+// §5.10 step 3, "Ownership"); ok is false when the facts do not decide and
+// the signature's class stands. A server's own --port is the machine's
+// because the runner found it free before the start, so another took it.
 func ownership(ev evidence) (Verdict, bool) {
 	f := &ev.Facts
 	switch ev.Match.Name {
@@ -354,11 +336,9 @@ func placeholderModelID(id string) bool {
 	return false
 }
 
-// memoryVerdict judges a memory refusal by what the GPU held: infra when
-// another process held memory on the case's GPU when it started (naming the
-// largest), product when the native case started its server on the same GPU
-// (kvcached's server needed more than the engine alone), otherwise it
-// cannot tell and the class is the case's default.
+// memoryVerdict judges a memory refusal by what the GPU held
+// (docs/runner.md §5.10 step 3): with the native case started on the same
+// GPU, kvcached's server needed more than the engine alone.
 func memoryVerdict(ev evidence) (class, why, by string) {
 	if len(ev.GPU.Holders) > 0 {
 		h := slices.MaxFunc(ev.GPU.Holders, func(a, b GPUHolder) int { return cmp.Compare(a.MiB, b.MiB) })
@@ -370,39 +350,33 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 	return ev.defaultClass(), "memory refusal; cannot tell whose: no other GPU holder seen, no native twin", collect.ClassByDefault
 }
 
-// classWhy is a case's class_why from a verdict: its reason, then the line
-// and where it is, except for a line of a serve.log: the case's excerpt
-// quotes that log around its signatures (Runner.excerpt starts with the
-// server whose log held the best match), so the reason stays short enough
-// for a report's class cell (collect.ClassWhyMax; issue 21). The line is
-// cut around what the signature matched (text.CutAround) so the whole fits
-// collect.ClassWhyMax, which a report cuts to: a kernel line's
-// `GPU has fallen off the bus` comes after its Xid and PCI address.
+// classWhy is a case's class_why from a verdict (docs/runner.md §5.10
+// step 3): its reason, then the line and where it is unless the excerpt
+// quotes it (a serve.log's). The line is cut around what the signature
+// matched so the whole fits collect.ClassWhyMax, which a report cuts to: a
+// kernel line's `GPU has fallen off the bus` comes after its Xid and PCI
+// address.
 func (v Verdict) classWhy() string {
 	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
 	}
 	head := fmt.Sprintf("%s (%s: ", v.Why, v.Where)
 	room := collect.ClassWhyMax - utf8.RuneCountInString(head) - 1
-	line := text.OneLine(v.Line)
-	start, end := 0, 0
-	for i := range engine.Signatures {
-		if s := &engine.Signatures[i]; s.Name == v.Signature {
-			if loc := s.Re.FindStringIndex(line); loc != nil {
-				start, end = loc[0], loc[1]
-			}
-			break
-		}
-	}
 	if room < 3 {
 		return text.CutWords(v.Why, collect.ClassWhyMax)
+	}
+	line := text.OneLine(v.Line)
+	start, end := 0, 0
+	if i := rank(v.Signature); i < len(engine.Signatures) {
+		if loc := engine.Signatures[i].Re.FindStringIndex(line); loc != nil {
+			start, end = loc[0], loc[1]
+		}
 	}
 	return head + text.CutAround(line, start, end, room) + ")"
 }
 
-// LogCase is what `ci-report classify` knows of a failed case: its
-// serve.log, the kernel log lines written while it ran (nil: none), whether
-// it ran without kvcached, and what the GPU held.
+// LogCase is what `ci-report classify` knows of a failed case (a nil
+// KernelLog: none).
 type LogCase struct {
 	ServeLog  io.Reader
 	KernelLog io.Reader
@@ -412,9 +386,8 @@ type LogCase struct {
 }
 
 // ClassifyLogs is the decision the runner makes for a failed case whose
-// evidence is lc (docs/runner.md §5.10): the signature of highest
-// precedence in its logs, judged as the runner judges it. An error reading
-// a log is returned with nothing decided.
+// evidence is lc (docs/runner.md §5.10). An error reading a log is
+// returned with nothing decided.
 func ClassifyLogs(lc LogCase) (Verdict, error) {
 	ev := evidence{Kvcached: !lc.Native, GPU: lc.GPU, Facts: lc.Facts}
 	for _, l := range []struct {
@@ -435,10 +408,8 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 	return judge(ev), nil
 }
 
-// checkClass is the class a failed check decides by itself, "" for most:
-// ci-report's own failures are harness; a missing GPU, a ballast that cannot
-// hold its memory, a version probe that cannot run in the engine's image and
-// an engine's container that sees no GPU are the machine's.
+// checkClass is the class a failed check decides by itself, "" for most
+// (docs/runner.md §5.10 step 1).
 func checkClass(ch *collect.Check) string {
 	switch ch.Name {
 	case "inputs_accepted":
@@ -530,13 +501,9 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) 
 		}
 		return collect.ClassInfra, "the engine's setup: " + first + ", with no sign of kvcached at fault", collect.ClassByDefault
 	}
-	// The default and the first root check, which fit the class cell's
-	// collect.ClassWhyMax code points for the usual check names. A kvcached
-	// case whose every root failure is a measurement of kvcached's own
-	// behaviour (its tokens against the native twin's, a segment or socket
-	// left behind, memory not released) is decided by that fact; one whose
-	// server did not run (not ready, died, requests refused, errors
-	// logged) with nothing explaining it is the default's: unexplained.
+	// A kvcached case whose every root failure measures kvcached's own
+	// behaviour is decided by that fact; one whose server did not run is
+	// the default's: unexplained (docs/runner.md §5.10, class_by).
 	v := judge(ev)
 	if ev.Kvcached && len(roots) > 0 && !slices.ContainsFunc(roots, serverRunCheck) {
 		v.By = collect.ClassByFact
@@ -548,19 +515,16 @@ func classifyCase(res *collect.CaseResult, ev evidence) (class, why, by string) 
 }
 
 // serverRunCheck reports whether ch says that a server did not run as a
-// server (docs/runner.md §5.1's checks: became ready, stayed alive, answered
-// its requests, logged no error signature, exited at its stop signal),
-// rather than measuring what kvcached did while it ran: such a failure
-// with no signature and no fact explaining it is unexplained.
+// server (ready, alive, answering, no error signature, clean exit) rather
+// than measuring what kvcached did while it ran.
 func serverRunCheck(ch *collect.Check) bool {
 	n := ch.Name
 	return n == "case_completed" || strings.HasSuffix(n, "_ready") || strings.Contains(n, "_alive") ||
 		strings.HasSuffix(n, "_ok") || strings.HasSuffix(n, "no_error_signatures") || strings.HasSuffix(n, "clean_exit_on_signal")
 }
 
-// classifyFollowers gives a kvcached case that classifyCase left without a
-// class (every failed check follows from its native case) the native
-// case's class, or infra when the native case did not finish.
+// classifyFollowers classes a kvcached case that classifyCase left without
+// a class (docs/runner.md §5.10 step 4).
 func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 	if !kv.Failed() || kv.Class != "" {
 		return
@@ -573,10 +537,8 @@ func classifyFollowers(kv, native *collect.CaseResult, nativeName string) {
 	kv.Class, kv.ClassWhy, kv.ClassBy = collect.ClassInfra, "follows from the native case "+nativeName+", which did not finish", collect.ClassByFact
 }
 
-// gpuHolders lists the compute processes NVML (or the simulated GPU) shows
-// on the run's GPUs now, before a case starts anything: none of them is the
-// case's (docs/runner.md §5.10). Nothing when the run has no GPU or a GPU
-// cannot be asked.
+// gpuHolders lists the compute processes on the run's GPUs now, before a
+// case starts anything; nothing when a GPU cannot be asked.
 func (r *Runner) gpuHolders() []GPUHolder {
 	if r.GPU == nil || r.gpuErr != nil {
 		return nil
@@ -613,12 +575,10 @@ func nativeStarted(native *collect.CaseResult) bool {
 	return i >= 0 && native.Checks[i].OK
 }
 
-// classifyLikeNative gives a kvcached case that failed by default (no
-// signature decided it) the native case's class when the native case failed
-// every one of the kvcached case's root checks too and was classed infra:
-// the same failure without kvcached is not kvcached's (a server that never
-// became ready in both). A kvcached case with a root failure of its own
-// (its shutdown, its memory) keeps its class.
+// classifyLikeNative gives a kvcached case classed by the default the
+// native case's infra when the native case failed every one of its root
+// checks too (docs/runner.md §5.10 step 6): the same failure without
+// kvcached is not kvcached's.
 func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 	if !kv.Failed() || kv.Class != collect.ClassProduct || !strings.HasPrefix(kv.ClassWhy, whyKvcachedDefault) || native == nil || native.Class != collect.ClassInfra {
 		return
@@ -649,26 +609,20 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 // caseEvidence is what a finished case needs to gather its evidence
 // (docs/runner.md §5.10), gathered only once the case is known to have
 // failed (a held-back kvcached case may fail only in its comparisons) and
-// then once: a passing case reads no log for it.
+// then once.
 type caseEvidence struct {
-	r *Runner
-	c *Case
-	// kernelStart and kernelEnd bound the --kernel-log lines written while
-	// the case ran.
-	kernelStart, kernelEnd int64
+	r                      *Runner
+	c                      *Case
+	kernelStart, kernelEnd int64 // the --kernel-log lines of the case
 	// holders are the compute processes on the run's GPUs when the case
-	// started (gpuHolders); nativeStarted is set once the group's native
-	// case started its server (comparisons.flush).
+	// started; nativeStarted is set once the group's native case started
+	// its server (comparisons.flush).
 	holders       []GPUHolder
 	nativeStarted bool
-	// machine is what the host said of itself before and after the case
-	// (nil: the case passed when it ended).
-	machine *collect.Machine
-	// watch sampled the run's processes and the GPUs while the case ran;
-	// hostShort: the host was short of memory when it started (hostShort).
-	watch     *caseWatch
-	hostShort bool
-	ev        *evidence // nil until gathered
+	machine       *collect.Machine // nil: the case passed when it ended
+	watch         *caseWatch
+	hostShort     bool
+	ev            *evidence // nil until gathered
 }
 
 // get gathers the evidence the first time it is asked for; nil has none
@@ -694,8 +648,7 @@ func (ce *caseEvidence) get() evidence {
 }
 
 // holdersOfCase are the holders on the GPUs the case's servers were given
-// (all of them when it started none): a process on another GPU of the run
-// explains no memory refusal of this case.
+// (all of them when it started none).
 func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 	used := ce.c.serverGPUs()
 	if used == nil {
@@ -751,10 +704,7 @@ func (ce *caseEvidence) excerpt(res *collect.CaseResult) *collect.Excerpt {
 }
 
 // evidence gathers what case c saw beyond its checks (docs/runner.md
-// §5.10): the machine's GPU error, the signatures in its servers'
-// serve.logs (from their one scan), the install log of a setup case, and
-// the kernel log lines written while the case ran (kernelStart to
-// kernelEnd, with --kernel-log).
+// §5.10 step 3).
 func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 	var ev evidence
 	if r.gpuErr != nil {
@@ -764,8 +714,6 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 		if sc, err := s.logScan(r); err == nil && sc.Found {
 			ev.note(sc.Match, s.Plan.Name+"/serve.log")
 		}
-		// What the plan gave it: a clash on its own --port, or a Hub refusal
-		// for another model than its, is judged by them (ownership).
 		if s.Port > 0 && !slices.Contains(ev.Facts.ServerPorts, s.Port) {
 			ev.Facts.ServerPorts = append(ev.Facts.ServerPorts, s.Port)
 		}
@@ -786,8 +734,6 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 			}
 		}
 		ev.Provisional = strings.Join(prov, ", ")
-		// A command case runs kvcached's own script: its failure is
-		// kvcached's unless a signature or fact says otherwise.
 		ev.Script = c.Entry.spec().command
 		if c.Entry.spec().engineSetup {
 			if m, ok := r.scanLog(filepath.Join(r.OutDir, c.Entry.Engine+"-install.log")); ok {

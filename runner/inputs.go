@@ -82,15 +82,20 @@ print(json.dumps(o))`}
 
 // engineInputs is what an engine's setup case learned of what its image
 // accepts (docs/runner.md §5.1): the options its server's help lists (nil:
-// unknown), the model cache and whether the image is offline, and each
-// model's config.json (nil: not in the cache; an id absent: unknown).
+// unknown) and what the model probe printed.
 type engineInputs struct {
-	options    map[string]bool
-	offline    bool
-	cache      string
-	models     map[string]map[string]any
-	customCode []string
-	torch      *torchCUDA
+	options map[string]bool
+	modelProbe
+}
+
+// modelProbe is what DefaultModelProbe prints: each model's config.json
+// (nil: not in the cache; an id absent: unknown).
+type modelProbe struct {
+	Offline    bool                      `json:"offline"`
+	Cache      string                    `json:"cache"`
+	Models     map[string]map[string]any `json:"models"`
+	CustomCode []string                  `json:"custom_code"`
+	Torch      *torchCUDA                `json:"torch"`
 }
 
 // torchCUDA is what the image's torch says of CUDA (DefaultModelProbe).
@@ -102,12 +107,9 @@ type torchCUDA struct {
 
 var helpOptionRE = regexp.MustCompile(`(?:^|[\s,\[{(])(--[A-Za-z0-9][A-Za-z0-9_.-]*)`)
 
-// probeInputs is the setup case's look at what engine's image accepts, for
-// the plan's cases of it (refusedInputs): the engine's server help (its
-// EngineSpec.Help, run as a server would run, so under --simulate by the
-// simulated engine) and the model probe. What it found goes into the case
-// log (`inputs`, or `inputs_probe_error`); a probe that could not tell
-// leaves that part unknown, and the cases run.
+// probeInputs is the setup case's look at what engine's image accepts
+// (refusedInputs): its server help, run as a server would run, and the
+// model probe. A probe that could not tell leaves that part unknown.
 func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[any]) {
 	in := &engineInputs{}
 	var found collect.Ordered[any]
@@ -138,13 +140,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 	if ids := c.R.planModels(en); len(ids) > 0 {
 		argv := c.commandArgv(en, append(c.R.host().ModelProbe(), ids...))
 		out, err := c.R.exec()(pctx, argv)
-		var got struct {
-			Offline    bool                      `json:"offline"`
-			Cache      string                    `json:"cache"`
-			Models     map[string]map[string]any `json:"models"`
-			CustomCode []string                  `json:"custom_code"`
-			Torch      *torchCUDA                `json:"torch"`
-		}
+		var got modelProbe
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		if err == nil {
 			err = json.Unmarshal([]byte(lines[len(lines)-1]), &got)
@@ -152,7 +148,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("model probe (%s …): %v", strings.Join(argv[:min(len(argv), 3)], " "), err))
 		} else {
-			in.offline, in.cache, in.models, in.customCode, in.torch = got.Offline, got.Cache, got.Models, got.CustomCode, got.Torch
+			in.modelProbe = got
 			var models collect.Ordered[any]
 			for _, id := range ids {
 				if cfg, ok := got.Models[id]; ok && cfg == nil {
@@ -186,6 +182,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 	}
 }
 
+// portFlag is the flag before the server template's {port}.
 func portFlag(server []string) string {
 	if i := slices.Index(server, "{port}"); i > 0 {
 		return server[i-1]
@@ -207,11 +204,8 @@ func (r *Runner) planModels(en string) []string {
 }
 
 // refusedInputs says why e's servers would be refused by their engine
-// before any starts ("" when nothing is known to be wrong; what the setup
-// case could not learn is not checked). Each reason is the harness's fault
-// (inputs_accepted, docs/runner.md §5.8), but an engine's container that
-// sees no GPU where NVML sees some is the machine's, said alone
-// (containerNoGPU).
+// before any starts ("" when nothing is known to be wrong). An engine's
+// container that sees no GPU is the machine's, said alone (containerNoGPU).
 func (r *Runner) refusedInputs(e *Entry) string {
 	var why []string
 	for i := range e.Servers {
@@ -226,8 +220,8 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		r.verMu.Lock()
 		in := r.inputs[sp.Engine]
 		r.verMu.Unlock()
-		if in != nil && in.torch != nil {
-			w, infra := torchRefused(sp.Engine, in.torch, r.gpus)
+		if in != nil && in.Torch != nil {
+			w, infra := torchRefused(sp.Engine, in.Torch, r.gpus)
 			if infra {
 				return w
 			}
@@ -248,9 +242,9 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		}
 		var cfg map[string]any
 		if in != nil {
-			c, known := in.models[sp.HFID]
-			if known && c == nil && in.offline {
-				why = append(why, fmt.Sprintf("%s: model %s is not in the model cache %s and the image is offline (HF_HUB_OFFLINE)", sp.Name, sp.HFID, in.cache))
+			c, known := in.Models[sp.HFID]
+			if known && c == nil && in.Offline {
+				why = append(why, fmt.Sprintf("%s: model %s is not in the model cache %s and the image is offline (HF_HUB_OFFLINE)", sp.Name, sp.HFID, in.Cache))
 			}
 			cfg = c
 		}
@@ -260,7 +254,7 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		if w := parallelRefused(spec.Flags.TP, argv, cfg); w != "" {
 			why = append(why, sp.Name+": "+w)
 		}
-		if in != nil && slices.Contains(in.customCode, sp.HFID) && !slices.ContainsFunc(argv, func(a string) bool {
+		if in != nil && slices.Contains(in.CustomCode, sp.HFID) && !slices.ContainsFunc(argv, func(a string) bool {
 			n, _, _ := strings.Cut(a, "=")
 			return n == "--trust-remote-code" || n == "--trust_remote_code"
 		}) {
