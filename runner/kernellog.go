@@ -15,24 +15,21 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-// --kernel-log (docs/runner.md §1.1) is a regular file looked at by offsets
-// (its size at a case's start and end, read back only once the case
-// failed), or a named pipe, which cannot be read back: the run takes what
-// it holds as it goes (safefile.ReadReady, which never waits), keeping the
-// last kernelPipeKept bytes with their offsets in the stream, which play
-// the part of the file's sizes.
+// --kernel-log (docs/runner.md §1.1) is a regular file looked at by offsets,
+// or a named pipe, which cannot be read back: the run takes what it holds
+// as it goes (safefile.ReadReady, which never waits), keeping its last
+// kernelPipeKept bytes, whose offsets in the stream stand for the file's
+// sizes.
 
-// kernelPipeKept is how much of a --kernel-log pipe is kept to be searched:
-// far more than a case's kernel lines (a few KiB), so the window of every
-// case whose evidence is still to be gathered is whole; an Xid storm past it
-// keeps its latest lines. Memory stays under twice this.
+// kernelPipeKept is how much of a --kernel-log pipe is kept: far more than
+// a case's kernel lines (a few KiB), so the window of every case whose
+// evidence is still to be gathered is whole. Memory stays under twice this.
 const kernelPipeKept = 8 << 20
 
 // kernelPipe is a --kernel-log named pipe being read.
 type kernelPipe struct {
 	f    *os.File
-	stop chan struct{}
-	done chan struct{}
+	stop func()
 
 	mu   sync.Mutex
 	kept []byte // the stream's bytes from offset base on
@@ -41,8 +38,7 @@ type kernelPipe struct {
 }
 
 // openKernelLog looks at --kernel-log when the run starts: a named pipe is
-// read from now on (r.kernelPipe), a regular file or a path that does not
-// exist yet is read by offsets; anything else is the run's error.
+// read from now on (r.kernelPipe); a file, or no file yet, by offsets.
 func (r *Runner) openKernelLog() error {
 	if r.KernelLog == "" {
 		return nil
@@ -59,32 +55,40 @@ func (r *Runner) openKernelLog() error {
 		f.Close()
 		return nil
 	}
-	p := &kernelPipe{f: f, stop: make(chan struct{}), done: make(chan struct{})}
-	go p.follow(cmp.Or(max(r.Timing.KernelLogPoll, 0), DefaultTiming.KernelLogPoll))
+	p := &kernelPipe{f: f}
+	p.stop = every(cmp.Or(max(r.Timing.KernelLogPoll, 0), DefaultTiming.KernelLogPoll), func() { p.drain() })
 	r.kernelPipe = p
 	return nil
 }
 
 func (r *Runner) closeKernelLog() {
 	if p := r.kernelPipe; p != nil {
-		close(p.stop)
-		<-p.done
+		p.stop()
 		p.f.Close()
 		r.kernelPipe = nil
 	}
 }
 
-func (p *kernelPipe) follow(period time.Duration) {
-	defer close(p.done)
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.drain()
+// every calls f every period in a goroutine of its own; stop ends it,
+// waiting for a call under way.
+func every(period time.Duration, f func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				f()
+			}
 		}
+	}()
+	return func() {
+		close(quit)
+		<-done
 	}
 }
 
@@ -124,9 +128,8 @@ func (p *kernelPipe) window(from, to int64) []byte {
 	return bytes.Clone(p.kept[lo:hi])
 }
 
-// kernelLogSize is where the next lines of --kernel-log begin: the size of
-// the file now (0 when it does not exist yet or cannot be looked at), or the
-// offset of what the pipe has given so far.
+// kernelLogSize is where the next lines of --kernel-log begin: the file's
+// size now (0: none yet), or the offset of what the pipe has given so far.
 func (r *Runner) kernelLogSize() int64 {
 	if r.KernelLog == "" {
 		return 0

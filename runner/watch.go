@@ -17,13 +17,9 @@ import (
 )
 
 // caseWatch samples, while a case runs, what only sampling can see
-// (docs/runner.md §5.10): the processes the run started (this runner's
-// descendants: the case's servers, their children, ballasts, kvctl; and
-// behind an exec prefix the processes of its servers' cgroups, runProcs),
-// which the kernel's OOM lines are judged against once the victim is gone,
-// and the compute processes on the case's GPUs that are neither the run's
-// nor there when the case started. It samples every Timing.GPUProcessPoll
-// and once more when the case ends.
+// (docs/runner.md §5.10 step 3, "case watch"): the run's processes, which
+// the kernel's OOM lines are judged against once the victim is gone, and
+// foreign compute processes appearing on the case's GPUs.
 type caseWatch struct {
 	r      *Runner
 	c      *Case
@@ -34,17 +30,14 @@ type caseWatch struct {
 	mu      sync.Mutex
 	pids    map[int]bool // the run's processes seen
 	foreign *GPUHolder   // the first foreign GPU process seen, nil none
-	stop    chan struct{}
-	done    chan struct{}
+	stop    func()
 }
 
 // runProcs is what the run's case watches learned: the cgroups of its
-// servers behind an exec prefix (engine.Server.Cgroup) but the runner's
-// own, whose every process is the run's (a container's); the prefixes
-// (their words joined) whose servers' cgroup was found, so that a process
-// outside the run can be told from one of a container not yet seen; and
-// the processes not of the run that a watch saw appear on a GPU
-// (Runner.badBefore).
+// servers behind an exec prefix but the runner's own; the prefixes (their
+// words joined) whose servers' cgroup was found, so that a process outside
+// the run can be told from one of a container not yet seen; and the
+// foreign processes a watch saw appear on a GPU (Runner.badBefore).
 type runProcs struct {
 	mu                sync.Mutex
 	own               string
@@ -75,7 +68,7 @@ func (r *Runner) watchCase(c *Case) *caseWatch {
 	if r.procs == nil {
 		r.procs = &runProcs{own: engine.Cgroup(os.Getpid()), cgroups: map[string]bool{}, prefixes: map[string]bool{}, foreign: map[int]bool{}}
 	}
-	w := &caseWatch{r: r, c: c, before: map[int]bool{}, pids: map[int]bool{}, learned: map[*Server]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &caseWatch{r: r, c: c, before: map[int]bool{}, pids: map[int]bool{}, learned: map[*Server]bool{}}
 	w.known = r.GPU != nil && r.gpuErr == nil
 	for i := 0; w.known && i < len(r.GPUs); i++ {
 		procs, err := r.GPU.Processes(r.GPUs[i])
@@ -84,27 +77,14 @@ func (r *Runner) watchCase(c *Case) *caseWatch {
 			w.before[p.PID] = true
 		}
 	}
-	go func() {
-		defer close(w.done)
-		t := time.NewTicker(max(r.Timing.GPUProcessPoll, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-t.C:
-				w.sample()
-			}
-		}
-	}()
+	w.stop = every(max(r.Timing.GPUProcessPoll, time.Millisecond), w.sample)
 	return w
 }
 
 // end stops the watch after a last sample; a foreign process it saw is
 // remembered for the run's later cases (Runner.badBefore).
 func (w *caseWatch) end() {
-	close(w.stop)
-	<-w.done
+	w.stop()
 	w.sample()
 	if h := w.foreign; h != nil {
 		p := w.r.procs
@@ -115,10 +95,9 @@ func (w *caseWatch) end() {
 }
 
 // sighted says the watch can tell the case's processes from foreign ones:
-// every engine of the case that runs behind an exec prefix (a container,
-// whose processes are no descendants of the runner: a ballast or a version
-// probe may run there before a server does) had a server whose cgroup was
-// found, in this case or an earlier one.
+// every engine of the case behind an exec prefix had a server whose cgroup
+// was found, in this case or an earlier one (a ballast or a version probe
+// may run in its container before a server does).
 func (w *caseWatch) sighted() bool {
 	if w.c.Entry == nil {
 		return true
@@ -135,8 +114,7 @@ func (w *caseWatch) sighted() bool {
 }
 
 // learn finds the cgroup of each server of the case behind an exec prefix
-// once it listens (engine.Server.Cgroup): a cgroup other than the
-// runner's own is the run's.
+// once it listens: a cgroup other than the runner's own is the run's.
 func (w *caseWatch) learn() {
 	p := w.r.procs
 	for _, s := range w.c.startedServers() {
@@ -169,10 +147,9 @@ func (w *caseWatch) sample() {
 	}
 }
 
-// foreignProcess is a compute process on the case's GPUs (the run's
-// while it started no server) that was not there when the case started and
-// is not the run's; nil none, and when what was there at the start is not
-// known or the case's processes cannot be told (sighted).
+// foreignProcess is a compute process on the case's GPUs (the run's while
+// it started no server) that is new since its start and not the run's; nil
+// none, or when that cannot be told.
 func (w *caseWatch) foreignProcess() *GPUHolder {
 	r := w.r
 	if !w.known || !w.sighted() {
@@ -196,8 +173,7 @@ func (w *caseWatch) foreignProcess() *GPUHolder {
 // whose is whose pid is: the case's when the watch saw it among the run's
 // processes or it is one now, foreign when it runs outside them, "" when
 // it is gone unseen (a child born and killed between two samples may have
-// been the case's: nothing is said) or the case's processes cannot be
-// told (sighted).
+// been the case's) or that cannot be told (sighted).
 func (w *caseWatch) whose(pid int) string {
 	w.mu.Lock()
 	seen := w.pids[pid]
@@ -251,8 +227,7 @@ func parseOOM(b []byte) (victim, invoker int) {
 // a host with less available cannot hold even that besides the engine.
 const hostShortMiB = 4 << 10
 
-// hostShort reports whether /proc/meminfo's MemAvailable (the kernel's
-// estimate of what new work can take without swapping) is under
+// hostShort reports whether /proc/meminfo's MemAvailable is under
 // hostShortMiB per GPU of the run; false when it cannot be read, and under
 // --simulate, whose servers take no host memory.
 func (r *Runner) hostShort() bool {
