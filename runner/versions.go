@@ -142,34 +142,23 @@ type Versions struct {
 	KvcachedPatches []string `json:"kvcached_patches,omitempty"`
 	// KvcachedPatchRanges are, by engine (the directory of kvcached's
 	// integration/<engine>/autopatch.py), the engine version range kvcached
-	// registers each patch for, by patch name (nil: unknown): the second
-	// member of each `(SomePatch(), RANGE)` pair that autopatch.py passes to
-	// register_patches_with_versions, a range constant (VLLM_ALL_RANGE,
-	// VLLM_MRV2_RANGE, SGLANG_ALL_RANGE) resolved from the assignments in
-	// kvcached's integration sources, or a string literal (`">=0.10.0"`).
-	// kvcached applies a patch only inside its range, so a set is held to
-	// them (ExpectationSet.outsideRegistered).
+	// registers each patch for, by patch name (nil: unknown; docs/runner.md
+	// §2.6): kvcached applies a patch only inside its range, so a set is
+	// held to them (ExpectationSet.outsideRegistered).
 	KvcachedPatchRanges map[string]map[string]string `json:"kvcached_patch_ranges,omitempty"`
 	// KvcachedIntegrationRanges are, by library (vllm, sglang), the engine
-	// range outside which kvcached disables its whole integration: the
-	// second argument of `is_integration_version_supported("<lib>", RANGE)`
-	// that begins each autopatch.py's patch function, resolved as
-	// KvcachedPatchRanges' are (nil: unknown, or a kvcached without the
-	// guard). Outside it kvcached logs `<lib> integration disabled:
-	// unsupported version X; running without kvcached` and patches
-	// nothing (kvcached tests/test_patch_version_guard.py@f65b324e0150,
-	// the guard in sglang/autopatch.py; vLLM >=0.17,<0.31 and SGLang
-	// >=0.5.11,<0.5.21 there).
+	// range outside which kvcached disables its whole integration
+	// (`is_integration_version_supported("<lib>", RANGE)`; nil: unknown, or
+	// a kvcached without the guard; kvcached
+	// tests/test_patch_version_guard.py@f65b324e0150, the guard in
+	// sglang/autopatch.py).
 	KvcachedIntegrationRanges map[string]string `json:"kvcached_integration_ranges,omitempty"`
 	// KvcachedUnresolvedRanges are the ranges the probe found named but
 	// could not resolve to a string (`<engine> <patch>: CONST`, `<lib>
-	// integration guard: CONST`): a constant computed or imported from
-	// outside kvcached's integration sources. Constants annotated
-	// (`X: str = "…"`) or aliased (`X = Y`) are resolved.
+	// integration guard: CONST`).
 	KvcachedUnresolvedRanges []string `json:"kvcached_unresolved_ranges,omitempty"`
 	// KvcachedInstallProblems are kvcached's own post-install checks that
-	// failed (DefaultVersionProbe): the setup case's install_kvcached
-	// fails with them, before any server starts.
+	// failed: the setup case's install_kvcached fails with them.
 	KvcachedInstallProblems []string `json:"kvcached_install_problems,omitempty"`
 }
 
@@ -212,11 +201,10 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 }
 
 // applyVersions fills setup.json's engine versions and capabilities from
-// the probes of the setup cases that finished (done: by case name), and kvcached_sha when
-// neither --kvcached-sha nor KVCACHED_SHA gave one (the first engine whose
-// probe reports a commit). A setup case cut short by an interrupt may still
-// be probing: what it finds does not count, so setup.json does not depend
-// on how far it got.
+// the probes of the setup cases that finished (done: by case name), and
+// kvcached_sha when no flag gave one (the first probe's commit). A setup
+// case cut short by an interrupt may still be probing: what it finds does
+// not count, so setup.json does not depend on how far it got.
 func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 	finished := map[string]bool{}
 	for i := range r.Plan.Cases {
