@@ -22,10 +22,14 @@ import (
 // taken when it binds: the first start and two more on fresh free ports.
 const portAttempts = 3
 
-// kernelFreePort asks the kernel for a port free now: a listener on
-// 127.0.0.1:0, closed at once. Nothing reserves the port afterwards, which
-// is why StartReady retries a server that finds it taken.
-func kernelFreePort() (int, error) {
+// freePort is Runner.FreePort's port, else one the kernel reports free
+// now: a listener on 127.0.0.1:0, closed at once. Nothing reserves the
+// port afterwards, which is why StartReady retries a server that finds it
+// taken.
+func (r *Runner) freePort() (int, error) {
+	if r.FreePort != nil {
+		return r.FreePort()
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("ask the kernel for a free port: %w", err)
@@ -34,31 +38,15 @@ func kernelFreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// canListen reports whether a listener on 127.0.0.1:port can be opened now,
-// i.e. nobody else listens there.
-func canListen(port int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
-}
-
-func (r *Runner) freePort() (int, error) {
-	if r.FreePort != nil {
-		return r.FreePort()
-	}
-	return kernelFreePort()
-}
-
 // choosePort is the port a server in slot (0 for a server or limit case, 1
 // and 2 for the servers of a pair) starts on: Port+slot, the deterministic
 // port of a real run, unless AnyPort is set or something already listens
-// there; then a port the kernel reports free.
+// there; then a free port.
 func (r *Runner) choosePort(slot int) (int, error) {
 	if !r.AnyPort {
-		if p := r.basePort() + slot; canListen(p) {
+		p := r.basePort() + slot
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			l.Close()
 			return p, nil
 		}
 	}
@@ -67,12 +55,10 @@ func (r *Runner) choosePort(slot int) (int, error) {
 
 // StartReady starts sp (as StartServer) on the port of slot (see choosePort)
 // and waits until it is ready. A port can be taken between choosing it and
-// the server binding it (by a process outside the run, or handed by the
-// kernel to someone else meanwhile); only the bind can tell. So a server
-// that could not start for it (engine.Start's own check) or exited before
-// it was ready saying `address already in use` is started again on a free
-// port, up to portAttempts starts. The port each server ended on is the case
-// log's `ports` (and each clash `port_clashes`, see logPorts).
+// the server binding it; only the bind can tell. So a server that could
+// not start for it (engine.Start's own check) or exited before it was
+// ready saying `address already in use` is started again on a free port,
+// up to portAttempts starts (the case log's `ports` and `port_clashes`).
 //
 // It returns the server, or nil when none could be started (err says why);
 // with a server, err is its readiness error (nil: ready).
@@ -98,7 +84,9 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 		}
 		if !clash || last {
 			if s != nil {
-				c.notePort(sp.Name, port)
+				c.mu.Lock()
+				c.ports.Set(sp.Name, port)
+				c.mu.Unlock()
 			}
 			if err != nil && len(taken) > 0 {
 				// The report shows the detail, not the case log's
@@ -112,7 +100,9 @@ func (c *Case) StartReady(ctx context.Context, sp *ServerPlan, slot int, gpus []
 		if ferr != nil {
 			return nil, fmt.Errorf("start server %s: port %d was taken: %w", sp.Name, port, ferr)
 		}
-		c.noteClash(fmt.Sprintf("%s: port %d was taken when the server started (attempt %d); started again on %d", sp.Name, port, attempt, next))
+		c.mu.Lock()
+		c.portClashes = append(c.portClashes, fmt.Sprintf("%s: port %d was taken when the server started (attempt %d); started again on %d", sp.Name, port, attempt, next))
+		c.mu.Unlock()
 		port = next
 	}
 }
@@ -162,24 +152,16 @@ func logAddressInUse(path string, from int64) (port int, inUse bool) {
 	if i < 0 {
 		return 0, false
 	}
-	start := bytes.LastIndexByte(b[:i], '\n') + 1
-	end := len(b)
-	if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
-		end = i + j
-	}
-	port, _ = boundPort(string(b[start:end]))
+	line, _, _ := bytes.Cut(b[bytes.LastIndexByte(b[:i], '\n')+1:], []byte("\n"))
+	port, _ = boundPort(string(line))
 	return port, true
 }
 
 // notePortHolder measures whose the port was that a server could not bind
-// (docs/runner.md §5.10), when its start failed with err: the port its
-// serve.log's last `address already in use` line names, else its own
-// --port, against the process groups of the case's servers
-// (engine.PortOwner). For a server that did not start (s nil) only a
-// refused --port counts (engine.Start found it taken); for one that did,
-// only a log naming a bind failure (a slow server holds its own port).
-// Nothing is measured behind an exec prefix, whose processes the runner
-// cannot see. A foreign holder found once stays.
+// when its start failed with err (docs/runner.md §5.10, port-holder). For a
+// server that did not start (s nil) only a refused --port counts; for one
+// that did, only a log naming a bind failure (a slow server holds its own
+// port). A foreign holder found once stays.
 func (c *Case) notePortHolder(s *Server, port int, err error) {
 	switch {
 	case s == nil && !errors.Is(err, syscall.EADDRINUSE):
@@ -204,18 +186,6 @@ func (c *Case) notePortHolder(s *Server, port int, err error) {
 	if whose != "" && c.portHolder != HeldForeign {
 		c.portHolder = whose
 	}
-}
-
-func (c *Case) notePort(name string, port int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ports.Set(name, port)
-}
-
-func (c *Case) noteClash(what string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.portClashes = append(c.portClashes, what)
 }
 
 // logPorts puts into a case log the port each server started on (`ports`:

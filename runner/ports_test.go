@@ -31,7 +31,7 @@ func holdPort(t *testing.T) int {
 // random, so it stays free for the few seconds a case needs.
 func freeTestPort(t *testing.T) int {
 	t.Helper()
-	p, err := kernelFreePort()
+	p, err := (&Runner{}).freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
