@@ -49,15 +49,15 @@ func (r *Runner) neededCapabilities(engineName string) []string {
 }
 
 // probeCapabilities is the setup case's probe of the capabilities the plan
-// needs of engine's kvctl (Case.needs), into the case log (`capabilities`,
-// `capability_probe_error`) and r.caps. Only a definite answer counts: a
-// probe that could not tell leaves the capability unknown, and its cases run.
+// needs of engine's kvctl, into the case log and r.caps. A probe that could
+// not tell leaves the capability unknown, and its cases run.
 func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed []string, log *collect.Ordered[any]) {
 	if len(needed) == 0 {
 		return
 	}
 	var found collect.Ordered[any]
 	var problems []string
+	caps := map[string]capability{}
 	for _, name := range needed {
 		cp, err := c.probeCapability(ctx, engineName, name)
 		if err != nil {
@@ -65,16 +65,14 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 			continue
 		}
 		found.Set(name, map[string]any{"available": cp.available, "detail": cp.detail})
-		c.R.verMu.Lock()
-		if c.R.caps == nil {
-			c.R.caps = map[string]map[string]capability{}
-		}
-		if c.R.caps[engineName] == nil {
-			c.R.caps[engineName] = map[string]capability{}
-		}
-		c.R.caps[engineName][name] = cp
-		c.R.verMu.Unlock()
+		caps[name] = cp
 	}
+	c.R.verMu.Lock()
+	if c.R.caps == nil {
+		c.R.caps = map[string]map[string]capability{}
+	}
+	c.R.caps[engineName] = caps
+	c.R.verMu.Unlock()
 	if found.Len() > 0 {
 		log.Set("capabilities", found)
 	}
@@ -89,20 +87,18 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 // 'priority'` and exits 2. Never a bare `kvctl`: it starts an interactive
 // shell (kvctl.py l.472-473).
 func (c *Case) probeCapability(ctx context.Context, engineName, name string) (capability, error) {
-	switch name {
-	case CapKvctlPriority:
-		argv := c.commandArgv(engineName, append(slices.Clone(c.R.Kvctl), "priority", "--help"))
-		pctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
-		defer cancel()
-		_, err := c.R.exec()(pctx, argv)
-		return classifyPriorityHelp(err)
+	if name != CapKvctlPriority {
+		return capability{}, fmt.Errorf("no probe for capability %q", name)
 	}
-	return capability{}, fmt.Errorf("no probe for capability %q", name)
+	argv := c.commandArgv(engineName, append(slices.Clone(c.R.Kvctl), "priority", "--help"))
+	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
+	defer cancel()
+	_, err := c.R.exec()(pctx, argv)
+	return classifyPriorityHelp(err)
 }
 
-// classifyPriorityHelp reads the outcome of `kvctl priority --help`: exit 0
-// is the subcommand, argparse's exit 2 with `invalid choice` its absence,
-// anything else (kvctl missing, a timeout, a container gone) no answer.
+// classifyPriorityHelp reads the outcome of `kvctl priority --help`
+// (probeCapability); anything but those two answers is no answer.
 func classifyPriorityHelp(err error) (capability, error) {
 	if err == nil {
 		return capability{available: true, detail: "kvctl priority --help exited 0"}, nil
@@ -117,8 +113,7 @@ func classifyPriorityHelp(err error) (capability, error) {
 }
 
 // missingCapability is why e is skipped: the first capability its kind
-// needs that the setup case of one of its engines found missing; "" when
-// none is (an unknown capability is not missing).
+// needs that the setup case of one of its engines found missing ("" none).
 func (r *Runner) missingCapability(e *Entry) string {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
@@ -132,8 +127,7 @@ func (r *Runner) missingCapability(e *Entry) string {
 	return ""
 }
 
-// kvcachedVersion is the kvcached version engine's setup case probed ("":
-// unknown).
+// kvcachedVersion is the kvcached version engine's setup case probed.
 func (r *Runner) kvcachedVersion(engineName string) string {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
@@ -151,9 +145,9 @@ func capabilityReason(name, kvcachedVersion string) string {
 	return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(kvcachedVersion))
 }
 
-// missingLedgerFields is why a priority pair is skipped once its servers run:
-// the fields of priorityFields that no listed segment of ipcs carries; "" when
-// all are there or no segment is listed (the case's checks say so).
+// missingLedgerFields is why a priority pair is skipped once its servers
+// run: the priorityFields no listed segment of ipcs carries; "" when all are
+// there or no segment is listed (the case's checks say so).
 func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion string) string {
 	listed := false
 	var missing []string
@@ -191,7 +185,7 @@ func (c *Case) skipped(reason string) collect.CaseResult {
 }
 
 // engineCapabilities is setup.json's capabilities of engine, in probe
-// order (the kind table's needs): nil when nothing was probed. verMu held.
+// order; nil when nothing was probed. verMu held.
 func (r *Runner) engineCapabilities(engineName string) []collect.Capability {
 	var out []collect.Capability
 	for _, name := range r.neededCapabilities(engineName) {

@@ -15,9 +15,8 @@ import (
 // DeviceIndices is the only place that turns one into the other.
 
 // ContainerGPUsFor returns the host GPU indices the container of engine was
-// started with: its own entry of ContainerGPUs, else the "" entry; nil when
-// its commands see the host's numbering (no container, or one started with
-// --gpus all).
+// started with (its own entry of ContainerGPUs, else the "" entry); nil when
+// its commands see the host's numbering.
 func (r *Runner) ContainerGPUsFor(engineName string) []int {
 	if g, ok := r.ContainerGPUs[engineName]; ok {
 		return g
@@ -69,7 +68,7 @@ func CheckContainerGPUs(p *Plan, gpus []int, prefixes map[string][]string, conta
 			}
 		}
 		for _, en := range p.UsedEngines() {
-			if (key == "" && r.hasOwnContainer(en)) || (key != "" && key != en) {
+			if _, own := containers[en]; (key == "" && own) || (key != "" && key != en) {
 				continue
 			}
 			if len(r.PrefixFor(en)) == 0 {
@@ -85,26 +84,13 @@ func CheckContainerGPUs(p *Plan, gpus []int, prefixes map[string][]string, conta
 	return nil
 }
 
-func (r *Runner) hasOwnContainer(engineName string) bool {
-	_, ok := r.ContainerGPUs[engineName]
-	return ok
-}
-
 // UsedEngines are the engines the plan's cases use, in the plan's engine
 // order: an engine the selection left no case of starts nothing (no
 // container, no setup.json entry).
 func (p *Plan) UsedEngines() []string {
-	used := map[string]bool{}
+	var used []string
 	for i := range p.Cases {
-		for _, en := range p.Cases[i].EntryEngines() {
-			used[en] = true
-		}
+		used = append(used, p.Cases[i].EntryEngines()...)
 	}
-	var out []string
-	for _, en := range p.Engines.Keys() {
-		if used[en] {
-			out = append(out, en)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(p.Engines.Keys()), func(en string) bool { return !slices.Contains(used, en) })
 }

@@ -12,9 +12,8 @@ import (
 )
 
 // excerpt cuts the lines of a failed case's serve.log a reader looks at first
-// (docs/formats.md §4.9), nil when there is none. The excerpt is a pointer
-// into the uploaded artifact, so a log that cannot be read gives none rather
-// than failing the case.
+// (docs/formats.md §4.9, docs/runner.md §5.10), nil when there is none. A
+// log that cannot be read gives none rather than failing the case.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {
 	if !res.Failed() {
 		return nil
@@ -55,28 +54,18 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 			return r.linesExcerpt(servers[0], off, engine.PhaseExcerpt(phase))
 		}
 	}
-	return r.tailExcerpt(servers[0])
-}
-
-// tailExcerpt is the last lines of s's serve.log since its start, from
-// its one scan (nil when it holds none or cannot be read): what a reader
-// looks at when nothing in it matched.
-func (r *Runner) tailExcerpt(s *Server) *collect.Excerpt {
-	sc, err := s.logScan(r)
-	if err != nil {
-		return nil
+	// Nothing matched: the last lines of the first server's serve.log.
+	if sc, err := servers[0].logScan(r); err == nil {
+		if ex, ok := sc.Tail(); ok {
+			return r.finishExcerpt(servers[0], ex)
+		}
 	}
-	ex, ok := sc.Tail()
-	if !ok {
-		return nil
-	}
-	return r.finishExcerpt(s, ex)
+	return nil
 }
 
 // comparisonPhase is the earliest phase (ServerPhases order) of a failed
-// comparison with the native case that no other check explains
-// (`<phase>_tokens_equal`, `<phase>_cached_tokens_equal` without
-// caused_by); "" when there is none.
+// root comparison with the native case (`<phase>_tokens_equal`,
+// `<phase>_cached_tokens_equal`); "" when there is none.
 func comparisonPhase(list []collect.Check) string {
 	failed := map[string]bool{}
 	for i := range list {
