@@ -14,9 +14,8 @@ import (
 )
 
 // Host is where the run's processes run: this machine (Machine) or the
-// simulated world of --simulate (Sim, docs/runner.md §7). It is all that
-// differs between the two; the cases run the same code on either. The
-// Runner holds one (nil: Machine).
+// simulated world of --simulate (Sim, docs/runner.md §7); the cases run the
+// same code on either. The Runner holds one (nil: Machine).
 type Host interface {
 	// ServerArgv is the command a server runs, from the plan's argv;
 	// simEngine is the simulated engine that stands in for its engine
@@ -115,10 +114,8 @@ type Sim struct {
 	Self []string
 	// Dir is CI_REPORT_SIM_DIR, the simulated world.
 	Dir string
-	// Env is passed to every simulated process (CI_REPORT_SIM_DIR,
-	// CI_REPORT_SIM_FAULTS, CI_REPORT_SIM_TIMESCALE,
-	// CI_REPORT_SIM_KVCTL_DELAY, a test's dispatch
-	// variable): a simulated helper finds its world through it.
+	// Env is passed to every simulated process (CI_REPORT_SIM_DIR and the
+	// other CI_REPORT_SIM_* variables): it finds its world through it.
 	Env collect.Env
 }
 

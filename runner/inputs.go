@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -218,9 +219,9 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		eng, _ := r.Plan.Engines.Get(sp.Engine)
 		argv := sp.Argv(eng, 0, SetupServedName)
 		r.verMu.Lock()
-		in := r.inputs[sp.Engine]
+		in := cmp.Or(r.inputs[sp.Engine], &engineInputs{}) // nil: nothing learned
 		r.verMu.Unlock()
-		if in != nil && in.Torch != nil {
+		if in.Torch != nil {
 			w, infra := torchRefused(sp.Engine, in.Torch, r.gpus)
 			if infra {
 				return w
@@ -229,7 +230,7 @@ func (r *Runner) refusedInputs(e *Entry) string {
 				why = append(why, w)
 			}
 		}
-		if in != nil && in.options != nil {
+		if in.options != nil {
 			var unknown []string
 			for _, a := range argv {
 				if name, _, _ := strings.Cut(a, "="); strings.HasPrefix(a, "--") && !acceptsOption(in.options, name) && !slices.Contains(unknown, name) {
@@ -240,13 +241,9 @@ func (r *Runner) refusedInputs(e *Entry) string {
 				why = append(why, fmt.Sprintf("%s: %s does not accept %s (not in %s)", sp.Name, sp.Engine, strings.Join(unknown, ", "), strings.Join(spec.Help, " ")))
 			}
 		}
-		var cfg map[string]any
-		if in != nil {
-			c, known := in.Models[sp.HFID]
-			if known && c == nil && in.Offline {
-				why = append(why, fmt.Sprintf("%s: model %s is not in the model cache %s and the image is offline (HF_HUB_OFFLINE)", sp.Name, sp.HFID, in.Cache))
-			}
-			cfg = c
+		cfg, known := in.Models[sp.HFID]
+		if known && cfg == nil && in.Offline {
+			why = append(why, fmt.Sprintf("%s: model %s is not in the model cache %s and the image is offline (HF_HUB_OFFLINE)", sp.Name, sp.HFID, in.Cache))
 		}
 		if w := contextRefused(sp, spec, argv, cfg, r.engineEnv(sp.Engine)); w != "" {
 			why = append(why, sp.Name+": "+w)
@@ -254,7 +251,7 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		if w := parallelRefused(spec.Flags.TP, argv, cfg); w != "" {
 			why = append(why, sp.Name+": "+w)
 		}
-		if in != nil && slices.Contains(in.CustomCode, sp.HFID) && !slices.ContainsFunc(argv, func(a string) bool {
+		if slices.Contains(in.CustomCode, sp.HFID) && !slices.ContainsFunc(argv, func(a string) bool {
 			n, _, _ := strings.Cut(a, "=")
 			return n == "--trust-remote-code" || n == "--trust_remote_code"
 		}) {

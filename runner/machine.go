@@ -77,12 +77,9 @@ func (r *Runner) diskPaths() [][2]string {
 	return out
 }
 
-// wentBad says what of the machine went bad between before and after, ""
-// nothing, on gpus (nil: every GPU of the run): a GPU gone (fewer GPUs, or one that stopped answering), a
-// critical Xid event of the machine's (NVML's event API, gpu.Health.Xids),
-// an uncorrectable ECC error, a retired page or a remapped row more than
-// before, a file system that had room and has almost none (under 1 GiB or
-// 2% of it, whichever is less). PCIe replays are recorded but decide
+// wentBad says what of the machine went bad between before and after on
+// gpus (nil: every GPU of the run), "" nothing. A disk is full under 1 GiB
+// or 2% free, whichever is less. PCIe replays are recorded but decide
 // nothing: a healthy link replays now and then.
 func wentBad(before, after *collect.MachineState, gpus []int) string {
 	if before == nil || after == nil {
@@ -129,15 +126,10 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 }
 
 // badBefore says what of the machine had gone bad before case c started,
-// "" nothing (docs/runner.md §5.10 step 2): its GPUs (all of the run's
-// when it started no server) or disks against the run's first look, as
-// wentBad judges them (a GPU that answered then and not now, a critical
-// Xid, ECC errors, retired pages or remapped rows since, none of which a
-// run clears: NVIDIA's Xid catalog's action for them is a GPU reset; a disk
-// filled since, which clears when it has room again), else a process not
-// of the run that a watch saw appear in an earlier case and that still
-// held one of those GPUs as c started (holders): such a case ran on a
-// machine already bad, whatever it did.
+// "" nothing (docs/runner.md §5.10 step 2): its GPUs or disks against the
+// run's first look (none of which a run clears: NVIDIA's Xid catalog's
+// action for them is a GPU reset), else a foreign process an earlier
+// case's watch saw that still held one of its GPUs as c started.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
