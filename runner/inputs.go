@@ -24,9 +24,8 @@ import (
 // offline switch as the engine's own huggingface_hub reads them
 // (docs: huggingface.co/docs/huggingface_hub/guides/manage-cache, the
 // `models--<org>--<name>/snapshots/<rev>/config.json` layout). It prints
-// one JSON object: {"offline", "cache", "models": {id: config or null},
-// "custom_code": [id], "torch": {"cuda", "available", "arch_list"}}; an id
-// it could not look up, or a local directory, is left out (unknown).
+// a modelProbe; an id it could not look up, or a local directory, is left
+// out (unknown).
 //
 // custom_code are the ids whose config needs the model's own code, as
 // transformers' AutoConfig.from_pretrained decides it: "AutoConfig" in its
@@ -40,10 +39,6 @@ import (
 // AutoConfig on import (SGLang's python/sglang/srt/utils/
 // hf_transformers_utils.py@2aa2e2d0ffda; sglang/srt/ before), so those
 // modules are imported, only when a model is left to judge.
-// torch is what the image's torch says of CUDA: torch.version.cuda (None: a
-// CPU build), torch.cuda.is_available(), and torch.cuda.get_arch_list(),
-// the architectures it was compiled for ([] when CUDA is not available;
-// torch/cuda/__init__.py@17e3b6a97af1).
 var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys
 from huggingface_hub import constants, try_to_load_from_cache
 o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}, "custom_code": []}
@@ -99,7 +94,10 @@ type modelProbe struct {
 	Torch      *torchCUDA                `json:"torch"`
 }
 
-// torchCUDA is what the image's torch says of CUDA (DefaultModelProbe).
+// torchCUDA is what the image's torch says of CUDA: torch.version.cuda
+// (None: a CPU build), torch.cuda.is_available(), and
+// torch.cuda.get_arch_list() ([] when CUDA is not available;
+// torch/cuda/__init__.py@17e3b6a97af1).
 type torchCUDA struct {
 	CUDA      *string  `json:"cuda"`
 	Available bool     `json:"available"`
