@@ -30,9 +30,7 @@ type Host interface {
 	// one (nil: none, the pairs that need one fail saying so).
 	Ballast() []string
 	// VersionProbe is the setup case's version probe unless
-	// Runner.VersionProbe gives one; `{engine}` is replaced by the
-	// engine's key, `{sim_engine}` by its simulated engine, `{image}` by
-	// its image.
+	// Runner.VersionProbe gives one (placeholders: versionProbeArgv).
 	VersionProbe() []string
 	// ModelProbe reads the models' config.json from the model cache; the
 	// model ids are appended (DefaultModelProbe, `sim models`).
@@ -105,9 +103,9 @@ func (Machine) FindServer(ctx context.Context, c *Case, engineName string) (prob
 	return "", "no --install-cmd; " + server[0] + " is " + strings.TrimSpace(string(out))
 }
 
-// Sim is the simulated world of --simulate (runner/sim): servers, kvctl,
-// ballast and the version probe run as this binary's `sim` subcommands,
-// and kvcached's /dev/shm and /tmp are directories of the world.
+// Sim is the simulated world of --simulate (runner/sim): the run's
+// processes are this binary's `sim` subcommands, and kvcached's /dev/shm
+// and /tmp are directories of the world.
 type Sim struct {
 	// Self is the argv that runs this binary's sim subcommand, e.g.
 	// [/path/ci-report, sim]; a test binary re-executes itself.

@@ -311,13 +311,10 @@ func argValue(argv []string, flag string) (string, bool) {
 var contextKeys = []string{"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
 	"max_sequence_length", "max_seq_length", "seq_len"}
 
-// contextRefused says why the context length sp asks for (its engine's
-// Flags.Context) is more than the model's config allows ("" when it is
-// not, or that is unknown). To refuse only what both engines would, the
-// limit is the largest any field gives, in the config or its text_config,
-// times rope_scaling's factor: vLLM's smallest field and SGLang's first
-// are never more. The engine's own override (Flags.LongContextEnv in the
-// server's environment) lets any length through.
+// contextRefused says why the context length sp asks for is more than the
+// model's config allows ("" when it is not, or that is unknown). To refuse
+// only what both engines would, the limit is the largest any field gives,
+// times rope_scaling's factor; Flags.LongContextEnv lets any length through.
 func contextRefused(sp *ServerPlan, spec EngineSpec, argv []string, cfg map[string]any, env collect.Env) string {
 	f := spec.Flags
 	v, ok := argValue(argv, f.Context)
@@ -359,8 +356,7 @@ func asMap(v any) map[string]any {
 
 // parallelRefused says why the tensor-parallel size in argv (flag) is one
 // the engine refuses for the model of cfg ("" when not, or unknown): it
-// must divide the attention heads of the text model (text_config for a
-// multimodal config). vLLM checks it before loading anything
+// must divide the text model's attention heads. vLLM checks it first
 // (ModelConfig.verify_with_parallel_config, vllm/config/model.py@18ec6629,
 // num_attention_heads of hf_text_config: `Total number of attention heads
 // (N) must be divisible by tensor parallel size (T).`); SGLang has no
@@ -389,17 +385,14 @@ func parallelRefused(flag string, argv []string, cfg map[string]any) string {
 // sees no GPU where NVML sees some: the machine's (checkClass).
 const containerNoGPU = "the engine's container sees no GPU"
 
-// torchRefused says why the image's torch (t, DefaultModelProbe) cannot
-// run on the run's GPUs ("" when it can, or that is unknown), and whether
-// that is the machine's: torch built with CUDA that finds no GPU where
-// NVML sees some is a container not given its GPUs (infra); a CPU build,
-// or one compiled for no architecture the GPU can run, is the image's
-// (harness: it was not built for this GPU). A GPU of compute capability
-// X.Y runs a cubin built for sm_XZ with Z <= Y (binary compatibility holds
-// within a major version only) and PTX for compute_VW <= X.Y, which the
-// driver compiles for it (CUDA C++ Programming Guide, "Binary
-// Compatibility" and "PTX Compatibility"); without either a kernel fails
-// with `no kernel image is available for execution on the device`.
+// torchRefused says why the image's torch cannot run on the run's GPUs
+// ("" when it can, or that is unknown), and whether that is the machine's
+// (a container not given its GPUs) rather than the image's (docs/runner.md
+// §5.8, inputs_accepted). A GPU of compute capability X.Y runs a cubin
+// built for sm_XZ with Z <= Y and PTX for compute_VW <= X.Y (CUDA C++
+// Programming Guide, "Binary Compatibility" and "PTX Compatibility");
+// without either a kernel fails with `no kernel image is available for
+// execution on the device`.
 // PyTorch warns of it itself (`... is not compatible with the current
 // PyTorch installation`, _check_capability and _check_cubins,
 // torch/cuda/__init__.py@17e3b6a97af1), but only once CUDA is in use.

@@ -36,10 +36,8 @@ import (
 // from /tmp so that a checkout in the working directory shadows nothing):
 // kvcached_autopatch.pth in one of site.getsitepackages() (or the user
 // site, as dev_copy_pth.py falls back to), without which nothing is
-// patched, and the compiled kvcached.vmm_ops importing. What fails is
-// listed in kvcached_install_problems. Without a kvcached distribution
-// neither runs: what is missing then is the plan's install, which
-// expectations_matched reports (kvcached unknown).
+// patched, and the compiled kvcached.vmm_ops importing. Without a kvcached
+// distribution neither runs (expectations_matched reports kvcached unknown).
 var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 from importlib import metadata as md
@@ -126,9 +124,8 @@ print(json.dumps(o))`, "{engine}"}
 // take a while on a cold container).
 const DefaultVersionProbeTimeout = 2 * time.Minute
 
-// Versions is what a version probe prints: the installed engine, kvcached,
-// torch and CUDA versions, optionally kvcached's git commit and the image
-// digest. Absent or null fields stay empty.
+// Versions is what a version probe prints. Absent or null fields stay
+// empty.
 type Versions struct {
 	Engine      string `json:"engine,omitempty"`
 	Kvcached    string `json:"kvcached,omitempty"`
@@ -162,9 +159,8 @@ type Versions struct {
 	KvcachedInstallProblems []string `json:"kvcached_install_problems,omitempty"`
 }
 
-// versionProbeArgv is the probe command for engine: the exec prefix, the
-// host's environment (the simulator's variables), then the probe with
-// {engine} (and the simulator's {sim_engine} and {image}) replaced.
+// versionProbeArgv is the probe command for engine through its exec
+// prefix, {engine}, {sim_engine} and {image} replaced.
 func (c *Case) versionProbeArgv(engineName string) []string {
 	probe := c.R.VersionProbe
 	if len(probe) == 0 {
