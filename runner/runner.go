@@ -466,9 +466,9 @@ func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	}
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
