@@ -89,10 +89,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 			}
 			return nil, fmt.Errorf("%s", msg)
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
-		}
+		sleep(ctx, poll)
 	}
 }
 

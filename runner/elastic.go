@@ -187,21 +187,12 @@ func (k *coloc) newSampler() *memSampler {
 	return s
 }
 
-// seeds returns n fresh prompt seeds: distinct prompts use distinct seeds.
-func (k *coloc) seeds(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = k.nextSeed
-		k.nextSeed++
-	}
-	return out
-}
-
-// requests builds n distinct filler prompts of words words.
+// requests builds n distinct filler prompts of words words, each of a fresh seed.
 func (k *coloc) requests(n, words, maxTokens int, ignoreEOS bool) []engine.Request {
-	reqs := make([]engine.Request, 0, n)
-	for _, seed := range k.seeds(n) {
-		reqs = append(reqs, engine.Request{Prompt: engine.Filler(seed, words), MaxTokens: maxTokens, IgnoreEOS: ignoreEOS})
+	reqs := make([]engine.Request, n)
+	for i := range reqs {
+		reqs[i] = engine.Request{Prompt: engine.Filler(k.nextSeed, words), MaxTokens: maxTokens, IgnoreEOS: ignoreEOS}
+		k.nextSeed++
 	}
 	return reqs
 }
@@ -293,10 +284,8 @@ func (k *coloc) drain(idx ...int) memReading {
 	prev := k.sampler.Read(k.ctx)
 	deadline := k.now().Add(t.DrainMax)
 	for k.now().Before(deadline) {
-		select {
-		case <-k.ctx.Done():
+		if !sleep(k.ctx, t.DrainStep) {
 			return prev
-		case <-time.After(t.DrainStep):
 		}
 		cur := k.sampler.Read(k.ctx)
 		switch {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
@@ -98,10 +97,7 @@ func (l *limitRun) releaseIdle(k *coloc) {
 		if k.now().Sub(waitStart) >= t.LimitWait || k.ctx.Err() != nil {
 			break
 		}
-		select {
-		case <-k.ctx.Done():
-		case <-time.After(t.ElasticSample):
-		}
+		sleep(k.ctx, t.ElasticSample)
 	}
 	l.waitedS = k.now().Sub(waitStart).Seconds()
 }

@@ -500,18 +500,10 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	return s
 }
 
+var signalNames = map[syscall.Signal]string{
+	0: "INT", syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
+}
+
 func signalShortName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT, 0:
-		return "INT"
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGHUP:
-		return "HUP"
-	case syscall.SIGQUIT:
-		return "QUIT"
-	case syscall.SIGKILL:
-		return "KILL"
-	}
-	return fmt.Sprint(int(sig))
+	return cmp.Or(signalNames[sig], fmt.Sprint(int(sig)))
 }

@@ -617,9 +617,8 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 	}
 	t := c.R.Timing
 	start := time.Now()
-	var obs checks.GPUProcesses
 	for {
-		obs = checks.GPUProcesses{Left: map[int][]int{}}
+		obs := checks.GPUProcesses{Left: map[int][]int{}}
 		for _, g := range gpus {
 			procs, err := c.R.GPU.Processes(g)
 			if err != nil {
@@ -631,18 +630,21 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 			}
 		}
 		obs.WaitedS = time.Since(start).Seconds()
-		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait {
-			break
+		// Interrupted: the look just taken is the last.
+		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait || !sleep(ctx, t.GPUProcessPoll) {
+			return checks.NoGPUProcessLeft(obs)
 		}
-		select {
-		case <-ctx.Done():
-			// Interrupted: look once more without waiting.
-		case <-time.After(t.GPUProcessPoll):
-			continue
-		}
-		break
 	}
-	return checks.NoGPUProcessLeft(obs)
+}
+
+// sleep waits d and reports true, or returns false once ctx is done.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 // Progress shows the running phase of the case: a live line on a terminal,
