@@ -30,9 +30,7 @@ var OffloadCommand = []string{"python3", "/src/kvcached/tools/validate_cpu_offlo
 	"--page-size-mb", "2", "--layers", "8", "--pages", "4", "--cycles", "5", "--require-reclaimed-bytes",
 	"--report", "/tmp/ci-report-cpu-offload.json"}
 
-// runOffload is the CPU-offload round trip (docs/runner.md §5.11): the
-// entry's command in its engine's exec prefix on the run's first GPU,
-// judged by its exit status and the report it prints.
+// runOffload is the CPU-offload round trip (docs/runner.md §5.11).
 func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	e := c.Entry
 	var gpus []int
