@@ -455,12 +455,6 @@ type memoryLog struct{ collect.Ordered[any] }
 
 func (m *memoryLog) mib(key string, v float64) { m.Set(key, tenth(v)) }
 
-// windowPeak is server i's peak KV in [from, to] and the reading it was
-// seen in; ok is false when no reading had it.
-func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool) {
-	return peakKV(k.sampler.Readings(from, to), i)
-}
-
 // window is a phase run between two readings, so that the peaks in it are its own.
 type window struct {
 	start  memReading
@@ -474,7 +468,7 @@ func (k *coloc) measuredPhase(i int, name string, reqs []engine.Request, concurr
 	start := k.sampler.Read(k.ctx)
 	ph := k.phase(i, name, reqs, concurrency)
 	k.sampler.Read(k.ctx)
-	peak, at, _ := k.windowPeak(i, start.At, k.now())
+	peak, at, _ := peakKV(k.sampler.Readings(start.At, k.now()), i)
 	return window{start: start, phase: ph, peak: peak, atPeak: at}
 }
 

@@ -374,9 +374,6 @@ func (s *Server) logScan(r *Runner) (*engine.LogScan, error) {
 // Dir returns the directory of a server of the case: `<part>/<name>`.
 func (c *Case) Dir(name string) string { return filepath.Join(c.R.OutDir, name) }
 
-// Port returns the base port plus offset (pairs use +1 and +2).
-func (c *Case) Port(offset int) int { return c.R.Port + offset }
-
 // Engine returns the engine plan of name.
 func (c *Case) Engine(name string) EnginePlan {
 	e, _ := c.R.Plan.Engines.Get(name)

@@ -116,7 +116,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		withSize.ExtraArgs = append(append([]string{}, sp.ExtraArgs...), "--block-size", strconv.Itoa(passed))
 		sp = &withSize
 	}
-	log.Set("setup", c.R.Setup(sp, c.Port(0)))
+	log.Set("setup", c.R.Setup(sp, c.R.Port))
 	var phases collect.Ordered[collect.Phase]
 
 	ready := false
