@@ -286,10 +286,7 @@ func (l *caseLoop) awaitInterrupted() {
 // (docs/runner.md §6).
 func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *collect.PartMeta, out *Outcome, progress io.Writer) error {
 	done := out.settle(ctx, meta.Planned)
-	cases := out.Cases
-	if cases == nil {
-		cases = []collect.CaseResult{}
-	}
+	cases := nonNil(out.Cases)
 	if err := w.WriteSummary(&collect.Summary{OK: out.OK, Cases: cases}); err != nil {
 		return err
 	}

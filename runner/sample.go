@@ -343,10 +343,7 @@ func (s *memSampler) Readings(from, to time.Time) []memReading {
 	defer s.mu.Unlock()
 	var out []memReading
 	for _, r := range s.readings {
-		if !from.IsZero() && r.At.Before(from) {
-			continue
-		}
-		if !to.IsZero() && r.At.After(to) {
+		if (!from.IsZero() && r.At.Before(from)) || (!to.IsZero() && r.At.After(to)) {
 			continue
 		}
 		if !from.IsZero() && r.Since.Before(from) {
