@@ -130,9 +130,10 @@ func buildServer(o serverOpts) ServerPlan {
 	row, _ := engineRow(BuiltinEngines(), o.engine)
 	f := row.Flags
 	o.tp = cmp.Or(o.tp, 1)
+	batch := cmp.Or(max(o.batch, 0), m.batch)
 	s := ServerPlan{
 		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
-		ModelArgs: []string{"--dtype", "bfloat16", f.Context, strconv.Itoa(cmp.Or(o.context, 8192)), f.Batch, strconv.Itoa(cmp.Or(max(o.batch, 0), m.batch)), f.Memory, m.memory[o.engine]},
+		ModelArgs: []string{"--dtype", "bfloat16", f.Context, strconv.Itoa(cmp.Or(o.context, 8192)), f.Batch, strconv.Itoa(batch), f.Memory, m.memory[o.engine]},
 		ExtraArgs: []string{},
 		Hybrid:    m.hybrid,
 	}

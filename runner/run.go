@@ -340,7 +340,8 @@ func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool 
 
 // runCase runs one case through its kind, stops whatever the kind left
 // running, turns a panic into a failed case instead of a dead runner with
-// live servers, and records how long the case took (to the millisecond).
+// live servers, and records how long the case took, stopping what the kind
+// left running included (to the millisecond).
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
 	start := r.now()
 	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
@@ -498,7 +499,8 @@ func (r *Runner) BuildSetup() *collect.Setup {
 }
 
 var signalNames = map[syscall.Signal]string{
-	0: "INT", syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
+	0: "INT", syscall.SIGINT: "INT", syscall.SIGTERM: "TERM",
+	syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
 }
 
 func signalShortName(sig syscall.Signal) string {

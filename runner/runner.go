@@ -129,8 +129,9 @@ type Runner struct {
 	// Port is the base port (default 18000): a server case's server
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
-	// KernelLog is run --kernel-log: a regular file or named pipe the
-	// kernel's messages go to, searched for a failed case (docs/runner.md §5.10).
+	// KernelLog is run --kernel-log: a regular file or named pipe (anything
+	// else is refused) the kernel's messages go to, searched for a failed
+	// case (docs/runner.md §5.10).
 	KernelLog string
 	// AnyPort makes every server take a port the kernel reports free
 	// (run --simulate without --port, or --port 0). See Case.StartReady.
@@ -151,7 +152,8 @@ type Runner struct {
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
 	// ContainerGPUs is --container-gpus: an engine ("": any other) → the host
-	// GPU indices its container was started with (DeviceIndices).
+	// GPU indices its container was started with, which its commands number
+	// from 0 (DeviceIndices); no entry: the host's numbering.
 	ContainerGPUs map[string][]int
 	// Repeat is run --repeat: how many times each case but the setup cases
 	// runs (0 or 1: once).

@@ -103,12 +103,14 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	// vLLM picks a hybrid model's attention block size itself, and which
 	// sizes --block-size accepts depends on the version (older
 	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]`,
-	// below the 528..1568 hybrid models get; newer, vllm/config/cache.py@002f10e0cfa1: any size > 0), so a native
-	// server gets no --block-size of the runner's choosing. But when kvcached
-	// grows that size and logs it (engine.LogScan.KvcachedBlockSize), the
-	// native server is given it, as kvcached's harness does
-	// (tests/e2e/run.py@28183ff482dc main: `extra = ("--block-size",
-	// str(block_size[0]))`), and the native case compares the sizes both logged.
+	// below the 528..1568 hybrid models get; newer,
+	// vllm/config/cache.py@002f10e0cfa1: any size > 0), so a native server
+	// gets no --block-size of the runner's choosing. But when kvcached grows
+	// that size so that the KV unit tiles its page, and logs it
+	// (engine.LogScan.KvcachedBlockSize), the native server is given it, as
+	// kvcached's harness does (tests/e2e/run.py@28183ff482dc main: `extra =
+	// ("--block-size", str(block_size[0]))`), and the native case compares
+	// the sizes both logged.
 	var passed int
 	if !sp.Kvcached() && c.Group != nil && c.Group.KvcachedBlockSize > 0 {
 		passed = c.Group.KvcachedBlockSize
