@@ -37,12 +37,8 @@ func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	if len(c.R.GPUs) > 0 {
 		gpus = c.R.GPUs[:1]
 	}
-	var env collect.Env
-	setAll(&env, c.R.engineEnv(e.Engine))
-	if len(gpus) > 0 {
-		env.Set("CUDA_VISIBLE_DEVICES", joinInts(c.R.DeviceIndices(e.Engine, gpus)))
-	}
-	setAll(&env, c.R.host().ProcessEnv())
+	// The environment of a native server of the engine with no env of its own.
+	env := c.ServerEnv(&ServerPlan{Engine: e.Engine}, gpus)
 	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(e.Engine), Argv: c.R.host().Script(e.Command), Env: env}
 	argv := cfg.Command()
 	c.Progress("running the offload script")
