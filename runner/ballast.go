@@ -24,27 +24,19 @@ const DefaultBallastReadyTimeout = 120 * time.Second
 // holding part of the GPU so that a large GPU behaves like a smaller one.
 type ballastConfig struct {
 	// Name is the case directory, `<kind>-ballast`, shared by the pairs of a
-	// kind in a part, each start appended after `=== <Pair> ===`.
-	Name string
-	// Pair names the case the ballast serves (the header line).
-	Pair string
-	// Dir is that directory's path.
-	Dir string
+	// kind in a part, each start appended after `=== <Pair> ===`; Dir its path.
+	Name, Pair, Dir string
 	// Argv is the ballast command; `--mib M --gpu N` are appended: it holds
 	// the GPU's total minus M (the contract of `ci-report sim ballast`).
 	Argv       []string
 	ExecPrefix []string
-	// KeepMiB is M, the memory the ballast leaves to the case.
-	KeepMiB int64
+	KeepMiB    int64 // M, the memory the ballast leaves to the case
 	// GPU is the host index of the GPU to fill; Device the index its
 	// container knows it by (Runner.DeviceIndices).
-	GPU, Device int
-	// ReadyTimeout bounds the wait for `ballast ready` (DefaultBallastReadyTimeout).
-	ReadyTimeout time.Duration
-	// Poll is the interval between looks at the ballast's log (default 200 ms).
-	Poll time.Duration
-	// Server carries the stop signal, redaction and stop timing.
-	Server engine.ServerConfig
+	GPU, Device  int
+	ReadyTimeout time.Duration       // default DefaultBallastReadyTimeout
+	Poll         time.Duration       // between looks at the ballast's log (default 200 ms)
+	Server       engine.ServerConfig // the stop signal, redaction and stop timing
 }
 
 // ballastMiB is what a ballast must hold so that a GPU of totalMiB behaves
@@ -66,9 +58,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	timeout := cmp.Or(max(cfg.ReadyTimeout, 0), DefaultBallastReadyTimeout)
 	poll := cmp.Or(max(cfg.Poll, 0), 200*time.Millisecond)
 	sc := cfg.Server
-	sc.Name, sc.Dir, sc.ExecPrefix = cfg.Name, cfg.Dir, cfg.ExecPrefix
-	sc.Header = cfg.Pair
-	sc.Header = cmp.Or(sc.Header, cfg.Name)
+	sc.Name, sc.Dir, sc.ExecPrefix, sc.Header = cfg.Name, cfg.Dir, cfg.ExecPrefix, cmp.Or(cfg.Pair, cfg.Name)
 	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.Device))
 	srv, err := engine.Start(ctx, sc)
 	if err != nil {
@@ -76,8 +66,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		// Only this start's output counts: an earlier pair's ballast said
-		// it was ready in the same log.
+		// Only this start's output counts: an earlier pair's ballast shares the log.
 		logData := readFrom(srv.LogPath(), srv.LogStart())
 		if bytes.Contains(logData, []byte(ballastReadyLine)) {
 			return srv, nil
@@ -100,10 +89,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 			}
 			return nil, fmt.Errorf("%s", msg)
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
-		}
+		sleep(ctx, poll)
 	}
 }
 

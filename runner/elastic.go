@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -27,9 +28,7 @@ const (
 	calibrateReqs = 4
 	fillShare     = 0.7 // bursts and fills aim at 70% of the free memory
 	defaultBatch  = 128
-	// maxFill bounds a priority fill whose per-request size was mis-measured,
-	// so a broken calibration cannot send tens of thousands of requests.
-	maxFill = 4096
+	maxFill       = 4096 // so a mis-measured calibration cannot send tens of thousands of requests
 )
 
 // coloc is the machinery the co-location kinds share.
@@ -49,8 +48,7 @@ type coloc struct {
 	ballastMiB     int   // the size the ballast makes the GPU behave like (--*-gpu-mib)
 	ballastHeldMiB int64 // what it holds
 
-	// kvctl is the case's one kvctl client; its latencies go into the case log.
-	kvctl    *ledger.Client
+	kvctl    *ledger.Client // the case's one kvctl client; its latencies go into the case log
 	sampler  *memSampler
 	checks   []collect.Check
 	phases   collect.Ordered[collect.Phase]
@@ -63,7 +61,6 @@ type coloc struct {
 func newColoc(ctx context.Context, c *Case) *coloc {
 	k := &coloc{c: c, ctx: ctx, plans: c.Entry.Servers, nextSeed: 1}
 	if c.kind.block != nil {
-		// The case's entry as setup.json has it (docs/formats.md §4.1).
 		k.log.Set("setup", c.kind.kindSetup(c.R, c.Entry).Entries[0])
 	}
 	if len(k.plans) > 0 {
@@ -73,15 +70,14 @@ func newColoc(ctx context.Context, c *Case) *coloc {
 	}
 	k.gpu = c.R.pairGPU(c.Entry)
 	infos, err := c.R.GPU.GPUs()
-	switch {
-	case err != nil:
+	if err != nil {
 		k.gpuErr = fmt.Sprintf("GPU %d: %v", k.gpu, err)
-	default:
-		k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
-		for _, g := range infos {
-			if g.Index == k.gpu {
-				k.totalMiB, k.gpuErr = float64(g.MemoryMiB), ""
-			}
+		return k
+	}
+	k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
+	for _, g := range infos {
+		if g.Index == k.gpu {
+			k.totalMiB, k.gpuErr = float64(g.MemoryMiB), ""
 		}
 	}
 	return k
@@ -142,8 +138,7 @@ func (k *coloc) start(wantMiB int, slots []int) bool {
 
 // startPair opens a pair case (elastic, priority): two servers planned (else
 // planCheck fails), the ballast, both servers in port slots 1 and 2, and the
-// batch limit. When it returns false the case is over (whatever started is
-// stopped with its checks) and the caller returns k.result().
+// batch limit. On false the case is over: the caller returns k.result().
 func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok bool) {
 	if len(k.plans) != 2 {
 		k.add(collect.Check{Name: planCheck, Detail: fmt.Sprintf("%s needs 2 servers, the plan has %d", what, len(k.plans))})
@@ -159,11 +154,7 @@ func (k *coloc) startPair(planCheck, what string, gpuMiB int) (batch int, ok boo
 	if k.ballastHeldMiB > 0 {
 		k.log.Set("ballast_held_mib", k.ballastHeldMiB)
 	}
-	batch = k.c.Entry.Batch
-	if batch <= 0 {
-		batch = defaultBatch
-	}
-	return batch, true
+	return cmp.Or(max(k.c.Entry.Batch, 0), defaultBatch), true
 }
 
 func (k *coloc) ballastConfig() ballastConfig {
@@ -172,9 +163,9 @@ func (k *coloc) ballastConfig() ballastConfig {
 	if len(argv) == 0 {
 		argv = r.host().Ballast()
 	}
-	name := k.c.Entry.Kind + "-ballast"
 	sc := r.serverConfig()
 	setAll(&sc.Env, r.host().ProcessEnv())
+	name := k.c.Entry.Kind + "-ballast"
 	return ballastConfig{
 		Name: name, Pair: k.c.Entry.Name, Dir: k.c.Dir(name), Argv: argv, ExecPrefix: r.PrefixFor(k.plans[0].Engine),
 		KeepMiB: int64(k.ballastMiB), GPU: k.gpu, Device: r.DeviceIndices(k.plans[0].Engine, []int{k.gpu})[0],
@@ -196,21 +187,12 @@ func (k *coloc) newSampler() *memSampler {
 	return s
 }
 
-// seeds returns n fresh prompt seeds: distinct prompts use distinct seeds.
-func (k *coloc) seeds(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = k.nextSeed
-		k.nextSeed++
-	}
-	return out
-}
-
-// requests builds n distinct filler prompts of words words.
+// requests builds n distinct filler prompts of words words, each of a fresh seed.
 func (k *coloc) requests(n, words, maxTokens int, ignoreEOS bool) []engine.Request {
-	reqs := make([]engine.Request, 0, n)
-	for _, seed := range k.seeds(n) {
-		reqs = append(reqs, engine.Request{Prompt: engine.Filler(seed, words), MaxTokens: maxTokens, IgnoreEOS: ignoreEOS})
+	reqs := make([]engine.Request, n)
+	for i := range reqs {
+		reqs[i] = engine.Request{Prompt: engine.Filler(k.nextSeed, words), MaxTokens: maxTokens, IgnoreEOS: ignoreEOS}
+		k.nextSeed++
 	}
 	return reqs
 }
@@ -295,18 +277,15 @@ func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
 
 // drain waits in DrainStep steps (at most DrainMax) until the KV of servers
 // idx stops falling, and returns the last reading that had their KV. A failed
-// ledger read (a slow kvctl) is skipped; one that lists no segment of a
-// server ends the drain, since nothing of it is left to fall.
+// ledger read is skipped; one without a server's segment ends the drain.
 func (k *coloc) drain(idx ...int) memReading {
 	t := k.c.R.Timing
 	k.c.Progress(drainPhase)
 	prev := k.sampler.Read(k.ctx)
 	deadline := k.now().Add(t.DrainMax)
 	for k.now().Before(deadline) {
-		select {
-		case <-k.ctx.Done():
+		if !sleep(k.ctx, t.DrainStep) {
 			return prev
-		case <-time.After(t.DrainStep):
 		}
 		cur := k.sampler.Read(k.ctx)
 		switch {
@@ -339,20 +318,17 @@ func sumKV(r memReading, idx []int) float64 {
 }
 
 // freeMiB is the GPU memory free at reading r (0 when the GPU was not read).
-func (k *coloc) freeMiB(r memReading) float64 {
-	if !r.GPUOK {
-		return 0
-	}
-	return max(k.totalMiB-r.GPUMiB, 0)
-}
+func (k *coloc) freeMiB(r memReading) float64 { return k.freeOf(r.GPUMiB, r.GPUOK) }
 
 // freeAtPeakMiB is the GPU memory free when the GPU held the most in r's
 // interval (0 when the GPU was not read).
-func (k *coloc) freeAtPeakMiB(r memReading) float64 {
-	if !r.GPUPeakOK {
+func (k *coloc) freeAtPeakMiB(r memReading) float64 { return k.freeOf(r.GPUPeakMiB, r.GPUPeakOK) }
+
+func (k *coloc) freeOf(usedMiB float64, ok bool) float64 {
+	if !ok {
 		return 0
 	}
-	return max(k.totalMiB-r.GPUPeakMiB, 0)
+	return max(k.totalMiB-usedMiB, 0)
 }
 
 // burstSize is how many requests of perRequest MiB make fillShare of free
@@ -361,14 +337,7 @@ func burstSize(free, perRequest float64, limit int) int {
 	if perRequest <= 0 || math.IsNaN(free) || free <= 0 {
 		return 1
 	}
-	n := math.Ceil(fillShare * free / perRequest)
-	if n < 1 {
-		return 1
-	}
-	if n > float64(limit) {
-		return limit
-	}
-	return int(n)
+	return int(min(max(math.Ceil(fillShare*free/perRequest), 1), float64(limit)))
 }
 
 // finish probes again (probe_unchanged, alive), stops everything with the
@@ -485,13 +454,6 @@ func (k *coloc) segmentsSummary() collect.Ordered[any] {
 type memoryLog struct{ collect.Ordered[any] }
 
 func (m *memoryLog) mib(key string, v float64) { m.Set(key, tenth(v)) }
-func (m *memoryLog) n(key string, v int)       { m.Set(key, v) }
-
-// windowPeak is server i's peak KV in [from, to] and the reading it was
-// seen in; ok is false when no reading had it.
-func (k *coloc) windowPeak(i int, from, to time.Time) (float64, memReading, bool) {
-	return peakKV(k.sampler.Readings(from, to), i)
-}
 
 // window is a phase run between two readings, so that the peaks in it are its own.
 type window struct {
@@ -506,7 +468,7 @@ func (k *coloc) measuredPhase(i int, name string, reqs []engine.Request, concurr
 	start := k.sampler.Read(k.ctx)
 	ph := k.phase(i, name, reqs, concurrency)
 	k.sampler.Read(k.ctx)
-	peak, at, _ := k.windowPeak(i, start.At, k.now())
+	peak, at, _ := peakKV(k.sampler.Readings(start.At, k.now()), i)
 	return window{start: start, phase: ph, peak: peak, atPeak: at}
 }
 
@@ -578,9 +540,9 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	e.both = k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(e.nA), load(e.nB)})
 	stopSampling()
 
-	// A server that died in its burst holds nothing, whatever its
-	// abandoned segment read while dying (a_requests_ok and <A>_alive
-	// report it); looked at last, when a crash has long finished exiting.
+	// A server that died in its burst holds nothing, whatever its abandoned
+	// segment read (a_requests_ok and <A>_alive report it); looked at last,
+	// when a crash has long finished exiting.
 	if e.aGone = !k.servers[0].Alive(); e.aGone {
 		e.aAfter = 0
 	}
@@ -609,8 +571,8 @@ func (e *elasticRun) log(k *coloc) {
 	mem.mib("free", e.free)
 	mem.mib("per_request_a", e.perReq[0])
 	mem.mib("per_request_b", e.perReq[1])
-	mem.n("n_a", e.nA)
-	mem.n("n_b", e.nB)
+	mem.Set("n_a", e.nA)
+	mem.Set("n_b", e.nB)
 	mem.mib("gpu_free_after_a", e.gpuFreeAfterA)
 	mem.mib("a_growth", e.aGrowth)
 	mem.mib("a_after", e.aAfter)

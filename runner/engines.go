@@ -9,27 +9,16 @@ import (
 )
 
 // EngineSpec is one engine ci-report drives, with everything the runner does
-// differently for it: its key (the plan's and setup.json's engine name), the
-// name reports show, its HTTP dialect, the engine plan of the built-in
-// profiles (image, env, server command, expectation sets), its server flags
-// and the simulated engine that stands in for it under --simulate. Code
-// outside this table asks an engine's row instead of comparing its name, so
-// a new engine is one row (docs/runner.md §2.1); the built-in profiles'
-// models name the engines they run on (§2.2), and serve.log's signatures are
-// the same for every engine (§5.10).
+// differently for it. Code outside this table asks an engine's row instead
+// of comparing its name, so a new engine is one row (docs/runner.md §2.1).
 type EngineSpec struct {
-	Key string
-	// Display is the engine's name in reports (setup.json's engine
-	// `display`, docs/formats.md §3.1).
-	Display string
-	// Dialect is how the client speaks to its servers (docs/runner.md §3.4).
-	Dialect engine.Dialect
-	// Plan is the engine's plan in the built-in profiles.
-	Plan EnginePlan
-	// Flags are the server's flag names the built-in profiles use.
-	Flags EngineFlags
-	// Sim is the engine runner/sim imitates for it (`sim serve --engine`,
-	// `sim versions --engine`): vllm or sglang.
+	Key     string         // the plan's and setup.json's engine name
+	Display string         // its name in reports (docs/formats.md §3.1)
+	Dialect engine.Dialect // how the client speaks to its servers (docs/runner.md §3.4)
+	Plan    EnginePlan     // the engine's plan in the built-in profiles
+	Flags   EngineFlags    // the server's flag names the built-in profiles use
+	// Sim is the engine runner/sim imitates for it (`sim serve --engine`):
+	// vllm or sglang.
 	Sim string
 	// Help prints every option its server accepts, exit 0 (argparse's
 	// help action), which the setup case holds the plan's flags to (nil:
@@ -47,8 +36,8 @@ type EngineFlags struct {
 	LongContextEnv             string
 }
 
-// BuiltinEngines is the engine table of this build: vLLM and SGLang. Each
-// call builds it anew, so no caller shares another's slices.
+// BuiltinEngines is the engine table of this build, built anew by each call
+// so that no caller shares another's slices.
 func BuiltinEngines() []EngineSpec {
 	var venv collect.Env
 	// /reset_prefix_cache exists only in vLLM's dev mode. The model
@@ -106,16 +95,14 @@ func (r *Runner) engineTable() []EngineSpec {
 	return BuiltinEngines()
 }
 
-// engineSpec is the row of an engine the plan uses (checkEngines made sure
-// there is one).
+// engineSpec is the row of an engine the plan uses (checkEngines).
 func (r *Runner) engineSpec(key string) EngineSpec {
 	e, _ := engineRow(r.engineTable(), key)
 	return e
 }
 
 // checkEngines makes sure every engine the plan uses has a row of the
-// runner's engine table: without one the runner would not know how to talk
-// to its servers.
+// runner's engine table.
 func (r *Runner) checkEngines() error {
 	table := r.engineTable()
 	for _, k := range r.Plan.UsedEngines() {

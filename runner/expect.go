@@ -13,7 +13,6 @@ import (
 // for a range of kvcached and engine versions (docs/runner.md §2.6); the
 // setup case picks the first set that matches the probed versions.
 type ExpectationSet struct {
-	// Name names the set in setup.json and the issue section.
 	Name string `json:"name"`
 	// Kvcached and Engine are version ranges (`>=0.1.5,<0.2`, `0.29.*`;
 	// "" or `*` for any) of the probed kvcached and engine versions.
@@ -28,12 +27,12 @@ type ExpectationSet struct {
 	// Env is added to every server of the engine after the engine's env
 	// (the model runner kvcached patches: VLLM_USE_V2_MODEL_RUNNER).
 	Env collect.Env `json:"env"`
-	// Patches are the patches every kvcached server must log.
-	Patches []string `json:"patches"`
-	// HybridPatches are required on top for a hybrid server (ServerPlan.Hybrid).
+	// Patches every kvcached server must log; HybridPatches on top for a
+	// hybrid server (ServerPlan.Hybrid).
+	Patches       []string `json:"patches"`
 	HybridPatches []string `json:"hybrid_patches,omitempty"`
-	// CapacityLine says whether a kvcached server logs a KV capacity line;
-	// kvcached_active requires one only then.
+	// CapacityLine: a kvcached server logs a KV capacity line, which
+	// kvcached_active then requires.
 	CapacityLine bool `json:"capacity_line"`
 }
 
@@ -170,8 +169,8 @@ type picked struct {
 }
 
 // pickExpectations returns the first of the (validated) sets that holds for
-// v and why, else the closest set provisionally (closestSet); with none, set
-// is nil and why names the versions found and the ranges that exist.
+// v, else the closest set provisionally (closestSet); with none, set is nil
+// and why names the versions found and the ranges that exist.
 func pickExpectations(engineName string, sets []ExpectationSet, v Versions) picked {
 	found := fmt.Sprintf("found %s %s, kvcached %s", engineName, orUnknown(v.Engine), orUnknown(v.Kvcached))
 	if v.KvcachedPatches == nil {

@@ -23,10 +23,9 @@ const (
 	KindPD       = "pd"
 )
 
-// Kind runs one kind of plan entry (setup, server, elastic, limit, offload,
-// priority). A failed case is data in the returned CaseResult, never a Go
-// error; Run must stop every server it started (Case.StopServer) before it
-// returns, including when ctx is cancelled (the run loop stops any it left).
+// Kind runs one kind of plan entry. A failed case is data in the returned
+// CaseResult, never a Go error; Run must stop every server it started
+// (Case.StopServer) before it returns, also when ctx is cancelled.
 type Kind interface {
 	Run(ctx context.Context, c *Case) collect.CaseResult
 }
@@ -41,28 +40,25 @@ func (f KindFunc) Run(ctx context.Context, c *Case) collect.CaseResult { return 
 // differently for it; code outside kindTable asks the entry's spec instead of
 // comparing kind names, so a new kind is one row (docs/runner.md §5).
 type kindSpec struct {
-	// name is Entry.Kind.
-	name string
-	// servers is how many servers an entry of the kind has.
-	servers int
-	// engineSetup: the entry is an engine's setup case; no part lists it, a
-	// selection keeps it for the engines used, and when it fails the engine's
-	// other cases do not run (docs/runner.md §2.4, §6).
+	name    string // Entry.Kind
+	servers int    // how many servers an entry has
+	// engineSetup: an engine's setup case; no part lists it, a selection
+	// keeps it for the engines used, and when it fails the engine's other
+	// cases do not run (docs/runner.md §2.4, §6).
 	engineSetup bool
-	// gpus: an entry's servers each run on a GPU of their own, the part's
-	// first gpus; with fewer the case is skipped (0: the servers share).
+	// gpus: the servers each run on a GPU of their own, the part's first
+	// gpus; with fewer the case is skipped (0: the servers share).
 	gpus int
-	// command: the entry is a command case: no server, its Command run in
-	// its Engine's exec prefix, after that engine's setup case.
+	// command: no server, the entry's Command runs in its Engine's exec
+	// prefix, after that engine's setup case.
 	command bool
-	// grouped: the entries form comparison groups (Entry.Group), never
-	// split, a kvcached entry bringing its native one (servercase.go).
+	// grouped: comparison groups (Entry.Group), never split, a kvcached
+	// entry bringing its native one (servercase.go).
 	grouped bool
 	// setup adds a server case's entry to setup.json's cases
-	// (docs/formats.md §3.2); nil for kinds with a block.
+	// (docs/formats.md §3.2); block is the kind's block in its `kinds`
+	// (§3.3). Each is nil for the kinds that use the other.
 	setup func(r *Runner, s *collect.Setup, e *Entry)
-	// block is what setup.json's `kinds` says of the kind (docs/formats.md
-	// §3.3); nil: the kind has no block (the setup and server cases).
 	block *kindBlock
 	// causes are the kind's caused_by rules (docs/runner.md §5.9), given its
 	// servers' names by index; nil: none.
@@ -70,8 +66,7 @@ type kindSpec struct {
 	// needs are the capabilities its cases need of their engines
 	// (docs/runner.md §2.7): without one a case is skipped, not failed.
 	needs []string
-	// run runs one entry.
-	run KindFunc
+	run   KindFunc
 }
 
 // kindBlock is a kind's block in setup.json's `kinds` (docs/formats.md §3.3).
@@ -84,8 +79,7 @@ type kindBlock struct {
 }
 
 // kindTable is every built-in kind, in the order the docs list them. The run
-// functions never read it (the run loop gives each case its row, Case.kind),
-// so the literal has no initialization cycle.
+// functions never read it (Case.kind), so it has no initialization cycle.
 var kindTable = []kindSpec{
 	{name: KindSetup, engineSetup: true, run: runSetupCase},
 	{
@@ -154,8 +148,7 @@ func (r *Runner) addCaseSetups(s *collect.Setup) {
 }
 
 // kindSetup is the block of setup.json `kinds` that holds e (docs/formats.md
-// §3.3): the kind's texts and e's entry, its servers under the row's roles on
-// the ports a run starts them on, and a shared GPU and batch limit.
+// §3.3).
 func (k kindSpec) kindSetup(r *Runner, e *Entry) collect.KindSetup {
 	b := k.block
 	x := collect.KindEntry{Name: e.Name, Servers: []collect.RoleServer{}}
@@ -265,15 +258,6 @@ func (r *Runner) kind(name string) (Kind, error) {
 // Result builds a CaseResult of the case's name from checks (ok = all ok),
 // a log object and phases (nil when the kind has none).
 func (c *Case) Result(checks []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
-	res := collect.CaseResult{Name: c.Entry.Name, OK: true, Checks: checks, Phases: phases}
-	if res.Checks == nil {
-		res.Checks = []collect.Check{}
-	}
-	for _, ch := range checks {
-		if !ch.OK {
-			res.OK = false
-		}
-	}
-	res.Log = c.marshalLog(log)
-	return res
+	ok := !slices.ContainsFunc(checks, func(ch collect.Check) bool { return !ch.OK })
+	return collect.CaseResult{Name: c.Entry.Name, OK: ok, Checks: nonNil(checks), Phases: phases, Log: c.marshalLog(log)}
 }

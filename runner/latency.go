@@ -3,15 +3,12 @@ package runner
 import (
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/ovg-project/ci-report/collect"
 )
 
 // latencySummary is {"p50", "max"} of latencies in seconds, rounded to the
-// millisecond (p50 of an even count: the mean of the middle two); nil
-// without any. Case logs summarise every latency so: a priority pair's
-// requests (latency_s), a co-location case's kvctl calls (kvctl_latency_s).
+// millisecond; nil without any.
 func latencySummary(latencies []float64) any {
 	if len(latencies) == 0 {
 		return nil
@@ -25,8 +22,7 @@ func latencySummary(latencies []float64) any {
 // median is the middle of v (of an even count: the mean of the middle
 // two); v is not changed and must not be empty.
 func median(v []float64) float64 {
-	l := slices.Clone(v)
-	sort.Float64s(l)
+	l := slices.Sorted(slices.Values(v))
 	n := len(l)
 	if n%2 == 0 {
 		return (l[n/2-1] + l[n/2]) / 2

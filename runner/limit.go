@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
@@ -63,7 +62,7 @@ type limitRun struct {
 	idle, filled, limitMiB float64
 	released               float64 // the last reading of the idle wait after the limit was lowered
 	releasedRead           bool    // a reading of the idle wait had the KV
-	waitedS                float64 // how long the idle wait took
+	waitedS                float64
 	peak, regrown          float64 // under load at the limit, after it was restored
 	withKV                 int     // readings under load that had the KV
 	lower, restore         *checks.LimitSetObservation
@@ -82,8 +81,7 @@ func (l *limitRun) fill(k *coloc) memReading {
 }
 
 // releaseIdle sends nothing and reads the KV every ElasticSample, at most
-// LimitWait (kvcached's IDLE_TIMEOUT, 30 s), until it is at most the limit
-// (limit_released_idle).
+// LimitWait, until it is at most the limit (limit_released_idle).
 func (l *limitRun) releaseIdle(k *coloc) {
 	t := k.c.R.Timing
 	k.c.Progress("limit_released_idle")
@@ -98,18 +96,14 @@ func (l *limitRun) releaseIdle(k *coloc) {
 		if k.now().Sub(waitStart) >= t.LimitWait || k.ctx.Err() != nil {
 			break
 		}
-		select {
-		case <-k.ctx.Done():
-		case <-time.After(t.ElasticSample):
-		}
+		sleep(k.ctx, t.ElasticSample)
 	}
 	l.waitedS = k.now().Sub(waitStart).Seconds()
 }
 
 // loadUnderLimit sends short and long requests and takes the peak KV of
-// the readings during them (limit_held_under_load).
+// the readings during them (limit_held_under_load), from a reading of its own.
 func (l *limitRun) loadUnderLimit(k *coloc) {
-	// Windows start with a reading, so that the peaks in them are theirs.
 	loadStart := k.sampler.Read(k.ctx).At
 	l.small = k.phase(0, "limit_load_short", k.requests(limitSmallN, limitSmallWords, limitLoadTokens, false), limitLoadConc)
 	l.long = k.phase(0, "limit_load_long", k.requests(limitLongN, limitLongWords, limitLoadTokens, false), 1)
@@ -151,7 +145,7 @@ func (l *limitRun) checks() []collect.Check {
 	}
 }
 
-// log writes the limit case's memory_mib into the case log.
+// log writes the limit case's memory_mib.
 func (l *limitRun) log(k *coloc) {
 	var mem memoryLog
 	mem.mib("idle", l.idle)

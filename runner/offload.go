@@ -30,21 +30,15 @@ var OffloadCommand = []string{"python3", "/src/kvcached/tools/validate_cpu_offlo
 	"--page-size-mb", "2", "--layers", "8", "--pages", "4", "--cycles", "5", "--require-reclaimed-bytes",
 	"--report", "/tmp/ci-report-cpu-offload.json"}
 
-// runOffload is the CPU-offload round trip (docs/runner.md §5.11): the
-// entry's command in its engine's exec prefix on the run's first GPU,
-// judged by its exit status and the report it prints.
+// runOffload is the CPU-offload round trip (docs/runner.md §5.11).
 func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	e := c.Entry
 	var gpus []int
 	if len(c.R.GPUs) > 0 {
 		gpus = c.R.GPUs[:1]
 	}
-	var env collect.Env
-	setAll(&env, c.R.engineEnv(e.Engine))
-	if len(gpus) > 0 {
-		env.Set("CUDA_VISIBLE_DEVICES", joinInts(c.R.DeviceIndices(e.Engine, gpus)))
-	}
-	setAll(&env, c.R.host().ProcessEnv())
+	// The environment of a native server of the engine with no env of its own.
+	env := c.ServerEnv(&ServerPlan{Engine: e.Engine}, gpus)
 	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(e.Engine), Argv: c.R.host().Script(e.Command), Env: env}
 	argv := cfg.Command()
 	c.Progress("running the offload script")

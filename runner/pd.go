@@ -37,8 +37,7 @@ const (
 // both to the server's --help=all (§5.1).
 var PDServerArgs = []string{"--enforce-eager", "--no-enable-prefix-caching", "--no-async-scheduling", "--block-size", "128", "--kv-transfer-config", PDTransferConfig}
 
-// pdGPUs are the GPUs of a pd case (setup.json's gpu): the part's first
-// two, prefill's and decode's.
+// pdGPUs are the GPUs of a pd case (setup.json's gpu): the part's first two.
 func pdGPUs(r *Runner) string {
 	if len(r.GPUs) < 2 {
 		return ""
@@ -46,10 +45,7 @@ func pdGPUs(r *Runner) string {
 	return joinInts(r.GPUs[:2])
 }
 
-// runPD is the NIXL prefill/decode pair (docs/runner.md §5.12): its prefill
-// server on the part's first GPU, its decode server on the second, each
-// with a NIXL side-channel port of its own; the smoke's two-step requests;
-// both servers stopped with their shutdown checks.
+// runPD is the NIXL prefill/decode pair (docs/runner.md §5.12).
 func runPD(ctx context.Context, c *Case) collect.CaseResult {
 	if n := c.kind.gpus; len(c.R.GPUs) < n {
 		return c.skipped(fmt.Sprintf("the prefill/decode pair needs %d GPUs, one per server; this part has %d", n, len(c.R.GPUs)))
@@ -128,8 +124,7 @@ var (
 	nixlFailureLines = []string{"set_stride", "inconsistent KV block counts", "All kv cache tensors must have the same number of blocks", "NIXL transfer failure"}
 )
 
-// nixlLogs are the pd checks of both servers' logs (from their starts):
-// checks.PDNixlLogs of what each showed.
+// nixlLogs are checks.PDNixlLogs of both servers' logs (from their starts).
 func nixlLogs(servers []*Server) []collect.Check {
 	var scans []checks.PDLogScan
 	var errs []string

@@ -592,12 +592,7 @@ func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
 			continue
 		}
 		part, _ := p.Parts.Get(k)
-		var cases []string
-		for _, c := range part.Cases {
-			if chosen[c] {
-				cases = append(cases, c)
-			}
-		}
+		cases := slices.DeleteFunc(slices.Clone(part.Cases), func(c string) bool { return !chosen[c] })
 		if len(cases) > 0 {
 			out.Parts.Set(k, PartPlan{Cases: cases})
 		}

@@ -10,8 +10,7 @@ import (
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
-// priorityFillConc is how many fill requests L gets at a time.
-const priorityFillConc = 8
+const priorityFillConc = 8 // fill requests L gets at a time
 
 // priorityEntry adds to a priority pair's setup.json entry its layers, its
 // ballast's GPU size and each server's published priority.
@@ -47,9 +46,7 @@ type priorityRun struct {
 	burstS                                          float64
 }
 
-// runPriority is the priority pair (docs/runner.md §5.6): L holds idle cache,
-// H bursts past the free memory and posts a shortfall, and L must raise its
-// watermark and release pages that H then uses.
+// runPriority is the priority pair (docs/runner.md §5.6).
 func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	r := c.R
 	k := newColoc(ctx, c)
@@ -63,8 +60,7 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 		res.SkipReason = why
 		return res
 	}
-	// The timeline carries what the priority protocol posts, for the chart
-	// of H's shortfall and L's watermark (docs/render.md §3.9).
+	// For the chart of H's shortfall and L's watermark (docs/render.md §3.9).
 	k.sampler.LedgerFields = []string{ledger.FieldShortfall, ledger.FieldWatermark}
 	k.add(k.publishPriorities())
 
@@ -73,8 +69,6 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 	p := priorityRun{pairOpening: k.open([]string{"l_calibrate", "h_calibrate"}, []func() []engine.Request{
 		func() []engine.Request { return fillReqs(calibrateReqs) }, func() []engine.Request { return burstReqs(calibrateReqs) }})}
 
-	// The ledger and GPU are sampled every 2 s from the fill on; the case
-	// log keeps the ledger from the burst's start to its end.
 	stopSampling := k.sampler.Run(ctx, r.Timing.PrioritySample)
 	defer stopSampling()
 	baseL, baseLCharged := p.fillL(k, fillReqs)
@@ -89,8 +83,8 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 }
 
 // priorityUnsupported is why the case is skipped: the pair's listing has none
-// of the protocol's ledger fields (docs/runner.md §2.7). A failed listing says
-// nothing: priority_set's read-back will.
+// of the protocol's ledger fields (docs/runner.md §2.7); "" when the listing
+// failed, which priority_set's read-back will show.
 func (k *coloc) priorityUnsupported() string {
 	entries, err := k.kvctl.List(k.ctx)
 	if err != nil {
@@ -132,8 +126,7 @@ func (p *priorityRun) fillL(k *coloc, fillReqs func(int) []engine.Request) (base
 }
 
 // burstH notes the servers' log offsets, what L holds and what is free, then
-// bursts H past what fits without L's memory, all at once; it returns the
-// readings at the burst's start and end and H's KV at the start.
+// bursts H past what fits without L's memory, all at once.
 func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engine.Request, batch int) (atBurst, atEnd memReading, baseH float64) {
 	for _, s := range k.servers {
 		p.offsets.Set(s.Plan.Name, s.LogSize())
@@ -149,19 +142,17 @@ func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engi
 }
 
 // afterBurst reads, once sampling has stopped, what the burst from atBurst
-// to atEnd showed: the ledger timeline, H's growth above baseH and what L
-// is still charged for above its level before the fill.
+// to atEnd showed.
 func (p *priorityRun) afterBurst(k *coloc, atBurst, atEnd memReading, baseH, baseL float64, baseLCharged int64) {
 	p.samples = k.sampler.LedgerTimeline(atBurst.At, atEnd.At)
 	p.ledgerErrors, _ = k.sampler.LedgerErrors()
-	peakH, _, _ := k.windowPeak(1, atBurst.At, atEnd.At)
+	peakH, _, _ := peakKV(k.sampler.Readings(atBurst.At, atEnd.At), 1)
 	p.hGrowth = max(peakH-baseH, 0)
 	p.lAfter = lChargedAfter(atEnd, k.servers[0].IPC, 0, baseL, baseLCharged)
 	p.burstS = roundMilli(atEnd.At.Sub(atBurst.At))
 }
 
-// checks are the priority pair's load checks; lIPC and hIPC name L's and
-// H's segments.
+// checks are the priority pair's load checks.
 func (p *priorityRun) checks(lIPC, hIPC string) []collect.Check {
 	return []collect.Check{
 		checks.RequestsOK("l_requests_ok", p.fill.Results),
@@ -176,14 +167,14 @@ func (p *priorityRun) checks(lIPC, hIPC string) []collect.Check {
 }
 
 // log writes the priority pair's memory_mib, latency_s, ledger,
-// burst_offsets and burst_s into the case log.
+// burst_offsets and burst_s.
 func (p *priorityRun) log(k *coloc) {
 	var mem memoryLog
 	mem.mib("free", p.free)
 	mem.mib("per_request_l", p.perReq[0])
 	mem.mib("per_request_h", p.perReq[1])
-	mem.n("n_l", p.nL)
-	mem.n("n_h", p.nH)
+	mem.Set("n_l", p.nL)
+	mem.Set("n_h", p.nH)
 	mem.mib("l_growth", p.lGrowth)
 	mem.mib("l_at_burst", p.lAtBurst)
 	mem.mib("free_at_burst", p.freeAtBurst)

@@ -18,13 +18,11 @@ var Profiles = []string{"smoke", "nightly", "weekly", "hopper", "compat"}
 type model struct {
 	key, hfID string
 	batch     int
-	memory    map[string]string // engine → memory fraction
-	extra     []string          // model-specific arguments
-	hybrid    bool              // attention + Mamba: held to the set's hybrid_patches
-	engines   []string          // engines it runs on
-	// patches are, by engine, the patches a kvcached server of the model
-	// must log beyond its expectation set's (ServerPlan.Patches).
-	patches map[string][]string
+	memory    map[string]string   // engine → memory fraction
+	extra     []string            // model-specific arguments
+	hybrid    bool                // attention + Mamba: held to the set's hybrid_patches
+	engines   []string            // engines it runs on
+	patches   map[string][]string // engine → patches beyond its expectation set's (ServerPlan.Patches)
 }
 
 var bothEngines = []string{"vllm", "sglang"}
@@ -78,8 +76,7 @@ func findModel(key string) (*model, error) {
 	return nil, fmt.Errorf("unknown model %s", bounds.Quote(key))
 }
 
-// builtinEngines are the built-in profiles' engine plans, from the engine
-// table.
+// builtinEngines are the built-in profiles' engine plans.
 func builtinEngines() collect.Ordered[EnginePlan] {
 	var o collect.Ordered[EnginePlan]
 	for _, e := range BuiltinEngines() {
@@ -100,23 +97,29 @@ type serverOpts struct {
 	env                   [][2]string
 }
 
-// ServerName is `[<tag>-]<engine>-<model>-<kv_c1|kv_c0|native>[-tp<N>][-fp8kv]`.
+// serverName is `[<tag>-]<engine>-<model>-<kv_c1|kv_c0|native>[-tp<N>][-fp8kv]`.
 func serverName(o serverOpts) string {
 	lay := "native"
 	if o.layout != "" {
 		lay = "kv_" + o.layout
 	}
-	n := o.engine + "-" + o.model + "-" + lay
-	if o.tp > 1 {
-		n += "-tp" + strconv.Itoa(o.tp)
-	}
-	if o.fp8 {
-		n += "-fp8kv"
-	}
+	n := o.engine + "-" + o.model + "-" + lay + variant(o)
 	if o.tag != "" {
 		n = o.tag + "-" + n
 	}
 	return n + o.suffix
+}
+
+// variant is `[-tp<N>][-fp8kv]`, the end of a server's and a group's name.
+func variant(o serverOpts) string {
+	v := ""
+	if o.tp > 1 {
+		v += "-tp" + strconv.Itoa(o.tp)
+	}
+	if o.fp8 {
+		v += "-fp8kv"
+	}
+	return v
 }
 
 func buildServer(o serverOpts) ServerPlan {
@@ -126,13 +129,8 @@ func buildServer(o serverOpts) ServerPlan {
 	}
 	row, _ := engineRow(BuiltinEngines(), o.engine)
 	f := row.Flags
-	batch := m.batch
-	if o.batch > 0 {
-		batch = o.batch
-	}
-	if o.tp == 0 {
-		o.tp = 1
-	}
+	o.tp = cmp.Or(o.tp, 1)
+	batch := cmp.Or(max(o.batch, 0), m.batch)
 	s := ServerPlan{
 		Name: serverName(o), Engine: o.engine, Model: o.model, HFID: m.hfID, TP: o.tp,
 		ModelArgs: []string{"--dtype", "bfloat16", f.Context, strconv.Itoa(cmp.Or(o.context, 8192)), f.Batch, strconv.Itoa(batch), f.Memory, m.memory[o.engine]},
@@ -199,13 +197,7 @@ func (b *builder) setup(engine string) {
 // kvcached servers only.
 func (b *builder) group(base serverOpts, layouts ...string) {
 	b.setup(base.engine)
-	group := base.engine + "-" + base.model
-	if base.tp > 1 {
-		group += "-tp" + strconv.Itoa(base.tp)
-	}
-	if base.fp8 {
-		group += "-fp8kv"
-	}
+	group := base.engine + "-" + base.model + variant(base)
 	for _, l := range layouts {
 		o := base
 		if o.layout = l; l == "" {

@@ -15,16 +15,11 @@ import (
 
 // DefaultHeartbeat is the period of the heartbeat lines (docs/runner.md
 // §1.4): real time, under --simulate too, since they are for the person
-// watching the job, whose patience the simulator's time scale does not
-// shrink.
+// watching the job.
 const DefaultHeartbeat = 30 * time.Second
 
-// runProgress is what `run` shows of its progress while the loop of Run
-// drives it (docs/runner.md §1.4): `[i/N]` before every case's lines, a
-// heartbeat line every Runner.Heartbeat while a case runs, saying what it is
-// busy with and for how long, and a closing table; on GitHub Actions an
-// `::error` annotation per failed case. Its state is under Runner.progMu,
-// which every progress write takes.
+// runProgress is what `run` shows of its progress (docs/runner.md §1.4). Its
+// state is under Runner.progMu, which every progress write takes.
 type runProgress struct {
 	r *Runner
 	// out gets plain lines (stderr and run.log); log only run.log, for
@@ -36,8 +31,7 @@ type runProgress struct {
 	notRun   map[string]string
 	stopBeat func()
 
-	// the running case, "" between cases
-	current         string
+	current         string // the running case, "" between cases
 	caseAt, phaseAt time.Time
 	phase           string
 }
@@ -127,9 +121,8 @@ func (p *runProgress) setPhase(name, phase string, now time.Time) string {
 	return fmt.Sprintf("%s %s: %s", clock(now), p.tag(name), phase)
 }
 
-// beat writes the heartbeat line of tick t, when a case runs: what it is
-// busy with, since when, and how long the case has run. Its clock is the
-// tick's, so the line's times never need another reading of the clock.
+// beat writes the heartbeat line of tick t, when a case runs, on the tick's
+// clock.
 func (p *runProgress) beat(t time.Time) {
 	p.r.progMu.Lock()
 	defer p.r.progMu.Unlock()
@@ -138,8 +131,7 @@ func (p *runProgress) beat(t time.Time) {
 	}
 	since := func(from time.Time) string { return max(t.Sub(from), 0).Round(time.Second).String() }
 	line := fmt.Sprintf("%s %s: in %q for %s (case %s)", clock(t), p.tag(p.current), p.phase, since(p.phaseAt), since(p.caseAt))
-	if p.r.Terminal {
-		// The live line shows it; run.log gets it as a line.
+	if p.r.Terminal { // the live line shows it; run.log gets it as a line
 		fmt.Fprint(p.r.stderr(), "\r\033[K"+line)
 		fmt.Fprintln(p.log, line)
 		return
@@ -200,10 +192,8 @@ func failedCheckNames(res *collect.CaseResult) []string {
 	return names
 }
 
-// summary writes the closing table, one row per planned case in plan
-// order (result, duration, failed checks or why it did not run), and on
-// GitHub Actions an `::error title=<case>::<checks>` annotation per failed
-// case. Everything is redacted: stderr is not, unlike run.log.
+// summary writes the closing table, one row per planned case, and on GitHub
+// Actions an `::error` annotation per failed case; redacted, as stderr is not.
 func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 	byName := map[string]*collect.CaseResult{}
 	for i := range cases {
@@ -247,8 +237,7 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 }
 
 // annotation is the workflow command that marks a failed case on the run's
-// page: title the case, message one line per failed check with its detail.
-// Redacted before it is escaped: escaped, a secret holding `%` or `,`
+// page. Redacted before it is escaped: escaped, a secret holding `%` or `,`
 // would no longer match.
 func annotation(name string, res *collect.CaseResult, red *collect.Redactor) string {
 	var lines []string

@@ -15,12 +15,8 @@ import (
 
 // EngineProbe is what the runner reads of one of kvcached's engine-compat
 // regression-probe profiles (.github/engine-compat/*.json, e.g.
-// hybrid-v2-029.json@d3e2253540c4: task, allow, cpu_tests, gpu_tests,
-// qualification, releases, repair, runner, layouts, probe): the probe
-// family, which picks the model that replays it (probeModels), and its
-// layouts ("contiguous", "non-contiguous"; none: both). The rest steers
-// kvcached's own repair agent and is not read; the server cases hold the
-// engine's model runner to the expectation set the setup case picks.
+// hybrid-v2-029.json@d3e2253540c4; docs/runner.md §2.8): the probe family,
+// which picks the model that replays it (probeModels), and its layouts.
 type EngineProbe struct {
 	File    string   `json:"-"`
 	Probe   string   `json:"probe"`
@@ -28,11 +24,10 @@ type EngineProbe struct {
 }
 
 // probeModels are the models that replay each probe family of kvcached's
-// engine-compat profiles as server cases: no family (attention, allocation,
-// the native layout: vllm.json, allocation.json, native-layout.json) a
-// plain model; hybrid (hybrid-v2-029.json), mla (mla-v2-029.json), sharing
-// (sharing-v2-029.json: Gemma 4 cross-layer KV sharing) and gptoss
-// (gptoss-v2-029.json) the model of that architecture in the model table.
+// engine-compat profiles as server cases (docs/runner.md §2.8): no family
+// (vllm.json, allocation.json, native-layout.json) a plain model, the others
+// (hybrid-v2-029.json, mla-v2-029.json, sharing-v2-029.json,
+// gptoss-v2-029.json) the model of that architecture.
 var probeModels = map[string]string{"": "qwen05b", "hybrid": "qwen35_4b", "mla": "dsv2lite", "sharing": "gemma4e2b", "gptoss": "gptoss20b"}
 
 // probeLayouts maps the profiles' layout names to the runner's.
@@ -57,12 +52,8 @@ func ReadEngineProbe(file string) (EngineProbe, error) {
 var releaseRE = regexp.MustCompile(`^(\w+)==([0-9][0-9A-Za-z._-]{0,40})$`)
 
 // EngineReleasePlan is the plan of `plan --engine-release ENGINE==VERSION`
-// (docs/runner.md §2.8): profile `<engine>-release`, the engine's image at
-// that version (`vllm/vllm-openai:v0.33.0`), its setup case first (whose
-// version probe holds the version to kvcached's integration guard before
-// any case runs, §5.1) and, per probe, a group of its family's model: its
-// layouts, then native. Probes of one model share its group; no probes is
-// every family once, in both layouts.
+// (docs/runner.md §2.8): the engine's image at that version, its setup case
+// and, per probe, a group of its family's model in its layouts, then native.
 func EngineReleasePlan(release string, probes []EngineProbe) (*Plan, error) {
 	m := releaseRE.FindStringSubmatch(release)
 	if m == nil {

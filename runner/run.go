@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,28 +22,19 @@ import (
 
 // Outcome is how a run ended.
 type Outcome struct {
-	// OK: every case that ran passed and none was skipped.
-	OK bool
+	OK bool // every case that ran passed and none was skipped
 	// Interrupted: the context was cancelled (Ctrl-C, SIGTERM); Cause says by what.
 	Interrupted bool
 	Cause       error
-	// Cases are the finished cases in execution order.
-	Cases []collect.CaseResult
-	// NotRun are the planned cases that did not finish.
-	NotRun []string
+	Cases       []collect.CaseResult // the finished cases in execution order
+	NotRun      []string             // the planned cases that did not finish
 }
 
-// Run runs the plan into the part directory (docs/runner.md §6): part.json
-// (planned) and setup.json first, each finished case appended to
-// cases.jsonl, then summary.json, the final setup.json, summary.md and
-// part.json with complete last. A failed case is data, not an error; the
-// error is for a part that could not be written.
-//
-// When ctx is cancelled (an interrupt) Run does not wait for the running
-// case: it writes the partial part at once (the case counts as not run),
-// and only then waits for the case to stop its servers, each within the
-// interrupt stop timeout (engine.Timing), or at once when Kill closes. So
-// a job that is SIGKILLed soon after its cancellation keeps a valid part.
+// Run runs the plan into the part directory (docs/runner.md §6). A failed
+// case is data, not an error; the error is for a part that could not be
+// written. When ctx is cancelled Run writes the partial part at once (the
+// running case counts as not run) and only then waits for that case to stop
+// its servers, so a job SIGKILLed soon after its cancellation keeps a valid part.
 func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := r.defaults(); err != nil {
 		return nil, err
@@ -112,13 +104,12 @@ func (r *Runner) startPart(w *collect.PartWriter) (*collect.PartMeta, error) {
 // engine's setup allows, lets the server cases' comparisons hold results
 // back (servercase.go), and records each result to cases.jsonl.
 type caseLoop struct {
-	r        *Runner
-	w        *collect.PartWriter
-	progress io.Writer // stderr and run.log
-	out      *Outcome
-	cmp      *comparisons
-	// failedSetup maps an engine to its failed setup case.
-	failedSetup map[string]string
+	r           *Runner
+	w           *collect.PartWriter
+	progress    io.Writer // stderr and run.log
+	out         *Outcome
+	cmp         *comparisons
+	failedSetup map[string]string // engine → its failed setup case
 	// running is the case cut short by an interrupt, still stopping its
 	// servers: its result comes on running, after the part is written.
 	running     <-chan collect.CaseResult
@@ -183,17 +174,14 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	l.prog.end()
 	watch.end()
 	if ctx.Err() != nil {
-		// The case was cut short: it did not finish, so it is not run.
 		l.prog.notRunLine(e.Name, "INTERRUPTED", "interrupted")
 		return res, ev, false
 	}
-	// Its class (docs/runner.md §5.10) from what the case saw, gathered
-	// only if it failed; a held-back kvcached case is classified again once
-	// compared (comparisons.flush).
+	// Its class (docs/runner.md §5.10) from what the case saw; a held-back
+	// kvcached case is classified again once compared (comparisons.flush).
 	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders, watch: watch, hostShort: short}
 	if res.Failed() {
-		// What the machine says of itself now, against before the case:
-		// kept for a failed case, where it may decide the class.
+		// What the machine says of itself now, against before the case.
 		m := &collect.Machine{Before: before, After: r.machineState()}
 		if m.WentBad = r.badBefore(c, before, holders); m.WentBad != "" {
 			m.WentBadBefore = true
@@ -207,15 +195,9 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	return res, ev, true
 }
 
-// repeat runs e again until it ran Runner.Repeat times (run --repeat,
-// docs/runner.md §6.1), given its first attempt. Each attempt's server and
-// ballast directories and usage file are kept under attempts/<case>-<k>/;
-// the attempt recorded gets them back. When the attempts disagree the case
-// is the last that passed, each failed attempt a passed check of kind
-// flakyFailure and attempts their count: flaky (collect.CaseFlaky), as an
-// imported test its runner reran and that passed. Otherwise it is the last
-// attempt, with attempts when all failed. finished is false when an
-// interrupt cut an attempt short (the case counts as not run).
+// repeat runs e again until it ran Runner.Repeat times, given its first
+// attempt, and returns the attempt recorded (docs/runner.md §6.1); finished
+// is false when an interrupt cut an attempt short.
 func (l *caseLoop) repeat(ctx context.Context, e *Entry, res collect.CaseResult, ev *caseEvidence) (collect.CaseResult, *caseEvidence, bool) {
 	type attempt struct {
 		res collect.CaseResult
@@ -254,12 +236,8 @@ func (l *caseLoop) repeat(ctx context.Context, e *Entry, res collect.CaseResult,
 	for i := range all {
 		if all[i].res.Failed() {
 			failed++
-		}
-	}
-	for i := len(all) - 1; i >= 0; i-- {
-		if !all[i].res.Failed() {
-			pick = i
-			break
+		} else {
+			pick = i // the last that passed
 		}
 	}
 	move(dir(pick+1), l.r.OutDir)
@@ -305,20 +283,14 @@ func (l *caseLoop) awaitInterrupted() {
 }
 
 // finishPart settles the outcome and writes the end of the part
-// (docs/runner.md §6): summary.json, the final setup.json, summary.md (and
-// the job summary), and part.json, complete unless interrupted.
+// (docs/runner.md §6).
 func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *collect.PartMeta, out *Outcome, progress io.Writer) error {
 	done := out.settle(ctx, meta.Planned)
-	cases := out.Cases
-	if cases == nil {
-		cases = []collect.CaseResult{}
-	}
+	cases := nonNil(out.Cases)
 	if err := w.WriteSummary(&collect.Summary{OK: out.OK, Cases: cases}); err != nil {
 		return err
 	}
-	// The setup cases' version probes have run: the final setup.json
-	// carries the versions they found and, rebuilt, the env of the
-	// expectation sets they picked.
+	// Rebuilt: the env of the expectation sets the setup cases picked.
 	setup := r.BuildSetup()
 	r.applyVersions(setup, done)
 	if err := w.WriteSetup(setup); err != nil {
@@ -368,11 +340,9 @@ func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool 
 
 // runCase runs one case through its kind, stops whatever the kind left
 // running, turns a panic into a failed case instead of a dead runner with
-// live servers, and records how long the case took.
+// live servers, and records how long the case took, stopping what the kind
+// left running included (to the millisecond).
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
-	// duration_s (docs/formats.md §4) is the case's whole time, stopping
-	// what the kind left running included; to the millisecond, as no
-	// reader needs more.
 	start := r.now()
 	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
 	defer c.stopAll()
@@ -391,8 +361,7 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	if why := r.missingCapability(c.Entry); why != "" {
 		return c.skipped(why)
 	}
-	// Inputs the engine would refuse are the harness's, named before any
-	// server starts (docs/runner.md §5.8 inputs_accepted).
+	// docs/runner.md §5.8 inputs_accepted: before any server starts.
 	if why := r.refusedInputs(c.Entry); why != "" {
 		return c.Result([]collect.Check{{Name: "inputs_accepted", Detail: why}}, nil, nil)
 	}
@@ -483,16 +452,12 @@ func (r *Runner) defaults() error {
 		return nil
 	}
 	for _, want := range r.GPUs {
-		found := false
-		for _, in := range infos {
-			if in.Index == want {
-				r.gpus = append(r.gpus, in)
-				found = true
-			}
-		}
-		if !found {
+		i := slices.IndexFunc(infos, func(in gpu.Info) bool { return in.Index == want })
+		if i < 0 {
 			r.gpuErr = fmt.Errorf("GPU %d is not on this machine (%d GPUs found)", want, len(infos))
+			continue
 		}
+		r.gpus = append(r.gpus, infos[i])
 	}
 	// A driver the engine images cannot run on fails every setup case's
 	// gpu_available (infra) before any case starts a server.
@@ -518,8 +483,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	}
 	for _, k := range r.Plan.UsedEngines() {
 		ep, _ := r.Plan.Engines.Get(k)
-		c := &Case{R: r}
-		server := strings.Join(c.Engine(k).Server, " ")
+		server := strings.Join(ep.Server, " ")
 		s.Engines.Set(k, collect.Engine{Display: r.engineSpec(k).Display, Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
 	for i := range r.Plan.Cases {
@@ -534,18 +498,11 @@ func (r *Runner) BuildSetup() *collect.Setup {
 	return s
 }
 
+var signalNames = map[syscall.Signal]string{
+	0: "INT", syscall.SIGINT: "INT", syscall.SIGTERM: "TERM",
+	syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
+}
+
 func signalShortName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT, 0:
-		return "INT"
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGHUP:
-		return "HUP"
-	case syscall.SIGQUIT:
-		return "QUIT"
-	case syscall.SIGKILL:
-		return "KILL"
-	}
-	return fmt.Sprint(int(sig))
+	return cmp.Or(signalNames[sig], fmt.Sprint(int(sig)))
 }

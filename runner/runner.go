@@ -22,42 +22,34 @@ import (
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
-// Timing holds every wait of the runner; zero fields take the documented
-// values (DefaultTiming, docs/runner.md §8). Under --simulate the waits on
-// simulated behaviour are scaled by the simulator's time scale (see Scaled),
-// so the fault suite runs in seconds.
+// Timing holds every wait of the runner; zero fields take DefaultTiming's
+// (docs/runner.md §8). Under --simulate the waits on simulated behaviour are
+// scaled (Scaled).
 type Timing struct {
 	// Server is the readiness and stop timing of every server.
 	Server engine.Timing
-	// RequestTimeout bounds one generation request (30 min).
-	RequestTimeout time.Duration
-	// ResetTimeout bounds a prefix-cache reset (2 min).
-	ResetTimeout time.Duration
-	// GPUProcessWait is how long no_gpu_process_left waits for the GPUs to empty (60 s).
-	GPUProcessWait time.Duration
-	// GPUProcessPoll is the step of that wait (1 s).
-	GPUProcessPoll time.Duration
-	// KvctlTimeout bounds one kvctl call (30 s: a real call imports torch).
+	// RequestTimeout bounds one generation request, ResetTimeout a
+	// prefix-cache reset.
+	RequestTimeout, ResetTimeout time.Duration
+	// GPUProcessWait is how long no_gpu_process_left waits for the GPUs to
+	// empty, in GPUProcessPoll steps.
+	GPUProcessWait, GPUProcessPoll time.Duration
+	// KvctlTimeout bounds one kvctl call (a real call imports torch).
 	KvctlTimeout time.Duration
-	// BallastReady bounds the wait for `ballast ready` (120 s).
+	// BallastReady bounds the wait for `ballast ready`.
 	BallastReady time.Duration
-	// ElasticSample is the sampling period of elastic pairs (1 s).
-	ElasticSample time.Duration
-	// PrioritySample is the sampling period of priority pairs (2 s).
-	PrioritySample time.Duration
-	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax (5 s, 60 s).
+	// ElasticSample and PrioritySample are the sampling periods of the pairs.
+	ElasticSample, PrioritySample time.Duration
+	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax.
 	DrainStep, DrainMax time.Duration
 	// LimitWait bounds the idle wait for usage to fall under a lowered limit
-	// (30 s, kvcached's IDLE_TIMEOUT in tests/e2e/limit.py@a84b6d8e49b9).
+	// (kvcached's IDLE_TIMEOUT in tests/e2e/limit.py@a84b6d8e49b9).
 	LimitWait time.Duration
-	// InstallTimeout bounds an --install-cmd (30 min).
-	InstallTimeout time.Duration
-	// VersionProbeTimeout bounds a setup case's version probe (2 min).
-	VersionProbeTimeout time.Duration
-	// KernelLogPoll is how often a --kernel-log named pipe is read while
-	// cases run, besides at each case's start and end (1 s): what the
-	// kernel logs is taken off the pipe before its buffer fills and its
-	// writer blocks.
+	// InstallTimeout bounds an --install-cmd, VersionProbeTimeout a setup
+	// case's version probe.
+	InstallTimeout, VersionProbeTimeout time.Duration
+	// KernelLogPoll is how often a --kernel-log named pipe is read while cases
+	// run, so that its buffer never fills and blocks its writer.
 	KernelLogPoll time.Duration
 }
 
@@ -97,12 +89,9 @@ func (t Timing) WithDefaults() Timing {
 }
 
 // Scaled returns t (defaults filled) with every wait on simulated behaviour
-// multiplied by f, each kept at least 1 ms: polls, sampling, drains, the
-// ready and stop timeouts (a simulated server loads and stops in scaled
-// time). The timeouts of single calls that only guard against a hang — one
-// kvctl call, one /health probe, one request, one prefix-cache reset, an
-// install — keep their documented values: scaled, a loaded machine would turn
-// them into failures (30 s of kvctl would be 1.5 s at 0.05).
+// multiplied by f, each kept at least 1 ms. The timeouts of single calls that
+// only guard against a hang (kvctl, /health, a request, a reset, an install)
+// keep their values: scaled, a loaded machine would turn them into failures.
 func (t Timing) Scaled(f float64) Timing {
 	t = t.WithDefaults()
 	if f <= 0 || f == 1 {
@@ -126,8 +115,7 @@ func (t Timing) Scaled(f float64) Timing {
 // Dependencies are fields: tests set them.
 type Runner struct {
 	// Plan is what to run (already selected); Selection the flags that
-	// narrowed it beyond --part, Faults the simulator faults injected:
-	// part.json records both.
+	// narrowed it beyond --part, Faults the simulator faults: part.json records both.
 	Plan              *Plan
 	Selection, Faults string
 	// OutDir is the part directory; Part its name (default: OutDir's base name).
@@ -141,16 +129,12 @@ type Runner struct {
 	// Port is the base port (default 18000): a server case's server
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
-	// KernelLog is a file the kernel's messages are appended to while the
-	// run goes on (run --kernel-log; e.g. `dmesg --follow` on the host), a
-	// regular file or a named pipe (kernellog.go): the lines written during
-	// a failed case are searched for GPU, ECC and OOM-kill signatures
-	// (docs/runner.md §5.10). Anything else is refused when the run starts.
-	// Empty: none.
+	// KernelLog is run --kernel-log: a regular file or named pipe (anything
+	// else is refused) the kernel's messages go to, searched for a failed
+	// case (docs/runner.md §5.10).
 	KernelLog string
 	// AnyPort makes every server take a port the kernel reports free
-	// instead (run --simulate without --port, or --port 0), so runs side by
-	// side on one machine never collide. See Case.StartReady.
+	// (run --simulate without --port, or --port 0). See Case.StartReady.
 	AnyPort bool
 	// FreePort returns a port free now (nil: the kernel's, from a listener
 	// on 127.0.0.1:0).
@@ -158,24 +142,21 @@ type Runner struct {
 	// StopSignal stops servers (default SIGINT).
 	StopSignal syscall.Signal
 	// Kill, once closed (a second SIGINT or SIGTERM), SIGKILLs every
-	// server's and ballast's process group at once; nil never fires. The
-	// first interrupt is the context given to Run.
+	// server's and ballast's process group at once; nil never fires.
 	Kill <-chan struct{}
-	// BallastCmd is the ballast helper's argv (nil: the host's; the real
-	// machine has none, the simulator `sim ballast`).
+	// BallastCmd is the ballast helper's argv (nil: the host's).
 	BallastCmd []string
 	// Kvctl is kvctl's argv (nil: the host's, [kvctl] or `sim kvctl`).
 	Kvctl []string
 	// ExecPrefix maps an engine to the words put before its commands; the
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
-	// ContainerGPUs maps an engine to the host GPU indices its container
-	// was started with (--container-gpus; the key "" applies to every
-	// engine without its own): its commands number them from 0, see
-	// DeviceIndices. No entry: they see the host's numbering.
+	// ContainerGPUs is --container-gpus: an engine ("": any other) → the host
+	// GPU indices its container was started with, which its commands number
+	// from 0 (DeviceIndices); no entry: the host's numbering.
 	ContainerGPUs map[string][]int
-	// Repeat is how many times each case but the setup cases runs (run
-	// --repeat; 0 or 1: once): see caseLoop.repeat.
+	// Repeat is run --repeat: how many times each case but the setup cases
+	// runs (0 or 1: once).
 	Repeat int
 	// InstallCmd maps an engine to the shell command its setup case runs.
 	InstallCmd map[string]string
@@ -186,11 +167,9 @@ type Runner struct {
 	// KvcachedSHA is --kvcached-sha: the kvcached commit under test (else
 	// KVCACHED_SHA, else a version probe's kvcached_sha).
 	KvcachedSHA string
-	// Revision and Arm are --revision and --arm: part.json's revision and
-	// arm (docs/formats.md §2), for parts compared arm against arm.
+	// Revision, Arm and Leg are part.json's (docs/formats.md §2).
 	Revision, Arm string
-	// Leg is --leg: part.json's matrix leg (docs/formats.md §2).
-	Leg []collect.Property
+	Leg           []collect.Property
 	// Timing holds every wait.
 	Timing Timing
 	// Host is where the run's processes run: nil or Machine for this
@@ -202,35 +181,28 @@ type Runner struct {
 	// GPU is the GPU backend (gpu.None without one).
 	GPU gpu.Backend
 	// Peaks gives the co-location samplers the high-water marks between
-	// their readings (under --simulate: sim.Peaks of the world); nil on a
-	// real run, whose readings are what NVML and kvctl show at the time.
+	// their readings (sim.Peaks under --simulate; nil on a real run).
 	Peaks PeakReader
 	// HTTP is the client of every server request (nil: http.DefaultClient).
 	HTTP *http.Client
-	// Exec runs short commands (kvctl, leftover listings through an exec
-	// prefix, the PATH check); nil runs them with os/exec.
+	// Exec runs short commands (kvctl, listings through an exec prefix, the
+	// PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
-	// Now is the clock (default time.Now). Several goroutines read it at
-	// once (samplers, and a case cut short by an interrupt while Run
-	// writes the part), so it must be safe for that.
+	// Now is the clock (default time.Now); several goroutines read it at once.
 	Now func() time.Time
 	// StatFS reads the free and total MiB of the file system holding a
 	// path (nil: statfs(2)); the machine facts' disks (docs/formats.md §4.10).
 	StatFS func(path string) (freeMiB, totalMiB int64, err error)
 	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
 	Getenv func(string) string
-	// Redact hides the secrets in everything the run writes (the part's
-	// files, serve.log, the job summary). The CLI builds it from the whole
-	// environment it saw (collect.SecretNames); nil: the values of
-	// collect.SecretEnvNames as Getenv reads them, and the token shapes.
-	// Redactor adds the plan's env secrets to either.
+	// Redact hides the secrets in everything the run writes (nil: the
+	// values of collect.SecretEnvNames and the token shapes); see Redactor.
 	Redact *collect.Redactor
 	// Stderr gets the progress lines.
 	Stderr io.Writer
 	// Terminal: stderr is a terminal, so a live phase line is shown.
 	Terminal bool
-	// Heartbeat is the period of the heartbeat lines while a case runs
-	// (default DefaultHeartbeat, real time also under --simulate).
+	// Heartbeat is the period of the heartbeat lines (default DefaultHeartbeat).
 	Heartbeat time.Duration
 	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
 	// ticks' times are the heartbeat lines' clock, so tests send them.
@@ -242,9 +214,8 @@ type Runner struct {
 	// Engines is the engine table (nil: BuiltinEngines()); every engine
 	// the plan uses needs a row.
 	Engines []EngineSpec
-	// OpenLog opens the logs the runner reads back once a server stopped or
-	// a case failed: serve.log, a setup case's install log, the kernel log
-	// (nil: os.Open).
+	// OpenLog opens the logs the runner reads back (serve.log, an install
+	// log, the kernel log; nil: safefile.Open).
 	OpenLog func(path string) (io.ReadSeekCloser, error)
 
 	redact   *collect.Redactor
@@ -257,13 +228,11 @@ type Runner struct {
 	gpus     []gpu.Info
 	gpuErr   error
 	// firstLook is the machine as the run's first case started, what a
-	// later case that starts on a machine gone bad is judged by
-	// (badBefore); procs what the case watches learned of the run's
-	// processes.
-	firstLook *collect.MachineState
-	procs     *runProcs
-	// kernelPipe reads --kernel-log when it is a named pipe (kernellog.go).
-	kernelPipe *kernelPipe
+	// later case is judged by (badBefore); procs what the case watches
+	// learned of the run's processes.
+	firstLook  *collect.MachineState
+	procs      *runProcs
+	kernelPipe *kernelPipe // reads --kernel-log when it is a named pipe
 	progMu     sync.Mutex
 	prog       *runProgress // the running Run's progress (nil outside Run)
 }
@@ -277,8 +246,8 @@ func (r *Runner) now() time.Time {
 
 // ipcRunID is the run part of the IPC and served names: the run id and,
 // when GITHUB_RUN_ATTEMPT names the attempt, `_a<attempt>`, so that a rerun
-// attempt never takes the names of an earlier attempt's segments, which
-// kvcached 0.1.5 would rename and the ledger then miss (issue 17).
+// never takes an earlier attempt's segment names, which kvcached 0.1.5 would
+// rename and the ledger then miss.
 func (r *Runner) ipcRunID() string {
 	a := r.getenv("GITHUB_RUN_ATTEMPT")
 	if a == "" || strings.Trim(a, "0123456789") != "" {
@@ -315,9 +284,8 @@ func (r *Runner) stderr() io.Writer {
 }
 
 // Redactor returns the secret redactor of the run: Redact, else one of
-// collect.SecretEnvNames; with, either way, the secrets of the env the plan
-// gives its engines, their expectation sets and its servers
-// (collect.EnvSecrets), which setup.json shows and a server may print.
+// collect.SecretEnvNames; either way with the secrets of the plan's env
+// (Plan.envSecrets), which setup.json shows and a server may print.
 func (r *Runner) Redactor() *collect.Redactor {
 	if r.redact == nil {
 		red := r.Redact
@@ -345,26 +313,19 @@ type Case struct {
 	Entry *Entry
 	// Group is the comparison group's state (server cases only).
 	Group *GroupState
-	// kind is the entry's row of the kind table, given by the run loop so
-	// that the kinds' own code never reads the table (the table holds
-	// their functions).
-	kind kindSpec
-	// needs are, for an engine's setup case, the capabilities the plan's
-	// cases need of its engine (docs/runner.md §2.7), given by the run
-	// loop for the same reason.
+	// kind is the entry's row of the kind table and needs, for a setup case,
+	// the capabilities the plan's cases need of its engine (docs/runner.md
+	// §2.7): given by the run loop, since the table holds the kinds' functions
+	// and their code must not read it.
+	kind  kindSpec
 	needs []string
 
 	mu          sync.Mutex
 	servers     []*Server
 	ports       collect.Ordered[int] // server name → the port it started on
 	portClashes []string             // servers started again on another port
-	// portHolder is whose the port a server could not bind was when its
-	// readiness failed (notePortHolder): HeldForeign, HeldByCase or "".
-	portHolder string
-	// phaseStarts are serve.log's sizes when each load phase of a server
-	// case began (phase → offset into its server's log), where an
-	// excerpt of a failed comparison starts (excerptOfComparison).
-	phaseStarts map[string]int64
+	portHolder  string               // notePortHolder: HeldForeign, HeldByCase or ""
+	phaseStarts map[string]int64     // load phase → serve.log's size when it began (excerptOfComparison)
 }
 
 // notePhaseStart records where s's serve.log stood when phase began.
@@ -403,9 +364,8 @@ type Server struct {
 	scanErr  error
 }
 
-// logScan is the one read of s's serve.log (docs/runner.md §5.10), taken
-// by the first caller once the server stopped: the shutdown checks, and for
-// a failed case its class and excerpt, all use what it found.
+// logScan is the one read of s's serve.log (docs/runner.md §5.10), taken by
+// the first caller once the server stopped.
 func (s *Server) logScan(r *Runner) (*engine.LogScan, error) {
 	s.scanOnce.Do(func() {
 		s.scan, s.scanErr = engine.ScanLogFile(r.openLog, s.LogPath(), s.LogStart())
@@ -416,9 +376,6 @@ func (s *Server) logScan(r *Runner) (*engine.LogScan, error) {
 // Dir returns the directory of a server of the case: `<part>/<name>`.
 func (c *Case) Dir(name string) string { return filepath.Join(c.R.OutDir, name) }
 
-// Port returns the base port plus offset (pairs use +1 and +2).
-func (c *Case) Port(offset int) int { return c.R.Port + offset }
-
 // Engine returns the engine plan of name.
 func (c *Case) Engine(name string) EnginePlan {
 	e, _ := c.R.Plan.Engines.Get(name)
@@ -427,8 +384,7 @@ func (c *Case) Engine(name string) EnginePlan {
 
 // Expect returns what the kvcached servers of engine are held to: the
 // expectation set its setup case picked, or the engine's own patches when
-// it declares no sets (docs/runner.md §2.6). A validated plan runs an
-// engine's cases only after its setup case picked a set.
+// it declares no sets (docs/runner.md §2.6).
 func (c *Case) Expect(engineName string) Expectations {
 	eng := c.Engine(engineName)
 	if len(eng.Expectations) == 0 {
@@ -454,8 +410,7 @@ func (r *Runner) engineEnv(engineName string) collect.Env {
 }
 
 // picked is the expectation set engine's setup case picked (none yet: the
-// zero value). An interrupted setup case may still be writing it while Run
-// builds the final setup.json, hence the lock.
+// zero value), under verMu.
 func (r *Runner) picked(engineName string) picked {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
@@ -463,9 +418,8 @@ func (r *Runner) picked(engineName string) picked {
 }
 
 // ServerEnv is the environment a server starts with: the engine's (and its
-// expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES,
-// and the host's (the simulator's variables). gpus are host indices; CUDA_VISIBLE_DEVICES names
-// them as the engine's container numbers them (DeviceIndices).
+// expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES
+// (host gpus as the container numbers them, DeviceIndices), and the host's.
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
 	var env collect.Env
 	setAll(&env, c.R.engineEnv(sp.Engine))
@@ -496,11 +450,10 @@ func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
 
 // Setup is the setup.json entry of a server of this plan (cmd as on the base port).
 func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
-	c := &Case{R: r}
 	// cmd is cmd.txt as the server would start on port, less what only the
 	// run knows (its IPC name and served name, GPUs, simulator).
 	var cmdEnv, env collect.Env
-	eng := c.Engine(sp.Engine)
+	eng, _ := r.Plan.Engines.Get(sp.Engine)
 	setAll(&cmdEnv, r.engineEnv(sp.Engine))
 	setAll(&cmdEnv, sp.Env)
 	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port, SetupServedName)}
@@ -512,16 +465,15 @@ func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	}
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
 
 // StartServer starts sp on port with gpus (nil: the run's GPUs) and extra
-// arguments, in its case directory. The case remembers it, so the run loop
-// stops it should the kind return without doing so.
+// arguments, in its case directory; the run loop stops it if the kind does not.
 func (c *Case) StartServer(ctx context.Context, sp *ServerPlan, port int, gpus []int, extra ...string) (*Server, error) {
 	if gpus == nil {
 		gpus = c.R.GPUs
@@ -554,8 +506,7 @@ func (r *Runner) serverConfig() engine.ServerConfig {
 	}
 }
 
-// ServerEnd is what stopping a server yields: its shutdown checks and its
-// parsed log (for the case log).
+// ServerEnd is what stopping a server yields.
 type ServerEnd struct {
 	Checks []collect.Check
 	Log    collect.LogInfo
@@ -649,9 +600,8 @@ func (c *Case) Ledger(engineName string) *ledger.Client {
 }
 
 // commandArgv is a short command of engine's servers (kvctl, the version
-// probe) as run: the engine's exec prefix, then `env K=V` with the host's
-// environment when it has one (a simulated helper finds its world through
-// it), then argv: what a server's command is made of.
+// probe) as run: the exec prefix, `env K=V` of the host's environment (a
+// simulated helper finds its world through it), then argv.
 func (c *Case) commandArgv(engineName string, argv []string) []string {
 	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(engineName), Argv: argv, Env: c.R.host().ProcessEnv()}
 	return cfg.Command()
@@ -666,9 +616,8 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 	}
 	t := c.R.Timing
 	start := time.Now()
-	var obs checks.GPUProcesses
 	for {
-		obs = checks.GPUProcesses{Left: map[int][]int{}}
+		obs := checks.GPUProcesses{Left: map[int][]int{}}
 		for _, g := range gpus {
 			procs, err := c.R.GPU.Processes(g)
 			if err != nil {
@@ -680,34 +629,33 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 			}
 		}
 		obs.WaitedS = time.Since(start).Seconds()
-		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait {
-			break
+		// Interrupted: the look just taken is the last.
+		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait || !sleep(ctx, t.GPUProcessPoll) {
+			return checks.NoGPUProcessLeft(obs)
 		}
-		select {
-		case <-ctx.Done():
-			// Interrupted: look once more without waiting.
-		case <-time.After(t.GPUProcessPoll):
-			continue
-		}
-		break
 	}
-	return checks.NoGPUProcessLeft(obs)
+}
+
+// sleep waits d and reports true, or returns false once ctx is done.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 // Progress shows the running phase of the case: a live line on a terminal,
-// a plain line inside the case's ::group:: on GitHub Actions, else nothing
-// but the next heartbeat line (docs/runner.md §1.4).
+// a plain line inside the case's ::group:: on GitHub Actions (where a hang
+// sits), else nothing but the next heartbeat line (docs/runner.md §1.4).
 func (c *Case) Progress(phase string) {
-	// On GitHub Actions (not a terminal) each phase is a plain line, so the
-	// case's ::group:: shows how far the case got (where a hang sits)
-	// instead of being empty.
 	actions := !c.R.Terminal && c.R.getenv("GITHUB_ACTIONS") == "true"
 	now := c.R.now()
 	c.R.progMu.Lock()
 	defer c.R.progMu.Unlock()
 	line := fmt.Sprintf("%s %s: %s", clock(now), c.Entry.Name, phase)
 	if c.R.prog != nil {
-		// The heartbeat says which phase runs, so it learns of every one.
 		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
 	}
 	if !c.R.Terminal && !actions {

@@ -21,22 +21,19 @@ import (
 // memReading is one reading of a co-location case's GPU and of its servers'
 // KV caches (their kvctl segments summed), taken at At.
 type memReading struct {
-	At time.Time
-	// GPUMiB is the GPU memory in use; valid when GPUOK.
-	GPUMiB float64
+	At     time.Time
+	GPUMiB float64 // GPU memory in use; valid when GPUOK
 	GPUOK  bool
 	// KVMiB holds each server's KV cache, by server index; a server whose
 	// segment was not listed is absent. Nil when the ledger could not be read.
-	KVMiB map[int]float64
-	// Ledger is the listing condensed for the case's segments (with KVMiB).
-	Ledger collect.LedgerSample
+	KVMiB  map[int]float64
+	Ledger collect.LedgerSample // the listing condensed for the case's segments (with KVMiB)
 
 	// Since is the previous reading's At: the peaks cover (Since, At].
-	Since time.Time
-	// KVPeakMiB holds each server's most KV since Since, from the
-	// PeakReader; nil without one (a real run).
-	KVPeakMiB map[int]float64
-	// GPUPeakMiB is the most GPU memory in use since Since; valid when GPUPeakOK.
+	// KVPeakMiB is each server's most KV since then, from the PeakReader
+	// (nil without one: a real run); GPUPeakMiB the most GPU memory.
+	Since      time.Time
+	KVPeakMiB  map[int]float64
 	GPUPeakMiB float64
 	GPUPeakOK  bool
 }
@@ -65,8 +62,7 @@ func (r memReading) clipped() memReading {
 
 // PeakReader gives high-water marks between readings: the most a GPU and
 // some kvcached segments held since its previous call. Only the simulator has
-// them (sim.Peaks), so it cannot hide a short peak from a late reading; a real
-// run's readings show only the present.
+// them (sim.Peaks), so a short peak never hides from a late reading.
 type PeakReader interface {
 	ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error)
 }
@@ -89,15 +85,11 @@ type memSampler struct {
 	GPU      gpu.Backend
 	GPUIndex int
 	Kvctl    *ledger.Client
-	// Peaks, when set, gives the high-water marks between readings.
-	Peaks PeakReader
+	Peaks    PeakReader // when set, the high-water marks between readings
 	// Names are the servers' case names (timeline keys); IPCs their segments.
-	Names []string
-	IPCs  []string
-	Now   func() time.Time
-	// TotalMiB is the GPU memory free memory is counted against; 0: unknown
-	// (no gpu_free in the timeline).
-	TotalMiB float64
+	Names, IPCs []string
+	Now         func() time.Time
+	TotalMiB    float64 // the GPU memory free memory is counted against; 0: unknown (no gpu_free)
 	// LedgerFields are further ledger fields the timeline carries per
 	// server, named without _bytes (docs/formats.md §4.4).
 	LedgerFields []string
@@ -130,9 +122,8 @@ func (s *memSampler) now() time.Time {
 }
 
 // Read takes one reading now, records it and returns it; an error leaves
-// that part out. A failed ledger read is retried once at once: the case's own
-// readings are its baselines (a_growth's base, l_after_burst), which one
-// kvctl timeout must not turn into 0 MiB. Periodic readings are not retried.
+// that part out. A failed ledger read is retried once: the case's own
+// readings are its baselines, which one kvctl timeout must not turn into 0 MiB.
 func (s *memSampler) Read(ctx context.Context) memReading {
 	r, _ := s.sample(ctx, false)
 	if s.Kvctl != nil && r.KVMiB == nil && ctx.Err() == nil {
@@ -142,16 +133,12 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 }
 
 // sample takes a reading and records it; a periodic one cut short by ctx is
-// dropped (ok false) and leaves its marks to the next.
-//
-// The kvctl call runs outside takeMu so calls overlap. The reading is timed
-// when kvctl read the ledger (answer time less ledger.Listing.Age: a real
-// kvctl spends seconds importing torch first), but never before the last
-// recorded reading, so a window that starts with a reading holds exactly the
-// marks taken after it.
-//
-// The marks count only while Run samples periodically (they stand in for a
-// real run's sampling pace); any other reading sees the present.
+// dropped (ok false) and leaves its marks to the next. The kvctl call runs
+// outside takeMu so calls overlap. The reading is timed when kvctl read the
+// ledger (answer time less ledger.Listing.Age: a real kvctl first imports
+// torch), never before the last recorded reading, so a window that starts
+// with a reading holds exactly the marks taken after it. The marks count only
+// while Run samples periodically (they stand in for a real run's pace).
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
 	var (
 		listing   ledger.Listing
@@ -210,8 +197,8 @@ func (s *memSampler) readKV(r *memReading, listing ledger.Listing) {
 	}
 }
 
-// readPeaks asks the PeakReader for the marks since its previous call; it is
-// asked at every reading, since asking starts the next interval.
+// readPeaks asks the PeakReader for the marks since its previous call, at
+// every reading, since asking starts the next interval.
 func (s *memSampler) readPeaks() (peaks, error) {
 	if s.Peaks == nil {
 		return peaks{}, nil
@@ -272,8 +259,7 @@ func (s *memSampler) Mark(phase string) {
 
 // Run starts a reading every period, each in its own goroutine so slow kvctl
 // calls overlap; a period that finds MaxInFlight still running starts none
-// (Skipped). The returned stop, or cancelling ctx, cancels the calls in flight
-// and waits for them: no reading is recorded after it returns.
+// (Skipped). The returned stop cancels the calls in flight and waits for them.
 func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -357,10 +343,7 @@ func (s *memSampler) Readings(from, to time.Time) []memReading {
 	defer s.mu.Unlock()
 	var out []memReading
 	for _, r := range s.readings {
-		if !from.IsZero() && r.At.Before(from) {
-			continue
-		}
-		if !to.IsZero() && r.At.After(to) {
+		if (!from.IsZero() && r.At.Before(from)) || (!to.IsZero() && r.At.After(to)) {
 			continue
 		}
 		if !from.IsZero() && r.Since.Before(from) {

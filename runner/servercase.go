@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -49,12 +50,11 @@ func APCRequests() []engine.Request {
 	return out
 }
 
-// ServerPhases are the phase names of the server case, in order.
-var ServerPhases = []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"}
-
-// ComparedPhases are the phases whose tokens a kvcached case must share
-// with its native case; CachedPhases those whose cached-token counts too.
+// ServerPhases are the phase names of the server case, in order;
+// ComparedPhases those whose tokens a kvcached case must share with its
+// native case, CachedPhases those whose cached-token counts too.
 var (
+	ServerPhases   = []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"}
 	ComparedPhases = []string{"gen_seq", "apc_0", "apc_1", "apc_2"}
 	CachedPhases   = []string{"apc_0", "apc_1", "apc_2"}
 )
@@ -100,18 +100,17 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	sp := &c.Entry.Servers[0]
 	var list []collect.Check
 	log := collect.Ordered[any]{}
-	// vLLM picks a hybrid model's attention block size itself, kvcached
-	// or not, and which sizes --block-size accepts depends on the version
-	// (older vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64,
-	// 128, 256]`, below the 528..1568 hybrid models get; newer,
+	// vLLM picks a hybrid model's attention block size itself, and which
+	// sizes --block-size accepts depends on the version (older
+	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]`,
+	// below the 528..1568 hybrid models get; newer,
 	// vllm/config/cache.py@002f10e0cfa1: any size > 0), so a native server
-	// gets no --block-size of the runner's choosing. But kvcached grows the
-	// size vLLM chose so that the KV unit tiles its page, and says so in its
-	// own line (engine.LogScan.KvcachedBlockSize); then the native server is
-	// started with that --block-size, as kvcached's harness does
-	// (tests/e2e/run.py@28183ff482dc main: `extra = ("--block-size",
-	// str(block_size[0]))` for the native case of a group whose kvcached
-	// case logged it), and the native case compares the sizes both logged.
+	// gets no --block-size of the runner's choosing. But when kvcached grows
+	// that size so that the KV unit tiles its page, and logs it
+	// (engine.LogScan.KvcachedBlockSize), the native server is given it, as
+	// kvcached's harness does (tests/e2e/run.py@28183ff482dc main: `extra =
+	// ("--block-size", str(block_size[0]))`), and the native case compares
+	// the sizes both logged.
 	var passed int
 	if !sp.Kvcached() && c.Group != nil && c.Group.KvcachedBlockSize > 0 {
 		passed = c.Group.KvcachedBlockSize
@@ -119,7 +118,7 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		withSize.ExtraArgs = append(append([]string{}, sp.ExtraArgs...), "--block-size", strconv.Itoa(passed))
 		sp = &withSize
 	}
-	log.Set("setup", c.R.Setup(sp, c.Port(0)))
+	log.Set("setup", c.R.Setup(sp, c.R.Port))
 	var phases collect.Ordered[collect.Phase]
 
 	ready := false
@@ -184,9 +183,8 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 }
 
 // serverLoad is the server case's load on a ready server (docs/runner.md
-// §5.2): the gen and apc phases around a prefix-cache reset, into phases
-// and the log's prefix_cache_reset. It returns the reset's, the phases' and
-// server_alive_after_load's checks.
+// §5.2): the gen and apc phases around a prefix-cache reset; it returns the
+// reset's, the phases' and server_alive_after_load's checks.
 func serverLoad(ctx context.Context, c *Case, s *Server, log *collect.Ordered[any], phases *collect.Ordered[collect.Phase]) []collect.Check {
 	var list []collect.Check
 	client := s.Client
@@ -228,8 +226,7 @@ func ResetProbe() engine.Request {
 
 // resetPrefixCache resets the server's prefix cache and verifies the reset
 // by its effect: ResetProbe's cached tokens right before and right after it
-// (checks.PrefixCacheReset says why the HTTP answer is not enough). It
-// returns the check and the case log's prefix_cache_reset object.
+// (checks.PrefixCacheReset says why the HTTP answer is not enough).
 func resetPrefixCache(ctx context.Context, client *engine.Client) (collect.Check, collect.Ordered[any]) {
 	var obs checks.ResetObservation
 	before := client.Generate(ctx, ResetProbe())
@@ -237,9 +234,11 @@ func resetPrefixCache(ctx context.Context, client *engine.Client) (collect.Check
 	after := client.Generate(ctx, ResetProbe())
 	var probeErrs []string
 	for _, r := range []collect.RequestResult{before, after} {
-		if !r.OK() && r.Error != nil {
+		switch {
+		case r.OK():
+		case r.Error != nil:
 			probeErrs = append(probeErrs, *r.Error)
-		} else if !r.OK() {
+		default:
 			probeErrs = append(probeErrs, fmt.Sprintf("HTTP %d without token ids", r.Status))
 		}
 	}
@@ -275,30 +274,24 @@ func errText(err error) string {
 // finished kvcached cases waiting for the native case and the attention
 // block sizes their servers logged.
 type GroupState struct {
-	// Name is the group.
-	Name string
-	// HasNative: the selected plan has a native case in the group.
-	HasNative bool
+	Name      string
+	HasNative bool // the selected plan has a native case in the group
 	// BlockSizes are the attention block sizes the group's kvcached servers
 	// that became ready logged, in case order.
 	BlockSizes []checks.CaseBlockSize
-	// KvcachedBlockSize is the attention block size kvcached chose in the
-	// first of them whose log has kvcached's own line, given to the native
-	// server as --block-size, and KvcachedBlockSizeWas the size vLLM had
-	// chosen (0: none logged it).
+	// KvcachedBlockSize is the block size kvcached chose in the first of them
+	// that logged one, given to the native server as --block-size, and
+	// KvcachedBlockSizeWas the size vLLM had chosen (0: none logged it).
 	KvcachedBlockSize, KvcachedBlockSizeWas int
-	// Pending are the finished kvcached cases waiting for the native case.
-	Pending []pendingCase
+	Pending                                 []pendingCase // finished kvcached cases waiting for the native case
 }
 
 // pendingCase is a held-back kvcached case with what it saw, to classify it
 // again once its comparisons are in (docs/runner.md §5.10).
 type pendingCase struct {
-	res *collect.CaseResult
-	ev  *caseEvidence
-	// rules are the case's caused_by rules, from its kind's row, applied
-	// again once its comparisons are in.
-	rules []checks.Cause
+	res   *collect.CaseResult
+	ev    *caseEvidence
+	rules []checks.Cause // its kind's caused_by rules, applied again once compared
 }
 
 // comparisons hold the kvcached server cases of each group back until the
@@ -392,8 +385,7 @@ func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []coll
 		p.ev.classify(p.res)
 		classifyFollowers(p.res, native, nativeName)
 		classifyLikeNative(p.res, native, nativeName)
-		// A case that failed only by its comparisons gets its excerpt now.
-		if p.res.Excerpt == nil {
+		if p.res.Excerpt == nil { // failed only by its comparisons
 			p.res.Excerpt = p.ev.excerpt(p.res)
 		}
 		out = append(out, *p.res)
@@ -403,13 +395,9 @@ func (g *GroupState) flush(native *collect.CaseResult, nativeName string) []coll
 }
 
 // compareWithNative appends the comparison checks of a kvcached case against
-// its group's native case (nil: the native case did not finish). A failed
-// comparison that its own case explains (its server never became ready,
-// crashed, or the phase failed) records caused_by that check; one that the
-// native case explains (its phase failed or never ran) records caused_by
-// `<native case>/<check>` and says so instead of describing a difference
-// (docs/runner.md §5.3). rules are the case's caused_by rules (its kind's
-// row).
+// its group's native case (nil: it did not finish), each failed one caused_by
+// what explains it, its own case's check (rules) or `<native case>/<check>`
+// (docs/runner.md §5.3).
 func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativeName string, rules []checks.Cause) {
 	get := func(cr *collect.CaseResult, name string) (collect.Phase, bool) {
 		if cr == nil || cr.Phases == nil {
@@ -468,32 +456,20 @@ func nativeCause(native *collect.CaseResult, phase string) string {
 	if native == nil {
 		return ""
 	}
-	find := func(name string) *collect.Check {
-		for i := range native.Checks {
-			if native.Checks[i].Name == name {
-				return &native.Checks[i]
-			}
+	failed := func(name string) string {
+		i := slices.IndexFunc(native.Checks, func(ch collect.Check) bool { return ch.Name == name })
+		if i < 0 || native.Checks[i].OK {
+			return ""
 		}
-		return nil
+		return cmp.Or(native.Checks[i].CausedBy, name)
 	}
-	root := func(ch *collect.Check) string {
-		if ch.CausedBy != "" {
-			return ch.CausedBy
-		}
-		return ch.Name
-	}
-	if ch := find(phase + "_ok"); ch != nil && !ch.OK {
-		return root(ch)
+	if root := failed(phase + "_ok"); root != "" {
+		return root
 	}
 	if native.Phases != nil {
 		if _, ran := native.Phases.Get(phase); ran {
 			return ""
 		}
 	}
-	for _, gate := range []string{"server_ready", "server_alive_after_load"} {
-		if ch := find(gate); ch != nil && !ch.OK {
-			return root(ch)
-		}
-	}
-	return ""
+	return cmp.Or(failed("server_ready"), failed("server_alive_after_load"))
 }

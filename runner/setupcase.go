@@ -17,8 +17,7 @@ import (
 
 // runSetupCase is `<engine>-setup` (docs/runner.md §5.1): install or find
 // the engine, probe its versions and inputs, and pick its expectation set
-// (§2.6); no set, or no versions, fails the case, so that no case runs
-// against guessed expectations.
+// (§2.6), so that no case runs against guessed expectations.
 func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	name := c.Entry.Engine
 	var list []collect.Check
@@ -80,10 +79,9 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 	return c.Result(list, log, nil)
 }
 
-// installChecksFailed begins install_kvcached's detail when the install
-// went through but kvcached's own post-install checks (the version probe's
-// kvcached_install_problems) failed: kvcached is not usable as installed,
-// which is kvcached's (classifyCase), as a failed install command is.
+// installChecksFailed begins install_kvcached's detail when kvcached's own
+// post-install checks (the probe's kvcached_install_problems) failed: the
+// product's failure (classifyCase), as a failed install command is.
 const installChecksFailed = "kvcached's post-install checks failed: "
 
 func (c *Case) install(ctx context.Context, engineName string) (problem, note string) {
@@ -138,21 +136,15 @@ func (t *tailBuffer) String() string { return text.Valid(string(t.b)) }
 // integrationDisabled says why kvcached disables its whole integration with
 // the probed engine ("" when it does not, or that is unknown): the engine's
 // version lies outside the range kvcached's autopatch.py guards with
-// `is_integration_version_supported` (Versions.KvcachedIntegrationRanges).
-// kvcached then logs `<lib> integration disabled: unsupported version X;
-// running without kvcached` and patches nothing, so every kvcached case
-// would fail as if kvcached were at fault; the versions chosen do not go
-// together, which the setup case says before any case runs.
+// `is_integration_version_supported` (Versions.KvcachedIntegrationRanges),
+// so every kvcached case would fail as if kvcached were at fault.
 func integrationDisabled(engineName string, v Versions) string {
 	rng, ok := v.KvcachedIntegrationRanges[engineName]
-	if !ok {
+	if !ok || v.Engine == "" {
 		return ""
 	}
 	r, err := parseRange(rng)
 	if err != nil || len(r.clauses) == 0 {
-		return ""
-	}
-	if v.Engine == "" {
 		return ""
 	}
 	pv, err := parseVersion(v.Engine)
