@@ -15,27 +15,27 @@ import (
 
 // The faults of CI_REPORT_SIM_FAULTS (docs/runner.md §7.5).
 const (
-	FaultNoRelease      = "no-release"
-	FaultRejectPriority = "reject-priority"
-	FaultCrashInBurst   = "crash-in-burst"
-	FaultNeverReady     = "never-ready"
-	FaultIgnoreStop     = "ignore-stop"
-	FaultWrongTokens    = "wrong-tokens"
-	FaultLeakSegment    = "leak-segment"
-	FaultLeakSocketDir  = "leak-socket-dir"
-	FaultCapNotLifted   = "cap-not-lifted"
-	FaultVersionsFail   = "versions-fail"
-	FaultPortTaken      = "port-taken"
-	FaultKillChildren   = "kill-children"
-	FaultNoAutopatchPth = "no-autopatch-pth"
-	// The machine's faults: the server's GPU or the disks go bad under it.
-	FaultECCError           = "ecc-error"
-	FaultGPULost            = "gpu-lost"
-	FaultForeignGPU         = "foreign-gpu-process"
-	FaultDiskFull           = "disk-full"
-	FaultXid                = "xid"
+	FaultNoRelease          = "no-release"
+	FaultRejectPriority     = "reject-priority"
+	FaultCrashInBurst       = "crash-in-burst"
+	FaultNeverReady         = "never-ready"
+	FaultIgnoreStop         = "ignore-stop"
+	FaultWrongTokens        = "wrong-tokens"
+	FaultLeakSegment        = "leak-segment"
+	FaultLeakSocketDir      = "leak-socket-dir"
+	FaultCapNotLifted       = "cap-not-lifted"
+	FaultVersionsFail       = "versions-fail"
+	FaultPortTaken          = "port-taken"
+	FaultKillChildren       = "kill-children"
+	FaultNoAutopatchPth     = "no-autopatch-pth"
 	FaultNoIdleLimitRelease = "no-idle-limit-release"
 	FaultOffloadMismatch    = "offload-mismatch"
+	// The machine's faults: the server's GPU or the disks go bad under it.
+	FaultECCError   = "ecc-error"
+	FaultGPULost    = "gpu-lost"
+	FaultForeignGPU = "foreign-gpu-process"
+	FaultDiskFull   = "disk-full"
+	FaultXid        = "xid"
 )
 
 var knownFaults = map[string]bool{
