@@ -200,8 +200,7 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
 	}
 	timeout := cmp.Or(max(c.Timeout, 0), DefaultTimeout)
-	// start before the timeout's clock, so a call cut by its timeout counts
-	// at least the whole timeout.
+	// Before the timeout's clock: a call cut by its timeout counts it whole.
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -294,13 +293,13 @@ func ParseList(out []byte) ([]Entry, error) {
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(trimmed, &raw); err != nil {
-		return nil, fmt.Errorf("output is not a JSON array of segments: %v (output starts %q)", err, tail(firstBytes(trimmed, 120), 120))
+		return nil, fmt.Errorf("output is not a JSON array of segments: %v (output starts %q)", err, tail(trimmed[:min(len(trimmed), 120)], 120))
 	}
 	entries := make([]Entry, 0, len(raw))
 	for i, r := range raw {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
-			return nil, fmt.Errorf("segment %d is not a JSON object: %s", i, tail(firstBytes(r, 80), 80))
+			return nil, fmt.Errorf("segment %d is not a JSON object: %s", i, tail(r[:min(len(r), 80)], 80))
 		}
 		e := Entry{Fields: map[string]int64{}}
 		for k, v := range obj {
@@ -314,7 +313,7 @@ func ParseList(out []byte) ([]Entry, error) {
 					continue
 				}
 				if !ok || g < 0 || g > 1<<20 {
-					return nil, fmt.Errorf("segment %d: gpu is %s, want a GPU index", i, tail(firstBytes(v, 40), 40))
+					return nil, fmt.Errorf("segment %d: gpu is %s, want a GPU index", i, tail(v[:min(len(v), 40)], 40))
 				}
 				e.GPU = int(g)
 			default:
@@ -326,13 +325,6 @@ func ParseList(out []byte) ([]Entry, error) {
 		entries = append(entries, e)
 	}
 	return entries, nil
-}
-
-func firstBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }
 
 // intValue reads a JSON number (an integer, or a float truncated toward zero)
