@@ -9,12 +9,8 @@ import (
 	"slices"
 )
 
-// Simulated versions `ci-report sim versions` reports: the engines' images'
-// versions, marked +sim so that no report mistakes them for installed ones,
-// and a kvcached 0.1.5 with the patch names its source would define, so
-// that the runner's built-in expectation sets match (vLLM: vllm-mrv2-hybrid,
-// SGLang: sglang-mamba; docs/runner.md §2.6). It reports no kvcached
-// commit: a simulated run tests none.
+// Simulated versions `ci-report sim versions` reports, marked +sim so that
+// no report mistakes them for installed ones (docs/runner.md §7.4).
 var simVersions = map[string]map[string]any{
 	"vllm":   {"engine": "0.30.0+sim", "kvcached": "0.1.5+sim", "torch": "2.9.0+sim", "cuda": "12.9"},
 	"sglang": {"engine": "0.5.20+sim", "kvcached": "0.1.5+sim", "torch": "2.9.0+sim", "cuda": "12.9"},
@@ -22,12 +18,8 @@ var simVersions = map[string]map[string]any{
 
 // simVLLMMRV2Range is the simulated kvcached's VLLM_MRV2_RANGE, the vLLM
 // range its autopatch.py registers ModelRunnerV2Patch and KVLayoutV2Patch
-// for (kvcached #491: "qualifies 0.29, not future releases"). The stored
-// kvcached source this was written from shows autopatch.py importing the
-// constant from kvcached/integration/vllm/patches.py but not the
-// assignment itself, so its value here is the range the simulated vLLM
-// 0.30.0 needs, and CI_REPORT_SIM_VLLM_MRV2_RANGE replaces it so that a
-// test can show one that stops below 0.30 (docs/runner.md §7.4).
+// for (kvcached #491: "qualifies 0.29, not future releases"); the value is
+// what the simulated vLLM 0.30.0 needs (docs/runner.md §7.4).
 const simVLLMMRV2Range = ">=0.29.0,<0.31.0"
 
 // simPatchRanges are the engine ranges the simulated kvcached's

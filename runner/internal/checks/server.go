@@ -345,9 +345,8 @@ func TokensEqual(kv, native collect.Phase) collect.Check {
 }
 
 // textDivergence is `; text kvcached "…at Lyon…" vs native "…at Paris…"`:
-// the two answers (summary.json's text) around where they first differ,
-// the evidence a reader wants next to the token ids; "" when either is
-// absent or they are the same.
+// the two answers around where they first differ; "" when either is absent
+// or they are the same.
 func textDivergence(a, b *string) string {
 	if a == nil || b == nil || *a == *b {
 		return ""
@@ -418,9 +417,7 @@ type CaseBlockSize struct {
 
 // NativeBlockSizeMatched is `native_block_size_matched` of a native case: its
 // server logged the same attention block size as each ready kvcached server
-// of its group. vLLM sets a hybrid model's block size itself, kvcached or not
-// (`Setting attention block size to N tokens ...`), so a difference means
-// kvcached changed it. ok is false (no check) when nothing is compared.
+// of its group. ok is false (no check) when nothing is compared.
 func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSize) (collect.Check, bool) {
 	const name = "native_block_size_matched"
 	logged := native > 0
