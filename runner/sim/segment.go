@@ -101,20 +101,13 @@ func (w *world) segments() (segs []segmentFile, errs []error) {
 // `_sanitize_segment`, l.40, l.72-78; Python's isalnum, approximated by
 // Unicode letters and digits).
 func kvcachedIPCName(explicit string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range explicit {
-		if n == 64 {
-			break
-		}
+	runes := []rune(explicit)
+	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
+			return r
 		}
-		n++
-	}
-	return b.String()
+		return '-'
+	}, string(runes[:min(len(runes), 64)]))
 }
 
 // validIPC rejects IPC names that would escape the segments directory.
