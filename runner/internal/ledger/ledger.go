@@ -51,14 +51,10 @@ type ExecFunc func(ctx context.Context, argv []string) ([]byte, error)
 type Client struct {
 	// Argv is the exec prefix words followed by the kvctl words, e.g.
 	// ["docker", "exec", "-i", "vllm", "kvctl"] or [self, "sim", "kvctl"].
-	Argv []string
-	// Exec runs one command; nil runs it with os/exec.
-	Exec ExecFunc
-	// Timeout bounds each call; 0 means DefaultTimeout.
-	Timeout time.Duration
-	// Latencies, when set, collects how long each call took (see
-	// Latencies); several clients may share one.
-	Latencies *Latencies
+	Argv      []string
+	Exec      ExecFunc      // runs one command; nil runs it with os/exec
+	Timeout   time.Duration // bounds each call; 0 means DefaultTimeout
+	Latencies *Latencies    // when set, collects how long each call took; clients may share one
 }
 
 // Latencies collects the durations of kvctl calls for a case log's
@@ -88,10 +84,9 @@ func (l *Latencies) Seconds() []float64 {
 
 // Entry is one segment of a kvctl listing.
 type Entry struct {
-	IPC string
-	GPU int
-	// Fields holds the numeric fields as printed (gpu and ipc excluded).
-	Fields map[string]int64
+	IPC    string
+	GPU    int
+	Fields map[string]int64 // the numeric fields as printed (gpu and ipc excluded)
 }
 
 // Get returns field f, 0 when kvctl did not print it.
@@ -204,7 +199,7 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := append(append([]string(nil), c.Argv...), args...)
+	argv := slices.Concat(c.Argv, args)
 	var (
 		out   []byte
 		first time.Time
