@@ -14,22 +14,19 @@ import (
 // /dev/shm MemInfo segment): the server owns the usage fields, kvctl writes
 // limit_bytes and priority; every read-modify-write is under the world lock.
 type segmentFile struct {
-	// kvctlEntry holds the fields kvctl prints (`kvctl list --json`).
-	kvctlEntry
+	kvctlEntry // the fields `kvctl list --json` prints
 
-	// Simulator bookkeeping, not printed by kvctl.
-	PID      int    `json:"pid"`
-	PIDStart uint64 `json:"pid_start"`
-	Engine   string `json:"engine"`
-	// NeedBytes is the shortfall right now; ShortfallBytes stays posted a
-	// while longer so that a ledger sampler sees it.
-	NeedBytes          int64 `json:"need_bytes"`
-	PriorityRequest    int   `json:"priority_request"`
-	PriorityRequestSeq int64 `json:"priority_request_seq"`
-	PriorityAckSeq     int64 `json:"priority_ack_seq"`
-	PriorityRejected   bool  `json:"priority_rejected"`
-	// PeakUsedBytes is the most used_bytes since Peaks last read the segment.
-	PeakUsedBytes int64 `json:"peak_used_bytes"`
+	// Simulator bookkeeping, not printed by kvctl. NeedBytes is the shortfall
+	// right now; ShortfallBytes stays posted a while longer for a sampler.
+	PID                int    `json:"pid"`
+	PIDStart           uint64 `json:"pid_start"`
+	Engine             string `json:"engine"`
+	NeedBytes          int64  `json:"need_bytes"`
+	PriorityRequest    int    `json:"priority_request"`
+	PriorityRequestSeq int64  `json:"priority_request_seq"`
+	PriorityAckSeq     int64  `json:"priority_ack_seq"`
+	PriorityRejected   bool   `json:"priority_rejected"`
+	PeakUsedBytes      int64  `json:"peak_used_bytes"` // the most used_bytes since Peaks last read it
 	// ShortfallSeen and WatermarkSeen say that `kvctl list --json` printed
 	// the posted values (markSeen): the server lowers neither before, so a
 	// slow sampler cannot miss them. Each is cleared while nothing is posted.
