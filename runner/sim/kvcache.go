@@ -39,11 +39,8 @@ type kvModel struct {
 }
 
 func newKVModel(elastic bool, blockTokens int, bytesPerToken, capacityTokens int64) *kvModel {
-	if blockTokens < 1 {
-		blockTokens = 1
-	}
 	return &kvModel{
-		elastic: elastic, blockTokens: blockTokens, bytesPerToken: bytesPerToken,
+		elastic: elastic, blockTokens: max(blockTokens, 1), bytesPerToken: bytesPerToken,
 		capacityTokens: capacityTokens, limitBytes: capacityTokens * bytesPerToken,
 		blocks: map[uint64]*cacheBlock{}, lru: list.New(),
 	}

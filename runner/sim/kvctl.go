@@ -385,10 +385,7 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 		return 1
 	}
 	total := w.gpus[gpu].TotalMiB
-	hold := total - keepMiB
-	if hold < 0 {
-		hold = 0
-	}
+	hold := max(total-keepMiB, 0)
 	if err := w.lock.Lock(); err != nil {
 		fmt.Fprintln(stderr, "ballast:", err)
 		return 1

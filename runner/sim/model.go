@@ -325,16 +325,10 @@ func (p *argvParser) complete(c *serverConfig) error {
 	if c.TP < 1 {
 		return p.bad("--tensor-parallel-size", "0", "int")
 	}
-	if c.MaxSeqs < 1 {
-		c.MaxSeqs = 1
-	}
+	c.MaxSeqs = max(c.MaxSeqs, 1)
 	c.Model = lookupModel(c.ModelArg)
-	if c.ServedName == "" {
-		c.ServedName = c.ModelArg
-	}
-	if c.MaxModelLen == 0 {
-		c.MaxModelLen = 32768
-	}
+	c.ServedName = cmp.Or(c.ServedName, c.ModelArg)
+	c.MaxModelLen = cmp.Or(c.MaxModelLen, 32768)
 	return nil
 }
 

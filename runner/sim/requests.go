@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -78,14 +79,8 @@ func (s *simServer) enter() (leave func()) {
 	s.inflight++
 	n := s.inflight
 	s.mu.Unlock()
-	if f, ok := s.faults.get(FaultCrashInBurst, s.ids...); ok {
-		threshold := f.N
-		if threshold == 0 {
-			threshold = defaultCrashBurst
-		}
-		if n >= threshold {
-			s.crash(n)
-		}
+	if f, ok := s.faults.get(FaultCrashInBurst, s.ids...); ok && n >= cmp.Or(f.N, defaultCrashBurst) {
+		s.crash(n)
 	}
 	return func() {
 		s.mu.Lock()

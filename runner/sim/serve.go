@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,13 +36,9 @@ const (
 	statsPeriod      = 10 * time.Second // vLLM's and SGLang's periodic stats lines
 )
 
-// scaled multiplies d by the time scale, never below min.
-func scaled(d time.Duration, scale float64, min time.Duration) time.Duration {
-	s := time.Duration(float64(d) * scale)
-	if s < min {
-		return min
-	}
-	return s
+// scaled multiplies d by the time scale, never below floor.
+func scaled(d time.Duration, scale float64, floor time.Duration) time.Duration {
+	return max(time.Duration(float64(d)*scale), floor)
 }
 
 // RetentionGrace is how long a kvcached server must have been idle (no request
@@ -184,10 +181,7 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) 
 	s.sideHost = env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
 	s.sidePort, _ = strconv.Atoi(env.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT"))
 	if s.elastic {
-		s.ipc = kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME"))
-		if s.ipc == "" {
-			s.ipc = "kvcached_" + engine + "_" + strconv.Itoa(s.pid)
-		}
+		s.ipc = cmp.Or(kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME")), "kvcached_"+engine+"_"+strconv.Itoa(s.pid))
 		if err := validIPC(s.ipc); err != nil {
 			fmt.Fprintln(env.stderr, "[kvcached] error:", err)
 			return nil, 2
