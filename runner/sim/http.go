@@ -150,7 +150,7 @@ func statusOf(err error) (int, string) {
 type completionRequest struct {
 	Model          *string          `json:"model"`
 	Prompt         *json.RawMessage `json:"prompt"`
-	MaxTokens      *int             `json:"max_tokens"`
+	MaxTokens      int              `json:"max_tokens"` // 16 when absent (handleCompletions)
 	Temperature    *float64         `json:"temperature"`
 	ReturnTokenIDs bool             `json:"return_token_ids"`
 	IgnoreEOS      bool             `json:"ignore_eos"`
@@ -164,7 +164,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	if !methodOK(w, r, http.MethodPost) {
 		return
 	}
-	var req completionRequest
+	req := completionRequest{MaxTokens: 16}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	if err := dec.Decode(&req); err != nil {
 		vllmError(w, 400, "invalid JSON body: "+err.Error())
@@ -179,10 +179,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		vllmError(w, 400, "prompt: the simulator accepts one prompt string")
 		return
 	}
-	maxTokens := 16
-	if req.MaxTokens != nil {
-		maxTokens = *req.MaxTokens
-	}
+	maxTokens := req.MaxTokens
 	if maxTokens < 1 {
 		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
 		return
@@ -234,7 +231,7 @@ type generateRequest struct {
 	Text           *json.RawMessage `json:"text"`
 	SamplingParams struct {
 		Temperature  *float64 `json:"temperature"`
-		MaxNewTokens *int     `json:"max_new_tokens"`
+		MaxNewTokens int      `json:"max_new_tokens"` // 128 when absent (handleGenerate)
 		IgnoreEOS    bool     `json:"ignore_eos"`
 	} `json:"sampling_params"`
 }
@@ -248,6 +245,7 @@ func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req generateRequest
+	req.SamplingParams.MaxNewTokens = 128
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		sglangError(w, 400, "invalid JSON body: "+err.Error())
 		return
@@ -284,10 +282,7 @@ func (req *generateRequest) prompts() (texts []string, list bool, maxTokens int,
 	} else {
 		return nil, false, 0, "text must be a string or a non-empty list of strings"
 	}
-	maxTokens = 128
-	if req.SamplingParams.MaxNewTokens != nil {
-		maxTokens = *req.SamplingParams.MaxNewTokens
-	}
+	maxTokens = req.SamplingParams.MaxNewTokens
 	if maxTokens < 0 {
 		return nil, false, 0, fmt.Sprintf("max_new_tokens must be at least 0, got %d.", maxTokens)
 	}
