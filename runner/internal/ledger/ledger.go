@@ -129,7 +129,7 @@ func (c *Client) SetLimit(ctx context.Context, ipc string, bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("kvctl limit %s: negative size %d", ipc, bytes)
 	}
-	_, err := c.run(ctx, "limit", ipc, strconv.FormatInt(bytes, 10))
+	_, _, err := c.call(ctx, "limit", ipc, strconv.FormatInt(bytes, 10))
 	return err
 }
 
@@ -151,7 +151,7 @@ func (r PriorityResult) OK() bool { return r.Err == nil && r.Got != nil && *r.Go
 // only the read-back counts.
 func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityResult {
 	r := PriorityResult{IPC: ipc, Want: p}
-	if _, err := c.run(ctx, "priority", ipc, strconv.FormatInt(p, 10)); err != nil {
+	if _, _, err := c.call(ctx, "priority", ipc, strconv.FormatInt(p, 10)); err != nil {
 		r.Err = err
 		return r
 	}
@@ -180,11 +180,6 @@ func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityR
 
 func (c *Client) describe(args ...string) string {
 	return "kvctl " + strings.Join(args, " ")
-}
-
-func (c *Client) run(ctx context.Context, args ...string) ([]byte, error) {
-	out, _, err := c.call(ctx, args...)
-	return out, err
 }
 
 // call runs one kvctl command under the client's timeout and returns its
