@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -144,11 +145,6 @@ type serverConfig struct {
 	KVTransfer    string // vLLM --kv-transfer-config: a P/D server (pd.go)
 }
 
-// argvError is a bad engine command line; the engine itself would exit 2.
-type argvError struct{ msg string }
-
-func (e *argvError) Error() string { return e.msg }
-
 // parseEngineArgv reads the flags of docs/runner.md §7.2 from a real vLLM
 // or SGLang command line.
 func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
@@ -162,7 +158,7 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 		c.Port, c.Host, c.MaxSeqs, c.MemFraction, c.MaxModelLen = 30000, "127.0.0.1", 256, 0.88, 0
 		prog = "launch_server.py"
 	default:
-		return c, &argvError{fmt.Sprintf("unknown engine %q (want vllm or sglang)", engine)}
+		return c, fmt.Errorf("unknown engine %q (want vllm or sglang)", engine)
 	}
 	p := &argvParser{prog: prog, argv: argv}
 	var unknown []string
@@ -183,7 +179,7 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		return c, &argvError{fmt.Sprintf("%s: error: unrecognized arguments: %s", prog, strings.Join(unknown, " "))}
+		return c, fmt.Errorf("%s: error: unrecognized arguments: %s", prog, strings.Join(unknown, " "))
 	}
 	return c, p.complete(&c)
 }
@@ -251,14 +247,14 @@ func (p *argvParser) next() (string, bool) {
 
 // bad is argparse's error for a value of the wrong type.
 func (p *argvParser) bad(flag, v, want string) error {
-	return &argvError{fmt.Sprintf("%s: error: argument %s: invalid %s value: '%s'", p.prog, flag, want, v)}
+	return fmt.Errorf("%s: error: argument %s: invalid %s value: '%s'", p.prog, flag, want, v)
 }
 
 // required is the flag's value, or argparse's error when there is none.
 func (p *argvParser) required() (string, error) {
 	v, ok := p.next()
 	if !ok {
-		return "", &argvError{fmt.Sprintf("%s: error: argument %s: expected one argument", p.prog, p.name)}
+		return "", fmt.Errorf("%s: error: argument %s: expected one argument", p.prog, p.name)
 	}
 	return v, nil
 }
@@ -318,9 +314,9 @@ func (p *argvParser) flag(c *serverConfig) error {
 func (p *argvParser) complete(c *serverConfig) error {
 	if c.ModelArg == "" {
 		if c.Engine == "vllm" {
-			return &argvError{"vllm serve: error: the following arguments are required: model_tag"}
+			return errors.New("vllm serve: error: the following arguments are required: model_tag")
 		}
-		return &argvError{"launch_server.py: error: the following arguments are required: --model-path"}
+		return errors.New("launch_server.py: error: the following arguments are required: --model-path")
 	}
 	if c.TP < 1 {
 		return p.bad("--tensor-parallel-size", "0", "int")
