@@ -106,7 +106,10 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
 		return 2
 	}
-	cli := kvctlCLI{cmds: kvctlCommandsOf(build), plain: build == KvcachedNoPriority, getenv: getenv, scale: scale, stdout: stdout, stderr: stderr}
+	cli := kvctlCLI{cmds: kvctlCommands, plain: build == KvcachedNoPriority, getenv: getenv, scale: scale, stdout: stdout, stderr: stderr}
+	if !cli.plain {
+		cli.cmds = append(slices.Clone(kvctlCommands), "priority")
+	}
 	if code, done := cli.beforeCommand(args); done {
 		return code
 	}
@@ -132,15 +135,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// kvctlCommandsOf is kvcached's subcommands, then priority unless build is
-// released kvcached.
-func kvctlCommandsOf(build string) []string {
-	if build == KvcachedNoPriority {
-		return kvctlCommands
-	}
-	return append(slices.Clone(kvctlCommands), "priority")
 }
 
 // kvctlCLI is one simulated kvctl call: its subcommands, whether its list
