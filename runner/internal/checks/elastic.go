@@ -208,15 +208,12 @@ func dedupe(msgs []string) []string {
 		}
 		count[m]++
 	}
-	out := make([]string, len(order))
 	for i, m := range order {
-		if count[m] > 1 {
-			out[i] = fmt.Sprintf("%s (×%d)", m, count[m])
-		} else {
-			out[i] = m
+		if n := count[m]; n > 1 {
+			order[i] = fmt.Sprintf("%s (×%d)", m, n)
 		}
 	}
-	return out
+	return order
 }
 
 // MiB formats a MiB amount for a detail: whole MiB, one decimal below 10.
