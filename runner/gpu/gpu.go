@@ -42,20 +42,9 @@ type Backend interface {
 	Close() error
 }
 
-// None is the backend of a machine without a GPU: every query fails with ErrNoGPU.
-type None struct{}
-
-// GPUs implements Backend.
-func (None) GPUs() ([]Info, error) { return nil, ErrNoGPU }
-
-// UsedMiB implements Backend.
-func (None) UsedMiB(int) (int64, error) { return 0, ErrNoGPU }
-
-// Processes implements Backend.
-func (None) Processes(int) ([]Process, error) { return nil, ErrNoGPU }
-
-// Close implements Backend.
-func (None) Close() error { return nil }
+// None is the backend of a machine without a GPU: every query fails with
+// ErrNoGPU (an Unavailable without a reason).
+type None = Unavailable
 
 // Health is what a GPU says of its own health: the counters the part
 // records (collect.GPUHealth, docs/formats.md §4.10).

@@ -3,7 +3,7 @@ package gpu
 import "fmt"
 
 // Unavailable is the backend of a machine whose GPUs could not be opened:
-// like None, but every query says why (e.g. NVML's init error), so the
+// every query fails with ErrNoGPU and Reason (e.g. NVML's init error), so the
 // part's setup cases can tell a missing driver from a missing build.
 type Unavailable struct {
 	// Reason is why no GPU could be opened.

@@ -3,45 +3,39 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// The faults of CI_REPORT_SIM_FAULTS (see the package doc).
+// The faults of CI_REPORT_SIM_FAULTS (docs/runner.md §7.5).
 const (
-	FaultNoRelease      = "no-release"
-	FaultRejectPriority = "reject-priority"
-	FaultCrashInBurst   = "crash-in-burst"
-	FaultNeverReady     = "never-ready"
-	FaultIgnoreStop     = "ignore-stop"
-	FaultWrongTokens    = "wrong-tokens"
-	FaultLeakSegment    = "leak-segment"
-	FaultLeakSocketDir  = "leak-socket-dir"
-	FaultCapNotLifted   = "cap-not-lifted"
-	FaultVersionsFail   = "versions-fail"
-	FaultPortTaken      = "port-taken"
-	FaultKillChildren   = "kill-children"
-	FaultNoAutopatchPth = "no-autopatch-pth"
-	// The machine's faults: the server's GPU goes bad under it.
-	FaultECCError = "ecc-error"
-	FaultGPULost  = "gpu-lost"
-	// ... a process outside the run appears on them; the disks fill.
+	FaultNoRelease          = "no-release"
+	FaultRejectPriority     = "reject-priority"
+	FaultCrashInBurst       = "crash-in-burst"
+	FaultNeverReady         = "never-ready"
+	FaultIgnoreStop         = "ignore-stop"
+	FaultWrongTokens        = "wrong-tokens"
+	FaultLeakSegment        = "leak-segment"
+	FaultLeakSocketDir      = "leak-socket-dir"
+	FaultCapNotLifted       = "cap-not-lifted"
+	FaultVersionsFail       = "versions-fail"
+	FaultPortTaken          = "port-taken"
+	FaultKillChildren       = "kill-children"
+	FaultNoAutopatchPth     = "no-autopatch-pth"
+	FaultNoIdleLimitRelease = "no-idle-limit-release"
+	FaultOffloadMismatch    = "offload-mismatch"
+	// The machine's faults: the server's GPU or the disks go bad under it.
+	FaultECCError   = "ecc-error"
+	FaultGPULost    = "gpu-lost"
 	FaultForeignGPU = "foreign-gpu-process"
 	FaultDiskFull   = "disk-full"
 	FaultXid        = "xid"
-
-	// An idle server keeps its pages over a lowered kvctl limit until an
-	// allocation (the limit case's limit_released_idle fails).
-	FaultNoIdleLimitRelease = "no-idle-limit-release"
-	// The simulated CPU-offload validation finds a page whose bytes changed
-	// on the round trip, and fails as the real script does.
-	FaultOffloadMismatch = "offload-mismatch"
 )
 
 var knownFaults = map[string]bool{
@@ -62,27 +56,21 @@ type fault struct {
 	Name  string
 	N     int    // parameter (crash-in-burst: requests in flight), 0 when absent
 	Scope string // substring of the process's identity, "" for every process
-	// Times (#N) limits the fault to the first N servers it matches (a
-	// repeated case's first attempts); 0 for every one.
-	Times int
+	Times int    // #N: only the first N servers it matches; 0 for every one
 }
 
 // faultSet is the parsed CI_REPORT_SIM_FAULTS.
 type faultSet []fault
 
-// ValidateFaults checks a CI_REPORT_SIM_FAULTS value (name[=N][@scope], comma
-// separated) without running anything; the error names the entry and, for an
-// unknown name, lists the known ones. `run --simulate` and `demo` call it
-// before any work, so a typo is a usage error rather than every simulated
-// process failing to start.
+// ValidateFaults checks a CI_REPORT_SIM_FAULTS value without running
+// anything, so that `run --simulate` and `demo` make a typo a usage error.
 func ValidateFaults(s string) error {
 	_, err := parseFaults(s)
 	return err
 }
 
 // parseFaults parses a comma-separated fault list; unknown names are an error
-// so that a typo cannot silently turn a fault test into a passing run. The
-// errors do not name CI_REPORT_SIM_FAULTS: callers say where the list came from.
+// so that a typo cannot silently turn a fault test into a passing run.
 func parseFaults(s string) (faultSet, error) {
 	var out faultSet
 	for _, item := range strings.Split(s, ",") {
@@ -125,12 +113,7 @@ func parseFaults(s string) (faultSet, error) {
 
 // FaultNames are the names CI_REPORT_SIM_FAULTS knows, sorted.
 func FaultNames() []string {
-	var n []string
-	for k := range knownFaults {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
+	return slices.Sorted(maps.Keys(knownFaults))
 }
 
 // Target is a server of a selected case as CheckFaults sees it: IDs are
@@ -146,8 +129,8 @@ type Target struct {
 	Kvcached, Native, Uncapped bool
 }
 
-// observers say, for a fault that only some servers can show, which (the
-// package doc's list of faults) and why the others cannot.
+// observers say, for a fault that only some servers can show, which and why
+// the others cannot.
 var observers = map[string]struct {
 	can func(Target, fault) bool
 	why string
@@ -162,8 +145,6 @@ var observers = map[string]struct {
 	FaultRejectPriority:     {func(t Target, _ fault) bool { return t.Kvcached && t.Kind == "priority" }, "only a priority pair sets a priority"},
 	FaultOffloadMismatch:    {func(t Target, _ fault) bool { return t.Kind == "offload" }, "only an offload case runs kvcached's CPU-offload script"},
 	FaultCapNotLifted:       {func(t Target, _ fault) bool { return t.Uncapped }, "no server lifts the cap (KVCACHED_MAX_CACHED_TOKENS=-1: a priority pair's low server)"},
-	// In flight at most: a server case's gen_conc 9, a limit case's 8 at a
-	// time; the co-location bursts far more (defaultCrashBurst).
 	FaultCrashInBurst: {func(t Target, f fault) bool {
 		n := cmp.Or(f.N, defaultCrashBurst)
 		return t.Kind == "elastic" || t.Kind == "priority" || (t.Kind == "server" && n <= 9) || (t.Kind == "limit" && n <= 8)
@@ -172,14 +153,9 @@ var observers = map[string]struct {
 
 // CheckFaults says which fault of a CI_REPORT_SIM_FAULTS value s no server
 // of the run (targets; a setup case is a Target of Kind "setup", its IDs
-// its engine, which alone shows versions-fail and no-autopatch-pth) would
-// show, so that it would silently never fail
-// anything: one whose scope is a substring of none of their IDs, or that
-// none of the servers it matches can show (observers); nil when each can
-// be seen. A `port=` scope matches every server: the ports are chosen as
-// the run goes (see the package doc). A #N count needs no check: a fault
-// fires on the first N servers it matches. An invalid s is
-// ValidateFaults's error.
+// its engine) would show: one whose scope is a substring of none of their
+// IDs, or that none of the servers it matches can show (observers). A
+// `port=` scope matches every server: the ports are chosen as the run goes.
 func CheckFaults(s string, targets []Target) error {
 	fs, err := parseFaults(s)
 	if err != nil {
@@ -212,25 +188,16 @@ func CheckFaults(s string, targets []Target) error {
 // identity strings ids (IPC name, model, engine, port=N), if any.
 func (fs faultSet) get(name string, ids ...string) (fault, bool) {
 	for _, f := range fs {
-		if f.Name != name {
-			continue
-		}
-		if f.Scope == "" {
+		if f.Name == name && (f.Scope == "" || slices.ContainsFunc(ids, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) })) {
 			return f, true
-		}
-		for _, id := range ids {
-			if id != "" && strings.Contains(id, f.Scope) {
-				return f, true
-			}
 		}
 	}
 	return fault{}, false
 }
 
-// firing is fs for a server known by ids in the world dir: a fault limited
-// to its first N servers (#N) that matches them is kept only while it has
-// fired fewer than N times, each firing a file under dir/faults-fired made
-// exclusively (servers starting at once count apart).
+// firing is fs for a server known by ids in the world dir: a #N fault that
+// matches it is kept only while it has fired fewer than N times, each firing
+// a file under dir/faults-fired made exclusively.
 func (fs faultSet) firing(dir string, ids []string) faultSet {
 	var out faultSet
 	for i, f := range fs {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/ovg-project/ci-report/runner/gpu"
@@ -71,21 +72,15 @@ const simXid = 119
 // server's GPUs: init, which is outside every run and never exits.
 const foreignPID = 1
 
-// breakGPUs applies the machine's faults to the server's GPUs under the
-// world lock: ecc-error adds an uncorrectable ECC error to each, xid a
-// critical Xid event (simXid), gpu-lost marks each lost, foreign-gpu-process records init holding 1 GiB of each
-// (for the rest of the run), disk-full writes DiskFullFile. It reports
-// which fault it applied ("" none).
+// breakGPUs applies the first of the machine's faults to the server's GPUs
+// under the world lock (docs/runner.md §7.5) and reports which ("" none).
 func (s *simServer) breakGPUs() (string, error) {
-	name := ""
-	for _, f := range []string{FaultECCError, FaultGPULost, FaultXid, FaultForeignGPU, FaultDiskFull} {
-		if name == "" && s.faults.has(f, s.ids...) {
-			name = f
-		}
-	}
-	if name == "" {
+	machine := []string{FaultECCError, FaultGPULost, FaultXid, FaultForeignGPU, FaultDiskFull}
+	i := slices.IndexFunc(machine, func(f string) bool { return s.faults.has(f, s.ids...) })
+	if i < 0 {
 		return "", nil
 	}
+	name := machine[i]
 	if err := s.w.lock.Lock(); err != nil {
 		return name, err
 	}

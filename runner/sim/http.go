@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,18 +90,17 @@ func (s *simServer) handleModels(w http.ResponseWriter, r *http.Request) {
 	// path as root (vllm/entrypoints/openai/serving_models.py@075e9ba8),
 	// SGLang with the served name as root too
 	// (python/sglang/srt/entrypoints/http_server.py@0025436e).
-	switch {
-	case s.cfg.Engine == "sglang" && r.URL.Path == "/get_model_info":
+	if s.cfg.Engine == "sglang" && r.URL.Path == "/get_model_info" {
 		writeJSON(w, 200, map[string]any{"model_path": s.cfg.ModelArg, "tokenizer_path": s.cfg.ModelArg, "is_generation": true})
-	case s.cfg.Engine == "sglang":
-		writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": s.cfg.ServedName, "object": "model", "owned_by": "sglang", "root": s.cfg.ServedName, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
-		}}})
-	default:
-		writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": s.cfg.ServedName, "object": "model", "owned_by": "vllm", "root": s.cfg.ModelArg, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
-		}}})
+		return
 	}
+	root := s.cfg.ModelArg
+	if s.cfg.Engine == "sglang" {
+		root = s.cfg.ServedName
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
+		"id": s.cfg.ServedName, "object": "model", "owned_by": s.cfg.Engine, "root": root, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
+	}}})
 }
 
 func (s *simServer) handleReset(w http.ResponseWriter, r *http.Request) {
@@ -132,10 +132,7 @@ func (s *simServer) handleReset(w http.ResponseWriter, r *http.Request) {
 
 // vllmError writes vLLM's OpenAI-style error body.
 func vllmError(w http.ResponseWriter, status int, msg string) {
-	typ := map[int]string{400: "BadRequestError", 404: "NotFoundError", 413: "BadRequestError"}[status]
-	if typ == "" {
-		typ = "InternalServerError"
-	}
+	typ := cmp.Or(map[int]string{400: "BadRequestError", 404: "NotFoundError", 413: "BadRequestError"}[status], "InternalServerError")
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
 }
 
@@ -153,7 +150,7 @@ func statusOf(err error) (int, string) {
 type completionRequest struct {
 	Model          *string          `json:"model"`
 	Prompt         *json.RawMessage `json:"prompt"`
-	MaxTokens      *int             `json:"max_tokens"`
+	MaxTokens      int              `json:"max_tokens"` // 16 when absent (handleCompletions)
 	Temperature    *float64         `json:"temperature"`
 	ReturnTokenIDs bool             `json:"return_token_ids"`
 	IgnoreEOS      bool             `json:"ignore_eos"`
@@ -167,7 +164,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	if !methodOK(w, r, http.MethodPost) {
 		return
 	}
-	var req completionRequest
+	req := completionRequest{MaxTokens: 16}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	if err := dec.Decode(&req); err != nil {
 		vllmError(w, 400, "invalid JSON body: "+err.Error())
@@ -182,10 +179,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		vllmError(w, 400, "prompt: the simulator accepts one prompt string")
 		return
 	}
-	maxTokens := 16
-	if req.MaxTokens != nil {
-		maxTokens = *req.MaxTokens
-	}
+	maxTokens := req.MaxTokens
 	if maxTokens < 1 {
 		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
 		return
@@ -195,7 +189,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		pd = nil
 	}
 	var c completion
-	err := error(nil)
+	var err error
 	if pd != nil && pd.DoRemotePrefill {
 		err = s.takeTransfer(tokenize(prompt), pd)
 	}
@@ -215,13 +209,10 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	if c.stopped {
 		finish = "stop"
 	}
-	choice := map[string]any{"index": 0, "text": answerText(prompt, c.tokens), "logprobs": nil, "finish_reason": finish, "stop_reason": nil}
+	choice := map[string]any{"index": 0, "text": answerText(prompt, c.tokens), "logprobs": nil, "finish_reason": finish, "stop_reason": nil,
+		"token_ids": nil, "prompt_token_ids": nil}
 	if req.ReturnTokenIDs {
-		choice["token_ids"] = c.tokens
-		choice["prompt_token_ids"] = c.promptIDs
-	} else {
-		choice["token_ids"] = nil
-		choice["prompt_token_ids"] = nil
+		choice["token_ids"], choice["prompt_token_ids"] = c.tokens, c.promptIDs
 	}
 	usage := map[string]any{"prompt_tokens": len(c.promptIDs), "completion_tokens": len(c.tokens),
 		"total_tokens": len(c.promptIDs) + len(c.tokens), "prompt_tokens_details": nil}
@@ -240,7 +231,7 @@ type generateRequest struct {
 	Text           *json.RawMessage `json:"text"`
 	SamplingParams struct {
 		Temperature  *float64 `json:"temperature"`
-		MaxNewTokens *int     `json:"max_new_tokens"`
+		MaxNewTokens int      `json:"max_new_tokens"` // 128 when absent (handleGenerate)
 		IgnoreEOS    bool     `json:"ignore_eos"`
 	} `json:"sampling_params"`
 }
@@ -254,6 +245,7 @@ func (s *simServer) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req generateRequest
+	req.SamplingParams.MaxNewTokens = 128
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		sglangError(w, 400, "invalid JSON body: "+err.Error())
 		return
@@ -290,10 +282,7 @@ func (req *generateRequest) prompts() (texts []string, list bool, maxTokens int,
 	} else {
 		return nil, false, 0, "text must be a string or a non-empty list of strings"
 	}
-	maxTokens = 128
-	if req.SamplingParams.MaxNewTokens != nil {
-		maxTokens = *req.SamplingParams.MaxNewTokens
-	}
+	maxTokens = req.SamplingParams.MaxNewTokens
 	if maxTokens < 0 {
 		return nil, false, 0, fmt.Sprintf("max_new_tokens must be at least 0, got %d.", maxTokens)
 	}

@@ -39,11 +39,8 @@ type kvModel struct {
 }
 
 func newKVModel(elastic bool, blockTokens int, bytesPerToken, capacityTokens int64) *kvModel {
-	if blockTokens < 1 {
-		blockTokens = 1
-	}
 	return &kvModel{
-		elastic: elastic, blockTokens: blockTokens, bytesPerToken: bytesPerToken,
+		elastic: elastic, blockTokens: max(blockTokens, 1), bytesPerToken: bytesPerToken,
 		capacityTokens: capacityTokens, limitBytes: capacityTokens * bytesPerToken,
 		blocks: map[uint64]*cacheBlock{}, lru: list.New(),
 	}
@@ -159,11 +156,7 @@ func (m *kvModel) tryAdmit(r *reservation, gpuFree int64) (admitResult, int64, e
 // prompt's full blocks enter the prefix cache. The blocks are touched from
 // tail to head so that eviction takes a prompt's tail first, as vLLM does.
 func (m *kvModel) finish(r *reservation) {
-	m.live -= r.need
-	if m.live < 0 {
-		m.live = 0
-	}
-	m.unpinAll(r)
+	m.abort(r)
 	for i := len(r.hashes) - 1; i >= 0; i-- {
 		h := r.hashes[i]
 		if b, ok := m.blocks[h]; ok {
@@ -184,10 +177,7 @@ func (m *kvModel) finish(r *reservation) {
 
 // abort ends an admitted request without caching its prompt (crash, stop).
 func (m *kvModel) abort(r *reservation) {
-	m.live -= r.need
-	if m.live < 0 {
-		m.live = 0
-	}
+	m.live = max(m.live-r.need, 0)
 	m.unpinAll(r)
 }
 
@@ -223,28 +213,25 @@ func (m *kvModel) evictOne() bool {
 	return true
 }
 
-// trimTo evicts idle blocks until at most maxTokens idle tokens remain.
-func (m *kvModel) trimTo(maxTokens int64) (freed int64) {
+// evictWhile evicts idle blocks while more(bytes freed so far) holds and
+// returns the bytes of pages freed.
+func (m *kvModel) evictWhile(more func(freed int64) bool) (freed int64) {
 	before := m.mappedBytes()
-	for m.idleTokens() > maxTokens && m.evictOne() {
+	for more(before-m.mappedBytes()) && m.evictOne() {
 	}
 	return before - m.mappedBytes()
 }
 
-// release evicts idle blocks until at least want bytes of pages were freed
-// (or nothing evictable is left).
-func (m *kvModel) release(want int64) (freed int64) {
-	before := m.mappedBytes()
-	for before-m.mappedBytes() < want && m.evictOne() {
-	}
-	return before - m.mappedBytes()
+// trimTo evicts idle blocks until at most maxTokens idle tokens remain.
+func (m *kvModel) trimTo(maxTokens int64) int64 {
+	return m.evictWhile(func(int64) bool { return m.idleTokens() > maxTokens })
+}
+
+// release evicts idle blocks until at least want bytes of pages were freed.
+func (m *kvModel) release(want int64) int64 {
+	return m.evictWhile(func(freed int64) bool { return freed < want })
 }
 
 // reset empties the prefix cache of unpinned blocks (reset_prefix_cache,
 // flush_cache).
-func (m *kvModel) reset() (freed int64) {
-	before := m.mappedBytes()
-	for m.evictOne() {
-	}
-	return before - m.mappedBytes()
-}
+func (m *kvModel) reset() int64 { return m.evictWhile(func(int64) bool { return true }) }

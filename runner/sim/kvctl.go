@@ -36,9 +36,8 @@ func parseSize(s string) (int64, error) {
 	return int64(f * mul), nil
 }
 
-// ParseKvctlDelay reads CI_REPORT_SIM_KVCTL_DELAY, how long each simulated
-// kvctl call takes before it reads or writes the ledger at time scale 1: a
-// Go duration ≥ 0 and at most an hour ("" means 0).
+// ParseKvctlDelay reads CI_REPORT_SIM_KVCTL_DELAY, each simulated kvctl
+// call's delay at time scale 1: a Go duration from 0 to 1h ("" means 0).
 func ParseKvctlDelay(s string) (time.Duration, error) {
 	if strings.TrimSpace(s) == "" {
 		return 0, nil
@@ -74,28 +73,19 @@ func ValidateKvcached(v string) error {
 
 // kvctlCommands are the subcommands of kvcached's kvctl, in the order its
 // argparse adds them (kvcached/cli/kvctl.py@2513db15eee5 (v0.1.5) l.420-458,
-// unchanged to @e8e640638ba7), then the priority command only the simulated
-// kvcached with priority support has. The simulator implements list, limit
-// and priority.
+// unchanged to @e8e640638ba7); the simulator implements list and limit.
 var kvctlCommands = []string{"list", "limit", "limit-percent", "watch", "kvtop", "delete", "shell"}
 
-// kvctlUsage is argparse's usage line of kvctl with its choices.
 func kvctlUsage(cmds []string) string {
 	return "usage: kvctl [-h] {" + strings.Join(cmds, ",") + "} ..."
 }
 
 // runKvctl is `sim kvctl list --json | limit <ipc> <size> | priority <ipc>
-// <p>` (priority not with CI_REPORT_SIM_KVCACHED=no-priority). Its usage
-// errors are argparse's: the usage line and `kvctl: error: …` on stderr,
-// exit 2.
-//
-// Each call first waits CI_REPORT_SIM_KVCTL_DELAY, scaled like every
-// simulated delay: the real kvctl imports torch before it parses its
-// arguments or touches the ledger (kvcached/__init__.py@e8e6406 l.13-15,
-// imported by kvcached/cli/kvctl.py), which takes seconds, and then reads
-// and prints at once. So, as there, a listing shows the ledger at the end
-// of the call, not at its start. The wait ends early when the process is
-// stopped; a runner's timeout kills it.
+// <p>` (priority not with CI_REPORT_SIM_KVCACHED=no-priority). Each call
+// first waits CI_REPORT_SIM_KVCTL_DELAY: the real kvctl imports torch before
+// it parses its arguments or touches the ledger (kvcached/__init__.py@e8e6406
+// l.13-15, imported by kvcached/cli/kvctl.py), so a listing shows the ledger
+// at the end of the call.
 func runKvctl(ctx context.Context, dir string, getenv func(string) string, args []string, stdout, stderr io.Writer) int {
 	scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
 	if err != nil {
@@ -116,7 +106,10 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
 		return 2
 	}
-	cli := kvctlCLI{cmds: kvctlCommandsOf(build), plain: build == KvcachedNoPriority, getenv: getenv, scale: scale, stdout: stdout, stderr: stderr}
+	cli := kvctlCLI{cmds: kvctlCommands, plain: build == KvcachedNoPriority, getenv: getenv, scale: scale, stdout: stdout, stderr: stderr}
+	if !cli.plain {
+		cli.cmds = append(slices.Clone(kvctlCommands), "priority")
+	}
 	if code, done := cli.beforeCommand(args); done {
 		return code
 	}
@@ -129,8 +122,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 	return cli.command(ctx, w, args)
 }
 
-// sleepCtx waits d (nothing when d ≤ 0) and reports false when ctx ended
-// first.
+// sleepCtx waits d and reports false when ctx ended first.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return true
@@ -145,15 +137,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// kvctlCommandsOf is the subcommands of kvctl in build: kvcached's, then
-// priority unless build is released kvcached.
-func kvctlCommandsOf(build string) []string {
-	if build == KvcachedNoPriority {
-		return kvctlCommands
-	}
-	return append(slices.Clone(kvctlCommands), "priority")
-}
-
 // kvctlCLI is one simulated kvctl call: its subcommands, whether its list
 // is released kvcached's (plain), the environment and the output streams.
 type kvctlCLI struct {
@@ -164,8 +147,7 @@ type kvctlCLI struct {
 	stdout, stderr io.Writer
 }
 
-// usage is argparse's usage error: the usage line, `kvctl: error: msg`
-// when there is one, exit 2.
+// usage is argparse's usage error: the usage line, `kvctl: error: msg`, exit 2.
 func (cli kvctlCLI) usage(msg string) int {
 	fmt.Fprintln(cli.stderr, kvctlUsage(cli.cmds))
 	if msg != "" {
@@ -174,13 +156,11 @@ func (cli kvctlCLI) usage(msg string) int {
 	return 2
 }
 
-// beforeCommand answers what argparse answers before any subcommand runs:
-// no command, help, an unknown command, a subcommand's help. done is false
-// when args name a command to run.
+// beforeCommand answers what argparse answers before any subcommand runs;
+// done is false when args name a command to run.
 func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
 	switch {
-	case len(args) == 0:
-		// The real kvctl starts its interactive shell; nothing here reads one.
+	case len(args) == 0: // the real kvctl starts its interactive shell
 		return cli.usage(""), true
 	case args[0] == "-h" || args[0] == "--help":
 		fmt.Fprintln(cli.stdout, kvctlUsage(cli.cmds))
@@ -193,15 +173,13 @@ func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
 			quoted[i] = "'" + c + "'"
 		}
 		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", "))), true
-	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"):
-		// A subcommand's help: what a capability probe asks for.
+	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"): // a capability probe
 		fmt.Fprintf(cli.stdout, "usage: kvctl %s [-h] ...\n", args[0])
 		return 0, true
 	}
 	return 0, false
 }
 
-// command runs the subcommand args[0] on the world w.
 func (cli kvctlCLI) command(ctx context.Context, w *world, args []string) int {
 	switch args[0] {
 	case "list":
@@ -294,26 +272,20 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 }
 
 func humanSize(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.2f MB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.2f KB", float64(b)/(1<<10))
+	for i, unit := range []string{"GB", "MB", "KB"} {
+		if d := int64(1) << (30 - 10*i); b >= d {
+			return fmt.Sprintf("%.2f %s", float64(b)/float64(d), unit)
+		}
 	}
 	return fmt.Sprintf("%d B", b)
 }
 
 // kvctlLimit is `limit <ipc> <size>` as released kvcached's cmd_limit
 // does it (kvcached/cli/kvctl.py@2513db15eee5 (v0.1.5) l.254-270, the same
-// at main @e8e640638ba7): an IPC that names no segment gets `Error: IPC '…'
-// not found.` (and the active names) on stderr and exit 0, as cmd_limit
-// returns None and main() ignores it (l.464-465); only then is the size
-// parsed, a bad one raising ValueError (a traceback, exit 1). A later
-// kvctl returns 1 for the unknown IPC (kvctl.py@0a4c7834f480, "Returns a
-// process exit code"); the runner reads every limit back, so it tells a
-// refused limit either way.
+// at main @e8e640638ba7): an unknown IPC is an error on stderr and exit 0, as
+// cmd_limit returns None and main() ignores it (l.464-465); only then is the
+// size parsed. A later kvctl returns 1 there (kvctl.py@0a4c7834f480, "Returns
+// a process exit code"); the runner reads every limit back either way.
 func kvctlLimit(w *world, ipc, sizeArg string, stderr io.Writer) int {
 	if err := w.lock.Lock(); err != nil {
 		fmt.Fprintln(stderr, "kvctl:", err)
@@ -407,10 +379,7 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 		return 1
 	}
 	total := w.gpus[gpu].TotalMiB
-	hold := total - keepMiB
-	if hold < 0 {
-		hold = 0
-	}
+	hold := max(total-keepMiB, 0)
 	if err := w.lock.Lock(); err != nil {
 		fmt.Fprintln(stderr, "ballast:", err)
 		return 1
@@ -437,9 +406,8 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 }
 
 // markSeen records in each segment that printed a posted shortfall or a
-// raised watermark that a ledger read has shown it (segmentFile.ShortfallSeen):
-// the simulated world holds such a phase until a sampler has seen it,
-// whatever the machine's load does to the sampler's timing.
+// raised watermark that a ledger read has shown it (segmentFile.ShortfallSeen),
+// so that the world holds such a phase until a sampler has seen it.
 func markSeen(w *world, printed []kvctlEntry) error {
 	var todo []kvctlEntry
 	for _, e := range printed {
@@ -460,8 +428,6 @@ func markSeen(w *world, printed []kvctlEntry) error {
 			continue // the server exited meanwhile
 		}
 		// Only what was printed: a phase posted since the read is not seen.
-		// Neither value is lowered before it is seen, so a printed one is
-		// still the one posted.
 		shortfall := e.ShortfallBytes > 0 && seg.ShortfallBytes > 0 && !seg.ShortfallSeen
 		watermark := e.WatermarkBytes > 0 && seg.WatermarkBytes > 0 && !seg.WatermarkSeen
 		if !shortfall && !watermark {

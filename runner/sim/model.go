@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -42,15 +43,9 @@ var models = []modelSpec{
 }
 
 // runModels is `sim models <hf id>...`, the runner's model probe
-// (runner.DefaultModelProbe): the simulated model cache holds the config.json
-// of each model of the table (models), none other (an absolute path, a
-// local directory, is left out: unknown), and is offline when
-// HF_HUB_OFFLINE is true as huggingface_hub reads it (1, ON, YES, TRUE).
-// The ids in CI_REPORT_SIM_CUSTOM_CODE (comma-separated) need their own
-// code (custom_code). The image's torch is CUDA 12.8's release build
-// (TORCH_CUDA_ARCH_LIST 7.0 to 12.0, PYTORCH_RELEASES_CODE_CC of
-// torch/cuda/__init__.py@17e3b6a97af1), or CI_REPORT_SIM_TORCH_ARCH's
-// list: `nogpu` a torch that finds no GPU, `cpu` a build without CUDA.
+// (runner.DefaultModelProbe; docs/runner.md §7.4). The image's torch is CUDA
+// 12.8's release build (TORCH_CUDA_ARCH_LIST 7.0 to 12.0,
+// PYTORCH_RELEASES_CODE_CC of torch/cuda/__init__.py@17e3b6a97af1).
 func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
 	out := map[string]any{}
 	custom := []string{}
@@ -109,9 +104,8 @@ func lookupModel(name string) modelSpec {
 // The kvcached patch names the simulated servers log (docs/runner.md §2.1,
 // §2.2). A vLLM server logs the same names for every model: kvcached
 // applies its patches at engine import, before any model is known, the
-// hybrid ones (`mamba_partial_tail`, `hybrid_block_size_align`, which
-// kvcached's harness requires of hybrid models, tests/e2e/matrix.py@4a5ed7bddd0d)
-// included. Likewise an
+// hybrid ones (which kvcached's harness requires of hybrid models,
+// tests/e2e/matrix.py@4a5ed7bddd0d) included. Likewise an
 // SGLang server logs elastic_mla_memory_pool whatever its model: kvcached
 // registers ElasticMLAMemoryPoolPatch for every SGLang version
 // (kvcached/integration/sglang/autopatch.py@e8e640638ba7 l.43, since
@@ -123,16 +117,13 @@ var (
 )
 
 func patchesFor(engine string, m modelSpec) []string {
-	var p []string
 	if engine == "vllm" {
-		p = append(p, vllmPatches...)
-	} else {
-		p = append(p, sglangPatches...)
-		if m.Hybrid {
-			p = append(p, sglangHybridPatches...)
-		}
+		return vllmPatches
 	}
-	return p
+	if m.Hybrid {
+		return slices.Concat(sglangPatches, sglangHybridPatches)
+	}
+	return sglangPatches
 }
 
 // serverConfig is what sim serve takes from the real engine argv.
@@ -154,14 +145,8 @@ type serverConfig struct {
 	KVTransfer    string // vLLM --kv-transfer-config: a P/D server (pd.go)
 }
 
-// argvError is a bad engine command line; the engine itself would exit 2.
-type argvError struct{ msg string }
-
-func (e *argvError) Error() string { return e.msg }
-
-// parseEngineArgv reads the flags the package doc's `sim serve` lists from a
-// real vLLM or SGLang command line and ignores the rest, as the contract with
-// the runner says (docs/runner.md §7.2).
+// parseEngineArgv reads the flags of docs/runner.md §7.2 from a real vLLM
+// or SGLang command line.
 func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 	c := serverConfig{Engine: engine, Argv: argv, TP: 1}
 	prog := "vllm serve"
@@ -173,7 +158,7 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 		c.Port, c.Host, c.MaxSeqs, c.MemFraction, c.MaxModelLen = 30000, "127.0.0.1", 256, 0.88, 0
 		prog = "launch_server.py"
 	default:
-		return c, &argvError{fmt.Sprintf("unknown engine %q (want vllm or sglang)", engine)}
+		return c, fmt.Errorf("unknown engine %q (want vllm or sglang)", engine)
 	}
 	p := &argvParser{prog: prog, argv: argv}
 	var unknown []string
@@ -194,16 +179,13 @@ func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		return c, &argvError{fmt.Sprintf("%s: error: unrecognized arguments: %s", prog, strings.Join(unknown, " "))}
+		return c, fmt.Errorf("%s: error: unrecognized arguments: %s", prog, strings.Join(unknown, " "))
 	}
 	return c, p.complete(&c)
 }
 
 // engineOptions are the options the simulated engines accept: those the
-// runner's built-in profiles pass and those sim serve reads. A server
-// given another exits 2 with argparse's `unrecognized arguments` (after
-// vLLM's reading of `_` as `-`, `--a.b` as `--a`, and argparse's unique
-// prefixes), and `--help` / `--help=all` lists them, exit 0.
+// runner's built-in profiles pass and those sim serve reads.
 var engineOptions = map[string][]string{
 	"vllm": {"--model", "--served-model-name", "--host", "--port", "--seed", "--enable-prompt-tokens-details",
 		"--enable-prefix-caching", "--no-enable-prefix-caching", "--async-scheduling", "--no-async-scheduling", "--compilation-config", "--dtype",
@@ -214,19 +196,14 @@ var engineOptions = map[string][]string{
 		"--tp-size", "--tensor-parallel-size", "--kv-cache-dtype", "--page-size", "--help"},
 }
 
-// knownOption says whether engine's simulated parser takes name.
+// knownOption says whether engine's simulated parser takes name (`--a.b` as
+// `--a`, and argparse's unique prefixes).
 func knownOption(engine, name string) bool {
 	name, _, _ = strings.Cut(name, ".")
-	for _, o := range engineOptions[engine] {
-		if strings.HasPrefix(o, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(engineOptions[engine], func(o string) bool { return strings.HasPrefix(o, name) })
 }
 
-// helpText is the simulated engine's help: argparse's usage line and one
-// line per option.
+// helpText is argparse's usage line and one line per option.
 func helpText(engine string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: %s [options]\n\noptions:\n", map[string]string{"vllm": "vllm serve [model_tag]", "sglang": "launch_server.py"}[engine])
@@ -236,8 +213,7 @@ func helpText(engine string) string {
 	return b.String()
 }
 
-// vllmModelTag is the model vLLM takes as the word after `serve` ("" when
-// none).
+// vllmModelTag is the word after `serve` ("" when none).
 func vllmModelTag(argv []string) string {
 	for i := 0; i+1 < len(argv); i++ {
 		if argv[i] == "serve" && !strings.HasPrefix(argv[i+1], "-") {
@@ -247,9 +223,8 @@ func vllmModelTag(argv []string) string {
 	return ""
 }
 
-// argvParser walks an engine command line: prog is the engine's program
-// name in its argparse errors, i the word at hand, name and val that word's
-// flag and `=value`.
+// argvParser walks an engine command line: prog names the engine in its
+// argparse errors, i is the word at hand, name and val its flag and `=value`.
 type argvParser struct {
 	prog      string
 	argv      []string
@@ -272,14 +247,14 @@ func (p *argvParser) next() (string, bool) {
 
 // bad is argparse's error for a value of the wrong type.
 func (p *argvParser) bad(flag, v, want string) error {
-	return &argvError{fmt.Sprintf("%s: error: argument %s: invalid %s value: '%s'", p.prog, flag, want, v)}
+	return fmt.Errorf("%s: error: argument %s: invalid %s value: '%s'", p.prog, flag, want, v)
 }
 
 // required is the flag's value, or argparse's error when there is none.
 func (p *argvParser) required() (string, error) {
 	v, ok := p.next()
 	if !ok {
-		return "", &argvError{fmt.Sprintf("%s: error: argument %s: expected one argument", p.prog, p.name)}
+		return "", fmt.Errorf("%s: error: argument %s: expected one argument", p.prog, p.name)
 	}
 	return v, nil
 }
@@ -339,23 +314,17 @@ func (p *argvParser) flag(c *serverConfig) error {
 func (p *argvParser) complete(c *serverConfig) error {
 	if c.ModelArg == "" {
 		if c.Engine == "vllm" {
-			return &argvError{"vllm serve: error: the following arguments are required: model_tag"}
+			return errors.New("vllm serve: error: the following arguments are required: model_tag")
 		}
-		return &argvError{"launch_server.py: error: the following arguments are required: --model-path"}
+		return errors.New("launch_server.py: error: the following arguments are required: --model-path")
 	}
 	if c.TP < 1 {
 		return p.bad("--tensor-parallel-size", "0", "int")
 	}
-	if c.MaxSeqs < 1 {
-		c.MaxSeqs = 1
-	}
+	c.MaxSeqs = max(c.MaxSeqs, 1)
 	c.Model = lookupModel(c.ModelArg)
-	if c.ServedName == "" {
-		c.ServedName = c.ModelArg
-	}
-	if c.MaxModelLen == 0 {
-		c.MaxModelLen = 32768
-	}
+	c.ServedName = cmp.Or(c.ServedName, c.ModelArg)
+	c.MaxModelLen = cmp.Or(c.MaxModelLen, 32768)
 	return nil
 }
 
@@ -365,11 +334,7 @@ func (c serverConfig) kvBytesPerToken() int64 {
 	if strings.HasPrefix(c.KVCacheDType, "fp8") {
 		b /= 2
 	}
-	b /= int64(c.TP)
-	if b < 1 {
-		b = 1
-	}
-	return b
+	return max(b/int64(c.TP), 1)
 }
 
 // weightsBytes is the weights held on each GPU of the server.

@@ -14,8 +14,7 @@ type gpuPeaksDoc struct {
 }
 
 // readGPUPeaks reads gpu_peaks.json, one entry per GPU of the world; a
-// missing file (no process has written its record yet) or one that does
-// not parse counts as no marks, which only lowers a reading to the present.
+// missing or unreadable file counts as no marks.
 func (w *world) readGPUPeaks() gpuPeaksDoc {
 	var doc gpuPeaksDoc
 	if b, err := os.ReadFile(filepath.Join(w.dir, gpuPeaks)); err == nil {
@@ -59,9 +58,8 @@ func NewPeaks(dir string) *Peaks { return &Peaks{dir: dir} }
 
 // ReadPeaks returns the most GPU gpu held (MiB, rounded up as UsedMiB) and the
 // most used_bytes each server of ipcs held over its segments since the
-// previous call, and starts new marks from now, all under the world lock, so
-// every moment of use is in exactly one answer. A server without a segment
-// is absent from the map.
+// previous call (a server without a segment is absent), and starts new
+// marks from now, under the world lock.
 func (p *Peaks) ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error) {
 	w, err := openWorld(p.dir)
 	if err != nil {

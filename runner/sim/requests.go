@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 )
 
@@ -76,14 +79,8 @@ func (s *simServer) enter() (leave func()) {
 	s.inflight++
 	n := s.inflight
 	s.mu.Unlock()
-	if f, ok := s.faults.get(FaultCrashInBurst, s.ids...); ok {
-		threshold := f.N
-		if threshold == 0 {
-			threshold = defaultCrashBurst
-		}
-		if n >= threshold {
-			s.crash(n)
-		}
+	if f, ok := s.faults.get(FaultCrashInBurst, s.ids...); ok && n >= cmp.Or(f.N, defaultCrashBurst) {
+		s.crash(n)
 	}
 	return func() {
 		s.mu.Lock()
@@ -153,10 +150,7 @@ func (s *simServer) admit(ctx context.Context, r *reservation) error {
 	defer timeout.Stop()
 	select {
 	case <-wt.ready:
-		if wt.err != nil {
-			return wt.err
-		}
-		return nil
+		return wt.err
 	case <-ctx.Done():
 		s.dropWaiter(wt)
 		return ctx.Err()
@@ -177,12 +171,10 @@ func (s *simServer) admit(ctx context.Context, r *reservation) error {
 // meanwhile, its reservation is returned.
 func (s *simServer) dropWaiter(wt *waiter) {
 	s.mu.Lock()
-	for i, x := range s.waiters {
-		if x == wt {
-			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
-			s.mu.Unlock()
-			return
-		}
+	if i := slices.Index(s.waiters, wt); i >= 0 {
+		s.waiters = slices.Delete(s.waiters, i, i+1)
+		s.mu.Unlock()
+		return
 	}
 	s.mu.Unlock()
 	<-wt.ready
@@ -234,17 +226,11 @@ func (s *simServer) gpuFreeLocked() int64 {
 		return 0
 	}
 	procs := s.w.liveProcs()
-	free := int64(-1)
+	free := int64(math.MaxInt64)
 	for _, g := range s.gpus {
-		f := s.w.totalBytes(g) - usedBytes(procs, g, s.pid) - s.fixed - s.kv.mappedBytes()
-		if free < 0 || f < free {
-			free = f
-		}
+		free = min(free, s.w.totalBytes(g)-usedBytes(procs, g, s.pid)-s.fixed-s.kv.mappedBytes())
 	}
-	if free < 0 {
-		free = 0
-	}
-	return free
+	return max(free, 0)
 }
 
 // processWaitersLocked admits waiting requests in arrival order and computes
@@ -289,13 +275,10 @@ func (s *simServer) processWaitersLocked() {
 	s.needBytes = 0
 }
 
-// mergeKvctlLocked reads the segment file and adopts kvctl's limit from it
-// (the server never changes its own limit, so a difference is kvctl's write),
+// mergeKvctlLocked reads the segment file and adopts kvctl's limit from it,
 // as kvcached reads the limit from its shm segment on every allocation. Every
 // read-modify-write of the segment must go through it: writing the server's
-// stale limit back would undo a `kvctl limit` made since the last tick. A
-// missing file (removed behind our back) is written again. World lock and
-// s.mu held.
+// stale limit back would undo a `kvctl limit`. World lock and s.mu held.
 func (s *simServer) mergeKvctlLocked() *segmentFile {
 	if !s.elastic {
 		return nil
@@ -305,8 +288,7 @@ func (s *simServer) mergeKvctlLocked() *segmentFile {
 		seg = segmentFile{}
 	}
 	if s.grouped {
-		// The server's limit is its pools' limits together; kvctl may
-		// have written either segment.
+		// The server's limit is its pools' together; kvctl may write either.
 		if g, err := s.w.readSegment(s.groupIPC()); err == nil && g.LimitBytes > 0 {
 			s.groupLimit = g.LimitBytes
 		}
@@ -321,9 +303,8 @@ func (s *simServer) mergeKvctlLocked() *segmentFile {
 	return &seg
 }
 
-// syncLocked merges kvctl's changes from the segment file and writes the
-// server's state to it and to its process record; world lock and s.mu held.
-// seg, when not nil, is the segment just read.
+// syncLocked writes the server's state to its segment (seg, just read by
+// mergeKvctlLocked, or nil) and process record; world lock and s.mu held.
 func (s *simServer) syncLocked(seg *segmentFile) {
 	if !s.elastic {
 		return
@@ -331,10 +312,9 @@ func (s *simServer) syncLocked(seg *segmentFile) {
 	if seg == nil {
 		seg = s.mergeKvctlLocked()
 	}
-	// The process record (the GPU's view) is written before the segment (the
-	// ledger's), so a reader who sees the ledger change sees the memory change
-	// too. Writes are skipped when nothing changed: at small time scales a
-	// server ticks every 5 ms.
+	// The process record (the GPU's view) is written before the segment, so a
+	// reader who sees the ledger change sees the memory change too. Unchanged
+	// files are not written: at small time scales a server ticks every 5 ms.
 	if p := s.procRecord(); p.BytesPer != s.writtenProcBytes {
 		if err := s.w.writeProc(p); err != nil {
 			s.log.kvcached("ERROR: %v", err)
@@ -389,12 +369,9 @@ func (s *simServer) tick() {
 	defer s.mu.Unlock()
 	now := s.now()
 	seg := *s.mergeKvctlLocked()
-	// kvctl limit: taken up here, and an idle server releases its idle
-	// cache down to it, as kvcached's own limit case requires
-	// (limit_released_idle: within 30 s, with no requests;
-	// tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached). Admission
-	// also evicts idle blocks until a request fits under it (tryAdmit).
-	// Fault no-idle-limit-release keeps the pages until an allocation.
+	// kvctl limit: an idle server releases its idle cache down to it, as
+	// kvcached's own limit case requires (limit_released_idle: within 30 s,
+	// with no requests; tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached).
 	if s.kv.limitBytes != s.lastLimit {
 		s.log.kvcached("limit of %s set to %d bytes", s.ipc, s.kv.limitBytes)
 		s.lastLimit = s.kv.limitBytes
@@ -405,14 +382,11 @@ func (s *simServer) tick() {
 			if freed := s.kv.release(over); freed > 0 {
 				s.log.kvcached("released %d bytes of idle cache down to the limit (%d bytes mapped)", freed, s.kv.mappedBytes())
 			}
-		case s.keptOverLimit != s.kv.limitBytes:
-			// Said once per limit, so that a test waits for this tick
-			// instead of sleeping through some (docs/design.md §3).
+		case s.keptOverLimit != s.kv.limitBytes: // said once per limit, for tests to wait on
 			s.keptOverLimit = s.kv.limitBytes
 			s.log.kvcached("keeps %d bytes of idle cache over the limit of %d bytes (fault %s)", over, s.kv.limitBytes, FaultNoIdleLimitRelease)
 		}
 	}
-	// kvctl priority: applied unless the fault rejects it.
 	if seg.PriorityRequestSeq > s.ackSeq {
 		s.ackSeq = seg.PriorityRequestSeq
 		if s.faults.has(FaultRejectPriority, s.ids...) {
@@ -424,8 +398,8 @@ func (s *simServer) tick() {
 			s.log.kvcached("priority of %s set to %d", s.ipc, s.priority)
 		}
 	}
-	// The priority protocol: a higher-priority shortfall on this GPU raises
-	// the watermark, and idle pages are released to cover it.
+	// A higher-priority shortfall on this GPU raises the watermark and
+	// releases idle pages to cover it.
 	higher := s.higherShortfall()
 	if higher > 0 {
 		if s.watermark == 0 {
@@ -447,10 +421,9 @@ func (s *simServer) tick() {
 	if s.shortfall > 0 && s.needBytes == 0 && now.Sub(s.shortfallAt) > LedgerHold(s.scale) && seg.ShortfallSeen {
 		s.shortfall = 0
 	}
-	// The retention cap, once the server has gone idle: nothing running or
-	// waiting for RetentionGrace since the last request ended, and no
-	// client holding its load open (HoldLoad), so that a pause of a slow
-	// client inside one fill is not taken for the fill's end.
+	// The retention cap, once the server has been idle for RetentionGrace
+	// and no client holds its load open (HoldLoad), so that a slow client's
+	// pause inside one fill is not taken for the fill's end.
 	if s.inflight == 0 && len(s.waiters) == 0 && now.Sub(s.lastBusy) >= RetentionGrace(s.scale) {
 		held := s.w.loadHeld()
 		switch {
@@ -458,9 +431,7 @@ func (s *simServer) tick() {
 			if freed := s.kv.trimTo(s.retainCap); freed > 0 {
 				s.log.kvcached("idle cache above the %d-token retention cap: released %d bytes (%d bytes mapped)", s.retainCap, freed, s.kv.mappedBytes())
 			}
-		case s.keptIdle != s.lastBusy:
-			// Said once an idle spell, so that a test waits for this tick
-			// instead of sleeping through some (docs/design.md §3).
+		case s.keptIdle != s.lastBusy: // said once an idle spell, for tests to wait on (docs/design.md §3)
 			s.keptIdle = s.lastBusy
 			why := "no retention cap"
 			if held {
@@ -479,13 +450,9 @@ func (s *simServer) higherShortfall() int64 {
 	segs, _ := s.w.segments()
 	var sum int64
 	for _, o := range segs {
-		if o.IPC == s.ipc || o.GPU != s.gpus[0] || o.Priority <= s.priority || o.NeedBytes <= 0 {
-			continue
+		if o.IPC != s.ipc && o.GPU == s.gpus[0] && o.Priority > s.priority && o.NeedBytes > 0 && processAlive(o.PID, o.PIDStart) {
+			sum += o.NeedBytes
 		}
-		if !processAlive(o.PID, o.PIDStart) {
-			continue
-		}
-		sum += o.NeedBytes
 	}
 	return sum
 }

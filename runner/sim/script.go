@@ -11,12 +11,8 @@ import (
 
 // mainScript is `sim script -- <argv>`: it plays the one script a command
 // case runs, kvcached's tools/validate_cpu_offload_vmm.py
-// (ovg-project/kvcached@a3f950fab889): the report it prints
-// (json.dumps(indent=2, sort_keys=True)) for the pages and cycles asked, the
-// GPU memory each offload frees being a page per layer and K/V buffer, or,
-// under offload-mismatch, the RuntimeError it raises (Python prints the
-// traceback's last line on stderr and exits 1). It writes no --report file:
-// the runner reads standard output, the path is the container's.
+// (ovg-project/kvcached@a3f950fab889), printing its report
+// (json.dumps(indent=2, sort_keys=True)); docs/runner.md §7.4.
 func mainScript(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]

@@ -14,22 +14,19 @@ import (
 // /dev/shm MemInfo segment): the server owns the usage fields, kvctl writes
 // limit_bytes and priority; every read-modify-write is under the world lock.
 type segmentFile struct {
-	// kvctlEntry holds the fields kvctl prints (`kvctl list --json`).
-	kvctlEntry
+	kvctlEntry // the fields `kvctl list --json` prints
 
-	// Simulator bookkeeping, not printed by kvctl.
-	PID      int    `json:"pid"`
-	PIDStart uint64 `json:"pid_start"`
-	Engine   string `json:"engine"`
-	// NeedBytes is the shortfall right now; ShortfallBytes stays posted a
-	// while longer so that a ledger sampler sees it.
-	NeedBytes          int64 `json:"need_bytes"`
-	PriorityRequest    int   `json:"priority_request"`
-	PriorityRequestSeq int64 `json:"priority_request_seq"`
-	PriorityAckSeq     int64 `json:"priority_ack_seq"`
-	PriorityRejected   bool  `json:"priority_rejected"`
-	// PeakUsedBytes is the most used_bytes since Peaks last read the segment.
-	PeakUsedBytes int64 `json:"peak_used_bytes"`
+	// Simulator bookkeeping, not printed by kvctl. NeedBytes is the shortfall
+	// right now; ShortfallBytes stays posted a while longer for a sampler.
+	PID                int    `json:"pid"`
+	PIDStart           uint64 `json:"pid_start"`
+	Engine             string `json:"engine"`
+	NeedBytes          int64  `json:"need_bytes"`
+	PriorityRequest    int    `json:"priority_request"`
+	PriorityRequestSeq int64  `json:"priority_request_seq"`
+	PriorityAckSeq     int64  `json:"priority_ack_seq"`
+	PriorityRejected   bool   `json:"priority_rejected"`
+	PeakUsedBytes      int64  `json:"peak_used_bytes"` // the most used_bytes since Peaks last read it
 	// ShortfallSeen and WatermarkSeen say that `kvctl list --json` printed
 	// the posted values (markSeen): the server lowers neither before, so a
 	// slow sampler cannot miss them. Each is cleared while nothing is posted.
@@ -101,20 +98,13 @@ func (w *world) segments() (segs []segmentFile, errs []error) {
 // `_sanitize_segment`, l.40, l.72-78; Python's isalnum, approximated by
 // Unicode letters and digits).
 func kvcachedIPCName(explicit string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range explicit {
-		if n == 64 {
-			break
-		}
+	runes := []rune(explicit)
+	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
+			return r
 		}
-		n++
-	}
-	return b.String()
+		return '-'
+	}, string(runes[:min(len(runes), 64)]))
 }
 
 // validIPC rejects IPC names that would escape the segments directory.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,19 +36,14 @@ const (
 	statsPeriod      = 10 * time.Second // vLLM's and SGLang's periodic stats lines
 )
 
-// scaled multiplies d by the time scale, never below min.
-func scaled(d time.Duration, scale float64, min time.Duration) time.Duration {
-	s := time.Duration(float64(d) * scale)
-	if s < min {
-		return min
-	}
-	return s
+// scaled multiplies d by the time scale, never below floor.
+func scaled(d time.Duration, scale float64, floor time.Duration) time.Duration {
+	return max(time.Duration(float64(d)*scale), floor)
 }
 
 // RetentionGrace is how long a kvcached server must have been idle (no request
 // running or waiting) before its idle cache is trimmed to the retention cap,
-// at time scale scale. A runner that measures growth right after a fill sees
-// the whole fill; one that waits longer than this sees the cap applied.
+// at time scale scale.
 func RetentionGrace(scale float64) time.Duration {
 	return scaled(retentionGrace, scale, 150*time.Millisecond)
 }
@@ -100,35 +96,29 @@ type simServer struct {
 	sideHost  string // VLLM_NIXL_SIDE_CHANNEL_HOST/_PORT: the NIXL side channel (pd.go)
 	sidePort  int
 
-	mu          sync.Mutex
-	kv          *kvModel
-	slots       chan struct{}
-	waiters     []*waiter
-	inflight    int
-	running     int
-	lastBusy    time.Time
-	needBytes   int64 // current shortfall
-	shortfall   int64 // posted shortfall (held for LedgerHold)
-	shortfallAt time.Time
-	watermark   int64
-	watermarkAt time.Time
-	priority    int
-	ackSeq      int64
-	reqSeq      int64
-	lastLimit   int64
-	// keptOverLimit is the limit an idle server under fault
-	// no-idle-limit-release last said it keeps its cache over.
-	keptOverLimit int64
-	// keptIdle is the lastBusy of the idle spell in which the server last
-	// said it keeps its idle cache past the retention grace.
-	keptIdle time.Time
-	// grouped: the server's KV is spread over two pool groups, each with
-	// its segment (`<ipc>` and `<ipc>_g1`, see groupIPC); groupLimit is
-	// group 1's limit_bytes, the rest of kv.limitBytes group 0's.
-	grouped    bool
-	groupLimit int64
-	// writtenProcBytes is what procs/<pid>.json last said.
-	writtenProcBytes int64
+	mu            sync.Mutex
+	kv            *kvModel
+	slots         chan struct{}
+	waiters       []*waiter
+	inflight      int
+	running       int
+	lastBusy      time.Time
+	needBytes     int64 // current shortfall
+	shortfall     int64 // posted shortfall (held for LedgerHold)
+	shortfallAt   time.Time
+	watermark     int64
+	watermarkAt   time.Time
+	priority      int
+	ackSeq        int64
+	reqSeq        int64
+	lastLimit     int64
+	keptOverLimit int64     // the limit an idle server under no-idle-limit-release last logged
+	keptIdle      time.Time // the lastBusy of the idle spell it last logged keeping its cache
+	// grouped: the server's KV is spread over `<ipc>` and `<ipc>_g1`
+	// (groupIPC); groupLimit is group 1's limit_bytes, the rest group 0's.
+	grouped          bool
+	groupLimit       int64
+	writtenProcBytes int64 // what procs/<pid>.json last said
 	// Since the last stats line: prompt, cached and generated tokens.
 	statPrompt, statCached, statGen int64
 
@@ -163,8 +153,7 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 }
 
 // newSimServer reads the engine's command line and environment into a
-// server, or prints why it cannot start (nil and the exit code: 2, as the
-// engine's argparse or kvcached would).
+// server, or prints why it cannot start (nil and exit code 2).
 func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) {
 	cfg, err := parseEngineArgv(engine, argv)
 	if err != nil {
@@ -192,10 +181,7 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) 
 	s.sideHost = env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
 	s.sidePort, _ = strconv.Atoi(env.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT"))
 	if s.elastic {
-		s.ipc = kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME"))
-		if s.ipc == "" {
-			s.ipc = "kvcached_" + engine + "_" + strconv.Itoa(s.pid)
-		}
+		s.ipc = cmp.Or(kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME")), "kvcached_"+engine+"_"+strconv.Itoa(s.pid))
 		if err := validIPC(s.ipc); err != nil {
 			fmt.Fprintln(env.stderr, "[kvcached] error:", err)
 			return nil, 2
@@ -207,9 +193,8 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) 
 }
 
 // watchStop sends on stop why the server is to stop: a signal, ctx's end,
-// or the exit of its parent ppid (a simulator must never outlive the
-// runner that started it). Under the ignore-stop fault signals are logged
-// and ignored and ctx's end too.
+// or the exit of its parent ppid (a simulator must never outlive its
+// runner). Under the ignore-stop fault signals and ctx's end are ignored.
 func (s *simServer) watchStop(ctx context.Context, sig <-chan os.Signal, ppid int, stop chan<- string) {
 	ignoreStop := s.faults.has(FaultIgnoreStop, s.ids...)
 	orphan := time.NewTicker(200 * time.Millisecond)
@@ -274,15 +259,13 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	if err := s.allocate(env); err != nil {
 		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 239, in determine_available_memory`,
 			`  torch.cuda.empty_cache()`}, err.Error())
-		// A failure half-way through registering must not leave a record behind.
-		s.cleanup(s.kv != nil)
+		s.cleanup(s.kv != nil) // a half-way registration leaves no record
 		return 1
 	}
 	const registered = true
 	if name, err := s.breakGPUs(); name != "" {
-		// The GPU went bad while the engine started: CUDA reports what
-		// an ECC error or a GPU gone from the bus looks like from inside a
-		// kernel, which names no cause (the runner's machine facts do).
+		// The GPU went bad while the engine started: CUDA's error names no
+		// cause (the runner's machine facts do).
 		if err != nil {
 			s.log.warn("gpu_health", "could not break the GPU: %v", err)
 		}
@@ -308,8 +291,8 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	return s.serve(ln, stop)
 }
 
-// pickGPUs sets the server's GPUs, the first TP of those it sees; when it
-// sees too few it fails as the engine does and reports false.
+// pickGPUs sets the server's GPUs, the first TP of those it sees, or fails
+// as the engine does.
 func (s *simServer) pickGPUs(env serveEnv) bool {
 	gpus, err := deviceGPUs(env.getenv, len(s.w.gpus), func(n int) ([]int, error) {
 		return visibleGPUs(env.getenv("CUDA_VISIBLE_DEVICES"), n)
@@ -327,8 +310,7 @@ func (s *simServer) pickGPUs(env serveEnv) bool {
 	return true
 }
 
-// listen binds the server's port (the port-taken fault fails it); a
-// failure is the engine's OSError, and ok false.
+// listen binds the server's port (the port-taken fault fails it).
 func (s *simServer) listen() (ln net.Listener, ok bool) {
 	cfg := s.cfg
 	var err error
@@ -346,8 +328,7 @@ func (s *simServer) listen() (ln net.Listener, ok bool) {
 	return ln, true
 }
 
-// serve answers HTTP on ln and runs the scheduler and stats loops until
-// stop says why to stop, then shuts down.
+// serve answers HTTP on ln and runs the tick and stats loops until stopped.
 func (s *simServer) serve(ln net.Listener, stop <-chan string) int {
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 30 * time.Second}
 	go srv.Serve(ln)
@@ -385,28 +366,22 @@ func listenHost(h string) string {
 	return h
 }
 
-// containerGPUsEnv names the world GPUs a simulated container was given,
-// comma-separated, as `docker run --gpus '"device=2,3"'` gives host GPUs:
-// inside, they are numbered from 0 in ascending order (docs/runner.md §7.2).
+// containerGPUsEnv names the world GPUs a simulated container was given
+// (docs/runner.md §7.2).
 const containerGPUsEnv = "CI_REPORT_SIM_CONTAINER_GPUS"
 
 // deviceGPUs returns the world GPUs of the device indices a process names
 // (its CUDA_VISIBLE_DEVICES, its --gpu), which devices parses given how many
-// GPUs the process can see. Under CI_REPORT_SIM_CONTAINER_GPUS it sees the
-// container's, device i being the i-th lowest of them; otherwise the
-// world's, under their own indices.
+// GPUs the process can see: under CI_REPORT_SIM_CONTAINER_GPUS the
+// container's, device i being the i-th lowest of them.
 func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]int, error)) ([]int, error) {
 	v := strings.TrimSpace(getenv(containerGPUsEnv))
 	if v == "" {
 		return devices(world)
 	}
-	var c []int
-	for _, f := range strings.Split(v, ",") {
-		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= world || slices.Contains(c, i) {
-			return nil, fmt.Errorf("%s=%s: no GPU %s in a world of %d", containerGPUsEnv, bounds.Quote(v), bounds.Quote(f), world)
-		}
-		c = append(c, i)
+	c, err := gpuList(containerGPUsEnv, v, world, true)
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(c)
 	dev, err := devices(len(c))
@@ -420,8 +395,8 @@ func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]in
 	return out, nil
 }
 
-// visibleGPUs parses CUDA_VISIBLE_DEVICES into device indices below n
-// (deviceGPUs makes them world indices); empty means all n.
+// visibleGPUs parses CUDA_VISIBLE_DEVICES into device indices below n; empty
+// means all n.
 func visibleGPUs(v string, n int) ([]int, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -431,11 +406,17 @@ func visibleGPUs(v string, n int) ([]int, error) {
 		}
 		return out, nil
 	}
+	return gpuList("CUDA_VISIBLE_DEVICES", v, n, false)
+}
+
+// gpuList parses the comma-separated indices below n of the variable name,
+// each once when unique.
+func gpuList(name, v string, n int, unique bool) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(v, ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("CUDA_VISIBLE_DEVICES=%s: no GPU %s in a world of %d", bounds.Quote(v), bounds.Quote(f), n)
+		if err != nil || i < 0 || i >= n || (unique && slices.Contains(out, i)) {
+			return nil, fmt.Errorf("%s=%s: no GPU %s in a world of %d", name, bounds.Quote(v), bounds.Quote(f), n)
 		}
 		out = append(out, i)
 	}
@@ -520,16 +501,14 @@ func (s *simServer) allocate(env serveEnv) error {
 }
 
 // memoryPlan is how a server divides a GPU, in bytes: the GPU's total, the
-// engine's budget (its memory fraction of it), what it needs at start and
-// the KV share of the budget, which holds capTokens tokens.
+// engine's budget (its memory fraction), what it needs at start and the KV
+// share of the budget, which holds capTokens tokens.
 type memoryPlan struct {
-	total, budget, need, kvBytes int64
-	capTokens                    int64
+	total, budget, need, kvBytes, capTokens int64
 }
 
 // checkFree fails as the engine does when one of its GPUs has less than
-// m.need free: kvcached's allocation runs out of memory, a native engine
-// refuses its memory fraction.
+// m.need free.
 func (s *simServer) checkFree(m memoryPlan) error {
 	procs := s.w.liveProcs()
 	for _, g := range s.gpus {
@@ -557,10 +536,8 @@ func (s *simServer) blockSize() int {
 		s.log.info("config.py:412", "Setting attention block size to %d tokens to ensure that attention page size is >= mamba page size.", hybridBlockTokens)
 		if s.elastic && cfg.BlockSize == 0 {
 			// kvcached's HybridBlockSizeAlignPatch then grows it so that the
-			// KV unit tiles its page, keeping a size the user chose (its
-			// tests: 784 -> 1024 tokens at a 4 MiB page); the harness passes
-			// that size to the native server as --block-size
-			// (tests/e2e/run.py@28183ff482dc).
+			// KV unit tiles its page; the harness passes that size to the
+			// native server as --block-size (tests/e2e/run.py@28183ff482dc).
 			unit := int64(kvcachedHybridBlockTokens) * s.cfg.Model.KVBytesPerTok
 			s.log.info("patches.py:1", "Setting attention block size to %d tokens (was %d) so the KV unit (%d bytes) tiles the %d-byte kvcached page", kvcachedHybridBlockTokens, hybridBlockTokens, unit, unit)
 			return kvcachedHybridBlockTokens
@@ -630,9 +607,8 @@ const hybridBlockTokens = 128
 
 // kvcachedHybridBlockTokens is the block size the simulated kvcached grows a
 // hybrid model's vLLM attention block to (real ones: 784 -> 1024 for a 4 MiB
-// page); not a multiple of hybridBlockTokens, so a native server without it
-// caches the apc prompts' shared document in other whole blocks and reports
-// other cached-token counts, as a real one does.
+// page); not a multiple of hybridBlockTokens, so that a native server without
+// it reports other cached-token counts, as a real one does.
 const kvcachedHybridBlockTokens = 384
 
 // MaxModelLenOr is the context length, or def when the argv left it to the model.
@@ -680,9 +656,9 @@ func (w *world) writeSegment(seg segmentFile) error {
 	return writeJSONAtomic(w.segmentPath(seg.IPC), seg)
 }
 
+// ignoreSignal is fault ignore-stop: kvcached's own handler cleans its
+// segment, then the engine's shutdown hangs.
 func (s *simServer) ignoreSignal(sg os.Signal) {
-	// kvcached's own handler cleans its segment, then the engine's shutdown
-	// hangs: only the exit is missing, as with a real wedged engine.
 	s.log.uvicorn("Shutting down")
 	if s.elastic && s.w != nil {
 		s.removeKvcachedFiles()
@@ -728,10 +704,8 @@ func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int 
 	return 0
 }
 
-// cleanup removes what the process registered in the world: its process
-// record always (the driver frees GPU memory of a dead process anyway), its
-// kvcached segment and shm entry unless the fault leak-segment, its socket
-// dir unless the fault leak-socket-dir.
+// cleanup removes what the process registered in the world (the process
+// record always: the driver frees a dead process's GPU memory anyway).
 func (s *simServer) cleanup(registered bool) {
 	if s.w == nil || !registered {
 		return
@@ -743,10 +717,8 @@ func (s *simServer) cleanup(registered bool) {
 }
 
 // removeKvcachedFiles is kvcached's cleanup at exit. The faults model the
-// open upstream leaks: leak-segment is kvcached#477 (a graceful stop of a
-// vLLM server leaves /dev/shm/<ipc>), leak-socket-dir #476 (nothing removes
-// /tmp/kvcached-tp-<ipc>-<8 hex>, the dir socketDirName names), and
-// kill-children the leak inferred for SGLang: its launcher ends with
+// open upstream leaks: leak-segment is kvcached#477, leak-socket-dir #476,
+// and kill-children the leak inferred for SGLang: its launcher ends with
 // `finally: kill_process_tree(os.getpid(), include_parent=False)`
 // (sgl-project/sglang python/sglang/launch_server.py@046a9e4088f7), which
 // SIGKILLs its children, the scheduler among them (sglang #16484: "SIGKILL
@@ -788,10 +760,8 @@ func (s *simServer) removeKvcachedFiles() {
 	os.RemoveAll(s.w.socketDir(s.ipc))
 }
 
-// crash makes the engine die with a traceback. The process exits at once,
-// after kvcached's atexit cleanup, so every request in flight sees its
-// connection drop and nothing answers afterwards: by the time a client
-// notices, the server is dead.
+// crash makes the engine die with a traceback and exit at once, after
+// kvcached's atexit cleanup: by the time a client notices, it is dead.
 func (s *simServer) crash(inflight int) {
 	s.crashOnce.Do(func() {
 		s.log.write(s.log.errw, fmt.Sprintf("ERROR %s [core.py:710] EngineCore encountered a fatal error with %d requests in flight.", s.now().Format("01-02 15:04:05"), inflight))

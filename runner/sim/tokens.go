@@ -47,11 +47,8 @@ const wrongTokensMinPrompt = 200
 // by the prompt, never past maxTokens. wrong makes the wrong-tokens fault's
 // divergence (from the fourth token on).
 func generate(ids []int, maxTokens int, ignoreEOS, wrong bool) (out []int, finishedByStop bool) {
-	if maxTokens < 0 {
-		maxTokens = 0
-	}
 	seed := promptSeed(ids)
-	n := maxTokens
+	n := max(maxTokens, 0)
 	if !ignoreEOS {
 		if eos := 24 + int(seed%200); eos < n {
 			n, finishedByStop = eos, true

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,12 +9,8 @@ import (
 	"slices"
 )
 
-// Simulated versions `ci-report sim versions` reports: the engines' images'
-// versions, marked +sim so that no report mistakes them for installed ones,
-// and a kvcached 0.1.5 with the patch names its source would define, so
-// that the runner's built-in expectation sets match (vLLM: vllm-mrv2-hybrid,
-// SGLang: sglang-mamba; docs/runner.md §2.6). It reports no kvcached
-// commit: a simulated run tests none.
+// Simulated versions `ci-report sim versions` reports, marked +sim so that
+// no report mistakes them for installed ones (docs/runner.md §7.4).
 var simVersions = map[string]map[string]any{
 	"vllm":   {"engine": "0.30.0+sim", "kvcached": "0.1.5+sim", "torch": "2.9.0+sim", "cuda": "12.9"},
 	"sglang": {"engine": "0.5.20+sim", "kvcached": "0.1.5+sim", "torch": "2.9.0+sim", "cuda": "12.9"},
@@ -21,12 +18,8 @@ var simVersions = map[string]map[string]any{
 
 // simVLLMMRV2Range is the simulated kvcached's VLLM_MRV2_RANGE, the vLLM
 // range its autopatch.py registers ModelRunnerV2Patch and KVLayoutV2Patch
-// for (kvcached #491: "qualifies 0.29, not future releases"). The stored
-// kvcached source this was written from shows autopatch.py importing the
-// constant from kvcached/integration/vllm/patches.py but not the
-// assignment itself, so its value here is the range the simulated vLLM
-// 0.30.0 needs, and CI_REPORT_SIM_VLLM_MRV2_RANGE replaces it so that a
-// test can show one that stops below 0.30 (docs/runner.md §7.4).
+// for (kvcached #491: "qualifies 0.29, not future releases"); the value is
+// what the simulated vLLM 0.30.0 needs (docs/runner.md §7.4).
 const simVLLMMRV2Range = ">=0.29.0,<0.31.0"
 
 // simPatchRanges are the engine ranges the simulated kvcached's
@@ -40,9 +33,7 @@ const simVLLMMRV2Range = ">=0.29.0,<0.31.0"
 // ElasticAllocatorPatch, ElasticMemoryPoolPatch, ElasticMLAMemoryPoolPatch,
 // ElasticMambaPoolPatch).
 func simPatchRanges(mrv2 string) map[string]map[string]string {
-	if mrv2 == "" {
-		mrv2 = simVLLMMRV2Range
-	}
+	mrv2 = cmp.Or(mrv2, simVLLMMRV2Range)
 	out := map[string]map[string]string{"vllm": {}, "sglang": {}}
 	for _, p := range vllmPatches {
 		out["vllm"][p] = ">=0.8.4"
@@ -63,8 +54,7 @@ func simPatchRanges(mrv2 string) map[string]map[string]string {
 var simIntegrationRanges = map[string]string{"vllm": ">=0.17,<0.31", "sglang": ">=0.5.11,<0.5.21"}
 
 // simPatchNames are the patch names the simulated kvcached's source
-// defines: those the simulated servers log, for both engines, as a real
-// kvcached defines them all whichever engine it serves.
+// defines: those the simulated servers log, for both engines.
 func simPatchNames() []string {
 	names := slices.Concat(vllmPatches, sglangPatches, sglangHybridPatches)
 	slices.Sort(names)
@@ -72,15 +62,9 @@ func simPatchNames() []string {
 }
 
 // runVersions answers the runner's version probe for engine: one JSON
-// object on stdout, as the default python3 probe prints. kvcachedVersion
-// (CI_REPORT_SIM_KVCACHED_VERSION), when set, replaces kvcached's version,
-// so a test can show a version no expectation set covers, or one newer
-// than all of them; mrv2Range (CI_REPORT_SIM_VLLM_MRV2_RANGE) replaces the
-// simulated VLLM_MRV2_RANGE, engineVersion (CI_REPORT_SIM_ENGINE_VERSION)
-// the engine's version, so a test can stand in for an image kvcached's
-// integration guard refuses. The no-autopatch-pth fault reports kvcached's
-// post-install check failing. With the versions-fail fault (scoped by engine
-// name) it fails the way a missing interpreter would.
+// object on stdout, as the default python3 probe prints. kvcachedVersion,
+// engineVersion and mrv2Range, when set, replace the simulated ones
+// (docs/runner.md §7.4).
 func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, faults faultSet, stdout, stderr io.Writer) int {
 	if _, ok := faults.get(FaultVersionsFail, engine); ok {
 		fmt.Fprintln(stderr, "python3: can't open file: No such file or directory")
@@ -104,9 +88,7 @@ func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, fault
 	if _, ok := faults.get(FaultNoAutopatchPth, engine); ok {
 		v["kvcached_install_problems"] = []string{"kvcached_autopatch.pth is in no site-packages (/usr/local/lib/python3.12/dist-packages), so nothing would be patched"}
 	}
-	// One line, keys sorted, ranges' < and > as they are (as Python's
-	// json.dumps writes them); maps of strings and a string list always
-	// encode.
+	// One line, keys sorted, < and > as they are (as Python's json.dumps).
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)

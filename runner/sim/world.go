@@ -1,12 +1,13 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -55,15 +56,10 @@ func SegmentsDir(dir string) string { return filepath.Join(dir, segmentsDir) }
 
 // HoldLoad declares that a client of the world in dir is in the middle of a
 // load, until release is called: while any hold is open, no simulated
-// kvcached server applies its retention cap, which otherwise trims idle
-// cache once the server has been idle for RetentionGrace (see the package
-// doc, Retention). At a test's time scale the grace is its 150 ms floor,
-// and on a loaded machine the client's own pauses between two requests of
-// one fill last longer than that, where a real fill's requests follow each
-// other far within kvcached's seconds; a hold makes the end of the load an
-// event the client controls rather than a gap the machine's speed decides.
-// Holds are files, so that the servers (other processes) see them; release
-// is idempotent. docs/runner.md §7.
+// kvcached server applies its retention cap (docs/runner.md §7.3), so that
+// the end of a load is an event the client controls rather than a gap the
+// machine's speed decides. Holds are files, so that the servers see them;
+// release is idempotent.
 func HoldLoad(dir string) (release func(), err error) {
 	d := filepath.Join(dir, holdsDir)
 	if err := os.MkdirAll(d, 0o755); err != nil {
@@ -107,23 +103,14 @@ func NewWorld(dir string, opts WorldOptions) error {
 	if opts.GPUs < 0 || opts.TotalMiB < 0 {
 		return fmt.Errorf("create simulated world in %s: negative GPU count or memory (%d GPUs, %d MiB)", dir, opts.GPUs, opts.TotalMiB)
 	}
-	// Indices 0 to bounds.MaxGPU, as the runner's --gpus: 99999999 GPUs
-	// once grew gpus.json without bound.
+	// Indices 0 to bounds.MaxGPU, as the runner's --gpus.
 	if err := bounds.Int("GPU count", opts.GPUs, 0, bounds.MaxGPU+1); err != nil {
 		return fmt.Errorf("create simulated world in %s: %w", dir, err)
 	}
-	if opts.GPUs == 0 {
-		opts.GPUs = 1
-	}
-	if opts.Name == "" {
-		opts.Name = DefaultGPUName
-	}
-	if opts.TotalMiB == 0 {
-		opts.TotalMiB = DefaultTotalMiB
-	}
-	if opts.Driver == "" {
-		opts.Driver = DefaultDriver
-	}
+	opts.GPUs = cmp.Or(opts.GPUs, 1)
+	opts.Name = cmp.Or(opts.Name, DefaultGPUName)
+	opts.TotalMiB = cmp.Or(opts.TotalMiB, DefaultTotalMiB)
+	opts.Driver = cmp.Or(opts.Driver, DefaultDriver)
 	for _, d := range []string{dir, SegmentsDir(dir), filepath.Join(dir, procsDir), ShmDir(dir), TmpDir(dir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create simulated world: %w", err)
@@ -195,9 +182,8 @@ func (w *world) procPath(pid int) string {
 }
 
 // writeProc writes a process record and raises the high-water marks of
-// its GPUs to their new use; the world lock must be held, as for every
-// allocation decision. Every change of a GPU's use but a process exiting
-// (which only lowers it) goes through here.
+// its GPUs to their new use; the world lock must be held. Every change of a
+// GPU's use but a process exiting (which only lowers it) goes through here.
 func (w *world) writeProc(p procRecord) error {
 	if err := writeJSONAtomic(w.procPath(p.PID), p); err != nil {
 		return err
@@ -222,15 +208,11 @@ func (w *world) liveProcs() []procRecord {
 			continue
 		}
 		var p procRecord
-		if json.Unmarshal(b, &p) != nil || p.PID <= 0 {
-			continue
+		if json.Unmarshal(b, &p) == nil && p.PID > 0 && processAlive(p.PID, p.Start) {
+			out = append(out, p)
 		}
-		if !processAlive(p.PID, p.Start) {
-			continue
-		}
-		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	slices.SortFunc(out, func(a, b procRecord) int { return cmp.Compare(a.PID, b.PID) })
 	return out
 }
 
@@ -263,16 +245,14 @@ func writeJSONAtomic(path string, v any) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -16,11 +16,9 @@ type Cause struct {
 }
 
 // MarkCauses applies rules in order to the failed checks of list: a failed
-// check that matches a rule whose Root failed records caused_by. The root
-// recorded is the first cause of the chain (a root that itself follows from
-// another passes its cause on), so every follower names a check that failed
-// on its own. A check keeps a cause it already has, and never follows from
-// itself; passing checks are left alone. Applying it again changes nothing.
+// check that matches a rule whose Root failed records caused_by, the first
+// cause of the chain. A check keeps a cause it already has, and never follows
+// from itself. Applying it again changes nothing.
 func MarkCauses(list []collect.Check, rules []Cause) {
 	failed := map[string]int{} // failed check → its index
 	for i := range list {
@@ -54,17 +52,10 @@ func MarkCauses(list []collect.Check, rules []Cause) {
 	}
 }
 
-// ServerCauses are the rules of a server case (docs/runner.md §5.9): a
-// server that never became ready ran no phase, so its comparisons and its
-// kvcached_active (no patch or capacity line was logged yet) follow from
-// server_ready; one that crashed explains every phase and comparison that
-// failed; a failed phase explains its own comparisons.
-// no_error_signatures, the leftover checks and no_gpu_process_left are
-// roots: what they find is evidence of its own.
+// ServerCauses are the rules of a server case (docs/runner.md §5.9).
 func ServerCauses() []Cause {
 	compared := []string{"*_tokens_equal", "*_cached_tokens_equal"}
 	rules := []Cause{
-		// A case refused before its server started compares nothing.
 		{Root: "inputs_accepted", Follow: []string{"*"}},
 		{Root: "server_ready", Follow: append([]string{"kvcached_active", "native_block_size_matched", "prefix_cache_reset", "*_ok"}, compared...)},
 		{Root: "server_alive_after_load", Follow: append([]string{"prefix_cache_reset", "*_ok"}, compared...)},
@@ -85,10 +76,8 @@ func readyCauses(servers ...string) []Cause {
 	return out
 }
 
-// ElasticCauses are the rules of an elastic pair of servers a and b: a
-// crashed server explains the failed requests, memory and probe checks it
-// took part in; a failed burst explains the memory checks of that burst;
-// memory A did not release explains B's not reusing it.
+// ElasticCauses are the rules of an elastic pair of servers a and b
+// (docs/runner.md §5.9).
 func ElasticCauses(a, b string) []Cause {
 	return append(readyCauses(a, b),
 		Cause{Root: a + "_alive", Follow: []string{"a_requests_ok", "a_filled_memory", "a_released_memory", "b_reused_a_memory", "contended_requests_ok", a + "_probe_unchanged"}},
@@ -100,12 +89,8 @@ func ElasticCauses(a, b string) []Cause {
 	)
 }
 
-// LimitCauses are the rules of a limit case of server s: a crash explains
-// every limit check and the probe; a cache that did not fill, or a limit
-// that was not set, leaves nothing for the later limit checks to measure; a
-// cache not released down to the limit at idle is still over it when the
-// load starts (the load's readings begin with one), so it explains
-// limit_held_under_load.
+// LimitCauses are the rules of a limit case of server s (docs/runner.md
+// §5.9).
 func LimitCauses(s string) []Cause {
 	later := []string{"limit_released_idle", "limit_held_under_load", "limit_raised_regrows"}
 	return append(readyCauses(s),
@@ -116,12 +101,9 @@ func LimitCauses(s string) []Cause {
 	)
 }
 
-// PriorityCauses are the rules of a priority pair of servers l and h: a
-// crashed server explains its own requests, memory and probe checks and
-// the other's checks that need it; L's failed fill explains the checks of
-// what it filled; priorities that were not published, and memory L did not
-// release, explain H's not reusing it. H's failed burst explains nothing
-// of L's: L not releasing may be why the burst failed.
+// PriorityCauses are the rules of a priority pair of servers l and h
+// (docs/runner.md §5.9). H's failed burst explains nothing of L's: L not
+// releasing may be why the burst failed.
 func PriorityCauses(l, h string) []Cause {
 	return append(readyCauses(l, h),
 		Cause{Root: l + "_alive", Follow: []string{"l_*", "h_reused_l_memory", l + "_probe_unchanged"}},

@@ -9,9 +9,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// This file holds the checks of the elastic pair (docs/runner.md §5.4) and the
-// helpers the three co-location kinds (elastic, limit, priority) share. Every
-// check is a pure function of recorded observations; memory is in MiB.
+// The checks of the elastic pair (docs/runner.md §5.4) and the helpers the
+// co-location kinds share; memory is in MiB.
 
 // ElasticChecks are the "passes when" texts of the elastic pair, in check
 // order (setup.json elastic_checks).
@@ -72,8 +71,7 @@ func PlanText(servers string) string {
 var ShutdownChecksText = shutdownChecksText("each server")
 
 // shutdownChecksText is the "passes when" text of the shutdown checks of a
-// co-location kind's servers: subject ("each server", "the server") passes
-// the shutdown checks of a server case, prefixed with its name.
+// co-location kind's servers (subject: "each server", "the server").
 func shutdownChecksText(subject string) string {
 	return subject + " passes the shutdown checks of a server case (clean_exit_on_signal, no_error_signatures, kvcached_active, shm_removed, socket_dirs_removed), prefixed with its name"
 }
@@ -89,10 +87,9 @@ func AFilledMemory(aGrowth, free float64) collect.Check {
 }
 
 // AReleasedMemory: after its drain A holds less than half of what it grew
-// (aAfter is A's KV above its level before the burst). When A is no longer
-// running (gone) its memory went with its process: the check passes and
-// says so, since a crash is the alive and requests checks' to fail, and a
-// stale segment of the dead server must not read as held memory.
+// (aAfter is A's KV above its level before the burst). When A is gone its
+// memory went with its process: the check passes and says so (a crash is
+// the alive and requests checks' to fail).
 func AReleasedMemory(aAfter, aGrowth float64, gone bool) collect.Check {
 	if gone {
 		return collect.Check{
@@ -176,8 +173,7 @@ func ProbeUnchanged(server string, before, after []collect.RequestResult) collec
 
 // firstDivergence describes where two token sequences first differ; "" when equal.
 func firstDivergence(want, got []int) string {
-	n := min(len(want), len(got))
-	for i := 0; i < n; i++ {
+	for i := range min(len(want), len(got)) {
 		if want[i] != got[i] {
 			return fmt.Sprintf("token %d is %d after the load, %d before", i, got[i], want[i])
 		}
@@ -212,15 +208,12 @@ func dedupe(msgs []string) []string {
 		}
 		count[m]++
 	}
-	out := make([]string, len(order))
 	for i, m := range order {
-		if count[m] > 1 {
-			out[i] = fmt.Sprintf("%s (×%d)", m, count[m])
-		} else {
-			out[i] = m
+		if n := count[m]; n > 1 {
+			order[i] = fmt.Sprintf("%s (×%d)", m, n)
 		}
 	}
-	return out
+	return order
 }
 
 // MiB formats a MiB amount for a detail: whole MiB, one decimal below 10.

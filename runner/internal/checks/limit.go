@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -79,7 +80,7 @@ func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s to %s MiB", o.what, MiB(bytesToMiB(o.obs.Bytes))))
 		}
 	}
-	c.Detail = text.CutLine(joinSemi(parts), 300)
+	c.Detail = text.CutLine(strings.Join(parts, "; "), 300)
 	return c
 }
 
@@ -121,14 +122,3 @@ func LimitRaisedRegrows(regrown, limit float64) collect.Check {
 }
 
 func bytesToMiB(b int64) float64 { return float64(b) / (1 << 20) }
-
-func joinSemi(parts []string) string {
-	s := ""
-	for i, p := range parts {
-		if i > 0 {
-			s += "; "
-		}
-		s += p
-	}
-	return s
-}

@@ -3,6 +3,7 @@ package checks
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -80,11 +81,10 @@ func PrioritySet(obs []PriorityObservation) collect.Check {
 			parts = append(parts, fmt.Sprintf("%s: wanted %d, ledger shows %d", o.Server, o.Want, *o.Got))
 		default:
 			c.OK = false
-			msg := cmp.Or(o.Err, "not read back")
-			parts = append(parts, fmt.Sprintf("%s: wanted %d, %s", o.Server, o.Want, msg))
+			parts = append(parts, fmt.Sprintf("%s: wanted %d, %s", o.Server, o.Want, cmp.Or(o.Err, "not read back")))
 		}
 	}
-	c.Detail = text.CutLine(joinSemi(parts), 300)
+	c.Detail = text.CutLine(strings.Join(parts, "; "), 300)
 	return c
 }
 
@@ -119,12 +119,10 @@ func LHeldAtBurst(lAtBurst, lGrowth float64) collect.Check {
 // ledger.Server does), and how many samples listed any of them.
 func LedgerPeak(samples []collect.LedgerSample, ipc, field string) (peak int64, listed int) {
 	for _, s := range samples {
-		v, ok := ledger.Server(s, ipc, field)
-		if !ok {
-			continue
+		if v, ok := ledger.Server(s, ipc, field); ok {
+			listed++
+			peak = max(peak, v)
 		}
-		listed++
-		peak = max(peak, v)
 	}
 	return peak, listed
 }

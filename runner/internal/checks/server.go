@@ -44,8 +44,7 @@ func Ready(name, problem string) collect.Check {
 type ResetObservation struct {
 	Before, After *int
 	ProbeErr      string
-	// Answer is "" when the call answered 200, else what it answered.
-	Answer string
+	Answer        string // "" when the call answered 200, else what it answered
 }
 
 // PrefixCacheReset is `prefix_cache_reset`: the reset is judged by its
@@ -171,12 +170,7 @@ func signaturesText(sigs []string) string {
 // docs/runner.md §2.6).
 func KvcachedActive(prefix string, info collect.LogInfo, required []string, capacityOptional bool) collect.Check {
 	name := prefix + "kvcached_active"
-	var missing []string
-	for _, p := range required {
-		if !slices.Contains(info.Patched, p) {
-			missing = append(missing, p)
-		}
-	}
+	missing := slices.DeleteFunc(slices.Clone(required), func(p string) bool { return slices.Contains(info.Patched, p) })
 	var probs []string
 	if len(missing) > 0 {
 		probs = append(probs, "patches not logged: "+strings.Join(missing, ", "))
@@ -288,12 +282,9 @@ func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 
 // GPUProcesses is the last look at the run's GPUs while waiting for them to empty.
 type GPUProcesses struct {
-	// PIDs per GPU index still holding a compute context, empty when clear.
-	Left map[int][]int
-	// WaitedS is how long the runner waited.
-	WaitedS float64
-	// Err says why the GPUs could not be queried.
-	Err string
+	Left    map[int][]int // PIDs per GPU index still holding a compute context, empty when clear
+	WaitedS float64       // how long the runner waited
+	Err     string        // why the GPUs could not be queried
 }
 
 // NoGPUProcessLeft is `no_gpu_process_left`: no compute process on the run's
@@ -345,9 +336,8 @@ func TokensEqual(kv, native collect.Phase) collect.Check {
 }
 
 // textDivergence is `; text kvcached "…at Lyon…" vs native "…at Paris…"`:
-// the two answers (summary.json's text) around where they first differ,
-// the evidence a reader wants next to the token ids; "" when either is
-// absent or they are the same.
+// the two answers around where they first differ; "" when either is absent
+// or they are the same.
 func textDivergence(a, b *string) string {
 	if a == nil || b == nil || *a == *b {
 		return ""
@@ -418,9 +408,7 @@ type CaseBlockSize struct {
 
 // NativeBlockSizeMatched is `native_block_size_matched` of a native case: its
 // server logged the same attention block size as each ready kvcached server
-// of its group. vLLM sets a hybrid model's block size itself, kvcached or not
-// (`Setting attention block size to N tokens ...`), so a difference means
-// kvcached changed it. ok is false (no check) when nothing is compared.
+// of its group. ok is false (no check) when nothing is compared.
 func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSize) (collect.Check, bool) {
 	const name = "native_block_size_matched"
 	logged := native > 0

@@ -51,14 +51,10 @@ type ExecFunc func(ctx context.Context, argv []string) ([]byte, error)
 type Client struct {
 	// Argv is the exec prefix words followed by the kvctl words, e.g.
 	// ["docker", "exec", "-i", "vllm", "kvctl"] or [self, "sim", "kvctl"].
-	Argv []string
-	// Exec runs one command; nil runs it with os/exec.
-	Exec ExecFunc
-	// Timeout bounds each call; 0 means DefaultTimeout.
-	Timeout time.Duration
-	// Latencies, when set, collects how long each call took (see
-	// Latencies); several clients may share one.
-	Latencies *Latencies
+	Argv      []string
+	Exec      ExecFunc      // runs one command; nil runs it with os/exec
+	Timeout   time.Duration // bounds each call; 0 means DefaultTimeout
+	Latencies *Latencies    // when set, collects how long each call took; clients may share one
 }
 
 // Latencies collects the durations of kvctl calls for a case log's
@@ -88,10 +84,9 @@ func (l *Latencies) Seconds() []float64 {
 
 // Entry is one segment of a kvctl listing.
 type Entry struct {
-	IPC string
-	GPU int
-	// Fields holds the numeric fields as printed (gpu and ipc excluded).
-	Fields map[string]int64
+	IPC    string
+	GPU    int
+	Fields map[string]int64 // the numeric fields as printed (gpu and ipc excluded)
 }
 
 // Get returns field f, 0 when kvctl did not print it.
@@ -134,7 +129,7 @@ func (c *Client) SetLimit(ctx context.Context, ipc string, bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("kvctl limit %s: negative size %d", ipc, bytes)
 	}
-	_, err := c.run(ctx, "limit", ipc, strconv.FormatInt(bytes, 10))
+	_, _, err := c.call(ctx, "limit", ipc, strconv.FormatInt(bytes, 10))
 	return err
 }
 
@@ -156,7 +151,7 @@ func (r PriorityResult) OK() bool { return r.Err == nil && r.Got != nil && *r.Go
 // only the read-back counts.
 func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityResult {
 	r := PriorityResult{IPC: ipc, Want: p}
-	if _, err := c.run(ctx, "priority", ipc, strconv.FormatInt(p, 10)); err != nil {
+	if _, _, err := c.call(ctx, "priority", ipc, strconv.FormatInt(p, 10)); err != nil {
 		r.Err = err
 		return r
 	}
@@ -187,11 +182,6 @@ func (c *Client) describe(args ...string) string {
 	return "kvctl " + strings.Join(args, " ")
 }
 
-func (c *Client) run(ctx context.Context, args ...string) ([]byte, error) {
-	out, _, err := c.call(ctx, args...)
-	return out, err
-}
-
 // call runs one kvctl command under the client's timeout and returns its
 // output and how long before the return its first byte came. The deadline or
 // the caller's cancellation kills kvctl's whole process group.
@@ -200,12 +190,11 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
 	}
 	timeout := cmp.Or(max(c.Timeout, 0), DefaultTimeout)
-	// start before the timeout's clock, so a call cut by its timeout counts
-	// at least the whole timeout.
+	// Before the timeout's clock: a call cut by its timeout counts it whole.
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := append(append([]string(nil), c.Argv...), args...)
+	argv := slices.Concat(c.Argv, args)
 	var (
 		out   []byte
 		first time.Time
@@ -294,13 +283,13 @@ func ParseList(out []byte) ([]Entry, error) {
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(trimmed, &raw); err != nil {
-		return nil, fmt.Errorf("output is not a JSON array of segments: %v (output starts %q)", err, tail(firstBytes(trimmed, 120), 120))
+		return nil, fmt.Errorf("output is not a JSON array of segments: %v (output starts %q)", err, tail(trimmed[:min(len(trimmed), 120)], 120))
 	}
 	entries := make([]Entry, 0, len(raw))
 	for i, r := range raw {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
-			return nil, fmt.Errorf("segment %d is not a JSON object: %s", i, tail(firstBytes(r, 80), 80))
+			return nil, fmt.Errorf("segment %d is not a JSON object: %s", i, tail(r[:min(len(r), 80)], 80))
 		}
 		e := Entry{Fields: map[string]int64{}}
 		for k, v := range obj {
@@ -314,7 +303,7 @@ func ParseList(out []byte) ([]Entry, error) {
 					continue
 				}
 				if !ok || g < 0 || g > 1<<20 {
-					return nil, fmt.Errorf("segment %d: gpu is %s, want a GPU index", i, tail(firstBytes(v, 40), 40))
+					return nil, fmt.Errorf("segment %d: gpu is %s, want a GPU index", i, tail(v[:min(len(v), 40)], 40))
 				}
 				e.GPU = int(g)
 			default:
@@ -326,13 +315,6 @@ func ParseList(out []byte) ([]Entry, error) {
 		entries = append(entries, e)
 	}
 	return entries, nil
-}
-
-func firstBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }
 
 // intValue reads a JSON number (an integer, or a float truncated toward zero)

@@ -108,16 +108,10 @@ func OwnerOf(seg string, ipcs []string) (string, bool) {
 // groupOf returns N when seg is `<ipc>_g<N>` (N decimal digits).
 func groupOf(seg, ipc string) (int, bool) {
 	rest, ok := strings.CutPrefix(seg, ipc+"_g")
-	if !ok || rest == "" || len(rest) > 9 {
+	if !ok || rest == "" || len(rest) > 9 || strings.Trim(rest, "0123456789") != "" {
 		return 0, false
 	}
-	n := 0
-	for _, c := range rest {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
+	n, _ := strconv.Atoi(rest)
 	return n, true
 }
 
