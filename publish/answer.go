@@ -242,6 +242,25 @@ func decodePullHead(raw []byte, n int) (string, error) {
 	return a.Head.SHA, nil
 }
 
+// decodePullNumbers checks a page of GET .../pulls: a list of pull
+// requests, each with its number.
+func decodePullNumbers(raw []byte) ([]int, error) {
+	var pulls []struct {
+		Number int `json:"number"`
+	}
+	if err := decode(raw, '[', &pulls); err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, pr := range pulls {
+		if pr.Number <= 0 {
+			return nil, fmt.Errorf("a pull request without a number")
+		}
+		out = append(out, pr.Number)
+	}
+	return out, nil
+}
+
 // decodeCheckRuns checks a page of GET .../commits/{sha}/check-runs: an
 // object whose check_runs is a list of check runs, each with its id.
 func decodeCheckRuns(raw []byte) ([]CheckRun, error) {

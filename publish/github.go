@@ -314,6 +314,22 @@ func (g *GitHubAPI) get(ctx context.Context, path string, query url.Values) ([]b
 	return raw, resp, err
 }
 
+// getChecked sends GET path with query and checks its answer with check
+// (answer.go): a refusal is wrapped, a failed check is badAnswer's error.
+// It returns the next page, 0 after the last.
+func getChecked[T any](ctx context.Context, g *GitHubAPI, path string, query url.Values, check func([]byte) (T, error)) (T, int, error) {
+	var zero T
+	raw, resp, err := g.get(ctx, path, query)
+	if err != nil {
+		return zero, 0, g.wrap("GET", path, resp, err)
+	}
+	v, err := check(raw)
+	if err != nil {
+		return zero, 0, g.badAnswer(path, resp, "", err)
+	}
+	return v, resp.NextPage, nil
+}
+
 // badAnswer is the error of a GET whose answer failed its check: retried
 // (KindBadAnswer), unless a redirect took the read to another issue or
 // repository (elsewhere, "o/r#8"): the issue moved (KindMoved).
@@ -406,15 +422,7 @@ func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page i
 	q.Set("labels", label)
 	q.Set("sort", "created")
 	q.Set("direction", "asc")
-	raw, resp, err := g.get(ctx, path, q)
-	if err != nil {
-		return nil, 0, g.wrap("GET", path, resp, err)
-	}
-	out, err := decodeIssues(raw, r)
-	if err != nil {
-		return nil, 0, g.badAnswer(path, resp, "", err)
-	}
-	return out, resp.NextPage, nil
+	return getChecked(ctx, g, path, q, func(raw []byte) ([]Issue, error) { return decodeIssues(raw, r) })
 }
 
 // CreateIssue implements API.
@@ -444,15 +452,7 @@ func toComment(c *github.IssueComment) Comment {
 // comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
-	raw, resp, err := g.get(ctx, path, pageQuery(page))
-	if err != nil {
-		return nil, 0, g.wrap("GET", path, resp, err)
-	}
-	out, err := decodeComments(raw, r, n)
-	if err != nil {
-		return nil, 0, g.badAnswer(path, resp, "", err)
-	}
-	return out, resp.NextPage, nil
+	return getChecked(ctx, g, path, pageQuery(page), func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
 }
 
 // CreateComment implements API.
@@ -476,30 +476,16 @@ func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body stri
 // AuthenticatedUser implements API; the answer must name a login: the
 // identity decides which comments are ours to edit.
 func (g *GitHubAPI) AuthenticatedUser(ctx context.Context) (string, error) {
-	raw, resp, err := g.get(ctx, "/user", nil)
-	if err != nil {
-		return "", g.wrap("GET", "/user", resp, err)
-	}
-	login, err := decodeUser(raw)
-	if err != nil {
-		return "", g.badAnswer("/user", resp, "", err)
-	}
-	return login, nil
+	login, _, err := getChecked(ctx, g, "/user", nil, decodeUser)
+	return login, err
 }
 
 // PullRequestHeadSHA implements API; the answer must be pull request n
 // with a head commit (decodePullHead).
 func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (string, error) {
 	path := g.repoPath(r, fmt.Sprintf("/pulls/%d", n))
-	raw, resp, err := g.get(ctx, path, nil)
-	if err != nil {
-		return "", g.wrap("GET", path, resp, err)
-	}
-	sha, err := decodePullHead(raw, n)
-	if err != nil {
-		return "", g.badAnswer(path, resp, "", err)
-	}
-	return sha, nil
+	sha, _, err := getChecked(ctx, g, path, nil, func(raw []byte) (string, error) { return decodePullHead(raw, n) })
+	return sha, err
 }
 
 // OpenPullRequests implements API: "List pull requests" with state=open
@@ -513,24 +499,8 @@ func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string)
 	q := pageQuery(1)
 	q.Set("state", "open")
 	q.Set("head", r.Owner+":"+branch)
-	raw, resp, err := g.get(ctx, path, q)
-	if err != nil {
-		return nil, g.wrap("GET", path, resp, err)
-	}
-	var pulls []struct {
-		Number int `json:"number"`
-	}
-	if err := decode(raw, '[', &pulls); err != nil {
-		return nil, g.badAnswer(path, resp, "", err)
-	}
-	var out []int
-	for _, pr := range pulls {
-		if pr.Number <= 0 {
-			return nil, g.badAnswer(path, resp, "", fmt.Errorf("a pull request without a number"))
-		}
-		out = append(out, pr.Number)
-	}
-	return out, nil
+	nums, _, err := getChecked(ctx, g, path, q, decodePullNumbers)
+	return nums, err
 }
 
 // CompareCommits implements API: ahead_by of the comparison, the commits
@@ -566,15 +536,7 @@ func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string,
 	q := pageQuery(page)
 	q.Set("check_name", name)
 	q.Set("filter", "all")
-	raw, resp, err := g.get(ctx, path, q)
-	if err != nil {
-		return nil, 0, g.wrap("GET", path, resp, err)
-	}
-	out, err := decodeCheckRuns(raw)
-	if err != nil {
-		return nil, 0, g.badAnswer(path, resp, "", err)
-	}
-	return out, resp.NextPage, nil
+	return getChecked(ctx, g, path, q, decodeCheckRuns)
 }
 
 // checkRunOutput is the output object of a create or update.
