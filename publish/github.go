@@ -150,9 +150,7 @@ func (g *GitHubAPI) apiPath(u *url.URL) string {
 	return p
 }
 
-// wrap turns go-github's result into an *APIError, or nil: what the
-// response says (responseInto), what kind of failure it is (classify), and
-// an error text without the URL's noise or the token (clean).
+// wrap turns go-github's result into an *APIError, or nil.
 func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) error {
 	if err == nil {
 		return nil
@@ -164,8 +162,8 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 	return e
 }
 
-// responseInto copies the status, the request's path and Retry-After (in
-// seconds) of a response that came into e.
+// responseInto copies the status, the request's path and Retry-After of a
+// response that came into e.
 func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
 	if resp == nil || resp.Response == nil {
 		return
@@ -296,9 +294,7 @@ func (g *GitHubAPI) repoPath(r Repo, rest string) string {
 }
 
 // get sends GET path (below the API root) with query through go-github and
-// returns the answer's bytes, for the reads whose answers are checked
-// before a write depends on them (answer.go). An answer without a body
-// comes back as none.
+// returns the answer's bytes, for getChecked and GetIssue.
 func (g *GitHubAPI) get(ctx context.Context, path string, query url.Values) ([]byte, *github.Response, error) {
 	c := g.client()
 	rel := strings.TrimPrefix(path, "/")
@@ -317,7 +313,8 @@ func (g *GitHubAPI) get(ctx context.Context, path string, query url.Values) ([]b
 // getChecked sends GET path with query and checks its answer with check
 // (answer.go): a refusal is wrapped, a failed check is badAnswer's error.
 // It returns the next page, 0 after the last.
-func getChecked[T any](ctx context.Context, g *GitHubAPI, path string, query url.Values, check func([]byte) (T, error)) (T, int, error) {
+func getChecked[T any](ctx context.Context, g *GitHubAPI, path string, query url.Values,
+	check func([]byte) (T, error)) (T, int, error) {
 	var zero T
 	raw, resp, err := g.get(ctx, path, query)
 	if err != nil {
@@ -518,10 +515,7 @@ func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head strin
 // CreateStatus implements API.
 func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Status) error {
 	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),
-		Context: github.String(st.Context)}
-	if st.TargetURL != "" {
-		rs.TargetURL = github.String(st.TargetURL)
-	}
+		Context: github.String(st.Context), TargetURL: optional(st.TargetURL)}
 	_, resp, err := g.client().Repositories.CreateStatus(ctx, r.Owner, r.Name, sha, rs)
 	if err != nil {
 		return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
@@ -543,24 +537,26 @@ func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string,
 func checkRunOutput(run CheckRun) *github.CheckRunOutput {
 	out := &github.CheckRunOutput{Title: github.String(run.Title), Summary: github.String(run.Summary)}
 	for _, a := range run.Annotations {
-		ga := &github.CheckRunAnnotation{Path: github.String(a.Path), StartLine: github.Int(a.StartLine), EndLine: github.Int(a.EndLine),
-			AnnotationLevel: github.String(a.Level), Message: github.String(a.Message), Title: github.String(a.Title)}
-		if a.RawDetails != "" {
-			ga.RawDetails = github.String(a.RawDetails)
-		}
-		out.Annotations = append(out.Annotations, ga)
+		out.Annotations = append(out.Annotations, &github.CheckRunAnnotation{Path: github.String(a.Path),
+			StartLine: github.Int(a.StartLine), EndLine: github.Int(a.EndLine), AnnotationLevel: github.String(a.Level),
+			Message: github.String(a.Message), Title: github.String(a.Title), RawDetails: optional(a.RawDetails)})
 	}
 	return out
+}
+
+// optional is a string field that is left out when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // CreateCheckRun implements API.
 func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (CheckRun, error) {
 	opts := github.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA, ExternalID: github.String(run.ExternalID),
-		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
+		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion), DetailsURL: optional(run.DetailsURL),
 		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
-	if run.DetailsURL != "" {
-		opts.DetailsURL = github.String(run.DetailsURL)
-	}
 	c, resp, err := g.client().Checks.CreateCheckRun(ctx, r.Owner, r.Name, opts)
 	if err != nil {
 		return CheckRun{}, g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
@@ -571,11 +567,8 @@ func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (C
 // UpdateCheckRun implements API.
 func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run CheckRun) error {
 	opts := github.UpdateCheckRunOptions{Name: run.Name, ExternalID: github.String(run.ExternalID),
-		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
+		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion), DetailsURL: optional(run.DetailsURL),
 		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
-	if run.DetailsURL != "" {
-		opts.DetailsURL = github.String(run.DetailsURL)
-	}
 	_, resp, err := g.client().Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, opts)
 	if err != nil {
 		return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)

@@ -320,17 +320,22 @@ func (f *Server) ApplyPending() {
 // late is the late write that delays r, counted, or nil.
 func (f *Server) late(r *http.Request) *LateWrite {
 	for _, l := range f.Late {
-		if l.Times <= 0 || l.Path != r.URL.Path || (l.From != "" && l.From != r.Header.Get(WriterHeader)) {
-			continue
+		if l.Times > 0 && l.Path == r.URL.Path && (l.From == "" || l.From == r.Header.Get(WriterHeader)) && take(&l.Skip, &l.Times) {
+			return l
 		}
-		if l.Skip > 0 {
-			l.Skip--
-			continue
-		}
-		l.Times--
-		return l
 	}
 	return nil
+}
+
+// take counts a request that matches a fault or a late write: false while
+// skip lets it through.
+func take(skip, times *int) bool {
+	if *skip > 0 {
+		*skip--
+		return false
+	}
+	*times--
+	return true
 }
 
 // htmlBody is an answer that is not JSON (Fault.HTML).
@@ -404,16 +409,10 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 func (f *Server) fault(r *http.Request) *Fault {
 	for _, exact := range []bool{true, false} {
 		for _, ft := range f.Faults {
-			if ft.Times <= 0 || ft.Method != r.Method || ft.Path != r.URL.Path || (ft.Query != "") != exact ||
-				(exact && ft.Query != r.URL.RawQuery) || (ft.From != "" && ft.From != r.Header.Get(WriterHeader)) {
-				continue
+			if ft.Times > 0 && ft.Method == r.Method && ft.Path == r.URL.Path && (ft.Query != "") == exact &&
+				(!exact || ft.Query == r.URL.RawQuery) && (ft.From == "" || ft.From == r.Header.Get(WriterHeader)) && take(&ft.Skip, &ft.Times) {
+				return ft
 			}
-			if ft.Skip > 0 {
-				ft.Skip--
-				continue
-			}
-			ft.Times--
-			return ft
 		}
 	}
 	return nil
@@ -429,21 +428,20 @@ var (
 
 // payload is what a POST or PATCH may carry.
 type payload struct {
-	Title       *string  `json:"title"`
-	Body        *string  `json:"body"`
-	Labels      []string `json:"labels"`
-	State       string   `json:"state"`
-	Description string   `json:"description"`
-	Context     string   `json:"context"`
-	TargetURL   string   `json:"target_url"`
-	// A check run's.
-	Name       string     `json:"name"`
-	HeadSHA    string     `json:"head_sha"`
-	ExternalID string     `json:"external_id"`
-	DetailsURL string     `json:"details_url"`
-	Status     string     `json:"status"`
-	Conclusion string     `json:"conclusion"`
-	Output     *runOutput `json:"output"`
+	Title       *string    `json:"title"`
+	Body        *string    `json:"body"`
+	Labels      []string   `json:"labels"`
+	State       string     `json:"state"`
+	Description string     `json:"description"`
+	Context     string     `json:"context"`
+	TargetURL   string     `json:"target_url"`
+	Name        string     `json:"name"` // a check run's from here on
+	HeadSHA     string     `json:"head_sha"`
+	ExternalID  string     `json:"external_id"`
+	DetailsURL  string     `json:"details_url"`
+	Status      string     `json:"status"`
+	Conclusion  string     `json:"conclusion"`
+	Output      *runOutput `json:"output"`
 }
 
 // runOutput is a check run's output object.
