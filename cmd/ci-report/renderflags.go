@@ -75,8 +75,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 }
 
 // check is the parsing half of the shared inputs: the positional
-// arguments, and the options the flags alone set, by render's rules
-// (render.Options.Problems), before anything is read.
+// arguments and the options the flags alone set, before anything is read.
 func (r *renderInputs) check(pos []string) error {
 	if len(pos) == 0 {
 		return usageErrorf("no input: give part directories, artifact roots or a merged.json")
@@ -104,9 +103,7 @@ func (r *renderInputs) flagOptions() (render.Options, error) {
 }
 
 // resolve turns the inputs into the one render.Options value render takes
-// (docs/render.md §1.1): the flags, the config file (read and decoded
-// once), the known issues, and, where a flag is not given, the Actions
-// environment and today's date; checked once, by render's rules.
+// (docs/render.md §1.1), checked once by render's rules.
 func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	opts, err := r.flagOptions()
 	if err != nil {
@@ -202,10 +199,9 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 }
 
 // ownWorkflow makes the section link the workflow that runs: when the
-// config file names no workflow for the profile (for the pr key in
-// pull-request mode), the file of --workflow-ref or GITHUB_WORKFLOW_REF
-// replaces the default's guess, so that a suite run by its own workflow
-// (cpu-suite.yml) never links gpu-correctness.yml (docs/render.md §1.2).
+// config file names none for the profile (the pr key in pull-request mode),
+// the file of --workflow-ref or GITHUB_WORKFLOW_REF replaces the default's
+// guess (docs/render.md §1.2).
 func (r *renderInputs) ownWorkflow(e *env, opts *render.Options) {
 	key := opts.Profile
 	if opts.PR > 0 {
@@ -287,10 +283,8 @@ func firstProblem(ps []collect.Problem) error {
 	return usageErrorf("%v", ps[0])
 }
 
-// readKnownIssues reads the known-issues file: --known-issues, else the
-// config's known_issues, which is relative to the config file so that a
-// repository's config and its list can sit side by side wherever the
-// workflow runs from (docs/render.md §9, §10). None: nil.
+// readKnownIssues reads --known-issues, else the config's known_issues,
+// relative to the config file (docs/render.md §9, §10). None: nil.
 func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
 	file := r.knownIssues
 	if file == "" && cfg.KnownIssues != "" {
@@ -333,8 +327,7 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 	if rep == nil {
 		return nil, usageErrorf("load %s: no report", strings.Join(args, " "))
 	}
-	// A stream that redacts as it goes (post's) learns the secrets the
-	// setup shows in its env before any line about the report is written.
+	// A redacting stream (post's) learns the setup's secrets before any line about the report.
 	for _, w := range []io.Writer{e.Stdout, e.Stderr} {
 		if rw, ok := w.(*collect.RedactWriter); ok {
 			rw.Learn(rep.Setup.Secrets()...)
