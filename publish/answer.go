@@ -24,10 +24,8 @@ func jsonKind(raw []byte, want byte) error {
 	switch {
 	case len(t) == 0:
 		return errEmptyAnswer
-	case t[0] != want && want == '{':
-		return fmt.Errorf("the answer is not a JSON object (it starts %s)", startOf(t))
 	case t[0] != want:
-		return fmt.Errorf("the answer is not a JSON list (it starts %s)", startOf(t))
+		return fmt.Errorf("the answer is not a JSON %s (it starts %s)", map[byte]string{'{': "object", '[': "list"}[want], startOf(t))
 	}
 	return nil
 }

@@ -230,14 +230,10 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 // CLI calls it too so that bad flags fail before the previous-run lookup.
 func (t Target) Validate() error {
 	n := 0
-	if t.Issue != 0 {
-		n++
-	}
-	if t.Label != "" {
-		n++
-	}
-	if t.PR != 0 || t.PRBranch != "" {
-		n++
+	for _, given := range []bool{t.Issue != 0, t.Label != "", t.PR != 0 || t.PRBranch != ""} {
+		if given {
+			n++
+		}
 	}
 	switch {
 	case n == 0:

@@ -178,8 +178,6 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-func parseFlags(fs *flag.FlagSet, args []string) error { return fs.Parse(args) }
-
 // usageError is a mistake in how a command was called, found before it
 // ran: it exits 2 and is printed with where to read the usage.
 type usageError struct {

@@ -135,7 +135,7 @@ func (e interruptError) Error() string { return e.Signal.String() + " signal rec
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := parseFlags(fs, args); err != nil {
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
