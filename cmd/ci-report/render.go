@@ -178,23 +178,20 @@ func (o *renderOptions) writeFiles(docs render.Documents, opts render.Options) e
 	return nil
 }
 
+// stdoutViews are the --format views besides md, and what each is called in errors.
+var stdoutViews = map[string]struct {
+	what  string
+	write func(io.Writer, *merge.Report, render.Options) error
+}{"text": {"terminal tables", render.Text}, "junit": {"JUnit XML", render.JUnit}, "ctrf": {"CTRF JSON", render.CTRF}}
+
 // writeStdout prints the --format view, or the comment when it went to no
 // file.
 func (o *renderOptions) writeStdout(w io.Writer, rep *merge.Report, opts render.Options, docs render.Documents) error {
-	switch {
-	case o.format == "text":
-		if err := render.Text(w, rep, opts); err != nil {
-			return fmt.Errorf("terminal tables: %w", err)
+	if v, ok := stdoutViews[o.format]; ok {
+		if err := v.write(w, rep, opts); err != nil {
+			return fmt.Errorf("%s: %w", v.what, err)
 		}
-	case o.format == "junit":
-		if err := render.JUnit(w, rep, opts); err != nil {
-			return fmt.Errorf("JUnit XML: %w", err)
-		}
-	case o.format == "ctrf":
-		if err := render.CTRF(w, rep, opts); err != nil {
-			return fmt.Errorf("CTRF JSON: %w", err)
-		}
-	case o.comment == "":
+	} else if o.comment == "" {
 		if _, err := io.WriteString(w, docs.Comment); err != nil {
 			return fmt.Errorf("write comment to stdout: %w", err)
 		}
