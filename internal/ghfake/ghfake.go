@@ -589,10 +589,7 @@ func (f *Server) createIssue(in payload) (int, any, answer) {
 	}
 	n := f.NextIssue
 	if n == 0 {
-		for k := range f.Issues {
-			n = max(n, k)
-		}
-		n++
+		n = slices.Max(append(f.IssueNumbers(), 0)) + 1
 	} else {
 		f.NextIssue++
 	}
@@ -909,12 +906,7 @@ func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 		hdr = answer{"Link": strings.Join(links, ", ")}
 	}
 	lo := min((page-1)*per, len(items))
-	hi := min(lo+per, len(items))
-	out := items[lo:hi]
-	if out == nil {
-		out = []any{}
-	}
-	return out, hdr
+	return append([]any{}, items[lo:min(lo+per, len(items))]...), hdr
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
