@@ -332,8 +332,7 @@ func (o *runOptions) selection() string {
 }
 
 // resolve resolves the plan from --profile or --plan, the selection flags
-// and the ballast sizes, which `run` and `plan` share; every error is a
-// usage error.
+// and the ballast sizes, which `run` and `plan` share.
 func (o *runOptions) resolve() error {
 	var err error
 	switch {
