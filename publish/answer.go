@@ -25,7 +25,8 @@ func jsonKind(raw []byte, want byte) error {
 	case len(t) == 0:
 		return errEmptyAnswer
 	case t[0] != want:
-		return fmt.Errorf("the answer is not a JSON %s (it starts %s)", map[byte]string{'{': "object", '[': "list"}[want], startOf(t))
+		kind := map[byte]string{'{': "object", '[': "list"}[want]
+		return fmt.Errorf("the answer is not a JSON %s (it starts %s)", kind, startOf(t))
 	}
 	return nil
 }

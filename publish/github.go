@@ -449,7 +449,8 @@ func toComment(c *github.IssueComment) Comment {
 // comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
-	return getChecked(ctx, g, path, pageQuery(page), func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
+	return getChecked(ctx, g, path, pageQuery(page),
+		func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
 }
 
 // CreateComment implements API.
@@ -555,8 +556,9 @@ func optional(s string) *string {
 // CreateCheckRun implements API.
 func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (CheckRun, error) {
 	opts := github.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA, ExternalID: github.String(run.ExternalID),
-		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion), DetailsURL: optional(run.DetailsURL),
-		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
+		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
+		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
+		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	c, resp, err := g.client().Checks.CreateCheckRun(ctx, r.Owner, r.Name, opts)
 	if err != nil {
 		return CheckRun{}, g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
@@ -567,8 +569,9 @@ func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (C
 // UpdateCheckRun implements API.
 func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run CheckRun) error {
 	opts := github.UpdateCheckRunOptions{Name: run.Name, ExternalID: github.String(run.ExternalID),
-		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion), DetailsURL: optional(run.DetailsURL),
-		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
+		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
+		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
+		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	_, resp, err := g.client().Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, opts)
 	if err != nil {
 		return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)

@@ -320,7 +320,8 @@ func (f *Server) ApplyPending() {
 // late is the late write that delays r, counted, or nil.
 func (f *Server) late(r *http.Request) *LateWrite {
 	for _, l := range f.Late {
-		if l.Times > 0 && l.Path == r.URL.Path && (l.From == "" || l.From == r.Header.Get(WriterHeader)) && take(&l.Skip, &l.Times) {
+		if l.Times > 0 && l.Path == r.URL.Path && (l.From == "" || l.From == r.Header.Get(WriterHeader)) &&
+			take(&l.Skip, &l.Times) {
 			return l
 		}
 	}
@@ -410,7 +411,8 @@ func (f *Server) fault(r *http.Request) *Fault {
 	for _, exact := range []bool{true, false} {
 		for _, ft := range f.Faults {
 			if ft.Times > 0 && ft.Method == r.Method && ft.Path == r.URL.Path && (ft.Query != "") == exact &&
-				(!exact || ft.Query == r.URL.RawQuery) && (ft.From == "" || ft.From == r.Header.Get(WriterHeader)) && take(&ft.Skip, &ft.Times) {
+				(!exact || ft.Query == r.URL.RawQuery) && (ft.From == "" || ft.From == r.Header.Get(WriterHeader)) &&
+				take(&ft.Skip, &ft.Times) {
 				return ft
 			}
 		}
@@ -754,7 +756,8 @@ func (f *Server) pulls(r *http.Request) (int, any, answer) {
 	out := []any{}
 	for _, n := range f.IssueNumbers() {
 		is := f.Issues[n]
-		if is.PR && (state == "all" || (state == "open") != is.Closed) && (head == "" || head == owner+":"+cmp.Or(is.HeadRef, "feature")) {
+		if is.PR && (state == "all" || (state == "open") != is.Closed) &&
+			(head == "" || head == owner+":"+cmp.Or(is.HeadRef, "feature")) {
 			out = append(out, pullJSON(n, is))
 		}
 	}
