@@ -299,10 +299,7 @@ func splicesSection(t Target, post Post) bool {
 // section into the results issue's body; in PR mode it sets the commit status.
 // It is Open and then PublishOn, for a post rendered without history.
 func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, error) {
-	if err := t.Validate(); err != nil {
-		return Result{}, err
-	}
-	if err := post.validate(); err != nil {
+	if err := cmp.Or(t.Validate(), post.validate()); err != nil {
 		return Result{}, err
 	}
 	th, err := p.Open(ctx, t, post.Run, post.Profile, post.Suite)
@@ -338,10 +335,7 @@ func (th *Thread) number() int {
 // earlier runs' digests, so that the comment can be rendered with its
 // history before it is written. It sends nothing but reads.
 func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile, suite string) (*Thread, error) {
-	if err := t.Validate(); err != nil {
-		return nil, err
-	}
-	if err := validateRun(run, profile, suite); err != nil {
+	if err := cmp.Or(t.Validate(), validateRun(run, profile, suite)); err != nil {
 		return nil, err
 	}
 	identity, err := p.identity(ctx, t.BotLogin)
@@ -382,12 +376,9 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 	case t.PR != 0:
 		err = p.setStatus(ctx, t, post, &res)
 	case !splicesSection(t, post):
-		why := post.NoSection
-		switch {
-		case post.Profile == "smoke":
+		why := cmp.Or(post.NoSection, "no section was rendered")
+		if post.Profile == "smoke" {
 			why = "a smoke run has no section"
-		case why == "":
-			why = "no section was rendered"
 		}
 		p.logf("issue body: not updated: %s", why)
 	default:
