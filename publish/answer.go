@@ -9,12 +9,10 @@ import (
 	"time"
 )
 
-// The checks of GitHub's answers that a write depends on (docs/publish.md §8).
-// An answer that is not what was asked (a 204 or empty 200 where an object
-// belongs, another kind of object, another issue, a truncated body) is never
-// taken for an empty body or list: the write it decides could erase a
-// description or post a second comment. Each is a pure function of the
-// answer's bytes (FuzzAnswerChecks).
+// The checks of GitHub's answers that a write depends on (docs/publish.md §8):
+// an answer that is not what was asked is never taken for an empty body or
+// list, since the write it decides could erase a description or post a
+// second comment. Each is a pure function of the answer's bytes.
 
 // errEmptyAnswer is an answer without a body (a 204, or a 200 with none).
 var errEmptyAnswer = errors.New("the answer was empty")
@@ -26,10 +24,9 @@ func jsonKind(raw []byte, want byte) error {
 	switch {
 	case len(t) == 0:
 		return errEmptyAnswer
-	case t[0] != want && want == '{':
-		return fmt.Errorf("the answer is not a JSON object (it starts %s)", startOf(t))
 	case t[0] != want:
-		return fmt.Errorf("the answer is not a JSON list (it starts %s)", startOf(t))
+		kind := map[byte]string{'{': "object", '[': "list"}[want]
+		return fmt.Errorf("the answer is not a JSON %s (it starts %s)", kind, startOf(t))
 	}
 	return nil
 }
@@ -143,8 +140,7 @@ func decodeIssue(raw []byte, repo Repo, n int) (is Issue, elsewhere string, err 
 }
 
 // decodeIssues checks a page of the label listing: a JSON list of issues of
-// repo, each with its number and body field (the body is where the results
-// issue's marker is looked for).
+// repo, each with its number and body field (where the marker is looked for).
 func decodeIssues(raw []byte, repo Repo) ([]Issue, error) {
 	var as []issueAnswer
 	if err := decode(raw, '[', &as); err != nil {
@@ -242,6 +238,25 @@ func decodePullHead(raw []byte, n int) (string, error) {
 	return a.Head.SHA, nil
 }
 
+// decodePullNumbers checks a page of GET .../pulls: a list of pull
+// requests, each with its number.
+func decodePullNumbers(raw []byte) ([]int, error) {
+	var pulls []struct {
+		Number int `json:"number"`
+	}
+	if err := decode(raw, '[', &pulls); err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, pr := range pulls {
+		if pr.Number <= 0 {
+			return nil, fmt.Errorf("a pull request without a number")
+		}
+		out = append(out, pr.Number)
+	}
+	return out, nil
+}
+
 // decodeCheckRuns checks a page of GET .../commits/{sha}/check-runs: an
 // object whose check_runs is a list of check runs, each with its id.
 func decodeCheckRuns(raw []byte) ([]CheckRun, error) {
@@ -280,10 +295,9 @@ func decodeCheckRuns(raw []byte) ([]CheckRun, error) {
 }
 
 // noneCreated is the error of a create GitHub answered as done but whose
-// answer names nothing created (an id or number of 0: a 204, an empty or
-// foreign body). The create may have landed, so the call retries it, and a
-// retried create first looks for what the failed one may have made. A dry
-// run's creates are answered with 0 on purpose and are not checked.
+// answer names nothing created (an id or number of 0). The create may have
+// landed, so a retry first looks for it. A dry run's creates are answered
+// with 0 on purpose and are not checked.
 func noneCreated(method, path, what string) error {
 	return &APIError{Kind: KindBadAnswer, Method: method, Path: path, Message: "the answer names no " + what}
 }

@@ -16,9 +16,7 @@ import (
 // never depends on go-github's error types. List methods take a 1-based page
 // and return the next page, 0 after the last.
 type API interface {
-	// DefaultBranch returns the repository's default branch (GET /repos/{o}/{r}).
 	DefaultBranch(ctx context.Context, repo Repo) (string, error)
-	// GetWorkflowRun returns one workflow run (GET .../actions/runs/{id}).
 	GetWorkflowRun(ctx context.Context, repo Repo, id int64) (WorkflowRun, error)
 	// ListWorkflowRuns lists the runs of a workflow file, newest first.
 	ListWorkflowRuns(ctx context.Context, repo Repo, file string, opts RunFilter, page int) ([]WorkflowRun, int, error)
@@ -26,35 +24,26 @@ type API interface {
 	GetIssue(ctx context.Context, repo Repo, number int) (Issue, error)
 	// ListIssues lists open issues (pull requests included, as GitHub does) carrying label.
 	ListIssues(ctx context.Context, repo Repo, label string, page int) ([]Issue, int, error)
-	// CreateIssue opens an issue.
 	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (Issue, error)
-	// EditIssueBody replaces an issue's body.
 	EditIssueBody(ctx context.Context, repo Repo, number int, body string) (Issue, error)
 	// ListComments lists the comments of an issue or pull request, oldest first.
 	ListComments(ctx context.Context, repo Repo, number int, page int) ([]Comment, int, error)
-	// CreateComment adds a comment to an issue or pull request.
 	CreateComment(ctx context.Context, repo Repo, number int, body string) (Comment, error)
-	// EditComment replaces a comment's body.
 	EditComment(ctx context.Context, repo Repo, id int64, body string) (Comment, error)
 	// AuthenticatedUser returns the login of the token's identity (GET /user).
 	AuthenticatedUser(ctx context.Context) (string, error)
-	// PullRequestHeadSHA returns the head commit of a pull request.
 	PullRequestHeadSHA(ctx context.Context, repo Repo, number int) (string, error)
 	// OpenPullRequests returns the numbers of the open pull requests whose
-	// head is branch of repo's owner (GET .../pulls?state=open&head=).
+	// head is branch of repo's owner.
 	OpenPullRequests(ctx context.Context, repo Repo, branch string) ([]int, error)
-	// CompareCommits returns how many commits head has that base has not
-	// (GET .../compare/{base}...{head}, its ahead_by).
+	// CompareCommits returns how many commits head has that base has not (ahead_by).
 	CompareCommits(ctx context.Context, repo Repo, base, head string) (int, error)
-	// CreateStatus sets a commit status.
 	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
-	// ListCheckRuns lists the check runs named name on commit sha, every
-	// one of them (filter=all), not only the latest.
+	// ListCheckRuns lists every check run named name on commit sha
+	// (filter=all), not only the latest.
 	ListCheckRuns(ctx context.Context, repo Repo, sha, name string, page int) ([]CheckRun, int, error)
-	// CreateCheckRun creates a check run (POST .../check-runs).
 	CreateCheckRun(ctx context.Context, repo Repo, run CheckRun) (CheckRun, error)
-	// UpdateCheckRun updates one (PATCH .../check-runs/{id}); its
-	// annotations are added to those it has.
+	// UpdateCheckRun's annotations are added to those the check run has.
 	UpdateCheckRun(ctx context.Context, repo Repo, id int64, run CheckRun) error
 }
 
@@ -84,11 +73,8 @@ type RunFilter struct {
 
 // WorkflowRun is what post needs of a workflow run.
 type WorkflowRun struct {
-	ID           int64
-	HeadSHA      string
-	Status       string
-	Conclusion   string
-	DisplayTitle string
+	ID                                        int64
+	HeadSHA, Status, Conclusion, DisplayTitle string
 }
 
 // Issue is what post needs of an issue (or of a pull request, which the
@@ -98,12 +84,10 @@ type Issue struct {
 	Title       string
 	Body        string
 	PullRequest bool
-	// Locked: the conversation is locked, and GitHub refuses comments by
-	// those who are not collaborators (the issue's `locked` field).
-	Locked bool
-	// UpdatedAt is the issue's updated_at (whole seconds, as GitHub sends
-	// it); zero when the answer had none. A read older than a PATCH's
-	// answer is a read that lags behind the write (docs/publish.md §6).
+	Locked      bool // GitHub refuses comments by those who are not collaborators
+	// UpdatedAt is the issue's updated_at (whole seconds); zero when the
+	// answer had none. A read older than a PATCH's answer lags behind the
+	// write (docs/publish.md §6).
 	UpdatedAt time.Time
 }
 
@@ -116,23 +100,20 @@ type Comment struct {
 
 // Status is a commit status.
 type Status struct {
-	State       string // success, failure, error or pending
-	Description string
-	Context     string
-	TargetURL   string
+	State                           string // success, failure, error or pending
+	Description, Context, TargetURL string
 }
 
 // CheckRun is a check run as post writes and finds it (docs/publish.md §15).
 type CheckRun struct {
-	ID         int64 // set by GitHub; 0 in a request
-	Name       string
-	HeadSHA    string // the commit; only in a create
-	ExternalID string
-	DetailsURL string
-	Status     string // completed
-	Conclusion string // success or failure
-	// CompletedAt is when post wrote it (zero in a list).
-	CompletedAt time.Time
+	ID          int64 // set by GitHub; 0 in a request
+	Name        string
+	HeadSHA     string // the commit; only in a create
+	ExternalID  string
+	DetailsURL  string
+	Status      string    // completed
+	Conclusion  string    // success or failure
+	CompletedAt time.Time // when post wrote it (zero in a list)
 	Title       string
 	Summary     string
 	Annotations []render.Annotation
@@ -153,32 +134,26 @@ const (
 	KindValidation              // 422
 	KindServer                  // 5xx
 	KindNetwork                 // no response: connection refused, reset, timeout
-	// KindBadAnswer is an answer that is not what was asked: a 204 or an
-	// empty body where an object or a list belongs, another issue, a
-	// truncated body. Retried like a 5xx: a proxy or cache in front of
-	// GitHub answers so now and then, GitHub itself is not known to.
+	// KindBadAnswer is an answer that is not what was asked (answer.go).
+	// Retried like a 5xx: a proxy or cache in front of GitHub answers so
+	// now and then, GitHub itself is not known to.
 	KindBadAnswer
-	// KindMoved is a redirect that is not followed (a write, or another
-	// host), or a read that a redirect took to another issue or
-	// repository: the issue or repository moved. Not retried.
+	// KindMoved is a redirect not followed (a write, or another host), or a
+	// read a redirect took to another issue or repository. Not retried.
 	KindMoved
 )
 
 // APIError is a request that GitHub refused or that got no response.
 type APIError struct {
 	Kind       ErrorKind
-	Method     string // HTTP method
-	Path       string // API path, e.g. /repos/o/r/issues/7
-	StatusCode int    // 0 when no response came
-	Message    string // GitHub's message, plus validation details
-	// Reset is when a primary rate limit ends (zero when unknown).
-	Reset time.Time
-	// RetryAfter is the server's Retry-After (0 when absent).
-	RetryAfter time.Duration
-	// Moved is, for KindMoved, where the issue is now ("o/r#7"), when
-	// the answer said.
-	Moved string
-	Err   error // the underlying error, for errors.Is/As
+	Method     string        // HTTP method
+	Path       string        // API path, e.g. /repos/o/r/issues/7
+	StatusCode int           // 0 when no response came
+	Message    string        // GitHub's message, plus validation details
+	Reset      time.Time     // when a primary rate limit ends (zero when unknown)
+	RetryAfter time.Duration // the server's Retry-After (0 when absent)
+	Moved      string        // KindMoved: where the issue is now ("o/r#7"), when the answer said
+	Err        error         // the underlying error, for errors.Is/As
 }
 
 func (e *APIError) Error() string {

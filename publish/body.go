@@ -20,9 +20,7 @@ func (p *Publisher) spliceSection(ctx context.Context, number int, name, section
 	sent := p.bodyPatchesSent
 	err := p.writeSection(ctx, number, name, section, res)
 	if err != nil || p.bodyPatchesSent == sent || p.DryRun {
-		// No PATCH sent (even one whose answer was lost counts): nothing
-		// of ours can land late.
-		return err
+		return err // no PATCH sent (an unanswered one counts): nothing of ours can land late
 	}
 	return p.keepSection(ctx, number, name, section, res)
 }
@@ -39,11 +37,11 @@ func (p *Publisher) sayLag(number int, res *Result) {
 	}
 }
 
-// writeSection puts the section into the issue body, PATCHing only on change,
-// and says whether it sent a PATCH. Every write reads, splices and PATCHes at
-// once (spliceOnce), then reads back: it stands when the read-back holds our
-// section and everything outside our markers is the text the splice was based
-// on; else it splices afresh, at most spliceTries writes (docs/publish.md §6).
+// writeSection puts the section into the issue body, PATCHing only on change.
+// Every write reads, splices and PATCHes at once (spliceOnce), then reads
+// back: it stands when the read-back holds our section and the rest is the
+// text the splice was based on; else it splices afresh, at most spliceTries
+// writes (docs/publish.md §6).
 func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) error {
 	var why string // what the last read-back showed
 	gone := false  // the last read-back lacked our section
@@ -221,8 +219,8 @@ func (p *Publisher) spliceOnce(ctx context.Context, number int, name, section st
 }
 
 // readBack compares the body read back after our write with the body it was
-// spliced into: there says that got holds our section, kept that everything
-// outside our markers is unchanged (compared as Splice writes them).
+// spliced into: there says got holds our section, kept that everything
+// outside our markers is unchanged.
 func readBack(got, base, name, section string) (there, kept bool) {
 	there = sectionPresent(got, name, section)
 	g, errG := render.Splice(got, name, section)
@@ -243,8 +241,7 @@ func (p *Publisher) settleDelay() time.Duration { return delayOr(p.SettleDelay, 
 
 func (p *Publisher) applyDelay() time.Duration { return delayOr(p.ApplyDelay, DefaultApplyDelay) }
 
-// delayOr is a Publisher delay field as used: negative none, zero the
-// default.
+// delayOr is a Publisher delay field as used: negative none, zero the default.
 func delayOr(d, def time.Duration) time.Duration {
 	switch {
 	case d < 0:
@@ -256,11 +253,11 @@ func delayOr(d, def time.Duration) time.Duration {
 }
 
 // readBody reads the issue's body as it stands after our last body PATCH.
-// GitHub's reads may lag behind its writes (issue 30 saw 3 s): a read whose
-// updated_at is older than our last PATCH's answer shows the body from before
-// it, so it is read again after the settle delay for as long as the
-// late-write window allows, the lag kept in ReadLag. updated_at has whole
-// seconds, so a lag within the second of our PATCH is not seen.
+// GitHub's reads may lag behind its writes: a read whose updated_at is older
+// than our last PATCH's answer shows the body from before it, so it is read
+// again after the settle delay for as long as the late-write window allows,
+// the lag kept in ReadLag. updated_at has whole seconds, so a lag within the
+// second of our PATCH is not seen.
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 	stale := false
 	for {
@@ -291,20 +288,14 @@ func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 
 // lagBound is how long after our last body PATCH a lagging read is read again:
 // the late-write window (the default one when the last read is off).
-func (p *Publisher) lagBound() time.Duration {
-	if w := p.applyDelay(); w > 0 {
-		return w
-	}
-	return DefaultApplyDelay
-}
+func (p *Publisher) lagBound() time.Duration { return positiveOr(p.applyDelay(), DefaultApplyDelay) }
 
 // readIssue reads the issue once (through the retry loop).
 func (p *Publisher) readIssue(ctx context.Context, number int) (Issue, error) {
 	if p.Offline {
 		return Issue{}, nil
 	}
-	if number == 0 {
-		// The issue a dry run would have opened, with the body it would have had.
+	if number == 0 { // the issue a dry run would have opened
 		return Issue{Body: p.createdBody}, nil
 	}
 	var is Issue

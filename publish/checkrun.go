@@ -12,8 +12,7 @@ import (
 
 // Limits of the Checks API (https://docs.github.com/rest/checks/runs#create-a-check-run):
 // output.summary and output.text take at most 65535 characters, and at
-// most 50 annotations go in one request; more are sent in updates, which
-// add to the annotations the check run has.
+// most 50 annotations go in one request (updates add more).
 const (
 	MaxCheckSummaryChars = 65535
 	checkAnnotationBatch = 50
@@ -21,10 +20,8 @@ const (
 
 // CheckRunPost is the check run a post also publishes (post --check-run).
 type CheckRunPost struct {
-	Name string
-	// HeadSHA is the commit; empty in pull-request mode: the PR's head
-	// (Target.HeadSHA, else read from the PR).
-	HeadSHA     string
+	Name        string
+	HeadSHA     string // empty in pull-request mode: the PR's head
 	Annotations []render.Annotation
 }
 
@@ -92,12 +89,9 @@ func (p *Publisher) publishCheckRun(ctx context.Context, t Target, post Post, is
 	if err != nil {
 		return err
 	}
-	sent := 0
-	if found.ID != 0 {
-		// An earlier post of this run and attempt sent its annotations in
-		// this order; GitHub adds those of an update to them.
-		sent = min(found.AnnotationsCount, len(cr.Annotations))
-	}
+	// An earlier post of this run and attempt sent its annotations in this
+	// order; GitHub adds those of an update to them.
+	sent := min(found.AnnotationsCount, len(cr.Annotations))
 	id, sent, err := p.writeCheckRun(ctx, o, found.ID, run, cr.Annotations, sent)
 	if err != nil {
 		return err
@@ -116,11 +110,7 @@ func (p *Publisher) publishCheckRun(ctx context.Context, t Target, post Post, is
 // the id and how many annotations this post sent.
 func (p *Publisher) writeCheckRun(ctx context.Context, o op, id int64, run CheckRun, all []render.Annotation, sent int) (int64, int, error) {
 	from := sent
-	next := func() []render.Annotation {
-		end := min(sent+checkAnnotationBatch, len(all))
-		batch := all[sent:end]
-		return batch
-	}
+	next := func() []render.Annotation { return all[sent:min(sent+checkAnnotationBatch, len(all))] }
 	run.Annotations = next()
 	tries := 0
 	err := p.call(ctx, o, func(ctx context.Context) error {

@@ -5,15 +5,8 @@
 // decides which posts splice a section (splicesSection) and never builds
 // Markdown: the comment and section come from render.
 //
-// Publish is Open (every read, once, collecting the profile's earlier run
-// digests for the history, docs/publish.md §14) and then PublishOn.
-//
-// The issue body has no conditional write and is shared with other profiles'
-// posts and maintainers, so it is never written from a stale read: every write
-// reads, splices and PATCHes at once (every wait comes before the read), reads
-// the body back, and re-splices at most three times; a post re-checks its
-// section ApplyDelay after its last PATCH (keepSection) since GitHub may apply
-// a PATCH seconds late (docs/publish.md §6). Rate limits, retries and spacing:
-// docs/publish.md §8; clock, sleep and jitter are fields, so tests run
-// instantly.
+// Publish is Open (every read, once, docs/publish.md §14) and then PublishOn.
+// The shared issue body is never written from a stale read and is re-checked
+// after GitHub's late-write window (docs/publish.md §6); rate limits, retries
+// and spacing: docs/publish.md §8.
 package publish

@@ -48,12 +48,7 @@ func (d *DryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Answer like GitHub would, echoing the request so the caller sees
 	// what it sent; ids and numbers are 0 because nothing was created.
 	var obj map[string]any
-	if len(body) > 0 {
-		if err := json.Unmarshal(body, &obj); err != nil {
-			obj = nil
-		}
-	}
-	if obj == nil {
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
 		obj = map[string]any{}
 	}
 	obj["id"] = 0

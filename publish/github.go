@@ -150,9 +150,7 @@ func (g *GitHubAPI) apiPath(u *url.URL) string {
 	return p
 }
 
-// wrap turns go-github's result into an *APIError, or nil: what the
-// response says (responseInto), what kind of failure it is (classify), and
-// an error text without the URL's noise or the token (clean).
+// wrap turns go-github's result into an *APIError, or nil.
 func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) error {
 	if err == nil {
 		return nil
@@ -164,8 +162,8 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 	return e
 }
 
-// responseInto copies the status, the request's path and Retry-After (in
-// seconds) of a response that came into e.
+// responseInto copies the status, the request's path and Retry-After of a
+// response that came into e.
 func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
 	if resp == nil || resp.Response == nil {
 		return
@@ -296,9 +294,7 @@ func (g *GitHubAPI) repoPath(r Repo, rest string) string {
 }
 
 // get sends GET path (below the API root) with query through go-github and
-// returns the answer's bytes, for the reads whose answers are checked
-// before a write depends on them (answer.go). An answer without a body
-// comes back as none.
+// returns the answer's bytes, for getChecked and GetIssue.
 func (g *GitHubAPI) get(ctx context.Context, path string, query url.Values) ([]byte, *github.Response, error) {
 	c := g.client()
 	rel := strings.TrimPrefix(path, "/")
@@ -312,6 +308,23 @@ func (g *GitHubAPI) get(ctx context.Context, path string, query url.Values) ([]b
 	var raw json.RawMessage
 	resp, err := c.Do(ctx, req, &raw)
 	return raw, resp, err
+}
+
+// getChecked sends GET path with query and checks its answer with check
+// (answer.go): a refusal is wrapped, a failed check is badAnswer's error.
+// It returns the next page, 0 after the last.
+func getChecked[T any](ctx context.Context, g *GitHubAPI, path string, query url.Values,
+	check func([]byte) (T, error)) (T, int, error) {
+	var zero T
+	raw, resp, err := g.get(ctx, path, query)
+	if err != nil {
+		return zero, 0, g.wrap("GET", path, resp, err)
+	}
+	v, err := check(raw)
+	if err != nil {
+		return zero, 0, g.badAnswer(path, resp, "", err)
+	}
+	return v, resp.NextPage, nil
 }
 
 // badAnswer is the error of a GET whose answer failed its check: retried
@@ -406,15 +419,7 @@ func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page i
 	q.Set("labels", label)
 	q.Set("sort", "created")
 	q.Set("direction", "asc")
-	raw, resp, err := g.get(ctx, path, q)
-	if err != nil {
-		return nil, 0, g.wrap("GET", path, resp, err)
-	}
-	out, err := decodeIssues(raw, r)
-	if err != nil {
-		return nil, 0, g.badAnswer(path, resp, "", err)
-	}
-	return out, resp.NextPage, nil
+	return getChecked(ctx, g, path, q, func(raw []byte) ([]Issue, error) { return decodeIssues(raw, r) })
 }
 
 // CreateIssue implements API.
@@ -444,15 +449,8 @@ func toComment(c *github.IssueComment) Comment {
 // comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
-	raw, resp, err := g.get(ctx, path, pageQuery(page))
-	if err != nil {
-		return nil, 0, g.wrap("GET", path, resp, err)
-	}
-	out, err := decodeComments(raw, r, n)
-	if err != nil {
-		return nil, 0, g.badAnswer(path, resp, "", err)
-	}
-	return out, resp.NextPage, nil
+	return getChecked(ctx, g, path, pageQuery(page),
+		func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
 }
 
 // CreateComment implements API.
@@ -476,30 +474,16 @@ func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body stri
 // AuthenticatedUser implements API; the answer must name a login: the
 // identity decides which comments are ours to edit.
 func (g *GitHubAPI) AuthenticatedUser(ctx context.Context) (string, error) {
-	raw, resp, err := g.get(ctx, "/user", nil)
-	if err != nil {
-		return "", g.wrap("GET", "/user", resp, err)
-	}
-	login, err := decodeUser(raw)
-	if err != nil {
-		return "", g.badAnswer("/user", resp, "", err)
-	}
-	return login, nil
+	login, _, err := getChecked(ctx, g, "/user", nil, decodeUser)
+	return login, err
 }
 
 // PullRequestHeadSHA implements API; the answer must be pull request n
 // with a head commit (decodePullHead).
 func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (string, error) {
 	path := g.repoPath(r, fmt.Sprintf("/pulls/%d", n))
-	raw, resp, err := g.get(ctx, path, nil)
-	if err != nil {
-		return "", g.wrap("GET", path, resp, err)
-	}
-	sha, err := decodePullHead(raw, n)
-	if err != nil {
-		return "", g.badAnswer(path, resp, "", err)
-	}
-	return sha, nil
+	sha, _, err := getChecked(ctx, g, path, nil, func(raw []byte) (string, error) { return decodePullHead(raw, n) })
+	return sha, err
 }
 
 // OpenPullRequests implements API: "List pull requests" with state=open
@@ -513,24 +497,8 @@ func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string)
 	q := pageQuery(1)
 	q.Set("state", "open")
 	q.Set("head", r.Owner+":"+branch)
-	raw, resp, err := g.get(ctx, path, q)
-	if err != nil {
-		return nil, g.wrap("GET", path, resp, err)
-	}
-	var pulls []struct {
-		Number int `json:"number"`
-	}
-	if err := decode(raw, '[', &pulls); err != nil {
-		return nil, g.badAnswer(path, resp, "", err)
-	}
-	var out []int
-	for _, pr := range pulls {
-		if pr.Number <= 0 {
-			return nil, g.badAnswer(path, resp, "", fmt.Errorf("a pull request without a number"))
-		}
-		out = append(out, pr.Number)
-	}
-	return out, nil
+	nums, _, err := getChecked(ctx, g, path, q, decodePullNumbers)
+	return nums, err
 }
 
 // CompareCommits implements API: ahead_by of the comparison, the commits
@@ -548,10 +516,7 @@ func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head strin
 // CreateStatus implements API.
 func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Status) error {
 	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),
-		Context: github.String(st.Context)}
-	if st.TargetURL != "" {
-		rs.TargetURL = github.String(st.TargetURL)
-	}
+		Context: github.String(st.Context), TargetURL: optional(st.TargetURL)}
 	_, resp, err := g.client().Repositories.CreateStatus(ctx, r.Owner, r.Name, sha, rs)
 	if err != nil {
 		return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
@@ -566,39 +531,34 @@ func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string,
 	q := pageQuery(page)
 	q.Set("check_name", name)
 	q.Set("filter", "all")
-	raw, resp, err := g.get(ctx, path, q)
-	if err != nil {
-		return nil, 0, g.wrap("GET", path, resp, err)
-	}
-	out, err := decodeCheckRuns(raw)
-	if err != nil {
-		return nil, 0, g.badAnswer(path, resp, "", err)
-	}
-	return out, resp.NextPage, nil
+	return getChecked(ctx, g, path, q, decodeCheckRuns)
 }
 
 // checkRunOutput is the output object of a create or update.
 func checkRunOutput(run CheckRun) *github.CheckRunOutput {
 	out := &github.CheckRunOutput{Title: github.String(run.Title), Summary: github.String(run.Summary)}
 	for _, a := range run.Annotations {
-		ga := &github.CheckRunAnnotation{Path: github.String(a.Path), StartLine: github.Int(a.StartLine), EndLine: github.Int(a.EndLine),
-			AnnotationLevel: github.String(a.Level), Message: github.String(a.Message), Title: github.String(a.Title)}
-		if a.RawDetails != "" {
-			ga.RawDetails = github.String(a.RawDetails)
-		}
-		out.Annotations = append(out.Annotations, ga)
+		out.Annotations = append(out.Annotations, &github.CheckRunAnnotation{Path: github.String(a.Path),
+			StartLine: github.Int(a.StartLine), EndLine: github.Int(a.EndLine), AnnotationLevel: github.String(a.Level),
+			Message: github.String(a.Message), Title: github.String(a.Title), RawDetails: optional(a.RawDetails)})
 	}
 	return out
+}
+
+// optional is a string field that is left out when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // CreateCheckRun implements API.
 func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (CheckRun, error) {
 	opts := github.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA, ExternalID: github.String(run.ExternalID),
 		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
-		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
-	if run.DetailsURL != "" {
-		opts.DetailsURL = github.String(run.DetailsURL)
-	}
+		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
+		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	c, resp, err := g.client().Checks.CreateCheckRun(ctx, r.Owner, r.Name, opts)
 	if err != nil {
 		return CheckRun{}, g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
@@ -610,10 +570,8 @@ func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (C
 func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run CheckRun) error {
 	opts := github.UpdateCheckRunOptions{Name: run.Name, ExternalID: github.String(run.ExternalID),
 		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
-		CompletedAt: &github.Timestamp{Time: run.CompletedAt}, Output: checkRunOutput(run)}
-	if run.DetailsURL != "" {
-		opts.DetailsURL = github.String(run.DetailsURL)
-	}
+		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
+		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	_, resp, err := g.client().Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, opts)
 	if err != nil {
 		return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,14 +31,12 @@ const MaxBodyChars = 65536
 // runs back is weeks of history.
 const maxRunPages = 5
 
-// spliceTries bounds the writes of the issue-body splice: each reads the
-// body afresh and is read back.
-const spliceTries = 3
-
-// maxRepairs bounds the writes of the section after the last read, past
-// the late-write window, found it erased; each is followed by the window
-// again.
-const maxRepairs = 3
+// spliceTries bounds the writes of the issue-body splice; maxRepairs the
+// rewrites of a section the last read found erased (docs/publish.md §6).
+const (
+	spliceTries = 3
+	maxRepairs  = 3
+)
 
 var (
 	digitsRE = regexp.MustCompile(`^[0-9]+$`)
@@ -62,50 +61,40 @@ type Publisher struct {
 	Backoff       time.Duration // first backoff after a 5xx or connection error
 	SecondaryWait time.Duration // secondary limit without Retry-After
 	// SettleDelay is the pause between writing the issue body and reading it
-	// back, so that a concurrent writer's edit has a chance to show. Negative
-	// disables it.
+	// back, so that a concurrent writer's edit can show. Negative disables it.
 	SettleDelay time.Duration
-	// ApplyDelay is the longest delay GitHub may take to apply an edit of
-	// the issue body that this post allows for: after its last body PATCH
-	// it reads the body once more this long (plus SettleDelay) later, and
-	// writes its section again when a late edit erased it (keepSection).
-	// Zero means DefaultApplyDelay; negative disables the last read.
+	// ApplyDelay is the longest GitHub may take to apply a body edit: the
+	// body is read once more this long (plus SettleDelay) after the last
+	// PATCH (keepSection). Zero: DefaultApplyDelay; negative: no last read.
 	ApplyDelay time.Duration
 
-	// DryRun: the transport prints writes instead of sending them, so there is
-	// no spacing between them and nothing to read back.
+	// DryRun: the transport prints writes instead of sending them.
 	DryRun bool
-	// Offline: a dry run without a token; no request reaches GitHub, so the
-	// issue body is taken as empty and no comment as existing.
+	// Offline: a dry run without a token; the issue body is taken as empty
+	// and no comment as existing.
 	Offline bool
 
 	// ReadLag is the longest GitHub's reads of the issue body were seen to
 	// lag behind this post's own PATCH (readBody); 0 when none did.
 	ReadLag time.Duration
 
-	lastWrite     time.Time
-	lastBodyPatch time.Time // when the last body PATCH was answered (or failed)
-	// patchUpdated is the updated_at the last body PATCH was answered with.
-	patchUpdated time.Time
-	prHead       string // the pull request's head commit, once read
-	// bodyPatchesSent counts the body PATCHes sent, answered or not.
-	bodyPatchesSent int
-	createdBody     string // the body of the issue a dry run would have opened
+	lastWrite       time.Time
+	lastBodyPatch   time.Time // when the last body PATCH was answered (or failed)
+	patchUpdated    time.Time // the updated_at the last body PATCH was answered with
+	prHead          string    // the pull request's head commit, once read
+	bodyPatchesSent int       // answered or not
+	createdBody     string    // the body of the issue a dry run would have opened
 }
 
 // Run identifies the workflow run being reported.
 type Run struct {
-	ID      string // GITHUB_RUN_ID
-	Attempt string // GITHUB_RUN_ATTEMPT; empty means "1"
-	// WorkflowFile is the workflow's file name (gpu-correctness.yml), from
-	// GITHUB_WORKFLOW_REF.
-	WorkflowFile string
-	// Repo is the repository the workflow runs in, where its runs are
-	// listed; the zero value means the Publisher's Repo. It differs from
-	// that when the results issue lives in another repository (--repo).
+	ID           string // GITHUB_RUN_ID
+	Attempt      string // GITHUB_RUN_ATTEMPT; empty means "1"
+	WorkflowFile string // gpu-correctness.yml, from GITHUB_WORKFLOW_REF
+	// Repo is the repository the workflow runs in; zero: the Publisher's
+	// Repo (they differ when --repo names another).
 	Repo Repo
-	// URL is the run's page, the commit status's link.
-	URL string
+	URL  string // the run's page, the commit status's link
 }
 
 // Target says where the documents go: exactly one of Issue, Label or PR.
@@ -115,13 +104,12 @@ type Target struct {
 	Title  string // for Create; empty means DefaultIssueTitle
 	Create bool
 	PR     int
-	// PRBranch names the pull request by its head branch instead of PR
-	// (FindPullRequest); the caller sets PR from it before publishing.
+	// PRBranch names the pull request by its head branch (FindPullRequest);
+	// the caller sets PR from it before publishing.
 	PRBranch string
-	// HeadSHA is the PR head commit for the status; empty: read from the PR.
-	HeadSHA string
-	// BotLogin is the identity to match comments by when GET /user is not
-	// allowed (a workflow or App token); empty means github-actions[bot].
+	HeadSHA  string // the PR head commit for the status; empty: read from the PR
+	// BotLogin is whose comments are ours when GET /user is not allowed (a
+	// workflow or App token); empty means github-actions[bot].
 	BotLogin string
 }
 
@@ -129,24 +117,17 @@ type Target struct {
 type Post struct {
 	Run     Run
 	Profile string
-	// Suite is the suite the run reports (docs/render.md §13), "" for the
-	// default suite: its comments, history and section are its own.
-	Suite string
-	// Comment is the rendered comment; it must carry the marker line
-	// (render writes it when the run id is known).
+	Suite   string // docs/render.md §13; "" the default suite
+	// Comment is the rendered comment; it must carry the marker line.
 	Comment string
 	// Section and SectionName are the issue-description section; an empty
-	// Section publishes none, and neither does a smoke run nor a pull
-	// request (splicesSection). The CLI passes one only for a complete setup.
+	// Section publishes none (nor do smoke runs and pull requests:
+	// splicesSection).
 	Section     string
 	SectionName string
-	// NoSection says why Section is empty (render.Documents.NoSection),
-	// for the log line that says the issue body was not updated.
-	NoSection string
-	Verdict   string
-	// CheckRun, when set, is the check run the post also publishes on the
-	// head commit (docs/publish.md §15).
-	CheckRun *CheckRunPost
+	NoSection   string // why Section is empty (render.Documents.NoSection)
+	Verdict     string
+	CheckRun    *CheckRunPost // the check run to publish too (docs/publish.md §15)
 }
 
 // Result says what Publish did.
@@ -154,12 +135,10 @@ type Result struct {
 	Issue          int   // the issue or PR commented on (0 in an offline dry run found by label)
 	CommentID      int64 // 0 in a dry run that creates
 	CommentCreated bool
-	BodyPatches    int // PATCHes of the issue body
-	// ReadLag is how long GitHub's reads of the issue body were seen to lag
-	// behind the post's own edits (Publisher.ReadLag); 0 when none did.
-	ReadLag time.Duration
+	BodyPatches    int           // PATCHes of the issue body
+	ReadLag        time.Duration // Publisher.ReadLag
 	// Repairs counts the writes of the section after the last read found
-	// it erased by a late write (docs/publish.md §6); 0 when none was needed.
+	// it erased by a late write (docs/publish.md §6).
 	Repairs    int
 	StatusSHA  string // PR mode: the commit the status was set on
 	CheckRunID int64  // the check run created or updated (0: none, or a dry run)
@@ -187,10 +166,7 @@ func WorkflowRepoFromRef(ref string) (Repo, bool) {
 // (owner/repo/.github/workflows/gpu-correctness.yml@refs/heads/main).
 func WorkflowFileFromRef(ref string) string {
 	path, _, _ := strings.Cut(ref, "@")
-	if i := strings.LastIndex(path, "/"); i >= 0 {
-		path = path[i+1:]
-	}
-	return path
+	return path[strings.LastIndex(path, "/")+1:]
 }
 
 func (p *Publisher) repoOp(what string) string { return what + " of " + p.Repo.String() }
@@ -212,9 +188,7 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 	if err != nil || id <= 0 {
 		return "", inputErrorf("run id %q: want a positive number", run.ID)
 	}
-	// The run id belongs to the workflow's repository, which is not the
-	// results issue's when --repo names another one.
-	repo := cmp.Or(run.Repo, p.Repo)
+	repo := cmp.Or(run.Repo, p.Repo) // the run id's, not the results issue's
 	repoOp := func(what string) string { return what + " of " + repo.String() }
 	var this WorkflowRun
 	if err := p.call(ctx, op{what: repoOp(fmt.Sprintf("read workflow run %d", id)), permission: "actions: read"},
@@ -256,14 +230,10 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 // CLI calls it too so that bad flags fail before the previous-run lookup.
 func (t Target) Validate() error {
 	n := 0
-	if t.Issue != 0 {
-		n++
-	}
-	if t.Label != "" {
-		n++
-	}
-	if t.PR != 0 || t.PRBranch != "" {
-		n++
+	for _, given := range []bool{t.Issue != 0, t.Label != "", t.PR != 0 || t.PRBranch != ""} {
+		if given {
+			n++
+		}
 	}
 	switch {
 	case n == 0:
@@ -318,10 +288,9 @@ func (post Post) validate() error {
 }
 
 // splicesSection is the section policy, decided here once (docs/publish.md
-// §6): a post splices its section into the results issue's description
-// unless it has none, it is a pull request's (its comment and commit status
-// stand for the run there) or it is a smoke run's (a quick check that does
-// not describe the suite).
+// §6): not without a section, not for a pull request (its comment and status
+// stand for the run) nor a smoke run (a quick check that does not describe
+// the suite).
 func splicesSection(t Target, post Post) bool {
 	return post.Section != "" && t.PR == 0 && post.Profile != "smoke"
 }
@@ -330,10 +299,7 @@ func splicesSection(t Target, post Post) bool {
 // section into the results issue's body; in PR mode it sets the commit status.
 // It is Open and then PublishOn, for a post rendered without history.
 func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, error) {
-	if err := t.Validate(); err != nil {
-		return Result{}, err
-	}
-	if err := post.validate(); err != nil {
+	if err := cmp.Or(t.Validate(), post.validate()); err != nil {
 		return Result{}, err
 	}
 	th, err := p.Open(ctx, t, post.Run, post.Profile, post.Suite)
@@ -343,10 +309,8 @@ func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, e
 	return p.PublishOn(ctx, th, t, post)
 }
 
-// Thread is what Open learned of the target before anything is written:
-// the issue or pull request, the identity whose comments are ours, this
-// run's comment if one exists, and the history that the same suite's and
-// profile's earlier comments carry (docs/publish.md §14).
+// Thread is what Open learned of the target before anything is written
+// (docs/publish.md §14).
 type Thread struct {
 	Issue    int
 	identity string
@@ -354,9 +318,8 @@ type Thread struct {
 	profile  string
 	suite    string
 	existing int64 // this run's comment (the oldest carrying its marker), 0 when none
-	// History are the digests of the profile's earlier runs, as
-	// render.SelectHistory picks them for this run: oldest first, at most
-	// render.HistoryRuns-1.
+	// History are the digests of the profile's earlier runs as
+	// render.SelectHistory picks them.
 	History []render.HistoryRun
 }
 
@@ -368,15 +331,11 @@ func (th *Thread) number() int {
 }
 
 // Open validates the target and the run, learns the token's identity, finds
-// the target and lists its comments once: for this run's comment in its
-// suite ("" the default suite; the upsert's key) and for the digests of the
-// suite's and profile's earlier runs, so that the comment can be rendered
-// with its history before it is written. It sends nothing but reads.
+// the target and lists its comments once, for this run's comment and for the
+// earlier runs' digests, so that the comment can be rendered with its
+// history before it is written. It sends nothing but reads.
 func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile, suite string) (*Thread, error) {
-	if err := t.Validate(); err != nil {
-		return nil, err
-	}
-	if err := validateRun(run, profile, suite); err != nil {
+	if err := cmp.Or(t.Validate(), validateRun(run, profile, suite)); err != nil {
 		return nil, err
 	}
 	identity, err := p.identity(ctx, t.BotLogin)
@@ -398,9 +357,8 @@ func (p *Publisher) Open(ctx context.Context, t Target, run Run, profile, suite 
 	return th, nil
 }
 
-// PublishOn writes the post on the thread Open found: the comment (edited
-// when Open found it, else created), then the commit status in PR mode or
-// the section splice otherwise.
+// PublishOn writes the post on the thread Open found: the comment, then the
+// commit status in PR mode or the section splice otherwise.
 func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Post) (Result, error) {
 	var res Result
 	if err := post.validate(); err != nil {
@@ -418,12 +376,9 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 	case t.PR != 0:
 		err = p.setStatus(ctx, t, post, &res)
 	case !splicesSection(t, post):
-		why := post.NoSection
-		switch {
-		case post.Profile == "smoke":
+		why := cmp.Or(post.NoSection, "no section was rendered")
+		if post.Profile == "smoke" {
 			why = "a smoke run has no section"
-		case why == "":
-			why = "no section was rendered"
 		}
 		p.logf("issue body: not updated: %s", why)
 	default:
@@ -533,10 +488,7 @@ func (p *Publisher) findIssueByLabel(ctx context.Context, label string) (int, er
 	if len(matches) == 0 {
 		return 0, nil
 	}
-	oldest := matches[0]
-	for _, n := range matches[1:] {
-		oldest = min(oldest, n)
-	}
+	oldest := slices.Min(matches)
 	if len(matches) > 1 {
 		p.logf("results issue: %d open issues labelled %q carry the marker; using the oldest, #%d", len(matches), label, oldest)
 	} else {
@@ -697,17 +649,15 @@ func (p *Publisher) did(verb string) string {
 	return verb
 }
 
-// mirrorBranch is the branch copy-pr-bot pushes a pull request's head to
-// for CI, pull-request/<number> (NVIDIA's copy-pr-bot; repositories that
-// use it run their CI on push to `pull-request/[0-9]+`, the pull request
-// event being untrusted).
+// mirrorBranch is the branch NVIDIA's copy-pr-bot pushes a pull request's
+// head to for CI, pull-request/<number> (the pull request event being
+// untrusted).
 var mirrorBranch = regexp.MustCompile(`^pull-request/([1-9][0-9]{0,8})$`)
 
 // FindPullRequest is the number of the pull request whose head is branch:
 // N for copy-pr-bot's mirror branch pull-request/N, else the one open
-// pull request of the repository with that head branch (OpenPullRequests).
-// None, or several, is an error naming the branch and what to pass
-// instead; so is a branch a dry run without a token cannot look up.
+// pull request of the repository with that head branch. None, or several,
+// is an error naming the branch and what to pass instead.
 func (p *Publisher) FindPullRequest(ctx context.Context, branch string) (int, error) {
 	if m := mirrorBranch.FindStringSubmatch(branch); m != nil {
 		n, _ := strconv.Atoi(m[1])
@@ -759,10 +709,7 @@ func (p *Publisher) headSHA(ctx context.Context, t Target, permission string) (s
 // the default suite, `<suite> CI (<profile>)` for a named one, so that two
 // suites' statuses on one commit never replace each other.
 func statusContext(post Post) string {
-	if post.Suite != "" {
-		return post.Suite + " CI (" + post.Profile + ")"
-	}
-	return "GPU CI (" + post.Profile + ")"
+	return cmp.Or(post.Suite, "GPU") + " CI (" + post.Profile + ")"
 }
 
 // setStatus sets the suite's status (statusContext) on the PR head commit.

@@ -32,9 +32,7 @@ type op struct {
 	write      bool   // content-creating (POST/PATCH): spaced WriteGap apart
 	permission string // the `permissions:` entry the request needs
 	notFound   string // message for a 404, empty for the generic one
-	// issue is the issue or pull request the request is about (0: none),
-	// read again when a refusal may mean it moved or is locked (whyRefused).
-	issue int
+	issue      int    // the issue or pull request it is about, for whyRefused (0: none)
 }
 
 // call runs fn, waiting out rate limits and retrying transient failures as
@@ -48,10 +46,9 @@ func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context)
 }
 
 // whyRefused names the cause of a refusal about an issue that GitHub's answer
-// does not: a redirect to another repository or number (transferred, renamed)
-// or a 403 on a locked issue. For a write it reads the issue once more to say
-// so from the issue's own fields, never from GitHub's message; anything else
-// is returned as it is.
+// does not: the issue moved (transferred, renamed) or is locked. For a write
+// it reads the issue once more to say so from its own fields, never from
+// GitHub's message.
 func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
 	var (
 		ae *APIError
@@ -86,8 +83,8 @@ func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
 	return err
 }
 
-// finalError is a failure that call already retried and explained; a call
-// inside fn that fails so ends the outer call too.
+// finalError is a failure that call already retried and explained; it ends
+// an outer call too.
 type finalError struct{ err error }
 
 func (e *finalError) Error() string { return e.err.Error() }
@@ -101,7 +98,7 @@ type retryState struct {
 }
 
 // retry runs fn until it succeeds, spacing writes, and waits before each
-// retry as nextWait says; it returns the error that ends the call.
+// retry as nextWait says.
 func (p *Publisher) retry(ctx context.Context, o op, fn func(ctx context.Context) error) error {
 	var st retryState
 	for {
@@ -306,25 +303,19 @@ func (p *Publisher) jitter() float64 {
 	return rand.Float64()
 }
 
-func (p *Publisher) maxWait() time.Duration {
-	if p.MaxWait > 0 {
-		return p.MaxWait
-	}
-	return DefaultMaxWait
-}
+func (p *Publisher) maxWait() time.Duration { return positiveOr(p.MaxWait, DefaultMaxWait) }
 
-func (p *Publisher) backoff() time.Duration {
-	if p.Backoff > 0 {
-		return p.Backoff
-	}
-	return DefaultBackoff
-}
+func (p *Publisher) backoff() time.Duration { return positiveOr(p.Backoff, DefaultBackoff) }
 
 func (p *Publisher) secondaryDefault() time.Duration {
-	if p.SecondaryWait > 0 {
-		return p.SecondaryWait
+	return positiveOr(p.SecondaryWait, DefaultSecondaryWait)
+}
+
+func positiveOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
-	return DefaultSecondaryWait
+	return def
 }
 
 func (p *Publisher) logf(format string, a ...any) {

@@ -16,35 +16,26 @@ import (
 // Parsing is apart from running (docs/design.md §3): New's options are bound,
 // parsed and checked (setArgs) before run starts any work.
 type command struct {
-	// Name is one word, or two for a command of a group (`import junit`).
-	Name string
-	// Summary is help's one line about it.
-	Summary string
-	// Usage is its synopsis after `ci-report `.
-	Usage string
-	// Examples are command lines, one an entry.
-	Examples []string
-	// New returns the command's options with their defaults; nil for a
-	// Raw command.
-	New func() commandOptions
+	Name     string                // one word, or two for a command of a group (`import junit`)
+	Summary  string                // help's one line about it
+	Usage    string                // its synopsis after `ci-report `
+	Examples []string              // command lines
+	New      func() commandOptions // the options with their defaults; nil for a Raw command
 	// Raw runs the command on its arguments unparsed (`sim`'s subcommands parse their own).
 	Raw func(ctx context.Context, e *env, args []string) error
 }
 
 // commandOptions is one command's options struct, named <command>Options.
 type commandOptions interface {
-	// bind adds the command's flags, writing into the options.
 	bind(fs *flag.FlagSet)
 	// setArgs takes the positional arguments and checks the options with
 	// them; every error is a usage error. It reads no environment and
 	// starts nothing (of files, only run's and plan's --plan).
 	setArgs(pos []string) error
-	// run does the command's work.
 	run(ctx context.Context, e *env) error
 }
 
-// app is ci-report's command list, in the order help shows it: the
-// workflow's order, then the tools around it.
+// app is ci-report's command list, in the order help shows it.
 type app struct {
 	commands []command
 }
@@ -138,10 +129,8 @@ func (a *app) main(ctx context.Context, e *env, args []string) int {
 }
 
 // interrupted maps the error of a command a SIGINT or SIGTERM interrupted
-// (see interruptContext) to exit 130 or 143. Each command stops reading
-// within one buffer of the signal and checks ctx before it writes, so its
-// output files stay as they were; one that finished before it saw the signal
-// exits as it would have.
+// (interruptContext) to exit 130 or 143; one that finished before it saw
+// the signal exits as it would have.
 func interrupted(ctx context.Context, err error) error {
 	var ie interruptError
 	if err == nil || !errors.As(context.Cause(ctx), &ie) {
@@ -189,8 +178,6 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-func parseFlags(fs *flag.FlagSet, args []string) error { return fs.Parse(args) }
-
 // usageError is a mistake in how a command was called, found before it
 // ran: it exits 2 and is printed with where to read the usage.
 type usageError struct {
@@ -225,8 +212,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 			return code
 		}
 	}
-	// Control bytes of a name the user or the disk gave (a terminal
-	// escape) are shown, not sent to the terminal.
+	// Control bytes of a name given (a terminal escape) are shown, not sent.
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, text.Inert(err.Error()))
 	return code
 }

@@ -70,8 +70,7 @@ func (a *armInputs) bind(fs *flag.FlagSet) {
 }
 
 // apply puts the arm flags into opts; an --expect that is not ARM=RESULT
-// pairs, or names an arm twice, is a usage error. What the values may be is
-// render's rule (render.Options.Problems).
+// pairs, or names an arm twice, is a usage error (the values are render's).
 func (a *armInputs) apply(opts *render.Options) error {
 	if a.arms != "" {
 		opts.Arms = strings.Split(a.arms, ",")
@@ -94,10 +93,8 @@ func (a *armInputs) apply(opts *render.Options) error {
 }
 
 // present checks that --arms names an arm some case of rep belongs to: an
-// evidence table of arms the parts do not have would say nothing under a
-// verdict about the other cases (`FAIL`, then `All 2 cases passed`), so it
-// is a usage error naming the arms the parts have. The config's arms are
-// not checked: a config serves every report of its repository.
+// evidence table of arms the parts lack would say nothing. The config's arms
+// are not checked: a config serves every report of its repository.
 func (a *armInputs) present(rep *merge.Report) error {
 	if a.arms == "" {
 		return nil

@@ -32,8 +32,7 @@ type env struct {
 	// Environ is os.Environ: every variable named like a secret is kept
 	// out of the output (nil: only collect.SecretEnvNames).
 	Environ func() []string
-	// Sleep waits d or until ctx ends (nil: a real timer), so that tests
-	// of post's waits run instantly.
+	// Sleep waits d or until ctx ends (nil: a real timer); tests make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Kill is closed on a second SIGINT or SIGTERM (the first cancels the
 	// context): `run` then SIGKILLs every server at once. nil never fires.
@@ -112,8 +111,7 @@ func interruptContext(sigs <-chan os.Signal) (ctx context.Context, kill <-chan s
 			close(killCh)
 		case <-done:
 		}
-		// Later signals are still caught (and dropped): the run is already
-		// ending as fast as it can.
+		// Later signals are caught and dropped: the run is already ending.
 	}()
 	var once sync.Once
 	return ctx, killCh, func() {
@@ -135,7 +133,7 @@ func (e interruptError) Error() string { return e.Signal.String() + " signal rec
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := parseFlags(fs, args); err != nil {
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()

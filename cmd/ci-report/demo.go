@@ -140,8 +140,7 @@ func prepareDemoOut(out string) error {
 				return usageErrorf("--out %s is not empty and was not made by demo (%v): give a new or empty directory, or remove it yourself", out, err)
 			}
 		}
-		// The directory itself stays (it may be the working directory);
-		// its contents are the earlier demo's.
+		// The directory itself stays (it may be the working directory).
 		for _, e := range entries {
 			if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
 				return fmt.Errorf("clear %s: %w", out, err)
@@ -158,11 +157,9 @@ func prepareDemoOut(out string) error {
 type demoStep struct {
 	what string
 	args []string
-	// okCodes are exit codes that still let the demo go on: a failed
-	// case (run exits 1) is a result to look at, not a broken demo.
+	// okCodes let the demo go on: a failed case (run exits 1) is a result to look at.
 	okCodes []int
-	// stdout is the file the step's stdout goes to; "": the demo's.
-	stdout string
+	stdout  string // the file the step's stdout goes to; "": the demo's
 }
 
 // demoPaths are where the demo writes, under its --out.
@@ -193,8 +190,7 @@ func (o *demoOptions) run(ctx context.Context, e *env) error {
 	if err := os.MkdirAll(p.results, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", p.results, err)
 	}
-	// The demo never talks to GitHub and never picks up a token or an
-	// Actions context from the caller's environment.
+	// Never a token or an Actions context from the caller's environment.
 	sub := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: demoGetenv(e.Getenv, *o), Environ: e.Environ, Kill: e.Kill}
 	steps := o.steps(p, time.Now().UTC().Format("2006-01-02"))
 	for i, st := range steps {

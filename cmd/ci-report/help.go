@@ -88,10 +88,7 @@ func writeFlag(b *strings.Builder, f *flag.Flag) {
 
 // readBuildInfo is the binary's build information; nil when it has none.
 func readBuildInfo() *debug.BuildInfo {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
+	bi, _ := debug.ReadBuildInfo() // nil when !ok
 	return bi
 }
 

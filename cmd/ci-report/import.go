@@ -31,29 +31,26 @@ func importJUnitCommand() command {
 	}
 }
 
-// importMemoryLimit is the Go heap an import asks the collector to stay
-// under (runtime/debug.SetMemoryLimit), restored after it.
-const importMemoryLimit = 40 << 20
-
-// importGCPercent is the collector's GOGC during an import
-// (runtime/debug.SetGCPercent), restored after it: the heap may grow to
-// five times what is held, up to importMemoryLimit.
-const importGCPercent = 400
+// The collector's settings during an import, restored after it: the soft
+// heap limit (runtime/debug.SetMemoryLimit) and GOGC (SetGCPercent), the
+// heap growing to five times what is held, up to the limit.
+const (
+	importMemoryLimit = 40 << 20
+	importGCPercent   = 400
+)
 
 // importJUnitOptions are the flags and arguments of `ci-report import junit`.
 type importJUnitOptions struct {
-	Files    []string
-	Part     string
-	Out      string
-	Revision string
-	Arm      string
-	Leg      []collect.Property
-	Profile  string
-	Metrics  string
-	// Deselected is --deselected; nil when not given.
-	Deselected *int
-	// Setup are the --setup pairs, in order.
-	Setup []collect.Property
+	Files      []string
+	Part       string
+	Out        string
+	Revision   string
+	Arm        string
+	Leg        []collect.Property
+	Profile    string
+	Metrics    string
+	Deselected *int               // nil when not given
+	Setup      []collect.Property // in order
 }
 
 // revisionRE is what --revision accepts: a commit id or a ref name, which
@@ -97,9 +94,8 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 	})
 }
 
-// run writes the part and says on stderr what it found. Like
-// merge, the results never change the exit code (a failed test imports
-// fine); input that cannot be read exits 2 and writes nothing.
+// run writes the part and says on stderr what it found. The results never
+// change the exit code; input that cannot be read exits 2 and writes nothing.
 func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	im := &junit.Import{

@@ -49,10 +49,7 @@ func (o *mergeOptions) setArgs(pos []string) error {
 
 // run reads the parts, writes merged.json and says on stderr what it
 // found. The verdict never changes the exit code: a failed run merges fine.
-//
-// merged.json is an uploaded artifact: its every text goes through the
-// secrets render redacts, as it is written (Report.WriteJSON), and so do
-// the warnings.
+// merged.json, an uploaded artifact, and the warnings are redacted.
 func (o *mergeOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stderr := red.Writer(e.Stderr)
@@ -79,9 +76,7 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	// merged.json is redacted as it is written (Report.WriteJSON), with
-	// the secrets the parts' setup shows in its env (docs/runner.md §3.6),
-	// the lines below by stderr's writer.
+	// With the secrets the parts' setup shows in its env (docs/runner.md §3.6).
 	red = red.With(rep.Setup.Secrets()...)
 	rep.WriteProblems(e.Stderr, "ci-report merge")
 	setups := rep.SetupsRan()
@@ -96,8 +91,7 @@ func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor)
 		if p.Reason != "" {
 			line += " (" + p.Reason + ")"
 		}
-		// A part is named after its directory, which may hold anything a
-		// file name can: a terminal escape reaches no terminal raw.
+		// A part is named after its directory: a terminal escape reaches no terminal raw.
 		fmt.Fprintln(e.Stderr, text.Inert(line))
 	}
 	// Streamed: merged.json is never held whole (see Report.WriteJSON).

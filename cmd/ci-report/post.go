@@ -60,10 +60,8 @@ type postOptions struct {
 	positionals []string
 	target      publish.Target // from the target flags, by setArgs
 
-	// Sleep is the poster's wait; tests make waits instant.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// SettleDelay overrides the pause before reading the issue body back.
-	SettleDelay time.Duration
+	Sleep       func(ctx context.Context, d time.Duration) error // tests make waits instant
+	SettleDelay time.Duration                                    // the pause before reading the issue body back
 }
 
 func (o *postOptions) bind(fs *flag.FlagSet) {
@@ -134,17 +132,14 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	// The token comes from the environment only, and is kept out of
-	// everything this command prints.
+	// The token comes from the environment only, and is kept out of everything printed.
 	token := cmp.Or(e.Getenv("GITHUB_TOKEN"), e.Getenv("GH_TOKEN"))
 	if token == "" && !o.dryRun {
 		return usageErrorf("no token: set GITHUB_TOKEN (or GH_TOKEN), or pass --dry-run")
 	}
 	// The same secrets as the runner's and render's, streamed: a token split
-	// across two writes is caught too. Close writes out what it held back.
-	// The documents themselves are redacted by render (inputs.load passes
-	// the secrets in), before escaping. Both streams learn the secrets of
-	// the setup's env once the report is read (renderInputs.readReport).
+	// across two writes is caught too. Both streams learn the setup's secrets
+	// once the report is read (renderInputs.readReport).
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err = o.publish(ctx, e, repo, o.target, token, stdout, stderr)
@@ -160,9 +155,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if err != nil {
 		return err
 	}
-	if target.PRBranch != "" {
-		// Before rendering: the pull request's number makes the comment
-		// the pull-request variant.
+	if target.PRBranch != "" { // before rendering: the number makes the comment the pull-request variant
 		if target.PR, err = pub.FindPullRequest(ctx, target.PRBranch); err != nil {
 			return postError(err)
 		}
@@ -176,16 +169,14 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	}
 	if o.dryRun && opts.RunID == "" {
 		// Outside Actions there is no run to key the comment by; a dry run
-		// sends nothing, so it shows the requests for run 0 instead of
-		// refusing (help's dry-run example).
+		// shows the requests for run 0 instead of refusing.
 		opts.RunID = "0"
 		fmt.Fprintln(stderr, "ci-report post: warning: no run id (GITHUB_RUN_ID or --run-id): the dry run shows the requests of run 0")
 	}
 	run := o.workflowRun(e, opts, repo)
-	// A side file that cannot be written (a full disk, a refused path)
-	// under --save-history, --job-summary or --github-output never stops
-	// the post: the report on GitHub matters more. Each failure is a
-	// warning once the post is over, whatever its outcome.
+	// A side file that cannot be written (--save-history, --job-summary,
+	// --github-output) never stops the post: each failure is a warning once
+	// the post is over, whatever its outcome.
 	var side []error
 	defer func() {
 		for _, err := range side {
@@ -197,9 +188,9 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 			return err
 		}
 	}
-	// The comments are listed before rendering: the profile's earlier
-	// comments carry the history the comment shows (docs/publish.md §14).
-	// When that fails, the report is still rendered for the job summary.
+	// The comments are listed before rendering: the earlier ones carry the
+	// history (docs/publish.md §14). When that fails, the report is still
+	// rendered for the job summary.
 	suite := opts.Config.Suite.Name
 	thread, openErr := pub.Open(ctx, target, run, opts.Profile, suite)
 	if openErr == nil {
@@ -209,8 +200,6 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 				side = append(side, err)
 			}
 		}
-		// How many commits each new failure's compare link spans
-		// (docs/publish.md §14).
 		head, bases, err := render.CompareBases(rep, opts)
 		if err != nil {
 			return withCode(exitUsage, err)
@@ -227,9 +216,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		fmt.Fprintf(stderr, "ci-report post: warning: %s\n", text.Inert(w))
 	}
 	post := publish.Post{Run: run, Profile: opts.Profile, Suite: suite, Comment: docs.Comment, Verdict: docs.Verdict, NoSection: docs.NoSection}
-	// Sections only describe a complete setup; which posts splice theirs
-	// (not smoke runs, not pull requests) publish decides.
-	if rep.SetupComplete {
+	if rep.SetupComplete { // sections only describe a complete setup
 		post.Section, post.SectionName = docs.Section, docs.SectionName
 	}
 	if o.checkRun != "" {
@@ -237,8 +224,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 			return err
 		}
 	}
-	if o.jobSummary {
-		// Before publishing: the run page keeps the report even when GitHub refuses it.
+	if o.jobSummary { // before publishing: the run page keeps the report even when GitHub refuses it
 		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment); err != nil {
 			side = append(side, fmt.Errorf("--job-summary: %w", err))
 		}
@@ -274,18 +260,16 @@ func stepOutputs(e *env, repo publish.Repo, res publish.Result, verdict string) 
 	return [][2]string{{"verdict", verdict}, {"issue", issue}, {"comment-url", url}}
 }
 
-// maxCheckRunName bounds --check-run: the name GitHub shows on the Checks
-// tab, one line.
-const maxCheckRunName = 100
-
-// maxApplyDelay bounds --apply-delay: the job waits that long after its
-// last edit of the issue body.
-const maxApplyDelay = 5 * time.Minute
+// Bounds of --check-run (the name on the Checks tab, one line) and
+// --apply-delay (the job waits that long after its last body edit).
+const (
+	maxCheckRunName = 100
+	maxApplyDelay   = 5 * time.Minute
+)
 
 // checkRunPost is the check run --check-run asks for: on the pull
-// request's head in PR mode (publish reads it), else on the workflow's
-// commit, GITHUB_SHA, in the workflow's repository; one annotation per
-// failed case (render.Annotations).
+// request's head in PR mode (publish reads it), else on GITHUB_SHA in the
+// workflow's repository; one annotation per failed case.
 func (o *postOptions) checkRunPost(e *env, rep *merge.Report, opts render.Options, repo publish.Repo, target publish.Target) (*publish.CheckRunPost, error) {
 	cr := &publish.CheckRunPost{Name: o.checkRun}
 	if target.PR == 0 {
@@ -337,9 +321,7 @@ func (o *postOptions) published(stderr io.Writer, repo publish.Repo, target publ
 	case res.Repairs > 1:
 		note = fmt.Sprintf("; the section was repaired after a late write, %d times", res.Repairs)
 	}
-	if o.applyDelay > 0 && res.ReadLag >= o.applyDelay {
-		// publish logged it in full; the closing line is what a reader of
-		// the job's log sees first.
+	if o.applyDelay > 0 && res.ReadLag >= o.applyDelay { // publish logged it in full; this line is read first
 		note += fmt.Sprintf("; GitHub's reads lagged %s, as long as --apply-delay %s or longer: raise it", res.ReadLag.Round(100*time.Millisecond), o.applyDelay)
 	}
 	verb := "published"
@@ -376,13 +358,12 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 		DryRun:      o.dryRun,
 		Offline:     o.dryRun && token == "",
 	}
+	// Publisher's zero means the default; the flags' zero means none.
 	if o.maxWait == 0 {
-		// --max-wait 0: never wait for a primary limit; Publisher's zero means the default.
-		pub.MaxWait = time.Nanosecond
+		pub.MaxWait = time.Nanosecond // never wait for a primary limit
 	}
 	if o.applyDelay == 0 {
-		// --apply-delay 0: no last read; Publisher's zero means the default.
-		pub.ApplyDelay = -1
+		pub.ApplyDelay = -1 // no last read
 	}
 	return pub, nil
 }
@@ -411,8 +392,7 @@ func writeHistoryFile(path string, runs []render.HistoryRun) error {
 
 // workflowRepo is the repository the run belongs to, where its previous run
 // is looked up: the one in the workflow ref, else GITHUB_REPOSITORY, else the
-// target's. It differs from the target when --repo puts the results issue in
-// another repository than the workflow's.
+// target's.
 func workflowRepo(workflowRef, githubRepository string, target publish.Repo) publish.Repo {
 	if r, ok := publish.WorkflowRepoFromRef(workflowRef); ok {
 		return r
@@ -437,9 +417,6 @@ func postError(err error) error {
 
 // apiRoot is the path of the API base URL, cut from dry-run paths.
 func apiRoot(apiURL string) string {
-	if apiURL == "" {
-		return "/"
-	}
 	u, err := url.Parse(apiURL)
 	if err != nil || u.Path == "" {
 		return "/"

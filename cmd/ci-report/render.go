@@ -80,10 +80,8 @@ func (o *renderOptions) setArgs(pos []string) error {
 	return o.inputs.check(pos)
 }
 
-// run renders, with what reaches stdout and stderr redacted: the documents
-// are redacted by render itself; the warnings (the input's problems name
-// parts and files, which may hold anything) go through the same secrets,
-// as post's.
+// run renders, with what reaches stdout and stderr redacted (the documents
+// by render itself), as post's.
 func (o *renderOptions) run(ctx context.Context, e *env) error {
 	if f, ok := e.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.termWidth, _, _ = term.GetSize(int(f.Fd()))
@@ -137,8 +135,7 @@ func (o *renderOptions) render(ctx context.Context, e *env) error {
 // textWidth is the text view's width: --width, else the width of the
 // terminal stdout is (termWidth, 0 when it is none: bash does not export
 // $COLUMNS), else $COLUMNS, within render's bounds, else
-// render.DefaultTextWidth. Only the CLI reads the environment and the
-// terminal: render gets the number (docs/render.md §8).
+// render.DefaultTextWidth (docs/render.md §8).
 func textWidth(flagWidth, termWidth int, columns string) int {
 	if flagWidth != 0 {
 		return flagWidth
@@ -161,8 +158,7 @@ func (o *renderOptions) writeFiles(docs render.Documents, opts render.Options) e
 		}
 	}
 	if o.section != "" {
-		if docs.Section == "" {
-			// A stale section from an earlier render must not be spliced.
+		if docs.Section == "" { // a stale section from an earlier render must not be spliced
 			if err := safefile.RemoveRegular(o.section); err != nil {
 				return fmt.Errorf("--section: remove the stale section: %w", err)
 			}
@@ -182,23 +178,20 @@ func (o *renderOptions) writeFiles(docs render.Documents, opts render.Options) e
 	return nil
 }
 
+// stdoutViews are the --format views besides md, and what each is called in errors.
+var stdoutViews = map[string]struct {
+	what  string
+	write func(io.Writer, *merge.Report, render.Options) error
+}{"text": {"terminal tables", render.Text}, "junit": {"JUnit XML", render.JUnit}, "ctrf": {"CTRF JSON", render.CTRF}}
+
 // writeStdout prints the --format view, or the comment when it went to no
 // file.
 func (o *renderOptions) writeStdout(w io.Writer, rep *merge.Report, opts render.Options, docs render.Documents) error {
-	switch {
-	case o.format == "text":
-		if err := render.Text(w, rep, opts); err != nil {
-			return fmt.Errorf("terminal tables: %w", err)
+	if v, ok := stdoutViews[o.format]; ok {
+		if err := v.write(w, rep, opts); err != nil {
+			return fmt.Errorf("%s: %w", v.what, err)
 		}
-	case o.format == "junit":
-		if err := render.JUnit(w, rep, opts); err != nil {
-			return fmt.Errorf("JUnit XML: %w", err)
-		}
-	case o.format == "ctrf":
-		if err := render.CTRF(w, rep, opts); err != nil {
-			return fmt.Errorf("CTRF JSON: %w", err)
-		}
-	case o.comment == "":
+	} else if o.comment == "" {
 		if _, err := io.WriteString(w, docs.Comment); err != nil {
 			return fmt.Errorf("write comment to stdout: %w", err)
 		}

@@ -25,8 +25,7 @@ import (
 
 // renderInputs are the inputs `render` and `post` share: where the report
 // comes from and every render.Option, from flags and, where a flag is not
-// given, the GitHub Actions environment. bind adds the flags; load reads the
-// report and resolves the options.
+// given, the GitHub Actions environment.
 type renderInputs struct {
 	profile     string
 	runURL      string
@@ -45,21 +44,15 @@ type renderInputs struct {
 	arms        armInputs
 	// keepLogs keeps the cases' logs whatever the options need: the JUnit
 	// export writes an imported test's classname and properties back.
-	keepLogs bool
-	// workflowRef is post's --workflow-ref; GITHUB_WORKFLOW_REF when empty.
-	workflowRef string
-	// fileWorkflows are the workflows the --config file itself names
-	// (readConfig), without the defaults.
-	fileWorkflows map[string]string
+	keepLogs      bool
+	workflowRef   string            // post's --workflow-ref; GITHUB_WORKFLOW_REF when empty
+	fileWorkflows map[string]string // the workflows the --config file itself names
 
-	// Now is the clock for the default --date (today, UTC).
-	Now func() time.Time
-	// LoadTree reads part directories, artifact roots or a merged.json;
-	// loadReport, leaving out the cases' logs, by default.
+	Now func() time.Time // the clock for the default --date
+	// LoadTree reads part directories, artifact roots or a merged.json
+	// (default: loadReport, leaving out the cases' logs).
 	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
-	// ReadFile reads the --config and known-issues files; safefile.Read by
-	// default.
-	ReadFile func(string, safefile.Kind) ([]byte, error)
+	ReadFile func(string, safefile.Kind) ([]byte, error) // default safefile.Read
 }
 
 // bind adds the shared flags to fs.
@@ -82,8 +75,7 @@ func (r *renderInputs) bind(fs *flag.FlagSet) {
 }
 
 // check is the parsing half of the shared inputs: the positional
-// arguments, and the options the flags alone set, by render's rules
-// (render.Options.Problems), before anything is read.
+// arguments and the options the flags alone set, before anything is read.
 func (r *renderInputs) check(pos []string) error {
 	if len(pos) == 0 {
 		return usageErrorf("no input: give part directories, artifact roots or a merged.json")
@@ -93,9 +85,7 @@ func (r *renderInputs) check(pos []string) error {
 		return err
 	}
 	if len(opts.Arms) == 0 {
-		// The config may name the arms that --expect is of: resolve
-		// checks --expect with them, still before the report is read.
-		opts.Expect = nil
+		opts.Expect = nil // the config may name its arms: resolve checks --expect with them
 	}
 	return firstProblem(opts.Problems())
 }
@@ -113,9 +103,7 @@ func (r *renderInputs) flagOptions() (render.Options, error) {
 }
 
 // resolve turns the inputs into the one render.Options value render takes
-// (docs/render.md §1.1): the flags, the config file (read and decoded
-// once), the known issues, and, where a flag is not given, the Actions
-// environment and today's date; checked once, by render's rules.
+// (docs/render.md §1.1), checked once by render's rules.
 func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	opts, err := r.flagOptions()
 	if err != nil {
@@ -143,10 +131,8 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 		}
 		opts.Date = now().UTC().Format("2006-01-02")
 	}
-	// render redacts every text of the report with it, before escaping.
 	opts.Redact = e.redactor()
-	// Every option is checked before the report is read, which may be
-	// thousands of parts.
+	// Checked before the report, which may be thousands of parts, is read.
 	return opts, firstProblem(opts.Problems())
 }
 
@@ -177,11 +163,9 @@ func (r *renderInputs) readConfig(e *env) (render.Config, error) {
 	return render.MergeConfig(render.DefaultConfig(), file), nil
 }
 
-// load resolves the options and reads the report named by args (part
-// directories, artifact roots, or one merged.json), then settles what
-// depends on the report: the commit and the profile. Bad options and
-// unreadable input are usage errors (exit 2); a profile that overrides the
-// parts' is warned about on e.Stderr.
+// load resolves the options and reads the report named by args, then
+// settles what depends on the report: the commit and the profile. Bad
+// options and unreadable input are usage errors (exit 2).
 func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.Report, render.Options, error) {
 	opts, err := r.resolve(e)
 	if err != nil {
@@ -191,8 +175,7 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 	if err != nil {
 		return nil, opts, err
 	}
-	// The measures tables read case logs (docs/render.md §12); without
-	// them no document shows a log.
+	// Only the measures tables read case logs (docs/render.md §12).
 	rep, err := r.readReport(ctx, e, args, mopts, !opts.NeedsMeasures() && !r.keepLogs)
 	if err != nil {
 		return nil, opts, err
@@ -216,10 +199,9 @@ func (r *renderInputs) load(ctx context.Context, e *env, args []string) (*merge.
 }
 
 // ownWorkflow makes the section link the workflow that runs: when the
-// config file names no workflow for the profile (for the pr key in
-// pull-request mode), the file of --workflow-ref or GITHUB_WORKFLOW_REF
-// replaces the default's guess, so that a suite run by its own workflow
-// (cpu-suite.yml) never links gpu-correctness.yml (docs/render.md §1.2).
+// config file names none for the profile (the pr key in pull-request mode),
+// the file of --workflow-ref or GITHUB_WORKFLOW_REF replaces the default's
+// guess (docs/render.md §1.2).
 func (r *renderInputs) ownWorkflow(e *env, opts *render.Options) {
 	key := opts.Profile
 	if opts.PR > 0 {
@@ -301,10 +283,8 @@ func firstProblem(ps []collect.Problem) error {
 	return usageErrorf("%v", ps[0])
 }
 
-// readKnownIssues reads the known-issues file: --known-issues, else the
-// config's known_issues, which is relative to the config file so that a
-// repository's config and its list can sit side by side wherever the
-// workflow runs from (docs/render.md §9, §10). None: nil.
+// readKnownIssues reads --known-issues, else the config's known_issues,
+// relative to the config file (docs/render.md §9, §10). None: nil.
 func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
 	file := r.knownIssues
 	if file == "" && cfg.KnownIssues != "" {
@@ -333,9 +313,7 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 	loadTree := r.LoadTree
 	if loadTree == nil {
 		loadTree = func(paths []string, opts merge.Options) (*merge.Report, error) {
-			// Rendered only: unless skipLogs is false (the measures of
-			// docs/render.md §12), no document shows a case's log, so
-			// none is kept and render's memory does not grow with them.
+			// No log kept that no document shows: render's memory does not grow with them.
 			return loadReport(paths, collect.LoadOptions{SkipLogs: skipLogs, Context: ctx}, opts)
 		}
 	}
@@ -349,8 +327,7 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 	if rep == nil {
 		return nil, usageErrorf("load %s: no report", strings.Join(args, " "))
 	}
-	// A stream that redacts as it goes (post's) learns the secrets the
-	// setup shows in its env before any line about the report is written.
+	// A redacting stream (post's) learns the setup's secrets before any line about the report.
 	for _, w := range []io.Writer{e.Stdout, e.Stderr} {
 		if rw, ok := w.(*collect.RedactWriter); ok {
 			rw.Learn(rep.Setup.Secrets()...)
@@ -360,15 +337,11 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 	return rep, nil
 }
 
-// loadReport reads paths from disk (collect.LoadInput: part directories
-// and artifact roots, or one merged.json) and builds their report
-// (merge.Build, which reads nothing): the one way the CLI gets a report.
-//
-// Without a plan, a path that holds no part at all (collect.HoldsPart) is
-// an error naming it: most often a mistyped path or an artifact that was
-// never downloaded, which a DID NOT RUN report would hide. With a plan the
-// plan's parts that no path holds are reported as not run (docs/formats.md
-// §1.2, §7.1).
+// loadReport reads paths (collect.LoadInput) and builds their report
+// (merge.Build): the one way the CLI gets a report. Without a plan, a path
+// that holds no part is an error naming it: most often a mistyped path or an
+// artifact never downloaded, which a DID NOT RUN report would hide; with a
+// plan, its parts no path holds are not run (docs/formats.md §1.2, §7.1).
 func loadReport(paths []string, load collect.LoadOptions, opts merge.Options) (*merge.Report, error) {
 	if opts.Expected == nil {
 		for _, p := range paths {

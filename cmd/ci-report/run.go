@@ -70,9 +70,7 @@ type runOptions struct {
 	ContainerGPUs                         stringList
 	Repeat                                int
 
-	// portGiven: --port was on the command line (run --simulate takes
-	// free ports without it).
-	portGiven bool
+	portGiven bool // run --simulate takes free ports without it
 
 	// resolved by validate
 	plan       *runner.Plan
@@ -121,8 +119,7 @@ func (o *runOptions) registerSelection(fs *flag.FlagSet) {
 	fs.Var(&o.Cases, "cases", "only cases matching this shell `glob` (repeatable); a kvcached case brings its native case")
 	fs.StringVar(&o.Shard, "shard", "", "`i/n`: keep every n-th group or pair of the plan, starting with the i-th")
 	fs.Var(&o.Skip, "skip", "drop the cases of this `kind`: "+strings.Join(runner.SkippableKinds(), ", ")+" (repeatable)")
-	// The flags of one kind each that --skip replaced, kept so that
-	// existing workflows still run.
+	// The flags --skip replaced, kept so that existing workflows still run.
 	for flagName, kind := range map[string]string{"skip-cases": runner.KindServer, "skip-elastic": runner.KindElastic,
 		"skip-limit": runner.KindLimit, "skip-priority": runner.KindPriority} {
 		fs.BoolFunc(flagName, "same as --skip "+kind, func(string) error { return o.Skip.Set(kind) })
@@ -135,8 +132,7 @@ func (o *runOptions) registerGPUMiB(fs *flag.FlagSet) {
 	fs.Var(&o.PriorityGPUMiB, "priority-gpu-mib", "priority pairs: a ballast makes the GPU behave like one of `M` MiB (default: the plan's priority_gpu_mib; 0: no ballast)")
 }
 
-// portFlag is --port, which records that it was given: run --simulate
-// takes free ports without it.
+// portFlag is --port, which records that it was given.
 type portFlag struct{ o *runOptions }
 
 func (p portFlag) String() string {
@@ -201,14 +197,10 @@ func (o *runOptions) validate() error {
 	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
 		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)
 	}
-	if err := o.resolvePrefixes(); err != nil {
-		return err
-	}
-	if err := o.resolveContainerGPUs(); err != nil {
-		return err
-	}
-	if err := o.resolveInstalls(); err != nil {
-		return err
+	for _, step := range []func() error{o.resolvePrefixes, o.resolveContainerGPUs, o.resolveInstalls} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
 	return o.resolveCommands()
 }
@@ -225,7 +217,7 @@ func (o *runOptions) checkScalars() error {
 		return usageErrorf("--port %d: want 1..65533 (0: free ports the kernel picks)", o.Port)
 	case o.ReadyTimeout <= 0:
 		return usageErrorf("--ready-timeout must be positive")
-	case o.Repeat < 0 || o.Repeat > 20: // 0, in a struct not from flags: once
+	case o.Repeat < 0 || o.Repeat > 20: // 0 (a struct not from flags): once
 		return usageErrorf("--repeat %d: want 1..20", o.Repeat)
 	}
 	if o.stopSignal, err = engine.ParseSignal(o.StopSignal); err != nil {
@@ -240,9 +232,8 @@ func (o *runOptions) resolvePrefixes() error {
 	o.prefixes = map[string][]string{}
 	for _, v := range o.ExecPrefix {
 		eng, cmd := splitEngineValue(v, o.plan)
-		// A lowercase word before `=` is meant as an engine: a typo
-		// (`vlm=docker exec ...`) would otherwise become every engine's
-		// prefix and fail each server with a confusing "not found".
+		// A lowercase word before `=` is meant as an engine: a typo would
+		// otherwise become every engine's prefix.
 		if name, _, ok := strings.Cut(cmd, "="); eng == "" && ok && engineLike.MatchString(name) {
 			return usageErrorf("--exec-prefix %s: unknown engine %s (known: %s)", bounds.Quote(v), bounds.Quote(name), strings.Join(o.plan.Engines.Keys(), ", "))
 		}
@@ -341,8 +332,7 @@ func (o *runOptions) selection() string {
 }
 
 // resolve resolves the plan from --profile or --plan, the selection flags
-// and the ballast sizes, which `run` and `plan` share; every error is a
-// usage error.
+// and the ballast sizes, which `run` and `plan` share.
 func (o *runOptions) resolve() error {
 	var err error
 	switch {
@@ -374,8 +364,7 @@ func (o *runOptions) resolve() error {
 	if len(o.plan.Cases) == 0 {
 		return usageErrorf("the selection leaves no case to run (profile %s)", o.plan.Profile)
 	}
-	// A flag given (0 included) replaces the plan's design size.
-	if o.ElasticGPUMiB.Given {
+	if o.ElasticGPUMiB.Given { // 0 included
 		o.plan.ElasticGPUMiB = o.ElasticGPUMiB.MiB
 	}
 	if o.PriorityGPUMiB.Given {
@@ -442,14 +431,10 @@ func resolvePlan(profile, file string) (*runner.Plan, error) {
 
 // runDeps are what a run needs from outside: tests replace them.
 type runDeps struct {
-	// SimSelf is the argv that runs this program's sim subcommand (default [os.Executable(), "sim"]).
-	SimSelf []string
-	// SimEnv is extra environment for simulated processes (a test's dispatch variable).
-	SimEnv [][2]string
-	// OpenGPU opens the real GPU backend (default gpu.OpenNVML).
-	OpenGPU func() (gpu.Backend, error)
-	// IsTerminal says whether stderr is a terminal.
-	IsTerminal func(io.Writer) bool
+	SimSelf    []string                    // runs this program's sim subcommand (default [os.Executable(), "sim"])
+	SimEnv     [][2]string                 // extra environment for simulated processes
+	OpenGPU    func() (gpu.Backend, error) // default gpu.OpenNVML
+	IsTerminal func(io.Writer) bool        // whether stderr is a terminal
 }
 
 func (o *runOptions) run(ctx context.Context, e *env) error {
@@ -465,9 +450,8 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 	r := &runner.Runner{
 		Plan: o.plan, OutDir: out, Part: o.Part, RunID: o.RunID, CheckRunID: o.CheckRunID,
 		GPUs: o.gpus, Port: o.Port, StopSignal: o.stopSignal,
-		// A simulated run takes free ports unless told otherwise: two demos
-		// or test runs side by side, or anything else on 18000, must not
-		// turn its cases red. A real run keeps its deterministic ports.
+		// A simulated run takes free ports unless told otherwise, so that two
+		// side by side do not turn each other red; a real one keeps its own.
 		AnyPort:    o.Port == 0 || (o.Simulate && !o.portGiven),
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		ContainerGPUs: o.containers, Repeat: o.Repeat, Selection: o.selection(),
@@ -485,8 +469,7 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		defer cleanup()
 	} else {
 		b, err := deps.OpenGPU()
-		if err != nil {
-			// Not fatal: the part still says, case by case, that it had no GPU.
+		if err != nil { // not fatal: the part says, case by case, that it had no GPU
 			fmt.Fprintf(e.Stderr, "ci-report run: no GPU backend: %s\n", text.Inert(err.Error()))
 			b = gpu.Unavailable{Reason: err}
 		}

@@ -12,11 +12,9 @@ import (
 )
 
 // setupSimulation makes r run against the simulator (docs/runner.md §7): a
-// simulated world (CI_REPORT_SIM_DIR when set, else a fresh temporary one
-// removed afterwards), servers, kvctl and ballast as this program's `sim`
-// subcommands, the simulated GPU backend, and every wait scaled by
-// CI_REPORT_SIM_TIMESCALE. The world's GPUs are the plan's sim_gpu class
-// (hopper: an H100), else the simulator's L4-like default.
+// simulated world (CI_REPORT_SIM_DIR, else a temporary one), servers, kvctl
+// and ballast as this program's `sim` subcommands, the simulated GPU, and
+// every wait scaled by CI_REPORT_SIM_TIMESCALE.
 func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cleanup func(), err error) {
 	scale, err := checkSimEnv(e)
 	if err != nil {
@@ -45,9 +43,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 		return nil, err
 	}
 	r.Host = host
-	// The simulated kvctl whatever --kvctl says (docs/runner.md §1.1): the
-	// host's. A --ballast-cmd still applies; without one the host's.
-	r.Kvctl = nil
+	r.Kvctl = nil // the simulated kvctl whatever --kvctl says (docs/runner.md §1.1)
 	r.GPU = sim.NewGPU(dir)
 	r.Peaks = sim.NewPeaks(dir)
 	r.Timing = r.Timing.Scaled(scale)
@@ -99,9 +95,8 @@ func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, erro
 	}
 	s := &runner.Sim{Self: self, Dir: dir}
 	s.Env.Set("CI_REPORT_SIM_DIR", dir)
-	// The knobs are always set, from e.Getenv: a simulated process would
-	// otherwise inherit this process's environment, which is not what a
-	// caller such as demo (its own Getenv) asked for.
+	// Always set, from e.Getenv: a process would otherwise inherit this
+	// process's environment, not what a caller such as demo asked for.
 	s.Env.Set("CI_REPORT_SIM_FAULTS", e.Getenv("CI_REPORT_SIM_FAULTS"))
 	s.Env.Set("CI_REPORT_SIM_TIMESCALE", strconv.FormatFloat(scale, 'g', -1, 64))
 	for _, k := range []string{"CI_REPORT_SIM_KVCACHED_VERSION", "CI_REPORT_SIM_KVCTL_DELAY", "CI_REPORT_SIM_KVCACHED", "CI_REPORT_SIM_TORCH_ARCH", "CI_REPORT_SIM_CUSTOM_CODE"} {

@@ -19,14 +19,10 @@ func simCommand() command {
 		// kvctl, a ballast helper) and parse and print their errors as
 		// those do.
 		Raw: func(ctx context.Context, e *env, args []string) error {
-			return errSilentIfFailed(sim.MainEnv(ctx, args, e.Stdin, e.Stdout, e.Stderr, e.Getenv))
+			if code := sim.MainEnv(ctx, args, e.Stdin, e.Stdout, e.Stderr, e.Getenv); code != exitOK {
+				return errSilent(code)
+			}
+			return nil
 		},
 	}
-}
-
-func errSilentIfFailed(code int) error {
-	if code == exitOK {
-		return nil
-	}
-	return errSilent(code)
 }

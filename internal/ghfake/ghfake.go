@@ -1,16 +1,10 @@
 // Package ghfake is the test suite's one GitHub: a small in-memory REST API
 // for one repository, written from the API's documentation, that answers
-// like api.github.com (paths, JSON shapes, per_page and Link pagination,
-// rate-limit headers, refusals with GitHub's messages): issues and the pull
-// requests the issues API shows, their comments, the token's user, workflow
-// runs (of RunsRepo, which may be another repository), pulls, commit
-// statuses and check runs (created, updated, listed by commit, with the
-// Checks API's limits). Faults answer chosen requests instead, and hooks let a test act
-// as a concurrent writer. Every request is recorded with its body and the
-// status it got, for the request transcripts the publish tests compare with
-// golden files (docs/publish.md §13).
-//
-// It is imported by _test.go files only (publish and cmd/ci-report).
+// like api.github.com (paths, JSON shapes, Link pagination, rate-limit
+// headers, GitHub's refusals). Faults answer chosen requests instead, hooks
+// let a test act as a concurrent writer, and every request is recorded for
+// the transcripts the publish tests compare with golden files
+// (docs/publish.md §13). Only _test.go files import it.
 package ghfake
 
 import (
@@ -47,11 +41,9 @@ type Issue struct {
 	HeadSHA string // pull requests: the head commit GET .../pulls/{n} returns
 	HeadRef string // pull requests: the head branch (in Repo), "feature" when empty
 	Closed  bool
-	// Locked: the conversation is locked; the token's comments on it are
-	// refused (403), as GitHub refuses them.
-	Locked bool
-	// UpdatedAt is the issue's updated_at, set by the fake's clock at every
-	// change of its body it makes (zero: the fake's epoch, updatedEpoch).
+	Locked  bool // the token's comments on it are refused (403), as GitHub refuses them
+	// UpdatedAt is set by the fake's clock at every change of the body it
+	// makes (zero: updatedEpoch).
 	UpdatedAt time.Time
 }
 
@@ -75,9 +67,8 @@ type Run struct {
 	File       string
 }
 
-// CheckRun is a check run created through POST .../check-runs and updated
-// through PATCH .../check-runs/{id}; Annotations are every annotation sent,
-// in order (an update adds its own, as GitHub does).
+// CheckRun is a check run; Annotations are every annotation sent, in order
+// (an update adds its own, as GitHub does).
 type CheckRun struct {
 	ID                                    int64
 	Name, HeadSHA, ExternalID, DetailsURL string
@@ -103,31 +94,23 @@ type Status struct {
 
 // Fault answers a matching request instead of the fake, Times times after
 // letting Skip through. Landed makes the fake do the work anyway before
-// answering with the failure (a write that was applied but whose answer was
-// lost).
+// answering with the failure (a write applied whose answer was lost).
 type Fault struct {
 	Method, Path string
-	// Query, when set, matches only that exact raw query; such faults are
-	// looked at before those without one.
+	// Query matches only that exact raw query; such faults go first.
 	Query  string
 	Status int
 	Header map[string]string
 	Body   string // JSON
-	// HTML, when set, is the answer's body instead, as text/html: what a
-	// proxy in front of GitHub sends.
-	HTML string
-	// Raw, when not nil, is the answer's body as is, as JSON (an empty
-	// 200, a truncated object); Header may add a Content-Length longer
-	// than it, a body cut off in transit.
-	Raw    []byte
-	Times  int
-	Skip   int
-	Landed bool
-	// EchoAuth puts the request's Authorization header in the message, as a
-	// hostile or broken proxy might.
-	EchoAuth bool
-	// From, when set, matches only requests of that writer (WriterHeader).
-	From string
+	HTML   string // the body instead, as text/html: what a proxy in front of GitHub sends
+	// Raw is the body as is, as JSON (an empty 200, a truncated object);
+	// Header may add a longer Content-Length: a body cut off in transit.
+	Raw      []byte
+	Times    int
+	Skip     int
+	Landed   bool
+	EchoAuth bool   // the message echoes the Authorization header, as a hostile proxy might
+	From     string // only requests of that writer (WriterHeader)
 }
 
 // Request is one request the fake received, and the status it answered.
@@ -145,11 +128,9 @@ type Request struct {
 type Server struct {
 	T     *testing.T
 	Token string
-	// Repo owns the issues ("owner/name"); RunsRepo the workflow runs
-	// (empty: Repo).
+	// Repo owns the issues ("owner/name"); RunsRepo the workflow runs (empty: Repo).
 	Repo, RunsRepo string
-	// Login is what GET /user returns; empty: 403 "Resource not accessible
-	// by integration", and comments are written by Bot.
+	// Login is GET /user's; empty: 403, and comments are written by Bot.
 	Login         string
 	DefaultBranch string
 
@@ -158,46 +139,32 @@ type Server struct {
 	Comments []*Comment
 	Runs     []Run // newest first, as the API lists them
 	Statuses []Status
-	// Compares are the commit comparisons of RunsRepo's commits, keyed
-	// "BASE...HEAD": the ahead_by GET .../compare/BASE...HEAD answers
-	// (a pair not listed: 404, as GitHub answers an unknown commit).
-	Compares map[string]int
-	// CheckRuns are the check runs, oldest first; their ids count from
-	// 7000.
-	CheckRuns []*CheckRun
-	// NextIssue is the number of the next issue created (then counted up);
-	// 0: one past the highest. LastComment is the id of the last comment
-	// created.
-	NextIssue   int
-	LastComment int64
-	// PageSize, when set, caps per_page (the publish tests page by 2).
-	PageSize int
-	Faults   []*Fault
-	// Refuse, when non-zero, answers every request with this status and a
-	// message echoing the request's Authorization header.
+	// Compares are the ahead_by of RunsRepo's commit pairs, keyed
+	// "BASE...HEAD" (a pair not listed: 404, as for an unknown commit).
+	Compares    map[string]int
+	CheckRuns   []*CheckRun // oldest first; ids count from 7000
+	NextIssue   int         // the next issue's number (then counted up); 0: one past the highest
+	LastComment int64       // the id of the last comment created
+	PageSize    int         // caps per_page (the publish tests page by 2)
+	Faults      []*Fault
+	// Refuse answers every request with this status and a message echoing
+	// the Authorization header.
 	Refuse int
 	// DropSectionOnce: the GET of an issue after its body was PATCHed
-	// returns the body from before the PATCH, as if a concurrent writer had
-	// saved an older copy in between.
+	// returns the body from before, as if a concurrent writer had saved an
+	// older copy in between.
 	DropSectionOnce bool
 	dropped         map[int]string
-	// AfterBodyPatch, when set, runs under Mu right after a PATCH of an
-	// issue body was stored: another writer acting between our PATCH and
-	// our read-back.
+	// AfterBodyPatch runs under Mu right after a body PATCH was stored:
+	// another writer acting between our PATCH and our read-back.
 	AfterBodyPatch func(n int, is *Issue)
-	// Hold, when set, is called outside Mu for every request twice: before
-	// it is applied (applied false) and after, before it is answered
-	// (applied true), so that a test can make a request slow there.
+	// Hold is called outside Mu for every request before it is applied
+	// and after, before it is answered, so that a test can slow it there.
 	Hold func(r *http.Request, applied bool)
-	// Late makes matching issue-body PATCHes land late (LateWrite).
 	Late []*LateWrite
-	// Now is the clock late writes fall due by (nil: time.Now); a test on a
-	// virtual clock sets its own.
-	Now func() time.Time
-	// ReadLag makes a GET of an issue show it as it was ReadLag ago by
-	// Now: reads served from a replica behind the writes, as GitHub's
-	// sometimes are. Only the changes the fake makes itself (PATCHes, late
-	// writes) are recorded for it.
+	Now  func() time.Time // the clock late writes fall due by (nil: time.Now)
+	// ReadLag makes a GET of an issue show it as it was ReadLag ago, as
+	// GitHub's replicas sometimes do; only the fake's own changes count.
 	ReadLag time.Duration
 	history map[int][]version
 
@@ -205,16 +172,11 @@ type Server struct {
 	pending []pendingWrite
 }
 
-// LateWrite makes the fake apply a matching PATCH of an issue's body Delay
-// after it came, Times times after letting Skip through: the PATCH is
-// answered at once, with the issue as it will be, but the body changes only
-// when the delay has passed on the fake's clock (Server.Now), and nothing
-// else about it shows meanwhile. This is GitHub applying an edit late (a
-// request queued on its side), the case a writer's read-back a few seconds
-// after its own PATCH cannot see (docs/publish.md §6). Due writes are
-// applied, oldest first, before the fake answers the next request, so
-// every request sees the body as it is at its time; ApplyPending applies
-// the rest at the end of a test.
+// LateWrite makes the fake apply a matching body PATCH Delay after it came
+// (on Server.Now), Times times after letting Skip through: the PATCH is
+// answered at once, as GitHub applying an edit late does (docs/publish.md
+// §6). Due writes are applied before the next request is answered;
+// ApplyPending applies the rest.
 type LateWrite struct {
 	Path  string // the issue's path, e.g. /repos/o/r/issues/7
 	From  string // only this writer's PATCHes (WriterHeader), when set
@@ -233,8 +195,7 @@ type version struct {
 // updatedEpoch is the updated_at of an issue the fake has not changed.
 var updatedEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// setBody changes issue n's body, under Mu, as the fake does on a write:
-// updated_at is now, and ReadLag's history keeps what reads may still show.
+// setBody changes issue n's body under Mu, keeping ReadLag's history.
 func (f *Server) setBody(n int, is *Issue, body string, at time.Time) {
 	if f.ReadLag > 0 {
 		if f.history == nil {
@@ -248,8 +209,7 @@ func (f *Server) setBody(n int, is *Issue, body string, at time.Time) {
 	is.Body, is.UpdatedAt = body, at
 }
 
-// lagged is issue n as a read at now shows it under ReadLag: the newest
-// version at least ReadLag old.
+// lagged is issue n as ReadLag shows it: the newest version at least ReadLag old.
 func (f *Server) lagged(n int, is *Issue) (body string, updated time.Time) {
 	hs := f.history[n]
 	if f.ReadLag <= 0 || len(hs) == 0 {
@@ -303,7 +263,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Hold(r, false)
 	}
 	f.Mu.Lock()
-	f.applyDue()
+	f.applyDue(false)
 	status, resp, hdr := f.route(r, body)
 	f.log = append(f.log, Request{Method: r.Method, URI: r.URL.RequestURI(), Path: r.URL.Path, RawQuery: r.URL.RawQuery,
 		Body: string(body), Status: status})
@@ -315,22 +275,18 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
-	if raw, ok := resp.(rawBody); ok {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		w.Write(raw)
-		return
+	ctype, out := "application/json; charset=utf-8", []byte(nil)
+	switch b := resp.(type) {
+	case rawBody:
+		out = b
+	case htmlBody:
+		ctype, out = "text/html", []byte(b)
+	default:
+		out, _ = json.Marshal(resp)
 	}
-	if html, ok := resp.(htmlBody); ok {
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(status)
-		w.Write([]byte(html))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", ctype)
 	w.WriteHeader(status)
-	b, _ := json.Marshal(resp)
-	w.Write(b)
+	w.Write(out)
 }
 
 func (f *Server) now() time.Time {
@@ -340,12 +296,12 @@ func (f *Server) now() time.Time {
 	return time.Now()
 }
 
-// applyDue applies, under Mu, the late writes whose time has come, in the
-// order they fall due (ties: the order they came).
-func (f *Server) applyDue() {
+// applyDue applies, under Mu, the late writes whose time has come (all:
+// every one), in the order they fall due (ties: the order they came).
+func (f *Server) applyDue(all bool) {
 	now := f.now()
 	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
-	for len(f.pending) > 0 && !f.pending[0].due.After(now) {
+	for len(f.pending) > 0 && (all || !f.pending[0].due.After(now)) {
 		w := f.pending[0]
 		f.pending = f.pending[1:]
 		if is, ok := f.Issues[w.issue]; ok {
@@ -354,34 +310,33 @@ func (f *Server) applyDue() {
 	}
 }
 
-// ApplyPending applies every late write still pending, whatever its time:
-// the body as it is once all of them have landed.
+// ApplyPending applies every late write still pending, whatever its time.
 func (f *Server) ApplyPending() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
-	for _, w := range f.pending {
-		if is, ok := f.Issues[w.issue]; ok {
-			f.setBody(w.issue, is, w.body, w.due)
-		}
-	}
-	f.pending = nil
+	f.applyDue(true)
 }
 
 // late is the late write that delays r, counted, or nil.
 func (f *Server) late(r *http.Request) *LateWrite {
 	for _, l := range f.Late {
-		if l.Times <= 0 || l.Path != r.URL.Path || (l.From != "" && l.From != r.Header.Get(WriterHeader)) {
-			continue
+		if l.Times > 0 && l.Path == r.URL.Path && (l.From == "" || l.From == r.Header.Get(WriterHeader)) &&
+			take(&l.Skip, &l.Times) {
+			return l
 		}
-		if l.Skip > 0 {
-			l.Skip--
-			continue
-		}
-		l.Times--
-		return l
 	}
 	return nil
+}
+
+// take counts a request that matches a fault or a late write: false while
+// skip lets it through.
+func take(skip, times *int) bool {
+	if *skip > 0 {
+		*skip--
+		return false
+	}
+	*times--
+	return true
 }
 
 // htmlBody is an answer that is not JSON (Fault.HTML).
@@ -455,16 +410,11 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 func (f *Server) fault(r *http.Request) *Fault {
 	for _, exact := range []bool{true, false} {
 		for _, ft := range f.Faults {
-			if ft.Times <= 0 || ft.Method != r.Method || ft.Path != r.URL.Path || (ft.Query != "") != exact ||
-				(exact && ft.Query != r.URL.RawQuery) || (ft.From != "" && ft.From != r.Header.Get(WriterHeader)) {
-				continue
+			if ft.Times > 0 && ft.Method == r.Method && ft.Path == r.URL.Path && (ft.Query != "") == exact &&
+				(!exact || ft.Query == r.URL.RawQuery) && (ft.From == "" || ft.From == r.Header.Get(WriterHeader)) &&
+				take(&ft.Skip, &ft.Times) {
+				return ft
 			}
-			if ft.Skip > 0 {
-				ft.Skip--
-				continue
-			}
-			ft.Times--
-			return ft
 		}
 	}
 	return nil
@@ -480,21 +430,20 @@ var (
 
 // payload is what a POST or PATCH may carry.
 type payload struct {
-	Title       *string  `json:"title"`
-	Body        *string  `json:"body"`
-	Labels      []string `json:"labels"`
-	State       string   `json:"state"`
-	Description string   `json:"description"`
-	Context     string   `json:"context"`
-	TargetURL   string   `json:"target_url"`
-	// A check run's.
-	Name       string     `json:"name"`
-	HeadSHA    string     `json:"head_sha"`
-	ExternalID string     `json:"external_id"`
-	DetailsURL string     `json:"details_url"`
-	Status     string     `json:"status"`
-	Conclusion string     `json:"conclusion"`
-	Output     *runOutput `json:"output"`
+	Title       *string    `json:"title"`
+	Body        *string    `json:"body"`
+	Labels      []string   `json:"labels"`
+	State       string     `json:"state"`
+	Description string     `json:"description"`
+	Context     string     `json:"context"`
+	TargetURL   string     `json:"target_url"`
+	Name        string     `json:"name"` // a check run's from here on
+	HeadSHA     string     `json:"head_sha"`
+	ExternalID  string     `json:"external_id"`
+	DetailsURL  string     `json:"details_url"`
+	Status      string     `json:"status"`
+	Conclusion  string     `json:"conclusion"`
+	Output      *runOutput `json:"output"`
 }
 
 // runOutput is a check run's output object.
@@ -530,8 +479,10 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 			return notFound()
 		}
 		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": f.DefaultBranch, "private": false}, nil
-	case (reRun.MatchString(p) || reRuns.MatchString(p)) && r.Method == http.MethodGet:
-		return f.runs(r)
+	case reRun.MatchString(p) && r.Method == http.MethodGet:
+		return f.run(reRun.FindStringSubmatch(p))
+	case reRuns.MatchString(p) && r.Method == http.MethodGet:
+		return f.runs(r, reRuns.FindStringSubmatch(p))
 	case reCompare.MatchString(p) && r.Method == http.MethodGet:
 		return f.compare(r)
 	}
@@ -571,36 +522,32 @@ func (f *Server) compare(r *http.Request) (int, any, answer) {
 	return 200, map[string]any{"status": status, "ahead_by": n, "behind_by": 0, "total_commits": n, "commits": []any{}}, nil
 }
 
-// runs answers a workflow run of RunsRepo and the runs of its workflow
-// files, filtered by branch and status.
-func (f *Server) runs(r *http.Request) (int, any, answer) {
-	p := r.URL.Path
-	switch {
-	case reRun.MatchString(p) && r.Method == http.MethodGet:
-		m := reRun.FindStringSubmatch(p)
-		id, _ := strconv.ParseInt(m[2], 10, 64)
-		for _, run := range f.Runs {
-			if m[1] == f.runsRepo() && run.ID == id {
-				return 200, run.json(), nil
-			}
+// run answers a workflow run of RunsRepo (m: reRun's match).
+func (f *Server) run(m []string) (int, any, answer) {
+	id, _ := strconv.ParseInt(m[2], 10, 64)
+	for _, run := range f.Runs {
+		if m[1] == f.runsRepo() && run.ID == id {
+			return 200, run.json(), nil
 		}
-		return notFound()
-	case reRuns.MatchString(p) && r.Method == http.MethodGet:
-		m := reRuns.FindStringSubmatch(p)
-		if m[1] != f.runsRepo() {
-			return notFound()
-		}
-		q := r.URL.Query()
-		var items []any
-		for _, run := range f.Runs {
-			if run.File == m[2] && (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
-				items = append(items, run.json())
-			}
-		}
-		page, hdr := f.page(r, items)
-		return 200, map[string]any{"total_count": len(items), "workflow_runs": page}, hdr
 	}
 	return notFound()
+}
+
+// runs lists the runs of a workflow file of RunsRepo (m: reRuns's match),
+// filtered by branch and status.
+func (f *Server) runs(r *http.Request, m []string) (int, any, answer) {
+	if m[1] != f.runsRepo() {
+		return notFound()
+	}
+	q := r.URL.Query()
+	var items []any
+	for _, run := range f.Runs {
+		if run.File == m[2] && (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
+			items = append(items, run.json())
+		}
+	}
+	page, hdr := f.page(r, items)
+	return 200, map[string]any{"total_count": len(items), "workflow_runs": page}, hdr
 }
 
 // issues answers .../issues, .../issues/{n}, .../issues/{n}/comments and
@@ -644,10 +591,7 @@ func (f *Server) createIssue(in payload) (int, any, answer) {
 	}
 	n := f.NextIssue
 	if n == 0 {
-		for k := range f.Issues {
-			n = max(n, k)
-		}
-		n++
+		n = slices.Max(append(f.IssueNumbers(), 0)) + 1
 	} else {
 		f.NextIssue++
 	}
@@ -798,11 +742,7 @@ func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
 }
 
 func pullJSON(n int, is *Issue) map[string]any {
-	state := "open"
-	if is.Closed {
-		state = "closed"
-	}
-	return map[string]any{"id": 500000 + n, "number": n, "state": state, "title": is.Title, "body": is.Body,
+	return map[string]any{"id": 500000 + n, "number": n, "state": is.state(), "title": is.Title, "body": is.Body,
 		"head": map[string]any{"sha": is.HeadSHA, "ref": cmp.Or(is.HeadRef, "feature")}, "base": map[string]any{"sha": strings.Repeat("0", 40), "ref": "main"}}
 }
 
@@ -813,17 +753,13 @@ func (f *Server) pulls(r *http.Request) (int, any, answer) {
 	q := r.URL.Query()
 	state, head := cmp.Or(q.Get("state"), "open"), q.Get("head")
 	owner, _, _ := strings.Cut(f.Repo, "/")
-	var nums []int
-	for n, is := range f.Issues {
-		if !is.PR || (state == "open") == is.Closed && state != "all" || head != "" && head != owner+":"+cmp.Or(is.HeadRef, "feature") {
-			continue
-		}
-		nums = append(nums, n)
-	}
-	sort.Ints(nums)
 	out := []any{}
-	for _, n := range nums {
-		out = append(out, pullJSON(n, f.Issues[n]))
+	for _, n := range f.IssueNumbers() {
+		is := f.Issues[n]
+		if is.PR && (state == "all" || (state == "open") != is.Closed) &&
+			(head == "" || head == owner+":"+cmp.Or(is.HeadRef, "feature")) {
+			out = append(out, pullJSON(n, is))
+		}
 	}
 	return 200, out, nil
 }
@@ -973,12 +909,7 @@ func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 		hdr = answer{"Link": strings.Join(links, ", ")}
 	}
 	lo := min((page-1)*per, len(items))
-	hi := min(lo+per, len(items))
-	out := items[lo:hi]
-	if out == nil {
-		out = []any{}
-	}
-	return out, hdr
+	return append([]any{}, items[lo:min(lo+per, len(items))]...), hdr
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -986,14 +917,7 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 // hasAll: an issue carries every wanted label (GitHub compares them without case).
 func hasAll(have, want []string) bool {
 	for _, w := range want {
-		if w == "" {
-			continue
-		}
-		found := false
-		for _, h := range have {
-			found = found || strings.EqualFold(h, w)
-		}
-		if !found {
+		if w != "" && !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, w) }) {
 			return false
 		}
 	}
@@ -1012,13 +936,9 @@ func (f *Server) issueJSON(n int) map[string]any {
 			comments++
 		}
 	}
-	state := "open"
-	if is.Closed {
-		state = "closed"
-	}
 	m := map[string]any{
 		"id": 100000 + n, "node_id": "I_" + strconv.Itoa(n), "number": n, "title": is.Title,
-		"body": nullIfEmpty(is.Body), "state": state, "labels": labels, "locked": is.Locked, "comments": comments,
+		"body": nullIfEmpty(is.Body), "state": is.state(), "labels": labels, "locked": is.Locked, "comments": comments,
 		"user":           map[string]any{"login": "maintainer", "type": "User"},
 		"html_url":       "https://github.com/" + f.Repo + "/issues/" + strconv.Itoa(n),
 		"url":            "https://api.github.com/repos/" + f.Repo + "/issues/" + strconv.Itoa(n),
@@ -1029,6 +949,13 @@ func (f *Server) issueJSON(n int) map[string]any {
 		m["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + f.Repo + "/pulls/" + strconv.Itoa(n)}
 	}
 	return m
+}
+
+func (is *Issue) state() string {
+	if is.Closed {
+		return "closed"
+	}
+	return "open"
 }
 
 func (f *Server) commentJSON(c *Comment) map[string]any {
