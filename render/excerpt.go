@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,17 +47,12 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	shown := map[string]string{} // an excerpt's lines without names and numbers → the case shown with them
 	names := r.caseNames()
 	for _, g := range rows {
-		var c *merge.Case
-		for _, m := range g.cases {
-			if m.Excerpt != nil {
-				c = m
-				break
-			}
-		}
-		if c == nil {
+		i := slices.IndexFunc(g.cases, func(m *merge.Case) bool { return m.Excerpt != nil })
+		if i < 0 {
 			out = appendSome(out, importedBlock(w, g))
 			continue
 		}
+		c := g.cases[i]
 		ex := c.Excerpt
 		phase := ""
 		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
@@ -323,16 +319,11 @@ func collapseNoise(lines []string) []string {
 // noiseCount words the request and metrics lines of a collapsed run.
 func noiseCount(req, met int) string {
 	var parts []string
-	for _, n := range []struct {
-		k    int
-		what string
-	}{{req, "request"}, {met, "metrics"}} {
-		switch {
-		case n.k == 1:
-			parts = append(parts, "1 "+n.what+" line")
-		case n.k > 1:
-			parts = append(parts, strconv.Itoa(n.k)+" "+n.what+" lines")
-		}
+	if req > 0 {
+		parts = append(parts, text.Plural(req, "request line", "request lines"))
+	}
+	if met > 0 {
+		parts = append(parts, text.Plural(met, "metrics line", "metrics lines"))
 	}
 	return strings.Join(parts, " and ")
 }

@@ -31,9 +31,7 @@ const (
 	// perfErrorCut is how long a perf error may be.
 	perfErrorCut = 500
 	// maxPartLines is the most missing or partial parts a comment names one
-	// line each; the rest are counted in one line. With it, and the cuts
-	// below, the lines around the failed-cases table have a fixed bound, so
-	// the planner can always fit the comment however many parts a run has.
+	// line each: with it and the cuts below, the planner can always fit.
 	maxPartLines = 20
 	// partNameCut is how long a part's display name may be in a comment.
 	partNameCut = 100
@@ -46,18 +44,13 @@ const (
 	problemCut = 300
 )
 
-var (
-	dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-)
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // Render turns a merged report into the documents of one run: the comment
 // (correctness, pull-request or perf variant) and the issue-description
 // section, each planned to fit its size budget. It reads nothing but its
 // arguments, so the same report and options give the same bytes everywhere.
 func Render(rep *merge.Report, opts Options) (Documents, error) {
-	if rep == nil {
-		return Documents{}, errors.New("render: no report")
-	}
 	r, err := newRenderer(rep, opts)
 	if err != nil {
 		return Documents{}, err
@@ -76,18 +69,15 @@ type renderer struct {
 	profile  string
 	perfMode bool
 	ix       *setupIndex
-	// hist is the history of earlier runs, nil without one.
-	hist   *historyIndex
-	charts []chart // the failed cases' charts (docs/render.md §3.9)
+	hist     *historyIndex // earlier runs, nil without any
+	charts   []chart       // the failed cases' charts (docs/render.md §3.9)
 	// ms are the cases' measures and msProblems those that could not be
 	// read, once msRead (renderer.measures).
 	ms         map[*merge.Case]collect.Measures
 	msProblems []string
 	msRead     bool
-	// noClass caches classless.
-	noClass *bool
-	// names caches caseNames.
-	names map[string]bool
+	noClass    *bool           // caches classless
+	names      map[string]bool // caches caseNames
 }
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
@@ -103,7 +93,6 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, fmt.Errorf("render: %w", err)
 	}
 	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
-	// One check of every option (Options.Problems), arms included.
 	if ps := opts.Problems(); len(ps) > 0 {
 		return nil, fmt.Errorf("render: %w", ps[0])
 	}
@@ -121,13 +110,11 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, err
 	}
 	r.cfg = r.cfg.forSuite(r.profile)
-	// The flags over the config (checked so by Options.Problems above).
 	r.opts = opts.ResolveArms()
 	// Known issues and arm expectations are render-time inputs
-	// (docs/render.md §10, §12.4), so the same flags and config give the
-	// same documents from directories or merged.json.
-	// Thresholds come first: their checks are checks like any other, which
-	// a known issue may cover and an arm's expectation judges.
+	// (docs/render.md §10, §12.4). Thresholds come first: their checks are
+	// checks like any other, which a known issue may cover and an arm's
+	// expectation judges.
 	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
 		WithKnownIssues(opts.KnownIssues).
 		WithArmExpectations(r.opts.armExpectations())
@@ -187,13 +174,11 @@ func SafeURL(u string) bool {
 	return utf8.ValidString(u)
 }
 
-// runCount counts code points, the unit of every budget.
+// runeCount counts code points, the unit of every budget.
 func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
 // sha is the commit under test: --sha, else the one the parts recorded.
-func (r *renderer) sha() string {
-	return cmp.Or(r.opts.SHA, r.rep.KvcachedSHA())
-}
+func (r *renderer) sha() string { return cmp.Or(r.opts.SHA, r.rep.KvcachedSHA()) }
 
 // commentMarker is the comment's marker line (docs/publish.md §5), "" without
 // a run id: no later post could key the comment to a run.
@@ -256,9 +241,7 @@ func (r *renderer) previous(w *writer, sha string) string {
 	if prev == sha && prev != "" {
 		return w.t("prev_same", map[string]string{"State": state})
 	}
-	if !isHex(prev) || !isHex(sha) || r.cfg.repo() == "" {
-		// Without two commit ids, or a repository, there is no compare
-		// link to give.
+	if !isHex(prev) || !isHex(sha) || r.cfg.repo() == "" { // no compare link to give
 		return " · previous run at " + text.Plain(ShortSHA(prev)) + " (" + state + ")"
 	}
 	return w.t("prev_changes", map[string]string{"Repo": r.cfg.repo(), "Prev": prev, "SHA": sha, "Prev7": ShortSHA(prev), "State": state})
@@ -316,13 +299,9 @@ func (r *renderer) didNotRun(verdict string) (string, error) {
 
 // unfinishedParts are the parts that are missing or partial, in part order.
 func (r *renderer) unfinishedParts() []merge.PartStatus {
-	var out []merge.PartStatus
-	for _, p := range r.rep.Parts {
-		if p.Status == merge.StatusMissing || p.Status == merge.StatusPartial {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(r.rep.Parts), func(p merge.PartStatus) bool {
+		return p.Status != merge.StatusMissing && p.Status != merge.StatusPartial
+	})
 }
 
 // partLines: one line per missing or partial part, the first maxPartLines of
@@ -386,13 +365,9 @@ func (r *renderer) problems(w *writer) string {
 }
 
 // noFailedCase is the line that replaces the failed-cases table when no
-// case failed or was left not run. Under a PASS verdict it is "All N cases
-// passed." (docs/render.md §3.4); under a FAIL verdict (a part that did not
-// finish, or did not finish writing its results, named in the lines above
-// it) it says that only the cases that ran passed, so that body and verdict
-// never disagree. When no case passed, every one that ran was skipped (the
-// Skipped line names them), and it says so rather than "All 0 cases passed".
-// Under DID NOT RUN it is the comment's own reason (didNotRunReason).
+// case failed or was left not run (docs/render.md §3.4): under a FAIL
+// verdict it says that only the cases that ran passed, so that body and
+// verdict never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
 	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
 }

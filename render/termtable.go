@@ -2,7 +2,9 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -61,7 +63,7 @@ func wrapCols(s string, width int) []string {
 			line.WriteString(word)
 			n += 1 + w
 			continue
-		case n > 0 && w > width && width-n-1 > 0 && cols(firstRune(word)) <= width-n-1:
+		case n > 0 && w > width && width-n-1 > 0 && runeCols(firstRune(word)) <= width-n-1:
 			// A word no line holds starts on this one.
 			head, rest := splitCols(word, width-n-1)
 			lines = append(lines, line.String()+" "+head)
@@ -86,14 +88,9 @@ func wrapCols(s string, width int) []string {
 	return lines
 }
 
-// firstRune is s's first rune, as a string.
-func firstRune(s string) string {
-	for i := range s {
-		if i > 0 {
-			return s[:i]
-		}
-	}
-	return s
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // splitCols splits s after its longest head of at most width columns (at
@@ -237,7 +234,7 @@ func columnWidths(natural, words []int, room int) ([]int, bool) {
 		total += w
 		least += max(min(w, minColumn), words[i])
 	}
-	widths := append([]int(nil), natural...)
+	widths := slices.Clone(natural)
 	if total <= room {
 		return widths, true
 	}
@@ -245,10 +242,7 @@ func columnWidths(natural, words []int, room int) ([]int, bool) {
 		return nil, false
 	}
 	// The largest cap c with sum(min(natural, c)) <= room.
-	lo, hi := minColumn, 0
-	for _, w := range natural {
-		hi = max(hi, w)
-	}
+	lo, hi := minColumn, slices.Max(natural)
 	for lo < hi {
 		c := (lo + hi + 1) / 2
 		sum := 0

@@ -2,7 +2,6 @@ package render
 
 import (
 	"cmp"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -18,14 +17,11 @@ import (
 // are plain text with control characters replaced, so a hostile check detail
 // cannot drive the terminal.
 func Text(out io.Writer, rep *merge.Report, opts Options) error {
-	if rep == nil {
-		return fmt.Errorf("render: no report")
-	}
 	r, err := newRenderer(rep, opts)
 	if err != nil {
 		return err
 	}
-	t := &textView{r: r, out: out, width: r.textWidth()}
+	t := &textView{r: r, out: out, width: cmp.Or(r.opts.Width, DefaultTextWidth)}
 	t.summary()
 	t.parts()
 	t.problems()
@@ -33,7 +29,6 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	rows := groupRows(failed, r.caseNames())
 	if len(failed) == 0 {
-		// The comment's own sentence: one count, said one way (merge.Counts).
 		t.markdown(r.noFailedCase(&writer{}, r.rep.Verdict))
 	} else {
 		t.failed(rows)
@@ -41,9 +36,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	w := &writer{}
 	loosest := plan{detail: detailCut} // the history lines as the comment's first plan has them
 	for _, md := range []string{r.fixedLine(w, loosest), r.regressionLines(w, loosest)} {
-		if md != "" {
-			t.markdown(md)
-		}
+		t.markdown(md)
 	}
 	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), r.textDurations()} {
 		if s != "" {
@@ -53,38 +46,24 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	for _, md := range r.armBlocks(w) {
 		t.markdown(md)
 	}
-	if md := r.metricHistoryBlock(w); md != "" {
-		t.markdown(md)
-	}
+	t.markdown(r.metricHistoryBlock(w))
 	t.closestCalls()
 	if len(failed) > 0 {
-		if j := r.jobLine(w, rowMembers(rows)); j != "" {
-			t.markdown(j)
-		}
+		t.markdown(r.jobLine(w, rowMembers(rows)))
 		for _, md := range r.whereBlocks(w, rows) {
 			t.markdown(md)
 		}
 	}
 	if !r.perfMode && opts.TextSection {
 		section, _, serr := r.section(true)
-		if serr == nil && section != "" {
+		t.err = cmp.Or(t.err, serr)
+		if section != "" {
 			t.para("Issue description section " + r.profile + ":")
 			t.markdown(section)
-		} else if serr != nil && t.err == nil {
-			t.err = serr
 		}
 	}
 	t.err = cmp.Or(t.err, w.err)
 	return t.err
-}
-
-// textWidth is the width the text view fits (Options.Width, else
-// DefaultTextWidth).
-func (r *renderer) textWidth() int {
-	if r.opts.Width > 0 {
-		return r.opts.Width
-	}
-	return DefaultTextWidth
 }
 
 // textView writes the text view's blocks, a blank line between them; the
@@ -124,7 +103,7 @@ func (t *textView) table(header []string, rows [][]string) {
 	t.write(termTable(header, rows, t.width))
 }
 
-// markdown writes a block of the documents as terminal text.
+// markdown writes a block of the documents as terminal text; nothing for "".
 func (t *textView) markdown(md string) { t.write(markdownText(md, t.width)) }
 
 // summary writes the report's title, date, commit and verdict (the verdict
@@ -141,7 +120,7 @@ func (t *textView) summary() {
 		{"verdict", termText(verdict, 500)},
 	}
 	if r.opts.Date != "" {
-		summary = append(summary[:1], append([][]string{{"date", r.opts.Date}}, summary[1:]...)...)
+		summary = slices.Insert(summary, 1, []string{"date", r.opts.Date})
 	}
 	t.table(nil, summary)
 }
