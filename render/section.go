@@ -88,9 +88,7 @@ func fitSection(name string, with func(sectionPlan) (string, error), withoutClos
 }
 
 // errOverBudget is a plan's answer when it knows, before building its
-// tables, that it cannot fit: fitSection goes on to the next plan, as it
-// would have after building it (the last plan, which summarizes, never
-// answers so).
+// tables, that it cannot fit: fitSection goes on to the next plan.
 var errOverBudget = errors.New("over the section budget")
 
 // tableOver says whether a compact table (mdTable) of rows rows of
@@ -119,12 +117,9 @@ func (p sectionPlan) code(s string, inCell bool) string {
 // spellOut says whether a kind of test shows its own workload and checks, or
 // points to the nightly section that already does (docs/render.md §4.6–4.7).
 func (r *renderer) spellOut(kind string) bool {
-	if r.opts.PR > 0 || r.profile == "nightly" || r.cfg.Suite.Name != "" {
-		// A named suite's section never points to the default suite's
-		// nightly section (docs/render.md §13).
-		return true
-	}
-	if r.profile != "weekly" && r.profile != "smoke" {
+	// A named suite's section never points to the default suite's nightly
+	// section (docs/render.md §13).
+	if r.opts.PR > 0 || r.cfg.Suite.Name != "" || r.profile != "weekly" && r.profile != "smoke" {
 		return true
 	}
 	return !r.cfg.nightlyRuns(kind)
@@ -179,11 +174,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 // with the blocks every section ends with: the known issues, the skipped
 // cases and the recent changes (docs/render.md §4.8, §4.9, §11).
 func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks []string) (string, error) {
-	for _, b := range []string{r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p)} {
-		if b != "" {
-			blocks = append(blocks, b)
-		}
-	}
+	blocks = appendSome(blocks, r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p))
 	// The closest calls of the run, as the comment has them; not in a pull
 	// request's section, which its comment carries beside its own.
 	if !p.noClosest && r.opts.PR == 0 {
@@ -330,10 +321,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)
 		if e.Digest != "" {
-			d := e.Digest
-			if i := strings.LastIndexByte(d, '@'); i >= 0 {
-				d = d[i+1:]
-			}
+			d := e.Digest[strings.LastIndexByte(e.Digest, '@')+1:] // after the image name, if any
 			image += " (" + text.CodeCell(text.Head(d, 19)+text.Ellipsis) + ")"
 		}
 		var versions []string
@@ -447,15 +435,10 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 			}
 			seen[k] = true
 			v, _ := c.Env.Get(k)
-			same := true
-			for _, o := range cases {
+			if slices.ContainsFunc(cases, func(o *collect.CaseSetup) bool {
 				ov, ok := o.Env.Get(k)
-				if !ok || ov != v {
-					same = false
-					break
-				}
-			}
-			if !same {
+				return !ok || ov != v
+			}) {
 				varying = append(varying, k)
 				continue
 			}
