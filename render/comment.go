@@ -135,17 +135,13 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 const unnamedCheck = "(unnamed)"
 
 // failedColumns are the terminal view's failed-cases columns (docs/render.md
-// §8); commentColumns the comment's (§3.4), phone first: the failed checks
-// before the class, no setup (the section has every case's), since added
-// with a history (failedHeader).
+// §8); commentColumns the comment's (§3.4), phone first.
 var (
 	failedColumns  = []string{"case", "class", "setup", "failed checks"}
 	commentColumns = []string{"case", "failed checks", "class"}
 )
 
-// rowCells builds the escaped cells of the table's rows under plan p: a
-// row of alike cases names them all and shows its first case's checks and
-// class, and each distinct since.
+// rowCells builds the escaped cells of the table's rows under plan p.
 func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	out := make([][]string, 0, len(rows))
 	for _, g := range rows {
@@ -175,9 +171,8 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	return out
 }
 
-// failedHeader is a failed-cases table's header of cols (commentColumns or
-// failedColumns): no class column when classless, and with a history the
-// since column (docs/render.md §11) last.
+// failedHeader is a failed-cases table's header of cols: no class column
+// when classless, and with a history the since column (docs/render.md §11).
 func (r *renderer) failedHeader(cols []string) []string {
 	head := slices.Clone(cols)
 	if r.classless() {
@@ -189,11 +184,9 @@ func (r *renderer) failedHeader(cols []string) []string {
 	return head
 }
 
-// classless reports whether no case of the failed-cases table has a class
-// (docs/render.md §3.4): every one failed unclassified, as the parts of a
-// harness that writes no class (kvcached's own, an import) give them, so
-// the table has no class column. A not-run case has a class (merge gives
-// it one), so a table with one keeps the column.
+// classless reports whether every case of the failed-cases table failed
+// unclassified (docs/render.md §3.4), as a harness that writes no class
+// gives them: the table then has no class column.
 func (r *renderer) classless() bool {
 	if r.noClass == nil {
 		none := true
@@ -210,8 +203,7 @@ func (r *renderer) classless() bool {
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its
-// "and K more" line counting the cases of the rows left out; "" when no
-// case failed.
+// "and K more" line; "" when no case failed.
 func (r *renderer) failedTable(w *writer, rows []caseRow, p plan) string {
 	if len(rows) == 0 {
 		return ""
@@ -229,9 +221,8 @@ func (r *renderer) failedTable(w *writer, rows []caseRow, p plan) string {
 	return out
 }
 
-// failedChecks is the failed-checks cell: the root checks, `check`
-// (detail); ..., then `and N checks that follow from it` for the failed
-// checks another one caused (collect.RootChecks, docs/render.md §3.4).
+// failedChecks is the failed-checks cell: the root checks with their
+// details, then the count of those that follow from them (docs/render.md §3.4).
 func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	if c.NotRun {
 		return w.t("not_run", nil)
@@ -301,10 +292,8 @@ func classCell(c *merge.Case, p plan) string {
 	return class + ": " + text.Plain(text.CutWords(fact, classFactMax))
 }
 
-// classWithWhy is class (a case's, as shown) with the reason why (shown
-// as it is, "" for none): `product (why)`, or for a product failure that
-// only the default decided (collect.Unexplained) `product, unexplained:
-// why`, never mistaken for evidence of a kvcached regression.
+// classWithWhy is class with the reason why: `product (why)`, or
+// `product, unexplained: why` for a failure only the default decided.
 func classWithWhy(c *merge.Case, class, why string) string {
 	if collect.Unexplained(c.Class, c.ClassBy) {
 		class += ", unexplained"
@@ -447,10 +436,8 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	return out, w.err
 }
 
-// importedTests reports whether the report holds imported tests only (its
-// setup describes no engine and no case, and names no GPU, as `import
-// junit`'s does; docs/render.md §3.2): the comment then has no machine line
-// and its logs line names what an import keeps, not a GPU run's files.
+// importedTests reports whether the report holds imported tests only
+// (docs/render.md §3.2): no machine line, and the logs line says so.
 func (r *renderer) importedTests() bool {
 	return r.rep.Setup != nil && r.rep.Setup.DescribesNoCase() && len(r.rep.Setup.GPUs) == 0 && len(r.rep.Cases) > 0
 }

@@ -49,9 +49,8 @@ func DefaultConfig() Config {
 }
 
 // DecodeConfig reads a --config file's contents as they are, without the
-// defaults: what the file itself sets (the CLI puts the Actions repository
-// under a file that names none, then the defaults under both). Unknown keys
-// are an error, since a typo in a key would otherwise be silently ignored.
+// defaults. Unknown keys are an error, since a typo in a key would otherwise
+// be silently ignored.
 func DecodeConfig(data []byte) (Config, error) {
 	var file Config
 	if err := collect.RepeatedKey(data); err != nil {
@@ -142,19 +141,16 @@ func (c Config) workflow(profile string) string {
 	return cmp.Or(c.Workflows[profile], "gpu-correctness.yml")
 }
 
-// repo is the repository the links go to, "" when there is none (an
-// imported suite's that nobody named, renderer.ownNames): every link built
-// on it is then plain text.
+// repo is the repository the links go to, "" when there is none
+// (renderer.ownNames): every link built on it is then plain text.
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
 func (c Config) nightlyRuns(kind string) bool { return slices.Contains(c.NightlyKinds, kind) }
 
-// releaseTitle is the title of an engine release lane's report (profile
-// `<engine>-release` of a setup naming that engine alone, docs/runner.md
-// §2.8): `vLLM 0.33.0 against kvcached 1a2b3c4: ` then the version guard's
-// verdict first (the engine's setup case holds the version to kvcached's
-// guard, so its failed check is that verdict, and no probe ran), else how
-// many probe cases passed. "" for any other profile.
+// releaseTitle is the title of an engine release lane's report
+// (docs/runner.md §2.8): `vLLM 0.33.0 against kvcached 1a2b3c4: ` then the
+// version guard's failed check, else how many probes passed; "" for any
+// other profile.
 func (r *renderer) releaseTitle() string {
 	s := r.rep.Setup
 	if s == nil || s.Engines.Len() != 1 || r.profile != s.Engines.Keys()[0]+"-release" {

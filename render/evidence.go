@@ -22,16 +22,14 @@ const (
 )
 
 // armCase is one test on each arm: per arm, its results in part order (an
-// arm's parts are selections, a focused test, a targeted and a broad
-// suite, which may share a test); empty where the arm lacks it.
+// arm's selections may share a test); empty where the arm lacks it.
 type armCase struct {
 	name string
 	arms [][]*merge.Case
 }
 
-// at is the result that stands for the test on arm j
-// (merge.StandsOver): its first failed result, else its first; nil where
-// the arm lacks it.
+// at is the result that stands for the test on arm j (merge.StandsOver);
+// nil where the arm lacks it.
 func (ac *armCase) at(j int) *merge.Case {
 	var out *merge.Case
 	for _, c := range ac.arms[j] {
@@ -139,10 +137,9 @@ func armCases(rep *merge.Report, arms []string) []armCase {
 	return out
 }
 
-// message is a failed result's assertion message: the first line of the
-// message its report gave (an imported case's log.failure), else of its
-// first failed check's detail, cut; the second value is the rest, the
-// traceback: the message's other lines and the failure's text.
+// message is a failed result's assertion message: the first line of its
+// log.failure's message, else of its first failed check's detail; rest is
+// the traceback.
 func message(c *merge.Case) (first, rest string) {
 	if f := collect.FailureOf(c.Log); f != nil && (f.Message != "" || f.Text != "") {
 		msg := strings.TrimSpace(f.Message)
@@ -220,8 +217,7 @@ func armHeader(arm string, cases []armCase, j int) string {
 
 // verdictLine is a test's line: how it ended on each arm and, with
 // expectations, whether that is what was expected; a test that passed or
-// was skipped on every arm is a control (a focused selection's other
-// tests), which no expectation is about, as merge.Report.Judge counts it.
+// was skipped on every arm is a control, as merge.Report.Judge counts it.
 func (r *renderer) verdictLine(ac *armCase) string {
 	var said []string
 	control := true // passed or skipped on every arm: a control, no expectation's
@@ -243,8 +239,7 @@ func (r *renderer) verdictLine(ac *armCase) string {
 }
 
 // measureTable is the revision × measure table of a test with metrics: a
-// row per arm (its revision), the result first, then a column per metric
-// (`steps (steps)`), in the order first recorded, at most evidenceMetrics.
+// row per arm, the result first, then at most evidenceMetrics metrics.
 func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[*merge.Case]collect.Measures) string {
 	type column struct{ name, unit string }
 	var cols []column
@@ -436,9 +431,8 @@ func (r *renderer) onlyLine(cases []armCase) string {
 	return "Compared: the tests that ran on every arm or failed on one; " + strings.Join(said, ", ") + "."
 }
 
-// tracebackBlock is the collapsed block of the shown failures' tracebacks
-// (their detail after the message's line): at most tracebacks of them,
-// tracebackLines lines each; "" when none has one.
+// tracebackBlock is the collapsed block of the shown failures' tracebacks;
+// "" when none has one.
 func tracebackBlock(shown []*armCase, arms []string) string {
 	var b []string
 	n, more := 0, 0

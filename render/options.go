@@ -95,11 +95,9 @@ func validDate(s string) bool {
 }
 
 // ResolveProfile is the profile a report is rendered as (docs/render.md
-// §1.1): the given one, else the parts' (their setup.json's; perf for a
-// report with perf artifacts). parts is the parts' profile, "" when they
-// name none, so that a caller can say when the given one overrides it. A
-// report that names none with none given, or a profile that is not valid,
-// is a problem.
+// §1.1): the given one, else the parts'; parts is the parts' profile, ""
+// when they name none, so that a caller can say when the given one
+// overrides it.
 func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err error) {
 	if rep != nil && rep.Setup != nil {
 		parts = rep.Setup.Profile

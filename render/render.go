@@ -24,24 +24,16 @@ const (
 	// SectionBudget is what one issue-description section is planned to fit:
 	// up to three sections and hand-written text share one issue body.
 	SectionBudget = 20000
-	// maxFailedRows is the most failed-case rows a comment lists.
-	maxFailedRows = 30
-	// detailCut is how long a check detail may be in the failed-cases table.
-	detailCut = 300
-	// perfErrorCut is how long a perf error may be.
-	perfErrorCut = 500
+	maxFailedRows = 30  // the most failed-case rows a comment lists
+	detailCut     = 300 // how long a check detail may be in the failed-cases table
+	perfErrorCut  = 500 // how long a perf error may be
 	// maxPartLines is the most missing or partial parts a comment names one
 	// line each: with it and the cuts below, the planner can always fit.
-	maxPartLines = 20
-	// partNameCut is how long a part's display name may be in a comment.
-	partNameCut = 100
-	// partReasonCut is where a partial part's reason is cut in its line.
-	partReasonCut = 200
-	// maxProblems is the most input problems a comment lists; the CLI prints
-	// them all as warnings.
-	maxProblems = 20
-	// problemCut is how long one listed problem may be.
-	problemCut = 300
+	maxPartLines  = 20
+	partNameCut   = 100 // how long a part's display name may be in a comment
+	partReasonCut = 200 // where a partial part's reason is cut in its line
+	maxProblems   = 20  // the most input problems a comment lists; the CLI prints them all
+	problemCut    = 300 // how long one listed problem may be
 )
 
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -142,8 +134,7 @@ func (r *renderer) ownNames() {
 }
 
 // importedName names an imported suite: the config's suite, else its parts'
-// names (distinct, in report order, cut as a configured product is bounded),
-// else the profile.
+// distinct names, else the profile.
 func (r *renderer) importedName() string {
 	if r.cfg.Suite.Name != "" {
 		return r.cfg.Suite.Name
@@ -304,9 +295,8 @@ func (r *renderer) unfinishedParts() []merge.PartStatus {
 	})
 }
 
-// partLines: one line per missing or partial part, the first maxPartLines of
-// them, the rest counted in a last line; then one per part that ran a
-// selection or injected simulator faults (part.json's selection, faults).
+// partLines: one line per part that ran a selection or injected simulator
+// faults, then per missing or partial part, up to maxPartLines each.
 func (r *renderer) partLines(w *writer) string {
 	var lines []string
 	for _, p := range r.rep.Parts {
@@ -346,8 +336,7 @@ func (r *renderer) hostOf(display string) string {
 }
 
 // problems lists the defects of the input that did not stop the report, so
-// that a report made from damaged results says so where it is read. The first
-// maxProblems are listed, each cut to problemCut; "" when there are none.
+// that a report made from damaged results says so where it is read.
 func (r *renderer) problems(w *writer) string {
 	probs := r.rep.Problems
 	if len(probs) == 0 {

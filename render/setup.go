@@ -169,9 +169,7 @@ func indexByName[T any](list []T, name func(*T) string) map[string]*T {
 }
 
 // brief is the failed-cases table's setup cell of a case as escaped text (""
-// for -setup cases and names not known): serverBrief for one server; for
-// several, each one's engine and model joined by " + ", then the GPU, batch
-// and ballast their entry gives.
+// for -setup cases and names not known).
 func (ix *setupIndex) brief(name string) string {
 	if merge.IsSetupCase(name) {
 		return ""

@@ -8,11 +8,9 @@ import (
 )
 
 // mdTable draws a compact GitHub Markdown table of escaped cells without
-// padding (`| a | b |`, `|---|---|`), without the trailing newline: tables
-// are read rendered, so padding only spends the size budget. An empty cell
-// is `| |`. Every row has exactly as many cells as the header, and no cell
-// holds a line break or a tab: cells are escaped (text.Plain, text.CodeCell:
-// inert), so one that is not is a bug, an error rather than a broken table.
+// padding or the trailing newline: tables are read rendered, so padding only
+// spends the size budget. A row of the wrong width, or a cell with a line
+// break or tab (an unescaped cell), is a bug: an error, not a broken table.
 func (w *writer) mdTable(header []string, rows [][]string) string {
 	if w.err != nil {
 		return ""

@@ -9,10 +9,8 @@ import (
 	"github.com/mattn/go-runewidth"
 )
 
-// The terminal text (docs/render.md §8) fits a width: every line is at most
-// that many columns, and at most that many code points. Cells and
-// paragraphs are wrapped at spaces (a word longer than the room is broken),
-// never cut: a terminal has no size budget, only a width.
+// The terminal text (docs/render.md §8) fits a width in columns and code
+// points: cells and paragraphs are wrapped, never cut.
 
 // DefaultTextWidth is the text view's width when none is given (the CLI
 // passes --width, else $COLUMNS: render reads no environment).
@@ -223,11 +221,9 @@ func termTable(header []string, rows [][]string, width int) string {
 }
 
 // columnWidths shares room among columns of the natural widths given: all
-// of them when they fit, else the widest narrowed to one cap (the largest
-// that fits) and the columns narrower than it kept, none narrower than its
-// longest word (words), so that no name is broken. ok is false when
-// that, or minColumn per column (or a column's natural width, when
-// narrower), does not fit: the table is then written as records.
+// of them when they fit, else the widest narrowed to the largest cap that
+// fits, none narrower than its longest word (words) or minColumn; ok is
+// false when even that does not fit.
 func columnWidths(natural, words []int, room int) ([]int, bool) {
 	total, least := 0, 0
 	for i, w := range natural {
@@ -272,9 +268,8 @@ func columnWidths(natural, words []int, room int) ([]int, bool) {
 	return widths, true
 }
 
-// textRecords writes a table too wide for width as one record a row: each
-// cell as `<header>: <cell>` (the cell alone without a header), wrapped
-// with a hanging indent, a blank line between records.
+// textRecords writes a table too wide for width as one record a row, each
+// cell as `<header>: <cell>`.
 func textRecords(header []string, rows [][]string, width int) string {
 	var b strings.Builder
 	for i, row := range rows {

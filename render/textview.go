@@ -143,8 +143,7 @@ func (t *textView) parts() {
 	t.table([]string{"part", "status", "ran", "planned", "reason"}, rows)
 }
 
-// problems writes every problem of the input: a terminal has no size
-// budget.
+// problems writes every problem of the input: a terminal has no size budget.
 func (t *textView) problems() {
 	if len(t.r.rep.Problems) == 0 {
 		return
@@ -183,11 +182,8 @@ func (t *textView) known() {
 	}
 }
 
-// failed writes the failed cases' table as the comment groups it (rows of
-// cases that failed alike, a missing part's not-run cases in one): the
-// cases, all named, the class, the setup brief they share, the failed
-// checks (textChecks) and, with a history, since; then the memory of each
-// charted case, as the comment's line above its chart says it.
+// failed writes the failed cases' table as the comment groups it, every case
+// named, then the memory of each charted case as the comment's chart line says it.
 func (t *textView) failed(rows []caseRow) {
 	r := t.r
 	ix := *r.ix
@@ -252,9 +248,7 @@ func (t *textView) closestCalls() {
 }
 
 // textChecks is a failed case's checks cell: the root checks with their
-// details (and known issues), then every check that follows from them by
-// name, since a terminal has no size budget; "not run" for a case that
-// did not run.
+// details and known issues, then every check that follows from them by name.
 func (r *renderer) textChecks(c *merge.Case) string {
 	if c.NotRun {
 		return "not run"
@@ -285,14 +279,10 @@ func (r *renderer) textChecks(c *merge.Case) string {
 	return checks
 }
 
-// termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
-// no control characters (ANSI escapes included) and no bidirectional
-// controls (text.Inert, as every document has it).
+// termText cuts s and makes it safe for a terminal (text.Inert).
 func termText(s string, n int) string { return text.Inert(text.Cut(s, n)) }
 
 // textNameCut bounds a case name, a check's detail and a brief in the text
-// view: a terminal has no budget, so they are shown whole (pytest's
-// parametrised ids run to hundreds of characters, a detail as a part
-// stores it to 1,000), wrapped to the width; the bound only keeps hostile
-// input finite.
+// view: a terminal has no budget, so they are shown whole; the bound only
+// keeps hostile input finite.
 const textNameCut = 4096
