@@ -72,6 +72,10 @@ type renderer struct {
 	names      map[string]bool // caches caseNames
 }
 
+// shapesOnly is the redactor of options without a secret set: the token
+// shapes (collect.Redactor) are redacted whatever the options say.
+var shapesOnly = collect.NewRedactor(nil)
+
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if rep == nil {
 		return nil, errors.New("render: no report")

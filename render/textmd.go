@@ -100,9 +100,7 @@ func (c *mdText) block(n ast.Node, width int) []string {
 		return strings.Split(strings.TrimSuffix(termTable(header, rows, width), "\n"), "\n")
 	case *ast.FencedCodeBlock, *ast.CodeBlock:
 		var out []string
-		ls := n.Lines()
-		for i := 0; i < ls.Len(); i++ {
-			seg := ls.At(i)
+		for _, seg := range n.Lines().Sliced(0, n.Lines().Len()) {
 			l := text.Inert(strings.TrimRight(string(seg.Value(c.src)), "\r\n"))
 			for _, part := range wrapCode(l, width-2) {
 				out = append(out, "  "+part)
@@ -110,15 +108,9 @@ func (c *mdText) block(n ast.Node, width int) []string {
 		}
 		return out
 	case *ast.HTMLBlock:
-		var raw strings.Builder
-		ls := n.Lines()
-		for i := 0; i < ls.Len(); i++ {
-			seg := ls.At(i)
-			raw.Write(seg.Value(c.src))
-		}
 		var out []string
-		for _, m := range summaryRE.FindAllStringSubmatch(raw.String(), -1) {
-			out = append(out, wrapCols(text.Inert(m[1])+":", width)...)
+		for _, m := range summaryRE.FindAllSubmatch(n.Lines().Value(c.src), -1) {
+			out = append(out, wrapCols(text.Inert(string(m[1]))+":", width)...)
 		}
 		return out
 	case *ast.Blockquote:
