@@ -296,12 +296,10 @@ func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var rows [][]string
-	withSets := false
-	for _, k := range s.Engines.Keys() {
-		if e, _ := s.Engines.Get(k); e.Expectations != nil {
-			withSets = true
-		}
-	}
+	withSets := slices.ContainsFunc(s.Engines.Keys(), func(k string) bool {
+		e, _ := s.Engines.Get(k)
+		return e.Expectations != nil
+	})
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)

@@ -166,15 +166,11 @@ func termTable(header []string, rows [][]string, width int) string {
 		if l == "╞" {
 			fill = "═"
 		}
-		var b strings.Builder
-		b.WriteString(l)
+		segs := make([]string, len(widths))
 		for i, w := range widths {
-			if i > 0 {
-				b.WriteString(m)
-			}
-			b.WriteString(strings.Repeat(fill, w+2))
+			segs[i] = strings.Repeat(fill, w+2)
 		}
-		return b.String() + r + "\n"
+		return l + strings.Join(segs, m) + r + "\n"
 	}
 	var b strings.Builder
 	line := func(wrapped [][]string) {

@@ -193,10 +193,7 @@ func (t *textView) failed(rows []caseRow) {
 	w := &writer{}
 	for i, g := range rows {
 		c := g.first()
-		why := ""
-		if c.ClassWhy != "" {
-			why = termText(c.ClassWhy, collect.ClassWhyMax)
-		}
+		why := termText(c.ClassWhy, collect.ClassWhyMax)
 		names, briefs, since := make([]string, len(g.cases)), make([]string, len(g.cases)), make([]string, len(g.cases))
 		for j, m := range g.cases {
 			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
