@@ -120,12 +120,11 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
 		return "", errOverBudget
 	}
-	machine := machineLine(s.GPUs, r.partDisplays())
 	when := map[string]string{
 		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),
-		"Machine":  machine,
+		"Machine":  machineLine(s.GPUs, r.partDisplays()),
 		"Product":  text.Plain(r.cfg.Product),
 	}
 	var sentence string
