@@ -275,11 +275,9 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 // classFactMax is the most code points of the fact in a class cell.
 const classFactMax = 48
 
-// classCell is the comment's class cell of a failed or not-run case
-// (docs/render.md §3.4), short enough for a phone: `product, unexplained`
-// for a failure only the default decided, else `<class>: <fact>` while
-// details are shown, the fact being the class reason's first clause past
-// collect.NoSignature, cut at a word.
+// classCell is the comment's class cell of a failed or not-run case, short
+// enough for a phone (docs/render.md §3.4): the fact is the class reason's
+// first clause past collect.NoSignature, cut at a word.
 func classCell(c *merge.Case, p plan) string {
 	class := text.Plain(text.Cut(caseClass(c), 20))
 	if collect.Unexplained(c.Class, c.ClassBy) {

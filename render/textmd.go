@@ -12,10 +12,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// markdownText turns Markdown that render made into terminal text of at most
-// width columns, so the text view needs no second way of writing a block
-// (docs/render.md §8): wrapped, tables by termTable, links as `text (url)`,
-// escapes undone, the joiners dropped, and every text inert again.
+// markdownText turns Markdown that render made into inert terminal text of at
+// most width columns, so the text view needs no second way of writing a block.
 func markdownText(md string, width int) string {
 	src := []byte(md)
 	doc := markdown.Parser().Parse(gmtext.NewReader(src))

@@ -12,10 +12,8 @@ import (
 )
 
 // Text writes, for a person at a terminal, what the comment and the section
-// carry (docs/render.md §8), in at most opts.Width columns. Table cells are
-// wrapped, never cut, beyond the bounds that keep hostile input finite, and
-// are plain text with control characters replaced, so a hostile check detail
-// cannot drive the terminal.
+// carry (docs/render.md §8), in at most opts.Width columns, as plain text with
+// control characters replaced, so a hostile check detail cannot drive the terminal.
 func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	r, err := newRenderer(rep, opts)
 	if err != nil {
