@@ -5,11 +5,7 @@
 // exports the report as JUnit XML and CTRF JSON.
 //
 // Render is a pure function of the report, the options and the templates: no
-// clock, environment, disk or network reads happen here. Its additions to the
-// layout of kvcached's results issue, so that a report made from bad input is
-// clearly marked (problems listed, budgets with the rest counted, redaction
-// before cutting or escaping, known issues, skipped cases, digests), are in
-// docs/render.md §3.3, §3.4, §4, §10 and §11.
+// clock, environment, disk or network reads happen here.
 package render
 
 import (
@@ -98,9 +94,9 @@ type Config struct {
 	// the default suite, whose markers are those of every existing issue.
 	Suite Suite `json:"suite,omitzero"`
 	// RepositoryUnknown and ProductUnknown say that nobody named the
-	// repository or the product, so RepositoryURL and Product are kvcached's
-	// defaults: a report of imported tests only is then named after its parts
-	// and links to no repository (docs/render.md §3.2, §9).
+	// repository or the product (kvcached's defaults stand): a report of
+	// imported tests only is then named after its parts and links to no
+	// repository (docs/render.md §3.2, §9).
 	RepositoryUnknown bool `json:"-"`
 	ProductUnknown    bool `json:"-"`
 }

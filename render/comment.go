@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,21 +20,14 @@ type plan struct {
 	// thousands of failed checks, kilobyte-long names): names, briefs and the
 	// subject are cut, and each row lists checks only up to a cap.
 	squeeze bool
-	// charts keeps the failed cases' memory charts; they are the first
-	// thing dropped to fit (docs/render.md §3.9, §7).
-	charts bool
-	// closest keeps the closest calls and the shrinking margins
-	// (docs/render.md §3.10); they go after the charts and the excerpts.
-	closest bool
-	// excerpts keeps the failed cases' "where to look" blocks (serve.log
-	// excerpts and job links); they go right after the charts
-	// (docs/render.md §3.11, §7).
-	excerpts bool
-	// durations keeps the line of the slowest imported tests; it is the
-	// first thing dropped to fit (docs/render.md §3.4, §7).
-	durations bool
-	cells     [][]string // escaped cells of the first failed rows, built once per level
-	rows      int        // how many of cells are listed; the rest are counted in "and K more"
+	// What the comment keeps, dropped to fit in the order of budgetLevels
+	// (docs/render.md §7): the slowest imported tests' line (§3.4), the
+	// memory charts (§3.9), the "where to look" blocks (§3.11), the closest
+	// calls and shrinking margins (§3.10).
+	durations, charts, excerpts, closest bool
+
+	cells [][]string // escaped cells of the first failed rows, built once per level
+	rows  int        // how many of cells are listed; the rest are counted in "and K more"
 }
 
 // Row caps under plan.squeeze, in code points.
@@ -43,33 +37,27 @@ const (
 	squeezeSubject = 200
 )
 
-// budgetLevel is one step of the planner: a detail length (or squeeze) and
-// the fewest rows it may go down to before the next step is tried.
+// budgetLevel is one step of the planner: a plan and the fewest rows it may
+// go down to before the next step is tried.
 type budgetLevel struct {
-	detail    int
-	squeeze   bool
-	durations bool
-	charts    bool
-	excerpts  bool
-	closest   bool
-	floor     int
+	plan
+	floor int
 }
 
-// budgetLevels: everything with the slowest tests' line, the charts, the
-// excerpts and the closest calls, then without the slowest tests, then
-// without the charts, then without the excerpts, then without
-// the closest calls (every row first), then fewer rows (down to 10), then
-// shorter details, then no details with fewer rows still, then squeeze.
+// budgetLevels: everything, then without the slowest tests, the charts, the
+// excerpts, the closest calls in turn (every row first), then fewer rows
+// (down to 10), then shorter details, then no details with fewer rows
+// still, then squeeze.
 var budgetLevels = []budgetLevel{
-	{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
-	{detail: detailCut, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
-	{detail: detailCut, excerpts: true, closest: true, floor: maxFailedRows},
-	{detail: detailCut, closest: true, floor: maxFailedRows},
-	{detail: detailCut, floor: 10},
-	{detail: 150, floor: 10},
-	{detail: 60, floor: 10},
-	{detail: 0, floor: 1},
-	{detail: 0, squeeze: true, floor: 1},
+	{plan{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true}, maxFailedRows},
+	{plan{detail: detailCut, charts: true, excerpts: true, closest: true}, maxFailedRows},
+	{plan{detail: detailCut, excerpts: true, closest: true}, maxFailedRows},
+	{plan{detail: detailCut, closest: true}, maxFailedRows},
+	{plan{detail: detailCut}, 10},
+	{plan{detail: 150}, 10},
+	{plan{detail: 60}, 10},
+	{plan{detail: 0}, 1},
+	{plan{detail: 0, squeeze: true}, 1},
 }
 
 // rowLen is the code points a compact table row of cells takes, newline included.
@@ -91,7 +79,7 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 	top := min(len(rows), maxFailedRows)
 	var last string
 	for _, lv := range budgetLevels {
-		p := plan{detail: lv.detail, squeeze: lv.squeeze, durations: lv.durations, charts: lv.charts, excerpts: lv.excerpts, closest: lv.closest}
+		p := lv.plan
 		w := &writer{}
 		p.cells = r.rowCells(w, rows[:top], p)
 		if w.err != nil {
@@ -147,17 +135,13 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 const unnamedCheck = "(unnamed)"
 
 // failedColumns are the terminal view's failed-cases columns (docs/render.md
-// §8); commentColumns the comment's (§3.4), phone first: the failed checks
-// before the class, no setup (the section has every case's), since added
-// with a history (failedHeader).
+// §8); commentColumns the comment's (§3.4), phone first.
 var (
 	failedColumns  = []string{"case", "class", "setup", "failed checks"}
 	commentColumns = []string{"case", "failed checks", "class"}
 )
 
-// rowCells builds the escaped cells of the table's rows under plan p: a
-// row of alike cases names them all and shows its first case's checks and
-// class, and each distinct since.
+// rowCells builds the escaped cells of the table's rows under plan p.
 func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	out := make([][]string, 0, len(rows))
 	for _, g := range rows {
@@ -187,9 +171,8 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	return out
 }
 
-// failedHeader is a failed-cases table's header of cols (commentColumns or
-// failedColumns): no class column when classless, and with a history the
-// since column (docs/render.md §11) last.
+// failedHeader is a failed-cases table's header of cols: no class column
+// when classless, and with a history the since column (docs/render.md §11).
 func (r *renderer) failedHeader(cols []string) []string {
 	head := slices.Clone(cols)
 	if r.classless() {
@@ -201,11 +184,9 @@ func (r *renderer) failedHeader(cols []string) []string {
 	return head
 }
 
-// classless reports whether no case of the failed-cases table has a class
-// (docs/render.md §3.4): every one failed unclassified, as the parts of a
-// harness that writes no class (kvcached's own, an import) give them, so
-// the table has no class column. A not-run case has a class (merge gives
-// it one), so a table with one keeps the column.
+// classless reports whether every case of the failed-cases table failed
+// unclassified (docs/render.md §3.4), as a harness that writes no class
+// gives them: the table then has no class column.
 func (r *renderer) classless() bool {
 	if r.noClass == nil {
 		none := true
@@ -222,8 +203,7 @@ func (r *renderer) classless() bool {
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its
-// "and K more" line counting the cases of the rows left out; "" when no
-// case failed.
+// "and K more" line; "" when no case failed.
 func (r *renderer) failedTable(w *writer, rows []caseRow, p plan) string {
 	if len(rows) == 0 {
 		return ""
@@ -241,9 +221,8 @@ func (r *renderer) failedTable(w *writer, rows []caseRow, p plan) string {
 	return out
 }
 
-// failedChecks is the failed-checks cell: the root checks, `check`
-// (detail); ..., then `and N checks that follow from it` for the failed
-// checks another one caused (collect.RootChecks, docs/render.md §3.4).
+// failedChecks is the failed-checks cell: the root checks with their
+// details, then the count of those that follow from them (docs/render.md §3.4).
 func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	if c.NotRun {
 		return w.t("not_run", nil)
@@ -274,10 +253,9 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 		used += runeCount(s) + 2
 		shown++
 		if !p.squeeze && used > CommentBudget {
-			// The cell alone is over any comment's budget, so no document
-			// that lists it can fit: building the rest of it (thousands of
-			// checks) would only cost time. Over budget it stays, so the
-			// planner's decisions are the same as with the whole cell.
+			// The cell alone is over any comment's budget: the rest of it
+			// (thousands of checks) would only cost time, and over budget it
+			// stays, so the planner decides as with the whole cell.
 			break
 		}
 	}
@@ -297,13 +275,9 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 // classFactMax is the most code points of the fact in a class cell.
 const classFactMax = 48
 
-// classCell is the comment's class cell of a failed or not-run case
-// (docs/render.md §3.4): a word and, while details are shown, the decisive
-// fact, short enough for a phone: `product, unexplained` for a failure only
-// the default decided, else `<class>: <fact>`, the fact being the class
-// reason's first clause past the runner's collect.NoSignature, cut at a word
-// to classFactMax code points. The whole reason is in the terminal view,
-// the job summary and the check run.
+// classCell is the comment's class cell of a failed or not-run case, short
+// enough for a phone (docs/render.md §3.4): the fact is the class reason's
+// first clause past collect.NoSignature, cut at a word.
 func classCell(c *merge.Case, p plan) string {
 	class := text.Plain(text.Cut(caseClass(c), 20))
 	if collect.Unexplained(c.Class, c.ClassBy) {
@@ -316,10 +290,8 @@ func classCell(c *merge.Case, p plan) string {
 	return class + ": " + text.Plain(text.CutWords(fact, classFactMax))
 }
 
-// classWithWhy is class (a case's, as shown) with the reason why (shown
-// as it is, "" for none): `product (why)`, or for a product failure that
-// only the default decided (collect.Unexplained) `product, unexplained:
-// why`, never mistaken for evidence of a kvcached regression.
+// classWithWhy is class with the reason why: `product (why)`, or
+// `product, unexplained: why` for a failure only the default decided.
 func classWithWhy(c *merge.Case, class, why string) string {
 	if collect.Unexplained(c.Class, c.ClassBy) {
 		class += ", unexplained"
@@ -336,12 +308,7 @@ func classWithWhy(c *merge.Case, class, why string) string {
 
 // caseClass is a failed or not-run case's class, unclassified when the
 // report has none (a Report built by hand; merge always sets one).
-func caseClass(c *merge.Case) string {
-	if c.Class == "" {
-		return collect.ClassUnclassified
-	}
-	return c.Class
-}
+func caseClass(c *merge.Case) string { return cmp.Or(c.Class, collect.ClassUnclassified) }
 
 // images lists the engines' images, in the order of the merged engines.
 func (r *renderer) images() string {
@@ -372,8 +339,8 @@ func (r *renderer) correctness() (Documents, error) {
 	}
 	docs.Warnings = append(docs.Warnings, warn...)
 	// A problem of the render-time inputs (a known-issues file not applied,
-	// docs/render.md §10) is news to the step's log too: the CLI printed the
-	// report's own problems before they were classified.
+	// docs/render.md §10) is news to the step's log: the CLI printed the
+	// report's own before.
 	for _, p := range r.rep.Problems {
 		if p.File == merge.KnownIssuesProblemFile {
 			docs.Warnings = append(docs.Warnings, p.String())
@@ -385,9 +352,7 @@ func (r *renderer) correctness() (Documents, error) {
 			docs.NoSection = warn[0]
 		}
 	}
-	// The digest line is the same at every plan: the table's budget is
-	// what it leaves.
-	digest := r.digest()
+	digest := r.digest() // the same at every plan: the table's budget is what it leaves
 	if verdict == "DID NOT RUN" && r.rep.Counts().NotRun == 0 {
 		docs.Comment, err = r.didNotRun(verdict)
 		return docs, withDigest(&docs.Comment, digest, err)
@@ -395,9 +360,8 @@ func (r *renderer) correctness() (Documents, error) {
 	rows := groupRows(r.rep.FailedCases(), r.caseNames())
 	var prBlock string
 	if r.opts.PR > 0 && section != "" {
-		// The section's title line is replaced by the <details> summary.
-		// One blank line before </details>: the section ends with a newline
-		// of its own.
+		// The section's title line is replaced by the <details> summary; its
+		// own trailing newline goes, as the template puts a blank line first.
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
@@ -409,8 +373,7 @@ func (r *renderer) correctness() (Documents, error) {
 }
 
 // withDigest ends a rendered comment with its digest line (docs/formats.md
-// §9), after a blank line so that it is an HTML block of its own; err is
-// the render's, passed through.
+// §9) as an HTML block of its own; err is the render's, passed through.
 func withDigest(comment *string, digest string, err error) error {
 	if err == nil && digest != "" {
 		*comment += "\n" + digest + "\n"
@@ -454,12 +417,11 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		blocks = append(blocks, j)
 	}
 	if p.excerpts {
-		// The cases of every row: a level with excerpts lists every row
-		// (its floor is maxFailedRows), so the rows-free base render
-		// that fit estimates from holds them too.
+		// Every row's: a level with excerpts lists every row (its floor is
+		// maxFailedRows), so fit's rows-free base render holds them too.
 		blocks = append(blocks, r.whereBlocks(w, shown)...)
 	}
-	data := map[string]any{
+	out := w.t("comment", map[string]any{
 		"Marker":      r.commentMarker(),
 		"Header":      r.header(verdict),
 		"RunLine":     r.runLine(w, subjectCut),
@@ -468,15 +430,12 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		"SetupBlock":  prBlock,
 		"OnlyLogs":    r.opts.PR > 0 && prBlock == "",
 		"LogsLine":    r.logsLine(w),
-	}
-	out := w.t("comment", data)
+	})
 	return out, w.err
 }
 
-// importedTests reports whether the report holds imported tests only (its
-// setup describes no engine and no case, and names no GPU, as `import
-// junit`'s does; docs/render.md §3.2): the comment then has no machine line
-// and its logs line names what an import keeps, not a GPU run's files.
+// importedTests reports whether the report holds imported tests only
+// (docs/render.md §3.2): no machine line, and the logs line says so.
 func (r *renderer) importedTests() bool {
 	return r.rep.Setup != nil && r.rep.Setup.DescribesNoCase() && len(r.rep.Setup.GPUs) == 0 && len(r.rep.Cases) > 0
 }

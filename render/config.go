@@ -27,8 +27,7 @@ func DefaultConfig() Config {
 			"weekly":  "Weekly correctness",
 			"smoke":   "Smoke correctness",
 			"perf":    "Weekly performance",
-			// The engine release lane (runner.EngineReleasePlan); the
-			// header names the image, so the version.
+			// The engine release lane (runner.EngineReleasePlan).
 			"vllm-release":   "vLLM release against kvcached",
 			"sglang-release": "SGLang release against kvcached",
 		},
@@ -50,9 +49,8 @@ func DefaultConfig() Config {
 }
 
 // DecodeConfig reads a --config file's contents as they are, without the
-// defaults: what the file itself sets (the CLI puts the Actions repository
-// under a file that names none, then the defaults under both). Unknown keys
-// are an error, since a typo in a key would otherwise be silently ignored.
+// defaults. Unknown keys are an error, since a typo in a key would otherwise
+// be silently ignored.
 func DecodeConfig(data []byte) (Config, error) {
 	var file Config
 	if err := collect.RepeatedKey(data); err != nil {
@@ -87,9 +85,7 @@ func MergeConfig(base, over Config) Config {
 	out.BaselineArm = cmp.Or(over.BaselineArm, base.BaselineArm)
 	out.Intervals = overSlice(base.Intervals, over.Intervals)
 	out.Arms = overSlice(base.Arms, over.Arms)
-	if over.Expect != nil {
-		// The expectations name the file's arms: a file's map replaces,
-		// never merges into, another's.
+	if over.Expect != nil { // it names the file's arms: replaced, never merged into
 		out.Expect = mergeMap(nil, over.Expect)
 	}
 	if base.Setup != nil || over.Setup != nil {
@@ -129,8 +125,7 @@ func (c Config) withDefaults() Config { return MergeConfig(DefaultConfig(), c) }
 // headlines, so one short line of letters, digits and a few marks.
 var productRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,59}$`)
 
-// productCut bounds a product name (productRE's 60).
-const productCut = 60
+const productCut = 60 // productRE's bound
 
 // ValidProfile reports whether name may be used as a profile: it lands in HTML
 // comments, titles and status contexts, so it follows marker.Name.
@@ -138,40 +133,24 @@ func ValidProfile(name string) bool { return marker.ValidName(name) }
 
 // Title is the document title of a profile: the configured one, else the
 // profile name itself.
-func (c Config) Title(profile string) string {
-	if t, ok := c.Titles[profile]; ok && t != "" {
-		return t
-	}
-	return profile
-}
+func (c Config) Title(profile string) string { return cmp.Or(c.Titles[profile], profile) }
 
-func (c Config) schedule(profile string) string {
-	if s, ok := c.Schedules[profile]; ok && s != "" {
-		return s
-	}
-	return "On demand"
-}
+func (c Config) schedule(profile string) string { return cmp.Or(c.Schedules[profile], "On demand") }
 
 func (c Config) workflow(profile string) string {
-	if w, ok := c.Workflows[profile]; ok && w != "" {
-		return w
-	}
-	return "gpu-correctness.yml"
+	return cmp.Or(c.Workflows[profile], "gpu-correctness.yml")
 }
 
-// repo is the repository the links go to, "" when there is none (an
-// imported suite's that nobody named, renderer.ownNames): every link built
-// on it is then plain text.
+// repo is the repository the links go to, "" when there is none
+// (renderer.ownNames): every link built on it is then plain text.
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
 func (c Config) nightlyRuns(kind string) bool { return slices.Contains(c.NightlyKinds, kind) }
 
-// releaseTitle is the title of an engine release lane's report (profile
-// `<engine>-release` of a setup naming that engine alone, docs/runner.md
-// §2.8): `vLLM 0.33.0 against kvcached 1a2b3c4: ` then the version guard's
-// verdict first (the engine's setup case holds the version to kvcached's
-// guard, so its failed check is that verdict, and no probe ran), else how
-// many probe cases passed. "" for any other profile.
+// releaseTitle is the title of an engine release lane's report
+// (docs/runner.md §2.8): `vLLM 0.33.0 against kvcached 1a2b3c4: ` then the
+// version guard's failed check, else how many probes passed; "" for any
+// other profile.
 func (r *renderer) releaseTitle() string {
 	s := r.rep.Setup
 	if s == nil || s.Engines.Len() != 1 || r.profile != s.Engines.Keys()[0]+"-release" {

@@ -10,34 +10,26 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Bounds of the evidence block's counts and tracebacks (docs/render.md
-// §12.1).
+// Bounds of the evidence block's counts and tracebacks (docs/render.md §12.1).
 const (
-	// skipReasons is the most skip reasons a count line names; the rest
-	// are counted together.
-	skipReasons = 4
-	// skipReasonWords bounds one skip reason on a count line.
-	skipReasonWords = 80
-	// tracebacks is the most failures whose traceback the collapsed block
-	// holds; tracebackLines the most lines of each.
-	tracebacks     = 5
-	tracebackLines = 40
+	skipReasons     = 4  // the most skip reasons a count line names; the rest are counted together
+	skipReasonWords = 80 // the most code points of one skip reason on a count line
+	tracebacks      = 5  // the most failures whose traceback the collapsed block holds
+	tracebackLines  = 40 // the most lines of each traceback
 	// tracebacksSummary opens the collapsed block of tracebacks: fixed
 	// text, as no data may reach raw HTML.
 	tracebacksSummary = "<details><summary>Tracebacks of the failures above</summary>"
 )
 
 // armCase is one test on each arm: per arm, its results in part order (an
-// arm's parts are selections, a focused test, a targeted and a broad
-// suite, which may share a test); empty where the arm lacks it.
+// arm's selections may share a test); empty where the arm lacks it.
 type armCase struct {
 	name string
 	arms [][]*merge.Case
 }
 
-// at is the result that stands for the test on arm j
-// (merge.StandsOver): its first failed result, else its first; nil where
-// the arm lacks it.
+// at is the result that stands for the test on arm j (merge.StandsOver);
+// nil where the arm lacks it.
 func (ac *armCase) at(j int) *merge.Case {
 	var out *merge.Case
 	for _, c := range ac.arms[j] {
@@ -120,8 +112,7 @@ func outcome(c *merge.Case) string {
 }
 
 // armCases groups the report's cases of the given arms by test (name and
-// leg, merge.Case.ID), in the
-// order of first appearance; other cases are left out.
+// leg, merge.Case.ID), in the order of first appearance.
 func armCases(rep *merge.Report, arms []string) []armCase {
 	col := make(map[string]int, len(arms))
 	for i, a := range arms {
@@ -146,10 +137,9 @@ func armCases(rep *merge.Report, arms []string) []armCase {
 	return out
 }
 
-// message is a failed result's assertion message: the first line of the
-// message its report gave (an imported case's log.failure), else of its
-// first failed check's detail, cut; the second value is the rest, the
-// traceback: the message's other lines and the failure's text.
+// message is a failed result's assertion message: the first line of its
+// log.failure's message, else of its first failed check's detail; rest is
+// the traceback.
 func message(c *merge.Case) (first, rest string) {
 	if f := collect.FailureOf(c.Log); f != nil && (f.Message != "" || f.Text != "") {
 		msg := strings.TrimSpace(f.Message)
@@ -227,19 +217,16 @@ func armHeader(arm string, cases []armCase, j int) string {
 
 // verdictLine is a test's line: how it ended on each arm and, with
 // expectations, whether that is what was expected; a test that passed or
-// was skipped on every arm is a control (a focused selection's other
-// tests), which no expectation is about, as merge.Report.Judge counts it.
+// was skipped on every arm is a control, as merge.Report.Judge counts it.
 func (r *renderer) verdictLine(ac *armCase) string {
 	var said []string
-	for j, a := range r.opts.Arms {
-		said = append(said, outcome(ac.at(j))+" on "+a)
-	}
-	line := text.CodeCell(text.Cut(ac.name, 200)) + ": " + text.Plain(strings.Join(said, ", "))
 	control := true // passed or skipped on every arm: a control, no expectation's
-	for j := range r.opts.Arms {
+	for j, a := range r.opts.Arms {
 		o := outcome(ac.at(j))
+		said = append(said, o+" on "+a)
 		control = control && (o == "passes" || o == "is skipped")
 	}
+	line := text.CodeCell(text.Cut(ac.name, 200)) + ": " + text.Plain(strings.Join(said, ", "))
 	if len(r.opts.Expect) == 0 || control {
 		return line + "."
 	}
@@ -252,8 +239,7 @@ func (r *renderer) verdictLine(ac *armCase) string {
 }
 
 // measureTable is the revision × measure table of a test with metrics: a
-// row per arm (its revision), the result first, then a column per metric
-// (`steps (steps)`), in the order first recorded, at most evidenceMetrics.
+// row per arm, the result first, then at most evidenceMetrics metrics.
 func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[*merge.Case]collect.Measures) string {
 	type column struct{ name, unit string }
 	var cols []column
@@ -358,14 +344,13 @@ func (pc *partCounts) words(p *merge.PartStatus) string {
 		pc = &partCounts{}
 	}
 	var said []string
-	for _, n := range []struct {
-		n    int
-		word string
-	}{{pc.pass, "passed"}, {pc.fail, "failed"}} {
-		if n.n > 0 {
-			said = append(said, text.Commas(int64(n.n))+" "+n.word)
+	add := func(n int, word string) {
+		if n > 0 {
+			said = append(said, text.Commas(int64(n))+" "+word)
 		}
 	}
+	add(pc.pass, "passed")
+	add(pc.fail, "failed")
 	if pc.skip > 0 {
 		var rs []string
 		rest := pc.skip
@@ -379,9 +364,7 @@ func (pc *partCounts) words(p *merge.PartStatus) string {
 		}
 		said = append(said, text.Commas(int64(pc.skip))+" skipped ("+strings.Join(rs, "; ")+")")
 	}
-	if pc.notRun > 0 {
-		said = append(said, text.Commas(int64(pc.notRun))+" not run")
-	}
+	add(pc.notRun, "not run")
 	if len(said) == 0 {
 		if p.Status == merge.StatusComplete {
 			said = append(said, "passed, no testcases")
@@ -448,9 +431,8 @@ func (r *renderer) onlyLine(cases []armCase) string {
 	return "Compared: the tests that ran on every arm or failed on one; " + strings.Join(said, ", ") + "."
 }
 
-// tracebackBlock is the collapsed block of the shown failures' tracebacks
-// (their detail after the message's line): at most tracebacks of them,
-// tracebackLines lines each; "" when none has one.
+// tracebackBlock is the collapsed block of the shown failures' tracebacks;
+// "" when none has one.
 func tracebackBlock(shown []*armCase, arms []string) string {
 	var b []string
 	n, more := 0, 0
@@ -525,7 +507,6 @@ func (r *renderer) evidenceBlock(w *writer, ms map[*merge.Case]collect.Measures)
 		shown = append(shown, ac)
 		line := r.verdictLine(ac)
 		if ac.hasMetrics(ms) {
-			// A test with metrics: its revision × measure table.
 			md := line + "\n\n" + r.measureTable(w, ac, cases, ms)
 			used += runeCount(md)
 			b = append(b, md)
@@ -567,11 +548,9 @@ func countOf(n int, one, many string) string {
 	return text.Commas(int64(n)) + " " + many
 }
 
-// checkDetail is a check's detail as a report shows it. The detail of a
-// failed `no_error_signatures` check lists the error signatures the log
-// matched, which are regular expressions (docs/formats.md §4.1); kvcached's
-// own reporter writes them as they are, `; `-separated (`CUDA error;
-// Traceback \(most recent call last\)`): each is shown as the words a
+// checkDetail is a check's detail as a report shows it: a failed
+// `no_error_signatures` check's lists the regular expressions the log
+// matched, `; `-separated (docs/formats.md §4.1), each shown as the words a
 // reader would search the log for (collect.SignatureText).
 func checkDetail(ch *collect.Check) string {
 	if ch.OK || !strings.HasSuffix(ch.Name, "no_error_signatures") || ch.Detail == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,9 +15,7 @@ import (
 )
 
 // jobLine links the jobs of the parts that failed cases came from
-// (docs/render.md §3.11), in the order of the failed-cases table: `Job
-// logs of the failed cases: [vLLM](<url>), ...`; "" when none of them has
-// its job's ids.
+// (docs/render.md §3.11); "" when none of them has its job's ids.
 func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 	var links []string
 	seen := map[string]bool{}
@@ -37,26 +36,20 @@ func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
 	return w.t("job_logs", strings.Join(links, ", "))
 }
 
-// whereBlocks are the "where to look" blocks of the table's rows with a
-// serve.log excerpt (docs/render.md §3.11), one a row (its first case with an
-// excerpt): a line naming the log, its job's log linked, and the excerpt
-// collapsed in a fenced block.
+// whereBlocks are the "where to look" blocks of the table's rows
+// (docs/render.md §3.11), one a row: its first case's serve.log excerpt,
+// else its imported details.
 func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 	var out []string
 	shown := map[string]string{} // an excerpt's lines without names and numbers → the case shown with them
 	names := r.caseNames()
 	for _, g := range rows {
-		var c *merge.Case
-		for _, m := range g.cases {
-			if m.Excerpt != nil {
-				c = m
-				break
-			}
-		}
-		if c == nil {
+		i := slices.IndexFunc(g.cases, func(m *merge.Case) bool { return m.Excerpt != nil })
+		if i < 0 {
 			out = appendSome(out, importedBlock(w, g))
 			continue
 		}
+		c := g.cases[i]
 		ex := c.Excerpt
 		phase := ""
 		if p, ok := collect.ExcerptPhaseOf(ex.From); ok {
@@ -82,8 +75,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			"From":   text.Code(text.Cut(collect.SignatureText(ex.From), 100)),
 			"Same":   same,
 			"Fenced": fenced(lines),
-			// The class's line is in another log (the kernel log):
-			// the reader is sent there first.
+			// The class's line may be in another log (the kernel log): sent there first.
 			"Decided": decidedElsewhere(c.ClassFrom, ex.File),
 		}))
 	}
@@ -91,8 +83,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 }
 
 // Bounds of an imported failure's details (importedBlock): the last lines
-// of its text, where the assertion and its file and line are, and of each
-// captured output.
+// of its text, where the assertion is, and of each captured output.
 const (
 	importedTextLines   = 25
 	importedOutputLines = 8
@@ -100,9 +91,7 @@ const (
 
 // importedBlock is the details of a row's first imported case whose log
 // keeps a failure text, captured output or properties (docs/render.md
-// §3.11): what the failed-cases cell, which shows the message, leaves
-// out. Each part keeps its last lines, the lines before them counted;
-// "" when the row's cases keep none.
+// §3.11); "" when the row's cases keep none.
 func importedBlock(w *writer, g caseRow) string {
 	for _, c := range g.cases {
 		l := importedSource(c.Log)
@@ -160,10 +149,8 @@ func decidedElsewhere(from, file string) string {
 }
 
 // excerptLines are an excerpt's lines as a report shows them: its lines,
-// then, when it has a tail (the log's last lines, docs/formats.md §4.9), a
-// line counting the lines skipped and the tail; the noise of each part
-// collapsed into a count (collapseNoise), then runs of lines alike
-// (collapseAlike).
+// then any tail (docs/formats.md §4.9) after a line counting those skipped,
+// each with noise and runs of lines alike collapsed.
 func excerptLines(ex *collect.Excerpt) []string {
 	lines := collapseAlike(collapseNoise(ex.Lines))
 	if len(ex.Tail) > 0 {
@@ -178,10 +165,8 @@ func excerptLines(ex *collect.Excerpt) []string {
 const minAlikeRun = 4
 
 // collapseAlike replaces each run of minAlikeRun or more lines that are the
-// same but for their numbers, paths and hex (appendNormalised), e.g. a release
-// line logged once a step, with its first line, `… 38 more lines like these
-// …`, and its last, so the first and last values stay in view
-// (docs/render.md §3.11).
+// same but for their numbers, paths and hex (appendNormalised) with its
+// first line, a count and its last (docs/render.md §3.11).
 func collapseAlike(lines []string) []string {
 	if len(lines) < minAlikeRun {
 		return lines
@@ -212,8 +197,7 @@ func collapseAlike(lines []string) []string {
 
 // excerptKey is what two excerpts that show the same lines share: their lines
 // with case and server names, numbers, paths and hex taken out, as alike
-// failures are grouped (rowFingerprint). A later row whose excerpt has the key
-// of one shown refers to it instead of repeating it (docs/render.md §3.11).
+// failures are grouped (rowFingerprint; docs/render.md §3.11).
 func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 	own := []string{c.Name}
 	if dir := path.Dir(c.Excerpt.File); dir != "." {
@@ -234,10 +218,8 @@ func excerptKey(c *merge.Case, lines []string, names map[string]bool) string {
 	return b.String()
 }
 
-// jobURL links the job of the part whose display name is part
-// (`<repo>/actions/runs/<run id>/job/<check run id>`, from part.json's github
-// ids, docs/formats.md §7.1); without its run id or repository, under the run
-// URL given at render time when that is a run's URL; "" when neither is known.
+// jobURL links the job of the part whose display name is part, from
+// part.json's github ids (docs/formats.md §7.1); "" when it is not known.
 func (r *renderer) jobURL(part string) string {
 	for _, p := range r.rep.Parts {
 		if p.Display != part || p.CheckRunID <= 0 {
@@ -247,9 +229,7 @@ func (r *renderer) jobURL(part string) string {
 		case p.RunID > 0 && r.cfg.repo() != "":
 			return fmt.Sprintf("%s/actions/runs/%d/job/%d", r.cfg.repo(), p.RunID, p.CheckRunID)
 		case p.RunID > 0 && !strings.HasSuffix(r.opts.RunURL, fmt.Sprintf("/actions/runs/%d", p.RunID)):
-			// Without a repository, only the URL of the part's own run
-			// holds its job.
-			return ""
+			return "" // without a repository, only the part's own run's URL holds its job
 		case runURLRE.MatchString(r.opts.RunURL):
 			return fmt.Sprintf("%s/job/%d", r.opts.RunURL, p.CheckRunID)
 		}
@@ -289,11 +269,8 @@ var (
 	metricsLineRE = regexp.MustCompile(`Avg prompt throughput: [0-9.]+ tokens/s, Avg generation throughput|(?:Decode|Prefill) batch(?: \[[0-9]+\])?[.,] #`)
 )
 
-// collapseNoise replaces each run of two or more lines that are HTTP
-// access-log or periodic metrics lines (requestLineRE, metricsLineRE) with
-// one line counting them, `… 38 request lines …` (`… 12 request lines and
-// 3 metrics lines …` for a mixed run), so that an excerpt's lines carry
-// signal (docs/render.md §3.11). A single such line stays as it is.
+// collapseNoise replaces each run of two or more HTTP access-log or periodic
+// metrics lines with one line counting them (docs/render.md §3.11).
 func collapseNoise(lines []string) []string {
 	var out []string
 	for i := 0; i < len(lines); {
@@ -323,16 +300,11 @@ func collapseNoise(lines []string) []string {
 // noiseCount words the request and metrics lines of a collapsed run.
 func noiseCount(req, met int) string {
 	var parts []string
-	for _, n := range []struct {
-		k    int
-		what string
-	}{{req, "request"}, {met, "metrics"}} {
-		switch {
-		case n.k == 1:
-			parts = append(parts, "1 "+n.what+" line")
-		case n.k > 1:
-			parts = append(parts, strconv.Itoa(n.k)+" "+n.what+" lines")
-		}
+	if req > 0 {
+		parts = append(parts, text.Plural(req, "request line", "request lines"))
+	}
+	if met > 0 {
+		parts = append(parts, text.Plural(met, "metrics line", "metrics lines"))
 	}
 	return strings.Join(parts, " and ")
 }

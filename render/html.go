@@ -19,9 +19,7 @@ var pageTemplate = htmltemplate.Must(htmltemplate.New("").ParseFS(templates.FS, 
 // markdown converts GitHub-flavoured Markdown as the results issue shows it.
 // Raw HTML is let through because our own documents use it (<details>, the
 // marker comment); every string from a run is escaped before it gets here.
-// Hard wraps: GitHub shows a newline in an issue body or comment as a line
-// break, so the run line and the machine line of a comment are two lines
-// there, and must be in the preview too.
+// Hard wraps: GitHub shows a newline in an issue or comment as a line break.
 var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe(), html.WithHardWraps()))
 
 // Mermaid as the preview loads it (docs/render.md §8): the version .ci/run

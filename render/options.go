@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,10 +14,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/merge"
 )
-
-// digitsOnlyRE is what a run id or attempt may be: they land in the
-// comment marker and links.
-var digitsOnlyRE = regexp.MustCompile(`^[0-9]+$`)
 
 // Problems checks the options: every rule about what an option may be is
 // here, once (docs/render.md §1.1). Fields are named as the flags and config
@@ -37,7 +32,8 @@ func (o Options) Problems() []collect.Problem {
 		}
 	}
 	for _, t := range []struct{ field, v string }{{"--run-id", o.RunID}, {"--run-attempt", o.RunAttempt}} {
-		if t.v != "" && (!digitsOnlyRE.MatchString(t.v) || !fitsUint64(t.v)) {
+		// They land in the comment marker and links: digits only.
+		if _, err := strconv.ParseUint(t.v, 10, 64); t.v != "" && err != nil {
 			add("", t.field, "%s: want a number", bounds.Quote(t.v))
 		}
 	}
@@ -69,9 +65,7 @@ func (o Options) Problems() []collect.Problem {
 			add("", "commit counts", "%s: %d: want a commit of lowercase hex and a count of zero or more", bounds.Quote(base), n)
 		}
 	}
-	// The arm options keep their own check, which words its problem
-	// whole (the arm, --expect and baseline rules of docs/render.md §12),
-	// on the flags over the config as render resolves them.
+	// The arm rules of docs/render.md §12, on the flags over the config.
 	if err := o.ResolveArms().ValidateArms(); err != nil {
 		add("", "", "%s", strings.TrimPrefix(err.Error(), "render: "))
 	}
@@ -100,17 +94,10 @@ func validDate(s string) bool {
 	return err == nil && dateRE.MatchString(s)
 }
 
-func fitsUint64(s string) bool {
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
-}
-
 // ResolveProfile is the profile a report is rendered as (docs/render.md
-// §1.1): the given one, else the parts' (their setup.json's; perf for a
-// report with perf artifacts). parts is the parts' profile, "" when they
-// name none, so that a caller can say when the given one overrides it. A
-// report that names none with none given, or a profile that is not valid,
-// is a problem.
+// §1.1): the given one, else the parts'; parts is the parts' profile, ""
+// when they name none, so that a caller can say when the given one
+// overrides it.
 func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err error) {
 	if rep != nil && rep.Setup != nil {
 		parts = rep.Setup.Profile
@@ -118,8 +105,7 @@ func ResolveProfile(given string, rep *merge.Report) (profile, parts string, err
 	if rep != nil && rep.Perf != nil {
 		parts = "perf"
 	}
-	profile = given
-	profile = cmp.Or(profile, parts)
+	profile = cmp.Or(given, parts)
 	switch {
 	case profile == "":
 		return "", parts, collect.Problem{Field: "--profile", What: "no profile: the parts have no setup.json to take it from; pass --profile"}

@@ -24,40 +24,25 @@ const (
 	// SectionBudget is what one issue-description section is planned to fit:
 	// up to three sections and hand-written text share one issue body.
 	SectionBudget = 20000
-	// maxFailedRows is the most failed-case rows a comment lists.
-	maxFailedRows = 30
-	// detailCut is how long a check detail may be in the failed-cases table.
-	detailCut = 300
-	// perfErrorCut is how long a perf error may be.
-	perfErrorCut = 500
+	maxFailedRows = 30  // the most failed-case rows a comment lists
+	detailCut     = 300 // how long a check detail may be in the failed-cases table
+	perfErrorCut  = 500 // how long a perf error may be
 	// maxPartLines is the most missing or partial parts a comment names one
-	// line each; the rest are counted in one line. With it, and the cuts
-	// below, the lines around the failed-cases table have a fixed bound, so
-	// the planner can always fit the comment however many parts a run has.
-	maxPartLines = 20
-	// partNameCut is how long a part's display name may be in a comment.
-	partNameCut = 100
-	// partReasonCut is where a partial part's reason is cut in its line.
-	partReasonCut = 200
-	// maxProblems is the most input problems a comment lists; the CLI prints
-	// them all as warnings.
-	maxProblems = 20
-	// problemCut is how long one listed problem may be.
-	problemCut = 300
+	// line each: with it and the cuts below, the planner can always fit.
+	maxPartLines  = 20
+	partNameCut   = 100 // how long a part's display name may be in a comment
+	partReasonCut = 200 // where a partial part's reason is cut in its line
+	maxProblems   = 20  // the most input problems a comment lists; the CLI prints them all
+	problemCut    = 300 // how long one listed problem may be
 )
 
-var (
-	dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-)
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // Render turns a merged report into the documents of one run: the comment
 // (correctness, pull-request or perf variant) and the issue-description
 // section, each planned to fit its size budget. It reads nothing but its
 // arguments, so the same report and options give the same bytes everywhere.
 func Render(rep *merge.Report, opts Options) (Documents, error) {
-	if rep == nil {
-		return Documents{}, errors.New("render: no report")
-	}
 	r, err := newRenderer(rep, opts)
 	if err != nil {
 		return Documents{}, err
@@ -76,19 +61,20 @@ type renderer struct {
 	profile  string
 	perfMode bool
 	ix       *setupIndex
-	// hist is the history of earlier runs, nil without one.
-	hist   *historyIndex
-	charts []chart // the failed cases' charts (docs/render.md §3.9)
+	hist     *historyIndex // earlier runs, nil without any
+	charts   []chart       // the failed cases' charts (docs/render.md §3.9)
 	// ms are the cases' measures and msProblems those that could not be
 	// read, once msRead (renderer.measures).
 	ms         map[*merge.Case]collect.Measures
 	msProblems []string
 	msRead     bool
-	// noClass caches classless.
-	noClass *bool
-	// names caches caseNames.
-	names map[string]bool
+	noClass    *bool           // caches classless
+	names      map[string]bool // caches caseNames
 }
+
+// shapesOnly is the redactor of options without a secret set: the token
+// shapes (collect.Redactor) are redacted whatever the options say.
+var shapesOnly = collect.NewRedactor(nil)
 
 func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	if rep == nil {
@@ -103,7 +89,6 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, fmt.Errorf("render: %w", err)
 	}
 	opts.Subject, opts.Prev = red.String(opts.Subject), red.String(opts.Prev)
-	// One check of every option (Options.Problems), arms included.
 	if ps := opts.Problems(); len(ps) > 0 {
 		return nil, fmt.Errorf("render: %w", ps[0])
 	}
@@ -121,13 +106,11 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		return nil, err
 	}
 	r.cfg = r.cfg.forSuite(r.profile)
-	// The flags over the config (checked so by Options.Problems above).
 	r.opts = opts.ResolveArms()
 	// Known issues and arm expectations are render-time inputs
-	// (docs/render.md §10, §12.4), so the same flags and config give the
-	// same documents from directories or merged.json.
-	// Thresholds come first: their checks are checks like any other, which
-	// a known issue may cover and an arm's expectation judges.
+	// (docs/render.md §10, §12.4). Thresholds come first: their checks are
+	// checks like any other, which a known issue may cover and an arm's
+	// expectation judges.
 	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
 		WithKnownIssues(opts.KnownIssues).
 		WithArmExpectations(r.opts.armExpectations())
@@ -155,8 +138,7 @@ func (r *renderer) ownNames() {
 }
 
 // importedName names an imported suite: the config's suite, else its parts'
-// names (distinct, in report order, cut as a configured product is bounded),
-// else the profile.
+// distinct names, else the profile.
 func (r *renderer) importedName() string {
 	if r.cfg.Suite.Name != "" {
 		return r.cfg.Suite.Name
@@ -187,13 +169,11 @@ func SafeURL(u string) bool {
 	return utf8.ValidString(u)
 }
 
-// runCount counts code points, the unit of every budget.
+// runeCount counts code points, the unit of every budget.
 func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
 // sha is the commit under test: --sha, else the one the parts recorded.
-func (r *renderer) sha() string {
-	return cmp.Or(r.opts.SHA, r.rep.KvcachedSHA())
-}
+func (r *renderer) sha() string { return cmp.Or(r.opts.SHA, r.rep.KvcachedSHA()) }
 
 // commentMarker is the comment's marker line (docs/publish.md §5), "" without
 // a run id: no later post could key the comment to a run.
@@ -256,9 +236,7 @@ func (r *renderer) previous(w *writer, sha string) string {
 	if prev == sha && prev != "" {
 		return w.t("prev_same", map[string]string{"State": state})
 	}
-	if !isHex(prev) || !isHex(sha) || r.cfg.repo() == "" {
-		// Without two commit ids, or a repository, there is no compare
-		// link to give.
+	if !isHex(prev) || !isHex(sha) || r.cfg.repo() == "" { // no compare link to give
 		return " · previous run at " + text.Plain(ShortSHA(prev)) + " (" + state + ")"
 	}
 	return w.t("prev_changes", map[string]string{"Repo": r.cfg.repo(), "Prev": prev, "SHA": sha, "Prev7": ShortSHA(prev), "State": state})
@@ -316,18 +294,13 @@ func (r *renderer) didNotRun(verdict string) (string, error) {
 
 // unfinishedParts are the parts that are missing or partial, in part order.
 func (r *renderer) unfinishedParts() []merge.PartStatus {
-	var out []merge.PartStatus
-	for _, p := range r.rep.Parts {
-		if p.Status == merge.StatusMissing || p.Status == merge.StatusPartial {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(r.rep.Parts), func(p merge.PartStatus) bool {
+		return p.Status != merge.StatusMissing && p.Status != merge.StatusPartial
+	})
 }
 
-// partLines: one line per missing or partial part, the first maxPartLines of
-// them, the rest counted in a last line; then one per part that ran a
-// selection or injected simulator faults (part.json's selection, faults).
+// partLines: one line per part that ran a selection or injected simulator
+// faults, then per missing or partial part, up to maxPartLines each.
 func (r *renderer) partLines(w *writer) string {
 	var lines []string
 	for _, p := range r.rep.Parts {
@@ -367,8 +340,7 @@ func (r *renderer) hostOf(display string) string {
 }
 
 // problems lists the defects of the input that did not stop the report, so
-// that a report made from damaged results says so where it is read. The first
-// maxProblems are listed, each cut to problemCut; "" when there are none.
+// that a report made from damaged results says so where it is read.
 func (r *renderer) problems(w *writer) string {
 	probs := r.rep.Problems
 	if len(probs) == 0 {
@@ -386,13 +358,9 @@ func (r *renderer) problems(w *writer) string {
 }
 
 // noFailedCase is the line that replaces the failed-cases table when no
-// case failed or was left not run. Under a PASS verdict it is "All N cases
-// passed." (docs/render.md §3.4); under a FAIL verdict (a part that did not
-// finish, or did not finish writing its results, named in the lines above
-// it) it says that only the cases that ran passed, so that body and verdict
-// never disagree. When no case passed, every one that ran was skipped (the
-// Skipped line names them), and it says so rather than "All 0 cases passed".
-// Under DID NOT RUN it is the comment's own reason (didNotRunReason).
+// case failed or was left not run (docs/render.md §3.4): under a FAIL
+// verdict it says that only the cases that ran passed, so that body and
+// verdict never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
 	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
 }

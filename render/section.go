@@ -14,9 +14,7 @@ import (
 
 // sectionPlan is one layout of the issue-description section, loosest first.
 type sectionPlan struct {
-	// noClosest leaves out the closest calls (docs/render.md §3.10), the
-	// first thing the section drops to fit.
-	noClosest      bool
+	noClosest      bool // leaves out the closest calls (docs/render.md §3.10)
 	summarizeCases bool // the cases table becomes counts per engine, model and KV cache
 	coarse         bool // the summary counts per engine and KV cache only
 	summarizePairs bool // the tables of setup.json's kinds become counts
@@ -34,11 +32,9 @@ var sectionPlans = []sectionPlan{
 
 // section renders the issue-description section of a correctness profile
 // (docs/render.md §4), or "" when a part has no setup.json; withoutClosest
-// leaves the closest calls out of every plan (the text view lists them
-// before the section).
+// leaves the closest calls out (the text view lists them before it).
 func (r *renderer) section(withoutClosest bool) (string, []string, error) {
-	if r.rep.Setup == nil || !r.rep.SetupComplete {
-		// The section describes the whole setup; the issue keeps its last.
+	if r.rep.Setup == nil || !r.rep.SetupComplete { // the issue keeps its last
 		why := "a part has no setup.json"
 		if i := slices.IndexFunc(r.rep.Parts, func(p merge.PartStatus) bool { return p.Missed() != "" }); i >= 0 {
 			why = "the " + text.Cut(partDisplay(r.rep.Parts[i]), partNameCut) + " part " + r.rep.Parts[i].Missed()
@@ -47,27 +43,20 @@ func (r *renderer) section(withoutClosest bool) (string, []string, error) {
 	}
 	if r.rep.Setup.DescribesNoCase() {
 		switch {
-		case r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0:
-			// A named suite of imported tests describes its cases by
-			// their count (docs/render.md §13).
+		case r.cfg.Suite.Name != "" && len(r.rep.Cases) > 0: // docs/render.md §13
 			return fitSection(r.sectionName(), r.suiteSectionWith, withoutClosest)
-		case len(r.rep.Cases) > 0:
-			// Imported tests outside a named suite: there is no section
-			// to leave out, so nothing to warn of.
+		case len(r.rep.Cases) > 0: // imported tests: no section to leave out
 			return "", nil, nil
 		}
-		// A run that planned nothing (a --cases glob that matched no case)
-		// has nothing to describe: the issue keeps its last description
-		// instead of one reduced to its schedule.
+		// A run that planned nothing (a --cases glob that matched no case):
+		// the issue keeps its last description.
 		return "", []string{fmt.Sprintf("the %s section is left out: the setup has no engine and no case to describe", r.sectionName())}, nil
 	}
 	return fitSection(r.sectionName(), r.sectionWith, withoutClosest)
 }
 
-// fitSection renders with each of sectionPlans in turn (each without the
-// closest calls when withoutClosest) and keeps the first that fits
-// SectionBudget; when none does, the section named name is left out with a
-// warning.
+// fitSection keeps the first of sectionPlans that fits SectionBudget; when
+// none does, the section named name is left out with a warning.
 func fitSection(name string, with func(sectionPlan) (string, error), withoutClosest bool) (string, []string, error) {
 	var last string
 	for _, p := range sectionPlans {
@@ -88,9 +77,7 @@ func fitSection(name string, with func(sectionPlan) (string, error), withoutClos
 }
 
 // errOverBudget is a plan's answer when it knows, before building its
-// tables, that it cannot fit: fitSection goes on to the next plan, as it
-// would have after building it (the last plan, which summarizes, never
-// answers so).
+// tables, that it cannot fit: fitSection goes on to the next plan.
 var errOverBudget = errors.New("over the section budget")
 
 // tableOver says whether a compact table (mdTable) of rows rows of
@@ -119,12 +106,9 @@ func (p sectionPlan) code(s string, inCell bool) string {
 // spellOut says whether a kind of test shows its own workload and checks, or
 // points to the nightly section that already does (docs/render.md §4.6–4.7).
 func (r *renderer) spellOut(kind string) bool {
-	if r.opts.PR > 0 || r.profile == "nightly" || r.cfg.Suite.Name != "" {
-		// A named suite's section never points to the default suite's
-		// nightly section (docs/render.md §13).
-		return true
-	}
-	if r.profile != "weekly" && r.profile != "smoke" {
+	// A named suite's section never points to the default suite's nightly
+	// section (docs/render.md §13).
+	if r.opts.PR > 0 || r.cfg.Suite.Name != "" || r.profile != "weekly" && r.profile != "smoke" {
 		return true
 	}
 	return !r.cfg.nightlyRuns(kind)
@@ -136,12 +120,11 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
 		return "", errOverBudget
 	}
-	machine := machineLine(s.GPUs, r.partDisplays())
 	when := map[string]string{
 		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
 		"Workflow": r.cfg.workflow(r.profile),
 		"Repo":     r.cfg.repo(),
-		"Machine":  machine,
+		"Machine":  machineLine(s.GPUs, r.partDisplays()),
 		"Product":  text.Plain(r.cfg.Product),
 	}
 	var sentence string
@@ -175,15 +158,10 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	return r.sectionDoc(w, p, sentence, blocks)
 }
 
-// sectionDoc is a section of the title, its sentence and blocks, ending
-// with the blocks every section ends with: the known issues, the skipped
-// cases and the recent changes (docs/render.md §4.8, §4.9, §11).
+// sectionDoc is a section of the title, its sentence and blocks, then the
+// known issues, skipped cases and recent changes (docs/render.md §4.8, §4.9, §11).
 func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks []string) (string, error) {
-	for _, b := range []string{r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p)} {
-		if b != "" {
-			blocks = append(blocks, b)
-		}
-	}
+	blocks = appendSome(blocks, r.knownSection(w), r.skippedSection(w, p), r.changesBlock(w, p))
 	// The closest calls of the run, as the comment has them; not in a pull
 	// request's section, which its comment carries beside its own.
 	if !p.noClosest && r.opts.PR == 0 {
@@ -198,8 +176,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 }
 
 // kindBlocks is the section's part for a kind of setup.json's kinds
-// (docs/render.md §4.7): heading, sentence, the table of its cases (a count
-// when pairs are summarised), then its workload and checks.
+// (docs/render.md §4.7).
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
 	title := cmp.Or(k.Title, k.Kind)
 	blocks := []string{w.t("kind_heading", text.Plain(text.Cut(title, kindTextCut)))}
@@ -257,9 +234,8 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 	return append(blocks, r.workload(w, p, k.Kind, lead, k.Workload, &k.Checks)...)
 }
 
-// kindTextCut bounds a kind's title and sentence (setup.json's, written by
-// the runner): a section plan's cut is for the cases' free text, which
-// these are not.
+// kindTextCut bounds a kind's title and sentence, written by the runner: a
+// section plan's cut is for the cases' free text.
 const kindTextCut = 300
 
 // workload is "Each case:" with one bullet per step and the checks table, or
@@ -291,9 +267,8 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 }
 
 // fold is blocks collapsed under a summary, the template name's text with
-// arg (docs/render.md §4: the section shows at once what a maintainer
-// reads every week, and folds the rest); in a pull request's comment, whose
-// setup block is folded as a whole, the blocks as they are.
+// arg (docs/render.md §4); in a pull request's comment, whose setup block is
+// folded as a whole, the blocks as they are.
 func (r *renderer) fold(w *writer, summary string, arg any, blocks ...string) string {
 	if r.opts.PR > 0 {
 		return strings.Join(blocks, "\n\n")
@@ -320,20 +295,15 @@ func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var rows [][]string
-	withSets := false
-	for _, k := range s.Engines.Keys() {
-		if e, _ := s.Engines.Get(k); e.Expectations != nil {
-			withSets = true
-		}
-	}
+	withSets := slices.ContainsFunc(s.Engines.Keys(), func(k string) bool {
+		e, _ := s.Engines.Get(k)
+		return e.Expectations != nil
+	})
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)
 		if e.Digest != "" {
-			d := e.Digest
-			if i := strings.LastIndexByte(d, '@'); i >= 0 {
-				d = d[i+1:]
-			}
+			d := e.Digest[strings.LastIndexByte(e.Digest, '@')+1:] // after the image name, if any
 			image += " (" + text.CodeCell(text.Head(d, 19)+text.Ellipsis) + ")"
 		}
 		var versions []string
@@ -362,10 +332,8 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	return w.mdTable([]string{"engine", "image", "versions"}, rows)
 }
 
-// versionName is how a version key is shown: `CUDA` capitalised, as
-// docs/render.md §4.3 writes it, and the format's `kvcached` key (the
-// engines' and perf's versions, docs/formats.md §3, §6) as the configured
-// product, in the engines table and the perf section alike.
+// versionName is how a version key is shown (docs/render.md §4.3): `CUDA`
+// capitalised, the format's `kvcached` key as the configured product.
 func (r *renderer) versionName(k string) string {
 	switch k {
 	case "cuda":
@@ -447,15 +415,10 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 			}
 			seen[k] = true
 			v, _ := c.Env.Get(k)
-			same := true
-			for _, o := range cases {
+			if slices.ContainsFunc(cases, func(o *collect.CaseSetup) bool {
 				ov, ok := o.Env.Get(k)
-				if !ok || ov != v {
-					same = false
-					break
-				}
-			}
-			if !same {
+				return !ok || ov != v
+			}) {
 				varying = append(varying, k)
 				continue
 			}
@@ -502,9 +465,8 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
 }
 
-// casesSummary: | engine | model | KV cache | cases |, counted in first-seen order.
-// Under p.coarse the models are counted instead of named, for setups with
-// so many models that even one row per model is over budget.
+// casesSummary: | engine | model | KV cache | cases |, counted in first-seen
+// order; under p.coarse the models are counted instead of named.
 func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSetup) string {
 	type key struct{ engine, model, layout string }
 	counts := map[key]int{}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -53,18 +54,9 @@ func ShortSHA(sha string) string {
 }
 
 // isHex reports whether s looks like a commit id, safe to put in a URL.
-func isHex(s string) bool {
-	if len(s) < 4 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
+func isHex(s string) bool { return hexRE.MatchString(s) }
+
+var hexRE = regexp.MustCompile(`^[0-9a-fA-F]{4,64}$`)
 
 // GPULine describes the GPUs as escaped running text: "GPU unknown", or
 // "<n>x <name> (<memory>, driver <driver>)" from the first GPU.
@@ -133,20 +125,16 @@ func CaseFlags(modelArgs, extraArgs []string) string {
 }
 
 func flagName(a string) string {
-	if i := strings.IndexByte(a, '='); i >= 0 {
-		return a[:i]
-	}
-	return a
+	name, _, _ := strings.Cut(a, "=")
+	return name
 }
 
 // setupIndex finds the setup of a case by name in a merged setup.
 type setupIndex struct {
-	setup *collect.Setup
-	// product is the config's product, which kvcached layouts are labelled with.
-	product string
+	setup   *collect.Setup
+	product string // the config's, which kvcached layouts are labelled with
 	servers map[string]*collect.CaseSetup
-	// entries are the cases of every kind of setup.json's kinds.
-	entries map[string]*collect.KindEntry
+	entries map[string]*collect.KindEntry // the cases of every kind of setup.json's kinds
 	// esc and code escape the pieces of a brief (Markdown, or terminal text).
 	esc, code func(string) string
 }
@@ -181,9 +169,7 @@ func indexByName[T any](list []T, name func(*T) string) map[string]*T {
 }
 
 // brief is the failed-cases table's setup cell of a case as escaped text (""
-// for -setup cases and names not known): serverBrief for one server; for
-// several, each one's engine and model joined by " + ", then the GPU, batch
-// and ballast their entry gives.
+// for -setup cases and names not known).
 func (ix *setupIndex) brief(name string) string {
 	if merge.IsSetupCase(name) {
 		return ""
@@ -267,17 +253,9 @@ func (ix *setupIndex) modelLink(hf string, inCell bool) string {
 }
 
 // safeURLPath reports whether s can go into a link destination unescaped.
-func safeURLPath(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./", c)) {
-			return false
-		}
-	}
-	return true
-}
+func safeURLPath(s string) bool { return urlPathRE.MatchString(s) }
+
+var urlPathRE = regexp.MustCompile(`^[a-zA-Z0-9_./-]+$`)
 
 // serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
 // kinds' tables, and ", priority <p>" for a server with a priority.

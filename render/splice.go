@@ -1,33 +1,21 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/marker"
 )
 
-// sectionRank orders the sections of an issue body: nightly, weekly, perf,
+// rankLess orders the sections of an issue body: nightly, weekly, perf,
 // then every other name, sorted.
-func sectionRank(name string) (int, string) {
-	switch name {
-	case "nightly":
-		return 0, ""
-	case "weekly":
-		return 1, ""
-	case "perf":
-		return 2, ""
-	}
-	return 3, name
-}
-
 func rankLess(a, b string) bool {
-	ra, na := sectionRank(a)
-	rb, nb := sectionRank(b)
-	if ra != rb {
-		return ra < rb
+	rank := func(name string) int {
+		return cmp.Or(slices.Index([]string{"nightly", "weekly", "perf"}, name)+1, 4)
 	}
-	return na < nb
+	return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b)) < 0
 }
 
 // Splice puts section into body between the markers of name (docs/render.md
@@ -44,12 +32,11 @@ func Splice(body, name, section string) (string, error) {
 	marks := marker.SectionMarks(body)
 	var starts, ends []marker.SectionMark
 	for _, m := range marks {
-		if m.Name != name {
-			continue
-		}
-		if m.Start {
+		switch {
+		case m.Name != name:
+		case m.Start:
 			starts = append(starts, m)
-		} else {
+		default:
 			ends = append(ends, m)
 		}
 	}
@@ -78,10 +65,8 @@ func Splice(body, name, section string) (string, error) {
 	// Insert before the first start marker of a section that sorts later.
 	later := -1
 	for _, m := range marks {
-		if m.Start && rankLess(name, m.Name) {
-			if later < 0 || m.Begin < later {
-				later = m.Begin
-			}
+		if m.Start && rankLess(name, m.Name) && (later < 0 || m.Begin < later) {
+			later = m.Begin
 		}
 	}
 	if later >= 0 {

@@ -2,15 +2,15 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
 )
 
-// The terminal text (docs/render.md §8) fits a width: every line is at most
-// that many columns, and at most that many code points. Cells and
-// paragraphs are wrapped at spaces (a word longer than the room is broken),
-// never cut: a terminal has no size budget, only a width.
+// The terminal text (docs/render.md §8) fits a width in columns and code
+// points: cells and paragraphs are wrapped, never cut.
 
 // DefaultTextWidth is the text view's width when none is given (the CLI
 // passes --width, else $COLUMNS: render reads no environment).
@@ -61,7 +61,7 @@ func wrapCols(s string, width int) []string {
 			line.WriteString(word)
 			n += 1 + w
 			continue
-		case n > 0 && w > width && width-n-1 > 0 && cols(firstRune(word)) <= width-n-1:
+		case n > 0 && w > width && width-n-1 > 0 && runeCols(firstRune(word)) <= width-n-1:
 			// A word no line holds starts on this one.
 			head, rest := splitCols(word, width-n-1)
 			lines = append(lines, line.String()+" "+head)
@@ -86,14 +86,9 @@ func wrapCols(s string, width int) []string {
 	return lines
 }
 
-// firstRune is s's first rune, as a string.
-func firstRune(s string) string {
-	for i := range s {
-		if i > 0 {
-			return s[:i]
-		}
-	}
-	return s
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // splitCols splits s after its longest head of at most width columns (at
@@ -171,15 +166,11 @@ func termTable(header []string, rows [][]string, width int) string {
 		if l == "╞" {
 			fill = "═"
 		}
-		var b strings.Builder
-		b.WriteString(l)
+		segs := make([]string, len(widths))
 		for i, w := range widths {
-			if i > 0 {
-				b.WriteString(m)
-			}
-			b.WriteString(strings.Repeat(fill, w+2))
+			segs[i] = strings.Repeat(fill, w+2)
 		}
-		return b.String() + r + "\n"
+		return l + strings.Join(segs, m) + r + "\n"
 	}
 	var b strings.Builder
 	line := func(wrapped [][]string) {
@@ -226,18 +217,16 @@ func termTable(header []string, rows [][]string, width int) string {
 }
 
 // columnWidths shares room among columns of the natural widths given: all
-// of them when they fit, else the widest narrowed to one cap (the largest
-// that fits) and the columns narrower than it kept, none narrower than its
-// longest word (words), so that no name is broken. ok is false when
-// that, or minColumn per column (or a column's natural width, when
-// narrower), does not fit: the table is then written as records.
+// of them when they fit, else the widest narrowed to the largest cap that
+// fits, none narrower than its longest word (words) or minColumn; ok is
+// false when even that does not fit.
 func columnWidths(natural, words []int, room int) ([]int, bool) {
 	total, least := 0, 0
 	for i, w := range natural {
 		total += w
 		least += max(min(w, minColumn), words[i])
 	}
-	widths := append([]int(nil), natural...)
+	widths := slices.Clone(natural)
 	if total <= room {
 		return widths, true
 	}
@@ -245,10 +234,7 @@ func columnWidths(natural, words []int, room int) ([]int, bool) {
 		return nil, false
 	}
 	// The largest cap c with sum(min(natural, c)) <= room.
-	lo, hi := minColumn, 0
-	for _, w := range natural {
-		hi = max(hi, w)
-	}
+	lo, hi := minColumn, slices.Max(natural)
 	for lo < hi {
 		c := (lo + hi + 1) / 2
 		sum := 0
@@ -278,9 +264,8 @@ func columnWidths(natural, words []int, room int) ([]int, bool) {
 	return widths, true
 }
 
-// textRecords writes a table too wide for width as one record a row: each
-// cell as `<header>: <cell>` (the cell alone without a header), wrapped
-// with a hanging indent, a blank line between records.
+// textRecords writes a table too wide for width as one record a row, each
+// cell as `<header>: <cell>`.
 func textRecords(header []string, rows [][]string, width int) string {
 	var b strings.Builder
 	for i, row := range rows {

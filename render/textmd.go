@@ -12,10 +12,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// markdownText turns Markdown that render made into terminal text of at most
-// width columns, so the text view needs no second way of writing a block
-// (docs/render.md §8): wrapped, tables by termTable, links as `text (url)`,
-// escapes undone, the joiners dropped, and every text inert again.
+// markdownText turns Markdown that render made into inert terminal text of at
+// most width columns, so the text view needs no second way of writing a block.
 func markdownText(md string, width int) string {
 	src := []byte(md)
 	doc := markdown.Parser().Parse(gmtext.NewReader(src))
@@ -100,9 +98,7 @@ func (c *mdText) block(n ast.Node, width int) []string {
 		return strings.Split(strings.TrimSuffix(termTable(header, rows, width), "\n"), "\n")
 	case *ast.FencedCodeBlock, *ast.CodeBlock:
 		var out []string
-		ls := n.Lines()
-		for i := 0; i < ls.Len(); i++ {
-			seg := ls.At(i)
+		for _, seg := range n.Lines().Sliced(0, n.Lines().Len()) {
 			l := text.Inert(strings.TrimRight(string(seg.Value(c.src)), "\r\n"))
 			for _, part := range wrapCode(l, width-2) {
 				out = append(out, "  "+part)
@@ -110,15 +106,9 @@ func (c *mdText) block(n ast.Node, width int) []string {
 		}
 		return out
 	case *ast.HTMLBlock:
-		var raw strings.Builder
-		ls := n.Lines()
-		for i := 0; i < ls.Len(); i++ {
-			seg := ls.At(i)
-			raw.Write(seg.Value(c.src))
-		}
 		var out []string
-		for _, m := range summaryRE.FindAllStringSubmatch(raw.String(), -1) {
-			out = append(out, wrapCols(text.Inert(m[1])+":", width)...)
+		for _, m := range summaryRE.FindAllSubmatch(n.Lines().Value(c.src), -1) {
+			out = append(out, wrapCols(text.Inert(string(m[1]))+":", width)...)
 		}
 		return out
 	case *ast.Blockquote:

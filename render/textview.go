@@ -2,7 +2,6 @@ package render
 
 import (
 	"cmp"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -13,19 +12,14 @@ import (
 )
 
 // Text writes, for a person at a terminal, what the comment and the section
-// carry (docs/render.md §8), in at most opts.Width columns. Table cells are
-// wrapped, never cut, beyond the bounds that keep hostile input finite, and
-// are plain text with control characters replaced, so a hostile check detail
-// cannot drive the terminal.
+// carry (docs/render.md §8), in at most opts.Width columns, as plain text with
+// control characters replaced, so a hostile check detail cannot drive the terminal.
 func Text(out io.Writer, rep *merge.Report, opts Options) error {
-	if rep == nil {
-		return fmt.Errorf("render: no report")
-	}
 	r, err := newRenderer(rep, opts)
 	if err != nil {
 		return err
 	}
-	t := &textView{r: r, out: out, width: r.textWidth()}
+	t := &textView{r: r, out: out, width: cmp.Or(r.opts.Width, DefaultTextWidth)}
 	t.summary()
 	t.parts()
 	t.problems()
@@ -33,7 +27,6 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	failed := r.rep.FailedCases()
 	rows := groupRows(failed, r.caseNames())
 	if len(failed) == 0 {
-		// The comment's own sentence: one count, said one way (merge.Counts).
 		t.markdown(r.noFailedCase(&writer{}, r.rep.Verdict))
 	} else {
 		t.failed(rows)
@@ -41,9 +34,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	w := &writer{}
 	loosest := plan{detail: detailCut} // the history lines as the comment's first plan has them
 	for _, md := range []string{r.fixedLine(w, loosest), r.regressionLines(w, loosest)} {
-		if md != "" {
-			t.markdown(md)
-		}
+		t.markdown(md)
 	}
 	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), r.textDurations()} {
 		if s != "" {
@@ -53,38 +44,24 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	for _, md := range r.armBlocks(w) {
 		t.markdown(md)
 	}
-	if md := r.metricHistoryBlock(w); md != "" {
-		t.markdown(md)
-	}
+	t.markdown(r.metricHistoryBlock(w))
 	t.closestCalls()
 	if len(failed) > 0 {
-		if j := r.jobLine(w, rowMembers(rows)); j != "" {
-			t.markdown(j)
-		}
+		t.markdown(r.jobLine(w, rowMembers(rows)))
 		for _, md := range r.whereBlocks(w, rows) {
 			t.markdown(md)
 		}
 	}
 	if !r.perfMode && opts.TextSection {
 		section, _, serr := r.section(true)
-		if serr == nil && section != "" {
+		t.err = cmp.Or(t.err, serr)
+		if section != "" {
 			t.para("Issue description section " + r.profile + ":")
 			t.markdown(section)
-		} else if serr != nil && t.err == nil {
-			t.err = serr
 		}
 	}
 	t.err = cmp.Or(t.err, w.err)
 	return t.err
-}
-
-// textWidth is the width the text view fits (Options.Width, else
-// DefaultTextWidth).
-func (r *renderer) textWidth() int {
-	if r.opts.Width > 0 {
-		return r.opts.Width
-	}
-	return DefaultTextWidth
 }
 
 // textView writes the text view's blocks, a blank line between them; the
@@ -124,7 +101,7 @@ func (t *textView) table(header []string, rows [][]string) {
 	t.write(termTable(header, rows, t.width))
 }
 
-// markdown writes a block of the documents as terminal text.
+// markdown writes a block of the documents as terminal text; nothing for "".
 func (t *textView) markdown(md string) { t.write(markdownText(md, t.width)) }
 
 // summary writes the report's title, date, commit and verdict (the verdict
@@ -141,7 +118,7 @@ func (t *textView) summary() {
 		{"verdict", termText(verdict, 500)},
 	}
 	if r.opts.Date != "" {
-		summary = append(summary[:1], append([][]string{{"date", r.opts.Date}}, summary[1:]...)...)
+		summary = slices.Insert(summary, 1, []string{"date", r.opts.Date})
 	}
 	t.table(nil, summary)
 }
@@ -164,8 +141,7 @@ func (t *textView) parts() {
 	t.table([]string{"part", "status", "ran", "planned", "reason"}, rows)
 }
 
-// problems writes every problem of the input: a terminal has no size
-// budget.
+// problems writes every problem of the input: a terminal has no size budget.
 func (t *textView) problems() {
 	if len(t.r.rep.Problems) == 0 {
 		return
@@ -204,11 +180,8 @@ func (t *textView) known() {
 	}
 }
 
-// failed writes the failed cases' table as the comment groups it (rows of
-// cases that failed alike, a missing part's not-run cases in one): the
-// cases, all named, the class, the setup brief they share, the failed
-// checks (textChecks) and, with a history, since; then the memory of each
-// charted case, as the comment's line above its chart says it.
+// failed writes the failed cases' table as the comment groups it, every case
+// named, then the memory of each charted case as the comment's chart line says it.
 func (t *textView) failed(rows []caseRow) {
 	r := t.r
 	ix := *r.ix
@@ -218,10 +191,7 @@ func (t *textView) failed(rows []caseRow) {
 	w := &writer{}
 	for i, g := range rows {
 		c := g.first()
-		why := ""
-		if c.ClassWhy != "" {
-			why = termText(c.ClassWhy, collect.ClassWhyMax)
-		}
+		why := termText(c.ClassWhy, collect.ClassWhyMax)
 		names, briefs, since := make([]string, len(g.cases)), make([]string, len(g.cases)), make([]string, len(g.cases))
 		for j, m := range g.cases {
 			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
@@ -273,9 +243,7 @@ func (t *textView) closestCalls() {
 }
 
 // textChecks is a failed case's checks cell: the root checks with their
-// details (and known issues), then every check that follows from them by
-// name, since a terminal has no size budget; "not run" for a case that
-// did not run.
+// details and known issues, then every check that follows from them by name.
 func (r *renderer) textChecks(c *merge.Case) string {
 	if c.NotRun {
 		return "not run"
@@ -306,14 +274,10 @@ func (r *renderer) textChecks(c *merge.Case) string {
 	return checks
 }
 
-// termText cuts s and makes it safe for a terminal: valid UTF-8, one line,
-// no control characters (ANSI escapes included) and no bidirectional
-// controls (text.Inert, as every document has it).
+// termText cuts s and makes it safe for a terminal (text.Inert).
 func termText(s string, n int) string { return text.Inert(text.Cut(s, n)) }
 
 // textNameCut bounds a case name, a check's detail and a brief in the text
-// view: a terminal has no budget, so they are shown whole (pytest's
-// parametrised ids run to hundreds of characters, a detail as a part
-// stores it to 1,000), wrapped to the width; the bound only keeps hostile
-// input finite.
+// view: a terminal has no budget, so they are shown whole; the bound only
+// keeps hostile input finite.
 const textNameCut = 4096
