@@ -8,10 +8,8 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Flaky cases (docs/render.md §3.4): an imported test that passed on a rerun
-// counts as passed, and is named apart so that a flake is never hidden.
-
-// maxFlaky is the most flaky cases the comment names; the rest are counted.
+// maxFlaky is the most flaky cases (docs/render.md §3.4) the comment names;
+// the rest are counted.
 const maxFlaky = 20
 
 // flakyCases are the report's flaky cases, in report order.

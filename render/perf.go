@@ -12,8 +12,8 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// perfSqueezeRows is the most comparison rows and idle-memory lines a
-// squeezed perf comment lists.
+// perfSqueezeRows is the most rows a squeezed perf comment's table and
+// idle-memory list have.
 const perfSqueezeRows = 40
 
 // perfRow is one line of the perf table: a model at a concurrency.
@@ -97,8 +97,6 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
 		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
 	}
-	// Under squeeze (pathological summaries) the table and idle list
-	// are capped, the rest counted, so the comment fits its budget.
 	rowCap, idleCap, modelCut := 1<<30, 1<<30, 200
 	if p.squeeze {
 		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
@@ -130,8 +128,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	return out, w.err
 }
 
-// hopperBlocks say how the Hopper correctness part went: that it left no
-// summary, how many cases passed, or its failed cases.
+// hopperBlocks say how the Hopper correctness part went.
 func (r *renderer) hopperBlocks(w *writer, failed []caseRow, p plan) []string {
 	switch {
 	case !r.hopperRan():
@@ -152,8 +149,7 @@ func (r *renderer) perfMachine() string {
 }
 
 // perfTable is the comment's comparison of the arms, a row per model and
-// concurrency (rowCap rows, names cut to modelCut), or a sentence that there
-// is none.
+// concurrency, or a sentence that there is none.
 func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
 	if len(rows) == 0 {
 		return []string{w.t("perf_no_table", nil)}
@@ -176,8 +172,7 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 	return []string{heading, table}
 }
 
-// perfIdle lists each model's idle memory per arm, at most idleCap models,
-// the rest counted.
+// perfIdle lists each model's idle memory per arm, at most idleCap models.
 func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) string {
 	lines := []string{w.t("perf_idle", nil)}
 	for i, m := range idle {
@@ -339,9 +334,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
 	arms := make([]string, len(ps.Arms))
 	for i, a := range ps.Arms {
-		if a == collect.PerfArmProduct {
-			// The format's name of the arm with the product
-			// (docs/formats.md §6) is shown as the product.
+		if a == collect.PerfArmProduct { // docs/formats.md §6
 			a = r.cfg.Product
 		}
 		arms[i] = p.st(a)
