@@ -234,6 +234,18 @@ func (g caseRow) names(cut int) string {
 	return text.Plain(s)
 }
 
+// groupAt is the index in *groups of key's group, which mk makes when key
+// is new: groups in first-appearance order.
+func groupAt[K comparable, G any](groups *[]G, index map[K]int, key K, mk func() G) int {
+	i, ok := index[key]
+	if !ok {
+		i = len(*groups)
+		index[key] = i
+		*groups = append(*groups, mk())
+	}
+	return i
+}
+
 // joinDistinct joins the distinct values of vals in first-seen order.
 func joinDistinct(vals []string, sep string) string {
 	var out []string

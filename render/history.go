@@ -588,18 +588,6 @@ func badState(notRun bool, class string, unexplained bool, fp, date string) runS
 	return st
 }
 
-// counted are the states the history counts: known, and not an infra
-// failure (docs/render.md §11).
-func counted(states []runState) []runState {
-	var seq []runState
-	for _, st := range states {
-		if st.known && !st.infra {
-			seq = append(seq, st)
-		}
-	}
-	return seq
-}
-
 // since is the failed-cases table's since cell for a case that failed or
 // did not run (docs/render.md §11; sinceKind).
 func (r *renderer) since(w *writer, c *merge.Case) string {
@@ -641,7 +629,12 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 	if states[len(states)-1].infra {
 		return sinceState{kind: sinceInfra}
 	}
-	seq := counted(states)
+	var seq []runState // the states counted: known, not an infra failure
+	for _, st := range states {
+		if st.known && !st.infra {
+			seq = append(seq, st)
+		}
+	}
 	flips, streak := 0, 0
 	for i := range seq {
 		if i > 0 && seq[i].bad != seq[i-1].bad || seq[i].flaky {

@@ -87,18 +87,12 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	doc := junitSuites{Name: r.cfg.Title(r.profile)}
 	index := map[[2]string]int{} // display name and arm → suite
 	suite := func(display, arm string) *junitSuite {
-		k := [2]string{display, arm}
-		i, ok := index[k]
-		if !ok {
-			i = len(doc.Suites)
-			index[k] = i
-			name := display
+		return &doc.Suites[groupAt(&doc.Suites, index, [2]string{display, arm}, func() junitSuite {
 			if arm != "" && arm != display {
-				name += " (" + arm + ")"
+				return junitSuite{Name: display + " (" + arm + ")", arm: arm}
 			}
-			doc.Suites = append(doc.Suites, junitSuite{Name: name, arm: arm})
-		}
-		return &doc.Suites[i]
+			return junitSuite{Name: display, arm: arm}
+		})]
 	}
 	for _, p := range rep.Parts {
 		s := suite(partDisplay(p), p.Arm)

@@ -208,13 +208,9 @@ func perfRows(table []collect.PerfRow) []perfRow {
 	var out []perfRow
 	index := map[string]int{}
 	for _, t := range table {
-		k := fmt.Sprintf("%s\x00%d", t.Model, t.Concurrency)
-		i, ok := index[k]
-		if !ok {
-			i = len(out)
-			index[k] = i
-			out = append(out, perfRow{model: t.Model, concurrency: t.Concurrency, metrics: map[string]collect.PerfRow{}})
-		}
+		i := groupAt(&out, index, fmt.Sprintf("%s\x00%d", t.Model, t.Concurrency), func() perfRow {
+			return perfRow{model: t.Model, concurrency: t.Concurrency, metrics: map[string]collect.PerfRow{}}
+		})
 		out[i].metrics[t.Metric] = t
 	}
 	return out
@@ -249,12 +245,7 @@ func idleMemory(runs []json.RawMessage) ([]idleRow, error) {
 		if run.IdleMiB == nil {
 			continue
 		}
-		j, ok := index[run.Model]
-		if !ok {
-			j = len(out)
-			index[run.Model] = j
-			out = append(out, idleRow{model: run.Model})
-		}
+		j := groupAt(&out, index, run.Model, func() idleRow { return idleRow{model: run.Model} })
 		var slot **float64
 		switch run.Arm {
 		case collect.PerfArmNative:

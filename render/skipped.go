@@ -26,12 +26,7 @@ func skipGroups(skipped []merge.Case) []skipGroup {
 	at := map[string]int{}
 	for i := range skipped {
 		c := &skipped[i]
-		k, ok := at[c.SkipReason]
-		if !ok {
-			k = len(out)
-			at[c.SkipReason] = k
-			out = append(out, skipGroup{reason: c.SkipReason})
-		}
+		k := groupAt(&out, at, c.SkipReason, func() skipGroup { return skipGroup{reason: c.SkipReason} })
 		out[k].cases = append(out[k].cases, c)
 	}
 	return out

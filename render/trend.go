@@ -364,12 +364,7 @@ func (r *renderer) regressions() []regression {
 		if i < 0 {
 			continue
 		}
-		k, ok := by[i]
-		if !ok {
-			k = len(out)
-			by[i] = k
-			out = append(out, regression{run: &r.hist.runs[i]})
-		}
+		k := groupAt(&out, by, i, func() regression { return regression{run: &r.hist.runs[i]} })
 		out[k].cases = append(out[k].cases, c)
 	}
 	// Newest run first: the smallest range of commits leads.
