@@ -236,12 +236,8 @@ func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (ra
 		fillGaps(vals, have)
 		raw = append(raw, vals)
 		c.series = append(c.series, chartSeries{label: p.label, dashed: p.dashed})
-		lo, hi := vals[0], vals[0]
-		for _, v := range vals {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
 		c.first, c.last = append(c.first, vals[0]), append(c.last, vals[len(vals)-1])
-		c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
+		c.lo, c.hi = append(c.lo, slices.Min(vals)), append(c.hi, slices.Max(vals))
 	}
 	return raw
 }

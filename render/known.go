@@ -161,7 +161,9 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			if p.squeeze {
 				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
 			}
-			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), knownIssueCell(w, r.rep.KnownIssues[k.Issue])})
+			ki := r.rep.KnownIssues[k.Issue]
+			issue := w.t("known_issue_cell", map[string]any{"Link": knownLink(ki.URL), "Inferred": ki.Inferred})
+			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), issue})
 		}
 	}
 	if checks > 0 {
@@ -213,24 +215,14 @@ func (r *renderer) knownCovered(w *writer) string {
 
 // knownEntry is the template data describing one entry.
 func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
-	note := ""
-	if k.Note != "" {
-		note = text.Plain(text.Cut(k.Note, knownNoteCut))
-	}
 	return map[string]any{
 		"Link":     knownLink(k.URL),
 		"Check":    text.Code(text.Cut(k.Check, knownGlobCut)),
 		"Cases":    text.Code(text.Cut(k.Cases, knownGlobCut)),
-		"Note":     note,
+		"Note":     text.Plain(text.Cut(k.Note, knownNoteCut)),
 		"N":        n,
 		"Inferred": k.Inferred,
 	}
-}
-
-// knownIssueCell is the issue column of the known block: the link, marked
-// when the entry is inferred.
-func knownIssueCell(w *writer, k merge.KnownIssue) string {
-	return w.t("known_issue_cell", map[string]any{"Link": knownLink(k.URL), "Inferred": k.Inferred})
 }
 
 // knownMark is what follows a known check in a failed case's row.

@@ -89,17 +89,13 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	w := &writer{}
 	ps := r.perfSetup()
 	sum := r.rep.Perf.Summary
-	subjectCut := 1 << 30
+	subjectCut, rowCap, modelCut := 1<<30, 1<<30, 200
 	if p.squeeze {
-		subjectCut = squeezeSubject
+		subjectCut, rowCap, modelCut = squeezeSubject, perfSqueezeRows, 60
 	}
 	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
 		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
-	}
-	rowCap, idleCap, modelCut := 1<<30, 1<<30, 200
-	if p.squeeze {
-		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
 	}
 	blocks := r.perfTable(w, perfRows(sum.Table), rowCap, modelCut)
 	idle, err := idleMemory(sum.Runs)
@@ -107,7 +103,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 		return "", err
 	}
 	if len(idle) > 0 {
-		blocks = append(blocks, r.perfIdle(w, idle, idleCap, modelCut))
+		blocks = append(blocks, r.perfIdle(w, idle, rowCap, modelCut))
 	}
 	if len(sum.Errors) > 0 {
 		blocks = append(blocks, perfErrors(w, sum.Errors, p.squeeze))
@@ -172,11 +168,11 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 	return []string{heading, table}
 }
 
-// perfIdle lists each model's idle memory per arm, at most idleCap models.
-func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) string {
+// perfIdle lists each model's idle memory per arm, at most rowCap models.
+func (r *renderer) perfIdle(w *writer, idle []idleRow, rowCap, modelCut int) string {
 	lines := []string{w.t("perf_idle", nil)}
 	for i, m := range idle {
-		if i == idleCap {
+		if i == rowCap {
 			lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
 			break
 		}
