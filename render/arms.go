@@ -67,9 +67,8 @@ func (o Options) armExpectations() merge.ArmExpectations {
 	return merge.ArmExpectations{Arms: o.Arms, Expect: o.Expect}
 }
 
-// ValidateArms checks the arm options: arm names are what a profile may be
-// (they land in table headers), each once; every --expect arm is one of
-// --arms and expects pass or fail; a baseline arm is a valid name.
+// ValidateArms checks the arm options and the config's arms, intervals,
+// metric history, setup and thresholds.
 func (o Options) ValidateArms() error {
 	if len(o.Arms) > maxArms {
 		return fmt.Errorf("render: %d arms: at most %d", len(o.Arms), maxArms)
@@ -150,8 +149,8 @@ func measuresOf(rep *merge.Report) (map[*merge.Case]collect.Measures, []string) 
 	return out, problems
 }
 
-// formatNumber writes a metric's value: integers as integers, others with
-// up to three decimals, the magnitudes of floats beyond in exponent form.
+// formatNumber writes a metric's value: up to three decimals, exponent
+// form beyond.
 func formatNumber(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
@@ -192,8 +191,7 @@ func metricWords(m *collect.Metric, unit bool) string {
 	return s
 }
 
-// shortRevision is a commit id's first seven characters, as git shows
-// it; another revision (a ref name) cut to 40 code points.
+// shortRevision is a commit id's first seven characters; a ref name cut.
 func shortRevision(rev string) string {
 	if len(rev) > 7 && strings.Trim(rev, "0123456789abcdef") == "" {
 		return rev[:7]
@@ -236,8 +234,7 @@ func (r *renderer) expectWords() string {
 	return x.Words()
 }
 
-// problemsLine lists the measures that could not be read, the first
-// measureProblems by name.
+// problemsLine lists the measures that could not be read.
 func problemsLine(problems []string) string {
 	if len(problems) == 0 {
 		return ""

@@ -24,8 +24,7 @@ const (
 	chartLabelCut  = 80 // code points of a title or label from data
 )
 
-// chartColors are the series colours, in series order, in Mermaid's
-// plotColorPalette, so that the legend line names them right.
+// chartColors are the series colours, in Mermaid's plotColorPalette.
 var chartColors = []struct{ hex, name string }{
 	{"#1f77b4", "blue"},
 	{"#ff7f0e", "orange"},
@@ -83,8 +82,7 @@ func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 	return out
 }
 
-// chartPointsEach is how many points each of n charts keeps: an even share
-// of chartPointsAll, at most chartPoints and at least minChartPoints.
+// chartPointsEach is how many points each of n charts keeps.
 func chartPointsEach(n int) int {
 	if n <= 1 {
 		return chartPoints
@@ -144,8 +142,8 @@ func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	return ch, true
 }
 
-// chartReadings are the samples of timeline that are not phase starts, the
-// servers they name in order of appearance, and the ledger's fields.
+// chartReadings are the samples that are not phase starts, the servers
+// they name and the ledger's fields.
 func chartReadings(timeline []collect.UsageSample) (readings []collect.UsageSample, servers []string, ledger map[string]bool) {
 	seen := map[string]bool{}
 	ledger = map[string]bool{}
@@ -218,8 +216,8 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	return picks
 }
 
-// addSeries adds to c each pick with a finite value in some reading, gaps
-// filled, with its extremes and ends; it returns their values per reading.
+// addSeries adds to c each pick with a finite value in some reading; it
+// returns their values per reading.
 func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (raw [][]float64) {
 	for _, p := range picks {
 		vals := make([]float64, len(readings))
@@ -295,8 +293,7 @@ func secs(span, v float64) string {
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 }
 
-// yMax is the top of the value axis: the largest value rounded up to a
-// round number (1, 2 or 5 times a power of ten), at least 1.
+// yMax is the largest value rounded up to 1, 2 or 5 times a power of ten.
 func (c *chart) yMax() float64 {
 	top := 1.0
 	for _, s := range c.series {

@@ -64,8 +64,8 @@ func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
 	return rows
 }
 
-// rowKey is what two cases of one row share; with alike, they must have
-// the same fingerprint too (failed cases).
+// rowKey is what two cases of one row share; with alike, their
+// fingerprints must be equal too.
 func rowKey(c *merge.Case) (key string, alike bool) {
 	if c.NotRun {
 		return "not run\x00" + c.Part + "\x00" + c.Class + "\x00" + c.ClassWhy, false
@@ -147,8 +147,7 @@ func appendWithoutNames(dst []byte, s string, own []string, names map[string]boo
 	return dst
 }
 
-// isNameByte is a byte of what may be a case name inside a detail:
-// [A-Za-z0-9_.+-].
+// isNameByte is a byte of a case name inside a detail: [A-Za-z0-9_.+-].
 func isNameByte(c byte) bool {
 	return isWordByte(c) || c == '.' || c == '+' || c == '-'
 }
@@ -220,8 +219,7 @@ func (r *renderer) missedPart(c *merge.Case) string {
 	return ""
 }
 
-// names lists a row's case labels, escaped, the first maxRowNames named
-// and the rest counted.
+// names lists a row's case labels, escaped, the rest counted.
 func (g caseRow) names(cut int) string {
 	names := make([]string, 0, min(len(g.cases), maxRowNames))
 	for _, c := range g.cases[:min(len(g.cases), maxRowNames)] {

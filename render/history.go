@@ -413,10 +413,7 @@ func (h *HistoryRun) validate() error {
 		}
 		seen[c.Name] = true
 	}
-	if err := validateMargins(h.Margins); err != nil {
-		return err
-	}
-	return validateMetrics(h.Metrics)
+	return cmp.Or(validateMargins(h.Margins), validateMetrics(h.Metrics))
 }
 
 // validDigestName: a name in a digest is 1 to n code points of UTF-8.

@@ -216,8 +216,8 @@ func junitOutcomes(c *merge.Case, failed bool) []junitOutcome {
 	return out
 }
 
-// importedLog is what the JUnit export reads of an imported case's log
-// (junit's caseLog, docs/formats.md §4.7).
+// importedLog is what the export reads of an imported case's log
+// (docs/formats.md §4.7).
 type importedLog struct {
 	JUnit struct {
 		ClassName string `json:"classname"`
@@ -238,8 +238,8 @@ func importedSource(log []byte) importedLog {
 	return l
 }
 
-// add appends tc, which took durationS seconds, to the suite and counts
-// its outcome: an error (or a rerun's) first, then a failure.
+// add appends tc to the suite and counts its outcome: an error (or a
+// rerun's) first, then a failure.
 func (s *junitSuite) add(tc junitCase, durationS float64) {
 	kinds := map[string]bool{}
 	for _, o := range tc.Outcomes {

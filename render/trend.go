@@ -23,8 +23,7 @@ const (
 	maxConcurrency       = 1 << 30 // a digest metric's concurrency level
 )
 
-// HistoryMetric is one metric value of a digest (docs/formats.md §9), as
-// the case's log records it (collect.Metric).
+// HistoryMetric is one metric value of a digest (docs/formats.md §9).
 type HistoryMetric struct {
 	Case        string  `json:"n"`
 	Name        string  `json:"k"`
@@ -47,8 +46,7 @@ func (m *HistoryMetric) key() metricKey {
 	return metricKey{m.Case, m.Name, m.Arm, levelKey(m.Concurrency)}
 }
 
-// digestSHA is a commit as the digest records it: lowercase hex of 7 to
-// 64 digits, "" for anything else (unknown, or not a commit id).
+// digestSHA is a commit as the digest records it; "" for what is not one.
 func digestSHA(sha string) string {
 	sha = strings.ToLower(sha)
 	if !digestSHARE.MatchString(sha) {
@@ -69,8 +67,7 @@ func (r *renderer) measures() (map[*merge.Case]collect.Measures, []string) {
 	return r.ms, r.msProblems
 }
 
-// historyMetric is m of case c as a digest records it; false for an
-// unknown value, which has no trend.
+// historyMetric is m of case c as a digest records it; false when unknown.
 func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 	if !m.Known() {
 		return HistoryMetric{}, false
@@ -139,8 +136,7 @@ func (r *renderer) digestMetrics() []HistoryMetric {
 	return out
 }
 
-// keepsHistory reports whether the digest records hm, a value of case c:
-// the config's metric_history names it, or names nothing.
+// keepsHistory: the config's metric_history names hm of case c, or nothing.
 func (r *renderer) keepsHistory(c *merge.Case, hm *HistoryMetric) bool {
 	if len(r.cfg.MetricHistory) == 0 {
 		return true
@@ -205,9 +201,8 @@ func metricChange(cur, prev float64, kind string) string {
 	return delta(&collect.Metric{Value: &v}, &collect.Metric{Value: &p})
 }
 
-// sinceWords names the run a change is against: `w/w` when it was 7 days
-// before this one, `d/d` when 1 day, else `vs <date>`, or `vs the
-// previous run` without dates.
+// sinceWords names the run a change is against: `w/w`, `d/d`, `vs <date>`
+// or `vs the previous run`.
 func sinceWords(prevDate, date string) string {
 	p, err1 := time.Parse(time.DateOnly, prevDate)
 	t, err2 := time.Parse(time.DateOnly, date)
@@ -330,8 +325,8 @@ type regression struct {
 	cases []*merge.Case
 }
 
-// lastPassed is the index in r.hist.runs of the newest earlier run that
-// counted c as passed, when c's failure in this run is new; -1 otherwise.
+// lastPassed is the index of the newest earlier run that counted c as
+// passed, when c's failure in this run is new; -1 otherwise.
 func (r *renderer) lastPassed(c *merge.Case) int {
 	if r.hist == nil || c.NotRun || !c.Failed() || c.Class == collect.ClassInfra {
 		return -1
@@ -372,8 +367,7 @@ func (r *renderer) regressions() []regression {
 	return out
 }
 
-// failedCases are the report's failed cases as the failed-cases table
-// counts them.
+// failedCases are the failed cases the failed-cases table counts.
 func (r *renderer) failedCases() []*merge.Case {
 	var out []*merge.Case
 	for i := range r.rep.Cases {
@@ -480,8 +474,7 @@ func CompareBases(rep *merge.Report, opts Options) (head string, bases []string,
 	return head, bases, nil
 }
 
-// sameCommit reports whether a digest's commit (lowercase) and this run's
-// name the same commit, one perhaps abbreviated.
+// sameCommit: a digest's commit and this run's, one perhaps abbreviated.
 func sameCommit(base, head string) bool {
 	head = strings.ToLower(head)
 	return strings.HasPrefix(head, base) || strings.HasPrefix(base, head)
