@@ -12,28 +12,19 @@ import (
 // the rest are counted.
 const maxFlaky = 20
 
-// flakyCases are the report's flaky cases, in report order.
-func flakyCases(rep *merge.Report) []*merge.Case {
-	var out []*merge.Case
-	for i := range rep.Cases {
-		if rep.Cases[i].Flaky() {
-			out = append(out, &rep.Cases[i])
-		}
-	}
-	return out
-}
-
 // flakyItems names the flaky cases, at most max of them (0: all), each
 // made safe by esc; more is how many were left out.
 func flakyItems(rep *merge.Report, max, nameCut int, esc func(s string, n int) string) (items []string, more int) {
-	cases := flakyCases(rep)
-	for i, c := range cases {
-		if max > 0 && i == max {
-			return items, len(cases) - i
+	for i := range rep.Cases {
+		switch c := &rep.Cases[i]; {
+		case !c.Flaky():
+		case max > 0 && len(items) == max:
+			more++
+		default:
+			items = append(items, fmt.Sprintf("%s (%d attempts)", esc(c.Label(), nameCut), c.Attempts))
 		}
-		items = append(items, fmt.Sprintf("%s (%d attempts)", esc(c.Label(), nameCut), c.Attempts))
 	}
-	return items, 0
+	return items, more
 }
 
 // flakyLine is the comment's Flaky line; "" when no case was flaky.

@@ -83,16 +83,13 @@ func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
 		return ""
 	}
 	lines := []string{w.t("skipped_section_head", nil)}
-	groups := skipGroups(skipped)
-	for i, g := range groups {
+	left := len(skipped)
+	for i, g := range skipGroups(skipped) {
 		if i == maxSkipped {
-			n := 0
-			for _, g := range groups[i:] {
-				n += len(g.cases)
-			}
-			lines = append(lines, w.t("skipped_section_more", n))
+			lines = append(lines, w.t("skipped_section_more", left))
 			break
 		}
+		left -= len(g.cases)
 		name := p.code(text.Cut(g.cases[0].Label(), skippedNameCut), false)
 		if len(g.cases) > 1 {
 			name = text.Commas(int64(len(g.cases))) + " cases"
