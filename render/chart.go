@@ -172,9 +172,8 @@ type chartPick struct {
 	dashed bool
 }
 
-// chartPicks are the series of a chart of servers: each one's KV (by role
-// for a pair), the free GPU memory and, for a priority pair, H's shortfall
-// and L's watermark.
+// chartPicks are the series of a chart of servers: each one's KV, the free
+// GPU memory and, for a priority pair, H's shortfall and L's watermark.
 func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	role := func(i int) string {
 		switch {

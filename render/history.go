@@ -97,9 +97,8 @@ func fingerprint(c *merge.Case) string {
 	return hashFailures(c.NotRun, c.Checks, nil, nil)
 }
 
-// hashFailures is the fingerprint of a case whose checks are checks, each
-// detail cut and then, unless own and names are both nil, with those names
-// taken out (appendWithoutNames) before it is normalised (rowFingerprint).
+// hashFailures is the fingerprint of checks, each detail cut and, unless own
+// and names are both nil, with those names taken out (appendWithoutNames).
 func hashFailures(notRun bool, checks []collect.Check, own []string, names map[string]bool) string {
 	h := sha256.New()
 	if notRun {
@@ -339,9 +338,8 @@ func asciiJSON(b []byte) []byte {
 // false when the body has none (package marker reads the line).
 func DigestOf(body string) (string, bool) { return marker.DigestOf(body) }
 
-// ParseDigest decodes and validates one digest's JSON. Digests are
-// untrusted: every field is checked and bounded, and a bad one is an error
-// naming it.
+// ParseDigest decodes and validates one untrusted digest's JSON: every
+// field is checked and bounded, and a bad one is an error naming it.
 func ParseDigest(s string) (HistoryRun, error) {
 	var h HistoryRun
 	if len(s) > MaxDigestChars {
@@ -617,11 +615,8 @@ type sinceState struct {
 	date                   string
 }
 
-// sinceKind is where the failure of this run (the last of states) stands:
-// infra when it is the machine's; else flaky when it flipped between
-// passing and failing at least twice in the runs counted, else a streak of
-// the runs it failed in a row, else new; no record when no earlier run
-// knows the case. Infra failures of earlier runs are not counted.
+// sinceKind is where the failure of this run (the last of states) stands,
+// by the rules of docs/render.md §11.
 func (r *renderer) sinceKind(states []runState) sinceState {
 	if states[len(states)-1].infra {
 		return sinceState{kind: sinceInfra}

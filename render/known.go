@@ -84,9 +84,7 @@ func matchesAll(glob string, names []string) bool {
 	return true
 }
 
-// validateKnownIssue checks one entry: both globs present and well formed,
-// neither matching every check or every case, an https URL that can stand
-// as a link destination as it is.
+// validateKnownIssue checks one entry's globs and URL.
 func validateKnownIssue(k merge.KnownIssue) error {
 	for _, g := range []struct {
 		key, v, what string

@@ -184,8 +184,7 @@ func validateMetrics(ms []HistoryMetric) error {
 }
 
 // metricChange is the change of a metric against its previous value: a
-// percentage (delta) for a measured quantity, a difference (`+2`) for a
-// count or boolean (kind); "" when there is no percentage to give.
+// percentage (delta), or a difference (`+2`) for a count or boolean (kind).
 func metricChange(cur, prev float64, kind string) string {
 	if kind != "" {
 		d := cur - prev
@@ -254,9 +253,7 @@ func sparkline(values []float64) string {
 	return b.String()
 }
 
-// metricHistoryBlock is the comment's `**Metric history**` table
-// (docs/render.md §11); "" without history or a metric an earlier run
-// recorded too.
+// metricHistoryBlock is the comment's metric history (docs/render.md §11).
 func (r *renderer) metricHistoryBlock(w *writer) string {
 	if r.hist == nil || len(r.hist.runs) == 0 {
 		return ""
