@@ -175,20 +175,18 @@ type chartPick struct {
 // chartPicks are the series of a chart of servers: each one's KV, the free
 // GPU memory and, for a priority pair, H's shortfall and L's watermark.
 func chartPicks(servers []string, kind string, priority bool) []chartPick {
-	role := func(i int) string {
-		switch {
-		case priority:
-			return []string{"L", "H"}[i]
-		case len(servers) == 2 && kind != "":
-			return []string{"A", "B"}[i]
-		}
-		return ""
+	var roles []string // a pair's servers by role
+	switch {
+	case priority:
+		roles = []string{"L", "H"}
+	case len(servers) == 2 && kind != "":
+		roles = []string{"A", "B"}
 	}
 	var picks []chartPick
 	for i, name := range servers {
 		label := "KV of " + name
-		if r := role(i); r != "" {
-			label = "KV of " + r + " (" + name + ")"
+		if roles != nil {
+			label = "KV of " + roles[i] + " (" + name + ")"
 		}
 		picks = append(picks, chartPick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
 	}
@@ -200,7 +198,7 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	}, false})
 	ledgerPick := func(field string, server int) chartPick {
 		name := servers[server]
-		return chartPick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
+		return chartPick{roles[server] + "'s " + field, func(s collect.UsageSample) (float64, bool) {
 			per, ok := s.Ledger.Get(field)
 			if !ok {
 				return 0, false

@@ -284,7 +284,8 @@ func (r *renderer) digest() string {
 			}
 			for _, ch := range c.Checks {
 				if hc.Status == DigestFailed && !ch.OK && len(hc.Failed) < maxDigestChecks {
-					hc.Failed = append(hc.Failed, cmp.Or(text.Cut(ch.Name, digestCheckCut), unnamedCheck)) // as the table names it
+					// An unnamed check as the table names it.
+					hc.Failed = append(hc.Failed, cmp.Or(text.Cut(ch.Name, digestCheckCut), unnamedCheck))
 				}
 			}
 			hc.Fingerprint = fingerprint(c)
@@ -562,7 +563,8 @@ func (r *renderer) states(c *merge.Case) []runState {
 	}
 	switch {
 	case c.NotRun || c.Failed():
-		return append(out, badState(c.NotRun, c.Class, collect.Unexplained(c.Class, c.ClassBy), fingerprint(c), r.opts.Date))
+		unexplained := collect.Unexplained(c.Class, c.ClassBy)
+		return append(out, badState(c.NotRun, c.Class, unexplained, fingerprint(c), r.opts.Date))
 	case c.Flaky():
 		return append(out, runState{known: true, flaky: true, date: r.opts.Date, sym: symFlaky})
 	}

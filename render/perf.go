@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -37,12 +38,8 @@ func (r *renderer) perfVerdict() string {
 
 // hopperRan reports whether the Hopper correctness part left a summary.
 func (r *renderer) hopperRan() bool {
-	for _, p := range r.rep.Parts {
-		if p.Status != merge.StatusMissing {
-			return len(r.rep.Cases) > 0
-		}
-	}
-	return false
+	ran := func(p merge.PartStatus) bool { return p.Status != merge.StatusMissing }
+	return len(r.rep.Cases) > 0 && slices.ContainsFunc(r.rep.Parts, ran)
 }
 
 func (r *renderer) perf() (Documents, error) {
