@@ -29,11 +29,7 @@ func flakyItems(rep *merge.Report, max, nameCut int, esc func(s string, n int) s
 
 // flakyLine is the comment's Flaky line; "" when no case was flaky.
 func (r *renderer) flakyLine(w *writer, p plan) string {
-	nameCut := skippedNameCut
-	if p.squeeze {
-		nameCut /= 2
-	}
-	items, more := flakyItems(r.rep, maxFlaky, nameCut, func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
+	items, more := flakyItems(r.rep, maxFlaky, squeezeCut(p, skippedNameCut), func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
 	if len(items) == 0 {
 		return ""
 	}

@@ -659,10 +659,7 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 		return ""
 	}
 	prev := r.hist.cases[len(r.hist.cases)-1]
-	nameCut := digestNameCut
-	if p.squeeze {
-		nameCut /= 2
-	}
+	nameCut := squeezeCut(p, digestNameCut)
 	var names []string
 	more := 0
 	for i := range r.rep.Cases {
@@ -732,10 +729,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 			unexplained = unexplained || st.sym == symUnexplained
 			flaky = flaky || st.flaky
 		}
-		date := states[last].date
-		if date == "" {
-			date = "?"
-		}
+		date := cmp.Or(states[last].date, "?")
 		rows = append(rows, []string{p.st(text.Cut(c.Label(), digestNameCut)), strings.Join(syms, " "), text.Plain(date)})
 	}
 	if len(rows) == 0 {
@@ -747,6 +741,14 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 		out += "\n\n" + w.t("history_more", more)
 	}
 	return out
+}
+
+// squeezeCut is the name cut n, halved under squeeze.
+func squeezeCut(p plan, n int) int {
+	if p.squeeze {
+		return n / 2
+	}
+	return n
 }
 
 // digestCost is what an entry adds to the digest: its ASCII JSON and the

@@ -39,10 +39,7 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 	if len(skipped) == 0 {
 		return ""
 	}
-	nameCut, reasonCut := skippedNameCut, min(p.detail, skipReasonCut)
-	if p.squeeze {
-		nameCut /= 2
-	}
+	nameCut, reasonCut := squeezeCut(p, skippedNameCut), min(p.detail, skipReasonCut)
 	esc := func(s string, n int) string { return text.Plain(text.Cut(s, n)) }
 	groups := skipGroups(skipped)
 	items := make([]string, 0, min(len(groups), maxSkipped))

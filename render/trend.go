@@ -400,10 +400,7 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 		return ""
 	}
 	head := r.sha()
-	nameCut := digestNameCut
-	if p.squeeze {
-		nameCut /= 2
-	}
+	nameCut := squeezeCut(p, digestNameCut)
 	var lines []string
 	for i, g := range regs {
 		if i == maxRegressionLines {
