@@ -441,12 +441,10 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 // earlierRunURL is this run's URL with its id replaced, when it ends in
 // /actions/runs/<id>; "" otherwise.
 func (r *renderer) earlierRunURL(id string) string {
-	u := r.opts.RunURL
-	suffix := "/actions/runs/" + r.opts.RunID
-	if r.opts.RunID == "" || !strings.HasSuffix(u, suffix) {
+	if r.opts.RunID == "" || !strings.HasSuffix(r.opts.RunURL, "/actions/runs/"+r.opts.RunID) {
 		return ""
 	}
-	return strings.TrimSuffix(u, r.opts.RunID) + id
+	return strings.TrimSuffix(r.opts.RunURL, r.opts.RunID) + id
 }
 
 // CompareBases are the commits of the earlier runs that last passed a
