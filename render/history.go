@@ -250,12 +250,8 @@ func (r *renderer) digest() string {
 	if r.opts.RunID == "" {
 		return ""
 	}
-	attempt := r.opts.RunAttempt
-	if attempt == "" {
-		attempt = "1"
-	}
-	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date,
-		SHA: digestSHA(r.sha()), Total: len(r.rep.Cases)}
+	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID,
+		Attempt: cmp.Or(r.opts.RunAttempt, "1"), Date: r.opts.Date, SHA: digestSHA(r.sha()), Total: len(r.rep.Cases)}
 	head, _ := json.Marshal(run)
 	used := len(head) + len(`,"cases":[]`) + len(`,"fl":[]`) + len(`,"partial":true`) + len(`,"m":[]`) + len(`,"x":[]`)
 	seen := map[string]bool{}

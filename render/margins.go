@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -43,10 +44,7 @@ func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]strin
 	for i, pm := range calls {
 		c := &r.rep.Cases[pm.Case]
 		ch := &c.Checks[pm.Check]
-		name := code(text.Cut(ch.Name, digestCheckCut))
-		if name == "" {
-			name = cell(unnamedCheck)
-		}
+		name := cmp.Or(code(text.Cut(ch.Name, digestCheckCut)), cell(unnamedCheck))
 		value, bar, margin := collect.CloseCallCells(ch, pm.Margin)
 		rows[i] = []string{cell(text.Cut(c.Label(), digestNameCut)), name, cell(value), cell(bar), cell(margin)}
 	}
