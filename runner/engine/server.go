@@ -47,33 +47,25 @@ var DefaultTiming = Timing{
 // WithDefaults returns t with zero fields set to DefaultTiming's.
 func (t Timing) WithDefaults() Timing {
 	d := DefaultTiming
-	set := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
+	for _, f := range [][2]*time.Duration{
+		{&t.ReadyPoll, &d.ReadyPoll}, {&t.HealthTimeout, &d.HealthTimeout}, {&t.ReadyTimeout, &d.ReadyTimeout},
+		{&t.StopPoll, &d.StopPoll}, {&t.StopTimeout, &d.StopTimeout}, {&t.KillWait, &d.KillWait},
+		{&t.InterruptStopTimeout, &d.InterruptStopTimeout},
+	} {
+		if *f[0] <= 0 {
+			*f[0] = *f[1]
 		}
 	}
-	set(&t.ReadyPoll, d.ReadyPoll)
-	set(&t.HealthTimeout, d.HealthTimeout)
-	set(&t.ReadyTimeout, d.ReadyTimeout)
-	set(&t.StopPoll, d.StopPoll)
-	set(&t.StopTimeout, d.StopTimeout)
-	set(&t.KillWait, d.KillWait)
-	set(&t.InterruptStopTimeout, d.InterruptStopTimeout)
 	return t
 }
 
 // ServerConfig says how to start one server.
 type ServerConfig struct {
-	// Name is the case directory name (also the log key and check prefix).
-	Name string
-	// Dialect is the engine's HTTP API, which the server's Client speaks.
-	Dialect Dialect
-	// Dir is the case directory; serve.log, server.pid and cmd.txt go there.
-	Dir string
-	// Env is put before Argv as `env K=V ...` (so it also crosses an exec prefix).
-	Env collect.Env
-	// Argv is the server command.
-	Argv []string
+	Name    string      // the case directory name (also the log key and check prefix)
+	Dialect Dialect     // the engine's HTTP API, which the server's Client speaks
+	Dir     string      // the case directory; serve.log, server.pid and cmd.txt go there
+	Env     collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
+	Argv    []string    // the server command
 	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME).
 	// Start runs the server under a wrapper through it, and Stop signals
 	// the server's group inside it (see prefixWrapper).
@@ -85,21 +77,15 @@ type ServerConfig struct {
 	// Port is where the server listens on 127.0.0.1. It must be free when
 	// the server starts, and readiness counts only while every listening
 	// socket on it belongs to the server's process group.
-	Port int
-	// StopSignal is sent to the group to stop it (default SIGINT).
-	StopSignal syscall.Signal
-	// Redact is applied to the server's output before it reaches serve.log.
-	Redact *collect.Redactor
-	// HTTP is the client for /health and requests (nil: http.DefaultClient).
-	HTTP *http.Client
+	Port       int
+	StopSignal syscall.Signal    // sent to the group to stop it (default SIGINT)
+	Redact     *collect.Redactor // applied to the server's output before it reaches serve.log
+	HTTP       *http.Client      // the client for /health and requests (nil: http.DefaultClient)
 	// Kill, once closed (a second interrupt), SIGKILLs the server's group
 	// at once, whatever Stop is waiting for; nil never fires.
-	Kill <-chan struct{}
-	// Exec runs the stop and liveness commands through ExecPrefix (nil:
-	// ledger.ExecCommand).
-	Exec ledger.ExecFunc
-	// Timing holds the waits; zero fields take the documented values.
-	Timing Timing
+	Kill   <-chan struct{}
+	Exec   ledger.ExecFunc // runs the stop and liveness commands through ExecPrefix (nil: ledger.ExecCommand)
+	Timing Timing          // the waits; zero fields take the documented values
 	// Header, when set, makes Start append to an existing serve.log and
 	// cmd.txt instead of replacing them, after a line `=== <Header> ===`:
 	// helpers started once per pair in one directory (the ballast) keep
@@ -146,14 +132,9 @@ func ShellQuote(s string) string {
 	if s == "" {
 		return "''"
 	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
 		return s
 	}
 	if strings.IndexFunc(s, isControl) >= 0 {
@@ -189,31 +170,21 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // StopResult is what stopping a server observed.
 type StopResult struct {
-	// Signal is the stop signal's name, e.g. SIGINT.
-	Signal string
-	// AlreadyExited: the group was gone before the signal (e.g. it crashed).
-	AlreadyExited bool
-	// Exited: the group exited within the stop timeout, without SIGKILL.
-	Exited bool
-	// Killed: SIGKILL was needed.
-	Killed bool
-	// Left: some process of the group was still alive after SIGKILL and the kill wait.
-	Left bool
-	// Elapsed is from the stop signal to the group's exit (or to giving up).
-	Elapsed time.Duration
-	// Timeout is the stop timeout that applied.
-	Timeout time.Duration
-	// LogOffset is serve.log's size when the signal was sent.
-	LogOffset int64
-	// Err says why a signal could not be sent, if so.
-	Err string
+	Signal        string        // the stop signal's name, e.g. SIGINT
+	AlreadyExited bool          // the group was gone before the signal (e.g. it crashed)
+	Exited        bool          // the group exited within the stop timeout, without SIGKILL
+	Killed        bool          // SIGKILL was needed
+	Left          bool          // some process of the group was still alive after SIGKILL and the kill wait
+	Elapsed       time.Duration // from the stop signal to the group's exit (or to giving up)
+	Timeout       time.Duration // the stop timeout that applied
+	LogOffset     int64         // serve.log's size when the signal was sent
+	Err           string        // why a signal could not be sent, if so
 }
 
 // Server is one started server process group.
 type Server struct {
 	Config ServerConfig
-	// Client speaks the server's API.
-	Client *Client
+	Client *Client // speaks the server's API
 
 	ctx      context.Context
 	pgid     int
@@ -490,7 +461,6 @@ func (s *Server) LogPath() string { return filepath.Join(s.Config.Dir, "serve.lo
 // begins (0 unless Header appended to an earlier log).
 func (s *Server) LogStart() int64 { return s.logStart }
 
-// appendFile appends data to file, creating it.
 func appendFile(file string, data []byte) error {
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
