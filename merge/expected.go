@@ -13,10 +13,8 @@ import (
 // that never uploaded has its cases unknown, and a case that no part planned
 // is not in the report at all.
 type Expected struct {
-	// Profile is the plan's profile: a part of another profile is an error.
-	Profile string
-	// Parts are the plan's parts, in plan order.
-	Parts []ExpectedPart
+	Profile string         // the plan's profile: a part of another profile is an error
+	Parts   []ExpectedPart // the plan's parts, in plan order
 	// Assumed marks a built-in profile's plan that stands in because the
 	// paths given hold no part at all: those paths are why, not problems.
 	Assumed bool

@@ -54,17 +54,14 @@ func (k *KnownIssue) Matches(caseName, check string) bool {
 
 // KnownCheck is a check of a case that a known issue covers.
 type KnownCheck struct {
-	// Check is the index of the check in Case.Checks.
-	Check int
-	// Issue is the index of the first matching entry in Report.KnownIssues.
-	Issue int
+	Check int // the index of the check in Case.Checks
+	Issue int // the index of the first matching entry in Report.KnownIssues
 }
 
 // KnownStatus is what one known issue did in a run.
 type KnownStatus struct {
-	Issue KnownIssue
-	// Failed and Passed count the checks it covers that failed and passed.
-	Failed, Passed int
+	Issue          KnownIssue
+	Failed, Passed int // the checks it covers that failed and passed
 }
 
 // Reproduces reports whether a check the issue covers failed.
