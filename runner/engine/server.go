@@ -66,17 +66,15 @@ type ServerConfig struct {
 	Dir     string      // the case directory; serve.log, server.pid and cmd.txt go there
 	Env     collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
 	Argv    []string    // the server command
-	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME).
-	// Start runs the server under a wrapper through it, and Stop signals
-	// the server's group inside it (see prefixWrapper).
+	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME); see
+	// prefixWrapper.
 	ExecPrefix []string
 	// ServedName is the served model name the server was given
 	// (--served-model-name): its identity for this run, which WaitReady
 	// reads back from GET /v1/models ("": not checked).
 	ServedName string
-	// Port is where the server listens on 127.0.0.1. It must be free when
-	// the server starts, and readiness counts only while every listening
-	// socket on it belongs to the server's process group.
+	// Port is where the server listens on 127.0.0.1: free when it starts,
+	// and held by its group alone while readiness counts (WaitReady).
 	Port       int
 	StopSignal syscall.Signal    // sent to the group to stop it (default SIGINT)
 	Redact     *collect.Redactor // applied to the server's output before it reaches serve.log
@@ -188,7 +186,6 @@ type Server struct {
 
 	ctx      context.Context
 	pgid     int
-	started  time.Time
 	done     chan struct{} // closed when the leader was reaped
 	waitErr  error
 	copyDone chan struct{} // closed when serve.log got the pipe's EOF
@@ -210,11 +207,9 @@ type Server struct {
 	stopped  chan struct{} // closed when Stop is done: the watcher ends
 }
 
-// Start starts the server described by cfg in a new process group. When ctx
-// is cancelled (the run is interrupted) the group gets the stop signal at
-// once and Stop waits only the interrupt stop timeout; when cfg.Kill closes
-// the group gets SIGKILL. It creates cfg.Dir with cmd.txt, serve.log and
-// server.pid.
+// Start starts the server described by cfg in a new process group, in
+// cfg.Dir with cmd.txt, serve.log and server.pid (docs/runner.md §3.1); ctx
+// and cfg.Kill stop it as watch says.
 func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Timing = cfg.Timing.WithDefaults()
 	if cfg.StopSignal == 0 {
@@ -267,10 +262,9 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
-// openServeLog writes the command line to cmd.txt and opens serve.log
-// for the server's output. With a Header both are appended to, after the
-// header line, and start is where the server's output begins in
-// serve.log; without one both start afresh (start 0).
+// openServeLog writes cmd.txt and opens serve.log, appended to after the
+// header line with a Header (start: where the server's output begins), else
+// afresh (start 0).
 func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
 	logPath := filepath.Join(cfg.Dir, "serve.log")
@@ -302,9 +296,8 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 }
 
 // launch starts argv in its own process group with its output copied,
-// redacted, into the log lf (after the exec prefix's first line, see
-// scanPrefixLine). When it cannot start, the reason goes into lf too, and
-// lf is closed.
+// redacted, into the log lf (scanPrefixLine first behind a prefix). When it
+// cannot start, the reason goes into lf too, and lf is closed.
 func (s *Server) launch(argv []string, lf *os.File) error {
 	cfg := s.Config
 	pr, pw, err := os.Pipe()
@@ -322,7 +315,7 @@ func (s *Server) launch(argv []string, lf *os.File) error {
 		close(s.copyDone)
 		return fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
 	}
-	s.pgid, s.started = pgid, time.Now()
+	s.pgid = pgid
 	go func() {
 		defer close(s.copyDone)
 		rw := cfg.Redact.Writer(s.log)
@@ -482,18 +475,11 @@ func (s *Server) LogSize() int64 { return s.log.Size() }
 func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 
 // WaitReady polls GET /health until it answers 200, the group dies, the
-// ready timeout passes or ctx ends; the error says which. The timeout
-// counts from the server's first line in serve.log (from the wait's start
-// while it has written none), so a start that is slow before the server
-// says anything (an image pulled behind an exec prefix, a loaded machine
-// that is slow to exec) does not eat the time the server has to load. A 200 counts
-// only while every listening socket on the port belongs to the server's
-// process group: a process that holds the port and is not ours fails the
-// wait at once, naming it. Behind an exec prefix the server's processes
-// are not the runner's to see (another PID namespace); there, and
-// everywhere, the server must also list its served name (its identity for
-// this run) in GET /v1/models (Client.Identify): a server that answers
-// with another list fails the wait at once, naming what it listed.
+// ready timeout passes or ctx ends; the error says which (docs/runner.md
+// §3.2). The timeout counts from the server's first line in serve.log, so a
+// start slow before the server says anything does not eat its load time. A
+// 200 counts only while the port's listeners are the group's (portOwned) and
+// the server lists its served name (Client.Identify).
 func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
@@ -537,8 +523,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 
 // portOwned checks the port's listening sockets: foreign names the holders
 // outside the server's group; ours is true when every listener is the
-// group's, or when that cannot be told (behind an exec prefix, or the socket
-// tables cannot be read) and only the check before the start applies.
+// group's, or when that cannot be told (behind an exec prefix, or no socket
+// tables).
 func (s *Server) portOwned() (foreign string, ours bool) {
 	if len(s.Config.ExecPrefix) > 0 || s.Config.Port <= 0 {
 		return "", true
@@ -566,12 +552,10 @@ func (s *Server) exitText() string {
 }
 
 // Stop sends the stop signal to the whole group (behind an exec prefix: the
-// group inside it), polls until it is gone (up to the stop timeout, or the
-// interrupt stop timeout from the interrupt on once the server's context is
-// cancelled; at once when Kill closes), then SIGKILLs it and waits the kill
-// wait. It closes serve.log once the output is drained. Calling it again
-// returns the first result. It does not take a context: an interrupted run
-// must still stop.
+// group inside it), waits for it to go (waitStopped), then SIGKILLs it and
+// waits the kill wait, and closes serve.log once the output is drained
+// (docs/runner.md §3.3). Calling it again returns the first result. It takes
+// no context: an interrupted run must still stop.
 func (s *Server) Stop() StopResult {
 	s.stopOnce.Do(func() {
 		s.stopRes = s.stop()
@@ -670,7 +654,7 @@ func (s *Server) pollGone(timeout, every time.Duration) bool {
 	}
 }
 
-// LogInfo parses serve.log; stop is the StopResult's offset (errors before it
+// LogInfo parses serve.log; stopOffset is the StopResult's (errors before it
 // count as `errors`). Call it after Stop.
 func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
 	return ParseLogFile(s.LogPath(), stopOffset)
