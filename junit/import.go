@@ -189,14 +189,13 @@ func base(file string) string { return filepath.Base(file) }
 func selectArm(files []string, facts map[int]armFact, arm, revision string) (string, string, error) {
 	var arms []string
 	for _, f := range facts {
-		if !slices.Contains(arms, f.arm) {
-			arms = append(arms, f.arm)
-		}
+		arms = append(arms, f.arm)
 	}
 	if len(arms) == 0 {
 		return arm, revision, nil
 	}
 	slices.Sort(arms)
+	arms = slices.Compact(arms)
 	names := strings.Join(filesOf(files), ", ")
 	switch {
 	case arm == "" && len(arms) > 1:

@@ -67,8 +67,8 @@ func (g remoteGroup) String() string {
 
 // killScript sends sig to the group (or pid).
 func (g remoteGroup) killScript(sig syscall.Signal) string {
-	name := strings.TrimPrefix(signalName(sig), "SIG")
-	if strings.HasPrefix(name, "signal ") {
+	name, ok := signalWords[sig]
+	if !ok {
 		name = strconv.Itoa(int(sig))
 	}
 	return "kill -s " + name + " " + g.target()

@@ -660,18 +660,15 @@ func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
 	return ParseLogFile(s.LogPath(), stopOffset)
 }
 
+// signalWords name the signals that messages and `kill -s` call by name
+// (INT for SIGINT); any other is its number.
+var signalWords = map[syscall.Signal]string{
+	syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGKILL: "KILL", syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT",
+}
+
 func signalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
+	if w, ok := signalWords[sig]; ok {
+		return "SIG" + w
 	}
 	return "signal " + strconv.Itoa(int(sig))
 }
@@ -679,17 +676,12 @@ func signalName(sig syscall.Signal) string {
 // ParseSignal maps a --stop-signal name (INT, SIGTERM, 15) to a signal.
 func ParseSignal(name string) (syscall.Signal, error) {
 	n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")
+	for sig, w := range signalWords {
+		if w == n {
+			return sig, nil
+		}
+	}
 	switch n {
-	case "INT":
-		return syscall.SIGINT, nil
-	case "TERM":
-		return syscall.SIGTERM, nil
-	case "HUP":
-		return syscall.SIGHUP, nil
-	case "QUIT":
-		return syscall.SIGQUIT, nil
-	case "KILL":
-		return syscall.SIGKILL, nil
 	case "USR1":
 		return syscall.Signal(10), nil
 	case "USR2":
