@@ -105,12 +105,9 @@ func readFile(ctx context.Context, path string, maxBytes int64, r reader) ([]str
 
 // Parse reads one JUnit XML document from r into rd, streaming; file names
 // it in errors, which say the line: `read results/junit.xml: line 12: ...`.
-// It returns the defects read past, each `<file>:<line>: <what>` (a
-// testcase without a name, a time or count that is not one). The document
-// is UTF-8 with a <testsuites> or <testsuite> root; a DOCTYPE (and with it
-// any entity definition) is refused, elements nest at most 32 deep, the
-// input is at most maxBytes (<= 0: DefaultMaxBytes), and of each text
-// (failure body, captured output) the first 64 KiB are kept.
+// It returns the defects read past, each `<file>:<line>: <what>`. The
+// input is at most maxBytes (<= 0: DefaultMaxBytes), otherwise bounded as
+// the package doc says.
 func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -656,7 +653,6 @@ func incomplete(m attrs) bool {
 	return strings.EqualFold(strings.TrimSpace(m.get("incomplete")), "true")
 }
 
-// resultKinds are the outcome elements of a test case.
 var resultKinds = map[string]bool{
 	"failure": true, "error": true, "skipped": true,
 	"rerunFailure": true, "rerunError": true, "flakyFailure": true, "flakyError": true,
