@@ -265,6 +265,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}, Attempts: c.Attempts}
 	reruns := 0
 	_, ours := property(s.Properties, collect.JUnitPartProperty)
+	var failure *collect.FailureText
 	for _, r := range c.Outcomes {
 		d := detail(r, c)
 		if ours {
@@ -273,6 +274,13 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: d, Kind: r.Kind}
 		if !ch.OK {
 			cr.OK = false
+		}
+		if !ch.OK && failure == nil {
+			msg := strings.TrimSpace(r.Message)
+			if placeholder(r) {
+				msg = detail(r, c) // gotestsum's "Failed": what the text says
+			}
+			failure = &collect.FailureText{Message: text.Cut(msg, detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
 		}
 		if r.Kind != "failure" && r.Kind != "error" {
 			reruns++ // Surefire: each rerun and flaky element is an attempt
@@ -286,17 +294,6 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		cr.SkipReason = skipReason(*c.Skipped)
 	}
 	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
-	var failure *collect.FailureText
-	for _, r := range c.Outcomes {
-		if !strings.HasPrefix(r.Kind, "flaky") {
-			msg := strings.TrimSpace(r.Message)
-			if placeholder(r) {
-				msg = detail(r, c) // gotestsum's "Failed": what the text says
-			}
-			failure = &collect.FailureText{Message: text.Cut(msg, detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
-			break
-		}
-	}
 	log := &caseLog{
 		Failure: failure,
 		JUnit: junitSource{
