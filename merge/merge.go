@@ -547,11 +547,7 @@ func (r *Report) counted() []bool {
 	return out
 }
 
-// computeVerdict is the verdict of docs/formats.md §7.3. Two deliberate
-// extensions of the suffix: a partial part none of whose cases counts as not
-// run adds `; the <Display> cases finished partly` (else nothing in the
-// verdict would say why it fails), and after maxVerdictParts part clauses the
-// rest are counted in `; <k> more parts did not finish`.
+// computeVerdict is the verdict of docs/formats.md §7.3.
 func (r *Report) computeVerdict() string {
 	n := r.Counts()
 	if n.Ran == 0 {

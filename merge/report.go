@@ -21,7 +21,7 @@ type Report struct {
 	Parts         []PartStatus   `json:"parts"`
 	Perf          *Perf          `json:"perf,omitempty"`
 	// Verdict is PASS, DID NOT RUN or `FAIL (<failed> of <total>
-	// cases<suffix>)` (docs/formats.md §7.3; the suffix's extensions at computeVerdict).
+	// cases<suffix>)` (docs/formats.md §7.3).
 	Verdict string `json:"verdict"`
 	// Problems are defects of the input that did not stop the report, each
 	// naming the part, file and field; in merged.json each is its text
