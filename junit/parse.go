@@ -40,7 +40,8 @@ type Suite struct {
 	Timestamp, Hostname                          string
 	Properties                                   []collect.Property
 	SystemOut, SystemErr                         string
-	Cases                                        int // its testcases (those of nested suites not included)
+	// Cases counts its testcases (those of nested suites not included).
+	Cases int
 	// Outcomes are the <failure> and <error> elements of the suite itself
 	// (a class that could not load, a set-up that failed: Ant, JUnit 5).
 	Outcomes []Outcome

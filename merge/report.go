@@ -144,9 +144,11 @@ func (p PartStatus) Missed() string {
 
 // Perf holds the perf artifacts (docs/formats.md §6) when the root has perf/.
 type Perf struct {
-	Setup    *collect.PerfSetup   `json:"setup"`
-	Summary  *collect.PerfSummary `json:"summary"`
-	ErrorTxt bool                 `json:"error_txt,omitempty"` // the root holds error.txt: the perf job could not start (never read)
+	Setup   *collect.PerfSetup   `json:"setup"`
+	Summary *collect.PerfSummary `json:"summary"`
+	// ErrorTxt: the root holds error.txt (the perf job could not start; its
+	// text is never read).
+	ErrorTxt bool `json:"error_txt,omitempty"`
 }
 
 // addProblems adds the problems of the part shown as display, naming it.

@@ -131,7 +131,8 @@ func ShellQuote(s string) string {
 		return "''"
 	}
 	if strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			strings.ContainsRune("-_./:=,+@%", r))
 	}) < 0 {
 		return s
 	}
@@ -663,7 +664,8 @@ func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
 // signalWords name the signals that messages and `kill -s` call by name
 // (INT for SIGINT); any other is its number.
 var signalWords = map[syscall.Signal]string{
-	syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGKILL: "KILL", syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT",
+	syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGKILL: "KILL",
+	syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT",
 }
 
 func signalName(sig syscall.Signal) string {
