@@ -43,6 +43,14 @@ var phaseSpecs = []struct {
 	prompts, conc, mx int
 }{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
 
+// partCases is the number of cases of part p: t.Cases spread evenly.
+func (t Tree) partCases(p int) int {
+	if p < t.Cases%t.Parts {
+		return t.Cases/t.Parts + 1
+	}
+	return t.Cases / t.Parts
+}
+
 // layouts are a group's cases: kvcached with the contiguous and the
 // non-contiguous layout, then native ("" for Python's None: run.py's
 // case_setup writes Case.layout, which tools/ci/report.py@28183ff maps
@@ -61,10 +69,7 @@ func WriteKvcached(root string, t Tree) (int64, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return 0, err
 		}
-		n := t.Cases / t.Parts
-		if p < t.Cases%t.Parts {
-			n++
-		}
+		n := t.partCases(p)
 		cases := make([]caseSpec, n)
 		for i := range cases {
 			cases[i] = caseSpec{engine: engine, model: fmt.Sprintf("qwen05b_%d", (first+i)/3), layout: layouts[i%3], seed: uint64(p)<<32 | uint64(i)}
@@ -78,7 +83,7 @@ func WriteKvcached(root string, t Tree) (int64, error) {
 			{"setup.json", func(w *pyWriter) { w.value(setupJSON(engine, cases), 0) }},
 			{"summary.json", func(w *pyWriter) { writeSummary(w, cases) }},
 		} {
-			n, err := writeFile(filepath.Join(dir, f.name), f.write)
+			n, err := create(filepath.Join(dir, f.name), func(w *bufio.Writer) { f.write(&pyWriter{w: w}) })
 			if err != nil {
 				return 0, err
 			}
@@ -86,20 +91,6 @@ func WriteKvcached(root string, t Tree) (int64, error) {
 		}
 	}
 	return total, nil
-}
-
-func writeFile(path string, write func(*pyWriter)) (int64, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return 0, err
-	}
-	w := &pyWriter{w: bufio.NewWriterSize(f, 1<<20)}
-	write(w)
-	if err := w.w.Flush(); err != nil {
-		f.Close()
-		return 0, err
-	}
-	return w.n, f.Close()
 }
 
 type caseSpec struct {

@@ -9,6 +9,7 @@ package benchtree
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -27,12 +28,11 @@ type kv struct {
 // key separator ": ", "[]" and "{}" for empty containers, floats by repr).
 type pyWriter struct {
 	w   *bufio.Writer
-	n   int64
 	num []byte
 }
 
-func (p *pyWriter) str(s string) { k, _ := p.w.WriteString(s); p.n += int64(k) }
-func (p *pyWriter) byte(c byte)  { _ = p.w.WriteByte(c); p.n++ }
+func (p *pyWriter) str(s string) { _, _ = p.w.WriteString(s) }
+func (p *pyWriter) byte(c byte)  { _ = p.w.WriteByte(c) }
 
 // newline starts a line indented for depth, one space a level (indent=1).
 func (p *pyWriter) newline(depth int) {
@@ -59,21 +59,13 @@ func (p *pyWriter) value(v any, depth int) {
 	case string:
 		p.quote(v)
 	case []int64:
-		p.ints(v, depth)
+		array(p, v, depth)
 	case []string:
-		items := make([]any, len(v))
-		for i, s := range v {
-			items[i] = s
-		}
-		p.array(items, depth)
+		array(p, v, depth)
 	case []any:
-		p.array(v, depth)
+		array(p, v, depth)
 	case []obj:
-		items := make([]any, len(v))
-		for i, o := range v {
-			items[i] = o
-		}
-		p.array(items, depth)
+		array(p, v, depth)
 	case obj:
 		p.object(v, depth)
 	default:
@@ -83,8 +75,7 @@ func (p *pyWriter) value(v any, depth int) {
 
 func (p *pyWriter) int(n int64) {
 	p.num = strconv.AppendInt(p.num[:0], n, 10)
-	k, _ := p.w.Write(p.num)
-	p.n += int64(k)
+	_, _ = p.w.Write(p.num)
 }
 
 // float writes f as Python's float.__repr__: the shortest digits that read
@@ -104,28 +95,10 @@ func (p *pyWriter) float(f float64) {
 	if bytes.IndexByte(p.num, '.') < 0 {
 		p.num = append(p.num, '.', '0')
 	}
-	k, _ := p.w.Write(p.num)
-	p.n += int64(k)
+	_, _ = p.w.Write(p.num)
 }
 
-func (p *pyWriter) ints(v []int64, depth int) {
-	if len(v) == 0 {
-		p.str("[]")
-		return
-	}
-	p.byte('[')
-	for i, n := range v {
-		if i > 0 {
-			p.byte(',')
-		}
-		p.newline(depth + 1)
-		p.int(n)
-	}
-	p.newline(depth)
-	p.byte(']')
-}
-
-func (p *pyWriter) array(v []any, depth int) {
+func array[T any](p *pyWriter, v []T, depth int) {
 	if len(v) == 0 {
 		p.str("[]")
 		return
@@ -165,7 +138,6 @@ func (p *pyWriter) object(o obj, depth int) {
 // escapes for " \ \n \r \t \b \f, \u00XX for the other control characters
 // and \uXXXX (a surrogate pair above U+FFFF) for every non-ASCII character.
 func (p *pyWriter) quote(s string) {
-	const hex = "0123456789abcdef"
 	p.byte('"')
 	for _, r := range s {
 		switch {
@@ -184,16 +156,8 @@ func (p *pyWriter) quote(s string) {
 		case r == '\f':
 			p.str(`\f`)
 		case r < 0x20 || r >= utf8.RuneSelf:
-			units := []rune{r}
-			if r > 0xFFFF {
-				a, b := utf16.EncodeRune(r)
-				units = []rune{a, b}
-			}
-			for _, u := range units {
-				p.str(`\u`)
-				for shift := 12; shift >= 0; shift -= 4 {
-					p.byte(hex[(u>>shift)&0xF])
-				}
+			for _, u := range utf16.Encode([]rune{r}) { // a surrogate pair above U+FFFF
+				fmt.Fprintf(p.w, `\u%04x`, u)
 			}
 		default:
 			p.byte(byte(r))
