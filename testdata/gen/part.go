@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -82,26 +83,14 @@ func (p partDef) json(v any) []byte {
 // OldSetup part, so that reading that format stays under test.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
-	seenE, seenM := map[string]bool{}, map[string]bool{}
 	var cases, el, li, pr []obj
 	entries := map[string][]obj{}
-	note := func(s srv) {
-		if !seenE[s.Engine] {
-			seenE[s.Engine] = true
-			engineKeys = append(engineKeys, s.Engine)
-		}
-		if !seenM[s.Model] {
-			seenM[s.Model] = true
-			modelKeys = append(modelKeys, s.Model)
-		}
-	}
 	for _, it := range p.Items {
-		if it.Kind == "setup" && !seenE[it.Engine] {
-			seenE[it.Engine] = true
-			engineKeys = append(engineKeys, it.Engine)
+		if it.Kind == "setup" {
+			engineKeys = addKey(engineKeys, it.Engine)
 		}
 		for _, s := range it.servers() {
-			note(s)
+			engineKeys, modelKeys = addKey(engineKeys, s.Engine), addKey(modelKeys, s.Model)
 		}
 		switch {
 		case it.Kind == "server":
@@ -119,19 +108,9 @@ func (p partDef) setup() obj {
 	engs := obj{}
 	for _, k := range engineKeys {
 		e := engines[k]
-		var env any
-		if p.EnvPairs {
-			pairs := [][]string{}
-			for _, p := range e.Env {
-				pairs = append(pairs, []string{p[0], p[1]})
-			}
-			env = pairs
-		} else {
-			o := obj{}
-			for _, p := range e.Env {
-				o = append(o, kv{p[0], p[1]})
-			}
-			env = o
+		var env any = e.Env // [key, value] pairs
+		if !p.EnvPairs {
+			env = pairsObj(e.Env)
 		}
 		engs = append(engs, kv{k, obj{{"image", e.Image}, {"digest", e.Digest}, {"engine", e.Version},
 			{"kvcached", "0.1.6"}, {"torch", e.Torch}, {"cuda", e.CUDA}, {"env", env},
@@ -182,6 +161,23 @@ func (p partDef) setup() obj {
 	block("priority", priorityTitle, priorityAbout, entries["priority"], priorityWorkload, priorityChecks)
 	if kinds != nil {
 		o = append(o, kv{"kinds", kinds})
+	}
+	return o
+}
+
+// addKey appends k to keys unless it is there.
+func addKey(keys []string, k string) []string {
+	if slices.Contains(keys, k) {
+		return keys
+	}
+	return append(keys, k)
+}
+
+// pairsObj is the object of key, value pairs.
+func pairsObj(pairs [][2]string) obj {
+	o := obj{}
+	for _, p := range pairs {
+		o = append(o, kv{p[0], p[1]})
 	}
 	return o
 }

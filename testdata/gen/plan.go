@@ -198,10 +198,7 @@ func (s srv) caseSetup(runID string, port int) obj {
 	if s.FP8 {
 		dtype = engines[s.Engine].FP8Value
 	}
-	env := obj{}
-	for _, p := range s.env() {
-		env = append(env, kv{p[0], p[1]})
-	}
+	env := pairsObj(s.env())
 	tp := s.TP
 	if tp == 0 {
 		tp = 1
