@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -79,12 +80,7 @@ func server(engine, model, layout string) item {
 // on vLLM a hybrid model's native case runs with the kvcached block size.
 func group(engine, model string, tp int, layouts ...string) []item {
 	var out []item
-	hasNative := false
-	for _, l := range layouts {
-		if l == "" {
-			hasNative = true
-		}
-	}
+	hasNative := slices.Contains(layouts, "")
 	block := 0
 	if engine == "vllm" && models[model].Hybrid {
 		block = 1056
@@ -272,15 +268,30 @@ func (it item) checks(r *rng) []obj {
 		out = append(out, o)
 	}
 	for c := range it.Fail {
-		found := false
-		for _, n := range it.checkNames() {
-			found = found || n == c
-		}
-		if !found {
+		if !slices.Contains(it.checkNames(), c) {
 			panic(fmt.Sprintf("case %s has no check %s", it.name(), c))
 		}
 	}
 	return out
+}
+
+// failedChecks are the names of the case's failed checks, in check order.
+func (it item) failedChecks() []string {
+	var out []string
+	for _, c := range it.checkNames() {
+		if _, ok := it.Fail[c]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ballast is the priority case's ballast_mib (nil: none).
+func (it item) ballast() any {
+	if it.Ballast == nil {
+		return nil
+	}
+	return *it.Ballast
 }
 
 func (it item) ok() bool { return len(it.Fail) == 0 && !it.NotOK }

@@ -197,13 +197,9 @@ func (it item) caseLog(runID string, old bool) obj {
 		}
 	case "priority":
 		l, h := it.A.name(), it.B.name()
-		var ballast any
-		if it.Ballast != nil {
-			ballast = *it.Ballast
-		}
 		return obj{
 			{"setup", setup(it.prioritySetup)},
-			{"ballast_mib", ballast},
+			{"ballast_mib", it.ballast()},
 			{"memory_mib", obj{{"free", 14302}, {"per_request_l", 22.0}, {"per_request_h", 44.5}, {"n_l", 456}, {"n_h", 128},
 				{"l_growth", 8210}, {"l_at_burst", 8034}, {"free_at_burst", 6092}, {"h_growth", 4410}, {"l_after_burst", 7340}}},
 			{"latency_s", obj{{l, obj{{"p50", 0.412}, {"max", 1.87}}}, {h, obj{{"p50", 38.2}, {"max", 96.4}}}}},
@@ -257,12 +253,8 @@ func (it item) limitSetup(runID string) obj {
 }
 
 func (it item) prioritySetup(runID string) obj {
-	var ballast any
-	if it.Ballast != nil {
-		ballast = *it.Ballast
-	}
 	return obj{{"name", it.name()}, {"kind", "priority"}, {"gpu", it.GPU}, {"batch", it.Batch},
-		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", ballast},
+		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", it.ballast()},
 		{"low", it.A.caseSetup(runID, 18001)}, {"high", it.B.caseSetup(runID, 18002)}}
 }
 

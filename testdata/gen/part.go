@@ -43,13 +43,8 @@ type partDef struct {
 
 var shaMain = "3f9e2d1c0b4a59687766554433221100ffeeddcc"
 
-func l4(n int) []obj {
-	var out []obj
-	for i := 0; i < n; i++ {
-		out = append(out, obj{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}})
-	}
-	return out
-}
+// l4 is the gpus of a part run on one L4.
+var l4 = []obj{{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}
 
 func writeFile(path string, data []byte) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -221,11 +216,9 @@ func summaryMD(items []item) string {
 		if !it.ok() {
 			res = "FAIL"
 		}
-		for _, c := range it.checkNames() {
-			if d, ok := it.Fail[c]; ok {
-				d = strings.ReplaceAll(strings.ReplaceAll(d, "|", `\|`), "\n", " ")
-				failed = append(failed, fmt.Sprintf("%s (%s)", c, d))
-			}
+		for _, c := range it.failedChecks() {
+			d := strings.ReplaceAll(strings.ReplaceAll(it.Fail[c], "|", `\|`), "\n", " ")
+			failed = append(failed, fmt.Sprintf("%s (%s)", c, d))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", it.name(), res, strings.Join(failed, "; "))
 	}
@@ -242,13 +235,7 @@ func (p partDef) runLog(items []item, tail string) string {
 			fmt.Fprintf(&b, "%s %s: PASS\n", t.Format("15:04:05"), it.name())
 			continue
 		}
-		var failed []string
-		for _, c := range it.checkNames() {
-			if _, ok := it.Fail[c]; ok {
-				failed = append(failed, c)
-			}
-		}
-		fmt.Fprintf(&b, "%s %s: FAIL (%s)\n", t.Format("15:04:05"), it.name(), strings.Join(failed, ", "))
+		fmt.Fprintf(&b, "%s %s: FAIL (%s)\n", t.Format("15:04:05"), it.name(), strings.Join(it.failedChecks(), ", "))
 	}
 	b.WriteString(tail)
 	return b.String()
@@ -273,13 +260,7 @@ func (p partDef) write(root string) {
 	if p.Mode == modeUnfinished || p.Mode == modeZero {
 		finished = nil
 	}
-	var ran []item
-	for _, it := range finished {
-		if !it.Absent {
-			ran = append(ran, it)
-		}
-	}
-	finished = ran
+	finished = slices.DeleteFunc(slices.Clone(finished), func(it item) bool { return it.Absent })
 	if p.Mode != modeLegacy {
 		f("part.json", p.json(p.partJSON(p.Mode == modeComplete || p.Mode == modeZero)))
 	}
@@ -303,10 +284,7 @@ func (p partDef) write(root string) {
 	if p.Mode != modeLegacy && p.Mode != modeUnfinished && p.Mode != modeZero {
 		f("cases.jsonl", jsonl)
 	}
-	allOK := true
-	for _, it := range finished {
-		allOK = allOK && it.ok()
-	}
+	allOK := !slices.ContainsFunc(finished, func(it item) bool { return !it.ok() })
 	if results == nil {
 		results = []obj{}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 )
 
@@ -90,9 +89,7 @@ func perfSummary() obj {
 	var errs []string
 	armRuns := map[string]int{}
 	for _, m := range perfModels {
-		for k := range armRuns {
-			delete(armRuns, k)
-		}
+		clear(armRuns)
 		for _, arm := range []string{"native", "kvcached", "kvcached", "native"} {
 			armRuns[arm]++
 			run := armRuns[arm]
@@ -160,7 +157,6 @@ func median(model, arm string, c int, metric string) *float64 {
 	if len(vals) == 0 {
 		return nil
 	}
-	sort.Float64s(vals)
 	var m float64
 	for _, v := range vals {
 		m += v

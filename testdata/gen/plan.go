@@ -93,16 +93,12 @@ func (s srv) name() string {
 
 // ipcName is the server's KVCACHED_IPC_NAME (docs/runner.md §2.3).
 func ipcName(runID, caseName string) string {
-	var b strings.Builder
-	b.WriteString("e2e_" + runID + "_")
-	for _, r := range caseName {
+	return "e2e_" + runID + "_" + strings.Map(func(r rune) rune {
 		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+			return r
 		}
-	}
-	return b.String()
+		return '_'
+	}, caseName)
 }
 
 // modelArgs are the flags every server of the model gets.
