@@ -19,12 +19,18 @@ type scenario struct {
 
 var day = time.Date(2026, 11, 28, 12, 0, 4, 0, time.UTC)
 
-func nightlyItems(e string) []item {
+// modelItems are engine e's setup case, a c1, c0, native group of each
+// model, then extra.
+func modelItems(e string, ms []string, extra ...item) []item {
 	out := []item{setupCase(e)}
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
+	for _, m := range ms {
 		out = append(out, group(e, m, 1, "c1", "c0", "")...)
 	}
-	return append(out, elastic(e, "qwen05b", e, "qwen35_4b"), limit(e, "qwen05b"))
+	return append(out, extra...)
+}
+
+func nightlyItems(e string) []item {
+	return modelItems(e, []string{"qwen05b", "qwen35_4b", "gemma4e2b"}, elastic(e, "qwen05b", e, "qwen35_4b"), limit(e, "qwen05b"))
 }
 
 // edit applies f to the item named name, which must exist.
@@ -217,17 +223,10 @@ func unicodeDetail(i int) string {
 }
 
 func manyFailures() scenario {
-	var v, s []item
-	v = append(v, setupCase("vllm"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"} {
-		v = append(v, group("vllm", m, 1, "c1", "c0", "")...)
-	}
-	v = append(v, elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"))
-	s = append(s, setupCase("sglang"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite"} {
-		s = append(s, group("sglang", m, 1, "c1", "c0", "")...)
-	}
-	s = append(s, elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
+	v := modelItems("vllm", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"},
+		elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"))
+	s := modelItems("sglang", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite"},
+		elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
 	n := 0
 	failAll := func(items []item) []item {
 		for i := range items {
@@ -281,18 +280,10 @@ func pr() scenario {
 }
 
 func acceptance() scenario {
-	var v, s []item
-	v = append(v, setupCase("vllm"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"} {
-		v = append(v, group("vllm", m, 1, "c1", "c0", "")...)
-	}
-	v = append(v, elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"),
-		priority("vllm", "qwen05b", "vllm", "qwen35_4b", nil))
-	s = append(s, setupCase("sglang"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "dsv2lite"} {
-		s = append(s, group("sglang", m, 1, "c1", "c0", "")...)
-	}
-	s = append(s, elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
+	v := modelItems("vllm", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"},
+		elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"), priority("vllm", "qwen05b", "vllm", "qwen35_4b", nil))
+	s := modelItems("sglang", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "dsv2lite"},
+		elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
 	k := 0
 	details := []string{
 		"3/20 failed", "A grew 9120 MiB of 14310 MiB free", "peak 4096 MiB, limit 3072 MiB",
