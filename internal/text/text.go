@@ -78,16 +78,8 @@ func Tail(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	cut, i := len(s), len(s)
-	for count := 0; i > 0; count++ {
-		if count == n-1 {
-			cut = i
-		}
-		if count == n {
-			return Ellipsis + s[cut:]
-		}
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
+	if k := utf8.RuneCountInString(s); k > n {
+		return Ellipsis + s[headLen(s, k-n+1):]
 	}
 	return s
 }
@@ -205,17 +197,16 @@ func CutWords(s string, n int) string {
 // token counts and as reports count tests.
 func Commas(n int64) string {
 	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder
+	if n < 0 {
+		b.WriteByte('-')
+		s = s[1:]
+	}
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
 	}
 	return b.String()
 }
