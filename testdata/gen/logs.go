@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/text"
@@ -163,14 +164,8 @@ func phases(it item, short bool) obj {
 }
 
 // caseLog is the case's log object (docs/formats.md §4.1); a co-location
-// case's setup is its kinds entry, or its entry before kinds when old.
+// case's setup is its entry (before kinds when old).
 func (it item) caseLog(runID string, old bool) obj {
-	setup := func(before func(string) obj) obj {
-		if old {
-			return before(runID)
-		}
-		return it.kindEntry(runID)
-	}
 	switch it.Kind {
 	case "setup":
 		return obj{}
@@ -178,14 +173,14 @@ func (it item) caseLog(runID string, old bool) obj {
 		return obj{{"setup", it.S.caseSetup(runID, 18000)}, {it.S.name(), facts(it.S, it.LogErrors).logInfo()}}
 	case "limit":
 		return obj{
-			{"setup", setup(it.limitSetup)},
+			{"setup", it.entry(runID, old)},
 			{"memory_mib", obj{{"idle", 1180}, {"filled", 8860}, {"limit", 3100}, {"released", 2988}, {"peak_under_limit", 3010}, {"regrown", 8412}}},
 			{it.S.name(), facts(it.S, it.LogErrors).logInfo()},
 		}
 	case "elastic":
 		a, b := it.A.name(), it.B.name()
 		return obj{
-			{"setup", setup(it.elasticSetup)},
+			{"setup", it.entry(runID, old)},
 			{"memory_mib", obj{{"free", 14310}, {"per_request_a", 18.5}, {"per_request_b", 41.25}, {"n_a", 128}, {"n_b", 128},
 				{"gpu_free_after_a", 13798}, {"a_growth", 9120}, {"a_after", 512}, {"free_at_a_peak", 5190}, {"b_growth", 11776}}},
 			{"segments", obj{
@@ -198,7 +193,7 @@ func (it item) caseLog(runID string, old bool) obj {
 	case "priority":
 		l, h := it.A.name(), it.B.name()
 		return obj{
-			{"setup", setup(it.prioritySetup)},
+			{"setup", it.entry(runID, old)},
 			{"ballast_mib", it.ballast()},
 			{"memory_mib", obj{{"free", 14302}, {"per_request_l", 22.0}, {"per_request_h", 44.5}, {"n_l", 456}, {"n_h", 128},
 				{"l_growth", 8210}, {"l_at_burst", 8034}, {"free_at_burst", 6092}, {"h_growth", 4410}, {"l_after_burst", 7340}}},
@@ -243,16 +238,18 @@ func (it item) ledger(runID string) []obj {
 	return out
 }
 
-func (it item) elasticSetup(runID string) obj {
-	return obj{{"name", it.name()}, {"kind", "elastic"}, {"gpu", it.GPU}, {"batch", it.Batch},
-		{"a", it.A.caseSetup(runID, 18001)}, {"b", it.B.caseSetup(runID, 18002)}}
-}
-
-func (it item) limitSetup(runID string) obj {
-	return append(obj{{"name", it.name()}, {"kind", "limit"}}, it.S.caseSetup(runID, 18000)[1:]...)
-}
-
-func (it item) prioritySetup(runID string) obj {
+// entry is the co-location case's setup entry: in its block of setup.json's
+// kinds, or in the format before kinds when old.
+func (it item) entry(runID string, old bool) obj {
+	switch {
+	case !old:
+		return it.kindEntry(runID)
+	case it.Kind == "elastic":
+		return obj{{"name", it.name()}, {"kind", "elastic"}, {"gpu", it.GPU}, {"batch", it.Batch},
+			{"a", it.A.caseSetup(runID, 18001)}, {"b", it.B.caseSetup(runID, 18002)}}
+	case it.Kind == "limit":
+		return append(obj{{"name", it.name()}, {"kind", "limit"}}, it.S.caseSetup(runID, 18000)[1:]...)
+	}
 	return obj{{"name", it.name()}, {"kind", "priority"}, {"gpu", it.GPU}, {"batch", it.Batch},
 		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", it.ballast()},
 		{"low", it.A.caseSetup(runID, 18001)}, {"high", it.B.caseSetup(runID, 18002)}}
@@ -268,19 +265,13 @@ func (it item) kindEntry(runID string) obj {
 	if it.Batch != 0 {
 		o = append(o, kv{"batch", it.Batch})
 	}
-	var roles []string
-	switch it.Kind {
-	case "elastic":
-		roles = elasticRoles
-	case "limit":
-		roles = limitRoles
-	case "priority":
-		roles = priorityRoles
+	if it.Kind == "priority" {
 		o = append(o, kv{"layers", []string{"co-location", "real serving"}})
 		if it.Ballast != nil {
 			o = append(o, kv{"ballast_mib", *it.Ballast})
 		}
 	}
+	roles := kinds[slices.IndexFunc(kinds, func(k kindDef) bool { return k.Kind == it.Kind })].Roles
 	servers := it.servers()
 	port := 18000
 	if len(servers) > 1 {

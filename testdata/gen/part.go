@@ -78,7 +78,7 @@ func (p partDef) json(v any) []byte {
 // OldSetup part, so that reading that format stays under test.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
-	var cases, el, li, pr []obj
+	var cases []obj
 	entries := map[string][]obj{}
 	for _, it := range p.Items {
 		if it.Kind == "setup" {
@@ -87,17 +87,11 @@ func (p partDef) setup() obj {
 		for _, s := range it.servers() {
 			engineKeys, modelKeys = addKey(engineKeys, s.Engine), addKey(modelKeys, s.Model)
 		}
-		switch {
-		case it.Kind == "server":
+		switch it.Kind {
+		case "server":
 			cases = append(cases, it.S.caseSetup(p.RunID, 18000))
-		case !p.oldSetup():
-			entries[it.Kind] = append(entries[it.Kind], it.kindEntry(p.RunID))
-		case it.Kind == "elastic":
-			el = append(el, it.elasticSetup(p.RunID))
-		case it.Kind == "limit":
-			li = append(li, it.limitSetup(p.RunID))
-		case it.Kind == "priority":
-			pr = append(pr, it.prioritySetup(p.RunID))
+		case "elastic", "limit", "priority":
+			entries[it.Kind] = append(entries[it.Kind], it.entry(p.RunID, p.oldSetup()))
 		}
 	}
 	engs := obj{}
@@ -132,30 +126,20 @@ func (p partDef) setup() obj {
 		{"stop_signal", "INT"}, {"model_revisions", revs},
 		{"workload", serverWorkload}, {"checks", serverChecks}, {"cases", cases},
 	}
-	if p.oldSetup() {
-		if el != nil {
-			o = append(o, kv{"elastic", el}, kv{"elastic_workload", elasticWorkload}, kv{"elastic_checks", elasticChecks})
-		}
-		if li != nil {
-			o = append(o, kv{"limit", li}, kv{"limit_workload", limitWorkload}, kv{"limit_checks", limitChecks})
-		}
-		if pr != nil && p.Mode != modeLegacy {
-			o = append(o, kv{"priority", pr}, kv{"priority_workload", priorityWorkload}, kv{"priority_checks", priorityChecks})
-		}
-		return o
-	}
-	var kinds []obj
-	block := func(kind, title, about string, entries []obj, workload []string, checks obj) {
-		if entries != nil {
-			kinds = append(kinds, obj{{"kind", kind}, {"title", title}, {"about", about}, {"entries", entries},
-				{"workload", workload}, {"checks", checks}})
+	var blocks []obj
+	for _, k := range kinds {
+		e := entries[k.Kind]
+		switch {
+		case e == nil:
+		case !p.oldSetup():
+			blocks = append(blocks, obj{{"kind", k.Kind}, {"title", k.Title}, {"about", k.About}, {"entries", e},
+				{"workload", k.Workload}, {"checks", k.Checks}})
+		case k.Kind != "priority" || p.Mode != modeLegacy:
+			o = append(o, kv{k.Kind, e}, kv{k.Kind + "_workload", k.Workload}, kv{k.Kind + "_checks", k.Checks})
 		}
 	}
-	block("elastic", elasticTitle, elasticAbout, entries["elastic"], elasticWorkload, elasticChecks)
-	block("limit", limitTitle, limitAbout, entries["limit"], limitWorkload, limitChecks)
-	block("priority", priorityTitle, priorityAbout, entries["priority"], priorityWorkload, priorityChecks)
-	if kinds != nil {
-		o = append(o, kv{"kinds", kinds})
+	if blocks != nil {
+		o = append(o, kv{"kinds", blocks})
 	}
 	return o
 }
