@@ -186,38 +186,44 @@ func (it item) checkNames() []string {
 			out = append(out, compareChecks...)
 		}
 		return out
-	case "elastic":
-		a, b := it.A.name(), it.B.name()
-		out := []string{a + "_ready", b + "_ready", "a_requests_ok", "a_filled_memory", "a_released_memory",
-			"b_requests_ok", "b_reused_a_memory", "contended_requests_ok",
-			a + "_probe_unchanged", b + "_probe_unchanged", a + "_alive", b + "_alive"}
-		out = append(out, shutdown(it.A, a+"_")...)
-		out = append(out, shutdown(it.B, b+"_")...)
-		return append(out, "no_gpu_process_left")
-	case "limit":
-		c := it.S.name()
-		out := []string{c + "_ready", "limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok",
-			"limit_held_under_load", "limit_raised_regrows", c + "_probe_unchanged", c + "_alive"}
-		out = append(out, shutdown(it.S, c+"_")...)
-		return append(out, "no_gpu_process_left")
-	case "priority":
-		l, h := it.A.name(), it.B.name()
-		out := []string{l + "_ready", h + "_ready", "priority_set", "l_requests_ok", "l_filled_memory",
-			"l_held_at_burst", "h_requests_ok", "h_shortfall_posted", "l_watermark_raised", "l_released_for_h",
-			"h_reused_l_memory", l + "_probe_unchanged", h + "_probe_unchanged", l + "_alive", h + "_alive"}
-		out = append(out, shutdown(it.A, l+"_")...)
-		out = append(out, shutdown(it.B, h+"_")...)
-		return append(out, "no_gpu_process_left")
 	}
-	return nil
+	// A co-location case: each server's readiness, the kind's own checks, each
+	// server's probe and liveness, each server's shutdown.
+	servers := it.servers()
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.name()+"_ready")
+	}
+	out = append(out, pairChecks[it.Kind]...)
+	for _, suffix := range []string{"_probe_unchanged", "_alive"} {
+		for _, s := range servers {
+			out = append(out, s.name()+suffix)
+		}
+	}
+	for _, s := range servers {
+		out = append(out, shutdown(s, s.name()+"_")...)
+	}
+	return append(out, "no_gpu_process_left")
+}
+
+// pairChecks are the checks of each co-location kind between the servers'
+// readiness and their probes.
+var pairChecks = map[string][]string{
+	"elastic": {"a_requests_ok", "a_filled_memory", "a_released_memory", "b_requests_ok", "b_reused_a_memory",
+		"contended_requests_ok"},
+	"limit": {"limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok", "limit_held_under_load",
+		"limit_raised_regrows"},
+	"priority": {"priority_set", "l_requests_ok", "l_filled_memory", "l_held_at_burst", "h_requests_ok",
+		"h_shortfall_posted", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"},
 }
 
 // passDetail is what a passing check records; many record a number, some
 // nothing.
 func (it item) passDetail(check string, r *rng) string {
+	if d, ok := fixedDetails[check]; ok {
+		return d
+	}
 	switch {
-	case check == "install_kvcached":
-		return "kvcached 0.1.6 installed"
 	case strings.HasSuffix(check, "_ready"):
 		return fmt.Sprintf("ready after %d.%d s", 30+r.intn(60), r.intn(10))
 	case strings.HasSuffix(check, "_ok") && strings.HasPrefix(check, "apc_"):
@@ -228,27 +234,25 @@ func (it item) passDetail(check string, r *rng) string {
 		return fmt.Sprintf("native ran with --block-size %d, as the kvcached case logged", it.BlockMatched)
 	case strings.HasSuffix(check, "clean_exit_on_signal"):
 		return fmt.Sprintf("exited %d.%d s after SIGINT", 2+r.intn(9), r.intn(10))
-	case check == "a_filled_memory":
-		return "A grew 9120 MiB of 14310 MiB free"
-	case check == "a_released_memory":
-		return "A still holds 512 of the 9120 MiB it grew"
-	case check == "b_reused_a_memory":
-		return "B grew 11776 MiB; 5190 MiB was free at A's peak"
-	case check == "limit_held_under_load":
-		return "peak 3010 MiB, limit 3072 MiB"
-	case check == "limit_released_idle":
-		return "2988 MiB after 4 s, limit 3072 MiB"
-	case check == "l_filled_memory":
-		return "L grew 8210 MiB of 14302 MiB free"
-	case check == "l_released_for_h":
-		return "L still charged 1024 of the 8210 MiB it grew"
-	case check == "h_reused_l_memory":
-		return "H grew 11264 MiB; 6092 MiB was free when the burst began"
 	case strings.HasSuffix(check, "_requests_ok"):
 		n := 40 + r.intn(60)
 		return fmt.Sprintf("%d/%d ok", n, n)
 	}
 	return ""
+}
+
+// fixedDetails are the details of passing checks that record the same text
+// in every case.
+var fixedDetails = map[string]string{
+	"install_kvcached":      "kvcached 0.1.6 installed",
+	"a_filled_memory":       "A grew 9120 MiB of 14310 MiB free",
+	"a_released_memory":     "A still holds 512 of the 9120 MiB it grew",
+	"b_reused_a_memory":     "B grew 11776 MiB; 5190 MiB was free at A's peak",
+	"limit_held_under_load": "peak 3010 MiB, limit 3072 MiB",
+	"limit_released_idle":   "2988 MiB after 4 s, limit 3072 MiB",
+	"l_filled_memory":       "L grew 8210 MiB of 14302 MiB free",
+	"l_released_for_h":      "L still charged 1024 of the 8210 MiB it grew",
+	"h_reused_l_memory":     "H grew 11264 MiB; 6092 MiB was free when the burst began",
 }
 
 // checks are the recorded checks of the case.
