@@ -40,14 +40,11 @@ var commentRE = regexp.MustCompile(`^<!-- ci-report:comment run=([0-9]+) attempt
 // String is the marker line; an empty attempt is "1". Without a suite it is
 // the line of every comment written before suites existed.
 func (c Comment) String() string {
-	attempt := cmp.Or(c.Attempt, "1")
-	var b strings.Builder
-	b.WriteString(commentPrefix + "run=" + c.Run + " attempt=" + attempt + " profile=" + c.Profile)
+	s := commentPrefix + "run=" + c.Run + " attempt=" + cmp.Or(c.Attempt, "1") + " profile=" + c.Profile
 	if c.Suite != "" {
-		b.WriteString(" suite=" + c.Suite)
+		s += " suite=" + c.Suite
 	}
-	b.WriteString(" -->")
-	return b.String()
+	return s + " -->"
 }
 
 // ParseComment reads one marker line, surrounding white space ignored.

@@ -180,10 +180,14 @@ func blocks(src []byte, match func(ast.Node) bool) []Cell {
 // Headed is the first table of src whose header cells read header, in
 // order (false: none).
 func Headed(src []byte, header ...string) (Table, bool) {
-	for _, t := range Tables(src) {
-		if slices.Equal(Texts(t.Header), header) {
-			return t, true
-		}
+	return firstTable(src, func(t Table) bool { return slices.Equal(Texts(t.Header), header) })
+}
+
+// firstTable is the first table of src that match accepts (false: none).
+func firstTable(src []byte, match func(Table) bool) (Table, bool) {
+	tables := Tables(src)
+	if i := slices.IndexFunc(tables, match); i >= 0 {
+		return tables[i], true
 	}
 	return Table{}, false
 }
@@ -296,12 +300,7 @@ func (t Table) Row(first string) []Cell {
 // WithColumn is the first table of src with a header cell named name
 // (false: none).
 func WithColumn(src []byte, name string) (Table, bool) {
-	for _, t := range Tables(src) {
-		if t.Column(name) != nil {
-			return t, true
-		}
-	}
-	return Table{}, false
+	return firstTable(src, func(t Table) bool { return t.Column(name) != nil })
 }
 
 // Blocks are src's lines of text as a reader sees them, in document order:
