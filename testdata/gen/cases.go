@@ -56,6 +56,15 @@ func (it item) name() string {
 	panic("unknown kind " + it.Kind)
 }
 
+// port is the port of the case's server i: 18000, or 18001 and 18002 for
+// the two servers of a pair.
+func (it item) port(i int) int {
+	if len(it.servers()) > 1 {
+		return 18001 + i
+	}
+	return 18000
+}
+
 // servers are the servers the case starts, in start order.
 func (it item) servers() []srv {
 	switch it.Kind {
@@ -138,7 +147,12 @@ func fail(it item, checks ...string) item {
 	return it
 }
 
-var serverPhases = []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"}
+// serverPhases are a server case's request phases: prompts, concurrency
+// and output tokens.
+var serverPhases = []struct {
+	name              string
+	prompts, conc, mx int
+}{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
 
 var shutdownChecks = []string{"clean_exit_on_signal", "no_error_signatures"}
 
@@ -174,7 +188,7 @@ func (it item) checkNames() []string {
 	case "server":
 		out := []string{"server_ready", "prefix_cache_reset"}
 		for _, p := range serverPhases {
-			out = append(out, p+"_ok")
+			out = append(out, p.name+"_ok")
 		}
 		out = append(out, "server_alive_after_load")
 		out = append(out, shutdown(it.S, "")...)

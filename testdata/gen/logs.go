@@ -121,16 +121,8 @@ func phases(it item, short bool) obj {
 			failing[strings.TrimSuffix(c, "_ok")] = true
 		}
 	}
-	for _, ph := range serverPhases {
-		n, conc, maxTok := 9, 1, 64
-		switch ph {
-		case "gen_conc":
-			conc = 9
-		case "apc_0", "apc_1", "apc_2":
-			n, maxTok = 4, 32
-		case "apc_conc":
-			n, conc, maxTok = 4, 4, 32
-		}
+	for _, spec := range serverPhases {
+		ph, n, maxTok := spec.name, spec.prompts, spec.mx
 		if short {
 			maxTok = 4
 		}
@@ -158,7 +150,7 @@ func phases(it item, short bool) obj {
 				{"latency_s", float64(100+r.intn(4000)) / 1000}, {"error", nil},
 			})
 		}
-		out = append(out, kv{ph, obj{{"name", ph}, {"concurrency", conc}, {"results", results}}})
+		out = append(out, kv{ph, obj{{"name", ph}, {"concurrency", spec.conc}, {"results", results}}})
 	}
 	return out
 }
@@ -272,14 +264,9 @@ func (it item) kindEntry(runID string) obj {
 		}
 	}
 	roles := kinds[slices.IndexFunc(kinds, func(k kindDef) bool { return k.Kind == it.Kind })].Roles
-	servers := it.servers()
-	port := 18000
-	if len(servers) > 1 {
-		port = 18001
-	}
 	var out []obj
-	for i, s := range servers {
-		out = append(out, append(obj{{"role", roles[i]}}, s.caseSetup(runID, port+i)...))
+	for i, s := range it.servers() {
+		out = append(out, append(obj{{"role", roles[i]}}, s.caseSetup(runID, it.port(i))...))
 	}
 	return append(o, kv{"servers", out})
 }

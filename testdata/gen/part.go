@@ -250,7 +250,7 @@ func (p partDef) write(root string) {
 	}
 	f("setup.json", p.json(p.setup()))
 	var jsonl []byte
-	var results []obj
+	results := []obj{}
 	for _, it := range finished {
 		res := p.result(it)
 		results = append(results, res)
@@ -269,9 +269,6 @@ func (p partDef) write(root string) {
 		f("cases.jsonl", jsonl)
 	}
 	allOK := !slices.ContainsFunc(finished, func(it item) bool { return !it.ok() })
-	if results == nil {
-		results = []obj{}
-	}
 	switch p.Mode {
 	case modeComplete, modeLegacy, modePartialSum, modeZero:
 		f("summary.json", p.json(obj{{"ok", allOK}, {"cases", results}}))
@@ -302,21 +299,16 @@ func (p partDef) write(root string) {
 				errs = it.LogErrors
 			}
 			sd := filepath.Join(dir, s.name())
-			port := 18000
-			if it.Kind == "elastic" || it.Kind == "priority" {
-				port = 18001 + j
-			}
-			writeFile(filepath.Join(sd, "cmd.txt"), []byte(s.cmd(p.RunID, port)+"\n"))
+			writeFile(filepath.Join(sd, "cmd.txt"), []byte(s.cmd(p.RunID, it.port(j))+"\n"))
 			writeFile(filepath.Join(sd, "serve.log"), []byte(serveLog(s, facts(s, errs), i == 0 && j == 0)))
 			writeFile(filepath.Join(sd, "server.pid"), []byte(fmt.Sprintf("%d\n", 4000+newRNG(s.name()).intn(50000))))
 		}
+		step := map[string]float64{"elastic": 1, "priority": 2}[it.Kind] // seconds between samples
 		switch {
 		case it.Usage != "":
 			f(it.name()+"-usage.json", []byte(it.Usage))
-		case it.Kind == "elastic":
-			f(it.name()+"-usage.json", p.json(it.usage(1)))
-		case it.Kind == "priority":
-			f(it.name()+"-usage.json", p.json(it.usage(2)))
+		case step > 0:
+			f(it.name()+"-usage.json", p.json(it.usage(step)))
 		}
 	}
 }

@@ -165,20 +165,15 @@ func (s srv) cmd(runID string, port int) string {
 		}
 	}
 	ma := s.modelArgs()
-	for i := 0; i < len(ma); i++ {
-		flag := ma[i]
-		hasValue := i+1 < len(ma) && !strings.HasPrefix(ma[i+1], "--")
-		if overridden[flag] {
-			if hasValue {
-				i++
-			}
-			continue
+	for i := 0; i < len(ma); {
+		n := 1 // the flag, and its value when one follows
+		if i+1 < len(ma) && !strings.HasPrefix(ma[i+1], "--") {
+			n = 2
 		}
-		parts = append(parts, flag)
-		if hasValue {
-			parts = append(parts, ma[i+1])
-			i++
+		if !overridden[ma[i]] {
+			parts = append(parts, ma[i:i+n]...)
 		}
+		i += n
 	}
 	parts = append(parts, extra...)
 	return strings.Join(parts, " ")
