@@ -141,27 +141,18 @@ func (p *pyWriter) quote(s string) {
 	p.byte('"')
 	for _, r := range s {
 		switch {
-		case r == '"':
-			p.str(`\"`)
-		case r == '\\':
-			p.str(`\\`)
-		case r == '\n':
-			p.str(`\n`)
-		case r == '\r':
-			p.str(`\r`)
-		case r == '\t':
-			p.str(`\t`)
-		case r == '\b':
-			p.str(`\b`)
-		case r == '\f':
-			p.str(`\f`)
-		case r < 0x20 || r >= utf8.RuneSelf:
+		case r >= 0x20 && r < utf8.RuneSelf && r != '"' && r != '\\':
+			p.byte(byte(r))
+		case pyEscapes[r] != "":
+			p.str(pyEscapes[r])
+		default:
 			for _, u := range utf16.Encode([]rune{r}) { // a surrogate pair above U+FFFF
 				fmt.Fprintf(p.w, `\u%04x`, u)
 			}
-		default:
-			p.byte(byte(r))
 		}
 	}
 	p.byte('"')
 }
+
+// pyEscapes are json.dumps's two-character escapes.
+var pyEscapes = map[rune]string{'"': `\"`, '\\': `\\`, '\n': `\n`, '\r': `\r`, '\t': `\t`, '\b': `\b`, '\f': `\f`}
