@@ -45,10 +45,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Kind is what a file read is, and the most bytes of it that are read: a
 // file over Max is refused, with Max and Name in the message.
 type Kind struct {
-	// Name says the kind in a message: "config file".
-	Name string
-	// Max is the cap in bytes.
-	Max int64
+	Name string // says the kind in a message: "config file"
+	Max  int64  // the cap in bytes
 }
 
 // The kinds of file ci-report reads, and their caps. Each cap is far above
