@@ -93,8 +93,7 @@ func treeFiles(t testing.TB, dir string) []string {
 	return rels
 }
 
-// write stores got at path (creating its directory), or removes path for a
-// nil got.
+// write stores got at path (creating its directory); a nil got removes path.
 func write(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if got == nil {

@@ -34,8 +34,7 @@ type Table struct {
 	Rows   [][]Cell
 }
 
-// Column is the body cells under the header named name (nil: no such
-// column).
+// Column is the body cells under the header named name (nil: none).
 func (t Table) Column(name string) []Cell {
 	for i, h := range t.Header {
 		if h.Text != name {
@@ -61,8 +60,7 @@ func Texts(cells []Cell) []string {
 	return out
 }
 
-// Tables parses src as GitHub Flavored Markdown and returns its tables in
-// document order.
+// Tables are src's GFM tables, in document order.
 func Tables(src []byte) []Table {
 	var tables []Table
 	walk(parse(src), func(n ast.Node) ast.WalkStatus {
@@ -177,8 +175,7 @@ func blocks(src []byte, match func(ast.Node) bool) []Cell {
 	return out
 }
 
-// Headed is the first table of src whose header cells read header, in
-// order (false: none).
+// Headed is the first table of src whose header cells read header (false: none).
 func Headed(src []byte, header ...string) (Table, bool) {
 	return firstTable(src, func(t Table) bool { return slices.Equal(Texts(t.Header), header) })
 }
@@ -297,8 +294,7 @@ func (t Table) Row(first string) []Cell {
 	return nil
 }
 
-// WithColumn is the first table of src with a header cell named name
-// (false: none).
+// WithColumn is the first table of src with a column named name (false: none).
 func WithColumn(src []byte, name string) (Table, bool) {
 	return firstTable(src, func(t Table) bool { return t.Column(name) != nil })
 }
@@ -316,8 +312,7 @@ func Blocks(src []byte) []Cell {
 	})
 }
 
-// Lines are the lines of src's Blocks, in document order: each block cut
-// at its line breaks.
+// Lines are the lines of src's Blocks, each cut at its line breaks, in order.
 func Lines(src []byte) []string {
 	var out []string
 	for _, b := range Blocks(src) {
@@ -331,8 +326,7 @@ func Has(src []byte, line string) bool {
 	return slices.Contains(Lines(src), line)
 }
 
-// HasRun reports whether lines are among src's Lines one right after the
-// other, in this order.
+// HasRun reports whether lines are among src's Lines, one right after another.
 func HasRun(src []byte, lines ...string) bool {
 	all := Lines(src)
 	for i := range all {
@@ -416,8 +410,7 @@ func lineStart(src []byte, n ast.Node) int {
 	return bytes.LastIndexByte(src[:at], '\n') + 1
 }
 
-// lineEnd is the offset after the line where block n ends (its newline
-// included).
+// lineEnd is the offset after the line (and newline) where block n ends.
 func lineEnd(src []byte, n ast.Node) int {
 	lines := n.Lines()
 	at := lines.At(lines.Len() - 1).Stop
