@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -82,11 +83,7 @@ func (p *pyWriter) int(n int64) {
 // back as f, in exponent form below 1e-4 and from 1e16 on, else with at
 // least one digit after the point.
 func (p *pyWriter) float(f float64) {
-	abs := f
-	if abs < 0 {
-		abs = -abs
-	}
-	if abs != 0 && (abs < 1e-4 || abs >= 1e16) {
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-4 || abs >= 1e16) {
 		s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16: Python writes the same
 		p.str(s)
 		return

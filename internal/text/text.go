@@ -116,17 +116,12 @@ func Words(s string) string { return strings.Join(strings.Fields(s), " ") }
 // spaces, other controls and bidirectional controls U+FFFD. Each code point
 // maps to one, so a cut made before stays as long.
 func Inert(s string) string {
-	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
-			clean = false
-			break
+			return strings.Map(inertRune, Valid(s))
 		}
 	}
-	if clean {
-		return s // printable ASCII, the common case
-	}
-	return strings.Map(inertRune, Valid(s))
+	return s // printable ASCII, the common case
 }
 
 func inertRune(r rune) rune {
