@@ -48,10 +48,8 @@ func (it item) name() string {
 		return it.S.name()
 	case "limit":
 		return fmt.Sprintf("limit-%s-%s", it.S.Engine, it.S.Model)
-	case "elastic":
-		return fmt.Sprintf("elastic-%s-%s+%s-%s", it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
-	case "priority":
-		return fmt.Sprintf("priority-%s-%s+%s-%s", it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
+	case "elastic", "priority":
+		return fmt.Sprintf("%s-%s-%s+%s-%s", it.Kind, it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
 	}
 	panic("unknown kind " + it.Kind)
 }
@@ -107,27 +105,28 @@ func group(engine, model string, tp int, layouts ...string) []item {
 	return out
 }
 
-func elastic(eA, mA, eB, mB string) item {
-	a := srv{Engine: eA, Model: mA, Layout: "c1", TP: 1, Tag: "elastic", Extra: batchArgs(eA, 128)}
-	b := srv{Engine: eB, Model: mB, Layout: "c1", TP: 1, Tag: "elastic", Extra: batchArgs(eB, 128)}
+// pair is a co-location case of two servers on GPU 0 under a batch limit of
+// 128; suffixes tell the servers apart when they would share a name.
+func pair(kind, eA, mA, eB, mB, suffixA, suffixB string) item {
+	a := srv{Engine: eA, Model: mA, Layout: "c1", TP: 1, Tag: kind, Extra: batchArgs(eA, 128)}
+	b := srv{Engine: eB, Model: mB, Layout: "c1", TP: 1, Tag: kind, Extra: batchArgs(eB, 128)}
 	if a.name() == b.name() {
-		a.Suffix, b.Suffix = "-a", "-b"
+		a.Suffix, b.Suffix = suffixA, suffixB
 	}
-	return item{Kind: "elastic", A: a, B: b, GPU: "0", Batch: 128}
+	return item{Kind: kind, A: a, B: b, GPU: "0", Batch: 128}
 }
+
+func elastic(eA, mA, eB, mB string) item { return pair("elastic", eA, mA, eB, mB, "-a", "-b") }
 
 func limit(engine, model string) item {
 	return item{Kind: "limit", S: srv{Engine: engine, Model: model, Layout: "c1", TP: 1, Tag: "limit"}}
 }
 
 func priority(eL, mL, eH, mH string, ballast *int) item {
+	it := pair("priority", eL, mL, eH, mH, "-l", "-h")
 	p0, p1 := 0, 1
-	l := srv{Engine: eL, Model: mL, Layout: "c1", TP: 1, Tag: "priority", Extra: batchArgs(eL, 128), Priority: &p0, LiftCap: true}
-	h := srv{Engine: eH, Model: mH, Layout: "c1", TP: 1, Tag: "priority", Extra: batchArgs(eH, 128), Priority: &p1}
-	if l.name() == h.name() {
-		l.Suffix, h.Suffix = "-l", "-h"
-	}
-	return item{Kind: "priority", A: l, B: h, GPU: "0", Batch: 128, Ballast: ballast}
+	it.A.Priority, it.A.LiftCap, it.B.Priority, it.Ballast = &p0, true, &p1, ballast
+	return it
 }
 
 func batchArgs(engine string, n int) []string {
