@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -76,14 +77,8 @@ func WriteKvcached(root string, t Tree) (int64, error) {
 			cases[i].fail = cases[i].seed%40 == 17
 		}
 		first += n
-		for _, f := range []struct {
-			name  string
-			write func(*pyWriter)
-		}{
-			{"setup.json", func(w *pyWriter) { w.value(setupJSON(engine, cases), 0) }},
-			{"summary.json", func(w *pyWriter) { writeSummary(w, cases) }},
-		} {
-			n, err := create(filepath.Join(dir, f.name), func(w *bufio.Writer) { f.write(&pyWriter{w: w}) })
+		for _, f := range []kv{{"setup.json", setupJSON(engine, cases)}, {"summary.json", summary(cases)}} {
+			n, err := create(filepath.Join(dir, f.K), func(w *bufio.Writer) { (&pyWriter{w: w}).value(f.V, 0) })
 			if err != nil {
 				return 0, err
 			}
@@ -108,36 +103,14 @@ func (c caseSpec) name() string {
 
 func (c caseSpec) kvcached() bool { return c.layout != "" }
 
-// writeSummary streams summary.json: {"ok": ..., "cases": [...]} at
-// indent=1, one case at a time.
-func writeSummary(w *pyWriter, cases []caseSpec) {
-	ok := true
-	for _, c := range cases {
-		ok = ok && !c.fail
+// summary is summary.json: {"ok": ..., "cases": [...]}, each case made as
+// it is written.
+func summary(cases []caseSpec) obj {
+	results := make([]lazy, len(cases))
+	for i, c := range cases {
+		results[i] = c.result
 	}
-	w.str("{")
-	w.newline(1)
-	w.str(`"ok": `)
-	w.value(ok, 1)
-	w.byte(',')
-	w.newline(1)
-	w.str(`"cases": `)
-	if len(cases) == 0 {
-		w.str("[]")
-	} else {
-		w.byte('[')
-		for i, c := range cases {
-			if i > 0 {
-				w.byte(',')
-			}
-			w.newline(2)
-			w.value(c.result(), 2)
-		}
-		w.newline(1)
-		w.byte(']')
-	}
-	w.newline(0)
-	w.byte('}')
+	return obj{{"ok", !slices.ContainsFunc(cases, func(c caseSpec) bool { return c.fail })}, {"cases", results}}
 }
 
 // rng is a small deterministic generator (splitmix64).

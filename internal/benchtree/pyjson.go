@@ -24,6 +24,10 @@ type kv struct {
 	V any
 }
 
+// lazy is a value made when it is written, so that a tree is streamed a
+// case at a time.
+type lazy func() obj
+
 // pyWriter writes values as Python's json.dumps(v, indent=1) does (its
 // defaults otherwise: ensure_ascii, item separator "," before a newline,
 // key separator ": ", "[]" and "{}" for empty containers, floats by repr).
@@ -69,6 +73,10 @@ func (p *pyWriter) value(v any, depth int) {
 		array(p, v, depth)
 	case obj:
 		p.object(v, depth)
+	case lazy:
+		p.value(v(), depth)
+	case []lazy:
+		array(p, v, depth)
 	default:
 		panic("benchtree: no JSON form for a value of this type")
 	}
