@@ -303,12 +303,4 @@ func (it item) failedChecks() []string {
 	return out
 }
 
-// ballast is the priority case's ballast_mib (nil: none).
-func (it item) ballast() any {
-	if it.Ballast == nil {
-		return nil
-	}
-	return *it.Ballast
-}
-
 func (it item) ok() bool { return len(it.Fail) == 0 && !it.NotOK }

@@ -47,13 +47,9 @@ func facts(s srv, errs []string) serverFacts {
 
 // logInfo is the LogInfo of docs/formats.md §4.1.
 func (f serverFacts) logInfo() obj {
-	var bs any
-	if f.BlockSize != nil {
-		bs = f.BlockSize
-	}
 	return obj{
 		{"patched", f.Patched}, {"capacity", f.Capacity}, {"tokens", f.Tokens},
-		{"kvcached_lines", f.Lines}, {"block_size", bs},
+		{"kvcached_lines", f.Lines}, {"block_size", f.BlockSize}, // nil: null
 		{"errors", f.Errors}, {"errors_after_stop", f.Errors},
 	}
 }
@@ -115,20 +111,15 @@ func serveLog(s srv, f serverFacts, hostile bool) string {
 func phases(it item, short bool) obj {
 	r := newRNG("phases/" + it.name())
 	out := obj{}
-	failing := map[string]bool{}
-	for c := range it.Fail {
-		if strings.HasSuffix(c, "_ok") {
-			failing[strings.TrimSuffix(c, "_ok")] = true
-		}
-	}
 	for _, spec := range serverPhases {
 		ph, n, maxTok := spec.name, spec.prompts, spec.mx
 		if short {
 			maxTok = 4
 		}
+		_, failing := it.Fail[ph+"_ok"]
 		var results []obj
 		for i := 0; i < n; i++ {
-			if failing[ph] && i >= n-3 {
+			if failing && i >= n-3 {
 				results = append(results, obj{
 					{"status", 0}, {"token_ids", nil}, {"text", nil}, {"prompt_tokens", nil}, {"cached_tokens", nil},
 					{"latency_s", 1800.0}, {"error", "ReadTimeout: timed out after 1800 s waiting for http://127.0.0.1:18000/v1/completions"},
@@ -186,7 +177,7 @@ func (it item) caseLog(runID string, old bool) obj {
 		l, h := it.A.name(), it.B.name()
 		return obj{
 			{"setup", it.entry(runID, old)},
-			{"ballast_mib", it.ballast()},
+			{"ballast_mib", it.Ballast},
 			{"memory_mib", obj{{"free", 14302}, {"per_request_l", 22.0}, {"per_request_h", 44.5}, {"n_l", 456}, {"n_h", 128},
 				{"l_growth", 8210}, {"l_at_burst", 8034}, {"free_at_burst", 6092}, {"h_growth", 4410}, {"l_after_burst", 7340}}},
 			{"latency_s", obj{{l, obj{{"p50", 0.412}, {"max", 1.87}}}, {h, obj{{"p50", 38.2}, {"max", 96.4}}}}},
@@ -243,7 +234,7 @@ func (it item) entry(runID string, old bool) obj {
 		return append(obj{{"name", it.name()}, {"kind", "limit"}}, it.S.caseSetup(runID, 18000)[1:]...)
 	}
 	return obj{{"name", it.name()}, {"kind", "priority"}, {"gpu", it.GPU}, {"batch", it.Batch},
-		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", it.ballast()},
+		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", it.Ballast},
 		{"low", it.A.caseSetup(runID, 18001)}, {"high", it.B.caseSetup(runID, 18002)}}
 }
 

@@ -128,18 +128,11 @@ func perfSummary() obj {
 					ratio = math.Round(*kvc / *nat * 10000) / 10000
 				}
 				table = append(table, obj{{"model", m}, {"concurrency", c.C}, {"metric", metric},
-					{"native", fptr(nat)}, {"kvcached", fptr(kvc)}, {"ratio", ratio}})
+					{"native", nat}, {"kvcached", kvc}, {"ratio", ratio}})
 			}
 		}
 	}
 	return obj{{"runs", runs}, {"table", table}, {"errors", errs}}
-}
-
-func fptr(f *float64) any {
-	if f == nil {
-		return nil
-	}
-	return *f
 }
 
 // median is the median of the arm's two runs (their mean), or nil when no
