@@ -107,22 +107,13 @@ func (p partDef) setup() obj {
 	}
 	revs := obj{}
 	for _, k := range modelKeys {
-		m := models[k]
-		var rev any
-		if m.Rev != "" {
-			rev = m.Rev
-		}
-		revs = append(revs, kv{m.HF, rev})
-	}
-	var sha any
-	if p.SHA != "" {
-		sha = p.SHA
+		revs = append(revs, kv{models[k].HF, orNull(models[k].Rev)})
 	}
 	if cases == nil {
 		cases = []obj{}
 	}
 	o := obj{
-		{"profile", p.Profile}, {"kvcached_sha", sha}, {"gpus", p.GPUs}, {"engines", engs},
+		{"profile", p.Profile}, {"kvcached_sha", orNull(p.SHA)}, {"gpus", p.GPUs}, {"engines", engs},
 		{"stop_signal", "INT"}, {"model_revisions", revs},
 		{"workload", serverWorkload}, {"checks", serverChecks}, {"cases", cases},
 	}
@@ -150,6 +141,14 @@ func addKey(keys []string, k string) []string {
 		return keys
 	}
 	return append(keys, k)
+}
+
+// orNull is s, or null for "".
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // pairsObj is the object of key, value pairs.

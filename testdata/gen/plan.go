@@ -182,10 +182,7 @@ func (s srv) cmd(runID string, port int) string {
 // caseSetup is the setup.json case setup of the server (docs/formats.md §3.2).
 func (s srv) caseSetup(runID string, port int) obj {
 	m := models[s.Model]
-	var layout, dtype any
-	if s.Layout != "" {
-		layout = s.Layout
-	}
+	var dtype any
 	if s.FP8 {
 		dtype = engines[s.Engine].FP8Value
 	}
@@ -196,7 +193,7 @@ func (s srv) caseSetup(runID string, port int) obj {
 	}
 	o := obj{
 		{"name", s.name()}, {"engine", s.Engine}, {"model", s.Model}, {"hf_id", m.HF},
-		{"layout", layout}, {"tp", tp}, {"kv_cache_dtype", dtype},
+		{"layout", orNull(s.Layout)}, {"tp", tp}, {"kv_cache_dtype", dtype},
 		{"model_args", s.modelArgs()}, {"env", env}, {"extra_args", s.extraArgs()},
 		{"cmd", s.cmd(runID, port)},
 	}
