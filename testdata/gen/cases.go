@@ -9,35 +9,24 @@ import (
 // item is one case of a part's plan: an engine's setup case, a server case,
 // or an elastic, limit or priority case.
 type item struct {
-	Kind    string // "setup", "server", "elastic", "limit", "priority"
-	Engine  string // setup cases
-	S       srv    // server and limit cases
-	A, B    srv    // elastic: A and B; priority: L and H
-	GPU     string
-	Batch   int
-	Ballast *int
-	// Compare: a kvcached case whose group has a native case, so it carries
-	// the comparison checks.
-	Compare bool
-	// BlockMatched: a native case that ran with the block size its group's
-	// kvcached case logged.
-	BlockMatched int
-	// Fail holds the failed checks and their details, by check name.
-	Fail map[string]string
-	// NotOK marks a case whose ok is false although no check failed.
-	NotOK bool
-	// Absent: planned, but never run (its engine's setup failed).
-	Absent bool
-	// LogErrors are error signatures matched in the serve.log of the case's
-	// (first) server.
-	LogErrors []string
+	Kind         string // "setup", "server", "elastic", "limit", "priority"
+	Engine       string // setup cases
+	S            srv    // server and limit cases
+	A, B         srv    // elastic: A and B; priority: L and H
+	GPU          string
+	Batch        int
+	Ballast      *int
+	Compare      bool              // kvcached, with a native case in its group: carries the comparison checks
+	BlockMatched int               // native, run with the block size its group's kvcached case logged
+	Fail         map[string]string // failed checks' details, by check name
+	NotOK        bool              // ok is false although no check failed
+	Absent       bool              // planned, never run (its engine's setup failed)
+	LogErrors    []string          // error signatures matched in its (first) server's serve.log
 	// CausedBy names, by failed check, the check it follows from
 	// (summary.json's caused_by); Class and ClassWhy are the case's class.
 	CausedBy        map[string]string
 	Class, ClassWhy string
-	// Usage, when set, is a pair's usage file as written, instead of the
-	// generated ramp (usage).
-	Usage string
+	Usage           string // a pair's usage file as written, instead of the generated ramp
 }
 
 func (it item) name() string {
@@ -151,7 +140,10 @@ func fail(it item, checks ...string) item {
 var serverPhases = []struct {
 	name              string
 	prompts, conc, mx int
-}{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
+}{
+	{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32},
+	{"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32},
+}
 
 var shutdownChecks = []string{"clean_exit_on_signal", "no_error_signatures"}
 
