@@ -31,13 +31,11 @@ func WriteSmall(root string, t Tree) (int64, error) {
 			total += int64(len(body))
 		}
 		size, err := create(filepath.Join(dir, "summary.json"), func(w *bufio.Writer) {
-			failed := 0
+			ok := true
 			for i := first; i < first+n; i++ {
-				if i%50 == 7 {
-					failed++
-				}
+				ok = ok && i%50 != 7
 			}
-			fmt.Fprintf(w, `{"ok":%t,"cases":[`, failed == 0)
+			fmt.Fprintf(w, `{"ok":%t,"cases":[`, ok)
 			for i := first; i < first+n; i++ {
 				if i > first {
 					w.WriteByte(',')

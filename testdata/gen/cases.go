@@ -63,8 +63,6 @@ func (it item) servers() []srv {
 	return nil
 }
 
-// Constructors used by the scenarios.
-
 func setupCase(engine string) item { return item{Kind: "setup", Engine: engine} }
 
 func server(engine, model, layout string) item {
