@@ -194,6 +194,10 @@ func (it item) caseLog(runID string, old bool) obj {
 // its charge because the failure under test never lets it go.
 func (it item) ledger(runID string) []obj {
 	l, h := ipcName(runID, it.A.name()), ipcName(runID, it.B.name())
+	seg := func(limitMiB, used int64, priority int, charged, short, wm int64) obj {
+		return obj{{"limit_bytes", limitMiB << 20}, {"used_bytes", used}, {"priority", priority},
+			{"charged_bytes", charged}, {"shortfall_bytes", short}, {"watermark_bytes", wm}}
+	}
 	var out []obj
 	for i := 0; i < 6; i++ {
 		lCharged := int64(8034-i*120) << 20
@@ -206,16 +210,10 @@ func (it item) ledger(runID string) []obj {
 		if i > 1 {
 			wm = int64(4096) << 20
 		}
-		lSeg := obj{{"limit_bytes", int64(23034) << 20}, {"used_bytes", lCharged - 512<<20}, {"priority", 0},
-			{"charged_bytes", lCharged}, {"shortfall_bytes", 0}, {"watermark_bytes", wm}}
-		hSeg := obj{{"limit_bytes", int64(23034) << 20}, {"used_bytes", hCharged}, {"priority", 1},
-			{"charged_bytes", hCharged}, {"shortfall_bytes", short}, {"watermark_bytes", 0}}
 		out = append(out, obj{
 			{"t", 1764331380.0 + float64(2*i)},
-			{"gpus", obj{{"0", obj{
-				{"limit_bytes", int64(46068) << 20}, {"used_bytes", lCharged - 512<<20 + hCharged}, {"priority", 1},
-				{"charged_bytes", lCharged + hCharged}, {"shortfall_bytes", short}, {"watermark_bytes", wm}}}}},
-			{"segments", obj{{l, lSeg}, {h, hSeg}}},
+			{"gpus", obj{{"0", seg(46068, lCharged-512<<20+hCharged, 1, lCharged+hCharged, short, wm)}}},
+			{"segments", obj{{l, seg(23034, lCharged-512<<20, 0, lCharged, 0, wm)}, {h, seg(23034, hCharged, 1, hCharged, short, 0)}}},
 		})
 	}
 	return out
