@@ -23,8 +23,7 @@ const (
 
 // partDef is one part directory to write.
 type partDef struct {
-	Dir      string
-	Name     string // part.json part; empty: Dir
+	Dir      string // and part.json's part
 	Profile  string
 	RunID    string
 	SHA      string
@@ -53,13 +52,6 @@ func writeFile(path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		panic(err)
 	}
-}
-
-func (p partDef) name() string {
-	if p.Name != "" {
-		return p.Name
-	}
-	return p.Dir
 }
 
 // oldSetup: the part's setup.json has the format before kinds.
@@ -180,11 +172,11 @@ func (p partDef) partJSON(complete bool) obj {
 	}
 	finished := p.Start.Add(time.Duration(len(p.Items)) * 11 * time.Minute)
 	return obj{
-		{"format", 1}, {"part", p.name()}, {"profile", p.Profile}, {"complete", complete},
+		{"format", 1}, {"part", p.Dir}, {"profile", p.Profile}, {"complete", complete},
 		{"planned", planned}, {"run_id", p.RunID},
 		{"started_at", p.Start.Format(time.RFC3339)}, {"finished_at", finished.Format(time.RFC3339)},
 		{"host", "gpu-runner-" + p.Dir}, {"ci_report_version", "0.3.0"},
-		{"github", obj{{"run_id", 12093847561}, {"run_attempt", 1}, {"job", "e2e (" + p.name() + ")"},
+		{"github", obj{{"run_id", 12093847561}, {"run_attempt", 1}, {"job", "e2e (" + p.Dir + ")"},
 			{"check_run_id", 33920011000 + int64(len(p.Dir))}, {"sha", p.SHA}, {"ref", "refs/heads/main"},
 			{"server_url", "https://github.com"}, {"repository", "ovg-project/kvcached"}}},
 	}
