@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // serverFacts are what a server logged, from which both serve.log and its
@@ -54,6 +52,20 @@ func (f serverFacts) logInfo() obj {
 	}
 }
 
+// commas writes n with thousands separators, as vLLM logs token counts
+// (gen imports only what docs/design.md §2 allows it, not internal/text).
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 // serveLog is a short serve.log in the engine's style with the lines the
 // LogInfo parser reads; hostile adds a line that is not UTF-8 and a very long
 // one, which the runner's parser must survive.
@@ -80,7 +92,7 @@ func serveLog(s srv, f serverFacts, hostile bool) string {
 		if c, ok := f.Capacity.(int64); ok {
 			p("[kvcached] Using kvcached process-local KV capacity: limit=unlimited, available=%d bytes", c)
 		}
-		p("INFO %s4 [kv_cache_utils.py:1087] GPU KV cache size: %s tokens", ts, text.Commas(f.Tokens[0]))
+		p("INFO %s4 [kv_cache_utils.py:1087] GPU KV cache size: %s tokens", ts, commas(f.Tokens[0]))
 		p("INFO %s9 [launcher.py:29] Route: /health, Methods: GET", ts)
 	} else {
 		p("[2026-11-28 12:03:14] max_total_num_tokens=%d, chunked_prefill_size=8192, max_prefill_tokens=16384", f.Tokens[0])
