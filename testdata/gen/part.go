@@ -265,23 +265,18 @@ func (p partDef) write(root string) {
 		f("summary.json", p.json(obj{{"ok", allOK}, {"cases", results}}))
 		f("summary.md", []byte(summaryMD(finished)))
 	}
-	tail := "done\n"
-	switch p.Mode {
-	case modePartialSum:
-		tail = "received SIGTERM: stopping the running servers; part written with complete: false\n"
-	case modePartialL, modeUnfinished:
-		tail = ""
+	tail, stopped := map[string]string{modePartialL: "", modeUnfinished: "",
+		modePartialSum: "received SIGTERM: stopping the running servers; part written with complete: false\n"}[p.Mode]
+	if !stopped {
+		tail = "done\n"
 	}
 	f("run.log", []byte(p.runLog(finished, tail)))
 	if p.NoDirs {
 		return
 	}
 	started := finished
-	if p.Mode == modePartialL || p.Mode == modeUnfinished {
-		// The case being run when the runner died has its server directory.
-		if len(finished) < len(p.Items) {
-			started = p.Items[:len(finished)+1]
-		}
+	if (p.Mode == modePartialL || p.Mode == modeUnfinished) && len(finished) < len(p.Items) {
+		started = p.Items[:len(finished)+1] // the case being run when the runner died has its server directory
 	}
 	for i, it := range started {
 		for j, s := range it.servers() {
