@@ -10,18 +10,17 @@ import (
 // CPUTime is the CPU time (user + system) this process has used: on a
 // shared machine it measures the work, where wall time measures the load.
 func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
+	ru := rusage()
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // MaxRSS is the peak resident set size of this process so far, in bytes.
-func MaxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+func MaxRSS() int64 { return rusage().Maxrss << 10 } // kilobytes on Linux
+
+// rusage is this process's usage, all zero when getrusage fails.
+func rusage() (ru syscall.Rusage) {
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return syscall.Rusage{}
 	}
-	return ru.Maxrss << 10 // kilobytes on Linux
+	return ru
 }

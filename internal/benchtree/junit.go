@@ -3,6 +3,7 @@ package benchtree
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -12,43 +13,53 @@ import (
 // testcases in modules of 50, of which one in 20 fails with an assertion's
 // traceback and one in 25 is skipped. It returns the bytes written.
 func WriteJUnit(path string, n int) (int64, error) {
-	return writeReport(path, func(p func(string, ...any)) { writeJUnit(p, n) })
+	return create(path, func(w *bufio.Writer) { writeJUnit(w, n) })
 }
 
 // WriteJUnitPassing writes to path a pytest report of n testcases that all
 // passed, with short names (about 64 bytes a testcase: a million fill the
 // 64 MiB that import junit reads at most). It returns the bytes written.
 func WriteJUnitPassing(path string, n int) (int64, error) {
-	return writeReport(path, func(p func(string, ...any)) {
-		p(`<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="%d" time="%d.000" timestamp="2026-03-04T10:00:00.123456+00:00" hostname="gpu-runner-1">`, n, n/1000)
+	return create(path, func(w *bufio.Writer) {
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="%d" time="%d.000" timestamp="2026-03-04T10:00:00.123456+00:00" hostname="gpu-runner-1">`, n, n/1000)
 		for i := 0; i < n; i++ {
-			p(`<testcase classname="t.m%d" name="t_p[%d]" time="%d.%03d" />`, i/50, i, i%7, (i*37)%1000)
+			fmt.Fprintf(w, `<testcase classname="t.m%d" name="t_p[%d]" time="%d.%03d" />`, i/50, i, i%7, (i*37)%1000)
 		}
-		p("</testsuite></testsuites>")
+		w.WriteString("</testsuite></testsuites>")
 	})
 }
 
-// writeReport writes to path what write prints through its p.
-func writeReport(path string, write func(p func(string, ...any))) (int64, error) {
+// create writes to path what write writes to its buffer, and returns the
+// bytes written.
+func create(path string, write func(w *bufio.Writer)) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var total int64
-	write(func(format string, a ...any) {
-		k, _ := fmt.Fprintf(w, format, a...)
-		total += int64(k)
-	})
+	c := &counter{w: f}
+	w := bufio.NewWriterSize(c, 1<<20)
+	write(w)
 	if err := w.Flush(); err != nil {
 		f.Close()
 		return 0, err
 	}
-	return total, f.Close()
+	return c.n, f.Close()
 }
 
-// writeJUnit prints WriteJUnit's report through p.
-func writeJUnit(p func(string, ...any), n int) {
+// counter is a writer that counts the bytes written through it.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(b []byte) (int, error) {
+	k, err := c.w.Write(b)
+	c.n += int64(k)
+	return k, err
+}
+
+// writeJUnit writes WriteJUnit's report to w.
+func writeJUnit(w *bufio.Writer, n int) {
 	failures, skipped := 0, 0
 	for i := 0; i < n; i++ {
 		switch {
@@ -58,7 +69,7 @@ func writeJUnit(p func(string, ...any), n int) {
 			skipped++
 		}
 	}
-	p(`<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="%d" skipped="%d" tests="%d" time="%d.%03d" timestamp="2026-03-04T10:00:00.123456+00:00" hostname="gpu-runner-1">`,
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="%d" skipped="%d" tests="%d" time="%d.%03d" timestamp="2026-03-04T10:00:00.123456+00:00" hostname="gpu-runner-1">`,
 		failures, skipped, n, n/100, n%1000)
 	for i := 0; i < n; i++ {
 		class := fmt.Sprintf("tests.test_module_%d", i/50)
@@ -66,7 +77,7 @@ func writeJUnit(p func(string, ...any), n int) {
 		t := fmt.Sprintf("%d.%03d", i%7, (i*37)%1000)
 		switch {
 		case i%20 == 7:
-			p(`<testcase classname="%s" name="%s" time="%s"><failure message="AssertionError: 3/10 requests finished after 500 engine steps&#10;assert 3 == 10">engine = &lt;kvcached_sim.Engine steps=500 running=7&gt;
+			fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="%s"><failure message="AssertionError: 3/10 requests finished after 500 engine steps&#10;assert 3 == 10">engine = &lt;kvcached_sim.Engine steps=500 running=7&gt;
 seed = %d, mode = 'refill'
 
     def test_prefill_livelock(engine, seed, mode):
@@ -79,10 +90,10 @@ tests/test_module_%d.py:41: AssertionError</failure><system-out>----------------
 WARNING  kvcached:engine.py:88 prefill starved: 7 requests waiting for pages
 </system-out></testcase>`, class, name, t, i, i/50)
 		case i%25 == 3:
-			p(`<testcase classname="%s" name="%s" time="0.000"><skipped type="pytest.skip" message="kvctl has no priority command (kvcached 0.1.5)">/home/runner/work/kvcached/tests/test_module_%d.py:12: kvctl has no priority command (kvcached 0.1.5)</skipped></testcase>`, class, name, i/50)
+			fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="0.000"><skipped type="pytest.skip" message="kvctl has no priority command (kvcached 0.1.5)">/home/runner/work/kvcached/tests/test_module_%d.py:12: kvctl has no priority command (kvcached 0.1.5)</skipped></testcase>`, class, name, i/50)
 		default:
-			p(`<testcase classname="%s" name="%s" time="%s" />`, class, name, t)
+			fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="%s" />`, class, name, t)
 		}
 	}
-	p("</testsuite></testsuites>")
+	w.WriteString("</testsuite></testsuites>")
 }

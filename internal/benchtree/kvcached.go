@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -43,6 +44,14 @@ var phaseSpecs = []struct {
 	prompts, conc, mx int
 }{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
 
+// partCases is the number of cases of part p: t.Cases spread evenly.
+func (t Tree) partCases(p int) int {
+	if p < t.Cases%t.Parts {
+		return t.Cases/t.Parts + 1
+	}
+	return t.Cases / t.Parts
+}
+
 // layouts are a group's cases: kvcached with the contiguous and the
 // non-contiguous layout, then native ("" for Python's None: run.py's
 // case_setup writes Case.layout, which tools/ci/report.py@28183ff maps
@@ -61,24 +70,15 @@ func WriteKvcached(root string, t Tree) (int64, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return 0, err
 		}
-		n := t.Cases / t.Parts
-		if p < t.Cases%t.Parts {
-			n++
-		}
+		n := t.partCases(p)
 		cases := make([]caseSpec, n)
 		for i := range cases {
 			cases[i] = caseSpec{engine: engine, model: fmt.Sprintf("qwen05b_%d", (first+i)/3), layout: layouts[i%3], seed: uint64(p)<<32 | uint64(i)}
 			cases[i].fail = cases[i].seed%40 == 17
 		}
 		first += n
-		for _, f := range []struct {
-			name  string
-			write func(*pyWriter)
-		}{
-			{"setup.json", func(w *pyWriter) { w.value(setupJSON(engine, cases), 0) }},
-			{"summary.json", func(w *pyWriter) { writeSummary(w, cases) }},
-		} {
-			n, err := writeFile(filepath.Join(dir, f.name), f.write)
+		for _, f := range []kv{{"setup.json", setupJSON(engine, cases)}, {"summary.json", summary(cases)}} {
+			n, err := create(filepath.Join(dir, f.K), func(w *bufio.Writer) { (&pyWriter{w: w}).value(f.V, 0) })
 			if err != nil {
 				return 0, err
 			}
@@ -86,20 +86,6 @@ func WriteKvcached(root string, t Tree) (int64, error) {
 		}
 	}
 	return total, nil
-}
-
-func writeFile(path string, write func(*pyWriter)) (int64, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return 0, err
-	}
-	w := &pyWriter{w: bufio.NewWriterSize(f, 1<<20)}
-	write(w)
-	if err := w.w.Flush(); err != nil {
-		f.Close()
-		return 0, err
-	}
-	return w.n, f.Close()
 }
 
 type caseSpec struct {
@@ -117,36 +103,14 @@ func (c caseSpec) name() string {
 
 func (c caseSpec) kvcached() bool { return c.layout != "" }
 
-// writeSummary streams summary.json: {"ok": ..., "cases": [...]} at
-// indent=1, one case at a time.
-func writeSummary(w *pyWriter, cases []caseSpec) {
-	ok := true
-	for _, c := range cases {
-		ok = ok && !c.fail
+// summary is summary.json: {"ok": ..., "cases": [...]}, each case made as
+// it is written.
+func summary(cases []caseSpec) obj {
+	results := make([]lazy, len(cases))
+	for i, c := range cases {
+		results[i] = c.result
 	}
-	w.str("{")
-	w.newline(1)
-	w.str(`"ok": `)
-	w.value(ok, 1)
-	w.byte(',')
-	w.newline(1)
-	w.str(`"cases": `)
-	if len(cases) == 0 {
-		w.str("[]")
-	} else {
-		w.byte('[')
-		for i, c := range cases {
-			if i > 0 {
-				w.byte(',')
-			}
-			w.newline(2)
-			w.value(c.result(), 2)
-		}
-		w.newline(1)
-		w.byte(']')
-	}
-	w.newline(0)
-	w.byte('}')
+	return obj{{"ok", !slices.ContainsFunc(cases, func(c caseSpec) bool { return c.fail })}, {"cases", results}}
 }
 
 // rng is a small deterministic generator (splitmix64).
@@ -188,14 +152,14 @@ func (c caseSpec) result() obj {
 		}
 		check(ph.name+"_ok", detail == "", detail)
 	}
-	check("server_alive_after_load", true, "")
-	check("clean_exit_on_signal", true, "")
-	check("no_error_signatures", true, "")
+	passed := []string{"server_alive_after_load", "clean_exit_on_signal", "no_error_signatures"}
 	if c.kvcached() {
-		check("kvcached_active", true, "")
-		check("shm_removed", true, "")
-		check("socket_dirs_removed", true, "")
-	} else {
+		passed = append(passed, "kvcached_active", "shm_removed", "socket_dirs_removed")
+	}
+	for _, name := range passed {
+		check(name, true, "")
+	}
+	if !c.kvcached() {
 		check("kvcached_inactive", true, "0 [kvcached] lines")
 	}
 	check("no_gpu_process_left", true, "")

@@ -9,6 +9,8 @@ package benchtree
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -22,17 +24,20 @@ type kv struct {
 	V any
 }
 
+// lazy is a value made when it is written, so that a tree is streamed a
+// case at a time.
+type lazy func() obj
+
 // pyWriter writes values as Python's json.dumps(v, indent=1) does (its
 // defaults otherwise: ensure_ascii, item separator "," before a newline,
 // key separator ": ", "[]" and "{}" for empty containers, floats by repr).
 type pyWriter struct {
 	w   *bufio.Writer
-	n   int64
 	num []byte
 }
 
-func (p *pyWriter) str(s string) { k, _ := p.w.WriteString(s); p.n += int64(k) }
-func (p *pyWriter) byte(c byte)  { _ = p.w.WriteByte(c); p.n++ }
+func (p *pyWriter) str(s string) { _, _ = p.w.WriteString(s) }
+func (p *pyWriter) byte(c byte)  { _ = p.w.WriteByte(c) }
 
 // newline starts a line indented for depth, one space a level (indent=1).
 func (p *pyWriter) newline(depth int) {
@@ -59,23 +64,19 @@ func (p *pyWriter) value(v any, depth int) {
 	case string:
 		p.quote(v)
 	case []int64:
-		p.ints(v, depth)
+		array(p, v, depth)
 	case []string:
-		items := make([]any, len(v))
-		for i, s := range v {
-			items[i] = s
-		}
-		p.array(items, depth)
+		array(p, v, depth)
 	case []any:
-		p.array(v, depth)
+		array(p, v, depth)
 	case []obj:
-		items := make([]any, len(v))
-		for i, o := range v {
-			items[i] = o
-		}
-		p.array(items, depth)
+		array(p, v, depth)
 	case obj:
 		p.object(v, depth)
+	case lazy:
+		p.value(v(), depth)
+	case []lazy:
+		array(p, v, depth)
 	default:
 		panic("benchtree: no JSON form for a value of this type")
 	}
@@ -83,19 +84,14 @@ func (p *pyWriter) value(v any, depth int) {
 
 func (p *pyWriter) int(n int64) {
 	p.num = strconv.AppendInt(p.num[:0], n, 10)
-	k, _ := p.w.Write(p.num)
-	p.n += int64(k)
+	_, _ = p.w.Write(p.num)
 }
 
 // float writes f as Python's float.__repr__: the shortest digits that read
 // back as f, in exponent form below 1e-4 and from 1e16 on, else with at
 // least one digit after the point.
 func (p *pyWriter) float(f float64) {
-	abs := f
-	if abs < 0 {
-		abs = -abs
-	}
-	if abs != 0 && (abs < 1e-4 || abs >= 1e16) {
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-4 || abs >= 1e16) {
 		s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16: Python writes the same
 		p.str(s)
 		return
@@ -104,28 +100,10 @@ func (p *pyWriter) float(f float64) {
 	if bytes.IndexByte(p.num, '.') < 0 {
 		p.num = append(p.num, '.', '0')
 	}
-	k, _ := p.w.Write(p.num)
-	p.n += int64(k)
+	_, _ = p.w.Write(p.num)
 }
 
-func (p *pyWriter) ints(v []int64, depth int) {
-	if len(v) == 0 {
-		p.str("[]")
-		return
-	}
-	p.byte('[')
-	for i, n := range v {
-		if i > 0 {
-			p.byte(',')
-		}
-		p.newline(depth + 1)
-		p.int(n)
-	}
-	p.newline(depth)
-	p.byte(']')
-}
-
-func (p *pyWriter) array(v []any, depth int) {
+func array[T any](p *pyWriter, v []T, depth int) {
 	if len(v) == 0 {
 		p.str("[]")
 		return
@@ -165,39 +143,21 @@ func (p *pyWriter) object(o obj, depth int) {
 // escapes for " \ \n \r \t \b \f, \u00XX for the other control characters
 // and \uXXXX (a surrogate pair above U+FFFF) for every non-ASCII character.
 func (p *pyWriter) quote(s string) {
-	const hex = "0123456789abcdef"
 	p.byte('"')
 	for _, r := range s {
 		switch {
-		case r == '"':
-			p.str(`\"`)
-		case r == '\\':
-			p.str(`\\`)
-		case r == '\n':
-			p.str(`\n`)
-		case r == '\r':
-			p.str(`\r`)
-		case r == '\t':
-			p.str(`\t`)
-		case r == '\b':
-			p.str(`\b`)
-		case r == '\f':
-			p.str(`\f`)
-		case r < 0x20 || r >= utf8.RuneSelf:
-			units := []rune{r}
-			if r > 0xFFFF {
-				a, b := utf16.EncodeRune(r)
-				units = []rune{a, b}
-			}
-			for _, u := range units {
-				p.str(`\u`)
-				for shift := 12; shift >= 0; shift -= 4 {
-					p.byte(hex[(u>>shift)&0xF])
-				}
-			}
-		default:
+		case r >= 0x20 && r < utf8.RuneSelf && r != '"' && r != '\\':
 			p.byte(byte(r))
+		case pyEscapes[r] != "":
+			p.str(pyEscapes[r])
+		default:
+			for _, u := range utf16.Encode([]rune{r}) { // a surrogate pair above U+FFFF
+				fmt.Fprintf(p.w, `\u%04x`, u)
+			}
 		}
 	}
 	p.byte('"')
 }
+
+// pyEscapes are json.dumps's two-character escapes.
+var pyEscapes = map[rune]string{'"': `\"`, '\\': `\\`, '\n': `\n`, '\r': `\r`, '\t': `\t`, '\b': `\b`, '\f': `\f`}

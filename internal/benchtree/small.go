@@ -20,10 +20,7 @@ func WriteSmall(root string, t Tree) (int64, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return 0, err
 		}
-		n := t.Cases / t.Parts
-		if p < t.Cases%t.Parts {
-			n++
-		}
+		n := t.partCases(p)
 		for name, body := range map[string]string{
 			"part.json":  fmt.Sprintf(`{"format":1,"part":"unit-%d","profile":"unit","complete":true,"planned":[]}`, p),
 			"setup.json": `{"profile":"unit","kvcached_sha":null,"gpus":[],"engines":{},"model_revisions":{},"workload":[],"checks":{},"cases":[]}`,
@@ -33,44 +30,30 @@ func WriteSmall(root string, t Tree) (int64, error) {
 			}
 			total += int64(len(body))
 		}
-		f, err := os.Create(filepath.Join(dir, "summary.json"))
+		size, err := create(filepath.Join(dir, "summary.json"), func(w *bufio.Writer) {
+			ok := true
+			for i := first; i < first+n; i++ {
+				ok = ok && i%50 != 7
+			}
+			fmt.Fprintf(w, `{"ok":%t,"cases":[`, ok)
+			for i := first; i < first+n; i++ {
+				if i > first {
+					w.WriteByte(',')
+				}
+				name := fmt.Sprintf("tests.test_module_%d::test_prefill[seed-%d]", i/50, i)
+				d := fmt.Sprintf("%d.%03d", i%7, (i*37)%1000)
+				if i%50 == 7 {
+					fmt.Fprintf(w, `{"name":%q,"ok":false,"duration_s":%s,"checks":[{"name":"failure","ok":false,"detail":"AssertionError: %d/10 requests finished after 500 engine steps","kind":"failure"}]}`, name, d, i%10)
+				} else {
+					fmt.Fprintf(w, `{"name":%q,"ok":true,"duration_s":%s,"checks":[]}`, name, d)
+				}
+			}
+			w.WriteString("]}")
+		})
 		if err != nil {
 			return 0, err
 		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		var size int64
-		put := func(format string, a ...any) {
-			k, _ := fmt.Fprintf(w, format, a...)
-			size += int64(k)
-		}
-		failed := 0
-		for i := first; i < first+n; i++ {
-			if i%50 == 7 {
-				failed++
-			}
-		}
-		put(`{"ok":%t,"cases":[`, failed == 0)
-		for i := first; i < first+n; i++ {
-			if i > first {
-				put(",")
-			}
-			name := fmt.Sprintf("tests.test_module_%d::test_prefill[seed-%d]", i/50, i)
-			d := fmt.Sprintf("%d.%03d", i%7, (i*37)%1000)
-			if i%50 == 7 {
-				put(`{"name":%q,"ok":false,"duration_s":%s,"checks":[{"name":"failure","ok":false,"detail":"AssertionError: %d/10 requests finished after 500 engine steps","kind":"failure"}]}`, name, d, i%10)
-			} else {
-				put(`{"name":%q,"ok":true,"duration_s":%s,"checks":[]}`, name, d)
-			}
-		}
-		put("]}")
 		first += n
-		if err := w.Flush(); err != nil {
-			f.Close()
-			return 0, err
-		}
-		if err := f.Close(); err != nil {
-			return 0, err
-		}
 		total += size
 	}
 	return total, nil

@@ -35,8 +35,7 @@ const (
 // the one way an error shows a value the user gave.
 func Quote(s string) string { return strconv.Quote(Cut(s)) }
 
-// Cut is s cut to MaxQuoted characters, unquoted: a path or name an error
-// shows as it is.
+// Cut is s cut to MaxQuoted characters, unquoted: a path or name in an error.
 func Cut(s string) string { return text.Cut(s, MaxQuoted) }
 
 // String refuses s, the value of what, over MaxString bytes.

@@ -52,18 +52,13 @@ func Check(t testing.TB, path string, got []byte) {
 // difference. Under -update the tree is rewritten to hold exactly files.
 func CheckTree(t testing.TB, dir string, files map[string][]byte) {
 	t.Helper()
-	have := treeFiles(t, dir)
-	if *update {
-		for _, rel := range have {
-			if _, ok := files[rel]; !ok {
-				write(t, filepath.Join(dir, filepath.FromSlash(rel)), nil)
-			}
-		}
-	} else {
-		for _, rel := range have {
-			if _, ok := files[rel]; !ok {
-				t.Errorf("%s is in the golden tree, but the test produced no such file (go test -update removes it)", filepath.Join(dir, rel))
-			}
+	for _, rel := range treeFiles(t, dir) {
+		switch _, ok := files[rel]; {
+		case ok:
+		case *update:
+			write(t, filepath.Join(dir, filepath.FromSlash(rel)), nil)
+		default:
+			t.Errorf("%s is in the golden tree, but the test produced no such file (go test -update removes it)", filepath.Join(dir, rel))
 		}
 	}
 	for _, rel := range slices.Sorted(maps.Keys(files)) {
@@ -98,8 +93,7 @@ func treeFiles(t testing.TB, dir string) []string {
 	return rels
 }
 
-// write stores got at path (creating its directory), or removes path for a
-// nil got.
+// write stores got at path (creating its directory); a nil got removes path.
 func write(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if got == nil {

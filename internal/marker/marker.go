@@ -40,14 +40,11 @@ var commentRE = regexp.MustCompile(`^<!-- ci-report:comment run=([0-9]+) attempt
 // String is the marker line; an empty attempt is "1". Without a suite it is
 // the line of every comment written before suites existed.
 func (c Comment) String() string {
-	attempt := cmp.Or(c.Attempt, "1")
-	var b strings.Builder
-	b.WriteString(commentPrefix + "run=" + c.Run + " attempt=" + attempt + " profile=" + c.Profile)
+	s := commentPrefix + "run=" + c.Run + " attempt=" + cmp.Or(c.Attempt, "1") + " profile=" + c.Profile
 	if c.Suite != "" {
-		b.WriteString(" suite=" + c.Suite)
+		s += " suite=" + c.Suite
 	}
-	b.WriteString(" -->")
-	return b.String()
+	return s + " -->"
 }
 
 // ParseComment reads one marker line, surrounding white space ignored.
@@ -76,10 +73,10 @@ func HasLine(text, line string) bool {
 	return slices.ContainsFunc(strings.Split(text, "\n"), func(l string) bool { return strings.TrimSpace(l) == line })
 }
 
-// SectionStart and SectionEnd are the splice markers of a section name.
+// SectionStart is the splice marker that starts the section name.
 func SectionStart(name string) string { return "<!-- gpu-ci:" + name + ":start -->" }
 
-// SectionEnd: see SectionStart.
+// SectionEnd is the splice marker that ends the section name.
 func SectionEnd(name string) string { return "<!-- gpu-ci:" + name + ":end -->" }
 
 // SectionBlock is a section between its markers as a body holds it
@@ -121,8 +118,7 @@ const (
 // (render writes it as escaped ASCII JSON; docs/formats.md §9).
 func Digest(js string) string { return digestPrefix + js + digestSuffix }
 
-// DigestOf returns the JSON of the first digest line in a comment body; ok
-// is false when the body has none.
+// DigestOf returns the JSON of the first digest line in a comment body.
 func DigestOf(body string) (string, bool) {
 	for _, line := range strings.Split(body, "\n") {
 		line = strings.TrimSpace(line)

@@ -64,6 +64,5 @@ func joinCells(lines [][]string) []Cell {
 	return out
 }
 
-// NoSpace is s without its spaces: how a wrapped cell (BoxTables) is
-// compared.
+// NoSpace is s without its spaces: how a wrapped cell (BoxTables) compares.
 func NoSpace(s string) string { return strings.ReplaceAll(s, " ", "") }

@@ -34,19 +34,16 @@ type Table struct {
 	Rows   [][]Cell
 }
 
-// Column is the body cells under the header named name (nil: no such
-// column).
+// Column is the body cells under the header named name (nil: none).
 func (t Table) Column(name string) []Cell {
 	for i, h := range t.Header {
 		if h.Text != name {
 			continue
 		}
-		out := make([]Cell, 0, len(t.Rows))
-		for _, r := range t.Rows {
+		out := make([]Cell, len(t.Rows))
+		for k, r := range t.Rows {
 			if i < len(r) {
-				out = append(out, r[i])
-			} else {
-				out = append(out, Cell{})
+				out[k] = r[i]
 			}
 		}
 		return out
@@ -63,29 +60,49 @@ func Texts(cells []Cell) []string {
 	return out
 }
 
-// Tables parses src as GitHub Flavored Markdown and returns its tables in
-// document order.
+// Tables are src's GFM tables, in document order.
 func Tables(src []byte) []Table {
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var tables []Table
-	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if t, ok := n.(*east.Table); ok && entering {
+	walk(parse(src), func(n ast.Node) ast.WalkStatus {
+		if t, ok := n.(*east.Table); ok {
 			tables = append(tables, readTable(t, src))
-			return ast.WalkSkipChildren, nil
+			return ast.WalkSkipChildren
 		}
-		return ast.WalkContinue, nil
+		return ast.WalkContinue
 	})
 	return tables
+}
+
+// parse parses src as GitHub Flavored Markdown.
+func parse(src []byte) ast.Node {
+	return goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+}
+
+// walk calls visit on n and its descendants as it enters each.
+func walk(n ast.Node, visit func(ast.Node) ast.WalkStatus) {
+	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		return visit(n), nil
+	})
+}
+
+// segments is the text of a block's lines.
+func segments(lines *gmtext.Segments, src []byte) string {
+	var b strings.Builder
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b.Write(seg.Value(src))
+	}
+	return b.String()
 }
 
 // readTable reads one table's header and rows.
 func readTable(n *east.Table, src []byte) Table {
 	var t Table
 	var row *[]Cell
-	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
+	walk(n, func(n ast.Node) ast.WalkStatus {
 		switch n.(type) {
 		case *east.TableHeader:
 			row = &t.Header
@@ -94,9 +111,9 @@ func readTable(n *east.Table, src []byte) Table {
 			row = &t.Rows[len(t.Rows)-1]
 		case *east.TableCell:
 			*row = append(*row, cell(n, src))
-			return ast.WalkSkipChildren, nil
+			return ast.WalkSkipChildren
 		}
-		return ast.WalkContinue, nil
+		return ast.WalkContinue
 	})
 	return t
 }
@@ -116,12 +133,11 @@ func Paragraphs(src []byte) []Cell {
 // their parent, whose text includes theirs), each read as a table cell.
 func Items(src []byte) []Cell {
 	var out []Cell
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
-	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if _, ok := n.(*ast.ListItem); ok && entering {
+	walk(parse(src), func(n ast.Node) ast.WalkStatus {
+		if _, ok := n.(*ast.ListItem); ok {
 			out = append(out, cell(n, src))
 		}
-		return ast.WalkContinue, nil
+		return ast.WalkContinue
 	})
 	return out
 }
@@ -135,45 +151,40 @@ type Fence struct {
 // Fences are src's fenced code blocks, in document order.
 func Fences(src []byte) []Fence {
 	var out []Fence
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
-	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	walk(parse(src), func(n ast.Node) ast.WalkStatus {
 		f, ok := n.(*ast.FencedCodeBlock)
-		if !ok || !entering {
-			return ast.WalkContinue, nil
+		if !ok {
+			return ast.WalkContinue
 		}
-		var b strings.Builder
-		lines := f.Lines()
-		for i := 0; i < lines.Len(); i++ {
-			seg := lines.At(i)
-			b.Write(seg.Value(src))
-		}
-		out = append(out, Fence{Lang: string(f.Language(src)), Text: b.String()})
-		return ast.WalkSkipChildren, nil
+		out = append(out, Fence{Lang: string(f.Language(src)), Text: segments(f.Lines(), src)})
+		return ast.WalkSkipChildren
 	})
 	return out
 }
 
 // blocks are the blocks of src that match, each read as a table cell.
 func blocks(src []byte, match func(ast.Node) bool) []Cell {
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var out []Cell
-	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if entering && match(n) {
+	walk(parse(src), func(n ast.Node) ast.WalkStatus {
+		if match(n) {
 			out = append(out, cell(n, src))
-			return ast.WalkSkipChildren, nil
+			return ast.WalkSkipChildren
 		}
-		return ast.WalkContinue, nil
+		return ast.WalkContinue
 	})
 	return out
 }
 
-// Headed is the first table of src whose header cells read header, in
-// order (false: none).
+// Headed is the first table of src whose header cells read header (false: none).
 func Headed(src []byte, header ...string) (Table, bool) {
-	for _, t := range Tables(src) {
-		if slices.Equal(Texts(t.Header), header) {
-			return t, true
-		}
+	return firstTable(src, func(t Table) bool { return slices.Equal(Texts(t.Header), header) })
+}
+
+// firstTable is the first table of src that match accepts (false: none).
+func firstTable(src []byte, match func(Table) bool) (Table, bool) {
+	tables := Tables(src)
+	if i := slices.IndexFunc(tables, match); i >= 0 {
+		return tables[i], true
 	}
 	return Table{}, false
 }
@@ -205,8 +216,7 @@ func TableAfter(src []byte, intro string) (Table, bool) {
 // after is the block of kind want directly following the first top-level
 // paragraph whose text is intro and that such a block follows (nil: none).
 func after(src []byte, intro string, want func(ast.Node) bool) ast.Node {
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
-	for n := tree.FirstChild(); n != nil && n.NextSibling() != nil; n = n.NextSibling() {
+	for n := parse(src).FirstChild(); n != nil && n.NextSibling() != nil; n = n.NextSibling() {
 		if _, para := n.(*ast.Paragraph); para && want(n.NextSibling()) && cell(n, src).Text == intro {
 			return n.NextSibling()
 		}
@@ -218,10 +228,7 @@ func after(src []byte, intro string, want func(ast.Node) bool) ast.Node {
 func cell(n ast.Node, src []byte) Cell {
 	c := Cell{Code: []string{}, Links: []string{}}
 	var b, lines strings.Builder
-	_ = ast.Walk(n, func(m ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
+	walk(n, func(m ast.Node) ast.WalkStatus {
 		switch m := m.(type) {
 		case *ast.Link:
 			c.Links = append(c.Links, string(m.Destination))
@@ -230,7 +237,7 @@ func cell(n ast.Node, src []byte) Cell {
 			c.Code = append(c.Code, code)
 			b.WriteString(code)
 			lines.WriteString(code)
-			return ast.WalkSkipChildren, nil
+			return ast.WalkSkipChildren
 		case *ast.Text:
 			t := util.UnescapePunctuations(m.Segment.Value(src))
 			b.Write(t)
@@ -243,7 +250,7 @@ func cell(n ast.Node, src []byte) Cell {
 			b.Write(m.Value)
 			lines.Write(m.Value)
 		}
-		return ast.WalkContinue, nil
+		return ast.WalkContinue
 	})
 	// The joiner text.Plain puts after @ and # is invisible.
 	c.Text = strings.TrimSpace(strings.ReplaceAll(b.String(), "\u200d", ""))
@@ -287,15 +294,9 @@ func (t Table) Row(first string) []Cell {
 	return nil
 }
 
-// WithColumn is the first table of src with a header cell named name
-// (false: none).
+// WithColumn is the first table of src with a column named name (false: none).
 func WithColumn(src []byte, name string) (Table, bool) {
-	for _, t := range Tables(src) {
-		if t.Column(name) != nil {
-			return t, true
-		}
-	}
-	return Table{}, false
+	return firstTable(src, func(t Table) bool { return t.Column(name) != nil })
 }
 
 // Blocks are src's lines of text as a reader sees them, in document order:
@@ -311,8 +312,7 @@ func Blocks(src []byte) []Cell {
 	})
 }
 
-// Lines are the lines of src's Blocks, in document order: each block cut
-// at its line breaks.
+// Lines are the lines of src's Blocks, each cut at its line breaks, in order.
 func Lines(src []byte) []string {
 	var out []string
 	for _, b := range Blocks(src) {
@@ -326,8 +326,7 @@ func Has(src []byte, line string) bool {
 	return slices.Contains(Lines(src), line)
 }
 
-// HasRun reports whether lines are among src's Lines one right after the
-// other, in this order.
+// HasRun reports whether lines are among src's Lines, one right after another.
 func HasRun(src []byte, lines ...string) bool {
 	all := Lines(src)
 	for i := range all {
@@ -341,9 +340,8 @@ func HasRun(src []byte, lines ...string) bool {
 // Under is the Markdown under the heading whose text is heading, up to the
 // next heading of its level or higher (nil: no such heading).
 func Under(src []byte, heading string) []byte {
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var start, level int
-	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+	for n := parse(src).FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
 		switch {
 		case !ok || h.Lines().Len() == 0:
@@ -370,10 +368,9 @@ var summaryRE = regexp.MustCompile(`<summary>(.*?)</summary>`)
 
 // Details are src's top-level <details> blocks, in document order.
 func Details(src []byte) []Detail {
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
 	var out []Detail
 	open := -1 // where the open block's body starts
-	for n := tree.FirstChild(); n != nil; n = n.NextSibling() {
+	for n := parse(src).FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.HTMLBlock)
 		if !ok {
 			continue
@@ -401,15 +398,10 @@ func Details(src []byte) []Detail {
 
 // htmlText is a raw HTML block's lines.
 func htmlText(h *ast.HTMLBlock, src []byte) string {
-	var b strings.Builder
-	for i := 0; i < h.Lines().Len(); i++ {
-		seg := h.Lines().At(i)
-		b.Write(seg.Value(src))
-	}
 	if h.HasClosure() {
-		b.Write(h.ClosureLine.Value(src))
+		return segments(h.Lines(), src) + string(h.ClosureLine.Value(src))
 	}
-	return b.String()
+	return segments(h.Lines(), src)
 }
 
 // lineStart is the offset of the line where block n starts.
@@ -418,8 +410,7 @@ func lineStart(src []byte, n ast.Node) int {
 	return bytes.LastIndexByte(src[:at], '\n') + 1
 }
 
-// lineEnd is the offset after the line where block n ends (its newline
-// included).
+// lineEnd is the offset after the line (and newline) where block n ends.
 func lineEnd(src []byte, n ast.Node) int {
 	lines := n.Lines()
 	at := lines.At(lines.Len() - 1).Stop
@@ -439,19 +430,14 @@ func lineEnd(src []byte, n ast.Node) int {
 // items, tables and headings alike), in document order.
 func Links(src []byte) []string {
 	out := []string{}
-	tree := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
-	_ = ast.Walk(tree, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	walk(parse(src), func(n ast.Node) ast.WalkStatus {
 		switch n := n.(type) {
 		case *ast.Link:
-			if entering {
-				out = append(out, string(n.Destination))
-			}
+			out = append(out, string(n.Destination))
 		case *ast.AutoLink:
-			if entering {
-				out = append(out, string(n.URL(src)))
-			}
+			out = append(out, string(n.URL(src)))
 		}
-		return ast.WalkContinue, nil
+		return ast.WalkContinue
 	})
 	return out
 }

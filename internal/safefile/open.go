@@ -7,6 +7,7 @@
 package safefile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -44,10 +45,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Kind is what a file read is, and the most bytes of it that are read: a
 // file over Max is refused, with Max and Name in the message.
 type Kind struct {
-	// Name says the kind in a message: "config file".
-	Name string
-	// Max is the cap in bytes.
-	Max int64
+	Name string // says the kind in a message: "config file"
+	Max  int64  // the cap in bytes
 }
 
 // The kinds of file ci-report reads, and their caps. Each cap is far above
@@ -86,7 +85,7 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
-	return checkRegular(f, path)
+	return checkRegular(f, path, false)
 }
 
 // OpenFollow opens the file at path for reading as Open does, but also
@@ -98,21 +97,12 @@ func OpenFollow(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		// A socket cannot be opened at all (ENXIO): say what it is.
-		if fi, serr := os.Stat(path); serr == nil && !errors.Is(err, fs.ErrNotExist) && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeNamedPipe == 0 {
-			err = fmt.Errorf("%w or a named pipe (%s), not read", ErrNotRegular, Describe(fi.Mode()))
+		if fi, serr := os.Stat(path); serr == nil && !errors.Is(err, fs.ErrNotExist) {
+			err = cmp.Or(refuse(fi.Mode(), true), err)
 		}
 		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, &Error{Path: path, Err: unwrapPath(err)}
-	}
-	if m := fi.Mode(); !m.IsRegular() && m&fs.ModeNamedPipe == 0 {
-		f.Close()
-		return nil, &Error{Path: path, Err: fmt.Errorf("%w or a named pipe (%s), not read", ErrNotRegular, Describe(m))}
-	}
-	return f, nil
+	return checkRegular(f, path, true)
 }
 
 // OpenIn opens name in the directory root (whose path is dir) for reading,
@@ -131,7 +121,7 @@ func OpenIn(root *os.Root, dir, name string) (*os.File, error) {
 		}
 		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
-	return checkRegular(f, path)
+	return checkRegular(f, path, false)
 }
 
 // Read reads the regular file at path whole, refusing it over k's cap.
@@ -214,19 +204,29 @@ func Size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// checkRegular returns f when fstat says it is a regular file, else closes
-// it and says what it is.
-func checkRegular(f *os.File, path string) (*os.File, error) {
+// checkRegular returns f when fstat says it is a regular file (or a named
+// pipe, when pipes are allowed), else closes it and says what it is.
+func checkRegular(f *os.File, path string, pipes bool) (*os.File, error) {
 	fi, err := f.Stat()
+	if err == nil {
+		err = refuse(fi.Mode(), pipes)
+	}
 	if err != nil {
 		f.Close()
 		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &Error{Path: path, Err: fmt.Errorf("%w (%s), not read", ErrNotRegular, Describe(fi.Mode()))}
-	}
 	return f, nil
+}
+
+// refuse is the refusal of a file of mode m to a reader (nil: it is read).
+func refuse(m fs.FileMode, pipes bool) error {
+	switch {
+	case m.IsRegular(), pipes && m&fs.ModeNamedPipe != 0:
+		return nil
+	case pipes:
+		return fmt.Errorf("%w or a named pipe (%s), not read", ErrNotRegular, Describe(m))
+	}
+	return fmt.Errorf("%w (%s), not read", ErrNotRegular, Describe(m))
 }
 
 // unwrapPath drops the operation and path of an *fs.PathError (Error names

@@ -36,33 +36,21 @@ func Write(path string, data []byte) error {
 }
 
 // WriteFunc writes what write streams to path, the one writer of every file
-// ci-report makes. What write streams goes to a temporary file in the same
-// directory first, so an error of write leaves the old file as it was; then:
-//
-//   - a new path gets it by rename (a reader sees no file or the whole one),
-//     mode 0644 (artifacts are read by other users: upload steps);
-//   - an existing regular file keeps its owner, group, mode and hard links:
-//     it is replaced by rename when the temporary file can be given its owner
-//     and mode and it has one link, else the content is copied in place (not
-//     atomic against a crash, the price of not turning another user's 0600
-//     file into a root-owned 0644 one); a file we cannot write is refused;
-//   - a symbolic link is followed (the link stays);
-//   - a character device (/dev/null) or a named pipe with a reader is written
-//     through, never replaced (a rename over /dev/null made it an ordinary
-//     file for every later step);
-//   - anything else is refused, saying what it is.
+// ci-report makes, by the rules of docs/design.md §3: through a temporary
+// file, so an error of write leaves the old file as it was; a new file by
+// rename, 0644; an existing regular file keeping its owner, group, mode and
+// hard links; a symbolic link followed; a character device or a named pipe
+// with a reader written through, never replaced; anything else refused.
 func WriteFunc(path string, write func(io.Writer) error) error {
 	target, fi, err := resolve(path)
+	switch {
+	case err != nil:
+	case fi == nil || fi.Mode().IsRegular():
+		err = replace(target, fi, write)
+	default:
+		err = writeThrough(path, write)
+	}
 	if err != nil {
-		return &WriteError{path, err}
-	}
-	if fi == nil || fi.Mode().IsRegular() {
-		if err := replace(target, fi, write); err != nil {
-			return &WriteError{path, err}
-		}
-		return nil
-	}
-	if err := writeThrough(path, write); err != nil {
 		return &WriteError{path, err}
 	}
 	return nil

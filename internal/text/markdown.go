@@ -5,21 +5,16 @@ import (
 	"unicode/utf8"
 )
 
-// Escaping for GitHub-flavoured Markdown (docs/render.md §2): Plain for
-// running text and table cells, Code and CodeCell for code spans. Each makes
-// its text Inert first, so a newline or a control never reaches a document.
+// Escaping for GitHub-flavoured Markdown (docs/render.md §2). Each escaper
+// makes its text Inert first, so a newline or a control never reaches a document.
 
 // zwj is the zero-width joiner that Plain puts into run text wherever GitHub
-// would make a mention (@name), a cross-reference (#12, GH-12, owner/repo#12)
-// or a link of it: every weekly run would notify that person or mention that
-// issue. It is invisible and survives into the rendered text GitHub scans for
-// references, which an entity such as &#35; would not (it is decoded first).
+// would make a mention, a cross-reference or a link of it (docs/render.md §2,
+// "Mentions, references and links": why a joiner and not an entity).
 const zwj = "\u200d"
 
-// Plain escapes s for Markdown running text: punctuation that would change
-// the rendering is backslash-escaped, raw HTML never becomes markup, mentions,
-// references and autolinks are broken (zwj), line breaks become spaces. The
-// links ci-report makes are built around Plain, never through it.
+// Plain escapes s for Markdown running text and table cells (docs/render.md
+// §2). The links ci-report makes are built around Plain, never through it.
 func Plain(s string) string {
 	s = Inert(s)
 	var b strings.Builder
@@ -79,10 +74,8 @@ func Plain(s string) string {
 	return b.String()
 }
 
-// Code renders s as a code span in running text, inside a backtick run
-// longer than any in s. Nothing inside is escaped: GitHub shows entities and
-// backslashes literally there, and code spans never mention anyone. An empty s
-// gives "".
+// Code renders s as a code span in running text (docs/render.md §2). An empty
+// s gives "".
 func Code(s string) string { return codeSpan(s, false) }
 
 // CodeCell renders s as a code span inside a table cell, where `|` must still
@@ -125,9 +118,7 @@ func longestRun(s string, c byte) int {
 	return best
 }
 
-func isWordRune(r rune) bool {
-	return r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
-}
+func isWordRune(r rune) bool { return r == '_' || r == '-' || isAlnum(r) }
 
 // markerFollows reports whether rest makes the character before it a block
 // marker: end of text, a space, or (for thematic breaks) the same character.
@@ -142,9 +133,7 @@ func isLetter(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 
 
 func isDigitAt(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
-func isAlnum(r rune) bool {
-	return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
-}
+func isAlnum(r rune) bool { return isLetter(r) || r >= '0' && r <= '9' }
 
 func firstNonSpace(s string) int {
 	return len(s) - len(strings.TrimLeft(s, " "))

@@ -1,22 +1,10 @@
 // Package text holds the project's rules for cutting and escaping text that
 // came from a run (check details, case and part names, serve.log lines,
 // error text, process output) before it is stored, printed or put into a
-// document (docs/render.md §2). It imports no package of the project, so
-// collect, merge, render, junit and the runner all cut and escape alike.
-//
-// The rules, once:
-//
-//   - Every result is valid UTF-8: an invalid sequence becomes U+FFFD.
-//   - A budget counts code points, the marker included, never bytes (a cut
-//     never splits a UTF-8 sequence); CutBytes is the one byte budget, for
-//     memory bounds, and cuts at a code point boundary too.
-//   - A cut is marked with one "…" (Ellipsis): at the end for a head (Cut),
-//     at the start for a tail (Tail). Head and CutBytes do not mark.
-//   - Cut first, then escape (Plain, Code, CodeCell), so that no cut splits
-//     an escape.
-//   - Text for one line: OneLine turns line breaks into spaces (what a part
-//     stores), Words collapses all whitespace (process output), Inert also
-//     replaces controls and bidirectional characters (every document).
+// document; docs/render.md §2 states the rules (every result valid UTF-8,
+// budgets in code points with the "…" included, cut before escaping). It
+// imports no package of the project, so collect, merge, render, junit and
+// the runner all cut and escape alike.
 package text
 
 import (
@@ -78,16 +66,8 @@ func Tail(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	cut, i := len(s), len(s)
-	for count := 0; i > 0; count++ {
-		if count == n-1 {
-			cut = i
-		}
-		if count == n {
-			return Ellipsis + s[cut:]
-		}
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
+	if k := utf8.RuneCountInString(s); k > n {
+		return Ellipsis + s[headLen(s, k-n+1):]
 	}
 	return s
 }
@@ -132,26 +112,16 @@ func CutLine(s string, n int) string { return Cut(OneLine(s), n) }
 func Words(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Inert makes s safe to show on one line of any document, Markdown or
-// terminal: invalid UTF-8 becomes U+FFFD; tab, CR, LF and the other line
-// breaks (NEL, U+2028, U+2029) become spaces, since a newline would end a
-// table row or a list item; every other control character (C0 such as ESC,
-// BEL, BS, VT, FF and NUL, DEL, C1) and every bidirectional control (the
-// embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069, the
-// marks U+200E, U+200F and U+061C) becomes U+FFFD, visibly, so that the text
-// can neither drive a terminal nor reorder what a reader sees around it.
-// Each code point maps to one, so a cut made before stays as long.
+// terminal (docs/render.md §2, "Every place"): line breaks and tabs become
+// spaces, other controls and bidirectional controls U+FFFD. Each code point
+// maps to one, so a cut made before stays as long.
 func Inert(s string) string {
-	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
-			clean = false
-			break
+			return strings.Map(inertRune, Valid(s))
 		}
 	}
-	if clean {
-		return s // printable ASCII, the common case
-	}
-	return strings.Map(inertRune, Valid(s))
+	return s // printable ASCII, the common case
 }
 
 func inertRune(r rune) rune {
@@ -205,17 +175,16 @@ func CutWords(s string, n int) string {
 // token counts and as reports count tests.
 func Commas(n int64) string {
 	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder
+	if n < 0 {
+		b.WriteByte('-')
+		s = s[1:]
+	}
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
 	}
 	return b.String()
 }

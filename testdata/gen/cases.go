@@ -2,41 +2,31 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // item is one case of a part's plan: an engine's setup case, a server case,
 // or an elastic, limit or priority case.
 type item struct {
-	Kind    string // "setup", "server", "elastic", "limit", "priority"
-	Engine  string // setup cases
-	S       srv    // server and limit cases
-	A, B    srv    // elastic: A and B; priority: L and H
-	GPU     string
-	Batch   int
-	Ballast *int
-	// Compare: a kvcached case whose group has a native case, so it carries
-	// the comparison checks.
-	Compare bool
-	// BlockMatched: a native case that ran with the block size its group's
-	// kvcached case logged.
-	BlockMatched int
-	// Fail holds the failed checks and their details, by check name.
-	Fail map[string]string
-	// NotOK marks a case whose ok is false although no check failed.
-	NotOK bool
-	// Absent: planned, but never run (its engine's setup failed).
-	Absent bool
-	// LogErrors are error signatures matched in the serve.log of the case's
-	// (first) server.
-	LogErrors []string
+	Kind         string // "setup", "server", "elastic", "limit", "priority"
+	Engine       string // setup cases
+	S            srv    // server and limit cases
+	A, B         srv    // elastic: A and B; priority: L and H
+	GPU          string
+	Batch        int
+	Ballast      *int
+	Compare      bool              // kvcached, with a native case in its group: carries the comparison checks
+	BlockMatched int               // native, run with the block size its group's kvcached case logged
+	Fail         map[string]string // failed checks' details, by check name
+	NotOK        bool              // ok is false although no check failed
+	Absent       bool              // planned, never run (its engine's setup failed)
+	LogErrors    []string          // error signatures matched in its (first) server's serve.log
 	// CausedBy names, by failed check, the check it follows from
 	// (summary.json's caused_by); Class and ClassWhy are the case's class.
 	CausedBy        map[string]string
 	Class, ClassWhy string
-	// Usage, when set, is a pair's usage file as written, instead of the
-	// generated ramp (usage).
-	Usage string
+	Usage           string // a pair's usage file as written, instead of the generated ramp
 }
 
 func (it item) name() string {
@@ -47,12 +37,19 @@ func (it item) name() string {
 		return it.S.name()
 	case "limit":
 		return fmt.Sprintf("limit-%s-%s", it.S.Engine, it.S.Model)
-	case "elastic":
-		return fmt.Sprintf("elastic-%s-%s+%s-%s", it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
-	case "priority":
-		return fmt.Sprintf("priority-%s-%s+%s-%s", it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
+	case "elastic", "priority":
+		return fmt.Sprintf("%s-%s-%s+%s-%s", it.Kind, it.A.Engine, it.A.Model, it.B.Engine, it.B.Model)
 	}
 	panic("unknown kind " + it.Kind)
+}
+
+// port is the port of the case's server i: 18000, or 18001 and 18002 for
+// the two servers of a pair.
+func (it item) port(i int) int {
+	if len(it.servers()) > 1 {
+		return 18001 + i
+	}
+	return 18000
 }
 
 // servers are the servers the case starts, in start order.
@@ -66,8 +63,6 @@ func (it item) servers() []srv {
 	return nil
 }
 
-// Constructors used by the scenarios.
-
 func setupCase(engine string) item { return item{Kind: "setup", Engine: engine} }
 
 func server(engine, model, layout string) item {
@@ -79,12 +74,7 @@ func server(engine, model, layout string) item {
 // on vLLM a hybrid model's native case runs with the kvcached block size.
 func group(engine, model string, tp int, layouts ...string) []item {
 	var out []item
-	hasNative := false
-	for _, l := range layouts {
-		if l == "" {
-			hasNative = true
-		}
-	}
+	hasNative := slices.Contains(layouts, "")
 	block := 0
 	if engine == "vllm" && models[model].Hybrid {
 		block = 1056
@@ -102,27 +92,28 @@ func group(engine, model string, tp int, layouts ...string) []item {
 	return out
 }
 
-func elastic(eA, mA, eB, mB string) item {
-	a := srv{Engine: eA, Model: mA, Layout: "c1", TP: 1, Tag: "elastic", Extra: batchArgs(eA, 128)}
-	b := srv{Engine: eB, Model: mB, Layout: "c1", TP: 1, Tag: "elastic", Extra: batchArgs(eB, 128)}
+// pair is a co-location case of two servers on GPU 0 under a batch limit of
+// 128; suffixes tell the servers apart when they would share a name.
+func pair(kind, eA, mA, eB, mB, suffixA, suffixB string) item {
+	a := srv{Engine: eA, Model: mA, Layout: "c1", TP: 1, Tag: kind, Extra: batchArgs(eA, 128)}
+	b := srv{Engine: eB, Model: mB, Layout: "c1", TP: 1, Tag: kind, Extra: batchArgs(eB, 128)}
 	if a.name() == b.name() {
-		a.Suffix, b.Suffix = "-a", "-b"
+		a.Suffix, b.Suffix = suffixA, suffixB
 	}
-	return item{Kind: "elastic", A: a, B: b, GPU: "0", Batch: 128}
+	return item{Kind: kind, A: a, B: b, GPU: "0", Batch: 128}
 }
+
+func elastic(eA, mA, eB, mB string) item { return pair("elastic", eA, mA, eB, mB, "-a", "-b") }
 
 func limit(engine, model string) item {
 	return item{Kind: "limit", S: srv{Engine: engine, Model: model, Layout: "c1", TP: 1, Tag: "limit"}}
 }
 
 func priority(eL, mL, eH, mH string, ballast *int) item {
+	it := pair("priority", eL, mL, eH, mH, "-l", "-h")
 	p0, p1 := 0, 1
-	l := srv{Engine: eL, Model: mL, Layout: "c1", TP: 1, Tag: "priority", Extra: batchArgs(eL, 128), Priority: &p0, LiftCap: true}
-	h := srv{Engine: eH, Model: mH, Layout: "c1", TP: 1, Tag: "priority", Extra: batchArgs(eH, 128), Priority: &p1}
-	if l.name() == h.name() {
-		l.Suffix, h.Suffix = "-l", "-h"
-	}
-	return item{Kind: "priority", A: l, B: h, GPU: "0", Batch: 128, Ballast: ballast}
+	it.A.Priority, it.A.LiftCap, it.B.Priority, it.Ballast = &p0, true, &p1, ballast
+	return it
 }
 
 func batchArgs(engine string, n int) []string {
@@ -142,7 +133,15 @@ func fail(it item, checks ...string) item {
 	return it
 }
 
-var serverPhases = []string{"gen_seq", "gen_conc", "apc_0", "apc_1", "apc_2", "apc_conc"}
+// serverPhases are a server case's request phases: prompts, concurrency
+// and output tokens.
+var serverPhases = []struct {
+	name              string
+	prompts, conc, mx int
+}{
+	{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32},
+	{"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32},
+}
 
 var shutdownChecks = []string{"clean_exit_on_signal", "no_error_signatures"}
 
@@ -178,7 +177,7 @@ func (it item) checkNames() []string {
 	case "server":
 		out := []string{"server_ready", "prefix_cache_reset"}
 		for _, p := range serverPhases {
-			out = append(out, p+"_ok")
+			out = append(out, p.name+"_ok")
 		}
 		out = append(out, "server_alive_after_load")
 		out = append(out, shutdown(it.S, "")...)
@@ -190,38 +189,44 @@ func (it item) checkNames() []string {
 			out = append(out, compareChecks...)
 		}
 		return out
-	case "elastic":
-		a, b := it.A.name(), it.B.name()
-		out := []string{a + "_ready", b + "_ready", "a_requests_ok", "a_filled_memory", "a_released_memory",
-			"b_requests_ok", "b_reused_a_memory", "contended_requests_ok",
-			a + "_probe_unchanged", b + "_probe_unchanged", a + "_alive", b + "_alive"}
-		out = append(out, shutdown(it.A, a+"_")...)
-		out = append(out, shutdown(it.B, b+"_")...)
-		return append(out, "no_gpu_process_left")
-	case "limit":
-		c := it.S.name()
-		out := []string{c + "_ready", "limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok",
-			"limit_held_under_load", "limit_raised_regrows", c + "_probe_unchanged", c + "_alive"}
-		out = append(out, shutdown(it.S, c+"_")...)
-		return append(out, "no_gpu_process_left")
-	case "priority":
-		l, h := it.A.name(), it.B.name()
-		out := []string{l + "_ready", h + "_ready", "priority_set", "l_requests_ok", "l_filled_memory",
-			"l_held_at_burst", "h_requests_ok", "h_shortfall_posted", "l_watermark_raised", "l_released_for_h",
-			"h_reused_l_memory", l + "_probe_unchanged", h + "_probe_unchanged", l + "_alive", h + "_alive"}
-		out = append(out, shutdown(it.A, l+"_")...)
-		out = append(out, shutdown(it.B, h+"_")...)
-		return append(out, "no_gpu_process_left")
 	}
-	return nil
+	// A co-location case: each server's readiness, the kind's own checks, each
+	// server's probe and liveness, each server's shutdown.
+	servers := it.servers()
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.name()+"_ready")
+	}
+	out = append(out, pairChecks[it.Kind]...)
+	for _, suffix := range []string{"_probe_unchanged", "_alive"} {
+		for _, s := range servers {
+			out = append(out, s.name()+suffix)
+		}
+	}
+	for _, s := range servers {
+		out = append(out, shutdown(s, s.name()+"_")...)
+	}
+	return append(out, "no_gpu_process_left")
+}
+
+// pairChecks are the checks of each co-location kind between the servers'
+// readiness and their probes.
+var pairChecks = map[string][]string{
+	"elastic": {"a_requests_ok", "a_filled_memory", "a_released_memory", "b_requests_ok", "b_reused_a_memory",
+		"contended_requests_ok"},
+	"limit": {"limit_cache_filled", "limit_set", "limit_released_idle", "limit_requests_ok", "limit_held_under_load",
+		"limit_raised_regrows"},
+	"priority": {"priority_set", "l_requests_ok", "l_filled_memory", "l_held_at_burst", "h_requests_ok",
+		"h_shortfall_posted", "l_watermark_raised", "l_released_for_h", "h_reused_l_memory"},
 }
 
 // passDetail is what a passing check records; many record a number, some
 // nothing.
 func (it item) passDetail(check string, r *rng) string {
+	if d, ok := fixedDetails[check]; ok {
+		return d
+	}
 	switch {
-	case check == "install_kvcached":
-		return "kvcached 0.1.6 installed"
 	case strings.HasSuffix(check, "_ready"):
 		return fmt.Sprintf("ready after %d.%d s", 30+r.intn(60), r.intn(10))
 	case strings.HasSuffix(check, "_ok") && strings.HasPrefix(check, "apc_"):
@@ -232,27 +237,25 @@ func (it item) passDetail(check string, r *rng) string {
 		return fmt.Sprintf("native ran with --block-size %d, as the kvcached case logged", it.BlockMatched)
 	case strings.HasSuffix(check, "clean_exit_on_signal"):
 		return fmt.Sprintf("exited %d.%d s after SIGINT", 2+r.intn(9), r.intn(10))
-	case check == "a_filled_memory":
-		return "A grew 9120 MiB of 14310 MiB free"
-	case check == "a_released_memory":
-		return "A still holds 512 of the 9120 MiB it grew"
-	case check == "b_reused_a_memory":
-		return "B grew 11776 MiB; 5190 MiB was free at A's peak"
-	case check == "limit_held_under_load":
-		return "peak 3010 MiB, limit 3072 MiB"
-	case check == "limit_released_idle":
-		return "2988 MiB after 4 s, limit 3072 MiB"
-	case check == "l_filled_memory":
-		return "L grew 8210 MiB of 14302 MiB free"
-	case check == "l_released_for_h":
-		return "L still charged 1024 of the 8210 MiB it grew"
-	case check == "h_reused_l_memory":
-		return "H grew 11264 MiB; 6092 MiB was free when the burst began"
 	case strings.HasSuffix(check, "_requests_ok"):
 		n := 40 + r.intn(60)
 		return fmt.Sprintf("%d/%d ok", n, n)
 	}
 	return ""
+}
+
+// fixedDetails are the details of passing checks that record the same text
+// in every case.
+var fixedDetails = map[string]string{
+	"install_kvcached":      "kvcached 0.1.6 installed",
+	"a_filled_memory":       "A grew 9120 MiB of 14310 MiB free",
+	"a_released_memory":     "A still holds 512 of the 9120 MiB it grew",
+	"b_reused_a_memory":     "B grew 11776 MiB; 5190 MiB was free at A's peak",
+	"limit_held_under_load": "peak 3010 MiB, limit 3072 MiB",
+	"limit_released_idle":   "2988 MiB after 4 s, limit 3072 MiB",
+	"l_filled_memory":       "L grew 8210 MiB of 14302 MiB free",
+	"l_released_for_h":      "L still charged 1024 of the 8210 MiB it grew",
+	"h_reused_l_memory":     "H grew 11264 MiB; 6092 MiB was free when the burst began",
 }
 
 // checks are the recorded checks of the case.
@@ -272,12 +275,19 @@ func (it item) checks(r *rng) []obj {
 		out = append(out, o)
 	}
 	for c := range it.Fail {
-		found := false
-		for _, n := range it.checkNames() {
-			found = found || n == c
-		}
-		if !found {
+		if !slices.Contains(it.checkNames(), c) {
 			panic(fmt.Sprintf("case %s has no check %s", it.name(), c))
+		}
+	}
+	return out
+}
+
+// failedChecks are the names of the case's failed checks, in check order.
+func (it item) failedChecks() []string {
+	var out []string
+	for _, c := range it.checkNames() {
+		if _, ok := it.Fail[c]; ok {
+			out = append(out, c)
 		}
 	}
 	return out

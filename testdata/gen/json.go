@@ -24,48 +24,30 @@ type kv struct {
 // the trees are written without Go maps.
 type obj []kv
 
-// MarshalJSON writes the members in order, each as marshal writes it.
-func (o obj) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	opts := []jsonv2.Options{jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false)}
-	enc := jsontext.NewEncoder(&buf, opts...)
-	err := enc.WriteToken(jsontext.BeginObject)
-	for _, m := range o {
-		if err == nil {
-			err = enc.WriteToken(jsontext.String(m.K))
-		}
-		if err == nil {
-			if err = jsonv2.MarshalEncode(enc, m.V, opts...); err != nil {
-				err = fmt.Errorf("member %q: %w", m.K, err)
-			}
-		}
-	}
-	if err == nil {
-		err = enc.WriteToken(jsontext.EndObject)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
-}
+// jsonOpts encode as encoding/json does, without HTML escaping, so hostile
+// strings (`<details>`) appear in the files as a runner would write them.
+var jsonOpts = []jsonv2.Options{jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false)}
 
-// marshal encodes v compactly without HTML escaping, so hostile strings
-// (`<details>`) appear in the files as a runner would write them.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// MarshalJSONTo writes the members in order, with the encoder's options.
+func (o obj) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	for _, m := range o {
+		if err := enc.WriteToken(jsontext.String(m.K)); err != nil {
+			return err
+		}
+		if err := jsonv2.MarshalEncode(enc, m.V); err != nil {
+			return fmt.Errorf("member %q: %w", m.K, err)
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
 }
 
 // indentJSON is v as a file: two-space indentation and a final newline.
 func indentJSON(v any) []byte {
-	b, err := marshal(v)
-	if err != nil {
-		panic(err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
+	if err := json.Indent(&out, compactJSON(v), "", "  "); err != nil {
 		panic(err)
 	}
 	out.WriteByte('\n')
@@ -82,7 +64,7 @@ var (
 
 // compactJSON is v on one line, without a newline.
 func compactJSON(v any) []byte {
-	b, err := marshal(v)
+	b, err := jsonv2.Marshal(v, jsonOpts...)
 	if err != nil {
 		panic(err)
 	}
@@ -94,19 +76,14 @@ func compactJSON(v any) []byte {
 // only occur inside JSON strings, so this is safe on a whole file.
 func pythonEscape(b []byte) []byte {
 	var out bytes.Buffer
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		b = b[n:]
+	for _, r := range string(b) {
 		if r < utf8.RuneSelf {
-			out.WriteRune(r)
+			out.WriteByte(byte(r))
 			continue
 		}
-		if r > 0xFFFF {
-			r1, r2 := utf16.EncodeRune(r)
-			fmt.Fprintf(&out, `\u%04x\u%04x`, r1, r2)
-			continue
+		for _, u := range utf16.Encode([]rune{r}) { // a surrogate pair above U+FFFF
+			fmt.Fprintf(&out, `\u%04x`, u)
 		}
-		fmt.Fprintf(&out, `\u%04x`, r)
 	}
 	return out.Bytes()
 }

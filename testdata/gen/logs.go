@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -44,18 +45,15 @@ func facts(s srv, errs []string) serverFacts {
 
 // logInfo is the LogInfo of docs/formats.md §4.1.
 func (f serverFacts) logInfo() obj {
-	var bs any
-	if f.BlockSize != nil {
-		bs = f.BlockSize
-	}
 	return obj{
 		{"patched", f.Patched}, {"capacity", f.Capacity}, {"tokens", f.Tokens},
-		{"kvcached_lines", f.Lines}, {"block_size", bs},
+		{"kvcached_lines", f.Lines}, {"block_size", f.BlockSize}, // nil: null
 		{"errors", f.Errors}, {"errors_after_stop", f.Errors},
 	}
 }
 
-// commas writes n with thousands separators, as vLLM logs token counts.
+// commas writes n with thousands separators, as vLLM logs token counts
+// (gen imports only what docs/design.md §2 allows it, not internal/text).
 func commas(n int64) string {
 	s := fmt.Sprint(n)
 	var b strings.Builder
@@ -125,28 +123,15 @@ func serveLog(s srv, f serverFacts, hostile bool) string {
 func phases(it item, short bool) obj {
 	r := newRNG("phases/" + it.name())
 	out := obj{}
-	failing := map[string]bool{}
-	for c := range it.Fail {
-		if strings.HasSuffix(c, "_ok") {
-			failing[strings.TrimSuffix(c, "_ok")] = true
-		}
-	}
-	for _, ph := range serverPhases {
-		n, conc, maxTok := 9, 1, 64
-		switch ph {
-		case "gen_conc":
-			conc = 9
-		case "apc_0", "apc_1", "apc_2":
-			n, maxTok = 4, 32
-		case "apc_conc":
-			n, conc, maxTok = 4, 4, 32
-		}
+	for _, spec := range serverPhases {
+		ph, n, maxTok := spec.name, spec.prompts, spec.mx
 		if short {
 			maxTok = 4
 		}
+		_, failing := it.Fail[ph+"_ok"]
 		var results []obj
 		for i := 0; i < n; i++ {
-			if failing[ph] && i >= n-3 {
+			if failing && i >= n-3 {
 				results = append(results, obj{
 					{"status", 0}, {"token_ids", nil}, {"text", nil}, {"prompt_tokens", nil}, {"cached_tokens", nil},
 					{"latency_s", 1800.0}, {"error", "ReadTimeout: timed out after 1800 s waiting for http://127.0.0.1:18000/v1/completions"},
@@ -168,20 +153,14 @@ func phases(it item, short bool) obj {
 				{"latency_s", float64(100+r.intn(4000)) / 1000}, {"error", nil},
 			})
 		}
-		out = append(out, kv{ph, obj{{"name", ph}, {"concurrency", conc}, {"results", results}}})
+		out = append(out, kv{ph, obj{{"name", ph}, {"concurrency", spec.conc}, {"results", results}}})
 	}
 	return out
 }
 
 // caseLog is the case's log object (docs/formats.md §4.1); a co-location
-// case's setup is its kinds entry, or its entry before kinds when old.
+// case's setup is its entry (before kinds when old).
 func (it item) caseLog(runID string, old bool) obj {
-	setup := func(before func(string) obj) obj {
-		if old {
-			return before(runID)
-		}
-		return it.kindEntry(runID)
-	}
 	switch it.Kind {
 	case "setup":
 		return obj{}
@@ -189,14 +168,14 @@ func (it item) caseLog(runID string, old bool) obj {
 		return obj{{"setup", it.S.caseSetup(runID, 18000)}, {it.S.name(), facts(it.S, it.LogErrors).logInfo()}}
 	case "limit":
 		return obj{
-			{"setup", setup(it.limitSetup)},
+			{"setup", it.entry(runID, old)},
 			{"memory_mib", obj{{"idle", 1180}, {"filled", 8860}, {"limit", 3100}, {"released", 2988}, {"peak_under_limit", 3010}, {"regrown", 8412}}},
 			{it.S.name(), facts(it.S, it.LogErrors).logInfo()},
 		}
 	case "elastic":
 		a, b := it.A.name(), it.B.name()
 		return obj{
-			{"setup", setup(it.elasticSetup)},
+			{"setup", it.entry(runID, old)},
 			{"memory_mib", obj{{"free", 14310}, {"per_request_a", 18.5}, {"per_request_b", 41.25}, {"n_a", 128}, {"n_b", 128},
 				{"gpu_free_after_a", 13798}, {"a_growth", 9120}, {"a_after", 512}, {"free_at_a_peak", 5190}, {"b_growth", 11776}}},
 			{"segments", obj{
@@ -208,13 +187,9 @@ func (it item) caseLog(runID string, old bool) obj {
 		}
 	case "priority":
 		l, h := it.A.name(), it.B.name()
-		var ballast any
-		if it.Ballast != nil {
-			ballast = *it.Ballast
-		}
 		return obj{
-			{"setup", setup(it.prioritySetup)},
-			{"ballast_mib", ballast},
+			{"setup", it.entry(runID, old)},
+			{"ballast_mib", it.Ballast},
 			{"memory_mib", obj{{"free", 14302}, {"per_request_l", 22.0}, {"per_request_h", 44.5}, {"n_l", 456}, {"n_h", 128},
 				{"l_growth", 8210}, {"l_at_burst", 8034}, {"free_at_burst", 6092}, {"h_growth", 4410}, {"l_after_burst", 7340}}},
 			{"latency_s", obj{{l, obj{{"p50", 0.412}, {"max", 1.87}}}, {h, obj{{"p50", 38.2}, {"max", 96.4}}}}},
@@ -231,6 +206,10 @@ func (it item) caseLog(runID string, old bool) obj {
 // its charge because the failure under test never lets it go.
 func (it item) ledger(runID string) []obj {
 	l, h := ipcName(runID, it.A.name()), ipcName(runID, it.B.name())
+	seg := func(limitMiB, used int64, priority int, charged, short, wm int64) obj {
+		return obj{{"limit_bytes", limitMiB << 20}, {"used_bytes", used}, {"priority", priority},
+			{"charged_bytes", charged}, {"shortfall_bytes", short}, {"watermark_bytes", wm}}
+	}
 	var out []obj
 	for i := 0; i < 6; i++ {
 		lCharged := int64(8034-i*120) << 20
@@ -243,37 +222,29 @@ func (it item) ledger(runID string) []obj {
 		if i > 1 {
 			wm = int64(4096) << 20
 		}
-		lSeg := obj{{"limit_bytes", int64(23034) << 20}, {"used_bytes", lCharged - 512<<20}, {"priority", 0},
-			{"charged_bytes", lCharged}, {"shortfall_bytes", 0}, {"watermark_bytes", wm}}
-		hSeg := obj{{"limit_bytes", int64(23034) << 20}, {"used_bytes", hCharged}, {"priority", 1},
-			{"charged_bytes", hCharged}, {"shortfall_bytes", short}, {"watermark_bytes", 0}}
 		out = append(out, obj{
 			{"t", 1764331380.0 + float64(2*i)},
-			{"gpus", obj{{"0", obj{
-				{"limit_bytes", int64(46068) << 20}, {"used_bytes", lCharged - 512<<20 + hCharged}, {"priority", 1},
-				{"charged_bytes", lCharged + hCharged}, {"shortfall_bytes", short}, {"watermark_bytes", wm}}}}},
-			{"segments", obj{{l, lSeg}, {h, hSeg}}},
+			{"gpus", obj{{"0", seg(46068, lCharged-512<<20+hCharged, 1, lCharged+hCharged, short, wm)}}},
+			{"segments", obj{{l, seg(23034, lCharged-512<<20, 0, lCharged, 0, wm)}, {h, seg(23034, hCharged, 1, hCharged, short, 0)}}},
 		})
 	}
 	return out
 }
 
-func (it item) elasticSetup(runID string) obj {
-	return obj{{"name", it.name()}, {"kind", "elastic"}, {"gpu", it.GPU}, {"batch", it.Batch},
-		{"a", it.A.caseSetup(runID, 18001)}, {"b", it.B.caseSetup(runID, 18002)}}
-}
-
-func (it item) limitSetup(runID string) obj {
-	return append(obj{{"name", it.name()}, {"kind", "limit"}}, it.S.caseSetup(runID, 18000)[1:]...)
-}
-
-func (it item) prioritySetup(runID string) obj {
-	var ballast any
-	if it.Ballast != nil {
-		ballast = *it.Ballast
+// entry is the co-location case's setup entry: in its block of setup.json's
+// kinds, or in the format before kinds when old.
+func (it item) entry(runID string, old bool) obj {
+	switch {
+	case !old:
+		return it.kindEntry(runID)
+	case it.Kind == "elastic":
+		return obj{{"name", it.name()}, {"kind", "elastic"}, {"gpu", it.GPU}, {"batch", it.Batch},
+			{"a", it.A.caseSetup(runID, 18001)}, {"b", it.B.caseSetup(runID, 18002)}}
+	case it.Kind == "limit":
+		return append(obj{{"name", it.name()}, {"kind", "limit"}}, it.S.caseSetup(runID, 18000)[1:]...)
 	}
 	return obj{{"name", it.name()}, {"kind", "priority"}, {"gpu", it.GPU}, {"batch", it.Batch},
-		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", ballast},
+		{"layers", []string{"co-location", "real serving"}}, {"ballast_mib", it.Ballast},
 		{"low", it.A.caseSetup(runID, 18001)}, {"high", it.B.caseSetup(runID, 18002)}}
 }
 
@@ -287,27 +258,16 @@ func (it item) kindEntry(runID string) obj {
 	if it.Batch != 0 {
 		o = append(o, kv{"batch", it.Batch})
 	}
-	var roles []string
-	switch it.Kind {
-	case "elastic":
-		roles = elasticRoles
-	case "limit":
-		roles = limitRoles
-	case "priority":
-		roles = priorityRoles
+	if it.Kind == "priority" {
 		o = append(o, kv{"layers", []string{"co-location", "real serving"}})
 		if it.Ballast != nil {
 			o = append(o, kv{"ballast_mib", *it.Ballast})
 		}
 	}
-	servers := it.servers()
-	port := 18000
-	if len(servers) > 1 {
-		port = 18001
-	}
+	roles := kinds[slices.IndexFunc(kinds, func(k kindDef) bool { return k.Kind == it.Kind })].Roles
 	var out []obj
-	for i, s := range servers {
-		out = append(out, append(obj{{"role", roles[i]}}, s.caseSetup(runID, port+i)...))
+	for i, s := range it.servers() {
+		out = append(out, append(obj{{"role", roles[i]}}, s.caseSetup(runID, it.port(i))...))
 	}
 	return append(o, kv{"servers", out})
 }

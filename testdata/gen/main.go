@@ -12,9 +12,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/ovg-project/ci-report/internal/benchtree"
 )
@@ -29,39 +30,39 @@ func main() {
 	testcases := flag.Int("testcases", 100000, "testcases of the -junit report")
 	passing := flag.Bool("passing", false, "the -junit report's testcases all pass, with short names (a million: 61 MiB)")
 	flag.Parse()
-	if *junit != "" {
+	tree := benchtree.Tree{Parts: *parts, Cases: *cases}
+	var wrote string
+	var n int64
+	var err error
+	switch {
+	case *junit != "":
 		write := benchtree.WriteJUnit
 		if *passing {
 			write = benchtree.WriteJUnitPassing
 		}
-		n, err := write(*junit, *testcases)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "gen:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("wrote %s: %d testcases, %.1f MiB\n", *junit, *testcases, float64(n)/(1<<20))
+		n, err = write(*junit, *testcases)
+		wrote = fmt.Sprintf("%s: %d testcases", *junit, *testcases)
+	case *small != "":
+		n, err = benchtree.WriteSmall(*small, tree)
+		wrote = fmt.Sprintf("%s: %d small cases in %d parts", *small, *cases, *parts)
+	case *kvcached != "":
+		n, err = benchtree.WriteKvcached(*kvcached, tree)
+		wrote = fmt.Sprintf("%s: %d cases in %d parts", *kvcached, *cases, *parts)
+	default:
+		writeTrees(*out)
 		return
 	}
-	if *small != "" {
-		n, err := benchtree.WriteSmall(*small, benchtree.Tree{Parts: *parts, Cases: *cases})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "gen:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("wrote %s: %d small cases in %d parts, %.1f MiB\n", *small, *cases, *parts, float64(n)/(1<<20))
-		return
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
 	}
-	if *kvcached != "" {
-		n, err := benchtree.WriteKvcached(*kvcached, benchtree.Tree{Parts: *parts, Cases: *cases})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "gen:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("wrote %s: %d cases in %d parts, %.1f MiB\n", *kvcached, *cases, *parts, float64(n)/(1<<20))
-		return
-	}
+	fmt.Printf("wrote %s, %.1f MiB\n", wrote, float64(n)/(1<<20))
+}
+
+// writeTrees writes every scenario's tree under out.
+func writeTrees(out string) {
 	for _, sc := range scenarios() {
-		root := filepath.Join(*out, sc.Name)
+		root := filepath.Join(out, sc.Name)
 		if err := os.RemoveAll(root); err != nil {
 			fmt.Fprintln(os.Stderr, "gen:", err)
 			os.Exit(1)
@@ -71,12 +72,7 @@ func main() {
 		for _, p := range sc.Parts {
 			p.write(root)
 		}
-		names := make([]string, 0, len(sc.Extra))
-		for n := range sc.Extra {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(sc.Extra)) {
 			writeFile(filepath.Join(root, n), []byte(sc.Extra[n]))
 		}
 		if sc.Writer != nil {

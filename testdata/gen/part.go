@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -22,8 +23,7 @@ const (
 
 // partDef is one part directory to write.
 type partDef struct {
-	Dir      string
-	Name     string // part.json part; empty: Dir
+	Dir      string // and part.json's part
 	Profile  string
 	RunID    string
 	SHA      string
@@ -42,13 +42,8 @@ type partDef struct {
 
 var shaMain = "3f9e2d1c0b4a59687766554433221100ffeeddcc"
 
-func l4(n int) []obj {
-	var out []obj
-	for i := 0; i < n; i++ {
-		out = append(out, obj{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}})
-	}
-	return out
-}
+// l4 is the gpus of a part run on one L4.
+var l4 = []obj{{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}
 
 func writeFile(path string, data []byte) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -57,13 +52,6 @@ func writeFile(path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		panic(err)
 	}
-}
-
-func (p partDef) name() string {
-	if p.Name != "" {
-		return p.Name
-	}
-	return p.Dir
 }
 
 // oldSetup: the part's setup.json has the format before kinds.
@@ -82,56 +70,28 @@ func (p partDef) json(v any) []byte {
 // OldSetup part, so that reading that format stays under test.
 func (p partDef) setup() obj {
 	var engineKeys, modelKeys []string
-	seenE, seenM := map[string]bool{}, map[string]bool{}
-	var cases, el, li, pr []obj
+	var cases []obj
 	entries := map[string][]obj{}
-	note := func(s srv) {
-		if !seenE[s.Engine] {
-			seenE[s.Engine] = true
-			engineKeys = append(engineKeys, s.Engine)
-		}
-		if !seenM[s.Model] {
-			seenM[s.Model] = true
-			modelKeys = append(modelKeys, s.Model)
-		}
-	}
 	for _, it := range p.Items {
-		if it.Kind == "setup" && !seenE[it.Engine] {
-			seenE[it.Engine] = true
-			engineKeys = append(engineKeys, it.Engine)
+		if it.Kind == "setup" {
+			engineKeys = addKey(engineKeys, it.Engine)
 		}
 		for _, s := range it.servers() {
-			note(s)
+			engineKeys, modelKeys = addKey(engineKeys, s.Engine), addKey(modelKeys, s.Model)
 		}
-		switch {
-		case it.Kind == "server":
+		switch it.Kind {
+		case "server":
 			cases = append(cases, it.S.caseSetup(p.RunID, 18000))
-		case !p.oldSetup():
-			entries[it.Kind] = append(entries[it.Kind], it.kindEntry(p.RunID))
-		case it.Kind == "elastic":
-			el = append(el, it.elasticSetup(p.RunID))
-		case it.Kind == "limit":
-			li = append(li, it.limitSetup(p.RunID))
-		case it.Kind == "priority":
-			pr = append(pr, it.prioritySetup(p.RunID))
+		case "elastic", "limit", "priority":
+			entries[it.Kind] = append(entries[it.Kind], it.entry(p.RunID, p.oldSetup()))
 		}
 	}
 	engs := obj{}
 	for _, k := range engineKeys {
 		e := engines[k]
-		var env any
-		if p.EnvPairs {
-			pairs := [][]string{}
-			for _, p := range e.Env {
-				pairs = append(pairs, []string{p[0], p[1]})
-			}
-			env = pairs
-		} else {
-			o := obj{}
-			for _, p := range e.Env {
-				o = append(o, kv{p[0], p[1]})
-			}
-			env = o
+		var env any = e.Env // [key, value] pairs
+		if !p.EnvPairs {
+			env = pairsObj(e.Env)
 		}
 		engs = append(engs, kv{k, obj{{"image", e.Image}, {"digest", e.Digest}, {"engine", e.Version},
 			{"kvcached", "0.1.6"}, {"torch", e.Torch}, {"cuda", e.CUDA}, {"env", env},
@@ -139,49 +99,55 @@ func (p partDef) setup() obj {
 	}
 	revs := obj{}
 	for _, k := range modelKeys {
-		m := models[k]
-		var rev any
-		if m.Rev != "" {
-			rev = m.Rev
-		}
-		revs = append(revs, kv{m.HF, rev})
-	}
-	var sha any
-	if p.SHA != "" {
-		sha = p.SHA
+		revs = append(revs, kv{models[k].HF, orNull(models[k].Rev)})
 	}
 	if cases == nil {
 		cases = []obj{}
 	}
 	o := obj{
-		{"profile", p.Profile}, {"kvcached_sha", sha}, {"gpus", p.GPUs}, {"engines", engs},
+		{"profile", p.Profile}, {"kvcached_sha", orNull(p.SHA)}, {"gpus", p.GPUs}, {"engines", engs},
 		{"stop_signal", "INT"}, {"model_revisions", revs},
 		{"workload", serverWorkload}, {"checks", serverChecks}, {"cases", cases},
 	}
-	if p.oldSetup() {
-		if el != nil {
-			o = append(o, kv{"elastic", el}, kv{"elastic_workload", elasticWorkload}, kv{"elastic_checks", elasticChecks})
-		}
-		if li != nil {
-			o = append(o, kv{"limit", li}, kv{"limit_workload", limitWorkload}, kv{"limit_checks", limitChecks})
-		}
-		if pr != nil && p.Mode != modeLegacy {
-			o = append(o, kv{"priority", pr}, kv{"priority_workload", priorityWorkload}, kv{"priority_checks", priorityChecks})
-		}
-		return o
-	}
-	var kinds []obj
-	block := func(kind, title, about string, entries []obj, workload []string, checks obj) {
-		if entries != nil {
-			kinds = append(kinds, obj{{"kind", kind}, {"title", title}, {"about", about}, {"entries", entries},
-				{"workload", workload}, {"checks", checks}})
+	var blocks []obj
+	for _, k := range kinds {
+		e := entries[k.Kind]
+		switch {
+		case e == nil:
+		case !p.oldSetup():
+			blocks = append(blocks, obj{{"kind", k.Kind}, {"title", k.Title}, {"about", k.About}, {"entries", e},
+				{"workload", k.Workload}, {"checks", k.Checks}})
+		case k.Kind != "priority" || p.Mode != modeLegacy:
+			o = append(o, kv{k.Kind, e}, kv{k.Kind + "_workload", k.Workload}, kv{k.Kind + "_checks", k.Checks})
 		}
 	}
-	block("elastic", elasticTitle, elasticAbout, entries["elastic"], elasticWorkload, elasticChecks)
-	block("limit", limitTitle, limitAbout, entries["limit"], limitWorkload, limitChecks)
-	block("priority", priorityTitle, priorityAbout, entries["priority"], priorityWorkload, priorityChecks)
-	if kinds != nil {
-		o = append(o, kv{"kinds", kinds})
+	if blocks != nil {
+		o = append(o, kv{"kinds", blocks})
+	}
+	return o
+}
+
+// addKey appends k to keys unless it is there.
+func addKey(keys []string, k string) []string {
+	if slices.Contains(keys, k) {
+		return keys
+	}
+	return append(keys, k)
+}
+
+// orNull is s, or null for "".
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// pairsObj is the object of key, value pairs.
+func pairsObj(pairs [][2]string) obj {
+	o := obj{}
+	for _, p := range pairs {
+		o = append(o, kv{p[0], p[1]})
 	}
 	return o
 }
@@ -206,11 +172,11 @@ func (p partDef) partJSON(complete bool) obj {
 	}
 	finished := p.Start.Add(time.Duration(len(p.Items)) * 11 * time.Minute)
 	return obj{
-		{"format", 1}, {"part", p.name()}, {"profile", p.Profile}, {"complete", complete},
+		{"format", 1}, {"part", p.Dir}, {"profile", p.Profile}, {"complete", complete},
 		{"planned", planned}, {"run_id", p.RunID},
 		{"started_at", p.Start.Format(time.RFC3339)}, {"finished_at", finished.Format(time.RFC3339)},
 		{"host", "gpu-runner-" + p.Dir}, {"ci_report_version", "0.3.0"},
-		{"github", obj{{"run_id", 12093847561}, {"run_attempt", 1}, {"job", "e2e (" + p.name() + ")"},
+		{"github", obj{{"run_id", 12093847561}, {"run_attempt", 1}, {"job", "e2e (" + p.Dir + ")"},
 			{"check_run_id", 33920011000 + int64(len(p.Dir))}, {"sha", p.SHA}, {"ref", "refs/heads/main"},
 			{"server_url", "https://github.com"}, {"repository", "ovg-project/kvcached"}}},
 	}
@@ -225,11 +191,9 @@ func summaryMD(items []item) string {
 		if !it.ok() {
 			res = "FAIL"
 		}
-		for _, c := range it.checkNames() {
-			if d, ok := it.Fail[c]; ok {
-				d = strings.ReplaceAll(strings.ReplaceAll(d, "|", `\|`), "\n", " ")
-				failed = append(failed, fmt.Sprintf("%s (%s)", c, d))
-			}
+		for _, c := range it.failedChecks() {
+			d := strings.ReplaceAll(strings.ReplaceAll(it.Fail[c], "|", `\|`), "\n", " ")
+			failed = append(failed, fmt.Sprintf("%s (%s)", c, d))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", it.name(), res, strings.Join(failed, "; "))
 	}
@@ -246,13 +210,7 @@ func (p partDef) runLog(items []item, tail string) string {
 			fmt.Fprintf(&b, "%s %s: PASS\n", t.Format("15:04:05"), it.name())
 			continue
 		}
-		var failed []string
-		for _, c := range it.checkNames() {
-			if _, ok := it.Fail[c]; ok {
-				failed = append(failed, c)
-			}
-		}
-		fmt.Fprintf(&b, "%s %s: FAIL (%s)\n", t.Format("15:04:05"), it.name(), strings.Join(failed, ", "))
+		fmt.Fprintf(&b, "%s %s: FAIL (%s)\n", t.Format("15:04:05"), it.name(), strings.Join(it.failedChecks(), ", "))
 	}
 	b.WriteString(tail)
 	return b.String()
@@ -277,19 +235,13 @@ func (p partDef) write(root string) {
 	if p.Mode == modeUnfinished || p.Mode == modeZero {
 		finished = nil
 	}
-	var ran []item
-	for _, it := range finished {
-		if !it.Absent {
-			ran = append(ran, it)
-		}
-	}
-	finished = ran
+	finished = slices.DeleteFunc(slices.Clone(finished), func(it item) bool { return it.Absent })
 	if p.Mode != modeLegacy {
 		f("part.json", p.json(p.partJSON(p.Mode == modeComplete || p.Mode == modeZero)))
 	}
 	f("setup.json", p.json(p.setup()))
 	var jsonl []byte
-	var results []obj
+	results := []obj{}
 	for _, it := range finished {
 		res := p.result(it)
 		results = append(results, res)
@@ -307,35 +259,24 @@ func (p partDef) write(root string) {
 	if p.Mode != modeLegacy && p.Mode != modeUnfinished && p.Mode != modeZero {
 		f("cases.jsonl", jsonl)
 	}
-	allOK := true
-	for _, it := range finished {
-		allOK = allOK && it.ok()
-	}
-	if results == nil {
-		results = []obj{}
-	}
+	allOK := !slices.ContainsFunc(finished, func(it item) bool { return !it.ok() })
 	switch p.Mode {
 	case modeComplete, modeLegacy, modePartialSum, modeZero:
 		f("summary.json", p.json(obj{{"ok", allOK}, {"cases", results}}))
 		f("summary.md", []byte(summaryMD(finished)))
 	}
-	tail := "done\n"
-	switch p.Mode {
-	case modePartialSum:
-		tail = "received SIGTERM: stopping the running servers; part written with complete: false\n"
-	case modePartialL, modeUnfinished:
-		tail = ""
+	tail, stopped := map[string]string{modePartialL: "", modeUnfinished: "",
+		modePartialSum: "received SIGTERM: stopping the running servers; part written with complete: false\n"}[p.Mode]
+	if !stopped {
+		tail = "done\n"
 	}
 	f("run.log", []byte(p.runLog(finished, tail)))
 	if p.NoDirs {
 		return
 	}
 	started := finished
-	if p.Mode == modePartialL || p.Mode == modeUnfinished {
-		// The case being run when the runner died has its server directory.
-		if len(finished) < len(p.Items) {
-			started = p.Items[:len(finished)+1]
-		}
+	if (p.Mode == modePartialL || p.Mode == modeUnfinished) && len(finished) < len(p.Items) {
+		started = p.Items[:len(finished)+1] // the case being run when the runner died has its server directory
 	}
 	for i, it := range started {
 		for j, s := range it.servers() {
@@ -344,21 +285,16 @@ func (p partDef) write(root string) {
 				errs = it.LogErrors
 			}
 			sd := filepath.Join(dir, s.name())
-			port := 18000
-			if it.Kind == "elastic" || it.Kind == "priority" {
-				port = 18001 + j
-			}
-			writeFile(filepath.Join(sd, "cmd.txt"), []byte(s.cmd(p.RunID, port)+"\n"))
+			writeFile(filepath.Join(sd, "cmd.txt"), []byte(s.cmd(p.RunID, it.port(j))+"\n"))
 			writeFile(filepath.Join(sd, "serve.log"), []byte(serveLog(s, facts(s, errs), i == 0 && j == 0)))
 			writeFile(filepath.Join(sd, "server.pid"), []byte(fmt.Sprintf("%d\n", 4000+newRNG(s.name()).intn(50000))))
 		}
+		step := map[string]float64{"elastic": 1, "priority": 2}[it.Kind] // seconds between samples
 		switch {
 		case it.Usage != "":
 			f(it.name()+"-usage.json", []byte(it.Usage))
-		case it.Kind == "elastic":
-			f(it.name()+"-usage.json", p.json(it.usage(1)))
-		case it.Kind == "priority":
-			f(it.name()+"-usage.json", p.json(it.usage(2)))
+		case step > 0:
+			f(it.name()+"-usage.json", p.json(it.usage(step)))
 		}
 	}
 }

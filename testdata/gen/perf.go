@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 )
 
@@ -88,14 +87,9 @@ func point(model, arm string, run, c int) (perfPoint, bool) {
 func perfSummary() obj {
 	var runs []obj
 	var errs []string
-	armRuns := map[string]int{}
 	for _, m := range perfModels {
-		for k := range armRuns {
-			delete(armRuns, k)
-		}
-		for _, arm := range []string{"native", "kvcached", "kvcached", "native"} {
-			armRuns[arm]++
-			run := armRuns[arm]
+		for i, arm := range []string{"native", "kvcached", "kvcached", "native"} {
+			run := i/2 + 1 // each arm's first run, then its second
 			o := obj{{"model", m}, {"arm", arm}, {"run", run}}
 			for _, c := range perfConcurrency {
 				p, ok := point(m, arm, run, c.C)
@@ -131,40 +125,27 @@ func perfSummary() obj {
 					ratio = math.Round(*kvc / *nat * 10000) / 10000
 				}
 				table = append(table, obj{{"model", m}, {"concurrency", c.C}, {"metric", metric},
-					{"native", fptr(nat)}, {"kvcached", fptr(kvc)}, {"ratio", ratio}})
+					{"native", nat}, {"kvcached", kvc}, {"ratio", ratio}})
 			}
 		}
 	}
 	return obj{{"runs", runs}, {"table", table}, {"errors", errs}}
 }
 
-func fptr(f *float64) any {
-	if f == nil {
-		return nil
-	}
-	return *f
-}
-
 // median is the median of the arm's two runs (their mean), or nil when no
 // run measured it.
 func median(model, arm string, c int, metric string) *float64 {
-	var vals []float64
+	var sum float64
+	n := 0
 	for run := 1; run <= 2; run++ {
-		p, ok := point(model, arm, run, c)
-		if !ok {
-			continue
+		if p, ok := point(model, arm, run, c); ok {
+			sum += map[string]float64{"output_throughput": p.tput, "mean_tpot_ms": p.tpot, "p99_tpot_ms": p.p99tpot, "mean_ttft_ms": p.ttft}[metric]
+			n++
 		}
-		v := map[string]float64{"output_throughput": p.tput, "mean_tpot_ms": p.tpot, "p99_tpot_ms": p.p99tpot, "mean_ttft_ms": p.ttft}[metric]
-		vals = append(vals, v)
 	}
-	if len(vals) == 0 {
+	if n == 0 {
 		return nil
 	}
-	sort.Float64s(vals)
-	var m float64
-	for _, v := range vals {
-		m += v
-	}
-	m = math.Round(m/float64(len(vals))*100) / 100
+	m := math.Round(sum/float64(n)*100) / 100
 	return &m
 }

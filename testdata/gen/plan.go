@@ -8,17 +8,17 @@ import (
 
 // engineDef is an engine as docs/runner.md §2.1 describes it.
 type engineDef struct {
-	Key, Image, Digest, Version, Torch, CUDA string
-	Env                                      [][2]string
-	ServerArgv                               string // %s: hf id, %d: port
-	TPFlag, BatchFlag, MemFlag, CtxFlag      string
-	FP8Value                                 string
-	Patches                                  []string
+	Image, Digest, Version, Torch, CUDA string
+	Env                                 [][2]string
+	ServerArgv                          string // %s: hf id, %d: port
+	TPFlag, BatchFlag, MemFlag, CtxFlag string
+	FP8Value                            string
+	Patches                             []string
 }
 
 var engines = map[string]engineDef{
 	"vllm": {
-		Key: "vllm", Image: "vllm/vllm-openai:v0.30.0",
+		Image:   "vllm/vllm-openai:v0.30.0",
 		Digest:  "vllm/vllm-openai@sha256:4f1c0e9ab27d5c83e6f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a",
 		Version: "0.30.0", Torch: "2.13.0", CUDA: "13.0",
 		Env:        [][2]string{{"VLLM_USE_V2_MODEL_RUNNER", "1"}, {"VLLM_SERVER_DEV_MODE", "1"}},
@@ -28,7 +28,7 @@ var engines = map[string]engineDef{
 		Patches: []string{"elastic_block_pool", "model_runner_v2", "kv_layout_v2"},
 	},
 	"sglang": {
-		Key: "sglang", Image: "lmsysorg/sglang:v0.5.20",
+		Image:   "lmsysorg/sglang:v0.5.20",
 		Digest:  "lmsysorg/sglang@sha256:9a8b7c6d5e4f30211203f4e5d6c7b8a9f0e1d2c3b4a5968778695a4b3c2d1e0f",
 		Version: "0.5.20", Torch: "2.12.1", CUDA: "12.9",
 		Env:        [][2]string{{"SGLANG_ENABLE_TORCH_COMPILE", "0"}, {"SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK", "1"}},
@@ -41,22 +41,22 @@ var engines = map[string]engineDef{
 
 // modelDef is a model as docs/runner.md §2.2 describes it.
 type modelDef struct {
-	Key, HF, Rev string
-	Batch        int
-	Mem          map[string]string
-	Extra        map[string][]string // extra patches per engine (hybrid models)
-	Trust        bool
-	Hybrid       bool
+	HF, Rev string
+	Batch   int
+	Mem     map[string]string
+	Extra   map[string][]string // extra patches per engine (hybrid models)
+	Trust   bool
+	Hybrid  bool
 }
 
 var models = map[string]modelDef{
-	"qwen05b":    {Key: "qwen05b", HF: "Qwen/Qwen2.5-0.5B-Instruct", Rev: "7ae557604adf67be50417f59c2c2f167def9a775", Batch: 32, Mem: map[string]string{"vllm": "0.8", "sglang": "0.8"}},
-	"qwen35_4b":  {Key: "qwen35_4b", HF: "Qwen/Qwen3.5-4B", Rev: "c0ffee1234567890abcdef1234567890abcdef12", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}, Extra: map[string][]string{"vllm": {"mamba_partial_tail", "hybrid_block_size_align"}, "sglang": {"elastic_mamba_pool"}}, Hybrid: true},
-	"gemma4e2b":  {Key: "gemma4e2b", HF: "google/gemma-4-E2B-it", Rev: "", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}},
-	"qwen35_9b":  {Key: "qwen35_9b", HF: "Qwen/Qwen3.5-9B", Rev: "9b9b9b9b00112233445566778899aabbccddeeff", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}, Extra: map[string][]string{"vllm": {"mamba_partial_tail", "hybrid_block_size_align"}, "sglang": {"elastic_mamba_pool"}}, Hybrid: true},
-	"dsv2lite":   {Key: "dsv2lite", HF: "deepseek-ai/DeepSeek-V2-Lite-Chat", Rev: "85864749cd611b4353ce1decdb286193298f64c7", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}, Trust: true},
-	"gemma4_12b": {Key: "gemma4_12b", HF: "google/gemma-4-12B-it", Rev: "1212121212abcdefabcdefabcdefabcdefabcdef", Batch: 16, Mem: map[string]string{"vllm": "0.9"}},
-	"qwen38_27b": {Key: "qwen38_27b", HF: "Qwen/Qwen3.8-27B", Rev: "27b27b27b0987654321fedcba0987654321fedcb", Batch: 16, Mem: map[string]string{"vllm": "0.92"}},
+	"qwen05b":    {HF: "Qwen/Qwen2.5-0.5B-Instruct", Rev: "7ae557604adf67be50417f59c2c2f167def9a775", Batch: 32, Mem: map[string]string{"vllm": "0.8", "sglang": "0.8"}},
+	"qwen35_4b":  {HF: "Qwen/Qwen3.5-4B", Rev: "c0ffee1234567890abcdef1234567890abcdef12", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}, Extra: map[string][]string{"vllm": {"mamba_partial_tail", "hybrid_block_size_align"}, "sglang": {"elastic_mamba_pool"}}, Hybrid: true},
+	"gemma4e2b":  {HF: "google/gemma-4-E2B-it", Rev: "", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}},
+	"qwen35_9b":  {HF: "Qwen/Qwen3.5-9B", Rev: "9b9b9b9b00112233445566778899aabbccddeeff", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}, Extra: map[string][]string{"vllm": {"mamba_partial_tail", "hybrid_block_size_align"}, "sglang": {"elastic_mamba_pool"}}, Hybrid: true},
+	"dsv2lite":   {HF: "deepseek-ai/DeepSeek-V2-Lite-Chat", Rev: "85864749cd611b4353ce1decdb286193298f64c7", Batch: 16, Mem: map[string]string{"vllm": "0.9", "sglang": "0.85"}, Trust: true},
+	"gemma4_12b": {HF: "google/gemma-4-12B-it", Rev: "1212121212abcdefabcdefabcdefabcdefabcdef", Batch: 16, Mem: map[string]string{"vllm": "0.9"}},
+	"qwen38_27b": {HF: "Qwen/Qwen3.8-27B", Rev: "27b27b27b0987654321fedcba0987654321fedcb", Batch: 16, Mem: map[string]string{"vllm": "0.92"}},
 }
 
 // srv describes one server to start: a server case, or a server of a pair.
@@ -93,16 +93,12 @@ func (s srv) name() string {
 
 // ipcName is the server's KVCACHED_IPC_NAME (docs/runner.md §2.3).
 func ipcName(runID, caseName string) string {
-	var b strings.Builder
-	b.WriteString("e2e_" + runID + "_")
-	for _, r := range caseName {
+	return "e2e_" + runID + "_" + strings.Map(func(r rune) rune {
 		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+			return r
 		}
-	}
-	return b.String()
+		return '_'
+	}, caseName)
 }
 
 // modelArgs are the flags every server of the model gets.
@@ -169,20 +165,15 @@ func (s srv) cmd(runID string, port int) string {
 		}
 	}
 	ma := s.modelArgs()
-	for i := 0; i < len(ma); i++ {
-		flag := ma[i]
-		hasValue := i+1 < len(ma) && !strings.HasPrefix(ma[i+1], "--")
-		if overridden[flag] {
-			if hasValue {
-				i++
-			}
-			continue
+	for i := 0; i < len(ma); {
+		n := 1 // the flag, and its value when one follows
+		if i+1 < len(ma) && !strings.HasPrefix(ma[i+1], "--") {
+			n = 2
 		}
-		parts = append(parts, flag)
-		if hasValue {
-			parts = append(parts, ma[i+1])
-			i++
+		if !overridden[ma[i]] {
+			parts = append(parts, ma[i:i+n]...)
 		}
+		i += n
 	}
 	parts = append(parts, extra...)
 	return strings.Join(parts, " ")
@@ -191,24 +182,18 @@ func (s srv) cmd(runID string, port int) string {
 // caseSetup is the setup.json case setup of the server (docs/formats.md §3.2).
 func (s srv) caseSetup(runID string, port int) obj {
 	m := models[s.Model]
-	var layout, dtype any
-	if s.Layout != "" {
-		layout = s.Layout
-	}
+	var dtype any
 	if s.FP8 {
 		dtype = engines[s.Engine].FP8Value
 	}
-	env := obj{}
-	for _, p := range s.env() {
-		env = append(env, kv{p[0], p[1]})
-	}
+	env := pairsObj(s.env())
 	tp := s.TP
 	if tp == 0 {
 		tp = 1
 	}
 	o := obj{
 		{"name", s.name()}, {"engine", s.Engine}, {"model", s.Model}, {"hf_id", m.HF},
-		{"layout", layout}, {"tp", tp}, {"kv_cache_dtype", dtype},
+		{"layout", orNull(s.Layout)}, {"tp", tp}, {"kv_cache_dtype", dtype},
 		{"model_args", s.modelArgs()}, {"env", env}, {"extra_args", s.extraArgs()},
 		{"cmd", s.cmd(runID, port)},
 	}

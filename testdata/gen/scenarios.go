@@ -19,12 +19,18 @@ type scenario struct {
 
 var day = time.Date(2026, 11, 28, 12, 0, 4, 0, time.UTC)
 
-func nightlyItems(e string) []item {
+// modelItems are engine e's setup case, a c1, c0, native group of each
+// model, then extra.
+func modelItems(e string, ms []string, extra ...item) []item {
 	out := []item{setupCase(e)}
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b"} {
+	for _, m := range ms {
 		out = append(out, group(e, m, 1, "c1", "c0", "")...)
 	}
-	return append(out, elastic(e, "qwen05b", e, "qwen35_4b"), limit(e, "qwen05b"))
+	return append(out, extra...)
+}
+
+func nightlyItems(e string) []item {
+	return modelItems(e, []string{"qwen05b", "qwen35_4b", "gemma4e2b"}, elastic(e, "qwen05b", e, "qwen35_4b"), limit(e, "qwen05b"))
 }
 
 // edit applies f to the item named name, which must exist.
@@ -66,8 +72,8 @@ func nightlyFail() scenario {
 		Name:  "nightly-fail",
 		About: "Nightly run, two complete parts (vllm, sglang). Fails: the vLLM elastic pair (a_released_memory, b_reused_a_memory), the server case sglang-qwen35_4b-kv_c1 (four checks, one detail with `|`, a newline, backticks, @someone, #123, owner/repo#45, <details>, <!--, C:\\_tmp, a*b*c, a link, a fence and the entities &amp; and &#64;) and vllm-gemma4e2b-native (ok: false with no failed check). Full request phases in summary.json; the first server's serve.log holds bytes that are not UTF-8 and a 20,000-byte line.",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Items: v, Start: day},
-			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Items: s, Start: day},
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Items: v, Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Items: s, Start: day},
 		},
 		Extra: map[string]string{"nvidia-smi.txt": nvidiaSMI("NVIDIA L4", "23034MiB")},
 	}
@@ -78,8 +84,8 @@ func nightlyPass() scenario {
 		Name:  "nightly-pass",
 		About: "Nightly run, every case passes. vllm is a complete part of this format; sglang is written as the older harness wrote it (no part.json, no cases.jsonl, engine env as [key, value] pairs, JSON with \\u escapes).",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day.Add(24 * time.Hour)},
-			{Dir: "sglang", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4(1), Mode: modeLegacy, Short: true, EnvPairs: true, Python: true, Items: nightlyItems("sglang"), Start: day.Add(24 * time.Hour)},
+			{Dir: "vllm", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day.Add(24 * time.Hour)},
+			{Dir: "sglang", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4, Mode: modeLegacy, Short: true, EnvPairs: true, Python: true, Items: nightlyItems("sglang"), Start: day.Add(24 * time.Hour)},
 		},
 	}
 }
@@ -127,7 +133,7 @@ func missingPart() scenario {
 		Name:  "missing-part",
 		About: "Nightly run whose vllm part is complete and passing and whose sglang part never uploaded anything: sglang/ is an empty directory (a .gitkeep keeps it in git). Render it as `vllm sglang` (an empty part directory) and as `vllm absent/sglang` (a part named on the command line that does not exist).",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11301200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day},
+			{Dir: "vllm", Profile: "nightly", RunID: "11301200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day},
 		},
 		Extra: map[string]string{"sglang/.gitkeep": ""},
 	}
@@ -145,8 +151,8 @@ func partialPart() scenario {
 		Name:  "partial-part",
 		About: "Nightly run, both parts finished partly. vllm was interrupted (SIGTERM) after 7 of 12 cases: summary.json of the 7 and part.json complete: false (one of the 7 failed). sglang was killed after 4 of 12 cases: no summary.json, cases.jsonl with 4 whole lines and a torn fifth.",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modePartialSum, Short: true, Ran: 7, Items: v, Start: day},
-			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modePartialL, Short: true, Ran: 4, Items: nightlyItems("sglang"), Start: day},
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modePartialSum, Short: true, Ran: 7, Items: v, Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modePartialL, Short: true, Ran: 4, Items: nightlyItems("sglang"), Start: day},
 		},
 	}
 }
@@ -170,16 +176,16 @@ func nothingRan() []scenario {
 			Name:  "nothing-ran-zero",
 			About: "Both parts finished with zero cases (a --cases glob that matched nothing): complete parts whose summary.json has an empty cases array.",
 			Parts: []partDef{
-				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeZero, Start: day},
-				{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeZero, Start: day},
+				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeZero, Start: day},
+				{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeZero, Start: day},
 			},
 		},
 		{
 			Name:  "nothing-ran-unfinished",
 			About: "Both runners were killed during their first case: part.json (complete: false, with planned) and setup.json, the first case's server directory, no summary.json and no cases.jsonl.",
 			Parts: []partDef{
-				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeUnfinished, Items: nightlyItems("vllm"), Start: day},
-				{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeUnfinished, Items: nightlyItems("sglang"), Start: day},
+				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeUnfinished, Items: nightlyItems("vllm"), Start: day},
+				{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeUnfinished, Items: nightlyItems("sglang"), Start: day},
 			},
 		},
 		{
@@ -217,17 +223,10 @@ func unicodeDetail(i int) string {
 }
 
 func manyFailures() scenario {
-	var v, s []item
-	v = append(v, setupCase("vllm"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"} {
-		v = append(v, group("vllm", m, 1, "c1", "c0", "")...)
-	}
-	v = append(v, elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"))
-	s = append(s, setupCase("sglang"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite"} {
-		s = append(s, group("sglang", m, 1, "c1", "c0", "")...)
-	}
-	s = append(s, elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
+	v := modelItems("vllm", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"},
+		elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"))
+	s := modelItems("sglang", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite"},
+		elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
 	n := 0
 	failAll := func(items []item) []item {
 		for i := range items {
@@ -256,8 +255,8 @@ func manyFailures() scenario {
 		Name:  "many-failures",
 		About: "Nightly run with every model on both engines (two parts, 39 cases, 35 failed), each failure with details of more than 300 code points in CJK, Arabic, Hangul, emoji (ZWJ sequences, flags) and combining marks, with `|`, a backslash, a backtick, a newline or an @mention starting at code point 299 to 302, where the 300-point cut falls. sglang's JSON uses \\u escapes (surrogate pairs for emoji). Short token lists and no server directories, to keep the tree small.",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: v, Start: day},
-			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Python: true, Items: s, Start: day},
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: v, Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Python: true, Items: s, Start: day},
 		},
 	}
 }
@@ -274,25 +273,17 @@ func pr() scenario {
 		Name:  "pr",
 		About: "A pull-request run (smoke profile, rendered with --pr 123): two parts, vllm passes, sglang-qwen05b-kv_c1 fails shm_removed (class product), as the runner writes it when SGLang's launcher SIGKILLs its children (the simulator's kill-children fault).",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "smoke", RunID: "12011530", SHA: sha, GPUs: l4(1), Mode: modeComplete, Items: v, Start: day.Add(3 * 24 * time.Hour)},
-			{Dir: "sglang", Profile: "smoke", RunID: "12011530", SHA: sha, GPUs: l4(1), Mode: modeComplete, Items: s, Start: day.Add(3 * 24 * time.Hour)},
+			{Dir: "vllm", Profile: "smoke", RunID: "12011530", SHA: sha, GPUs: l4, Mode: modeComplete, Items: v, Start: day.Add(3 * 24 * time.Hour)},
+			{Dir: "sglang", Profile: "smoke", RunID: "12011530", SHA: sha, GPUs: l4, Mode: modeComplete, Items: s, Start: day.Add(3 * 24 * time.Hour)},
 		},
 	}
 }
 
 func acceptance() scenario {
-	var v, s []item
-	v = append(v, setupCase("vllm"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"} {
-		v = append(v, group("vllm", m, 1, "c1", "c0", "")...)
-	}
-	v = append(v, elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"),
-		priority("vllm", "qwen05b", "vllm", "qwen35_4b", nil))
-	s = append(s, setupCase("sglang"))
-	for _, m := range []string{"qwen05b", "qwen35_4b", "gemma4e2b", "dsv2lite"} {
-		s = append(s, group("sglang", m, 1, "c1", "c0", "")...)
-	}
-	s = append(s, elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
+	v := modelItems("vllm", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "qwen35_9b", "dsv2lite", "gemma4_12b"},
+		elastic("vllm", "qwen05b", "vllm", "qwen35_4b"), limit("vllm", "qwen05b"), priority("vllm", "qwen05b", "vllm", "qwen35_4b", nil))
+	s := modelItems("sglang", []string{"qwen05b", "qwen35_4b", "gemma4e2b", "dsv2lite"},
+		elastic("sglang", "qwen05b", "sglang", "qwen35_4b"), limit("sglang", "qwen05b"))
 	k := 0
 	details := []string{
 		"3/20 failed", "A grew 9120 MiB of 14310 MiB free", "peak 4096 MiB, limit 3072 MiB",
@@ -323,8 +314,8 @@ func acceptance() scenario {
 		Name:  "acceptance",
 		About: "Custom profile `acceptance`: server, elastic, limit and priority cases in two complete parts (vllm: 22 cases, its setup.json in the format before `kinds`; sglang: 15, in the current format), every case but the two setup cases failing (35 failures), and a third part shard-3 whose runner crashed before writing anything but run.log (a missing part).",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, OldSetup: true, Items: v, Start: day},
-			{Dir: "sglang", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: s, Start: day},
+			{Dir: "vllm", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, OldSetup: true, Items: v, Start: day},
+			{Dir: "sglang", Profile: "acceptance", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: s, Start: day},
 			{Dir: "shard-3", Profile: "acceptance", RunID: "11281200", Mode: modeRunLog, Start: day},
 		},
 	}
@@ -359,8 +350,8 @@ func malformed() scenario {
 		About: "Nightly run with damaged files. vllm: setup.json has `\"tp\": \"1\"` (a string) in its first case, so the part contributes no setup; cases.jsonl has a line that is not JSON and a line whose `ok` is a string, between whole lines. " +
 			"sglang: summary.json is cut in the middle (unparsable) while part.json says complete: true and cases.jsonl has every case.",
 		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("vllm"), Start: day},
-			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("sglang"), Start: day},
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("vllm"), Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("sglang"), Start: day},
 		},
 		Writer: func(root string) {
 			corrupt(filepath.Join(root, "vllm", "setup.json"), `"tp": 1,`, `"tp": "1",`, 1)
@@ -383,19 +374,19 @@ func mixed() []scenario {
 			Name:  "mixed-profile",
 			About: "Two parts of different profiles (vllm: nightly, sglang: weekly): merging them is an error that names both parts.",
 			Parts: []partDef{
-				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
-				{Dir: "sglang", Profile: "weekly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("sglang"), server("sglang", "qwen05b", "c1")}, Start: day},
+				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
+				{Dir: "sglang", Profile: "weekly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("sglang"), server("sglang", "qwen05b", "c1")}, Start: day},
 			},
 		},
 		{
 			Name:  "duplicate-case",
 			About: "Three shards of one nightly run. shard-1 and shard-2 both ran vllm-qwen05b-kv_c1 (shard-2's failed): an error naming both parts, unless --allow-mixed keeps both. vllm-setup repeats in all three, which is allowed; shard-3's failed (so its planned vllm-qwen35_4b-kv_c1 never ran, though the part is complete).",
 			Parts: []partDef{
-				{Dir: "shard-1", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
-				{Dir: "shard-2", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
+				{Dir: "shard-1", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
+				{Dir: "shard-2", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
 					setupCase("vllm"),
 					fail(server("vllm", "qwen05b", "c1"), "server_ready", "not ready after 1800 s; the process group exited with status 1")}, Start: day},
-				{Dir: "shard-3", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4(1), Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
+				{Dir: "shard-3", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
 					fail(setupCase("vllm"), "install_kvcached", "pip exited 1: ERROR: No matching distribution found for kvcached==0.1.7"),
 					{Kind: "server", S: srv{Engine: "vllm", Model: "qwen35_4b", Layout: "c1", TP: 1}, Absent: true}}, Start: day},
 			},

@@ -3,24 +3,25 @@ package main
 // The workload steps and "passes when" texts of setup.json, as the runner's
 // plan writes them (docs/runner.md §5).
 
-// The heading, sentence and server roles of the co-location kinds' blocks
-// of setup.json's kinds (docs/formats.md §3.3), as the runner's kind table
-// writes them; written here on their own, not taken from collect, so that
-// collect's reader is tested against an outside writer (docs/design.md §2).
-const (
-	elasticTitle  = "Elastic tests"
-	elasticAbout  = "Two servers share one GPU under a batch limit; the first grows its cache, then gives memory back when the second needs it."
-	limitTitle    = "Limit tests"
-	limitAbout    = "One server runs under a kvcached memory limit, which its cache must respect while it fills and release afterwards."
-	priorityTitle = "Priority tests"
-	priorityAbout = "A low-priority and a high-priority server share one GPU; the low-priority server gives up its idle cache to the high-priority server's burst."
-)
+// kindDef is a co-location kind's block of setup.json's kinds
+// (docs/formats.md §3.3) as the runner's kind table writes it; written here
+// on its own, not taken from collect, so that collect's reader is tested
+// against an outside writer (docs/design.md §2).
+type kindDef struct {
+	Kind, Title, About string
+	Roles, Workload    []string // Roles: of the servers, in start order
+	Checks             obj
+}
 
-var (
-	elasticRoles  = []string{"server A", "server B"}
-	limitRoles    = []string{"server"}
-	priorityRoles = []string{"low priority", "high priority"}
-)
+// kinds are the co-location kinds, in the order of their blocks.
+var kinds = []kindDef{
+	{"elastic", "Elastic tests", "Two servers share one GPU under a batch limit; the first grows its cache, then gives memory back when the second needs it.",
+		[]string{"server A", "server B"}, elasticWorkload, elasticChecks},
+	{"limit", "Limit tests", "One server runs under a kvcached memory limit, which its cache must respect while it fills and release afterwards.",
+		[]string{"server"}, limitWorkload, limitChecks},
+	{"priority", "Priority tests", "A low-priority and a high-priority server share one GPU; the low-priority server gives up its idle cache to the high-priority server's burst.",
+		[]string{"low priority", "high priority"}, priorityWorkload, priorityChecks},
+}
 
 var serverWorkload = []string{
 	"gen_seq: 9 prompts (six short questions, documents of 300, 900 and 1800 words), 64 tokens each, one at a time",
