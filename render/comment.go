@@ -44,10 +44,7 @@ type budgetLevel struct {
 	floor int
 }
 
-// budgetLevels: everything, then without the slowest tests, the charts, the
-// excerpts, the closest calls in turn (every row first), then fewer rows
-// (down to 10), then shorter details, then no details with fewer rows
-// still, then squeeze.
+// budgetLevels are the comment's plans, loosest first (docs/render.md §7).
 var budgetLevels = []budgetLevel{
 	{plan{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true}, maxFailedRows},
 	{plan{detail: detailCut, charts: true, excerpts: true, closest: true}, maxFailedRows},
@@ -189,14 +186,9 @@ func (r *renderer) failedHeader(cols []string) []string {
 // gives them: the table then has no class column.
 func (r *renderer) classless() bool {
 	if r.noClass == nil {
-		none := true
-		for i := range r.rep.Cases {
-			c := &r.rep.Cases[i]
-			if !c.Evidence && (c.NotRun || c.Failed() && caseClass(c) != collect.ClassUnclassified) {
-				none = false
-				break
-			}
-		}
+		none := !slices.ContainsFunc(r.rep.Cases, func(c merge.Case) bool {
+			return !c.Evidence && (c.NotRun || c.Failed() && caseClass(&c) != collect.ClassUnclassified)
+		})
 		r.noClass = &none
 	}
 	return *r.noClass
@@ -293,15 +285,13 @@ func classCell(c *merge.Case, p plan) string {
 // classWithWhy is class with the reason why: `product (why)`, or
 // `product, unexplained: why` for a failure only the default decided.
 func classWithWhy(c *merge.Case, class, why string) string {
-	if collect.Unexplained(c.Class, c.ClassBy) {
-		class += ", unexplained"
-		if why != "" {
-			class += ": " + why
-		}
-		return class
-	}
-	if why != "" {
-		class += " (" + why + ")"
+	switch unexplained := collect.Unexplained(c.Class, c.ClassBy); {
+	case unexplained && why != "":
+		return class + ", unexplained: " + why
+	case unexplained:
+		return class + ", unexplained"
+	case why != "":
+		return class + " (" + why + ")"
 	}
 	return class
 }

@@ -217,16 +217,14 @@ func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
 	if r, ok := ix.setup.ModelRevisions.Get(c.HFID); ok && r != nil && *r != "" {
 		rev = ix.esc(ShortSHA(*r))
 	}
-	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(ix.product, c.Layout)), c.TP, ix.esc(kvDtypeRaw(c.KVCacheDtype)))
+	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(ix.product, c.Layout)), c.TP, ix.esc(kvDtype(c.KVCacheDtype)))
 	if len(c.ExtraArgs) > 0 {
 		b.WriteString(", " + ix.code(strings.Join(c.ExtraArgs, " ")))
 	}
 	return b.String()
 }
 
-func kvDtype(d *string) string { return text.Plain(kvDtypeRaw(d)) }
-
-func kvDtypeRaw(d *string) string {
+func kvDtype(d *string) string {
 	if d == nil || *d == "" {
 		return "model dtype"
 	}

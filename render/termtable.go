@@ -161,11 +161,7 @@ func termTable(header []string, rows [][]string, width int) string {
 		}
 		return out
 	}
-	rule := func(l, m, r string) string {
-		fill := "─"
-		if l == "╞" {
-			fill = "═"
-		}
+	rule := func(l, fill, m, r string) string {
 		segs := make([]string, len(widths))
 		for i, w := range widths {
 			segs[i] = strings.Repeat(fill, w+2)
@@ -198,21 +194,21 @@ func termTable(header []string, rows [][]string, width int) string {
 			tall = tall || len(c) > 1
 		}
 	}
-	b.WriteString(rule("┌", "┬", "┐"))
+	b.WriteString(rule("┌", "─", "┬", "┐"))
 	if header != nil {
 		// A double rule under the header, a single one between rows: a
 		// reader (and internal/mdtest.BoxTables) tells them apart.
 		line(cells(header))
-		b.WriteString(rule("╞", "╪", "╡"))
+		b.WriteString(rule("╞", "═", "╪", "╡"))
 	}
 	for i, wrapped := range body {
 		if i > 0 && tall {
 			// Rows of several lines are told apart by a rule.
-			b.WriteString(rule("├", "┼", "┤"))
+			b.WriteString(rule("├", "─", "┼", "┤"))
 		}
 		line(wrapped)
 	}
-	b.WriteString(rule("└", "┴", "┘"))
+	b.WriteString(rule("└", "─", "┴", "┘"))
 	return b.String()
 }
 
