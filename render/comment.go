@@ -26,6 +26,7 @@ type plan struct {
 	// calls and shrinking margins (§3.10).
 	durations, charts, excerpts, closest bool
 
+	floor int        // the fewest rows the plan may list before fit tries the next
 	cells [][]string // escaped cells of the first failed rows, built once per level
 	rows  int        // how many of cells are listed; the rest are counted in "and K more"
 }
@@ -37,24 +38,17 @@ const (
 	squeezeSubject = 200
 )
 
-// budgetLevel is one step of the planner: a plan and the fewest rows it may
-// go down to before the next step is tried.
-type budgetLevel struct {
-	plan
-	floor int
-}
-
 // budgetLevels are the comment's plans, loosest first (docs/render.md §7).
-var budgetLevels = []budgetLevel{
-	{plan{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true}, maxFailedRows},
-	{plan{detail: detailCut, charts: true, excerpts: true, closest: true}, maxFailedRows},
-	{plan{detail: detailCut, excerpts: true, closest: true}, maxFailedRows},
-	{plan{detail: detailCut, closest: true}, maxFailedRows},
-	{plan{detail: detailCut}, 10},
-	{plan{detail: 150}, 10},
-	{plan{detail: 60}, 10},
-	{plan{detail: 0}, 1},
-	{plan{detail: 0, squeeze: true}, 1},
+var budgetLevels = []plan{
+	{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, closest: true, floor: maxFailedRows},
+	{detail: detailCut, floor: 10},
+	{detail: 150, floor: 10},
+	{detail: 60, floor: 10},
+	{detail: 0, floor: 1},
+	{detail: 0, squeeze: true, floor: 1},
 }
 
 // rowLen is the code points a compact table row of cells takes, newline included.
@@ -75,8 +69,7 @@ func rowLen(cells []string) int {
 func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, error)) (string, error) {
 	top := min(len(rows), maxFailedRows)
 	var last string
-	for _, lv := range budgetLevels {
-		p := lv.plan
+	for _, p := range budgetLevels {
 		w := &writer{}
 		p.cells = r.rowCells(w, rows[:top], p)
 		if w.err != nil {
@@ -101,7 +94,7 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 				est += rowLen(c)
 			}
 		}
-		floor := min(top, lv.floor)
+		floor := min(top, p.floor)
 		for n > floor && est > budget {
 			n--
 			est -= rowLen(p.cells[n])

@@ -185,12 +185,8 @@ func (r *renderer) commentMarker() string {
 }
 
 func (r *renderer) header(verdict string) string {
-	parts := []string{text.Plain(r.title())}
-	if r.opts.Date != "" {
-		parts = append(parts, r.opts.Date)
-	}
-	parts = append(parts, text.Plain(verdict))
-	return strings.Join(parts, " · ")
+	parts := appendSome([]string{text.Plain(r.title())}, r.opts.Date)
+	return strings.Join(append(parts, text.Plain(verdict)), " · ")
 }
 
 // runLine: [Run](url) · <product> [sha7](commit) (subject)<previous>.

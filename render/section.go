@@ -459,7 +459,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 		if p.cutText > 0 {
 			hf = text.Cut(hf, p.cutText)
 		}
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
 			text.Plain(kvDtype(c.KVCacheDtype)), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)

@@ -90,11 +90,7 @@ func (t *textView) write(block string) {
 }
 
 // para writes s (lines of running text) wrapped, a hanging indent of 2.
-func (t *textView) para(s string) {
-	var b strings.Builder
-	_ = writeWrapped(&b, s, t.width, 2)
-	t.write(b.String())
-}
+func (t *textView) para(s string) { t.write(wrapped(s, t.width, 2)) }
 
 // markdown writes a block of the documents as terminal text; nothing for "".
 func (t *textView) markdown(md string) { t.write(markdownText(md, t.width)) }
