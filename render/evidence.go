@@ -114,16 +114,12 @@ func outcome(c *merge.Case) string {
 // armCases groups the report's cases of the given arms by test (name and
 // leg, merge.Case.ID), in the order of first appearance.
 func armCases(rep *merge.Report, arms []string) []armCase {
-	col := make(map[string]int, len(arms))
-	for i, a := range arms {
-		col[a] = i
-	}
 	var out []armCase
 	at := map[string]int{}
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		j, ok := col[c.Arm]
-		if !ok || merge.IsSetupCase(c.Name) {
+		j := slices.Index(arms, c.Arm)
+		if j < 0 || merge.IsSetupCase(c.Name) {
 			continue
 		}
 		k, seen := at[c.ID()]
