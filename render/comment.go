@@ -26,6 +26,7 @@ type plan struct {
 	// calls and shrinking margins (§3.10).
 	durations, charts, excerpts, closest bool
 
+	floor int        // the fewest rows the plan may list before fit tries the next
 	cells [][]string // escaped cells of the first failed rows, built once per level
 	rows  int        // how many of cells are listed; the rest are counted in "and K more"
 }
@@ -37,27 +38,17 @@ const (
 	squeezeSubject = 200
 )
 
-// budgetLevel is one step of the planner: a plan and the fewest rows it may
-// go down to before the next step is tried.
-type budgetLevel struct {
-	plan
-	floor int
-}
-
-// budgetLevels: everything, then without the slowest tests, the charts, the
-// excerpts, the closest calls in turn (every row first), then fewer rows
-// (down to 10), then shorter details, then no details with fewer rows
-// still, then squeeze.
-var budgetLevels = []budgetLevel{
-	{plan{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true}, maxFailedRows},
-	{plan{detail: detailCut, charts: true, excerpts: true, closest: true}, maxFailedRows},
-	{plan{detail: detailCut, excerpts: true, closest: true}, maxFailedRows},
-	{plan{detail: detailCut, closest: true}, maxFailedRows},
-	{plan{detail: detailCut}, 10},
-	{plan{detail: 150}, 10},
-	{plan{detail: 60}, 10},
-	{plan{detail: 0}, 1},
-	{plan{detail: 0, squeeze: true}, 1},
+// budgetLevels are the comment's plans, loosest first (docs/render.md §7).
+var budgetLevels = []plan{
+	{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, excerpts: true, closest: true, floor: maxFailedRows},
+	{detail: detailCut, closest: true, floor: maxFailedRows},
+	{detail: detailCut, floor: 10},
+	{detail: 150, floor: 10},
+	{detail: 60, floor: 10},
+	{detail: 0, floor: 1},
+	{detail: 0, squeeze: true, floor: 1},
 }
 
 // rowLen is the code points a compact table row of cells takes, newline included.
@@ -78,8 +69,7 @@ func rowLen(cells []string) int {
 func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, error)) (string, error) {
 	top := min(len(rows), maxFailedRows)
 	var last string
-	for _, lv := range budgetLevels {
-		p := lv.plan
+	for _, p := range budgetLevels {
 		w := &writer{}
 		p.cells = r.rowCells(w, rows[:top], p)
 		if w.err != nil {
@@ -104,7 +94,7 @@ func (r *renderer) fit(budget int, rows []caseRow, render func(plan) (string, er
 				est += rowLen(c)
 			}
 		}
-		floor := min(top, lv.floor)
+		floor := min(top, p.floor)
 		for n > floor && est > budget {
 			n--
 			est -= rowLen(p.cells[n])
@@ -189,14 +179,9 @@ func (r *renderer) failedHeader(cols []string) []string {
 // gives them: the table then has no class column.
 func (r *renderer) classless() bool {
 	if r.noClass == nil {
-		none := true
-		for i := range r.rep.Cases {
-			c := &r.rep.Cases[i]
-			if !c.Evidence && (c.NotRun || c.Failed() && caseClass(c) != collect.ClassUnclassified) {
-				none = false
-				break
-			}
-		}
+		none := !slices.ContainsFunc(r.rep.Cases, func(c merge.Case) bool {
+			return !c.Evidence && (c.NotRun || c.Failed() && caseClass(&c) != collect.ClassUnclassified)
+		})
 		r.noClass = &none
 	}
 	return *r.noClass
@@ -293,15 +278,13 @@ func classCell(c *merge.Case, p plan) string {
 // classWithWhy is class with the reason why: `product (why)`, or
 // `product, unexplained: why` for a failure only the default decided.
 func classWithWhy(c *merge.Case, class, why string) string {
-	if collect.Unexplained(c.Class, c.ClassBy) {
-		class += ", unexplained"
-		if why != "" {
-			class += ": " + why
-		}
-		return class
-	}
-	if why != "" {
-		class += " (" + why + ")"
+	switch unexplained := collect.Unexplained(c.Class, c.ClassBy); {
+	case unexplained && why != "":
+		return class + ", unexplained: " + why
+	case unexplained:
+		return class + ", unexplained"
+	case why != "":
+		return class + " (" + why + ")"
 	}
 	return class
 }

@@ -145,12 +145,9 @@ func (c Config) workflow(profile string) string {
 // (renderer.ownNames): every link built on it is then plain text.
 func (c Config) repo() string { return strings.TrimRight(c.RepositoryURL, "/") }
 
-func (c Config) nightlyRuns(kind string) bool { return slices.Contains(c.NightlyKinds, kind) }
-
 // releaseTitle is the title of an engine release lane's report
 // (docs/runner.md §2.8): `vLLM 0.33.0 against kvcached 1a2b3c4: ` then the
-// version guard's failed check, else how many probes passed; "" for any
-// other profile.
+// guard's failed check, else how many probes passed; "" for other profiles.
 func (r *renderer) releaseTitle() string {
 	s := r.rep.Setup
 	if s == nil || s.Engines.Len() != 1 || r.profile != s.Engines.Keys()[0]+"-release" {

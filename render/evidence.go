@@ -114,16 +114,12 @@ func outcome(c *merge.Case) string {
 // armCases groups the report's cases of the given arms by test (name and
 // leg, merge.Case.ID), in the order of first appearance.
 func armCases(rep *merge.Report, arms []string) []armCase {
-	col := make(map[string]int, len(arms))
-	for i, a := range arms {
-		col[a] = i
-	}
 	var out []armCase
 	at := map[string]int{}
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		j, ok := col[c.Arm]
-		if !ok || merge.IsSetupCase(c.Name) {
+		j := slices.Index(arms, c.Arm)
+		if j < 0 || merge.IsSetupCase(c.Name) {
 			continue
 		}
 		k, seen := at[c.ID()]
@@ -298,9 +294,8 @@ func (r *renderer) measureTable(w *writer, ac *armCase, cases []armCase, ms map[
 
 // partCounts are one part's results on the evidence's count line.
 type partCounts struct {
-	pass, fail, notRun, skip int
-	reasons                  []string       // skip reasons, in the order first seen
-	byReason                 map[string]int // skips per reason
+	n     map[string]int       // results per outcome
+	skips collect.Ordered[int] // skips per reason, in the order first seen
 }
 
 // countParts counts the results of each part of the arms, by arm and
@@ -315,22 +310,14 @@ func countParts(rep *merge.Report, arms []string) map[[2]string]*partCounts {
 		k := [2]string{c.Arm, c.Part}
 		pc := out[k]
 		if pc == nil {
-			pc = &partCounts{byReason: map[string]int{}}
+			pc = &partCounts{n: map[string]int{}}
 			out[k] = pc
 		}
-		switch outcome(c) {
-		case "passes":
-			pc.pass++
-		case "fails":
-			pc.fail++
-		case "did not run":
-			pc.notRun++
-		case "is skipped":
-			pc.skip++
-			if pc.byReason[c.SkipReason] == 0 {
-				pc.reasons = append(pc.reasons, c.SkipReason)
-			}
-			pc.byReason[c.SkipReason]++
+		o := outcome(c)
+		pc.n[o]++
+		if o == "is skipped" {
+			n, _ := pc.skips.Get(c.SkipReason)
+			pc.skips.Set(c.SkipReason, n+1)
 		}
 	}
 	return out
@@ -349,22 +336,23 @@ func (pc *partCounts) words(p *merge.PartStatus) string {
 			said = append(said, text.Commas(int64(n))+" "+word)
 		}
 	}
-	add(pc.pass, "passed")
-	add(pc.fail, "failed")
-	if pc.skip > 0 {
+	add(pc.n["passes"], "passed")
+	add(pc.n["fails"], "failed")
+	if skip := pc.n["is skipped"]; skip > 0 {
 		var rs []string
-		rest := pc.skip
-		for i, reason := range pc.reasons {
+		rest := skip
+		for i, reason := range pc.skips.Keys() {
 			if i == skipReasons {
 				rs = append(rs, fmt.Sprintf("%d: other reasons", rest))
 				break
 			}
-			rs = append(rs, fmt.Sprintf("%d: %s", pc.byReason[reason], text.Plain(text.CutLine(reason, skipReasonWords))))
-			rest -= pc.byReason[reason]
+			n, _ := pc.skips.Get(reason)
+			rs = append(rs, fmt.Sprintf("%d: %s", n, text.Plain(text.CutLine(reason, skipReasonWords))))
+			rest -= n
 		}
-		said = append(said, text.Commas(int64(pc.skip))+" skipped ("+strings.Join(rs, "; ")+")")
+		said = append(said, text.Commas(int64(skip))+" skipped ("+strings.Join(rs, "; ")+")")
 	}
-	add(pc.notRun, "not run")
+	add(pc.n["did not run"], "not run")
 	if len(said) == 0 {
 		if p.Status == merge.StatusComplete {
 			said = append(said, "passed, no testcases")
@@ -402,8 +390,7 @@ func (r *renderer) countLines() []string {
 // onlyLine counts the tests the evidence does not compare by the arms they
 // ran on: `1,099 tests ran on fix only`; "" when it compares every test.
 func (r *renderer) onlyLine(cases []armCase) string {
-	var keys []string
-	by := map[string]int{}
+	var by collect.Ordered[int]
 	for i := range cases {
 		ac := &cases[i]
 		if ac.compared() {
@@ -416,17 +403,16 @@ func (r *renderer) onlyLine(cases []armCase) string {
 			}
 		}
 		k := strings.Join(on, " and ")
-		if by[k] == 0 {
-			keys = append(keys, k)
-		}
-		by[k]++
+		n, _ := by.Get(k)
+		by.Set(k, n+1)
 	}
-	if len(keys) == 0 {
+	if by.Len() == 0 {
 		return ""
 	}
 	var said []string
-	for _, k := range keys {
-		said = append(said, countOf(by[k], "test", "tests")+" ran on "+text.Plain(k)+" only")
+	for _, k := range by.Keys() {
+		n, _ := by.Get(k)
+		said = append(said, countOf(n, "test", "tests")+" ran on "+text.Plain(k)+" only")
 	}
 	return "Compared: the tests that ran on every arm or failed on one; " + strings.Join(said, ", ") + "."
 }
@@ -548,10 +534,8 @@ func countOf(n int, one, many string) string {
 	return text.Commas(int64(n)) + " " + many
 }
 
-// checkDetail is a check's detail as a report shows it: a failed
-// `no_error_signatures` check's lists the regular expressions the log
-// matched, `; `-separated (docs/formats.md §4.1), each shown as the words a
-// reader would search the log for (collect.SignatureText).
+// checkDetail is a check's detail as shown: a failed `no_error_signatures`
+// check's regular expressions (docs/formats.md §4.1) as collect.SignatureText.
 func checkDetail(ch *collect.Check) string {
 	if ch.OK || !strings.HasSuffix(ch.Name, "no_error_signatures") || ch.Detail == "" {
 		return ch.Detail

@@ -61,6 +61,10 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 		if !seen {
 			shown[key] = text.Plain(c.Label())
 		}
+		decided := "" // the log with the line that decided the class (merge.Case.ClassFrom), when not this one
+		if c.ClassFrom != ex.File {
+			decided = text.Plain(text.Cut(c.ClassFrom, 100))
+		}
 		out = append(out, w.t("where", map[string]any{
 			"Case":   text.Plain(c.Label()),
 			"Alike":  len(g.cases) - 1,
@@ -76,7 +80,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 			"Same":   same,
 			"Fenced": fenced(lines),
 			// The class's line may be in another log (the kernel log): sent there first.
-			"Decided": decidedElsewhere(c.ClassFrom, ex.File),
+			"Decided": decided,
 		}))
 	}
 	return out
@@ -137,15 +141,6 @@ func lastLines(lines []string, head, s string, n int) []string {
 		all = all[cut:]
 	}
 	return append(lines, all...)
-}
-
-// decidedElsewhere is the log the line that decided a case's class is in
-// (merge.Case.ClassFrom), escaped, when it is not the excerpt's file.
-func decidedElsewhere(from, file string) string {
-	if from == file {
-		return ""
-	}
-	return text.Plain(text.Cut(from, 100))
 }
 
 // excerptLines are an excerpt's lines as a report shows them: its lines,
@@ -276,16 +271,14 @@ func collapseNoise(lines []string) []string {
 	for i := 0; i < len(lines); {
 		j, req, met := i, 0, 0
 		for ; j < len(lines); j++ {
-			switch {
-			case requestLineRE.MatchString(lines[j]):
+			if requestLineRE.MatchString(lines[j]) {
 				req++
-			case metricsLineRE.MatchString(lines[j]):
+			} else if metricsLineRE.MatchString(lines[j]) {
 				met++
-			default:
-				goto end
+			} else {
+				break
 			}
 		}
-	end:
 		if j-i < 2 {
 			out = append(out, lines[i])
 			i++

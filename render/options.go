@@ -40,7 +40,7 @@ func (o Options) Problems() []collect.Problem {
 	if o.Prev != "" && !strings.Contains(o.Prev, ":") {
 		add("", "--prev", "%s: want SHA:CONCLUSION", bounds.Quote(o.Prev))
 	}
-	if o.Date != "" && !validDate(o.Date) {
+	if _, err := time.Parse("2006-01-02", o.Date); o.Date != "" && (err != nil || !dateRE.MatchString(o.Date)) {
 		add("", "--date", "%s: want YYYY-MM-DD", bounds.Quote(o.Date))
 	}
 	if o.PR < 0 {
@@ -86,12 +86,6 @@ func (c Config) problems() []collect.Problem {
 			What: fmt.Sprintf("%s: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", bounds.Quote(p))})
 	}
 	return ps
-}
-
-// validDate is a real calendar date written YYYY-MM-DD.
-func validDate(s string) bool {
-	_, err := time.Parse("2006-01-02", s)
-	return err == nil && dateRE.MatchString(s)
 }
 
 // ResolveProfile is the profile a report is rendered as (docs/render.md

@@ -185,12 +185,8 @@ func (r *renderer) commentMarker() string {
 }
 
 func (r *renderer) header(verdict string) string {
-	parts := []string{text.Plain(r.title())}
-	if r.opts.Date != "" {
-		parts = append(parts, r.opts.Date)
-	}
-	parts = append(parts, text.Plain(verdict))
-	return strings.Join(parts, " · ")
+	parts := appendSome([]string{text.Plain(r.title())}, r.opts.Date)
+	return strings.Join(append(parts, text.Plain(verdict)), " · ")
 }
 
 // runLine: [Run](url) · <product> [sha7](commit) (subject)<previous>.
@@ -218,21 +214,15 @@ func (r *renderer) commitRef(sha string) string {
 	return text.Plain(ShortSHA(sha))
 }
 
+// prevStates words a previous run's conclusion; any other is shown as it is.
+var prevStates = map[string]string{"success": "PASS", "failure": "FAIL", "": "?"}
+
 func (r *renderer) previous(w *writer, sha string) string {
 	if r.opts.Prev == "" {
 		return ""
 	}
 	prev, conclusion, _ := strings.Cut(r.opts.Prev, ":")
-	state := conclusion
-	switch conclusion {
-	case "success":
-		state = "PASS"
-	case "failure":
-		state = "FAIL"
-	case "":
-		state = "?"
-	}
-	state = text.Plain(text.Cut(state, 40))
+	state := text.Plain(text.Cut(cmp.Or(prevStates[conclusion], conclusion), 40))
 	if prev == sha && prev != "" {
 		return w.t("prev_same", map[string]string{"State": state})
 	}
@@ -357,10 +347,9 @@ func (r *renderer) problems(w *writer) string {
 	return strings.Join(lines, "\n")
 }
 
-// noFailedCase is the line that replaces the failed-cases table when no
-// case failed or was left not run (docs/render.md §3.4): under a FAIL
-// verdict it says that only the cases that ran passed, so that body and
-// verdict never disagree.
+// noFailedCase replaces the failed-cases table when no case failed or was
+// left not run (docs/render.md §3.4); under a FAIL verdict it says that only
+// the cases that ran passed, so that body and verdict never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
 	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
 }

@@ -80,9 +80,8 @@ func fitSection(name string, with func(sectionPlan) (string, error), withoutClos
 // tables, that it cannot fit: fitSection goes on to the next plan.
 var errOverBudget = errors.New("over the section budget")
 
-// tableOver says whether a compact table (mdTable) of rows rows of
-// cells cells is over SectionBudget whatever its cells hold: each row is at
-// least "|" and " |" per cell, and rows are joined by newlines.
+// tableOver says whether an mdTable of rows×cells is over SectionBudget
+// whatever its cells hold: a row is at least "|" and " |" a cell, newlines between.
 func tableOver(rows, cells int) bool { return rows*(2*cells+2)-1 > SectionBudget }
 
 // st cuts free text from setup.json under the plan, then escapes it.
@@ -111,7 +110,7 @@ func (r *renderer) spellOut(kind string) bool {
 	if r.opts.PR > 0 || r.cfg.Suite.Name != "" || r.profile != "weekly" && r.profile != "smoke" {
 		return true
 	}
-	return !r.cfg.nightlyRuns(kind)
+	return !slices.Contains(r.cfg.NightlyKinds, kind)
 }
 
 func (r *renderer) sectionWith(p sectionPlan) (string, error) {
@@ -460,7 +459,8 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 		if p.cutText > 0 {
 			hf = text.Cut(hf, p.cutText)
 		}
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf, true), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP), kvDtype(c.KVCacheDtype), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
+			text.Plain(kvDtype(c.KVCacheDtype)), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
 }

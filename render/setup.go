@@ -106,20 +106,15 @@ func CaseFlags(modelArgs, extraArgs []string) string {
 	}
 	var kept []string
 	for i := 0; i < len(modelArgs); i++ {
-		a := modelArgs[i]
-		takesValue := strings.HasPrefix(a, "--") && !strings.Contains(a, "=") &&
-			i+1 < len(modelArgs) && !strings.HasPrefix(modelArgs[i+1], "--")
-		if strings.HasPrefix(a, "--") && override[flagName(a)] {
-			if takesValue {
-				i++
-			}
-			continue
+		a, n := modelArgs[i], 1 // n: the flag and the value it takes, if any
+		if strings.HasPrefix(a, "--") && !strings.Contains(a, "=") &&
+			i+1 < len(modelArgs) && !strings.HasPrefix(modelArgs[i+1], "--") {
+			n = 2
 		}
-		kept = append(kept, a)
-		if takesValue {
-			kept = append(kept, modelArgs[i+1])
-			i++
+		if !override[flagName(a)] { // only flags are keys
+			kept = append(kept, modelArgs[i:i+n]...)
 		}
+		i += n - 1
 	}
 	return strings.Join(append(kept, extraArgs...), " ")
 }
@@ -140,32 +135,26 @@ type setupIndex struct {
 }
 
 func newSetupIndex(s *collect.Setup, product string) *setupIndex {
-	ix := &setupIndex{setup: s, product: product, esc: text.Plain, code: text.CodeCell}
+	ix := &setupIndex{setup: s, product: product, esc: text.Plain, code: text.CodeCell,
+		servers: map[string]*collect.CaseSetup{}, entries: map[string]*collect.KindEntry{}}
 	if s == nil {
-		s = &collect.Setup{}
+		return ix
 	}
-	ix.servers = indexByName(s.Cases, func(c *collect.CaseSetup) string { return c.Name })
-	ix.entries = map[string]*collect.KindEntry{}
+	// Each name maps to its first setup: with --allow-mixed a name may
+	// repeat, and the first part's setup is the one its first case ran with.
+	for i := range s.Cases {
+		if c := &s.Cases[i]; ix.servers[c.Name] == nil {
+			ix.servers[c.Name] = c
+		}
+	}
 	for i := range s.Kinds {
-		for name, e := range indexByName(s.Kinds[i].Entries, func(e *collect.KindEntry) string { return e.Name }) {
-			if _, ok := ix.entries[name]; !ok {
-				ix.entries[name] = e
+		for j := range s.Kinds[i].Entries {
+			if e := &s.Kinds[i].Entries[j]; ix.entries[e.Name] == nil {
+				ix.entries[e.Name] = e
 			}
 		}
 	}
 	return ix
-}
-
-// indexByName maps each name to its first setup: with --allow-mixed a name
-// may repeat, and the first part's setup is the one its first case ran with.
-func indexByName[T any](list []T, name func(*T) string) map[string]*T {
-	m := make(map[string]*T, len(list))
-	for i := range list {
-		if _, ok := m[name(&list[i])]; !ok {
-			m[name(&list[i])] = &list[i]
-		}
-	}
-	return m
 }
 
 // brief is the failed-cases table's setup cell of a case as escaped text (""
@@ -217,28 +206,23 @@ func (ix *setupIndex) serverBrief(c *collect.CaseSetup) string {
 	if r, ok := ix.setup.ModelRevisions.Get(c.HFID); ok && r != nil && *r != "" {
 		rev = ix.esc(ShortSHA(*r))
 	}
-	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(ix.product, c.Layout)), c.TP, ix.esc(kvDtypeRaw(c.KVCacheDtype)))
+	fmt.Fprintf(&b, ", %s@%s, %s, TP %d, KV %s", ix.esc(c.HFID), rev, ix.esc(layoutRaw(ix.product, c.Layout)), c.TP, ix.esc(kvDtype(c.KVCacheDtype)))
 	if len(c.ExtraArgs) > 0 {
 		b.WriteString(", " + ix.code(strings.Join(c.ExtraArgs, " ")))
 	}
 	return b.String()
 }
 
-func kvDtype(d *string) string { return text.Plain(kvDtypeRaw(d)) }
-
-func kvDtypeRaw(d *string) string {
+func kvDtype(d *string) string {
 	if d == nil || *d == "" {
 		return "model dtype"
 	}
 	return *d
 }
 
-// modelLink is `hf` alone, or `hf` @ [rev7](https://huggingface.co/<hf>/tree/<rev>).
-func (ix *setupIndex) modelLink(hf string, inCell bool) string {
-	code := text.Code(hf)
-	if inCell {
-		code = text.CodeCell(hf)
-	}
+// modelLink is the table cell `hf` alone, or `hf` @ [rev7](https://huggingface.co/<hf>/tree/<rev>).
+func (ix *setupIndex) modelLink(hf string) string {
+	code := text.CodeCell(hf)
 	if ix.setup == nil {
 		return code
 	}
@@ -260,7 +244,7 @@ var urlPathRE = regexp.MustCompile(`^[a-zA-Z0-9_./-]+$`)
 // serverCell is "<Display>, <model link>, <layout label>, <flags>" for the
 // kinds' tables, and ", priority <p>" for a server with a priority.
 func (ix *setupIndex) serverCell(c *collect.CaseSetup) string {
-	s := text.Plain(EngineDisplay(ix.setup, c.Engine)) + ", " + ix.modelLink(c.HFID, true) + ", " + LayoutLabel(ix.product, c.Layout)
+	s := text.Plain(EngineDisplay(ix.setup, c.Engine)) + ", " + ix.modelLink(c.HFID) + ", " + LayoutLabel(ix.product, c.Layout)
 	if f := CaseFlags(c.ModelArgs, c.ExtraArgs); f != "" {
 		s += ", " + text.CodeCell(f)
 	}

@@ -88,7 +88,7 @@ func TestModelLink(t *testing.T) {
 		{"Qwen/Qwen3.5-4B", "`Qwen/Qwen3.5-4B`"},
 		{"unknown/model", "`unknown/model`"},
 	} {
-		if got := ix.modelLink(tc.hf, false); got != tc.want {
+		if got := ix.modelLink(tc.hf); got != tc.want {
 			t.Errorf("modelLink(%s) = %q, want %q", tc.hf, got, tc.want)
 		}
 	}

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -105,9 +104,9 @@ func splitCols(s string, width int) (head, rest string) {
 	return s, ""
 }
 
-// writeWrapped writes s (its line breaks kept) wrapped to width, each
-// line of a paragraph after its first indented by hang spaces.
-func writeWrapped(out io.Writer, s string, width, hang int) error {
+// wrapped is s (its line breaks kept) wrapped to width, each line of a
+// paragraph after its first indented by hang spaces.
+func wrapped(s string, width, hang int) string {
 	var b strings.Builder
 	for _, para := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		for i, l := range wrapCols(para, width-hang) {
@@ -117,8 +116,7 @@ func writeWrapped(out io.Writer, s string, width, hang int) error {
 			b.WriteString(l + "\n")
 		}
 	}
-	_, err := io.WriteString(out, b.String())
-	return err
+	return b.String()
 }
 
 // minColumn is the narrowest column a table is drawn with; a table whose
@@ -161,11 +159,7 @@ func termTable(header []string, rows [][]string, width int) string {
 		}
 		return out
 	}
-	rule := func(l, m, r string) string {
-		fill := "─"
-		if l == "╞" {
-			fill = "═"
-		}
+	rule := func(l, fill, m, r string) string {
 		segs := make([]string, len(widths))
 		for i, w := range widths {
 			segs[i] = strings.Repeat(fill, w+2)
@@ -198,21 +192,21 @@ func termTable(header []string, rows [][]string, width int) string {
 			tall = tall || len(c) > 1
 		}
 	}
-	b.WriteString(rule("┌", "┬", "┐"))
+	b.WriteString(rule("┌", "─", "┬", "┐"))
 	if header != nil {
 		// A double rule under the header, a single one between rows: a
 		// reader (and internal/mdtest.BoxTables) tells them apart.
 		line(cells(header))
-		b.WriteString(rule("╞", "╪", "╡"))
+		b.WriteString(rule("╞", "═", "╪", "╡"))
 	}
 	for i, wrapped := range body {
 		if i > 0 && tall {
 			// Rows of several lines are told apart by a rule.
-			b.WriteString(rule("├", "┼", "┤"))
+			b.WriteString(rule("├", "─", "┼", "┤"))
 		}
 		line(wrapped)
 	}
-	b.WriteString(rule("└", "┴", "┘"))
+	b.WriteString(rule("└", "─", "┴", "┘"))
 	return b.String()
 }
 
@@ -277,7 +271,7 @@ func textRecords(header []string, rows [][]string, width int) string {
 			if j < len(header) {
 				s = header[j] + ": " + c
 			}
-			_ = writeWrapped(&b, s, width, 2)
+			b.WriteString(wrapped(s, width, 2))
 		}
 	}
 	return b.String()

@@ -90,16 +90,7 @@ func (t *textView) write(block string) {
 }
 
 // para writes s (lines of running text) wrapped, a hanging indent of 2.
-func (t *textView) para(s string) {
-	var b strings.Builder
-	_ = writeWrapped(&b, s, t.width, 2)
-	t.write(b.String())
-}
-
-// table writes a table of cells made inert (termText).
-func (t *textView) table(header []string, rows [][]string) {
-	t.write(termTable(header, rows, t.width))
-}
+func (t *textView) para(s string) { t.write(wrapped(s, t.width, 2)) }
 
 // markdown writes a block of the documents as terminal text; nothing for "".
 func (t *textView) markdown(md string) { t.write(markdownText(md, t.width)) }
@@ -120,7 +111,7 @@ func (t *textView) summary() {
 	if r.opts.Date != "" {
 		summary = slices.Insert(summary, 1, []string{"date", r.opts.Date})
 	}
-	t.table(nil, summary)
+	t.write(termTable(nil, summary, t.width))
 }
 
 // parts writes the parts with their status, counts and reason; nothing for
@@ -138,7 +129,7 @@ func (t *textView) parts() {
 		}
 		rows[i] = []string{termText(partDisplay(p), 100), termText(p.Status, 20), ran, itoa(p.Planned), termText(p.Reason, 200)}
 	}
-	t.table([]string{"part", "status", "ran", "planned", "reason"}, rows)
+	t.write(termTable([]string{"part", "status", "ran", "planned", "reason"}, rows, t.width))
 }
 
 // problems writes every problem of the input: a terminal has no size budget.
@@ -150,7 +141,7 @@ func (t *textView) problems() {
 	for i, msg := range t.r.rep.Problems {
 		rows[i] = []string{termText(msg.String(), problemCut)}
 	}
-	t.table([]string{"could not be read"}, rows)
+	t.write(termTable([]string{"could not be read"}, rows, t.width))
 }
 
 // known writes the failures known issues cover in cases that failed on
@@ -176,7 +167,7 @@ func (t *textView) known() {
 		}
 	}
 	if len(rows) > 0 {
-		t.table([]string{"known issue: case", "check", "detail", "issue"}, rows)
+		t.write(termTable([]string{"known issue: case", "check", "detail", "issue"}, rows, t.width))
 	}
 }
 
@@ -218,7 +209,7 @@ func (t *textView) failed(rows []caseRow) {
 			cells[i] = append(cells[i], joinDistinct(since, ", "))
 		}
 	}
-	t.table(r.failedHeader(failedColumns), cells)
+	t.write(termTable(r.failedHeader(failedColumns), cells, t.width))
 	for _, ch := range chartsOf(rowFirsts(rows), r.ix) {
 		t.markdown(ch.summaryLine())
 	}
@@ -235,7 +226,7 @@ func (t *textView) closestCalls() {
 	}
 	w := &writer{}
 	t.para(w.t("closest_calls_head", len(rows)+more))
-	t.table(collect.CloseCallColumns, rows)
+	t.write(termTable(collect.CloseCallColumns, rows, t.width))
 	if more > 0 {
 		t.para(w.t("closest_calls_more", more))
 	}
