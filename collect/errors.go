@@ -10,10 +10,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// The errors of the readers name the field at fault as a path
-// (cases[3].checks[1].ok, engines.vllm.env) and say what was wrong in the
-// words of docs/formats.md: "want integer, got string".
-
 // kindError is a value of the wrong JSON kind.
 type kindError struct{ want, got string }
 
@@ -26,23 +22,17 @@ type fieldError struct {
 }
 
 func (e *fieldError) Error() string {
-	if e.Field == "" {
-		return e.Err.Error()
+	// Nested fields read as one path: engines.vllm.env, cases[2].tp.
+	if field, what := e.split(); field != "" {
+		return field + ": " + what
 	}
-	if inner, ok := e.Err.(*fieldError); ok && inner.Field != "" {
-		// Nested fields read as one path: engines.vllm.env, cases[2].tp.
-		if strings.HasPrefix(inner.Field, "[") {
-			return e.Field + inner.Error()
-		}
-		return e.Field + "." + inner.Error()
-	}
-	return e.Field + ": " + e.Err.Error()
+	return e.Err.Error()
 }
 
 func (e *fieldError) Unwrap() error { return e.Err }
 
-// split is the error as the field path and what was wrong there, as Error
-// joins them (field + ": " + what); field is "" when none is named.
+// split is the error as the field path and what was wrong there; field is
+// "" when none is named.
 func (e *fieldError) split() (field, what string) {
 	inner, nested := e.Err.(*fieldError)
 	switch {

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -193,26 +194,19 @@ func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 		}
 		dirs = append(dirs, found...)
 	}
-	sort.SliceStable(dirs, func(i, j int) bool {
-		bi, bj := filepath.Base(dirs[i].dir), filepath.Base(dirs[j].dir)
-		if bi != bj {
-			return bi < bj
-		}
-		return dirs[i].dir < dirs[j].dir
+	slices.SortStableFunc(dirs, func(a, b partDir) int {
+		return cmp.Or(strings.Compare(filepath.Base(a.dir), filepath.Base(b.dir)), strings.Compare(a.dir, b.dir))
 	})
 	parts := make([]Part, len(dirs))
 	// Parts are read in parallel: scanning summary.json is CPU-bound.
-	workers := min(runtime.GOMAXPROCS(0), len(dirs))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
+		wg.Go(func() {
 			for i := range next {
 				parts[i] = loadPart(dirs[i], opts)
 			}
-		}()
+		})
 	}
 	for i := range dirs {
 		if opts.Context != nil && opts.Context.Err() != nil {

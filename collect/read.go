@@ -413,10 +413,7 @@ func (r *caseReader) readCases(l *caseList) error {
 	d := r.dec
 	switch kind := d.PeekKind(); kind {
 	case '[':
-	case 'n':
-		_, err := d.ReadToken()
-		return r.readError("cases", err)
-	case 0:
+	case 'n', 0:
 		_, err := d.ReadToken()
 		return r.readError("cases", err)
 	default:

@@ -614,35 +614,28 @@ type shape struct {
 
 // shapes are tried in this order at a position: a prefix before any prefix
 // of it (sk-ant-api03- before sk-).
-var shapes = []shape{
-	{prefix: "github_pat_", min: 22, class: isTokenByte},
-	{prefix: "ghp_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "gho_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "ghu_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "ghs_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "ghr_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "hf_", min: 34, class: isLetter},
-	{prefix: "sk-ant-api03-", min: 95, class: isDashTokenByte},
-	{prefix: "sk-ant-admin01-", min: 95, class: isDashTokenByte},
-	{prefix: "sk-proj-", min: 58, class: isDashTokenByte},
-	{prefix: "sk-svcacct-", min: 58, class: isDashTokenByte},
-	{prefix: "sk-admin-", min: 58, class: isDashTokenByte},
-	{prefix: "sk-", min: 48, class: isAlnum},
-	{prefix: "AKIA", min: 16, class: isBase32Upper},
-	{prefix: "ASIA", min: 16, class: isBase32Upper},
-	{prefix: "ABIA", min: 16, class: isBase32Upper},
-	{prefix: "ACCA", min: 16, class: isBase32Upper},
-	{prefix: "AIza", min: 35, class: isDashTokenByte},
-	{prefix: "xoxb-", min: 10, class: isDashAlnum},
-	{prefix: "xoxp-", min: 10, class: isDashAlnum},
-	{prefix: "xoxa-", min: 10, class: isDashAlnum},
-	{prefix: "xoxr-", min: 10, class: isDashAlnum},
-	{prefix: "xoxs-", min: 10, class: isDashAlnum},
-	{prefix: "xoxe-", min: 10, class: isDashAlnum},
-	{prefix: "xoxo-", min: 10, class: isDashAlnum},
-	{prefix: "glpat-", min: 20, class: isDashTokenByte},
-	{prefix: "npm_", min: 36, class: isAlnum},
-	{prefix: "pypi-AgEIcHlwaS5vcmc", min: 50, class: isDashTokenByte},
+var shapes = slices.Concat(
+	shapeFamily(22, isTokenByte, 0, "github_pat_"),
+	shapeFamily(36, isGitHubByte, '.', "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+	shapeFamily(34, isLetter, 0, "hf_"),
+	shapeFamily(95, isDashTokenByte, 0, "sk-ant-api03-", "sk-ant-admin01-"),
+	shapeFamily(58, isDashTokenByte, 0, "sk-proj-", "sk-svcacct-", "sk-admin-"),
+	shapeFamily(48, isAlnum, 0, "sk-"),
+	shapeFamily(16, isBase32Upper, 0, "AKIA", "ASIA", "ABIA", "ACCA"),
+	shapeFamily(35, isDashTokenByte, 0, "AIza"),
+	shapeFamily(10, isDashAlnum, 0, "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-", "xoxo-"),
+	shapeFamily(20, isDashTokenByte, 0, "glpat-"),
+	shapeFamily(36, isAlnum, 0, "npm_"),
+	shapeFamily(50, isDashTokenByte, 0, "pypi-AgEIcHlwaS5vcmc"),
+)
+
+// shapeFamily is one shape per prefix, alike but for it.
+func shapeFamily(min int, class func(byte) bool, trim byte, prefixes ...string) []shape {
+	out := make([]shape, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = shape{prefix: p, min: min, class: class, trim: trim}
+	}
+	return out
 }
 
 // shapesByFirst lists the shapes by the first byte of their prefix, in
