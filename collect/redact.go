@@ -14,16 +14,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Secret redaction (docs/runner.md §3.6). Whatever the runner writes and
-// whatever render and post put in a document passes through one Redactor,
-// which replaces, in this order, (1) every secret value it was given with
-// `$NAME`, in every form a text may hold it (secretForms), as GitHub Actions
-// masks a secret; (2) patterns (redactpattern.go: PEM keys, JWTs,
-// credentials in headers and URLs, webhooks), the secret part by [REDACTED];
-// (3) the token shapes of the issuers below, whether or not the environment
-// holds them, as <prefix>[REDACTED]. It applies to the data before any
-// escaping (ghs\_… would no longer match); JSON is redacted string by string,
-// decoded (Redactor.JSON).
+// Secret redaction (docs/runner.md §3.6): secret values as `$NAME`, then
+// patterns (redactpattern.go), then token shapes, before any escaping
+// (ghs\_… would no longer match); JSON string by string, decoded.
 
 // SecretEnvNames are the environment variables whose values are secrets
 // wherever they are set, whatever their length: the tokens of GitHub, of the
@@ -110,9 +103,8 @@ func isPlainNumber(v string) bool {
 	return digits > 0
 }
 
-// secretByName reports whether the variable name=value is a secret by its
-// name (IsSecretName), its value long enough (MinSecretLen) and not a
-// plain number.
+// secretByName reports whether the variable name=value is a secret: by its
+// name, its value long enough and not a plain number.
 func secretByName(name, value string) bool {
 	return len(value) >= MinSecretLen && !isPlainNumber(value) && IsSecretName(name)
 }
@@ -178,7 +170,7 @@ func (s *Setup) Secrets() []Secret {
 // `<prefix>[REDACTED]`. The zero value and nil redact nothing. A Redactor
 // never changes after NewRedactor, so it is safe for concurrent use.
 type Redactor struct {
-	secrets []Secret // what it was made of (With adds to them)
+	secrets []Secret // what it was made of
 	text    secrets  // the values in every form a text may hold them
 	shapes  bool
 }
@@ -228,8 +220,7 @@ func newRedactor(list []Secret) *Redactor {
 			continue
 		}
 		r.secrets = append(r.secrets, s)
-		// A name never brings a line end of its own: a replacement keeps
-		// the line ends of what it replaces, and no more.
+		// A replacement keeps the line ends of what it replaces, no more.
 		repl := []byte("$" + strings.NewReplacer("\n", " ", "\r", " ").Replace(s.Name))
 		for _, f := range secretForms(s.Value) {
 			r.text.add(secret{value: []byte(f), repl: repl})
@@ -350,9 +341,8 @@ func (r *Redactor) JSON(data []byte) []byte {
 		return data
 	}
 	// Only strings that may hold a secret are decoded: one holding an
-	// escape (a backslash, which stands nowhere in a JSON text outside a
-	// string), or one where a secret's value or a shape stands as it is.
-	// The rest of the text is copied as it is.
+	// escape (a backslash), or one where a secret's value or a shape
+	// stands as it is. The rest of the text is copied as it is.
 	var (
 		out     []byte
 		st      = jsonState{data: data}
@@ -386,9 +376,8 @@ func (r *Redactor) JSON(data []byte) []byte {
 		raw := data[s:e] // with its quotes
 		var err error
 		if str, err = jsontext.AppendUnquote(str[:0], raw); err != nil {
-			// Invalid UTF-8, which decoders read as U+FFFD: so it is
-			// read here (validUTF8: a run of it as one), and what else
-			// is not a valid string is looked at as its bytes are.
+			// Invalid UTF-8 reads as U+FFFD, as decoders read it; what
+			// else is not a valid string is looked at as its bytes.
 			if str, err = jsontext.AppendUnquote(str[:0], validUTF8(raw)); err != nil {
 				str = append(str[:0], raw[1:len(raw)-1]...)
 			}
@@ -401,8 +390,7 @@ func (r *Redactor) JSON(data []byte) []byte {
 		from = e
 	}
 	if st.broken {
-		// Not JSON: a string never ends. Whatever it holds is redacted
-		// as text.
+		// Not JSON (a string never ends): redacted as text.
 		return r.Bytes(data)
 	}
 	if out == nil {
@@ -461,9 +449,7 @@ func replaceAll(m matcher, buf []byte) []byte {
 
 // replace rewrites buf. Unless final, it stops at the first position whose
 // match later bytes could change, and returns the bytes from there as the
-// rest to carry over: every match it makes is the one the whole stream
-// would get. out is buf itself (cut) when nothing was replaced: it holds
-// until buf is changed.
+// rest to carry over. out is buf itself (cut) when nothing was replaced.
 func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 	i := 0
 	for {
@@ -482,9 +468,8 @@ func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 		}
 		out = append(out, buf[i:j]...)
 		out = append(out, repl...)
-		// A secret of several lines (a PEM block, a multi-line value)
-		// leaves its line ends: the lines around it keep their numbers,
-		// and a text cut into lines keeps its count.
+		// A secret of several lines leaves its line ends: the lines
+		// around it keep their numbers.
 		for range bytes.Count(buf[j:j+n], []byte("\n")) - bytes.Count(repl, []byte("\n")) {
 			out = append(out, '\n')
 		}
@@ -527,7 +512,7 @@ func (s *secrets) open(buf []byte, i int) int {
 }
 
 // jsonState walks a JSON text forward to find the string literal that
-// holds a position. Positions must be asked in increasing order.
+// holds a position, asked in increasing order.
 type jsonState struct {
 	data   []byte
 	pos    int  // the walk has read data[:pos], which ends outside a string
@@ -535,7 +520,7 @@ type jsonState struct {
 }
 
 // span returns the string literal of data holding position j, its quotes
-// included, if one does; after it, the walk is past that string.
+// included, if one does.
 func (st *jsonState) span(j int) (s, e int, ok bool) {
 	for st.pos <= j && st.pos < len(st.data) {
 		k := bytes.IndexByte(st.data[st.pos:], '"')
@@ -638,20 +623,15 @@ func shapeFamily(min int, class func(byte) bool, trim byte, prefixes ...string) 
 	return out
 }
 
-// shapesByFirst lists the shapes by the first byte of their prefix, in
-// shapes' order; shapePairs[a] is the set of the bytes b (four 64-bit
-// words) such that some prefix starts with a, b.
+// shapesByFirst lists the shapes by the first byte of their prefix;
+// shapePairs[a] is the set of the bytes b such that some prefix starts with
+// a, b. shapeRunByte holds every byte a match can hold, and minShapeRun is
+// the shortest match: shapeMatcher.next skips what cannot hold a match.
 var (
 	shapesByFirst [256][]*shape
 	shapePairs    [256][4]uint64
-)
-
-// shapeRunByte holds every byte a match can hold (of a prefix or a
-// class), and minShapeRun is the shortest match (a prefix and its
-// minimum): shapeMatcher.next skips what cannot hold a match.
-var (
-	shapeRunByte [256]bool
-	minShapeRun  = maxShapeLen
+	shapeRunByte  [256]bool
+	minShapeRun   = maxShapeLen
 )
 
 func init() {
@@ -712,9 +692,7 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
 	// A match is a run of at least minShapeRun bytes of shapeRunByte: when
-	// the byte minShapeRun-1 ahead cannot be in one, the scan jumps past it
-	// (most of a text is skipped so); only a long enough run is looked at a
-	// byte at a time.
+	// the byte minShapeRun-1 ahead cannot be in one, the scan jumps past it.
 	p := i
 	for p+minShapeRun <= len(buf) {
 		k := p + minShapeRun - 1
@@ -784,8 +762,7 @@ func (r *Redactor) Writer(w io.Writer) *RedactWriter {
 	if r == nil {
 		return rw
 	}
-	// Secret values first, then patterns, then shapes, as Bytes does: each
-	// stage sees what the ones before it replaced.
+	// Values, patterns, shapes, as Bytes does.
 	if r.shapes {
 		s := &stage{m: shapeMatcher{}, w: w}
 		p := &stage{m: patternMatcher{}, w: s}
@@ -814,9 +791,8 @@ func (rw *RedactWriter) addText() {
 }
 
 // Learn makes rw redact more secrets from now on (those of a setup.json
-// read after the stream began): what it holds back is matched with them
-// too; what it wrote before is out. A writer of a nil Redactor learns
-// none.
+// read after the stream began), what it holds back included. A writer of a
+// nil Redactor learns none.
 func (rw *RedactWriter) Learn(more ...Secret) {
 	if rw.red != nil {
 		rw.red = rw.red.With(more...)
@@ -856,11 +832,8 @@ type stage struct {
 	m    matcher
 	w    io.Writer
 	hold []byte
-	// buf is where what is held and the next write are joined, reused
-	// from write to write.
-	buf []byte
-	// held is how much was held back after the last match.
-	held int
+	buf  []byte // where what is held and the next write are joined
+	held int    // how much was held back after the last match
 }
 
 // holder is a matcher that can tell, cheaply, that the match at the start
@@ -871,11 +844,9 @@ type holder interface {
 }
 
 func (s *stage) Write(p []byte) (int, error) {
-	// What is held back starts where a match is still open; while new bytes
-	// leave it open they are only added (matching it all again made small
-	// writes quadratic), and while no line ends it is matched again only
-	// once it has doubled. Holding longer changes no match, only when it is
-	// written.
+	// While new bytes leave the held match open they are only added
+	// (matching it all again made small writes quadratic), and while no
+	// line ends it is matched again only once it has doubled.
 	if h, ok := s.m.(holder); ok && len(s.hold) > 0 {
 		n := len(s.hold)
 		s.hold = append(s.hold, p...)
