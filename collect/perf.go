@@ -8,21 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // Arms of a perf run (PerfRun.Arm, perf/setup.json arms; docs/formats.md
-// §6): the format's names, whatever product the report names (reports show
-// PerfArmProduct as the configured product).
+// §6): the format's names, whatever product the report names.
 const (
 	PerfArmNative  = "native"
 	PerfArmProduct = "kvcached"
 )
 
-// PerfRun is one server start of the perf run (an element of perf/summary.json
-// `runs`): its model, arm and repetition, the benchmark metrics per
-// concurrency level, and the GPU memory around loading.
+// PerfRun is one server start of the perf run (an element of
+// perf/summary.json `runs`).
 type PerfRun struct {
 	Model string
 	Arm   string // PerfArmNative or PerfArmProduct
@@ -50,15 +49,11 @@ type PerfMetrics struct {
 
 // LevelConcurrency returns the concurrency of a Levels key ("c32" → 32).
 func LevelConcurrency(key string) (int, bool) {
-	if len(key) < 2 || key[0] != 'c' {
+	digits, ok := strings.CutPrefix(key, "c")
+	if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return 0, false
 	}
-	for _, c := range key[1:] {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(key[1:])
+	n, err := strconv.Atoi(digits)
 	return n, err == nil
 }
 
@@ -142,14 +137,13 @@ func IsPerfRoot(dir string) bool {
 }
 
 // LoadPerf reads perf/setup.json and perf/summary.json under root. A missing
-// file is nil; an unreadable one is nil too, with the reason in problems
-// (naming it relative to root). Runs are stored compact, so that a report
-// read back from merged.json is identical.
+// file is nil; an unreadable one is nil too, with the reason in problems.
+// Runs are stored compact, so that a report read back from merged.json is
+// identical.
 func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []Problem) {
 	dir := filepath.Join(root, PerfDir)
 	problem := func(err error) { problems = append(problems, problemOf(err, root, "")) }
-	// Read through a root of perf/, as a part's files are: a symbolic link
-	// out of it is refused (load_file.go).
+	// Through a root of perf/: a symbolic link out of it is refused.
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
