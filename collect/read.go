@@ -788,6 +788,9 @@ const maxCaseDefects = 1000
 // it could not be read whole or it has no name; a repeated name is kept
 // and reported, since neither case can be told to be the right one.
 func (l *caseList) add(where string, c CaseResult, defect error) {
+	if defect == nil && c.Name == "" {
+		defect = &fieldError{Field: where + ".name", Err: errors.New("missing or empty")}
+	}
 	switch {
 	case l.kept >= fileCaseLimit:
 		l.unread++
@@ -796,12 +799,6 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 		l.nDropped++
 		if len(l.dropped) < maxCaseDefects {
 			l.dropped = append(l.dropped, atField(where, defect).Error())
-		}
-		return
-	case c.Name == "":
-		l.nDropped++
-		if len(l.dropped) < maxCaseDefects {
-			l.dropped = append(l.dropped, where+".name: missing or empty")
 		}
 		return
 	}

@@ -34,7 +34,6 @@ import (
 //     gitleaks' aws.go has the key id only): up to 20 of spaces, tabs and
 //     , : ; = | " ' after their key id, or after aws_secret_access_key or
 //     SecretAccessKey (any case, then : or =).
-//     SecretAccessKey (any case, : or =).
 type pattern struct {
 	anchors []string
 	re      *regexp.Regexp
