@@ -98,17 +98,10 @@ func matchKey(key string, known ...string) string {
 
 // quoteChar quotes a byte for a message.
 func quoteChar(c byte) string {
-	if c == '\'' {
-		return `'\''`
-	}
-	if c == '"' {
-		return `'"'`
-	}
-	q := strconv.Quote(string(rune(c)))
 	if c >= 0x80 {
-		q = fmt.Sprintf(`"\x%02x"`, c)
+		return fmt.Sprintf(`'\x%02x'`, c)
 	}
-	return "'" + q[1:len(q)-1] + "'"
+	return strconv.QuoteRune(rune(c))
 }
 
 // JSONError words an error of encoding/json in the file's own terms
