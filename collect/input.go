@@ -66,8 +66,7 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	}
 	in := &Input{Parts: parts}
 	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() || !IsPerfRoot(p) {
+		if !IsPerfRoot(p) {
 			continue
 		}
 		if in.Perf != nil {
@@ -75,10 +74,8 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 			continue
 		}
 		setup, summary, problems := LoadPerf(p)
-		in.Perf = &PerfInput{Setup: setup, Summary: summary}
-		if _, err := os.Lstat(filepath.Join(p, "error.txt")); err == nil {
-			in.Perf.ErrorTxt = true
-		}
+		_, err := os.Lstat(filepath.Join(p, "error.txt"))
+		in.Perf = &PerfInput{Setup: setup, Summary: summary, ErrorTxt: err == nil}
 		in.PerfProblems = append(in.PerfProblems, problems...)
 	}
 	return in, nil

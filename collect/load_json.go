@@ -17,6 +17,10 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
+// fileError is a failure to read the file at Path; Err says what was wrong,
+// a *fieldError where a field was at fault (problemOf finds it).
+type fileError = safefile.Error
+
 // readJSONIn decodes the JSON file name in the directory root (path dir) into
 // v, refusing a file over k's cap, anything but a regular file, a symbolic
 // link that leaves the root and, where v is a struct, null; it returns the

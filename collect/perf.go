@@ -167,16 +167,14 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []P
 	case !errors.Is(err, fs.ErrNotExist):
 		problem(err)
 	}
-	p := filepath.Join(dir, "summary.json")
 	var sum PerfSummary
 	switch _, err := readJSONIn(r, dir, "summary.json", safefile.Part, &sum); {
 	case err == nil:
-		if err := sum.compactRuns(); err != nil {
-			problem(&fileError{Path: p, Err: err})
-			break
+		if err = sum.compactRuns(); err == nil {
+			_, err = sum.ParseRuns()
 		}
-		if _, err := sum.ParseRuns(); err != nil {
-			problem(&fileError{Path: p, Err: err})
+		if err != nil {
+			problem(&fileError{Path: filepath.Join(dir, "summary.json"), Err: err})
 			break
 		}
 		summary = &sum
