@@ -65,24 +65,16 @@ func (r *PerfRun) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*r = PerfRun{}
+	named := map[string]any{
+		"model": &r.Model, "arm": &r.Arm, "run": &r.Run,
+		"idle_gpu_mib": &r.IdleGPUMiB, "after_load_gpu_mib": &r.AfterLoadGPUMiB,
+	}
 	for _, k := range fields.Keys() {
 		raw, _ := fields.Get(k)
 		var err error
-		switch k {
-		case "model":
-			err = decodeJSON(raw, &r.Model)
-		case "arm":
-			err = decodeJSON(raw, &r.Arm)
-		case "run":
-			err = decodeJSON(raw, &r.Run)
-		case "idle_gpu_mib":
-			err = decodeJSON(raw, &r.IdleGPUMiB)
-		case "after_load_gpu_mib":
-			err = decodeJSON(raw, &r.AfterLoadGPUMiB)
-		default:
-			if _, ok := LevelConcurrency(k); !ok {
-				continue
-			}
+		if field, ok := named[k]; ok {
+			err = decodeJSON(raw, field)
+		} else if _, ok := LevelConcurrency(k); ok {
 			var m *PerfMetrics
 			if err = decodeJSON(raw, &m); err == nil && m != nil {
 				r.Levels.Set(k, *m)
