@@ -2,13 +2,13 @@ package collect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -54,23 +54,13 @@ const MinSecretLen = 8
 func IsSecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, part := range secretNameParts {
-		for rest := upper; ; {
-			i := strings.Index(rest, part)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(part):]
+		for _, rest := range strings.Split(upper, part)[1:] {
 			if !notSecretAfter(part, rest) {
 				return true
 			}
 		}
 	}
-	for _, suf := range secretSuffixes {
-		if strings.HasSuffix(upper, suf) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretSuffixes, func(suf string) bool { return strings.HasSuffix(upper, suf) })
 }
 
 // notSecretAfter reports whether part, followed by rest in a name, is a
@@ -113,22 +103,15 @@ func secretByName(name, value string) bool {
 // SecretEnvNames, then, in byte order, every other variable of environ
 // (os.Environ) that secretByName takes.
 func SecretNames(environ []string) []string {
-	names := append([]string(nil), SecretEnvNames...)
-	known := map[string]bool{}
-	for _, n := range names {
-		known[n] = true
-	}
 	var more []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || known[name] || !secretByName(name, value) {
-			continue
+		if ok && !slices.Contains(SecretEnvNames, name) && secretByName(name, value) {
+			more = append(more, name)
 		}
-		known[name] = true
-		more = append(more, name)
 	}
-	sort.Strings(more)
-	return append(names, more...)
+	slices.Sort(more)
+	return append(slices.Clone(SecretEnvNames), slices.Compact(more)...)
 }
 
 // Secret is a value to redact and the name it is shown as ($Name).
@@ -180,8 +163,7 @@ type secret struct {
 	repl  []byte
 }
 
-// secrets are literal values to replace, longest first, so that a secret
-// containing another wins.
+// secrets are literal values to replace, longest first.
 type secrets struct {
 	list   []secret
 	maxLen int
@@ -226,7 +208,8 @@ func newRedactor(list []Secret) *Redactor {
 			r.text.add(secret{value: []byte(f), repl: repl})
 		}
 	}
-	r.text.sort()
+	// Longest first, so that a secret containing another wins.
+	slices.SortStableFunc(r.text.list, func(a, b secret) int { return cmp.Compare(len(b.value), len(a.value)) })
 	return r
 }
 
@@ -272,17 +255,11 @@ func escapeData(v string) string {
 }
 
 func (s *secrets) add(v secret) {
-	for _, have := range s.list {
-		if bytes.Equal(have.value, v.value) {
-			return // the first name of a value names it
-		}
+	if slices.ContainsFunc(s.list, func(have secret) bool { return bytes.Equal(have.value, v.value) }) {
+		return // the first name of a value names it
 	}
 	s.list = append(s.list, v)
 	s.maxLen = max(s.maxLen, len(v.value))
-}
-
-func (s *secrets) sort() {
-	sort.SliceStable(s.list, func(i, j int) bool { return len(s.list[i].value) > len(s.list[j].value) })
 }
 
 // jsonForms are the texts of v inside a JSON string, with and without HTML
