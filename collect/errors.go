@@ -65,12 +65,7 @@ func atField(field string, err error) error {
 // they are, anything else quoted and cut to 40 characters, so that a hostile
 // key cannot make an error message huge or ambiguous.
 func pathKey(key string) string {
-	plain := len(key) > 0 && len(key) <= 40
-	for i := 0; plain && i < len(key); i++ {
-		c := key[i]
-		plain = c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-	}
-	if plain {
+	if len(key) > 0 && len(key) <= 40 && allIn(key, isDashTokenByte) {
 		return key
 	}
 	return quoteCut(key)

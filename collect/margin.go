@@ -32,7 +32,7 @@ func (c *Check) Margin() (m float64, ok bool, err error) {
 		return 0, false, errors.New("value and bar: want both, with unit and must")
 	case math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) || math.IsNaN(*c.Bar) || math.IsInf(*c.Bar, 0):
 		return 0, false, errors.New("value and bar: want finite numbers")
-	case c.Unit == "" || len(c.Unit) > maxUnit || !isPrintableASCII(c.Unit):
+	case c.Unit == "" || len(c.Unit) > maxUnit || !allIn(c.Unit, isPrintableASCII):
 		return 0, false, fmt.Errorf("unit %q: want 1 to %d printable ASCII characters", text.CutLine(c.Unit, 20), maxUnit)
 	case c.Must != MustOver && c.Must != MustUnder:
 		return 0, false, fmt.Errorf("must %q: want %s or %s", text.CutLine(c.Must, 20), MustOver, MustUnder)
@@ -44,15 +44,6 @@ func (c *Check) Margin() (m float64, ok bool, err error) {
 		d = -d
 	}
 	return d, true, nil
-}
-
-func isPrintableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // WithBar returns c recording value against bar in unit, each rounded to

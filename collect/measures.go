@@ -89,7 +89,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 		Concurrency json.RawMessage `json:"concurrency"`
 		Better      *string         `json:"better"`
 		Kind        *string         `json:"kind"`
-		Note        *string         `json:"note"`
+		Note        string          `json:"note"`
 	}
 	if err := json.Unmarshal(r, &m); err != nil {
 		return Metric{}, fmt.Errorf(": %w", JSONError(err))
@@ -142,12 +142,10 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 			return out, fieldErr("kind", "%q: want %q or %q", text.CutLine(k, 40), MetricCount, MetricBoolean)
 		}
 	}
-	if m.Note != nil {
-		if n := utf8.RuneCountInString(*m.Note); n > maxNoteRunes {
-			return out, fieldErr("note", "%d code points, over %d", n, maxNoteRunes)
-		}
-		out.Note = text.Valid(*m.Note)
+	if n := utf8.RuneCountInString(m.Note); n > maxNoteRunes {
+		return out, fieldErr("note", "%d code points, over %d", n, maxNoteRunes)
 	}
+	out.Note = text.Valid(m.Note)
 	if m.Better != nil {
 		switch *m.Better {
 		case MetricLower, MetricHigher:

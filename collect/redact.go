@@ -634,13 +634,14 @@ func init() {
 // back for one): twice the longest token GitHub has announced.
 const maxShapeLen = 1024
 
-func isLetter(c byte) bool        { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isAlnum(c byte) bool         { return isLetter(c) || c >= '0' && c <= '9' }
-func isTokenByte(c byte) bool     { return isAlnum(c) || c == '_' }
-func isDashTokenByte(c byte) bool { return isTokenByte(c) || c == '-' }
-func isDashAlnum(c byte) bool     { return isAlnum(c) || c == '-' }
-func isBase32Upper(c byte) bool   { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
-func isGitHubByte(c byte) bool    { return isTokenByte(c) || c == '.' }
+func isLetter(c byte) bool         { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool          { return isLetter(c) || c >= '0' && c <= '9' }
+func isTokenByte(c byte) bool      { return isAlnum(c) || c == '_' }
+func isDashTokenByte(c byte) bool  { return isTokenByte(c) || c == '-' }
+func isDashAlnum(c byte) bool      { return isAlnum(c) || c == '-' }
+func isBase32Upper(c byte) bool    { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
+func isGitHubByte(c byte) bool     { return isTokenByte(c) || c == '.' }
+func isPrintableASCII(c byte) bool { return c >= 0x20 && c <= 0x7e }
 
 // shapeMatcher finds the token shapes.
 type shapeMatcher struct{}
@@ -721,9 +722,9 @@ func (shapeMatcher) open(buf []byte, i int) int {
 }
 
 // allIn reports whether every byte of b is in class.
-func allIn(b []byte, class func(byte) bool) bool {
-	for _, c := range b {
-		if !class(c) {
+func allIn[T string | []byte](b T, class func(byte) bool) bool {
+	for i := 0; i < len(b); i++ {
+		if !class(b[i]) {
 			return false
 		}
 	}
