@@ -3,6 +3,7 @@ package collect
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -22,17 +23,9 @@ type Problem struct {
 // merged.json hold: "<part>: <file>: case <case>: <field>: <what>", without
 // the parts that are not known.
 func (p Problem) String() string {
-	var b strings.Builder
-	for _, s := range [...]string{p.Part, p.File, p.caseLabel(), p.Field, p.What} {
-		if s == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(": ")
-		}
-		b.WriteString(s)
-	}
-	return b.String()
+	known := []string{p.Part, p.File, p.caseLabel(), p.Field, p.What}
+	known = slices.DeleteFunc(known, func(s string) bool { return s == "" })
+	return strings.Join(known, ": ")
 }
 
 func (p Problem) caseLabel() string {
