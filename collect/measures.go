@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/text"
@@ -133,7 +132,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	if m.Kind != nil {
 		switch k := *m.Kind; {
 		case k == MetricBoolean && out.Known() && *out.Value != 0 && *out.Value != 1:
-			return out, fieldErr("kind", "%q: the value %s is not true, false, 1 or 0", k, strconv.FormatFloat(*out.Value, 'g', -1, 64))
+			return out, fieldErr("kind", "%q: the value %g is not true, false, 1 or 0", k, *out.Value)
 		case isBool && k != MetricBoolean:
 			return out, fieldErr("kind", "%q: the value is true or false, a %q", text.CutLine(k, 40), MetricBoolean)
 		case k == MetricCount || k == MetricBoolean:
