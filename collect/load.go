@@ -119,20 +119,11 @@ func HoldsPart(p string) bool {
 	if !fi.IsDir() || IsPartDir(p) || IsPerfRoot(p) {
 		return true
 	}
-	entries, err := os.ReadDir(p)
+	dirs, err := partDirs(p)
 	if err != nil {
 		return true // unreadable: LoadPartsWith says why
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || name == PerfDir {
-			continue
-		}
-		if IsPartDir(filepath.Join(p, name)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(dirs, func(d partDir) bool { return IsPartDir(d.dir) })
 }
 
 // partDir is a directory that LoadPartsWith will read as a part.
