@@ -1,8 +1,10 @@
 package collect
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -105,15 +107,8 @@ type Setup struct {
 // any kind, as the setup of a part written by `import junit` (§4.7), or of a
 // run that planned nothing, does; a nil setup describes none.
 func (s *Setup) DescribesNoCase() bool {
-	if s == nil {
-		return true
-	}
-	for i := range s.Kinds {
-		if len(s.Kinds[i].Entries) > 0 {
-			return false
-		}
-	}
-	return s.Engines.Len() == 0 && len(s.Cases) == 0
+	return s == nil || s.Engines.Len() == 0 && len(s.Cases) == 0 &&
+		!slices.ContainsFunc(s.Kinds, func(k KindSetup) bool { return len(k.Entries) > 0 })
 }
 
 // KindSetup is one kind of case other than the server case
@@ -165,12 +160,7 @@ func (s *Setup) AddKind(k KindSetup) {
 		b = &s.Kinds[len(s.Kinds)-1]
 	}
 	b.Entries = append(b.Entries, k.Entries...)
-	if b.Title == "" {
-		b.Title = k.Title
-	}
-	if b.About == "" {
-		b.About = k.About
-	}
+	b.Title, b.About = cmp.Or(b.Title, k.Title), cmp.Or(b.About, k.About)
 	if len(b.Workload) == 0 {
 		b.Workload = k.Workload
 	}
