@@ -10,10 +10,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// The errors of the readers name the field at fault as a path
-// (cases[3].checks[1].ok, engines.vllm.env) and say what was wrong in the
-// words of docs/formats.md: "want integer, got string".
-
 // kindError is a value of the wrong JSON kind.
 type kindError struct{ want, got string }
 
@@ -26,23 +22,17 @@ type fieldError struct {
 }
 
 func (e *fieldError) Error() string {
-	if e.Field == "" {
-		return e.Err.Error()
+	// Nested fields read as one path: engines.vllm.env, cases[2].tp.
+	if field, what := e.split(); field != "" {
+		return field + ": " + what
 	}
-	if inner, ok := e.Err.(*fieldError); ok && inner.Field != "" {
-		// Nested fields read as one path: engines.vllm.env, cases[2].tp.
-		if strings.HasPrefix(inner.Field, "[") {
-			return e.Field + inner.Error()
-		}
-		return e.Field + "." + inner.Error()
-	}
-	return e.Field + ": " + e.Err.Error()
+	return e.Err.Error()
 }
 
 func (e *fieldError) Unwrap() error { return e.Err }
 
-// split is the error as the field path and what was wrong there, as Error
-// joins them (field + ": " + what); field is "" when none is named.
+// split is the error as the field path and what was wrong there; field is
+// "" when none is named.
 func (e *fieldError) split() (field, what string) {
 	inner, nested := e.Err.(*fieldError)
 	switch {
@@ -75,12 +65,7 @@ func atField(field string, err error) error {
 // they are, anything else quoted and cut to 40 characters, so that a hostile
 // key cannot make an error message huge or ambiguous.
 func pathKey(key string) string {
-	plain := len(key) > 0 && len(key) <= 40
-	for i := 0; plain && i < len(key); i++ {
-		c := key[i]
-		plain = c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-	}
-	if plain {
+	if len(key) > 0 && len(key) <= 40 && allIn(key, isDashTokenByte) {
 		return key
 	}
 	return quoteCut(key)
@@ -108,17 +93,10 @@ func matchKey(key string, known ...string) string {
 
 // quoteChar quotes a byte for a message.
 func quoteChar(c byte) string {
-	if c == '\'' {
-		return `'\''`
-	}
-	if c == '"' {
-		return `'"'`
-	}
-	q := strconv.Quote(string(rune(c)))
 	if c >= 0x80 {
-		q = fmt.Sprintf(`"\x%02x"`, c)
+		return fmt.Sprintf(`'\x%02x'`, c)
 	}
-	return "'" + q[1:len(q)-1] + "'"
+	return strconv.QuoteRune(rune(c))
 }
 
 // JSONError words an error of encoding/json in the file's own terms

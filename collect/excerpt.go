@@ -12,9 +12,8 @@ import (
 )
 
 // Validate says what is wrong with a case's excerpt (docs/formats.md §4.9),
-// naming the field at fault, or nil. Reports quote the lines in a fenced
-// block, so a line break inside one, or more lines than the bound, would
-// let a part's file decide the comment's layout and size.
+// naming the field at fault, or nil: reports quote the lines in a fenced
+// block, whose layout and size a part's file must not decide.
 func (e *Excerpt) Validate() error {
 	switch {
 	case e.File == "":
@@ -72,8 +71,7 @@ func ExcerptLine(b []byte) string {
 
 // SignatureText is an error signature (a regular expression, docs/formats.md
 // §4.1) as a reader would search a log for it: the one text it matches when
-// there is one (`Traceback \(most recent call last\)` is `Traceback (most
-// recent call last)`), else the expression; a non-expression as it is.
+// there is one, else the expression.
 func SignatureText(sig string) string {
 	re, err := syntax.Parse(sig, syntax.Perl)
 	if err != nil {

@@ -9,35 +9,27 @@ import (
 // phasesFilter is the one fast path beside jsontext, a lexer in front of
 // the decoder that takes out what no reader looks at, after checking its
 // syntax itself, so that a document reads the same with the filter as
-// without it: its syntax errors are the decoder's, at the same bytes once
-// inputOffset has put back what was taken out (BenchmarkScanSummary
-// measures both, TestPhasesFilterAgrees and the fuzz target compare them).
-// It takes out:
+// without it, syntax errors at the same bytes once inputOffset has put
+// back what was taken out (TestPhasesFilterAgrees and the fuzz target
+// compare them). It takes out:
 //
-//   - the inside of the value of a "phases" key of a case object (which
-//     every reader skips; they are most of a summary.json, every request's
-//     tokens and text), leaving "{}" or "[]", when skipValue has checked
-//     the whole value within the filter's buffer: one pass over the bytes
-//     instead of a token at a time;
-//   - every run of white space outside strings but its first byte, so that
-//     white space costs the decoder nothing (kvcached's harness writes its
-//     files with indent=1: about half of each is white space);
+//   - the inside of a case's "phases" value, leaving "{}" or "[]", when
+//     skipValue has checked the whole value within the filter's buffer;
+//   - every run of white space outside strings but its first byte
+//     (kvcached's harness writes indent=1: about half of each file);
 //   - the text of a string past its first maxKeptString+1 bytes, but for
-//     escapes and control characters (which the decoder checks): no reader
-//     keeps so long a string (record refuses it by its length, which stays
-//     over the bound), so the decoder never holds more of it.
+//     escapes and control characters (which the decoder checks): record
+//     refuses so long a string by its length anyway.
 //
-// The filter follows the document with a lexer that knows strings, escapes,
-// nesting and which containers are arrays. Its state is exact as long as
-// what it has read is the start of a valid document; after the first
-// syntax error the decoder fails at that error, whatever follows.
+// Its state is exact as long as what it has read is the start of a valid
+// document; after the first syntax error the decoder fails there.
 type phasesFilter struct {
 	r io.Reader
 	// caseDepth is the nesting at which the keys of a case lie: 3 in
 	// summary.json ({"cases": [{...), 1 in a cases.jsonl line.
 	caseDepth int
-	// arrays holds, per open container, whether it is an array; over
-	// maxNesting the filter stops (the decoder refuses such a document).
+	// arrays holds, per open container, whether it is an array; off says
+	// the filter stopped (nesting over maxNesting, a bad \u escape).
 	arrays []bool
 	off    bool
 
@@ -52,13 +44,13 @@ type phasesFilter struct {
 	strLen, hex int
 	// phases is set inside the value of a phases key; value until the
 	// first byte of that value. A phases value too large for the buffer
-	// (kvcached's are tens of KiB) reaches the decoder token by token.
+	// reaches the decoder token by token.
 	phases, value bool
 
 	// cuts are the spans taken out of the current piece; taken, per span
 	// taken out so far, where it was in the output and how many bytes the
-	// output lacks up to there (see inputOffset); in, out count the bytes
-	// filtered and passed on.
+	// output lacks up to there; in, out count the bytes filtered and passed
+	// on.
 	cuts    [][2]int
 	taken   []takenSpan
 	in, out int64
@@ -94,8 +86,7 @@ func (f *phasesFilter) reset(r io.Reader, caseDepth int) {
 }
 
 // Read passes on what f has filtered. The input is read and filtered in
-// pieces of up to scanBufSize, far larger than the decoder's reads, so that
-// most phases values lie whole in one piece.
+// pieces of up to scanBufSize, so that most phases values lie whole in one.
 func (f *phasesFilter) Read(p []byte) (int, error) {
 	for f.next == f.end {
 		if f.hold == f.have && f.err != nil {
@@ -169,9 +160,8 @@ const phasesKey = "phases"
 // filter lexes b from its start, appending to f.cuts what it takes out,
 // and returns how much of b it has lexed: all of it, or up to the start of
 // a phases value that b holds only in part, so that the next piece starts
-// with it and the rest of the value can join it. That is, unless the input
-// has ended (last), or the value starts b and b fills the buffer (full):
-// then it is lexed in b, token by token.
+// with it; unless the input has ended (last), or the value starts b and b
+// fills the buffer (full): then it is lexed token by token.
 func (f *phasesFilter) filter(b []byte, full, last bool) int {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
@@ -200,13 +190,11 @@ func (f *phasesFilter) filter(b []byte, full, last bool) int {
 					i = end - 1
 					continue
 				case end == skipIncomplete && !last && i > 0:
-					// Moved to the buffer's start, it has the room
-					// before it too, whether b fills the buffer or not.
+					// Moved to the buffer's start, it has more room.
 					f.value = true
 					return i
 				case end == skipIncomplete && !last && !full:
-					// b is this value's start and the buffer has room:
-					// wait for more. Never for an empty piece.
+					// The buffer has room: wait for more.
 					f.value = true
 					return 0
 				}
@@ -240,7 +228,7 @@ func (f *phasesFilter) inString(b []byte, i int) int {
 	switch {
 	case f.hex > 0 && !isHexDigit(c):
 		// The decoder refuses the escape and quotes the bytes after
-		// it, which must reach it as they are: the filter stops.
+		// it as they are: the filter stops.
 		f.off = true
 		return i
 	case f.hex > 0:

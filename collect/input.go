@@ -10,21 +10,17 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
-// MaxMergedFile bounds a merged.json read back: it holds no phases, so even
-// thousands of cases stay far below this. merge refuses to write more, so
-// that whatever merge wrote, render reads (safefile.Merged).
+// MaxMergedFile bounds a merged.json read back; merge refuses to write
+// more, so that whatever merge wrote, render reads (safefile.Merged).
 const MaxMergedFile = 512 << 20
 
 // Input is everything a report is made from, read by LoadInput: the parts and
 // perf artifacts of directories, or one merged.json.
 type Input struct {
-	// Parts are the parts read (LoadPartsWith), without a merged.json.
-	Parts []Part
+	Parts []Part // without a merged.json
 	// Perf holds the perf artifacts of the first artifact root that has
-	// perf/ (LoadPerf); nil when none does.
-	Perf *PerfInput
-	// PerfProblems are the defects of the perf artifacts (and a second root
-	// with perf/, not read), in the order of the paths.
+	// perf/; PerfProblems their defects (and a second root with perf/).
+	Perf         *PerfInput
 	PerfProblems []Problem
 	// MergedPath and Merged are a merged.json given as the only path: its
 	// path and its bytes, unread as JSON.
@@ -39,15 +35,13 @@ type Input struct {
 type PerfInput struct {
 	Setup   *PerfSetup
 	Summary *PerfSummary
-	// ErrorTxt is set when the root holds error.txt (the perf job could not
-	// start; its text is never read).
+	// ErrorTxt is set when the root holds error.txt (never read).
 	ErrorTxt bool
 }
 
 // LoadInput reads what paths name: part directories and artifact roots, or a
-// single merged.json up to MaxMergedFile. A missing path is a part that did
-// not finish; a file among other paths, or an unreadable merged.json, is an
-// error.
+// single merged.json up to MaxMergedFile; a file among other paths, or an
+// unreadable merged.json, is an error.
 func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no part directories, artifact roots or merged.json given")
@@ -72,8 +66,7 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	}
 	in := &Input{Parts: parts}
 	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() || !IsPerfRoot(p) {
+		if !IsPerfRoot(p) {
 			continue
 		}
 		if in.Perf != nil {
@@ -81,10 +74,8 @@ func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 			continue
 		}
 		setup, summary, problems := LoadPerf(p)
-		in.Perf = &PerfInput{Setup: setup, Summary: summary}
-		if _, err := os.Lstat(filepath.Join(p, "error.txt")); err == nil {
-			in.Perf.ErrorTxt = true
-		}
+		_, err := os.Lstat(filepath.Join(p, "error.txt"))
+		in.Perf = &PerfInput{Setup: setup, Summary: summary, ErrorTxt: err == nil}
 		in.PerfProblems = append(in.PerfProblems, problems...)
 	}
 	return in, nil

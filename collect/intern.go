@@ -2,21 +2,15 @@ package collect
 
 // interner shares, across the cases of one file, the checks arrays and check
 // names that thousands of cases repeat (most of a held case's memory).
-// Identical bytes decode to identical values, so sharing changes nothing a
-// reader sees; readers never write to shared checks in place (merge and render
-// copy before they change a check).
+// Readers never write to shared checks in place (merge and render copy
+// before they change a check).
 type interner struct {
-	// names maps a check name to its one copy (nil until the first case).
-	names map[string]string
-	// sets maps a checks array's compact JSON, as the case reader kept it,
-	// to its one decoded copy.
-	sets map[string][]Check
+	names map[string]string  // a check name → its one copy
+	sets  map[string][]Check // a checks array's compact JSON → its one copy
 }
 
-// Bounds of what one file's interner holds, whatever the file: at most
-// maxInterned names of up to maxInternedLen bytes, and maxInternedSets
-// checks arrays of up to maxInternedSetLen bytes of JSON each (about 5 MiB
-// in all at worst). A value beyond them is kept as it was decoded, unshared.
+// Bounds of what one file's interner holds (about 5 MiB at worst); a value
+// beyond them is kept unshared.
 const (
 	maxInterned       = 4096
 	maxInternedLen    = 128
@@ -24,9 +18,8 @@ const (
 	maxInternedSetLen = 4096
 )
 
-// share replaces *checks, decoded from raw (its JSON as kept; nil: not
-// known), by the copy held for the same bytes, or holds it while there is
-// room, interning its names.
+// share replaces *checks, decoded from raw (nil: not known), by the copy
+// held for the same bytes, or holds it while there is room.
 func (in *interner) share(raw []byte, checks *[]Check) {
 	if in.names == nil {
 		in.names, in.sets = map[string]string{}, map[string][]Check{}

@@ -1,7 +1,7 @@
 package collect
 
 // StringLexer follows the strings of valid JSON byte by byte, across reads:
-// the one rule for telling strings from the rest (WalkJSON, the phases filter).
+// the one rule for telling strings from the rest.
 // A zero StringLexer is outside any string.
 type StringLexer struct{ in, esc bool }
 

@@ -7,9 +7,7 @@ import (
 
 // setup.json before `kinds` (docs/formats.md §3.4) named the elastic, limit
 // and priority kinds in fields of their own. Such files still read: the
-// fields become the kinds' blocks with the wording the runner writes now, so
-// they render to the same bytes. This is the one place that names those kinds
-// outside the runner's kind table; nothing writes the old fields.
+// fields become the kinds' blocks with the wording the runner writes now.
 
 // setupFile is setup.json as read: the current fields and the old ones.
 type setupFile struct {
@@ -50,9 +48,8 @@ type legacyLimit struct {
 	CaseSetup
 }
 
-// The wording of the kinds the old format named: the runner's kind table
-// writes the same (runner/kind.go takes it from here), and an old file gets
-// it when read.
+// The wording of the kinds the old format named, which the runner's kind
+// table (runner/kind.go) takes from here.
 const (
 	ElasticTitle  = "Elastic tests"
 	ElasticAbout  = "Two servers share one GPU under a batch limit; the first grows its cache, then gives memory back when the second needs it."
@@ -104,8 +101,7 @@ func (f *setupFile) addLegacy(s *Setup) {
 	if len(f.Priority) > 0 || len(f.PriorityWorkload) > 0 || f.PriorityChecks.Len() > 0 {
 		k := KindSetup{Kind: "priority", Title: PriorityTitle, About: PriorityAbout, Workload: f.PriorityWorkload, Checks: f.PriorityChecks}
 		for _, p := range f.Priority {
-			// The old format's readers took a server without a priority
-			// as 0 (low) and 1 (high).
+			// The old readers took a server without a priority as 0 and 1.
 			low, high := p.Low, p.High
 			low.Priority, high.Priority = orInt(low.Priority, 0), orInt(high.Priority, 1)
 			k.Entries = append(k.Entries, KindEntry{Name: p.Name, GPU: p.GPU, Batch: p.Batch, Layers: p.Layers, BallastMiB: p.BallastMiB,

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,27 +23,20 @@ import (
 // Status says how far a part got (docs/formats.md §1.3).
 type Status string
 
-// The statuses of a part.
+// The statuses of a part (docs/formats.md §1.3).
 const (
-	// StatusComplete: summary.json was read and part.json, when present,
-	// says "complete": true.
 	StatusComplete Status = "complete"
-	// StatusPartial: the part finished some cases (part.json says
-	// "complete": false or could not be read, or only cases.jsonl holds
-	// cases).
-	StatusPartial Status = "partial"
-	// StatusMissing: the part did not finish (no readable summary.json and
-	// no case in cases.jsonl), or was not found at all.
-	StatusMissing Status = "missing"
+	StatusPartial  Status = "partial"
+	StatusMissing  Status = "missing"
 )
 
-// ReasonNotFound is the Reason of a part whose directory does not exist.
-const ReasonNotFound = "not found"
-
-// ReasonNoPartFiles is the Reason of a directory that exists but holds none
-// of the part files, whether it was named as a part directory or artifact
-// root or found under a root: one wording for one condition.
-const ReasonNoPartFiles = "no part files"
+// ReasonNotFound is the Reason of a part whose directory does not exist;
+// ReasonNoPartFiles of a directory that holds none of the part files,
+// whether named or found under a root.
+const (
+	ReasonNotFound    = "not found"
+	ReasonNoPartFiles = "no part files"
+)
 
 // partFiles are the files whose presence makes a directory a part.
 var partFiles = []string{"part.json", "setup.json", "summary.json", "cases.jsonl", "run.log", "error.txt"}
@@ -59,45 +53,35 @@ type Part struct {
 	// complete part.
 	Status Status
 	Reason string
-	// ErrorTxt is set when the part holds error.txt (the runner could not
-	// start, e.g. no GPU was obtained). Its text is never read: it may hold
-	// provider details that must not reach a report.
+	// ErrorTxt is set when the part holds error.txt. Its text is never
+	// read: it may hold provider details that must not reach a report.
 	ErrorTxt bool
-	// Meta is part.json; nil when absent or unreadable.
-	Meta *PartMeta
-	// Setup is setup.json; nil when absent or unreadable.
-	Setup *Setup
-	// HasSummary is set when summary.json was read.
-	HasSummary bool
+	// Meta and Setup are part.json and setup.json; nil when absent or
+	// unreadable.
+	Meta       *PartMeta
+	Setup      *Setup
+	HasSummary bool // summary.json was read
 	// Cases are the finished cases in execution order, without phases:
 	// from summary.json, else from cases.jsonl.
 	Cases []CaseResult
-	// Deselected is summary.json's deselected count of an imported part
-	// (docs/formats.md §4.7); nil when it has none.
+	// Deselected is summary.json's deselected count of an imported part.
 	Deselected *int
 	// Planned are the case names of part.json's plan; nil without one.
 	Planned []string
 	// Problems are defects of the part's files that did not stop it from
-	// being read (a malformed setup.json, bad cases.jsonl lines, ...), each
-	// naming the file (relative to Dir) and the field. A report must show
-	// them.
-	Problems []Problem
-
-	// logsClean: every case's Log is as the case reader keeps one
-	// (caseReader.decodeKept): valid JSON, compact, in valid UTF-8.
-	logsClean bool
+	// being read, each naming the file (relative to Dir) and the field.
+	Problems  []Problem
+	logsClean bool // see LogsClean
 }
 
 // LogsClean reports whether every case's Log is valid JSON, compact and
 // in valid UTF-8, as LoadPartsWith reads them, so that merge need not
-// compact it again. A Part made otherwise says false, and merge compacts
-// its logs.
+// compact it again.
 func (p *Part) LogsClean() bool { return p.logsClean }
 
 // DisplayName is the report name of a part, and of the engines of setups
 // that give none (docs/formats.md §3.1): vLLM for vllm, SGLang for sglang,
-// else the name itself. The runner's engine table takes the built-in
-// engines' names from here, so each is written once.
+// else the name itself.
 func DisplayName(name string) string {
 	switch name {
 	case "vllm":
@@ -126,9 +110,7 @@ func PartFilesList() string {
 
 // HoldsPart reports whether the command-line path p holds a part: it is a
 // file (a merged.json, read elsewhere), a part directory, a perf root, or
-// an artifact root with at least one part directory among its
-// sub-directories (as partDirs walks it). A path that does not exist, or a
-// directory in which no part file is found at either level, holds none.
+// an artifact root with a part directory among its sub-directories.
 func HoldsPart(p string) bool {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -137,20 +119,11 @@ func HoldsPart(p string) bool {
 	if !fi.IsDir() || IsPartDir(p) || IsPerfRoot(p) {
 		return true
 	}
-	entries, err := os.ReadDir(p)
+	dirs, err := partDirs(p)
 	if err != nil {
 		return true // unreadable: LoadPartsWith says why
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || name == PerfDir {
-			continue
-		}
-		if IsPartDir(filepath.Join(p, name)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(dirs, func(d partDir) bool { return IsPartDir(d.dir) })
 }
 
 // partDir is a directory that LoadPartsWith will read as a part.
@@ -163,27 +136,20 @@ type partDir struct {
 // LoadOptions change what LoadPartsWith keeps of the parts.
 type LoadOptions struct {
 	// SkipLogs leaves the Log of every case that passed ("ok": true) nil:
-	// each log is still read to its end and held
-	// to the same bounds and kind, so that the same cases are left out, but
-	// nothing of it is kept. For a report that is only rendered: its
-	// documents show a log only for a failed imported case (its failure
-	// text, output and properties, docs/render.md §3.11).
+	// each log is still read and held to the same bounds, so that the same
+	// cases are left out. For a report that is only rendered, which shows
+	// a log only for a failed case (docs/render.md §3.11).
 	SkipLogs bool
-	// Context, when set, stops the reading once it is done (an interrupt):
-	// each read of a part's summary.json or cases.jsonl fails with its
-	// cause, and parts not yet started are not read. The parts returned
-	// are then incomplete; the caller checks the context.
+	// Context, when set, stops the reading once it is done (an interrupt);
+	// the parts returned are then incomplete, and the caller checks it.
 	Context context.Context
 }
 
-// LoadPartsWith reads the parts named by paths: each path is a part directory
-// or an artifact root whose sub-directories are parts (except perf/, see
-// LoadPerf, and hidden ones). A path that does not exist becomes a part that
-// did not finish with ReasonNotFound; a directory with neither part files
-// nor part directories, named or found under a root, one with
-// ReasonNoPartFiles. Parts come back in byte order of their directory names,
-// read in parallel. The error is for paths that exist but cannot be read as
-// directories. opts change what is kept.
+// LoadPartsWith reads the parts named by paths, each a part directory or an
+// artifact root (docs/formats.md §1.2), in parallel, and returns them in
+// byte order of their directory names. A path that does not exist becomes
+// a missing part (ReasonNotFound). The error is for paths that exist but
+// cannot be read as directories.
 func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 	var dirs []partDir
 	for _, p := range paths {
@@ -193,26 +159,19 @@ func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 		}
 		dirs = append(dirs, found...)
 	}
-	sort.SliceStable(dirs, func(i, j int) bool {
-		bi, bj := filepath.Base(dirs[i].dir), filepath.Base(dirs[j].dir)
-		if bi != bj {
-			return bi < bj
-		}
-		return dirs[i].dir < dirs[j].dir
+	slices.SortStableFunc(dirs, func(a, b partDir) int {
+		return cmp.Or(strings.Compare(filepath.Base(a.dir), filepath.Base(b.dir)), strings.Compare(a.dir, b.dir))
 	})
 	parts := make([]Part, len(dirs))
 	// Parts are read in parallel: scanning summary.json is CPU-bound.
-	workers := min(runtime.GOMAXPROCS(0), len(dirs))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
+		wg.Go(func() {
 			for i := range next {
 				parts[i] = loadPart(dirs[i], opts)
 			}
-		}()
+		})
 	}
 	for i := range dirs {
 		if opts.Context != nil && opts.Context.Err() != nil {
@@ -284,8 +243,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 		p.Status, p.Reason = StatusMissing, ReasonNoPartFiles
 		return p
 	}
-	// Every file is read through root, which refuses symbolic links that
-	// leave the part directory (load_file.go).
+	// root refuses symbolic links that leave the part directory.
 	root, err := os.OpenRoot(d.dir)
 	if err != nil {
 		p.Status, p.Reason = StatusMissing, fmt.Sprintf("read %s: %v", d.dir, err)
@@ -318,16 +276,15 @@ func partName(dir string) string {
 }
 
 // partLoad reads the files of one part directory, through root, into p;
-// each of its steps records what it could not read in p.Problems.
+// each step records what it could not read in p.Problems.
 type partLoad struct {
 	p        *Part
 	root     *os.Root
 	dir      string
 	skipLogs bool
 	ctx      context.Context
-	// repeated is the first file found to repeat a key in an object ("":
-	// none): what it says is ambiguous, so the part cannot count as
-	// complete, whichever file it is.
+	// repeated is the first file found to repeat a key in an object: what
+	// it says is ambiguous, so the part cannot count as complete.
 	repeated string
 }
 
@@ -341,10 +298,14 @@ func (l *partLoad) problem(err error, then string) {
 	l.p.Problems = append(l.p.Problems, pr)
 }
 
-// inFile notes a problem a reader found in the part's file name, said as
-// msg, and what the load does about it (then).
-func (l *partLoad) inFile(name, msg, then string) {
-	l.problem(&fileError{Path: l.file(name), Err: errors.New(msg)}, then)
+// inFile notes the problems a reader found in the part's file name, each
+// said as a msg ("" for none), and what the load does about them (then).
+func (l *partLoad) inFile(name string, msgs []string, then string) {
+	for _, msg := range msgs {
+		if msg != "" {
+			l.problem(&fileError{Path: l.file(name), Err: errors.New(msg)}, then)
+		}
+	}
 }
 
 // meta reads part.json; broken is why it could not be read ("" when it
@@ -393,15 +354,9 @@ func (l *partLoad) summary() (sum *SummaryResult, failed string) {
 		for _, msg := range sum.Problems {
 			l.p.Problems = append(l.p.Problems, Problem{What: msg})
 		}
-		for _, msg := range sum.Dropped {
-			l.inFile("summary.json", msg, "case left out")
-		}
-		for _, msg := range sum.Repeated {
-			l.inFile("summary.json", msg, "both kept")
-		}
-		if msg := unreadProblem(sum.Unread); msg != "" {
-			l.inFile("summary.json", msg, "")
-		}
+		l.inFile("summary.json", sum.Dropped, "case left out")
+		l.inFile("summary.json", sum.Repeated, "both kept")
+		l.inFile("summary.json", []string{unreadProblem(sum.Unread)}, "")
 	case errors.Is(err, fs.ErrNotExist):
 		failed = "no summary.json"
 	default:
@@ -419,26 +374,16 @@ func (l *partLoad) casesJSONL() {
 	switch {
 	case err == nil:
 		l.p.Cases = res.Cases
-		for _, b := range res.Bad {
-			l.inFile("cases.jsonl", b, "line skipped")
-		}
-		for _, b := range res.Repeated {
-			l.inFile("cases.jsonl", b, "both kept")
-		}
-		if msg := unreadProblem(res.Unread); msg != "" {
-			l.inFile("cases.jsonl", msg, "")
-		}
-		if res.Stopped != "" {
-			l.inFile("cases.jsonl", res.Stopped, "")
-		}
+		l.inFile("cases.jsonl", res.Bad, "line skipped")
+		l.inFile("cases.jsonl", res.Repeated, "both kept")
+		l.inFile("cases.jsonl", []string{unreadProblem(res.Unread), res.Stopped}, "")
 	case !errors.Is(err, fs.ErrNotExist):
 		l.problem(err, "")
 	}
 }
 
-// timelines reads the usage timeline of each failed case: a failed
-// co-location case's timeline is what its chart draws (docs/render.md
-// §3.9); a passing case's is not read.
+// timelines reads the usage timeline of each failed case, which its chart
+// draws (docs/render.md §3.9).
 func (l *partLoad) timelines() {
 	for i := range l.p.Cases {
 		c := &l.p.Cases[i]
@@ -466,8 +411,7 @@ func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
 	case p.HasSummary && l.repeated != "":
 		p.Status, p.Reason = StatusPartial, l.repeated+" repeats a key, so what it says is ambiguous (see the problems)"
 	case p.HasSummary && sum.NDropped+sum.NRepeated+sum.Unread > 0:
-		// A case left out or told apart from another by nothing is a
-		// result the report does not have: the part cannot pass as complete.
+		// A case left out or repeated is a result the report does not have.
 		p.Status, p.Reason = StatusPartial, summaryDefects(sum.NDropped+sum.Unread, sum.NRepeated)
 	case p.HasSummary:
 		p.Status = StatusComplete
@@ -501,11 +445,9 @@ func summaryDefects(dropped, repeated int) string {
 	return "summary.json: " + strings.Join(what, ", ") + " (see the problems)"
 }
 
-// incompleteSetup says what the setup.json in data (at path) lacks to be a
-// part's setup: its engines and its server cases, both written by every
-// runner (empty when there are none). A file without them (null, {}, a
-// setup cut short) would make a section that shows the part as having
-// tested nothing.
+// incompleteSetup says what the setup.json in data (at path) lacks of the
+// engines and cases every runner writes: a file without them (null, {}, a
+// setup cut short) would show the part as having tested nothing.
 func incompleteSetup(data []byte, path string) error {
 	// Setup decodes {} and null alike: the values as written tell them apart.
 	var probe struct {

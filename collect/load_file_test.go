@@ -45,13 +45,13 @@ func TestOpenOnlyRegularFiles(t *testing.T) {
 	}
 	for _, path := range []string{filepath.Join(root, "null.json"), filepath.Join(p, "part.json")} {
 		var v PartMeta
-		if err := ReadJSONFile(path, safefile.Part, &v); !errors.Is(err, errNotRegular) {
+		if err := ReadJSONFile(path, safefile.Part, &v); !errors.Is(err, safefile.ErrNotRegular) {
 			t.Errorf("ReadJSONFile(%s) = %v, want not a regular file", path, err)
 		}
-		if _, err := ReadSummary(path); !errors.Is(err, errNotRegular) {
+		if _, err := ReadSummary(path); !errors.Is(err, safefile.ErrNotRegular) {
 			t.Errorf("ReadSummary(%s) = %v, want not a regular file", path, err)
 		}
-		if _, err := ReadCasesJSONL(path); !errors.Is(err, errNotRegular) {
+		if _, err := ReadCasesJSONL(path); !errors.Is(err, safefile.ErrNotRegular) {
 			t.Errorf("ReadCasesJSONL(%s) = %v, want not a regular file", path, err)
 		}
 	}

@@ -17,6 +17,10 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
+// fileError is a failure to read the file at Path; Err says what was wrong,
+// a *fieldError where a field was at fault (problemOf finds it).
+type fileError = safefile.Error
+
 // readJSONIn decodes the JSON file name in the directory root (path dir) into
 // v, refusing a file over k's cap, anything but a regular file, a symbolic
 // link that leaves the root and, where v is a struct, null; it returns the
@@ -41,9 +45,8 @@ func DecodeFile(path string, data []byte, v any) error {
 	return DecodeFileContext(context.Background(), path, data, v)
 }
 
-// DecodeFileContext is DecodeFile stopping once ctx is done: data is
-// decoded as a stream read through safefile.ContextReader, so that a large
-// file (a merged.json) stops within one buffer, its error ctx's cause.
+// DecodeFileContext is DecodeFile stopping once ctx is done, within one
+// buffer of a large file (a merged.json), its error ctx's cause.
 func DecodeFileContext(ctx context.Context, path string, data []byte, v any) error {
 	if err := json.UnmarshalRead(safefile.ContextReader(ctx, bytes.NewReader(data)), v, readOptions); err != nil {
 		return &fileError{Path: path, Err: decodeError("", err)}
@@ -96,8 +99,8 @@ func validUTF8(raw []byte) []byte {
 }
 
 // isCompact reports whether raw, valid JSON, has no white space outside
-// its strings. One loop without a call per byte (jsonShape's walk takes
-// three times as long): merge checks every case log with it twice.
+// its strings. One loop without a call per byte: merge checks every case
+// log with it twice.
 func isCompact(raw []byte) bool {
 	var lex StringLexer
 	for _, c := range raw {
@@ -109,58 +112,38 @@ func isCompact(raw []byte) bool {
 	return true
 }
 
-// jsonShape walks raw, valid JSON, once: whether it has no white space
-// outside its strings, and how deep it nests.
-func jsonShape(raw []byte) (compact bool, depth int) {
-	compact = true
-	WalkJSON(raw, func(_ int, c byte, d int) bool {
-		switch {
-		case c == '{' || c == '[':
-			depth = max(depth, d+1)
-		case isSpace(c):
-			compact = false
-		}
-		return true
-	})
-	return compact, depth
-}
-
-// WalkJSON calls f for each byte of raw, valid JSON, that lies outside its
-// strings, and for the opening quote of each string, with the offset of the
-// byte and the number of objects and arrays open before it; f returns false
-// to stop the walk.
-func WalkJSON(raw []byte, f func(i int, c byte, depth int) bool) {
+// jsonDepth is how deep raw, valid JSON, nests.
+func jsonDepth(raw []byte) (depth int) {
 	var lex StringLexer
-	depth := 0
-	for i, c := range raw {
+	open := 0
+	for _, c := range raw {
 		if lex.Step(c) != Outside {
 			continue
 		}
-		if !f(i, c, depth) {
-			return
-		}
 		switch c {
 		case '{', '[':
-			depth++
+			open++
+			depth = max(depth, open)
 		case '}', ']':
-			depth--
+			open--
 		}
 	}
+	return depth
 }
 
 // checkRawDepth refuses a raw value that a reader keeps (perf's bench and
 // runs) when it nests deeper than maxKeptDepth, as the case reader refuses a
 // case log: merged.json must read back under the decoder's nesting limit.
 func checkRawDepth(field string, raw []byte) error {
-	if _, d := jsonShape(raw); d > maxKeptDepth {
+	if jsonDepth(raw) > maxKeptDepth {
 		return &fieldError{Field: field, Err: fmt.Errorf("nested deeper than %d, not read", maxKeptDepth)}
 	}
 	return nil
 }
 
 // RepeatedKey is the error of the first key that data, JSON, repeats in an
-// object, nil when none: encoding/json (the config, the known issues) reads a
-// repeated key last-wins. Other defects are left to that decoder.
+// object, nil when none: encoding/json (the config, the known issues) reads
+// a repeated key last-wins.
 func RepeatedKey(data []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowInvalidUTF8(true))
 	for {

@@ -15,9 +15,8 @@ type Machine struct {
 }
 
 // MachineState is one look at the host: its GPUs as the GPU backend (NVML,
-// or the simulated GPU) reports them, and the free space where the run
-// writes, where the model cache lives and in /dev/shm. Errors are what
-// could not be asked (no GPU backend, a path that does not exist).
+// or the simulated GPU) reports them, and the free space of its disks.
+// Errors are what could not be asked.
 type MachineState struct {
 	GPUCount int         `json:"gpu_count"`
 	Driver   string      `json:"driver,omitempty"`
@@ -34,18 +33,12 @@ type GPUState struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// GPUHealth is what a GPU says of its own health (docs/formats.md §4.10),
-// as the GPU backend reads it (runner/gpu.Health is this type): counters
-// that only rise while the driver stays loaded, so that one that rose
-// during a case says the machine went bad then. A counter the GPU does not
-// keep (no ECC on a consumer card) reads 0. ECCUncorrected counts the
-// uncorrectable ECC errors since the driver loaded (volatile),
-// RetiredPages the pages retired for double-bit ECC errors, RemappedRows
-// the rows remapped for uncorrectable errors, PCIeReplays the PCIe link's
-// replays; Xids the critical Xid events NVML's event API reported since the
-// backend opened, but those an application's own fault raises too (nvml
-// builds only), LastXid the last of them (0 where the event API is not
-// available).
+// GPUHealth is what a GPU says of its own health (docs/formats.md §4.10;
+// runner/gpu.Health is this type): counters that only rise while the
+// driver stays loaded, so that one that rose during a case says the machine
+// went bad then. A counter the GPU does not keep reads 0. Xids counts the
+// critical Xid events NVML's event API reported, but those an application's
+// own fault raises too (nvml builds only), LastXid is the last of them.
 type GPUHealth struct {
 	ECCUncorrected uint64 `json:"ecc_uncorrected"`
 	RetiredPages   uint64 `json:"retired_pages"`

@@ -19,12 +19,10 @@ const (
 // maxUnit bounds a check's unit, in bytes.
 const maxUnit = 16
 
-// Margin is a numeric check's margin (docs/formats.md §4.2): the relative
-// distance of its value to its bar, signed by the bar's direction, so that
-// it is positive on the passing side, 0 at the bar and negative beyond it:
-// (value − bar)/|bar| for MustOver, (bar − value)/|bar| for MustUnder.
-// ok is false when the check records no margin fields, or its bar is 0 (no
-// relative distance); err says what is incoherent about fields it has.
+// Margin is a numeric check's margin (docs/formats.md §4.2): (value −
+// bar)/|bar| for MustOver, (bar − value)/|bar| for MustUnder, positive on
+// the passing side. ok is false when the check records no margin fields,
+// or its bar is 0; err says what is incoherent about fields it has.
 func (c *Check) Margin() (m float64, ok bool, err error) {
 	if c.Value == nil && c.Bar == nil && c.Unit == "" && c.Must == "" {
 		return 0, false, nil
@@ -34,7 +32,7 @@ func (c *Check) Margin() (m float64, ok bool, err error) {
 		return 0, false, errors.New("value and bar: want both, with unit and must")
 	case math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) || math.IsNaN(*c.Bar) || math.IsInf(*c.Bar, 0):
 		return 0, false, errors.New("value and bar: want finite numbers")
-	case c.Unit == "" || len(c.Unit) > maxUnit || !isPrintableASCII(c.Unit):
+	case c.Unit == "" || len(c.Unit) > maxUnit || !allIn(c.Unit, isPrintableASCII):
 		return 0, false, fmt.Errorf("unit %q: want 1 to %d printable ASCII characters", text.CutLine(c.Unit, 20), maxUnit)
 	case c.Must != MustOver && c.Must != MustUnder:
 		return 0, false, fmt.Errorf("must %q: want %s or %s", text.CutLine(c.Must, 20), MustOver, MustUnder)
@@ -48,18 +46,9 @@ func (c *Check) Margin() (m float64, ok bool, err error) {
 	return d, true, nil
 }
 
-func isPrintableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 // WithBar returns c recording value against bar in unit, each rounded to
 // 0.1 as the detail shows it; when either is not finite c is returned as
-// it is (JSON has no NaN, and there is no margin to speak of).
+// it is (JSON has no NaN).
 func (c Check) WithBar(value, bar float64, unit, must string) Check {
 	if math.IsNaN(value) || math.IsInf(value, 0) || math.IsNaN(bar) || math.IsInf(bar, 0) {
 		return c
@@ -69,16 +58,13 @@ func (c Check) WithBar(value, bar float64, unit, must string) Check {
 	return c
 }
 
-// Closest calls (docs/render.md §3.10): the passing checks nearest their
-// bars. Every document that lists failed cases (the comment, the issue
-// section, the terminal text, summary.md) picks and shows them through
-// PassingMargins and CloseCallCells, so they list the same checks alike.
+// Closest calls (docs/render.md §3.10): the passing checks whose margin is
+// below CloseCallBelow, of which a document lists MaxCloseCalls and counts
+// the rest. Every document picks and shows them through PassingMargins and
+// CloseCallCells, so they list the same checks alike.
 const (
-	// CloseCallBelow: a passing check whose margin is below it is a closest call.
 	CloseCallBelow = 0.10
-	// MaxCloseCalls is the most closest calls a document lists; the rest
-	// are counted.
-	MaxCloseCalls = 20
+	MaxCloseCalls  = 20
 )
 
 // CloseCallColumns are the columns of a closest-calls table.
@@ -92,9 +78,8 @@ type PassMargin struct {
 }
 
 // PassingMargins are the margins below `below` of the passing checks of n
-// cases, checks(i) being the i-th case's checks (nil for one that did not
-// run), closest first; equal margins keep the cases' and checks' order, so
-// the same cases give the same list.
+// cases, checks(i) being the i-th case's checks, closest first; equal
+// margins keep the cases' and checks' order.
 func PassingMargins(n int, checks func(i int) []Check, below float64) []PassMargin {
 	var out []PassMargin
 	for i := 0; i < n; i++ {
@@ -106,11 +91,9 @@ func PassingMargins(n int, checks func(i int) []Check, below float64) []PassMarg
 			}
 			m, ok, err := ch.Margin()
 			// A negative margin on a passing check (a bar the check
-			// rounds past) is no distance to speak of, and a value at an
-			// inclusive bar is a cap reached as designed (kvcached fills
-			// its KV cache to the limit: limit_held_under_load,
-			// limit_released_idle sit at 0 on every green night), not a
-			// close call: both left out.
+			// rounds past) is no distance, and a value at an inclusive bar
+			// is a cap reached as designed (limit_held_under_load sits at
+			// 0 on every green night), not a close call.
 			if err != nil || !ok || m <= 0 || m >= below {
 				continue
 			}
@@ -122,9 +105,8 @@ func PassingMargins(n int, checks func(i int) []Check, below float64) []PassMarg
 }
 
 // CloseCallCells are a closest call's value, bar and margin cells as plain
-// text (`97 MiB`, `under 100 MiB`, `3.0%`): the bar says which side
-// passes, and the margin is a percent with one decimal rounded down, so
-// that 9.96% never reads as 10%. ch has a margin (PassingMargins chose it).
+// text (`97 MiB`, `under 100 MiB`, `3.0%`): the margin is rounded down, so
+// that 9.96% never reads as 10%. ch has a margin.
 func CloseCallCells(ch *Check, m float64) (value, bar, margin string) {
 	must := "over"
 	if ch.Must == MustUnder {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/internal/text"
@@ -17,12 +16,8 @@ const (
 	MaxMetrics   = 1000
 	MaxEvents    = 100
 	maxNameRunes = 200
-	// maxNoteRunes bounds a metric's note (`2 + 3 SSM`).
-	maxNoteRunes = 200
+	maxNoteRunes = 200 // a metric's note (`2 + 3 SSM`)
 )
-
-// formatValue writes a value in an error as JSON would.
-func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Measures are the metrics and events of one case's log (docs/formats.md
 // §4.1).
@@ -44,7 +39,7 @@ func ParseMeasures(log json.RawMessage) (Measures, error) {
 		Events  []json.RawMessage `json:"events"`
 	}
 	if err := json.Unmarshal(log, &raw); err != nil {
-		return m, fmt.Errorf("log: %w", describeMeasureError(err))
+		return m, fmt.Errorf("log: %w", JSONError(err))
 	}
 	if len(raw.Metrics) > MaxMetrics {
 		return m, fmt.Errorf("log.metrics: %d metrics, over %d", len(raw.Metrics), MaxMetrics)
@@ -88,15 +83,15 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	var m struct {
 		Name        *string         `json:"name"`
 		Value       json.RawMessage `json:"value"`
-		Unit        *string         `json:"unit"`
-		Arm         *string         `json:"arm"`
+		Unit        string          `json:"unit"`
+		Arm         string          `json:"arm"`
 		Concurrency json.RawMessage `json:"concurrency"`
 		Better      *string         `json:"better"`
 		Kind        *string         `json:"kind"`
-		Note        *string         `json:"note"`
+		Note        string          `json:"note"`
 	}
 	if err := json.Unmarshal(r, &m); err != nil {
-		return Metric{}, fmt.Errorf(": %w", describeMeasureError(err))
+		return Metric{}, fmt.Errorf(": %w", JSONError(err))
 	}
 	var out Metric
 	if m.Name == nil || *m.Name == "" {
@@ -126,12 +121,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 		}
 		out.Value = &v
 	}
-	if m.Unit != nil {
-		out.Unit = *m.Unit
-	}
-	if m.Arm != nil {
-		out.Arm = *m.Arm
-	}
+	out.Unit, out.Arm = m.Unit, m.Arm
 	if m.Concurrency != nil && !bytes.Equal(m.Concurrency, []byte("null")) {
 		var c int
 		if err := json.Unmarshal(m.Concurrency, &c); err != nil || c < 0 {
@@ -142,7 +132,7 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 	if m.Kind != nil {
 		switch k := *m.Kind; {
 		case k == MetricBoolean && out.Known() && *out.Value != 0 && *out.Value != 1:
-			return out, fieldErr("kind", "%q: the value %s is not true, false, 1 or 0", k, formatValue(*out.Value))
+			return out, fieldErr("kind", "%q: the value %g is not true, false, 1 or 0", k, *out.Value)
 		case isBool && k != MetricBoolean:
 			return out, fieldErr("kind", "%q: the value is true or false, a %q", text.CutLine(k, 40), MetricBoolean)
 		case k == MetricCount || k == MetricBoolean:
@@ -151,12 +141,10 @@ func ParseMetric(r json.RawMessage) (Metric, error) {
 			return out, fieldErr("kind", "%q: want %q or %q", text.CutLine(k, 40), MetricCount, MetricBoolean)
 		}
 	}
-	if m.Note != nil {
-		if n := utf8.RuneCountInString(*m.Note); n > maxNoteRunes {
-			return out, fieldErr("note", "%d code points, over %d", n, maxNoteRunes)
-		}
-		out.Note = text.Valid(*m.Note)
+	if n := utf8.RuneCountInString(m.Note); n > maxNoteRunes {
+		return out, fieldErr("note", "%d code points, over %d", n, maxNoteRunes)
 	}
+	out.Note = text.Valid(m.Note)
 	if m.Better != nil {
 		switch *m.Better {
 		case MetricLower, MetricHigher:
@@ -176,7 +164,7 @@ func ParseEvent(r json.RawMessage) (Event, error) {
 		T    *float64 `json:"t"`
 	}
 	if err := json.Unmarshal(r, &e); err != nil {
-		return Event{}, fmt.Errorf(": %w", describeMeasureError(err))
+		return Event{}, fmt.Errorf(": %w", JSONError(err))
 	}
 	switch {
 	case e.Name == nil || *e.Name == "":
@@ -188,10 +176,6 @@ func ParseEvent(r json.RawMessage) (Event, error) {
 	}
 	return Event{Name: *e.Name, T: *e.T}, nil
 }
-
-// describeMeasureError words a JSON decoding error of a log's metrics or
-// events: the field and the kinds for a value of the wrong kind.
-func describeMeasureError(err error) error { return JSONError(err) }
 
 // FailureText is an imported case's first failure or error as its report had
 // it, lines kept (docs/formats.md §4.1, imported).

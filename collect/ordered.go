@@ -33,12 +33,10 @@ func (o *Ordered[V]) Len() int {
 }
 
 // Get returns the value of key k and whether it is present.
-func (o *Ordered[V]) Get(k string) (V, bool) {
-	var zero V
-	if o == nil || o.m == nil {
-		return zero, false
+func (o *Ordered[V]) Get(k string) (v V, ok bool) {
+	if o != nil {
+		v, ok = o.m[k]
 	}
-	v, ok := o.m[k]
 	return v, ok
 }
 

@@ -8,21 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
 // Arms of a perf run (PerfRun.Arm, perf/setup.json arms; docs/formats.md
-// §6): the format's names, whatever product the report names (reports show
-// PerfArmProduct as the configured product).
+// §6): the format's names, whatever product the report names.
 const (
 	PerfArmNative  = "native"
 	PerfArmProduct = "kvcached"
 )
 
-// PerfRun is one server start of the perf run (an element of perf/summary.json
-// `runs`): its model, arm and repetition, the benchmark metrics per
-// concurrency level, and the GPU memory around loading.
+// PerfRun is one server start of the perf run (an element of
+// perf/summary.json `runs`).
 type PerfRun struct {
 	Model string
 	Arm   string // PerfArmNative or PerfArmProduct
@@ -50,15 +49,11 @@ type PerfMetrics struct {
 
 // LevelConcurrency returns the concurrency of a Levels key ("c32" → 32).
 func LevelConcurrency(key string) (int, bool) {
-	if len(key) < 2 || key[0] != 'c' {
+	digits, ok := strings.CutPrefix(key, "c")
+	if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return 0, false
 	}
-	for _, c := range key[1:] {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(key[1:])
+	n, err := strconv.Atoi(digits)
 	return n, err == nil
 }
 
@@ -70,24 +65,16 @@ func (r *PerfRun) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*r = PerfRun{}
+	named := map[string]any{
+		"model": &r.Model, "arm": &r.Arm, "run": &r.Run,
+		"idle_gpu_mib": &r.IdleGPUMiB, "after_load_gpu_mib": &r.AfterLoadGPUMiB,
+	}
 	for _, k := range fields.Keys() {
 		raw, _ := fields.Get(k)
 		var err error
-		switch k {
-		case "model":
-			err = decodeJSON(raw, &r.Model)
-		case "arm":
-			err = decodeJSON(raw, &r.Arm)
-		case "run":
-			err = decodeJSON(raw, &r.Run)
-		case "idle_gpu_mib":
-			err = decodeJSON(raw, &r.IdleGPUMiB)
-		case "after_load_gpu_mib":
-			err = decodeJSON(raw, &r.AfterLoadGPUMiB)
-		default:
-			if _, ok := LevelConcurrency(k); !ok {
-				continue
-			}
+		if field, ok := named[k]; ok {
+			err = decodeJSON(raw, field)
+		} else if _, ok := LevelConcurrency(k); ok {
 			var m *PerfMetrics
 			if err = decodeJSON(raw, &m); err == nil && m != nil {
 				r.Levels.Set(k, *m)
@@ -142,14 +129,13 @@ func IsPerfRoot(dir string) bool {
 }
 
 // LoadPerf reads perf/setup.json and perf/summary.json under root. A missing
-// file is nil; an unreadable one is nil too, with the reason in problems
-// (naming it relative to root). Runs are stored compact, so that a report
-// read back from merged.json is identical.
+// file is nil; an unreadable one is nil too, with the reason in problems.
+// Runs are stored compact, so that a report read back from merged.json is
+// identical.
 func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []Problem) {
 	dir := filepath.Join(root, PerfDir)
 	problem := func(err error) { problems = append(problems, problemOf(err, root, "")) }
-	// Read through a root of perf/, as a part's files are: a symbolic link
-	// out of it is refused (load_file.go).
+	// Through a root of perf/: a symbolic link out of it is refused.
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -173,16 +159,14 @@ func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []P
 	case !errors.Is(err, fs.ErrNotExist):
 		problem(err)
 	}
-	p := filepath.Join(dir, "summary.json")
 	var sum PerfSummary
 	switch _, err := readJSONIn(r, dir, "summary.json", safefile.Part, &sum); {
 	case err == nil:
-		if err := sum.compactRuns(); err != nil {
-			problem(&fileError{Path: p, Err: err})
-			break
+		if err = sum.compactRuns(); err == nil {
+			_, err = sum.ParseRuns()
 		}
-		if _, err := sum.ParseRuns(); err != nil {
-			problem(&fileError{Path: p, Err: err})
+		if err != nil {
+			problem(&fileError{Path: filepath.Join(dir, "summary.json"), Err: err})
 			break
 		}
 		summary = &sum

@@ -3,6 +3,7 @@ package collect
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -10,34 +11,21 @@ import (
 // report lists it and the CLI prints it as a warning (docs/formats.md §1.5).
 type Problem struct {
 	// Part is the part's display name (merge sets it), "perf" for the perf
-	// artifacts, or the directory of a part the plan does not list; "" in
-	// a part's own Problems.
-	Part string
-	// File is the file, relative to the part directory ("setup.json").
-	File string
-	// Case is the case the problem is about, when one is.
-	Case string
-	// Field is the field at fault as a path (cases[2].tp, engines.vllm.env).
-	Field string
-	// What says what was wrong, and what the report does about it.
-	What string
+	// artifacts; "" in a part's own Problems.
+	Part  string
+	File  string // relative to the part directory ("setup.json")
+	Case  string // the case the problem is about, when one is
+	Field string // the field at fault as a path (engines.vllm.env)
+	What  string // what was wrong, and what the report does about it
 }
 
 // String is the problem as one line of text, the form every document and
-// the CLI show and merged.json holds: "<part>: <file>: case <case>:
-// <field>: <what>", without the parts that are not known.
+// merged.json hold: "<part>: <file>: case <case>: <field>: <what>", without
+// the parts that are not known.
 func (p Problem) String() string {
-	var b strings.Builder
-	for _, s := range [...]string{p.Part, p.File, p.caseLabel(), p.Field, p.What} {
-		if s == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(": ")
-		}
-		b.WriteString(s)
-	}
-	return b.String()
+	known := []string{p.Part, p.File, p.caseLabel(), p.Field, p.What}
+	known = slices.DeleteFunc(known, func(s string) bool { return s == "" })
+	return strings.Join(known, ": ")
 }
 
 func (p Problem) caseLabel() string {
@@ -51,8 +39,7 @@ func (p Problem) caseLabel() string {
 // export hold problems as text (docs/formats.md §7.1).
 func (p Problem) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-// UnmarshalText reads a problem back from its text (a merged.json), as What:
-// the text shows the same.
+// UnmarshalText reads a problem back from its text (a merged.json), as What.
 func (p *Problem) UnmarshalText(b []byte) error {
 	*p = Problem{What: string(b)}
 	return nil
@@ -71,8 +58,7 @@ func Problems(ps []Problem) []string {
 }
 
 // problemOf is the problem err, met reading under the part directory dir,
-// stands for, followed by then (what the report does about it): the file
-// relative to dir, the field at fault, and no path of the reading machine.
+// stands for, followed by then: no path of the reading machine.
 func problemOf(err error, dir, then string) Problem {
 	var p Problem
 	var fe *fileError
@@ -101,9 +87,8 @@ func relativeTo(path, dir string) string {
 	return path
 }
 
-// stripDir makes a message that mentions files under dir name them relative
-// to it: "read <dir>/f: ..." is "f: ...", and any other mention (an os
-// error's "open <dir>/f: ...") loses the dir.
+// stripDir makes a message name files under dir relative to it: "read
+// <dir>/f: ..." is "f: ...", and any other mention loses the dir.
 func stripDir(msg, dir string) string {
 	under := filepath.Join(dir, "x")
 	under = under[:len(under)-1] // dir and a separator; "" for "."

@@ -20,47 +20,37 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// summary.json and cases.jsonl are read as a stream of tokens by jsontext
-// (the encoding/json/v2 reader): the few values a report keeps of each case
-// are copied out, bounded, and decoded into a CaseResult by json.Unmarshal
-// through the struct's own tags; everything else, above all the per-request
-// phases, is skipped while its syntax is checked (docs/formats.md §4). The
-// files are never held whole: memory is the decoder's buffer, which grows
-// to the largest single token (a string), plus the kept values.
+// summary.json and cases.jsonl are read as a stream of tokens by jsontext:
+// the values a report keeps of each case are copied out, bounded, and
+// decoded into a CaseResult; everything else, above all the phases, is
+// skipped while its syntax is checked (docs/formats.md §4.6).
 
 // readOptions is how every reader of the formats decodes JSON: keys match
-// exactly or else case-insensitively (as encoding/json did, so that files
-// it read still read), and invalid UTF-8 in a string (a serve.log quoted
-// into a case log) reads as U+FFFD. A key repeated in an object (by its
-// exact name, or, for a field, by one that matches the same field) is
-// jsontext's default, an error naming it (errRepeatedKey): read last-wins,
-// `"cases": [failing…], "cases": [passing…]` would read as a pass.
+// exactly or else case-insensitively (as encoding/json did), and invalid
+// UTF-8 in a string reads as U+FFFD. A repeated key stays an error
+// (errRepeatedKey): read last-wins, `"cases": [failing…], "cases":
+// [passing…]` would read as a pass.
 var readOptions = json.JoinOptions(
 	jsontext.AllowInvalidUTF8(true),
 	json.MatchCaseInsensitiveNames(true),
 )
 
-// scanBufSize is the read buffer of one cases.jsonl reader; a few parts are
-// read at once, so this bounds the memory of reading at a few MiB.
+// scanBufSize is the read buffer of one reader; a few parts are read at
+// once.
 const scanBufSize = 256 << 10
 
-// maxKeptValue bounds one kept value of a case. Real logs are kilobytes;
-// a value of this size is a broken or hostile file, not one to load.
+// maxKeptValue bounds one kept value of a case; real logs are kilobytes.
 const maxKeptValue = 64 << 20
 
 // maxKeptString bounds one string of a kept value, as written (escapes
-// count their bytes). Real details and log lines are at most kilobytes; a
-// longer string leaves its case out, as a value over maxKeptValue does, and
-// the phases filter passes the decoder no more than its first
-// maxKeptString+1 bytes, so that the decoder's buffer, which holds a whole
-// string, stays within a few times this bound whatever the input.
+// count their bytes); a longer one leaves its case out. The phases filter
+// passes the decoder no more than its first maxKeptString+1 bytes, so that
+// the decoder's buffer, which holds a whole string, stays bounded.
 const maxKeptString = 8 << 20
 
-// maxKeptDepth bounds the nesting inside one kept value. Real logs nest
-// five deep (a priority case's ledger); a deeper value is a broken or
-// hostile file. The bound also keeps every value that merged.json holds
-// well inside the decoder's limit of 10000 when render reads it back, since
-// merged.json nests a log no deeper than summary.json does.
+// maxKeptDepth bounds the nesting inside one kept value (real logs nest
+// five deep); it keeps merged.json well inside the decoder's limit of 10000
+// when render reads it back.
 const maxKeptDepth = 64
 
 // bigRecording is the capacity above which a case's buffer of kept values
@@ -71,21 +61,17 @@ const bigRecording = 4 << 20
 // errTorn marks an input that ended inside a value: a torn write.
 var errTorn = errors.New("unexpected end of input")
 
-// errRepeatedKey is the defect of a key that its object already has, the
-// field path naming it: which of its values is meant cannot be told.
+// errRepeatedKey is the defect of a key that its object already has.
 var errRepeatedKey = errors.New("repeated in its object: the file is ambiguous, so not read")
 
 // errNullCase is the defect of a null element of cases.
 var errNullCase = errors.New("null, not a case")
 
-// skippedCaseFields are the CaseResult fields that readers skip: the
-// phases hold every request's tokens and are most of a summary.json; no
-// report shows them.
+// skippedCaseFields are the CaseResult fields that readers skip.
 var skippedCaseFields = []string{"phases"}
 
 // caseFields are the JSON names of the CaseResult fields a reader keeps,
-// from the struct's tags: a field added to CaseResult is read without any
-// code here.
+// from the struct's tags.
 var caseFields = func() []string {
 	var names []string
 	t := reflect.TypeFor[CaseResult]()
@@ -102,26 +88,19 @@ var caseFields = func() []string {
 type caseReader struct {
 	dec    *jsontext.Decoder
 	filter *phasesFilter
-	// limit and depth bound a kept value (a case's name, checks, log...):
-	// its bytes and its nesting. A value over either is still read to its
-	// end, its syntax checked, but not held, so that only its case is left
-	// out, not the rest of the file.
+	// limit and depth bound a kept value: a value over either is read to
+	// its end but not held, so that only its case is left out.
 	limit, depth int
 	// skipLogs keeps the log of a failed case only (LoadOptions.SkipLogs):
-	// passed says the case read has "ok": true, log where its log lies in
-	// kept (zero: none), cut out at the case's end when it passed.
+	// passed says the case has "ok": true, log where its log lies in kept.
 	skipLogs, passed bool
 	log              [2]int
-	// kept collects a case's kept values as one object, compact, for
-	// json.Unmarshal.
-	kept []byte
-	// checks is where the kept "checks" value of the case lies in kept
-	// (zero: none), for intern.
-	checks [2]int
-	// intern shares the checks of the cases read.
-	intern interner
-	// theCase is the case being read (readCases).
-	theCase CaseResult
+	// kept collects a case's kept values as one compact object; checks is
+	// where its "checks" lie in it (zero: none), for intern.
+	kept    []byte
+	checks  [2]int
+	intern  interner
+	theCase CaseResult // the case being read (readCases)
 	// at is the field path of the document ("" for summary.json, "line 3"
 	// for a line of cases.jsonl), before the decoder's JSON pointers.
 	at string
@@ -163,11 +142,8 @@ func kindName(k jsontext.Kind) string {
 // the document) in this package's words: a malformed document names the
 // field and the byte (`cases[0].phases: byte 41: invalid character 'x' at
 // start of value`), an input that ends inside a value is errTorn. Within a
-// skipped value the path stops at that value (within is its path), since
-// what lies inside was never looked at as fields; but a key repeated in a
-// value the decoder reads, a skipped one too, is named by its whole path
-// (`cases[0].log.a: repeated in its object`). (The phases the filter takes
-// out whole are checked for syntax only: no reader looks at them.)
+// skipped value the path stops at that value, but a repeated key is named
+// by its whole path (`cases[0].log.a: repeated in its object`).
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
@@ -212,9 +188,9 @@ func (r *caseReader) keptError(err error) error {
 	return atField(r.at, err)
 }
 
-// record consumes one value and appends it, compact, to r.kept. A value over r.limit bytes or nested deeper than r.depth is
-// consumed but not held: what was appended is taken back and bad says why;
-// err is a malformed document.
+// record consumes one value and appends it, compact, to r.kept. A value
+// over r.limit bytes or nested deeper than r.depth is consumed but not
+// held: bad says why; err is a malformed document.
 func (r *caseReader) record() (bad, err error) {
 	d := r.dec
 	base, start, size := d.StackDepth(), len(r.kept), 0
@@ -277,10 +253,9 @@ func (r *caseReader) record() (bad, err error) {
 }
 
 // readCase reads one case object, whose '{' is next, into c. A kept field
-// that cannot be held (of the wrong type, a log that is not an object, a
-// value over r.limit or nested deeper than r.depth) does not stop the
-// reading: the first is returned as defect, naming the field, and the case
-// is to be left out. err is a malformed document.
+// that cannot be held does not stop the reading: the first is returned as
+// defect, naming the field, and the case is to be left out. err is a
+// malformed document.
 func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	d := r.dec
 	if _, err := d.ReadToken(); err != nil {
@@ -393,16 +368,14 @@ func (r *caseReader) decodeKept(where string, c *CaseResult) (defect error) {
 	}
 	r.intern.share(raw, &c.Checks)
 	if c.Excerpt != nil {
-		// Reports quote it as it is (docs/formats.md §4.9): a bad one
-		// leaves the case out, as a field of the wrong type does.
+		// Reports quote it as it is: a bad one leaves the case out.
 		if err := c.Excerpt.Validate(); err != nil {
 			return &fieldError{Field: where + ".excerpt", Err: err}
 		}
 	}
 	if c.Log != nil {
-		// Compact already (record keeps tokens without white space),
-		// valid (jsontext read it): only UTF-8 to mend, as CompactJSON
-		// does, without its look for white space (Part.LogsClean).
+		// Compact and valid already (record kept its tokens): only
+		// UTF-8 to mend (Part.LogsClean).
 		c.Log = validUTF8(c.Log)
 	}
 	return nil
@@ -413,10 +386,7 @@ func (r *caseReader) readCases(l *caseList) error {
 	d := r.dec
 	switch kind := d.PeekKind(); kind {
 	case '[':
-	case 'n':
-		_, err := d.ReadToken()
-		return r.readError("cases", err)
-	case 0:
+	case 'n', 0:
 		_, err := d.ReadToken()
 		return r.readError("cases", err)
 	default:
@@ -430,7 +400,7 @@ func (r *caseReader) readCases(l *caseList) error {
 		r.filter.forget(d.InputOffset())
 		where := fmt.Sprintf("cases[%d]", n)
 		// One CaseResult to decode into for the whole file (a case
-		// decoded in place escapes to the heap), copied into the list.
+		// decoded in place escapes to the heap).
 		c := &r.theCase
 		*c = CaseResult{}
 		var defect error
@@ -473,10 +443,9 @@ func (r *caseReader) end() error {
 }
 
 // readSummary reads a summary.json document from r, skipping every case's
-// phases (Phases stays nil). It fails, naming the field, when the document
-// is malformed, not an object with a cases array, or its top-level ok has
-// the wrong type; a defect of one case leaves out only that case, listed in
-// Dropped. skipLogs leaves every case's Log nil.
+// phases. It fails, naming the field, when the document is malformed, not
+// an object with a cases array, or its top-level ok has the wrong type; a
+// defect of one case leaves out only that case, listed in Dropped.
 func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
 	return newCaseReader(r, 3, skipLogs).summary()
 }
@@ -606,14 +575,12 @@ func (r *caseReader) openObject() error {
 	return nil
 }
 
-// readCasesJSONL reads cases.jsonl from r: one CaseResult object per line,
-// phases skipped. Each line is read on its own (a line that does not parse
-// never takes the next one with it); blank lines are ignored. A line that
-// ends the input inside its value is torn (Torn); any other line that
-// cannot be read is reported in Bad and skipped, unless no newline follows
-// within maxSkippedLine bytes of where it failed: then the rest of the
-// input is not read, and Stopped says so. Offsets in Bad count from the
-// start of the line. skipLogs leaves every case's Log nil.
+// readCasesJSONL reads cases.jsonl from r, one case per line, each read on
+// its own; blank lines are ignored (docs/formats.md §4.5). A torn last line
+// sets Torn; any other line that cannot be read is reported in Bad and
+// skipped, unless no newline follows within maxSkippedLine bytes of where
+// it failed: then Stopped says the rest is not read. Offsets in Bad count
+// from the start of the line.
 func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
 	var cr *caseReader
@@ -687,9 +654,8 @@ func (r *caseReader) line(where string, c *CaseResult) (defect, err error) {
 	return defect, atField(where, r.end())
 }
 
-// decodeError is err of json.Unmarshal for the value at field path where,
-// naming the field inside it and the kinds (`cases[2].checks[1].ok: want
-// bool, got number`).
+// decodeError is err of json.Unmarshal for the value at field path where
+// (`cases[2].checks[1].ok: want bool, got number`).
 func decodeError(where string, err error) error {
 	var se *json.SemanticError
 	if errors.As(err, &se) {
@@ -772,8 +738,8 @@ func joinField(where, sub string) string {
 	return where + "." + sub
 }
 
-// readOpened reads f, opened (with err) from path, with read (readSummary,
-// readCasesJSONL); errors name the file.
+// readOpened reads f, opened (with err) from path, with read; errors name
+// the file.
 func readOpened[T any](ctx context.Context, f *os.File, err error, path string, skipLogs bool, read func(io.Reader, bool) (*T, error)) (*T, error) {
 	if err != nil {
 		return nil, err
@@ -787,13 +753,11 @@ func readOpened[T any](ctx context.Context, f *os.File, err error, path string, 
 }
 
 // caseList collects the cases a reader keeps, in order, and what it found
-// wrong with single cases: both readers (summary.json and cases.jsonl) go
-// through it, so that one rule decides what is a case.
+// wrong with single cases: one rule for both readers.
 type caseList struct {
-	// cases are the kept cases while there are at most caseChunk; more
-	// go in chunks of caseChunk, joined once at the end (all): appending
-	// a million cases one at a time allocates five times their size and
-	// holds more than twice it while the last copy is made.
+	// cases are the kept cases while there are at most caseChunk; more go
+	// in chunks, joined once at the end (all): appending a million cases
+	// one at a time allocates five times their size.
 	cases    []CaseResult
 	chunks   [][]CaseResult
 	kept     int               // len of cases and chunks together
@@ -808,12 +772,9 @@ type caseList struct {
 
 // MaxFileCases is the most cases a report keeps from one summary.json or
 // cases.jsonl: those after it are counted, not kept, and the part is
-// partial with a problem naming the file (docs/formats.md §4). kvcached's
-// harness writes hundreds of cases a part; import junit's largest report
-// (64 MiB of XML) holds under 2 million testcases, so only a hand-made or
-// hostile file reaches it. A kept case costs render about 1 KiB at peak
-// (docs/render.md §14): this bounds a part at about 2 GiB whatever its
-// size.
+// partial (docs/formats.md §4). import junit's largest report holds under 2
+// million testcases; at about 1 KiB a kept case (docs/render.md §14) this
+// bounds a part at about 2 GiB.
 const MaxFileCases = 2_000_000
 
 // fileCaseLimit is MaxFileCases; a test lowers it.
@@ -824,9 +785,12 @@ var fileCaseLimit = MaxFileCases
 const maxCaseDefects = 1000
 
 // add keeps c, found at where ("cases[3]", "line 4"), unless defect says
-// it could not be read whole or it has no name; a name seen before is kept
+// it could not be read whole or it has no name; a repeated name is kept
 // and reported, since neither case can be told to be the right one.
 func (l *caseList) add(where string, c CaseResult, defect error) {
+	if defect == nil && c.Name == "" {
+		defect = &fieldError{Field: where + ".name", Err: errors.New("missing or empty")}
+	}
 	switch {
 	case l.kept >= fileCaseLimit:
 		l.unread++
@@ -835,12 +799,6 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 		l.nDropped++
 		if len(l.dropped) < maxCaseDefects {
 			l.dropped = append(l.dropped, atField(where, defect).Error())
-		}
-		return
-	case c.Name == "":
-		l.nDropped++
-		if len(l.dropped) < maxCaseDefects {
-			l.dropped = append(l.dropped, where+".name: missing or empty")
 		}
 		return
 	}
@@ -863,9 +821,8 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 	l.kept++
 }
 
-// defects are the cases left out and the names repeated as a reader
-// reports them: the first maxCaseDefects of each, then one entry counting
-// the rest.
+// defects are the cases left out and the names repeated: the first
+// maxCaseDefects of each, then one entry counting the rest.
 func (l *caseList) defects() (dropped, repeated []string) {
 	dropped, repeated = l.dropped, l.repeated
 	if n := l.nDropped - len(l.dropped); n > 0 {
@@ -889,8 +846,7 @@ func unreadProblem(unread int) string {
 // caseChunk is how many cases a chunk of a caseList holds.
 const caseChunk = 4096
 
-// all returns the kept cases in order, in a slice of their length once
-// there are more than a chunk; never nil.
+// all returns the kept cases in order; never nil.
 func (l *caseList) all() []CaseResult {
 	if len(l.chunks) == 0 {
 		if l.cases == nil {
@@ -911,15 +867,11 @@ func (l *caseList) all() []CaseResult {
 type SummaryResult struct {
 	// Summary holds the top-level ok and the cases kept, in order.
 	Summary
-	// Dropped names each case left out and why, by its index in the file:
-	// null, without a name, or a kept field that could not be held
-	// (`cases[3].log: want object, got string`, `cases[4].log: value over
-	// 64 MiB, not read`).
-	Dropped []string
-	// Repeated names each kept case whose name an earlier case of the file
-	// has (`cases[5].name: "vllm-a" repeats cases[2]`): both are kept.
-	// Each lists at most 1,000 cases and then one entry counting the rest.
-	Repeated []string
+	// Dropped names each case left out and why, by its index in the file
+	// (`cases[3].log: want object, got string`); Repeated each kept case
+	// whose name an earlier case has (`cases[5].name: "vllm-a" repeats
+	// cases[2]`). Each lists at most 1,000, then one entry counting the rest.
+	Dropped, Repeated []string
 	// NDropped and NRepeated count all of them.
 	NDropped, NRepeated int
 	// Unread counts the cases past MaxFileCases: not read, not kept.
@@ -933,24 +885,19 @@ type JSONLResult struct {
 	// Torn is set when the last line ended without its newline and did not
 	// parse: a write cut short, ignored by the format.
 	Torn bool
-	// Bad describes lines that were whole but could not be read as a case
-	// (line numbers from 1): malformed, not an object, without a name, or a
-	// kept field that could not be held. They are skipped, and reported:
-	// the first 1,000, then one entry counting the rest.
-	Bad []string
+	// Bad describes the whole lines skipped, that could not be read as a
+	// case; Repeated each kept line whose case name an earlier line has.
+	// Each lists at most 1,000, then one entry counting the rest.
+	Bad, Repeated []string
 	// Unread counts the lines past MaxFileCases cases: not read, not kept.
 	Unread int
-	// Repeated names each kept line whose case name an earlier line has
-	// (`line 5.name: "vllm-a" repeats line 2`): both are kept.
-	Repeated []string
 	// Stopped says why the input was not read to its end, if it was not.
 	Stopped string
 }
 
 // maxSkippedLine bounds the bytes skipped after a line that does not parse,
-// looking for its end. A real line, phases included, is a few MiB; without
-// the bound a file that is one endless line (a sparse file of a terabyte)
-// would be read to its end.
+// looking for its end: a file that is one endless line (a sparse file of a
+// terabyte) is not read to its end.
 const maxSkippedLine = 256 << 20
 
 // lineReader reads one line of br, without its newline, then reports

@@ -2,28 +2,21 @@ package collect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Secret redaction (docs/runner.md §3.6). Whatever the runner writes and
-// whatever render and post put in a document passes through one Redactor,
-// which replaces, in this order, (1) every secret value it was given with
-// `$NAME`, in every form a text may hold it (secretForms), as GitHub Actions
-// masks a secret; (2) patterns (redactpattern.go: PEM keys, JWTs,
-// credentials in headers and URLs, webhooks), the secret part by [REDACTED];
-// (3) the token shapes of the issuers below, whether or not the environment
-// holds them, as <prefix>[REDACTED]. It applies to the data before any
-// escaping (ghs\_… would no longer match); JSON is redacted string by string,
-// decoded (Redactor.JSON).
+// Secret redaction (docs/runner.md §3.6): secret values as `$NAME`, then
+// patterns (redactpattern.go), then token shapes, before any escaping
+// (ghs\_… would no longer match); JSON string by string, decoded.
 
 // SecretEnvNames are the environment variables whose values are secrets
 // wherever they are set, whatever their length: the tokens of GitHub, of the
@@ -61,23 +54,13 @@ const MinSecretLen = 8
 func IsSecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, part := range secretNameParts {
-		for rest := upper; ; {
-			i := strings.Index(rest, part)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(part):]
+		for _, rest := range strings.Split(upper, part)[1:] {
 			if !notSecretAfter(part, rest) {
 				return true
 			}
 		}
 	}
-	for _, suf := range secretSuffixes {
-		if strings.HasSuffix(upper, suf) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretSuffixes, func(suf string) bool { return strings.HasSuffix(upper, suf) })
 }
 
 // notSecretAfter reports whether part, followed by rest in a name, is a
@@ -110,9 +93,8 @@ func isPlainNumber(v string) bool {
 	return digits > 0
 }
 
-// secretByName reports whether the variable name=value is a secret by its
-// name (IsSecretName), its value long enough (MinSecretLen) and not a
-// plain number.
+// secretByName reports whether the variable name=value is a secret: by its
+// name, its value long enough and not a plain number.
 func secretByName(name, value string) bool {
 	return len(value) >= MinSecretLen && !isPlainNumber(value) && IsSecretName(name)
 }
@@ -121,22 +103,15 @@ func secretByName(name, value string) bool {
 // SecretEnvNames, then, in byte order, every other variable of environ
 // (os.Environ) that secretByName takes.
 func SecretNames(environ []string) []string {
-	names := append([]string(nil), SecretEnvNames...)
-	known := map[string]bool{}
-	for _, n := range names {
-		known[n] = true
-	}
 	var more []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || known[name] || !secretByName(name, value) {
-			continue
+		if ok && !slices.Contains(SecretEnvNames, name) && secretByName(name, value) {
+			more = append(more, name)
 		}
-		known[name] = true
-		more = append(more, name)
 	}
-	sort.Strings(more)
-	return append(names, more...)
+	slices.Sort(more)
+	return append(slices.Clone(SecretEnvNames), slices.Compact(more)...)
 }
 
 // Secret is a value to redact and the name it is shown as ($Name).
@@ -178,7 +153,7 @@ func (s *Setup) Secrets() []Secret {
 // `<prefix>[REDACTED]`. The zero value and nil redact nothing. A Redactor
 // never changes after NewRedactor, so it is safe for concurrent use.
 type Redactor struct {
-	secrets []Secret // what it was made of (With adds to them)
+	secrets []Secret // what it was made of
 	text    secrets  // the values in every form a text may hold them
 	shapes  bool
 }
@@ -188,8 +163,7 @@ type secret struct {
 	repl  []byte
 }
 
-// secrets are literal values to replace, longest first, so that a secret
-// containing another wins.
+// secrets are literal values to replace, longest first.
 type secrets struct {
 	list   []secret
 	maxLen int
@@ -228,14 +202,14 @@ func newRedactor(list []Secret) *Redactor {
 			continue
 		}
 		r.secrets = append(r.secrets, s)
-		// A name never brings a line end of its own: a replacement keeps
-		// the line ends of what it replaces, and no more.
+		// A replacement keeps the line ends of what it replaces, no more.
 		repl := []byte("$" + strings.NewReplacer("\n", " ", "\r", " ").Replace(s.Name))
 		for _, f := range secretForms(s.Value) {
 			r.text.add(secret{value: []byte(f), repl: repl})
 		}
 	}
-	r.text.sort()
+	// Longest first, so that a secret containing another wins.
+	slices.SortStableFunc(r.text.list, func(a, b secret) int { return cmp.Compare(len(b.value), len(a.value)) })
 	return r
 }
 
@@ -281,17 +255,11 @@ func escapeData(v string) string {
 }
 
 func (s *secrets) add(v secret) {
-	for _, have := range s.list {
-		if bytes.Equal(have.value, v.value) {
-			return // the first name of a value names it
-		}
+	if slices.ContainsFunc(s.list, func(have secret) bool { return bytes.Equal(have.value, v.value) }) {
+		return // the first name of a value names it
 	}
 	s.list = append(s.list, v)
 	s.maxLen = max(s.maxLen, len(v.value))
-}
-
-func (s *secrets) sort() {
-	sort.SliceStable(s.list, func(i, j int) bool { return len(s.list[i].value) > len(s.list[j].value) })
 }
 
 // jsonForms are the texts of v inside a JSON string, with and without HTML
@@ -350,9 +318,8 @@ func (r *Redactor) JSON(data []byte) []byte {
 		return data
 	}
 	// Only strings that may hold a secret are decoded: one holding an
-	// escape (a backslash, which stands nowhere in a JSON text outside a
-	// string), or one where a secret's value or a shape stands as it is.
-	// The rest of the text is copied as it is.
+	// escape (a backslash), or one where a secret's value or a shape
+	// stands as it is. The rest of the text is copied as it is.
 	var (
 		out     []byte
 		st      = jsonState{data: data}
@@ -386,9 +353,8 @@ func (r *Redactor) JSON(data []byte) []byte {
 		raw := data[s:e] // with its quotes
 		var err error
 		if str, err = jsontext.AppendUnquote(str[:0], raw); err != nil {
-			// Invalid UTF-8, which decoders read as U+FFFD: so it is
-			// read here (validUTF8: a run of it as one), and what else
-			// is not a valid string is looked at as its bytes are.
+			// Invalid UTF-8 reads as U+FFFD, as decoders read it; what
+			// else is not a valid string is looked at as its bytes.
 			if str, err = jsontext.AppendUnquote(str[:0], validUTF8(raw)); err != nil {
 				str = append(str[:0], raw[1:len(raw)-1]...)
 			}
@@ -401,8 +367,7 @@ func (r *Redactor) JSON(data []byte) []byte {
 		from = e
 	}
 	if st.broken {
-		// Not JSON: a string never ends. Whatever it holds is redacted
-		// as text.
+		// Not JSON (a string never ends): redacted as text.
 		return r.Bytes(data)
 	}
 	if out == nil {
@@ -461,9 +426,7 @@ func replaceAll(m matcher, buf []byte) []byte {
 
 // replace rewrites buf. Unless final, it stops at the first position whose
 // match later bytes could change, and returns the bytes from there as the
-// rest to carry over: every match it makes is the one the whole stream
-// would get. out is buf itself (cut) when nothing was replaced: it holds
-// until buf is changed.
+// rest to carry over. out is buf itself (cut) when nothing was replaced.
 func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 	i := 0
 	for {
@@ -482,9 +445,8 @@ func replace(m matcher, buf []byte, final bool) (out, rest []byte) {
 		}
 		out = append(out, buf[i:j]...)
 		out = append(out, repl...)
-		// A secret of several lines (a PEM block, a multi-line value)
-		// leaves its line ends: the lines around it keep their numbers,
-		// and a text cut into lines keeps its count.
+		// A secret of several lines leaves its line ends: the lines
+		// around it keep their numbers.
 		for range bytes.Count(buf[j:j+n], []byte("\n")) - bytes.Count(repl, []byte("\n")) {
 			out = append(out, '\n')
 		}
@@ -527,7 +489,7 @@ func (s *secrets) open(buf []byte, i int) int {
 }
 
 // jsonState walks a JSON text forward to find the string literal that
-// holds a position. Positions must be asked in increasing order.
+// holds a position, asked in increasing order.
 type jsonState struct {
 	data   []byte
 	pos    int  // the walk has read data[:pos], which ends outside a string
@@ -535,7 +497,7 @@ type jsonState struct {
 }
 
 // span returns the string literal of data holding position j, its quotes
-// included, if one does; after it, the walk is past that string.
+// included, if one does.
 func (st *jsonState) span(j int) (s, e int, ok bool) {
 	for st.pos <= j && st.pos < len(st.data) {
 		k := bytes.IndexByte(st.data[st.pos:], '"')
@@ -614,51 +576,39 @@ type shape struct {
 
 // shapes are tried in this order at a position: a prefix before any prefix
 // of it (sk-ant-api03- before sk-).
-var shapes = []shape{
-	{prefix: "github_pat_", min: 22, class: isTokenByte},
-	{prefix: "ghp_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "gho_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "ghu_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "ghs_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "ghr_", min: 36, class: isGitHubByte, trim: '.'},
-	{prefix: "hf_", min: 34, class: isLetter},
-	{prefix: "sk-ant-api03-", min: 95, class: isDashTokenByte},
-	{prefix: "sk-ant-admin01-", min: 95, class: isDashTokenByte},
-	{prefix: "sk-proj-", min: 58, class: isDashTokenByte},
-	{prefix: "sk-svcacct-", min: 58, class: isDashTokenByte},
-	{prefix: "sk-admin-", min: 58, class: isDashTokenByte},
-	{prefix: "sk-", min: 48, class: isAlnum},
-	{prefix: "AKIA", min: 16, class: isBase32Upper},
-	{prefix: "ASIA", min: 16, class: isBase32Upper},
-	{prefix: "ABIA", min: 16, class: isBase32Upper},
-	{prefix: "ACCA", min: 16, class: isBase32Upper},
-	{prefix: "AIza", min: 35, class: isDashTokenByte},
-	{prefix: "xoxb-", min: 10, class: isDashAlnum},
-	{prefix: "xoxp-", min: 10, class: isDashAlnum},
-	{prefix: "xoxa-", min: 10, class: isDashAlnum},
-	{prefix: "xoxr-", min: 10, class: isDashAlnum},
-	{prefix: "xoxs-", min: 10, class: isDashAlnum},
-	{prefix: "xoxe-", min: 10, class: isDashAlnum},
-	{prefix: "xoxo-", min: 10, class: isDashAlnum},
-	{prefix: "glpat-", min: 20, class: isDashTokenByte},
-	{prefix: "npm_", min: 36, class: isAlnum},
-	{prefix: "pypi-AgEIcHlwaS5vcmc", min: 50, class: isDashTokenByte},
+var shapes = slices.Concat(
+	shapeFamily(22, isTokenByte, 0, "github_pat_"),
+	shapeFamily(36, isGitHubByte, '.', "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+	shapeFamily(34, isLetter, 0, "hf_"),
+	shapeFamily(95, isDashTokenByte, 0, "sk-ant-api03-", "sk-ant-admin01-"),
+	shapeFamily(58, isDashTokenByte, 0, "sk-proj-", "sk-svcacct-", "sk-admin-"),
+	shapeFamily(48, isAlnum, 0, "sk-"),
+	shapeFamily(16, isBase32Upper, 0, "AKIA", "ASIA", "ABIA", "ACCA"),
+	shapeFamily(35, isDashTokenByte, 0, "AIza"),
+	shapeFamily(10, isDashAlnum, 0, "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-", "xoxo-"),
+	shapeFamily(20, isDashTokenByte, 0, "glpat-"),
+	shapeFamily(36, isAlnum, 0, "npm_"),
+	shapeFamily(50, isDashTokenByte, 0, "pypi-AgEIcHlwaS5vcmc"),
+)
+
+// shapeFamily is one shape per prefix, alike but for it.
+func shapeFamily(min int, class func(byte) bool, trim byte, prefixes ...string) []shape {
+	out := make([]shape, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = shape{prefix: p, min: min, class: class, trim: trim}
+	}
+	return out
 }
 
-// shapesByFirst lists the shapes by the first byte of their prefix, in
-// shapes' order; shapePairs[a] is the set of the bytes b (four 64-bit
-// words) such that some prefix starts with a, b.
+// shapesByFirst lists the shapes by the first byte of their prefix;
+// shapePairs[a] is the set of the bytes b such that some prefix starts with
+// a, b. shapeRunByte holds every byte a match can hold, and minShapeRun is
+// the shortest match: shapeMatcher.next skips what cannot hold a match.
 var (
 	shapesByFirst [256][]*shape
 	shapePairs    [256][4]uint64
-)
-
-// shapeRunByte holds every byte a match can hold (of a prefix or a
-// class), and minShapeRun is the shortest match (a prefix and its
-// minimum): shapeMatcher.next skips what cannot hold a match.
-var (
-	shapeRunByte [256]bool
-	minShapeRun  = maxShapeLen
+	shapeRunByte  [256]bool
+	minShapeRun   = maxShapeLen
 )
 
 func init() {
@@ -684,13 +634,14 @@ func init() {
 // back for one): twice the longest token GitHub has announced.
 const maxShapeLen = 1024
 
-func isLetter(c byte) bool        { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isAlnum(c byte) bool         { return isLetter(c) || c >= '0' && c <= '9' }
-func isTokenByte(c byte) bool     { return isAlnum(c) || c == '_' }
-func isDashTokenByte(c byte) bool { return isTokenByte(c) || c == '-' }
-func isDashAlnum(c byte) bool     { return isAlnum(c) || c == '-' }
-func isBase32Upper(c byte) bool   { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
-func isGitHubByte(c byte) bool    { return isTokenByte(c) || c == '.' }
+func isLetter(c byte) bool         { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool          { return isLetter(c) || c >= '0' && c <= '9' }
+func isTokenByte(c byte) bool      { return isAlnum(c) || c == '_' }
+func isDashTokenByte(c byte) bool  { return isTokenByte(c) || c == '-' }
+func isDashAlnum(c byte) bool      { return isAlnum(c) || c == '-' }
+func isBase32Upper(c byte) bool    { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
+func isGitHubByte(c byte) bool     { return isTokenByte(c) || c == '.' }
+func isPrintableASCII(c byte) bool { return c >= 0x20 && c <= 0x7e }
 
 // shapeMatcher finds the token shapes.
 type shapeMatcher struct{}
@@ -719,9 +670,7 @@ func shapeAt(buf []byte, p int) (int, *shape) {
 
 func (shapeMatcher) next(buf []byte, i int) (int, int, []byte) {
 	// A match is a run of at least minShapeRun bytes of shapeRunByte: when
-	// the byte minShapeRun-1 ahead cannot be in one, the scan jumps past it
-	// (most of a text is skipped so); only a long enough run is looked at a
-	// byte at a time.
+	// the byte minShapeRun-1 ahead cannot be in one, the scan jumps past it.
 	p := i
 	for p+minShapeRun <= len(buf) {
 		k := p + minShapeRun - 1
@@ -773,9 +722,9 @@ func (shapeMatcher) open(buf []byte, i int) int {
 }
 
 // allIn reports whether every byte of b is in class.
-func allIn(b []byte, class func(byte) bool) bool {
-	for _, c := range b {
-		if !class(c) {
+func allIn[T string | []byte](b T, class func(byte) bool) bool {
+	for i := 0; i < len(b); i++ {
+		if !class(b[i]) {
 			return false
 		}
 	}
@@ -791,8 +740,7 @@ func (r *Redactor) Writer(w io.Writer) *RedactWriter {
 	if r == nil {
 		return rw
 	}
-	// Secret values first, then patterns, then shapes, as Bytes does: each
-	// stage sees what the ones before it replaced.
+	// Values, patterns, shapes, as Bytes does.
 	if r.shapes {
 		s := &stage{m: shapeMatcher{}, w: w}
 		p := &stage{m: patternMatcher{}, w: s}
@@ -821,9 +769,8 @@ func (rw *RedactWriter) addText() {
 }
 
 // Learn makes rw redact more secrets from now on (those of a setup.json
-// read after the stream began): what it holds back is matched with them
-// too; what it wrote before is out. A writer of a nil Redactor learns
-// none.
+// read after the stream began), what it holds back included. A writer of a
+// nil Redactor learns none.
 func (rw *RedactWriter) Learn(more ...Secret) {
 	if rw.red != nil {
 		rw.red = rw.red.With(more...)
@@ -863,11 +810,8 @@ type stage struct {
 	m    matcher
 	w    io.Writer
 	hold []byte
-	// buf is where what is held and the next write are joined, reused
-	// from write to write.
-	buf []byte
-	// held is how much was held back after the last match.
-	held int
+	buf  []byte // where what is held and the next write are joined
+	held int    // how much was held back after the last match
 }
 
 // holder is a matcher that can tell, cheaply, that the match at the start
@@ -878,11 +822,9 @@ type holder interface {
 }
 
 func (s *stage) Write(p []byte) (int, error) {
-	// What is held back starts where a match is still open; while new bytes
-	// leave it open they are only added (matching it all again made small
-	// writes quadratic), and while no line ends it is matched again only
-	// once it has doubled. Holding longer changes no match, only when it is
-	// written.
+	// While new bytes leave the held match open they are only added
+	// (matching it all again made small writes quadratic), and while no
+	// line ends it is matched again only once it has doubled.
 	if h, ok := s.m.(holder); ok && len(s.hold) > 0 {
 		n := len(s.hold)
 		s.hold = append(s.hold, p...)

@@ -34,12 +34,11 @@ import (
 //     gitleaks' aws.go has the key id only): up to 20 of spaces, tabs and
 //     , : ; = | " ' after their key id, or after aws_secret_access_key or
 //     SecretAccessKey (any case, then : or =).
-//     SecretAccessKey (any case, : or =).
 type pattern struct {
 	anchors []string
 	re      *regexp.Regexp
-	// window is the most a match can span from its anchor; a streaming
-	// writer holds back that much at most.
+	// window is the most a match can span from its anchor (0:
+	// maxShapeLen); a streaming writer holds back that much at most.
 	window int
 	// multiline: a match may cross a line end, so a finished line does
 	// not decide it.
@@ -81,12 +80,10 @@ var patterns = []pattern{
 	{
 		anchors: []string{"Authorization", "authorization", "AUTHORIZATION"},
 		re:      regexp.MustCompile(`^(?i)authorization["']?[ \t]{0,5}[:=][ \t]{0,5}["']?(?:(?:basic|bearer|token|api-token)[ \t]{1,5})?([\w=~@.+/-]{8,})`),
-		window:  maxShapeLen,
 	},
 	{
 		anchors: []string{"Bearer", "bearer", "BEARER"},
 		re:      regexp.MustCompile(`^(?i)bearer[ \t]{1,5}([\w=~@.+/-]{8,})`),
-		window:  maxShapeLen,
 		valid: func(b []byte) bool {
 			return len(b) >= 20 || bytes.ContainsAny(b, "0123456789")
 		},
@@ -94,27 +91,22 @@ var patterns = []pattern{
 	{
 		anchors: []string{"://"},
 		re:      regexp.MustCompile(`^://([^\s/?#@:"'<>\[\]\\]*:[^\s/?#@"'<>\[\]\\]+)@`),
-		window:  maxShapeLen,
 	},
 	{
 		anchors: []string{"hooks.slack.com/"},
 		re:      regexp.MustCompile(`^hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{43,})`),
-		window:  maxShapeLen,
 	},
 	{
 		anchors: []string{"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"},
 		re:      regexp.MustCompile(`^discord(?:app)?\.com/api/webhooks/([0-9]+/[A-Za-z0-9_-]{20,})`),
-		window:  maxShapeLen,
 	},
 	{
 		anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA"},
 		re:      regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[ \t,:;=|"']{1,20}([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		window:  maxShapeLen,
 	},
 	{
 		anchors: []string{"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "SecretAccessKey", "secretAccessKey", "secret_access_key", "SECRET_ACCESS_KEY"},
 		re:      regexp.MustCompile(`^(?i)(?:aws_)?secret_?access_?key["']?[ \t]{0,5}[:=][ \t]{0,5}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		window:  maxShapeLen,
 	},
 }
 
@@ -188,7 +180,10 @@ var (
 )
 
 func init() {
-	for _, pt := range patterns {
+	for k, pt := range patterns {
+		if pt.window == 0 {
+			patterns[k].window = maxShapeLen
+		}
 		for _, a := range pt.anchors {
 			for k := range anchorPairs {
 				anchorPairs[k][a[k]][a[k+1]>>6] |= 1 << (a[k+1] & 63)

@@ -18,9 +18,8 @@ const skipMaxDepth = 64
 // skipValue checks the JSON value (an object or array) that starts at b[i]
 // and returns the index just after it, or skipInvalid or skipIncomplete. It
 // accepts no more than the decoder does with readOptions (surrogate escapes
-// left to the decoder, bytes from 0x80 on passed as U+FFFD would be), so that
-// taking out a value it accepted changes nothing the decoder would have said.
-// One pass, no allocation.
+// left to the decoder), so that taking out a value it accepted changes
+// nothing the decoder would have said.
 func skipValue(b []byte, i int) int {
 	var stack [skipMaxDepth]byte // the open containers: '{' or '['
 	depth := 0
@@ -155,14 +154,13 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipIntegerRun skips, from b[i] (a digit that starts an array element),
-// elements that are non-negative integers followed by a comma (a list of
-// token ids), and returns the index of the last element's first byte or of
-// what broke the run. The white space after a comma, once seen, is compared
-// whole (one or two words up to 16 bytes: indentation up to 15 deep).
+// elements that are non-negative integers followed by a comma (token ids),
+// and returns the index of the last element's first byte or of what broke
+// the run. The white space after a comma, once seen, is compared whole (one
+// or two words up to 16 bytes).
 func skipIntegerRun(b []byte, i int) int {
 	var sep []byte // the white space after the previous comma
-	// sep's first eight bytes (those of mask) and, when it is longer, its
-	// last eight.
+	// sep's first eight bytes (those of mask) and its last eight.
 	var first, last, mask uint64
 	for {
 		j := integerEndWord(b, i)
@@ -197,9 +195,8 @@ func skipIntegerRun(b []byte, i int) int {
 	}
 }
 
-// integerEndWord is integerEnd, the digits counted eight bytes at a time:
-// an integer of up to seven digits that starts with 1-9 is read in one
-// word, without a branch per digit.
+// integerEndWord is integerEnd, an integer of up to seven digits that
+// starts with 1-9 read in one word, without a branch per digit.
 func integerEndWord(b []byte, j int) int {
 	if j+8 <= len(b) && b[j] != '0' {
 		t := binary.LittleEndian.Uint64(b[j:]) ^ zeroChars                 // digits become 0..9
@@ -218,8 +215,7 @@ func integerEndWord(b []byte, j int) int {
 // text starts at b[i].
 func skipString(b []byte, i int) int {
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character.
+		// Eight bytes at a time while none is a quote, a backslash or a control.
 		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
 			if zeroBytes(w^quotes)|zeroBytes(w^backslashes)|controlBytes(w) != 0 {
@@ -368,10 +364,8 @@ func controlBytes(x uint64) uint64 {
 	return zeroBytes(x & 0xE0E0E0E0E0E0E0E0)
 }
 
-// integerEnd returns the end of the unsigned JSON integer at b[j] (one 0,
-// or a nonzero digit and the digits after it), or -1 when none starts there:
-// the one integer grammar of skipIntegerRun and the phases filter's
-// nextInteger.
+// integerEnd returns the end of the unsigned JSON integer at b[j], or -1
+// when none starts there.
 func integerEnd(b []byte, j int) int {
 	switch {
 	case j >= len(b):

@@ -1,8 +1,10 @@
 package collect
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -20,22 +22,15 @@ type PartMeta struct {
 	Host            string         `json:"host,omitempty"`
 	CIReportVersion string         `json:"ci_report_version,omitempty"`
 	GitHub          *GitHubContext `json:"github,omitempty"`
-	// Revision (new) is the revision the part tested, as `--revision`
-	// gave it; Arm (new) the arm it belongs to (`--arm parent`): parts of
-	// different arms may test different revisions and repeat cases
-	// (docs/formats.md §7.2).
-	Revision string `json:"revision,omitempty"`
-	Arm      string `json:"arm,omitempty"`
-	// Leg (new) is the leg of a test matrix the part ran (`--leg
-	// topology=2p1d`, in order): the same test in two legs is two tests
-	// (docs/formats.md §7.2).
-	Leg []Property `json:"leg,omitempty"`
-
-	// Selection (new) are the selection flags beyond --part that narrowed
-	// the part's cases (`--cases vllm-qwen05b*`): the cases of its part of
-	// a run's plan it did not plan were left out on purpose, not lost.
-	// Faults (new) are the simulator faults a --simulate run injected
-	// (CI_REPORT_SIM_FAULTS).
+	// Revision is the revision the part tested (`--revision`), Arm the
+	// arm it belongs to (`--arm parent`), Leg the leg of a test matrix it
+	// ran (`--leg topology=2p1d`): docs/formats.md §7.2.
+	Revision string     `json:"revision,omitempty"`
+	Arm      string     `json:"arm,omitempty"`
+	Leg      []Property `json:"leg,omitempty"`
+	// Selection are the selection flags beyond --part that narrowed the
+	// part's cases (`--cases vllm-qwen05b*`): cases left out on purpose,
+	// not lost. Faults are the faults a --simulate run injected.
 	Selection string `json:"selection,omitempty"`
 	Faults    string `json:"faults,omitempty"`
 }
@@ -85,13 +80,11 @@ type GitHubContext struct {
 	Repository string `json:"repository,omitempty"`
 }
 
-// Setup is setup.json (docs/formats.md §3): what a part tested. After merge it is
-// the merged setup of every part. The server cases are Cases, Workload and
-// Checks; every other kind of case is a block of Kinds, which collect, merge
-// and render treat alike whatever its name (a new kind is a row of the
-// runner's kind table, nothing here). Files of the format before `kinds`
-// (with elastic, limit and priority fields of their own) read into Kinds
-// (legacy.go).
+// Setup is setup.json (docs/formats.md §3): what a part tested, or after
+// merge the merged setup of every part. The server cases are Cases,
+// Workload and Checks; every other kind of case is a block of Kinds, treated
+// alike whatever its name. Files of the format before `kinds` read into
+// Kinds (legacy.go).
 type Setup struct {
 	Profile        string           `json:"profile"`
 	KvcachedSHA    *string          `json:"kvcached_sha"`
@@ -105,10 +98,8 @@ type Setup struct {
 	Kinds          []KindSetup      `json:"kinds,omitempty"`
 	// Parts holds the display names of the merged parts when there is more than one.
 	Parts []string `json:"parts,omitempty"`
-	// Properties (new) are what an imported suite ran with that no other
-	// field holds (docs/formats.md §3): `import junit --setup` pairs, then
-	// its reports' suite properties. A merged setup has every part's, each
-	// once; merge.PartStatus.Setup keeps each part's own.
+	// Properties are what an imported suite ran with that no other field
+	// holds (docs/formats.md §3); a merged setup has every part's, once.
 	Properties []Property `json:"properties,omitempty"`
 }
 
@@ -116,21 +107,12 @@ type Setup struct {
 // any kind, as the setup of a part written by `import junit` (§4.7), or of a
 // run that planned nothing, does; a nil setup describes none.
 func (s *Setup) DescribesNoCase() bool {
-	if s == nil {
-		return true
-	}
-	for i := range s.Kinds {
-		if len(s.Kinds[i].Entries) > 0 {
-			return false
-		}
-	}
-	return s.Engines.Len() == 0 && len(s.Cases) == 0
+	return s == nil || s.Engines.Len() == 0 && len(s.Cases) == 0 &&
+		!slices.ContainsFunc(s.Kinds, func(k KindSetup) bool { return len(k.Entries) > 0 })
 }
 
 // KindSetup is one kind of case other than the server case
-// (docs/formats.md §3.3): its name (a plan entry's kind), the heading and
-// sentence the issue section gives it, its cases, and what each case does
-// and when each of its checks passes, all as the runner wrote them.
+// (docs/formats.md §3.3), as the runner wrote it.
 type KindSetup struct {
 	Kind     string          `json:"kind"`
 	Title    string          `json:"title"`
@@ -140,10 +122,7 @@ type KindSetup struct {
 	Checks   Ordered[string] `json:"checks"`
 }
 
-// KindEntry is one case of a kind: its name, the GPU and batch limit a
-// case of several servers shares (absent: not said), the layers of the
-// product it exercises, the GPU size a ballast made it see, and its
-// servers, each under its role.
+// KindEntry is one case of a kind (docs/formats.md §3.3).
 type KindEntry struct {
 	Name       string       `json:"name"`
 	GPU        string       `json:"gpu,omitempty"`
@@ -153,9 +132,8 @@ type KindEntry struct {
 	Servers    []RoleServer `json:"servers"`
 }
 
-// RoleServer is one server of a KindEntry: the role it plays in its case
-// (the section's column for it, e.g. "server A", "low priority") and its
-// setup.
+// RoleServer is one server of a KindEntry under its role ("server A",
+// "low priority").
 type RoleServer struct {
 	Role string `json:"role"`
 	CaseSetup
@@ -171,11 +149,10 @@ func (s *Setup) Kind(name string) *KindSetup {
 	return nil
 }
 
-// AddKind adds the entries of k to the setup's block of its kind, which it
-// makes, after the others, when there is none; the block's title, about,
-// workload and checks are the first non-empty ones. It is how the runner
-// builds setup.json, how old files read (legacy.go) and how merge unites
-// the parts' setups, so that no kind's entries are left out of any.
+// AddKind adds the entries of k to the setup's block of its kind, made
+// last when there is none; the block's title, about, workload and checks
+// are the first non-empty ones. The runner, legacy.go and merge all build
+// kinds through it.
 func (s *Setup) AddKind(k KindSetup) {
 	b := s.Kind(k.Kind)
 	if b == nil {
@@ -183,12 +160,7 @@ func (s *Setup) AddKind(k KindSetup) {
 		b = &s.Kinds[len(s.Kinds)-1]
 	}
 	b.Entries = append(b.Entries, k.Entries...)
-	if b.Title == "" {
-		b.Title = k.Title
-	}
-	if b.About == "" {
-		b.About = k.About
-	}
+	b.Title, b.About = cmp.Or(b.Title, k.Title), cmp.Or(b.About, k.About)
 	if len(b.Workload) == 0 {
 		b.Workload = k.Workload
 	}
@@ -206,8 +178,7 @@ type GPU struct {
 
 // Engine is an engine's image and versions (setup.json "engines" values).
 type Engine struct {
-	// Display is the engine's name in reports (new; absent in parts that
-	// predate it, which render names by DisplayName).
+	// Display is the engine's name in reports (absent: DisplayName).
 	Display  string `json:"display,omitempty"`
 	Image    string `json:"image,omitempty"`
 	Digest   string `json:"digest,omitempty"`
@@ -218,17 +189,13 @@ type Engine struct {
 	Env      Env    `json:"env"`
 	Server   string `json:"server,omitempty"`
 	// Expectations is the expectation set the engine's setup case picked
-	// by the probed versions (absent: the plan declares none, or none was
-	// picked).
+	// by the probed versions; Capabilities what it probed of its kvcached.
 	Expectations *EngineExpectations `json:"expectations,omitempty"`
-	// Capabilities are what the engine's setup case probed of its kvcached
-	// for the plan's cases (absent: nothing probed, or no probe answered).
-	Capabilities []Capability `json:"capabilities,omitempty"`
+	Capabilities []Capability        `json:"capabilities,omitempty"`
 }
 
 // Capability is one probed capability of an engine's kvcached
-// (docs/formats.md §3.1): its name (`kvctl_priority`), whether it is
-// there, and the probe's evidence.
+// (docs/formats.md §3.1).
 type Capability struct {
 	Name      string `json:"name"`
 	Available bool   `json:"available"`
@@ -273,52 +240,42 @@ type CaseSetup struct {
 type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
-	// Suites and Deselected are the counts of an imported part (new, written
-	// by `import junit`): the summary.json reader skips Suites, kept for other tools,
-	// and reads Deselected, which the evidence table's suite counts show
-	// (docs/render.md §12.1).
-	Suites     []Suite `json:"suites,omitempty"`
-	Deselected *int    `json:"deselected,omitempty"`
-	// Problems (new, written by `import junit`) are the defects of the
-	// imported files that the import read past, each naming the file and
-	// line; the part's problems (docs/formats.md §4.7).
-	Problems []string `json:"problems,omitempty"`
+	// Suites, Deselected and Problems are written by `import junit`
+	// (docs/formats.md §4.7): the reader skips Suites, kept for other
+	// tools; Problems are the defects of the imported files read past.
+	Suites     []Suite  `json:"suites,omitempty"`
+	Deselected *int     `json:"deselected,omitempty"`
+	Problems   []string `json:"problems,omitempty"`
 }
 
 // CaseResult is one case's outcome. Readers that only render leave Phases nil.
 type CaseResult struct {
 	Name string `json:"name"`
 	OK   bool   `json:"ok"`
-	// SkipReason (JSON "skipped", new) says why the case judged nothing: a
-	// capability the machine lacks, a test its framework skipped. See Skipped.
+	// SkipReason (JSON "skipped") says why the case judged nothing. See
+	// Skipped.
 	SkipReason string `json:"skipped,omitempty"`
-	// DurationS is how long the case took, in seconds (new); 0: not recorded.
+	// DurationS is how long the case took, in seconds; 0: not recorded.
 	DurationS float64 `json:"duration_s,omitempty"`
-	// Class (new) is whose fault a failed case is: ClassProduct, ClassInfra
-	// or ClassHarness, decided by the runner from what it observed
-	// (docs/formats.md §4.8); empty for a case that passed, or a part
-	// written before classes. ClassWhy is the observation that decided it,
-	// ClassBy (new) whether that was a fact, a signature or the default
-	// (ClassByFact, ClassBySignature, ClassByDefault; empty: not recorded).
-	Class    string `json:"class,omitempty"`
-	ClassWhy string `json:"class_why,omitempty"`
-	ClassBy  string `json:"class_by,omitempty"`
-	// ClassFrom (new) is the log whose line decided a class by signature
-	// (`kernel log`, `<server>/serve.log`, `check <name>`): where to look.
+	// Class is whose fault a failed case is (docs/formats.md §4.8), ClassWhy
+	// the observation that decided it, ClassBy whether that was a fact, a
+	// signature or the default, ClassFrom the log whose line decided a
+	// class by signature (`<server>/serve.log`).
+	Class     string  `json:"class,omitempty"`
+	ClassWhy  string  `json:"class_why,omitempty"`
+	ClassBy   string  `json:"class_by,omitempty"`
 	ClassFrom string  `json:"class_from,omitempty"`
 	Checks    []Check `json:"checks"`
-	// Attempts (new) is how often the case ran when it was rerun (an
-	// imported test rerun by its runner: docs/formats.md §4.7); 0 is once.
-	// See Flaky.
+	// Attempts is how often the case ran when it was rerun (docs/formats.md
+	// §4.7); 0 is once. See Flaky.
 	Attempts int `json:"attempts,omitempty"`
-	// Excerpt (new) is where a failed case's serve.log shows what went
-	// wrong, cut out by the runner when the case ended (docs/formats.md
-	// §4.9), so that reports quote it without reading logs.
+	// Excerpt is where a failed case's serve.log shows what went wrong
+	// (docs/formats.md §4.9), so that reports quote it without reading logs.
 	Excerpt *Excerpt        `json:"excerpt,omitempty"`
 	Log     json.RawMessage `json:"log,omitempty"`
 	Phases  *Ordered[Phase] `json:"phases,omitempty"`
-	// Machine (new) is what the host said about itself before and after a
-	// failed case (docs/formats.md §4.10); nil for a case that passed.
+	// Machine is what the host said about itself before and after a failed
+	// case (docs/formats.md §4.10).
 	Machine *Machine `json:"machine,omitempty"`
 	// Timeline is a failed co-location case's `<case>-usage.json`, read
 	// with the part (docs/formats.md §4.4); never written to summary.json.
@@ -326,14 +283,10 @@ type CaseResult struct {
 }
 
 // Excerpt is a few lines of one serve.log of a failed case
-// (docs/formats.md §4.9): File is the log's path in the part
-// (`<server>/serve.log`), Offset the byte offset of the first line, From what
-// the excerpt starts near (an error signature's name, or "burst"), Lines the
-// lines themselves (at most ExcerptMaxLines, each cut to ExcerptLineCut code
-// points, valid UTF-8, without their line ends). Tail (new) holds the log's
-// last lines when they do not follow Lines: Skipped lines lie between the
-// two, and TailOffset is the byte offset of Tail's first; Lines and Tail
-// together are at most ExcerptMaxLines.
+// (docs/formats.md §4.9): File is the log's path in the part, Offset the
+// byte offset of the first line, From what the excerpt starts near. Tail
+// holds the log's last lines when they do not follow Lines: Skipped lines
+// lie between the two, and TailOffset is the byte offset of Tail's first.
 type Excerpt struct {
 	File       string   `json:"file"`
 	Offset     int64    `json:"offset"`
@@ -344,9 +297,7 @@ type Excerpt struct {
 	Tail       []string `json:"tail,omitempty"`
 }
 
-// Bounds of an Excerpt (docs/formats.md §4.9): ExcerptMaxLines in all,
-// ExcerptTailLines of them the log's last when the log goes on past
-// ExcerptMaxLines lines from the excerpt's first.
+// Bounds of an Excerpt (docs/formats.md §4.9).
 const (
 	ExcerptMaxLines  = 40
 	ExcerptTailLines = 15
@@ -357,19 +308,15 @@ const (
 // co-location case's burst began (its log's burst_offsets).
 const ExcerptBurst = "burst"
 
-// ExcerptEnd is Excerpt.From for an excerpt of a log's last lines, for a
-// failed case whose logs hold no signature, no error line, no burst and no
-// failed comparison: where a server that never became ready stopped.
+// ExcerptEnd is Excerpt.From for an excerpt of a log's last lines, when
+// nothing else marks where to look.
 const ExcerptEnd = "end of serve.log"
 
-// excerptPhasePrefix begins Excerpt.From for an excerpt that starts where a
-// server case's load phase began (ExcerptPhase).
 const excerptPhasePrefix = "phase "
 
 // ExcerptPhase is Excerpt.From for an excerpt that starts where phase
 // began in a kvcached case's serve.log: the case failed only its
-// comparison of that phase with its native case, which no signature marks
-// (docs/formats.md §4.9).
+// comparison of that phase with its native case (docs/formats.md §4.9).
 func ExcerptPhase(phase string) string { return excerptPhasePrefix + phase }
 
 // ExcerptPhaseOf is the phase of an ExcerptPhase from; ok is false for
@@ -401,13 +348,11 @@ func CaseSkipped(reason string, ok bool, checks []Check) bool {
 	return reason != "" && !CaseFailed(ok, checks)
 }
 
-// Suite is one test suite of an imported part (summary.json "suites", new):
-// the counts its file declared, which may differ from the test cases it
-// holds (reruns, deselection), and the suite's own context. A count absent
-// from the file is nil.
+// Suite is one test suite of an imported part (summary.json "suites"): the
+// counts its file declared, which may differ from the test cases it holds
+// (reruns, deselection); nil when absent. File is the file's base name.
 type Suite struct {
-	Name string `json:"name"`
-	// File is the base name of the file the suite was read from.
+	Name       string     `json:"name"`
 	File       string     `json:"file"`
 	Tests      *int       `json:"tests,omitempty"`
 	Failures   *int       `json:"failures,omitempty"`
@@ -422,55 +367,38 @@ type Suite struct {
 	Cases int `json:"cases"`
 }
 
-// JUnitPartProperty is the suite property by which ci-report's JUnit export
-// (`render --format junit`) marks each suite it writes, the part's name as
-// value: `import junit` then names each case by its testcase's name alone,
-// so that a report exported and imported again keeps its case names.
-const JUnitPartProperty = "ci-report.part"
-
-// JUnitArmProperty and JUnitRevisionProperty are the suite properties by
-// which ci-report's JUnit export names the arm of a suite's part and the
-// revision it tested (docs/formats.md §7.2): `import junit --arm A` of an
-// export takes the suites of arm A and their revision.
+// The suite properties by which ci-report's JUnit export (`render --format
+// junit`) names each suite's part, its arm, the revision it tested and its
+// matrix leg (Part.LegOf), so that a report exported and imported again
+// keeps its case names, arms and legs (docs/formats.md §7.2).
 const (
+	JUnitPartProperty     = "ci-report.part"
 	JUnitArmProperty      = "ci-report.arm"
 	JUnitRevisionProperty = "ci-report.revision"
+	JUnitLegProperty      = "ci-report.leg"
 )
 
-// JUnitLegProperty is the suite property by which ci-report's JUnit export
-// names the matrix leg of a suite's part, its values joined by ", "
-// (Part.LegOf): `import junit` without --leg gives the part that leg, as
-// one property named "leg" (the report keeps the values, not the names).
-const JUnitLegProperty = "ci-report.leg"
-
-// Property is one name-value pair of a test suite or case (new); names may
+// Property is one name-value pair of a test suite or case; names may
 // repeat, so properties are a list.
 type Property struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
 
-// Metric is one measured value of a case (log "metrics", new;
-// docs/formats.md §4.1), such as a test's own timing or throughput.
+// Metric is one measured value of a case (log "metrics", docs/formats.md
+// §4.1). Value is nil for null (see Known); Arm is "" when the case has
+// one arm; Better is MetricLower, MetricHigher or ""; Kind is MetricCount
+// or MetricBoolean for a value whose change is no percentage, "" for a
+// measure; Note says what the value is made of (`2 + 3 SSM`).
 type Metric struct {
-	Name string `json:"name"`
-	// Value is nil for null; null and -1 are both an unknown value
-	// (Metric.Known).
-	Value *float64 `json:"value"`
-	Unit  string   `json:"unit"`
-	// Arm is the arm the value was measured under (a baseline arm such as
-	// "cold", or a revision arm); "" when the case has one arm.
-	Arm string `json:"arm,omitempty"`
-	// Concurrency is the concurrency level it was measured at; nil: none.
-	Concurrency *int `json:"concurrency,omitempty"`
-	// Better is MetricLower or MetricHigher when the metric has a direction;
-	// "" when it has none.
-	Better string `json:"better,omitempty"`
-	// Kind is MetricCount or MetricBoolean for a value whose change is no
-	// percentage (pages served, a yes or no); "" for a measure.
-	Kind string `json:"kind,omitempty"`
-	// Note says what the value is made of (`2 + 3 SSM`); "" for none.
-	Note string `json:"note,omitempty"`
+	Name        string   `json:"name"`
+	Value       *float64 `json:"value"`
+	Unit        string   `json:"unit"`
+	Arm         string   `json:"arm,omitempty"`
+	Concurrency *int     `json:"concurrency,omitempty"`
+	Better      string   `json:"better,omitempty"`
+	Kind        string   `json:"kind,omitempty"`
+	Note        string   `json:"note,omitempty"`
 }
 
 // Directions of a metric (Metric.Better).
@@ -506,10 +434,8 @@ func (m *Metric) ChangePct(base *Metric) (float64, bool) {
 	return d, true
 }
 
-// Event is one timestamped event of a case (log "events", new;
-// docs/formats.md §4.1): its name and when it happened, in seconds from
-// an origin the recorder chose (the intervals between events are what a
-// report shows).
+// Event is one timestamped event of a case (log "events", docs/formats.md
+// §4.1): seconds from an origin the recorder chose.
 type Event struct {
 	Name string  `json:"name"`
 	T    float64 `json:"t"`
@@ -539,21 +465,16 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
-	// Kind (new) is the JUnit outcome element an imported check was read
-	// from: failure, error, rerunFailure, rerunError, flakyFailure or
-	// flakyError (docs/formats.md §4.7), so that the JUnit export writes
-	// it back; empty for every other check.
+	// Kind is the JUnit outcome element an imported check was read from
+	// (docs/formats.md §4.7), so that the JUnit export writes it back.
 	Kind string `json:"kind,omitempty"`
-	// CausedBy (new) names the failed check that kept this one from
-	// meaningfully running (the server never became ready, crashed, its
-	// burst failed): a check of the same case, or `<case>/<check>` of
-	// another (a kvcached case's comparison with its failed native case).
-	// Empty: the check failed, or passed, on its own (docs/formats.md §4.2).
+	// CausedBy names the failed check that kept this one from meaningfully
+	// running: a check of the same case, or `<case>/<check>` of another
+	// (docs/formats.md §4.2).
 	CausedBy string `json:"caused_by,omitempty"`
-	// Value, Bar, Unit and Must (new) are a numeric check's measured value
-	// against its bar, as its detail states them: Must is MustOver (the
-	// value must be over the bar, or at least it) or MustUnder (under it,
-	// or at most it). All four or none (docs/formats.md §4.2); Margin reads them.
+	// Value, Bar, Unit and Must are a numeric check's measured value against
+	// its bar (MustOver or MustUnder), all four or none (docs/formats.md
+	// §4.2); Margin reads them.
 	Value *float64 `json:"value,omitempty"`
 	Bar   *float64 `json:"bar,omitempty"`
 	Unit  string   `json:"unit,omitempty"`

@@ -83,40 +83,32 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 
 // setField sets the field of key k to its value b, or says why it cannot.
 func (u *UsageSample) setField(k string, b json.RawMessage) error {
-	switch k {
-	case "t":
-		f, err := usageNumber(k, b)
-		if err != nil {
-			return err
-		}
-		u.T = f
-	case "phase":
+	switch {
+	case k == "phase":
 		if err := json.Unmarshal(b, &u.Phase); err != nil || string(b) == "null" {
 			return fmt.Errorf("phase: want a string, got %s", text.Cut(string(b), 41))
 		}
-	case "gpu", "gpu_free":
-		f, err := usageNumber(k, b)
-		if err != nil {
-			return err
+		return nil
+	case k != "t" && k != "gpu" && k != "gpu_free" && len(b) > 0 && b[0] == '{':
+		var per Ordered[float64]
+		if err := json.Unmarshal(b, &per); err != nil {
+			return fmt.Errorf("%s: want an object of numbers by server: %v", k, err)
 		}
-		if k == "gpu" {
-			u.GPU = &f
-		} else {
-			u.GPUFree = &f
-		}
+		u.Ledger.Set(k, per)
+		return nil
+	}
+	f, err := usageNumber(k, b)
+	if err != nil {
+		return err
+	}
+	switch k {
+	case "t":
+		u.T = f
+	case "gpu":
+		u.GPU = &f
+	case "gpu_free":
+		u.GPUFree = &f
 	default:
-		if len(b) > 0 && b[0] == '{' {
-			var per Ordered[float64]
-			if err := json.Unmarshal(b, &per); err != nil {
-				return fmt.Errorf("%s: want an object of numbers by server: %v", k, err)
-			}
-			u.Ledger.Set(k, per)
-			return nil
-		}
-		f, err := usageNumber(k, b)
-		if err != nil {
-			return err
-		}
 		u.KV.Set(k, f)
 	}
 	return nil

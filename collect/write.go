@@ -3,8 +3,10 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +121,23 @@ func (w *PartWriter) Close() error {
 	return err
 }
 
+// earlierResults are the files of a part that say what a run found, as
+// opposed to what it was asked to do (part.json, setup.json, rewritten
+// anyway).
+var earlierResults = []string{"summary.json", "cases.jsonl", "summary.md", "error.txt"}
+
+// ClearResults removes an earlier run's results from the part directory, so a
+// reused directory cannot lend them to this run (a stale error.txt would say
+// no GPU could be obtained).
+func (w *PartWriter) ClearResults() error {
+	for _, name := range earlierResults {
+		if err := os.Remove(filepath.Join(w.Dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("clear %s of an earlier run: %w", filepath.Join(w.Dir, name), err)
+		}
+	}
+	return nil
+}
+
 // SummaryMarkdown is summary.md (docs/formats.md §5). Every text is redacted
 // before it is escaped (escaping would hide a secret from a literal match),
 // then escaped as the comment escapes it (docs/render.md §2), so a hostile
@@ -129,16 +148,14 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 	for i := range cases {
 		SummaryMarkdownRow(&b, &cases[i], red)
 	}
-	plain := func(s string) string { return text.Plain(red.String(s)) }
-	code := func(s string) string { return text.CodeCell(red.String(s)) }
 	if len(notRun) > 0 {
 		names := make([]string, len(notRun))
 		for i, n := range notRun {
-			names[i] = code(n)
+			names[i] = mdCode(red, n)
 		}
 		fmt.Fprintf(&b, "\nNot run: %s\n", strings.Join(names, ", "))
 	}
-	closestCallsMarkdown(&b, cases, plain, code)
+	closestCallsMarkdown(&b, cases, red)
 	return b.Bytes()
 }
 
@@ -153,15 +170,17 @@ func SummaryMarkdownHead(title string, red *Redactor) []byte {
 	return b.Bytes()
 }
 
+// mdText and mdCode redact s, then escape it as running text or as a name.
+func mdText(red *Redactor, s string) string { return text.Plain(red.String(s)) }
+func mdCode(red *Redactor, s string) string { return text.CodeCell(red.String(s)) }
+
 // SummaryMarkdownRow appends case c's row of summary.md's table.
 func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
-	plain := func(s string) string { return text.Plain(red.String(s)) }
-	code := func(s string) string { return text.CodeCell(red.String(s)) }
 	result, class := "PASS", ""
 	var failed []string
 	if c.Skipped() {
 		result = "SKIP"
-		failed = append(failed, plain(c.SkipReason))
+		failed = append(failed, mdText(red, c.SkipReason))
 	}
 	if c.Failed() {
 		result = "FAIL"
@@ -176,9 +195,9 @@ func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 		}
 		for _, ch := range c.Checks {
 			if !ch.OK {
-				s := code(ch.Name)
+				s := mdCode(red, ch.Name)
 				if ch.Detail != "" {
-					s += " (" + plain(ch.Detail) + ")"
+					s += " (" + mdText(red, ch.Detail) + ")"
 				}
 				failed = append(failed, s)
 			}
@@ -190,14 +209,14 @@ func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 	// Written piece by piece: fmt and the joined cells cost a third of
 	// the row (import junit writes one a testcase).
 	b.WriteString("| ")
-	b.WriteString(code(c.Name))
+	b.WriteString(mdCode(red, c.Name))
 	b.WriteString(" | ")
 	b.WriteString(result)
 	b.WriteString(" | ")
 	b.Write(appendSeconds(b.AvailableBuffer(), c.DurationS))
 	b.WriteString(" | ")
 	if class != "" {
-		b.WriteString(plain(class))
+		b.WriteString(mdText(red, class))
 	}
 	b.WriteString(" | ")
 	for i, f := range failed {
@@ -210,9 +229,8 @@ func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 }
 
 // closestCallsMarkdown appends summary.md's closest calls (docs/formats.md §5,
-// collapsed as in docs/render.md §3.10); plain and code escape running text
-// and names.
-func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, plain, code func(string) string) {
+// collapsed as in docs/render.md §3.10).
+func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, red *Redactor) {
 	calls := PassingMargins(len(cases), func(i int) []Check { return cases[i].Checks }, CloseCallBelow)
 	if len(calls) == 0 {
 		return
@@ -229,7 +247,8 @@ func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, plain, code func(
 	for _, pm := range calls {
 		ch := &cases[pm.Case].Checks[pm.Check]
 		value, bar, margin := CloseCallCells(ch, pm.Margin)
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", code(cases[pm.Case].Name), code(ch.Name), plain(value), plain(bar), plain(margin))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(red, cases[pm.Case].Name), mdCode(red, ch.Name),
+			mdText(red, value), mdText(red, bar), mdText(red, margin))
 	}
 	if more > 0 {
 		fmt.Fprintf(b, "\nand %d more; summary.json has every check's value and bar.\n", more)

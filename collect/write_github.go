@@ -71,10 +71,10 @@ func WorkflowCommand(name string, props [][2]string, message string) string {
 		}
 		b.WriteString(p[0])
 		b.WriteByte('=')
-		b.WriteString(escapeCommandProperty(p[1]))
+		b.WriteString(commandProperty.Replace(p[1]))
 	}
 	b.WriteString("::")
-	b.WriteString(escapeCommandData(message))
+	b.WriteString(commandData.Replace(message))
 	return b.String()
 }
 
@@ -82,6 +82,3 @@ var (
 	commandData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
 	commandProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 )
-
-func escapeCommandData(s string) string     { return commandData.Replace(s) }
-func escapeCommandProperty(s string) string { return commandProperty.Replace(s) }
