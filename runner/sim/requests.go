@@ -292,13 +292,9 @@ func (s *simServer) mergeKvctlLocked() *segmentFile {
 		if g, err := s.w.readSegment(s.groupIPC()); err == nil && g.LimitBytes > 0 {
 			s.groupLimit = g.LimitBytes
 		}
-		if seg.LimitBytes > 0 && seg.LimitBytes+s.groupLimit != s.kv.limitBytes {
-			s.kv.limitBytes = seg.LimitBytes + s.groupLimit
-		}
-		return &seg
 	}
-	if seg.LimitBytes > 0 && seg.LimitBytes != s.kv.limitBytes {
-		s.kv.limitBytes = seg.LimitBytes
+	if seg.LimitBytes > 0 {
+		s.kv.limitBytes = seg.LimitBytes + s.groupLimit // groupLimit is 0 unless grouped
 	}
 	return &seg
 }

@@ -544,10 +544,7 @@ func (s *simServer) blockSize() int {
 		}
 		return hybridBlockTokens
 	}
-	if cfg.BlockSize == 0 {
-		return 16
-	}
-	return cfg.BlockSize
+	return cmp.Or(cfg.BlockSize, 16)
 }
 
 // logAllocation logs the engine's lines on its weights and KV cache.
