@@ -179,9 +179,8 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		vllmError(w, 400, "prompt: the simulator accepts one prompt string")
 		return
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens < 1 {
-		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
+	if req.MaxTokens < 1 {
+		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", req.MaxTokens))
 		return
 	}
 	pd := req.KVTransfer
@@ -194,7 +193,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		err = s.takeTransfer(tokenize(prompt), pd)
 	}
 	if err == nil {
-		c, err = s.generateOne(r.Context(), prompt, maxTokens, req.IgnoreEOS)
+		c, err = s.generateOne(r.Context(), prompt, req.MaxTokens, req.IgnoreEOS)
 	}
 	var issued *pdParams
 	if err == nil && pd != nil && pd.DoRemoteDecode && !c.stopped {

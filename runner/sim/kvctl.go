@@ -168,11 +168,7 @@ func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
 		return 0, true
 	case !slices.Contains(cli.cmds, args[0]):
 		// argparse's wording since Python 3.9 (the choices quoted as repr).
-		quoted := make([]string, len(cli.cmds))
-		for i, c := range cli.cmds {
-			quoted[i] = "'" + c + "'"
-		}
-		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", "))), true
+		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from '%s')", args[0], strings.Join(cli.cmds, "', '"))), true
 	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"): // a capability probe
 		fmt.Fprintf(cli.stdout, "usage: kvctl %s [-h] ...\n", args[0])
 		return 0, true

@@ -317,7 +317,11 @@ func (s *simServer) listen() (ln net.Listener, ok bool) {
 	if s.faults.has(FaultPortTaken, s.ids...) {
 		err = errors.New("listen tcp: bind: address already in use (fault port-taken)")
 	} else {
-		ln, err = net.Listen("tcp", net.JoinHostPort(listenHost(cfg.Host), strconv.Itoa(cfg.Port)))
+		host := cfg.Host
+		if host == "0.0.0.0" {
+			host = "" // every address, IPv6 too
+		}
+		ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	}
 	if err != nil {
 		s.fatal([]string{`File "/usr/lib/python3.12/asyncio/base_events.py", line 1536, in create_server`,
@@ -357,13 +361,6 @@ func (s *simServer) logReady(port int) {
 	}
 	s.log.uvicorn("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
 	s.log.info("http_server.py:1268", "The server is fired up and ready to roll!")
-}
-
-func listenHost(h string) string {
-	if h == "0.0.0.0" || h == "" {
-		return ""
-	}
-	return h
 }
 
 // containerGPUsEnv names the world GPUs a simulated container was given
@@ -677,7 +674,7 @@ func (s *simServer) sleepOrStop(d time.Duration, stop <-chan string) (string, bo
 
 // fatal logs a startup failure the way the engine dies of it.
 func (s *simServer) fatal(frames []string, exc string) {
-	fr := append([]string{`File "/usr/local/bin/` + map[string]string{"vllm": "vllm", "sglang": "sglang"}[s.cfg.Engine] + `", line 10, in <module>`, `  sys.exit(main())`}, frames...)
+	fr := append([]string{`File "/usr/local/bin/` + s.cfg.Engine + `", line 10, in <module>`, `  sys.exit(main())`}, frames...)
 	s.log.traceback(fr, exc)
 }
 
