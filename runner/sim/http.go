@@ -137,8 +137,7 @@ func vllmError(w http.ResponseWriter, status int, msg string) {
 }
 
 func statusOf(err error) (int, string) {
-	var he *httpError
-	if errors.As(err, &he) {
+	if he, ok := errors.AsType[*httpError](err); ok {
 		return he.status, he.msg
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -295,9 +294,7 @@ func (s *simServer) generateBatch(ctx context.Context, texts []string, maxTokens
 	errs := make([]error, len(texts))
 	var wg sync.WaitGroup
 	for i, t := range texts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			c, err := s.generateOne(ctx, t, maxTokens, ignoreEOS)
 			if err != nil {
 				errs[i] = err
@@ -311,7 +308,7 @@ func (s *simServer) generateBatch(ctx context.Context, texts []string, maxTokens
 				"id": fmt.Sprintf("%032x", s.nextRequestID()), "finish_reason": finish, "prompt_tokens": len(c.promptIDs),
 				"completion_tokens": len(c.tokens), "cached_tokens": c.cached, "e2e_latency": c.latency.Seconds(),
 			}}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -431,16 +431,17 @@ func (s *simServer) startupLogs(env serveEnv) {
 		s.log.write(s.log.out, fmt.Sprintf("[%s] server_args=ServerArgs(model_path=%q, served_model_name=%q, host=%q, port=%d, mem_fraction_static=%g, max_running_requests=%d, tp_size=%d, random_seed=42)",
 			s.now().Format("2006-01-02 15:04:05"), cfg.ModelArg, cfg.ServedName, cfg.Host, cfg.Port, cfg.MemFraction, cfg.MaxSeqs, cfg.TP))
 	}
-	if s.elastic {
-		s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
-		s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
-		if cfg.KVTransfer != "" {
-			s.log.kvcached("%s", nixlPatchLine)
-			s.log.kvcached("%s", nixlLayoutLine)
-		}
-	}
 	s.retainCap = DefaultMaxCachedTokens
-	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" && s.elastic {
+	if !s.elastic {
+		return
+	}
+	s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
+	s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
+	if cfg.KVTransfer != "" {
+		s.log.kvcached("%s", nixlPatchLine)
+		s.log.kvcached("%s", nixlLayoutLine)
+	}
+	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil || n < -1:
@@ -451,13 +452,11 @@ func (s *simServer) startupLogs(env serveEnv) {
 			s.retainCap = n
 		}
 	}
-	if s.elastic {
-		capText := strconv.FormatInt(s.retainCap, 10) + " tokens"
-		if s.retainCap < 0 {
-			capText = "unlimited"
-		}
-		s.log.kvcached("prefix cache retention cap: %s", capText)
+	capText := strconv.FormatInt(s.retainCap, 10) + " tokens"
+	if s.retainCap < 0 {
+		capText = "unlimited"
 	}
+	s.log.kvcached("prefix cache retention cap: %s", capText)
 }
 
 // allocate loads the weights onto the GPUs and sets up the KV cache: the
