@@ -54,7 +54,6 @@ func LimitCacheFilled(idle, filled float64) collect.Check {
 // asked for, and the error of the call or of its read-back ("" when the
 // listing showed the new limit).
 type LimitSetObservation struct {
-	What  string // "lower" or "restore"
 	Bytes int64
 	Err   string
 }
