@@ -385,11 +385,10 @@ func (s *simServer) tick() {
 	}
 	if seg.PriorityRequestSeq > s.ackSeq {
 		s.ackSeq = seg.PriorityRequestSeq
-		if s.faults.has(FaultRejectPriority, s.ids...) {
-			seg.PriorityRejected = true
+		seg.PriorityRejected = s.faults.has(FaultRejectPriority, s.ids...)
+		if seg.PriorityRejected {
 			s.log.kvcached("WARNING: priority publish %d rejected (fault reject-priority)", seg.PriorityRequest)
 		} else {
-			seg.PriorityRejected = false
 			s.priority = seg.PriorityRequest
 			s.log.kvcached("priority of %s set to %d", s.ipc, s.priority)
 		}
