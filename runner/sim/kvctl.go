@@ -405,20 +405,18 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 // raised watermark that a ledger read has shown it (segmentFile.ShortfallSeen),
 // so that the world holds such a phase until a sampler has seen it.
 func markSeen(w *world, printed []kvctlEntry) error {
-	var todo []kvctlEntry
-	for _, e := range printed {
-		if e.ShortfallBytes > 0 || e.WatermarkBytes > 0 {
-			todo = append(todo, e)
-		}
-	}
-	if len(todo) == 0 {
+	posted := func(e kvctlEntry) bool { return e.ShortfallBytes > 0 || e.WatermarkBytes > 0 }
+	if !slices.ContainsFunc(printed, posted) {
 		return nil
 	}
 	if err := w.lock.Lock(); err != nil {
 		return err
 	}
 	defer w.lock.Unlock()
-	for _, e := range todo {
+	for _, e := range printed {
+		if !posted(e) {
+			continue
+		}
 		seg, err := w.readSegment(e.IPC)
 		if err != nil {
 			continue // the server exited meanwhile
