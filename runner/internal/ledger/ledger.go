@@ -344,6 +344,5 @@ func fieldOrder(entries []Entry) []string {
 	for _, k := range KnownFields {
 		delete(extra, k)
 	}
-	order := append([]string(nil), KnownFields...)
-	return append(order, slices.Sorted(maps.Keys(extra))...)
+	return slices.Concat(KnownFields, slices.Sorted(maps.Keys(extra)))
 }
