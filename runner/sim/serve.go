@@ -224,11 +224,7 @@ func (s *simServer) watchStop(ctx context.Context, sig <-chan os.Signal, ppid in
 }
 
 func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(v)))
 }
 
 // run loads the model, serves until stopped or crashed, and cleans up.
