@@ -147,10 +147,8 @@ func Server(s collect.LedgerSample, ipc, f string) (int64, bool) {
 	var sum int64
 	listed, own := false, false
 	for _, name := range s.Segments.Keys() {
-		if name != ipc {
-			if _, ok := groupOf(name, ipc); !ok {
-				continue
-			}
+		if _, group := groupOf(name, ipc); name != ipc && !group {
+			continue
 		}
 		seg, _ := s.Segments.Get(name)
 		v, _ := seg.Get(f)
