@@ -246,10 +246,7 @@ func writeJSONAtomic(path string, v any) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
+	if err = cmp.Or(err, f.Close()); err == nil { // closed either way; the first error wins
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
