@@ -90,7 +90,8 @@ func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 // seconds after the lowering; read is false when no reading had the KV.
 func LimitReleasedIdle(kv, limit float64, read bool, waited float64) collect.Check {
 	if !read {
-		return fail("limit_released_idle", fmt.Sprintf("no KV reading after the limit was lowered, limit %s MiB", MiB(limit)))
+		return fail("limit_released_idle",
+			fmt.Sprintf("no KV reading after the limit was lowered, limit %s MiB", MiB(limit)))
 	}
 	return collect.Check{
 		Name:   "limit_released_idle",

@@ -92,7 +92,8 @@ func OffloadMemoryReclaimed(rep *OffloadReport) collect.Check {
 	if !ok {
 		return fail(name, "the report has no cycle_reclaimed_bytes max")
 	}
-	return collect.Check{Name: name, OK: max > 0, Detail: fmt.Sprintf("at most %s MiB freed in a cycle", MiB(max/(1<<20)))}
+	return collect.Check{Name: name, OK: max > 0,
+		Detail: fmt.Sprintf("at most %s MiB freed in a cycle", MiB(max/(1<<20)))}
 }
 
 // ParseOffloadReport reads the report the script printed last: the JSON
