@@ -43,7 +43,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	// `kvctl limit <ipc>` writes the one segment <ipc> (not its pool groups
 	// <ipc>_g<N>), so that segment's own limit is what to restore.
 	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
-	l.lower = &checks.LimitSetObservation{What: "lower", Bytes: limitBytes}
+	l.lower = &checks.LimitSetObservation{Bytes: limitBytes}
 	l.lower.Err = setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)
 	l.releaseIdle(k)
 	l.loadUnderLimit(k)
@@ -121,7 +121,7 @@ func (l *limitRun) loadUnderLimit(k *coloc) {
 // unknown) it lifts the limit to the whole GPU so the case can go on, and says so.
 func (k *coloc) restoreLimit(original int64, haveOriginal bool) *checks.LimitSetObservation {
 	ipc := k.servers[0].IPC
-	restore := &checks.LimitSetObservation{What: "restore", Bytes: original}
+	restore := &checks.LimitSetObservation{Bytes: original}
 	if haveOriginal && original > 0 {
 		restore.Err = setLimitReadBack(k.ctx, k.kvctl, ipc, original)
 		return restore

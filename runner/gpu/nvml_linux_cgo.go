@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,28 +30,20 @@ func NewNVML(lib nvml.Interface) (b Backend, err error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		// Not nvml.ErrorString: once the library is loaded it calls into
 		// NVML, which must not be touched after a failed Init.
-		return nil, fmt.Errorf("NVML: init: %s", initFailure(ret))
+		return nil, fmt.Errorf("NVML: init: %s", cmp.Or(initFailures[ret], fmt.Sprintf("return code %d", int(ret))))
 	}
 	n := &nvmlBackend{lib: lib}
 	n.xids = n.watchXids()
 	return n, nil
 }
 
-// initFailure names the Init failures a CI machine meets, without NVML.
-func initFailure(ret nvml.Return) string {
-	switch ret {
-	case nvml.ERROR_LIBRARY_NOT_FOUND:
-		return "libnvidia-ml.so not found (no NVIDIA driver on this machine?)"
-	case nvml.ERROR_DRIVER_NOT_LOADED:
-		return "the NVIDIA driver is not loaded"
-	case nvml.ERROR_NO_PERMISSION:
-		return "no permission to talk to the NVIDIA driver"
-	case nvml.ERROR_UNINITIALIZED:
-		return "NVML not initialised"
-	case nvml.ERROR_LIB_RM_VERSION_MISMATCH:
-		return "driver/library version mismatch (reboot or reload the driver)"
-	}
-	return fmt.Sprintf("return code %d", int(ret))
+// initFailures names the Init failures a CI machine meets, without NVML.
+var initFailures = map[nvml.Return]string{
+	nvml.ERROR_LIBRARY_NOT_FOUND:       "libnvidia-ml.so not found (no NVIDIA driver on this machine?)",
+	nvml.ERROR_DRIVER_NOT_LOADED:       "the NVIDIA driver is not loaded",
+	nvml.ERROR_NO_PERMISSION:           "no permission to talk to the NVIDIA driver",
+	nvml.ERROR_UNINITIALIZED:           "NVML not initialised",
+	nvml.ERROR_LIB_RM_VERSION_MISMATCH: "driver/library version mismatch (reboot or reload the driver)",
 }
 
 type nvmlBackend struct {

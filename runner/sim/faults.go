@@ -78,8 +78,10 @@ func parseFaults(s string) (faultSet, error) {
 		if item == "" {
 			continue
 		}
-		f := fault{}
 		item, times, hasTimes := strings.Cut(item, "#")
+		rest, scope, hasScope := strings.Cut(item, "@")
+		name, param, hasParam := strings.Cut(rest, "=")
+		f := fault{Name: name, Scope: scope}
 		if hasTimes {
 			n, err := strconv.Atoi(times)
 			if err != nil || n < 1 {
@@ -87,15 +89,9 @@ func parseFaults(s string) (faultSet, error) {
 			}
 			f.Times = n
 		}
-		rest, scope, hasScope := strings.Cut(item, "@")
-		if hasScope {
-			if scope == "" {
-				return nil, fmt.Errorf("%s: empty scope after @", bounds.Quote(item))
-			}
-			f.Scope = scope
+		if hasScope && scope == "" {
+			return nil, fmt.Errorf("%s: empty scope after @", bounds.Quote(item))
 		}
-		name, param, hasParam := strings.Cut(rest, "=")
-		f.Name = name
 		if !knownFaults[name] {
 			return nil, fmt.Errorf("unknown fault %s (known: %s)", bounds.Quote(name), strings.Join(FaultNames(), ", "))
 		}

@@ -13,10 +13,8 @@ import (
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
-// healthFile is gpu_health.json: what each simulated GPU says of its own
-// health (gpu.Health), keyed by its index, and whether it was lost (gone
-// from the bus: every health query then fails). Absent: every GPU healthy.
-// The faults ecc-error and gpu-lost write it (docs/runner.md §7.5).
+// healthFile is gpu_health.json: each simulated GPU's gpuHealth by index,
+// which the faults ecc-error, xid and gpu-lost write (docs/runner.md §7.5).
 const healthFile = "gpu_health.json"
 
 // gpuHealth is one GPU's entry of gpu_health.json.

@@ -137,8 +137,7 @@ func vllmError(w http.ResponseWriter, status int, msg string) {
 }
 
 func statusOf(err error) (int, string) {
-	var he *httpError
-	if errors.As(err, &he) {
+	if he, ok := errors.AsType[*httpError](err); ok {
 		return he.status, he.msg
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -179,9 +178,8 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		vllmError(w, 400, "prompt: the simulator accepts one prompt string")
 		return
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens < 1 {
-		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
+	if req.MaxTokens < 1 {
+		vllmError(w, 400, fmt.Sprintf("max_tokens must be at least 1, got %d.", req.MaxTokens))
 		return
 	}
 	pd := req.KVTransfer
@@ -194,7 +192,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		err = s.takeTransfer(tokenize(prompt), pd)
 	}
 	if err == nil {
-		c, err = s.generateOne(r.Context(), prompt, maxTokens, req.IgnoreEOS)
+		c, err = s.generateOne(r.Context(), prompt, req.MaxTokens, req.IgnoreEOS)
 	}
 	var issued *pdParams
 	if err == nil && pd != nil && pd.DoRemoteDecode && !c.stopped {
@@ -296,9 +294,7 @@ func (s *simServer) generateBatch(ctx context.Context, texts []string, maxTokens
 	errs := make([]error, len(texts))
 	var wg sync.WaitGroup
 	for i, t := range texts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			c, err := s.generateOne(ctx, t, maxTokens, ignoreEOS)
 			if err != nil {
 				errs[i] = err
@@ -312,7 +308,7 @@ func (s *simServer) generateBatch(ctx context.Context, texts []string, maxTokens
 				"id": fmt.Sprintf("%032x", s.nextRequestID()), "finish_reason": finish, "prompt_tokens": len(c.promptIDs),
 				"completion_tokens": len(c.tokens), "cached_tokens": c.cached, "e2e_latency": c.latency.Seconds(),
 			}}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -31,11 +31,10 @@ type kvModel struct {
 	capacityTokens int64 // what the engine believes it has (virtual under kvcached)
 	limitBytes     int64 // kvctl limit (elastic); capacity bytes when not lowered
 
-	live    int64 // tokens reserved by running requests
-	blocks  map[uint64]*cacheBlock
-	lru     *list.List // unpinned blocks, front = least recently used
-	cached  int64      // tokens of every block in the cache, pinned or not
-	evicted int64      // blocks evicted so far, for log lines
+	live   int64 // tokens reserved by running requests
+	blocks map[uint64]*cacheBlock
+	lru    *list.List // unpinned blocks, front = least recently used
+	cached int64      // tokens of every block in the cache, pinned or not
 }
 
 func newKVModel(elastic bool, blockTokens int, bytesPerToken, capacityTokens int64) *kvModel {
@@ -209,7 +208,6 @@ func (m *kvModel) evictOne() bool {
 	m.lru.Remove(e)
 	delete(m.blocks, b.hash)
 	m.cached -= b.tokens
-	m.evicted++
 	return true
 }
 

@@ -168,11 +168,7 @@ func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
 		return 0, true
 	case !slices.Contains(cli.cmds, args[0]):
 		// argparse's wording since Python 3.9 (the choices quoted as repr).
-		quoted := make([]string, len(cli.cmds))
-		for i, c := range cli.cmds {
-			quoted[i] = "'" + c + "'"
-		}
-		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from %s)", args[0], strings.Join(quoted, ", "))), true
+		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from '%s')", args[0], strings.Join(cli.cmds, "', '"))), true
 	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"): // a capability probe
 		fmt.Fprintf(cli.stdout, "usage: kvctl %s [-h] ...\n", args[0])
 		return 0, true
@@ -409,20 +405,18 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 // raised watermark that a ledger read has shown it (segmentFile.ShortfallSeen),
 // so that the world holds such a phase until a sampler has seen it.
 func markSeen(w *world, printed []kvctlEntry) error {
-	var todo []kvctlEntry
-	for _, e := range printed {
-		if e.ShortfallBytes > 0 || e.WatermarkBytes > 0 {
-			todo = append(todo, e)
-		}
-	}
-	if len(todo) == 0 {
+	posted := func(e kvctlEntry) bool { return e.ShortfallBytes > 0 || e.WatermarkBytes > 0 }
+	if !slices.ContainsFunc(printed, posted) {
 		return nil
 	}
 	if err := w.lock.Lock(); err != nil {
 		return err
 	}
 	defer w.lock.Unlock()
-	for _, e := range todo {
+	for _, e := range printed {
+		if !posted(e) {
+			continue
+		}
 		seg, err := w.readSegment(e.IPC)
 		if err != nil {
 			continue // the server exited meanwhile

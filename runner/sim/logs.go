@@ -37,15 +37,14 @@ func (l *engineLog) level(level, src, format string, a ...any) {
 	if level != "INFO" {
 		w = l.errw
 	}
-	if l.engine == "vllm" {
+	switch {
+	case l.engine == "vllm":
 		l.write(w, fmt.Sprintf("%s %s [%s] %s", level, t.Format("01-02 15:04:05"), src, msg))
-		return
-	}
-	if level == "INFO" {
+	case level == "INFO":
 		l.write(w, fmt.Sprintf("[%s TP0] %s", t.Format("2006-01-02 15:04:05"), msg))
-		return
+	default:
+		l.write(w, fmt.Sprintf("[%s TP0] %s: %s", t.Format("2006-01-02 15:04:05"), level, msg))
 	}
-	l.write(w, fmt.Sprintf("[%s TP0] %s: %s", t.Format("2006-01-02 15:04:05"), level, msg))
 }
 
 // kvcached logs a line of the kvcached library, which every engine prints the

@@ -129,7 +129,6 @@ func patchesFor(engine string, m modelSpec) []string {
 // serverConfig is what sim serve takes from the real engine argv.
 type serverConfig struct {
 	Engine        string // vllm | sglang
-	Argv          []string
 	Model         modelSpec
 	ModelArg      string // as given on the command line
 	ServedName    string
@@ -148,7 +147,7 @@ type serverConfig struct {
 // parseEngineArgv reads the flags of docs/runner.md §7.2 from a real vLLM
 // or SGLang command line.
 func parseEngineArgv(engine string, argv []string) (serverConfig, error) {
-	c := serverConfig{Engine: engine, Argv: argv, TP: 1}
+	c := serverConfig{Engine: engine, TP: 1}
 	prog := "vllm serve"
 	switch engine {
 	case "vllm":

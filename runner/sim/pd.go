@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -44,10 +45,7 @@ type pdParams struct {
 // vLLM's default 16) as a transfer of the world, and returns the params
 // the decode server needs.
 func (s *simServer) issueTransfer(ids []int) (*pdParams, error) {
-	bs := s.cfg.BlockSize
-	if bs <= 0 {
-		bs = 16
-	}
+	bs := cmp.Or(s.cfg.BlockSize, 16)
 	p := &pdParams{DoRemotePrefill: true, RemoteEngineID: s.cfg.ServedName, RemoteHost: s.sideHost, RemotePort: s.sidePort, TPSize: s.cfg.TP,
 		RemoteRequestID: fmt.Sprintf("cmpl-%d-%016x", s.pid, s.nextRequestID()), RemoteBlockIDs: []int{}}
 	for i := 0; i*bs < len(ids); i++ {

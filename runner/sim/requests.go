@@ -292,13 +292,9 @@ func (s *simServer) mergeKvctlLocked() *segmentFile {
 		if g, err := s.w.readSegment(s.groupIPC()); err == nil && g.LimitBytes > 0 {
 			s.groupLimit = g.LimitBytes
 		}
-		if seg.LimitBytes > 0 && seg.LimitBytes+s.groupLimit != s.kv.limitBytes {
-			s.kv.limitBytes = seg.LimitBytes + s.groupLimit
-		}
-		return &seg
 	}
-	if seg.LimitBytes > 0 && seg.LimitBytes != s.kv.limitBytes {
-		s.kv.limitBytes = seg.LimitBytes
+	if seg.LimitBytes > 0 {
+		s.kv.limitBytes = seg.LimitBytes + s.groupLimit // groupLimit is 0 unless grouped
 	}
 	return &seg
 }
@@ -389,11 +385,10 @@ func (s *simServer) tick() {
 	}
 	if seg.PriorityRequestSeq > s.ackSeq {
 		s.ackSeq = seg.PriorityRequestSeq
-		if s.faults.has(FaultRejectPriority, s.ids...) {
-			seg.PriorityRejected = true
+		seg.PriorityRejected = s.faults.has(FaultRejectPriority, s.ids...)
+		if seg.PriorityRejected {
 			s.log.kvcached("WARNING: priority publish %d rejected (fault reject-priority)", seg.PriorityRequest)
 		} else {
-			seg.PriorityRejected = false
 			s.priority = seg.PriorityRequest
 			s.log.kvcached("priority of %s set to %d", s.ipc, s.priority)
 		}

@@ -75,11 +75,11 @@ func (w *world) segments() (segs []segmentFile, errs []error) {
 		return nil, []error{fmt.Errorf("read %s: %w", SegmentsDir(w.dir), err)}
 	}
 	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		s, err := w.readSegment(strings.TrimSuffix(name, ".json"))
+		s, err := w.readSegment(name)
 		if err != nil {
 			if !os.IsNotExist(err) {
 				errs = append(errs, err)

@@ -224,11 +224,7 @@ func (s *simServer) watchStop(ctx context.Context, sig <-chan os.Signal, ppid in
 }
 
 func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(v)))
 }
 
 // run loads the model, serves until stopped or crashed, and cleans up.
@@ -317,7 +313,11 @@ func (s *simServer) listen() (ln net.Listener, ok bool) {
 	if s.faults.has(FaultPortTaken, s.ids...) {
 		err = errors.New("listen tcp: bind: address already in use (fault port-taken)")
 	} else {
-		ln, err = net.Listen("tcp", net.JoinHostPort(listenHost(cfg.Host), strconv.Itoa(cfg.Port)))
+		host := cfg.Host
+		if host == "0.0.0.0" {
+			host = "" // every address, IPv6 too
+		}
+		ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	}
 	if err != nil {
 		s.fatal([]string{`File "/usr/lib/python3.12/asyncio/base_events.py", line 1536, in create_server`,
@@ -357,13 +357,6 @@ func (s *simServer) logReady(port int) {
 	}
 	s.log.uvicorn("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
 	s.log.info("http_server.py:1268", "The server is fired up and ready to roll!")
-}
-
-func listenHost(h string) string {
-	if h == "0.0.0.0" || h == "" {
-		return ""
-	}
-	return h
 }
 
 // containerGPUsEnv names the world GPUs a simulated container was given
@@ -434,16 +427,17 @@ func (s *simServer) startupLogs(env serveEnv) {
 		s.log.write(s.log.out, fmt.Sprintf("[%s] server_args=ServerArgs(model_path=%q, served_model_name=%q, host=%q, port=%d, mem_fraction_static=%g, max_running_requests=%d, tp_size=%d, random_seed=42)",
 			s.now().Format("2006-01-02 15:04:05"), cfg.ModelArg, cfg.ServedName, cfg.Host, cfg.Port, cfg.MemFraction, cfg.MaxSeqs, cfg.TP))
 	}
-	if s.elastic {
-		s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
-		s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
-		if cfg.KVTransfer != "" {
-			s.log.kvcached("%s", nixlPatchLine)
-			s.log.kvcached("%s", nixlLayoutLine)
-		}
-	}
 	s.retainCap = DefaultMaxCachedTokens
-	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" && s.elastic {
+	if !s.elastic {
+		return
+	}
+	s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
+	s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
+	if cfg.KVTransfer != "" {
+		s.log.kvcached("%s", nixlPatchLine)
+		s.log.kvcached("%s", nixlLayoutLine)
+	}
+	if v := strings.TrimSpace(env.getenv("KVCACHED_MAX_CACHED_TOKENS")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil || n < -1:
@@ -454,13 +448,11 @@ func (s *simServer) startupLogs(env serveEnv) {
 			s.retainCap = n
 		}
 	}
-	if s.elastic {
-		capText := strconv.FormatInt(s.retainCap, 10) + " tokens"
-		if s.retainCap < 0 {
-			capText = "unlimited"
-		}
-		s.log.kvcached("prefix cache retention cap: %s", capText)
+	capText := strconv.FormatInt(s.retainCap, 10) + " tokens"
+	if s.retainCap < 0 {
+		capText = "unlimited"
 	}
+	s.log.kvcached("prefix cache retention cap: %s", capText)
 }
 
 // allocate loads the weights onto the GPUs and sets up the KV cache: the
@@ -544,10 +536,7 @@ func (s *simServer) blockSize() int {
 		}
 		return hybridBlockTokens
 	}
-	if cfg.BlockSize == 0 {
-		return 16
-	}
-	return cfg.BlockSize
+	return cmp.Or(cfg.BlockSize, 16)
 }
 
 // logAllocation logs the engine's lines on its weights and KV cache.
@@ -680,7 +669,7 @@ func (s *simServer) sleepOrStop(d time.Duration, stop <-chan string) (string, bo
 
 // fatal logs a startup failure the way the engine dies of it.
 func (s *simServer) fatal(frames []string, exc string) {
-	fr := append([]string{`File "/usr/local/bin/` + map[string]string{"vllm": "vllm", "sglang": "sglang"}[s.cfg.Engine] + `", line 10, in <module>`, `  sys.exit(main())`}, frames...)
+	fr := append([]string{`File "/usr/local/bin/` + s.cfg.Engine + `", line 10, in <module>`, `  sys.exit(main())`}, frames...)
 	s.log.traceback(fr, exc)
 }
 

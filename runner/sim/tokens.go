@@ -49,10 +49,8 @@ const wrongTokensMinPrompt = 200
 func generate(ids []int, maxTokens int, ignoreEOS, wrong bool) (out []int, finishedByStop bool) {
 	seed := promptSeed(ids)
 	n := max(maxTokens, 0)
-	if !ignoreEOS {
-		if eos := 24 + int(seed%200); eos < n {
-			n, finishedByStop = eos, true
-		}
+	if eos := 24 + int(seed%200); !ignoreEOS && eos < n {
+		n, finishedByStop = eos, true
 	}
 	out = make([]int, n)
 	for i := range out {

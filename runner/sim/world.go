@@ -159,7 +159,7 @@ func openWorld(dir string) (*world, error) {
 			return nil, fmt.Errorf("open simulated world: %w", err)
 		}
 	}
-	return &world{dir: dir, gpus: doc.GPUs, lock: newFileLock(filepath.Join(dir, lockFile))}, nil
+	return &world{dir: dir, gpus: doc.GPUs, lock: &fileLock{path: filepath.Join(dir, lockFile)}}, nil
 }
 
 func (w *world) totalBytes(gpu int) int64 { return w.gpus[gpu].TotalMiB * mib }
@@ -246,10 +246,7 @@ func writeJSONAtomic(path string, v any) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
+	if err = cmp.Or(err, f.Close()); err == nil { // closed either way; the first error wins
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
@@ -266,8 +263,6 @@ type fileLock struct {
 	mu   sync.Mutex
 	f    *os.File
 }
-
-func newFileLock(path string) *fileLock { return &fileLock{path: path} }
 
 // Lock takes the world lock; it fails only when the lock file cannot be opened.
 func (l *fileLock) Lock() error {

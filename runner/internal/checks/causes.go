@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"path"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -22,10 +23,8 @@ type Cause struct {
 func MarkCauses(list []collect.Check, rules []Cause) {
 	failed := map[string]int{} // failed check → its index
 	for i := range list {
-		if !list[i].OK {
-			if _, dup := failed[list[i].Name]; !dup {
-				failed[list[i].Name] = i
-			}
+		if _, dup := failed[list[i].Name]; !list[i].OK && !dup {
+			failed[list[i].Name] = i
 		}
 	}
 	for _, rule := range rules {
@@ -33,10 +32,7 @@ func MarkCauses(list []collect.Check, rules []Cause) {
 		if !ok {
 			continue
 		}
-		root := rule.Root
-		if c := list[ri].CausedBy; c != "" {
-			root = c
-		}
+		root := cmp.Or(list[ri].CausedBy, rule.Root)
 		for i := range list {
 			ch := &list[i]
 			if ch.OK || ch.CausedBy != "" || i == ri || ch.Name == root {

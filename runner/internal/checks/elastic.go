@@ -92,11 +92,7 @@ func AFilledMemory(aGrowth, free float64) collect.Check {
 // the alive and requests checks' to fail).
 func AReleasedMemory(aAfter, aGrowth float64, gone bool) collect.Check {
 	if gone {
-		return collect.Check{
-			Name:   "a_released_memory",
-			OK:     true,
-			Detail: fmt.Sprintf("A is not running after its burst (see a_requests_ok and A's _alive); its memory went with it (it grew %s MiB)", MiB(aGrowth)),
-		}
+		return pass("a_released_memory", fmt.Sprintf("A is not running after its burst (see a_requests_ok and A's _alive); its memory went with it (it grew %s MiB)", MiB(aGrowth)))
 	}
 	return collect.Check{
 		Name:   "a_released_memory",
@@ -119,10 +115,8 @@ func BReusedAMemory(bGrowth, freeAtAPeak float64) collect.Check {
 // (a_requests_ok, b_requests_ok, contended_requests_ok, limit_requests_ok,
 // l_requests_ok, h_requests_ok). No request at all fails: the step did not run.
 func RequestsOK(name string, results []collect.RequestResult) collect.Check {
-	c := collect.Check{Name: name}
 	if len(results) == 0 {
-		c.Detail = "no request was sent"
-		return c
+		return fail(name, "no request was sent")
 	}
 	var failed []string
 	for i := range results {
@@ -131,44 +125,34 @@ func RequestsOK(name string, results []collect.RequestResult) collect.Check {
 		}
 	}
 	if len(failed) == 0 {
-		c.OK = true
-		c.Detail = fmt.Sprintf("%d/%d ok", len(results), len(results))
-		return c
+		return pass(name, fmt.Sprintf("%d/%d ok", len(results), len(results)))
 	}
-	c.Detail = text.CutLine(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300)
-	return c
+	return fail(name, text.CutLine(fmt.Sprintf("%d/%d failed: %s", len(failed), len(results), strings.Join(dedupe(failed), "; ")), 300))
 }
 
 // ProbeUnchanged is `<server>_probe_unchanged`: the probe prompts give the
 // same tokens after the load as before it.
 func ProbeUnchanged(server string, before, after []collect.RequestResult) collect.Check {
-	c := collect.Check{Name: server + "_probe_unchanged"}
+	name := server + "_probe_unchanged"
 	switch {
 	case len(before) == 0:
-		c.Detail = "no probe before the load"
-		return c
+		return fail(name, "no probe before the load")
 	case len(after) != len(before):
-		c.Detail = fmt.Sprintf("%d probe results after the load, %d before", len(after), len(before))
-		return c
+		return fail(name, fmt.Sprintf("%d probe results after the load, %d before", len(after), len(before)))
 	}
 	for i := range before {
 		b, a := &before[i], &after[i]
 		if !b.OK() {
-			c.Detail = text.CutLine(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300)
-			return c
+			return fail(name, text.CutLine(fmt.Sprintf("prompt %d before the load: %s", i, requestError(b)), 300))
 		}
 		if !a.OK() {
-			c.Detail = text.CutLine(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300)
-			return c
+			return fail(name, text.CutLine(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300))
 		}
 		if d := firstDivergence(b.TokenIDs, a.TokenIDs); d != "" {
-			c.Detail = fmt.Sprintf("prompt %d: %s", i, d)
-			return c
+			return fail(name, fmt.Sprintf("prompt %d: %s", i, d))
 		}
 	}
-	c.OK = true
-	c.Detail = fmt.Sprintf("%d prompts, same tokens", len(before))
-	return c
+	return pass(name, fmt.Sprintf("%d prompts, same tokens", len(before)))
 }
 
 // firstDivergence describes where two token sequences first differ; "" when equal.

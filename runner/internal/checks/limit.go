@@ -54,7 +54,6 @@ func LimitCacheFilled(idle, filled float64) collect.Check {
 // asked for, and the error of the call or of its read-back ("" when the
 // listing showed the new limit).
 type LimitSetObservation struct {
-	What  string // "lower" or "restore"
 	Bytes int64
 	Err   string
 }
@@ -90,25 +89,28 @@ func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 // down to at most the limit within the wait. kv is the last reading, waited
 // seconds after the lowering; read is false when no reading had the KV.
 func LimitReleasedIdle(kv, limit float64, read bool, waited float64) collect.Check {
-	c := collect.Check{Name: "limit_released_idle", OK: read && kv <= limit}
 	if !read {
-		c.Detail = fmt.Sprintf("no KV reading after the limit was lowered, limit %s MiB", MiB(limit))
-		return c
+		return fail("limit_released_idle",
+			fmt.Sprintf("no KV reading after the limit was lowered, limit %s MiB", MiB(limit)))
 	}
-	c.Detail = fmt.Sprintf("%s MiB after %.0f s with no requests, limit %s MiB", MiB(kv), waited, MiB(limit))
-	return c.WithBar(kv, limit, "MiB", collect.MustUnder)
+	return collect.Check{
+		Name:   "limit_released_idle",
+		OK:     kv <= limit,
+		Detail: fmt.Sprintf("%s MiB after %.0f s with no requests, limit %s MiB", MiB(kv), waited, MiB(limit)),
+	}.WithBar(kv, limit, "MiB", collect.MustUnder)
 }
 
 // LimitHeldUnderLoad: the KV cache's peak under load stayed at or below the
 // limit. samples is the number of readings the peak was taken from; none fails.
 func LimitHeldUnderLoad(peak, limit float64, samples int) collect.Check {
-	c := collect.Check{Name: "limit_held_under_load", OK: samples > 0 && peak <= limit}
 	if samples == 0 {
-		c.Detail = fmt.Sprintf("no KV reading under load, limit %s MiB", MiB(limit))
-		return c
+		return fail("limit_held_under_load", fmt.Sprintf("no KV reading under load, limit %s MiB", MiB(limit)))
 	}
-	c.Detail = fmt.Sprintf("peak %s MiB, limit %s MiB", MiB(peak), MiB(limit))
-	return c.WithBar(peak, limit, "MiB", collect.MustUnder)
+	return collect.Check{
+		Name:   "limit_held_under_load",
+		OK:     peak <= limit,
+		Detail: fmt.Sprintf("peak %s MiB, limit %s MiB", MiB(peak), MiB(limit)),
+	}.WithBar(peak, limit, "MiB", collect.MustUnder)
 }
 
 // LimitRaisedRegrows: after restoring the limit the second fill grew the KV

@@ -8,7 +8,7 @@ func TestLimitChecks(t *testing.T) {
 			wantDetail: "filled 4200 MiB, idle 200 MiB"},
 		{name: "not filled", got: LimitCacheFilled(200, 200), wantName: "limit_cache_filled",
 			wantDetail: "filled 200 MiB, idle 200 MiB"},
-		{name: "set both", got: LimitSet(&LimitSetObservation{What: "lower", Bytes: 1200 << 20}, &LimitSetObservation{What: "restore", Bytes: 20000 << 20}),
+		{name: "set both", got: LimitSet(&LimitSetObservation{Bytes: 1200 << 20}, &LimitSetObservation{Bytes: 20000 << 20}),
 			wantName: "limit_set", wantOK: true, wantDetail: "lowered to 1200 MiB; restored to 20000 MiB"},
 		{name: "lower failed", got: LimitSet(&LimitSetObservation{Bytes: 1200 << 20, Err: "kvctl limit x: exit status 1"}, &LimitSetObservation{Bytes: 20000 << 20}),
 			wantName: "limit_set", wantDetail: "lowered to 1200 MiB failed: kvctl limit x: exit status 1; restored to 20000 MiB"},

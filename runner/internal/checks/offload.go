@@ -55,49 +55,45 @@ type OffloadReport struct {
 // kvcached (docs/runner.md §5.11).
 func OffloadScriptRan(code int, detail string) collect.Check {
 	if code == 2 || code == 126 || code == 127 {
-		return collect.Check{Name: "offload_script_ran", Detail: text.CutLine(fmt.Sprintf("exit status %d: the script did not run: %s", code, detail), 300)}
+		return fail("offload_script_ran", text.CutLine(fmt.Sprintf("exit status %d: the script did not run: %s", code, detail), 300))
 	}
-	return collect.Check{Name: "offload_script_ran", OK: true, Detail: fmt.Sprintf("exit status %d", code)}
+	return pass("offload_script_ran", fmt.Sprintf("exit status %d", code))
 }
 
 // OffloadRoundTrips: the script exited 0 (err nil); else its exit and the
 // end of what it printed on stderr (the exception it raised).
 func OffloadRoundTrips(err error) collect.Check {
 	if err != nil {
-		return collect.Check{Name: "offload_round_trips_intact", Detail: text.CutLine("validate_cpu_offload_vmm.py failed: "+err.Error(), 300)}
+		return fail("offload_round_trips_intact", text.CutLine("validate_cpu_offload_vmm.py failed: "+err.Error(), 300))
 	}
-	return collect.Check{Name: "offload_round_trips_intact", OK: true, Detail: "exit 0"}
+	return pass("offload_round_trips_intact", "exit 0")
 }
 
 // OffloadReportPassed: the report (nil: none could be read, why says why)
 // passed with pages × cycles round trips.
 func OffloadReportPassed(rep *OffloadReport, why string, pages, cycles int) collect.Check {
-	c := collect.Check{Name: "offload_report_passed"}
+	const name = "offload_report_passed"
 	switch {
 	case rep == nil:
-		c.Detail = "no report: " + why
+		return fail(name, "no report: "+why)
 	case rep.Status != "passed" || rep.RoundTrips != pages*cycles:
-		c.Detail = fmt.Sprintf("status %q, %d round trips; want passed, %d (%d pages × %d cycles)", text.Cut(rep.Status, 40), rep.RoundTrips, pages*cycles, pages, cycles)
-	default:
-		c.OK, c.Detail = true, fmt.Sprintf("passed, %d round trips (%d pages × %d cycles)", rep.RoundTrips, pages, cycles)
+		return fail(name, fmt.Sprintf("status %q, %d round trips; want passed, %d (%d pages × %d cycles)", text.Cut(rep.Status, 40), rep.RoundTrips, pages*cycles, pages, cycles))
 	}
-	return c
+	return pass(name, fmt.Sprintf("passed, %d round trips (%d pages × %d cycles)", rep.RoundTrips, pages, cycles))
 }
 
 // OffloadMemoryReclaimed: some cycle freed GPU memory.
 func OffloadMemoryReclaimed(rep *OffloadReport) collect.Check {
-	c := collect.Check{Name: "offload_gpu_memory_reclaimed"}
+	const name = "offload_gpu_memory_reclaimed"
 	if rep == nil {
-		c.Detail = "no report"
-		return c
+		return fail(name, "no report")
 	}
 	max, ok := rep.CycleReclaimedBytes["max"]
 	if !ok {
-		c.Detail = "the report has no cycle_reclaimed_bytes max"
-		return c
+		return fail(name, "the report has no cycle_reclaimed_bytes max")
 	}
-	c.OK, c.Detail = max > 0, fmt.Sprintf("at most %s MiB freed in a cycle", MiB(max/(1<<20)))
-	return c
+	return collect.Check{Name: name, OK: max > 0,
+		Detail: fmt.Sprintf("at most %s MiB freed in a cycle", MiB(max/(1<<20)))}
 }
 
 // ParseOffloadReport reads the report the script printed last: the JSON

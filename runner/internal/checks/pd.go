@@ -3,6 +3,7 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -156,13 +157,9 @@ func PDNixlLogs(scans []PDLogScan, errs []string) []collect.Check {
 		some("pd_nixl_layout", "kvcached's NixlConnector layout or num_blocks line", func(s PDLogScan) bool { return s.Layout }),
 		pass("pd_nixl_no_failure", "no failure line in either server's log"),
 	}
-	for _, s := range scans {
-		if s.Failure != "" {
-			out[2] = fail("pd_nixl_no_failure", text.CutLine(s.Name+": "+s.Failure, 300))
-			break
-		}
-	}
-	if len(errs) > 0 && out[2].OK {
+	if i := slices.IndexFunc(scans, func(s PDLogScan) bool { return s.Failure != "" }); i >= 0 {
+		out[2] = fail("pd_nixl_no_failure", text.CutLine(scans[i].Name+": "+scans[i].Failure, 300))
+	} else if len(errs) > 0 {
 		out[2] = fail("pd_nixl_no_failure", text.CutLine(strings.Join(errs, "; "), 300))
 	}
 	return out

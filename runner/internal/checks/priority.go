@@ -66,11 +66,10 @@ type PriorityObservation struct {
 // PrioritySet is `priority_set`: every publish was read back with the wanted
 // value. No observation at all fails.
 func PrioritySet(obs []PriorityObservation) collect.Check {
-	c := collect.Check{Name: "priority_set", OK: len(obs) > 0}
 	if len(obs) == 0 {
-		c.Detail = "no priority was published"
-		return c
+		return fail("priority_set", "no priority was published")
 	}
+	c := collect.Check{Name: "priority_set", OK: true}
 	var parts []string
 	for _, o := range obs {
 		switch {

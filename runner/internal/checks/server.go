@@ -411,11 +411,7 @@ type CaseBlockSize struct {
 // of its group. ok is false (no check) when nothing is compared.
 func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSize) (collect.Check, bool) {
 	const name = "native_block_size_matched"
-	logged := native > 0
-	for _, k := range kvcached {
-		logged = logged || k.Size > 0
-	}
-	if !logged {
+	if native <= 0 && !slices.ContainsFunc(kvcached, func(k CaseBlockSize) bool { return k.Size > 0 }) {
 		return collect.Check{}, false
 	}
 	size := func(n int) string {
@@ -430,12 +426,7 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 	if len(kvcached) == 0 {
 		return pass(name, fmt.Sprintf("block size %d; no kvcached case of the group became ready to compare with", native)), true
 	}
-	var differ []CaseBlockSize
-	for _, k := range kvcached {
-		if k.Size != native {
-			differ = append(differ, k)
-		}
-	}
+	differ := slices.DeleteFunc(slices.Clone(kvcached), func(k CaseBlockSize) bool { return k.Size == native })
 	if len(differ) > 0 {
 		return fail(name, text.CutWords(fmt.Sprintf("native logged block size %s; %s", size(native), describeSizes(differ, size)), 300)), true
 	}

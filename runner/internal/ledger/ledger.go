@@ -137,7 +137,6 @@ func (c *Client) SetLimit(ctx context.Context, ipc string, bytes int64) error {
 // the value a following listing reported (nil when the segment or the field
 // was missing), and why it did not count as set.
 type PriorityResult struct {
-	IPC  string
 	Want int64
 	Got  *int64
 	Err  error
@@ -150,7 +149,7 @@ func (r PriorityResult) OK() bool { return r.Err == nil && r.Got != nil && *r.Go
 // list --json`: kvctl exits 0 even when the ledger rejected the publish, so
 // only the read-back counts.
 func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityResult {
-	r := PriorityResult{IPC: ipc, Want: p}
+	r := PriorityResult{Want: p}
 	if _, _, err := c.call(ctx, "priority", ipc, strconv.FormatInt(p, 10)); err != nil {
 		r.Err = err
 		return r
@@ -345,6 +344,5 @@ func fieldOrder(entries []Entry) []string {
 	for _, k := range KnownFields {
 		delete(extra, k)
 	}
-	order := append([]string(nil), KnownFields...)
-	return append(order, slices.Sorted(maps.Keys(extra))...)
+	return slices.Concat(KnownFields, slices.Sorted(maps.Keys(extra)))
 }

@@ -17,12 +17,10 @@ import (
 // of ipcs, each `<ipc>` before its `<ipc>_g<N>` by N, and their sums per GPU.
 // Every known field is present (0 when missing); foreign segments are ignored.
 func Stats(entries []Entry, ipcs []string, t time.Time) collect.LedgerSample {
-	var mine []Entry
-	for _, e := range entries {
-		if _, ok := OwnerOf(e.IPC, ipcs); ok {
-			mine = append(mine, e)
-		}
-	}
+	mine := slices.DeleteFunc(slices.Clone(entries), func(e Entry) bool {
+		_, ours := OwnerOf(e.IPC, ipcs)
+		return !ours
+	})
 	fields := fieldOrder(mine)
 	s := collect.LedgerSample{T: UnixTenths(t)}
 	perGPU, perSeg, groups := sumEntries(mine, ipcs)
@@ -149,10 +147,8 @@ func Server(s collect.LedgerSample, ipc, f string) (int64, bool) {
 	var sum int64
 	listed, own := false, false
 	for _, name := range s.Segments.Keys() {
-		if name != ipc {
-			if _, ok := groupOf(name, ipc); !ok {
-				continue
-			}
+		if _, group := groupOf(name, ipc); name != ipc && !group {
+			continue
 		}
 		seg, _ := s.Segments.Get(name)
 		v, _ := seg.Get(f)
