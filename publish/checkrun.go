@@ -159,22 +159,17 @@ func (p *Publisher) findCheckRun(ctx context.Context, o op, sha string, want Che
 		return CheckRun{}, nil
 	}
 	var found CheckRun
-	for page := 1; page != 0; {
-		var runs []CheckRun
-		next := 0
-		list := op{what: p.repoOp(fmt.Sprintf("list the check runs %q of %s", want.Name, sha)), permission: "checks: read"}
-		if err := p.call(ctx, list, func(ctx context.Context) (err error) {
-			runs, next, err = p.API.ListCheckRuns(ctx, p.Repo, sha, want.Name, page)
-			return
-		}); err != nil {
-			return CheckRun{}, err
+	list := op{what: p.repoOp(fmt.Sprintf("list the check runs %q of %s", want.Name, sha)), permission: "checks: read"}
+	err := eachPage(ctx, p, list, 0, func(ctx context.Context, page int) ([]CheckRun, int, error) {
+		return p.API.ListCheckRuns(ctx, p.Repo, sha, want.Name, page)
+	}, func(r CheckRun) bool {
+		if r.ExternalID == want.ExternalID && (found.ID == 0 || r.ID < found.ID) {
+			found = r
 		}
-		for _, r := range runs {
-			if r.ExternalID == want.ExternalID && (found.ID == 0 || r.ID < found.ID) {
-				found = r
-			}
-		}
-		page = next
+		return true
+	})
+	if err != nil {
+		return CheckRun{}, err
 	}
 	return found, nil
 }

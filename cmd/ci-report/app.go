@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -59,16 +60,10 @@ func newApp() *app {
 // lookup finds the command args start with, a group's two-word name first;
 // rest are the arguments after the name.
 func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
-	if len(args) >= 2 {
-		for _, c := range a.commands {
-			if c.Name == args[0]+" "+args[1] {
-				return c, args[2:], true
-			}
-		}
-	}
-	for _, c := range a.commands {
-		if c.Name == args[0] {
-			return c, args[1:], true
+	for n := min(len(args), 2); n > 0; n-- {
+		name := strings.Join(args[:n], " ")
+		if i := slices.IndexFunc(a.commands, func(c command) bool { return c.Name == name }); i >= 0 {
+			return a.commands[i], args[n:], true
 		}
 	}
 	return command{}, nil, false
@@ -76,13 +71,7 @@ func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
 
 // group is the commands of a group name (`ci-report import` without format).
 func (a *app) group(name string) []command {
-	var out []command
-	for _, c := range a.commands {
-		if strings.HasPrefix(c.Name, name+" ") {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(a.commands), func(c command) bool { return !strings.HasPrefix(c.Name, name+" ") })
 }
 
 func mainEnv(ctx context.Context, e *env, args []string) int {
