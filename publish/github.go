@@ -150,7 +150,9 @@ func (g *GitHubAPI) apiPath(u *url.URL) string {
 	return p
 }
 
-// wrap turns go-github's result into an *APIError, or nil.
+// wrap turns go-github's error into an *APIError, nil for none. go-github
+// returns no value with an error, and its getters read nil as zero: a call
+// returns its converted value and wrap's error together.
 func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) error {
 	if err == nil {
 		return nil
@@ -350,10 +352,7 @@ func pageQuery(page int) url.Values {
 // DefaultBranch implements API.
 func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 	repo, resp, err := g.client().Repositories.Get(ctx, r.Owner, r.Name)
-	if err != nil {
-		return "", g.wrap("GET", g.repoPath(r, ""), resp, err)
-	}
-	return repo.GetDefaultBranch(), nil
+	return repo.GetDefaultBranch(), g.wrap("GET", g.repoPath(r, ""), resp, err)
 }
 
 func toRun(w *github.WorkflowRun) WorkflowRun {
@@ -369,10 +368,7 @@ func toRun(w *github.WorkflowRun) WorkflowRun {
 // GetWorkflowRun implements API.
 func (g *GitHubAPI) GetWorkflowRun(ctx context.Context, r Repo, id int64) (WorkflowRun, error) {
 	w, resp, err := g.client().Actions.GetWorkflowRunByID(ctx, r.Owner, r.Name, id)
-	if err != nil {
-		return WorkflowRun{}, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
-	}
-	return toRun(w), nil
+	return toRun(w), g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
 }
 
 // ListWorkflowRuns implements API.
@@ -391,8 +387,8 @@ func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f
 }
 
 func toIssue(i *github.Issue) Issue {
-	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), PullRequest: i.IsPullRequest(),
-		Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
+	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(),
+		PullRequest: i.GetPullRequestLinks() != nil, Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
 }
 
 // GetIssue implements API; the answer must be the issue asked for
@@ -426,19 +422,13 @@ func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page i
 func (g *GitHubAPI) CreateIssue(ctx context.Context, r Repo, title, body string, labels []string) (Issue, error) {
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body), Labels: &labels}
 	i, resp, err := g.client().Issues.Create(ctx, r.Owner, r.Name, req)
-	if err != nil {
-		return Issue{}, g.wrap("POST", g.repoPath(r, "/issues"), resp, err)
-	}
-	return toIssue(i), nil
+	return toIssue(i), g.wrap("POST", g.repoPath(r, "/issues"), resp, err)
 }
 
 // EditIssueBody implements API.
 func (g *GitHubAPI) EditIssueBody(ctx context.Context, r Repo, n int, body string) (Issue, error) {
 	i, resp, err := g.client().Issues.Edit(ctx, r.Owner, r.Name, n, &github.IssueRequest{Body: github.String(body)})
-	if err != nil {
-		return Issue{}, g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
-	}
-	return toIssue(i), nil
+	return toIssue(i), g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
 }
 
 func toComment(c *github.IssueComment) Comment {
@@ -456,19 +446,13 @@ func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) (
 // CreateComment implements API.
 func (g *GitHubAPI) CreateComment(ctx context.Context, r Repo, n int, body string) (Comment, error) {
 	c, resp, err := g.client().Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
-	if err != nil {
-		return Comment{}, g.wrap("POST", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
-	}
-	return toComment(c), nil
+	return toComment(c), g.wrap("POST", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
 }
 
 // EditComment implements API.
 func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body string) (Comment, error) {
 	c, resp, err := g.client().Issues.EditComment(ctx, r.Owner, r.Name, id, &github.IssueComment{Body: github.String(body)})
-	if err != nil {
-		return Comment{}, g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/comments/%d", id)), resp, err)
-	}
-	return toComment(c), nil
+	return toComment(c), g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/comments/%d", id)), resp, err)
 }
 
 // AuthenticatedUser implements API; the answer must name a login: the
@@ -507,10 +491,7 @@ func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string)
 // commit a page: only the counts are read.
 func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head string) (int, error) {
 	c, resp, err := g.client().Repositories.CompareCommits(ctx, r.Owner, r.Name, base, head, &github.ListOptions{PerPage: 1})
-	if err != nil {
-		return 0, g.wrap("GET", g.repoPath(r, "/compare/"+base+"..."+head), resp, err)
-	}
-	return c.GetAheadBy(), nil
+	return c.GetAheadBy(), g.wrap("GET", g.repoPath(r, "/compare/"+base+"..."+head), resp, err)
 }
 
 // CreateStatus implements API.
@@ -518,10 +499,7 @@ func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Sta
 	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),
 		Context: github.String(st.Context), TargetURL: optional(st.TargetURL)}
 	_, resp, err := g.client().Repositories.CreateStatus(ctx, r.Owner, r.Name, sha, rs)
-	if err != nil {
-		return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
-	}
-	return nil
+	return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
 }
 
 // ListCheckRuns implements API; each page must hold a list of check runs
@@ -560,10 +538,8 @@ func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (C
 		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
 		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	c, resp, err := g.client().Checks.CreateCheckRun(ctx, r.Owner, r.Name, opts)
-	if err != nil {
-		return CheckRun{}, g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
-	}
-	return CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID()}, nil
+	return CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID()},
+		g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
 }
 
 // UpdateCheckRun implements API.
@@ -573,8 +549,5 @@ func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run Ch
 		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
 		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	_, resp, err := g.client().Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, opts)
-	if err != nil {
-		return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)
-	}
-	return nil
+	return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)
 }

@@ -878,11 +878,7 @@ func (f *Server) identity() string {
 // (default 30, at most 100 and PageSize), with GitHub's Link header.
 func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	q := r.URL.Query()
-	per, _ := strconv.Atoi(q.Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	per = min(per, 100)
+	per := min(cmp.Or(max(atoi(q.Get("per_page")), 0), 30), 100)
 	if f.PageSize > 0 {
 		per = min(per, f.PageSize)
 	}
