@@ -52,7 +52,7 @@ type renderInputs struct {
 	// LoadTree reads part directories, artifact roots or a merged.json
 	// (default: loadReport, leaving out the cases' logs).
 	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
-	ReadFile func(string, safefile.Kind) ([]byte, error) // default safefile.Read
+	ReadFile func(string, safefile.Kind) ([]byte, error) // nil: safefile.Read
 }
 
 // bind adds the shared flags to fs.
@@ -109,10 +109,13 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	if err != nil {
 		return opts, err
 	}
+	if r.ReadFile == nil {
+		r.ReadFile = safefile.Read
+	}
 	if opts.Config, err = r.readConfig(e); err != nil {
 		return opts, err
 	}
-	if opts.KnownIssues, err = r.readKnownIssues(r.readFile(), opts.Config); err != nil {
+	if opts.KnownIssues, err = r.readKnownIssues(opts.Config); err != nil {
 		return opts, err
 	}
 	opts.BaselineArm = cmp.Or(opts.BaselineArm, opts.Config.BaselineArm)
@@ -143,7 +146,7 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 func (r *renderInputs) readConfig(e *env) (render.Config, error) {
 	var file render.Config
 	if r.config != "" {
-		data, err := r.readFile()(r.config, safefile.Config)
+		data, err := r.ReadFile(r.config, safefile.Config)
 		if err != nil {
 			return file, usageErrorf("config: %v", err)
 		}
@@ -267,13 +270,6 @@ func (r *renderInputs) mergeOptions(args []string) (merge.Options, error) {
 	return mopts, nil
 }
 
-func (r *renderInputs) readFile() func(string, safefile.Kind) ([]byte, error) {
-	if r.ReadFile == nil {
-		return safefile.Read
-	}
-	return r.ReadFile
-}
-
 // firstProblem is the first of ps as a usage error: one line, the rest
 // being most often the same mistake seen again.
 func firstProblem(ps []collect.Problem) error {
@@ -285,7 +281,7 @@ func firstProblem(ps []collect.Problem) error {
 
 // readKnownIssues reads --known-issues, else the config's known_issues,
 // relative to the config file (docs/render.md §9, §10). None: nil.
-func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
+func (r *renderInputs) readKnownIssues(cfg render.Config) ([]merge.KnownIssue, error) {
 	file := r.knownIssues
 	if file == "" && cfg.KnownIssues != "" {
 		file = cfg.KnownIssues
@@ -296,7 +292,7 @@ func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]b
 	if file == "" {
 		return nil, nil
 	}
-	data, err := readFile(file, safefile.KnownIssues)
+	data, err := r.ReadFile(file, safefile.KnownIssues)
 	if err != nil {
 		return nil, usageErrorf("known issues: %v", err)
 	}
