@@ -45,22 +45,11 @@ func checkRunSummary(comment string, issue int, pr bool) string {
 	}
 	note := fmt.Sprintf("\n\n(cut to GitHub's %d characters for a check run: the whole report is the run's comment on %s)\n", MaxCheckSummaryChars, where)
 	budget := MaxCheckSummaryChars - utf8.RuneCountInString(note)
-	cut := comment[:runeOffset(comment, budget)]
+	cut := string([]rune(comment)[:budget]) // comment has more runes than budget
 	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
 		cut = cut[:i]
 	}
 	return cut + note
-}
-
-// runeOffset is the byte offset of the n-th code point of s.
-func runeOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
 }
 
 // publishCheckRun creates the post's check run on the head commit, or updates

@@ -183,10 +183,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	prefix := "ci-report"
-	if name != "" {
-		prefix += " " + name
-	}
+	prefix := strings.TrimSpace("ci-report " + name)
 	var ue *usageError
 	if errors.As(err, &ue) {
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
@@ -208,10 +205,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 
 // helpHint is the line after a usage error.
 func helpHint(cmd string) string {
-	if cmd == "" {
-		return "run 'ci-report help' for usage"
-	}
-	return "run 'ci-report help " + cmd + "' for usage"
+	return "run '" + strings.TrimSpace("ci-report help "+cmd) + "' for usage"
 }
 
 func isHelpFlag(s string) bool {

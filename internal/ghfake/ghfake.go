@@ -131,8 +131,7 @@ type Server struct {
 	// Repo owns the issues ("owner/name"); RunsRepo the workflow runs (empty: Repo).
 	Repo, RunsRepo string
 	// Login is GET /user's; empty: 403, and comments are written by Bot.
-	Login         string
-	DefaultBranch string
+	Login string
 
 	Mu       sync.Mutex
 	Issues   map[int]*Issue
@@ -241,7 +240,7 @@ func New(t *testing.T, repo, token string) (*Server, *httptest.Server) {
 
 // NewServer is the fake of repo answering token, not yet serving.
 func NewServer(t *testing.T, repo, token string) *Server {
-	return &Server{T: t, Token: token, Repo: repo, DefaultBranch: "main", Issues: map[int]*Issue{}, dropped: map[int]string{}}
+	return &Server{T: t, Token: token, Repo: repo, Issues: map[int]*Issue{}, dropped: map[int]string{}}
 }
 
 // Requests returns the requests received so far, in order.
@@ -478,7 +477,7 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 		if full != f.Repo && full != f.runsRepo() {
 			return notFound()
 		}
-		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": f.DefaultBranch, "private": false}, nil
+		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": "main", "private": false}, nil
 	case reRun.MatchString(p) && r.Method == http.MethodGet:
 		return f.run(reRun.FindStringSubmatch(p))
 	case reRuns.MatchString(p) && r.Method == http.MethodGet:
