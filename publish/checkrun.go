@@ -126,18 +126,14 @@ func (p *Publisher) writeCheckRun(ctx context.Context, o op, id int64, run Check
 		}
 		return err
 	})
-	if err != nil {
-		return id, sent - from, err
-	}
-	sent = min(sent+checkAnnotationBatch, len(all))
-	for sent < len(all) {
-		run.Annotations = next()
-		if err := p.call(ctx, o, func(ctx context.Context) error { return p.API.UpdateCheckRun(ctx, p.Repo, id, run) }); err != nil {
-			return id, sent - from, err
+	for err == nil {
+		if sent = min(sent+checkAnnotationBatch, len(all)); sent == len(all) {
+			break
 		}
-		sent = min(sent+checkAnnotationBatch, len(all))
+		run.Annotations = next()
+		err = p.call(ctx, o, func(ctx context.Context) error { return p.API.UpdateCheckRun(ctx, p.Repo, id, run) })
 	}
-	return id, sent - from, nil
+	return id, sent - from, err
 }
 
 // findCheckRun is the oldest check run of the name on sha carrying the
