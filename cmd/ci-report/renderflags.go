@@ -239,12 +239,9 @@ func workflowFileOf(ref string) string {
 	return ""
 }
 
-// mergeOptions are the merge options of --allow-mixed and --plan. Without
-// --plan, a --profile of a built-in profile stands for its plan when no
-// path of args holds a part and each is empty or missing in a directory
-// that exists (a results directory no GPU job uploaded to): the report is
-// DID NOT RUN with the plan's cases not run, not an error. A path whose
-// parent does not exist either stays an error (loadReport): a typo.
+// mergeOptions are the merge options of --allow-mixed and --plan; without
+// --plan, a built-in --profile's plan when no path holds a part and every
+// parent exists (docs/formats.md §1.2).
 func (r *renderInputs) mergeOptions(args []string) (merge.Options, error) {
 	mopts := merge.Options{AllowMixed: r.allowMixed}
 	if r.plan != "" {
@@ -335,9 +332,7 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 
 // loadReport reads paths (collect.LoadInput) and builds their report
 // (merge.Build): the one way the CLI gets a report. Without a plan, a path
-// that holds no part is an error naming it: most often a mistyped path or an
-// artifact never downloaded, which a DID NOT RUN report would hide; with a
-// plan, its parts no path holds are not run (docs/formats.md §1.2, §7.1).
+// that holds no part is an error (docs/formats.md §1.2, §7.1).
 func loadReport(paths []string, load collect.LoadOptions, opts merge.Options) (*merge.Report, error) {
 	if opts.Expected == nil {
 		for _, p := range paths {
