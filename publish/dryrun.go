@@ -63,9 +63,8 @@ func (d *DryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (d *DryRunTransport) path(req *http.Request) string {
 	p := req.URL.Path
-	root := cmp.Or(d.Root, "/")
-	if strings.HasPrefix(p, root) {
-		p = "/" + strings.TrimPrefix(p, root)
+	if rest, ok := strings.CutPrefix(p, cmp.Or(d.Root, "/")); ok {
+		p = "/" + rest
 	}
 	if req.URL.RawQuery != "" {
 		p += "?" + req.URL.RawQuery

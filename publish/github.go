@@ -46,9 +46,7 @@ func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Dur
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base = cmp.Or(base, http.DefaultTransport)
 	g := &GitHubAPI{baseURL: u, token: token}
 	var rt http.RoundTripper = base
 	if token != "" {
@@ -143,11 +141,10 @@ func (g *GitHubAPI) client() *github.Client {
 // apiPath is the path of a request relative to the API root, as the error
 // messages and logs show it (/repos/o/r/issues/7).
 func (g *GitHubAPI) apiPath(u *url.URL) string {
-	p := u.Path
-	if strings.HasPrefix(p, g.baseURL.Path) {
-		p = "/" + strings.TrimPrefix(p, g.baseURL.Path)
+	if rest, ok := strings.CutPrefix(u.Path, g.baseURL.Path); ok {
+		return "/" + rest
 	}
-	return p
+	return u.Path
 }
 
 // wrap turns go-github's error into an *APIError, nil for none. go-github
@@ -174,10 +171,8 @@ func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
 	if resp.Request != nil {
 		e.Path = g.apiPath(resp.Request.URL)
 	}
-	if s := resp.Header.Get("Retry-After"); s != "" {
-		if n, perr := strconv.Atoi(strings.TrimSpace(s)); perr == nil && n >= 0 {
-			e.RetryAfter = time.Duration(n) * time.Second
-		}
+	if n, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && n >= 0 {
+		e.RetryAfter = time.Duration(n) * time.Second
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -143,17 +144,14 @@ func parseCommand(name string, o commandOptions, args []string) error {
 	o.bind(fs)
 	violation := boundFlags(fs)
 	pos, err := parseInterspersed(fs, args)
-	if v := violation(); v != nil {
-		err = v
-	}
+	err = cmp.Or(violation(), err)
 	if err == nil {
 		err = checkArgs(pos)
 	}
 	if err == nil {
 		err = o.setArgs(pos)
 	}
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	return &usageError{cmd: name, err: err}

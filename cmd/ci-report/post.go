@@ -143,10 +143,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err = o.publish(ctx, e, repo, o.target, token, stdout, stderr)
-	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil && cerr != nil {
-		err = cerr
-	}
-	return redactError(err, stderr.Redactor())
+	return redactError(cmp.Or(err, errors.Join(stdout.Close(), stderr.Close())), stderr.Redactor())
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
