@@ -617,10 +617,8 @@ func (f *Server) issue(r *http.Request, num string, in payload) (int, any, answe
 			delete(f.dropped, n)
 		}
 		resp := f.issueJSON(n)
-		if f.ReadLag > 0 {
-			body, updated := f.lagged(n, is)
-			resp["body"], resp["updated_at"] = nullIfEmpty(body), stamp(updated)
-		}
+		body, updated := f.lagged(n, is) // without ReadLag, the issue as it is
+		resp["body"], resp["updated_at"] = nullIfEmpty(body), stamp(updated)
 		return 200, resp, nil
 	case http.MethodPatch:
 		if f.DropSectionOnce {
