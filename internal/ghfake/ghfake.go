@@ -197,9 +197,6 @@ var updatedEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // setBody changes issue n's body under Mu, keeping ReadLag's history.
 func (f *Server) setBody(n int, is *Issue, body string, at time.Time) {
 	if f.ReadLag > 0 {
-		if f.history == nil {
-			f.history = map[int][]version{}
-		}
 		if len(f.history[n]) == 0 {
 			f.history[n] = []version{{body: is.Body, updated: is.UpdatedAt}}
 		}
@@ -240,7 +237,8 @@ func New(t *testing.T, repo, token string) (*Server, *httptest.Server) {
 
 // NewServer is the fake of repo answering token, not yet serving.
 func NewServer(t *testing.T, repo, token string) *Server {
-	return &Server{T: t, Token: token, Repo: repo, Issues: map[int]*Issue{}, dropped: map[int]string{}}
+	return &Server{T: t, Token: token, Repo: repo, Issues: map[int]*Issue{}, dropped: map[int]string{},
+		history: map[int][]version{}}
 }
 
 // Requests returns the requests received so far, in order.
