@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -339,9 +340,11 @@ func (g *GitHubAPI) badAnswer(path string, resp *github.Response, elsewhere stri
 	return e
 }
 
-// pageQuery is the query of one page of a listing, 100 a page.
-func pageQuery(page int) url.Values {
-	return url.Values{"page": {strconv.Itoa(page)}, "per_page": {"100"}}
+// pageQuery is the query of one page of a listing, 100 a page, with more.
+func pageQuery(page int, more url.Values) url.Values {
+	q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {"100"}}
+	maps.Copy(q, more)
+	return q
 }
 
 // DefaultBranch implements API.
@@ -405,11 +408,7 @@ func (g *GitHubAPI) GetIssue(ctx context.Context, r Repo, n int) (Issue, error) 
 // (decodeIssues).
 func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page int) ([]Issue, int, error) {
 	path := g.repoPath(r, "/issues")
-	q := pageQuery(page)
-	q.Set("state", "open")
-	q.Set("labels", label)
-	q.Set("sort", "created")
-	q.Set("direction", "asc")
+	q := pageQuery(page, url.Values{"state": {"open"}, "labels": {label}, "sort": {"created"}, "direction": {"asc"}})
 	return getChecked(ctx, g, path, q, func(raw []byte) ([]Issue, error) { return decodeIssues(raw, r) })
 }
 
@@ -434,7 +433,7 @@ func toComment(c *github.IssueComment) Comment {
 // comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
-	return getChecked(ctx, g, path, pageQuery(page),
+	return getChecked(ctx, g, path, pageQuery(page, nil),
 		func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
 }
 
@@ -473,9 +472,7 @@ func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (stri
 // than one is already an answer post refuses.
 func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string) ([]int, error) {
 	path := g.repoPath(r, "/pulls")
-	q := pageQuery(1)
-	q.Set("state", "open")
-	q.Set("head", r.Owner+":"+branch)
+	q := pageQuery(1, url.Values{"state": {"open"}, "head": {r.Owner + ":" + branch}})
 	nums, _, err := getChecked(ctx, g, path, q, decodePullNumbers)
 	return nums, err
 }
@@ -501,9 +498,7 @@ func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Sta
 // (decodeCheckRuns).
 func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string, page int) ([]CheckRun, int, error) {
 	path := g.repoPath(r, "/commits/"+sha+"/check-runs")
-	q := pageQuery(page)
-	q.Set("check_name", name)
-	q.Set("filter", "all")
+	q := pageQuery(page, url.Values{"check_name": {name}, "filter": {"all"}})
 	return getChecked(ctx, g, path, q, decodeCheckRuns)
 }
 
