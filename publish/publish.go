@@ -226,7 +226,8 @@ func eachPage[T any](ctx context.Context, p *Publisher, o op, maxPages int,
 	for page := 1; page != 0 && (maxPages == 0 || page <= maxPages); {
 		var items []T
 		next := 0
-		if err := p.call(ctx, o, func(ctx context.Context) (err error) { items, next, err = list(ctx, page); return }); err != nil {
+		err := p.call(ctx, o, func(ctx context.Context) (err error) { items, next, err = list(ctx, page); return })
+		if err != nil {
 			return err
 		}
 		for _, it := range items {

@@ -72,7 +72,8 @@ func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
 
 // group is the commands of a group name (`ci-report import` without format).
 func (a *app) group(name string) []command {
-	return slices.DeleteFunc(slices.Clone(a.commands), func(c command) bool { return !strings.HasPrefix(c.Name, name+" ") })
+	return slices.DeleteFunc(slices.Clone(a.commands),
+		func(c command) bool { return !strings.HasPrefix(c.Name, name+" ") })
 }
 
 func mainEnv(ctx context.Context, e *env, args []string) int {
