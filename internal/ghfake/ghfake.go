@@ -719,14 +719,11 @@ func lockedRefusal(verb string) (int, any, answer) {
 }
 
 func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
-	if r.Method != http.MethodGet {
+	switch {
+	case r.Method != http.MethodGet || len(rest) > 1:
 		return notFound()
-	}
-	if len(rest) == 0 {
+	case len(rest) == 0:
 		return f.pulls(r)
-	}
-	if len(rest) != 1 {
-		return notFound()
 	}
 	n, _ := strconv.Atoi(rest[0])
 	is := f.Issues[n]
