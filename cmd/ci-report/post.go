@@ -87,7 +87,6 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
 }
 
-// setArgs checks the target flags, then the render inputs.
 func (o *postOptions) setArgs(pos []string) error {
 	o.positionals = pos
 	var err error

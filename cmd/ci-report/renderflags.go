@@ -55,7 +55,6 @@ type renderInputs struct {
 	ReadFile func(string, safefile.Kind) ([]byte, error) // nil: safefile.Read
 }
 
-// bind adds the shared flags to fs.
 func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.profile, "profile", "", "profile `name` (default: the parts' profile; perf with a perf/ tree)")
 	fs.StringVar(&r.runURL, "run-url", "", "workflow run `URL` (default: from GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID)")
