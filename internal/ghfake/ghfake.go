@@ -17,7 +17,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -297,7 +296,7 @@ func (f *Server) now() time.Time {
 // every one), in the order they fall due (ties: the order they came).
 func (f *Server) applyDue(all bool) {
 	now := f.now()
-	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
+	slices.SortStableFunc(f.pending, func(a, b pendingWrite) int { return a.due.Compare(b.due) })
 	for len(f.pending) > 0 && (all || !f.pending[0].due.After(now)) {
 		w := f.pending[0]
 		f.pending = f.pending[1:]
