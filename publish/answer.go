@@ -160,12 +160,13 @@ func decodeIssues(raw []byte, repo Repo) ([]Issue, error) {
 	return out, nil
 }
 
-// commentAnswer is what post reads of a comment.
+// commentAnswer is what post reads of a comment; a null body or user
+// (a deleted account) decodes as empty.
 type commentAnswer struct {
-	ID       int64   `json:"id"`
-	Body     *string `json:"body"`
-	IssueURL string  `json:"issue_url"`
-	User     *struct {
+	ID       int64  `json:"id"`
+	Body     string `json:"body"`
+	IssueURL string `json:"issue_url"`
+	User     struct {
 		Login string `json:"login"`
 	} `json:"user"`
 }
@@ -187,14 +188,7 @@ func decodeComments(raw []byte, repo Repo, n int) ([]Comment, error) {
 		if !hasSuffixFold(a.IssueURL, want) {
 			return nil, fmt.Errorf("comment %d is not one of %s#%d (issue_url %q)", a.ID, repo, n, cutURL(a.IssueURL))
 		}
-		c := Comment{ID: a.ID}
-		if a.Body != nil {
-			c.Body = *a.Body
-		}
-		if a.User != nil {
-			c.Author = a.User.Login
-		}
-		out = append(out, c)
+		out = append(out, Comment{ID: a.ID, Author: a.User.Login, Body: a.Body})
 	}
 	return out, nil
 }

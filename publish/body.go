@@ -37,11 +37,8 @@ func (p *Publisher) sayLag(number int, res *Result) {
 	}
 }
 
-// writeSection puts the section into the issue body, PATCHing only on change.
-// Every write reads, splices and PATCHes at once (spliceOnce), then reads
-// back: it stands when the read-back holds our section and the rest is the
-// text the splice was based on; else it splices afresh, at most spliceTries
-// writes (docs/publish.md §6).
+// writeSection writes the section (spliceOnce) and reads it back until it
+// stands, at most spliceTries writes (docs/publish.md §6).
 func (p *Publisher) writeSection(ctx context.Context, number int, name, section string, res *Result) error {
 	var why string // what the last read-back showed
 	gone := false  // the last read-back lacked our section
@@ -94,11 +91,8 @@ func (p *Publisher) writeSection(ctx context.Context, number int, name, section 
 	}
 }
 
-// keepSection is the last read of the issue body, after the late-write window:
-// a PATCH GitHub applies late, spliced into a body read before ours landed,
-// erases our section. Every such PATCH was sent before our last PATCH was
-// answered (plus the settle delay), so keepSection waits ApplyDelay and the
-// settle delay once (GitHub asks integrations not to poll:
+// keepSection is the last read of the issue body (docs/publish.md §6, "Late
+// writes"): it waits ApplyDelay and the settle delay once (GitHub asks integrations not to poll:
 // https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#avoid-polling),
 // reads once and rewrites a missing section, at most maxRepairs times; a
 // section still missing is an error, never a success.
@@ -252,12 +246,10 @@ func delayOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// readBody reads the issue's body as it stands after our last body PATCH.
-// GitHub's reads may lag behind its writes: a read whose updated_at is older
-// than our last PATCH's answer shows the body from before it, so it is read
-// again after the settle delay for as long as the late-write window allows,
-// the lag kept in ReadLag. updated_at has whole seconds, so a lag within the
-// second of our PATCH is not seen.
+// readBody reads the issue's body as it stands after our last body PATCH: a
+// read whose updated_at is older than that PATCH's answer lags, and is read
+// again for at most the late-write window, the lag kept in ReadLag
+// (docs/publish.md §6, "Lagging reads").
 func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 	stale := false
 	for {

@@ -45,22 +45,11 @@ func checkRunSummary(comment string, issue int, pr bool) string {
 	}
 	note := fmt.Sprintf("\n\n(cut to GitHub's %d characters for a check run: the whole report is the run's comment on %s)\n", MaxCheckSummaryChars, where)
 	budget := MaxCheckSummaryChars - utf8.RuneCountInString(note)
-	cut := comment[:runeOffset(comment, budget)]
+	cut := string([]rune(comment)[:budget]) // comment has more runes than budget
 	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
 		cut = cut[:i]
 	}
 	return cut + note
-}
-
-// runeOffset is the byte offset of the n-th code point of s.
-func runeOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
 }
 
 // publishCheckRun creates the post's check run on the head commit, or updates
@@ -137,18 +126,14 @@ func (p *Publisher) writeCheckRun(ctx context.Context, o op, id int64, run Check
 		}
 		return err
 	})
-	if err != nil {
-		return id, sent - from, err
-	}
-	sent = min(sent+checkAnnotationBatch, len(all))
-	for sent < len(all) {
-		run.Annotations = next()
-		if err := p.call(ctx, o, func(ctx context.Context) error { return p.API.UpdateCheckRun(ctx, p.Repo, id, run) }); err != nil {
-			return id, sent - from, err
+	for err == nil {
+		if sent = min(sent+checkAnnotationBatch, len(all)); sent == len(all) {
+			break
 		}
-		sent = min(sent+checkAnnotationBatch, len(all))
+		run.Annotations = next()
+		err = p.call(ctx, o, func(ctx context.Context) error { return p.API.UpdateCheckRun(ctx, p.Repo, id, run) })
 	}
-	return id, sent - from, nil
+	return id, sent - from, err
 }
 
 // findCheckRun is the oldest check run of the name on sha carrying the
@@ -159,22 +144,17 @@ func (p *Publisher) findCheckRun(ctx context.Context, o op, sha string, want Che
 		return CheckRun{}, nil
 	}
 	var found CheckRun
-	for page := 1; page != 0; {
-		var runs []CheckRun
-		next := 0
-		list := op{what: p.repoOp(fmt.Sprintf("list the check runs %q of %s", want.Name, sha)), permission: "checks: read"}
-		if err := p.call(ctx, list, func(ctx context.Context) (err error) {
-			runs, next, err = p.API.ListCheckRuns(ctx, p.Repo, sha, want.Name, page)
-			return
-		}); err != nil {
-			return CheckRun{}, err
+	list := op{what: p.repoOp(fmt.Sprintf("list the check runs %q of %s", want.Name, sha)), permission: "checks: read"}
+	err := eachPage(ctx, p, list, 0, func(ctx context.Context, page int) ([]CheckRun, int, error) {
+		return p.API.ListCheckRuns(ctx, p.Repo, sha, want.Name, page)
+	}, func(r CheckRun) bool {
+		if r.ExternalID == want.ExternalID && (found.ID == 0 || r.ID < found.ID) {
+			found = r
 		}
-		for _, r := range runs {
-			if r.ExternalID == want.ExternalID && (found.ID == 0 || r.ID < found.ID) {
-				found = r
-			}
-		}
-		page = next
+		return true
+	})
+	if err != nil {
+		return CheckRun{}, err
 	}
 	return found, nil
 }

@@ -63,9 +63,8 @@ func (d *DryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (d *DryRunTransport) path(req *http.Request) string {
 	p := req.URL.Path
-	root := cmp.Or(d.Root, "/")
-	if strings.HasPrefix(p, root) {
-		p = "/" + strings.TrimPrefix(p, root)
+	if rest, ok := strings.CutPrefix(p, cmp.Or(d.Root, "/")); ok {
+		p = "/" + rest
 	}
 	if req.URL.RawQuery != "" {
 		p += "?" + req.URL.RawQuery
@@ -76,10 +75,8 @@ func (d *DryRunTransport) path(req *http.Request) string {
 // offlineGet answers a GET without a token: the issue exists with an empty
 // body, it has no comments, and lists are empty.
 func (d *DryRunTransport) offlineGet(req *http.Request) (*http.Response, error) {
-	parts := strings.Split(strings.Trim(d.path(req), "/"), "/")
-	if i := strings.IndexByte(parts[len(parts)-1], '?'); i >= 0 {
-		parts[len(parts)-1] = parts[len(parts)-1][:i]
-	}
+	path, _, _ := strings.Cut(d.path(req), "?")
+	parts := strings.Split(strings.Trim(path, "/"), "/")
 	// repos/{o}/{r}/issues/{n}
 	if len(parts) == 5 && parts[0] == "repos" && parts[3] == "issues" {
 		if n, err := strconv.Atoi(parts[4]); err == nil {

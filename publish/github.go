@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,9 +47,7 @@ func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Dur
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base = cmp.Or(base, http.DefaultTransport)
 	g := &GitHubAPI{baseURL: u, token: token}
 	var rt http.RoundTripper = base
 	if token != "" {
@@ -143,14 +142,15 @@ func (g *GitHubAPI) client() *github.Client {
 // apiPath is the path of a request relative to the API root, as the error
 // messages and logs show it (/repos/o/r/issues/7).
 func (g *GitHubAPI) apiPath(u *url.URL) string {
-	p := u.Path
-	if strings.HasPrefix(p, g.baseURL.Path) {
-		p = "/" + strings.TrimPrefix(p, g.baseURL.Path)
+	if rest, ok := strings.CutPrefix(u.Path, g.baseURL.Path); ok {
+		return "/" + rest
 	}
-	return p
+	return u.Path
 }
 
-// wrap turns go-github's result into an *APIError, or nil.
+// wrap turns go-github's error into an *APIError, nil for none. go-github
+// returns no value with an error, and its getters read nil as zero: a call
+// returns its converted value and wrap's error together.
 func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) error {
 	if err == nil {
 		return nil
@@ -172,10 +172,8 @@ func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
 	if resp.Request != nil {
 		e.Path = g.apiPath(resp.Request.URL)
 	}
-	if s := resp.Header.Get("Retry-After"); s != "" {
-		if n, perr := strconv.Atoi(strings.TrimSpace(s)); perr == nil && n >= 0 {
-			e.RetryAfter = time.Duration(n) * time.Second
-		}
+	if n, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && n >= 0 {
+		e.RetryAfter = time.Duration(n) * time.Second
 	}
 }
 
@@ -342,18 +340,17 @@ func (g *GitHubAPI) badAnswer(path string, resp *github.Response, elsewhere stri
 	return e
 }
 
-// pageQuery is the query of one page of a listing, 100 a page.
-func pageQuery(page int) url.Values {
-	return url.Values{"page": {strconv.Itoa(page)}, "per_page": {"100"}}
+// pageQuery is the query of one page of a listing, 100 a page, with more.
+func pageQuery(page int, more url.Values) url.Values {
+	q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {"100"}}
+	maps.Copy(q, more)
+	return q
 }
 
 // DefaultBranch implements API.
 func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 	repo, resp, err := g.client().Repositories.Get(ctx, r.Owner, r.Name)
-	if err != nil {
-		return "", g.wrap("GET", g.repoPath(r, ""), resp, err)
-	}
-	return repo.GetDefaultBranch(), nil
+	return repo.GetDefaultBranch(), g.wrap("GET", g.repoPath(r, ""), resp, err)
 }
 
 func toRun(w *github.WorkflowRun) WorkflowRun {
@@ -369,10 +366,7 @@ func toRun(w *github.WorkflowRun) WorkflowRun {
 // GetWorkflowRun implements API.
 func (g *GitHubAPI) GetWorkflowRun(ctx context.Context, r Repo, id int64) (WorkflowRun, error) {
 	w, resp, err := g.client().Actions.GetWorkflowRunByID(ctx, r.Owner, r.Name, id)
-	if err != nil {
-		return WorkflowRun{}, g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
-	}
-	return toRun(w), nil
+	return toRun(w), g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
 }
 
 // ListWorkflowRuns implements API.
@@ -391,8 +385,8 @@ func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f
 }
 
 func toIssue(i *github.Issue) Issue {
-	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), PullRequest: i.IsPullRequest(),
-		Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
+	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(),
+		PullRequest: i.GetPullRequestLinks() != nil, Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
 }
 
 // GetIssue implements API; the answer must be the issue asked for
@@ -414,11 +408,7 @@ func (g *GitHubAPI) GetIssue(ctx context.Context, r Repo, n int) (Issue, error) 
 // (decodeIssues).
 func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page int) ([]Issue, int, error) {
 	path := g.repoPath(r, "/issues")
-	q := pageQuery(page)
-	q.Set("state", "open")
-	q.Set("labels", label)
-	q.Set("sort", "created")
-	q.Set("direction", "asc")
+	q := pageQuery(page, url.Values{"state": {"open"}, "labels": {label}, "sort": {"created"}, "direction": {"asc"}})
 	return getChecked(ctx, g, path, q, func(raw []byte) ([]Issue, error) { return decodeIssues(raw, r) })
 }
 
@@ -426,19 +416,13 @@ func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page i
 func (g *GitHubAPI) CreateIssue(ctx context.Context, r Repo, title, body string, labels []string) (Issue, error) {
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body), Labels: &labels}
 	i, resp, err := g.client().Issues.Create(ctx, r.Owner, r.Name, req)
-	if err != nil {
-		return Issue{}, g.wrap("POST", g.repoPath(r, "/issues"), resp, err)
-	}
-	return toIssue(i), nil
+	return toIssue(i), g.wrap("POST", g.repoPath(r, "/issues"), resp, err)
 }
 
 // EditIssueBody implements API.
 func (g *GitHubAPI) EditIssueBody(ctx context.Context, r Repo, n int, body string) (Issue, error) {
 	i, resp, err := g.client().Issues.Edit(ctx, r.Owner, r.Name, n, &github.IssueRequest{Body: github.String(body)})
-	if err != nil {
-		return Issue{}, g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
-	}
-	return toIssue(i), nil
+	return toIssue(i), g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
 }
 
 func toComment(c *github.IssueComment) Comment {
@@ -449,26 +433,20 @@ func toComment(c *github.IssueComment) Comment {
 // comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
-	return getChecked(ctx, g, path, pageQuery(page),
+	return getChecked(ctx, g, path, pageQuery(page, nil),
 		func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
 }
 
 // CreateComment implements API.
 func (g *GitHubAPI) CreateComment(ctx context.Context, r Repo, n int, body string) (Comment, error) {
 	c, resp, err := g.client().Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
-	if err != nil {
-		return Comment{}, g.wrap("POST", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
-	}
-	return toComment(c), nil
+	return toComment(c), g.wrap("POST", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
 }
 
 // EditComment implements API.
 func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body string) (Comment, error) {
 	c, resp, err := g.client().Issues.EditComment(ctx, r.Owner, r.Name, id, &github.IssueComment{Body: github.String(body)})
-	if err != nil {
-		return Comment{}, g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/comments/%d", id)), resp, err)
-	}
-	return toComment(c), nil
+	return toComment(c), g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/comments/%d", id)), resp, err)
 }
 
 // AuthenticatedUser implements API; the answer must name a login: the
@@ -494,9 +472,7 @@ func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (stri
 // than one is already an answer post refuses.
 func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string) ([]int, error) {
 	path := g.repoPath(r, "/pulls")
-	q := pageQuery(1)
-	q.Set("state", "open")
-	q.Set("head", r.Owner+":"+branch)
+	q := pageQuery(1, url.Values{"state": {"open"}, "head": {r.Owner + ":" + branch}})
 	nums, _, err := getChecked(ctx, g, path, q, decodePullNumbers)
 	return nums, err
 }
@@ -507,10 +483,7 @@ func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string)
 // commit a page: only the counts are read.
 func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head string) (int, error) {
 	c, resp, err := g.client().Repositories.CompareCommits(ctx, r.Owner, r.Name, base, head, &github.ListOptions{PerPage: 1})
-	if err != nil {
-		return 0, g.wrap("GET", g.repoPath(r, "/compare/"+base+"..."+head), resp, err)
-	}
-	return c.GetAheadBy(), nil
+	return c.GetAheadBy(), g.wrap("GET", g.repoPath(r, "/compare/"+base+"..."+head), resp, err)
 }
 
 // CreateStatus implements API.
@@ -518,19 +491,14 @@ func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Sta
 	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),
 		Context: github.String(st.Context), TargetURL: optional(st.TargetURL)}
 	_, resp, err := g.client().Repositories.CreateStatus(ctx, r.Owner, r.Name, sha, rs)
-	if err != nil {
-		return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
-	}
-	return nil
+	return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
 }
 
 // ListCheckRuns implements API; each page must hold a list of check runs
 // (decodeCheckRuns).
 func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string, page int) ([]CheckRun, int, error) {
 	path := g.repoPath(r, "/commits/"+sha+"/check-runs")
-	q := pageQuery(page)
-	q.Set("check_name", name)
-	q.Set("filter", "all")
+	q := pageQuery(page, url.Values{"check_name": {name}, "filter": {"all"}})
 	return getChecked(ctx, g, path, q, decodeCheckRuns)
 }
 
@@ -560,10 +528,8 @@ func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (C
 		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
 		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	c, resp, err := g.client().Checks.CreateCheckRun(ctx, r.Owner, r.Name, opts)
-	if err != nil {
-		return CheckRun{}, g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
-	}
-	return CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID()}, nil
+	return CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), ExternalID: c.GetExternalID()},
+		g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
 }
 
 // UpdateCheckRun implements API.
@@ -573,8 +539,5 @@ func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run Ch
 		DetailsURL: optional(run.DetailsURL), Output: checkRunOutput(run),
 		CompletedAt: &github.Timestamp{Time: run.CompletedAt}}
 	_, resp, err := g.client().Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, opts)
-	if err != nil {
-		return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)
-	}
-	return nil
+	return g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/check-runs/%d", id)), resp, err)
 }

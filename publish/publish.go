@@ -201,29 +201,43 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 		return "", err
 	}
 	filter := RunFilter{Branch: branch, Status: "completed"}
-	for page := 1; page != 0 && page <= maxRunPages; {
-		var runs []WorkflowRun
-		next := 0
-		if err := p.call(ctx, op{what: repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)),
-			permission: "actions: read"},
-			func(ctx context.Context) (err error) {
-				runs, next, err = p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, filter, page)
-				return
-			}); err != nil {
-			return "", err
+	list := op{what: repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)), permission: "actions: read"}
+	var prev string
+	err = eachPage(ctx, p, list, maxRunPages, func(ctx context.Context, page int) ([]WorkflowRun, int, error) {
+		return p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, filter, page)
+	}, func(r WorkflowRun) bool {
+		if r.ID == id || r.DisplayTitle != this.DisplayTitle || r.HeadSHA == "" {
+			return true
 		}
-		for _, r := range runs {
-			if r.ID == id || r.DisplayTitle != this.DisplayTitle || r.HeadSHA == "" {
-				continue
+		prev = r.HeadSHA + ":" + r.Conclusion
+		p.logf("previous run: %d (%q) at %s", r.ID, r.DisplayTitle, prev)
+		return false
+	})
+	if err == nil && prev == "" {
+		p.logf("previous run: none completed on %s titled %q", branch, this.DisplayTitle)
+	}
+	return prev, err
+}
+
+// eachPage lists every page through call, at most maxPages of them (0: no
+// bound), and gives each item to each until it returns false.
+func eachPage[T any](ctx context.Context, p *Publisher, o op, maxPages int,
+	list func(ctx context.Context, page int) ([]T, int, error), each func(T) bool) error {
+	for page := 1; page != 0 && (maxPages == 0 || page <= maxPages); {
+		var items []T
+		next := 0
+		err := p.call(ctx, o, func(ctx context.Context) (err error) { items, next, err = list(ctx, page); return })
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if !each(it) {
+				return nil
 			}
-			prev := r.HeadSHA + ":" + r.Conclusion
-			p.logf("previous run: %d (%q) at %s", r.ID, r.DisplayTitle, prev)
-			return prev, nil
 		}
 		page = next
 	}
-	p.logf("previous run: none completed on %s titled %q", branch, this.DisplayTitle)
-	return "", nil
+	return nil
 }
 
 // Validate checks the target before any request: Publish calls it, and the
@@ -468,25 +482,17 @@ func (p *Publisher) resolveTarget(ctx context.Context, t Target) (int, error) {
 // whose body carries the marker, 0 when none.
 func (p *Publisher) findIssueByLabel(ctx context.Context, label string) (int, error) {
 	var matches []int
-	for page := 1; page != 0; {
-		var issues []Issue
-		next := 0
-		if err := p.call(ctx, op{what: p.repoOp(fmt.Sprintf("list open issues labelled %q", label)), permission: "issues: write"},
-			func(ctx context.Context) (err error) {
-				issues, next, err = p.API.ListIssues(ctx, p.Repo, label, page)
-				return
-			}); err != nil {
-			return 0, err
+	list := op{what: p.repoOp(fmt.Sprintf("list open issues labelled %q", label)), permission: "issues: write"}
+	err := eachPage(ctx, p, list, 0, func(ctx context.Context, page int) ([]Issue, int, error) {
+		return p.API.ListIssues(ctx, p.Repo, label, page)
+	}, func(is Issue) bool {
+		if !is.PullRequest && strings.Contains(is.Body, ResultsIssueMarker) {
+			matches = append(matches, is.Number)
 		}
-		for _, is := range issues {
-			if !is.PullRequest && strings.Contains(is.Body, ResultsIssueMarker) {
-				matches = append(matches, is.Number)
-			}
-		}
-		page = next
-	}
-	if len(matches) == 0 {
-		return 0, nil
+		return true
+	})
+	if err != nil || len(matches) == 0 {
+		return 0, err
 	}
 	oldest := slices.Min(matches)
 	if len(matches) > 1 {
@@ -608,32 +614,23 @@ func (p *Publisher) findComment(ctx context.Context, number int, where, perm, id
 		return 0, nil
 	}
 	var ids []int64
-	for page := 1; page != 0; {
-		var cs []Comment
-		next := 0
-		if err := p.call(ctx, op{what: "list the comments of " + where, permission: perm, issue: number,
-			notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)},
-			func(ctx context.Context) (err error) {
-				cs, next, err = p.API.ListComments(ctx, p.Repo, number, page)
-				return
-			}); err != nil {
-			return 0, err
+	list := op{what: "list the comments of " + where, permission: perm, issue: number,
+		notFound: fmt.Sprintf("#%d does not exist in %s (or the token cannot see it)", number, p.Repo)}
+	err := eachPage(ctx, p, list, 0, func(ctx context.Context, page int) ([]Comment, int, error) {
+		return p.API.ListComments(ctx, p.Repo, number, page)
+	}, func(c Comment) bool {
+		switch {
+		case !strings.EqualFold(c.Author, identity):
+			// Anyone can comment: only our own comments are read.
+		case marker.HasLine(c.Body, line):
+			ids = append(ids, c.ID)
+		case also != nil:
+			also(c)
 		}
-		for _, c := range cs {
-			if !strings.EqualFold(c.Author, identity) {
-				// Anyone can comment: only our own comments are read.
-				continue
-			}
-			if marker.HasLine(c.Body, line) {
-				ids = append(ids, c.ID)
-			} else if also != nil {
-				also(c)
-			}
-		}
-		page = next
-	}
-	if len(ids) == 0 {
-		return 0, nil
+		return true
+	})
+	if err != nil || len(ids) == 0 {
+		return 0, err
 	}
 	if len(ids) > 1 {
 		p.logf("comment: %d comments by %s carry %s; editing the oldest, %d", len(ids), identity, line, ids[0])

@@ -174,10 +174,7 @@ func (p *Publisher) nextWait(o op, ae *APIError, st *retryState) (wait time.Dura
 func (p *Publisher) primaryWait(o op, ae *APIError) (time.Duration, string, error) {
 	now := p.now()
 	if ae.Reset.IsZero() {
-		wait := ae.RetryAfter
-		if wait <= 0 {
-			wait = p.secondaryDefault()
-		}
+		wait := positiveOr(ae.RetryAfter, p.secondaryDefault())
 		if wait > p.maxWait() {
 			return 0, "", fmt.Errorf("%s: %w; GitHub API rate limit exhausted, no reset time given: the wait (%s) is longer than --max-wait %s",
 				o.what, ae, roundWait(wait), p.maxWait())

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -59,16 +61,10 @@ func newApp() *app {
 // lookup finds the command args start with, a group's two-word name first;
 // rest are the arguments after the name.
 func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
-	if len(args) >= 2 {
-		for _, c := range a.commands {
-			if c.Name == args[0]+" "+args[1] {
-				return c, args[2:], true
-			}
-		}
-	}
-	for _, c := range a.commands {
-		if c.Name == args[0] {
-			return c, args[1:], true
+	for n := min(len(args), 2); n > 0; n-- {
+		name := strings.Join(args[:n], " ")
+		if i := slices.IndexFunc(a.commands, func(c command) bool { return c.Name == name }); i >= 0 {
+			return a.commands[i], args[n:], true
 		}
 	}
 	return command{}, nil, false
@@ -76,13 +72,8 @@ func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
 
 // group is the commands of a group name (`ci-report import` without format).
 func (a *app) group(name string) []command {
-	var out []command
-	for _, c := range a.commands {
-		if strings.HasPrefix(c.Name, name+" ") {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(a.commands),
+		func(c command) bool { return !strings.HasPrefix(c.Name, name+" ") })
 }
 
 func mainEnv(ctx context.Context, e *env, args []string) int {
@@ -154,17 +145,14 @@ func parseCommand(name string, o commandOptions, args []string) error {
 	o.bind(fs)
 	violation := boundFlags(fs)
 	pos, err := parseInterspersed(fs, args)
-	if v := violation(); v != nil {
-		err = v
-	}
+	err = cmp.Or(violation(), err)
 	if err == nil {
 		err = checkArgs(pos)
 	}
 	if err == nil {
 		err = o.setArgs(pos)
 	}
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	return &usageError{cmd: name, err: err}
@@ -194,10 +182,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	prefix := "ci-report"
-	if name != "" {
-		prefix += " " + name
-	}
+	prefix := strings.TrimSpace("ci-report " + name)
 	var ue *usageError
 	if errors.As(err, &ue) {
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
@@ -219,10 +204,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 
 // helpHint is the line after a usage error.
 func helpHint(cmd string) string {
-	if cmd == "" {
-		return "run 'ci-report help' for usage"
-	}
-	return "run 'ci-report help " + cmd + "' for usage"
+	return "run '" + strings.TrimSpace("ci-report help "+cmd) + "' for usage"
 }
 
 func isHelpFlag(s string) bool {

@@ -105,10 +105,8 @@ func (a *armInputs) present(rep *merge.Report) error {
 			have = append(have, arm)
 		}
 	}
-	for _, arm := range strings.Split(a.arms, ",") {
-		if slices.Contains(have, arm) {
-			return nil
-		}
+	if slices.ContainsFunc(strings.Split(a.arms, ","), func(arm string) bool { return slices.Contains(have, arm) }) {
+		return nil
 	}
 	if len(have) == 0 {
 		return usageErrorf("--arms %s: the parts carry no arm (run --arm or import junit --arm sets a part's)", bounds.Quote(a.arms))

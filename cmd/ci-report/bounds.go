@@ -46,20 +46,17 @@ func (b *boundedValue) Set(v string) error {
 	if err == nil && b.sets > bounds.MaxList {
 		err = fmt.Errorf("--%s: given %d times, over the limit of %d", b.name, b.sets, bounds.MaxList)
 	}
-	if err != nil {
-		if *b.first == nil {
-			*b.first = err
+	shown := err
+	if err == nil {
+		if err = b.Value.Set(v); err != nil {
+			// The flag package's own wording, with the value cut.
+			shown = fmt.Errorf("invalid value %s for flag -%s: %w", bounds.Quote(v), b.name, err)
 		}
-		return err
 	}
-	if err := b.Value.Set(v); err != nil {
-		// The flag package's own wording, with the value cut.
-		if *b.first == nil {
-			*b.first = fmt.Errorf("invalid value %s for flag -%s: %w", bounds.Quote(v), b.name, err)
-		}
-		return err
+	if *b.first == nil {
+		*b.first = shown
 	}
-	return nil
+	return err
 }
 
 // boundedBool keeps a bool flag one that takes no value.

@@ -91,11 +91,11 @@ type classifyResult struct {
 }
 
 func (o *classifyOptions) run(_ context.Context, e *env) error {
-	serve, closeServe, err := openLogArg(o.serveLog, e.Stdin)
+	serve, err := openLogArg(o.serveLog, e.Stdin)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	defer closeServe()
+	defer serve.Close()
 	lc := runner.LogCase{ServeLog: serve, Native: o.native,
 		GPU: runner.GPUFacts{Holders: o.holders, NativeStarted: o.nativeStarted}, Facts: o.facts.CaseFacts}
 	if o.kernelLog != "" {
@@ -125,13 +125,13 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 
 // openLogArg opens a log named on the command line (- is stdin) through
 // safefile; it is streamed in bounded memory, so no size cap applies.
-func openLogArg(name string, stdin io.Reader) (io.Reader, func(), error) {
+func openLogArg(name string, stdin io.Reader) (io.ReadCloser, error) {
 	if name == "-" {
-		return stdin, func() {}, nil
+		return io.NopCloser(stdin), nil
 	}
 	f, err := safefile.Open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err // not f: a nil *os.File would be a non-nil ReadCloser
 	}
-	return f, func() { f.Close() }, nil
+	return f, nil
 }

@@ -113,13 +113,10 @@ func interruptContext(sigs <-chan os.Signal) (ctx context.Context, kill <-chan s
 		}
 		// Later signals are caught and dropped: the run is already ending.
 	}()
-	var once sync.Once
-	return ctx, killCh, func() {
-		once.Do(func() {
-			close(done)
-			cancel(context.Canceled)
-		})
-	}
+	return ctx, killCh, sync.OnceFunc(func() {
+		close(done)
+		cancel(context.Canceled)
+	})
 }
 
 // interruptError is the cause of an interrupted context: the signal.

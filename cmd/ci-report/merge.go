@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -54,10 +55,7 @@ func (o *mergeOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stderr := red.Writer(e.Stderr)
 	err := o.merge(ctx, &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ}, red)
-	if cerr := stderr.Close(); err == nil {
-		err = cerr
-	}
-	return redactError(err, red)
+	return redactError(cmp.Or(err, stderr.Close()), red)
 }
 
 func (o *mergeOptions) merge(ctx context.Context, e *env, red *collect.Redactor) error {

@@ -87,7 +87,6 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.saveHistory, "save-history", "", "write the history read from the earlier comments to `file` (JSON lines), for render --history")
 }
 
-// setArgs checks the target flags, then the render inputs.
 func (o *postOptions) setArgs(pos []string) error {
 	o.positionals = pos
 	var err error
@@ -143,10 +142,7 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err = o.publish(ctx, e, repo, o.target, token, stdout, stderr)
-	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil && cerr != nil {
-		err = cerr
-	}
-	return redactError(err, stderr.Redactor())
+	return redactError(cmp.Or(err, errors.Join(stdout.Close(), stderr.Close())), stderr.Redactor())
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {

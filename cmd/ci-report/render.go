@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -89,10 +90,7 @@ func (o *renderOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
 	stdout, stderr := red.Writer(e.Stdout), red.Writer(e.Stderr)
 	err := o.render(ctx, &env{Stdin: e.Stdin, Stdout: stdout, Stderr: stderr, Getenv: e.Getenv, Environ: e.Environ, Sleep: e.Sleep})
-	if cerr := errors.Join(stdout.Close(), stderr.Close()); err == nil {
-		err = cerr
-	}
-	return redactError(err, red)
+	return redactError(cmp.Or(err, errors.Join(stdout.Close(), stderr.Close())), red)
 }
 
 func (o *renderOptions) render(ctx context.Context, e *env) error {

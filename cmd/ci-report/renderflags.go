@@ -52,10 +52,9 @@ type renderInputs struct {
 	// LoadTree reads part directories, artifact roots or a merged.json
 	// (default: loadReport, leaving out the cases' logs).
 	LoadTree func(paths []string, opts merge.Options) (*merge.Report, error)
-	ReadFile func(string, safefile.Kind) ([]byte, error) // default safefile.Read
+	ReadFile func(string, safefile.Kind) ([]byte, error) // nil: safefile.Read
 }
 
-// bind adds the shared flags to fs.
 func (r *renderInputs) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.profile, "profile", "", "profile `name` (default: the parts' profile; perf with a perf/ tree)")
 	fs.StringVar(&r.runURL, "run-url", "", "workflow run `URL` (default: from GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID)")
@@ -109,10 +108,13 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	if err != nil {
 		return opts, err
 	}
+	if r.ReadFile == nil {
+		r.ReadFile = safefile.Read
+	}
 	if opts.Config, err = r.readConfig(e); err != nil {
 		return opts, err
 	}
-	if opts.KnownIssues, err = r.readKnownIssues(r.readFile(), opts.Config); err != nil {
+	if opts.KnownIssues, err = r.readKnownIssues(opts.Config); err != nil {
 		return opts, err
 	}
 	opts.BaselineArm = cmp.Or(opts.BaselineArm, opts.Config.BaselineArm)
@@ -143,7 +145,7 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 func (r *renderInputs) readConfig(e *env) (render.Config, error) {
 	var file render.Config
 	if r.config != "" {
-		data, err := r.readFile()(r.config, safefile.Config)
+		data, err := r.ReadFile(r.config, safefile.Config)
 		if err != nil {
 			return file, usageErrorf("config: %v", err)
 		}
@@ -236,12 +238,9 @@ func workflowFileOf(ref string) string {
 	return ""
 }
 
-// mergeOptions are the merge options of --allow-mixed and --plan. Without
-// --plan, a --profile of a built-in profile stands for its plan when no
-// path of args holds a part and each is empty or missing in a directory
-// that exists (a results directory no GPU job uploaded to): the report is
-// DID NOT RUN with the plan's cases not run, not an error. A path whose
-// parent does not exist either stays an error (loadReport): a typo.
+// mergeOptions are the merge options of --allow-mixed and --plan; without
+// --plan, a built-in --profile's plan when no path holds a part and every
+// parent exists (docs/formats.md §1.2).
 func (r *renderInputs) mergeOptions(args []string) (merge.Options, error) {
 	mopts := merge.Options{AllowMixed: r.allowMixed}
 	if r.plan != "" {
@@ -267,13 +266,6 @@ func (r *renderInputs) mergeOptions(args []string) (merge.Options, error) {
 	return mopts, nil
 }
 
-func (r *renderInputs) readFile() func(string, safefile.Kind) ([]byte, error) {
-	if r.ReadFile == nil {
-		return safefile.Read
-	}
-	return r.ReadFile
-}
-
 // firstProblem is the first of ps as a usage error: one line, the rest
 // being most often the same mistake seen again.
 func firstProblem(ps []collect.Problem) error {
@@ -285,7 +277,7 @@ func firstProblem(ps []collect.Problem) error {
 
 // readKnownIssues reads --known-issues, else the config's known_issues,
 // relative to the config file (docs/render.md §9, §10). None: nil.
-func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]byte, error), cfg render.Config) ([]merge.KnownIssue, error) {
+func (r *renderInputs) readKnownIssues(cfg render.Config) ([]merge.KnownIssue, error) {
 	file := r.knownIssues
 	if file == "" && cfg.KnownIssues != "" {
 		file = cfg.KnownIssues
@@ -296,7 +288,7 @@ func (r *renderInputs) readKnownIssues(readFile func(string, safefile.Kind) ([]b
 	if file == "" {
 		return nil, nil
 	}
-	data, err := readFile(file, safefile.KnownIssues)
+	data, err := r.ReadFile(file, safefile.KnownIssues)
 	if err != nil {
 		return nil, usageErrorf("known issues: %v", err)
 	}
@@ -339,9 +331,7 @@ func (r *renderInputs) readReport(ctx context.Context, e *env, args []string, op
 
 // loadReport reads paths (collect.LoadInput) and builds their report
 // (merge.Build): the one way the CLI gets a report. Without a plan, a path
-// that holds no part is an error naming it: most often a mistyped path or an
-// artifact never downloaded, which a DID NOT RUN report would hide; with a
-// plan, its parts no path holds are not run (docs/formats.md §1.2, §7.1).
+// that holds no part is an error (docs/formats.md §1.2, §7.1).
 func loadReport(paths []string, load collect.LoadOptions, opts merge.Options) (*merge.Report, error) {
 	if opts.Expected == nil {
 		for _, p := range paths {

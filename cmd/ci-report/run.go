@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -190,9 +191,7 @@ func (o *runOptions) validate() error {
 	if err := o.resolve(); err != nil {
 		return err
 	}
-	if o.GPUs == "" {
-		o.GPUs = defaultGPUs(o.plan)
-	}
+	o.GPUs = cmp.Or(o.GPUs, defaultGPUs(o.plan))
 	var err error
 	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
 		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)

@@ -109,10 +109,8 @@ func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, erro
 }
 
 // simTargets are the servers of the selected cases as a simulator fault
-// sees them (sim.Target): what its scope may match (runner/sim's package
-// doc: the IPC name, which is the served name, the server's name, its
-// model's key and hf id, its engine) and what it can show; each setup case
-// by its engine.
+// sees them (sim.Target says what a scope matches and what each can show);
+// each setup case by its engine.
 func simTargets(p *runner.Plan, runID string) []sim.Target {
 	native := map[string]bool{}
 	for _, c := range p.Cases {

@@ -17,7 +17,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,8 +130,7 @@ type Server struct {
 	// Repo owns the issues ("owner/name"); RunsRepo the workflow runs (empty: Repo).
 	Repo, RunsRepo string
 	// Login is GET /user's; empty: 403, and comments are written by Bot.
-	Login         string
-	DefaultBranch string
+	Login string
 
 	Mu       sync.Mutex
 	Issues   map[int]*Issue
@@ -198,9 +196,6 @@ var updatedEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // setBody changes issue n's body under Mu, keeping ReadLag's history.
 func (f *Server) setBody(n int, is *Issue, body string, at time.Time) {
 	if f.ReadLag > 0 {
-		if f.history == nil {
-			f.history = map[int][]version{}
-		}
 		if len(f.history[n]) == 0 {
 			f.history[n] = []version{{body: is.Body, updated: is.UpdatedAt}}
 		}
@@ -241,7 +236,8 @@ func New(t *testing.T, repo, token string) (*Server, *httptest.Server) {
 
 // NewServer is the fake of repo answering token, not yet serving.
 func NewServer(t *testing.T, repo, token string) *Server {
-	return &Server{T: t, Token: token, Repo: repo, DefaultBranch: "main", Issues: map[int]*Issue{}, dropped: map[int]string{}}
+	return &Server{T: t, Token: token, Repo: repo, Issues: map[int]*Issue{}, dropped: map[int]string{},
+		history: map[int][]version{}}
 }
 
 // Requests returns the requests received so far, in order.
@@ -300,7 +296,7 @@ func (f *Server) now() time.Time {
 // every one), in the order they fall due (ties: the order they came).
 func (f *Server) applyDue(all bool) {
 	now := f.now()
-	sort.SliceStable(f.pending, func(i, j int) bool { return f.pending[i].due.Before(f.pending[j].due) })
+	slices.SortStableFunc(f.pending, func(a, b pendingWrite) int { return a.due.Compare(b.due) })
 	for len(f.pending) > 0 && (all || !f.pending[0].due.After(now)) {
 		w := f.pending[0]
 		f.pending = f.pending[1:]
@@ -478,7 +474,7 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 		if full != f.Repo && full != f.runsRepo() {
 			return notFound()
 		}
-		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": f.DefaultBranch, "private": false}, nil
+		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": "main", "private": false}, nil
 	case reRun.MatchString(p) && r.Method == http.MethodGet:
 		return f.run(reRun.FindStringSubmatch(p))
 	case reRuns.MatchString(p) && r.Method == http.MethodGet:
@@ -618,10 +614,8 @@ func (f *Server) issue(r *http.Request, num string, in payload) (int, any, answe
 			delete(f.dropped, n)
 		}
 		resp := f.issueJSON(n)
-		if f.ReadLag > 0 {
-			body, updated := f.lagged(n, is)
-			resp["body"], resp["updated_at"] = nullIfEmpty(body), stamp(updated)
-		}
+		body, updated := f.lagged(n, is) // without ReadLag, the issue as it is
+		resp["body"], resp["updated_at"] = nullIfEmpty(body), stamp(updated)
 		return 200, resp, nil
 	case http.MethodPatch:
 		if f.DropSectionOnce {
@@ -724,14 +718,11 @@ func lockedRefusal(verb string) (int, any, answer) {
 }
 
 func (f *Server) pull(r *http.Request, rest []string) (int, any, answer) {
-	if r.Method != http.MethodGet {
+	switch {
+	case r.Method != http.MethodGet || len(rest) > 1:
 		return notFound()
-	}
-	if len(rest) == 0 {
+	case len(rest) == 0:
 		return f.pulls(r)
-	}
-	if len(rest) != 1 {
-		return notFound()
 	}
 	n, _ := strconv.Atoi(rest[0])
 	is := f.Issues[n]
@@ -878,11 +869,7 @@ func (f *Server) identity() string {
 // (default 30, at most 100 and PageSize), with GitHub's Link header.
 func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	q := r.URL.Query()
-	per, _ := strconv.Atoi(q.Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	per = min(per, 100)
+	per := min(cmp.Or(max(atoi(q.Get("per_page")), 0), 30), 100)
 	if f.PageSize > 0 {
 		per = min(per, f.PageSize)
 	}
