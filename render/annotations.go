@@ -11,30 +11,28 @@ import (
 )
 
 // Annotation is one check-run annotation (docs/publish.md §15), in plain
-// text: GitHub shows annotations as they are, without Markdown.
+// text: GitHub shows annotations without Markdown.
 type Annotation struct {
 	// Path and StartLine, EndLine: an imported test's file and line, else
 	// the serve.log of its excerpt (line 1), else the part's summary.json.
 	Path               string
 	StartLine, EndLine int
-	// Level is failure for a failed case, warning for one that did not run.
-	Level      string
-	Title      string // the case's label
-	Message    string // its failed checks, or why it did not run
-	RawDetails string // the serve.log excerpt's lines, when there is one
+	Level              string // failure, or warning for a case that did not run
+	Title              string // the case's label
+	Message            string // its failed checks, or why it did not run
+	RawDetails         string // the serve.log excerpt's lines, when there is one
 }
 
 // Bounds of an annotation's texts, within GitHub's (255 characters of title,
-// 64 KB of message), so a request of 50 annotations stays small.
+// 64 KB of message).
 const (
 	annotationTitleCut   = 255
 	annotationMessageCut = 4000
 )
 
 // Annotations are the check-run annotations of a report, one per case of the
-// failed-cases table, in report order, after redaction and the known issues
-// (a case whose only failures are known has none). Like Render it reads
-// nothing but its arguments.
+// failed-cases table, after redaction and the known issues. Like Render it
+// reads nothing but its arguments.
 func Annotations(rep *merge.Report, opts Options) ([]Annotation, error) {
 	r, err := newRenderer(rep, opts)
 	if err != nil {
@@ -59,17 +57,13 @@ func Annotations(rep *merge.Report, opts Options) ([]Annotation, error) {
 	return out, nil
 }
 
-// failedMessage is a failed case's failing checks, one line each, with its
-// class when it has one.
+// failedMessage is a failed case's failing checks, one line each, and its
+// class.
 func failedMessage(rep *merge.Report, c *merge.Case) string {
 	var lines []string
 	failing, _ := splitFailed(rep, c)
 	for _, ch := range failing {
-		line := ch.Name
-		if ch.Detail != "" {
-			line += ": " + ch.Detail
-		}
-		lines = append(lines, text.OneLine(line))
+		lines = append(lines, text.OneLine(nameDetail(ch)))
 	}
 	if len(lines) == 0 {
 		lines = append(lines, "failed")

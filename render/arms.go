@@ -17,33 +17,25 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Bounds of the evidence table (docs/render.md §12.1), so that a suite of
-// thousands of cases still fits the comment's budget.
+// Bounds of the evidence table (docs/render.md §12.1); past them, the rest
+// are counted.
 const (
-	// evidenceRows is the most cases the table lists; the rest are counted.
-	evidenceRows = 20
-	// evidenceMetrics is the most metrics a cell lists; the rest are counted.
-	evidenceMetrics = 8
-	// evidenceDetail bounds a failed case's first check detail in a cell.
-	evidenceDetail = 150
-	// measureName bounds a metric's name, unit and arm in a cell.
-	measureName = 40
-	// measureProblems is the most measure problems listed by name.
-	measureProblems = 5
-	// maxArms is the most arms an evidence table compares.
-	maxArms = 8
+	evidenceRows    = 20  // cases the table lists
+	evidenceMetrics = 8   // metrics a cell lists
+	evidenceDetail  = 150 // a failed case's first check detail in a cell
+	measureName     = 40  // a metric's name, unit and arm in a cell
+	measureProblems = 5   // measure problems listed by name
+	maxArms         = 8   // arms an evidence table compares
 	// evidenceSpace, metricSpace and intervalSpace bound, in code points,
 	// what the evidence table, the metric tables and the interval lines
-	// take of the comment's budget (CommentBudget) beyond their first
-	// entry: what does not fit is counted, so that the failed-cases table
-	// keeps its room.
+	// take of CommentBudget beyond their first entry, so that the
+	// failed-cases table keeps its room.
 	evidenceSpace = 12000
 	metricSpace   = 10000
 	intervalSpace = 4000
 )
 
-// Expected results of an arm (Options.Expect): merge's, which judges
-// the verdict by them.
+// Expected results of an arm (Options.Expect).
 const (
 	ExpectPass = merge.ExpectPass
 	ExpectFail = merge.ExpectFail
@@ -51,8 +43,7 @@ const (
 
 // ResolveArms is the one place where the arm options meet the config
 // (docs/render.md §9, §12): an option the flags left unset takes the
-// config's; --arms replaces the config's arms and with them its expect
-// (which names those arms).
+// config's; --arms replaces the config's arms and with them its expect.
 func (o Options) ResolveArms() Options {
 	if len(o.Arms) == 0 && len(o.Config.Arms) > 0 {
 		o.Arms = append([]string(nil), o.Config.Arms...)
@@ -65,8 +56,7 @@ func (o Options) ResolveArms() Options {
 }
 
 // NeedsMeasures reports whether a render with these options shows what
-// case logs hold (docs/render.md §12); without them the CLI need not keep
-// the logs.
+// case logs hold (docs/render.md §12).
 func (o Options) NeedsMeasures() bool {
 	o = o.ResolveArms()
 	return len(o.Arms) > 0 || o.BaselineArm != "" || len(o.Config.Intervals) > 0 || len(o.Config.Thresholds) > 0 || len(o.Config.MetricHistory) > 0
@@ -77,9 +67,8 @@ func (o Options) armExpectations() merge.ArmExpectations {
 	return merge.ArmExpectations{Arms: o.Arms, Expect: o.Expect}
 }
 
-// ValidateArms checks the arm options: arm names are what a profile may be
-// (they land in table headers), each once; every --expect arm is one of
-// --arms and expects pass or fail; a baseline arm is a valid name.
+// ValidateArms checks the arm options and the config's arms, intervals,
+// metric history, setup and thresholds.
 func (o Options) ValidateArms() error {
 	if len(o.Arms) > maxArms {
 		return fmt.Errorf("render: %d arms: at most %d", len(o.Arms), maxArms)
@@ -123,9 +112,7 @@ func (o Options) ValidateArms() error {
 			}
 		}
 	}
-	if len(o.Config.Expect) > 0 && len(o.Config.Arms) == 0 {
-		// It would never be used (ResolveArms takes it with the config's
-		// arms only): a config that says it must not be ignored.
+	if len(o.Config.Expect) > 0 && len(o.Config.Arms) == 0 { // ResolveArms would ignore it
 		return fmt.Errorf("render: config expect needs the arms it is of (config arms)")
 	}
 	if err := o.Config.validateSetup(); err != nil {
@@ -140,9 +127,8 @@ func (o Options) ValidateArms() error {
 	return nil
 }
 
-// measuresOf parses the measures of every case with a log, naming part,
-// case and field of each that cannot be read (docs/formats.md §4.1); such
-// a case has no measures.
+// measuresOf parses the measures of every case with a log (docs/formats.md
+// §4.1), naming part, case and field of each that cannot be read.
 func measuresOf(rep *merge.Report) (map[*merge.Case]collect.Measures, []string) {
 	out := map[*merge.Case]collect.Measures{}
 	var problems []string
@@ -163,8 +149,8 @@ func measuresOf(rep *merge.Report) (map[*merge.Case]collect.Measures, []string) 
 	return out, problems
 }
 
-// formatNumber writes a metric's value: integers as integers, others with
-// up to three decimals, the magnitudes of floats beyond in exponent form.
+// formatNumber writes a metric's value: up to three decimals, exponent
+// form beyond.
 func formatNumber(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
@@ -181,8 +167,7 @@ func formatNumber(v float64) string {
 // `no` for a boolean, else the number; then its note in parentheses.
 func metricNumber(m *collect.Metric) string { return metricWords(m, false) }
 
-// metricValue is a metric's value with its unit (a boolean has none), or
-// unknown.
+// metricValue is metricNumber with the unit.
 func metricValue(m *collect.Metric) string { return metricWords(m, true) }
 
 func metricWords(m *collect.Metric, unit bool) string {
@@ -206,8 +191,7 @@ func metricWords(m *collect.Metric, unit bool) string {
 	return s
 }
 
-// shortRevision is a commit id's first seven characters, as git shows
-// it; another revision (a ref name) cut to 40 code points.
+// shortRevision is a commit id's first seven characters; a ref name cut.
 func shortRevision(rev string) string {
 	if len(rev) > 7 && strings.Trim(rev, "0123456789abcdef") == "" {
 		return rev[:7]
@@ -216,10 +200,8 @@ func shortRevision(rev string) string {
 }
 
 // judgementLine sums up the arms as the verdict judges them
-// (merge.Report.Judge, docs/render.md §12.4), so that the table and the
-// headline agree: of the cases that fail on an arm expected to fail, how
-// many behave as expected on every arm; a case that fails nowhere (skipped
-// on both, passing with metrics) is not among them.
+// (merge.Report.Judge, docs/render.md §12.4): of the cases that fail on an
+// arm expected to fail, how many behave as expected on every arm.
 func (r *renderer) judgementLine() string {
 	x := r.opts.armExpectations()
 	j := r.rep.Judge(&x)
@@ -252,8 +234,7 @@ func (r *renderer) expectWords() string {
 	return x.Words()
 }
 
-// problemsLine lists the measures that could not be read, the first
-// measureProblems by name.
+// problemsLine lists the measures that could not be read.
 func problemsLine(problems []string) string {
 	if len(problems) == 0 {
 		return ""
@@ -270,8 +251,7 @@ func problemsLine(problems []string) string {
 }
 
 // evidenceNote follows the no-failed-cases line when cases ran on arms
-// expected to fail (merge.Case.Evidence): they are not among its cases,
-// as the evidence table judges them (docs/render.md §12.4).
+// expected to fail: the evidence table judges them (docs/render.md §12.4).
 func evidenceNote(n int) string {
 	if n == 0 {
 		return ""

@@ -12,29 +12,19 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Charts of failed co-location cases (docs/render.md §3.9): each failed
-// case with a usage timeline gets a one-line summary of its numbers, then,
-// collapsed, a Mermaid xychart-beta of its memory over time, which the HTML
-// preview has Mermaid draw, as GitHub does.
+// Charts of failed co-location cases: docs/render.md §3.9.
 const (
-	// maxCharts is the most charts a comment holds; co-location cases are
-	// few, the rest are named on the summary lines only.
-	maxCharts = 6
-	// chartPoints is the most points a line has (gridValues).
-	chartPoints = 60
-	// chartPointsAll are the points the charts of one comment share: a
-	// second chart halves them (32 each), so that a failure with two
-	// charts stays within its 16 KB (docs/render.md §7: leak-segment's
-	// elastic and priority charts); minChartPoints is the least a chart
-	// keeps however many there are.
+	maxCharts   = 6  // charts a comment holds
+	chartPoints = 60 // points a line has (gridValues)
+	// chartPointsAll are the points the charts of one comment share, so that
+	// a failure with two charts stays within its 16 KB (docs/render.md §7);
+	// minChartPoints is the least a chart keeps however many there are.
 	chartPointsAll = 64
 	minChartPoints = 20
-	// chartLabelCut is how long a title or label from data may be in a chart.
-	chartLabelCut = 80
+	chartLabelCut  = 80 // code points of a title or label from data
 )
 
-// chartColors are the series colours, in series order, in Mermaid's
-// plotColorPalette, so that the legend line names them right.
+// chartColors are the series colours, in Mermaid's plotColorPalette.
 var chartColors = []struct{ hex, name string }{
 	{"#1f77b4", "blue"},
 	{"#ff7f0e", "orange"},
@@ -45,16 +35,14 @@ var chartColors = []struct{ hex, name string }{
 	{"#e377c2", "pink"},
 }
 
-// chartSeries is one line of a chart: its legend label and one value per
-// point (MiB).
+// chartSeries is one line of a chart: one value per point (MiB).
 type chartSeries struct {
 	label  string
 	values []float64
 	dashed bool // drawn dashed (the shortfall, mermaid())
 }
 
-// chartMark is a phase boundary: its seconds since the first sample and
-// the phase.
+// chartMark is a phase boundary, x seconds after the first sample.
 type chartMark struct {
 	x     float64
 	phase string
@@ -72,8 +60,8 @@ type chart struct {
 	first, last, lo, hi []float64
 }
 
-// chartsOf builds the charts of the failed cases, in their order, at most
-// maxCharts, each with its share of the points (chartPointsEach).
+// chartsOf builds the charts of the failed cases, at most maxCharts, each
+// with its share of the points.
 func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 	var out []chart
 	var of []int // the failed case of each chart
@@ -94,8 +82,7 @@ func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
 	return out
 }
 
-// chartPointsEach is how many points each of n charts keeps: an even share
-// of chartPointsAll, at most chartPoints and at least minChartPoints.
+// chartPointsEach is how many points each of n charts keeps.
 func chartPointsEach(n int) int {
 	if n <= 1 {
 		return chartPoints
@@ -103,9 +90,8 @@ func chartPointsEach(n int) int {
 	return max(minChartPoints, min(chartPoints, chartPointsAll/n)) &^ 1
 }
 
-// chartKind is what a chart knows of a case from its setup entry: "priority"
-// for servers with priorities (a priority pair), "pair" for another case of
-// setup.json's kinds, "" when the setup does not say.
+// chartKind is "priority" for servers with priorities, "pair" for another
+// case of setup.json's kinds, "" when the setup does not say.
 func chartKind(e *collect.KindEntry) string {
 	switch {
 	case e == nil:
@@ -116,10 +102,9 @@ func chartKind(e *collect.KindEntry) string {
 	return "pair"
 }
 
-// buildChart turns a case's timeline into a chart (chartPicks); kind is
-// chartKind's, and with "" a pair with the ledger's fields is taken as
-// priority. A timeline with fewer than two readings gives none; a longer one
-// is resampled onto at most points points (gridValues).
+// buildChart turns a case's timeline of two readings or more into a chart
+// of at most points points; with kind "", a pair with the ledger's fields
+// is taken as priority.
 func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	if c.NotRun || len(c.Timeline) == 0 {
 		return chart{}, false
@@ -157,9 +142,8 @@ func buildChart(c *merge.Case, kind string, points int) (chart, bool) {
 	return ch, true
 }
 
-// chartReadings are the samples of timeline that are readings (not phase
-// starts), the servers they name in order of appearance, and the ledger's
-// fields they hold.
+// chartReadings are the samples that are not phase starts, the servers
+// they name and the ledger's fields.
 func chartReadings(timeline []collect.UsageSample) (readings []collect.UsageSample, servers []string, ledger map[string]bool) {
 	seen := map[string]bool{}
 	ledger = map[string]bool{}
@@ -181,8 +165,7 @@ func chartReadings(timeline []collect.UsageSample) (readings []collect.UsageSamp
 	return readings, servers, ledger
 }
 
-// chartPick is a series a chart may draw: its label, its value in a
-// reading (false: none), whether it is dashed.
+// chartPick is a series a chart may draw: get is its value in a reading.
 type chartPick struct {
 	label  string
 	get    func(collect.UsageSample) (float64, bool)
@@ -191,23 +174,19 @@ type chartPick struct {
 
 // chartPicks are the series of a chart of servers: each one's KV, the free
 // GPU memory and, for a priority pair, H's shortfall and L's watermark.
-// A pair's servers are labelled by role (L and H for priority, A and B for
-// another kind the setup names).
 func chartPicks(servers []string, kind string, priority bool) []chartPick {
-	role := func(i int) string {
-		switch {
-		case priority:
-			return []string{"L", "H"}[i]
-		case len(servers) == 2 && kind != "":
-			return []string{"A", "B"}[i]
-		}
-		return ""
+	var roles []string // a pair's servers by role
+	switch {
+	case priority:
+		roles = []string{"L", "H"}
+	case len(servers) == 2 && kind != "":
+		roles = []string{"A", "B"}
 	}
 	var picks []chartPick
 	for i, name := range servers {
 		label := "KV of " + name
-		if r := role(i); r != "" {
-			label = "KV of " + r + " (" + name + ")"
+		if roles != nil {
+			label = "KV of " + roles[i] + " (" + name + ")"
 		}
 		picks = append(picks, chartPick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
 	}
@@ -219,7 +198,7 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	}, false})
 	ledgerPick := func(field string, server int) chartPick {
 		name := servers[server]
-		return chartPick{role(server) + "'s " + field, func(s collect.UsageSample) (float64, bool) {
+		return chartPick{roles[server] + "'s " + field, func(s collect.UsageSample) (float64, bool) {
 			per, ok := s.Ledger.Get(field)
 			if !ok {
 				return 0, false
@@ -227,16 +206,15 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 			return per.Get(name)
 		}, field == "shortfall"}
 	}
-	// The shortfall is drawn last and dashed: it often equals the
-	// watermark, and then shows over it.
+	// The shortfall is dashed and last: it often equals the watermark.
 	if priority {
 		picks = append(picks, ledgerPick("watermark", 0), ledgerPick("shortfall", 1))
 	}
 	return picks
 }
 
-// addSeries adds to c each pick with a finite value in some reading, gaps
-// filled, with its extremes and ends; it returns their values per reading.
+// addSeries adds to c each pick with a finite value in some reading; it
+// returns their values per reading.
 func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (raw [][]float64) {
 	for _, p := range picks {
 		vals := make([]float64, len(readings))
@@ -253,19 +231,14 @@ func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (ra
 		fillGaps(vals, have)
 		raw = append(raw, vals)
 		c.series = append(c.series, chartSeries{label: p.label, dashed: p.dashed})
-		lo, hi := vals[0], vals[0]
-		for _, v := range vals {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
 		c.first, c.last = append(c.first, vals[0]), append(c.last, vals[len(vals)-1])
-		c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
+		c.lo, c.hi = append(c.lo, slices.Min(vals)), append(c.hi, slices.Max(vals))
 	}
 	return raw
 }
 
 // fillGaps gives a reading that lacked a value its previous one (the first
-// ones the first value read), so that every series has a value at every
-// point, as Mermaid needs.
+// ones the first value read): Mermaid needs a value at every point.
 func fillGaps(vals []float64, have []bool) {
 	first := 0
 	for first < len(have) && !have[first] {
@@ -281,13 +254,11 @@ func fillGaps(vals []float64, have []bool) {
 	}
 }
 
-// gridValues resamples each series (its values per reading at times ts)
-// onto n points evenly spaced over 0 to top seconds, as Mermaid's numeric
-// x-axis places a line's values (see mermaid()). A point takes, of the
-// readings nearer to it than to its neighbours, the value furthest from the
-// point before it, so a spike one reading long stays; a point with no such
-// reading holds the last value read before it. The first point is the first
-// reading, the last point the last one, so every line keeps its ends.
+// gridValues resamples each series (values per reading at times ts) onto
+// n points evenly spaced over 0 to top seconds (see mermaid()). A point
+// takes, of the readings nearest to it, the value furthest from the point
+// before it, so a one-reading spike stays; with none it holds the last
+// value read. Every line keeps its first and last reading.
 func gridValues(series [][]float64, ts []float64, top float64, n int) [][]float64 {
 	step := top / float64(n-1)
 	out := make([][]float64, len(series))
@@ -319,8 +290,7 @@ func secs(span, v float64) string {
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 }
 
-// yMax is the top of the value axis: the largest value rounded up to a
-// round number (1, 2 or 5 times a power of ten), at least 1.
+// yMax is the largest value rounded up to 1, 2 or 5 times a power of ten.
 func (c *chart) yMax() float64 {
 	top := 1.0
 	for _, s := range c.series {
@@ -338,8 +308,7 @@ func (c *chart) yMax() float64 {
 }
 
 // chartText makes text from data safe inside a Mermaid string: letters,
-// digits and ` _.+:/()'-` are kept, anything else becomes `_`, so that no
-// quote, bracket, comment, entity or fence can come out of it; cut to
+// digits and ` _.+:/()'-` are kept, anything else becomes `_`; cut to
 // chartLabelCut code points.
 func chartText(s string) string {
 	s = text.Cut(s, chartLabelCut)
@@ -355,8 +324,8 @@ func chartText(s string) string {
 	return b.String()
 }
 
-// summaryLine is the chart's numbers in one line of Markdown, which stands
-// above the chart so that nothing is lost where a chart does not render.
+// summaryLine is the chart's numbers in one line of Markdown, for where a
+// chart does not render.
 func (c *chart) summaryLine() string {
 	var parts []string
 	for j, s := range c.series {
@@ -437,22 +406,20 @@ func (c *chart) mermaid() string {
 
 // palette is the colour list of Mermaid's plotColorPalette.
 func palette(n int) string {
-	var hex []string
-	for j := 0; j < n; j++ {
-		hex = append(hex, chartColors[j%len(chartColors)].hex)
+	hex := make([]string, n)
+	for j := range hex {
+		hex[j] = chartColors[j%len(chartColors)].hex
 	}
 	return strings.Join(hex, ", ")
 }
 
-// markdown is the chart's block of the comment: the summary line, then the
-// legend and the chart collapsed.
+// markdown is the chart's block of the comment.
 func (c *chart) markdown(w *writer) string {
 	return w.t("chart", map[string]any{"Summary": c.summaryLine(), "Legend": c.legendLine(), "Mermaid": c.mermaid()})
 }
 
 // chartDetails opens a chart's collapsed block (templates/comment.tmpl
-// "chart"); the preview opens it. No text from data can contain it: data is
-// escaped before it reaches a document.
+// "chart"); the preview opens it. Escaped data cannot contain it.
 const (
 	chartDetails     = "<details><summary>Memory chart of this case</summary>"
 	chartDetailsOpen = "<details open><summary>Memory chart of this case</summary>"

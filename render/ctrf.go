@@ -38,39 +38,36 @@ type (
 		Name string `json:"name"`
 	}
 	ctrfSummary struct {
-		Tests   int `json:"tests"`
-		Passed  int `json:"passed"`
-		Failed  int `json:"failed"`
-		Skipped int `json:"skipped"`
-		Pending int `json:"pending"`
-		Other   int `json:"other"`
-		// Flaky counts the passed tests that passed on a rerun.
-		Flaky    int    `json:"flaky,omitempty"`
+		Tests    int    `json:"tests"`
+		Passed   int    `json:"passed"`
+		Failed   int    `json:"failed"`
+		Skipped  int    `json:"skipped"`
+		Pending  int    `json:"pending"`
+		Other    int    `json:"other"`
+		Flaky    int    `json:"flaky,omitempty"` // passed tests that passed on a rerun
 		Suites   int    `json:"suites"`
 		Start    int64  `json:"start"`
 		Stop     int64  `json:"stop"`
 		Duration *int64 `json:"duration,omitempty"`
 		// Extra holds the tests the parts' runs deselected (docs/formats.md
-		// §4.7), which CTRF has no count for; nil when no part has one.
+		// §4.7), which CTRF has no count for.
 		Extra *ctrfSummaryExtra `json:"extra,omitempty"`
 	}
 	ctrfSummaryExtra struct {
 		Deselected int `json:"deselected"`
 	}
 	ctrfTest struct {
-		Name      string   `json:"name"`
-		Status    string   `json:"status"`
-		Duration  int64    `json:"duration"`
-		Message   string   `json:"message,omitempty"`
-		RawStatus string   `json:"rawStatus,omitempty"`
-		Suite     []string `json:"suite,omitempty"`
-		// Retries is how often a rerun test was run again after its first
-		// attempt; Flaky says it passed on one (merge.Case.Flaky).
-		Retries int        `json:"retries,omitempty"`
-		Flaky   bool       `json:"flaky,omitempty"`
-		Steps   []ctrfStep `json:"steps,omitempty"`
+		Name      string     `json:"name"`
+		Status    string     `json:"status"`
+		Duration  int64      `json:"duration"`
+		Message   string     `json:"message,omitempty"`
+		RawStatus string     `json:"rawStatus,omitempty"`
+		Suite     []string   `json:"suite,omitempty"`
+		Retries   int        `json:"retries,omitempty"` // attempts after the first
+		Flaky     bool       `json:"flaky,omitempty"`
+		Steps     []ctrfStep `json:"steps,omitempty"`
 		// Extra names the arm and revision of a case of an arm
-		// (docs/formats.md §7.2): two tests of one name are then two arms.
+		// (docs/formats.md §7.2).
 		Extra *ctrfTestExtra `json:"extra,omitempty"`
 	}
 	ctrfTestExtra struct {
@@ -95,8 +92,7 @@ type (
 )
 
 // CTRF writes the report as a CTRF JSON document (docs/render.md §8, `render
-// --format ctrf`). Like Render it reads nothing but its arguments: the same
-// report gives the same bytes.
+// --format ctrf`). Like Render it reads nothing but its arguments.
 func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	r, err := newRenderer(rep, opts)
 	if err != nil {
@@ -175,11 +171,7 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 		t.Status = "failed"
 		var msgs []string
 		for _, ch := range failing {
-			m := ch.Name
-			if ch.Detail != "" {
-				m += ": " + ch.Detail
-			}
-			msgs = append(msgs, m)
+			msgs = append(msgs, nameDetail(ch))
 		}
 		if len(msgs) == 0 {
 			msgs = append(msgs, collect.NoFailedCheck)
@@ -215,7 +207,7 @@ func millis(s float64) int64 {
 
 // span is the earliest start and the latest finish of the parts, in
 // milliseconds since the epoch; 0 for what no part recorded. A part
-// without finished_at stops, at the latest, when it started.
+// without finished_at stops when it started.
 func span(parts []merge.PartStatus) (start, stop int64) {
 	for _, p := range parts {
 		st, okStart := parseRFC3339(p.StartedAt)

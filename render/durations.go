@@ -9,10 +9,8 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Durations of imported tests (docs/render.md §3.4): a report of imported
-// tests only names its slowest tests and their total time.
-
-// Most slowest tests named: by the comment, and by the text view.
+// Most slowest imported tests named (docs/render.md §3.4): by the comment,
+// and by the text view.
 const (
 	maxSlowestComment = 5
 	maxSlowestText    = 10
@@ -60,8 +58,7 @@ func durationsItems(rep *merge.Report, n, nameCut int, esc func(s string, n int)
 	return items, total
 }
 
-// durationsLine is the comment's line of the slowest imported tests; "" for a
-// run's own cases or when the plan dropped it.
+// durationsLine is the comment's line of the slowest imported tests.
 func (r *renderer) durationsLine(w *writer, p plan) string {
 	if !p.durations || !r.importedTests() {
 		return ""

@@ -8,43 +8,28 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Flaky cases (docs/render.md §3.4): an imported test that passed on a rerun
-// counts as passed, and is named apart so that a flake is never hidden.
-
-// maxFlaky is the most flaky cases the comment names; the rest are counted.
+// maxFlaky is the most flaky cases (docs/render.md §3.4) the comment names;
+// the rest are counted.
 const maxFlaky = 20
-
-// flakyCases are the report's flaky cases, in report order.
-func flakyCases(rep *merge.Report) []*merge.Case {
-	var out []*merge.Case
-	for i := range rep.Cases {
-		if rep.Cases[i].Flaky() {
-			out = append(out, &rep.Cases[i])
-		}
-	}
-	return out
-}
 
 // flakyItems names the flaky cases, at most max of them (0: all), each
 // made safe by esc; more is how many were left out.
 func flakyItems(rep *merge.Report, max, nameCut int, esc func(s string, n int) string) (items []string, more int) {
-	cases := flakyCases(rep)
-	for i, c := range cases {
-		if max > 0 && i == max {
-			return items, len(cases) - i
+	for i := range rep.Cases {
+		switch c := &rep.Cases[i]; {
+		case !c.Flaky():
+		case max > 0 && len(items) == max:
+			more++
+		default:
+			items = append(items, fmt.Sprintf("%s (%d attempts)", esc(c.Label(), nameCut), c.Attempts))
 		}
-		items = append(items, fmt.Sprintf("%s (%d attempts)", esc(c.Label(), nameCut), c.Attempts))
 	}
-	return items, 0
+	return items, more
 }
 
 // flakyLine is the comment's Flaky line; "" when no case was flaky.
 func (r *renderer) flakyLine(w *writer, p plan) string {
-	nameCut := skippedNameCut
-	if p.squeeze {
-		nameCut /= 2
-	}
-	items, more := flakyItems(r.rep, maxFlaky, nameCut, func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
+	items, more := flakyItems(r.rep, maxFlaky, squeezeCut(p, skippedNameCut), func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
 	if len(items) == 0 {
 		return ""
 	}

@@ -12,8 +12,7 @@ import (
 
 // caseRow is one row of the failed-cases table (docs/render.md §3.4): the
 // cases that failed alike, or the not-run cases of one part with one
-// reason. Its first case stands for the others wherever one case is shown
-// (the class, the failed checks and their details, the excerpt).
+// reason. Its first case stands for the others wherever one case is shown.
 type caseRow struct {
 	cases []*merge.Case
 }
@@ -24,16 +23,13 @@ func (g caseRow) first() *merge.Case { return g.cases[0] }
 // maxRowNames is how many cases a row names; the rest are counted.
 const maxRowNames = 10
 
-// groupRows groups failed, the cases the table lists in report order, into
-// rows: failed cases of the same class, root checks, failure fingerprint
-// (rowFingerprint) and known checks are one row; not-run cases are one row
-// per part and reason. So fourteen servers that return the same wrong tokens
-// take one row.
+// groupRows groups failed, the cases the table lists, into rows: failed
+// cases of the same rowKey and rowFingerprint are one row; not-run cases
+// are one row per part and reason.
 func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
 	var rows []caseRow
-	// The rows whose first case has a key, with that case's fingerprint
-	// once needed: a fingerprint hashes every failed check's normalised
-	// detail, so it is taken only for a case whose key another row has.
+	// The rows by key; a fingerprint is taken only once another case has
+	// the key.
 	type cand struct {
 		row int
 		fp  string
@@ -68,8 +64,8 @@ func groupRows(failed []merge.Case, names map[string]bool) []caseRow {
 	return rows
 }
 
-// rowKey is what two cases of one row share; with alike, they must have
-// the same fingerprint too (failed cases).
+// rowKey is what two cases of one row share; with alike, their
+// fingerprints must be equal too.
 func rowKey(c *merge.Case) (key string, alike bool) {
 	if c.NotRun {
 		return "not run\x00" + c.Part + "\x00" + c.Class + "\x00" + c.ClassWhy, false
@@ -91,14 +87,10 @@ func rowKey(c *merge.Case) (key string, alike bool) {
 	return b.String(), true
 }
 
-// rowFingerprint is the fingerprint (the digest's normalisation,
-// docs/render.md §11) of c's root failures, with the names of the report's
-// cases taken out of their details as the failed-cases table shows them
-// (cut to detailCut code points) first: a server case's checks name its
-// server, which is the case (`server vllm-a exited before it was ready`),
-// its segment (`e2e_vllm_a`) or its native case, and the same failure of
-// two servers is one failure. names holds every case name of the report.
-// The work is bounded by what the table shows, whatever a detail's length.
+// rowFingerprint is the fingerprint of c's root failures with the names of
+// the report's cases (names) taken out of their details first: the same
+// failure of two servers (`server vllm-a exited before it was ready`) is
+// one failure.
 func rowFingerprint(c *merge.Case, names map[string]bool) string {
 	roots, _ := collect.RootChecks(c.Checks)
 	checks := make([]collect.Check, len(roots))
@@ -109,11 +101,9 @@ func rowFingerprint(c *merge.Case, names map[string]bool) string {
 }
 
 // appendWithoutNames appends s to dst with each of the names own (also
-// with `_` for `-`, as a segment or IPC name has it), wherever it starts,
-// and every word of s (a run of ASCII letters, digits and `_.+-`, which an
-// own name also ends) that names holds, made `<case>`. One pass over s:
-// at each byte, the first own name that starts there is taken out, else a
-// word that starts there is looked up whole.
+// with `_` for `-`, as a segment name has it), wherever it starts, and
+// every word of s (a run of [A-Za-z0-9_.+-], which an own name also ends)
+// that names holds, made `<case>`.
 func appendWithoutNames(dst []byte, s string, own []string, names map[string]bool) []byte {
 	var forms [4]string
 	variants := forms[:0]
@@ -157,15 +147,13 @@ func appendWithoutNames(dst []byte, s string, own []string, names map[string]boo
 	return dst
 }
 
-// isNameByte is a byte of what may be a case name inside a detail:
-// [A-Za-z0-9_.+-].
+// isNameByte is a byte of a case name inside a detail: [A-Za-z0-9_.+-].
 func isNameByte(c byte) bool {
 	return isWordByte(c) || c == '.' || c == '+' || c == '-'
 }
 
 // caseNames is the set of the report's case names, built once a render
-// (the rows of the comment, its excerpts, the perf comment and the text
-// view share it: at a million cases it is 80 MiB).
+// (at a million cases it is 80 MiB).
 func (r *renderer) caseNames() map[string]bool {
 	if r.names == nil {
 		r.names = make(map[string]bool, len(r.rep.Cases))
@@ -205,9 +193,8 @@ func rowMembers(rows []caseRow) []merge.Case {
 	return out
 }
 
-// caseCell names a row's cases, escaped, the first maxRowNames named and the
-// rest counted, labels cut to cut code points; the not-run cases of a part
-// that did not finish at all say so first (docs/render.md §3.4).
+// caseCell names a row's cases, escaped; the not-run cases of a part that
+// did not finish at all say so first (docs/render.md §3.4).
 func (r *renderer) caseCell(g caseRow, cut int) string {
 	c := g.first()
 	if m := r.missedPart(c); m != "" {
@@ -232,8 +219,7 @@ func (r *renderer) missedPart(c *merge.Case) string {
 	return ""
 }
 
-// names lists a row's case labels, escaped, the first maxRowNames named
-// and the rest counted.
+// names lists a row's case labels, escaped, the rest counted.
 func (g caseRow) names(cut int) string {
 	names := make([]string, 0, min(len(g.cases), maxRowNames))
 	for _, c := range g.cases[:min(len(g.cases), maxRowNames)] {
@@ -244,6 +230,18 @@ func (g caseRow) names(cut int) string {
 		s += ", and " + strconv.Itoa(more) + " more"
 	}
 	return text.Plain(s)
+}
+
+// groupAt is the index in *groups of key's group, which mk makes when key
+// is new: groups in first-appearance order.
+func groupAt[K comparable, G any](groups *[]G, index map[K]int, key K, mk func() G) int {
+	i, ok := index[key]
+	if !ok {
+		i = len(*groups)
+		index[key] = i
+		*groups = append(*groups, mk())
+	}
+	return i
 }
 
 // joinDistinct joins the distinct values of vals in first-seen order.
@@ -259,10 +257,9 @@ func joinDistinct(vals []string, sep string) string {
 	return strings.Join(out, sep)
 }
 
-// commonBrief is the setup cell of a row: the brief its cases share, else
-// the fields (`, `-separated, in the first case's order) that every case's
-// brief has; "" when they share none. Briefs are escaped Markdown whose
-// fields never hold `, ` outside a code span.
+// commonBrief is the setup cell of a row: the `, `-separated fields every
+// case's brief has; "" when they share none. Briefs are escaped Markdown
+// whose fields never hold `, ` outside a code span.
 func commonBrief(briefs []string) string {
 	if len(briefs) == 0 {
 		return ""

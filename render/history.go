@@ -1,8 +1,7 @@
 package render
 
 import (
-	"bufio"
-	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -20,19 +20,13 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// History across runs (docs/render.md §11): every correctness comment ends
-// with a hidden digest of its run (docs/formats.md §9), and a render given
-// the digests of earlier runs (Options.History) marks each failed case
-// new, failing for N runs or flaky, lists the cases fixed since the
-// previous run and tabulates in the section the cases whose state changed.
+// History across runs: docs/render.md §11; the digest: docs/formats.md §9.
 const (
-	// HistoryRuns is how many runs a history covers, this one included: the
-	// digests of the HistoryRuns-1 newest earlier runs are kept.
+	// HistoryRuns is how many runs a history covers, this one included.
 	HistoryRuns = 8
 	// DigestVersion is the digest format written and the only one read.
 	DigestVersion = 1
-	// MaxDigestChars bounds a digest's JSON: the comment's budget pays for
-	// it, and a longer one read back from a comment is refused.
+	// MaxDigestChars bounds a digest's JSON, written or read back.
 	MaxDigestChars = 8000
 	// MaxHistoryFile bounds a --history file.
 	MaxHistoryFile = 16 << 20
@@ -48,42 +42,32 @@ const (
 const (
 	DigestFailed = "fail"
 	DigestNotRun = "notrun"
-	// DigestFlaky (HistoryRun.Flaky): passed on a rerun (collect.CaseFlaky).
-	DigestFlaky = "flaky"
+	DigestFlaky  = "flaky" // passed on a rerun (collect.CaseFlaky)
 )
 
-// HistoryRun is the digest of one run (docs/formats.md §9): who it was, how
-// many cases it had, and each case that failed or did not run. A case it
-// does not list passed (or was skipped), unless Partial says the list was
-// cut to fit MaxDigestChars; then an unlisted case is unknown.
+// HistoryRun is the digest of one run (docs/formats.md §9). A case it does
+// not list passed (or was skipped), unless Partial says the list was cut to
+// fit MaxDigestChars; then an unlisted case is unknown.
 type HistoryRun struct {
 	V       int    `json:"v"`
 	Profile string `json:"profile"`
-	// Suite is the run's suite (docs/render.md §13), absent for the
-	// default suite: histories are read per suite and profile.
-	Suite   string `json:"suite,omitempty"`
+	Suite   string `json:"suite,omitempty"` // absent for the default suite
 	Run     string `json:"run"`
 	Attempt string `json:"attempt"`
 	Date    string `json:"date,omitempty"`
-	// SHA is the commit the run tested (lowercase hex, 7 to 64 digits),
-	// absent when it is unknown: the compare link of a new failure
-	// (docs/render.md §11) goes from the last run that passed to this one.
+	// SHA is the commit the run tested (lowercase hex, 7 to 64 digits).
 	SHA     string        `json:"sha,omitempty"`
 	Total   int           `json:"total"`
 	Partial bool          `json:"partial,omitempty"`
 	Cases   []HistoryCase `json:"cases,omitempty"`
-	// Flaky are the cases that passed on a rerun ("s":"flaky"), in a list
-	// of their own: a binary from before it refuses a digest with an unknown
-	// status in cases, and ignores an unknown key, so it reads them as
-	// passed, as it always did (docs/formats.md §9).
+	// Flaky are the cases that passed on a rerun, in a list of their own so
+	// that an older binary reads them as passed (docs/formats.md §9).
 	Flaky []HistoryCase `json:"fl,omitempty"`
 	// Margins are the passing checks' margins below digestMarginBelow,
-	// closest first, as many as fit after the cases (docs/render.md §3.10).
+	// closest first, as many as fit after the cases.
 	Margins []HistoryMargin `json:"m,omitempty"`
-	// Metrics are the known metric values of the run's cases
-	// (docs/formats.md §4.1), at most digestMetricsPerCase of a case and
-	// digestMetricCases cases, as many as fit after the cases and margins:
-	// the metric history of docs/render.md §11.
+	// Metrics are the known metric values of the run's cases, as many as
+	// fit after the cases and margins.
 	Metrics []HistoryMetric `json:"x,omitempty"`
 }
 
@@ -91,16 +75,12 @@ type HistoryRun struct {
 type HistoryCase struct {
 	Name   string `json:"n"`
 	Status string `json:"s"`
-	// Class is the case's failure class (product, infra, harness) where
-	// the report has one; empty otherwise.
-	Class string `json:"c,omitempty"`
-	// Unexplained (new): its class is product by the runner's default alone
-	// (collect.Unexplained), no proof of a kvcached regression.
-	Unexplained bool `json:"u,omitempty"`
-	// Failed names the first maxDigestChecks failed checks.
-	Failed []string `json:"f,omitempty"`
-	// Fingerprint hashes the failed checks with their normalised details,
-	// so the same failure gives the same fingerprint run after run.
+	Class  string `json:"c,omitempty"` // failure class, where the report has one
+	// Unexplained: its class is product by the runner's default alone
+	// (collect.Unexplained).
+	Unexplained bool     `json:"u,omitempty"`
+	Failed      []string `json:"f,omitempty"` // the first maxDigestChecks failed checks
+	// Fingerprint hashes the failed checks with their normalised details.
 	Fingerprint string `json:"h,omitempty"`
 }
 
@@ -112,17 +92,13 @@ var (
 )
 
 // fingerprint hashes a case's failure: each failed check's name and
-// normalised detail, in check order; a not-run case has its own. A detail
-// counts as the failed-cases table shows it at most (cut to detailCut code
-// points), so that the work is bounded by what a comment shows whatever a
-// detail's length.
+// normalised detail (cut to detailCut code points, which bounds the work).
 func fingerprint(c *merge.Case) string {
 	return hashFailures(c.NotRun, c.Checks, nil, nil)
 }
 
-// hashFailures is the fingerprint of a case whose checks are checks, each
-// detail cut and then, unless own and names are both nil, with those names
-// taken out (appendWithoutNames) before it is normalised (rowFingerprint).
+// hashFailures is the fingerprint of checks, each detail cut and, unless own
+// and names are both nil, with those names taken out (appendWithoutNames).
 func hashFailures(notRun bool, checks []collect.Check, own []string, names map[string]bool) string {
 	h := sha256.New()
 	if notRun {
@@ -147,20 +123,16 @@ func hashFailures(notRun bool, checks []collect.Check, own []string, names map[s
 }
 
 // appendNormalised appends s normalised to dst, so that the details of the
-// same failure in two runs are equal: what varies between two runs becomes
-// a placeholder. One pass over s, with these rules, each applied to what
-// the one before left:
+// same failure in two runs are equal. One pass over s, with these rules,
+// each applied to what the one before left:
 //
 //   - paths and URLs: each run of bytes other than ASCII white space and
 //     ()'",; that holds a '/' becomes <path>;
-//   - long hex (addresses, ids, hashes): each word (a run of ASCII letters,
-//     digits and '_') that is 0x and 8 or more hex digits, or 8 or more hex
-//     digits, becomes <hex>;
-//   - any number left (pids, ports, times, sizes, durations),
-//     [0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?, becomes <n>.
+//   - long hex: each word (a run of ASCII letters, digits and '_') that is
+//     0x and 8 or more hex digits, or 8 or more hex digits, becomes <hex>;
+//   - any number left, [0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?, becomes <n>.
 //
-// Until issue 19 these were three regular expressions, each over the whole
-// detail; FuzzNormaliseDetail holds this pass to them.
+// FuzzNormaliseDetail holds this pass to the three regular expressions.
 func appendNormalised(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		if isPathStop(s[i]) {
@@ -278,77 +250,53 @@ func (r *renderer) digest() string {
 	if r.opts.RunID == "" {
 		return ""
 	}
-	attempt := r.opts.RunAttempt
-	if attempt == "" {
-		attempt = "1"
-	}
-	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID, Attempt: attempt, Date: r.opts.Date,
-		SHA: digestSHA(r.sha()), Total: len(r.rep.Cases)}
+	run := HistoryRun{V: DigestVersion, Profile: r.profile, Suite: r.cfg.Suite.Name, Run: r.opts.RunID,
+		Attempt: cmp.Or(r.opts.RunAttempt, "1"), Date: r.opts.Date, SHA: digestSHA(r.sha()), Total: len(r.rep.Cases)}
 	head, _ := json.Marshal(run)
 	used := len(head) + len(`,"cases":[]`) + len(`,"fl":[]`) + len(`,"partial":true`) + len(`,"m":[]`) + len(`,"x":[]`)
 	seen := map[string]bool{}
 	for i := range r.rep.Cases {
 		c := &r.rep.Cases[i]
-		if c.Evidence {
-			// A case of an arm expected to fail: its failure is what
-			// the run was to show, not a failure of the run (docs/render.md
-			// §12.4), and its name is the fix arm's case's.
-			continue
-		}
 		key := historyKey(c)
-		if key == "" || seen[key] {
-			// A repeated label (merge keeps repeated names, each a
-			// problem) is recorded once, and a nameless case could never
-			// be matched: the digest must read back (ParseDigest).
+		if c.Evidence || key == "" || seen[key] {
+			// An arm expected to fail failed as the run was to show
+			// (docs/render.md §12.4); a repeated or empty label could not
+			// read back (ParseDigest).
 			continue
 		}
 		seen[key] = true
-		hc := HistoryCase{Name: key}
-		if c.Flaky() {
-			hc.Status = DigestFlaky
-			if n := digestCost(hc); used+n <= MaxDigestChars {
-				used += n
-				run.Flaky = append(run.Flaky, hc)
-				continue
-			}
-			run.Partial = true
-			break
-		}
-		if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
-			hc.Class, hc.Unexplained = class, collect.Unexplained(class, c.ClassBy)
-		}
+		hc, list := HistoryCase{Name: key, Status: DigestFailed}, &run.Cases
 		switch {
+		case c.Flaky():
+			hc.Status, list = DigestFlaky, &run.Flaky
 		case c.NotRun:
 			hc.Status = DigestNotRun
-		case c.Failed():
-			hc.Status = DigestFailed
-			for _, ch := range c.Checks {
-				if !ch.OK && len(hc.Failed) < maxDigestChecks {
-					name := text.Cut(ch.Name, digestCheckCut)
-					if name == "" {
-						name = unnamedCheck // as the table names it
-					}
-					hc.Failed = append(hc.Failed, name)
-				}
-			}
-		default:
+		case !c.Failed():
 			continue
 		}
-		hc.Fingerprint = fingerprint(c)
+		if hc.Status != DigestFlaky {
+			if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
+				hc.Class, hc.Unexplained = class, collect.Unexplained(class, c.ClassBy)
+			}
+			for _, ch := range c.Checks {
+				if hc.Status == DigestFailed && !ch.OK && len(hc.Failed) < maxDigestChecks {
+					// An unnamed check as the table names it.
+					hc.Failed = append(hc.Failed, cmp.Or(text.Cut(ch.Name, digestCheckCut), unnamedCheck))
+				}
+			}
+			hc.Fingerprint = fingerprint(c)
+		}
 		n := digestCost(hc)
 		if used+n > MaxDigestChars {
 			run.Partial = true
 			break
 		}
 		used += n
-		run.Cases = append(run.Cases, hc)
+		*list = append(*list, hc)
 	}
-	// The margins take what the cases leave: a case's state is what the
-	// history is first of all.
+	// Margins take what the cases leave, metrics what is left; a metric
+	// whose every arm and level does not fit is left out whole.
 	run.Margins = fitDigest(r.digestMargins(), &used)
-	// The metrics take what is left: a metric's trend is a report, a case's
-	// state and a margin are what the verdict and the close calls follow.
-	// A metric whose every arm and level does not fit is left out whole.
 	all := r.digestMetrics()
 	run.Metrics = fitDigest(all, &used)
 	for n := len(run.Metrics); n > 0 && n < len(all) && all[n].Case == all[n-1].Case && all[n].Name == all[n-1].Name; n-- {
@@ -359,34 +307,26 @@ func (r *renderer) digest() string {
 }
 
 // asciiJSON escapes every non-ASCII rune of encoded JSON as \uXXXX (they
-// only occur in strings), and '@' and '#' too, so that a digest is plain
-// ASCII: no bidirectional or invisible character hides in it, and its length
-// in bytes is its length in code points. encoding/json already escapes <, > and &, so no `-->`
-// can end the HTML comment early.
+// only occur in strings), and '@' and '#' (never a mention or an issue
+// reference), so that no bidirectional or invisible character hides in a
+// digest, and its length in bytes is its length in code points.
+// encoding/json already escapes <, > and &, so no `-->` ends the comment.
 func asciiJSON(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
-		c := b[i]
-		if c == '@' || c == '#' {
-			// Never a mention or an issue reference, whatever reads the
-			// comment's source.
-			out = fmt.Appendf(out, `\u%04x`, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			out = append(out, c)
-			i++
-			continue
-		}
 		r, size := utf8.DecodeRune(b[i:])
 		i += size
-		if r > 0xFFFF {
-			r -= 0x10000
-			out = fmt.Appendf(out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
-			continue
+		switch {
+		case r == '@' || r == '#':
+			out = fmt.Appendf(out, `\u%04x`, r)
+		case r < utf8.RuneSelf:
+			out = append(out, byte(r))
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
 		}
-		out = fmt.Appendf(out, `\u%04x`, r)
 	}
 	return out
 }
@@ -395,17 +335,15 @@ func asciiJSON(b []byte) []byte {
 // false when the body has none (package marker reads the line).
 func DigestOf(body string) (string, bool) { return marker.DigestOf(body) }
 
-// ParseDigest decodes and validates one digest's JSON. Digests are
-// untrusted (anyone may edit a comment's text through the API with the
-// same identity's token, or a bug may have written one): every field is
-// checked and bounded, and a bad one is an error naming it.
+// ParseDigest decodes and validates one untrusted digest's JSON: every
+// field is checked and bounded, and a bad one is an error naming it.
 func ParseDigest(s string) (HistoryRun, error) {
 	var h HistoryRun
 	if len(s) > MaxDigestChars {
 		return h, fmt.Errorf("digest of %d bytes: at most %d", len(s), MaxDigestChars)
 	}
 	// encoding/json reads a repeated key last-wins: a digest with one is
-	// ambiguous, so not read (issue 30: no false history from a clever edit).
+	// ambiguous, so not read.
 	if err := collect.RepeatedKey([]byte(s)); err != nil {
 		return HistoryRun{}, fmt.Errorf("digest: %v", err)
 	}
@@ -470,10 +408,7 @@ func (h *HistoryRun) validate() error {
 		}
 		seen[c.Name] = true
 	}
-	if err := validateMargins(h.Margins); err != nil {
-		return err
-	}
-	return validateMetrics(h.Metrics)
+	return cmp.Or(validateMargins(h.Margins), validateMetrics(h.Metrics))
 }
 
 // validDigestName: a name in a digest is 1 to n code points of UTF-8.
@@ -482,9 +417,8 @@ func validDigestName(s string, n int) bool {
 }
 
 // ReadHistory reads a history file (`render --history`, written by `post
-// --save-history`): one digest's JSON a line, blank lines ignored. Unlike
-// a comment's digest, a bad line is an error naming it: the file is the
-// user's own input.
+// --save-history`): one digest's JSON a line, blank lines ignored; a bad
+// line is an error naming it.
 func ReadHistory(r io.Reader) ([]HistoryRun, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxHistoryFile+1))
 	if err != nil {
@@ -494,20 +428,17 @@ func ReadHistory(r io.Reader) ([]HistoryRun, error) {
 		return nil, fmt.Errorf("over %d bytes", MaxHistoryFile)
 	}
 	var out []HistoryRun
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), MaxHistoryFile)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+	for n, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
 			continue
 		}
 		h, err := ParseDigest(line)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", n, err)
+			return nil, fmt.Errorf("line %d: %v", n+1, err)
 		}
 		out = append(out, h)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // WriteHistory writes runs as a history file, one digest a line.
@@ -526,10 +457,9 @@ func WriteHistory(w io.Writer, runs []HistoryRun) error {
 
 // SelectHistory is the history a render of run runID of a suite's profile
 // shows: the digests of that suite ("" the default suite) and profile,
-// without any attempt of runID itself (a rerun attempt is the same run, not
-// a new one), one per run id (the highest attempt; of equal ones the later),
-// ordered by run id and cut to the HistoryRuns-1 newest. post and render
-// --history both go through it, so they show the same history.
+// without any attempt of runID itself, one per run id (the highest attempt;
+// of equal ones the later), ordered by run id and cut to the HistoryRuns-1
+// newest. post and render --history both go through it.
 func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun {
 	byRun := map[string]int{}
 	var out []HistoryRun
@@ -569,13 +499,8 @@ func lessDigits(a, b string) bool {
 type runState struct {
 	known bool
 	bad   bool // failed or did not run
-	// infra: failed with class infra, the machine's fault (docs/render.md
-	// §11). The history ignores it: it is neither a failure nor a pass of
-	// the case, so it starts no streak and makes no flip.
-	infra bool
-	// flaky: passed on a rerun; neither a failure nor a clean pass, each
-	// such run is a flip of its own.
-	flaky bool
+	infra bool // failed with class infra: ignored by the history (docs/render.md §11)
+	flaky bool // passed on a rerun: each such run is a flip of its own
 	fp    string
 	date  string
 	sym   string // the changes table's symbol
@@ -589,8 +514,7 @@ const (
 	symNotRun    = "○"
 	symInfra     = "⚠" // failed on the machine (class infra): not counted
 	symFlaky     = "~" // passed on a rerun
-	// failed, product by the default alone: counted as a failure, shown
-	// apart, since nothing the runner saw points at kvcached
+	// failed, product by the default alone (collect.Unexplained)
 	symUnexplained = "✗?"
 	symUnknown     = "·"
 )
@@ -621,66 +545,46 @@ func (r *renderer) states(c *merge.Case) []runState {
 	key := historyKey(c)
 	out := make([]runState, 0, len(r.hist.runs)+1)
 	for i, h := range r.hist.runs {
-		st := runState{date: h.Date}
-		if hc, ok := r.hist.cases[i][key]; ok && hc.Status == DigestFlaky {
-			st.known, st.flaky, st.sym = true, true, symFlaky
-		} else if ok {
-			st.known, st.bad, st.fp = true, true, hc.Fingerprint
-			st.sym = symFailed
-			switch {
-			case hc.Status == DigestNotRun:
-				st.sym = symNotRun
-			case hc.Class == collect.ClassInfra:
-				st.infra, st.sym = true, symInfra
-			case hc.Unexplained:
-				st.sym = symUnexplained
-			}
-		} else if !h.Partial && h.Total > 0 {
-			st.known, st.sym = true, symPassed
-		} else {
-			st.sym = symUnknown
-		}
-		out = append(out, st)
-	}
-	cur := runState{known: true, date: r.opts.Date, sym: symPassed}
-	if c.Flaky() {
-		cur.flaky, cur.sym = true, symFlaky
-	}
-	if c.NotRun || c.Failed() {
-		cur.bad, cur.fp, cur.sym = true, fingerprint(c), symFailed
+		hc, ok := r.hist.cases[i][key]
 		switch {
-		case c.NotRun:
-			cur.sym = symNotRun
-		case c.Class == collect.ClassInfra:
-			cur.infra, cur.sym = true, symInfra
-		case collect.Unexplained(c.Class, c.ClassBy):
-			cur.sym = symUnexplained
+		case ok && hc.Status == DigestFlaky:
+			out = append(out, runState{known: true, flaky: true, date: h.Date, sym: symFlaky})
+		case ok:
+			out = append(out, badState(hc.Status == DigestNotRun, hc.Class, hc.Unexplained, hc.Fingerprint, h.Date))
+		case !h.Partial && h.Total > 0:
+			out = append(out, runState{known: true, date: h.Date, sym: symPassed})
+		default:
+			out = append(out, runState{date: h.Date, sym: symUnknown})
 		}
 	}
-	return append(out, cur)
+	switch {
+	case c.NotRun || c.Failed():
+		unexplained := collect.Unexplained(c.Class, c.ClassBy)
+		return append(out, badState(c.NotRun, c.Class, unexplained, fingerprint(c), r.opts.Date))
+	case c.Flaky():
+		return append(out, runState{known: true, flaky: true, date: r.opts.Date, sym: symFlaky})
+	}
+	return append(out, runState{known: true, date: r.opts.Date, sym: symPassed})
 }
 
-// counted are the states the history counts: known, and not an infra
-// failure (docs/render.md §11).
-func counted(states []runState) []runState {
-	var seq []runState
-	for _, st := range states {
-		if st.known && !st.infra {
-			seq = append(seq, st)
-		}
+// badState is the state of a run the case failed or did not run in.
+func badState(notRun bool, class string, unexplained bool, fp, date string) runState {
+	st := runState{known: true, bad: true, fp: fp, date: date, sym: symFailed}
+	switch {
+	case notRun:
+		st.sym = symNotRun
+	case class == collect.ClassInfra:
+		st.infra, st.sym = true, symInfra
+	case unexplained:
+		st.sym = symUnexplained
 	}
-	return seq
+	return st
 }
 
 // since is the failed-cases table's since cell for a case that failed or
-// did not run (docs/render.md §11): infra when this failure is the
-// machine's; else flaky when it flipped between passing and failing at
-// least twice in the runs counted, else the length of its streak with the
-// date the streak began, else new. Infra failures of earlier runs are not
-// counted.
+// did not run (docs/render.md §11; sinceKind).
 func (r *renderer) since(w *writer, c *merge.Case) string {
-	states := r.states(c)
-	k := r.sinceKind(states)
+	k := r.sinceKind(r.states(c))
 	switch k.kind {
 	case sinceInfra:
 		return w.t("since_infra", nil)
@@ -703,23 +607,24 @@ const (
 	sinceStreak
 )
 
-// sinceState is a failure's standing: its kind, and the figures its since
-// cell shows.
+// sinceState is a failure's standing and the figures its since cell shows.
 type sinceState struct {
 	kind, flips, n, streak int
 	date                   string
 }
 
-// sinceKind is where the failure of this run (the last of states) stands:
-// infra when it is the machine's; else flaky when it flipped between
-// passing and failing at least twice in the runs counted, else a streak of
-// the runs it failed in a row, else new; no record when no earlier run
-// knows the case. Infra failures of earlier runs are not counted.
+// sinceKind is where the failure of this run (the last of states) stands,
+// by the rules of docs/render.md §11.
 func (r *renderer) sinceKind(states []runState) sinceState {
 	if states[len(states)-1].infra {
 		return sinceState{kind: sinceInfra}
 	}
-	seq := counted(states)
+	var seq []runState // the states counted: known, not an infra failure
+	for _, st := range states {
+		if st.known && !st.infra {
+			seq = append(seq, st)
+		}
+	}
 	flips, streak := 0, 0
 	for i := range seq {
 		if i > 0 && seq[i].bad != seq[i-1].bad || seq[i].flaky {
@@ -744,17 +649,13 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 
 // fixedLine is `Fixed since the previous run: <cases>.`: the cases that
 // failed (not with class infra) or did not run in the newest earlier run
-// and passed (or were skipped) in this one, in report order; "" when there
-// are none.
+// and passed (or were skipped) in this one; "" when there are none.
 func (r *renderer) fixedLine(w *writer, p plan) string {
 	if r.hist == nil || len(r.hist.runs) == 0 {
 		return ""
 	}
 	prev := r.hist.cases[len(r.hist.cases)-1]
-	nameCut := digestNameCut
-	if p.squeeze {
-		nameCut /= 2
-	}
+	nameCut := squeezeCut(p, digestNameCut)
 	var names []string
 	more := 0
 	for i := range r.rep.Cases {
@@ -778,9 +679,7 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 }
 
 // changesBlock is the section's table of the cases whose state changed in
-// the runs of the history (docs/render.md §11): one row per case of this
-// report, in report order, with its state in each run and the date of its
-// last change; "" without history or change.
+// the runs of the history (docs/render.md §11); "" without history or change.
 func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	if r.hist == nil || len(r.hist.runs) == 0 {
 		return ""
@@ -826,10 +725,7 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 			unexplained = unexplained || st.sym == symUnexplained
 			flaky = flaky || st.flaky
 		}
-		date := states[last].date
-		if date == "" {
-			date = "?"
-		}
+		date := cmp.Or(states[last].date, "?")
 		rows = append(rows, []string{p.st(text.Cut(c.Label(), digestNameCut)), strings.Join(syms, " "), text.Plain(date)})
 	}
 	if len(rows) == 0 {
@@ -843,6 +739,14 @@ func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
 	return out
 }
 
+// squeezeCut is the name cut n, halved under squeeze.
+func squeezeCut(p plan, n int) int {
+	if p.squeeze {
+		return n / 2
+	}
+	return n
+}
+
 // digestCost is what an entry adds to the digest: its ASCII JSON and the
 // comma before it.
 func digestCost(v any) int {
@@ -850,9 +754,8 @@ func digestCost(v any) int {
 	return len(asciiJSON(b)) + 1
 }
 
-// fitDigest keeps items, in order, while the digest stays within
-// MaxDigestChars, adding their cost to *used; the first that does not fit
-// ends the list.
+// fitDigest keeps the items that fit in MaxDigestChars, adding their cost
+// to *used; the first that does not fit ends the list.
 func fitDigest[T any](items []T, used *int) []T {
 	var out []T
 	for _, it := range items {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -22,8 +23,6 @@ type (
 		junitCounts
 		Suites []junitSuite `xml:"testsuite"`
 	}
-	// junitCounts are the attributes a <testsuites> and each <testsuite>
-	// count their cases with.
 	junitCounts struct {
 		Tests    int    `xml:"tests,attr"`
 		Failures int    `xml:"failures,attr"`
@@ -54,25 +53,21 @@ type (
 		Name      string `xml:"name,attr"`
 		ClassName string `xml:"classname,attr"`
 		Time      string `xml:"time,attr"`
-		// Outcomes are the <failure>, <error> and Surefire's rerun and
-		// flaky elements, in check order, each named by its XMLName.
+		// Outcomes are the <failure>, <error> and Surefire's rerun and flaky
+		// elements, in check order.
 		Outcomes   []junitOutcome   `xml:",omitempty"`
 		Skipped    *junitOutcome    `xml:"skipped"`
 		Properties *junitProperties `xml:"properties,omitempty"`
 		SystemOut  string           `xml:"system-out,omitempty"`
 	}
-	// junitProperties are an imported test's <properties>, absent when it
-	// has none.
 	junitProperties struct {
 		List []junitProperty `xml:"property"`
 	}
 	junitOutcome struct {
-		XMLName xml.Name
-		Message string `xml:"message,attr"`
-		Type    string `xml:"type,attr,omitempty"`
-		Text    string `xml:",chardata"`
-		// StackTrace holds a rerun or flaky element's text, as Surefire
-		// writes it.
+		XMLName    xml.Name
+		Message    string `xml:"message,attr"`
+		Type       string `xml:"type,attr,omitempty"`
+		Text       string `xml:",chardata"`
 		StackTrace string `xml:"stackTrace,omitempty"`
 	}
 )
@@ -80,28 +75,9 @@ type (
 // notRunType is the error type of a case that was planned and did not run.
 const notRunType = "not_run"
 
-// JUnit writes the report as JUnit XML: a <testsuite> per part (per part
-// and arm: parts of two arms may share a display name), in the report's
-// part order (a part without cases too, so that its status shows), each
-// with the part's cases in report order, named by the part's display name
-// and, for an arm of another name, ` (<arm>)`. A case is a <testcase>
-// named as in its part, with the suite's name as classname (so that
-// dorny/test-reporter shows no extra group) and its duration;
-// a failed case has a <failure> per failed check no known upstream issue
-// covers (type the check's name, message and text its detail), or one
-// without a type when it failed no check; failed checks a known issue
-// covers, which do not fail the verdict, are lines `known upstream issue:
-// <check>: <detail> (<url>)` of the case's <system-out>; a case that did not run has an <error> of type not_run; a
-// skipped case a <skipped> with its reason. Each suite's properties say
-// collect.JUnitPartProperty (so that `import junit` reads the case names
-// back as they are), the part's status and reason, the commit under test
-// (an arm's own revision) and the verdict; a leg's suite
-// collect.JUnitLegProperty; an arm's suite also says
-// collect.JUnitArmProperty and collect.JUnitRevisionProperty, and a part
-// with a deselected count carries it as the suite's deselected attribute
-// (as pytest's counts name it), so that `import junit` reads both back. Like Render it reads nothing but its arguments: the same
-// report gives the same bytes. Text that XML cannot hold (control
-// characters) becomes U+FFFD.
+// JUnit writes the report as JUnit XML, as docs/render.md §8 describes
+// (`render --format junit`). Like Render it reads nothing but its
+// arguments: the same report gives the same bytes.
 func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	r, err := newRenderer(rep, opts)
 	if err != nil {
@@ -111,18 +87,12 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	doc := junitSuites{Name: r.cfg.Title(r.profile)}
 	index := map[[2]string]int{} // display name and arm → suite
 	suite := func(display, arm string) *junitSuite {
-		k := [2]string{display, arm}
-		i, ok := index[k]
-		if !ok {
-			i = len(doc.Suites)
-			index[k] = i
-			name := display
+		return &doc.Suites[groupAt(&doc.Suites, index, [2]string{display, arm}, func() junitSuite {
 			if arm != "" && arm != display {
-				name += " (" + arm + ")"
+				return junitSuite{Name: display + " (" + arm + ")", arm: arm}
 			}
-			doc.Suites = append(doc.Suites, junitSuite{Name: name, arm: arm})
-		}
-		return &doc.Suites[i]
+			return junitSuite{Name: display, arm: arm}
+		})]
 	}
 	for _, p := range rep.Parts {
 		s := suite(partDisplay(p), p.Arm)
@@ -168,12 +138,9 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	return err
 }
 
-// junitTestcase is case c's <testcase> in the suite named suite (its
-// classname): its outcome and, for the failed checks a known upstream
-// issue covers, its <system-out>.
+// junitTestcase is case c's <testcase> in the suite named suite.
 func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
-	// The name as the part has it (an <engine>-setup case is unique
-	// within its part's suite), so that an import reads the same case.
+	// The name as the part has it, so that an import reads the same case.
 	tc := junitCase{Name: c.Name, ClassName: suite, Time: seconds(c.DurationS)}
 	if strings.TrimSpace(tc.Name) == "" {
 		tc.Name = unnamedCheck // readers need a name
@@ -191,9 +158,8 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 		tc.Outcomes = append(tc.Outcomes, junitOutcome{XMLName: xml.Name{Local: "error"}, Type: notRunType, Message: "planned, but did not run"})
 	case c.Failed():
 		tc.Outcomes = junitOutcomes(c, true)
-		// An imported failure keeps its message and text, lines and all
-		// (log.failure, the first check's), which its one-line detail
-		// runs together: an import of the export reads the same.
+		// An imported failure keeps its message and text (log.failure, the
+		// first check's), lines and all, so an import reads the same.
 		if f := collect.FailureOf(c.Log); f != nil && len(tc.Outcomes) > 0 && len(c.Checks) > 0 && !c.Checks[0].OK &&
 			tc.Outcomes[0].Message == c.Checks[0].Detail && tc.Outcomes[0].Text == c.Checks[0].Detail {
 			tc.Outcomes[0].Message, tc.Outcomes[0].Text = f.Message, f.Text
@@ -212,9 +178,8 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 	return tc
 }
 
-// junitOutcomeOf is an outcome element: kind is its name (failure, error,
-// rerunFailure, ...), typ and detail its type and message, and its text
-// (a rerun's or flaky's in <stackTrace>, as Surefire writes them).
+// junitOutcomeOf is an outcome element named kind (failure, error,
+// rerunFailure, ...); a rerun's or flaky's text is in <stackTrace>.
 func junitOutcomeOf(kind, typ, detail string) junitOutcome {
 	o := junitOutcome{XMLName: xml.Name{Local: kind}, Type: typ, Message: detail}
 	switch kind {
@@ -226,11 +191,10 @@ func junitOutcomeOf(kind, typ, detail string) junitOutcome {
 	return o
 }
 
-// junitOutcomes are the outcome elements of c's checks, in check order:
-// when failed, each failed check no known issue covers, as the element it
-// was imported from (collect.Check.Kind), else <failure> with its name as
-// type; and each passed check imported from a flakyFailure or flakyError,
-// as that element (a test that passed on a rerun).
+// junitOutcomes are the outcome elements of c's checks: when failed, each
+// failed check no known issue covers, as the element it was imported from
+// (collect.Check.Kind) or <failure>; and each passed check imported from a
+// flakyFailure or flakyError.
 func junitOutcomes(c *merge.Case, failed bool) []junitOutcome {
 	var out []junitOutcome
 	for i, ch := range c.Checks {
@@ -252,8 +216,8 @@ func junitOutcomes(c *merge.Case, failed bool) []junitOutcome {
 	return out
 }
 
-// importedLog is what the JUnit export reads of an imported case's log
-// (junit's caseLog, docs/formats.md §4.7).
+// importedLog is what the export reads of an imported case's log
+// (docs/formats.md §4.7).
 type importedLog struct {
 	JUnit struct {
 		ClassName string `json:"classname"`
@@ -264,8 +228,7 @@ type importedLog struct {
 	SystemErr  string               `json:"system_err"`
 }
 
-// importedSource reads an imported case's log; zero for any other case
-// (and for a log left unread).
+// importedSource reads an imported case's log; zero for any other case.
 func importedSource(log []byte) importedLog {
 	if len(log) == 0 || !bytes.Contains(log, []byte(`"junit"`)) {
 		return importedLog{} // allocates nothing: every case of a report comes here
@@ -275,8 +238,8 @@ func importedSource(log []byte) importedLog {
 	return l
 }
 
-// add appends tc, which took durationS seconds, to the suite and counts
-// its outcome: an error (or a rerun's) first, then a failure.
+// add appends tc to the suite and counts its outcome: an error (or a
+// rerun's) first, then a failure.
 func (s *junitSuite) add(tc junitCase, durationS float64) {
 	kinds := map[string]bool{}
 	for _, o := range tc.Outcomes {
@@ -296,24 +259,18 @@ func (s *junitSuite) add(tc junitCase, durationS float64) {
 }
 
 // sum ends each suite's properties with an arm's arm and revision, the
-// commit under test (the arm's revision, else sha, if known) and the
-// verdict, and totals the suites; total is every case's seconds.
+// commit under test and the verdict, and totals the suites; total is every
+// case's seconds.
 func (doc *junitSuites) sum(sha, verdict string, total float64) {
 	for i := range doc.Suites {
 		s := &doc.Suites[i]
-		// An arm's suite tested its own revision (docs/formats.md §7.2),
-		// which import junit reads back with its arm.
-		if s.arm != "" {
+		if s.arm != "" { // docs/formats.md §7.2
 			s.Properties = append(s.Properties, junitProperty{collect.JUnitArmProperty, s.arm})
 			if s.revision != "" {
 				s.Properties = append(s.Properties, junitProperty{collect.JUnitRevisionProperty, s.revision})
 			}
 		}
-		rev := s.revision
-		if rev == "" {
-			rev = sha
-		}
-		if rev != "" {
+		if rev := cmp.Or(s.revision, sha); rev != "" {
 			s.Properties = append(s.Properties, junitProperty{"ci-report.kvcached_sha", rev})
 		}
 		s.Properties = append(s.Properties, junitProperty{"ci-report.verdict", verdict})
@@ -326,9 +283,8 @@ func (doc *junitSuites) sum(sha, verdict string, total float64) {
 	doc.Time = seconds(total)
 }
 
-// seconds formats a duration as JUnit's time attribute: seconds in plain
-// decimal notation (no exponent, which some readers reject), as short as
-// reads back the same.
+// seconds formats a duration as JUnit's time attribute: plain decimal
+// notation (no exponent, which some readers reject).
 func seconds(s float64) string {
 	out := strconv.FormatFloat(s, 'f', -1, 64)
 	if strings.HasPrefix(out, "-") || out == "NaN" || strings.Contains(out, "Inf") {
@@ -338,7 +294,7 @@ func seconds(s float64) string {
 }
 
 // splitFailed divides a case's failed checks into those that fail it and
-// those a known upstream issue covers, the latter as lines
+// those a known upstream issue covers, as lines
 // `known upstream issue: <check>: <detail> (<url>)`.
 func splitFailed(rep *merge.Report, c *merge.Case) (failing []collect.Check, known []string) {
 	for i, ch := range c.Checks {
@@ -346,14 +302,18 @@ func splitFailed(rep *merge.Report, c *merge.Case) (failing []collect.Check, kno
 			continue
 		}
 		if k, ok := c.KnownIssueOf(i); ok && k < len(rep.KnownIssues) {
-			line := "known upstream issue: " + ch.Name
-			if ch.Detail != "" {
-				line += ": " + ch.Detail
-			}
-			known = append(known, line+" ("+rep.KnownIssues[k].URL+")")
+			known = append(known, "known upstream issue: "+nameDetail(ch)+" ("+rep.KnownIssues[k].URL+")")
 			continue
 		}
 		failing = append(failing, ch)
 	}
 	return failing, known
+}
+
+// nameDetail is `<check>: <detail>`, or the name alone without a detail.
+func nameDetail(ch collect.Check) string {
+	if ch.Detail == "" {
+		return ch.Name
+	}
+	return ch.Name + ": " + ch.Detail
 }

@@ -17,28 +17,20 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Known upstream issues (docs/render.md §10). Classifying the report with
-// them is merge's (Report.WithKnownIssues: one definition of the verdict);
-// reading the file and showing what each entry did is render's.
-
+// Known upstream issues (docs/render.md §10); merge classifies the report
+// with them (Report.WithKnownIssues).
 const (
-	// maxKnownRows is the most known failures a comment lists one row each.
-	maxKnownRows = 30
-	// maxKnownLines is the most entries a comment or section lists one line
-	// each (no longer reproduces; the section's list).
-	maxKnownLines = 20
-	// knownURLMax bounds an entry's URL: a link cannot be cut, and every
-	// comment must fit its budget (§7).
-	knownURLMax = 300
-	// knownGlobCut and knownNoteCut are how long an entry's globs and note
-	// may be where they are shown.
-	knownGlobCut = 100
-	knownNoteCut = 300
+	maxKnownRows  = 30 // known failures a comment lists one row each
+	maxKnownLines = 20 // entries a comment or section lists one line each
+	// knownURLMax bounds an entry's URL: a link cannot be cut.
+	knownURLMax  = 300
+	knownGlobCut = 100 // code points of an entry's globs where shown
+	knownNoteCut = 300 // and of its note
 )
 
 // ParseKnownIssues reads a known-issues file: a JSON array of {check, cases,
 // url, note?}, every entry validated; an error names the file and the entry's
-// index (from 0), so a typo never silently stops or widens an entry.
+// index (from 0).
 func ParseKnownIssues(file string, data []byte) ([]merge.KnownIssue, error) {
 	if err := collect.RepeatedKey(data); err != nil {
 		return nil, fmt.Errorf("known issues %s: %w", file, err)
@@ -92,9 +84,7 @@ func matchesAll(glob string, names []string) bool {
 	return true
 }
 
-// validateKnownIssue checks one entry: both globs present and well formed,
-// neither matching every check or every case, an https URL that can stand
-// as a link destination as it is.
+// validateKnownIssue checks one entry's globs and URL.
 func validateKnownIssue(k merge.KnownIssue) error {
 	for _, g := range []struct {
 		key, v, what string
@@ -126,8 +116,7 @@ func validateKnownIssue(k merge.KnownIssue) error {
 var issueRE = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/([A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]+)$`)
 
 // knownLink is `[kvcached#477](url)` for a GitHub issue or pull request, else
-// `[issue](url)`; the URL was validated, and issueRE's characters are no
-// Markdown markup.
+// `[issue](url)`; the URL was validated.
 func knownLink(url string) string {
 	if m := issueRE.FindStringSubmatch(url); m != nil {
 		return "[" + m[1] + "#" + m[2] + "](" + url + ")"
@@ -135,8 +124,7 @@ func knownLink(url string) string {
 	return "[issue](" + url + ")"
 }
 
-// knownOnly are the cases that failed only on known issues, in report order
-// (the rows of the comment's known block).
+// knownOnly are the cases that failed only on known issues.
 func (r *renderer) knownOnly() []*merge.Case {
 	var out []*merge.Case
 	for i := range r.rep.Cases {
@@ -147,9 +135,9 @@ func (r *renderer) knownOnly() []*merge.Case {
 	return out
 }
 
-// knownBlock is the comment's known upstream issues: a collapsed table of the
-// known failed checks in cases that failed on nothing else, then a line per
-// entry that no longer reproduces; "" when there is nothing to say.
+// knownBlock is the comment's known upstream issues: what they covered, a
+// table of the known failed checks of knownOnly, then a line per entry that
+// no longer reproduces; "" without known issues.
 func (r *renderer) knownBlock(w *writer, p plan) string {
 	if len(r.rep.KnownIssues) == 0 {
 		return ""
@@ -171,7 +159,9 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			if p.squeeze {
 				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
 			}
-			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), knownIssueCell(w, r.rep.KnownIssues[k.Issue])})
+			ki := r.rep.KnownIssues[k.Issue]
+			issue := w.t("known_issue_cell", map[string]any{"Link": knownLink(ki.URL), "Inferred": ki.Inferred})
+			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), issue})
 		}
 	}
 	if checks > 0 {
@@ -182,16 +172,18 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 		blocks = append(blocks, w.t("known_block", map[string]any{"Checks": checks, "Cases": len(r.knownOnly()), "Table": table}))
 	}
 	var gone []string
-	statuses := r.rep.KnownStatuses()
-	for _, st := range statuses {
-		if st.Reproduces() || st.Passed == 0 {
-			continue
+	more := 0
+	for _, st := range r.rep.KnownStatuses() {
+		switch {
+		case st.Reproduces() || st.Passed == 0:
+		case len(gone) == maxKnownLines:
+			more++
+		default:
+			gone = append(gone, w.t("known_gone", r.knownEntry(st.Issue, st.Passed)))
 		}
-		if len(gone) == maxKnownLines {
-			gone = append(gone, w.t("known_gone_more", countGone(statuses)-maxKnownLines))
-			break
-		}
-		gone = append(gone, w.t("known_gone", r.knownEntry(st.Issue, st.Passed)))
+	}
+	if more > 0 {
+		gone = append(gone, w.t("known_gone_more", more))
 	}
 	if len(gone) > 0 {
 		blocks = append(blocks, strings.Join(gone, "\n"))
@@ -200,8 +192,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 }
 
 // knownCovered says how many failed checks the known issues covered, and which
-// entries with how many each, or that they covered none: what the verdict
-// left out is never silent (docs/render.md §10).
+// entries with how many each, or that they covered none.
 func (r *renderer) knownCovered(w *writer) string {
 	total := 0
 	var entries []string
@@ -220,36 +211,16 @@ func (r *renderer) knownCovered(w *writer) string {
 	return w.t("known_covered", map[string]any{"Checks": total, "Entries": strings.Join(entries, "; "), "More": more})
 }
 
-func countGone(sts []merge.KnownStatus) int {
-	n := 0
-	for _, st := range sts {
-		if !st.Reproduces() && st.Passed > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // knownEntry is the template data describing one entry.
 func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
-	note := ""
-	if k.Note != "" {
-		note = text.Plain(text.Cut(k.Note, knownNoteCut))
-	}
 	return map[string]any{
 		"Link":     knownLink(k.URL),
 		"Check":    text.Code(text.Cut(k.Check, knownGlobCut)),
 		"Cases":    text.Code(text.Cut(k.Cases, knownGlobCut)),
-		"Note":     note,
+		"Note":     text.Plain(text.Cut(k.Note, knownNoteCut)),
 		"N":        n,
 		"Inferred": k.Inferred,
 	}
-}
-
-// knownIssueCell is the issue column of the known block: the link, marked
-// when the entry is inferred.
-func knownIssueCell(w *writer, k merge.KnownIssue) string {
-	return w.t("known_issue_cell", map[string]any{"Link": knownLink(k.URL), "Inferred": k.Inferred})
 }
 
 // knownMark is what follows a known check in a failed case's row.
@@ -257,8 +228,8 @@ func knownMark(w *writer, url string) string {
 	return w.t("known_mark", knownLink(url))
 }
 
-// knownSection lists the active known issues for the issue description:
-// each entry, what it covers and what it did in this run. "" without any.
+// knownSection lists the known issues for the section and what each did in
+// this run; "" without any.
 func (r *renderer) knownSection(w *writer) string {
 	statuses := r.rep.KnownStatuses()
 	if len(statuses) == 0 {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -9,20 +10,17 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// Margins (docs/render.md §3.10): the signed relative distance of a numeric
-// check's value to its bar (collect.Check.Margin).
+// Margins of passing checks: docs/render.md §3.10, collect.Check.Margin.
 const (
 	// digestMarginBelow: a passing check whose margin is below it has its
 	// margin in the digest, so a margin is followed before it is a close call.
 	digestMarginBelow = 0.50
-	// maxDigestMargins is the most margins a digest records.
-	maxDigestMargins = 24
-	// maxShrinking is the most shrinking margins the comment names.
-	maxShrinking = 5
+	maxDigestMargins  = 24 // margins a digest records
+	maxShrinking      = 5  // shrinking margins the comment names
 )
 
 // passingMargins are the margins below `below` of the passing checks of the
-// cases that ran, closest first, in report order among equals.
+// cases that ran, closest first.
 func (r *renderer) passingMargins(below float64) []collect.PassMargin {
 	return collect.PassingMargins(len(r.rep.Cases), func(i int) []collect.Check {
 		if r.rep.Cases[i].NotRun {
@@ -36,8 +34,8 @@ func (r *renderer) passingMargins(below float64) []collect.PassMargin {
 // just under a threshold never reads as at it.
 func marginPct(m float64) int { return int(math.Floor(m * 100)) }
 
-// closeCallRows are the first collect.MaxCloseCalls closest calls, cells made
-// by cell and code, and how many more there are.
+// closeCallRows are the first collect.MaxCloseCalls closest calls and how
+// many more there are.
 func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]string, more int) {
 	calls := r.passingMargins(collect.CloseCallBelow)
 	more = max(0, len(calls)-collect.MaxCloseCalls)
@@ -46,10 +44,7 @@ func (r *renderer) closeCallRows(cell, code func(string) string) (rows [][]strin
 	for i, pm := range calls {
 		c := &r.rep.Cases[pm.Case]
 		ch := &c.Checks[pm.Check]
-		name := code(text.Cut(ch.Name, digestCheckCut))
-		if name == "" {
-			name = cell(unnamedCheck)
-		}
+		name := cmp.Or(code(text.Cut(ch.Name, digestCheckCut)), cell(unnamedCheck))
 		value, bar, margin := collect.CloseCallCells(ch, pm.Margin)
 		rows[i] = []string{cell(text.Cut(c.Label(), digestNameCut)), name, cell(value), cell(bar), cell(margin)}
 	}
@@ -71,7 +66,7 @@ func (r *renderer) closestCalls(w *writer) string {
 }
 
 // HistoryMargin is one passing check's margin in a digest (docs/formats.md
-// §9): the case, the check and the margin in whole percent.
+// §9), in whole percent.
 type HistoryMargin struct {
 	Case  string `json:"n"`
 	Check string `json:"k"`
@@ -120,8 +115,8 @@ func validateMargins(ms []HistoryMargin) error {
 	return nil
 }
 
-// shrinkingLine is `Shrinking margins: <case> <check> 18% → 12% → 7%.` for the
-// passing checks whose margin shrank three runs in a row, closest first.
+// shrinkingLine names the passing checks whose margin shrank three runs in
+// a row, closest first.
 func (r *renderer) shrinkingLine(w *writer) string {
 	if r.hist == nil || len(r.hist.runs) < 2 {
 		return ""

@@ -11,8 +11,7 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Bounds of the metric tables and interval lines (docs/render.md §12.2,
-// §12.3), so that any report fits the comment's budget.
+// Bounds of the metric tables and interval lines (docs/render.md §12.2, §12.3).
 const (
 	metricCases    = 10 // cases with metric tables; the rest counted
 	metricsPerCase = 6  // tables per case; the rest counted
@@ -22,7 +21,7 @@ const (
 )
 
 // metricTable is one metric of one case: its value per arm and
-// concurrency level, in the order first recorded (levels ascending).
+// concurrency level (levels ascending).
 type metricTable struct {
 	name, unit, better string
 	arms               []string
@@ -84,9 +83,8 @@ func levelWords(lv int) string {
 	return fmt.Sprintf(" at concurrency %d", lv)
 }
 
-// delta is v against base in percent, as `−38%` (a real minus sign) or
-// `+12%`; "" when either is unknown, the base is 0, or the ratio is not
-// finite.
+// delta is v against base in percent, as `−38%` or `+12%`; "" when there
+// is none (collect.Metric.ChangePct).
 func delta(v, base *collect.Metric) string {
 	d, ok := v.ChangePct(base)
 	if !ok {
@@ -103,14 +101,10 @@ func delta(v, base *collect.Metric) string {
 }
 
 // markdown draws the table: a row per arm, a column per concurrency level,
-// each cell the value and, off the baseline arm, its delta against the
-// baseline at the same level.
+// each cell the value and, off the baseline arm, its delta.
 func (t *metricTable) markdown(w *writer, baseline string) string {
 	header := []string{"arm"}
-	levels := t.levels
-	if len(levels) > metricAxis {
-		levels = levels[:metricAxis]
-	}
+	levels := t.levels[:min(len(t.levels), metricAxis)]
 	for _, lv := range levels {
 		if lv < 0 {
 			header = append(header, "value")
@@ -119,14 +113,11 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 		}
 	}
 	arms := t.arms
-	if i := slices.Index(arms, baseline); i > 0 {
-		// The baseline first: the row every delta is against.
+	if i := slices.Index(arms, baseline); i > 0 { // the baseline first
 		arms = append([]string{baseline}, slices.Delete(slices.Clone(arms), i, i+1)...)
 	}
-	more := 0
-	if len(arms) > metricAxis {
-		more, arms = len(arms)-metricAxis, arms[:metricAxis]
-	}
+	more := max(0, len(arms)-metricAxis)
+	arms = arms[:len(arms)-more]
 	var rows [][]string
 	for _, a := range arms {
 		label := text.Plain(text.Cut(a, measureName))
@@ -168,8 +159,7 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 	return out
 }
 
-// metricsBlock is the metric tables of docs/render.md §12.2: for each case
-// with arm metrics, one table per metric; "" without such a case.
+// metricsBlock is the metric tables of docs/render.md §12.2.
 func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, order []*merge.Case) (string, []string) {
 	baseline := r.opts.BaselineArm
 	var b []string
@@ -187,11 +177,10 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 		}
 		shown++
 		head := "Metrics of " + text.CodeCell(text.Cut(c.Label(), 200))
-		switch {
-		case !hasArm(tables, baseline):
-			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
-		default:
+		if hasArm(tables, baseline) {
 			head += " against " + text.Plain(baseline)
+		} else {
+			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
 		}
 		b = append(b, head+":")
 		for i, t := range tables {
@@ -215,9 +204,7 @@ func hasArm(tables []*metricTable, arm string) bool {
 }
 
 // plainMetricsBlock is the table of metrics without an arm (docs/render.md
-// §12.2): a row per metric of the cases the evidence table does not show
-// (those of no compared arm), `| TC-06 | guard-served pages | 23 | pages |`;
-// "" when there is none.
+// §12.2) of the cases the evidence table does not show; "" when none.
 func (r *renderer) plainMetricsBlock(w *writer, ms map[*merge.Case]collect.Measures, order []*merge.Case) string {
 	var rows [][]string
 	more, used := 0, 0
@@ -253,8 +240,7 @@ func (r *renderer) plainMetricsBlock(w *writer, ms map[*merge.Case]collect.Measu
 	return out
 }
 
-// intervalsBlock is the recovery timings of docs/render.md §12.3: for each
-// case with events, the config's intervals, `guard served after 1.4 s`.
+// intervalsBlock is the recovery timings of docs/render.md §12.3.
 func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*merge.Case) string {
 	ivs := r.cfg.Intervals
 	if len(ivs) == 0 {
@@ -316,8 +302,8 @@ func intervalSeconds(at map[string]float64, iv Interval) (float64, string) {
 	return to - from, ""
 }
 
-// armBlocks are the blocks of docs/render.md §12, in order, and the line of
-// measures that could not be read; none asked for, no log is read.
+// armBlocks are the blocks of docs/render.md §12, in order; none asked
+// for, no log is read.
 func (r *renderer) armBlocks(w *writer) []string {
 	if !r.opts.NeedsMeasures() {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -12,8 +13,8 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// perfSqueezeRows is the most comparison rows and idle-memory lines a
-// squeezed perf comment lists.
+// perfSqueezeRows is the most rows a squeezed perf comment's table and
+// idle-memory list have.
 const perfSqueezeRows = 40
 
 // perfRow is one line of the perf table: a model at a concurrency.
@@ -37,12 +38,8 @@ func (r *renderer) perfVerdict() string {
 
 // hopperRan reports whether the Hopper correctness part left a summary.
 func (r *renderer) hopperRan() bool {
-	for _, p := range r.rep.Parts {
-		if p.Status != merge.StatusMissing {
-			return len(r.rep.Cases) > 0
-		}
-	}
-	return false
+	ran := func(p merge.PartStatus) bool { return p.Status != merge.StatusMissing }
+	return len(r.rep.Cases) > 0 && slices.ContainsFunc(r.rep.Parts, ran)
 }
 
 func (r *renderer) perf() (Documents, error) {
@@ -89,19 +86,13 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	w := &writer{}
 	ps := r.perfSetup()
 	sum := r.rep.Perf.Summary
-	subjectCut := 1 << 30
+	subjectCut, rowCap, modelCut := 1<<30, 1<<30, 200
 	if p.squeeze {
-		subjectCut = squeezeSubject
+		subjectCut, rowCap, modelCut = squeezeSubject, perfSqueezeRows, 60
 	}
 	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
 		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
-	}
-	// Under squeeze (pathological summaries) the table and idle list
-	// are capped, the rest counted, so the comment fits its budget.
-	rowCap, idleCap, modelCut := 1<<30, 1<<30, 200
-	if p.squeeze {
-		rowCap, idleCap, modelCut = perfSqueezeRows, perfSqueezeRows, 60
 	}
 	blocks := r.perfTable(w, perfRows(sum.Table), rowCap, modelCut)
 	idle, err := idleMemory(sum.Runs)
@@ -109,7 +100,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 		return "", err
 	}
 	if len(idle) > 0 {
-		blocks = append(blocks, r.perfIdle(w, idle, idleCap, modelCut))
+		blocks = append(blocks, r.perfIdle(w, idle, rowCap, modelCut))
 	}
 	if len(sum.Errors) > 0 {
 		blocks = append(blocks, perfErrors(w, sum.Errors, p.squeeze))
@@ -130,8 +121,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	return out, w.err
 }
 
-// hopperBlocks say how the Hopper correctness part went: that it left no
-// summary, how many cases passed, or its failed cases.
+// hopperBlocks say how the Hopper correctness part went.
 func (r *renderer) hopperBlocks(w *writer, failed []caseRow, p plan) []string {
 	switch {
 	case !r.hopperRan():
@@ -152,8 +142,7 @@ func (r *renderer) perfMachine() string {
 }
 
 // perfTable is the comment's comparison of the arms, a row per model and
-// concurrency (rowCap rows, names cut to modelCut), or a sentence that there
-// is none.
+// concurrency, or a sentence that there is none.
 func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []string {
 	if len(rows) == 0 {
 		return []string{w.t("perf_no_table", nil)}
@@ -176,12 +165,11 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 	return []string{heading, table}
 }
 
-// perfIdle lists each model's idle memory per arm, at most idleCap models,
-// the rest counted.
-func (r *renderer) perfIdle(w *writer, idle []idleRow, idleCap, modelCut int) string {
+// perfIdle lists each model's idle memory per arm, at most rowCap models.
+func (r *renderer) perfIdle(w *writer, idle []idleRow, rowCap, modelCut int) string {
 	lines := []string{w.t("perf_idle", nil)}
 	for i, m := range idle {
-		if i == idleCap {
+		if i == rowCap {
 			lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
 			break
 		}
@@ -213,13 +201,9 @@ func perfRows(table []collect.PerfRow) []perfRow {
 	var out []perfRow
 	index := map[string]int{}
 	for _, t := range table {
-		k := fmt.Sprintf("%s\x00%d", t.Model, t.Concurrency)
-		i, ok := index[k]
-		if !ok {
-			i = len(out)
-			index[k] = i
-			out = append(out, perfRow{model: t.Model, concurrency: t.Concurrency, metrics: map[string]collect.PerfRow{}})
-		}
+		i := groupAt(&out, index, fmt.Sprintf("%s\x00%d", t.Model, t.Concurrency), func() perfRow {
+			return perfRow{model: t.Model, concurrency: t.Concurrency, metrics: map[string]collect.PerfRow{}}
+		})
 		out[i].metrics[t.Metric] = t
 	}
 	return out
@@ -254,12 +238,7 @@ func idleMemory(runs []json.RawMessage) ([]idleRow, error) {
 		if run.IdleMiB == nil {
 			continue
 		}
-		j, ok := index[run.Model]
-		if !ok {
-			j = len(out)
-			index[run.Model] = j
-			out = append(out, idleRow{model: run.Model})
-		}
+		j := groupAt(&out, index, run.Model, func() idleRow { return idleRow{model: run.Model} })
 		var slot **float64
 		switch run.Arm {
 		case collect.PerfArmNative:
@@ -339,9 +318,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) string {
 	arms := make([]string, len(ps.Arms))
 	for i, a := range ps.Arms {
-		if a == collect.PerfArmProduct {
-			// The format's name of the arm with the product
-			// (docs/formats.md §6) is shown as the product.
+		if a == collect.PerfArmProduct { // docs/formats.md §6
 			a = r.cfg.Product
 		}
 		arms[i] = p.st(a)

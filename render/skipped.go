@@ -9,15 +9,12 @@ import (
 
 // Bounds of the comment's Skipped line, so the planner can always fit it.
 const (
-	// maxSkipped is the most skipped cases the line names; the rest are counted.
-	maxSkipped = 20
-	// skippedNameCut is how long a skipped case's name may be (half under squeeze).
-	skippedNameCut = 200
-	// skipReasonCut is how long a skip reason may be; the plan may shorten it.
-	skipReasonCut = 150
+	maxSkipped     = 20  // skipped entries the line names; the rest are counted
+	skippedNameCut = 200 // a skipped case's name (half under squeeze)
+	skipReasonCut  = 150 // a skip reason; the plan may shorten it
 )
 
-// skipGroup is the skipped cases of one reason, in report order.
+// skipGroup is the skipped cases of one reason.
 type skipGroup struct {
 	reason string
 	cases  []*merge.Case
@@ -29,30 +26,20 @@ func skipGroups(skipped []merge.Case) []skipGroup {
 	at := map[string]int{}
 	for i := range skipped {
 		c := &skipped[i]
-		k, ok := at[c.SkipReason]
-		if !ok {
-			k = len(out)
-			at[c.SkipReason] = k
-			out = append(out, skipGroup{reason: c.SkipReason})
-		}
+		k := groupAt(&out, at, c.SkipReason, func() skipGroup { return skipGroup{reason: c.SkipReason} })
 		out[k].cases = append(out[k].cases, c)
 	}
 	return out
 }
 
-// skippedLine is the comment's `Skipped: <case> (<reason>), 20 cases
-// (<reason>), …` line (docs/render.md §3.4): a skipped case does not fail the
-// verdict, so without it nothing would say it did not run. The first
-// maxSkipped entries are shown, the rest counted; "" when none was skipped.
+// skippedLine is the comment's Skipped line (docs/render.md §3.4); "" when
+// none was skipped.
 func (r *renderer) skippedLine(w *writer, p plan) string {
 	skipped := r.rep.SkippedCases()
 	if len(skipped) == 0 {
 		return ""
 	}
-	nameCut, reasonCut := skippedNameCut, min(p.detail, skipReasonCut)
-	if p.squeeze {
-		nameCut /= 2
-	}
+	nameCut, reasonCut := squeezeCut(p, skippedNameCut), min(p.detail, skipReasonCut)
 	esc := func(s string, n int) string { return text.Plain(text.Cut(s, n)) }
 	groups := skipGroups(skipped)
 	items := make([]string, 0, min(len(groups), maxSkipped))
@@ -76,7 +63,7 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 }
 
 // skippedItem is one case of a Skipped line: its label and, unless
-// reasonCut is 0, its reason in parentheses, each made safe by esc.
+// reasonCut is 0, its reason.
 func skippedItem(c *merge.Case, nameCut, reasonCut int, esc func(s string, n int) string) string {
 	s := esc(c.Label(), nameCut)
 	if reasonCut > 0 {
@@ -85,24 +72,21 @@ func skippedItem(c *merge.Case, nameCut, reasonCut int, esc func(s string, n int
 	return s
 }
 
-// skippedSection is the issue section's list of the skipped cases and why
-// (docs/render.md §4.9), the first maxSkipped, the rest counted; "" for none.
+// skippedSection is the section's list of the skipped cases and why
+// (docs/render.md §4.9); "" for none.
 func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
 	skipped := r.rep.SkippedCases()
 	if len(skipped) == 0 {
 		return ""
 	}
 	lines := []string{w.t("skipped_section_head", nil)}
-	groups := skipGroups(skipped)
-	for i, g := range groups {
+	left := len(skipped)
+	for i, g := range skipGroups(skipped) {
 		if i == maxSkipped {
-			n := 0
-			for _, g := range groups[i:] {
-				n += len(g.cases)
-			}
-			lines = append(lines, w.t("skipped_section_more", n))
+			lines = append(lines, w.t("skipped_section_more", left))
 			break
 		}
+		left -= len(g.cases)
 		name := p.code(text.Cut(g.cases[0].Label(), skippedNameCut), false)
 		if len(g.cases) > 1 {
 			name = text.Commas(int64(len(g.cases))) + " cases"
@@ -115,8 +99,7 @@ func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
 	return strings.Join(lines, "\n")
 }
 
-// textSkipped is the terminal's Skipped line: every skipped case, since a
-// terminal has no size budget; "" when none was skipped.
+// textSkipped is the terminal's Skipped line: every skipped case.
 func textSkipped(rep *merge.Report) string {
 	skipped := rep.SkippedCases()
 	if len(skipped) == 0 {

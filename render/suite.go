@@ -11,25 +11,18 @@ import (
 )
 
 // Suite is what sets one suite's documents apart from the others' in a
-// results issue several suites share (docs/render.md §13): kvcached's GPU
-// suite is the default one, without a name; another (a CPU pytest suite
-// imported with `import junit`) names itself in its own config file, and
-// gets its own comments, section and history beside kvcached's.
+// results issue several suites share (docs/render.md §13); kvcached's GPU
+// suite is the default one, without a name.
 type Suite struct {
-	// Name keys the suite: its comments' marker lines carry `suite=<name>`,
-	// its digests `"suite"`, and its section is named after it. It follows
-	// marker.Name, and is required when the config has a suite.
+	// Name keys the suite's markers, digests and section; required when the
+	// config has a suite.
 	Name string `json:"name"`
-	// Profile, when set, is the one profile the suite reports: rendering
-	// another profile under this config is an error, so that a suite's runs
-	// never land in another profile's thread.
+	// Profile, when set, is the one profile the suite reports.
 	Profile string `json:"profile,omitempty"`
-	// Title is the title of the suite's comments and section, instead of
-	// the config's titles entry for the profile.
+	// Title is the title of the suite's comments and section.
 	Title string `json:"title,omitempty"`
-	// Section is the name in the suite's section markers
-	// (<!-- gpu-ci:<section>:start -->); empty: marker.SectionName,
-	// `<name>-<profile>`.
+	// Section is the name in the suite's section markers; empty:
+	// marker.SectionName.
 	Section string `json:"section,omitempty"`
 }
 
@@ -50,9 +43,7 @@ func (s Suite) validate(profile string) error {
 	if s.Profile != "" && s.Profile != profile {
 		return fmt.Errorf("render: config suite.profile: the suite %s reports profile %s, not %s", s.Name, s.Profile, profile)
 	}
-	if _, kvcached := DefaultConfig().Titles[s.Section]; kvcached {
-		// The default suite's sections are named by their profiles: a
-		// suite taking one of those names would overwrite kvcached's.
+	if _, kvcached := DefaultConfig().Titles[s.Section]; kvcached { // it would overwrite kvcached's
 		return fmt.Errorf("render: config suite.section %q is a section of the default suite; name another", s.Section)
 	}
 	if t := s.Title; t != "" && (runeCount(t) > suiteTitleCut || strings.IndexFunc(t, unicode.IsControl) >= 0 || strings.TrimSpace(t) != t) {
@@ -61,8 +52,7 @@ func (s Suite) validate(profile string) error {
 	return nil
 }
 
-// forSuite is c as the renders of profile use it: the suite's title, when
-// it has one, is the profile's.
+// forSuite is c with the suite's title, if any, as profile's.
 func (c Config) forSuite(profile string) Config {
 	if c.Suite.Title == "" {
 		return c
@@ -71,8 +61,7 @@ func (c Config) forSuite(profile string) Config {
 	return c
 }
 
-// sectionName is the splice name of this render's section: the profile
-// for the default suite, else the suite's section.
+// sectionName is the splice name of this render's section.
 func (r *renderer) sectionName() string {
 	if s := r.cfg.Suite; s.Section != "" {
 		return s.Section
@@ -80,9 +69,8 @@ func (r *renderer) sectionName() string {
 	return marker.SectionName(r.cfg.Suite.Name, r.profile)
 }
 
-// suiteSection is the section of a named suite whose setup describes no
-// engine and no case, as an imported part's does (docs/render.md §13): the
-// title, when and what it runs, and the section's usual closing blocks.
+// suiteSectionWith is the section of a named suite whose setup describes
+// no engine and no case (docs/render.md §13).
 func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
 	var legs []string // the matrix legs of the parts (docs/formats.md §7.2), in part order

@@ -15,24 +15,19 @@ import (
 
 // Bounds of the setup block of an imported suite (docs/render.md §12.6).
 const (
-	// setupValueCut bounds a setup value (a command line) where shown.
-	setupValueCut = 160
-	// setupLines is the most parts with lines of their own; the rest
-	// are counted.
-	setupLines = 10
-	// maxSetupValue bounds a value of the config's setup.
-	maxSetupValue = 500
+	setupValueCut = 160 // a setup value where shown
+	setupLines    = 10  // parts with lines of their own; the rest are counted
+	maxSetupValue = 500 // a value of the config's setup
 )
 
 // setupKeyRE is what a setup key may be (the config's `setup`, `import
-// junit --setup`): it names a value on a setup line.
+// junit --setup`).
 var setupKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._/-]{0,39}$`)
 
 // ValidSetupKey reports whether key may name a setup value.
 func ValidSetupKey(key string) bool { return setupKeyRE.MatchString(key) }
 
-// validSetupValue reports whether v may be a setup value: one line, not
-// blank.
+// validSetupValue: one line, not blank.
 func validSetupValue(v string) bool {
 	return strings.TrimSpace(v) != "" && !strings.ContainsFunc(v, unicode.IsControl)
 }
@@ -60,8 +55,7 @@ func setupWords(ps []collect.Property) string {
 	return strings.Join(said, "; ")
 }
 
-// common are the properties every one of sets holds (the order of the
-// first), and each set's others.
+// common are the properties every one of sets holds, and each set's others.
 func common(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property) {
 	own = make([][]collect.Property, len(sets))
 	if len(sets) == 0 {
@@ -86,11 +80,9 @@ func common(sets [][]collect.Property) (shared []collect.Property, own [][]colle
 	return shared, own
 }
 
-// commonMost is common for the parts' properties, but a property that
-// most sets hold (more than half, at least two) with one value, and no set
-// holds with another, is shared too: the sets without it say so (lacking:
-// its names), instead of every other set repeating it (seed 002's
-// kv_blocks, which its lint suite lacks).
+// commonMost is common, but a property that more than half the sets (at
+// least two) hold with one value, and no set with another, is shared too:
+// the sets without it name it in lacking.
 func commonMost(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property, lacking [][]string) {
 	lacking = make([][]string, len(sets))
 	if len(sets) < 3 {
@@ -145,12 +137,8 @@ func lacksWords(names []string) string {
 	return "; no " + strings.Join(names, ", ")
 }
 
-// setupBlock is the setup of an imported suite (docs/render.md §12.6):
-// `**Setup**: device: CPU; dtype: FP32; kv_blocks: 40.` with the config's
-// setup, then what every part shares, then a line per part with
-// properties of its own; "" when nothing says how the suite was set up.
-// A testcase's properties are the case's, not the suite's: its details
-// show them (importedBlock).
+// setupBlock is the setup of an imported suite (docs/render.md §12.6); ""
+// when nothing says how the suite was set up.
 func (r *renderer) setupBlock() string {
 	var parts []*merge.PartStatus
 	for i := range r.rep.Parts {
@@ -158,8 +146,7 @@ func (r *renderer) setupBlock() string {
 			parts = append(parts, p)
 		}
 	}
-	// The compared arms' parts first, in the arms' order, as the
-	// evidence's count lines list them.
+	// The compared arms' parts first, in the arms' order.
 	rank := func(p *merge.PartStatus) int {
 		if i := slices.Index(r.opts.Arms, p.Arm); i >= 0 && p.Arm != "" {
 			return i

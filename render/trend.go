@@ -5,6 +5,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,28 +14,16 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// Metric history and where a regression came in (docs/render.md §11): the
-// digest records the run's commit and its cases' metric values; with a
-// history the comment shows each metric against the runs before, and
-// names, for each failure that is new, the last run that passed it and
-// the commits between that run and this one.
+// Metric history and where a regression came in: docs/render.md §11.
 const (
-	// maxDigestMetrics is the most metric values a digest records.
-	maxDigestMetrics = 60
-	// maxMetricHistoryRows is the most rows of the comment's metric history.
-	maxMetricHistoryRows = 20
-	// maxRegressionLines is the most "came in after" lines; each names the
-	// cases that a run passed last.
-	maxRegressionLines = 5
-	// regressionNames is the most cases a "came in after" line names.
-	regressionNames = 10
-	// maxConcurrency bounds a digest metric's concurrency level.
-	maxConcurrency = 1 << 30
+	maxDigestMetrics     = 60      // metric values a digest records
+	maxMetricHistoryRows = 20      // rows of the comment's metric history
+	maxRegressionLines   = 5       // "came in after" lines
+	regressionNames      = 10      // cases a "came in after" line names
+	maxConcurrency       = 1 << 30 // a digest metric's concurrency level
 )
 
-// HistoryMetric is one metric value of a digest (docs/formats.md §9): the
-// case (its label as in cases), the metric's name, arm and concurrency
-// level as its log records them (collect.Metric), its value and unit.
+// HistoryMetric is one metric value of a digest (docs/formats.md §9).
 type HistoryMetric struct {
 	Case        string  `json:"n"`
 	Name        string  `json:"k"`
@@ -42,14 +31,12 @@ type HistoryMetric struct {
 	Concurrency *int    `json:"c,omitempty"`
 	Value       float64 `json:"v"`
 	Unit        string  `json:"u,omitempty"`
-	// Kind is the metric's declared kind (collect.MetricCount or
-	// collect.MetricBoolean), whose change is a difference, never a
-	// percentage, as in the metric tables (collect.Metric.ChangePct).
+	// Kind is collect.MetricCount or collect.MetricBoolean: its change is a
+	// difference, never a percentage (collect.Metric.ChangePct).
 	Kind string `json:"t,omitempty"`
 }
 
-// metricKey is how a metric is matched across runs: case, name, arm and
-// concurrency level (-1 for none).
+// metricKey matches a metric across runs (level -1: no concurrency).
 type metricKey struct {
 	c, name, arm string
 	level        int
@@ -59,8 +46,7 @@ func (m *HistoryMetric) key() metricKey {
 	return metricKey{m.Case, m.Name, m.Arm, levelKey(m.Concurrency)}
 }
 
-// digestSHA is a commit as the digest records it: lowercase hex of 7 to
-// 64 digits, "" for anything else (unknown, or not a commit id).
+// digestSHA is a commit as the digest records it; "" for what is not one.
 func digestSHA(sha string) string {
 	sha = strings.ToLower(sha)
 	if !digestSHARE.MatchString(sha) {
@@ -69,9 +55,8 @@ func digestSHA(sha string) string {
 	return sha
 }
 
-// measures are the cases' metrics and events, read once per render (the
-// logs are parsed only when the options ask for measures, docs/render.md
-// §12), with the problems of those that cannot be read.
+// measures are the cases' metrics and events, read once per render when
+// the options ask for them, with the problems of those that cannot be read.
 func (r *renderer) measures() (map[*merge.Case]collect.Measures, []string) {
 	if !r.msRead {
 		r.msRead = true
@@ -82,8 +67,7 @@ func (r *renderer) measures() (map[*merge.Case]collect.Measures, []string) {
 	return r.ms, r.msProblems
 }
 
-// historyMetric is m of case c as a digest records it; false for an
-// unknown value, which has no trend.
+// historyMetric is m of case c as a digest records it; false when unknown.
 func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 	if !m.Known() {
 		return HistoryMetric{}, false
@@ -100,10 +84,9 @@ func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 	return hm, true
 }
 
-// digestMetrics are the metric values this run's digest records
-// (docs/render.md §11), interval durations in seconds, in report order, at
-// most maxDigestMetrics: a metric whose values do not all fit is left out
-// whole.
+// digestMetrics are the metric values and interval durations (seconds)
+// this run's digest records, in report order, at most maxDigestMetrics; a
+// metric whose values do not all fit is left out whole.
 func (r *renderer) digestMetrics() []HistoryMetric {
 	ms, _ := r.measures()
 	var out []HistoryMetric
@@ -153,8 +136,7 @@ func (r *renderer) digestMetrics() []HistoryMetric {
 	return out
 }
 
-// keepsHistory reports whether the digest records hm, a value of case c:
-// the config's metric_history names it, or names nothing.
+// keepsHistory: the config's metric_history names hm of case c, or nothing.
 func (r *renderer) keepsHistory(c *merge.Case, hm *HistoryMetric) bool {
 	if len(r.cfg.MetricHistory) == 0 {
 		return true
@@ -202,10 +184,7 @@ func validateMetrics(ms []HistoryMetric) error {
 }
 
 // metricChange is the change of a metric against its previous value: a
-// percentage (`−3%`, as the metric tables' deltas) for a measured quantity,
-// a difference (`+2`) for a declared count or boolean (kind), the rule of
-// collect.Metric.ChangePct; "" when there is no percentage to give (a zero
-// or too small previous value).
+// percentage (delta), or a difference (`+2`) for a count or boolean (kind).
 func metricChange(cur, prev float64, kind string) string {
 	if kind != "" {
 		d := cur - prev
@@ -221,9 +200,8 @@ func metricChange(cur, prev float64, kind string) string {
 	return delta(&collect.Metric{Value: &v}, &collect.Metric{Value: &p})
 }
 
-// sinceWords names the run a change is against: `w/w` when it was 7 days
-// before this one, `d/d` when 1 day, else `vs <date>`, or `vs the
-// previous run` without dates.
+// sinceWords names the run a change is against: `w/w`, `d/d`, `vs <date>`
+// or `vs the previous run`.
 func sinceWords(prevDate, date string) string {
 	p, err1 := time.Parse(time.DateOnly, prevDate)
 	t, err2 := time.Parse(time.DateOnly, date)
@@ -245,15 +223,21 @@ func sinceWords(prevDate, date string) string {
 // sparkBlocks draw a trend, lowest to highest.
 var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
 
-// sparkline draws values (NaN: no value that run) between their minimum
-// and maximum, `·` for a run without a value; all equal values draw `▄`.
-func sparkline(values []float64) string {
-	lo, hi := math.Inf(1), math.Inf(-1)
+// valueRange is the least and greatest of values that are not NaN.
+func valueRange(values []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range values {
 		if !math.IsNaN(v) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
+	return lo, hi
+}
+
+// sparkline draws values (NaN: no value that run) between their minimum
+// and maximum, `·` for a run without a value; all equal values draw `▄`.
+func sparkline(values []float64) string {
+	lo, hi := valueRange(values)
 	var b strings.Builder
 	for _, v := range values {
 		switch {
@@ -269,11 +253,7 @@ func sparkline(values []float64) string {
 	return b.String()
 }
 
-// metricHistoryBlock is the comment's `**Metric history**` table
-// (docs/render.md §11): one row per metric of this run's digest that an
-// earlier run recorded too, with this run's value and its change against
-// the newest earlier value, and the trend over the runs of the history;
-// "" without history or such a metric.
+// metricHistoryBlock is the comment's metric history (docs/render.md §11).
 func (r *renderer) metricHistoryBlock(w *writer) string {
 	if r.hist == nil || len(r.hist.runs) == 0 {
 		return ""
@@ -314,12 +294,7 @@ func (r *renderer) metricHistoryBlock(w *writer) string {
 		if ch := metricChange(m.Value, values[prev], m.Kind); ch != "" {
 			cell += " (" + ch + " " + sinceWords(r.hist.runs[prev].Date, r.opts.Date) + ")"
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range values {
-			if !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
+		lo, hi := valueRange(values)
 		trend := sparkline(values) + " " + formatNumber(lo) + "–" + formatNumber(hi) + unit
 		name := m.Name
 		if m.Arm != "" {
@@ -341,17 +316,14 @@ func (r *renderer) metricHistoryBlock(w *writer) string {
 	return out
 }
 
-// regression is where the new failures that one earlier run passed came
-// in: that run, and the cases.
+// regression is the earlier run that last passed the cases.
 type regression struct {
 	run   *HistoryRun
 	cases []*merge.Case
 }
 
-// lastPassed is the index in r.hist.runs of the newest earlier run that
-// counted c as passed, when c's failure in this run is new (since `new`:
-// failed, not infra, not flaky, and passed in the newest counted earlier
-// run); -1 otherwise.
+// lastPassed is the index of the newest earlier run that counted c as
+// passed, when c's failure in this run is new; -1 otherwise.
 func (r *renderer) lastPassed(c *merge.Case) int {
 	if r.hist == nil || c.NotRun || !c.Failed() || c.Class == collect.ClassInfra {
 		return -1
@@ -384,26 +356,15 @@ func (r *renderer) regressions() []regression {
 		if i < 0 {
 			continue
 		}
-		k, ok := by[i]
-		if !ok {
-			k = len(out)
-			by[i] = k
-			out = append(out, regression{run: &r.hist.runs[i]})
-		}
+		k := groupAt(&out, by, i, func() regression { return regression{run: &r.hist.runs[i]} })
 		out[k].cases = append(out[k].cases, c)
 	}
 	// Newest run first: the smallest range of commits leads.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && lessDigits(out[j-1].run.Run, out[j].run.Run); j-- {
-			out[j-1], out[j] = out[j], out[j-1]
-		}
-	}
+	sort.SliceStable(out, func(i, j int) bool { return lessDigits(out[j].run.Run, out[i].run.Run) })
 	return out
 }
 
-// failedCases are the report's failed cases in report order, as the
-// failed-cases table counts them (not run, evidence and known-only cases
-// left out).
+// failedCases are the failed cases the failed-cases table counts.
 func (r *renderer) failedCases() []*merge.Case {
 	var out []*merge.Case
 	for i := range r.rep.Cases {
@@ -414,9 +375,8 @@ func (r *renderer) failedCases() []*merge.Case {
 	return out
 }
 
-// NewFailures are the labels of this run's failed cases that are new in
-// its history (docs/render.md §11): not a known issue's, not of class
-// infra, and passed in (or unknown to) the newest earlier run that knows it.
+// newFailures are the labels of this run's failed cases that are new in
+// its history (docs/render.md §11).
 func (r *renderer) newFailures() []string {
 	var out []string
 	for _, c := range r.failedCases() {
@@ -433,19 +393,14 @@ func (r *renderer) newFailures() []string {
 	return out
 }
 
-// regressionLines are the `Came in after` lines of docs/render.md §11: for
-// each earlier run that last passed some of this run's new failures, the
-// run, the cases and the link to the commits between it and this run.
+// regressionLines are the `Came in after` lines of docs/render.md §11.
 func (r *renderer) regressionLines(w *writer, p plan) string {
 	regs := r.regressions()
 	if len(regs) == 0 {
 		return ""
 	}
 	head := r.sha()
-	nameCut := digestNameCut
-	if p.squeeze {
-		nameCut /= 2
-	}
+	nameCut := squeezeCut(p, digestNameCut)
 	var lines []string
 	for i, g := range regs {
 		if i == maxRegressionLines {
@@ -483,22 +438,18 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 	return w.t("regression_head", nil) + "\n\n" + strings.Join(lines, "\n")
 }
 
-// earlierRunURL is the link of another run of this workflow: this run's
-// URL with its id replaced, when it ends in /actions/runs/<id> (as the
-// Actions default does); "" otherwise.
+// earlierRunURL is this run's URL with its id replaced, when it ends in
+// /actions/runs/<id>; "" otherwise.
 func (r *renderer) earlierRunURL(id string) string {
-	u := r.opts.RunURL
-	suffix := "/actions/runs/" + r.opts.RunID
-	if r.opts.RunID == "" || !strings.HasSuffix(u, suffix) {
+	if r.opts.RunID == "" || !strings.HasSuffix(r.opts.RunURL, "/actions/runs/"+r.opts.RunID) {
 		return ""
 	}
-	return strings.TrimSuffix(u, r.opts.RunID) + id
+	return strings.TrimSuffix(r.opts.RunURL, r.opts.RunID) + id
 }
 
 // CompareBases are the commits of the earlier runs that last passed a
-// failure new in this run (docs/render.md §11), and this run's commit, the
-// head of each: post counts the commits between and passes them back as
-// Options.CommitCounts.
+// failure new in this run, and this run's commit: post counts the commits
+// between and passes them back as Options.CommitCounts.
 func CompareBases(rep *merge.Report, opts Options) (head string, bases []string, err error) {
 	r, err := newRenderer(rep, opts)
 	if err != nil || r.perfMode || !isHex(r.sha()) {
@@ -515,8 +466,7 @@ func CompareBases(rep *merge.Report, opts Options) (head string, bases []string,
 	return head, bases, nil
 }
 
-// sameCommit reports whether a digest's commit (lowercase) and this run's
-// name the same commit, one perhaps abbreviated.
+// sameCommit: a digest's commit and this run's, one perhaps abbreviated.
 func sameCommit(base, head string) bool {
 	head = strings.ToLower(head)
 	return strings.HasPrefix(head, base) || strings.HasPrefix(base, head)
