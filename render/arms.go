@@ -216,10 +216,8 @@ func (r *renderer) judgementLine() string {
 	}
 	expect := text.Plain(r.expectWords())
 	switch {
-	case len(failArms) == 0 && j.Behave == 1:
-		return "1 case behaves as expected (" + expect + ")."
 	case len(failArms) == 0:
-		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, expect)
+		return text.Plural(j.Behave, "case behaves", "cases behave") + " as expected (" + expect + ")."
 	case j.Behave+j.Off == 1:
 		return fmt.Sprintf("The one case that fails on %s behaves as expected (%s).",
 			text.Plain(strings.Join(failArms, " or ")), expect)

@@ -28,14 +28,13 @@ type (
 		Results      ctrfResults `json:"results"`
 	}
 	ctrfResults struct {
-		Tool        ctrfTool         `json:"tool"`
+		Tool struct {
+			Name string `json:"name"`
+		} `json:"tool"`
 		Summary     ctrfSummary      `json:"summary"`
 		Tests       []ctrfTest       `json:"tests"`
 		Environment *ctrfEnvironment `json:"environment,omitempty"`
 		Extra       ctrfExtra        `json:"extra"`
-	}
-	ctrfTool struct {
-		Name string `json:"name"`
 	}
 	ctrfSummary struct {
 		Tests    int    `json:"tests"`
@@ -103,18 +102,11 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	res := &doc.Results
 	res.Tool.Name = "ci-report"
 	res.Tests = make([]ctrfTest, 0, len(rep.Cases))
+	counts := map[string]*int{"passed": &res.Summary.Passed, "failed": &res.Summary.Failed,
+		"skipped": &res.Summary.Skipped, "other": &res.Summary.Other}
 	for i := range rep.Cases {
 		t := ctrfTestOf(rep, &rep.Cases[i])
-		switch t.Status {
-		case "other":
-			res.Summary.Other++
-		case "failed":
-			res.Summary.Failed++
-		case "skipped":
-			res.Summary.Skipped++
-		default:
-			res.Summary.Passed++
-		}
+		*counts[t.Status]++
 		if t.Flaky {
 			res.Summary.Flaky++
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -76,12 +77,7 @@ var (
 
 // matchesAll reports whether glob matches every one of names.
 func matchesAll(glob string, names []string) bool {
-	for _, n := range names {
-		if ok, _ := path.Match(glob, n); !ok {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(names, func(n string) bool { return !globMatch(glob, n) })
 }
 
 // validateKnownIssue checks one entry's globs and URL.
