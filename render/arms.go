@@ -237,14 +237,8 @@ func problemsLine(problems []string) string {
 	if len(problems) == 0 {
 		return ""
 	}
-	var shown []string
-	for i, p := range problems {
-		if i == measureProblems {
-			shown = append(shown, fmt.Sprintf("and %d more", len(problems)-measureProblems))
-			break
-		}
-		shown = append(shown, text.Plain(text.Cut(p, 300)))
-	}
+	shown := capList(problems, measureProblems, func(p string) string { return text.Plain(text.Cut(p, 300)) },
+		func(n int) string { return fmt.Sprintf("and %d more", n) })
 	return "Metrics or events left out, as they could not be read: " + strings.Join(shown, "; ") + "."
 }
 

@@ -231,12 +231,7 @@ func (r *renderer) knownSection(w *writer) string {
 	if len(statuses) == 0 {
 		return ""
 	}
-	lines := []string{w.t("known_section_head", nil)}
-	for i, st := range statuses {
-		if i == maxKnownLines {
-			lines = append(lines, w.t("known_section_more", len(statuses)-i))
-			break
-		}
+	lines := capList(statuses, maxKnownLines, func(st merge.KnownStatus) string {
 		e := r.knownEntry(st.Issue, 0)
 		switch {
 		case st.Reproduces():
@@ -246,7 +241,7 @@ func (r *renderer) knownSection(w *writer) string {
 		default:
 			e["Status"] = w.t("known_status_unused", nil)
 		}
-		lines = append(lines, w.t("known_section_entry", e))
-	}
-	return strings.Join(lines, "\n")
+		return w.t("known_section_entry", e)
+	}, func(n int) string { return w.t("known_section_more", n) })
+	return w.t("known_section_head", nil) + "\n" + strings.Join(lines, "\n")
 }

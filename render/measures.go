@@ -183,15 +183,11 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
 		}
 		b = append(b, head+":")
-		for i, t := range tables {
-			if i == metricsPerCase {
-				b = append(b, fmt.Sprintf("and %d more metrics.", len(tables)-metricsPerCase))
-				break
-			}
+		b = append(b, capList(tables, metricsPerCase, func(t *metricTable) string {
 			md := t.markdown(w, baseline)
 			used += runeCount(md)
-			b = append(b, md)
-		}
+			return md
+		}, func(n int) string { return fmt.Sprintf("and %d more metrics.", n) })...)
 	}
 	if more > 0 {
 		b = append(b, fmt.Sprintf("And %d more cases with arm metrics.", more))

@@ -401,20 +401,9 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 	}
 	head := r.sha()
 	nameCut := squeezeCut(p, digestNameCut)
-	var lines []string
-	for i, g := range regs {
-		if i == maxRegressionLines {
-			lines = append(lines, w.t("regression_more", len(regs)-i))
-			break
-		}
-		var names []string
-		for j, c := range g.cases {
-			if j == regressionNames {
-				names = append(names, fmt.Sprintf("and %d more", len(g.cases)-j))
-				break
-			}
-			names = append(names, text.CodeCell(text.Cut(c.Label(), nameCut)))
-		}
+	name := func(c *merge.Case) string { return text.CodeCell(text.Cut(c.Label(), nameCut)) }
+	lines := capList(regs, maxRegressionLines, func(g regression) string {
+		names := capList(g.cases, regressionNames, name, func(n int) string { return fmt.Sprintf("and %d more", n) })
 		base := g.run.SHA
 		data := map[string]any{
 			"Cases": strings.Join(names, ", "), "N": len(g.cases), "Run": g.run.Run, "RunURL": r.earlierRunURL(g.run.Run),
@@ -433,8 +422,8 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 				data["Commits"] = n
 			}
 		}
-		lines = append(lines, "- "+w.t("regression_line", data))
-	}
+		return "- " + w.t("regression_line", data)
+	}, func(n int) string { return w.t("regression_more", n) })
 	return w.t("regression_head", nil) + "\n\n" + strings.Join(lines, "\n")
 }
 
