@@ -105,11 +105,8 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 			s.Properties = append(s.Properties, junitProperty{collect.JUnitLegProperty, p.Leg})
 		}
 		if p.Deselected != nil {
-			n := *p.Deselected
-			if s.Deselected != nil {
-				n += *s.Deselected
-			}
-			s.Deselected = &n
+			s.Deselected = cmp.Or(s.Deselected, new(int))
+			*s.Deselected += *p.Deselected
 		}
 	}
 	var total float64

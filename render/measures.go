@@ -90,14 +90,18 @@ func delta(v, base *collect.Metric) string {
 	if !ok {
 		return ""
 	}
-	d = math.Round(d)
+	return signed(math.Round(d)) + "%"
+}
+
+// signed is d with its sign: `+12`, `−38` or `±0`.
+func signed(d float64) string {
 	switch {
 	case d < 0:
-		return "−" + formatNumber(-d) + "%"
+		return "−" + formatNumber(-d)
 	case d > 0:
-		return "+" + formatNumber(d) + "%"
+		return "+" + formatNumber(d)
 	}
-	return "±0%"
+	return "±0"
 }
 
 // markdown draws the table: a row per arm, a column per concurrency level,

@@ -187,14 +187,7 @@ func validateMetrics(ms []HistoryMetric) error {
 // percentage (delta), or a difference (`+2`) for a count or boolean (kind).
 func metricChange(cur, prev float64, kind string) string {
 	if kind != "" {
-		d := cur - prev
-		switch {
-		case d > 0:
-			return "+" + formatNumber(d)
-		case d < 0:
-			return "−" + formatNumber(-d)
-		}
-		return "±0"
+		return signed(cur - prev)
 	}
 	v, p := cur, prev
 	return delta(&collect.Metric{Value: &v}, &collect.Metric{Value: &p})
@@ -208,13 +201,9 @@ func sinceWords(prevDate, date string) string {
 	switch {
 	case err1 != nil:
 		return "vs the previous run"
-	case err2 != nil:
-		return "vs " + prevDate
-	}
-	switch t.Sub(p) {
-	case 7 * 24 * time.Hour:
+	case err2 == nil && t.Sub(p) == 7*24*time.Hour:
 		return "w/w"
-	case 24 * time.Hour:
+	case err2 == nil && t.Sub(p) == 24*time.Hour:
 		return "d/d"
 	}
 	return "vs " + prevDate
