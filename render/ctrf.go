@@ -202,28 +202,21 @@ func millis(s float64) int64 {
 // without finished_at stops when it started.
 func span(parts []merge.PartStatus) (start, stop int64) {
 	for _, p := range parts {
-		st, okStart := parseRFC3339(p.StartedAt)
-		fin, okFinish := parseRFC3339(p.FinishedAt)
-		if okStart && (start == 0 || st < start) {
+		st := unixMilli(p.StartedAt)
+		if st > 0 && (start == 0 || st < start) {
 			start = st
 		}
-		if !okFinish {
-			fin, okFinish = st, okStart
-		}
-		if okFinish && fin > stop {
-			stop = fin
-		}
+		stop = max(stop, cmp.Or(unixMilli(p.FinishedAt), st))
 	}
 	return start, stop
 }
 
-func parseRFC3339(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
+// unixMilli is an RFC 3339 time in milliseconds since the epoch; 0 for none,
+// a bad one or one not after the epoch.
+func unixMilli(s string) int64 {
 	t, err := time.Parse(time.RFC3339, s)
-	if err != nil || t.UnixMilli() <= 0 {
-		return 0, false
+	if err != nil {
+		return 0
 	}
-	return t.UnixMilli(), true
+	return max(0, t.UnixMilli())
 }
