@@ -585,32 +585,22 @@ func badState(notRun bool, class string, unexplained bool, fp, date string) runS
 // did not run (docs/render.md §11; sinceKind).
 func (r *renderer) since(w *writer, c *merge.Case) string {
 	k := r.sinceKind(r.states(c))
-	switch k.kind {
-	case sinceInfra:
-		return w.t("since_infra", nil)
-	case sinceNoRecord:
-		return w.t("since_unknown", nil)
-	case sinceFlaky:
-		return w.t("since_flaky", map[string]int{"Flips": k.flips, "N": k.n})
-	case sinceStreak:
-		return w.t("since_runs", map[string]any{"N": k.streak, "Date": k.date})
-	}
-	return w.t("since_new", nil)
+	return w.t(k.kind, k.data)
 }
 
-// Where a failure stands in its history (the since cell).
+// Where a failure stands in its history: its since cell's template.
 const (
-	sinceNew = iota
-	sinceNoRecord
-	sinceInfra
-	sinceFlaky
-	sinceStreak
+	sinceNew      = "since_new"
+	sinceNoRecord = "since_unknown"
+	sinceInfra    = "since_infra"
+	sinceFlaky    = "since_flaky"
+	sinceStreak   = "since_runs"
 )
 
 // sinceState is a failure's standing and the figures its since cell shows.
 type sinceState struct {
-	kind, flips, n, streak int
-	date                   string
+	kind string
+	data any
 }
 
 // sinceKind is where the failure of this run (the last of states) stands,
@@ -640,9 +630,9 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 	case len(seq) == 1:
 		return sinceState{kind: sinceNoRecord}
 	case flips >= 2:
-		return sinceState{kind: sinceFlaky, flips: flips, n: len(seq)}
+		return sinceState{sinceFlaky, map[string]int{"Flips": flips, "N": len(seq)}}
 	case streak >= 2:
-		return sinceState{kind: sinceStreak, streak: streak, date: seq[len(seq)-streak].date}
+		return sinceState{sinceStreak, map[string]any{"N": streak, "Date": seq[len(seq)-streak].date}}
 	}
 	return sinceState{kind: sinceNew}
 }

@@ -323,10 +323,7 @@ func (r *renderer) lastPassed(c *merge.Case) int {
 	}
 	for i := len(states) - 2; i >= 0; i-- {
 		if st := states[i]; st.known && !st.infra {
-			if st.bad {
-				return -1
-			}
-			return i
+			return i // it passed there: one more failure would make a streak, not a new one
 		}
 	}
 	return -1
