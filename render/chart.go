@@ -334,11 +334,8 @@ func (c *chart) legendLine() string {
 		part := chartColors[j%len(chartColors)].name + ": " + s.label
 		if s.dashed {
 			part += " (dashed"
-			for _, o := range c.series[:j] {
-				if slices.Equal(o.values, s.values) {
-					part += ", on " + o.label + " at every point"
-					break
-				}
+			if k := slices.IndexFunc(c.series[:j], func(o chartSeries) bool { return slices.Equal(o.values, s.values) }); k >= 0 {
+				part += ", on " + c.series[k].label + " at every point"
 			}
 			part += ")"
 		}

@@ -464,10 +464,10 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 	byRun := map[string]int{}
 	var out []HistoryRun
 	for _, h := range runs {
-		if h.Suite != suite || h.Profile != profile || (runID != "" && sameDigits(h.Run, runID)) {
+		key := strings.TrimLeft(h.Run, "0")
+		if h.Suite != suite || h.Profile != profile || (runID != "" && key == strings.TrimLeft(runID, "0")) {
 			continue
 		}
-		key := strings.TrimLeft(h.Run, "0")
 		if i, ok := byRun[key]; ok {
 			if !lessDigits(h.Attempt, out[i].Attempt) {
 				out[i] = h
@@ -483,8 +483,6 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 	}
 	return out
 }
-
-func sameDigits(a, b string) bool { return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0") }
 
 // lessDigits compares two strings of digits as numbers, whatever their length.
 func lessDigits(a, b string) bool {

@@ -98,16 +98,14 @@ func (r *renderer) digestMetrics() []HistoryMetric {
 			continue // as digest: an arm expected to fail, a repeated label
 		}
 		seenCase[key] = true
-		var vals []HistoryMetric
+		var byName [][]HistoryMetric // in the order of each name's first value
+		index := map[string]int{}
 		seen := map[metricKey]bool{}
-		first := map[string]int{} // name → order of its first value
 		add := func(hm HistoryMetric) {
 			if !seen[hm.key()] && r.keepsHistory(c, &hm) {
 				seen[hm.key()] = true
-				if _, ok := first[hm.Name]; !ok {
-					first[hm.Name] = len(first)
-				}
-				vals = append(vals, hm)
+				k := groupAt(&byName, index, hm.Name, func() []HistoryMetric { return nil })
+				byName[k] = append(byName[k], hm)
 			}
 		}
 		for j := range ms[c].Metrics {
@@ -121,16 +119,11 @@ func (r *renderer) digestMetrics() []HistoryMetric {
 				add(HistoryMetric{Case: key, Name: text.Cut(iv.Label, digestCheckCut), Value: math.Round(d*1000) / 1000, Unit: "s"})
 			}
 		}
-		slices.SortStableFunc(vals, func(a, b HistoryMetric) int { return first[a.Name] - first[b.Name] })
-		for k := 0; k < len(vals); {
-			e := k + 1
-			for e < len(vals) && vals[e].Name == vals[k].Name {
-				e++
-			}
-			if len(out)+e-k > maxDigestMetrics {
+		for _, vals := range byName {
+			if len(out)+len(vals) > maxDigestMetrics {
 				return out
 			}
-			out, k = append(out, vals[k:e]...), e
+			out = append(out, vals...)
 		}
 	}
 	return out
