@@ -167,22 +167,11 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 		}
 		blocks = append(blocks, w.t("known_block", map[string]any{"Checks": checks, "Cases": len(r.knownOnly()), "Table": table}))
 	}
-	var gone []string
-	more := 0
-	for _, st := range r.rep.KnownStatuses() {
-		switch {
-		case st.Reproduces() || st.Passed == 0:
-		case len(gone) == maxKnownLines:
-			more++
-		default:
-			gone = append(gone, w.t("known_gone", r.knownEntry(st.Issue, st.Passed)))
-		}
-	}
-	if more > 0 {
-		gone = append(gone, w.t("known_gone_more", more))
-	}
-	if len(gone) > 0 {
-		blocks = append(blocks, strings.Join(gone, "\n"))
+	stays := func(st merge.KnownStatus) bool { return st.Reproduces() || st.Passed == 0 }
+	if gone := slices.DeleteFunc(r.rep.KnownStatuses(), stays); len(gone) > 0 {
+		line := func(st merge.KnownStatus) string { return w.t("known_gone", r.knownEntry(st.Issue, st.Passed)) }
+		lines := capList(gone, maxKnownLines, line, func(n int) string { return w.t("known_gone_more", n) })
+		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
 	return strings.Join(blocks, "\n\n")
 }

@@ -43,18 +43,15 @@ func cellKey(arm string, level int) [2]string { return [2]string{arm, fmt.Sprint
 func metricTables(c *merge.Case, ms collect.Measures) ([]*metricTable, []string) {
 	var out []*metricTable
 	var problems []string
-	by := map[string]*metricTable{}
+	by := map[string]int{}
 	for i := range ms.Metrics {
 		m := &ms.Metrics[i]
 		if m.Arm == "" {
 			continue
 		}
-		t := by[m.Name]
-		if t == nil {
-			t = &metricTable{name: m.Name, unit: m.Unit, better: m.Better, values: map[[2]string]*collect.Metric{}}
-			by[m.Name] = t
-			out = append(out, t)
-		}
+		t := out[groupAt(&out, by, m.Name, func() *metricTable {
+			return &metricTable{name: m.Name, unit: m.Unit, better: m.Better, values: map[[2]string]*collect.Metric{}}
+		})]
 		lv := levelKey(m.Concurrency)
 		k := cellKey(m.Arm, lv)
 		if _, dup := t.values[k]; dup {
