@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -400,11 +401,8 @@ func (h *HistoryRun) validate() error {
 			return fmt.Errorf("%s: %d failed checks: at most %d", where, len(c.Failed), maxDigestChecks)
 		case c.Fingerprint != "" && !fingerprintRE.MatchString(c.Fingerprint):
 			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, text.Cut(c.Fingerprint, 20), fingerprintLen)
-		}
-		for _, f := range c.Failed {
-			if !validDigestName(f, digestCheckCut) {
-				return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
-			}
+		case slices.ContainsFunc(c.Failed, func(f string) bool { return !validDigestName(f, digestCheckCut) }):
+			return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
 		}
 		seen[c.Name] = true
 	}
