@@ -181,19 +181,15 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 func (r *renderer) knownCovered(w *writer) string {
 	total := 0
 	var entries []string
-	more := 0
 	for _, st := range r.rep.KnownStatuses() {
-		if st.Failed == 0 {
-			continue
+		if st.Failed > 0 {
+			total += st.Failed
+			entries = append(entries, w.t("known_covered_entry", r.knownEntry(st.Issue, st.Failed)))
 		}
-		total += st.Failed
-		if len(entries) == maxKnownLines {
-			more++
-			continue
-		}
-		entries = append(entries, w.t("known_covered_entry", r.knownEntry(st.Issue, st.Failed)))
 	}
-	return w.t("known_covered", map[string]any{"Checks": total, "Entries": strings.Join(entries, "; "), "More": more})
+	more := max(0, len(entries)-maxKnownLines)
+	list := strings.Join(entries[:len(entries)-more], "; ")
+	return w.t("known_covered", map[string]any{"Checks": total, "Entries": list, "More": more})
 }
 
 // knownEntry is the template data describing one entry.
