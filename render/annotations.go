@@ -42,8 +42,7 @@ func Annotations(rep *merge.Report, opts Options) ([]Annotation, error) {
 	for _, c := range r.rep.FailedCases() {
 		a := Annotation{Level: "failure", Title: text.CutLine(c.Label(), annotationTitleCut), StartLine: 1, EndLine: 1}
 		if c.NotRun {
-			a.Level = "warning"
-			a.Message = "did not run"
+			a.Level, a.Message = "warning", "did not run"
 			if c.ClassWhy != "" {
 				a.Message += ": " + c.ClassWhy
 			}

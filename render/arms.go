@@ -216,10 +216,8 @@ func (r *renderer) judgementLine() string {
 	}
 	expect := text.Plain(r.expectWords())
 	switch {
-	case len(failArms) == 0 && j.Behave == 1:
-		return "1 case behaves as expected (" + expect + ")."
 	case len(failArms) == 0:
-		return fmt.Sprintf("%d cases behave as expected (%s).", j.Behave, expect)
+		return text.Plural(j.Behave, "case behaves", "cases behave") + " as expected (" + expect + ")."
 	case j.Behave+j.Off == 1:
 		return fmt.Sprintf("The one case that fails on %s behaves as expected (%s).",
 			text.Plain(strings.Join(failArms, " or ")), expect)
@@ -239,14 +237,8 @@ func problemsLine(problems []string) string {
 	if len(problems) == 0 {
 		return ""
 	}
-	var shown []string
-	for i, p := range problems {
-		if i == measureProblems {
-			shown = append(shown, fmt.Sprintf("and %d more", len(problems)-measureProblems))
-			break
-		}
-		shown = append(shown, text.Plain(text.Cut(p, 300)))
-	}
+	shown := capList(problems, measureProblems, func(p string) string { return text.Plain(text.Cut(p, 300)) },
+		func(n int) string { return fmt.Sprintf("and %d more", n) })
 	return "Metrics or events left out, as they could not be read: " + strings.Join(shown, "; ") + "."
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,9 +36,11 @@ var chartColors = []struct{ hex, name string }{
 	{"#e377c2", "pink"},
 }
 
-// chartSeries is one line of a chart: one value per point (MiB).
+// chartSeries is one line of a chart: get is its value in a reading, values
+// one per point (MiB).
 type chartSeries struct {
 	label  string
+	get    func(collect.UsageSample) (float64, bool)
 	values []float64
 	dashed bool // drawn dashed (the shortfall, mermaid())
 }
@@ -165,16 +168,9 @@ func chartReadings(timeline []collect.UsageSample) (readings []collect.UsageSamp
 	return readings, servers, ledger
 }
 
-// chartPick is a series a chart may draw: get is its value in a reading.
-type chartPick struct {
-	label  string
-	get    func(collect.UsageSample) (float64, bool)
-	dashed bool
-}
-
 // chartPicks are the series of a chart of servers: each one's KV, the free
 // GPU memory and, for a priority pair, H's shortfall and L's watermark.
-func chartPicks(servers []string, kind string, priority bool) []chartPick {
+func chartPicks(servers []string, kind string, priority bool) []chartSeries {
 	var roles []string // a pair's servers by role
 	switch {
 	case priority:
@@ -182,29 +178,29 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 	case len(servers) == 2 && kind != "":
 		roles = []string{"A", "B"}
 	}
-	var picks []chartPick
+	var picks []chartSeries
 	for i, name := range servers {
 		label := "KV of " + name
 		if roles != nil {
 			label = "KV of " + roles[i] + " (" + name + ")"
 		}
-		picks = append(picks, chartPick{label, func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }, false})
+		picks = append(picks, chartSeries{label: label, get: func(s collect.UsageSample) (float64, bool) { return s.KV.Get(name) }})
 	}
-	picks = append(picks, chartPick{"GPU free", func(s collect.UsageSample) (float64, bool) {
+	picks = append(picks, chartSeries{label: "GPU free", get: func(s collect.UsageSample) (float64, bool) {
 		if s.GPUFree == nil {
 			return 0, false
 		}
 		return *s.GPUFree, true
-	}, false})
-	ledgerPick := func(field string, server int) chartPick {
+	}})
+	ledgerPick := func(field string, server int) chartSeries {
 		name := servers[server]
-		return chartPick{roles[server] + "'s " + field, func(s collect.UsageSample) (float64, bool) {
+		return chartSeries{label: roles[server] + "'s " + field, get: func(s collect.UsageSample) (float64, bool) {
 			per, ok := s.Ledger.Get(field)
 			if !ok {
 				return 0, false
 			}
 			return per.Get(name)
-		}, field == "shortfall"}
+		}, dashed: field == "shortfall"}
 	}
 	// The shortfall is dashed and last: it often equals the watermark.
 	if priority {
@@ -215,7 +211,7 @@ func chartPicks(servers []string, kind string, priority bool) []chartPick {
 
 // addSeries adds to c each pick with a finite value in some reading; it
 // returns their values per reading.
-func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (raw [][]float64) {
+func (c *chart) addSeries(picks []chartSeries, readings []collect.UsageSample) (raw [][]float64) {
 	for _, p := range picks {
 		vals := make([]float64, len(readings))
 		have := make([]bool, len(readings))
@@ -230,7 +226,7 @@ func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (ra
 		}
 		fillGaps(vals, have)
 		raw = append(raw, vals)
-		c.series = append(c.series, chartSeries{label: p.label, dashed: p.dashed})
+		c.series = append(c.series, p)
 		c.first, c.last = append(c.first, vals[0]), append(c.last, vals[len(vals)-1])
 		c.lo, c.hi = append(c.lo, slices.Min(vals)), append(c.hi, slices.Max(vals))
 	}
@@ -240,11 +236,8 @@ func (c *chart) addSeries(picks []chartPick, readings []collect.UsageSample) (ra
 // fillGaps gives a reading that lacked a value its previous one (the first
 // ones the first value read): Mermaid needs a value at every point.
 func fillGaps(vals []float64, have []bool) {
-	first := 0
-	for first < len(have) && !have[first] {
-		first++
-	}
-	for i := 0; i < first; i++ {
+	first := slices.Index(have, true)
+	for i := range first {
 		vals[i] = vals[first]
 	}
 	for i := first + 1; i < len(vals); i++ {
@@ -294,9 +287,7 @@ func secs(span, v float64) string {
 func (c *chart) yMax() float64 {
 	top := 1.0
 	for _, s := range c.series {
-		for _, v := range s.values {
-			top = math.Max(top, v)
-		}
+		top = math.Max(top, slices.Max(s.values))
 	}
 	p := math.Pow(10, math.Floor(math.Log10(top)))
 	for _, m := range []float64{1, 2, 5, 10} {
@@ -311,18 +302,10 @@ func (c *chart) yMax() float64 {
 // digits and ` _.+:/()'-` are kept, anything else becomes `_`; cut to
 // chartLabelCut code points.
 func chartText(s string) string {
-	s = text.Cut(s, chartLabelCut)
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" _.+:/()'-", r):
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
+	return chartUnsafeRE.ReplaceAllString(text.Cut(s, chartLabelCut), "_")
 }
+
+var chartUnsafeRE = regexp.MustCompile(`[^A-Za-z0-9 _.+:/()'-]`)
 
 // summaryLine is the chart's numbers in one line of Markdown, for where a
 // chart does not render.
@@ -351,11 +334,8 @@ func (c *chart) legendLine() string {
 		part := chartColors[j%len(chartColors)].name + ": " + s.label
 		if s.dashed {
 			part += " (dashed"
-			for _, o := range c.series[:j] {
-				if slices.Equal(o.values, s.values) {
-					part += ", on " + o.label + " at every point"
-					break
-				}
+			if k := slices.IndexFunc(c.series[:j], func(o chartSeries) bool { return slices.Equal(o.values, s.values) }); k >= 0 {
+				part += ", on " + c.series[k].label + " at every point"
 			}
 			part += ")"
 		}

@@ -28,14 +28,13 @@ type (
 		Results      ctrfResults `json:"results"`
 	}
 	ctrfResults struct {
-		Tool        ctrfTool         `json:"tool"`
+		Tool struct {
+			Name string `json:"name"`
+		} `json:"tool"`
 		Summary     ctrfSummary      `json:"summary"`
 		Tests       []ctrfTest       `json:"tests"`
 		Environment *ctrfEnvironment `json:"environment,omitempty"`
 		Extra       ctrfExtra        `json:"extra"`
-	}
-	ctrfTool struct {
-		Name string `json:"name"`
 	}
 	ctrfSummary struct {
 		Tests    int    `json:"tests"`
@@ -103,18 +102,11 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	res := &doc.Results
 	res.Tool.Name = "ci-report"
 	res.Tests = make([]ctrfTest, 0, len(rep.Cases))
+	counts := map[string]*int{"passed": &res.Summary.Passed, "failed": &res.Summary.Failed,
+		"skipped": &res.Summary.Skipped, "other": &res.Summary.Other}
 	for i := range rep.Cases {
 		t := ctrfTestOf(rep, &rep.Cases[i])
-		switch t.Status {
-		case "other":
-			res.Summary.Other++
-		case "failed":
-			res.Summary.Failed++
-		case "skipped":
-			res.Summary.Skipped++
-		default:
-			res.Summary.Passed++
-		}
+		*counts[t.Status]++
 		if t.Flaky {
 			res.Summary.Flaky++
 		}
@@ -210,28 +202,21 @@ func millis(s float64) int64 {
 // without finished_at stops when it started.
 func span(parts []merge.PartStatus) (start, stop int64) {
 	for _, p := range parts {
-		st, okStart := parseRFC3339(p.StartedAt)
-		fin, okFinish := parseRFC3339(p.FinishedAt)
-		if okStart && (start == 0 || st < start) {
+		st := unixMilli(p.StartedAt)
+		if st > 0 && (start == 0 || st < start) {
 			start = st
 		}
-		if !okFinish {
-			fin, okFinish = st, okStart
-		}
-		if okFinish && fin > stop {
-			stop = fin
-		}
+		stop = max(stop, cmp.Or(unixMilli(p.FinishedAt), st))
 	}
 	return start, stop
 }
 
-func parseRFC3339(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
+// unixMilli is an RFC 3339 time in milliseconds since the epoch; 0 for none,
+// a bad one or one not after the epoch.
+func unixMilli(s string) int64 {
 	t, err := time.Parse(time.RFC3339, s)
-	if err != nil || t.UnixMilli() <= 0 {
-		return 0, false
+	if err != nil {
+		return 0
 	}
-	return t.UnixMilli(), true
+	return max(0, t.UnixMilli())
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,11 +34,7 @@ func slowest(rep *merge.Report, n int) (cases []*merge.Case, total float64) {
 		for at > 0 && cases[at-1].DurationS < c.DurationS {
 			at--
 		}
-		if len(cases) < n {
-			cases = append(cases, nil)
-		}
-		copy(cases[at+1:], cases[at:len(cases)-1])
-		cases[at] = c
+		cases = slices.Insert(cases, at, c)[:min(len(cases)+1, n)]
 	}
 	return cases, total
 }

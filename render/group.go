@@ -221,15 +221,9 @@ func (r *renderer) missedPart(c *merge.Case) string {
 
 // names lists a row's case labels, escaped, the rest counted.
 func (g caseRow) names(cut int) string {
-	names := make([]string, 0, min(len(g.cases), maxRowNames))
-	for _, c := range g.cases[:min(len(g.cases), maxRowNames)] {
-		names = append(names, text.Cut(c.Label(), cut))
-	}
-	s := strings.Join(names, ", ")
-	if more := len(g.cases) - len(names); more > 0 {
-		s += ", and " + strconv.Itoa(more) + " more"
-	}
-	return text.Plain(s)
+	names := capList(g.cases, maxRowNames, func(c *merge.Case) string { return text.Cut(c.Label(), cut) },
+		func(n int) string { return "and " + strconv.Itoa(n) + " more" })
+	return text.Plain(strings.Join(names, ", "))
 }
 
 // groupAt is the index in *groups of key's group, which mk makes when key
@@ -242,6 +236,18 @@ func groupAt[K comparable, G any](groups *[]G, index map[K]int, key K, mk func()
 		*groups = append(*groups, mk())
 	}
 	return i
+}
+
+// capList maps the first n of items by item, then counts the rest by more.
+func capList[T any](items []T, n int, item func(T) string, more func(int) string) []string {
+	out := make([]string, 0, min(len(items), n)+1)
+	for _, it := range items[:min(len(items), n)] {
+		out = append(out, item(it))
+	}
+	if len(items) > n {
+		out = append(out, more(len(items)-n))
+	}
+	return out
 }
 
 // joinDistinct joins the distinct values of vals in first-seen order.

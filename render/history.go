@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -400,11 +401,8 @@ func (h *HistoryRun) validate() error {
 			return fmt.Errorf("%s: %d failed checks: at most %d", where, len(c.Failed), maxDigestChecks)
 		case c.Fingerprint != "" && !fingerprintRE.MatchString(c.Fingerprint):
 			return fmt.Errorf("%s: fingerprint %q: want %d hex digits", where, text.Cut(c.Fingerprint, 20), fingerprintLen)
-		}
-		for _, f := range c.Failed {
-			if !validDigestName(f, digestCheckCut) {
-				return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
-			}
+		case slices.ContainsFunc(c.Failed, func(f string) bool { return !validDigestName(f, digestCheckCut) }):
+			return fmt.Errorf("%s: failed check: want 1 to %d code points of UTF-8", where, digestCheckCut)
 		}
 		seen[c.Name] = true
 	}
@@ -464,10 +462,10 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 	byRun := map[string]int{}
 	var out []HistoryRun
 	for _, h := range runs {
-		if h.Suite != suite || h.Profile != profile || (runID != "" && sameDigits(h.Run, runID)) {
+		key := strings.TrimLeft(h.Run, "0")
+		if h.Suite != suite || h.Profile != profile || (runID != "" && key == strings.TrimLeft(runID, "0")) {
 			continue
 		}
-		key := strings.TrimLeft(h.Run, "0")
 		if i, ok := byRun[key]; ok {
 			if !lessDigits(h.Attempt, out[i].Attempt) {
 				out[i] = h
@@ -483,8 +481,6 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 	}
 	return out
 }
-
-func sameDigits(a, b string) bool { return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0") }
 
 // lessDigits compares two strings of digits as numbers, whatever their length.
 func lessDigits(a, b string) bool {
@@ -585,32 +581,22 @@ func badState(notRun bool, class string, unexplained bool, fp, date string) runS
 // did not run (docs/render.md §11; sinceKind).
 func (r *renderer) since(w *writer, c *merge.Case) string {
 	k := r.sinceKind(r.states(c))
-	switch k.kind {
-	case sinceInfra:
-		return w.t("since_infra", nil)
-	case sinceNoRecord:
-		return w.t("since_unknown", nil)
-	case sinceFlaky:
-		return w.t("since_flaky", map[string]int{"Flips": k.flips, "N": k.n})
-	case sinceStreak:
-		return w.t("since_runs", map[string]any{"N": k.streak, "Date": k.date})
-	}
-	return w.t("since_new", nil)
+	return w.t(k.kind, k.data)
 }
 
-// Where a failure stands in its history (the since cell).
+// Where a failure stands in its history: its since cell's template.
 const (
-	sinceNew = iota
-	sinceNoRecord
-	sinceInfra
-	sinceFlaky
-	sinceStreak
+	sinceNew      = "since_new"
+	sinceNoRecord = "since_unknown"
+	sinceInfra    = "since_infra"
+	sinceFlaky    = "since_flaky"
+	sinceStreak   = "since_runs"
 )
 
 // sinceState is a failure's standing and the figures its since cell shows.
 type sinceState struct {
-	kind, flips, n, streak int
-	date                   string
+	kind string
+	data any
 }
 
 // sinceKind is where the failure of this run (the last of states) stands,
@@ -640,9 +626,9 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 	case len(seq) == 1:
 		return sinceState{kind: sinceNoRecord}
 	case flips >= 2:
-		return sinceState{kind: sinceFlaky, flips: flips, n: len(seq)}
+		return sinceState{sinceFlaky, map[string]int{"Flips": flips, "N": len(seq)}}
 	case streak >= 2:
-		return sinceState{kind: sinceStreak, streak: streak, date: seq[len(seq)-streak].date}
+		return sinceState{sinceStreak, map[string]any{"N": streak, "Date": seq[len(seq)-streak].date}}
 	}
 	return sinceState{kind: sinceNew}
 }

@@ -105,11 +105,8 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 			s.Properties = append(s.Properties, junitProperty{collect.JUnitLegProperty, p.Leg})
 		}
 		if p.Deselected != nil {
-			n := *p.Deselected
-			if s.Deselected != nil {
-				n += *s.Deselected
-			}
-			s.Deselected = &n
+			s.Deselected = cmp.Or(s.Deselected, new(int))
+			*s.Deselected += *p.Deselected
 		}
 	}
 	var total float64
@@ -179,12 +176,13 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 }
 
 // junitOutcomeOf is an outcome element named kind (failure, error,
-// rerunFailure, ...); a rerun's or flaky's text is in <stackTrace>.
-func junitOutcomeOf(kind, typ, detail string) junitOutcome {
-	o := junitOutcome{XMLName: xml.Name{Local: kind}, Type: typ, Message: detail}
+// rerunFailure, ...) of check name; a rerun's or flaky's check is named by
+// its element, and its text is in <stackTrace>.
+func junitOutcomeOf(kind, name, detail string) junitOutcome {
+	o := junitOutcome{XMLName: xml.Name{Local: kind}, Message: detail}
 	switch kind {
 	case "failure", "error":
-		o.Text = detail
+		o.Type, o.Text = name, detail
 	default:
 		o.StackTrace = detail
 	}
@@ -199,18 +197,8 @@ func junitOutcomes(c *merge.Case, failed bool) []junitOutcome {
 	var out []junitOutcome
 	for i, ch := range c.Checks {
 		_, known := c.KnownIssueOf(i)
-		switch {
-		case failed && !ch.OK && !known:
-			kind, typ := ch.Kind, ch.Name
-			if kind == "" {
-				kind = "failure"
-			}
-			if kind != "failure" && kind != "error" {
-				typ = "" // a rerun's check is named by its element
-			}
-			out = append(out, junitOutcomeOf(kind, typ, ch.Detail))
-		case ch.OK && strings.HasPrefix(ch.Kind, "flaky"):
-			out = append(out, junitOutcomeOf(ch.Kind, "", ch.Detail))
+		if failed && !ch.OK && !known || ch.OK && strings.HasPrefix(ch.Kind, "flaky") {
+			out = append(out, junitOutcomeOf(cmp.Or(ch.Kind, "failure"), ch.Name, ch.Detail))
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -76,12 +77,7 @@ var (
 
 // matchesAll reports whether glob matches every one of names.
 func matchesAll(glob string, names []string) bool {
-	for _, n := range names {
-		if ok, _ := path.Match(glob, n); !ok {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(names, func(n string) bool { return !globMatch(glob, n) })
 }
 
 // validateKnownIssue checks one entry's globs and URL.
@@ -171,22 +167,11 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 		}
 		blocks = append(blocks, w.t("known_block", map[string]any{"Checks": checks, "Cases": len(r.knownOnly()), "Table": table}))
 	}
-	var gone []string
-	more := 0
-	for _, st := range r.rep.KnownStatuses() {
-		switch {
-		case st.Reproduces() || st.Passed == 0:
-		case len(gone) == maxKnownLines:
-			more++
-		default:
-			gone = append(gone, w.t("known_gone", r.knownEntry(st.Issue, st.Passed)))
-		}
-	}
-	if more > 0 {
-		gone = append(gone, w.t("known_gone_more", more))
-	}
-	if len(gone) > 0 {
-		blocks = append(blocks, strings.Join(gone, "\n"))
+	stays := func(st merge.KnownStatus) bool { return st.Reproduces() || st.Passed == 0 }
+	if gone := slices.DeleteFunc(r.rep.KnownStatuses(), stays); len(gone) > 0 {
+		line := func(st merge.KnownStatus) string { return w.t("known_gone", r.knownEntry(st.Issue, st.Passed)) }
+		lines := capList(gone, maxKnownLines, line, func(n int) string { return w.t("known_gone_more", n) })
+		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
 	return strings.Join(blocks, "\n\n")
 }
@@ -196,19 +181,15 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 func (r *renderer) knownCovered(w *writer) string {
 	total := 0
 	var entries []string
-	more := 0
 	for _, st := range r.rep.KnownStatuses() {
-		if st.Failed == 0 {
-			continue
+		if st.Failed > 0 {
+			total += st.Failed
+			entries = append(entries, w.t("known_covered_entry", r.knownEntry(st.Issue, st.Failed)))
 		}
-		total += st.Failed
-		if len(entries) == maxKnownLines {
-			more++
-			continue
-		}
-		entries = append(entries, w.t("known_covered_entry", r.knownEntry(st.Issue, st.Failed)))
 	}
-	return w.t("known_covered", map[string]any{"Checks": total, "Entries": strings.Join(entries, "; "), "More": more})
+	more := max(0, len(entries)-maxKnownLines)
+	list := strings.Join(entries[:len(entries)-more], "; ")
+	return w.t("known_covered", map[string]any{"Checks": total, "Entries": list, "More": more})
 }
 
 // knownEntry is the template data describing one entry.
@@ -235,12 +216,7 @@ func (r *renderer) knownSection(w *writer) string {
 	if len(statuses) == 0 {
 		return ""
 	}
-	lines := []string{w.t("known_section_head", nil)}
-	for i, st := range statuses {
-		if i == maxKnownLines {
-			lines = append(lines, w.t("known_section_more", len(statuses)-i))
-			break
-		}
+	lines := capList(statuses, maxKnownLines, func(st merge.KnownStatus) string {
 		e := r.knownEntry(st.Issue, 0)
 		switch {
 		case st.Reproduces():
@@ -250,7 +226,7 @@ func (r *renderer) knownSection(w *writer) string {
 		default:
 			e["Status"] = w.t("known_status_unused", nil)
 		}
-		lines = append(lines, w.t("known_section_entry", e))
-	}
-	return strings.Join(lines, "\n")
+		return w.t("known_section_entry", e)
+	}, func(n int) string { return w.t("known_section_more", n) })
+	return w.t("known_section_head", nil) + "\n" + strings.Join(lines, "\n")
 }

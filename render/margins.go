@@ -124,24 +124,20 @@ func (r *renderer) shrinkingLine(w *writer) string {
 	n := len(r.hist.runs)
 	older, newer := marginIndex(r.hist.runs[n-2].Margins), marginIndex(r.hist.runs[n-1].Margins)
 	var parts []string
-	more := 0
 	for _, m := range r.digestMargins() {
 		key := [2]string{m.Case, m.Check}
 		p1, ok1 := older[key]
 		p2, ok2 := newer[key]
-		if !ok1 || !ok2 || !(p1 > p2 && p2 > m.Pct) {
-			continue
+		if ok1 && ok2 && p1 > p2 && p2 > m.Pct {
+			parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%",
+				text.Plain(m.Case), text.Code(m.Check), p1, p2, m.Pct))
 		}
-		if len(parts) == maxShrinking {
-			more++
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s %s %d%% → %d%% → %d%%", text.Plain(m.Case), text.Code(m.Check), p1, p2, m.Pct))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return w.t("shrinking_margins", map[string]any{"List": strings.Join(parts, "; "), "More": more})
+	more := max(0, len(parts)-maxShrinking)
+	return w.t("shrinking_margins", map[string]any{"List": strings.Join(parts[:len(parts)-more], "; "), "More": more})
 }
 
 func marginIndex(ms []HistoryMargin) map[[2]string]int {

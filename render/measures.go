@@ -43,18 +43,15 @@ func cellKey(arm string, level int) [2]string { return [2]string{arm, fmt.Sprint
 func metricTables(c *merge.Case, ms collect.Measures) ([]*metricTable, []string) {
 	var out []*metricTable
 	var problems []string
-	by := map[string]*metricTable{}
+	by := map[string]int{}
 	for i := range ms.Metrics {
 		m := &ms.Metrics[i]
 		if m.Arm == "" {
 			continue
 		}
-		t := by[m.Name]
-		if t == nil {
-			t = &metricTable{name: m.Name, unit: m.Unit, better: m.Better, values: map[[2]string]*collect.Metric{}}
-			by[m.Name] = t
-			out = append(out, t)
-		}
+		t := out[groupAt(&out, by, m.Name, func() *metricTable {
+			return &metricTable{name: m.Name, unit: m.Unit, better: m.Better, values: map[[2]string]*collect.Metric{}}
+		})]
 		lv := levelKey(m.Concurrency)
 		k := cellKey(m.Arm, lv)
 		if _, dup := t.values[k]; dup {
@@ -90,14 +87,18 @@ func delta(v, base *collect.Metric) string {
 	if !ok {
 		return ""
 	}
-	d = math.Round(d)
+	return signed(math.Round(d)) + "%"
+}
+
+// signed is d with its sign: `+12`, `−38` or `±0`.
+func signed(d float64) string {
 	switch {
 	case d < 0:
-		return "−" + formatNumber(-d) + "%"
+		return "−" + formatNumber(-d)
 	case d > 0:
-		return "+" + formatNumber(d) + "%"
+		return "+" + formatNumber(d)
 	}
-	return "±0%"
+	return "±0"
 }
 
 // markdown draws the table: a row per arm, a column per concurrency level,
@@ -183,15 +184,11 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
 		}
 		b = append(b, head+":")
-		for i, t := range tables {
-			if i == metricsPerCase {
-				b = append(b, fmt.Sprintf("and %d more metrics.", len(tables)-metricsPerCase))
-				break
-			}
+		b = append(b, capList(tables, metricsPerCase, func(t *metricTable) string {
 			md := t.markdown(w, baseline)
 			used += runeCount(md)
-			b = append(b, md)
-		}
+			return md
+		}, func(n int) string { return fmt.Sprintf("and %d more metrics.", n) })...)
 	}
 	if more > 0 {
 		b = append(b, fmt.Sprintf("And %d more cases with arm metrics.", more))

@@ -167,32 +167,22 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 
 // perfIdle lists each model's idle memory per arm, at most rowCap models.
 func (r *renderer) perfIdle(w *writer, idle []idleRow, rowCap, modelCut int) string {
-	lines := []string{w.t("perf_idle", nil)}
-	for i, m := range idle {
-		if i == rowCap {
-			lines = append(lines, "- "+w.t("perf_more", len(idle)-i))
-			break
-		}
-		lines = append(lines, w.t("perf_idle_row", map[string]string{"Model": text.Plain(text.Cut(m.model, modelCut)), "Native": num(m.native, "%.0f"), "Kvcached": num(m.kvcached, "%.0f"), "Product": text.Plain(r.cfg.Product)}))
-	}
-	return strings.Join(lines, "\n")
+	lines := capList(idle, rowCap, func(m idleRow) string {
+		return w.t("perf_idle_row", map[string]string{"Model": text.Plain(text.Cut(m.model, modelCut)),
+			"Native": num(m.idle[0], "%.0f"), "Kvcached": num(m.idle[1], "%.0f"), "Product": text.Plain(r.cfg.Product)})
+	}, func(n int) string { return "- " + w.t("perf_more", n) })
+	return w.t("perf_idle", nil) + "\n" + strings.Join(lines, "\n")
 }
 
 // perfErrors lists the perf summary's errors; squeezed, fewer and shorter.
 func perfErrors(w *writer, errs []string, squeeze bool) string {
-	lines := []string{w.t("perf_errors", nil)}
-	limit := perfErrorCut
+	limit, rows := perfErrorCut, len(errs)
 	if squeeze {
-		limit = 100
+		limit, rows = 100, 20
 	}
-	for i, e := range errs {
-		if squeeze && i >= 20 {
-			lines = append(lines, fmt.Sprintf("- and %d more", len(errs)-i))
-			break
-		}
-		lines = append(lines, "- "+text.Plain(text.Cut(e, limit)))
-	}
-	return strings.Join(lines, "\n")
+	lines := capList(errs, rows, func(e string) string { return "- " + text.Plain(text.Cut(e, limit)) },
+		func(n int) string { return fmt.Sprintf("- and %d more", n) })
+	return w.t("perf_errors", nil) + "\n" + strings.Join(lines, "\n")
 }
 
 // perfRows groups the table's metric rows by model and concurrency, in
@@ -217,8 +207,8 @@ func num(v *float64, format string) string {
 }
 
 type idleRow struct {
-	model            string
-	native, kvcached *float64
+	model string
+	idle  [2]*float64 // native, product
 }
 
 // idleMemory is each model's idle GPU memory per arm, the larger of the
@@ -239,18 +229,9 @@ func idleMemory(runs []json.RawMessage) ([]idleRow, error) {
 			continue
 		}
 		j := groupAt(&out, index, run.Model, func() idleRow { return idleRow{model: run.Model} })
-		var slot **float64
-		switch run.Arm {
-		case collect.PerfArmNative:
-			slot = &out[j].native
-		case collect.PerfArmProduct:
-			slot = &out[j].kvcached
-		default:
-			continue
-		}
-		if *slot == nil || **slot < *run.IdleMiB {
-			v := *run.IdleMiB
-			*slot = &v
+		arm := slices.Index([]string{collect.PerfArmNative, collect.PerfArmProduct}, run.Arm)
+		if arm >= 0 && (out[j].idle[arm] == nil || *out[j].idle[arm] < *run.IdleMiB) {
+			out[j].idle[arm] = run.IdleMiB
 		}
 	}
 	return out, nil

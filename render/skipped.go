@@ -44,16 +44,12 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 	groups := skipGroups(skipped)
 	items := make([]string, 0, min(len(groups), maxSkipped))
 	more := len(skipped)
-	for _, g := range groups {
-		if len(items) == maxSkipped {
-			break
-		}
+	for _, g := range groups[:min(len(groups), maxSkipped)] {
 		more -= len(g.cases)
-		if len(g.cases) == 1 {
-			items = append(items, skippedItem(g.cases[0], nameCut, reasonCut, esc))
-			continue
+		s := esc(g.cases[0].Label(), nameCut)
+		if len(g.cases) > 1 {
+			s = text.Commas(int64(len(g.cases))) + " cases"
 		}
-		s := text.Commas(int64(len(g.cases))) + " cases"
 		if reasonCut > 0 {
 			s += " (" + esc(g.reason, reasonCut) + ")"
 		}

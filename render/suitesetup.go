@@ -55,74 +55,48 @@ func setupWords(ps []collect.Property) string {
 	return strings.Join(said, "; ")
 }
 
-// common are the properties every one of sets holds, and each set's others.
-func common(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property) {
-	own = make([][]collect.Property, len(sets))
-	if len(sets) == 0 {
-		return nil, own
-	}
-	for _, p := range sets[0] {
-		every := true
-		for _, s := range sets[1:] {
-			every = every && slices.Contains(s, p)
-		}
-		if every && !slices.Contains(shared, p) {
-			shared = append(shared, p)
+// commonMost are the properties the sets share, each set's others, and the
+// shared ones each set lacks (sharedBy).
+func commonMost(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property, lacking [][]string) {
+	for _, set := range sets {
+		for _, p := range set {
+			if !slices.Contains(shared, p) && sharedBy(sets, p) {
+				shared = append(shared, p)
+			}
 		}
 	}
-	for i, s := range sets {
-		for _, p := range s {
+	own, lacking = make([][]collect.Property, len(sets)), make([][]string, len(sets))
+	for i, set := range sets {
+		for _, p := range set {
 			if !slices.Contains(shared, p) {
 				own[i] = append(own[i], p)
 			}
 		}
-	}
-	return shared, own
-}
-
-// commonMost is common, but a property that more than half the sets (at
-// least two) hold with one value, and no set with another, is shared too:
-// the sets without it name it in lacking.
-func commonMost(sets [][]collect.Property) (shared []collect.Property, own [][]collect.Property, lacking [][]string) {
-	lacking = make([][]string, len(sets))
-	if len(sets) < 3 {
-		shared, own = common(sets)
-		return shared, own, lacking
-	}
-	var cand []collect.Property
-	for _, set := range sets {
-		for _, p := range set {
-			if slices.Contains(cand, p) {
-				continue
-			}
-			have, agree := 0, true
-			for _, other := range sets {
-				for _, q := range other {
-					if q.Name == p.Name {
-						have++
-						agree = agree && q.Value == p.Value
-					}
-				}
-			}
-			if agree && have >= 2 && 2*have > len(sets) {
-				cand = append(cand, p)
-			}
-		}
-	}
-	own = make([][]collect.Property, len(sets))
-	for i, set := range sets {
-		for _, p := range set {
-			if !slices.Contains(cand, p) {
-				own[i] = append(own[i], p)
-			}
-		}
-		for _, c := range cand {
+		for _, c := range shared {
 			if !slices.Contains(set, c) {
 				lacking[i] = append(lacking[i], c.Name)
 			}
 		}
 	}
-	return cand, own, lacking
+	return shared, own, lacking
+}
+
+// sharedBy: of fewer than three sets, every one holds p; of more, more than
+// half of them (at least two) hold p's name with its value, and none with another.
+func sharedBy(sets [][]collect.Property, p collect.Property) bool {
+	if len(sets) < 3 {
+		return !slices.ContainsFunc(sets, func(s []collect.Property) bool { return !slices.Contains(s, p) })
+	}
+	have, agree := 0, true
+	for _, other := range sets {
+		for _, q := range other {
+			if q.Name == p.Name {
+				have++
+				agree = agree && q.Value == p.Value
+			}
+		}
+	}
+	return agree && have >= 2 && 2*have > len(sets)
 }
 
 // lacksWords is `; no kv_blocks, block_size` for the shared properties a

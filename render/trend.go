@@ -98,16 +98,14 @@ func (r *renderer) digestMetrics() []HistoryMetric {
 			continue // as digest: an arm expected to fail, a repeated label
 		}
 		seenCase[key] = true
-		var vals []HistoryMetric
+		var byName [][]HistoryMetric // in the order of each name's first value
+		index := map[string]int{}
 		seen := map[metricKey]bool{}
-		first := map[string]int{} // name → order of its first value
 		add := func(hm HistoryMetric) {
 			if !seen[hm.key()] && r.keepsHistory(c, &hm) {
 				seen[hm.key()] = true
-				if _, ok := first[hm.Name]; !ok {
-					first[hm.Name] = len(first)
-				}
-				vals = append(vals, hm)
+				k := groupAt(&byName, index, hm.Name, func() []HistoryMetric { return nil })
+				byName[k] = append(byName[k], hm)
 			}
 		}
 		for j := range ms[c].Metrics {
@@ -121,16 +119,11 @@ func (r *renderer) digestMetrics() []HistoryMetric {
 				add(HistoryMetric{Case: key, Name: text.Cut(iv.Label, digestCheckCut), Value: math.Round(d*1000) / 1000, Unit: "s"})
 			}
 		}
-		slices.SortStableFunc(vals, func(a, b HistoryMetric) int { return first[a.Name] - first[b.Name] })
-		for k := 0; k < len(vals); {
-			e := k + 1
-			for e < len(vals) && vals[e].Name == vals[k].Name {
-				e++
-			}
-			if len(out)+e-k > maxDigestMetrics {
+		for _, vals := range byName {
+			if len(out)+len(vals) > maxDigestMetrics {
 				return out
 			}
-			out, k = append(out, vals[k:e]...), e
+			out = append(out, vals...)
 		}
 	}
 	return out
@@ -187,14 +180,7 @@ func validateMetrics(ms []HistoryMetric) error {
 // percentage (delta), or a difference (`+2`) for a count or boolean (kind).
 func metricChange(cur, prev float64, kind string) string {
 	if kind != "" {
-		d := cur - prev
-		switch {
-		case d > 0:
-			return "+" + formatNumber(d)
-		case d < 0:
-			return "−" + formatNumber(-d)
-		}
-		return "±0"
+		return signed(cur - prev)
 	}
 	v, p := cur, prev
 	return delta(&collect.Metric{Value: &v}, &collect.Metric{Value: &p})
@@ -208,13 +194,9 @@ func sinceWords(prevDate, date string) string {
 	switch {
 	case err1 != nil:
 		return "vs the previous run"
-	case err2 != nil:
-		return "vs " + prevDate
-	}
-	switch t.Sub(p) {
-	case 7 * 24 * time.Hour:
+	case err2 == nil && t.Sub(p) == 7*24*time.Hour:
 		return "w/w"
-	case 24 * time.Hour:
+	case err2 == nil && t.Sub(p) == 24*time.Hour:
 		return "d/d"
 	}
 	return "vs " + prevDate
@@ -334,10 +316,7 @@ func (r *renderer) lastPassed(c *merge.Case) int {
 	}
 	for i := len(states) - 2; i >= 0; i-- {
 		if st := states[i]; st.known && !st.infra {
-			if st.bad {
-				return -1
-			}
-			return i
+			return i // it passed there: one more failure would make a streak, not a new one
 		}
 	}
 	return -1
@@ -401,20 +380,9 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 	}
 	head := r.sha()
 	nameCut := squeezeCut(p, digestNameCut)
-	var lines []string
-	for i, g := range regs {
-		if i == maxRegressionLines {
-			lines = append(lines, w.t("regression_more", len(regs)-i))
-			break
-		}
-		var names []string
-		for j, c := range g.cases {
-			if j == regressionNames {
-				names = append(names, fmt.Sprintf("and %d more", len(g.cases)-j))
-				break
-			}
-			names = append(names, text.CodeCell(text.Cut(c.Label(), nameCut)))
-		}
+	name := func(c *merge.Case) string { return text.CodeCell(text.Cut(c.Label(), nameCut)) }
+	lines := capList(regs, maxRegressionLines, func(g regression) string {
+		names := capList(g.cases, regressionNames, name, func(n int) string { return fmt.Sprintf("and %d more", n) })
 		base := g.run.SHA
 		data := map[string]any{
 			"Cases": strings.Join(names, ", "), "N": len(g.cases), "Run": g.run.Run, "RunURL": r.earlierRunURL(g.run.Run),
@@ -433,8 +401,8 @@ func (r *renderer) regressionLines(w *writer, p plan) string {
 				data["Commits"] = n
 			}
 		}
-		lines = append(lines, "- "+w.t("regression_line", data))
-	}
+		return "- " + w.t("regression_line", data)
+	}, func(n int) string { return w.t("regression_more", n) })
 	return w.t("regression_head", nil) + "\n\n" + strings.Join(lines, "\n")
 }
 
