@@ -5,11 +5,7 @@ import (
 	"strings"
 )
 
-// Repeated testcases and suites' own failures (docs/formats.md §4.7). A
-// repeated name is a rerun (one case with its attempts) only where the
-// producer marks reruns so (attemptOf), a pytest teardown error after a
-// failed call (one case), or else two tests that share a name (the later one
-// gets its file's name or an ordinal, namer).
+// Repeated testcases and suites' own failures (docs/formats.md §4.7).
 
 // How a testcase that repeats the classname and name of an earlier, failed
 // one of its suite is read.

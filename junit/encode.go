@@ -11,11 +11,8 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// The part's JSON is written as it is read: each case, suite and planned
-// name is encoded, indented as it stands in the file, and redacted into its
-// spill when read; summary.json and part.json are then encoded by one
-// jsontext.Encoder each, the spills copied into their arrays
-// (writeIndented), in the bytes
+// The part's JSON is written as it is read, each value into its spill, then
+// copied into summary.json and part.json (writeIndented), in the bytes
 // collect.PartWriter.WriteJSON (json.MarshalIndent) gives the same values
 // (TestPartFilesAsWriteJSON): encoding/json's options are jsonv1's defaults.
 var v1 = jsonv1.DefaultOptionsV1()

@@ -1,6 +1,7 @@
 package junit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,26 +19,19 @@ import (
 
 // Cuts of what an imported case keeps, in code points.
 const (
-	// detailCut bounds the message a failure's log keeps, and a detail
-	// that ci-report's own export wrote.
-	detailCut = 1000
-	// messageCut bounds a check detail: the failure's message, one line.
-	messageCut = 300
-	// reasonCut bounds a skip reason.
-	reasonCut = 300
-	// nameCut bounds a check name taken from a failure's type.
-	nameCut = 100
+	detailCut  = 1000 // the message a failure's log keeps, and a detail ci-report's own export wrote
+	messageCut = 300  // a check detail: the failure's message, one line
+	reasonCut  = 300  // a skip reason
+	nameCut    = 100  // a check name taken from a failure's type
 	// outputCut is how much of a case's captured output its log keeps: the
 	// end, where a failure shows.
 	outputCut = 2000
 	// tracebackCut is how much of a failure's text (pytest's traceback,
 	// a Java stack trace) its log keeps, lines and all: the end, where the
 	// assertion and its file and line are.
-	tracebackCut = 4000
-	// runLogCut is how much of a suite's captured output run.log keeps.
-	runLogCut = 64 << 10
-	// maxSetupProperties is the most properties setup.json lists.
-	maxSetupProperties = 100
+	tracebackCut       = 4000
+	runLogCut          = 64 << 10 // how much of a suite's captured output run.log keeps
+	maxSetupProperties = 100      // the most properties setup.json lists
 	// maxWarnings is the most repeated case names warned about one by one;
 	// the rest are counted (a file given twice repeats every case).
 	maxWarnings = 20
@@ -50,23 +44,14 @@ const DefaultProfile = "junit"
 // doc). Its fields are the flags of `ci-report import junit` and the
 // dependencies it reads.
 type Import struct {
-	// Files are the JUnit XML files, read in order.
-	Files []string
-	// Part is the part's name (part.json "part").
-	Part string
-	// Out is the part directory to write.
-	Out string
-	// Profile is part.json's and setup.json's profile; "" is DefaultProfile.
-	Profile string
-	// Revision is the commit under test (setup.json kvcached_sha); "" is null.
-	Revision string
-	// Arm is the arm the part belongs to (part.json "arm",
-	// docs/formats.md §2); "" for none.
-	Arm string
-	// Leg is the part's matrix leg (part.json "leg"); nil for none.
-	Leg []collect.Property
-	// Metrics is a JSON-lines file of case metrics; "" for none.
-	Metrics string
+	Files    []string           // the JUnit XML files, read in order
+	Part     string             // the part's name (part.json "part")
+	Out      string             // the part directory to write
+	Profile  string             // part.json's and setup.json's profile; "" is DefaultProfile
+	Revision string             // the commit under test (setup.json kvcached_sha); "" is null
+	Arm      string             // the arm the part belongs to (part.json "arm", docs/formats.md §2); "" for none
+	Leg      []collect.Property // the part's matrix leg (part.json "leg"); nil for none
+	Metrics  string             // a JSON-lines file of case metrics; "" for none
 	// Setup are what the run was set up with that the reports lack (the
 	// command line, CPU or GPU, the dtype): setup.json's properties, before
 	// the suites' own (docs/formats.md §3).
@@ -74,14 +59,10 @@ type Import struct {
 	// Deselected is the number of tests the run deselected (pytest
 	// --collect-only counts them; JUnit has no place for it); nil: unknown.
 	Deselected *int
-	// Version is ci-report's version for part.json.
-	Version string
-	// Getenv reads the GitHub Actions context for part.json.
-	Getenv func(string) string
-	// Redact hides secrets in every file written; nil redacts nothing.
-	Redact *collect.Redactor
-	// MaxBytes bounds each input file; <= 0 is DefaultMaxBytes.
-	MaxBytes int64
+	Version    string              // ci-report's version for part.json
+	Getenv     func(string) string // reads the GitHub Actions context for part.json
+	Redact     *collect.Redactor   // hides secrets in every file written; nil redacts nothing
+	MaxBytes   int64               // bounds each input file; <= 0 is DefaultMaxBytes
 	// Context, when set, stops the import once it is done (an interrupt):
 	// reading fails with its cause and no part file is written. nil never
 	// stops.
@@ -94,13 +75,10 @@ type Result struct {
 	// Cases counts the imported cases; Failed, Skipped and Flaky those
 	// that failed, were skipped, or passed on a rerun.
 	Cases, Failed, Skipped, Flaky int
-	// Warnings are oddities that did not stop the import (a case name given
-	// twice), each naming the file and line.
+	// Warnings (oddities that did not stop the import, such as a case name
+	// given twice) and Problems (defects of the files read past:
+	// summary.json's "problems") each name the file and line.
 	Warnings []string
-	// Problems are defects of the files read past (a testcase without a
-	// name, a negative time, failures a suite declares but does not hold),
-	// each naming the file and line: summary.json's "problems", which the
-	// report lists as the part's.
 	Problems []string
 	renames  int
 }
@@ -120,10 +98,10 @@ func (im *Import) Validate() error {
 	return nil
 }
 
-// Run reads every file, streaming each case into temporary files as it is
-// read (see stream.go), then writes the part from them. Nothing is written
-// unless every input could be read: a part that silently lacks a file's
-// cases would pass a run that did not.
+// Run reads every file, streaming each case into temporary files (stream.go),
+// then writes the part from them. Nothing is written unless every input
+// could be read: a part that silently lacks a file's cases would pass a run
+// that did not.
 func (im *Import) Run() (*Result, error) {
 	if err := im.Validate(); err != nil {
 		return nil, err
@@ -173,7 +151,6 @@ func (im *Import) Run() (*Result, error) {
 	return p.res, nil
 }
 
-// read reads every file once into new spills in dir.
 func (im *Import) read(pl *plan, dir string, mx *metricsIndex) (*pass, error) {
 	p, err := newPass(im, pl, dir, mx)
 	if err != nil {
@@ -212,14 +189,13 @@ func base(file string) string { return filepath.Base(file) }
 func selectArm(files []string, facts map[int]armFact, arm, revision string) (string, string, error) {
 	var arms []string
 	for _, f := range facts {
-		if !slices.Contains(arms, f.arm) {
-			arms = append(arms, f.arm)
-		}
+		arms = append(arms, f.arm)
 	}
 	if len(arms) == 0 {
 		return arm, revision, nil
 	}
 	slices.Sort(arms)
+	arms = slices.Compact(arms)
 	names := strings.Join(filesOf(files), ", ")
 	switch {
 	case arm == "" && len(arms) > 1:
@@ -242,12 +218,11 @@ func selectArm(files []string, facts map[int]armFact, arm, revision string) (str
 
 // property is the first value of the named property; false without one.
 func property(ps []collect.Property, name string) (string, bool) {
-	for _, p := range ps {
-		if p.Name == name {
-			return p.Value, true
-		}
+	i := slices.IndexFunc(ps, func(p collect.Property) bool { return p.Name == name })
+	if i < 0 {
+		return "", false
 	}
-	return "", false
+	return ps[i].Value, true
 }
 
 // suiteCounts is a suite's record in summary.json.
@@ -277,8 +252,7 @@ type caseLog struct {
 
 // junitSource says where an imported case came from.
 type junitSource struct {
-	// Source is "<file base name>:<line>" of the testcase element.
-	Source    string `json:"source"`
+	Source    string `json:"source"` // "<file base name>:<line>" of the testcase element
 	Suite     string `json:"suite,omitempty"`
 	ClassName string `json:"classname,omitempty"`
 	Name      string `json:"name"`
@@ -291,6 +265,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	cr := collect.CaseResult{Name: CaseName(s, c), OK: true, DurationS: c.TimeS, Checks: []collect.Check{}, Attempts: c.Attempts}
 	reruns := 0
 	_, ours := property(s.Properties, collect.JUnitPartProperty)
+	var failure *collect.FailureText
 	for _, r := range c.Outcomes {
 		d := detail(r, c)
 		if ours {
@@ -299,6 +274,13 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: d, Kind: r.Kind}
 		if !ch.OK {
 			cr.OK = false
+		}
+		if !ch.OK && failure == nil {
+			msg := strings.TrimSpace(r.Message)
+			if placeholder(r) {
+				msg = detail(r, c) // gotestsum's "Failed": what the text says
+			}
+			failure = &collect.FailureText{Message: text.Cut(msg, detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
 		}
 		if r.Kind != "failure" && r.Kind != "error" {
 			reruns++ // Surefire: each rerun and flaky element is an attempt
@@ -312,17 +294,6 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 		cr.SkipReason = skipReason(*c.Skipped)
 	}
 	cr.Class, cr.ClassWhy = classOf(c.Outcomes)
-	var failure *collect.FailureText
-	for _, r := range c.Outcomes {
-		if !strings.HasPrefix(r.Kind, "flaky") {
-			msg := strings.TrimSpace(r.Message)
-			if placeholder(r) {
-				msg = detail(r, c) // gotestsum's "Failed": what the text says
-			}
-			failure = &collect.FailureText{Message: text.Cut(msg, detailCut), Text: text.Tail(strings.Trim(r.Body, "\n"), tracebackCut)}
-			break
-		}
-	}
 	log := &caseLog{
 		Failure: failure,
 		JUnit: junitSource{
@@ -494,15 +465,10 @@ func checkName(r Outcome) string {
 	return r.Kind
 }
 
-// classOf is the failure class of an imported case (docs/formats.md §4.8):
-// a test that failed (a <failure> or <rerunFailure> that no later rerun
-// passed) is the product's, since the suite is the product's own tests and
-// the test runner saw it fail its assertions, whatever errors came with
-// the failure (a rerun that then errored, pytest's teardown error after a
-// failed call); a case with only errors (an exception outside the
-// assertions: a fixture, a setup, a collection) says nothing about whose
-// fault it is, and stays without a class, which merge shows as
-// unclassified. A case that did not fail has none.
+// classOf is the failure class of an imported case (docs/formats.md §4.8
+// says why): product for a test that failed its assertions (a <failure> or
+// <rerunFailure>), whatever errors came with it; none for a case with only
+// errors, or that did not fail.
 func classOf(outcomes []Outcome) (class, reason string) {
 	failed, types := false, []string(nil)
 	for _, r := range outcomes {
@@ -523,13 +489,10 @@ func classOf(outcomes []Outcome) (class, reason string) {
 	return collect.ClassProduct, text.CutLine(why, 300)
 }
 
-// detail is what a failed check's detail says (the failed-cases cell): the
-// failure's message, its lines on one line, cut to messageCut; where the
-// message says nothing (none, or a producer's placeholder such as
-// gotestsum's and ctest's "Failed"), the first lines of its text up to the
-// first stack frame (jest-junit writes no message), else of the test's
-// system-out and system-err (ctest and cucumber keep the evidence there).
-// The whole text and output are in the case's log (caseLog).
+// detail is what a failed check's detail says (the failed-cases cell,
+// docs/formats.md §4.7): the failure's message on one line, cut to
+// messageCut; where the message says nothing (placeholder), the first lines
+// of its text, else of the test's system-out and system-err.
 func detail(r Outcome, c *Case) string {
 	d := ""
 	if !placeholder(r) {
@@ -591,12 +554,8 @@ func lead(s string, n int) string {
 // (cmd/internal/test2json's markers, which gotestsum copies into a
 // failure's text and a skip's message).
 func goFraming(line string) bool {
-	for _, p := range []string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME ", "--- FAIL: ", "--- SKIP: ", "--- PASS: "} {
-		if strings.HasPrefix(line, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME ", "--- FAIL: ", "--- SKIP: ", "--- PASS: "},
+		func(p string) bool { return strings.HasPrefix(line, p) })
 }
 
 // skipReason is a skipped element's reason: its message (unless a
@@ -634,10 +593,9 @@ func skipReason(r Outcome) string {
 	return text.CutLine(reason, reasonCut)
 }
 
-// write writes the part directory through collect's writers, in the
-// runner's order: part.json with the plan, setup.json, then summary.json,
-// summary.md, run.log and part.json complete. The cases, the plan and
-// summary.md come from the spills as they are.
+// write writes the part directory through collect's writers in the runner's
+// order (part.json with the plan, setup.json, summary.json, summary.md,
+// run.log, part.json complete), the cases, plan and summary.md from the spills.
 func (im *Import) write(p *pass) error {
 	if im.Context != nil && im.Context.Err() != nil {
 		return context.Cause(im.Context)
@@ -695,12 +653,10 @@ func (im *Import) write(p *pass) error {
 	return im.writePartMeta(w, meta, p)
 }
 
-// addSetup notes a kept suite's properties for setup.json's properties
-// (docs/formats.md §3.1): after the --setup pairs, each that is new (a
-// name and value not yet listed), but for those ci-report's own export
-// writes (collect.JUnitArmProperty and the like, `ci-report.*`), which
-// part.json holds; at most maxSetupProperties, the rest counted
-// (summary.json keeps every suite's).
+// addSetup notes a kept suite's new properties for setup.json
+// (docs/formats.md §3.1), after the --setup pairs and but for ci-report's own
+// `ci-report.*` (part.json holds them); at most maxSetupProperties, the rest
+// counted (summary.json keeps every suite's).
 func (p *pass) addSetup(props []collect.Property) {
 	if p.setupSeen == nil {
 		p.setupSeen = map[collect.Property]bool{}
@@ -744,9 +700,8 @@ func (im *Import) summaryJSON(out io.Writer, p *pass) error {
 	return writeIndented(out, s, im.Redact, p.cases, p.suites)
 }
 
-// partMeta is the part.json of the import, not yet complete, its plan
-// (Planned) left to writePartMeta: its times and host those of the
-// documents, its GitHub run that of the environment.
+// partMeta is the import's part.json, not yet complete, its plan left to
+// writePartMeta.
 func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	getenv := im.Getenv
 	if getenv == nil {
@@ -756,19 +711,15 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	profile := im.Profile
-	if profile == "" {
-		profile = DefaultProfile
-	}
 	no := false
-	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: profile, Complete: &no,
+	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: &no,
 		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Leg: im.Leg, Host: p.host}
 	meta.StartedAt, meta.FinishedAt = p.timeSpan()
 	return meta, nil
 }
 
-// runLogHead is the start of the imported part's run.log: what was read
-// and the warnings; each suite's captured output (its end) follows.
+// runLogHead is the start of run.log: what was read and the warnings; each
+// suite's captured output follows.
 func runLogHead(p *pass) []byte {
 	var b strings.Builder
 	for _, d := range p.docs {

@@ -19,24 +19,19 @@ const maxMetricLine = 1 << 20
 // metricLine is the case a line of a metrics file names; the rest of the
 // line is a metric (collect.ParseMetric).
 type metricLine struct {
-	Case *string `json:"case"`
-	// Event is an event of the case (collect.ParseEvent) instead of a
-	// metric: a recovery timing's moments (docs/render.md §12.3).
-	Event json.RawMessage `json:"event"`
+	Case  *string         `json:"case"`
+	Event json.RawMessage `json:"event"` // an event of the case instead of a metric (collect.ParseEvent)
 }
 
-// metricsIndex is the --metrics file (JSON lines {"case", "name", "value",
-// "unit", "arm"?, "concurrency"?, "better"?} or {"case", "event": {"name",
-// "t"}}; docs/formats.md §4.1), read before the cases; each metric or event
-// goes to its case's log as the case is written. A line that does not parse
-// or names a case not imported is an error naming the file and line (a defect
-// of the run's wiring, never dropped); of several, the first line's, reported
-// after the JUnit files'.
+// metricsIndex is the --metrics file (docs/formats.md §4.7), read before the
+// cases; each metric or event goes to its case's log as the case is written.
+// A bad line is an error naming the file and line (a defect of the run's
+// wiring, never dropped); of several, the first line's, reported after the
+// JUnit files'.
 type metricsIndex struct {
-	path string
-	recs []metricRecord
-	// byCase is a case name's records, in file order.
-	byCase map[string][]int
+	path   string
+	recs   []metricRecord
+	byCase map[string][]int // a case name's records, in file order
 	// loadErr is the error of reading the file, of line loadLine (-1:
 	// the file could not be opened); nil for none.
 	loadErr  error

@@ -18,10 +18,9 @@ import (
 
 // Limits of what Parse accepts and keeps.
 const (
-	// DefaultMaxBytes bounds one JUnit file: reports are kilobytes to a
-	// few megabytes, even with captured output; anything larger is refused
-	// rather than held.
-	DefaultMaxBytes = 64 << 20 // safefile.JUnit
+	// DefaultMaxBytes bounds one JUnit file (safefile.JUnit): reports are
+	// kilobytes to a few megabytes; anything larger is refused, not held.
+	DefaultMaxBytes = 64 << 20
 	// maxDepth bounds element nesting: JUnit nests testsuites, testsuite,
 	// testcase, failure and a stack trace, rarely more than eight deep.
 	maxDepth = 32
@@ -33,8 +32,7 @@ const (
 // Suite is one <testsuite> as read, with the counts it declares. Its
 // testcases are handed to the reader one by one as they are read, not kept.
 type Suite struct {
-	// Path holds the names of the enclosing suites and then this one's.
-	Path []string
+	Path []string // the names of the enclosing suites and then this one's
 	Name string
 	// The declared counts; nil when the attribute is absent.
 	Tests, Failures, Errors, Skipped, Deselected *int
@@ -47,11 +45,8 @@ type Suite struct {
 	// Outcomes are the <failure> and <error> elements of the suite itself
 	// (a class that could not load, a set-up that failed: Ant, JUnit 5).
 	Outcomes []Outcome
-	// Line is where the suite's start tag ends in its file.
-	Line int
-	// Pytest says the suite's attributes are pytest's, in its order
-	// (pytestSuite).
-	Pytest bool
+	Line     int  // where the suite's start tag ends in its file
+	Pytest   bool // the suite's attributes are pytest's, in its order (pytestSuite)
 	// Nested says a <testsuite> started inside this one; Late that a
 	// testcase or the suite's own failure followed it, and PropsLate that
 	// a <properties> followed a testcase. The importer reads such suites
@@ -65,19 +60,15 @@ type Case struct {
 	// File and SourceLine are the test's source, when the file says
 	// (pytest xunit1 writes them): the line attribute as written (0 or
 	// more), HasLine when there is one. See sourceLine.
-	File       string
-	SourceLine int
-	HasLine    bool
-	// TimeS is the testcase's time; 0 when absent or unreadable.
-	TimeS float64
-	// Outcomes are the failure, error and rerun or flaky outcomes, in order.
-	Outcomes []Outcome
-	// Skipped is the <skipped> element; nil when the case was not skipped.
-	Skipped              *Outcome
+	File                 string
+	SourceLine           int
+	HasLine              bool
+	TimeS                float64   // the testcase's time; 0 when absent or unreadable
+	Outcomes             []Outcome // the failure, error and rerun or flaky outcomes, in order
+	Skipped              *Outcome  // the <skipped> element; nil when the case was not skipped
 	Properties           []collect.Property
 	SystemOut, SystemErr string
-	// Line is where the case's start tag ends in its file.
-	Line int
+	Line                 int // where the case's start tag ends in its file
 	// Attempts is how often the test ran, when a rerun repeated its
 	// <testcase> (gotestsum --rerun-fails); 0 is once. See foldReruns.
 	Attempts int
@@ -115,12 +106,9 @@ func readFile(ctx context.Context, path string, maxBytes int64, r reader) ([]str
 
 // Parse reads one JUnit XML document from r into rd, streaming; file names
 // it in errors, which say the line: `read results/junit.xml: line 12: ...`.
-// It returns the defects read past, each `<file>:<line>: <what>` (a
-// testcase without a name, a time or count that is not one). The document
-// is UTF-8 with a <testsuites> or <testsuite> root; a DOCTYPE (and with it
-// any entity definition) is refused, elements nest at most 32 deep, the
-// input is at most maxBytes (<= 0: DefaultMaxBytes), and of each text
-// (failure body, captured output) the first 64 KiB are kept.
+// It returns the defects read past, each `<file>:<line>: <what>`. The
+// input is at most maxBytes (<= 0: DefaultMaxBytes), otherwise bounded as
+// the package doc says.
 func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -147,20 +135,15 @@ func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error
 // holds the token being read, not the document), bounding depth and
 // refusing what a JUnit report never needs (a DTD, entities).
 type parser struct {
-	d     *xml.Decoder
-	lim   *safefile.LimitedReader
-	depth int
-	// file is the document's base name, for problems.
-	file string
-	// encErr is why the declared encoding was refused.
-	encErr error
-	// problems are the defects read past (what Parse returns).
-	problems []string
-	// unnamed counts the testcases without a name.
-	unnamed int
-	// tally holds what was read of each open <testsuites> and <testsuite>.
-	tally []tally
-	rd    reader
+	d        *xml.Decoder
+	lim      *safefile.LimitedReader
+	depth    int
+	file     string   // the document's base name, for problems
+	encErr   error    // why the declared encoding was refused
+	problems []string // the defects read past (what Parse returns)
+	unnamed  int      // the testcases without a name
+	tally    []tally  // what was read of each open <testsuites> and <testsuite>
+	rd       reader
 }
 
 // lineError is an error at a line of the document.
@@ -190,7 +173,6 @@ func (p *parser) problemf(format string, a ...any) {
 	p.problemAt(p.line(), format, a...)
 }
 
-// problemAt notes a defect at line.
 func (p *parser) problemAt(line int, format string, a ...any) {
 	switch n := len(p.problems); {
 	case n < maxProblems:
@@ -420,7 +402,6 @@ func (m attrs) lookup(key string) (string, bool) {
 	return "", false
 }
 
-// get is lookup's value, "" when absent.
 func (m attrs) get(key string) string {
 	v, _ := m.lookup(key)
 	return v
@@ -606,23 +587,26 @@ func (p *parser) suiteChild(c xml.StartElement, body *Suite) error {
 		}
 		return err
 	case "properties":
+		body.PropsLate = body.PropsLate || body.Cases > 0
+	}
+	return p.captured(c.Name.Local, &body.Properties, &body.SystemOut, &body.SystemErr)
+}
+
+// captured reads k, a child of a suite or testcase just started: a
+// <properties>, <system-out> or <system-err> into props, out and errOut;
+// another element is skipped.
+func (p *parser) captured(k string, props *[]collect.Property, out, errOut *string) error {
+	switch k {
+	case "properties":
 		ps, err := p.properties()
-		if err == nil {
-			body.Properties = append(body.Properties, ps...)
-			body.PropsLate = body.PropsLate || body.Cases > 0
-		}
+		*props = append(*props, ps...)
 		return err
-	case "system-out":
+	case "system-out", "system-err":
 		txt, err := p.text(nil)
-		if err == nil {
-			body.SystemOut = appendText(body.SystemOut, txt)
+		if k == "system-err" {
+			out = errOut
 		}
-		return err
-	case "system-err":
-		txt, err := p.text(nil)
-		if err == nil {
-			body.SystemErr = appendText(body.SystemErr, txt)
-		}
+		*out = appendText(*out, txt)
 		return err
 	}
 	return p.skip()
@@ -670,7 +654,6 @@ func incomplete(m attrs) bool {
 	return strings.EqualFold(strings.TrimSpace(m.get("incomplete")), "true")
 }
 
-// resultKinds are the outcome elements of a test case.
 var resultKinds = map[string]bool{
 	"failure": true, "error": true, "skipped": true,
 	"rerunFailure": true, "rerunError": true, "flakyFailure": true, "flakyError": true,
@@ -703,34 +686,19 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	}
 	err := p.children(func(e xml.StartElement) error {
 		k := e.Name.Local
-		switch {
-		case resultKinds[k]:
-			r, err := p.result(e)
-			if err != nil {
-				return err
-			}
-			if k == "skipped" {
-				if c.Skipped == nil || c.Skipped.Message == "disabled" && c.Skipped.Type == "" {
-					c.Skipped = &r
-				}
-				return nil
-			}
-			c.Outcomes = append(c.Outcomes, r)
-			return nil
-		case k == "properties":
-			ps, err := p.properties()
-			c.Properties = append(c.Properties, ps...)
-			return err
-		case k == "system-out":
-			txt, err := p.text(nil)
-			c.SystemOut = appendText(c.SystemOut, txt)
-			return err
-		case k == "system-err":
-			txt, err := p.text(nil)
-			c.SystemErr = appendText(c.SystemErr, txt)
-			return err
+		if !resultKinds[k] {
+			return p.captured(k, &c.Properties, &c.SystemOut, &c.SystemErr)
 		}
-		return p.skip()
+		r, err := p.result(e)
+		switch {
+		case err != nil:
+			return err
+		case k != "skipped":
+			c.Outcomes = append(c.Outcomes, r)
+		case c.Skipped == nil || c.Skipped.Message == "disabled" && c.Skipped.Type == "":
+			c.Skipped = &r
+		}
+		return nil
 	})
 	return c, err
 }

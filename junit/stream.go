@@ -17,26 +17,13 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// How an import streams (docs/formats.md §4.7 has the user's side). Each
-// testcase is converted, named and encoded when its end tag is read, and
-// written at once in its final bytes to spill files in a private temporary
-// directory; the part's files are then copied from the spills. What is kept is
-// counters, the names given so far as 64-bit hashes (namer), a suite's failed
-// names while it is read (to see a rerun), the problems and the metrics file.
-//
-// Suites that cannot be written in file order (a rerun later in the suite, a
-// suite's own failure or cases after a nested suite, properties after the
-// testcases, several arms of ci-report's export) are noted by a first reading
-// (plan) and read whole in a second one; only they cost memory by their size.
+// How an import streams: the package doc's "Memory" and docs/formats.md §4.7.
 
 // plan is what a first reading found that a second one needs.
 type plan struct {
-	// arms are the suites with an arm property, by ordinal over all files.
-	arms map[int]armFact
-	// hold are the suites to read whole, by ordinal.
-	hold map[int]bool
-	// arm is the arm to keep, when arms has any.
-	arm string
+	arms map[int]armFact // suites with an arm property, by ordinal over all files
+	hold map[int]bool    // suites to read whole, by ordinal
+	arm  string          // the arm to keep, when arms has any
 }
 
 // armFact is a suite's collect.JUnitArmProperty and
@@ -61,8 +48,7 @@ type pass struct {
 	mdRed                              *collect.RedactWriter
 	nSuites                            int
 
-	// file is the file being read; docs counts what each file held.
-	file    string
+	file    string // the file being read; docs counts what each file held
 	docs    []docCount
 	ordinal int
 	open    []*openSuite
@@ -72,12 +58,11 @@ type pass struct {
 	host        string
 	first, last time.Time
 	deselected  *int
-	legs        []string // the kept suites' collect.JUnitLegProperty values, each once
-	// setup are the kept suites' properties for setup.json (addSetup).
-	setup     []collect.Property
-	setupSeen map[collect.Property]bool
-	setupLeft int
-	rows      bytes.Buffer
+	legs        []string           // the kept suites' collect.JUnitLegProperty values, each once
+	setup       []collect.Property // the kept suites' properties for setup.json (addSetup)
+	setupSeen   map[collect.Property]bool
+	setupLeft   int
+	rows        bytes.Buffer
 }
 
 // docCount is run.log's line about one file.
@@ -88,13 +73,11 @@ type docCount struct {
 
 // openSuite is a suite being read.
 type openSuite struct {
-	s       *Suite
-	ordinal int
-	keep    bool
-	// held: this suite or one it is nested in is read whole.
-	held *heldSuite
-	// keptBelow says a kept suite is nested in it (it is not innermost).
-	keptBelow bool
+	s         *Suite
+	ordinal   int
+	keep      bool
+	held      *heldSuite // this suite or one it is nested in is read whole
+	keptBelow bool       // a kept suite is nested in it (it is not innermost)
 	rec       *suiteRecord
 	// failing holds the hashes of the classnames and names whose last
 	// testcase failed (a later repeat may be a rerun, attemptOf).
@@ -413,7 +396,6 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	return p.flushRows()
 }
 
-// flushRows writes the summary.md rows made so far.
 func (p *pass) flushRows() error {
 	_, err := p.mdRed.Write(p.rows.Bytes())
 	p.rows.Reset()

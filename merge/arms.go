@@ -19,11 +19,8 @@ const (
 // with the arms' column order: a render-time input that changes the verdict
 // (docs/formats.md §7.3) and is never in merged.json.
 type ArmExpectations struct {
-	// Arms are the compared arms in column order; the words of the verdict
-	// and of the evidence table follow it.
-	Arms []string
-	// Expect maps an arm of Arms to ExpectPass or ExpectFail.
-	Expect map[string]string
+	Arms   []string          // the compared arms in column order, which the verdict's words follow
+	Expect map[string]string // an arm of Arms → ExpectPass or ExpectFail
 }
 
 // failArm reports whether arm's cases are expected to fail.
@@ -71,9 +68,7 @@ func StandsOver(c, old *Case) bool { return old == nil || c.Failed() && !old.Fai
 
 // ArmJudgement is how the report's cases meet the arm expectations.
 type ArmJudgement struct {
-	// Behave counts the cases (by name) that meet every arm's expectation:
-	// they discriminate as expected.
-	Behave int
+	Behave int // the cases (by name) that meet every arm's expectation
 	// Off counts the cases that fail on an arm expected to fail but do not
 	// meet every expectation (pass on no fix arm, or are missing there):
 	// a failure the suite was expected to turn into a pass, which it did

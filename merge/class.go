@@ -9,14 +9,9 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// classify settles the class of each case of one part (docs/formats.md
-// §7.2) and returns the problems it found, each naming the case. A failed
-// case keeps the class its runner recorded; one without (a part written
-// before classes, an import) is unclassified rather than guessed, and one
-// with a class this version does not know is unclassified and a problem. A
-// not-run case is the machine's or the job's: infra, unless its part's
-// `<engine>-setup` case failed, whose class it then takes (the setup is
-// why it did not run). A case that did not fail has no class.
+// classify settles the class of each case of one part as docs/formats.md
+// §7.2 ("Classes") says, and returns the problems it found, each naming the
+// case. A failed case without a class is unclassified rather than guessed.
 func classify(cases []Case, p *collect.Part) []collect.Problem {
 	var problems []collect.Problem
 	var setupClass, setupWhy, setupBy string

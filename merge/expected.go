@@ -13,10 +13,8 @@ import (
 // that never uploaded has its cases unknown, and a case that no part planned
 // is not in the report at all.
 type Expected struct {
-	// Profile is the plan's profile: a part of another profile is an error.
-	Profile string
-	// Parts are the plan's parts, in plan order.
-	Parts []ExpectedPart
+	Profile string         // the plan's profile: a part of another profile is an error
+	Parts   []ExpectedPart // the plan's parts, in plan order
 	// Assumed marks a built-in profile's plan that stands in because the
 	// paths given hold no part at all: those paths are why, not problems.
 	Assumed bool
@@ -34,18 +32,11 @@ type ExpectedPart struct {
 // directories given holds: its GPU job uploaded nothing.
 const ReasonNotGiven = "not found: no directory given holds this part of the plan"
 
-// expect applies the plan to parts (in their order) before they are merged:
-//
-//   - every part of the plan that no part has by name is added, as a part
-//     that did not finish (ReasonNotGiven), at its place in name order;
-//   - every case of the plan that no part finished or planned is added to
-//     the planned cases of its part of the plan (a setup case, which each
-//     part runs for itself, when that part lacks it);
-//   - a part that did not finish at all does not list a setup case that
-//     another part finished;
-//   - a part with no files at all (a directory not found, or an artifact
-//     root with nothing in it) that is not in the plan is left out, since
-//     the plan's parts stand for it, and said in the problems.
+// expect applies the plan to parts (in their order) before they are merged,
+// as docs/formats.md §7.2 ("The plan") says: the plan's parts that no part
+// is are added as missing (ReasonNotGiven), its cases that no part finished
+// or planned added to their part's planned cases, and a part with no files
+// that is not in the plan left out, with a problem.
 //
 // listed[i] reports that out[i]'s planned cases are listed as not run even
 // when it did not finish at all: the plan, not a part.json left behind,

@@ -54,17 +54,14 @@ func (k *KnownIssue) Matches(caseName, check string) bool {
 
 // KnownCheck is a check of a case that a known issue covers.
 type KnownCheck struct {
-	// Check is the index of the check in Case.Checks.
-	Check int
-	// Issue is the index of the first matching entry in Report.KnownIssues.
-	Issue int
+	Check int // the index of the check in Case.Checks
+	Issue int // the index of the first matching entry in Report.KnownIssues
 }
 
 // KnownStatus is what one known issue did in a run.
 type KnownStatus struct {
-	Issue KnownIssue
-	// Failed and Passed count the checks it covers that failed and passed.
-	Failed, Passed int
+	Issue          KnownIssue
+	Failed, Passed int // the checks it covers that failed and passed
 }
 
 // Reproduces reports whether a check the issue covers failed.
@@ -117,9 +114,7 @@ const KnownShare = 4 // 1/KnownShare
 // knownWholesale says whether the entries, matched in r, cover the run
 // wholesale, which no known-issues file may (docs/render.md §10): every check
 // of more than KnownShare of the plan's cases, or an ExactOnly check in more
-// than KnownShare of them. Valid entries are not enough (a dozen narrow globs
-// can add up to all); the reach is measured on the run's own checks, passed or
-// failed, so a file is judged the same whatever failed.
+// than KnownShare of them, passed or failed alike.
 func (r *Report) knownWholesale() (collect.Problem, bool) {
 	every, exact := 0, 0
 	for i := range r.Cases {

@@ -23,8 +23,8 @@ const FormatVersion = 1
 // Options change how parts are merged.
 type Options struct {
 	// AllowMixed merges parts that would otherwise be refused: the same case
-	// name in two parts (both are kept, in part order), or parts of
-	// different profiles or kvcached commits (the first part's setup wins).
+	// name in two parts (both kept, in part order), or parts of different
+	// profiles or kvcached commits (the first part's setup wins).
 	AllowMixed bool
 	// Expected is the run's plan (--plan): a part of it that none of the
 	// parts is, and each of its cases that no part ran, are reported as not
@@ -40,12 +40,9 @@ const (
 
 // MixError is the refusal to merge parts that do not belong together.
 type MixError struct {
-	// What is the conflict, e.g. `case "vllm-qwen05b-kv_c1"` or `profile`.
-	What string
-	// A and B describe the two parts, as `<Display> (<dir>)`.
-	A, B string
-	// ValueA and ValueB are the conflicting values; empty for a shared case.
-	ValueA, ValueB string
+	What           string // the conflict, e.g. `case "vllm-qwen05b-kv_c1"` or `profile`
+	A, B           string // the two parts, as `<Display> (<dir>)`
+	ValueA, ValueB string // the conflicting values; empty for a shared case
 }
 
 func (e *MixError) Error() string {
@@ -86,11 +83,7 @@ func Merge(parts []collect.Part, opts Options) (*Report, error) {
 		n += len(parts[i].Cases) + max(0, len(parts[i].Planned)-len(parts[i].Cases))
 	}
 	m := merger{
-		rep: &Report{
-			Format: FormatVersion,
-			Cases:  make([]Case, 0, n),
-			Parts:  make([]PartStatus, 0, len(parts)),
-		},
+		rep:   &Report{Format: FormatVersion, Cases: make([]Case, 0, n), Parts: make([]PartStatus, 0, len(parts))},
 		parts: parts,
 		opts:  opts,
 		owner: make(map[string]int, n),
@@ -149,10 +142,10 @@ func (m *merger) addPart(i int, listed bool) error {
 			}
 		}
 	}
-	m.problems(p, classify(m.rep.Cases[first:], p))
-	m.problems(p, dropBadMargins(m.rep.Cases[first:]))
+	m.rep.addProblems(p.Display, classify(m.rep.Cases[first:], p))
+	m.rep.addProblems(p.Display, dropBadMargins(m.rep.Cases[first:]))
 	m.rep.Parts = append(m.rep.Parts, partStatusOf(p))
-	m.problems(p, p.Problems)
+	m.rep.addProblems(p.Display, p.Problems)
 	return nil
 }
 
@@ -175,11 +168,6 @@ func (m *merger) add(i int, c Case) error {
 	}
 	m.rep.Cases = append(m.rep.Cases, c)
 	return nil
-}
-
-// problems adds ps, about part p, to the report's problems.
-func (m *merger) problems(p *collect.Part, ps []collect.Problem) {
-	m.rep.addProblems(p.Display, ps)
 }
 
 // partStatusOf is how the report lists part p.
@@ -314,9 +302,7 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			m.GPUs = []collect.GPU{}
 			m.Engines = collect.Ordered[collect.Engine]{}
 			m.ModelRevisions = collect.Ordered[*string]{}
-			m.Cases, m.Kinds = nil, nil
-			m.Parts = nil
-			m.Properties = nil
+			m.Cases, m.Kinds, m.Parts, m.Properties = nil, nil, nil, nil
 			merged = &m
 		}
 		merged.GPUs = append(merged.GPUs, s.GPUs...)
@@ -347,8 +333,12 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 				merged.Properties = append(merged.Properties, p)
 			}
 		}
-		fillStrings(&merged.Workload, s.Workload)
-		fillOrdered(&merged.Checks, s.Checks)
+		if len(merged.Workload) == 0 && len(s.Workload) > 0 {
+			merged.Workload = s.Workload
+		}
+		if merged.Checks.Len() == 0 && s.Checks.Len() > 0 {
+			merged.Checks = s.Checks
+		}
 		for _, k := range s.Kinds {
 			merged.AddKind(k)
 		}
@@ -366,18 +356,6 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 		}
 	}
 	return merged, complete
-}
-
-func fillStrings(dst *[]string, src []string) {
-	if len(*dst) == 0 && len(src) > 0 {
-		*dst = src
-	}
-}
-
-func fillOrdered(dst *collect.Ordered[string], src collect.Ordered[string]) {
-	if dst.Len() == 0 && src.Len() > 0 {
-		*dst = src
-	}
 }
 
 // Failed reports whether the case ran and failed: not ok, or a failed
@@ -411,9 +389,14 @@ func (c *Case) Flaky() bool {
 
 // SkippedCases returns the skipped cases in report order.
 func (r *Report) SkippedCases() []Case {
+	return r.casesWhere(func(c *Case) bool { return c.Skipped() })
+}
+
+// casesWhere returns the cases keep holds for, in report order (nil for none).
+func (r *Report) casesWhere(keep func(*Case) bool) []Case {
 	var out []Case
 	for i := range r.Cases {
-		if r.Cases[i].Skipped() {
+		if keep(&r.Cases[i]) {
 			out = append(out, r.Cases[i])
 		}
 	}
@@ -446,35 +429,23 @@ func (c *Case) ID() string {
 // FailedCases returns the cases a failed-cases table lists, in report
 // order: every case that failed or did not run.
 func (r *Report) FailedCases() []Case {
-	var out []Case
-	for i := range r.Cases {
-		if c := &r.Cases[i]; !c.Evidence && (c.NotRun || c.Failed()) {
-			out = append(out, r.Cases[i])
-		}
-	}
-	return out
+	return r.casesWhere(func(c *Case) bool { return !c.Evidence && (c.NotRun || c.Failed()) })
 }
 
 // Counts are the numbers behind the verdict.
 type Counts struct {
-	// Failed counts cases that ran and failed, `-setup` cases included.
-	Failed int
+	Failed int // cases that ran and failed, `-setup` cases included
 	// Total counts the cases whose name does not end in `-setup`, failed
 	// `-setup` cases and not-run cases, so that Failed never exceeds it.
-	Total int
-	// NotRun counts planned cases that did not run.
-	NotRun int
-	// Ran counts the cases that finished, `-setup` cases included.
-	Ran int
+	Total  int
+	NotRun int // planned cases that did not run
+	Ran    int // the cases that finished, `-setup` cases included
 	// Passed counts the cases that ran and passed whose name does not end
 	// in `-setup` (the N of "All N cases passed."), those that failed only
 	// on known upstream issues included; skipped cases are not among them.
 	Passed int
-	// Known counts the cases of Passed that failed only on checks a known
-	// upstream issue covers.
-	Known int
-	// Flaky counts the cases of Passed that passed on a rerun (Case.Flaky).
-	Flaky int
+	Known  int // the cases of Passed that failed only on checks a known upstream issue covers
+	Flaky  int // the cases of Passed that passed on a rerun (Case.Flaky)
 	// Skipped counts the cases that ran and were skipped, `-setup` cases
 	// included; those not named `-setup` count in Total too.
 	Skipped int
@@ -576,11 +547,7 @@ func (r *Report) counted() []bool {
 	return out
 }
 
-// computeVerdict is the verdict of docs/formats.md §7.3. Two deliberate
-// extensions of the suffix: a partial part none of whose cases counts as not
-// run adds `; the <Display> cases finished partly` (else nothing in the
-// verdict would say why it fails), and after maxVerdictParts part clauses the
-// rest are counted in `; <k> more parts did not finish`.
+// computeVerdict is the verdict of docs/formats.md §7.3.
 func (r *Report) computeVerdict() string {
 	n := r.Counts()
 	if n.Ran == 0 {

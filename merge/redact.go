@@ -48,7 +48,6 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 			shallow.Setup = &s
 		}
 	}
-	buf.Reset()
 	if err := enc.Encode(&shallow); err != nil {
 		return nil, fmt.Errorf("redact the report: encode: %w", err)
 	}

@@ -21,25 +21,17 @@ type Report struct {
 	Parts         []PartStatus   `json:"parts"`
 	Perf          *Perf          `json:"perf,omitempty"`
 	// Verdict is PASS, DID NOT RUN or `FAIL (<failed> of <total>
-	// cases<suffix>)` (docs/formats.md §7.3). Beyond kvcached's reporter, the suffix says
-	// `; the <Display> cases finished partly` for a partial part none of
-	// whose cases counts as not run, and names at most five parts, counting
-	// the rest in `; <k> more parts did not finish`.
+	// cases<suffix>)` (docs/formats.md §7.3).
 	Verdict string `json:"verdict"`
-	// Problems are defects of the input that did not stop the report (a
-	// setup.json with a field of the wrong type, skipped cases.jsonl lines,
-	// an unreadable perf file), each naming the part, file and field. A
-	// report shows them; nothing is dropped silently.
-	// In merged.json each is its text (collect.Problem.String).
+	// Problems are defects of the input that did not stop the report, each
+	// naming the part, file and field; in merged.json each is its text
+	// (collect.Problem.String).
 	Problems []collect.Problem `json:"problems,omitempty"`
-	// KnownIssues are the known upstream issues this report was classified
-	// with (WithKnownIssues), in file order: a render-time input, never
+	// KnownIssues (WithKnownIssues, in file order) and Arms
+	// (WithArmExpectations; nil without) are render-time inputs, never
 	// written to merged.json.
-	KnownIssues []KnownIssue `json:"-"`
-	// Arms are the arm expectations this report was judged by
-	// (WithArmExpectations): a render-time input, never written to
-	// merged.json; nil without.
-	Arms *ArmExpectations `json:"-"`
+	KnownIssues []KnownIssue     `json:"-"`
+	Arms        *ArmExpectations `json:"-"`
 }
 
 // KvcachedSHA is the commit under test as the parts recorded it: the merged
@@ -57,12 +49,10 @@ func (r *Report) KvcachedSHA() string {
 // Case is one case of the report, in report order: a finished case (phases
 // dropped) or a planned case that did not run.
 type Case struct {
-	Name string `json:"name"`
-	OK   bool   `json:"ok"`
-	// SkipReason is the case's "skipped" reason; see Skipped.
-	SkipReason string `json:"skipped,omitempty"`
-	// DurationS is how long the case took in seconds; 0: not recorded.
-	DurationS float64 `json:"duration_s,omitempty"`
+	Name       string  `json:"name"`
+	OK         bool    `json:"ok"`
+	SkipReason string  `json:"skipped,omitempty"`    // see Skipped
+	DurationS  float64 `json:"duration_s,omitempty"` // 0: not recorded
 	// Class is whose fault a failed or not-run case is (collect.Classes;
 	// docs/formats.md §7.2), ClassWhy the observation behind it; both
 	// empty for a case that passed or was skipped. ClassBy is how the
@@ -70,29 +60,21 @@ type Case struct {
 	Class    string `json:"class,omitempty"`
 	ClassWhy string `json:"class_why,omitempty"`
 	ClassBy  string `json:"class_by,omitempty"`
-	// ClassFrom is the runner's: the log of the line that decided the
-	// class (collect.CaseResult.ClassFrom).
-	ClassFrom string          `json:"class_from,omitempty"`
-	Checks    []collect.Check `json:"checks"`
-	// Attempts is how often the case ran when its runner reran it
-	// (collect.CaseResult.Attempts); 0 is once. See Flaky.
-	Attempts int `json:"attempts,omitempty"`
-	// Excerpt is a failed case's serve.log excerpt (docs/formats.md §4.9).
-	Excerpt *collect.Excerpt `json:"excerpt,omitempty"`
-	Log     json.RawMessage  `json:"log,omitempty"`
-	// Timeline is a failed co-location case's usage timeline
-	// (collect.CaseResult.Timeline), for its chart (docs/render.md §3.9).
-	Timeline []collect.UsageSample `json:"timeline,omitempty"`
-	// NotRun marks a case planned in part.json that never finished.
-	NotRun bool `json:"not_run,omitempty"`
-	// Part is the display name of the part the case came from.
-	Part string `json:"part"`
-	// Arm and Revision are the arm and revision of that part
-	// (collect.Part.ArmOf, RevisionOf); both empty when it declares no arm.
+	// ClassFrom, Attempts (0 is once; see Flaky), Excerpt (docs/formats.md
+	// §4.9) and Timeline (docs/render.md §3.9) are collect.CaseResult's.
+	ClassFrom string                `json:"class_from,omitempty"`
+	Checks    []collect.Check       `json:"checks"`
+	Attempts  int                   `json:"attempts,omitempty"`
+	Excerpt   *collect.Excerpt      `json:"excerpt,omitempty"`
+	Log       json.RawMessage       `json:"log,omitempty"`
+	Timeline  []collect.UsageSample `json:"timeline,omitempty"`
+	NotRun    bool                  `json:"not_run,omitempty"` // planned in part.json, never finished
+	Part      string                `json:"part"`              // the display name of the case's part
+	// Arm, Revision and Leg are the part's (collect.Part.ArmOf, RevisionOf,
+	// LegOf); Arm and Revision both empty when it declares no arm.
 	Arm      string `json:"arm,omitempty"`
 	Revision string `json:"revision,omitempty"`
-	// Leg is the matrix leg of that part (collect.Part.LegOf), "" for none.
-	Leg string `json:"leg,omitempty"`
+	Leg      string `json:"leg,omitempty"`
 	// Known are the checks that a known upstream issue covers, passing or
 	// failing, in check order (Report.WithKnownIssues); never in merged.json.
 	Known []KnownCheck `json:"-"`
@@ -164,8 +146,8 @@ func (p PartStatus) Missed() string {
 type Perf struct {
 	Setup   *collect.PerfSetup   `json:"setup"`
 	Summary *collect.PerfSummary `json:"summary"`
-	// ErrorTxt is set when the artifact root holds error.txt (the perf job
-	// could not start; its text is never read).
+	// ErrorTxt: the root holds error.txt (the perf job could not start; its
+	// text is never read).
 	ErrorTxt bool `json:"error_txt,omitempty"`
 }
 

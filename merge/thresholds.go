@@ -3,13 +3,13 @@ package merge
 import (
 	"errors"
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/text"
 	"math"
 	"path"
 	"slices"
 	"strconv"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // ThresholdPrefix begins the name of every check a threshold adds
@@ -140,21 +140,19 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 		// A second value of one arm and level is a problem the metric
 		// tables report (docs/render.md §12.2); the first is judged.
 		key := qualifiers(m)
-		if seen[key] || !m.Known() {
-			seen[key] = true
+		first := !seen[key]
+		seen[key] = true
+		if !first || !m.Known() {
 			continue
 		}
-		seen[key] = true
 		name := func(b string) string { return ThresholdPrefix + m.Name + "_" + b + qualifiers(m) }
 		where := qualifierWords(m)
-		unit := m.Unit
+		value := fmt.Sprintf("%s %s%s%s", m.Name, number(*m.Value), spaced(m.Unit), where)
 		if t.Max != nil {
-			out = append(out, bound(name("max"), *m.Value, *t.Max, unit, collect.MustUnder,
-				fmt.Sprintf("%s %s%s%s", m.Name, number(*m.Value), spaced(unit), where), "max"))
+			out = append(out, bound(name("max"), *m.Value, *t.Max, m.Unit, collect.MustUnder, value, "max"))
 		}
 		if t.Min != nil {
-			out = append(out, bound(name("min"), *m.Value, *t.Min, unit, collect.MustOver,
-				fmt.Sprintf("%s %s%s%s", m.Name, number(*m.Value), spaced(unit), where), "min"))
+			out = append(out, bound(name("min"), *m.Value, *t.Min, m.Unit, collect.MustOver, value, "min"))
 		}
 		if t.MaxDeltaPct == nil && t.MinDeltaPct == nil || m.Arm == "" || m.Arm == baseline {
 			continue

@@ -21,8 +21,7 @@ import (
 type Request struct {
 	Prompt    string
 	MaxTokens int
-	// IgnoreEOS makes the server generate exactly MaxTokens tokens (load requests).
-	IgnoreEOS bool
+	IgnoreEOS bool // the server generates exactly MaxTokens tokens (load requests)
 	// Model is the served model name the request names, where the dialect
 	// sends one (Client.Generate sets it to Client.ServedName).
 	Model string
@@ -30,19 +29,12 @@ type Request struct {
 
 // Client speaks one engine's HTTP API (docs/runner.md §3.4).
 type Client struct {
-	// Dialect is the engine's HTTP API (its row of the runner's engine
-	// table).
-	Dialect Dialect
-	// BaseURL is the server's root, e.g. http://127.0.0.1:18000.
-	BaseURL string
-	// HTTP is the client used; nil means http.DefaultClient.
-	HTTP *http.Client
-	// RequestTimeout bounds one generation (default 30 min).
-	RequestTimeout time.Duration
-	// ResetTimeout bounds a prefix-cache reset (default 2 min).
-	ResetTimeout time.Duration
-	// Now is the clock for latencies (default time.Now).
-	Now func() time.Time
+	Dialect        Dialect          // the engine's HTTP API (its row of the runner's engine table)
+	BaseURL        string           // the server's root, e.g. http://127.0.0.1:18000
+	HTTP           *http.Client     // nil means http.DefaultClient
+	RequestTimeout time.Duration    // bounds one generation (default 30 min)
+	ResetTimeout   time.Duration    // bounds a prefix-cache reset (default 2 min)
+	Now            func() time.Time // the clock for latencies (default time.Now)
 	// ServedName is the server's served model name, its identity for this
 	// run (Identify) and the model its requests name.
 	ServedName string
@@ -53,6 +45,14 @@ func (c *Client) httpClient() *http.Client {
 		return c.HTTP
 	}
 	return http.DefaultClient
+}
+
+// requestTimeout bounds one generation: RequestTimeout, else 30 min.
+func (c *Client) requestTimeout() time.Duration {
+	if c.RequestTimeout > 0 {
+		return c.RequestTimeout
+	}
+	return 30 * time.Minute
 }
 
 func (c *Client) now() time.Time {
@@ -69,11 +69,7 @@ const MaxErrorLen = 2000
 // transport error is status 0 with `<Type>: <message>`, an HTTP error its
 // status with the body's start.
 func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResult {
-	timeout := c.RequestTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	if c.Dialect.Body == nil || c.Dialect.Parse == nil {
 		return collect.RequestResult{Error: ptr("the engine has no HTTP dialect for generation requests")}
@@ -128,22 +124,29 @@ func (c *Client) ResetPrefixCache(ctx context.Context) error {
 
 // Health asks GET /health once, within timeout, and returns nil on HTTP 200.
 func (c *Client) Health(ctx context.Context, timeout time.Duration) error {
+	status, _, err := c.get(ctx, timeout, "/health")
+	if err == nil && status != http.StatusOK {
+		return fmt.Errorf("GET /health: HTTP %d", status)
+	}
+	return err
+}
+
+// get asks GET path once, within timeout, and returns the status and the
+// body's first MiB; a transport error is errorText's.
+func (c *Client) get(ctx context.Context, timeout time.Duration, path string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/health", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+path, nil)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return errors.New(errorText(err))
+		return 0, nil, errors.New(errorText(err))
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /health: HTTP %d", resp.StatusCode)
-	}
-	return nil
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, data, nil
 }
 
 // errForeign marks an answer that no server of this run gives: the server
@@ -162,23 +165,14 @@ var errForeign = errors.New("another server answers")
 // /health is neither engine), wraps errForeign and names what answered;
 // anything else (a timeout, a 5xx) is an error to retry.
 func (c *Client) Identify(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/v1/models", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.httpClient().Do(req)
-	if err != nil {
-		return errors.New(errorText(err))
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	status, data, err := c.get(ctx, timeout, "/v1/models")
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	case err != nil:
+		return err
+	case status == http.StatusNotFound:
 		return fmt.Errorf("%w: GET /v1/models: HTTP 404 (%s), where vLLM and SGLang list their served model", errForeign, text.Cut(strings.TrimSpace(string(data)), 200))
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("GET /v1/models: HTTP %d", resp.StatusCode)
+	case status != http.StatusOK:
+		return fmt.Errorf("GET /v1/models: HTTP %d", status)
 	}
 	var list struct {
 		Data []struct {
@@ -276,11 +270,7 @@ func errorText(err error) string {
 		typ = "ConnectionReset"
 	default:
 		inner := err
-		for {
-			u := errors.Unwrap(inner)
-			if u == nil {
-				break
-			}
+		for u := errors.Unwrap(inner); u != nil; u = errors.Unwrap(inner) {
 			inner = u
 		}
 		typ = strings.TrimPrefix(fmt.Sprintf("%T", inner), "*")
@@ -301,11 +291,7 @@ func ptr[T any](v T) *T { return &v }
 // vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py@002a1057e9ae
 // request_finished; absent: nil).
 func (c *Client) Transfer(ctx context.Context, prompt string, maxTokens int, params any) (string, json.RawMessage, error) {
-	timeout := c.RequestTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	status, data, err := c.post(ctx, "/v1/completions", map[string]any{"model": c.ServedName, "prompt": prompt,
 		"max_tokens": maxTokens, "temperature": 0, "stream": false, "kv_transfer_params": params})

@@ -12,16 +12,12 @@ import (
 // §3.4); an engine's row of the runner's engine table names it, so the
 // client never compares engine names.
 type Dialect struct {
-	// GeneratePath is the path a generation request is POSTed to.
-	GeneratePath string
-	// Body is the JSON body of a request (greedy, seeded where the engine
-	// takes a seed).
-	Body func(Request) any
+	GeneratePath string            // the path a generation request is POSTed to
+	Body         func(Request) any // a request's JSON body (greedy, seeded where the engine takes a seed)
 	// Parse reads a 200 answer's tokens, text, prompt and cached tokens
 	// into res; an error says what the answer lacks.
-	Parse func(data []byte, res *collect.RequestResult) error
-	// ResetPath is the path POSTed to empty the prefix cache.
-	ResetPath string
+	Parse     func(data []byte, res *collect.RequestResult) error
+	ResetPath string // the path POSTed to empty the prefix cache
 }
 
 // OpenAICompletions is vLLM's dialect: POST /v1/completions with

@@ -60,8 +60,7 @@ const (
 	// headKeep is how much of each line the line patterns see: the lines
 	// they look for are short, and a huge line must not be held whole.
 	headKeep = 64 << 10
-	// readBuf is the reader's buffer: a longer line comes in fragments.
-	readBuf = 64 << 10
+	readBuf  = 64 << 10 // the reader's buffer: a longer line comes in fragments
 	// overlap is carried between fragments of a long line so a signature
 	// split across them is still found; longer than any of them.
 	overlap = 64
@@ -83,10 +82,8 @@ func EmptyLogInfo() collect.LogInfo {
 // shutdown checks' LogInfo and a failed case's class and excerpt; one read
 // serves all three, since a log can be hundreds of MiB.
 type LogScan struct {
-	info collect.LogInfo // without errors: Info adds them for its stop offset
-	// errAt is the byte offset of the first match of each ErrorSignatures
-	// entry, -1 for none.
-	errAt []int64
+	info  collect.LogInfo // without errors: Info adds them for its stop offset
+	errAt []int64         // the offset of each ErrorSignatures entry's first match, -1 for none
 	// Match is the failure signature (Signatures) of highest precedence, and
 	// the first line it matched; Found says whether any line matched one.
 	Match SignatureMatch
@@ -95,8 +92,7 @@ type LogScan struct {
 	// (docs/formats.md §4.9), without its file and not yet redacted.
 	Excerpt    collect.Excerpt
 	HasExcerpt bool
-	// tail holds the log's last lines while no line matched, for Tail.
-	tail lineRing
+	tail       lineRing // the log's last lines while no line matched, for Tail
 	// KvcachedBlockSize is the attention block size kvcached chose for a
 	// hybrid model (its own line, reKvBlockSize), and KvcachedBlockSizeWas
 	// the one vLLM had chosen before it; 0 when kvcached logged none.
@@ -178,8 +174,7 @@ func ScanLog(r io.Reader, base int64) (LogScan, error) {
 type logScanner struct {
 	LogScan
 	seenPatch map[string]bool
-	// best is Match's index in Signatures (len(Signatures): none yet).
-	best int
+	best      int // Match's index in Signatures (len(Signatures): none yet)
 	// tail is the end of the line's previous fragment, window the buffer a
 	// fragment is matched in (tail then fragment).
 	tail, window []byte

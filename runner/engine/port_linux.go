@@ -150,11 +150,8 @@ func parseProcAddr(s string) (net.IP, int, bool) {
 		return nil, 0, false
 	}
 	port, err := strconv.ParseUint(p, 16, 16)
-	if err != nil {
-		return nil, 0, false
-	}
-	raw, err := hex.DecodeString(a)
-	if err != nil {
+	raw, err2 := hex.DecodeString(a)
+	if err != nil || err2 != nil {
 		return nil, 0, false
 	}
 	ip := make(net.IP, len(raw))

@@ -13,12 +13,10 @@ import (
 )
 
 // A server behind an exec prefix (`docker exec -i NAME`) is out of reach of
-// the runner's process group (docs/runner.md §3.3.1), so it is started under
-// prefixWrapper, a POSIX sh script that prints the process group the server
-// leads inside the prefix (or only its pid) and execs it; Stop signals and
-// watches that group by running the prefix again, which must reach the same
-// process namespace on every call. A `docker exec` process leads its own
-// session already (runc calls setsid); elsewhere the wrapper uses setsid(1).
+// the runner's process group, so it runs under prefixWrapper and is signalled
+// through the prefix again (docs/runner.md §3.3.1). A `docker exec` process
+// leads its own session already (runc calls setsid); elsewhere the wrapper
+// uses setsid(1).
 
 // prefixMarker starts the wrapper's line: `ci-report-exec-prefix: pgid N`
 // (or `pid N`). The line stays in serve.log, where it says which group
@@ -69,8 +67,8 @@ func (g remoteGroup) String() string {
 
 // killScript sends sig to the group (or pid).
 func (g remoteGroup) killScript(sig syscall.Signal) string {
-	name := strings.TrimPrefix(signalName(sig), "SIG")
-	if strings.HasPrefix(name, "signal ") {
+	name, ok := signalWords[sig]
+	if !ok {
 		name = strconv.Itoa(int(sig))
 	}
 	return "kill -s " + name + " " + g.target()

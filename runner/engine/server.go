@@ -47,59 +47,43 @@ var DefaultTiming = Timing{
 // WithDefaults returns t with zero fields set to DefaultTiming's.
 func (t Timing) WithDefaults() Timing {
 	d := DefaultTiming
-	set := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
+	for _, f := range [][2]*time.Duration{
+		{&t.ReadyPoll, &d.ReadyPoll}, {&t.HealthTimeout, &d.HealthTimeout}, {&t.ReadyTimeout, &d.ReadyTimeout},
+		{&t.StopPoll, &d.StopPoll}, {&t.StopTimeout, &d.StopTimeout}, {&t.KillWait, &d.KillWait},
+		{&t.InterruptStopTimeout, &d.InterruptStopTimeout},
+	} {
+		if *f[0] <= 0 {
+			*f[0] = *f[1]
 		}
 	}
-	set(&t.ReadyPoll, d.ReadyPoll)
-	set(&t.HealthTimeout, d.HealthTimeout)
-	set(&t.ReadyTimeout, d.ReadyTimeout)
-	set(&t.StopPoll, d.StopPoll)
-	set(&t.StopTimeout, d.StopTimeout)
-	set(&t.KillWait, d.KillWait)
-	set(&t.InterruptStopTimeout, d.InterruptStopTimeout)
 	return t
 }
 
 // ServerConfig says how to start one server.
 type ServerConfig struct {
-	// Name is the case directory name (also the log key and check prefix).
-	Name string
-	// Dialect is the engine's HTTP API, which the server's Client speaks.
-	Dialect Dialect
-	// Dir is the case directory; serve.log, server.pid and cmd.txt go there.
-	Dir string
-	// Env is put before Argv as `env K=V ...` (so it also crosses an exec prefix).
-	Env collect.Env
-	// Argv is the server command.
-	Argv []string
-	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME).
-	// Start runs the server under a wrapper through it, and Stop signals
-	// the server's group inside it (see prefixWrapper).
+	Name    string      // the case directory name (also the log key and check prefix)
+	Dialect Dialect     // the engine's HTTP API, which the server's Client speaks
+	Dir     string      // the case directory; serve.log, server.pid and cmd.txt go there
+	Env     collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
+	Argv    []string    // the server command
+	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME); see
+	// prefixWrapper.
 	ExecPrefix []string
 	// ServedName is the served model name the server was given
 	// (--served-model-name): its identity for this run, which WaitReady
 	// reads back from GET /v1/models ("": not checked).
 	ServedName string
-	// Port is where the server listens on 127.0.0.1. It must be free when
-	// the server starts, and readiness counts only while every listening
-	// socket on it belongs to the server's process group.
-	Port int
-	// StopSignal is sent to the group to stop it (default SIGINT).
-	StopSignal syscall.Signal
-	// Redact is applied to the server's output before it reaches serve.log.
-	Redact *collect.Redactor
-	// HTTP is the client for /health and requests (nil: http.DefaultClient).
-	HTTP *http.Client
+	// Port is where the server listens on 127.0.0.1: free when it starts,
+	// and held by its group alone while readiness counts (WaitReady).
+	Port       int
+	StopSignal syscall.Signal    // sent to the group to stop it (default SIGINT)
+	Redact     *collect.Redactor // applied to the server's output before it reaches serve.log
+	HTTP       *http.Client      // the client for /health and requests (nil: http.DefaultClient)
 	// Kill, once closed (a second interrupt), SIGKILLs the server's group
 	// at once, whatever Stop is waiting for; nil never fires.
-	Kill <-chan struct{}
-	// Exec runs the stop and liveness commands through ExecPrefix (nil:
-	// ledger.ExecCommand).
-	Exec ledger.ExecFunc
-	// Timing holds the waits; zero fields take the documented values.
-	Timing Timing
+	Kill   <-chan struct{}
+	Exec   ledger.ExecFunc // runs the stop and liveness commands through ExecPrefix (nil: ledger.ExecCommand)
+	Timing Timing          // the waits; zero fields take the documented values
 	// Header, when set, makes Start append to an existing serve.log and
 	// cmd.txt instead of replacing them, after a line `=== <Header> ===`:
 	// helpers started once per pair in one directory (the ballast) keep
@@ -146,14 +130,10 @@ func ShellQuote(s string) string {
 	if s == "" {
 		return "''"
 	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
 		return s
 	}
 	if strings.IndexFunc(s, isControl) >= 0 {
@@ -189,35 +169,24 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // StopResult is what stopping a server observed.
 type StopResult struct {
-	// Signal is the stop signal's name, e.g. SIGINT.
-	Signal string
-	// AlreadyExited: the group was gone before the signal (e.g. it crashed).
-	AlreadyExited bool
-	// Exited: the group exited within the stop timeout, without SIGKILL.
-	Exited bool
-	// Killed: SIGKILL was needed.
-	Killed bool
-	// Left: some process of the group was still alive after SIGKILL and the kill wait.
-	Left bool
-	// Elapsed is from the stop signal to the group's exit (or to giving up).
-	Elapsed time.Duration
-	// Timeout is the stop timeout that applied.
-	Timeout time.Duration
-	// LogOffset is serve.log's size when the signal was sent.
-	LogOffset int64
-	// Err says why a signal could not be sent, if so.
-	Err string
+	Signal        string        // the stop signal's name, e.g. SIGINT
+	AlreadyExited bool          // the group was gone before the signal (e.g. it crashed)
+	Exited        bool          // the group exited within the stop timeout, without SIGKILL
+	Killed        bool          // SIGKILL was needed
+	Left          bool          // some process of the group was still alive after SIGKILL and the kill wait
+	Elapsed       time.Duration // from the stop signal to the group's exit (or to giving up)
+	Timeout       time.Duration // the stop timeout that applied
+	LogOffset     int64         // serve.log's size when the signal was sent
+	Err           string        // why a signal could not be sent, if so
 }
 
 // Server is one started server process group.
 type Server struct {
 	Config ServerConfig
-	// Client speaks the server's API.
-	Client *Client
+	Client *Client // speaks the server's API
 
 	ctx      context.Context
 	pgid     int
-	started  time.Time
 	done     chan struct{} // closed when the leader was reaped
 	waitErr  error
 	copyDone chan struct{} // closed when serve.log got the pipe's EOF
@@ -239,11 +208,9 @@ type Server struct {
 	stopped  chan struct{} // closed when Stop is done: the watcher ends
 }
 
-// Start starts the server described by cfg in a new process group. When ctx
-// is cancelled (the run is interrupted) the group gets the stop signal at
-// once and Stop waits only the interrupt stop timeout; when cfg.Kill closes
-// the group gets SIGKILL. It creates cfg.Dir with cmd.txt, serve.log and
-// server.pid.
+// Start starts the server described by cfg in a new process group, in
+// cfg.Dir with cmd.txt, serve.log and server.pid (docs/runner.md §3.1); ctx
+// and cfg.Kill stop it as watch says.
 func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Timing = cfg.Timing.WithDefaults()
 	if cfg.StopSignal == 0 {
@@ -296,10 +263,9 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
-// openServeLog writes the command line to cmd.txt and opens serve.log
-// for the server's output. With a Header both are appended to, after the
-// header line, and start is where the server's output begins in
-// serve.log; without one both start afresh (start 0).
+// openServeLog writes cmd.txt and opens serve.log, appended to after the
+// header line with a Header (start: where the server's output begins), else
+// afresh (start 0).
 func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 	cmdLine := cfg.Redact.Bytes([]byte(cfg.CommandLine() + "\n"))
 	logPath := filepath.Join(cfg.Dir, "serve.log")
@@ -331,9 +297,8 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 }
 
 // launch starts argv in its own process group with its output copied,
-// redacted, into the log lf (after the exec prefix's first line, see
-// scanPrefixLine). When it cannot start, the reason goes into lf too, and
-// lf is closed.
+// redacted, into the log lf (scanPrefixLine first behind a prefix). When it
+// cannot start, the reason goes into lf too, and lf is closed.
 func (s *Server) launch(argv []string, lf *os.File) error {
 	cfg := s.Config
 	pr, pw, err := os.Pipe()
@@ -351,7 +316,7 @@ func (s *Server) launch(argv []string, lf *os.File) error {
 		close(s.copyDone)
 		return fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
 	}
-	s.pgid, s.started = pgid, time.Now()
+	s.pgid = pgid
 	go func() {
 		defer close(s.copyDone)
 		rw := cfg.Redact.Writer(s.log)
@@ -490,7 +455,6 @@ func (s *Server) LogPath() string { return filepath.Join(s.Config.Dir, "serve.lo
 // begins (0 unless Header appended to an earlier log).
 func (s *Server) LogStart() int64 { return s.logStart }
 
-// appendFile appends data to file, creating it.
 func appendFile(file string, data []byte) error {
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -512,18 +476,11 @@ func (s *Server) LogSize() int64 { return s.log.Size() }
 func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 
 // WaitReady polls GET /health until it answers 200, the group dies, the
-// ready timeout passes or ctx ends; the error says which. The timeout
-// counts from the server's first line in serve.log (from the wait's start
-// while it has written none), so a start that is slow before the server
-// says anything (an image pulled behind an exec prefix, a loaded machine
-// that is slow to exec) does not eat the time the server has to load. A 200 counts
-// only while every listening socket on the port belongs to the server's
-// process group: a process that holds the port and is not ours fails the
-// wait at once, naming it. Behind an exec prefix the server's processes
-// are not the runner's to see (another PID namespace); there, and
-// everywhere, the server must also list its served name (its identity for
-// this run) in GET /v1/models (Client.Identify): a server that answers
-// with another list fails the wait at once, naming what it listed.
+// ready timeout passes or ctx ends; the error says which (docs/runner.md
+// §3.2). The timeout counts from the server's first line in serve.log, so a
+// start slow before the server says anything does not eat its load time. A
+// 200 counts only while the port's listeners are the group's (portOwned) and
+// the server lists its served name (Client.Identify).
 func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
@@ -567,8 +524,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 
 // portOwned checks the port's listening sockets: foreign names the holders
 // outside the server's group; ours is true when every listener is the
-// group's, or when that cannot be told (behind an exec prefix, or the socket
-// tables cannot be read) and only the check before the start applies.
+// group's, or when that cannot be told (behind an exec prefix, or no socket
+// tables).
 func (s *Server) portOwned() (foreign string, ours bool) {
 	if len(s.Config.ExecPrefix) > 0 || s.Config.Port <= 0 {
 		return "", true
@@ -596,12 +553,10 @@ func (s *Server) exitText() string {
 }
 
 // Stop sends the stop signal to the whole group (behind an exec prefix: the
-// group inside it), polls until it is gone (up to the stop timeout, or the
-// interrupt stop timeout from the interrupt on once the server's context is
-// cancelled; at once when Kill closes), then SIGKILLs it and waits the kill
-// wait. It closes serve.log once the output is drained. Calling it again
-// returns the first result. It does not take a context: an interrupted run
-// must still stop.
+// group inside it), waits for it to go (waitStopped), then SIGKILLs it and
+// waits the kill wait, and closes serve.log once the output is drained
+// (docs/runner.md §3.3). Calling it again returns the first result. It takes
+// no context: an interrupted run must still stop.
 func (s *Server) Stop() StopResult {
 	s.stopOnce.Do(func() {
 		s.stopRes = s.stop()
@@ -700,24 +655,22 @@ func (s *Server) pollGone(timeout, every time.Duration) bool {
 	}
 }
 
-// LogInfo parses serve.log; stop is the StopResult's offset (errors before it
+// LogInfo parses serve.log; stopOffset is the StopResult's (errors before it
 // count as `errors`). Call it after Stop.
 func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
 	return ParseLogFile(s.LogPath(), stopOffset)
 }
 
+// signalWords name the signals that messages and `kill -s` call by name
+// (INT for SIGINT); any other is its number.
+var signalWords = map[syscall.Signal]string{
+	syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGKILL: "KILL",
+	syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT",
+}
+
 func signalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
+	if w, ok := signalWords[sig]; ok {
+		return "SIG" + w
 	}
 	return "signal " + strconv.Itoa(int(sig))
 }
@@ -725,17 +678,12 @@ func signalName(sig syscall.Signal) string {
 // ParseSignal maps a --stop-signal name (INT, SIGTERM, 15) to a signal.
 func ParseSignal(name string) (syscall.Signal, error) {
 	n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")
+	for sig, w := range signalWords {
+		if w == n {
+			return sig, nil
+		}
+	}
 	switch n {
-	case "INT":
-		return syscall.SIGINT, nil
-	case "TERM":
-		return syscall.SIGTERM, nil
-	case "HUP":
-		return syscall.SIGHUP, nil
-	case "QUIT":
-		return syscall.SIGQUIT, nil
-	case "KILL":
-		return syscall.SIGKILL, nil
 	case "USR1":
 		return syscall.Signal(10), nil
 	case "USR2":
