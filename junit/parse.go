@@ -442,10 +442,13 @@ func (p *parser) timeAttr(elem string, m attrs) *float64 {
 // suite reads a <testsuite> whose start tag is t, handing it to the
 // reader at its start and end and each testcase as it is read.
 func (p *parser) suite(t xml.StartElement, parent []string) error {
-	s, err := p.suiteHead(t, parent)
-	if err != nil {
-		return err
-	}
+	m := attrs(t.Attr)
+	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line(), Pytest: pytestSuite(m)}
+	s.Path = append(append([]string(nil), parent...), s.Name)
+	d := p.counts("testsuite", m)
+	s.Tests, s.Failures, s.Errors, s.Skipped = d.tests, d.failures, d.errors, d.skipped
+	s.Deselected = p.intAttr("testsuite", m, "deselected")
+	s.TimeS = p.timeAttr("testsuite", m)
 	if err := p.rd.suiteStart(&s); err != nil {
 		return err
 	}
@@ -453,8 +456,7 @@ func (p *parser) suite(t xml.StartElement, parent []string) error {
 	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }); err != nil {
 		return err
 	}
-	p.endTally(s.Line, "suite "+text.CutLine(strings.Join(s.Path, " / "), 200),
-		declared{tests: s.Tests, failures: s.Failures, errors: s.Errors, skipped: s.Skipped})
+	p.endTally(s.Line, "suite "+text.CutLine(strings.Join(s.Path, " / "), 200), d)
 	return p.rd.suiteEnd(&s)
 }
 
@@ -521,19 +523,6 @@ func (p *parser) endTally(line int, what string, d declared) {
 	if len(off) > 0 {
 		p.problemAt(line, "%s declares %s", what, strings.Join(off, "; "))
 	}
-}
-
-// suiteHead is the <testsuite> whose start tag is t, under the suites of
-// parent, as its attributes give it.
-func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
-	m := attrs(t.Attr)
-	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line(), Pytest: pytestSuite(m)}
-	s.Path = append(append([]string(nil), parent...), s.Name)
-	d := p.counts("testsuite", m)
-	s.Tests, s.Failures, s.Errors, s.Skipped = d.tests, d.failures, d.errors, d.skipped
-	s.Deselected = p.intAttr("testsuite", m, "deselected")
-	s.TimeS = p.timeAttr("testsuite", m)
-	return s, nil
 }
 
 // pytestSuite says whether a <testsuite>'s attributes are those pytest

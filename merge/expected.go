@@ -78,12 +78,9 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 			continue
 		}
 		missing := missingOfPlan(e, nil, seen)
-		at := len(out)
-		for j := range out {
-			if partKey(&out[j]) > e.Name {
-				at = j
-				break
-			}
+		at := slices.IndexFunc(out, func(p collect.Part) bool { return partKey(&p) > e.Name })
+		if at < 0 {
+			at = len(out)
 		}
 		p := collect.Part{Name: e.Name, Display: collect.DisplayName(e.Name), Status: collect.StatusMissing,
 			Reason: ReasonNotGiven, Planned: missing}

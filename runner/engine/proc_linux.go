@@ -16,7 +16,6 @@ import (
 // only to the leader as exec's context would.
 func startGroup(argv []string, out *os.File, done chan struct{}, waitErr *error) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
