@@ -180,12 +180,8 @@ func (res *Result) renamed(file string, c *Case, name, unique string) {
 func base(file string) string { return filepath.Base(file) }
 
 // selectArm is the arm and revision of a part read from files that
-// ci-report's JUnit export wrote with arms (suites with
-// collect.JUnitArmProperty; facts by ordinal): arm, else the one arm they
-// hold; revision, else the first of the arm's suites'
-// collect.JUnitRevisionProperty. Files without arms keep arm and revision
-// as given. Suites of several arms without arm, or none of arm, are an
-// error naming the files and arms.
+// ci-report's JUnit export wrote with arms (facts by suite ordinal), as
+// docs/formats.md §4.7 says (--arm); files without arms keep both as given.
 func selectArm(files []string, facts map[int]armFact, arm, revision string) (string, string, error) {
 	var arms []string
 	for _, f := range facts {
@@ -340,11 +336,9 @@ func CaseName(s *Suite, c *Case) string {
 	return class + "::" + c.Name
 }
 
-// pytestReport says whether pytest wrote the testcase: its suite has
-// pytest's attributes in pytest's order (Suite.Pytest), whatever
-// junit_suite_name named it, or pytest's default name. A file attribute
-// ending in .py is no sign: unittest-xml-reporting writes one too, with a
-// line that is already 1-based (sourceLine).
+// pytestReport says whether pytest wrote the testcase (docs/formats.md
+// §4.7): its suite has pytest's attributes in pytest's order
+// (Suite.Pytest), or pytest's default name.
 func pytestReport(s *Suite, _ *Case) bool {
 	return s.Pytest || s.Name == "pytest"
 }
@@ -549,10 +543,8 @@ func lead(s string, n int) string {
 }
 
 // goFraming says whether line is one of the lines go test -v writes around
-// a test's own output: `=== RUN   TestX`, `=== PAUSE`, `=== CONT`,
-// `=== NAME`, `--- FAIL: TestX (0.00s)`, `--- SKIP: ...`, `--- PASS: ...`
-// (cmd/internal/test2json's markers, which gotestsum copies into a
-// failure's text and a skip's message).
+// a test's own output (cmd/internal/test2json's markers, which gotestsum
+// copies into a failure's text and a skip's message).
 func goFraming(line string) bool {
 	return slices.ContainsFunc([]string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME ", "--- FAIL: ", "--- SKIP: ", "--- PASS: "},
 		func(p string) bool { return strings.HasPrefix(line, p) })
