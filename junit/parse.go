@@ -306,7 +306,7 @@ func (p *parser) suites(t xml.StartElement, path []string) error {
 			return p.suites(c, path)
 		}
 		return p.skip()
-	})
+	}, nil)
 	if err == nil {
 		err = endTop()
 	}
@@ -318,8 +318,9 @@ func (p *parser) suites(t xml.StartElement, path []string) error {
 }
 
 // children calls start for each child element of the element just started
-// (start must consume it) and returns at its end tag.
-func (p *parser) children(start func(xml.StartElement) error) error {
+// (start must consume it) and chars, when set, for its text, and returns at
+// its end tag.
+func (p *parser) children(start func(xml.StartElement) error, chars func(xml.CharData)) error {
 	for {
 		tok, err := p.next()
 		if err == io.EOF {
@@ -333,6 +334,10 @@ func (p *parser) children(start func(xml.StartElement) error) error {
 			if err := start(t); err != nil {
 				return err
 			}
+		case xml.CharData:
+			if chars != nil {
+				chars(t)
+			}
 		case xml.EndElement:
 			return nil
 		}
@@ -341,43 +346,28 @@ func (p *parser) children(start func(xml.StartElement) error) error {
 
 // skip consumes the element just started, whatever it holds.
 func (p *parser) skip() error {
-	return p.children(func(xml.StartElement) error { return p.skip() })
+	return p.children(func(xml.StartElement) error { return p.skip() }, nil)
 }
 
 // text reads the text of the element just started up to its end tag,
 // keeping the first maxText bytes; child elements are read by child when
 // it is not nil, else skipped.
 func (p *parser) text(child func(xml.StartElement) error) (string, error) {
-	var b strings.Builder
-	for {
-		tok, err := p.next()
-		if err == io.EOF {
-			return "", p.errorf("malformed XML: unexpected end of file")
-		}
-		if err != nil {
-			return "", err
-		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			if room := maxText - b.Len(); room > 0 {
-				// CutBytes reads no further than byte room: only what
-				// is kept is made a string, not a text of megabytes.
-				b.WriteString(text.CutBytes(string(t[:min(len(t), room+1)]), room))
-			}
-		case xml.StartElement:
-			if child == nil {
-				err = p.skip()
-			} else {
-				err = child(t)
-			}
-			if err != nil {
-				return "", err
-			}
-		case xml.EndElement:
-			// The cut text is marked where it is shown.
-			return text.Valid(b.String()), nil
-		}
+	if child == nil {
+		child = func(xml.StartElement) error { return p.skip() }
 	}
+	var b strings.Builder
+	err := p.children(child, func(t xml.CharData) {
+		if room := maxText - b.Len(); room > 0 {
+			// CutBytes reads no further than byte room: only what
+			// is kept is made a string, not a text of megabytes.
+			b.WriteString(text.CutBytes(string(t[:min(len(t), room+1)]), room))
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	return text.Valid(b.String()), nil // the cut text is marked where it is shown
 }
 
 // appendText appends s to text that an element repeats (several
@@ -453,7 +443,7 @@ func (p *parser) suite(t xml.StartElement, parent []string) error {
 		return err
 	}
 	p.tally = append(p.tally, tally{})
-	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }); err != nil {
+	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }, nil); err != nil {
 		return err
 	}
 	p.endTally(s.Line, "suite "+text.CutLine(strings.Join(s.Path, " / "), 200), d)
@@ -621,7 +611,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		}
 		out = append(out, collect.Property{Name: name, Value: v})
 		return nil
-	})
+	}, nil)
 	return out, err
 }
 
@@ -688,7 +678,7 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 			c.Skipped = &r
 		}
 		return nil
-	})
+	}, nil)
 	return c, err
 }
 
