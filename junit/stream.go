@@ -381,7 +381,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 			*c.n++
 		}
 	}
-	if err := p.cases.value(newCaseOut(&cr, log)); err != nil {
+	if err := p.cases.value(&caseOut{CaseResult: cr, Log: log}); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	if err := p.planned.value(cr.Name); err != nil {

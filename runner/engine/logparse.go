@@ -66,13 +66,6 @@ const (
 	overlap = 64
 )
 
-// ParseLogFile parses the serve.log at path into a LogInfo for a stop signal
-// at stopOffset (see LogScan.Info).
-func ParseLogFile(path string, stopOffset int64) (collect.LogInfo, error) {
-	sc, err := ScanLogFile(nil, path, 0)
-	return sc.Info(stopOffset), err
-}
-
 // EmptyLogInfo is the LogInfo of an empty log (arrays empty, not null).
 func EmptyLogInfo() collect.LogInfo {
 	return collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{}, ErrorsAfterStop: []string{}}

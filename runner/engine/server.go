@@ -136,7 +136,7 @@ func ShellQuote(s string) string {
 	}) < 0 {
 		return s
 	}
-	if strings.IndexFunc(s, isControl) >= 0 {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		// cmd.txt is one line: a newline (or any control character) inside
 		// a value is written as an ANSI-C escape that bash and POSIX-2024
 		// shells read back as the same byte.
@@ -164,8 +164,6 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // StopResult is what stopping a server observed.
 type StopResult struct {
@@ -653,12 +651,6 @@ func (s *Server) pollGone(timeout, every time.Duration) bool {
 		}
 		time.Sleep(every)
 	}
-}
-
-// LogInfo parses serve.log; stopOffset is the StopResult's (errors before it
-// count as `errors`). Call it after Stop.
-func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
-	return ParseLogFile(s.LogPath(), stopOffset)
 }
 
 // signalWords name the signals that messages and `kill -s` call by name
