@@ -706,7 +706,9 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	no := false
 	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: &no,
 		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Leg: im.Leg, Host: p.host}
-	meta.StartedAt, meta.FinishedAt = p.timeSpan()
+	if !p.first.IsZero() { // else no suite has a timestamp that parses
+		meta.StartedAt, meta.FinishedAt = p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)
+	}
 	return meta, nil
 }
 

@@ -443,15 +443,6 @@ func (p *pass) span(s *Suite) {
 	}
 }
 
-// timeSpan is part.json's started_at and finished_at; empty when no suite
-// has a timestamp that parses.
-func (p *pass) timeSpan() (started, finished string) {
-	if p.first.IsZero() {
-		return "", ""
-	}
-	return p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)
-}
-
 // nameHash is a 64-bit FNV-1a hash of s, mixed (splitmix64's finalizer):
 // deterministic, so a collision, if ever, is the same on every run.
 func nameHash(s string) uint64 {

@@ -302,7 +302,7 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			m.GPUs = []collect.GPU{}
 			m.Engines = collect.Ordered[collect.Engine]{}
 			m.ModelRevisions = collect.Ordered[*string]{}
-			m.Cases, m.Kinds, m.Parts, m.Properties = nil, nil, nil, nil
+			m.Cases, m.Kinds, m.Parts, m.Properties = []collect.CaseSetup{}, nil, nil, nil
 			merged = &m
 		}
 		merged.GPUs = append(merged.GPUs, s.GPUs...)
@@ -345,9 +345,6 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 	}
 	if merged == nil {
 		return nil, false
-	}
-	if merged.Cases == nil {
-		merged.Cases = []collect.CaseSetup{}
 	}
 	if len(parts) > 1 {
 		merged.Parts = make([]string, len(parts))

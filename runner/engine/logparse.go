@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,8 +121,8 @@ func (s *LogScan) Info(stopOffset int64) collect.LogInfo {
 		}
 		info.ErrorsAfterStop = append(info.ErrorsAfterStop, ErrorSignatures[i])
 	}
-	sort.Strings(info.Errors)
-	sort.Strings(info.ErrorsAfterStop)
+	slices.Sort(info.Errors)
+	slices.Sort(info.ErrorsAfterStop)
 	return info
 }
 
@@ -188,10 +188,7 @@ func newLogScanner(base int64) *logScanner {
 	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore, 0)}
 	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
-	s.errAt = make([]int64, len(ErrorSignatures))
-	for i := range s.errAt {
-		s.errAt[i] = -1
-	}
+	s.errAt = slices.Repeat([]int64{-1}, len(ErrorSignatures))
 	return s
 }
 

@@ -100,8 +100,7 @@ func (c *ServerConfig) exec() ledger.ExecFunc {
 
 // Command returns the full argv started: prefix, `env K=V ...`, argv.
 func (c *ServerConfig) Command() []string {
-	var out []string
-	out = append(out, c.ExecPrefix...)
+	out := slices.Clone(c.ExecPrefix)
 	if c.Env.Len() > 0 {
 		out = append(out, "env")
 		for _, k := range c.Env.Keys() {
