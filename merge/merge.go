@@ -550,7 +550,7 @@ func (r *Report) computeVerdict() string {
 	if n.Ran == 0 {
 		return VerdictDidNotRun
 	}
-	allComplete := true
+	allComplete := !slices.ContainsFunc(r.Parts, func(p PartStatus) bool { return p.Status != StatusComplete })
 	notRunOf := map[string]int{} // display name → its not-run cases
 	for i := range r.Cases {
 		if r.Cases[i].NotRun {
@@ -559,9 +559,6 @@ func (r *Report) computeVerdict() string {
 	}
 	var clauses []string
 	for _, p := range r.Parts {
-		if p.Status != StatusComplete {
-			allComplete = false
-		}
 		switch {
 		case p.Status == StatusMissing:
 			clauses = append(clauses, "; the "+verdictName(p.Display)+" part "+p.Missed())

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -118,10 +117,9 @@ func listenInodes(root string, port int) ([]uint64, error) {
 			return nil, fmt.Errorf("read %s: %w", file, err)
 		}
 		read++
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
+		for line := range bytes.Lines(data) {
 			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-			f := strings.Fields(sc.Text())
+			f := strings.Fields(string(line))
 			if len(f) < 10 || f[3] != "0A" { // 0A: TCP_LISTEN
 				continue
 			}
