@@ -87,7 +87,6 @@ type openSuite struct {
 // suiteRecord is what summary.json's "suites" and run.log keep of a suite.
 type suiteRecord struct {
 	counts collect.Suite
-	path   string
 	line   int
 	out    [2]string
 }
@@ -263,7 +262,7 @@ func (p *pass) suiteStart(s *Suite) error {
 	if o.keep {
 		d := &p.docs[len(p.docs)-1]
 		d.suites++
-		o.rec = &suiteRecord{path: strings.Join(s.Path, " / "), line: s.Line}
+		o.rec = &suiteRecord{line: s.Line}
 		p.pending = append(p.pending, o.rec)
 		if p.host == "" {
 			p.host = s.Hostname
@@ -414,7 +413,7 @@ func (p *pass) flushSuites() error {
 			if strings.TrimSpace(r.out[i]) == "" {
 				continue
 			}
-			if _, err := fmt.Fprintf(p.runOut, "\n--- %s of suite %s (%s:%d) ---\n%s\n", name, r.path, r.counts.File, r.line, text.Tail(r.out[i], runLogCut)); err != nil {
+			if _, err := fmt.Fprintf(p.runOut, "\n--- %s of suite %s (%s:%d) ---\n%s\n", name, r.counts.Name, r.counts.File, r.line, text.Tail(r.out[i], runLogCut)); err != nil {
 				return err
 			}
 		}
