@@ -367,9 +367,7 @@ func sourceLine(s *Suite, c *Case) int {
 // pytestNodeID rebuilds pytest's node id (tests/test_x.py::TestA::test_b[p])
 // from the classname pytest wrote (tests.test_x.TestA: the module path with
 // dots, then the classes) and the test's name. With the file (xunit1 writes
-// it) the module part is exact; without it (xunit2) the classes are the
-// components from the first that starts with "Test", pytest's default
-// python_classes, and the rest is the module path.
+// it) the module part is exact; without it (xunit2) it is told by names.
 func pytestNodeID(classname, name, file string) string {
 	if classname == "" {
 		return name
