@@ -316,10 +316,7 @@ func CaseName(s *Suite, c *Case) string {
 	if pytestReport(s, c) {
 		return pytestNodeID(c.ClassName, c.Name, c.File)
 	}
-	class := c.ClassName
-	if class == "" {
-		class = s.Name
-	}
+	class := cmp.Or(c.ClassName, s.Name)
 	switch {
 	case class == "" || class == c.Name || strings.HasSuffix(c.Name, " "+class):
 		// jest-junit's default writes the full title as both (its
@@ -495,9 +492,7 @@ func detail(r Outcome, c *Case) string {
 			d = lead(s, leadLines)
 		}
 	}
-	if d == "" {
-		d = strings.TrimSpace(r.Message)
-	}
+	d = cmp.Or(d, strings.TrimSpace(r.Message))
 	if t := strings.TrimSpace(r.Type); t != "" {
 		d = strings.TrimPrefix(d, t+": ") // Gradle's message starts with the type, the check's name
 	}
@@ -679,10 +674,8 @@ func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p
 // summaryJSON writes summary.json (collect.Summary): the cases and suites
 // from their spills.
 func (im *Import) summaryJSON(out io.Writer, p *pass) error {
-	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{}, Deselected: im.Deselected, Problems: p.res.Problems}
-	if s.Deselected == nil {
-		s.Deselected = p.deselected
-	}
+	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{}, Deselected: cmp.Or(im.Deselected, p.deselected),
+		Problems: p.res.Problems}
 	if p.nSuites == 0 {
 		return writeIndented(out, s, im.Redact, p.cases)
 	}

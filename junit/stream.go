@@ -3,6 +3,7 @@ package junit
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -264,9 +265,7 @@ func (p *pass) suiteStart(s *Suite) error {
 		d.suites++
 		o.rec = &suiteRecord{line: s.Line}
 		p.pending = append(p.pending, o.rec)
-		if p.host == "" {
-			p.host = s.Hostname
-		}
+		p.host = cmp.Or(p.host, s.Hostname)
 		for _, a := range p.open {
 			a.keptBelow = true
 		}
