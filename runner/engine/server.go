@@ -274,7 +274,7 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 		return lf, 0, err
 	}
 	header := cfg.Redact.Bytes([]byte("=== " + cfg.Header + " ===\n"))
-	if err := appendFile(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
+	if err := safefile.Append(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
 		return nil, 0, err
 	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -451,18 +451,6 @@ func (s *Server) LogPath() string { return filepath.Join(s.Config.Dir, "serve.lo
 // LogStart returns the offset in serve.log where this start's output
 // begins (0 unless Header appended to an earlier log).
 func (s *Server) LogStart() int64 { return s.logStart }
-
-func appendFile(file string, data []byte) error {
-	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 // LogSize returns the bytes written to serve.log so far.
 func (s *Server) LogSize() int64 { return s.log.Size() }
