@@ -454,8 +454,7 @@ func (p *parser) suite(t xml.StartElement, parent []string) error {
 // when absent.
 type declared struct{ tests, failures, errors, skipped *int }
 
-// counts reads the count attributes of elem, a <testsuites> or
-// <testsuite>.
+// counts reads the count attributes of elem, a <testsuites> or <testsuite>.
 func (p *parser) counts(elem string, m attrs) declared {
 	d := declared{
 		tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"),
@@ -471,10 +470,9 @@ func (p *parser) counts(elem string, m attrs) declared {
 	return d
 }
 
-// tally is what was read of an open <testsuites> or <testsuite>, the
-// suites in it included: its testcases, their outcome elements (failure,
-// error, rerun and flaky ones) and the suites' own, and its skipped
-// testcases.
+// tally is what was read of an open <testsuites> or <testsuite>, nested
+// suites included: testcases, outcome elements (the suites' own too), and
+// skipped testcases.
 type tally struct{ cases, failed, skipped int }
 
 // endTally closes the tally of the element what, whose start tag ended at
