@@ -116,7 +116,7 @@ func (im *Import) Run() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.learned.again() {
+	if len(p.learned.arms) > 0 || len(p.learned.hold) > 0 {
 		// Suites that cannot be written in file order, or arms: read
 		// again with what the first reading found.
 		pl := p.learned

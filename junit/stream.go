@@ -31,8 +31,6 @@ type plan struct {
 // collect.JUnitRevisionProperty.
 type armFact struct{ arm, revision string }
 
-func (p *plan) again() bool { return len(p.arms) > 0 || len(p.hold) > 0 }
-
 // pass is one reading of every file into the spills.
 type pass struct {
 	im      *Import
