@@ -437,7 +437,9 @@ func (s *Server) gone() bool {
 		return false
 	}
 	if g, ok := s.remoteGroup(0); ok {
-		return !s.remoteAlive(g)
+		// A prefix that cannot run (the container is gone) counts as gone.
+		out, err := s.inPrefix(g.aliveScript())
+		return err != nil || strings.TrimSpace(string(out)) != "alive"
 	}
 	return true
 }
