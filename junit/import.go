@@ -268,9 +268,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 			d = text.CutLine(strings.TrimSpace(r.Message), detailCut) // ci-report's export: the detail as the part had it
 		}
 		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: d, Kind: r.Kind}
-		if !ch.OK {
-			cr.OK = false
-		}
+		cr.OK = cr.OK && ch.OK
 		if !ch.OK && failure == nil {
 			msg := strings.TrimSpace(r.Message)
 			if placeholder(r) {
