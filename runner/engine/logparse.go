@@ -208,9 +208,7 @@ func (s *logScanner) fragment(off int64, b []byte) {
 			}
 		}
 	}
-	if !s.lineKv && bytes.Contains(s.window, kvcachedTag) {
-		s.lineKv = true
-	}
+	s.lineKv = s.lineKv || bytes.Contains(s.window, kvcachedTag)
 	keep := s.window[max(len(s.window)-overlap, 0):]
 	s.tail = append(s.tail[:0], keep...)
 }
