@@ -672,8 +672,8 @@ func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p
 // summaryJSON writes summary.json (collect.Summary): the cases and suites
 // from their spills.
 func (im *Import) summaryJSON(out io.Writer, p *pass) error {
-	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{}, Deselected: cmp.Or(im.Deselected, p.deselected),
-		Problems: p.res.Problems}
+	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{},
+		Deselected: cmp.Or(im.Deselected, p.deselected), Problems: p.res.Problems}
 	if p.nSuites == 0 {
 		return writeIndented(out, s, im.Redact, p.cases)
 	}
