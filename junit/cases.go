@@ -89,10 +89,7 @@ func failing(outcomes []Outcome) bool {
 // addAttempt folds attempt c, a rerun, into the case first of its
 // attempts.
 func addAttempt(first *Case, c Case) {
-	if first.Attempts == 0 {
-		first.Attempts = 1
-	}
-	first.Attempts++
+	first.Attempts = max(first.Attempts, 1) + 1 // 0 is once
 	first.TimeS += c.TimeS
 	if failing(c.Outcomes) {
 		for _, r := range c.Outcomes {

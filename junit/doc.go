@@ -7,22 +7,10 @@
 //
 // # What is read
 //
-// One document per file: a <testsuites> root (nested <testsuites> too),
-// Eclipse's <testrun> (read as one), or a single <testsuite> root, with
-// nested <testsuite> elements. Of a suite: name, tests, failures, errors,
-// skipped (or disabled), deselected, time, timestamp, hostname,
-// <properties>, <system-out>, <system-err>. Of a <testcase>: name,
-// classname, time, file and line (pytest xunit1), its outcome elements,
-// <properties>, <system-out>, <system-err>. Outcome elements are <failure>,
-// <error> and <skipped> with their message and type attributes and their
-// text, and Surefire's <rerunFailure>, <rerunError>, <flakyFailure> and
-// <flakyError> (text in <stackTrace>). Unknown elements and attributes are
-// skipped.
-//
-// Reading is streaming (encoding/xml's Decoder.Token, Strict, with no
-// entity map) and bounded: a file is at most 64 MiB, elements nest at most
-// 32 deep, of each text the first 64 KiB are kept, and a DOCTYPE is refused
-// (so no entity is ever defined, let alone expanded).
+// The roots, elements and attributes read, and the bounds of reading
+// (encoding/xml's Decoder.Token, Strict, no entity map, no DOCTYPE; of each
+// text the first 64 KiB kept), are docs/formats.md §4.7's ("XML", "Roots");
+// unknown elements and attributes are skipped.
 //
 // # Memory
 //

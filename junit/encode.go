@@ -17,21 +17,12 @@ import (
 // (TestPartFilesAsWriteJSON): encoding/json's options are jsonv1's defaults.
 var v1 = jsonv1.DefaultOptionsV1()
 
-// newCaseOut is one imported case, an element of summary.json's "cases",
-// with its log.
-func newCaseOut(cr *collect.CaseResult, log *caseLog) *caseOut {
-	c := &caseOut{CaseResult: *cr, Log: log}
-	if c.Checks == nil {
-		c.Checks = []collect.Check{}
-	}
-	return c
-}
-
-// caseOut is a collect.CaseResult with its log, encoded in place, not
-// encoded apart and copied in as a json.RawMessage (validated again): Log
-// hides the embedded one, and is written last, where the embedded one
-// stands when Phases and Machine are empty, as they are for every imported
-// case (TestPartFilesAsWriteJSON compares the bytes).
+// caseOut, an element of summary.json's "cases", is a collect.CaseResult
+// with its log, encoded in place, not encoded apart and copied in as a
+// json.RawMessage (validated again): Log hides the embedded one, and is
+// written last, where the embedded one stands when Phases and Machine are
+// empty, as they are for every imported case (TestPartFilesAsWriteJSON
+// compares the bytes).
 type caseOut struct {
 	collect.CaseResult
 	Log *caseLog `json:"log"`

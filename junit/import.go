@@ -116,7 +116,7 @@ func (im *Import) Run() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.learned.again() {
+	if len(p.learned.arms) > 0 || len(p.learned.hold) > 0 {
 		// Suites that cannot be written in file order, or arms: read
 		// again with what the first reading found.
 		pl := p.learned
@@ -180,12 +180,8 @@ func (res *Result) renamed(file string, c *Case, name, unique string) {
 func base(file string) string { return filepath.Base(file) }
 
 // selectArm is the arm and revision of a part read from files that
-// ci-report's JUnit export wrote with arms (suites with
-// collect.JUnitArmProperty; facts by ordinal): arm, else the one arm they
-// hold; revision, else the first of the arm's suites'
-// collect.JUnitRevisionProperty. Files without arms keep arm and revision
-// as given. Suites of several arms without arm, or none of arm, are an
-// error naming the files and arms.
+// ci-report's JUnit export wrote with arms (facts by suite ordinal), as
+// docs/formats.md §4.7 says (--arm); files without arms keep both as given.
 func selectArm(files []string, facts map[int]armFact, arm, revision string) (string, string, error) {
 	var arms []string
 	for _, f := range facts {
@@ -272,9 +268,7 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 			d = text.CutLine(strings.TrimSpace(r.Message), detailCut) // ci-report's export: the detail as the part had it
 		}
 		ch := collect.Check{Name: checkName(r), OK: strings.HasPrefix(r.Kind, "flaky"), Detail: d, Kind: r.Kind}
-		if !ch.OK {
-			cr.OK = false
-		}
+		cr.OK = cr.OK && ch.OK
 		if !ch.OK && failure == nil {
 			msg := strings.TrimSpace(r.Message)
 			if placeholder(r) {
@@ -320,10 +314,7 @@ func CaseName(s *Suite, c *Case) string {
 	if pytestReport(s, c) {
 		return pytestNodeID(c.ClassName, c.Name, c.File)
 	}
-	class := c.ClassName
-	if class == "" {
-		class = s.Name
-	}
+	class := cmp.Or(c.ClassName, s.Name)
 	switch {
 	case class == "" || class == c.Name || strings.HasSuffix(c.Name, " "+class):
 		// jest-junit's default writes the full title as both (its
@@ -340,11 +331,9 @@ func CaseName(s *Suite, c *Case) string {
 	return class + "::" + c.Name
 }
 
-// pytestReport says whether pytest wrote the testcase: its suite has
-// pytest's attributes in pytest's order (Suite.Pytest), whatever
-// junit_suite_name named it, or pytest's default name. A file attribute
-// ending in .py is no sign: unittest-xml-reporting writes one too, with a
-// line that is already 1-based (sourceLine).
+// pytestReport says whether pytest wrote the testcase (docs/formats.md
+// §4.7): its suite has pytest's attributes in pytest's order
+// (Suite.Pytest), or pytest's default name.
 func pytestReport(s *Suite, _ *Case) bool {
 	return s.Pytest || s.Name == "pytest"
 }
@@ -373,9 +362,7 @@ func sourceLine(s *Suite, c *Case) int {
 // pytestNodeID rebuilds pytest's node id (tests/test_x.py::TestA::test_b[p])
 // from the classname pytest wrote (tests.test_x.TestA: the module path with
 // dots, then the classes) and the test's name. With the file (xunit1 writes
-// it) the module part is exact; without it (xunit2) the classes are the
-// components from the first that starts with "Test", pytest's default
-// python_classes, and the rest is the module path.
+// it) the module part is exact; without it (xunit2) it is told by names.
 func pytestNodeID(classname, name, file string) string {
 	if classname == "" {
 		return name
@@ -503,9 +490,7 @@ func detail(r Outcome, c *Case) string {
 			d = lead(s, leadLines)
 		}
 	}
-	if d == "" {
-		d = strings.TrimSpace(r.Message)
-	}
+	d = cmp.Or(d, strings.TrimSpace(r.Message))
 	if t := strings.TrimSpace(r.Type); t != "" {
 		d = strings.TrimPrefix(d, t+": ") // Gradle's message starts with the type, the check's name
 	}
@@ -549,10 +534,8 @@ func lead(s string, n int) string {
 }
 
 // goFraming says whether line is one of the lines go test -v writes around
-// a test's own output: `=== RUN   TestX`, `=== PAUSE`, `=== CONT`,
-// `=== NAME`, `--- FAIL: TestX (0.00s)`, `--- SKIP: ...`, `--- PASS: ...`
-// (cmd/internal/test2json's markers, which gotestsum copies into a
-// failure's text and a skip's message).
+// a test's own output (cmd/internal/test2json's markers, which gotestsum
+// copies into a failure's text and a skip's message).
 func goFraming(line string) bool {
 	return slices.ContainsFunc([]string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME ", "--- FAIL: ", "--- SKIP: ", "--- PASS: "},
 		func(p string) bool { return strings.HasPrefix(line, p) })
@@ -689,10 +672,8 @@ func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p
 // summaryJSON writes summary.json (collect.Summary): the cases and suites
 // from their spills.
 func (im *Import) summaryJSON(out io.Writer, p *pass) error {
-	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{}, Deselected: im.Deselected, Problems: p.res.Problems}
-	if s.Deselected == nil {
-		s.Deselected = p.deselected
-	}
+	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{},
+		Deselected: cmp.Or(im.Deselected, p.deselected), Problems: p.res.Problems}
 	if p.nSuites == 0 {
 		return writeIndented(out, s, im.Redact, p.cases)
 	}
@@ -714,7 +695,9 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	no := false
 	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: &no,
 		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Leg: im.Leg, Host: p.host}
-	meta.StartedAt, meta.FinishedAt = p.timeSpan()
+	if !p.first.IsZero() { // else no suite has a timestamp that parses
+		meta.StartedAt, meta.FinishedAt = p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)
+	}
 	return meta, nil
 }
 

@@ -16,13 +16,6 @@ import (
 // maxMetricLine bounds one line of a metrics file.
 const maxMetricLine = 1 << 20
 
-// metricLine is the case a line of a metrics file names; the rest of the
-// line is a metric (collect.ParseMetric).
-type metricLine struct {
-	Case  *string         `json:"case"`
-	Event json.RawMessage `json:"event"` // an event of the case instead of a metric (collect.ParseEvent)
-}
-
 // metricsIndex is the --metrics file (docs/formats.md §4.7), read before the
 // cases; each metric or event goes to its case's log as the case is written.
 // A bad line is an error naming the file and line (a defect of the run's
@@ -151,7 +144,10 @@ func (mx *metricsIndex) finish(cases int) error {
 // parseMetricLine reads one line of a metrics file: the case it names and
 // its metric or event, or what is wrong with it.
 func parseMetricLine(line []byte) (rec metricRecord, err error) {
-	var m metricLine
+	var m struct { // the case the line names; the rest of the line is a metric (collect.ParseMetric)
+		Case  *string         `json:"case"`
+		Event json.RawMessage `json:"event"` // an event of the case instead of a metric (collect.ParseEvent)
+	}
 	// A repeated key is read last-wins by encoding/json: the line is
 	// ambiguous, so not read.
 	if err := collect.RepeatedKey(line); err != nil {

@@ -306,7 +306,7 @@ func (p *parser) suites(t xml.StartElement, path []string) error {
 			return p.suites(c, path)
 		}
 		return p.skip()
-	})
+	}, nil)
 	if err == nil {
 		err = endTop()
 	}
@@ -318,8 +318,9 @@ func (p *parser) suites(t xml.StartElement, path []string) error {
 }
 
 // children calls start for each child element of the element just started
-// (start must consume it) and returns at its end tag.
-func (p *parser) children(start func(xml.StartElement) error) error {
+// (start must consume it) and chars, when set, for its text, and returns at
+// its end tag.
+func (p *parser) children(start func(xml.StartElement) error, chars func(xml.CharData)) error {
 	for {
 		tok, err := p.next()
 		if err == io.EOF {
@@ -333,6 +334,10 @@ func (p *parser) children(start func(xml.StartElement) error) error {
 			if err := start(t); err != nil {
 				return err
 			}
+		case xml.CharData:
+			if chars != nil {
+				chars(t)
+			}
 		case xml.EndElement:
 			return nil
 		}
@@ -341,43 +346,28 @@ func (p *parser) children(start func(xml.StartElement) error) error {
 
 // skip consumes the element just started, whatever it holds.
 func (p *parser) skip() error {
-	return p.children(func(xml.StartElement) error { return p.skip() })
+	return p.children(func(xml.StartElement) error { return p.skip() }, nil)
 }
 
 // text reads the text of the element just started up to its end tag,
 // keeping the first maxText bytes; child elements are read by child when
 // it is not nil, else skipped.
 func (p *parser) text(child func(xml.StartElement) error) (string, error) {
-	var b strings.Builder
-	for {
-		tok, err := p.next()
-		if err == io.EOF {
-			return "", p.errorf("malformed XML: unexpected end of file")
-		}
-		if err != nil {
-			return "", err
-		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			if room := maxText - b.Len(); room > 0 {
-				// CutBytes reads no further than byte room: only what
-				// is kept is made a string, not a text of megabytes.
-				b.WriteString(text.CutBytes(string(t[:min(len(t), room+1)]), room))
-			}
-		case xml.StartElement:
-			if child == nil {
-				err = p.skip()
-			} else {
-				err = child(t)
-			}
-			if err != nil {
-				return "", err
-			}
-		case xml.EndElement:
-			// The cut text is marked where it is shown.
-			return text.Valid(b.String()), nil
-		}
+	if child == nil {
+		child = func(xml.StartElement) error { return p.skip() }
 	}
+	var b strings.Builder
+	err := p.children(child, func(t xml.CharData) {
+		if room := maxText - b.Len(); room > 0 {
+			// CutBytes reads no further than byte room: only what
+			// is kept is made a string, not a text of megabytes.
+			b.WriteString(text.CutBytes(string(t[:min(len(t), room+1)]), room))
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	return text.Valid(b.String()), nil // the cut text is marked where it is shown
 }
 
 // appendText appends s to text that an element repeats (several
@@ -442,19 +432,21 @@ func (p *parser) timeAttr(elem string, m attrs) *float64 {
 // suite reads a <testsuite> whose start tag is t, handing it to the
 // reader at its start and end and each testcase as it is read.
 func (p *parser) suite(t xml.StartElement, parent []string) error {
-	s, err := p.suiteHead(t, parent)
-	if err != nil {
-		return err
-	}
+	m := attrs(t.Attr)
+	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line(), Pytest: pytestSuite(m)}
+	s.Path = append(append([]string(nil), parent...), s.Name)
+	d := p.counts("testsuite", m)
+	s.Tests, s.Failures, s.Errors, s.Skipped = d.tests, d.failures, d.errors, d.skipped
+	s.Deselected = p.intAttr("testsuite", m, "deselected")
+	s.TimeS = p.timeAttr("testsuite", m)
 	if err := p.rd.suiteStart(&s); err != nil {
 		return err
 	}
 	p.tally = append(p.tally, tally{})
-	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }); err != nil {
+	if err := p.children(func(c xml.StartElement) error { return p.suiteChild(c, &s) }, nil); err != nil {
 		return err
 	}
-	p.endTally(s.Line, "suite "+text.CutLine(strings.Join(s.Path, " / "), 200),
-		declared{tests: s.Tests, failures: s.Failures, errors: s.Errors, skipped: s.Skipped})
+	p.endTally(s.Line, "suite "+text.CutLine(strings.Join(s.Path, " / "), 200), d)
 	return p.rd.suiteEnd(&s)
 }
 
@@ -462,8 +454,7 @@ func (p *parser) suite(t xml.StartElement, parent []string) error {
 // when absent.
 type declared struct{ tests, failures, errors, skipped *int }
 
-// counts reads the count attributes of elem, a <testsuites> or
-// <testsuite>.
+// counts reads the count attributes of elem, a <testsuites> or <testsuite>.
 func (p *parser) counts(elem string, m attrs) declared {
 	d := declared{
 		tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"),
@@ -479,10 +470,9 @@ func (p *parser) counts(elem string, m attrs) declared {
 	return d
 }
 
-// tally is what was read of an open <testsuites> or <testsuite>, the
-// suites in it included: its testcases, their outcome elements (failure,
-// error, rerun and flaky ones) and the suites' own, and its skipped
-// testcases.
+// tally is what was read of an open <testsuites> or <testsuite>, nested
+// suites included: testcases, outcome elements (the suites' own too), and
+// skipped testcases.
 type tally struct{ cases, failed, skipped int }
 
 // endTally closes the tally of the element what, whose start tag ended at
@@ -521,19 +511,6 @@ func (p *parser) endTally(line int, what string, d declared) {
 	if len(off) > 0 {
 		p.problemAt(line, "%s declares %s", what, strings.Join(off, "; "))
 	}
-}
-
-// suiteHead is the <testsuite> whose start tag is t, under the suites of
-// parent, as its attributes give it.
-func (p *parser) suiteHead(t xml.StartElement, parent []string) (Suite, error) {
-	m := attrs(t.Attr)
-	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line(), Pytest: pytestSuite(m)}
-	s.Path = append(append([]string(nil), parent...), s.Name)
-	d := p.counts("testsuite", m)
-	s.Tests, s.Failures, s.Errors, s.Skipped = d.tests, d.failures, d.errors, d.skipped
-	s.Deselected = p.intAttr("testsuite", m, "deselected")
-	s.TimeS = p.timeAttr("testsuite", m)
-	return s, nil
 }
 
 // pytestSuite says whether a <testsuite>'s attributes are those pytest
@@ -632,7 +609,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		}
 		out = append(out, collect.Property{Name: name, Value: v})
 		return nil
-	})
+	}, nil)
 	return out, err
 }
 
@@ -699,7 +676,7 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 			c.Skipped = &r
 		}
 		return nil
-	})
+	}, nil)
 	return c, err
 }
 

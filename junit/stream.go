@@ -3,6 +3,7 @@ package junit
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -29,8 +30,6 @@ type plan struct {
 // armFact is a suite's collect.JUnitArmProperty and
 // collect.JUnitRevisionProperty.
 type armFact struct{ arm, revision string }
-
-func (p *plan) again() bool { return len(p.arms) > 0 || len(p.hold) > 0 }
 
 // pass is one reading of every file into the spills.
 type pass struct {
@@ -87,7 +86,6 @@ type openSuite struct {
 // suiteRecord is what summary.json's "suites" and run.log keep of a suite.
 type suiteRecord struct {
 	counts collect.Suite
-	path   string
 	line   int
 	out    [2]string
 }
@@ -263,11 +261,9 @@ func (p *pass) suiteStart(s *Suite) error {
 	if o.keep {
 		d := &p.docs[len(p.docs)-1]
 		d.suites++
-		o.rec = &suiteRecord{path: strings.Join(s.Path, " / "), line: s.Line}
+		o.rec = &suiteRecord{line: s.Line}
 		p.pending = append(p.pending, o.rec)
-		if p.host == "" {
-			p.host = s.Hostname
-		}
+		p.host = cmp.Or(p.host, s.Hostname)
 		for _, a := range p.open {
 			a.keptBelow = true
 		}
@@ -381,7 +377,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 			*c.n++
 		}
 	}
-	if err := p.cases.value(newCaseOut(&cr, log)); err != nil {
+	if err := p.cases.value(&caseOut{CaseResult: cr, Log: log}); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	if err := p.planned.value(cr.Name); err != nil {
@@ -414,7 +410,7 @@ func (p *pass) flushSuites() error {
 			if strings.TrimSpace(r.out[i]) == "" {
 				continue
 			}
-			if _, err := fmt.Fprintf(p.runOut, "\n--- %s of suite %s (%s:%d) ---\n%s\n", name, r.path, r.counts.File, r.line, text.Tail(r.out[i], runLogCut)); err != nil {
+			if _, err := fmt.Fprintf(p.runOut, "\n--- %s of suite %s (%s:%d) ---\n%s\n", name, r.counts.Name, r.counts.File, r.line, text.Tail(r.out[i], runLogCut)); err != nil {
 				return err
 			}
 		}
@@ -441,15 +437,6 @@ func (p *pass) span(s *Suite) {
 	if end.After(p.last) {
 		p.last = end
 	}
-}
-
-// timeSpan is part.json's started_at and finished_at; empty when no suite
-// has a timestamp that parses.
-func (p *pass) timeSpan() (started, finished string) {
-	if p.first.IsZero() {
-		return "", ""
-	}
-	return p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)
 }
 
 // nameHash is a 64-bit FNV-1a hash of s, mixed (splitmix64's finalizer):

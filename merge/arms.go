@@ -23,11 +23,6 @@ type ArmExpectations struct {
 	Expect map[string]string // an arm of Arms → ExpectPass or ExpectFail
 }
 
-// failArm reports whether arm's cases are expected to fail.
-func (x *ArmExpectations) failArm(arm string) bool {
-	return x != nil && arm != "" && x.Expect[arm] == ExpectFail
-}
-
 // Words say what is expected, in arm order: `fails on parent, passes on
 // fix`.
 func (x *ArmExpectations) Words() string {
@@ -131,7 +126,7 @@ func (r *Report) WithArmExpectations(x ArmExpectations) *Report {
 	out.Arms = &ArmExpectations{Arms: append([]string(nil), x.Arms...), Expect: x.Expect}
 	out.Cases = make([]Case, len(r.Cases))
 	for i, c := range r.Cases {
-		c.Evidence = !c.NotRun && out.Arms.failArm(c.Arm)
+		c.Evidence = !c.NotRun && c.Arm != "" && x.Expect[c.Arm] == ExpectFail
 		out.Cases[i] = c
 	}
 	out.Verdict = out.computeVerdict()

@@ -33,12 +33,7 @@ type ExpectedPart struct {
 const ReasonNotGiven = "not found: no directory given holds this part of the plan"
 
 // expect applies the plan to parts (in their order) before they are merged,
-// as docs/formats.md §7.2 ("The plan") says: the plan's parts that no part
-// is are added as missing (ReasonNotGiven), its cases that no part finished
-// or planned added to their part's planned cases, and a part with no files
-// that is not in the plan left out, with a problem.
-//
-// listed[i] reports that out[i]'s planned cases are listed as not run even
+// as docs/formats.md §7.2 ("The plan") says. listed[i] reports that out[i]'s planned cases are listed as not run even
 // when it did not finish at all: the plan, not a part.json left behind,
 // says what it should have run. parts is not changed.
 func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []bool, problems []collect.Problem, err error) {
@@ -78,12 +73,9 @@ func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []b
 			continue
 		}
 		missing := missingOfPlan(e, nil, seen)
-		at := len(out)
-		for j := range out {
-			if partKey(&out[j]) > e.Name {
-				at = j
-				break
-			}
+		at := slices.IndexFunc(out, func(p collect.Part) bool { return partKey(&p) > e.Name })
+		if at < 0 {
+			at = len(out)
 		}
 		p := collect.Part{Name: e.Name, Display: collect.DisplayName(e.Name), Status: collect.StatusMissing,
 			Reason: ReasonNotGiven, Planned: missing}

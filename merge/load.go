@@ -32,10 +32,7 @@ func Build(in *collect.Input, opts Options) (*Report, error) {
 		rep.Perf = &Perf{Setup: p.Setup, Summary: p.Summary, ErrorTxt: p.ErrorTxt}
 		rep.Perf.normalize()
 	}
-	for _, pr := range in.PerfProblems {
-		pr.Part = "perf"
-		rep.Problems = append(rep.Problems, pr)
-	}
+	rep.addProblems("perf", in.PerfProblems)
 	return rep, nil
 }
 

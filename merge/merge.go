@@ -302,7 +302,7 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 			m.GPUs = []collect.GPU{}
 			m.Engines = collect.Ordered[collect.Engine]{}
 			m.ModelRevisions = collect.Ordered[*string]{}
-			m.Cases, m.Kinds, m.Parts, m.Properties = nil, nil, nil, nil
+			m.Cases, m.Kinds, m.Parts, m.Properties = []collect.CaseSetup{}, nil, nil, nil
 			merged = &m
 		}
 		merged.GPUs = append(merged.GPUs, s.GPUs...)
@@ -345,9 +345,6 @@ func mergeSetups(parts []collect.Part) (merged *collect.Setup, complete bool) {
 	}
 	if merged == nil {
 		return nil, false
-	}
-	if merged.Cases == nil {
-		merged.Cases = []collect.CaseSetup{}
 	}
 	if len(parts) > 1 {
 		merged.Parts = make([]string, len(parts))
@@ -553,7 +550,7 @@ func (r *Report) computeVerdict() string {
 	if n.Ran == 0 {
 		return VerdictDidNotRun
 	}
-	allComplete := true
+	allComplete := !slices.ContainsFunc(r.Parts, func(p PartStatus) bool { return p.Status != StatusComplete })
 	notRunOf := map[string]int{} // display name → its not-run cases
 	for i := range r.Cases {
 		if r.Cases[i].NotRun {
@@ -562,9 +559,6 @@ func (r *Report) computeVerdict() string {
 	}
 	var clauses []string
 	for _, p := range r.Parts {
-		if p.Status != StatusComplete {
-			allComplete = false
-		}
 		switch {
 		case p.Status == StatusMissing:
 			clauses = append(clauses, "; the "+verdictName(p.Display)+" part "+p.Missed())

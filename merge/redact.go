@@ -94,71 +94,59 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 // the check names redacted so far: every case of a part has the same score
 // of them.
 func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bool, error) {
-	changed := false
-	str := func(s *string) {
-		if r := red.String(*s); r != *s {
-			*s, changed = r, true
-		}
+	// str redacts *s in place and reports whether it changed.
+	str := func(s *string) bool {
+		r := red.String(*s)
+		changed := r != *s
+		*s = r
+		return changed
 	}
-	strs := func(list []string) []string {
-		var out []string // nil while none has changed
-		for i, s := range list {
+	strs := func(list *[]string) bool {
+		changed := false
+		for i, s := range *list {
 			if r := red.String(s); r != s {
-				if out == nil {
-					out = slices.Clone(list)
+				if !changed {
+					*list, changed = slices.Clone(*list), true
 				}
-				out[i] = r
+				(*list)[i] = r
 			}
 		}
-		if out == nil {
-			return list
-		}
-		changed = true
-		return out
+		return changed
 	}
+	changed := false
 	for _, s := range []*string{&c.Name, &c.SkipReason, &c.Class, &c.ClassWhy, &c.ClassBy, &c.ClassFrom, &c.Part, &c.Arm, &c.Revision, &c.Leg} {
-		str(s)
+		changed = str(s) || changed
 	}
 	var checks []collect.Check // nil while no check has changed
 	for i, ch := range c.Checks {
-		before := changed
-		changed = false
-		if r, ok := names[ch.Name]; ok {
-			changed = r != ch.Name
-			ch.Name = r
-		} else {
-			name := ch.Name
-			str(&ch.Name)
+		r, ok := names[ch.Name]
+		if !ok {
+			r = red.String(ch.Name)
 			if len(names) < maxRedactedNames {
-				names[name] = ch.Name
+				names[ch.Name] = r
 			}
 		}
+		chChanged := r != ch.Name
+		ch.Name = r
 		for _, s := range []*string{&ch.Detail, &ch.Kind, &ch.CausedBy, &ch.Unit, &ch.Must} {
-			str(s)
+			chChanged = str(s) || chChanged
 		}
-		if changed && checks == nil {
+		if chChanged && checks == nil {
 			checks = slices.Clone(c.Checks)
 		}
 		if checks != nil {
 			checks[i] = ch
 		}
-		changed = changed || before
 	}
 	if checks != nil {
-		c.Checks = checks
+		c.Checks, changed = checks, true
 	}
 	if c.Excerpt != nil {
 		e := *c.Excerpt
-		before := changed
-		changed = false
-		str(&e.File)
-		str(&e.From)
-		e.Lines = strs(e.Lines)
-		e.Tail = strs(e.Tail)
-		if changed {
-			c.Excerpt = &e
+		file, from, lines, tail := str(&e.File), str(&e.From), strs(&e.Lines), strs(&e.Tail)
+		if file || from || lines || tail {
+			c.Excerpt, changed = &e, true
 		}
-		changed = changed || before
 	}
 	if log := red.JSON(c.Log); !same(log, c.Log) {
 		c.Log, changed = log, true

@@ -203,11 +203,9 @@ func bound(name string, value, bar float64, unit, must, what, word string) colle
 // (collect.Metric.ChangePct); false when there is none to compare with.
 func changeAgainst(metrics []collect.Metric, m *collect.Metric, baseline string) (float64, bool) {
 	for i := range metrics {
-		b := &metrics[i]
-		if b.Name != m.Name || b.Arm != baseline || !sameLevel(b.Concurrency, m.Concurrency) {
-			continue
+		if b := &metrics[i]; b.Name == m.Name && b.Arm == baseline && sameLevel(b.Concurrency, m.Concurrency) {
+			return m.ChangePct(b)
 		}
-		return m.ChangePct(b)
 	}
 	return 0, false
 }

@@ -35,7 +35,7 @@ func InCgroups(cgs map[string]bool) []int { return inCgroups(procFS, cgs) }
 func inCgroups(root string, cgs map[string]bool) []int {
 	var out []int
 	if len(cgs) > 0 {
-		eachProc(root, func(pid int, state byte, _ int) bool {
+		eachProc(root, func(pid int, state byte, _, _ int) bool {
 			if state != 'Z' && state != 'X' && cgs[cgroupOf(root, pid)] {
 				out = append(out, pid)
 			}
@@ -70,7 +70,7 @@ func listenerCgroup(root string, port int, g remoteGroup) string {
 		key = "NSpgid:"
 	}
 	cg := ""
-	eachProc(root, func(pid int, state byte, _ int) bool {
+	eachProc(root, func(pid int, state byte, _, _ int) bool {
 		listens := slices.ContainsFunc(socketInodes(root, pid), func(in uint64) bool { return slices.Contains(inodes, in) })
 		if listens && state != 'Z' && nsLast(root, pid, key) == g.ID {
 			cg = cgroupOf(root, pid)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,13 +39,6 @@ type Client struct {
 	// ServedName is the server's served model name, its identity for this
 	// run (Identify) and the model its requests name.
 	ServedName string
-}
-
-func (c *Client) httpClient() *http.Client {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return http.DefaultClient
 }
 
 // requestTimeout bounds one generation: RequestTimeout, else 30 min.
@@ -140,7 +134,7 @@ func (c *Client) get(ctx context.Context, timeout time.Duration, path string) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := c.httpClient().Do(req)
+	resp, err := cmp.Or(c.HTTP, http.DefaultClient).Do(req)
 	if err != nil {
 		return 0, nil, errors.New(errorText(err))
 	}
@@ -216,7 +210,7 @@ func (c *Client) post(ctx context.Context, path string, body any) (int, []byte, 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.httpClient().Do(req)
+	resp, err := cmp.Or(c.HTTP, http.DefaultClient).Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,13 +66,6 @@ const (
 	overlap = 64
 )
 
-// ParseLogFile parses the serve.log at path into a LogInfo for a stop signal
-// at stopOffset (see LogScan.Info).
-func ParseLogFile(path string, stopOffset int64) (collect.LogInfo, error) {
-	sc, err := ScanLogFile(nil, path, 0)
-	return sc.Info(stopOffset), err
-}
-
 // EmptyLogInfo is the LogInfo of an empty log (arrays empty, not null).
 func EmptyLogInfo() collect.LogInfo {
 	return collect.LogInfo{Patched: []string{}, Tokens: []int64{}, Errors: []string{}, ErrorsAfterStop: []string{}}
@@ -128,8 +121,8 @@ func (s *LogScan) Info(stopOffset int64) collect.LogInfo {
 		}
 		info.ErrorsAfterStop = append(info.ErrorsAfterStop, ErrorSignatures[i])
 	}
-	sort.Strings(info.Errors)
-	sort.Strings(info.ErrorsAfterStop)
+	slices.Sort(info.Errors)
+	slices.Sort(info.ErrorsAfterStop)
 	return info
 }
 
@@ -195,10 +188,7 @@ func newLogScanner(base int64) *logScanner {
 	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore, 0)}
 	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
-	s.errAt = make([]int64, len(ErrorSignatures))
-	for i := range s.errAt {
-		s.errAt[i] = -1
-	}
+	s.errAt = slices.Repeat([]int64{-1}, len(ErrorSignatures))
 	return s
 }
 
@@ -218,9 +208,7 @@ func (s *logScanner) fragment(off int64, b []byte) {
 			}
 		}
 	}
-	if !s.lineKv && bytes.Contains(s.window, kvcachedTag) {
-		s.lineKv = true
-	}
+	s.lineKv = s.lineKv || bytes.Contains(s.window, kvcachedTag)
 	keep := s.window[max(len(s.window)-overlap, 0):]
 	s.tail = append(s.tail[:0], keep...)
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -35,7 +34,7 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 		left[in] = true
 	}
 	if pgid > 0 {
-		eachProc(procFS, func(pid int, state byte, pgrp int) bool {
+		eachProc(procFS, func(pid int, state byte, _, pgrp int) bool {
 			if pgrp == pgid && state != 'Z' && state != 'X' {
 				for _, in := range socketInodes(procFS, pid) {
 					delete(left, in)
@@ -48,7 +47,7 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 		return nil, len(inodes), nil
 	}
 	owner := map[uint64]int{}
-	eachProc(procFS, func(pid int, state byte, pgrp int) bool {
+	eachProc(procFS, func(pid int, state byte, _, pgrp int) bool {
 		if pgid <= 0 || pgrp != pgid {
 			for _, in := range socketInodes(procFS, pid) {
 				if left[in] && owner[in] == 0 {
@@ -85,7 +84,7 @@ func PortOwner(port int, pgids []int) string {
 		return ""
 	}
 	seen, foreign := map[uint64]bool{}, false
-	eachProc(procFS, func(pid int, state byte, _ int) bool {
+	eachProc(procFS, func(pid int, state byte, _, _ int) bool {
 		for _, in := range socketInodes(procFS, pid) {
 			if slices.Contains(inodes, in) && state != 'Z' {
 				seen[in] = true
@@ -118,10 +117,9 @@ func listenInodes(root string, port int) ([]uint64, error) {
 			return nil, fmt.Errorf("read %s: %w", file, err)
 		}
 		read++
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
+		for line := range bytes.Lines(data) {
 			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-			f := strings.Fields(sc.Text())
+			f := strings.Fields(string(line))
 			if len(f) < 10 || f[3] != "0A" { // 0A: TCP_LISTEN
 				continue
 			}

@@ -158,10 +158,3 @@ func (s *Server) inPrefix(script string) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// remoteAlive reports whether a process of g runs inside the prefix; a
-// prefix that cannot run (the container is gone) counts as gone.
-func (s *Server) remoteAlive(g remoteGroup) bool {
-	out, err := s.inPrefix(g.aliveScript())
-	return err == nil && strings.TrimSpace(string(out)) == "alive"
-}

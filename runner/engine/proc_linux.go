@@ -16,7 +16,6 @@ import (
 // only to the leader as exec's context would.
 func startGroup(argv []string, out *os.File, done chan struct{}, waitErr *error) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -37,7 +36,7 @@ func GroupAlive(pgid int) bool {
 		return false
 	}
 	alive := false
-	err := eachProc(procFS, func(_ int, state byte, pgrp int) bool {
+	err := eachProc(procFS, func(_ int, state byte, _, pgrp int) bool {
 		alive = pgrp == pgid && state != 'Z' && state != 'X'
 		return !alive
 	})
@@ -53,9 +52,9 @@ func GroupAlive(pgid int) bool {
 // it there (tests: a fake one).
 const procFS = "/proc"
 
-// eachProc calls f for every process of root with its state and group,
-// until f returns false.
-func eachProc(root string, f func(pid int, state byte, pgrp int) bool) error {
+// eachProc calls f for every process of root with its state, parent and
+// group, until f returns false.
+func eachProc(root string, f func(pid int, state byte, ppid, pgrp int) bool) error {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return err
@@ -65,7 +64,7 @@ func eachProc(root string, f func(pid int, state byte, pgrp int) bool) error {
 		if err != nil {
 			continue
 		}
-		if state, _, pgrp, ok := procStat(root, pid); ok && !f(pid, state, pgrp) {
+		if state, ppid, pgrp, ok := procStat(root, pid); ok && !f(pid, state, ppid, pgrp) {
 			break
 		}
 	}
@@ -134,14 +133,10 @@ func ancestry(pid int, in func(pid, pgrp int) bool) string {
 // Tree lists root's live descendants, sorted, from one read of /proc.
 func Tree(root int) []int {
 	parent, live := map[int]int{}, map[int]bool{}
-	entries, _ := os.ReadDir(procFS)
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			if state, ppid, _, ok := procStat(procFS, pid); ok {
-				parent[pid], live[pid] = ppid, state != 'Z' && state != 'X'
-			}
-		}
-	}
+	eachProc(procFS, func(pid int, state byte, ppid, _ int) bool {
+		parent[pid], live[pid] = ppid, state != 'Z' && state != 'X'
+		return true
+	})
 	var out []int
 	for pid := range parent {
 		for p, n := parent[pid], 0; p > 0 && n < 64 && live[pid]; p, n = parent[p], n+1 {

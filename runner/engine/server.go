@@ -100,8 +100,7 @@ func (c *ServerConfig) exec() ledger.ExecFunc {
 
 // Command returns the full argv started: prefix, `env K=V ...`, argv.
 func (c *ServerConfig) Command() []string {
-	var out []string
-	out = append(out, c.ExecPrefix...)
+	out := slices.Clone(c.ExecPrefix)
 	if c.Env.Len() > 0 {
 		out = append(out, "env")
 		for _, k := range c.Env.Keys() {
@@ -136,7 +135,7 @@ func ShellQuote(s string) string {
 	}) < 0 {
 		return s
 	}
-	if strings.IndexFunc(s, isControl) >= 0 {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		// cmd.txt is one line: a newline (or any control character) inside
 		// a value is written as an ANSI-C escape that bash and POSIX-2024
 		// shells read back as the same byte.
@@ -164,8 +163,6 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // StopResult is what stopping a server observed.
 type StopResult struct {
@@ -277,7 +274,7 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 		return lf, 0, err
 	}
 	header := cfg.Redact.Bytes([]byte("=== " + cfg.Header + " ===\n"))
-	if err := appendFile(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
+	if err := safefile.Append(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
 		return nil, 0, err
 	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -440,7 +437,9 @@ func (s *Server) gone() bool {
 		return false
 	}
 	if g, ok := s.remoteGroup(0); ok {
-		return !s.remoteAlive(g)
+		// A prefix that cannot run (the container is gone) counts as gone.
+		out, err := s.inPrefix(g.aliveScript())
+		return err != nil || strings.TrimSpace(string(out)) != "alive"
 	}
 	return true
 }
@@ -454,18 +453,6 @@ func (s *Server) LogPath() string { return filepath.Join(s.Config.Dir, "serve.lo
 // LogStart returns the offset in serve.log where this start's output
 // begins (0 unless Header appended to an earlier log).
 func (s *Server) LogStart() int64 { return s.logStart }
-
-func appendFile(file string, data []byte) error {
-	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 // LogSize returns the bytes written to serve.log so far.
 func (s *Server) LogSize() int64 { return s.log.Size() }
@@ -653,12 +640,6 @@ func (s *Server) pollGone(timeout, every time.Duration) bool {
 		}
 		time.Sleep(every)
 	}
-}
-
-// LogInfo parses serve.log; stopOffset is the StopResult's (errors before it
-// count as `errors`). Call it after Stop.
-func (s *Server) LogInfo(stopOffset int64) (collect.LogInfo, error) {
-	return ParseLogFile(s.LogPath(), stopOffset)
 }
 
 // signalWords name the signals that messages and `kill -s` call by name

@@ -55,7 +55,8 @@ func TestServerStartReadyStop(t *testing.T) {
 		}
 	}
 	// The line before the stop matches a signature; one after it would only count after stop.
-	info, err := s.LogInfo(st.LogOffset)
+	sc, err := ScanLogFile(nil, s.LogPath(), 0)
+	info := sc.Info(st.LogOffset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,8 @@ func TestExitEarly(t *testing.T) {
 	if !st.AlreadyExited {
 		t.Fatalf("Stop = %+v, want AlreadyExited", st)
 	}
-	info, _ := s.LogInfo(st.LogOffset)
+	sc, _ := ScanLogFile(nil, s.LogPath(), 0)
+	info := sc.Info(st.LogOffset)
 	if len(info.Errors) != 1 || info.Errors[0] != "CUDA error" {
 		t.Fatalf("errors %v", info.Errors)
 	}
@@ -206,7 +208,8 @@ func TestSecretsRedactedFromServeLog(t *testing.T) {
 	if strings.Contains(string(cmdTxt), "SECRETVALUE") || !strings.Contains(string(cmdTxt), " HF_TOKEN=$HF_TOKEN ") {
 		t.Fatalf("cmd.txt = %s", cmdTxt)
 	}
-	info, _ := s.LogInfo(st.LogOffset)
+	sc, _ := ScanLogFile(nil, s.LogPath(), 0)
+	info := sc.Info(st.LogOffset)
 	if info.KvcachedLines != 1 {
 		t.Fatalf("kvcached lines %d, want 1 (after a 1 MiB prefix)", info.KvcachedLines)
 	}
