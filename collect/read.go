@@ -620,7 +620,7 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 			return nil, fmt.Errorf("%s: %w", where, derr)
 		}
 		if skipped > maxSkippedLine {
-			l.dropped = append(l.dropped, err.Error())
+			l.drop(err.Error())
 			res.Stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
 			return done()
 		}
@@ -628,7 +628,7 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 			res.Torn = true
 			return done()
 		}
-		l.dropped = append(l.dropped, err.Error())
+		l.drop(err.Error())
 	}
 }
 
@@ -796,10 +796,7 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 		l.unread++
 		return
 	case defect != nil:
-		l.nDropped++
-		if len(l.dropped) < maxCaseDefects {
-			l.dropped = append(l.dropped, atField(where, defect).Error())
-		}
+		l.drop(atField(where, defect).Error())
 		return
 	}
 	if l.first == nil {
@@ -819,6 +816,14 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 	}
 	l.cases = append(l.cases, c)
 	l.kept++
+}
+
+// drop counts a case left out, listing why among the first maxCaseDefects.
+func (l *caseList) drop(why string) {
+	l.nDropped++
+	if len(l.dropped) < maxCaseDefects {
+		l.dropped = append(l.dropped, why)
+	}
 }
 
 // defects are the cases left out and the names repeated: the first
