@@ -859,11 +859,7 @@ func (l *caseList) all() []CaseResult {
 		}
 		return l.cases
 	}
-	out := make([]CaseResult, 0, len(l.chunks)*caseChunk+len(l.cases))
-	for _, c := range l.chunks {
-		out = append(out, c...)
-	}
-	out = append(out, l.cases...)
+	out := slices.Concat(append(l.chunks, l.cases)...)
 	l.chunks, l.cases = nil, nil
 	return out
 }
@@ -915,10 +911,10 @@ type lineReader struct {
 }
 
 func (l *lineReader) Read(p []byte) (int, error) {
-	if l.done || len(p) == 0 {
-		if l.done {
-			return 0, io.EOF
-		}
+	if l.done {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
 		return 0, nil
 	}
 	if l.br.Buffered() == 0 {
