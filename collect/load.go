@@ -94,12 +94,10 @@ func DisplayName(name string) string {
 
 // IsPartDir reports whether dir holds any of the files that make a part.
 func IsPartDir(dir string) bool {
-	for _, f := range partFiles {
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(partFiles, func(f string) bool {
+		_, err := os.Lstat(filepath.Join(dir, f))
+		return err == nil
+	})
 }
 
 // PartFilesList is the part files (partFiles) as a sentence, for messages

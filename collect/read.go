@@ -3,6 +3,7 @@ package collect
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,24 +120,13 @@ func (r *caseReader) reset(in io.Reader, caseDepth int) {
 	r.dec.Reset(r.filter, readOptions)
 }
 
-// kindName names a jsontext kind in the words of this package's errors.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "bool"
-	case 'n':
-		return "null"
-	case '0':
-		return "number"
-	}
-	return "nothing"
+// kindNames name the jsontext kinds in the words of this package's errors.
+var kindNames = map[jsontext.Kind]string{
+	'{': "object", '[': "array", '"': "string", 't': "bool", 'f': "bool", 'n': "null", '0': "number",
 }
+
+// kindName is kindNames[k]; "nothing" for any other k (the end of input).
+func kindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "nothing") }
 
 // readError is err of the decoder (reading at field path where, "" for
 // the document) in this package's words: a malformed document names the

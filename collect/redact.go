@@ -80,17 +80,7 @@ func notSecretAfter(part, rest string) bool {
 // it would hide the numbers of a report.
 func isPlainNumber(v string) bool {
 	v = strings.TrimLeft(v, "+-")
-	digits := 0
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.':
-		default:
-			return false
-		}
-	}
-	return digits > 0
+	return strings.Trim(v, "0123456789.") == "" && strings.ContainsAny(v, "0123456789")
 }
 
 // secretByName reports whether the variable name=value is a secret: by its
