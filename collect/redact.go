@@ -311,22 +311,18 @@ func (r *Redactor) JSON(data []byte) []byte {
 	// escape (a backslash), or one where a secret's value or a shape
 	// stands as it is. The rest of the text is copied as it is.
 	var (
-		out     []byte
-		st      = jsonState{data: data}
-		copied  int // data[:copied] is in out
-		from    int // no candidate before from is left
-		cands   [3]int
-		matches = []matcher{&r.text, patternMatcher{}, shapeMatcher{}}
+		out    []byte
+		st     = jsonState{data: data}
+		copied int                  // data[:copied] is in out
+		from   int                  // no candidate before from is left
+		cands  = [3]int{-2, -2, -2} // -2: not looked for yet
 	)
-	for k := range cands {
-		cands[k] = -2 // not looked for yet
-	}
 	var str []byte // a decoded string, reused
 	for {
 		j := -1
 		for k := range cands {
 			if cands[k] != -1 && cands[k] < from {
-				cands[k] = nextCandidate(k, matches[k], data, from, r)
+				cands[k] = r.nextCandidate(k, data, from)
 			}
 			if c := cands[k]; c >= 0 && (j < 0 || c < j) {
 				j = c
@@ -366,27 +362,26 @@ func (r *Redactor) JSON(data []byte) []byte {
 	return append(out, data[copied:]...)
 }
 
-// nextCandidate is the first position at or after from where matcher k of
-// JSON's (0: the values, 1: the patterns, 2: the shapes; each also a
-// backslash for k == 0) may find something; -1 when there is none.
-func nextCandidate(k int, m matcher, data []byte, from int, r *Redactor) int {
-	j := -1
-	if k == 0 {
+// nextCandidate is the first position at or after from where JSON's
+// matcher k (0: the values, also any backslash; 1: the patterns; 2: the
+// shapes) may find something; -1 when there is none.
+func (r *Redactor) nextCandidate(k int, data []byte, from int) int {
+	switch {
+	case k == 0:
+		j := -1
 		if len(r.text.list) > 0 {
-			j, _, _ = m.next(data, from)
+			j, _, _ = r.text.next(data, from)
 		}
 		if b := bytes.IndexByte(data[from:], '\\'); b >= 0 && (j < 0 || from+b < j) {
 			j = from + b
 		}
 		return j
-	}
-	if !r.shapes {
+	case !r.shapes:
 		return -1
+	case k == 1:
+		return patternMatcher{}.anchor(data, from)
 	}
-	if pm, ok := m.(patternMatcher); ok {
-		return pm.anchor(data, from)
-	}
-	j, _, _ = m.next(data, from)
+	j, _, _ := shapeMatcher{}.next(data, from)
 	return j
 }
 
