@@ -214,10 +214,7 @@ func newRedactor(list []Secret) *Redactor {
 // each line of a value of several lines, trimmed, when it has at least
 // MinSecretLen bytes (a log cut into lines shows one line of it at a time).
 func secretForms(v string) []string {
-	forms := []string{v}
-	for _, f := range jsonForms(v) {
-		forms = append(forms, string(f))
-	}
+	forms := append([]string{v}, jsonForms(v)...)
 	forms = append(forms, escapeData(v), url.QueryEscape(v))
 	if strings.ContainsAny(v, "\r\n") {
 		for _, line := range strings.FieldsFunc(v, func(c rune) bool { return c == '\r' || c == '\n' }) {
@@ -254,16 +251,15 @@ func (s *secrets) add(v secret) {
 
 // jsonForms are the texts of v inside a JSON string, with and without HTML
 // escaping (one when they agree).
-func jsonForms(v string) [][]byte {
+func jsonForms(v string) []string {
 	html, _ := json.Marshal(v)
-	var b bytes.Buffer
+	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // a string always encodes
-	plain := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	forms := [][]byte{html[1 : len(html)-1]}
-	if p := plain[1 : len(plain)-1]; !bytes.Equal(p, forms[0]) {
-		forms = append(forms, p)
+	forms := []string{string(html[1 : len(html)-1])}
+	if plain := strings.TrimSuffix(b.String(), "\n"); plain[1:len(plain)-1] != forms[0] {
+		forms = append(forms, plain[1:len(plain)-1])
 	}
 	return forms
 }
