@@ -113,3 +113,24 @@ func TestCaseDefectsPastTheFirstThousandAreCounted(t *testing.T) {
 		t.Errorf("one case past the listed ones: %q", last)
 	}
 }
+
+// TestBadJSONLLinesPastTheFirstThousandAreCounted: cases.jsonl's bad lines
+// are bounded as summary.json's bad cases are: the first thousand listed,
+// the rest counted in one more entry, so memory stays bounded whatever the
+// input and the count stays exact.
+func TestBadJSONLLinesPastTheFirstThousandAreCounted(t *testing.T) {
+	res, err := readCasesJSONL(strings.NewReader(strings.Repeat("null\n", 5000)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Bad) != maxCaseDefects+1 || res.Bad[maxCaseDefects] != "and 4000 more cases left out" {
+		t.Errorf("%d entries, the last %q", len(res.Bad), res.Bad[len(res.Bad)-1])
+	}
+	res, err = readCasesJSONL(strings.NewReader(strings.Repeat("{\n", 1001)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := res.Bad[len(res.Bad)-1]; len(res.Bad) != maxCaseDefects+1 || last != "and 1 more case left out" {
+		t.Errorf("%d entries, the last %q", len(res.Bad), last)
+	}
+}

@@ -94,12 +94,10 @@ func DisplayName(name string) string {
 
 // IsPartDir reports whether dir holds any of the files that make a part.
 func IsPartDir(dir string) bool {
-	for _, f := range partFiles {
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(partFiles, func(f string) bool {
+		_, err := os.Lstat(filepath.Join(dir, f))
+		return err == nil
+	})
 }
 
 // PartFilesList is the part files (partFiles) as a sentence, for messages
@@ -455,14 +453,11 @@ func incompleteSetup(data []byte, path string) error {
 		Cases   jsontext.Value `json:"cases"`
 	}
 	_ = json.Unmarshal(data, &probe, readOptions) // data decoded into a Setup already
-	engines := len(probe.Engines) > 0 && probe.Engines.Kind() != 'n'
-	cases := len(probe.Cases) > 0 && probe.Cases.Kind() != 'n'
 	var missing []string
-	if !engines {
-		missing = append(missing, "engines")
-	}
-	if !cases {
-		missing = append(missing, "cases")
+	for i, v := range []jsontext.Value{probe.Engines, probe.Cases} {
+		if len(v) == 0 || v.Kind() == 'n' {
+			missing = append(missing, [...]string{"engines", "cases"}[i])
+		}
 	}
 	if missing == nil {
 		return nil

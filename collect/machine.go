@@ -33,12 +33,9 @@ type GPUState struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// GPUHealth is what a GPU says of its own health (docs/formats.md §4.10;
-// runner/gpu.Health is this type): counters that only rise while the
-// driver stays loaded, so that one that rose during a case says the machine
-// went bad then. A counter the GPU does not keep reads 0. Xids counts the
-// critical Xid events NVML's event API reported, but those an application's
-// own fault raises too (nvml builds only), LastXid is the last of them.
+// GPUHealth is what a GPU says of its own health (docs/formats.md §4.10 says
+// what each counter counts; runner/gpu.Health is this type): counters that
+// only rise while the driver stays loaded; Xids only in nvml builds.
 type GPUHealth struct {
 	ECCUncorrected uint64 `json:"ecc_uncorrected"`
 	RetiredPages   uint64 `json:"retired_pages"`

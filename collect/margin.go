@@ -108,11 +108,7 @@ func PassingMargins(n int, checks func(i int) []Check, below float64) []PassMarg
 // text (`97 MiB`, `under 100 MiB`, `3.0%`): the margin is rounded down, so
 // that 9.96% never reads as 10%. ch has a margin.
 func CloseCallCells(ch *Check, m float64) (value, bar, margin string) {
-	must := "over"
-	if ch.Must == MustUnder {
-		must = "under"
-	}
-	return formatMeasure(*ch.Value, ch.Unit), must + " " + formatMeasure(*ch.Bar, ch.Unit),
+	return formatMeasure(*ch.Value, ch.Unit), ch.Must + " " + formatMeasure(*ch.Bar, ch.Unit),
 		strconv.FormatFloat(math.Floor(m*1000)/10, 'f', 1, 64) + "%"
 }
 

@@ -23,16 +23,13 @@ type Problem struct {
 // merged.json hold: "<part>: <file>: case <case>: <field>: <what>", without
 // the parts that are not known.
 func (p Problem) String() string {
-	known := []string{p.Part, p.File, p.caseLabel(), p.Field, p.What}
+	var caseLabel string
+	if p.Case != "" {
+		caseLabel = "case " + p.Case
+	}
+	known := []string{p.Part, p.File, caseLabel, p.Field, p.What}
 	known = slices.DeleteFunc(known, func(s string) bool { return s == "" })
 	return strings.Join(known, ": ")
-}
-
-func (p Problem) caseLabel() string {
-	if p.Case == "" {
-		return ""
-	}
-	return "case " + p.Case
 }
 
 // MarshalText writes the problem as its String: merged.json and the CTRF

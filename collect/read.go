@@ -3,6 +3,7 @@ package collect
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,24 +120,13 @@ func (r *caseReader) reset(in io.Reader, caseDepth int) {
 	r.dec.Reset(r.filter, readOptions)
 }
 
-// kindName names a jsontext kind in the words of this package's errors.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "bool"
-	case 'n':
-		return "null"
-	case '0':
-		return "number"
-	}
-	return "nothing"
+// kindNames name the jsontext kinds in the words of this package's errors.
+var kindNames = map[jsontext.Kind]string{
+	'{': "object", '[': "array", '"': "string", 't': "bool", 'f': "bool", 'n': "null", '0': "number",
 }
+
+// kindName is kindNames[k]; "nothing" for any other k (the end of input).
+func kindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "nothing") }
 
 // readError is err of the decoder (reading at field path where, "" for
 // the document) in this package's words: a malformed document names the
@@ -620,7 +610,7 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 			return nil, fmt.Errorf("%s: %w", where, derr)
 		}
 		if skipped > maxSkippedLine {
-			l.dropped = append(l.dropped, err.Error())
+			l.drop(err.Error())
 			res.Stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
 			return done()
 		}
@@ -628,7 +618,7 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 			res.Torn = true
 			return done()
 		}
-		l.dropped = append(l.dropped, err.Error())
+		l.drop(err.Error())
 	}
 }
 
@@ -796,10 +786,7 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 		l.unread++
 		return
 	case defect != nil:
-		l.nDropped++
-		if len(l.dropped) < maxCaseDefects {
-			l.dropped = append(l.dropped, atField(where, defect).Error())
-		}
+		l.drop(atField(where, defect).Error())
 		return
 	}
 	if l.first == nil {
@@ -819,6 +806,14 @@ func (l *caseList) add(where string, c CaseResult, defect error) {
 	}
 	l.cases = append(l.cases, c)
 	l.kept++
+}
+
+// drop counts a case left out, listing why among the first maxCaseDefects.
+func (l *caseList) drop(why string) {
+	l.nDropped++
+	if len(l.dropped) < maxCaseDefects {
+		l.dropped = append(l.dropped, why)
+	}
 }
 
 // defects are the cases left out and the names repeated: the first
@@ -854,11 +849,7 @@ func (l *caseList) all() []CaseResult {
 		}
 		return l.cases
 	}
-	out := make([]CaseResult, 0, len(l.chunks)*caseChunk+len(l.cases))
-	for _, c := range l.chunks {
-		out = append(out, c...)
-	}
-	out = append(out, l.cases...)
+	out := slices.Concat(append(l.chunks, l.cases)...)
 	l.chunks, l.cases = nil, nil
 	return out
 }
@@ -910,10 +901,10 @@ type lineReader struct {
 }
 
 func (l *lineReader) Read(p []byte) (int, error) {
-	if l.done || len(p) == 0 {
-		if l.done {
-			return 0, io.EOF
-		}
+	if l.done {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
 		return 0, nil
 	}
 	if l.br.Buffered() == 0 {

@@ -80,17 +80,7 @@ func notSecretAfter(part, rest string) bool {
 // it would hide the numbers of a report.
 func isPlainNumber(v string) bool {
 	v = strings.TrimLeft(v, "+-")
-	digits := 0
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.':
-		default:
-			return false
-		}
-	}
-	return digits > 0
+	return strings.Trim(v, "0123456789.") == "" && strings.ContainsAny(v, "0123456789")
 }
 
 // secretByName reports whether the variable name=value is a secret: by its
@@ -224,10 +214,7 @@ func newRedactor(list []Secret) *Redactor {
 // each line of a value of several lines, trimmed, when it has at least
 // MinSecretLen bytes (a log cut into lines shows one line of it at a time).
 func secretForms(v string) []string {
-	forms := []string{v}
-	for _, f := range jsonForms(v) {
-		forms = append(forms, string(f))
-	}
+	forms := append([]string{v}, jsonForms(v)...)
 	forms = append(forms, escapeData(v), url.QueryEscape(v))
 	if strings.ContainsAny(v, "\r\n") {
 		for _, line := range strings.FieldsFunc(v, func(c rune) bool { return c == '\r' || c == '\n' }) {
@@ -264,16 +251,15 @@ func (s *secrets) add(v secret) {
 
 // jsonForms are the texts of v inside a JSON string, with and without HTML
 // escaping (one when they agree).
-func jsonForms(v string) [][]byte {
+func jsonForms(v string) []string {
 	html, _ := json.Marshal(v)
-	var b bytes.Buffer
+	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // a string always encodes
-	plain := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	forms := [][]byte{html[1 : len(html)-1]}
-	if p := plain[1 : len(plain)-1]; !bytes.Equal(p, forms[0]) {
-		forms = append(forms, p)
+	forms := []string{string(html[1 : len(html)-1])}
+	if plain := strings.TrimSuffix(b.String(), "\n"); plain[1:len(plain)-1] != forms[0] {
+		forms = append(forms, plain[1:len(plain)-1])
 	}
 	return forms
 }
@@ -321,22 +307,18 @@ func (r *Redactor) JSON(data []byte) []byte {
 	// escape (a backslash), or one where a secret's value or a shape
 	// stands as it is. The rest of the text is copied as it is.
 	var (
-		out     []byte
-		st      = jsonState{data: data}
-		copied  int // data[:copied] is in out
-		from    int // no candidate before from is left
-		cands   [3]int
-		matches = []matcher{&r.text, patternMatcher{}, shapeMatcher{}}
+		out    []byte
+		st     = jsonState{data: data}
+		copied int                  // data[:copied] is in out
+		from   int                  // no candidate before from is left
+		cands  = [3]int{-2, -2, -2} // -2: not looked for yet
 	)
-	for k := range cands {
-		cands[k] = -2 // not looked for yet
-	}
 	var str []byte // a decoded string, reused
 	for {
 		j := -1
 		for k := range cands {
 			if cands[k] != -1 && cands[k] < from {
-				cands[k] = nextCandidate(k, matches[k], data, from, r)
+				cands[k] = r.nextCandidate(k, data, from)
 			}
 			if c := cands[k]; c >= 0 && (j < 0 || c < j) {
 				j = c
@@ -376,27 +358,26 @@ func (r *Redactor) JSON(data []byte) []byte {
 	return append(out, data[copied:]...)
 }
 
-// nextCandidate is the first position at or after from where matcher k of
-// JSON's (0: the values, 1: the patterns, 2: the shapes; each also a
-// backslash for k == 0) may find something; -1 when there is none.
-func nextCandidate(k int, m matcher, data []byte, from int, r *Redactor) int {
-	j := -1
-	if k == 0 {
+// nextCandidate is the first position at or after from where JSON's
+// matcher k (0: the values, also any backslash; 1: the patterns; 2: the
+// shapes) may find something; -1 when there is none.
+func (r *Redactor) nextCandidate(k int, data []byte, from int) int {
+	switch {
+	case k == 0:
+		j := -1
 		if len(r.text.list) > 0 {
-			j, _, _ = m.next(data, from)
+			j, _, _ = r.text.next(data, from)
 		}
 		if b := bytes.IndexByte(data[from:], '\\'); b >= 0 && (j < 0 || from+b < j) {
 			j = from + b
 		}
 		return j
-	}
-	if !r.shapes {
+	case !r.shapes:
 		return -1
+	case k == 1:
+		return patternMatcher{}.anchor(data, from)
 	}
-	if pm, ok := m.(patternMatcher); ok {
-		return pm.anchor(data, from)
-	}
-	j, _, _ = m.next(data, from)
+	j, _, _ := shapeMatcher{}.next(data, from)
 	return j
 }
 

@@ -282,11 +282,8 @@ type CaseResult struct {
 	Timeline []UsageSample `json:"-"`
 }
 
-// Excerpt is a few lines of one serve.log of a failed case
-// (docs/formats.md §4.9): File is the log's path in the part, Offset the
-// byte offset of the first line, From what the excerpt starts near. Tail
-// holds the log's last lines when they do not follow Lines: Skipped lines
-// lie between the two, and TailOffset is the byte offset of Tail's first.
+// Excerpt is a few lines of one serve.log of a failed case, then maybe its
+// last lines apart (Tail): docs/formats.md §4.9 says what each field holds.
 type Excerpt struct {
 	File       string   `json:"file"`
 	Offset     int64    `json:"offset"`

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,26 +18,22 @@ func GitHubFromEnv(getenv func(string) string, checkRunID string) (*GitHubContex
 	if getenv("GITHUB_ACTIONS") != "true" && checkRunID == "" {
 		return nil, nil
 	}
-	g := &GitHubContext{
+	runID, errRun := envInt(getenv, "GITHUB_RUN_ID", "")
+	attempt, errAttempt := envInt(getenv, "GITHUB_RUN_ATTEMPT", "")
+	checkRun, errCheck := envInt(getenv, "check run id (--check-run-id / CI_REPORT_CHECK_RUN_ID)", checkRunID)
+	if err := cmp.Or(errRun, errAttempt, errCheck); err != nil {
+		return nil, err
+	}
+	return &GitHubContext{
+		RunID:      runID,
+		RunAttempt: int(attempt),
+		CheckRunID: checkRun,
 		Job:        getenv("GITHUB_JOB"),
 		SHA:        getenv("GITHUB_SHA"),
 		Ref:        getenv("GITHUB_REF"),
 		ServerURL:  getenv("GITHUB_SERVER_URL"),
 		Repository: getenv("GITHUB_REPOSITORY"),
-	}
-	var err error
-	if g.RunID, err = envInt(getenv, "GITHUB_RUN_ID", ""); err != nil {
-		return nil, err
-	}
-	attempt, err := envInt(getenv, "GITHUB_RUN_ATTEMPT", "")
-	if err != nil {
-		return nil, err
-	}
-	g.RunAttempt = int(attempt)
-	if g.CheckRunID, err = envInt(getenv, "check run id (--check-run-id / CI_REPORT_CHECK_RUN_ID)", checkRunID); err != nil {
-		return nil, err
-	}
-	return g, nil
+	}, nil
 }
 
 // envInt parses the variable name (or value when given) as a non-negative
@@ -63,15 +60,10 @@ func WorkflowCommand(name string, props [][2]string, message string) string {
 	var b strings.Builder
 	b.WriteString("::")
 	b.WriteString(name)
-	for i, p := range props {
-		if i == 0 {
-			b.WriteByte(' ')
-		} else {
-			b.WriteByte(',')
-		}
-		b.WriteString(p[0])
-		b.WriteByte('=')
-		b.WriteString(commandProperty.Replace(p[1]))
+	sep := " "
+	for _, p := range props {
+		b.WriteString(sep + p[0] + "=" + commandProperty.Replace(p[1]))
+		sep = ","
 	}
 	b.WriteString("::")
 	b.WriteString(commandData.Replace(message))
