@@ -226,7 +226,10 @@ func eachPage[T any](ctx context.Context, p *Publisher, o op, maxPages int,
 	for page := 1; page != 0 && (maxPages == 0 || page <= maxPages); {
 		var items []T
 		next := 0
-		err := p.call(ctx, o, func(ctx context.Context) (err error) { items, next, err = list(ctx, page); return })
+		err := p.call(ctx, o, func(ctx context.Context) (err error) {
+			items, next, err = list(ctx, page)
+			return err
+		})
 		if err != nil {
 			return err
 		}

@@ -144,14 +144,18 @@ func (c *mdText) inline(n ast.Node, inCell bool) string {
 	_ = ast.Walk(n, func(m ast.Node, entering bool) (ast.WalkStatus, error) {
 		switch m := m.(type) {
 		case *ast.CodeSpan:
-			for ch := m.FirstChild(); ch != nil && entering; ch = ch.NextSibling() {
-				if t, ok := ch.(*ast.Text); ok {
-					code := string(t.Segment.Value(c.src))
-					if inCell {
-						code = strings.ReplaceAll(code, `\|`, "|")
+			if entering {
+				var cb strings.Builder
+				for ch := m.FirstChild(); ch != nil; ch = ch.NextSibling() {
+					if t, ok := ch.(*ast.Text); ok {
+						cb.Write(t.Segment.Value(c.src))
 					}
-					b.WriteString(code)
 				}
+				code := cb.String()
+				if inCell { // joined first: a `\|` may span two text pieces
+					code = strings.ReplaceAll(code, `\|`, "|")
+				}
+				b.WriteString(code)
 			}
 			return ast.WalkSkipChildren, nil
 		case *ast.Text:
