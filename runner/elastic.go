@@ -257,7 +257,7 @@ func (k *coloc) calibrate(names []string, shapes []func() []engine.Request) []fl
 	readings := k.sampler.Readings(t0, k.now())
 	out := make([]float64, len(shapes))
 	for i := range shapes {
-		base, _ := before.kv(i)
+		base := before.KVMiB[i]
 		peak, _, _ := peakKV(readings, i)
 		out[i] = max(peak-base, 1) / calibrateReqs
 	}
@@ -308,7 +308,7 @@ func (k *coloc) drain(idx ...int) memReading {
 func sumKV(r memReading, idx []int) float64 {
 	s := 0.0
 	for _, i := range idx {
-		v, ok := r.kv(i)
+		v, ok := r.KVMiB[i]
 		if !ok {
 			return math.NaN()
 		}
@@ -526,14 +526,14 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	e.nA, e.nB = burstSize(e.free, e.perReq[0], batch), burstSize(e.free, e.perReq[1], batch)
 
 	e.a = k.measuredPhase(0, "a_burst", load(e.nA), e.nA)
-	baseA, _ := e.a.start.kv(0)
+	baseA := e.a.start.KVMiB[0]
 	e.aGrowth, e.freeAtAPeak = e.a.growth(baseA), k.freeAtPeakMiB(e.a.atPeak)
 	drainedA := k.drain(0)
-	heldA, _ := drainedA.kv(0)
+	heldA := drainedA.KVMiB[0]
 	e.aAfter, e.gpuFreeAfterA = max(heldA-baseA, 0), k.freeMiB(drainedA)
 
 	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
-	baseB, _ := e.b.start.kv(1)
+	baseB := e.b.start.KVMiB[1]
 	e.bGrowth = e.b.growth(baseB)
 	k.drain(1)
 

@@ -548,22 +548,17 @@ func (s *selecting) shard(chosen map[string]bool) {
 		}
 		return "case:" + e.Name
 	}
-	var units []string
+	var units []string // in the order their first chosen case comes in the plan
 	for i := range s.p.Cases {
 		e := &s.p.Cases[i]
-		if chosen[e.Name] && !slices.Contains(units, unitOf(e)) {
-			units = append(units, unitOf(e))
+		if !chosen[e.Name] {
+			continue
 		}
-	}
-	mine := map[string]bool{}
-	for k, u := range units {
-		if k%s.sel.ShardCount == s.sel.ShardIndex-1 {
-			mine[u] = true
+		k := slices.Index(units, unitOf(e))
+		if k < 0 {
+			k, units = len(units), append(units, unitOf(e))
 		}
-	}
-	for i := range s.p.Cases {
-		e := &s.p.Cases[i]
-		if chosen[e.Name] && !mine[unitOf(e)] {
+		if k%s.sel.ShardCount != s.sel.ShardIndex-1 {
 			delete(chosen, e.Name)
 		}
 	}
@@ -597,15 +592,8 @@ func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
 			out.Parts.Set(k, PartPlan{Cases: cases})
 		}
 	}
-	for i := range p.Cases {
-		e := p.Cases[i]
-		if e.spec().engineSetup {
-			if usedEngines[e.Engine] || explicitSetup[e.Engine] {
-				out.Cases = append(out.Cases, e)
-			}
-			continue
-		}
-		if chosen[e.Name] {
+	for _, e := range p.Cases {
+		if chosen[e.Name] || e.spec().engineSetup && (usedEngines[e.Engine] || explicitSetup[e.Engine]) {
 			out.Cases = append(out.Cases, e)
 		}
 	}

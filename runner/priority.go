@@ -114,7 +114,7 @@ func (k *coloc) publishPriorities() collect.Check {
 // KV and charged bytes before the fill, what lChargedAfter measures from.
 func (p *priorityRun) fillL(k *coloc, fillReqs func(int) []engine.Request) (baseL float64, baseLCharged int64) {
 	p.nL = burstSize(p.free, p.perReq[0], maxFill)
-	baseL, _ = p.idle.kv(0)
+	baseL = p.idle.KVMiB[0]
 	baseLCharged, _ = ledger.Server(p.idle.Ledger, k.servers[0].IPC, ledger.FieldCharged)
 	w := k.measuredPhase(0, "l_fill", fillReqs(p.nL), priorityFillConc)
 	p.fill, p.lGrowth = w.phase, w.growth(baseL)
@@ -132,10 +132,10 @@ func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engi
 		p.offsets.Set(s.Plan.Name, s.LogSize())
 	}
 	atBurst = k.sampler.Read(k.ctx)
-	heldL, _ := atBurst.kv(0)
+	heldL := atBurst.KVMiB[0]
 	p.lAtBurst = max(heldL-baseL, 0)
 	p.freeAtBurst = k.freeMiB(atBurst)
-	baseH, _ = atBurst.kv(1)
+	baseH = atBurst.KVMiB[1]
 	p.nH = burstSize(p.freeAtBurst+p.lAtBurst, p.perReq[1], batch)
 	p.burst = k.phase(1, "h_burst", burstReqs(p.nH), p.nH)
 	return atBurst, k.sampler.Read(k.ctx), baseH
@@ -197,7 +197,7 @@ func lChargedAfter(end memReading, ipc string, li int, baseUsed float64, baseCha
 	if charged, ok := ledger.Server(end.Ledger, ipc, ledger.FieldCharged); ok && end.KVMiB != nil && (charged > 0 || baseCharged > 0) {
 		return max(float64(charged-baseCharged)/(1<<20), 0)
 	}
-	used, _ := end.kv(li)
+	used := end.KVMiB[li]
 	return max(used-baseUsed, 0)
 }
 

@@ -421,24 +421,18 @@ func (r *Runner) defaults() error {
 	if r.OutDir == "" {
 		return errors.New("run: no part directory (--out)")
 	}
-	if r.Part == "" {
-		r.Part = filepath.Base(filepath.Clean(r.OutDir))
-	}
+	r.Part = cmp.Or(r.Part, filepath.Base(filepath.Clean(r.OutDir)))
 	if r.RunID == "" {
 		r.RunID = r.now().UTC().Format("01021504")
 	}
-	if r.Port == 0 {
-		r.Port = 18000
-	}
+	r.Port = r.basePort()
 	if len(r.GPUs) == 0 {
 		r.GPUs = []int{0}
 	}
 	if err := CheckContainerGPUs(r.Plan, r.GPUs, r.ExecPrefix, r.ContainerGPUs); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	if r.StopSignal == 0 {
-		r.StopSignal = syscall.SIGINT
-	}
+	r.StopSignal = cmp.Or(r.StopSignal, syscall.SIGINT)
 	if len(r.Kvctl) == 0 {
 		r.Kvctl = r.host().Kvctl()
 	}

@@ -38,18 +38,13 @@ type memReading struct {
 	GPUPeakOK  bool
 }
 
-// kv returns server i's KV MiB and whether it was read.
-func (r memReading) kv(i int) (float64, bool) {
-	v, ok := r.KVMiB[i]
-	return v, ok
-}
-
 // kvPeak returns the most KV server i held since the previous reading.
 func (r memReading) kvPeak(i int) (float64, bool) {
 	if v, ok := r.KVPeakMiB[i]; ok {
 		return v, true
 	}
-	return r.kv(i)
+	v, ok := r.KVMiB[i]
+	return v, ok
 }
 
 // clipped is r with its peaks dropped for the reading itself: for a
@@ -217,7 +212,7 @@ func (s *memSampler) applyPeaks(r *memReading, p peaks) {
 	}
 	r.KVPeakMiB = map[int]float64{}
 	for i, ipc := range s.IPCs {
-		v, known := r.kv(i)
+		v, known := r.KVMiB[i]
 		if b, ok := p.seg[ipc]; ok {
 			v, known = max(v, float64(b)/(1<<20)), true
 		}
@@ -440,7 +435,7 @@ func (s *memSampler) element(r memReading) collect.Ordered[any] {
 		}
 	}
 	for j, name := range s.Names {
-		if v, ok := r.kv(j); ok {
+		if v, ok := r.KVMiB[j]; ok {
 			o.Set(name, tenth(v))
 		}
 	}
