@@ -257,9 +257,8 @@ func (k *coloc) calibrate(names []string, shapes []func() []engine.Request) []fl
 	readings := k.sampler.Readings(t0, k.now())
 	out := make([]float64, len(shapes))
 	for i := range shapes {
-		base := before.KVMiB[i]
 		peak, _, _ := peakKV(readings, i)
-		out[i] = max(peak-base, 1) / calibrateReqs
+		out[i] = max(peak-before.KVMiB[i], 1) / calibrateReqs
 	}
 	return out
 }
@@ -529,8 +528,7 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	baseA := e.a.start.KVMiB[0]
 	e.aGrowth, e.freeAtAPeak = e.a.growth(baseA), k.freeAtPeakMiB(e.a.atPeak)
 	drainedA := k.drain(0)
-	heldA := drainedA.KVMiB[0]
-	e.aAfter, e.gpuFreeAfterA = max(heldA-baseA, 0), k.freeMiB(drainedA)
+	e.aAfter, e.gpuFreeAfterA = max(drainedA.KVMiB[0]-baseA, 0), k.freeMiB(drainedA)
 
 	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
 	baseB := e.b.start.KVMiB[1]

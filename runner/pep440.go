@@ -150,12 +150,7 @@ func parseRange(s string) (versionRange, error) {
 // handled as PEP 440's exclusive bounds are: `<0.31` does not admit 0.31.0rc1,
 // `>0.29` not 0.29.post1, and `>=0.29` not 0.29.0rc1.
 func (r versionRange) contains(v version) bool {
-	for _, c := range r.clauses {
-		if !c.holds(v) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(r.clauses, func(c clause) bool { return !c.holds(v) })
 }
 
 func (c clause) holds(v version) bool {

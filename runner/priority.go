@@ -132,8 +132,7 @@ func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engi
 		p.offsets.Set(s.Plan.Name, s.LogSize())
 	}
 	atBurst = k.sampler.Read(k.ctx)
-	heldL := atBurst.KVMiB[0]
-	p.lAtBurst = max(heldL-baseL, 0)
+	p.lAtBurst = max(atBurst.KVMiB[0]-baseL, 0)
 	p.freeAtBurst = k.freeMiB(atBurst)
 	baseH = atBurst.KVMiB[1]
 	p.nH = burstSize(p.freeAtBurst+p.lAtBurst, p.perReq[1], batch)
@@ -197,8 +196,7 @@ func lChargedAfter(end memReading, ipc string, li int, baseUsed float64, baseCha
 	if charged, ok := ledger.Server(end.Ledger, ipc, ledger.FieldCharged); ok && end.KVMiB != nil && (charged > 0 || baseCharged > 0) {
 		return max(float64(charged-baseCharged)/(1<<20), 0)
 	}
-	used := end.KVMiB[li]
-	return max(used-baseUsed, 0)
+	return max(end.KVMiB[li]-baseUsed, 0)
 }
 
 func roundMilli(d time.Duration) float64 {

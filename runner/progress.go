@@ -29,7 +29,7 @@ type runProgress struct {
 	total    int
 	index    map[string]int // case name → its place in the plan, from 1
 	notRun   map[string]string
-	stopBeat func()
+	stop     func() // ends the heartbeat; it writes no line afterwards
 
 	current         string // the running case, "" between cases
 	caseAt, phaseAt time.Time
@@ -66,16 +66,13 @@ func (r *Runner) startProgress(out, log io.Writer) *runProgress {
 			}
 		}
 	}()
-	p.stopBeat = func() {
+	p.stop = func() {
 		close(done)
 		<-exited
 		stopTicker()
 	}
 	return p
 }
-
-// stop ends the heartbeat; no progress line is written by it afterwards.
-func (p *runProgress) stop() { p.stopBeat() }
 
 // tag is `[i/N] <case>`.
 func (p *runProgress) tag(name string) string {

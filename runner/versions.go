@@ -222,9 +222,7 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 		}
 		e, _ := s.Engines.Get(k)
 		e.Engine, e.Kvcached, e.Torch, e.CUDA = v.Engine, v.Kvcached, v.Torch, v.CUDA
-		if v.Digest != "" {
-			e.Digest = v.Digest
-		}
+		e.Digest = cmp.Or(v.Digest, e.Digest)
 		if x, ok := r.expect[k]; ok && x.set != nil {
 			e.Expectations = &collect.EngineExpectations{
 				Set: x.set.Name, Why: x.why, Patches: nonNil(x.set.Patches),
