@@ -169,11 +169,7 @@ func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion 
 	if !listed || len(missing) == 0 {
 		return ""
 	}
-	list := missing[0]
-	if n := len(missing); n > 1 {
-		list = strings.Join(missing[:n-1], ", ") + " or " + missing[n-1]
-	}
-	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", list, orUnknown(kvcachedVersion))
+	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", orList(missing), orUnknown(kvcachedVersion))
 }
 
 // skipped is the result of a case that did not run for reason: ok, no
