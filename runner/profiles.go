@@ -68,10 +68,8 @@ var compatMatrix = []serverOpts{
 }
 
 func findModel(key string) (*model, error) {
-	for i := range models {
-		if models[i].key == key {
-			return &models[i], nil
-		}
+	if i := slices.IndexFunc(models, func(m model) bool { return m.key == key }); i >= 0 {
+		return &models[i], nil
 	}
 	return nil, fmt.Errorf("unknown model %s", bounds.Quote(key))
 }
