@@ -68,9 +68,6 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 		caps[name] = cp
 	}
 	c.R.verMu.Lock()
-	if c.R.caps == nil {
-		c.R.caps = map[string]map[string]capability{}
-	}
 	c.R.caps[engineName] = caps
 	c.R.verMu.Unlock()
 	if found.Len() > 0 {
