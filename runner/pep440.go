@@ -49,12 +49,10 @@ func parseVersion(s string) (version, error) {
 		v.pre = &[2]int{phase, num(m[4])}
 	}
 	if m[5] != "" {
-		n := num(m[6] + m[7])
-		v.post = &n
+		v.post = new(num(m[6] + m[7]))
 	}
 	if m[8] != "" {
-		n := num(m[9])
-		v.dev = &n
+		v.dev = new(num(m[9]))
 	}
 	return v, nil
 }

@@ -20,8 +20,7 @@ func priorityEntry(r *Runner, e *Entry, x *collect.KindEntry) {
 		x.BallastMiB = &m
 	}
 	for i := range x.Servers {
-		p := int(planPriority(&e.Servers[i], i))
-		x.Servers[i].Priority = &p
+		x.Servers[i].Priority = new(int(planPriority(&e.Servers[i], i)))
 	}
 }
 

@@ -85,9 +85,8 @@ func (r *Runner) startPart(w *collect.PartWriter) (*collect.PartMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	no := false
 	meta := &collect.PartMeta{
-		Format: 1, Part: r.Part, Profile: r.Plan.Profile, Complete: &no, Planned: r.Plan.Names(),
+		Format: 1, Part: r.Part, Profile: r.Plan.Profile, Complete: new(false), Planned: r.Plan.Names(),
 		RunID: r.RunID, StartedAt: started.Format(time.RFC3339), Host: r.Hostname,
 		CIReportVersion: r.Version, GitHub: gh, Revision: r.Revision, Arm: r.Arm, Leg: r.Leg, Selection: r.Selection, Faults: r.Faults,
 	}
@@ -305,8 +304,7 @@ func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *co
 			r.printf(progress, "ci-report run: %v\n", err)
 		}
 	}
-	complete := !out.Interrupted
-	meta.Complete = &complete
+	meta.Complete = new(!out.Interrupted)
 	meta.FinishedAt = r.now().UTC().Format(time.RFC3339)
 	if err := w.WritePartMeta(meta); err != nil {
 		return err

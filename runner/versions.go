@@ -231,8 +231,7 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 		}
 		s.Engines.Set(k, e)
 		if s.KvcachedSHA == nil && v.KvcachedSHA != "" {
-			sha := v.KvcachedSHA
-			s.KvcachedSHA = &sha
+			s.KvcachedSHA = new(v.KvcachedSHA)
 		}
 	}
 }
