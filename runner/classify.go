@@ -654,13 +654,7 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 	if used == nil {
 		return ce.holders
 	}
-	var out []GPUHolder
-	for _, h := range ce.holders {
-		if slices.Contains(used, h.GPU) {
-			out = append(out, h)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ce.holders), func(h GPUHolder) bool { return !slices.Contains(used, h.GPU) })
 }
 
 // serverGPUs are the GPUs the case's started servers were given, nil when

@@ -445,11 +445,9 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 	kv.OK = checks.CaseOK(kv.Checks)
 }
 
-// nativeCause is the check of the native case that kept its phase from
-// giving results to compare with: the phase's failed `<phase>_ok` (or what
-// that follows from), else, when the phase never ran, its failed
-// server_ready or server_alive_after_load; "" when the native phase ran
-// and did not fail, or the native case did not finish (nothing says why).
+// nativeCause is the failed check of the native case that kept its phase
+// from giving results to compare with (the root of `<phase>_ok`, else of a
+// phase that never ran); "" when nothing says why.
 func nativeCause(native *collect.CaseResult, phase string) string {
 	if native == nil {
 		return ""
