@@ -700,10 +700,7 @@ func (ce *caseEvidence) excerpt(res *collect.CaseResult) *collect.Excerpt {
 // evidence gathers what case c saw beyond its checks (docs/runner.md
 // §5.10 step 3).
 func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
-	var ev evidence
-	if r.gpuErr != nil {
-		ev.GPUErr = r.gpuErr.Error()
-	}
+	ev := evidence{GPUErr: errText(r.gpuErr)}
 	for _, s := range c.startedServers() {
 		if sc, err := s.logScan(r); err == nil && sc.Found {
 			ev.note(sc.Match, s.Plan.Name+"/serve.log")

@@ -520,17 +520,14 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 	st := s.Stop()
 	scan, err := s.logScan(c.R)
 	info := scan.Info(st.LogOffset)
+	x := c.Expect(s.Plan.Engine)
 	obs := checks.Shutdown{
 		Stop: checks.Stop{
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
-		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.ipcRunID()),
-	}
-	x := c.Expect(s.Plan.Engine)
-	obs.Required, obs.CapacityOptional = x.Required(s.Plan), !x.CapacityLine
-	if err != nil {
-		obs.LogErr = err.Error()
+		Log: info, LogErr: errText(err), Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
+		OtherIPCs: c.R.Plan.IPCNames(c.R.ipcRunID()), Required: x.Required(s.Plan), CapacityOptional: !x.CapacityLine,
 	}
 	if s.Plan.Kvcached() {
 		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.host().ShmDir())
