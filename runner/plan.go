@@ -411,8 +411,7 @@ type Selection struct {
 	Cases   []string // --cases globs; empty keeps all
 	// ShardIndex/ShardCount are --shard i/n (1-based); 0 keeps all.
 	ShardIndex, ShardCount int
-	// Skip are the kinds dropped (--skip KIND; CheckSkip says which may be).
-	Skip []string
+	Skip                   []string // the kinds dropped (--skip KIND; CheckSkip says which may be)
 }
 
 // ParseShard parses `i/n` with 1 ≤ i ≤ n.

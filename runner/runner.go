@@ -120,12 +120,9 @@ type Runner struct {
 	Selection, Faults string
 	// OutDir is the part directory; Part its name (default: OutDir's base name).
 	OutDir, Part string
-	// RunID goes into IPC names and part.json (default: start time as MMDDHHMM).
-	RunID string
-	// CheckRunID is --check-run-id (else CI_REPORT_CHECK_RUN_ID).
-	CheckRunID string
-	// GPUs are the run's GPU indices (default [0]).
-	GPUs []int
+	RunID        string // goes into IPC names and part.json (default: start time as MMDDHHMM)
+	CheckRunID   string // --check-run-id (else CI_REPORT_CHECK_RUN_ID)
+	GPUs         []int  // the run's GPU indices (default [0])
 	// Port is the base port (default 18000): a server case's server
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
@@ -138,16 +135,13 @@ type Runner struct {
 	AnyPort bool
 	// FreePort returns a port free now (nil: the kernel's, from a listener
 	// on 127.0.0.1:0).
-	FreePort func() (int, error)
-	// StopSignal stops servers (default SIGINT).
-	StopSignal syscall.Signal
+	FreePort   func() (int, error)
+	StopSignal syscall.Signal // stops servers (default SIGINT)
 	// Kill, once closed (a second SIGINT or SIGTERM), SIGKILLs every
 	// server's and ballast's process group at once; nil never fires.
-	Kill <-chan struct{}
-	// BallastCmd is the ballast helper's argv (nil: the host's).
-	BallastCmd []string
-	// Kvctl is kvctl's argv (nil: the host's, [kvctl] or `sim kvctl`).
-	Kvctl []string
+	Kill       <-chan struct{}
+	BallastCmd []string // the ballast helper's argv (nil: the host's)
+	Kvctl      []string // kvctl's argv (nil: the host's, [kvctl] or `sim kvctl`)
 	// ExecPrefix maps an engine to the words put before its commands; the
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
@@ -157,9 +151,8 @@ type Runner struct {
 	ContainerGPUs map[string][]int
 	// Repeat is run --repeat: how many times each case but the setup cases
 	// runs (0 or 1: once).
-	Repeat int
-	// InstallCmd maps an engine to the shell command its setup case runs.
-	InstallCmd map[string]string
+	Repeat     int
+	InstallCmd map[string]string // maps an engine to the shell command its setup case runs
 	// VersionProbe is the command each setup case runs (after the exec
 	// prefix) to learn the engine's versions; `{engine}` is replaced
 	// (nil: the host's, DefaultVersionProbe or `sim versions`).
@@ -170,47 +163,37 @@ type Runner struct {
 	// Revision, Arm and Leg are part.json's (docs/formats.md §2).
 	Revision, Arm string
 	Leg           []collect.Property
-	// Timing holds every wait.
-	Timing Timing
+	Timing        Timing // holds every wait
 	// Host is where the run's processes run: nil or Machine for this
 	// machine, a *Sim under --simulate.
-	Host Host
-	// Version is ci-report's version for part.json.
-	Version string
+	Host    Host
+	Version string // ci-report's version for part.json
 
-	// GPU is the GPU backend (gpu.None without one).
-	GPU gpu.Backend
+	GPU gpu.Backend // the GPU backend (gpu.None without one)
 	// Peaks gives the co-location samplers the high-water marks between
 	// their readings (sim.Peaks under --simulate; nil on a real run).
 	Peaks PeakReader
-	// HTTP is the client of every server request (nil: http.DefaultClient).
-	HTTP *http.Client
+	HTTP  *http.Client // the client of every server request (nil: http.DefaultClient)
 	// Exec runs short commands (kvctl, listings through an exec prefix, the
 	// PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
-	// Now is the clock (default time.Now); several goroutines read it at once.
-	Now func() time.Time
+	Now  func() time.Time // the clock (default time.Now); several goroutines read it at once
 	// StatFS reads the free and total MiB of the file system holding a
 	// path (nil: statfs(2)); the machine facts' disks (docs/formats.md §4.10).
 	StatFS func(path string) (freeMiB, totalMiB int64, err error)
-	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
-	Getenv func(string) string
+	Getenv func(string) string // reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY)
 	// Redact hides the secrets in everything the run writes (nil: the
 	// values of collect.SecretEnvNames and the token shapes); see Redactor.
 	Redact *collect.Redactor
-	// Stderr gets the progress lines.
-	Stderr io.Writer
+	Stderr io.Writer // gets the progress lines
 	// Terminal: stderr is a terminal, so a live phase line is shown.
-	Terminal bool
-	// Heartbeat is the period of the heartbeat lines (default DefaultHeartbeat).
-	Heartbeat time.Duration
+	Terminal  bool
+	Heartbeat time.Duration // the period of the heartbeat lines (default DefaultHeartbeat)
 	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
 	// ticks' times are the heartbeat lines' clock, so tests send them.
 	NewTicker func(time.Duration) (<-chan time.Time, func())
-	// Hostname is part.json's host.
-	Hostname string
-	// Kinds overrides the built-in kinds by name (tests).
-	Kinds map[string]Kind
+	Hostname  string          // part.json's host
+	Kinds     map[string]Kind // overrides the built-in kinds by name (tests)
 	// Engines is the engine table (nil: BuiltinEngines()); every engine
 	// the plan uses needs a row.
 	Engines []EngineSpec
@@ -307,12 +290,9 @@ func (r *Runner) PrefixFor(engineName string) []string {
 
 // Case is one running entry of the plan, what a Kind works with.
 type Case struct {
-	// R is the runner (options and dependencies).
-	R *Runner
-	// Entry is the plan entry.
+	R     *Runner
 	Entry *Entry
-	// Group is the comparison group's state (server cases only).
-	Group *GroupState
+	Group *GroupState // the comparison group's state (server cases only)
 	// kind is the entry's row of the kind table and needs, for a setup case,
 	// the capabilities the plan's cases need of its engine (docs/runner.md
 	// §2.7): given by the run loop, since the table holds the kinds' functions
@@ -350,14 +330,10 @@ func (c *Case) phaseStart(phase string) (int64, bool) {
 // Server is one started server of a case.
 type Server struct {
 	*engine.Server
-	// Plan is the server's plan entry.
 	Plan *ServerPlan
-	// IPC is its kvcached IPC name ("" for native servers).
-	IPC string
-	// Port is where it listens.
-	Port int
-	// GPUs are the GPU indices it was given.
-	GPUs []int
+	IPC  string // its kvcached IPC name ("" for native servers)
+	Port int    // where it listens
+	GPUs []int  // the GPU indices it was given
 
 	scanOnce sync.Once
 	scan     engine.LogScan
