@@ -36,8 +36,7 @@ type Plan struct {
 
 // PartPlan is one part of a plan: what one GPU job runs (`run --part`).
 type PartPlan struct {
-	// Cases are the part's case names, setup cases not listed.
-	Cases []string `json:"cases" bounds:"1000"`
+	Cases []string `json:"cases" bounds:"1000"` // the part's case names, setup cases not listed
 }
 
 // SimGPU is a simulated GPU class: its name and memory.
@@ -57,15 +56,13 @@ const DesignGPUMiB = 16384
 
 // EnginePlan is one engine of a plan (docs/formats.md §8).
 type EnginePlan struct {
-	Image string      `json:"image"`
-	Env   collect.Env `json:"env"`
-	// Patches every kvcached server must log (engines without expectation sets).
-	Patches []string `json:"patches"`
+	Image   string      `json:"image"`
+	Env     collect.Env `json:"env"`
+	Patches []string    `json:"patches"` // every kvcached server must log them (engines without expectation sets)
 	// Expectations are the engine's expectation sets by version
 	// (docs/runner.md §2.6), which replace Env and Patches once picked.
 	Expectations []ExpectationSet `json:"expectations,omitempty"`
-	// Server is the command template ({hf_id}, {port}, {served_name}).
-	Server []string `json:"server"`
+	Server       []string         `json:"server"` // the command template ({hf_id}, {port}, {served_name})
 }
 
 // Entry is one case of the plan.
@@ -73,10 +70,9 @@ type Entry struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Engine string `json:"engine,omitempty"`
-	// Group joins the server cases compared with one native case.
-	Group string `json:"group,omitempty"`
-	GPU   string `json:"gpu,omitempty"`
-	Batch int    `json:"batch,omitempty"`
+	Group  string `json:"group,omitempty"` // joins the server cases compared with one native case
+	GPU    string `json:"gpu,omitempty"`
+	Batch  int    `json:"batch,omitempty"`
 	// Servers: one for server and limit cases; pairs: A, B or low, high.
 	Servers []ServerPlan `json:"servers,omitempty"`
 	// Command: a command case's argv (kindSpec.command), run in Engine's
@@ -86,21 +82,19 @@ type Entry struct {
 
 // ServerPlan is one server of a case (docs/formats.md §8).
 type ServerPlan struct {
-	Name         string   `json:"name"`
-	Engine       string   `json:"engine"`
-	Model        string   `json:"model"`
-	HFID         string   `json:"hf_id"`
-	Layout       *string  `json:"layout"`
-	TP           int      `json:"tp"`
-	KVCacheDtype *string  `json:"kv_cache_dtype"`
-	ModelArgs    []string `json:"model_args"`
-	// Env is the server's own environment, without the per-run IPC name.
-	Env       collect.Env `json:"env"`
-	ExtraArgs []string    `json:"extra_args"`
-	Patches   []string    `json:"patches,omitempty"`
-	// Hybrid: also held to its expectation set's hybrid_patches.
-	Hybrid   bool `json:"hybrid,omitempty"`
-	Priority *int `json:"priority,omitempty"`
+	Name         string      `json:"name"`
+	Engine       string      `json:"engine"`
+	Model        string      `json:"model"`
+	HFID         string      `json:"hf_id"`
+	Layout       *string     `json:"layout"`
+	TP           int         `json:"tp"`
+	KVCacheDtype *string     `json:"kv_cache_dtype"`
+	ModelArgs    []string    `json:"model_args"`
+	Env          collect.Env `json:"env"` // the server's own environment, without the per-run IPC name
+	ExtraArgs    []string    `json:"extra_args"`
+	Patches      []string    `json:"patches,omitempty"`
+	Hybrid       bool        `json:"hybrid,omitempty"` // also held to its expectation set's hybrid_patches
+	Priority     *int        `json:"priority,omitempty"`
 }
 
 // Kvcached reports whether the server runs with kvcached (a layout is set).

@@ -26,18 +26,15 @@ import (
 // (docs/runner.md §8). Under --simulate the waits on simulated behaviour are
 // scaled (Scaled).
 type Timing struct {
-	// Server is the readiness and stop timing of every server.
-	Server engine.Timing
+	Server engine.Timing // the readiness and stop timing of every server
 	// RequestTimeout bounds one generation request, ResetTimeout a
 	// prefix-cache reset.
 	RequestTimeout, ResetTimeout time.Duration
 	// GPUProcessWait is how long no_gpu_process_left waits for the GPUs to
 	// empty, in GPUProcessPoll steps.
 	GPUProcessWait, GPUProcessPoll time.Duration
-	// KvctlTimeout bounds one kvctl call (a real call imports torch).
-	KvctlTimeout time.Duration
-	// BallastReady bounds the wait for `ballast ready`.
-	BallastReady time.Duration
+	KvctlTimeout                   time.Duration // bounds one kvctl call (a real call imports torch)
+	BallastReady                   time.Duration // bounds the wait for `ballast ready`
 	// ElasticSample and PrioritySample are the sampling periods of the pairs.
 	ElasticSample, PrioritySample time.Duration
 	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax.
@@ -184,10 +181,9 @@ type Runner struct {
 	Getenv func(string) string // reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY)
 	// Redact hides the secrets in everything the run writes (nil: the
 	// values of collect.SecretEnvNames and the token shapes); see Redactor.
-	Redact *collect.Redactor
-	Stderr io.Writer // gets the progress lines
-	// Terminal: stderr is a terminal, so a live phase line is shown.
-	Terminal  bool
+	Redact    *collect.Redactor
+	Stderr    io.Writer     // gets the progress lines
+	Terminal  bool          // stderr is a terminal, so a live phase line is shown
 	Heartbeat time.Duration // the period of the heartbeat lines (default DefaultHeartbeat)
 	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
 	// ticks' times are the heartbeat lines' clock, so tests send them.
