@@ -437,13 +437,13 @@ func (k *coloc) segmentsSummary() collect.Ordered[any] {
 				limit = tenth(float64(v) / (1 << 20))
 			}
 		}
+		var peakMiB any
+		if peak, _, ok := peakKV(readings, i); ok {
+			peakMiB = tenth(peak)
+		}
 		var seg collect.Ordered[any]
 		seg.Set("limit_mib", limit)
-		if peak, _, ok := peakKV(readings, i); ok {
-			seg.Set("peak_mib", tenth(peak))
-		} else {
-			seg.Set("peak_mib", nil)
-		}
+		seg.Set("peak_mib", peakMiB)
 		out.Set(ipc, seg)
 	}
 	return out

@@ -627,14 +627,12 @@ func (c *Case) Progress(phase string) {
 	if c.R.prog != nil {
 		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
 	}
-	if !c.R.Terminal && !actions {
-		return
-	}
-	if actions {
+	switch {
+	case actions:
 		fmt.Fprintln(c.R.stderr(), line)
-		return
+	case c.R.Terminal:
+		fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 	}
-	fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 }
 
 // marshalLog encodes a case log; an encoding failure becomes a log that says so.

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -189,8 +188,7 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
 	var v Versions
-	dec := json.NewDecoder(bytes.NewReader([]byte(last)))
-	if err := dec.Decode(&v); err != nil {
+	if err := json.NewDecoder(strings.NewReader(last)).Decode(&v); err != nil {
 		return Versions{}, fmt.Errorf("version probe (%s …) printed %q, not a JSON object of versions: %v", what, text.CutLine(last, 200), err)
 	}
 	return v, nil
