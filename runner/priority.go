@@ -144,7 +144,7 @@ func (p *priorityRun) afterBurst(k *coloc, atBurst, atEnd memReading, baseH, bas
 	peakH, _, _ := peakKV(k.sampler.Readings(atBurst.At, atEnd.At), 1)
 	p.hGrowth = max(peakH-baseH, 0)
 	p.lAfter = lChargedAfter(atEnd, k.servers[0].IPC, 0, baseL, baseLCharged)
-	p.burstS = roundMilli(atEnd.At.Sub(atBurst.At))
+	p.burstS = float64(atEnd.At.Sub(atBurst.At).Round(time.Millisecond)) / float64(time.Second)
 }
 
 // checks are the priority pair's load checks.
@@ -193,8 +193,4 @@ func lChargedAfter(end memReading, ipc string, li int, baseUsed float64, baseCha
 		return max(float64(charged-baseCharged)/(1<<20), 0)
 	}
 	return max(end.KVMiB[li]-baseUsed, 0)
-}
-
-func roundMilli(d time.Duration) float64 {
-	return float64(d.Round(time.Millisecond)) / float64(time.Second)
 }

@@ -213,7 +213,7 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 				detail = res.SkipReason
 			}
 		}
-		fmt.Fprintf(tw, "%d/%d\t%s\t%s\t%s\t%s\n", p.index[name], p.total, name, what, dur, oneLine(detail))
+		fmt.Fprintf(tw, "%d/%d\t%s\t%s\t%s\t%s\n", p.index[name], p.total, name, what, dur, text.Words(detail))
 	}
 	tw.Flush()
 	// tabwriter pads a row's empty last cell; a line ends at its text.
@@ -252,6 +252,3 @@ func annotation(name string, res *collect.CaseResult, red *collect.Redactor) str
 	}
 	return collect.WorkflowCommand("error", [][2]string{{"title", red.String(name)}}, red.String(strings.Join(lines, "\n")))
 }
-
-// oneLine keeps a table cell on its line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

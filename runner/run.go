@@ -470,7 +470,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),
 		Workload: ServerWorkload(), Checks: ServerChecks(), Cases: []collect.CaseSetup{},
 	}
-	if sha := r.kvcachedSHA(); sha != "" {
+	if sha := cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA")); sha != "" {
 		s.KvcachedSHA = &sha
 	}
 	for _, g := range r.gpus {

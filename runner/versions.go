@@ -233,8 +233,3 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 		}
 	}
 }
-
-// kvcachedSHA is --kvcached-sha, else KVCACHED_SHA ("" for neither).
-func (r *Runner) kvcachedSHA() string {
-	return cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA"))
-}
