@@ -535,21 +535,19 @@ func (s *selecting) bringNatives(chosen map[string]bool) {
 
 // shard keeps the chosen cases of every n-th unit: a group, a pair or a limit case.
 func (s *selecting) shard(chosen map[string]bool) {
-	unitOf := func(e *Entry) string {
-		if e.spec().grouped {
-			return "group:" + e.Group
-		}
-		return "case:" + e.Name
-	}
 	var units []string // in the order their first chosen case comes in the plan
 	for i := range s.p.Cases {
 		e := &s.p.Cases[i]
 		if !chosen[e.Name] {
 			continue
 		}
-		k := slices.Index(units, unitOf(e))
+		unit := "case:" + e.Name
+		if e.spec().grouped {
+			unit = "group:" + e.Group
+		}
+		k := slices.Index(units, unit)
 		if k < 0 {
-			k, units = len(units), append(units, unitOf(e))
+			k, units = len(units), append(units, unit)
 		}
 		if k%s.sel.ShardCount != s.sel.ShardIndex-1 {
 			delete(chosen, e.Name)

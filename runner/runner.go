@@ -94,16 +94,13 @@ func (t Timing) Scaled(f float64) Timing {
 	if f <= 0 || f == 1 {
 		return t
 	}
-	sc := func(d *time.Duration) {
-		*d = max(time.Duration(float64(*d)*f), time.Millisecond)
-	}
 	for _, d := range []*time.Duration{
 		&t.Server.ReadyPoll, &t.Server.ReadyTimeout, &t.Server.StopPoll,
 		&t.Server.StopTimeout, &t.Server.KillWait, &t.Server.InterruptStopTimeout,
 		&t.GPUProcessWait, &t.GPUProcessPoll,
 		&t.BallastReady, &t.ElasticSample, &t.PrioritySample, &t.DrainStep, &t.DrainMax, &t.LimitWait,
 	} {
-		sc(d)
+		*d = max(time.Duration(float64(*d)*f), time.Millisecond)
 	}
 	return t
 }
