@@ -352,17 +352,19 @@ func (c *Case) Engine(name string) EnginePlan {
 }
 
 // Expect returns what the kvcached servers of engine are held to: the
-// expectation set its setup case picked, or the engine's own patches when
-// it declares no sets (docs/runner.md §2.6).
-func (c *Case) Expect(engineName string) Expectations {
+// expectation set its setup case picked (none: nothing), or the engine's own
+// patches when it declares no sets (docs/runner.md §2.6); Env is the whole
+// env the engine's servers get.
+func (c *Case) Expect(engineName string) ExpectationSet {
 	eng := c.Engine(engineName)
 	if len(eng.Expectations) == 0 {
-		return Expectations{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
+		return ExpectationSet{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
 	}
-	x := Expectations{Env: c.R.engineEnv(engineName)}
+	var x ExpectationSet
 	if p := c.R.picked(engineName); p.set != nil {
-		x.Patches, x.HybridPatches, x.CapacityLine = p.set.Patches, p.set.HybridPatches, p.set.CapacityLine
+		x = *p.set
 	}
+	x.Env = c.R.engineEnv(engineName)
 	return x
 }
 
