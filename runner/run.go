@@ -437,7 +437,7 @@ func (r *Runner) defaults() error {
 	r.Timing = r.Timing.WithDefaults()
 	// What the setup cases learn of their engines (under verMu).
 	r.versions, r.expect = map[string]Versions{}, map[string]picked{}
-	r.caps, r.inputs = map[string]map[string]capability{}, map[string]*engineInputs{}
+	r.caps, r.inputs = map[string]map[string]collect.Capability{}, map[string]*engineInputs{}
 	if r.GPU == nil {
 		r.GPU = gpu.None{}
 	}

@@ -196,11 +196,11 @@ type Runner struct {
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
-	verMu    sync.Mutex                       // an interrupted setup case may still write versions while Run reads them
-	versions map[string]Versions              // engine → its setup case's probe
-	expect   map[string]picked                // engine → the expectation set its setup case picked
-	caps     map[string]map[string]capability // engine → capability → what its setup case probed
-	inputs   map[string]*engineInputs         // engine → what its setup case learned its image accepts
+	verMu    sync.Mutex                               // an interrupted setup case may still write while Run reads
+	versions map[string]Versions                      // engine → its setup case's probe
+	expect   map[string]picked                        // engine → the expectation set its setup case picked
+	caps     map[string]map[string]collect.Capability // engine → capability → what its setup case probed
+	inputs   map[string]*engineInputs                 // engine → what its setup case learned its image accepts
 	gpus     []gpu.Info
 	gpuErr   error
 	// firstLook is the machine as the run's first case started, what a
