@@ -24,7 +24,8 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 		return nil
 	}
 	// The server with the evidence's best match first, then the rest in order.
-	if i := slices.IndexFunc(servers, func(s *Server) bool { return ev.Found && ev.Where == s.Plan.Name+"/serve.log" }); i >= 0 {
+	best := func(s *Server) bool { return ev.Found && ev.Where == s.Plan.Name+"/serve.log" }
+	if i := slices.IndexFunc(servers, best); i >= 0 {
 		servers[0], servers[i] = servers[i], servers[0]
 	}
 	for _, s := range servers {
