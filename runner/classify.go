@@ -611,7 +611,6 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 // failed (a held-back kvcached case may fail only in its comparisons) and
 // then once.
 type caseEvidence struct {
-	r                      *Runner
 	c                      *Case
 	kernelStart, kernelEnd int64 // the --kernel-log lines of the case
 	// holders are the compute processes on the run's GPUs when the case
@@ -632,7 +631,7 @@ func (ce *caseEvidence) get() evidence {
 		return evidence{}
 	}
 	if ce.ev == nil {
-		ev := ce.r.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
+		ev := ce.c.R.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
 		if ce.watch != nil {
 			ce.watch.oomFacts(&ev.Facts, ev.kernel)
 		}
@@ -694,7 +693,7 @@ func (ce *caseEvidence) excerpt(res *collect.CaseResult) *collect.Excerpt {
 	if !res.Failed() || ce == nil {
 		return nil
 	}
-	return ce.r.excerpt(ce.c, res, ce.get())
+	return ce.c.R.excerpt(ce.c, res, ce.get())
 }
 
 // evidence gathers what case c saw beyond its checks (docs/runner.md

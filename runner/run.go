@@ -178,7 +178,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	}
 	// Its class (docs/runner.md §5.10) from what the case saw; a held-back
 	// kvcached case is classified again once compared (comparisons.flush).
-	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders, watch: watch, hostShort: short}
+	ev = &caseEvidence{c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders, watch: watch, hostShort: short}
 	if res.Failed() {
 		// What the machine says of itself now, against before the case.
 		m := &collect.Machine{Before: before, After: r.machineState()}
