@@ -230,11 +230,7 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 	k.c.Progress(names[0])
 	k.mark(strings.Join(names, " + "))
 	for i := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = k.servers[i].Client.RunPhase(k.ctx, names[i], reqs[i], max(len(reqs[i]), 1))
-		}()
+		wg.Go(func() { out[i] = k.servers[i].Client.RunPhase(k.ctx, names[i], reqs[i], max(len(reqs[i]), 1)) })
 	}
 	wg.Wait()
 	for i, n := range names {
@@ -394,8 +390,7 @@ func (c *Case) stopServers(servers []*Server) []ServerEnd {
 	ends := make([]ServerEnd, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); ends[i] = c.StopServer(s, s.Plan.Name+"_") }()
+		wg.Go(func() { ends[i] = c.StopServer(s, s.Plan.Name+"_") })
 	}
 	wg.Wait()
 	return ends

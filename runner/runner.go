@@ -518,8 +518,7 @@ func (c *Case) startedServers() []*Server {
 func (c *Case) stopAll() {
 	var wg sync.WaitGroup
 	for _, s := range c.startedServers() {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.Stop() }()
+		wg.Go(func() { s.Stop() })
 	}
 	wg.Wait()
 }

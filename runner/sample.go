@@ -271,12 +271,10 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 			select {
 			case slots <- struct{}{}:
 				s.asked(len(slots))
-				calls.Add(1)
-				go func() {
-					defer calls.Done()
+				calls.Go(func() {
 					defer func() { <-slots }()
 					s.sample(ctx, true)
-				}()
+				})
 			default:
 				s.mu.Lock()
 				s.skipped++
