@@ -371,9 +371,8 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 }
 
 func firstFrames(stack []byte) string {
-	lines := strings.Split(string(stack), "\n")
 	var keep []string
-	for _, l := range lines {
+	for l := range strings.SplitSeq(string(stack), "\n") {
 		if strings.Contains(l, "ci-report/") && !strings.Contains(l, "runtime/") {
 			keep = append(keep, strings.TrimSpace(l))
 		}
