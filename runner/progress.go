@@ -46,29 +46,14 @@ func (r *Runner) startProgress(out, log io.Writer) *runProgress {
 		p.index[r.Plan.Cases[i].Name] = i + 1
 	}
 	every := cmp.Or(max(r.Heartbeat, 0), DefaultHeartbeat)
-	newTicker := r.NewTicker
-	if newTicker == nil {
-		newTicker = func(d time.Duration) (<-chan time.Time, func()) {
-			t := time.NewTicker(d)
-			return t.C, t.Stop
-		}
+	ticker := r.NewTicker
+	if ticker == nil {
+		ticker = newTicker
 	}
-	ticks, stopTicker := newTicker(every)
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			select {
-			case <-done:
-				return
-			case t := <-ticks:
-				p.beat(t)
-			}
-		}
-	}()
+	ticks, stopTicker := ticker(every)
+	stopBeat := onTicks(ticks, p.beat)
 	p.stop = func() {
-		close(done)
-		<-exited
+		stopBeat()
 		stopTicker()
 	}
 	return p
