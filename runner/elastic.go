@@ -239,20 +239,16 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 	return out
 }
 
-// calibrate sends calibrateReqs requests of each server's shape, all at once,
-// and returns each server's KV per request: max(peak growth, 1 MiB)/4.
-func (k *coloc) calibrate(names []string, shapes []func() []engine.Request) []float64 {
+// calibrate sends each server its calibrateReqs requests, all at once, and
+// returns each server's KV per request: max(peak growth, 1 MiB)/4.
+func (k *coloc) calibrate(names []string, reqs [][]engine.Request) []float64 {
 	before := k.sampler.Read(k.ctx)
 	t0 := before.At
-	reqs := make([][]engine.Request, len(shapes))
-	for i, shape := range shapes {
-		reqs[i] = shape()
-	}
 	k.phasesAtOnce(names, reqs)
 	k.sampler.Read(k.ctx)
 	readings := k.sampler.Readings(t0, k.now())
-	out := make([]float64, len(shapes))
-	for i := range shapes {
+	out := make([]float64, len(reqs))
+	for i := range reqs {
 		peak, _, _ := peakKV(readings, i)
 		out[i] = max(peak-before.KVMiB[i], 1) / calibrateReqs
 	}
@@ -477,14 +473,14 @@ type pairOpening struct {
 	free   float64
 }
 
-// open probes both servers, calibrates each shape, resets and drains both
+// open probes both servers, calibrates with reqs, resets and drains both
 // caches (failures: reset_errors) and reads what is free.
-func (k *coloc) open(names []string, shapes []func() []engine.Request) pairOpening {
+func (k *coloc) open(names []string, reqs [][]engine.Request) pairOpening {
 	var o pairOpening
 	for i, s := range k.servers {
 		o.before = append(o.before, k.phase(i, s.Plan.Name+"_probe_before", probeRequests(), 1).Results)
 	}
-	o.perReq = k.calibrate(names, shapes)
+	o.perReq = k.calibrate(names, reqs)
 	idle, resetProblems := k.resetAndDrain(0, 1)
 	if len(resetProblems) > 0 {
 		k.log.Set("reset_errors", resetProblems)
@@ -515,8 +511,8 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
 	defer stopSampling()
 	load := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
-	e := elasticRun{pairOpening: k.open([]string{"a_calibrate", "b_calibrate"}, []func() []engine.Request{
-		func() []engine.Request { return load(calibrateReqs) }, func() []engine.Request { return load(calibrateReqs) }})}
+	calib := [][]engine.Request{load(calibrateReqs), load(calibrateReqs)}
+	e := elasticRun{pairOpening: k.open([]string{"a_calibrate", "b_calibrate"}, calib)}
 	e.nA, e.nB = burstSize(e.free, e.perReq[0], batch), burstSize(e.free, e.perReq[1], batch)
 
 	e.a = k.measuredPhase(0, "a_burst", load(e.nA), e.nA)

@@ -65,8 +65,8 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 
 	fillReqs := func(n int) []engine.Request { return k.requests(n, loadWords, 1, false) }
 	burstReqs := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
-	p := priorityRun{pairOpening: k.open([]string{"l_calibrate", "h_calibrate"}, []func() []engine.Request{
-		func() []engine.Request { return fillReqs(calibrateReqs) }, func() []engine.Request { return burstReqs(calibrateReqs) }})}
+	calib := [][]engine.Request{fillReqs(calibrateReqs), burstReqs(calibrateReqs)}
+	p := priorityRun{pairOpening: k.open([]string{"l_calibrate", "h_calibrate"}, calib)}
 
 	stopSampling := k.sampler.Run(ctx, r.Timing.PrioritySample)
 	defer stopSampling()
