@@ -66,20 +66,17 @@ var DefaultTiming = Timing{
 func (t Timing) WithDefaults() Timing {
 	d := DefaultTiming
 	t.Server = t.Server.WithDefaults()
-	for _, p := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{
-		{&t.RequestTimeout, d.RequestTimeout}, {&t.ResetTimeout, d.ResetTimeout},
-		{&t.GPUProcessWait, d.GPUProcessWait}, {&t.GPUProcessPoll, d.GPUProcessPoll},
-		{&t.KvctlTimeout, d.KvctlTimeout}, {&t.BallastReady, d.BallastReady},
-		{&t.ElasticSample, d.ElasticSample}, {&t.PrioritySample, d.PrioritySample},
-		{&t.DrainStep, d.DrainStep}, {&t.DrainMax, d.DrainMax},
-		{&t.LimitWait, d.LimitWait}, {&t.InstallTimeout, d.InstallTimeout},
-		{&t.VersionProbeTimeout, d.VersionProbeTimeout}, {&t.KernelLogPoll, d.KernelLogPoll},
+	for _, p := range [][2]*time.Duration{
+		{&t.RequestTimeout, &d.RequestTimeout}, {&t.ResetTimeout, &d.ResetTimeout},
+		{&t.GPUProcessWait, &d.GPUProcessWait}, {&t.GPUProcessPoll, &d.GPUProcessPoll},
+		{&t.KvctlTimeout, &d.KvctlTimeout}, {&t.BallastReady, &d.BallastReady},
+		{&t.ElasticSample, &d.ElasticSample}, {&t.PrioritySample, &d.PrioritySample},
+		{&t.DrainStep, &d.DrainStep}, {&t.DrainMax, &d.DrainMax},
+		{&t.LimitWait, &d.LimitWait}, {&t.InstallTimeout, &d.InstallTimeout},
+		{&t.VersionProbeTimeout, &d.VersionProbeTimeout}, {&t.KernelLogPoll, &d.KernelLogPoll},
 	} {
-		if *p.v <= 0 {
-			*p.v = p.def
+		if *p[0] <= 0 {
+			*p[0] = *p[1]
 		}
 	}
 	return t
