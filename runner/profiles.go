@@ -181,12 +181,9 @@ func (b *builder) add(e Entry) {
 }
 
 func (b *builder) setup(engine string) {
-	for _, e := range b.p.Cases {
-		if e.spec().engineSetup && e.Engine == engine {
-			return
-		}
+	if !slices.ContainsFunc(b.p.Cases, func(e Entry) bool { return e.spec().engineSetup && e.Engine == engine }) {
+		b.p.Cases = append(b.p.Cases, Entry{Kind: KindSetup, Name: engine + "-setup", Engine: engine})
 	}
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindSetup, Name: engine + "-setup", Engine: engine})
 }
 
 // group adds the server cases of one engine/model group: layouts in order
