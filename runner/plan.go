@@ -479,15 +479,9 @@ func (s *selecting) keep(e *Entry) bool {
 	if !e.spec().engineSetup && slices.Contains(s.sel.Skip, e.Kind) {
 		return false
 	}
-	for _, sp := range e.Servers {
-		if len(s.sel.Engines) > 0 && !slices.Contains(s.sel.Engines, sp.Engine) {
-			return false
-		}
-		if len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(e.Servers, func(sp ServerPlan) bool {
+		return !keepEngine(s.sel, sp.Engine) || len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model)
+	})
 }
 
 func (s *selecting) matches(name string) bool {
