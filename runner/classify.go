@@ -329,11 +329,8 @@ var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)
 // placeholderModelID reports whether id is no model id at all: empty, or
 // what a program prints for a missing value.
 func placeholderModelID(id string) bool {
-	switch strings.ToLower(strings.Trim(id, "/")) {
-	case "", "none", "null", "nil", "undefined", "model", "model_name", "model_id", "<model>", "{model}", "$model":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"", "none", "null", "nil", "undefined", "model", "model_name", "model_id", "<model>", "{model}", "$model"},
+		strings.ToLower(strings.Trim(id, "/")))
 }
 
 // memoryVerdict judges a memory refusal by what the GPU held
