@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,12 +105,10 @@ func (w *caseWatch) sighted() bool {
 	p := w.c.R.procs
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, e := range w.c.Entry.EntryEngines() {
-		if pre := w.c.R.PrefixFor(e); len(pre) > 0 && !p.prefixes[strings.Join(pre, "\x00")] {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(w.c.Entry.EntryEngines(), func(e string) bool {
+		pre := w.c.R.PrefixFor(e)
+		return len(pre) > 0 && !p.prefixes[strings.Join(pre, "\x00")]
+	})
 }
 
 // learn finds the cgroup of each server of the case behind an exec prefix
