@@ -24,12 +24,6 @@ const CapKvctlPriority = "kvctl_priority"
 // used_bytes (cmd_list, kvcached/cli/kvctl.py@2513db15eee5 l.209-229).
 var priorityFields = []string{ledger.FieldPriority, ledger.FieldShortfall, ledger.FieldWatermark}
 
-// capability is what the probe of one capability found.
-type capability struct {
-	available bool
-	detail    string // the evidence: which command answered how
-}
-
 // neededCapabilities are the capabilities the plan's cases need of engine,
 // in the kind table's order; none, and the setup case probes nothing.
 func (r *Runner) neededCapabilities(engineName string) []string {
@@ -57,20 +51,17 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 	}
 	var found collect.Ordered[any]
 	var problems []string
-	caps := map[string]capability{}
+	caps := map[string]collect.Capability{}
 	for _, name := range needed {
 		cp, err := c.probeCapability(ctx, engineName, name)
 		if err != nil {
 			problems = append(problems, text.CutLine(c.R.Redactor().String(err.Error()), 300))
 			continue
 		}
-		found.Set(name, map[string]any{"available": cp.available, "detail": cp.detail})
+		found.Set(name, map[string]any{"available": cp.Available, "detail": cp.Detail})
 		caps[name] = cp
 	}
 	c.R.verMu.Lock()
-	if c.R.caps == nil {
-		c.R.caps = map[string]map[string]capability{}
-	}
 	c.R.caps[engineName] = caps
 	c.R.verMu.Unlock()
 	if found.Len() > 0 {
@@ -86,9 +77,9 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 // where it does not, argparse prints its usage and `invalid choice:
 // 'priority'` and exits 2. Never a bare `kvctl`: it starts an interactive
 // shell (kvctl.py l.472-473).
-func (c *Case) probeCapability(ctx context.Context, engineName, name string) (capability, error) {
+func (c *Case) probeCapability(ctx context.Context, engineName, name string) (collect.Capability, error) {
 	if name != CapKvctlPriority {
-		return capability{}, fmt.Errorf("no probe for capability %q", name)
+		return collect.Capability{}, fmt.Errorf("no probe for capability %q", name)
 	}
 	argv := c.commandArgv(engineName, append(slices.Clone(c.R.Kvctl), "priority", "--help"))
 	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
@@ -99,17 +90,19 @@ func (c *Case) probeCapability(ctx context.Context, engineName, name string) (ca
 
 // classifyPriorityHelp reads the outcome of `kvctl priority --help`
 // (probeCapability); anything but those two answers is no answer.
-func classifyPriorityHelp(err error) (capability, error) {
+func classifyPriorityHelp(err error) (collect.Capability, error) {
 	if err == nil {
-		return capability{available: true, detail: "kvctl priority --help exited 0"}, nil
+		detail := "kvctl priority --help exited 0"
+		return collect.Capability{Name: CapKvctlPriority, Available: true, Detail: detail}, nil
 	}
 	msg := err.Error()
 	var ee *exec.ExitError
 	status2 := errors.As(err, &ee) && ee.ExitCode() == 2 || strings.Contains(msg, "exit status 2")
 	if i := strings.Index(msg, "invalid choice"); status2 && i >= 0 {
-		return capability{available: false, detail: "kvctl priority --help exited 2: " + text.CutLine(msg[i:], 200)}, nil
+		detail := "kvctl priority --help exited 2: " + text.CutLine(msg[i:], 200)
+		return collect.Capability{Name: CapKvctlPriority, Detail: detail}, nil
 	}
-	return capability{}, fmt.Errorf("probe kvctl priority: %v", err)
+	return collect.Capability{}, fmt.Errorf("probe kvctl priority: %v", err)
 }
 
 // missingCapability is why e is skipped: the first capability its kind
@@ -119,7 +112,7 @@ func (r *Runner) missingCapability(e *Entry) string {
 	defer r.verMu.Unlock()
 	for _, name := range e.spec().needs {
 		for _, en := range e.EntryEngines() {
-			if cp, ok := r.caps[en][name]; ok && !cp.available {
+			if cp, ok := r.caps[en][name]; ok && !cp.Available {
 				return capabilityReason(name, r.versions[en].Kvcached)
 			}
 		}
@@ -169,11 +162,7 @@ func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion 
 	if !listed || len(missing) == 0 {
 		return ""
 	}
-	list := missing[0]
-	if n := len(missing); n > 1 {
-		list = strings.Join(missing[:n-1], ", ") + " or " + missing[n-1]
-	}
-	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", list, orUnknown(kvcachedVersion))
+	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", orList(missing), orUnknown(kvcachedVersion))
 }
 
 // skipped is the result of a case that did not run for reason: ok, no
@@ -190,7 +179,7 @@ func (r *Runner) engineCapabilities(engineName string) []collect.Capability {
 	var out []collect.Capability
 	for _, name := range r.neededCapabilities(engineName) {
 		if cp, ok := r.caps[engineName][name]; ok {
-			out = append(out, collect.Capability{Name: name, Available: cp.available, Detail: cp.detail})
+			out = append(out, cp)
 		}
 	}
 	return out

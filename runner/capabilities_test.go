@@ -45,7 +45,7 @@ func TestClassifyPriorityHelp(t *testing.T) {
 		{"kvctl missing", errors.New(`exec: "kvctl": executable file not found in $PATH`), false, true},
 	} {
 		cp, err := classifyPriorityHelp(c.err)
-		if (err != nil) != c.unknown || (err == nil && cp.available != c.available) {
+		if (err != nil) != c.unknown || (err == nil && cp.Available != c.available) {
 			t.Errorf("%s: %+v, %v; want available %v, unknown %v", c.name, cp, err, c.available, c.unknown)
 		}
 	}

@@ -329,11 +329,8 @@ var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)
 // placeholderModelID reports whether id is no model id at all: empty, or
 // what a program prints for a missing value.
 func placeholderModelID(id string) bool {
-	switch strings.ToLower(strings.Trim(id, "/")) {
-	case "", "none", "null", "nil", "undefined", "model", "model_name", "model_id", "<model>", "{model}", "$model":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"", "none", "null", "nil", "undefined", "model", "model_name", "model_id", "<model>", "{model}", "$model"},
+		strings.ToLower(strings.Trim(id, "/")))
 }
 
 // memoryVerdict judges a memory refusal by what the GPU held
@@ -611,7 +608,6 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 // failed (a held-back kvcached case may fail only in its comparisons) and
 // then once.
 type caseEvidence struct {
-	r                      *Runner
 	c                      *Case
 	kernelStart, kernelEnd int64 // the --kernel-log lines of the case
 	// holders are the compute processes on the run's GPUs when the case
@@ -632,7 +628,7 @@ func (ce *caseEvidence) get() evidence {
 		return evidence{}
 	}
 	if ce.ev == nil {
-		ev := ce.r.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
+		ev := ce.c.R.evidence(ce.c, ce.kernelStart, ce.kernelEnd)
 		if ce.watch != nil {
 			ce.watch.oomFacts(&ev.Facts, ev.kernel)
 		}
@@ -654,13 +650,7 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 	if used == nil {
 		return ce.holders
 	}
-	var out []GPUHolder
-	for _, h := range ce.holders {
-		if slices.Contains(used, h.GPU) {
-			out = append(out, h)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ce.holders), func(h GPUHolder) bool { return !slices.Contains(used, h.GPU) })
 }
 
 // serverGPUs are the GPUs the case's started servers were given, nil when
@@ -700,16 +690,13 @@ func (ce *caseEvidence) excerpt(res *collect.CaseResult) *collect.Excerpt {
 	if !res.Failed() || ce == nil {
 		return nil
 	}
-	return ce.r.excerpt(ce.c, res, ce.get())
+	return ce.c.R.excerpt(ce.c, res, ce.get())
 }
 
 // evidence gathers what case c saw beyond its checks (docs/runner.md
 // §5.10 step 3).
 func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
-	var ev evidence
-	if r.gpuErr != nil {
-		ev.GPUErr = r.gpuErr.Error()
-	}
+	ev := evidence{GPUErr: errText(r.gpuErr)}
 	for _, s := range c.startedServers() {
 		if sc, err := s.logScan(r); err == nil && sc.Found {
 			ev.note(sc.Match, s.Plan.Name+"/serve.log")

@@ -230,11 +230,7 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 	k.c.Progress(names[0])
 	k.mark(strings.Join(names, " + "))
 	for i := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = k.servers[i].Client.RunPhase(k.ctx, names[i], reqs[i], max(len(reqs[i]), 1))
-		}()
+		wg.Go(func() { out[i] = k.servers[i].Client.RunPhase(k.ctx, names[i], reqs[i], max(len(reqs[i]), 1)) })
 	}
 	wg.Wait()
 	for i, n := range names {
@@ -243,23 +239,18 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 	return out
 }
 
-// calibrate sends calibrateReqs requests of each server's shape, all at once,
-// and returns each server's KV per request: max(peak growth, 1 MiB)/4.
-func (k *coloc) calibrate(names []string, shapes []func() []engine.Request) []float64 {
+// calibrate sends each server its calibrateReqs requests, all at once, and
+// returns each server's KV per request: max(peak growth, 1 MiB)/4.
+func (k *coloc) calibrate(names []string, reqs [][]engine.Request) []float64 {
 	before := k.sampler.Read(k.ctx)
 	t0 := before.At
-	reqs := make([][]engine.Request, len(shapes))
-	for i, shape := range shapes {
-		reqs[i] = shape()
-	}
 	k.phasesAtOnce(names, reqs)
 	k.sampler.Read(k.ctx)
 	readings := k.sampler.Readings(t0, k.now())
-	out := make([]float64, len(shapes))
-	for i := range shapes {
-		base, _ := before.kv(i)
+	out := make([]float64, len(reqs))
+	for i := range reqs {
 		peak, _, _ := peakKV(readings, i)
-		out[i] = max(peak-base, 1) / calibrateReqs
+		out[i] = max(peak-before.KVMiB[i], 1) / calibrateReqs
 	}
 	return out
 }
@@ -308,7 +299,7 @@ func (k *coloc) drain(idx ...int) memReading {
 func sumKV(r memReading, idx []int) float64 {
 	s := 0.0
 	for _, i := range idx {
-		v, ok := r.kv(i)
+		v, ok := r.KVMiB[i]
 		if !ok {
 			return math.NaN()
 		}
@@ -395,8 +386,7 @@ func (c *Case) stopServers(servers []*Server) []ServerEnd {
 	ends := make([]ServerEnd, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); ends[i] = c.StopServer(s, s.Plan.Name+"_") }()
+		wg.Go(func() { ends[i] = c.StopServer(s, s.Plan.Name+"_") })
 	}
 	wg.Wait()
 	return ends
@@ -438,13 +428,13 @@ func (k *coloc) segmentsSummary() collect.Ordered[any] {
 				limit = tenth(float64(v) / (1 << 20))
 			}
 		}
+		var peakMiB any
+		if peak, _, ok := peakKV(readings, i); ok {
+			peakMiB = tenth(peak)
+		}
 		var seg collect.Ordered[any]
 		seg.Set("limit_mib", limit)
-		if peak, _, ok := peakKV(readings, i); ok {
-			seg.Set("peak_mib", tenth(peak))
-		} else {
-			seg.Set("peak_mib", nil)
-		}
+		seg.Set("peak_mib", peakMiB)
 		out.Set(ipc, seg)
 	}
 	return out
@@ -483,14 +473,14 @@ type pairOpening struct {
 	free   float64
 }
 
-// open probes both servers, calibrates each shape, resets and drains both
+// open probes both servers, calibrates with reqs, resets and drains both
 // caches (failures: reset_errors) and reads what is free.
-func (k *coloc) open(names []string, shapes []func() []engine.Request) pairOpening {
+func (k *coloc) open(names []string, reqs [][]engine.Request) pairOpening {
 	var o pairOpening
 	for i, s := range k.servers {
 		o.before = append(o.before, k.phase(i, s.Plan.Name+"_probe_before", probeRequests(), 1).Results)
 	}
-	o.perReq = k.calibrate(names, shapes)
+	o.perReq = k.calibrate(names, reqs)
 	idle, resetProblems := k.resetAndDrain(0, 1)
 	if len(resetProblems) > 0 {
 		k.log.Set("reset_errors", resetProblems)
@@ -521,19 +511,18 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
 	defer stopSampling()
 	load := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
-	e := elasticRun{pairOpening: k.open([]string{"a_calibrate", "b_calibrate"}, []func() []engine.Request{
-		func() []engine.Request { return load(calibrateReqs) }, func() []engine.Request { return load(calibrateReqs) }})}
+	calib := [][]engine.Request{load(calibrateReqs), load(calibrateReqs)}
+	e := elasticRun{pairOpening: k.open([]string{"a_calibrate", "b_calibrate"}, calib)}
 	e.nA, e.nB = burstSize(e.free, e.perReq[0], batch), burstSize(e.free, e.perReq[1], batch)
 
 	e.a = k.measuredPhase(0, "a_burst", load(e.nA), e.nA)
-	baseA, _ := e.a.start.kv(0)
+	baseA := e.a.start.KVMiB[0]
 	e.aGrowth, e.freeAtAPeak = e.a.growth(baseA), k.freeAtPeakMiB(e.a.atPeak)
 	drainedA := k.drain(0)
-	heldA, _ := drainedA.kv(0)
-	e.aAfter, e.gpuFreeAfterA = max(heldA-baseA, 0), k.freeMiB(drainedA)
+	e.aAfter, e.gpuFreeAfterA = max(drainedA.KVMiB[0]-baseA, 0), k.freeMiB(drainedA)
 
 	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
-	baseB, _ := e.b.start.kv(1)
+	baseB := e.b.start.KVMiB[1]
 	e.bGrowth = e.b.growth(baseB)
 	k.drain(1)
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -78,10 +79,8 @@ func BuiltinEngines() []EngineSpec {
 
 // engineRow finds key in table.
 func engineRow(table []EngineSpec, key string) (EngineSpec, bool) {
-	for _, e := range table {
-		if e.Key == key {
-			return e, true
-		}
+	if i := slices.IndexFunc(table, func(e EngineSpec) bool { return e.Key == key }); i >= 0 {
+		return table[i], true
 	}
 	return EngineSpec{}, false
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -23,11 +24,9 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 		return nil
 	}
 	// The server with the evidence's best match first, then the rest in order.
-	for i, s := range servers {
-		if ev.Found && ev.Where == s.Plan.Name+"/serve.log" {
-			servers[0], servers[i] = servers[i], servers[0]
-			break
-		}
+	best := func(s *Server) bool { return ev.Found && ev.Where == s.Plan.Name+"/serve.log" }
+	if i := slices.IndexFunc(servers, best); i >= 0 {
+		servers[0], servers[i] = servers[i], servers[0]
 	}
 	for _, s := range servers {
 		if sc, err := s.logScan(r); err == nil && sc.HasExcerpt {
@@ -67,21 +66,10 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 // root comparison with the native case (`<phase>_tokens_equal`,
 // `<phase>_cached_tokens_equal`); "" when there is none.
 func comparisonPhase(list []collect.Check) string {
-	failed := map[string]bool{}
-	for i := range list {
-		ch := &list[i]
-		if ch.OK || ch.CausedBy != "" {
-			continue
-		}
-		for _, suffix := range []string{"_cached_tokens_equal", "_tokens_equal"} {
-			if p, ok := strings.CutSuffix(ch.Name, suffix); ok {
-				failed[p] = true
-				break
-			}
-		}
-	}
 	for _, p := range ServerPhases {
-		if failed[p] {
+		if slices.ContainsFunc(list, func(ch collect.Check) bool {
+			return !ch.OK && ch.CausedBy == "" && (ch.Name == p+"_tokens_equal" || ch.Name == p+"_cached_tokens_equal")
+		}) {
 			return p
 		}
 	}

@@ -36,21 +36,12 @@ type ExpectationSet struct {
 	CapacityLine bool `json:"capacity_line"`
 }
 
-// Expectations is what a kvcached server of an engine is held to: the picked
-// set, or the engine's own env and patches when it declares no sets.
-type Expectations struct {
-	Env           collect.Env
-	Patches       []string
-	HybridPatches []string
-	CapacityLine  bool
-}
-
 // Required are the patches a server must log: the set's, the hybrid extras
 // of a hybrid server, then the server's own.
-func (x Expectations) Required(sp *ServerPlan) []string {
-	out := slices.Clone(x.Patches)
+func (s *ExpectationSet) Required(sp *ServerPlan) []string {
+	out := slices.Clone(s.Patches)
 	if sp.Hybrid {
-		out = append(out, x.HybridPatches...)
+		out = append(out, s.HybridPatches...)
 	}
 	return append(out, sp.Patches...)
 }

@@ -61,7 +61,7 @@ func TestVLLMHybridPatchesRequired(t *testing.T) {
 			if p.set == nil || p.set.Name != c.set {
 				t.Fatalf("picked %+v (%s), want %s", p.set, p.why, c.set)
 			}
-			x := Expectations{Patches: p.set.Patches, HybridPatches: p.set.HybridPatches}
+			x := ExpectationSet{Patches: p.set.Patches, HybridPatches: p.set.HybridPatches}
 			if d := cmp.Diff(c.want, x.Required(&ServerPlan{Hybrid: true})); d != "" {
 				t.Errorf("hybrid server requires (-want +got):\n%s", d)
 			}

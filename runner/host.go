@@ -110,8 +110,7 @@ type Sim struct {
 	// Self is the argv that runs this binary's sim subcommand, e.g.
 	// [/path/ci-report, sim]; a test binary re-executes itself.
 	Self []string
-	// Dir is CI_REPORT_SIM_DIR, the simulated world.
-	Dir string
+	Dir  string // CI_REPORT_SIM_DIR, the simulated world
 	// Env is passed to every simulated process (CI_REPORT_SIM_DIR and the
 	// other CI_REPORT_SIM_* variables): it finds its world through it.
 	Env collect.Env

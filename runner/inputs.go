@@ -168,9 +168,6 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		}
 	}
 	c.R.verMu.Lock()
-	if c.R.inputs == nil {
-		c.R.inputs = map[string]*engineInputs{}
-	}
 	c.R.inputs[en] = in
 	c.R.verMu.Unlock()
 	if found.Len() > 0 {

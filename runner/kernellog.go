@@ -72,17 +72,26 @@ func (r *Runner) closeKernelLog() {
 // every calls f every period in a goroutine of its own; stop ends it,
 // waiting for a call under way.
 func every(period time.Duration, f func()) (stop func()) {
+	ticks, stopTicker := newTicker(period)
+	stopCalls := onTicks(ticks, func(time.Time) { f() })
+	return func() {
+		stopCalls()
+		stopTicker()
+	}
+}
+
+// onTicks calls f with each tick in a goroutine of its own; stop ends it,
+// waiting for a call under way.
+func onTicks(ticks <-chan time.Time, f func(time.Time)) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(period)
-		defer t.Stop()
 		for {
 			select {
 			case <-quit:
 				return
-			case <-t.C:
-				f()
+			case t := <-ticks:
+				f(t)
 			}
 		}
 	}()
@@ -90,6 +99,12 @@ func every(period time.Duration, f func()) (stop func()) {
 		close(quit)
 		<-done
 	}
+}
+
+// newTicker is a time.Ticker's channel and stop (Runner.NewTicker's default).
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // drain appends what the pipe holds now to kept and returns the offset of

@@ -173,10 +173,8 @@ func (k kindSpec) kindSetup(r *Runner, e *Entry) collect.KindSetup {
 
 // kindOf returns the spec of a kind name (false: no such kind).
 func kindOf(name string) (kindSpec, bool) {
-	for _, k := range kindTable {
-		if k.name == name {
-			return k, true
-		}
+	if i := slices.IndexFunc(kindTable, func(k kindSpec) bool { return k.name == name }); i >= 0 {
+		return kindTable[i], true
 	}
 	return kindSpec{}, false
 }

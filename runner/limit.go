@@ -72,10 +72,10 @@ type limitRun struct {
 // fill reads the idle KV, fills the prefix cache and returns the reading
 // after the fill (limit_cache_filled).
 func (l *limitRun) fill(k *coloc) memReading {
-	l.idle, _ = k.sampler.Read(k.ctx).kv(0)
+	l.idle = k.sampler.Read(k.ctx).KVMiB[0]
 	k.phase(0, "fill", k.requests(limitFillN, limitFillWords, 1, false), limitFillConc)
 	filledReading := k.sampler.Read(k.ctx)
-	l.filled, _ = filledReading.kv(0)
+	l.filled = filledReading.KVMiB[0]
 	k.add(checks.LimitCacheFilled(l.idle, l.filled))
 	return filledReading
 }
@@ -87,7 +87,7 @@ func (l *limitRun) releaseIdle(k *coloc) {
 	k.c.Progress("limit_released_idle")
 	waitStart := k.now()
 	for {
-		if v, ok := k.sampler.Read(k.ctx).kv(0); ok {
+		if v, ok := k.sampler.Read(k.ctx).KVMiB[0]; ok {
 			l.released, l.releasedRead = v, true
 			if v <= l.limitMiB {
 				break
@@ -111,7 +111,7 @@ func (l *limitRun) loadUnderLimit(k *coloc) {
 	readings := k.sampler.Readings(loadStart, k.now())
 	l.peak, _, _ = peakKV(readings, 0)
 	for _, rd := range readings {
-		if _, ok := rd.kv(0); ok {
+		if _, ok := rd.KVMiB[0]; ok {
 			l.withKV++
 		}
 	}

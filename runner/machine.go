@@ -11,10 +11,8 @@ import (
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
-// machineState looks at the host now (docs/formats.md §4.10): the GPU
-// backend's count, driver and each run GPU's health counters, and the free
-// space of the work dir, the model cache and the shared-memory dir. What
-// cannot be asked is an entry of Errors, never a failure of the case.
+// machineState looks at the host now (docs/formats.md §4.10). What cannot
+// be asked is an entry of Errors, never a failure of the case.
 func (r *Runner) machineState() *collect.MachineState {
 	st := &collect.MachineState{}
 	if r.GPU != nil && r.gpuErr == nil {

@@ -49,12 +49,10 @@ func parseVersion(s string) (version, error) {
 		v.pre = &[2]int{phase, num(m[4])}
 	}
 	if m[5] != "" {
-		n := num(m[6] + m[7])
-		v.post = &n
+		v.post = new(num(m[6] + m[7]))
 	}
 	if m[8] != "" {
-		n := num(m[9])
-		v.dev = &n
+		v.dev = new(num(m[9]))
 	}
 	return v, nil
 }
@@ -150,12 +148,7 @@ func parseRange(s string) (versionRange, error) {
 // handled as PEP 440's exclusive bounds are: `<0.31` does not admit 0.31.0rc1,
 // `>0.29` not 0.29.post1, and `>=0.29` not 0.29.0rc1.
 func (r versionRange) contains(v version) bool {
-	for _, c := range r.clauses {
-		if !c.holds(v) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(r.clauses, func(c clause) bool { return !c.holds(v) })
 }
 
 func (c clause) holds(v version) bool {

@@ -36,8 +36,7 @@ type Plan struct {
 
 // PartPlan is one part of a plan: what one GPU job runs (`run --part`).
 type PartPlan struct {
-	// Cases are the part's case names, setup cases not listed.
-	Cases []string `json:"cases" bounds:"1000"`
+	Cases []string `json:"cases" bounds:"1000"` // the part's case names, setup cases not listed
 }
 
 // SimGPU is a simulated GPU class: its name and memory.
@@ -57,15 +56,13 @@ const DesignGPUMiB = 16384
 
 // EnginePlan is one engine of a plan (docs/formats.md §8).
 type EnginePlan struct {
-	Image string      `json:"image"`
-	Env   collect.Env `json:"env"`
-	// Patches every kvcached server must log (engines without expectation sets).
-	Patches []string `json:"patches"`
+	Image   string      `json:"image"`
+	Env     collect.Env `json:"env"`
+	Patches []string    `json:"patches"` // every kvcached server must log them (engines without expectation sets)
 	// Expectations are the engine's expectation sets by version
 	// (docs/runner.md §2.6), which replace Env and Patches once picked.
 	Expectations []ExpectationSet `json:"expectations,omitempty"`
-	// Server is the command template ({hf_id}, {port}, {served_name}).
-	Server []string `json:"server"`
+	Server       []string         `json:"server"` // the command template ({hf_id}, {port}, {served_name})
 }
 
 // Entry is one case of the plan.
@@ -73,10 +70,9 @@ type Entry struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Engine string `json:"engine,omitempty"`
-	// Group joins the server cases compared with one native case.
-	Group string `json:"group,omitempty"`
-	GPU   string `json:"gpu,omitempty"`
-	Batch int    `json:"batch,omitempty"`
+	Group  string `json:"group,omitempty"` // joins the server cases compared with one native case
+	GPU    string `json:"gpu,omitempty"`
+	Batch  int    `json:"batch,omitempty"`
 	// Servers: one for server and limit cases; pairs: A, B or low, high.
 	Servers []ServerPlan `json:"servers,omitempty"`
 	// Command: a command case's argv (kindSpec.command), run in Engine's
@@ -86,21 +82,19 @@ type Entry struct {
 
 // ServerPlan is one server of a case (docs/formats.md §8).
 type ServerPlan struct {
-	Name         string   `json:"name"`
-	Engine       string   `json:"engine"`
-	Model        string   `json:"model"`
-	HFID         string   `json:"hf_id"`
-	Layout       *string  `json:"layout"`
-	TP           int      `json:"tp"`
-	KVCacheDtype *string  `json:"kv_cache_dtype"`
-	ModelArgs    []string `json:"model_args"`
-	// Env is the server's own environment, without the per-run IPC name.
-	Env       collect.Env `json:"env"`
-	ExtraArgs []string    `json:"extra_args"`
-	Patches   []string    `json:"patches,omitempty"`
-	// Hybrid: also held to its expectation set's hybrid_patches.
-	Hybrid   bool `json:"hybrid,omitempty"`
-	Priority *int `json:"priority,omitempty"`
+	Name         string      `json:"name"`
+	Engine       string      `json:"engine"`
+	Model        string      `json:"model"`
+	HFID         string      `json:"hf_id"`
+	Layout       *string     `json:"layout"`
+	TP           int         `json:"tp"`
+	KVCacheDtype *string     `json:"kv_cache_dtype"`
+	ModelArgs    []string    `json:"model_args"`
+	Env          collect.Env `json:"env"` // the server's own environment, without the per-run IPC name
+	ExtraArgs    []string    `json:"extra_args"`
+	Patches      []string    `json:"patches,omitempty"`
+	Hybrid       bool        `json:"hybrid,omitempty"` // also held to its expectation set's hybrid_patches
+	Priority     *int        `json:"priority,omitempty"`
 }
 
 // Kvcached reports whether the server runs with kvcached (a layout is set).
@@ -411,8 +405,7 @@ type Selection struct {
 	Cases   []string // --cases globs; empty keeps all
 	// ShardIndex/ShardCount are --shard i/n (1-based); 0 keeps all.
 	ShardIndex, ShardCount int
-	// Skip are the kinds dropped (--skip KIND; CheckSkip says which may be).
-	Skip []string
+	Skip                   []string // the kinds dropped (--skip KIND; CheckSkip says which may be)
 }
 
 // ParseShard parses `i/n` with 1 ≤ i ≤ n.
@@ -486,15 +479,9 @@ func (s *selecting) keep(e *Entry) bool {
 	if !e.spec().engineSetup && slices.Contains(s.sel.Skip, e.Kind) {
 		return false
 	}
-	for _, sp := range e.Servers {
-		if len(s.sel.Engines) > 0 && !slices.Contains(s.sel.Engines, sp.Engine) {
-			return false
-		}
-		if len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(e.Servers, func(sp ServerPlan) bool {
+		return !keepEngine(s.sel, sp.Engine) || len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model)
+	})
 }
 
 func (s *selecting) matches(name string) bool {
@@ -542,28 +529,21 @@ func (s *selecting) bringNatives(chosen map[string]bool) {
 
 // shard keeps the chosen cases of every n-th unit: a group, a pair or a limit case.
 func (s *selecting) shard(chosen map[string]bool) {
-	unitOf := func(e *Entry) string {
+	var units []string // in the order their first chosen case comes in the plan
+	for i := range s.p.Cases {
+		e := &s.p.Cases[i]
+		if !chosen[e.Name] {
+			continue
+		}
+		unit := "case:" + e.Name
 		if e.spec().grouped {
-			return "group:" + e.Group
+			unit = "group:" + e.Group
 		}
-		return "case:" + e.Name
-	}
-	var units []string
-	for i := range s.p.Cases {
-		e := &s.p.Cases[i]
-		if chosen[e.Name] && !slices.Contains(units, unitOf(e)) {
-			units = append(units, unitOf(e))
+		k := slices.Index(units, unit)
+		if k < 0 {
+			k, units = len(units), append(units, unit)
 		}
-	}
-	mine := map[string]bool{}
-	for k, u := range units {
-		if k%s.sel.ShardCount == s.sel.ShardIndex-1 {
-			mine[u] = true
-		}
-	}
-	for i := range s.p.Cases {
-		e := &s.p.Cases[i]
-		if chosen[e.Name] && !mine[unitOf(e)] {
+		if k%s.sel.ShardCount != s.sel.ShardIndex-1 {
 			delete(chosen, e.Name)
 		}
 	}
@@ -597,15 +577,8 @@ func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
 			out.Parts.Set(k, PartPlan{Cases: cases})
 		}
 	}
-	for i := range p.Cases {
-		e := p.Cases[i]
-		if e.spec().engineSetup {
-			if usedEngines[e.Engine] || explicitSetup[e.Engine] {
-				out.Cases = append(out.Cases, e)
-			}
-			continue
-		}
-		if chosen[e.Name] {
+	for _, e := range p.Cases {
+		if chosen[e.Name] || e.spec().engineSetup && (usedEngines[e.Engine] || explicitSetup[e.Engine]) {
 			out.Cases = append(out.Cases, e)
 		}
 	}

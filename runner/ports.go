@@ -39,9 +39,8 @@ func (r *Runner) freePort() (int, error) {
 }
 
 // choosePort is the port a server in slot (0 for a server or limit case, 1
-// and 2 for the servers of a pair) starts on: Port+slot, the deterministic
-// port of a real run, unless AnyPort is set or something already listens
-// there; then a free port.
+// and 2 for a pair's) starts on: Port+slot, unless AnyPort is set or
+// something already listens there; then a free port.
 func (r *Runner) choosePort(slot int) (int, error) {
 	if !r.AnyPort {
 		p := r.basePort() + slot

@@ -20,8 +20,7 @@ func priorityEntry(r *Runner, e *Entry, x *collect.KindEntry) {
 		x.BallastMiB = &m
 	}
 	for i := range x.Servers {
-		p := int(planPriority(&e.Servers[i], i))
-		x.Servers[i].Priority = &p
+		x.Servers[i].Priority = new(int(planPriority(&e.Servers[i], i)))
 	}
 }
 
@@ -66,8 +65,8 @@ func runPriority(ctx context.Context, c *Case) collect.CaseResult {
 
 	fillReqs := func(n int) []engine.Request { return k.requests(n, loadWords, 1, false) }
 	burstReqs := func(n int) []engine.Request { return k.requests(n, loadWords, loadTokens, true) }
-	p := priorityRun{pairOpening: k.open([]string{"l_calibrate", "h_calibrate"}, []func() []engine.Request{
-		func() []engine.Request { return fillReqs(calibrateReqs) }, func() []engine.Request { return burstReqs(calibrateReqs) }})}
+	calib := [][]engine.Request{fillReqs(calibrateReqs), burstReqs(calibrateReqs)}
+	p := priorityRun{pairOpening: k.open([]string{"l_calibrate", "h_calibrate"}, calib)}
 
 	stopSampling := k.sampler.Run(ctx, r.Timing.PrioritySample)
 	defer stopSampling()
@@ -101,10 +100,7 @@ func (k *coloc) publishPriorities() collect.Check {
 	var pobs []checks.PriorityObservation
 	for i, s := range k.servers {
 		res := k.kvctl.SetPriority(k.ctx, s.IPC, planPriority(s.Plan, i))
-		o := checks.PriorityObservation{Server: s.Plan.Name, Want: res.Want, Got: res.Got}
-		if res.Err != nil {
-			o.Err = res.Err.Error()
-		}
+		o := checks.PriorityObservation{Server: s.Plan.Name, Want: res.Want, Got: res.Got, Err: errText(res.Err)}
 		pobs = append(pobs, o)
 	}
 	return checks.PrioritySet(pobs)
@@ -114,7 +110,7 @@ func (k *coloc) publishPriorities() collect.Check {
 // KV and charged bytes before the fill, what lChargedAfter measures from.
 func (p *priorityRun) fillL(k *coloc, fillReqs func(int) []engine.Request) (baseL float64, baseLCharged int64) {
 	p.nL = burstSize(p.free, p.perReq[0], maxFill)
-	baseL, _ = p.idle.kv(0)
+	baseL = p.idle.KVMiB[0]
 	baseLCharged, _ = ledger.Server(p.idle.Ledger, k.servers[0].IPC, ledger.FieldCharged)
 	w := k.measuredPhase(0, "l_fill", fillReqs(p.nL), priorityFillConc)
 	p.fill, p.lGrowth = w.phase, w.growth(baseL)
@@ -132,10 +128,9 @@ func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engi
 		p.offsets.Set(s.Plan.Name, s.LogSize())
 	}
 	atBurst = k.sampler.Read(k.ctx)
-	heldL, _ := atBurst.kv(0)
-	p.lAtBurst = max(heldL-baseL, 0)
+	p.lAtBurst = max(atBurst.KVMiB[0]-baseL, 0)
 	p.freeAtBurst = k.freeMiB(atBurst)
-	baseH, _ = atBurst.kv(1)
+	baseH = atBurst.KVMiB[1]
 	p.nH = burstSize(p.freeAtBurst+p.lAtBurst, p.perReq[1], batch)
 	p.burst = k.phase(1, "h_burst", burstReqs(p.nH), p.nH)
 	return atBurst, k.sampler.Read(k.ctx), baseH
@@ -149,7 +144,7 @@ func (p *priorityRun) afterBurst(k *coloc, atBurst, atEnd memReading, baseH, bas
 	peakH, _, _ := peakKV(k.sampler.Readings(atBurst.At, atEnd.At), 1)
 	p.hGrowth = max(peakH-baseH, 0)
 	p.lAfter = lChargedAfter(atEnd, k.servers[0].IPC, 0, baseL, baseLCharged)
-	p.burstS = roundMilli(atEnd.At.Sub(atBurst.At))
+	p.burstS = float64(atEnd.At.Sub(atBurst.At).Round(time.Millisecond)) / float64(time.Second)
 }
 
 // checks are the priority pair's load checks.
@@ -197,10 +192,5 @@ func lChargedAfter(end memReading, ipc string, li int, baseUsed float64, baseCha
 	if charged, ok := ledger.Server(end.Ledger, ipc, ledger.FieldCharged); ok && end.KVMiB != nil && (charged > 0 || baseCharged > 0) {
 		return max(float64(charged-baseCharged)/(1<<20), 0)
 	}
-	used, _ := end.kv(li)
-	return max(used-baseUsed, 0)
-}
-
-func roundMilli(d time.Duration) float64 {
-	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+	return max(end.KVMiB[li]-baseUsed, 0)
 }

@@ -68,10 +68,8 @@ var compatMatrix = []serverOpts{
 }
 
 func findModel(key string) (*model, error) {
-	for i := range models {
-		if models[i].key == key {
-			return &models[i], nil
-		}
+	if i := slices.IndexFunc(models, func(m model) bool { return m.key == key }); i >= 0 {
+		return &models[i], nil
 	}
 	return nil, fmt.Errorf("unknown model %s", bounds.Quote(key))
 }
@@ -146,11 +144,10 @@ func buildServer(o serverOpts) ServerPlan {
 		s.KVCacheDtype = &f.FP8[1]
 	}
 	if o.layout != "" {
-		lay := o.layout
-		s.Layout = &lay
+		s.Layout = new(o.layout)
 		s.Env.Set("ENABLE_KVCACHED", "true")
 		s.Env.Set("KVCACHED_AUTOPATCH", "1")
-		s.Env.Set("KVCACHED_CONTIGUOUS_LAYOUT", strconv.FormatBool(lay == "c1"))
+		s.Env.Set("KVCACHED_CONTIGUOUS_LAYOUT", strconv.FormatBool(o.layout == "c1"))
 		s.Patches = slices.Clone(m.patches[o.engine])
 	} else {
 		s.Env.Set("ENABLE_KVCACHED", "false")
@@ -184,12 +181,9 @@ func (b *builder) add(e Entry) {
 }
 
 func (b *builder) setup(engine string) {
-	for _, e := range b.p.Cases {
-		if e.spec().engineSetup && e.Engine == engine {
-			return
-		}
+	if !slices.ContainsFunc(b.p.Cases, func(e Entry) bool { return e.spec().engineSetup && e.Engine == engine }) {
+		b.p.Cases = append(b.p.Cases, Entry{Kind: KindSetup, Name: engine + "-setup", Engine: engine})
 	}
-	b.p.Cases = append(b.p.Cases, Entry{Kind: KindSetup, Name: engine + "-setup", Engine: engine})
 }
 
 // group adds the server cases of one engine/model group: layouts in order
@@ -235,8 +229,7 @@ func (b *builder) priority(el, ml, eh, mh string) {
 		ol.suffix, oh.suffix = "-l", "-h"
 	}
 	sl, sh := buildServer(ol), buildServer(oh)
-	lo, hi := 0, 1
-	sl.Priority, sh.Priority = &lo, &hi
+	sl.Priority, sh.Priority = new(0), new(1)
 	b.add(Entry{Kind: KindPriority, Name: pairName("priority", sl, sh), GPU: "0", Batch: 128, Servers: []ServerPlan{sl, sh}})
 }
 
@@ -309,8 +302,7 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		// The part the perf workflow's Hopper job writes (<results>/e2e/).
 		b.in("e2e")
 		b.group(serverOpts{engine: "vllm", model: "qwen38_27b"}, "c1")
-		g := HopperSimGPU
-		b.p.SimGPU = &g
+		b.p.SimGPU = new(HopperSimGPU)
 	case "compat":
 		for _, e := range bothEngines {
 			b.in(e)

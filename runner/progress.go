@@ -29,7 +29,7 @@ type runProgress struct {
 	total    int
 	index    map[string]int // case name → its place in the plan, from 1
 	notRun   map[string]string
-	stopBeat func()
+	stop     func() // ends the heartbeat; it writes no line afterwards
 
 	current         string // the running case, "" between cases
 	caseAt, phaseAt time.Time
@@ -46,36 +46,18 @@ func (r *Runner) startProgress(out, log io.Writer) *runProgress {
 		p.index[r.Plan.Cases[i].Name] = i + 1
 	}
 	every := cmp.Or(max(r.Heartbeat, 0), DefaultHeartbeat)
-	newTicker := r.NewTicker
-	if newTicker == nil {
-		newTicker = func(d time.Duration) (<-chan time.Time, func()) {
-			t := time.NewTicker(d)
-			return t.C, t.Stop
-		}
+	ticker := r.NewTicker
+	if ticker == nil {
+		ticker = newTicker
 	}
-	ticks, stopTicker := newTicker(every)
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			select {
-			case <-done:
-				return
-			case t := <-ticks:
-				p.beat(t)
-			}
-		}
-	}()
-	p.stopBeat = func() {
-		close(done)
-		<-exited
+	ticks, stopTicker := ticker(every)
+	stopBeat := onTicks(ticks, p.beat)
+	p.stop = func() {
+		stopBeat()
 		stopTicker()
 	}
 	return p
 }
-
-// stop ends the heartbeat; no progress line is written by it afterwards.
-func (p *runProgress) stop() { p.stopBeat() }
 
 // tag is `[i/N] <case>`.
 func (p *runProgress) tag(name string) string {
@@ -216,7 +198,7 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 				detail = res.SkipReason
 			}
 		}
-		fmt.Fprintf(tw, "%d/%d\t%s\t%s\t%s\t%s\n", p.index[name], p.total, name, what, dur, oneLine(detail))
+		fmt.Fprintf(tw, "%d/%d\t%s\t%s\t%s\t%s\n", p.index[name], p.total, name, what, dur, text.Words(detail))
 	}
 	tw.Flush()
 	// tabwriter pads a row's empty last cell; a line ends at its text.
@@ -255,6 +237,3 @@ func annotation(name string, res *collect.CaseResult, red *collect.Redactor) str
 	}
 	return collect.WorkflowCommand("error", [][2]string{{"title", red.String(name)}}, red.String(strings.Join(lines, "\n")))
 }
-
-// oneLine keeps a table cell on its line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

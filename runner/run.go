@@ -85,9 +85,8 @@ func (r *Runner) startPart(w *collect.PartWriter) (*collect.PartMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	no := false
 	meta := &collect.PartMeta{
-		Format: 1, Part: r.Part, Profile: r.Plan.Profile, Complete: &no, Planned: r.Plan.Names(),
+		Format: 1, Part: r.Part, Profile: r.Plan.Profile, Complete: new(false), Planned: r.Plan.Names(),
 		RunID: r.RunID, StartedAt: started.Format(time.RFC3339), Host: r.Hostname,
 		CIReportVersion: r.Version, GitHub: gh, Revision: r.Revision, Arm: r.Arm, Leg: r.Leg, Selection: r.Selection, Faults: r.Faults,
 	}
@@ -179,7 +178,7 @@ func (l *caseLoop) runOne(ctx context.Context, e *Entry) (res collect.CaseResult
 	}
 	// Its class (docs/runner.md §5.10) from what the case saw; a held-back
 	// kvcached case is classified again once compared (comparisons.flush).
-	ev = &caseEvidence{r: r, c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders, watch: watch, hostShort: short}
+	ev = &caseEvidence{c: c, kernelStart: kernelStart, kernelEnd: r.kernelLogSize(), holders: holders, watch: watch, hostShort: short}
 	if res.Failed() {
 		// What the machine says of itself now, against before the case.
 		m := &collect.Machine{Before: before, After: r.machineState()}
@@ -305,8 +304,7 @@ func (r *Runner) finishPart(ctx context.Context, w *collect.PartWriter, meta *co
 			r.printf(progress, "ci-report run: %v\n", err)
 		}
 	}
-	complete := !out.Interrupted
-	meta.Complete = &complete
+	meta.Complete = new(!out.Interrupted)
 	meta.FinishedAt = r.now().UTC().Format(time.RFC3339)
 	if err := w.WritePartMeta(meta); err != nil {
 		return err
@@ -373,9 +371,8 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 }
 
 func firstFrames(stack []byte) string {
-	lines := strings.Split(string(stack), "\n")
 	var keep []string
-	for _, l := range lines {
+	for l := range strings.SplitSeq(string(stack), "\n") {
 		if strings.Contains(l, "ci-report/") && !strings.Contains(l, "runtime/") {
 			keep = append(keep, strings.TrimSpace(l))
 		}
@@ -421,28 +418,25 @@ func (r *Runner) defaults() error {
 	if r.OutDir == "" {
 		return errors.New("run: no part directory (--out)")
 	}
-	if r.Part == "" {
-		r.Part = filepath.Base(filepath.Clean(r.OutDir))
-	}
+	r.Part = cmp.Or(r.Part, filepath.Base(filepath.Clean(r.OutDir)))
 	if r.RunID == "" {
 		r.RunID = r.now().UTC().Format("01021504")
 	}
-	if r.Port == 0 {
-		r.Port = 18000
-	}
+	r.Port = r.basePort()
 	if len(r.GPUs) == 0 {
 		r.GPUs = []int{0}
 	}
 	if err := CheckContainerGPUs(r.Plan, r.GPUs, r.ExecPrefix, r.ContainerGPUs); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	if r.StopSignal == 0 {
-		r.StopSignal = syscall.SIGINT
-	}
+	r.StopSignal = cmp.Or(r.StopSignal, syscall.SIGINT)
 	if len(r.Kvctl) == 0 {
 		r.Kvctl = r.host().Kvctl()
 	}
 	r.Timing = r.Timing.WithDefaults()
+	// What the setup cases learn of their engines (under verMu).
+	r.versions, r.expect = map[string]Versions{}, map[string]picked{}
+	r.caps, r.inputs = map[string]map[string]collect.Capability{}, map[string]*engineInputs{}
 	if r.GPU == nil {
 		r.GPU = gpu.None{}
 	}
@@ -475,7 +469,7 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),
 		Workload: ServerWorkload(), Checks: ServerChecks(), Cases: []collect.CaseSetup{},
 	}
-	if sha := r.kvcachedSHA(); sha != "" {
+	if sha := cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA")); sha != "" {
 		s.KvcachedSHA = &sha
 	}
 	for _, g := range r.gpus {

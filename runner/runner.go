@@ -26,18 +26,15 @@ import (
 // (docs/runner.md §8). Under --simulate the waits on simulated behaviour are
 // scaled (Scaled).
 type Timing struct {
-	// Server is the readiness and stop timing of every server.
-	Server engine.Timing
+	Server engine.Timing // the readiness and stop timing of every server
 	// RequestTimeout bounds one generation request, ResetTimeout a
 	// prefix-cache reset.
 	RequestTimeout, ResetTimeout time.Duration
 	// GPUProcessWait is how long no_gpu_process_left waits for the GPUs to
 	// empty, in GPUProcessPoll steps.
 	GPUProcessWait, GPUProcessPoll time.Duration
-	// KvctlTimeout bounds one kvctl call (a real call imports torch).
-	KvctlTimeout time.Duration
-	// BallastReady bounds the wait for `ballast ready`.
-	BallastReady time.Duration
+	KvctlTimeout                   time.Duration // bounds one kvctl call (a real call imports torch)
+	BallastReady                   time.Duration // bounds the wait for `ballast ready`
 	// ElasticSample and PrioritySample are the sampling periods of the pairs.
 	ElasticSample, PrioritySample time.Duration
 	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax.
@@ -69,20 +66,17 @@ var DefaultTiming = Timing{
 func (t Timing) WithDefaults() Timing {
 	d := DefaultTiming
 	t.Server = t.Server.WithDefaults()
-	for _, p := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{
-		{&t.RequestTimeout, d.RequestTimeout}, {&t.ResetTimeout, d.ResetTimeout},
-		{&t.GPUProcessWait, d.GPUProcessWait}, {&t.GPUProcessPoll, d.GPUProcessPoll},
-		{&t.KvctlTimeout, d.KvctlTimeout}, {&t.BallastReady, d.BallastReady},
-		{&t.ElasticSample, d.ElasticSample}, {&t.PrioritySample, d.PrioritySample},
-		{&t.DrainStep, d.DrainStep}, {&t.DrainMax, d.DrainMax},
-		{&t.LimitWait, d.LimitWait}, {&t.InstallTimeout, d.InstallTimeout},
-		{&t.VersionProbeTimeout, d.VersionProbeTimeout}, {&t.KernelLogPoll, d.KernelLogPoll},
+	for _, p := range [][2]*time.Duration{
+		{&t.RequestTimeout, &d.RequestTimeout}, {&t.ResetTimeout, &d.ResetTimeout},
+		{&t.GPUProcessWait, &d.GPUProcessWait}, {&t.GPUProcessPoll, &d.GPUProcessPoll},
+		{&t.KvctlTimeout, &d.KvctlTimeout}, {&t.BallastReady, &d.BallastReady},
+		{&t.ElasticSample, &d.ElasticSample}, {&t.PrioritySample, &d.PrioritySample},
+		{&t.DrainStep, &d.DrainStep}, {&t.DrainMax, &d.DrainMax},
+		{&t.LimitWait, &d.LimitWait}, {&t.InstallTimeout, &d.InstallTimeout},
+		{&t.VersionProbeTimeout, &d.VersionProbeTimeout}, {&t.KernelLogPoll, &d.KernelLogPoll},
 	} {
-		if *p.v <= 0 {
-			*p.v = p.def
+		if *p[0] <= 0 {
+			*p[0] = *p[1]
 		}
 	}
 	return t
@@ -97,16 +91,13 @@ func (t Timing) Scaled(f float64) Timing {
 	if f <= 0 || f == 1 {
 		return t
 	}
-	sc := func(d *time.Duration) {
-		*d = max(time.Duration(float64(*d)*f), time.Millisecond)
-	}
 	for _, d := range []*time.Duration{
 		&t.Server.ReadyPoll, &t.Server.ReadyTimeout, &t.Server.StopPoll,
 		&t.Server.StopTimeout, &t.Server.KillWait, &t.Server.InterruptStopTimeout,
 		&t.GPUProcessWait, &t.GPUProcessPoll,
 		&t.BallastReady, &t.ElasticSample, &t.PrioritySample, &t.DrainStep, &t.DrainMax, &t.LimitWait,
 	} {
-		sc(d)
+		*d = max(time.Duration(float64(*d)*f), time.Millisecond)
 	}
 	return t
 }
@@ -120,12 +111,9 @@ type Runner struct {
 	Selection, Faults string
 	// OutDir is the part directory; Part its name (default: OutDir's base name).
 	OutDir, Part string
-	// RunID goes into IPC names and part.json (default: start time as MMDDHHMM).
-	RunID string
-	// CheckRunID is --check-run-id (else CI_REPORT_CHECK_RUN_ID).
-	CheckRunID string
-	// GPUs are the run's GPU indices (default [0]).
-	GPUs []int
+	RunID        string // goes into IPC names and part.json (default: start time as MMDDHHMM)
+	CheckRunID   string // --check-run-id (else CI_REPORT_CHECK_RUN_ID)
+	GPUs         []int  // the run's GPU indices (default [0])
 	// Port is the base port (default 18000): a server case's server
 	// listens on it, a pair's on +1 and +2, unless that port is taken.
 	Port int
@@ -138,16 +126,13 @@ type Runner struct {
 	AnyPort bool
 	// FreePort returns a port free now (nil: the kernel's, from a listener
 	// on 127.0.0.1:0).
-	FreePort func() (int, error)
-	// StopSignal stops servers (default SIGINT).
-	StopSignal syscall.Signal
+	FreePort   func() (int, error)
+	StopSignal syscall.Signal // stops servers (default SIGINT)
 	// Kill, once closed (a second SIGINT or SIGTERM), SIGKILLs every
 	// server's and ballast's process group at once; nil never fires.
-	Kill <-chan struct{}
-	// BallastCmd is the ballast helper's argv (nil: the host's).
-	BallastCmd []string
-	// Kvctl is kvctl's argv (nil: the host's, [kvctl] or `sim kvctl`).
-	Kvctl []string
+	Kill       <-chan struct{}
+	BallastCmd []string // the ballast helper's argv (nil: the host's)
+	Kvctl      []string // kvctl's argv (nil: the host's, [kvctl] or `sim kvctl`)
 	// ExecPrefix maps an engine to the words put before its commands; the
 	// key "" applies to every engine without its own.
 	ExecPrefix map[string][]string
@@ -157,9 +142,8 @@ type Runner struct {
 	ContainerGPUs map[string][]int
 	// Repeat is run --repeat: how many times each case but the setup cases
 	// runs (0 or 1: once).
-	Repeat int
-	// InstallCmd maps an engine to the shell command its setup case runs.
-	InstallCmd map[string]string
+	Repeat     int
+	InstallCmd map[string]string // maps an engine to the shell command its setup case runs
 	// VersionProbe is the command each setup case runs (after the exec
 	// prefix) to learn the engine's versions; `{engine}` is replaced
 	// (nil: the host's, DefaultVersionProbe or `sim versions`).
@@ -170,47 +154,36 @@ type Runner struct {
 	// Revision, Arm and Leg are part.json's (docs/formats.md §2).
 	Revision, Arm string
 	Leg           []collect.Property
-	// Timing holds every wait.
-	Timing Timing
+	Timing        Timing // holds every wait
 	// Host is where the run's processes run: nil or Machine for this
 	// machine, a *Sim under --simulate.
-	Host Host
-	// Version is ci-report's version for part.json.
-	Version string
+	Host    Host
+	Version string // ci-report's version for part.json
 
-	// GPU is the GPU backend (gpu.None without one).
-	GPU gpu.Backend
+	GPU gpu.Backend // the GPU backend (gpu.None without one)
 	// Peaks gives the co-location samplers the high-water marks between
 	// their readings (sim.Peaks under --simulate; nil on a real run).
 	Peaks PeakReader
-	// HTTP is the client of every server request (nil: http.DefaultClient).
-	HTTP *http.Client
+	HTTP  *http.Client // the client of every server request (nil: http.DefaultClient)
 	// Exec runs short commands (kvctl, listings through an exec prefix, the
 	// PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
-	// Now is the clock (default time.Now); several goroutines read it at once.
-	Now func() time.Time
+	Now  func() time.Time // the clock (default time.Now); several goroutines read it at once
 	// StatFS reads the free and total MiB of the file system holding a
 	// path (nil: statfs(2)); the machine facts' disks (docs/formats.md §4.10).
 	StatFS func(path string) (freeMiB, totalMiB int64, err error)
-	// Getenv reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY).
-	Getenv func(string) string
+	Getenv func(string) string // reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY)
 	// Redact hides the secrets in everything the run writes (nil: the
 	// values of collect.SecretEnvNames and the token shapes); see Redactor.
-	Redact *collect.Redactor
-	// Stderr gets the progress lines.
-	Stderr io.Writer
-	// Terminal: stderr is a terminal, so a live phase line is shown.
-	Terminal bool
-	// Heartbeat is the period of the heartbeat lines (default DefaultHeartbeat).
-	Heartbeat time.Duration
+	Redact    *collect.Redactor
+	Stderr    io.Writer     // gets the progress lines
+	Terminal  bool          // stderr is a terminal, so a live phase line is shown
+	Heartbeat time.Duration // the period of the heartbeat lines (default DefaultHeartbeat)
 	// NewTicker makes the heartbeat's ticker (nil: a time.Ticker); its
 	// ticks' times are the heartbeat lines' clock, so tests send them.
 	NewTicker func(time.Duration) (<-chan time.Time, func())
-	// Hostname is part.json's host.
-	Hostname string
-	// Kinds overrides the built-in kinds by name (tests).
-	Kinds map[string]Kind
+	Hostname  string          // part.json's host
+	Kinds     map[string]Kind // overrides the built-in kinds by name (tests)
 	// Engines is the engine table (nil: BuiltinEngines()); every engine
 	// the plan uses needs a row.
 	Engines []EngineSpec
@@ -220,11 +193,11 @@ type Runner struct {
 
 	redact   *collect.Redactor
 	writer   *collect.PartWriter
-	verMu    sync.Mutex                       // an interrupted setup case may still write versions while Run reads them
-	versions map[string]Versions              // engine → its setup case's probe
-	expect   map[string]picked                // engine → the expectation set its setup case picked
-	caps     map[string]map[string]capability // engine → capability → what its setup case probed
-	inputs   map[string]*engineInputs         // engine → what its setup case learned its image accepts
+	verMu    sync.Mutex                               // an interrupted setup case may still write while Run reads
+	versions map[string]Versions                      // engine → its setup case's probe
+	expect   map[string]picked                        // engine → the expectation set its setup case picked
+	caps     map[string]map[string]collect.Capability // engine → capability → what its setup case probed
+	inputs   map[string]*engineInputs                 // engine → what its setup case learned its image accepts
 	gpus     []gpu.Info
 	gpuErr   error
 	// firstLook is the machine as the run's first case started, what a
@@ -307,12 +280,9 @@ func (r *Runner) PrefixFor(engineName string) []string {
 
 // Case is one running entry of the plan, what a Kind works with.
 type Case struct {
-	// R is the runner (options and dependencies).
-	R *Runner
-	// Entry is the plan entry.
+	R     *Runner
 	Entry *Entry
-	// Group is the comparison group's state (server cases only).
-	Group *GroupState
+	Group *GroupState // the comparison group's state (server cases only)
 	// kind is the entry's row of the kind table and needs, for a setup case,
 	// the capabilities the plan's cases need of its engine (docs/runner.md
 	// §2.7): given by the run loop, since the table holds the kinds' functions
@@ -350,14 +320,10 @@ func (c *Case) phaseStart(phase string) (int64, bool) {
 // Server is one started server of a case.
 type Server struct {
 	*engine.Server
-	// Plan is the server's plan entry.
 	Plan *ServerPlan
-	// IPC is its kvcached IPC name ("" for native servers).
-	IPC string
-	// Port is where it listens.
-	Port int
-	// GPUs are the GPU indices it was given.
-	GPUs []int
+	IPC  string // its kvcached IPC name ("" for native servers)
+	Port int    // where it listens
+	GPUs []int  // the GPU indices it was given
 
 	scanOnce sync.Once
 	scan     engine.LogScan
@@ -383,17 +349,19 @@ func (c *Case) Engine(name string) EnginePlan {
 }
 
 // Expect returns what the kvcached servers of engine are held to: the
-// expectation set its setup case picked, or the engine's own patches when
-// it declares no sets (docs/runner.md §2.6).
-func (c *Case) Expect(engineName string) Expectations {
+// expectation set its setup case picked (none: nothing), or the engine's own
+// patches when it declares no sets (docs/runner.md §2.6); Env is the whole
+// env the engine's servers get.
+func (c *Case) Expect(engineName string) ExpectationSet {
 	eng := c.Engine(engineName)
 	if len(eng.Expectations) == 0 {
-		return Expectations{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
+		return ExpectationSet{Env: eng.Env, Patches: eng.Patches, CapacityLine: true}
 	}
-	x := Expectations{Env: c.R.engineEnv(engineName)}
+	var x ExpectationSet
 	if p := c.R.picked(engineName); p.set != nil {
-		x.Patches, x.HybridPatches, x.CapacityLine = p.set.Patches, p.set.HybridPatches, p.set.CapacityLine
+		x = *p.set
 	}
+	x.Env = c.R.engineEnv(engineName)
 	return x
 }
 
@@ -520,17 +488,14 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 	st := s.Stop()
 	scan, err := s.logScan(c.R)
 	info := scan.Info(st.LogOffset)
+	x := c.Expect(s.Plan.Engine)
 	obs := checks.Shutdown{
 		Stop: checks.Stop{
 			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
 			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
 		},
-		Log: info, Kvcached: s.Plan.Kvcached(), IPC: s.IPC, OtherIPCs: c.R.Plan.IPCNames(c.R.ipcRunID()),
-	}
-	x := c.Expect(s.Plan.Engine)
-	obs.Required, obs.CapacityOptional = x.Required(s.Plan), !x.CapacityLine
-	if err != nil {
-		obs.LogErr = err.Error()
+		Log: info, LogErr: errText(err), Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
+		OtherIPCs: c.R.Plan.IPCNames(c.R.ipcRunID()), Required: x.Required(s.Plan), CapacityOptional: !x.CapacityLine,
 	}
 	if s.Plan.Kvcached() {
 		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.host().ShmDir())
@@ -550,8 +515,7 @@ func (c *Case) startedServers() []*Server {
 func (c *Case) stopAll() {
 	var wg sync.WaitGroup
 	for _, s := range c.startedServers() {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.Stop() }()
+		wg.Go(func() { s.Stop() })
 	}
 	wg.Wait()
 }
@@ -658,14 +622,12 @@ func (c *Case) Progress(phase string) {
 	if c.R.prog != nil {
 		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
 	}
-	if !c.R.Terminal && !actions {
-		return
-	}
-	if actions {
+	switch {
+	case actions:
 		fmt.Fprintln(c.R.stderr(), line)
-		return
+	case c.R.Terminal:
+		fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 	}
-	fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 }
 
 // marshalLog encodes a case log; an encoding failure becomes a log that says so.

@@ -38,18 +38,13 @@ type memReading struct {
 	GPUPeakOK  bool
 }
 
-// kv returns server i's KV MiB and whether it was read.
-func (r memReading) kv(i int) (float64, bool) {
-	v, ok := r.KVMiB[i]
-	return v, ok
-}
-
 // kvPeak returns the most KV server i held since the previous reading.
 func (r memReading) kvPeak(i int) (float64, bool) {
 	if v, ok := r.KVPeakMiB[i]; ok {
 		return v, true
 	}
-	return r.kv(i)
+	v, ok := r.KVMiB[i]
+	return v, ok
 }
 
 // clipped is r with its peaks dropped for the reading itself: for a
@@ -65,12 +60,6 @@ func (r memReading) clipped() memReading {
 // them (sim.Peaks), so a short peak never hides from a late reading.
 type PeakReader interface {
 	ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[string]int64, err error)
-}
-
-type peaks struct {
-	gpuMiB int64
-	gpuOK  bool
-	seg    map[string]int64
 }
 
 // defaultMaxInFlight bounds the periodic kvctl calls of one sampler at once
@@ -160,14 +149,9 @@ func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, o
 	if s.Kvctl != nil && ledgerErr == nil {
 		s.readKV(&r, listing)
 	}
-	usePeaks := s.Peaks != nil && s.periodic.Load() > 0
-	p, err := s.readPeaks()
-	gpuErr = cmp.Or(gpuErr, err)
 	r.Since, s.lastAt = s.lastAt, r.At
 	r.GPUPeakMiB, r.GPUPeakOK = r.GPUMiB, r.GPUOK
-	if usePeaks {
-		s.applyPeaks(&r, p)
-	}
+	gpuErr = cmp.Or(gpuErr, s.readPeaks(&r, s.periodic.Load() > 0))
 	s.record(r, ledgerErr, gpuErr)
 	return r, true
 }
@@ -198,33 +182,31 @@ func (s *memSampler) readKV(r *memReading, listing ledger.Listing) {
 }
 
 // readPeaks asks the PeakReader for the marks since its previous call, at
-// every reading, since asking starts the next interval.
-func (s *memSampler) readPeaks() (peaks, error) {
+// every reading, since asking starts the next interval; with apply it
+// raises r's peaks to them.
+func (s *memSampler) readPeaks(r *memReading, apply bool) error {
 	if s.Peaks == nil {
-		return peaks{}, nil
+		return nil
 	}
 	gpuMiB, seg, err := s.Peaks.ReadPeaks(s.GPUIndex, s.IPCs)
 	if err != nil {
-		return peaks{}, fmt.Errorf("high-water marks: %w", err)
+		return fmt.Errorf("high-water marks: %w", err)
 	}
-	return peaks{gpuMiB: gpuMiB, gpuOK: true, seg: seg}, nil
-}
-
-// applyPeaks raises r's peaks to p's high-water marks.
-func (s *memSampler) applyPeaks(r *memReading, p peaks) {
-	if p.gpuOK {
-		r.GPUPeakMiB, r.GPUPeakOK = max(r.GPUPeakMiB, float64(p.gpuMiB)), true
+	if !apply {
+		return nil
 	}
+	r.GPUPeakMiB, r.GPUPeakOK = max(r.GPUPeakMiB, float64(gpuMiB)), true
 	r.KVPeakMiB = map[int]float64{}
 	for i, ipc := range s.IPCs {
-		v, known := r.kv(i)
-		if b, ok := p.seg[ipc]; ok {
+		v, known := r.KVMiB[i]
+		if b, ok := seg[ipc]; ok {
 			v, known = max(v, float64(b)/(1<<20)), true
 		}
 		if known {
 			r.KVPeakMiB[i] = v
 		}
 	}
+	return nil
 }
 
 // record appends r, which is not earlier than any recorded reading.
@@ -276,12 +258,10 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 			select {
 			case slots <- struct{}{}:
 				s.asked(len(slots))
-				calls.Add(1)
-				go func() {
-					defer calls.Done()
+				calls.Go(func() {
 					defer func() { <-slots }()
 					s.sample(ctx, true)
-				}()
+				})
 			default:
 				s.mu.Lock()
 				s.skipped++
@@ -440,7 +420,7 @@ func (s *memSampler) element(r memReading) collect.Ordered[any] {
 		}
 	}
 	for j, name := range s.Names {
-		if v, ok := r.kv(j); ok {
+		if v, ok := r.KVMiB[j]; ok {
 			o.Set(name, tenth(v))
 		}
 	}

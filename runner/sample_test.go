@@ -73,10 +73,10 @@ func TestMemSamplerRead(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := s.Read(ctx)
-	if v, ok := r.kv(0); !ok || v != 100 {
+	if v, ok := r.KVMiB[0]; !ok || v != 100 {
 		t.Errorf("kv(a) = %v, %v; want 100", v, ok)
 	}
-	if _, ok := r.kv(1); ok {
+	if _, ok := r.KVMiB[1]; ok {
 		t.Error("b's segment is not listed, yet it has a reading")
 	}
 	if !r.GPUOK || r.GPUMiB != 3000 {
@@ -127,10 +127,10 @@ func TestMemSamplerSumsHybridGroups(t *testing.T) {
 	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec},
 		Names: []string{"a", "ab"}, IPCs: []string{"e2e_1_a", "e2e_1_ab"}}
 	r := s.Read(context.Background())
-	if v, ok := r.kv(0); !ok || v != 150 {
+	if v, ok := r.KVMiB[0]; !ok || v != 150 {
 		t.Errorf("kv(a) = %v, %v; want 150 MiB (<ipc> + <ipc>_g1)", v, ok)
 	}
-	if v, ok := r.kv(1); !ok || v != 10 {
+	if v, ok := r.KVMiB[1]; !ok || v != 10 {
 		t.Errorf("kv(ab) = %v, %v; want 10 MiB", v, ok)
 	}
 }
@@ -234,7 +234,7 @@ func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 	<-first // Run's reading is under way; the next ones wait for it
 	start := s.Read(ctx)
 	end := s.Read(ctx)
-	if v, _ := end.kv(0); v != 100 {
+	if v := end.KVMiB[0]; v != 100 {
 		t.Fatalf("the reading itself says %v MiB, want 100", v)
 	}
 	peak, at, ok := peakKV(s.Readings(start.At, end.At), 0)
@@ -346,8 +346,8 @@ func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
 		t.Fatalf("burst: %+v", ph.Results)
 	}
 	after := s.Read(ctx)
-	kvBefore, okBefore := before.kv(0)
-	kvAfter, okAfter := after.kv(0)
+	kvBefore, okBefore := before.KVMiB[0]
+	kvAfter, okAfter := after.KVMiB[0]
 	if !okBefore || !okAfter {
 		n, last := s.LedgerErrors()
 		t.Fatalf("kvctl did not list %s (%d errors, last %q)", srv.IPC, n, last)
@@ -488,7 +488,7 @@ func TestMemSamplerTimesTheReading(t *testing.T) {
 	for try := 1; ; try++ {
 		asked := time.Now()
 		r := s.Read(context.Background())
-		if _, ok := r.kv(0); !ok {
+		if _, ok := r.KVMiB[0]; !ok {
 			n, last := s.LedgerErrors()
 			t.Fatalf("no KV read (%d errors: %s)", n, last)
 		}
@@ -539,7 +539,7 @@ func TestDrainSkipsFailedReadings(t *testing.T) {
 			r := &Runner{Timing: Timing{DrainStep: time.Millisecond, DrainMax: time.Minute}.WithDefaults()}
 			kc := &coloc{c: &Case{R: r, Entry: &Entry{Name: "drain"}}, ctx: context.Background(),
 				sampler: &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, IPCs: []string{"x"}}}
-			got, ok := kc.drain(0).kv(0)
+			got, ok := kc.drain(0).KVMiB[0]
 			if ok != c.wantOK || got != c.want {
 				t.Errorf("drained to %v MiB (%v), want %v (%v)", got, ok, c.want, c.wantOK)
 			}
@@ -562,7 +562,7 @@ func TestMemSamplerReadRetriesOnce(t *testing.T) {
 		return `[{"ipc":"x","used_bytes":104857600}]`, nil
 	}}
 	s := &memSampler{Kvctl: &ledger.Client{Argv: []string{"kvctl"}, Exec: k.exec}, IPCs: []string{"x"}}
-	if v, ok := s.Read(context.Background()).kv(0); !ok || v != 100 {
+	if v, ok := s.Read(context.Background()).KVMiB[0]; !ok || v != 100 {
 		t.Errorf("kv = %v (%v), want the retry's 100 MiB", v, ok)
 	}
 	if n, _ := s.LedgerErrors(); n != 1 || k.calls != 2 || len(s.Readings(time.Time{}, time.Time{})) != 2 {

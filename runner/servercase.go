@@ -274,8 +274,8 @@ func errText(err error) string {
 // finished kvcached cases waiting for the native case and the attention
 // block sizes their servers logged.
 type GroupState struct {
-	Name      string
-	HasNative bool // the selected plan has a native case in the group
+	Name   string
+	Native string // the group's native case in the selected plan, "" none
 	// BlockSizes are the attention block sizes the group's kvcached servers
 	// that became ready logged, in case order.
 	BlockSizes []checks.CaseBlockSize
@@ -299,13 +299,12 @@ type pendingCase struct {
 // with it (docs/runner.md §5.2): cases.jsonl gets a group's held-back
 // kvcached cases, compared, right before its native case.
 type comparisons struct {
-	plan     *Plan
-	groups   map[string]*GroupState
-	nativeOf map[string]string // group → its native case
+	plan   *Plan
+	groups map[string]*GroupState
 }
 
 func newComparisons(p *Plan) *comparisons {
-	cs := &comparisons{plan: p, groups: map[string]*GroupState{}, nativeOf: map[string]string{}}
+	cs := &comparisons{plan: p, groups: map[string]*GroupState{}}
 	for i := range p.Cases {
 		e := &p.Cases[i]
 		if !e.spec().grouped {
@@ -317,8 +316,7 @@ func newComparisons(p *Plan) *comparisons {
 			cs.groups[e.Group] = g
 		}
 		if !e.Servers[0].Kvcached() {
-			g.HasNative = true
-			cs.nativeOf[e.Group] = e.Name
+			g.Native = e.Name
 		}
 	}
 	return cs
@@ -338,7 +336,7 @@ func (cs *comparisons) group(e *Entry) *GroupState {
 // case as it is.
 func (cs *comparisons) finished(e *Entry, res collect.CaseResult, ev *caseEvidence) []collect.CaseResult {
 	g := cs.group(e)
-	if g == nil || !g.HasNative {
+	if g == nil || g.Native == "" {
 		return []collect.CaseResult{res}
 	}
 	if e.Servers[0].Kvcached() {
@@ -367,7 +365,7 @@ func (cs *comparisons) rest(interrupted bool) []collect.CaseResult {
 			g.Pending = nil
 			continue
 		}
-		out = append(out, g.flush(nil, cs.nativeOf[e.Group])...)
+		out = append(out, g.flush(nil, g.Native)...)
 	}
 	return out
 }
@@ -447,11 +445,9 @@ func compareWithNative(kv *collect.CaseResult, native *collect.CaseResult, nativ
 	kv.OK = checks.CaseOK(kv.Checks)
 }
 
-// nativeCause is the check of the native case that kept its phase from
-// giving results to compare with: the phase's failed `<phase>_ok` (or what
-// that follows from), else, when the phase never ran, its failed
-// server_ready or server_alive_after_load; "" when the native phase ran
-// and did not fail, or the native case did not finish (nothing says why).
+// nativeCause is the failed check of the native case that kept its phase
+// from giving results to compare with (the root of `<phase>_ok`, else of a
+// phase that never ran); "" when nothing says why.
 func nativeCause(native *collect.CaseResult, phase string) string {
 	if native == nil {
 		return ""

@@ -45,9 +45,6 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 				list[inst] = checks.InstallKvcached(installChecksFailed+strings.Join(v.KvcachedInstallProblems, "; "), "")
 			}
 			c.R.verMu.Lock()
-			if c.R.versions == nil {
-				c.R.versions = map[string]Versions{}
-			}
 			c.R.versions[name] = v
 			if why := integrationDisabled(name, v); len(sets) > 0 && why != "" {
 				list = append(list, checks.ExpectationsMatched("", why))
@@ -59,9 +56,6 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 				set := ""
 				if p.set != nil {
 					set = p.set.Name
-					if c.R.expect == nil {
-						c.R.expect = map[string]picked{}
-					}
 					c.R.expect[name] = p
 				}
 				x := map[string]any{"set": set, "why": p.why}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -189,8 +188,7 @@ func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, 
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
 	var v Versions
-	dec := json.NewDecoder(bytes.NewReader([]byte(last)))
-	if err := dec.Decode(&v); err != nil {
+	if err := json.NewDecoder(strings.NewReader(last)).Decode(&v); err != nil {
 		return Versions{}, fmt.Errorf("version probe (%s …) printed %q, not a JSON object of versions: %v", what, text.CutLine(last, 200), err)
 	}
 	return v, nil
@@ -222,9 +220,7 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 		}
 		e, _ := s.Engines.Get(k)
 		e.Engine, e.Kvcached, e.Torch, e.CUDA = v.Engine, v.Kvcached, v.Torch, v.CUDA
-		if v.Digest != "" {
-			e.Digest = v.Digest
-		}
+		e.Digest = cmp.Or(v.Digest, e.Digest)
 		if x, ok := r.expect[k]; ok && x.set != nil {
 			e.Expectations = &collect.EngineExpectations{
 				Set: x.set.Name, Why: x.why, Patches: nonNil(x.set.Patches),
@@ -233,13 +229,7 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 		}
 		s.Engines.Set(k, e)
 		if s.KvcachedSHA == nil && v.KvcachedSHA != "" {
-			sha := v.KvcachedSHA
-			s.KvcachedSHA = &sha
+			s.KvcachedSHA = new(v.KvcachedSHA)
 		}
 	}
-}
-
-// kvcachedSHA is --kvcached-sha, else KVCACHED_SHA ("" for neither).
-func (r *Runner) kvcachedSHA() string {
-	return cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA"))
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,6 @@ import (
 // the kernel's OOM lines are judged against once the victim is gone, and
 // foreign compute processes appearing on the case's GPUs.
 type caseWatch struct {
-	r      *Runner
 	c      *Case
 	before map[int]bool // GPU compute processes when the case started
 	known  bool         // before could be read for every GPU of the run
@@ -68,7 +68,7 @@ func (r *Runner) watchCase(c *Case) *caseWatch {
 	if r.procs == nil {
 		r.procs = &runProcs{own: engine.Cgroup(os.Getpid()), cgroups: map[string]bool{}, prefixes: map[string]bool{}, foreign: map[int]bool{}}
 	}
-	w := &caseWatch{r: r, c: c, before: map[int]bool{}, pids: map[int]bool{}, learned: map[*Server]bool{}}
+	w := &caseWatch{c: c, before: map[int]bool{}, pids: map[int]bool{}, learned: map[*Server]bool{}}
 	w.known = r.GPU != nil && r.gpuErr == nil
 	for i := 0; w.known && i < len(r.GPUs); i++ {
 		procs, err := r.GPU.Processes(r.GPUs[i])
@@ -87,7 +87,7 @@ func (w *caseWatch) end() {
 	w.stop()
 	w.sample()
 	if h := w.foreign; h != nil {
-		p := w.r.procs
+		p := w.c.R.procs
 		p.mu.Lock()
 		p.foreign[h.PID] = true
 		p.mu.Unlock()
@@ -102,21 +102,19 @@ func (w *caseWatch) sighted() bool {
 	if w.c.Entry == nil {
 		return true
 	}
-	p := w.r.procs
+	p := w.c.R.procs
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, e := range w.c.Entry.EntryEngines() {
-		if pre := w.r.PrefixFor(e); len(pre) > 0 && !p.prefixes[strings.Join(pre, "\x00")] {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(w.c.Entry.EntryEngines(), func(e string) bool {
+		pre := w.c.R.PrefixFor(e)
+		return len(pre) > 0 && !p.prefixes[strings.Join(pre, "\x00")]
+	})
 }
 
 // learn finds the cgroup of each server of the case behind an exec prefix
 // once it listens: a cgroup other than the runner's own is the run's.
 func (w *caseWatch) learn() {
-	p := w.r.procs
+	p := w.c.R.procs
 	for _, s := range w.c.startedServers() {
 		if len(s.Config.ExecPrefix) == 0 || w.learned[s] {
 			continue
@@ -135,7 +133,7 @@ func (w *caseWatch) learn() {
 
 func (w *caseWatch) sample() {
 	w.learn()
-	pids := append(engine.Tree(os.Getpid()), w.r.procs.members()...)
+	pids := append(engine.Tree(os.Getpid()), w.c.R.procs.members()...)
 	foreign := w.foreignProcess()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -151,7 +149,7 @@ func (w *caseWatch) sample() {
 // it started no server) that is new since its start and not the run's; nil
 // none, or when that cannot be told.
 func (w *caseWatch) foreignProcess() *GPUHolder {
-	r := w.r
+	r := w.c.R
 	if !w.known || !w.sighted() {
 		return nil
 	}
@@ -178,7 +176,7 @@ func (w *caseWatch) whose(pid int) string {
 	w.mu.Lock()
 	seen := w.pids[pid]
 	w.mu.Unlock()
-	switch who := w.r.procs.whose(pid); {
+	switch who := w.c.R.procs.whose(pid); {
 	case seen:
 		return HeldByCase
 	case who == HeldForeign && !w.sighted():
