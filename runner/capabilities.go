@@ -51,7 +51,6 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 	}
 	var found collect.Ordered[any]
 	var problems []string
-	caps := map[string]collect.Capability{}
 	for _, name := range needed {
 		cp, err := c.probeCapability(ctx, engineName, name)
 		if err != nil {
@@ -59,11 +58,13 @@ func (c *Case) probeCapabilities(ctx context.Context, engineName string, needed 
 			continue
 		}
 		found.Set(name, map[string]any{"available": cp.Available, "detail": cp.Detail})
-		caps[name] = cp
+		c.R.verMu.Lock() // merged into what an earlier probe of the engine found
+		if c.R.caps[engineName] == nil {
+			c.R.caps[engineName] = map[string]collect.Capability{}
+		}
+		c.R.caps[engineName][name] = cp
+		c.R.verMu.Unlock()
 	}
-	c.R.verMu.Lock()
-	c.R.caps[engineName] = caps
-	c.R.verMu.Unlock()
 	if found.Len() > 0 {
 		log.Set("capabilities", found)
 	}

@@ -593,8 +593,10 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 			}
 		}
 		obs.WaitedS = time.Since(start).Seconds()
-		// Interrupted: the look just taken is the last.
-		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait || !sleep(ctx, t.GPUProcessPoll) {
+		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait {
+			return checks.NoGPUProcessLeft(obs)
+		}
+		if !sleep(ctx, t.GPUProcessPoll) { // interrupted: the look just taken is the last
 			return checks.NoGPUProcessLeft(obs)
 		}
 	}
