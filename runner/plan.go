@@ -480,7 +480,7 @@ func (s *selecting) keep(e *Entry) bool {
 		return false
 	}
 	return !slices.ContainsFunc(e.Servers, func(sp ServerPlan) bool {
-		return !keepEngine(s.sel, sp.Engine) || len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model)
+		return !keepEngine(s.sel, sp.Engine) || (len(s.sel.Models) > 0 && !slices.Contains(s.sel.Models, sp.Model))
 	})
 }
 

@@ -869,7 +869,11 @@ func (f *Server) identity() string {
 // (default 30, at most 100 and PageSize), with GitHub's Link header.
 func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	q := r.URL.Query()
-	per := min(cmp.Or(max(atoi(q.Get("per_page")), 0), 30), 100)
+	per := atoi(q.Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	per = min(per, 100)
 	if f.PageSize > 0 {
 		per = min(per, f.PageSize)
 	}
@@ -899,7 +903,10 @@ func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	return append([]any{}, items[lo:min(lo+per, len(items))]...), hdr
 }
 
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
 
 // hasAll: an issue carries every wanted label (GitHub compares them without case).
 func hasAll(have, want []string) bool {

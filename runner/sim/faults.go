@@ -184,7 +184,11 @@ func CheckFaults(s string, targets []Target) error {
 // identity strings ids (IPC name, model, engine, port=N), if any.
 func (fs faultSet) get(name string, ids ...string) (fault, bool) {
 	for _, f := range fs {
-		if f.Name == name && (f.Scope == "" || slices.ContainsFunc(ids, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) })) {
+		if f.Name != name {
+			continue
+		}
+		inScope := func(id string) bool { return id != "" && strings.Contains(id, f.Scope) }
+		if f.Scope == "" || slices.ContainsFunc(ids, inScope) {
 			return f, true
 		}
 	}

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,7 +131,13 @@ func (s *simServer) handleReset(w http.ResponseWriter, r *http.Request) {
 
 // vllmError writes vLLM's OpenAI-style error body.
 func vllmError(w http.ResponseWriter, status int, msg string) {
-	typ := cmp.Or(map[int]string{400: "BadRequestError", 404: "NotFoundError", 413: "BadRequestError"}[status], "InternalServerError")
+	typ := "InternalServerError"
+	switch status {
+	case 400, 413:
+		typ = "BadRequestError"
+	case 404:
+		typ = "NotFoundError"
+	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
 }
 

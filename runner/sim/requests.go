@@ -445,7 +445,8 @@ func (s *simServer) higherShortfall() int64 {
 	segs, _ := s.w.segments()
 	var sum int64
 	for _, o := range segs {
-		if o.IPC != s.ipc && o.GPU == s.gpus[0] && o.Priority > s.priority && o.NeedBytes > 0 && processAlive(o.PID, o.PIDStart) {
+		higher := o.IPC != s.ipc && o.GPU == s.gpus[0] && o.Priority > s.priority
+		if higher && o.NeedBytes > 0 && processAlive(o.PID, o.PIDStart) {
 			sum += o.NeedBytes
 		}
 	}
