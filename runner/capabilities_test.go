@@ -132,3 +132,25 @@ func TestCapabilityProbedAvailable(t *testing.T) {
 		t.Errorf("a plan without a priority pair probed capabilities: %s", out.Cases[0].Log)
 	}
 }
+
+// TestCapabilityProbeKeepsEarlierAnswers: a probe that cannot tell leaves
+// what an earlier probe of the same engine found (Runner.caps is merged
+// into, never replaced). It fails where the probe replaces the engine's map.
+func TestCapabilityProbeKeepsEarlierAnswers(t *testing.T) {
+	earlier := collect.Capability{Name: CapKvctlPriority, Available: true, Detail: "kvctl priority --help exited 0"}
+	r := &Runner{
+		caps: map[string]map[string]collect.Capability{"vllm": {CapKvctlPriority: earlier}},
+		Exec: func(ctx context.Context, argv []string) ([]byte, error) {
+			return nil, errors.New("signal: killed")
+		},
+	}
+	c := &Case{R: r}
+	var log collect.Ordered[any]
+	c.probeCapabilities(context.Background(), "vllm", []string{CapKvctlPriority}, &log)
+	if got := r.caps["vllm"][CapKvctlPriority]; got != earlier {
+		t.Errorf("after a probe that could not tell, vllm's answer is %+v, want the earlier %+v", got, earlier)
+	}
+	if _, ok := log.Get("capability_probe_error"); !ok {
+		t.Errorf("the failed probe is not in the case log")
+	}
+}
