@@ -56,11 +56,16 @@ type CaseFacts struct {
 	// "" nothing; MachineBadBefore: already at its start.
 	MachineWentBad   string
 	MachineBadBefore bool
+	// GPUVisible says the image's torch saw the machine's GPUs before the
+	// case (the setup case's model probe: torch.cuda.is_available() with
+	// NVML's GPUs present), so a server that then sees none hid them itself
+	// unless MachineWentBad says the machine lost them.
+	GPUVisible bool
 }
 
 // FactKeys are the facts CaseFacts.Set knows, in the words of the corpus's
 // headers and `ci-report classify --fact` (docs/runner.md §1.7).
-var FactKeys = []string{"server-port", "port-holder", "plan-model", "oom-victim", "oom-invoker", "host-memory-short", "machine"}
+var FactKeys = []string{"server-port", "port-holder", "plan-model", "oom-victim", "oom-invoker", "host-memory-short", "machine", "gpu-visible"}
 
 // Set records one fact (FactKeys; server-port and plan-model once per
 // server). An unknown key or a value out of its range is an error.
@@ -90,11 +95,12 @@ func (f *CaseFacts) Set(key, value string) error {
 			return fmt.Errorf("%s: %s: want a model id of 1 to 200 bytes", key, bounds.Quote(value))
 		}
 		f.PlanModels = append(f.PlanModels, value)
-	case "host-memory-short":
+	case "host-memory-short", "gpu-visible":
 		if value != "yes" {
 			return fmt.Errorf("%s: %s: want yes (leave it out for no)", key, bounds.Quote(value))
 		}
-		f.HostShort = true
+		f.HostShort = f.HostShort || key == "host-memory-short"
+		f.GPUVisible = f.GPUVisible || key == "gpu-visible"
 	case "machine":
 		if strings.TrimSpace(value) == "" {
 			return fmt.Errorf("%s: say what went bad", key)
@@ -277,6 +283,10 @@ func ownership(ev evidence) (Verdict, bool) {
 		case f.OOMVictim == HeldByCase && f.OOMInvoker == HeldByCase:
 			return Verdict{Class: ev.defaultClass(), Why: "OOM kill within the case's own processes; the host had memory at the start", By: collect.ClassByFact}, true
 		}
+	case "no GPU visible":
+		if f.GPUVisible {
+			return Verdict{Class: ev.defaultClass(), Why: "no GPU visible to the server; the image's torch saw the GPUs before the case", By: collect.ClassByFact}, true
+		}
 	case "model download failed", "model not found":
 		id, ok := hubModelID(ev.Match.Line)
 		switch {
@@ -309,14 +319,18 @@ func boundPort(line string) (int, bool) {
 var boundPortRE = regexp.MustCompile(`\('[^']*', (\d+)\)|addr='[a-z]+://[^']*:(\d+)'|\bport (\d+)\b|:(\d+): bind`)
 
 // hubModelID is the model id of the Hugging Face URL in line
-// (`huggingface.co/api/models/<id>/...`, `huggingface.co/<id>/resolve/...`),
-// with ok false when line holds none.
+// (`huggingface.co/api/models/<id>/...`, `huggingface.co/<id>/resolve/...`)
+// or of transformers' refusal of an id the Hub does not know (`<id> is not
+// a local folder and is not a valid model identifier`, `<id> is not a local
+// folder or a valid repository name`: cached_files and has_file in
+// transformers src/transformers/utils/hub.py@00511f2b9775), with ok false
+// when line holds none.
 func hubModelID(line string) (string, bool) {
 	m := hubModelRE.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
-	id := cmp.Or(m[1], m[2])
+	id := cmp.Or(m[1], m[2], m[3])
 	return strings.TrimSuffix(id, "/"), true
 }
 
@@ -324,7 +338,7 @@ func hubModelID(line string) (string, bool) {
 // `{endpoint}/{repo_id}/resolve/{revision}/{filename}` and hf_api.py model_info's
 // `{endpoint}/api/models/{repo_id}` + `/revision/{revision}`); an id is one
 // or two path segments.
-var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/`)
+var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])([^\s'"]*) is not a local folder (?:and is not a valid model identifier|or a valid repository name)`)
 
 // placeholderModelID reports whether id is no model id at all: empty, or
 // what a program prints for a missing value.
@@ -713,8 +727,11 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 	c.mu.Unlock()
 	if c.Entry != nil {
 		var prov []string
+		ev.Facts.GPUVisible = len(r.gpus) > 0 && len(c.Entry.Servers) > 0
 		for i := range c.Entry.Servers {
 			sp := &c.Entry.Servers[i]
+			in := r.inputs[sp.Engine]
+			ev.Facts.GPUVisible = ev.Facts.GPUVisible && in != nil && in.Torch != nil && in.Torch.Available
 			ev.Kvcached = ev.Kvcached || sp.Kvcached()
 			if p := r.picked(sp.Engine); sp.Kvcached() && p.provisional && !slices.Contains(prov, p.set.Name) {
 				prov = append(prov, p.set.Name)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/gpu"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
@@ -316,6 +317,39 @@ func TestEvidenceKernelLog(t *testing.T) {
 	}
 }
 
+// TestEvidenceGPUVisible: a case's evidence holds gpu-visible only when
+// the setup case's probe found the image's torch seeing GPUs for every
+// engine of the case's servers and NVML saw GPUs; then a server that sees
+// none is not the machine's (TestOwnership).
+func TestEvidenceGPUVisible(t *testing.T) {
+	avail := &engineInputs{modelProbe: modelProbe{Torch: &torchCUDA{Available: true}}}
+	blind := &engineInputs{modelProbe: modelProbe{Torch: &torchCUDA{Available: false}}}
+	for _, tc := range []struct {
+		name    string
+		gpus    []gpu.Info
+		inputs  map[string]*engineInputs
+		engines []string
+		want    bool
+	}{
+		{"torch saw the GPUs", []gpu.Info{{Index: 0}}, map[string]*engineInputs{"vllm": avail}, []string{"vllm"}, true},
+		{"no GPU on the machine", nil, map[string]*engineInputs{"vllm": avail}, []string{"vllm"}, false},
+		{"torch saw none", []gpu.Info{{Index: 0}}, map[string]*engineInputs{"vllm": blind}, []string{"vllm"}, false},
+		{"one engine not probed", []gpu.Info{{Index: 0}}, map[string]*engineInputs{"vllm": avail}, []string{"vllm", "sglang"}, false},
+		{"no server", []gpu.Info{{Index: 0}}, map[string]*engineInputs{"vllm": avail}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Runner{OutDir: t.TempDir(), gpus: tc.gpus, inputs: tc.inputs}
+			e := &Entry{Name: "a", Kind: KindServer}
+			for _, en := range tc.engines {
+				e.Servers = append(e.Servers, ServerPlan{Name: en, Engine: en})
+			}
+			if got := r.evidence(&Case{R: r, Entry: e}, 0, 0).Facts.GPUVisible; got != tc.want {
+				t.Errorf("gpu-visible %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestClassWhyKernelLine: a kernel log line whose signature comes after
 // its Xid, PCI address and process is cut around what matched, so the
 // class reason a report shows (at most collect.ClassWhyMax) keeps it.
@@ -376,6 +410,9 @@ func TestOwnership(t *testing.T) {
 	uvicorn := "ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 18001): address already in use"
 	oom := "[18492.104] Out of memory: Killed process 4182 (python3) total-vm:812044kB, anon-rss:518420kB, file-rss:1240kB, shmem-rss:0kB"
 	hubNone := "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/None/revision/main"
+	hubLost := "OSError: None is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'"
+	hubTypo := "OSError: Qwen/Qwen3-8b-Instruct is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'"
+	noGPU := "RuntimeError: No CUDA GPUs are available"
 	hubPlan := "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json"
 	for _, tc := range []struct {
 		name   string
@@ -399,6 +436,12 @@ func TestOwnership(t *testing.T) {
 		{"the Hub refused None", hubNone, nil, false, collect.ClassProduct, collect.ClassBySignature},
 		{"the Hub refused the plan's model", hubPlan, []string{"plan-model=meta-llama/Llama-3.1-8B"}, false, collect.ClassInfra, collect.ClassBySignature},
 		{"the Hub refused another model", hubPlan, []string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"transformers refused None", hubLost, nil, false, collect.ClassProduct, collect.ClassBySignature},
+		{"transformers refused the plan's model", hubTypo, []string{"plan-model=Qwen/Qwen3-8b-Instruct"}, false, collect.ClassHarness, collect.ClassBySignature},
+		{"transformers refused another model", hubTypo, []string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"no GPU visible, nothing known", noGPU, nil, false, collect.ClassInfra, collect.ClassBySignature},
+		{"no GPU visible to the server, the image's torch saw them", noGPU, []string{"gpu-visible=yes"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"no GPU visible, the GPU was lost", noGPU, []string{"gpu-visible=yes", "machine=GPU 0 lost"}, false, collect.ClassInfra, collect.ClassByFact},
 		{"a machine fact outranks the log", "CUDA error: an illegal memory access was encountered", []string{"machine=Xid 79 on GPU 0"}, false, collect.ClassInfra, collect.ClassByFact},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -422,7 +465,7 @@ func TestOwnership(t *testing.T) {
 		})
 	}
 	var f CaseFacts
-	for _, bad := range [][2]string{{"port-holder", "nobody"}, {"server-port", "0"}, {"colour", "red"}, {"host-memory-short", "no"}} {
+	for _, bad := range [][2]string{{"port-holder", "nobody"}, {"server-port", "0"}, {"colour", "red"}, {"host-memory-short", "no"}, {"gpu-visible", "1"}} {
 		if err := f.Set(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("Set(%q, %q): %v, want an error naming the key", bad[0], bad[1], err)
 		}

@@ -58,7 +58,7 @@ func (o *classifyOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.kernelLog, "kernel-log", "", "the kernel's messages written while the case ran (`file`, e.g. from dmesg)")
 	fs.StringVar(&o.gpuHolders, "gpu-holders", "", "`list` of processes that held GPU memory when the server started, PID:MiB comma-separated: a memory refusal is then infra")
 	fs.BoolVar(&o.nativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
-	fs.Var(&o.facts, "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad")
+	fs.Var(&o.facts, "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes")
 }
 
 func (o *classifyOptions) setArgs(pos []string) error {
