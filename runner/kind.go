@@ -245,9 +245,8 @@ func (r *Runner) kind(name string) (Kind, error) {
 	return nil, fmt.Errorf("case kind %s is not implemented in this build of ci-report", bounds.Quote(name))
 }
 
-// Result builds a CaseResult of the case's name from checks (ok = all ok),
-// a log object and phases (nil when the kind has none).
-func (c *Case) Result(checks []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
-	ok := !slices.ContainsFunc(checks, func(ch collect.Check) bool { return !ch.OK })
-	return collect.CaseResult{Name: c.Entry.Name, OK: ok, Checks: nonNil(checks), Phases: phases, Log: c.marshalLog(log)}
+// Result builds a CaseResult of the case's name from the checks in list (ok =
+// all ok), a log object and phases (nil when the kind has none).
+func (c *Case) Result(list []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
+	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: c.marshalLog(log)}
 }
