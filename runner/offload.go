@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,9 +76,10 @@ func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 // argInt is the integer after flag in argv (the script's argparse default
 // def when absent or not a number).
 func argInt(argv []string, flag string, def int) int {
-	v, _ := argValue(argv, flag)
-	if n, err := strconv.Atoi(v); err == nil {
-		return n
+	if i := slices.Index(argv, flag); i >= 0 && i+1 < len(argv) {
+		if n, err := strconv.Atoi(argv[i+1]); err == nil {
+			return n
+		}
 	}
 	return def
 }
