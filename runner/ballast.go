@@ -16,10 +16,6 @@ import (
 // ballastReadyLine is what a ballast prints once it holds its memory.
 const ballastReadyLine = "ballast ready"
 
-// DefaultBallastReadyTimeout is how long a ballast may take to say it is
-// ready (docs/runner.md §4.3).
-const DefaultBallastReadyTimeout = 120 * time.Second
-
 // ballastConfig says how to start the ballast of a co-location case: a helper
 // holding part of the GPU so that a large GPU behaves like a smaller one.
 type ballastConfig struct {
@@ -34,8 +30,8 @@ type ballastConfig struct {
 	// GPU is the host index of the GPU to fill; Device the index its
 	// container knows it by (Runner.DeviceIndices).
 	GPU, Device  int
-	ReadyTimeout time.Duration       // default DefaultBallastReadyTimeout
-	Poll         time.Duration       // between looks at the ballast's log (default 200 ms)
+	ReadyTimeout time.Duration       // Timing.BallastReady
+	Poll         time.Duration       // between looks at the ballast's log
 	Server       engine.ServerConfig // the stop signal, redaction and stop timing
 }
 
@@ -55,8 +51,6 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	if len(cfg.Argv) == 0 {
 		return nil, fmt.Errorf("ballast %s: no ballast command configured (--ballast-cmd)", cfg.Name)
 	}
-	timeout := cmp.Or(max(cfg.ReadyTimeout, 0), DefaultBallastReadyTimeout)
-	poll := cmp.Or(max(cfg.Poll, 0), 200*time.Millisecond)
 	sc := cfg.Server
 	sc.Name, sc.Dir, sc.ExecPrefix, sc.Header = cfg.Name, cfg.Dir, cfg.ExecPrefix, cmp.Or(cfg.Pair, cfg.Name)
 	sc.Argv = append(append([]string(nil), cfg.Argv...), "--mib", strconv.FormatInt(cfg.KeepMiB, 10), "--gpu", strconv.Itoa(cfg.Device))
@@ -64,7 +58,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 	if err != nil {
 		return nil, fmt.Errorf("ballast leaving %d MiB of GPU %d: %w", cfg.KeepMiB, cfg.GPU, err)
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(cfg.ReadyTimeout)
 	for {
 		// Only this start's output counts: an earlier pair's ballast shares the log.
 		logData := readFrom(srv.LogPath(), srv.LogStart())
@@ -76,7 +70,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 		case !srv.Alive():
 			why = "exited before it said " + strconv.Quote(ballastReadyLine)
 		case time.Now().After(deadline):
-			why = fmt.Sprintf("did not say %q within %s", ballastReadyLine, timeout)
+			why = fmt.Sprintf("did not say %q within %s", ballastReadyLine, cfg.ReadyTimeout)
 		case ctx.Err() != nil:
 			why = "interrupted while waiting for it"
 		}
@@ -89,7 +83,7 @@ func startBallast(ctx context.Context, cfg ballastConfig) (*engine.Server, error
 			}
 			return nil, fmt.Errorf("%s", msg)
 		}
-		sleep(ctx, poll)
+		sleep(ctx, cfg.Poll)
 	}
 }
 

@@ -96,7 +96,7 @@ func TestMissingLedgerFields(t *testing.T) {
 func TestCapabilityProbedAvailable(t *testing.T) {
 	t.Parallel()
 	ran := false
-	stub := map[string]Kind{KindPriority: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+	stub := map[string]Kind{KindPriority: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 		ran = true
 		return c.Result(nil, nil, nil)
 	})}
@@ -125,7 +125,7 @@ func TestCapabilityProbedAvailable(t *testing.T) {
 		t.Errorf("setup.json capabilities %+v", e.Capabilities)
 	}
 
-	out, _ = runSim(t, simOpts{profile: "smoke", cases: "vllm-*", kinds: map[string]Kind{KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+	out, _ = runSim(t, simOpts{profile: "smoke", cases: "vllm-*", kinds: map[string]Kind{KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 		return c.Result(nil, nil, nil)
 	})}})
 	if strings.Contains(string(out.Cases[0].Log), "capabilit") {

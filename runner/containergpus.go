@@ -14,23 +14,17 @@ import (
 // (docs/runner.md §1.3, docs/ci.md "GPU indices inside a container");
 // DeviceIndices is the only place that turns one into the other.
 
-// ContainerGPUsFor returns the host GPU indices the container of engine was
-// started with (its own entry of ContainerGPUs, else the "" entry); nil when
-// its commands see the host's numbering.
-func (r *Runner) ContainerGPUsFor(engineName string) []int {
-	if g, ok := r.ContainerGPUs[engineName]; ok {
-		return g
-	}
-	return r.ContainerGPUs[""]
-}
-
 // DeviceIndices returns the indices under which engine's commands see the
-// host GPUs host, in order: inside a container given host GPUs C, a GPU's
-// rank among C ascending (the runtime exposes C's nodes, the driver numbers
-// them by PCI bus, as the host does); the host's without a container entry.
+// host GPUs host, in order: inside a container given host GPUs C (engine's
+// own entry of ContainerGPUs, else the "" entry), a GPU's rank among C
+// ascending (the runtime exposes C's nodes, the driver numbers them by PCI
+// bus, as the host does); the host's without a container entry.
 // CheckContainerGPUs makes sure no host index is missing.
 func (r *Runner) DeviceIndices(engineName string, host []int) []int {
-	c := r.ContainerGPUsFor(engineName)
+	c, own := r.ContainerGPUs[engineName]
+	if !own {
+		c = r.ContainerGPUs[""]
+	}
 	if len(c) == 0 {
 		return host
 	}

@@ -363,19 +363,19 @@ func (k *coloc) stop() {
 	}
 	k.add(k.c.WaitNoGPUProcess(k.ctx, []int{k.gpu}))
 	if k.sampler != nil {
-		n, last := k.sampler.LedgerErrors()
-		k.log.Set("ledger_errors", n)
-		if n > 0 {
-			k.log.Set("ledger_last_error", text.CutLine(last, 300))
+		st := k.sampler.Stats()
+		k.log.Set("ledger_errors", st.ledgerErrors)
+		if st.ledgerErrors > 0 {
+			k.log.Set("ledger_last_error", text.CutLine(st.lastLedgerErr, 300))
 		}
-		if n, last := k.sampler.GPUErrors(); n > 0 {
-			k.log.Set("gpu_errors", n)
-			k.log.Set("gpu_last_error", text.CutLine(last, 300))
+		if st.gpuErrors > 0 {
+			k.log.Set("gpu_errors", st.gpuErrors)
+			k.log.Set("gpu_last_error", text.CutLine(st.lastGPUErr, 300))
 		}
 		k.log.Set("kvctl_latency_s", latencySummary(k.kvctl.Latencies.Seconds()))
 		k.log.Set("kvctl_asks", k.sampler.AskSummary())
-		if n := k.sampler.Skipped(); n > 0 {
-			k.log.Set("samples_skipped", n)
+		if st.skipped > 0 {
+			k.log.Set("samples_skipped", st.skipped)
 		}
 	}
 }

@@ -16,9 +16,6 @@ import (
 // (docs/formats.md §4.9, docs/runner.md §5.10), nil when there is none. A
 // log that cannot be read gives none rather than failing the case.
 func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect.Excerpt {
-	if !res.Failed() {
-		return nil
-	}
 	servers := c.startedServers()
 	if len(servers) == 0 {
 		return nil

@@ -23,8 +23,8 @@ func TestInterruptWritesThePartBeforeTheCaseEnds(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	var meta collect.PartMeta
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			if c.Entry.Name != "vllm-qwen05b-kv_c1" {
 				return passing(ctx, c)
 			}

@@ -24,17 +24,9 @@ const (
 )
 
 // Kind runs one kind of plan entry. A failed case is data in the returned
-// CaseResult, never a Go error; Run must stop every server it started
+// CaseResult, never a Go error; it must stop every server it started
 // (Case.StopServer) before it returns, also when ctx is cancelled.
-type Kind interface {
-	Run(ctx context.Context, c *Case) collect.CaseResult
-}
-
-// KindFunc adapts a function to Kind.
-type KindFunc func(ctx context.Context, c *Case) collect.CaseResult
-
-// Run implements Kind.
-func (f KindFunc) Run(ctx context.Context, c *Case) collect.CaseResult { return f(ctx, c) }
+type Kind func(ctx context.Context, c *Case) collect.CaseResult
 
 // kindSpec is one kind of plan entry with everything the runner does
 // differently for it; code outside kindTable asks the entry's spec instead of
@@ -66,7 +58,7 @@ type kindSpec struct {
 	// needs are the capabilities its cases need of their engines
 	// (docs/runner.md §2.7): without one a case is skipped, not failed.
 	needs []string
-	run   KindFunc
+	run   Kind
 }
 
 // kindBlock is a kind's block in setup.json's `kinds` (docs/formats.md §3.3).
@@ -253,9 +245,8 @@ func (r *Runner) kind(name string) (Kind, error) {
 	return nil, fmt.Errorf("case kind %s is not implemented in this build of ci-report", bounds.Quote(name))
 }
 
-// Result builds a CaseResult of the case's name from checks (ok = all ok),
-// a log object and phases (nil when the kind has none).
-func (c *Case) Result(checks []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
-	ok := !slices.ContainsFunc(checks, func(ch collect.Check) bool { return !ch.OK })
-	return collect.CaseResult{Name: c.Entry.Name, OK: ok, Checks: nonNil(checks), Phases: phases, Log: c.marshalLog(log)}
+// Result builds a CaseResult of the case's name from the checks in list (ok =
+// all ok), a log object and phases (nil when the kind has none).
+func (c *Case) Result(list []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
+	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: c.marshalLog(log)}
 }

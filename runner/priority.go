@@ -140,7 +140,7 @@ func (p *priorityRun) burstH(k *coloc, baseL float64, burstReqs func(int) []engi
 // to atEnd showed.
 func (p *priorityRun) afterBurst(k *coloc, atBurst, atEnd memReading, baseH, baseL float64, baseLCharged int64) {
 	p.samples = k.sampler.LedgerTimeline(atBurst.At, atEnd.At)
-	p.ledgerErrors, _ = k.sampler.LedgerErrors()
+	p.ledgerErrors = k.sampler.Stats().ledgerErrors
 	peakH, _, _ := peakKV(k.sampler.Readings(atBurst.At, atEnd.At), 1)
 	p.hGrowth = max(peakH-baseH, 0)
 	p.lAfter = lChargedAfter(atEnd, k.servers[0].IPC, 0, baseL, baseLCharged)

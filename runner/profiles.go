@@ -269,14 +269,14 @@ func BuiltinPlan(profile string) (*Plan, error) {
 				b.group(serverOpts{engine: e, model: m}, all...)
 			}
 		}
-		b.in("vllm")
-		b.elastic("vllm", "qwen05b", "vllm", "qwen35_4b")
-		b.in("sglang")
-		b.elastic("sglang", "qwen05b", "sglang", "qwen35_4b")
-		b.in("vllm")
-		b.limit("vllm", "qwen05b")
-		b.in("sglang")
-		b.limit("sglang", "qwen05b")
+		for _, e := range bothEngines {
+			b.in(e)
+			b.elastic(e, "qwen05b", e, "qwen35_4b")
+		}
+		for _, e := range bothEngines {
+			b.in(e)
+			b.limit(e, "qwen05b")
+		}
 		b.p.ElasticGPUMiB = DesignGPUMiB
 	case "weekly":
 		for _, e := range bothEngines {

@@ -92,15 +92,15 @@ func (p *runProgress) end() {
 	}
 }
 
-// setPhase records the running case's phase and returns the line that
-// shows it (Case.Progress prints it where it should); "" when the case is
-// not the running one (a case cut short by an interrupt, still stopping).
+// setPhase records the running case's phase and returns how its progress
+// line names it: its tag, or only its name when it is not the running one (a
+// case cut short by an interrupt, still stopping).
 func (p *runProgress) setPhase(name, phase string, now time.Time) string {
 	if name != p.current {
-		return fmt.Sprintf("%s %s: %s", clock(now), name, phase)
+		return name
 	}
 	p.phase, p.phaseAt = phase, now
-	return fmt.Sprintf("%s %s: %s", clock(now), p.tag(name), phase)
+	return p.tag(name)
 }
 
 // beat writes the heartbeat line of tick t, when a case runs, on the tick's

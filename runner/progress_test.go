@@ -29,8 +29,8 @@ func TestHeartbeatSaysWhatTheCaseIsBusyWith(t *testing.T) {
 	}
 	var period time.Duration
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			c.Progress("waiting for readiness")
 			tick(45 * time.Second)
 			// The heartbeat takes this tick only once it wrote the
@@ -91,8 +91,8 @@ func TestHeartbeatIsQuietBetweenCases(t *testing.T) {
 func TestFailedCaseAnnotation(t *testing.T) {
 	plan, _ := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			return c.Result([]collect.Check{{Name: "server_ready", Detail: "100% gone with token hf_top%sec,ret"}, {Name: "gen_seq_ok", OK: true}, {Name: "shm_removed", Detail: "left e2e_1007_x"}}, nil, nil)
 		}),
 	})
@@ -107,7 +107,7 @@ func TestFailedCaseAnnotation(t *testing.T) {
 		t.Fatalf("stderr lacks the one annotation %q (or holds the secret):\n%s", want, got)
 	}
 	// Off Actions, no workflow command.
-	f = newFakeRun(t, plan, map[string]Kind{KindSetup: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+	f = newFakeRun(t, plan, map[string]Kind{KindSetup: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 		return c.Result([]collect.Check{{Name: "install_kvcached", Detail: "pip failed"}}, nil, nil)
 	})})
 	if _, err := f.r.Run(context.Background()); err != nil {

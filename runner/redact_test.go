@@ -37,8 +37,8 @@ func TestRunKeepsSecretsOutOfThePart(t *testing.T) {
 	}
 	leak := "serve.log: Authorization: " + strings.Join(line, " | ")
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			writeServeLog(t, c, leak[:17], leak[17:]+"\n")
 			return c.Result([]collect.Check{{Name: "server_ready", Detail: leak}}, map[string]any{"errors": []string{leak}}, nil)
 		}),
@@ -94,8 +94,8 @@ func TestRunRedactsThePlanEnvSecrets(t *testing.T) {
 		}
 	}
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			writeServeLog(t, c, "env: "+engineSecret+" "+serverSecret+"\n")
 			return c.Result([]collect.Check{{Name: "server_ready", Detail: "saw " + serverSecret}}, nil, nil)
 		}),

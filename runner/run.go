@@ -363,7 +363,7 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	if why := r.refusedInputs(c.Entry); why != "" {
 		return c.Result([]collect.Check{{Name: "inputs_accepted", Detail: why}}, nil, nil)
 	}
-	res = k.Run(ctx, c)
+	res = k(ctx, c)
 	if res.Name == "" {
 		res.Name = c.Entry.Name
 	}

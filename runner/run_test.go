@@ -83,8 +83,8 @@ func TestRunWritesThePart(t *testing.T) {
 	plan, _ := mustPlan(t, "nightly").Select(Selection{Cases: []string{"vllm-qwen05b-*"}})
 	tokens := map[string]int{"vllm-qwen05b-kv_c1": 1, "vllm-qwen05b-kv_c0": 2, "vllm-qwen05b-native": 1}
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			return c.Result([]collect.Check{{Name: "server_ready", OK: true, Detail: "token hf_topsecret"}}, map[string]string{"k": "v"}, phasesOf(tokens[c.Entry.Name]))
 		}),
 	})
@@ -188,7 +188,7 @@ func TestRunWritesThePart(t *testing.T) {
 }
 
 func TestRunClearsAnEarlierRun(t *testing.T) {
-	f := newFakeRun(t, mustPlan(t, "smoke"), map[string]Kind{KindSetup: KindFunc(passing), KindServer: KindFunc(passing)})
+	f := newFakeRun(t, mustPlan(t, "smoke"), map[string]Kind{KindSetup: Kind(passing), KindServer: Kind(passing)})
 	os.MkdirAll(f.r.OutDir, 0o755)
 	os.WriteFile(filepath.Join(f.r.OutDir, "cases.jsonl"), []byte(`{"name":"stale","ok":true,"checks":[]}`+"\n"), 0o644)
 	os.WriteFile(filepath.Join(f.r.OutDir, "run.log"), []byte("old log\n"), 0o644)
@@ -209,10 +209,10 @@ func TestRunClearsAnEarlierRun(t *testing.T) {
 func TestFailedSetupLeavesEngineNotRun(t *testing.T) {
 	plan := mustPlan(t, "smoke")
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			return c.Result([]collect.Check{{Name: "install_kvcached", OK: c.Entry.Engine == "vllm", Detail: "pip failed"}}, nil, nil)
 		}),
-		KindServer: KindFunc(passing),
+		KindServer: Kind(passing),
 	})
 	out, err := f.r.Run(context.Background())
 	if err != nil {
@@ -234,8 +234,8 @@ func TestInterruptLeavesPartialPart(t *testing.T) {
 	plan := mustPlan(t, "smoke")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			if c.Entry.Name == "vllm-qwen05b-kv_c1" {
 				cancel(context.Canceled)
 				<-ctx.Done()
@@ -262,8 +262,8 @@ func TestInterruptLeavesPartialPart(t *testing.T) {
 func TestPanickingKindIsAFailedCase(t *testing.T) {
 	plan := mustPlan(t, "smoke")
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			if c.Entry.Name == "vllm-qwen05b-kv_c1" {
 				panic("boom inside the kind")
 			}
@@ -368,7 +368,7 @@ func TestTimingScaled(t *testing.T) {
 
 func TestServerCaseNeedsItsTPGPUs(t *testing.T) {
 	plan, _ := mustPlan(t, "weekly").Select(Selection{Cases: []string{"vllm-qwen05b-kv_c1-tp2"}})
-	f := newFakeRun(t, plan, map[string]Kind{KindSetup: KindFunc(passing)})
+	f := newFakeRun(t, plan, map[string]Kind{KindSetup: Kind(passing)})
 	out, err := f.r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -383,8 +383,8 @@ func TestServerCaseNeedsItsTPGPUs(t *testing.T) {
 func TestProgressOnActionsAndTerminal(t *testing.T) {
 	plan, _ := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			c.Progress("gen_seq")
 			return c.Result([]collect.Check{{Name: "server_ready", Detail: "x"}, {Name: "gen_seq_ok", OK: true}, {Name: "shm_removed", Detail: "y"}}, nil, nil)
 		}),
@@ -413,8 +413,8 @@ func TestProgressOnActionsAndTerminal(t *testing.T) {
 func TestProgressLinesInsideActionsGroup(t *testing.T) {
 	plan, _ := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
 	f := newFakeRun(t, plan, map[string]Kind{
-		KindSetup: KindFunc(passing),
-		KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+		KindSetup: Kind(passing),
+		KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 			c.Progress("gen_seq")
 			return c.Result([]collect.Check{{Name: "server_ready", OK: true}}, nil, nil)
 		}),

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -34,7 +35,7 @@ type Timing struct {
 	// empty, in GPUProcessPoll steps.
 	GPUProcessWait, GPUProcessPoll time.Duration
 	KvctlTimeout                   time.Duration // bounds one kvctl call (a real call imports torch)
-	BallastReady                   time.Duration // bounds the wait for `ballast ready`
+	BallastReady                   time.Duration // bounds the wait for `ballast ready` (docs/runner.md §4.3)
 	// ElasticSample and PrioritySample are the sampling periods of the pairs.
 	ElasticSample, PrioritySample time.Duration
 	// DrainStep and DrainMax: wait in DrainStep steps until usage stops falling, at most DrainMax.
@@ -43,7 +44,8 @@ type Timing struct {
 	// (kvcached's IDLE_TIMEOUT in tests/e2e/limit.py@a84b6d8e49b9).
 	LimitWait time.Duration
 	// InstallTimeout bounds an --install-cmd, VersionProbeTimeout a setup
-	// case's version probe.
+	// case's version probe (importing torch can take a while on a cold
+	// container).
 	InstallTimeout, VersionProbeTimeout time.Duration
 	// KernelLogPoll is how often a --kernel-log named pipe is read while cases
 	// run, so that its buffer never fills and blocks its writer.
@@ -55,28 +57,20 @@ var DefaultTiming = Timing{
 	Server:         engine.DefaultTiming,
 	RequestTimeout: 30 * time.Minute, ResetTimeout: 2 * time.Minute,
 	GPUProcessWait: 60 * time.Second, GPUProcessPoll: time.Second,
-	KvctlTimeout: ledger.DefaultTimeout, BallastReady: DefaultBallastReadyTimeout,
+	KvctlTimeout: ledger.DefaultTimeout, BallastReady: 120 * time.Second,
 	ElasticSample: time.Second, PrioritySample: 2 * time.Second,
 	DrainStep: 5 * time.Second, DrainMax: 60 * time.Second,
 	LimitWait: 30 * time.Second, InstallTimeout: 30 * time.Minute,
-	VersionProbeTimeout: DefaultVersionProbeTimeout, KernelLogPoll: time.Second,
+	VersionProbeTimeout: 2 * time.Minute, KernelLogPoll: time.Second,
 }
 
 // WithDefaults returns t with zero fields set to DefaultTiming's.
 func (t Timing) WithDefaults() Timing {
-	d := DefaultTiming
 	t.Server = t.Server.WithDefaults()
-	for _, p := range [][2]*time.Duration{
-		{&t.RequestTimeout, &d.RequestTimeout}, {&t.ResetTimeout, &d.ResetTimeout},
-		{&t.GPUProcessWait, &d.GPUProcessWait}, {&t.GPUProcessPoll, &d.GPUProcessPoll},
-		{&t.KvctlTimeout, &d.KvctlTimeout}, {&t.BallastReady, &d.BallastReady},
-		{&t.ElasticSample, &d.ElasticSample}, {&t.PrioritySample, &d.PrioritySample},
-		{&t.DrainStep, &d.DrainStep}, {&t.DrainMax, &d.DrainMax},
-		{&t.LimitWait, &d.LimitWait}, {&t.InstallTimeout, &d.InstallTimeout},
-		{&t.VersionProbeTimeout, &d.VersionProbeTimeout}, {&t.KernelLogPoll, &d.KernelLogPoll},
-	} {
-		if *p[0] <= 0 {
-			*p[0] = *p[1]
+	v, d := reflect.ValueOf(&t).Elem(), reflect.ValueOf(DefaultTiming)
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Type() == reflect.TypeFor[time.Duration]() && f.Int() <= 0 {
+			f.Set(d.Field(i))
 		}
 	}
 	return t
@@ -620,10 +614,11 @@ func (c *Case) Progress(phase string) {
 	now := c.R.now()
 	c.R.progMu.Lock()
 	defer c.R.progMu.Unlock()
-	line := fmt.Sprintf("%s %s: %s", clock(now), c.Entry.Name, phase)
+	name := c.Entry.Name
 	if c.R.prog != nil {
-		line = c.R.prog.setPhase(c.Entry.Name, phase, now)
+		name = c.R.prog.setPhase(name, phase, now)
 	}
+	line := fmt.Sprintf("%s %s: %s", clock(now), name, phase)
 	switch {
 	case actions:
 		fmt.Fprintln(c.R.stderr(), line)

@@ -90,17 +90,21 @@ type memSampler struct {
 	lastAt   time.Time    // At of the last recorded reading
 	periodic atomic.Int32 // Run loops going
 
-	mu           sync.Mutex
-	readings     []memReading
-	phaseMarks   []usageMark
-	ledgerErrors int
-	lastLedgerEr string
-	gpuErrors    int
-	lastGPUErr   string
-	skipped      int         // periodic readings not started: MaxInFlight calls still running
-	asks         []time.Time // when each periodic reading was started
-	overlapping  int         // of those, started while another was in progress
-	mostAtOnce   int         // the most periodic readings in progress at once
+	mu          sync.Mutex
+	readings    []memReading
+	phaseMarks  []usageMark
+	stats       samplerStats
+	asks        []time.Time // when each periodic reading was started
+	overlapping int         // of those, started while another was in progress
+	mostAtOnce  int         // the most periodic readings in progress at once
+}
+
+// samplerStats are what a sampler could not do: the failed ledger and GPU
+// reads with the last error of each, and the periodic readings not started
+// because MaxInFlight kvctl calls were still running.
+type samplerStats struct {
+	ledgerErrors, gpuErrors, skipped int
+	lastLedgerErr, lastGPUErr        string
 }
 
 func (s *memSampler) now() time.Time {
@@ -214,12 +218,12 @@ func (s *memSampler) record(r memReading, ledgerErr, gpuErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ledgerErr != nil {
-		s.ledgerErrors++
-		s.lastLedgerEr = ledgerErr.Error()
+		s.stats.ledgerErrors++
+		s.stats.lastLedgerErr = ledgerErr.Error()
 	}
 	if gpuErr != nil {
-		s.gpuErrors++
-		s.lastGPUErr = gpuErr.Error()
+		s.stats.gpuErrors++
+		s.stats.lastGPUErr = gpuErr.Error()
 	}
 	s.readings = append(s.readings, r)
 }
@@ -264,7 +268,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 				})
 			default:
 				s.mu.Lock()
-				s.skipped++
+				s.stats.skipped++
 				s.mu.Unlock()
 			}
 			select {
@@ -334,26 +338,11 @@ func (s *memSampler) Readings(from, to time.Time) []memReading {
 	return out
 }
 
-// LedgerErrors returns how many ledger reads failed, and the last error.
-func (s *memSampler) LedgerErrors() (int, string) {
+// Stats returns what the sampler could not do so far.
+func (s *memSampler) Stats() samplerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ledgerErrors, s.lastLedgerEr
-}
-
-// Skipped returns how many periodic readings were not started because
-// MaxInFlight kvctl calls were still running.
-func (s *memSampler) Skipped() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.skipped
-}
-
-// GPUErrors returns how many GPU reads failed, and the last error.
-func (s *memSampler) GPUErrors() (int, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gpuErrors, s.lastGPUErr
+	return s.stats
 }
 
 // LedgerTimeline returns the ledger samples of the readings in [from, to].

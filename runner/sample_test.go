@@ -89,10 +89,10 @@ func TestMemSamplerRead(t *testing.T) {
 	}
 	g.err = errors.New("NVML: unknown error")
 	s.Read(ctx)
-	if n, last := s.LedgerErrors(); n != 2 || !strings.Contains(last, "not a JSON array") {
-		t.Errorf("ledger errors = %d, %q", n, last)
+	if st := s.Stats(); st.ledgerErrors != 2 || !strings.Contains(st.lastLedgerErr, "not a JSON array") {
+		t.Errorf("ledger errors = %d, %q", st.ledgerErrors, st.lastLedgerErr)
 	}
-	if n, _ := s.GPUErrors(); n != 1 {
+	if n := s.Stats().gpuErrors; n != 1 {
 		t.Errorf("gpu errors = %d", n)
 	}
 	if got := len(s.LedgerTimeline(time.Time{}, time.Time{})); got != 2 {
@@ -183,7 +183,7 @@ func TestMemSamplerStopDuringCall(t *testing.T) {
 	stop := s.Run(context.Background(), time.Hour)
 	<-started
 	stop()
-	if n, _ := s.LedgerErrors(); n != 0 {
+	if n := s.Stats().ledgerErrors; n != 0 {
 		t.Errorf("%d ledger errors counted for an abandoned call", n)
 	}
 }
@@ -253,8 +253,8 @@ func TestMemSamplerPeaksBetweenReadings(t *testing.T) {
 	if v, ok := third.kvPeak(0); !ok || v != 100 || third.GPUPeakMiB != 3000 {
 		t.Errorf("without marks: KV %v (%v), GPU %v", v, ok, third.GPUPeakMiB)
 	}
-	if n, last := s.GPUErrors(); n != 1 || !strings.Contains(last, "marks unreadable") {
-		t.Errorf("GPU errors %d, %q", n, last)
+	if st := s.Stats(); st.gpuErrors != 1 || !strings.Contains(st.lastGPUErr, "marks unreadable") {
+		t.Errorf("GPU errors %d, %q", st.gpuErrors, st.lastGPUErr)
 	}
 	stop()
 	fourth := s.Read(ctx)
@@ -349,8 +349,8 @@ func TestMemSamplerSeesSimulatedPeak(t *testing.T) {
 	kvBefore, okBefore := before.KVMiB[0]
 	kvAfter, okAfter := after.KVMiB[0]
 	if !okBefore || !okAfter {
-		n, last := s.LedgerErrors()
-		t.Fatalf("kvctl did not list %s (%d errors, last %q)", srv.IPC, n, last)
+		st := s.Stats()
+		t.Fatalf("kvctl did not list %s (%d errors, last %q)", srv.IPC, st.ledgerErrors, st.lastLedgerErr)
 	}
 	peak, at, ok := peakKV(s.Readings(before.At, after.At), 0)
 	// 8 × 512 output tokens were reserved while the requests ran and
@@ -426,7 +426,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestMemSamplerOverlapsSlowCalls(t *testing.T) {
 	g, s, stop := runGated(t, context.Background())
 	defer stop()
-	waitFor(t, "a period skipped with every call in flight", func() bool { return s.Skipped() > 0 })
+	waitFor(t, "a period skipped with every call in flight", func() bool { return s.Stats().skipped > 0 })
 	g.mu.Lock()
 	most := g.most
 	g.mu.Unlock()
@@ -454,8 +454,8 @@ func TestMemSamplerOverlapsSlowCalls(t *testing.T) {
 			t.Fatalf("readings out of order at %d", i)
 		}
 	}
-	if n, last := s.LedgerErrors(); n != 0 {
-		t.Errorf("%d ledger errors (%s)", n, last)
+	if st := s.Stats(); st.ledgerErrors != 0 {
+		t.Errorf("%d ledger errors (%s)", st.ledgerErrors, st.lastLedgerErr)
 	}
 }
 
@@ -489,8 +489,8 @@ func TestMemSamplerTimesTheReading(t *testing.T) {
 		asked := time.Now()
 		r := s.Read(context.Background())
 		if _, ok := r.KVMiB[0]; !ok {
-			n, last := s.LedgerErrors()
-			t.Fatalf("no KV read (%d errors: %s)", n, last)
+			st := s.Stats()
+			t.Fatalf("no KV read (%d errors: %s)", st.ledgerErrors, st.lastLedgerErr)
 		}
 		if want := ledger.UnixTenths(r.At); r.Ledger.T != want {
 			t.Errorf("ledger sample at %v, the reading at %v", r.Ledger.T, want)
@@ -565,7 +565,7 @@ func TestMemSamplerReadRetriesOnce(t *testing.T) {
 	if v, ok := s.Read(context.Background()).KVMiB[0]; !ok || v != 100 {
 		t.Errorf("kv = %v (%v), want the retry's 100 MiB", v, ok)
 	}
-	if n, _ := s.LedgerErrors(); n != 1 || k.calls != 2 || len(s.Readings(time.Time{}, time.Time{})) != 2 {
+	if n := s.Stats().ledgerErrors; n != 1 || k.calls != 2 || len(s.Readings(time.Time{}, time.Time{})) != 2 {
 		t.Errorf("%d errors, %d calls, %d readings; want 1, 2, 2", n, k.calls, len(s.Readings(time.Time{}, time.Time{})))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -591,7 +591,7 @@ func TestMemSamplerInterruptEndsCalls(t *testing.T) {
 		return g.inFlight == 0
 	})
 	stop()
-	if n, last := s.LedgerErrors(); n != 0 || len(s.Readings(time.Time{}, time.Time{})) != 0 {
-		t.Errorf("%d ledger errors (%s), %d readings; want none of either", n, last, len(s.Readings(time.Time{}, time.Time{})))
+	if st := s.Stats(); st.ledgerErrors != 0 || len(s.Readings(time.Time{}, time.Time{})) != 0 {
+		t.Errorf("%d ledger errors (%s), %d readings; want none of either", st.ledgerErrors, st.lastLedgerErr, len(s.Readings(time.Time{}, time.Time{})))
 	}
 }

@@ -288,10 +288,10 @@ func interruptOnReady(r *Runner, caseName string, cancel func()) {
 	if r.Kinds == nil {
 		r.Kinds = map[string]Kind{}
 	}
-	r.Kinds[KindServer] = KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+	r.Kinds[KindServer] = Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 		running.Store(c.Entry.Name)
 		defer running.Store("")
-		return spec.run.Run(ctx, c)
+		return spec.run(ctx, c)
 	})
 	base := http.DefaultTransport
 	if r.HTTP != nil && r.HTTP.Transport != nil {

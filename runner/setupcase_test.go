@@ -222,7 +222,7 @@ func TestSetupCaseExpectations(t *testing.T) {
 			var gotEnv string
 			var gotReq []string
 			var gotCapOpt bool
-			f := newFakeRun(t, plan, map[string]Kind{KindServer: KindFunc(func(ctx context.Context, c *Case) collect.CaseResult {
+			f := newFakeRun(t, plan, map[string]Kind{KindServer: Kind(func(ctx context.Context, c *Case) collect.CaseResult {
 				sp := &c.Entry.Servers[0]
 				env := c.ServerEnv(sp, nil)
 				gotEnv, _ = env.Get("VLLM_USE_V2_MODEL_RUNNER")

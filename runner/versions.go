@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
@@ -118,10 +117,6 @@ try:
 except Exception:
     pass
 print(json.dumps(o))`, "{engine}"}
-
-// DefaultVersionProbeTimeout bounds one version probe (importing torch can
-// take a while on a cold container).
-const DefaultVersionProbeTimeout = 2 * time.Minute
 
 // Versions is what a version probe prints. Absent or null fields stay
 // empty.
