@@ -167,9 +167,6 @@ func (c *Case) notePortHolder(s *Server, port int, err error) {
 	case s == nil && !errors.Is(err, syscall.EADDRINUSE):
 		return
 	case s != nil:
-		if len(s.Config.ExecPrefix) > 0 {
-			return
-		}
 		named, inUse := logAddressInUse(s.LogPath(), s.LogStart())
 		if !inUse {
 			return
