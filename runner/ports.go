@@ -157,8 +157,9 @@ func logAddressInUse(path string, from int64) (port int, inUse bool) {
 }
 
 // notePortHolder measures whose the port was that a server could not bind
-// when its start failed with err (docs/runner.md §5.10, port-holder). For a
-// server that did not start (s nil) only a refused --port counts; for one
+// when its start failed with err (docs/runner.md §5.10, port-holder), against
+// the case's servers and the cgroups the run learned as its containers'. For
+// a server that did not start (s nil) only a refused --port counts; for one
 // that did, only a log naming a bind failure (a slow server holds its own
 // port). A foreign holder found once stays.
 func (c *Case) notePortHolder(s *Server, port int, err error) {
@@ -166,20 +167,17 @@ func (c *Case) notePortHolder(s *Server, port int, err error) {
 	case s == nil && !errors.Is(err, syscall.EADDRINUSE):
 		return
 	case s != nil:
-		if len(s.Config.ExecPrefix) > 0 {
-			return
-		}
 		named, inUse := logAddressInUse(s.LogPath(), s.LogStart())
 		if !inUse {
 			return
 		}
 		port = cmp.Or(named, port)
 	}
-	var pgids []int
+	var servers []*engine.Server
 	for _, x := range c.startedServers() {
-		pgids = append(pgids, x.PGID())
+		servers = append(servers, x.Server)
 	}
-	whose := engine.PortOwner(port, pgids)
+	whose := engine.PortOwner(port, servers, c.R.procs.learned())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if whose != "" && c.portHolder != HeldForeign {

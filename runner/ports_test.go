@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,6 +141,62 @@ func TestPortHolderMeasured(t *testing.T) {
 	out, _ := serverSim(t, "smoke", []string{"vllm-*"}, "", context.Background(), func(r *Runner) {
 		r.AnyPort = true
 		r.FreePort = func() (int, error) { return held, nil }
+	})
+	res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
+	if res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact || !strings.Contains(res.ClassWhy, "a process outside the case held it") {
+		t.Errorf("class %q by %q (%s), want infra by fact: a process outside the case held the port", res.Class, res.ClassBy, res.ClassWhy)
+	}
+	if res.Machine == nil || !slices.Contains(res.Machine.Facts, "port-holder=foreign") {
+		t.Errorf("machine %+v, want the fact port-holder=foreign", res.Machine)
+	}
+}
+
+// portTaker is the runner's stderr and FreePort in a test: when a progress
+// line says the runner waits for a server's readiness (it started), it
+// listens on the port it handed out last, until the test ends, answering
+// 404 (the runner's readiness poll would wait for an answer).
+type portTaker struct {
+	t    *testing.T
+	mu   sync.Mutex
+	port int
+}
+
+func (p *portTaker) freePort() (int, error) {
+	port, err := (&Runner{}).freePort()
+	p.mu.Lock()
+	p.port = port
+	p.mu.Unlock()
+	return port, err
+}
+
+func (p *portTaker) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if strings.Contains(string(b), ": waiting for readiness") {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.port))
+		if err != nil {
+			p.t.Errorf("take port %d: %v", p.port, err)
+		} else {
+			go http.Serve(l, http.NotFoundHandler())
+			p.t.Cleanup(func() { l.Close() })
+		}
+	}
+	return len(b), nil
+}
+
+// TestPortHolderMeasuredBehindPrefix: a server behind an exec prefix (how
+// real runs start their engines, in containers) starts on a free port and
+// finds it taken as it binds (the port-taken fault), while this test's
+// process holds it. The holder is measured against the prefix wrapper's
+// group and the run's cgroups: foreign, so the part's machine facts say
+// port-holder=foreign and the case is infra by that fact. Issue 29: behind
+// a prefix nothing was measured, and the words decided.
+func TestPortHolderMeasuredBehindPrefix(t *testing.T) {
+	take := &portTaker{t: t}
+	out, _ := serverSim(t, "smoke", []string{"vllm-qwen05b-kv_c1"}, "port-taken", context.Background(), func(r *Runner) {
+		r.ExecPrefix = map[string][]string{"": {"env", "CI_REPORT_SIM_CONTAINER_GPUS=0"}}
+		r.AnyPort, r.FreePort = true, take.freePort
+		r.Terminal, r.Stderr = true, take
 	})
 	res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
 	if res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact || !strings.Contains(res.ClassWhy, "a process outside the case held it") {

@@ -57,11 +57,16 @@ func (p *runProcs) whose(pid int) string {
 	return who
 }
 
-func (p *runProcs) members() []int {
+func (p *runProcs) members() []int { return engine.InCgroups(p.learned()) }
+
+// learned is a copy of the cgroups learned (none before the first watch).
+func (p *runProcs) learned() map[string]bool {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
-	cgs := maps.Clone(p.cgroups)
-	p.mu.Unlock()
-	return engine.InCgroups(cgs)
+	defer p.mu.Unlock()
+	return maps.Clone(p.cgroups)
 }
 
 func (r *Runner) watchCase(c *Case) *caseWatch {

@@ -48,9 +48,8 @@ func inCgroups(root string, cgs map[string]bool) []int {
 
 // Cgroup is the cgroup of a server behind an exec prefix: that of a process
 // that listens on its port and is of the process group (or is the pid) the
-// prefix wrapper reported, as the last field of NSpgid (NSpid) in
-// /proc/<pid>/status says, its id in the innermost PID namespace (proc(5)),
-// so that a process that took the port is never taken for the server's.
+// prefix wrapper reported (remoteGroup.has), so that a process that took
+// the port is never taken for the server's.
 // "" when none is (yet): no prefix, no wrapper line, nothing listening.
 func (s *Server) Cgroup() string {
 	g, ok := s.remoteGroup(0)
@@ -65,14 +64,10 @@ func listenerCgroup(root string, port int, g remoteGroup) string {
 	if err != nil || len(inodes) == 0 {
 		return ""
 	}
-	key := "NSpid:"
-	if g.Group {
-		key = "NSpgid:"
-	}
 	cg := ""
 	eachProc(root, func(pid int, state byte, _, _ int) bool {
 		listens := slices.ContainsFunc(socketInodes(root, pid), func(in uint64) bool { return slices.Contains(inodes, in) })
-		if listens && state != 'Z' && nsLast(root, pid, key) == g.ID {
+		if listens && state != 'Z' && g.has(root, pid) {
 			cg = cgroupOf(root, pid)
 		}
 		return cg == ""
@@ -80,16 +75,30 @@ func listenerCgroup(root string, port int, g remoteGroup) string {
 	return cg
 }
 
-// nsLast is the last field of /proc/<pid>/status's line key, 0 none.
-func nsLast(root string, pid int, key string) int {
+// has says pid is of the group (or is the pid) g, as the last field of
+// NSpgid (NSpid) in /proc/<pid>/status says: its id in the innermost PID
+// namespace (proc(5)).
+func (g remoteGroup) has(root string, pid int) bool {
+	key := "NSpid:"
+	if g.Group {
+		key = "NSpgid:"
+	}
+	id, _ := nsLast(root, pid, key)
+	return id == g.ID
+}
+
+// nsLast is the last field of /proc/<pid>/status's line key, 0 none, and
+// how many fields it has: one per PID namespace from that of /proc down to
+// pid's (proc(5)).
+func nsLast(root string, pid int, key string) (id, levels int) {
 	b, _ := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/status")
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, key); ok {
 			if f := strings.Fields(v); len(f) > 0 {
-				n, _ := strconv.Atoi(f[len(f)-1])
-				return n
+				id, _ = strconv.Atoi(f[len(f)-1])
+				return id, len(f)
 			}
 		}
 	}
-	return 0
+	return 0, 0
 }

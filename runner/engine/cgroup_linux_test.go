@@ -97,3 +97,67 @@ func TestCgroupRealProcesses(t *testing.T) {
 		t.Error("a pid that does not exist has a cgroup")
 	}
 }
+
+// TestPortOwnerBehindPrefix: behind an exec prefix a port's holder is the
+// case's when it is of the group the wrapper reported (by its innermost
+// NSpgid, not the host's) or in a cgroup the run learned as its
+// container's; a process outside both is foreign (also one of /proc's own
+// PID namespace with the wrapper's id), a socket no process is seen
+// holding is unknown. Issue 29: behind a prefix nothing was measured,
+// and against the host's process groups alone every such holder is foreign.
+func TestPortOwnerBehindPrefix(t *testing.T) {
+	root, cg := fakeProc(t)
+	// 103: the container's, group 12 inside it, listening on 18002; 200,
+	// outside it, on 18003; nobody seen on 18004's socket; 1, the host's
+	// init (group 1 as the wrapper's inside), on 18006 (socket activation).
+	files := map[string]string{
+		"1/stat":     "1 (systemd) S 0 1 1 0 0 -1 4194560\n",
+		"1/status":   "Name:\tsystemd\nNSpid:\t1\nNSpgid:\t1\n",
+		"1/cgroup":   "0::/init.scope\n",
+		"103/stat":   "103 (python3) S 1 95 95 0 0 -1 4194560\n",
+		"103/status": "Name:\tx\nNSpid:\t103\t12\nNSpgid:\t95\t12\n",
+		"103/cgroup": cg,
+		"net/tcp": "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+			"   0: 0100007F:4650 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 555 1 0000000000000000 100 0 0 10 0\n" +
+			"   1: 00000000:4652 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 556 1 0000000000000000 100 0 0 10 0\n" +
+			"   2: 0100007F:4653 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 557 1 0000000000000000 100 0 0 10 0\n" +
+			"   3: 0100007F:4654 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 558 1 0000000000000000 100 0 0 10 0\n" +
+			"   4: 0100007F:4656 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 559 1 0000000000000000 100 0 0 10 0\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name), "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pid, sock := range map[string]string{"103": "socket:[556]", "200": "socket:[557]", "1": "socket:[559]"} {
+		if err := os.Symlink(sock, filepath.Join(root, pid, "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrapper, ours := []remoteGroup{{ID: 1, Group: true}}, map[string]bool{cg: true}
+	for _, tc := range []struct {
+		why     string
+		port    int
+		groups  []remoteGroup
+		cgroups map[string]bool
+		want    string
+	}{
+		{"a process of the wrapper's group", 18000, wrapper, nil, HeldByCase},
+		{"the wrapper's pid", 18000, []remoteGroup{{ID: 1}}, nil, HeldByCase},
+		{"neither: the host's groups alone", 18000, nil, nil, HeldForeign},
+		{"the host's group id, not the wrapper's", 18000, []remoteGroup{{ID: 90, Group: true}}, nil, HeldForeign},
+		{"the container's cgroup, another group", 18002, wrapper, ours, HeldByCase},
+		{"another group, no cgroup learned", 18002, wrapper, nil, HeldForeign},
+		{"a process outside the container", 18003, wrapper, ours, HeldForeign},
+		{"the host's process of the wrapper's id", 18006, wrapper, ours, HeldForeign},
+		{"a holder that cannot be seen", 18004, wrapper, ours, ""},
+		{"nothing listening", 18005, wrapper, ours, ""},
+	} {
+		if got := portOwner(root, tc.port, nil, tc.groups, tc.cgroups); got != tc.want {
+			t.Errorf("%s: portOwner(%d, %v, %v) = %q, want %q", tc.why, tc.port, tc.groups, tc.cgroups, got, tc.want)
+		}
+	}
+}

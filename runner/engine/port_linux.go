@@ -73,22 +73,48 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 }
 
 // PortOwner says whose the listening sockets that a connection to
-// 127.0.0.1:port reaches are, against pgids, the process groups of a case's
-// servers (Whose): HeldForeign when a process outside them holds one,
-// HeldByCase when only theirs do, "" when nothing listens there, the
-// socket tables cannot be read, or a holder cannot be seen (another user's
-// process, one behind an exec prefix) and none is foreign.
-func PortOwner(port int, pgids []int) string {
-	inodes, err := listenInodes(procFS, port)
+// 127.0.0.1:port reaches are: HeldForeign when a process outside the case
+// holds one, HeldByCase when only the case's do, "" when nothing listens
+// there, the socket tables cannot be read, or a holder cannot be seen
+// (another user's process) and none is foreign. A holder is the case's
+// when Whose says so against the process groups of servers, the case's
+// started servers; or, behind an exec prefix, when it is of a group (or is
+// the pid) a server's wrapper reported, in a PID namespace below /proc's
+// (remoteGroup.has), or its cgroup is one of cgroups, those the run learned
+// as its containers' (the runner's case watch; cgroup-v2.rst, see Cgroup).
+// The tables are those of the runner's network namespace: a container with
+// one of its own has its listeners elsewhere, so unknown.
+func PortOwner(port int, servers []*Server, cgroups map[string]bool) string {
+	var pgids []int
+	var groups []remoteGroup
+	for _, s := range servers {
+		pgids = append(pgids, s.pgid)
+		if g, ok := s.remoteGroup(0); ok {
+			groups = append(groups, g)
+		}
+	}
+	return portOwner(procFS, port, pgids, groups, cgroups)
+}
+
+// portOwner is PortOwner on the /proc at root (Whose reads /proc itself).
+func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups map[string]bool) string {
+	inodes, err := listenInodes(root, port)
 	if err != nil || len(inodes) == 0 {
 		return ""
 	}
+	ours := func(pid int) bool {
+		// One of /proc's own namespace with a wrapper's id is another
+		// process (NSpid has a field per namespace, proc(5)).
+		_, levels := nsLast(root, pid, "NSpid:")
+		inPrefix := levels > 1 && slices.ContainsFunc(groups, func(g remoteGroup) bool { return g.has(root, pid) })
+		return inPrefix || cgroups[cgroupOf(root, pid)] || Whose(pid, pgids) == HeldByCase
+	}
 	seen, foreign := map[uint64]bool{}, false
-	eachProc(procFS, func(pid int, state byte, _, _ int) bool {
-		for _, in := range socketInodes(procFS, pid) {
+	eachProc(root, func(pid int, state byte, _, _ int) bool {
+		for _, in := range socketInodes(root, pid) {
 			if slices.Contains(inodes, in) && state != 'Z' {
 				seen[in] = true
-				foreign = foreign || Whose(pid, pgids) != HeldByCase
+				foreign = foreign || !ours(pid)
 			}
 		}
 		return !foreign

@@ -29,7 +29,7 @@ func Under(int, int) string { return "" }
 func Tree(int) []int { return nil }
 
 // PortOwner cannot tell without /proc.
-func PortOwner(int, []int) string { return "" }
+func PortOwner(int, []*Server, map[string]bool) string { return "" }
 
 // Cgroup cannot tell without /proc.
 func Cgroup(int) string { return "" }
