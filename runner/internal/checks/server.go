@@ -17,6 +17,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // MaxPhaseDetail is the longest `<phase>_ok` detail (code points).
@@ -106,40 +107,28 @@ func AliveAfterLoad(name string, alive bool) collect.Check {
 	return fail(name, "the server's process group had exited before the stop signal")
 }
 
-// Stop is what stopping a server observed, as the checks need it.
-type Stop struct {
-	Signal        string
-	AlreadyExited bool
-	Exited        bool
-	Killed        bool
-	Left          bool
-	ElapsedS      float64
-	TimeoutS      float64
-	Err           string
-}
-
 // CleanExit is `clean_exit_on_signal`: the whole group exited within the
 // stop timeout of the stop signal, without SIGKILL.
-func CleanExit(prefix string, s Stop) collect.Check {
-	name := prefix + "clean_exit_on_signal"
+func CleanExit(prefix string, s engine.StopResult) collect.Check {
+	name, elapsed, timeout := prefix+"clean_exit_on_signal", s.Elapsed.Seconds(), s.Timeout.Seconds()
 	switch {
 	case s.Err != "":
 		return fail(name, text.CutWords(s.Err, 300))
 	case s.AlreadyExited:
 		return pass(name, "the group had already exited before "+s.Signal)
 	case s.Killed && s.Left:
-		return fail(name, fmt.Sprintf("still running %.0f s after %s, and after SIGKILL", s.TimeoutS, s.Signal))
+		return fail(name, fmt.Sprintf("still running %.0f s after %s, and after SIGKILL", timeout, s.Signal))
 	case s.Killed || !s.Exited:
-		return fail(name, fmt.Sprintf("still running %.0f s after %s; needed SIGKILL", s.TimeoutS, s.Signal))
+		return fail(name, fmt.Sprintf("still running %.0f s after %s; needed SIGKILL", timeout, s.Signal))
 	}
-	if s.TimeoutS <= 0 {
-		return pass(name, fmt.Sprintf("exited %.1f s after %s", s.ElapsedS, s.Signal))
+	if timeout <= 0 {
+		return pass(name, fmt.Sprintf("exited %.1f s after %s", elapsed, s.Signal))
 	}
 	// The time taken against the stop timeout, written as the bar
 	// records it (to 0.1 s): a close call before it is a SIGKILL.
-	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %s s)", s.ElapsedS, s.Signal,
-		strconv.FormatFloat(math.Round(s.TimeoutS*10)/10, 'f', -1, 64))).
-		WithBar(s.ElapsedS, s.TimeoutS, "s", collect.MustUnder)
+	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %s s)", elapsed, s.Signal,
+		strconv.FormatFloat(math.Round(timeout*10)/10, 'f', -1, 64))).
+		WithBar(elapsed, timeout, "s", collect.MustUnder)
 }
 
 // NoErrorSignatures is `no_error_signatures`: no error signature in the log
@@ -247,7 +236,7 @@ func leftover(name, ipc string, others []string, l Listing, match func(entry, ip
 
 // Shutdown is what the shutdown checks of one server look at.
 type Shutdown struct {
-	Stop     Stop
+	Stop     engine.StopResult
 	Log      collect.LogInfo
 	LogErr   string // serve.log could not be parsed
 	Kvcached bool   // the server ran with kvcached enabled
