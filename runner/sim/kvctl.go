@@ -233,14 +233,9 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 	if jsonOut {
 		var b []byte
 		if plain {
-			type released struct {
-				IPC        string `json:"ipc"`
-				LimitBytes int64  `json:"limit_bytes"`
-				UsedBytes  int64  `json:"used_bytes"`
-			}
-			out := make([]released, len(res))
+			out := make([]map[string]any, len(res)) // encoding/json sorts the keys: kvctl's order
 			for i, e := range res {
-				out[i] = released{e.IPC, e.LimitBytes, e.UsedBytes}
+				out[i] = map[string]any{"ipc": e.IPC, "limit_bytes": e.LimitBytes, "used_bytes": e.UsedBytes}
 			}
 			b, _ = json.MarshalIndent(out, "", "  ")
 		} else {
