@@ -110,16 +110,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 	if !cli.plain {
 		cli.cmds = append(slices.Clone(kvctlCommands), "priority")
 	}
-	if code, done := cli.beforeCommand(args); done {
-		return code
-	}
-	w, err := openWorld(dir)
-	if err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 1
-	}
-	defer w.lock.Close()
-	return cli.command(ctx, w, args)
+	return cli.command(ctx, dir, args)
 }
 
 // sleepCtx waits d and reports false when ctx ended first.
@@ -156,27 +147,29 @@ func (cli kvctlCLI) usage(msg string) int {
 	return 2
 }
 
-// beforeCommand answers what argparse answers before any subcommand runs;
-// done is false when args name a command to run.
-func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
+// command answers first what argparse answers before any subcommand runs,
+// then runs the subcommand in the world in dir.
+func (cli kvctlCLI) command(ctx context.Context, dir string, args []string) int {
 	switch {
 	case len(args) == 0: // the real kvctl starts its interactive shell
-		return cli.usage(""), true
+		return cli.usage("")
 	case args[0] == "-h" || args[0] == "--help":
 		fmt.Fprintln(cli.stdout, kvctlUsage(cli.cmds))
 		fmt.Fprintln(cli.stdout, "\nKVCached control utility")
-		return 0, true
+		return 0
 	case !slices.Contains(cli.cmds, args[0]):
 		// argparse's wording since Python 3.9 (the choices quoted as repr).
-		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from '%s')", args[0], strings.Join(cli.cmds, "', '"))), true
+		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from '%s')", args[0], strings.Join(cli.cmds, "', '")))
 	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"): // a capability probe
 		fmt.Fprintf(cli.stdout, "usage: kvctl %s [-h] ...\n", args[0])
-		return 0, true
+		return 0
 	}
-	return 0, false
-}
-
-func (cli kvctlCLI) command(ctx context.Context, w *world, args []string) int {
+	w, err := openWorld(dir)
+	if err != nil {
+		fmt.Fprintln(cli.stderr, "kvctl:", err)
+		return 1
+	}
+	defer w.lock.Close()
 	switch args[0] {
 	case "list":
 		jsonOut := false
