@@ -97,7 +97,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		fmt.Fprintln(stderr, "kvctl:", err)
 		return 2
 	}
-	if !sleepCtx(ctx, d) {
+	if _, stopped := sleepUnless(d, ctx.Done()); d > 0 && stopped { // without a delay, never interrupted
 		fmt.Fprintln(stderr, "kvctl: interrupted")
 		return 130
 	}
@@ -111,21 +111,6 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		cli.cmds = append(slices.Clone(kvctlCommands), "priority")
 	}
 	return cli.command(ctx, dir, args)
-}
-
-// sleepCtx waits d and reports false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // kvctlCLI is one simulated kvctl call: its subcommands, whether its list
