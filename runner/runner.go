@@ -484,11 +484,7 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 	info := scan.Info(st.LogOffset)
 	x := c.Expect(s.Plan.Engine)
 	obs := checks.Shutdown{
-		Stop: checks.Stop{
-			Signal: st.Signal, AlreadyExited: st.AlreadyExited, Exited: st.Exited, Killed: st.Killed,
-			Left: st.Left, ElapsedS: st.Elapsed.Seconds(), TimeoutS: st.Timeout.Seconds(), Err: st.Err,
-		},
-		Log: info, LogErr: errText(err), Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
+		Stop: st, Log: info, LogErr: errText(err), Kvcached: s.Plan.Kvcached(), IPC: s.IPC,
 		OtherIPCs: c.R.Plan.IPCNames(c.R.ipcRunID()), Required: x.Required(s.Plan), CapacityOptional: !x.CapacityLine,
 	}
 	if s.Plan.Kvcached() {

@@ -43,10 +43,7 @@ type Client struct {
 
 // requestTimeout bounds one generation: RequestTimeout, else 30 min.
 func (c *Client) requestTimeout() time.Duration {
-	if c.RequestTimeout > 0 {
-		return c.RequestTimeout
-	}
-	return 30 * time.Minute
+	return cmp.Or(max(c.RequestTimeout, 0), 30*time.Minute)
 }
 
 func (c *Client) now() time.Time {
@@ -96,11 +93,7 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 // without checking (vllm/entrypoints/serve/cache/api_router.py@09cb327f1183),
 // so callers judge a reset by its effect on cached tokens.
 func (c *Client) ResetPrefixCache(ctx context.Context) error {
-	timeout := c.ResetTimeout
-	if timeout <= 0 {
-		timeout = 2 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(max(c.ResetTimeout, 0), 2*time.Minute))
 	defer cancel()
 	path := c.Dialect.ResetPath
 	if path == "" {

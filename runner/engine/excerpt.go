@@ -42,25 +42,25 @@ func (r *lineRing) push(off int64, line []byte) {
 	r.n = min(r.n+1, size)
 }
 
+// slot is where the i-th held line, oldest first, is.
+func (r *lineRing) slot(i int) int { return (r.next - r.n + i + len(r.buf)) % len(r.buf) }
+
 // offsets are the held lines' offsets, oldest first.
 func (r *lineRing) offsets() []int64 {
-	size := len(r.buf)
 	out := make([]int64, r.n)
 	for i := range r.n {
-		out[i] = r.off[(r.next-r.n+i+size)%size]
+		out[i] = r.off[r.slot(i)]
 	}
 	return out
 }
 
 // lines are the held lines, oldest first, cut; the first one's offset.
 func (r *lineRing) lines() (first int64, out []string) {
-	size := len(r.buf)
 	for i := range r.n {
-		slot := (r.next - r.n + i + size) % size
-		if i == 0 {
-			first = r.off[slot]
-		}
-		out = append(out, collect.ExcerptLine(r.buf[slot]))
+		out = append(out, collect.ExcerptLine(r.buf[r.slot(i)]))
+	}
+	if r.n > 0 {
+		first = r.off[r.slot(0)]
 	}
 	return first, out
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,14 +47,10 @@ var DefaultTiming = Timing{
 
 // WithDefaults returns t with zero fields set to DefaultTiming's.
 func (t Timing) WithDefaults() Timing {
-	d := DefaultTiming
-	for _, f := range [][2]*time.Duration{
-		{&t.ReadyPoll, &d.ReadyPoll}, {&t.HealthTimeout, &d.HealthTimeout}, {&t.ReadyTimeout, &d.ReadyTimeout},
-		{&t.StopPoll, &d.StopPoll}, {&t.StopTimeout, &d.StopTimeout}, {&t.KillWait, &d.KillWait},
-		{&t.InterruptStopTimeout, &d.InterruptStopTimeout},
-	} {
-		if *f[0] <= 0 {
-			*f[0] = *f[1]
+	v, d := reflect.ValueOf(&t).Elem(), reflect.ValueOf(DefaultTiming) // every field a time.Duration
+	for i := range v.NumField() {
+		if v.Field(i).Int() <= 0 {
+			v.Field(i).Set(d.Field(i))
 		}
 	}
 	return t

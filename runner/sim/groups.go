@@ -1,10 +1,5 @@
 package sim
 
-import (
-	"os"
-	"strings"
-)
-
 // spreadsOverGroups says whether a kvcached server of engine spreads its KV
 // over pool groups with a segment each: an SGLang hybrid (Mamba) server
 // keeps its full-attention pool in `<ipc>` and its Mamba pool in `<ipc>_g1`
@@ -35,24 +30,4 @@ func (s *simServer) groupSegment(old segmentFile) segmentFile {
 	seg.ChargedBytes = seg.UsedBytes
 	seg.Priority = s.priority
 	return seg
-}
-
-// groupSegments are the names of ipc's group segments `<ipc>_g<N>` in the
-// world (N decimal), as kvcached's harness finds them (`k.startswith(ipc +
-// "_g")`, tests/e2e/elastic.py@28183ff482dc, digits only here so that
-// `<ipc>_gpu` is not one).
-func (w *world) groupSegments(ipc string) []string {
-	ents, _ := os.ReadDir(SegmentsDir(w.dir))
-	var out []string
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(name, ".") {
-			continue
-		}
-		rest, ok := strings.CutPrefix(name, ipc+"_g")
-		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-			out = append(out, name)
-		}
-	}
-	return out
 }

@@ -97,7 +97,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 		fmt.Fprintln(stderr, "kvctl:", err)
 		return 2
 	}
-	if !sleepCtx(ctx, d) {
+	if _, stopped := sleepUnless(d, ctx.Done()); d > 0 && stopped { // without a delay, never interrupted
 		fmt.Fprintln(stderr, "kvctl: interrupted")
 		return 130
 	}
@@ -110,31 +110,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 	if !cli.plain {
 		cli.cmds = append(slices.Clone(kvctlCommands), "priority")
 	}
-	if code, done := cli.beforeCommand(args); done {
-		return code
-	}
-	w, err := openWorld(dir)
-	if err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 1
-	}
-	defer w.lock.Close()
-	return cli.command(ctx, w, args)
-}
-
-// sleepCtx waits d and reports false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return cli.command(ctx, dir, args)
 }
 
 // kvctlCLI is one simulated kvctl call: its subcommands, whether its list
@@ -156,27 +132,29 @@ func (cli kvctlCLI) usage(msg string) int {
 	return 2
 }
 
-// beforeCommand answers what argparse answers before any subcommand runs;
-// done is false when args name a command to run.
-func (cli kvctlCLI) beforeCommand(args []string) (code int, done bool) {
+// command answers first what argparse answers before any subcommand runs,
+// then runs the subcommand in the world in dir.
+func (cli kvctlCLI) command(ctx context.Context, dir string, args []string) int {
 	switch {
 	case len(args) == 0: // the real kvctl starts its interactive shell
-		return cli.usage(""), true
+		return cli.usage("")
 	case args[0] == "-h" || args[0] == "--help":
 		fmt.Fprintln(cli.stdout, kvctlUsage(cli.cmds))
 		fmt.Fprintln(cli.stdout, "\nKVCached control utility")
-		return 0, true
+		return 0
 	case !slices.Contains(cli.cmds, args[0]):
 		// argparse's wording since Python 3.9 (the choices quoted as repr).
-		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from '%s')", args[0], strings.Join(cli.cmds, "', '"))), true
+		return cli.usage(fmt.Sprintf("argument command: invalid choice: '%s' (choose from '%s')", args[0], strings.Join(cli.cmds, "', '")))
 	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"): // a capability probe
 		fmt.Fprintf(cli.stdout, "usage: kvctl %s [-h] ...\n", args[0])
-		return 0, true
+		return 0
 	}
-	return 0, false
-}
-
-func (cli kvctlCLI) command(ctx context.Context, w *world, args []string) int {
+	w, err := openWorld(dir)
+	if err != nil {
+		fmt.Fprintln(cli.stderr, "kvctl:", err)
+		return 1
+	}
+	defer w.lock.Close()
 	switch args[0] {
 	case "list":
 		jsonOut := false
@@ -233,14 +211,9 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 	if jsonOut {
 		var b []byte
 		if plain {
-			type released struct {
-				IPC        string `json:"ipc"`
-				LimitBytes int64  `json:"limit_bytes"`
-				UsedBytes  int64  `json:"used_bytes"`
-			}
-			out := make([]released, len(res))
+			out := make([]map[string]any, len(res)) // encoding/json sorts the keys: kvctl's order
 			for i, e := range res {
-				out[i] = released{e.IPC, e.LimitBytes, e.UsedBytes}
+				out[i] = map[string]any{"ipc": e.IPC, "limit_bytes": e.LimitBytes, "used_bytes": e.UsedBytes}
 			}
 			b, _ = json.MarshalIndent(out, "", "  ")
 		} else {

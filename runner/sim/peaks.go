@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	kvledger "github.com/ovg-project/ci-report/runner/internal/ledger"
 )
 
 // gpuPeaksDoc is gpu_peaks.json: by GPU index, the most the GPU's live
@@ -83,21 +85,20 @@ func (p *Peaks) ReadPeaks(gpu int, ipcs []string) (gpuMiB int64, segBytes map[st
 		}
 	}
 	segBytes = map[string]int64{}
+	segs, _ := w.segments() // an unreadable one is not (or no longer) in the world
 	for _, ipc := range ipcs {
-		if validIPC(ipc) != nil {
-			continue
-		}
-		// A server's mark is the sum of its segments' marks, which grow
-		// together (groupShare), so it is the peak of the sum.
-		for _, name := range append([]string{ipc}, w.groupSegments(ipc)...) {
-			seg, err := w.readSegment(name)
-			if err != nil {
-				continue // not (or no longer) in the world
+		// A server's mark is the sum of its segments' marks (`<ipc>` and
+		// `<ipc>_g<N>`, kvledger.OwnerOf), which grow together (groupShare),
+		// so it is the peak of the sum.
+		for i := range segs {
+			seg := &segs[i]
+			if owner, _ := kvledger.OwnerOf(seg.IPC, []string{ipc}); owner != ipc {
+				continue
 			}
 			segBytes[ipc] += max(seg.PeakUsedBytes, seg.UsedBytes)
 			if seg.PeakUsedBytes != seg.UsedBytes {
 				seg.PeakUsedBytes = seg.UsedBytes
-				if err := w.writeSegment(seg); err != nil {
+				if err := w.writeSegment(*seg); err != nil {
 					return 0, nil, fmt.Errorf("simulated high-water marks: %w", err)
 				}
 			}

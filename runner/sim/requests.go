@@ -135,16 +135,9 @@ func (s *simServer) compute(ctx context.Context, r *reservation, uncached, maxTo
 // the engine's capacity is short (vLLM and SGLang queue such requests).
 func (s *simServer) admit(ctx context.Context, r *reservation) error {
 	wt := &waiter{r: r, ready: make(chan struct{})}
-	if err := s.lockWorld(); err != nil {
+	if err := s.update(func() { s.waiters = append(s.waiters, wt) }); err != nil {
 		return &httpError{500, err.Error()}
 	}
-	s.mu.Lock()
-	s.waiters = append(s.waiters, wt)
-	seg := s.mergeKvctlLocked()
-	s.processWaitersLocked()
-	s.syncLocked(seg)
-	s.mu.Unlock()
-	s.unlockWorld()
 
 	timeout := time.NewTimer(scaled(allocWaitTimeout, s.scale, time.Second))
 	defer timeout.Stop()
@@ -186,37 +179,38 @@ func (s *simServer) dropWaiter(wt *waiter) {
 // release ends an admitted request; cache says whether its prompt enters the
 // prefix cache (a completed request) or not (aborted).
 func (s *simServer) release(r *reservation, cache bool) {
-	if err := s.lockWorld(); err != nil {
+	err := s.update(func() {
+		s.running--
+		if cache {
+			s.kv.finish(r)
+		} else {
+			s.kv.abort(r)
+		}
+		s.lastBusy = s.now()
+	})
+	if err != nil {
 		s.log.warn("kvcached", "%v", err)
 	}
-	s.mu.Lock()
-	s.running--
-	if cache {
-		s.kv.finish(r)
-	} else {
-		s.kv.abort(r)
+}
+
+// update runs f under the world lock, taken when the server shares GPU memory
+// through it (kvcached; a native server's preallocation needs no
+// coordination), and s.mu; then it adopts kvctl's limit, admits waiting
+// requests and writes the ledger.
+func (s *simServer) update(f func()) error {
+	if s.elastic {
+		if err := s.w.lock.Lock(); err != nil {
+			return err
+		}
+		defer s.w.lock.Unlock()
 	}
-	s.lastBusy = s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
 	seg := s.mergeKvctlLocked()
 	s.processWaitersLocked()
 	s.syncLocked(seg)
-	s.mu.Unlock()
-	s.unlockWorld()
-}
-
-// lockWorld takes the world lock when the server shares GPU memory through
-// it (kvcached); a native server's preallocation needs no coordination.
-func (s *simServer) lockWorld() error {
-	if !s.elastic {
-		return nil
-	}
-	return s.w.lock.Lock()
-}
-
-func (s *simServer) unlockWorld() {
-	if s.elastic {
-		s.w.lock.Unlock()
-	}
+	return nil
 }
 
 // gpuFreeLocked is the GPU memory nobody holds on the server's tightest GPU,
@@ -300,13 +294,10 @@ func (s *simServer) mergeKvctlLocked() *segmentFile {
 }
 
 // syncLocked writes the server's state to its segment (seg, just read by
-// mergeKvctlLocked, or nil) and process record; world lock and s.mu held.
+// mergeKvctlLocked) and process record; world lock and s.mu held.
 func (s *simServer) syncLocked(seg *segmentFile) {
 	if !s.elastic {
 		return
-	}
-	if seg == nil {
-		seg = s.mergeKvctlLocked()
 	}
 	// The process record (the GPU's view) is written before the segment, so a
 	// reader who sees the ledger change sees the memory change too. Unchanged
@@ -454,16 +445,7 @@ func (s *simServer) higherShortfall() int64 {
 }
 
 // resetCache empties the prefix cache (vLLM reset_prefix_cache, SGLang flush_cache).
-func (s *simServer) resetCache() (int64, error) {
-	if err := s.lockWorld(); err != nil {
-		return 0, err
-	}
-	defer s.unlockWorld()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	freed := s.kv.reset()
-	seg := s.mergeKvctlLocked()
-	s.processWaitersLocked()
-	s.syncLocked(seg)
-	return freed, nil
+func (s *simServer) resetCache() (freed int64, err error) {
+	err = s.update(func() { freed = s.kv.reset() })
+	return freed, err
 }

@@ -249,7 +249,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	if cfg.Engine == "sglang" {
 		load = sglangLoadTime
 	}
-	if why, stopped := s.sleepOrStop(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
+	if why, stopped := sleepUnless(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, false)
 	}
 	if err := s.allocate(env); err != nil {
@@ -276,7 +276,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		why := <-stop
 		return s.shutdown(why, nil, registered)
 	}
-	if why, stopped := s.sleepOrStop(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
+	if why, stopped := sleepUnless(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, registered)
 	}
 	ln, ok := s.listen()
@@ -655,15 +655,16 @@ func (s *simServer) ignoreSignal(sg os.Signal) {
 	s.log.warn("launcher.py:101", "received %s; shutdown is stuck waiting for the engine core (fault ignore-stop)", sg)
 }
 
-// sleepOrStop sleeps d unless a stop comes first.
-func (s *simServer) sleepOrStop(d time.Duration, stop <-chan string) (string, bool) {
+// sleepUnless sleeps d unless c delivers first: then what it delivered, and true.
+func sleepUnless[T any](d time.Duration, c <-chan T) (T, bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return "", false
-	case why := <-stop:
-		return why, true
+		var zero T
+		return zero, false
+	case v := <-c:
+		return v, true
 	}
 }
 

@@ -79,11 +79,8 @@ func shutdownChecksText(subject string) string {
 // AFilledMemory: A's growth during its burst is more than half of the memory
 // free before it.
 func AFilledMemory(aGrowth, free float64) collect.Check {
-	return collect.Check{
-		Name:   "a_filled_memory",
-		OK:     free > 0 && aGrowth > free/2,
-		Detail: fmt.Sprintf("A grew %s MiB of %s MiB free", MiB(aGrowth), MiB(free)) + barHalf(free),
-	}.WithBar(aGrowth, free/2, "MiB", collect.MustOver)
+	return measured("a_filled_memory", free > 0 && aGrowth > free/2, aGrowth, free/2, collect.MustOver,
+		fmt.Sprintf("A grew %s MiB of %s MiB free", MiB(aGrowth), MiB(free))+barHalf("more", free))
 }
 
 // AReleasedMemory: after its drain A holds less than half of what it grew
@@ -94,21 +91,15 @@ func AReleasedMemory(aAfter, aGrowth float64, gone bool) collect.Check {
 	if gone {
 		return pass("a_released_memory", fmt.Sprintf("A is not running after its burst (see a_requests_ok and A's _alive); its memory went with it (it grew %s MiB)", MiB(aGrowth)))
 	}
-	return collect.Check{
-		Name:   "a_released_memory",
-		OK:     aGrowth > 0 && aAfter < aGrowth/2,
-		Detail: fmt.Sprintf("A still holds %s of the %s MiB it grew", MiB(aAfter), MiB(aGrowth)) + barBelowHalf(aGrowth),
-	}.WithBar(aAfter, aGrowth/2, "MiB", collect.MustUnder)
+	return measured("a_released_memory", aGrowth > 0 && aAfter < aGrowth/2, aAfter, aGrowth/2, collect.MustUnder,
+		fmt.Sprintf("A still holds %s of the %s MiB it grew", MiB(aAfter), MiB(aGrowth))+barHalf("less", aGrowth))
 }
 
 // BReusedAMemory: B grew by more than was free at A's peak, which is possible
 // only with memory A gave back.
 func BReusedAMemory(bGrowth, freeAtAPeak float64) collect.Check {
-	return collect.Check{
-		Name:   "b_reused_a_memory",
-		OK:     bGrowth > freeAtAPeak,
-		Detail: fmt.Sprintf("B grew %s MiB; %s MiB was free at A's peak", MiB(bGrowth), MiB(freeAtAPeak)),
-	}.WithBar(bGrowth, freeAtAPeak, "MiB", collect.MustOver)
+	return measured("b_reused_a_memory", bGrowth > freeAtAPeak, bGrowth, freeAtAPeak, collect.MustOver,
+		fmt.Sprintf("B grew %s MiB; %s MiB was free at A's peak", MiB(bGrowth), MiB(freeAtAPeak)))
 }
 
 // RequestsOK is the check that every request of a burst or fill succeeded
@@ -211,10 +202,13 @@ func MiB(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func barHalf(total float64) string {
-	return fmt.Sprintf(" (needs more than %s MiB)", MiB(total/2))
+// barHalf is a detail's bar of half of total: than ("more" or "less") it.
+func barHalf(than string, total float64) string {
+	return fmt.Sprintf(" (needs %s than %s MiB)", than, MiB(total/2))
 }
 
-func barBelowHalf(total float64) string {
-	return fmt.Sprintf(" (needs less than %s MiB)", MiB(total/2))
+// measured is a check whose detail compares value in MiB with bar (must:
+// collect.MustOver or MustUnder).
+func measured(name string, ok bool, value, bar float64, must, detail string) collect.Check {
+	return collect.Check{Name: name, OK: ok, Detail: detail}.WithBar(value, bar, "MiB", must)
 }

@@ -43,11 +43,8 @@ func LimitWorkload() []string {
 
 // LimitCacheFilled: the fill grew the KV cache above its idle size.
 func LimitCacheFilled(idle, filled float64) collect.Check {
-	return collect.Check{
-		Name:   "limit_cache_filled",
-		OK:     filled > idle,
-		Detail: fmt.Sprintf("filled %s MiB, idle %s MiB", MiB(filled), MiB(idle)),
-	}.WithBar(filled, idle, "MiB", collect.MustOver)
+	return measured("limit_cache_filled", filled > idle, filled, idle, collect.MustOver,
+		fmt.Sprintf("filled %s MiB, idle %s MiB", MiB(filled), MiB(idle)))
 }
 
 // LimitSetObservation is one `kvctl limit` call of the limit case: the bytes
@@ -93,11 +90,8 @@ func LimitReleasedIdle(kv, limit float64, read bool, waited float64) collect.Che
 		return fail("limit_released_idle",
 			fmt.Sprintf("no KV reading after the limit was lowered, limit %s MiB", MiB(limit)))
 	}
-	return collect.Check{
-		Name:   "limit_released_idle",
-		OK:     kv <= limit,
-		Detail: fmt.Sprintf("%s MiB after %.0f s with no requests, limit %s MiB", MiB(kv), waited, MiB(limit)),
-	}.WithBar(kv, limit, "MiB", collect.MustUnder)
+	return measured("limit_released_idle", kv <= limit, kv, limit, collect.MustUnder,
+		fmt.Sprintf("%s MiB after %.0f s with no requests, limit %s MiB", MiB(kv), waited, MiB(limit)))
 }
 
 // LimitHeldUnderLoad: the KV cache's peak under load stayed at or below the
@@ -106,21 +100,15 @@ func LimitHeldUnderLoad(peak, limit float64, samples int) collect.Check {
 	if samples == 0 {
 		return fail("limit_held_under_load", fmt.Sprintf("no KV reading under load, limit %s MiB", MiB(limit)))
 	}
-	return collect.Check{
-		Name:   "limit_held_under_load",
-		OK:     peak <= limit,
-		Detail: fmt.Sprintf("peak %s MiB, limit %s MiB", MiB(peak), MiB(limit)),
-	}.WithBar(peak, limit, "MiB", collect.MustUnder)
+	return measured("limit_held_under_load", peak <= limit, peak, limit, collect.MustUnder,
+		fmt.Sprintf("peak %s MiB, limit %s MiB", MiB(peak), MiB(limit)))
 }
 
 // LimitRaisedRegrows: after restoring the limit the second fill grew the KV
 // cache past the lowered limit.
 func LimitRaisedRegrows(regrown, limit float64) collect.Check {
-	return collect.Check{
-		Name:   "limit_raised_regrows",
-		OK:     regrown > limit,
-		Detail: fmt.Sprintf("regrew to %s MiB, lowered limit %s MiB", MiB(regrown), MiB(limit)),
-	}.WithBar(regrown, limit, "MiB", collect.MustOver)
+	return measured("limit_raised_regrows", regrown > limit, regrown, limit, collect.MustOver,
+		fmt.Sprintf("regrew to %s MiB, lowered limit %s MiB", MiB(regrown), MiB(limit)))
 }
 
 func bytesToMiB(b int64) float64 { return float64(b) / (1 << 20) }

@@ -2,8 +2,10 @@ package checks
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // TestNumericChecksRecordMargins: every numeric check records its value
@@ -37,7 +39,7 @@ func TestNumericChecksRecordMargins(t *testing.T) {
 		{LReleasedForH(6000, 8000), 6000, 4000, collect.MustUnder},
 		{HReusedLMemory(9000, 6000), 9000, 6000, collect.MustOver},
 		{HReusedLMemory(100, 6000), 100, 6000, collect.MustOver},
-		{CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 84.04, TimeoutS: 90}), 84, 90, collect.MustUnder},
+		{CleanExit("", engine.StopResult{Signal: "SIGINT", Exited: true, Elapsed: 84040 * time.Millisecond, Timeout: 90 * time.Second}), 84, 90, collect.MustUnder},
 	} {
 		c := tc.c
 		unit := "MiB"
@@ -67,8 +69,8 @@ func TestChecksWithoutMeasureRecordNoMargin(t *testing.T) {
 		AReleasedMemory(0, 8000, true),
 		LimitReleasedIdle(0, 320, false, 2),
 		LimitHeldUnderLoad(0, 320, 0),
-		CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 2}),
-		CleanExit("", Stop{Signal: "SIGINT", AlreadyExited: true, TimeoutS: 90}),
+		CleanExit("", engine.StopResult{Signal: "SIGINT", Exited: true, Elapsed: 2 * time.Second}),
+		CleanExit("", engine.StopResult{Signal: "SIGINT", AlreadyExited: true, Timeout: 90 * time.Second}),
 	} {
 		if c.Value != nil || c.Bar != nil || c.Unit != "" || c.Must != "" {
 			t.Errorf("%s (%s): records a margin", c.Name, c.Detail)

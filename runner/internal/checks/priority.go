@@ -90,11 +90,8 @@ func PrioritySet(obs []PriorityObservation) collect.Check {
 // LFilledMemory: L's fill grew its KV cache by more than half of the memory
 // free before the fill.
 func LFilledMemory(lGrowth, free float64) collect.Check {
-	return collect.Check{
-		Name:   "l_filled_memory",
-		OK:     free > 0 && lGrowth > free/2,
-		Detail: fmt.Sprintf("L grew %s MiB of %s MiB free", MiB(lGrowth), MiB(free)) + barHalf(free),
-	}.WithBar(lGrowth, free/2, "MiB", collect.MustOver)
+	return measured("l_filled_memory", free > 0 && lGrowth > free/2, lGrowth, free/2, collect.MustOver,
+		fmt.Sprintf("L grew %s MiB of %s MiB free", MiB(lGrowth), MiB(free))+barHalf("more", free))
 }
 
 // LHeldAtBurst: when the burst began L still held at least half of its fill
@@ -102,11 +99,8 @@ func LFilledMemory(lGrowth, free float64) collect.Check {
 // precondition of the case: with the retention cap in force L would have
 // dropped its idle cache already and there would be nothing to take from it.
 func LHeldAtBurst(lAtBurst, lGrowth float64) collect.Check {
-	c := collect.Check{
-		Name:   "l_held_at_burst",
-		OK:     lGrowth > 0 && lAtBurst >= lGrowth/2,
-		Detail: fmt.Sprintf("L holds %s of the %s MiB it grew when the burst begins (needs at least %s MiB)", MiB(lAtBurst), MiB(lGrowth), MiB(lGrowth/2)),
-	}.WithBar(lAtBurst, lGrowth/2, "MiB", collect.MustOver)
+	c := measured("l_held_at_burst", lGrowth > 0 && lAtBurst >= lGrowth/2, lAtBurst, lGrowth/2, collect.MustOver,
+		fmt.Sprintf("L holds %s of the %s MiB it grew when the burst begins (needs at least %s MiB)", MiB(lAtBurst), MiB(lGrowth), MiB(lGrowth/2)))
 	if !c.OK && lGrowth > 0 {
 		c.Detail += "; was the retention cap lifted?"
 	}
@@ -159,19 +153,13 @@ func ledgerSeen(name, who, what, field string, samples []collect.LedgerSample, i
 // LReleasedForH: L ends the burst with less than half of its fill growth
 // still charged (lAfterBurst is L's charge above its level before the fill).
 func LReleasedForH(lAfterBurst, lGrowth float64) collect.Check {
-	return collect.Check{
-		Name:   "l_released_for_h",
-		OK:     lGrowth > 0 && lAfterBurst < lGrowth/2,
-		Detail: fmt.Sprintf("L still charged %s of the %s MiB it grew after the burst", MiB(lAfterBurst), MiB(lGrowth)) + barBelowHalf(lGrowth),
-	}.WithBar(lAfterBurst, lGrowth/2, "MiB", collect.MustUnder)
+	return measured("l_released_for_h", lGrowth > 0 && lAfterBurst < lGrowth/2, lAfterBurst, lGrowth/2, collect.MustUnder,
+		fmt.Sprintf("L still charged %s of the %s MiB it grew after the burst", MiB(lAfterBurst), MiB(lGrowth))+barHalf("less", lGrowth))
 }
 
 // HReusedLMemory: H grew past what was free when the burst began, which is
 // possible only with pages L physically released.
 func HReusedLMemory(hGrowth, freeAtBurst float64) collect.Check {
-	return collect.Check{
-		Name:   "h_reused_l_memory",
-		OK:     hGrowth > freeAtBurst,
-		Detail: fmt.Sprintf("H grew %s MiB; %s MiB was free when the burst began", MiB(hGrowth), MiB(freeAtBurst)),
-	}.WithBar(hGrowth, freeAtBurst, "MiB", collect.MustOver)
+	return measured("h_reused_l_memory", hGrowth > freeAtBurst, hGrowth, freeAtBurst, collect.MustOver,
+		fmt.Sprintf("H grew %s MiB; %s MiB was free when the burst began", MiB(hGrowth), MiB(freeAtBurst)))
 }

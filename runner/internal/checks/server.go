@@ -17,6 +17,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // MaxPhaseDetail is the longest `<phase>_ok` detail (code points).
@@ -106,40 +107,28 @@ func AliveAfterLoad(name string, alive bool) collect.Check {
 	return fail(name, "the server's process group had exited before the stop signal")
 }
 
-// Stop is what stopping a server observed, as the checks need it.
-type Stop struct {
-	Signal        string
-	AlreadyExited bool
-	Exited        bool
-	Killed        bool
-	Left          bool
-	ElapsedS      float64
-	TimeoutS      float64
-	Err           string
-}
-
 // CleanExit is `clean_exit_on_signal`: the whole group exited within the
 // stop timeout of the stop signal, without SIGKILL.
-func CleanExit(prefix string, s Stop) collect.Check {
-	name := prefix + "clean_exit_on_signal"
+func CleanExit(prefix string, s engine.StopResult) collect.Check {
+	name, elapsed, timeout := prefix+"clean_exit_on_signal", s.Elapsed.Seconds(), s.Timeout.Seconds()
 	switch {
 	case s.Err != "":
 		return fail(name, text.CutWords(s.Err, 300))
 	case s.AlreadyExited:
 		return pass(name, "the group had already exited before "+s.Signal)
 	case s.Killed && s.Left:
-		return fail(name, fmt.Sprintf("still running %.0f s after %s, and after SIGKILL", s.TimeoutS, s.Signal))
+		return fail(name, fmt.Sprintf("still running %.0f s after %s, and after SIGKILL", timeout, s.Signal))
 	case s.Killed || !s.Exited:
-		return fail(name, fmt.Sprintf("still running %.0f s after %s; needed SIGKILL", s.TimeoutS, s.Signal))
+		return fail(name, fmt.Sprintf("still running %.0f s after %s; needed SIGKILL", timeout, s.Signal))
 	}
-	if s.TimeoutS <= 0 {
-		return pass(name, fmt.Sprintf("exited %.1f s after %s", s.ElapsedS, s.Signal))
+	if timeout <= 0 {
+		return pass(name, fmt.Sprintf("exited %.1f s after %s", elapsed, s.Signal))
 	}
 	// The time taken against the stop timeout, written as the bar
 	// records it (to 0.1 s): a close call before it is a SIGKILL.
-	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %s s)", s.ElapsedS, s.Signal,
-		strconv.FormatFloat(math.Round(s.TimeoutS*10)/10, 'f', -1, 64))).
-		WithBar(s.ElapsedS, s.TimeoutS, "s", collect.MustUnder)
+	return pass(name, fmt.Sprintf("exited %.1f s after %s (stop timeout %s s)", elapsed, s.Signal,
+		strconv.FormatFloat(math.Round(timeout*10)/10, 'f', -1, 64))).
+		WithBar(elapsed, timeout, "s", collect.MustUnder)
 }
 
 // NoErrorSignatures is `no_error_signatures`: no error signature in the log
@@ -148,21 +137,20 @@ func NoErrorSignatures(prefix string, info collect.LogInfo) collect.Check {
 	name := prefix + "no_error_signatures"
 	if len(info.Errors) == 0 {
 		if len(info.ErrorsAfterStop) > 0 {
-			return pass(name, "after the stop signal only: "+text.CutWords(signaturesText(info.ErrorsAfterStop), 300))
+			return pass(name, "after the stop signal only: "+text.CutWords(joined(info.ErrorsAfterStop, ", ", collect.SignatureText), 300))
 		}
 		return pass(name, "")
 	}
-	return fail(name, text.CutWords("serve.log matched "+signaturesText(info.Errors), 300))
+	return fail(name, text.CutWords("serve.log matched "+joined(info.Errors, ", ", collect.SignatureText), 300))
 }
 
-// signaturesText is a list of error signatures as a reader would search
-// the log for them (collect.SignatureText), comma-separated.
-func signaturesText(sigs []string) string {
-	out := make([]string, len(sigs))
-	for i, s := range sigs {
-		out[i] = collect.SignatureText(s)
+// joined is f of each of xs, joined by sep.
+func joined[T any](xs []T, sep string, f func(T) string) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(out, sep)
 }
 
 // KvcachedActive is `kvcached_active`: every required patch was logged and a
@@ -247,7 +235,7 @@ func leftover(name, ipc string, others []string, l Listing, match func(entry, ip
 
 // Shutdown is what the shutdown checks of one server look at.
 type Shutdown struct {
-	Stop     Stop
+	Stop     engine.StopResult
 	Log      collect.LogInfo
 	LogErr   string // serve.log could not be parsed
 	Kvcached bool   // the server ran with kvcached enabled
@@ -388,15 +376,12 @@ func CachedTokensEqual(kv, native collect.Phase) collect.Check {
 }
 
 func cachedList(ph collect.Phase) string {
-	s := make([]string, len(ph.Results))
-	for i, r := range ph.Results {
+	return "[" + joined(ph.Results, ", ", func(r collect.RequestResult) string {
 		if r.CachedTokens == nil {
-			s[i] = "null"
-		} else {
-			s[i] = fmt.Sprint(*r.CachedTokens)
+			return "null"
 		}
-	}
-	return "[" + strings.Join(s, ", ") + "]"
+		return fmt.Sprint(*r.CachedTokens)
+	}) + "]"
 }
 
 // CaseBlockSize is the attention block size a case's server logged (0: it
@@ -420,29 +405,21 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 		}
 		return strconv.Itoa(n)
 	}
+	sizes := func(cs []CaseBlockSize) string {
+		return joined(cs, ", ", func(k CaseBlockSize) string { return k.Case + " logged " + size(k.Size) })
+	}
 	if !nativeReady {
-		return fail(name, text.CutWords("the native server did not become ready: nothing to compare with "+describeSizes(kvcached, size), 300)), true
+		return fail(name, text.CutWords("the native server did not become ready: nothing to compare with "+sizes(kvcached), 300)), true
 	}
 	if len(kvcached) == 0 {
 		return pass(name, fmt.Sprintf("block size %d; no kvcached case of the group became ready to compare with", native)), true
 	}
 	differ := slices.DeleteFunc(slices.Clone(kvcached), func(k CaseBlockSize) bool { return k.Size == native })
 	if len(differ) > 0 {
-		return fail(name, text.CutWords(fmt.Sprintf("native logged block size %s; %s", size(native), describeSizes(differ, size)), 300)), true
+		return fail(name, text.CutWords(fmt.Sprintf("native logged block size %s; %s", size(native), sizes(differ)), 300)), true
 	}
-	names := make([]string, len(kvcached))
-	for i, k := range kvcached {
-		names[i] = k.Case
-	}
-	return pass(name, text.CutWords(fmt.Sprintf("block size %d, as %s logged", native, strings.Join(names, ", ")), 300)), true
-}
-
-func describeSizes(cs []CaseBlockSize, size func(int) string) string {
-	parts := make([]string, len(cs))
-	for i, k := range cs {
-		parts[i] = k.Case + " logged " + size(k.Size)
-	}
-	return strings.Join(parts, ", ")
+	cases := joined(kvcached, ", ", func(k CaseBlockSize) string { return k.Case })
+	return pass(name, text.CutWords(fmt.Sprintf("block size %d, as %s logged", native, cases), 300)), true
 }
 
 // InstallKvcached is `install_kvcached` of an `<engine>-setup` case: the

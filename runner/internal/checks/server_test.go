@@ -3,9 +3,11 @@ package checks
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/engine"
 )
 
 // serverCheck is one input of a server check and what it must say.
@@ -70,10 +72,10 @@ func TestServerChecks(t *testing.T) {
 		{"phase empty", PhaseOK(collect.Phase{Name: "apc_0"}), "apc_0_ok", false, "no requests recorded"},
 		{"alive", AliveAfterLoad("server_alive_after_load", true), "server_alive_after_load", true, ""},
 		{"dead", AliveAfterLoad("server_alive_after_load", false), "server_alive_after_load", false, "the server's process group had exited before the stop signal"},
-		{"clean exit", CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 2.25, TimeoutS: 90}), "clean_exit_on_signal", true, "exited 2.2 s after SIGINT (stop timeout 90 s)"},
-		{"clean exit, no timeout known", CleanExit("", Stop{Signal: "SIGINT", Exited: true, ElapsedS: 2.25}), "clean_exit_on_signal", true, "exited 2.2 s after SIGINT"},
-		{"killed", CleanExit("a_", Stop{Signal: "SIGINT", Killed: true, TimeoutS: 90}), "a_clean_exit_on_signal", false, "still running 90 s after SIGINT; needed SIGKILL"},
-		{"left", CleanExit("", Stop{Signal: "SIGTERM", Killed: true, Left: true, TimeoutS: 90}), "clean_exit_on_signal", false, "still running 90 s after SIGTERM, and after SIGKILL"},
+		{"clean exit", CleanExit("", engine.StopResult{Signal: "SIGINT", Exited: true, Elapsed: 2250 * time.Millisecond, Timeout: 90 * time.Second}), "clean_exit_on_signal", true, "exited 2.2 s after SIGINT (stop timeout 90 s)"},
+		{"clean exit, no timeout known", CleanExit("", engine.StopResult{Signal: "SIGINT", Exited: true, Elapsed: 2250 * time.Millisecond}), "clean_exit_on_signal", true, "exited 2.2 s after SIGINT"},
+		{"killed", CleanExit("a_", engine.StopResult{Signal: "SIGINT", Killed: true, Timeout: 90 * time.Second}), "a_clean_exit_on_signal", false, "still running 90 s after SIGINT; needed SIGKILL"},
+		{"left", CleanExit("", engine.StopResult{Signal: "SIGTERM", Killed: true, Left: true, Timeout: 90 * time.Second}), "clean_exit_on_signal", false, "still running 90 s after SIGTERM, and after SIGKILL"},
 		{"no errors", NoErrorSignatures("", collect.LogInfo{}), "no_error_signatures", true, ""},
 		{"errors", NoErrorSignatures("", collect.LogInfo{Errors: []string{"CUDA error", "Failed to patch"}}), "no_error_signatures", false, "serve.log matched CUDA error, Failed to patch"},
 		{"escaped signature", NoErrorSignatures("", collect.LogInfo{Errors: []string{`Traceback \(most recent call last\)`}}), "no_error_signatures", false, "serve.log matched Traceback (most recent call last)"},
@@ -125,10 +127,10 @@ func TestShutdownChecksOrder(t *testing.T) {
 		want string
 	}
 	for _, c := range []tc{
-		{"kvcached", Shutdown{Kvcached: true, Log: collect.LogInfo{Capacity: &capa}, IPC: "i", Stop: Stop{Exited: true}},
+		{"kvcached", Shutdown{Kvcached: true, Log: collect.LogInfo{Capacity: &capa}, IPC: "i", Stop: engine.StopResult{Exited: true}},
 			"p_clean_exit_on_signal p_no_error_signatures p_kvcached_active p_shm_removed p_socket_dirs_removed"},
-		{"native", Shutdown{Stop: Stop{Exited: true}}, "p_clean_exit_on_signal p_no_error_signatures p_kvcached_inactive"},
-		{"log unreadable", Shutdown{LogErr: "parse server log: no such file", Stop: Stop{Exited: true}}, "p_clean_exit_on_signal p_no_error_signatures p_kvcached_inactive"},
+		{"native", Shutdown{Stop: engine.StopResult{Exited: true}}, "p_clean_exit_on_signal p_no_error_signatures p_kvcached_inactive"},
+		{"log unreadable", Shutdown{LogErr: "parse server log: no such file", Stop: engine.StopResult{Exited: true}}, "p_clean_exit_on_signal p_no_error_signatures p_kvcached_inactive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := ShutdownChecks("p_", c.obs)

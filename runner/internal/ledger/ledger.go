@@ -159,21 +159,20 @@ func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityR
 		r.Err = fmt.Errorf("read back priority of %s: %w", ipc, err)
 		return r
 	}
-	for _, e := range entries {
-		if e.IPC != ipc {
-			continue
-		}
-		if v, ok := e.Fields[FieldPriority]; ok {
-			r.Got = &v
-			if v != p {
-				r.Err = fmt.Errorf("kvctl priority %s %d: the ledger shows priority %d (publish rejected)", ipc, p, v)
-			}
-			return r
-		}
-		r.Err = fmt.Errorf("kvctl priority %s %d: the listing of %s has no priority field", ipc, p, ipc)
+	i := slices.IndexFunc(entries, func(e Entry) bool { return e.IPC == ipc })
+	if i < 0 {
+		r.Err = fmt.Errorf("kvctl priority %s %d: segment %s is not in kvctl list --json", ipc, p, ipc)
 		return r
 	}
-	r.Err = fmt.Errorf("kvctl priority %s %d: segment %s is not in kvctl list --json", ipc, p, ipc)
+	v, ok := entries[i].Fields[FieldPriority]
+	switch {
+	case !ok:
+		r.Err = fmt.Errorf("kvctl priority %s %d: the listing of %s has no priority field", ipc, p, ipc)
+	case v != p:
+		r.Got, r.Err = &v, fmt.Errorf("kvctl priority %s %d: the ledger shows priority %d (publish rejected)", ipc, p, v)
+	default:
+		r.Got = &v
+	}
 	return r
 }
 
