@@ -123,6 +123,37 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 	return ""
 }
 
+// neededReset says which GPU of gpus (nil: every GPU) was already unhealthy
+// at the run's first look, and why, "" none: a page retirement or row
+// remapping pending, a row remapping failure (NVIDIA's GPU memory error
+// management guide: the GPU must be reset before it is used again) or
+// uncorrected volatile ECC errors since the driver loaded.
+func neededReset(first *collect.MachineState, gpus []int) string {
+	if first == nil {
+		return ""
+	}
+	for _, g := range first.GPUs {
+		if g.Error != "" || (gpus != nil && !slices.Contains(gpus, g.Index)) {
+			continue
+		}
+		why := ""
+		switch {
+		case g.RemapFailed:
+			why = "a row remapping failed"
+		case g.RemapPending:
+			why = "rows pending remapping"
+		case g.RetirePending:
+			why = "pages pending retirement"
+		case g.ECCUncorrected > 0:
+			why = strconv.FormatUint(g.ECCUncorrected, 10) + " uncorrected ECC errors"
+		default:
+			continue
+		}
+		return "GPU " + strconv.Itoa(g.Index) + " needed a reset before the run: " + why
+	}
+	return ""
+}
+
 // badBefore says what of the machine had gone bad before case c started,
 // "" nothing (docs/runner.md §5.10 step 2): its GPUs or disks against the
 // run's first look (none of which a run clears: NVIDIA's Xid catalog's
@@ -130,6 +161,9 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 // case's watch saw that still held one of its GPUs as c started.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
+	if bad := neededReset(r.firstLook, gpus); bad != "" {
+		return bad
+	}
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
 		return bad
 	}
