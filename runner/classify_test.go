@@ -504,9 +504,9 @@ func TestNeededReset(t *testing.T) {
 		want string
 	}{
 		{[]int{0}, ""},
-		{[]int{0, 1}, "GPU 1 needed a reset before the run: rows pending remapping"},
-		{[]int{2}, "GPU 2 needed a reset before the run: 4 uncorrected ECC errors"},
-		{nil, "GPU 1 needed a reset before the run: rows pending remapping"},
+		{[]int{0, 1}, "GPU 1 needs a reset: rows pending remapping"},
+		{[]int{2}, "GPU 2 needs a reset: 4 uncorrected ECC errors"},
+		{nil, "GPU 1 needs a reset: rows pending remapping"},
 	} {
 		if got := neededReset(first, tc.gpus); got != tc.want {
 			t.Errorf("neededReset(%v) = %q, want %q", tc.gpus, got, tc.want)
@@ -515,7 +515,7 @@ func TestNeededReset(t *testing.T) {
 	if got := neededReset(nil, nil); got != "" {
 		t.Errorf("no first look: %q", got)
 	}
-	if got := neededReset(&collect.MachineState{GPUs: []collect.GPUState{{Index: 0, GPUHealth: collect.GPUHealth{RemapFailed: true, RetirePending: true}}}}, nil); got != "GPU 0 needed a reset before the run: a row remapping failed" {
+	if got := neededReset(&collect.MachineState{GPUs: []collect.GPUState{{Index: 0, GPUHealth: collect.GPUHealth{RemapFailed: true, RetirePending: true}}}}, nil); got != "GPU 0 needs a reset: a row remapping failed" {
 		t.Errorf("remap failed: %q", got)
 	}
 }
