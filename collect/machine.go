@@ -43,6 +43,11 @@ type GPUHealth struct {
 	PCIeReplays    uint64 `json:"pcie_replays"`
 	Xids           uint64 `json:"xids,omitempty"`
 	LastXid        uint64 `json:"last_xid,omitempty"`
+	// What NVML says needs a GPU reset (or is broken) before the GPU is used:
+	// a page retirement or row remapping pending, a row remapping failed.
+	RetirePending bool `json:"retired_pages_pending,omitempty"`
+	RemapPending  bool `json:"remapped_rows_pending,omitempty"`
+	RemapFailed   bool `json:"remap_failed,omitempty"`
 }
 
 // DiskState is the file system holding Path (its Role: "work dir", "model

@@ -5,12 +5,14 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/runner/sim"
 )
 
 // startForeignHolder starts a simulated process outside the run that holds
@@ -156,5 +158,55 @@ func TestSimForeignGPUProcessBehindPrefix(t *testing.T) {
 	}
 	if !r.procs.prefixes["env\x00CI_REPORT_SIM_CONTAINER_GPUS=0"] {
 		t.Errorf("the prefix's servers were never found: %v", r.procs.prefixes)
+	}
+}
+
+// TestSimGPUNeededReset: GPU 1 needs a reset at the run's first look (the
+// fault gpu-needs-reset: rows pending remapping), with no change during the
+// run. The cases that would use it (the server cases, on every GPU of the
+// run; the limit pair moved to it) start nothing and fail gpu_available,
+// infra by that fact; the limit pair on GPU 0 and the setup cases pass
+// (issue 29).
+func TestSimGPUNeededReset(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("simulated cases: skipped with -short")
+	}
+	plan, err := mustPlan(t, "nightly").Select(Selection{Cases: []string{"vllm-qwen05b-kv_c1", "limit-*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range plan.Cases {
+		if plan.Cases[i].Name == "limit-sglang-qwen05b" {
+			plan.Cases[i].GPU = "1"
+		}
+	}
+	r, _ := newSimRunnerWorld(t, plan, "gpu-needs-reset@gpu=1", sim.WorldOptions{GPUs: 2})
+	r.GPUs = []int{0, 1}
+	defer r.GPU.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "GPU 1 needs a reset: rows pending remapping"
+	for _, e := range plan.Cases {
+		res := caseNamed(t, out, e.Name)
+		if e.Name == "limit-vllm-qwen05b" || e.Kind == KindSetup {
+			if res.Failed() {
+				t.Errorf("%s on the healthy GPU failed: %v (%s)", e.Name, failedChecks(res), res.ClassWhy)
+			}
+			continue
+		}
+		if got := failedChecks(res); len(got) == 0 || got[0] != "gpu_available" || res.Class != collect.ClassInfra || res.ClassBy != collect.ClassByFact ||
+			res.ClassWhy != "gpu_available failed: "+why || res.Machine == nil || res.Machine.WentBad != why || !res.Machine.WentBadBefore {
+			t.Errorf("%s: failed %q, class %q by %q (%s), machine %+v; want gpu_available first, infra by the fact: %s", e.Name, got, res.Class, res.ClassBy, res.ClassWhy, res.Machine, why)
+		}
+		for _, sp := range e.Servers {
+			if _, err := os.Stat(filepath.Join(r.OutDir, sp.Name, "server.pid")); err == nil {
+				t.Errorf("%s: server %s started on a GPU that needed a reset", e.Name, sp.Name)
+			}
+		}
 	}
 }

@@ -533,3 +533,32 @@ func TestMachineStateDisks(t *testing.T) {
 		t.Fatalf("disks %+v, errors %q", st.Disks, st.Errors)
 	}
 }
+
+// A GPU already unhealthy at the run's first look fails the cases that use
+// it by fact; the others are not blamed.
+func TestNeededReset(t *testing.T) {
+	first := &collect.MachineState{GPUCount: 3, GPUs: []collect.GPUState{
+		{Index: 0},
+		{Index: 1, GPUHealth: collect.GPUHealth{RemapPending: true}},
+		{Index: 2, GPUHealth: collect.GPUHealth{ECCUncorrected: 4}},
+	}}
+	for _, tc := range []struct {
+		gpus []int
+		want string
+	}{
+		{[]int{0}, ""},
+		{[]int{0, 1}, "GPU 1 needs a reset: rows pending remapping"},
+		{[]int{2}, "GPU 2 needs a reset: 4 uncorrected ECC errors"},
+		{nil, "GPU 1 needs a reset: rows pending remapping"},
+	} {
+		if got := neededReset(first, tc.gpus); got != tc.want {
+			t.Errorf("neededReset(%v) = %q, want %q", tc.gpus, got, tc.want)
+		}
+	}
+	if got := neededReset(nil, nil); got != "" {
+		t.Errorf("no first look: %q", got)
+	}
+	if got := neededReset(&collect.MachineState{GPUs: []collect.GPUState{{Index: 0, GPUHealth: collect.GPUHealth{RemapFailed: true, RetirePending: true}}}}, nil); got != "GPU 0 needs a reset: a row remapping failed" {
+		t.Errorf("remap failed: %q", got)
+	}
+}

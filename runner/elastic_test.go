@@ -180,7 +180,7 @@ func runSim(t *testing.T, o simOpts) (*Outcome, simRun) {
 		plan.PriorityGPUMiB = o.priorityMiB
 	}
 	world := t.TempDir()
-	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB, GPUs: o.gpus}); err != nil {
+	if err := sim.NewWorld(world, sim.WorldOptions{TotalMiB: o.totalMiB, GPUs: o.gpus, Faults: o.faults}); err != nil {
 		t.Fatal(err)
 	}
 	exe := simExe(t)

@@ -123,13 +123,67 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 	return ""
 }
 
+// neededReset says which GPU of gpus (nil: every GPU) was already unhealthy
+// at the run's first look, and why, "" none: a page retirement or row
+// remapping pending (nvml.h: they wait for a reset), a row remapping failure
+// (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/error-recovery-and-response-flags.html)
+// or uncorrected volatile ECC errors since the driver loaded (nvml.h
+// nvmlEccCounterType_t). The runner starts nothing on such a GPU.
+func neededReset(first *collect.MachineState, gpus []int) string {
+	if first == nil {
+		return ""
+	}
+	for _, g := range first.GPUs {
+		if g.Error != "" || (gpus != nil && !slices.Contains(gpus, g.Index)) {
+			continue
+		}
+		why := ""
+		switch {
+		case g.RemapFailed:
+			why = "a row remapping failed"
+		case g.RemapPending:
+			why = "rows pending remapping"
+		case g.RetirePending:
+			why = "pages pending retirement"
+		case g.ECCUncorrected > 0:
+			why = strconv.FormatUint(g.ECCUncorrected, 10) + " uncorrected ECC errors"
+		default:
+			continue
+		}
+		return "GPU " + strconv.Itoa(g.Index) + " needs a reset: " + why
+	}
+	return ""
+}
+
+// caseGPUs are the GPUs case e's servers, ballast or command run on: a
+// setup case none, a command the run's first GPU, a kind whose servers each
+// take a GPU the first of those (pd), a co-location kind its pair's GPU, a
+// server case every GPU of the run.
+func (r *Runner) caseGPUs(e *Entry) []int {
+	switch k := e.spec(); {
+	case k.engineSetup:
+		return []int{} // none; nil is every GPU to neededReset
+	case k.command:
+		return r.GPUs[:min(1, len(r.GPUs))]
+	case k.gpus > 0:
+		return r.GPUs[:min(k.gpus, len(r.GPUs))]
+	case k.block != nil:
+		return []int{r.pairGPU(e)}
+	}
+	return r.GPUs
+}
+
 // badBefore says what of the machine had gone bad before case c started,
-// "" nothing (docs/runner.md §5.10 step 2): its GPUs or disks against the
-// run's first look (none of which a run clears: NVIDIA's Xid catalog's
-// action for them is a GPU reset), else a foreign process an earlier
-// case's watch saw that still held one of its GPUs as c started.
+// "" nothing (docs/runner.md §5.10 step 2): a GPU it would use that needed
+// a reset at the run's first look (runCase started nothing), else its GPUs
+// or disks against that first look (none of which a run clears: NVIDIA's
+// Xid catalog's action for them is a GPU reset), else a foreign process an
+// earlier case's watch saw that still held one of its GPUs as c started.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
+	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {
+		return bad
+	}
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
 		return bad
 	}

@@ -56,6 +56,13 @@ func TestOffloadCase(t *testing.T) {
 			t.Errorf("%s caused by %q, want offload_round_trips_intact: the script printed no report", n, c.CausedBy)
 		}
 	}
+
+	// On a GPU that needs a reset at the run's first look the script never runs.
+	reset := runSimCase(t, simOpts{profile: "compat", cases: "offload-vllm", faults: "gpu-needs-reset"})
+	if got := failedChecks(reset.res); !slices.Equal(got, []string{"gpu_available"}) || reset.res.Class != collect.ClassInfra ||
+		reset.res.ClassBy != collect.ClassByFact || !strings.HasSuffix(reset.res.ClassWhy, "GPU 0 needs a reset: rows pending remapping") {
+		t.Errorf("on a GPU that needs a reset: failed %q, class %q by %q (%s)", got, reset.res.Class, reset.res.ClassBy, reset.res.ClassWhy)
+	}
 }
 
 // TestOffloadScriptNotRunIsHarness: a command that never ran the script (a

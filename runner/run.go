@@ -359,6 +359,10 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	if why := r.missingCapability(c.Entry); why != "" {
 		return c.skipped(why)
 	}
+	// docs/runner.md §5.10 step 2: nothing starts on a GPU that needs a reset.
+	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {
+		return c.Result([]collect.Check{{Name: "gpu_available", Detail: bad}}, nil, nil)
+	}
 	// docs/runner.md §5.8 inputs_accepted: before any server starts.
 	if why := r.refusedInputs(c.Entry); why != "" {
 		return c.Result([]collect.Check{{Name: "inputs_accepted", Detail: why}}, nil, nil)

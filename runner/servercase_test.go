@@ -89,6 +89,7 @@ func newSimRunner(t *testing.T, plan *Plan, faults string) (*Runner, string) {
 func newSimRunnerWorld(t *testing.T, plan *Plan, faults string, opts sim.WorldOptions) (*Runner, string) {
 	t.Helper()
 	world := t.TempDir()
+	opts.Faults = faults
 	if err := sim.NewWorld(world, opts); err != nil {
 		t.Fatal(err)
 	}

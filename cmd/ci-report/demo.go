@@ -43,7 +43,7 @@ type demoOptions struct {
 func (o *demoOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "ci-report-demo", "`directory` to write everything into: new, empty or an earlier demo's (replaced)")
 	fs.StringVar(&o.Profile, "profile", "weekly", "`profile` to simulate")
-	fs.StringVar(&o.Faults, "faults", "", "simulator `faults` to inject (CI_REPORT_SIM_FAULTS), comma-separated name[=N][@scope][#N], e.g. no-release; names: "+strings.Join(sim.FaultNames(), ", ")+"; a scope must match one of the run's servers, and one of them must be able to show the fault")
+	fs.StringVar(&o.Faults, "faults", "", "simulator `faults` to inject (CI_REPORT_SIM_FAULTS), comma-separated name[=N][@scope][#N], e.g. no-release; names: "+strings.Join(sim.FaultNames(), ", ")+"; a scope must match one of the run's servers (gpu-needs-reset's: gpu=N), and one of them must be able to show the fault")
 	fs.StringVar(&o.Timescale, "timescale", "0.05", "simulator time `scale` (CI_REPORT_SIM_TIMESCALE)")
 	fs.IntVar(&o.Port, "port", 0, "base `port` of the simulated servers, as for run (0: free ports the kernel picks)")
 	fs.Var(&o.Cases, "cases", "only the profile's cases matching this shell `glob` (repeatable), as for run")

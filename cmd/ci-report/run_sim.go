@@ -31,7 +31,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 			return nil, fmt.Errorf("run --simulate: create the simulated world: %w", err)
 		}
 	}
-	world := sim.WorldOptions{GPUs: slices.Max(o.gpus) + 1}
+	world := sim.WorldOptions{GPUs: slices.Max(o.gpus) + 1, Faults: r.Faults}
 	if g := o.plan.SimGPU; g != nil {
 		world.Name, world.TotalMiB = g.Name, g.MiB
 	}

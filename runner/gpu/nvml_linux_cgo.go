@@ -223,10 +223,13 @@ func (n *nvmlBackend) Processes(index int) ([]Process, error) {
 // (github.com/NVIDIA/go-nvml@v0.13.4-1 pkg/nvml/device.go):
 // GetTotalEccErrors(MEMORY_ERROR_TYPE_UNCORRECTED, VOLATILE_ECC),
 // GetRetiredPages(PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) (the pages'
-// count), GetRemappedRows (its uncorrectable rows) and
-// GetPcieReplayCounter. A counter the GPU does not keep
-// (ERROR_NOT_SUPPORTED) reads 0; any other failure (ERROR_GPU_IS_LOST) is
-// the error, naming the GPU and the counter.
+// count), GetRetiredPagesPendingStatus (FEATURE_ENABLED: pages wait for a
+// reset to be retired), GetRemappedRows (its uncorrectable rows, isPending:
+// a remapping waits for a reset, failureOccurred: one failed; nvml.h of
+// go-nvml@2f9e261fe40a pkg/nvml, nvmlDeviceGetRetiredPagesPendingStatus and
+// nvmlDeviceGetRemappedRows) and GetPcieReplayCounter. What the GPU does
+// not keep (ERROR_NOT_SUPPORTED) reads 0 or false; any other failure
+// (ERROR_GPU_IS_LOST) is the error, naming the GPU and the counter.
 func (n *nvmlBackend) Health(index int) (Health, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -255,12 +258,17 @@ func (n *nvmlBackend) Health(index int) (Health, error) {
 	if ret == nvml.SUCCESS {
 		h.RetiredPages = uint64(len(pages))
 	}
-	_, unc, _, _, ret := d.GetRemappedRows()
+	pending, ret := d.GetRetiredPagesPendingStatus()
+	if err := check("pages pending retirement", ret); err != nil {
+		return Health{}, err
+	}
+	h.RetirePending = ret == nvml.SUCCESS && pending == nvml.FEATURE_ENABLED
+	_, unc, remapPending, remapFailed, ret := d.GetRemappedRows()
 	if err := check("remapped rows", ret); err != nil {
 		return Health{}, err
 	}
-	if ret == nvml.SUCCESS && unc > 0 {
-		h.RemappedRows = uint64(unc)
+	if ret == nvml.SUCCESS {
+		h.RemappedRows, h.RemapPending, h.RemapFailed = uint64(unc), remapPending, remapFailed
 	}
 	replays, ret := d.GetPcieReplayCounter()
 	if err := check("PCIe replay counter", ret); err != nil {

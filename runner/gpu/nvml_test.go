@@ -66,7 +66,8 @@ func TestNVMLInitFailureCallsNothingElse(t *testing.T) {
 }
 
 // TestNVMLHealth: Health reads the ECC, retired-page, remapped-row and PCIe
-// replay counters; a counter the GPU does not keep reads 0, and a lost GPU
+// replay counters and what waits for a reset (pages, rows) or failed (a
+// remapping); what the GPU does not keep reads 0 or false, and a lost GPU
 // is an error naming it.
 func TestNVMLHealth(t *testing.T) {
 	srv := dgxa100.New()
@@ -78,8 +79,17 @@ func TestNVMLHealth(t *testing.T) {
 		return 3, nvml.SUCCESS
 	}
 	dev.GetRetiredPagesFunc = func(nvml.PageRetirementCause) ([]uint64, nvml.Return) { return []uint64{0x1000, 0x2000}, nvml.SUCCESS }
+	dev.GetRetiredPagesPendingStatusFunc = func() (nvml.EnableState, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	dev.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, nvml.ERROR_NOT_SUPPORTED }
 	dev.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
+	// GPU 2 needs a reset: pages pending retirement, rows pending remapping,
+	// a remapping failed.
+	bad := srv.Devices[2].(*server.Device)
+	bad.GetTotalEccErrorsFunc = dev.GetTotalEccErrorsFunc
+	bad.GetRetiredPagesFunc = dev.GetRetiredPagesFunc
+	bad.GetRetiredPagesPendingStatusFunc = func() (nvml.EnableState, nvml.Return) { return nvml.FEATURE_ENABLED, nvml.SUCCESS }
+	bad.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 1, 2, true, true, nvml.SUCCESS }
+	bad.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
 	lost := srv.Devices[1].(*server.Device)
 	lost.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) {
 		return 0, nvml.ERROR_GPU_IS_LOST
@@ -92,6 +102,10 @@ func TestNVMLHealth(t *testing.T) {
 	h, err := b.(HealthReader).Health(0)
 	if err != nil || h != (Health{ECCUncorrected: 3, RetiredPages: 2, PCIeReplays: 7}) {
 		t.Fatalf("Health(0) = %+v, %v", h, err)
+	}
+	h, err = b.(HealthReader).Health(2)
+	if err != nil || h != (Health{ECCUncorrected: 3, RetiredPages: 2, RemappedRows: 2, RetirePending: true, RemapPending: true, RemapFailed: true}) {
+		t.Fatalf("Health(2) = %+v, %v", h, err)
 	}
 	if _, err := b.(HealthReader).Health(1); err == nil || !strings.Contains(err.Error(), "GPU 1 uncorrectable ECC errors") {
 		t.Fatalf("Health of a lost GPU: %v", err)
@@ -116,6 +130,7 @@ func TestNVMLXidEvents(t *testing.T) {
 			return 0, nvml.ERROR_NOT_SUPPORTED
 		}
 		dev.GetRetiredPagesFunc = func(nvml.PageRetirementCause) ([]uint64, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED }
+		dev.GetRetiredPagesPendingStatusFunc = func() (nvml.EnableState, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 		dev.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, nvml.ERROR_NOT_SUPPORTED }
 		dev.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	}

@@ -36,13 +36,15 @@ const (
 	FaultForeignGPU = "foreign-gpu-process"
 	FaultDiskFull   = "disk-full"
 	FaultXid        = "xid"
+	// The GPU needs a reset from the start (@gpu=N; every GPU unscoped).
+	FaultNeedsReset = "gpu-needs-reset"
 )
 
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
-	FaultForeignGPU: true, FaultDiskFull: true, FaultXid: true,
+	FaultForeignGPU: true, FaultDiskFull: true, FaultXid: true, FaultNeedsReset: true,
 	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true, FaultOffloadMismatch: true,
 }
 
@@ -163,7 +165,7 @@ func CheckFaults(s string, targets []Target) error {
 			if (t.Kind == "setup") != (f.Name == FaultVersionsFail || f.Name == FaultNoAutopatchPth) {
 				continue // only a setup case probes versions, and only that
 			}
-			if f.Scope == "" || strings.HasPrefix(f.Scope, "port=") || slices.ContainsFunc(t.IDs, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) }) {
+			if f.Scope == "" || strings.HasPrefix(f.Scope, "port=") || f.Name == FaultNeedsReset || slices.ContainsFunc(t.IDs, func(id string) bool { return id != "" && strings.Contains(id, f.Scope) }) {
 				matched = append(matched, t)
 			}
 		}

@@ -111,6 +111,9 @@ func TestCheckFaults(t *testing.T) {
 		{"never-ready", nil, `fault "never-ready": no selected case can show it: the run starts no server`},
 		{"leak-segment@qwen05b,crash-in-burst=4@sglang", []Target{kv}, `fault "crash-in-burst": scope "sglang" matches none`},
 		{"no-relase@x", []Target{kv}, `unknown fault "no-relase"`},
+		{"gpu-needs-reset@gpu=1", []Target{setup, kv}, ""},
+		{"gpu-needs-reset", []Target{setup}, `no selected case can show it: the run starts no server`},
+		{"ecc-error@gpu=1", []Target{kv}, `fault "ecc-error": scope "gpu=1" matches none`},
 	} {
 		err := CheckFaults(tc.faults, tc.targets)
 		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {

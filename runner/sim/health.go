@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
 // healthFile is gpu_health.json: each simulated GPU's gpuHealth by index,
-// which the faults ecc-error, xid and gpu-lost write (docs/runner.md §7.5).
+// which the faults ecc-error, xid, gpu-lost and gpu-needs-reset write
+// (docs/runner.md §7.5).
 const healthFile = "gpu_health.json"
 
 // gpuHealth is one GPU's entry of gpu_health.json.
@@ -55,6 +57,36 @@ func (g *simGPU) Health(index int) (gpu.Health, error) {
 		return gpu.Health{}, fmt.Errorf("simulated GPU %d: GPU is lost", index)
 	}
 	return h.Health, nil
+}
+
+// needReset writes gpu_health.json with each GPU of the world's n that the
+// fault gpu-needs-reset names (`@gpu=N`, every GPU without a scope)
+// reporting rows pending remapping, as NVML's GetRemappedRows does of a GPU
+// that needs a reset (docs/runner.md §7.5); nothing without the fault.
+func needReset(dir string, n int, faults string) error {
+	fs, err := parseFaults(faults)
+	if err != nil {
+		return err
+	}
+	all := map[string]gpuHealth{}
+	for _, f := range fs {
+		if f.Name != FaultNeedsReset {
+			continue
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(f.Scope, "gpu="))
+		if f.Scope != "" && (err != nil || i < 0 || i >= n || !strings.HasPrefix(f.Scope, "gpu=")) {
+			return fmt.Errorf("fault %s@%s: the scope is gpu=N, a GPU of the world's %d", f.Name, f.Scope, n)
+		}
+		for g := range n {
+			if f.Scope == "" || g == i {
+				all[strconv.Itoa(g)] = gpuHealth{Health: gpu.Health{RemapPending: true}}
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return writeJSONAtomic(filepath.Join(dir, healthFile), all)
 }
 
 // DiskFullFile, in the world, says that its disks filled (the fault

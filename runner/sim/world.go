@@ -21,6 +21,7 @@ type WorldOptions struct {
 	TotalMiB int64  // memory of each GPU; 0 means 24576
 	Driver   string // driver version; "" means "580.95.05"
 	CC       string // compute capability; "" means "8.9" (an L4's)
+	Faults   string // CI_REPORT_SIM_FAULTS: gpu-needs-reset holds from the start
 }
 
 // Defaults of WorldOptions.
@@ -97,8 +98,9 @@ type gpusDoc struct {
 	GPUs []gpuSpec `json:"gpus"`
 }
 
-// NewWorld creates (or resets) the simulated world in dir: gpus.json and the
-// empty segments/, procs/, shm/ and tmp/ directories.
+// NewWorld creates (or resets) the simulated world in dir: gpus.json, the
+// empty segments/, procs/, shm/ and tmp/ directories, and gpu_health.json
+// when the fault gpu-needs-reset is among opts.Faults.
 func NewWorld(dir string, opts WorldOptions) error {
 	if opts.GPUs < 0 || opts.TotalMiB < 0 {
 		return fmt.Errorf("create simulated world in %s: negative GPU count or memory (%d GPUs, %d MiB)", dir, opts.GPUs, opts.TotalMiB)
@@ -121,6 +123,9 @@ func NewWorld(dir string, opts WorldOptions) error {
 		doc.GPUs = append(doc.GPUs, gpuSpec{Index: i, Name: opts.Name, TotalMiB: opts.TotalMiB, Driver: opts.Driver, CC: opts.CC})
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, gpusFile), doc); err != nil {
+		return fmt.Errorf("create simulated world: %w", err)
+	}
+	if err := needReset(dir, opts.GPUs, opts.Faults); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
 // TestWorldGPUBound: a world has GPU indices 0 to bounds.MaxGPU, as the
@@ -29,6 +30,29 @@ func TestWorldGPUBound(t *testing.T) {
 		if !tc.ok {
 			if _, serr := os.Stat(filepath.Join(dir, gpusFile)); !errors.Is(serr, fs.ErrNotExist) {
 				t.Errorf("NewWorld with %d GPUs wrote %s (stat: %v)", tc.gpus, gpusFile, serr)
+			}
+		}
+	}
+}
+
+// TestWorldNeedsReset: the fault gpu-needs-reset makes the GPU it names
+// (every GPU unscoped) report rows pending remapping from the world's
+// start; a GPU the world does not have is an error.
+func TestWorldNeedsReset(t *testing.T) {
+	for _, tc := range []struct {
+		faults string
+		want   []bool
+		err    bool
+	}{{"gpu-needs-reset@gpu=1,xid", []bool{false, true, false}, false}, {"gpu-needs-reset", []bool{true, true, true}, false},
+		{"never-ready", []bool{false, false, false}, false}, {"gpu-needs-reset@gpu=3", nil, true}, {"gpu-needs-reset@vllm", nil, true}} {
+		dir := t.TempDir()
+		err := NewWorld(dir, WorldOptions{GPUs: 3, Faults: tc.faults})
+		if (err != nil) != tc.err {
+			t.Fatalf("%s: NewWorld: %v", tc.faults, err)
+		}
+		for i, want := range tc.want {
+			if h, err := NewGPU(dir).(gpu.HealthReader).Health(i); err != nil || h != (gpu.Health{RemapPending: want}) {
+				t.Errorf("%s: GPU %d health %+v, %v; want rows pending remapping %v", tc.faults, i, h, err, want)
 			}
 		}
 	}
