@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -255,7 +256,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	l.setup()
 	sum, summaryErr := l.summary()
 	if !p.HasSummary {
-		l.casesJSONL()
+		l.cases("cases.jsonl", readCasesJSONL, "line skipped")
 	}
 	l.timelines()
 	l.decide(metaBroken, summaryErr, sum)
@@ -341,43 +342,39 @@ func (l *partLoad) setup() {
 
 // summary reads summary.json; failed is why there is none ("no
 // summary.json" when absent), sum what was read.
-func (l *partLoad) summary() (sum *SummaryResult, failed string) {
-	f, err := safefile.OpenIn(l.root, l.dir, "summary.json")
-	sum, err = readOpened(l.ctx, f, err, l.file("summary.json"), l.skipLogs, readSummary)
+func (l *partLoad) summary() (sum *readResult, failed string) {
+	sum, err := l.cases("summary.json", readSummary, "case left out")
 	switch {
 	case err == nil:
 		l.p.HasSummary = true
-		l.p.Cases = sum.Cases
 		l.p.Deselected = sum.Deselected
-		for _, msg := range sum.Problems {
-			l.p.Problems = append(l.p.Problems, Problem{What: msg})
-		}
-		l.inFile("summary.json", sum.Dropped, "case left out")
-		l.inFile("summary.json", sum.Repeated, "both kept")
-		l.inFile("summary.json", []string{unreadProblem(sum.Unread)}, "")
 	case errors.Is(err, fs.ErrNotExist):
 		failed = "no summary.json"
 	default:
 		failed = err.Error()
-		l.problem(err, "")
 	}
 	return sum, failed
 }
 
-// casesJSONL reads the cases a part without summary.json finished, from
-// cases.jsonl.
-func (l *partLoad) casesJSONL() {
-	f, err := safefile.OpenIn(l.root, l.dir, "cases.jsonl")
-	res, err := readOpened(l.ctx, f, err, l.file("cases.jsonl"), l.skipLogs, readCasesJSONL)
+// cases reads the cases of the part's file name (summary.json, or
+// cases.jsonl for a part without one) with read, noting what it found
+// wrong; a case or line it left out is followed by dropped.
+func (l *partLoad) cases(name string, read func(io.Reader, bool) (*readResult, error), dropped string) (*readResult, error) {
+	f, err := safefile.OpenIn(l.root, l.dir, name)
+	res, err := readOpened(l.ctx, f, err, l.file(name), l.skipLogs, read)
 	switch {
 	case err == nil:
 		l.p.Cases = res.Cases
-		l.inFile("cases.jsonl", res.Bad, "line skipped")
-		l.inFile("cases.jsonl", res.Repeated, "both kept")
-		l.inFile("cases.jsonl", []string{unreadProblem(res.Unread), res.Stopped}, "")
+		for _, msg := range res.Problems {
+			l.p.Problems = append(l.p.Problems, Problem{What: msg})
+		}
+		l.inFile(name, res.Dropped, dropped)
+		l.inFile(name, res.Repeated, "both kept")
+		l.inFile(name, []string{unreadProblem(res.Unread), res.Stopped}, "")
 	case !errors.Is(err, fs.ErrNotExist):
 		l.problem(err, "")
 	}
+	return res, err
 }
 
 // timelines reads the usage timeline of each failed case, which its chart
@@ -399,7 +396,7 @@ func (l *partLoad) timelines() {
 
 // decide sets the part's status and reason from what was read: metaBroken
 // and summaryErr as meta and summary returned them, sum the summary read.
-func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
+func (l *partLoad) decide(metaBroken, summaryErr string, sum *readResult) {
 	p := l.p
 	switch {
 	case p.HasSummary && metaBroken != "":

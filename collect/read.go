@@ -436,11 +436,11 @@ func (r *caseReader) end() error {
 // phases. It fails, naming the field, when the document is malformed, not
 // an object with a cases array, or its top-level ok has the wrong type; a
 // defect of one case leaves out only that case, listed in Dropped.
-func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
+func readSummary(r io.Reader, skipLogs bool) (*readResult, error) {
 	return newCaseReader(r, 3, skipLogs).summary()
 }
 
-func (r *caseReader) summary() (*SummaryResult, error) {
+func (r *caseReader) summary() (*readResult, error) {
 	d := r.dec
 	if err := r.openObject(); err != nil {
 		return nil, err
@@ -499,9 +499,9 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if !l.seen {
 		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
 	}
-	dropped, repeated := l.defects()
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.all(), Deselected: deselected, Problems: problems},
-		Dropped: dropped, Repeated: repeated, NDropped: l.nDropped, NRepeated: l.nRepeat, Unread: l.unread}, nil
+	res := l.result()
+	res.OK, res.Deselected, res.Problems = ok, deselected, problems
+	return res, nil
 }
 
 // Bounds of summary.json's problems as a reader keeps them.
@@ -567,18 +567,19 @@ func (r *caseReader) openObject() error {
 
 // readCasesJSONL reads cases.jsonl from r, one case per line, each read on
 // its own; blank lines are ignored (docs/formats.md §4.5). A torn last line
-// sets Torn; any other line that cannot be read is reported in Bad and
+// sets Torn; any other line that cannot be read is reported in Dropped and
 // skipped, unless no newline follows within maxSkippedLine bytes of where
-// it failed: then Stopped says the rest is not read. Offsets in Bad count
+// it failed: then Stopped says the rest is not read. Offsets in Dropped count
 // from the start of the line.
-func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
+func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
 	var cr *caseReader
 	var l caseList
-	res := &JSONLResult{}
-	done := func() (*JSONLResult, error) {
-		res.Bad, res.Repeated = l.defects()
-		res.Cases, res.Unread = l.all(), l.unread
+	var torn bool
+	var stopped string
+	done := func() (*readResult, error) {
+		res := l.result()
+		res.Torn, res.Stopped = torn, stopped
 		return res, nil
 	}
 	for line := 1; ; line++ {
@@ -611,11 +612,11 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 		}
 		if skipped > maxSkippedLine {
 			l.drop(err.Error())
-			res.Stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
+			stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
 			return done()
 		}
 		if !lr.newline && errors.Is(err, errTorn) {
-			res.Torn = true
+			torn = true
 			return done()
 		}
 		l.drop(err.Error())
@@ -816,17 +817,19 @@ func (l *caseList) drop(why string) {
 	}
 }
 
-// defects are the cases left out and the names repeated: the first
-// maxCaseDefects of each, then one entry counting the rest.
-func (l *caseList) defects() (dropped, repeated []string) {
-	dropped, repeated = l.dropped, l.repeated
+// result is what l kept, in order, and the cases left out and the names
+// repeated: the first maxCaseDefects of each, then one entry counting the
+// rest.
+func (l *caseList) result() *readResult {
+	res := &readResult{Dropped: l.dropped, Repeated: l.repeated, NDropped: l.nDropped, NRepeated: l.nRepeat, Unread: l.unread}
+	res.Cases = l.all()
 	if n := l.nDropped - len(l.dropped); n > 0 {
-		dropped = append(dropped, "and "+text.Plural(n, "more case left out", "more cases left out"))
+		res.Dropped = append(res.Dropped, "and "+text.Plural(n, "more case left out", "more cases left out"))
 	}
 	if n := l.nRepeat - len(l.repeated); n > 0 {
-		repeated = append(repeated, "and "+text.Plural(n, "more case name repeated", "more case names repeated"))
+		res.Repeated = append(res.Repeated, "and "+text.Plural(n, "more case name repeated", "more case names repeated"))
 	}
-	return dropped, repeated
+	return res
 }
 
 // unreadProblem says how many cases past fileCaseLimit a file held; ""
@@ -854,35 +857,26 @@ func (l *caseList) all() []CaseResult {
 	return out
 }
 
-// SummaryResult is what readSummary found in a summary.json.
-type SummaryResult struct {
-	// Summary holds the top-level ok and the cases kept, in order.
+// readResult is what readSummary found in a summary.json or readCasesJSONL
+// in a cases.jsonl.
+type readResult struct {
+	// Summary holds summary.json's top-level fields and the cases kept, in
+	// order (of cases.jsonl, its whole, valid lines).
 	Summary
 	// Dropped names each case left out and why, by its index in the file
-	// (`cases[3].log: want object, got string`); Repeated each kept case
-	// whose name an earlier case has (`cases[5].name: "vllm-a" repeats
-	// cases[2]`). Each lists at most 1,000, then one entry counting the rest.
+	// (`cases[3].log: want object, got string`) or its line; Repeated each
+	// kept case whose name an earlier case has (`cases[5].name: "vllm-a"
+	// repeats cases[2]`). Each lists at most 1,000, then one entry counting
+	// the rest.
 	Dropped, Repeated []string
 	// NDropped and NRepeated count all of them.
 	NDropped, NRepeated int
 	// Unread counts the cases past MaxFileCases: not read, not kept.
 	Unread int
-}
-
-// JSONLResult is what readCasesJSONL found in a cases.jsonl stream.
-type JSONLResult struct {
-	// Cases are the whole, valid lines in order.
-	Cases []CaseResult
-	// Torn is set when the last line ended without its newline and did not
-	// parse: a write cut short, ignored by the format.
+	// Torn is set when the last line of cases.jsonl ended without its
+	// newline and did not parse: a write cut short, ignored by the format.
 	Torn bool
-	// Bad describes the whole lines skipped, that could not be read as a
-	// case; Repeated each kept line whose case name an earlier line has.
-	// Each lists at most 1,000, then one entry counting the rest.
-	Bad, Repeated []string
-	// Unread counts the lines past MaxFileCases cases: not read, not kept.
-	Unread int
-	// Stopped says why the input was not read to its end, if it was not.
+	// Stopped says why cases.jsonl was not read to its end, if it was not.
 	Stopped string
 }
 
