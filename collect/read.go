@@ -438,9 +438,7 @@ func (r *caseReader) summary() (*readResult, error) {
 		return nil, err
 	}
 	var l caseList
-	var ok bool
-	var deselected *int
-	var problems []string
+	var top Summary // the top-level fields but the cases
 	var seen []string // the fields read, to refuse one named twice in another case
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
@@ -457,17 +455,15 @@ func (r *caseReader) summary() (*readResult, error) {
 		seen = append(seen, field)
 		switch field {
 		case "ok":
-			err = r.topLevel("ok", &ok)
+			err = r.topLevel("ok", &top.OK)
 		case "deselected":
-			deselected = nil
-			err = r.topLevel("deselected", &deselected)
-			if err == nil && deselected != nil && *deselected < 0 {
-				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *deselected)}
+			err = r.topLevel("deselected", &top.Deselected)
+			if err == nil && top.Deselected != nil && *top.Deselected < 0 {
+				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *top.Deselected)}
 			}
 		case "problems":
-			problems = nil
-			err = r.topLevel("problems", &problems)
-			problems = boundProblems(problems)
+			err = r.topLevel("problems", &top.Problems)
+			top.Problems = boundProblems(top.Problems)
 		case "cases":
 			err = r.readCases(&l)
 		default:
@@ -489,7 +485,8 @@ func (r *caseReader) summary() (*readResult, error) {
 		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
 	}
 	res := l.result()
-	res.OK, res.Deselected, res.Problems = ok, deselected, problems
+	top.Cases = res.Cases
+	res.Summary = top
 	return res, nil
 }
 
