@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-// Repeated testcases and suites' own failures (docs/formats.md §4.7).
-
 // How a testcase that repeats the classname and name of an earlier, failed
-// one of its suite is read.
+// one of its suite is read (docs/formats.md §4.7).
 const (
 	separate = iota // a case of its own
 	rerun           // the earlier one's next attempt
