@@ -438,7 +438,7 @@ func (r *caseReader) summary() (*readResult, error) {
 		return nil, err
 	}
 	var l caseList
-	var top Summary // the top-level fields but the cases
+	var top Summary   // the top-level fields but the cases
 	var seen []string // the fields read, to refuse one named twice in another case
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
