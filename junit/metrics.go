@@ -18,9 +18,8 @@ const maxMetricLine = 1 << 20
 
 // metricsIndex is the --metrics file (docs/formats.md §4.7), read before the
 // cases; each metric or event goes to its case's log as the case is written.
-// A bad line is an error naming the file and line (a defect of the run's
-// wiring, never dropped); of several, the first line's, reported after the
-// JUnit files'.
+// Of several bad lines, the first line's error is reported, after the JUnit
+// files'.
 type metricsIndex struct {
 	path   string
 	recs   []metricRecord

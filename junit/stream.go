@@ -366,13 +366,13 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	}
 	p.metrics.attach(cr.Name, log)
 	p.res.Cases++
-	for _, c := range []struct {
-		is bool
-		n  *int
-	}{{cr.Failed(), &p.res.Failed}, {cr.Skipped(), &p.res.Skipped}, {cr.Flaky(), &p.res.Flaky}} {
-		if c.is {
-			*c.n++
-		}
+	switch { // at most one holds (collect.CaseSkipped, CaseFlaky)
+	case cr.Failed():
+		p.res.Failed++
+	case cr.Skipped():
+		p.res.Skipped++
+	case cr.Flaky():
+		p.res.Flaky++
 	}
 	if err := p.cases.value(&caseOut{CaseResult: cr, Log: log}); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
