@@ -135,6 +135,3 @@ func (e *Env) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // UnmarshalJSON is UnmarshalJSONFrom for encoding/json.
 func (e *Env) UnmarshalJSON(data []byte) error { return decodeJSON(data, e) }
-
-// MarshalJSON writes the environment as an object.
-func (e Env) MarshalJSON() ([]byte, error) { return e.Ordered.MarshalJSON() }
