@@ -123,14 +123,14 @@ func TestBadJSONLLinesPastTheFirstThousandAreCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Bad) != maxCaseDefects+1 || res.Bad[maxCaseDefects] != "and 4000 more cases left out" {
-		t.Errorf("%d entries, the last %q", len(res.Bad), res.Bad[len(res.Bad)-1])
+	if len(res.Dropped) != maxCaseDefects+1 || res.Dropped[maxCaseDefects] != "and 4000 more cases left out" {
+		t.Errorf("%d entries, the last %q", len(res.Dropped), res.Dropped[len(res.Dropped)-1])
 	}
 	res, err = readCasesJSONL(strings.NewReader(strings.Repeat("{\n", 1001)), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := res.Bad[len(res.Bad)-1]; len(res.Bad) != maxCaseDefects+1 || last != "and 1 more case left out" {
-		t.Errorf("%d entries, the last %q", len(res.Bad), last)
+	if last := res.Dropped[len(res.Dropped)-1]; len(res.Dropped) != maxCaseDefects+1 || last != "and 1 more case left out" {
+		t.Errorf("%d entries, the last %q", len(res.Dropped), last)
 	}
 }

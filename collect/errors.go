@@ -61,9 +61,8 @@ func atField(field string, err error) error {
 	return &fieldError{Field: field, Err: err}
 }
 
-// pathKey is an unknown key as it appears in a field path: plain names as
-// they are, anything else quoted and cut to 40 characters, so that a hostile
-// key cannot make an error message huge or ambiguous.
+// pathKey is an unknown key as it appears in a field path: anything but a
+// plain name quoted and cut (quoteCut).
 func pathKey(key string) string {
 	if len(key) > 0 && len(key) <= 40 && allIn(key, isDashTokenByte) {
 		return key
@@ -75,8 +74,8 @@ func pathKey(key string) string {
 // characters, so that it can make the message neither huge nor ambiguous.
 func quoteCut(s string) string { return strconv.Quote(text.Cut(s, 40)) }
 
-// matchKey returns the known field that key selects, as readOptions match keys
-// choose it: an exact match, else a case-insensitive one.
+// matchKey returns the known field that key selects, as readOptions match
+// keys.
 func matchKey(key string, known ...string) string {
 	for _, k := range known {
 		if key == k {
@@ -100,8 +99,7 @@ func quoteChar(c byte) string {
 }
 
 // JSONError words an error of encoding/json in the file's own terms
-// (`product: want string, got number`), never a Go type or struct field;
-// other errors lose the "json: " prefix.
+// (`product: want string, got number`), never a Go type or struct field.
 func JSONError(err error) error {
 	var te *encjson.UnmarshalTypeError
 	if errors.As(err, &te) {

@@ -69,9 +69,8 @@ func ExcerptLine(b []byte) string {
 	return text.CutLine(strings.TrimRight(string(b), "\r\n"), ExcerptLineCut)
 }
 
-// SignatureText is an error signature (a regular expression, docs/formats.md
-// §4.1) as a reader would search a log for it: the one text it matches when
-// there is one, else the expression.
+// SignatureText is an error signature (docs/formats.md §4.1) as a reader
+// would search a log for it: the one text it matches, else the expression.
 func SignatureText(sig string) string {
 	re, err := syntax.Parse(sig, syntax.Perl)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
-// MaxMergedFile bounds a merged.json read back; merge refuses to write
-// more, so that whatever merge wrote, render reads (safefile.Merged).
+// MaxMergedFile bounds a merged.json read back (safefile.Merged); merge
+// refuses to write more.
 const MaxMergedFile = 512 << 20
 
 // Input is everything a report is made from, read by LoadInput: the parts and
@@ -22,12 +22,12 @@ type Input struct {
 	// perf/; PerfProblems their defects (and a second root with perf/).
 	Perf         *PerfInput
 	PerfProblems []Problem
-	// MergedPath and Merged are a merged.json given as the only path: its
-	// path and its bytes, unread as JSON.
+	// MergedPath and Merged are a merged.json given as the only path,
+	// unread as JSON.
 	MergedPath string
 	Merged     []byte
 	// Context is LoadOptions.Context: decoding Merged (merge.Build) stops
-	// once it is done (a 126 MB merged.json took 6.9 s otherwise).
+	// once it is done.
 	Context context.Context
 }
 
@@ -40,8 +40,7 @@ type PerfInput struct {
 }
 
 // LoadInput reads what paths name: part directories and artifact roots, or a
-// single merged.json up to MaxMergedFile; a file among other paths, or an
-// unreadable merged.json, is an error.
+// single merged.json up to MaxMergedFile.
 func LoadInput(paths []string, opts LoadOptions) (*Input, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no part directories, artifact roots or merged.json given")

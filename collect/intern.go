@@ -9,8 +9,7 @@ type interner struct {
 	sets  map[string][]Check // a checks array's compact JSON → its one copy
 }
 
-// Bounds of what one file's interner holds (about 5 MiB at worst); a value
-// beyond them is kept unshared.
+// Bounds of what one file's interner holds (about 5 MiB at worst).
 const (
 	maxInterned       = 4096
 	maxInternedLen    = 128

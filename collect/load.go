@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,8 +32,7 @@ const (
 )
 
 // ReasonNotFound is the Reason of a part whose directory does not exist;
-// ReasonNoPartFiles of a directory that holds none of the part files,
-// whether named or found under a root.
+// ReasonNoPartFiles of a directory that holds none of the part files.
 const (
 	ReasonNotFound    = "not found"
 	ReasonNoPartFiles = "no part files"
@@ -43,12 +43,9 @@ var partFiles = []string{"part.json", "setup.json", "summary.json", "cases.jsonl
 
 // Part is one part directory as read from disk, with how far it got.
 type Part struct {
-	// Dir is the part's directory as found (it may not exist).
-	Dir string
-	// Name is part.json's "part", else the directory name.
-	Name string
-	// Display is the name shown in reports: vLLM, SGLang, or Name.
-	Display string
+	Dir     string // the part's directory as found (it may not exist)
+	Name    string // part.json's "part", else the directory name
+	Display string // the name shown in reports (DisplayName)
 	// Status and Reason say how far the part got; Reason is empty for a
 	// complete part.
 	Status Status
@@ -63,11 +60,9 @@ type Part struct {
 	HasSummary bool // summary.json was read
 	// Cases are the finished cases in execution order, without phases:
 	// from summary.json, else from cases.jsonl.
-	Cases []CaseResult
-	// Deselected is summary.json's deselected count of an imported part.
-	Deselected *int
-	// Planned are the case names of part.json's plan; nil without one.
-	Planned []string
+	Cases      []CaseResult
+	Deselected *int     // summary.json's deselected count of an imported part
+	Planned    []string // the case names of part.json's plan; nil without one
 	// Problems are defects of the part's files that did not stop it from
 	// being read, each naming the file (relative to Dir) and the field.
 	Problems  []Problem
@@ -80,8 +75,7 @@ type Part struct {
 func (p *Part) LogsClean() bool { return p.logsClean }
 
 // DisplayName is the report name of a part, and of the engines of setups
-// that give none (docs/formats.md §3.1): vLLM for vllm, SGLang for sglang,
-// else the name itself.
+// that give none (docs/formats.md §3.1).
 func DisplayName(name string) string {
 	switch name {
 	case "vllm":
@@ -100,15 +94,14 @@ func IsPartDir(dir string) bool {
 	})
 }
 
-// PartFilesList is the part files (partFiles) as a sentence, for messages
-// that say what a part looks like.
+// PartFilesList is the part files as a sentence, for messages.
 func PartFilesList() string {
 	return strings.Join(partFiles[:len(partFiles)-1], ", ") + " or " + partFiles[len(partFiles)-1]
 }
 
-// HoldsPart reports whether the command-line path p holds a part: it is a
-// file (a merged.json, read elsewhere), a part directory, a perf root, or
-// an artifact root with a part directory among its sub-directories.
+// HoldsPart reports whether the command-line path p holds a part: a file
+// (a merged.json), a part directory, a perf root, or an artifact root with
+// a part directory among its sub-directories.
 func HoldsPart(p string) bool {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -133,10 +126,9 @@ type partDir struct {
 
 // LoadOptions change what LoadPartsWith keeps of the parts.
 type LoadOptions struct {
-	// SkipLogs leaves the Log of every case that passed ("ok": true) nil:
-	// each log is still read and held to the same bounds, so that the same
-	// cases are left out. For a report that is only rendered, which shows
-	// a log only for a failed case (docs/render.md §3.11).
+	// SkipLogs leaves the Log of every case that passed ("ok": true) nil,
+	// for a report that is only rendered (docs/render.md §3.11); each log
+	// is still read and bounded, so that the same cases are left out.
 	SkipLogs bool
 	// Context, when set, stops the reading once it is done (an interrupt);
 	// the parts returned are then incomplete, and the caller checks it.
@@ -144,10 +136,9 @@ type LoadOptions struct {
 }
 
 // LoadPartsWith reads the parts named by paths, each a part directory or an
-// artifact root (docs/formats.md §1.2), in parallel, and returns them in
-// byte order of their directory names. A path that does not exist becomes
-// a missing part (ReasonNotFound). The error is for paths that exist but
-// cannot be read as directories.
+// artifact root (docs/formats.md §1.2), in parallel, in byte order of their
+// directory names. The error is for paths that exist but cannot be read as
+// directories.
 func LoadPartsWith(paths []string, opts LoadOptions) ([]Part, error) {
 	var dirs []partDir
 	for _, p := range paths {
@@ -255,7 +246,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	l.setup()
 	sum, summaryErr := l.summary()
 	if !p.HasSummary {
-		l.casesJSONL()
+		l.cases("cases.jsonl", readCasesJSONL, "line skipped")
 	}
 	l.timelines()
 	l.decide(metaBroken, summaryErr, sum)
@@ -263,8 +254,7 @@ func loadPart(d partDir, opts LoadOptions) (p Part) {
 	return p
 }
 
-// partName is the name of the part in dir before part.json may rename it:
-// its base name, that of its absolute path for "." or "/".
+// partName is the base name of dir (of its absolute path for "." or "/").
 func partName(dir string) string {
 	name := filepath.Base(dir)
 	if abs, err := filepath.Abs(dir); err == nil && (name == "." || name == string(filepath.Separator)) {
@@ -296,8 +286,8 @@ func (l *partLoad) problem(err error, then string) {
 	l.p.Problems = append(l.p.Problems, pr)
 }
 
-// inFile notes the problems a reader found in the part's file name, each
-// said as a msg ("" for none), and what the load does about them (then).
+// inFile notes the problems msgs ("" for none) of the part's file name,
+// followed by then.
 func (l *partLoad) inFile(name string, msgs []string, then string) {
 	for _, msg := range msgs {
 		if msg != "" {
@@ -341,43 +331,39 @@ func (l *partLoad) setup() {
 
 // summary reads summary.json; failed is why there is none ("no
 // summary.json" when absent), sum what was read.
-func (l *partLoad) summary() (sum *SummaryResult, failed string) {
-	f, err := safefile.OpenIn(l.root, l.dir, "summary.json")
-	sum, err = readOpened(l.ctx, f, err, l.file("summary.json"), l.skipLogs, readSummary)
+func (l *partLoad) summary() (sum *readResult, failed string) {
+	sum, err := l.cases("summary.json", readSummary, "case left out")
 	switch {
 	case err == nil:
 		l.p.HasSummary = true
-		l.p.Cases = sum.Cases
 		l.p.Deselected = sum.Deselected
-		for _, msg := range sum.Problems {
-			l.p.Problems = append(l.p.Problems, Problem{What: msg})
-		}
-		l.inFile("summary.json", sum.Dropped, "case left out")
-		l.inFile("summary.json", sum.Repeated, "both kept")
-		l.inFile("summary.json", []string{unreadProblem(sum.Unread)}, "")
 	case errors.Is(err, fs.ErrNotExist):
 		failed = "no summary.json"
 	default:
 		failed = err.Error()
-		l.problem(err, "")
 	}
 	return sum, failed
 }
 
-// casesJSONL reads the cases a part without summary.json finished, from
-// cases.jsonl.
-func (l *partLoad) casesJSONL() {
-	f, err := safefile.OpenIn(l.root, l.dir, "cases.jsonl")
-	res, err := readOpened(l.ctx, f, err, l.file("cases.jsonl"), l.skipLogs, readCasesJSONL)
+// cases reads the cases of the part's file name (summary.json, or
+// cases.jsonl for a part without one) with read, noting what it found
+// wrong; a case or line it left out is followed by dropped.
+func (l *partLoad) cases(name string, read func(io.Reader, bool) (*readResult, error), dropped string) (*readResult, error) {
+	f, err := safefile.OpenIn(l.root, l.dir, name)
+	res, err := readOpened(l.ctx, f, err, l.file(name), l.skipLogs, read)
 	switch {
 	case err == nil:
 		l.p.Cases = res.Cases
-		l.inFile("cases.jsonl", res.Bad, "line skipped")
-		l.inFile("cases.jsonl", res.Repeated, "both kept")
-		l.inFile("cases.jsonl", []string{unreadProblem(res.Unread), res.Stopped}, "")
+		for _, msg := range res.Problems {
+			l.p.Problems = append(l.p.Problems, Problem{What: msg})
+		}
+		l.inFile(name, res.Dropped, dropped)
+		l.inFile(name, res.Repeated, "both kept")
+		l.inFile(name, []string{unreadProblem(res.Unread), res.Stopped}, "")
 	case !errors.Is(err, fs.ErrNotExist):
 		l.problem(err, "")
 	}
+	return res, err
 }
 
 // timelines reads the usage timeline of each failed case, which its chart
@@ -397,9 +383,8 @@ func (l *partLoad) timelines() {
 	}
 }
 
-// decide sets the part's status and reason from what was read: metaBroken
-// and summaryErr as meta and summary returned them, sum the summary read.
-func (l *partLoad) decide(metaBroken, summaryErr string, sum *SummaryResult) {
+// decide sets the part's status and reason from what was read.
+func (l *partLoad) decide(metaBroken, summaryErr string, sum *readResult) {
 	p := l.p
 	switch {
 	case p.HasSummary && metaBroken != "":
@@ -444,8 +429,8 @@ func summaryDefects(dropped, repeated int) string {
 }
 
 // incompleteSetup says what the setup.json in data (at path) lacks of the
-// engines and cases every runner writes: a file without them (null, {}, a
-// setup cut short) would show the part as having tested nothing.
+// engines and cases every runner writes: without them (null, {}, cut short)
+// the part would show as having tested nothing.
 func incompleteSetup(data []byte, path string) error {
 	// Setup decodes {} and null alike: the values as written tell them apart.
 	var probe struct {

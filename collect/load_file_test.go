@@ -114,8 +114,8 @@ func TestScanCasesJSONLEndlessLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cases) != 2 || len(res.Bad) != 1 || !strings.HasPrefix(res.Bad[0], "line 3: byte 0: invalid character") {
-		t.Errorf("cases %d, bad %q", len(res.Cases), res.Bad)
+	if len(res.Cases) != 2 || len(res.Dropped) != 1 || !strings.HasPrefix(res.Dropped[0], "line 3: byte 0: invalid character") {
+		t.Errorf("cases %d, bad %q", len(res.Cases), res.Dropped)
 	}
 	if want := "line 3: no end of line within 256 MiB after the error above; the rest of cases.jsonl is not read"; res.Stopped != want {
 		t.Errorf("stopped = %q, want %q", res.Stopped, want)

@@ -24,8 +24,7 @@ type fileError = safefile.Error
 // readJSONIn decodes the JSON file name in the directory root (path dir) into
 // v, refusing a file over k's cap, anything but a regular file, a symbolic
 // link that leaves the root and, where v is a struct, null; it returns the
-// bytes read. Errors name the file and the field (`cases[2].tp: want
-// integer, got string`).
+// bytes read. Errors name the file and the field.
 func readJSONIn(root *os.Root, dir, name string, k safefile.Kind, v any) ([]byte, error) {
 	f, err := safefile.OpenIn(root, dir, name)
 	if err != nil {
@@ -70,10 +69,9 @@ func decodeJSON(data []byte, v any) error {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// CompactJSON returns raw, valid JSON, without insignificant white space and
-// with invalid UTF-8 as U+FFFD, so that a raw value reads back from
-// merged.json as the same bytes; anything else is returned as it is. The
-// result may share raw's bytes.
+// CompactJSON returns raw, valid JSON, compact and with invalid UTF-8 as
+// U+FFFD, so that it reads back from merged.json as the same bytes; anything
+// else is returned as it is. The result may share raw's bytes.
 func CompactJSON(raw encjson.RawMessage) encjson.RawMessage {
 	if raw == nil {
 		return nil
@@ -132,8 +130,7 @@ func jsonDepth(raw []byte) (depth int) {
 }
 
 // checkRawDepth refuses a raw value that a reader keeps (perf's bench and
-// runs) when it nests deeper than maxKeptDepth, as the case reader refuses a
-// case log: merged.json must read back under the decoder's nesting limit.
+// runs) when it nests deeper than maxKeptDepth, as the case reader does.
 func checkRawDepth(field string, raw []byte) error {
 	if jsonDepth(raw) > maxKeptDepth {
 		return &fieldError{Field: field, Err: fmt.Errorf("nested deeper than %d, not read", maxKeptDepth)}

@@ -343,7 +343,7 @@ func TestLoadPartsHugeLogLine(t *testing.T) {
 		t.Fatalf("status %s, %d cases", p.Status, len(p.Cases))
 	}
 	res, err := ReadCasesJSONL(filepath.Join(root, "vllm", "cases.jsonl"))
-	if err != nil || len(res.Cases) != 1 || res.Torn || len(res.Bad) > 0 {
+	if err != nil || len(res.Cases) != 1 || res.Torn || len(res.Dropped) > 0 {
 		t.Fatalf("cases.jsonl: %v %+v", err, res)
 	}
 }

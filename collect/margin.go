@@ -19,8 +19,7 @@ const (
 // maxUnit bounds a check's unit, in bytes.
 const maxUnit = 16
 
-// Margin is a numeric check's margin (docs/formats.md §4.2): (value −
-// bar)/|bar| for MustOver, (bar − value)/|bar| for MustUnder, positive on
+// Margin is a numeric check's margin (docs/formats.md §4.2), positive on
 // the passing side. ok is false when the check records no margin fields,
 // or its bar is 0; err says what is incoherent about fields it has.
 func (c *Check) Margin() (m float64, ok bool, err error) {
@@ -60,8 +59,7 @@ func (c Check) WithBar(value, bar float64, unit, must string) Check {
 
 // Closest calls (docs/render.md §3.10): the passing checks whose margin is
 // below CloseCallBelow, of which a document lists MaxCloseCalls and counts
-// the rest. Every document picks and shows them through PassingMargins and
-// CloseCallCells, so they list the same checks alike.
+// the rest.
 const (
 	CloseCallBelow = 0.10
 	MaxCloseCalls  = 20
@@ -92,8 +90,7 @@ func PassingMargins(n int, checks func(i int) []Check, below float64) []PassMarg
 			m, ok, err := ch.Margin()
 			// A negative margin on a passing check (a bar the check
 			// rounds past) is no distance, and a value at an inclusive bar
-			// is a cap reached as designed (limit_held_under_load sits at
-			// 0 on every green night), not a close call.
+			// is a cap reached as designed, not a close call.
 			if err != nil || !ok || m <= 0 || m >= below {
 				continue
 			}

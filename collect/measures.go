@@ -10,8 +10,7 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// Bounds of what a case's log may hold of metrics and events: a report
-// shows them in tables, so a log of millions is a defect, not data.
+// Bounds of what a case's log may hold of metrics and events.
 const (
 	MaxMetrics   = 1000
 	MaxEvents    = 100
@@ -27,8 +26,7 @@ type Measures struct {
 }
 
 // ParseMeasures reads and checks "metrics" and "events" of a case's log; the
-// error names the field and index (`log.metrics[2].better: ...`), the caller
-// adds the part and case.
+// error names the field and index (`log.metrics[2].better: ...`).
 func ParseMeasures(log json.RawMessage) (Measures, error) {
 	var m Measures
 	if len(bytes.TrimSpace(log)) == 0 || bytes.Equal(bytes.TrimSpace(log), []byte("null")) {
@@ -60,8 +58,7 @@ func ParseMeasures(log json.RawMessage) (Measures, error) {
 		if err != nil {
 			return Measures{}, fmt.Errorf("log.events[%d]%w", i, err)
 		}
-		// An interval is declared by event names: a repeated name would
-		// make it ambiguous.
+		// An interval is declared by event names.
 		if seen[ev.Name] {
 			return Measures{}, fmt.Errorf("log.events[%d].name: %q is repeated", i, text.CutLine(ev.Name, maxNameRunes))
 		}
@@ -177,8 +174,8 @@ func ParseEvent(r json.RawMessage) (Event, error) {
 	return Event{Name: *e.Name, T: *e.T}, nil
 }
 
-// FailureText is an imported case's first failure or error as its report had
-// it, lines kept (docs/formats.md §4.1, imported).
+// FailureText is an imported case's first failure or error, lines kept
+// (docs/formats.md §4.1).
 type FailureText struct {
 	Message string `json:"message,omitempty"`
 	Text    string `json:"text,omitempty"`

@@ -75,8 +75,7 @@ func (o Ordered[V]) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSONFrom reads an object keeping its key order (a repeated key
-// keeps its first place and last value); null leaves it empty. Errors carry
-// the JSON pointer, so they name the key.
+// keeps its first place and last value); null leaves it empty.
 func (o *Ordered[V]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	o.keys, o.m = nil, nil
 	switch k := dec.PeekKind(); k {
@@ -110,8 +109,7 @@ func (o *Ordered[V]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 func (o *Ordered[V]) UnmarshalJSON(data []byte) error { return decodeJSON(data, o) }
 
 // Env is an environment: an object of name → value, or (older setup.json
-// files) an array of [name, value] pairs. Both forms read into the same
-// ordered object; it is always written as an object.
+// files) an array of [name, value] pairs; it is always written as an object.
 type Env struct {
 	Ordered[string]
 }
@@ -137,6 +135,3 @@ func (e *Env) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // UnmarshalJSON is UnmarshalJSONFrom for encoding/json.
 func (e *Env) UnmarshalJSON(data []byte) error { return decodeJSON(data, e) }
-
-// MarshalJSON writes the environment as an object.
-func (e Env) MarshalJSON() ([]byte, error) { return e.Ordered.MarshalJSON() }

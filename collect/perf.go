@@ -13,8 +13,7 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 )
 
-// Arms of a perf run (PerfRun.Arm, perf/setup.json arms; docs/formats.md
-// §6): the format's names, whatever product the report names.
+// Arms of a perf run (PerfRun.Arm; docs/formats.md §6).
 const (
 	PerfArmNative  = "native"
 	PerfArmProduct = "kvcached"
@@ -58,7 +57,7 @@ func LevelConcurrency(key string) (int, bool) {
 }
 
 // UnmarshalJSON reads a run: the named fields, and every `c<N>` key as a
-// concurrency level. Other keys are ignored.
+// concurrency level.
 func (r *PerfRun) UnmarshalJSON(data []byte) error {
 	var fields Ordered[json.RawMessage]
 	if err := decodeJSON(data, &fields); err != nil {
@@ -128,10 +127,9 @@ func IsPerfRoot(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// LoadPerf reads perf/setup.json and perf/summary.json under root. A missing
-// file is nil; an unreadable one is nil too, with the reason in problems.
-// Runs are stored compact, so that a report read back from merged.json is
-// identical.
+// LoadPerf reads perf/setup.json and perf/summary.json under root; a file
+// missing or unreadable (a problem) is nil. Runs are stored compact, so
+// that a report read back from merged.json is identical.
 func LoadPerf(root string) (setup *PerfSetup, summary *PerfSummary, problems []Problem) {
 	dir := filepath.Join(root, PerfDir)
 	problem := func(err error) { problems = append(problems, problemOf(err, root, "")) }

@@ -20,8 +20,7 @@ type Problem struct {
 }
 
 // String is the problem as one line of text, the form every document and
-// merged.json hold: "<part>: <file>: case <case>: <field>: <what>", without
-// the parts that are not known.
+// merged.json hold: "<part>: <file>: case <case>: <field>: <what>".
 func (p Problem) String() string {
 	var caseLabel string
 	if p.Case != "" {
@@ -32,8 +31,7 @@ func (p Problem) String() string {
 	return strings.Join(known, ": ")
 }
 
-// MarshalText writes the problem as its String: merged.json and the CTRF
-// export hold problems as text (docs/formats.md §7.1).
+// MarshalText writes the problem as its String (docs/formats.md §7.1).
 func (p Problem) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // UnmarshalText reads a problem back from its text (a merged.json), as What.
@@ -55,7 +53,7 @@ func Problems(ps []Problem) []string {
 }
 
 // problemOf is the problem err, met reading under the part directory dir,
-// stands for, followed by then: no path of the reading machine.
+// stands for, followed by then, without the reading machine's paths.
 func problemOf(err error, dir, then string) Problem {
 	var p Problem
 	var fe *fileError

@@ -21,23 +21,19 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// summary.json and cases.jsonl are read as a stream of tokens by jsontext:
-// the values a report keeps of each case are copied out, bounded, and
-// decoded into a CaseResult; everything else, above all the phases, is
-// skipped while its syntax is checked (docs/formats.md §4.6).
+// summary.json and cases.jsonl are read as a stream of tokens by jsontext
+// (docs/formats.md §4.6).
 
 // readOptions is how every reader of the formats decodes JSON: keys match
 // exactly or else case-insensitively (as encoding/json did), and invalid
-// UTF-8 in a string reads as U+FFFD. A repeated key stays an error
-// (errRepeatedKey): read last-wins, `"cases": [failing…], "cases":
-// [passing…]` would read as a pass.
+// UTF-8 in a string reads as U+FFFD. A repeated key stays an error: read
+// last-wins, `"cases": [failing…], "cases": [passing…]` would read as a pass.
 var readOptions = json.JoinOptions(
 	jsontext.AllowInvalidUTF8(true),
 	json.MatchCaseInsensitiveNames(true),
 )
 
-// scanBufSize is the read buffer of one reader; a few parts are read at
-// once.
+// scanBufSize is the read buffer of one reader.
 const scanBufSize = 256 << 10
 
 // maxKeptValue bounds one kept value of a case; real logs are kilobytes.
@@ -129,11 +125,9 @@ var kindNames = map[jsontext.Kind]string{
 func kindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "nothing") }
 
 // readError is err of the decoder (reading at field path where, "" for
-// the document) in this package's words: a malformed document names the
-// field and the byte (`cases[0].phases: byte 41: invalid character 'x' at
-// start of value`), an input that ends inside a value is errTorn. Within a
-// skipped value the path stops at that value, but a repeated key is named
-// by its whole path (`cases[0].log.a: repeated in its object`).
+// the document) in this package's words (`cases[0].phases: byte 41:
+// invalid character 'x' at start of value`); a repeated key is named by its
+// whole path (`cases[0].log.a: repeated in its object`).
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
@@ -242,10 +236,9 @@ func (r *caseReader) record() (bad, err error) {
 	}
 }
 
-// readCase reads one case object, whose '{' is next, into c. A kept field
-// that cannot be held does not stop the reading: the first is returned as
-// defect, naming the field, and the case is to be left out. err is a
-// malformed document.
+// readCase reads one case object, whose '{' is next, into c. defect is the
+// first kept field that could not be held, which leaves the case out; err
+// is a malformed document.
 func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 	d := r.dec
 	if _, err := d.ReadToken(); err != nil {
@@ -281,7 +274,7 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 
 // keepField reads one field of the case at where, its name next: a kept
 // field is appended to r.kept, any other skipped. bad is why a kept field
-// could not be held, naming it; err is a malformed document.
+// could not be held; err is a malformed document.
 func (r *caseReader) keepField(where string) (bad, err error) {
 	d := r.dec
 	tok, err := d.ReadToken()
@@ -434,21 +427,18 @@ func (r *caseReader) end() error {
 
 // readSummary reads a summary.json document from r, skipping every case's
 // phases. It fails, naming the field, when the document is malformed, not
-// an object with a cases array, or its top-level ok has the wrong type; a
-// defect of one case leaves out only that case, listed in Dropped.
-func readSummary(r io.Reader, skipLogs bool) (*SummaryResult, error) {
+// an object with a cases array, or a top-level field has the wrong type.
+func readSummary(r io.Reader, skipLogs bool) (*readResult, error) {
 	return newCaseReader(r, 3, skipLogs).summary()
 }
 
-func (r *caseReader) summary() (*SummaryResult, error) {
+func (r *caseReader) summary() (*readResult, error) {
 	d := r.dec
 	if err := r.openObject(); err != nil {
 		return nil, err
 	}
 	var l caseList
-	var ok bool
-	var deselected *int
-	var problems []string
+	var top Summary   // the top-level fields but the cases
 	var seen []string // the fields read, to refuse one named twice in another case
 	for d.PeekKind() != '}' {
 		tok, err := d.ReadToken()
@@ -465,20 +455,15 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 		seen = append(seen, field)
 		switch field {
 		case "ok":
-			err = r.topLevel("ok", &ok)
+			err = r.topLevel("ok", &top.OK)
 		case "deselected":
-			// An imported part's deselected count (docs/formats.md
-			// §4.7), which its suite counts show.
-			deselected = nil
-			err = r.topLevel("deselected", &deselected)
-			if err == nil && deselected != nil && *deselected < 0 {
-				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *deselected)}
+			err = r.topLevel("deselected", &top.Deselected)
+			if err == nil && top.Deselected != nil && *top.Deselected < 0 {
+				err = &fieldError{Field: "deselected", Err: fmt.Errorf("%d: want a count, 0 or more", *top.Deselected)}
 			}
 		case "problems":
-			// An imported part's defects read past (docs/formats.md §4.7).
-			problems = nil
-			err = r.topLevel("problems", &problems)
-			problems = boundProblems(problems)
+			err = r.topLevel("problems", &top.Problems)
+			top.Problems = boundProblems(top.Problems)
 		case "cases":
 			err = r.readCases(&l)
 		default:
@@ -499,9 +484,10 @@ func (r *caseReader) summary() (*SummaryResult, error) {
 	if !l.seen {
 		return nil, &fieldError{Field: "cases", Err: errors.New("missing: want an array of cases")}
 	}
-	dropped, repeated := l.defects()
-	return &SummaryResult{Summary: Summary{OK: ok, Cases: l.all(), Deselected: deselected, Problems: problems},
-		Dropped: dropped, Repeated: repeated, NDropped: l.nDropped, NRepeated: l.nRepeat, Unread: l.unread}, nil
+	res := l.result()
+	top.Cases = res.Cases
+	res.Summary = top
+	return res, nil
 }
 
 // Bounds of summary.json's problems as a reader keeps them.
@@ -566,19 +552,18 @@ func (r *caseReader) openObject() error {
 }
 
 // readCasesJSONL reads cases.jsonl from r, one case per line, each read on
-// its own; blank lines are ignored (docs/formats.md §4.5). A torn last line
-// sets Torn; any other line that cannot be read is reported in Bad and
-// skipped, unless no newline follows within maxSkippedLine bytes of where
-// it failed: then Stopped says the rest is not read. Offsets in Bad count
-// from the start of the line.
-func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
+// its own (docs/formats.md §4.5). A line that cannot be read is skipped,
+// unless no newline follows within maxSkippedLine bytes of where it failed:
+// then the rest is not read. Offsets count from the start of the line.
+func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
 	var cr *caseReader
 	var l caseList
-	res := &JSONLResult{}
-	done := func() (*JSONLResult, error) {
-		res.Bad, res.Repeated = l.defects()
-		res.Cases, res.Unread = l.all(), l.unread
+	var torn bool
+	var stopped string
+	done := func() (*readResult, error) {
+		res := l.result()
+		res.Torn, res.Stopped = torn, stopped
 		return res, nil
 	}
 	for line := 1; ; line++ {
@@ -611,11 +596,11 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*JSONLResult, error) {
 		}
 		if skipped > maxSkippedLine {
 			l.drop(err.Error())
-			res.Stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
+			stopped = fmt.Sprintf("%s: no end of line within %d MiB after the error above; the rest of cases.jsonl is not read", where, maxSkippedLine>>20)
 			return done()
 		}
 		if !lr.newline && errors.Is(err, errTorn) {
-			res.Torn = true
+			torn = true
 			return done()
 		}
 		l.drop(err.Error())
@@ -743,7 +728,7 @@ func readOpened[T any](ctx context.Context, f *os.File, err error, path string, 
 }
 
 // caseList collects the cases a reader keeps, in order, and what it found
-// wrong with single cases: one rule for both readers.
+// wrong with single cases.
 type caseList struct {
 	// cases are the kept cases while there are at most caseChunk; more go
 	// in chunks, joined once at the end (all): appending a million cases
@@ -761,10 +746,8 @@ type caseList struct {
 }
 
 // MaxFileCases is the most cases a report keeps from one summary.json or
-// cases.jsonl: those after it are counted, not kept, and the part is
-// partial (docs/formats.md §4). import junit's largest report holds under 2
-// million testcases; at about 1 KiB a kept case (docs/render.md §14) this
-// bounds a part at about 2 GiB.
+// cases.jsonl (docs/formats.md §4): at about 1 KiB a kept case
+// (docs/render.md §14) it bounds a part at about 2 GiB.
 const MaxFileCases = 2_000_000
 
 // fileCaseLimit is MaxFileCases; a test lowers it.
@@ -776,7 +759,7 @@ const maxCaseDefects = 1000
 
 // add keeps c, found at where ("cases[3]", "line 4"), unless defect says
 // it could not be read whole or it has no name; a repeated name is kept
-// and reported, since neither case can be told to be the right one.
+// and reported (neither case can be told to be the right one).
 func (l *caseList) add(where string, c CaseResult, defect error) {
 	if defect == nil && c.Name == "" {
 		defect = &fieldError{Field: where + ".name", Err: errors.New("missing or empty")}
@@ -816,17 +799,19 @@ func (l *caseList) drop(why string) {
 	}
 }
 
-// defects are the cases left out and the names repeated: the first
-// maxCaseDefects of each, then one entry counting the rest.
-func (l *caseList) defects() (dropped, repeated []string) {
-	dropped, repeated = l.dropped, l.repeated
+// result is what l kept, in order, and the cases left out and the names
+// repeated: the first maxCaseDefects of each, then one entry counting the
+// rest.
+func (l *caseList) result() *readResult {
+	res := &readResult{Dropped: l.dropped, Repeated: l.repeated, NDropped: l.nDropped, NRepeated: l.nRepeat, Unread: l.unread}
+	res.Cases = l.all()
 	if n := l.nDropped - len(l.dropped); n > 0 {
-		dropped = append(dropped, "and "+text.Plural(n, "more case left out", "more cases left out"))
+		res.Dropped = append(res.Dropped, "and "+text.Plural(n, "more case left out", "more cases left out"))
 	}
 	if n := l.nRepeat - len(l.repeated); n > 0 {
-		repeated = append(repeated, "and "+text.Plural(n, "more case name repeated", "more case names repeated"))
+		res.Repeated = append(res.Repeated, "and "+text.Plural(n, "more case name repeated", "more case names repeated"))
 	}
-	return dropped, repeated
+	return res
 }
 
 // unreadProblem says how many cases past fileCaseLimit a file held; ""
@@ -854,36 +839,21 @@ func (l *caseList) all() []CaseResult {
 	return out
 }
 
-// SummaryResult is what readSummary found in a summary.json.
-type SummaryResult struct {
-	// Summary holds the top-level ok and the cases kept, in order.
-	Summary
+// readResult is what readSummary found in a summary.json or readCasesJSONL
+// in a cases.jsonl.
+type readResult struct {
+	Summary // the top-level fields and the cases kept, in order
 	// Dropped names each case left out and why, by its index in the file
-	// (`cases[3].log: want object, got string`); Repeated each kept case
-	// whose name an earlier case has (`cases[5].name: "vllm-a" repeats
-	// cases[2]`). Each lists at most 1,000, then one entry counting the rest.
-	Dropped, Repeated []string
-	// NDropped and NRepeated count all of them.
+	// (`cases[3].log: want object, got string`) or its line; Repeated each
+	// kept case whose name an earlier case has. Each lists at most 1,000,
+	// then one entry counting the rest; NDropped and NRepeated count all.
+	Dropped, Repeated   []string
 	NDropped, NRepeated int
-	// Unread counts the cases past MaxFileCases: not read, not kept.
-	Unread int
-}
-
-// JSONLResult is what readCasesJSONL found in a cases.jsonl stream.
-type JSONLResult struct {
-	// Cases are the whole, valid lines in order.
-	Cases []CaseResult
-	// Torn is set when the last line ended without its newline and did not
-	// parse: a write cut short, ignored by the format.
-	Torn bool
-	// Bad describes the whole lines skipped, that could not be read as a
-	// case; Repeated each kept line whose case name an earlier line has.
-	// Each lists at most 1,000, then one entry counting the rest.
-	Bad, Repeated []string
-	// Unread counts the lines past MaxFileCases cases: not read, not kept.
-	Unread int
-	// Stopped says why the input was not read to its end, if it was not.
-	Stopped string
+	Unread              int // the cases past MaxFileCases: not read, not kept
+	// Torn is set when the last line of cases.jsonl ended without its
+	// newline and did not parse: a write cut short, ignored by the format.
+	Torn    bool
+	Stopped string // why cases.jsonl was not read to its end, if it was not
 }
 
 // maxSkippedLine bounds the bytes skipped after a line that does not parse,

@@ -47,7 +47,7 @@ var rawEqual = cmp.Comparer(func(a, b json.RawMessage) bool { return bytes.Equal
 
 // readWith reads data as summary.json in pieces of any size, with or
 // without the phases fast path, keeping logs or not.
-func readWith(data []byte, half, fast, skipLogs bool) (*SummaryResult, error) {
+func readWith(data []byte, half, fast, skipLogs bool) (*readResult, error) {
 	var in io.Reader = bytes.NewReader(data)
 	if half {
 		in = iotest.HalfReader(in)
@@ -362,7 +362,7 @@ func TestScanCasesJSONL(t *testing.T) {
 			if res.Torn != tc.wantTorn {
 				t.Errorf("torn = %v, want %v", res.Torn, tc.wantTorn)
 			}
-			if diff := cmp.Diff(tc.wantBad, res.Bad); diff != "" {
+			if diff := cmp.Diff(tc.wantBad, res.Dropped); diff != "" {
 				t.Errorf("bad lines (-want +got):\n%s", diff)
 			}
 		})

@@ -25,22 +25,22 @@ func ReadJSONFile(path string, k safefile.Kind, v any) error {
 func LoadParts(paths []string) ([]Part, error) { return LoadPartsWith(paths, LoadOptions{}) }
 
 // ScanSummary is readSummary keeping logs.
-func ScanSummary(r io.Reader) (*SummaryResult, error) { return readSummary(r, false) }
+func ScanSummary(r io.Reader) (*readResult, error) { return readSummary(r, false) }
 
 // ReadSummary reads the summary.json at path without its phases (see
 // ScanSummary); errors name the file and the field. Only a regular file is
 // read.
-func ReadSummary(path string) (*SummaryResult, error) {
+func ReadSummary(path string) (*readResult, error) {
 	f, err := safefile.Open(path)
 	return readOpened(context.Background(), f, err, path, false, readSummary)
 }
 
 // ScanCasesJSONL is readCasesJSONL keeping logs.
-func ScanCasesJSONL(r io.Reader) (*JSONLResult, error) { return readCasesJSONL(r, false) }
+func ScanCasesJSONL(r io.Reader) (*readResult, error) { return readCasesJSONL(r, false) }
 
 // ReadCasesJSONL reads the cases.jsonl at path (see ScanCasesJSONL). Only a
 // regular file is read.
-func ReadCasesJSONL(path string) (*JSONLResult, error) {
+func ReadCasesJSONL(path string) (*readResult, error) {
 	f, err := safefile.Open(path)
 	return readOpened(context.Background(), f, err, path, false, readCasesJSONL)
 }

@@ -34,23 +34,17 @@ var (
 )
 
 // MinSecretLen is the shortest value a variable named like a secret
-// (IsSecretName) must have to be redacted wherever it appears. GitHub Actions
-// masks every non-empty secret value, however short (actions/runner, commit
-// 258d6c857db3519913f7deb6004b60172f8043ae, src/Runner.Worker/Worker.cs:
-// AddValue of each secret variable's trimmed value and of each of its lines;
+// (IsSecretName) must have to be redacted (docs/runner.md §3.6). GitHub
+// Actions masks every non-empty secret value (actions/runner, commit
+// 258d6c857db3519913f7deb6004b60172f8043ae, src/Runner.Worker/Worker.cs;
 // only derived variations have a minimum, src/Sdk/DTLogging/Logging/
-// ValueEncoders.cs: 6 characters for the PowerShell sections, more than 8
-// for TrimDoubleQuotes), which turns every "1" or "true" of a log into ***.
-// A name pattern is wider than Actions' explicit secrets (TOKENIZERS_PARALLELISM
-// =false holds TOKEN), so a value under 8 bytes is not replaced: no
-// credential is that short. SecretEnvNames and the token post is given are
-// redacted whatever their length, as Actions does.
+// ValueEncoders.cs), but a name pattern is wider than Actions' explicit
+// secrets, and no credential is that short. SecretEnvNames and the token
+// post is given are redacted whatever their length, as Actions does.
 const MinSecretLen = 8
 
 // IsSecretName reports whether a variable named name holds a secret by its
-// name (secretNameParts, secretSuffixes); TOKEN followed by S or IZ
-// (MAX_NUM_BATCHED_TOKENS, TOKENIZERS_PARALLELISM) and AUTH followed by OR
-// (GIT_AUTHOR_NAME) are not a secret's mark.
+// name (secretNameParts, secretSuffixes, but notSecretAfter).
 func IsSecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, part := range secretNameParts {
@@ -64,7 +58,8 @@ func IsSecretName(name string) bool {
 }
 
 // notSecretAfter reports whether part, followed by rest in a name, is a
-// word that only looks like a secret's mark.
+// word that only looks like a secret's mark (MAX_NUM_BATCHED_TOKENS,
+// TOKENIZERS_PARALLELISM, GIT_AUTHOR_NAME).
 func notSecretAfter(part, rest string) bool {
 	switch part {
 	case "TOKEN":
@@ -203,16 +198,11 @@ func newRedactor(list []Secret) *Redactor {
 	return r
 }
 
-// secretForms are the texts a value v may stand as, the way GitHub Actions
-// masks a secret (actions/runner, commit 258d6c857db3519913f7deb6004b60172f8043ae,
-// src/Runner.Common/HostContext.cs registers the encoders of
-// src/Sdk/DTLogging/Logging/ValueEncoders.cs; src/Runner.Worker/Worker.cs
-// adds each line of a secret): v itself; as a JSON string holds it, with and
-// without HTML escaping (a log line that prints JSON); URL-encoded, as
-// Uri.EscapeDataString writes it (every byte but A-Z a-z 0-9 - . _ ~ as
-// %XX) and as a query or form value (url.QueryEscape: a space as +); and
-// each line of a value of several lines, trimmed, when it has at least
-// MinSecretLen bytes (a log cut into lines shows one line of it at a time).
+// secretForms are the texts a value v may stand as (docs/runner.md §3.6),
+// the way GitHub Actions masks a secret (actions/runner, commit
+// 258d6c857db3519913f7deb6004b60172f8043ae, src/Runner.Common/HostContext.cs
+// registers the encoders of src/Sdk/DTLogging/Logging/ValueEncoders.cs;
+// src/Runner.Worker/Worker.cs adds each line of a secret).
 func secretForms(v string) []string {
 	forms := append([]string{v}, jsonForms(v)...)
 	forms = append(forms, escapeData(v), url.QueryEscape(v))
@@ -520,33 +510,16 @@ func stringEnd(data []byte, i int) int {
 	return -1
 }
 
-// Token shapes, as their issuers document them or as gitleaks' maintained
-// rule set describes them (github.com/gitleaks/gitleaks, commit
+// Token shapes (docs/runner.md §3.6's table), as their issuers document
+// them or as gitleaks' maintained rule set describes them
+// (github.com/gitleaks/gitleaks, commit
 // b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/
 // openai.go, anthropic.go, aws.go, slack.go, gitlab.go, npm.go, pypi.go,
-// gcp.go):
-//
-//   - GitHub: ghp_, gho_, ghu_, ghs_ (the Actions GITHUB_TOKEN) and ghr_,
-//     then 36 of [A-Za-z0-9_] today; stateless ghs_ tokens are JWTs of about
-//     520 characters with dots (GitHub's recommended pattern is
-//     ghs_[A-Za-z0-9._]{36,}), so dots match, trailing ones (a full stop) not;
-//     github_pat_, then 82 of [A-Za-z0-9_] (22 matched at least).
-//   - Hugging Face: hf_, then 34 letters (so hf_hub_download never matches).
-//   - OpenAI (openai.go): sk-proj-, sk-svcacct-, sk-admin- then 58 or 74 of
-//     [A-Za-z0-9_-], T3BlbkFJ and as many again (58 matched, no marker
-//     needed); the legacy sk-, 20, T3BlbkFJ, 20 more (48 alphanumerics).
-//   - Anthropic (anthropic.go): sk-ant-api03-, sk-ant-admin01-, then 93 of
-//     [A-Za-z0-9_-] and AA (95).
-//   - AWS key ids (aws.go): AKIA, ASIA, ABIA, ACCA, then 16 of [A-Z2-7].
-//   - Slack (slack.go): xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xoxo-, then
-//     [A-Za-z0-9-] (the shortest rule wants 8; 10 matched).
-//   - GitLab (gitlab.go): glpat-, 20 of [A-Za-z0-9_-]; npm (npm.go): npm_,
-//     36 of [A-Za-z0-9]; PyPI (pypi.go): pypi-AgEIcHlwaS5vcmc, 50 to 1000 of
-//     [A-Za-z0-9_-]; Google API keys (gcp.go): AIza, 35 of [A-Za-z0-9_-].
-//
-// Every minimum is long enough that no word, identifier, path or commit id
-// of a log matches. A match is at most maxShapeLen bytes: the rest of a
-// longer run is left as it is.
+// gcp.go). Stateless ghs_ tokens are JWTs of about 520 characters with dots
+// (GitHub's recommended pattern is ghs_[A-Za-z0-9._]{36,}), so dots match,
+// trailing ones (a full stop) not. Every minimum is long enough that no
+// word, identifier, path or commit id of a log matches. A match is at most
+// maxShapeLen bytes: the rest of a longer run is left as it is.
 type shape struct {
 	prefix string
 	min    int
@@ -795,21 +768,14 @@ type stage struct {
 	held int    // how much was held back after the last match
 }
 
-// holder is a matcher that can tell, cheaply, that the match at the start
-// of buf, held back while its first n bytes were all there was, is still
-// undecided now that buf has more.
-type holder interface {
-	stillOpen(buf []byte, n int) bool
-}
-
 func (s *stage) Write(p []byte) (int, error) {
 	// While new bytes leave the held match open they are only added
 	// (matching it all again made small writes quadratic), and while no
 	// line ends it is matched again only once it has doubled.
-	if h, ok := s.m.(holder); ok && len(s.hold) > 0 {
+	if pm, ok := s.m.(patternMatcher); ok && len(s.hold) > 0 {
 		n := len(s.hold)
 		s.hold = append(s.hold, p...)
-		if h.stillOpen(s.hold, n) || len(s.hold) < 2*s.held && bytes.IndexByte(p, '\n') < 0 {
+		if pm.stillOpen(s.hold, n) || len(s.hold) < 2*s.held && bytes.IndexByte(p, '\n') < 0 {
 			return len(p), nil
 		}
 		s.hold = s.hold[:n]

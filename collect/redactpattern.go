@@ -5,35 +5,21 @@ import (
 	"regexp"
 )
 
-// Secret patterns: what no list of values can know and no prefix tells, found
-// by where it stands. Each is found at a literal anchor and matched there by
-// a regular expression (RE2: linear) whose group 1 (or 2) is the secret,
-// replaced by [REDACTED]; what stands around it (a header's name, a URL's
-// host, a PEM block's labels) is kept. The rules follow gitleaks'
-// (github.com/gitleaks/gitleaks, commit
-// b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/):
-//
-//   - private keys (privatekey.go): a PEM block -----BEGIN … PRIVATE KEY-----
-//     to its END line, labels in upper case as RFC 7468 writes them, without
-//     gitleaks' dashes (which let one block's end run into the next header);
-//     a block cut before its end loses its base64 and header fields;
-//   - JWTs (jwt.go): eyJ, 14 or more base64url, '.', eyJ, 14 or more, '.',
-//     the signature (gitleaks asks ey and 17; a JSON header always starts eyJ);
-//   - Authorization headers (curl.go, curl-auth-header): Authorization, ':'
-//     or '=', maybe a scheme, then 8 or more of [A-Za-z0-9_=~@.+/-];
-//   - Bearer credentials (its Bearer branch, anywhere): 8 or more of those,
-//     holding a digit or 20 long (so a sentence's words are left);
-//   - credentials in URLs (RFC 3986 §3.2.1): ://user:password@, user-info
-//     replaced (no gitleaks rule);
-//   - Slack webhooks (slack.go): hooks.slack.com/services|workflows|triggers/
-//     and 43 or more of [A-Za-z0-9+/];
-//   - Discord webhooks (https://discord.com/developers/docs/resources/webhook;
-//     gitleaks has none): discord(app).com/api/webhooks/, id and token
-//     (20 or more of [A-Za-z0-9_-]) replaced;
-//   - AWS secret access keys (40 of [A-Za-z0-9/+], AWS's documented form;
-//     gitleaks' aws.go has the key id only): up to 20 of spaces, tabs and
-//     , : ; = | " ' after their key id, or after aws_secret_access_key or
-//     SecretAccessKey (any case, then : or =).
+// Secret patterns (docs/runner.md §3.6's table): what no list of values can
+// know and no prefix tells, found by where it stands. Each is found at a
+// literal anchor and matched there by a regular expression (RE2: linear)
+// whose group 1 (or 2) is the secret, replaced by [REDACTED]; what stands
+// around it is kept. The rules follow gitleaks' (github.com/gitleaks/gitleaks,
+// commit b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, cmd/generate/config/rules/:
+// privatekey.go, jwt.go, curl.go's curl-auth-header and its Bearer branch,
+// slack.go), but for URL user-info (RFC 3986 §3.2.1), Discord webhooks
+// (https://discord.com/developers/docs/resources/webhook) and AWS secret
+// access keys (AWS's documented form; gitleaks' aws.go has the key id only),
+// which gitleaks has no rule for. A PEM block's labels are in upper case as
+// RFC 7468 writes them, without gitleaks' dashes (which let one block's end
+// run into the next header); a JWT's header always starts eyJ (gitleaks asks
+// ey and 17); a Bearer credential holds a digit or is 20 long, so that a
+// sentence's words are left.
 type pattern struct {
 	anchors []string
 	re      *regexp.Regexp
@@ -264,9 +250,9 @@ func (patternMatcher) open(buf []byte, i int) int {
 	return open
 }
 
-// stillOpen implements holder: buf starts with an anchor whose match was
-// not decided with its first n bytes (open put it there), and the bytes
-// after them decide none of the matches anchored there: no line end for a
+// stillOpen tells a stage, cheaply, that the match at the start of buf,
+// held back while its first n bytes were all there was (open put it
+// there), is still undecided now that buf has more: no line end for a
 // pattern of one line, no whole end marker for a PEM block, the window
 // not filled.
 func (patternMatcher) stillOpen(buf []byte, n int) bool {

@@ -76,8 +76,8 @@ func TestRepeatedKeysInCasesJSONL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cases) != 1 || res.Cases[0].Name != "b" || len(res.Bad) != 1 || !strings.HasPrefix(res.Bad[0], "line 1.ok: repeated in its object") {
-		t.Fatalf("cases %v, bad %q: want b kept and line 1 named", caseNames(res.Cases), res.Bad)
+	if len(res.Cases) != 1 || res.Cases[0].Name != "b" || len(res.Dropped) != 1 || !strings.HasPrefix(res.Dropped[0], "line 1.ok: repeated in its object") {
+		t.Fatalf("cases %v, bad %q: want b kept and line 1 named", caseNames(res.Cases), res.Dropped)
 	}
 }
 

@@ -22,15 +22,12 @@ type PartMeta struct {
 	Host            string         `json:"host,omitempty"`
 	CIReportVersion string         `json:"ci_report_version,omitempty"`
 	GitHub          *GitHubContext `json:"github,omitempty"`
-	// Revision is the revision the part tested (`--revision`), Arm the
-	// arm it belongs to (`--arm parent`), Leg the leg of a test matrix it
-	// ran (`--leg topology=2p1d`): docs/formats.md §7.2.
+	// Revision, Arm and Leg: docs/formats.md §7.2.
 	Revision string     `json:"revision,omitempty"`
 	Arm      string     `json:"arm,omitempty"`
 	Leg      []Property `json:"leg,omitempty"`
 	// Selection are the selection flags beyond --part that narrowed the
-	// part's cases (`--cases vllm-qwen05b*`): cases left out on purpose,
-	// not lost. Faults are the faults a --simulate run injected.
+	// part's cases; Faults the faults a --simulate run injected.
 	Selection string `json:"selection,omitempty"`
 	Faults    string `json:"faults,omitempty"`
 }
@@ -81,10 +78,8 @@ type GitHubContext struct {
 }
 
 // Setup is setup.json (docs/formats.md §3): what a part tested, or after
-// merge the merged setup of every part. The server cases are Cases,
-// Workload and Checks; every other kind of case is a block of Kinds, treated
-// alike whatever its name. Files of the format before `kinds` read into
-// Kinds (legacy.go).
+// merge the merged setup of every part. Files of the format before `kinds`
+// read into Kinds (legacy.go).
 type Setup struct {
 	Profile        string           `json:"profile"`
 	KvcachedSHA    *string          `json:"kvcached_sha"`
@@ -98,14 +93,12 @@ type Setup struct {
 	Kinds          []KindSetup      `json:"kinds,omitempty"`
 	// Parts holds the display names of the merged parts when there is more than one.
 	Parts []string `json:"parts,omitempty"`
-	// Properties are what an imported suite ran with that no other field
-	// holds (docs/formats.md §3); a merged setup has every part's, once.
+	// Properties are what an imported suite ran with (docs/formats.md §3).
 	Properties []Property `json:"properties,omitempty"`
 }
 
 // DescribesNoCase reports whether the setup names no engine and no case of
-// any kind, as the setup of a part written by `import junit` (§4.7), or of a
-// run that planned nothing, does; a nil setup describes none.
+// any kind (an import's, a run that planned nothing, nil).
 func (s *Setup) DescribesNoCase() bool {
 	return s == nil || s.Engines.Len() == 0 && len(s.Cases) == 0 &&
 		!slices.ContainsFunc(s.Kinds, func(k KindSetup) bool { return len(k.Entries) > 0 })
@@ -151,8 +144,7 @@ func (s *Setup) Kind(name string) *KindSetup {
 
 // AddKind adds the entries of k to the setup's block of its kind, made
 // last when there is none; the block's title, about, workload and checks
-// are the first non-empty ones. The runner, legacy.go and merge all build
-// kinds through it.
+// are the first non-empty ones.
 func (s *Setup) AddKind(k KindSetup) {
 	b := s.Kind(k.Kind)
 	if b == nil {
@@ -188,8 +180,7 @@ type Engine struct {
 	CUDA     string `json:"cuda,omitempty"`
 	Env      Env    `json:"env"`
 	Server   string `json:"server,omitempty"`
-	// Expectations is the expectation set the engine's setup case picked
-	// by the probed versions; Capabilities what it probed of its kvcached.
+	// Expectations and Capabilities: docs/formats.md §3.1.
 	Expectations *EngineExpectations `json:"expectations,omitempty"`
 	Capabilities []Capability        `json:"capabilities,omitempty"`
 }
@@ -205,17 +196,15 @@ type Capability struct {
 // EngineExpectations is the expectation set an engine's kvcached servers
 // were held to (docs/formats.md §3.1).
 type EngineExpectations struct {
-	// Set is the set's name; Why the versions that put it in its ranges.
-	Set string `json:"set"`
-	Why string `json:"why"`
-	// Patches are required of every kvcached server, HybridPatches of
-	// hybrid ones on top; CapacityLine: a KV capacity line is required.
+	// Set is the set's name, Why the versions that picked it; its servers
+	// must show the patches and, with CapacityLine, a KV capacity line.
+	Set           string   `json:"set"`
+	Why           string   `json:"why"`
 	Patches       []string `json:"patches"`
 	HybridPatches []string `json:"hybrid_patches,omitempty"`
 	CapacityLine  bool     `json:"capacity_line"`
-	// Provisional: the probed kvcached is newer than every expectation
-	// set, and Set is the closest one; Why says so. What the servers fail
-	// to match of it is classed harness (docs/runner.md §2.6).
+	// Provisional: the probed kvcached is newer than every expectation set
+	// (docs/runner.md §2.6).
 	Provisional bool `json:"provisional,omitempty"`
 }
 
@@ -241,8 +230,7 @@ type Summary struct {
 	OK    bool         `json:"ok"`
 	Cases []CaseResult `json:"cases"`
 	// Suites, Deselected and Problems are written by `import junit`
-	// (docs/formats.md §4.7): the reader skips Suites, kept for other
-	// tools; Problems are the defects of the imported files read past.
+	// (docs/formats.md §4.7); the reader skips Suites.
 	Suites     []Suite  `json:"suites,omitempty"`
 	Deselected *int     `json:"deselected,omitempty"`
 	Problems   []string `json:"problems,omitempty"`
@@ -252,33 +240,26 @@ type Summary struct {
 type CaseResult struct {
 	Name string `json:"name"`
 	OK   bool   `json:"ok"`
-	// SkipReason (JSON "skipped") says why the case judged nothing. See
-	// Skipped.
+	// SkipReason (JSON "skipped") says why the case judged nothing.
 	SkipReason string `json:"skipped,omitempty"`
 	// DurationS is how long the case took, in seconds; 0: not recorded.
 	DurationS float64 `json:"duration_s,omitempty"`
-	// Class is whose fault a failed case is (docs/formats.md §4.8), ClassWhy
-	// the observation that decided it, ClassBy whether that was a fact, a
-	// signature or the default, ClassFrom the log whose line decided a
-	// class by signature (`<server>/serve.log`).
+	// Class, ClassWhy, ClassBy and ClassFrom: docs/formats.md §4.8.
 	Class     string  `json:"class,omitempty"`
 	ClassWhy  string  `json:"class_why,omitempty"`
 	ClassBy   string  `json:"class_by,omitempty"`
 	ClassFrom string  `json:"class_from,omitempty"`
 	Checks    []Check `json:"checks"`
-	// Attempts is how often the case ran when it was rerun (docs/formats.md
-	// §4.7); 0 is once. See Flaky.
+	// Attempts is how often the case ran when it was rerun; 0 is once.
 	Attempts int `json:"attempts,omitempty"`
-	// Excerpt is where a failed case's serve.log shows what went wrong
-	// (docs/formats.md §4.9), so that reports quote it without reading logs.
+	// Excerpt: docs/formats.md §4.9.
 	Excerpt *Excerpt        `json:"excerpt,omitempty"`
 	Log     json.RawMessage `json:"log,omitempty"`
 	Phases  *Ordered[Phase] `json:"phases,omitempty"`
-	// Machine is what the host said about itself before and after a failed
-	// case (docs/formats.md §4.10).
+	// Machine: docs/formats.md §4.10.
 	Machine *Machine `json:"machine,omitempty"`
-	// Timeline is a failed co-location case's `<case>-usage.json`, read
-	// with the part (docs/formats.md §4.4); never written to summary.json.
+	// Timeline is a failed case's `<case>-usage.json` (docs/formats.md
+	// §4.4), never written to summary.json.
 	Timeline []UsageSample `json:"-"`
 }
 
@@ -339,15 +320,13 @@ func CaseFlaky(attempts int, reason string, ok bool, checks []Check) bool {
 }
 
 // CaseSkipped is the rule for a skipped case: it has a reason and did not
-// fail. A case that says it was skipped but failed a check counts as
-// failed, so that contradictory data never hides a failure.
+// fail, so that contradictory data never hides a failure.
 func CaseSkipped(reason string, ok bool, checks []Check) bool {
 	return reason != "" && !CaseFailed(ok, checks)
 }
 
-// Suite is one test suite of an imported part (summary.json "suites"): the
-// counts its file declared, which may differ from the test cases it holds
-// (reruns, deselection); nil when absent. File is the file's base name.
+// Suite is one test suite of an imported part (summary.json "suites",
+// docs/formats.md §4.7): the counts its file declared; nil when absent.
 type Suite struct {
 	Name       string     `json:"name"`
 	File       string     `json:"file"`
@@ -360,14 +339,12 @@ type Suite struct {
 	Timestamp  string     `json:"timestamp,omitempty"`
 	Hostname   string     `json:"hostname,omitempty"`
 	Properties []Property `json:"properties,omitempty"`
-	// Cases counts the test cases read from the suite (nested suites apart).
-	Cases int `json:"cases"`
+	Cases      int        `json:"cases"`
 }
 
-// The suite properties by which ci-report's JUnit export (`render --format
-// junit`) names each suite's part, its arm, the revision it tested and its
-// matrix leg (Part.LegOf), so that a report exported and imported again
-// keeps its case names, arms and legs (docs/formats.md §7.2).
+// The suite properties by which ci-report's JUnit export names each suite's
+// part, arm, revision and leg, so that a report exported and imported again
+// keeps them (docs/formats.md §7.2).
 const (
 	JUnitPartProperty     = "ci-report.part"
 	JUnitArmProperty      = "ci-report.arm"
@@ -383,10 +360,7 @@ type Property struct {
 }
 
 // Metric is one measured value of a case (log "metrics", docs/formats.md
-// §4.1). Value is nil for null (see Known); Arm is "" when the case has
-// one arm; Better is MetricLower, MetricHigher or ""; Kind is MetricCount
-// or MetricBoolean for a value whose change is no percentage, "" for a
-// measure; Note says what the value is made of (`2 + 3 SSM`).
+// §4.1). Value is nil for null (see Known).
 type Metric struct {
 	Name        string   `json:"name"`
 	Value       *float64 `json:"value"`
@@ -415,11 +389,9 @@ const (
 // -1 for a value it could not measure (docs/formats.md §4.1).
 func (m *Metric) Known() bool { return m.Value != nil && *m.Value != -1 }
 
-// ChangePct is m's change against base in percent, (m − base)/|base|·100:
-// the delta of a metric table against its baseline arm and what a
-// threshold's max_delta_pct bounds (docs/render.md §12.2, §12.5). false
-// when either is unknown, base is 0, either is a count or a boolean, or
-// the change is beyond 10⁹ percent (no percentage says anything there).
+// ChangePct is m's change against base in percent, (m − base)/|base|·100
+// (docs/render.md §12.2, §12.5); false when either is unknown, base is 0,
+// either is a count or a boolean, or the change is beyond 10⁹ percent.
 func (m *Metric) ChangePct(base *Metric) (float64, bool) {
 	if m == nil || base == nil || !m.Known() || !base.Known() || *base.Value == 0 || m.Kind != "" || base.Kind != "" {
 		return 0, false
@@ -438,9 +410,8 @@ type Event struct {
 	T    float64 `json:"t"`
 }
 
-// NoFailedCheck is what every report and the runner's progress say of a
-// case that failed (not ok) without a failed check, where the failed
-// checks would be listed.
+// NoFailedCheck is what reports say of a case that failed without a
+// failed check, where the failed checks would be listed.
 const NoFailedCheck = "no failed check recorded"
 
 // CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed
@@ -463,15 +434,13 @@ type Check struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	// Kind is the JUnit outcome element an imported check was read from
-	// (docs/formats.md §4.7), so that the JUnit export writes it back.
+	// (docs/formats.md §4.7).
 	Kind string `json:"kind,omitempty"`
 	// CausedBy names the failed check that kept this one from meaningfully
-	// running: a check of the same case, or `<case>/<check>` of another
-	// (docs/formats.md §4.2).
+	// running (docs/formats.md §4.2).
 	CausedBy string `json:"caused_by,omitempty"`
-	// Value, Bar, Unit and Must are a numeric check's measured value against
-	// its bar (MustOver or MustUnder), all four or none (docs/formats.md
-	// §4.2); Margin reads them.
+	// Value, Bar, Unit and Must: a numeric check's value against its bar,
+	// all four or none (docs/formats.md §4.2).
 	Value *float64 `json:"value,omitempty"`
 	Bar   *float64 `json:"bar,omitempty"`
 	Unit  string   `json:"unit,omitempty"`

@@ -14,24 +14,17 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// usageFile bounds a `<case>-usage.json`: a real case samples every 1-2 s
-// for minutes (tens of KiB); a larger file is refused as a problem, so a
-// hostile one never costs a report its memory.
+// usageFile bounds a `<case>-usage.json`: real ones are tens of KiB.
 var usageFile = safefile.Kind{Name: "usage timeline", Max: 8 << 20}
 
 // UsageSample is one element of a co-location case's usage timeline,
-// `<case>-usage.json` (docs/formats.md §4.4): a reading at T, or, when Phase
-// is set, the start of that request phase (no reading).
+// `<case>-usage.json` (docs/formats.md §4.4, which names each field).
 type UsageSample struct {
-	T     float64
-	Phase string
-	// GPU and GPUFree are the GPU memory in use and free, MiB; nil: not read.
-	GPU, GPUFree *float64
-	// KV is each server's KV cache, MiB, by server case name in file order.
-	KV Ordered[float64]
-	// Ledger holds the priority ledger's fields by server: "shortfall" and
-	// "watermark" (MiB), as the runner wrote them.
-	Ledger Ordered[Ordered[float64]]
+	T            float64
+	Phase        string
+	GPU, GPUFree *float64 // nil: not read
+	KV           Ordered[float64]
+	Ledger       Ordered[Ordered[float64]]
 }
 
 // MarshalJSON writes the sample as the file holds it, so that a timeline

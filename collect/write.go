@@ -18,11 +18,10 @@ import (
 
 // PartWriter writes the files of one part directory (docs/formats.md §1, §2;
 // docs/runner.md §6). Every whole file is written atomically and every byte
-// passes through Redact first. It is safe for concurrent use.
+// passes through Redact (nil redacts nothing) first. It is safe for
+// concurrent use.
 type PartWriter struct {
-	// Dir is the part directory; NewPartWriter creates it.
-	Dir string
-	// Redact replaces secret values before anything reaches the disk; nil redacts nothing.
+	Dir    string // the part directory; NewPartWriter creates it
 	Redact *Redactor
 
 	mu    sync.Mutex
@@ -65,11 +64,10 @@ func (w *PartWriter) WriteFile(name string, data []byte) error {
 }
 
 func (w *PartWriter) write(name string, data []byte) error {
-	path := filepath.Join(w.Dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return safefile.Write(path, data)
+	return w.WriteStreamed(name, func(out io.Writer) error {
+		_, err := out.Write(data)
+		return err
+	})
 }
 
 // WritePartMeta writes part.json.
@@ -121,9 +119,8 @@ func (w *PartWriter) Close() error {
 	return err
 }
 
-// earlierResults are the files of a part that say what a run found, as
-// opposed to what it was asked to do (part.json, setup.json, rewritten
-// anyway).
+// earlierResults are the files of a part that say what a run found (not
+// part.json and setup.json, rewritten anyway).
 var earlierResults = []string{"summary.json", "cases.jsonl", "summary.md", "error.txt"}
 
 // ClearResults removes an earlier run's results from the part directory, so a
@@ -140,8 +137,7 @@ func (w *PartWriter) ClearResults() error {
 
 // SummaryMarkdown is summary.md (docs/formats.md §5). Every text is redacted
 // before it is escaped (escaping would hide a secret from a literal match),
-// then escaped as the comment escapes it (docs/render.md §2), so a hostile
-// check detail or case name can neither break the table nor become markup.
+// then escaped as the comment escapes it (docs/render.md §2).
 func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Redactor) []byte {
 	var b bytes.Buffer
 	b.Write(SummaryMarkdownHead(title, red))
@@ -160,7 +156,7 @@ func SummaryMarkdown(title string, cases []CaseResult, notRun []string, red *Red
 }
 
 // SummaryMarkdownHead is summary.md's title and table head, for a writer that
-// writes the rows one by one (SummaryMarkdownRow; `import junit`).
+// writes the rows one by one (SummaryMarkdownRow).
 func SummaryMarkdownHead(title string, red *Redactor) []byte {
 	var b bytes.Buffer
 	if title != "" {
@@ -228,8 +224,7 @@ func SummaryMarkdownRow(b *bytes.Buffer, c *CaseResult, red *Redactor) {
 	b.WriteString(" |\n")
 }
 
-// closestCallsMarkdown appends summary.md's closest calls (docs/formats.md §5,
-// collapsed as in docs/render.md §3.10).
+// closestCallsMarkdown appends summary.md's closest calls (docs/formats.md §5).
 func closestCallsMarkdown(b *bytes.Buffer, cases []CaseResult, red *Redactor) {
 	calls := PassingMargins(len(cases), func(i int) []Check { return cases[i].Checks }, CloseCallBelow)
 	if len(calls) == 0 {

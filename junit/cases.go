@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-// Repeated testcases and suites' own failures (docs/formats.md §4.7).
-
 // How a testcase that repeats the classname and name of an earlier, failed
-// one of its suite is read.
+// one of its suite is read (docs/formats.md §4.7).
 const (
 	separate = iota // a case of its own
 	rerun           // the earlier one's next attempt
@@ -34,7 +32,7 @@ const (
 //
 // Surefire's reruns are elements of one testcase and need no folding.
 func attemptOf(s *Suite, c *Case) int {
-	pytest := pytestReport(s, c)
+	pytest := pytestReport(s)
 	if pytest && len(c.Outcomes) == 1 && c.Outcomes[0].Kind == "error" && strings.HasPrefix(c.Outcomes[0].Message, `failed on teardown with "`) {
 		return teardown
 	}
@@ -48,10 +46,8 @@ func attemptOf(s *Suite, c *Case) int {
 }
 
 // foldReruns is the cases of suite s with each rerun folded into its earlier
-// attempt's case and each pytest teardown error into its call's (attemptOf).
-// A folded rerun reads as Surefire writes one: earlier failures become
-// flakyFailure / flakyError after a pass, rerunFailure / rerunError
-// otherwise; its time is the attempts' sum.
+// attempt's case and each pytest teardown error into its call's (attemptOf),
+// as docs/formats.md §4.7 says.
 func foldReruns(s *Suite, cases []Case) []Case {
 	out := make([]Case, 0, len(cases))
 	last := map[[2]string]int{} // classname and name → its case in out
@@ -74,8 +70,7 @@ func foldReruns(s *Suite, cases []Case) []Case {
 	return out
 }
 
-// failing says whether outcomes make a case fail: a failure or error, or a
-// rerun's, and no later pass.
+// failing says whether outcomes make a case fail.
 func failing(outcomes []Outcome) bool {
 	for _, r := range outcomes {
 		switch r.Kind {
@@ -86,8 +81,7 @@ func failing(outcomes []Outcome) bool {
 	return false
 }
 
-// addAttempt folds attempt c, a rerun, into the case first of its
-// attempts.
+// addAttempt folds attempt c, a rerun, into its first attempt's case.
 func addAttempt(first *Case, c Case) {
 	first.Attempts = max(first.Attempts, 1) + 1 // 0 is once
 	first.TimeS += c.TimeS
@@ -133,8 +127,7 @@ func upperFirst(s string) string {
 }
 
 // suiteSetUpCase is the case `<suite> (suite set-up)` that stands for a
-// suite's own <failure> and <error> elements (Jenkins counts such a suite as
-// one failed test); false when the suite has none.
+// suite's own <failure> and <error> elements (as Jenkins counts them).
 func suiteSetUpCase(s *Suite) (Case, bool) {
 	if len(s.Outcomes) == 0 {
 		return Case{}, false
@@ -146,8 +139,7 @@ func suiteSetUpCase(s *Suite) (Case, bool) {
 	return Case{Name: name + " (suite set-up)", ClassName: s.Name, Outcomes: s.Outcomes, Line: s.Line, SuiteSetUp: true}, true
 }
 
-// namer makes case names unique: a repeat gets ` (<file>)` when the first
-// came from another file, else an ordinal ` #2`, ` #3`. Names are kept as
+// namer makes case names unique (docs/formats.md §4.7). Names are kept as
 // 64-bit hashes (nameHash): a collision, odds n²/2⁶⁵ (3·10⁻⁸ at a million),
 // would be taken as a repeat.
 type namer struct {

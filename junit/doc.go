@@ -32,14 +32,8 @@
 //
 // # Speed
 //
-// `ci-report import junit` of BenchmarkImportJUnit's report of 100,000
-// pytest testcases (15 MB; 5% failed, 4% skipped) takes 0.85-0.95 s of CPU
-// and 45-46 MiB peak RSS, where Debian's python3-junitparser 2.8.0 takes
-// 0.80-0.81 s and 80 MiB only to read it and each testcase's name,
-// classname, time and result; a million short passing testcases (61 MiB)
-// 6.3-7.6 s and 57-58 MiB, junitparser 7.2 s and 525 MiB. Measured with
-// testdata/abba.sh on a loaded 2-core machine (load average 22-24). Of
-// that CPU encoding/xml's Decoder.Token takes about a third and
-// summary.md's rows with their redaction and escaping about a ninth (pprof
-// of BenchmarkImportJUnit).
+// README.md's performance table measures `ci-report import junit` against
+// junitparser (BenchmarkImportJUnit). Of its CPU encoding/xml's
+// Decoder.Token takes about a third and summary.md's rows with their
+// redaction and escaping about a ninth (pprof).
 package junit

@@ -18,21 +18,18 @@ import (
 var v1 = jsonv1.DefaultOptionsV1()
 
 // caseOut, an element of summary.json's "cases", is a collect.CaseResult
-// with its log, encoded in place, not encoded apart and copied in as a
-// json.RawMessage (validated again): Log hides the embedded one, and is
-// written last, where the embedded one stands when Phases and Machine are
-// empty, as they are for every imported case (TestPartFilesAsWriteJSON
-// compares the bytes).
+// with its log encoded in place, not copied in as a json.RawMessage
+// (validated again): Log hides the embedded one and is written last, where
+// that one stands when Phases and Machine are empty, as for every imported
+// case.
 type caseOut struct {
 	collect.CaseResult
 	Log *caseLog `json:"log"`
 }
 
-// writeIndented writes v, redacted by red, to out as WriteJSON writes it:
-// each string as json.Marshal encodes it, then redacted (red.JSON); the
-// arrays of spills (in v's field order) encoded empty, then filled with the
-// spill's values, so encoded, where "<key>": [] stands (after a line end,
-// which no JSON string holds, and the two spaces of a key of v's).
+// writeIndented writes v, redacted by red, to out as WriteJSON writes it,
+// each array of spills (in v's field order) filled with the spill's values
+// where "<key>": [] stands (after a line end, which no JSON string holds).
 func writeIndented(out io.Writer, v any, red *collect.Redactor, spills ...*spill) error {
 	str := jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, s string) error {
 		b, err := jsonv2.Marshal(s, v1)

@@ -45,9 +45,8 @@ func decoded(r io.Reader) (out io.Reader, utf16 bool) {
 var version11 = regexp.MustCompile(`^<\?xml\s+version\s*=\s*["']1\.(1)["']`)
 
 // asXML10 is r with an XML declaration of version 1.1 read as 1.0, the one
-// version encoding/xml accepts (Go 1.26, src/encoding/xml/xml.go): a report
-// uses nothing of XML 1.1, and one that does is malformed 1.0 at that line.
-// The digit is replaced in place, so lines and offsets stay as in the file.
+// version encoding/xml accepts (Go 1.26, src/encoding/xml/xml.go;
+// docs/formats.md §4.7), its digit replaced in place.
 func asXML10(r io.Reader) io.Reader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {

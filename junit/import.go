@@ -301,29 +301,23 @@ func caseResult(file string, s *Suite, c *Case) (collect.CaseResult, *caseLog) {
 	return cr, log
 }
 
-// CaseName is the name an imported case gets: as the suite's file named it
-// when ci-report wrote the suite (collect.JUnitPartProperty); as pytest shows it
-// (its node id) for a pytest report; else `<classname>::<name>`, with the
-// suite's name standing in for a missing classname, or the bare name when
-// there is neither or one holds the other at its end (jest-junit's and
-// mocha-junit-reporter's defaults, ctest).
+// CaseName is the name an imported case gets (docs/formats.md §4.7): as
+// ci-report's export named it (collect.JUnitPartProperty), pytest's node id,
+// else `<classname>::<name>`, the suite's name for a missing classname.
 func CaseName(s *Suite, c *Case) string {
 	if _, ours := property(s.Properties, collect.JUnitPartProperty); ours || c.SuiteSetUp {
 		return c.Name
 	}
-	if pytestReport(s, c) {
+	if pytestReport(s) {
 		return pytestNodeID(c.ClassName, c.Name, c.File)
 	}
 	class := cmp.Or(c.ClassName, s.Name)
 	switch {
 	case class == "" || class == c.Name || strings.HasSuffix(c.Name, " "+class):
-		// jest-junit's default writes the full title as both (its
-		// classNameTemplate and titleTemplate are "{classname} {title}"),
-		// ctest the test's name as both; mocha-junit-reporter's default
-		// the full title as the name and the test's own title as the
-		// classname (testCaseSwitchClassnameAndName false): the name says
-		// it all (jest-junit's template leaves a space before a title
-		// outside any describe block: " top level").
+		// jest-junit's classNameTemplate and titleTemplate are both
+		// "{classname} {title}" (a space before a title outside any
+		// describe block); mocha-junit-reporter's testCaseSwitchClassnameAndName
+		// is false: the name says it all.
 		return strings.TrimSpace(c.Name)
 	case strings.HasSuffix(class, " "+c.Name):
 		return class // the other way round
@@ -331,10 +325,8 @@ func CaseName(s *Suite, c *Case) string {
 	return class + "::" + c.Name
 }
 
-// pytestReport says whether pytest wrote the testcase (docs/formats.md
-// §4.7): its suite has pytest's attributes in pytest's order
-// (Suite.Pytest), or pytest's default name.
-func pytestReport(s *Suite, _ *Case) bool {
+// pytestReport says whether pytest wrote the suite (docs/formats.md §4.7).
+func pytestReport(s *Suite) bool {
 	return s.Pytest || s.Name == "pytest"
 }
 
@@ -353,16 +345,15 @@ func sourceLine(s *Suite, c *Case) int {
 	switch {
 	case !c.HasLine:
 		return 0
-	case pytestReport(s, c):
+	case pytestReport(s):
 		return c.SourceLine + 1
 	}
 	return c.SourceLine
 }
 
 // pytestNodeID rebuilds pytest's node id (tests/test_x.py::TestA::test_b[p])
-// from the classname pytest wrote (tests.test_x.TestA: the module path with
-// dots, then the classes) and the test's name. With the file (xunit1 writes
-// it) the module part is exact; without it (xunit2) it is told by names.
+// from the classname (tests.test_x.TestA) and the test's name; the module
+// part is exact with the file (xunit1), else told by names (xunit2).
 func pytestNodeID(classname, name, file string) string {
 	if classname == "" {
 		return name
@@ -387,12 +378,9 @@ func pytestNodeID(classname, name, file string) string {
 			return b.String()
 		}
 	}
-	// The classes are the components after the last that names a test
-	// module as pytest's default python_files does (test_*.py, *_test.py):
-	// a unittest.TestCase class need not start with "Test". Without one,
-	// they start at the first component after the first that starts with
-	// "Test", pytest's default python_classes; without that either, the
-	// classname is the module path.
+	// The classes follow the last component that names a test module
+	// (testModule), else start at the first starting with "Test",
+	// pytest's default python_classes; else all is the module path.
 	module, classes, split := classname, "", false
 	for i := strings.LastIndexByte(classname, '.'); i >= 0 && !split; i = strings.LastIndexByte(classname[:i], '.') {
 		if testModule(classname[strings.LastIndexByte(classname[:i], '.')+1 : i]) {
@@ -443,8 +431,7 @@ func writeDotsAs(b *strings.Builder, s, sep string) {
 }
 
 // checkName names the check of an outcome: a failure's or error's type
-// (the exception class, as Surefire and Gradle write it), else the
-// element's name (failure, error, rerunFailure, flakyError, ...).
+// (the exception class), else the element's name.
 func checkName(r Outcome) string {
 	if t := strings.TrimSpace(r.Type); t != "" && (r.Kind == "failure" || r.Kind == "error") {
 		return text.CutLine(t, nameCut)
@@ -452,10 +439,7 @@ func checkName(r Outcome) string {
 	return r.Kind
 }
 
-// classOf is the failure class of an imported case (docs/formats.md §4.8
-// says why): product for a test that failed its assertions (a <failure> or
-// <rerunFailure>), whatever errors came with it; none for a case with only
-// errors, or that did not fail.
+// classOf is the failure class of an imported case (docs/formats.md §4.8).
 func classOf(outcomes []Outcome) (class, reason string) {
 	failed, types := false, []string(nil)
 	for _, r := range outcomes {
@@ -476,10 +460,7 @@ func classOf(outcomes []Outcome) (class, reason string) {
 	return collect.ClassProduct, text.CutLine(why, 300)
 }
 
-// detail is what a failed check's detail says (the failed-cases cell,
-// docs/formats.md §4.7): the failure's message on one line, cut to
-// messageCut; where the message says nothing (placeholder), the first lines
-// of its text, else of the test's system-out and system-err.
+// detail is what a failed check's detail says (docs/formats.md §4.7).
 func detail(r Outcome, c *Case) string {
 	d := ""
 	if !placeholder(r) {
@@ -502,20 +483,15 @@ func detail(r Outcome, c *Case) string {
 const leadLines = 3
 
 // placeholder says whether an outcome's message is a word a producer
-// writes for every failure or skip, which says nothing of this one: the
-// outcome's own kind or "Failed" (go-junit-report and gotestsum write
-// message="Failed" and "Skipped", the evidence in the text; ctest's
-// message is the test's status, "Failed"), or node's "true" (skipReason).
+// writes for every failure or skip (docs/formats.md §4.7): its kind,
+// "Failed" or node's "true" (skipReason).
 func placeholder(r Outcome) bool {
 	m := strings.TrimSpace(r.Message)
 	return m == "" || strings.EqualFold(m, r.Kind) || strings.EqualFold(m, "failed") || m == "true"
 }
 
 // lead is the first n meaningful lines of s (n < 0: all of them) up to its
-// first stack frame, joined by spaces: lines that are blank, go test's
-// framing (`=== RUN`, `--- FAIL: X (0.00s)`: the test's name and time,
-// cmd/test2json's markers) or a traceback's header say nothing of the
-// failure.
+// first stack frame, joined by spaces (docs/formats.md §4.7).
 func lead(s string, n int) string {
 	var out []string
 	for line := range strings.Lines(s) {
@@ -577,8 +553,7 @@ func skipReason(r Outcome) string {
 }
 
 // write writes the part directory through collect's writers in the runner's
-// order (part.json with the plan, setup.json, summary.json, summary.md,
-// run.log, part.json complete), the cases, plan and summary.md from the spills.
+// order, the cases, plan and summary.md from the spills.
 func (im *Import) write(p *pass) error {
 	if im.Context != nil && im.Context.Err() != nil {
 		return context.Cause(im.Context)
@@ -637,9 +612,8 @@ func (im *Import) write(p *pass) error {
 }
 
 // addSetup notes a kept suite's new properties for setup.json
-// (docs/formats.md §3.1), after the --setup pairs and but for ci-report's own
-// `ci-report.*` (part.json holds them); at most maxSetupProperties, the rest
-// counted (summary.json keeps every suite's).
+// (docs/formats.md §3.1) but ci-report's own `ci-report.*` (part.json holds
+// them); past maxSetupProperties they are counted.
 func (p *pass) addSetup(props []collect.Property) {
 	if p.setupSeen == nil {
 		p.setupSeen = map[collect.Property]bool{}
@@ -660,8 +634,7 @@ func (p *pass) addSetup(props []collect.Property) {
 	}
 }
 
-// writePartMeta writes part.json, meta with its plan, the names of the
-// cases, from the spill.
+// writePartMeta writes part.json, its plan from the spill.
 func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p *pass) error {
 	meta.Planned = []string{}
 	return w.WriteStreamed("part.json", func(out io.Writer) error {
@@ -669,8 +642,7 @@ func (im *Import) writePartMeta(w *collect.PartWriter, meta *collect.PartMeta, p
 	})
 }
 
-// summaryJSON writes summary.json (collect.Summary): the cases and suites
-// from their spills.
+// summaryJSON writes summary.json, the cases and suites from their spills.
 func (im *Import) summaryJSON(out io.Writer, p *pass) error {
 	s := &collect.Summary{OK: p.res.Failed == 0, Cases: []collect.CaseResult{},
 		Deselected: cmp.Or(im.Deselected, p.deselected), Problems: p.res.Problems}
@@ -701,8 +673,7 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	return meta, nil
 }
 
-// runLogHead is the start of run.log: what was read and the warnings; each
-// suite's captured output follows.
+// runLogHead is the start of run.log: what was read and the warnings.
 func runLogHead(p *pass) []byte {
 	var b strings.Builder
 	for _, d := range p.docs {

@@ -18,9 +18,8 @@ const maxMetricLine = 1 << 20
 
 // metricsIndex is the --metrics file (docs/formats.md §4.7), read before the
 // cases; each metric or event goes to its case's log as the case is written.
-// A bad line is an error naming the file and line (a defect of the run's
-// wiring, never dropped); of several, the first line's, reported after the
-// JUnit files'.
+// Of several bad lines, the first line's error is reported, after the JUnit
+// files'.
 type metricsIndex struct {
 	path   string
 	recs   []metricRecord
@@ -29,8 +28,8 @@ type metricsIndex struct {
 	// the file could not be opened); nil for none.
 	loadErr  error
 	loadLine int
-	// What one reading of the cases attached: the records used, and
-	// the first error of an event (its line in errLine).
+	// What one reading of the cases attached: the records used, and the
+	// first line's error (its line in errLine), loadErr to begin with.
 	used    []bool
 	err     error
 	errLine int
@@ -42,7 +41,10 @@ func loadMetrics(path string) *metricsIndex {
 		return nil
 	}
 	mx := &metricsIndex{path: path, byCase: map[string][]int{}}
-	defer func() { mx.used = make([]bool, len(mx.recs)) }()
+	defer func() {
+		mx.used = make([]bool, len(mx.recs))
+		mx.reset()
+	}()
 	f, err := safefile.Open(path)
 	if err != nil {
 		mx.loadErr, mx.loadLine = fmt.Errorf("metrics: %w", err), -1 // it names the file
@@ -92,7 +94,7 @@ func (mx *metricsIndex) fail(n int, err error) {
 func (mx *metricsIndex) reset() {
 	if mx != nil {
 		clear(mx.used)
-		mx.err, mx.errLine = nil, 0
+		mx.err, mx.errLine = mx.loadErr, mx.loadLine
 	}
 }
 
@@ -134,9 +136,6 @@ func (mx *metricsIndex) finish(cases int) error {
 			mx.fail(rec.line, fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), cases))
 			break
 		}
-	}
-	if mx.loadErr != nil && (mx.err == nil || mx.loadLine < mx.errLine) {
-		return mx.loadErr
 	}
 	return mx.err
 }

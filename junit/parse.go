@@ -19,13 +19,12 @@ import (
 // Limits of what Parse accepts and keeps.
 const (
 	// DefaultMaxBytes bounds one JUnit file (safefile.JUnit): reports are
-	// kilobytes to a few megabytes; anything larger is refused, not held.
+	// kilobytes to a few megabytes.
 	DefaultMaxBytes = 64 << 20
-	// maxDepth bounds element nesting: JUnit nests testsuites, testsuite,
-	// testcase, failure and a stack trace, rarely more than eight deep.
+	// maxDepth bounds element nesting: JUnit rarely nests more than eight deep.
 	maxDepth = 32
-	// maxText is how many bytes of one element's text are kept (a failure
-	// body, captured output); the rest is read and dropped.
+	// maxText is how many bytes of one element's text are kept; the rest
+	// is read and dropped.
 	maxText = 64 << 10
 )
 
@@ -104,11 +103,10 @@ func readFile(ctx context.Context, path string, maxBytes int64, r reader) ([]str
 	return Parse(safefile.ContextReader(ctx, f), path, maxBytes, r)
 }
 
-// Parse reads one JUnit XML document from r into rd, streaming; file names
-// it in errors, which say the line: `read results/junit.xml: line 12: ...`.
-// It returns the defects read past, each `<file>:<line>: <what>`. The
-// input is at most maxBytes (<= 0: DefaultMaxBytes), otherwise bounded as
-// the package doc says.
+// Parse reads one JUnit XML document from r into rd, streaming; errors
+// name file and the line (`read results/junit.xml: line 12: ...`). It
+// returns the defects read past, each `<file>:<line>: <what>`; maxBytes <= 0
+// is DefaultMaxBytes.
 func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -131,9 +129,8 @@ func Parse(r io.Reader, file string, maxBytes int64, rd reader) ([]string, error
 	return p.problems, nil
 }
 
-// parser walks encoding/xml's tokens (Decoder.Token, which streams: it
-// holds the token being read, not the document), bounding depth and
-// refusing what a JUnit report never needs (a DTD, entities).
+// parser walks encoding/xml's tokens, bounding depth and refusing what a
+// JUnit report never needs (a DTD, entities).
 type parser struct {
 	d        *xml.Decoder
 	lim      *safefile.LimitedReader
@@ -168,7 +165,7 @@ func (p *parser) errorf(format string, a ...any) error {
 const maxProblems = 20
 
 // problemf notes a defect at the current line that costs only the value
-// it is about; past maxProblems they are counted in the last one.
+// it is about.
 func (p *parser) problemf(format string, a ...any) {
 	p.problemAt(p.line(), format, a...)
 }
@@ -183,8 +180,7 @@ func (p *parser) problemAt(line int, format string, a ...any) {
 }
 
 // next returns the next token. Its bytes (CharData) are the decoder's and
-// hold only until the next call: every caller uses them at once, so no
-// token is copied.
+// hold only until the next call: no token is copied.
 func (p *parser) next() (xml.Token, error) {
 	tok, err := p.d.Token()
 	if err != nil {
@@ -216,8 +212,7 @@ func (p *parser) next() (xml.Token, error) {
 	return tok, nil
 }
 
-// document reads the whole input: an optional XML declaration, comments and
-// white space around one root element.
+// document reads the whole input: one root element.
 func (p *parser) document() error {
 	rootSeen := false
 	for {
@@ -267,11 +262,10 @@ func (p *parser) document() error {
 // name is an element name for messages: cut, so a hostile name stays short.
 func name(n xml.Name) string { return text.CutLine(n.Local, 40) }
 
-// suites reads the children of a <testsuites> whose start tag is t. Its
-// own testcases (node's junit reporter writes every top-level test so,
-// junit-report-builder too) are read as a suite named as the <testsuites>:
-// each run of them between two suites is one, so that suites still reach
-// the reader one after another, never nested in one they are not in.
+// suites reads the children of a <testsuites> whose start tag is t. Each
+// run of its own testcases between two suites is read as a suite named as
+// the <testsuites> (docs/formats.md §4.7), so that suites still reach the
+// reader one after another.
 func (p *parser) suites(t xml.StartElement, path []string) error {
 	m := attrs(t.Attr)
 	line, name, elem := p.line(), m.get("name"), t.Name.Local
@@ -318,8 +312,7 @@ func (p *parser) suites(t xml.StartElement, path []string) error {
 }
 
 // children calls start for each child element of the element just started
-// (start must consume it) and chars, when set, for its text, and returns at
-// its end tag.
+// (start must consume it) and chars, when set, for its text.
 func (p *parser) children(start func(xml.StartElement) error, chars func(xml.CharData)) error {
 	for {
 		tok, err := p.next()
@@ -349,9 +342,8 @@ func (p *parser) skip() error {
 	return p.children(func(xml.StartElement) error { return p.skip() }, nil)
 }
 
-// text reads the text of the element just started up to its end tag,
-// keeping the first maxText bytes; child elements are read by child when
-// it is not nil, else skipped.
+// text reads the text of the element just started, keeping the first
+// maxText bytes; child elements are read by child, nil skips them.
 func (p *parser) text(child func(xml.StartElement) error) (string, error) {
 	if child == nil {
 		child = func(xml.StartElement) error { return p.skip() }
@@ -381,8 +373,7 @@ func appendText(prev, s string) string {
 type attrs []xml.Attr
 
 // lookup is the value of the plain (unprefixed) attribute key; the first
-// of a repeated name wins. Prefixed ones (xmlns, xsi:schemaLocation and
-// the like) are never read.
+// of a repeated name wins.
 func (m attrs) lookup(key string) (string, bool) {
 	for _, a := range m {
 		if a.Name.Space == "" && a.Name.Local == key {
@@ -397,8 +388,7 @@ func (m attrs) get(key string) string {
 	return v
 }
 
-// intAttr parses a count attribute; absent is nil, and so is a value that
-// is not a count, with a problem.
+// intAttr parses a count attribute; nil when absent or not a count (a problem).
 func (p *parser) intAttr(elem string, m attrs, key string) *int {
 	v, ok := m.lookup(key)
 	if !ok {
@@ -412,10 +402,9 @@ func (p *parser) intAttr(elem string, m attrs, key string) *int {
 	return &n
 }
 
-// timeAttr parses a time attribute in seconds; absent is nil, and so is a
-// value that is not a duration (negative, NaN, text), with a problem.
-// Thousands separators ("1,234.5", as some Surefire versions write) are
-// accepted.
+// timeAttr parses a time attribute in seconds; nil when absent or not a
+// duration (a problem). Thousands separators ("1,234.5", as some Surefire
+// versions write) are accepted.
 func (p *parser) timeAttr(elem string, m attrs) *float64 {
 	v, ok := m.lookup("time")
 	if !ok || strings.TrimSpace(v) == "" {
@@ -429,8 +418,7 @@ func (p *parser) timeAttr(elem string, m attrs) *float64 {
 	return &f
 }
 
-// suite reads a <testsuite> whose start tag is t, handing it to the
-// reader at its start and end and each testcase as it is read.
+// suite reads a <testsuite> whose start tag is t.
 func (p *parser) suite(t xml.StartElement, parent []string) error {
 	m := attrs(t.Attr)
 	s := Suite{Name: m.get("name"), Timestamp: m.get("timestamp"), Hostname: m.get("hostname"), Line: p.line(), Pytest: pytestSuite(m)}
@@ -450,8 +438,7 @@ func (p *parser) suite(t xml.StartElement, parent []string) error {
 	return p.rd.suiteEnd(&s)
 }
 
-// declared are the counts a <testsuites> or <testsuite> declares; nil
-// when absent.
+// declared are the counts a <testsuites> or <testsuite> declares.
 type declared struct{ tests, failures, errors, skipped *int }
 
 // counts reads the count attributes of elem, a <testsuites> or <testsuite>.
@@ -471,17 +458,12 @@ func (p *parser) counts(elem string, m attrs) declared {
 }
 
 // tally is what was read of an open <testsuites> or <testsuite>, nested
-// suites included: testcases, outcome elements (the suites' own too), and
-// skipped testcases.
+// suites included.
 type tally struct{ cases, failed, skipped int }
 
 // endTally closes the tally of the element what, whose start tag ended at
 // line, adding it to the enclosing one's, and notes a problem where d
-// declares more than was read: testcases the file does not hold, which the
-// part cannot show. More read than declared loses nothing and is not one:
-// a reporter that counts each test once writes its reruns and flaky runs
-// as elements (Surefire), mocha counts a failed hook as a failure but not
-// as a test.
+// declares more than was read (docs/formats.md §4.7).
 func (p *parser) endTally(line int, what string, d declared) {
 	t := p.tally[len(p.tally)-1]
 	p.tally = p.tally[:len(p.tally)-1]
@@ -533,8 +515,7 @@ func pytestSuite(m attrs) bool {
 	return true
 }
 
-// suiteChild reads the child c of suite s: a testcase (to the reader), a
-// nested suite, or s's own properties, output and failures.
+// suiteChild reads a child c of suite body.
 func (p *parser) suiteChild(c xml.StartElement, body *Suite) error {
 	switch c.Name.Local {
 	case "testcase":
@@ -569,9 +550,8 @@ func (p *parser) suiteChild(c xml.StartElement, body *Suite) error {
 	return p.captured(c.Name.Local, &body.Properties, &body.SystemOut, &body.SystemErr)
 }
 
-// captured reads k, a child of a suite or testcase just started: a
-// <properties>, <system-out> or <system-err> into props, out and errOut;
-// another element is skipped.
+// captured reads k, a child of a suite or testcase just started, into
+// props, out and errOut; another element is skipped.
 func (p *parser) captured(k string, props *[]collect.Property, out, errOut *string) error {
 	switch k {
 	case "properties":
@@ -589,8 +569,8 @@ func (p *parser) captured(k string, props *[]collect.Property, out, errOut *stri
 	return p.skip()
 }
 
-// properties reads a <properties> element: <property name=".." value=".."/>,
-// or the value as the property's text.
+// properties reads a <properties> element, a value attribute or else the
+// text of each <property>.
 func (p *parser) properties() ([]collect.Property, error) {
 	var out []collect.Property
 	err := p.children(func(t xml.StartElement) error {
@@ -680,8 +660,8 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	return c, err
 }
 
-// result reads an outcome element: its message and type attributes and its
-// text (Surefire's rerun and flaky elements hold it in <stackTrace>).
+// result reads an outcome element (Surefire's rerun and flaky elements hold
+// their text in <stackTrace>).
 func (p *parser) result(t xml.StartElement) (Outcome, error) {
 	m := attrs(t.Attr)
 	r := Outcome{Kind: t.Name.Local, Type: m.get("type"), Message: m.get("message")}

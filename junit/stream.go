@@ -99,10 +99,8 @@ type heldSuite struct {
 
 // spill is a temporary file written through a buffer. A spill of JSON
 // values has key, the key of the array of part.json or summary.json that
-// holds them: each is written indented as it stands there, after a comma
-// and line end but for the first (vals counts them), and they are gathered
-// and redacted (Redactor.JSON) a batch at a time, not value by value: the
-// same bytes, as JSON redacts each string apart.
+// holds them, each written indented as it stands there; they are redacted
+// a batch at a time (Redactor.JSON redacts each string apart).
 type spill struct {
 	f    *os.File
 	w    *bufio.Writer
@@ -121,9 +119,8 @@ func newSpill(dir, name string) (*spill, error) {
 	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
-// elemIndent are the options that encode a value of a JSON spill, and
-// elemSep what stands before each but the first, as a top-level array's
-// elements stand in json.MarshalIndent's output with an indent of two spaces.
+// elemIndent encodes a value of a JSON spill, and elemSep stands before
+// each but the first, as in json.MarshalIndent's output.
 var (
 	elemIndent = jsonv2.JoinOptions(v1, jsontext.WithIndentPrefix("    "), jsontext.WithIndent("  "))
 	elemSep    = []byte(",\n    ")
@@ -232,8 +229,8 @@ func (p *pass) readAll() error {
 	return p.mdRed.Close()
 }
 
-// keep says whether the suite of ordinal n is imported: all are, unless
-// the files hold arms (then those of the plan's arm).
+// keep says whether the suite of ordinal n is imported: those of the
+// plan's arm, when the files hold arms.
 func (p *pass) keep(n int) bool {
 	if p.plan == nil || len(p.plan.arms) == 0 {
 		return true
@@ -369,13 +366,13 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	}
 	p.metrics.attach(cr.Name, log)
 	p.res.Cases++
-	for _, c := range []struct {
-		is bool
-		n  *int
-	}{{cr.Failed(), &p.res.Failed}, {cr.Skipped(), &p.res.Skipped}, {cr.Flaky(), &p.res.Flaky}} {
-		if c.is {
-			*c.n++
-		}
+	switch { // at most one holds (collect.CaseSkipped, CaseFlaky)
+	case cr.Failed():
+		p.res.Failed++
+	case cr.Skipped():
+		p.res.Skipped++
+	case cr.Flaky():
+		p.res.Flaky++
 	}
 	if err := p.cases.value(&caseOut{CaseResult: cr, Log: log}); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
@@ -383,8 +380,8 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	if err := p.planned.value(cr.Name); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
-	// The rows go to the redacting writer in batches: it looks back from
-	// the end of each write for a secret's beginning.
+	// In batches: the redacting writer looks back from the end of each
+	// write for a secret's beginning.
 	collect.SummaryMarkdownRow(&p.rows, &cr, p.red)
 	if p.rows.Len() < 64<<10 {
 		return nil
@@ -420,8 +417,8 @@ func (p *pass) flushSuites() error {
 }
 
 // span widens part.json's started_at and finished_at to a kept suite's
-// timestamp: the earliest start, and the latest start plus its time. A
-// timestamp without a zone (pytest before 8, Gradle) is taken as UTC.
+// timestamp and time. A timestamp without a zone (pytest before 8, Gradle)
+// is taken as UTC.
 func (p *pass) span(s *Suite) {
 	t, ok := parseTimestamp(s.Timestamp)
 	if !ok {
