@@ -47,7 +47,7 @@ var (
 // dependencies and timings are fields so tests run instantly; zero values
 // mean the documented defaults (docs/publish.md §8).
 type Publisher struct {
-	API  API
+	API  *GitHubAPI
 	Repo Repo
 	// Log receives progress and every wait, with its reason (stderr).
 	Log io.Writer

@@ -22,6 +22,7 @@ import (
 	"github.com/ovg-project/ci-report/runner"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
+	"golang.org/x/term"
 )
 
 // Exit codes of an interrupted run: 128 + the signal.
@@ -498,12 +499,8 @@ func interruptExit(cause error) int {
 	return exitInterrupted
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

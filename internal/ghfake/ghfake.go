@@ -486,10 +486,7 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 	if m == nil || m[1] != f.Repo {
 		return notFound()
 	}
-	rest := strings.Split(strings.TrimPrefix(m[3], "/"), "/")
-	if m[3] == "" {
-		rest = nil
-	}
+	rest := strings.Split(m[3], "/")[1:] // m[3] is "" or starts with "/"
 	switch m[2] {
 	case "issues":
 		return f.issues(r, rest, in)
@@ -761,9 +758,7 @@ func (f *Server) status(r *http.Request, rest []string, in payload) (int, any, a
 	if len(rest) != 1 || r.Method != http.MethodPost || !shaRE.MatchString(rest[0]) {
 		return notFound()
 	}
-	switch in.State {
-	case "error", "failure", "pending", "success":
-	default:
+	if !slices.Contains([]string{"error", "failure", "pending", "success"}, in.State) {
 		return 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"}}}, nil
 	}
 	st := Status{SHA: rest[0], State: in.State, Context: in.Context, Description: in.Description, TargetURL: in.TargetURL}
