@@ -56,10 +56,7 @@ type Publisher struct {
 	Sleep  func(ctx context.Context, d time.Duration) error
 	Jitter func() float64 // in [0, 1); default math/rand
 
-	MaxWait       time.Duration // longest primary rate-limit wait (--max-wait)
-	WriteGap      time.Duration // spacing of POST/PATCH requests
-	Backoff       time.Duration // first backoff after a 5xx or connection error
-	SecondaryWait time.Duration // secondary limit without Retry-After
+	MaxWait time.Duration // longest primary rate-limit wait (--max-wait)
 	// SettleDelay is the pause between writing the issue body and reading it
 	// back, so that a concurrent writer's edit can show. Negative disables it.
 	SettleDelay time.Duration

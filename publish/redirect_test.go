@@ -78,7 +78,7 @@ func TestRedirectToAnotherHost(t *testing.T) {
 				t.Errorf("error %v is an input error", err)
 			}
 			for _, s := range h.sleeps {
-				if s != h.pub.WriteGap && s != DefaultWriteGap && s != DefaultSettleDelay {
+				if s != DefaultWriteGap && s != DefaultSettleDelay {
 					t.Errorf("waited %s: a refused redirect is not retried (waits %v)", s, h.sleeps)
 				}
 			}
