@@ -31,9 +31,7 @@ func importJUnitCommand() command {
 	}
 }
 
-// The collector's settings during an import, restored after it: the soft
-// heap limit (runtime/debug.SetMemoryLimit) and GOGC (SetGCPercent), the
-// heap growing to five times what is held, up to the limit.
+// The collector's soft heap limit and GOGC during an import (run says why).
 const (
 	importMemoryLimit = 40 << 20
 	importGCPercent   = 400
@@ -102,14 +100,11 @@ func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg,
 		Metrics: o.Metrics, Deselected: o.Deselected, Setup: o.Setup, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
 	}
-	// What an import holds is small (the junit package doc, Memory), but
-	// it allocates as it goes: a soft limit makes the collector keep the
-	// heap near what is held rather than twice it (a million testcases:
-	// peak RSS 95 MiB without it). Under the limit the collector runs at
-	// five times what is held instead of twice (importGCPercent): with a
-	// few MiB held, a collection every few MiB allocated was about a fifth
-	// of the import's CPU (100,000 testcases: 0.91-1.15 s CPU, 31 MiB peak
-	// RSS; with GOGC=400 0.78-0.85 s, 48 MiB).
+	// What an import holds is small (the junit package doc, Memory), but it
+	// allocates as it goes: the soft limit keeps the heap near what is held
+	// (a million testcases: peak RSS 95 MiB without it), and under it GOGC=400
+	// saves the collections that were a fifth of the CPU with a few MiB held
+	// (100,000 testcases: 0.91-1.15 s CPU, 31 MiB peak RSS; with it 0.78-0.85 s, 48 MiB).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(importMemoryLimit))
 	defer debug.SetGCPercent(debug.SetGCPercent(importGCPercent))
 	res, err := im.Run()
