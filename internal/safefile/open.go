@@ -18,8 +18,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-
-
 // ErrNotRegular is the refusal of anything but a regular file.
 var ErrNotRegular = errors.New("not a regular file")
 
