@@ -45,16 +45,16 @@ type app struct {
 // newApp lists every command, explicitly (no registration from init).
 func newApp() *app {
 	return &app{commands: []command{
-		runCommand(),
-		planCommand(),
-		mergeCommand(),
-		renderCommand(),
-		postCommand(),
-		importJUnitCommand(),
-		spliceCommand(),
-		classifyCommand(),
-		simCommand(),
-		demoCommand(),
+		runCommand,
+		planCommand,
+		mergeCommand,
+		renderCommand,
+		postCommand,
+		importJUnitCommand,
+		spliceCommand,
+		classifyCommand,
+		simCommand,
+		demoCommand,
 	}}
 }
 

@@ -13,19 +13,17 @@ import (
 	"github.com/ovg-project/ci-report/runner"
 )
 
-func classifyCommand() command {
-	return command{
-		Name:    "classify",
-		Summary: "say whose fault a failed case is from its serve.log (and kernel log), as the runner decides it",
-		Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] [--fact KEY=VALUE]... SERVE_LOG|-",
-		Examples: []string{
-			"ci-report classify part/vllm-qwen05b-kv/serve.log",
-			"ci-report classify --native --kernel-log dmesg.txt part/vllm-qwen05b-native/serve.log",
-			"ci-report classify --gpu-holders 4182:20480 part/vllm-qwen05b-kv/serve.log",
-			"ci-report classify --fact plan-model=Qwen/Qwen2.5-0.5B --fact port-holder=case part/vllm-qwen05b-kv/serve.log",
-		},
-		New: func() commandOptions { return &classifyOptions{} },
-	}
+var classifyCommand = command{
+	Name:    "classify",
+	Summary: "say whose fault a failed case is from its serve.log (and kernel log), as the runner decides it",
+	Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] [--fact KEY=VALUE]... SERVE_LOG|-",
+	Examples: []string{
+		"ci-report classify part/vllm-qwen05b-kv/serve.log",
+		"ci-report classify --native --kernel-log dmesg.txt part/vllm-qwen05b-native/serve.log",
+		"ci-report classify --gpu-holders 4182:20480 part/vllm-qwen05b-kv/serve.log",
+		"ci-report classify --fact plan-model=Qwen/Qwen2.5-0.5B --fact port-holder=case part/vllm-qwen05b-kv/serve.log",
+	},
+	New: func() commandOptions { return &classifyOptions{} },
 }
 
 // classifyOptions are the flags of `ci-report classify` (docs/runner.md

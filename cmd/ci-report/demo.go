@@ -17,17 +17,15 @@ import (
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
-func demoCommand() command {
-	return command{
-		Name:    "demo",
-		Summary: "run a simulated profile through run, merge, render and a dry-run post",
-		Usage:   "demo [--out DIR] [--profile P] [--faults LIST] [--cases GLOB] [flags]",
-		Examples: []string{
-			"ci-report demo",
-			"ci-report demo --faults no-release --out /tmp/red-demo",
-		},
-		New: func() commandOptions { return &demoOptions{} },
-	}
+var demoCommand = command{
+	Name:    "demo",
+	Summary: "run a simulated profile through run, merge, render and a dry-run post",
+	Usage:   "demo [--out DIR] [--profile P] [--faults LIST] [--cases GLOB] [flags]",
+	Examples: []string{
+		"ci-report demo",
+		"ci-report demo --faults no-release --out /tmp/red-demo",
+	},
+	New: func() commandOptions { return &demoOptions{} },
 }
 
 // demoOptions are the flags of `ci-report demo`.

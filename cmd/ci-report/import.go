@@ -18,17 +18,15 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func importJUnitCommand() command {
-	return command{
-		Name:    "import junit",
-		Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
-		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--leg KEY=VALUE]... [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
-		Examples: []string{
-			"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
-			"ci-report import junit targeted.xml --part targeted --arm fix --out results/targeted --setup device=CPU --setup dtype=FP32 --setup 'command=pytest -m \"not slow\" tests/test_scheduler.py'",
-		},
-		New: func() commandOptions { return &importJUnitOptions{} },
-	}
+var importJUnitCommand = command{
+	Name:    "import junit",
+	Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
+	Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--leg KEY=VALUE]... [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
+	Examples: []string{
+		"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
+		"ci-report import junit targeted.xml --part targeted --arm fix --out results/targeted --setup device=CPU --setup dtype=FP32 --setup 'command=pytest -m \"not slow\" tests/test_scheduler.py'",
+	},
+	New: func() commandOptions { return &importJUnitOptions{} },
 }
 
 // The collector's soft heap limit and GOGC during an import (run says why).

@@ -23,17 +23,15 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func postCommand() command {
-	return command{
-		Name:    "post",
-		Summary: "render the run's report and publish it on the results issue or a pull request",
-		Usage:   "post [render flags] --issue N | --issue-label L | --pr N | --pr-branch B [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
-		Examples: []string{
-			"ci-report post --issue \"$RESULTS_ISSUE\" --profile weekly --plan plan.json --job-summary --artifact-url \"$ARTIFACT_URL\" results/",
-			"ci-report post --dry-run --repo ovg-project/kvcached --issue 1 merged.json",
-		},
-		New: func() commandOptions { return &postOptions{} },
-	}
+var postCommand = command{
+	Name:    "post",
+	Summary: "render the run's report and publish it on the results issue or a pull request",
+	Usage:   "post [render flags] --issue N | --issue-label L | --pr N | --pr-branch B [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
+	Examples: []string{
+		"ci-report post --issue \"$RESULTS_ISSUE\" --profile weekly --plan plan.json --job-summary --artifact-url \"$ARTIFACT_URL\" results/",
+		"ci-report post --dry-run --repo ovg-project/kvcached --issue 1 merged.json",
+	},
+	New: func() commandOptions { return &postOptions{} },
 }
 
 // postOptions are the flags of `ci-report post` besides the shared render

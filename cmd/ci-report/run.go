@@ -31,17 +31,15 @@ const (
 	exitTerminated  = 143
 )
 
-func runCommand() command {
-	return command{
-		Name:    "run",
-		Summary: "run one part of a profile on this machine's GPUs (or --simulate) and write the part directory",
-		Usage:   "run --profile P|--plan FILE --out DIR [--part NAME] [--simulate] [flags]",
-		Examples: []string{
-			"ci-report run --simulate --profile smoke --out results/smoke",
-			"ci-report run --profile weekly --part vllm --out results/vllm --exec-prefix 'vllm=docker exec -i ci-vllm' --install-cmd 'vllm=pip install -e /src/kvcached'",
-		},
-		New: func() commandOptions { return &runOptions{} },
-	}
+var runCommand = command{
+	Name:    "run",
+	Summary: "run one part of a profile on this machine's GPUs (or --simulate) and write the part directory",
+	Usage:   "run --profile P|--plan FILE --out DIR [--part NAME] [--simulate] [flags]",
+	Examples: []string{
+		"ci-report run --simulate --profile smoke --out results/smoke",
+		"ci-report run --profile weekly --part vllm --out results/vllm --exec-prefix 'vllm=docker exec -i ci-vllm' --install-cmd 'vllm=pip install -e /src/kvcached'",
+	},
+	New: func() commandOptions { return &runOptions{} },
 }
 
 // stringList is a repeatable flag.
