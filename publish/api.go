@@ -27,11 +27,6 @@ func ParseRepo(s string) (Repo, error) {
 
 func (r Repo) String() string { return r.Owner + "/" + r.Name }
 
-// RunFilter narrows ListWorkflowRuns.
-type RunFilter struct {
-	Branch string
-	Status string // e.g. "completed"
-}
 
 // WorkflowRun is what post needs of a workflow run.
 type WorkflowRun struct {

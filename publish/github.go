@@ -372,9 +372,10 @@ func (g *GitHubAPI) GetWorkflowRun(ctx context.Context, r Repo, id int64) (Workf
 	return toRun(w), g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
 }
 
-// ListWorkflowRuns lists the runs of a workflow file, newest first.
-func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f RunFilter, page int) ([]WorkflowRun, int, error) {
-	opts := &github.ListWorkflowRunsOptions{Branch: f.Branch, Status: f.Status,
+// ListWorkflowRuns lists the completed runs of a workflow file on branch,
+// newest first.
+func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file, branch string, page int) ([]WorkflowRun, int, error) {
+	opts := &github.ListWorkflowRunsOptions{Branch: branch, Status: "completed",
 		ListOptions: github.ListOptions{Page: page, PerPage: 100}}
 	runs, resp, err := g.client().Actions.ListWorkflowRunsByFileName(ctx, r.Owner, r.Name, file, opts)
 	if err != nil {

@@ -197,11 +197,11 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 		func(ctx context.Context) (err error) { branch, err = p.API.DefaultBranch(ctx, repo); return }); err != nil {
 		return "", err
 	}
-	filter := RunFilter{Branch: branch, Status: "completed"}
+
 	list := op{what: repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)), permission: "actions: read"}
 	var prev string
 	err = eachPage(ctx, p, list, maxRunPages, func(ctx context.Context, page int) ([]WorkflowRun, int, error) {
-		return p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, filter, page)
+		return p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, branch, page)
 	}, func(r WorkflowRun) bool {
 		if r.ID == id || r.DisplayTitle != this.DisplayTitle || r.HeadSHA == "" {
 			return true
