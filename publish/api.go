@@ -27,11 +27,10 @@ func ParseRepo(s string) (Repo, error) {
 
 func (r Repo) String() string { return r.Owner + "/" + r.Name }
 
-
 // WorkflowRun is what post needs of a workflow run.
 type WorkflowRun struct {
-	ID                                        int64
-	HeadSHA, Status, Conclusion, DisplayTitle string
+	ID                                int64
+	HeadSHA, Conclusion, DisplayTitle string
 }
 
 // Issue is what post needs of an issue (or of a pull request, which the

@@ -360,7 +360,6 @@ func toRun(w *github.WorkflowRun) WorkflowRun {
 	return WorkflowRun{
 		ID:           w.GetID(),
 		HeadSHA:      w.GetHeadSHA(),
-		Status:       w.GetStatus(),
 		Conclusion:   w.GetConclusion(),
 		DisplayTitle: w.GetDisplayTitle(),
 	}
