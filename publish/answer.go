@@ -49,7 +49,6 @@ func startOf(b []byte) string {
 // description).
 type issueAnswer struct {
 	Number        int             `json:"number"`
-	Title         string          `json:"title"`
 	Body          json.RawMessage `json:"body"`
 	RepositoryURL string          `json:"repository_url"`
 	PullRequest   json.RawMessage `json:"pull_request"`
@@ -60,7 +59,7 @@ type issueAnswer struct {
 // issue checks that a is an issue at all, and returns it with the
 // repository it belongs to (from repository_url).
 func (a issueAnswer) issue() (Issue, Repo, error) {
-	is := Issue{Number: a.Number, Title: a.Title, Locked: a.Locked,
+	is := Issue{Number: a.Number, Locked: a.Locked,
 		PullRequest: len(a.PullRequest) > 0 && string(a.PullRequest) != "null"}
 	switch {
 	case a.Number <= 0:

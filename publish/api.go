@@ -37,7 +37,6 @@ type WorkflowRun struct {
 // issues API also returns).
 type Issue struct {
 	Number      int
-	Title       string
 	Body        string
 	PullRequest bool
 	Locked      bool // GitHub refuses comments by those who are not collaborators

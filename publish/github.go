@@ -388,7 +388,7 @@ func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file, branch s
 }
 
 func toIssue(i *github.Issue) Issue {
-	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(),
+	return Issue{Number: i.GetNumber(), Body: i.GetBody(),
 		PullRequest: i.GetPullRequestLinks() != nil, Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
 }
 
