@@ -46,7 +46,6 @@ type postOptions struct {
 	headSHA     string
 	prBranch    string
 	botLogin    string
-	workflowRef string
 	dryRun      bool
 	jobSummary  bool
 	ghOutput    bool
@@ -72,7 +71,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.prBranch, "pr-branch", "", "post to the pull request of this head `branch`: copy-pr-bot's mirror pull-request/N is N, another the repository's one open pull request from it (e.g. \"$GITHUB_REF_NAME\")")
 	fs.StringVar(&o.headSHA, "head-sha", "", "with --pr: the head commit `SHA` for the status (default: read from the pull request)")
 	fs.StringVar(&o.botLogin, "bot-login", "", "`login` whose comments are ours when the token cannot read GET /user (default: github-actions[bot])")
-	fs.StringVar(&o.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
+	fs.StringVar(&o.inputs.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending writes (without a token: no network at all)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.BoolVar(&o.ghOutput, "github-output", false, "append the step outputs verdict, issue and comment-url to $GITHUB_OUTPUT (the action's outputs)")
@@ -144,7 +143,6 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
-	o.inputs.workflowRef = o.workflowRef
 	pub, err := o.publisher(e, repo, token, stdout, stderr)
 	if err != nil {
 		return err
@@ -366,7 +364,7 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 // as render resolved them, and its workflow file and repository from
 // --workflow-ref or GITHUB_WORKFLOW_REF.
 func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
-	workflowRef := cmp.Or(o.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
+	workflowRef := cmp.Or(o.inputs.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
 	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
 		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }
