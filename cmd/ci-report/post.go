@@ -99,7 +99,7 @@ func (o *postOptions) setArgs(pos []string) error {
 // checkTarget validates the target flags and returns them for publish.
 func (o *postOptions) checkTarget() (publish.Target, error) {
 	t := publish.Target{Issue: o.issue, Label: o.label, Title: o.title, Create: o.create,
-		PR: o.inputs.pr, PRBranch: o.prBranch, HeadSHA: o.headSHA, BotLogin: o.botLogin}
+		PR: o.inputs.flags.PR, PRBranch: o.prBranch, HeadSHA: o.headSHA, BotLogin: o.botLogin}
 	if err := t.Validate(); err != nil {
 		return t, withCode(exitUsage, err)
 	}
@@ -151,7 +151,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		if target.PR, err = pub.FindPullRequest(ctx, target.PRBranch); err != nil {
 			return postError(err)
 		}
-		o.inputs.pr = target.PR
+		o.inputs.flags.PR = target.PR
 		fmt.Fprintf(stderr, "ci-report post: branch %s is pull request #%d\n", text.Inert(target.PRBranch), target.PR)
 		target.PRBranch = ""
 	}
