@@ -4,15 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/bounds"
-	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/junit"
 	"github.com/ovg-project/ci-report/render"
@@ -35,19 +34,9 @@ const (
 	importGCPercent   = 400
 )
 
-// importJUnitOptions are the flags and arguments of `ci-report import junit`.
-type importJUnitOptions struct {
-	Files      []string
-	Part       string
-	Out        string
-	Revision   string
-	Arm        string
-	Leg        []collect.Property
-	Profile    string
-	Metrics    string
-	Deselected *int               // nil when not given
-	Setup      []collect.Property // in order
-}
+// importJUnitOptions are the flags and arguments of `ci-report import junit`:
+// the import they ask for.
+type importJUnitOptions struct{ junit.Import }
 
 // revisionRE is what --revision accepts: a commit id or a ref name, which
 // lands in the comment's commit link and the perf and PR documents.
@@ -94,10 +83,8 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 // change the exit code; input that cannot be read exits 2 and writes nothing.
 func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
-	im := &junit.Import{
-		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg,
-		Metrics: o.Metrics, Deselected: o.Deselected, Setup: o.Setup, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
-	}
+	im := o.Import
+	im.Version, im.Getenv, im.Redact, im.Context = version, e.Getenv, red, ctx
 	// What an import holds is small (the junit package doc, Memory), but it
 	// allocates as it goes: the soft limit keeps the heap near what is held
 	// (a million testcases: peak RSS 95 MiB without it), and under it GOGC=400
