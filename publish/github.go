@@ -159,25 +159,18 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 		return nil
 	}
 	e := &APIError{Kind: KindOther, Method: method, Path: path, Err: err}
-	g.responseInto(e, resp)
+	if resp != nil && resp.Response != nil { // the status, the request's path and Retry-After
+		e.StatusCode = resp.StatusCode
+		if resp.Request != nil {
+			e.Path = g.apiPath(resp.Request.URL)
+		}
+		if n, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && n >= 0 {
+			e.RetryAfter = time.Duration(n) * time.Second
+		}
+	}
 	classify(e, resp, err)
 	g.clean(e)
 	return e
-}
-
-// responseInto copies the status, the request's path and Retry-After of a
-// response that came into e.
-func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
-	if resp == nil || resp.Response == nil {
-		return
-	}
-	e.StatusCode = resp.StatusCode
-	if resp.Request != nil {
-		e.Path = g.apiPath(resp.Request.URL)
-	}
-	if n, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && n >= 0 {
-		e.RetryAfter = time.Duration(n) * time.Second
-	}
 }
 
 // classify sets e's Kind (and Message, Reset) from go-github's error type,
