@@ -88,8 +88,6 @@ func walk(n ast.Node, visit func(ast.Node) ast.WalkStatus) {
 	})
 }
 
-
-
 // readTable reads one table's header and rows.
 func readTable(n *east.Table, src []byte) Table {
 	var t Table
