@@ -259,13 +259,12 @@ func runDemoStep(ctx context.Context, sub *env, st demoStep) error {
 // sets the simulator's knobs.
 func demoGetenv(getenv func(string) string, o demoOptions) func(string) string {
 	return func(k string) string {
-		switch k {
-		case "CI_REPORT_SIM_FAULTS":
+		switch {
+		case k == "CI_REPORT_SIM_FAULTS":
 			return o.Faults
-		case "CI_REPORT_SIM_TIMESCALE":
+		case k == "CI_REPORT_SIM_TIMESCALE":
 			return o.Timescale
-		}
-		if k == "GITHUB_TOKEN" || k == "GH_TOKEN" || strings.HasPrefix(k, "GITHUB_") || k == "CI_REPORT_CHECK_RUN_ID" {
+		case k == "GH_TOKEN" || strings.HasPrefix(k, "GITHUB_") || k == "CI_REPORT_CHECK_RUN_ID": // GITHUB_TOKEN too
 			return ""
 		}
 		return getenv(k)
