@@ -276,10 +276,8 @@ func (t Table) Strings() [][]string {
 
 // Row is the first body row whose first cell reads first (nil: none).
 func (t Table) Row(first string) []Cell {
-	for _, r := range t.Rows {
-		if len(r) > 0 && r[0].Text == first {
-			return r
-		}
+	if i := slices.IndexFunc(t.Rows, func(r []Cell) bool { return len(r) > 0 && r[0].Text == first }); i >= 0 {
+		return t.Rows[i]
 	}
 	return nil
 }
