@@ -17,9 +17,10 @@ import (
 // errEmptyAnswer is an answer without a body (a 204, or a 200 with none).
 var errEmptyAnswer = errors.New("the answer was empty")
 
-// jsonKind says whether raw is a JSON object or array, by its first byte,
-// before it is decoded into a type that would take either for zero values.
-func jsonKind(raw []byte, want byte) error {
+// decode unmarshals an answer, saying what it was for when it cannot. Its
+// first byte must be want ('{' or '['), checked before it is decoded into a
+// type that would take either for zero values.
+func decode(raw []byte, want byte, v any) error {
 	t := bytes.TrimLeft(raw, " \t\r\n")
 	switch {
 	case len(t) == 0:
@@ -27,6 +28,9 @@ func jsonKind(raw []byte, want byte) error {
 	case t[0] != want:
 		kind := map[byte]string{'{': "object", '[': "list"}[want]
 		return fmt.Errorf("the answer is not a JSON %s (it starts %s)", kind, startOf(t))
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("the answer is not the JSON expected: %v", err)
 	}
 	return nil
 }
@@ -40,23 +44,11 @@ func startOf(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-// decode unmarshals an answer, saying what it was for when it cannot.
-func decode(raw []byte, want byte, v any) error {
-	if err := jsonKind(raw, want); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("the answer is not the JSON expected: %v", err)
-	}
-	return nil
-}
-
 // issueAnswer is what post reads of an issue. Body stays raw so that an
 // absent field (not GitHub's issue) differs from null (an issue without a
 // description).
 type issueAnswer struct {
 	Number        int             `json:"number"`
-	Title         string          `json:"title"`
 	Body          json.RawMessage `json:"body"`
 	RepositoryURL string          `json:"repository_url"`
 	PullRequest   json.RawMessage `json:"pull_request"`
@@ -67,7 +59,7 @@ type issueAnswer struct {
 // issue checks that a is an issue at all, and returns it with the
 // repository it belongs to (from repository_url).
 func (a issueAnswer) issue() (Issue, Repo, error) {
-	is := Issue{Number: a.Number, Title: a.Title, Locked: a.Locked,
+	is := Issue{Number: a.Number, Locked: a.Locked,
 		PullRequest: len(a.PullRequest) > 0 && string(a.PullRequest) != "null"}
 	switch {
 	case a.Number <= 0:

@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,43 +8,6 @@ import (
 
 	"github.com/ovg-project/ci-report/render"
 )
-
-// API is the part of the GitHub REST API that post uses. The production
-// implementation is GitHubAPI (go-github v60); every method returns an
-// *APIError for a response GitHub refused, so the retry and message logic
-// never depends on go-github's error types. List methods take a 1-based page
-// and return the next page, 0 after the last.
-type API interface {
-	DefaultBranch(ctx context.Context, repo Repo) (string, error)
-	GetWorkflowRun(ctx context.Context, repo Repo, id int64) (WorkflowRun, error)
-	// ListWorkflowRuns lists the runs of a workflow file, newest first.
-	ListWorkflowRuns(ctx context.Context, repo Repo, file string, opts RunFilter, page int) ([]WorkflowRun, int, error)
-	// GetIssue returns an issue or pull request by number.
-	GetIssue(ctx context.Context, repo Repo, number int) (Issue, error)
-	// ListIssues lists open issues (pull requests included, as GitHub does) carrying label.
-	ListIssues(ctx context.Context, repo Repo, label string, page int) ([]Issue, int, error)
-	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (Issue, error)
-	EditIssueBody(ctx context.Context, repo Repo, number int, body string) (Issue, error)
-	// ListComments lists the comments of an issue or pull request, oldest first.
-	ListComments(ctx context.Context, repo Repo, number int, page int) ([]Comment, int, error)
-	CreateComment(ctx context.Context, repo Repo, number int, body string) (Comment, error)
-	EditComment(ctx context.Context, repo Repo, id int64, body string) (Comment, error)
-	// AuthenticatedUser returns the login of the token's identity (GET /user).
-	AuthenticatedUser(ctx context.Context) (string, error)
-	PullRequestHeadSHA(ctx context.Context, repo Repo, number int) (string, error)
-	// OpenPullRequests returns the numbers of the open pull requests whose
-	// head is branch of repo's owner.
-	OpenPullRequests(ctx context.Context, repo Repo, branch string) ([]int, error)
-	// CompareCommits returns how many commits head has that base has not (ahead_by).
-	CompareCommits(ctx context.Context, repo Repo, base, head string) (int, error)
-	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
-	// ListCheckRuns lists every check run named name on commit sha
-	// (filter=all), not only the latest.
-	ListCheckRuns(ctx context.Context, repo Repo, sha, name string, page int) ([]CheckRun, int, error)
-	CreateCheckRun(ctx context.Context, repo Repo, run CheckRun) (CheckRun, error)
-	// UpdateCheckRun's annotations are added to those the check run has.
-	UpdateCheckRun(ctx context.Context, repo Repo, id int64, run CheckRun) error
-}
 
 // Repo names a repository.
 type Repo struct {
@@ -65,23 +27,16 @@ func ParseRepo(s string) (Repo, error) {
 
 func (r Repo) String() string { return r.Owner + "/" + r.Name }
 
-// RunFilter narrows ListWorkflowRuns.
-type RunFilter struct {
-	Branch string
-	Status string // e.g. "completed"
-}
-
 // WorkflowRun is what post needs of a workflow run.
 type WorkflowRun struct {
-	ID                                        int64
-	HeadSHA, Status, Conclusion, DisplayTitle string
+	ID                                int64
+	HeadSHA, Conclusion, DisplayTitle string
 }
 
 // Issue is what post needs of an issue (or of a pull request, which the
 // issues API also returns).
 type Issue struct {
 	Number      int
-	Title       string
 	Body        string
 	PullRequest bool
 	Locked      bool // GitHub refuses comments by those who are not collaborators

@@ -262,7 +262,8 @@ func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 			return is.Body, err
 		}
 		stale = true
-		since, bound := p.now().Sub(p.lastBodyPatch), p.lagBound()
+		// Read again for the late-write window (the default one when the last read is off).
+		since, bound := p.now().Sub(p.lastBodyPatch), positiveOr(p.applyDelay(), DefaultApplyDelay)
 		if since >= bound {
 			p.ReadLag = max(p.ReadLag, since)
 			p.logf("issue body: #%d still reads as it was before our last edit %s after it, longer than the %s we wait for GitHub's reads to catch up; taking the read as it is",
@@ -277,10 +278,6 @@ func (p *Publisher) readBody(ctx context.Context, number int) (string, error) {
 		}
 	}
 }
-
-// lagBound is how long after our last body PATCH a lagging read is read again:
-// the late-write window (the default one when the last read is off).
-func (p *Publisher) lagBound() time.Duration { return positiveOr(p.applyDelay(), DefaultApplyDelay) }
 
 // readIssue reads the issue once (through the retry loop).
 func (p *Publisher) readIssue(ctx context.Context, number int) (Issue, error) {

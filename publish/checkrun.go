@@ -153,8 +153,5 @@ func (p *Publisher) findCheckRun(ctx context.Context, o op, sha string, want Che
 		}
 		return true
 	})
-	if err != nil {
-		return CheckRun{}, err
-	}
-	return found, nil
+	return found, err
 }

@@ -95,9 +95,6 @@ func jsonResponse(req *http.Request, status int, v any) *http.Response {
 	return &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
 		Header:        http.Header{"Content-Type": []string{"application/json"}},
 		Body:          io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)),

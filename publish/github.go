@@ -20,7 +20,10 @@ import (
 // DefaultAPIURL is the REST API of github.com.
 const DefaultAPIURL = "https://api.github.com/"
 
-// GitHubAPI implements API with go-github v60.
+// GitHubAPI is the part of the GitHub REST API that post uses, with go-github
+// v60. Every method returns an *APIError for a response GitHub refused, so the
+// retry and message logic never depends on go-github's error types; list
+// methods take a 1-based page and return the next page, 0 after the last.
 //
 // It builds a fresh go-github client for every request: v60 remembers a
 // rate-limit response and then refuses further calls locally (judged by the
@@ -156,25 +159,18 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 		return nil
 	}
 	e := &APIError{Kind: KindOther, Method: method, Path: path, Err: err}
-	g.responseInto(e, resp)
+	if resp != nil && resp.Response != nil { // the status, the request's path and Retry-After
+		e.StatusCode = resp.StatusCode
+		if resp.Request != nil {
+			e.Path = g.apiPath(resp.Request.URL)
+		}
+		if n, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && n >= 0 {
+			e.RetryAfter = time.Duration(n) * time.Second
+		}
+	}
 	classify(e, resp, err)
 	g.clean(e)
 	return e
-}
-
-// responseInto copies the status, the request's path and Retry-After of a
-// response that came into e.
-func (g *GitHubAPI) responseInto(e *APIError, resp *github.Response) {
-	if resp == nil || resp.Response == nil {
-		return
-	}
-	e.StatusCode = resp.StatusCode
-	if resp.Request != nil {
-		e.Path = g.apiPath(resp.Request.URL)
-	}
-	if n, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && n >= 0 {
-		e.RetryAfter = time.Duration(n) * time.Second
-	}
 }
 
 // classify sets e's Kind (and Message, Reset) from go-github's error type,
@@ -347,7 +343,7 @@ func pageQuery(page int, more url.Values) url.Values {
 	return q
 }
 
-// DefaultBranch implements API.
+// DefaultBranch reads the repository's default branch.
 func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 	repo, resp, err := g.client().Repositories.Get(ctx, r.Owner, r.Name)
 	return repo.GetDefaultBranch(), g.wrap("GET", g.repoPath(r, ""), resp, err)
@@ -357,21 +353,21 @@ func toRun(w *github.WorkflowRun) WorkflowRun {
 	return WorkflowRun{
 		ID:           w.GetID(),
 		HeadSHA:      w.GetHeadSHA(),
-		Status:       w.GetStatus(),
 		Conclusion:   w.GetConclusion(),
 		DisplayTitle: w.GetDisplayTitle(),
 	}
 }
 
-// GetWorkflowRun implements API.
+// GetWorkflowRun reads a workflow run.
 func (g *GitHubAPI) GetWorkflowRun(ctx context.Context, r Repo, id int64) (WorkflowRun, error) {
 	w, resp, err := g.client().Actions.GetWorkflowRunByID(ctx, r.Owner, r.Name, id)
 	return toRun(w), g.wrap("GET", g.repoPath(r, fmt.Sprintf("/actions/runs/%d", id)), resp, err)
 }
 
-// ListWorkflowRuns implements API.
-func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f RunFilter, page int) ([]WorkflowRun, int, error) {
-	opts := &github.ListWorkflowRunsOptions{Branch: f.Branch, Status: f.Status,
+// ListWorkflowRuns lists the completed runs of a workflow file on branch,
+// newest first.
+func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file, branch string, page int) ([]WorkflowRun, int, error) {
+	opts := &github.ListWorkflowRunsOptions{Branch: branch, Status: "completed",
 		ListOptions: github.ListOptions{Page: page, PerPage: 100}}
 	runs, resp, err := g.client().Actions.ListWorkflowRunsByFileName(ctx, r.Owner, r.Name, file, opts)
 	if err != nil {
@@ -385,11 +381,11 @@ func (g *GitHubAPI) ListWorkflowRuns(ctx context.Context, r Repo, file string, f
 }
 
 func toIssue(i *github.Issue) Issue {
-	return Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(),
+	return Issue{Number: i.GetNumber(), Body: i.GetBody(),
 		PullRequest: i.GetPullRequestLinks() != nil, Locked: i.GetLocked(), UpdatedAt: i.GetUpdatedAt().Time}
 }
 
-// GetIssue implements API; the answer must be the issue asked for
+// GetIssue reads an issue or pull request; the answer must be the one asked for
 // (decodeIssue). A redirect followed to another issue is KindMoved.
 func (g *GitHubAPI) GetIssue(ctx context.Context, r Repo, n int) (Issue, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d", n))
@@ -404,22 +400,22 @@ func (g *GitHubAPI) GetIssue(ctx context.Context, r Repo, n int) (Issue, error) 
 	return is, nil
 }
 
-// ListIssues implements API; each page must be a list of r's issues
-// (decodeIssues).
+// ListIssues lists open issues carrying label (pull requests included, as
+// GitHub does); each page must be a list of r's issues (decodeIssues).
 func (g *GitHubAPI) ListIssues(ctx context.Context, r Repo, label string, page int) ([]Issue, int, error) {
 	path := g.repoPath(r, "/issues")
 	q := pageQuery(page, url.Values{"state": {"open"}, "labels": {label}, "sort": {"created"}, "direction": {"asc"}})
 	return getChecked(ctx, g, path, q, func(raw []byte) ([]Issue, error) { return decodeIssues(raw, r) })
 }
 
-// CreateIssue implements API.
+// CreateIssue opens an issue.
 func (g *GitHubAPI) CreateIssue(ctx context.Context, r Repo, title, body string, labels []string) (Issue, error) {
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body), Labels: &labels}
 	i, resp, err := g.client().Issues.Create(ctx, r.Owner, r.Name, req)
 	return toIssue(i), g.wrap("POST", g.repoPath(r, "/issues"), resp, err)
 }
 
-// EditIssueBody implements API.
+// EditIssueBody replaces an issue's body.
 func (g *GitHubAPI) EditIssueBody(ctx context.Context, r Repo, n int, body string) (Issue, error) {
 	i, resp, err := g.client().Issues.Edit(ctx, r.Owner, r.Name, n, &github.IssueRequest{Body: github.String(body)})
 	return toIssue(i), g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/%d", n)), resp, err)
@@ -429,44 +425,45 @@ func toComment(c *github.IssueComment) Comment {
 	return Comment{ID: c.GetID(), Author: c.GetUser().GetLogin(), Body: c.GetBody()}
 }
 
-// ListComments implements API; each page must be a list of issue n's
-// comments (decodeComments).
+// ListComments lists the comments of an issue or pull request, oldest first;
+// each page must be a list of issue n's comments (decodeComments).
 func (g *GitHubAPI) ListComments(ctx context.Context, r Repo, n int, page int) ([]Comment, int, error) {
 	path := g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n))
 	return getChecked(ctx, g, path, pageQuery(page, nil),
 		func(raw []byte) ([]Comment, error) { return decodeComments(raw, r, n) })
 }
 
-// CreateComment implements API.
+// CreateComment comments on an issue or pull request.
 func (g *GitHubAPI) CreateComment(ctx context.Context, r Repo, n int, body string) (Comment, error) {
 	c, resp, err := g.client().Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
 	return toComment(c), g.wrap("POST", g.repoPath(r, fmt.Sprintf("/issues/%d/comments", n)), resp, err)
 }
 
-// EditComment implements API.
+// EditComment replaces a comment's body.
 func (g *GitHubAPI) EditComment(ctx context.Context, r Repo, id int64, body string) (Comment, error) {
 	c, resp, err := g.client().Issues.EditComment(ctx, r.Owner, r.Name, id, &github.IssueComment{Body: github.String(body)})
 	return toComment(c), g.wrap("PATCH", g.repoPath(r, fmt.Sprintf("/issues/comments/%d", id)), resp, err)
 }
 
-// AuthenticatedUser implements API; the answer must name a login: the
-// identity decides which comments are ours to edit.
+// AuthenticatedUser is the token's login (GET /user); the answer must name
+// it: the identity decides which comments are ours to edit.
 func (g *GitHubAPI) AuthenticatedUser(ctx context.Context) (string, error) {
 	login, _, err := getChecked(ctx, g, "/user", nil, decodeUser)
 	return login, err
 }
 
-// PullRequestHeadSHA implements API; the answer must be pull request n
-// with a head commit (decodePullHead).
+// PullRequestHeadSHA reads pull request n's head commit; the answer must be
+// pull request n with a head commit (decodePullHead).
 func (g *GitHubAPI) PullRequestHeadSHA(ctx context.Context, r Repo, n int) (string, error) {
 	path := g.repoPath(r, fmt.Sprintf("/pulls/%d", n))
 	sha, _, err := getChecked(ctx, g, path, nil, func(raw []byte) (string, error) { return decodePullHead(raw, n) })
 	return sha, err
 }
 
-// OpenPullRequests implements API: "List pull requests" with state=open
-// and head=<owner>:<branch>, which "filter[s] pulls by head user or head
-// organization and branch name in the format of user:ref-name"
+// OpenPullRequests are the open pull requests whose head is branch of r's
+// owner: "List pull requests" with state=open and head=<owner>:<branch>,
+// which "filter[s] pulls by head user or head organization and branch name in
+// the format of user:ref-name"
 // (https://docs.github.com/rest/pulls/pulls#list-pull-requests). One page
 // of 100: a branch is the head of one open pull request per base, and more
 // than one is already an answer post refuses.
@@ -477,8 +474,8 @@ func (g *GitHubAPI) OpenPullRequests(ctx context.Context, r Repo, branch string)
 	return nums, err
 }
 
-// CompareCommits implements API: ahead_by of the comparison, the commits
-// in head that base lacks ("Compare two commits",
+// CompareCommits is ahead_by of the comparison, the commits in head that base
+// lacks ("Compare two commits",
 // https://docs.github.com/rest/commits/commits#compare-two-commits). One
 // commit a page: only the counts are read.
 func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head string) (int, error) {
@@ -486,7 +483,7 @@ func (g *GitHubAPI) CompareCommits(ctx context.Context, r Repo, base, head strin
 	return c.GetAheadBy(), g.wrap("GET", g.repoPath(r, "/compare/"+base+"..."+head), resp, err)
 }
 
-// CreateStatus implements API.
+// CreateStatus sets a commit status.
 func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Status) error {
 	rs := &github.RepoStatus{State: github.String(st.State), Description: github.String(st.Description),
 		Context: github.String(st.Context), TargetURL: optional(st.TargetURL)}
@@ -494,8 +491,8 @@ func (g *GitHubAPI) CreateStatus(ctx context.Context, r Repo, sha string, st Sta
 	return g.wrap("POST", g.repoPath(r, "/statuses/"+sha), resp, err)
 }
 
-// ListCheckRuns implements API; each page must hold a list of check runs
-// (decodeCheckRuns).
+// ListCheckRuns lists every check run named name on commit sha (filter=all),
+// not only the latest; each page must hold a list of them (decodeCheckRuns).
 func (g *GitHubAPI) ListCheckRuns(ctx context.Context, r Repo, sha, name string, page int) ([]CheckRun, int, error) {
 	path := g.repoPath(r, "/commits/"+sha+"/check-runs")
 	q := pageQuery(page, url.Values{"check_name": {name}, "filter": {"all"}})
@@ -521,7 +518,7 @@ func optional(s string) *string {
 	return &s
 }
 
-// CreateCheckRun implements API.
+// CreateCheckRun creates a check run.
 func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (CheckRun, error) {
 	opts := github.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA, ExternalID: github.String(run.ExternalID),
 		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),
@@ -532,7 +529,7 @@ func (g *GitHubAPI) CreateCheckRun(ctx context.Context, r Repo, run CheckRun) (C
 		g.wrap("POST", g.repoPath(r, "/check-runs"), resp, err)
 }
 
-// UpdateCheckRun implements API.
+// UpdateCheckRun updates a check run; its annotations are added to those it has.
 func (g *GitHubAPI) UpdateCheckRun(ctx context.Context, r Repo, id int64, run CheckRun) error {
 	opts := github.UpdateCheckRunOptions{Name: run.Name, ExternalID: github.String(run.ExternalID),
 		Status: github.String(run.Status), Conclusion: github.String(run.Conclusion),

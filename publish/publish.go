@@ -47,7 +47,7 @@ var (
 // dependencies and timings are fields so tests run instantly; zero values
 // mean the documented defaults (docs/publish.md §8).
 type Publisher struct {
-	API  API
+	API  *GitHubAPI
 	Repo Repo
 	// Log receives progress and every wait, with its reason (stderr).
 	Log io.Writer
@@ -56,10 +56,7 @@ type Publisher struct {
 	Sleep  func(ctx context.Context, d time.Duration) error
 	Jitter func() float64 // in [0, 1); default math/rand
 
-	MaxWait       time.Duration // longest primary rate-limit wait (--max-wait)
-	WriteGap      time.Duration // spacing of POST/PATCH requests
-	Backoff       time.Duration // first backoff after a 5xx or connection error
-	SecondaryWait time.Duration // secondary limit without Retry-After
+	MaxWait time.Duration // longest primary rate-limit wait (--max-wait)
 	// SettleDelay is the pause between writing the issue body and reading it
 	// back, so that a concurrent writer's edit can show. Negative disables it.
 	SettleDelay time.Duration
@@ -200,11 +197,11 @@ func (p *Publisher) PreviousRun(ctx context.Context, run Run) (string, error) {
 		func(ctx context.Context) (err error) { branch, err = p.API.DefaultBranch(ctx, repo); return }); err != nil {
 		return "", err
 	}
-	filter := RunFilter{Branch: branch, Status: "completed"}
+
 	list := op{what: repoOp(fmt.Sprintf("list runs of %s on %s", run.WorkflowFile, branch)), permission: "actions: read"}
 	var prev string
 	err = eachPage(ctx, p, list, maxRunPages, func(ctx context.Context, page int) ([]WorkflowRun, int, error) {
-		return p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, filter, page)
+		return p.API.ListWorkflowRuns(ctx, repo, run.WorkflowFile, branch, page)
 	}, func(r WorkflowRun) bool {
 		if r.ID == id || r.DisplayTitle != this.DisplayTitle || r.HeadSHA == "" {
 			return true

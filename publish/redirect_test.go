@@ -69,7 +69,7 @@ func TestRedirectToAnotherHost(t *testing.T) {
 			if got := other.requests(); len(got) != 0 {
 				t.Fatalf("the other host got %q", got)
 			}
-			apiHost := h.pub.API.(*GitHubAPI).baseURL.Host
+			apiHost := h.pub.API.baseURL.Host
 			otherHost := strings.TrimPrefix(other.srv.URL, "http://")
 			if msg := err.Error(); !strings.Contains(msg, apiHost) || !strings.Contains(msg, otherHost) || strings.Contains(msg, testToken) {
 				t.Errorf("error %q: want both hosts, %s and %s, and no token", msg, apiHost, otherHost)
@@ -78,7 +78,7 @@ func TestRedirectToAnotherHost(t *testing.T) {
 				t.Errorf("error %v is an input error", err)
 			}
 			for _, s := range h.sleeps {
-				if s != h.pub.WriteGap && s != DefaultWriteGap && s != DefaultSettleDelay {
+				if s != DefaultWriteGap && s != DefaultSettleDelay {
 					t.Errorf("waited %s: a refused redirect is not retried (waits %v)", s, h.sleeps)
 				}
 			}

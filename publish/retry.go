@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,7 @@ import (
 	"time"
 )
 
-// Defaults of the Publisher's timing fields (docs/publish.md §8).
+// post's timings, and the defaults of the Publisher's timing fields (docs/publish.md §8).
 const (
 	DefaultMaxWait       = 5 * time.Minute
 	DefaultWriteGap      = time.Second
@@ -174,7 +173,7 @@ func (p *Publisher) nextWait(o op, ae *APIError, st *retryState) (wait time.Dura
 func (p *Publisher) primaryWait(o op, ae *APIError) (time.Duration, string, error) {
 	now := p.now()
 	if ae.Reset.IsZero() {
-		wait := positiveOr(ae.RetryAfter, p.secondaryDefault())
+		wait := positiveOr(ae.RetryAfter, DefaultSecondaryWait)
 		if wait > p.maxWait() {
 			return 0, "", fmt.Errorf("%s: %w; GitHub API rate limit exhausted, no reset time given: the wait (%s) is longer than --max-wait %s",
 				o.what, ae, roundWait(wait), p.maxWait())
@@ -194,7 +193,7 @@ func (p *Publisher) primaryWait(o op, ae *APIError) (time.Duration, string, erro
 func (p *Publisher) secondaryWait(o op, ae *APIError, st *retryState) (time.Duration, string, error) {
 	wait, src := ae.RetryAfter, "Retry-After"
 	if wait <= 0 {
-		wait, src = p.secondaryDefault(), "no Retry-After, default"
+		wait, src = DefaultSecondaryWait, "no Retry-After, default"
 	}
 	if st.secondWait > 0 && wait < 2*st.secondWait {
 		wait, src = 2*st.secondWait, "backing off"
@@ -218,7 +217,7 @@ func (p *Publisher) transientWait(o op, ae *APIError, try int) (time.Duration, s
 		return 0, "", fmt.Errorf("%s: GitHub unreachable or failing after %d tries: %w", o.what, try, ae)
 	}
 	f := 0.5 + p.jitter()
-	wait := time.Duration(float64(p.backoff()) * math.Pow(2, float64(try-1)) * f)
+	wait := time.Duration(float64(DefaultBackoff) * math.Pow(2, float64(try-1)) * f)
 	what := "no response"
 	if ae.StatusCode != 0 {
 		what = fmt.Sprintf("HTTP %d", ae.StatusCode)
@@ -259,13 +258,12 @@ func (p *Publisher) spaceWrite(ctx context.Context, o op) error {
 	if p.DryRun || p.lastWrite.IsZero() {
 		return nil
 	}
-	gap := cmp.Or(p.WriteGap, DefaultWriteGap)
-	wait := gap - p.now().Sub(p.lastWrite)
+	wait := DefaultWriteGap - p.now().Sub(p.lastWrite)
 	if wait <= 0 {
 		return nil
 	}
 	p.logf("waiting %s before the next write (%s): content-creating requests are spaced %s apart",
-		roundWait(wait), o.what, gap)
+		roundWait(wait), o.what, DefaultWriteGap)
 	if err := p.sleep(ctx, wait); err != nil {
 		return fmt.Errorf("%s: %w", o.what, err)
 	}
@@ -301,12 +299,6 @@ func (p *Publisher) jitter() float64 {
 }
 
 func (p *Publisher) maxWait() time.Duration { return positiveOr(p.MaxWait, DefaultMaxWait) }
-
-func (p *Publisher) backoff() time.Duration { return positiveOr(p.Backoff, DefaultBackoff) }
-
-func (p *Publisher) secondaryDefault() time.Duration {
-	return positiveOr(p.SecondaryWait, DefaultSecondaryWait)
-}
 
 func positiveOr(d, def time.Duration) time.Duration {
 	if d > 0 {

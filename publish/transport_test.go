@@ -50,7 +50,7 @@ func TestConnectionErrors(t *testing.T) {
 			h := newHarness(t)
 			h.fake.Login = "ci-bot"
 			h.resultsIssue()
-			srvURL := h.pub.API.(*GitHubAPI).baseURL.String()
+			srvURL := h.pub.API.baseURL.String()
 			api, err := NewGitHubAPI(srvURL, testToken, &flakyTransport{n: tc.fail, base: http.DefaultTransport}, 5*time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -115,7 +115,7 @@ func TestDryRun(t *testing.T) {
 			h.resultsIssue()
 			h.fake.Issues[7].Body = ResultsIssueMarker + "\n<!-- gpu-ci:nightly:start -->\nold\n<!-- gpu-ci:nightly:end -->\n"
 			h.fake.Issues[12] = &fakeIssue{Title: "PR", PR: true, HeadSHA: "abcdef0123456789abcdef0123456789abcdef01"}
-			srvURL := h.pub.API.(*GitHubAPI).baseURL.String()
+			srvURL := h.pub.API.baseURL.String()
 			var out bytes.Buffer
 			dry := &DryRunTransport{Out: &out, Root: "/"}
 			token := ""

@@ -38,41 +38,39 @@ type commandOptions interface {
 }
 
 // app is ci-report's command list, in the order help shows it.
-type app struct {
-	commands []command
-}
+type app []command
 
 // newApp lists every command, explicitly (no registration from init).
-func newApp() *app {
-	return &app{commands: []command{
-		runCommand(),
-		planCommand(),
-		mergeCommand(),
-		renderCommand(),
-		postCommand(),
-		importJUnitCommand(),
-		spliceCommand(),
-		classifyCommand(),
-		simCommand(),
-		demoCommand(),
-	}}
+func newApp() app {
+	return app{
+		runCommand,
+		planCommand,
+		mergeCommand,
+		renderCommand,
+		postCommand,
+		importJUnitCommand,
+		spliceCommand,
+		classifyCommand,
+		simCommand,
+		demoCommand,
+	}
 }
 
 // lookup finds the command args start with, a group's two-word name first;
 // rest are the arguments after the name.
-func (a *app) lookup(args []string) (c command, rest []string, ok bool) {
+func (a app) lookup(args []string) (c command, rest []string, ok bool) {
 	for n := min(len(args), 2); n > 0; n-- {
 		name := strings.Join(args[:n], " ")
-		if i := slices.IndexFunc(a.commands, func(c command) bool { return c.Name == name }); i >= 0 {
-			return a.commands[i], args[n:], true
+		if i := slices.IndexFunc(a, func(c command) bool { return c.Name == name }); i >= 0 {
+			return a[i], args[n:], true
 		}
 	}
 	return command{}, nil, false
 }
 
 // group is the commands of a group name (`ci-report import` without format).
-func (a *app) group(name string) []command {
-	return slices.DeleteFunc(slices.Clone(a.commands),
+func (a app) group(name string) []command {
+	return slices.DeleteFunc(slices.Clone(a),
 		func(c command) bool { return !strings.HasPrefix(c.Name, name+" ") })
 }
 
@@ -83,7 +81,7 @@ func mainEnv(ctx context.Context, e *env, args []string) int {
 // main dispatches args: help and --version on stdout (exit 0), a usage
 // error as one line and where to get help on stderr (exit 2), else the
 // command's own exit code.
-func (a *app) main(ctx context.Context, e *env, args []string) int {
+func (a app) main(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		return exitCode(e.Stderr, "", &usageError{err: errors.New("no command given")})
 	}

@@ -18,7 +18,7 @@ import (
 func valueFlags(t *testing.T) map[string][]*flag.Flag {
 	t.Helper()
 	out := map[string][]*flag.Flag{}
-	for _, c := range newApp().commands {
+	for _, c := range newApp() {
 		if c.New == nil {
 			continue
 		}

@@ -13,35 +13,30 @@ import (
 	"github.com/ovg-project/ci-report/runner"
 )
 
-func classifyCommand() command {
-	return command{
-		Name:    "classify",
-		Summary: "say whose fault a failed case is from its serve.log (and kernel log), as the runner decides it",
-		Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] [--fact KEY=VALUE]... SERVE_LOG|-",
-		Examples: []string{
-			"ci-report classify part/vllm-qwen05b-kv/serve.log",
-			"ci-report classify --native --kernel-log dmesg.txt part/vllm-qwen05b-native/serve.log",
-			"ci-report classify --gpu-holders 4182:20480 part/vllm-qwen05b-kv/serve.log",
-			"ci-report classify --fact plan-model=Qwen/Qwen2.5-0.5B --fact port-holder=case part/vllm-qwen05b-kv/serve.log",
-		},
-		New: func() commandOptions { return &classifyOptions{} },
-	}
+var classifyCommand = command{
+	Name:    "classify",
+	Summary: "say whose fault a failed case is from its serve.log (and kernel log), as the runner decides it",
+	Usage:   "classify [--native] [--kernel-log FILE] [--gpu-holders PID:MiB,...] [--native-started] [--fact KEY=VALUE]... SERVE_LOG|-",
+	Examples: []string{
+		"ci-report classify part/vllm-qwen05b-kv/serve.log",
+		"ci-report classify --native --kernel-log dmesg.txt part/vllm-qwen05b-native/serve.log",
+		"ci-report classify --gpu-holders 4182:20480 part/vllm-qwen05b-kv/serve.log",
+		"ci-report classify --fact plan-model=Qwen/Qwen2.5-0.5B --fact port-holder=case part/vllm-qwen05b-kv/serve.log",
+	},
+	New: func() commandOptions { return &classifyOptions{} },
 }
 
 // classifyOptions are the flags of `ci-report classify` (docs/runner.md
 // §1.7): the facts the runner would have had besides the logs.
 type classifyOptions struct {
-	native        bool
-	kernelLog     string
-	gpuHolders    string
-	nativeStarted bool
-	serveLog      string
-	holders       []runner.GPUHolder
-	facts         factFlag
+	lc         runner.LogCase // its logs opened by run
+	kernelLog  string
+	gpuHolders string
+	serveLog   string
 }
 
 // factFlag collects --fact KEY=VALUE into runner.CaseFacts as it is given.
-type factFlag struct{ runner.CaseFacts }
+type factFlag runner.CaseFacts
 
 func (f *factFlag) String() string { return "" }
 
@@ -50,15 +45,15 @@ func (f *factFlag) Set(s string) error {
 	if !ok {
 		return fmt.Errorf("%s: want KEY=VALUE, KEY one of %s", bounds.Quote(s), strings.Join(runner.FactKeys, ", "))
 	}
-	return f.CaseFacts.Set(key, value)
+	return (*runner.CaseFacts)(f).Set(key, value)
 }
 
 func (o *classifyOptions) bind(fs *flag.FlagSet) {
-	fs.BoolVar(&o.native, "native", false, "the case ran without kvcached (a native case): its default class is infra, not product")
+	fs.BoolVar(&o.lc.Native, "native", false, "the case ran without kvcached (a native case): its default class is infra, not product")
 	fs.StringVar(&o.kernelLog, "kernel-log", "", "the kernel's messages written while the case ran (`file`, e.g. from dmesg)")
 	fs.StringVar(&o.gpuHolders, "gpu-holders", "", "`list` of processes that held GPU memory when the server started, PID:MiB comma-separated: a memory refusal is then infra")
-	fs.BoolVar(&o.nativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
-	fs.Var(&o.facts, "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes")
+	fs.BoolVar(&o.lc.GPU.NativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
+	fs.Var((*factFlag)(&o.lc.Facts), "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes")
 }
 
 func (o *classifyOptions) setArgs(pos []string) error {
@@ -67,13 +62,12 @@ func (o *classifyOptions) setArgs(pos []string) error {
 	}
 	o.serveLog = pos[0]
 	if o.gpuHolders != "" {
-		h, err := runner.ParseGPUHolders(o.gpuHolders)
-		if err != nil {
+		var err error
+		if o.lc.GPU.Holders, err = runner.ParseGPUHolders(o.gpuHolders); err != nil {
 			return usageErrorf("--gpu-holders: %v", err)
 		}
-		o.holders = h
 	}
-	if o.native && o.nativeStarted {
+	if o.lc.Native && o.lc.GPU.NativeStarted {
 		return usageErrorf("--native-started describes a kvcached case's native twin; a --native case has none")
 	}
 	return nil
@@ -96,8 +90,8 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 		return usageErrorf("%v", err)
 	}
 	defer serve.Close()
-	lc := runner.LogCase{ServeLog: serve, Native: o.native,
-		GPU: runner.GPUFacts{Holders: o.holders, NativeStarted: o.nativeStarted}, Facts: o.facts.CaseFacts}
+	lc := o.lc
+	lc.ServeLog = serve
 	if o.kernelLog != "" {
 		f, err := safefile.Open(o.kernelLog)
 		if err != nil {

@@ -17,17 +17,15 @@ import (
 	"github.com/ovg-project/ci-report/runner/sim"
 )
 
-func demoCommand() command {
-	return command{
-		Name:    "demo",
-		Summary: "run a simulated profile through run, merge, render and a dry-run post",
-		Usage:   "demo [--out DIR] [--profile P] [--faults LIST] [--cases GLOB] [flags]",
-		Examples: []string{
-			"ci-report demo",
-			"ci-report demo --faults no-release --out /tmp/red-demo",
-		},
-		New: func() commandOptions { return &demoOptions{} },
-	}
+var demoCommand = command{
+	Name:    "demo",
+	Summary: "run a simulated profile through run, merge, render and a dry-run post",
+	Usage:   "demo [--out DIR] [--profile P] [--faults LIST] [--cases GLOB] [flags]",
+	Examples: []string{
+		"ci-report demo",
+		"ci-report demo --faults no-release --out /tmp/red-demo",
+	},
+	New: func() commandOptions { return &demoOptions{} },
 }
 
 // demoOptions are the flags of `ci-report demo`.
@@ -261,13 +259,12 @@ func runDemoStep(ctx context.Context, sub *env, st demoStep) error {
 // sets the simulator's knobs.
 func demoGetenv(getenv func(string) string, o demoOptions) func(string) string {
 	return func(k string) string {
-		switch k {
-		case "CI_REPORT_SIM_FAULTS":
+		switch {
+		case k == "CI_REPORT_SIM_FAULTS":
 			return o.Faults
-		case "CI_REPORT_SIM_TIMESCALE":
+		case k == "CI_REPORT_SIM_TIMESCALE":
 			return o.Timescale
-		}
-		if k == "GITHUB_TOKEN" || k == "GH_TOKEN" || strings.HasPrefix(k, "GITHUB_") || k == "CI_REPORT_CHECK_RUN_ID" {
+		case k == "GH_TOKEN" || strings.HasPrefix(k, "GITHUB_") || k == "CI_REPORT_CHECK_RUN_ID": // GITHUB_TOKEN too
 			return ""
 		}
 		return getenv(k)

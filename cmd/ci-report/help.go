@@ -11,7 +11,7 @@ import (
 
 // help runs `ci-report help [command]` (a group's name gives each of its
 // commands'); an unknown command is a usage error.
-func (a *app) help(e *env, args []string) int {
+func (a app) help(e *env, args []string) int {
 	if len(args) == 0 {
 		return writeOut(e, a.overview())
 	}
@@ -29,15 +29,15 @@ func (a *app) help(e *env, args []string) int {
 }
 
 // overview is `ci-report help`.
-func (a *app) overview() string {
+func (a app) overview() string {
 	var b strings.Builder
 	b.WriteString("ci-report runs the GPU end-to-end CI of kvcached on vLLM and SGLang and reports it on GitHub.\n\n")
 	b.WriteString("Usage:\n  ci-report <command> [flags] [args]\n\nCommands:\n")
 	width := 0
-	for _, c := range a.commands {
+	for _, c := range a {
 		width = max(width, len(c.Name))
 	}
-	for _, c := range a.commands {
+	for _, c := range a {
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.Name, c.Summary)
 	}
 	b.WriteString("\nFlags:\n")

@@ -34,7 +34,7 @@ func TestHelpGolden(t *testing.T) {
 	asks := []ask{{"ci-report", []string{"help"}}, {"ci-report", []string{"--help"}}, {"ci-report", []string{"-h"}},
 		// A group's help is its one command's.
 		{"import junit", []string{"help", "import"}}, {"import junit", []string{"import", "--help"}}}
-	for _, c := range newApp().commands {
+	for _, c := range newApp() {
 		words := strings.Fields(c.Name)
 		asks = append(asks,
 			ask{c.Name, append([]string{"help"}, words...)},
@@ -63,7 +63,7 @@ func TestHelpGolden(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range newApp().commands {
+	for _, c := range newApp() {
 		text, err := os.ReadFile(helpFile(c.Name))
 		if err != nil {
 			continue // reported above
@@ -79,7 +79,7 @@ func TestHelpGolden(t *testing.T) {
 // A command's help lists every flag the command parses: it is printed from
 // the very flag set the command binds.
 func TestHelpListsEveryFlag(t *testing.T) {
-	for _, c := range newApp().commands {
+	for _, c := range newApp() {
 		if c.New == nil {
 			continue
 		}
@@ -179,7 +179,7 @@ func TestCommandListAndREADME(t *testing.T) {
 		inReadme = append(inReadme, m[1])
 	}
 	var names []string
-	for _, c := range newApp().commands {
+	for _, c := range newApp() {
 		if slices.Contains(names, c.Name) {
 			t.Errorf("command %s is listed twice", c.Name)
 		}

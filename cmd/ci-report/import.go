@@ -4,54 +4,39 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/ovg-project/ci-report/internal/bounds"
-	"github.com/ovg-project/ci-report/internal/marker"
 	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/bounds"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/junit"
 	"github.com/ovg-project/ci-report/render"
 )
 
-func importJUnitCommand() command {
-	return command{
-		Name:    "import junit",
-		Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
-		Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--leg KEY=VALUE]... [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
-		Examples: []string{
-			"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
-			"ci-report import junit targeted.xml --part targeted --arm fix --out results/targeted --setup device=CPU --setup dtype=FP32 --setup 'command=pytest -m \"not slow\" tests/test_scheduler.py'",
-		},
-		New: func() commandOptions { return &importJUnitOptions{} },
-	}
+var importJUnitCommand = command{
+	Name:    "import junit",
+	Summary: "turn JUnit XML (pytest, go-junit-report, Surefire, Gradle) into a part that merges and renders like any other",
+	Usage:   "import junit FILE... --part NAME --out DIR [--revision SHA] [--arm NAME] [--leg KEY=VALUE]... [--profile P] [--metrics FILE] [--deselected N] [--setup KEY=VALUE]...",
+	Examples: []string{
+		"ci-report import junit report.xml --part unit --out results/unit --revision \"$GITHUB_SHA\"",
+		"ci-report import junit targeted.xml --part targeted --arm fix --out results/targeted --setup device=CPU --setup dtype=FP32 --setup 'command=pytest -m \"not slow\" tests/test_scheduler.py'",
+	},
+	New: func() commandOptions { return &importJUnitOptions{} },
 }
 
-// The collector's settings during an import, restored after it: the soft
-// heap limit (runtime/debug.SetMemoryLimit) and GOGC (SetGCPercent), the
-// heap growing to five times what is held, up to the limit.
+// The collector's soft heap limit and GOGC during an import (run says why).
 const (
 	importMemoryLimit = 40 << 20
 	importGCPercent   = 400
 )
 
-// importJUnitOptions are the flags and arguments of `ci-report import junit`.
-type importJUnitOptions struct {
-	Files      []string
-	Part       string
-	Out        string
-	Revision   string
-	Arm        string
-	Leg        []collect.Property
-	Profile    string
-	Metrics    string
-	Deselected *int               // nil when not given
-	Setup      []collect.Property // in order
-}
+// importJUnitOptions are the flags and arguments of `ci-report import junit`:
+// the import they ask for.
+type importJUnitOptions struct{ junit.Import }
 
 // revisionRE is what --revision accepts: a commit id or a ref name, which
 // lands in the comment's commit link and the perf and PR documents.
@@ -98,18 +83,13 @@ func (o *importJUnitOptions) bind(fs *flag.FlagSet) {
 // change the exit code; input that cannot be read exits 2 and writes nothing.
 func (o *importJUnitOptions) run(ctx context.Context, e *env) error {
 	red := e.redactor()
-	im := &junit.Import{
-		Files: o.Files, Part: o.Part, Out: o.Out, Profile: o.Profile, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg,
-		Metrics: o.Metrics, Deselected: o.Deselected, Setup: o.Setup, Version: version, Getenv: e.Getenv, Redact: red, Context: ctx,
-	}
-	// What an import holds is small (the junit package doc, Memory), but
-	// it allocates as it goes: a soft limit makes the collector keep the
-	// heap near what is held rather than twice it (a million testcases:
-	// peak RSS 95 MiB without it). Under the limit the collector runs at
-	// five times what is held instead of twice (importGCPercent): with a
-	// few MiB held, a collection every few MiB allocated was about a fifth
-	// of the import's CPU (100,000 testcases: 0.91-1.15 s CPU, 31 MiB peak
-	// RSS; with GOGC=400 0.78-0.85 s, 48 MiB).
+	im := o.Import
+	im.Version, im.Getenv, im.Redact, im.Context = version, e.Getenv, red, ctx
+	// What an import holds is small (the junit package doc, Memory), but it
+	// allocates as it goes: the soft limit keeps the heap near what is held
+	// (a million testcases: peak RSS 95 MiB without it), and under it GOGC=400
+	// saves the collections that were a fifth of the CPU with a few MiB held
+	// (100,000 testcases: 0.91-1.15 s CPU, 31 MiB peak RSS; with it 0.78-0.85 s, 48 MiB).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(importMemoryLimit))
 	defer debug.SetGCPercent(debug.SetGCPercent(importGCPercent))
 	res, err := im.Run()

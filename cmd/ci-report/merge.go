@@ -13,17 +13,15 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-func mergeCommand() command {
-	return command{
-		Name:    "merge",
-		Summary: "merge the parts of one workflow run into merged.json",
-		Usage:   "merge [--out merged.json] [--allow-mixed] [--plan plan.json] <part dirs or artifact roots...>",
-		Examples: []string{
-			"ci-report merge --out merged.json results/",
-			"ci-report merge --plan plan.json --out merged.json results/vllm results/sglang",
-		},
-		New: func() commandOptions { return &mergeOptions{} },
-	}
+var mergeCommand = command{
+	Name:    "merge",
+	Summary: "merge the parts of one workflow run into merged.json",
+	Usage:   "merge [--out merged.json] [--allow-mixed] [--plan plan.json] <part dirs or artifact roots...>",
+	Examples: []string{
+		"ci-report merge --out merged.json results/",
+		"ci-report merge --plan plan.json --out merged.json results/vllm results/sglang",
+	},
+	New: func() commandOptions { return &mergeOptions{} },
 }
 
 // mergeOptions are the flags and arguments of `ci-report merge`.

@@ -47,7 +47,7 @@ func TestRenderRepositoryURLLayers(t *testing.T) {
 				in.ReadFile = func(string, safefile.Kind) ([]byte, error) { reads++; return []byte(tc.file), nil }
 			}
 			in.LoadTree = func([]string, merge.Options) (*merge.Report, error) { return &merge.Report{Format: 1}, nil }
-			in.profile = "nightly"
+			in.flags.Profile = "nightly"
 			e, _, _ := testEnv(tc.env)
 			_, opts, err := in.load(context.Background(), e, []string{"x"})
 			if err != nil {

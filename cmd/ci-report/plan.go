@@ -13,19 +13,17 @@ import (
 	"github.com/ovg-project/ci-report/runner"
 )
 
-func planCommand() command {
-	return command{
-		Name:    "plan",
-		Summary: "print the resolved plan of a profile as the JSON that 'run --plan' accepts (or --list its parts, cases or engines)",
-		Usage:   "plan --profile P|--plan FILE|--engine-release ENGINE==VERSION [--probes FILE] [--part NAME] [selection flags] [--list parts|cases|engines]",
-		Examples: []string{
-			"ci-report plan --profile weekly > plan.json",
-			"ci-report plan --profile weekly --list parts",
-			"ci-report plan --profile nightly --engines vllm --skip server --list cases",
-			"ci-report plan --engine-release vllm==0.33.0 --probes .github/engine-compat/hybrid-v2-029.json > release.json",
-		},
-		New: func() commandOptions { return &planOptions{} },
-	}
+var planCommand = command{
+	Name:    "plan",
+	Summary: "print the resolved plan of a profile as the JSON that 'run --plan' accepts (or --list its parts, cases or engines)",
+	Usage:   "plan --profile P|--plan FILE|--engine-release ENGINE==VERSION [--probes FILE] [--part NAME] [selection flags] [--list parts|cases|engines]",
+	Examples: []string{
+		"ci-report plan --profile weekly > plan.json",
+		"ci-report plan --profile weekly --list parts",
+		"ci-report plan --profile nightly --engines vllm --skip server --list cases",
+		"ci-report plan --engine-release vllm==0.33.0 --probes .github/engine-compat/hybrid-v2-029.json > release.json",
+	},
+	New: func() commandOptions { return &planOptions{} },
 }
 
 // planLists are the one-name-a-line views of `plan --list`, for shell steps

@@ -23,17 +23,15 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func postCommand() command {
-	return command{
-		Name:    "post",
-		Summary: "render the run's report and publish it on the results issue or a pull request",
-		Usage:   "post [render flags] --issue N | --issue-label L | --pr N | --pr-branch B [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
-		Examples: []string{
-			"ci-report post --issue \"$RESULTS_ISSUE\" --profile weekly --plan plan.json --job-summary --artifact-url \"$ARTIFACT_URL\" results/",
-			"ci-report post --dry-run --repo ovg-project/kvcached --issue 1 merged.json",
-		},
-		New: func() commandOptions { return &postOptions{} },
-	}
+var postCommand = command{
+	Name:    "post",
+	Summary: "render the run's report and publish it on the results issue or a pull request",
+	Usage:   "post [render flags] --issue N | --issue-label L | --pr N | --pr-branch B [--dry-run] [--save-history FILE] <part dirs or artifact roots... | merged.json>",
+	Examples: []string{
+		"ci-report post --issue \"$RESULTS_ISSUE\" --profile weekly --plan plan.json --job-summary --artifact-url \"$ARTIFACT_URL\" results/",
+		"ci-report post --dry-run --repo ovg-project/kvcached --issue 1 merged.json",
+	},
+	New: func() commandOptions { return &postOptions{} },
 }
 
 // postOptions are the flags of `ci-report post` besides the shared render
@@ -41,14 +39,6 @@ func postCommand() command {
 type postOptions struct {
 	inputs      renderInputs
 	repo        string
-	issue       int
-	label       string
-	title       string
-	create      bool
-	headSHA     string
-	prBranch    string
-	botLogin    string
-	workflowRef string
 	dryRun      bool
 	jobSummary  bool
 	ghOutput    bool
@@ -58,7 +48,7 @@ type postOptions struct {
 	saveHistory string
 	checkRun    string
 	positionals []string
-	target      publish.Target // from the target flags, by setArgs
+	target      publish.Target // the target flags, and --pr (checkTarget)
 
 	Sleep       func(ctx context.Context, d time.Duration) error // tests make waits instant
 	SettleDelay time.Duration                                    // the pause before reading the issue body back
@@ -67,14 +57,14 @@ type postOptions struct {
 func (o *postOptions) bind(fs *flag.FlagSet) {
 	o.inputs.bind(fs)
 	fs.StringVar(&o.repo, "repo", "", "repository `owner/name` of the issue or pull request (default: GITHUB_REPOSITORY)")
-	fs.IntVar(&o.issue, "issue", 0, "results issue `number`")
-	fs.StringVar(&o.label, "issue-label", "", "find the results issue by this `label` and its hidden marker")
-	fs.StringVar(&o.title, "issue-title", publish.DefaultIssueTitle, "`title` of the issue --create opens")
-	fs.BoolVar(&o.create, "create", false, "with --issue-label: open the results issue when none exists")
-	fs.StringVar(&o.prBranch, "pr-branch", "", "post to the pull request of this head `branch`: copy-pr-bot's mirror pull-request/N is N, another the repository's one open pull request from it (e.g. \"$GITHUB_REF_NAME\")")
-	fs.StringVar(&o.headSHA, "head-sha", "", "with --pr: the head commit `SHA` for the status (default: read from the pull request)")
-	fs.StringVar(&o.botLogin, "bot-login", "", "`login` whose comments are ours when the token cannot read GET /user (default: github-actions[bot])")
-	fs.StringVar(&o.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
+	fs.IntVar(&o.target.Issue, "issue", 0, "results issue `number`")
+	fs.StringVar(&o.target.Label, "issue-label", "", "find the results issue by this `label` and its hidden marker")
+	fs.StringVar(&o.target.Title, "issue-title", publish.DefaultIssueTitle, "`title` of the issue --create opens")
+	fs.BoolVar(&o.target.Create, "create", false, "with --issue-label: open the results issue when none exists")
+	fs.StringVar(&o.target.PRBranch, "pr-branch", "", "post to the pull request of this head `branch`: copy-pr-bot's mirror pull-request/N is N, another the repository's one open pull request from it (e.g. \"$GITHUB_REF_NAME\")")
+	fs.StringVar(&o.target.HeadSHA, "head-sha", "", "with --pr: the head commit `SHA` for the status (default: read from the pull request)")
+	fs.StringVar(&o.target.BotLogin, "bot-login", "", "`login` whose comments are ours when the token cannot read GET /user (default: github-actions[bot])")
+	fs.StringVar(&o.inputs.workflowRef, "workflow-ref", "", "workflow `ref` owner/repo/.github/workflows/FILE@REF, to find the previous run (default: GITHUB_WORKFLOW_REF)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending writes (without a token: no network at all)")
 	fs.BoolVar(&o.jobSummary, "job-summary", false, "append the comment to $GITHUB_STEP_SUMMARY (within 1 MiB)")
 	fs.BoolVar(&o.ghOutput, "github-output", false, "append the step outputs verdict, issue and comment-url to $GITHUB_OUTPUT (the action's outputs)")
@@ -89,8 +79,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 
 func (o *postOptions) setArgs(pos []string) error {
 	o.positionals = pos
-	var err error
-	if o.target, err = o.checkTarget(); err != nil {
+	if err := o.checkTarget(); err != nil {
 		return err
 	}
 	if err := o.fail.check(); err != nil {
@@ -99,24 +88,23 @@ func (o *postOptions) setArgs(pos []string) error {
 	return o.inputs.check(pos)
 }
 
-// checkTarget validates the target flags and returns them for publish.
-func (o *postOptions) checkTarget() (publish.Target, error) {
-	t := publish.Target{Issue: o.issue, Label: o.label, Title: o.title, Create: o.create,
-		PR: o.inputs.pr, PRBranch: o.prBranch, HeadSHA: o.headSHA, BotLogin: o.botLogin}
-	if err := t.Validate(); err != nil {
-		return t, withCode(exitUsage, err)
+// checkTarget completes the target with --pr and validates post's flags.
+func (o *postOptions) checkTarget() error {
+	o.target.PR = o.inputs.flags.PR
+	if err := o.target.Validate(); err != nil {
+		return withCode(exitUsage, err)
 	}
 	switch {
 	case o.maxWait < 0:
-		return t, usageErrorf("--max-wait %s: want a duration of zero or more", o.maxWait)
+		return usageErrorf("--max-wait %s: want a duration of zero or more", o.maxWait)
 	case o.checkRun != "" && (strings.TrimSpace(o.checkRun) == "" || utf8.RuneCountInString(o.checkRun) > maxCheckRunName):
-		return t, usageErrorf("--check-run: want a name of 1 to %d characters", maxCheckRunName)
+		return usageErrorf("--check-run: want a name of 1 to %d characters", maxCheckRunName)
 	case o.applyDelay < 0 || o.applyDelay > maxApplyDelay:
-		return t, usageErrorf("--apply-delay %s: want a duration from 0 to %s", o.applyDelay, maxApplyDelay)
-	case strings.TrimSpace(o.title) == "":
-		return t, usageErrorf("--issue-title: want a title")
+		return usageErrorf("--apply-delay %s: want a duration from 0 to %s", o.applyDelay, maxApplyDelay)
+	case strings.TrimSpace(o.target.Title) == "":
+		return usageErrorf("--issue-title: want a title")
 	}
-	return t, nil
+	return nil
 }
 
 func (o *postOptions) run(ctx context.Context, e *env) error {
@@ -146,7 +134,6 @@ func (o *postOptions) run(ctx context.Context, e *env) error {
 }
 
 func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, target publish.Target, token string, stdout, stderr io.Writer) error {
-	o.inputs.workflowRef = o.workflowRef
 	pub, err := o.publisher(e, repo, token, stdout, stderr)
 	if err != nil {
 		return err
@@ -155,7 +142,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		if target.PR, err = pub.FindPullRequest(ctx, target.PRBranch); err != nil {
 			return postError(err)
 		}
-		o.inputs.pr = target.PR
+		o.inputs.flags.PR = target.PR
 		fmt.Fprintf(stderr, "ci-report post: branch %s is pull request #%d\n", text.Inert(target.PRBranch), target.PR)
 		target.PRBranch = ""
 	}
@@ -368,7 +355,7 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 // as render resolved them, and its workflow file and repository from
 // --workflow-ref or GITHUB_WORKFLOW_REF.
 func (o *postOptions) workflowRun(e *env, opts render.Options, repo publish.Repo) publish.Run {
-	workflowRef := cmp.Or(o.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
+	workflowRef := cmp.Or(o.inputs.workflowRef, e.Getenv("GITHUB_WORKFLOW_REF"))
 	return publish.Run{ID: opts.RunID, Attempt: opts.RunAttempt, WorkflowFile: publish.WorkflowFileFromRef(workflowRef), URL: opts.RunURL,
 		Repo: workflowRepo(workflowRef, e.Getenv("GITHUB_REPOSITORY"), repo)}
 }

@@ -19,18 +19,16 @@ import (
 	"golang.org/x/term"
 )
 
-func renderCommand() command {
-	return command{
-		Name:    "render",
-		Summary: "render the run's comment, issue section, HTML preview or terminal tables",
-		Usage:   "render [flags] <part dirs or artifact roots... | merged.json>",
-		Examples: []string{
-			"ci-report render --format text results/",
-			"ci-report render --comment comment.md --section section.md --html preview.html --date 2026-11-28 --run-id 4242 merged.json",
-			"ci-report render --history history.jsonl --arms parent,fix --expect parent=fail,fix=pass results/",
-		},
-		New: func() commandOptions { return &renderOptions{} },
-	}
+var renderCommand = command{
+	Name:    "render",
+	Summary: "render the run's comment, issue section, HTML preview or terminal tables",
+	Usage:   "render [flags] <part dirs or artifact roots... | merged.json>",
+	Examples: []string{
+		"ci-report render --format text results/",
+		"ci-report render --comment comment.md --section section.md --html preview.html --date 2026-11-28 --run-id 4242 merged.json",
+		"ci-report render --history history.jsonl --arms parent,fix --expect parent=fail,fix=pass results/",
+	},
+	New: func() commandOptions { return &renderOptions{} },
 }
 
 // jobSummaryLimit is what GitHub accepts in one step's job summary.

@@ -255,7 +255,7 @@ func TestRenderInputsDefaults(t *testing.T) {
 		return &merge.Report{Format: 1, Verdict: "DID NOT RUN", Setup: nil}, nil
 	}
 	e, _, _ := testEnv(map[string]string{"GITHUB_SHA": sha, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"})
-	in.profile = "nightly"
+	in.flags.Profile = "nightly"
 	_, opts, err := in.load(context.Background(), e, []string{"x"})
 	if err != nil {
 		t.Fatal(err)

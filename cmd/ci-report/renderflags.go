@@ -27,16 +27,7 @@ import (
 // comes from and every render.Option, from flags and, where a flag is not
 // given, the GitHub Actions environment.
 type renderInputs struct {
-	profile     string
-	runURL      string
-	runID       string
-	runAttempt  string
-	sha         string
-	subject     string
-	prev        string
-	artifactURL string
-	pr          int
-	date        string
+	flags       render.Options // the options the flags set themselves
 	config      string
 	allowMixed  bool
 	plan        string
@@ -56,16 +47,16 @@ type renderInputs struct {
 }
 
 func (r *renderInputs) bind(fs *flag.FlagSet) {
-	fs.StringVar(&r.profile, "profile", "", "profile `name` (default: the parts' profile; perf with a perf/ tree)")
-	fs.StringVar(&r.runURL, "run-url", "", "workflow run `URL` (default: from GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID)")
-	fs.StringVar(&r.runID, "run-id", "", "workflow run `id` for the comment marker (default: GITHUB_RUN_ID)")
-	fs.StringVar(&r.runAttempt, "run-attempt", "", "workflow run `attempt` (default: GITHUB_RUN_ATTEMPT, else 1)")
-	fs.StringVar(&r.sha, "sha", "", "kvcached commit `SHA` (default: the setup's kvcached_sha, else GITHUB_SHA)")
-	fs.StringVar(&r.subject, "subject", "", "commit `subject` line")
-	fs.StringVar(&r.prev, "prev", "", "previous run as `SHA:CONCLUSION` (e.g. abc123:success)")
-	fs.StringVar(&r.artifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
-	fs.IntVar(&r.pr, "pr", 0, "pull request `number`: render the pull-request variant")
-	fs.StringVar(&r.date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
+	fs.StringVar(&r.flags.Profile, "profile", "", "profile `name` (default: the parts' profile; perf with a perf/ tree)")
+	fs.StringVar(&r.flags.RunURL, "run-url", "", "workflow run `URL` (default: from GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID)")
+	fs.StringVar(&r.flags.RunID, "run-id", "", "workflow run `id` for the comment marker (default: GITHUB_RUN_ID)")
+	fs.StringVar(&r.flags.RunAttempt, "run-attempt", "", "workflow run `attempt` (default: GITHUB_RUN_ATTEMPT, else 1)")
+	fs.StringVar(&r.flags.SHA, "sha", "", "kvcached commit `SHA` (default: the setup's kvcached_sha, else GITHUB_SHA)")
+	fs.StringVar(&r.flags.Subject, "subject", "", "commit `subject` line")
+	fs.StringVar(&r.flags.Prev, "prev", "", "previous run as `SHA:CONCLUSION` (e.g. abc123:success)")
+	fs.StringVar(&r.flags.ArtifactURL, "artifact-url", "", "`URL` of the run's artifact with the logs")
+	fs.IntVar(&r.flags.PR, "pr", 0, "pull request `number`: render the pull-request variant")
+	fs.StringVar(&r.flags.Date, "date", "", "report `date` YYYY-MM-DD (default: today, UTC)")
 	fs.StringVar(&r.config, "config", "", "JSON config `file` over the defaults (product, repository_url, titles, schedules, workflows, retention_days, nightly_kinds, known_issues, suite, arms, expect, baseline_arm, intervals, thresholds, metric_history, setup; docs/render.md §9)")
 	fs.BoolVar(&r.allowMixed, "allow-mixed", false, "merge parts of different profiles or commits, and repeated case names")
 	fs.StringVar(&r.plan, "plan", "", planFlagUsage)
@@ -92,11 +83,8 @@ func (r *renderInputs) check(pos []string) error {
 // flagOptions are the render options as the flags set them, over the
 // default config; resolve fills in the rest.
 func (r *renderInputs) flagOptions() (render.Options, error) {
-	opts := render.Options{
-		Profile: r.profile, RunURL: r.runURL, RunID: r.runID, RunAttempt: r.runAttempt,
-		SHA: r.sha, Subject: r.subject, Prev: r.prev, ArtifactURL: r.artifactURL,
-		PR: r.pr, Date: r.date, Config: render.DefaultConfig(),
-	}
+	opts := r.flags
+	opts.Config = render.DefaultConfig()
 	err := r.arms.apply(&opts)
 	return opts, err
 }
@@ -251,14 +239,14 @@ func (r *renderInputs) mergeOptions(args []string) (merge.Options, error) {
 		mopts.Expected = exp
 		return mopts, nil
 	}
-	if r.profile == "" || len(args) == 0 || slices.ContainsFunc(args, func(p string) bool {
+	if r.flags.Profile == "" || len(args) == 0 || slices.ContainsFunc(args, func(p string) bool {
 		_, err := os.Stat(filepath.Dir(filepath.Clean(p)))
 		return collect.HoldsPart(p) || err != nil
 	}) {
 		return mopts, nil
 	}
-	if p, err := runner.BuiltinPlan(r.profile); err == nil {
-		if mopts.Expected, err = expectedOf(p, "profile "+r.profile); err == nil {
+	if p, err := runner.BuiltinPlan(r.flags.Profile); err == nil {
+		if mopts.Expected, err = expectedOf(p, "profile "+r.flags.Profile); err == nil {
 			mopts.Expected.Assumed = true
 		}
 		return mopts, err

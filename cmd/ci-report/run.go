@@ -22,6 +22,7 @@ import (
 	"github.com/ovg-project/ci-report/runner"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
+	"golang.org/x/term"
 )
 
 // Exit codes of an interrupted run: 128 + the signal.
@@ -30,17 +31,15 @@ const (
 	exitTerminated  = 143
 )
 
-func runCommand() command {
-	return command{
-		Name:    "run",
-		Summary: "run one part of a profile on this machine's GPUs (or --simulate) and write the part directory",
-		Usage:   "run --profile P|--plan FILE --out DIR [--part NAME] [--simulate] [flags]",
-		Examples: []string{
-			"ci-report run --simulate --profile smoke --out results/smoke",
-			"ci-report run --profile weekly --part vllm --out results/vllm --exec-prefix 'vllm=docker exec -i ci-vllm' --install-cmd 'vllm=pip install -e /src/kvcached'",
-		},
-		New: func() commandOptions { return &runOptions{} },
-	}
+var runCommand = command{
+	Name:    "run",
+	Summary: "run one part of a profile on this machine's GPUs (or --simulate) and write the part directory",
+	Usage:   "run --profile P|--plan FILE --out DIR [--part NAME] [--simulate] [flags]",
+	Examples: []string{
+		"ci-report run --simulate --profile smoke --out results/smoke",
+		"ci-report run --profile weekly --part vllm --out results/vllm --exec-prefix 'vllm=docker exec -i ci-vllm' --install-cmd 'vllm=pip install -e /src/kvcached'",
+	},
+	New: func() commandOptions { return &runOptions{} },
 }
 
 // stringList is a repeatable flag.
@@ -428,19 +427,7 @@ func resolvePlan(profile, file string) (*runner.Plan, error) {
 	return runner.BuiltinPlan(profile)
 }
 
-// runDeps are what a run needs from outside: tests replace them.
-type runDeps struct {
-	SimSelf    []string                    // runs this program's sim subcommand (default [os.Executable(), "sim"])
-	SimEnv     [][2]string                 // extra environment for simulated processes
-	OpenGPU    func() (gpu.Backend, error) // default gpu.OpenNVML
-	IsTerminal func(io.Writer) bool        // whether stderr is a terminal
-}
-
 func (o *runOptions) run(ctx context.Context, e *env) error {
-	return executeRun(ctx, e, o, runDeps{OpenGPU: gpu.OpenNVML, IsTerminal: isTerminal})
-}
-
-func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error {
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
 		return fmt.Errorf("resolve --out %s: %w", o.Out, err)
@@ -455,19 +442,17 @@ func executeRun(ctx context.Context, e *env, o *runOptions, deps runDeps) error 
 		BallastCmd: o.ballast, Kvctl: o.kvctl, KvcachedSHA: o.KvcachedSHA, Revision: o.Revision, Arm: o.Arm, Leg: o.Leg, KernelLog: o.KernelLog, ExecPrefix: o.prefixes, InstallCmd: o.installs,
 		ContainerGPUs: o.containers, Repeat: o.Repeat, Selection: o.selection(),
 		Version: version, Getenv: e.Getenv, Redact: e.redactor(), Stderr: e.Stderr, Hostname: host, Kill: e.Kill,
+		Terminal: isTerminal(e.Stderr),
 	}
 	r.Timing.Server.ReadyTimeout = o.ReadyTimeout
-	if deps.IsTerminal != nil {
-		r.Terminal = deps.IsTerminal(e.Stderr)
-	}
 	if o.Simulate {
-		cleanup, err := setupSimulation(r, e, o, deps)
+		cleanup, err := setupSimulation(r, e, o)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 	} else {
-		b, err := deps.OpenGPU()
+		b, err := gpu.OpenNVML()
 		if err != nil { // not fatal: the part says, case by case, that it had no GPU
 			fmt.Fprintf(e.Stderr, "ci-report run: no GPU backend: %s\n", text.Inert(err.Error()))
 			b = gpu.Unavailable{Reason: err}
@@ -498,12 +483,8 @@ func interruptExit(cause error) int {
 	return exitInterrupted
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -15,7 +15,7 @@ import (
 // simulated world (CI_REPORT_SIM_DIR, else a temporary one), servers, kvctl
 // and ballast as this program's `sim` subcommands, the simulated GPU, and
 // every wait scaled by CI_REPORT_SIM_TIMESCALE.
-func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cleanup func(), err error) {
+func setupSimulation(r *runner.Runner, e *env, o *runOptions) (cleanup func(), err error) {
 	scale, err := checkSimEnv(e)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions, deps runDeps) (cle
 	if err := sim.NewWorld(dir, world); err != nil {
 		return nil, fmt.Errorf("run --simulate: %w", err)
 	}
-	host, err := simHost(e, deps, dir, scale)
+	host, err := simHost(e, dir, scale)
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +84,12 @@ var simExecutable = os.Executable
 
 // simHost runs the servers, kvctl and ballast as this program's `sim`
 // subcommands in the world dir.
-func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, error) {
-	self := deps.SimSelf
-	if len(self) == 0 {
-		exe, err := simExecutable()
-		if err != nil {
-			return nil, fmt.Errorf("run --simulate: find this program to run its simulator: %w", err)
-		}
-		self = []string{exe, "sim"}
+func simHost(e *env, dir string, scale float64) (*runner.Sim, error) {
+	exe, err := simExecutable()
+	if err != nil {
+		return nil, fmt.Errorf("run --simulate: find this program to run its simulator: %w", err)
 	}
-	s := &runner.Sim{Self: self, Dir: dir}
+	s := &runner.Sim{Self: []string{exe, "sim"}, Dir: dir}
 	s.Env.Set("CI_REPORT_SIM_DIR", dir)
 	// Always set, from e.Getenv: a process would otherwise inherit this
 	// process's environment, not what a caller such as demo asked for.
@@ -102,9 +98,7 @@ func simHost(e *env, deps runDeps, dir string, scale float64) (*runner.Sim, erro
 	for _, k := range []string{"CI_REPORT_SIM_KVCACHED_VERSION", "CI_REPORT_SIM_KVCTL_DELAY", "CI_REPORT_SIM_KVCACHED", "CI_REPORT_SIM_TORCH_ARCH", "CI_REPORT_SIM_CUSTOM_CODE"} {
 		s.Env.Set(k, e.Getenv(k))
 	}
-	for _, kv := range deps.SimEnv {
-		s.Env.Set(kv[0], kv[1])
-	}
+
 	return s, nil
 }
 

@@ -12,14 +12,12 @@ import (
 	"github.com/ovg-project/ci-report/render"
 )
 
-func spliceCommand() command {
-	return command{
-		Name:     "splice",
-		Summary:  "put a rendered section into an issue body between its markers",
-		Usage:    "splice --body FILE|- --name NAME --section FILE [--out FILE]",
-		Examples: []string{"ci-report splice --body body.md --name weekly --section section.md --out body.new.md"},
-		New:      func() commandOptions { return &spliceOptions{} },
-	}
+var spliceCommand = command{
+	Name:     "splice",
+	Summary:  "put a rendered section into an issue body between its markers",
+	Usage:    "splice --body FILE|- --name NAME --section FILE [--out FILE]",
+	Examples: []string{"ci-report splice --body body.md --name weekly --section section.md --out body.new.md"},
+	New:      func() commandOptions { return &spliceOptions{} },
 }
 
 // spliceOptions are the flags of `ci-report splice`.

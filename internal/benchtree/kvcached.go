@@ -39,9 +39,11 @@ type Tree struct {
 	Cases int // server cases over all parts (a multiple of 3 per part reads best)
 }
 
-var phaseSpecs = []struct {
-	name              string
-	prompts, conc, mx int
+// Phases are a server case's request phases: prompts, concurrency and
+// output tokens (testdata/gen writes its trees with them too).
+var Phases = []struct {
+	Name                   string
+	Prompts, Conc, MaxToks int
 }{{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32}, {"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32}}
 
 // partCases is the number of cases of part p: t.Cases spread evenly.
@@ -137,20 +139,20 @@ func (c caseSpec) result() obj {
 	}
 	check("server_ready", true, "")
 	check("prefix_cache_reset", true, "")
-	for k, ph := range phaseSpecs {
+	for k, ph := range Phases {
 		failing := c.fail && k == 1
-		results := make([]any, ph.prompts)
+		results := make([]any, ph.Prompts)
 		for i := range results {
-			results[i] = request(r, ph.name, ph.mx, failing && i >= ph.prompts-3)
+			results[i] = request(r, ph.Name, ph.MaxToks, failing && i >= ph.Prompts-3)
 		}
-		phases = append(phases, kv{ph.name, obj{{"name", ph.name}, {"concurrency", ph.conc}, {"results", results}}})
+		phases = append(phases, kv{ph.Name, obj{{"name", ph.Name}, {"concurrency", ph.Conc}, {"results", results}}})
 	}
-	for k, ph := range phaseSpecs {
+	for k, ph := range Phases {
 		detail := ""
 		if c.fail && k == 1 {
 			detail = "0 ReadTimeout: timed out; 0 ReadTimeout: timed out; 0 ReadTimeout: timed out"
 		}
-		check(ph.name+"_ok", detail == "", detail)
+		check(ph.Name+"_ok", detail == "", detail)
 	}
 	passed := []string{"server_alive_after_load", "clean_exit_on_signal", "no_error_signatures"}
 	if c.kvcached() {

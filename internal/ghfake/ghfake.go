@@ -416,14 +416,6 @@ func (f *Server) fault(r *http.Request) *Fault {
 	return nil
 }
 
-var (
-	reRepo    = regexp.MustCompile(`^/repos/([^/]+/[^/]+)$`)
-	reRun     = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$`)
-	reRuns    = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
-	reCompare = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/compare/([^/]+)$`)
-	reInRep   = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/(issues|pulls|statuses|check-runs|commits)(/.*)?$`)
-)
-
 // payload is what a POST or PATCH may carry.
 type payload struct {
 	Title       *string    `json:"title"`
@@ -461,54 +453,51 @@ func (f *Server) handle(r *http.Request, body []byte) (int, any, answer) {
 			return refusal(http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/rest")
 		}
 	}
-	p := r.URL.Path
-	switch {
-	case p == "/user" && r.Method == http.MethodGet:
+	if r.URL.Path == "/user" && r.Method == http.MethodGet {
 		if f.Login == "" {
 			// What a workflow's GITHUB_TOKEN gets.
 			return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/users/users#get-the-authenticated-user")
 		}
 		return 200, map[string]any{"login": f.Login, "type": "User"}, nil
-	case reRepo.MatchString(p) && r.Method == http.MethodGet:
-		full := reRepo.FindStringSubmatch(p)[1]
-		if full != f.Repo && full != f.runsRepo() {
-			return notFound()
-		}
-		return 200, map[string]any{"id": 1, "name": strings.SplitN(full, "/", 2)[1], "full_name": full, "default_branch": "main", "private": false}, nil
-	case reRun.MatchString(p) && r.Method == http.MethodGet:
-		return f.run(reRun.FindStringSubmatch(p))
-	case reRuns.MatchString(p) && r.Method == http.MethodGet:
-		return f.runs(r, reRuns.FindStringSubmatch(p))
-	case reCompare.MatchString(p) && r.Method == http.MethodGet:
-		return f.compare(r)
 	}
-	m := reInRep.FindStringSubmatch(p)
-	if m == nil || m[1] != f.Repo {
+	// "", "repos", owner, name, then what is asked of the repository.
+	seg := strings.Split(r.URL.Path, "/")
+	if len(seg) < 4 || seg[1] != "repos" || seg[2] == "" || seg[3] == "" {
 		return notFound()
 	}
-	rest := strings.Split(strings.TrimPrefix(m[3], "/"), "/")
-	if m[3] == "" {
-		rest = nil
+	repo, rest, get := seg[2]+"/"+seg[3], seg[4:], r.Method == http.MethodGet
+	switch {
+	case len(rest) == 0 && get && (repo == f.Repo || repo == f.runsRepo()):
+		return 200, map[string]any{"id": 1, "name": seg[3], "full_name": repo, "default_branch": "main", "private": false}, nil
+	case len(rest) == 3 && get && rest[0] == "actions" && rest[1] == "runs":
+		return f.run(repo, rest[2])
+	case len(rest) == 4 && get && rest[0] == "actions" && rest[1] == "workflows" && rest[3] == "runs":
+		return f.runs(r, repo, rest[2])
+	case len(rest) == 2 && get && rest[0] == "compare":
+		return f.compare(repo, rest[1])
+	case len(rest) == 0 || repo != f.Repo:
+		return notFound()
 	}
-	switch m[2] {
+	switch rest[0] {
 	case "issues":
-		return f.issues(r, rest, in)
+		return f.issues(r, rest[1:], in)
 	case "pulls":
-		return f.pull(r, rest)
+		return f.pull(r, rest[1:])
 	case "check-runs":
-		return f.checkRun(r, rest, in)
+		return f.checkRun(r, rest[1:], in)
 	case "commits":
-		return f.commitCheckRuns(r, rest)
+		return f.commitCheckRuns(r, rest[1:])
+	case "statuses":
+		return f.status(r, rest[1:], in)
 	}
-	return f.status(r, rest, in)
+	return notFound()
 }
 
 // compare answers GET .../compare/BASE...HEAD of RunsRepo from Compares,
 // with the fields of GitHub's comparison that post reads and a status.
-func (f *Server) compare(r *http.Request) (int, any, answer) {
-	m := reCompare.FindStringSubmatch(r.URL.Path)
-	n, ok := f.Compares[m[2]]
-	if m[1] != f.runsRepo() || !ok {
+func (f *Server) compare(repo, pair string) (int, any, answer) {
+	n, ok := f.Compares[pair]
+	if repo != f.runsRepo() || !ok {
 		return refusal(http.StatusNotFound, "Not Found", "https://docs.github.com/rest/commits/commits#compare-two-commits")
 	}
 	status := "ahead"
@@ -518,27 +507,27 @@ func (f *Server) compare(r *http.Request) (int, any, answer) {
 	return 200, map[string]any{"status": status, "ahead_by": n, "behind_by": 0, "total_commits": n, "commits": []any{}}, nil
 }
 
-// run answers a workflow run of RunsRepo (m: reRun's match).
-func (f *Server) run(m []string) (int, any, answer) {
-	id, _ := strconv.ParseInt(m[2], 10, 64)
+// run answers a workflow run of RunsRepo.
+func (f *Server) run(repo, num string) (int, any, answer) {
+	id, _ := strconv.ParseInt(num, 10, 64)
 	for _, run := range f.Runs {
-		if m[1] == f.runsRepo() && run.ID == id {
+		if repo == f.runsRepo() && run.ID == id {
 			return 200, run.json(), nil
 		}
 	}
 	return notFound()
 }
 
-// runs lists the runs of a workflow file of RunsRepo (m: reRuns's match),
-// filtered by branch and status.
-func (f *Server) runs(r *http.Request, m []string) (int, any, answer) {
-	if m[1] != f.runsRepo() {
+// runs lists the runs of a workflow file of RunsRepo, filtered by branch
+// and status.
+func (f *Server) runs(r *http.Request, repo, file string) (int, any, answer) {
+	if repo != f.runsRepo() {
 		return notFound()
 	}
 	q := r.URL.Query()
 	var items []any
 	for _, run := range f.Runs {
-		if run.File == m[2] && (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
+		if run.File == file && (q.Get("branch") == "" || q.Get("branch") == run.Branch) && (q.Get("status") == "" || q.Get("status") == run.Status) {
 			items = append(items, run.json())
 		}
 	}
@@ -761,9 +750,7 @@ func (f *Server) status(r *http.Request, rest []string, in payload) (int, any, a
 	if len(rest) != 1 || r.Method != http.MethodPost || !shaRE.MatchString(rest[0]) {
 		return notFound()
 	}
-	switch in.State {
-	case "error", "failure", "pending", "success":
-	default:
+	if !slices.Contains([]string{"error", "failure", "pending", "success"}, in.State) {
 		return 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"}}}, nil
 	}
 	st := Status{SHA: rest[0], State: in.State, Context: in.Context, Description: in.Description, TargetURL: in.TargetURL}

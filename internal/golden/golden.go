@@ -74,18 +74,11 @@ func CheckTree(t testing.TB, dir string, files map[string][]byte) {
 func treeFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	var rels []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	err := fs.WalkDir(os.DirFS(dir), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rels = append(rels, rel)
 		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			rels = append(rels, filepath.ToSlash(rel))
-		}
-		return nil
+		return err
 	})
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatalf("list golden tree %s: %v", dir, err)

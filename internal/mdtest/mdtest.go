@@ -88,16 +88,6 @@ func walk(n ast.Node, visit func(ast.Node) ast.WalkStatus) {
 	})
 }
 
-// segments is the text of a block's lines.
-func segments(lines *gmtext.Segments, src []byte) string {
-	var b strings.Builder
-	for i := 0; i < lines.Len(); i++ {
-		seg := lines.At(i)
-		b.Write(seg.Value(src))
-	}
-	return b.String()
-}
-
 // readTable reads one table's header and rows.
 func readTable(n *east.Table, src []byte) Table {
 	var t Table
@@ -156,7 +146,7 @@ func Fences(src []byte) []Fence {
 		if !ok {
 			return ast.WalkContinue
 		}
-		out = append(out, Fence{Lang: string(f.Language(src)), Text: segments(f.Lines(), src)})
+		out = append(out, Fence{Lang: string(f.Language(src)), Text: string(f.Lines().Value(src))})
 		return ast.WalkSkipChildren
 	})
 	return out
@@ -286,10 +276,8 @@ func (t Table) Strings() [][]string {
 
 // Row is the first body row whose first cell reads first (nil: none).
 func (t Table) Row(first string) []Cell {
-	for _, r := range t.Rows {
-		if len(r) > 0 && r[0].Text == first {
-			return r
-		}
+	if i := slices.IndexFunc(t.Rows, func(r []Cell) bool { return len(r) > 0 && r[0].Text == first }); i >= 0 {
+		return t.Rows[i]
 	}
 	return nil
 }
@@ -399,9 +387,9 @@ func Details(src []byte) []Detail {
 // htmlText is a raw HTML block's lines.
 func htmlText(h *ast.HTMLBlock, src []byte) string {
 	if h.HasClosure() {
-		return segments(h.Lines(), src) + string(h.ClosureLine.Value(src))
+		return string(h.Lines().Value(src)) + string(h.ClosureLine.Value(src))
 	}
-	return segments(h.Lines(), src)
+	return string(h.Lines().Value(src))
 }
 
 // lineStart is the offset of the line where block n starts.

@@ -13,15 +13,17 @@ func ContextReader(ctx context.Context, r io.Reader) io.Reader {
 	if ctx == nil {
 		return r
 	}
-	return &ctxReader{ctx, r}
+	return &ctxIO{ctx: ctx, r: r}
 }
 
-type ctxReader struct {
+// ctxIO is ContextReader's reader and ContextWriter's writer.
+type ctxIO struct {
 	ctx context.Context
 	r   io.Reader
+	w   io.Writer
 }
 
-func (c *ctxReader) Read(b []byte) (int, error) {
+func (c *ctxIO) Read(b []byte) (int, error) {
 	if c.ctx.Err() != nil {
 		return 0, context.Cause(c.ctx)
 	}
@@ -35,15 +37,10 @@ func ContextWriter(ctx context.Context, w io.Writer) io.Writer {
 	if ctx == nil {
 		return w
 	}
-	return &ctxWriter{ctx, w}
+	return &ctxIO{ctx: ctx, w: w}
 }
 
-type ctxWriter struct {
-	ctx context.Context
-	w   io.Writer
-}
-
-func (c *ctxWriter) Write(b []byte) (int, error) {
+func (c *ctxIO) Write(b []byte) (int, error) {
 	if c.ctx.Err() != nil {
 		return 0, context.Cause(c.ctx)
 	}

@@ -18,11 +18,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// A file is opened with O_NONBLOCK (open(2) returns at once, whatever the
-// file is) and the opened handle checked with fstat(2), so no other file can
-// be swapped in between. A part's files go through an os.Root of their
-// directory (OpenIn), which refuses a symbolic link that leaves it.
-
 // ErrNotRegular is the refusal of anything but a regular file.
 var ErrNotRegular = errors.New("not a regular file")
 
@@ -205,7 +200,8 @@ func Size(n int64) string {
 }
 
 // checkRegular returns f when fstat says it is a regular file (or a named
-// pipe, when pipes are allowed), else closes it and says what it is.
+// pipe, when pipes are allowed), else closes it and says what it is. The
+// opened handle is checked, so no other file can be swapped in between.
 func checkRegular(f *os.File, path string, pipes bool) (*os.File, error) {
 	fi, err := f.Stat()
 	if err == nil {

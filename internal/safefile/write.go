@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -129,9 +130,7 @@ func replace(path string, old fs.FileInfo, write func(io.Writer) error) error {
 	if inPlace {
 		err = copyInto(path, old, f)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = cmp.Or(err, f.Close())
 	if err != nil || inPlace {
 		return unwrapPath(err)
 	}
@@ -170,9 +169,7 @@ func copyInto(path string, old fs.FileInfo, tmp *os.File) error {
 			err = out.Sync()
 		}
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = cmp.Or(err, out.Close())
 	return err
 }
 
@@ -184,9 +181,7 @@ func writeThrough(path string, write func(io.Writer) error) error {
 		return err
 	}
 	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = cmp.Or(err, f.Close())
 	return unwrapPath(err)
 }
 
@@ -209,9 +204,7 @@ func Append(path string, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = cmp.Or(err, f.Close())
 	if err != nil {
 		return &WriteError{path, unwrapPath(err)}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/benchtree"
 )
 
 // item is one case of a part's plan: an engine's setup case, a server case,
@@ -133,16 +135,6 @@ func fail(it item, checks ...string) item {
 	return it
 }
 
-// serverPhases are a server case's request phases: prompts, concurrency
-// and output tokens.
-var serverPhases = []struct {
-	name              string
-	prompts, conc, mx int
-}{
-	{"gen_seq", 9, 1, 64}, {"gen_conc", 9, 9, 64}, {"apc_0", 4, 1, 32},
-	{"apc_1", 4, 1, 32}, {"apc_2", 4, 1, 32}, {"apc_conc", 4, 4, 32},
-}
-
 var shutdownChecks = []string{"clean_exit_on_signal", "no_error_signatures"}
 
 var kvcachedShutdownChecks = []string{"kvcached_active", "shm_removed", "socket_dirs_removed"}
@@ -154,18 +146,14 @@ var compareChecks = []string{
 
 // shutdown are the shutdown checks of one server, prefixed as in pairs.
 func shutdown(s srv, prefix string) []string {
-	var out []string
-	for _, c := range shutdownChecks {
-		out = append(out, prefix+c)
-	}
+	names := append(slices.Clone(shutdownChecks), "kvcached_inactive")
 	if s.Layout != "" {
-		for _, c := range kvcachedShutdownChecks {
-			out = append(out, prefix+c)
-		}
-	} else {
-		out = append(out, prefix+"kvcached_inactive")
+		names = append(slices.Clone(shutdownChecks), kvcachedShutdownChecks...)
 	}
-	return out
+	for i := range names {
+		names[i] = prefix + names[i]
+	}
+	return names
 }
 
 // checkNames are the case's checks in the order the runner records them
@@ -176,12 +164,11 @@ func (it item) checkNames() []string {
 		return []string{"install_kvcached"}
 	case "server":
 		out := []string{"server_ready", "prefix_cache_reset"}
-		for _, p := range serverPhases {
-			out = append(out, p.name+"_ok")
+		for _, p := range benchtree.Phases {
+			out = append(out, p.Name+"_ok")
 		}
 		out = append(out, "server_alive_after_load")
-		out = append(out, shutdown(it.S, "")...)
-		out = append(out, "no_gpu_process_left")
+		out = append(append(out, shutdown(it.S, "")...), "no_gpu_process_left")
 		if it.BlockMatched > 0 {
 			out = append(out, "native_block_size_matched")
 		}
@@ -284,13 +271,10 @@ func (it item) checks(r *rng) []obj {
 
 // failedChecks are the names of the case's failed checks, in check order.
 func (it item) failedChecks() []string {
-	var out []string
-	for _, c := range it.checkNames() {
-		if _, ok := it.Fail[c]; ok {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(it.checkNames(), func(c string) bool {
+		_, failed := it.Fail[c]
+		return !failed
+	})
 }
 
 func (it item) ok() bool { return len(it.Fail) == 0 && !it.NotOK }

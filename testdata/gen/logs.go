@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ovg-project/ci-report/internal/benchtree"
 )
 
 // serverFacts are what a server logged, from which both serve.log and its
@@ -123,8 +125,8 @@ func serveLog(s srv, f serverFacts, hostile bool) string {
 func phases(it item, short bool) obj {
 	r := newRNG("phases/" + it.name())
 	out := obj{}
-	for _, spec := range serverPhases {
-		ph, n, maxTok := spec.name, spec.prompts, spec.mx
+	for _, spec := range benchtree.Phases {
+		ph, n, maxTok := spec.Name, spec.Prompts, spec.MaxToks
 		if short {
 			maxTok = 4
 		}
@@ -153,7 +155,7 @@ func phases(it item, short bool) obj {
 				{"latency_s", float64(100+r.intn(4000)) / 1000}, {"error", nil},
 			})
 		}
-		out = append(out, kv{ph, obj{{"name", ph}, {"concurrency", spec.conc}, {"results", results}}})
+		out = append(out, kv{ph, obj{{"name", ph}, {"concurrency", spec.Conc}, {"results", results}}})
 	}
 	return out
 }

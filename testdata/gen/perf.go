@@ -41,7 +41,7 @@ func perfSetup() obj {
 	}
 	conc := obj{}
 	for _, c := range perfConcurrency {
-		conc = append(conc, kv{itoa(c.C), c.Prompts})
+		conc = append(conc, kv{strconv.Itoa(c.C), c.Prompts})
 	}
 	return obj{
 		{"kvcached_sha", shaMain}, {"gpus", h100},
@@ -56,8 +56,6 @@ func perfSetup() obj {
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 type perfPoint struct {
 	tput, ttft, tpot, p99tpot float64
 }
@@ -68,7 +66,7 @@ func point(model, arm string, run, c int) (perfPoint, bool) {
 	if model == "qwen38_27b" && arm == "native" && c == 128 {
 		return perfPoint{}, false
 	}
-	r := newRNG(model + "/" + arm + "/" + itoa(run) + "/" + itoa(c))
+	r := newRNG(model + "/" + arm + "/" + strconv.Itoa(run) + "/" + strconv.Itoa(c))
 	scale := 1.0
 	if model == "qwen38_27b" {
 		scale = 0.31
@@ -94,10 +92,10 @@ func perfSummary() obj {
 			for _, c := range perfConcurrency {
 				p, ok := point(m, arm, run, c.C)
 				if !ok {
-					errs = append(errs, m+" "+arm+" run "+itoa(run)+", concurrency 128: server exited with code 137 during the benchmark (killed by the OOM killer); see perf/"+m+"-"+arm+"-"+itoa(run)+"/serve.log")
+					errs = append(errs, m+" "+arm+" run "+strconv.Itoa(run)+", concurrency 128: server exited with code 137 during the benchmark (killed by the OOM killer); see perf/"+m+"-"+arm+"-"+strconv.Itoa(run)+"/serve.log")
 					continue
 				}
-				o = append(o, kv{"c" + itoa(c.C), obj{
+				o = append(o, kv{"c" + strconv.Itoa(c.C), obj{
 					{"request_throughput", math.Round(p.tput/256*1000) / 1000}, {"output_throughput", p.tput},
 					{"mean_ttft_ms", p.ttft}, {"median_ttft_ms", math.Round(p.ttft*0.93*100) / 100}, {"p99_ttft_ms", math.Round(p.ttft*2.4*100) / 100},
 					{"mean_tpot_ms", p.tpot}, {"median_tpot_ms", math.Round(p.tpot*0.98*100) / 100}, {"p99_tpot_ms", p.p99tpot},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -187,10 +188,7 @@ func (s srv) caseSetup(runID string, port int) obj {
 		dtype = engines[s.Engine].FP8Value
 	}
 	env := pairsObj(s.env())
-	tp := s.TP
-	if tp == 0 {
-		tp = 1
-	}
+	tp := cmp.Or(s.TP, 1)
 	o := obj{
 		{"name", s.name()}, {"engine", s.Engine}, {"model", s.Model}, {"hf_id", m.HF},
 		{"layout", orNull(s.Layout)}, {"tp", tp}, {"kv_cache_dtype", dtype},
@@ -210,11 +208,7 @@ type rng struct{ x uint64 }
 func newRNG(seed string) *rng {
 	h := fnv.New64a()
 	h.Write([]byte(seed))
-	x := h.Sum64()
-	if x == 0 {
-		x = 1
-	}
-	return &rng{x}
+	return &rng{cmp.Or(h.Sum64(), 1)} // xorshift never leaves 0
 }
 
 func (r *rng) next() uint64 {

@@ -79,15 +79,13 @@ func nightlyFail() scenario {
 	}
 }
 
-func nightlyPass() scenario {
-	return scenario{
-		Name:  "nightly-pass",
-		About: "Nightly run, every case passes. vllm is a complete part of this format; sglang is written as the older harness wrote it (no part.json, no cases.jsonl, engine env as [key, value] pairs, JSON with \\u escapes).",
-		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day.Add(24 * time.Hour)},
-			{Dir: "sglang", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4, Mode: modeLegacy, Short: true, EnvPairs: true, Python: true, Items: nightlyItems("sglang"), Start: day.Add(24 * time.Hour)},
-		},
-	}
+var nightlyPass = scenario{
+	Name:  "nightly-pass",
+	About: "Nightly run, every case passes. vllm is a complete part of this format; sglang is written as the older harness wrote it (no part.json, no cases.jsonl, engine env as [key, value] pairs, JSON with \\u escapes).",
+	Parts: []partDef{
+		{Dir: "vllm", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day.Add(24 * time.Hour)},
+		{Dir: "sglang", Profile: "nightly", RunID: "11291200", SHA: shaMain, GPUs: l4, Mode: modeLegacy, Short: true, EnvPairs: true, Python: true, Items: nightlyItems("sglang"), Start: day.Add(24 * time.Hour)},
+	},
 }
 
 func weeklyItems() []item {
@@ -128,15 +126,13 @@ func weeklyPriority() scenario {
 	}
 }
 
-func missingPart() scenario {
-	return scenario{
-		Name:  "missing-part",
-		About: "Nightly run whose vllm part is complete and passing and whose sglang part never uploaded anything: sglang/ is an empty directory (a .gitkeep keeps it in git). Render it as `vllm sglang` (an empty part directory) and as `vllm absent/sglang` (a part named on the command line that does not exist).",
-		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11301200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day},
-		},
-		Extra: map[string]string{"sglang/.gitkeep": ""},
-	}
+var missingPart = scenario{
+	Name:  "missing-part",
+	About: "Nightly run whose vllm part is complete and passing and whose sglang part never uploaded anything: sglang/ is an empty directory (a .gitkeep keeps it in git). Render it as `vllm sglang` (an empty part directory) and as `vllm absent/sglang` (a part named on the command line that does not exist).",
+	Parts: []partDef{
+		{Dir: "vllm", Profile: "nightly", RunID: "11301200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, Items: nightlyItems("vllm"), Start: day},
+	},
+	Extra: map[string]string{"sglang/.gitkeep": ""},
 }
 
 func partialPart() scenario {
@@ -162,38 +158,36 @@ const providerError = "Could not obtain a GPU after 3 attempts:\n" +
 	"  us-central1-b: QUOTA_EXCEEDED NVIDIA_L4_GPUS in project kvcached-ci-4821\n" +
 	"  europe-west4-c: host gpu-runner-7.c.kvcached-ci-4821.internal unreachable\n"
 
-func nothingRan() []scenario {
-	return []scenario{
-		{
-			Name:  "nothing-ran-error",
-			About: "No GPU could be obtained: both part directories hold only error.txt, with provider text (zones, project, host names) that must not reach the comment.",
-			Parts: []partDef{
-				{Dir: "vllm", Mode: modeErrorTxt, ErrorTxt: providerError},
-				{Dir: "sglang", Mode: modeErrorTxt, ErrorTxt: strings.ReplaceAll(providerError, "europe-west4-c", "asia-east1-a")},
-			},
+var nothingRan = []scenario{
+	{
+		Name:  "nothing-ran-error",
+		About: "No GPU could be obtained: both part directories hold only error.txt, with provider text (zones, project, host names) that must not reach the comment.",
+		Parts: []partDef{
+			{Dir: "vllm", Mode: modeErrorTxt, ErrorTxt: providerError},
+			{Dir: "sglang", Mode: modeErrorTxt, ErrorTxt: strings.ReplaceAll(providerError, "europe-west4-c", "asia-east1-a")},
 		},
-		{
-			Name:  "nothing-ran-zero",
-			About: "Both parts finished with zero cases (a --cases glob that matched nothing): complete parts whose summary.json has an empty cases array.",
-			Parts: []partDef{
-				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeZero, Start: day},
-				{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeZero, Start: day},
-			},
+	},
+	{
+		Name:  "nothing-ran-zero",
+		About: "Both parts finished with zero cases (a --cases glob that matched nothing): complete parts whose summary.json has an empty cases array.",
+		Parts: []partDef{
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeZero, Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeZero, Start: day},
 		},
-		{
-			Name:  "nothing-ran-unfinished",
-			About: "Both runners were killed during their first case: part.json (complete: false, with planned) and setup.json, the first case's server directory, no summary.json and no cases.jsonl.",
-			Parts: []partDef{
-				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeUnfinished, Items: nightlyItems("vllm"), Start: day},
-				{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeUnfinished, Items: nightlyItems("sglang"), Start: day},
-			},
+	},
+	{
+		Name:  "nothing-ran-unfinished",
+		About: "Both runners were killed during their first case: part.json (complete: false, with planned) and setup.json, the first case's server directory, no summary.json and no cases.jsonl.",
+		Parts: []partDef{
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeUnfinished, Items: nightlyItems("vllm"), Start: day},
+			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeUnfinished, Items: nightlyItems("sglang"), Start: day},
 		},
-		{
-			Name:  "nothing-ran-empty",
-			About: "An artifact root with no part directories at all (only nvidia-smi.txt): the GPU job uploaded nothing.",
-			Extra: map[string]string{"nvidia-smi.txt": nvidiaSMI("NVIDIA L4", "23034MiB")},
-		},
-	}
+	},
+	{
+		Name:  "nothing-ran-empty",
+		About: "An artifact root with no part directories at all (only nvidia-smi.txt): the GPU job uploaded nothing.",
+		Extra: map[string]string{"nvidia-smi.txt": nvidiaSMI("NVIDIA L4", "23034MiB")},
+	},
 }
 
 // unicodeDetail is a detail of more than 300 code points in CJK, emoji (with
@@ -344,59 +338,55 @@ func corrupt(path, old, new string, n int) {
 	writeFile(path, []byte(strings.Replace(string(b), old, new, n)))
 }
 
-func malformed() scenario {
-	return scenario{
-		Name: "malformed",
-		About: "Nightly run with damaged files. vllm: setup.json has `\"tp\": \"1\"` (a string) in its first case, so the part contributes no setup; cases.jsonl has a line that is not JSON and a line whose `ok` is a string, between whole lines. " +
-			"sglang: summary.json is cut in the middle (unparsable) while part.json says complete: true and cases.jsonl has every case.",
-		Parts: []partDef{
-			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("vllm"), Start: day},
-			{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("sglang"), Start: day},
-		},
-		Writer: func(root string) {
-			corrupt(filepath.Join(root, "vllm", "setup.json"), `"tp": 1,`, `"tp": "1",`, 1)
-			corrupt(filepath.Join(root, "vllm", "cases.jsonl"), "\n{\"name\":\"vllm-qwen05b-kv_c0\",\"ok\":true,",
-				"\nthis line is not JSON\n{\"name\":\"vllm-qwen05b-kv_c0\",\"ok\":\"true\",", 1)
-			sum := filepath.Join(root, "sglang", "summary.json")
-			b, err := os.ReadFile(sum)
-			if err != nil {
-				panic(err)
-			}
-			writeFile(sum, b[:len(b)/2])
-		},
-	}
+var malformed = scenario{
+	Name: "malformed",
+	About: "Nightly run with damaged files. vllm: setup.json has `\"tp\": \"1\"` (a string) in its first case, so the part contributes no setup; cases.jsonl has a line that is not JSON and a line whose `ok` is a string, between whole lines. " +
+		"sglang: summary.json is cut in the middle (unparsable) while part.json says complete: true and cases.jsonl has every case.",
+	Parts: []partDef{
+		{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("vllm"), Start: day},
+		{Dir: "sglang", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: nightlyItems("sglang"), Start: day},
+	},
+	Writer: func(root string) {
+		corrupt(filepath.Join(root, "vllm", "setup.json"), `"tp": 1,`, `"tp": "1",`, 1)
+		corrupt(filepath.Join(root, "vllm", "cases.jsonl"), "\n{\"name\":\"vllm-qwen05b-kv_c0\",\"ok\":true,",
+			"\nthis line is not JSON\n{\"name\":\"vllm-qwen05b-kv_c0\",\"ok\":\"true\",", 1)
+		sum := filepath.Join(root, "sglang", "summary.json")
+		b, err := os.ReadFile(sum)
+		if err != nil {
+			panic(err)
+		}
+		writeFile(sum, b[:len(b)/2])
+	},
 }
 
 // mixed are trees that merge must refuse without --allow-mixed.
-func mixed() []scenario {
-	return []scenario{
-		{
-			Name:  "mixed-profile",
-			About: "Two parts of different profiles (vllm: nightly, sglang: weekly): merging them is an error that names both parts.",
-			Parts: []partDef{
-				{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
-				{Dir: "sglang", Profile: "weekly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("sglang"), server("sglang", "qwen05b", "c1")}, Start: day},
-			},
+var mixed = []scenario{
+	{
+		Name:  "mixed-profile",
+		About: "Two parts of different profiles (vllm: nightly, sglang: weekly): merging them is an error that names both parts.",
+		Parts: []partDef{
+			{Dir: "vllm", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
+			{Dir: "sglang", Profile: "weekly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("sglang"), server("sglang", "qwen05b", "c1")}, Start: day},
 		},
-		{
-			Name:  "duplicate-case",
-			About: "Three shards of one nightly run. shard-1 and shard-2 both ran vllm-qwen05b-kv_c1 (shard-2's failed): an error naming both parts, unless --allow-mixed keeps both. vllm-setup repeats in all three, which is allowed; shard-3's failed (so its planned vllm-qwen35_4b-kv_c1 never ran, though the part is complete).",
-			Parts: []partDef{
-				{Dir: "shard-1", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
-				{Dir: "shard-2", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
-					setupCase("vllm"),
-					fail(server("vllm", "qwen05b", "c1"), "server_ready", "not ready after 1800 s; the process group exited with status 1")}, Start: day},
-				{Dir: "shard-3", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
-					fail(setupCase("vllm"), "install_kvcached", "pip exited 1: ERROR: No matching distribution found for kvcached==0.1.7"),
-					{Kind: "server", S: srv{Engine: "vllm", Model: "qwen35_4b", Layout: "c1", TP: 1}, Absent: true}}, Start: day},
-			},
+	},
+	{
+		Name:  "duplicate-case",
+		About: "Three shards of one nightly run. shard-1 and shard-2 both ran vllm-qwen05b-kv_c1 (shard-2's failed): an error naming both parts, unless --allow-mixed keeps both. vllm-setup repeats in all three, which is allowed; shard-3's failed (so its planned vllm-qwen35_4b-kv_c1 never ran, though the part is complete).",
+		Parts: []partDef{
+			{Dir: "shard-1", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{setupCase("vllm"), server("vllm", "qwen05b", "c1")}, Start: day},
+			{Dir: "shard-2", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
+				setupCase("vllm"),
+				fail(server("vllm", "qwen05b", "c1"), "server_ready", "not ready after 1800 s; the process group exited with status 1")}, Start: day},
+			{Dir: "shard-3", Profile: "nightly", RunID: "11281200", SHA: shaMain, GPUs: l4, Mode: modeComplete, Short: true, NoDirs: true, Items: []item{
+				fail(setupCase("vllm"), "install_kvcached", "pip exited 1: ERROR: No matching distribution found for kvcached==0.1.7"),
+				{Kind: "server", S: srv{Engine: "vllm", Model: "qwen35_4b", Layout: "c1", TP: 1}, Absent: true}}, Start: day},
 		},
-	}
+	},
 }
 
 func scenarios() []scenario {
-	out := []scenario{nightlyFail(), nightlyPass(), weeklyPriority(), missingPart(), partialPart(), malformed()}
-	out = append(out, mixed()...)
-	out = append(out, nothingRan()...)
+	out := []scenario{nightlyFail(), nightlyPass, weeklyPriority(), missingPart, partialPart(), malformed}
+	out = append(out, mixed...)
+	out = append(out, nothingRan...)
 	return append(out, manyFailures(), pr(), perf(), acceptance())
 }
