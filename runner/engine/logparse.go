@@ -278,20 +278,24 @@ func intMatch(re *regexp.Regexp, line string) (int64, bool) {
 	return v, err == nil
 }
 
-// failure keeps the line's failure signature if it outranks Match, and
+// failure keeps the line's failure signature if it outranks Match or is
+// Match's and later (FindSignature), and
 // returns the name of the first signature the line matches while the
 // excerpt still looks for its line ("" for none).
 func (s *logScanner) failure(line string) string {
-	upTo := s.best
-	if !s.HasExcerpt {
-		upTo = len(Signatures)
+	upTo, prev := len(Signatures), s.best
+	if s.HasExcerpt {
+		upTo = min(prev+1, len(Signatures))
 	}
 	i := signatureIn(line, upTo)
-	if i == upTo {
+	if i == upTo || i == len(Signatures) {
 		return ""
 	}
-	if i < s.best {
+	if i <= prev {
 		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
+	}
+	if s.HasExcerpt && i == prev {
+		return ""
 	}
 	return Signatures[i].Name
 }

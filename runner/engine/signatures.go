@@ -403,17 +403,19 @@ type SignatureMatch struct {
 
 // FindSignature reads r line by line (any length; each line's first 64 KiB
 // are looked at, as ScanLog's line patterns) and returns the match of
-// highest precedence (the earliest entry of Signatures; the first line for
-// it); ok is false when no line matched. A read error ends the search with
+// highest precedence (the earliest entry of Signatures; the last line for
+// it: a Python traceback prints each frame's source line, which may hold
+// the family's words, before the exception's own message, which comes
+// last); ok is false when no line matched. A read error ends the search with
 // what was found so far, and is returned.
 func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
 	best := len(Signatures)
 	err = readLines(r, 0, nil, func(_ int64, head []byte) bool {
 		line := strings.ToValidUTF8(string(head), "\uFFFD")
-		if i := signatureIn(line, best); i < best {
+		if i := signatureIn(line, min(best+1, len(Signatures))); i <= best && i < len(Signatures) {
 			best, m = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}
 		}
-		return best > 0
+		return true
 	})
 	return m, best < len(Signatures), err
 }
