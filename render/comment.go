@@ -38,6 +38,14 @@ const (
 	squeezeSubject = 200
 )
 
+// cut is n under squeeze, else no cut.
+func (p plan) cut(n int) int {
+	if p.squeeze {
+		return n
+	}
+	return 1 << 30
+}
+
 // budgetLevels are the comment's plans, loosest first (docs/render.md §7).
 var budgetLevels = []plan{
 	{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
@@ -136,16 +144,12 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	out := make([][]string, 0, len(rows))
 	for _, g := range rows {
 		c := g.first()
-		cut := 1 << 30
-		if p.squeeze {
-			cut = squeezeName
-		}
 		class := classCell(c, p)
 		if c.Class == collect.ClassInfra {
 			// the machine's fault names the machine: `infra on gpu-3: …`
 			class = strings.Replace(class, collect.ClassInfra, collect.ClassInfra+text.Plain(r.hostOf(c.Part)), 1)
 		}
-		row := []string{r.caseCell(g, cut), r.failedChecks(w, c, p), class}
+		row := []string{r.caseCell(g, p.cut(squeezeName)), r.failedChecks(w, c, p), class}
 		if r.classless() {
 			row = row[:2]
 		}
@@ -217,11 +221,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	shown, used := 0, 0
 	for _, i := range roots {
 		ch := c.Checks[i]
-		name := ch.Name
-		if p.squeeze {
-			name = text.Cut(name, 100)
-		}
-		s := text.CodeCell(name)
+		s := text.CodeCell(text.Cut(ch.Name, p.cut(100)))
 		if s == "" {
 			s = text.Plain(unnamedCheck)
 		}
@@ -366,10 +366,6 @@ func withDigest(comment *string, digest string, err error) error {
 
 func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p plan) (string, error) {
 	w := &writer{}
-	subjectCut := 1 << 30
-	if p.squeeze {
-		subjectCut = squeezeSubject
-	}
 	machine := ""
 	if !r.importedTests() {
 		machine = machineLine(r.setupGPUs(), r.partDisplays())
@@ -407,7 +403,7 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	out := w.t("comment", map[string]any{
 		"Marker":      r.commentMarker(),
 		"Header":      r.header(verdict),
-		"RunLine":     r.runLine(w, subjectCut),
+		"RunLine":     r.runLine(w, p.cut(squeezeSubject)),
 		"MachineLine": machine,
 		"Blocks":      blocks,
 		"SetupBlock":  prBlock,

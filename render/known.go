@@ -151,10 +151,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			if len(rows) == maxKnownRows {
 				continue
 			}
-			name, check := c.Label(), ch.Name
-			if p.squeeze {
-				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
-			}
+			name, check := text.Cut(c.Label(), p.cut(squeezeName)), text.Cut(ch.Name, p.cut(100))
 			ki := r.rep.KnownIssues[k.Issue]
 			issue := w.t("known_issue_cell", map[string]any{"Link": knownLink(ki.URL), "Inferred": ki.Inferred})
 			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), issue})

@@ -86,9 +86,9 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	w := &writer{}
 	ps := r.perfSetup()
 	sum := r.rep.Perf.Summary
-	subjectCut, rowCap, modelCut := 1<<30, 1<<30, 200
+	rowCap, modelCut := p.cut(perfSqueezeRows), 200
 	if p.squeeze {
-		subjectCut, rowCap, modelCut = squeezeSubject, perfSqueezeRows, 60
+		modelCut = 60
 	}
 	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
@@ -113,7 +113,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	out := w.t("perf_comment", map[string]any{
 		"Marker":      r.commentMarker(),
 		"Header":      r.header(verdict),
-		"RunLine":     r.runLine(w, subjectCut),
+		"RunLine":     r.runLine(w, p.cut(squeezeSubject)),
 		"MachineLine": machine,
 		"Blocks":      blocks,
 		"LogsLine":    r.logsLine(w),
@@ -317,16 +317,5 @@ func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) str
 }
 
 func perfModelLink(p sectionPlan, m collect.PerfModel) string {
-	hf := m.HFID
-	if p.cutText > 0 {
-		hf = text.Cut(hf, p.cutText)
-	}
-	code := text.CodeCell(hf)
-	if m.Revision == nil || *m.Revision == "" {
-		return code
-	}
-	if !isHex(*m.Revision) || !safeURLPath(m.HFID) {
-		return code + " @ " + text.Plain(ShortSHA(*m.Revision))
-	}
-	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*m.Revision), m.HFID, *m.Revision)
+	return revisionLink(text.CodeCell(p.cut(m.HFID, 1)), m.HFID, m.Revision)
 }

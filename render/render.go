@@ -299,22 +299,14 @@ func (r *renderer) partLines(w *writer) string {
 				"Selection": text.Code(text.Cut(p.Selection, partReasonCut)), "Faults": text.Code(text.Cut(p.Faults, partReasonCut))}))
 		}
 	}
-	parts := r.unfinishedParts()
-	for i, p := range parts {
-		if i == maxPartLines {
-			lines = append(lines, w.t("parts_more", len(parts)-i))
-			break
+	lines = append(lines, capList(r.unfinishedParts(), maxPartLines, func(p merge.PartStatus) string {
+		data := map[string]any{"Display": text.Plain(text.Cut(partDisplay(p), partNameCut)), "Missed": p.Missed(), "Job": r.jobURL(p.Display),
+			"Ran": p.Ran, "Planned": p.Planned, "Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}
+		if p.Status == merge.StatusMissing {
+			return w.t("part_missing", data)
 		}
-		display := text.Plain(text.Cut(partDisplay(p), partNameCut))
-		switch p.Status {
-		case merge.StatusMissing:
-			lines = append(lines, w.t("part_missing", map[string]any{"Display": display, "Missed": p.Missed(), "Job": r.jobURL(p.Display),
-				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
-		case merge.StatusPartial:
-			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned,
-				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
-		}
-	}
+		return w.t("part_partial", data)
+	}, func(n int) string { return w.t("parts_more", n) })...)
 	return strings.Join(lines, "\n")
 }
 
@@ -336,15 +328,9 @@ func (r *renderer) problems(w *writer) string {
 	if len(probs) == 0 {
 		return ""
 	}
-	lines := []string{w.t("problems_head", len(probs))}
-	for i, msg := range probs {
-		if i == maxProblems {
-			lines = append(lines, w.t("problems_more", len(probs)-i))
-			break
-		}
-		lines = append(lines, "- "+text.Plain(text.Cut(msg.String(), problemCut)))
-	}
-	return strings.Join(lines, "\n")
+	lines := capList(probs, maxProblems, func(p collect.Problem) string { return "- " + text.Plain(text.Cut(p.String(), problemCut)) },
+		func(n int) string { return w.t("problems_more", n) })
+	return w.t("problems_head", len(probs)) + "\n" + strings.Join(lines, "\n")
 }
 
 // noFailedCase replaces the failed-cases table when no case failed or was

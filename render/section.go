@@ -84,18 +84,20 @@ var errOverBudget = errors.New("over the section budget")
 // whatever its cells hold: a row is at least "|" and " |" a cell, newlines between.
 func tableOver(rows, cells int) bool { return rows*(2*cells+2)-1 > SectionBudget }
 
-// st cuts free text from setup.json under the plan, then escapes it.
-func (p sectionPlan) st(s string) string {
+// cut cuts free text from setup.json under the plan: to cutText code
+// points, times k.
+func (p sectionPlan) cut(s string, k int) string {
 	if p.cutText > 0 {
-		s = text.Cut(s, p.cutText)
+		return text.Cut(s, p.cutText*k)
 	}
-	return text.Plain(s)
+	return s
 }
 
+// st cuts free text from setup.json under the plan, then escapes it.
+func (p sectionPlan) st(s string) string { return text.Plain(p.cut(s, 1)) }
+
 func (p sectionPlan) code(s string, inCell bool) string {
-	if p.cutText > 0 {
-		s = text.Cut(s, p.cutText*4)
-	}
+	s = p.cut(s, 4)
 	if inCell {
 		return text.CodeCell(s)
 	}
@@ -455,11 +457,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 	rows := make([][]string, len(cases))
 	for i := range cases {
 		c := &cases[i]
-		hf := c.HFID
-		if p.cutText > 0 {
-			hf = text.Cut(hf, p.cutText)
-		}
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(p.cut(c.HFID, 1)), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
 			text.Plain(kvDtype(c.KVCacheDtype)), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
