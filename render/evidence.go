@@ -228,7 +228,7 @@ func (r *renderer) verdictLine(ac *armCase) string {
 	}
 	for j, a := range r.opts.Arms {
 		if e, has := r.opts.Expect[a]; has && !merge.Meets(ac.at(j), e) {
-			return line + text.Plain("; expected: "+r.expectWords()+".")
+			return line + text.Plain("; expected: "+r.rep.Arms.Words()+".")
 		}
 	}
 	return line + ", as expected."

@@ -113,7 +113,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	// expectation judges.
 	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
 		WithKnownIssues(opts.KnownIssues).
-		WithArmExpectations(r.opts.armExpectations())
+		WithArmExpectations(merge.ArmExpectations{Arms: r.opts.Arms, Expect: r.opts.Expect})
 	r.ownNames()
 	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
