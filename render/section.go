@@ -192,41 +192,26 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 	if p.summarizePairs {
 		blocks = append(blocks, w.t("pairs_summary", len(k.Entries)))
 	} else {
-		header := []string{"case"}
-		if gpu {
-			header = append(header, "GPU")
-		}
-		if layers {
-			header = append(header, "layers")
-		}
-		roles := make([]string, servers)
+		header := append([]string{"case", "GPU", "layers"}, make([]string, servers)...) // a server's column is named by its role
 		rows := make([][]string, len(k.Entries))
 		for i := range k.Entries {
 			e := &k.Entries[i]
-			row := []string{p.st(e.Name)}
-			if gpu {
-				row = append(row, p.st(e.GPU))
+			ls := make([]string, len(e.Layers))
+			for j, l := range e.Layers {
+				ls[j] = p.st(l)
 			}
-			if layers {
-				ls := make([]string, len(e.Layers))
-				for j, l := range e.Layers {
-					ls[j] = p.st(l)
-				}
-				row = append(row, strings.Join(ls, ", "))
-			}
+			rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(ls, ", ")}
 			for j := range servers {
 				cell := ""
 				if j < len(e.Servers) {
 					cell = r.serverCell(p, &e.Servers[j].CaseSetup)
-					if roles[j] == "" {
-						roles[j] = p.st(e.Servers[j].Role)
-					}
+					header[3+j] = cmp.Or(header[3+j], p.st(e.Servers[j].Role))
 				}
-				row = append(row, cell)
+				rows[i] = append(rows[i], cell)
 			}
-			rows[i] = row
 		}
-		blocks = append(blocks, r.fold(w, "fold_cases", len(k.Entries), w.mdTable(append(header, roles...), rows)))
+		header, rows = withoutColumns(header, rows, map[int]bool{1: !gpu, 2: !layers})
+		blocks = append(blocks, r.fold(w, "fold_cases", len(k.Entries), w.mdTable(header, rows)))
 	}
 	lead := "each_case"
 	if servers > 1 {
@@ -296,10 +281,7 @@ func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var rows [][]string
-	withSets := slices.ContainsFunc(s.Engines.Keys(), func(k string) bool {
-		e, _ := s.Engines.Get(k)
-		return e.Expectations != nil
-	})
+	withSets := false
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)
@@ -313,24 +295,36 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
 		}
-		row := []string{p.st(EngineDisplay(r.rep.Setup, k)), strings.TrimSpace(image), strings.Join(versions, ", ")}
-		if withSets {
-			cell := "none picked"
-			if x := e.Expectations; x != nil {
-				cell = p.code(x.Set, true)
-				if x.Provisional {
-					cell += ", provisional"
-				}
-				cell += " (" + p.st(text.Cut(x.Why, 200)) + ")"
+		set := "none picked"
+		if x := e.Expectations; x != nil {
+			withSets = true
+			set = p.code(x.Set, true)
+			if x.Provisional {
+				set += ", provisional"
 			}
-			row = append(row, cell)
+			set += " (" + p.st(text.Cut(x.Why, 200)) + ")"
 		}
-		rows = append(rows, row)
+		rows = append(rows, []string{p.st(EngineDisplay(r.rep.Setup, k)), strings.TrimSpace(image), strings.Join(versions, ", "), set})
 	}
-	if withSets {
-		return w.mdTable([]string{"engine", "image", "versions", "expectations"}, rows)
+	return w.mdTable(withoutColumns([]string{"engine", "image", "versions", "expectations"}, rows, map[int]bool{3: !withSets}))
+}
+
+// withoutColumns is the table of header and rows without the columns i
+// that drop[i] holds.
+func withoutColumns(header []string, rows [][]string, drop map[int]bool) ([]string, [][]string) {
+	keep := func(cells []string) []string {
+		var out []string
+		for i, c := range cells {
+			if !drop[i] {
+				out = append(out, c)
+			}
+		}
+		return out
 	}
-	return w.mdTable([]string{"engine", "image", "versions"}, rows)
+	for i := range rows {
+		rows[i] = keep(rows[i])
+	}
+	return keep(header), rows
 }
 
 // versionName is how a version key is shown (docs/render.md §4.3): `CUDA`
