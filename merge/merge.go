@@ -188,8 +188,7 @@ func partStatusOf(p *collect.Part) PartStatus {
 		ps.Setup = p.Setup.Properties
 	}
 	if p.Deselected != nil {
-		n := *p.Deselected
-		ps.Deselected = &n
+		ps.Deselected = new(*p.Deselected)
 	}
 	if p.Meta != nil {
 		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt

@@ -178,17 +178,13 @@ func (r *renderer) failedHeader(cols []string) []string {
 	return head
 }
 
-// classless reports whether every case of the failed-cases table failed
+// noClass reports whether every case of the failed-cases table failed
 // unclassified (docs/render.md §3.4), as a harness that writes no class
-// gives them: the table then has no class column.
-func (r *renderer) classless() bool {
-	if r.noClass == nil {
-		none := !slices.ContainsFunc(r.rep.Cases, func(c merge.Case) bool {
-			return !c.Evidence && (c.NotRun || c.Failed() && caseClass(&c) != collect.ClassUnclassified)
-		})
-		r.noClass = &none
-	}
-	return *r.noClass
+// gives them: the table then has no class column (renderer.classless).
+func (r *renderer) noClass() bool {
+	return !slices.ContainsFunc(r.rep.Cases, func(c merge.Case) bool {
+		return !c.Evidence && (c.NotRun || c.Failed() && caseClass(&c) != collect.ClassUnclassified)
+	})
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its

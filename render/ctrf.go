@@ -124,8 +124,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	}
 	res.Summary.Start, res.Summary.Stop = span(rep.Parts)
 	if res.Summary.Start > 0 && res.Summary.Stop >= res.Summary.Start {
-		d := res.Summary.Stop - res.Summary.Start
-		res.Summary.Duration = &d
+		res.Summary.Duration = new(res.Summary.Stop - res.Summary.Start)
 	}
 	res.Environment = &ctrfEnvironment{
 		ReportName: r.cfg.Title(r.profile), BuildID: opts.RunID, BuildURL: opts.RunURL, Commit: r.sha(),

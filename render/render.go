@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -63,13 +64,10 @@ type renderer struct {
 	ix       *setupIndex
 	hist     *historyIndex // earlier runs, nil without any
 	charts   []chart       // the failed cases' charts (docs/render.md §3.9)
-	// ms are the cases' measures and msProblems those that could not be
-	// read, once msRead (renderer.measures).
-	ms         map[*merge.Case]collect.Measures
-	msProblems []string
-	msRead     bool
-	noClass    *bool           // caches classless
-	names      map[string]bool // caches caseNames
+	// Worked out once, when first asked for (newRenderer).
+	measures  func() (map[*merge.Case]collect.Measures, []string)
+	classless func() bool
+	caseNames func() map[string]bool
 }
 
 // shapesOnly is the redactor of options without a secret set: the token
@@ -115,6 +113,7 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		WithKnownIssues(opts.KnownIssues).
 		WithArmExpectations(merge.ArmExpectations{Arms: r.opts.Arms, Expect: r.opts.Expect})
 	r.ownNames()
+	r.measures, r.classless, r.caseNames = sync.OnceValues(r.readMeasures), sync.OnceValue(r.noClass), sync.OnceValue(r.names)
 	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
