@@ -178,7 +178,7 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 		}
 		shown++
 		head := "Metrics of " + text.CodeCell(text.Cut(c.Label(), 200))
-		if hasArm(tables, baseline) {
+		if slices.ContainsFunc(tables, func(t *metricTable) bool { return slices.Contains(t.arms, baseline) }) {
 			head += " against " + text.Plain(baseline)
 		} else {
 			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
@@ -194,10 +194,6 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 		b = append(b, fmt.Sprintf("And %d more cases with arm metrics.", more))
 	}
 	return strings.Join(b, "\n\n"), problems
-}
-
-func hasArm(tables []*metricTable, arm string) bool {
-	return slices.ContainsFunc(tables, func(t *metricTable) bool { return slices.Contains(t.arms, arm) })
 }
 
 // plainMetricsBlock is the table of metrics without an arm (docs/render.md

@@ -58,16 +58,6 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 	return w.t("skipped", map[string]any{"List": strings.Join(items, ", "), "More": more})
 }
 
-// skippedItem is one case of a Skipped line: its label and, unless
-// reasonCut is 0, its reason.
-func skippedItem(c *merge.Case, nameCut, reasonCut int, esc func(s string, n int) string) string {
-	s := esc(c.Label(), nameCut)
-	if reasonCut > 0 {
-		s += " (" + esc(c.SkipReason, reasonCut) + ")"
-	}
-	return s
-}
-
 // skippedSection is the section's list of the skipped cases and why
 // (docs/render.md §4.9); "" for none.
 func (r *renderer) skippedSection(w *writer, p sectionPlan) string {
@@ -102,8 +92,8 @@ func textSkipped(rep *merge.Report) string {
 		return ""
 	}
 	items := make([]string, len(skipped))
-	for i := range skipped {
-		items[i] = skippedItem(&skipped[i], skippedNameCut, detailCut, termText)
+	for i, c := range skipped {
+		items[i] = termText(c.Label(), skippedNameCut) + " (" + termText(c.SkipReason, detailCut) + ")"
 	}
 	return "Skipped: " + strings.Join(items, ", ") + "\n"
 }
