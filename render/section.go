@@ -375,18 +375,14 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 			bullet = w.t("engine_bullet_unknown", p.st(EngineDisplay(r.rep.Setup, k)))
 		}
 		lines = append(lines, bullet)
-		if len(kv) > 0 {
-			shared, varying := envSplit(kv, &e.Env.Ordered)
-			lines = append(lines, w.t("product_bullet", map[string]string{
-				"Product": text.Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
-				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
-			}))
-		}
-		if len(native) > 0 {
-			shared, varying := envSplit(native, &e.Env.Ordered)
-			lines = append(lines, w.t("native_bullet", map[string]string{
-				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
-			}))
+		for i, cases := range [][]*collect.CaseSetup{kv, native} {
+			if len(cases) > 0 {
+				shared, varying := envSplit(cases, &e.Env.Ordered)
+				lines = append(lines, w.t([]string{"product_bullet", "native_bullet"}[i], map[string]string{
+					"Product": text.Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
+					"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
+				}))
+			}
 		}
 	}
 	return strings.Join(lines, "\n")
