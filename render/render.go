@@ -379,6 +379,9 @@ func (r *renderer) partDisplays() []string {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// plainCut is s cut to n code points and escaped for Markdown.
+func plainCut(s string, n int) string { return text.Plain(text.Cut(s, n)) }
+
 // appendSome appends the non-empty ones of ss to dst.
 func appendSome(dst []string, ss ...string) []string {
 	for _, s := range ss {

@@ -40,18 +40,17 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 		return ""
 	}
 	nameCut, reasonCut := squeezeCut(p, skippedNameCut), min(p.detail, skipReasonCut)
-	esc := func(s string, n int) string { return text.Plain(text.Cut(s, n)) }
 	groups := skipGroups(skipped)
 	items := make([]string, 0, min(len(groups), maxSkipped))
 	more := len(skipped)
 	for _, g := range groups[:min(len(groups), maxSkipped)] {
 		more -= len(g.cases)
-		s := esc(g.cases[0].Label(), nameCut)
+		s := plainCut(g.cases[0].Label(), nameCut)
 		if len(g.cases) > 1 {
 			s = text.Commas(int64(len(g.cases))) + " cases"
 		}
 		if reasonCut > 0 {
-			s += " (" + esc(g.reason, reasonCut) + ")"
+			s += " (" + plainCut(g.reason, reasonCut) + ")"
 		}
 		items = append(items, s)
 	}
