@@ -143,10 +143,7 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 		rows = append(rows, row)
 	}
 	title := text.CodeCell(text.Cut(t.name, measureName))
-	var about []string
-	if t.unit != "" {
-		about = append(about, text.Plain(text.Cut(t.unit, measureName)))
-	}
+	about := appendSome(nil, plainCut(t.unit, measureName))
 	if t.better != "" {
 		about = append(about, t.better+" is better")
 	}

@@ -82,14 +82,8 @@ func machineLine(gpus []collect.GPU, parts []string) string {
 	line := GPULine(gpus)
 	if len(parts) > 1 {
 		// At most maxMachineParts names: the comment's budget plans for it.
-		names := make([]string, 0, min(len(parts), maxMachineParts+1))
-		for i, p := range parts {
-			if i == maxMachineParts {
-				names = append(names, fmt.Sprintf("%d other parts'", len(parts)-i))
-				break
-			}
-			names = append(names, text.Plain(text.Cut(p, partNameCut)))
-		}
+		names := capList(parts, maxMachineParts, func(p string) string { return plainCut(p, partNameCut) },
+			func(n int) string { return fmt.Sprintf("%d other parts'", n) })
 		line += "; the " + strings.Join(names, " and ") + " cases run at the same time, one GPU each"
 	}
 	return line
