@@ -344,7 +344,7 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
-	r.charts = chartsOf(rowFirsts(rows), r.ix)
+	r.charts = chartsOf(rows, r.ix)
 	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, rows, func(p plan) (string, error) {
 		return r.comment(verdict, rows, prBlock, p)
 	})
@@ -388,7 +388,7 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		blocks = appendSome(blocks, r.shrinkingLine(w), r.closestCalls(w))
 	}
 	shown := rows[:min(len(rows), maxFailedRows)]
-	if j := r.jobLine(w, rowMembers(shown)); j != "" && !p.squeeze {
+	if j := r.jobLine(w, shown); j != "" && !p.squeeze {
 		blocks = append(blocks, j)
 	}
 	if p.excerpts {

@@ -171,26 +171,6 @@ func rowCases(rows []caseRow) int {
 	return n
 }
 
-// rowFirsts are the cases that stand for rows, in row order.
-func rowFirsts(rows []caseRow) []merge.Case {
-	out := make([]merge.Case, len(rows))
-	for i, g := range rows {
-		out[i] = *g.first()
-	}
-	return out
-}
-
-// rowMembers are every case of rows, in row order.
-func rowMembers(rows []caseRow) []merge.Case {
-	var out []merge.Case
-	for _, g := range rows {
-		for _, c := range g.cases {
-			out = append(out, *c)
-		}
-	}
-	return out
-}
-
 // caseCell names a row's cases, escaped; the not-run cases of a part that
 // did not finish at all say so first (docs/render.md §3.4).
 func (r *renderer) caseCell(g caseRow, cut int) string {

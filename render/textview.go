@@ -47,7 +47,7 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	t.markdown(r.metricHistoryBlock(w))
 	t.closestCalls()
 	if len(failed) > 0 {
-		t.markdown(r.jobLine(w, rowMembers(rows)))
+		t.markdown(r.jobLine(w, rows))
 		for _, md := range r.whereBlocks(w, rows) {
 			t.markdown(md)
 		}
@@ -210,7 +210,7 @@ func (t *textView) failed(rows []caseRow) {
 		}
 	}
 	t.write(termTable(r.failedHeader(failedColumns), cells, t.width))
-	for _, ch := range chartsOf(rowFirsts(rows), r.ix) {
+	for _, ch := range chartsOf(rows, r.ix) {
 		t.markdown(ch.summaryLine())
 	}
 	t.err = cmp.Or(t.err, w.err)
