@@ -80,7 +80,8 @@ func (o Options) ValidateArms() error {
 			return fmt.Errorf("render: expected result of arm %s, which is not one of the arms %s", bounds.Quote(a), strings.Join(o.Arms, ","))
 		}
 		if v := o.Expect[a]; v != merge.ExpectPass && v != merge.ExpectFail {
-			return fmt.Errorf("render: expected result %s of arm %s: want %s or %s", bounds.Quote(v), a, merge.ExpectPass, merge.ExpectFail)
+			return fmt.Errorf("render: expected result %s of arm %s: want %s or %s",
+				bounds.Quote(v), a, merge.ExpectPass, merge.ExpectFail)
 		}
 	}
 	if b := o.BaselineArm; b != "" && !ValidProfile(b) {

@@ -225,7 +225,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 			s += " (" + text.Plain(text.Cut(d, p.detail)) + ")"
 		}
 		if k, known := c.KnownIssueOf(i); known {
-			s += knownMark(w, r.rep.KnownIssues[k].URL)
+			s += w.t("known_mark", knownLink(r.rep.KnownIssues[k].URL)) // what follows a known check
 		}
 		if p.squeeze && shown > 0 && used+runeCount(s) > squeezeChecks {
 			continue
@@ -364,7 +364,11 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	w := &writer{}
 	machine := ""
 	if !r.importedTests() {
-		machine = machineLine(r.setupGPUs(), r.partDisplays())
+		var gpus []collect.GPU
+		if r.rep.Setup != nil {
+			gpus = r.rep.Setup.GPUs
+		}
+		machine = machineLine(gpus, r.partDisplays())
 	}
 	if imgs := r.images(); imgs != "" {
 		machine += " · " + imgs
@@ -413,11 +417,4 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 // (docs/render.md §3.2): no machine line, and the logs line says so.
 func (r *renderer) importedTests() bool {
 	return r.rep.Setup != nil && r.rep.Setup.DescribesNoCase() && len(r.rep.Setup.GPUs) == 0 && len(r.rep.Cases) > 0
-}
-
-func (r *renderer) setupGPUs() []collect.GPU {
-	if r.rep.Setup == nil {
-		return nil
-	}
-	return r.rep.Setup.GPUs
 }

@@ -271,7 +271,8 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		var rows [][]string
 		for _, k := range ps.Models.Keys() {
 			m, _ := ps.Models.Get(k)
-			rows = append(rows, []string{perfModelLink(p, m), p.code(strings.Join(m.Args, " "), true)})
+			model := revisionLink(text.CodeCell(p.cut(m.HFID, 1)), m.HFID, m.Revision)
+			rows = append(rows, []string{model, p.code(strings.Join(m.Args, " "), true)})
 		}
 		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
 	}
@@ -314,8 +315,4 @@ func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) str
 		warmup = w.t("perf_warmup", ps.Warmup)
 	}
 	return w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")})
-}
-
-func perfModelLink(p sectionPlan, m collect.PerfModel) string {
-	return revisionLink(text.CodeCell(p.cut(m.HFID, 1)), m.HFID, m.Revision)
 }

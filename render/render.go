@@ -299,7 +299,7 @@ func (r *renderer) partLines(w *writer) string {
 		}
 	}
 	lines = append(lines, capList(r.unfinishedParts(), maxPartLines, func(p merge.PartStatus) string {
-		data := map[string]any{"Display": text.Plain(text.Cut(partDisplay(p), partNameCut)), "Missed": p.Missed(), "Job": r.jobURL(p.Display),
+		data := map[string]any{"Display": plainCut(partDisplay(p), partNameCut), "Missed": p.Missed(), "Job": r.jobURL(p.Display),
 			"Ran": p.Ran, "Planned": p.Planned, "Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}
 		if p.Status == merge.StatusMissing {
 			return w.t("part_missing", data)
@@ -327,7 +327,7 @@ func (r *renderer) problems(w *writer) string {
 	if len(probs) == 0 {
 		return ""
 	}
-	lines := capList(probs, maxProblems, func(p collect.Problem) string { return "- " + text.Plain(text.Cut(p.String(), problemCut)) },
+	lines := capList(probs, maxProblems, func(p collect.Problem) string { return "- " + plainCut(p.String(), problemCut) },
 		func(n int) string { return w.t("problems_more", n) })
 	return w.t("problems_head", len(probs)) + "\n" + strings.Join(lines, "\n")
 }

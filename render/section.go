@@ -304,7 +304,8 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 			}
 			set += " (" + p.st(text.Cut(x.Why, 200)) + ")"
 		}
-		rows = append(rows, []string{p.st(EngineDisplay(r.rep.Setup, k)), strings.TrimSpace(image), strings.Join(versions, ", "), set})
+		display := p.st(EngineDisplay(r.rep.Setup, k))
+		rows = append(rows, []string{display, strings.TrimSpace(image), strings.Join(versions, ", "), set})
 	}
 	return w.mdTable(withoutColumns([]string{"engine", "image", "versions", "expectations"}, rows, map[int]bool{3: !withSets}))
 }
