@@ -149,20 +149,26 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 			// the machine's fault names the machine: `infra on gpu-3: …`
 			class = strings.Replace(class, collect.ClassInfra, collect.ClassInfra+text.Plain(r.hostOf(c.Part)), 1)
 		}
-		row := []string{r.caseCell(g, p.cut(squeezeName)), r.failedChecks(w, c, p), class}
-		if r.classless() {
-			row = row[:2]
-		}
-		if r.hist != nil {
-			since := make([]string, len(g.cases))
-			for i, m := range g.cases {
-				since[i] = r.since(w, m)
-			}
-			row = append(row, joinDistinct(since, ", "))
-		}
-		out = append(out, row)
+		out = append(out, r.fitRow(w, g, []string{r.caseCell(g, p.cut(squeezeName)), r.failedChecks(w, c, p), class}, 2))
 	}
 	return out
+}
+
+// fitRow is a failed-cases row's cells as failedHeader heads them: without
+// the class cell (at class) when classless, and with a history the since
+// cell of its cases.
+func (r *renderer) fitRow(w *writer, g caseRow, cells []string, class int) []string {
+	if r.classless() {
+		cells = slices.Delete(cells, class, class+1)
+	}
+	if r.hist != nil {
+		since := make([]string, len(g.cases))
+		for i, m := range g.cases {
+			since[i] = r.since(w, m)
+		}
+		cells = append(cells, joinDistinct(since, ", "))
+	}
+	return cells
 }
 
 // failedHeader is a failed-cases table's header of cols: no class column

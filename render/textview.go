@@ -183,12 +183,9 @@ func (t *textView) failed(rows []caseRow) {
 	for i, g := range rows {
 		c := g.first()
 		why := termText(c.ClassWhy, collect.ClassWhyMax)
-		names, briefs, since := make([]string, len(g.cases)), make([]string, len(g.cases)), make([]string, len(g.cases))
+		names, briefs := make([]string, len(g.cases)), make([]string, len(g.cases))
 		for j, m := range g.cases {
 			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
-			if r.hist != nil {
-				since[j] = r.since(w, m)
-			}
 		}
 		name := strings.Join(names, ", ")
 		if len(g.cases) > 1 {
@@ -201,13 +198,7 @@ func (t *textView) failed(rows []caseRow) {
 		if c.Class == collect.ClassInfra {
 			class += r.hostOf(c.Part)
 		}
-		cells[i] = []string{name, termText(class, 2*detailCut), commonBrief(briefs), r.textChecks(c)}
-		if r.classless() {
-			cells[i] = slices.Delete(cells[i], 1, 2)
-		}
-		if r.hist != nil {
-			cells[i] = append(cells[i], joinDistinct(since, ", "))
-		}
+		cells[i] = r.fitRow(w, g, []string{name, termText(class, 2*detailCut), commonBrief(briefs), r.textChecks(c)}, 1)
 	}
 	t.write(termTable(r.failedHeader(failedColumns), cells, t.width))
 	for _, ch := range chartsOf(rows, r.ix) {
