@@ -24,9 +24,8 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	t.parts()
 	t.problems()
 	t.known()
-	failed := r.rep.FailedCases()
-	rows := groupRows(failed, r.caseNames())
-	if len(failed) == 0 {
+	rows := groupRows(r.rep.FailedCases(), r.caseNames())
+	if len(rows) == 0 {
 		t.markdown(r.noFailedCase(&writer{}, r.rep.Verdict))
 	} else {
 		t.failed(rows)
@@ -41,16 +40,13 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 			t.para(s)
 		}
 	}
-	for _, md := range r.armBlocks(w) {
+	for _, md := range append(r.armBlocks(w), r.metricHistoryBlock(w)) {
 		t.markdown(md)
 	}
-	t.markdown(r.metricHistoryBlock(w))
 	t.closestCalls()
-	if len(failed) > 0 {
-		t.markdown(r.jobLine(w, rows))
-		for _, md := range r.whereBlocks(w, rows) {
-			t.markdown(md)
-		}
+	t.markdown(r.jobLine(w, rows)) // nothing without rows
+	for _, md := range r.whereBlocks(w, rows) {
+		t.markdown(md)
 	}
 	if !r.perfMode && opts.TextSection {
 		section, _, serr := r.section(true)
