@@ -113,7 +113,9 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 		WithKnownIssues(opts.KnownIssues).
 		WithArmExpectations(merge.ArmExpectations{Arms: r.opts.Arms, Expect: r.opts.Expect})
 	r.ownNames()
-	r.measures, r.classless, r.caseNames = sync.OnceValues(r.readMeasures), sync.OnceValue(r.noClass), sync.OnceValue(r.names)
+	r.measures = sync.OnceValues(r.readMeasures)
+	r.classless = sync.OnceValue(r.noClass)
+	r.caseNames = sync.OnceValue(r.names)
 	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
