@@ -149,7 +149,8 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 			// the machine's fault names the machine: `infra on gpu-3: …`
 			class = strings.Replace(class, collect.ClassInfra, collect.ClassInfra+text.Plain(r.hostOf(c.Part)), 1)
 		}
-		out = append(out, r.fitRow(w, g, []string{r.caseCell(g, p.cut(squeezeName)), r.failedChecks(w, c, p), class}, 2))
+		cells := []string{r.caseCell(g, p.cut(squeezeName)), r.failedChecks(w, c, p), class}
+		out = append(out, r.fitRow(w, g, cells, 2))
 	}
 	return out
 }

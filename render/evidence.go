@@ -298,7 +298,6 @@ type partCounts struct {
 	skips collect.Ordered[int] // skips per reason, in the order first seen
 }
 
-
 // words is a part's count line: `866 passed, 35 skipped (20: CUDA is not
 // available; …), 546 deselected`; a finished part without results
 // (a lint report with nothing to say) `passed, no testcases`.

@@ -192,7 +192,7 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 	if p.summarizePairs {
 		blocks = append(blocks, w.t("pairs_summary", len(k.Entries)))
 	} else {
-		header := append([]string{"case", "GPU", "layers"}, make([]string, servers)...) // a server's column is named by its role
+		header := append([]string{"case", "GPU", "layers"}, make([]string, servers)...) // then the servers' roles
 		rows := make([][]string, len(k.Entries))
 		for i := range k.Entries {
 			e := &k.Entries[i]
@@ -307,7 +307,8 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 		display := p.st(EngineDisplay(r.rep.Setup, k))
 		rows = append(rows, []string{display, strings.TrimSpace(image), strings.Join(versions, ", "), set})
 	}
-	return w.mdTable(withoutColumns([]string{"engine", "image", "versions", "expectations"}, rows, map[int]bool{3: !withSets}))
+	header := []string{"engine", "image", "versions", "expectations"}
+	return w.mdTable(withoutColumns(header, rows, map[int]bool{3: !withSets}))
 }
 
 // withoutColumns is the table of header and rows without the columns i

@@ -35,7 +35,8 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	for _, md := range []string{r.fixedLine(w, loosest), r.regressionLines(w, loosest)} {
 		t.markdown(md)
 	}
-	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), r.slowestLine(w, maxSlowestText, textNameCut, termText)} {
+	slowest := r.slowestLine(w, maxSlowestText, textNameCut, termText)
+	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), slowest} {
 		if s != "" {
 			t.para(s)
 		}
