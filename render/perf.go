@@ -251,13 +251,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		return "", errOverBudget
 	}
 	ps := r.perfSetup()
-	sentence := w.t("perf_when", map[string]string{
-		"Schedule": text.Plain(r.cfg.schedule("perf")),
-		"Workflow": r.cfg.workflow("perf"),
-		"Repo":     r.cfg.repo(),
-		"Machine":  r.perfMachine(),
-		"Product":  text.Plain(r.cfg.Product),
-	})
+	sentence := w.t("perf_when", r.when("perf", r.perfMachine()))
 	var blocks []string
 	if ps.Versions.Len() > 0 {
 		var vs []string

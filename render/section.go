@@ -121,13 +121,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
 		return "", errOverBudget
 	}
-	when := map[string]string{
-		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
-		"Workflow": r.cfg.workflow(r.profile),
-		"Repo":     r.cfg.repo(),
-		"Machine":  machineLine(s.GPUs, r.partDisplays()),
-		"Product":  text.Plain(r.cfg.Product),
-	}
+	when := r.when(r.profile, machineLine(s.GPUs, r.partDisplays()))
 	var sentence string
 	if r.opts.PR > 0 {
 		when["Workflow"] = r.cfg.workflow("pr")
@@ -157,6 +151,13 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 	}
 	return r.sectionDoc(w, p, sentence, blocks)
+}
+
+// when is the data of a section's sentence on when, where and how profile
+// runs (docs/render.md §4).
+func (r *renderer) when(profile, machine string) map[string]any {
+	return map[string]any{"Schedule": text.Plain(r.cfg.schedule(profile)), "Workflow": r.cfg.workflow(profile),
+		"Repo": r.cfg.repo(), "Machine": machine, "Product": text.Plain(r.cfg.Product)}
 }
 
 // sectionDoc is a section of the title, its sentence and blocks, then the
