@@ -407,17 +407,17 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		// maxFailedRows), so fit's rows-free base render holds them too.
 		blocks = append(blocks, r.whereBlocks(w, shown)...)
 	}
-	out := w.t("comment", map[string]any{
-		"Marker":      r.commentMarker(),
-		"Header":      r.header(verdict),
-		"RunLine":     r.runLine(w, p.cut(squeezeSubject)),
-		"MachineLine": machine,
-		"Blocks":      blocks,
-		"SetupBlock":  prBlock,
-		"OnlyLogs":    r.opts.PR > 0 && prBlock == "",
-		"LogsLine":    r.logsLine(w),
-	})
+	data := r.commentData(w, verdict, p, machine, blocks)
+	data["SetupBlock"] = prBlock
+	data["OnlyLogs"] = r.opts.PR > 0 && prBlock == ""
+	out := w.t("comment", data)
 	return out, w.err
+}
+
+// commentData is the data of a comment's template that every variant has.
+func (r *renderer) commentData(w *writer, verdict string, p plan, machine string, blocks []string) map[string]any {
+	return map[string]any{"Marker": r.commentMarker(), "Header": r.header(verdict),
+		"RunLine": r.runLine(w, p.cut(squeezeSubject)), "MachineLine": machine, "Blocks": blocks, "LogsLine": r.logsLine(w)}
 }
 
 // importedTests reports whether the report holds imported tests only

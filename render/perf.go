@@ -110,14 +110,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	}
 	blocks = appendSome(blocks, r.problems(w))
 	blocks = append(blocks, r.hopperBlocks(w, failed, p)...)
-	out := w.t("perf_comment", map[string]any{
-		"Marker":      r.commentMarker(),
-		"Header":      r.header(verdict),
-		"RunLine":     r.runLine(w, p.cut(squeezeSubject)),
-		"MachineLine": machine,
-		"Blocks":      blocks,
-		"LogsLine":    r.logsLine(w),
-	})
+	out := w.t("perf_comment", r.commentData(w, verdict, p, machine, blocks))
 	return out, w.err
 }
 
