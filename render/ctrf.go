@@ -116,9 +116,7 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	res.Summary.Suites = len(rep.Parts)
 	for _, p := range rep.Parts {
 		if p.Deselected != nil {
-			if res.Summary.Extra == nil {
-				res.Summary.Extra = &ctrfSummaryExtra{}
-			}
+			res.Summary.Extra = cmp.Or(res.Summary.Extra, &ctrfSummaryExtra{})
 			res.Summary.Extra.Deselected += *p.Deselected
 		}
 	}

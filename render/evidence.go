@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -302,9 +303,7 @@ type partCounts struct {
 // available; …), 546 deselected`; a finished part without results
 // (a lint report with nothing to say) `passed, no testcases`.
 func (pc *partCounts) words(p *merge.PartStatus) string {
-	if pc == nil {
-		pc = &partCounts{}
-	}
+	pc = cmp.Or(pc, &partCounts{})
 	var said []string
 	add := func(n int, word string) {
 		if n > 0 {
