@@ -144,10 +144,7 @@ func message(c *merge.Case) (first, rest string) {
 			msg, f.Text, _ = strings.Cut(strings.TrimSpace(f.Text), "\n")
 		}
 		first, more, _ := strings.Cut(msg, "\n")
-		rest = strings.Trim(f.Text, "\n")
-		if rest == "" {
-			rest = strings.Trim(more, "\n")
-		}
+		rest = cmp.Or(strings.Trim(f.Text, "\n"), strings.Trim(more, "\n"))
 		return text.Cut(strings.TrimSpace(first), evidenceDetail), rest
 	}
 	for _, ch := range c.Checks {
