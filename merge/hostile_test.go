@@ -106,19 +106,19 @@ func TestWriteJSONRefusesWhatCannotBeReadBack(t *testing.T) {
 		{Name: "huge", Checks: []collect.Check{{Name: "c", Detail: strings.Repeat("x", 3<<20)}}, Part: "vLLM"},
 	}, Parts: []PartStatus{}, Verdict: VerdictPass}
 	var out bytes.Buffer
-	err := rep.writeJSON(&out, 2<<20, nil)
+	err := rep.writeJSON(&out, 2<<20, nil, true)
 	if err == nil || !strings.Contains(err.Error(), "encode merged.json: 3 MiB, over the 2 MiB that render reads back (the largest case is huge of vLLM: 3 MiB)") {
 		t.Errorf("error = %v", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("wrote %d bytes", out.Len())
 	}
-	if err := rep.writeJSON(&out, 4<<20, nil); err != nil || !json.Valid(out.Bytes()) {
+	if err := rep.writeJSON(&out, 4<<20, nil, true); err != nil || !json.Valid(out.Bytes()) {
 		t.Errorf("within the limit: %v", err)
 	}
 	// Encoded once (WriteJSONDiscarding): the same error, the same bytes.
 	var once bytes.Buffer
-	err = rep.writeJSONOnce(&once, 2<<20, nil)
+	err = rep.writeJSON(&once, 2<<20, nil, false)
 	if err == nil || !strings.Contains(err.Error(), "encode merged.json: 3 MiB, over the 2 MiB that render reads back (the largest case is huge of vLLM: 3 MiB)") {
 		t.Errorf("encoded once: error = %v", err)
 	}
@@ -126,7 +126,7 @@ func TestWriteJSONRefusesWhatCannotBeReadBack(t *testing.T) {
 		t.Errorf("encoded once: wrote %d bytes, over the limit", once.Len())
 	}
 	once.Reset()
-	if err := rep.writeJSONOnce(&once, 4<<20, nil); err != nil || !bytes.Equal(once.Bytes(), out.Bytes()) {
+	if err := rep.writeJSON(&once, 4<<20, nil, false); err != nil || !bytes.Equal(once.Bytes(), out.Bytes()) {
 		t.Errorf("encoded once within the limit: %v, %d bytes, want the %d bytes of WriteJSON", err, once.Len(), out.Len())
 	}
 }

@@ -9,6 +9,7 @@
 package merge
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -187,8 +188,7 @@ func partStatusOf(p *collect.Part) PartStatus {
 		ps.Setup = p.Setup.Properties
 	}
 	if p.Deselected != nil {
-		n := *p.Deselected
-		ps.Deselected = &n
+		ps.Deselected = new(*p.Deselected)
 	}
 	if p.Meta != nil {
 		ps.StartedAt, ps.FinishedAt = p.Meta.StartedAt, p.Meta.FinishedAt
@@ -235,50 +235,40 @@ func profileOf(p *collect.Part) string {
 // checkMixed refuses parts of different profiles or kvcached commits. An
 // unknown profile or commit (absent, null) conflicts with nothing. Parts
 // that declare arms may differ in commit from the parts of other arms
-// (docs/formats.md §7.2): each arm is held to one revision, and a part
-// without an arm to the commit of the others without one.
+// (docs/formats.md §7.2): each arm is held to one revision (else its column
+// would show results of two commits under one name), and a part without an
+// arm to the commit of the others without one.
 func checkMixed(parts []collect.Part) error {
-	if err := checkArms(parts); err != nil {
-		return err
+	type first struct {
+		part  int
+		value string
 	}
-	profileFrom, shaFrom := -1, -1
+	seen := map[string]first{} // what → the first part with a value of it
+	conflict := func(i int, what, v string) error {
+		f, ok := seen[what]
+		switch {
+		case v == "":
+		case !ok:
+			seen[what] = first{i, v}
+		case f.value != v:
+			return &MixError{What: what, A: describe(&parts[f.part]), B: describe(&parts[i]), ValueA: f.value, ValueB: v}
+		}
+		return nil
+	}
 	for i := range parts {
-		p := &parts[i]
-		if prof := profileOf(p); prof != "" {
-			if profileFrom < 0 {
-				profileFrom = i
-			} else if first := profileOf(&parts[profileFrom]); first != prof {
-				return &MixError{What: "profiles", A: describe(&parts[profileFrom]), B: describe(p), ValueA: first, ValueB: prof}
+		if arm := parts[i].ArmOf(); arm != "" {
+			if err := conflict(i, "revisions in arm "+arm, parts[i].RevisionOf()); err != nil {
+				return err
 			}
 		}
-		if p.ArmOf() == "" && p.Setup != nil && p.Setup.KvcachedSHA != nil && *p.Setup.KvcachedSHA != "" {
-			if shaFrom < 0 {
-				shaFrom = i
-			} else if first := *parts[shaFrom].Setup.KvcachedSHA; first != *p.Setup.KvcachedSHA {
-				return &MixError{What: "kvcached_sha", A: describe(&parts[shaFrom]), B: describe(p), ValueA: first, ValueB: *p.Setup.KvcachedSHA}
-			}
-		}
 	}
-	return nil
-}
-
-// checkArms refuses two revisions in one arm: the arm's column would show
-// results of two commits under one name.
-func checkArms(parts []collect.Part) error {
-	from := map[string]int{} // arm → the first part with a revision
 	for i := range parts {
-		p := &parts[i]
-		arm, rev := p.ArmOf(), p.RevisionOf()
-		if arm == "" || rev == "" {
-			continue
+		p, sha := &parts[i], ""
+		if p.ArmOf() == "" && p.Setup != nil && p.Setup.KvcachedSHA != nil {
+			sha = *p.Setup.KvcachedSHA
 		}
-		j, ok := from[arm]
-		if !ok {
-			from[arm] = i
-			continue
-		}
-		if first := parts[j].RevisionOf(); first != rev {
-			return &MixError{What: "revisions in arm " + arm, A: describe(&parts[j]), B: describe(p), ValueA: first, ValueB: rev}
+		if err := cmp.Or(conflict(i, "profiles", profileOf(p)), conflict(i, "kvcached_sha", sha)); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -120,9 +120,9 @@ type PartStatus struct {
 	// Setup are the part's setup properties (collect.Setup.Properties):
 	// what an imported suite ran with (docs/render.md §12.6).
 	Setup []collect.Property `json:"setup,omitempty"`
-	// Selection, Faults and Host (new) are part.json's: the selection
-	// flags that narrowed the part, the simulator faults it injected, the
-	// machine it ran on (an infra failure names it).
+	// Selection, Faults and Host are part.json's: the selection flags that
+	// narrowed the part, the simulator faults it injected, the machine it
+	// ran on (an infra failure names it).
 	Selection string `json:"selection,omitempty"`
 	Faults    string `json:"faults,omitempty"`
 	Host      string `json:"host,omitempty"`

@@ -26,7 +26,7 @@ const mergedIndent = 2
 // redacts every string as it is encoded: the bytes of Redacted's report
 // without a copy (TestWriteJSONRedactsAsRedacted).
 func (r *Report) WriteJSON(w io.Writer, red *collect.Redactor) error {
-	return r.writeJSON(w, collect.MaxMergedFile, red)
+	return r.writeJSON(w, collect.MaxMergedFile, red, true)
 }
 
 // WriteJSONDiscarding is WriteJSON for a writer whose output is thrown away
@@ -34,12 +34,23 @@ func (r *Report) WriteJSON(w io.Writer, red *collect.Redactor) error {
 // report over collect.MaxMergedFile when done, where WriteJSON encodes twice
 // to refuse before it writes.
 func (r *Report) WriteJSONDiscarding(w io.Writer, red *collect.Redactor) error {
-	return r.writeJSONOnce(w, collect.MaxMergedFile, red)
+	return r.writeJSON(w, collect.MaxMergedFile, red, false)
 }
 
-// writeJSONOnce is WriteJSONDiscarding refusing more than limit bytes.
-func (r *Report) writeJSONOnce(w io.Writer, limit int64, red *collect.Redactor) error {
-	var buf bytes.Buffer
+// writeJSON writes merged.json refusing more than limit bytes: before
+// anything is written when sizeFirst (a first pass only counts), else once
+// written.
+func (r *Report) writeJSON(w io.Writer, limit int64, red *collect.Redactor, sizeFirst bool) error {
+	var buf bytes.Buffer // one case's JSON, kept for the second pass
+	if sizeFirst {
+		var size countWriter
+		if err := r.encode(&size, &buf, red); err != nil {
+			return err
+		}
+		if size.n > limit {
+			return size.overError(limit)
+		}
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	lw := &limitWriter{w: bw, limit: limit}
 	if err := r.encode(lw, &buf, red); err != nil {
@@ -66,23 +77,6 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return l.countWriter.Write(p)
-}
-
-// writeJSON is WriteJSON refusing more than limit bytes.
-func (r *Report) writeJSON(w io.Writer, limit int64, red *collect.Redactor) error {
-	var size countWriter
-	var buf bytes.Buffer // one case's JSON, kept for the second pass
-	if err := r.encode(&size, &buf, red); err != nil {
-		return err
-	}
-	if size.n > limit {
-		return size.overError(limit)
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := r.encode(bw, &buf, red); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // encode writes merged.json to w, encoding each part into buf, every

@@ -30,7 +30,7 @@ func (h *historyReader) read(c Comment) {
 		return
 	}
 	run, attempt, profile := m.Run, m.Attempt, m.Profile
-	js, ok := render.DigestOf(c.Body)
+	js, ok := marker.DigestOf(c.Body)
 	if !ok {
 		h.missing++
 		return

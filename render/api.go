@@ -37,7 +37,7 @@ type Options struct {
 	// keeps those SelectHistory picks, and an invalid one is an error.
 	History []HistoryRun
 	// Arms are the revision arms the evidence table compares, in column
-	// order; Expect the result (ExpectPass, ExpectFail) expected of each
+	// order; Expect the result (merge.ExpectPass or ExpectFail) expected of each
 	// (docs/render.md §12.1). None: no evidence table.
 	Arms   []string
 	Expect map[string]string

@@ -35,12 +35,6 @@ const (
 	intervalSpace = 4000
 )
 
-// Expected results of an arm (Options.Expect).
-const (
-	ExpectPass = merge.ExpectPass
-	ExpectFail = merge.ExpectFail
-)
-
 // ResolveArms is the one place where the arm options meet the config
 // (docs/render.md §9, §12): an option the flags left unset takes the
 // config's; --arms replaces the config's arms and with them its expect.
@@ -60,11 +54,6 @@ func (o Options) ResolveArms() Options {
 func (o Options) NeedsMeasures() bool {
 	o = o.ResolveArms()
 	return len(o.Arms) > 0 || o.BaselineArm != "" || len(o.Config.Intervals) > 0 || len(o.Config.Thresholds) > 0 || len(o.Config.MetricHistory) > 0
-}
-
-// armExpectations are the options' expectations as merge judges them.
-func (o Options) armExpectations() merge.ArmExpectations {
-	return merge.ArmExpectations{Arms: o.Arms, Expect: o.Expect}
 }
 
 // ValidateArms checks the arm options and the config's arms, intervals,
@@ -90,8 +79,9 @@ func (o Options) ValidateArms() error {
 		if !seen[a] {
 			return fmt.Errorf("render: expected result of arm %s, which is not one of the arms %s", bounds.Quote(a), strings.Join(o.Arms, ","))
 		}
-		if v := o.Expect[a]; v != ExpectPass && v != ExpectFail {
-			return fmt.Errorf("render: expected result %s of arm %s: want %s or %s", bounds.Quote(v), a, ExpectPass, ExpectFail)
+		if v := o.Expect[a]; v != merge.ExpectPass && v != merge.ExpectFail {
+			return fmt.Errorf("render: expected result %s of arm %s: want %s or %s",
+				bounds.Quote(v), a, merge.ExpectPass, merge.ExpectFail)
 		}
 	}
 	if b := o.BaselineArm; b != "" && !ValidProfile(b) {
@@ -203,18 +193,17 @@ func shortRevision(rev string) string {
 // (merge.Report.Judge, docs/render.md §12.4): of the cases that fail on an
 // arm expected to fail, how many behave as expected on every arm.
 func (r *renderer) judgementLine() string {
-	x := r.opts.armExpectations()
-	j := r.rep.Judge(&x)
+	j := r.rep.Judge(r.rep.Arms)
 	if j.Behave == 0 {
-		return "**The suite does not discriminate**: no case " + text.Plain(r.expectWords()) + "."
+		return "**The suite does not discriminate**: no case " + text.Plain(r.rep.Arms.Words()) + "."
 	}
 	var failArms []string
 	for _, a := range r.opts.Arms {
-		if r.opts.Expect[a] == ExpectFail {
+		if r.opts.Expect[a] == merge.ExpectFail {
 			failArms = append(failArms, a)
 		}
 	}
-	expect := text.Plain(r.expectWords())
+	expect := text.Plain(r.rep.Arms.Words())
 	switch {
 	case len(failArms) == 0:
 		return text.Plural(j.Behave, "case behaves", "cases behave") + " as expected (" + expect + ")."
@@ -224,12 +213,6 @@ func (r *renderer) judgementLine() string {
 	}
 	return fmt.Sprintf("%d of %d cases that fail on %s behave as expected (%s).", j.Behave, j.Behave+j.Off,
 		text.Plain(strings.Join(failArms, " or ")), expect)
-}
-
-// expectWords says what the expectations are: `fails on parent, passes on fix`.
-func (r *renderer) expectWords() string {
-	x := r.opts.armExpectations()
-	return x.Words()
 }
 
 // problemsLine lists the measures that could not be read.

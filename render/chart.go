@@ -63,23 +63,23 @@ type chart struct {
 	first, last, lo, hi []float64
 }
 
-// chartsOf builds the charts of the failed cases, at most maxCharts, each
-// with its share of the points.
-func chartsOf(failed []merge.Case, ix *setupIndex) []chart {
+// chartsOf builds the charts of the failed-cases table's rows (of the case
+// that stands for each), at most maxCharts, each with its share of the points.
+func chartsOf(rows []caseRow, ix *setupIndex) []chart {
 	var out []chart
-	var of []int // the failed case of each chart
-	for i := range failed {
+	var of []*merge.Case // the case of each chart
+	for _, g := range rows {
 		if len(out) == maxCharts {
 			break
 		}
-		if c, ok := buildChart(&failed[i], chartKind(ix.entries[failed[i].Name]), chartPoints); ok {
+		if c, ok := buildChart(g.first(), chartKind(ix.entries[g.first().Name]), chartPoints); ok {
 			out = append(out, c)
-			of = append(of, i)
+			of = append(of, g.first())
 		}
 	}
 	if points := chartPointsEach(len(out)); points < chartPoints {
-		for k, i := range of {
-			out[k], _ = buildChart(&failed[i], chartKind(ix.entries[failed[i].Name]), points)
+		for k, c := range of {
+			out[k], _ = buildChart(c, chartKind(ix.entries[c.Name]), points)
 		}
 	}
 	return out

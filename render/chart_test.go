@@ -269,7 +269,7 @@ func TestChartsDroppedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := groupRows(r.rep.FailedCases(), caseNames(r.rep))
-	r.charts = chartsOf(rowFirsts(failed), r.ix)
+	r.charts = chartsOf(failed, r.ix)
 	if len(r.charts) != 1 {
 		t.Fatalf("%d charts", len(r.charts))
 	}

@@ -38,6 +38,14 @@ const (
 	squeezeSubject = 200
 )
 
+// cut is n under squeeze, else no cut.
+func (p plan) cut(n int) int {
+	if p.squeeze {
+		return n
+	}
+	return 1 << 30
+}
+
 // budgetLevels are the comment's plans, loosest first (docs/render.md §7).
 var budgetLevels = []plan{
 	{detail: detailCut, durations: true, charts: true, excerpts: true, closest: true, floor: maxFailedRows},
@@ -136,29 +144,32 @@ func (r *renderer) rowCells(w *writer, rows []caseRow, p plan) [][]string {
 	out := make([][]string, 0, len(rows))
 	for _, g := range rows {
 		c := g.first()
-		cut := 1 << 30
-		if p.squeeze {
-			cut = squeezeName
-		}
 		class := classCell(c, p)
 		if c.Class == collect.ClassInfra {
 			// the machine's fault names the machine: `infra on gpu-3: …`
 			class = strings.Replace(class, collect.ClassInfra, collect.ClassInfra+text.Plain(r.hostOf(c.Part)), 1)
 		}
-		row := []string{r.caseCell(g, cut), r.failedChecks(w, c, p), class}
-		if r.classless() {
-			row = row[:2]
-		}
-		if r.hist != nil {
-			since := make([]string, len(g.cases))
-			for i, m := range g.cases {
-				since[i] = r.since(w, m)
-			}
-			row = append(row, joinDistinct(since, ", "))
-		}
-		out = append(out, row)
+		cells := []string{r.caseCell(g, p.cut(squeezeName)), r.failedChecks(w, c, p), class}
+		out = append(out, r.fitRow(w, g, cells, 2))
 	}
 	return out
+}
+
+// fitRow is a failed-cases row's cells as failedHeader heads them: without
+// the class cell (at class) when classless, and with a history the since
+// cell of its cases.
+func (r *renderer) fitRow(w *writer, g caseRow, cells []string, class int) []string {
+	if r.classless() {
+		cells = slices.Delete(cells, class, class+1)
+	}
+	if r.hist != nil {
+		since := make([]string, len(g.cases))
+		for i, m := range g.cases {
+			since[i] = r.since(w, m)
+		}
+		cells = append(cells, joinDistinct(since, ", "))
+	}
+	return cells
 }
 
 // failedHeader is a failed-cases table's header of cols: no class column
@@ -174,17 +185,13 @@ func (r *renderer) failedHeader(cols []string) []string {
 	return head
 }
 
-// classless reports whether every case of the failed-cases table failed
+// noClass reports whether every case of the failed-cases table failed
 // unclassified (docs/render.md §3.4), as a harness that writes no class
-// gives them: the table then has no class column.
-func (r *renderer) classless() bool {
-	if r.noClass == nil {
-		none := !slices.ContainsFunc(r.rep.Cases, func(c merge.Case) bool {
-			return !c.Evidence && (c.NotRun || c.Failed() && caseClass(&c) != collect.ClassUnclassified)
-		})
-		r.noClass = &none
-	}
-	return *r.noClass
+// gives them: the table then has no class column (renderer.classless).
+func (r *renderer) noClass() bool {
+	return !slices.ContainsFunc(r.rep.Cases, func(c merge.Case) bool {
+		return !c.Evidence && (c.NotRun || c.Failed() && caseClass(&c) != collect.ClassUnclassified)
+	})
 }
 
 // failedTable is the failed-cases table with the first p.rows rows and its
@@ -217,11 +224,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	shown, used := 0, 0
 	for _, i := range roots {
 		ch := c.Checks[i]
-		name := ch.Name
-		if p.squeeze {
-			name = text.Cut(name, 100)
-		}
-		s := text.CodeCell(name)
+		s := text.CodeCell(text.Cut(ch.Name, p.cut(100)))
 		if s == "" {
 			s = text.Plain(unnamedCheck)
 		}
@@ -229,7 +232,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 			s += " (" + text.Plain(text.Cut(d, p.detail)) + ")"
 		}
 		if k, known := c.KnownIssueOf(i); known {
-			s += knownMark(w, r.rep.KnownIssues[k].URL)
+			s += w.t("known_mark", knownLink(r.rep.KnownIssues[k].URL)) // what follows a known check
 		}
 		if p.squeeze && shown > 0 && used+runeCount(s) > squeezeChecks {
 			continue
@@ -348,7 +351,7 @@ func (r *renderer) correctness() (Documents, error) {
 		_, body, _ := strings.Cut(section, "\n\n")
 		prBlock = (&writer{}).t("pr_setup", strings.TrimRight(body, "\n"))
 	}
-	r.charts = chartsOf(rowFirsts(rows), r.ix)
+	r.charts = chartsOf(rows, r.ix)
 	docs.Comment, err = r.fit(CommentBudget-runeCount(digest)-2, rows, func(p plan) (string, error) {
 		return r.comment(verdict, rows, prBlock, p)
 	})
@@ -366,13 +369,13 @@ func withDigest(comment *string, digest string, err error) error {
 
 func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p plan) (string, error) {
 	w := &writer{}
-	subjectCut := 1 << 30
-	if p.squeeze {
-		subjectCut = squeezeSubject
-	}
 	machine := ""
 	if !r.importedTests() {
-		machine = machineLine(r.setupGPUs(), r.partDisplays())
+		var gpus []collect.GPU
+		if r.rep.Setup != nil {
+			gpus = r.rep.Setup.GPUs
+		}
+		machine = machineLine(gpus, r.partDisplays())
 	}
 	if imgs := r.images(); imgs != "" {
 		machine += " · " + imgs
@@ -396,7 +399,7 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		blocks = appendSome(blocks, r.shrinkingLine(w), r.closestCalls(w))
 	}
 	shown := rows[:min(len(rows), maxFailedRows)]
-	if j := r.jobLine(w, rowMembers(shown)); j != "" && !p.squeeze {
+	if j := r.jobLine(w, shown); j != "" && !p.squeeze {
 		blocks = append(blocks, j)
 	}
 	if p.excerpts {
@@ -404,28 +407,21 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 		// maxFailedRows), so fit's rows-free base render holds them too.
 		blocks = append(blocks, r.whereBlocks(w, shown)...)
 	}
-	out := w.t("comment", map[string]any{
-		"Marker":      r.commentMarker(),
-		"Header":      r.header(verdict),
-		"RunLine":     r.runLine(w, subjectCut),
-		"MachineLine": machine,
-		"Blocks":      blocks,
-		"SetupBlock":  prBlock,
-		"OnlyLogs":    r.opts.PR > 0 && prBlock == "",
-		"LogsLine":    r.logsLine(w),
-	})
+	data := r.commentData(w, verdict, p, machine, blocks)
+	data["SetupBlock"] = prBlock
+	data["OnlyLogs"] = r.opts.PR > 0 && prBlock == ""
+	out := w.t("comment", data)
 	return out, w.err
+}
+
+// commentData is the data of a comment's template that every variant has.
+func (r *renderer) commentData(w *writer, verdict string, p plan, machine string, blocks []string) map[string]any {
+	return map[string]any{"Marker": r.commentMarker(), "Header": r.header(verdict),
+		"RunLine": r.runLine(w, p.cut(squeezeSubject)), "MachineLine": machine, "Blocks": blocks, "LogsLine": r.logsLine(w)}
 }
 
 // importedTests reports whether the report holds imported tests only
 // (docs/render.md §3.2): no machine line, and the logs line says so.
 func (r *renderer) importedTests() bool {
 	return r.rep.Setup != nil && r.rep.Setup.DescribesNoCase() && len(r.rep.Setup.GPUs) == 0 && len(r.rep.Cases) > 0
-}
-
-func (r *renderer) setupGPUs() []collect.GPU {
-	if r.rep.Setup == nil {
-		return nil
-	}
-	return r.rep.Setup.GPUs
 }

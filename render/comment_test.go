@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
@@ -251,7 +252,7 @@ func TestPullRequestVariant(t *testing.T) {
 	if slices.Contains(mdtest.Links([]byte(c)), "#nightly-correctness") {
 		t.Errorf("PR comment points to the issue section")
 	}
-	if js, ok := DigestOf(c); !ok || !strings.HasSuffix(c, "\n\n<!-- ci-report:digest "+js+" -->\n") {
+	if js, ok := marker.DigestOf(c); !ok || !strings.HasSuffix(c, "\n\n<!-- ci-report:digest "+js+" -->\n") {
 		t.Errorf("PR comment does not end with the digest")
 	}
 }

@@ -116,16 +116,13 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 	res.Summary.Suites = len(rep.Parts)
 	for _, p := range rep.Parts {
 		if p.Deselected != nil {
-			if res.Summary.Extra == nil {
-				res.Summary.Extra = &ctrfSummaryExtra{}
-			}
+			res.Summary.Extra = cmp.Or(res.Summary.Extra, &ctrfSummaryExtra{})
 			res.Summary.Extra.Deselected += *p.Deselected
 		}
 	}
 	res.Summary.Start, res.Summary.Stop = span(rep.Parts)
 	if res.Summary.Start > 0 && res.Summary.Stop >= res.Summary.Start {
-		d := res.Summary.Stop - res.Summary.Start
-		res.Summary.Duration = &d
+		res.Summary.Duration = new(res.Summary.Stop - res.Summary.Start)
 	}
 	res.Environment = &ctrfEnvironment{
 		ReportName: r.cfg.Title(r.profile), BuildID: opts.RunID, BuildURL: opts.RunURL, Commit: r.sha(),

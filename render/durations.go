@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -45,36 +44,28 @@ func secondsText(s float64) string {
 	return strconv.FormatFloat(float64(int64(s*1000+0.5))/1000, 'f', -1, 64) + " s"
 }
 
-// durationsItems names the slowest cases with their times, each label
-// made safe by esc; "" items when no case has a time.
-func durationsItems(rep *merge.Report, n, nameCut int, esc func(s string, n int) string) (items []string, total float64) {
-	cases, total := slowest(rep, n)
-	for _, c := range cases {
-		items = append(items, fmt.Sprintf("%s (%s)", esc(c.Label(), nameCut), secondsText(c.DurationS)))
-	}
-	return items, total
-}
-
 // durationsLine is the comment's line of the slowest imported tests.
 func (r *renderer) durationsLine(w *writer, p plan) string {
-	if !p.durations || !r.importedTests() {
+	if !p.durations {
 		return ""
 	}
-	items, total := durationsItems(r.rep, maxSlowestComment, skippedNameCut/2, func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
-	if len(items) == 0 {
-		return ""
-	}
-	return w.t("durations", map[string]any{"List": strings.Join(items, ", "), "Total": secondsText(total)})
+	return r.slowestLine(w, maxSlowestComment, skippedNameCut/2, plainCut)
 }
 
-// textDurations is the text view's durationsLine.
-func (r *renderer) textDurations() string {
+// slowestLine names the n slowest cases of a report of imported tests with
+// their times, each label cut to nameCut and made safe by esc, and the time
+// of all: the comment's line, or the text view's; "" when no case has a time.
+func (r *renderer) slowestLine(w *writer, n, nameCut int, esc func(s string, n int) string) string {
 	if !r.importedTests() {
 		return ""
 	}
-	items, total := durationsItems(r.rep, maxSlowestText, 0, func(s string, _ int) string { return termText(s, textNameCut) })
-	if len(items) == 0 {
+	cases, total := slowest(r.rep, n)
+	if len(cases) == 0 {
 		return ""
 	}
-	return "Slowest: " + strings.Join(items, ", ") + "; all tests took " + secondsText(total) + ".\n"
+	items := make([]string, len(cases))
+	for i, c := range cases {
+		items[i] = fmt.Sprintf("%s (%s)", esc(c.Label(), nameCut), secondsText(c.DurationS))
+	}
+	return w.t("durations", map[string]any{"List": strings.Join(items, ", "), "Total": secondsText(total)})
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -143,10 +144,7 @@ func message(c *merge.Case) (first, rest string) {
 			msg, f.Text, _ = strings.Cut(strings.TrimSpace(f.Text), "\n")
 		}
 		first, more, _ := strings.Cut(msg, "\n")
-		rest = strings.Trim(f.Text, "\n")
-		if rest == "" {
-			rest = strings.Trim(more, "\n")
-		}
+		rest = cmp.Or(strings.Trim(f.Text, "\n"), strings.Trim(more, "\n"))
 		return text.Cut(strings.TrimSpace(first), evidenceDetail), rest
 	}
 	for _, ch := range c.Checks {
@@ -228,7 +226,7 @@ func (r *renderer) verdictLine(ac *armCase) string {
 	}
 	for j, a := range r.opts.Arms {
 		if e, has := r.opts.Expect[a]; has && !merge.Meets(ac.at(j), e) {
-			return line + text.Plain("; expected: "+r.expectWords()+".")
+			return line + text.Plain("; expected: "+r.rep.Arms.Words()+".")
 		}
 	}
 	return line + ", as expected."
@@ -298,38 +296,11 @@ type partCounts struct {
 	skips collect.Ordered[int] // skips per reason, in the order first seen
 }
 
-// countParts counts the results of each part of the arms, by arm and
-// display name (two arms may each have a part named focused).
-func countParts(rep *merge.Report, arms []string) map[[2]string]*partCounts {
-	out := map[[2]string]*partCounts{}
-	for i := range rep.Cases {
-		c := &rep.Cases[i]
-		if !slices.Contains(arms, c.Arm) || merge.IsSetupCase(c.Name) {
-			continue
-		}
-		k := [2]string{c.Arm, c.Part}
-		pc := out[k]
-		if pc == nil {
-			pc = &partCounts{n: map[string]int{}}
-			out[k] = pc
-		}
-		o := outcome(c)
-		pc.n[o]++
-		if o == "is skipped" {
-			n, _ := pc.skips.Get(c.SkipReason)
-			pc.skips.Set(c.SkipReason, n+1)
-		}
-	}
-	return out
-}
-
 // words is a part's count line: `866 passed, 35 skipped (20: CUDA is not
 // available; …), 546 deselected`; a finished part without results
 // (a lint report with nothing to say) `passed, no testcases`.
 func (pc *partCounts) words(p *merge.PartStatus) string {
-	if pc == nil {
-		pc = &partCounts{}
-	}
+	pc = cmp.Or(pc, &partCounts{})
 	var said []string
 	add := func(n int, word string) {
 		if n > 0 {
@@ -369,7 +340,23 @@ func (pc *partCounts) words(p *merge.PartStatus) string {
 // countLines are the evidence's suite counts, a line per part of the arms
 // (an arm's selections each keep theirs), the arms in their order.
 func (r *renderer) countLines() []string {
-	counts := countParts(r.rep, r.opts.Arms)
+	counts := map[[2]string]*partCounts{} // by arm and display name (two arms may each have a part named focused)
+	for i := range r.rep.Cases {
+		c := &r.rep.Cases[i]
+		if !slices.Contains(r.opts.Arms, c.Arm) || merge.IsSetupCase(c.Name) {
+			continue
+		}
+		k := [2]string{c.Arm, c.Part}
+		if counts[k] == nil {
+			counts[k] = &partCounts{n: map[string]int{}}
+		}
+		o := outcome(c)
+		counts[k].n[o]++
+		if o == "is skipped" {
+			n, _ := counts[k].skips.Get(c.SkipReason)
+			counts[k].skips.Set(c.SkipReason, n+1)
+		}
+	}
 	var lines []string
 	for _, a := range r.opts.Arms {
 		for i := range r.rep.Parts {

@@ -14,20 +14,20 @@ import (
 	"github.com/ovg-project/ci-report/merge"
 )
 
-// jobLine links the jobs of the parts that failed cases came from
+// jobLine links the jobs of the parts that the rows' cases came from
 // (docs/render.md §3.11); "" when none of them has its job's ids.
-func (r *renderer) jobLine(w *writer, failed []merge.Case) string {
+func (r *renderer) jobLine(w *writer, rows []caseRow) string {
 	var links []string
 	seen := map[string]bool{}
-	for i := range failed {
-		part := failed[i].Part
-		if seen[part] {
-			continue
-		}
-		seen[part] = true
-		if u := r.jobURL(part); u != "" {
-			name := cmp.Or(part, "the job")
-			links = append(links, "["+text.Plain(text.Cut(name, 100))+"]("+u+")")
+	for _, g := range rows {
+		for _, c := range g.cases {
+			if seen[c.Part] {
+				continue
+			}
+			seen[c.Part] = true
+			if u := r.jobURL(c.Part); u != "" {
+				links = append(links, "["+plainCut(cmp.Or(c.Part, "the job"), 100)+"]("+u+")")
+			}
 		}
 	}
 	if len(links) == 0 {

@@ -21,7 +21,7 @@ func RowKeys(rep *merge.Report) func(c *merge.Case) string {
 
 // caseNames is the set of rep's case names, as a render builds it.
 func caseNames(rep *merge.Report) map[string]bool {
-	return (&renderer{rep: rep}).caseNames()
+	return (&renderer{rep: rep}).names()
 }
 
 // CheckDetail is checkDetail: a check's detail as the report shows it.

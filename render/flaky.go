@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 )
 
@@ -29,7 +28,7 @@ func flakyItems(rep *merge.Report, max, nameCut int, esc func(s string, n int) s
 
 // flakyLine is the comment's Flaky line; "" when no case was flaky.
 func (r *renderer) flakyLine(w *writer, p plan) string {
-	items, more := flakyItems(r.rep, maxFlaky, squeezeCut(p, skippedNameCut), func(s string, n int) string { return text.Plain(text.Cut(s, n)) })
+	items, more := flakyItems(r.rep, maxFlaky, squeezeCut(p, skippedNameCut), plainCut)
 	if len(items) == 0 {
 		return ""
 	}

@@ -152,16 +152,14 @@ func isNameByte(c byte) bool {
 	return isWordByte(c) || c == '.' || c == '+' || c == '-'
 }
 
-// caseNames is the set of the report's case names, built once a render
-// (at a million cases it is 80 MiB).
-func (r *renderer) caseNames() map[string]bool {
-	if r.names == nil {
-		r.names = make(map[string]bool, len(r.rep.Cases))
-		for i := range r.rep.Cases {
-			r.names[r.rep.Cases[i].Name] = true
-		}
+// names is the set of the report's case names, built once a render
+// (renderer.caseNames: at a million cases it is 80 MiB).
+func (r *renderer) names() map[string]bool {
+	names := make(map[string]bool, len(r.rep.Cases))
+	for i := range r.rep.Cases {
+		names[r.rep.Cases[i].Name] = true
 	}
-	return r.names
+	return names
 }
 
 // rowCases counts the cases of rows.
@@ -171,26 +169,6 @@ func rowCases(rows []caseRow) int {
 		n += len(g.cases)
 	}
 	return n
-}
-
-// rowFirsts are the cases that stand for rows, in row order.
-func rowFirsts(rows []caseRow) []merge.Case {
-	out := make([]merge.Case, len(rows))
-	for i, g := range rows {
-		out[i] = *g.first()
-	}
-	return out
-}
-
-// rowMembers are every case of rows, in row order.
-func rowMembers(rows []caseRow) []merge.Case {
-	var out []merge.Case
-	for _, g := range rows {
-		for _, c := range g.cases {
-			out = append(out, *c)
-		}
-	}
-	return out
 }
 
 // caseCell names a row's cases, escaped; the not-run cases of a part that

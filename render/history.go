@@ -332,10 +332,6 @@ func asciiJSON(b []byte) []byte {
 	return out
 }
 
-// DigestOf returns the JSON of the digest line in a comment body; ok is
-// false when the body has none (package marker reads the line).
-func DigestOf(body string) (string, bool) { return marker.DigestOf(body) }
-
 // ParseDigest decodes and validates one untrusted digest's JSON: every
 // field is checked and bounded, and a bad one is an error naming it.
 func ParseDigest(s string) (HistoryRun, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -108,7 +109,7 @@ func TestDigestRoundTrip(t *testing.T) {
 	rep.Cases[1].Name = "sglang-@owner-#12-\u202eevil"
 	rep.Cases[7].Checks[0].Name = "" // an unnamed check must not make the digest unreadable
 	docs := mustRender(t, rep, opts)
-	js, ok := DigestOf(docs.Comment)
+	js, ok := marker.DigestOf(docs.Comment)
 	if !ok {
 		t.Fatalf("no digest in\n%s", docs.Comment)
 	}
@@ -205,7 +206,7 @@ func TestDigestFitsBudget(t *testing.T) {
 			Checks: []collect.Check{{Name: strings.Repeat("c", 150), Detail: strings.Repeat("d", 400)}}})
 	}
 	docs := mustRender(t, rep, sampleOptions())
-	js, _ := DigestOf(docs.Comment)
+	js, _ := marker.DigestOf(docs.Comment)
 	h, err := ParseDigest(js)
 	if err != nil {
 		t.Fatal(err)
@@ -456,7 +457,7 @@ func TestHistoryShowsUnexplained(t *testing.T) {
 	if !strings.Contains(docs.Section, "✗? failed, unexplained (product by default: nothing the runner saw points at kvcached)") {
 		t.Errorf("the legend does not explain ✗?:\n%s", docs.Section)
 	}
-	d, ok := DigestOf(docs.Comment)
+	d, ok := marker.DigestOf(docs.Comment)
 	run, err := ParseDigest(d)
 	if !ok || err != nil || !slices.ContainsFunc(run.Cases, func(c HistoryCase) bool { return c.Name == elastic && c.Unexplained }) {
 		t.Errorf("the digest read back (%v, %v) does not mark the unexplained failure: %+v", ok, err, run.Cases)
@@ -505,7 +506,7 @@ func TestHistoryShowsFlaky(t *testing.T) {
 	if slices.ContainsFunc(mdtest.Lines([]byte(docs.Comment)), isFixedLine) {
 		t.Errorf("a flake after a failure reads as a fix:\n%s", docs.Comment)
 	}
-	js, _ := DigestOf(docs.Comment)
+	js, _ := marker.DigestOf(docs.Comment)
 	run, err := ParseDigest(js)
 	if err != nil || !cmp.Equal(run.Flaky, []HistoryCase{{Name: kvc1, Status: DigestFlaky}}) || slices.ContainsFunc(run.Cases, func(c HistoryCase) bool { return c.Name == kvc1 }) {
 		t.Errorf("the digest read back (%v) does not list %s as flaky, apart from cases: %+v", err, kvc1, run)

@@ -113,9 +113,7 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
 		s := suite(c.Part, c.Arm)
-		if s.revision == "" {
-			s.revision = c.Revision
-		}
+		s.revision = cmp.Or(s.revision, c.Revision)
 		if len(s.Properties) == 0 { // a case of no listed part
 			s.Properties = append(s.Properties, junitProperty{collect.JUnitPartProperty, c.Part})
 		}

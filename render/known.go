@@ -75,11 +75,6 @@ var (
 		"elastic-vllm-qwen05b+sglang-qwen35_4b", "limit-vllm-qwen05b", "priority-vllm-qwen05b+vllm-qwen35_4b"}
 )
 
-// matchesAll reports whether glob matches every one of names.
-func matchesAll(glob string, names []string) bool {
-	return !slices.ContainsFunc(names, func(n string) bool { return !globMatch(glob, n) })
-}
-
 // validateKnownIssue checks one entry's globs and URL.
 func validateKnownIssue(k merge.KnownIssue) error {
 	for _, g := range []struct {
@@ -92,7 +87,7 @@ func validateKnownIssue(k merge.KnownIssue) error {
 		if _, err := path.Match(g.v, ""); err != nil {
 			return fmt.Errorf("%s %s is not a valid glob: %v", g.key, bounds.Quote(g.v), err)
 		}
-		if matchesAll(g.v, g.every) {
+		if !slices.ContainsFunc(g.every, func(n string) bool { return !globMatch(g.v, n) }) { // it matches every one
 			return fmt.Errorf("%s %s matches every %s (%s, %s, ...): an entry that wide would hide any regression; name the %ss its issue fails",
 				g.key, bounds.Quote(g.v), g.what, g.every[0], g.every[len(g.every)-1], g.what)
 		}
@@ -151,10 +146,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			if len(rows) == maxKnownRows {
 				continue
 			}
-			name, check := c.Label(), ch.Name
-			if p.squeeze {
-				name, check = text.Cut(name, squeezeName), text.Cut(check, 100)
-			}
+			name, check := text.Cut(c.Label(), p.cut(squeezeName)), text.Cut(ch.Name, p.cut(100))
 			ki := r.rep.KnownIssues[k.Issue]
 			issue := w.t("known_issue_cell", map[string]any{"Link": knownLink(ki.URL), "Inferred": ki.Inferred})
 			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), issue})
@@ -202,11 +194,6 @@ func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
 		"N":        n,
 		"Inferred": k.Inferred,
 	}
-}
-
-// knownMark is what follows a known check in a failed case's row.
-func knownMark(w *writer, url string) string {
-	return w.t("known_mark", knownLink(url))
 }
 
 // knownSection lists the known issues for the section and what each did in

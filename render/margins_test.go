@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -206,7 +207,7 @@ func TestClosestCallsGoAfterCharts(t *testing.T) {
 
 func TestDigestRecordsMargins(t *testing.T) {
 	docs := mustRender(t, marginReport(t), sampleOptions())
-	js, _ := DigestOf(docs.Comment)
+	js, _ := marker.DigestOf(docs.Comment)
 	h, err := ParseDigest(js)
 	if err != nil {
 		t.Fatal(err)

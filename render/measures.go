@@ -143,10 +143,7 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 		rows = append(rows, row)
 	}
 	title := text.CodeCell(text.Cut(t.name, measureName))
-	var about []string
-	if t.unit != "" {
-		about = append(about, text.Plain(text.Cut(t.unit, measureName)))
-	}
+	about := appendSome(nil, plainCut(t.unit, measureName))
 	if t.better != "" {
 		about = append(about, t.better+" is better")
 	}
@@ -178,7 +175,7 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 		}
 		shown++
 		head := "Metrics of " + text.CodeCell(text.Cut(c.Label(), 200))
-		if hasArm(tables, baseline) {
+		if slices.ContainsFunc(tables, func(t *metricTable) bool { return slices.Contains(t.arms, baseline) }) {
 			head += " against " + text.Plain(baseline)
 		} else {
 			head += " (no " + text.Plain(baseline) + " arm: values without deltas)"
@@ -194,10 +191,6 @@ func (r *renderer) metricsBlock(w *writer, ms map[*merge.Case]collect.Measures, 
 		b = append(b, fmt.Sprintf("And %d more cases with arm metrics.", more))
 	}
 	return strings.Join(b, "\n\n"), problems
-}
-
-func hasArm(tables []*metricTable, arm string) bool {
-	return slices.ContainsFunc(tables, func(t *metricTable) bool { return slices.Contains(t.arms, arm) })
 }
 
 // plainMetricsBlock is the table of metrics without an arm (docs/render.md

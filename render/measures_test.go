@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/merge"
 )
@@ -317,7 +318,7 @@ func TestArmVerdictHeadline(t *testing.T) {
 			if h := mdtest.Headings(src); docs.Verdict != tc.verdict || len(h) != 1 || !strings.HasSuffix(h[0], " · "+tc.verdict) || !mdtest.Has(src, tc.comment) {
 				t.Errorf("verdict %q, want %q and %q in:\n%s", docs.Verdict, tc.verdict, tc.comment, docs.Comment)
 			}
-			js, _ := DigestOf(docs.Comment)
+			js, _ := marker.DigestOf(docs.Comment)
 			digest, err := ParseDigest(js)
 			if err != nil {
 				t.Fatal(err)

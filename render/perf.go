@@ -86,9 +86,9 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	w := &writer{}
 	ps := r.perfSetup()
 	sum := r.rep.Perf.Summary
-	subjectCut, rowCap, modelCut := 1<<30, 1<<30, 200
+	rowCap, modelCut := p.cut(perfSqueezeRows), 200
 	if p.squeeze {
-		subjectCut, rowCap, modelCut = squeezeSubject, perfSqueezeRows, 60
+		modelCut = 60
 	}
 	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
@@ -110,14 +110,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	}
 	blocks = appendSome(blocks, r.problems(w))
 	blocks = append(blocks, r.hopperBlocks(w, failed, p)...)
-	out := w.t("perf_comment", map[string]any{
-		"Marker":      r.commentMarker(),
-		"Header":      r.header(verdict),
-		"RunLine":     r.runLine(w, subjectCut),
-		"MachineLine": machine,
-		"Blocks":      blocks,
-		"LogsLine":    r.logsLine(w),
-	})
+	out := w.t("perf_comment", r.commentData(w, verdict, p, machine, blocks))
 	return out, w.err
 }
 
@@ -251,13 +244,7 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		return "", errOverBudget
 	}
 	ps := r.perfSetup()
-	sentence := w.t("perf_when", map[string]string{
-		"Schedule": text.Plain(r.cfg.schedule("perf")),
-		"Workflow": r.cfg.workflow("perf"),
-		"Repo":     r.cfg.repo(),
-		"Machine":  r.perfMachine(),
-		"Product":  text.Plain(r.cfg.Product),
-	})
+	sentence := w.t("perf_when", r.when("perf", r.perfMachine()))
 	var blocks []string
 	if ps.Versions.Len() > 0 {
 		var vs []string
@@ -271,7 +258,8 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		var rows [][]string
 		for _, k := range ps.Models.Keys() {
 			m, _ := ps.Models.Get(k)
-			rows = append(rows, []string{perfModelLink(p, m), p.code(strings.Join(m.Args, " "), true)})
+			model := revisionLink(text.CodeCell(p.cut(m.HFID, 1)), m.HFID, m.Revision)
+			rows = append(rows, []string{model, p.code(strings.Join(m.Args, " "), true)})
 		}
 		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
 	}
@@ -314,19 +302,4 @@ func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) str
 		warmup = w.t("perf_warmup", ps.Warmup)
 	}
 	return w.t("perf_arms", map[string]string{"Arms": strings.Join(arms, ", "), "Warmup": warmup, "Levels": strings.Join(levels, ", ")})
-}
-
-func perfModelLink(p sectionPlan, m collect.PerfModel) string {
-	hf := m.HFID
-	if p.cutText > 0 {
-		hf = text.Cut(hf, p.cutText)
-	}
-	code := text.CodeCell(hf)
-	if m.Revision == nil || *m.Revision == "" {
-		return code
-	}
-	if !isHex(*m.Revision) || !safeURLPath(m.HFID) {
-		return code + " @ " + text.Plain(ShortSHA(*m.Revision))
-	}
-	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*m.Revision), m.HFID, *m.Revision)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -63,13 +64,10 @@ type renderer struct {
 	ix       *setupIndex
 	hist     *historyIndex // earlier runs, nil without any
 	charts   []chart       // the failed cases' charts (docs/render.md §3.9)
-	// ms are the cases' measures and msProblems those that could not be
-	// read, once msRead (renderer.measures).
-	ms         map[*merge.Case]collect.Measures
-	msProblems []string
-	msRead     bool
-	noClass    *bool           // caches classless
-	names      map[string]bool // caches caseNames
+	// Worked out once, when first asked for (newRenderer).
+	measures  func() (map[*merge.Case]collect.Measures, []string)
+	classless func() bool
+	caseNames func() map[string]bool
 }
 
 // shapesOnly is the redactor of options without a secret set: the token
@@ -113,8 +111,11 @@ func newRenderer(rep *merge.Report, opts Options) (*renderer, error) {
 	// expectation judges.
 	r.rep = rep.WithThresholds(r.opts.Config.Thresholds, r.opts.BaselineArm).
 		WithKnownIssues(opts.KnownIssues).
-		WithArmExpectations(r.opts.armExpectations())
+		WithArmExpectations(merge.ArmExpectations{Arms: r.opts.Arms, Expect: r.opts.Expect})
 	r.ownNames()
+	r.measures = sync.OnceValues(r.readMeasures)
+	r.classless = sync.OnceValue(r.noClass)
+	r.caseNames = sync.OnceValue(r.names)
 	r.ix = newSetupIndex(rep.Setup, r.cfg.Product)
 	if h := SelectHistory(opts.History, r.cfg.Suite.Name, r.profile, opts.RunID); len(h) > 0 && !r.perfMode {
 		r.hist = newHistoryIndex(h)
@@ -299,22 +300,14 @@ func (r *renderer) partLines(w *writer) string {
 				"Selection": text.Code(text.Cut(p.Selection, partReasonCut)), "Faults": text.Code(text.Cut(p.Faults, partReasonCut))}))
 		}
 	}
-	parts := r.unfinishedParts()
-	for i, p := range parts {
-		if i == maxPartLines {
-			lines = append(lines, w.t("parts_more", len(parts)-i))
-			break
+	lines = append(lines, capList(r.unfinishedParts(), maxPartLines, func(p merge.PartStatus) string {
+		data := map[string]any{"Display": plainCut(partDisplay(p), partNameCut), "Missed": p.Missed(), "Job": r.jobURL(p.Display),
+			"Ran": p.Ran, "Planned": p.Planned, "Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}
+		if p.Status == merge.StatusMissing {
+			return w.t("part_missing", data)
 		}
-		display := text.Plain(text.Cut(partDisplay(p), partNameCut))
-		switch p.Status {
-		case merge.StatusMissing:
-			lines = append(lines, w.t("part_missing", map[string]any{"Display": display, "Missed": p.Missed(), "Job": r.jobURL(p.Display),
-				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
-		case merge.StatusPartial:
-			lines = append(lines, w.t("part_partial", map[string]any{"Display": display, "Ran": p.Ran, "Planned": p.Planned,
-				"Reason": text.Plain(text.CutWords(p.Reason, partReasonCut))}))
-		}
-	}
+		return w.t("part_partial", data)
+	}, func(n int) string { return w.t("parts_more", n) })...)
 	return strings.Join(lines, "\n")
 }
 
@@ -336,15 +329,9 @@ func (r *renderer) problems(w *writer) string {
 	if len(probs) == 0 {
 		return ""
 	}
-	lines := []string{w.t("problems_head", len(probs))}
-	for i, msg := range probs {
-		if i == maxProblems {
-			lines = append(lines, w.t("problems_more", len(probs)-i))
-			break
-		}
-		lines = append(lines, "- "+text.Plain(text.Cut(msg.String(), problemCut)))
-	}
-	return strings.Join(lines, "\n")
+	lines := capList(probs, maxProblems, func(p collect.Problem) string { return "- " + plainCut(p.String(), problemCut) },
+		func(n int) string { return w.t("problems_more", n) })
+	return w.t("problems_head", len(probs)) + "\n" + strings.Join(lines, "\n")
 }
 
 // noFailedCase replaces the failed-cases table when no case failed or was
@@ -393,6 +380,9 @@ func (r *renderer) partDisplays() []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// plainCut is s cut to n code points and escaped for Markdown.
+func plainCut(s string, n int) string { return text.Plain(text.Cut(s, n)) }
 
 // appendSome appends the non-empty ones of ss to dst.
 func appendSome(dst []string, ss ...string) []string {

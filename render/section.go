@@ -84,18 +84,20 @@ var errOverBudget = errors.New("over the section budget")
 // whatever its cells hold: a row is at least "|" and " |" a cell, newlines between.
 func tableOver(rows, cells int) bool { return rows*(2*cells+2)-1 > SectionBudget }
 
-// st cuts free text from setup.json under the plan, then escapes it.
-func (p sectionPlan) st(s string) string {
+// cut cuts free text from setup.json under the plan: to cutText code
+// points, times k.
+func (p sectionPlan) cut(s string, k int) string {
 	if p.cutText > 0 {
-		s = text.Cut(s, p.cutText)
+		return text.Cut(s, p.cutText*k)
 	}
-	return text.Plain(s)
+	return s
 }
 
+// st cuts free text from setup.json under the plan, then escapes it.
+func (p sectionPlan) st(s string) string { return text.Plain(p.cut(s, 1)) }
+
 func (p sectionPlan) code(s string, inCell bool) string {
-	if p.cutText > 0 {
-		s = text.Cut(s, p.cutText*4)
-	}
+	s = p.cut(s, 4)
 	if inCell {
 		return text.CodeCell(s)
 	}
@@ -119,13 +121,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
 		return "", errOverBudget
 	}
-	when := map[string]string{
-		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
-		"Workflow": r.cfg.workflow(r.profile),
-		"Repo":     r.cfg.repo(),
-		"Machine":  machineLine(s.GPUs, r.partDisplays()),
-		"Product":  text.Plain(r.cfg.Product),
-	}
+	when := r.when(r.profile, machineLine(s.GPUs, r.partDisplays()))
 	var sentence string
 	if r.opts.PR > 0 {
 		when["Workflow"] = r.cfg.workflow("pr")
@@ -155,6 +151,13 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		}
 	}
 	return r.sectionDoc(w, p, sentence, blocks)
+}
+
+// when is the data of a section's sentence on when, where and how profile
+// runs (docs/render.md §4).
+func (r *renderer) when(profile, machine string) map[string]any {
+	return map[string]any{"Schedule": text.Plain(r.cfg.schedule(profile)), "Workflow": r.cfg.workflow(profile),
+		"Repo": r.cfg.repo(), "Machine": machine, "Product": text.Plain(r.cfg.Product)}
 }
 
 // sectionDoc is a section of the title, its sentence and blocks, then the
@@ -190,41 +193,26 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 	if p.summarizePairs {
 		blocks = append(blocks, w.t("pairs_summary", len(k.Entries)))
 	} else {
-		header := []string{"case"}
-		if gpu {
-			header = append(header, "GPU")
-		}
-		if layers {
-			header = append(header, "layers")
-		}
-		roles := make([]string, servers)
+		header := append([]string{"case", "GPU", "layers"}, make([]string, servers)...) // then the servers' roles
 		rows := make([][]string, len(k.Entries))
 		for i := range k.Entries {
 			e := &k.Entries[i]
-			row := []string{p.st(e.Name)}
-			if gpu {
-				row = append(row, p.st(e.GPU))
+			ls := make([]string, len(e.Layers))
+			for j, l := range e.Layers {
+				ls[j] = p.st(l)
 			}
-			if layers {
-				ls := make([]string, len(e.Layers))
-				for j, l := range e.Layers {
-					ls[j] = p.st(l)
-				}
-				row = append(row, strings.Join(ls, ", "))
-			}
+			rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(ls, ", ")}
 			for j := range servers {
 				cell := ""
 				if j < len(e.Servers) {
 					cell = r.serverCell(p, &e.Servers[j].CaseSetup)
-					if roles[j] == "" {
-						roles[j] = p.st(e.Servers[j].Role)
-					}
+					header[3+j] = cmp.Or(header[3+j], p.st(e.Servers[j].Role))
 				}
-				row = append(row, cell)
+				rows[i] = append(rows[i], cell)
 			}
-			rows[i] = row
 		}
-		blocks = append(blocks, r.fold(w, "fold_cases", len(k.Entries), w.mdTable(append(header, roles...), rows)))
+		header, rows = withoutColumns(header, rows, map[int]bool{1: !gpu, 2: !layers})
+		blocks = append(blocks, r.fold(w, "fold_cases", len(k.Entries), w.mdTable(header, rows)))
 	}
 	lead := "each_case"
 	if servers > 1 {
@@ -294,10 +282,7 @@ func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
 func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	s := r.rep.Setup
 	var rows [][]string
-	withSets := slices.ContainsFunc(s.Engines.Keys(), func(k string) bool {
-		e, _ := s.Engines.Get(k)
-		return e.Expectations != nil
-	})
+	withSets := false
 	for _, k := range s.Engines.Keys() {
 		e, _ := s.Engines.Get(k)
 		image := p.code(e.Image, true)
@@ -311,24 +296,38 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 				versions = append(versions, p.st(v.name+" "+v.val))
 			}
 		}
-		row := []string{p.st(EngineDisplay(r.rep.Setup, k)), strings.TrimSpace(image), strings.Join(versions, ", ")}
-		if withSets {
-			cell := "none picked"
-			if x := e.Expectations; x != nil {
-				cell = p.code(x.Set, true)
-				if x.Provisional {
-					cell += ", provisional"
-				}
-				cell += " (" + p.st(text.Cut(x.Why, 200)) + ")"
+		set := "none picked"
+		if x := e.Expectations; x != nil {
+			withSets = true
+			set = p.code(x.Set, true)
+			if x.Provisional {
+				set += ", provisional"
 			}
-			row = append(row, cell)
+			set += " (" + p.st(text.Cut(x.Why, 200)) + ")"
 		}
-		rows = append(rows, row)
+		display := p.st(EngineDisplay(r.rep.Setup, k))
+		rows = append(rows, []string{display, strings.TrimSpace(image), strings.Join(versions, ", "), set})
 	}
-	if withSets {
-		return w.mdTable([]string{"engine", "image", "versions", "expectations"}, rows)
+	header := []string{"engine", "image", "versions", "expectations"}
+	return w.mdTable(withoutColumns(header, rows, map[int]bool{3: !withSets}))
+}
+
+// withoutColumns is the table of header and rows without the columns i
+// that drop[i] holds.
+func withoutColumns(header []string, rows [][]string, drop map[int]bool) ([]string, [][]string) {
+	keep := func(cells []string) []string {
+		var out []string
+		for i, c := range cells {
+			if !drop[i] {
+				out = append(out, c)
+			}
+		}
+		return out
 	}
-	return w.mdTable([]string{"engine", "image", "versions"}, rows)
+	for i := range rows {
+		rows[i] = keep(rows[i])
+	}
+	return keep(header), rows
 }
 
 // versionName is how a version key is shown (docs/render.md §4.3): `CUDA`
@@ -379,18 +378,14 @@ func (r *renderer) engineBullets(w *writer, p sectionPlan) string {
 			bullet = w.t("engine_bullet_unknown", p.st(EngineDisplay(r.rep.Setup, k)))
 		}
 		lines = append(lines, bullet)
-		if len(kv) > 0 {
-			shared, varying := envSplit(kv, &e.Env.Ordered)
-			lines = append(lines, w.t("product_bullet", map[string]string{
-				"Product": text.Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
-				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
-			}))
-		}
-		if len(native) > 0 {
-			shared, varying := envSplit(native, &e.Env.Ordered)
-			lines = append(lines, w.t("native_bullet", map[string]string{
-				"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
-			}))
+		for i, cases := range [][]*collect.CaseSetup{kv, native} {
+			if len(cases) > 0 {
+				shared, varying := envSplit(cases, &e.Env.Ordered)
+				lines = append(lines, w.t([]string{"product_bullet", "native_bullet"}[i], map[string]string{
+					"Product": text.Plain(r.cfg.Product), "IPCName": p.code(ipcNameEnv, false),
+					"Shared": envList(p, shared), "Varying": keyList(p, varying), "Vary": vary(len(varying)),
+				}))
+			}
 		}
 	}
 	return strings.Join(lines, "\n")
@@ -455,11 +450,7 @@ func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetu
 	rows := make([][]string, len(cases))
 	for i := range cases {
 		c := &cases[i]
-		hf := c.HFID
-		if p.cutText > 0 {
-			hf = text.Cut(hf, p.cutText)
-		}
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(hf), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
+		rows[i] = []string{p.st(c.Name), r.ix.modelLink(p.cut(c.HFID, 1)), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
 			text.Plain(kvDtype(c.KVCacheDtype)), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
 	}
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)

@@ -82,14 +82,8 @@ func machineLine(gpus []collect.GPU, parts []string) string {
 	line := GPULine(gpus)
 	if len(parts) > 1 {
 		// At most maxMachineParts names: the comment's budget plans for it.
-		names := make([]string, 0, min(len(parts), maxMachineParts+1))
-		for i, p := range parts {
-			if i == maxMachineParts {
-				names = append(names, fmt.Sprintf("%d other parts'", len(parts)-i))
-				break
-			}
-			names = append(names, text.Plain(text.Cut(p, partNameCut)))
-		}
+		names := capList(parts, maxMachineParts, func(p string) string { return plainCut(p, partNameCut) },
+			func(n int) string { return fmt.Sprintf("%d other parts'", n) })
 		line += "; the " + strings.Join(names, " and ") + " cases run at the same time, one GPU each"
 	}
 	return line
@@ -222,18 +216,23 @@ func kvDtype(d *string) string {
 
 // modelLink is the table cell `hf` alone, or `hf` @ [rev7](https://huggingface.co/<hf>/tree/<rev>).
 func (ix *setupIndex) modelLink(hf string) string {
-	code := text.CodeCell(hf)
-	if ix.setup == nil {
+	var rev *string
+	if ix.setup != nil {
+		rev, _ = ix.setup.ModelRevisions.Get(hf)
+	}
+	return revisionLink(text.CodeCell(hf), hf, rev)
+}
+
+// revisionLink is code, the model hf's cell, followed by its revision rev
+// (nil or "": none) linked on huggingface.co where hf and rev are safe in a URL.
+func revisionLink(code, hf string, rev *string) string {
+	if rev == nil || *rev == "" {
 		return code
 	}
-	r, ok := ix.setup.ModelRevisions.Get(hf)
-	if !ok || r == nil || *r == "" {
-		return code
+	if !isHex(*rev) || !safeURLPath(hf) {
+		return code + " @ " + text.Plain(ShortSHA(*rev))
 	}
-	if !isHex(*r) || !safeURLPath(hf) {
-		return code + " @ " + text.Plain(ShortSHA(*r))
-	}
-	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*r), hf, *r)
+	return fmt.Sprintf("%s @ [%s](https://huggingface.co/%s/tree/%s)", code, ShortSHA(*rev), hf, *rev)
 }
 
 // safeURLPath reports whether s can go into a link destination unescaped.

@@ -40,32 +40,21 @@ func (r *renderer) skippedLine(w *writer, p plan) string {
 		return ""
 	}
 	nameCut, reasonCut := squeezeCut(p, skippedNameCut), min(p.detail, skipReasonCut)
-	esc := func(s string, n int) string { return text.Plain(text.Cut(s, n)) }
 	groups := skipGroups(skipped)
 	items := make([]string, 0, min(len(groups), maxSkipped))
 	more := len(skipped)
 	for _, g := range groups[:min(len(groups), maxSkipped)] {
 		more -= len(g.cases)
-		s := esc(g.cases[0].Label(), nameCut)
+		s := plainCut(g.cases[0].Label(), nameCut)
 		if len(g.cases) > 1 {
 			s = text.Commas(int64(len(g.cases))) + " cases"
 		}
 		if reasonCut > 0 {
-			s += " (" + esc(g.reason, reasonCut) + ")"
+			s += " (" + plainCut(g.reason, reasonCut) + ")"
 		}
 		items = append(items, s)
 	}
 	return w.t("skipped", map[string]any{"List": strings.Join(items, ", "), "More": more})
-}
-
-// skippedItem is one case of a Skipped line: its label and, unless
-// reasonCut is 0, its reason.
-func skippedItem(c *merge.Case, nameCut, reasonCut int, esc func(s string, n int) string) string {
-	s := esc(c.Label(), nameCut)
-	if reasonCut > 0 {
-		s += " (" + esc(c.SkipReason, reasonCut) + ")"
-	}
-	return s
 }
 
 // skippedSection is the section's list of the skipped cases and why
@@ -102,8 +91,8 @@ func textSkipped(rep *merge.Report) string {
 		return ""
 	}
 	items := make([]string, len(skipped))
-	for i := range skipped {
-		items[i] = skippedItem(&skipped[i], skippedNameCut, detailCut, termText)
+	for i, c := range skipped {
+		items[i] = termText(c.Label(), skippedNameCut) + " (" + termText(c.SkipReason, detailCut) + ")"
 	}
 	return "Skipped: " + strings.Join(items, ", ") + "\n"
 }

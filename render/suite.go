@@ -79,15 +79,11 @@ func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 			legs = append(legs, p.Leg)
 		}
 	}
-	sentence := w.t("when_suite", map[string]any{
-		"Legs":     text.Plain(strings.Join(legs, "; ")),
-		"Schedule": text.Plain(r.cfg.schedule(r.profile)),
-		"Workflow": r.cfg.workflow(r.profile),
-		"Repo":     r.cfg.repo(),
-		"Cases":    len(r.rep.Cases),
-		"Product":  text.Plain(r.cfg.Product),
-		"Parts":    len(r.rep.Parts),
-	})
+	when := r.when(r.profile, "")
+	when["Legs"] = text.Plain(strings.Join(legs, "; "))
+	when["Cases"] = len(r.rep.Cases)
+	when["Parts"] = len(r.rep.Parts)
+	sentence := w.t("when_suite", when)
 	if s := r.setupBlock(); s != "" {
 		sentence += "\n\n" + s
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
@@ -30,7 +31,7 @@ func TestSuiteDocuments(t *testing.T) {
 	if !strings.HasPrefix(kv.Comment, "<!-- ci-report:comment run=123 attempt=1 profile=weekly -->\n### Weekly correctness · ") || kv.SectionName != "weekly" {
 		t.Errorf("default suite: section %q, comment starts %.120q", kv.SectionName, kv.Comment)
 	}
-	kvDigest, _ := DigestOf(kv.Comment)
+	kvDigest, _ := marker.DigestOf(kv.Comment)
 	if h, err := ParseDigest(kvDigest); err != nil || h.Suite != "" {
 		t.Errorf("default suite's digest names a suite: %s (%v)", kvDigest, err)
 	}
@@ -49,7 +50,7 @@ func TestSuiteDocuments(t *testing.T) {
 	if slices.Contains(mdtest.Links([]byte(docs.Section)), pointer) {
 		t.Errorf("the suite's section points to the default suite's nightly section:\n%s", docs.Section)
 	}
-	js, ok := DigestOf(docs.Comment)
+	js, ok := marker.DigestOf(docs.Comment)
 	if !ok {
 		t.Fatal("suite comment has no digest")
 	}

@@ -27,18 +27,14 @@ var setupKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._/-]{0,39}$`)
 // ValidSetupKey reports whether key may name a setup value.
 func ValidSetupKey(key string) bool { return setupKeyRE.MatchString(key) }
 
-// validSetupValue: one line, not blank.
-func validSetupValue(v string) bool {
-	return strings.TrimSpace(v) != "" && !strings.ContainsFunc(v, unicode.IsControl)
-}
-
 // validateSetup checks the config's setup.
 func (c Config) validateSetup() error {
 	for _, k := range slices.Sorted(maps.Keys(c.Setup)) {
 		switch v := c.Setup[k]; {
 		case !ValidSetupKey(k):
 			return fmt.Errorf("render: config setup key %q: want letters, digits, spaces and ._/-, at most 40", text.Cut(k, 40))
-		case !validSetupValue(v) || len(v) > maxSetupValue:
+		case strings.TrimSpace(v) == "" || strings.ContainsFunc(v, unicode.IsControl) || len(v) > maxSetupValue:
+			// Not one line, blank, or too long.
 			return fmt.Errorf("render: config setup %s: want one line of at most %d bytes", k, maxSetupValue)
 		}
 	}

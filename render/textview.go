@@ -24,9 +24,8 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	t.parts()
 	t.problems()
 	t.known()
-	failed := r.rep.FailedCases()
-	rows := groupRows(failed, r.caseNames())
-	if len(failed) == 0 {
+	rows := groupRows(r.rep.FailedCases(), r.caseNames())
+	if len(rows) == 0 {
 		t.markdown(r.noFailedCase(&writer{}, r.rep.Verdict))
 	} else {
 		t.failed(rows)
@@ -36,21 +35,19 @@ func Text(out io.Writer, rep *merge.Report, opts Options) error {
 	for _, md := range []string{r.fixedLine(w, loosest), r.regressionLines(w, loosest)} {
 		t.markdown(md)
 	}
-	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), r.textDurations()} {
+	slowest := r.slowestLine(w, maxSlowestText, textNameCut, termText)
+	for _, s := range []string{textSkipped(r.rep), textFlaky(r.rep), slowest} {
 		if s != "" {
 			t.para(s)
 		}
 	}
-	for _, md := range r.armBlocks(w) {
+	for _, md := range append(r.armBlocks(w), r.metricHistoryBlock(w)) {
 		t.markdown(md)
 	}
-	t.markdown(r.metricHistoryBlock(w))
 	t.closestCalls()
-	if len(failed) > 0 {
-		t.markdown(r.jobLine(w, rowMembers(rows)))
-		for _, md := range r.whereBlocks(w, rows) {
-			t.markdown(md)
-		}
+	t.markdown(r.jobLine(w, rows)) // nothing without rows
+	for _, md := range r.whereBlocks(w, rows) {
+		t.markdown(md)
 	}
 	if !r.perfMode && opts.TextSection {
 		section, _, serr := r.section(true)
@@ -183,12 +180,9 @@ func (t *textView) failed(rows []caseRow) {
 	for i, g := range rows {
 		c := g.first()
 		why := termText(c.ClassWhy, collect.ClassWhyMax)
-		names, briefs, since := make([]string, len(g.cases)), make([]string, len(g.cases)), make([]string, len(g.cases))
+		names, briefs := make([]string, len(g.cases)), make([]string, len(g.cases))
 		for j, m := range g.cases {
 			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
-			if r.hist != nil {
-				since[j] = r.since(w, m)
-			}
 		}
 		name := strings.Join(names, ", ")
 		if len(g.cases) > 1 {
@@ -201,16 +195,10 @@ func (t *textView) failed(rows []caseRow) {
 		if c.Class == collect.ClassInfra {
 			class += r.hostOf(c.Part)
 		}
-		cells[i] = []string{name, termText(class, 2*detailCut), commonBrief(briefs), r.textChecks(c)}
-		if r.classless() {
-			cells[i] = slices.Delete(cells[i], 1, 2)
-		}
-		if r.hist != nil {
-			cells[i] = append(cells[i], joinDistinct(since, ", "))
-		}
+		cells[i] = r.fitRow(w, g, []string{name, termText(class, 2*detailCut), commonBrief(briefs), r.textChecks(c)}, 1)
 	}
 	t.write(termTable(r.failedHeader(failedColumns), cells, t.width))
-	for _, ch := range chartsOf(rowFirsts(rows), r.ix) {
+	for _, ch := range chartsOf(rows, r.ix) {
 		t.markdown(ch.summaryLine())
 	}
 	t.err = cmp.Or(t.err, w.err)

@@ -55,16 +55,13 @@ func digestSHA(sha string) string {
 	return sha
 }
 
-// measures are the cases' metrics and events, read once per render when
-// the options ask for them, with the problems of those that cannot be read.
-func (r *renderer) measures() (map[*merge.Case]collect.Measures, []string) {
-	if !r.msRead {
-		r.msRead = true
-		if r.opts.NeedsMeasures() {
-			r.ms, r.msProblems = measuresOf(r.rep)
-		}
+// readMeasures are the cases' metrics and events when the options ask for
+// them, with the problems of those that cannot be read (renderer.measures).
+func (r *renderer) readMeasures() (map[*merge.Case]collect.Measures, []string) {
+	if !r.opts.NeedsMeasures() {
+		return nil, nil
 	}
-	return r.ms, r.msProblems
+	return measuresOf(r.rep)
 }
 
 // historyMetric is m of case c as a digest records it; false when unknown.
@@ -78,8 +75,7 @@ func historyMetric(c *merge.Case, m *collect.Metric) (HistoryMetric, bool) {
 		if *m.Concurrency > maxConcurrency {
 			return HistoryMetric{}, false
 		}
-		lv := *m.Concurrency
-		hm.Concurrency = &lv
+		hm.Concurrency = new(*m.Concurrency)
 	}
 	return hm, true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -227,7 +228,7 @@ func TestMetricHistory(t *testing.T) {
 	}
 	docs := mustRender(t, rep, opts)
 
-	js, _ := DigestOf(docs.Comment)
+	js, _ := marker.DigestOf(docs.Comment)
 	h, err := ParseDigest(js)
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +291,7 @@ func TestDigestMetricsBounded(t *testing.T) {
 	opts := sampleOptions()
 	opts.Config.Intervals = []Interval{{Label: "x", From: "a", To: "b"}}
 	docs := mustRender(t, rep, opts)
-	js, _ := DigestOf(docs.Comment)
+	js, _ := marker.DigestOf(docs.Comment)
 	if len(js) > MaxDigestChars {
 		t.Fatalf("digest of %d bytes", len(js))
 	}
@@ -393,7 +394,7 @@ func TestMetricHistoryKeeps(t *testing.T) {
 	digest := func(hist ...MetricHistory) []string {
 		t.Helper()
 		opts.Config.MetricHistory = hist
-		js, _ := DigestOf(mustRender(t, rep, opts).Comment)
+		js, _ := marker.DigestOf(mustRender(t, rep, opts).Comment)
 		h, err := ParseDigest(js)
 		if err != nil {
 			t.Fatal(err)

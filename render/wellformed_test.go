@@ -20,6 +20,7 @@ import (
 	gmtext "github.com/yuin/goldmark/text"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/merge"
 	"github.com/ovg-project/ci-report/render"
@@ -110,7 +111,7 @@ func checkDoc(t tb, dc docCheck) {
 				case strings.HasPrefix(line, "<!-- ci-report:digest "):
 					// The run's digest (docs/formats.md §9): one line that
 					// reads back as a valid digest, whatever the names.
-					if js, ok := render.DigestOf(line); !ok {
+					if js, ok := marker.DigestOf(line); !ok {
 						t.Errorf("%s: digest line %q is not closed", dc.name, text.Cut(line, 200))
 					} else if _, err := render.ParseDigest(js); err != nil {
 						t.Errorf("%s: the digest does not read back: %v", dc.name, err)

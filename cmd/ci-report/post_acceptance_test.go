@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/internal/ghfake"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
 	"github.com/ovg-project/ci-report/render"
 )
@@ -911,7 +912,7 @@ func TestAcceptanceNewFailureCommits(t *testing.T) {
 	environ := accEnv(srv0)
 	environ["GITHUB_TOKEN"] = ""
 	comment, _ := renderDocs(t, environ)
-	js, _ := render.DigestOf(comment)
+	js, _ := marker.DigestOf(comment)
 	d, err := render.ParseDigest(js)
 	if err != nil || d.SHA == "" || len(d.Cases) == 0 {
 		t.Fatalf("the run's digest %s: %v; want a commit and failures", js, err)

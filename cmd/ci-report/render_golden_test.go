@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/render"
 )
 
@@ -255,7 +256,7 @@ func TestRenderFailOnNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, ok := render.DigestOf(string(b))
+	js, ok := marker.DigestOf(string(b))
 	if !ok {
 		t.Fatalf("no digest in the first comment")
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ovg-project/ci-report/internal/golden"
+	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/mdtest"
-	"github.com/ovg-project/ci-report/render"
 )
 
 // seed003Config is seed 003's suite config: the cold baseline, the
@@ -59,7 +59,7 @@ func seed003Render(t *testing.T, dir, cfg string) (comment, section, text string
 	if code != exitOK {
 		t.Fatalf("render the night before: exit %d: %s", code, stderr)
 	}
-	digest, ok := render.DigestOf(first)
+	digest, ok := marker.DigestOf(first)
 	if !ok {
 		t.Fatalf("no digest in:\n%s", first)
 	}
