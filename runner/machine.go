@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -43,12 +44,13 @@ func (r *Runner) machineState() *collect.MachineState {
 		statfs = statFS
 	}
 	for _, d := range r.diskPaths() {
-		free, total, err := statfs(d[1])
+		disk, err := statfs(d[1])
 		if err != nil {
 			st.Errors = append(st.Errors, text.CutLine(d[0]+" "+d[1]+": "+err.Error(), 200))
 			continue
 		}
-		st.Disks = append(st.Disks, collect.DiskState{Role: d[0], Path: d[1], FreeMiB: free, TotalMiB: total})
+		disk.Role, disk.Path = d[0], d[1]
+		st.Disks = append(st.Disks, disk)
 	}
 	return st
 }
@@ -116,8 +118,25 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 	for _, d := range after.Disks {
 		b, ok := disks[d.Path]
 		low := min(1024, d.TotalMiB/50)
-		if ok && b.FreeMiB >= low && d.FreeMiB < low {
+		switch {
+		case ok && d.ReadOnly && !b.ReadOnly:
+			return text.CutLine("the "+d.Role+"'s filesystem turned read-only: "+d.Path, 200)
+		case ok && b.FreeMiB >= low && d.FreeMiB < low:
 			return fmt.Sprintf("the %s's disk filled: %d MiB free of %d (%d before)", d.Role, d.FreeMiB, d.TotalMiB, b.FreeMiB)
+		}
+	}
+	return ""
+}
+
+// readOnlyAtStart names a disk of the run already read-only at its first
+// look, "" none: every write there fails (EROFS), whatever the words.
+func readOnlyAtStart(first *collect.MachineState) string {
+	if first == nil {
+		return ""
+	}
+	for _, d := range first.Disks {
+		if d.ReadOnly {
+			return text.CutLine("the "+d.Role+"'s filesystem was read-only from the start: "+d.Path, 200)
 		}
 	}
 	return ""
@@ -175,13 +194,14 @@ func (r *Runner) caseGPUs(e *Entry) []int {
 
 // badBefore says what of the machine had gone bad before case c started,
 // "" nothing (docs/runner.md §5.10 step 2): a GPU it would use that needed
-// a reset at the run's first look (runCase started nothing), else its GPUs
-// or disks against that first look (none of which a run clears: NVIDIA's
-// Xid catalog's action for them is a GPU reset), else a foreign process an
-// earlier case's watch saw that still held one of its GPUs as c started.
+// a reset at the run's first look (runCase started nothing), else a disk
+// read-only at that look, else its GPUs or disks against that first look
+// (none of which a run clears: NVIDIA's Xid catalog's action for them is a
+// GPU reset), else a foreign process an earlier case's watch saw that
+// still held one of its GPUs as c started.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
-	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {
+	if bad := cmp.Or(neededReset(r.firstLook, r.caseGPUs(c.Entry)), readOnlyAtStart(r.firstLook)); bad != "" {
 		return bad
 	}
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
