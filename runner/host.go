@@ -117,12 +117,16 @@ type Sim struct {
 }
 
 // statFS is statfs(2) as the simulated world has it: no free space once
-// the fault disk-full filled its disks (sim.DiskFullFile, "disk_full", in
-// the world; runner does not import runner/sim).
+// the fault disk-full filled its disks, read-only once disk-read-only
+// turned them (sim.DiskFullFile, sim.DiskReadOnlyFile in the world; runner
+// does not import runner/sim).
 func (s *Sim) statFS(path string) (collect.DiskState, error) {
 	d, err := statFS(path)
 	if _, serr := os.Stat(filepath.Join(s.Dir, "disk_full")); serr == nil {
 		d.FreeMiB = 0
+	}
+	if _, serr := os.Stat(filepath.Join(s.Dir, "disk_read_only")); serr == nil {
+		d.ReadOnly = true
 	}
 	return d, err
 }
