@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -128,20 +127,6 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 	return ""
 }
 
-// readOnlyAtStart names a disk of the run already read-only at its first
-// look, "" none: every write there fails (EROFS), whatever the words.
-func readOnlyAtStart(first *collect.MachineState) string {
-	if first == nil {
-		return ""
-	}
-	for _, d := range first.Disks {
-		if d.ReadOnly {
-			return text.CutLine("the "+d.Role+"'s filesystem was read-only from the start: "+d.Path, 200)
-		}
-	}
-	return ""
-}
-
 // neededReset says which GPU of gpus (nil: every GPU) was already unhealthy
 // at the run's first look, and why, "" none: a page retirement or row
 // remapping pending (nvml.h: they wait for a reset), a row remapping failure
@@ -194,14 +179,15 @@ func (r *Runner) caseGPUs(e *Entry) []int {
 
 // badBefore says what of the machine had gone bad before case c started,
 // "" nothing (docs/runner.md §5.10 step 2): a GPU it would use that needed
-// a reset at the run's first look (runCase started nothing), else a disk
-// read-only at that look, else its GPUs or disks against that first look
-// (none of which a run clears: NVIDIA's Xid catalog's action for them is a
-// GPU reset), else a foreign process an earlier case's watch saw that
-// still held one of its GPUs as c started.
+// a reset at the run's first look (runCase started nothing), else its GPUs
+// or disks against that first look (none of which a run clears: NVIDIA's
+// Xid catalog's action for them is a GPU reset), else a foreign process an
+// earlier case's watch saw that still held one of its GPUs as c started.
+// A disk already read-only at the first look decides nothing: a model
+// cache mounted read-only on purpose must not excuse every failure.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
-	if bad := cmp.Or(neededReset(r.firstLook, r.caseGPUs(c.Entry)), readOnlyAtStart(r.firstLook)); bad != "" {
+	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {
 		return bad
 	}
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {
