@@ -51,10 +51,11 @@ type GPUHealth struct {
 }
 
 // DiskState is the file system holding Path (its Role: "work dir", "model
-// cache", "/dev/shm"), in MiB.
+// cache", "/dev/shm"), in MiB; ReadOnly when it is mounted read-only.
 type DiskState struct {
 	Role     string `json:"role"`
 	Path     string `json:"path"`
 	FreeMiB  int64  `json:"free_mib"`
 	TotalMiB int64  `json:"total_mib"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }

@@ -513,22 +513,54 @@ func TestWentBad(t *testing.T) {
 	if got := wentBad(nil, ok, nil); got != "" {
 		t.Errorf("no look before: %q", got)
 	}
+	ro := state(2, gpu(1, 0, 0, 5, ""), 50000)
+	ro.Disks[0].ReadOnly = true
+	if got := wentBad(ok, ro, nil); got != "the work dir's filesystem turned read-only: /w" {
+		t.Errorf("a disk turned read-only: %q", got)
+	}
+	if got := wentBad(ro, ro, nil); got != "" {
+		t.Errorf("a disk already read-only: %q", got)
+	}
+}
+
+// TestReadOnlyAtStart: a disk of the run read-only at the run's first look
+// makes a failed case infra by that fact before anything else of the
+// machine; a disk that turned read-only since is what went bad before it.
+func TestReadOnlyAtStart(t *testing.T) {
+	disks := func(ro bool) *collect.MachineState {
+		return &collect.MachineState{Disks: []collect.DiskState{{Role: "work dir", Path: "/w"}, {Role: "model cache", Path: "/hub", ReadOnly: ro}}}
+	}
+	c := &Case{Entry: &Entry{Name: "a", Kind: KindServer}}
+	for _, tc := range []struct {
+		first, before *collect.MachineState
+		want          string
+	}{
+		{disks(false), disks(false), ""},
+		{disks(true), disks(true), ""}, // mounted read-only on purpose: decides nothing
+		{disks(false), disks(true), "the model cache's filesystem turned read-only: /hub"},
+	} {
+		r := &Runner{firstLook: tc.first, procs: &runProcs{}}
+		if got := r.badBefore(c, tc.before, nil); got != tc.want {
+			t.Errorf("badBefore = %q, want %q", got, tc.want)
+		}
+	}
 }
 
 // TestMachineStateDisks: the machine facts read the free space of the work
 // dir, the model cache (HF_HUB_CACHE, else HF_HOME/hub) and the host's
-// shared-memory dir through StatFS, and name what could not be read.
+// shared-memory dir through StatFS, whether each is read-only, and name what
+// could not be read.
 func TestMachineStateDisks(t *testing.T) {
 	env := map[string]string{"HF_HOME": "/models"}
 	r := &Runner{OutDir: "/part", Host: Machine{}, Getenv: func(k string) string { return env[k] },
-		StatFS: func(p string) (int64, int64, error) {
+		StatFS: func(p string) (collect.DiskState, error) {
 			if p == "/dev/shm" {
-				return 0, 0, fmt.Errorf("no such file or directory")
+				return collect.DiskState{}, fmt.Errorf("no such file or directory")
 			}
-			return 100, 1000, nil
+			return collect.DiskState{FreeMiB: 100, TotalMiB: 1000, ReadOnly: p == "/models/hub"}, nil
 		}}
 	st := r.machineState()
-	want := []collect.DiskState{{Role: "work dir", Path: "/part", FreeMiB: 100, TotalMiB: 1000}, {Role: "model cache", Path: "/models/hub", FreeMiB: 100, TotalMiB: 1000}}
+	want := []collect.DiskState{{Role: "work dir", Path: "/part", FreeMiB: 100, TotalMiB: 1000}, {Role: "model cache", Path: "/models/hub", FreeMiB: 100, TotalMiB: 1000, ReadOnly: true}}
 	if !reflect.DeepEqual(st.Disks, want) || len(st.Errors) != 1 || st.Errors[0] != "/dev/shm /dev/shm: no such file or directory" {
 		t.Fatalf("disks %+v, errors %q", st.Disks, st.Errors)
 	}

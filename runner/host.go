@@ -117,14 +117,18 @@ type Sim struct {
 }
 
 // statFS is statfs(2) as the simulated world has it: no free space once
-// the fault disk-full filled its disks (sim.DiskFullFile, "disk_full", in
-// the world; runner does not import runner/sim).
-func (s *Sim) statFS(path string) (freeMiB, totalMiB int64, err error) {
-	freeMiB, totalMiB, err = statFS(path)
+// the fault disk-full filled its disks, read-only once disk-read-only
+// turned them (sim.DiskFullFile, sim.DiskReadOnlyFile in the world; runner
+// does not import runner/sim).
+func (s *Sim) statFS(path string) (collect.DiskState, error) {
+	d, err := statFS(path)
 	if _, serr := os.Stat(filepath.Join(s.Dir, "disk_full")); serr == nil {
-		freeMiB = 0
+		d.FreeMiB = 0
 	}
-	return freeMiB, totalMiB, err
+	if _, serr := os.Stat(filepath.Join(s.Dir, "disk_read_only")); serr == nil {
+		d.ReadOnly = true
+	}
+	return d, err
 }
 
 // sub is the argv of one of this binary's sim subcommands.

@@ -43,12 +43,13 @@ func (r *Runner) machineState() *collect.MachineState {
 		statfs = statFS
 	}
 	for _, d := range r.diskPaths() {
-		free, total, err := statfs(d[1])
+		disk, err := statfs(d[1])
 		if err != nil {
 			st.Errors = append(st.Errors, text.CutLine(d[0]+" "+d[1]+": "+err.Error(), 200))
 			continue
 		}
-		st.Disks = append(st.Disks, collect.DiskState{Role: d[0], Path: d[1], FreeMiB: free, TotalMiB: total})
+		disk.Role, disk.Path = d[0], d[1]
+		st.Disks = append(st.Disks, disk)
 	}
 	return st
 }
@@ -116,7 +117,10 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 	for _, d := range after.Disks {
 		b, ok := disks[d.Path]
 		low := min(1024, d.TotalMiB/50)
-		if ok && b.FreeMiB >= low && d.FreeMiB < low {
+		switch {
+		case ok && d.ReadOnly && !b.ReadOnly:
+			return text.CutLine("the "+d.Role+"'s filesystem turned read-only: "+d.Path, 200)
+		case ok && b.FreeMiB >= low && d.FreeMiB < low:
 			return fmt.Sprintf("the %s's disk filled: %d MiB free of %d (%d before)", d.Role, d.FreeMiB, d.TotalMiB, b.FreeMiB)
 		}
 	}
@@ -179,6 +183,8 @@ func (r *Runner) caseGPUs(e *Entry) []int {
 // or disks against that first look (none of which a run clears: NVIDIA's
 // Xid catalog's action for them is a GPU reset), else a foreign process an
 // earlier case's watch saw that still held one of its GPUs as c started.
+// A disk already read-only at the first look decides nothing: a model
+// cache mounted read-only on purpose must not excuse every failure.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
 	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {

@@ -163,9 +163,10 @@ type Runner struct {
 	// PATH check); nil runs them with os/exec.
 	Exec ledger.ExecFunc
 	Now  func() time.Time // the clock (default time.Now); several goroutines read it at once
-	// StatFS reads the free and total MiB of the file system holding a
-	// path (nil: statfs(2)); the machine facts' disks (docs/formats.md §4.10).
-	StatFS func(path string) (freeMiB, totalMiB int64, err error)
+	// StatFS reads the file system holding a path (nil: statfs(2)): its
+	// free and total MiB, whether it is read-only; the machine facts' disks
+	// (docs/formats.md §4.10).
+	StatFS func(path string) (collect.DiskState, error)
 	Getenv func(string) string // reads the environment (GitHub context, secrets, GITHUB_STEP_SUMMARY)
 	// Redact hides the secrets in everything the run writes (nil: the
 	// values of collect.SecretEnvNames and the token shapes); see Redactor.

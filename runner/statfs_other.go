@@ -2,9 +2,13 @@
 
 package runner
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ovg-project/ci-report/collect"
+)
 
 // statFS is not asked outside Linux, where the runner does not run jobs.
-func statFS(string) (int64, int64, error) {
-	return 0, 0, errors.New("free space is read on Linux only")
+func statFS(string) (collect.DiskState, error) {
+	return collect.DiskState{}, errors.New("free space is read on Linux only")
 }

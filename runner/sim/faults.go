@@ -35,6 +35,7 @@ const (
 	FaultGPULost    = "gpu-lost"
 	FaultForeignGPU = "foreign-gpu-process"
 	FaultDiskFull   = "disk-full"
+	FaultDiskRO     = "disk-read-only"
 	FaultXid        = "xid"
 	// The GPU needs a reset from the start (@gpu=N; every GPU unscoped).
 	FaultNeedsReset = "gpu-needs-reset"
@@ -44,7 +45,7 @@ var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
 	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
-	FaultForeignGPU: true, FaultDiskFull: true, FaultXid: true, FaultNeedsReset: true,
+	FaultForeignGPU: true, FaultDiskFull: true, FaultDiskRO: true, FaultXid: true, FaultNeedsReset: true,
 	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true, FaultOffloadMismatch: true,
 }
 

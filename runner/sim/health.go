@@ -94,6 +94,11 @@ func needReset(dir string, n int, faults string) error {
 // (runner.Sim).
 const DiskFullFile = "disk_full"
 
+// DiskReadOnlyFile, in the world, says that its disks were remounted
+// read-only (the fault disk-read-only): the runner's simulated statfs then
+// reports them so.
+const DiskReadOnlyFile = "disk_read_only"
+
 // simXid is the Xid of the fault xid: 119, a GSP RPC timeout, the
 // machine's (never an application's, the NVML backend's appXid).
 const simXid = 119
@@ -105,7 +110,7 @@ const foreignPID = 1
 // breakGPUs applies the first of the machine's faults to the server's GPUs
 // under the world lock (docs/runner.md §7.5) and reports which ("" none).
 func (s *simServer) breakGPUs() (string, error) {
-	machine := []string{FaultECCError, FaultGPULost, FaultXid, FaultForeignGPU, FaultDiskFull}
+	machine := []string{FaultECCError, FaultGPULost, FaultXid, FaultForeignGPU, FaultDiskFull, FaultDiskRO}
 	i := slices.IndexFunc(machine, func(f string) bool { return s.faults.has(f, s.ids...) })
 	if i < 0 {
 		return "", nil
@@ -118,6 +123,8 @@ func (s *simServer) breakGPUs() (string, error) {
 	switch name {
 	case FaultDiskFull:
 		return name, os.WriteFile(filepath.Join(s.w.dir, DiskFullFile), nil, 0o644)
+	case FaultDiskRO:
+		return name, os.WriteFile(filepath.Join(s.w.dir, DiskReadOnlyFile), nil, 0o644)
 	case FaultForeignGPU:
 		return name, s.w.writeProc(procRecord{PID: foreignPID, Kind: "foreign", GPUs: s.gpus, BytesPer: 1 << 30})
 	}

@@ -265,8 +265,11 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		if err != nil {
 			s.log.warn("gpu_health", "could not break the GPU: %v", err)
 		}
-		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2310, in profile_run`},
-			"RuntimeError: CUDA error: unspecified launch failure (fault "+name+")")
+		msg := "RuntimeError: CUDA error: unspecified launch failure (fault " + name + ")"
+		if name == FaultDiskRO { // every write fails: EROFS in the engine's words
+			msg = "OSError: [Errno 30] Read-only file system: '/dev/shm/kvcached' (fault " + name + ")"
+		}
+		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2310, in profile_run`}, msg)
 		s.cleanup(registered)
 		return 1
 	}
