@@ -47,10 +47,11 @@ import (
 // for a gated repo whoever asks (its `gated` field), so for one that is
 // gated get_hf_file_metadata (file_download.py, the HEAD of config.json
 // the engine's download makes) tells whether the token has access:
-// GatedRepoError, a RepositoryNotFoundError (errors.py, raised by
-// hf_raise_for_status of utils/_http.py on X-Error-Code GatedRepo), when
-// not. Anything else (network, timeout, 5xx) leaves the id out, unknown,
-// and the Hub is not asked again.
+// GatedRepoError when not (errors.py, a subclass of
+// RepositoryNotFoundError, so caught first; hf_raise_for_status of
+// utils/_http.py raises it on X-Error-Code GatedRepo). Anything else
+// (network, timeout, 5xx) leaves the id out, unknown, and the Hub is not
+// asked again.
 var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys
 from huggingface_hub import constants, try_to_load_from_cache, HfApi, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
