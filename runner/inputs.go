@@ -39,9 +39,24 @@ import (
 // AutoConfig on import (SGLang's python/sglang/srt/utils/
 // hf_transformers_utils.py@2aa2e2d0ffda; sglang/srt/ before), so those
 // modules are imported, only when a model is left to judge.
+//
+// hub is what the Hub says of each model not in the cache of an image not
+// offline (huggingface_hub@ee0a4510f4bc): HfApi.model_info (hf_api.py,
+// GET /api/models/<id>) raises RepositoryNotFoundError for an id that does
+// not exist or is private and not visible to the token given, but answers
+// for a gated repo whoever asks (its `gated` field), so for one that is
+// gated get_hf_file_metadata (file_download.py, the HEAD of config.json
+// the engine's download makes) tells whether the token has access:
+// GatedRepoError when not (errors.py, a subclass of
+// RepositoryNotFoundError, so caught first; hf_raise_for_status of
+// utils/_http.py raises it on X-Error-Code GatedRepo). Anything else
+// (network, timeout, 5xx) leaves the id out, unknown, and the Hub is not
+// asked again.
 var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys
-from huggingface_hub import constants, try_to_load_from_cache
-o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}, "custom_code": []}
+from huggingface_hub import constants, try_to_load_from_cache, HfApi, get_hf_file_metadata, hf_hub_url
+from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
+o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}, "custom_code": [], "hub": {}}
+ask = not o["offline"]
 try:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 except Exception:
@@ -58,6 +73,17 @@ for m in sys.argv[1:]:
                 o["custom_code"].append(m)
         else:
             o["models"][m] = None
+            if ask:
+                try:
+                    if HfApi().model_info(m, timeout=10).gated:
+                        get_hf_file_metadata(hf_hub_url(m, "config.json"), timeout=10)
+                    o["hub"][m] = "found"
+                except GatedRepoError:
+                    o["hub"][m] = "gated"
+                except RepositoryNotFoundError:
+                    o["hub"][m] = "not_found"
+                except Exception:
+                    ask = False
     except Exception:
         pass
 if o["custom_code"]:
@@ -85,12 +111,15 @@ type engineInputs struct {
 }
 
 // modelProbe is what DefaultModelProbe prints: each model's config.json
-// (nil: not in the cache; an id absent: unknown).
+// (nil: not in the cache; an id absent: unknown) and, of one not in the
+// cache, what the Hub said (found, not_found, gated; absent: not asked or
+// no answer, as from an older probe).
 type modelProbe struct {
 	Offline    bool                      `json:"offline"`
 	Cache      string                    `json:"cache"`
 	Models     map[string]map[string]any `json:"models"`
 	CustomCode []string                  `json:"custom_code"`
+	Hub        map[string]string         `json:"hub"`
 	Torch      *torchCUDA                `json:"torch"`
 }
 
@@ -161,6 +190,9 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 			found.Set("models", models)
 			if len(got.CustomCode) > 0 {
 				found.Set("custom_code", got.CustomCode)
+			}
+			if len(got.Hub) > 0 {
+				found.Set("hub", got.Hub)
 			}
 			if got.Torch != nil {
 				found.Set("torch", got.Torch)
@@ -239,6 +271,12 @@ func (r *Runner) refusedInputs(e *Entry) string {
 		cfg, known := in.Models[sp.HFID]
 		if known && cfg == nil && in.Offline {
 			why = append(why, fmt.Sprintf("%s: model %s is not in the model cache %s and the image is offline (HF_HUB_OFFLINE)", sp.Name, sp.HFID, in.Cache))
+		}
+		switch in.Hub[sp.HFID] {
+		case "not_found":
+			why = append(why, fmt.Sprintf("%s: model %s is not on the Hugging Face Hub (or not visible to the token given)", sp.Name, sp.HFID))
+		case "gated":
+			why = append(why, fmt.Sprintf("%s: model %s is gated and the token given has no access", sp.Name, sp.HFID))
 		}
 		if w := contextRefused(sp, spec, argv, cfg, r.engineEnv(sp.Engine)); w != "" {
 			why = append(why, sp.Name+": "+w)

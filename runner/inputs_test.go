@@ -17,12 +17,14 @@ import (
 )
 
 // TestInputsRefusedBeforeStart: what the engine would refuse — a flag its
-// help does not list, a model the offline cache lacks, a model id that is
-// none, a context length over the model's, bfloat16 on a GPU without it —
+// help does not list, a model the offline cache lacks, a model the Hub
+// does not have or has gated from the token, a model id that is none, a context length over the model's, bfloat16 on a GPU without it —
 // fails the case's inputs_accepted, classed harness and naming it, and no
 // server starts. With the help unreadable, the engine's own refusal at
 // start-up is harness by its argparse message. On the old code each case
-// started its server and passed (or, for the last, failed as product).
+// started its server and passed (or, for the last, failed as product). A
+// model not in the cache of which the Hub said nothing (a network error)
+// is left to its server, which runs.
 func TestInputsRefusedBeforeStart(t *testing.T) {
 	t.Parallel()
 	servers := func(r *Runner, f func(sp *ServerPlan)) {
@@ -39,6 +41,7 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 		want   string // in inputs_accepted's detail; "" for none
 		signed string // the check and class_why of a refusal at start-up
 		class  string // "" for harness
+		ok     bool   // the case runs and passes
 	}{
 		{name: "unknown flag", want: "vllm-qwen05b-kv_c1: vllm does not accept --no-such-flag (not in vllm serve --help=all)",
 			tweak: func(r *Runner) {
@@ -49,6 +52,12 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 				r.Host.(*Sim).Env.Set("HF_HUB_OFFLINE", "1")
 				servers(r, func(sp *ServerPlan) { sp.HFID = "org/not-cached" })
 			}},
+		{name: "not on the Hub", want: "vllm-qwen05b-kv_c1: model hub-missing/typo is not on the Hugging Face Hub (or not visible to the token given)",
+			tweak: func(r *Runner) { servers(r, func(sp *ServerPlan) { sp.HFID = "hub-missing/typo" }) }},
+		{name: "gated on the Hub", want: "vllm-qwen05b-kv_c1: model hub-gated/model is gated and the token given has no access",
+			tweak: func(r *Runner) { servers(r, func(sp *ServerPlan) { sp.HFID = "hub-gated/model" }) }},
+		{name: "Hub did not answer", ok: true,
+			tweak: func(r *Runner) { servers(r, func(sp *ServerPlan) { sp.HFID = "org/not-cached" }) }},
 		{name: "placeholder id", want: `vllm-qwen05b-kv_c1: model id "None" is not a model id`,
 			tweak: func(r *Runner) { servers(r, func(sp *ServerPlan) { sp.HFID = "None" }) }},
 		{name: "context over the model's", want: "--max-model-len 999999 is more than the model's max_position_embeddings 32768 (config.json; VLLM_ALLOW_LONG_MAX_MODEL_LEN unset)",
@@ -102,6 +111,12 @@ func TestInputsRefusedBeforeStart(t *testing.T) {
 			}
 			if res == nil {
 				t.Fatalf("the server case did not run: not run %v", out.NotRun)
+			}
+			if c.ok {
+				if !res.OK {
+					t.Errorf("failed: %s %v", res.ClassWhy, failedChecks(*res))
+				}
+				return
 			}
 			if want := cmp.Or(c.class, collect.ClassHarness); res.Class != want {
 				t.Errorf("class %q (%s), want %s; checks %v", res.Class, res.ClassWhy, want, res.Checks)

@@ -46,15 +46,25 @@ var models = []modelSpec{
 // (runner.DefaultModelProbe; docs/runner.md §7.4). The image's torch is CUDA
 // 12.8's release build (TORCH_CUDA_ARCH_LIST 7.0 to 12.0,
 // PYTORCH_RELEASES_CODE_CC of torch/cuda/__init__.py@17e3b6a97af1).
+//
+// The simulated Hub, asked of a model not in the cache when not offline,
+// says an id of the namespace hub-missing is not found and one of
+// hub-gated is gated; of any other it says nothing, as a Hub that does not
+// answer.
 func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
-	out := map[string]any{}
+	out, hub := map[string]any{}, map[string]string{}
 	custom := []string{}
+	off := slices.Contains([]string{"1", "ON", "YES", "TRUE"}, strings.ToUpper(getenv("HF_HUB_OFFLINE")))
 	for _, id := range ids {
 		if filepath.IsAbs(id) {
 			continue // a local directory: not the cache's
 		}
 		out[id] = nil
-		if m := lookupModel(id); m.Key != "" {
+		m := lookupModel(id)
+		if said, ok := map[string]string{"hub-missing": "not_found", "hub-gated": "gated"}[strings.Split(id, "/")[0]]; ok && !off && m.Key == "" {
+			hub[id] = said
+		}
+		if m.Key != "" {
 			cfg := map[string]any{"architectures": []string{m.Arch}, "max_position_embeddings": SimContextLen, "torch_dtype": "bfloat16", "num_attention_heads": m.Heads}
 			if slices.Contains(strings.Split(getenv("CI_REPORT_SIM_CUSTOM_CODE"), ","), id) {
 				cfg["auto_map"], cfg["model_type"] = map[string]string{"AutoConfig": "configuration_sim.SimConfig"}, "sim_custom"
@@ -71,8 +81,7 @@ func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
 		arch = []string{}
 	}
 	torch := map[string]any{"cuda": cuda, "available": cuda != nil && len(arch) > 0, "arch_list": arch}
-	off := slices.Contains([]string{"1", "ON", "YES", "TRUE"}, strings.ToUpper(getenv("HF_HUB_OFFLINE")))
-	b, _ := json.Marshal(map[string]any{"offline": off, "cache": filepath.Join(getenv("CI_REPORT_SIM_DIR"), "hub"), "models": out, "custom_code": custom, "torch": torch})
+	b, _ := json.Marshal(map[string]any{"offline": off, "cache": filepath.Join(getenv("CI_REPORT_SIM_DIR"), "hub"), "models": out, "custom_code": custom, "hub": hub, "torch": torch})
 	fmt.Fprintln(stdout, string(b))
 	return 0
 }

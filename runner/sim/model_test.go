@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -83,16 +84,26 @@ func TestPatches(t *testing.T) {
 // TestModels: `sim models` answers as runner.DefaultModelProbe prints: the
 // table's models cached, others not, a local directory left out, offline
 // as huggingface_hub reads HF_HUB_OFFLINE, CI_REPORT_SIM_CUSTOM_CODE's
-// models needing their own code, and a torch of CUDA 12.8.
+// models needing their own code, and a torch of CUDA 12.8. The simulated
+// Hub answers for the namespaces hub-missing and hub-gated, not when
+// offline, and of nothing else.
 func TestModels(t *testing.T) {
 	var out strings.Builder
 	env := map[string]string{"CI_REPORT_SIM_DIR": "/w", "HF_HUB_OFFLINE": "yes", "CI_REPORT_SIM_CUSTOM_CODE": "x/y,Qwen/Qwen2.5-0.5B-Instruct"}
 	if code := runModels([]string{"Qwen/Qwen2.5-0.5B-Instruct", "org/none", "/models/local"}, &out, func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	want := `{"cache":"/w/hub","custom_code":["Qwen/Qwen2.5-0.5B-Instruct"],"models":{"Qwen/Qwen2.5-0.5B-Instruct":{"architectures":["Qwen2ForCausalLM"],"auto_map":{"AutoConfig":"configuration_sim.SimConfig"},"max_position_embeddings":32768,"model_type":"sim_custom","num_attention_heads":14,"torch_dtype":"bfloat16"},"org/none":null},"offline":true,` +
+	want := `{"cache":"/w/hub","custom_code":["Qwen/Qwen2.5-0.5B-Instruct"],"hub":{},"models":{"Qwen/Qwen2.5-0.5B-Instruct":{"architectures":["Qwen2ForCausalLM"],"auto_map":{"AutoConfig":"configuration_sim.SimConfig"},"max_position_embeddings":32768,"model_type":"sim_custom","num_attention_heads":14,"torch_dtype":"bfloat16"},"org/none":null},"offline":true,` +
 		`"torch":{"arch_list":["sm_70","sm_80","sm_86","sm_90","sm_100","sm_120"],"available":true,"cuda":"12.8"}}` + "\n"
 	if out.String() != want {
 		t.Fatalf("got %s\nwant %s", out.String(), want)
+	}
+	for off, want := range map[string]string{"": `{"hub-gated/y":"gated","hub-missing/x":"not_found"}`, "1": `{}`} {
+		out.Reset()
+		runModels([]string{"hub-missing/x", "hub-gated/y", "org/none", "Qwen/Qwen2.5-0.5B-Instruct"}, &out, func(k string) string { return map[string]string{"HF_HUB_OFFLINE": off}[k] })
+		var got struct{ Hub json.RawMessage }
+		if err := json.Unmarshal([]byte(out.String()), &got); err != nil || string(got.Hub) != want {
+			t.Errorf("HF_HUB_OFFLINE=%q: hub %s (%v), want %s", off, got.Hub, err, want)
+		}
 	}
 }
