@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,8 +100,9 @@ type gpusDoc struct {
 }
 
 // NewWorld creates (or resets) the simulated world in dir: gpus.json, the
-// empty segments/, procs/, shm/ and tmp/ directories, and gpu_health.json
-// when the fault gpu-needs-reset is among opts.Faults.
+// segments/, procs/, shm/ and tmp/ directories, no GPU health or disk
+// state of an earlier run, and gpu_health.json when the fault
+// gpu-needs-reset is among opts.Faults.
 func NewWorld(dir string, opts WorldOptions) error {
 	if opts.GPUs < 0 || opts.TotalMiB < 0 {
 		return fmt.Errorf("create simulated world in %s: negative GPU count or memory (%d GPUs, %d MiB)", dir, opts.GPUs, opts.TotalMiB)
@@ -124,6 +126,13 @@ func NewWorld(dir string, opts WorldOptions) error {
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, gpusFile), doc); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)
+	}
+	// A reused dir keeps no GPU health or disk state of an earlier run:
+	// the first look of this one would take it for the machine's.
+	for _, f := range []string{healthFile, DiskFullFile, DiskReadOnlyFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("create simulated world: %w", err)
+		}
 	}
 	if err := needReset(dir, opts.GPUs, opts.Faults); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)

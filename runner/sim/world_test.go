@@ -58,6 +58,34 @@ func TestWorldNeedsReset(t *testing.T) {
 	}
 }
 
+// TestWorldResetKeepsNoState: a world made again in the same dir keeps no
+// GPU health or disk state of the earlier run (its first look would take
+// it for the machine's and gate every case).
+func TestWorldResetKeepsNoState(t *testing.T) {
+	dir := t.TempDir()
+	if err := NewWorld(dir, WorldOptions{GPUs: 2, Faults: "gpu-needs-reset"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{DiskFullFile, DiskReadOnlyFile} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := NewWorld(dir, WorldOptions{GPUs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if h, err := NewGPU(dir).(gpu.HealthReader).Health(i); err != nil || h != (gpu.Health{}) {
+			t.Errorf("GPU %d health %+v, %v after a reset; want none", i, h, err)
+		}
+	}
+	for _, f := range []string{DiskFullFile, DiskReadOnlyFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s kept after a reset", f)
+		}
+	}
+}
+
 // TestSimWorldCommand: the command refuses a GPU count over the bound as a
 // usage error, and a signal before it wrote the world leaves none.
 func TestSimWorldCommand(t *testing.T) {
