@@ -284,7 +284,11 @@ func ownership(ev evidence) (Verdict, bool) {
 			return Verdict{Class: ev.defaultClass(), Why: "OOM kill within the case's own processes; the host had memory at the start", By: collect.ClassByFact}, true
 		}
 	case "no GPU visible":
-		if f.GPUVisible {
+		// Only a device count of zero (torch's words, CUDA's
+		// cudaErrorNoDevice); a driver that failed to initialise may be a
+		// container that lost its devices since, which NVML on the host
+		// does not see.
+		if f.GPUVisible && !strings.Contains(ev.Match.Line, "CUDA driver initialization failed") {
 			return Verdict{Class: ev.defaultClass(), Why: "no GPU visible to the server; the image's torch saw the GPUs before the case", By: collect.ClassByFact}, true
 		}
 	case "model download failed", "model not found":
@@ -338,7 +342,7 @@ func hubModelID(line string) (string, bool) {
 // `{endpoint}/{repo_id}/resolve/{revision}/{filename}` and hf_api.py model_info's
 // `{endpoint}/api/models/{repo_id}` + `/revision/{revision}`); an id is one
 // or two path segments.
-var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])([^\s'"]*) is not a local folder (?:and is not a valid model identifier|or a valid repository name)`)
+var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])((?:[^/\s'"]+/)?[^/\s'"]+) is not a local folder (?:and is not a valid model identifier|or a valid repository name)`)
 
 // placeholderModelID reports whether id is no model id at all: empty, or
 // what a program prints for a missing value.
@@ -730,7 +734,9 @@ func (r *Runner) evidence(c *Case, kernelStart, kernelEnd int64) evidence {
 		ev.Facts.GPUVisible = len(r.gpus) > 0 && len(c.Entry.Servers) > 0
 		for i := range c.Entry.Servers {
 			sp := &c.Entry.Servers[i]
+			r.verMu.Lock()
 			in := r.inputs[sp.Engine]
+			r.verMu.Unlock()
 			ev.Facts.GPUVisible = ev.Facts.GPUVisible && in != nil && in.Torch != nil && in.Torch.Available
 			ev.Kvcached = ev.Kvcached || sp.Kvcached()
 			if p := r.picked(sp.Engine); sp.Kvcached() && p.provisional && !slices.Contains(prov, p.set.Name) {

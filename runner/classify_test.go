@@ -439,9 +439,12 @@ func TestOwnership(t *testing.T) {
 		{"transformers refused None", hubLost, nil, false, collect.ClassProduct, collect.ClassBySignature},
 		{"transformers refused the plan's model", hubTypo, []string{"plan-model=Qwen/Qwen3-8b-Instruct"}, false, collect.ClassHarness, collect.ClassBySignature},
 		{"transformers refused another model", hubTypo, []string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"transformers refused a local path, not a model id", "OSError: /root/.cache/qwen/snapshots/abc is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
+			[]string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassHarness, collect.ClassBySignature},
 		{"no GPU visible, nothing known", noGPU, nil, false, collect.ClassInfra, collect.ClassBySignature},
 		{"no GPU visible to the server, the image's torch saw them", noGPU, []string{"gpu-visible=yes"}, false, collect.ClassProduct, collect.ClassByFact},
 		{"no GPU visible, the GPU was lost", noGPU, []string{"gpu-visible=yes", "machine=GPU 0 lost"}, false, collect.ClassInfra, collect.ClassByFact},
+		{"the driver did not initialise, the image's torch saw the GPUs", "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.", []string{"gpu-visible=yes"}, false, collect.ClassInfra, collect.ClassBySignature},
 		{"a machine fact outranks the log", "CUDA error: an illegal memory access was encountered", []string{"machine=Xid 79 on GPU 0"}, false, collect.ClassInfra, collect.ClassByFact},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
