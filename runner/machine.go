@@ -149,7 +149,9 @@ func neededReset(first *collect.MachineState, gpus []int) string {
 			why = "rows pending remapping"
 		case g.RetirePending:
 			why = "pages pending retirement"
-		case g.ECCUncorrected > 0:
+		case g.ECCUncorrected == 1:
+			why = "1 uncorrected ECC error"
+		case g.ECCUncorrected > 1:
 			why = strconv.FormatUint(g.ECCUncorrected, 10) + " uncorrected ECC errors"
 		default:
 			continue
@@ -159,12 +161,13 @@ func neededReset(first *collect.MachineState, gpus []int) string {
 	return ""
 }
 
-// caseGPUs are the GPUs case e's servers, ballast or command run on: a
+// caseGPUs are the GPUs case e (of kind k) runs its servers, ballast or
+// command on, the one rule its kind's runner and the reset gate use: a
 // setup case none, a command the run's first GPU, a kind whose servers each
 // take a GPU the first of those (pd), a co-location kind its pair's GPU, a
 // server case every GPU of the run.
-func (r *Runner) caseGPUs(e *Entry) []int {
-	switch k := e.spec(); {
+func (r *Runner) caseGPUs(e *Entry, k kindSpec) []int {
+	switch {
 	case k.engineSetup:
 		return []int{} // none; nil is every GPU to neededReset
 	case k.command:
@@ -187,7 +190,7 @@ func (r *Runner) caseGPUs(e *Entry) []int {
 // cache mounted read-only on purpose must not excuse every failure.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
-	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {
+	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry, c.kind)); bad != "" {
 		return bad
 	}
 	if bad := wentBad(r.firstLook, before, gpus); bad != "" {

@@ -33,10 +33,7 @@ var OffloadCommand = []string{"python3", "/src/kvcached/tools/validate_cpu_offlo
 // runOffload is the CPU-offload round trip (docs/runner.md §5.11).
 func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	e := c.Entry
-	var gpus []int
-	if len(c.R.GPUs) > 0 {
-		gpus = c.R.GPUs[:1]
-	}
+	gpus := c.R.caseGPUs(e, c.kind)
 	// The environment of a native server of the engine with no env of its own.
 	env := c.ServerEnv(&ServerPlan{Engine: e.Engine}, gpus)
 	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(e.Engine), Argv: c.R.host().Script(e.Command), Env: env}

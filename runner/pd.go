@@ -65,7 +65,7 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 			sp.Env = env
 			c.Progress("start " + sp.Name)
 			var s *Server
-			if s, err = c.StartReady(ctx, &sp, i+1, c.R.GPUs[i:i+1]); s != nil {
+			if s, err = c.StartReady(ctx, &sp, i+1, c.R.caseGPUs(c.Entry, c.kind)[i:i+1]); s != nil {
 				servers = append(servers, s)
 			}
 		}

@@ -360,7 +360,7 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 		return c.skipped(why)
 	}
 	// docs/runner.md §5.10 step 2: nothing starts on a GPU that needs a reset.
-	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry)); bad != "" {
+	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry, c.kind)); bad != "" {
 		return c.Result([]collect.Check{{Name: "gpu_available", Detail: bad}}, nil, nil)
 	}
 	// docs/runner.md §5.8 inputs_accepted: before any server starts.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -67,13 +66,7 @@ var DefaultTiming = Timing{
 // WithDefaults returns t with zero fields set to DefaultTiming's.
 func (t Timing) WithDefaults() Timing {
 	t.Server = t.Server.WithDefaults()
-	v, d := reflect.ValueOf(&t).Elem(), reflect.ValueOf(DefaultTiming)
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Type() == reflect.TypeFor[time.Duration]() && f.Int() <= 0 {
-			f.Set(d.Field(i))
-		}
-	}
-	return t
+	return engine.DefaultDurations(t, DefaultTiming)
 }
 
 // Scaled returns t (defaults filled) with every wait on simulated behaviour

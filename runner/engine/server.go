@@ -46,11 +46,15 @@ var DefaultTiming = Timing{
 }
 
 // WithDefaults returns t with zero fields set to DefaultTiming's.
-func (t Timing) WithDefaults() Timing {
-	v, d := reflect.ValueOf(&t).Elem(), reflect.ValueOf(DefaultTiming) // every field a time.Duration
+func (t Timing) WithDefaults() Timing { return DefaultDurations(t, DefaultTiming) }
+
+// DefaultDurations returns t, a struct, with each of its time.Duration
+// fields that is not positive set to def's; other fields are left alone.
+func DefaultDurations[T any](t, def T) T {
+	v, d := reflect.ValueOf(&t).Elem(), reflect.ValueOf(def)
 	for i := range v.NumField() {
-		if v.Field(i).Int() <= 0 {
-			v.Field(i).Set(d.Field(i))
+		if f := v.Field(i); f.Type() == reflect.TypeFor[time.Duration]() && f.Int() <= 0 {
+			f.Set(d.Field(i))
 		}
 	}
 	return t
