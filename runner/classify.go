@@ -284,12 +284,11 @@ func ownership(ev evidence) (Verdict, bool) {
 			return Verdict{Class: ev.defaultClass(), Why: "OOM kill within the case's own processes; the host had memory at the start", By: collect.ClassByFact}, true
 		}
 	case "no GPU visible":
-		// Only a device count of zero (torch's words, CUDA's
-		// cudaErrorNoDevice); a driver that failed to initialise may be a
-		// container that lost its devices since, which NVML on the host
-		// does not see.
-		if f.GPUVisible && !strings.Contains(ev.Match.Line, "CUDA driver initialization failed") {
-			return Verdict{Class: ev.defaultClass(), Why: "no GPU visible to the server; the image's torch saw the GPUs before the case", By: collect.ClassByFact}, true
+		// Not the machine's by the words alone; nor surely the server's:
+		// a container that lost its devices since looks the same, and NVML
+		// on the host does not see that. So the case's default, unexplained.
+		if f.GPUVisible {
+			return Verdict{Class: ev.defaultClass(), Why: "no GPU visible to the server; the image's torch saw the GPUs before the case", By: collect.ClassByDefault}, true
 		}
 	case "model download failed", "model not found":
 		id, ok := hubModelID(ev.Match.Line)
@@ -298,7 +297,7 @@ func ownership(ev evidence) (Verdict, bool) {
 		case placeholderModelID(id):
 			return Verdict{Class: ev.defaultClass(), Why: "the Hub refused model id " + strconv.Quote(text.CutLine(id, 24)) + ", not a model id", By: collect.ClassBySignature}, true
 		case len(f.PlanModels) > 0 && !slices.ContainsFunc(f.PlanModels, func(m string) bool { return strings.EqualFold(m, id) }):
-			return Verdict{Class: ev.defaultClass(), Why: "the Hub refused " + text.CutLine(id, 40) + ", not the plan's model", By: collect.ClassByFact}, true
+			return Verdict{Class: ev.defaultClass(), Why: "asked for " + text.CutLine(id, 40) + ", not the plan's model", By: collect.ClassByFact}, true
 		}
 	}
 	return Verdict{}, false
@@ -324,11 +323,12 @@ var boundPortRE = regexp.MustCompile(`\('[^']*', (\d+)\)|addr='[a-z]+://[^']*:(\
 
 // hubModelID is the model id of the Hugging Face URL in line
 // (`huggingface.co/api/models/<id>/...`, `huggingface.co/<id>/resolve/...`)
-// or of transformers' refusal of an id the Hub does not know (`<id> is not
-// a local folder and is not a valid model identifier`, `<id> is not a local
-// folder or a valid repository name`: cached_files and has_file in
-// transformers src/transformers/utils/hub.py@00511f2b9775), with ok false
-// when line holds none.
+// or the id or path of transformers' refusal of what is neither a local
+// folder nor a model the Hub knows (`<id> is not a local folder and is not a
+// valid model identifier`, `<id> is not a local folder or a valid repository
+// name`: cached_files and has_file in transformers
+// src/transformers/utils/hub.py@00511f2b9775; a path the plan did not give
+// is the serving software's), with ok false when line holds none.
 func hubModelID(line string) (string, bool) {
 	m := hubModelRE.FindStringSubmatch(line)
 	if m == nil {
@@ -342,7 +342,7 @@ func hubModelID(line string) (string, bool) {
 // `{endpoint}/{repo_id}/resolve/{revision}/{filename}` and hf_api.py model_info's
 // `{endpoint}/api/models/{repo_id}` + `/revision/{revision}`); an id is one
 // or two path segments.
-var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])((?:[^/\s'"]+/)?[^/\s'"]+) is not a local folder (?:and is not a valid model identifier|or a valid repository name)`)
+var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])([^\s'"]+) is not a local folder (?:and is not a valid model identifier|or a valid repository name)`)
 
 // placeholderModelID reports whether id is no model id at all: empty, or
 // what a program prints for a missing value.

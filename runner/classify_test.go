@@ -439,12 +439,15 @@ func TestOwnership(t *testing.T) {
 		{"transformers refused None", hubLost, nil, false, collect.ClassProduct, collect.ClassBySignature},
 		{"transformers refused the plan's model", hubTypo, []string{"plan-model=Qwen/Qwen3-8b-Instruct"}, false, collect.ClassHarness, collect.ClassBySignature},
 		{"transformers refused another model", hubTypo, []string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
-		{"transformers refused a local path, not a model id", "OSError: /root/.cache/qwen/snapshots/abc is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
-			[]string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassHarness, collect.ClassBySignature},
+		{"transformers refused a local path the plan did not give", "OSError: /root/.cache/qwen/snapshots/abc is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
+			[]string{"plan-model=Qwen/Qwen3-8B"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"transformers refused the local path the plan gave", "OSError: /models/qwen is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
+			[]string{"plan-model=/models/qwen"}, false, collect.ClassHarness, collect.ClassBySignature},
 		{"no GPU visible, nothing known", noGPU, nil, false, collect.ClassInfra, collect.ClassBySignature},
-		{"no GPU visible to the server, the image's torch saw them", noGPU, []string{"gpu-visible=yes"}, false, collect.ClassProduct, collect.ClassByFact},
+		{"no GPU visible to the server, the image's torch saw them", noGPU, []string{"gpu-visible=yes"}, false, collect.ClassProduct, collect.ClassByDefault},
 		{"no GPU visible, the GPU was lost", noGPU, []string{"gpu-visible=yes", "machine=GPU 0 lost"}, false, collect.ClassInfra, collect.ClassByFact},
-		{"the driver did not initialise, the image's torch saw the GPUs", "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.", []string{"gpu-visible=yes"}, false, collect.ClassInfra, collect.ClassBySignature},
+		{"the driver did not initialise, the image's torch saw the GPUs", "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.", []string{"gpu-visible=yes"}, false, collect.ClassProduct, collect.ClassByDefault},
+		{"the driver did not initialise, nothing known", "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.", nil, false, collect.ClassInfra, collect.ClassBySignature},
 		{"a machine fact outranks the log", "CUDA error: an illegal memory access was encountered", []string{"machine=Xid 79 on GPU 0"}, false, collect.ClassInfra, collect.ClassByFact},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -527,8 +530,8 @@ func TestWentBad(t *testing.T) {
 }
 
 // TestReadOnlyAtStart: a disk of the run read-only at the run's first look
-// makes a failed case infra by that fact before anything else of the
-// machine; a disk that turned read-only since is what went bad before it.
+// decides nothing (a model cache mounted read-only on purpose); a disk that
+// turned read-only since is what went bad before the case.
 func TestReadOnlyAtStart(t *testing.T) {
 	disks := func(ro bool) *collect.MachineState {
 		return &collect.MachineState{Disks: []collect.DiskState{{Role: "work dir", Path: "/w"}, {Role: "model cache", Path: "/hub", ReadOnly: ro}}}
@@ -572,10 +575,11 @@ func TestMachineStateDisks(t *testing.T) {
 // A GPU already unhealthy at the run's first look fails the cases that use
 // it by fact; the others are not blamed.
 func TestNeededReset(t *testing.T) {
-	first := &collect.MachineState{GPUCount: 3, GPUs: []collect.GPUState{
+	first := &collect.MachineState{GPUCount: 4, GPUs: []collect.GPUState{
 		{Index: 0},
 		{Index: 1, GPUHealth: collect.GPUHealth{RemapPending: true}},
 		{Index: 2, GPUHealth: collect.GPUHealth{ECCUncorrected: 4}},
+		{Index: 3, GPUHealth: collect.GPUHealth{ECCUncorrected: 1}},
 	}}
 	for _, tc := range []struct {
 		gpus []int
@@ -584,6 +588,7 @@ func TestNeededReset(t *testing.T) {
 		{[]int{0}, ""},
 		{[]int{0, 1}, "GPU 1 needs a reset: rows pending remapping"},
 		{[]int{2}, "GPU 2 needs a reset: 4 uncorrected ECC errors"},
+		{[]int{3}, "GPU 3 needs a reset: 1 uncorrected ECC error"},
 		{nil, "GPU 1 needs a reset: rows pending remapping"},
 	} {
 		if got := neededReset(first, tc.gpus); got != tc.want {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
@@ -52,17 +53,17 @@ import (
 // utils/_http.py raises it on X-Error-Code GatedRepo). Anything else
 // (network, timeout, 5xx) leaves the id out, unknown, and the Hub is not
 // asked again.
-var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys
+var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys, time
 from huggingface_hub import constants, try_to_load_from_cache, HfApi, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
 o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}, "custom_code": [], "hub": {}}
-ask = not o["offline"]
+ask, t0 = not o["offline"], time.monotonic()
 try:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 except Exception:
     CONFIG_MAPPING = None
 for m in sys.argv[1:]:
-    if os.path.isdir(m):
+    if os.path.exists(m) or m.endswith(".gguf"):
         continue
     try:
         p = try_to_load_from_cache(m, "config.json")
@@ -73,7 +74,7 @@ for m in sys.argv[1:]:
                 o["custom_code"].append(m)
         else:
             o["models"][m] = None
-            if ask:
+            if ask and time.monotonic() - t0 < 30:
                 try:
                     if HfApi().model_info(m, timeout=10).gated:
                         get_hf_file_metadata(hf_hub_url(m, "config.json"), timeout=10)
@@ -166,7 +167,12 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		}
 	}
 	if ids := c.R.planModels(en); len(ids) > 0 {
-		argv := c.commandArgv(en, append(c.R.host().ModelProbe(), ids...))
+		// With the engine's environment, as its servers have it: the Hub
+		// is asked with their HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE.
+		env := c.R.engineEnv(en)
+		setAll(&env, c.R.host().ProcessEnv())
+		cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: append(c.R.host().ModelProbe(), ids...), Env: env}
+		argv := cfg.Command()
 		out, err := c.R.exec()(pctx, argv)
 		var got modelProbe
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -100,8 +100,8 @@ type gpusDoc struct {
 }
 
 // NewWorld creates (or resets) the simulated world in dir: gpus.json, the
-// segments/, procs/, shm/ and tmp/ directories, no GPU health or disk
-// state of an earlier run, and gpu_health.json when the fault
+// empty segments/, procs/, shm/ and tmp/ directories, no GPU health or
+// disk state of an earlier run, and gpu_health.json when the fault
 // gpu-needs-reset is among opts.Faults.
 func NewWorld(dir string, opts WorldOptions) error {
 	if opts.GPUs < 0 || opts.TotalMiB < 0 {
@@ -115,7 +115,16 @@ func NewWorld(dir string, opts WorldOptions) error {
 	opts.Name = cmp.Or(opts.Name, DefaultGPUName)
 	opts.TotalMiB = cmp.Or(opts.TotalMiB, DefaultTotalMiB)
 	opts.Driver = cmp.Or(opts.Driver, DefaultDriver)
-	for _, d := range []string{dir, SegmentsDir(dir), filepath.Join(dir, procsDir), ShmDir(dir), TmpDir(dir)} {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create simulated world: %w", err)
+	}
+	// A reused dir keeps no segment, process or socket of an earlier run,
+	// nor its GPU health or disk state: the first look of this one would
+	// take them for the machine's (a foreign process on the GPU).
+	for _, d := range []string{SegmentsDir(dir), filepath.Join(dir, procsDir), ShmDir(dir), TmpDir(dir)} {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("create simulated world: %w", err)
+		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create simulated world: %w", err)
 		}
@@ -127,8 +136,6 @@ func NewWorld(dir string, opts WorldOptions) error {
 	if err := writeJSONAtomic(filepath.Join(dir, gpusFile), doc); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)
 	}
-	// A reused dir keeps no GPU health or disk state of an earlier run:
-	// the first look of this one would take it for the machine's.
 	for _, f := range []string{healthFile, DiskFullFile, DiskReadOnlyFile} {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("create simulated world: %w", err)

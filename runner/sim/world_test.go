@@ -59,14 +59,14 @@ func TestWorldNeedsReset(t *testing.T) {
 }
 
 // TestWorldResetKeepsNoState: a world made again in the same dir keeps no
-// GPU health or disk state of the earlier run (its first look would take
-// it for the machine's and gate every case).
+// GPU health, disk state or process of the earlier run (its first look
+// would take them for the machine's: a GPU to reset, a foreign process).
 func TestWorldResetKeepsNoState(t *testing.T) {
 	dir := t.TempDir()
 	if err := NewWorld(dir, WorldOptions{GPUs: 2, Faults: "gpu-needs-reset"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{DiskFullFile, DiskReadOnlyFile} {
+	for _, f := range []string{DiskFullFile, DiskReadOnlyFile, filepath.Join(procsDir, "1.json")} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestWorldResetKeepsNoState(t *testing.T) {
 			t.Errorf("GPU %d health %+v, %v after a reset; want none", i, h, err)
 		}
 	}
-	for _, f := range []string{DiskFullFile, DiskReadOnlyFile} {
+	for _, f := range []string{DiskFullFile, DiskReadOnlyFile, filepath.Join(procsDir, "1.json")} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s kept after a reset", f)
 		}
