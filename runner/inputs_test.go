@@ -320,3 +320,29 @@ func TestParallelRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestModelProbeGetsTheEngineEnv: the model probe runs with the engine's
+// environment, as its servers get it, so the Hub is asked with their
+// HF_TOKEN and HF_ENDPOINT (before, only the host's).
+func TestModelProbeGetsTheEngineEnv(t *testing.T) {
+	plan, err := mustPlan(t, "smoke").Select(Selection{Engines: []string{"vllm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := plan.Engines.Get("vllm")
+	e.Env.Set("HF_ENDPOINT", "https://hub.example")
+	plan.Engines.Set("vllm", e)
+	var probe []string
+	r := &Runner{Plan: plan, Host: testHost{}, Timing: DefaultTiming, inputs: map[string]*engineInputs{},
+		Exec: func(_ context.Context, argv []string) ([]byte, error) {
+			if slices.Contains(argv, "model-probe") {
+				probe = argv
+			}
+			return []byte(`{"offline": false, "cache": "/c", "models": {}}`), nil
+		}}
+	var log collect.Ordered[any]
+	(&Case{R: r}).probeInputs(context.Background(), "vllm", &log)
+	if !slices.Contains(probe, "HF_ENDPOINT=https://hub.example") {
+		t.Fatalf("model probe argv %q lacks the engine's HF_ENDPOINT", probe)
+	}
+}
