@@ -149,7 +149,7 @@ func TestPortOwnerBehindPrefix(t *testing.T) {
 		{"the wrapper's pid", 18000, []remoteGroup{{ID: 1}}, nil, HeldByCase},
 		{"neither: the host's groups alone", 18000, nil, nil, HeldForeign},
 		{"the host's group id, not the wrapper's", 18000, []remoteGroup{{ID: 90, Group: true}}, nil, HeldForeign},
-		{"the container's cgroup, another group (a leftover of an earlier case): unknown", 18002, wrapper, ours, ""},
+		{"the container's cgroup, another group", 18002, wrapper, ours, HeldByCase},
 		{"another group, no cgroup learned", 18002, wrapper, nil, HeldForeign},
 		{"a process outside the container", 18003, wrapper, ours, HeldForeign},
 		{"the host's process of the wrapper's id", 18006, wrapper, ours, HeldForeign},

@@ -80,10 +80,8 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 // when Whose says so against the process groups of servers, the case's
 // started servers; or, behind an exec prefix, when it is of a group (or is
 // the pid) a server's wrapper reported, in a PID namespace below /proc's
-// (remoteGroup.has). One whose cgroup is one of cgroups, those the run
-// learned as its containers' (the runner's case watch; cgroup-v2.rst, see
-// Cgroup), and is not the case's is neither: a leftover of an earlier case
-// in the same container makes the holder unknown.
+// (remoteGroup.has), or its cgroup is one of cgroups, those the run learned
+// as its containers' (the runner's case watch; cgroup-v2.rst, see Cgroup).
 // The tables are those of the runner's network namespace: a container with
 // one of its own has its listeners elsewhere, so unknown.
 func PortOwner(port int, servers []*Server, cgroups map[string]bool) string {
@@ -104,31 +102,19 @@ func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups
 	if err != nil || len(inodes) == 0 {
 		return ""
 	}
-	whose := func(pid int) string {
+	ours := func(pid int) bool {
 		// One of /proc's own namespace with a wrapper's id is another
 		// process (NSpid has a field per namespace, proc(5)).
 		_, levels := nsLast(root, pid, "NSpid:")
-		switch {
-		case levels > 1 && slices.ContainsFunc(groups, func(g remoteGroup) bool { return g.has(root, pid) }), Whose(pid, pgids) == HeldByCase:
-			return HeldByCase
-		case cgroups[cgroupOf(root, pid)]:
-			// The run's container, but not this case's servers: a leftover
-			// of an earlier case there is not the case's, nor foreign.
-			return ""
-		}
-		return HeldForeign
+		inPrefix := levels > 1 && slices.ContainsFunc(groups, func(g remoteGroup) bool { return g.has(root, pid) })
+		return inPrefix || cgroups[cgroupOf(root, pid)] || Whose(pid, pgids) == HeldByCase
 	}
-	seen, foreign, unknown := map[uint64]bool{}, false, false
+	seen, foreign := map[uint64]bool{}, false
 	eachProc(root, func(pid int, state byte, _, _ int) bool {
 		for _, in := range socketInodes(root, pid) {
 			if slices.Contains(inodes, in) && state != 'Z' {
 				seen[in] = true
-				switch whose(pid) {
-				case HeldForeign:
-					foreign = true
-				case "":
-					unknown = true
-				}
+				foreign = foreign || !ours(pid)
 			}
 		}
 		return !foreign
@@ -136,7 +122,7 @@ func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups
 	switch {
 	case foreign:
 		return HeldForeign
-	case len(seen) == len(inodes) && !unknown:
+	case len(seen) == len(inodes):
 		return HeldByCase
 	}
 	return ""
