@@ -113,7 +113,7 @@ func TestSimMachineWentBad(t *testing.T) {
 		// Issue 29 item 1: unexplained product failures before.
 		{"disk-full", "the work dir's disk filled: 0 MiB free of ", "the work dir's disk filled: 0 MiB free of "},
 		// The server's EROFS words are no family's: the statfs flag decides.
-		{"disk-read-only", "the work dir's filesystem turned read-only: ", "the work dir's filesystem turned read-only: "},
+		{"disk-read-only", "disk read-only: the work dir, ", "disk read-only: the work dir, "},
 		{"xid", "GPU 0: NVML reported critical Xid 119", "GPU 0: NVML reported critical Xid 119"},
 		{"foreign-gpu-process", "a process not of the run appeared on GPU 0: pid 1", "a process not of the run, seen in an earlier case, held GPU 0: pid 1"}, // pid 1's name varies by machine (and a long one is cut)
 	} {

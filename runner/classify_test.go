@@ -521,7 +521,7 @@ func TestWentBad(t *testing.T) {
 	}
 	ro := state(2, gpu(1, 0, 0, 5, ""), 50000)
 	ro.Disks[0].ReadOnly = true
-	if got := wentBad(ok, ro, nil); got != "the work dir's filesystem turned read-only: /w" {
+	if got := wentBad(ok, ro, nil); got != "disk read-only: the work dir, /w" {
 		t.Errorf("a disk turned read-only: %q", got)
 	}
 	if got := wentBad(ro, ro, nil); got != "" {
@@ -543,7 +543,7 @@ func TestReadOnlyAtStart(t *testing.T) {
 	}{
 		{disks(false), disks(false), ""},
 		{disks(true), disks(true), ""}, // mounted read-only on purpose: decides nothing
-		{disks(false), disks(true), "the model cache's filesystem turned read-only: /hub"},
+		{disks(false), disks(true), "disk read-only: the model cache, /hub"},
 	} {
 		r := &Runner{firstLook: tc.first, procs: &runProcs{}}
 		if got := r.badBefore(c, tc.before, nil); got != tc.want {

@@ -119,7 +119,7 @@ func wentBad(before, after *collect.MachineState, gpus []int) string {
 		low := min(1024, d.TotalMiB/50)
 		switch {
 		case ok && d.ReadOnly && !b.ReadOnly:
-			return text.CutLine("the "+d.Role+"'s filesystem turned read-only: "+d.Path, 200)
+			return text.CutLine("disk read-only: the "+d.Role+", "+d.Path, 200) // the decisive words first: a class cell keeps 48 code points
 		case ok && b.FreeMiB >= low && d.FreeMiB < low:
 			return fmt.Sprintf("the %s's disk filled: %d MiB free of %d (%d before)", d.Role, d.FreeMiB, d.TotalMiB, b.FreeMiB)
 		}
