@@ -220,7 +220,7 @@ func problemsLine(problems []string) string {
 	if len(problems) == 0 {
 		return ""
 	}
-	shown := capList(problems, measureProblems, func(p string) string { return text.Plain(text.Cut(p, 300)) },
+	shown := capList(problems, measureProblems, func(p string) string { return plainCut(p, 300) },
 		func(n int) string { return fmt.Sprintf("and %d more", n) })
 	return "Metrics or events left out, as they could not be read: " + strings.Join(shown, "; ") + "."
 }

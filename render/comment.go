@@ -229,7 +229,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 			s = text.Plain(unnamedCheck)
 		}
 		if d := checkDetail(&ch); p.detail > 0 && d != "" {
-			s += " (" + text.Plain(text.Cut(d, p.detail)) + ")"
+			s += " (" + plainCut(d, p.detail) + ")"
 		}
 		if k, known := c.KnownIssueOf(i); known {
 			s += w.t("known_mark", knownLink(r.rep.KnownIssues[k].URL)) // what follows a known check
@@ -267,7 +267,7 @@ const classFactMax = 48
 // enough for a phone (docs/render.md §3.4): the fact is the class reason's
 // first clause past collect.NoSignature, cut at a word.
 func classCell(c *merge.Case, p plan) string {
-	class := text.Plain(text.Cut(caseClass(c), 20))
+	class := plainCut(caseClass(c), 20)
 	if collect.Unexplained(c.Class, c.ClassBy) {
 		return class + ", unexplained"
 	}

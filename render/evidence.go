@@ -165,7 +165,7 @@ func resultWords(c *merge.Case) string {
 		}
 		return "**fail**"
 	case "is skipped":
-		return "skipped: " + text.Plain(text.Cut(c.SkipReason, evidenceDetail))
+		return "skipped: " + plainCut(c.SkipReason, evidenceDetail)
 	case "passes":
 		return "pass"
 	default:
@@ -187,7 +187,7 @@ func (ac *armCase) resultCell(j int) string {
 	var parts, each []string
 	for _, r := range results {
 		same = same && outcome(r) == outcome(c)
-		parts = append(parts, text.Plain(text.Cut(r.Part, measureName)))
+		parts = append(parts, plainCut(r.Part, measureName))
 		each = append(each, text.Plain(outcome(r)+" in "+text.Cut(r.Part, measureName)))
 	}
 	if same {
@@ -366,7 +366,7 @@ func (r *renderer) countLines() []string {
 			}
 			label := text.Plain(a)
 			if p.Display != a {
-				label += ", " + text.Plain(text.Cut(p.Display, measureName))
+				label += ", " + plainCut(p.Display, measureName)
 			}
 			lines = append(lines, "- "+label+": "+counts[[2]string{a, p.Display}].words(p)+".")
 		}
@@ -430,7 +430,7 @@ func tracebackBlock(shown []*armCase, arms []string) string {
 				}
 				where := text.Plain(a)
 				if len(ac.arms[j]) > 1 || c.Part != a {
-					where += " (" + text.Plain(text.Cut(c.Part, measureName)) + ")"
+					where += " (" + plainCut(c.Part, measureName) + ")"
 				}
 				b = append(b, text.CodeCell(text.Cut(ac.name, 200))+" on "+where+":", fenced(lines))
 			}

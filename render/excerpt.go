@@ -63,7 +63,7 @@ func (r *renderer) whereBlocks(w *writer, rows []caseRow) []string {
 		}
 		decided := "" // the log with the line that decided the class (merge.Case.ClassFrom), when not this one
 		if c.ClassFrom != ex.File {
-			decided = text.Plain(text.Cut(c.ClassFrom, 100))
+			decided = plainCut(c.ClassFrom, 100)
 		}
 		out = append(out, w.t("where", map[string]any{
 			"Case":   text.Plain(c.Label()),

@@ -183,7 +183,7 @@ func (r *renderer) caseCell(g caseRow, cut int) string {
 		return s + ": " + text.Plain(text.Plural(len(g.cases), "case not run", "cases not run")+": ") + g.names(cut)
 	}
 	if len(g.cases) == 1 {
-		return text.Plain(text.Cut(c.Label(), cut))
+		return plainCut(c.Label(), cut)
 	}
 	return text.Plain(strconv.Itoa(len(g.cases))+" cases: ") + g.names(cut)
 }

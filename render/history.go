@@ -279,8 +279,8 @@ func (r *renderer) digest() string {
 			if class := c.Class; class != collect.ClassUnclassified && classRE.MatchString(class) { // unclassified: the part had no class
 				hc.Class, hc.Unexplained = class, collect.Unexplained(class, c.ClassBy)
 			}
-			for _, ch := range c.Checks {
-				if hc.Status == DigestFailed && !ch.OK && len(hc.Failed) < maxDigestChecks {
+			for i := 0; hc.Status == DigestFailed && i < len(c.Checks); i++ {
+				if ch := c.Checks[i]; !ch.OK && len(hc.Failed) < maxDigestChecks {
 					// An unnamed check as the table names it.
 					hc.Failed = append(hc.Failed, cmp.Or(text.Cut(ch.Name, digestCheckCut), unnamedCheck))
 				}
@@ -652,7 +652,7 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 			more++
 			continue
 		}
-		names = append(names, text.Plain(text.Cut(c.Label(), nameCut)))
+		names = append(names, plainCut(c.Label(), nameCut))
 	}
 	if len(names) == 0 {
 		return ""

@@ -149,7 +149,7 @@ func (r *renderer) knownBlock(w *writer, p plan) string {
 			name, check := text.Cut(c.Label(), p.cut(squeezeName)), text.Cut(ch.Name, p.cut(100))
 			ki := r.rep.KnownIssues[k.Issue]
 			issue := w.t("known_issue_cell", map[string]any{"Link": knownLink(ki.URL), "Inferred": ki.Inferred})
-			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), text.Plain(text.Cut(checkDetail(&ch), p.detail)), issue})
+			rows = append(rows, []string{text.Plain(name), text.CodeCell(check), plainCut(checkDetail(&ch), p.detail), issue})
 		}
 	}
 	if checks > 0 {
@@ -190,7 +190,7 @@ func (r *renderer) knownEntry(k merge.KnownIssue, n int) map[string]any {
 		"Link":     knownLink(k.URL),
 		"Check":    text.Code(text.Cut(k.Check, knownGlobCut)),
 		"Cases":    text.Code(text.Cut(k.Cases, knownGlobCut)),
-		"Note":     text.Plain(text.Cut(k.Note, knownNoteCut)),
+		"Note":     plainCut(k.Note, knownNoteCut),
 		"N":        n,
 		"Inferred": k.Inferred,
 	}

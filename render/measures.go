@@ -121,7 +121,7 @@ func (t *metricTable) markdown(w *writer, baseline string) string {
 	arms = arms[:len(arms)-more]
 	var rows [][]string
 	for _, a := range arms {
-		label := text.Plain(text.Cut(a, measureName))
+		label := plainCut(a, measureName)
 		if a == baseline {
 			label += " (baseline)"
 		}
@@ -213,9 +213,9 @@ func (r *renderer) plainMetricsBlock(w *writer, ms map[*merge.Case]collect.Measu
 			}
 			unit := ""
 			if m.Kind != collect.MetricBoolean {
-				unit = text.Plain(text.Cut(m.Unit, measureName))
+				unit = plainCut(m.Unit, measureName)
 			}
-			row := []string{text.CodeCell(text.Cut(c.Label(), 200)), text.Plain(text.Cut(m.Name, measureName)), text.Plain(metricNumber(m)), unit}
+			row := []string{text.CodeCell(text.Cut(c.Label(), 200)), plainCut(m.Name, measureName), text.Plain(metricNumber(m)), unit}
 			used += rowLen(row)
 			rows = append(rows, row)
 		}
@@ -251,7 +251,7 @@ func (r *renderer) intervalsBlock(ms map[*merge.Case]collect.Measures, order []*
 		var said []string
 		for _, iv := range ivs {
 			if d, lacks := intervalSeconds(at, iv); lacks != "" {
-				said = append(said, text.Plain(text.Cut(iv.Label, measureName))+": no "+text.CodeCell(text.Cut(lacks, measureName))+" event")
+				said = append(said, plainCut(iv.Label, measureName)+": no "+text.CodeCell(text.Cut(lacks, measureName))+" event")
 			} else {
 				said = append(said, text.Plain(fmt.Sprintf("%s after %.1f s", text.Cut(iv.Label, measureName), d)))
 			}

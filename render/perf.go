@@ -92,7 +92,7 @@ func (r *renderer) perfComment(verdict string, failed []caseRow, p plan) (string
 	}
 	machine := r.perfMachine()
 	if v, ok := ps.Versions.Get("vllm"); ok && v != "" {
-		machine += " · vLLM " + text.Plain(text.Cut(v, 40))
+		machine += " · vLLM " + plainCut(v, 40)
 	}
 	blocks := r.perfTable(w, perfRows(sum.Table), rowCap, modelCut)
 	idle, err := idleMemory(sum.Runs)
@@ -146,7 +146,7 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 	cells := make([][]string, len(rows))
 	for i, pr := range rows {
 		tput := pr.metrics["output_throughput"]
-		cells[i] = []string{text.Plain(text.Cut(pr.model, modelCut)), itoa(pr.concurrency),
+		cells[i] = []string{plainCut(pr.model, modelCut), itoa(pr.concurrency),
 			num(tput.Native, "%.0f"), num(tput.Kvcached, "%.0f"), num(tput.Ratio, "%.2f"),
 			num(pr.metrics["mean_tpot_ms"].Ratio, "%.2f"), num(pr.metrics["p99_tpot_ms"].Ratio, "%.2f"),
 			num(pr.metrics["mean_ttft_ms"].Ratio, "%.2f")}
@@ -161,7 +161,7 @@ func (r *renderer) perfTable(w *writer, rows []perfRow, rowCap, modelCut int) []
 // perfIdle lists each model's idle memory per arm, at most rowCap models.
 func (r *renderer) perfIdle(w *writer, idle []idleRow, rowCap, modelCut int) string {
 	lines := capList(idle, rowCap, func(m idleRow) string {
-		return w.t("perf_idle_row", map[string]string{"Model": text.Plain(text.Cut(m.model, modelCut)),
+		return w.t("perf_idle_row", map[string]string{"Model": plainCut(m.model, modelCut),
 			"Native": num(m.idle[0], "%.0f"), "Kvcached": num(m.idle[1], "%.0f"), "Product": text.Plain(r.cfg.Product)})
 	}, func(n int) string { return "- " + w.t("perf_more", n) })
 	return w.t("perf_idle", nil) + "\n" + strings.Join(lines, "\n")
@@ -173,7 +173,7 @@ func perfErrors(w *writer, errs []string, squeeze bool) string {
 	if squeeze {
 		limit, rows = 100, 20
 	}
-	lines := capList(errs, rows, func(e string) string { return "- " + text.Plain(text.Cut(e, limit)) },
+	lines := capList(errs, rows, func(e string) string { return "- " + plainCut(e, limit) },
 		func(n int) string { return fmt.Sprintf("- and %d more", n) })
 	return w.t("perf_errors", nil) + "\n" + strings.Join(lines, "\n")
 }

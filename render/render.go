@@ -199,7 +199,7 @@ func (r *renderer) runLine(w *writer, subjectCut int) string {
 	sha := r.sha()
 	commit := text.Plain(r.cfg.Product) + " " + r.commitRef(sha)
 	if r.opts.Subject != "" {
-		commit += " (" + text.Plain(text.Cut(r.opts.Subject, subjectCut)) + ")"
+		commit += " (" + plainCut(r.opts.Subject, subjectCut) + ")"
 	}
 	parts = append(parts, commit)
 	return strings.Join(parts, " · ") + r.previous(w, sha)
@@ -223,7 +223,7 @@ func (r *renderer) previous(w *writer, sha string) string {
 		return ""
 	}
 	prev, conclusion, _ := strings.Cut(r.opts.Prev, ":")
-	state := text.Plain(text.Cut(cmp.Or(prevStates[conclusion], conclusion), 40))
+	state := plainCut(cmp.Or(prevStates[conclusion], conclusion), 40)
 	if prev == sha && prev != "" {
 		return w.t("prev_same", map[string]string{"State": state})
 	}
@@ -296,7 +296,7 @@ func (r *renderer) partLines(w *writer) string {
 	var lines []string
 	for _, p := range r.rep.Parts {
 		if len(lines) < maxPartLines && (p.Selection != "" || p.Faults != "") {
-			lines = append(lines, w.t("part_ran_with", map[string]any{"Display": text.Plain(text.Cut(partDisplay(p), partNameCut)),
+			lines = append(lines, w.t("part_ran_with", map[string]any{"Display": plainCut(partDisplay(p), partNameCut),
 				"Selection": text.Code(text.Cut(p.Selection, partReasonCut)), "Faults": text.Code(text.Cut(p.Faults, partReasonCut))}))
 		}
 	}

@@ -181,9 +181,9 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 // (docs/render.md §4.7).
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
 	title := cmp.Or(k.Title, k.Kind)
-	blocks := []string{w.t("kind_heading", text.Plain(text.Cut(title, kindTextCut)))}
+	blocks := []string{w.t("kind_heading", plainCut(title, kindTextCut))}
 	if k.About != "" {
-		blocks = append(blocks, text.Plain(text.Cut(k.About, kindTextCut)))
+		blocks = append(blocks, plainCut(k.About, kindTextCut))
 	}
 	servers, gpu, layers := 0, false, false
 	for i := range k.Entries {
@@ -481,7 +481,7 @@ func (r *renderer) casesSummary(w *writer, p sectionPlan, cases []collect.CaseSe
 		if p.coarse {
 			model = itoa(len(models[k])) + " models"
 		}
-		rows[i] = []string{text.Plain(text.Cut(k.engine, 40)), model, k.layout, itoa(counts[k])}
+		rows[i] = []string{plainCut(k.engine, 40), model, k.layout, itoa(counts[k])}
 	}
 	return w.mdTable([]string{"engine", "model", "KV cache", "cases"}, rows)
 }

@@ -68,7 +68,7 @@ func GPULine(gpus []collect.GPU) string {
 		if s == "" {
 			return "?"
 		}
-		return text.Plain(text.Cut(s, 100))
+		return plainCut(s, 100)
 	}
 	g := gpus[0]
 	return fmt.Sprintf("%dx %s (%s, driver %s)", len(gpus), q(g.Name), q(g.Memory), q(g.Driver))

@@ -143,7 +143,7 @@ func (r *renderer) setupBlock() string {
 			lines = append(lines, "- and more parts; their setup.json lists them.")
 			break
 		}
-		label := text.Plain(text.Cut(p.Display, measureName))
+		label := plainCut(p.Display, measureName)
 		if p.Arm != "" && p.Arm != p.Display {
 			label = text.Plain(p.Arm) + ", " + label
 		}
