@@ -10,6 +10,7 @@ require (
 	github.com/mattn/go-runewidth v0.0.19
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/oauth2 v0.38.0
+	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	golang.org/x/text v0.44.0
 	golang.org/x/tools v0.52.0
@@ -19,5 +20,4 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 )

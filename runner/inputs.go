@@ -57,7 +57,7 @@ var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys, time
 from huggingface_hub import constants, try_to_load_from_cache, HfApi, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
 o = {"offline": bool(constants.HF_HUB_OFFLINE), "cache": constants.HF_HUB_CACHE, "models": {}, "custom_code": [], "hub": {}}
-ask, t0 = not o["offline"], time.monotonic()
+ask, t0 = not o["offline"], None
 try:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 except Exception:
@@ -74,6 +74,7 @@ for m in sys.argv[1:]:
                 o["custom_code"].append(m)
         else:
             o["models"][m] = None
+            t0 = t0 or time.monotonic()
             if ask and time.monotonic() - t0 < 30:
                 try:
                     if HfApi().model_info(m, timeout=10).gated:
@@ -136,6 +137,15 @@ type torchCUDA struct {
 
 var helpOptionRE = regexp.MustCompile(`(?:^|[\s,\[{(])(--[A-Za-z0-9][A-Za-z0-9_.-]*)`)
 
+// probeArgv is an input probe of engine as run: through its exec prefix,
+// with the environment of a server of the engine with none of its own
+// (ServerEnv), so the model probe asks the Hub with the servers' HF_TOKEN,
+// HF_ENDPOINT and HF_HUB_OFFLINE and the help is the one they get.
+func (c *Case) probeArgv(en string, argv []string) []string {
+	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: argv, Env: c.ServerEnv(&ServerPlan{Engine: en}, nil)}
+	return cfg.Command()
+}
+
 // probeInputs is the setup case's look at what engine's image accepts
 // (refusedInputs): its server help, run as a server would run, and the
 // model probe. A probe that could not tell leaves that part unknown.
@@ -147,7 +157,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 	defer cancel()
 	spec := c.R.engineSpec(en)
 	if help := spec.Help; len(help) > 0 {
-		out, err := c.R.exec()(pctx, c.commandArgv(en, c.R.host().ServerArgv(spec.Sim, help)))
+		out, err := c.R.exec()(pctx, c.probeArgv(en, c.R.host().ServerArgv(spec.Sim, help)))
 		opts := map[string]bool{}
 		for _, m := range helpOptionRE.FindAllStringSubmatch(string(out), -1) {
 			opts[strings.TrimRight(m[1], ".,")] = true
@@ -167,12 +177,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		}
 	}
 	if ids := c.R.planModels(en); len(ids) > 0 {
-		// With the engine's environment, as its servers have it: the Hub
-		// is asked with their HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE.
-		env := c.R.engineEnv(en)
-		setAll(&env, c.R.host().ProcessEnv())
-		cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: append(c.R.host().ModelProbe(), ids...), Env: env}
-		argv := cfg.Command()
+		argv := c.probeArgv(en, append(c.R.host().ModelProbe(), ids...))
 		out, err := c.R.exec()(pctx, argv)
 		var got modelProbe
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -54,6 +54,7 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 	var log collect.Ordered[any]
 	var servers []*Server
 	ready := true
+	gpus := c.R.caseGPUs(c.Entry, c.kind)
 	for i := range c.Entry.Servers[:2] {
 		sp := c.Entry.Servers[i] // a copy: its side-channel port is this run's
 		side, err := c.R.freePort()
@@ -65,7 +66,7 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 			sp.Env = env
 			c.Progress("start " + sp.Name)
 			var s *Server
-			if s, err = c.StartReady(ctx, &sp, i+1, c.R.caseGPUs(c.Entry, c.kind)[i:i+1]); s != nil {
+			if s, err = c.StartReady(ctx, &sp, i+1, gpus[i:i+1]); s != nil {
 				servers = append(servers, s)
 			}
 		}

@@ -36,6 +36,9 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions) (cleanup func(), e
 		world.Name, world.TotalMiB = g.Name, g.MiB
 	}
 	if err := sim.NewWorld(dir, world); err != nil {
+		if !keep {
+			os.RemoveAll(dir)
+		}
 		return nil, fmt.Errorf("run --simulate: %w", err)
 	}
 	host, err := simHost(e, dir, scale)

@@ -288,7 +288,7 @@ func (s *logScanner) failure(line string) string {
 		upTo = min(prev+1, len(Signatures))
 	}
 	i := signatureIn(line, upTo)
-	if i == upTo || i == len(Signatures) {
+	if i == upTo {
 		return ""
 	}
 	if i <= prev {

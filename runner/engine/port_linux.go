@@ -105,8 +105,11 @@ func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups
 	ours := func(pid int) bool {
 		// One of /proc's own namespace with a wrapper's id is another
 		// process (NSpid has a field per namespace, proc(5)).
-		_, levels := nsLast(root, pid, "NSpid:")
-		inPrefix := levels > 1 && slices.ContainsFunc(groups, func(g remoteGroup) bool { return g.has(root, pid) })
+		inPrefix := false
+		if len(groups) > 0 {
+			_, levels := nsLast(root, pid, "NSpid:")
+			inPrefix = levels > 1 && slices.ContainsFunc(groups, func(g remoteGroup) bool { return g.has(root, pid) })
+		}
 		return inPrefix || cgroups[cgroupOf(root, pid)] || Whose(pid, pgids) == HeldByCase
 	}
 	seen, foreign := map[uint64]bool{}, false

@@ -161,6 +161,9 @@ func CheckFaults(s string, targets []Target) error {
 		return err
 	}
 	for _, f := range fs {
+		if f.Name == FaultNeedsReset && f.Scope != "" && !strings.HasPrefix(f.Scope, "gpu=") {
+			return fmt.Errorf("fault %s: scope %s: want gpu=N, a GPU of the run", bounds.Quote(f.Name), bounds.Quote(f.Scope))
+		}
 		var matched []Target
 		for _, t := range targets {
 			if (t.Kind == "setup") != (f.Name == FaultVersionsFail || f.Name == FaultNoAutopatchPth) {
@@ -214,7 +217,7 @@ func (fs faultSet) firing(dir string, ids []string) faultSet {
 
 // claimFiring takes one of the n firings of fault i; false when all are taken.
 func claimFiring(dir string, i, n int) bool {
-	d := filepath.Join(dir, "faults-fired")
+	d := filepath.Join(dir, firedDir)
 	if os.MkdirAll(d, 0o755) != nil {
 		return false
 	}

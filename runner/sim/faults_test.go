@@ -112,6 +112,7 @@ func TestCheckFaults(t *testing.T) {
 		{"leak-segment@qwen05b,crash-in-burst=4@sglang", []Target{kv}, `fault "crash-in-burst": scope "sglang" matches none`},
 		{"no-relase@x", []Target{kv}, `unknown fault "no-relase"`},
 		{"gpu-needs-reset@gpu=1", []Target{setup, kv}, ""},
+		{"gpu-needs-reset@vllm", []Target{setup, kv}, `fault "gpu-needs-reset": scope "vllm": want gpu=N`},
 		{"gpu-needs-reset", []Target{setup}, `no selected case can show it: the run starts no server`},
 		{"ecc-error@gpu=1", []Target{kv}, `fault "ecc-error": scope "gpu=1" matches none`},
 	} {

@@ -59,14 +59,14 @@ func (g *simGPU) Health(index int) (gpu.Health, error) {
 	return h.Health, nil
 }
 
-// needReset writes gpu_health.json with each GPU of the world's n that the
+// needReset is the gpu_health.json of a world of n GPUs: each GPU the
 // fault gpu-needs-reset names (`@gpu=N`, every GPU without a scope)
 // reporting rows pending remapping, as NVML's GetRemappedRows does of a GPU
-// that needs a reset (docs/runner.md §7.5); nothing without the fault.
-func needReset(dir string, n int, faults string) error {
+// that needs a reset (docs/runner.md §7.5); empty without the fault.
+func needReset(n int, faults string) (map[string]gpuHealth, error) {
 	fs, err := parseFaults(faults)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	all := map[string]gpuHealth{}
 	for _, f := range fs {
@@ -75,7 +75,7 @@ func needReset(dir string, n int, faults string) error {
 		}
 		i, err := strconv.Atoi(strings.TrimPrefix(f.Scope, "gpu="))
 		if f.Scope != "" && (err != nil || i < 0 || i >= n || !strings.HasPrefix(f.Scope, "gpu=")) {
-			return fmt.Errorf("fault %s@%s: the scope is gpu=N, a GPU of the world's %d", f.Name, f.Scope, n)
+			return nil, fmt.Errorf("fault %s@%s: the scope is gpu=N, a GPU of the world's %d", f.Name, f.Scope, n)
 		}
 		for g := range n {
 			if f.Scope == "" || g == i {
@@ -83,10 +83,7 @@ func needReset(dir string, n int, faults string) error {
 			}
 		}
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	return writeJSONAtomic(filepath.Join(dir, healthFile), all)
+	return all, nil
 }
 
 // DiskFullFile, in the world, says that its disks filled (the fault

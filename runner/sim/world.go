@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +41,7 @@ const (
 	tmpDir      = "tmp"      // the analogue of /tmp
 	lockFile    = "world.lock"
 	holdsDir    = "load-holds"     // load-holds/<name>: one open HoldLoad of a client
+	firedDir    = "faults-fired"   // faults-fired/<fault>.<n>: a #N fault's firings (claimFiring)
 	gpuPeaks    = "gpu_peaks.json" // high-water mark of each GPU's use since Peaks last read it
 )
 
@@ -115,12 +115,22 @@ func NewWorld(dir string, opts WorldOptions) error {
 	opts.Name = cmp.Or(opts.Name, DefaultGPUName)
 	opts.TotalMiB = cmp.Or(opts.TotalMiB, DefaultTotalMiB)
 	opts.Driver = cmp.Or(opts.Driver, DefaultDriver)
+	health, err := needReset(opts.GPUs, opts.Faults) // refused before anything is cleared
+	if err != nil {
+		return fmt.Errorf("create simulated world: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)
 	}
-	// A reused dir keeps no segment, process or socket of an earlier run,
-	// nor its GPU health or disk state: the first look of this one would
-	// take them for the machine's (a foreign process on the GPU).
+	// A reused dir keeps no state of an earlier run (segments, processes,
+	// sockets, GPU health, disk state, faults fired, load holds): the first
+	// look of this one would take them for the machine's, and a #N fault
+	// spent there would not fire again.
+	for _, f := range []string{healthFile, DiskFullFile, DiskReadOnlyFile, firedDir, holdsDir} {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return fmt.Errorf("create simulated world: %w", err)
+		}
+	}
 	for _, d := range []string{SegmentsDir(dir), filepath.Join(dir, procsDir), ShmDir(dir), TmpDir(dir)} {
 		if err := os.RemoveAll(d); err != nil {
 			return fmt.Errorf("create simulated world: %w", err)
@@ -136,13 +146,10 @@ func NewWorld(dir string, opts WorldOptions) error {
 	if err := writeJSONAtomic(filepath.Join(dir, gpusFile), doc); err != nil {
 		return fmt.Errorf("create simulated world: %w", err)
 	}
-	for _, f := range []string{healthFile, DiskFullFile, DiskReadOnlyFile} {
-		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if len(health) > 0 {
+		if err := writeJSONAtomic(filepath.Join(dir, healthFile), health); err != nil {
 			return fmt.Errorf("create simulated world: %w", err)
 		}
-	}
-	if err := needReset(dir, opts.GPUs, opts.Faults); err != nil {
-		return fmt.Errorf("create simulated world: %w", err)
 	}
 	return nil
 }

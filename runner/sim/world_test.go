@@ -66,10 +66,19 @@ func TestWorldResetKeepsNoState(t *testing.T) {
 	if err := NewWorld(dir, WorldOptions{GPUs: 2, Faults: "gpu-needs-reset"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{DiskFullFile, DiskReadOnlyFile, filepath.Join(procsDir, "1.json")} {
+	stale := []string{DiskFullFile, DiskReadOnlyFile, filepath.Join(procsDir, "1.json"), filepath.Join(firedDir, "crash-in-burst.1"), filepath.Join(holdsDir, "client")}
+	for _, f := range stale {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := NewWorld(dir, WorldOptions{GPUs: 2, Faults: "gpu-needs-reset@gpu=7"}); err == nil {
+		t.Fatal("a scope outside the world was taken")
+	} else if _, err := os.Stat(filepath.Join(dir, DiskFullFile)); err != nil {
+		t.Fatalf("a refused world cleared the earlier one: %v", err)
 	}
 	if err := NewWorld(dir, WorldOptions{GPUs: 2}); err != nil {
 		t.Fatal(err)
@@ -79,7 +88,7 @@ func TestWorldResetKeepsNoState(t *testing.T) {
 			t.Errorf("GPU %d health %+v, %v after a reset; want none", i, h, err)
 		}
 	}
-	for _, f := range []string{DiskFullFile, DiskReadOnlyFile, filepath.Join(procsDir, "1.json")} {
+	for _, f := range stale {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s kept after a reset", f)
 		}

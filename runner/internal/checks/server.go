@@ -137,20 +137,20 @@ func NoErrorSignatures(prefix string, info collect.LogInfo) collect.Check {
 	name := prefix + "no_error_signatures"
 	if len(info.Errors) == 0 {
 		if len(info.ErrorsAfterStop) > 0 {
-			return pass(name, "after the stop signal only: "+text.CutWords(joined(info.ErrorsAfterStop, ", ", collect.SignatureText), 300))
+			return pass(name, "after the stop signal only: "+text.CutWords(joined(info.ErrorsAfterStop, collect.SignatureText), 300))
 		}
 		return pass(name, "")
 	}
-	return fail(name, text.CutWords("serve.log matched "+joined(info.Errors, ", ", collect.SignatureText), 300))
+	return fail(name, text.CutWords("serve.log matched "+joined(info.Errors, collect.SignatureText), 300))
 }
 
-// joined is f of each of xs, joined by sep.
-func joined[T any](xs []T, sep string, f func(T) string) string {
+// joined is f of each of xs, joined by ", ".
+func joined[T any](xs []T, f func(T) string) string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = f(x)
 	}
-	return strings.Join(out, sep)
+	return strings.Join(out, ", ")
 }
 
 // KvcachedActive is `kvcached_active`: every required patch was logged and a
@@ -376,7 +376,7 @@ func CachedTokensEqual(kv, native collect.Phase) collect.Check {
 }
 
 func cachedList(ph collect.Phase) string {
-	return "[" + joined(ph.Results, ", ", func(r collect.RequestResult) string {
+	return "[" + joined(ph.Results, func(r collect.RequestResult) string {
 		if r.CachedTokens == nil {
 			return "null"
 		}
@@ -406,7 +406,7 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 		return strconv.Itoa(n)
 	}
 	sizes := func(cs []CaseBlockSize) string {
-		return joined(cs, ", ", func(k CaseBlockSize) string { return k.Case + " logged " + size(k.Size) })
+		return joined(cs, func(k CaseBlockSize) string { return k.Case + " logged " + size(k.Size) })
 	}
 	if !nativeReady {
 		return fail(name, text.CutWords("the native server did not become ready: nothing to compare with "+sizes(kvcached), 300)), true
@@ -418,7 +418,7 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 	if len(differ) > 0 {
 		return fail(name, text.CutWords(fmt.Sprintf("native logged block size %s; %s", size(native), sizes(differ)), 300)), true
 	}
-	cases := joined(kvcached, ", ", func(k CaseBlockSize) string { return k.Case })
+	cases := joined(kvcached, func(k CaseBlockSize) string { return k.Case })
 	return pass(name, text.CutWords(fmt.Sprintf("block size %d, as %s logged", native, cases), 300)), true
 }
 
