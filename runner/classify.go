@@ -124,6 +124,9 @@ func (f *CaseFacts) Measured() []string {
 	if f.HostShort {
 		out = append(out, "host-memory-short=yes")
 	}
+	if f.GPUVisible {
+		out = append(out, "gpu-visible=yes")
+	}
 	return out
 }
 

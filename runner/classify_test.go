@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -343,8 +344,9 @@ func TestEvidenceGPUVisible(t *testing.T) {
 			for _, en := range tc.engines {
 				e.Servers = append(e.Servers, ServerPlan{Name: en, Engine: en})
 			}
-			if got := r.evidence(&Case{R: r, Entry: e}, 0, 0).Facts.GPUVisible; got != tc.want {
-				t.Errorf("gpu-visible %v, want %v", got, tc.want)
+			f := r.evidence(&Case{R: r, Entry: e}, 0, 0).Facts
+			if f.GPUVisible != tc.want || slices.Contains(f.Measured(), "gpu-visible=yes") != tc.want {
+				t.Errorf("gpu-visible %v, recorded %q; want %v", f.GPUVisible, f.Measured(), tc.want)
 			}
 		})
 	}
