@@ -10,7 +10,7 @@ import (
 )
 
 // TestOldSetupReadsAsKinds: a setup.json of the format before `kinds`
-// (docs/formats.md §3.4; testdata/gen writes acceptance's vllm part and
+// (docs/formats.md §3.4; internal/treegen writes acceptance's vllm part and
 // nightly-pass's legacy part in it, and render's TestGolden renders
 // acceptance, which merges it with a part of the current format) reads its
 // elastic, limit and priority fields as the kinds' blocks: every entry

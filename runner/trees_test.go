@@ -8,14 +8,14 @@ import (
 )
 
 // treeCase is a case of a tree under testdata/trees that claims to be what
-// the runner writes for a simulator fault. testdata/gen builds the trees by
+// the runner writes for a simulator fault. internal/treegen builds the trees by
 // hand (deterministic, with fixed timings and details, so that render and
 // merge goldens can be kept of them); what a fault makes the runner write
 // is not for the generator to guess, so each such case is held here to a
 // simulated run of the same cases with that fault: its checks (names,
 // verdicts, caused_by, in order) and its class must be what the run wrote.
-// A drift fails until testdata/gen/scenarios.go says what the runner now
-// writes (`go run ./testdata/gen`, then the render and merge goldens with
+// A drift fails until internal/treegen/scenarios_test.go says what the
+// runner now writes (`go test ./internal/treegen -update`, then the render and merge goldens with
 // -update). Details and timings are the generator's own (the simulator's
 // numbers vary with load). The trees that are deliberately hand-made edge
 // cases are not listed: nightly-fail (a hostile detail no runner writes,

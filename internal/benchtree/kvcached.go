@@ -40,7 +40,7 @@ type Tree struct {
 }
 
 // Phases are a server case's request phases: prompts, concurrency and
-// output tokens (testdata/gen writes its trees with them too).
+// output tokens (internal/treegen writes its trees with them too).
 var Phases = []struct {
 	Name                   string
 	Prompts, Conc, MaxToks int

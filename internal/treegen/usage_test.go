@@ -1,4 +1,4 @@
-package main
+package treegen
 
 // weeklyPriorityUsage is the usage timeline of the weekly-priority scenario's
 // failed priority pair (docs/formats.md §4.4), with every series the chart

@@ -1,4 +1,4 @@
-package main
+package treegen
 
 // The workload steps and "passes when" texts of setup.json, as the runner's
 // plan writes them (docs/runner.md §5).
