@@ -152,7 +152,7 @@ func (s *Server) inPrefix(script string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), prefixTimeout)
 	defer cancel()
 	argv := append(slices.Clone(s.Config.ExecPrefix), "sh", "-c", script)
-	out, err := s.Config.exec()(ctx, argv)
+	out, err := s.Config.Exec(ctx, argv)
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", strings.Join(argv[:len(argv)-1], " ")+" "+ShellQuote(script), err)
 	}

@@ -92,13 +92,6 @@ type ServerConfig struct {
 	Header string
 }
 
-func (c *ServerConfig) exec() ledger.ExecFunc {
-	if c.Exec != nil {
-		return c.Exec
-	}
-	return ledger.ExecCommand
-}
-
 // Command returns the full argv started: prefix, `env K=V ...`, argv.
 func (c *ServerConfig) Command() []string {
 	out := slices.Clone(c.ExecPrefix)
@@ -144,15 +137,8 @@ func ShellQuote(s string) string {
 		b.WriteString("$'")
 		for i := 0; i < len(s); i++ {
 			switch c := s[i]; {
-			case c == '\\' || c == '\'':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c == '\r':
-				b.WriteString(`\r`)
+			case ansiCEscapes[c] != "":
+				b.WriteString(ansiCEscapes[c])
 			case c < 0x20 || c == 0x7f:
 				fmt.Fprintf(&b, `\x%02x`, c)
 			default:
@@ -164,6 +150,8 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+var ansiCEscapes = map[byte]string{'\\': `\\`, '\'': `\'`, '\n': `\n`, '\t': `\t`, '\r': `\r`}
 
 // StopResult is what stopping a server observed.
 type StopResult struct {
@@ -213,6 +201,9 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Timing = cfg.Timing.WithDefaults()
 	if cfg.StopSignal == 0 {
 		cfg.StopSignal = syscall.SIGINT
+	}
+	if cfg.Exec == nil {
+		cfg.Exec = ledger.ExecCommand
 	}
 	argv := cfg.Command()
 	if len(argv) == 0 {
