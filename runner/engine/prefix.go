@@ -14,18 +14,16 @@ import (
 
 // A server behind an exec prefix (`docker exec -i NAME`) is out of reach of
 // the runner's process group, so it runs under prefixWrapper and is signalled
-// through the prefix again (docs/runner.md §3.3.1). A `docker exec` process
-// leads its own session already (runc calls setsid); elsewhere the wrapper
-// uses setsid(1).
+// through the prefix again (docs/runner.md §3.3.1).
 
-// prefixMarker starts the wrapper's line: `ci-report-exec-prefix: pgid N`
-// (or `pid N`). The line stays in serve.log, where it says which group
-// was stopped.
+// prefixMarker starts the wrapper's line, `ci-report-exec-prefix: pgid N` (or
+// `pid N`), which stays in serve.log to say which group was stopped.
 const prefixMarker = "ci-report-exec-prefix: "
 
-// prefixWrapper runs "$@" as a process group leader and prints its group
-// first. Field 5 of /proc/<pid>/stat is the group (read after the last ')',
-// since the command name may hold spaces).
+// prefixWrapper runs "$@" as a process group leader (a `docker exec` process
+// leads its own session already, as runc calls setsid; elsewhere setsid(1))
+// and prints its group first: field 5 of /proc/<pid>/stat, read after the
+// last ')' since the command name may hold spaces.
 const prefixWrapper = `g() { echo "$3"; }
 pg=
 if read -r st 2>/dev/null </proc/$$/stat; then pg=$(g ${st##*) }); fi
