@@ -14,20 +14,15 @@ import (
 )
 
 // Signature is a family of log lines that says whose fault a failure is
-// (docs/runner.md §5.10): its Name is the reason a report shows, its Class
-// one of collect's, Source where the lines come from. A line that Unless
-// matches is not one of the family (a warning that the tool retries), and a
-// Memory signature is a memory refusal: whose it is depends on what else
-// held the GPU (runner's judgement), Class being the class when nothing is
-// known. What says in a few words what it catches (the docs' table).
+// (docs/runner.md §5.10).
 type Signature struct {
-	Name   string
-	Class  string
+	Name   string // the reason a report shows
+	Class  string // one of collect's; of a Memory signature, the class when nothing is known
 	Re     *regexp.Regexp
-	Unless *regexp.Regexp
-	Memory bool
-	What   string
-	Source string
+	Unless *regexp.Regexp // a line it matches is not of the family (a warning the tool retries)
+	Memory bool           // a memory refusal: whose it is depends on what else held the GPU (runner's judgement)
+	What   string         // what it catches, in a few words (the docs' table)
+	Source string         // where the lines come from
 }
 
 // Signatures is the one table of failure signatures, keyed by family and
