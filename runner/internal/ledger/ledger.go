@@ -139,9 +139,6 @@ type PriorityResult struct {
 	Err  error
 }
 
-// OK reports whether the listing read back the wanted priority.
-func (r PriorityResult) OK() bool { return r.Err == nil && r.Got != nil && *r.Got == r.Want }
-
 // SetPriority runs `kvctl priority <ipc> <p>` and reads it back with `kvctl
 // list --json`: kvctl exits 0 even when the ledger rejected the publish, so
 // only the read-back counts.
