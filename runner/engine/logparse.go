@@ -279,23 +279,20 @@ func intMatch(re *regexp.Regexp, line string) (int64, bool) {
 }
 
 // failure keeps the line's failure signature if it outranks Match or is
-// Match's and later (FindSignature), and
-// returns the name of the first signature the line matches while the
-// excerpt still looks for its line ("" for none).
+// Match's and later (FindSignature), and returns the name of the first
+// signature the line matches ("" for none; once the excerpt began, only those
+// up to Match's are looked for, and the name is not needed).
 func (s *logScanner) failure(line string) string {
-	upTo, prev := len(Signatures), s.best
+	upTo := len(Signatures)
 	if s.HasExcerpt {
-		upTo = min(prev+1, len(Signatures))
+		upTo = min(s.best+1, len(Signatures))
 	}
 	i := signatureIn(line, upTo)
 	if i == upTo {
 		return ""
 	}
-	if i <= prev {
+	if i <= s.best {
 		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
-	}
-	if s.HasExcerpt && i == prev {
-		return ""
 	}
 	return Signatures[i].Name
 }
