@@ -80,14 +80,9 @@ func (s *logScanner) excerpt(start int64, line []byte, name string) {
 	case name == "":
 		s.ring.push(start, line)
 	default:
-		var before []string
-		s.Excerpt.Offset, before = s.ring.lines()
-		s.lineAt = append(s.lineAt[:0], s.ring.offsets()...)
-		if len(before) == 0 {
-			s.Excerpt.Offset = start
-		}
-		s.Excerpt.Lines = append(before, collect.ExcerptLine(line))
-		s.lineAt = append(s.lineAt, start)
+		s.ring.push(start, line)
+		s.Excerpt.Offset, s.Excerpt.Lines = s.ring.lines()
+		s.lineAt = s.ring.offsets()
 		s.Excerpt.From, s.HasExcerpt = name, true
 		s.ring, s.LogScan.tail = lineRing{}, lineRing{} // their buffers are not needed again
 		s.end = newLineRing(collect.ExcerptTailLines, tailKeep)

@@ -175,7 +175,7 @@ type logScanner struct {
 	// error signature first found in the line, -1 for none.
 	lineKv  bool
 	lineErr int
-	ring    lineRing
+	ring    lineRing // the excerptBefore lines before this one, and this one
 	// Once the excerpt began: lineAt the offsets of its lines, past the
 	// lines after its collect.ExcerptMaxLines, end the last of those
 	// (finishExcerpt).
@@ -185,7 +185,7 @@ type logScanner struct {
 }
 
 func newLogScanner(base int64) *logScanner {
-	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore, 0)}
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore+1, 0)}
 	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
 	s.errAt = slices.Repeat([]int64{-1}, len(ErrorSignatures))
