@@ -101,15 +101,10 @@ func (s *logScanner) finishExcerpt() {
 	// Lines past keep+past (when fewer than ExcerptTailLines came after
 	// Lines), then the end ring's.
 	from := keep + min(s.past, collect.ExcerptTailLines)
-	_, ended := s.end.lines()
-	tail := append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
-	tailAt := s.end.offsets()
-	if from < len(s.lineAt) {
-		tailAt = s.lineAt[from:]
-	}
-	s.Excerpt.Skipped = from - keep + max(s.past-collect.ExcerptTailLines, 0)
-	s.Excerpt.Lines = s.Excerpt.Lines[:keep]
-	s.Excerpt.Tail, s.Excerpt.TailOffset = tail, tailAt[0]
+	endAt, ended := s.end.lines()
+	s.Excerpt.Tail = append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
+	s.Excerpt.TailOffset = append(s.lineAt[from:], endAt)[0]
+	s.Excerpt.Lines, s.Excerpt.Skipped = s.Excerpt.Lines[:keep], s.past
 	s.end, s.lineAt = lineRing{}, nil
 }
 
