@@ -98,9 +98,8 @@ func (s *LogScan) Tail() (collect.Excerpt, bool) {
 	if s.HasExcerpt || s.tail.n == 0 {
 		return collect.Excerpt{}, false
 	}
-	ex := collect.Excerpt{From: collect.ExcerptEnd}
-	ex.Offset, ex.Lines = s.tail.lines()
-	return ex, true
+	at, lines := s.tail.lines()
+	return collect.Excerpt{From: collect.ExcerptEnd, Offset: at[0], Lines: lines}, true
 }
 
 // Info is the log's LogInfo for a stop signal sent at the byte offset
