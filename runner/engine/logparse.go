@@ -73,7 +73,8 @@ func EmptyLogInfo() collect.LogInfo {
 
 // LogScan is what one read of a serve.log finds (docs/runner.md §5.10): the
 // shutdown checks' LogInfo and a failed case's class and excerpt; one read
-// serves all three, since a log can be hundreds of MiB.
+// serves all three, since a log can be hundreds of MiB. The zero LogScan is
+// an empty log's.
 type LogScan struct {
 	info  collect.LogInfo // without errors: Info adds them for its stop offset
 	errAt []int64         // the offset of each ErrorSignatures entry's first match, -1 for none
@@ -133,12 +134,12 @@ func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from
 	}
 	f, err := open(path)
 	if err != nil {
-		return emptyScan(), fmt.Errorf("parse server log: %w", err)
+		return LogScan{}, fmt.Errorf("parse server log: %w", err)
 	}
 	defer f.Close()
 	if from > 0 {
 		if _, err := f.Seek(from, io.SeekStart); err != nil {
-			return emptyScan(), fmt.Errorf("parse server log %s: %w", path, err)
+			return LogScan{}, fmt.Errorf("parse server log %s: %w", path, err)
 		}
 	}
 	sc, err := ScanLog(f, from)
@@ -147,8 +148,6 @@ func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from
 	}
 	return sc, nil
 }
-
-func emptyScan() LogScan { return newLogScanner(0).LogScan }
 
 // ScanLog reads r, a server log from the byte offset base on, once, in
 // bounded memory whatever its line lengths and bytes: signatures and
