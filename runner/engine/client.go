@@ -133,16 +133,11 @@ func (c *Client) get(ctx context.Context, timeout time.Duration, path string) (i
 var errForeign = errors.New("another server answers")
 
 // Identify asks GET /v1/models once, within timeout, and returns nil when
-// the models listed include the server's served name. Both engines list
-// exactly their --served-model-name there: vLLM a ModelCard per
-// base_model_paths entry, which api_server builds from
-// args.served_model_name (vllm/entrypoints/openai/serving_models.py@075e9ba8
-// show_available_models); SGLang one ModelCard of
-// tokenizer_manager.served_model_name
-// (python/sglang/srt/entrypoints/http_server.py@0025436e available_models).
-// A list without the name, or no /v1/models at all (404: the server answering
-// /health is neither engine), wraps errForeign and names what answered;
-// anything else (a timeout, a 5xx) is an error to retry.
+// the models listed include the server's served name, as both engines list
+// it (docs/runner.md §3.2; vllm/entrypoints/openai/serving_models.py@075e9ba8
+// show_available_models, python/sglang/srt/entrypoints/http_server.py@0025436e
+// available_models). A list without the name, or a 404 (neither engine), wraps
+// errForeign and names what answered; anything else is an error to retry.
 func (c *Client) Identify(ctx context.Context, timeout time.Duration) error {
 	status, data, err := c.get(ctx, timeout, "/v1/models")
 	switch {
