@@ -130,19 +130,18 @@ func (s *Server) remoteGroup(wait time.Duration) (remoteGroup, bool) {
 	if len(s.Config.ExecPrefix) == 0 {
 		return remoteGroup{}, false
 	}
-	select {
-	case <-s.remoteKnown:
-	default:
-		if wait <= 0 {
-			return remoteGroup{}, false
-		}
+	if wait > 0 {
 		select {
 		case <-s.remoteKnown:
 		case <-time.After(wait):
-			return remoteGroup{}, false
 		}
 	}
-	return s.remote, s.remote.ID > 0
+	select {
+	case <-s.remoteKnown:
+		return s.remote, s.remote.ID > 0
+	default:
+		return remoteGroup{}, false
+	}
 }
 
 // inPrefix runs script with sh through the exec prefix.
