@@ -26,14 +26,10 @@ type Signature struct {
 }
 
 // Signatures is the one table of failure signatures, keyed by family and
-// shared by every engine, in precedence order: the machine's first (a lost
-// GPU explains the CUDA errors that follow it), then memory refusals (whose
-// they are is judged apart), the job's environment (NCCL's shared memory,
-// ports, the model download, the container), the harness's own mistakes,
-// and last the product's positive evidence (kvcached's own frames, a
-// kernel fault). FindSignature reports the first entry any line matches.
-// Each entry has real lines in TestSignatures and in the corpus of
-// runner/testdata/corpus (TestCorpus).
+// shared by every engine, in precedence order (docs/runner.md §5.10: the
+// machine's first, then memory refusals, the job's environment, the harness's
+// mistakes, and last the product's positive evidence). Each entry has real
+// lines in TestSignatures and in runner/testdata/corpus (TestCorpus).
 var Signatures = []Signature{
 	{
 		Name: "GPU lost", Class: collect.ClassInfra, What: "a GPU gone from the bus, in every wording",
