@@ -30,12 +30,11 @@ type Request struct {
 
 // Client speaks one engine's HTTP API (docs/runner.md §3.4).
 type Client struct {
-	Dialect        Dialect          // the engine's HTTP API (its row of the runner's engine table)
-	BaseURL        string           // the server's root, e.g. http://127.0.0.1:18000
-	HTTP           *http.Client     // nil means http.DefaultClient
-	RequestTimeout time.Duration    // bounds one generation (default 30 min)
-	ResetTimeout   time.Duration    // bounds a prefix-cache reset (default 2 min)
-	Now            func() time.Time // the clock for latencies (default time.Now)
+	Dialect        Dialect       // the engine's HTTP API (its row of the runner's engine table)
+	BaseURL        string        // the server's root, e.g. http://127.0.0.1:18000
+	HTTP           *http.Client  // nil means http.DefaultClient
+	RequestTimeout time.Duration // bounds one generation (default 30 min)
+	ResetTimeout   time.Duration // bounds a prefix-cache reset (default 2 min)
 	// ServedName is the server's served model name, its identity for this
 	// run (Identify) and the model its requests name.
 	ServedName string
@@ -44,13 +43,6 @@ type Client struct {
 // requestTimeout bounds one generation: RequestTimeout, else 30 min.
 func (c *Client) requestTimeout() time.Duration {
 	return cmp.Or(max(c.RequestTimeout, 0), 30*time.Minute)
-}
-
-func (c *Client) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
 }
 
 // MaxErrorLen is the longest error text a request result keeps (code points, … included).
@@ -69,9 +61,9 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 		req.Model = c.ServedName
 	}
 	path, body := c.Dialect.GeneratePath, c.Dialect.Body(req)
-	start := c.now()
+	start := time.Now()
 	status, data, err := c.post(ctx, path, body)
-	res := collect.RequestResult{Status: status, LatencyS: c.now().Sub(start).Seconds()}
+	res := collect.RequestResult{Status: status, LatencyS: time.Since(start).Seconds()}
 	if err != nil {
 		res.Status = 0
 		res.Error = ptr(errorText(err))
@@ -141,16 +133,11 @@ func (c *Client) get(ctx context.Context, timeout time.Duration, path string) (i
 var errForeign = errors.New("another server answers")
 
 // Identify asks GET /v1/models once, within timeout, and returns nil when
-// the models listed include the server's served name. Both engines list
-// exactly their --served-model-name there: vLLM a ModelCard per
-// base_model_paths entry, which api_server builds from
-// args.served_model_name (vllm/entrypoints/openai/serving_models.py@075e9ba8
-// show_available_models); SGLang one ModelCard of
-// tokenizer_manager.served_model_name
-// (python/sglang/srt/entrypoints/http_server.py@0025436e available_models).
-// A list without the name, or no /v1/models at all (404: the server answering
-// /health is neither engine), wraps errForeign and names what answered;
-// anything else (a timeout, a 5xx) is an error to retry.
+// the models listed include the server's served name, as both engines list
+// it (docs/runner.md §3.2; vllm/entrypoints/openai/serving_models.py@075e9ba8
+// show_available_models, python/sglang/srt/entrypoints/http_server.py@0025436e
+// available_models). A list without the name, or a 404 (neither engine), wraps
+// errForeign and names what answered; anything else is an error to retry.
 func (c *Client) Identify(ctx context.Context, timeout time.Duration) error {
 	status, data, err := c.get(ctx, timeout, "/v1/models")
 	switch {
@@ -221,9 +208,7 @@ func (c *Client) post(ctx context.Context, path string, body any) (int, []byte, 
 // RunPhase sends reqs with at most concurrency in flight (1: one at a time,
 // in order) and records every result in request order.
 func (c *Client) RunPhase(ctx context.Context, name string, reqs []Request, concurrency int) collect.Phase {
-	if concurrency < 1 {
-		concurrency = 1
-	}
+	concurrency = max(concurrency, 1)
 	ph := collect.Phase{Name: name, Concurrency: concurrency, Results: make([]collect.RequestResult, len(reqs))}
 	sem := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup

@@ -45,24 +45,13 @@ func (r *lineRing) push(off int64, line []byte) {
 // slot is where the i-th held line, oldest first, is.
 func (r *lineRing) slot(i int) int { return (r.next - r.n + i + len(r.buf)) % len(r.buf) }
 
-// offsets are the held lines' offsets, oldest first.
-func (r *lineRing) offsets() []int64 {
-	out := make([]int64, r.n)
+// lines are the held lines' offsets and the lines, cut, oldest first.
+func (r *lineRing) lines() (at []int64, out []string) {
 	for i := range r.n {
-		out[i] = r.off[r.slot(i)]
-	}
-	return out
-}
-
-// lines are the held lines, oldest first, cut; the first one's offset.
-func (r *lineRing) lines() (first int64, out []string) {
-	for i := range r.n {
+		at = append(at, r.off[r.slot(i)])
 		out = append(out, collect.ExcerptLine(r.buf[r.slot(i)]))
 	}
-	if r.n > 0 {
-		first = r.off[r.slot(0)]
-	}
-	return first, out
+	return at, out
 }
 
 // excerpt builds the scan's excerpt from the line at start: before the
@@ -80,14 +69,9 @@ func (s *logScanner) excerpt(start int64, line []byte, name string) {
 	case name == "":
 		s.ring.push(start, line)
 	default:
-		var before []string
-		s.Excerpt.Offset, before = s.ring.lines()
-		s.lineAt = append(s.lineAt[:0], s.ring.offsets()...)
-		if len(before) == 0 {
-			s.Excerpt.Offset = start
-		}
-		s.Excerpt.Lines = append(before, collect.ExcerptLine(line))
-		s.lineAt = append(s.lineAt, start)
+		s.ring.push(start, line)
+		s.lineAt, s.Excerpt.Lines = s.ring.lines()
+		s.Excerpt.Offset = s.lineAt[0]
 		s.Excerpt.From, s.HasExcerpt = name, true
 		s.ring, s.LogScan.tail = lineRing{}, lineRing{} // their buffers are not needed again
 		s.end = newLineRing(collect.ExcerptTailLines, tailKeep)
@@ -106,15 +90,10 @@ func (s *logScanner) finishExcerpt() {
 	// Lines past keep+past (when fewer than ExcerptTailLines came after
 	// Lines), then the end ring's.
 	from := keep + min(s.past, collect.ExcerptTailLines)
-	_, ended := s.end.lines()
-	tail := append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
-	tailAt := s.end.offsets()
-	if from < len(s.lineAt) {
-		tailAt = s.lineAt[from:]
-	}
-	s.Excerpt.Skipped = from - keep + max(s.past-collect.ExcerptTailLines, 0)
-	s.Excerpt.Lines = s.Excerpt.Lines[:keep]
-	s.Excerpt.Tail, s.Excerpt.TailOffset = tail, tailAt[0]
+	endAt, ended := s.end.lines()
+	s.Excerpt.Tail = append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
+	s.Excerpt.TailOffset = append(s.lineAt[from:], endAt...)[0]
+	s.Excerpt.Lines, s.Excerpt.Skipped = s.Excerpt.Lines[:keep], s.past
 	s.end, s.lineAt = lineRing{}, nil
 }
 

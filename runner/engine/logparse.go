@@ -73,7 +73,8 @@ func EmptyLogInfo() collect.LogInfo {
 
 // LogScan is what one read of a serve.log finds (docs/runner.md §5.10): the
 // shutdown checks' LogInfo and a failed case's class and excerpt; one read
-// serves all three, since a log can be hundreds of MiB.
+// serves all three, since a log can be hundreds of MiB. The zero LogScan is
+// an empty log's.
 type LogScan struct {
 	info  collect.LogInfo // without errors: Info adds them for its stop offset
 	errAt []int64         // the offset of each ErrorSignatures entry's first match, -1 for none
@@ -98,9 +99,8 @@ func (s *LogScan) Tail() (collect.Excerpt, bool) {
 	if s.HasExcerpt || s.tail.n == 0 {
 		return collect.Excerpt{}, false
 	}
-	ex := collect.Excerpt{From: collect.ExcerptEnd}
-	ex.Offset, ex.Lines = s.tail.lines()
-	return ex, true
+	at, lines := s.tail.lines()
+	return collect.Excerpt{From: collect.ExcerptEnd, Offset: at[0], Lines: lines}, true
 }
 
 // Info is the log's LogInfo for a stop signal sent at the byte offset
@@ -134,12 +134,12 @@ func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from
 	}
 	f, err := open(path)
 	if err != nil {
-		return emptyScan(), fmt.Errorf("parse server log: %w", err)
+		return LogScan{}, fmt.Errorf("parse server log: %w", err)
 	}
 	defer f.Close()
 	if from > 0 {
 		if _, err := f.Seek(from, io.SeekStart); err != nil {
-			return emptyScan(), fmt.Errorf("parse server log %s: %w", path, err)
+			return LogScan{}, fmt.Errorf("parse server log %s: %w", path, err)
 		}
 	}
 	sc, err := ScanLog(f, from)
@@ -148,8 +148,6 @@ func ScanLogFile(open func(string) (io.ReadSeekCloser, error), path string, from
 	}
 	return sc, nil
 }
-
-func emptyScan() LogScan { return newLogScanner(0).LogScan }
 
 // ScanLog reads r, a server log from the byte offset base on, once, in
 // bounded memory whatever its line lengths and bytes: signatures and
@@ -175,7 +173,7 @@ type logScanner struct {
 	// error signature first found in the line, -1 for none.
 	lineKv  bool
 	lineErr int
-	ring    lineRing
+	ring    lineRing // the excerptBefore lines before this one, and this one
 	// Once the excerpt began: lineAt the offsets of its lines, past the
 	// lines after its collect.ExcerptMaxLines, end the last of those
 	// (finishExcerpt).
@@ -185,7 +183,7 @@ type logScanner struct {
 }
 
 func newLogScanner(base int64) *logScanner {
-	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore, 0)}
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore+1, 0)}
 	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
 	s.errAt = slices.Repeat([]int64{-1}, len(ErrorSignatures))
@@ -279,23 +277,20 @@ func intMatch(re *regexp.Regexp, line string) (int64, bool) {
 }
 
 // failure keeps the line's failure signature if it outranks Match or is
-// Match's and later (FindSignature), and
-// returns the name of the first signature the line matches while the
-// excerpt still looks for its line ("" for none).
+// Match's and later (FindSignature), and returns the name of the first
+// signature the line matches ("" for none; once the excerpt began, only those
+// up to Match's are looked for, and the name is not needed).
 func (s *logScanner) failure(line string) string {
-	upTo, prev := len(Signatures), s.best
+	upTo := len(Signatures)
 	if s.HasExcerpt {
-		upTo = min(prev+1, len(Signatures))
+		upTo = min(s.best+1, len(Signatures))
 	}
 	i := signatureIn(line, upTo)
 	if i == upTo {
 		return ""
 	}
-	if i <= prev {
+	if i <= s.best {
 		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
-	}
-	if s.HasExcerpt && i == prev {
-		return ""
 	}
 	return Signatures[i].Name
 }

@@ -14,18 +14,16 @@ import (
 
 // A server behind an exec prefix (`docker exec -i NAME`) is out of reach of
 // the runner's process group, so it runs under prefixWrapper and is signalled
-// through the prefix again (docs/runner.md §3.3.1). A `docker exec` process
-// leads its own session already (runc calls setsid); elsewhere the wrapper
-// uses setsid(1).
+// through the prefix again (docs/runner.md §3.3.1).
 
-// prefixMarker starts the wrapper's line: `ci-report-exec-prefix: pgid N`
-// (or `pid N`). The line stays in serve.log, where it says which group
-// was stopped.
+// prefixMarker starts the wrapper's line, `ci-report-exec-prefix: pgid N` (or
+// `pid N`), which stays in serve.log to say which group was stopped.
 const prefixMarker = "ci-report-exec-prefix: "
 
-// prefixWrapper runs "$@" as a process group leader and prints its group
-// first. Field 5 of /proc/<pid>/stat is the group (read after the last ')',
-// since the command name may hold spaces).
+// prefixWrapper runs "$@" as a process group leader (a `docker exec` process
+// leads its own session already, as runc calls setsid; elsewhere setsid(1))
+// and prints its group first: field 5 of /proc/<pid>/stat, read after the
+// last ')' since the command name may hold spaces.
 const prefixWrapper = `g() { echo "$3"; }
 pg=
 if read -r st 2>/dev/null </proc/$$/stat; then pg=$(g ${st##*) }); fi
@@ -132,19 +130,18 @@ func (s *Server) remoteGroup(wait time.Duration) (remoteGroup, bool) {
 	if len(s.Config.ExecPrefix) == 0 {
 		return remoteGroup{}, false
 	}
-	select {
-	case <-s.remoteKnown:
-	default:
-		if wait <= 0 {
-			return remoteGroup{}, false
-		}
+	if wait > 0 {
 		select {
 		case <-s.remoteKnown:
 		case <-time.After(wait):
-			return remoteGroup{}, false
 		}
 	}
-	return s.remote, s.remote.ID > 0
+	select {
+	case <-s.remoteKnown:
+		return s.remote, s.remote.ID > 0
+	default:
+		return remoteGroup{}, false
+	}
 }
 
 // inPrefix runs script with sh through the exec prefix.
@@ -152,7 +149,7 @@ func (s *Server) inPrefix(script string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), prefixTimeout)
 	defer cancel()
 	argv := append(slices.Clone(s.Config.ExecPrefix), "sh", "-c", script)
-	out, err := s.Config.exec()(ctx, argv)
+	out, err := s.Config.Exec(ctx, argv)
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", strings.Join(argv[:len(argv)-1], " ")+" "+ShellQuote(script), err)
 	}

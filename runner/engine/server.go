@@ -31,10 +31,8 @@ type Timing struct {
 	StopPoll      time.Duration // between liveness polls after the stop signal (1 s)
 	StopTimeout   time.Duration // wait for the group to exit before SIGKILL (90 s)
 	KillWait      time.Duration // wait after SIGKILL (3 s)
-	// InterruptStopTimeout replaces StopTimeout once the server's context is
-	// cancelled (the run was interrupted), counted from the interrupt (2 s):
-	// GitHub Actions SIGKILLs a cancelled job about 10 s after cancelling
-	// it, and the part and every server must be done by then.
+	// InterruptStopTimeout replaces StopTimeout once the run is interrupted, counted
+	// from it (2 s: GitHub Actions SIGKILLs a cancelled job 10 s on, docs/runner.md §9).
 	InterruptStopTimeout time.Duration
 }
 
@@ -62,41 +60,25 @@ func DefaultDurations[T any](t, def T) T {
 
 // ServerConfig says how to start one server.
 type ServerConfig struct {
-	Name    string      // the case directory name (also the log key and check prefix)
-	Dialect Dialect     // the engine's HTTP API, which the server's Client speaks
-	Dir     string      // the case directory; serve.log, server.pid and cmd.txt go there
-	Env     collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
-	Argv    []string    // the server command
-	// ExecPrefix goes in front of everything (e.g. docker exec -i NAME); see
-	// prefixWrapper.
-	ExecPrefix []string
-	// ServedName is the served model name the server was given
-	// (--served-model-name): its identity for this run, which WaitReady
-	// reads back from GET /v1/models ("": not checked).
+	Name       string      // the case directory name (also the log key and check prefix)
+	Dialect    Dialect     // the engine's HTTP API, which the server's Client speaks
+	Dir        string      // the case directory; serve.log, server.pid and cmd.txt go there
+	Env        collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
+	Argv       []string    // the server command
+	ExecPrefix []string    // goes in front of everything (e.g. docker exec -i NAME); see prefixWrapper
+	// ServedName is the server's --served-model-name, which WaitReady reads
+	// back from GET /v1/models ("": not checked).
 	ServedName string
-	// Port is where the server listens on 127.0.0.1: free when it starts,
-	// and held by its group alone while readiness counts (WaitReady).
-	Port       int
+	Port       int               // on 127.0.0.1: free at the start, the group's alone while readiness counts
 	StopSignal syscall.Signal    // sent to the group to stop it (default SIGINT)
 	Redact     *collect.Redactor // applied to the server's output before it reaches serve.log
 	HTTP       *http.Client      // the client for /health and requests (nil: http.DefaultClient)
-	// Kill, once closed (a second interrupt), SIGKILLs the server's group
-	// at once, whatever Stop is waiting for; nil never fires.
-	Kill   <-chan struct{}
-	Exec   ledger.ExecFunc // runs the stop and liveness commands through ExecPrefix (nil: ledger.ExecCommand)
-	Timing Timing          // the waits; zero fields take the documented values
-	// Header, when set, makes Start append to an existing serve.log and
-	// cmd.txt instead of replacing them, after a line `=== <Header> ===`:
-	// helpers started once per pair in one directory (the ballast) keep
-	// every pair's log.
+	Kill       <-chan struct{}   // once closed (a second interrupt), SIGKILLs the group at once; nil never fires
+	Exec       ledger.ExecFunc   // runs the stop and liveness commands through ExecPrefix (nil: ledger.ExecCommand)
+	Timing     Timing            // the waits; zero fields take the documented values
+	// Header, when set, makes Start append to serve.log and cmd.txt after a
+	// line `=== <Header> ===` (the ballast's log per pair, docs/runner.md §3.1).
 	Header string
-}
-
-func (c *ServerConfig) exec() ledger.ExecFunc {
-	if c.Exec != nil {
-		return c.Exec
-	}
-	return ledger.ExecCommand
 }
 
 // Command returns the full argv started: prefix, `env K=V ...`, argv.
@@ -137,22 +119,14 @@ func ShellQuote(s string) string {
 		return s
 	}
 	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		// cmd.txt is one line: a newline (or any control character) inside
-		// a value is written as an ANSI-C escape that bash and POSIX-2024
-		// shells read back as the same byte.
+		// cmd.txt is one line: control characters as ANSI-C escapes, which
+		// bash and POSIX-2024 shells read back as the same byte.
 		var b strings.Builder
 		b.WriteString("$'")
 		for i := 0; i < len(s); i++ {
 			switch c := s[i]; {
-			case c == '\\' || c == '\'':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c == '\r':
-				b.WriteString(`\r`)
+			case ansiCEscapes[c] != "":
+				b.WriteString(ansiCEscapes[c])
 			case c < 0x20 || c == 0x7f:
 				fmt.Fprintf(&b, `\x%02x`, c)
 			default:
@@ -164,6 +138,8 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+var ansiCEscapes = map[byte]string{'\\': `\\`, '\'': `\'`, '\n': `\n`, '\t': `\t`, '\r': `\r`}
 
 // StopResult is what stopping a server observed.
 type StopResult struct {
@@ -214,6 +190,9 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.StopSignal == 0 {
 		cfg.StopSignal = syscall.SIGINT
 	}
+	if cfg.Exec == nil {
+		cfg.Exec = ledger.ExecCommand
+	}
 	argv := cfg.Command()
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("start server %s: empty command", cfg.Name)
@@ -221,8 +200,7 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if len(cfg.ExecPrefix) > 0 {
 		argv = slices.Concat(cfg.ExecPrefix, []string{"sh", "-c", prefixWrapper, "ci-report-server"}, argv[len(cfg.ExecPrefix):])
 	}
-	// A server left from an earlier run (or another job on this machine)
-	// would answer our requests, and the case would test the wrong server.
+	// A server left on the port would answer our requests (docs/runner.md §3.1).
 	if cfg.Port > 0 {
 		if err := portFree(cfg.Port); err != nil {
 			// Redacted (the holder's command line), yet still EADDRINUSE to
@@ -409,11 +387,9 @@ func (s *Server) interruptedAt() (time.Time, bool) {
 	return s.intAt, true
 }
 
-// signal sends sig to the server: to its group inside the exec prefix when
-// the wrapper reported one (SIGKILL also to the local client), else to the
-// local group. The local client of a prefix (docker exec) gets no stop
-// signal: it exits when the server does, and killed early it would cut
-// serve.log short.
+// signal sends sig to the server's group: inside the exec prefix when the
+// wrapper reported one, the local client then getting SIGKILL only
+// (docs/runner.md §3.3.1); else the local group.
 func (s *Server) signal(sig syscall.Signal) error {
 	if g, ok := s.remoteGroup(s.Config.Timing.KillWait); ok {
 		_, err := s.inPrefix(g.killScript(sig))
@@ -459,16 +435,13 @@ func (s *Server) LogStart() int64 { return s.logStart }
 func (s *Server) LogSize() int64 { return s.log.Size() }
 
 // Alive reports whether any non-zombie process of the server's local group
-// lives (behind an exec prefix: its client, which lives as long as the
-// server it started).
+// lives (behind an exec prefix: its client, which lives as long as the server).
 func (s *Server) Alive() bool { return GroupAlive(s.pgid) }
 
 // WaitReady polls GET /health until it answers 200, the group dies, the
-// ready timeout passes or ctx ends; the error says which (docs/runner.md
-// §3.2). The timeout counts from the server's first line in serve.log, so a
-// start slow before the server says anything does not eat its load time. A
-// 200 counts only while the port's listeners are the group's (portOwned) and
-// the server lists its served name (Client.Identify).
+// ready timeout (counted from the server's first line) passes or ctx ends;
+// the error says which. A 200 counts only while the port's listeners are the
+// group's and the server lists its served name (docs/runner.md §3.2).
 func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
@@ -540,9 +513,8 @@ func (s *Server) exitText() string {
 	}
 }
 
-// Stop sends the stop signal to the whole group (behind an exec prefix: the
-// group inside it), waits for it to go (waitStopped), then SIGKILLs it and
-// waits the kill wait, and closes serve.log once the output is drained
+// Stop sends the stop signal to the whole group, waits for it to go, then
+// SIGKILLs it, and closes serve.log once the output is drained
 // (docs/runner.md §3.3). Calling it again returns the first result. It takes
 // no context: an interrupted run must still stop.
 func (s *Server) Stop() StopResult {
@@ -579,9 +551,8 @@ func (s *Server) stop() StopResult {
 		}
 	}
 	r.Elapsed = time.Since(start)
-	// The leader is reaped by its Wait goroutine; the pipe's EOF follows the
-	// group's exit. A process that escaped the group may hold the pipe: stop
-	// waiting for it after the kill wait.
+	// A process that escaped the group may hold the pipe: stop waiting for
+	// its EOF after the kill wait.
 	select {
 	case <-s.copyDone:
 	case <-time.After(t.KillWait):

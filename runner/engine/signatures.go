@@ -14,31 +14,22 @@ import (
 )
 
 // Signature is a family of log lines that says whose fault a failure is
-// (docs/runner.md §5.10): its Name is the reason a report shows, its Class
-// one of collect's, Source where the lines come from. A line that Unless
-// matches is not one of the family (a warning that the tool retries), and a
-// Memory signature is a memory refusal: whose it is depends on what else
-// held the GPU (runner's judgement), Class being the class when nothing is
-// known. What says in a few words what it catches (the docs' table).
+// (docs/runner.md §5.10).
 type Signature struct {
-	Name   string
-	Class  string
+	Name   string // the reason a report shows
+	Class  string // one of collect's; of a Memory signature, the class when nothing is known
 	Re     *regexp.Regexp
-	Unless *regexp.Regexp
-	Memory bool
-	What   string
-	Source string
+	Unless *regexp.Regexp // a line it matches is not of the family (a warning the tool retries)
+	Memory bool           // a memory refusal: whose it is depends on what else held the GPU (runner's judgement)
+	What   string         // what it catches, in a few words (the docs' table)
+	Source string         // where the lines come from
 }
 
 // Signatures is the one table of failure signatures, keyed by family and
-// shared by every engine, in precedence order: the machine's first (a lost
-// GPU explains the CUDA errors that follow it), then memory refusals (whose
-// they are is judged apart), the job's environment (NCCL's shared memory,
-// ports, the model download, the container), the harness's own mistakes,
-// and last the product's positive evidence (kvcached's own frames, a
-// kernel fault). FindSignature reports the first entry any line matches.
-// Each entry has real lines in TestSignatures and in the corpus of
-// runner/testdata/corpus (TestCorpus).
+// shared by every engine, in precedence order (docs/runner.md §5.10: the
+// machine's first, then memory refusals, the job's environment, the harness's
+// mistakes, and last the product's positive evidence). Each entry has real
+// lines in TestSignatures and in runner/testdata/corpus (TestCorpus).
 var Signatures = []Signature{
 	{
 		Name: "GPU lost", Class: collect.ClassInfra, What: "a GPU gone from the bus, in every wording",

@@ -159,17 +159,15 @@ func firstDivergence(want, got []int) string {
 	return ""
 }
 
+// requestError is a failed request as `<status> <error>`.
 func requestError(r *collect.RequestResult) string {
-	msg := ""
-	if r.Error != nil {
-		msg = *r.Error
-	} else if r.Status == 200 {
-		msg = "no token ids"
+	switch {
+	case r.Error != nil && *r.Error != "":
+		return fmt.Sprintf("%d %s", r.Status, *r.Error)
+	case r.Error == nil && r.Status == 200:
+		return "200 no token ids"
 	}
-	if msg == "" {
-		return fmt.Sprintf("%d", r.Status)
-	}
-	return fmt.Sprintf("%d %s", r.Status, msg)
+	return fmt.Sprint(r.Status)
 }
 
 // dedupe keeps the first of repeated messages, counting repeats, so a burst

@@ -1,10 +1,7 @@
 // Package ledger is the runner's only reader and writer of the kvcached
 // ledger (docs/runner.md §4.2): it runs kvctl list, limit and priority behind
-// an optional exec prefix, and condenses a listing (one JSON object per
-// segment: ipc, gpu, limit_bytes, used_bytes, ...; `gpu` absent is GPU 0, a
-// missing number 0) into the LedgerSample of docs/formats.md §4.3. A server
-// owns its segment `<ipc>` and its pool groups `<ipc>_g<N>` (OwnerOf); other
-// segments are ignored.
+// an optional exec prefix, and condenses a listing into the LedgerSample of
+// docs/formats.md §4.3, keeping the segments of our servers (OwnerOf).
 package ledger
 
 import (
@@ -79,7 +76,7 @@ func (l *Latencies) Seconds() []float64 {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]float64(nil), l.s...)
+	return slices.Clone(l.s)
 }
 
 // Entry is one segment of a kvctl listing.
@@ -141,9 +138,6 @@ type PriorityResult struct {
 	Got  *int64
 	Err  error
 }
-
-// OK reports whether the listing read back the wanted priority.
-func (r PriorityResult) OK() bool { return r.Err == nil && r.Got != nil && *r.Got == r.Want }
 
 // SetPriority runs `kvctl priority <ipc> <p>` and reads it back with `kvctl
 // list --json`: kvctl exits 0 even when the ledger rejected the publish, so
@@ -272,8 +266,9 @@ func execTimed(ctx context.Context, argv []string) ([]byte, time.Time, error) {
 func tail(b []byte, n int) string { return text.Tail(text.Words(string(b)), n) }
 
 // ParseList parses the output of `kvctl list --json`: a JSON array of
-// objects. Anything else is an error; so is a `gpu` that is not a
-// non-negative integer. Non-numeric fields other than ipc and gpu are ignored.
+// objects (one a segment: ipc, gpu, limit_bytes, used_bytes, ...). Anything
+// else is an error; so is a `gpu` that is not a non-negative integer (absent
+// is GPU 0). Non-numeric fields other than ipc and gpu are ignored.
 func ParseList(out []byte) ([]Entry, error) {
 	trimmed := bytes.TrimSpace(out)
 	if len(trimmed) == 0 {

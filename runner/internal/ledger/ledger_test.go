@@ -208,8 +208,9 @@ func TestSetPriority(t *testing.T) {
 			f := &fakeKvctl{list: c.list, setErr: c.setErr}
 			cl := &Client{Argv: []string{"docker", "exec", "-i", "box", "kvctl"}, Exec: f.exec}
 			r := cl.SetPriority(context.Background(), "h", c.want)
-			if r.OK() != c.wantOK {
-				t.Errorf("OK = %v, want %v (err %v)", r.OK(), c.wantOK, r.Err)
+			// What checks.PrioritySet counts as set.
+			if ok := r.Err == nil && r.Got != nil && *r.Got == r.Want; ok != c.wantOK {
+				t.Errorf("read back = %v, want %v (err %v)", ok, c.wantOK, r.Err)
 			}
 			if diff := cmp.Diff(c.wantGot, r.Got); diff != "" {
 				t.Errorf("Got (-want +got):\n%s", diff)

@@ -52,19 +52,16 @@ func sumEntries(mine []Entry, ipcs []string) (perGPU map[int]map[string]int64, p
 	perSeg = map[string]map[string]int64{}
 	groups = map[string][]string{}
 	for _, e := range mine {
-		g := perGPU[e.GPU]
-		if g == nil {
-			g = map[string]int64{}
-			perGPU[e.GPU] = g
+		if perGPU[e.GPU] == nil {
+			perGPU[e.GPU] = map[string]int64{}
 		}
-		seg := perSeg[e.IPC]
-		if seg == nil {
-			seg = map[string]int64{}
-			perSeg[e.IPC] = seg
+		if perSeg[e.IPC] == nil {
+			perSeg[e.IPC] = map[string]int64{}
 			if owner, _ := OwnerOf(e.IPC, ipcs); owner != e.IPC {
 				groups[owner] = append(groups[owner], e.IPC)
 			}
 		}
+		g, seg := perGPU[e.GPU], perSeg[e.IPC]
 		for k, v := range e.Fields {
 			// A segment listed twice (a restarted server) is summed like two segments.
 			if k == FieldPriority {
