@@ -83,9 +83,7 @@ func (c *Case) probeCapability(ctx context.Context, engineName, name string) (co
 		return collect.Capability{}, fmt.Errorf("no probe for capability %q", name)
 	}
 	argv := c.commandArgv(engineName, append(slices.Clone(c.R.Kvctl), "priority", "--help"))
-	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
-	defer cancel()
-	_, err := c.R.exec()(pctx, argv)
+	_, err := c.R.execFor(ctx, c.R.Timing.KvctlTimeout, argv)
 	return classifyPriorityHelp(err)
 }
 

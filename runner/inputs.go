@@ -137,12 +137,13 @@ type torchCUDA struct {
 
 var helpOptionRE = regexp.MustCompile(`(?:^|[\s,\[{(])(--[A-Za-z0-9][A-Za-z0-9_.-]*)`)
 
-// probeArgv is an input probe of engine as run: through its exec prefix,
-// with the environment of a server of the engine with none of its own
-// (ServerEnv), so the model probe asks the Hub with the servers' HF_TOKEN,
-// HF_ENDPOINT and HF_HUB_OFFLINE and the help is the one they get.
-func (c *Case) probeArgv(en string, argv []string) []string {
-	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: argv, Env: c.ServerEnv(&ServerPlan{Engine: en}, nil)}
+// probeArgv is an input probe or a command case's script of engine as run
+// on gpus: through its exec prefix, with the environment of a native server
+// of the engine with none of its own (ServerEnv), so the model probe asks
+// the Hub with the servers' HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE and
+// the help is the one they get.
+func (c *Case) probeArgv(en string, argv []string, gpus []int) []string {
+	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: argv, Env: c.ServerEnv(&ServerPlan{Engine: en}, gpus)}
 	return cfg.Command()
 }
 
@@ -157,7 +158,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 	defer cancel()
 	spec := c.R.engineSpec(en)
 	if help := spec.Help; len(help) > 0 {
-		out, err := c.R.exec()(pctx, c.probeArgv(en, c.R.host().ServerArgv(spec.Sim, help)))
+		out, err := c.R.exec()(pctx, c.probeArgv(en, c.R.host().ServerArgv(spec.Sim, help), nil))
 		opts := map[string]bool{}
 		for _, m := range helpOptionRE.FindAllStringSubmatch(string(out), -1) {
 			opts[strings.TrimRight(m[1], ".,")] = true
@@ -177,7 +178,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		}
 	}
 	if ids := c.R.planModels(en); len(ids) > 0 {
-		argv := c.probeArgv(en, append(c.R.host().ModelProbe(), ids...))
+		argv := c.probeArgv(en, append(c.R.host().ModelProbe(), ids...), nil)
 		out, err := c.R.exec()(pctx, argv)
 		var got modelProbe
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")

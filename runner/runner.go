@@ -520,9 +520,7 @@ func (r *Runner) listDir(engineName, dir string) checks.Listing {
 		}
 		return l
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.Timing.KvctlTimeout)
-	defer cancel()
-	out, err := r.exec()(ctx, append(slices.Clone(prefix), "ls", "-1A", dir))
+	out, err := r.execFor(context.Background(), r.Timing.KvctlTimeout, append(slices.Clone(prefix), "ls", "-1A", dir))
 	if err != nil {
 		l.Err = err.Error()
 		return l
@@ -540,6 +538,13 @@ func (r *Runner) exec() ledger.ExecFunc {
 		return r.Exec
 	}
 	return ledger.ExecCommand
+}
+
+// execFor runs a short command (exec), bounded by d.
+func (r *Runner) execFor(ctx context.Context, d time.Duration, argv []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return r.exec()(ctx, argv)
 }
 
 // Ledger returns a kvctl client for servers of engine (its exec prefix).

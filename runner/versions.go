@@ -171,9 +171,7 @@ func (c *Case) versionProbeArgv(engineName string) []string {
 // probeVersions runs the version probe of engine and parses its output.
 func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, error) {
 	argv := c.versionProbeArgv(engineName)
-	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.VersionProbeTimeout)
-	defer cancel()
-	out, err := c.R.exec()(pctx, argv)
+	out, err := c.R.execFor(ctx, c.R.Timing.VersionProbeTimeout, argv)
 	what := c.R.Redactor().String(strings.Join(argv[:min(len(argv), 3)], " "))
 	if err != nil {
 		return Versions{}, fmt.Errorf("version probe (%s …): %v", what, err)
