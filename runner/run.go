@@ -470,7 +470,7 @@ func (r *Runner) defaults() error {
 // BuildSetup is setup.json from the plan and the GPUs (docs/formats.md §3).
 func (r *Runner) BuildSetup() *collect.Setup {
 	s := &collect.Setup{
-		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),
+		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: cmp.Or(signalNames[r.StopSignal], fmt.Sprint(int(r.StopSignal))),
 		Workload: ServerWorkload(), Checks: ServerChecks(), Cases: []collect.CaseSetup{},
 	}
 	if sha := cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA")); sha != "" {
@@ -499,8 +499,4 @@ func (r *Runner) BuildSetup() *collect.Setup {
 var signalNames = map[syscall.Signal]string{
 	0: "INT", syscall.SIGINT: "INT", syscall.SIGTERM: "TERM",
 	syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
-}
-
-func signalShortName(sig syscall.Signal) string {
-	return cmp.Or(signalNames[sig], fmt.Sprint(int(sig)))
 }
