@@ -33,11 +33,7 @@ func (r *Runner) neededCapabilities(engineName string) []string {
 		if !slices.Contains(e.EntryEngines(), engineName) {
 			continue
 		}
-		for _, n := range e.spec().needs {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
+		out = appendNew(out, e.spec().needs...)
 	}
 	return out
 }

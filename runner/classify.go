@@ -679,11 +679,7 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 func (c *Case) serverGPUs() []int {
 	var out []int
 	for _, s := range c.startedServers() {
-		for _, g := range s.GPUs {
-			if !slices.Contains(out, g) {
-				out = append(out, g)
-			}
-		}
+		out = appendNew(out, s.GPUs...)
 	}
 	return out
 }
