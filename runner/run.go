@@ -48,7 +48,6 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	defer w.Close()
-	r.writer = w
 	if err := w.ClearResults(); err != nil {
 		return nil, err
 	}

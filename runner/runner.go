@@ -180,7 +180,6 @@ type Runner struct {
 	OpenLog func(path string) (io.ReadSeekCloser, error)
 
 	redact   *collect.Redactor
-	writer   *collect.PartWriter
 	verMu    sync.Mutex                               // an interrupted setup case may still write while Run reads
 	versions map[string]Versions                      // engine → its setup case's probe
 	expect   map[string]picked                        // engine → the expectation set its setup case picked
