@@ -214,13 +214,13 @@ func portFlag(server []string) string {
 	return ""
 }
 
-// planModels are the model ids of the plan's servers of engine.
+// planModels are the model ids of the plan's servers of engine ("": any).
 func (r *Runner) planModels(en string) []string {
 	var out []string
 	for _, e := range r.Plan.Cases {
 		for _, sp := range e.Servers {
-			if sp.Engine == en && !slices.Contains(out, sp.HFID) {
-				out = append(out, sp.HFID)
+			if en == "" || sp.Engine == en {
+				out = appendNew(out, sp.HFID)
 			}
 		}
 	}

@@ -483,13 +483,8 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		server := strings.Join(ep.Server, " ")
 		s.Engines.Set(k, collect.Engine{Display: r.engineSpec(k).Display, Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
-	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		for j := range e.Servers {
-			if _, ok := s.ModelRevisions.Get(e.Servers[j].HFID); !ok {
-				s.ModelRevisions.Set(e.Servers[j].HFID, nil)
-			}
-		}
+	for _, id := range r.planModels("") {
+		s.ModelRevisions.Set(id, nil)
 	}
 	r.addCaseSetups(s)
 	return s
