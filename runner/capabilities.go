@@ -87,8 +87,7 @@ func (c *Case) probeCapability(ctx context.Context, engineName, name string) (co
 // (probeCapability); anything but those two answers is no answer.
 func classifyPriorityHelp(err error) (collect.Capability, error) {
 	if err == nil {
-		detail := "kvctl priority --help exited 0"
-		return collect.Capability{Name: CapKvctlPriority, Available: true, Detail: detail}, nil
+		return collect.Capability{Name: CapKvctlPriority, Available: true, Detail: "kvctl priority --help exited 0"}, nil
 	}
 	msg := err.Error()
 	var ee *exec.ExitError
