@@ -345,15 +345,13 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	defer c.stopAll()
 	defer func() {
 		if p := recover(); p != nil {
-			res = collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{
-				Name:   "case_completed",
-				Detail: text.CutLine(fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack())), 500),
-			}}, Log: []byte("{}")}
+			why := fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack()))
+			res = c.Result([]collect.Check{{Name: "case_completed", Detail: text.CutLine(why, 500)}}, nil, nil)
 		}
 	}()
 	k, err := r.kind(c.Entry.Kind)
 	if err != nil {
-		return collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{Name: "case_completed", Detail: err.Error()}}, Log: []byte("{}")}
+		return c.Result([]collect.Check{{Name: "case_completed", Detail: err.Error()}}, nil, nil)
 	}
 	if why := r.missingCapability(c.Entry); why != "" {
 		return c.skipped(why)
