@@ -33,11 +33,7 @@ func (r *Runner) neededCapabilities(engineName string) []string {
 		if !slices.Contains(e.EntryEngines(), engineName) {
 			continue
 		}
-		for _, n := range e.spec().needs {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
+		out = appendNew(out, e.spec().needs...)
 	}
 	return out
 }
@@ -83,9 +79,7 @@ func (c *Case) probeCapability(ctx context.Context, engineName, name string) (co
 		return collect.Capability{}, fmt.Errorf("no probe for capability %q", name)
 	}
 	argv := c.commandArgv(engineName, append(slices.Clone(c.R.Kvctl), "priority", "--help"))
-	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
-	defer cancel()
-	_, err := c.R.exec()(pctx, argv)
+	_, err := c.R.execFor(ctx, c.R.Timing.KvctlTimeout, argv)
 	return classifyPriorityHelp(err)
 }
 
@@ -93,8 +87,7 @@ func (c *Case) probeCapability(ctx context.Context, engineName, name string) (co
 // (probeCapability); anything but those two answers is no answer.
 func classifyPriorityHelp(err error) (collect.Capability, error) {
 	if err == nil {
-		detail := "kvctl priority --help exited 0"
-		return collect.Capability{Name: CapKvctlPriority, Available: true, Detail: detail}, nil
+		return collect.Capability{Name: CapKvctlPriority, Available: true, Detail: "kvctl priority --help exited 0"}, nil
 	}
 	msg := err.Error()
 	var ee *exec.ExitError

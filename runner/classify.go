@@ -116,16 +116,12 @@ func (f *CaseFacts) Set(key, value string) error {
 // `KEY=VALUE` for Set; machine is left out (the part's went_bad).
 func (f *CaseFacts) Measured() []string {
 	var out []string
-	for _, kv := range [][2]string{{"port-holder", f.PortHolder}, {"oom-victim", f.OOMVictim}, {"oom-invoker", f.OOMInvoker}} {
+	yes := map[bool]string{true: "yes"}
+	for _, kv := range [][2]string{{"port-holder", f.PortHolder}, {"oom-victim", f.OOMVictim}, {"oom-invoker", f.OOMInvoker},
+		{"host-memory-short", yes[f.HostShort]}, {"gpu-visible", yes[f.GPUVisible]}} {
 		if kv[1] != "" {
 			out = append(out, kv[0]+"="+kv[1])
 		}
-	}
-	if f.HostShort {
-		out = append(out, "host-memory-short=yes")
-	}
-	if f.GPUVisible {
-		out = append(out, "gpu-visible=yes")
 	}
 	return out
 }
@@ -679,11 +675,7 @@ func (ce *caseEvidence) holdersOfCase() []GPUHolder {
 func (c *Case) serverGPUs() []int {
 	var out []int
 	for _, s := range c.startedServers() {
-		for _, g := range s.GPUs {
-			if !slices.Contains(out, g) {
-				out = append(out, g)
-			}
-		}
+		out = appendNew(out, s.GPUs...)
 	}
 	return out
 }

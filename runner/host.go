@@ -94,9 +94,7 @@ func (Machine) FindServer(ctx context.Context, c *Case, engineName string) (prob
 		return "", "no --install-cmd; " + server[0] + " is " + p
 	}
 	argv := append(slices.Clone(prefix), "sh", "-c", "command -v "+engine.ShellQuote(server[0]))
-	tctx, cancel := context.WithTimeout(ctx, c.R.Timing.KvctlTimeout)
-	defer cancel()
-	out, err := c.R.exec()(tctx, argv)
+	out, err := c.R.execFor(ctx, c.R.Timing.KvctlTimeout, argv)
 	if err != nil {
 		return fmt.Sprintf("server command %s is not on the PATH of %s: %v", server[0], strings.Join(prefix, " "), err), ""
 	}

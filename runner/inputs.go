@@ -17,42 +17,26 @@ import (
 )
 
 // DefaultModelProbe is the command each `<engine>-setup` case runs (through
-// the engine's exec prefix, the plan's model ids appended) to read the
-// models' config.json from the image's Hugging Face cache, without a
-// download: huggingface_hub's try_to_load_from_cache (file_download.py)
-// returns the cached file's path, and its constants HF_HUB_CACHE and
-// HF_HUB_OFFLINE are the cache (HF_HUB_CACHE, else HF_HOME/hub) and the
-// offline switch as the engine's own huggingface_hub reads them
-// (docs: huggingface.co/docs/huggingface_hub/guides/manage-cache, the
-// `models--<org>--<name>/snapshots/<rev>/config.json` layout). It prints
-// a modelProbe; an id it could not look up, or a local directory, is left
-// out (unknown).
+// the engine's exec prefix, the plan's model ids appended) to learn, without a
+// download, what docs/runner.md §5.1 step 6 lists; it prints a modelProbe.
+// The cache is huggingface_hub's try_to_load_from_cache (file_download.py)
+// with HF_HUB_CACHE and HF_HUB_OFFLINE as the engine's own huggingface_hub
+// reads them (huggingface.co/docs/huggingface_hub/guides/manage-cache).
 //
-// custom_code are the ids whose config needs the model's own code, as
-// transformers' AutoConfig.from_pretrained decides it: "AutoConfig" in its
-// auto_map and a model_type not in CONFIG_MAPPING (the image's
-// transformers), which resolve_trust_remote_code refuses without
-// trust_remote_code (src/transformers/dynamic_module_utils.py@c6c74b54c81e,
-// `if has_remote_code and not has_local_code and not trust_remote_code`),
-// unless the engine brings a config class of that model_type: both keep a
-// _CONFIG_REGISTRY that they use (vLLM's get_config,
-// vllm/transformers_utils/config.py@e23031f0761f) or register with
-// AutoConfig on import (SGLang's python/sglang/srt/utils/
-// hf_transformers_utils.py@2aa2e2d0ffda; sglang/srt/ before), so those
-// modules are imported, only when a model is left to judge.
+// custom_code is transformers' resolve_trust_remote_code refusal
+// (src/transformers/dynamic_module_utils.py@c6c74b54c81e, `if has_remote_code
+// and not has_local_code and not trust_remote_code`) less the model_types an
+// engine brings a config class for: vLLM's _CONFIG_REGISTRY (get_config,
+// vllm/transformers_utils/config.py@e23031f0761f), SGLang's registered with
+// AutoConfig on import (python/sglang/srt/utils/hf_transformers_utils.py@2aa2e2d0ffda;
+// sglang/srt/ before), imported only when a model is left to judge.
 //
-// hub is what the Hub says of each model not in the cache of an image not
-// offline (huggingface_hub@ee0a4510f4bc): HfApi.model_info (hf_api.py,
-// GET /api/models/<id>) raises RepositoryNotFoundError for an id that does
-// not exist or is private and not visible to the token given, but answers
-// for a gated repo whoever asks (its `gated` field), so for one that is
-// gated get_hf_file_metadata (file_download.py, the HEAD of config.json
-// the engine's download makes) tells whether the token has access:
-// GatedRepoError when not (errors.py, a subclass of
-// RepositoryNotFoundError, so caught first; hf_raise_for_status of
-// utils/_http.py raises it on X-Error-Code GatedRepo). Anything else
-// (network, timeout, 5xx) leaves the id out, unknown, and the Hub is not
-// asked again.
+// hub (huggingface_hub@ee0a4510f4bc): HfApi.model_info (hf_api.py) raises
+// RepositoryNotFoundError for an id missing or invisible to the token but
+// answers for a gated repo whoever asks, so for a gated one
+// get_hf_file_metadata (file_download.py, the engine's HEAD of config.json)
+// tells: GatedRepoError without access (errors.py, a subclass, so caught
+// first; raised by utils/_http.py hf_raise_for_status on X-Error-Code GatedRepo).
 var DefaultModelProbe = []string{"python3", "-c", `import json, os, sys, time
 from huggingface_hub import constants, try_to_load_from_cache, HfApi, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
@@ -137,12 +121,13 @@ type torchCUDA struct {
 
 var helpOptionRE = regexp.MustCompile(`(?:^|[\s,\[{(])(--[A-Za-z0-9][A-Za-z0-9_.-]*)`)
 
-// probeArgv is an input probe of engine as run: through its exec prefix,
-// with the environment of a server of the engine with none of its own
-// (ServerEnv), so the model probe asks the Hub with the servers' HF_TOKEN,
-// HF_ENDPOINT and HF_HUB_OFFLINE and the help is the one they get.
-func (c *Case) probeArgv(en string, argv []string) []string {
-	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: argv, Env: c.ServerEnv(&ServerPlan{Engine: en}, nil)}
+// probeArgv is an input probe or a command case's script of engine as run
+// on gpus: through its exec prefix, with the environment of a native server
+// of the engine with none of its own (ServerEnv), so the model probe asks
+// the Hub with the servers' HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE and
+// the help is the one they get.
+func (c *Case) probeArgv(en string, argv []string, gpus []int) []string {
+	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(en), Argv: argv, Env: c.ServerEnv(&ServerPlan{Engine: en}, gpus)}
 	return cfg.Command()
 }
 
@@ -157,7 +142,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 	defer cancel()
 	spec := c.R.engineSpec(en)
 	if help := spec.Help; len(help) > 0 {
-		out, err := c.R.exec()(pctx, c.probeArgv(en, c.R.host().ServerArgv(spec.Sim, help)))
+		out, err := c.R.exec()(pctx, c.probeArgv(en, c.R.host().ServerArgv(spec.Sim, help), nil))
 		opts := map[string]bool{}
 		for _, m := range helpOptionRE.FindAllStringSubmatch(string(out), -1) {
 			opts[strings.TrimRight(m[1], ".,")] = true
@@ -177,7 +162,7 @@ func (c *Case) probeInputs(ctx context.Context, en string, log *collect.Ordered[
 		}
 	}
 	if ids := c.R.planModels(en); len(ids) > 0 {
-		argv := c.probeArgv(en, append(c.R.host().ModelProbe(), ids...))
+		argv := c.probeArgv(en, append(c.R.host().ModelProbe(), ids...), nil)
 		out, err := c.R.exec()(pctx, argv)
 		var got modelProbe
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
@@ -229,13 +214,13 @@ func portFlag(server []string) string {
 	return ""
 }
 
-// planModels are the model ids of the plan's servers of engine.
+// planModels are the model ids of the plan's servers of engine ("": any).
 func (r *Runner) planModels(en string) []string {
 	var out []string
 	for _, e := range r.Plan.Cases {
 		for _, sp := range e.Servers {
-			if sp.Engine == en && !slices.Contains(out, sp.HFID) {
-				out = append(out, sp.HFID)
+			if en == "" || sp.Engine == en {
+				out = appendNew(out, sp.HFID)
 			}
 		}
 	}

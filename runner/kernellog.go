@@ -72,17 +72,13 @@ func (r *Runner) closeKernelLog() {
 // every calls f every period in a goroutine of its own; stop ends it,
 // waiting for a call under way.
 func every(period time.Duration, f func()) (stop func()) {
-	ticks, stopTicker := newTicker(period)
-	stopCalls := onTicks(ticks, func(time.Time) { f() })
-	return func() {
-		stopCalls()
-		stopTicker()
-	}
+	return onTicks(newTicker, period, func(time.Time) { f() })
 }
 
-// onTicks calls f with each tick in a goroutine of its own; stop ends it,
-// waiting for a call under way.
-func onTicks(ticks <-chan time.Time, f func(time.Time)) (stop func()) {
+// onTicks calls f with each tick of ticker(period) in a goroutine of its
+// own; stop ends it, waiting for a call under way, and stops the ticker.
+func onTicks(ticker func(time.Duration) (<-chan time.Time, func()), period time.Duration, f func(time.Time)) (stop func()) {
+	ticks, stopTicker := ticker(period)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -98,6 +94,7 @@ func onTicks(ticks <-chan time.Time, f func(time.Time)) (stop func()) {
 	return func() {
 		close(quit)
 		<-done
+		stopTicker()
 	}
 }
 

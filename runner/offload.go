@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
@@ -34,14 +33,8 @@ var OffloadCommand = []string{"python3", "/src/kvcached/tools/validate_cpu_offlo
 func runOffload(ctx context.Context, c *Case) collect.CaseResult {
 	e := c.Entry
 	gpus := c.R.caseGPUs(e, c.kind)
-	// The environment of a native server of the engine with no env of its own.
-	env := c.ServerEnv(&ServerPlan{Engine: e.Engine}, gpus)
-	cfg := engine.ServerConfig{ExecPrefix: c.R.PrefixFor(e.Engine), Argv: c.R.host().Script(e.Command), Env: env}
-	argv := cfg.Command()
 	c.Progress("running the offload script")
-	sctx, cancel := context.WithTimeout(ctx, offloadTimeout)
-	out, err := c.R.exec()(sctx, argv)
-	cancel()
+	out, err := c.R.execFor(ctx, offloadTimeout, c.probeArgv(e.Engine, c.R.host().Script(e.Command), gpus))
 	code := 0
 	if err != nil {
 		var xe *exec.ExitError

@@ -390,11 +390,19 @@ func (e *Entry) EntryEngines() []string {
 	}
 	var out []string
 	for _, s := range e.Servers {
-		if !slices.Contains(out, s.Engine) {
-			out = append(out, s.Engine)
-		}
+		out = appendNew(out, s.Engine)
 	}
 	return out
+}
+
+// appendNew appends each of vs that s does not hold yet, in order.
+func appendNew[T comparable](s []T, vs ...T) []T {
+	for _, v := range vs {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	return s
 }
 
 // Selection narrows a plan (docs/runner.md §1.2).

@@ -50,12 +50,7 @@ func (r *Runner) startProgress(out, log io.Writer) *runProgress {
 	if ticker == nil {
 		ticker = newTicker
 	}
-	ticks, stopTicker := ticker(every)
-	stopBeat := onTicks(ticks, p.beat)
-	p.stop = func() {
-		stopBeat()
-		stopTicker()
-	}
+	p.stop = onTicks(ticker, every, p.beat)
 	return p
 }
 

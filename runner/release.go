@@ -78,9 +78,7 @@ func EngineReleasePlan(release string, probes []EngineProbe) (*Plan, error) {
 		if mm, _ := findModel(model); !slices.Contains(mm.engines, row.Key) {
 			return nil, fmt.Errorf("engine-compat profile %s: probe %s's model %s does not run on %s", p.File, bounds.Quote(p.Probe), model, row.Key)
 		}
-		if !slices.Contains(order, model) {
-			order = append(order, model)
-		}
+		order = appendNew(order, model)
 		names := p.Layouts
 		if len(names) == 0 {
 			names = []string{"contiguous", "non-contiguous"}
@@ -90,9 +88,7 @@ func EngineReleasePlan(release string, probes []EngineProbe) (*Plan, error) {
 			if !ok {
 				return nil, fmt.Errorf("engine-compat profile %s: layout %s (want contiguous or non-contiguous)", p.File, bounds.Quote(n))
 			}
-			if !slices.Contains(layouts[model], l) {
-				layouts[model] = append(layouts[model], l)
-			}
+			layouts[model] = appendNew(layouts[model], l)
 		}
 	}
 	plan := row.Plan

@@ -48,7 +48,6 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	defer w.Close()
-	r.writer = w
 	if err := w.ClearResults(); err != nil {
 		return nil, err
 	}
@@ -346,15 +345,13 @@ func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) 
 	defer c.stopAll()
 	defer func() {
 		if p := recover(); p != nil {
-			res = collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{
-				Name:   "case_completed",
-				Detail: text.CutLine(fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack())), 500),
-			}}, Log: []byte("{}")}
+			why := fmt.Sprintf("the runner failed inside the case: %v; %s", p, firstFrames(debug.Stack()))
+			res = c.Result([]collect.Check{{Name: "case_completed", Detail: text.CutLine(why, 500)}}, nil, nil)
 		}
 	}()
 	k, err := r.kind(c.Entry.Kind)
 	if err != nil {
-		return collect.CaseResult{Name: c.Entry.Name, Checks: []collect.Check{{Name: "case_completed", Detail: err.Error()}}, Log: []byte("{}")}
+		return c.Result([]collect.Check{{Name: "case_completed", Detail: err.Error()}}, nil, nil)
 	}
 	if why := r.missingCapability(c.Entry); why != "" {
 		return c.skipped(why)
@@ -470,7 +467,7 @@ func (r *Runner) defaults() error {
 // BuildSetup is setup.json from the plan and the GPUs (docs/formats.md §3).
 func (r *Runner) BuildSetup() *collect.Setup {
 	s := &collect.Setup{
-		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: signalShortName(r.StopSignal),
+		Profile: r.Plan.Profile, GPUs: []collect.GPU{}, StopSignal: cmp.Or(signalNames[r.StopSignal], fmt.Sprint(int(r.StopSignal))),
 		Workload: ServerWorkload(), Checks: ServerChecks(), Cases: []collect.CaseSetup{},
 	}
 	if sha := cmp.Or(r.KvcachedSHA, r.getenv("KVCACHED_SHA")); sha != "" {
@@ -484,13 +481,8 @@ func (r *Runner) BuildSetup() *collect.Setup {
 		server := strings.Join(ep.Server, " ")
 		s.Engines.Set(k, collect.Engine{Display: r.engineSpec(k).Display, Image: ep.Image, Env: r.engineEnv(k), Server: server})
 	}
-	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		for j := range e.Servers {
-			if _, ok := s.ModelRevisions.Get(e.Servers[j].HFID); !ok {
-				s.ModelRevisions.Set(e.Servers[j].HFID, nil)
-			}
-		}
+	for _, id := range r.planModels("") {
+		s.ModelRevisions.Set(id, nil)
 	}
 	r.addCaseSetups(s)
 	return s
@@ -499,8 +491,4 @@ func (r *Runner) BuildSetup() *collect.Setup {
 var signalNames = map[syscall.Signal]string{
 	0: "INT", syscall.SIGINT: "INT", syscall.SIGTERM: "TERM",
 	syscall.SIGHUP: "HUP", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
-}
-
-func signalShortName(sig syscall.Signal) string {
-	return cmp.Or(signalNames[sig], fmt.Sprint(int(sig)))
 }

@@ -180,7 +180,6 @@ type Runner struct {
 	OpenLog func(path string) (io.ReadSeekCloser, error)
 
 	redact   *collect.Redactor
-	writer   *collect.PartWriter
 	verMu    sync.Mutex                               // an interrupted setup case may still write while Run reads
 	versions map[string]Versions                      // engine → its setup case's probe
 	expect   map[string]picked                        // engine → the expectation set its setup case picked
@@ -377,8 +376,7 @@ func (r *Runner) picked(engineName string) picked {
 // expectation set's), the server's own, its IPC name, CUDA_VISIBLE_DEVICES
 // (host gpus as the container numbers them, DeviceIndices), and the host's.
 func (c *Case) ServerEnv(sp *ServerPlan, gpus []int) collect.Env {
-	var env collect.Env
-	setAll(&env, c.R.engineEnv(sp.Engine))
+	env := c.R.engineEnv(sp.Engine)
 	setAll(&env, sp.Env)
 	if sp.Kvcached() {
 		env.Set("KVCACHED_IPC_NAME", IPCName(c.R.ipcRunID(), sp.Name))
@@ -408,9 +406,9 @@ func (c *Case) ServerArgv(sp *ServerPlan, port int, extra ...string) []string {
 func (r *Runner) Setup(sp *ServerPlan, port int) collect.CaseSetup {
 	// cmd is cmd.txt as the server would start on port, less what only the
 	// run knows (its IPC name and served name, GPUs, simulator).
-	var cmdEnv, env collect.Env
+	var env collect.Env
 	eng, _ := r.Plan.Engines.Get(sp.Engine)
-	setAll(&cmdEnv, r.engineEnv(sp.Engine))
+	cmdEnv := r.engineEnv(sp.Engine)
 	setAll(&cmdEnv, sp.Env)
 	cfg := engine.ServerConfig{Env: cmdEnv, Argv: sp.Argv(eng, port, SetupServedName)}
 	setAll(&env, sp.Env)
@@ -520,9 +518,7 @@ func (r *Runner) listDir(engineName, dir string) checks.Listing {
 		}
 		return l
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.Timing.KvctlTimeout)
-	defer cancel()
-	out, err := r.exec()(ctx, append(slices.Clone(prefix), "ls", "-1A", dir))
+	out, err := r.execFor(context.Background(), r.Timing.KvctlTimeout, append(slices.Clone(prefix), "ls", "-1A", dir))
 	if err != nil {
 		l.Err = err.Error()
 		return l
@@ -540,6 +536,13 @@ func (r *Runner) exec() ledger.ExecFunc {
 		return r.Exec
 	}
 	return ledger.ExecCommand
+}
+
+// execFor runs a short command (exec), bounded by d.
+func (r *Runner) execFor(ctx context.Context, d time.Duration, argv []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return r.exec()(ctx, argv)
 }
 
 // Ledger returns a kvctl client for servers of engine (its exec prefix).
@@ -577,10 +580,8 @@ func (c *Case) WaitNoGPUProcess(ctx context.Context, gpus []int) collect.Check {
 			}
 		}
 		obs.WaitedS = time.Since(start).Seconds()
-		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait {
-			return checks.NoGPUProcessLeft(obs)
-		}
-		if !sleep(ctx, t.GPUProcessPoll) { // interrupted: the look just taken is the last
+		// Interrupted while sleeping, the look just taken is the last.
+		if obs.Err != "" || len(obs.Left) == 0 || time.Since(start) >= t.GPUProcessWait || !sleep(ctx, t.GPUProcessPoll) {
 			return checks.NoGPUProcessLeft(obs)
 		}
 	}

@@ -245,11 +245,7 @@ func resetPrefixCache(ctx context.Context, client *engine.Client) (collect.Check
 	obs.ProbeErr = strings.Join(probeErrs, "; ")
 	obs.Before, obs.After = before.CachedTokens, after.CachedTokens
 	var log collect.Ordered[any]
-	if obs.Answer == "" {
-		log.Set("answer", "200")
-	} else {
-		log.Set("answer", text.CutLine(obs.Answer, 300))
-	}
+	log.Set("answer", cmp.Or(text.CutLine(obs.Answer, 300), "200"))
 	log.Set("cached_before", obs.Before)
 	log.Set("cached_after", obs.After)
 	return checks.PrefixCacheReset(obs), log

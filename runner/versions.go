@@ -12,30 +12,18 @@ import (
 )
 
 // DefaultVersionProbe is the command each `<engine>-setup` case runs
-// (through the engine's exec prefix) to learn the versions setup.json's
-// engines report; `{engine}` is replaced by the engine's name. It prints
-// one JSON object of Versions; a package it cannot find is null. Reading
-// package metadata instead of importing the engine keeps it fast, and so
-// does reading kvcached's patch names from its installed source
-// (`patch_name = "…"` under kvcached/integration/) without importing it:
-// `import kvcached` imports torch. find_spec of a top-level package runs
-// none of its code. From the same source it reads the engine ranges each
-// integration's autopatch.py registers its patches for
-// (kvcached_patch_ranges: `(ElasticMLAMemoryPoolPatch(), SGLANG_ALL_RANGE)`
-// in kvcached/integration/sglang/autopatch.py@e8e640638ba7 l.43, with
-// SGLANG_ALL_RANGE = ">=0.4.9" in its patches.py l.22; `(ModelRunnerV2Patch(),
-// VLLM_MRV2_RANGE)` in the vLLM autopatch.py that kvcached #491 brought,
-// importing VLLM_MRV2_RANGE from its patches.py), mapping each class to
-// its patch_name.
-//
-// It also runs kvcached's own two post-install checks, as kvcached's
-// harness ends its install (tests/e2e/run.py@28183ff482dc install_kvcached:
+// (through the engine's exec prefix; `{engine}` replaced) to learn what
+// docs/runner.md §5.1 step 3 lists; it prints one JSON object of Versions.
+// It reads package metadata and kvcached's source (`patch_name = "…"`, the
+// ranges each integration's autopatch.py registers: `(ElasticMLAMemoryPoolPatch(),
+// SGLANG_ALL_RANGE)` in kvcached/integration/sglang/autopatch.py@e8e640638ba7
+// l.43, SGLANG_ALL_RANGE = ">=0.4.9" in its patches.py l.22; the vLLM
+// autopatch.py of kvcached #491 imports VLLM_MRV2_RANGE from its patches.py)
+// rather than importing anything: `import kvcached` imports torch, and
+// find_spec of a top-level package runs none of its code. Its post-install
+// checks are kvcached's own (tests/e2e/run.py@28183ff482dc install_kvcached:
 // `tools/dev_copy_pth.py --check`, then `import kvcached, kvcached.vmm_ops`,
-// from /tmp so that a checkout in the working directory shadows nothing):
-// kvcached_autopatch.pth in one of site.getsitepackages() (or the user
-// site, as dev_copy_pth.py falls back to), without which nothing is
-// patched, and the compiled kvcached.vmm_ops importing. Without a kvcached
-// distribution neither runs (expectations_matched reports kvcached unknown).
+// from /tmp so that a checkout in the working directory shadows nothing).
 var DefaultVersionProbe = []string{"python3", "-c", `import json, sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 from importlib import metadata as md
@@ -131,18 +119,14 @@ type Versions struct {
 	// defines (nil: unknown), which the expectation sets may be keyed by
 	// (ExpectationSet.KvcachedDefines): builds of one version differ.
 	KvcachedPatches []string `json:"kvcached_patches,omitempty"`
-	// KvcachedPatchRanges are, by engine (the directory of kvcached's
-	// integration/<engine>/autopatch.py), the engine version range kvcached
-	// registers each patch for, by patch name (nil: unknown; docs/runner.md
-	// §2.6): kvcached applies a patch only inside its range, so a set is
-	// held to them (ExpectationSet.outsideRegistered).
+	// KvcachedPatchRanges are engine (integration/<engine>/) → patch name →
+	// the engine range kvcached registers it for (nil: unknown;
+	// docs/runner.md §2.6, ExpectationSet.outsideRegistered).
 	KvcachedPatchRanges map[string]map[string]string `json:"kvcached_patch_ranges,omitempty"`
-	// KvcachedIntegrationRanges are, by library (vllm, sglang), the engine
-	// range outside which kvcached disables its whole integration
-	// (`is_integration_version_supported("<lib>", RANGE)`; nil: unknown, or
-	// a kvcached without the guard; kvcached
-	// tests/test_patch_version_guard.py@f65b324e0150, the guard in
-	// sglang/autopatch.py).
+	// KvcachedIntegrationRanges are library (vllm, sglang) → the engine range
+	// outside which kvcached disables its whole integration
+	// (`is_integration_version_supported("<lib>", RANGE)`, kvcached
+	// tests/test_patch_version_guard.py@f65b324e0150; nil: unknown or no guard).
 	KvcachedIntegrationRanges map[string]string `json:"kvcached_integration_ranges,omitempty"`
 	// KvcachedUnresolvedRanges are the ranges the probe found named but
 	// could not resolve to a string (`<engine> <patch>: CONST`, `<lib>
@@ -171,9 +155,7 @@ func (c *Case) versionProbeArgv(engineName string) []string {
 // probeVersions runs the version probe of engine and parses its output.
 func (c *Case) probeVersions(ctx context.Context, engineName string) (Versions, error) {
 	argv := c.versionProbeArgv(engineName)
-	pctx, cancel := context.WithTimeout(ctx, c.R.Timing.VersionProbeTimeout)
-	defer cancel()
-	out, err := c.R.exec()(pctx, argv)
+	out, err := c.R.execFor(ctx, c.R.Timing.VersionProbeTimeout, argv)
 	what := c.R.Redactor().String(strings.Join(argv[:min(len(argv), 3)], " "))
 	if err != nil {
 		return Versions{}, fmt.Errorf("version probe (%s …): %v", what, err)
