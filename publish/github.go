@@ -347,7 +347,8 @@ func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 }
 
 func toRun(w *github.WorkflowRun) WorkflowRun {
-	return WorkflowRun{ID: w.GetID(), HeadSHA: w.GetHeadSHA(), Conclusion: w.GetConclusion(), DisplayTitle: w.GetDisplayTitle()}
+	return WorkflowRun{ID: w.GetID(), HeadSHA: w.GetHeadSHA(), Conclusion: w.GetConclusion(),
+		DisplayTitle: w.GetDisplayTitle()}
 }
 
 // GetWorkflowRun reads a workflow run.

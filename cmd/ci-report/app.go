@@ -174,7 +174,8 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
-		fmt.Fprintf(stderr, "%s: %s\nrun '%s' for usage\n", prefix, text.Inert(msg), strings.TrimSpace("ci-report help "+ue.cmd))
+		fmt.Fprintf(stderr, "%s: %s\nrun '%s' for usage\n", prefix, text.Inert(msg),
+			strings.TrimSpace("ci-report help "+ue.cmd))
 		return exitUsage
 	}
 	code := exitUsage
