@@ -202,19 +202,16 @@ func classify(e *APIError, resp *github.Response, err error) {
 		e.Kind = KindMoved
 		e.StatusCode = redir.Status
 		e.Message = redir.Error()
-	default:
-		switch {
-		case errors.Is(err, context.Canceled):
-			// The caller gave up: not GitHub's fault, and not retried.
-		case resp == nil || resp.Response == nil:
-			e.Kind = KindNetwork
-		case e.StatusCode >= 500:
-			e.Kind = KindServer
-		case e.StatusCode >= 200 && e.StatusCode < 300:
-			// go-github could not decode the answer: a truncated body.
-			e.Kind = KindBadAnswer
-			e.Message = "the answer could not be read: " + err.Error()
-		}
+	case errors.Is(err, context.Canceled):
+		// The caller gave up: not GitHub's fault, and not retried.
+	case resp == nil || resp.Response == nil:
+		e.Kind = KindNetwork
+	case e.StatusCode >= 500:
+		e.Kind = KindServer
+	case e.StatusCode >= 200 && e.StatusCode < 300:
+		// go-github could not decode the answer: a truncated body.
+		e.Kind = KindBadAnswer
+		e.Message = "the answer could not be read: " + err.Error()
 	}
 }
 
@@ -350,12 +347,8 @@ func (g *GitHubAPI) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 }
 
 func toRun(w *github.WorkflowRun) WorkflowRun {
-	return WorkflowRun{
-		ID:           w.GetID(),
-		HeadSHA:      w.GetHeadSHA(),
-		Conclusion:   w.GetConclusion(),
-		DisplayTitle: w.GetDisplayTitle(),
-	}
+	return WorkflowRun{ID: w.GetID(), HeadSHA: w.GetHeadSHA(), Conclusion: w.GetConclusion(),
+		DisplayTitle: w.GetDisplayTitle()}
 }
 
 // GetWorkflowRun reads a workflow run.

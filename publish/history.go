@@ -29,20 +29,19 @@ func (h *historyReader) read(c Comment) {
 		// attempt of this very run (a rerun is not an earlier run).
 		return
 	}
-	run, attempt, profile := m.Run, m.Attempt, m.Profile
 	js, ok := marker.DigestOf(c.Body)
 	if !ok {
 		h.missing++
 		return
 	}
 	d, err := render.ParseDigest(js)
-	if err == nil && (d.Run != run || d.Attempt != attempt || d.Profile != profile || d.Suite != m.Suite) {
+	if err == nil && (d.Run != m.Run || d.Attempt != m.Attempt || d.Profile != m.Profile || d.Suite != m.Suite) {
 		err = fmt.Errorf("digest of run %s attempt %s profile %s%s under the marker of run %s attempt %s profile %s%s",
-			d.Run, d.Attempt, d.Profile, suiteWords(d.Suite), run, attempt, profile, suiteWords(m.Suite))
+			d.Run, d.Attempt, d.Profile, suiteWords(d.Suite), m.Run, m.Attempt, m.Profile, suiteWords(m.Suite))
 	}
 	if err != nil {
 		h.skipped++
-		h.p.logf("warning: history: comment %d (run %s attempt %s): %v; skipped", c.ID, run, attempt, err)
+		h.p.logf("warning: history: comment %d (run %s attempt %s): %v; skipped", c.ID, m.Run, m.Attempt, err)
 		return
 	}
 	h.nread++
@@ -64,8 +63,7 @@ func (h *historyReader) done() []render.HistoryRun {
 	return out
 }
 
-// suiteWords names a suite in a log line, nothing for the default suite
-// (whose lines read as they did before suites).
+// suiteWords names a suite in a log line, nothing for the default suite.
 func suiteWords(suite string) string {
 	if suite == "" {
 		return ""

@@ -431,13 +431,8 @@ func (p *Publisher) identity(ctx context.Context, botLogin string) (string, erro
 }
 
 func (p *Publisher) issueOp(what string, n int, write bool) op {
-	return op{
-		what:       p.repoOp(fmt.Sprintf("%s issue #%d", what, n)),
-		write:      write,
-		issue:      n,
-		permission: "issues: write",
-		notFound:   fmt.Sprintf("issue #%d does not exist in %s (or the token cannot see it)", n, p.Repo),
-	}
+	return op{what: p.repoOp(fmt.Sprintf("%s issue #%d", what, n)), write: write, issue: n, permission: "issues: write",
+		notFound: fmt.Sprintf("issue #%d does not exist in %s (or the token cannot see it)", n, p.Repo)}
 }
 
 // resolveTarget returns the issue or PR number to comment on.

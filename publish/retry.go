@@ -255,11 +255,8 @@ func (p *Publisher) explain(o op, ae *APIError) error {
 // spaceWrite keeps content-creating requests WriteGap apart, as GitHub asks
 // of integrations to stay clear of the secondary rate limit.
 func (p *Publisher) spaceWrite(ctx context.Context, o op) error {
-	if p.DryRun || p.lastWrite.IsZero() {
-		return nil
-	}
 	wait := DefaultWriteGap - p.now().Sub(p.lastWrite)
-	if wait <= 0 {
+	if p.DryRun || p.lastWrite.IsZero() || wait <= 0 {
 		return nil
 	}
 	p.logf("waiting %s before the next write (%s): content-creating requests are spaced %s apart",

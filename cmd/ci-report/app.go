@@ -42,18 +42,8 @@ type app []command
 
 // newApp lists every command, explicitly (no registration from init).
 func newApp() app {
-	return app{
-		runCommand,
-		planCommand,
-		mergeCommand,
-		renderCommand,
-		postCommand,
-		importJUnitCommand,
-		spliceCommand,
-		classifyCommand,
-		simCommand,
-		demoCommand,
-	}
+	return app{runCommand, planCommand, mergeCommand, renderCommand, postCommand, importJUnitCommand,
+		spliceCommand, classifyCommand, simCommand, demoCommand}
 }
 
 // lookup finds the command args start with, a group's two-word name first;
@@ -184,7 +174,8 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
-		fmt.Fprintf(stderr, "%s: %s\n%s\n", prefix, text.Inert(msg), helpHint(ue.cmd))
+		fmt.Fprintf(stderr, "%s: %s\nrun '%s' for usage\n", prefix, text.Inert(msg),
+			strings.TrimSpace("ci-report help "+ue.cmd))
 		return exitUsage
 	}
 	code := exitUsage
@@ -198,11 +189,6 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	// Control bytes of a name given (a terminal escape) are shown, not sent.
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, text.Inert(err.Error()))
 	return code
-}
-
-// helpHint is the line after a usage error.
-func helpHint(cmd string) string {
-	return "run '" + strings.TrimSpace("ci-report help "+cmd) + "' for usage"
 }
 
 func isHelpFlag(s string) bool {

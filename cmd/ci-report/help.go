@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -33,10 +35,7 @@ func (a app) overview() string {
 	var b strings.Builder
 	b.WriteString("ci-report runs the GPU end-to-end CI of kvcached on vLLM and SGLang and reports it on GitHub.\n\n")
 	b.WriteString("Usage:\n  ci-report <command> [flags] [args]\n\nCommands:\n")
-	width := 0
-	for _, c := range a {
-		width = max(width, len(c.Name))
-	}
+	width := len(slices.MaxFunc(a, func(x, y command) int { return cmp.Compare(len(x.Name), len(y.Name)) }).Name)
 	for _, c := range a {
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.Name, c.Summary)
 	}

@@ -332,15 +332,8 @@ func (o *postOptions) publisher(e *env, repo publish.Repo, token string, stdout,
 	if err != nil {
 		return nil, usageErrorf("GITHUB_API_URL: %v", err)
 	}
-	pub := &publish.Publisher{
-		API: api, Repo: repo, Log: stderr,
-		Sleep:       o.Sleep,
-		MaxWait:     o.maxWait,
-		SettleDelay: o.SettleDelay,
-		ApplyDelay:  o.applyDelay,
-		DryRun:      o.dryRun,
-		Offline:     o.dryRun && token == "",
-	}
+	pub := &publish.Publisher{API: api, Repo: repo, Log: stderr, Sleep: o.Sleep, MaxWait: o.maxWait,
+		SettleDelay: o.SettleDelay, ApplyDelay: o.applyDelay, DryRun: o.dryRun, Offline: o.dryRun && token == ""}
 	// Publisher's zero means the default; the flags' zero means none.
 	if o.maxWait == 0 {
 		pub.MaxWait = time.Nanosecond // never wait for a primary limit

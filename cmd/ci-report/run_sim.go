@@ -62,11 +62,8 @@ func setupSimulation(r *runner.Runner, e *env, o *runOptions) (cleanup func(), e
 // Checked here, before the world exists: every simulated process would
 // otherwise refuse a bad value and each case fail for a typo.
 func checkSimEnv(e *env) (scale float64, err error) {
-	scale = 1.0
-	if v := e.Getenv("CI_REPORT_SIM_TIMESCALE"); v != "" {
-		if scale, err = sim.ParseTimescale(v); err != nil {
-			return 0, usageErrorf("CI_REPORT_SIM_TIMESCALE: %v", err)
-		}
+	if scale, err = sim.ParseTimescale(e.Getenv("CI_REPORT_SIM_TIMESCALE")); err != nil {
+		return 0, usageErrorf("CI_REPORT_SIM_TIMESCALE: %v", err)
 	}
 	if err := sim.ValidateFaults(e.Getenv("CI_REPORT_SIM_FAULTS")); err != nil {
 		return 0, usageErrorf("CI_REPORT_SIM_FAULTS: %v", err)
@@ -101,7 +98,6 @@ func simHost(e *env, dir string, scale float64) (*runner.Sim, error) {
 	for _, k := range []string{"CI_REPORT_SIM_KVCACHED_VERSION", "CI_REPORT_SIM_KVCTL_DELAY", "CI_REPORT_SIM_KVCACHED", "CI_REPORT_SIM_TORCH_ARCH", "CI_REPORT_SIM_CUSTOM_CODE"} {
 		s.Env.Set(k, e.Getenv(k))
 	}
-
 	return s, nil
 }
 

@@ -1,10 +1,8 @@
-// Package marker is the one place where the hidden lines ci-report leaves in
-// GitHub text (the results issue's marker, a run's comment marker, the section
-// markers and the digest line) are written and read, and where the names
-// inside them are validated (docs/render.md §5, §13, docs/publish.md §5,
-// docs/formats.md §9). Profile, suite, section and arm names share one rule,
-// Name: they land in HTML comments, titles, marker names and status contexts.
-// It imports nothing of this module.
+// Package marker writes and reads the hidden lines ci-report leaves in GitHub
+// text (the results-issue, comment, section and digest markers) and validates
+// the names in them (docs/render.md §5, §13, docs/publish.md §5, docs/formats.md
+// §9): profile, suite, section and arm names all follow Name, as they land in
+// HTML comments, titles and status contexts. It imports nothing of this module.
 package marker
 
 import (

@@ -169,8 +169,7 @@ func copyInto(path string, old fs.FileInfo, tmp *os.File) error {
 			err = out.Sync()
 		}
 	}
-	err = cmp.Or(err, out.Close())
-	return err
+	return cmp.Or(err, out.Close())
 }
 
 // writeThrough writes into the character device or named pipe at path,
@@ -180,9 +179,7 @@ func writeThrough(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	err = write(f)
-	err = cmp.Or(err, f.Close())
-	return unwrapPath(err)
+	return unwrapPath(cmp.Or(write(f), f.Close()))
 }
 
 // OpenAppend opens path for appending, creating a regular file where there

@@ -139,17 +139,7 @@ func firstNonSpace(s string) int {
 	return len(s) - len(strings.TrimLeft(s, " "))
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // CodeBlock renders lines (cut before) as a fenced code block with the info
 // string info: each line Inert, the fence longer than any backtick run inside.

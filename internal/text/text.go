@@ -1,10 +1,7 @@
 // Package text holds the project's rules for cutting and escaping text that
-// came from a run (check details, case and part names, serve.log lines,
-// error text, process output) before it is stored, printed or put into a
-// document; docs/render.md §2 states the rules (every result valid UTF-8,
-// budgets in code points with the "…" included, cut before escaping). It
-// imports no package of the project, so collect, merge, render, junit and
-// the runner all cut and escape alike.
+// came from a run before it is stored, printed or put into a document
+// (docs/render.md §2). It imports no package of the project, so collect,
+// merge, render, junit and the runner all cut and escape alike.
 package text
 
 import (

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,12 +50,6 @@ func ParseKvctlDelay(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// kvctlDelay is a kvctl call's delay at time scale scale.
-func kvctlDelay(getenv func(string) string, scale float64) (time.Duration, error) {
-	d, err := ParseKvctlDelay(getenv("CI_REPORT_SIM_KVCTL_DELAY"))
-	return scaled(d, scale, 0), err
-}
-
 // The kvcached builds CI_REPORT_SIM_KVCACHED picks: "" is the simulated
 // kvcached with the priority protocol; KvcachedNoPriority is released
 // kvcached 0.1.5 (and main e8e640638ba7), whose kvctl has no `priority`
@@ -88,15 +83,12 @@ func kvctlUsage(cmds []string) string {
 // at the end of the call.
 func runKvctl(ctx context.Context, dir string, getenv func(string) string, args []string, stdout, stderr io.Writer) int {
 	scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
-	if err != nil {
+	d, derr := ParseKvctlDelay(getenv("CI_REPORT_SIM_KVCTL_DELAY"))
+	if err = cmp.Or(err, derr); err != nil {
 		fmt.Fprintln(stderr, "kvctl:", err)
 		return 2
 	}
-	d, err := kvctlDelay(getenv, scale)
-	if err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 2
-	}
+	d = scaled(d, scale, 0)
 	if _, stopped := sleepUnless(d, ctx.Done()); d > 0 && stopped { // without a delay, never interrupted
 		fmt.Fprintln(stderr, "kvctl: interrupted")
 		return 130

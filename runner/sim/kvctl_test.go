@@ -218,10 +218,8 @@ func TestKvctlDelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := kvctlDelay(func(k string) string {
-			return map[string]string{"CI_REPORT_SIM_KVCTL_DELAY": c.delay}[k]
-		}, scale)
-		if (err != nil) != c.bad || got != c.want {
+		d, err := ParseKvctlDelay(c.delay)
+		if got := scaled(d, scale, 0); (err != nil) != c.bad || got != c.want {
 			t.Errorf("delay %q at scale %q = %s, %v; want %s, bad=%v", c.delay, c.scale, got, err, c.want, c.bad)
 		}
 	}

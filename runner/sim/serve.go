@@ -435,7 +435,7 @@ func (s *simServer) startupLogs(env serveEnv) {
 		return
 	}
 	s.log.kvcached("Successfully patched %s: %s", cfg.Engine, strings.Join(patchesFor(cfg.Engine, cfg.Model), ", "))
-	s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strings.ToLower(strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT")))))
+	s.log.kvcached("IPC name %s, contiguous layout %s", s.ipc, strconv.FormatBool(truthy(env.getenv("KVCACHED_CONTIGUOUS_LAYOUT"))))
 	if cfg.KVTransfer != "" {
 		s.log.kvcached("%s", nixlPatchLine)
 		s.log.kvcached("%s", nixlLayoutLine)
