@@ -37,35 +37,31 @@ func skipValue(b []byte, i int) int {
 			return skipIncomplete
 		}
 		c := b[i]
+		// A close after '{', '[' or a value: it must close the innermost
+		// container ('{'+2 is '}', '['+2 is ']').
+		if (c == '}' || c == ']') && expect != value && expect != name {
+			if c != stack[depth-1]+2 {
+				return skipInvalid
+			}
+			i++
+			if depth--; depth == 0 {
+				return i
+			}
+			expect = sepOrClose
+			continue
+		}
 		switch expect {
 		case sepOrClose:
-			switch {
-			case c == ',':
-				i++
-				expect = value
-				if stack[depth-1] == '{' {
-					expect = name
-				}
-				continue
-			case c == '}' && stack[depth-1] == '{', c == ']' && stack[depth-1] == '[':
-				i++
-				depth--
-				if depth == 0 {
-					return i
-				}
-				continue
+			if c != ',' {
+				return skipInvalid
 			}
-			return skipInvalid
+			i++
+			expect = value
+			if stack[depth-1] == '{' {
+				expect = name
+			}
+			continue
 		case nameOrClose, name:
-			if c == '}' && expect == nameOrClose {
-				i++
-				depth--
-				if depth == 0 {
-					return i
-				}
-				expect = sepOrClose
-				continue
-			}
 			if c != '"' {
 				return skipInvalid
 			}
@@ -81,16 +77,6 @@ func skipValue(b []byte, i int) int {
 			i++
 			expect = value
 			continue
-		case valueOrClose:
-			if c == ']' {
-				i++
-				depth--
-				if depth == 0 {
-					return i
-				}
-				expect = sepOrClose
-				continue
-			}
 		}
 		// A value.
 		switch {
@@ -311,14 +297,7 @@ func skipNumber(b []byte, i int) int {
 		}
 		i += n
 	}
-	if i >= len(b) {
-		return skipIncomplete
-	}
-	switch b[i] {
-	case ' ', '\n', '\t', '\r', ',', ']', '}':
-		return i
-	}
-	return skipInvalid
+	return delimited(b, i)
 }
 
 // numberEnd is the outcome of a number whose fraction or exponent has no
@@ -341,7 +320,11 @@ func skipLiteral(b []byte, i int, lit string) int {
 			return skipInvalid
 		}
 	}
-	i += len(lit)
+	return delimited(b, i+len(lit))
+}
+
+// delimited is i when b[i] may end a scalar (white space, ',', ']', '}').
+func delimited(b []byte, i int) int {
 	if i >= len(b) {
 		return skipIncomplete
 	}
