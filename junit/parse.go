@@ -476,16 +476,14 @@ func (p *parser) endTally(line int, what string, d declared) {
 	if d.tests != nil && *d.tests > t.cases {
 		off = append(off, fmt.Sprintf("%d tests, but %s read", *d.tests, text.Plural(t.cases, "testcase was", "testcases were")))
 	}
-	if d.failures != nil || d.errors != nil {
-		n := 0
-		for _, v := range []*int{d.failures, d.errors} {
-			if v != nil {
-				n += *v
-			}
+	n := 0 // the failures and errors declared
+	for _, v := range []*int{d.failures, d.errors} {
+		if v != nil {
+			n += *v
 		}
-		if n > t.failed {
-			off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
-		}
+	}
+	if n > t.failed {
+		off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
 	}
 	if d.skipped != nil && *d.skipped > t.skipped {
 		off = append(off, fmt.Sprintf("%d skipped, but %s skipped", *d.skipped, text.Plural(t.skipped, "testcase was", "testcases were")))
@@ -601,14 +599,12 @@ func disabled(m attrs) bool {
 	case "disabled", "skipped", "notrun", "not run", "ignored":
 		return true
 	}
-	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true") || strings.EqualFold(strings.TrimSpace(m.get("ignored")), "true")
+	return m.isTrue("skipped") || m.isTrue("ignored")
 }
 
-// incomplete says whether Eclipse marked a testcase incomplete="true": it
-// had not finished (not run, or still running) when the run ended
-// (TestRunSessionSerializer.java, as at <testrun>).
-func incomplete(m attrs) bool {
-	return strings.EqualFold(strings.TrimSpace(m.get("incomplete")), "true")
+// isTrue reports whether the attribute key says true, in any case.
+func (m attrs) isTrue(key string) bool {
+	return strings.EqualFold(strings.TrimSpace(m.get(key)), "true")
 }
 
 var resultKinds = map[string]bool{
@@ -633,7 +629,9 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	switch {
 	case disabled(m):
 		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
-	case incomplete(m):
+	case m.isTrue("incomplete"):
+		// Eclipse's: the test had not finished (not run, or still running)
+		// when the run ended (TestRunSessionSerializer.java, as at <testrun>).
 		c.Skipped = &Outcome{Kind: "skipped", Message: "incomplete: the run ended before this test finished"}
 	}
 	if v, ok := m.lookup("line"); ok {
