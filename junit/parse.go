@@ -241,15 +241,14 @@ func (p *parser) document() error {
 				// and testcases as in <testsuites>, its counts tests,
 				// failures, errors and ignored (TestRunSessionSerializer.java,
 				// eclipse-jdt/eclipse.jdt.ui commit 1db85ce79624).
-				if err := p.suites(t, nil); err != nil {
-					return err
-				}
+				err = p.suites(t, nil)
 			case "testsuite":
-				if err := p.suite(t, nil); err != nil {
-					return err
-				}
+				err = p.suite(t, nil)
 			default:
 				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites>, <testsuite> or <testrun>", name(t.Name))
+			}
+			if err != nil {
+				return err
 			}
 		case xml.CharData:
 			if len(bytes.TrimSpace(t)) > 0 {
@@ -443,16 +442,13 @@ type declared struct{ tests, failures, errors, skipped *int }
 
 // counts reads the count attributes of elem, a <testsuites> or <testsuite>.
 func (p *parser) counts(elem string, m attrs) declared {
-	d := declared{
-		tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"),
-		errors: p.intAttr(elem, m, "errors"), skipped: p.intAttr(elem, m, "skipped"),
-	}
-	if d.skipped == nil {
-		// The Ant schema's name for it, which some tools still write.
-		d.skipped = p.intAttr(elem, m, "disabled")
-	}
-	if d.skipped == nil {
-		d.skipped = p.intAttr(elem, m, "ignored") // Eclipse's <testrun>
+	d := declared{tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"), errors: p.intAttr(elem, m, "errors")}
+	// Skipped, else the Ant schema's disabled (some tools still write it),
+	// else Eclipse's <testrun>'s ignored.
+	for _, k := range []string{"skipped", "disabled", "ignored"} {
+		if d.skipped == nil {
+			d.skipped = p.intAttr(elem, m, k)
+		}
 	}
 	return d
 }
