@@ -2,6 +2,7 @@ package collect
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math/bits"
 )
 
@@ -229,19 +230,9 @@ func skipString(b []byte, i int) int {
 				if i+6 > len(b) {
 					return skipIncomplete
 				}
-				var r rune
-				for _, h := range b[i+2 : i+6] {
-					switch {
-					case h-'0' < 10:
-						r = r<<4 | rune(h-'0')
-					case h|0x20-'a' < 6:
-						r = r<<4 | rune(h|0x20-'a'+10)
-					default:
-						return skipInvalid
-					}
-				}
-				if r >= 0xD800 && r < 0xE000 {
-					return skipInvalid // a surrogate: the decoder's rules
+				var r [2]byte
+				if _, err := hex.Decode(r[:], b[i+2:i+6]); err != nil || r[0] >= 0xD8 && r[0] < 0xE0 {
+					return skipInvalid // not hex, or a surrogate (the decoder's rules)
 				}
 				i += 6
 			default:
