@@ -249,9 +249,7 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if defect == nil {
-			defect = bad
-		}
+		defect = cmp.Or(defect, bad) // the first
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return nil, r.readError(where, err)
