@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -497,16 +498,8 @@ func (p *parser) endTally(line int, what string, d declared) {
 // junit_suite_name and family). It tells pytest's report from one whose
 // suite pytest did not name "pytest".
 func pytestSuite(m attrs) bool {
-	want := [...]string{"name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname"}
-	if len(m) != len(want) {
-		return false
-	}
-	for i, a := range m {
-		if a.Name.Space != "" || a.Name.Local != want[i] {
-			return false
-		}
-	}
-	return true
+	want := []string{"name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname"}
+	return slices.EqualFunc(m, want, func(a xml.Attr, w string) bool { return a.Name.Space == "" && a.Name.Local == w })
 }
 
 // suiteChild reads a child c of suite body.

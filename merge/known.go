@@ -171,10 +171,7 @@ func (c *Case) failedBeyondKnown() bool {
 // KnownFailed reports whether the case ran and a check that a known issue
 // covers failed; it may have failed for other reasons too (Failed).
 func (c *Case) KnownFailed() bool {
-	if c.NotRun {
-		return false
-	}
-	return slices.ContainsFunc(c.Known, func(k KnownCheck) bool { return !c.Checks[k.Check].OK })
+	return !c.NotRun && slices.ContainsFunc(c.Known, func(k KnownCheck) bool { return !c.Checks[k.Check].OK })
 }
 
 // KnownStatuses says, per known issue in file order, how many of the checks
