@@ -4,6 +4,7 @@ import (
 	encjson "encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,15 +78,11 @@ func quoteCut(s string) string { return strconv.Quote(text.Cut(s, 40)) }
 // matchKey returns the known field that key selects, as readOptions match
 // keys.
 func matchKey(key string, known ...string) string {
-	for _, k := range known {
-		if key == k {
-			return k
-		}
+	if slices.Contains(known, key) {
+		return key
 	}
-	for _, k := range known {
-		if strings.EqualFold(key, k) {
-			return k
-		}
+	if i := slices.IndexFunc(known, func(k string) bool { return strings.EqualFold(key, k) }); i >= 0 {
+		return known[i]
 	}
 	return ""
 }

@@ -6,23 +6,18 @@ import (
 	"slices"
 )
 
-// phasesFilter is the one fast path beside jsontext, a lexer in front of
-// the decoder that takes out what no reader looks at, after checking its
-// syntax itself, so that a document reads the same with the filter as
-// without it, syntax errors at the same bytes once inputOffset has put
-// back what was taken out (TestPhasesFilterAgrees and the fuzz target
-// compare them). It takes out:
-//
-//   - the inside of a case's "phases" value, leaving "{}" or "[]", when
-//     skipValue has checked the whole value within the filter's buffer;
-//   - every run of white space outside strings but its first byte
-//     (kvcached's harness writes indent=1: about half of each file);
-//   - the text of a string past its first maxKeptString+1 bytes, but for
-//     escapes and control characters (which the decoder checks): record
-//     refuses so long a string by its length anyway.
-//
-// Its state is exact as long as what it has read is the start of a valid
-// document; after the first syntax error the decoder fails there.
+// phasesFilter is the one fast path beside jsontext (docs/formats.md §4.6),
+// a lexer in front of the decoder that takes out what no reader looks at,
+// after checking its syntax itself: the inside of a case's "phases" value
+// that skipValue has checked whole within the filter's buffer (leaving "{}"
+// or "[]"); every run of white space outside strings but its first byte;
+// the text of a string past its first maxKeptString+1 bytes, but for
+// escapes and control characters (which the decoder checks; record refuses
+// so long a string anyway). A document reads the same with the filter as
+// without it, syntax errors at the same bytes once inputOffset has put back
+// what was taken out (TestPhasesFilterAgrees and the fuzz target compare
+// them). Its state is exact as long as what it has read is the start of a
+// valid document; after the first syntax error the decoder fails there.
 type phasesFilter struct {
 	r io.Reader
 	// caseDepth is the nesting at which the keys of a case lie: 3 in

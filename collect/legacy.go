@@ -1,6 +1,8 @@
 package collect
 
 import (
+	"cmp"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -103,17 +105,10 @@ func (f *setupFile) addLegacy(s *Setup) {
 		for _, p := range f.Priority {
 			// The old readers took a server without a priority as 0 and 1.
 			low, high := p.Low, p.High
-			low.Priority, high.Priority = orInt(low.Priority, 0), orInt(high.Priority, 1)
+			low.Priority, high.Priority = cmp.Or(low.Priority, new(0)), cmp.Or(high.Priority, new(1))
 			k.Entries = append(k.Entries, KindEntry{Name: p.Name, GPU: p.GPU, Batch: p.Batch, Layers: p.Layers, BallastMiB: p.BallastMiB,
 				Servers: []RoleServer{{PriorityRoles[0], low}, {PriorityRoles[1], high}}})
 		}
 		s.AddKind(k)
 	}
-}
-
-func orInt(p *int, def int) *int {
-	if p == nil {
-		return &def
-	}
-	return p
 }

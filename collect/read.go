@@ -61,20 +61,14 @@ var errTorn = errors.New("unexpected end of input")
 // errRepeatedKey is the defect of a key that its object already has.
 var errRepeatedKey = errors.New("repeated in its object: the file is ambiguous, so not read")
 
-// errNullCase is the defect of a null element of cases.
-var errNullCase = errors.New("null, not a case")
-
-// skippedCaseFields are the CaseResult fields that readers skip.
-var skippedCaseFields = []string{"phases"}
-
 // caseFields are the JSON names of the CaseResult fields a reader keeps,
-// from the struct's tags.
+// from the struct's tags: all but phases.
 var caseFields = func() []string {
 	var names []string
 	t := reflect.TypeFor[CaseResult]()
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" && !slices.Contains(skippedCaseFields, name) {
+		if name != "" && name != "-" && name != "phases" {
 			names = append(names, name)
 		}
 	}
@@ -255,9 +249,7 @@ func (r *caseReader) readCase(where string, c *CaseResult) (defect, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if defect == nil {
-			defect = bad
-		}
+		defect = cmp.Or(defect, bad) // the first
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return nil, r.readError(where, err)
@@ -397,7 +389,7 @@ func (r *caseReader) readCases(l *caseList) error {
 			if _, err := d.ReadToken(); err != nil {
 				return r.readError(where, err)
 			}
-			defect = errNullCase
+			defect = errors.New("null, not a case")
 		default:
 			// Not a case, but the rest of the file may hold cases.
 			if err := d.SkipValue(); err != nil {

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math/bits"
 )
 
@@ -37,35 +38,31 @@ func skipValue(b []byte, i int) int {
 			return skipIncomplete
 		}
 		c := b[i]
+		// A close after '{', '[' or a value: it must close the innermost
+		// container ('{'+2 is '}', '['+2 is ']').
+		if (c == '}' || c == ']') && expect != value && expect != name {
+			if c != stack[depth-1]+2 {
+				return skipInvalid
+			}
+			i++
+			if depth--; depth == 0 {
+				return i
+			}
+			expect = sepOrClose
+			continue
+		}
 		switch expect {
 		case sepOrClose:
-			switch {
-			case c == ',':
-				i++
-				expect = value
-				if stack[depth-1] == '{' {
-					expect = name
-				}
-				continue
-			case c == '}' && stack[depth-1] == '{', c == ']' && stack[depth-1] == '[':
-				i++
-				depth--
-				if depth == 0 {
-					return i
-				}
-				continue
+			if c != ',' {
+				return skipInvalid
 			}
-			return skipInvalid
+			i++
+			expect = value
+			if stack[depth-1] == '{' {
+				expect = name
+			}
+			continue
 		case nameOrClose, name:
-			if c == '}' && expect == nameOrClose {
-				i++
-				depth--
-				if depth == 0 {
-					return i
-				}
-				expect = sepOrClose
-				continue
-			}
 			if c != '"' {
 				return skipInvalid
 			}
@@ -81,16 +78,6 @@ func skipValue(b []byte, i int) int {
 			i++
 			expect = value
 			continue
-		case valueOrClose:
-			if c == ']' {
-				i++
-				depth--
-				if depth == 0 {
-					return i
-				}
-				expect = sepOrClose
-				continue
-			}
 		}
 		// A value.
 		switch {
@@ -243,19 +230,9 @@ func skipString(b []byte, i int) int {
 				if i+6 > len(b) {
 					return skipIncomplete
 				}
-				var r rune
-				for _, h := range b[i+2 : i+6] {
-					switch {
-					case h-'0' < 10:
-						r = r<<4 | rune(h-'0')
-					case h|0x20-'a' < 6:
-						r = r<<4 | rune(h|0x20-'a'+10)
-					default:
-						return skipInvalid
-					}
-				}
-				if r >= 0xD800 && r < 0xE000 {
-					return skipInvalid // a surrogate: the decoder's rules
+				var r [2]byte
+				if _, err := hex.Decode(r[:], b[i+2:i+6]); err != nil || r[0] >= 0xD8 && r[0] < 0xE0 {
+					return skipInvalid // not hex, or a surrogate (the decoder's rules)
 				}
 				i += 6
 			default:
@@ -311,14 +288,7 @@ func skipNumber(b []byte, i int) int {
 		}
 		i += n
 	}
-	if i >= len(b) {
-		return skipIncomplete
-	}
-	switch b[i] {
-	case ' ', '\n', '\t', '\r', ',', ']', '}':
-		return i
-	}
-	return skipInvalid
+	return delimited(b, i)
 }
 
 // numberEnd is the outcome of a number whose fraction or exponent has no
@@ -341,7 +311,11 @@ func skipLiteral(b []byte, i int, lit string) int {
 			return skipInvalid
 		}
 	}
-	i += len(lit)
+	return delimited(b, i+len(lit))
+}
+
+// delimited is i when b[i] may end a scalar (white space, ',', ']', '}').
+func delimited(b []byte, i int) int {
 	if i >= len(b) {
 		return skipIncomplete
 	}

@@ -417,15 +417,7 @@ const NoFailedCheck = "no failed check recorded"
 // CaseFailed is the one rule of docs/formats.md §4 for a finished case: it failed
 // when it is not ok or any of its checks failed.
 func CaseFailed(ok bool, checks []Check) bool {
-	if !ok {
-		return true
-	}
-	for _, ch := range checks {
-		if !ch.OK {
-			return true
-		}
-	}
-	return false
+	return !ok || slices.ContainsFunc(checks, func(ch Check) bool { return !ch.OK })
 }
 
 // Check is one named check of a case.

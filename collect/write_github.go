@@ -12,9 +12,7 @@ import (
 // CI_REPORT_CHECK_RUN_ID. It returns nil outside Actions and an error naming
 // the variable when a number is malformed.
 func GitHubFromEnv(getenv func(string) string, checkRunID string) (*GitHubContext, error) {
-	if checkRunID == "" {
-		checkRunID = getenv("CI_REPORT_CHECK_RUN_ID")
-	}
+	checkRunID = cmp.Or(checkRunID, getenv("CI_REPORT_CHECK_RUN_ID"))
 	if getenv("GITHUB_ACTIONS") != "true" && checkRunID == "" {
 		return nil, nil
 	}
@@ -39,10 +37,7 @@ func GitHubFromEnv(getenv func(string) string, checkRunID string) (*GitHubContex
 // envInt parses the variable name (or value when given) as a non-negative
 // integer; empty is 0.
 func envInt(getenv func(string) string, name, value string) (int64, error) {
-	if value == "" {
-		value = getenv(name)
-	}
-	if value == "" {
+	if value = cmp.Or(value, getenv(name)); value == "" {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(value, 10, 64)

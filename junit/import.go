@@ -418,16 +418,12 @@ func testModule(m string) bool {
 
 // writeDotsAs writes s with every '.' written as sep.
 func writeDotsAs(b *strings.Builder, s, sep string) {
-	for {
-		i := strings.IndexByte(s, '.')
-		if i < 0 {
-			b.WriteString(s)
-			return
-		}
+	for i := strings.IndexByte(s, '.'); i >= 0; i = strings.IndexByte(s, '.') {
 		b.WriteString(s[:i])
 		b.WriteString(sep)
 		s = s[i+1:]
 	}
+	b.WriteString(s)
 }
 
 // checkName names the check of an outcome: a failure's or error's type

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -241,15 +242,14 @@ func (p *parser) document() error {
 				// and testcases as in <testsuites>, its counts tests,
 				// failures, errors and ignored (TestRunSessionSerializer.java,
 				// eclipse-jdt/eclipse.jdt.ui commit 1db85ce79624).
-				if err := p.suites(t, nil); err != nil {
-					return err
-				}
+				err = p.suites(t, nil)
 			case "testsuite":
-				if err := p.suite(t, nil); err != nil {
-					return err
-				}
+				err = p.suite(t, nil)
 			default:
 				return p.errorf("not JUnit XML: the root element is <%s>, want <testsuites>, <testsuite> or <testrun>", name(t.Name))
+			}
+			if err != nil {
+				return err
 			}
 		case xml.CharData:
 			if len(bytes.TrimSpace(t)) > 0 {
@@ -443,16 +443,13 @@ type declared struct{ tests, failures, errors, skipped *int }
 
 // counts reads the count attributes of elem, a <testsuites> or <testsuite>.
 func (p *parser) counts(elem string, m attrs) declared {
-	d := declared{
-		tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"),
-		errors: p.intAttr(elem, m, "errors"), skipped: p.intAttr(elem, m, "skipped"),
-	}
-	if d.skipped == nil {
-		// The Ant schema's name for it, which some tools still write.
-		d.skipped = p.intAttr(elem, m, "disabled")
-	}
-	if d.skipped == nil {
-		d.skipped = p.intAttr(elem, m, "ignored") // Eclipse's <testrun>
+	d := declared{tests: p.intAttr(elem, m, "tests"), failures: p.intAttr(elem, m, "failures"), errors: p.intAttr(elem, m, "errors")}
+	// Skipped, else the Ant schema's disabled (some tools still write it),
+	// else Eclipse's <testrun>'s ignored.
+	for _, k := range []string{"skipped", "disabled", "ignored"} {
+		if d.skipped == nil {
+			d.skipped = p.intAttr(elem, m, k)
+		}
 	}
 	return d
 }
@@ -476,16 +473,14 @@ func (p *parser) endTally(line int, what string, d declared) {
 	if d.tests != nil && *d.tests > t.cases {
 		off = append(off, fmt.Sprintf("%d tests, but %s read", *d.tests, text.Plural(t.cases, "testcase was", "testcases were")))
 	}
-	if d.failures != nil || d.errors != nil {
-		n := 0
-		for _, v := range []*int{d.failures, d.errors} {
-			if v != nil {
-				n += *v
-			}
+	n := 0 // the failures and errors declared
+	for _, v := range []*int{d.failures, d.errors} {
+		if v != nil {
+			n += *v
 		}
-		if n > t.failed {
-			off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
-		}
+	}
+	if n > t.failed {
+		off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
 	}
 	if d.skipped != nil && *d.skipped > t.skipped {
 		off = append(off, fmt.Sprintf("%d skipped, but %s skipped", *d.skipped, text.Plural(t.skipped, "testcase was", "testcases were")))
@@ -503,16 +498,8 @@ func (p *parser) endTally(line int, what string, d declared) {
 // junit_suite_name and family). It tells pytest's report from one whose
 // suite pytest did not name "pytest".
 func pytestSuite(m attrs) bool {
-	want := [...]string{"name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname"}
-	if len(m) != len(want) {
-		return false
-	}
-	for i, a := range m {
-		if a.Name.Space != "" || a.Name.Local != want[i] {
-			return false
-		}
-	}
-	return true
+	want := []string{"name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname"}
+	return slices.EqualFunc(m, want, func(a xml.Attr, w string) bool { return a.Name.Space == "" && a.Name.Local == w })
 }
 
 // suiteChild reads a child c of suite body.
@@ -601,14 +588,12 @@ func disabled(m attrs) bool {
 	case "disabled", "skipped", "notrun", "not run", "ignored":
 		return true
 	}
-	return strings.EqualFold(strings.TrimSpace(m.get("skipped")), "true") || strings.EqualFold(strings.TrimSpace(m.get("ignored")), "true")
+	return m.isTrue("skipped") || m.isTrue("ignored")
 }
 
-// incomplete says whether Eclipse marked a testcase incomplete="true": it
-// had not finished (not run, or still running) when the run ended
-// (TestRunSessionSerializer.java, as at <testrun>).
-func incomplete(m attrs) bool {
-	return strings.EqualFold(strings.TrimSpace(m.get("incomplete")), "true")
+// isTrue reports whether the attribute key says true, in any case.
+func (m attrs) isTrue(key string) bool {
+	return strings.EqualFold(strings.TrimSpace(m.get(key)), "true")
 }
 
 var resultKinds = map[string]bool{
@@ -633,7 +618,9 @@ func (p *parser) testcase(t xml.StartElement) (Case, error) {
 	switch {
 	case disabled(m):
 		c.Skipped = &Outcome{Kind: "skipped", Message: "disabled"}
-	case incomplete(m):
+	case m.isTrue("incomplete"):
+		// Eclipse's: the test had not finished (not run, or still running)
+		// when the run ended (TestRunSessionSerializer.java, as at <testrun>).
 		c.Skipped = &Outcome{Kind: "skipped", Message: "incomplete: the run ended before this test finished"}
 	}
 	if v, ok := m.lookup("line"); ok {

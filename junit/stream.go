@@ -313,11 +313,7 @@ func (p *pass) suiteEnd(s *Suite) error {
 		o.rec.out = [2]string{s.SystemOut, s.SystemErr}
 		p.span(s)
 		if s.Deselected != nil && !o.keptBelow {
-			sum := *s.Deselected
-			if p.deselected != nil {
-				sum += *p.deselected
-			}
-			p.deselected = &sum
+			p.deselected = new(*s.Deselected + *cmp.Or(p.deselected, new(0))) // summed
 		}
 	}
 	if o.held != nil {

@@ -79,10 +79,10 @@ func (r *Report) classCounts() string {
 			}
 		}
 	}
-	if len(n) == 1 && n[collect.ClassUnclassified] > 0 {
-		// No failed case has a class: the parts carry none (kvcached's own
-		// harness writes none, an import), and "3 unclassified" would
-		// only repeat the count.
+	if len(n) == 0 || len(n) == 1 && n[collect.ClassUnclassified] > 0 {
+		// None failed, or no failed case has a class: the parts carry none
+		// (kvcached's own harness writes none, an import), and "3
+		// unclassified" would only repeat the count.
 		return ""
 	}
 	var parts []string
@@ -94,9 +94,6 @@ func (r *Report) classCounts() string {
 			}
 			parts = append(parts, part)
 		}
-	}
-	if len(parts) == 0 {
-		return ""
 	}
 	return ": " + strings.Join(parts, ", ")
 }

@@ -145,10 +145,8 @@ func (r *Report) knownWholesale() (collect.Problem, bool) {
 // KnownIssueOf returns the index in Report.KnownIssues of the issue that
 // covers check i of the case, if one does.
 func (c *Case) KnownIssueOf(i int) (int, bool) {
-	for _, k := range c.Known {
-		if k.Check == i {
-			return k.Issue, true
-		}
+	if j := slices.IndexFunc(c.Known, func(k KnownCheck) bool { return k.Check == i }); j >= 0 {
+		return c.Known[j].Issue, true
 	}
 	return 0, false
 }
@@ -173,10 +171,7 @@ func (c *Case) failedBeyondKnown() bool {
 // KnownFailed reports whether the case ran and a check that a known issue
 // covers failed; it may have failed for other reasons too (Failed).
 func (c *Case) KnownFailed() bool {
-	if c.NotRun {
-		return false
-	}
-	return slices.ContainsFunc(c.Known, func(k KnownCheck) bool { return !c.Checks[k.Check].OK })
+	return !c.NotRun && slices.ContainsFunc(c.Known, func(k KnownCheck) bool { return !c.Checks[k.Check].OK })
 }
 
 // KnownStatuses says, per known issue in file order, how many of the checks
