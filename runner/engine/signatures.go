@@ -227,7 +227,7 @@ var Signatures = []Signature{
 		Source: "ci-report's readiness wait (runner/engine Server.WaitReady)",
 	},
 	{
-		Name: "model not found", Class: collect.ClassHarness, What: "a model id or revision the Hub does not have: the plan's",
+		Name: "model not found", Class: collect.ClassHarness, What: "a model id, revision or model file the Hub, the path or the server does not have: the plan's",
 		// huggingface_hub errors.py RepositoryNotFoundError (`Repository Not
 		// Found for url: ...`, boson-ai/higgs-audio#123) and
 		// RevisionNotFoundError; transformers' `... is not a local folder
@@ -274,7 +274,7 @@ var Signatures = []Signature{
 		Source: "huggingface_hub file_download.py, errors.py, utils/_http.py; transformers utils/hub.py; requests; urllib3",
 	},
 	{
-		Name: "network or name resolution failed", Class: collect.ClassInfra, What: "DNS, TLS verification, an unreachable network",
+		Name: "network or name resolution failed", Class: collect.ClassInfra, What: "DNS, TLS verification, an unreachable network, a remote host timing out over HTTPS",
 		// getaddrinfo's EAI_AGAIN as Python prints it, `socket.gaierror:
 		// [Errno -3] Temporary failure in name resolution`
 		// (huggingface/huggingface_hub#1689, medialab/minet#636), EAI_NONAME
@@ -337,7 +337,7 @@ var Signatures = []Signature{
 		Source: "runc libcontainer; Go os/exec LookPath",
 	},
 	{
-		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
+		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook (Docker's, podman's, CRI-O's)",
 		// The Docker client's fmt.Errorf("Error response from daemon: %s",
 		// ...) (moby client), which `docker pull` (`pull access denied`,
 		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
@@ -357,7 +357,7 @@ var Signatures = []Signature{
 		Source: "moby/docker client request errors; NVIDIA libnvidia-container; containerd, runc; crun hooks",
 	},
 	{
-		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU",
+		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU (vLLM's config classes, TGI's launcher)",
 		// vLLM's config classes check the arguments against the model's
 		// config and the GPU and raise ValueError; as pydantic dataclasses
 		// (vllm/config/model.py@18ec6629) they report it as `ValidationError:
